@@ -1,0 +1,91 @@
+/* Engines: the worker threads, devices, memory pools and budgets that run queries.
+ *
+ * An engine is created once and runs many queries, several at a time. All functions
+ * taking an engine are thread-safe unless stated otherwise.
+ */
+#ifndef SLUICE_ENGINE_H
+#define SLUICE_ENGINE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct sl_engine sl_engine_t;
+
+enum sl_device_kind { SL_DEVICE_CPU = 0, SL_DEVICE_CUDA = 1 };
+
+/* Where tasks may run. AUTO lets the scheduler pick by estimated finish time. */
+enum sl_placement { SL_PLACE_AUTO = 0, SL_PLACE_CPU = 1, SL_PLACE_GPU = 2 };
+
+/* Engine settings. Fill with sl_engine_config_init, then change what you need.
+ * Zero in a count or limit field means "the default" as documented per field. */
+struct sl_engine_config {
+    uint32_t size;              /* sizeof(struct sl_engine_config); set by _init */
+    int n_threads;              /* CPU worker threads; 0 = one per online core */
+    int n_gpus;                 /* GPUs to use; -1 = all usable (default), 0 = none */
+    int64_t host_mem_limit;     /* bytes of host memory for query state; 0 = 80% of RAM */
+    int64_t gpu_mem_limit;      /* bytes of device memory per GPU; 0 = 90% of free */
+    enum sl_placement placement;/* engine-wide placement; SL_PLACE_AUTO by default.
+                                   The environment variable SLUICE_PLACEMENT (cpu, gpu,
+                                   auto) overrides it when set. */
+    int64_t morsel_rows_cpu;    /* rows per CPU morsel; 0 = 122880 */
+    int64_t morsel_rows_gpu;    /* rows per GPU chunk; 0 = 16 Mi rows */
+    int pin_threads;            /* 1 (default) pins workers to cores; 0 leaves them free */
+    const char *cost_cache_path;/* file for calibrated throughput models; NULL = none */
+    const char *trace_path;     /* write a Chrome trace of every query here; NULL = off */
+    /* Log sink for warnings ("GPU 0 cannot run the built kernels ..."). NULL = stderr. */
+    void (*log)(void *user, int level, const char *msg);
+    void *log_user;
+};
+
+/* Fills *cfg with defaults. Added in 0.1. */
+SL_API void sl_engine_config_init(struct sl_engine_config *cfg);
+
+/* Creates an engine. On success *out is the engine and SL_OK is returned. On failure
+ * a negative code is returned and *out is still an engine object whose
+ * sl_engine_errmsg tells why (close it with sl_engine_close), except for SL_ENOMEM,
+ * where *out may be NULL (then see sl_last_errmsg). cfg may be NULL for defaults. */
+SL_API int sl_engine_open(sl_engine_t **out, const struct sl_engine_config *cfg);
+/* Waits for running queries to finish, then frees the engine. NULL is allowed. */
+SL_API void sl_engine_close(sl_engine_t *eng);
+/* The message of the last error on this engine; "" if none. Owned by the engine. */
+SL_API const char *sl_engine_errmsg(const sl_engine_t *eng);
+
+/* What the engine sees. */
+struct sl_device_info {
+    enum sl_device_kind kind;
+    int ordinal;                /* CPU: 0; GPU: CUDA device ordinal */
+    char name[128];
+    int64_t memory_bytes;       /* host RAM or device memory */
+    int n_cores;                /* CPU: worker threads; GPU: SM count */
+    int numa_node;              /* CPU: number of NUMA nodes; GPU: nearest node or -1 */
+    int compute_major, compute_minor; /* GPU only */
+    int usable;                 /* 0 if present but unusable (see reason) */
+    char reason[160];           /* why a device is unusable */
+    double h2d_gbps, d2h_gbps;  /* measured link bandwidths, 0 if not measured */
+};
+
+/* Number of devices: 1 (the CPU) + the usable or unusable GPUs found. */
+SL_API int sl_engine_device_count(const sl_engine_t *eng);
+/* Fills *info for device i (0 is the CPU). SL_EINVAL if out of range. */
+SL_API int sl_engine_device_info(const sl_engine_t *eng, int i, struct sl_device_info *info);
+/* Number of CPU worker threads. */
+SL_API int sl_engine_num_threads(const sl_engine_t *eng);
+
+/* Memory accounting of the engine (bytes). */
+struct sl_mem_stats {
+    int64_t host_in_use, host_peak, host_limit;
+    int64_t gpu_in_use, gpu_peak, gpu_limit; /* summed over GPUs */
+    int64_t host_allocs_live;                /* allocations not yet freed */
+};
+SL_API void sl_engine_mem_stats(const sl_engine_t *eng, struct sl_mem_stats *st);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* SLUICE_ENGINE_H */

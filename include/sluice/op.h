@@ -1,0 +1,203 @@
+/* The operator ABI: what built-in operators and plugins implement.
+ *
+ * ABI version 0: unstable until the plugin issue freezes version 1 (see plugin.h).
+ *
+ * An operator is an immutable `struct sl_op_def` registered by name. A plan node using
+ * it is an `sl_op_t`. Execution follows DuckDB's roles:
+ *   source   produces batches: task i of n, n from source_tasks (morsels, partitions);
+ *   execute  turns one input batch into zero or more output batches (streaming);
+ *   sink     consumes input batches into per-worker local state (a pipeline breaker);
+ *   combine  merges one local state into the global state (called once per local
+ *            state, never concurrently for one node);
+ *   finalize runs once after every sink and combine; it may spawn parallel work.
+ * A node with a sink and a source (an aggregate, a partitioned join) ends the pipelines
+ * of its inputs and starts a new one once finalize has finished.
+ *
+ * Each phase lists implementations per device kind, as StarPU's codelets do; the
+ * scheduler picks one per task. All implementations share one signature:
+ *     int run(sl_task_t *task);
+ * returning SL_OK (or a flow code) or a negative error (after sl_task_fail).
+ */
+#ifndef SLUICE_OP_H
+#define SLUICE_OP_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "data.h"
+#include "engine.h"
+#include "plan.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SL_OP_ABI_VERSION 0u
+
+typedef struct sl_op sl_op_t;
+typedef struct sl_task sl_task_t;
+typedef struct sl_bind sl_bind_t;
+
+/* struct sl_op_def.flags */
+enum {
+    SL_OP_SOURCE = 1u << 0,   /* has a source phase (with or without inputs) */
+    SL_OP_SINK = 1u << 1,     /* consumes its inputs through sink (pipeline breaker) */
+    SL_OP_STREAM = 1u << 2    /* consumes its input through execute */
+};
+
+/* struct sl_impl.flags */
+enum {
+    SL_IMPL_ASYNC = 1u << 0   /* CUDA: only enqueues on sl_task_stream; the runtime waits */
+};
+
+enum sl_option_type { SL_OPT_INT = 0, SL_OPT_FLOAT = 1, SL_OPT_STRING = 2, SL_OPT_BOOL = 3 };
+
+/* One option an operator accepts. Unknown options are an error at plan time. */
+struct sl_option_def {
+    const char *name;
+    enum sl_option_type type;
+    const char *default_value; /* NULL = required */
+    const char *doc;
+};
+
+/* One implementation of a phase on one kind of device. */
+struct sl_impl {
+    enum sl_device_kind device;
+    uint32_t flags;
+    int (*run)(sl_task_t *task);
+    /* Optional: 0 if this implementation cannot run this task (e.g. a type it lacks). */
+    int (*can_run)(const sl_task_t *task);
+};
+
+/* Optional cost estimate: expected seconds for `rows` input rows of this node on a
+ * device of `kind`, or a negative value for "no idea" (then history decides). */
+typedef double (*sl_cost_fn)(const sl_op_t *op, enum sl_device_kind kind, int64_t rows);
+
+struct sl_phase {
+    const struct sl_impl *impls;
+    unsigned n_impls;
+    sl_cost_fn cost;
+};
+
+struct sl_op_def {
+    uint32_t abi_version;           /* SL_OP_ABI_VERSION when built */
+    uint32_t flags;                 /* SL_OP_* */
+    const char *name;               /* unique: "gen.sequence" */
+    const char *doc;                /* one line */
+    int min_inputs, max_inputs;
+    const struct sl_option_def *options;
+    unsigned n_options;
+
+    /* Checks options and input schemas and declares the output schema; may attach
+     * per-node data. Runs when the node is added to a plan. Required. */
+    int (*bind)(sl_bind_t *b);
+
+    size_t global_state_bytes, local_state_bytes; /* zeroed by the runtime */
+    int (*init_global)(const sl_op_t *op, void *gstate);        /* optional */
+    void (*fini_global)(const sl_op_t *op, void *gstate);       /* optional */
+    int (*init_local)(const sl_op_t *op, void *gstate, void *lstate);  /* optional */
+    void (*fini_local)(const sl_op_t *op, void *gstate, void *lstate); /* optional */
+
+    /* Number of source tasks, asked once the node's inputs are finalized. */
+    int64_t (*source_tasks)(const sl_op_t *op, void *gstate);
+
+    const struct sl_phase *source, *execute, *sink, *combine, *finalize;
+    /* fields added in later ABI versions go below this line */
+};
+
+/* --- bind context (inside sl_op_def.bind) --- */
+SL_API int sl_bind_num_inputs(const sl_bind_t *b);
+SL_API const sl_schema_t *sl_bind_input_schema(const sl_bind_t *b, int port);
+/* Typed option access; the option must be declared in the op's options. A declared
+ * option with a default is always present. SL_ENOTFOUND if absent without default;
+ * SL_EINVAL if the text does not parse as the type (the message says so). */
+SL_API int sl_bind_option_int(sl_bind_t *b, const char *name, int64_t *out);
+SL_API int sl_bind_option_float(sl_bind_t *b, const char *name, double *out);
+SL_API int sl_bind_option_str(sl_bind_t *b, const char *name, const char **out);
+SL_API int sl_bind_option_bool(sl_bind_t *b, const char *name, int *out);
+/* 1 if the user gave the option explicitly. */
+SL_API int sl_bind_option_given(const sl_bind_t *b, const char *name);
+/* Appends a column to the node's output schema. */
+SL_API int sl_bind_add_column(sl_bind_t *b, const char *name, enum sl_type type);
+/* Attaches per-node data (freed with free_fn, which may be NULL, with the plan). */
+SL_API void sl_bind_set_data(sl_bind_t *b, void *data, void (*free_fn)(void *));
+/* Estimated output rows (for costs and progress); -1 = unknown (default). */
+SL_API void sl_bind_set_rows(sl_bind_t *b, int64_t rows);
+/* Estimated input rows of port `port`, or -1. */
+SL_API int64_t sl_bind_input_rows(const sl_bind_t *b, int port);
+/* Records a bind error (printf-style) and returns code, for `return sl_bind_fail(...)`. */
+SL_API int sl_bind_fail(sl_bind_t *b, int code, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+/* --- node accessors (any phase) --- */
+SL_API const char *sl_op_name(const sl_op_t *op);
+SL_API void *sl_op_data(const sl_op_t *op);
+SL_API int sl_op_num_inputs(const sl_op_t *op);
+SL_API const sl_schema_t *sl_op_input_schema(const sl_op_t *op, int port);
+SL_API const sl_schema_t *sl_op_output_schema(const sl_op_t *op);
+
+/* --- task context (inside a phase implementation) --- */
+SL_API const sl_op_t *sl_task_op(const sl_task_t *t);
+SL_API void *sl_task_gstate(const sl_task_t *t);
+/* Local state of this node on this worker (NULL for ops without local state). */
+SL_API void *sl_task_lstate(sl_task_t *t);
+/* Index of this task within its group (morsel, partition, spawned item) and group size. */
+SL_API int64_t sl_task_index(const sl_task_t *t);
+SL_API int64_t sl_task_count(const sl_task_t *t);
+/* Input port of the batch being sunk or executed. */
+SL_API int sl_task_port(const sl_task_t *t);
+/* The batch being sunk or executed (borrowed). */
+SL_API sl_batch_t *sl_task_input(const sl_task_t *t);
+/* The argument given to sl_task_spawn, for spawned tasks. */
+SL_API void *sl_task_arg(const sl_task_t *t);
+SL_API enum sl_device_kind sl_task_device_kind(const sl_task_t *t);
+/* CPU worker id (0..n_threads-1) or GPU ordinal. */
+SL_API int sl_task_worker(const sl_task_t *t);
+SL_API int64_t sl_task_morsel_rows(const sl_task_t *t);
+/* Sends a batch downstream (takes over the caller's reference). */
+SL_API int sl_task_emit(sl_task_t *t, sl_batch_t *b);
+/* Records the first failure of the task's query and returns code. */
+SL_API int sl_task_fail(sl_task_t *t, int code, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+/* 1 once the query failed or was cancelled; long loops check it between morsels. */
+SL_API int sl_task_cancelled(const sl_task_t *t);
+/* Memory that lives until the query ends (64-byte aligned, counted in the host budget);
+ * NULL after recording SL_EBUDGET or SL_ENOMEM on the query. */
+SL_API void *sl_task_alloc(sl_task_t *t, size_t bytes);
+/* Frees memory from sl_task_alloc early (optional). */
+SL_API void sl_task_free(sl_task_t *t, void *p);
+/* Spawns n parallel tasks running `work` with `arg`; the spawning task (and so its
+ * phase) completes only when they have. If `then` is not NULL it runs once, as one
+ * task with the same arg, after all n complete, and may spawn again. */
+SL_API int sl_task_spawn(sl_task_t *t, const struct sl_phase *work, int64_t n, void *arg,
+                         const struct sl_phase *then);
+/* Adds to the query's progress counters. */
+SL_API void sl_task_progress(sl_task_t *t, int64_t rows, int64_t bytes);
+/* The CUDA stream of a CUDA task (a cudaStream_t), NULL on CPU. */
+SL_API void *sl_task_stream(const sl_task_t *t);
+
+/* --- registry --- */
+typedef struct sl_registry sl_registry_t;
+/* Registers an operator definition (kept by pointer: it must outlive the engine).
+ * SL_EABI if its abi_version is newer than this library's; SL_EEXIST if the name is
+ * taken. */
+SL_API int sl_registry_add(sl_registry_t *reg, const struct sl_op_def *def);
+/* The process-wide registry that plans resolve operator names in. */
+SL_API sl_registry_t *sl_registry_global(void);
+/* Looks up an operator by name; NULL if none. */
+SL_API const struct sl_op_def *sl_registry_find(sl_registry_t *reg, const char *name);
+/* Calls cb for each registered operator, in name order. */
+SL_API void sl_registry_foreach(sl_registry_t *reg, void (*cb)(void *user, const struct sl_op_def *),
+                                void *user);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* SLUICE_OP_H */

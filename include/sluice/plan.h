@@ -1,0 +1,69 @@
+/* Plans: immutable DAGs of operator nodes, built in C (or parsed from a plan file).
+ *
+ * A node is an operator, chosen by its registered name ("gen.sequence",
+ * "aggregate.simple", or a plugin's), with its inputs (earlier nodes) and options.
+ * Options are written as text, "key=value" pairs separated by spaces or commas, so C
+ * code and plan files express them the same way; values may be quoted with '"'.
+ * Each node is bound when added: its options and the schemas of its inputs are
+ * checked, and its output schema is inferred, so mistakes are reported here, before
+ * anything runs, with the node's operator name in the message.
+ *
+ * A plan is built by one thread; once a query has been created from it, it is frozen
+ * (further sl_plan_add calls give SL_ESTATE) and may be shared by queries on any
+ * number of threads and engines.
+ */
+#ifndef SLUICE_PLAN_H
+#define SLUICE_PLAN_H
+
+#include <stdint.h>
+
+#include "data.h"
+#include "engine.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct sl_plan sl_plan_t;
+typedef struct sl_schema sl_schema_t;
+
+/* Creates an empty plan. */
+SL_API int sl_plan_create(sl_plan_t **out);
+/* Frees the plan once no query uses it any more. NULL is allowed. */
+SL_API void sl_plan_destroy(sl_plan_t *plan);
+/* Message of the last failing call on this plan; "" if none. */
+SL_API const char *sl_plan_errmsg(const sl_plan_t *plan);
+
+/* Adds a node running operator `op_name` on `inputs` (node ids returned by earlier
+ * calls) with `options` (may be NULL or ""). On success *node_id is the new node.
+ * Errors: SL_ENOTFOUND (no such operator), SL_EINVAL (bad option, wrong number of
+ * inputs, unknown input id), SL_ETYPE (input schema the operator cannot take),
+ * SL_ESTATE (plan frozen). The plan is unchanged on failure. */
+SL_API int sl_plan_add(sl_plan_t *plan, const char *op_name, const int inputs[], int n_inputs,
+                       const char *options, int *node_id);
+
+/* Adds a source node scanning an in-memory table; the plan keeps a reference. */
+SL_API int sl_plan_add_table(sl_plan_t *plan, sl_table_t *table, int *node_id);
+
+/* Marks a node's output as a result of the plan, retrievable by `name` from every
+ * query of the plan (sl_query_result). Names are unique within a plan. */
+SL_API int sl_plan_output(sl_plan_t *plan, int node_id, const char *name);
+
+/* Forces where one node's tasks run (overrides the engine's placement). */
+SL_API int sl_plan_place(sl_plan_t *plan, int node_id, enum sl_placement where);
+
+/* Number of nodes, and the output schema of one (borrowed, lives with the plan). */
+SL_API int sl_plan_num_nodes(const sl_plan_t *plan);
+SL_API const sl_schema_t *sl_plan_node_schema(const sl_plan_t *plan, int node_id);
+
+/* --- schemas --- */
+SL_API int sl_schema_num_fields(const sl_schema_t *s);
+/* Name and type of field i; SL_EINVAL if out of range. Either out pointer may be NULL. */
+SL_API int sl_schema_field(const sl_schema_t *s, int i, const char **name, enum sl_type *type);
+/* Index of the field named `name`, or SL_ENOTFOUND. */
+SL_API int sl_schema_find(const sl_schema_t *s, const char *name);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* SLUICE_PLAN_H */

@@ -1,0 +1,72 @@
+/* Queries: one run of a plan on an engine.
+ *
+ * sl_query_create prepares a run; sl_query_run runs it to completion on the engine's
+ * workers (the calling thread waits), or sl_query_start + sl_query_wait do the same
+ * without blocking the caller in between. A query may be cancelled from any thread.
+ * Several queries run at once on one engine.
+ */
+#ifndef SLUICE_QUERY_H
+#define SLUICE_QUERY_H
+
+#include <stdint.h>
+
+#include "data.h"
+#include "engine.h"
+#include "plan.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct sl_query sl_query_t;
+
+/* Creates a query of `plan` on `eng` and freezes the plan. */
+SL_API int sl_query_create(sl_engine_t *eng, sl_plan_t *plan, sl_query_t **out);
+/* Frees a query that is not running (waits for it if it is). NULL is allowed. */
+SL_API void sl_query_destroy(sl_query_t *q);
+
+/* Runs the query and waits for it. Returns SL_OK or the query's first error. */
+SL_API int sl_query_run(sl_query_t *q);
+/* Starts the query and returns at once. */
+SL_API int sl_query_start(sl_query_t *q);
+/* Waits for a started query; returns what sl_query_run would. */
+SL_API int sl_query_wait(sl_query_t *q);
+/* Asks a running query to stop; it then fails with SL_ECANCELED. Safe from any thread,
+ * also on a query that has finished (then it does nothing). */
+SL_API void sl_query_cancel(sl_query_t *q);
+
+/* Error details of a failed query. */
+struct sl_error_info {
+    int code;               /* SL_E* */
+    const char *message;    /* owned by the query */
+    const char *op_name;    /* operator that failed, or "" */
+    int device;             /* device index (0 = CPU), or -1 */
+    int native_code;        /* e.g. the cudaError_t, or 0 */
+};
+SL_API const char *sl_query_errmsg(const sl_query_t *q);
+SL_API int sl_query_error(const sl_query_t *q, struct sl_error_info *info);
+
+/* Progress of a running (or finished) query. */
+struct sl_progress {
+    int64_t tasks_done, tasks_total;   /* tasks_total grows as work is discovered */
+    int64_t bytes_done, bytes_total;
+    int finished;
+};
+SL_API void sl_query_progress(const sl_query_t *q, struct sl_progress *p);
+/* Calls cb from a worker thread roughly every interval_ms while the query runs. Set
+ * before sl_query_start. */
+SL_API int sl_query_on_progress(sl_query_t *q, void (*cb)(void *user, const struct sl_progress *),
+                                void *user, int interval_ms);
+
+/* A result of a finished query by the name given to sl_plan_output. The caller gets
+ * its own reference to the table (sl_table_unref when done). SL_ENOTFOUND if no output
+ * has that name; SL_ESTATE if the query has not succeeded. */
+SL_API int sl_query_result(sl_query_t *q, const char *name, sl_table_t **out);
+
+/* Profile of a finished query as JSON (owned by the query; valid until destroy). */
+SL_API const char *sl_query_profile_json(sl_query_t *q);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* SLUICE_QUERY_H */

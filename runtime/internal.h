@@ -1,0 +1,177 @@
+/* Internal declarations shared by the runtime's files. Never installed.
+ * Internal non-static symbols take the sl__ prefix. */
+#ifndef SLUICE_RUNTIME_INTERNAL_H
+#define SLUICE_RUNTIME_INTERNAL_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sluice/sluice.h"
+
+#define SL__CACHE_LINE 64
+#define SL__ALIGN 64
+
+#if defined(__GNUC__)
+#define SL__PRINTF(a, b) __attribute__((format(printf, a, b)))
+#define SL__LIKELY(x) __builtin_expect(!!(x), 1)
+#define SL__UNLIKELY(x) __builtin_expect(!!(x), 0)
+#else
+#define SL__PRINTF(a, b)
+#define SL__LIKELY(x) (x)
+#define SL__UNLIKELY(x) (x)
+#endif
+
+/* Invariant checks: assert in debug builds; in release SL_ALWAYS/SL_NEVER evaluate to
+ * the condition so callers can return SL_EINTERNAL (SQLite's ALWAYS/NEVER). Never use
+ * them on data or device outcomes. */
+#ifndef NDEBUG
+#include <assert.h>
+#define SL_ASSERT(x) assert(x)
+#define SL_ALWAYS(x) ((x) ? 1 : (assert(0 && #x), 0))
+#define SL_NEVER(x) ((x) ? (assert(0 && #x), 1) : 0)
+#else
+#define SL_ASSERT(x) ((void)0)
+#define SL_ALWAYS(x) (x)
+#define SL_NEVER(x) (x)
+#endif
+
+/* ---------------- errors (error.c) ---------------- */
+
+#define SL__MSG_MAX 512
+
+/* Stores a printf-style message as this thread's last error and returns code. */
+int sl__set_last_error(int code, const char *fmt, ...) SL__PRINTF(2, 3);
+int sl__set_last_errorv(int code, const char *fmt, va_list ap);
+
+/* An error slot owned by an object (engine, plan, query). */
+struct sl__errslot {
+    int code;
+    char msg[SL__MSG_MAX];
+};
+/* Writes msg into the slot and the thread's last error; returns code. */
+int sl__errslot_set(struct sl__errslot *e, int code, const char *fmt, ...) SL__PRINTF(3, 4);
+
+/* ---------------- host memory (mem_host.c) ---------------- */
+
+/* All host allocations of the library go through these. They use jemalloc arenas
+ * that sluice creates (mallocx), or libc in sanitizer builds (-Dallocator=libc), and
+ * count live allocations and bytes. sl__malloc returns 64-byte aligned memory.
+ * The fault injector makes the Nth allocation from now fail (tests only). */
+void *sl__malloc(size_t bytes);
+void *sl__calloc(size_t n, size_t size);
+void *sl__realloc(void *p, size_t old_bytes, size_t new_bytes);
+void sl__free(void *p, size_t bytes); /* bytes: the size asked for (0 if unknown) */
+char *sl__strdup(const char *s);
+void sl__free_str(char *s);
+
+struct sl__mem_counters {
+    int64_t live_allocs; /* allocations not yet freed */
+    int64_t live_bytes;
+    int64_t total_allocs;
+};
+void sl__mem_counters(struct sl__mem_counters *c);
+/* After `n` more successful allocations, the next one fails (n = 0: the very next).
+ * n < 0 disables. Counted globally, across threads. */
+void sl__mem_fail_after(int64_t n);
+/* The name of the active allocator: "jemalloc" or "libc". */
+const char *sl__mem_allocator(void);
+
+/* ---------------- buffers ---------------- */
+
+/* Where a buffer's bytes live. */
+enum sl__mem_kind { SL__MEM_HOST = 0, SL__MEM_PINNED = 1, SL__MEM_DEVICE = 2, SL__MEM_FOREIGN = 3 };
+
+/* A reference-counted block of bytes. Buffers sluice allocates are 64-byte aligned
+ * and freed by sl__free; imported ones carry a release callback and owner. */
+struct sl__buf {
+    _Atomic int64_t refs;
+    void *ptr;
+    int64_t bytes;
+    enum sl__mem_kind kind;
+    int device;                     /* GPU ordinal for SL__MEM_DEVICE */
+    void (*release)(struct sl__buf *b); /* NULL: sl__free(ptr, bytes) */
+    void *owner;                    /* e.g. the shared foreign-array holder */
+};
+
+/* New host buffer of `bytes` (64-byte aligned, uninitialized); NULL on failure. */
+struct sl__buf *sl__buf_new(int64_t bytes);
+/* New buffer wrapping foreign memory; `release` is called with the last reference. */
+struct sl__buf *sl__buf_wrap(void *ptr, int64_t bytes, enum sl__mem_kind kind,
+                             void (*release)(struct sl__buf *), void *owner);
+void sl__buf_ref(struct sl__buf *b);
+void sl__buf_unref(struct sl__buf *b);
+
+/* ---------------- schemas, columns, batches, tables (data.c, schema.c) ------------- */
+
+struct sl__field {
+    char *name;
+    enum sl_type type;
+};
+
+struct sl_schema {
+    int n_fields;
+    struct sl__field *fields;
+};
+
+sl_schema_t *sl__schema_new(int n_fields);
+void sl__schema_free(sl_schema_t *s);
+int sl__schema_set(sl_schema_t *s, int i, const char *name, enum sl_type type);
+sl_schema_t *sl__schema_copy(const sl_schema_t *s);
+bool sl__schema_equal(const sl_schema_t *a, const sl_schema_t *b);
+
+/* One column of a batch: values in `data` (offset applies), optional validity. */
+struct sl__col {
+    enum sl_type type;
+    int64_t offset;          /* rows to skip in data and validity */
+    int64_t null_count;      /* -1 = unknown */
+    struct sl__buf *data;
+    struct sl__buf *validity; /* NULL = all valid */
+};
+
+struct sl_batch {
+    _Atomic int64_t refs;
+    int64_t n_rows;
+    int n_cols;
+    sl_schema_t *schema;     /* owned */
+    struct sl__col *cols;    /* n_cols entries */
+};
+
+/* A batch with the given schema (copied) and no buffers yet. */
+sl_batch_t *sl__batch_new(const sl_schema_t *schema, int64_t n_rows);
+/* Allocates the value buffer of every column (uninitialized). */
+int sl__batch_alloc_columns(sl_batch_t *b);
+/* A zero-copy slice: rows [off, off + len) sharing the buffers. */
+sl_batch_t *sl__batch_slice(sl_batch_t *b, int64_t off, int64_t len);
+/* Typed pointer to the first value of column i (offset applied). */
+static inline void *sl__col_values(const sl_batch_t *b, int i)
+{
+    const struct sl__col *c = &b->cols[i];
+    return (char *)c->data->ptr + (size_t)c->offset * sl_type_width(c->type);
+}
+static inline bool sl__col_valid(const struct sl__col *c, int64_t row)
+{
+    if (!c->validity)
+        return true;
+    int64_t bit = c->offset + row;
+    return (((const uint8_t *)c->validity->ptr)[bit >> 3] >> (bit & 7)) & 1;
+}
+
+struct sl_table {
+    _Atomic int64_t refs;
+    sl_schema_t *schema;     /* NULL until the first batch */
+    int64_t n_batches, cap;
+    int64_t n_rows;
+    sl_batch_t **batches;
+};
+
+/* ---------------- registry (registry.c) ---------------- */
+
+/* Registers the built-in operators (operators/builtin.c); idempotent. */
+int sl__builtin_register(sl_registry_t *reg);
+
+/* ---------------- engine-wide logging ---------------- */
+void sl__engine_log(sl_engine_t *eng, int level, const char *fmt, ...) SL__PRINTF(3, 4);
+
+#endif /* SLUICE_RUNTIME_INTERNAL_H */

@@ -1,0 +1,48 @@
+/* The test harness: cases registered with SL_TEST(name), assertions from cmocka.
+ *
+ * Every case is its own meson test(): tests/meson.build reads each test source, finds
+ * every "SL_TEST(" and registers `binary case_name`, so each case runs in its own
+ * process under meson's timeout. Run a binary with no argument to run all its cases.
+ * A case that calls SL_SKIP exits with 77, which meson counts as skipped.
+ */
+#ifndef SLUICE_TEST_H
+#define SLUICE_TEST_H
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <cmocka.h>
+
+typedef void (*sl_test_fn)(void **state);
+void sl_test_register(const char *name, sl_test_fn fn);
+/* Marks the running case as skipped (exit code 77) with a reason, and returns from it. */
+void sl_test_mark_skipped(const char *why);
+
+#define SL_TEST(name)                                                   \
+    static void sl_test_##name(void **state);                           \
+    __attribute__((constructor)) static void sl_test_reg_##name(void)   \
+    {                                                                   \
+        sl_test_register(#name, sl_test_##name);                        \
+    }                                                                   \
+    static void sl_test_##name(void **state)
+
+#define SL_SKIP(why)                 \
+    do {                             \
+        sl_test_mark_skipped(why);   \
+        return;                      \
+    } while (0)
+
+/* Asserts that a sluice call returned SL_OK, printing the code and message if not. */
+#define SL_ASSERT_OK(expr)                                                              \
+    do {                                                                                \
+        int sl_rc_ = (expr);                                                            \
+        if (sl_rc_ != 0)                                                                \
+            fail_msg("%s returned %d (%s): %s", #expr, sl_rc_, sl_err_name(sl_rc_),    \
+                     sl_last_errmsg());                                                 \
+    } while (0)
+
+#endif /* SLUICE_TEST_H */
