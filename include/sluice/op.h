@@ -99,8 +99,10 @@ struct sl_op_def {
     int (*init_local)(const sl_op_t *op, void *gstate, void *lstate);  /* optional */
     void (*fini_local)(const sl_op_t *op, void *gstate, void *lstate); /* optional */
 
-    /* Number of source tasks, asked once the node's inputs are finalized. */
-    int64_t (*source_tasks)(const sl_op_t *op, void *gstate);
+    /* Number of source tasks, asked once the node's inputs are finalized. `task` gives
+     * the node, its global state and the morsel size; a negative value is an error
+     * (record it with sl_task_fail). NULL means one task. */
+    int64_t (*source_tasks)(sl_task_t *task);
 
     const struct sl_phase *source, *execute, *sink, *combine, *finalize;
     /* fields added in later ABI versions go below this line */

@@ -1,0 +1,99 @@
+/* gen.sequence: generates `rows` values start, start+step, ... in one column, in
+ * parallel morsels (deterministic whatever the thread count). */
+#include "operators.h"
+
+struct seq_data {
+    int64_t rows, start, step;
+    enum sl_type type;
+};
+
+static const struct sl_option_def seq_options[] = {
+    {"rows", SL_OPT_INT, NULL, "number of rows (e.g. 1000000 or 2^24)"},
+    {"start", SL_OPT_INT, "0", "first value"},
+    {"step", SL_OPT_INT, "1", "difference between consecutive values"},
+    {"column", SL_OPT_STRING, "x", "column name"},
+    {"type", SL_OPT_STRING, "int64", "int32 or int64"},
+};
+
+static void seq_free(void *p)
+{
+    sl__free(p, sizeof(struct seq_data));
+}
+
+static int seq_bind(sl_bind_t *b)
+{
+    struct seq_data d;
+    const char *col, *type;
+    int rc;
+    if ((rc = sl_bind_option_int(b, "rows", &d.rows)) < 0 ||
+        (rc = sl_bind_option_int(b, "start", &d.start)) < 0 ||
+        (rc = sl_bind_option_int(b, "step", &d.step)) < 0 ||
+        (rc = sl_bind_option_str(b, "column", &col)) < 0 ||
+        (rc = sl_bind_option_str(b, "type", &type)) < 0)
+        return rc;
+    if (d.rows < 0)
+        return sl_bind_fail(b, SL_EINVAL, "rows must be >= 0, got %lld", (long long)d.rows);
+    if (sl_type_parse(type, &d.type) < 0 || (d.type != SL_TYPE_INT32 && d.type != SL_TYPE_INT64))
+        return sl_bind_fail(b, SL_ETYPE, "type must be int32 or int64, got '%s'", type);
+    if (d.type == SL_TYPE_INT32) {
+        /* The last value must fit: start + (rows-1)*step within int32. */
+        __int128 last = (__int128)d.start + (__int128)(d.rows ? d.rows - 1 : 0) * d.step;
+        if (d.start < INT32_MIN || d.start > INT32_MAX || last < INT32_MIN || last > INT32_MAX)
+            return sl_bind_fail(b, SL_EOVERFLOW, "values do not fit in int32");
+    }
+    struct seq_data *p = sl__malloc(sizeof *p);
+    if (!p)
+        return sl_bind_fail(b, SL_ENOMEM, "out of memory");
+    *p = d;
+    sl_bind_set_data(b, p, seq_free);
+    sl_bind_set_rows(b, d.rows);
+    return sl_bind_add_column(b, col, d.type);
+}
+
+static int64_t seq_tasks(sl_task_t *t)
+{
+    const struct seq_data *d = sl_op_data(sl_task_op(t));
+    int64_t m = sl_task_morsel_rows(t);
+    return (d->rows + m - 1) / m;
+}
+
+static int seq_source(sl_task_t *t)
+{
+    const struct seq_data *d = sl_op_data(sl_task_op(t));
+    int64_t m = sl_task_morsel_rows(t);
+    int64_t first = sl_task_index(t) * m;
+    int64_t n = sl__morsel_len(d->rows, m, sl_task_index(t));
+    sl_batch_t *b = sl__batch_new(sl_op_output_schema(sl_task_op(t)), n);
+    if (!b || sl__batch_alloc_columns(b) != SL_OK) {
+        sl_batch_unref(b);
+        return sl_task_fail(t, SL_ENOMEM, "out of memory generating %lld rows", (long long)n);
+    }
+    int64_t v = d->start + first * d->step;
+    if (d->type == SL_TYPE_INT64) {
+        int64_t *out = sl__col_values(b, 0);
+        for (int64_t i = 0; i < n; i++)
+            out[i] = v + i * d->step;
+    } else {
+        int32_t *out = sl__col_values(b, 0);
+        for (int64_t i = 0; i < n; i++)
+            out[i] = (int32_t)(v + i * d->step);
+    }
+    return sl_task_emit(t, b);
+}
+
+static const struct sl_impl seq_impls[] = {{.device = SL_DEVICE_CPU, .run = seq_source}};
+static const struct sl_phase seq_phase = {seq_impls, 1, NULL};
+
+const struct sl_op_def sl__gen_sequence_def = {
+    .abi_version = SL_OP_ABI_VERSION,
+    .flags = SL_OP_SOURCE,
+    .name = "gen.sequence",
+    .doc = "generates the integers start, start+step, ... (rows of them)",
+    .min_inputs = 0,
+    .max_inputs = 0,
+    .options = seq_options,
+    .n_options = sizeof seq_options / sizeof seq_options[0],
+    .bind = seq_bind,
+    .source_tasks = seq_tasks,
+    .source = &seq_phase,
+};

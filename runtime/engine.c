@@ -1,0 +1,257 @@
+/* Engines: configuration, device discovery, workers, budgets and logging. */
+#include <numa.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "cuda/cuda_int.h"
+#include "engine_int.h"
+
+#define DEFAULT_MORSEL_CPU 122880
+#define DEFAULT_MORSEL_GPU (16 << 20)
+
+void sl_engine_config_init(struct sl_engine_config *cfg)
+{
+    memset(cfg, 0, sizeof *cfg);
+    cfg->size = sizeof *cfg;
+    cfg->n_gpus = -1;
+    cfg->pin_threads = 1;
+    cfg->placement = SL_PLACE_AUTO;
+}
+
+void sl__engine_log(sl_engine_t *eng, int level, const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (eng && eng->cfg.log)
+        eng->cfg.log(eng->cfg.log_user, level, msg);
+    else
+        fprintf(stderr, "sluice: %s\n", msg);
+}
+
+static void cpu_model_name(char *out, size_t len)
+{
+    snprintf(out, len, "CPU");
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (!f)
+        return;
+    char line[512];
+    while (fgets(line, sizeof line, f)) {
+        if (strncmp(line, "model name", 10) == 0) {
+            char *c = strchr(line, ':');
+            if (c) {
+                c++;
+                while (*c == ' ')
+                    c++;
+                c[strcspn(c, "\n")] = 0;
+                snprintf(out, len, "%s", c);
+            }
+            break;
+        }
+    }
+    fclose(f);
+}
+
+static int64_t host_memory_bytes(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    return (pages > 0 && page > 0) ? (int64_t)pages * page : 0;
+}
+
+/* Reads the GPUs once per process: the driver answers the same for every engine, and
+ * an unusable GPU is reported once, not per engine. */
+static int probe_gpus(sl_engine_t *eng)
+{
+    static _Atomic int warned;
+    int n = sl__cuda_device_count();
+    eng->devices = sl__calloc((size_t)(1 + n), sizeof *eng->devices);
+    eng->gpu_ordinals = sl__calloc((size_t)(n ? n : 1), sizeof *eng->gpu_ordinals);
+    if (!eng->devices || !eng->gpu_ordinals)
+        return SL_ENOMEM;
+    eng->n_devices = 1 + n;
+    for (int i = 0; i < n; i++) {
+        struct sl_device_info *d = &eng->devices[1 + i];
+        memset(d, 0, sizeof *d);
+        d->kind = SL_DEVICE_CUDA;
+        d->ordinal = i;
+        d->numa_node = -1;
+        if (sl__cuda_probe(i, d) != SL_OK && d->reason[0] == 0)
+            snprintf(d->reason, sizeof d->reason, "probe failed");
+        if (!d->usable && !atomic_exchange(&warned, 1))
+            sl__engine_log(eng, 1, "GPU %d (%s) is not used: %s; running on CPU", i, d->name,
+                           d->reason);
+    }
+    return SL_OK;
+}
+
+static void choose_gpus(sl_engine_t *eng)
+{
+    int want = eng->cfg.n_gpus;
+    eng->n_gpus = 0;
+    for (int i = 1; i < eng->n_devices; i++) {
+        if (!eng->devices[i].usable)
+            continue;
+        if (want >= 0 && eng->n_gpus >= want)
+            break;
+        eng->gpu_ordinals[eng->n_gpus++] = eng->devices[i].ordinal;
+    }
+}
+
+static enum sl_placement placement_from_env(enum sl_placement dflt)
+{
+    const char *v = getenv("SLUICE_PLACEMENT");
+    if (!v || !*v)
+        return dflt;
+    if (!strcasecmp(v, "cpu"))
+        return SL_PLACE_CPU;
+    if (!strcasecmp(v, "gpu"))
+        return SL_PLACE_GPU;
+    return SL_PLACE_AUTO;
+}
+
+int sl_engine_open(sl_engine_t **out, const struct sl_engine_config *cfg_in)
+{
+    *out = NULL;
+    struct sl_engine_config defaults;
+    sl_engine_config_init(&defaults);
+    const struct sl_engine_config *cfg = cfg_in ? cfg_in : &defaults;
+    if (cfg->size != sizeof *cfg)
+        return sl__set_last_error(SL_EABI, "sl_engine_open: config size %u differs from the "
+                                  "library's %zu; call sl_engine_config_init",
+                                  cfg->size, sizeof *cfg);
+    sl_engine_t *eng = sl__calloc(1, sizeof *eng);
+    if (!eng)
+        return sl__set_last_error(SL_ENOMEM, "out of memory creating an engine");
+    *out = eng;
+    eng->cfg = *cfg;
+    pthread_mutex_init(&eng->mu, NULL);
+    pthread_cond_init(&eng->cv, NULL);
+
+    if (cfg->n_threads < 0 || cfg->host_mem_limit < 0 || cfg->gpu_mem_limit < 0 ||
+        cfg->morsel_rows_cpu < 0 || cfg->morsel_rows_gpu < 0)
+        return sl__errslot_set(&eng->err, SL_EINVAL, "engine config has a negative count or "
+                               "limit");
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    eng->n_threads = cfg->n_threads ? cfg->n_threads : (int)(ncpu > 0 ? ncpu : 1);
+    eng->morsel_rows_cpu = cfg->morsel_rows_cpu ? cfg->morsel_rows_cpu : DEFAULT_MORSEL_CPU;
+    eng->morsel_rows_gpu = cfg->morsel_rows_gpu ? cfg->morsel_rows_gpu : DEFAULT_MORSEL_GPU;
+    eng->placement = placement_from_env(cfg->placement);
+    int64_t ram = host_memory_bytes();
+    eng->host_limit = cfg->host_mem_limit ? cfg->host_mem_limit : ram / 10 * 8;
+
+    if (probe_gpus(eng) != SL_OK)
+        return sl__errslot_set(&eng->err, SL_ENOMEM, "out of memory probing devices");
+    struct sl_device_info *c = &eng->devices[0];
+    c->kind = SL_DEVICE_CPU;
+    c->ordinal = 0;
+    cpu_model_name(c->name, sizeof c->name);
+    c->memory_bytes = ram;
+    c->n_cores = eng->n_threads;
+    c->numa_node = numa_available() >= 0 ? numa_num_configured_nodes() : 1;
+    c->usable = 1;
+    choose_gpus(eng);
+    if (eng->placement == SL_PLACE_GPU && eng->n_gpus == 0)
+        sl__engine_log(eng, 1, "placement gpu was asked for but no usable GPU is present; "
+                       "tasks with no CPU implementation will fail");
+
+    struct sl__sched_config sc = {
+        .n_cpu = eng->n_threads,
+        .n_gpu = eng->n_gpus,
+        .gpu_ordinals = eng->gpu_ordinals,
+        .pin = cfg->pin_threads != 0,
+    };
+    int rc = sl__sched_create(&eng->sched, &sc);
+    if (rc != SL_OK)
+        return sl__errslot_set(&eng->err, rc, "cannot start workers: %s", sl_last_errmsg());
+    return SL_OK;
+}
+
+void sl_engine_close(sl_engine_t *eng)
+{
+    if (!eng)
+        return;
+    pthread_mutex_lock(&eng->mu);
+    while (eng->running > 0)
+        pthread_cond_wait(&eng->cv, &eng->mu);
+    pthread_mutex_unlock(&eng->mu);
+    sl__sched_destroy(eng->sched);
+    sl__free(eng->devices, 0);
+    sl__free(eng->gpu_ordinals, 0);
+    pthread_mutex_destroy(&eng->mu);
+    pthread_cond_destroy(&eng->cv);
+    sl__free(eng, sizeof *eng);
+}
+
+const char *sl_engine_errmsg(const sl_engine_t *eng)
+{
+    return eng ? eng->err.msg : sl_last_errmsg();
+}
+
+int sl_engine_device_count(const sl_engine_t *eng)
+{
+    return eng->n_devices;
+}
+
+int sl_engine_device_info(const sl_engine_t *eng, int i, struct sl_device_info *info)
+{
+    if (i < 0 || i >= eng->n_devices)
+        return sl__set_last_error(SL_EINVAL, "device index %d out of range (%d devices)", i,
+                                  eng->n_devices);
+    *info = eng->devices[i];
+    return SL_OK;
+}
+
+int sl_engine_num_threads(const sl_engine_t *eng)
+{
+    return eng->n_threads;
+}
+
+void sl_engine_mem_stats(const sl_engine_t *eng, struct sl_mem_stats *st)
+{
+    struct sl__mem_counters c;
+    sl__mem_counters(&c);
+    memset(st, 0, sizeof *st);
+    st->host_in_use = atomic_load(&((sl_engine_t *)eng)->host_in_use);
+    st->host_peak = atomic_load(&((sl_engine_t *)eng)->host_peak);
+    st->host_limit = eng->host_limit;
+    st->host_allocs_live = c.live_allocs;
+}
+
+int sl__engine_charge_host(sl_engine_t *eng, int64_t bytes)
+{
+    int64_t now = atomic_fetch_add(&eng->host_in_use, bytes) + bytes;
+    if (now > eng->host_limit) {
+        atomic_fetch_sub(&eng->host_in_use, bytes);
+        return SL_EBUDGET;
+    }
+    int64_t peak = atomic_load(&eng->host_peak);
+    while (now > peak && !atomic_compare_exchange_weak(&eng->host_peak, &peak, now)) {
+    }
+    return SL_OK;
+}
+
+void sl__engine_release_host(sl_engine_t *eng, int64_t bytes)
+{
+    atomic_fetch_sub(&eng->host_in_use, bytes);
+}
+
+void sl__engine_query_started(sl_engine_t *eng)
+{
+    pthread_mutex_lock(&eng->mu);
+    eng->running++;
+    pthread_mutex_unlock(&eng->mu);
+}
+
+void sl__engine_query_finished(sl_engine_t *eng)
+{
+    pthread_mutex_lock(&eng->mu);
+    eng->running--;
+    pthread_cond_broadcast(&eng->cv);
+    pthread_mutex_unlock(&eng->mu);
+}

@@ -1,0 +1,39 @@
+/* Internal structure of engines. */
+#ifndef SLUICE_RUNTIME_ENGINE_INT_H
+#define SLUICE_RUNTIME_ENGINE_INT_H
+
+#include <pthread.h>
+
+#include "internal.h"
+#include "sched_int.h"
+
+struct sl_engine {
+    struct sl_engine_config cfg;
+    struct sl__errslot err;
+    struct sl__sched *sched;
+    int n_threads;
+    int n_devices;                   /* 1 (CPU) + GPUs found */
+    struct sl_device_info *devices;  /* [0] = CPU */
+    int n_gpus;                      /* GPUs the engine uses */
+    int *gpu_ordinals;
+    enum sl_placement placement;     /* after SLUICE_PLACEMENT */
+    int64_t morsel_rows_cpu, morsel_rows_gpu;
+
+    /* host budget for query state */
+    int64_t host_limit;
+    _Alignas(SL__CACHE_LINE) _Atomic int64_t host_in_use;
+    _Atomic int64_t host_peak;
+
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int running;                     /* queries started and not yet finished */
+};
+
+/* Charges `bytes` against the engine's host budget; SL_EBUDGET (nothing charged) if it
+ * would exceed the limit. */
+int sl__engine_charge_host(sl_engine_t *eng, int64_t bytes);
+void sl__engine_release_host(sl_engine_t *eng, int64_t bytes);
+void sl__engine_query_started(sl_engine_t *eng);
+void sl__engine_query_finished(sl_engine_t *eng);
+
+#endif /* SLUICE_RUNTIME_ENGINE_INT_H */

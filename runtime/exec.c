@@ -1,0 +1,273 @@
+/* Lowering a plan into pipelines and pipelines into task-graph nodes.
+ *
+ * As in DuckDB: a node with SL_OP_SINK ends the pipelines of its inputs; a node with
+ * SL_OP_SOURCE starts one (after its own sinks have been finalized, if it has any);
+ * SL_OP_STREAM nodes are chained in between. Every plan output gets a collect sink.
+ *
+ * Graph shape per query:
+ *   pipeline start node  --spawns-->  one morsel node per source task
+ *   sink node's finalize node depends on the start nodes of all pipelines into it,
+ *   runs combine for every local state, then finalize (which may spawn more work);
+ *   a pipeline whose source has sinks depends on that source's finalize node.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "exec_int.h"
+
+int64_t sl__now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* ---------------- lowering ---------------- */
+
+static int count_consumers(struct sl_query *q, int node)
+{
+    int n = q->plan->nodes[node]->output_name ? 1 : 0;
+    for (int i = 0; i < q->plan->n_nodes; i++) {
+        const struct sl_op *op = q->plan->nodes[i];
+        for (int k = 0; k < op->n_inputs; k++)
+            n += op->inputs[k] == node;
+    }
+    return n;
+}
+
+static int check_consumers(struct sl_query *q)
+{
+    for (int i = 0; i < q->plan->n_nodes; i++) {
+        const struct sl_op *op = q->plan->nodes[i];
+        bool has_output = (op->def->flags & (SL_OP_SOURCE | SL_OP_STREAM)) != 0;
+        int c = count_consumers(q, i);
+        if (has_output && c == 0)
+            return sl__query_fail(q, op->def->name, SL_EINVAL,
+                                  "node %d (%s): its output is not used; connect it to another "
+                                  "node or mark it as an output", i, op->def->name);
+        if (c > 1)
+            return sl__query_fail(q, op->def->name, SL_EUNSUPPORTED,
+                                  "node %d (%s): its output is used %d times; a node may feed "
+                                  "one consumer for now", i, op->def->name, c);
+        if (!has_output && op->output_name)
+            return sl__query_fail(q, op->def->name, SL_EINVAL,
+                                  "node %d (%s) produces no rows, so it cannot be output '%s'",
+                                  i, op->def->name, op->output_name);
+    }
+    return SL_OK;
+}
+
+/* Adds the pipeline that ends at (sink, port) and starts from node `producer`. */
+static int add_pipeline(struct sl_query *q, struct sl__opstate *sink, int port, int producer)
+{
+    struct sl__pipeline *p = &q->pipes[q->n_pipes];
+    memset(p, 0, sizeof *p);
+    p->id = q->n_pipes;
+    p->sink = sink;
+    p->sink_port = port;
+    int depth = 0;
+    for (int cur = producer;; cur = q->plan->nodes[cur]->inputs[0]) {
+        const struct sl_op *op = q->plan->nodes[cur];
+        if (op->def->flags & SL_OP_SOURCE)
+            break;
+        if (!(op->def->flags & SL_OP_STREAM) || op->n_inputs != 1)
+            return sl__query_fail(q, op->def->name, SL_EINVAL,
+                                  "node %d (%s) neither produces rows nor streams them", cur,
+                                  op->def->name);
+        depth++;
+    }
+    p->chain = depth ? sl__calloc((size_t)depth, sizeof *p->chain) : NULL;
+    if (depth && !p->chain)
+        return sl__query_fail(q, "", SL_ENOMEM, "out of memory lowering the plan");
+    p->n_chain = depth;
+    int cur = producer;
+    for (int k = depth - 1; k >= 0; k--) {
+        p->chain[k] = &q->ops[cur];
+        cur = q->plan->nodes[cur]->inputs[0];
+    }
+    p->source = &q->ops[cur];
+    q->n_pipes++;
+    return SL_OK;
+}
+
+int sl__query_lower(struct sl_query *q)
+{
+    int rc = check_consumers(q);
+    if (rc != SL_OK)
+        return rc;
+    int max_pipes = q->n_outputs;
+    for (int i = 0; i < q->plan->n_nodes; i++)
+        max_pipes += q->plan->nodes[i]->n_inputs;
+    q->pipes = sl__calloc((size_t)(max_pipes ? max_pipes : 1), sizeof *q->pipes);
+    if (!q->pipes)
+        return sl__query_fail(q, "", SL_ENOMEM, "out of memory lowering the plan");
+    for (int i = 0; i < q->plan->n_nodes; i++) {
+        const struct sl_op *op = q->plan->nodes[i];
+        if (!(op->def->flags & SL_OP_SINK))
+            continue;
+        for (int port = 0; port < op->n_inputs; port++) {
+            rc = add_pipeline(q, &q->ops[i], port, op->inputs[port]);
+            if (rc != SL_OK)
+                return rc;
+        }
+    }
+    for (int k = 0; k < q->n_outputs; k++) {
+        struct sl__opstate *c = &q->ops[q->plan->n_nodes + k];
+        rc = add_pipeline(q, c, 0, c->op->inputs[0]);
+        if (rc != SL_OK)
+            return rc;
+    }
+    return SL_OK;
+}
+
+/* ---------------- node functions ---------------- */
+
+static void run_morsel(struct sl__node *n, struct sl__worker *w)
+{
+    struct sl__pipeline *p = n->arg;
+    sl_task_t t = {
+        .q = n->graph->on_finish_user,
+        .os = p->source,
+        .pipe = p,
+        .stage = -1,
+        .gnode = n,
+        .worker = w,
+        .kind = (w && w->gpu >= 0) ? SL_DEVICE_CUDA : SL_DEVICE_CPU,
+        .index = n->index,
+        .count = n->count,
+    };
+    if (atomic_load_explicit(&t.q->failed, memory_order_relaxed))
+        return;
+    sl__task_run_phase(&t, p->source->op->def->source);
+}
+
+static void run_pipeline_start(struct sl__node *n, struct sl__worker *w)
+{
+    struct sl__pipeline *p = n->arg;
+    struct sl_query *q = n->graph->on_finish_user;
+    const struct sl_op_def *d = p->source->op->def;
+    p->start_ns = sl__now_ns();
+    sl_task_t t = {
+        .q = q, .os = p->source, .stage = -1, .gnode = n, .worker = w,
+        .kind = SL_DEVICE_CPU, .count = 1,
+    };
+    int64_t tasks = d->source_tasks ? d->source_tasks(&t) : 1;
+    if (tasks < 0) {
+        if (!atomic_load(&q->failed))
+            sl__query_fail(q, d->name, SL_EINTERNAL, "%s: source_tasks returned %" PRId64,
+                           d->name, tasks);
+        return;
+    }
+    p->n_tasks = tasks;
+    for (int64_t i = 0; i < tasks; i++) {
+        struct sl__node *m = sl__node_new(n->graph, run_morsel, p, SL__NODE_CPU);
+        if (!m) {
+            sl__query_fail(q, d->name, SL_ENOMEM, "out of memory creating tasks");
+            return;
+        }
+        m->index = i;
+        m->count = tasks;
+        sl__node_adopt(n, m);
+        sl__node_release(m);
+    }
+}
+
+static void run_finalize(struct sl__node *n, struct sl__worker *w)
+{
+    struct sl__opstate *os = n->arg;
+    struct sl_query *q = n->graph->on_finish_user;
+    const struct sl_op_def *d = os->op->def;
+    sl_task_t t = {
+        .q = q,
+        .os = os,
+        .stage = -1,
+        .gnode = n,
+        .worker = w,
+        .kind = SL_DEVICE_CPU,
+        .count = 1,
+    };
+    if (d->combine) {
+        for (int i = 0; i < q->n_slots; i++) {
+            if (!os->lstates[i])
+                continue;
+            t.index = i;
+            /* Combine sees the local state of slot i through sl_task_lstate. */
+            t.combine_lstate = os->lstates[i];
+            if (sl__task_run_phase(&t, d->combine) < 0)
+                return;
+        }
+    }
+    t.combine_lstate = NULL;
+    t.index = 0;
+    if (d->finalize)
+        sl__task_run_phase(&t, d->finalize);
+}
+
+/* ---------------- graph ---------------- */
+
+int sl__query_build_graph(struct sl_query *q)
+{
+    struct sl__graph *g = &q->graph;
+    for (int i = 0; i < q->n_ops; i++) {
+        struct sl__opstate *os = &q->ops[i];
+        if (os->op->def->flags & SL_OP_SINK) {
+            os->finalize = sl__node_new(g, run_finalize, os, SL__NODE_CPU);
+            if (!os->finalize)
+                return sl__query_fail(q, "", SL_ENOMEM, "out of memory building the task graph");
+        }
+    }
+    for (int k = 0; k < q->n_pipes; k++) {
+        struct sl__pipeline *p = &q->pipes[k];
+        p->start = sl__node_new(g, run_pipeline_start, p, SL__NODE_CPU);
+        if (!p->start)
+            return sl__query_fail(q, "", SL_ENOMEM, "out of memory building the task graph");
+    }
+    for (int k = 0; k < q->n_pipes; k++) {
+        struct sl__pipeline *p = &q->pipes[k];
+        if (p->source->finalize && sl__node_depend(p->source->finalize, p->start) != SL_OK)
+            return sl__query_fail(q, "", SL_ENOMEM, "out of memory building the task graph");
+        if (sl__node_depend(p->start, p->sink->finalize) != SL_OK)
+            return sl__query_fail(q, "", SL_ENOMEM, "out of memory building the task graph");
+    }
+    return SL_OK;
+}
+
+/* ---------------- profile ---------------- */
+
+char *sl__query_profile(struct sl_query *q)
+{
+    size_t cap = 256 + (size_t)q->n_ops * 320 + (size_t)q->n_pipes * 128, len = 0;
+    char *s = sl__malloc(cap);
+    if (!s)
+        return NULL;
+    len += (size_t)snprintf(s + len, cap - len,
+                            "{\"status\":\"%s\",\"time_ms\":%.3f,\"tasks\":%" PRId64
+                            ",\"operators\":[",
+                            sl_err_name(q->rc), (q->end_ns - q->start_ns) / 1e6,
+                            (int64_t)atomic_load(&q->graph.completed));
+    for (int i = 0; i < q->n_ops; i++) {
+        struct sl__opstate *os = &q->ops[i];
+        int dm = atomic_load(&os->device_mask);
+        len += (size_t)snprintf(
+            s + len, cap - len,
+            "%s{\"node\":%d,\"op\":\"%s\",\"device\":\"%s\",\"tasks\":%" PRId64
+            ",\"rows_in\":%" PRId64 ",\"rows_out\":%" PRId64 ",\"busy_ms\":%.3f}",
+            i ? "," : "", i < q->plan->n_nodes ? i : -1, os->op->def->name,
+            dm == 3 ? "cpu+gpu" : dm == 2 ? "gpu" : "cpu", (int64_t)atomic_load(&os->tasks),
+            (int64_t)atomic_load(&os->rows_in), (int64_t)atomic_load(&os->rows_out),
+            atomic_load(&os->busy_ns) / 1e6);
+    }
+    len += (size_t)snprintf(s + len, cap - len, "],\"pipelines\":[");
+    for (int k = 0; k < q->n_pipes; k++) {
+        struct sl__pipeline *p = &q->pipes[k];
+        len += (size_t)snprintf(s + len, cap - len,
+                                "%s{\"id\":%d,\"source\":\"%s\",\"sink\":\"%s\",\"tasks\":%" PRId64
+                                "}",
+                                k ? "," : "", p->id, p->source->op->def->name,
+                                p->sink->op->def->name, p->n_tasks);
+    }
+    snprintf(s + len, cap - len, "]}");
+    return s;
+}

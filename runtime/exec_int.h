@@ -1,0 +1,122 @@
+/* Internal structure of queries: per-node state, pipelines and task contexts. */
+#ifndef SLUICE_RUNTIME_EXEC_INT_H
+#define SLUICE_RUNTIME_EXEC_INT_H
+
+#include <pthread.h>
+
+#include "engine_int.h"
+#include "plan_int.h"
+#include "sched_int.h"
+
+/* Per-node state of one query. */
+struct sl__opstate {
+    struct sl_op *op;
+    void *gstate;
+    void **lstates;                  /* one per worker; created on first use */
+    struct sl__node *finalize;       /* combine + finalize node (sink ops) */
+    /* profile counters */
+    _Atomic int64_t rows_in, rows_out, batches_in, tasks, busy_ns;
+    _Atomic int device_mask;         /* 1 = ran on CPU, 2 = ran on a GPU */
+};
+
+/* source -> chain of streaming nodes -> sink */
+struct sl__pipeline {
+    int id;
+    struct sl__opstate *source;
+    int n_chain;
+    struct sl__opstate **chain;
+    struct sl__opstate *sink;
+    int sink_port;
+    struct sl__node *start;          /* spawns the morsel tasks */
+    int64_t n_tasks;
+    int64_t start_ns, end_ns;
+};
+
+enum sl__qstate { SL__Q_CREATED = 0, SL__Q_RUNNING = 1, SL__Q_DONE = 2 };
+
+struct sl__qalloc {                  /* header of sl_task_alloc blocks */
+    struct sl__qalloc *prev, *next;
+    int64_t bytes;
+    int64_t pad[5];                  /* keeps the payload 64-byte aligned */
+};
+
+struct sl_query {
+    sl_engine_t *eng;
+    sl_plan_t *plan;
+    struct sl__graph graph;
+    int n_ops;                       /* plan nodes, then one collect per output */
+    struct sl__opstate *ops;
+    struct sl_op *collect_ops;       /* synthetic nodes, one per output */
+    int n_outputs;
+    int n_pipes;
+    struct sl__pipeline *pipes;
+    int n_slots;                     /* local-state slots = scheduler workers */
+
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    enum sl__qstate state;
+    int rc;                          /* final status */
+    bool graph_ready;
+
+    /* first error wins */
+    pthread_mutex_t err_mu;
+    struct sl__errslot err;
+    char err_op[64];
+    int err_device, err_native;
+    _Atomic int failed;
+
+    /* sl_task_alloc blocks */
+    pthread_mutex_t alloc_mu;
+    struct sl__qalloc *allocs;
+
+    /* progress */
+    _Atomic int64_t bytes_done, bytes_total;
+    void (*progress_cb)(void *, const struct sl_progress *);
+    void *progress_user;
+    int progress_ms;
+    int64_t last_progress_ns;
+    _Atomic int progress_busy;
+
+    int64_t start_ns, end_ns;
+    char *profile;
+};
+
+/* What a phase implementation sees: the node, its state, the morsel or item, the input. */
+struct sl_task {
+    struct sl_query *q;
+    struct sl__opstate *os;
+    struct sl__pipeline *pipe;       /* NULL outside pipelines */
+    int stage;                       /* -1 source, 0..n_chain-1 chain, n_chain sink */
+    struct sl__node *gnode;          /* graph node running this task */
+    struct sl__worker *worker;
+    enum sl_device_kind kind;
+    int64_t index, count;
+    int port;
+    sl_batch_t *input;
+    void *arg;
+    void *stream;
+    void *combine_lstate;            /* the local state being combined, during combine */
+};
+
+int64_t sl__now_ns(void);
+/* Records the query's first error (printf-style) and marks it failed. */
+int sl__query_fail(struct sl_query *q, const char *op_name, int code, const char *fmt, ...)
+    SL__PRINTF(4, 5);
+/* Picks the implementation of a phase for a device kind; NULL if none. */
+const struct sl_impl *sl__phase_impl(const struct sl_phase *ph, enum sl_device_kind kind,
+                                     const sl_task_t *t);
+/* Runs one phase implementation for a task and accounts for it. */
+int sl__task_run_phase(sl_task_t *t, const struct sl_phase *ph);
+/* Local state of a node for the worker running t (created on first use). */
+void *sl__task_lstate(sl_task_t *t);
+
+/* Lowering and graph building (exec.c). */
+int sl__query_lower(struct sl_query *q);
+int sl__query_build_graph(struct sl_query *q);
+char *sl__query_profile(struct sl_query *q);
+
+/* The internal operator that collects a plan output into a table (operators/core). */
+extern const struct sl_op_def sl__collect_def;
+sl_table_t *sl__collect_result(void *gstate);
+
+#endif /* SLUICE_RUNTIME_EXEC_INT_H */

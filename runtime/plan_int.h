@@ -1,0 +1,58 @@
+/* Internal structure of plans, nodes and option lists. */
+#ifndef SLUICE_RUNTIME_PLAN_INT_H
+#define SLUICE_RUNTIME_PLAN_INT_H
+
+#include "internal.h"
+
+/* A parsed option list: key/value strings. */
+struct sl__opt {
+    char *key;
+    char *value;
+};
+
+struct sl__opts {
+    int n;
+    struct sl__opt *items;
+};
+
+/* Parses "k=v k2=v2" (spaces or commas between pairs; values may be "quoted" with \"
+ * and \\ escapes). Errors carry the position. */
+int sl__opts_parse(const char *text, struct sl__opts *out, char *err, size_t err_len);
+void sl__opts_free(struct sl__opts *o);
+const char *sl__opts_get(const struct sl__opts *o, const char *key);
+
+/* A node of a plan: an operator instance. */
+struct sl_op {
+    int id;
+    const struct sl_op_def *def;
+    struct sl__opts opts;            /* user options, validated against def->options */
+    int n_inputs;
+    int *inputs;                     /* node ids */
+    sl_schema_t *schema;             /* output schema */
+    void *data;                      /* from bind */
+    void (*data_free)(void *);
+    int64_t rows_estimate;           /* -1 unknown */
+    enum sl_placement placement;
+    struct sl_plan *plan;
+    char *output_name;               /* non-NULL if marked as a plan output */
+};
+
+struct sl_plan {
+    int n_nodes, cap_nodes;
+    struct sl_op **nodes;
+    _Atomic int frozen;              /* set when a query is created */
+    struct sl__errslot err;
+};
+
+/* The bind context handed to sl_op_def.bind. */
+struct sl_bind {
+    struct sl_op *op;
+    struct sl_plan *plan;
+    struct sl__errslot *err;
+    int failed;
+};
+
+/* Binds (or rebinds) a node: options and input schemas to output schema. */
+int sl__op_bind(struct sl_plan *plan, struct sl_op *op);
+
+#endif /* SLUICE_RUNTIME_PLAN_INT_H */

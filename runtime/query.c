@@ -1,0 +1,339 @@
+/* Queries: creating one from a plan, running it on the engine, its errors, progress,
+ * results and profile. */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "exec_int.h"
+
+int sl__query_fail(struct sl_query *q, const char *op_name, int code, const char *fmt, ...)
+{
+    pthread_mutex_lock(&q->err_mu);
+    if (!atomic_load(&q->failed)) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(q->err.msg, sizeof q->err.msg, fmt, ap);
+        va_end(ap);
+        q->err.code = code;
+        snprintf(q->err_op, sizeof q->err_op, "%s", op_name ? op_name : "");
+        /* Release: workers that see `failed` also see the message. */
+        atomic_store_explicit(&q->failed, 1, memory_order_release);
+        if (q->graph_ready)
+            sl__graph_skip(&q->graph);
+    }
+    pthread_mutex_unlock(&q->err_mu);
+    return code;
+}
+
+static void on_graph_finish(struct sl__graph *g, void *user)
+{
+    struct sl_query *q = user;
+    (void)g;
+    q->end_ns = sl__now_ns();
+    q->rc = atomic_load(&q->failed) ? q->err.code : SL_OK;
+}
+
+static void free_states(struct sl_query *q)
+{
+    for (int i = 0; i < q->n_ops; i++) {
+        struct sl__opstate *os = &q->ops[i];
+        const struct sl_op_def *d = os->op ? os->op->def : NULL;
+        if (!d)
+            continue;
+        for (int s = 0; os->lstates && s < q->n_slots; s++) {
+            if (!os->lstates[s])
+                continue;
+            if (d->fini_local)
+                d->fini_local(os->op, os->gstate, os->lstates[s]);
+            sl__free(os->lstates[s], d->local_state_bytes);
+        }
+        sl__free(os->lstates, 0);
+        if (os->gstate) {
+            if (d->fini_global)
+                d->fini_global(os->op, os->gstate);
+            sl__free(os->gstate, d->global_state_bytes);
+        }
+    }
+}
+
+static int init_states(struct sl_query *q)
+{
+    for (int i = 0; i < q->n_ops; i++) {
+        struct sl__opstate *os = &q->ops[i];
+        const struct sl_op_def *d = os->op->def;
+        os->lstates = sl__calloc((size_t)q->n_slots, sizeof *os->lstates);
+        if (!os->lstates)
+            return sl__query_fail(q, d->name, SL_ENOMEM, "out of memory");
+        if (d->global_state_bytes) {
+            os->gstate = sl__calloc(1, d->global_state_bytes);
+            if (!os->gstate)
+                return sl__query_fail(q, d->name, SL_ENOMEM, "out of memory");
+        }
+        int rc = d->init_global ? d->init_global(os->op, os->gstate) : SL_OK;
+        if (rc < 0) {
+            if (!atomic_load(&q->failed))
+                sl__query_fail(q, d->name, rc, "%s: init_global failed: %s", d->name,
+                               sl_strerror(rc));
+            if (d->global_state_bytes == 0)
+                os->gstate = NULL;
+            return q->err.code;
+        }
+    }
+    return SL_OK;
+}
+
+static int setup_collects(struct sl_query *q)
+{
+    sl_plan_t *p = q->plan;
+    for (int i = 0; i < p->n_nodes; i++)
+        q->n_outputs += p->nodes[i]->output_name != NULL;
+    if (q->n_outputs) {
+        q->collect_ops = sl__calloc((size_t)q->n_outputs, sizeof *q->collect_ops);
+        if (!q->collect_ops)
+            return SL_ENOMEM;
+    }
+    q->n_ops = p->n_nodes + q->n_outputs;
+    q->ops = sl__calloc((size_t)(q->n_ops ? q->n_ops : 1), sizeof *q->ops);
+    if (!q->ops)
+        return SL_ENOMEM;
+    for (int i = 0; i < p->n_nodes; i++)
+        q->ops[i].op = p->nodes[i];
+    int k = 0;
+    for (int i = 0; i < p->n_nodes; i++) {
+        if (!p->nodes[i]->output_name)
+            continue;
+        struct sl_op *c = &q->collect_ops[k];
+        c->id = -1;
+        c->def = &sl__collect_def;
+        c->n_inputs = 1;
+        c->inputs = &p->nodes[i]->id; /* points into the plan node, lives with the plan */
+        c->schema = p->nodes[i]->schema;
+        c->plan = p;
+        c->output_name = p->nodes[i]->output_name;
+        c->rows_estimate = -1;
+        q->ops[p->n_nodes + k].op = c;
+        k++;
+    }
+    return SL_OK;
+}
+
+int sl_query_create(sl_engine_t *eng, sl_plan_t *plan, sl_query_t **out)
+{
+    *out = NULL;
+    if (!eng || !plan)
+        return sl__set_last_error(SL_EINVAL, "sl_query_create: NULL engine or plan");
+    if (plan->n_nodes == 0)
+        return sl__errslot_set(&plan->err, SL_EINVAL, "the plan is empty");
+    struct sl_query *q = sl__calloc(1, sizeof *q);
+    if (!q)
+        return sl__set_last_error(SL_ENOMEM, "out of memory creating a query");
+    q->eng = eng;
+    q->plan = plan;
+    q->n_slots = sl__sched_num_workers(eng->sched);
+    q->err_device = -1;
+    pthread_mutex_init(&q->mu, NULL);
+    pthread_cond_init(&q->cv, NULL);
+    pthread_mutex_init(&q->err_mu, NULL);
+    pthread_mutex_init(&q->alloc_mu, NULL);
+    sl__graph_init(&q->graph, eng->sched);
+    q->graph.on_finish = on_graph_finish;
+    q->graph.on_finish_user = q;
+    atomic_store(&plan->frozen, 1);
+    int rc = setup_collects(q);
+    if (rc != SL_OK)
+        sl__query_fail(q, "", rc, "out of memory creating a query");
+    if (rc == SL_OK)
+        rc = sl__query_lower(q);
+    if (rc == SL_OK)
+        rc = init_states(q);
+    if (rc == SL_OK)
+        rc = sl__query_build_graph(q);
+    q->graph_ready = true;
+    if (rc != SL_OK) {
+        /* Keep the message readable after the query is gone. */
+        char msg[SL__MSG_MAX];
+        snprintf(msg, sizeof msg, "%s", q->err.msg);
+        sl_query_destroy(q);
+        return sl__errslot_set(&plan->err, rc, "%s", msg);
+    }
+    *out = q;
+    return SL_OK;
+}
+
+static void release_all(struct sl_query *q)
+{
+    /* Node release order does not matter: dependencies hold nodes back. */
+    for (int i = 0; i < q->n_ops; i++) {
+        if (q->ops[i].finalize)
+            sl__node_release(q->ops[i].finalize);
+    }
+    for (int k = 0; k < q->n_pipes; k++) {
+        if (q->pipes[k].start) /* NULL when building failed part-way */
+            sl__node_release(q->pipes[k].start);
+    }
+}
+
+int sl_query_start(sl_query_t *q)
+{
+    if (!q)
+        return sl__set_last_error(SL_EINVAL, "sl_query_start: NULL query");
+    pthread_mutex_lock(&q->mu);
+    if (q->state != SL__Q_CREATED) {
+        pthread_mutex_unlock(&q->mu);
+        return sl__set_last_error(SL_ESTATE, "the query was already started; create a new "
+                                  "query to run the plan again");
+    }
+    q->state = SL__Q_RUNNING;
+    pthread_mutex_unlock(&q->mu);
+    sl__engine_query_started(q->eng);
+    q->start_ns = sl__now_ns();
+    release_all(q);
+    sl__graph_seal(&q->graph);
+    return SL_OK;
+}
+
+int sl_query_wait(sl_query_t *q)
+{
+    if (!q)
+        return sl__set_last_error(SL_EINVAL, "sl_query_wait: NULL query");
+    pthread_mutex_lock(&q->mu);
+    enum sl__qstate st = q->state;
+    pthread_mutex_unlock(&q->mu);
+    if (st == SL__Q_CREATED)
+        return sl__set_last_error(SL_ESTATE, "the query was not started");
+    if (st == SL__Q_RUNNING) {
+        sl__graph_wait(&q->graph);
+        pthread_mutex_lock(&q->mu);
+        if (q->state == SL__Q_RUNNING) {
+            q->state = SL__Q_DONE;
+            q->profile = sl__query_profile(q);
+            sl__engine_query_finished(q->eng);
+        }
+        pthread_mutex_unlock(&q->mu);
+    }
+    if (q->rc != SL_OK)
+        sl__set_last_error(q->rc, "%s", q->err.msg);
+    return q->rc;
+}
+
+int sl_query_run(sl_query_t *q)
+{
+    int rc = sl_query_start(q);
+    if (rc != SL_OK)
+        return rc;
+    return sl_query_wait(q);
+}
+
+void sl_query_cancel(sl_query_t *q)
+{
+    if (q)
+        sl__query_fail(q, "", SL_ECANCELED, "the query was cancelled");
+}
+
+void sl_query_destroy(sl_query_t *q)
+{
+    if (!q)
+        return;
+    pthread_mutex_lock(&q->mu);
+    enum sl__qstate st = q->state;
+    pthread_mutex_unlock(&q->mu);
+    if (st == SL__Q_RUNNING)
+        sl_query_wait(q);
+    if (st == SL__Q_CREATED && q->graph_ready) {
+        /* Never started: let the unreleased nodes drain without running. */
+        sl__graph_skip(&q->graph);
+        if (q->ops && q->pipes)
+            release_all(q);
+        sl__graph_seal(&q->graph);
+        sl__graph_wait(&q->graph);
+    } else if (st == SL__Q_CREATED) {
+        sl__graph_seal(&q->graph);
+    }
+    sl__graph_fini(&q->graph);
+    if (q->ops)
+        free_states(q);
+    for (int k = 0; q->pipes && k < q->n_pipes; k++)
+        sl__free(q->pipes[k].chain, 0);
+    sl__free(q->pipes, 0);
+    sl__free(q->ops, 0);
+    sl__free(q->collect_ops, 0);
+    struct sl__qalloc *h = q->allocs;
+    while (h) {
+        struct sl__qalloc *next = h->next;
+        sl__engine_release_host(q->eng, h->bytes);
+        sl__free(h, sizeof *h + (size_t)h->bytes);
+        h = next;
+    }
+    sl__free(q->profile, 0);
+    pthread_mutex_destroy(&q->mu);
+    pthread_cond_destroy(&q->cv);
+    pthread_mutex_destroy(&q->err_mu);
+    pthread_mutex_destroy(&q->alloc_mu);
+    sl__free(q, sizeof *q);
+}
+
+const char *sl_query_errmsg(const sl_query_t *q)
+{
+    return q ? q->err.msg : "";
+}
+
+int sl_query_error(const sl_query_t *q, struct sl_error_info *info)
+{
+    info->code = q->err.code;
+    info->message = q->err.msg;
+    info->op_name = q->err_op;
+    info->device = q->err_device;
+    info->native_code = q->err_native;
+    return q->err.code;
+}
+
+void sl_query_progress(const sl_query_t *q, struct sl_progress *p)
+{
+    struct sl_query *mq = (struct sl_query *)q;
+    p->tasks_done = atomic_load(&mq->graph.completed);
+    p->tasks_total = atomic_load(&mq->graph.created);
+    p->bytes_done = atomic_load(&mq->bytes_done);
+    p->bytes_total = atomic_load(&mq->bytes_total);
+    pthread_mutex_lock(&mq->mu);
+    p->finished = mq->state == SL__Q_DONE;
+    pthread_mutex_unlock(&mq->mu);
+}
+
+int sl_query_on_progress(sl_query_t *q, void (*cb)(void *, const struct sl_progress *),
+                         void *user, int interval_ms)
+{
+    if (!q || interval_ms < 0)
+        return sl__set_last_error(SL_EINVAL, "sl_query_on_progress: bad arguments");
+    q->progress_cb = cb;
+    q->progress_user = user;
+    q->progress_ms = interval_ms;
+    return SL_OK;
+}
+
+int sl_query_result(sl_query_t *q, const char *name, sl_table_t **out)
+{
+    *out = NULL;
+    if (!q || !name)
+        return sl__set_last_error(SL_EINVAL, "sl_query_result: NULL argument");
+    pthread_mutex_lock(&q->mu);
+    bool done = q->state == SL__Q_DONE;
+    pthread_mutex_unlock(&q->mu);
+    if (!done || q->rc != SL_OK)
+        return sl__set_last_error(SL_ESTATE, "the query has not finished successfully");
+    for (int k = 0; k < q->n_outputs; k++) {
+        struct sl__opstate *os = &q->ops[q->plan->n_nodes + k];
+        if (strcmp(os->op->output_name, name) == 0) {
+            sl_table_t *t = sl__collect_result(os->gstate);
+            sl_table_ref(t);
+            *out = t;
+            return SL_OK;
+        }
+    }
+    return sl__set_last_error(SL_ENOTFOUND, "the plan has no output named '%s'", name);
+}
+
+const char *sl_query_profile_json(sl_query_t *q)
+{
+    return (q && q->profile) ? q->profile : "{}";
+}

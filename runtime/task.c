@@ -1,0 +1,320 @@
+/* The task context that phase implementations see, and running one phase. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "exec_int.h"
+
+const struct sl_impl *sl__phase_impl(const struct sl_phase *ph, enum sl_device_kind kind,
+                                     const sl_task_t *t)
+{
+    if (!ph)
+        return NULL;
+    for (unsigned i = 0; i < ph->n_impls; i++) {
+        const struct sl_impl *im = &ph->impls[i];
+        if (im->device == kind && im->run && (!im->can_run || im->can_run(t)))
+            return im;
+    }
+    return NULL;
+}
+
+int sl__task_run_phase(sl_task_t *t, const struct sl_phase *ph)
+{
+    const struct sl_impl *im = sl__phase_impl(ph, t->kind, t);
+    if (!im)
+        return sl__query_fail(t->q, t->os->op->def->name, SL_EUNSUPPORTED,
+                              "%s has no %s implementation for this phase",
+                              t->os->op->def->name, t->kind == SL_DEVICE_CPU ? "CPU" : "CUDA");
+    int64_t t0 = sl__now_ns();
+    int rc;
+    do {
+        rc = im->run(t);
+    } while (rc == SL_HAVE_OUTPUT && !atomic_load_explicit(&t->q->failed, memory_order_relaxed));
+    atomic_fetch_add_explicit(&t->os->busy_ns, sl__now_ns() - t0, memory_order_relaxed);
+    atomic_fetch_add_explicit(&t->os->tasks, 1, memory_order_relaxed);
+    atomic_fetch_or_explicit(&t->os->device_mask, t->kind == SL_DEVICE_CPU ? 1 : 2,
+                             memory_order_relaxed);
+    if (rc < 0 && !atomic_load(&t->q->failed))
+        sl__query_fail(t->q, t->os->op->def->name, rc, "%s failed: %s", t->os->op->def->name,
+                       sl_strerror(rc));
+    return rc < 0 ? rc : SL_OK;
+}
+
+void *sl__task_lstate(sl_task_t *t)
+{
+    const struct sl_op_def *d = t->os->op->def;
+    if (!d->local_state_bytes)
+        return NULL;
+    int slot = t->worker ? t->worker->id : 0;
+    void *ls = t->os->lstates[slot];
+    if (ls)
+        return ls;
+    ls = sl__calloc(1, d->local_state_bytes);
+    if (!ls) {
+        sl__query_fail(t->q, d->name, SL_ENOMEM, "out of memory for local state");
+        return NULL;
+    }
+    int rc = d->init_local ? d->init_local(t->os->op, t->os->gstate, ls) : SL_OK;
+    if (rc < 0) {
+        sl__free(ls, d->local_state_bytes);
+        if (!atomic_load(&t->q->failed))
+            sl__query_fail(t->q, d->name, rc, "%s: init_local failed: %s", d->name,
+                           sl_strerror(rc));
+        return NULL;
+    }
+    t->os->lstates[slot] = ls;
+    return ls;
+}
+
+/* ---------------- public task API ---------------- */
+
+const sl_op_t *sl_task_op(const sl_task_t *t)
+{
+    return t->os->op;
+}
+
+void *sl_task_gstate(const sl_task_t *t)
+{
+    return t->os->gstate;
+}
+
+void *sl_task_lstate(sl_task_t *t)
+{
+    /* During combine the runtime hands over the local state being combined. */
+    if (t->combine_lstate)
+        return t->combine_lstate;
+    return sl__task_lstate(t);
+}
+
+int64_t sl_task_index(const sl_task_t *t)
+{
+    return t->index;
+}
+
+int64_t sl_task_count(const sl_task_t *t)
+{
+    return t->count;
+}
+
+int sl_task_port(const sl_task_t *t)
+{
+    return t->port;
+}
+
+sl_batch_t *sl_task_input(const sl_task_t *t)
+{
+    return t->input;
+}
+
+void *sl_task_arg(const sl_task_t *t)
+{
+    return t->arg;
+}
+
+enum sl_device_kind sl_task_device_kind(const sl_task_t *t)
+{
+    return t->kind;
+}
+
+int sl_task_worker(const sl_task_t *t)
+{
+    if (!t->worker)
+        return 0;
+    return t->worker->gpu >= 0 ? t->worker->gpu : t->worker->id;
+}
+
+int64_t sl_task_morsel_rows(const sl_task_t *t)
+{
+    return t->kind == SL_DEVICE_CPU ? t->q->eng->morsel_rows_cpu : t->q->eng->morsel_rows_gpu;
+}
+
+void *sl_task_stream(const sl_task_t *t)
+{
+    return t->stream;
+}
+
+int sl_task_cancelled(const sl_task_t *t)
+{
+    return atomic_load_explicit(&t->q->failed, memory_order_relaxed) != 0;
+}
+
+int sl_task_fail(sl_task_t *t, int code, const char *fmt, ...)
+{
+    char msg[SL__MSG_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return sl__query_fail(t->q, t->os->op->def->name, code < 0 ? code : SL_EINTERNAL, "%s: %s",
+                          t->os->op->def->name, msg);
+}
+
+int sl_task_emit(sl_task_t *t, sl_batch_t *b)
+{
+    struct sl__pipeline *p = t->pipe;
+    if (!b)
+        return sl_task_fail(t, SL_EINVAL, "emitted a NULL batch");
+    atomic_fetch_add_explicit(&t->os->rows_out, b->n_rows, memory_order_relaxed);
+    if (!p) {
+        sl_batch_unref(b);
+        return sl_task_fail(t, SL_ESTATE, "emitted a batch outside a pipeline");
+    }
+    if (atomic_load_explicit(&t->q->failed, memory_order_relaxed)) {
+        sl_batch_unref(b);
+        return SL_ECANCELED;
+    }
+    sl_task_t sub = *t;
+    sub.stage = t->stage + 1;
+    sub.input = b;
+    sub.arg = NULL;
+    const struct sl_phase *ph;
+    if (sub.stage < p->n_chain) {
+        sub.os = p->chain[sub.stage];
+        sub.port = 0;
+        ph = sub.os->op->def->execute;
+    } else {
+        sub.os = p->sink;
+        sub.port = p->sink_port;
+        ph = sub.os->op->def->sink;
+    }
+    atomic_fetch_add_explicit(&sub.os->rows_in, b->n_rows, memory_order_relaxed);
+    atomic_fetch_add_explicit(&sub.os->batches_in, 1, memory_order_relaxed);
+    int rc = sl__task_run_phase(&sub, ph);
+    sl_batch_unref(b);
+    return rc;
+}
+
+void *sl_task_alloc(sl_task_t *t, size_t bytes)
+{
+    struct sl_query *q = t->q;
+    if (sl__engine_charge_host(q->eng, (int64_t)bytes) != SL_OK) {
+        sl_task_fail(t, SL_EBUDGET, "needs %zu more bytes of host memory, over the engine's "
+                     "host budget of %lld bytes", bytes, (long long)q->eng->host_limit);
+        return NULL;
+    }
+    struct sl__qalloc *h = sl__malloc(sizeof *h + bytes);
+    if (!h) {
+        sl__engine_release_host(q->eng, (int64_t)bytes);
+        sl_task_fail(t, SL_ENOMEM, "out of memory allocating %zu bytes", bytes);
+        return NULL;
+    }
+    h->bytes = (int64_t)bytes;
+    pthread_mutex_lock(&q->alloc_mu);
+    h->prev = NULL;
+    h->next = q->allocs;
+    if (q->allocs)
+        q->allocs->prev = h;
+    q->allocs = h;
+    pthread_mutex_unlock(&q->alloc_mu);
+    return h + 1;
+}
+
+void sl_task_free(sl_task_t *t, void *p)
+{
+    if (!p)
+        return;
+    struct sl_query *q = t->q;
+    struct sl__qalloc *h = (struct sl__qalloc *)p - 1;
+    pthread_mutex_lock(&q->alloc_mu);
+    if (h->prev)
+        h->prev->next = h->next;
+    else
+        q->allocs = h->next;
+    if (h->next)
+        h->next->prev = h->prev;
+    pthread_mutex_unlock(&q->alloc_mu);
+    sl__engine_release_host(q->eng, h->bytes);
+    sl__free(h, sizeof *h + (size_t)h->bytes);
+}
+
+struct spawn_info {
+    struct sl__opstate *os;
+    const struct sl_phase *work, *then;
+    void *arg;
+};
+
+static void run_spawned(struct sl__node *n, struct sl__worker *w)
+{
+    struct spawn_info *si = n->arg;
+    sl_task_t t = {
+        .q = n->graph->on_finish_user,
+        .os = si->os,
+        .stage = -1,
+        .gnode = n,
+        .worker = w,
+        .kind = SL_DEVICE_CPU,
+        .index = n->index,
+        .count = n->count,
+        .arg = si->arg,
+    };
+    if (atomic_load_explicit(&t.q->failed, memory_order_relaxed))
+        return;
+    sl__task_run_phase(&t, si->work);
+}
+
+static void run_then(struct sl__node *n, struct sl__worker *w)
+{
+    struct spawn_info *si = n->arg;
+    sl_task_t t = {
+        .q = n->graph->on_finish_user,
+        .os = si->os,
+        .stage = -1,
+        .gnode = n,
+        .worker = w,
+        .kind = SL_DEVICE_CPU,
+        .count = 1,
+        .arg = si->arg,
+    };
+    if (atomic_load_explicit(&t.q->failed, memory_order_relaxed))
+        return;
+    sl__task_run_phase(&t, si->then);
+}
+
+int sl_task_spawn(sl_task_t *t, const struct sl_phase *work, int64_t n, void *arg,
+                  const struct sl_phase *then)
+{
+    if (!work || n < 0)
+        return sl_task_fail(t, SL_EINVAL, "sl_task_spawn: bad arguments");
+    if (!t->gnode)
+        return sl_task_fail(t, SL_ESTATE, "sl_task_spawn outside a task");
+    struct spawn_info *si = sl_task_alloc(t, sizeof *si);
+    if (!si)
+        return SL_ENOMEM;
+    si->os = t->os;
+    si->work = work;
+    si->then = then;
+    si->arg = arg;
+    struct sl__graph *g = t->gnode->graph;
+    struct sl__node *then_node = NULL;
+    if (then) {
+        then_node = sl__node_new(g, run_then, si, SL__NODE_CPU);
+        if (!then_node)
+            return sl_task_fail(t, SL_ENOMEM, "out of memory spawning tasks");
+        sl__node_adopt(t->gnode, then_node);
+    }
+    for (int64_t i = 0; i < n; i++) {
+        struct sl__node *c = sl__node_new(g, run_spawned, si, SL__NODE_CPU);
+        if (!c || (then_node && sl__node_depend(c, then_node) != SL_OK)) {
+            if (then_node)
+                sl__node_release(then_node);
+            if (c) {
+                sl__node_adopt(t->gnode, c);
+                sl__node_release(c);
+            }
+            return sl_task_fail(t, SL_ENOMEM, "out of memory spawning tasks");
+        }
+        c->index = i;
+        c->count = n;
+        sl__node_adopt(t->gnode, c);
+        sl__node_release(c);
+    }
+    if (then_node)
+        sl__node_release(then_node);
+    return SL_OK;
+}
+
+void sl_task_progress(sl_task_t *t, int64_t rows, int64_t bytes)
+{
+    (void)rows;
+    atomic_fetch_add_explicit(&t->q->bytes_done, bytes, memory_order_relaxed);
+}
