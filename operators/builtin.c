@@ -1,12 +1,15 @@
 /* Registers the built-in operators. They use the same operator ABI and registry call as
- * plugins do. */
+ * plugins do. The list comes from each operator folder's meson.build (builtin_ops). */
+#include "builtin_list.h"
 #include "operators.h"
 
-static const struct sl_op_def *const builtins[] = {
-    &sl__scan_table_def,
-    &sl__gen_sequence_def,
-    &sl__aggregate_sum_def,
-};
+#define SL__DECLARE(def) extern const struct sl_op_def def;
+SL__BUILTIN_OPS(SL__DECLARE)
+#undef SL__DECLARE
+
+#define SL__REF(def) &def,
+static const struct sl_op_def *const builtins[] = {SL__BUILTIN_OPS(SL__REF)};
+#undef SL__REF
 
 int sl__builtin_register(sl_registry_t *reg)
 {

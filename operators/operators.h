@@ -7,10 +7,6 @@
 /* The node being bound (for built-ins that read data attached before bind). */
 sl_op_t *sl__bind_op(sl_bind_t *b);
 
-extern const struct sl_op_def sl__scan_table_def;
-extern const struct sl_op_def sl__gen_sequence_def;
-extern const struct sl_op_def sl__aggregate_sum_def;
-
 /* Rows of morsel `index` when `total` rows are cut into morsels of `morsel` rows. */
 static inline int64_t sl__morsel_len(int64_t total, int64_t morsel, int64_t index)
 {

@@ -3,6 +3,7 @@
 #ifndef SLUICE_RUNTIME_INTERNAL_H
 #define SLUICE_RUNTIME_INTERNAL_H
 
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>

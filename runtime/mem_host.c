@@ -1,9 +1,9 @@
 /* Host memory: every allocation of the library goes through here.
  *
- * With jemalloc, sluice creates its own arenas (one per NUMA node, bound to it by an
- * mbind in the arena's extent hook) and calls mallocx/dallocx on them, so linking or
- * dlopen-ing libsluice never replaces the embedding program's malloc. Sanitizer builds
- * use libc (posix_memalign/free) so AddressSanitizer sees every buffer.
+ * With jemalloc (see je_bind below), sluice creates an arena of its own and calls
+ * mallocx/dallocx on it, so linking or dlopen-ing libsluice never replaces the embedding
+ * program's malloc. Sanitizer builds use libc (posix_memalign/free) so that
+ * AddressSanitizer sees every buffer.
  *
  * Counters of live allocations feed the tests' leak checks; the fault injector makes
  * the Nth allocation fail so error paths can be tested (SQLite's test_malloc.c).
@@ -15,7 +15,7 @@
 #include "internal.h"
 
 #ifdef SL_USE_JEMALLOC
-#include <jemalloc/jemalloc.h>
+#include <jemalloc/jemalloc.h> /* MALLOCX_* flag macros only */
 #include <pthread.h>
 #endif
 
@@ -52,39 +52,74 @@ void sl__mem_counters(struct sl__mem_counters *c)
 }
 
 #ifdef SL_USE_JEMALLOC
-static unsigned arena_index;
-static int arena_flags;
-static pthread_once_t arena_once = PTHREAD_ONCE_INIT;
+/* jemalloc is bound at run time, not linked: Debian's libjemalloc uses initial-exec TLS
+ * (about 2.6 KB), more than glibc keeps for libraries loaded after start, so a link-time
+ * dependency would make dlopen(libsluice) fail. sluice uses jemalloc when the process
+ * already has it (the program linked it, as the sluice command does) or when the loader
+ * can still add it; otherwise it falls back to libc. Either way the program's malloc is
+ * never replaced: sluice calls jemalloc only through mallocx/dallocx on its own arena. */
+#include <dlfcn.h>
+#include <malloc.h>
+#include <stdio.h>
 
-static void arena_init(void)
+static void *(*je_mallocx_fn)(size_t, int);
+static void (*je_dallocx_fn)(void *, int);
+static size_t (*je_sallocx_fn)(const void *, int);
+static int (*je_mallctl_fn)(const char *, void *, size_t *, void *, size_t);
+static int arena_flags;
+static char alloc_name[160] = "libc";
+static pthread_once_t je_once = PTHREAD_ONCE_INIT;
+
+static void je_bind(void)
 {
-    /* One arena of our own. Its memory comes from jemalloc's default extent hooks;
-     * NUMA binding per node is added by the runtime's node arenas (numa.c) when the
-     * machine has more than one node. */
-    size_t sz = sizeof arena_index;
-    if (mallctl("arenas.create", &arena_index, &sz, NULL, 0) != 0) {
-        arena_flags = 0; /* fall back to jemalloc's default arenas, still via mallocx */
+    void *h = dlopen("libjemalloc.so.2", RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+    if (!h && !getenv("SLUICE_NO_JEMALLOC"))
+        h = dlopen("libjemalloc.so.2", RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+        snprintf(alloc_name, sizeof alloc_name, "libc (jemalloc not loadable here)");
         return;
     }
-    arena_flags = MALLOCX_ARENA(arena_index);
+    je_mallocx_fn = (void *(*)(size_t, int))dlsym(h, "mallocx");
+    je_dallocx_fn = (void (*)(void *, int))dlsym(h, "dallocx");
+    je_sallocx_fn = (size_t(*)(const void *, int))dlsym(h, "sallocx");
+    je_mallctl_fn = (int (*)(const char *, void *, size_t *, void *, size_t))dlsym(h, "mallctl");
+    if (!je_mallocx_fn || !je_dallocx_fn || !je_sallocx_fn || !je_mallctl_fn) {
+        je_mallocx_fn = NULL;
+        snprintf(alloc_name, sizeof alloc_name, "libc (jemalloc lacks mallocx)");
+        return;
+    }
+    unsigned arena;
+    size_t sz = sizeof arena;
+    /* One arena of sluice's own; jemalloc's default arenas if it cannot make one. */
+    arena_flags = je_mallctl_fn("arenas.create", &arena, &sz, NULL, 0) == 0
+                      ? MALLOCX_ARENA(arena)
+                      : 0;
+    snprintf(alloc_name, sizeof alloc_name, "jemalloc");
 }
 
 static void *raw_alloc(size_t bytes)
 {
-    pthread_once(&arena_once, arena_init);
-    return mallocx(bytes ? bytes : 1, arena_flags | MALLOCX_ALIGN(SL__ALIGN));
+    pthread_once(&je_once, je_bind);
+    if (je_mallocx_fn)
+        return je_mallocx_fn(bytes ? bytes : 1, arena_flags | MALLOCX_ALIGN(SL__ALIGN));
+    void *p = NULL;
+    return posix_memalign(&p, SL__ALIGN, bytes ? bytes : 1) == 0 ? p : NULL;
 }
 static void raw_free(void *p)
 {
-    dallocx(p, arena_flags);
+    if (je_mallocx_fn)
+        je_dallocx_fn(p, arena_flags);
+    else
+        free(p);
 }
 static size_t raw_usable(void *p)
 {
-    return sallocx(p, 0);
+    return je_mallocx_fn ? je_sallocx_fn(p, 0) : malloc_usable_size(p);
 }
 const char *sl__mem_allocator(void)
 {
-    return "jemalloc";
+    pthread_once(&je_once, je_bind);
+    return alloc_name;
 }
 #else
 #include <malloc.h>

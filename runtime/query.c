@@ -203,6 +203,15 @@ int sl_query_wait(sl_query_t *q)
     if (st == SL__Q_CREATED)
         return sl__set_last_error(SL_ESTATE, "the query was not started");
     if (st == SL__Q_RUNNING) {
+        if (q->progress_cb) {
+            /* The waiting thread reports progress while it waits. */
+            int ms = q->progress_ms > 0 ? q->progress_ms : 100;
+            struct sl_progress pr;
+            while (!sl__graph_wait_ms(&q->graph, ms)) {
+                sl_query_progress(q, &pr);
+                q->progress_cb(q->progress_user, &pr);
+            }
+        }
         sl__graph_wait(&q->graph);
         pthread_mutex_lock(&q->mu);
         if (q->state == SL__Q_RUNNING) {

@@ -118,6 +118,8 @@ void sl__node_release(struct sl__node *n);
 void sl__node_adopt(struct sl__node *parent, struct sl__node *child);
 /* Blocks until every node created in the graph has completed. */
 void sl__graph_wait(struct sl__graph *g);
+/* Waits at most `ms` milliseconds; true if the graph has finished. */
+bool sl__graph_wait_ms(struct sl__graph *g, int ms);
 /* Stops running node functions of this graph; queued nodes complete without running. */
 void sl__graph_skip(struct sl__graph *g);
 

@@ -53,8 +53,8 @@ struct sl_progress {
     int finished;
 };
 SL_API void sl_query_progress(const sl_query_t *q, struct sl_progress *p);
-/* Calls cb from a worker thread roughly every interval_ms while the query runs. Set
- * before sl_query_start. */
+/* Calls cb roughly every interval_ms (0 = 100) while the query runs, from the thread
+ * waiting in sl_query_run or sl_query_wait. Set before sl_query_start. */
 SL_API int sl_query_on_progress(sl_query_t *q, void (*cb)(void *user, const struct sl_progress *),
                                 void *user, int interval_ms);
 

@@ -11,5 +11,6 @@
 #include "plan.h"
 #include "query.h"
 #include "op.h"
+#include "sched.h"
 
 #endif /* SLUICE_SLUICE_H */

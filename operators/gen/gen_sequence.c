@@ -35,12 +35,12 @@ static int seq_bind(sl_bind_t *b)
         return sl_bind_fail(b, SL_EINVAL, "rows must be >= 0, got %lld", (long long)d.rows);
     if (sl_type_parse(type, &d.type) < 0 || (d.type != SL_TYPE_INT32 && d.type != SL_TYPE_INT64))
         return sl_bind_fail(b, SL_ETYPE, "type must be int32 or int64, got '%s'", type);
-    if (d.type == SL_TYPE_INT32) {
-        /* The last value must fit: start + (rows-1)*step within int32. */
-        __int128 last = (__int128)d.start + (__int128)(d.rows ? d.rows - 1 : 0) * d.step;
-        if (d.start < INT32_MIN || d.start > INT32_MAX || last < INT32_MIN || last > INT32_MAX)
-            return sl_bind_fail(b, SL_EOVERFLOW, "values do not fit in int32");
-    }
+    /* The last value must fit the type: start + (rows-1)*step. */
+    __int128 last = (__int128)d.start + (__int128)(d.rows ? d.rows - 1 : 0) * d.step;
+    __int128 lo = d.type == SL_TYPE_INT32 ? INT32_MIN : INT64_MIN;
+    __int128 hi = d.type == SL_TYPE_INT32 ? INT32_MAX : INT64_MAX;
+    if (d.start < lo || d.start > hi || last < lo || last > hi)
+        return sl_bind_fail(b, SL_EOVERFLOW, "values do not fit in %s", type);
     struct seq_data *p = sl__malloc(sizeof *p);
     if (!p)
         return sl_bind_fail(b, SL_ENOMEM, "out of memory");

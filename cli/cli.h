@@ -1,0 +1,37 @@
+/* Shared helpers of the sluice command. The command uses only the public API. */
+#ifndef SLUICE_CLI_H
+#define SLUICE_CLI_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <sluice/sluice.h>
+
+/* Options every command accepts (parsed by cli_common_option). */
+struct cli_common {
+    int threads;            /* --threads N */
+    int gpus;               /* --gpus N (-1 = all) */
+    int64_t gpu_mem;        /* --gpu-mem BYTES */
+    int64_t host_mem;       /* --host-mem BYTES */
+    enum sl_placement placement; /* --placement cpu|gpu|auto */
+    const char *trace;      /* --trace FILE */
+    bool json;              /* --json */
+};
+
+void cli_common_init(struct cli_common *c);
+/* Consumes argv[*i] (and its value) if it is a common option. Returns 1 if consumed, 0 if
+ * not a common option, -1 on a bad value (message printed). */
+int cli_common_option(struct cli_common *c, int argc, char **argv, int *i);
+/* Opens an engine from the common options; prints the error and returns NULL on failure. */
+sl_engine_t *cli_open_engine(const struct cli_common *c);
+/* Parses "2^24", "16M", "1000" (k/M/G = 1000s; Ki/Mi/Gi = 1024s). */
+int cli_parse_count(const char *s, int64_t *out);
+int64_t cli_now_ns(void);
+/* Prints an error message "sluice: ..." to stderr; returns 1 (the exit code). */
+int cli_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+int cmd_devices(int argc, char **argv);
+int cmd_demo(int argc, char **argv);
+int cmd_bench(int argc, char **argv);
+
+#endif /* SLUICE_CLI_H */

@@ -1,0 +1,73 @@
+/* sluice devices: what the engine sees. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+static void print_json(sl_engine_t *eng)
+{
+    printf("{\"devices\":[");
+    for (int i = 0; i < sl_engine_device_count(eng); i++) {
+        struct sl_device_info d;
+        sl_engine_device_info(eng, i, &d);
+        printf("%s{\"kind\":\"%s\",\"ordinal\":%d,\"name\":\"%s\",\"memory_bytes\":%lld,"
+               "\"cores\":%d,\"numa\":%d,\"usable\":%s",
+               i ? "," : "", d.kind == SL_DEVICE_CPU ? "cpu" : "cuda", d.ordinal, d.name,
+               (long long)d.memory_bytes, d.n_cores, d.numa_node, d.usable ? "true" : "false");
+        if (d.kind == SL_DEVICE_CUDA)
+            printf(",\"compute\":\"%d.%d\",\"reason\":\"%s\",\"h2d_gbps\":%.1f,\"d2h_gbps\":%.1f",
+                   d.compute_major, d.compute_minor, d.reason, d.h2d_gbps, d.d2h_gbps);
+        printf("}");
+    }
+    printf("]}\n");
+}
+
+int cmd_devices(int argc, char **argv)
+{
+    struct cli_common c;
+    cli_common_init(&c);
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            printf("usage: sluice devices [--json] [--threads N] [--gpus N]\n"
+                   "Lists the CPU (cores, NUMA nodes) and the GPUs the engine sees.\n");
+            return 0;
+        }
+        int r = cli_common_option(&c, argc, argv, &i);
+        if (r < 0)
+            return 2;
+        if (r == 0)
+            return cli_fail("devices: unknown option '%s' (see sluice devices --help)", argv[i]);
+    }
+    sl_engine_t *eng = cli_open_engine(&c);
+    if (!eng)
+        return 1;
+    if (c.json) {
+        print_json(eng);
+        sl_engine_close(eng);
+        return 0;
+    }
+    int gpus = 0;
+    for (int i = 0; i < sl_engine_device_count(eng); i++) {
+        struct sl_device_info d;
+        sl_engine_device_info(eng, i, &d);
+        if (d.kind == SL_DEVICE_CPU) {
+            printf("cpu      %s: %d worker threads, %d NUMA node%s, %.1f GiB RAM\n", d.name,
+                   d.n_cores, d.numa_node, d.numa_node == 1 ? "" : "s",
+                   d.memory_bytes / 1073741824.0);
+            continue;
+        }
+        gpus++;
+        printf("gpu %-4d %s: %.1f GiB, %d SMs, compute %d.%d, NUMA node %d, %s", d.ordinal,
+               d.name, d.memory_bytes / 1073741824.0, d.n_cores, d.compute_major, d.compute_minor,
+               d.numa_node, d.usable ? "usable" : "NOT USED: ");
+        if (!d.usable)
+            printf("%s", d.reason);
+        if (d.h2d_gbps > 0)
+            printf(", host->device %.1f GB/s, device->host %.1f GB/s", d.h2d_gbps, d.d2h_gbps);
+        printf("\n");
+    }
+    if (gpus == 0)
+        printf("no GPU\n");
+    sl_engine_close(eng);
+    return 0;
+}

@@ -1,0 +1,155 @@
+/* Options shared by the sluice commands, and small helpers. */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli.h"
+
+void cli_common_init(struct cli_common *c)
+{
+    memset(c, 0, sizeof *c);
+    c->gpus = -1;
+    c->placement = SL_PLACE_AUTO;
+}
+
+int cli_fail(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("sluice: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    return 1;
+}
+
+int64_t cli_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+int cli_parse_count(const char *s, int64_t *out)
+{
+    char *end;
+    errno = 0;
+    const char *caret = strchr(s, '^');
+    if (caret) {
+        long long b = strtoll(s, &end, 10);
+        if (end != caret)
+            return -1;
+        long long e = strtoll(caret + 1, &end, 10);
+        if (*end || errno || b < 0 || e < 0 || e > 62 || powl(b, e) > 9.2e18L)
+            return -1;
+        *out = (int64_t)powl(b, e);
+        return 0;
+    }
+    double v = strtod(s, &end);
+    if (end == s || errno || v < 0)
+        return -1;
+    double mul = 1;
+    if (!strcmp(end, "k") || !strcmp(end, "K"))
+        mul = 1e3;
+    else if (!strcmp(end, "M"))
+        mul = 1e6;
+    else if (!strcmp(end, "G"))
+        mul = 1e9;
+    else if (!strcmp(end, "Ki"))
+        mul = 1024.0;
+    else if (!strcmp(end, "Mi"))
+        mul = 1024.0 * 1024;
+    else if (!strcmp(end, "Gi"))
+        mul = 1024.0 * 1024 * 1024;
+    else if (*end)
+        return -1;
+    if (v * mul > 9.2e18)
+        return -1;
+    *out = (int64_t)(v * mul);
+    return 0;
+}
+
+static int need_value(int argc, char **argv, int *i)
+{
+    if (*i + 1 >= argc) {
+        cli_fail("%s needs a value", argv[*i]);
+        return -1;
+    }
+    return 0;
+}
+
+int cli_common_option(struct cli_common *c, int argc, char **argv, int *i)
+{
+    const char *a = argv[*i];
+    int64_t v;
+    if (!strcmp(a, "--json")) {
+        c->json = true;
+        return 1;
+    }
+    if (!strcmp(a, "--threads") || !strcmp(a, "--gpus") || !strcmp(a, "--gpu-mem") ||
+        !strcmp(a, "--host-mem")) {
+        if (need_value(argc, argv, i) < 0)
+            return -1;
+        const char *val = argv[++*i];
+        if (cli_parse_count(val, &v) < 0) {
+            cli_fail("%s: '%s' is not a count (examples: 8, 2^24, 512Mi)", a, val);
+            return -1;
+        }
+        if (!strcmp(a, "--threads"))
+            c->threads = (int)v;
+        else if (!strcmp(a, "--gpus"))
+            c->gpus = (int)v;
+        else if (!strcmp(a, "--gpu-mem"))
+            c->gpu_mem = v;
+        else
+            c->host_mem = v;
+        return 1;
+    }
+    if (!strcmp(a, "--placement")) {
+        if (need_value(argc, argv, i) < 0)
+            return -1;
+        const char *val = argv[++*i];
+        if (!strcmp(val, "cpu"))
+            c->placement = SL_PLACE_CPU;
+        else if (!strcmp(val, "gpu"))
+            c->placement = SL_PLACE_GPU;
+        else if (!strcmp(val, "auto"))
+            c->placement = SL_PLACE_AUTO;
+        else {
+            cli_fail("--placement: '%s' is not cpu, gpu or auto", val);
+            return -1;
+        }
+        return 1;
+    }
+    if (!strcmp(a, "--trace")) {
+        if (need_value(argc, argv, i) < 0)
+            return -1;
+        c->trace = argv[++*i];
+        return 1;
+    }
+    return 0;
+}
+
+sl_engine_t *cli_open_engine(const struct cli_common *c)
+{
+    struct sl_engine_config cfg;
+    sl_engine_config_init(&cfg);
+    cfg.n_threads = c->threads;
+    cfg.n_gpus = c->gpus;
+    cfg.gpu_mem_limit = c->gpu_mem;
+    cfg.host_mem_limit = c->host_mem;
+    cfg.placement = c->placement;
+    cfg.trace_path = c->trace;
+    sl_engine_t *eng;
+    int rc = sl_engine_open(&eng, &cfg);
+    if (rc != SL_OK) {
+        cli_fail("cannot start the engine: %s", eng ? sl_engine_errmsg(eng) : sl_last_errmsg());
+        sl_engine_close(eng);
+        return NULL;
+    }
+    return eng;
+}

@@ -1,0 +1,40 @@
+/* The sluice command: dispatches to one file per subcommand. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+static int usage(FILE *f)
+{
+    fprintf(f, "usage: sluice <command> [options]\n"
+               "\n"
+               "commands:\n"
+               "  demo      run the ready-made plan on generated data and print a summary\n"
+               "  devices   list the CPU and GPUs the engine sees\n"
+               "  bench     benchmarks (sluice bench --help)\n"
+               "  version   print the version\n"
+               "\n"
+               "Run 'sluice <command> --help' for the options of a command.\n");
+    return f == stderr ? 2 : 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2)
+        return usage(stderr);
+    const char *cmd = argv[1];
+    if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help"))
+        return usage(stdout);
+    if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
+        printf("sluice %s\n", sl_version_string());
+        return 0;
+    }
+    if (!strcmp(cmd, "devices"))
+        return cmd_devices(argc - 1, argv + 1);
+    if (!strcmp(cmd, "demo"))
+        return cmd_demo(argc - 1, argv + 1);
+    if (!strcmp(cmd, "bench"))
+        return cmd_bench(argc - 1, argv + 1);
+    fprintf(stderr, "sluice: unknown command '%s'\n", cmd);
+    return usage(stderr);
+}

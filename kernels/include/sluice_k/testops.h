@@ -1,0 +1,44 @@
+/* Test kernels that prove the GPU runtime before real operators exist, and the probe
+ * that tells whether the kernels built into libsluice can run on the current GPU.
+ *
+ * Launchers follow STYLE.md §8: extern "C", int64 sizes, stream last, no allocation or
+ * synchronization inside, and the result of cudaGetLastError() after the launch.
+ * Kernels know nothing of the runtime; the runtime maps the cudaError_t they return.
+ */
+#ifndef SLUICE_K_TESTOPS_H
+#define SLUICE_K_TESTOPS_H
+
+#include <stdint.h>
+
+#include <cuda_runtime_api.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* d_out[i] = a * d_in[i] + b for i in [0, n), wrapping modulo 2^64 on overflow.
+ * d_in and d_out may be the same buffer. n == 0 launches nothing and returns
+ * cudaSuccess; n < 0 returns cudaErrorInvalidValue. */
+cudaError_t sl_k_affine_i64(const int64_t *d_in, int64_t *d_out, int64_t n, int64_t a,
+                            int64_t b, cudaStream_t stream);
+
+/* Adds the sum of d_in[0..n) to *d_sum (modulo 2^64; the caller zeroes *d_sum first if
+ * it wants the plain sum). Grid-stride loop, block reduction over warp shuffles, one
+ * atomicAdd per block. n == 0 launches nothing; n < 0 returns cudaErrorInvalidValue. */
+cudaError_t sl_k_sum_i64(const int64_t *d_in, int64_t n, unsigned long long *d_sum,
+                         cudaStream_t stream);
+
+/* Asks the CUDA runtime for the attributes of one built kernel on the current device.
+ * cudaSuccess means the fat binary holds machine code or PTX that this device and
+ * driver can run; otherwise the error says why (cudaErrorNoKernelImageForDevice,
+ * cudaErrorUnsupportedPtxVersion, cudaErrorInsufficientDriver, ...). Never launches. */
+cudaError_t sl_k_probe(void);
+
+/* The gpu_arch list the kernels were built for, e.g. "80,90" (machine code for each,
+ * PTX for the last). Static storage. */
+const char *sl_k_gpu_arch(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* SLUICE_K_TESTOPS_H */

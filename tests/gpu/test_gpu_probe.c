@@ -1,0 +1,64 @@
+/* Tests GPU discovery in every build, with or without CUDA or a GPU: the device count
+ * never fails, probing a GPU that is not there fails cleanly with SL_ENODEV, and a
+ * GPU that is there probes with sane properties. Nothing is leaked. */
+#include <string.h>
+
+#include "cuda/cuda_int.h"
+#include "sl_test.h"
+
+static void assert_no_leaks(void)
+{
+    struct sl__mem_counters c;
+    sl__mem_counters(&c);
+    assert_int_equal(c.live_allocs, 0);
+}
+
+SL_TEST(count_is_stable)
+{
+    int n = sl__cuda_device_count();
+    assert_true(n >= 0);
+    assert_int_equal(sl__cuda_device_count(), n);
+    if (n == 0)
+        assert_true(strlen(sl__cuda_absent_reason()) > 0);
+    else
+        assert_string_equal(sl__cuda_absent_reason(), "");
+    printf("GPUs: %d %s\n", n, sl__cuda_absent_reason());
+    assert_no_leaks();
+}
+
+SL_TEST(probe_absent_is_clean)
+{
+    int n = sl__cuda_device_count();
+    struct sl_device_info info;
+    memset(&info, 0x5a, sizeof info);
+    assert_int_equal(sl__cuda_probe(n, &info), SL_ENODEV);
+    assert_int_equal(info.kind, SL_DEVICE_CUDA);
+    assert_int_equal(info.ordinal, n);
+    assert_int_equal(info.usable, 0);
+    assert_int_equal(info.numa_node, -1);
+    assert_string_equal(info.name, "");
+    assert_non_null(strstr(sl_last_errmsg(), "no GPU"));
+    assert_int_equal(sl__cuda_probe(-1, &info), SL_ENODEV);
+    assert_no_leaks();
+}
+
+SL_TEST(probe_present)
+{
+    int n = sl__cuda_device_count();
+    for (int i = 0; i < n; i++) {
+        struct sl_device_info info;
+        SL_ASSERT_OK(sl__cuda_probe(i, &info));
+        assert_int_equal(info.kind, SL_DEVICE_CUDA);
+        assert_int_equal(info.ordinal, i);
+        assert_true(strlen(info.name) > 0);
+        assert_true(info.memory_bytes > 0);
+        assert_true(info.n_cores > 0);
+        assert_true(info.compute_major >= 5);
+        assert_true(info.numa_node >= -1);
+        assert_true(info.usable == 1 || strlen(info.reason) > 0);
+        printf("GPU %d: %s, %lld MiB, %d SMs, sm_%d%d, NUMA %d, usable %d %s\n", i, info.name,
+               (long long)(info.memory_bytes >> 20), info.n_cores, info.compute_major,
+               info.compute_minor, info.numa_node, info.usable, info.reason);
+    }
+    assert_no_leaks();
+}

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# Installs the build into a temporary DESTDIR, then builds examples/embed_sum.c against
+# the installed copy through pkg-config (exactly as an embedder would, with the README's
+# `cc ... $(pkg-config --cflags --libs sluice)`), also through examples/Makefile when
+# make is present, and runs it with LD_LIBRARY_PATH at the installed library.
+#
+#   check_install.sh BUILDDIR SOURCEDIR PREFIX LIBDIR VERSION SANITIZE
+#
+# CC is the C compiler command (meson passes its own). SANITIZE is meson's b_sanitize;
+# with a sanitizer the example is built with it too, since the library needs its runtime.
+set -euo pipefail
+builddir=$1 srcdir=$2 prefix=$3 libdir=$4 version=$5 sanitize=$6
+read -r -a cc <<<"${CC:-cc}"
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+dest=$tmp/root
+[[ $libdir == /* ]] || libdir=$prefix/$libdir
+
+# Without --no-rebuild: `meson test` builds only what tests need, and install needs all.
+meson install -C "$builddir" --destdir "$dest" --quiet >"$tmp/install.log" 2>&1 ||
+    { cat "$tmp/install.log"; echo "FAIL: meson install"; exit 1; }
+
+for f in "$dest$libdir/libsluice.so" "$dest$libdir/pkgconfig/sluice.pc" \
+         "$dest$prefix/include/sluice/sluice.h"; do
+    [[ -e $f ]] || { echo "FAIL: not installed: ${f#"$dest"}"; exit 1; }
+done
+for h in "$srcdir"/include/sluice/*.h; do
+    cmp -s "$h" "$dest$prefix/include/sluice/${h##*/}" ||
+        { echo "FAIL: header ${h##*/} not installed or differs"; exit 1; }
+done
+
+# The .pc file names the real prefix; the sysroot maps it into DESTDIR.
+export PKG_CONFIG_PATH=$dest$libdir/pkgconfig PKG_CONFIG_SYSROOT_DIR=$dest
+
+got=$(pkg-config --modversion sluice)
+[[ $got == "$version" ]] || { echo "FAIL: pkg-config --modversion: $got, want $version"; exit 1; }
+flags=$(pkg-config --cflags --libs sluice)
+echo "pkg-config --cflags --libs sluice: $flags"
+
+extra=()
+[[ $sanitize == none || -z $sanitize ]] || extra=(-fsanitize="$sanitize")
+# shellcheck disable=SC2086 # flags are words
+"${cc[@]}" -std=c17 -Wall -Wextra -Werror "${extra[@]}" -o "$tmp/embed_sum" \
+    "$srcdir/examples/embed_sum.c" $flags
+
+if command -v make >/dev/null; then
+    mkdir "$tmp/ex"
+    cp "$srcdir/examples/Makefile" "$srcdir/examples/embed_sum.c" "$tmp/ex/"
+    make -s -C "$tmp/ex" CC="${cc[*]}" CFLAGS="-O2 -Wall -Wextra -Werror ${extra[*]}" \
+        LDFLAGS="${extra[*]}" embed_sum
+fi
+
+export LD_LIBRARY_PATH=$dest$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+out=$("$tmp/embed_sum" 1000000)
+echo "embed_sum: $out"
+[[ $out == "count=1000000 sum=499999500000" ]] || { echo "FAIL: unexpected output"; exit 1; }
+# The program must have used the installed library, not the build tree's.
+if command -v ldd >/dev/null; then
+    deps=$(ldd "$tmp/embed_sum")
+    [[ $deps == *"$dest$libdir/libsluice.so"* ]] ||
+        { echo "$deps"; echo "FAIL: not linked to the installed libsluice"; exit 1; }
+fi
+if [[ -x $tmp/ex/embed_sum ]]; then
+    out=$("$tmp/ex/embed_sum" 1000)
+    [[ $out == "count=1000 sum=499500" ]] || { echo "FAIL: Makefile build: $out"; exit 1; }
+fi
+echo "ok: installed sluice $version builds and runs examples/embed_sum.c through pkg-config"
