@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include "bench.h"
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -15,12 +15,12 @@ static int cmp_double(const void *a, const void *b)
 
 /* Random DAG: task i depends on up to two earlier tasks, chosen from the last 64 so
  * that the graph stays wide enough to keep all workers busy. */
-static int bench_tasks(int argc, char **argv)
+int bench_tasks(int argc, char **argv)
 {
     struct cli_common c;
     cli_common_init(&c);
     int64_t n = 100000, repeat = 5, seed = 42;
-    for (int i = 2; i < argc; i++) {
+    for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--help")) {
             printf("usage: sluice bench tasks [--tasks N] [--repeat R] [--threads N] [--json]\n"
                    "Runs a random DAG of N empty tasks (each depends on up to two earlier\n"
@@ -94,15 +94,24 @@ static int bench_tasks(int argc, char **argv)
     return rc == SL_OK ? 0 : 1;
 }
 
+/* The benchmarks; add one line per cli/bench_<what>.c. */
+static const struct bench_entry benches[] = {
+    {"tasks", "scheduler overhead on a random DAG of empty tasks", bench_tasks},
+};
+
 int cmd_bench(int argc, char **argv)
 {
+    size_t n = sizeof benches / sizeof benches[0];
     if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
-        printf("usage: sluice bench <what> [options]\n"
-               "  tasks   scheduler overhead on a random DAG of empty tasks\n"
-               "Run 'sluice bench <what> --help' for the options of each.\n");
+        printf("usage: sluice bench <what> [options]\n");
+        for (size_t i = 0; i < n; i++)
+            printf("  %-10s %s\n", benches[i].name, benches[i].summary);
+        printf("Run 'sluice bench <what> --help' for the options of each.\n");
         return argc < 2 ? 2 : 0;
     }
-    if (!strcmp(argv[1], "tasks"))
-        return bench_tasks(argc, argv);
+    for (size_t i = 0; i < n; i++) {
+        if (!strcmp(argv[1], benches[i].name))
+            return benches[i].run(argc - 1, argv + 1);
+    }
     return cli_fail("bench: unknown benchmark '%s' (see sluice bench --help)", argv[1]);
 }

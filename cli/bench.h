@@ -1,0 +1,53 @@
+/* Shared pieces of the `sluice bench` commands (BENCH_PROTOCOL.md): repeats, medians,
+ * the checksum, and the JSON line printed last. Each benchmark lives in its own
+ * cli/bench_<what>.c and is listed in cli/cmd_bench.c. */
+#ifndef SLUICE_CLI_BENCH_H
+#define SLUICE_CLI_BENCH_H
+
+#include <stdint.h>
+
+#include "cli.h"
+
+#define BENCH_MAX_REPEAT 64
+#define BENCH_MAX_PHASES 16
+
+/* Times of the repeats of one benchmark, and its named phases. */
+struct bench_result {
+    int n;                                /* repeats recorded */
+    double ms[BENCH_MAX_REPEAT];
+    int n_phases;
+    const char *phase_names[BENCH_MAX_PHASES];
+    double phase_ms[BENCH_MAX_PHASES][BENCH_MAX_REPEAT];
+    int64_t input_rows;                   /* for gtuples_per_s */
+    int64_t output_rows;
+    uint64_t checksum;
+    int64_t peak_device_bytes;            /* -1 = not a GPU run */
+    char device[160];
+};
+
+void bench_result_init(struct bench_result *r, int64_t input_rows);
+/* Records one repeat's total time. */
+void bench_add(struct bench_result *r, double ms);
+/* Records the time of a named phase for the current repeat (call before bench_add). */
+void bench_add_phase(struct bench_result *r, const char *name, double ms);
+double bench_median(const double *v, int n);
+/* Prints the JSON object: bench name, then the protocol's fields, then `extra` (a
+ * string of additional ,"key":value pairs or ""). */
+void bench_print_json(const char *bench, const struct bench_result *r, const char *extra);
+/* Adds every value of every column of a table to a checksum: the sum, modulo 2^64, of
+ * all values as unsigned 64-bit (floats by their bit pattern widened). */
+uint64_t bench_checksum_table(sl_table_t *t);
+/* The device string: the GPU's name when placement can use one, else the CPU model and
+ * thread count. */
+void bench_device_name(sl_engine_t *eng, enum sl_placement p, char *out, int len);
+
+/* One benchmark: `sluice bench NAME ...` calls run(argc, argv) with argv[0] = NAME. */
+struct bench_entry {
+    const char *name;
+    const char *summary;
+    int (*run)(int argc, char **argv);
+};
+
+int bench_tasks(int argc, char **argv);
+
+#endif /* SLUICE_CLI_BENCH_H */

@@ -1,0 +1,132 @@
+/* Repeats, medians, checksums and the JSON line of the benchmarks. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench.h"
+
+void bench_result_init(struct bench_result *r, int64_t input_rows)
+{
+    memset(r, 0, sizeof *r);
+    r->input_rows = input_rows;
+    r->peak_device_bytes = -1;
+}
+
+static int phase_index(struct bench_result *r, const char *name)
+{
+    for (int i = 0; i < r->n_phases; i++) {
+        if (!strcmp(r->phase_names[i], name))
+            return i;
+    }
+    if (r->n_phases == BENCH_MAX_PHASES)
+        return -1;
+    r->phase_names[r->n_phases] = name;
+    return r->n_phases++;
+}
+
+void bench_add_phase(struct bench_result *r, const char *name, double ms)
+{
+    int i = phase_index(r, name);
+    if (i >= 0 && r->n < BENCH_MAX_REPEAT)
+        r->phase_ms[i][r->n] = ms;
+}
+
+void bench_add(struct bench_result *r, double ms)
+{
+    if (r->n < BENCH_MAX_REPEAT)
+        r->ms[r->n++] = ms;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+double bench_median(const double *v, int n)
+{
+    if (n <= 0)
+        return 0;
+    double tmp[BENCH_MAX_REPEAT];
+    memcpy(tmp, v, (size_t)n * sizeof *v);
+    qsort(tmp, (size_t)n, sizeof *tmp, cmp_double);
+    return n % 2 ? tmp[n / 2] : (tmp[n / 2 - 1] + tmp[n / 2]) / 2;
+}
+
+void bench_print_json(const char *bench, const struct bench_result *r, const char *extra)
+{
+    double med = bench_median(r->ms, r->n), lo = r->n ? r->ms[0] : 0, hi = lo;
+    for (int i = 0; i < r->n; i++) {
+        lo = r->ms[i] < lo ? r->ms[i] : lo;
+        hi = r->ms[i] > hi ? r->ms[i] : hi;
+    }
+    printf("{\"bench\":\"%s\",\"time_ms\":%.3f,\"min_ms\":%.3f,\"max_ms\":%.3f,"
+           "\"gtuples_per_s\":%.4f,\"output_rows\":%" PRId64 ",\"checksum\":%" PRIu64
+           ",\"device\":\"%s\",\"repeat\":%d",
+           bench, med, lo, hi, med > 0 ? r->input_rows / (med * 1e6) : 0.0, r->output_rows,
+           r->checksum, r->device, r->n);
+    if (r->peak_device_bytes >= 0)
+        printf(",\"peak_device_bytes\":%" PRId64, r->peak_device_bytes);
+    printf(",\"phases\":{");
+    for (int i = 0; i < r->n_phases; i++)
+        printf("%s\"%s\":%.3f", i ? "," : "", r->phase_names[i],
+               bench_median(r->phase_ms[i], r->n));
+    printf("}%s}\n", extra ? extra : "");
+}
+
+uint64_t bench_checksum_table(sl_table_t *t)
+{
+    uint64_t sum = 0;
+    for (int64_t b = 0; b < sl_table_num_batches(t); b++) {
+        sl_batch_t *bt = sl_table_batch(t, b);
+        for (int c = 0; c < sl_batch_num_columns(bt); c++) {
+            struct sl_column col;
+            sl_batch_column(bt, c, &col);
+            for (int64_t i = 0; i < col.length; i++) {
+                int64_t k = col.offset + i;
+                if (col.validity && !((col.validity[k >> 3] >> (k & 7)) & 1))
+                    continue;
+                switch (col.type) {
+                case SL_TYPE_INT32:
+                    sum += (uint64_t)(int64_t)((const int32_t *)col.data)[k];
+                    break;
+                case SL_TYPE_INT64:
+                    sum += (uint64_t)((const int64_t *)col.data)[k];
+                    break;
+                case SL_TYPE_FLOAT32: {
+                    uint32_t u;
+                    memcpy(&u, (const float *)col.data + k, 4);
+                    sum += u;
+                    break;
+                }
+                case SL_TYPE_FLOAT64: {
+                    uint64_t u;
+                    memcpy(&u, (const double *)col.data + k, 8);
+                    sum += u;
+                    break;
+                }
+                default:
+                    break;
+                }
+            }
+        }
+    }
+    return sum;
+}
+
+void bench_device_name(sl_engine_t *eng, enum sl_placement p, char *out, int len)
+{
+    struct sl_device_info d;
+    if (p != SL_PLACE_CPU) {
+        for (int i = 1; i < sl_engine_device_count(eng); i++) {
+            sl_engine_device_info(eng, i, &d);
+            if (d.usable) {
+                snprintf(out, (size_t)len, "%s", d.name);
+                return;
+            }
+        }
+    }
+    sl_engine_device_info(eng, 0, &d);
+    snprintf(out, (size_t)len, "%s (%d threads)", d.name, sl_engine_num_threads(eng));
+}
