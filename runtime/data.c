@@ -23,6 +23,7 @@ struct sl__buf *sl__buf_new(int64_t bytes)
     b->device = -1;
     b->release = NULL;
     b->owner = NULL;
+    b->charged = NULL;
     return b;
 }
 
@@ -39,6 +40,7 @@ struct sl__buf *sl__buf_wrap(void *ptr, int64_t bytes, enum sl__mem_kind kind,
     b->device = -1;
     b->release = release;
     b->owner = owner;
+    b->charged = NULL;
     return b;
 }
 
@@ -54,6 +56,8 @@ void sl__buf_unref(struct sl__buf *b)
     /* acq_rel: the last owner must see every write made through other references. */
     if (atomic_fetch_sub_explicit(&b->refs, 1, memory_order_acq_rel) != 1)
         return;
+    if (b->charged)
+        sl__engine_release_host(b->charged, b->bytes);
     if (b->release)
         b->release(b);
     else

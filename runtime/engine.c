@@ -9,6 +9,7 @@
 
 #include "cuda/cuda_int.h"
 #include "engine_int.h"
+#include "gpu_int.h"
 
 #define DEFAULT_MORSEL_CPU 122880
 #define DEFAULT_MORSEL_GPU (16 << 20)
@@ -132,6 +133,9 @@ int sl_engine_open(sl_engine_t **out, const struct sl_engine_config *cfg_in)
     eng->cfg = *cfg;
     pthread_mutex_init(&eng->mu, NULL);
     pthread_cond_init(&eng->cv, NULL);
+    pthread_mutex_init(&eng->cost_mu, NULL);
+    if (cfg->cost_cache_path)
+        sl__cost_load(eng, cfg->cost_cache_path);
 
     if (cfg->n_threads < 0 || cfg->host_mem_limit < 0 || cfg->gpu_mem_limit < 0 ||
         cfg->morsel_rows_cpu < 0 || cfg->morsel_rows_gpu < 0)
@@ -160,11 +164,27 @@ int sl_engine_open(sl_engine_t **out, const struct sl_engine_config *cfg_in)
         sl__engine_log(eng, 1, "placement gpu was asked for but no usable GPU is present; "
                        "tasks with no CPU implementation will fail");
 
+    if (eng->n_gpus > 0) {
+        eng->gpus = sl__calloc((size_t)eng->n_gpus, sizeof *eng->gpus);
+        if (!eng->gpus)
+            return sl__errslot_set(&eng->err, SL_ENOMEM, "out of memory");
+        for (int i = 0; i < eng->n_gpus; i++) {
+            int rc = sl__gpu_create(&eng->gpus[i], eng, eng->gpu_ordinals[i],
+                                    cfg->gpu_mem_limit, 0);
+            if (rc < 0)
+                return sl__errslot_set(&eng->err, rc, "cannot set up GPU %d: %s",
+                                       eng->gpu_ordinals[i], sl_last_errmsg());
+        }
+    }
     struct sl__sched_config sc = {
         .n_cpu = eng->n_threads,
         .n_gpu = eng->n_gpus,
         .gpu_ordinals = eng->gpu_ordinals,
         .pin = cfg->pin_threads != 0,
+        .gpu_init = sl__gpu_worker_init,
+        .gpu_fini = sl__gpu_worker_fini,
+        .gpu_poll = sl__gpu_worker_poll,
+        .gpu_user = eng,
     };
     int rc = sl__sched_create(&eng->sched, &sc);
     if (rc != SL_OK)
@@ -181,6 +201,13 @@ void sl_engine_close(sl_engine_t *eng)
         pthread_cond_wait(&eng->cv, &eng->mu);
     pthread_mutex_unlock(&eng->mu);
     sl__sched_destroy(eng->sched);
+    if (eng->cfg.cost_cache_path && eng->n_costs > 0 &&
+        sl__cost_save(eng, eng->cfg.cost_cache_path) != SL_OK)
+        sl__engine_log(eng, 1, "%s", sl_last_errmsg());
+    pthread_mutex_destroy(&eng->cost_mu);
+    for (int i = 0; eng->gpus && i < eng->n_gpus; i++)
+        sl__gpu_destroy(eng->gpus[i]);
+    sl__free(eng->gpus, 0);
     sl__free(eng->devices, 0);
     sl__free(eng->gpu_ordinals, 0);
     pthread_mutex_destroy(&eng->mu);
@@ -221,6 +248,13 @@ void sl_engine_mem_stats(const sl_engine_t *eng, struct sl_mem_stats *st)
     st->host_peak = atomic_load(&((sl_engine_t *)eng)->host_peak);
     st->host_limit = eng->host_limit;
     st->host_allocs_live = c.live_allocs;
+    for (int i = 0; eng->gpus && i < eng->n_gpus; i++) {
+        int64_t in_use, peak, limit;
+        sl__gpu_mem(eng->gpus[i], &in_use, &peak, &limit);
+        st->gpu_in_use += in_use;
+        st->gpu_peak += peak;
+        st->gpu_limit += limit;
+    }
 }
 
 int sl__engine_charge_host(sl_engine_t *eng, int64_t bytes)

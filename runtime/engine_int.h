@@ -7,6 +7,14 @@
 #include "internal.h"
 #include "sched_int.h"
 
+#define SL__MAX_COSTS 256
+
+struct sl__cost_entry {
+    char name[64];
+    enum sl_device_kind kind;
+    double ns_per_row;
+};
+
 struct sl_engine {
     struct sl_engine_config cfg;
     struct sl__errslot err;
@@ -16,6 +24,7 @@ struct sl_engine {
     struct sl_device_info *devices;  /* [0] = CPU */
     int n_gpus;                      /* GPUs the engine uses */
     int *gpu_ordinals;
+    struct sl__gpu **gpus;           /* one context per GPU used */
     enum sl_placement placement;     /* after SLUICE_PLACEMENT */
     int64_t morsel_rows_cpu, morsel_rows_gpu;
 
@@ -27,7 +36,19 @@ struct sl_engine {
     pthread_mutex_t mu;
     pthread_cond_t cv;
     int running;                     /* queries started and not yet finished */
+
+    /* cost history for placement (cost.c) */
+    pthread_mutex_t cost_mu;
+    int n_costs;
+    struct sl__cost_entry costs[SL__MAX_COSTS];
+    double link_gbps;                /* measured host->device bandwidth, 0 = unknown */
 };
+
+double sl__cost_lookup(sl_engine_t *eng, const char *name, enum sl_device_kind k);
+void sl__cost_record(sl_engine_t *eng, const char *name, enum sl_device_kind k, int64_t rows,
+                     int64_t ns);
+void sl__cost_load(sl_engine_t *eng, const char *path);
+int sl__cost_save(sl_engine_t *eng, const char *path);
 
 /* Charges `bytes` against the engine's host budget; SL_EBUDGET (nothing charged) if it
  * would exceed the limit. */

@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "exec_int.h"
+#include "gpu_int.h"
 
 int64_t sl__now_ns(void)
 {
@@ -88,6 +89,8 @@ static int add_pipeline(struct sl_query *q, struct sl__opstate *sink, int port, 
         cur = q->plan->nodes[cur]->inputs[0];
     }
     p->source = &q->ops[cur];
+    p->device = -1;
+    sl__pipeline_signature(p);
     q->n_pipes++;
     return SL_OK;
 }
@@ -124,9 +127,22 @@ int sl__query_lower(struct sl_query *q)
 
 /* ---------------- node functions ---------------- */
 
+void sl__trace_span(struct sl_query *q, struct sl__worker *w, const char *name, int64_t t0,
+                    int64_t rows)
+{
+    if (!q->trace_on || !w)
+        return;
+    struct sl__trace_event e = {.name = name, .device = -1, .lane = w->id, .start_ns = t0,
+                                .end_ns = sl__now_ns(), .rows = rows, .kind = SL__TR_TASK};
+    sl__trace_add(&q->trace, w->id, &e);
+}
+
+/* One morsel through a pipeline. On a GPU worker the task only enqueues: its node is
+ * held until the GPU has finished it (gpu_worker.c). */
 static void run_morsel(struct sl__node *n, struct sl__worker *w)
 {
     struct sl__pipeline *p = n->arg;
+    int64_t rows = 0;
     sl_task_t t = {
         .q = n->graph->on_finish_user,
         .os = p->source,
@@ -134,13 +150,28 @@ static void run_morsel(struct sl__node *n, struct sl__worker *w)
         .stage = -1,
         .gnode = n,
         .worker = w,
-        .kind = (w && w->gpu >= 0) ? SL_DEVICE_CUDA : SL_DEVICE_CPU,
+        .kind = SL_DEVICE_CPU,
         .index = n->index,
         .count = n->count,
+        .rows_emitted = &rows,
     };
     if (atomic_load_explicit(&t.q->failed, memory_order_relaxed))
         return;
+    bool on_gpu = w && w->gpu >= 0;
+    int64_t t0 = sl__now_ns();
+    if (on_gpu) {
+        t.kind = sl__stage_on_gpu(p, -1) ? SL_DEVICE_CUDA : SL_DEVICE_CPU;
+        if (sl__gpu_task_begin(&t) < 0)
+            return;
+        atomic_fetch_add_explicit(&p->source->gpu_tasks, 1, memory_order_relaxed);
+    }
     sl__task_run_phase(&t, p->source->op->def->source);
+    if (on_gpu) {
+        sl__gpu_task_end(&t);
+        return;
+    }
+    sl__cost_record(t.q->eng, p->signature, SL_DEVICE_CPU, rows, sl__now_ns() - t0);
+    sl__trace_span(t.q, w, p->sink->op->def->name, t0, rows);
 }
 
 static void run_pipeline_start(struct sl__node *n, struct sl__worker *w)
@@ -149,9 +180,11 @@ static void run_pipeline_start(struct sl__node *n, struct sl__worker *w)
     struct sl_query *q = n->graph->on_finish_user;
     const struct sl_op_def *d = p->source->op->def;
     p->start_ns = sl__now_ns();
+    p->device = sl__place_pipeline(q, p);
+    /* The task count depends on the morsel size of the device the tasks run on. */
     sl_task_t t = {
         .q = q, .os = p->source, .stage = -1, .gnode = n, .worker = w,
-        .kind = SL_DEVICE_CPU, .count = 1,
+        .kind = p->device >= 0 ? SL_DEVICE_CUDA : SL_DEVICE_CPU, .count = 1,
     };
     int64_t tasks = d->source_tasks ? d->source_tasks(&t) : 1;
     if (tasks < 0) {
@@ -162,11 +195,13 @@ static void run_pipeline_start(struct sl__node *n, struct sl__worker *w)
     }
     p->n_tasks = tasks;
     for (int64_t i = 0; i < tasks; i++) {
-        struct sl__node *m = sl__node_new(n->graph, run_morsel, p, SL__NODE_CPU);
+        struct sl__node *m = sl__node_new(n->graph, run_morsel, p,
+                                          p->device >= 0 ? SL__NODE_GPU : SL__NODE_CPU);
         if (!m) {
             sl__query_fail(q, d->name, SL_ENOMEM, "out of memory creating tasks");
             return;
         }
+        m->device = p->device;
         m->index = i;
         m->count = tasks;
         sl__node_adopt(n, m);
@@ -188,14 +223,33 @@ static void run_finalize(struct sl__node *n, struct sl__worker *w)
         .kind = SL_DEVICE_CPU,
         .count = 1,
     };
+    int64_t t0 = sl__now_ns();
     if (d->combine) {
         for (int i = 0; i < q->n_slots; i++) {
             if (!os->lstates[i])
                 continue;
             t.index = i;
-            /* Combine sees the local state of slot i through sl_task_lstate. */
+            /* Combine sees the local state of slot i through sl_task_lstate. A GPU
+             * worker's local state is combined by the CUDA implementation, if there is
+             * one, on that GPU (its tasks have all completed by now). */
             t.combine_lstate = os->lstates[i];
-            if (sl__task_run_phase(&t, d->combine) < 0)
+            struct sl__worker *sw = sl__sched_worker(q->eng->sched, i);
+            const struct sl_impl *cim = sw->gpu >= 0 && sw->gpu_ctx
+                                            ? sl__phase_impl(d->combine, SL_DEVICE_CUDA, &t)
+                                            : NULL;
+            int rc;
+            if (cim) {
+                t.kind = SL_DEVICE_CUDA;
+                rc = sl__gpu_run_sync(sw->gpu_ctx, &t, cim);
+                t.kind = SL_DEVICE_CPU;
+                t.gpu = NULL;
+                t.stream = NULL;
+                if (rc < 0 && !atomic_load(&q->failed))
+                    sl__query_fail(q, d->name, rc, "%s: combine failed", d->name);
+            } else {
+                rc = sl__task_run_phase(&t, d->combine);
+            }
+            if (rc < 0)
                 return;
         }
     }
@@ -203,6 +257,7 @@ static void run_finalize(struct sl__node *n, struct sl__worker *w)
     t.index = 0;
     if (d->finalize)
         sl__task_run_phase(&t, d->finalize);
+    sl__trace_span(q, w, d->name, t0, 0);
 }
 
 /* ---------------- graph ---------------- */
@@ -244,29 +299,33 @@ char *sl__query_profile(struct sl_query *q)
         return NULL;
     len += (size_t)snprintf(s + len, cap - len,
                             "{\"status\":\"%s\",\"time_ms\":%.3f,\"tasks\":%" PRId64
+                            ",\"bytes_h2d\":%" PRId64 ",\"bytes_d2h\":%" PRId64
                             ",\"operators\":[",
                             sl_err_name(q->rc), (q->end_ns - q->start_ns) / 1e6,
-                            (int64_t)atomic_load(&q->graph.completed));
+                            (int64_t)atomic_load(&q->graph.completed),
+                            (int64_t)atomic_load(&q->bytes_h2d),
+                            (int64_t)atomic_load(&q->bytes_d2h));
     for (int i = 0; i < q->n_ops; i++) {
         struct sl__opstate *os = &q->ops[i];
         int dm = atomic_load(&os->device_mask);
         len += (size_t)snprintf(
             s + len, cap - len,
             "%s{\"node\":%d,\"op\":\"%s\",\"device\":\"%s\",\"tasks\":%" PRId64
-            ",\"rows_in\":%" PRId64 ",\"rows_out\":%" PRId64 ",\"busy_ms\":%.3f}",
+            ",\"gpu_tasks\":%" PRId64 ",\"rows_in\":%" PRId64 ",\"rows_out\":%" PRId64
+            ",\"busy_ms\":%.3f}",
             i ? "," : "", i < q->plan->n_nodes ? i : -1, os->op->def->name,
             dm == 3 ? "cpu+gpu" : dm == 2 ? "gpu" : "cpu", (int64_t)atomic_load(&os->tasks),
-            (int64_t)atomic_load(&os->rows_in), (int64_t)atomic_load(&os->rows_out),
-            atomic_load(&os->busy_ns) / 1e6);
+            (int64_t)atomic_load(&os->gpu_tasks), (int64_t)atomic_load(&os->rows_in),
+            (int64_t)atomic_load(&os->rows_out), atomic_load(&os->busy_ns) / 1e6);
     }
     len += (size_t)snprintf(s + len, cap - len, "],\"pipelines\":[");
     for (int k = 0; k < q->n_pipes; k++) {
         struct sl__pipeline *p = &q->pipes[k];
         len += (size_t)snprintf(s + len, cap - len,
                                 "%s{\"id\":%d,\"source\":\"%s\",\"sink\":\"%s\",\"tasks\":%" PRId64
-                                "}",
+                                ",\"device\":%d}",
                                 k ? "," : "", p->id, p->source->op->def->name,
-                                p->sink->op->def->name, p->n_tasks);
+                                p->sink->op->def->name, p->n_tasks, p->device);
     }
     snprintf(s + len, cap - len, "]}");
     return s;

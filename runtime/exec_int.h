@@ -7,6 +7,7 @@
 #include "engine_int.h"
 #include "plan_int.h"
 #include "sched_int.h"
+#include "trace.h"
 
 /* Per-node state of one query. */
 struct sl__opstate {
@@ -17,6 +18,7 @@ struct sl__opstate {
     /* profile counters */
     _Atomic int64_t rows_in, rows_out, batches_in, tasks, busy_ns;
     _Atomic int device_mask;         /* 1 = ran on CPU, 2 = ran on a GPU */
+    _Atomic int64_t gpu_tasks;       /* morsel tasks placed on a GPU */
 };
 
 /* source -> chain of streaming nodes -> sink */
@@ -30,6 +32,8 @@ struct sl__pipeline {
     struct sl__node *start;          /* spawns the morsel tasks */
     int64_t n_tasks;
     int64_t start_ns, end_ns;
+    int device;                      /* -1 CPU, else the GPU ordinal its tasks run on */
+    char signature[128];             /* "src>op>sink": the key of its cost history */
 };
 
 enum sl__qstate { SL__Q_CREATED = 0, SL__Q_RUNNING = 1, SL__Q_DONE = 2 };
@@ -79,6 +83,12 @@ struct sl_query {
 
     int64_t start_ns, end_ns;
     char *profile;
+
+    /* copies and tracing */
+    _Atomic int64_t bytes_h2d, bytes_d2h;
+    bool trace_on;
+    char *trace_path;
+    struct sl__trace trace;
 };
 
 /* What a phase implementation sees: the node, its state, the morsel or item, the input. */
@@ -96,9 +106,16 @@ struct sl_task {
     void *arg;
     void *stream;
     void *combine_lstate;            /* the local state being combined, during combine */
+    struct sl__gpu *gpu;             /* GPU tasks: the worker's GPU context */
+    int gpu_slot;                    /* GPU tasks: the in-flight slot */
+    int32_t *status;                 /* GPU tasks: device pointer to the status word */
+    int64_t *rows_emitted;           /* the morsel task's count of source rows */
 };
 
 int64_t sl__now_ns(void);
+/* Adds a CPU span to the query's trace (no-op unless tracing). */
+void sl__trace_span(struct sl_query *q, struct sl__worker *w, const char *name, int64_t t0,
+                    int64_t rows);
 /* Records the query's first error (printf-style) and marks it failed. */
 int sl__query_fail(struct sl_query *q, const char *op_name, int code, const char *fmt, ...)
     SL__PRINTF(4, 5);
@@ -109,6 +126,12 @@ const struct sl_impl *sl__phase_impl(const struct sl_phase *ph, enum sl_device_k
 int sl__task_run_phase(sl_task_t *t, const struct sl_phase *ph);
 /* Local state of a node for the worker running t (created on first use). */
 void *sl__task_lstate(sl_task_t *t);
+
+/* Placement (placement.c): the GPU ordinal a pipeline runs on, or -1 for the CPU. */
+int sl__place_pipeline(struct sl_query *q, struct sl__pipeline *p);
+bool sl__pipeline_gpu_capable(const struct sl__pipeline *p);
+bool sl__stage_on_gpu(const struct sl__pipeline *p, int stage);
+void sl__pipeline_signature(struct sl__pipeline *p);
 
 /* Lowering and graph building (exec.c). */
 int sl__query_lower(struct sl_query *q);

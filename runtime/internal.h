@@ -94,7 +94,10 @@ struct sl__buf {
     int device;                     /* GPU ordinal for SL__MEM_DEVICE */
     void (*release)(struct sl__buf *b); /* NULL: sl__free(ptr, bytes) */
     void *owner;                    /* e.g. the shared foreign-array holder */
+    sl_engine_t *charged;           /* engine whose host budget holds `bytes`, or NULL */
 };
+/* Returns bytes to an engine's host budget (engine.c). */
+void sl__engine_release_host(sl_engine_t *eng, int64_t bytes);
 
 /* New host buffer of `bytes` (64-byte aligned, uninitialized); NULL on failure. */
 struct sl__buf *sl__buf_new(int64_t bytes);

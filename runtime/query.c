@@ -150,6 +150,8 @@ int sl_query_create(sl_engine_t *eng, sl_plan_t *plan, sl_query_t **out)
     if (rc == SL_OK)
         rc = sl__query_build_graph(q);
     q->graph_ready = true;
+    if (rc == SL_OK && eng->cfg.trace_path)
+        rc = sl_query_trace(q, eng->cfg.trace_path);
     if (rc != SL_OK) {
         /* Keep the message readable after the query is gone. */
         char msg[SL__MSG_MAX];
@@ -172,6 +174,25 @@ static void release_all(struct sl_query *q)
         if (q->pipes[k].start) /* NULL when building failed part-way */
             sl__node_release(q->pipes[k].start);
     }
+}
+
+int sl_query_trace(sl_query_t *q, const char *path)
+{
+    if (!q || !path || !*path)
+        return sl__set_last_error(SL_EINVAL, "sl_query_trace: needs a query and a path");
+    if (q->state != SL__Q_CREATED)
+        return sl__set_last_error(SL_ESTATE, "sl_query_trace: the query has started");
+    char *p = sl__strdup(path);
+    if (!p)
+        return sl__set_last_error(SL_ENOMEM, "out of memory");
+    if (!q->trace_on && sl__trace_init(&q->trace, q->n_slots, sl__now_ns()) != SL_OK) {
+        sl__free_str(p);
+        return sl__set_last_error(SL_ENOMEM, "out of memory");
+    }
+    sl__free_str(q->trace_path);
+    q->trace_path = p;
+    q->trace_on = true;
+    return SL_OK;
 }
 
 int sl_query_start(sl_query_t *q)
@@ -217,6 +238,11 @@ int sl_query_wait(sl_query_t *q)
         if (q->state == SL__Q_RUNNING) {
             q->state = SL__Q_DONE;
             q->profile = sl__query_profile(q);
+            if (q->trace_on) {
+                char err[256];
+                if (sl__trace_write(&q->trace, q->trace_path, err, sizeof err) != SL_OK)
+                    sl__engine_log(q->eng, 1, "%s", err);
+            }
             sl__engine_query_finished(q->eng);
         }
         pthread_mutex_unlock(&q->mu);
@@ -275,6 +301,9 @@ void sl_query_destroy(sl_query_t *q)
         h = next;
     }
     sl__free(q->profile, 0);
+    if (q->trace_on)
+        sl__trace_fini(&q->trace);
+    sl__free_str(q->trace_path);
     pthread_mutex_destroy(&q->mu);
     pthread_cond_destroy(&q->cv);
     pthread_mutex_destroy(&q->err_mu);

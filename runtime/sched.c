@@ -361,6 +361,17 @@ int sl__node_depend(struct sl__node *a, struct sl__node *b)
     return SL_OK;
 }
 
+void sl__node_hold(struct sl__node *n)
+{
+    atomic_fetch_add_explicit(&n->pending, 1, memory_order_relaxed);
+}
+
+void sl__node_unhold(struct sl__node *n)
+{
+    if (atomic_fetch_sub_explicit(&n->pending, 1, memory_order_acq_rel) == 1)
+        node_complete(n);
+}
+
 void sl__node_adopt(struct sl__node *parent, struct sl__node *child)
 {
     child->parent = parent;
@@ -503,7 +514,9 @@ static void *worker_main(void *arg)
         pin_to_core(w);
     if (w->gpu >= 0 && s->cfg.gpu_init)
         s->cfg.gpu_init(w, s->cfg.gpu_user);
+    bool gpu = w->gpu >= 0 && s->cfg.gpu_poll;
     while (!atomic_load_explicit(&s->stop, memory_order_acquire)) {
+        int in_flight = gpu ? s->cfg.gpu_poll(w, false) : 0;
         struct sl__node *n = find_work(w);
         for (int i = 0; !n && i < SPIN_ROUNDS; i++) {
             ck_pr_stall();
@@ -511,6 +524,11 @@ static void *worker_main(void *arg)
         }
         if (n) {
             sl__node_run(n, w);
+            continue;
+        }
+        if (in_flight > 0) {
+            /* Nothing new to enqueue: wait for the oldest GPU task instead of sleeping. */
+            s->cfg.gpu_poll(w, true);
             continue;
         }
         if (w->gpu >= 0)

@@ -87,6 +87,9 @@ struct sl__sched_config {
     /* Called by each GPU worker before its loop, and after it. */
     int (*gpu_init)(struct sl__worker *w, void *user);
     void (*gpu_fini)(struct sl__worker *w, void *user);
+    /* Retires a GPU worker's finished work; with block, waits for some. Returns how
+     * much is still in flight (the worker never sleeps while it is not 0). */
+    int (*gpu_poll)(struct sl__worker *w, bool block);
     void *gpu_user;
 };
 
@@ -113,6 +116,11 @@ struct sl__node *sl__node_new(struct sl__graph *g, sl__node_fn fn, void *arg, ui
 int sl__node_depend(struct sl__node *a, struct sl__node *b);
 /* Ends building: the node runs as soon as its predecessors have completed. */
 void sl__node_release(struct sl__node *n);
+/* Keeps a running node from completing after its function returns, until
+ * sl__node_unhold: GPU tasks complete when their enqueued work has, not when their
+ * function returns. */
+void sl__node_hold(struct sl__node *n);
+void sl__node_unhold(struct sl__node *n);
 /* Makes `child` part of `parent`: parent completes only after child. Call before
  * releasing the child, from parent's function (or before parent is released). */
 void sl__node_adopt(struct sl__node *parent, struct sl__node *child);

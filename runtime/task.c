@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "exec_int.h"
+#include "gpu_int.h"
 
 const struct sl_impl *sl__phase_impl(const struct sl_phase *ph, enum sl_device_kind kind,
                                      const sl_task_t *t)
@@ -163,9 +164,10 @@ int sl_task_emit(sl_task_t *t, sl_batch_t *b)
         sl_batch_unref(b);
         return SL_ECANCELED;
     }
+    if (t->stage == -1 && t->rows_emitted)
+        *t->rows_emitted += b->n_rows;
     sl_task_t sub = *t;
     sub.stage = t->stage + 1;
-    sub.input = b;
     sub.arg = NULL;
     const struct sl_phase *ph;
     if (sub.stage < p->n_chain) {
@@ -177,6 +179,24 @@ int sl_task_emit(sl_task_t *t, sl_batch_t *b)
         sub.port = p->sink_port;
         ph = sub.os->op->def->sink;
     }
+    /* A segment boundary: on a GPU task, stages with a CUDA implementation run on the
+     * GPU and the others on the host; the batch moves across as needed. */
+    sub.kind = t->gpu && sl__stage_on_gpu(p, sub.stage) ? SL_DEVICE_CUDA : SL_DEVICE_CPU;
+    sl_batch_t *moved = NULL;
+    int mrc = SL_OK;
+    if (sub.kind == SL_DEVICE_CUDA)
+        mrc = sl__gpu_batch_to_device(t, b, &moved);
+    else if (t->gpu && sl__batch_on_device(b))
+        mrc = sl__gpu_batch_to_host(t, b, &moved);
+    if (mrc < 0) {
+        sl_batch_unref(b);
+        return mrc;
+    }
+    if (moved) {
+        sl_batch_unref(b);
+        b = moved;
+    }
+    sub.input = b;
     atomic_fetch_add_explicit(&sub.os->rows_in, b->n_rows, memory_order_relaxed);
     atomic_fetch_add_explicit(&sub.os->batches_in, 1, memory_order_relaxed);
     int rc = sl__task_run_phase(&sub, ph);
@@ -249,7 +269,9 @@ static void run_spawned(struct sl__node *n, struct sl__worker *w)
     };
     if (atomic_load_explicit(&t.q->failed, memory_order_relaxed))
         return;
+    int64_t t0 = sl__now_ns();
     sl__task_run_phase(&t, si->work);
+    sl__trace_span(t.q, w, si->os->op->def->name, t0, 0);
 }
 
 static void run_then(struct sl__node *n, struct sl__worker *w)
@@ -311,6 +333,40 @@ int sl_task_spawn(sl_task_t *t, const struct sl_phase *work, int64_t n, void *ar
     if (then_node)
         sl__node_release(then_node);
     return SL_OK;
+}
+
+sl_batch_t *sl_task_new_batch(sl_task_t *t, const sl_schema_t *schema, int64_t rows)
+{
+    if (!schema || rows < 0) {
+        sl_task_fail(t, SL_EINVAL, "sl_task_new_batch: bad arguments");
+        return NULL;
+    }
+    if (t->kind == SL_DEVICE_CUDA && t->gpu)
+        return sl__gpu_batch_new(t, schema, rows);
+    sl_batch_t *b = sl__batch_new(schema, rows);
+    if (!b || sl__batch_alloc_columns(b) != SL_OK) {
+        sl_batch_unref(b);
+        sl_task_fail(t, SL_ENOMEM, "out of memory for a batch of %lld rows", (long long)rows);
+        return NULL;
+    }
+    /* Host batches count against the engine's host budget until their buffers go. */
+    for (int i = 0; i < b->n_cols; i++) {
+        struct sl__buf *buf = b->cols[i].data;
+        if (sl__engine_charge_host(t->q->eng, buf->bytes) != SL_OK) {
+            sl_batch_unref(b);
+            sl_task_fail(t, SL_EBUDGET, "a batch of %lld rows does not fit the engine's host "
+                         "budget of %lld bytes", (long long)rows,
+                         (long long)t->q->eng->host_limit);
+            return NULL;
+        }
+        buf->charged = t->q->eng;
+    }
+    return b;
+}
+
+int32_t *sl_task_status(const sl_task_t *t)
+{
+    return t->status;
 }
 
 void sl_task_progress(sl_task_t *t, int64_t rows, int64_t bytes)

@@ -20,7 +20,7 @@ limit=$((60 * 1024 * 1024))
 
 scripts/build.sh "$builddir" -Dcuda=enabled -Dbuildtype=release "$@"
 
-rm -rf "$carry"
+rm -rf "$carry/lib" "$carry/$builddir"  # leave other things under .carry/ alone
 mkdir -p "$carry/lib" "$carry/$builddir"
 
 # Executables: ELF files with the execute bit, outside meson's own folders.

@@ -180,6 +180,14 @@ SL_API void sl_task_free(sl_task_t *t, void *p);
  * task with the same arg, after all n complete, and may spawn again. */
 SL_API int sl_task_spawn(sl_task_t *t, const struct sl_phase *work, int64_t n, void *arg,
                          const struct sl_phase *then);
+/* A new batch for this task's output with the given schema and rows, uninitialized, on
+ * the task's device (host memory for CPU tasks, the GPU's pool for CUDA tasks, ordered
+ * on sl_task_stream). NULL after recording the failure on the query. */
+SL_API sl_batch_t *sl_task_new_batch(sl_task_t *t, const sl_schema_t *schema, int64_t rows);
+/* CUDA tasks: a device pointer to the task's status word (int32, 0 = fine). A kernel
+ * that finds bad data or a full table writes a negative SL_E* code there; the runtime
+ * reads it when the task completes and fails the query. NULL on CPU. */
+SL_API int32_t *sl_task_status(const sl_task_t *t);
 /* Adds to the query's progress counters. */
 SL_API void sl_task_progress(sl_task_t *t, int64_t rows, int64_t bytes);
 /* The CUDA stream of a CUDA task (a cudaStream_t), NULL on CPU. */

@@ -63,6 +63,11 @@ SL_API int sl_query_on_progress(sl_query_t *q, void (*cb)(void *user, const stru
  * has that name; SL_ESTATE if the query has not succeeded. */
 SL_API int sl_query_result(sl_query_t *q, const char *name, sl_table_t **out);
 
+/* Records every task, copy and kernel of the query and writes them to `path` as
+ * Chrome trace-event JSON (open it in Perfetto) when the query finishes. Call before
+ * sl_query_start. The engine's trace_path setting does the same for every query. */
+SL_API int sl_query_trace(sl_query_t *q, const char *path);
+
 /* Profile of a finished query as JSON (owned by the query; valid until destroy). */
 SL_API const char *sl_query_profile_json(sl_query_t *q);
 

@@ -63,11 +63,9 @@ static int seq_source(sl_task_t *t)
     int64_t m = sl_task_morsel_rows(t);
     int64_t first = sl_task_index(t) * m;
     int64_t n = sl__morsel_len(d->rows, m, sl_task_index(t));
-    sl_batch_t *b = sl__batch_new(sl_op_output_schema(sl_task_op(t)), n);
-    if (!b || sl__batch_alloc_columns(b) != SL_OK) {
-        sl_batch_unref(b);
-        return sl_task_fail(t, SL_ENOMEM, "out of memory generating %lld rows", (long long)n);
-    }
+    sl_batch_t *b = sl_task_new_batch(t, sl_op_output_schema(sl_task_op(t)), n);
+    if (!b)
+        return SL_ENOMEM;
     int64_t v = d->start + first * d->step;
     if (d->type == SL_TYPE_INT64) {
         int64_t *out = sl__col_values(b, 0);

@@ -1,0 +1,44 @@
+/* The GPU worker: one per GPU, driving three streams (host->device, compute,
+ * device->host). A task placed on a GPU enqueues its copies and kernels and returns;
+ * its graph node stays held until the task's completion event has fired, so that
+ * copies of the next tasks overlap the kernels of this one while dependencies stay
+ * exact. Declared for every build; without CUDA the functions report "no GPU". */
+#ifndef SLUICE_RUNTIME_GPU_INT_H
+#define SLUICE_RUNTIME_GPU_INT_H
+
+#include "exec_int.h"
+
+struct sl__gpu;
+
+#define SL__GPU_DEPTH_DEFAULT 4
+
+/* Creates the context of GPU `ordinal` (pool with the engine's budget, streams, events,
+ * status words). Runs on the engine-opening thread. */
+int sl__gpu_create(struct sl__gpu **out, sl_engine_t *eng, int ordinal, int64_t mem_limit,
+                   int depth);
+void sl__gpu_destroy(struct sl__gpu *g);
+/* Scheduler hooks for the GPU worker thread (user = the engine). */
+int sl__gpu_worker_init(struct sl__worker *w, void *user);
+void sl__gpu_worker_fini(struct sl__worker *w, void *user);
+/* Retires completed in-flight tasks; with block, waits for the oldest one. Returns the
+ * number still in flight. */
+int sl__gpu_worker_poll(struct sl__worker *w, bool block);
+
+/* Task life on the GPU worker: begin (may wait while `depth` tasks are in flight),
+ * then the pipeline runs, then end (records the completion event and holds the node). */
+int sl__gpu_task_begin(sl_task_t *t);
+void sl__gpu_task_end(sl_task_t *t);
+/* Moves a batch to the task's GPU (returns a new reference) or to host memory
+ * (waits for the copy). Batches already there are returned with a new reference. */
+int sl__gpu_batch_to_device(sl_task_t *t, sl_batch_t *b, sl_batch_t **out);
+int sl__gpu_batch_to_host(sl_task_t *t, sl_batch_t *b, sl_batch_t **out);
+/* A new batch on the task's GPU, uninitialized. */
+sl_batch_t *sl__gpu_batch_new(sl_task_t *t, const sl_schema_t *s, int64_t rows);
+/* Runs a CUDA combine implementation for a GPU worker's local state from a CPU thread:
+ * on that GPU's compute stream, then waits for it. */
+int sl__gpu_run_sync(struct sl__gpu *g, sl_task_t *t, const struct sl_impl *im);
+/* Memory counters of the GPU's pool. */
+void sl__gpu_mem(struct sl__gpu *g, int64_t *in_use, int64_t *peak, int64_t *limit);
+bool sl__batch_on_device(const sl_batch_t *b);
+
+#endif /* SLUICE_RUNTIME_GPU_INT_H */

@@ -1,0 +1,538 @@
+/* The GPU worker (see gpu_int.h). Built only with CUDA; gpu_stub.c stands in otherwise.
+ *
+ * Per GPU: streams h2d, compute and d2h. Per in-flight task (a ring of `depth` slots):
+ * a completion event, timing events for the trace, the pinned staging blocks its
+ * uploads used (freed when the task retires), and a status word in pinned, mapped host
+ * memory that kernels may set to a negative sluice code to fail the query (DESIGN.md:
+ * "errors found on the device go to a per-task status word").
+ *
+ * Ordering: uploads go on h2d; compute waits for them through an event; a task's
+ * completion event is recorded on compute (after making compute wait for any d2h work
+ * of the task), so when it fires every copy and kernel of the task is done. Device
+ * buffers are freed stream-ordered on compute, after all work that used them. */
+#include <stdio.h>
+#include <string.h>
+
+#include <cuda_runtime_api.h>
+
+#include "cuda/cuda_int.h"
+#include "gpu_int.h"
+#include "trace.h"
+
+#define MAX_STAGING 64
+
+struct slot {
+    struct sl__node *node;
+    struct sl_query *q;
+    const char *name;                /* operator name for the trace */
+    const char *signature;           /* pipeline signature for the cost history */
+    int64_t rows, bytes_h2d, bytes_d2h;
+    cudaEvent_t done, k0, k1, c0, c1;  /* completion; kernel span; copy span */
+    bool have_copy, started;
+    bool copy_started;               /* c0 recorded for the current upload */
+    int n_staging;
+    void *staging[MAX_STAGING];
+    int64_t staging_bytes[MAX_STAGING];
+    volatile int32_t *h_status;     /* host view of the status word */
+    int32_t *d_status;              /* device view */
+};
+
+struct sl__gpu {
+    int ordinal;
+    sl_engine_t *eng;
+    struct sl__dpool *pool;
+    struct sl__pinned *pinned;
+    cudaStream_t s[3];               /* h2d, compute, d2h */
+    cudaEvent_t zero;                /* timing origin for the trace */
+    int64_t zero_ns;
+    int depth, head, count;          /* ring of in-flight slots */
+    struct slot *slots;
+    int32_t *h_status_all;           /* pinned mapped, one word per slot */
+    struct sl__worker *worker;
+};
+
+#define S_H2D 0
+#define S_COMPUTE 1
+#define S_D2H 2
+
+static int cuda_fail(struct sl_query *q, cudaError_t e, const char *what)
+{
+    char msg[256];
+    int rc = sl__cuda_check(e, what, __FILE__, __LINE__, msg, sizeof msg);
+    if (q)
+        sl__query_fail(q, "", rc, "%s", msg);
+    return rc;
+}
+
+int sl__gpu_create(struct sl__gpu **out, sl_engine_t *eng, int ordinal, int64_t mem_limit,
+                   int depth)
+{
+    *out = NULL;
+    struct sl__gpu *g = sl__calloc(1, sizeof *g);
+    if (!g)
+        return SL_ENOMEM;
+    g->ordinal = ordinal;
+    g->eng = eng;
+    g->depth = depth > 0 ? depth : SL__GPU_DEPTH_DEFAULT;
+    int prev = -1, rc;
+    if ((rc = sl__cuda_set_device(ordinal, &prev)) < 0)
+        goto fail;
+    if (mem_limit <= 0) {
+        size_t free_b = 0, total_b = 0;
+        if (cudaMemGetInfo(&free_b, &total_b) != cudaSuccess) {
+            rc = sl__set_last_error(SL_EDEVICE, "cannot read free memory of GPU %d", ordinal);
+            goto fail;
+        }
+        mem_limit = (int64_t)(free_b / 10 * 9);
+    }
+    if ((rc = sl__dpool_create(&g->pool, ordinal, mem_limit)) < 0 ||
+        (rc = sl__pinned_create(&g->pinned, (int64_t)1 << 30)) < 0 ||
+        (rc = sl__cuda_streams_create(ordinal, 3, g->s)) < 0 ||
+        (rc = sl__cuda_event_create(ordinal, true, &g->zero)) < 0)
+        goto fail;
+    g->slots = sl__calloc((size_t)g->depth, sizeof *g->slots);
+    if (!g->slots) {
+        rc = SL_ENOMEM;
+        goto fail;
+    }
+    cudaError_t e = cudaHostAlloc((void **)&g->h_status_all, sizeof(int32_t) * (size_t)g->depth,
+                                  cudaHostAllocMapped | cudaHostAllocPortable);
+    if (e != cudaSuccess) {
+        g->h_status_all = NULL;
+        rc = cuda_fail(NULL, e, "cudaHostAlloc(status words)");
+        goto fail;
+    }
+    for (int i = 0; i < g->depth; i++) {
+        struct slot *s = &g->slots[i];
+        s->h_status = &g->h_status_all[i];
+        *s->h_status = 0;
+        void *dp = NULL;
+        if ((e = cudaHostGetDevicePointer(&dp, (void *)&g->h_status_all[i], 0)) != cudaSuccess) {
+            rc = cuda_fail(NULL, e, "cudaHostGetDevicePointer");
+            goto fail;
+        }
+        s->d_status = dp;
+        if ((rc = sl__cuda_event_create(ordinal, false, &s->done)) < 0 ||
+            (rc = sl__cuda_event_create(ordinal, true, &s->k0)) < 0 ||
+            (rc = sl__cuda_event_create(ordinal, true, &s->k1)) < 0 ||
+            (rc = sl__cuda_event_create(ordinal, true, &s->c0)) < 0 ||
+            (rc = sl__cuda_event_create(ordinal, true, &s->c1)) < 0)
+            goto fail;
+    }
+    /* The trace's clock: an event whose completion time is known on the host clock. */
+    if ((rc = sl__cuda_event_record(g->zero, g->s[S_COMPUTE])) < 0 ||
+        (rc = sl__cuda_stream_sync(g->s[S_COMPUTE])) < 0)
+        goto fail;
+    g->zero_ns = sl__now_ns();
+    sl__cuda_set_device(prev, NULL);
+    *out = g;
+    return SL_OK;
+fail:
+    if (prev >= 0)
+        sl__cuda_set_device(prev, NULL);
+    sl__gpu_destroy(g);
+    return rc < 0 ? rc : SL_EDEVICE;
+}
+
+void sl__gpu_destroy(struct sl__gpu *g)
+{
+    if (!g)
+        return;
+    int prev = -1;
+    sl__cuda_set_device(g->ordinal, &prev);
+    for (int i = 0; g->s[S_COMPUTE] && i < 3; i++)
+        sl__cuda_stream_sync(g->s[i]);
+    for (int i = 0; g->slots && i < g->depth; i++) {
+        struct slot *s = &g->slots[i];
+        cudaEvent_t evs[] = {s->done, s->k0, s->k1, s->c0, s->c1};
+        for (int k = 0; k < 5; k++)
+            if (evs[k])
+                sl__cuda_event_destroy(evs[k]);
+    }
+    if (g->zero)
+        sl__cuda_event_destroy(g->zero);
+    sl__cuda_streams_destroy(3, g->s);
+    if (g->h_status_all)
+        cudaFreeHost(g->h_status_all);
+    sl__pinned_destroy(g->pinned);
+    sl__dpool_destroy(g->pool);
+    if (prev >= 0)
+        sl__cuda_set_device(prev, NULL);
+    sl__free(g->slots, 0);
+    sl__free(g, sizeof *g);
+}
+
+int sl__gpu_worker_init(struct sl__worker *w, void *user)
+{
+    sl_engine_t *eng = user;
+    for (int i = 0; i < eng->n_gpus; i++) {
+        if (eng->gpus[i] && eng->gpus[i]->ordinal == w->gpu) {
+            w->gpu_ctx = eng->gpus[i];
+            eng->gpus[i]->worker = w;
+        }
+    }
+    return sl__cuda_set_device(w->gpu, NULL);
+}
+
+void sl__gpu_worker_fini(struct sl__worker *w, void *user)
+{
+    (void)user;
+    while (w->gpu_ctx && sl__gpu_worker_poll(w, true) > 0) {
+    }
+}
+
+static int64_t event_ns(struct sl__gpu *g, cudaEvent_t ev)
+{
+    float ms = 0;
+    if (cudaEventElapsedTime(&ms, g->zero, ev) != cudaSuccess) {
+        cudaGetLastError();
+        return -1;
+    }
+    return g->zero_ns + (int64_t)((double)ms * 1e6);
+}
+
+static void retire(struct sl__gpu *g, struct slot *s)
+{
+    struct sl_query *q = s->q;
+    int32_t st = *s->h_status;
+    if (st != 0 && q)
+        sl__query_fail(q, s->name ? s->name : "", st < 0 ? st : SL_EINTERNAL,
+                       "%s: the GPU kernel reported %s (status word %d)",
+                       s->name ? s->name : "a GPU task", sl_strerror(st < 0 ? st : SL_EINTERNAL),
+                       (int)st);
+    if (q && q->trace_on && g->worker) {
+        struct sl__trace_event e = {.name = s->name ? s->name : "task", .device = g->ordinal,
+                                    .rows = s->rows, .kind = SL__TR_KERNEL, .lane = S_COMPUTE};
+        e.start_ns = event_ns(g, s->k0);
+        e.end_ns = event_ns(g, s->k1);
+        if (e.start_ns >= 0 && e.end_ns >= e.start_ns)
+            sl__trace_add(&q->trace, g->worker->id, &e);
+        if (s->have_copy) {
+            struct sl__trace_event c = {.name = "h2d", .device = g->ordinal,
+                                        .bytes = s->bytes_h2d, .kind = SL__TR_COPY_H2D,
+                                        .lane = S_H2D};
+            c.start_ns = event_ns(g, s->c0);
+            c.end_ns = event_ns(g, s->c1);
+            if (c.start_ns >= 0 && c.end_ns >= c.start_ns)
+                sl__trace_add(&q->trace, g->worker->id, &c);
+        }
+    }
+    if (q && s->signature) {
+        int64_t k0 = event_ns(g, s->k0), k1 = event_ns(g, s->k1);
+        if (k0 >= 0 && k1 >= k0)
+            sl__cost_record(q->eng, s->signature, SL_DEVICE_CUDA, s->rows, k1 - k0);
+    }
+    if (q) {
+        atomic_fetch_add(&q->bytes_h2d, s->bytes_h2d);
+        atomic_fetch_add(&q->bytes_d2h, s->bytes_d2h);
+    }
+    for (int i = 0; i < s->n_staging; i++)
+        sl__pinned_free(g->pinned, s->staging[i], s->staging_bytes[i]);
+    s->n_staging = 0;
+    struct sl__node *n = s->node;
+    s->node = NULL;
+    s->q = NULL;
+    s->started = false;
+    if (n)
+        sl__node_unhold(n);
+}
+
+int sl__gpu_worker_poll(struct sl__worker *w, bool block)
+{
+    struct sl__gpu *g = w->gpu_ctx;
+    if (!g)
+        return 0;
+    while (g->count > 0) {
+        struct slot *s = &g->slots[g->head];
+        cudaError_t e = block ? cudaEventSynchronize(s->done) : cudaEventQuery(s->done);
+        if (e == cudaErrorNotReady)
+            break;
+        if (e != cudaSuccess)
+            cuda_fail(s->q, e, "completing a GPU task");
+        retire(g, s);
+        g->head = (g->head + 1) % g->depth;
+        g->count--;
+        block = false; /* wait for one at most, then only take what is done */
+    }
+    return g->count;
+}
+
+int sl__gpu_task_begin(sl_task_t *t)
+{
+    struct sl__gpu *g = t->worker->gpu_ctx;
+    if (g->count == g->depth)
+        sl__gpu_worker_poll(t->worker, true);
+    int idx = (g->head + g->count) % g->depth;
+    struct slot *s = &g->slots[idx];
+    memset((void *)s->h_status, 0, sizeof *s->h_status);
+    s->q = t->q;
+    s->node = t->gnode;
+    s->name = t->os->op->def->name;
+    for (int st = -1; t->pipe && st <= t->pipe->n_chain; st++) {
+        if (sl__stage_on_gpu(t->pipe, st)) {
+            s->name = (st < 0 ? t->pipe->source
+                       : st < t->pipe->n_chain ? t->pipe->chain[st] : t->pipe->sink)
+                          ->op->def->name;
+            break;
+        }
+    }
+    s->rows = 0;
+    s->bytes_h2d = s->bytes_d2h = 0;
+    s->have_copy = false;
+    s->started = true;
+    s->n_staging = 0;
+    t->gpu = g;
+    t->gpu_slot = idx;
+    t->stream = g->s[S_COMPUTE];
+    t->status = s->d_status;
+    cudaError_t e = cudaEventRecord(s->k0, g->s[S_COMPUTE]);
+    if (e != cudaSuccess)
+        return cuda_fail(t->q, e, "cudaEventRecord");
+    return SL_OK;
+}
+
+void sl__gpu_task_end(sl_task_t *t)
+{
+    struct sl__gpu *g = t->gpu;
+    struct slot *s = &g->slots[t->gpu_slot];
+    cudaError_t e;
+    if ((e = cudaEventRecord(s->k1, g->s[S_COMPUTE])) != cudaSuccess ||
+        (e = cudaEventRecord(s->done, g->s[S_COMPUTE])) != cudaSuccess) {
+        cuda_fail(t->q, e, "cudaEventRecord");
+        /* Nothing to wait for: retire at the next poll; the event reports the error. */
+    }
+    s->rows = t->rows_emitted ? *t->rows_emitted : s->rows;
+    s->signature = t->pipe ? t->pipe->signature : NULL;
+    sl__node_hold(t->gnode);
+    g->count++;
+}
+
+static void device_buf_release(struct sl__buf *b)
+{
+    struct sl__gpu *g = b->owner;
+    sl__dpool_free_async(g->pool, b->ptr, b->bytes, g->s[S_COMPUTE]);
+}
+
+static struct sl__buf *device_buf(struct sl__gpu *g, sl_task_t *t, int64_t bytes, cudaStream_t st)
+{
+    void *d = NULL;
+    int rc = sl__dpool_alloc_async(g->pool, bytes, st, &d);
+    if (rc < 0) {
+        sl__query_fail(t->q, t->os->op->def->name, rc, "%s: %s", t->os->op->def->name,
+                       sl_last_errmsg());
+        return NULL;
+    }
+    struct sl__buf *b = sl__buf_wrap(d, bytes, SL__MEM_DEVICE, device_buf_release, g);
+    if (!b) {
+        sl__dpool_free_async(g->pool, d, bytes, st);
+        sl__query_fail(t->q, "", SL_ENOMEM, "out of memory");
+        return NULL;
+    }
+    b->device = g->ordinal;
+    return b;
+}
+
+bool sl__batch_on_device(const sl_batch_t *b)
+{
+    for (int i = 0; i < b->n_cols; i++)
+        if (b->cols[i].data && b->cols[i].data->kind != SL__MEM_DEVICE)
+            return false;
+    return b->n_cols > 0;
+}
+
+sl_batch_t *sl__gpu_batch_new(sl_task_t *t, const sl_schema_t *schema, int64_t rows)
+{
+    struct sl__gpu *g = t->gpu;
+    sl_batch_t *b = sl__batch_new(schema, rows);
+    if (!b) {
+        sl__query_fail(t->q, "", SL_ENOMEM, "out of memory");
+        return NULL;
+    }
+    for (int i = 0; i < b->n_cols; i++) {
+        b->cols[i].data = device_buf(g, t, rows * (int64_t)sl_type_width(b->cols[i].type),
+                                     g->s[S_COMPUTE]);
+        if (!b->cols[i].data) {
+            sl_batch_unref(b);
+            return NULL;
+        }
+    }
+    return b;
+}
+
+/* Copies one host column range to the device: pinned sources go directly, pageable ones
+ * are staged through a pinned block (this thread copies, the copy engine moves). */
+static int upload(struct sl__gpu *g, sl_task_t *t, struct slot *s, const void *src,
+                  int64_t bytes, void *dst, enum sl__mem_kind kind)
+{
+    cudaError_t e;
+    const void *from = src;
+    if (kind != SL__MEM_PINNED && bytes > 0) {
+        void *h = NULL;
+        int rc = s->n_staging < MAX_STAGING ? sl__pinned_alloc(g->pinned, bytes, &h) : SL_ENOSPC;
+        if (rc < 0) {
+            /* No staging room: let the driver stage it (slower, still correct). */
+            e = cudaMemcpyAsync(dst, src, (size_t)bytes, cudaMemcpyHostToDevice, g->s[S_H2D]);
+            return e == cudaSuccess ? SL_OK : cuda_fail(t->q, e, "cudaMemcpyAsync(h2d)");
+        }
+        memcpy(h, src, (size_t)bytes);
+        s->staging[s->n_staging] = h;
+        s->staging_bytes[s->n_staging++] = bytes;
+        from = h;
+    }
+    /* The copy span starts when the copy engine gets work, not while the host stages. */
+    if (!s->copy_started) {
+        if ((e = cudaEventRecord(s->c0, g->s[S_H2D])) != cudaSuccess)
+            return cuda_fail(t->q, e, "cudaEventRecord");
+        s->copy_started = true;
+    }
+    e = cudaMemcpyAsync(dst, from, (size_t)bytes, cudaMemcpyHostToDevice, g->s[S_H2D]);
+    if (e != cudaSuccess)
+        return cuda_fail(t->q, e, "cudaMemcpyAsync(h2d)");
+    s->bytes_h2d += bytes;
+    return SL_OK;
+}
+
+int sl__gpu_batch_to_device(sl_task_t *t, sl_batch_t *src, sl_batch_t **out)
+{
+    struct sl__gpu *g = t->gpu;
+    struct slot *s = &g->slots[t->gpu_slot];
+    *out = NULL;
+    if (sl__batch_on_device(src)) {
+        sl_batch_ref(src);
+        *out = src;
+        return SL_OK;
+    }
+    sl_batch_t *b = sl__batch_new(src->schema, src->n_rows);
+    if (!b)
+        return sl__query_fail(t->q, "", SL_ENOMEM, "out of memory");
+    cudaError_t e;
+    s->copy_started = false;
+    for (int i = 0; i < b->n_cols; i++) {
+        /* A column with a bitmap moves from the byte holding its first bit, so values and
+         * bitmap keep one shared offset (< 8) on the device; others move exactly. */
+        const struct sl__col *c = &src->cols[i];
+        int64_t w = (int64_t)sl_type_width(c->type);
+        int64_t lead = c->validity ? c->offset % 8 : 0, rows = src->n_rows + lead;
+        b->cols[i].null_count = c->null_count;
+        b->cols[i].offset = lead;
+        b->cols[i].data = device_buf(g, t, rows * w, g->s[S_H2D]);
+        if (!b->cols[i].data ||
+            upload(g, t, s, (const char *)c->data->ptr + (c->offset - lead) * w, rows * w,
+                   b->cols[i].data->ptr, c->data->kind) < 0)
+            goto fail;
+        if (c->validity) {
+            int64_t bytes = (rows + 7) / 8;
+            b->cols[i].validity = device_buf(g, t, bytes, g->s[S_H2D]);
+            if (!b->cols[i].validity ||
+                upload(g, t, s, (const uint8_t *)c->validity->ptr + c->offset / 8, bytes,
+                       b->cols[i].validity->ptr, c->validity->kind) < 0)
+                goto fail;
+        }
+    }
+    if (!s->copy_started && (e = cudaEventRecord(s->c0, g->s[S_H2D])) != cudaSuccess) {
+        sl_batch_unref(b);
+        return cuda_fail(t->q, e, "cudaEventRecord");
+    }
+    if ((e = cudaEventRecord(s->c1, g->s[S_H2D])) != cudaSuccess ||
+        (e = cudaStreamWaitEvent(g->s[S_COMPUTE], s->c1, 0)) != cudaSuccess ||
+        (e = cudaEventRecord(s->k0, g->s[S_COMPUTE])) != cudaSuccess) {
+        sl_batch_unref(b);
+        return cuda_fail(t->q, e, "ordering the upload");
+    }
+    s->have_copy = true;
+    *out = b;
+    return SL_OK;
+fail:
+    sl_batch_unref(b);
+    return t->q->err.code ? t->q->err.code : SL_EDEVICE;
+}
+
+static void pinned_buf_release(struct sl__buf *b)
+{
+    struct sl__gpu *g = b->owner;
+    sl__pinned_free(g->pinned, b->ptr, b->bytes);
+}
+
+int sl__gpu_batch_to_host(sl_task_t *t, sl_batch_t *src, sl_batch_t **out)
+{
+    struct sl__gpu *g = t->gpu;
+    struct slot *s = &g->slots[t->gpu_slot];
+    *out = NULL;
+    if (!sl__batch_on_device(src)) {
+        sl_batch_ref(src);
+        *out = src;
+        return SL_OK;
+    }
+    sl_batch_t *b = sl__batch_new(src->schema, src->n_rows);
+    if (!b)
+        return sl__query_fail(t->q, "", SL_ENOMEM, "out of memory");
+    cudaError_t e;
+    if ((e = cudaEventRecord(s->c0, g->s[S_COMPUTE])) != cudaSuccess ||
+        (e = cudaStreamWaitEvent(g->s[S_D2H], s->c0, 0)) != cudaSuccess) {
+        sl_batch_unref(b);
+        return cuda_fail(t->q, e, "ordering the download");
+    }
+    for (int i = 0; i < b->n_cols; i++) {
+        const struct sl__col *c = &src->cols[i];
+        struct sl__buf *parts[2] = {c->data, c->validity};
+        struct sl__buf **dst[2] = {&b->cols[i].data, &b->cols[i].validity};
+        b->cols[i].offset = c->offset;
+        b->cols[i].null_count = c->null_count;
+        for (int k = 0; k < 2; k++) {
+            if (!parts[k])
+                continue;
+            void *h = NULL;
+            int rc = sl__pinned_alloc(g->pinned, parts[k]->bytes, &h);
+            if (rc < 0) {
+                sl_batch_unref(b);
+                return sl__query_fail(t->q, "", rc, "%s", sl_last_errmsg());
+            }
+            *dst[k] = sl__buf_wrap(h, parts[k]->bytes, SL__MEM_PINNED, pinned_buf_release, g);
+            if (!*dst[k]) {
+                sl__pinned_free(g->pinned, h, parts[k]->bytes);
+                sl_batch_unref(b);
+                return sl__query_fail(t->q, "", SL_ENOMEM, "out of memory");
+            }
+            e = cudaMemcpyAsync(h, parts[k]->ptr, (size_t)parts[k]->bytes, cudaMemcpyDeviceToHost,
+                                g->s[S_D2H]);
+            if (e != cudaSuccess) {
+                sl_batch_unref(b);
+                return cuda_fail(t->q, e, "cudaMemcpyAsync(d2h)");
+            }
+            s->bytes_d2h += parts[k]->bytes;
+        }
+    }
+    /* The host consumer needs the bytes now. */
+    if ((e = cudaStreamSynchronize(g->s[S_D2H])) != cudaSuccess) {
+        sl_batch_unref(b);
+        return cuda_fail(t->q, e, "cudaStreamSynchronize(d2h)");
+    }
+    *out = b;
+    return SL_OK;
+}
+
+int sl__gpu_run_sync(struct sl__gpu *g, sl_task_t *t, const struct sl_impl *im)
+{
+    int prev = -1;
+    int rc = sl__cuda_set_device(g->ordinal, &prev);
+    if (rc < 0)
+        return sl__query_fail(t->q, "", rc, "%s", sl_last_errmsg());
+    t->gpu = g;
+    t->stream = g->s[S_COMPUTE];
+    t->status = NULL;
+    rc = im->run(t);
+    cudaError_t e = cudaStreamSynchronize(g->s[S_COMPUTE]);
+    if (e != cudaSuccess && rc >= 0)
+        rc = cuda_fail(t->q, e, "cudaStreamSynchronize");
+    sl__cuda_set_device(prev, NULL);
+    return rc;
+}
+
+void sl__gpu_mem(struct sl__gpu *g, int64_t *in_use, int64_t *peak, int64_t *limit)
+{
+    struct sl__dpool_stats st;
+    sl__dpool_stats(g->pool, &st);
+    *in_use = st.in_use_bytes;
+    *peak = st.peak_bytes;
+    *limit = st.limit_bytes;
+}

@@ -1,0 +1,128 @@
+/* Placement: which device runs the tasks of a pipeline.
+ *
+ * Forced placement wins: a node placed with sl_plan_place, or the engine's placement
+ * (config or SLUICE_PLACEMENT). A pipeline can run on a GPU when at least one of its
+ * phases has a CUDA implementation; phases without one run on the host inside the GPU
+ * task (a segment boundary: the runtime moves the batch across).
+ *
+ * Left to the engine (SL_PLACE_AUTO), the rule is StarPU's dmda, at pipeline level:
+ *
+ *   finish(d) = wait(d) + transfer(d) + compute(d)
+ *   wait(d)     = rows already queued on d's workers * ns_per_row(d) / workers(d)
+ *   transfer(d) = bytes of the pipeline's input that are not on d / link bandwidth
+ *   compute(d)  = rows * ns_per_row(d) / workers(d)
+ *
+ * where ns_per_row(d) is the pipeline's measured cost on d, keyed by its operators'
+ * names ("scan.table>test.affine>test.sum"): an exponential average kept by the engine,
+ * fed after every task, saved to the engine's cost cache file when one is set. Never
+ * measured on d, the phases' cost functions are asked; with neither, the pipeline stays
+ * on the CPU, where every operator can run.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "exec_int.h"
+#include "gpu_int.h"
+
+static bool phase_has_cuda(const struct sl_phase *ph)
+{
+    for (unsigned i = 0; ph && i < ph->n_impls; i++)
+        if (ph->impls[i].device == SL_DEVICE_CUDA)
+            return true;
+    return false;
+}
+
+static const struct sl_phase *stage_phase(const struct sl__pipeline *p, int stage)
+{
+    if (stage < 0)
+        return p->source->op->def->source;
+    if (stage < p->n_chain)
+        return p->chain[stage]->op->def->execute;
+    return p->sink->op->def->sink;
+}
+
+static struct sl__opstate *stage_op(const struct sl__pipeline *p, int stage)
+{
+    if (stage < 0)
+        return p->source;
+    return stage < p->n_chain ? p->chain[stage] : p->sink;
+}
+
+bool sl__pipeline_gpu_capable(const struct sl__pipeline *p)
+{
+    for (int s = -1; s <= p->n_chain; s++)
+        if (phase_has_cuda(stage_phase(p, s)))
+            return true;
+    return false;
+}
+
+void sl__pipeline_signature(struct sl__pipeline *p)
+{
+    size_t len = 0;
+    p->signature[0] = 0;
+    for (int s = -1; s <= p->n_chain && len < sizeof p->signature; s++)
+        len += (size_t)snprintf(p->signature + len, sizeof p->signature - len, "%s%s",
+                                s < 0 ? "" : ">", stage_op(p, s)->op->def->name);
+}
+
+/* Estimated ns per row of the pipeline on `kind`: its measured history, else the sum of
+ * its phases' cost functions (seconds per million rows), else < 0 (unknown). */
+static double pipeline_cost(struct sl_query *q, const struct sl__pipeline *p,
+                            enum sl_device_kind kind)
+{
+    double c = sl__cost_lookup(q->eng, p->signature, kind);
+    if (c >= 0)
+        return c;
+    double total = 0;
+    for (int s = -1; s <= p->n_chain; s++) {
+        const struct sl_phase *ph = stage_phase(p, s);
+        if (!ph || !ph->cost)
+            return -1;
+        double sec = ph->cost(stage_op(p, s)->op, kind, 1000000);
+        if (sec < 0)
+            return -1;
+        total += sec * 1e3;
+    }
+    return total;
+}
+
+int sl__place_pipeline(struct sl_query *q, struct sl__pipeline *p)
+{
+    sl_engine_t *eng = q->eng;
+    if (eng->n_gpus == 0 || !sl__pipeline_gpu_capable(p))
+        return -1;
+    enum sl_placement forced = SL_PLACE_AUTO;
+    for (int s = -1; s <= p->n_chain; s++) {
+        enum sl_placement pl = stage_op(p, s)->op->placement;
+        if (pl == SL_PLACE_GPU)
+            forced = SL_PLACE_GPU;
+        else if (pl == SL_PLACE_CPU && forced == SL_PLACE_AUTO &&
+                 phase_has_cuda(stage_phase(p, s)))
+            forced = SL_PLACE_CPU;
+    }
+    if (forced == SL_PLACE_AUTO)
+        forced = eng->placement;
+    /* The GPU used: spread pipelines over the GPUs round-robin. */
+    int gpu = eng->gpu_ordinals[p->id % eng->n_gpus];
+    if (forced == SL_PLACE_GPU)
+        return gpu;
+    if (forced == SL_PLACE_CPU)
+        return -1;
+    double cpu = pipeline_cost(q, p, SL_DEVICE_CPU);
+    double gpu_c = pipeline_cost(q, p, SL_DEVICE_CUDA);
+    if (cpu < 0 || gpu_c < 0)
+        return -1;
+    double rows = p->source->op->rows_estimate > 0 ? (double)p->source->op->rows_estimate : 1e6;
+    double bytes = rows * 8.0 * sl_schema_num_fields(p->source->op->schema);
+    double link = eng->link_gbps > 0 ? eng->link_gbps : 25.0; /* GB/s */
+    double cpu_ns = rows * cpu / eng->n_threads;
+    double gpu_ns = rows * gpu_c + bytes / link;
+    return gpu_ns < cpu_ns ? gpu : -1;
+}
+
+/* Whether stage `s` of a GPU task runs its CUDA implementation (else its CPU one). */
+bool sl__stage_on_gpu(const struct sl__pipeline *p, int stage)
+{
+    const struct sl_phase *ph = stage_phase(p, stage);
+    return phase_has_cuda(ph) && stage_op(p, stage)->op->placement != SL_PLACE_CPU;
+}

@@ -1,0 +1,100 @@
+/* Chrome trace-event JSON: one "X" (complete) event per span; pid = device (0 = CPU,
+ * 1 + g = GPU g), tid = worker or stream, so Perfetto draws one track per worker and
+ * per stream and copy/compute overlap is visible. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "trace.h"
+
+int sl__trace_init(struct sl__trace *t, int n_workers, int64_t origin_ns)
+{
+    memset(t, 0, sizeof *t);
+    t->bufs = sl__calloc((size_t)n_workers, sizeof *t->bufs);
+    if (!t->bufs)
+        return SL_ENOMEM;
+    t->n_bufs = n_workers;
+    t->origin_ns = origin_ns;
+    return SL_OK;
+}
+
+void sl__trace_fini(struct sl__trace *t)
+{
+    for (int i = 0; t->bufs && i < t->n_bufs; i++)
+        sl__free(t->bufs[i].ev, 0);
+    sl__free(t->bufs, 0);
+    t->bufs = NULL;
+}
+
+void sl__trace_add(struct sl__trace *t, int w, const struct sl__trace_event *e)
+{
+    if (!t->bufs || w < 0 || w >= t->n_bufs)
+        return;
+    struct sl__trace_buf *b = &t->bufs[w];
+    if (b->n == b->cap) {
+        int64_t cap = b->cap ? b->cap * 2 : 1024;
+        struct sl__trace_event *nv = sl__realloc(b->ev, (size_t)b->cap * sizeof *nv,
+                                                 (size_t)cap * sizeof *nv);
+        if (!nv)
+            return;
+        b->ev = nv;
+        b->cap = cap;
+    }
+    b->ev[b->n++] = *e;
+}
+
+static const char *kind_cat(enum sl__trace_kind k)
+{
+    switch (k) {
+    case SL__TR_COPY_H2D:
+        return "copy_h2d";
+    case SL__TR_COPY_D2H:
+        return "copy_d2h";
+    case SL__TR_KERNEL:
+        return "kernel";
+    default:
+        return "task";
+    }
+}
+
+int sl__trace_write(const struct sl__trace *t, const char *path, char *err, size_t err_len)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        snprintf(err, err_len, "cannot write trace '%s': %s", path, strerror(errno));
+        return SL_EIO;
+    }
+    fprintf(f, "[\n");
+    bool first = true;
+    /* Name the tracks: process per device, thread per worker or stream. */
+    int max_dev = -1;
+    for (int w = 0; w < t->n_bufs; w++)
+        for (int64_t i = 0; i < t->bufs[w].n; i++)
+            if (t->bufs[w].ev[i].device > max_dev)
+                max_dev = t->bufs[w].ev[i].device;
+    for (int d = -1; d <= max_dev; d++) {
+        fprintf(f, "%s{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%d,\"args\":{\"name\":"
+                   "\"%s%.0d\"}}",
+                first ? "" : ",\n", d + 1, d < 0 ? "CPU" : "GPU ", d < 0 ? 0 : d);
+        first = false;
+    }
+    for (int w = 0; w < t->n_bufs; w++) {
+        for (int64_t i = 0; i < t->bufs[w].n; i++) {
+            const struct sl__trace_event *e = &t->bufs[w].ev[i];
+            fprintf(f,
+                    ",\n{\"ph\":\"X\",\"name\":\"%s\",\"cat\":\"%s\",\"pid\":%d,\"tid\":%d,"
+                    "\"ts\":%.3f,\"dur\":%.3f,\"args\":{\"bytes\":%" PRId64 ",\"rows\":%" PRId64
+                    "}}",
+                    e->name, kind_cat(e->kind), e->device + 1, e->lane,
+                    (e->start_ns - t->origin_ns) / 1e3, (e->end_ns - e->start_ns) / 1e3,
+                    e->bytes, e->rows);
+        }
+    }
+    fprintf(f, "\n]\n");
+    if (fclose(f) != 0) {
+        snprintf(err, err_len, "cannot write trace '%s': %s", path, strerror(errno));
+        return SL_EIO;
+    }
+    return SL_OK;
+}

@@ -1,0 +1,14 @@
+/* Small operators that prove the runtime before real operators exist: each has a CPU
+ * and a CUDA implementation (the CUDA one only when built with CUDA).
+ *   test.affine  (stream)        y = a*x + b on an int64 column "x"
+ *   test.sum     (sink+source)   count and wrapping sum of int64 column "x"; the CUDA
+ *                                sink adds on the device; combine runs on each device
+ *   test.fail    (stream)        fails at morsel `at` (option), on CPU with
+ *                                sl_task_fail, on GPU through the status word */
+#ifndef SLUICE_TEST_OPS_H
+#define SLUICE_TEST_OPS_H
+
+/* Registers the test operators in the global registry (idempotent). */
+int sl_test_ops_register(void);
+
+#endif

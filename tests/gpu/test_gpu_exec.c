@@ -1,0 +1,259 @@
+/* Tests the GPU worker end to end with the test operators: a chunked pipeline over
+ * host-resident data on the GPU equals the CPU result; its trace shows host-to-device
+ * copies overlapping kernels; errors from the device status word and injected CUDA
+ * failures fail the query cleanly, leave no device memory behind, and the engine runs
+ * the next query; the GPU budget is enforced. Skipped without a GPU. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cuda/cuda_int.h"
+#include "exec_int.h"
+#include "sl_test.h"
+#include "test_ops.h"
+
+static void assert_no_leaks(void)
+{
+    struct sl__mem_counters c;
+    sl__mem_counters(&c);
+    assert_int_equal(c.live_allocs, 0);
+}
+
+static sl_engine_t *gpu_engine(int64_t gpu_morsel, int64_t gpu_mem)
+{
+    struct sl_engine_config cfg;
+    sl_engine_config_init(&cfg);
+    cfg.n_threads = 2;
+    cfg.morsel_rows_gpu = gpu_morsel;
+    cfg.gpu_mem_limit = gpu_mem;
+    sl_engine_t *e;
+    SL_ASSERT_OK(sl_engine_open(&e, &cfg));
+    return e;
+}
+
+static sl_table_t *table_of(int64_t rows, int batches)
+{
+    sl_table_t *t;
+    SL_ASSERT_OK(sl_table_create(&t));
+    const char *names[] = {"x"};
+    enum sl_type types[] = {SL_TYPE_INT64};
+    int64_t v = 0;
+    for (int b = 0; b < batches; b++) {
+        int64_t n = rows / batches + (b < rows % batches);
+        sl_batch_t *bt;
+        SL_ASSERT_OK(sl_batch_create(&bt, 1, names, types, n));
+        int64_t *x = sl_batch_column_data(bt, 0);
+        for (int64_t i = 0; i < n; i++)
+            x[i] = v++ * 3 + 1;
+        SL_ASSERT_OK(sl_table_append(t, bt));
+        sl_batch_unref(bt);
+    }
+    return t;
+}
+
+static sl_plan_t *plan_of(sl_table_t *t, int64_t a, int64_t b, int fail_at)
+{
+    SL_ASSERT_OK(sl_test_ops_register());
+    sl_plan_t *p;
+    SL_ASSERT_OK(sl_plan_create(&p));
+    int s, f, m, sum;
+    char opts[64];
+    snprintf(opts, sizeof opts, "a=%lld b=%lld", (long long)a, (long long)b);
+    SL_ASSERT_OK(sl_plan_add_table(p, t, &s));
+    SL_ASSERT_OK(sl_plan_add(p, "test.affine", (int[]){s}, 1, opts, &f));
+    m = f;
+    if (fail_at >= 0) {
+        snprintf(opts, sizeof opts, "at=%d", fail_at);
+        SL_ASSERT_OK(sl_plan_add(p, "test.fail", (int[]){f}, 1, opts, &m));
+    }
+    SL_ASSERT_OK(sl_plan_add(p, "test.sum", (int[]){m}, 1, "", &sum));
+    SL_ASSERT_OK(sl_plan_output(p, sum, "r"));
+    SL_ASSERT_OK(sl_plan_place(p, f, SL_PLACE_GPU));
+    return p;
+}
+
+static uint64_t reference(int64_t rows, int64_t a, int64_t b)
+{
+    uint64_t s = 0;
+    for (int64_t i = 0; i < rows; i++)
+        s += (uint64_t)a * (uint64_t)(i * 3 + 1) + (uint64_t)b;
+    return s;
+}
+
+static int run_and_check(sl_engine_t *e, sl_plan_t *p, int64_t rows, int64_t a, int64_t b,
+                         const char *trace)
+{
+    sl_query_t *q;
+    SL_ASSERT_OK(sl_query_create(e, p, &q));
+    if (trace)
+        SL_ASSERT_OK(sl_query_trace(q, trace));
+    int rc = sl_query_run(q);
+    if (rc == SL_OK) {
+        sl_table_t *r;
+        SL_ASSERT_OK(sl_query_result(q, "r", &r));
+        struct sl_column c0, c1;
+        sl_batch_column(sl_table_batch(r, 0), 0, &c0);
+        sl_batch_column(sl_table_batch(r, 0), 1, &c1);
+        assert_int_equal(((const int64_t *)c0.data)[0], rows);
+        assert_int_equal((uint64_t)((const int64_t *)c1.data)[0], reference(rows, a, b));
+        const char *prof = sl_query_profile_json(q);
+        if (rows > 0 && !strstr(prof, "\"device\":\"gpu\""))
+            fail_msg("expected GPU tasks in the profile: %s", prof);
+        sl_table_unref(r);
+    }
+    sl_query_destroy(q);
+    return rc;
+}
+
+static void assert_gpu_pool_empty(sl_engine_t *e)
+{
+    struct sl_mem_stats st;
+    sl_engine_mem_stats(e, &st);
+    assert_int_equal(st.gpu_in_use, 0);
+}
+
+SL_TEST(pipeline_on_gpu_matches_cpu)
+{
+    if (sl__cuda_device_count() == 0)
+        SL_SKIP("no GPU");
+    sl_engine_t *e = gpu_engine(1 << 14, 0);
+    int64_t sizes[] = {1, 1000, (1 << 14) + 17, 300001};
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        sl_table_t *t = table_of(sizes[i], 3);
+        sl_plan_t *p = plan_of(t, 5, -2, -1);
+        SL_ASSERT_OK(run_and_check(e, p, sizes[i], 5, -2, NULL));
+        sl_plan_destroy(p);
+        sl_table_unref(t);
+        assert_gpu_pool_empty(e);
+    }
+    sl_engine_close(e);
+    assert_no_leaks();
+}
+
+/* Reads "ts" and "dur" of every event of category `cat` from a trace file. */
+static int read_spans(const char *path, const char *cat, double *ts, double *end, int max)
+{
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    char line[1024], key[64];
+    int n = 0;
+    snprintf(key, sizeof key, "\"cat\":\"%s\"", cat);
+    while (fgets(line, sizeof line, f) && n < max) {
+        if (!strstr(line, key))
+            continue;
+        const char *p = strstr(line, "\"ts\":");
+        double a, d;
+        if (p && sscanf(p, "\"ts\":%lf,\"dur\":%lf", &a, &d) == 2) {
+            ts[n] = a;
+            end[n] = a + d;
+            n++;
+        }
+    }
+    fclose(f);
+    return n;
+}
+
+SL_TEST(trace_shows_copies_overlapping_kernels)
+{
+    if (sl__cuda_device_count() == 0)
+        SL_SKIP("no GPU");
+    /* 2^25 int64 rows (256 MiB) in 2^21-row chunks: 16 chunks through h2d -> kernels. */
+    int64_t rows = (int64_t)1 << 25;
+    sl_engine_t *e = gpu_engine((int64_t)1 << 21, 0);
+    sl_table_t *t = table_of(rows, 4);
+    sl_plan_t *p = plan_of(t, 3, 7, -1);
+    char path[] = "/tmp/sluice_gpu_trace_XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    SL_ASSERT_OK(run_and_check(e, p, rows, 3, 7, path));
+    static double cs[4096], ce[4096], ks[4096], ke[4096];
+    int nc = read_spans(path, "copy_h2d", cs, ce, 4096);
+    int nk = read_spans(path, "kernel", ks, ke, 4096);
+    printf("trace %s: %d copies, %d kernel spans\n", path, nc, nk);
+    assert_true(nc >= 8 && nk >= 8);
+    /* A kernel span starts after its own upload has finished, so any copy overlapping
+     * a kernel span belongs to another chunk: the copy engine and the SMs were busy at
+     * once. */
+    int overlaps = 0;
+    for (int i = 0; i < nc; i++)
+        for (int j = 0; j < nk; j++)
+            overlaps += cs[i] < ke[j] && ks[j] < ce[i];
+    printf("copy/kernel overlaps: %d\n", overlaps);
+    if (!getenv("SLUICE_KEEP_TRACE"))
+        unlink(path);
+    assert_true(overlaps > 0);
+    sl_plan_destroy(p);
+    sl_table_unref(t);
+    assert_gpu_pool_empty(e);
+    sl_engine_close(e);
+    assert_no_leaks();
+}
+
+SL_TEST(status_word_fails_query)
+{
+    if (sl__cuda_device_count() == 0)
+        SL_SKIP("no GPU");
+    sl_engine_t *e = gpu_engine(1 << 12, 0);
+    sl_table_t *t = table_of(50000, 2);
+    sl_plan_t *p = plan_of(t, 1, 0, 3);
+    sl_query_t *q;
+    SL_ASSERT_OK(sl_query_create(e, p, &q));
+    assert_int_equal(sl_query_run(q), SL_EFORMAT);
+    assert_non_null(strstr(sl_query_errmsg(q), "status word"));
+    sl_query_destroy(q);
+    sl_plan_destroy(p);
+    assert_gpu_pool_empty(e);
+    p = plan_of(t, 2, 2, -1);
+    SL_ASSERT_OK(run_and_check(e, p, 50000, 2, 2, NULL));
+    sl_plan_destroy(p);
+    sl_table_unref(t);
+    sl_engine_close(e);
+    assert_no_leaks();
+}
+
+SL_TEST(injected_cuda_failures)
+{
+    if (sl__cuda_device_count() == 0)
+        SL_SKIP("no GPU");
+    sl_engine_t *e = gpu_engine(1 << 12, 0);
+    sl_table_t *t = table_of(40000, 2);
+    sl_plan_t *p = plan_of(t, 1, 1, -1);
+    int failures = 0;
+    for (int n = 0; n < 40; n++) {
+        sl__cuda_fail_after(n, cudaErrorLaunchFailure);
+        int rc = run_and_check(e, p, 40000, 1, 1, NULL);
+        sl__cuda_fail_after(-1, 0);
+        if (rc != SL_OK) {
+            failures++;
+            assert_true(rc == SL_EDEVICE || rc == SL_EBUDGET);
+        }
+        assert_gpu_pool_empty(e);
+    }
+    assert_true(failures > 0);
+    SL_ASSERT_OK(run_and_check(e, p, 40000, 1, 1, NULL));
+    sl_plan_destroy(p);
+    sl_table_unref(t);
+    sl_engine_close(e);
+    assert_no_leaks();
+}
+
+SL_TEST(gpu_budget_is_enforced)
+{
+    if (sl__cuda_device_count() == 0)
+        SL_SKIP("no GPU");
+    /* 2^20-row int64 chunks need 8 MiB each; a 1 MiB budget cannot hold one. */
+    sl_engine_t *e = gpu_engine(1 << 20, 1 << 20);
+    sl_table_t *t = table_of(1 << 21, 1);
+    sl_plan_t *p = plan_of(t, 1, 0, -1);
+    sl_query_t *q;
+    SL_ASSERT_OK(sl_query_create(e, p, &q));
+    assert_int_equal(sl_query_run(q), SL_EBUDGET);
+    sl_query_destroy(q);
+    assert_gpu_pool_empty(e);
+    sl_plan_destroy(p);
+    sl_table_unref(t);
+    sl_engine_close(e);
+    assert_no_leaks();
+}

@@ -1,0 +1,338 @@
+/* Tests the runtime with the test operators (tests/common/test_ops.c): dependency order
+ * on random DAGs, a 100,000-task stress, stealing, tracing, a failing task, host
+ * budgets, placement forced to the CPU, and that nothing leaks. */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "exec_int.h"
+#include "sl_test.h"
+#include "test_ops.h"
+
+static void assert_no_leaks(void)
+{
+    struct sl__mem_counters c;
+    sl__mem_counters(&c);
+    assert_int_equal(c.live_allocs, 0);
+}
+
+static sl_engine_t *open_engine(int threads, int64_t morsel, int64_t host_limit)
+{
+    struct sl_engine_config cfg;
+    sl_engine_config_init(&cfg);
+    cfg.n_threads = threads;
+    cfg.morsel_rows_cpu = morsel;
+    cfg.n_gpus = 0;
+    cfg.host_mem_limit = host_limit;
+    sl_engine_t *e;
+    SL_ASSERT_OK(sl_engine_open(&e, &cfg));
+    return e;
+}
+
+/* ---- random DAGs through sl_engine_run_tasks ---- */
+
+struct dag_rec {
+    _Atomic int64_t clock;
+    int64_t *finished_at; /* per task: clock value when it ran */
+    const int64_t *off, *deps;
+};
+
+static void record_task(void *user, int64_t i)
+{
+    struct dag_rec *r = user;
+    /* Every predecessor must have run already. */
+    for (int64_t k = r->off[i]; k < r->off[i + 1]; k++)
+        if (__atomic_load_n(&r->finished_at[r->deps[k]], __ATOMIC_ACQUIRE) == 0)
+            __atomic_store_n(&r->finished_at[i], -1, __ATOMIC_RELEASE);
+    if (__atomic_load_n(&r->finished_at[i], __ATOMIC_ACQUIRE) == 0)
+        __atomic_store_n(&r->finished_at[i], atomic_fetch_add(&r->clock, 1) + 1, __ATOMIC_RELEASE);
+}
+
+static void run_random_dag(sl_engine_t *e, int64_t n, uint64_t seed)
+{
+    int64_t *off = calloc((size_t)n + 1, sizeof *off), *deps = calloc((size_t)n * 2 + 1, sizeof *deps);
+    int64_t k = 0;
+    for (int64_t i = 0; i < n; i++) {
+        off[i] = k;
+        int nd = i ? (int)(seed % 3) : 0;
+        for (int d = 0; d < nd; d++) {
+            seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+            deps[k++] = (int64_t)((seed >> 33) % (uint64_t)i);
+        }
+        seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+    }
+    off[n] = k;
+    struct dag_rec r = {.finished_at = calloc((size_t)n, sizeof(int64_t)), .off = off, .deps = deps};
+    struct sl_task_graph g = {.n_tasks = n, .dep_offsets = off, .deps = deps, .fn = record_task,
+                              .user = &r};
+    SL_ASSERT_OK(sl_engine_run_tasks(e, &g));
+    for (int64_t i = 0; i < n; i++) {
+        if (r.finished_at[i] <= 0)
+            fail_msg("task %lld ran before a predecessor or not at all", (long long)i);
+        for (int64_t j = off[i]; j < off[i + 1]; j++)
+            assert_true(r.finished_at[deps[j]] < r.finished_at[i]);
+    }
+    free(off);
+    free(deps);
+    free(r.finished_at);
+}
+
+SL_TEST(random_dags_run_in_dependency_order)
+{
+    for (int threads = 1; threads <= 4; threads *= 2) {
+        sl_engine_t *e = open_engine(threads, 0, 0);
+        for (uint64_t seed = 1; seed <= 5; seed++)
+            run_random_dag(e, 2000, seed);
+        run_random_dag(e, 0, 1);
+        run_random_dag(e, 1, 1);
+        sl_engine_close(e);
+    }
+    assert_no_leaks();
+}
+
+SL_TEST(stress_100000_tasks)
+{
+    sl_engine_t *e = open_engine(2, 0, 0);
+    run_random_dag(e, 100000, 42);
+    sl_engine_close(e);
+    assert_no_leaks();
+}
+
+SL_TEST(malformed_task_graph)
+{
+    sl_engine_t *e = open_engine(2, 0, 0);
+    int64_t off[] = {0, 1, 1};
+    int64_t deps[] = {1}; /* task 0 depends on a later task */
+    struct sl_task_graph g = {.n_tasks = 2, .dep_offsets = off, .deps = deps};
+    assert_int_equal(sl_engine_run_tasks(e, &g), SL_EINVAL);
+    assert_non_null(strstr(sl_last_errmsg(), "not an earlier task"));
+    sl_engine_close(e);
+    assert_no_leaks();
+}
+
+/* ---- stealing: all tasks are pushed by one thread to one worker's ring ---- */
+
+static _Thread_local int my_worker_seen = -1;
+struct steal_rec {
+    _Atomic int64_t per_thread[64];
+};
+
+static void spin_task(void *user, int64_t i)
+{
+    (void)i;
+    struct steal_rec *r = user;
+    struct sl__worker *w = sl__sched_current();
+    volatile double x = 0;
+    for (int k = 0; k < 20000; k++)
+        x += k;
+    if (w)
+        atomic_fetch_add(&r->per_thread[w->id], 1);
+    my_worker_seen = w ? w->id : -1;
+}
+
+static void spawn_all(void *user, int64_t i)
+{
+    (void)user, (void)i;
+}
+
+SL_TEST(idle_workers_steal)
+{
+    sl_engine_t *e = open_engine(2, 0, 0);
+    /* Task 0 releases 2000 successors from the worker running it: they all go to that
+     * worker's ring, so the other worker only gets work by stealing. */
+    int64_t n = 2001;
+    int64_t *off = calloc((size_t)n + 1, sizeof *off), *deps = calloc((size_t)n, sizeof *deps);
+    for (int64_t i = 1; i < n; i++) {
+        off[i] = i - 1;
+        deps[i - 1] = 0;
+    }
+    off[n] = n - 1;
+    struct steal_rec r;
+    memset(&r, 0, sizeof r);
+    struct sl_task_graph g = {.n_tasks = n, .dep_offsets = off, .deps = deps, .fn = spin_task,
+                              .user = &r};
+    SL_ASSERT_OK(sl_engine_run_tasks(e, &g));
+    int64_t stolen = 0;
+    for (int i = 0; i < 2; i++)
+        stolen += atomic_load(&sl__sched_worker(e->sched, i)->stolen);
+    assert_true(atomic_load(&r.per_thread[0]) > 0 && atomic_load(&r.per_thread[1]) > 0);
+    assert_true(stolen > 0);
+    (void)spawn_all;
+    free(off);
+    free(deps);
+    sl_engine_close(e);
+    assert_no_leaks();
+}
+
+/* ---- queries with the test operators ---- */
+
+static sl_table_t *int64_table(int64_t rows, int batches)
+{
+    sl_table_t *t;
+    SL_ASSERT_OK(sl_table_create(&t));
+    const char *names[] = {"x"};
+    enum sl_type types[] = {SL_TYPE_INT64};
+    int64_t v = 0;
+    for (int b = 0; b < batches; b++) {
+        int64_t n = rows / batches + (b < rows % batches);
+        sl_batch_t *bt;
+        SL_ASSERT_OK(sl_batch_create(&bt, 1, names, types, n));
+        int64_t *x = sl_batch_column_data(bt, 0);
+        for (int64_t i = 0; i < n; i++)
+            x[i] = v++ * 7 - 1000;
+        SL_ASSERT_OK(sl_table_append(t, bt));
+        sl_batch_unref(bt);
+    }
+    return t;
+}
+
+/* scan(table) -> test.affine(a, b) [-> test.fail(at)] -> test.sum */
+static sl_plan_t *affine_sum_plan(sl_table_t *t, int64_t a, int64_t b, int fail_at,
+                                  enum sl_placement where)
+{
+    SL_ASSERT_OK(sl_test_ops_register());
+    sl_plan_t *p;
+    SL_ASSERT_OK(sl_plan_create(&p));
+    int s, f, m, sum;
+    char opts[64];
+    snprintf(opts, sizeof opts, "a=%lld b=%lld", (long long)a, (long long)b);
+    SL_ASSERT_OK(sl_plan_add_table(p, t, &s));
+    SL_ASSERT_OK(sl_plan_add(p, "test.affine", (int[]){s}, 1, opts, &f));
+    m = f;
+    if (fail_at >= 0) {
+        snprintf(opts, sizeof opts, "at=%d", fail_at);
+        SL_ASSERT_OK(sl_plan_add(p, "test.fail", (int[]){f}, 1, opts, &m));
+    }
+    SL_ASSERT_OK(sl_plan_add(p, "test.sum", (int[]){m}, 1, "", &sum));
+    SL_ASSERT_OK(sl_plan_output(p, sum, "r"));
+    if (where != SL_PLACE_AUTO)
+        SL_ASSERT_OK(sl_plan_place(p, f, where));
+    return p;
+}
+
+static void expect_sum(sl_query_t *q, int64_t rows, int64_t a, int64_t b)
+{
+    sl_table_t *r;
+    SL_ASSERT_OK(sl_query_result(q, "r", &r));
+    struct sl_column c0, c1;
+    SL_ASSERT_OK(sl_batch_column(sl_table_batch(r, 0), 0, &c0));
+    SL_ASSERT_OK(sl_batch_column(sl_table_batch(r, 0), 1, &c1));
+    uint64_t ref = 0;
+    for (int64_t i = 0; i < rows; i++)
+        ref += (uint64_t)a * (uint64_t)(i * 7 - 1000) + (uint64_t)b;
+    assert_int_equal(((const int64_t *)c0.data)[0], rows);
+    assert_int_equal((uint64_t)((const int64_t *)c1.data)[0], ref);
+    sl_table_unref(r);
+}
+
+SL_TEST(test_operators_on_cpu_with_trace)
+{
+    sl_engine_t *e = open_engine(2, 1000, 0);
+    sl_table_t *t = int64_table(25003, 3);
+    sl_plan_t *p = affine_sum_plan(t, 3, -5, -1, SL_PLACE_CPU);
+    sl_query_t *q;
+    SL_ASSERT_OK(sl_query_create(e, p, &q));
+    char path[] = "/tmp/sluice_trace_XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    SL_ASSERT_OK(sl_query_trace(q, path));
+    SL_ASSERT_OK(sl_query_run(q));
+    expect_sum(q, 25003, 3, -5);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    char buf[4096];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    buf[n] = 0;
+    fclose(f);
+    unlink(path);
+    assert_true(buf[0] == '[');
+    assert_non_null(strstr(buf, "\"ph\":\"X\""));
+    assert_non_null(strstr(buf, "test.sum"));
+    assert_non_null(strstr(sl_query_profile_json(q), "\"op\":\"test.affine\""));
+    sl_query_destroy(q);
+    sl_plan_destroy(p);
+    sl_table_unref(t);
+    sl_engine_close(e);
+    assert_no_leaks();
+}
+
+SL_TEST(failing_task_fails_query_engine_stays_usable)
+{
+    sl_engine_t *e = open_engine(2, 100, 0);
+    sl_table_t *t = int64_table(5000, 2);
+    for (int rep = 0; rep < 2; rep++) {
+        sl_plan_t *p = affine_sum_plan(t, 1, 0, 7, SL_PLACE_AUTO);
+        sl_query_t *q;
+        SL_ASSERT_OK(sl_query_create(e, p, &q));
+        assert_int_equal(sl_query_run(q), SL_EFORMAT);
+        assert_non_null(strstr(sl_query_errmsg(q), "planted failure at morsel 7"));
+        struct sl_error_info info;
+        sl_query_error(q, &info);
+        assert_string_equal(info.op_name, "test.fail");
+        sl_query_destroy(q);
+        sl_plan_destroy(p);
+    }
+    sl_plan_t *p = affine_sum_plan(t, 2, 1, -1, SL_PLACE_AUTO);
+    sl_query_t *q;
+    SL_ASSERT_OK(sl_query_create(e, p, &q));
+    SL_ASSERT_OK(sl_query_run(q));
+    expect_sum(q, 5000, 2, 1);
+    sl_query_destroy(q);
+    sl_plan_destroy(p);
+    sl_table_unref(t);
+    sl_engine_close(e);
+    assert_no_leaks();
+}
+
+SL_TEST(host_budget_is_enforced)
+{
+    /* 1,000-row int64 morsels are 8,000 bytes: a 4 KiB budget cannot hold one. */
+    sl_engine_t *e = open_engine(2, 1000, 4096);
+    sl_plan_t *p;
+    SL_ASSERT_OK(sl_plan_create(&p));
+    int g, a;
+    SL_ASSERT_OK(sl_plan_add(p, "gen.sequence", NULL, 0, "rows=100000", &g));
+    SL_ASSERT_OK(sl_plan_add(p, "aggregate.sum", (int[]){g}, 1, "column=x", &a));
+    SL_ASSERT_OK(sl_plan_output(p, a, "r"));
+    sl_query_t *q;
+    SL_ASSERT_OK(sl_query_create(e, p, &q));
+    assert_int_equal(sl_query_run(q), SL_EBUDGET);
+    assert_non_null(strstr(sl_query_errmsg(q), "budget"));
+    sl_query_destroy(q);
+    struct sl_mem_stats st;
+    sl_engine_mem_stats(e, &st);
+    assert_int_equal(st.host_in_use, 0); /* everything charged was given back */
+    sl_engine_close(e);
+    /* With room for a few morsels at a time it runs. */
+    e = open_engine(2, 1000, 1 << 20);
+    SL_ASSERT_OK(sl_query_create(e, p, &q));
+    SL_ASSERT_OK(sl_query_run(q));
+    sl_engine_mem_stats(e, &st);
+    assert_true(st.host_peak > 0 && st.host_peak <= (1 << 20));
+    sl_query_destroy(q);
+    sl_plan_destroy(p);
+    sl_engine_close(e);
+    assert_no_leaks();
+}
+
+SL_TEST(placement_env_forces_cpu)
+{
+    setenv("SLUICE_PLACEMENT", "cpu", 1);
+    sl_engine_t *e = open_engine(2, 1000, 0);
+    sl_table_t *t = int64_table(3000, 1);
+    sl_plan_t *p = affine_sum_plan(t, 1, 1, -1, SL_PLACE_AUTO);
+    sl_query_t *q;
+    SL_ASSERT_OK(sl_query_create(e, p, &q));
+    SL_ASSERT_OK(sl_query_run(q));
+    expect_sum(q, 3000, 1, 1);
+    assert_non_null(strstr(sl_query_profile_json(q), "\"gpu_tasks\":0"));
+    assert_null(strstr(sl_query_profile_json(q), "\"device\":\"gpu\""));
+    sl_query_destroy(q);
+    sl_plan_destroy(p);
+    sl_table_unref(t);
+    sl_engine_close(e);
+    unsetenv("SLUICE_PLACEMENT");
+    assert_no_leaks();
+}
