@@ -41,6 +41,8 @@ int cmd_devices(int argc, char **argv)
     sl_engine_t *eng = cli_open_engine(&c);
     if (!eng)
         return 1;
+    if (sl_engine_measure_links(eng) != SL_OK)
+        fprintf(stderr, "sluice: %s\n", sl_engine_errmsg(eng));
     if (c.json) {
         print_json(eng);
         sl_engine_close(eng);

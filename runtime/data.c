@@ -24,6 +24,7 @@ struct sl__buf *sl__buf_new(int64_t bytes)
     b->release = NULL;
     b->owner = NULL;
     b->charged = NULL;
+    b->registered = false;
     return b;
 }
 
@@ -41,6 +42,7 @@ struct sl__buf *sl__buf_wrap(void *ptr, int64_t bytes, enum sl__mem_kind kind,
     b->release = release;
     b->owner = owner;
     b->charged = NULL;
+    b->registered = false;
     return b;
 }
 
@@ -58,6 +60,8 @@ void sl__buf_unref(struct sl__buf *b)
         return;
     if (b->charged)
         sl__engine_release_host(b->charged, b->bytes);
+    if (b->registered)
+        sl__host_unregister(b->ptr);
     if (b->release)
         b->release(b);
     else
@@ -284,6 +288,35 @@ int sl_table_append(sl_table_t *t, sl_batch_t *b)
     sl_batch_ref(b);
     t->batches[t->n_batches++] = b;
     t->n_rows += b->n_rows;
+    return SL_OK;
+}
+
+static int pin_buf(struct sl__buf *b)
+{
+    if (!b || b->kind == SL__MEM_PINNED || b->kind == SL__MEM_DEVICE || b->bytes == 0)
+        return SL_OK;
+    int rc = sl__host_register(b->ptr, b->bytes);
+    if (rc < 0)
+        return rc;
+    b->registered = true;
+    b->kind = SL__MEM_PINNED;
+    return SL_OK;
+}
+
+int sl_table_pin(sl_table_t *t)
+{
+    if (!t)
+        return sl__set_last_error(SL_EINVAL, "sl_table_pin: NULL table");
+    for (int64_t i = 0; i < t->n_batches; i++) {
+        sl_batch_t *b = t->batches[i];
+        for (int c = 0; c < b->n_cols; c++) {
+            int rc = pin_buf(b->cols[c].data);
+            if (rc == SL_OK)
+                rc = pin_buf(b->cols[c].validity);
+            if (rc < 0)
+                return rc;
+        }
+    }
     return SL_OK;
 }
 

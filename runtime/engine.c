@@ -104,6 +104,18 @@ static void choose_gpus(sl_engine_t *eng)
     }
 }
 
+/* Test configurations (tests/configs/) change the defaults through the environment:
+ * a value the embedder set in the config always wins. */
+static int64_t env_default(const char *name, int64_t cfg_value, int64_t dflt)
+{
+    if (cfg_value)
+        return cfg_value;
+    const char *v = getenv(name);
+    char *end;
+    long long x = v ? strtoll(v, &end, 10) : 0;
+    return (v && *v && !*end && x > 0) ? (int64_t)x : dflt;
+}
+
 static enum sl_placement placement_from_env(enum sl_placement dflt)
 {
     const char *v = getenv("SLUICE_PLACEMENT");
@@ -143,8 +155,10 @@ int sl_engine_open(sl_engine_t **out, const struct sl_engine_config *cfg_in)
                                "limit");
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     eng->n_threads = cfg->n_threads ? cfg->n_threads : (int)(ncpu > 0 ? ncpu : 1);
-    eng->morsel_rows_cpu = cfg->morsel_rows_cpu ? cfg->morsel_rows_cpu : DEFAULT_MORSEL_CPU;
-    eng->morsel_rows_gpu = cfg->morsel_rows_gpu ? cfg->morsel_rows_gpu : DEFAULT_MORSEL_GPU;
+    eng->morsel_rows_cpu = env_default("SLUICE_MORSEL_ROWS", cfg->morsel_rows_cpu,
+                                       DEFAULT_MORSEL_CPU);
+    eng->morsel_rows_gpu = env_default("SLUICE_GPU_MORSEL_ROWS", cfg->morsel_rows_gpu,
+                                       DEFAULT_MORSEL_GPU);
     eng->placement = placement_from_env(cfg->placement);
     int64_t ram = host_memory_bytes();
     eng->host_limit = cfg->host_mem_limit ? cfg->host_mem_limit : ram / 10 * 8;
@@ -170,7 +184,7 @@ int sl_engine_open(sl_engine_t **out, const struct sl_engine_config *cfg_in)
             return sl__errslot_set(&eng->err, SL_ENOMEM, "out of memory");
         for (int i = 0; i < eng->n_gpus; i++) {
             int rc = sl__gpu_create(&eng->gpus[i], eng, eng->gpu_ordinals[i],
-                                    cfg->gpu_mem_limit, 0);
+                                    env_default("SLUICE_GPU_MEM", cfg->gpu_mem_limit, 0), 0);
             if (rc < 0)
                 return sl__errslot_set(&eng->err, rc, "cannot set up GPU %d: %s",
                                        eng->gpu_ordinals[i], sl_last_errmsg());
@@ -231,6 +245,26 @@ int sl_engine_device_info(const sl_engine_t *eng, int i, struct sl_device_info *
         return sl__set_last_error(SL_EINVAL, "device index %d out of range (%d devices)", i,
                                   eng->n_devices);
     *info = eng->devices[i];
+    return SL_OK;
+}
+
+int sl_engine_measure_links(sl_engine_t *eng)
+{
+    for (int i = 0; i < eng->n_gpus; i++) {
+        double h2d = 0, d2h = 0;
+        int rc = sl__gpu_measure(eng->gpus[i], &h2d, &d2h);
+        if (rc < 0)
+            return sl__errslot_set(&eng->err, rc, "measuring GPU %d: %s", eng->gpu_ordinals[i],
+                                   sl_last_errmsg());
+        for (int d = 1; d < eng->n_devices; d++) {
+            if (eng->devices[d].ordinal == eng->gpu_ordinals[i]) {
+                eng->devices[d].h2d_gbps = h2d;
+                eng->devices[d].d2h_gbps = d2h;
+            }
+        }
+        if (i == 0)
+            eng->link_gbps = h2d;
+    }
     return SL_OK;
 }
 

@@ -28,15 +28,21 @@ int sl__gpu_worker_poll(struct sl__worker *w, bool block);
  * then the pipeline runs, then end (records the completion event and holds the node). */
 int sl__gpu_task_begin(sl_task_t *t);
 void sl__gpu_task_end(sl_task_t *t);
-/* Moves a batch to the task's GPU (returns a new reference) or to host memory
- * (waits for the copy). Batches already there are returned with a new reference. */
+/* Moves a batch to the task's GPU (returns a new reference; a batch already there is
+ * returned with a new reference). */
 int sl__gpu_batch_to_device(sl_task_t *t, sl_batch_t *b, sl_batch_t **out);
-int sl__gpu_batch_to_host(sl_task_t *t, sl_batch_t *b, sl_batch_t **out);
+/* A device batch going to a host stage: enqueues its download and defers `next` (the
+ * host stage, with phase `ph`) until the task retires, so that the download overlaps
+ * later tasks; the rest of the task then runs on the host. */
+int sl__gpu_defer_to_host(sl_task_t *t, sl_batch_t *b, sl_task_t *next,
+                          const struct sl_phase *ph);
 /* A new batch on the task's GPU, uninitialized. */
 sl_batch_t *sl__gpu_batch_new(sl_task_t *t, const sl_schema_t *s, int64_t rows);
 /* Runs a CUDA combine implementation for a GPU worker's local state from a CPU thread:
  * on that GPU's compute stream, then waits for it. */
 int sl__gpu_run_sync(struct sl__gpu *g, sl_task_t *t, const struct sl_impl *im);
+/* Measures pinned host<->device bandwidth (64 MiB copies, four each way). */
+int sl__gpu_measure(struct sl__gpu *g, double *h2d_gbps, double *d2h_gbps);
 /* Memory counters of the GPU's pool. */
 void sl__gpu_mem(struct sl__gpu *g, int64_t *in_use, int64_t *peak, int64_t *limit);
 bool sl__batch_on_device(const sl_batch_t *b);

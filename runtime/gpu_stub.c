@@ -49,12 +49,11 @@ int sl__gpu_batch_to_device(sl_task_t *t, sl_batch_t *b, sl_batch_t **out)
     return sl__query_fail(t->q, "", SL_ENODEV, "no GPU support in this build");
 }
 
-int sl__gpu_batch_to_host(sl_task_t *t, sl_batch_t *b, sl_batch_t **out)
+int sl__gpu_defer_to_host(sl_task_t *t, sl_batch_t *b, sl_task_t *next,
+                          const struct sl_phase *ph)
 {
-    (void)t;
-    sl_batch_ref(b);
-    *out = b;
-    return SL_OK;
+    (void)b, (void)next, (void)ph;
+    return sl__query_fail(t->q, "", SL_ENODEV, "no GPU support in this build");
 }
 
 sl_batch_t *sl__gpu_batch_new(sl_task_t *t, const sl_schema_t *s, int64_t rows)
@@ -68,6 +67,25 @@ int sl__gpu_run_sync(struct sl__gpu *g, sl_task_t *t, const struct sl_impl *im)
 {
     (void)g, (void)im;
     return sl__query_fail(t->q, "", SL_ENODEV, "no GPU support in this build");
+}
+
+int sl__host_register(void *ptr, int64_t bytes)
+{
+    (void)ptr, (void)bytes;
+    return sl__set_last_error(SL_EUNSUPPORTED, "sluice was built without CUDA: nothing to pin "
+                              "for");
+}
+
+void sl__host_unregister(void *ptr)
+{
+    (void)ptr;
+}
+
+int sl__gpu_measure(struct sl__gpu *g, double *h2d_gbps, double *d2h_gbps)
+{
+    (void)g;
+    *h2d_gbps = *d2h_gbps = 0;
+    return SL_ENODEV;
 }
 
 void sl__gpu_mem(struct sl__gpu *g, int64_t *in_use, int64_t *peak, int64_t *limit)

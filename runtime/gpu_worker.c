@@ -21,6 +21,15 @@
 
 #define MAX_STAGING 64
 
+/* A batch on its way back to the host: the rest of the task's chain runs on the host
+ * once the download has completed (at retire), so the download overlaps later work. */
+struct deferred {
+    sl_task_t task;                  /* the stage that takes the batch, kind CPU */
+    const struct sl_phase *phase;
+    sl_batch_t *pinned;              /* host batch in pinned blocks, being filled */
+    sl_batch_t *dev;                 /* the device batch, kept alive until the copy is done */
+};
+
 struct slot {
     struct sl__node *node;
     struct sl_query *q;
@@ -35,6 +44,11 @@ struct slot {
     int64_t staging_bytes[MAX_STAGING];
     volatile int32_t *h_status;     /* host view of the status word */
     int32_t *d_status;              /* device view */
+    cudaEvent_t d0, d1;              /* download span (d1 also: downloads complete) */
+    cudaEvent_t kd;                  /* compute work a download must wait for */
+    bool have_d2h;
+    int n_defer, cap_defer;
+    struct deferred *defer;
 };
 
 struct sl__gpu {
@@ -112,7 +126,10 @@ int sl__gpu_create(struct sl__gpu **out, sl_engine_t *eng, int ordinal, int64_t 
             goto fail;
         }
         s->d_status = dp;
-        if ((rc = sl__cuda_event_create(ordinal, false, &s->done)) < 0 ||
+        if ((rc = sl__cuda_event_create(ordinal, false, &s->kd)) < 0 ||
+            (rc = sl__cuda_event_create(ordinal, true, &s->d0)) < 0 ||
+            (rc = sl__cuda_event_create(ordinal, true, &s->d1)) < 0 ||
+            (rc = sl__cuda_event_create(ordinal, false, &s->done)) < 0 ||
             (rc = sl__cuda_event_create(ordinal, true, &s->k0)) < 0 ||
             (rc = sl__cuda_event_create(ordinal, true, &s->k1)) < 0 ||
             (rc = sl__cuda_event_create(ordinal, true, &s->c0)) < 0 ||
@@ -144,10 +161,11 @@ void sl__gpu_destroy(struct sl__gpu *g)
         sl__cuda_stream_sync(g->s[i]);
     for (int i = 0; g->slots && i < g->depth; i++) {
         struct slot *s = &g->slots[i];
-        cudaEvent_t evs[] = {s->done, s->k0, s->k1, s->c0, s->c1};
-        for (int k = 0; k < 5; k++)
+        cudaEvent_t evs[] = {s->done, s->k0, s->k1, s->c0, s->c1, s->d0, s->d1, s->kd};
+        for (int k = 0; k < 8; k++)
             if (evs[k])
                 sl__cuda_event_destroy(evs[k]);
+        sl__free(s->defer, 0);
     }
     if (g->zero)
         sl__cuda_event_destroy(g->zero);
@@ -191,6 +209,55 @@ static int64_t event_ns(struct sl__gpu *g, cudaEvent_t ev)
     return g->zero_ns + (int64_t)((double)ms * 1e6);
 }
 
+static void pinned_buf_release(struct sl__buf *b);
+
+/* Copies a batch out of pinned blocks into ordinary host memory, so that results do not
+ * hold the pinned pool. */
+static sl_batch_t *unpin(sl_batch_t *pb)
+{
+    sl_batch_t *b = sl__batch_new(pb->schema, pb->n_rows);
+    if (!b)
+        return NULL;
+    for (int i = 0; i < b->n_cols; i++) {
+        struct sl__buf *parts[2] = {pb->cols[i].data, pb->cols[i].validity};
+        struct sl__buf **dst[2] = {&b->cols[i].data, &b->cols[i].validity};
+        b->cols[i].offset = pb->cols[i].offset;
+        b->cols[i].null_count = pb->cols[i].null_count;
+        for (int k = 0; k < 2; k++) {
+            if (!parts[k])
+                continue;
+            *dst[k] = sl__buf_new(parts[k]->bytes);
+            if (!*dst[k]) {
+                sl_batch_unref(b);
+                return NULL;
+            }
+            memcpy((*dst[k])->ptr, parts[k]->ptr, (size_t)parts[k]->bytes);
+        }
+    }
+    return b;
+}
+
+/* Runs the host stages that waited for downloads of this task (on the GPU worker). */
+static void run_deferred(struct sl__gpu *g, struct slot *s)
+{
+    (void)g;
+    for (int i = 0; i < s->n_defer; i++) {
+        struct deferred *d = &s->defer[i];
+        sl_batch_unref(d->dev);
+        sl_batch_t *hb = atomic_load(&d->task.q->failed) ? NULL : unpin(d->pinned);
+        sl_batch_unref(d->pinned);
+        if (!hb) {
+            if (!atomic_load(&d->task.q->failed))
+                sl__query_fail(d->task.q, "", SL_ENOMEM, "out of memory for a download");
+            continue;
+        }
+        d->task.input = hb;
+        sl__task_run_phase(&d->task, d->phase);
+        sl_batch_unref(hb);
+    }
+    s->n_defer = 0;
+}
+
 static void retire(struct sl__gpu *g, struct slot *s)
 {
     struct sl_query *q = s->q;
@@ -217,6 +284,15 @@ static void retire(struct sl__gpu *g, struct slot *s)
                 sl__trace_add(&q->trace, g->worker->id, &c);
         }
     }
+    if (q && q->trace_on && g->worker && s->have_d2h) {
+        struct sl__trace_event c = {.name = "d2h", .device = g->ordinal, .bytes = s->bytes_d2h,
+                                    .kind = SL__TR_COPY_D2H, .lane = S_D2H};
+        c.start_ns = event_ns(g, s->d0);
+        c.end_ns = event_ns(g, s->d1);
+        if (c.start_ns >= 0 && c.end_ns >= c.start_ns)
+            sl__trace_add(&q->trace, g->worker->id, &c);
+    }
+    run_deferred(g, s);
     if (q && s->signature) {
         int64_t k0 = event_ns(g, s->k0), k1 = event_ns(g, s->k1);
         if (k0 >= 0 && k1 >= k0)
@@ -245,6 +321,8 @@ int sl__gpu_worker_poll(struct sl__worker *w, bool block)
     while (g->count > 0) {
         struct slot *s = &g->slots[g->head];
         cudaError_t e = block ? cudaEventSynchronize(s->done) : cudaEventQuery(s->done);
+        if (e == cudaSuccess && s->have_d2h)
+            e = block ? cudaEventSynchronize(s->d1) : cudaEventQuery(s->d1);
         if (e == cudaErrorNotReady)
             break;
         if (e != cudaSuccess)
@@ -279,6 +357,8 @@ int sl__gpu_task_begin(sl_task_t *t)
     s->rows = 0;
     s->bytes_h2d = s->bytes_d2h = 0;
     s->have_copy = false;
+    s->have_d2h = false;
+    s->n_defer = 0;
     s->started = true;
     s->n_staging = 0;
     t->gpu = g;
@@ -301,6 +381,8 @@ void sl__gpu_task_end(sl_task_t *t)
         cuda_fail(t->q, e, "cudaEventRecord");
         /* Nothing to wait for: retire at the next poll; the event reports the error. */
     }
+    if (s->have_d2h && (e = cudaEventRecord(s->d1, g->s[S_D2H])) != cudaSuccess)
+        cuda_fail(t->q, e, "cudaEventRecord");
     s->rows = t->rows_emitted ? *t->rows_emitted : s->rows;
     s->signature = t->pipe ? t->pipe->signature : NULL;
     sl__node_hold(t->gnode);
@@ -453,25 +535,34 @@ static void pinned_buf_release(struct sl__buf *b)
     sl__pinned_free(g->pinned, b->ptr, b->bytes);
 }
 
-int sl__gpu_batch_to_host(sl_task_t *t, sl_batch_t *src, sl_batch_t **out)
+int sl__gpu_defer_to_host(sl_task_t *t, sl_batch_t *src, sl_task_t *next,
+                          const struct sl_phase *ph)
 {
     struct sl__gpu *g = t->gpu;
     struct slot *s = &g->slots[t->gpu_slot];
-    *out = NULL;
-    if (!sl__batch_on_device(src)) {
-        sl_batch_ref(src);
-        *out = src;
-        return SL_OK;
+    if (s->n_defer == s->cap_defer) {
+        int cap = s->cap_defer ? s->cap_defer * 2 : 4;
+        struct deferred *nv = sl__realloc(s->defer, (size_t)s->cap_defer * sizeof *nv,
+                                          (size_t)cap * sizeof *nv);
+        if (!nv)
+            return sl__query_fail(t->q, "", SL_ENOMEM, "out of memory");
+        s->defer = nv;
+        s->cap_defer = cap;
     }
     sl_batch_t *b = sl__batch_new(src->schema, src->n_rows);
     if (!b)
         return sl__query_fail(t->q, "", SL_ENOMEM, "out of memory");
     cudaError_t e;
-    if ((e = cudaEventRecord(s->c0, g->s[S_COMPUTE])) != cudaSuccess ||
-        (e = cudaStreamWaitEvent(g->s[S_D2H], s->c0, 0)) != cudaSuccess) {
+    if ((e = cudaEventRecord(s->kd, g->s[S_COMPUTE])) != cudaSuccess ||
+        (e = cudaStreamWaitEvent(g->s[S_D2H], s->kd, 0)) != cudaSuccess) {
         sl_batch_unref(b);
         return cuda_fail(t->q, e, "ordering the download");
     }
+    if (!s->have_d2h && (e = cudaEventRecord(s->d0, g->s[S_D2H])) != cudaSuccess) {
+        sl_batch_unref(b);
+        return cuda_fail(t->q, e, "cudaEventRecord");
+    }
+    s->have_d2h = true;
     for (int i = 0; i < b->n_cols; i++) {
         const struct sl__col *c = &src->cols[i];
         struct sl__buf *parts[2] = {c->data, c->validity};
@@ -502,13 +593,86 @@ int sl__gpu_batch_to_host(sl_task_t *t, sl_batch_t *src, sl_batch_t **out)
             s->bytes_d2h += parts[k]->bytes;
         }
     }
-    /* The host consumer needs the bytes now. */
-    if ((e = cudaStreamSynchronize(g->s[S_D2H])) != cudaSuccess) {
-        sl_batch_unref(b);
-        return cuda_fail(t->q, e, "cudaStreamSynchronize(d2h)");
-    }
-    *out = b;
+    struct deferred *d = &s->defer[s->n_defer++];
+    d->task = *next;
+    d->task.gpu = NULL; /* the rest of the task runs on the host */
+    d->task.stream = NULL;
+    d->task.status = NULL;
+    d->task.rows_emitted = NULL;
+    d->task.kind = SL_DEVICE_CPU;
+    d->phase = ph;
+    d->pinned = b;
+    sl_batch_ref(src);
+    d->dev = src;
     return SL_OK;
+}
+
+int sl__host_register(void *ptr, int64_t bytes)
+{
+    cudaError_t e = cudaHostRegister(ptr, (size_t)bytes, cudaHostRegisterPortable);
+    if (e != cudaSuccess) {
+        char msg[256];
+        return sl__cuda_check(e, "cudaHostRegister", __FILE__, __LINE__, msg, sizeof msg) < 0
+                   ? sl__set_last_error(SL_EUNSUPPORTED, "cannot pin host memory: %s", msg)
+                   : SL_EUNSUPPORTED;
+    }
+    return SL_OK;
+}
+
+void sl__host_unregister(void *ptr)
+{
+    if (cudaHostUnregister(ptr) != cudaSuccess)
+        cudaGetLastError(); /* nothing to do about it while freeing */
+}
+
+int sl__gpu_measure(struct sl__gpu *g, double *h2d_gbps, double *d2h_gbps)
+{
+    const int64_t bytes = (int64_t)64 << 20;
+    const int reps = 4;
+    int prev = -1, rc = sl__cuda_set_device(g->ordinal, &prev);
+    if (rc < 0)
+        return rc;
+    void *h = NULL, *d = NULL;
+    cudaEvent_t a = NULL, b = NULL;
+    cudaStream_t st = g->s[S_H2D];
+    rc = sl__pinned_alloc(g->pinned, bytes, &h);
+    if (rc == SL_OK)
+        rc = sl__dpool_alloc_async(g->pool, bytes, st, &d);
+    if (rc == SL_OK)
+        rc = sl__cuda_event_create(g->ordinal, true, &a);
+    if (rc == SL_OK)
+        rc = sl__cuda_event_create(g->ordinal, true, &b);
+    for (int dir = 0; rc == SL_OK && dir < 2; dir++) {
+        memset(h, dir + 1, (size_t)bytes);
+        cudaError_t e = cudaEventRecord(a, st);
+        for (int i = 0; e == cudaSuccess && i < reps; i++)
+            e = dir == 0 ? cudaMemcpyAsync(d, h, (size_t)bytes, cudaMemcpyHostToDevice, st)
+                         : cudaMemcpyAsync(h, d, (size_t)bytes, cudaMemcpyDeviceToHost, st);
+        float ms = 0;
+        if (e == cudaSuccess)
+            e = cudaEventRecord(b, st);
+        if (e == cudaSuccess)
+            e = cudaEventSynchronize(b);
+        if (e == cudaSuccess)
+            e = cudaEventElapsedTime(&ms, a, b);
+        if (e != cudaSuccess) {
+            rc = cuda_fail(NULL, e, "measuring the link");
+            break;
+        }
+        double gbps = ms > 0 ? (double)bytes * reps / (ms * 1e6) : 0;
+        *(dir == 0 ? h2d_gbps : d2h_gbps) = gbps;
+    }
+    if (d)
+        sl__dpool_free_async(g->pool, d, bytes, st);
+    cudaStreamSynchronize(st);
+    if (h)
+        sl__pinned_free(g->pinned, h, bytes);
+    if (a)
+        sl__cuda_event_destroy(a);
+    if (b)
+        sl__cuda_event_destroy(b);
+    sl__cuda_set_device(prev, NULL);
+    return rc;
 }
 
 int sl__gpu_run_sync(struct sl__gpu *g, sl_task_t *t, const struct sl_impl *im)

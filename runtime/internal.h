@@ -95,7 +95,12 @@ struct sl__buf {
     void (*release)(struct sl__buf *b); /* NULL: sl__free(ptr, bytes) */
     void *owner;                    /* e.g. the shared foreign-array holder */
     sl_engine_t *charged;           /* engine whose host budget holds `bytes`, or NULL */
+    bool registered;                /* page-locked by sl_table_pin: unregister before free */
 };
+/* Page-locks host memory for fast, asynchronous copies to GPUs (cudaHostRegister), and
+ * undoes it. Without CUDA, register fails with SL_EUNSUPPORTED. */
+int sl__host_register(void *ptr, int64_t bytes);
+void sl__host_unregister(void *ptr);
 /* Returns bytes to an engine's host budget (engine.c). */
 void sl__engine_release_host(sl_engine_t *eng, int64_t bytes);
 

@@ -182,12 +182,15 @@ int sl_task_emit(sl_task_t *t, sl_batch_t *b)
     /* A segment boundary: on a GPU task, stages with a CUDA implementation run on the
      * GPU and the others on the host; the batch moves across as needed. */
     sub.kind = t->gpu && sl__stage_on_gpu(p, sub.stage) ? SL_DEVICE_CUDA : SL_DEVICE_CPU;
+    if (sub.kind == SL_DEVICE_CPU && t->gpu && sl__batch_on_device(b)) {
+        atomic_fetch_add_explicit(&sub.os->rows_in, b->n_rows, memory_order_relaxed);
+        atomic_fetch_add_explicit(&sub.os->batches_in, 1, memory_order_relaxed);
+        int drc = sl__gpu_defer_to_host(t, b, &sub, ph);
+        sl_batch_unref(b);
+        return drc;
+    }
     sl_batch_t *moved = NULL;
-    int mrc = SL_OK;
-    if (sub.kind == SL_DEVICE_CUDA)
-        mrc = sl__gpu_batch_to_device(t, b, &moved);
-    else if (t->gpu && sl__batch_on_device(b))
-        mrc = sl__gpu_batch_to_host(t, b, &moved);
+    int mrc = sub.kind == SL_DEVICE_CUDA ? sl__gpu_batch_to_device(t, b, &moved) : SL_OK;
     if (mrc < 0) {
         sl_batch_unref(b);
         return mrc;

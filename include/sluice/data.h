@@ -86,6 +86,12 @@ SL_API void sl_table_unref(sl_table_t *t);
 /* Appends a batch (the table takes its own reference). The first batch sets the
  * schema; later batches must match it in names and types (SL_ETYPE otherwise). */
 SL_API int sl_table_append(sl_table_t *t, sl_batch_t *b);
+/* Page-locks the table's host buffers once (cudaHostRegister), so that GPU tasks copy
+ * them directly and asynchronously instead of staging them; undone when the buffers
+ * are freed. Pinning is slow (about as slow as a copy) and limited by the machine:
+ * pin tables that GPUs read more than once. SL_EUNSUPPORTED without CUDA or a driver;
+ * the table is still usable then. Added in 0.1. */
+SL_API int sl_table_pin(sl_table_t *t);
 SL_API int64_t sl_table_num_batches(const sl_table_t *t);
 SL_API int64_t sl_table_num_rows(const sl_table_t *t);
 /* Borrowed pointer to batch i, valid while the table is referenced. */

@@ -29,12 +29,14 @@ struct sl_engine_config {
     int n_threads;              /* CPU worker threads; 0 = one per online core */
     int n_gpus;                 /* GPUs to use; -1 = all usable (default), 0 = none */
     int64_t host_mem_limit;     /* bytes of host memory for query state; 0 = 80% of RAM */
-    int64_t gpu_mem_limit;      /* bytes of device memory per GPU; 0 = 90% of free */
+    int64_t gpu_mem_limit;      /* bytes of device memory per GPU; 0 = $SLUICE_GPU_MEM or
+                                   90% of free */
     enum sl_placement placement;/* engine-wide placement; SL_PLACE_AUTO by default.
                                    The environment variable SLUICE_PLACEMENT (cpu, gpu,
                                    auto) overrides it when set. */
-    int64_t morsel_rows_cpu;    /* rows per CPU morsel; 0 = 122880 */
-    int64_t morsel_rows_gpu;    /* rows per GPU chunk; 0 = 16 Mi rows */
+    int64_t morsel_rows_cpu;    /* rows per CPU morsel; 0 = $SLUICE_MORSEL_ROWS or 122880 */
+    int64_t morsel_rows_gpu;    /* rows per GPU chunk; 0 = $SLUICE_GPU_MORSEL_ROWS or
+                                   16 Mi rows */
     int pin_threads;            /* 1 (default) pins workers to cores; 0 leaves them free */
     const char *cost_cache_path;/* file for calibrated throughput models; NULL = none */
     const char *trace_path;     /* write a Chrome trace of every query here; NULL = off */
@@ -74,6 +76,10 @@ struct sl_device_info {
 SL_API int sl_engine_device_count(const sl_engine_t *eng);
 /* Fills *info for device i (0 is the CPU). SL_EINVAL if out of range. */
 SL_API int sl_engine_device_info(const sl_engine_t *eng, int i, struct sl_device_info *info);
+/* Measures the host<->device bandwidth of every GPU the engine uses (pinned copies of
+ * 64 MiB, about 50 ms per GPU) and keeps it in the device infos (h2d_gbps, d2h_gbps)
+ * and for placement. Nothing to do, and SL_OK, without GPUs. Added in 0.1. */
+SL_API int sl_engine_measure_links(sl_engine_t *eng);
 /* Number of CPU worker threads. */
 SL_API int sl_engine_num_threads(const sl_engine_t *eng);
 

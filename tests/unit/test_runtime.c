@@ -336,3 +336,25 @@ SL_TEST(placement_env_forces_cpu)
     unsetenv("SLUICE_PLACEMENT");
     assert_no_leaks();
 }
+
+SL_TEST(pin_table_without_gpu_is_clean)
+{
+    sl_engine_t *e = open_engine(2, 1000, 0);
+    sl_table_t *t = int64_table(4000, 2);
+    int rc = sl_table_pin(t);
+    if (getenv("SLUICE_EXPECT_NO_GPU"))
+        assert_int_equal(rc, SL_EUNSUPPORTED);
+    else
+        assert_true(rc == SL_OK || rc == SL_EUNSUPPORTED);
+    /* Pinned or not, the table is scanned as before. */
+    sl_plan_t *p = affine_sum_plan(t, 2, 3, -1, SL_PLACE_CPU);
+    sl_query_t *q;
+    SL_ASSERT_OK(sl_query_create(e, p, &q));
+    SL_ASSERT_OK(sl_query_run(q));
+    expect_sum(q, 4000, 2, 3);
+    sl_query_destroy(q);
+    sl_plan_destroy(p);
+    sl_table_unref(t);
+    sl_engine_close(e);
+    assert_no_leaks();
+}
