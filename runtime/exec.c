@@ -300,11 +300,12 @@ char *sl__query_profile(struct sl_query *q)
     len += (size_t)snprintf(s + len, cap - len,
                             "{\"status\":\"%s\",\"time_ms\":%.3f,\"tasks\":%" PRId64
                             ",\"bytes_h2d\":%" PRId64 ",\"bytes_d2h\":%" PRId64
-                            ",\"operators\":[",
+                            ",\"replica_hits\":%" PRId64 ",\"operators\":[",
                             sl_err_name(q->rc), (q->end_ns - q->start_ns) / 1e6,
                             (int64_t)atomic_load(&q->graph.completed),
                             (int64_t)atomic_load(&q->bytes_h2d),
-                            (int64_t)atomic_load(&q->bytes_d2h));
+                            (int64_t)atomic_load(&q->bytes_d2h),
+                            (int64_t)atomic_load(&q->replica_hits));
     for (int i = 0; i < q->n_ops; i++) {
         struct sl__opstate *os = &q->ops[i];
         int dm = atomic_load(&os->device_mask);

@@ -86,6 +86,10 @@ struct sl_query {
 
     /* copies and tracing */
     _Atomic int64_t bytes_h2d, bytes_d2h;
+    _Atomic int64_t replica_hits;    /* uploads saved by a device copy made earlier */
+    pthread_mutex_t replica_mu;
+    int n_replicas, cap_replicas;
+    struct sl__replica **replicas;
     bool trace_on;
     char *trace_path;
     struct sl__trace trace;

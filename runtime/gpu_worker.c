@@ -51,6 +51,17 @@ struct slot {
     struct deferred *defer;
 };
 
+/* A device copy of a whole host buffer, kept by the query that made it (replicas.c
+ * semantics: host buffers are immutable once shared, so a copy stays valid while the
+ * host buffer lives; the query drops its copies when it ends, so no derived state
+ * outlives it). */
+struct sl__replica {
+    struct sl__buf *host;            /* reference held */
+    struct sl__buf *dev;             /* reference held */
+    struct sl__gpu *g;
+    cudaEvent_t ready;               /* recorded after the upload */
+};
+
 struct sl__gpu {
     int ordinal;
     sl_engine_t *eng;
@@ -474,6 +485,76 @@ static int upload(struct sl__gpu *g, sl_task_t *t, struct slot *s, const void *s
     return SL_OK;
 }
 
+static struct sl__replica *replica_find(struct sl_query *q, struct sl__buf *host,
+                                        struct sl__gpu *g)
+{
+    struct sl__replica *r = NULL;
+    pthread_mutex_lock(&q->replica_mu);
+    for (int i = 0; i < q->n_replicas && !r; i++)
+        if (q->replicas[i]->host == host && q->replicas[i]->g == g)
+            r = q->replicas[i];
+    pthread_mutex_unlock(&q->replica_mu);
+    return r;
+}
+
+/* Remembers that `dev` is a copy of `host` on g, complete once the upload queued so far
+ * on the copy stream has run. */
+static int replica_add(sl_task_t *t, struct sl__buf *host, struct sl__buf *dev, struct sl__gpu *g)
+{
+    struct sl_query *q = t->q;
+    struct sl__replica *r = sl__calloc(1, sizeof *r);
+    if (!r)
+        return sl__query_fail(q, "", SL_ENOMEM, "out of memory");
+    int rc = sl__cuda_event_create(g->ordinal, false, &r->ready);
+    cudaError_t e = rc < 0 ? cudaSuccess : cudaEventRecord(r->ready, g->s[S_H2D]);
+    if (rc < 0 || e != cudaSuccess) {
+        if (r->ready)
+            sl__cuda_event_destroy(r->ready);
+        sl__free(r, sizeof *r);
+        return rc < 0 ? sl__query_fail(q, "", rc, "%s", sl_last_errmsg())
+                      : cuda_fail(q, e, "cudaEventRecord");
+    }
+    pthread_mutex_lock(&q->replica_mu);
+    if (q->n_replicas == q->cap_replicas) {
+        int cap = q->cap_replicas ? q->cap_replicas * 2 : 16;
+        struct sl__replica **nv = sl__realloc(q->replicas, (size_t)q->cap_replicas * sizeof *nv,
+                                              (size_t)cap * sizeof *nv);
+        if (!nv) {
+            pthread_mutex_unlock(&q->replica_mu);
+            sl__cuda_event_destroy(r->ready);
+            sl__free(r, sizeof *r);
+            return sl__query_fail(q, "", SL_ENOMEM, "out of memory");
+        }
+        q->replicas = nv;
+        q->cap_replicas = cap;
+    }
+    sl__buf_ref(host);
+    sl__buf_ref(dev);
+    r->host = host;
+    r->dev = dev;
+    r->g = g;
+    q->replicas[q->n_replicas++] = r;
+    pthread_mutex_unlock(&q->replica_mu);
+    return SL_OK;
+}
+
+void sl__query_drop_replicas(struct sl_query *q)
+{
+    for (int i = 0; i < q->n_replicas; i++) {
+        struct sl__replica *r = q->replicas[i];
+        int prev = -1;
+        sl__cuda_set_device(r->g->ordinal, &prev);
+        sl__buf_unref(r->dev); /* stream-ordered free on the GPU's compute stream */
+        sl__cuda_event_destroy(r->ready);
+        sl__cuda_set_device(prev, NULL);
+        sl__buf_unref(r->host);
+        sl__free(r, sizeof *r);
+    }
+    sl__free(q->replicas, 0);
+    q->replicas = NULL;
+    q->n_replicas = q->cap_replicas = 0;
+}
+
 int sl__gpu_batch_to_device(sl_task_t *t, sl_batch_t *src, sl_batch_t **out)
 {
     struct sl__gpu *g = t->gpu;
@@ -497,10 +578,28 @@ int sl__gpu_batch_to_device(sl_task_t *t, sl_batch_t *src, sl_batch_t **out)
         int64_t lead = c->validity ? c->offset % 8 : 0, rows = src->n_rows + lead;
         b->cols[i].null_count = c->null_count;
         b->cols[i].offset = lead;
+        /* A column that is a whole host buffer may already have a copy on this GPU. Only
+         * buffers someone else also holds (a table's) are worth remembering: a morsel a
+         * source just made is used once, and remembering it would keep it alive. */
+        bool whole = !c->validity && c->offset == 0 && rows * w == c->data->bytes &&
+                     atomic_load(&c->data->refs) > 1;
+        struct sl__replica *r = whole ? replica_find(t->q, c->data, g) : NULL;
+        if (r) {
+            sl__buf_ref(r->dev);
+            b->cols[i].data = r->dev;
+            if ((e = cudaStreamWaitEvent(g->s[S_COMPUTE], r->ready, 0)) != cudaSuccess) {
+                sl_batch_unref(b);
+                return cuda_fail(t->q, e, "waiting for a replica");
+            }
+            atomic_fetch_add(&t->q->replica_hits, 1);
+            continue;
+        }
         b->cols[i].data = device_buf(g, t, rows * w, g->s[S_H2D]);
         if (!b->cols[i].data ||
             upload(g, t, s, (const char *)c->data->ptr + (c->offset - lead) * w, rows * w,
                    b->cols[i].data->ptr, c->data->kind) < 0)
+            goto fail;
+        if (whole && replica_add(t, c->data, b->cols[i].data, g) < 0)
             goto fail;
         if (c->validity) {
             int64_t bytes = (rows + 7) / 8;

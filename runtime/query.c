@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "exec_int.h"
+#include "gpu_int.h"
 
 int sl__query_fail(struct sl_query *q, const char *op_name, int code, const char *fmt, ...)
 {
@@ -136,6 +137,7 @@ int sl_query_create(sl_engine_t *eng, sl_plan_t *plan, sl_query_t **out)
     pthread_cond_init(&q->cv, NULL);
     pthread_mutex_init(&q->err_mu, NULL);
     pthread_mutex_init(&q->alloc_mu, NULL);
+    pthread_mutex_init(&q->replica_mu, NULL);
     sl__graph_init(&q->graph, eng->sched);
     q->graph.on_finish = on_graph_finish;
     q->graph.on_finish_user = q;
@@ -286,6 +288,7 @@ void sl_query_destroy(sl_query_t *q)
         sl__graph_seal(&q->graph);
     }
     sl__graph_fini(&q->graph);
+    sl__query_drop_replicas(q);
     if (q->ops)
         free_states(q);
     for (int k = 0; q->pipes && k < q->n_pipes; k++)
@@ -308,6 +311,7 @@ void sl_query_destroy(sl_query_t *q)
     pthread_cond_destroy(&q->cv);
     pthread_mutex_destroy(&q->err_mu);
     pthread_mutex_destroy(&q->alloc_mu);
+    pthread_mutex_destroy(&q->replica_mu);
     sl__free(q, sizeof *q);
 }
 

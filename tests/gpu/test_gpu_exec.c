@@ -326,3 +326,54 @@ SL_TEST(gpu_stage_feeds_host_stage_with_overlapping_downloads)
     sl_engine_close(e);
     assert_no_leaks();
 }
+
+SL_TEST(replicas_reused_within_a_query_only)
+{
+    if (sl__cuda_device_count() == 0)
+        SL_SKIP("no GPU");
+    /* One batch of 2^20 int64 rows scanned by two scan nodes in one plan, each into a GPU
+     * pipeline whose chunk holds the whole batch: the second upload is served by the
+     * copy the first made. A second query uploads again (copies die with the query). */
+    int64_t rows = 1 << 20;
+    sl_engine_t *e = gpu_engine(1 << 21, 0);
+    sl_table_t *t = table_of(rows, 1);
+    SL_ASSERT_OK(sl_test_ops_register());
+    sl_plan_t *p;
+    SL_ASSERT_OK(sl_plan_create(&p));
+    int s1, s2, f1, f2, u1, u2;
+    SL_ASSERT_OK(sl_plan_add_table(p, t, &s1));
+    SL_ASSERT_OK(sl_plan_add_table(p, t, &s2));
+    SL_ASSERT_OK(sl_plan_add(p, "test.affine", (int[]){s1}, 1, "a=2 b=0", &f1));
+    SL_ASSERT_OK(sl_plan_add(p, "test.affine", (int[]){s2}, 1, "a=3 b=1", &f2));
+    SL_ASSERT_OK(sl_plan_add(p, "test.sum", (int[]){f1}, 1, "", &u1));
+    SL_ASSERT_OK(sl_plan_add(p, "test.sum", (int[]){f2}, 1, "", &u2));
+    SL_ASSERT_OK(sl_plan_output(p, u1, "a"));
+    SL_ASSERT_OK(sl_plan_output(p, u2, "b"));
+    SL_ASSERT_OK(sl_plan_place(p, f1, SL_PLACE_GPU));
+    SL_ASSERT_OK(sl_plan_place(p, f2, SL_PLACE_GPU));
+    for (int rep = 0; rep < 2; rep++) {
+        sl_query_t *q;
+        SL_ASSERT_OK(sl_query_create(e, p, &q));
+        SL_ASSERT_OK(sl_query_run(q));
+        const char *names[] = {"a", "b"};
+        int64_t as[] = {2, 3}, bs[] = {0, 1};
+        for (int k = 0; k < 2; k++) {
+            sl_table_t *r;
+            SL_ASSERT_OK(sl_query_result(q, names[k], &r));
+            struct sl_column c;
+            sl_batch_column(sl_table_batch(r, 0), 1, &c);
+            assert_int_equal((uint64_t)((const int64_t *)c.data)[0], reference(rows, as[k], bs[k]));
+            sl_table_unref(r);
+        }
+        const char *prof = sl_query_profile_json(q);
+        printf("%s\n", prof);
+        assert_non_null(strstr(prof, "\"bytes_h2d\":8388608,")); /* one upload of 8 MiB */
+        assert_non_null(strstr(prof, "\"replica_hits\":1,"));
+        sl_query_destroy(q);
+        assert_gpu_pool_empty(e);
+    }
+    sl_plan_destroy(p);
+    sl_table_unref(t);
+    sl_engine_close(e);
+    assert_no_leaks();
+}
