@@ -150,7 +150,7 @@ int sl_engine_open(sl_engine_t **out, const struct sl_engine_config *cfg_in)
         sl__cost_load(eng, cfg->cost_cache_path);
 
     if (cfg->n_threads < 0 || cfg->host_mem_limit < 0 || cfg->gpu_mem_limit < 0 ||
-        cfg->morsel_rows_cpu < 0 || cfg->morsel_rows_gpu < 0)
+        cfg->morsel_rows_cpu < 0 || cfg->morsel_rows_gpu < 0 || cfg->gpu_depth < 0)
         return sl__errslot_set(&eng->err, SL_EINVAL, "engine config has a negative count or "
                                "limit");
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
@@ -184,7 +184,8 @@ int sl_engine_open(sl_engine_t **out, const struct sl_engine_config *cfg_in)
             return sl__errslot_set(&eng->err, SL_ENOMEM, "out of memory");
         for (int i = 0; i < eng->n_gpus; i++) {
             int rc = sl__gpu_create(&eng->gpus[i], eng, eng->gpu_ordinals[i],
-                                    env_default("SLUICE_GPU_MEM", cfg->gpu_mem_limit, 0), 0);
+                                    env_default("SLUICE_GPU_MEM", cfg->gpu_mem_limit, 0),
+                                    cfg->gpu_depth);
             if (rc < 0)
                 return sl__errslot_set(&eng->err, rc, "cannot set up GPU %d: %s",
                                        eng->gpu_ordinals[i], sl_last_errmsg());

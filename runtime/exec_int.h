@@ -19,6 +19,9 @@ struct sl__opstate {
     _Atomic int64_t rows_in, rows_out, batches_in, tasks, busy_ns;
     _Atomic int device_mask;         /* 1 = ran on CPU, 2 = ran on a GPU */
     _Atomic int64_t gpu_tasks;       /* morsel tasks placed on a GPU */
+    _Atomic int64_t kernel_ns, h2d_ns, d2h_ns; /* GPU time of tasks whose first GPU stage
+                                                  is this node (from CUDA events) */
+    _Atomic int64_t bytes_h2d, bytes_d2h;
 };
 
 /* source -> chain of streaming nodes -> sink */

@@ -41,6 +41,8 @@ sl_batch_t *sl__gpu_batch_new(sl_task_t *t, const sl_schema_t *s, int64_t rows);
 /* Runs a CUDA combine implementation for a GPU worker's local state from a CPU thread:
  * on that GPU's compute stream, then waits for it. */
 int sl__gpu_run_sync(struct sl__gpu *g, sl_task_t *t, const struct sl_impl *im);
+/* Waits until the work a CUDA task enqueued so far has completed (SL_BLOCKED). */
+int sl__gpu_stream_wait(sl_task_t *t);
 /* Drops the device copies of host buffers that the query made (at its end). */
 void sl__query_drop_replicas(struct sl_query *q);
 /* Measures pinned host<->device bandwidth (64 MiB copies, four each way). */

@@ -35,6 +35,7 @@ struct slot {
     struct sl_query *q;
     const char *name;                /* operator name for the trace */
     const char *signature;           /* pipeline signature for the cost history */
+    struct sl__opstate *os;          /* node credited with the GPU time in the profile */
     int64_t rows, bytes_h2d, bytes_d2h;
     cudaEvent_t done, k0, k1, c0, c1;  /* completion; kernel span; copy span */
     bool have_copy, started;
@@ -303,6 +304,19 @@ static void retire(struct sl__gpu *g, struct slot *s)
         if (c.start_ns >= 0 && c.end_ns >= c.start_ns)
             sl__trace_add(&q->trace, g->worker->id, &c);
     }
+    if (s->os) {
+        int64_t k0 = event_ns(g, s->k0), k1 = event_ns(g, s->k1);
+        if (k0 >= 0 && k1 >= k0)
+            atomic_fetch_add(&s->os->kernel_ns, k1 - k0);
+        int64_t c0 = s->have_copy ? event_ns(g, s->c0) : -1, c1 = s->have_copy ? event_ns(g, s->c1) : -1;
+        if (c0 >= 0 && c1 >= c0)
+            atomic_fetch_add(&s->os->h2d_ns, c1 - c0);
+        int64_t d0 = s->have_d2h ? event_ns(g, s->d0) : -1, d1 = s->have_d2h ? event_ns(g, s->d1) : -1;
+        if (d0 >= 0 && d1 >= d0)
+            atomic_fetch_add(&s->os->d2h_ns, d1 - d0);
+        atomic_fetch_add(&s->os->bytes_h2d, s->bytes_h2d);
+        atomic_fetch_add(&s->os->bytes_d2h, s->bytes_d2h);
+    }
     run_deferred(g, s);
     if (q && s->signature) {
         int64_t k0 = event_ns(g, s->k0), k1 = event_ns(g, s->k1);
@@ -357,11 +371,12 @@ int sl__gpu_task_begin(sl_task_t *t)
     s->q = t->q;
     s->node = t->gnode;
     s->name = t->os->op->def->name;
+    s->os = t->os;
     for (int st = -1; t->pipe && st <= t->pipe->n_chain; st++) {
         if (sl__stage_on_gpu(t->pipe, st)) {
-            s->name = (st < 0 ? t->pipe->source
-                       : st < t->pipe->n_chain ? t->pipe->chain[st] : t->pipe->sink)
-                          ->op->def->name;
+            s->os = st < 0 ? t->pipe->source
+                    : st < t->pipe->n_chain ? t->pipe->chain[st] : t->pipe->sink;
+            s->name = s->os->op->def->name;
             break;
         }
     }
@@ -632,6 +647,12 @@ static void pinned_buf_release(struct sl__buf *b)
 {
     struct sl__gpu *g = b->owner;
     sl__pinned_free(g->pinned, b->ptr, b->bytes);
+}
+
+int sl__gpu_stream_wait(sl_task_t *t)
+{
+    cudaError_t e = cudaStreamSynchronize((cudaStream_t)t->stream);
+    return e == cudaSuccess ? SL_OK : cuda_fail(t->q, e, "waiting for a blocked task");
 }
 
 int sl__gpu_defer_to_host(sl_task_t *t, sl_batch_t *src, sl_task_t *next,

@@ -28,9 +28,20 @@ int sl__task_run_phase(sl_task_t *t, const struct sl_phase *ph)
                               t->os->op->def->name, t->kind == SL_DEVICE_CPU ? "CPU" : "CUDA");
     int64_t t0 = sl__now_ns();
     int rc;
-    do {
+    for (;;) {
         rc = im->run(t);
-    } while (rc == SL_HAVE_OUTPUT && !atomic_load_explicit(&t->q->failed, memory_order_relaxed));
+        if (atomic_load_explicit(&t->q->failed, memory_order_relaxed))
+            break;
+        if (rc == SL_BLOCKED) {
+            /* count -> allocate -> write: the implementation enqueued work whose result it
+             * must read (a count); wait for the task's stream, then call it again. */
+            if (t->stream && (rc = sl__gpu_stream_wait(t)) < 0)
+                break;
+            continue;
+        }
+        if (rc != SL_HAVE_OUTPUT)
+            break;
+    }
     atomic_fetch_add_explicit(&t->os->busy_ns, sl__now_ns() - t0, memory_order_relaxed);
     atomic_fetch_add_explicit(&t->os->tasks, 1, memory_order_relaxed);
     atomic_fetch_or_explicit(&t->os->device_mask, t->kind == SL_DEVICE_CPU ? 1 : 2,

@@ -38,6 +38,8 @@ struct sl_engine_config {
     int64_t morsel_rows_gpu;    /* rows per GPU chunk; 0 = $SLUICE_GPU_MORSEL_ROWS or
                                    16 Mi rows */
     int pin_threads;            /* 1 (default) pins workers to cores; 0 leaves them free */
+    int gpu_depth;              /* GPU tasks in flight per GPU (copies of the next ones
+                                   overlap the kernels of the current); 0 = 4 */
     const char *cost_cache_path;/* file for calibrated throughput models; NULL = none */
     const char *trace_path;     /* write a Chrome trace of every query here; NULL = off */
     /* Log sink for warnings ("GPU 0 cannot run the built kernels ..."). NULL = stderr. */

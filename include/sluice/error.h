@@ -46,7 +46,8 @@ enum sl_status {
     SL_NEED_INPUT = 1,  /* give me the next input batch */
     SL_HAVE_OUTPUT = 2, /* call me again with the same input: more output follows */
     SL_DONE = 3,        /* this operator has finished for this task */
-    SL_BLOCKED = 4      /* call me again once the work I enqueued has completed */
+    SL_BLOCKED = 4      /* call me again once the work I enqueued has completed (e.g. a
+                           count that sizes the output: count -> allocate -> write) */
 };
 
 /* Text for a code: "invalid argument". Unknown codes give "unknown error". Never NULL. */

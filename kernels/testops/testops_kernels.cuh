@@ -43,6 +43,34 @@ __global__ void __launch_bounds__(kBlockThreads)
         atomicAdd(d_sum, block_sum);
 }
 
+/* Counts the positive values (the "count" of count -> allocate -> write). */
+__global__ void __launch_bounds__(kBlockThreads)
+    count_positive_i64_kernel(const int64_t *__restrict__ d_in, int64_t n,
+                              unsigned long long *d_count)
+{
+    using BlockReduce =
+        cub::BlockReduce<unsigned long long, kBlockThreads, cub::BLOCK_REDUCE_WARP_REDUCTIONS>;
+    __shared__ typename BlockReduce::TempStorage temp;
+    unsigned long long c = 0;
+    const int64_t stride = (int64_t)gridDim.x * blockDim.x;
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
+        c += d_in[i] > 0;
+    unsigned long long block_c = BlockReduce(temp).Sum(c);
+    if (threadIdx.x == 0 && block_c)
+        atomicAdd(d_count, block_c);
+}
+
+/* Writes the positive values through an atomic cursor (order not kept: a test op). */
+__global__ void __launch_bounds__(kBlockThreads)
+    select_positive_i64_kernel(const int64_t *__restrict__ d_in, int64_t n, int64_t *d_out,
+                               unsigned long long *d_cursor)
+{
+    const int64_t stride = (int64_t)gridDim.x * blockDim.x;
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
+        if (d_in[i] > 0)
+            d_out[atomicAdd(d_cursor, 1ull)] = d_in[i];
+}
+
 } // namespace testops
 } // namespace sluice_k
 

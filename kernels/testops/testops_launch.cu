@@ -35,6 +35,30 @@ extern "C" cudaError_t sl_k_sum_i64(const int64_t *d_in, int64_t n, unsigned lon
     return cudaGetLastError();
 }
 
+extern "C" cudaError_t sl_k_count_positive_i64(const int64_t *d_in, int64_t n,
+                                               unsigned long long *d_count, cudaStream_t stream)
+{
+    if (n < 0)
+        return cudaErrorInvalidValue;
+    if (n == 0)
+        return cudaSuccess;
+    count_positive_i64_kernel<<<grid_for(n), kBlockThreads, 0, stream>>>(d_in, n, d_count);
+    return cudaGetLastError();
+}
+
+extern "C" cudaError_t sl_k_select_positive_i64(const int64_t *d_in, int64_t n, int64_t *d_out,
+                                                unsigned long long *d_cursor,
+                                                cudaStream_t stream)
+{
+    if (n < 0)
+        return cudaErrorInvalidValue;
+    if (n == 0)
+        return cudaSuccess;
+    select_positive_i64_kernel<<<grid_for(n), kBlockThreads, 0, stream>>>(d_in, n, d_out,
+                                                                          d_cursor);
+    return cudaGetLastError();
+}
+
 extern "C" cudaError_t sl_k_probe(void)
 {
     /* Loading the attributes forces the module for the current device: machine code

@@ -234,6 +234,127 @@ static const struct sl_op_def tsum_def = {
     .source = &tsum_src,
 };
 
+/* ---------------- test.positive: count -> allocate -> write ---------------- */
+
+/* Per worker: where the current call of the task is (the implementation returns
+ * SL_BLOCKED after counting and is called again to allocate and write). */
+struct pos_local {
+    int step;
+    int64_t count;
+    unsigned long long *h_count; /* CUDA: pinned counter the count kernel fills */
+    unsigned long long *d_work;  /* CUDA: [0] count, [1] cursor */
+};
+
+static void pos_fini_local(const sl_op_t *op, void *gs, void *ls)
+{
+    (void)op, (void)gs;
+#ifdef SL_HAVE_CUDA
+    struct pos_local *l = ls;
+    if (l->d_work)
+        cudaFree(l->d_work);
+    if (l->h_count)
+        cudaFreeHost(l->h_count);
+#else
+    (void)ls;
+#endif
+}
+
+static int pos_bind(sl_bind_t *b)
+{
+    const sl_schema_t *in = sl_bind_input_schema(b, 0);
+    enum sl_type t;
+    if (sl_schema_num_fields(in) != 1 || sl_schema_field(in, 0, NULL, &t) < 0 ||
+        t != SL_TYPE_INT64)
+        return sl_bind_fail(b, SL_ETYPE, "needs exactly one int64 column");
+    return sl_bind_add_column(b, "x", SL_TYPE_INT64);
+}
+
+static int pos_cpu(sl_task_t *t)
+{
+    struct pos_local *l = sl_task_lstate(t);
+    sl_batch_t *in = sl_task_input(t);
+    const int64_t *x = sl__col_values(in, 0);
+    int64_t n = sl_batch_num_rows(in);
+    if (l->step == 0) {
+        l->count = 0;
+        for (int64_t i = 0; i < n; i++)
+            l->count += x[i] > 0;
+        l->step = 1;
+        return SL_BLOCKED;
+    }
+    l->step = 0;
+    sl_batch_t *out = sl_task_new_batch(t, sl_op_output_schema(sl_task_op(t)), l->count);
+    if (!out)
+        return SL_ENOMEM;
+    int64_t *y = sl__col_values(out, 0), k = 0;
+    for (int64_t i = 0; i < n; i++)
+        if (x[i] > 0)
+            y[k++] = x[i];
+    return sl_task_emit(t, out);
+}
+
+#ifdef SL_HAVE_CUDA
+static int pos_cuda(sl_task_t *t)
+{
+    struct pos_local *l = sl_task_lstate(t);
+    sl_batch_t *in = sl_task_input(t);
+    int64_t n = sl_batch_num_rows(in);
+    cudaStream_t st = (cudaStream_t)sl_task_stream(t);
+    cudaError_t e = cudaSuccess;
+    if (!l->d_work) {
+        if (cudaMalloc((void **)&l->d_work, 2 * sizeof *l->d_work) != cudaSuccess ||
+            cudaHostAlloc((void **)&l->h_count, sizeof *l->h_count, 0) != cudaSuccess)
+            return sl_task_fail(t, SL_EDEVICE, "cannot allocate the counters");
+    }
+    if (l->step == 0) {
+        /* count: the result lands in pinned memory, read after the runtime's wait */
+        if ((e = cudaMemsetAsync(l->d_work, 0, 2 * sizeof *l->d_work, st)) == cudaSuccess &&
+            (e = sl_k_count_positive_i64(sl__col_values(in, 0), n, &l->d_work[0], st)) ==
+                cudaSuccess)
+            e = cudaMemcpyAsync(l->h_count, &l->d_work[0], sizeof *l->h_count,
+                                cudaMemcpyDeviceToHost, st);
+        if (e != cudaSuccess)
+            return sl_task_fail(t, SL_EDEVICE, "count: %s", cudaGetErrorName(e));
+        l->step = 1;
+        return SL_BLOCKED;
+    }
+    l->step = 0;
+    /* allocate exactly, then write */
+    sl_batch_t *out = sl_task_new_batch(t, sl_op_output_schema(sl_task_op(t)),
+                                        (int64_t)*l->h_count);
+    if (!out)
+        return SL_ENOMEM;
+    e = sl_k_select_positive_i64(sl__col_values(in, 0), n, sl__col_values(out, 0), &l->d_work[1],
+                                 st);
+    if (e != cudaSuccess) {
+        sl_batch_unref(out);
+        return sl_task_fail(t, SL_EDEVICE, "select: %s", cudaGetErrorName(e));
+    }
+    return sl_task_emit(t, out);
+}
+#endif
+
+static const struct sl_impl pos_impls[] = {
+    {.device = SL_DEVICE_CPU, .run = pos_cpu},
+#ifdef SL_HAVE_CUDA
+    {.device = SL_DEVICE_CUDA, .flags = SL_IMPL_ASYNC, .run = pos_cuda},
+#endif
+};
+static const struct sl_phase pos_phase = {pos_impls, sizeof pos_impls / sizeof pos_impls[0], NULL};
+
+static const struct sl_op_def pos_def = {
+    .abi_version = SL_OP_ABI_VERSION,
+    .flags = SL_OP_STREAM,
+    .name = "test.positive",
+    .doc = "keeps the rows with x > 0, sized by count -> allocate -> write (test operator)",
+    .min_inputs = 1,
+    .max_inputs = 1,
+    .bind = pos_bind,
+    .local_state_bytes = sizeof(struct pos_local),
+    .fini_local = pos_fini_local,
+    .execute = &pos_phase,
+};
+
 /* ---------------- test.fail ---------------- */
 
 static const struct sl_option_def fail_opts[] = {
@@ -311,8 +432,8 @@ static const struct sl_op_def fail_def = {
 
 int sl_test_ops_register(void)
 {
-    const struct sl_op_def *defs[] = {&affine_def, &tsum_def, &fail_def};
-    for (size_t i = 0; i < 3; i++) {
+    const struct sl_op_def *defs[] = {&affine_def, &tsum_def, &fail_def, &pos_def};
+    for (size_t i = 0; i < sizeof defs / sizeof defs[0]; i++) {
         int rc = sl_registry_add(sl_registry_global(), defs[i]);
         if (rc < 0 && rc != SL_EEXIST)
             return rc;

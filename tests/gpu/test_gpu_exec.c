@@ -377,3 +377,55 @@ SL_TEST(replicas_reused_within_a_query_only)
     sl_engine_close(e);
     assert_no_leaks();
 }
+
+SL_TEST(blocked_flow_on_gpu)
+{
+    if (sl__cuda_device_count() == 0)
+        SL_SKIP("no GPU");
+    SL_ASSERT_OK(sl_test_ops_register());
+    sl_engine_t *e = gpu_engine(1 << 15, 0);
+    /* x = 3i + 1 - 50000: negatives first, then positives. */
+    sl_table_t *t;
+    SL_ASSERT_OK(sl_table_create(&t));
+    const char *names[] = {"x"};
+    enum sl_type types[] = {SL_TYPE_INT64};
+    sl_batch_t *bt;
+    int64_t rows = 200003, cnt = 0, sum = 0;
+    SL_ASSERT_OK(sl_batch_create(&bt, 1, names, types, rows));
+    int64_t *x = sl_batch_column_data(bt, 0);
+    for (int64_t i = 0; i < rows; i++) {
+        x[i] = 3 * i + 1 - 50000;
+        if (x[i] > 0)
+            cnt++, sum += x[i];
+    }
+    SL_ASSERT_OK(sl_table_append(t, bt));
+    sl_batch_unref(bt);
+    sl_plan_t *p;
+    SL_ASSERT_OK(sl_plan_create(&p));
+    int s, f, u;
+    SL_ASSERT_OK(sl_plan_add_table(p, t, &s));
+    SL_ASSERT_OK(sl_plan_add(p, "test.positive", (int[]){s}, 1, "", &f));
+    SL_ASSERT_OK(sl_plan_add(p, "test.sum", (int[]){f}, 1, "", &u));
+    SL_ASSERT_OK(sl_plan_output(p, u, "r"));
+    SL_ASSERT_OK(sl_plan_place(p, f, SL_PLACE_GPU));
+    sl_query_t *q;
+    SL_ASSERT_OK(sl_query_create(e, p, &q));
+    SL_ASSERT_OK(sl_query_run(q));
+    sl_table_t *r;
+    SL_ASSERT_OK(sl_query_result(q, "r", &r));
+    struct sl_column c0, c1;
+    sl_batch_column(sl_table_batch(r, 0), 0, &c0);
+    sl_batch_column(sl_table_batch(r, 0), 1, &c1);
+    assert_int_equal(((const int64_t *)c0.data)[0], cnt);
+    assert_int_equal(((const int64_t *)c1.data)[0], sum);
+    const char *prof = sl_query_profile_json(q);
+    printf("%s\n", prof);
+    assert_non_null(strstr(prof, "\"op\":\"test.positive\",\"device\":\"gpu\""));
+    sl_table_unref(r);
+    sl_query_destroy(q);
+    sl_plan_destroy(p);
+    sl_table_unref(t);
+    assert_gpu_pool_empty(e);
+    sl_engine_close(e);
+    assert_no_leaks();
+}

@@ -358,3 +358,39 @@ SL_TEST(pin_table_without_gpu_is_clean)
     sl_engine_close(e);
     assert_no_leaks();
 }
+
+/* scan(table: x = i*7 - 1000) -> test.positive -> test.sum: counts, returns SL_BLOCKED,
+ * then allocates exactly and writes (count -> allocate -> write). */
+SL_TEST(blocked_flow_count_allocate_write)
+{
+    SL_ASSERT_OK(sl_test_ops_register());
+    sl_engine_t *e = open_engine(2, 333, 0);
+    sl_table_t *t = int64_table(10000, 3);
+    sl_plan_t *p;
+    SL_ASSERT_OK(sl_plan_create(&p));
+    int s, f, u;
+    SL_ASSERT_OK(sl_plan_add_table(p, t, &s));
+    SL_ASSERT_OK(sl_plan_add(p, "test.positive", (int[]){s}, 1, "", &f));
+    SL_ASSERT_OK(sl_plan_add(p, "test.sum", (int[]){f}, 1, "", &u));
+    SL_ASSERT_OK(sl_plan_output(p, u, "r"));
+    sl_query_t *q;
+    SL_ASSERT_OK(sl_query_create(e, p, &q));
+    SL_ASSERT_OK(sl_query_run(q));
+    sl_table_t *r;
+    SL_ASSERT_OK(sl_query_result(q, "r", &r));
+    struct sl_column c0, c1;
+    sl_batch_column(sl_table_batch(r, 0), 0, &c0);
+    sl_batch_column(sl_table_batch(r, 0), 1, &c1);
+    int64_t cnt = 0, sum = 0;
+    for (int64_t i = 0; i < 10000; i++)
+        if (i * 7 - 1000 > 0)
+            cnt++, sum += i * 7 - 1000;
+    assert_int_equal(((const int64_t *)c0.data)[0], cnt);
+    assert_int_equal(((const int64_t *)c1.data)[0], sum);
+    sl_table_unref(r);
+    sl_query_destroy(q);
+    sl_plan_destroy(p);
+    sl_table_unref(t);
+    sl_engine_close(e);
+    assert_no_leaks();
+}

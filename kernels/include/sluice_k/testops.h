@@ -33,6 +33,13 @@ cudaError_t sl_k_sum_i64(const int64_t *d_in, int64_t n, unsigned long long *d_s
  * driver can run; otherwise the error says why (cudaErrorNoKernelImageForDevice,
  * cudaErrorUnsupportedPtxVersion, cudaErrorInsufficientDriver, ...). Never launches. */
 cudaError_t sl_k_probe(void);
+/* Adds the number of positive values of d_in to *d_count. */
+cudaError_t sl_k_count_positive_i64(const int64_t *d_in, int64_t n, unsigned long long *d_count,
+                                    cudaStream_t stream);
+/* Writes the positive values of d_in to d_out[*d_cursor ...] (order not kept), advancing
+ * *d_cursor; d_out must have room for all of them. */
+cudaError_t sl_k_select_positive_i64(const int64_t *d_in, int64_t n, int64_t *d_out,
+                                     unsigned long long *d_cursor, cudaStream_t stream);
 
 /* The gpu_arch list the kernels were built for, e.g. "80,90" (machine code for each,
  * PTX for the last). Static storage. */
