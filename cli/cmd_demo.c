@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "plans.h"
 
 static void show_progress(void *user, const struct sl_progress *p)
 {
@@ -55,14 +56,10 @@ int cmd_demo(int argc, char **argv)
            have_gpu ? gpu.name : "");
 
     sl_plan_t *plan;
-    int g, a, rc;
-    char opts[64];
-    snprintf(opts, sizeof opts, "rows=%" PRId64, rows);
+    int rc;
     if ((rc = sl_plan_create(&plan)) != SL_OK)
         return cli_fail("%s", sl_last_errmsg());
-    if ((rc = sl_plan_add(plan, "gen.sequence", NULL, 0, opts, &g)) != SL_OK ||
-        (rc = sl_plan_add(plan, "aggregate.sum", (int[]){g}, 1, "column=x", &a)) != SL_OK ||
-        (rc = sl_plan_output(plan, a, "result")) != SL_OK) {
+    if ((rc = sl_plans_sequence_sum(plan, rows)) != SL_OK) {
         cli_fail("building the plan: %s", sl_plan_errmsg(plan));
         sl_plan_destroy(plan);
         sl_engine_close(eng);
