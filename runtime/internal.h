@@ -76,8 +76,10 @@ void sl__mem_counters(struct sl__mem_counters *c);
 /* After `n` more successful allocations, the next one fails (n = 0: the very next).
  * n < 0 disables. Counted globally, across threads. */
 void sl__mem_fail_after(int64_t n);
-/* The name of the active allocator: "jemalloc" or "libc". */
+/* The name of the active allocator: "jemalloc (N NUMA arenas)" or "libc ...". */
 const char *sl__mem_allocator(void);
+/* Makes the calling thread allocate from NUMA node `node`'s arena (workers call it). */
+void sl__mem_set_node(int node);
 
 /* ---------------- buffers ---------------- */
 

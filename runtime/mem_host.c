@@ -62,13 +62,71 @@ void sl__mem_counters(struct sl__mem_counters *c)
 #include <malloc.h>
 #include <stdio.h>
 
+#include <numa.h>
+
+#define MAX_NODES 64
+#define MAX_ARENAS 4096
+
 static void *(*je_mallocx_fn)(size_t, int);
 static void (*je_dallocx_fn)(void *, int);
 static size_t (*je_sallocx_fn)(const void *, int);
 static int (*je_mallctl_fn)(const char *, void *, size_t *, void *, size_t);
-static int arena_flags;
+static int arena_flags;               /* flags of node 0's arena (threads not on a node) */
+static int node_flags[MAX_NODES];     /* MALLOCX_ARENA of each NUMA node's arena */
+static int n_nodes = 1;
+static signed char arena_node[MAX_ARENAS]; /* arena index -> NUMA node, -1 = not ours */
+static extent_hooks_t *default_hooks;
+static extent_hooks_t node_hooks;
 static char alloc_name[160] = "libc";
 static pthread_once_t je_once = PTHREAD_ONCE_INIT;
+static _Thread_local int thread_node = -1;
+
+void sl__mem_set_node(int node)
+{
+    thread_node = node;
+}
+
+/* Extent allocation of sluice's arenas: jemalloc's own, then the pages are bound to the
+ * arena's NUMA node, so that a worker's data stays on its node. */
+static void *node_extent_alloc(extent_hooks_t *h, void *new_addr, size_t size, size_t alignment,
+                               bool *zero, bool *commit, unsigned arena_ind)
+{
+    (void)h;
+    void *p = default_hooks->alloc(default_hooks, new_addr, size, alignment, zero, commit,
+                                   arena_ind);
+    int node = arena_ind < MAX_ARENAS ? arena_node[arena_ind] : -1;
+    if (p && node >= 0 && n_nodes > 1)
+        numa_tonode_memory(p, size, node);
+    return p;
+}
+
+/* One arena per NUMA node with node_hooks; falls back to jemalloc's default arenas. */
+static void make_node_arenas(void)
+{
+    for (int i = 0; i < MAX_ARENAS; i++)
+        arena_node[i] = -1;
+    size_t hsz = sizeof default_hooks;
+    if (je_mallctl_fn("arena.0.extent_hooks", &default_hooks, &hsz, NULL, 0) != 0 ||
+        !default_hooks)
+        return;
+    node_hooks = *default_hooks;
+    node_hooks.alloc = node_extent_alloc;
+    n_nodes = numa_available() >= 0 ? numa_max_node() + 1 : 1;
+    if (n_nodes > MAX_NODES)
+        n_nodes = MAX_NODES;
+    extent_hooks_t *hp = &node_hooks;
+    for (int n = 0; n < n_nodes; n++) {
+        unsigned arena;
+        size_t sz = sizeof arena;
+        if (je_mallctl_fn("arenas.create", &arena, &sz, &hp, sizeof hp) != 0 || arena >= MAX_ARENAS) {
+            n_nodes = n ? n : 1;
+            break;
+        }
+        arena_node[arena] = (signed char)n;
+        node_flags[n] = MALLOCX_ARENA(arena);
+    }
+    arena_flags = node_flags[0];
+}
 
 static void je_bind(void)
 {
@@ -88,27 +146,29 @@ static void je_bind(void)
         snprintf(alloc_name, sizeof alloc_name, "libc (jemalloc lacks mallocx)");
         return;
     }
-    unsigned arena;
-    size_t sz = sizeof arena;
-    /* One arena of sluice's own; jemalloc's default arenas if it cannot make one. */
-    arena_flags = je_mallctl_fn("arenas.create", &arena, &sz, NULL, 0) == 0
-                      ? MALLOCX_ARENA(arena)
-                      : 0;
-    snprintf(alloc_name, sizeof alloc_name, "jemalloc");
+    make_node_arenas();
+    snprintf(alloc_name, sizeof alloc_name, "jemalloc (%d NUMA arena%s)", n_nodes,
+             n_nodes == 1 ? "" : "s");
+}
+
+static int flags_here(void)
+{
+    int n = thread_node;
+    return (n >= 0 && n < n_nodes) ? node_flags[n] : arena_flags;
 }
 
 static void *raw_alloc(size_t bytes)
 {
     pthread_once(&je_once, je_bind);
     if (je_mallocx_fn)
-        return je_mallocx_fn(bytes ? bytes : 1, arena_flags | MALLOCX_ALIGN(SL__ALIGN));
+        return je_mallocx_fn(bytes ? bytes : 1, flags_here() | MALLOCX_ALIGN(SL__ALIGN));
     void *p = NULL;
     return posix_memalign(&p, SL__ALIGN, bytes ? bytes : 1) == 0 ? p : NULL;
 }
 static void raw_free(void *p)
 {
     if (je_mallocx_fn)
-        je_dallocx_fn(p, arena_flags);
+        je_dallocx_fn(p, 0); /* jemalloc finds the arena from the pointer */
     else
         free(p);
 }
@@ -123,6 +183,11 @@ const char *sl__mem_allocator(void)
 }
 #else
 #include <malloc.h>
+void sl__mem_set_node(int node)
+{
+    (void)node; /* libc: no per-node arenas */
+}
+
 static void *raw_alloc(size_t bytes)
 {
     void *p = NULL;

@@ -512,6 +512,7 @@ static void *worker_main(void *arg)
     current_worker = w;
     if (w->cpu >= 0)
         pin_to_core(w);
+    sl__mem_set_node(w->numa_node);
     if (w->gpu >= 0 && s->cfg.gpu_init)
         s->cfg.gpu_init(w, s->cfg.gpu_user);
     bool gpu = w->gpu >= 0 && s->cfg.gpu_poll;

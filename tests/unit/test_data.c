@@ -124,3 +124,29 @@ SL_TEST(injected_allocation_failure)
         assert_no_leaks();
     }
 }
+
+#include <numa.h>
+#include <numaif.h>
+
+SL_TEST(numa_arena_places_memory_on_the_node)
+{
+    const char *name = sl__mem_allocator();
+    printf("allocator: %s\n", name);
+    if (strncmp(name, "jemalloc", 8) != 0)
+        SL_SKIP("libc allocator in this build (sanitizer or jemalloc unavailable)");
+    assert_non_null(strstr(name, "NUMA arena"));
+    int nodes = numa_available() >= 0 ? numa_max_node() + 1 : 1;
+    for (int n = 0; n < nodes; n++) {
+        sl__mem_set_node(n);
+        size_t bytes = 8 << 20; /* a fresh extent, so the node hook runs */
+        char *p = sl__malloc(bytes);
+        assert_non_null(p);
+        memset(p, 1, bytes);
+        int where = -1;
+        if (get_mempolicy(&where, NULL, 0, p + bytes / 2, MPOL_F_NODE | MPOL_F_ADDR) == 0)
+            assert_int_equal(where, n);
+        sl__free(p, bytes);
+    }
+    sl__mem_set_node(-1);
+    assert_no_leaks();
+}
