@@ -17,6 +17,7 @@
 
 #include "cuda/cuda_int.h"
 #include "gpu_int.h"
+#include "stage.h"
 #include "trace.h"
 
 #define MAX_STAGING 64
@@ -74,6 +75,7 @@ struct sl__gpu {
     int depth, head, count;          /* ring of in-flight slots */
     struct slot *slots;
     int32_t *h_status_all;           /* pinned mapped, one word per slot */
+    struct sl__stager *stager;       /* threads that stage pageable uploads */
     struct sl__worker *worker;
 };
 
@@ -93,6 +95,7 @@ static int cuda_fail(struct sl_query *q, cudaError_t e, const char *what)
 int sl__gpu_create(struct sl__gpu **out, sl_engine_t *eng, int ordinal, int64_t mem_limit,
                    int depth)
 {
+    int stage_threads = eng->n_threads / 2 < 6 ? eng->n_threads / 2 : 6;
     *out = NULL;
     struct sl__gpu *g = sl__calloc(1, sizeof *g);
     if (!g)
@@ -121,6 +124,10 @@ int sl__gpu_create(struct sl__gpu **out, sl_engine_t *eng, int ordinal, int64_t 
         rc = SL_ENOMEM;
         goto fail;
     }
+    /* Staging pageable uploads at link speed takes several threads (a core copies about
+     * 5-10 GB/s); they sleep when there is nothing to stage. */
+    if ((rc = sl__stager_create(&g->stager, stage_threads)) < 0)
+        goto fail;
     cudaError_t e = cudaHostAlloc((void **)&g->h_status_all, sizeof(int32_t) * (size_t)g->depth,
                                   cudaHostAllocMapped | cudaHostAllocPortable);
     if (e != cudaSuccess) {
@@ -188,6 +195,7 @@ void sl__gpu_destroy(struct sl__gpu *g)
     sl__dpool_destroy(g->pool);
     if (prev >= 0)
         sl__cuda_set_device(prev, NULL);
+    sl__stager_destroy(g->stager);
     sl__free(g->slots, 0);
     sl__free(g, sizeof *g);
 }
@@ -482,7 +490,7 @@ static int upload(struct sl__gpu *g, sl_task_t *t, struct slot *s, const void *s
             e = cudaMemcpyAsync(dst, src, (size_t)bytes, cudaMemcpyHostToDevice, g->s[S_H2D]);
             return e == cudaSuccess ? SL_OK : cuda_fail(t->q, e, "cudaMemcpyAsync(h2d)");
         }
-        memcpy(h, src, (size_t)bytes);
+        sl__stager_copy(g->stager, h, src, (size_t)bytes);
         s->staging[s->n_staging] = h;
         s->staging_bytes[s->n_staging++] = bytes;
         from = h;
