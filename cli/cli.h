@@ -30,7 +30,13 @@ int64_t cli_now_ns(void);
 /* Prints an error message "sluice: ..." to stderr; returns 1 (the exit code). */
 int cli_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+enum cli_format { CLI_TABLE = 0, CLI_CSV = 1, CLI_JSON = 2 };
+/* Prints at most `limit` rows of a result table. */
+void cli_print_table(const char *name, sl_table_t *t, enum cli_format fmt, int64_t limit);
+
 int cmd_devices(int argc, char **argv);
+int cmd_run(int argc, char **argv);
+int cmd_operators(int argc, char **argv);
 int cmd_demo(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 

@@ -10,6 +10,9 @@ static int usage(FILE *f)
                "\n"
                "commands:\n"
                "  demo      run the ready-made plan on generated data and print a summary\n"
+               "  run       run a plan file and print its outputs\n"
+               "  explain   show the pipelines of a plan file and where they would run\n"
+               "  operators list the operators and their options\n"
                "  devices   list the CPU and GPUs the engine sees\n"
                "  bench     benchmarks (sluice bench --help)\n"
                "  version   print the version\n"
@@ -33,6 +36,10 @@ int main(int argc, char **argv)
         return cmd_devices(argc - 1, argv + 1);
     if (!strcmp(cmd, "demo"))
         return cmd_demo(argc - 1, argv + 1);
+    if (!strcmp(cmd, "run") || !strcmp(cmd, "explain"))
+        return cmd_run(argc - 1, argv + 1);
+    if (!strcmp(cmd, "operators"))
+        return cmd_operators(argc - 1, argv + 1);
     if (!strcmp(cmd, "bench"))
         return cmd_bench(argc - 1, argv + 1);
     fprintf(stderr, "sluice: unknown command '%s'\n", cmd);

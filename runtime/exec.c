@@ -289,6 +289,42 @@ int sl__query_build_graph(struct sl_query *q)
     return SL_OK;
 }
 
+/* ---------------- explain ---------------- */
+
+const char *sl_query_explain_json(sl_query_t *q)
+{
+    if (!q)
+        return "{}";
+    size_t cap = 256 + (size_t)q->n_pipes * (512 + 96 * 8), len = 0;
+    char *s = sl__malloc(cap);
+    if (!s)
+        return "{}";
+    len += (size_t)snprintf(s + len, cap - len, "{\"threads\":%d,\"gpus\":%d,\"pipelines\":[",
+                            q->eng->n_threads, q->eng->n_gpus);
+    for (int k = 0; k < q->n_pipes && len < cap; k++) {
+        struct sl__pipeline *p = &q->pipes[k];
+        int dev = sl__place_pipeline(q, p);
+        len += (size_t)snprintf(s + len, cap - len,
+                                "%s{\"id\":%d,\"source\":\"%s\",\"operators\":[", k ? "," : "",
+                                p->id, p->source->op->def->name);
+        for (int c = 0; c < p->n_chain && len < cap; c++)
+            len += (size_t)snprintf(s + len, cap - len, "%s\"%s\"", c ? "," : "",
+                                    p->chain[c]->op->def->name);
+        len += (size_t)snprintf(s + len, cap - len,
+                                "],\"sink\":\"%s\",\"sink_port\":%d,\"rows\":%lld,"
+                                "\"device\":\"%s\",\"gpu_capable\":%s}",
+                                p->sink->op->def->name, p->sink_port,
+                                (long long)p->source->op->rows_estimate,
+                                dev >= 0 ? "gpu" : "cpu",
+                                sl__pipeline_gpu_capable(p) ? "true" : "false");
+    }
+    if (len < cap)
+        snprintf(s + len, cap - len, "]}");
+    sl__free(q->explain, 0);
+    q->explain = s;
+    return s;
+}
+
 /* ---------------- profile ---------------- */
 
 char *sl__query_profile(struct sl_query *q)

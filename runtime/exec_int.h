@@ -86,6 +86,7 @@ struct sl_query {
 
     int64_t start_ns, end_ns;
     char *profile;
+    char *explain;
 
     /* copies and tracing */
     _Atomic int64_t bytes_h2d, bytes_d2h;

@@ -221,6 +221,20 @@ int sl_plan_place(sl_plan_t *p, int node_id, enum sl_placement where)
     return SL_OK;
 }
 
+const char *sl_plan_output_name(const sl_plan_t *p, int node_id)
+{
+    if (!p || node_id < 0 || node_id >= p->n_nodes)
+        return NULL;
+    return p->nodes[node_id]->output_name;
+}
+
+const char *sl_plan_node_op(const sl_plan_t *p, int node_id)
+{
+    if (!p || node_id < 0 || node_id >= p->n_nodes)
+        return NULL;
+    return p->nodes[node_id]->def->name;
+}
+
 int sl_plan_num_nodes(const sl_plan_t *p)
 {
     return p ? p->n_nodes : 0;

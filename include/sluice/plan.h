@@ -45,9 +45,19 @@ SL_API int sl_plan_add(sl_plan_t *plan, const char *op_name, const int inputs[],
 /* Adds a source node scanning an in-memory table; the plan keeps a reference. */
 SL_API int sl_plan_add_table(sl_plan_t *plan, sl_table_t *table, int *node_id);
 
+/* Adds the nodes, outputs and placements written in plan-file text (grammar:
+ * docs/PLAN_FORMAT.md) to `plan`. Errors read "SOURCE:LINE:COL: message (hint: ...)"
+ * (sl_plan_errmsg); nodes added before the failing line stay in the plan. Added in 0.1. */
+SL_API int sl_plan_parse(sl_plan_t *plan, const char *text, const char *source_name);
+
 /* Marks a node's output as a result of the plan, retrievable by `name` from every
  * query of the plan (sl_query_result). Names are unique within a plan. */
 SL_API int sl_plan_output(sl_plan_t *plan, int node_id, const char *name);
+
+/* The output name of a node, or NULL if the node is not an output. */
+SL_API const char *sl_plan_output_name(const sl_plan_t *plan, int node_id);
+/* The operator name of a node, or NULL for a bad id. */
+SL_API const char *sl_plan_node_op(const sl_plan_t *plan, int node_id);
 
 /* Forces where one node's tasks run (overrides the engine's placement). */
 SL_API int sl_plan_place(sl_plan_t *plan, int node_id, enum sl_placement where);

@@ -68,6 +68,11 @@ SL_API int sl_query_result(sl_query_t *q, const char *name, sl_table_t **out);
  * sl_query_start. The engine's trace_path setting does the same for every query. */
 SL_API int sl_query_trace(sl_query_t *q, const char *path);
 
+/* What the engine will do with the query, as JSON: its pipelines (source, streaming
+ * operators, sink), where each would run now and why (forced or estimated), the rows
+ * expected. Valid until the next call on q or its destruction. Added in 0.1. */
+SL_API const char *sl_query_explain_json(sl_query_t *q);
+
 /* Profile of a finished query as JSON (owned by the query; valid until destroy). */
 SL_API const char *sl_query_profile_json(sl_query_t *q);
 
