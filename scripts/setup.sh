@@ -6,7 +6,7 @@
 set -euo pipefail
 
 packages=(meson ninja-build pkg-config gcc g++ libck-dev libjemalloc-dev libnuma-dev
-          libcmocka-dev python3 python3-pip)
+          libcmocka-dev python3 python3-pip clang libclang-rt-dev)
 python_modules=(pyarrow duckdb)
 
 missing=()
