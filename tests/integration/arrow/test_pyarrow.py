@@ -67,7 +67,7 @@ def reexec(extra_env, why):
     sys.stdout.flush()
     env = dict(os.environ, SL_PYARROW_REEXEC="1")
     for k, v in extra_env.items():
-        env[k] = (env[k] + (":" if k == "GLIBC_TUNABLES" else " ") + v) if env.get(k) else v
+        env[k] = (env[k] + " " + v) if env.get(k) else v
     os.execve(sys.executable, [sys.executable] + sys.argv, env)
 
 
@@ -85,16 +85,9 @@ runtimes = sanitizer_runtimes(sys.argv[1])
 if runtimes and not os.environ.get("SL_PYARROW_REEXEC"):
     reexec({"LD_PRELOAD": " ".join(runtimes),
             "ASAN_OPTIONS": "detect_leaks=0"}, "the library is built with sanitizers")
-try:
-    lib = ctypes.CDLL(sys.argv[1])
-except OSError as e:
-    # libsluice links the system libjemalloc, whose initial-exec TLS may not fit in
-    # the static TLS surplus of a process that dlopens it (python). Known limitation
-    # of the jemalloc build, not of the Arrow code under test.
-    if "static TLS" not in str(e):
-        raise
-    reexec({"GLIBC_TUNABLES": "glibc.rtld.optional_static_tls=65536"}, str(e))
-    raise
+# libsluice must load with dlopen as it is (it binds jemalloc at run time, so no
+# static-TLS tunable is needed): a failure here is a real failure.
+lib = ctypes.CDLL(sys.argv[1])
 P = ctypes.c_void_p
 PP = ctypes.POINTER(ctypes.c_void_p)
 for name, args in [("sl_batch_import_arrow", [P, P, PP]),
