@@ -49,5 +49,12 @@ struct bench_entry {
 };
 
 int bench_tasks(int argc, char **argv);
+int bench_join(int argc, char **argv);
+int bench_sort(int argc, char **argv);
+int bench_partition(int argc, char **argv);
+int bench_aggregate(int argc, char **argv);
+int bench_kmeans(int argc, char **argv);
+/* Memory-copy bandwidth: GB/s copied by `threads` threads memcpy-ing `bytes` in all. */
+double bench_memcpy_gbps(size_t bytes, int threads);
 
 #endif /* SLUICE_CLI_BENCH_H */

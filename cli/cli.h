@@ -37,6 +37,7 @@ void cli_print_table(const char *name, sl_table_t *t, enum cli_format fmt, int64
 int cmd_devices(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_operators(int argc, char **argv);
+int cmd_trace_render(int argc, char **argv);
 int cmd_demo(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 

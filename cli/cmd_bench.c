@@ -97,6 +97,11 @@ int bench_tasks(int argc, char **argv)
 /* The benchmarks; add one line per cli/bench_<what>.c. */
 static const struct bench_entry benches[] = {
     {"tasks", "scheduler overhead on a random DAG of empty tasks", bench_tasks},
+    {"join", "equi-join of a unique build side and a foreign-key probe side", bench_join},
+    {"sort", "parallel radix sort of random keys with payload columns", bench_sort},
+    {"partition", "radix partitioning of random keys with payload columns", bench_partition},
+    {"aggregate", "hash group-by count and sum on random 32-bit keys", bench_aggregate},
+    {"kmeans", "Lloyd k-means iterations on float32 blobs", bench_kmeans},
 };
 
 int cmd_bench(int argc, char **argv)

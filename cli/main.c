@@ -13,6 +13,7 @@ static int usage(FILE *f)
                "  run       run a plan file and print its outputs\n"
                "  explain   show the pipelines of a plan file and where they would run\n"
                "  operators list the operators and their options\n"
+               "  trace-render  draw a trace (--trace) as an SVG timeline\n"
                "  devices   list the CPU and GPUs the engine sees\n"
                "  bench     benchmarks (sluice bench --help)\n"
                "  version   print the version\n"
@@ -38,6 +39,8 @@ int main(int argc, char **argv)
         return cmd_demo(argc - 1, argv + 1);
     if (!strcmp(cmd, "run") || !strcmp(cmd, "explain"))
         return cmd_run(argc - 1, argv + 1);
+    if (!strcmp(cmd, "trace-render"))
+        return cmd_trace_render(argc - 1, argv + 1);
     if (!strcmp(cmd, "operators"))
         return cmd_operators(argc - 1, argv + 1);
     if (!strcmp(cmd, "bench"))

@@ -1,0 +1,220 @@
+/* sluice bench aggregate: hash group-by of N rows on G distinct random 32-bit keys
+ * (uniform, or Zipf with --zipf), int64 value column, count(*) and sum(v) per group
+ * (BENCH_PROTOCOL.md, "Aggregate"). The input table is generated outside the timed span;
+ * each repeat times one query (create, run, result) of table -> aggregate -> output.
+ * The result is checked once: the counts add up to N and the sums to the sum of v.
+ * "memcpy_gbps" (a large memcpy on all threads) gives the CPU floor: bytes of the key
+ * and value columns read once over that bandwidth ("floor_ms"). */
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench.h"
+
+static int usage(void)
+{
+    printf("usage: sluice bench aggregate [--rows N] [--groups G] [--zipf Z] [--repeat R]\n"
+           "                              [--seed S] [--threads N] [--placement cpu] [--json]\n"
+           "Groups N rows (default 2^24) by G distinct random 32-bit keys (default 1000),\n"
+           "uniform or Zipf(Z), computing count(*) and sum(v) of an int64 column; 5 repeats\n"
+           "after one warm-up; prints the protocol's JSON line.\n");
+    return 0;
+}
+
+/* A bijection of 32-bit values: G distinct keys from 0..G-1. */
+static uint32_t key_of(uint32_t i)
+{
+    i ^= i >> 16;
+    i *= 0x7feb352dU;
+    i ^= i >> 15;
+    i *= 0x846ca68bU;
+    i ^= i >> 16;
+    return i;
+}
+
+static uint64_t next(uint64_t *x)
+{
+    *x ^= *x << 13;
+    *x ^= *x >> 7;
+    *x ^= *x << 17;
+    return *x;
+}
+
+static sl_table_t *make_input(int64_t n, int64_t groups, double zipf, uint64_t seed, int64_t *vsum)
+{
+    const char *names[2] = {"k", "v"};
+    enum sl_type types[2] = {SL_TYPE_INT32, SL_TYPE_INT64};
+    sl_batch_t *b;
+    if (sl_batch_create(&b, 2, names, types, n) != SL_OK)
+        return NULL;
+    double *cdf = NULL;
+    if (zipf > 0) {
+        cdf = malloc((size_t)groups * sizeof *cdf);
+        if (!cdf) {
+            sl_batch_unref(b);
+            return NULL;
+        }
+        double s = 0;
+        for (int64_t g = 0; g < groups; g++)
+            cdf[g] = (s += pow((double)(g + 1), -zipf));
+        for (int64_t g = 0; g < groups; g++)
+            cdf[g] /= s;
+    }
+    int32_t *k = sl_batch_column_data(b, 0);
+    int64_t *v = sl_batch_column_data(b, 1);
+    uint64_t x = seed * 0x9E3779B97F4A7C15ull + 1;
+    *vsum = 0;
+    for (int64_t i = 0; i < n; i++) {
+        uint64_t r = next(&x);
+        int64_t g;
+        if (cdf) {
+            double u = (double)(r >> 11) * 0x1.0p-53;
+            int64_t lo = 0, hi = groups - 1;
+            while (lo < hi) {
+                int64_t mid = (lo + hi) / 2;
+                if (cdf[mid] < u)
+                    lo = mid + 1;
+                else
+                    hi = mid;
+            }
+            g = lo;
+        } else {
+            g = (int64_t)(r % (uint64_t)groups);
+        }
+        k[i] = (int32_t)key_of((uint32_t)g);
+        v[i] = (int64_t)(next(&x) % 1000);
+        *vsum += v[i];
+    }
+    free(cdf);
+    sl_table_t *t;
+    if (sl_table_create(&t) != SL_OK || sl_table_append(t, b) != SL_OK) {
+        sl_batch_unref(b);
+        return NULL;
+    }
+    sl_batch_unref(b);
+    return t;
+}
+
+/* Sums the count and sum columns of the result. */
+static void result_sums(sl_table_t *t, int64_t *cnt, int64_t *sum)
+{
+    *cnt = *sum = 0;
+    for (int64_t b = 0; b < sl_table_num_batches(t); b++) {
+        sl_batch_t *bt = sl_table_batch(t, b);
+        struct sl_column c, s;
+        sl_batch_column(bt, 1, &c);
+        sl_batch_column(bt, 2, &s);
+        for (int64_t i = 0; i < c.length; i++) {
+            *cnt += ((const int64_t *)c.data)[c.offset + i];
+            *sum += ((const int64_t *)s.data)[s.offset + i];
+        }
+    }
+}
+
+int bench_aggregate(int argc, char **argv)
+{
+    struct cli_common c;
+    cli_common_init(&c);
+    int64_t n = (int64_t)1 << 24, groups = 1000, repeat = 5, seed = 42;
+    double zipf = 0;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--help"))
+            return usage();
+        if (!strcmp(argv[i], "--zipf") && i + 1 < argc) {
+            zipf = atof(argv[++i]);
+            continue;
+        }
+        if ((!strcmp(argv[i], "--rows") || !strcmp(argv[i], "--groups") ||
+             !strcmp(argv[i], "--repeat") || !strcmp(argv[i], "--seed")) && i + 1 < argc) {
+            int64_t v;
+            if (cli_parse_count(argv[i + 1], &v) < 0)
+                return cli_fail("%s: '%s' is not a count", argv[i], argv[i + 1]);
+            if (!strcmp(argv[i], "--rows"))
+                n = v;
+            else if (!strcmp(argv[i], "--groups"))
+                groups = v;
+            else if (!strcmp(argv[i], "--repeat"))
+                repeat = v;
+            else
+                seed = v;
+            i++;
+            continue;
+        }
+        int r = cli_common_option(&c, argc, argv, &i);
+        if (r < 0)
+            return 2;
+        if (r == 0)
+            return cli_fail("bench aggregate: unknown option '%s'", argv[i]);
+    }
+    if (n < 1 || groups < 1 || groups > ((int64_t)1 << 32) || zipf < 0 || repeat < 1 ||
+        repeat > BENCH_MAX_REPEAT)
+        return cli_fail("bench aggregate: need --rows >= 1, --groups 1..2^32, --zipf >= 0, "
+                        "--repeat 1..%d", BENCH_MAX_REPEAT);
+    int64_t vsum;
+    sl_table_t *in = make_input(n, groups, zipf, (uint64_t)seed, &vsum);
+    if (!in)
+        return cli_fail("bench aggregate: out of memory for the input");
+    sl_engine_t *eng = cli_open_engine(&c);
+    if (!eng) {
+        sl_table_unref(in);
+        return 1;
+    }
+    sl_plan_t *plan;
+    int src, a, rc = sl_plan_create(&plan);
+    if (rc == SL_OK)
+        rc = sl_plan_add_table(plan, in, &src);
+    if (rc == SL_OK)
+        rc = sl_plan_add(plan, "aggregate", &src, 1, "keys=k aggs=\"count(*), sum(v)\"", &a);
+    if (rc == SL_OK)
+        rc = sl_plan_output(plan, a, "groups");
+    if (rc != SL_OK)
+        cli_fail("bench aggregate: %s", sl_plan_errmsg(plan));
+    struct bench_result res;
+    bench_result_init(&res, n);
+    bench_device_name(eng, c.placement, res.device, sizeof res.device);
+    for (int64_t r = -1; r < repeat && rc == SL_OK; r++) { /* r = -1: warm-up */
+        sl_query_t *q = NULL;
+        sl_table_t *out = NULL;
+        int64_t t0 = cli_now_ns();
+        rc = sl_query_create(eng, plan, &q);
+        if (rc == SL_OK)
+            rc = sl_query_run(q);
+        if (rc == SL_OK)
+            rc = sl_query_result(q, "groups", &out);
+        double ms = (cli_now_ns() - t0) / 1e6;
+        if (rc == SL_OK && r == -1) { /* check the result once, outside the timed runs */
+            int64_t cnt, sum;
+            result_sums(out, &cnt, &sum);
+            res.output_rows = sl_table_num_rows(out);
+            res.checksum = bench_checksum_table(out);
+            if (cnt != n || sum != vsum || res.output_rows > groups) {
+                cli_fail("bench aggregate: wrong result (%" PRId64 " rows, count %" PRId64
+                         ", sum %" PRId64 ")", res.output_rows, cnt, sum);
+                rc = SL_EINTERNAL;
+            }
+        }
+        if (r >= 0)
+            bench_add(&res, ms);
+        if (rc != SL_OK && q)
+            cli_fail("bench aggregate: %s", sl_query_errmsg(q));
+        sl_table_unref(out);
+        sl_query_destroy(q);
+    }
+    if (rc == SL_OK) {
+        int threads = sl_engine_num_threads(eng);
+        double gbps = bench_memcpy_gbps((size_t)1 << 30, threads);
+        double bytes = (double)n * 12 + (double)res.output_rows * 20;
+        char extra[320];
+        snprintf(extra, sizeof extra,
+                 ",\"rows\":%" PRId64 ",\"groups\":%" PRId64 ",\"zipf\":%g,\"threads\":%d"
+                 ",\"memcpy_gbps\":%.3f,\"floor_ms\":%.3f",
+                 n, groups, zipf, threads, gbps, gbps > 0 ? bytes / (gbps * 1e6) : 0);
+        bench_print_json("aggregate", &res, extra);
+    }
+    sl_plan_destroy(plan);
+    sl_table_unref(in);
+    sl_engine_close(eng);
+    return rc == SL_OK ? 0 : 1;
+}

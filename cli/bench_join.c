@@ -1,0 +1,245 @@
+/* sluice bench join: the equi-join of BENCH_PROTOCOL.md ("Join"). Build keys are unique
+ * (shuffled primary keys), probe keys are foreign keys drawn uniformly from them (Zipf
+ * with --zipf), a fraction --match-ratio of them with a partner; payloads are derived
+ * from the row position. Inputs are generated before timing into tables; the timed span
+ * is one query: two table scans -> join -> its output. Public API only. */
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench.h"
+
+struct join_args {
+    int64_t build_rows, probe_rows, payloads, key_bytes, repeat, seed;
+    double match_ratio, zipf;
+    const char *algo, *output, *kind;
+};
+
+static uint64_t xs(uint64_t *s)
+{
+    *s ^= *s << 13, *s ^= *s >> 7, *s ^= *s << 17;
+    return *s;
+}
+
+/* A table of n rows in batches of 2^20: key column "k" and payload columns p<i>_<side>. */
+static sl_table_t *make_table(const struct join_args *a, int64_t n, const int64_t *keys,
+                              const char *side)
+{
+    sl_table_t *t;
+    if (sl_table_create(&t) < 0)
+        return NULL;
+    int nc = 1 + (int)a->payloads;
+    char names[17][16];
+    const char *np[17];
+    enum sl_type ty[17];
+    enum sl_type kt = a->key_bytes == 8 ? SL_TYPE_INT64 : SL_TYPE_INT32;
+    for (int c = 0; c < nc; c++) {
+        snprintf(names[c], sizeof names[c], c ? "%s%d" : "k", side, c);
+        np[c] = names[c];
+        ty[c] = kt;
+    }
+    const int64_t chunk = 1 << 20;
+    for (int64_t lo = 0; lo < n; lo += chunk) {
+        int64_t m = n - lo < chunk ? n - lo : chunk;
+        sl_batch_t *b;
+        if (sl_batch_create(&b, nc, np, ty, m) < 0)
+            return NULL;
+        for (int c = 0; c < nc; c++) {
+            void *d = sl_batch_column_data(b, c);
+            for (int64_t i = 0; i < m; i++) {
+                int64_t v = c == 0 ? keys[lo + i] : (lo + i) * c + 1; /* from the position */
+                if (kt == SL_TYPE_INT64)
+                    ((int64_t *)d)[i] = v;
+                else
+                    ((int32_t *)d)[i] = (int32_t)v;
+            }
+        }
+        sl_table_append(t, b);
+        sl_batch_unref(b);
+    }
+    return t;
+}
+
+static int parse_args(int argc, char **argv, struct join_args *a, struct cli_common *c)
+{
+    for (int i = 1; i < argc; i++) {
+        const char *o = argv[i];
+        if (!strcmp(o, "--help")) {
+            printf("usage: sluice bench join [--build-rows N] [--probe-rows N] [--payloads P]\n"
+                   "  [--key-bytes 4|8] [--match-ratio F] [--zipf Z] [--algo auto|radix|nopart|"
+                   "sortmerge]\n  [--output materialize|aggregate] [--kind inner|left|semi|anti]"
+                   " [--repeat R]\n  [--placement cpu] [--threads N] [--json]\n");
+            return 1;
+        }
+        if (i + 1 < argc) {
+            const char *v = argv[i + 1];
+            int64_t *cnt = !strcmp(o, "--build-rows")  ? &a->build_rows
+                           : !strcmp(o, "--probe-rows") ? &a->probe_rows
+                           : !strcmp(o, "--payloads")   ? &a->payloads
+                           : !strcmp(o, "--key-bytes")  ? &a->key_bytes
+                           : !strcmp(o, "--repeat")     ? &a->repeat
+                           : !strcmp(o, "--seed")       ? &a->seed
+                                                        : NULL;
+            if (cnt) {
+                if (cli_parse_count(v, cnt) < 0)
+                    return -cli_fail("%s: '%s' is not a count", o, v);
+                i++;
+                continue;
+            }
+            if (!strcmp(o, "--match-ratio") || !strcmp(o, "--zipf")) {
+                *(!strcmp(o, "--zipf") ? &a->zipf : &a->match_ratio) = atof(v);
+                i++;
+                continue;
+            }
+            const char **s = !strcmp(o, "--algo")     ? &a->algo
+                             : !strcmp(o, "--output") ? &a->output
+                             : !strcmp(o, "--kind")   ? &a->kind
+                                                      : NULL;
+            if (s) {
+                *s = v;
+                i++;
+                continue;
+            }
+        }
+        int r = cli_common_option(c, argc, argv, &i);
+        if (r < 0)
+            return -1;
+        if (r == 0)
+            return -cli_fail("bench join: unknown option '%s'", o);
+    }
+    if (a->key_bytes != 4 && a->key_bytes != 8)
+        return -cli_fail("bench join: --key-bytes must be 4 or 8");
+    if (a->payloads < 0 || a->payloads > 16 || a->repeat < 1 || a->build_rows < 1)
+        return -cli_fail("bench join: bad --payloads, --repeat or --build-rows");
+    return 0;
+}
+
+/* Build keys 0..n-1 shuffled; probe keys: uniform (or Zipf) picks among them, and
+ * keys >= n (no partner) for a fraction 1 - match_ratio. */
+static void gen_keys(const struct join_args *a, int64_t *bk, int64_t *pk)
+{
+    uint64_t s = (uint64_t)a->seed * 0x9E3779B97F4A7C15ull + 7;
+    int64_t nb = a->build_rows;
+    for (int64_t i = 0; i < nb; i++)
+        bk[i] = i;
+    for (int64_t i = nb - 1; i > 0; i--) {
+        int64_t j = (int64_t)(xs(&s) % (uint64_t)(i + 1));
+        int64_t x = bk[i];
+        bk[i] = bk[j];
+        bk[j] = x;
+    }
+    double *cdf = NULL;
+    if (a->zipf > 0) {
+        cdf = malloc((size_t)nb * sizeof *cdf);
+        double tot = 0;
+        for (int64_t i = 0; i < nb; i++)
+            cdf[i] = tot += 1 / pow((double)(i + 1), a->zipf);
+        for (int64_t i = 0; i < nb; i++)
+            cdf[i] /= tot;
+    }
+    for (int64_t i = 0; i < a->probe_rows; i++) {
+        double u = (xs(&s) >> 11) * (1.0 / 9007199254740992.0);
+        if (u >= a->match_ratio) {
+            pk[i] = nb + (int64_t)(xs(&s) % (uint64_t)nb);
+            continue;
+        }
+        int64_t r;
+        if (cdf) {
+            double z = (xs(&s) >> 11) * (1.0 / 9007199254740992.0);
+            int64_t lo = 0, hi = nb - 1;
+            while (lo < hi) {
+                int64_t mid = (lo + hi) / 2;
+                if (cdf[mid] < z)
+                    lo = mid + 1;
+                else
+                    hi = mid;
+            }
+            r = lo;
+        } else {
+            r = (int64_t)(xs(&s) % (uint64_t)nb);
+        }
+        pk[i] = bk[r];
+    }
+    free(cdf);
+}
+
+int bench_join(int argc, char **argv)
+{
+    struct cli_common c;
+    cli_common_init(&c);
+    c.placement = SL_PLACE_CPU;
+    struct join_args a = {.build_rows = 1 << 24, .probe_rows = 1 << 24, .payloads = 1,
+                          .key_bytes = 4, .repeat = 5, .seed = 42, .match_ratio = 1,
+                          .zipf = 0, .algo = "auto", .output = "materialize", .kind = "inner"};
+    int pr = parse_args(argc, argv, &a, &c);
+    if (pr != 0)
+        return pr > 0 ? 0 : 1;
+    int64_t *bk = malloc((size_t)a.build_rows * sizeof *bk);
+    int64_t *pk = malloc((size_t)(a.probe_rows + 1) * sizeof *pk);
+    if (!bk || !pk)
+        return cli_fail("out of memory");
+    gen_keys(&a, bk, pk);
+    sl_table_t *bt = make_table(&a, a.build_rows, bk, "r");
+    sl_table_t *pt = make_table(&a, a.probe_rows, pk, "s");
+    free(bk);
+    free(pk);
+    if (!bt || !pt)
+        return cli_fail("out of memory generating the inputs");
+    sl_engine_t *eng = cli_open_engine(&c);
+    if (!eng)
+        return 1;
+    char opts[256];
+    snprintf(opts, sizeof opts, "on=k kind=%s algo=%s output=%s", a.kind, a.algo, a.output);
+    struct bench_result r;
+    bench_result_init(&r, a.build_rows + a.probe_rows);
+    bench_device_name(eng, c.placement, r.device, sizeof r.device);
+    int rc = SL_OK;
+    for (int64_t rep = -1; rep < a.repeat && rc == SL_OK; rep++) {
+        sl_plan_t *p;
+        int nb, np, nj;
+        sl_plan_create(&p);
+        /* Probe (fact) side left, build (dimension) side right, as in SQL's s JOIN r. */
+        if ((rc = sl_plan_add_table(p, pt, &np)) < 0 || (rc = sl_plan_add_table(p, bt, &nb)) < 0 ||
+            (rc = sl_plan_add(p, "join", (int[]){np, nb}, 2, opts, &nj)) < 0 ||
+            (rc = sl_plan_output(p, nj, "out")) < 0) {
+            cli_fail("bench join: %s", sl_plan_errmsg(p));
+            sl_plan_destroy(p);
+            break;
+        }
+        sl_query_t *q;
+        int64_t t0 = cli_now_ns();
+        rc = sl_query_create(eng, p, &q);
+        if (rc == SL_OK)
+            rc = sl_query_run(q);
+        double ms = (cli_now_ns() - t0) / 1e6;
+        if (rc != SL_OK) {
+            cli_fail("bench join: %s", q ? sl_query_errmsg(q) : sl_engine_errmsg(eng));
+        } else {
+            sl_table_t *out;
+            sl_query_result(q, "out", &out);
+            if (rep >= 0)
+                bench_add(&r, ms);
+            r.output_rows = strcmp(a.output, "aggregate") ? sl_table_num_rows(out) : 1;
+            r.checksum = bench_checksum_table(out);
+            sl_table_unref(out);
+        }
+        sl_query_destroy(q);
+        sl_plan_destroy(p);
+    }
+    if (rc == SL_OK) {
+        char extra[256];
+        snprintf(extra, sizeof extra,
+                 ",\"build_rows\":%" PRId64 ",\"probe_rows\":%" PRId64 ",\"payloads\":%" PRId64
+                 ",\"key_bytes\":%" PRId64 ",\"match_ratio\":%g,\"zipf\":%g,\"algo\":\"%s\","
+                 "\"output\":\"%s\",\"kind\":\"%s\",\"threads\":%d",
+                 a.build_rows, a.probe_rows, a.payloads, a.key_bytes, a.match_ratio, a.zipf,
+                 a.algo, a.output, a.kind, sl_engine_num_threads(eng));
+        bench_print_json("join", &r, extra);
+    }
+    sl_engine_close(eng);
+    sl_table_unref(bt);
+    sl_table_unref(pt);
+    return rc == SL_OK ? 0 : 1;
+}

@@ -1,0 +1,242 @@
+/* sluice bench kmeans: Lloyd k-means of N float32 points in D dims around K blob
+ * centres (BENCH_PROTOCOL.md, "k-means"). Starting centroids are K distinct points
+ * chosen with a fixed seed (init=random), tol=0, exactly I iterations. The points are
+ * generated outside the timed span; each repeat times one query (create, run, result);
+ * time_ms is the total of the I iterations (plus the init, which picks K rows) and
+ * ms_per_iter = time_ms / I.
+ * The FMA floor: 2*N*D*K flops per iteration over the fp32 peak measured here with a
+ * tight loop of independent 256-bit FMAs on every thread ("fma_gflops"; AVX2, the width
+ * the operator uses), so floor_ms_per_iter = 2*N*D*K / peak. */
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench.h"
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+
+#define FMA_ITERS 200000000L
+
+/* 12 independent accumulator chains: enough to cover the FMA latency on 2 ports. */
+__attribute__((target("avx2,fma"))) static void *fma_main(void *p)
+{
+    __m256 a[12], x = _mm256_set1_ps(0.999999f), y = _mm256_set1_ps(1e-7f);
+    for (int i = 0; i < 12; i++)
+        a[i] = _mm256_set1_ps((float)i);
+    for (long it = 0; it < FMA_ITERS / 12; it++) {
+        for (int i = 0; i < 12; i++)
+            a[i] = _mm256_fmadd_ps(a[i], x, y);
+        __asm__ volatile("" : "+x"(a[0]), "+x"(a[1]), "+x"(a[2]), "+x"(a[3]), "+x"(a[4]),
+                         "+x"(a[5]), "+x"(a[6]), "+x"(a[7]), "+x"(a[8]), "+x"(a[9]), "+x"(a[10]),
+                         "+x"(a[11]));
+    }
+    float s = 0;
+    for (int i = 0; i < 12; i++)
+        s += a[i][0];
+    *(float *)p = s;
+    return NULL;
+}
+
+/* GFLOP/s of FMAs on `threads` threads (each FMA = 16 flops on 8 lanes); median of 3. */
+static double fma_gflops(int threads)
+{
+    __builtin_cpu_init();
+    if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma") || threads > 64)
+        return 0;
+    double ms[3];
+    for (int r = 0; r < 3; r++) {
+        pthread_t th[64];
+        float sink[64];
+        int64_t t0 = cli_now_ns();
+        for (int i = 0; i < threads; i++)
+            pthread_create(&th[i], NULL, fma_main, &sink[i]);
+        for (int i = 0; i < threads; i++)
+            pthread_join(th[i], NULL);
+        ms[r] = (cli_now_ns() - t0) / 1e6;
+    }
+    double flops = (double)(FMA_ITERS / 12) * 12 * 16 * threads;
+    return flops / (bench_median(ms, 3) * 1e6);
+}
+#else
+static double fma_gflops(int threads)
+{
+    (void)threads;
+    return 0;
+}
+#endif
+
+static int usage(void)
+{
+    printf("usage: sluice bench kmeans [--points N] [--dims D] [--k K] [--iters I] [--repeat R]\n"
+           "                           [--seed S] [--threads N] [--placement cpu] [--json]\n"
+           "Lloyd k-means of N float32 blob points (defaults 2^22, 16, 64, 10 iterations,\n"
+           "5 repeats after one warm-up); prints the protocol's JSON line with ms_per_iter.\n");
+    return 0;
+}
+
+static double unit(uint64_t *x)
+{
+    *x ^= *x << 13;
+    *x ^= *x >> 7;
+    *x ^= *x << 17;
+    return (double)(*x >> 11) * 0x1.0p-53;
+}
+
+static sl_table_t *make_points(int64_t n, int d, int k, uint64_t seed)
+{
+    char names_buf[64][8];
+    const char *names[64];
+    enum sl_type types[64];
+    for (int j = 0; j < d; j++) {
+        snprintf(names_buf[j], sizeof names_buf[j], "f%d", j);
+        names[j] = names_buf[j];
+        types[j] = SL_TYPE_FLOAT32;
+    }
+    sl_batch_t *b;
+    if (sl_batch_create(&b, d, names, types, n) != SL_OK)
+        return NULL;
+    uint64_t x = seed * 0x9E3779B97F4A7C15ull + 7;
+    float *centres = malloc((size_t)k * d * sizeof *centres);
+    int32_t *which = malloc((size_t)n * sizeof *which);
+    if (!centres || !which) {
+        free(centres);
+        free(which);
+        sl_batch_unref(b);
+        return NULL;
+    }
+    for (int i = 0; i < k * d; i++)
+        centres[i] = (float)(unit(&x) * 20 - 10);
+    for (int64_t i = 0; i < n; i++)
+        which[i] = (int32_t)(unit(&x) * k);
+    for (int j = 0; j < d; j++) {
+        float *f = sl_batch_column_data(b, j);
+        for (int64_t i = 0; i < n; i++)
+            f[i] = centres[which[i] * d + j] + (float)(unit(&x) * 2 - 1);
+    }
+    free(centres);
+    free(which);
+    sl_table_t *t;
+    if (sl_table_create(&t) != SL_OK || sl_table_append(t, b) != SL_OK) {
+        sl_batch_unref(b);
+        return NULL;
+    }
+    sl_batch_unref(b);
+    return t;
+}
+
+int bench_kmeans(int argc, char **argv)
+{
+    struct cli_common c;
+    cli_common_init(&c);
+    int64_t n = (int64_t)1 << 22, d = 16, k = 64, iters = 10, repeat = 5, seed = 42;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--help"))
+            return usage();
+        if ((!strcmp(argv[i], "--points") || !strcmp(argv[i], "--dims") ||
+             !strcmp(argv[i], "--k") || !strcmp(argv[i], "--iters") ||
+             !strcmp(argv[i], "--repeat") || !strcmp(argv[i], "--seed")) && i + 1 < argc) {
+            int64_t v;
+            if (cli_parse_count(argv[i + 1], &v) < 0)
+                return cli_fail("%s: '%s' is not a count", argv[i], argv[i + 1]);
+            const char *o = argv[i] + 2;
+            if (!strcmp(o, "points"))
+                n = v;
+            else if (!strcmp(o, "dims"))
+                d = v;
+            else if (!strcmp(o, "k"))
+                k = v;
+            else if (!strcmp(o, "iters"))
+                iters = v;
+            else if (!strcmp(o, "repeat"))
+                repeat = v;
+            else
+                seed = v;
+            i++;
+            continue;
+        }
+        int r = cli_common_option(&c, argc, argv, &i);
+        if (r < 0)
+            return 2;
+        if (r == 0)
+            return cli_fail("bench kmeans: unknown option '%s'", argv[i]);
+    }
+    if (n < 1 || d < 1 || d > 64 || k < 1 || k > n || iters < 1 || repeat < 1 ||
+        repeat > BENCH_MAX_REPEAT)
+        return cli_fail("bench kmeans: need --points >= 1, --dims 1..64, --k 1..points, "
+                        "--iters >= 1, --repeat 1..%d", BENCH_MAX_REPEAT);
+    sl_table_t *in = make_points(n, (int)d, (int)k, (uint64_t)seed);
+    if (!in)
+        return cli_fail("bench kmeans: out of memory for the input");
+    sl_engine_t *eng = cli_open_engine(&c);
+    if (!eng) {
+        sl_table_unref(in);
+        return 1;
+    }
+    char opts[160];
+    snprintf(opts, sizeof opts, "k=%" PRId64 " init=random seed=%" PRId64 " max_iter=%" PRId64
+             " tol=0", k, seed, iters);
+    sl_plan_t *plan;
+    int src, a, rc = sl_plan_create(&plan);
+    if (rc == SL_OK)
+        rc = sl_plan_add_table(plan, in, &src);
+    if (rc == SL_OK)
+        rc = sl_plan_add(plan, "kmeans", &src, 1, opts, &a);
+    if (rc == SL_OK)
+        rc = sl_plan_output(plan, a, "centroids");
+    if (rc != SL_OK)
+        cli_fail("bench kmeans: %s", sl_plan_errmsg(plan));
+    struct bench_result res;
+    bench_result_init(&res, n);
+    bench_device_name(eng, c.placement, res.device, sizeof res.device);
+    double inertia = 0;
+    for (int64_t r = -1; r < repeat && rc == SL_OK; r++) { /* r = -1: warm-up */
+        sl_query_t *q = NULL;
+        sl_table_t *out = NULL;
+        int64_t t0 = cli_now_ns();
+        rc = sl_query_create(eng, plan, &q);
+        if (rc == SL_OK)
+            rc = sl_query_run(q);
+        if (rc == SL_OK)
+            rc = sl_query_result(q, "centroids", &out);
+        double ms = (cli_now_ns() - t0) / 1e6;
+        if (rc == SL_OK && r == -1) {
+            res.output_rows = sl_table_num_rows(out);
+            res.checksum = bench_checksum_table(out);
+            struct sl_column col;
+            sl_batch_column(sl_table_batch(out, 0), (int)d + 2, &col);
+            inertia = ((const double *)col.data)[col.offset];
+            if (res.output_rows != k) {
+                cli_fail("bench kmeans: %" PRId64 " centroids, expected %" PRId64,
+                         res.output_rows, k);
+                rc = SL_EINTERNAL;
+            }
+        }
+        if (r >= 0)
+            bench_add(&res, ms);
+        if (rc != SL_OK && q)
+            cli_fail("bench kmeans: %s", sl_query_errmsg(q));
+        sl_table_unref(out);
+        sl_query_destroy(q);
+    }
+    if (rc == SL_OK) {
+        int threads = sl_engine_num_threads(eng);
+        double med = bench_median(res.ms, res.n);
+        double peak = fma_gflops(threads);
+        double flops = 2.0 * (double)n * (double)d * (double)k;
+        char extra[400];
+        snprintf(extra, sizeof extra,
+                 ",\"points\":%" PRId64 ",\"dims\":%" PRId64 ",\"k\":%" PRId64 ",\"iters\":%" PRId64
+                 ",\"threads\":%d,\"ms_per_iter\":%.3f,\"gflops\":%.2f,\"fma_gflops\":%.2f"
+                 ",\"floor_ms_per_iter\":%.3f,\"inertia\":%.6g",
+                 n, d, k, iters, threads, med / (double)iters, flops * iters / (med * 1e6), peak,
+                 peak > 0 ? flops / (peak * 1e6) : 0, inertia);
+        bench_print_json("kmeans", &res, extra);
+    }
+    sl_plan_destroy(plan);
+    sl_table_unref(in);
+    sl_engine_close(eng);
+    return rc == SL_OK ? 0 : 1;
+}

@@ -1,0 +1,197 @@
+/* sluice bench partition: radix-partitions N random keys (int32 or int64) carrying P
+ * payload columns of the key's width into F partitions (--fanout, a power of two;
+ * --passes 1|2, --hash). Input generated outside the timed span; each repeat times one
+ * query (create, run, result) of table -> partition -> output. The result is checked
+ * once (row count, one partition per batch, input values preserved); the checksum
+ * covers every output value including the partition column. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench.h"
+
+static int usage(void)
+{
+    printf("usage: sluice bench partition [--rows N] [--fanout F] [--passes 0|1|2] [--hash]\n"
+           "                              [--key-bytes 4|8] [--payloads P] [--repeat R]\n"
+           "                              [--threads N] [--placement cpu] [--json]\n"
+           "Partitions N random keys with P payload columns of the key's width (defaults:\n"
+           "2^24 rows, fanout 256, passes chosen from the cache size, 4-byte keys, 1 payload).\n");
+    return 0;
+}
+
+static sl_table_t *make_input(int64_t n, int key_bytes, int payloads, uint64_t seed)
+{
+    const char *names[9] = {"k", "p1", "p2", "p3", "p4", "p5", "p6", "p7", "p8"};
+    enum sl_type types[9];
+    for (int c = 0; c <= payloads; c++)
+        types[c] = key_bytes == 4 ? SL_TYPE_INT32 : SL_TYPE_INT64;
+    sl_batch_t *b;
+    if (sl_batch_create(&b, payloads + 1, names, types, n) != SL_OK)
+        return NULL;
+    uint64_t x = seed * 0x9E3779B97F4A7C15ull + 1;
+    for (int c = 0; c <= payloads; c++) {
+        void *d = sl_batch_column_data(b, c);
+        for (int64_t i = 0; i < n; i++) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            uint64_t v = c == 0 ? x : (uint64_t)i * (uint64_t)(c + 1);
+            if (key_bytes == 4)
+                ((uint32_t *)d)[i] = (uint32_t)v;
+            else
+                ((uint64_t *)d)[i] = v;
+        }
+    }
+    sl_table_t *t;
+    if (sl_table_create(&t) != SL_OK || sl_table_append(t, b) != SL_OK) {
+        sl_batch_unref(b);
+        return NULL;
+    }
+    sl_batch_unref(b);
+    return t;
+}
+
+/* 1 if every batch holds a single partition and the key values sum as in the input. */
+static int check(sl_table_t *t, int key_bytes, uint64_t key_sum)
+{
+    uint64_t sum = 0;
+    for (int64_t b = 0; b < sl_table_num_batches(t); b++) {
+        sl_batch_t *bt = sl_table_batch(t, b);
+        struct sl_column k, p;
+        sl_batch_column(bt, 0, &k);
+        sl_batch_column(bt, sl_batch_num_columns(bt) - 1, &p);
+        const int32_t *pid = (const int32_t *)p.data + p.offset;
+        for (int64_t i = 0; i < k.length; i++) {
+            if (pid[i] != pid[0])
+                return 0;
+            sum += key_bytes == 4 ? ((const uint32_t *)k.data)[k.offset + i]
+                                  : ((const uint64_t *)k.data)[k.offset + i];
+        }
+    }
+    return sum == key_sum;
+}
+
+int bench_partition(int argc, char **argv)
+{
+    struct cli_common c;
+    cli_common_init(&c);
+    int64_t n = (int64_t)1 << 24, fanout = 256, passes = 0, key_bytes = 4, payloads = 1;
+    int64_t repeat = 5, seed = 42;
+    int hash = 0;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--help"))
+            return usage();
+        if (!strcmp(argv[i], "--hash")) {
+            hash = 1;
+            continue;
+        }
+        if ((!strcmp(argv[i], "--rows") || !strcmp(argv[i], "--fanout") ||
+             !strcmp(argv[i], "--passes") || !strcmp(argv[i], "--key-bytes") ||
+             !strcmp(argv[i], "--payloads") || !strcmp(argv[i], "--repeat") ||
+             !strcmp(argv[i], "--seed")) && i + 1 < argc) {
+            int64_t v;
+            if (cli_parse_count(argv[i + 1], &v) < 0)
+                return cli_fail("%s: '%s' is not a count", argv[i], argv[i + 1]);
+            if (!strcmp(argv[i], "--rows"))
+                n = v;
+            else if (!strcmp(argv[i], "--fanout"))
+                fanout = v;
+            else if (!strcmp(argv[i], "--passes"))
+                passes = v;
+            else if (!strcmp(argv[i], "--key-bytes"))
+                key_bytes = v;
+            else if (!strcmp(argv[i], "--payloads"))
+                payloads = v;
+            else if (!strcmp(argv[i], "--repeat"))
+                repeat = v;
+            else
+                seed = v;
+            i++;
+            continue;
+        }
+        int r = cli_common_option(&c, argc, argv, &i);
+        if (r < 0)
+            return 2;
+        if (r == 0)
+            return cli_fail("bench partition: unknown option '%s'", argv[i]);
+    }
+    if (n < 1 || (key_bytes != 4 && key_bytes != 8) || payloads < 0 || payloads > 8 ||
+        repeat < 1 || repeat > BENCH_MAX_REPEAT)
+        return cli_fail("bench partition: need --rows >= 1, --key-bytes 4 or 8, --payloads "
+                        "0..8, --repeat 1..%d", BENCH_MAX_REPEAT);
+    sl_table_t *in = make_input(n, (int)key_bytes, (int)payloads, (uint64_t)seed);
+    if (!in)
+        return cli_fail("bench partition: out of memory for the input");
+    uint64_t key_sum = 0;
+    {
+        struct sl_column k;
+        sl_batch_column(sl_table_batch(in, 0), 0, &k);
+        for (int64_t i = 0; i < n; i++)
+            key_sum += key_bytes == 4 ? ((const uint32_t *)k.data)[i]
+                                      : ((const uint64_t *)k.data)[i];
+    }
+    sl_engine_t *eng = cli_open_engine(&c);
+    if (!eng) {
+        sl_table_unref(in);
+        return 1;
+    }
+    char opts[128];
+    snprintf(opts, sizeof opts, "key=k fanout=%" PRId64 " passes=%" PRId64 " hash=%s", fanout,
+             passes, hash ? "true" : "false");
+    sl_plan_t *plan;
+    int src, s, rc = sl_plan_create(&plan);
+    if (rc == SL_OK)
+        rc = sl_plan_add_table(plan, in, &src);
+    if (rc == SL_OK)
+        rc = sl_plan_add(plan, "partition", &src, 1, opts, &s);
+    if (rc == SL_OK)
+        rc = sl_plan_output(plan, s, "parts");
+    if (rc != SL_OK)
+        cli_fail("bench partition: %s", sl_plan_errmsg(plan));
+    struct bench_result res;
+    bench_result_init(&res, n);
+    bench_device_name(eng, c.placement, res.device, sizeof res.device);
+    for (int64_t r = -1; r < repeat && rc == SL_OK; r++) { /* r = -1: warm-up */
+        sl_query_t *q = NULL;
+        sl_table_t *out = NULL;
+        int64_t t0 = cli_now_ns();
+        rc = sl_query_create(eng, plan, &q);
+        if (rc == SL_OK)
+            rc = sl_query_run(q);
+        if (rc == SL_OK)
+            rc = sl_query_result(q, "parts", &out);
+        double ms = (cli_now_ns() - t0) / 1e6;
+        if (rc == SL_OK && r == -1) {
+            res.output_rows = sl_table_num_rows(out);
+            res.checksum = bench_checksum_table(out);
+            if (res.output_rows != n || !check(out, (int)key_bytes, key_sum)) {
+                cli_fail("bench partition: wrong result (%" PRId64 " rows)", res.output_rows);
+                rc = SL_EINTERNAL;
+            }
+        }
+        if (r >= 0)
+            bench_add(&res, ms);
+        if (rc != SL_OK && q)
+            cli_fail("bench partition: %s", sl_query_errmsg(q));
+        sl_table_unref(out);
+        sl_query_destroy(q);
+    }
+    if (rc == SL_OK) {
+        int threads = sl_engine_num_threads(eng);
+        double med = bench_median(res.ms, res.n);
+        double bytes = (double)n * (double)key_bytes * (double)(payloads + 1);
+        double gbps = bench_memcpy_gbps((size_t)1 << 30, threads);
+        char extra[256];
+        snprintf(extra, sizeof extra,
+                 ",\"rows\":%" PRId64 ",\"fanout\":%" PRId64 ",\"passes\":%" PRId64
+                 ",\"hash\":%s,\"key_bytes\":%" PRId64 ",\"payloads\":%" PRId64
+                 ",\"threads\":%d,\"data_gb_per_s\":%.3f,\"memcpy_gbps\":%.3f",
+                 n, fanout, passes, hash ? "true" : "false", key_bytes, payloads, threads,
+                 bytes / (med * 1e6), gbps);
+        bench_print_json("partition", &res, extra);
+    }
+    sl_plan_destroy(plan);
+    sl_table_unref(in);
+    sl_engine_close(eng);
+    return rc == SL_OK ? 0 : 1;
+}

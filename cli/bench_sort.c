@@ -1,0 +1,226 @@
+/* sluice bench sort: sorts N random keys (int32 or int64) carrying P payload columns
+ * of the key's width (BENCH_PROTOCOL.md, "Sort"). Keys and payloads are generated
+ * outside the timed span; each repeat times one query (create, run, result) of
+ * table -> sort(by=k) -> output from the same input table. The checksum covers every
+ * output value; the output is checked to be sorted within each batch and to hold the
+ * input's values. Also measures the machine's memory-copy bandwidth (a large memcpy on
+ * all threads) for comparison: "memcpy_gbps" is bytes copied per second. */
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench.h"
+
+struct copy_arg {
+    char *dst;
+    const char *src;
+    size_t bytes;
+};
+
+static void *copy_main(void *p)
+{
+    struct copy_arg *a = p;
+    memcpy(a->dst, a->src, a->bytes);
+    return NULL;
+}
+
+/* Median over 5 runs of `threads` threads each copying bytes / threads; GB/s copied. */
+double bench_memcpy_gbps(size_t bytes, int threads)
+{
+    char *src = malloc(bytes), *dst = malloc(bytes);
+    if (!src || !dst || threads < 1) {
+        free(src);
+        free(dst);
+        return 0;
+    }
+    memset(src, 1, bytes);
+    memset(dst, 2, bytes);
+    double ms[5];
+    for (int r = 0; r < 5; r++) {
+        pthread_t th[64];
+        struct copy_arg args[64];
+        int n = threads > 64 ? 64 : threads;
+        size_t part = bytes / (size_t)n;
+        int64_t t0 = cli_now_ns();
+        for (int i = 0; i < n; i++) {
+            args[i] = (struct copy_arg){dst + part * (size_t)i, src + part * (size_t)i, part};
+            pthread_create(&th[i], NULL, copy_main, &args[i]);
+        }
+        for (int i = 0; i < n; i++)
+            pthread_join(th[i], NULL);
+        ms[r] = (cli_now_ns() - t0) / 1e6;
+    }
+    free(src);
+    free(dst);
+    double med = bench_median(ms, 5);
+    return med > 0 ? bytes / (med * 1e6) : 0;
+}
+
+static int usage(void)
+{
+    printf("usage: sluice bench sort [--rows N] [--key-bytes 4|8] [--payloads P] [--desc]\n"
+           "                         [--repeat R] [--seed S] [--threads N] [--placement cpu]\n"
+           "                         [--json]\n"
+           "Sorts N random keys with P payload columns of the key's width (defaults: 2^24,\n"
+           "4, 1, 5 repeats after one warm-up) and prints the protocol's JSON line.\n");
+    return 0;
+}
+
+static sl_table_t *make_input(int64_t n, int key_bytes, int payloads, uint64_t seed)
+{
+    const char *names[9] = {"k", "p1", "p2", "p3", "p4", "p5", "p6", "p7", "p8"};
+    enum sl_type types[9];
+    for (int c = 0; c <= payloads; c++)
+        types[c] = key_bytes == 4 ? SL_TYPE_INT32 : SL_TYPE_INT64;
+    sl_batch_t *b;
+    if (sl_batch_create(&b, payloads + 1, names, types, n) != SL_OK)
+        return NULL;
+    uint64_t x = seed * 0x9E3779B97F4A7C15ull + 1;
+    for (int c = 0; c <= payloads; c++) {
+        void *d = sl_batch_column_data(b, c);
+        for (int64_t i = 0; i < n; i++) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            uint64_t v = c == 0 ? x : (uint64_t)i * (uint64_t)(c + 1);
+            if (key_bytes == 4)
+                ((uint32_t *)d)[i] = (uint32_t)v;
+            else
+                ((uint64_t *)d)[i] = v;
+        }
+    }
+    sl_table_t *t;
+    if (sl_table_create(&t) != SL_OK || sl_table_append(t, b) != SL_OK) {
+        sl_batch_unref(b);
+        return NULL;
+    }
+    sl_batch_unref(b);
+    return t;
+}
+
+/* 1 if every batch of t is sorted by column 0 (ascending unless desc). */
+static int batches_sorted(sl_table_t *t, int desc)
+{
+    for (int64_t b = 0; b < sl_table_num_batches(t); b++) {
+        struct sl_column c;
+        sl_batch_column(sl_table_batch(t, b), 0, &c);
+        for (int64_t i = 1; i < c.length; i++) {
+            int64_t x, y;
+            if (c.type == SL_TYPE_INT32) {
+                x = ((const int32_t *)c.data)[c.offset + i - 1];
+                y = ((const int32_t *)c.data)[c.offset + i];
+            } else {
+                x = ((const int64_t *)c.data)[c.offset + i - 1];
+                y = ((const int64_t *)c.data)[c.offset + i];
+            }
+            if (desc ? x < y : x > y)
+                return 0;
+        }
+    }
+    return 1;
+}
+
+int bench_sort(int argc, char **argv)
+{
+    struct cli_common c;
+    cli_common_init(&c);
+    int64_t n = (int64_t)1 << 24, key_bytes = 4, payloads = 1, repeat = 5, seed = 42;
+    int desc = 0;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--help"))
+            return usage();
+        if (!strcmp(argv[i], "--desc")) {
+            desc = 1;
+            continue;
+        }
+        if ((!strcmp(argv[i], "--rows") || !strcmp(argv[i], "--key-bytes") ||
+             !strcmp(argv[i], "--payloads") || !strcmp(argv[i], "--repeat") ||
+             !strcmp(argv[i], "--seed")) && i + 1 < argc) {
+            int64_t v;
+            if (cli_parse_count(argv[i + 1], &v) < 0)
+                return cli_fail("%s: '%s' is not a count", argv[i], argv[i + 1]);
+            if (!strcmp(argv[i], "--rows"))
+                n = v;
+            else if (!strcmp(argv[i], "--key-bytes"))
+                key_bytes = v;
+            else if (!strcmp(argv[i], "--payloads"))
+                payloads = v;
+            else if (!strcmp(argv[i], "--repeat"))
+                repeat = v;
+            else
+                seed = v;
+            i++;
+            continue;
+        }
+        int r = cli_common_option(&c, argc, argv, &i);
+        if (r < 0)
+            return 2;
+        if (r == 0)
+            return cli_fail("bench sort: unknown option '%s'", argv[i]);
+    }
+    if (n < 1 || (key_bytes != 4 && key_bytes != 8) || payloads < 0 || payloads > 8 ||
+        repeat < 1 || repeat > BENCH_MAX_REPEAT)
+        return cli_fail("bench sort: need --rows >= 1, --key-bytes 4 or 8, --payloads 0..8, "
+                        "--repeat 1..%d", BENCH_MAX_REPEAT);
+    sl_table_t *in = make_input(n, (int)key_bytes, (int)payloads, (uint64_t)seed);
+    if (!in)
+        return cli_fail("bench sort: out of memory for the input");
+    uint64_t in_sum = bench_checksum_table(in);
+    sl_engine_t *eng = cli_open_engine(&c);
+    if (!eng) {
+        sl_table_unref(in);
+        return 1;
+    }
+    sl_plan_t *plan;
+    int src, s, rc = sl_plan_create(&plan);
+    if (rc == SL_OK)
+        rc = sl_plan_add_table(plan, in, &src);
+    if (rc == SL_OK)
+        rc = sl_plan_add(plan, "sort", &src, 1, desc ? "by=\"k DESC\"" : "by=k", &s);
+    if (rc == SL_OK)
+        rc = sl_plan_output(plan, s, "sorted");
+    struct bench_result res;
+    bench_result_init(&res, n);
+    bench_device_name(eng, c.placement, res.device, sizeof res.device);
+    for (int64_t r = -1; r < repeat && rc == SL_OK; r++) { /* r = -1: warm-up */
+        sl_query_t *q = NULL;
+        sl_table_t *out = NULL;
+        int64_t t0 = cli_now_ns();
+        rc = sl_query_create(eng, plan, &q);
+        if (rc == SL_OK)
+            rc = sl_query_run(q);
+        if (rc == SL_OK)
+            rc = sl_query_result(q, "sorted", &out);
+        double ms = (cli_now_ns() - t0) / 1e6;
+        if (rc == SL_OK && r == -1) { /* check the result once, outside the timed runs */
+            res.output_rows = sl_table_num_rows(out);
+            res.checksum = bench_checksum_table(out);
+            if (res.output_rows != n || res.checksum != in_sum || !batches_sorted(out, desc)) {
+                cli_fail("bench sort: wrong result (%" PRId64 " rows)", res.output_rows);
+                rc = SL_EINTERNAL;
+            }
+        }
+        if (r >= 0)
+            bench_add(&res, ms);
+        if (rc != SL_OK && q)
+            cli_fail("bench sort: %s", sl_query_errmsg(q));
+        sl_table_unref(out);
+        sl_query_destroy(q);
+    }
+    if (rc == SL_OK) {
+        int threads = sl_engine_num_threads(eng);
+        double med = bench_median(res.ms, res.n);
+        double bytes = (double)n * (double)key_bytes * (double)(payloads + 1);
+        double gbps = bench_memcpy_gbps((size_t)1 << 30, threads);
+        char extra[256];
+        snprintf(extra, sizeof extra,
+                 ",\"rows\":%" PRId64 ",\"key_bytes\":%" PRId64 ",\"payloads\":%" PRId64
+                 ",\"threads\":%d,\"data_gb_per_s\":%.3f,\"memcpy_gbps\":%.3f",
+                 n, key_bytes, payloads, threads, bytes / (med * 1e6), gbps);
+        bench_print_json("sort", &res, extra);
+    }
+    sl_plan_destroy(plan);
+    sl_table_unref(in);
+    sl_engine_close(eng);
+    return rc == SL_OK ? 0 : 1;
+}
