@@ -1,0 +1,418 @@
+/* scan.bin: reads an SLCF binary column file (docs/FILE_FORMAT.md) in parallel morsels,
+ * zero-copy: the file is mapped read-only and each morsel's batch points into the
+ * mapping (a slice by row offset of each column's value and validity sections). Every
+ * such buffer holds a reference to the mapping, so it is unmapped when the last batch
+ * using it is freed, possibly after the query, inside a result table.
+ *
+ * The header is read and validated when the node is bound (to learn the schema) and
+ * again when the query starts; with verify=true the start also checks the checksum of
+ * every section, one sequential pass over the file before the morsels run. The file
+ * must not be truncated or rewritten in place while mapped (write.bin never does:
+ * it replaces files by rename). */
+#include <stdio.h>
+#include <string.h>
+
+#include "file_int.h"
+
+struct slcf_col {
+    enum sl_type type;
+    const uint8_t *name;
+    uint32_t name_len;
+    uint64_t nulls, voff, vbytes, boff, bbytes, vsum, bsum;
+};
+
+struct slcf_header {
+    uint32_t n_cols;
+    uint64_t n_rows;
+    struct slcf_col *cols; /* n_cols entries (sl__malloc) */
+};
+
+struct bin_data {
+    char *path;
+    int verify;
+    struct sl__collist file_cols; /* every column of the file, as bound */
+    int n_out;
+    int *file_col;                /* per output column: its column in the file */
+};
+
+struct bin_global {
+    struct sl__fmap *map;
+    struct slcf_header h;
+    int64_t morsel;
+};
+
+static const struct sl_option_def bin_options[] = {
+    {"path", SL_OPT_STRING, NULL, "file to read"},
+    {"columns", SL_OPT_STRING, "", "columns to produce, in this order: \"b,a\" (all if empty)"},
+    {"verify", SL_OPT_BOOL, "true", "check every section's checksum before reading"},
+};
+
+#define FAIL(...) (snprintf(err, err_len, __VA_ARGS__), SL_EFORMAT)
+
+static const char *sec_name(int validity)
+{
+    return validity ? "validity" : "values";
+}
+
+/* Checks one section's place. */
+static int check_section(const char *path, uint32_t c, const struct slcf_col *col, int validity,
+                         uint64_t off, uint64_t bytes, uint64_t data_start, uint64_t size,
+                         char *err, size_t err_len)
+{
+    if (off % SL__SLCF_ALIGN)
+        return FAIL("'%s': column %u '%.*s': %s section offset %llu is not a multiple of 64",
+                    path, c + 1, (int)col->name_len, col->name, sec_name(validity),
+                    (unsigned long long)off);
+    if (off < data_start || off > size || bytes > size - off)
+        return FAIL("'%s': column %u '%.*s': %s section [%llu, +%llu) lies outside the data "
+                    "area [%llu, %llu)", path, c + 1, (int)col->name_len, col->name,
+                    sec_name(validity), (unsigned long long)off, (unsigned long long)bytes,
+                    (unsigned long long)data_start, (unsigned long long)size);
+    return SL_OK;
+}
+
+/* Checks the fixed part of the header, the header checksum and the file size (rules
+ * 1 to 4 of docs/FILE_FORMAT.md). */
+static int check_fixed(const char *path, const uint8_t *p, uint64_t size, char *err,
+                       size_t err_len)
+{
+    if (size < SL__SLCF_FIXED_BYTES)
+        return FAIL("'%s': truncated: %llu bytes, less than the %u-byte fixed header", path,
+                    (unsigned long long)size, SL__SLCF_FIXED_BYTES);
+    if (memcmp(p, SL__SLCF_MAGIC, 4) != 0)
+        return FAIL("'%s': bad magic %02x %02x %02x %02x at offset 0: not an SLCF file "
+                    "(expected \"SLCF\")", path, p[0], p[1], p[2], p[3]);
+    uint32_t version = sl__get_u16(p + 4), flags = sl__get_u16(p + 6);
+    if (version != SL__SLCF_VERSION)
+        return FAIL("'%s': unsupported format version %u at offset 4 (this build reads "
+                    "version %u)", path, version, SL__SLCF_VERSION);
+    if (flags != 0)
+        return FAIL("'%s': unknown header flags 0x%x at offset 6", path, flags);
+    uint32_t n_cols = sl__get_u32(p + 8), header_bytes = sl__get_u32(p + 12);
+    uint64_t file_bytes = sl__get_u64(p + 24);
+    if (n_cols == 0 || n_cols > SL__SLCF_MAX_COLS)
+        return FAIL("'%s': column count %u at offset 8 is not in [1, %u]", path, n_cols,
+                    SL__SLCF_MAX_COLS);
+    uint64_t min_hb = SL__SLCF_FIXED_BYTES + (uint64_t)n_cols * SL__SLCF_ENTRY_BYTES;
+    if (header_bytes < min_hb)
+        return FAIL("'%s': header size %u at offset 12 is less than the %llu bytes of %u "
+                    "column entries", path, header_bytes, (unsigned long long)min_hb, n_cols);
+    if (header_bytes > size)
+        return FAIL("'%s': truncated: %llu bytes, less than the %u-byte header", path,
+                    (unsigned long long)size, header_bytes);
+    /* The checksum covers the header with its checksum field read as zero. */
+    static const uint8_t zero8[8];
+    struct sl__xxh64 hs;
+    sl__xxh64_init(&hs);
+    sl__xxh64_update(&hs, p, 32);
+    sl__xxh64_update(&hs, zero8, 8);
+    sl__xxh64_update(&hs, p + 40, header_bytes - 40);
+    uint64_t want = sl__get_u64(p + 32), got = sl__xxh64_final(&hs);
+    if (want != got)
+        return FAIL("'%s': header checksum mismatch over bytes [0, %u): stored %016llx, "
+                    "computed %016llx", path, header_bytes, (unsigned long long)want,
+                    (unsigned long long)got);
+    if (size < file_bytes)
+        return FAIL("'%s': truncated body: the file has %llu bytes, its header says %llu", path,
+                    (unsigned long long)size, (unsigned long long)file_bytes);
+    if (size > file_bytes)
+        return FAIL("'%s': %llu unexpected bytes after the end the header gives (%llu)", path,
+                    (unsigned long long)(size - file_bytes), (unsigned long long)file_bytes);
+    return SL_OK;
+}
+
+/* Reads and checks column entry c (rule 5); *name_off walks the names area. */
+static int read_entry(const char *path, const uint8_t *p, uint64_t size, uint32_t c,
+                      uint64_t n_rows, uint32_t header_bytes, uint64_t *name_off,
+                      struct slcf_col *col, char *err, size_t err_len)
+{
+    const uint8_t *e = p + SL__SLCF_FIXED_BYTES + (size_t)c * SL__SLCF_ENTRY_BYTES;
+    uint64_t eo = SL__SLCF_FIXED_BYTES + (uint64_t)c * SL__SLCF_ENTRY_BYTES;
+    col->name_len = sl__get_u32(e + 4);
+    if (col->name_len == 0 || col->name_len > SL__SLCF_MAX_NAME ||
+        *name_off + col->name_len > header_bytes)
+        return FAIL("'%s': column %u: name length %u at offset %llu is 0, too long or past "
+                    "the header", path, c + 1, col->name_len, (unsigned long long)(eo + 4));
+    col->name = p + *name_off;
+    *name_off += col->name_len;
+    int nl = (int)col->name_len;
+    if (e[0] < SL_TYPE_INT32 || e[0] > SL_TYPE_FLOAT64 || e[1] || e[2] || e[3])
+        return FAIL("'%s': column %u '%.*s': unknown type code %u at offset %llu", path, c + 1,
+                    nl, col->name, e[0], (unsigned long long)eo);
+    col->type = (enum sl_type)e[0];
+    col->nulls = sl__get_u64(e + 8);
+    col->voff = sl__get_u64(e + 16);
+    col->vbytes = sl__get_u64(e + 24);
+    col->boff = sl__get_u64(e + 32);
+    col->bbytes = sl__get_u64(e + 40);
+    col->vsum = sl__get_u64(e + 48);
+    col->bsum = sl__get_u64(e + 56);
+    uint64_t want_v;
+    if (__builtin_mul_overflow(n_rows, (uint64_t)sl_type_width(col->type), &want_v) ||
+        col->vbytes != want_v)
+        return FAIL("'%s': column %u '%.*s': values section has %llu bytes, but %llu rows of "
+                    "%s need %llu", path, c + 1, nl, col->name, (unsigned long long)col->vbytes,
+                    (unsigned long long)n_rows, sl_type_name(col->type),
+                    (unsigned long long)want_v);
+    if (col->nulls > n_rows)
+        return FAIL("'%s': column %u '%.*s': null count %llu exceeds the row count %llu", path,
+                    c + 1, nl, col->name, (unsigned long long)col->nulls,
+                    (unsigned long long)n_rows);
+    uint64_t want_b = col->nulls ? (n_rows + 7) / 8 : 0;
+    if (col->bbytes != want_b)
+        return FAIL("'%s': column %u '%.*s': validity section has %llu bytes, expected %llu",
+                    path, c + 1, nl, col->name, (unsigned long long)col->bbytes,
+                    (unsigned long long)want_b);
+    uint64_t data_start = sl__align64(header_bytes);
+    int rc = check_section(path, c, col, 0, col->voff, col->vbytes, data_start, size, err,
+                           err_len);
+    if (rc == SL_OK)
+        rc = check_section(path, c, col, 1, col->boff, col->bbytes, data_start, size, err,
+                           err_len);
+    return rc;
+}
+
+/* Validates the header of a mapped file (see docs/FILE_FORMAT.md for each rule) and
+ * fills h (h->cols point into the mapping; the caller frees h->cols, also on failure).
+ * SL_EFORMAT with a message on failure. */
+static int slcf_read_header(const char *path, const uint8_t *p, uint64_t size,
+                            struct slcf_header *h, char *err, size_t err_len)
+{
+    memset(h, 0, sizeof *h);
+    int rc = check_fixed(path, p, size, err, err_len);
+    if (rc != SL_OK)
+        return rc;
+    uint32_t n_cols = sl__get_u32(p + 8), header_bytes = sl__get_u32(p + 12);
+    h->n_rows = sl__get_u64(p + 16);
+    h->cols = sl__calloc(n_cols, sizeof *h->cols);
+    if (!h->cols) {
+        snprintf(err, err_len, "out of memory");
+        return SL_ENOMEM;
+    }
+    h->n_cols = n_cols;
+    uint64_t name_off = SL__SLCF_FIXED_BYTES + (uint64_t)n_cols * SL__SLCF_ENTRY_BYTES;
+    for (uint32_t c = 0; c < n_cols; c++) {
+        struct slcf_col *col = &h->cols[c];
+        rc = read_entry(path, p, size, c, h->n_rows, header_bytes, &name_off, col, err,
+                        err_len);
+        if (rc != SL_OK)
+            return rc;
+        for (uint32_t k = 0; k < c; k++) {
+            if (h->cols[k].name_len == col->name_len &&
+                memcmp(h->cols[k].name, col->name, col->name_len) == 0)
+                return FAIL("'%s': columns %u and %u are both named '%.*s'", path, k + 1, c + 1,
+                            (int)col->name_len, col->name);
+        }
+    }
+    if (name_off != header_bytes)
+        return FAIL("'%s': header size %u does not match its column names (%llu bytes)", path,
+                    header_bytes, (unsigned long long)name_off);
+    return SL_OK;
+}
+
+#undef FAIL
+
+static int slcf_verify(const char *path, const uint8_t *p, const struct slcf_header *h, char *err,
+                       size_t err_len)
+{
+    for (uint32_t c = 0; c < h->n_cols; c++) {
+        const struct slcf_col *col = &h->cols[c];
+        for (int v = 0; v < 2; v++) {
+            uint64_t off = v ? col->boff : col->voff, bytes = v ? col->bbytes : col->vbytes;
+            uint64_t want = v ? col->bsum : col->vsum;
+            uint64_t got = sl__xxh64(p + off, (size_t)bytes);
+            if (got != want) {
+                snprintf(err, err_len, "'%s': column %u '%.*s': %s section [%llu, +%llu) "
+                         "checksum mismatch: stored %016llx, computed %016llx", path, c + 1,
+                         (int)col->name_len, col->name, sec_name(v), (unsigned long long)off,
+                         (unsigned long long)bytes, (unsigned long long)want,
+                         (unsigned long long)got);
+                return SL_EFORMAT;
+            }
+        }
+    }
+    return SL_OK;
+}
+
+/* ---------------- bind ---------------- */
+
+static void bin_data_free(void *p)
+{
+    struct bin_data *d = p;
+    sl__free_str(d->path);
+    sl__collist_free(&d->file_cols);
+    sl__free(d->file_col, 0);
+    sl__free(d, sizeof *d);
+}
+
+/* Copies the file's column names and types into d->file_cols. */
+static int keep_columns(struct bin_data *d, const struct slcf_header *h)
+{
+    d->file_cols.names = sl__calloc(h->n_cols, sizeof *d->file_cols.names);
+    d->file_cols.types = sl__calloc(h->n_cols, sizeof *d->file_cols.types);
+    if (!d->file_cols.names || !d->file_cols.types)
+        return SL_ENOMEM;
+    for (uint32_t c = 0; c < h->n_cols; c++) {
+        char *s = sl__malloc(h->cols[c].name_len + 1);
+        if (!s)
+            return SL_ENOMEM;
+        memcpy(s, h->cols[c].name, h->cols[c].name_len);
+        s[h->cols[c].name_len] = 0;
+        d->file_cols.names[d->file_cols.n] = s;
+        d->file_cols.types[d->file_cols.n++] = h->cols[c].type;
+    }
+    return SL_OK;
+}
+
+static int bind_columns(sl_bind_t *b, struct bin_data *d, const char *proj)
+{
+    int rc;
+    struct sl__collist s = {0};
+    char err[256];
+    if (*proj && (rc = sl__collist_parse(proj, 0, &s, err, sizeof err)) < 0)
+        return sl_bind_fail(b, rc, "columns: %s", err);
+    d->n_out = *proj ? s.n : d->file_cols.n;
+    d->file_col = sl__malloc((size_t)d->n_out * sizeof *d->file_col);
+    if (!d->file_col) {
+        sl__collist_free(&s);
+        return sl_bind_fail(b, SL_ENOMEM, "out of memory");
+    }
+    rc = SL_OK;
+    for (int k = 0; k < d->n_out && rc >= 0; k++) {
+        int f = k;
+        if (*proj) {
+            f = -1;
+            for (int i = 0; i < d->file_cols.n && f < 0; i++)
+                f = strcmp(d->file_cols.names[i], s.names[k]) == 0 ? i : -1;
+            if (f < 0) {
+                rc = sl_bind_fail(b, SL_ENOTFOUND, "columns: '%s' has no column '%s'", d->path,
+                                  s.names[k]);
+                break;
+            }
+        }
+        d->file_col[k] = f;
+        rc = sl_bind_add_column(b, d->file_cols.names[f], d->file_cols.types[f]);
+    }
+    sl__collist_free(&s);
+    return rc;
+}
+
+static int bin_bind(sl_bind_t *b)
+{
+    const char *path, *proj;
+    int verify, rc;
+    if ((rc = sl_bind_option_str(b, "path", &path)) < 0 ||
+        (rc = sl_bind_option_str(b, "columns", &proj)) < 0 ||
+        (rc = sl_bind_option_bool(b, "verify", &verify)) < 0)
+        return rc;
+    struct bin_data *d = sl__calloc(1, sizeof *d);
+    if (!d)
+        return sl_bind_fail(b, SL_ENOMEM, "out of memory");
+    sl_bind_set_data(b, d, bin_data_free);
+    d->verify = verify;
+    if (!(d->path = sl__strdup(path)))
+        return sl_bind_fail(b, SL_ENOMEM, "out of memory");
+    char err[512];
+    struct sl__fmap *m;
+    if ((rc = sl__fmap_open(path, &m, err, sizeof err)) < 0)
+        return sl_bind_fail(b, rc, "%s", err);
+    struct slcf_header h;
+    rc = slcf_read_header(path, m->base, m->bytes, &h, err, sizeof err);
+    if (rc >= 0 && keep_columns(d, &h) < 0) {
+        rc = SL_ENOMEM;
+        snprintf(err, sizeof err, "out of memory");
+    }
+    sl__free(h.cols, 0);
+    sl__fmap_unref(m);
+    if (rc < 0)
+        return sl_bind_fail(b, rc, "%s", err);
+    sl_bind_set_rows(b, (int64_t)h.n_rows);
+    return bind_columns(b, d, proj);
+}
+
+/* ---------------- run ---------------- */
+
+static void bin_fini_global(const sl_op_t *op, void *gs)
+{
+    (void)op;
+    struct bin_global *g = gs;
+    sl__free(g->h.cols, 0);
+    sl__fmap_unref(g->map);
+}
+
+static int64_t bin_tasks(sl_task_t *t)
+{
+    const struct bin_data *d = sl_op_data(sl_task_op(t));
+    struct bin_global *g = sl_task_gstate(t);
+    char err[512];
+    int rc = sl__fmap_open(d->path, &g->map, err, sizeof err);
+    if (rc >= 0)
+        rc = slcf_read_header(d->path, g->map->base, g->map->bytes, &g->h, err, sizeof err);
+    if (rc >= 0) {
+        /* The schema was fixed at bind time: the file must still have it. */
+        int same = (int)g->h.n_cols == d->file_cols.n;
+        for (int c = 0; same && c < d->file_cols.n; c++) {
+            const struct slcf_col *col = &g->h.cols[c];
+            same = col->type == d->file_cols.types[c] &&
+                   col->name_len == strlen(d->file_cols.names[c]) &&
+                   memcmp(col->name, d->file_cols.names[c], col->name_len) == 0;
+        }
+        if (!same) {
+            rc = SL_EFORMAT;
+            snprintf(err, sizeof err, "'%s': its columns changed since the plan was built",
+                     d->path);
+        }
+    }
+    if (rc >= 0 && d->verify)
+        rc = slcf_verify(d->path, g->map->base, &g->h, err, sizeof err);
+    if (rc < 0)
+        return sl_task_fail(t, rc, "%s", err);
+    g->morsel = sl_task_morsel_rows(t);
+    return ((int64_t)g->h.n_rows + g->morsel - 1) / g->morsel;
+}
+
+static int bin_source(sl_task_t *t)
+{
+    const struct bin_data *d = sl_op_data(sl_task_op(t));
+    struct bin_global *g = sl_task_gstate(t);
+    int64_t first = sl_task_index(t) * g->morsel;
+    int64_t n = sl__morsel_len((int64_t)g->h.n_rows, g->morsel, sl_task_index(t));
+    sl_batch_t *b = sl__batch_new(sl_op_output_schema(sl_task_op(t)), n);
+    if (!b)
+        return sl_task_fail(t, SL_ENOMEM, "out of memory");
+    for (int k = 0; k < d->n_out; k++) {
+        const struct slcf_col *col = &g->h.cols[d->file_col[k]];
+        struct sl__col *out = &b->cols[k];
+        out->offset = first;
+        out->data = sl__fmap_buf(g->map, col->voff, col->vbytes);
+        if (col->nulls) {
+            out->validity = sl__fmap_buf(g->map, col->boff, col->bbytes);
+            out->null_count = -1;
+        }
+        if (!out->data || (col->nulls && !out->validity)) {
+            sl_batch_unref(b);
+            return sl_task_fail(t, SL_ENOMEM, "out of memory");
+        }
+    }
+    sl_task_progress(t, n, n * (int64_t)d->n_out * 8);
+    return sl_task_emit(t, b);
+}
+
+static const struct sl_impl source_impls[] = {{.device = SL_DEVICE_CPU, .run = bin_source}};
+static const struct sl_phase source_phase = {source_impls, 1, NULL};
+
+const struct sl_op_def sl__scan_bin_def = {
+    .abi_version = SL_OP_ABI_VERSION,
+    .flags = SL_OP_SOURCE,
+    .name = "scan.bin",
+    .doc = "reads an SLCF binary column file in parallel morsels (zero-copy, mapped)",
+    .min_inputs = 0,
+    .max_inputs = 0,
+    .options = bin_options,
+    .n_options = sizeof bin_options / sizeof bin_options[0],
+    .bind = bin_bind,
+    .global_state_bytes = sizeof(struct bin_global),
+    .fini_global = bin_fini_global,
+    .source_tasks = bin_tasks,
+    .source = &source_phase,
+};
