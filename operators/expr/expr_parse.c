@@ -1,0 +1,586 @@
+/* Expressions: lexer, recursive-descent parser and binder (type checking). See expr.h
+ * for the grammar and the typing rules. */
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "expr_int.h"
+
+/* ---------------- lexer ---------------- */
+
+enum tok {
+    T_END, T_INT, T_FLOAT, T_IDENT, T_LP, T_RP, T_COMMA,
+    T_PLUS, T_MINUS, T_STAR, T_SLASH, T_PCT,
+    T_EQ, T_NE, T_LT, T_LE, T_GT, T_GE,
+    T_AND, T_OR, T_NOT, T_IN, T_CAST, T_AS, T_IS, T_NULL
+};
+
+struct parser {
+    const char *text;
+    int at, end;             /* next character, end of the range */
+    enum tok tok;            /* current token */
+    int tstart, tlen;        /* its place in text */
+    uint64_t uval;           /* T_INT: magnitude (up to 2^63) */
+    double fval;             /* T_FLOAT */
+    struct sl__expr *e;
+    char *err;
+    size_t err_len;
+    int rc;                  /* first error */
+    int depth;
+};
+
+#define MAX_DEPTH 200
+
+SL__PRINTF(3, 4)
+static int perr(struct parser *ps, int pos, const char *fmt, ...)
+{
+    if (ps->rc)
+        return ps->rc;
+    char what[300];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    int tl = (int)strlen(ps->text);
+    snprintf(ps->err, ps->err_len, "parse error at position %d of \"%.*s%s\": %s", pos + 1,
+             tl > SL__EXPR_ECHO ? SL__EXPR_ECHO : tl, ps->text, tl > SL__EXPR_ECHO ? "..." : "",
+             what);
+    ps->rc = SL_EPARSE;
+    return ps->rc;
+}
+
+static const struct {
+    const char *word;
+    enum tok tok;
+} keywords[] = {{"AND", T_AND}, {"OR", T_OR},     {"NOT", T_NOT}, {"IN", T_IN},
+                {"CAST", T_CAST}, {"AS", T_AS},   {"IS", T_IS},   {"NULL", T_NULL}};
+
+static int lex_number(struct parser *ps, int s)
+{
+    const char *t = ps->text;
+    int p = s;
+    bool is_float = false;
+    while (p < ps->end && isdigit((unsigned char)t[p]))
+        p++;
+    if (p < ps->end && t[p] == '.') {
+        is_float = true;
+        p++;
+        while (p < ps->end && isdigit((unsigned char)t[p]))
+            p++;
+    }
+    if (p < ps->end && (t[p] == 'e' || t[p] == 'E')) {
+        int q = p + 1;
+        if (q < ps->end && (t[q] == '+' || t[q] == '-'))
+            q++;
+        if (q < ps->end && isdigit((unsigned char)t[q])) {
+            is_float = true;
+            p = q;
+            while (p < ps->end && isdigit((unsigned char)t[p]))
+                p++;
+        }
+    }
+    if (p < ps->end && (isalnum((unsigned char)t[p]) || t[p] == '_' || t[p] == '.')) {
+        while (p < ps->end && (isalnum((unsigned char)t[p]) || t[p] == '_' || t[p] == '.'))
+            p++;
+        return perr(ps, s, "malformed number '%.*s' (hint: a number is digits with an optional "
+                    "'.' and exponent, a column name starts with a letter)", p - s, t + s);
+    }
+    char buf[64];
+    if (p - s >= (int)sizeof buf)
+        return perr(ps, s, "number too long");
+    memcpy(buf, t + s, (size_t)(p - s));
+    buf[p - s] = 0;
+    errno = 0;
+    if (is_float) {
+        ps->tok = T_FLOAT;
+        ps->fval = strtod(buf, NULL);
+        if (!isfinite(ps->fval))
+            return perr(ps, s, "float literal %s out of range", buf);
+    } else {
+        ps->tok = T_INT;
+        ps->uval = strtoull(buf, NULL, 10);
+        if (errno || ps->uval > (uint64_t)INT64_MAX + 1)
+            return perr(ps, s, "integer literal %s does not fit in int64", buf);
+    }
+    ps->tlen = p - s;
+    ps->at = p;
+    return SL_OK;
+}
+
+/* Two-character and one-character operators. */
+static int lex_op(struct parser *ps, int s)
+{
+    const char *t = ps->text;
+    char c = t[s], d = s + 1 < ps->end ? t[s + 1] : 0;
+    ps->tlen = 1;
+    switch (c) {
+    case '(': ps->tok = T_LP; break;
+    case ')': ps->tok = T_RP; break;
+    case ',': ps->tok = T_COMMA; break;
+    case '+': ps->tok = T_PLUS; break;
+    case '-': ps->tok = T_MINUS; break;
+    case '*': ps->tok = T_STAR; break;
+    case '/': ps->tok = T_SLASH; break;
+    case '%': ps->tok = T_PCT; break;
+    case '=': ps->tok = T_EQ; ps->tlen = d == '=' ? 2 : 1; break;
+    case '<':
+        ps->tok = d == '=' ? T_LE : d == '>' ? T_NE : T_LT;
+        ps->tlen = d == '=' || d == '>' ? 2 : 1;
+        break;
+    case '>': ps->tok = d == '=' ? T_GE : T_GT; ps->tlen = d == '=' ? 2 : 1; break;
+    case '!':
+        if (d != '=')
+            return perr(ps, s, "unexpected '!' (hint: write NOT for negation, != for "
+                        "inequality)");
+        ps->tok = T_NE;
+        ps->tlen = 2;
+        break;
+    case '&':
+        return perr(ps, s, "unexpected '&' (hint: write AND)");
+    case '|':
+        return perr(ps, s, "unexpected '|' (hint: write OR)");
+    case '\'':
+    case '"':
+        return perr(ps, s, "unexpected quote (hint: string literals are not supported; "
+                    "columns are written without quotes)");
+    default:
+        return perr(ps, s, "unexpected character '%c' (hint: operators are + - * / %% = != < "
+                    "<= > >= AND OR NOT IN IS CAST)", c);
+    }
+    ps->at = s + ps->tlen;
+    return SL_OK;
+}
+
+/* Reads the next token into ps->tok. */
+static int next(struct parser *ps)
+{
+    const char *t = ps->text;
+    while (ps->at < ps->end && isspace((unsigned char)t[ps->at]))
+        ps->at++;
+    int s = ps->at;
+    ps->tstart = s;
+    if (s >= ps->end) {
+        ps->tok = T_END;
+        ps->tlen = 0;
+        return SL_OK;
+    }
+    char c = t[s];
+    if (isdigit((unsigned char)c) ||
+        (c == '.' && s + 1 < ps->end && isdigit((unsigned char)t[s + 1])))
+        return lex_number(ps, s);
+    if (isalpha((unsigned char)c) || c == '_') {
+        int p = s;
+        while (p < ps->end && (isalnum((unsigned char)t[p]) || t[p] == '_' || t[p] == '.'))
+            p++;
+        ps->tok = T_IDENT;
+        ps->tlen = p - s;
+        ps->at = p;
+        for (size_t k = 0; k < sizeof keywords / sizeof keywords[0]; k++) {
+            if ((int)strlen(keywords[k].word) == ps->tlen &&
+                strncasecmp(t + s, keywords[k].word, (size_t)ps->tlen) == 0)
+                ps->tok = keywords[k].tok;
+        }
+        return SL_OK;
+    }
+    return lex_op(ps, s);
+}
+
+/* A short description of the current token for messages. */
+static const char *tok_text(struct parser *ps, char *buf, size_t n)
+{
+    if (ps->tok == T_END)
+        snprintf(buf, n, "the end of the expression");
+    else
+        snprintf(buf, n, "'%.*s'", ps->tlen > 40 ? 40 : ps->tlen, ps->text + ps->tstart);
+    return buf;
+}
+
+/* ---------------- nodes ---------------- */
+
+static int new_node(struct parser *ps, enum ex_op op, int pos, int a, int b)
+{
+    struct sl__expr *e = ps->e;
+    if (e->n_nodes >= SL__EXPR_MAX_NODES) {
+        perr(ps, pos, "expression too long (more than %d terms)", SL__EXPR_MAX_NODES);
+        return -1;
+    }
+    if (e->n_nodes == e->cap_nodes) {
+        int cap = e->cap_nodes ? e->cap_nodes * 2 : 16;
+        struct ex_node *nv = sl__realloc(e->nodes, (size_t)e->cap_nodes * sizeof *nv,
+                                         (size_t)cap * sizeof *nv);
+        if (!nv) {
+            ps->rc = SL_ENOMEM;
+            snprintf(ps->err, ps->err_len, "out of memory");
+            return -1;
+        }
+        e->nodes = nv;
+        e->cap_nodes = cap;
+    }
+    struct ex_node *n = &e->nodes[e->n_nodes];
+    memset(n, 0, sizeof *n);
+    n->op = op;
+    n->pos = pos + 1;
+    n->a = a;
+    n->b = b;
+    n->col = -1;
+    return e->n_nodes++;
+}
+
+static int parse_or(struct parser *ps);
+
+static int expect(struct parser *ps, enum tok tok, const char *what, const char *hint)
+{
+    char buf[64];
+    if (ps->tok != tok)
+        return perr(ps, ps->tstart, "expected %s, got %s%s%s%s", what,
+                    tok_text(ps, buf, sizeof buf), hint ? " (hint: " : "", hint ? hint : "",
+                    hint ? ")" : ""), -1;
+    return next(ps) < 0 ? -1 : 0;
+}
+
+/* CAST ( expr AS type ) */
+static int parse_cast(struct parser *ps)
+{
+    int pos = ps->tstart;
+    if (next(ps) < 0 || expect(ps, T_LP, "'(' after CAST", "write CAST(x AS int64)") < 0)
+        return -1;
+    int a = parse_or(ps);
+    if (a < 0)
+        return -1;
+    if (expect(ps, T_AS, "AS in CAST", "write CAST(x AS int64)") < 0)
+        return -1;
+    enum sl_type type = SL_TYPE_INVALID;
+    char name[16] = "";
+    if (ps->tok == T_IDENT && ps->tlen < (int)sizeof name) {
+        memcpy(name, ps->text + ps->tstart, (size_t)ps->tlen);
+        name[ps->tlen] = 0;
+        for (char *c = name; *c; c++)
+            *c = (char)tolower((unsigned char)*c);
+    }
+    if (sl_type_parse(name, &type) < 0) {
+        char buf[64];
+        return perr(ps, ps->tstart, "expected a type in CAST, got %s (hint: the types are int32, "
+                    "int64, float32 and float64)", tok_text(ps, buf, sizeof buf)), -1;
+    }
+    if (next(ps) < 0 || expect(ps, T_RP, "')' to close CAST", NULL) < 0)
+        return -1;
+    int n = new_node(ps, EX_CAST, pos, a, -1);
+    if (n >= 0)
+        ps->e->nodes[n].type = type;
+    return n;
+}
+
+static int parse_unary(struct parser *ps);
+
+static int parse_primary(struct parser *ps)
+{
+    char buf[64];
+    int pos = ps->tstart, n;
+    switch (ps->tok) {
+    case T_INT:
+        if (ps->uval > (uint64_t)INT64_MAX)
+            return perr(ps, pos, "integer literal does not fit in int64"), -1;
+        n = new_node(ps, EX_INT, pos, -1, -1);
+        if (n >= 0) {
+            ps->e->nodes[n].ival = (int64_t)ps->uval;
+            ps->e->nodes[n].int_lit = true;
+        }
+        return n >= 0 && next(ps) == SL_OK ? n : -1;
+    case T_FLOAT:
+        n = new_node(ps, EX_FLOAT, pos, -1, -1);
+        if (n >= 0)
+            ps->e->nodes[n].fval = ps->fval;
+        return n >= 0 && next(ps) == SL_OK ? n : -1;
+    case T_IDENT:
+        n = new_node(ps, EX_COL, pos, -1, -1);
+        if (n < 0)
+            return -1;
+        ps->e->nodes[n].name = sl__malloc((size_t)ps->tlen + 1);
+        if (!ps->e->nodes[n].name) {
+            ps->rc = SL_ENOMEM;
+            snprintf(ps->err, ps->err_len, "out of memory");
+            return -1;
+        }
+        memcpy(ps->e->nodes[n].name, ps->text + pos, (size_t)ps->tlen);
+        ps->e->nodes[n].name[ps->tlen] = 0;
+        return next(ps) == SL_OK ? n : -1;
+    case T_LP: {
+        if (next(ps) < 0)
+            return -1;
+        n = parse_or(ps);
+        if (n < 0)
+            return -1;
+        if (ps->tok != T_RP)
+            return perr(ps, ps->tstart, "expected ')', got %s (hint: the '(' at position %d is "
+                        "not closed)", tok_text(ps, buf, sizeof buf), pos + 1), -1;
+        return next(ps) == SL_OK ? n : -1;
+    }
+    case T_CAST:
+        return parse_cast(ps);
+    case T_END:
+        return perr(ps, pos, "expected a value, got the end of the expression (hint: an operand "
+                    "is missing)"), -1;
+    case T_RP:
+        return perr(ps, pos, "expected a value, got ')' (hint: empty parentheses or an operand "
+                    "missing before ')')"), -1;
+    case T_NULL:
+        return perr(ps, pos, "unexpected NULL (hint: test for nulls with x IS NULL)"), -1;
+    default:
+        return perr(ps, pos, "expected a value, got %s (hint: an operand is missing)",
+                    tok_text(ps, buf, sizeof buf)), -1;
+    }
+}
+
+static int parse_unary(struct parser *ps)
+{
+    if (ps->tok != T_MINUS)
+        return parse_primary(ps);
+    int pos = ps->tstart;
+    if (++ps->depth > MAX_DEPTH)
+        return perr(ps, pos, "expression nested too deeply"), -1;
+    if (next(ps) < 0)
+        return -1;
+    if (ps->tok == T_INT || ps->tok == T_FLOAT) {
+        /* Folds -literal (which also allows -9223372036854775808). */
+        int n = new_node(ps, ps->tok == T_INT ? EX_INT : EX_FLOAT, pos, -1, -1);
+        if (n >= 0) {
+            ps->e->nodes[n].ival = (int64_t)(0 - ps->uval);
+            ps->e->nodes[n].int_lit = ps->tok == T_INT;
+            ps->e->nodes[n].fval = -ps->fval;
+        }
+        ps->depth--;
+        return n >= 0 && next(ps) == SL_OK ? n : -1;
+    }
+    int a = parse_unary(ps);
+    ps->depth--;
+    return a < 0 ? -1 : new_node(ps, EX_NEG, pos, a, -1);
+}
+
+static int parse_prod(struct parser *ps)
+{
+    int a = parse_unary(ps);
+    while (a >= 0 && (ps->tok == T_STAR || ps->tok == T_SLASH || ps->tok == T_PCT)) {
+        enum ex_op op = ps->tok == T_STAR ? EX_MUL : ps->tok == T_SLASH ? EX_DIV : EX_MOD;
+        int pos = ps->tstart;
+        if (next(ps) < 0)
+            return -1;
+        int b = parse_unary(ps);
+        a = b < 0 ? -1 : new_node(ps, op, pos, a, b);
+    }
+    return a;
+}
+
+static int parse_sum(struct parser *ps)
+{
+    int a = parse_prod(ps);
+    while (a >= 0 && (ps->tok == T_PLUS || ps->tok == T_MINUS)) {
+        enum ex_op op = ps->tok == T_PLUS ? EX_ADD : EX_SUB;
+        int pos = ps->tstart;
+        if (next(ps) < 0)
+            return -1;
+        int b = parse_prod(ps);
+        a = b < 0 ? -1 : new_node(ps, op, pos, a, b);
+    }
+    return a;
+}
+
+static int push_list(struct parser *ps, int node)
+{
+    struct sl__expr *e = ps->e;
+    if (e->n_list == e->cap_list) {
+        int cap = e->cap_list ? e->cap_list * 2 : 16;
+        int *nv = sl__realloc(e->list, (size_t)e->cap_list * sizeof *nv, (size_t)cap * sizeof *nv);
+        if (!nv) {
+            ps->rc = SL_ENOMEM;
+            snprintf(ps->err, ps->err_len, "out of memory");
+            return -1;
+        }
+        e->list = nv;
+        e->cap_list = cap;
+    }
+    e->list[e->n_list++] = node;
+    return 0;
+}
+
+/* [NOT] IN ( literal, ... ); the current token is IN. */
+static int parse_in(struct parser *ps, int a, int pos, bool negated)
+{
+    char buf[64];
+    if (next(ps) < 0 || expect(ps, T_LP, "'(' after IN", "write x IN (1, 2, 3)") < 0)
+        return -1;
+    int first = ps->e->n_list;
+    for (;;) {
+        if (ps->tok != T_INT && ps->tok != T_FLOAT && ps->tok != T_MINUS)
+            return perr(ps, ps->tstart, "expected a number in the IN list, got %s (hint: IN "
+                        "lists hold number literals: x IN (1, 2, 3))",
+                        tok_text(ps, buf, sizeof buf)), -1;
+        int lit_pos = ps->tstart;
+        int l = parse_unary(ps);
+        if (l < 0)
+            return -1;
+        if (ps->e->nodes[l].op == EX_NEG)
+            return perr(ps, lit_pos, "expected a number in the IN list (hint: IN lists hold "
+                        "number literals)"), -1;
+        if (push_list(ps, l) < 0)
+            return -1;
+        if (ps->tok == T_COMMA) {
+            if (next(ps) < 0)
+                return -1;
+            continue;
+        }
+        if (ps->tok == T_RP)
+            break;
+        return perr(ps, ps->tstart, "expected ',' or ')' in the IN list, got %s",
+                    tok_text(ps, buf, sizeof buf)), -1;
+    }
+    if (next(ps) < 0)
+        return -1;
+    int n = new_node(ps, negated ? EX_NOT_IN : EX_IN, pos, a, -1);
+    if (n >= 0) {
+        ps->e->nodes[n].list = first;
+        ps->e->nodes[n].n_list = ps->e->n_list - first;
+    }
+    return n;
+}
+
+static int parse_cmp(struct parser *ps)
+{
+    char buf[64];
+    int a = parse_sum(ps);
+    if (a < 0)
+        return -1;
+    int pos = ps->tstart;
+    enum ex_op op;
+    switch (ps->tok) {
+    case T_EQ: op = EX_EQ; break;
+    case T_NE: op = EX_NE; break;
+    case T_LT: op = EX_LT; break;
+    case T_LE: op = EX_LE; break;
+    case T_GT: op = EX_GT; break;
+    case T_GE: op = EX_GE; break;
+    case T_IN: return parse_in(ps, a, pos, false);
+    case T_NOT:
+        if (next(ps) < 0)
+            return -1;
+        if (ps->tok != T_IN)
+            return perr(ps, ps->tstart, "expected IN after NOT, got %s (hint: NOT goes before a "
+                        "condition, or write x NOT IN (...))", tok_text(ps, buf, sizeof buf)), -1;
+        return parse_in(ps, a, pos, true);
+    case T_IS: {
+        if (next(ps) < 0)
+            return -1;
+        bool neg = ps->tok == T_NOT;
+        if (neg && next(ps) < 0)
+            return -1;
+        if (ps->tok != T_NULL)
+            return perr(ps, ps->tstart, "expected NULL after IS, got %s (hint: write x IS NULL or "
+                        "x IS NOT NULL)", tok_text(ps, buf, sizeof buf)), -1;
+        if (next(ps) < 0)
+            return -1;
+        return new_node(ps, neg ? EX_IS_NOT_NULL : EX_IS_NULL, pos, a, -1);
+    }
+    default:
+        return a;
+    }
+    if (next(ps) < 0)
+        return -1;
+    int b = parse_sum(ps);
+    if (b < 0)
+        return -1;
+    if (ps->tok >= T_EQ && ps->tok <= T_GE)
+        return perr(ps, ps->tstart, "unexpected %s after a comparison (hint: chain comparisons "
+                    "with AND: a < b AND b < c)", tok_text(ps, buf, sizeof buf)), -1;
+    return new_node(ps, op, pos, a, b);
+}
+
+static int parse_not(struct parser *ps)
+{
+    if (ps->tok != T_NOT)
+        return parse_cmp(ps);
+    int pos = ps->tstart;
+    if (++ps->depth > MAX_DEPTH)
+        return perr(ps, pos, "expression nested too deeply"), -1;
+    if (next(ps) < 0)
+        return -1;
+    int a = parse_not(ps);
+    ps->depth--;
+    return a < 0 ? -1 : new_node(ps, EX_NOT, pos, a, -1);
+}
+
+static int parse_and(struct parser *ps)
+{
+    int a = parse_not(ps);
+    while (a >= 0 && ps->tok == T_AND) {
+        int pos = ps->tstart;
+        if (next(ps) < 0)
+            return -1;
+        int b = parse_not(ps);
+        a = b < 0 ? -1 : new_node(ps, EX_AND, pos, a, b);
+    }
+    return a;
+}
+
+static int parse_or(struct parser *ps)
+{
+    if (++ps->depth > MAX_DEPTH)
+        return perr(ps, ps->tstart, "expression nested too deeply"), -1;
+    int a = parse_and(ps);
+    while (a >= 0 && ps->tok == T_OR) {
+        int pos = ps->tstart;
+        if (next(ps) < 0)
+            return -1;
+        int b = parse_and(ps);
+        a = b < 0 ? -1 : new_node(ps, EX_OR, pos, a, b);
+    }
+    ps->depth--;
+    return a;
+}
+
+void sl__expr_free(struct sl__expr *e)
+{
+    if (!e)
+        return;
+    for (int i = 0; i < e->n_nodes; i++)
+        sl__free(e->nodes[i].name, 0);
+    sl__free(e->nodes, 0);
+    sl__free(e->list, 0);
+    sl__free_str(e->text);
+    sl__free(e, sizeof *e);
+}
+
+int sl__expr_parse(const char *text, int begin, int end, struct sl__expr **out, char *err,
+                   size_t err_len)
+{
+    *out = NULL;
+    struct sl__expr *e = sl__calloc(1, sizeof *e);
+    char *copy = sl__strdup(text);
+    if (!e || !copy) {
+        sl__free(e, sizeof *e);
+        sl__free_str(copy);
+        snprintf(err, err_len, "out of memory");
+        return SL_ENOMEM;
+    }
+    e->text = copy;
+    struct parser ps = {.text = text, .at = begin, .end = end < 0 ? (int)strlen(text) : end,
+                        .e = e, .err = err, .err_len = err_len};
+    if (next(&ps) == SL_OK) {
+        char buf[64];
+        if (ps.tok == T_END)
+            perr(&ps, ps.tstart, "empty expression");
+        else if ((e->root = parse_or(&ps)) >= 0 && ps.tok != T_END)
+            perr(&ps, ps.tstart, "unexpected %s after a complete expression (hint: %s)",
+                 tok_text(&ps, buf, sizeof buf),
+                 ps.tok == T_RP ? "there is a ')' without a matching '('"
+                                : "an operator such as AND or + is missing");
+    }
+    if (ps.rc) {
+        sl__expr_free(e);
+        return ps.rc;
+    }
+    *out = e;
+    return SL_OK;
+}

@@ -1,0 +1,321 @@
+/* project: computes the output columns listed in `columns`, e.g.
+ *     columns="a, b, c=a*2+b, d=CAST(x AS float64), big=a > 10"
+ * Each item is `expr` or `name = expr`; a bare column keeps its name and is passed on
+ * without copying; other unnamed items are called col<k> (k counts items from 1).
+ * Conditions are stored as int32 0/1. Output column types follow expr.h. */
+#include <stdio.h>
+#include <string.h>
+
+#include "expr.h"
+#include "operators.h"
+
+struct proj_item {
+    char *name;
+    struct sl__expr *e;
+    int in_col;          /* >= 0: a bare input column, passed on as is */
+    int tmp_col;         /* computed: its column in the batch of computed columns */
+};
+
+struct proj_data {
+    int n;
+    struct proj_item *items;
+    sl_schema_t *computed;  /* schema of the computed columns (NULL if none) */
+    int n_exprs;            /* computed items, for scratch sizes */
+};
+
+struct proj_local {
+    struct sl__expr_scratch *scratch; /* one per item */
+    int n;
+};
+
+static const struct sl_option_def proj_options[] = {
+    {"columns", SL_OPT_STRING, NULL, "output columns: \"a, b, c=a*2+b, d=CAST(x AS float64)\""},
+};
+
+static void proj_free(void *p)
+{
+    struct proj_data *d = p;
+    for (int i = 0; i < d->n; i++) {
+        sl__free_str(d->items[i].name);
+        sl__expr_free(d->items[i].e);
+    }
+    sl__free(d->items, 0);
+    if (d->computed)
+        sl__schema_free(d->computed);
+    sl__free(d, sizeof *d);
+}
+
+static bool is_ident_start(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+}
+
+static bool is_ident_char(char c)
+{
+    return is_ident_start(c) || (c >= '0' && c <= '9') || c == '.';
+}
+
+/* The end of the item starting at `p`: the next comma outside parentheses. */
+static int item_end(const char *text, int p)
+{
+    int depth = 0;
+    for (; text[p]; p++) {
+        if (text[p] == '(')
+            depth++;
+        else if (text[p] == ')' && depth > 0)
+            depth--;
+        else if (text[p] == ',' && depth == 0)
+            break;
+    }
+    return p;
+}
+
+/* Parses one item text[p, end) into it; fills the name from an alias if there is one. */
+static int parse_item(sl_bind_t *b, const char *text, int p, int end, struct proj_item *it)
+{
+    char err[400];
+    while (p < end && (text[p] == ' ' || text[p] == '\t' || text[p] == '\n'))
+        p++;
+    if (p == end)
+        return sl_bind_fail(b, SL_EPARSE, "columns: parse error at position %d of \"%s\": empty "
+                            "column (hint: remove the extra comma)", p + 1, text);
+    int q = p;
+    if (is_ident_start(text[q])) {
+        while (q < end && is_ident_char(text[q]))
+            q++;
+        int r = q;
+        while (r < end && (text[r] == ' ' || text[r] == '\t'))
+            r++;
+        if (r < end && text[r] == '=' && (r + 1 >= end || text[r + 1] != '=')) {
+            it->name = sl__malloc((size_t)(q - p) + 1);
+            if (!it->name)
+                return sl_bind_fail(b, SL_ENOMEM, "out of memory");
+            memcpy(it->name, text + p, (size_t)(q - p));
+            it->name[q - p] = 0;
+            p = r + 1;
+        }
+    }
+    int rc = sl__expr_parse(text, p, end, &it->e, err, sizeof err);
+    if (rc < 0)
+        return sl_bind_fail(b, rc, "columns: %s", err);
+    if ((rc = sl__expr_bind(it->e, sl_bind_input_schema(b, 0), err, sizeof err)) < 0)
+        return sl_bind_fail(b, rc, "columns: %s", err);
+    return SL_OK;
+}
+
+/* Names unnamed items, checks for duplicates and declares the output columns. */
+static int declare_columns(sl_bind_t *b, struct proj_data *d)
+{
+    int n_comp = 0;
+    for (int i = 0; i < d->n; i++) {
+        struct proj_item *it = &d->items[i];
+        /* A bare column, renamed or not, is passed on without copying. */
+        it->in_col = sl__expr_column(it->e);
+        if (!it->name) {
+            char buf[24];
+            const char *cn = sl__expr_column_name(it->e);
+            if (!cn)
+                snprintf(buf, sizeof buf, "col%d", i + 1);
+            it->name = sl__strdup(cn ? cn : buf);
+            if (!it->name)
+                return sl_bind_fail(b, SL_ENOMEM, "out of memory");
+        }
+        for (int j = 0; j < i; j++)
+            if (strcmp(d->items[j].name, it->name) == 0)
+                return sl_bind_fail(b, SL_EINVAL, "columns: the output column '%s' appears twice "
+                                    "(hint: rename one with name = expr)", it->name);
+        it->tmp_col = it->in_col >= 0 ? -1 : n_comp++;
+        int rc = sl_bind_add_column(b, it->name, sl__expr_type(it->e));
+        if (rc < 0)
+            return rc;
+    }
+    d->n_exprs = n_comp;
+    if (n_comp) {
+        d->computed = sl__schema_new(n_comp);
+        if (!d->computed)
+            return sl_bind_fail(b, SL_ENOMEM, "out of memory");
+        for (int i = 0; i < d->n; i++)
+            if (d->items[i].tmp_col >= 0 &&
+                sl__schema_set(d->computed, d->items[i].tmp_col, d->items[i].name,
+                               sl__expr_type(d->items[i].e)) < 0)
+                return sl_bind_fail(b, SL_ENOMEM, "out of memory");
+    }
+    return SL_OK;
+}
+
+static int proj_bind(sl_bind_t *b)
+{
+    const char *text;
+    int rc;
+    if ((rc = sl_bind_option_str(b, "columns", &text)) < 0)
+        return rc;
+    struct proj_data *d = sl__calloc(1, sizeof *d);
+    if (!d)
+        return sl_bind_fail(b, SL_ENOMEM, "out of memory");
+    sl_bind_set_data(b, d, proj_free);
+    int len = (int)strlen(text), n = 1;
+    for (int p = item_end(text, 0); p < len; p = item_end(text, p + 1))
+        n++;
+    d->items = sl__calloc((size_t)n, sizeof *d->items);
+    if (!d->items)
+        return sl_bind_fail(b, SL_ENOMEM, "out of memory");
+    int p = 0;
+    for (int i = 0; i < n; i++) {
+        int end = item_end(text, p);
+        d->n = i + 1;
+        if ((rc = parse_item(b, text, p, end, &d->items[i])) < 0)
+            return rc;
+        p = end + 1;
+    }
+    sl_bind_set_rows(b, sl_bind_input_rows(b, 0));
+    return declare_columns(b, d);
+}
+
+static void proj_fini_local(const sl_op_t *op, void *gs, void *ls)
+{
+    (void)gs;
+    (void)op;
+    struct proj_local *l = ls;
+    for (int i = 0; i < l->n; i++)
+        sl__expr_scratch_fini(&l->scratch[i]);
+    sl__free(l->scratch, (size_t)l->n * sizeof *l->scratch);
+}
+
+static int proj_init_local(const sl_op_t *op, void *gs, void *ls)
+{
+    (void)gs;
+    const struct proj_data *d = sl_op_data(op);
+    struct proj_local *l = ls;
+    l->scratch = sl__calloc((size_t)d->n, sizeof *l->scratch);
+    if (!l->scratch)
+        return SL_ENOMEM;
+    l->n = d->n;
+    for (int i = 0; i < d->n; i++) {
+        if (d->items[i].tmp_col >= 0 && sl__expr_scratch_init(&l->scratch[i], d->items[i].e) < 0) {
+            /* The runtime frees the state without fini_local when init_local fails. */
+            proj_fini_local(op, gs, ls);
+            return SL_ENOMEM;
+        }
+    }
+    return SL_OK;
+}
+
+/* Writes one evaluated vector into rows [s, s+len) of column c of tmp. */
+static int64_t store(sl_batch_t *tmp, int c, enum sl_type type, int64_t s,
+                     const struct sl__expr_vec *v, uint8_t **valid)
+{
+    void *out = sl__col_values(tmp, c);
+    for (int64_t r = 0; r < v->n; r++) {
+        int64_t i = v->vk == SL__VK_BOOL ? v->b[r] : v->vk == SL__VK_INT ? v->i[r] : 0;
+        double f = v->vk == SL__VK_FLOAT ? v->f[r] : 0;
+        switch (type) {
+        case SL_TYPE_INT32: ((int32_t *)out)[s + r] = (int32_t)i; break;
+        case SL_TYPE_INT64: ((int64_t *)out)[s + r] = i; break;
+        case SL_TYPE_FLOAT32: ((float *)out)[s + r] = (float)f; break;
+        default: ((double *)out)[s + r] = f; break;
+        }
+    }
+    if (!v->null)
+        return 0;
+    int64_t nulls = 0;
+    for (int64_t r = 0; r < v->n; r++) {
+        if (!v->null[r])
+            continue;
+        if (!*valid && !(*valid = sl_batch_column_validity(tmp, c)))
+            return -1;
+        int64_t k = s + r;
+        (*valid)[k >> 3] &= (uint8_t) ~(1u << (k & 7));
+        memset((char *)out + (size_t)k * sl_type_width(type), 0, sl_type_width(type));
+        nulls++;
+    }
+    return nulls;
+}
+
+/* Evaluates every computed item into tmp. */
+static int compute(sl_task_t *t, const struct proj_data *d, struct proj_local *l,
+                   sl_batch_t *in, sl_batch_t *tmp, int64_t n)
+{
+    for (int i = 0; i < d->n; i++) {
+        const struct proj_item *it = &d->items[i];
+        if (it->tmp_col < 0)
+            continue;
+        uint8_t *valid = NULL;
+        int64_t nulls = 0;
+        for (int64_t s = 0; s < n; s += SL__EXPR_VEC) {
+            int64_t len = n - s < SL__EXPR_VEC ? n - s : SL__EXPR_VEC;
+            struct sl__expr_vec v;
+            char err[400];
+            int rc = sl__expr_eval(it->e, in, s, len, &l->scratch[i], &v, err, sizeof err);
+            if (rc < 0)
+                return sl_task_fail(t, rc, "project: column %s: %s", it->name, err);
+            int64_t k = store(tmp, it->tmp_col, sl__expr_type(it->e), s, &v, &valid);
+            if (k < 0)
+                return sl_task_fail(t, SL_ENOMEM, "project: out of memory");
+            nulls += k;
+        }
+        tmp->cols[it->tmp_col].null_count = nulls;
+    }
+    return SL_OK;
+}
+
+static void share_col(struct sl__col *dst, const struct sl__col *src)
+{
+    *dst = *src;
+    sl__buf_ref(dst->data);
+    if (dst->validity)
+        sl__buf_ref(dst->validity);
+}
+
+static int proj_execute(sl_task_t *t)
+{
+    const struct proj_data *d = sl_op_data(sl_task_op(t));
+    struct proj_local *l = sl_task_lstate(t);
+    sl_batch_t *in = sl_task_input(t);
+    int64_t n = sl_batch_num_rows(in);
+    if (n == 0)
+        return SL_OK;
+    if (!l) /* the runtime recorded the failure */
+        return SL_ENOMEM;
+    sl_batch_t *tmp = NULL;
+    if (d->n_exprs) {
+        tmp = sl_task_new_batch(t, d->computed, n);
+        if (!tmp)
+            return SL_ENOMEM;
+        int rc = compute(t, d, l, in, tmp, n);
+        if (rc < 0) {
+            sl_batch_unref(tmp);
+            return rc;
+        }
+    }
+    sl_batch_t *out = sl__batch_new(sl_op_output_schema(sl_task_op(t)), n);
+    if (!out) {
+        sl_batch_unref(tmp);
+        return sl_task_fail(t, SL_ENOMEM, "project: out of memory");
+    }
+    for (int i = 0; i < d->n; i++) {
+        const struct proj_item *it = &d->items[i];
+        share_col(&out->cols[i],
+                  it->tmp_col >= 0 ? &tmp->cols[it->tmp_col] : &in->cols[it->in_col]);
+    }
+    sl_batch_unref(tmp);
+    return sl_task_emit(t, out);
+}
+
+static const struct sl_impl proj_impls[] = {{.device = SL_DEVICE_CPU, .run = proj_execute}};
+static const struct sl_phase proj_phase = {proj_impls, 1, NULL};
+
+const struct sl_op_def sl__project_def = {
+    .abi_version = SL_OP_ABI_VERSION,
+    .flags = SL_OP_STREAM,
+    .name = "project",
+    .doc = "computes the listed columns: \"a, c=a*2+b, d=CAST(x AS float64)\"",
+    .min_inputs = 1,
+    .max_inputs = 1,
+    .options = proj_options,
+    .n_options = sizeof proj_options / sizeof proj_options[0],
+    .bind = proj_bind,
+    .local_state_bytes = sizeof(struct proj_local),
+    .init_local = proj_init_local,
+    .fini_local = proj_fini_local,
+    .execute = &proj_phase,
+};

@@ -1,0 +1,178 @@
+/* gen.uniform: one column of uniform random values, generated in parallel morsels.
+ * Integers are uniform in [min, max] (both included), floats in [min, max). Each value
+ * and null flag is a function of (seed, row): the data do not depend on the thread
+ * count or morsel size. */
+#include <math.h>
+#include <string.h>
+
+#include "gen_int.h"
+#include "operators.h"
+
+struct uni_data {
+    int64_t rows;
+    uint64_t seed;
+    enum sl_type type;
+    int64_t imin;
+    uint64_t ispan;       /* max - min + 1 (0 = the whole 64-bit range) */
+    double fmin, fmax;
+    double null_rate;
+};
+
+static const struct sl_option_def uni_options[] = {
+    {"rows", SL_OPT_INT, NULL, "number of rows (e.g. 1000000 or 2^24)"},
+    {"seed", SL_OPT_INT, "1", "random seed"},
+    {"type", SL_OPT_STRING, "float64", "int32, int64, float32 or float64"},
+    {"min", SL_OPT_FLOAT, "0", "smallest value"},
+    {"max", SL_OPT_FLOAT, "1", "largest value (integers) or upper bound (floats, excluded)"},
+    {"column", SL_OPT_STRING, "x", "column name"},
+    {"null_rate", SL_OPT_FLOAT, "0", "fraction of null values"},
+};
+
+static void uni_free(void *p)
+{
+    sl__free(p, sizeof(struct uni_data));
+}
+
+static int uni_range(sl_bind_t *b, struct uni_data *d)
+{
+    int rc;
+    if (d->type == SL_TYPE_INT32 || d->type == SL_TYPE_INT64) {
+        int64_t lo, hi;
+        if ((rc = sl_bind_option_int(b, "min", &lo)) < 0 ||
+            (rc = sl_bind_option_int(b, "max", &hi)) < 0)
+            return rc;
+        if (lo > hi)
+            return sl_bind_fail(b, SL_EINVAL, "min=%lld is above max=%lld", (long long)lo,
+                                (long long)hi);
+        if (d->type == SL_TYPE_INT32 && (lo < INT32_MIN || hi > INT32_MAX))
+            return sl_bind_fail(b, SL_EOVERFLOW, "min and max must fit in int32");
+        d->imin = lo;
+        d->ispan = (uint64_t)hi - (uint64_t)lo + 1;
+        return SL_OK;
+    }
+    if ((rc = sl_bind_option_float(b, "min", &d->fmin)) < 0 ||
+        (rc = sl_bind_option_float(b, "max", &d->fmax)) < 0)
+        return rc;
+    if (d->fmin > d->fmax)
+        return sl_bind_fail(b, SL_EINVAL, "min=%g is above max=%g", d->fmin, d->fmax);
+    if (d->type == SL_TYPE_FLOAT32 && (fabs(d->fmin) > 3.4e38 || fabs(d->fmax) > 3.4e38))
+        return sl_bind_fail(b, SL_EOVERFLOW, "min and max must fit in float32");
+    return SL_OK;
+}
+
+static int uni_bind(sl_bind_t *b)
+{
+    struct uni_data d;
+    memset(&d, 0, sizeof d);
+    const char *col, *type;
+    int64_t seed;
+    int rc;
+    if ((rc = sl_bind_option_int(b, "rows", &d.rows)) < 0 ||
+        (rc = sl_bind_option_int(b, "seed", &seed)) < 0 ||
+        (rc = sl_bind_option_str(b, "type", &type)) < 0 ||
+        (rc = sl_bind_option_str(b, "column", &col)) < 0 ||
+        (rc = sl_bind_option_float(b, "null_rate", &d.null_rate)) < 0)
+        return rc;
+    d.seed = (uint64_t)seed;
+    if (d.rows < 0)
+        return sl_bind_fail(b, SL_EINVAL, "rows must be >= 0, got %lld", (long long)d.rows);
+    if (sl_type_parse(type, &d.type) < 0)
+        return sl_bind_fail(b, SL_ETYPE, "type must be int32, int64, float32 or float64, got '%s'",
+                            type);
+    if (!(d.null_rate >= 0.0 && d.null_rate <= 1.0))
+        return sl_bind_fail(b, SL_EINVAL, "null_rate must be in [0, 1], got %g", d.null_rate);
+    if ((rc = uni_range(b, &d)) < 0)
+        return rc;
+    struct uni_data *p = sl__malloc(sizeof *p);
+    if (!p)
+        return sl_bind_fail(b, SL_ENOMEM, "out of memory");
+    *p = d;
+    sl_bind_set_data(b, p, uni_free);
+    sl_bind_set_rows(b, d.rows);
+    return sl_bind_add_column(b, col, d.type);
+}
+
+static int64_t uni_tasks(sl_task_t *t)
+{
+    const struct uni_data *d = sl_op_data(sl_task_op(t));
+    int64_t m = sl_task_morsel_rows(t);
+    return (d->rows + m - 1) / m;
+}
+
+static void uni_fill(const struct uni_data *d, void *out, uint64_t first, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++) {
+        uint64_t h = sl__gen_hash(d->seed, SL__GEN_S_VALUE, first + (uint64_t)i);
+        switch (d->type) {
+        case SL_TYPE_INT32:
+            ((int32_t *)out)[i] = (int32_t)(d->imin + (int64_t)sl__gen_below(h, d->ispan));
+            break;
+        case SL_TYPE_INT64:
+            ((int64_t *)out)[i] =
+                (int64_t)((uint64_t)d->imin + (d->ispan ? sl__gen_below(h, d->ispan) : h));
+            break;
+        case SL_TYPE_FLOAT32: {
+            float v = (float)(d->fmin + sl__gen_unit(h) * (d->fmax - d->fmin));
+            if (v >= (float)d->fmax && d->fmax > d->fmin)
+                v = nextafterf((float)d->fmax, -INFINITY); /* rounding reached max */
+            ((float *)out)[i] = v;
+            break;
+        }
+        default: {
+            double v = d->fmin + sl__gen_unit(h) * (d->fmax - d->fmin);
+            if (v >= d->fmax && d->fmax > d->fmin)
+                v = nextafter(d->fmax, -INFINITY);
+            ((double *)out)[i] = v;
+            break;
+        }
+        }
+    }
+}
+
+static int uni_source(sl_task_t *t)
+{
+    const struct uni_data *d = sl_op_data(sl_task_op(t));
+    int64_t m = sl_task_morsel_rows(t);
+    int64_t first = sl_task_index(t) * m;
+    int64_t n = sl__morsel_len(d->rows, m, sl_task_index(t));
+    sl_batch_t *b = sl_task_new_batch(t, sl_op_output_schema(sl_task_op(t)), n);
+    if (!b)
+        return SL_ENOMEM;
+    uni_fill(d, sl__col_values(b, 0), (uint64_t)first, n);
+    if (d->null_rate > 0 && n > 0) {
+        uint8_t *valid = sl_batch_column_validity(b, 0);
+        if (!valid) {
+            sl_batch_unref(b);
+            return sl_task_fail(t, SL_ENOMEM, "out of memory for a validity bitmap");
+        }
+        int64_t nulls = 0;
+        size_t w = sl_type_width(d->type);
+        for (int64_t i = 0; i < n; i++) {
+            uint64_t h = sl__gen_hash(d->seed, SL__GEN_S_NULL, (uint64_t)(first + i));
+            if (sl__gen_unit(h) < d->null_rate) {
+                valid[i >> 3] &= (uint8_t) ~(1u << (i & 7));
+                memset((char *)sl__col_values(b, 0) + (size_t)i * w, 0, w);
+                nulls++;
+            }
+        }
+        b->cols[0].null_count = nulls;
+    }
+    return sl_task_emit(t, b);
+}
+
+static const struct sl_impl uni_impls[] = {{.device = SL_DEVICE_CPU, .run = uni_source}};
+static const struct sl_phase uni_phase = {uni_impls, 1, NULL};
+
+const struct sl_op_def sl__gen_uniform_def = {
+    .abi_version = SL_OP_ABI_VERSION,
+    .flags = SL_OP_SOURCE,
+    .name = "gen.uniform",
+    .doc = "generates uniform random values in [min, max] (integers) or [min, max) (floats)",
+    .min_inputs = 0,
+    .max_inputs = 0,
+    .options = uni_options,
+    .n_options = sizeof uni_options / sizeof uni_options[0],
+    .bind = uni_bind,
+    .source_tasks = uni_tasks,
+    .source = &uni_phase,
+};
