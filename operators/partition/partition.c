@@ -1,0 +1,515 @@
+/* partition: radix partitioning of its input by one int32/int64 key column, on all
+ * cores (options key=col, bits=B or fanout=F, passes=0|1|2, hash=false).
+ *
+ * Output: the input columns plus an int32 column "partition". Source task p (of fanout)
+ * emits partition p as one batch (nothing if it is empty), every row of which has
+ * partition = p; rows keep their input order within a partition. Null keys go to
+ * partition 0 (their key stays null). Fanout = 2^bits; bits defaults to the bits one
+ * pass can use well (sl__part_bits_per_pass, from L1's size), and passes=0 picks one
+ * pass if bits fit that, else two.
+ *
+ * Finalize runs a state machine over spawned tasks (see sort.c for the pattern):
+ *   VIEW     one task per column: a contiguous view of the input;
+ *   HIST     per chunk: (nulls replaced by 0 in a copy of the key) pass-1 partition ids
+ *            and their histogram;
+ *   SCATTER  per chunk: every column (and a row-id column when some column has nulls)
+ *            to its partition, write-combined;
+ *   PASS2    (two passes) one task per pass-1 partition: its sub-partitioning;
+ *   FINISH   per chunk: the partition column, and validity gathered by row id. */
+#include "../sort/sort_int.h"
+#include "part_int.h"
+
+struct part_data {
+    int key, n_cols;
+    int bits, passes, hash;
+};
+
+enum { P_VIEW, P_HIST, P_SCATTER, P_PASS2, P_FINISH, P_DONE };
+
+struct part_global {
+    struct sl__rows rows;
+    int64_t n;
+    int n_cols, n_scat, stage, stream;
+    int bits1, bits2;
+    int64_t fanout, f1;
+    struct sl__colview *views;
+    const void **src;   /* n_scat scatter sources (key cleaned, row ids) */
+    void **dst1, **dst; /* pass-1 targets and final columns */
+    int widths[64 + 2];
+    uint64_t *rowid;
+    int64_t n_chunks, chunk_rows;
+    int64_t *hist;      /* n_chunks x f1 */
+    int64_t *off;       /* fanout + 1 */
+    int64_t *off1;      /* f1 + 1 */
+    int64_t *nulls;     /* n_chunks x n_cols */
+    sl_batch_t *out;
+};
+
+struct part_local {
+    struct sl__rows rows;
+};
+
+static const struct sl_option_def part_options[] = {
+    {"key", SL_OPT_STRING, NULL, "int32 or int64 key column"},
+    {"bits", SL_OPT_INT, "0", "log2 of the fanout (0 = from the cache size)"},
+    {"fanout", SL_OPT_INT, "0", "number of partitions, a power of two (instead of bits)"},
+    {"passes", SL_OPT_INT, "0", "1 or 2 (0 = 1 if the fanout fits one pass, else 2)"},
+    {"hash", SL_OPT_BOOL, "false", "partition by a multiplicative hash of the key"},
+};
+
+static void part_free(void *p)
+{
+    sl__free(p, sizeof(struct part_data));
+}
+
+static int part_bind(sl_bind_t *b)
+{
+    const char *key;
+    int64_t bits, fanout, passes;
+    int hash, rc;
+    if ((rc = sl_bind_option_str(b, "key", &key)) < 0 ||
+        (rc = sl_bind_option_int(b, "bits", &bits)) < 0 ||
+        (rc = sl_bind_option_int(b, "fanout", &fanout)) < 0 ||
+        (rc = sl_bind_option_int(b, "passes", &passes)) < 0 ||
+        (rc = sl_bind_option_bool(b, "hash", &hash)) < 0)
+        return rc;
+    const sl_schema_t *in = sl_bind_input_schema(b, 0);
+    struct part_data d = {.key = sl_schema_find(in, key), .n_cols = sl_schema_num_fields(in),
+                          .hash = hash};
+    if (d.key < 0)
+        return sl_bind_fail(b, SL_ENOTFOUND, "key: no column '%s' in its input", key);
+    if (d.n_cols > 64)
+        return sl_bind_fail(b, SL_EUNSUPPORTED, "more than 64 columns");
+    enum sl_type kt;
+    sl_schema_field(in, d.key, NULL, &kt);
+    if (kt != SL_TYPE_INT32 && kt != SL_TYPE_INT64)
+        return sl_bind_fail(b, SL_ETYPE, "key: column '%s' is %s; int32 or int64 needed", key,
+                            sl_type_name(kt));
+    if (fanout) {
+        if (fanout < 1 || (fanout & (fanout - 1)))
+            return sl_bind_fail(b, SL_EINVAL, "fanout: %lld is not a power of two",
+                                (long long)fanout);
+        bits = __builtin_ctzll((unsigned long long)fanout);
+    }
+    if (!fanout && !bits)
+        bits = sl__part_bits_per_pass(1);
+    if (bits < 0 || bits > SL__PART_MAX_BITS)
+        return sl_bind_fail(b, SL_EINVAL, "bits: %lld is outside 0..%d", (long long)bits,
+                            SL__PART_MAX_BITS);
+    if (passes < 0 || passes > 2)
+        return sl_bind_fail(b, SL_EINVAL, "passes: must be 0, 1 or 2, got %lld",
+                            (long long)passes);
+    if (!passes)
+        passes = bits > sl__part_bits_per_pass(1) ? 2 : 1;
+    if (bits > 2 * SL__PART_MAX_BITS_PER_PASS || (passes == 1 && bits > SL__PART_MAX_BITS_PER_PASS))
+        return sl_bind_fail(b, SL_EINVAL, "bits: %lld is too many for %lld pass(es) (at most %d "
+                            "per pass)", (long long)bits, (long long)passes,
+                            SL__PART_MAX_BITS_PER_PASS);
+    d.bits = (int)bits;
+    d.passes = bits < 2 ? 1 : (int)passes;
+    for (int i = 0; i < d.n_cols; i++) {
+        const char *name;
+        enum sl_type type;
+        sl_schema_field(in, i, &name, &type);
+        if ((rc = sl_bind_add_column(b, name, type)) < 0)
+            return rc;
+    }
+    if (sl_schema_find(in, "partition") >= 0)
+        return sl_bind_fail(b, SL_EINVAL, "its input already has a column 'partition'");
+    if ((rc = sl_bind_add_column(b, "partition", SL_TYPE_INT32)) < 0)
+        return rc;
+    struct part_data *p = sl__malloc(sizeof *p);
+    if (!p)
+        return sl_bind_fail(b, SL_ENOMEM, "out of memory");
+    *p = d;
+    sl_bind_set_data(b, p, part_free);
+    sl_bind_set_rows(b, sl_bind_input_rows(b, 0));
+    return SL_OK;
+}
+
+static void part_fini_global(const sl_op_t *op, void *gs)
+{
+    struct part_global *g = gs;
+    sl__rows_fini(&g->rows);
+    sl_batch_unref(g->out);
+}
+
+static void part_fini_local(const sl_op_t *op, void *gs, void *ls)
+{
+    sl__rows_fini(&((struct part_local *)ls)->rows);
+}
+
+static int part_sink(sl_task_t *t)
+{
+    struct part_local *ls = sl_task_lstate(t);
+    if (!ls)
+        return SL_ENOMEM;
+    sl_batch_t *b = sl_task_input(t);
+    if (b->n_rows && sl__rows_add(&ls->rows, b, 0, sl_task_index(t)) < 0)
+        return sl_task_fail(t, SL_ENOMEM, "out of memory");
+    return SL_OK;
+}
+
+static int part_combine(sl_task_t *t)
+{
+    struct part_global *gs = sl_task_gstate(t);
+    struct part_local *ls = sl_task_lstate(t);
+    if (sl__rows_move(&gs->rows, &ls->rows) < 0)
+        return sl_task_fail(t, SL_ENOMEM, "out of memory");
+    return SL_OK;
+}
+
+/* ---------------- parallel work ---------------- */
+
+static struct sl__part_fn pass1_fn(const struct part_global *g, const struct part_data *d)
+{
+    return (struct sl__part_fn){g->widths[0], d->hash, d->bits, g->bits2, g->bits1};
+}
+
+/* Copies the key of rows [lo, hi) with nulls replaced by 0 (which maps to partition 0)
+ * and fills row ids, when needed. */
+static void prepare(struct part_global *g, const struct part_data *d, int64_t lo, int64_t hi)
+{
+    const struct sl__colview *kv = &g->views[d->key];
+    if (kv->validity) {
+        if (g->widths[0] == 4) {
+            const uint32_t *s = kv->data;
+            uint32_t *k = (uint32_t *)g->src[0];
+            for (int64_t i = lo; i < hi; i++)
+                k[i] = sl__colview_valid(kv, i) ? s[i] : 0;
+        } else {
+            const uint64_t *s = kv->data;
+            uint64_t *k = (uint64_t *)g->src[0];
+            for (int64_t i = lo; i < hi; i++)
+                k[i] = sl__colview_valid(kv, i) ? s[i] : 0;
+        }
+    }
+    if (g->rowid) {
+        for (int64_t i = lo; i < hi; i++)
+            g->rowid[i] = (uint64_t)i;
+    }
+}
+
+static int scatter_chunk(sl_task_t *t, struct part_global *g, const struct part_data *d,
+                         int64_t k, int64_t lo, int64_t hi)
+{
+    uint16_t *pid = sl__malloc((size_t)(hi - lo) * sizeof *pid);
+    void *scratch = sl__malloc(sl__part_scratch_bytes(g->f1));
+    if (!pid || !scratch) {
+        sl__free(pid, 0);
+        sl__free(scratch, 0);
+        return sl_task_fail(t, SL_ENOMEM, "out of memory");
+    }
+    struct sl__part_fn f = pass1_fn(g, d);
+    sl__part_ids(&f, g->src[0], lo, hi, pid);
+    int64_t *base = g->hist + k * g->f1, pos[1 << SL__PART_MAX_BITS_PER_PASS];
+    for (int c = 0; c < g->n_scat; c++) {
+        memcpy(pos, base, (size_t)g->f1 * sizeof *pos);
+        sl__part_scatter(g->src[c], g->dst1[c], g->widths[c], pid, lo, hi, pos, g->f1, scratch,
+                         g->stream);
+    }
+    sl__free(pid, 0);
+    sl__free(scratch, 0);
+    return SL_OK;
+}
+
+static int pass2_part(sl_task_t *t, struct part_global *g, const struct part_data *d, int64_t p)
+{
+    int64_t lo = g->off1[p], hi = g->off1[p + 1], f2 = (int64_t)1 << g->bits2;
+    uint16_t *pid = sl__malloc((size_t)(hi - lo + 1) * sizeof *pid);
+    void *scratch = sl__malloc(sl__part_scratch_bytes(f2));
+    int64_t *pos = sl__malloc((size_t)(2 * f2 + 1) * sizeof *pos);
+    int rc = SL_OK;
+    if (!pid || !scratch || !pos) {
+        rc = sl_task_fail(t, SL_ENOMEM, "out of memory");
+    } else {
+        /* Offsets into a private array: the last one is the next task's first. */
+        struct sl__part_fn f = {g->widths[0], d->hash, d->bits, 0, g->bits2};
+        int64_t *off = pos + f2;
+        sl__part_pass(&f, g->n_scat, (const void *const *)g->dst1, g->widths, lo, hi, g->dst, off,
+                      pid, pos, scratch, g->stream);
+        memcpy(g->off + p * f2, off, (size_t)f2 * sizeof *off);
+    }
+    sl__free(pid, 0);
+    sl__free(scratch, 0);
+    sl__free(pos, 0);
+    return rc;
+}
+
+/* The partition column and gathered validity of output rows [lo, hi). */
+static void finish_chunk(struct part_global *g, int64_t k, int64_t lo, int64_t hi)
+{
+    int32_t *pc = sl__col_values(g->out, g->n_cols);
+    int64_t lo_p = 0, hi_p = g->fanout;
+    while (lo_p < hi_p) { /* first partition whose end is after lo */
+        int64_t mid = (lo_p + hi_p) / 2;
+        if (g->off[mid + 1] <= lo)
+            lo_p = mid + 1;
+        else
+            hi_p = mid;
+    }
+    for (int64_t p = lo_p, i = lo; i < hi; p++) {
+        int64_t end = g->off[p + 1] < hi ? g->off[p + 1] : hi;
+        for (; i < end; i++)
+            pc[i] = (int32_t)p;
+    }
+    for (int c = 0; c < g->n_cols; c++) {
+        const struct sl__colview *v = &g->views[c];
+        if (!v->validity)
+            continue;
+        uint8_t *ov = g->out->cols[c].validity->ptr;
+        int64_t nulls = 0;
+        for (int64_t i = lo; i < hi; i += 8) {
+            unsigned byte = 0;
+            for (int64_t j = 0; j < 8 && i + j < hi; j++) {
+                bool ok = sl__colview_valid(v, (int64_t)g->rowid[i + j]);
+                byte |= (unsigned)ok << j;
+                nulls += !ok;
+            }
+            ov[i >> 3] = (uint8_t)byte;
+        }
+        g->nulls[k * g->n_cols + c] = nulls;
+    }
+}
+
+static int part_work(sl_task_t *t)
+{
+    struct part_global *g = sl_task_arg(t);
+    const struct part_data *d = sl_op_data(sl_task_op(t));
+    int64_t k = sl_task_index(t);
+    if (g->stage == P_VIEW)
+        return sl__rows_view(t, &g->rows, 0, g->rows.n, (int)k, &g->views[k]);
+    if (g->stage == P_PASS2)
+        return pass2_part(t, g, d, k);
+    int64_t lo = k * g->chunk_rows, hi = lo + g->chunk_rows < g->n ? lo + g->chunk_rows : g->n;
+    switch (g->stage) {
+    case P_HIST: {
+        prepare(g, d, lo, hi);
+        struct sl__part_fn f = pass1_fn(g, d);
+        int64_t *h = g->hist + k * g->f1;
+        memset(h, 0, (size_t)g->f1 * sizeof *h);
+        if (g->widths[0] == 4) {
+            const uint32_t *key = g->src[0];
+            for (int64_t i = lo; i < hi; i++)
+                h[sl__part_radix(&f, key[i])]++;
+        } else {
+            const uint64_t *key = g->src[0];
+            for (int64_t i = lo; i < hi; i++)
+                h[sl__part_radix(&f, key[i])]++;
+        }
+        return SL_OK;
+    }
+    case P_SCATTER:
+        return scatter_chunk(t, g, d, k, lo, hi);
+    case P_FINISH:
+        finish_chunk(g, k, lo, hi);
+        return SL_OK;
+    default:
+        return SL_OK;
+    }
+}
+
+/* ---------------- the state machine ---------------- */
+
+static const struct sl_phase part_work_phase, part_step_phase;
+
+static int spawn(sl_task_t *t, struct part_global *g, int stage, int64_t n)
+{
+    g->stage = stage;
+    return sl_task_spawn(t, &part_work_phase, n, g, &part_step_phase);
+}
+
+/* After VIEW: the output batch, scatter sources and targets. Column 0 of the scatter
+ * is the key (so pass 2 finds it first), then the other columns, then row ids. */
+static int setup(sl_task_t *t, struct part_global *g, const struct part_data *d)
+{
+    g->out = sl__batch_new(sl_op_output_schema(sl_task_op(t)), g->n);
+    if (!g->out || sl__batch_alloc_columns(g->out) != SL_OK)
+        return sl_task_fail(t, SL_ENOMEM, "out of memory for %lld rows", (long long)g->n);
+    bool any_null = false;
+    for (int c = 0; c < g->n_cols; c++) {
+        if (g->views[c].validity) {
+            any_null = true;
+            if (!sl_batch_column_validity(g->out, c))
+                return sl_task_fail(t, SL_ENOMEM, "out of memory");
+        }
+    }
+    g->n_scat = g->n_cols + any_null;
+    g->src = sl_task_alloc(t, (size_t)g->n_scat * sizeof *g->src);
+    g->dst1 = sl_task_alloc(t, (size_t)g->n_scat * sizeof *g->dst1);
+    g->dst = sl_task_alloc(t, (size_t)g->n_scat * sizeof *g->dst);
+    if (!g->src || !g->dst1 || !g->dst)
+        return SL_ENOMEM;
+    int s = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        for (int c = 0; c < g->n_cols; c++) {
+            if ((pass == 0) != (c == d->key))
+                continue;
+            g->widths[s] = (int)sl_type_width(g->views[c].type);
+            g->src[s] = g->views[c].data;
+            g->dst[s] = sl__col_values(g->out, c);
+            s++;
+        }
+    }
+    if (g->views[d->key].validity) {
+        g->src[0] = sl_task_alloc(t, (size_t)g->n * (size_t)g->widths[0]);
+        if (!g->src[0])
+            return SL_ENOMEM;
+    }
+    if (any_null) {
+        g->rowid = sl_task_alloc(t, (size_t)g->n * 8);
+        g->widths[s] = 8;
+        g->src[s] = g->rowid;
+        if (!g->rowid || !(g->dst[s] = sl_task_alloc(t, (size_t)g->n * 8)))
+            return SL_ENOMEM;
+    }
+    for (s = 0; s < g->n_scat; s++) {
+        g->dst1[s] = g->dst[s];
+        if (g->bits2 && !(g->dst1[s] = sl_task_alloc(t, (size_t)g->n * (size_t)g->widths[s])))
+            return SL_ENOMEM;
+    }
+    g->hist = sl_task_alloc(t, (size_t)(g->n_chunks * g->f1) * 8);
+    g->off = sl_task_alloc(t, (size_t)(g->fanout + 1) * 8);
+    g->off1 = sl_task_alloc(t, (size_t)(g->f1 + 1) * 8);
+    g->nulls = sl_task_alloc(t, (size_t)(g->n_chunks * g->n_cols) * 8 + 8);
+    if (!g->hist || !g->off || !g->off1 || !g->nulls)
+        return SL_ENOMEM;
+    memset(g->nulls, 0, (size_t)(g->n_chunks * g->n_cols) * 8);
+    int64_t bytes = 0;
+    for (s = 0; s < g->n_scat; s++)
+        bytes += g->n * g->widths[s];
+    g->stream = sl__part_stream(bytes);
+    return spawn(t, g, P_HIST, g->n_chunks);
+}
+
+/* Pass-1 counts per chunk -> each chunk's first position per partition (in place). */
+static void positions(struct part_global *g)
+{
+    int64_t sum = 0;
+    for (int64_t b = 0; b < g->f1; b++) {
+        g->off1[b] = sum;
+        for (int64_t k = 0; k < g->n_chunks; k++) {
+            int64_t c = g->hist[k * g->f1 + b];
+            g->hist[k * g->f1 + b] = sum;
+            sum += c;
+        }
+    }
+    g->off1[g->f1] = sum;
+}
+
+static int part_step(sl_task_t *t)
+{
+    struct part_global *g = sl_task_arg(t);
+    const struct part_data *d = sl_op_data(sl_task_op(t));
+    if (sl_task_cancelled(t))
+        return SL_ECANCELED;
+    switch (g->stage) {
+    case P_VIEW:
+        return setup(t, g, d);
+    case P_HIST:
+        positions(g);
+        return spawn(t, g, P_SCATTER, g->n_chunks);
+    case P_SCATTER:
+        if (g->bits2)
+            return spawn(t, g, P_PASS2, g->f1);
+        if (g->n_scat > g->n_cols) /* the row ids' final place */
+            g->rowid = g->dst[g->n_scat - 1];
+        memcpy(g->off, g->off1, (size_t)(g->fanout + 1) * sizeof *g->off);
+        return spawn(t, g, P_FINISH, g->n_chunks);
+    case P_PASS2:
+        g->off[g->fanout] = g->n;
+        if (g->n_scat > g->n_cols) /* the row ids' final place */
+            g->rowid = g->dst[g->n_scat - 1];
+        return spawn(t, g, P_FINISH, g->n_chunks);
+    case P_FINISH:
+        for (int c = 0; c < g->n_cols; c++) {
+            if (!g->out->cols[c].validity)
+                continue;
+            int64_t nulls = 0;
+            for (int64_t k = 0; k < g->n_chunks; k++)
+                nulls += g->nulls[k * g->n_cols + c];
+            g->out->cols[c].null_count = nulls;
+        }
+        g->stage = P_DONE;
+        return SL_OK;
+    default:
+        return SL_OK;
+    }
+}
+
+static int part_finalize(sl_task_t *t)
+{
+    struct part_global *g = sl_task_gstate(t);
+    const struct part_data *d = sl_op_data(sl_task_op(t));
+    sl__rows_order(&g->rows);
+    for (int64_t i = 0; i < g->rows.n; i++)
+        g->n += g->rows.items[i].batch->n_rows;
+    if (g->n == 0)
+        return SL_OK;
+    g->n_cols = d->n_cols;
+    g->bits2 = d->passes == 2 ? d->bits / 2 : 0;
+    g->bits1 = d->bits - g->bits2;
+    g->fanout = (int64_t)1 << d->bits;
+    g->f1 = (int64_t)1 << g->bits1;
+    int64_t m = sl_task_morsel_rows(t), target = g->n / 64 > m ? g->n / 64 : m;
+    g->chunk_rows = (target + 63) & ~(int64_t)63;
+    g->n_chunks = (g->n + g->chunk_rows - 1) / g->chunk_rows;
+    g->views = sl_task_alloc(t, (size_t)g->n_cols * sizeof *g->views);
+    if (!g->views)
+        return SL_ENOMEM;
+    return spawn(t, g, P_VIEW, g->n_cols);
+}
+
+static int64_t part_tasks(sl_task_t *t)
+{
+    struct part_global *g = sl_task_gstate(t);
+    return g->out ? g->fanout : 0;
+}
+
+static int part_source(sl_task_t *t)
+{
+    struct part_global *g = sl_task_gstate(t);
+    int64_t p = sl_task_index(t), lo = g->off[p], hi = g->off[p + 1];
+    if (hi == lo)
+        return SL_OK;
+    sl_batch_t *s = sl__batch_slice(g->out, lo, hi - lo);
+    if (!s)
+        return sl_task_fail(t, SL_ENOMEM, "out of memory");
+    return sl_task_emit(t, s);
+}
+
+static const struct sl_impl part_sink_impl[] = {{.device = SL_DEVICE_CPU, .run = part_sink}};
+static const struct sl_impl part_combine_impl[] = {{.device = SL_DEVICE_CPU, .run = part_combine}};
+static const struct sl_impl part_finalize_impl[] = {
+    {.device = SL_DEVICE_CPU, .run = part_finalize}};
+static const struct sl_impl part_work_impl[] = {{.device = SL_DEVICE_CPU, .run = part_work}};
+static const struct sl_impl part_step_impl[] = {{.device = SL_DEVICE_CPU, .run = part_step}};
+static const struct sl_impl part_source_impl[] = {{.device = SL_DEVICE_CPU, .run = part_source}};
+static const struct sl_phase part_sink_phase = {part_sink_impl, 1, NULL};
+static const struct sl_phase part_combine_phase = {part_combine_impl, 1, NULL};
+static const struct sl_phase part_finalize_phase = {part_finalize_impl, 1, NULL};
+static const struct sl_phase part_work_phase = {part_work_impl, 1, NULL};
+static const struct sl_phase part_step_phase = {part_step_impl, 1, NULL};
+static const struct sl_phase part_source_phase = {part_source_impl, 1, NULL};
+
+const struct sl_op_def sl__partition_def = {
+    .abi_version = SL_OP_ABI_VERSION,
+    .flags = SL_OP_SINK | SL_OP_SOURCE,
+    .name = "partition",
+    .doc = "radix partitioning by an int32/int64 key (one batch per partition, with a "
+           "'partition' column)",
+    .min_inputs = 1,
+    .max_inputs = 1,
+    .options = part_options,
+    .n_options = sizeof part_options / sizeof part_options[0],
+    .bind = part_bind,
+    .global_state_bytes = sizeof(struct part_global),
+    .local_state_bytes = sizeof(struct part_local),
+    .fini_global = part_fini_global,
+    .fini_local = part_fini_local,
+    .source_tasks = part_tasks,
+    .sink = &part_sink_phase,
+    .combine = &part_combine_phase,
+    .finalize = &part_finalize_phase,
+    .source = &part_source_phase,
+};

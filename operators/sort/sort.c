@@ -1,0 +1,547 @@
+/* sort: sorts its input by one or more key columns (option by="a DESC NULLS FIRST, b"),
+ * stably: rows with equal keys keep their input order (source task order, then
+ * emission order within a task). Payload columns are carried along.
+ *
+ * Sink: each worker keeps references to the batches it receives. Finalize sorts on all
+ * cores with spawned tasks, as a small state machine advanced by a `then` phase:
+ *   VIEW     one task per column: a contiguous view of the column (zero-copy if the
+ *            input batches are consecutive slices of one buffer, else a copy);
+ *   BUILD    per chunk: items (key code, row index) for the current key step, and the
+ *            histograms of all digits (digits with one bucket are skipped);
+ *   HIST     per chunk: histogram of the current digit (not needed right after BUILD);
+ *   SCATTER  per chunk: stable write-combining scatter by the digit;
+ *   GATHER   per chunk: output columns gathered by the final permutation.
+ * Keys are processed LSD over columns: the last key first, each a stable radix sort of
+ * its codes; a key column with nulls adds a one-digit step on its null flag.
+ *
+ * Source: task i of ceil(n / morsel) emits rows [i * morsel, ...) of the sorted result
+ * as a zero-copy slice. Row order across batches is the order of source task indices;
+ * a consumer that needs the global order must order batches by task index
+ * (sl_task_index in its sink).
+ *
+ * NaNs sort after +inf ascending (before -inf descending); -0.0 sorts before +0.0.
+ * Nulls: NULLS LAST by default for ASC, NULLS FIRST for DESC (nulls compare largest). */
+#include "../partition/part_int.h"
+#include "sort_int.h"
+
+struct sort_data {
+    struct sl__sort_spec spec;
+    int n_cols;
+};
+
+/* One step of LSD over columns: a stable sort by a column's codes or its null flags. */
+struct sort_step {
+    int col;
+    int null_pass;
+    int desc, nulls_first;
+};
+
+enum { S_VIEW, S_BUILD, S_HIST, S_SCATTER, S_GATHER, S_DONE };
+
+struct sort_global {
+    struct sl__rows rows;
+    int64_t n;
+    int n_cols;
+    struct sl__colview *views;
+    int n_steps, step, digit, stage;
+    struct sort_step steps[2 * SL__SORT_MAX_KEYS];
+    int wide, n_digits, stream;
+    int decode_col;    /* the key column read back from the final codes, or -1 */
+    int carry_col;     /* the payload carried in the items instead of a row index, or -1 */
+    void *items, *tmp;
+    int64_t n_chunks, chunk_rows;
+    int64_t *hist_all; /* n_chunks x n_digits x SL__RS_BUCKETS */
+    int64_t *hist;     /* n_chunks x SL__RS_BUCKETS: counts, then positions */
+    int64_t *nulls;    /* n_chunks x n_cols */
+    sl_batch_t *out;
+};
+
+struct sort_local {
+    struct sl__rows rows;
+};
+
+static const struct sl_option_def sort_options[] = {
+    {"by", SL_OPT_STRING, NULL, "keys: \"a DESC NULLS FIRST, b\" (ASC default)"},
+};
+
+static void sort_free(void *p)
+{
+    sl__free(p, sizeof(struct sort_data));
+}
+
+static int sort_bind(sl_bind_t *b)
+{
+    const char *by;
+    int rc = sl_bind_option_str(b, "by", &by);
+    if (rc < 0)
+        return rc;
+    const sl_schema_t *in = sl_bind_input_schema(b, 0);
+    struct sort_data d = {.n_cols = sl_schema_num_fields(in)};
+    if ((rc = sl__sort_spec_parse(b, in, by, &d.spec)) < 0)
+        return rc;
+    for (int i = 0; i < d.n_cols; i++) {
+        const char *name;
+        enum sl_type type;
+        sl_schema_field(in, i, &name, &type);
+        if ((rc = sl_bind_add_column(b, name, type)) < 0)
+            return rc;
+    }
+    struct sort_data *p = sl__malloc(sizeof *p);
+    if (!p)
+        return sl_bind_fail(b, SL_ENOMEM, "out of memory");
+    *p = d;
+    sl_bind_set_data(b, p, sort_free);
+    sl_bind_set_rows(b, sl_bind_input_rows(b, 0));
+    return SL_OK;
+}
+
+static void sort_fini_global(const sl_op_t *op, void *gs)
+{
+    struct sort_global *g = gs;
+    sl__rows_fini(&g->rows);
+    sl_batch_unref(g->out);
+}
+
+static void sort_fini_local(const sl_op_t *op, void *gs, void *ls)
+{
+    sl__rows_fini(&((struct sort_local *)ls)->rows);
+}
+
+static int sort_sink(sl_task_t *t)
+{
+    struct sort_local *ls = sl_task_lstate(t);
+    if (!ls)
+        return SL_ENOMEM;
+    sl_batch_t *b = sl_task_input(t);
+    if (b->n_rows == 0)
+        return SL_OK;
+    if (sl__rows_add(&ls->rows, b, sl_task_port(t), sl_task_index(t)) < 0)
+        return sl_task_fail(t, SL_ENOMEM, "out of memory");
+    return SL_OK;
+}
+
+static int sort_combine(sl_task_t *t)
+{
+    struct sort_global *gs = sl_task_gstate(t);
+    struct sort_local *ls = sl_task_lstate(t);
+    if (sl__rows_move(&gs->rows, &ls->rows) < 0)
+        return sl_task_fail(t, SL_ENOMEM, "out of memory");
+    return SL_OK;
+}
+
+/* ---------------- the parallel work of each stage ---------------- */
+
+static uint64_t code_of(const struct sl__colview *v, const struct sort_step *s, int64_t row)
+{
+    bool valid = sl__colview_valid(v, row);
+    if (s->null_pass)
+        return valid ? (uint64_t)s->nulls_first : (uint64_t)!s->nulls_first;
+    if (!valid)
+        return 0;
+    uint64_t c;
+    switch (v->type) {
+    case SL_TYPE_INT32: c = sl__key_code_i32(((const int32_t *)v->data)[row]); break;
+    case SL_TYPE_INT64: c = sl__key_code_i64(((const int64_t *)v->data)[row]); break;
+    case SL_TYPE_FLOAT32: c = sl__key_code_f32(((const float *)v->data)[row]); break;
+    default: c = sl__key_code_f64(((const double *)v->data)[row]); break;
+    }
+    if (s->desc)
+        c = sl_type_width(v->type) == 4 ? (uint32_t)~c : ~c;
+    return c;
+}
+
+/* Fast paths of BUILD for the common first step: no nulls, an integer key. */
+static bool build_fast(struct sort_global *g, const struct sort_step *s, int64_t lo, int64_t hi)
+{
+    const struct sl__colview *v = &g->views[s->col];
+    if (s->null_pass || v->validity || g->step != 0)
+        return false;
+    if (!g->wide && v->type == SL_TYPE_INT32) {
+        const int32_t *x = v->data;
+        uint64_t *it = g->items;
+        uint32_t flip = s->desc ? 0x7fffffffu : 0x80000000u;
+        if (g->carry_col >= 0) {
+            const uint32_t *p = g->views[g->carry_col].data;
+            for (int64_t i = lo; i < hi; i++)
+                it[i] = (uint64_t)((uint32_t)x[i] ^ flip) << 32 | p[i];
+        } else {
+            for (int64_t i = lo; i < hi; i++)
+                it[i] = (uint64_t)((uint32_t)x[i] ^ flip) << 32 | (uint64_t)i;
+        }
+        return true;
+    }
+    if (g->wide && v->type == SL_TYPE_INT64) {
+        const int64_t *x = v->data;
+        struct sl__kv64 *it = g->items;
+        uint64_t flip = s->desc ? 0x7fffffffffffffffull : 0x8000000000000000ull;
+        if (g->carry_col >= 0 && sl_type_width(g->views[g->carry_col].type) == 8) {
+            const uint64_t *p = g->views[g->carry_col].data;
+            for (int64_t i = lo; i < hi; i++)
+                it[i] = (struct sl__kv64){(uint64_t)x[i] ^ flip, p[i]};
+        } else if (g->carry_col >= 0) {
+            const uint32_t *p = g->views[g->carry_col].data;
+            for (int64_t i = lo; i < hi; i++)
+                it[i] = (struct sl__kv64){(uint64_t)x[i] ^ flip, p[i]};
+        } else {
+            for (int64_t i = lo; i < hi; i++)
+                it[i] = (struct sl__kv64){(uint64_t)x[i] ^ flip, (uint64_t)i};
+        }
+        return true;
+    }
+    return false;
+}
+
+static void do_build(struct sort_global *g, int64_t lo, int64_t hi, int64_t *hall)
+{
+    const struct sort_step *s = &g->steps[g->step];
+    const struct sl__colview *v = &g->views[s->col];
+    if (!build_fast(g, s, lo, hi)) {
+        if (g->wide) {
+            struct sl__kv64 *it = g->items;
+            for (int64_t i = lo; i < hi; i++) {
+                uint64_t row = g->step ? it[i].idx : (uint64_t)i;
+                it[i] = (struct sl__kv64){code_of(v, s, (int64_t)row), row};
+            }
+        } else {
+            uint64_t *it = g->items;
+            for (int64_t i = lo; i < hi; i++) {
+                uint64_t row = g->step ? (it[i] & 0xffffffffu) : (uint64_t)i;
+                it[i] = code_of(v, s, (int64_t)row) << 32 | row;
+            }
+        }
+    }
+    if (g->wide)
+        sl__rsort_hist_all_k64(g->items, lo, hi, hall);
+    else
+        sl__rsort_hist_all_k32(g->items, lo, hi, hall);
+}
+
+static int shift_of(const struct sort_global *g)
+{
+    return (g->wide ? 0 : 32) + SL__RS_BITS * g->digit;
+}
+
+/* Integer key values from the final codes (the inverse of the code map), or the carried
+ * payload from the items' low part. */
+static void decode(struct sort_global *g, int c, int64_t lo, int64_t hi, void *out)
+{
+    bool desc = g->steps[g->n_steps - 1].desc, w4 = sl_type_width(g->views[c].type) == 4;
+    if (c == g->carry_col) {
+        if (!g->wide) {
+            const uint64_t *it = g->items;
+            for (int64_t i = lo; i < hi; i++)
+                ((uint32_t *)out)[i] = (uint32_t)it[i];
+        } else if (w4) {
+            const struct sl__kv64 *it = g->items;
+            for (int64_t i = lo; i < hi; i++)
+                ((uint32_t *)out)[i] = (uint32_t)it[i].idx;
+        } else {
+            const struct sl__kv64 *it = g->items;
+            for (int64_t i = lo; i < hi; i++)
+                ((uint64_t *)out)[i] = it[i].idx;
+        }
+        return;
+    }
+    uint64_t flip = w4 ? (desc ? 0x7fffffffu : 0x80000000u)
+                       : (desc ? 0x7fffffffffffffffull : 0x8000000000000000ull);
+    if (!g->wide) {
+        const uint64_t *it = g->items;
+        for (int64_t i = lo; i < hi; i++)
+            ((uint32_t *)out)[i] = (uint32_t)(it[i] >> 32) ^ (uint32_t)flip;
+    } else if (w4) {
+        const struct sl__kv64 *it = g->items;
+        for (int64_t i = lo; i < hi; i++)
+            ((uint32_t *)out)[i] = (uint32_t)it[i].key ^ (uint32_t)flip;
+    } else {
+        const struct sl__kv64 *it = g->items;
+        for (int64_t i = lo; i < hi; i++)
+            ((uint64_t *)out)[i] = it[i].key ^ flip;
+    }
+}
+
+static int do_gather(sl_task_t *t, struct sort_global *g, int64_t k, int64_t lo, int64_t hi)
+{
+    for (int c = 0; c < g->n_cols; c++) {
+        if (c == g->decode_col || c == g->carry_col) {
+            decode(g, c, lo, hi, sl__col_values(g->out, c));
+            g->nulls[k * g->n_cols + c] = 0;
+            continue;
+        }
+        void *out = sl__col_values(g->out, c);
+        uint8_t *valid = g->out->cols[c].validity ? g->out->cols[c].validity->ptr : NULL;
+        g->nulls[k * g->n_cols + c] =
+            g->wide ? sl__gather_k64(&g->views[c], g->items, lo, hi, out, valid)
+                    : sl__gather_k32(&g->views[c], g->items, lo, hi, out, valid);
+    }
+    (void)t;
+    return SL_OK;
+}
+
+static int sort_work(sl_task_t *t)
+{
+    struct sort_global *g = sl_task_arg(t);
+    int64_t k = sl_task_index(t);
+    if (g->stage == S_VIEW)
+        return sl__rows_view(t, &g->rows, 0, g->rows.n, (int)k, &g->views[k]);
+    int64_t lo = k * g->chunk_rows, hi = lo + g->chunk_rows < g->n ? lo + g->chunk_rows : g->n;
+    int64_t *h = g->hist + k * SL__RS_BUCKETS;
+    switch (g->stage) {
+    case S_BUILD:
+        memset(g->hist_all + k * g->n_digits * SL__RS_BUCKETS, 0,
+               (size_t)g->n_digits * SL__RS_BUCKETS * sizeof(int64_t));
+        do_build(g, lo, hi, g->hist_all + k * g->n_digits * SL__RS_BUCKETS);
+        return SL_OK;
+    case S_HIST:
+        memset(h, 0, SL__RS_BUCKETS * sizeof *h);
+        if (g->wide)
+            sl__rsort_hist_k64(g->items, lo, hi, shift_of(g), h);
+        else
+            sl__rsort_hist_k32(g->items, lo, hi, shift_of(g), h);
+        return SL_OK;
+    case S_SCATTER:
+        if (g->wide)
+            sl__rsort_scatter_k64(g->items, g->tmp, lo, hi, shift_of(g), h, g->stream);
+        else
+            sl__rsort_scatter_k32(g->items, g->tmp, lo, hi, shift_of(g), h, g->stream);
+        return SL_OK;
+    case S_GATHER:
+        return do_gather(t, g, k, lo, hi);
+    default:
+        return SL_OK;
+    }
+}
+
+/* ---------------- the state machine (runs between the parallel stages) ------------ */
+
+static const struct sl_phase sort_work_phase, sort_step_phase;
+
+static int spawn(sl_task_t *t, struct sort_global *g, int stage, int64_t n)
+{
+    g->stage = stage;
+    return sl_task_spawn(t, &sort_work_phase, n, g, &sort_step_phase);
+}
+
+/* Finds the next digit of the current step whose histogram has more than one bucket,
+ * starting at g->digit; returns 0 if none is left. */
+static int next_digit(struct sort_global *g)
+{
+    for (; g->digit < g->n_digits; g->digit++) {
+        /* The digit is trivial if one bucket holds every row. */
+        bool trivial = false;
+        for (int b = 0; b < SL__RS_BUCKETS && !trivial; b++) {
+            int64_t tot = 0;
+            for (int64_t k = 0; k < g->n_chunks; k++)
+                tot += g->hist_all[(k * g->n_digits + g->digit) * SL__RS_BUCKETS + b];
+            trivial = tot == g->n;
+        }
+        if (!trivial)
+            return 1;
+    }
+    return 0;
+}
+
+/* Turns per-chunk counts in g->hist into each chunk's first output position per bucket:
+ * pos[k][b] = rows in buckets < b (all chunks) + rows of bucket b in chunks < k. */
+static void positions(struct sort_global *g)
+{
+    int64_t sum = 0;
+    for (int b = 0; b < SL__RS_BUCKETS; b++) {
+        for (int64_t k = 0; k < g->n_chunks; k++) {
+            int64_t c = g->hist[k * SL__RS_BUCKETS + b];
+            g->hist[k * SL__RS_BUCKETS + b] = sum;
+            sum += c;
+        }
+    }
+}
+
+static int start_gather(sl_task_t *t, struct sort_global *g)
+{
+    g->out = sl__batch_new(sl_op_output_schema(sl_task_op(t)), g->n);
+    if (!g->out || sl__batch_alloc_columns(g->out) != SL_OK)
+        return sl_task_fail(t, SL_ENOMEM, "out of memory for %lld sorted rows", (long long)g->n);
+    for (int c = 0; c < g->n_cols; c++) {
+        if (g->views[c].validity && !sl_batch_column_validity(g->out, c))
+            return sl_task_fail(t, SL_ENOMEM, "out of memory");
+    }
+    return spawn(t, g, S_GATHER, g->n_chunks);
+}
+
+/* The most significant key, if it is an integer column without nulls, comes back
+ * from its codes instead of a gather. With one such key and one payload column without
+ * nulls that fits the items' index part, the payload rides in the items ("sorting the
+ * rows"): no permutation gather at all. */
+static void plan_decode(struct sort_global *g)
+{
+    g->decode_col = g->carry_col = -1;
+    const struct sort_step *s = &g->steps[g->n_steps - 1];
+    const struct sl__colview *v = &g->views[s->col];
+    if (s->null_pass || v->validity || (v->type != SL_TYPE_INT32 && v->type != SL_TYPE_INT64))
+        return;
+    g->decode_col = s->col;
+    if (g->n_steps != 1 || g->n_cols != 2)
+        return;
+    int other = 1 - s->col;
+    const struct sl__colview *p = &g->views[other];
+    bool fits = sl_type_width(p->type) == 4 || g->wide;
+    if (!p->validity && fits && (v->type == SL_TYPE_INT32 ? !g->wide : true))
+        g->carry_col = other;
+}
+
+static int sort_step(sl_task_t *t)
+{
+    struct sort_global *g = sl_task_arg(t);
+    switch (g->stage) {
+    case S_VIEW: {
+        size_t isz = g->wide ? sizeof(struct sl__kv64) : sizeof(uint64_t);
+        g->items = sl_task_alloc(t, (size_t)g->n * isz);
+        g->tmp = sl_task_alloc(t, (size_t)g->n * isz);
+        g->hist_all = sl_task_alloc(t, (size_t)(g->n_chunks * g->n_digits * SL__RS_BUCKETS) * 8);
+        g->hist = sl_task_alloc(t, (size_t)(g->n_chunks * SL__RS_BUCKETS) * 8);
+        g->nulls = sl_task_alloc(t, (size_t)(g->n_chunks * g->n_cols) * 8);
+        if (!g->items || !g->tmp || !g->hist_all || !g->hist || !g->nulls)
+            return SL_ENOMEM;
+        g->stream = sl__part_stream((int64_t)((size_t)g->n * isz));
+        g->step = 0;
+        plan_decode(g);
+        return spawn(t, g, S_BUILD, g->n_chunks);
+    }
+    case S_BUILD:
+        g->digit = 0;
+        break;
+    case S_HIST:
+        positions(g);
+        return spawn(t, g, S_SCATTER, g->n_chunks);
+    case S_SCATTER: {
+        void *x = g->items;
+        g->items = g->tmp;
+        g->tmp = x;
+        g->digit++;
+        break;
+    }
+    case S_GATHER:
+        for (int c = 0; c < g->n_cols; c++) {
+            if (!g->out->cols[c].validity)
+                continue;
+            int64_t nulls = 0;
+            for (int64_t k = 0; k < g->n_chunks; k++)
+                nulls += g->nulls[k * g->n_cols + c];
+            g->out->cols[c].null_count = nulls;
+        }
+        g->stage = S_DONE;
+        return SL_OK;
+    default:
+        return SL_OK;
+    }
+    /* After BUILD or SCATTER: the next non-trivial digit of this step, or the next step. */
+    if (sl_task_cancelled(t))
+        return SL_ECANCELED;
+    if (next_digit(g)) {
+        if (g->stage == S_BUILD) { /* BUILD's histograms are this digit's counts */
+            for (int64_t k = 0; k < g->n_chunks; k++)
+                memcpy(g->hist + k * SL__RS_BUCKETS,
+                       g->hist_all + (k * g->n_digits + g->digit) * SL__RS_BUCKETS,
+                       SL__RS_BUCKETS * sizeof(int64_t));
+            positions(g);
+            return spawn(t, g, S_SCATTER, g->n_chunks);
+        }
+        return spawn(t, g, S_HIST, g->n_chunks);
+    }
+    if (++g->step < g->n_steps)
+        return spawn(t, g, S_BUILD, g->n_chunks);
+    return start_gather(t, g);
+}
+
+static int sort_finalize(sl_task_t *t)
+{
+    struct sort_global *g = sl_task_gstate(t);
+    const struct sort_data *d = sl_op_data(sl_task_op(t));
+    sl__rows_order(&g->rows);
+    g->n = 0;
+    for (int64_t i = 0; i < g->rows.n; i++)
+        g->n += g->rows.items[i].batch->n_rows;
+    if (g->n == 0)
+        return SL_OK;
+    g->n_cols = d->n_cols;
+    g->views = sl_task_alloc(t, (size_t)g->n_cols * sizeof *g->views);
+    if (!g->views)
+        return SL_ENOMEM;
+    /* Steps, least significant first: per key (last key first) its codes, then, if the
+     * column may hold nulls, its null flags. Nulls are known after VIEW, so a null step
+     * of a column without nulls is a single-bucket digit and is skipped for free. */
+    g->n_steps = 0;
+    g->wide = g->n >= ((int64_t)1 << 32);
+    for (int k = d->spec.n_keys - 1; k >= 0; k--) {
+        const struct sl__sort_key *key = &d->spec.keys[k];
+        enum sl_type type = g->rows.items[0].batch->cols[key->col].type;
+        g->wide |= sl_type_width(type) == 8;
+        struct sort_step s = {key->col, 0, key->desc, key->nulls_first};
+        g->steps[g->n_steps++] = s;
+        bool has_validity = false;
+        for (int64_t i = 0; i < g->rows.n && !has_validity; i++)
+            has_validity = g->rows.items[i].batch->cols[key->col].validity != NULL;
+        if (has_validity) {
+            s.null_pass = 1;
+            g->steps[g->n_steps++] = s;
+        }
+    }
+    g->n_digits = g->wide ? SL__RS_DIGITS_K64 : SL__RS_DIGITS_K32;
+    int64_t m = sl_task_morsel_rows(t);
+    int64_t target = g->n / 64 > m ? g->n / 64 : m;
+    g->chunk_rows = (target + 63) & ~(int64_t)63;
+    g->n_chunks = (g->n + g->chunk_rows - 1) / g->chunk_rows;
+    return spawn(t, g, S_VIEW, g->n_cols);
+}
+
+static int64_t sort_tasks(sl_task_t *t)
+{
+    struct sort_global *g = sl_task_gstate(t);
+    if (!g->out)
+        return 0;
+    int64_t m = sl_task_morsel_rows(t);
+    return (g->n + m - 1) / m;
+}
+
+static int sort_source(sl_task_t *t)
+{
+    struct sort_global *g = sl_task_gstate(t);
+    int64_t m = sl_task_morsel_rows(t), i = sl_task_index(t);
+    sl_batch_t *s = sl__batch_slice(g->out, i * m, sl__morsel_len(g->n, m, i));
+    if (!s)
+        return sl_task_fail(t, SL_ENOMEM, "out of memory");
+    return sl_task_emit(t, s);
+}
+
+static const struct sl_impl sort_sink_impl[] = {{.device = SL_DEVICE_CPU, .run = sort_sink}};
+static const struct sl_impl sort_combine_impl[] = {{.device = SL_DEVICE_CPU, .run = sort_combine}};
+static const struct sl_impl sort_finalize_impl[] = {
+    {.device = SL_DEVICE_CPU, .run = sort_finalize}};
+static const struct sl_impl sort_work_impl[] = {{.device = SL_DEVICE_CPU, .run = sort_work}};
+static const struct sl_impl sort_step_impl[] = {{.device = SL_DEVICE_CPU, .run = sort_step}};
+static const struct sl_impl sort_source_impl[] = {{.device = SL_DEVICE_CPU, .run = sort_source}};
+static const struct sl_phase sort_sink_phase = {sort_sink_impl, 1, NULL};
+static const struct sl_phase sort_combine_phase = {sort_combine_impl, 1, NULL};
+static const struct sl_phase sort_finalize_phase = {sort_finalize_impl, 1, NULL};
+static const struct sl_phase sort_work_phase = {sort_work_impl, 1, NULL};
+static const struct sl_phase sort_step_phase = {sort_step_impl, 1, NULL};
+static const struct sl_phase sort_source_phase = {sort_source_impl, 1, NULL};
+
+const struct sl_op_def sl__sort_def = {
+    .abi_version = SL_OP_ABI_VERSION,
+    .flags = SL_OP_SINK | SL_OP_SOURCE,
+    .name = "sort",
+    .doc = "stable parallel LSD radix sort by key columns (by=\"a DESC NULLS FIRST, b\")",
+    .min_inputs = 1,
+    .max_inputs = 1,
+    .options = sort_options,
+    .n_options = 1,
+    .bind = sort_bind,
+    .global_state_bytes = sizeof(struct sort_global),
+    .local_state_bytes = sizeof(struct sort_local),
+    .fini_global = sort_fini_global,
+    .fini_local = sort_fini_local,
+    .source_tasks = sort_tasks,
+    .sink = &sort_sink_phase,
+    .combine = &sort_combine_phase,
+    .finalize = &sort_finalize_phase,
+    .source = &sort_source_phase,
+};

@@ -1,0 +1,179 @@
+/* Internal CPU kernels of sorting (used by sort, merge, and later by joins and
+ * aggregates), and helpers the sort-family operators share.
+ *
+ * Keys are sorted as unsigned "codes": order-preserving maps of the values
+ * (sl__key_code_*), so one LSD radix sort serves int32/int64/float32/float64,
+ * ascending and descending. A sort item carries a code and a row index:
+ *   k32 items: uint64_t, code in bits 32..63, row index in bits 0..31 (n < 2^32 rows);
+ *   k64 items: struct sl__kv64 {code, row index}.
+ * Sorting items by code with a stable sort gives a stable permutation of the rows.
+ *
+ * Float codes: the sign bit is flipped for positive values and all bits for negative
+ * ones, so -inf < ... < -0.0 < +0.0 < ... < +inf. Every NaN is first made the positive
+ * quiet NaN, so NaNs are equal to each other and sort after +inf (ascending) or
+ * before -inf (descending), as in PostgreSQL and DuckDB.
+ */
+#ifndef SLUICE_OPERATORS_SORT_INT_H
+#define SLUICE_OPERATORS_SORT_INT_H
+
+#include <math.h>
+#include <string.h>
+
+#include "operators.h"
+
+#ifndef SL__RS_BITS
+#define SL__RS_BITS 11
+#endif
+#define SL__RS_BUCKETS (1 << SL__RS_BITS)
+#define SL__RS_MASK (SL__RS_BUCKETS - 1)
+/* Digits of a k32 code (bits 32..63) and of a k64 code. */
+#define SL__RS_DIGITS_K32 ((32 + SL__RS_BITS - 1) / SL__RS_BITS)
+#define SL__RS_DIGITS_K64 ((64 + SL__RS_BITS - 1) / SL__RS_BITS)
+
+struct sl__kv64 {
+    uint64_t key;
+    uint64_t idx;
+};
+
+/* ---------------- key codes ---------------- */
+
+static inline uint32_t sl__key_code_i32(int32_t x)
+{
+    return (uint32_t)x ^ 0x80000000u;
+}
+
+static inline uint64_t sl__key_code_i64(int64_t x)
+{
+    return (uint64_t)x ^ 0x8000000000000000ull;
+}
+
+static inline uint32_t sl__key_code_f32(float x)
+{
+    uint32_t u;
+    if (x != x)
+        x = NAN;
+    memcpy(&u, &x, sizeof u);
+    if (x != x)
+        u = 0x7fc00000u; /* one canonical NaN, above +inf */
+    return (u & 0x80000000u) ? ~u : (u | 0x80000000u);
+}
+
+static inline uint64_t sl__key_code_f64(double x)
+{
+    uint64_t u;
+    memcpy(&u, &x, sizeof u);
+    if (x != x)
+        u = 0x7ff8000000000000ull;
+    return (u & 0x8000000000000000ull) ? ~u : (u | 0x8000000000000000ull);
+}
+
+/* ---------------- LSD radix sort of items (radix_sort.c) ----------------
+ * Digits are SL__RS_BITS (11) bits: 3 passes for 32-bit codes, 6 for 64-bit ones. The
+ * building blocks work on a row range [lo, hi) of an item array so that a parallel
+ * driver can run them per chunk: histogram per chunk, prefix sums over (digit, chunk),
+ * scatter per chunk. The scatter buffers one cache line per
+ * bucket (software write-combining) and writes full lines with non-temporal stores
+ * when `stream` is set; `dst` must then be 64-byte aligned (otherwise plain stores are
+ * used). All are thread-safe on disjoint output ranges. The scatter keeps its buffers
+ * on the stack (about 150 KiB); the plain sort about 260 KiB. */
+
+/* hist[b] += number of items of [lo, hi) whose digit at `shift` is b. */
+void sl__rsort_hist_k32(const uint64_t *it, int64_t lo, int64_t hi, int shift, int64_t *hist);
+void sl__rsort_hist_k64(const struct sl__kv64 *it, int64_t lo, int64_t hi, int shift,
+                        int64_t *hist);
+/* Histograms of every digit of the code at once: hist[d * SL__RS_BUCKETS + b], digit d
+ * at bit 32 + SL__RS_BITS * d (k32) or SL__RS_BITS * d (k64). Used to skip passes with
+ * a single bucket. */
+void sl__rsort_hist_all_k32(const uint64_t *it, int64_t lo, int64_t hi, int64_t *hist);
+void sl__rsort_hist_all_k64(const struct sl__kv64 *it, int64_t lo, int64_t hi, int64_t *hist);
+/* Moves items [lo, hi) of src to dst[pos[b]++] by digit b at `shift` (stable). */
+void sl__rsort_scatter_k32(const uint64_t *src, uint64_t *dst, int64_t lo, int64_t hi, int shift,
+                           int64_t *pos, int stream);
+void sl__rsort_scatter_k64(const struct sl__kv64 *src, struct sl__kv64 *dst, int64_t lo,
+                           int64_t hi, int shift, int64_t *pos, int stream);
+/* Plain single-threaded stable sort of n items by code (`tmp` as large as `a`); skips
+ * digits where every item falls in one bucket. Returns a or tmp, whichever holds the
+ * result. */
+uint64_t *sl__rsort_k32(uint64_t *a, uint64_t *tmp, int64_t n);
+struct sl__kv64 *sl__rsort_k64(struct sl__kv64 *a, struct sl__kv64 *tmp, int64_t n);
+
+/* ---------------- sort specifications ("a DESC NULLS FIRST, b") ---------------- */
+
+#define SL__SORT_MAX_KEYS 16
+
+struct sl__sort_key {
+    int col;          /* input column */
+    int desc;         /* 1 = descending */
+    int nulls_first;  /* default: last for ASC, first for DESC (nulls compare as largest) */
+};
+
+struct sl__sort_spec {
+    int n_keys;
+    struct sl__sort_key keys[SL__SORT_MAX_KEYS];
+};
+
+/* Parses `text` against `schema`; on error records it with sl_bind_fail. */
+int sl__sort_spec_parse(sl_bind_t *b, const sl_schema_t *schema, const char *text,
+                        struct sl__sort_spec *out);
+
+/* ---------------- gathered input (sort_rows.c) ----------------
+ * Sink-side collection of batches shared by sort, merge and partition. Each worker keeps
+ * the batches it sinks with their port, source task index and arrival number; combine
+ * moves them into the global list; sl__rows_order puts them in input order (port, then
+ * source task index, then arrival), which is what "stable" refers to. */
+
+struct sl__rows_item {
+    sl_batch_t *batch;
+    int port;
+    int64_t task, seq;
+};
+
+struct sl__rows {
+    struct sl__rows_item *items;
+    int64_t n, cap;
+    int64_t seq;
+};
+
+int sl__rows_add(struct sl__rows *r, sl_batch_t *b, int port, int64_t task);
+int sl__rows_move(struct sl__rows *dst, struct sl__rows *src);
+void sl__rows_order(struct sl__rows *r);
+void sl__rows_fini(struct sl__rows *r);
+
+/* A column of all gathered rows as one array: either a view of one buffer the input
+ * batches are consecutive slices of, or a copy. validity is NULL when no row is null;
+ * bit (voff + i) is row i's. */
+struct sl__colview {
+    enum sl_type type;
+    const void *data;
+    const uint8_t *validity;
+    int64_t voff;
+    int64_t null_count;
+};
+
+/* Fills a view of column `col` of the batches [first, last) of r: zero-copy when they
+ * are consecutive slices of one buffer, else a copy into memory from sl_task_alloc.
+ * Returns SL_OK or an error recorded on the task. */
+int sl__rows_view(sl_task_t *t, const struct sl__rows *r, int64_t first, int64_t last, int col,
+                  struct sl__colview *out);
+
+static inline bool sl__colview_valid(const struct sl__colview *v, int64_t i)
+{
+    if (!v->validity)
+        return true;
+    int64_t bit = v->voff + i;
+    return (v->validity[bit >> 3] >> (bit & 7)) & 1;
+}
+
+/* Gathers out[i] = column[perm[i]] for i in [lo, hi) of a fixed-width column
+ * (width 4 or 8), reading the row index from k32 or k64 items. Validity: if the column
+ * has nulls, out_valid gets the gathered bits (lo and hi multiples of 8, except hi = n)
+ * and the return value is the number of nulls in the range. */
+int64_t sl__gather_k32(const struct sl__colview *c, const uint64_t *perm, int64_t lo, int64_t hi,
+                       void *out, uint8_t *out_valid);
+int64_t sl__gather_k64(const struct sl__colview *c, const struct sl__kv64 *perm, int64_t lo,
+                       int64_t hi, void *out, uint8_t *out_valid);
+/* The same with plain row indices. */
+int64_t sl__gather_rows(const struct sl__colview *c, const uint64_t *rows, int64_t lo,
+                        int64_t hi, void *out, uint8_t *out_valid);
+
+#endif /* SLUICE_OPERATORS_SORT_INT_H */
