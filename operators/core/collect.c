@@ -1,15 +1,58 @@
 /* core.collect: the sink that gathers a plan output into a table (internal; the
- * runtime adds one per output). Each worker appends to its own table; combine moves
- * the batches into the query's table. */
+ * runtime adds one per output).
+ *
+ * Row order: a query's output keeps the order of its source's tasks — batches emitted by
+ * source task i come before those of task i+1, and one task's batches keep their order —
+ * so outputs of order-producing operators (sort, merge) reach the user in order, while
+ * unordered outputs lose nothing. Each worker keeps (task index, arrival number, batch)
+ * entries; combine moves them into the global list; finalize sorts it and builds the
+ * table. */
+#include <stdlib.h>
+
 #include "exec_int.h"
 
+struct entry {
+    int64_t task, seq;
+    sl_batch_t *batch;
+};
+
+struct entries {
+    int64_t n, cap;
+    struct entry *e;
+};
+
 struct collect_global {
+    struct entries all;
     sl_table_t *table;
 };
 
 struct collect_local {
-    sl_table_t *table;
+    struct entries mine;
+    int64_t seq;
 };
+
+static int entries_push(struct entries *l, int64_t task, int64_t seq, sl_batch_t *b)
+{
+    if (l->n == l->cap) {
+        int64_t cap = l->cap ? l->cap * 2 : 64;
+        struct entry *nv = sl__realloc(l->e, (size_t)l->cap * sizeof *nv, (size_t)cap * sizeof *nv);
+        if (!nv)
+            return SL_ENOMEM;
+        l->e = nv;
+        l->cap = cap;
+    }
+    l->e[l->n++] = (struct entry){task, seq, b};
+    return SL_OK;
+}
+
+static void entries_free(struct entries *l)
+{
+    for (int64_t i = 0; i < l->n; i++)
+        sl_batch_unref(l->e[i].batch);
+    sl__free(l->e, 0);
+    l->e = NULL;
+    l->n = l->cap = 0;
+}
 
 static int collect_init_global(const sl_op_t *op, void *gs)
 {
@@ -20,21 +63,16 @@ static int collect_init_global(const sl_op_t *op, void *gs)
 static void collect_fini_global(const sl_op_t *op, void *gs)
 {
     (void)op;
-    sl_table_unref(((struct collect_global *)gs)->table);
-}
-
-static int collect_init_local(const sl_op_t *op, void *gs, void *ls)
-{
-    (void)op;
-    (void)gs;
-    return sl_table_create(&((struct collect_local *)ls)->table);
+    struct collect_global *g = gs;
+    entries_free(&g->all);
+    sl_table_unref(g->table);
 }
 
 static void collect_fini_local(const sl_op_t *op, void *gs, void *ls)
 {
     (void)op;
     (void)gs;
-    sl_table_unref(((struct collect_local *)ls)->table);
+    entries_free(&((struct collect_local *)ls)->mine);
 }
 
 static int collect_sink(sl_task_t *t)
@@ -45,16 +83,42 @@ static int collect_sink(sl_task_t *t)
     sl_batch_t *b = sl_task_input(t);
     if (sl_batch_num_rows(b) == 0)
         return SL_OK;
-    int rc = sl_table_append(ls->table, b);
-    return rc < 0 ? sl_task_fail(t, rc, "%s", sl_last_errmsg()) : SL_OK;
+    sl_batch_ref(b);
+    if (entries_push(&ls->mine, sl_task_index(t), ls->seq++, b) < 0) {
+        sl_batch_unref(b);
+        return sl_task_fail(t, SL_ENOMEM, "out of memory collecting results");
+    }
+    return SL_OK;
 }
 
 static int collect_combine(sl_task_t *t)
 {
     struct collect_global *gs = sl_task_gstate(t);
     struct collect_local *ls = sl_task_lstate(t);
-    for (int64_t i = 0; i < sl_table_num_batches(ls->table); i++) {
-        int rc = sl_table_append(gs->table, sl_table_batch(ls->table, i));
+    for (int64_t i = 0; i < ls->mine.n; i++) {
+        struct entry *e = &ls->mine.e[i];
+        if (entries_push(&gs->all, e->task, e->seq, e->batch) < 0)
+            return sl_task_fail(t, SL_ENOMEM, "out of memory collecting results");
+        e->batch = NULL; /* moved */
+    }
+    ls->mine.n = 0;
+    return SL_OK;
+}
+
+static int by_task_then_arrival(const void *a, const void *b)
+{
+    const struct entry *x = a, *y = b;
+    if (x->task != y->task)
+        return x->task < y->task ? -1 : 1;
+    return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static int collect_finalize(sl_task_t *t)
+{
+    struct collect_global *gs = sl_task_gstate(t);
+    qsort(gs->all.e, (size_t)gs->all.n, sizeof *gs->all.e, by_task_then_arrival);
+    for (int64_t i = 0; i < gs->all.n; i++) {
+        int rc = sl_table_append(gs->table, gs->all.e[i].batch);
         if (rc < 0)
             return sl_task_fail(t, rc, "%s", sl_last_errmsg());
     }
@@ -70,14 +134,17 @@ static int collect_bind(sl_bind_t *b)
 static const struct sl_impl collect_sink_impl[] = {{.device = SL_DEVICE_CPU, .run = collect_sink}};
 static const struct sl_impl collect_combine_impl[] = {
     {.device = SL_DEVICE_CPU, .run = collect_combine}};
+static const struct sl_impl collect_finalize_impl[] = {
+    {.device = SL_DEVICE_CPU, .run = collect_finalize}};
 static const struct sl_phase collect_sink_phase = {collect_sink_impl, 1, NULL};
 static const struct sl_phase collect_combine_phase = {collect_combine_impl, 1, NULL};
+static const struct sl_phase collect_finalize_phase = {collect_finalize_impl, 1, NULL};
 
 const struct sl_op_def sl__collect_def = {
     .abi_version = SL_OP_ABI_VERSION,
     .flags = SL_OP_SINK,
     .name = "core.collect",
-    .doc = "collects a plan output into a table (added by the runtime)",
+    .doc = "collects a plan output into a table, in source-task order (added by the runtime)",
     .min_inputs = 1,
     .max_inputs = 1,
     .bind = collect_bind,
@@ -85,10 +152,10 @@ const struct sl_op_def sl__collect_def = {
     .local_state_bytes = sizeof(struct collect_local),
     .init_global = collect_init_global,
     .fini_global = collect_fini_global,
-    .init_local = collect_init_local,
     .fini_local = collect_fini_local,
     .sink = &collect_sink_phase,
     .combine = &collect_combine_phase,
+    .finalize = &collect_finalize_phase,
 };
 
 sl_table_t *sl__collect_result(void *gstate)

@@ -98,7 +98,8 @@ void sl__xxh64_update(struct sl__xxh64 *s, const void *data, size_t len)
     stripes(s, p, len / 32);
     p += len / 32 * 32;
     len %= 32;
-    memcpy(s->buf, p, len);
+    if (len) /* p may be NULL for an empty section: memcpy(NULL, 0) is undefined */
+        memcpy(s->buf, p, len);
     s->n_buf = (unsigned)len;
 }
 

@@ -339,3 +339,35 @@ SL_TEST(injected_allocation_failures_during_query)
     sl_engine_close(e);
     assert_no_leaks();
 }
+
+SL_TEST(outputs_keep_source_task_order)
+{
+    /* gen.sequence with 7-row morsels on 2 threads: tasks finish in any order, but the
+     * collected output is 0, 1, 2, ... in order. */
+    sl_engine_t *e = open_engine(2, 7);
+    for (int rep = 0; rep < 5; rep++) {
+        sl_plan_t *p;
+        SL_ASSERT_OK(sl_plan_create(&p));
+        int g;
+        SL_ASSERT_OK(sl_plan_add(p, "gen.sequence", NULL, 0, "rows=5003", &g));
+        SL_ASSERT_OK(sl_plan_output(p, g, "r"));
+        sl_query_t *q;
+        SL_ASSERT_OK(sl_query_create(e, p, &q));
+        SL_ASSERT_OK(sl_query_run(q));
+        sl_table_t *t;
+        SL_ASSERT_OK(sl_query_result(q, "r", &t));
+        int64_t next = 0;
+        for (int64_t b = 0; b < sl_table_num_batches(t); b++) {
+            struct sl_column c;
+            SL_ASSERT_OK(sl_batch_column(sl_table_batch(t, b), 0, &c));
+            for (int64_t i = 0; i < c.length; i++)
+                assert_int_equal(((const int64_t *)c.data)[c.offset + i], next++);
+        }
+        assert_int_equal(next, 5003);
+        sl_table_unref(t);
+        sl_query_destroy(q);
+        sl_plan_destroy(p);
+    }
+    sl_engine_close(e);
+    assert_no_leaks();
+}
