@@ -83,6 +83,8 @@ static void stripes(struct sl__xxh64 *s, const uint8_t *p, size_t n_stripes)
 void sl__xxh64_update(struct sl__xxh64 *s, const void *data, size_t len)
 {
     const uint8_t *p = data;
+    if (len == 0)
+        return; /* data may be NULL then */
     s->total += len;
     if (s->n_buf) {
         size_t take = 32 - s->n_buf < len ? 32 - s->n_buf : len;
