@@ -1,0 +1,657 @@
+/* join: CPU equi-join of two inputs (port 0 = left, port 1 = right), inner, left outer,
+ * semi or anti, on one or more int32/int64 key columns, with SQL null semantics (a null
+ * key, or a null component of a composite key, never matches).
+ *
+ * The sink keeps references to the input batches (no copy). Finalize runs the chosen
+ * algorithm's parallel phases (join_part.c: radix hash join and sort-merge join;
+ * join_nopart.c: no-partitioning hash join); the source phase then probes one work item
+ * (a range of partitions, a chunk of a split partition, or a probe morsel) per task and
+ * emits batches of at most one morsel, so a large many-to-many result streams. With
+ * output=aggregate the probe runs in finalize and sums are fused into it (nothing is
+ * materialized); the source emits one row.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "join_int.h"
+
+static const struct sl_option_def join_options[] = {
+    {"on", SL_OPT_STRING, "", "key column(s) with the same name on both sides: \"k\" or \"a,b\""},
+    {"left_on", SL_OPT_STRING, "", "key column(s) of the left input"},
+    {"right_on", SL_OPT_STRING, "", "key column(s) of the right input (pairwise with left_on)"},
+    {"kind", SL_OPT_STRING, "inner", "inner, left, semi or anti"},
+    {"algo", SL_OPT_STRING, "auto", "auto, radix, nopart or sortmerge"},
+    {"output", SL_OPT_STRING, "materialize", "materialize (rows) or aggregate (count + sums)"},
+    {"left_columns", SL_OPT_STRING, "*", "left columns to output (\"*\" = all)"},
+    {"right_columns", SL_OPT_STRING, "*",
+     "right columns to output (\"*\" = all but the keys; not with kind=semi or anti)"},
+};
+
+/* ---------------- bind ---------------- */
+
+static void join_data_free(void *p)
+{
+    sl__free(p, sizeof(struct join_data));
+}
+
+/* Splits "a,b" into column indices of schema s; fails the bind with a clear message. */
+static int parse_cols(sl_bind_t *b, const sl_schema_t *s, const char *text, const char *opt,
+                      const char *side, int *cols, int max, int *n)
+{
+    *n = 0;
+    const char *p = text;
+    while (*p) {
+        while (*p == ' ')
+            p++;
+        const char *e = p;
+        while (*e && *e != ',')
+            e++;
+        const char *end = e;
+        while (end > p && end[-1] == ' ')
+            end--;
+        char name[256];
+        size_t len = (size_t)(end - p);
+        if (len == 0 || len >= sizeof name)
+            return sl_bind_fail(b, SL_EINVAL, "%s: empty or too long column name in '%s'", opt,
+                                text);
+        memcpy(name, p, len);
+        name[len] = 0;
+        int idx = sl_schema_find(s, name);
+        if (idx < 0)
+            return sl_bind_fail(b, SL_ENOTFOUND, "%s: no column '%s' in the %s input", opt, name,
+                                side);
+        if (*n == max)
+            return sl_bind_fail(b, SL_EINVAL, "%s: more than %d columns", opt, max);
+        cols[(*n)++] = idx;
+        p = *e ? e + 1 : e;
+    }
+    return SL_OK;
+}
+
+static int parse_enum(sl_bind_t *b, const char *opt, const char *const *names, int n, int *out)
+{
+    const char *v;
+    int rc = sl_bind_option_str(b, opt, &v);
+    if (rc < 0)
+        return rc;
+    for (int i = 0; i < n; i++) {
+        if (!strcmp(v, names[i])) {
+            *out = i;
+            return SL_OK;
+        }
+    }
+    return sl_bind_fail(b, SL_EINVAL, "%s: unknown value '%s'", opt, v);
+}
+
+static int is_key_col(const struct join_data *d, int side, int col)
+{
+    for (int i = 0; i < d->n_keys; i++) {
+        if (d->key[side][i] == col)
+            return 1;
+    }
+    return 0;
+}
+
+/* Adds an output column; a right column whose name is taken by a left column gets "_r"
+ * appended (again while the result is still taken). */
+static int add_out(sl_bind_t *b, struct join_data *d, int side, int col, const char *prefix)
+{
+    const sl_schema_t *s = sl_bind_input_schema(b, side);
+    const sl_schema_t *ls = sl_bind_input_schema(b, 0), *rs = sl_bind_input_schema(b, 1);
+    const char *name;
+    enum sl_type type;
+    sl_schema_field(s, col, &name, &type);
+    char base[280];
+    snprintf(base, sizeof base, "%s", name);
+    if (side == 1) {
+        while (strlen(base) + 3 < sizeof base &&
+               (sl_schema_find(ls, base) >= 0 ||
+                (strcmp(base, name) && sl_schema_find(rs, base) >= 0)))
+            strcat(base, "_r");
+    }
+    char buf[300];
+    snprintf(buf, sizeof buf, "%s%s", prefix, base);
+    int is_int = type == SL_TYPE_INT32 || type == SL_TYPE_INT64;
+    enum sl_type otype = d->aggregate ? (is_int ? SL_TYPE_INT64 : SL_TYPE_FLOAT64) : type;
+    int rc = sl_bind_add_column(b, buf, otype);
+    if (rc < 0)
+        return rc;
+    d->out[d->n_out].side = side;
+    d->out[d->n_out].col = col;
+    d->out[d->n_out].type = type;
+    d->n_out++;
+    return SL_OK;
+}
+
+static int join_bind_cols(sl_bind_t *b, struct join_data *d)
+{
+    const sl_schema_t *ls = sl_bind_input_schema(b, 0), *rs = sl_bind_input_schema(b, 1);
+    const char *on, *lon, *ron, *lcols, *rcols;
+    int rc;
+    if ((rc = sl_bind_option_str(b, "on", &on)) < 0 ||
+        (rc = sl_bind_option_str(b, "left_on", &lon)) < 0 ||
+        (rc = sl_bind_option_str(b, "right_on", &ron)) < 0 ||
+        (rc = sl_bind_option_str(b, "left_columns", &lcols)) < 0 ||
+        (rc = sl_bind_option_str(b, "right_columns", &rcols)) < 0)
+        return rc;
+    if (*on && (*lon || *ron))
+        return sl_bind_fail(b, SL_EINVAL, "give either on or left_on and right_on, not both");
+    if (!*on && (!*lon || !*ron))
+        return sl_bind_fail(b, SL_EINVAL, "needs on=\"k\" or both left_on and right_on");
+    int nl, nr;
+    if ((rc = parse_cols(b, ls, *on ? on : lon, *on ? "on" : "left_on", "left", d->key[0],
+                         JOIN_MAX_KEYS, &nl)) < 0 ||
+        (rc = parse_cols(b, rs, *on ? on : ron, *on ? "on" : "right_on", "right", d->key[1],
+                         JOIN_MAX_KEYS, &nr)) < 0)
+        return rc;
+    if (nl != nr)
+        return sl_bind_fail(b, SL_EINVAL, "left_on has %d columns but right_on has %d", nl, nr);
+    if (nl == 0)
+        return sl_bind_fail(b, SL_EINVAL, "no key columns given");
+    d->n_keys = nl;
+    for (int i = 0; i < nl; i++) {
+        const char *ln, *rn;
+        enum sl_type lt, rt;
+        sl_schema_field(ls, d->key[0][i], &ln, &lt);
+        sl_schema_field(rs, d->key[1][i], &rn, &rt);
+        if (lt != SL_TYPE_INT32 && lt != SL_TYPE_INT64)
+            return sl_bind_fail(b, SL_ETYPE, "key column '%s' of the left input is %s; keys "
+                                "must be int32 or int64", ln, sl_type_name(lt));
+        if (lt != rt)
+            return sl_bind_fail(b, SL_ETYPE, "key columns '%s' (left, %s) and '%s' (right, %s) "
+                                "have different types", ln, sl_type_name(lt), rn,
+                                sl_type_name(rt));
+        d->ktype[i] = lt;
+    }
+    if (sl_schema_num_fields(ls) >= JOIN_MAX_COLS || sl_schema_num_fields(rs) >= JOIN_MAX_COLS)
+        return sl_bind_fail(b, SL_EUNSUPPORTED, "inputs may have at most %d columns",
+                            JOIN_MAX_COLS - 1);
+    int right_given = sl_bind_option_given(b, "right_columns");
+    if ((d->kind == JOIN_SEMI || d->kind == JOIN_ANTI) && right_given)
+        return sl_bind_fail(b, SL_EINVAL, "kind=%s outputs left columns only; right_columns is "
+                            "not allowed", d->kind == JOIN_SEMI ? "semi" : "anti");
+    int lsel[JOIN_MAX_COLS], rsel[JOIN_MAX_COLS], nls = 0, nrs = 0;
+    if (strcmp(lcols, "*")) {
+        if ((rc = parse_cols(b, ls, lcols, "left_columns", "left", lsel, JOIN_MAX_COLS, &nls)) < 0)
+            return rc;
+    } else {
+        for (int i = 0; i < sl_schema_num_fields(ls); i++)
+            if (!d->aggregate || !is_key_col(d, 0, i))
+                lsel[nls++] = i;
+    }
+    if (d->kind == JOIN_INNER || d->kind == JOIN_LEFT) {
+        if (strcmp(rcols, "*")) {
+            if ((rc = parse_cols(b, rs, rcols, "right_columns", "right", rsel, JOIN_MAX_COLS,
+                                 &nrs)) < 0)
+                return rc;
+        } else {
+            for (int i = 0; i < sl_schema_num_fields(rs); i++)
+                if (!is_key_col(d, 1, i))
+                    rsel[nrs++] = i;
+        }
+    }
+    const char *prefix = d->aggregate ? "sum_" : "";
+    if (d->aggregate && (rc = sl_bind_add_column(b, "count", SL_TYPE_INT64)) < 0)
+        return rc;
+    for (int i = 0; i < nls; i++)
+        if ((rc = add_out(b, d, 0, lsel[i], prefix)) < 0)
+            return rc;
+    for (int i = 0; i < nrs; i++)
+        if ((rc = add_out(b, d, 1, rsel[i], prefix)) < 0)
+            return rc;
+    return SL_OK;
+}
+
+static int join_bind(sl_bind_t *b)
+{
+    static const char *const kinds[] = {"inner", "left", "semi", "anti"};
+    static const char *const algos[] = {"auto", "radix", "nopart", "sortmerge"};
+    static const char *const outs[] = {"materialize", "aggregate"};
+    if (sl_bind_num_inputs(b) != 2)
+        return sl_bind_fail(b, SL_EINVAL, "needs two inputs (left, right)");
+    struct join_data *d = sl__calloc(1, sizeof *d);
+    if (!d)
+        return sl_bind_fail(b, SL_ENOMEM, "out of memory");
+    sl_bind_set_data(b, d, join_data_free);
+    int rc;
+    if ((rc = parse_enum(b, "kind", kinds, 4, &d->kind)) < 0 ||
+        (rc = parse_enum(b, "algo", algos, 4, &d->algo)) < 0 ||
+        (rc = parse_enum(b, "output", outs, 2, &d->aggregate)) < 0)
+        return rc;
+    if ((rc = join_bind_cols(b, d)) < 0)
+        return rc;
+    if (d->aggregate) {
+        sl_bind_set_rows(b, 1);
+    } else {
+        int64_t l = sl_bind_input_rows(b, 0);
+        sl_bind_set_rows(b, l);
+    }
+    return SL_OK;
+}
+
+/* ---------------- sink and combine ---------------- */
+
+static int side_push(struct join_side *s, sl_batch_t *b)
+{
+    if (s->n_batches == s->cap) {
+        int64_t nc = s->cap ? s->cap * 2 : 16;
+        sl_batch_t **nb = sl__realloc(s->batches, (size_t)s->cap * sizeof *nb,
+                                      (size_t)nc * sizeof *nb);
+        if (!nb)
+            return SL_ENOMEM;
+        s->batches = nb;
+        s->cap = nc;
+    }
+    s->batches[s->n_batches++] = b;
+    return SL_OK;
+}
+
+static int join_sink(sl_task_t *t)
+{
+    struct join_side *ls = sl_task_lstate(t);
+    if (!ls)
+        return SL_ENOMEM;
+    sl_batch_t *b = sl_task_input(t);
+    if (sl_batch_num_rows(b) == 0)
+        return SL_OK;
+    sl_batch_ref(b);
+    if (side_push(&ls[sl_task_port(t)], b) < 0) {
+        sl_batch_unref(b);
+        return sl_task_fail(t, SL_ENOMEM, "out of memory keeping input batches");
+    }
+    return SL_OK;
+}
+
+static int join_combine(sl_task_t *t)
+{
+    struct join_state *st = sl_task_gstate(t);
+    struct join_side *ls = sl_task_lstate(t);
+    for (int s = 0; s < 2; s++) {
+        for (int64_t i = 0; i < ls[s].n_batches; i++) {
+            if (side_push(&st->side[s], ls[s].batches[i]) < 0)
+                return sl_task_fail(t, SL_ENOMEM, "out of memory keeping input batches");
+            ls[s].batches[i] = NULL;
+        }
+        ls[s].n_batches = 0;
+    }
+    return SL_OK;
+}
+
+static void side_free(struct join_side *s)
+{
+    for (int64_t i = 0; i < s->n_batches; i++)
+        sl_batch_unref(s->batches[i]);
+    sl__free(s->batches, 0);
+    sl__free(s->start, 0);
+    memset(s, 0, sizeof *s);
+}
+
+static void join_fini_local(const sl_op_t *op, void *gs, void *ls)
+{
+    (void)op;
+    (void)gs;
+    struct join_side *s = ls;
+    side_free(&s[0]);
+    side_free(&s[1]);
+}
+
+static void join_fini_global(const sl_op_t *op, void *gs)
+{
+    (void)op;
+    struct join_state *st = gs;
+    side_free(&st->side[0]);
+    side_free(&st->side[1]);
+    sl__free(st->side_v, 0);
+}
+
+/* ---------------- keys ---------------- */
+
+/* Normalized key of one row (see join_int.h); *nul = 1 if a component is null. */
+static inline uint64_t row_key(const struct join_shape *sh, const sl_batch_t *b, const int *key,
+                               int64_t r, uint8_t *nul)
+{
+    uint64_t h = 0x2545F4914F6CDD1Dull;
+    *nul = 0;
+    for (int i = 0; i < sh->n_keys; i++) {
+        const struct sl__col *c = &b->cols[key[i]];
+        if (!sl__col_valid(c, r))
+            *nul = 1;
+        uint64_t x = sh->ktype[i] == SL_TYPE_INT32
+                         ? (uint64_t)(uint32_t)((const int32_t *)sl__col_values(b, key[i]))[r]
+                         : (uint64_t)((const int64_t *)sl__col_values(b, key[i]))[r];
+        if (sh->n_keys == 1)
+            return x;
+        if (sh->exact)
+            h = i == 0 ? x << 32 : h | x;
+        else
+            h = (h ^ x) * JOIN_HASH_MUL, h ^= h >> 29;
+    }
+    return h;
+}
+
+int64_t join_load(const struct join_state *st, int s, int64_t bi, int64_t lo, int64_t n,
+                  uint64_t *k, uint64_t *v, uint8_t *nul)
+{
+    const struct join_side *sd = &st->side[s];
+    const sl_batch_t *b = sd->batches[bi];
+    int64_t nulls = 0;
+    const struct sl__col *k0 = &b->cols[sd->key[0]];
+    if (st->shape.n_keys == 1 && !k0->validity) {
+        /* The common case: one key column without nulls, a tight loop. */
+        if (st->shape.ktype[0] == SL_TYPE_INT32) {
+            const int32_t *x = (const int32_t *)sl__col_values(b, sd->key[0]) + lo;
+            for (int64_t i = 0; i < n; i++)
+                k[i] = (uint32_t)x[i];
+        } else {
+            const int64_t *x = (const int64_t *)sl__col_values(b, sd->key[0]) + lo;
+            for (int64_t i = 0; i < n; i++)
+                k[i] = (uint64_t)x[i];
+        }
+        memset(nul, 0, (size_t)n);
+    } else {
+        for (int64_t i = 0; i < n; i++) {
+            k[i] = row_key(&st->shape, b, sd->key, lo + i, &nul[i]);
+            nulls += nul[i];
+        }
+    }
+    if (!v)
+        return nulls;
+    if (!sd->inline_val) {
+        uint64_t base = (uint64_t)bi << sd->shift;
+        for (int64_t i = 0; i < n; i++)
+            v[i] = base | (uint64_t)(lo + i);
+    } else if (sd->val_col < 0) {
+        memset(v, 0, (size_t)n * sizeof *v);
+    } else if (b->cols[sd->val_col].type == SL_TYPE_INT32) {
+        const int32_t *x = (const int32_t *)sl__col_values(b, sd->val_col) + lo;
+        for (int64_t i = 0; i < n; i++)
+            v[i] = (uint64_t)(int64_t)x[i];
+    } else {
+        const int64_t *x = (const int64_t *)sl__col_values(b, sd->val_col) + lo;
+        for (int64_t i = 0; i < n; i++)
+            v[i] = (uint64_t)x[i];
+    }
+    return nulls;
+}
+
+int join_keys_equal(const struct join_state *st, uint64_t lrow, uint64_t rrow)
+{
+    const struct join_side *L = &st->side[0], *R = &st->side[1];
+    const sl_batch_t *lb = L->batches[lrow >> L->shift], *rb = R->batches[rrow >> R->shift];
+    int64_t li = (int64_t)(lrow & (((uint64_t)1 << L->shift) - 1));
+    int64_t ri = (int64_t)(rrow & (((uint64_t)1 << R->shift) - 1));
+    for (int i = 0; i < st->shape.n_keys; i++) {
+        int lc = L->key[i], rc = R->key[i];
+        if (st->shape.ktype[i] == SL_TYPE_INT32) {
+            if (((const int32_t *)sl__col_values(lb, lc))[li] !=
+                ((const int32_t *)sl__col_values(rb, rc))[ri])
+                return 0;
+        } else if (((const int64_t *)sl__col_values(lb, lc))[li] !=
+                   ((const int64_t *)sl__col_values(rb, rc))[ri]) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* ---------------- finalize: choosing the algorithm ---------------- */
+
+static int col_has_nulls(const struct join_side *s, int col)
+{
+    for (int64_t i = 0; i < s->n_batches; i++) {
+        const struct sl__col *c = &s->batches[i]->cols[col];
+        if (c->validity && c->null_count != 0)
+            return 1;
+    }
+    return 0;
+}
+
+/* Picks inline vals (the payload itself in the tuple, no row ids) where every output
+ * value of a side can come from the tuple: fused aggregates over exact keys with at most
+ * one payload column per side; materialized output of a single key whose outputs per
+ * side are key columns and at most one other integer column, none with nulls. */
+static void choose_vals(struct join_state *st)
+{
+    const struct join_data *d = st->d;
+    for (int s = 0; s < 2; s++) {
+        struct join_side *sd = &st->side[s];
+        int n = 0, col = -1;
+        enum sl_type t = SL_TYPE_INVALID;
+        for (int i = 0; i < d->n_out; i++) {
+            if (d->out[i].side != s || (!d->aggregate && d->out[i].col == d->key[s][0]))
+                continue;
+            n++;
+            col = d->out[i].col;
+            t = d->out[i].type;
+        }
+        sd->val_col = -1;
+        sd->inline_val = 0;
+        if (!st->shape.exact || n > 1 || (!d->aggregate && d->n_keys != 1))
+            continue;
+        if (!d->aggregate && col_has_nulls(sd, d->key[s][0]))
+            continue;
+        if (n == 1) {
+            if ((t != SL_TYPE_INT32 && t != SL_TYPE_INT64) || col_has_nulls(sd, col))
+                continue;
+            sd->val_col = col;
+        }
+        sd->inline_val = 1;
+    }
+    /* Both sides or neither: the emitter reads vals of both sides the same way. */
+    if (!st->side[0].inline_val || !st->side[1].inline_val) {
+        for (int s = 0; s < 2; s++) {
+            st->side[s].inline_val = 0;
+            st->side[s].val_col = -1;
+        }
+    }
+}
+
+static int side_prepare(sl_task_t *t, struct join_state *st, int s)
+{
+    struct join_side *sd = &st->side[s];
+    sd->key = st->d->key[s];
+    sd->start = sl__malloc((size_t)(sd->n_batches + 1) * sizeof *sd->start);
+    if (!sd->start)
+        return sl_task_fail(t, SL_ENOMEM, "out of memory");
+    int64_t n = 0, maxb = 1;
+    for (int64_t i = 0; i < sd->n_batches; i++) {
+        sd->start[i] = n;
+        n += sd->batches[i]->n_rows;
+        if (sd->batches[i]->n_rows > maxb)
+            maxb = sd->batches[i]->n_rows;
+    }
+    sd->start[sd->n_batches] = n;
+    sd->n_rows = n;
+    sd->shift = join_log2_ceil(maxb);
+    return SL_OK;
+}
+
+/* Share of sampled build keys that repeat an earlier sampled key (0 = all distinct). */
+static double build_dup_share(const struct join_state *st)
+{
+    const struct join_side *b = &st->side[st->build];
+    enum { SAMPLE = 2048, SLOTS = 4096 };
+    if (b->n_rows < 2 * SAMPLE)
+        return 0;
+    uint64_t seen[SLOTS];
+    uint8_t used[SLOTS] = {0};
+    int dups = 0;
+    uint64_t x = 0x9E3779B97F4A7C15ull;
+    for (int i = 0; i < SAMPLE; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        int64_t r = (int64_t)(x % (uint64_t)b->n_rows);
+        int64_t lo = 0, hi = b->n_batches - 1;
+        while (lo < hi) {
+            int64_t mid = (lo + hi + 1) / 2;
+            if (b->start[mid] <= r)
+                lo = mid;
+            else
+                hi = mid - 1;
+        }
+        uint8_t nul;
+        uint64_t k = row_key(&st->shape, b->batches[lo], b->key, r - b->start[lo], &nul);
+        if (nul)
+            continue;
+        uint64_t h = join_hash(k) >> 52;
+        while (used[h] && seen[h] != k)
+            h = (h + 1) & (SLOTS - 1);
+        if (used[h])
+            dups++;
+        used[h] = 1;
+        seen[h] = k;
+    }
+    return dups / (double)SAMPLE;
+}
+
+/* The auto rule, from sizes and skew:
+ *   build bytes = build rows * tuple bytes (8 or 16);
+ *   if the sampled build keys repeat a lot (dup share > 0.5, heavy many-to-many):
+ *       sortmerge (runs of equal keys are merged as blocks; chains or probe sequences
+ *       of a hash table would grow with every duplicate);
+ *   else if build bytes * 2 <= half the L2 cache of one core: nopart (the shared table
+ *       stays in cache, partitioning would only add a pass over both inputs);
+ *   else radix (partitions sized to L2; a skewed probe side is split into chunks).
+ */
+static int choose_algo(const struct join_state *st)
+{
+    if (st->d->algo != JOIN_AUTO)
+        return st->d->algo;
+    int64_t bbytes = st->side[st->build].n_rows * (st->shape.wide ? 16 : 8);
+    if (build_dup_share(st) > 0.5)
+        return JOIN_SORTMERGE;
+    int64_t l2 = 2 << 20;
+    if (bbytes * 2 <= l2 / 2)
+        return JOIN_NOPART;
+    return JOIN_RADIX;
+}
+
+static int join_finalize(sl_task_t *t)
+{
+    struct join_state *st = sl_task_gstate(t);
+    const struct join_data *d = sl_op_data(sl_task_op(t));
+    st->d = d;
+    st->morsel = sl_task_morsel_rows(t);
+    int rc;
+    if ((rc = side_prepare(t, st, 0)) < 0 || (rc = side_prepare(t, st, 1)) < 0)
+        return rc;
+    st->shape.n_keys = d->n_keys;
+    memcpy(st->shape.ktype, d->ktype, sizeof d->ktype);
+    st->shape.exact = d->n_keys == 1 ||
+                      (d->n_keys == 2 && d->ktype[0] == SL_TYPE_INT32 &&
+                       d->ktype[1] == SL_TYPE_INT32);
+    /* Inner joins build on the smaller side; the others keep left rows and probe with
+     * them. */
+    st->build = d->kind == JOIN_INNER && st->side[0].n_rows < st->side[1].n_rows ? 0 : 1;
+    choose_vals(st);
+    int key32 = d->n_keys == 1 && d->ktype[0] == SL_TYPE_INT32;
+    int val32 = 1;
+    for (int s = 0; s < 2; s++) {
+        const struct join_side *sd = &st->side[s];
+        for (int i = 0; i < d->n_out; i++)
+            if (sd->inline_val && d->out[i].side == s && d->out[i].col == sd->val_col &&
+                d->out[i].type == SL_TYPE_INT64)
+                val32 = 0;
+        if (!sd->inline_val && (sd->n_batches << sd->shift) > ((int64_t)1 << 32) - 2)
+            val32 = 0;
+    }
+    st->shape.wide = !(key32 && val32);
+    st->algo = choose_algo(st);
+    /* Nothing can come out: no left rows, or no right rows to match for inner and semi
+     * joins (left and anti joins still output every left row). */
+    if (st->side[0].n_rows == 0 ||
+        (st->side[1].n_rows == 0 && (d->kind == JOIN_INNER || d->kind == JOIN_SEMI)))
+        return join_after_build(t);
+    return st->algo == JOIN_NOPART ? join_nopart_start(t) : join_part_start(t);
+}
+
+/* ---------------- probe work and the source ---------------- */
+
+static int probe_one(sl_task_t *t, struct join_state *st, int64_t w, struct join_acc *acc)
+{
+    if (st->n_work == 0)
+        return SL_OK;
+    if (st->algo == JOIN_NOPART)
+        return join_nopart_probe(t, st, w, acc);
+    return join_part_probe(t, st, w, acc);
+}
+
+static int agg_probe_task(sl_task_t *t)
+{
+    struct join_state *st = sl_task_gstate(t);
+    int64_t w = sl_task_index(t);
+    return probe_one(t, st, w, &st->acc[w]);
+}
+
+static int agg_sum_task(sl_task_t *t)
+{
+    struct join_state *st = sl_task_gstate(t);
+    for (int64_t w = 0; w < st->n_work; w++)
+        join_acc_add(st, &st->total, &st->acc[w]);
+    return SL_OK;
+}
+
+static const struct sl_impl agg_probe_impl[] = {{.device = SL_DEVICE_CPU, .run = agg_probe_task}};
+static const struct sl_impl agg_sum_impl[] = {{.device = SL_DEVICE_CPU, .run = agg_sum_task}};
+static const struct sl_phase agg_probe_phase = {agg_probe_impl, 1, NULL};
+static const struct sl_phase agg_sum_phase = {agg_sum_impl, 1, NULL};
+
+/* Runs after the build phases (or at once when nothing can match): spawns the fused
+ * aggregate probe; for materialized output the source tasks probe. */
+int join_after_build(sl_task_t *t)
+{
+    struct join_state *st = sl_task_gstate(t);
+    if (!st->d->aggregate || st->n_work == 0)
+        return SL_OK;
+    st->acc = sl_task_alloc(t, (size_t)st->n_work * sizeof *st->acc);
+    if (!st->acc)
+        return SL_ENOMEM;
+    memset(st->acc, 0, (size_t)st->n_work * sizeof *st->acc);
+    return sl_task_spawn(t, &agg_probe_phase, st->n_work, NULL, &agg_sum_phase);
+}
+
+static int64_t join_source_tasks(sl_task_t *t)
+{
+    struct join_state *st = sl_task_gstate(t);
+    const struct join_data *d = sl_op_data(sl_task_op(t));
+    return d->aggregate ? 1 : st->n_work;
+}
+
+static int join_source(sl_task_t *t)
+{
+    struct join_state *st = sl_task_gstate(t);
+    if (st->d->aggregate)
+        return join_emit_aggregate(t, st);
+    return probe_one(t, st, sl_task_index(t), NULL);
+}
+
+static const struct sl_impl join_sink_impl[] = {{.device = SL_DEVICE_CPU, .run = join_sink}};
+static const struct sl_impl join_combine_impl[] = {{.device = SL_DEVICE_CPU, .run = join_combine}};
+static const struct sl_impl join_finalize_impl[] = {
+    {.device = SL_DEVICE_CPU, .run = join_finalize}};
+static const struct sl_impl join_source_impl[] = {{.device = SL_DEVICE_CPU, .run = join_source}};
+static const struct sl_phase join_sink_phase = {join_sink_impl, 1, NULL};
+static const struct sl_phase join_combine_phase = {join_combine_impl, 1, NULL};
+static const struct sl_phase join_finalize_phase = {join_finalize_impl, 1, NULL};
+static const struct sl_phase join_source_phase = {join_source_impl, 1, NULL};
+
+const struct sl_op_def sl__join_def = {
+    .abi_version = SL_OP_ABI_VERSION,
+    .flags = SL_OP_SINK | SL_OP_SOURCE,
+    .name = "join",
+    .doc = "equi-join (inner, left, semi, anti) on int32/int64 keys: radix, nopart or "
+           "sort-merge; rows or fused count + sums",
+    .min_inputs = 2,
+    .max_inputs = 2,
+    .options = join_options,
+    .n_options = sizeof join_options / sizeof join_options[0],
+    .bind = join_bind,
+    .global_state_bytes = sizeof(struct join_state),
+    .local_state_bytes = 2 * sizeof(struct join_side),
+    .fini_global = join_fini_global,
+    .fini_local = join_fini_local,
+    .source_tasks = join_source_tasks,
+    .sink = &join_sink_phase,
+    .combine = &join_combine_phase,
+    .finalize = &join_finalize_phase,
+    .source = &join_source_phase,
+};

@@ -1,0 +1,219 @@
+/* Internal header of the join operator (operators/join/): bind-time data, the per-query
+ * state, normalized tuples and the pieces the algorithm files share.
+ *
+ * Every input row becomes a tuple (key, val). The key is the join key normalized to 64
+ * bits: the value of a single int32/int64 key, two int32 keys packed exactly, or (any
+ * other composite) a hash whose candidate matches are verified against the key columns.
+ * The val is the row id (batch << shift | row) or, for fused aggregates with at most
+ * one payload column per side and no nulls in it, the payload itself ("inline").
+ * Tuples are 8 bytes (32-bit key and val) when both fit, else 16 bytes.
+ */
+#ifndef SLUICE_OPERATORS_JOIN_INT_H
+#define SLUICE_OPERATORS_JOIN_INT_H
+
+#include "operators.h"
+
+#define JOIN_MAX_KEYS 8
+#define JOIN_MAX_COLS 128
+#define JOIN_CHUNK 1024                 /* rows loaded at a time by join_load */
+#define JOIN_NONE UINT64_MAX            /* "no row" (the null side of a left join) */
+#define JOIN_HASH_MUL 0x9E3779B97F4A7C15ull
+
+enum join_kind { JOIN_INNER = 0, JOIN_LEFT = 1, JOIN_SEMI = 2, JOIN_ANTI = 3 };
+enum join_algo { JOIN_AUTO = 0, JOIN_RADIX = 1, JOIN_NOPART = 2, JOIN_SORTMERGE = 3 };
+
+/* One output column: where it comes from. */
+struct join_ocol {
+    int side;                           /* 0 = left, 1 = right */
+    int col;                            /* input column */
+    enum sl_type type;
+};
+
+/* Bind-time data of a node. */
+struct join_data {
+    int kind, algo, aggregate;
+    int n_keys;
+    int key[2][JOIN_MAX_KEYS];          /* key columns of left and right */
+    enum sl_type ktype[JOIN_MAX_KEYS];
+    int n_out;                          /* materialize: output columns; aggregate: sums */
+    struct join_ocol out[2 * JOIN_MAX_COLS];
+};
+
+/* One input side at run time: its batches (referenced, not copied). */
+struct join_side {
+    int64_t n_batches, cap;
+    sl_batch_t **batches;
+    int64_t *start;                     /* n_batches + 1 row prefix */
+    int64_t n_rows;
+    int shift;                          /* row id = batch << shift | row */
+    const int *key;                     /* key columns */
+    int val_col;                        /* inline payload column, or -1 */
+    int inline_val;                     /* 1: val = payload (or 0 without one); 0: row id */
+};
+
+/* Which tuple layout and how keys are made. */
+struct join_shape {
+    int n_keys;
+    enum sl_type ktype[JOIN_MAX_KEYS];
+    int exact;                          /* 1: equal keys mean equal rows */
+    int wide;                           /* 1: 16-byte tuples */
+};
+
+struct join_t8 {
+    uint32_t k, v;
+};
+struct join_t16 {
+    uint64_t k, v;
+};
+
+/* Aggregate accumulators (exact; checked against int64 at the end). */
+struct join_acc {
+    __int128 count;
+    __int128 isum[2 * JOIN_MAX_COLS];
+    double fsum[2 * JOIN_MAX_COLS];
+};
+
+/* A unit of probe work: partitions [p0, p1) or, for a split partition p0, its probe
+ * tuples [lo, hi); nopart: rows [lo, hi) of probe batch p0. */
+struct join_work {
+    int64_t p0, p1, lo, hi;
+};
+
+struct join_state {
+    /* filled by sink/combine */
+    struct join_side side[2];
+    /* chosen in finalize */
+    const struct join_data *d;
+    struct join_shape shape;
+    int algo;
+    int build;                          /* side index of the build side */
+    int threads;
+    int64_t morsel;
+    /* partitioned algorithms */
+    int bits;                           /* radix bits */
+    int64_t fanout;                     /* partitions (the null bucket is index fanout) */
+    int n_ptasks;                       /* partitioning tasks per side */
+    int64_t *hist[2];                   /* [task * (fanout + 1) + p] */
+    int64_t *off[2];                    /* partition starts, fanout + 2 entries */
+    void *tup[2], *tmp[2];
+    /* nopart */
+    int tbits;
+    void *table;
+    _Atomic int side_lock;
+    int64_t n_side, cap_side;           /* tuples whose key is the empty marker */
+    int side_oom;                       /* the side list could not grow */
+    uint64_t *side_v;
+    /* probe work */
+    int64_t n_work;
+    struct join_work *work;
+    struct join_acc *acc;               /* aggregate: one per work item */
+    struct join_acc total;
+};
+
+/* join_load: rows [lo, lo + n) of batch bi of a side as keys, vals and null flags
+ * (nul[i] = 1: some key component is null). Returns the number of null keys. */
+int64_t join_load(const struct join_state *st, int s, int64_t bi, int64_t lo, int64_t n,
+                  uint64_t *k, uint64_t *v, uint8_t *nul);
+/* 1 if the key columns of left row lrow and right row rrow (row ids) are equal. */
+int join_keys_equal(const struct join_state *st, uint64_t lrow, uint64_t rrow);
+
+static inline uint64_t join_hash(uint64_t k)
+{
+    return k * JOIN_HASH_MUL;
+}
+static inline int join_log2_ceil(int64_t n)
+{
+    int b = 0;
+    while (((int64_t)1 << b) < n)
+        b++;
+    return b;
+}
+
+/* ---------------- output (join_out.c) ---------------- */
+
+/* Collects matches of one work item: materialized batches or aggregate sums. */
+struct join_emit {
+    struct join_state *st;
+    sl_task_t *task;
+    int swap;                           /* 1: probe side is the right input */
+    int materialize;
+    int64_t n, cap;
+    uint64_t *pv, *bv;                  /* probe and build vals of pending output rows */
+    uint64_t *kv;                       /* inline materialize: their keys */
+    uint8_t *bnull;                     /* inline materialize: 1 = no build row */
+    int minl;                           /* materialize from inline vals (no gathers) */
+    int vinl;                           /* vals are inline payloads (inl or minl) */
+    struct join_acc *acc;
+    int inl;                            /* aggregate with inline vals */
+    int ip, ib;                         /* acc slots of the probe and build vals */
+    int rc;
+};
+
+#define JOIN_DUMMY (2 * JOIN_MAX_COLS - 1) /* acc slot for a side without payload */
+
+int join_emit_init(struct join_emit *e, struct join_state *st, sl_task_t *t,
+                   struct join_acc *acc);
+void join_emit_fini(struct join_emit *e);
+/* Materialized rows pending -> one batch emitted downstream. */
+int join_emit_flush(struct join_emit *e);
+/* Row-id aggregate of one output row (bv = JOIN_NONE: no build row). */
+void join_acc_rows(struct join_emit *e, uint64_t pv, uint64_t bv);
+
+static inline void join_emit_row(struct join_emit *e, uint64_t k, uint64_t pv, uint64_t bv,
+                                 int has_b)
+{
+    if (e->materialize) {
+        e->pv[e->n] = pv;
+        e->bv[e->n] = has_b ? bv : JOIN_NONE;
+        if (e->minl) {
+            e->kv[e->n] = k;
+            e->bnull[e->n] = (uint8_t)!has_b;
+        }
+        if (++e->n == e->cap)
+            join_emit_flush(e);
+    } else {
+        join_acc_rows(e, pv, has_b ? bv : JOIN_NONE);
+    }
+}
+
+/* A probe row matched a build row (vals as loaded: inline vals sign-extended). */
+static inline void join_emit_match(struct join_emit *e, uint64_t k, uint64_t pv, uint64_t bv)
+{
+    if (e->inl) {
+        e->acc->count++;
+        e->acc->isum[e->ip] += (int64_t)pv;
+        e->acc->isum[e->ib] += (int64_t)bv;
+    } else {
+        join_emit_row(e, k, pv, bv, 1);
+    }
+}
+
+/* A probe row output without a build row (left join unmatched, semi, anti). */
+static inline void join_emit_alone(struct join_emit *e, uint64_t k, uint64_t pv)
+{
+    if (e->inl) {
+        e->acc->count++;
+        e->acc->isum[e->ip] += (int64_t)pv;
+    } else {
+        join_emit_row(e, k, pv, 0, 0);
+    }
+}
+
+/* Adds a finished accumulator into dst. */
+void join_acc_add(const struct join_state *st, struct join_acc *dst, const struct join_acc *src);
+/* The aggregate output row; SL_EOVERFLOW (recorded) if a sum leaves int64. */
+int join_emit_aggregate(sl_task_t *t, struct join_state *st);
+
+/* ---------------- algorithms ---------------- */
+
+/* Partitioned algorithms (join_part.c): radix hash join and sort-merge join. */
+int join_part_start(sl_task_t *t);
+/* Runs one probe work item of a partitioned algorithm. */
+int join_part_probe(sl_task_t *t, struct join_state *st, int64_t w, struct join_acc *acc);
+/* No-partitioning hash join (join_nopart.c). */
+int join_nopart_start(sl_task_t *t);
+int join_nopart_probe(sl_task_t *t, struct join_state *st, int64_t w, struct join_acc *acc);
+/* After the build phases: plans the aggregate probe or leaves the work to the source. */
+int join_after_build(sl_task_t *t);
+
+#endif /* SLUICE_OPERATORS_JOIN_INT_H */

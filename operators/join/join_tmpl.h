@@ -1,0 +1,350 @@
+/* Hot loops of the join for one tuple layout, included once per layout by join_part.c and
+ * join_nopart.c with:
+ *   TUP   the tuple struct (struct join_t8 or struct join_t16)
+ *   SVAL  the signed type an inline val is stored as (int32_t or int64_t)
+ *   FN(x) the name of x for this layout
+ * Long flat loops here are on purpose: they are the join's inner loops. */
+
+/* A loaded val as the emitter wants it: inline payloads sign-extended, row ids as is. */
+#define VAL_OUT(e, v) ((e)->vinl ? (uint64_t)(int64_t)(SVAL)(v) : (uint64_t)(v))
+
+/* ---------------- partitioning ---------------- */
+
+static inline uint32_t FN(pid)(uint64_t k, int bits)
+{
+    return (uint32_t)(join_hash(k) >> (64 - bits));
+}
+
+/* Histogram of the rows [lo, hi) (global row numbers) of side s into h[fanout + 1]
+ * (the last entry counts null keys). */
+TMPL_FN void FN(part_hist)(const struct join_state *st, int s, int64_t lo, int64_t hi, int64_t *h)
+{
+    const struct join_side *sd = &st->side[s];
+    uint64_t k[JOIN_CHUNK];
+    uint8_t nul[JOIN_CHUNK];
+    int bits = st->bits;
+    int64_t bi = 0;
+    while (bi + 1 < sd->n_batches && sd->start[bi + 1] <= lo)
+        bi++;
+    for (int64_t r = lo; r < hi;) {
+        while (sd->start[bi + 1] <= r)
+            bi++;
+        int64_t in = r - sd->start[bi];
+        int64_t n = sd->start[bi + 1] - r;
+        n = n < hi - r ? n : hi - r;
+        n = n < JOIN_CHUNK ? n : JOIN_CHUNK;
+        int64_t nulls = join_load(st, s, bi, in, n, k, NULL, nul);
+        if (nulls == 0) {
+            for (int64_t i = 0; i < n; i++)
+                h[FN(pid)(k[i], bits)]++;
+        } else {
+            for (int64_t i = 0; i < n; i++)
+                h[nul[i] ? st->fanout : FN(pid)(k[i], bits)]++;
+        }
+        r += n;
+    }
+}
+
+#define LINE_TUPS (64 / (int)sizeof(TUP))
+
+/* Scatters rows [lo, hi) of side s to dst at positions pos[p]++ through software
+ * write-combining buffers: one cache line of tuples per partition, written out whole. */
+TMPL_FN void FN(part_scatter)(const struct join_state *st, int s, int64_t lo, int64_t hi,
+                             int64_t *pos, TUP *dst, TUP *buf, uint8_t *fill)
+{
+    const struct join_side *sd = &st->side[s];
+    uint64_t k[JOIN_CHUNK], v[JOIN_CHUNK];
+    uint8_t nul[JOIN_CHUNK];
+    int bits = st->bits;
+    int64_t fanout = st->fanout;
+    memset(fill, 0, (size_t)fanout + 1);
+    int64_t bi = 0;
+    while (bi + 1 < sd->n_batches && sd->start[bi + 1] <= lo)
+        bi++;
+    for (int64_t r = lo; r < hi;) {
+        while (sd->start[bi + 1] <= r)
+            bi++;
+        int64_t in = r - sd->start[bi];
+        int64_t n = sd->start[bi + 1] - r;
+        n = n < hi - r ? n : hi - r;
+        n = n < JOIN_CHUNK ? n : JOIN_CHUNK;
+        int64_t nulls = join_load(st, s, bi, in, n, k, v, nul);
+        for (int64_t i = 0; i < n; i++) {
+            uint32_t p = nulls && nul[i] ? (uint32_t)fanout : FN(pid)(k[i], bits);
+            TUP *line = buf + (int64_t)p * LINE_TUPS;
+            int f = fill[p];
+            line[f].k = (__typeof__(line[f].k))k[i];
+            line[f].v = (__typeof__(line[f].v))v[i];
+            if (++f == LINE_TUPS) {
+                join_stream_line(dst + pos[p], line);
+                pos[p] += LINE_TUPS;
+                f = 0;
+            }
+            fill[p] = (uint8_t)f;
+        }
+        r += n;
+    }
+    for (int64_t p = 0; p <= fanout; p++) {
+        memcpy(dst + pos[p], buf + p * LINE_TUPS, (size_t)fill[p] * sizeof(TUP));
+        pos[p] += fill[p];
+    }
+}
+
+/* ---------------- sorting a partition (sort-merge join) ---------------- */
+
+/* LSD radix sort of a[0, n) by key, 8-bit digits, skipping digits every key shares.
+ * The result ends up in a (tmp is as large). */
+TMPL_FN void FN(sort_part)(TUP *a, TUP *tmp, int64_t n)
+{
+    enum { DIGITS = sizeof(((TUP *)0)->k) };
+    if (n < 2)
+        return;
+    int64_t h[DIGITS][256];
+    memset(h, 0, sizeof h);
+    for (int64_t i = 0; i < n; i++) {
+        uint64_t k = a[i].k;
+        for (int d = 0; d < DIGITS; d++)
+            h[d][(k >> (8 * d)) & 255]++;
+    }
+    TUP *src = a, *dst = tmp;
+    for (int d = 0; d < DIGITS; d++) {
+        if (h[d][(src[0].k >> (8 * d)) & 255] == n)
+            continue;
+        int64_t pos[256], sum = 0;
+        for (int b = 0; b < 256; b++) {
+            pos[b] = sum;
+            sum += h[d][b];
+        }
+        for (int64_t i = 0; i < n; i++)
+            dst[pos[(src[i].k >> (8 * d)) & 255]++] = src[i];
+        TUP *x = src;
+        src = dst;
+        dst = x;
+    }
+    if (src != a)
+        memcpy(a, src, (size_t)n * sizeof(TUP));
+}
+
+/* ---------------- probing ---------------- */
+
+/* One probe row against its candidates: the kind decides what is output. `first` and
+ * `next` walk the candidates with equal keys. Shared by all three algorithms through
+ * the PROBE_ROW macro below. */
+#define PROBE_ROW(e, st, pk, pvraw, CAND_LOOP, bvraw_of)                                     \
+    do {                                                                                     \
+        int matched_ = 0;                                                                    \
+        uint64_t pv_ = VAL_OUT(e, pvraw);                                                    \
+        CAND_LOOP                                                                            \
+        {                                                                                    \
+            uint64_t bv_ = VAL_OUT(e, bvraw_of);                                             \
+            if (!(st)->shape.exact &&                                                        \
+                !((e)->swap ? join_keys_equal(st, bv_, pv_) : join_keys_equal(st, pv_, bv_))) \
+                continue;                                                                    \
+            matched_ = 1;                                                                    \
+            if (kind == JOIN_SEMI || kind == JOIN_ANTI)                                      \
+                break;                                                                       \
+            join_emit_match(e, pk, pv_, bv_);                                                \
+        }                                                                                    \
+        if ((kind == JOIN_SEMI && matched_) || (kind != JOIN_SEMI && kind != JOIN_INNER &&   \
+                                                !matched_))                                  \
+            join_emit_alone(e, pk, pv_);                                                     \
+    } while (0)
+
+/* Hash join of one partition pair: a chained table over B (heads + next, in cache),
+ * then the probe tuples P. */
+TMPL_FN void FN(probe_hash)(struct join_emit *e, const TUP *B, int64_t nb, const TUP *P,
+                           int64_t np, uint32_t *heads, uint32_t *next)
+{
+    const struct join_state *st = e->st;
+    const int kind = st->d->kind;
+    int pbits = st->bits;
+    int hb = join_log2_ceil(nb < 2 ? 2 : nb);
+    if (hb > 64 - pbits)
+        hb = 64 - pbits;
+    int rs = 64 - hb;
+    memset(heads, 0, ((size_t)1 << hb) * sizeof *heads);
+    for (int64_t i = 0; i < nb; i++) {
+        uint32_t b = (uint32_t)((join_hash(B[i].k) << pbits) >> rs);
+        next[i] = heads[b];
+        heads[b] = (uint32_t)(i + 1);
+    }
+    if (kind == JOIN_INNER && e->inl) {
+        /* Fused count + sums of an inner join: the benchmark's loop. */
+        __int128 cnt = 0, sp = 0, sb = 0;
+        for (int64_t i = 0; i < np; i++) {
+            uint64_t k = P[i].k;
+            uint32_t b = (uint32_t)((join_hash(k) << pbits) >> rs);
+            int64_t m = 0, s = 0;
+            for (uint32_t j = heads[b]; j; j = next[j - 1]) {
+                if (B[j - 1].k == k) {
+                    m++;
+                    s += (SVAL)B[j - 1].v;
+                }
+            }
+            cnt += m;
+            sp += (__int128)m * (SVAL)P[i].v;
+            sb += s;
+        }
+        e->acc->count += cnt;
+        e->acc->isum[e->ip] += sp;
+        e->acc->isum[e->ib] += sb;
+        return;
+    }
+    for (int64_t i = 0; i < np && e->rc >= 0; i++) {
+        uint64_t k = P[i].k;
+        uint32_t b = (uint32_t)((join_hash(k) << pbits) >> rs);
+        PROBE_ROW(e, st, k, P[i].v,
+                  for (uint32_t j = heads[b]; j; j = next[j - 1]) if (B[j - 1].k == k),
+                  B[j - 1].v);
+    }
+}
+
+/* Merge join of one sorted partition pair (P may be a chunk of a sorted partition). */
+TMPL_FN void FN(probe_merge)(struct join_emit *e, const TUP *B, int64_t nb, const TUP *P,
+                            int64_t np)
+{
+    const struct join_state *st = e->st;
+    const int kind = st->d->kind;
+    int64_t j = 0;
+    if (np > 0) {
+        int64_t lo = 0, hi = nb; /* first B with key >= P[0].k */
+        while (lo < hi) {
+            int64_t mid = (lo + hi) / 2;
+            if (B[mid].k < P[0].k)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        j = lo;
+    }
+    int64_t run_end = j;
+    uint64_t run_key = 0;
+    int have_run = 0;
+    for (int64_t i = 0; i < np && e->rc >= 0; i++) {
+        uint64_t k = P[i].k;
+        if (!have_run || k != run_key) {
+            while (j < nb && B[j].k < k)
+                j++;
+            run_end = j;
+            while (run_end < nb && B[run_end].k == k)
+                run_end++;
+            run_key = k;
+            have_run = 1;
+        }
+        PROBE_ROW(e, st, k, P[i].v, for (int64_t m = j; m < run_end; m++), B[m].v);
+    }
+}
+
+/* ---------------- no-partitioning table ---------------- */
+
+/* Inserts (k, v) into an open-addressing table of 2^tbits slots whose empty slots hold
+ * the key EMPTY; keys equal to EMPTY go to the state's side list instead. Lock-free: a
+ * slot is claimed by a compare-and-swap of its key; its val is written by the claimer
+ * and read only after the build phase has completed (the phase boundary orders it). */
+TMPL_FN void FN(np_insert)(struct join_state *st, TUP *tab, int tbits, uint64_t k, uint64_t v,
+                          uint64_t empty)
+{
+    if (k == empty) {
+        while (atomic_exchange_explicit(&st->side_lock, 1, memory_order_acquire))
+            ;
+        if (st->n_side == st->cap_side) {
+            int64_t nc = st->cap_side ? st->cap_side * 2 : 64;
+            uint64_t *nv = sl__realloc(st->side_v, (size_t)st->cap_side * 8, (size_t)nc * 8);
+            if (nv) {
+                st->side_v = nv;
+                st->cap_side = nc;
+            }
+        }
+        if (st->n_side < st->cap_side)
+            st->side_v[st->n_side++] = v;
+        else
+            st->side_oom = 1;
+        atomic_store_explicit(&st->side_lock, 0, memory_order_release);
+        return;
+    }
+    uint64_t mask = ((uint64_t)1 << tbits) - 1;
+    uint64_t j = join_hash(k) >> (64 - tbits);
+    for (;; j = (j + 1) & mask) {
+        __typeof__(tab[0].k) cur = __atomic_load_n(&tab[j].k, __ATOMIC_RELAXED);
+        if (cur != (__typeof__(tab[0].k))empty)
+            continue;
+        if (__atomic_compare_exchange_n(&tab[j].k, &cur, (__typeof__(tab[0].k))k, 0,
+                                        __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+            tab[j].v = (__typeof__(tab[0].v))v;
+            return;
+        }
+    }
+}
+
+/* Probes rows [lo, hi) of probe batch bi against the shared table; hashes a chunk
+ * first and prefetches slots PREFETCH rows ahead. */
+TMPL_FN void FN(np_probe)(struct join_emit *e, int s, int64_t bi, int64_t lo, int64_t hi,
+                         const TUP *tab, int tbits, uint64_t empty)
+{
+    enum { PREFETCH = 16 };
+    const struct join_state *st = e->st;
+    const int kind = st->d->kind;
+    uint64_t k[JOIN_CHUNK], v[JOIN_CHUNK];
+    uint32_t slot[JOIN_CHUNK];
+    uint8_t nul[JOIN_CHUNK];
+    uint64_t mask = ((uint64_t)1 << tbits) - 1;
+    const __typeof__(tab[0].k) E = (__typeof__(tab[0].k))empty;
+    for (int64_t r = lo; r < hi && e->rc >= 0;) {
+        int64_t n = hi - r < JOIN_CHUNK ? hi - r : JOIN_CHUNK;
+        int64_t nulls = join_load(st, s, bi, r, n, k, v, nul);
+        for (int64_t i = 0; i < n; i++) {
+            slot[i] = (uint32_t)(join_hash(k[i]) >> (64 - tbits));
+            if (i < PREFETCH)
+                __builtin_prefetch(&tab[slot[i]]);
+        }
+        if (kind == JOIN_INNER && e->inl && !nulls && st->n_side == 0) {
+            __int128 cnt = 0, sp = 0, sb = 0;
+            for (int64_t i = 0; i < n; i++) {
+                if (i + PREFETCH < n)
+                    __builtin_prefetch(&tab[slot[i + PREFETCH]]);
+                __typeof__(tab[0].k) kk = (__typeof__(tab[0].k))k[i];
+                int64_t m = 0, sum = 0;
+                for (uint64_t j = slot[i]; tab[j].k != E; j = (j + 1) & mask) {
+                    if (tab[j].k == kk) {
+                        m++;
+                        sum += (SVAL)tab[j].v;
+                    }
+                }
+                cnt += m;
+                sp += (__int128)m * (int64_t)v[i];
+                sb += sum;
+            }
+            e->acc->count += cnt;
+            e->acc->isum[e->ip] += sp;
+            e->acc->isum[e->ib] += sb;
+            r += n;
+            continue;
+        }
+        for (int64_t i = 0; i < n && e->rc >= 0; i++) {
+            if (i + PREFETCH < n)
+                __builtin_prefetch(&tab[slot[i + PREFETCH]]);
+            /* Loaded vals are already 64-bit: inline ones sign-extended by join_load. */
+            uint64_t pvraw = e->vinl ? (uint64_t)(SVAL)v[i] : v[i];
+            if (nulls && nul[i]) {
+                if (kind == JOIN_LEFT || kind == JOIN_ANTI)
+                    join_emit_alone(e, k[i], VAL_OUT(e, pvraw));
+                continue;
+            }
+            __typeof__(tab[0].k) kk = (__typeof__(tab[0].k))k[i];
+            if (k[i] == empty) {
+                PROBE_ROW(e, st, kk, pvraw, for (int64_t m = 0; m < st->n_side; m++),
+                          st->side_v[m]);
+                continue;
+            }
+            PROBE_ROW(e, st, kk, pvraw,
+                      for (uint64_t j = slot[i]; tab[j].k != E; j = (j + 1) & mask)
+                          if (tab[j].k == kk),
+                      tab[j].v);
+        }
+        r += n;
+    }
+}
+
+#undef VAL_OUT
+#undef LINE_TUPS
+#undef PROBE_ROW

@@ -1,0 +1,541 @@
+/* Tests of the join operator: every kind (inner, left, semi, anti) and algorithm (radix,
+ * nopart, sortmerge, auto) against a nested-loop reference on random inputs, with
+ * materialized rows compared as sorted multisets and fused aggregates compared exactly:
+ * empty sides, one row, all duplicates, no matches, Zipf skew, nulls in keys and
+ * payloads, composite and 4/8-byte keys, extreme int64 keys, small morsels, 1 and 2
+ * threads; overflow of fused sums; bind errors. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "sl_test.h"
+
+#define NUL INT64_MIN
+
+static void assert_no_leaks(void)
+{
+    struct sl__mem_counters c;
+    sl__mem_counters(&c);
+    assert_int_equal(c.live_allocs, 0);
+}
+
+static sl_engine_t *open_engine(int threads, int64_t morsel)
+{
+    struct sl_engine_config cfg;
+    sl_engine_config_init(&cfg);
+    cfg.n_threads = threads;
+    cfg.morsel_rows_cpu = morsel;
+    cfg.n_gpus = 0;
+    sl_engine_t *e;
+    SL_ASSERT_OK(sl_engine_open(&e, &cfg));
+    return e;
+}
+
+/* One input: nk key columns and one payload column, values NUL = null. */
+struct side {
+    int n, nk;
+    enum sl_type kt, pt;
+    int64_t *k[2], *p;
+};
+
+static uint64_t rng = 88172645463325252ull;
+static uint64_t rnd(void)
+{
+    rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+    return rng;
+}
+
+/* Key of domain index i: spread over the type's range, negatives included. */
+static int64_t key_of(enum sl_type t, int64_t i, int extreme)
+{
+    if (t == SL_TYPE_INT32)
+        return extreme ? (i % 2 ? INT32_MAX - i : INT32_MIN + i) : i * 7 - 1000;
+    return extreme ? (i % 2 ? INT64_MAX - i : INT64_MIN + 1 + i)
+                   : (int64_t)((uint64_t)i * 0x100000001ull) - 5000000000ll;
+}
+
+static int64_t zipf_pick(int64_t dom, double z)
+{
+    if (z <= 0)
+        return (int64_t)(rnd() % (uint64_t)dom);
+    /* Inverse CDF by linear search: small domains only. */
+    double tot = 0;
+    for (int64_t i = 1; i <= dom; i++)
+        tot += 1 / pow((double)i, z);
+    double u = (rnd() % 1000000) / 1e6 * tot, acc = 0;
+    for (int64_t i = 1; i <= dom; i++) {
+        acc += 1 / pow((double)i, z);
+        if (acc >= u)
+            return i - 1;
+    }
+    return dom - 1;
+}
+
+static void side_gen(struct side *s, int n, int nk, enum sl_type kt, int64_t dom, int64_t shift,
+                     double z, int null_pct, int extreme)
+{
+    memset(s, 0, sizeof *s);
+    s->n = n;
+    s->nk = nk;
+    s->kt = kt;
+    s->pt = kt == SL_TYPE_INT64 ? SL_TYPE_INT64 : SL_TYPE_INT32;
+    for (int c = 0; c < nk; c++)
+        s->k[c] = malloc(sizeof(int64_t) * (size_t)(n + 1));
+    s->p = malloc(sizeof(int64_t) * (size_t)(n + 1));
+    for (int i = 0; i < n; i++) {
+        int64_t idx = zipf_pick(dom, z) + shift;
+        for (int c = 0; c < nk; c++) {
+            s->k[c][i] = key_of(kt, c ? idx % 3 : idx, extreme);
+            if (null_pct && (int)(rnd() % 100) < null_pct)
+                s->k[c][i] = NUL;
+        }
+        s->p[i] = (int64_t)(rnd() % 2000) - 1000;
+        if (null_pct && (int)(rnd() % 100) < null_pct)
+            s->p[i] = NUL;
+    }
+}
+
+static void side_free(struct side *s)
+{
+    for (int c = 0; c < s->nk; c++)
+        free(s->k[c]);
+    free(s->p);
+}
+
+static void put(sl_batch_t *b, int col, enum sl_type t, int64_t i, int64_t v)
+{
+    if (t == SL_TYPE_INT32)
+        ((int32_t *)sl_batch_column_data(b, col))[i] = v == NUL ? 0 : (int32_t)v;
+    else
+        ((int64_t *)sl_batch_column_data(b, col))[i] = v == NUL ? 0 : v;
+    if (v == NUL) {
+        uint8_t *vb = b->cols[col].validity ? b->cols[col].validity->ptr
+                                            : sl_batch_column_validity(b, col);
+        vb[i >> 3] &= (uint8_t)~(1u << (i & 7));
+        b->cols[col].null_count = -1;
+    }
+}
+
+/* A table of the side in batches of `chunk` rows; payload column named pname. */
+static sl_table_t *side_table(const struct side *s, const char *pname, int chunk)
+{
+    sl_table_t *t;
+    SL_ASSERT_OK(sl_table_create(&t));
+    const char *names[3] = {"k", s->nk == 2 ? "k2" : pname, pname};
+    enum sl_type types[3] = {s->kt, s->nk == 2 ? s->kt : s->pt, s->pt};
+    int nc = s->nk + 1;
+    for (int lo = 0; lo < s->n || (lo == 0 && s->n == 0); lo += chunk) {
+        int n = s->n - lo < chunk ? s->n - lo : chunk;
+        sl_batch_t *b;
+        SL_ASSERT_OK(sl_batch_create(&b, nc, names, types, n));
+        for (int i = 0; i < n; i++) {
+            for (int c = 0; c < s->nk; c++)
+                put(b, c, s->kt, i, s->k[c][lo + i]);
+            put(b, s->nk, s->pt, i, s->p[lo + i]);
+        }
+        SL_ASSERT_OK(sl_table_append(t, b));
+        sl_batch_unref(b);
+        if (s->n == 0)
+            break;
+    }
+    return t;
+}
+
+static int keys_match(const struct side *l, int i, const struct side *r, int j)
+{
+    for (int c = 0; c < l->nk; c++)
+        if (l->k[c][i] == NUL || r->k[c][j] == NUL || l->k[c][i] != r->k[c][j])
+            return 0;
+    return 1;
+}
+
+/* Rows as int64 arrays of width w (NUL = null), sorted for multiset comparison. */
+static int row_w;
+static int cmp_row(const void *a, const void *b)
+{
+    const int64_t *x = a, *y = b;
+    for (int i = 0; i < row_w; i++)
+        if (x[i] != y[i])
+            return x[i] < y[i] ? -1 : 1;
+    return 0;
+}
+
+static const char *kinds[] = {"inner", "left", "semi", "anti"};
+
+/* Reference rows: keys of left, left payload, (right payload for inner/left). */
+static int64_t *reference(const struct side *l, const struct side *r, int kind, int64_t *n_out,
+                          int *w)
+{
+    *w = l->nk + 1 + (kind <= 1);
+    int64_t cap = 1024, n = 0;
+    int64_t *rows = malloc(sizeof(int64_t) * (size_t)(cap * *w));
+    for (int i = 0; i < l->n; i++) {
+        int m = 0;
+        for (int j = 0; j < r->n; j++) {
+            if (!keys_match(l, i, r, j))
+                continue;
+            m++;
+            if (kind <= 1) {
+                if (n == cap)
+                    rows = realloc(rows, sizeof(int64_t) * (size_t)((cap *= 2) * *w));
+                int64_t *o = rows + n++ * *w;
+                for (int c = 0; c < l->nk; c++)
+                    o[c] = l->k[c][i];
+                o[l->nk] = l->p[i];
+                o[l->nk + 1] = r->p[j];
+            }
+        }
+        if ((kind == 1 && m == 0) || (kind == 2 && m) || (kind == 3 && !m)) {
+            if (n == cap)
+                rows = realloc(rows, sizeof(int64_t) * (size_t)((cap *= 2) * *w));
+            int64_t *o = rows + n++ * *w;
+            for (int c = 0; c < l->nk; c++)
+                o[c] = l->k[c][i];
+            o[l->nk] = l->p[i];
+            if (kind <= 1)
+                o[l->nk + 1] = NUL;
+        }
+    }
+    *n_out = n;
+    return rows;
+}
+
+static int64_t cell(sl_batch_t *b, int c, int64_t i)
+{
+    struct sl_column col;
+    SL_ASSERT_OK(sl_batch_column(b, c, &col));
+    int64_t k = col.offset + i;
+    if (col.validity && !((col.validity[k >> 3] >> (k & 7)) & 1))
+        return NUL;
+    return col.type == SL_TYPE_INT32 ? ((const int32_t *)col.data)[k]
+                                     : ((const int64_t *)col.data)[k];
+}
+
+/* Runs the join and returns 0 or the error; result table in *out. */
+static int run_join(sl_engine_t *e, sl_table_t *lt, sl_table_t *rt, const char *opts,
+                    sl_table_t **out)
+{
+    sl_plan_t *p;
+    SL_ASSERT_OK(sl_plan_create(&p));
+    int a, b, j;
+    SL_ASSERT_OK(sl_plan_add_table(p, lt, &a));
+    SL_ASSERT_OK(sl_plan_add_table(p, rt, &b));
+    int in[] = {a, b};
+    int rc = sl_plan_add(p, "join", in, 2, opts, &j);
+    if (rc < 0) {
+        sl_plan_destroy(p);
+        return rc;
+    }
+    SL_ASSERT_OK(sl_plan_output(p, j, "r"));
+    sl_query_t *q;
+    SL_ASSERT_OK(sl_query_create(e, p, &q));
+    rc = sl_query_run(q);
+    if (rc == SL_OK)
+        SL_ASSERT_OK(sl_query_result(q, "r", out));
+    else if (rc != SL_EOVERFLOW)
+        fprintf(stderr, "join %s: %s\n", opts, sl_query_errmsg(q));
+    sl_query_destroy(q);
+    sl_plan_destroy(p);
+    return rc;
+}
+
+/* Checks one (kind, algo) against the reference, materialized and aggregated. */
+static void check(sl_engine_t *e, const struct side *l, const struct side *r, int kind,
+                  const char *algo)
+{
+    sl_table_t *lt = side_table(l, "p", 37), *rt = side_table(r, "q", 53);
+    int64_t n_ref;
+    int w;
+    int64_t *ref = reference(l, r, kind, &n_ref, &w);
+    char opts[256];
+    snprintf(opts, sizeof opts, "on=%s kind=%s algo=%s", l->nk == 2 ? "\"k,k2\"" : "k",
+             kinds[kind], algo);
+    sl_table_t *res;
+    SL_ASSERT_OK(run_join(e, lt, rt, opts, &res));
+    int64_t n = sl_table_num_rows(res);
+    if (n != n_ref)
+        fprintf(stderr, "%s: %lld rows, expected %lld\n", opts, (long long)n, (long long)n_ref);
+    assert_int_equal(n, n_ref);
+    int64_t *got = malloc(sizeof(int64_t) * (size_t)(n * w + 1));
+    int64_t k = 0;
+    for (int64_t bi = 0; bi < sl_table_num_batches(res); bi++) {
+        sl_batch_t *b = sl_table_batch(res, bi);
+        assert_int_equal(sl_batch_num_columns(b), w);
+        for (int64_t i = 0; i < sl_batch_num_rows(b); i++, k++)
+            for (int c = 0; c < w; c++)
+                got[k * w + c] = cell(b, c, i);
+    }
+    row_w = w;
+    qsort(ref, (size_t)n_ref, sizeof(int64_t) * (size_t)w, cmp_row);
+    qsort(got, (size_t)n, sizeof(int64_t) * (size_t)w, cmp_row);
+    assert_memory_equal(got, ref, sizeof(int64_t) * (size_t)(n * w));
+    sl_table_unref(res);
+    /* Fused aggregate: count and sums of the payloads over the same rows. */
+    int64_t sp = 0, sq = 0, np = 0, nq = 0;
+    for (int64_t i = 0; i < n_ref; i++) {
+        int64_t *o = ref + i * w;
+        if (o[l->nk] != NUL)
+            sp += o[l->nk], np++;
+        if (kind <= 1 && o[l->nk + 1] != NUL)
+            sq += o[l->nk + 1], nq++;
+    }
+    snprintf(opts, sizeof opts, "on=%s kind=%s algo=%s output=aggregate",
+             l->nk == 2 ? "\"k,k2\"" : "k", kinds[kind], algo);
+    SL_ASSERT_OK(run_join(e, lt, rt, opts, &res));
+    assert_int_equal(sl_table_num_rows(res), 1);
+    sl_batch_t *b = sl_table_batch(res, 0);
+    assert_int_equal(cell(b, 0, 0), n_ref);
+    assert_int_equal(cell(b, 1, 0), n_ref ? sp : NUL);
+    if (kind <= 1)
+        assert_int_equal(cell(b, 2, 0), n_ref ? sq : NUL);
+    sl_table_unref(res);
+    free(got);
+    free(ref);
+    sl_table_unref(lt);
+    sl_table_unref(rt);
+}
+
+static const char *algos[] = {"radix", "nopart", "sortmerge", "auto"};
+
+static void check_all(sl_engine_t *e, const struct side *l, const struct side *r)
+{
+    for (int kind = 0; kind < 4; kind++)
+        for (int a = 0; a < 4; a++)
+            check(e, l, r, kind, algos[a]);
+}
+
+static void random_case(sl_engine_t *e, int nl, int nr, int nk, enum sl_type kt, int64_t dom,
+                        int64_t rshift, double z, int nulls, int extreme)
+{
+    struct side l, r;
+    side_gen(&l, nl, nk, kt, dom, 0, z, nulls, extreme);
+    side_gen(&r, nr, nk, kt, dom, rshift, z, nulls, extreme);
+    check_all(e, &l, &r);
+    side_free(&l);
+    side_free(&r);
+}
+
+SL_TEST(join_small_and_empty)
+{
+    sl_engine_t *e = open_engine(2, 16);
+    random_case(e, 0, 0, 1, SL_TYPE_INT32, 10, 0, 0, 0, 0);
+    random_case(e, 0, 50, 1, SL_TYPE_INT32, 10, 0, 0, 0, 0);
+    random_case(e, 50, 0, 1, SL_TYPE_INT32, 10, 0, 0, 0, 0);
+    random_case(e, 1, 1, 1, SL_TYPE_INT32, 1, 0, 0, 0, 0);
+    random_case(e, 1, 1, 1, SL_TYPE_INT64, 1, 0, 0, 0, 1);
+    random_case(e, 60, 70, 1, SL_TYPE_INT32, 1, 0, 0, 0, 0);     /* all duplicates */
+    random_case(e, 100, 90, 1, SL_TYPE_INT32, 50, 1000, 0, 0, 0); /* no matches */
+    sl_engine_close(e);
+    assert_no_leaks();
+}
+
+SL_TEST(join_random_int32)
+{
+    for (int th = 1; th <= 2; th++) {
+        sl_engine_t *e = open_engine(th, th == 1 ? 64 : 100);
+        random_case(e, 700, 500, 1, SL_TYPE_INT32, 300, 50, 0, 0, 0);
+        random_case(e, 500, 800, 1, SL_TYPE_INT32, 400, 0, 0, 10, 0);
+        sl_engine_close(e);
+    }
+    assert_no_leaks();
+}
+
+SL_TEST(join_random_int64_extreme)
+{
+    sl_engine_t *e = open_engine(2, 64);
+    random_case(e, 600, 500, 1, SL_TYPE_INT64, 300, 20, 0, 5, 1);
+    random_case(e, 400, 300, 1, SL_TYPE_INT64, 200, 0, 0, 0, 0);
+    sl_engine_close(e);
+    assert_no_leaks();
+}
+
+SL_TEST(join_zipf)
+{
+    sl_engine_t *e = open_engine(2, 64);
+    double zs[] = {0, 0.5, 1.0, 1.5};
+    for (int i = 0; i < 4; i++)
+        random_case(e, 300, 400, 1, SL_TYPE_INT32, 100, 0, zs[i], 3, 0);
+    sl_engine_close(e);
+    assert_no_leaks();
+}
+
+SL_TEST(join_composite)
+{
+    sl_engine_t *e = open_engine(2, 50);
+    random_case(e, 500, 400, 2, SL_TYPE_INT32, 100, 0, 0, 5, 0); /* packed exactly */
+    random_case(e, 400, 500, 2, SL_TYPE_INT64, 100, 0, 0, 5, 1); /* hashed, verified */
+    sl_engine_close(e);
+    assert_no_leaks();
+}
+
+SL_TEST(join_large_radix)
+{
+    /* Enough rows for several partitioning tasks and partitions. */
+    sl_engine_t *e = open_engine(2, 4096);
+    struct side l, r;
+    side_gen(&l, 150000, 1, SL_TYPE_INT32, 100000, 0, 0, 1, 0);
+    side_gen(&r, 140000, 1, SL_TYPE_INT32, 100000, 0, 0, 1, 0);
+    /* The nested-loop reference is too slow here: compare algorithms with each other. */
+    sl_table_t *lt = side_table(&l, "p", 10000), *rt = side_table(&r, "q", 7000);
+    int64_t cnt[4][4];
+    for (int kind = 0; kind < 4; kind++) {
+        for (int a = 0; a < 3; a++) {
+            char opts[128];
+            snprintf(opts, sizeof opts, "on=k kind=%s algo=%s output=aggregate", kinds[kind],
+                     algos[a]);
+            sl_table_t *res;
+            SL_ASSERT_OK(run_join(e, lt, rt, opts, &res));
+            sl_batch_t *b = sl_table_batch(res, 0);
+            cnt[kind][a] = cell(b, 0, 0) * 1000003 + cell(b, 1, 0);
+            if (a)
+                assert_int_equal(cnt[kind][a], cnt[kind][0]);
+            sl_table_unref(res);
+        }
+    }
+    sl_table_unref(lt);
+    sl_table_unref(rt);
+    side_free(&l);
+    side_free(&r);
+    sl_engine_close(e);
+    assert_no_leaks();
+}
+
+SL_TEST(join_overflow)
+{
+    sl_engine_t *e = open_engine(2, 64);
+    struct side l, r;
+    side_gen(&l, 10, 1, SL_TYPE_INT64, 1, 0, 0, 0, 0);
+    side_gen(&r, 10, 1, SL_TYPE_INT64, 1, 0, 0, 0, 0);
+    for (int i = 0; i < 10; i++)
+        l.p[i] = INT64_MAX / 4;
+    sl_table_t *lt = side_table(&l, "p", 4), *rt = side_table(&r, "q", 4), *res;
+    for (int a = 0; a < 3; a++) {
+        char opts[96];
+        snprintf(opts, sizeof opts, "on=k algo=%s output=aggregate", algos[a]);
+        assert_int_equal(run_join(e, lt, rt, opts, &res), SL_EOVERFLOW);
+    }
+    sl_table_unref(lt);
+    sl_table_unref(rt);
+    side_free(&l);
+    side_free(&r);
+    sl_engine_close(e);
+    assert_no_leaks();
+}
+
+SL_TEST(join_bind_errors)
+{
+    sl_engine_t *e = open_engine(1, 64);
+    struct side l, r, l64;
+    side_gen(&l, 5, 1, SL_TYPE_INT32, 3, 0, 0, 0, 0);
+    side_gen(&r, 5, 1, SL_TYPE_INT32, 3, 0, 0, 0, 0);
+    side_gen(&l64, 5, 1, SL_TYPE_INT64, 3, 0, 0, 0, 0);
+    sl_table_t *lt = side_table(&l, "p", 4), *rt = side_table(&r, "q", 4);
+    sl_table_t *l64t = side_table(&l64, "p", 4), *res;
+    assert_int_equal(run_join(e, lt, rt, "on=nope", &res), SL_ENOTFOUND);
+    assert_int_equal(run_join(e, lt, rt, "left_on=k right_on=zz", &res), SL_ENOTFOUND);
+    assert_int_equal(run_join(e, l64t, rt, "on=k", &res), SL_ETYPE);
+    assert_int_equal(run_join(e, lt, rt, "on=p", &res), SL_ENOTFOUND);
+    assert_int_equal(run_join(e, lt, rt, "left_on=\"k,p\" right_on=k", &res), SL_EINVAL);
+    assert_int_equal(run_join(e, lt, rt, "on=k kind=semi right_columns=q", &res), SL_EINVAL);
+    assert_int_equal(run_join(e, lt, rt, "on=k kind=outer", &res), SL_EINVAL);
+    assert_int_equal(run_join(e, lt, rt, "on=k algo=magic", &res), SL_EINVAL);
+    assert_int_equal(run_join(e, lt, rt, "", &res), SL_EINVAL);
+    /* Composite key through left_on/right_on with clashing payload names. */
+    SL_ASSERT_OK(run_join(e, lt, lt, "left_on=k right_on=k", &res));
+    sl_table_unref(res);
+    sl_table_unref(lt);
+    sl_table_unref(rt);
+    sl_table_unref(l64t);
+    side_free(&l);
+    side_free(&r);
+    side_free(&l64);
+    sl_engine_close(e);
+    assert_no_leaks();
+}
+
+/* Keys equal to the nopart table's empty markers take its side list. */
+SL_TEST(join_marker_keys)
+{
+    sl_engine_t *e = open_engine(2, 32);
+    const int64_t marks[2] = {(int32_t)0x9E3779B9u, (int64_t)0x9E3779B97F4A7C15ull};
+    enum sl_type types[2] = {SL_TYPE_INT32, SL_TYPE_INT64};
+    for (int t = 0; t < 2; t++) {
+        for (int nulls = 0; nulls <= 5; nulls += 5) {
+            struct side l, r;
+            side_gen(&l, 200, 1, types[t], 20, 0, 0, nulls, 0);
+            side_gen(&r, 150, 1, types[t], 20, 0, 0, nulls, 0);
+            for (int i = 0; i < 200; i += 3)
+                l.k[0][i] = marks[t];
+            for (int i = 0; i < 150; i += 4)
+                r.k[0][i] = marks[t];
+            for (int kind = 0; kind < 4; kind++)
+                for (int a = 0; a < 3; a++)
+                    check(e, &l, &r, kind, algos[a]);
+            side_free(&l);
+            side_free(&r);
+        }
+    }
+    sl_engine_close(e);
+    assert_no_leaks();
+}
+
+/* Several payload columns per side (fused sums by row id), projections and "_r" names. */
+SL_TEST(join_payloads_and_columns)
+{
+    sl_engine_t *e = open_engine(2, 16);
+    struct side l, r;
+    side_gen(&l, 300, 2, SL_TYPE_INT64, 40, 0, 0, 4, 0);
+    side_gen(&r, 200, 2, SL_TYPE_INT64, 40, 0, 0, 4, 0);
+    sl_table_t *lt = side_table(&l, "p", 33), *rt = side_table(&r, "p", 21), *res;
+    int64_t cnt = 0, s[4] = {0};
+    for (int i = 0; i < l.n; i++)
+        for (int j = 0; j < r.n; j++) {
+            if (l.k[0][i] == NUL || l.k[0][i] != r.k[0][j])
+                continue;
+            cnt++;
+            int64_t v[4] = {l.k[1][i], l.p[i], r.k[1][j], r.p[j]};
+            for (int c = 0; c < 4; c++)
+                s[c] += v[c] == NUL ? 0 : v[c];
+        }
+    for (int a = 0; a < 4; a++) {
+        char opts[96];
+        snprintf(opts, sizeof opts, "on=k algo=%s output=aggregate", algos[a]);
+        SL_ASSERT_OK(run_join(e, lt, rt, opts, &res));
+        sl_batch_t *b = sl_table_batch(res, 0);
+        assert_int_equal(sl_batch_num_columns(b), 5);
+        const char *name;
+        sl_schema_field(b->schema, 4, &name, NULL);
+        assert_string_equal(name, "sum_p_r");
+        assert_int_equal(cell(b, 0, 0), cnt);
+        for (int c = 0; c < 4; c++)
+            assert_int_equal(cell(b, c + 1, 0), s[c]);
+        sl_table_unref(res);
+        /* Materialized with a projection: left k and p, right p (named p_r). */
+        snprintf(opts, sizeof opts, "on=k algo=%s left_columns=\"k,p\" right_columns=p", algos[a]);
+        SL_ASSERT_OK(run_join(e, lt, rt, opts, &res));
+        assert_int_equal(sl_table_num_rows(res), cnt);
+        if (cnt) {
+            sl_batch_t *b0 = sl_table_batch(res, 0);
+            assert_int_equal(sl_batch_num_columns(b0), 3);
+            sl_schema_field(b0->schema, 2, &name, NULL);
+            assert_string_equal(name, "p_r");
+            int64_t sum = 0;
+            for (int64_t bi = 0; bi < sl_table_num_batches(res); bi++) {
+                sl_batch_t *bb = sl_table_batch(res, bi);
+                assert_true(sl_batch_num_rows(bb) <= 16);
+                for (int64_t i = 0; i < sl_batch_num_rows(bb); i++)
+                    sum += cell(bb, 2, i) == NUL ? 0 : cell(bb, 2, i);
+            }
+            assert_int_equal(sum, s[3]);
+        }
+        sl_table_unref(res);
+    }
+    sl_table_unref(lt);
+    sl_table_unref(rt);
+    side_free(&l);
+    side_free(&r);
+    sl_engine_close(e);
+    assert_no_leaks();
+}
