@@ -14,6 +14,9 @@
 #define DEFAULT_MORSEL_CPU 122880
 #define DEFAULT_MORSEL_GPU (16 << 20)
 
+/* Engines open in the process: the last one to close trims the allocator's cache. */
+static _Atomic int open_engines;
+
 void sl_engine_config_init(struct sl_engine_config *cfg)
 {
     memset(cfg, 0, sizeof *cfg);
@@ -142,6 +145,7 @@ int sl_engine_open(sl_engine_t **out, const struct sl_engine_config *cfg_in)
     if (!eng)
         return sl__set_last_error(SL_ENOMEM, "out of memory creating an engine");
     *out = eng;
+    atomic_fetch_add(&open_engines, 1);
     eng->cfg = *cfg;
     pthread_mutex_init(&eng->mu, NULL);
     pthread_cond_init(&eng->cv, NULL);
@@ -228,6 +232,8 @@ void sl_engine_close(sl_engine_t *eng)
     pthread_mutex_destroy(&eng->mu);
     pthread_cond_destroy(&eng->cv);
     sl__free(eng, sizeof *eng);
+    if (atomic_fetch_sub(&open_engines, 1) == 1)
+        sl__mem_trim();
 }
 
 const char *sl_engine_errmsg(const sl_engine_t *eng)

@@ -78,6 +78,10 @@ void sl__mem_counters(struct sl__mem_counters *c);
 void sl__mem_fail_after(int64_t n);
 /* The name of the active allocator: "jemalloc (N NUMA arenas)" or "libc ...". */
 const char *sl__mem_allocator(void);
+/* Gives the cached big blocks back to the allocator (see mem_host.c), and how many
+ * bytes the cache holds. */
+void sl__mem_trim(void);
+int64_t sl__mem_cached_bytes(void);
 /* Makes the calling thread allocate from NUMA node `node`'s arena (workers call it). */
 void sl__mem_set_node(int node);
 

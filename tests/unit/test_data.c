@@ -150,3 +150,27 @@ SL_TEST(numa_arena_places_memory_on_the_node)
     sl__mem_set_node(-1);
     assert_no_leaks();
 }
+
+SL_TEST(big_blocks_are_reused_then_trimmed)
+{
+    /* Freed big blocks are kept for the next allocation of their size class (so queries
+     * do not fault their memory in again); trim gives them back. Not in sanitizer
+     * builds, where every reuse must be visible to AddressSanitizer. */
+    size_t n = (size_t)3 << 20;
+    char *a = sl__malloc(n);
+    assert_non_null(a);
+    memset(a, 7, n);
+    sl__free(a, n);
+    char *b = sl__malloc(n - 1000); /* same class: (2.5 MiB, 3 MiB] rounds up to 3 MiB */
+    assert_non_null(b);
+    memset(b, 8, n - 1000);
+    bool cached = sl__mem_cached_bytes() == 0 && a == b;
+#if defined(__SANITIZE_ADDRESS__)
+    cached = true;
+#endif
+    assert_true(cached);
+    sl__free(b, n);
+    assert_no_leaks(); /* cached blocks are not live allocations */
+    sl__mem_trim();
+    assert_int_equal(sl__mem_cached_bytes(), 0);
+}
