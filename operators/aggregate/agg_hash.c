@@ -1,0 +1,354 @@
+/* aggregate: hash group-by on integer keys with count(*), count, sum, min, max and avg.
+ *
+ *   keys="k1,k2"   int32/int64 key columns; none = a global aggregate (one row)
+ *   aggs="count(*), sum(v), min(v), max(v), avg(v), count(v)"
+ *
+ * Output: the key columns, then one column per aggregate named fn_col ("count" for
+ * count(*)): count -> int64; sum of ints -> int64, of floats -> float64; avg -> float64;
+ * min/max keep the input type. SQL semantics: null keys form one group; aggregates skip
+ * null values; sum/min/max/avg of a group without values are null. Integer sums are
+ * kept exactly in 128 bits and an int64 sum that does not fit is SL_EOVERFLOW (never a
+ * wrap), whatever the order of the rows.
+ *
+ * Execution. sink: each worker pre-aggregates into a local open-addressing table of at
+ * most AGG_LOCAL_GROUPS groups (it stays in L2); when it fills, its groups are flushed
+ * as records into AGG_PARTS radix partitions (top hash bits) and the table is reused.
+ * combine: keeps each worker's table and partitions. finalize: if no worker flushed and
+ * the groups are few, one table merges the local tables (one output task); otherwise the
+ * remaining local groups are flushed too and one spawned task per partition merges that
+ * partition's records of every worker. source: one task per output table. */
+#include <stdio.h>
+#include <string.h>
+
+#include "agg_int.h"
+
+/* Few enough groups to merge in one task (cheaper than spawning partitions). */
+#define AGG_SMALL_GROUPS (1 << 16)
+
+struct agg_local {
+    bool ready;
+    int64_t flushed;                     /* times the table was flushed */
+    struct agg_table tb;
+    struct agg_chunk *parts[AGG_PARTS];
+};
+
+/* What combine keeps of one worker's local state. */
+struct agg_kept {
+    struct agg_kept *next;
+    int64_t flushed;
+    struct agg_table tb;
+    struct agg_chunk *parts[AGG_PARTS];
+};
+
+#define AGG_MAX_WORKERS 256
+
+struct agg_global {
+    struct agg_kept *locals;
+    int64_t groups, flushed;
+    int64_t n_out;                       /* output tables (source tasks) */
+    struct agg_table *out;               /* the single table of the small case */
+    /* Partitioned case: each merge task builds its output batch at once in a table
+     * reused by its worker (no fresh memory per partition); the source emits it. */
+    sl_batch_t *part_out[AGG_PARTS];
+    struct agg_table *scratch[AGG_MAX_WORKERS];
+};
+
+static const struct sl_option_def agg_options[] = {
+    {"keys", SL_OPT_STRING, "", "comma-separated int32/int64 key columns (none: one global row)"},
+    {"aggs", SL_OPT_STRING, "count(*)",
+     "comma-separated aggregates: count(*), count(c), sum(c), min(c), max(c), avg(c)"},
+};
+
+static void plan_free(void *p)
+{
+    sl__free(p, sizeof(struct agg_plan));
+}
+
+/* Copies the next comma-separated item of *s (trimmed) into out; 0 at the end. */
+static int next_item(const char **s, char *out, size_t cap)
+{
+    const char *p = *s;
+    while (*p == ' ' || *p == ',')
+        p++;
+    if (!*p)
+        return 0;
+    const char *e = p;
+    while (*e && *e != ',')
+        e++;
+    const char *end = e;
+    while (end > p && end[-1] == ' ')
+        end--;
+    size_t len = (size_t)(end - p) < cap - 1 ? (size_t)(end - p) : cap - 1;
+    memcpy(out, p, len);
+    out[len] = 0;
+    *s = e;
+    return 1;
+}
+
+static int bind_keys(sl_bind_t *b, struct agg_plan *p, const char *keys)
+{
+    const sl_schema_t *in = sl_bind_input_schema(b, 0);
+    char name[128];
+    while (next_item(&keys, name, sizeof name)) {
+        if (p->n_keys == AGG_MAX_KEYS)
+            return sl_bind_fail(b, SL_EINVAL, "option keys: at most %d key columns", AGG_MAX_KEYS);
+        int idx = sl_schema_find(in, name);
+        if (idx < 0)
+            return sl_bind_fail(b, SL_ENOTFOUND, "option keys: no column '%s' in its input", name);
+        enum sl_type ty;
+        sl_schema_field(in, idx, NULL, &ty);
+        if (ty != SL_TYPE_INT32 && ty != SL_TYPE_INT64)
+            return sl_bind_fail(b, SL_ETYPE, "option keys: column '%s' is %s, not int32/int64",
+                                name, sl_type_name(ty));
+        p->key_cols[p->n_keys] = idx;
+        p->key_types[p->n_keys++] = ty;
+        int rc = sl_bind_add_column(b, name, ty);
+        if (rc < 0)
+            return rc;
+    }
+    return SL_OK;
+}
+
+static int bind_one_agg(sl_bind_t *b, struct agg_plan *p, const char *item)
+{
+    static const char *const fns[] = {"count", "count", "sum", "min", "max", "avg"};
+    const sl_schema_t *in = sl_bind_input_schema(b, 0);
+    const char *lp = strchr(item, '('), *rp = strrchr(item, ')');
+    if (!lp || !rp || rp < lp || rp[1])
+        return sl_bind_fail(b, SL_EINVAL, "option aggs: '%s' is not fn(column)", item);
+    char fn[16], col[128];
+    size_t fl = (size_t)(lp - item), cl = (size_t)(rp - lp - 1);
+    while (fl && item[fl - 1] == ' ')
+        fl--;
+    if (fl >= sizeof fn || cl >= sizeof col)
+        return sl_bind_fail(b, SL_EINVAL, "option aggs: '%s' is too long", item);
+    memcpy(fn, item, fl);
+    fn[fl] = 0;
+    memcpy(col, lp + 1, cl);
+    col[cl] = 0;
+    struct agg_spec *s = &p->aggs[p->n_aggs];
+    s->col = -1;
+    if (!strcmp(fn, "count") && !strcmp(col, "*")) {
+        s->fn = AGG_COUNT_STAR;
+        s->out_type = SL_TYPE_INT64;
+        p->n_aggs++;
+        return sl_bind_add_column(b, "count", SL_TYPE_INT64);
+    }
+    int f = 1;
+    while (f < 6 && strcmp(fns[f], fn))
+        f++;
+    if (f == 6)
+        return sl_bind_fail(b, SL_EINVAL, "option aggs: unknown aggregate '%s' (count, sum, "
+                            "min, max, avg)", fn);
+    s->fn = (enum agg_fn)f;
+    s->col = sl_schema_find(in, col);
+    if (s->col < 0)
+        return sl_bind_fail(b, SL_ENOTFOUND, "option aggs: no column '%s' in its input", col);
+    sl_schema_field(in, s->col, NULL, &s->in_type);
+    s->is_int = s->in_type == SL_TYPE_INT32 || s->in_type == SL_TYPE_INT64;
+    switch (s->fn) {
+    case AGG_COUNT: s->out_type = SL_TYPE_INT64; break;
+    case AGG_SUM: s->out_type = s->is_int ? SL_TYPE_INT64 : SL_TYPE_FLOAT64; break;
+    case AGG_AVG: s->out_type = SL_TYPE_FLOAT64; break;
+    default: s->out_type = s->in_type; break;
+    }
+    char out[160];
+    snprintf(out, sizeof out, "%s_%s", fn, col);
+    p->n_aggs++;
+    return sl_bind_add_column(b, out, s->out_type);
+}
+
+static int agg_bind(sl_bind_t *b)
+{
+    const char *keys, *aggs;
+    int rc = sl_bind_option_str(b, "keys", &keys);
+    if (rc == SL_OK)
+        rc = sl_bind_option_str(b, "aggs", &aggs);
+    if (rc < 0)
+        return rc;
+    struct agg_plan *p = sl__malloc(sizeof *p);
+    if (!p)
+        return sl_bind_fail(b, SL_ENOMEM, "out of memory");
+    memset(p, 0, sizeof *p);
+    sl_bind_set_data(b, p, plan_free);
+    if ((rc = bind_keys(b, p, keys)) < 0)
+        return rc;
+    char item[160];
+    while (next_item(&aggs, item, sizeof item)) {
+        if (p->n_aggs == AGG_MAX_AGGS)
+            return sl_bind_fail(b, SL_EINVAL, "option aggs: at most %d aggregates", AGG_MAX_AGGS);
+        if ((rc = bind_one_agg(b, p, item)) < 0)
+            return rc;
+    }
+    if (p->n_aggs == 0 && p->n_keys == 0)
+        return sl_bind_fail(b, SL_EINVAL, "option aggs: no aggregate and no key");
+    p->rec_bytes = 16 + 8 * (size_t)p->n_keys + 24 * (size_t)p->n_aggs;
+    if (p->n_keys == 0)
+        sl_bind_set_rows(b, 1);
+    return SL_OK;
+}
+
+static int agg_sink(sl_task_t *t)
+{
+    const struct agg_plan *p = sl_op_data(sl_task_op(t));
+    struct agg_local *ls = sl_task_lstate(t);
+    if (!ls)
+        return SL_ENOMEM;
+    if (!ls->ready) {
+        if (sl__agg_table_init(t, p, &ls->tb, AGG_LOCAL_GROUPS) < 0)
+            return SL_ENOMEM;
+        ls->ready = true;
+    }
+    return sl__agg_table_sink(t, p, &ls->tb, sl_task_input(t), ls->parts, &ls->flushed);
+}
+
+static int agg_combine(sl_task_t *t)
+{
+    struct agg_global *gs = sl_task_gstate(t);
+    struct agg_local *ls = sl_task_lstate(t);
+    if (!ls || !ls->ready)
+        return SL_OK;
+    struct agg_kept *k = sl_task_alloc(t, sizeof *k);
+    if (!k)
+        return SL_ENOMEM;
+    k->flushed = ls->flushed;
+    k->tb = ls->tb;
+    memcpy(k->parts, ls->parts, sizeof k->parts);
+    k->next = gs->locals;
+    gs->locals = k;
+    gs->groups += ls->tb.n;
+    gs->flushed += ls->flushed;
+    return SL_OK;
+}
+
+/* Spawned: merges partition i of every worker into out[i]. */
+static int agg_merge_part(sl_task_t *t)
+{
+    const struct agg_plan *p = sl_op_data(sl_task_op(t));
+    struct agg_global *gs = sl_task_gstate(t);
+    int64_t i = sl_task_index(t), n = 0;
+    for (struct agg_kept *k = gs->locals; k; k = k->next)
+        for (struct agg_chunk *c = k->parts[i]; c; c = c->next)
+            n += c->n;
+    if (n == 0)
+        return SL_OK;
+    int w = sl_task_worker(t);
+    if (w < 0 || w >= AGG_MAX_WORKERS)
+        return sl_task_fail(t, SL_EINTERNAL, "worker %d out of range", w);
+    struct agg_table *tb = gs->scratch[w];
+    if (!tb || tb->cap_alloc < n) {
+        /* Room for twice this partition, so that later ones rarely need more. */
+        tb = sl__agg_alloc(t, sizeof *tb);
+        if (!tb || sl__agg_table_init(t, p, tb, 2 * n) < 0)
+            return SL_ENOMEM;
+        gs->scratch[w] = tb;
+    }
+    sl__agg_table_reset(tb, n);
+    for (struct agg_kept *k = gs->locals; k; k = k->next)
+        sl__agg_table_merge_chunks(p, tb, k->parts[i]);
+    gs->part_out[i] = sl__agg_table_output(t, p, tb);
+    return gs->part_out[i] ? SL_OK : SL_EOVERFLOW;
+}
+
+static const struct sl_impl merge_impl[] = {{.device = SL_DEVICE_CPU, .run = agg_merge_part}};
+static const struct sl_phase merge_phase = {merge_impl, 1, NULL};
+
+static int agg_finalize(sl_task_t *t)
+{
+    const struct agg_plan *p = sl_op_data(sl_task_op(t));
+    struct agg_global *gs = sl_task_gstate(t);
+    if (gs->flushed == 0 && gs->groups <= AGG_SMALL_GROUPS) {
+        gs->n_out = 1;
+        gs->out = sl__agg_alloc(t, sizeof *gs->out);
+        if (!gs->out || sl__agg_table_init(t, p, gs->out, gs->groups) < 0)
+            return SL_ENOMEM;
+        for (struct agg_kept *k = gs->locals; k; k = k->next)
+            sl__agg_table_merge_table(p, gs->out, &k->tb);
+        return SL_OK;
+    }
+    for (struct agg_kept *k = gs->locals; k; k = k->next) {
+        int rc = sl__agg_table_flush(t, p, &k->tb, k->parts);
+        if (rc < 0)
+            return rc;
+    }
+    gs->n_out = AGG_PARTS;
+    return sl_task_spawn(t, &merge_phase, AGG_PARTS, NULL, NULL);
+}
+
+static void agg_fini_global(const sl_op_t *op, void *gstate)
+{
+    (void)op;
+    struct agg_global *gs = gstate;
+    for (int i = 0; i < AGG_PARTS; i++)
+        sl_batch_unref(gs->part_out[i]);
+}
+
+static int64_t agg_source_tasks(sl_task_t *t)
+{
+    struct agg_global *gs = sl_task_gstate(t);
+    return gs->n_out > 0 ? gs->n_out : 1;
+}
+
+static int agg_source(sl_task_t *t)
+{
+    const struct agg_plan *p = sl_op_data(sl_task_op(t));
+    struct agg_global *gs = sl_task_gstate(t);
+    int64_t i = sl_task_index(t);
+    if (!gs->out && gs->n_out == AGG_PARTS) {
+        sl_batch_t *b = gs->part_out[i];
+        gs->part_out[i] = NULL;
+        return b ? sl_task_emit(t, b) : SL_OK;
+    }
+    struct agg_table empty;
+    struct agg_table *tb = gs->out && i < gs->n_out ? &gs->out[i] : NULL;
+    if (p->n_keys == 0 && (!tb || tb->n == 0)) {
+        /* A global aggregate has one row even without input rows. */
+        if (i != 0)
+            return SL_OK;
+        if (sl__agg_table_init(t, p, &empty, 1) < 0)
+            return SL_ENOMEM;
+        empty.n = 1;
+        empty.hashes[0] = empty.nulls[0] = 0;
+        for (int a = 0; a < p->n_aggs; a++) {
+            empty.cnt[a][0] = 0;
+            if (empty.val[a])
+                memset(&empty.val[a][0], 0, sizeof(union agg_val));
+        }
+        tb = &empty;
+    }
+    if (!tb || tb->n == 0)
+        return SL_OK;
+    sl_batch_t *b = sl__agg_table_output(t, p, tb);
+    if (!b)
+        return SL_EOVERFLOW;
+    return sl_task_emit(t, b);
+}
+
+static const struct sl_impl sink_impl[] = {{.device = SL_DEVICE_CPU, .run = agg_sink}};
+static const struct sl_impl combine_impl[] = {{.device = SL_DEVICE_CPU, .run = agg_combine}};
+static const struct sl_impl finalize_impl[] = {{.device = SL_DEVICE_CPU, .run = agg_finalize}};
+static const struct sl_impl source_impl[] = {{.device = SL_DEVICE_CPU, .run = agg_source}};
+static const struct sl_phase sink_phase = {sink_impl, 1, NULL};
+static const struct sl_phase combine_phase = {combine_impl, 1, NULL};
+static const struct sl_phase finalize_phase = {finalize_impl, 1, NULL};
+static const struct sl_phase source_phase = {source_impl, 1, NULL};
+
+const struct sl_op_def sl__aggregate_def = {
+    .abi_version = SL_OP_ABI_VERSION,
+    .flags = SL_OP_SINK | SL_OP_SOURCE,
+    .name = "aggregate",
+    .doc = "hash group-by on int keys: count(*), count, sum, min, max, avg (SQL nulls)",
+    .min_inputs = 1,
+    .max_inputs = 1,
+    .options = agg_options,
+    .n_options = 2,
+    .bind = agg_bind,
+    .global_state_bytes = sizeof(struct agg_global),
+    .local_state_bytes = sizeof(struct agg_local),
+    .fini_global = agg_fini_global,
+    .source_tasks = agg_source_tasks,
+    .sink = &sink_phase,
+    .combine = &combine_phase,
+    .finalize = &finalize_phase,
+    .source = &source_phase,
+};

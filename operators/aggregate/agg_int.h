@@ -1,0 +1,100 @@
+/* Internal header of the hash group-by (agg_hash.c, agg_table.c): the bound plan of a
+ * group-by, the per-group state, and the open-addressing table shared by the
+ * thread-local pre-aggregation and the partition merge. */
+#ifndef SLUICE_AGG_INT_H
+#define SLUICE_AGG_INT_H
+
+#include "operators.h"
+
+#define AGG_MAX_KEYS 16
+#define AGG_MAX_AGGS 32
+/* Radix partitions of the partitioned merge: top AGG_PART_BITS bits of the hash. */
+#define AGG_PART_BITS 10
+#define AGG_PARTS (1 << AGG_PART_BITS)
+/* Groups a worker's local table holds before it is flushed into partitions: its slots
+ * and group arrays (about 1 MiB for one key and two aggregates) stay in L2. */
+#define AGG_LOCAL_GROUPS (1 << 14)
+/* Rows handled at once by the vectorized sink loops. */
+#define AGG_VEC 1024
+
+enum agg_fn { AGG_COUNT_STAR, AGG_COUNT, AGG_SUM, AGG_MIN, AGG_MAX, AGG_AVG };
+
+struct agg_spec {
+    enum agg_fn fn;
+    int col;               /* input column; -1 for count(*) */
+    enum sl_type in_type;  /* type of the input column */
+    enum sl_type out_type; /* type of the output column */
+    bool is_int;           /* input is int32/int64 */
+};
+
+/* The bound group-by (per-node data). */
+struct agg_plan {
+    int n_keys;
+    int key_cols[AGG_MAX_KEYS];
+    enum sl_type key_types[AGG_MAX_KEYS];
+    int n_aggs;
+    struct agg_spec aggs[AGG_MAX_AGGS];
+    size_t rec_bytes;      /* bytes of one flushed group record */
+};
+
+/* The running value of one aggregate of one group: an exact 128-bit sum of integers
+ * (so an int64 sum overflows only if its final value does, whatever the order), a
+ * float64 sum, or the current min/max. */
+union agg_val {
+    __int128 s;
+    int64_t i;
+    double f;
+};
+
+/* An open-addressing table with linear probing. slots[i] = (hash >> 32) << 32 | gid+1
+ * (0 = empty); group gid has its hash, key null mask, keys and per-aggregate count and
+ * value in column arrays. */
+struct agg_table {
+    uint64_t *slots;
+    uint64_t mask;              /* slots - 1 (a power of two minus one) */
+    int64_t n, cap;             /* groups, group capacity */
+    int64_t rows;               /* rows added since the table was last emptied */
+    int64_t cap_alloc;          /* groups the arrays have room for */
+    uint64_t slots_alloc;       /* slots allocated */
+    uint64_t *hashes, *nulls;
+    int64_t *keys;              /* n_keys per group */
+    int64_t *cnt[AGG_MAX_AGGS];
+    union agg_val *val[AGG_MAX_AGGS];
+};
+
+/* A block of flushed group records of one partition. */
+struct agg_chunk {
+    struct agg_chunk *next;
+    int64_t n, cap;             /* records */
+    char *data;
+};
+
+/* Allocates a table for cap groups (slots: at least 2 * cap) from the query's memory;
+ * SL_ENOMEM after recording the failure. */
+int sl__agg_table_init(sl_task_t *t, const struct agg_plan *p, struct agg_table *tb, int64_t cap);
+/* Empties a table and sizes it for cap groups (at most its cap_alloc). */
+void sl__agg_table_reset(struct agg_table *tb, int64_t cap);
+/* Empties a table. */
+void sl__agg_table_clear(struct agg_table *tb);
+/* Aggregates rows [0, n) of batch b into tb, flushing tb into parts when it fills (parts
+ * may be NULL only if tb can take every group). Returns SL_OK or a failure recorded on
+ * the task. */
+int sl__agg_table_sink(sl_task_t *t, const struct agg_plan *p, struct agg_table *tb,
+                       const sl_batch_t *b, struct agg_chunk **parts, int64_t *flushed);
+/* Appends every group of tb as a record to the partition lists and clears tb. */
+int sl__agg_table_flush(sl_task_t *t, const struct agg_plan *p, struct agg_table *tb,
+                        struct agg_chunk **parts);
+
+/* Merges every group of src into dst (dst must have room). */
+void sl__agg_table_merge_table(const struct agg_plan *p, struct agg_table *dst,
+                               const struct agg_table *src);
+/* Merges every record of a chunk list into dst (dst must have room). */
+void sl__agg_table_merge_chunks(const struct agg_plan *p, struct agg_table *dst,
+                                const struct agg_chunk *c);
+/* Builds the output batch of tb's groups; NULL after recording the failure (an int64
+ * sum that does not fit: SL_EOVERFLOW). */
+sl_batch_t *sl__agg_table_output(sl_task_t *t, const struct agg_plan *p, const struct agg_table *tb);
+/* 64-byte aligned memory that lives until the query ends; NULL after recording. */
+void *sl__agg_alloc(sl_task_t *t, size_t bytes);
+
+#endif /* SLUICE_AGG_INT_H */

@@ -1,0 +1,505 @@
+/* The group table of the hash aggregate: vectorized sink (keys -> hashes -> group ids
+ * for AGG_VEC rows at a time, then one tight loop per aggregate over the group ids),
+ * flushing into radix partitions, merging records, and building the output batch. */
+#include <string.h>
+
+#include "agg_int.h"
+
+void *sl__agg_alloc(sl_task_t *t, size_t bytes)
+{
+    char *p = sl_task_alloc(t, bytes + 64);
+    if (!p)
+        return NULL;
+    return (void *)(((uintptr_t)p + 63) & ~(uintptr_t)63);
+}
+
+static inline uint64_t mix64(uint64_t h)
+{
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdull;
+    h ^= h >> 33;
+    h *= 0xc4ceb9fe1a85ec53ull;
+    h ^= h >> 33;
+    return h;
+}
+
+int sl__agg_table_init(sl_task_t *t, const struct agg_plan *p, struct agg_table *tb, int64_t cap)
+{
+    memset(tb, 0, sizeof *tb);
+    if (cap < 16)
+        cap = 16;
+    uint64_t slots = 1;
+    while (slots < (uint64_t)cap * 2)
+        slots <<= 1;
+    tb->mask = slots - 1;
+    tb->cap = tb->cap_alloc = cap;
+    tb->slots_alloc = slots;
+    tb->slots = sl__agg_alloc(t, slots * 8);
+    tb->hashes = sl__agg_alloc(t, (size_t)cap * 8);
+    tb->nulls = sl__agg_alloc(t, (size_t)cap * 8);
+    tb->keys = sl__agg_alloc(t, (size_t)cap * 8 * (size_t)(p->n_keys ? p->n_keys : 1));
+    if (!tb->slots || !tb->hashes || !tb->nulls || !tb->keys)
+        return SL_ENOMEM;
+    for (int a = 0; a < p->n_aggs; a++) {
+        tb->cnt[a] = sl__agg_alloc(t, (size_t)cap * 8);
+        if (!tb->cnt[a])
+            return SL_ENOMEM;
+        if (p->aggs[a].fn != AGG_COUNT_STAR && p->aggs[a].fn != AGG_COUNT) {
+            tb->val[a] = sl__agg_alloc(t, (size_t)cap * sizeof(union agg_val));
+            if (!tb->val[a])
+                return SL_ENOMEM;
+        }
+    }
+    memset(tb->slots, 0, slots * 8);
+    return SL_OK;
+}
+
+void sl__agg_table_reset(struct agg_table *tb, int64_t cap)
+{
+    uint64_t slots = 32;
+    while (slots < (uint64_t)cap * 2)
+        slots <<= 1;
+    if (slots > tb->slots_alloc)
+        slots = tb->slots_alloc;
+    tb->cap = cap < tb->cap_alloc ? cap : tb->cap_alloc;
+    tb->mask = slots - 1;
+    sl__agg_table_clear(tb);
+}
+
+void sl__agg_table_clear(struct agg_table *tb)
+{
+    memset(tb->slots, 0, (tb->mask + 1) * 8);
+    tb->n = 0;
+    tb->rows = 0;
+}
+
+/* A new group: keys and zeroed states; returns its id. */
+static inline int64_t add_group(const struct agg_plan *p, struct agg_table *tb, uint64_t h,
+                                uint64_t nm, const int64_t *kv, int64_t stride)
+{
+    int64_t g = tb->n++;
+    tb->hashes[g] = h;
+    tb->nulls[g] = nm;
+    for (int j = 0; j < p->n_keys; j++)
+        tb->keys[g * p->n_keys + j] = kv[j * stride];
+    for (int a = 0; a < p->n_aggs; a++) {
+        tb->cnt[a][g] = 0;
+        if (tb->val[a])
+            memset(&tb->val[a][g], 0, sizeof(union agg_val));
+    }
+    return g;
+}
+
+/* Finds or adds the group of (h, nm, keys kv[j * stride]). */
+static inline int64_t find_group(const struct agg_plan *p, struct agg_table *tb, uint64_t h,
+                                 uint64_t nm, const int64_t *kv, int64_t stride)
+{
+    uint64_t tag = h >> 32, pos = h & tb->mask;
+    int nk = p->n_keys;
+    for (;;) {
+        uint64_t s = tb->slots[pos];
+        if (!s) {
+            int64_t g = add_group(p, tb, h, nm, kv, stride);
+            tb->slots[pos] = tag << 32 | (uint64_t)(g + 1);
+            return g;
+        }
+        if ((s >> 32) == tag) {
+            int64_t g = (int64_t)(s & 0xffffffffu) - 1;
+            if (tb->nulls[g] == nm) {
+                const int64_t *gk = tb->keys + g * nk;
+                int j = 0;
+                while (j < nk && gk[j] == kv[j * stride])
+                    j++;
+                if (j == nk)
+                    return g;
+            }
+        }
+        pos = (pos + 1) & tb->mask;
+    }
+}
+
+/* find_group for one key column: the common case, without the key loop. */
+static inline int64_t find_group1(const struct agg_plan *p, struct agg_table *tb, uint64_t h,
+                                  uint64_t nm, int64_t k)
+{
+    uint64_t tag = h >> 32, pos = h & tb->mask;
+    for (;;) {
+        uint64_t s = tb->slots[pos];
+        if (!s) {
+            int64_t g = add_group(p, tb, h, nm, &k, 1);
+            tb->slots[pos] = tag << 32 | (uint64_t)(g + 1);
+            return g;
+        }
+        if ((s >> 32) == tag) {
+            int64_t g = (int64_t)(s & 0xffffffffu) - 1;
+            if (tb->keys[g] == k && tb->nulls[g] == nm)
+                return g;
+        }
+        pos = (pos + 1) & tb->mask;
+    }
+}
+
+/* Reads rows [off, off + n) of column c as int64 (*pi) or double (*pf): a pointer
+ * into the batch for int64/float64, else converted into xi/xf. Fills validity (1 =
+ * valid) and returns 1 if any row is null. */
+static int load_col(const sl_batch_t *b, int c, int64_t off, int64_t n, int64_t *xi, double *xf,
+                    const int64_t **pi, const double **pf, uint8_t *valid)
+{
+    const struct sl__col *col = &b->cols[c];
+    const void *v = sl__col_values(b, c);
+    switch (col->type) {
+    case SL_TYPE_INT32:
+        for (int64_t i = 0; i < n; i++)
+            xi[i] = ((const int32_t *)v)[off + i];
+        *pi = xi;
+        break;
+    case SL_TYPE_INT64:
+        *pi = (const int64_t *)v + off;
+        break;
+    case SL_TYPE_FLOAT32:
+        for (int64_t i = 0; i < n; i++)
+            xf[i] = ((const float *)v)[off + i];
+        *pf = xf;
+        break;
+    default:
+        *pf = (const double *)v + off;
+        break;
+    }
+    if (!col->validity || col->null_count == 0)
+        return 0;
+    int any = 0;
+    for (int64_t i = 0; i < n; i++) {
+        valid[i] = sl__col_valid(col, off + i);
+        any |= !valid[i];
+    }
+    return any;
+}
+
+/* One aggregate over AGG_VEC rows with group ids gid: a flat loop per case on purpose. */
+static void update_agg(const struct agg_spec *s, int64_t *cnt, union agg_val *val,
+                       const int64_t *gid, int64_t n, const int64_t *xi, const double *xf,
+                       const uint8_t *valid, int has_null)
+{
+    if (s->fn == AGG_COUNT_STAR || (s->fn == AGG_COUNT && !has_null)) {
+        for (int64_t i = 0; i < n; i++)
+            cnt[gid[i]]++;
+        return;
+    }
+    if (s->fn == AGG_COUNT) {
+        for (int64_t i = 0; i < n; i++)
+            cnt[gid[i]] += valid[i];
+        return;
+    }
+    bool sum = s->fn == AGG_SUM || s->fn == AGG_AVG;
+    if (sum && s->is_int && !has_null) {
+        for (int64_t i = 0; i < n; i++) {
+            val[gid[i]].s += xi[i];
+            cnt[gid[i]]++;
+        }
+        return;
+    }
+    if (sum && !s->is_int && !has_null) {
+        for (int64_t i = 0; i < n; i++) {
+            val[gid[i]].f += xf[i];
+            cnt[gid[i]]++;
+        }
+        return;
+    }
+    bool is_min = s->fn == AGG_MIN;
+    for (int64_t i = 0; i < n; i++) {
+        if (has_null && !valid[i])
+            continue;
+        int64_t g = gid[i];
+        if (sum) {
+            if (s->is_int)
+                val[g].s += xi[i];
+            else
+                val[g].f += xf[i];
+        } else if (s->is_int) {
+            if (cnt[g] == 0 || (is_min ? xi[i] < val[g].i : xi[i] > val[g].i))
+                val[g].i = xi[i];
+        } else {
+            if (cnt[g] == 0 || (is_min ? xf[i] < val[g].f : xf[i] > val[g].f))
+                val[g].f = xf[i];
+        }
+        cnt[g]++;
+    }
+}
+
+int sl__agg_table_sink(sl_task_t *t, const struct agg_plan *p, struct agg_table *tb,
+                       const sl_batch_t *b, struct agg_chunk **parts, int64_t *flushed)
+{
+    int64_t kv[AGG_MAX_KEYS][AGG_VEC], gid[AGG_VEC], xi[AGG_VEC];
+    uint64_t h[AGG_VEC], nm[AGG_VEC];
+    double xf[AGG_VEC];
+    uint8_t valid[AGG_VEC];
+    int nk = p->n_keys;
+    for (int64_t off = 0; off < b->n_rows; off += AGG_VEC) {
+        int64_t n = b->n_rows - off < AGG_VEC ? b->n_rows - off : AGG_VEC;
+        if (tb->n + n > tb->cap) {
+            /* Fewer than 2 rows per group: pre-aggregation hardly reduces the rows, so
+             * shrink the table to an L1-sized one (4 * AGG_VEC slots) that only merges
+             * duplicates close together and is flushed often (its arrays have room). */
+            bool shrink = tb->n * 2 > tb->rows && tb->cap > 2 * AGG_VEC;
+            int rc = sl__agg_table_flush(t, p, tb, parts);
+            if (rc < 0)
+                return rc;
+            if (shrink) {
+                tb->cap = 2 * AGG_VEC;
+                tb->mask = 4 * AGG_VEC - 1;
+            }
+            (*flushed)++;
+        }
+        tb->rows += n;
+        /* Keys and hashes. A null key is stored as 0 with its bit in the null mask. One
+         * key without nulls (the common case) takes one fused pass with the same hash. */
+        const struct sl__col *kc = nk == 1 ? &b->cols[p->key_cols[0]] : NULL;
+        if (kc && (!kc->validity || kc->null_count == 0)) {
+            const void *kd = sl__col_values(b, p->key_cols[0]);
+            if (kc->type == SL_TYPE_INT32) {
+                for (int64_t i = 0; i < n; i++) {
+                    int64_t k = ((const int32_t *)kd)[off + i];
+                    kv[0][i] = k;
+                    nm[i] = 0;
+                    h[i] = mix64(0x9E3779B97F4A7C15ull ^ (uint64_t)k);
+                }
+            } else {
+                for (int64_t i = 0; i < n; i++) {
+                    int64_t k = ((const int64_t *)kd)[off + i];
+                    kv[0][i] = k;
+                    nm[i] = 0;
+                    h[i] = mix64(0x9E3779B97F4A7C15ull ^ (uint64_t)k);
+                }
+            }
+        } else {
+            for (int64_t i = 0; i < n; i++) {
+                nm[i] = 0;
+                h[i] = 0x9E3779B97F4A7C15ull;
+            }
+        }
+        for (int j = 0; j < nk && !(kc && (!kc->validity || kc->null_count == 0)); j++) {
+            const int64_t *kp = NULL;
+            const double *unused;
+            int any = load_col(b, p->key_cols[j], off, n, kv[j], NULL, &kp, &unused, valid);
+            if (kp != kv[j])
+                memcpy(kv[j], kp, (size_t)n * 8);
+            if (any) {
+                for (int64_t i = 0; i < n; i++) {
+                    if (!valid[i]) {
+                        kv[j][i] = 0;
+                        nm[i] |= 1ull << j;
+                    }
+                }
+            }
+            for (int64_t i = 0; i < n; i++)
+                h[i] = mix64(h[i] ^ ((uint64_t)kv[j][i] + (uint64_t)j * 0x632BE59BD9B4E019ull));
+        }
+        if (!(kc && (!kc->validity || kc->null_count == 0)))
+            for (int64_t i = 0; i < n; i++)
+                h[i] = nm[i] ? mix64(h[i] ^ nm[i]) : h[i];
+        /* Group ids. Prefetching the slot helps once the table outgrows L1. */
+        for (int64_t i = 0; i < n; i++) {
+            if (i + 8 < n)
+                __builtin_prefetch(&tb->slots[h[i + 8] & tb->mask]);
+            gid[i] = nk == 1 ? find_group1(p, tb, h[i], nm[i], kv[0][i])
+                             : find_group(p, tb, h[i], nm[i], &kv[0][i], AGG_VEC);
+        }
+        /* Aggregates, one column loop each. */
+        for (int a = 0; a < p->n_aggs; a++) {
+            const struct agg_spec *s = &p->aggs[a];
+            int has_null = 0;
+            const int64_t *pi = xi;
+            const double *pf = xf;
+            if (s->col >= 0)
+                has_null = load_col(b, s->col, off, n, xi, xf, &pi, &pf, valid);
+            update_agg(s, tb->cnt[a], tb->val[a], gid, n, pi, pf, valid, has_null);
+        }
+    }
+    return SL_OK;
+}
+
+/* Record layout: hash, null mask, keys, then per aggregate count and value. */
+static void write_record(const struct agg_plan *p, const struct agg_table *tb, int64_t g, char *r)
+{
+    memcpy(r, &tb->hashes[g], 8);
+    memcpy(r + 8, &tb->nulls[g], 8);
+    memcpy(r + 16, tb->keys + g * p->n_keys, (size_t)p->n_keys * 8);
+    char *q = r + 16 + (size_t)p->n_keys * 8;
+    for (int a = 0; a < p->n_aggs; a++, q += 24) {
+        memcpy(q, &tb->cnt[a][g], 8);
+        if (tb->val[a])
+            memcpy(q + 8, &tb->val[a][g], 16);
+    }
+}
+
+int sl__agg_table_flush(sl_task_t *t, const struct agg_plan *p, struct agg_table *tb,
+                        struct agg_chunk **parts)
+{
+    size_t rb = p->rec_bytes;
+    for (int64_t g = 0; g < tb->n; g++) {
+        int part = (int)(tb->hashes[g] >> (64 - AGG_PART_BITS));
+        struct agg_chunk *c = parts[part];
+        if (!c || c->n == c->cap) {
+            /* Chunks grow from 16 records to 64 KiB, so that many partitions with few
+             * groups each cost little memory. */
+            int64_t cap = c ? c->cap * 2 : 16;
+            if ((size_t)cap * rb > 65536)
+                cap = c ? c->cap : cap;
+            struct agg_chunk *nc = sl_task_alloc(t, sizeof *nc + (size_t)cap * rb);
+            if (!nc)
+                return SL_ENOMEM;
+            nc->next = c;
+            nc->n = 0;
+            nc->cap = cap;
+            nc->data = (char *)(nc + 1);
+            parts[part] = c = nc;
+        }
+        write_record(p, tb, g, c->data + (size_t)c->n++ * rb);
+    }
+    sl__agg_table_clear(tb);
+    return SL_OK;
+}
+
+/* Merges one state (count c, value v) into group g of aggregate a. */
+static inline void merge_state(const struct agg_spec *s, struct agg_table *dst, int a, int64_t g,
+                               int64_t c, const union agg_val *v)
+{
+    int64_t *dc = &dst->cnt[a][g];
+    union agg_val *dv = dst->val[a] ? &dst->val[a][g] : NULL;
+    switch (s->fn) {
+    case AGG_COUNT_STAR:
+    case AGG_COUNT:
+        break;
+    case AGG_SUM:
+    case AGG_AVG:
+        if (s->is_int)
+            dv->s += v->s;
+        else
+            dv->f += v->f;
+        break;
+    case AGG_MIN:
+    case AGG_MAX:
+        if (c == 0)
+            break;
+        if (*dc == 0)
+            *dv = *v;
+        else if (s->is_int ? (s->fn == AGG_MIN ? v->i < dv->i : v->i > dv->i)
+                           : (s->fn == AGG_MIN ? v->f < dv->f : v->f > dv->f))
+            *dv = *v;
+        break;
+    }
+    *dc += c;
+}
+
+void sl__agg_table_merge_table(const struct agg_plan *p, struct agg_table *dst,
+                               const struct agg_table *src)
+{
+    for (int64_t g = 0; g < src->n; g++) {
+        int64_t d = find_group(p, dst, src->hashes[g], src->nulls[g], src->keys + g * p->n_keys, 1);
+        for (int a = 0; a < p->n_aggs; a++)
+            merge_state(&p->aggs[a], dst, a, d, src->cnt[a][g], src->val[a] ? &src->val[a][g] : NULL);
+    }
+}
+
+void sl__agg_table_merge_chunks(const struct agg_plan *p, struct agg_table *dst,
+                                const struct agg_chunk *c)
+{
+    int64_t keys[AGG_MAX_KEYS];
+    for (; c; c = c->next) {
+        for (int64_t r = 0; r < c->n; r++) {
+            const char *rec = c->data + (size_t)r * p->rec_bytes;
+            uint64_t h, nm;
+            memcpy(&h, rec, 8);
+            memcpy(&nm, rec + 8, 8);
+            memcpy(keys, rec + 16, (size_t)p->n_keys * 8);
+            int64_t d = find_group(p, dst, h, nm, keys, 1);
+            const char *q = rec + 16 + (size_t)p->n_keys * 8;
+            for (int a = 0; a < p->n_aggs; a++, q += 24) {
+                int64_t cnt;
+                union agg_val v;
+                memcpy(&cnt, q, 8);
+                memcpy(&v, q + 8, 16);
+                merge_state(&p->aggs[a], dst, a, d, cnt, &v);
+            }
+        }
+    }
+}
+
+/* Clears validity bit i of column c of b (adding a bitmap if needed); -1 on failure. */
+static int set_null(sl_batch_t *b, int c, int64_t i)
+{
+    uint8_t *v = b->cols[c].validity ? b->cols[c].validity->ptr : sl_batch_column_validity(b, c);
+    if (!v)
+        return -1;
+    v[i >> 3] &= (uint8_t) ~(1u << (i & 7));
+    b->cols[c].null_count = -1;
+    return 0;
+}
+
+sl_batch_t *sl__agg_table_output(sl_task_t *t, const struct agg_plan *p, const struct agg_table *tb)
+{
+    sl_batch_t *b = sl__batch_new(sl_op_output_schema(sl_task_op(t)), tb->n);
+    if (!b || sl__batch_alloc_columns(b) != SL_OK) {
+        sl_batch_unref(b);
+        sl_task_fail(t, SL_ENOMEM, "out of memory for %lld groups", (long long)tb->n);
+        return NULL;
+    }
+    int rc = 0;
+    for (int j = 0; j < p->n_keys; j++) {
+        void *o = sl__col_values(b, j);
+        for (int64_t g = 0; g < tb->n; g++) {
+            int64_t k = tb->keys[g * p->n_keys + j];
+            if (p->key_types[j] == SL_TYPE_INT32)
+                ((int32_t *)o)[g] = (int32_t)k;
+            else
+                ((int64_t *)o)[g] = k;
+            if (tb->nulls[g] >> j & 1)
+                rc |= set_null(b, j, g);
+        }
+    }
+    for (int a = 0; a < p->n_aggs; a++) {
+        const struct agg_spec *s = &p->aggs[a];
+        int c = p->n_keys + a;
+        void *o = sl__col_values(b, c);
+        for (int64_t g = 0; g < tb->n; g++) {
+            int64_t n = tb->cnt[a][g];
+            const union agg_val *v = tb->val[a] ? &tb->val[a][g] : NULL;
+            if (s->fn == AGG_COUNT_STAR || s->fn == AGG_COUNT) {
+                ((int64_t *)o)[g] = n;
+                continue;
+            }
+            if (n == 0) {
+                memset((char *)o + (size_t)g * sl_type_width(s->out_type), 0,
+                       sl_type_width(s->out_type));
+                rc |= set_null(b, c, g);
+                continue;
+            }
+            if (s->fn == AGG_AVG) {
+                ((double *)o)[g] = (s->is_int ? (double)v->s : v->f) / (double)n;
+            } else if (s->fn == AGG_SUM && s->is_int) {
+                if (v->s > INT64_MAX || v->s < INT64_MIN) {
+                    sl_batch_unref(b);
+                    sl_task_fail(t, SL_EOVERFLOW, "sum of column %d overflows int64", s->col);
+                    return NULL;
+                }
+                ((int64_t *)o)[g] = (int64_t)v->s;
+            } else if (s->fn == AGG_SUM) {
+                ((double *)o)[g] = v->f;
+            } else {
+                switch (s->out_type) {
+                case SL_TYPE_INT32: ((int32_t *)o)[g] = (int32_t)v->i; break;
+                case SL_TYPE_INT64: ((int64_t *)o)[g] = v->i; break;
+                case SL_TYPE_FLOAT32: ((float *)o)[g] = (float)v->f; break;
+                default: ((double *)o)[g] = v->f; break;
+                }
+            }
+        }
+    }
+    if (rc) {
+        sl_batch_unref(b);
+        sl_task_fail(t, SL_ENOMEM, "out of memory for validity bitmaps");
+        return NULL;
+    }
+    return b;
+}
+

@@ -1,0 +1,566 @@
+/* Tests of the hash group-by operator "aggregate" against a plain sort-based reference
+ * on random inputs: empty input, one row, one group, all distinct, many groups (local
+ * tables flushed into radix partitions), nulls in keys and values, several key columns,
+ * int32/int64/float values, int64 extremes (an int64 sum that overflows is an error,
+ * one whose partial sums overflow but whose total fits is not), Zipf skew, global
+ * aggregates, bad options; 1 and 2 threads, small morsels. Integers compare exactly;
+ * float sums and averages within a relative 1e-9 of the sum of absolute values. */
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "sl_test.h"
+
+static uint64_t rng = 88172645463325252ull;
+static uint64_t rnd(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return rng;
+}
+
+/* A test column: values (as int64 or double whatever the type) and validity bytes. */
+struct tcol {
+    const char *name;
+    enum sl_type type;
+    int64_t *i;
+    double *f;
+    uint8_t *valid;
+};
+
+static void tcol_alloc(struct tcol *c, const char *name, enum sl_type type, int64_t n)
+{
+    c->name = name;
+    c->type = type;
+    c->i = calloc((size_t)n + 1, 8);
+    c->f = calloc((size_t)n + 1, 8);
+    c->valid = malloc((size_t)n + 1);
+    memset(c->valid, 1, (size_t)n + 1);
+}
+
+static void tcol_free(struct tcol *c)
+{
+    free(c->i);
+    free(c->f);
+    free(c->valid);
+}
+
+static bool is_int(enum sl_type t)
+{
+    return t == SL_TYPE_INT32 || t == SL_TYPE_INT64;
+}
+
+static sl_table_t *make_table(struct tcol *cols, int n_cols, int64_t n, int64_t max_batch)
+{
+    sl_table_t *t;
+    SL_ASSERT_OK(sl_table_create(&t));
+    const char *names[16];
+    enum sl_type types[16];
+    for (int c = 0; c < n_cols; c++) {
+        names[c] = cols[c].name;
+        types[c] = cols[c].type;
+    }
+    int64_t at = 0;
+    do {
+        int64_t len = n - at;
+        if (max_batch > 0 && len > 0) {
+            int64_t m = 1 + (int64_t)(rnd() % (uint64_t)max_batch);
+            len = len < m ? len : m;
+        }
+        sl_batch_t *b;
+        SL_ASSERT_OK(sl_batch_create(&b, n_cols, names, types, len));
+        for (int c = 0; c < n_cols; c++) {
+            void *d = sl_batch_column_data(b, c);
+            bool any_null = false;
+            for (int64_t r = 0; r < len; r++) {
+                int64_t row = at + r;
+                switch (types[c]) {
+                case SL_TYPE_INT32: ((int32_t *)d)[r] = (int32_t)cols[c].i[row]; break;
+                case SL_TYPE_INT64: ((int64_t *)d)[r] = cols[c].i[row]; break;
+                case SL_TYPE_FLOAT32: ((float *)d)[r] = (float)cols[c].f[row]; break;
+                default: ((double *)d)[r] = cols[c].f[row]; break;
+                }
+                any_null |= !cols[c].valid[row];
+            }
+            if (any_null) {
+                uint8_t *v = sl_batch_column_validity(b, c);
+                for (int64_t r = 0; r < len; r++)
+                    if (!cols[c].valid[at + r])
+                        v[r >> 3] &= (uint8_t) ~(1u << (r & 7));
+            }
+        }
+        SL_ASSERT_OK(sl_table_append(t, b));
+        sl_batch_unref(b);
+        at += len;
+    } while (at < n);
+    return t;
+}
+
+static sl_engine_t *open_engine(int threads, int64_t morsel)
+{
+    struct sl_engine_config cfg;
+    sl_engine_config_init(&cfg);
+    cfg.n_threads = threads;
+    cfg.morsel_rows_cpu = morsel;
+    cfg.n_gpus = 0;
+    sl_engine_t *e;
+    SL_ASSERT_OK(sl_engine_open(&e, &cfg));
+    return e;
+}
+
+static void assert_no_leaks(void)
+{
+    struct sl__mem_counters c;
+    sl__mem_counters(&c);
+    assert_int_equal(c.live_allocs, 0);
+}
+
+static sl_table_t *run_agg(sl_engine_t *e, sl_table_t *in, const char *opts, int *rc_out)
+{
+    sl_plan_t *p;
+    SL_ASSERT_OK(sl_plan_create(&p));
+    int s, a;
+    SL_ASSERT_OK(sl_plan_add_table(p, in, &s));
+    SL_ASSERT_OK(sl_plan_add(p, "aggregate", &s, 1, opts, &a));
+    SL_ASSERT_OK(sl_plan_output(p, a, "r"));
+    sl_query_t *q;
+    SL_ASSERT_OK(sl_query_create(e, p, &q));
+    int rc = sl_query_run(q);
+    sl_table_t *r = NULL;
+    if (rc == SL_OK)
+        SL_ASSERT_OK(sl_query_result(q, "r", &r));
+    if (rc_out)
+        *rc_out = rc;
+    else if (rc != SL_OK)
+        fail_msg("query failed: %d %s", rc, sl_query_errmsg(q));
+    sl_query_destroy(q);
+    sl_plan_destroy(p);
+    return r;
+}
+
+/* Reads column `name` of a result into c; returns the rows. */
+static int64_t read_col(sl_table_t *t, const char *name, struct tcol *c)
+{
+    int64_t n = t ? sl_table_num_rows(t) : 0;
+    tcol_alloc(c, name, SL_TYPE_INT64, n);
+    int64_t at = 0;
+    for (int64_t b = 0; t && b < sl_table_num_batches(t); b++) {
+        sl_batch_t *bt = sl_table_batch(t, b);
+        struct sl_column v;
+        int idx = sl_batch_column_index(bt, name);
+        if (idx < 0)
+            fail_msg("no output column %s", name);
+        SL_ASSERT_OK(sl_batch_column(bt, idx, &v));
+        c->type = v.type;
+        for (int64_t r = 0; r < v.length; r++, at++) {
+            int64_t k = v.offset + r;
+            switch (v.type) {
+            case SL_TYPE_INT32: c->i[at] = ((const int32_t *)v.data)[k]; break;
+            case SL_TYPE_INT64: c->i[at] = ((const int64_t *)v.data)[k]; break;
+            case SL_TYPE_FLOAT32: c->f[at] = ((const float *)v.data)[k]; break;
+            default: c->f[at] = ((const double *)v.data)[k]; break;
+            }
+            c->valid[at] = !v.validity || ((v.validity[k >> 3] >> (k & 7)) & 1);
+        }
+    }
+    return n;
+}
+
+/* ---------------- the reference ---------------- */
+
+static struct tcol *ref_keys;
+static int ref_nk;
+
+static int cmp_key_rows(const struct tcol *ka, int64_t a, const struct tcol *kb, int64_t b, int nk)
+{
+    for (int j = 0; j < nk; j++) {
+        bool va = ka[j].valid[a], vb = kb[j].valid[b];
+        if (va != vb)
+            return va ? 1 : -1;
+        if (va && ka[j].i[a] != kb[j].i[b])
+            return ka[j].i[a] < kb[j].i[b] ? -1 : 1;
+    }
+    return 0;
+}
+
+static int cmp_rows(const void *x, const void *y)
+{
+    return cmp_key_rows(ref_keys, *(const int64_t *)x, ref_keys, *(const int64_t *)y, ref_nk);
+}
+
+struct ref_group {
+    int64_t first;        /* a row of the group */
+    int64_t cnt, cnt_v;
+    __int128 isum;
+    double fsum, fabs_sum;
+    int64_t imin, imax;
+    double fmin, fmax;
+};
+
+/* Groups rows by the keys (sorting row ids) and computes the aggregates of v. */
+static int64_t reference(struct tcol *keys, int nk, const struct tcol *v, int64_t n,
+                         struct ref_group **out)
+{
+    int64_t *perm = malloc((size_t)(n + 1) * sizeof *perm);
+    for (int64_t r = 0; r < n; r++)
+        perm[r] = r;
+    ref_keys = keys;
+    ref_nk = nk;
+    qsort(perm, (size_t)n, sizeof *perm, cmp_rows);
+    struct ref_group *g = calloc((size_t)n + 1, sizeof *g);
+    int64_t ng = 0;
+    for (int64_t q = 0; q < n; q++) {
+        int64_t r = perm[q];
+        if (q == 0 || cmp_key_rows(keys, perm[q - 1], keys, r, nk) != 0)
+            g[ng++].first = r;
+        struct ref_group *x = &g[ng - 1];
+        x->cnt++;
+        if (!v->valid[r])
+            continue;
+        if (is_int(v->type)) {
+            int64_t y = v->i[r];
+            if (x->cnt_v == 0 || y < x->imin)
+                x->imin = y;
+            if (x->cnt_v == 0 || y > x->imax)
+                x->imax = y;
+            x->isum += y;
+        } else {
+            double y = v->f[r];
+            if (x->cnt_v == 0 || y < x->fmin)
+                x->fmin = y;
+            if (x->cnt_v == 0 || y > x->fmax)
+                x->fmax = y;
+            x->fsum += y;
+            x->fabs_sum += fabs(y);
+        }
+        x->cnt_v++;
+    }
+    if (nk == 0 && ng == 0)
+        ng = 1; /* a global aggregate has one row */
+    free(perm);
+    *out = g;
+    return ng;
+}
+
+static void check_float(double got, double want, double scale, const char *what, int64_t g)
+{
+    double tol = 1e-9 * (scale > 1 ? scale : 1);
+    if (fabs(got - want) > tol)
+        fail_msg("group %lld %s: got %.17g, want %.17g", (long long)g, what, got, want);
+}
+
+/* Runs the aggregate over keys + v and compares every group with the reference. */
+static void check_groupby(sl_engine_t *e, struct tcol *keys, int nk, struct tcol *v, int64_t n,
+                          int64_t max_batch)
+{
+    struct tcol all[9];
+    char kl[128] = "";
+    for (int j = 0; j < nk; j++) {
+        all[j] = keys[j];
+        snprintf(kl + strlen(kl), sizeof kl - strlen(kl), "%s%s", j ? "," : "", keys[j].name);
+    }
+    all[nk] = *v;
+    sl_table_t *in = make_table(all, nk + 1, n, max_batch);
+    char opts[256];
+    snprintf(opts, sizeof opts, "keys=\"%s\" aggs=\"count(*), count(v), sum(v), min(v), max(v), "
+             "avg(v)\"", kl);
+    sl_table_t *out = run_agg(e, in, opts, NULL);
+    sl_table_unref(in);
+    struct ref_group *rg;
+    int64_t ng = reference(keys, nk, v, n, &rg);
+    struct tcol ok[8], cs, cv, sm, mn, mx, av;
+    int64_t got = n == 0 && nk > 0 ? 0 : ng;
+    for (int j = 0; j < nk; j++)
+        assert_int_equal(read_col(out, keys[j].name, &ok[j]), got);
+    assert_int_equal(read_col(out, "count", &cs), got);
+    read_col(out, "count_v", &cv);
+    read_col(out, "sum_v", &sm);
+    read_col(out, "min_v", &mn);
+    read_col(out, "max_v", &mx);
+    read_col(out, "avg_v", &av);
+    /* Output rows in key order, to walk beside the reference. */
+    int64_t *perm = malloc((size_t)(got + 1) * sizeof *perm);
+    for (int64_t r = 0; r < got; r++)
+        perm[r] = r;
+    ref_keys = ok;
+    ref_nk = nk;
+    qsort(perm, (size_t)got, sizeof *perm, cmp_rows);
+    for (int64_t q = 0; q < got; q++) {
+        int64_t r = perm[q];
+        const struct ref_group *x = &rg[q];
+        if (nk && cmp_key_rows(ok, r, keys, x->first, nk) != 0)
+            fail_msg("group %lld: keys differ from the reference", (long long)q);
+        if (q && nk && cmp_key_rows(ok, perm[q - 1], ok, r, nk) == 0)
+            fail_msg("group %lld: key appears twice in the output", (long long)q);
+        assert_int_equal(cs.i[r], x->cnt);
+        assert_int_equal(cv.i[r], x->cnt_v);
+        assert_int_equal(sm.valid[r], x->cnt_v > 0);
+        assert_int_equal(mn.valid[r], x->cnt_v > 0);
+        assert_int_equal(mx.valid[r], x->cnt_v > 0);
+        assert_int_equal(av.valid[r], x->cnt_v > 0);
+        if (!x->cnt_v)
+            continue;
+        if (is_int(v->type)) {
+            assert_true(sm.i[r] == (int64_t)x->isum);
+            assert_true(mn.i[r] == x->imin);
+            assert_true(mx.i[r] == x->imax);
+            check_float(av.f[r], (double)x->isum / (double)x->cnt_v, fabs((double)x->isum), "avg", q);
+        } else {
+            check_float(sm.f[r], x->fsum, x->fabs_sum, "sum", q);
+            check_float(av.f[r], x->fsum / (double)x->cnt_v, x->fabs_sum, "avg", q);
+            assert_true(mn.f[r] == x->fmin);
+            assert_true(mx.f[r] == x->fmax);
+        }
+    }
+    for (int j = 0; j < nk; j++)
+        tcol_free(&ok[j]);
+    tcol_free(&cs);
+    tcol_free(&cv);
+    tcol_free(&sm);
+    tcol_free(&mn);
+    tcol_free(&mx);
+    tcol_free(&av);
+    free(perm);
+    free(rg);
+    sl_table_unref(out);
+}
+
+/* Fills a key column with `groups` distinct random values (Zipf-like skew when zipf > 0)
+ * and null_pct percent nulls. */
+static void fill_keys(struct tcol *c, int64_t n, int64_t groups, double zipf, int null_pct)
+{
+    if (groups > n)
+        groups = n > 0 ? n : 1; /* as many groups as rows: (almost) all distinct */
+    int64_t *dict = malloc((size_t)groups * sizeof *dict);
+    for (int64_t g = 0; g < groups; g++)
+        dict[g] = c->type == SL_TYPE_INT32 ? (int32_t)rnd() : (int64_t)rnd();
+    for (int64_t r = 0; r < n; r++) {
+        int64_t g;
+        if (zipf > 0) {
+            double u = (double)(rnd() >> 11) * 0x1.0p-53;
+            g = (int64_t)pow((double)groups, pow(u, zipf)) - 1; /* skewed towards 0 */
+            if (g >= groups)
+                g = groups - 1;
+            if (g < 0)
+                g = 0;
+        } else if (groups == n) {
+            g = r;
+        } else {
+            g = (int64_t)(rnd() % (uint64_t)groups);
+        }
+        c->i[r] = dict[g];
+        c->valid[r] = (int)(rnd() % 100) >= null_pct;
+    }
+    free(dict);
+}
+
+static void fill_values(struct tcol *c, int64_t n, int null_pct)
+{
+    for (int64_t r = 0; r < n; r++) {
+        uint64_t x = rnd();
+        c->i[r] = c->type == SL_TYPE_INT32 ? (int32_t)x : (int64_t)(x >> 20) - (1ll << 42);
+        c->f[r] = c->type == SL_TYPE_FLOAT32 ? (float)((double)(int64_t)x / 1e15)
+                                              : (double)(int64_t)x / 1e12;
+        c->valid[r] = (int)(rnd() % 100) >= null_pct;
+    }
+}
+
+/* One int key column with `groups` groups and a value column of type vt. */
+static void one_key_case(sl_engine_t *e, enum sl_type kt, enum sl_type vt, int64_t n,
+                         int64_t groups, double zipf, int knull, int vnull, int64_t max_batch)
+{
+    struct tcol k, v;
+    tcol_alloc(&k, "k", kt, n);
+    tcol_alloc(&v, "v", vt, n);
+    fill_keys(&k, n, groups, zipf, knull);
+    fill_values(&v, n, vnull);
+    check_groupby(e, &k, 1, &v, n, max_batch);
+    tcol_free(&k);
+    tcol_free(&v);
+}
+
+SL_TEST(agg_edge_sizes)
+{
+    int64_t sizes[] = {0, 1, 2, 63, 64, 65, 1000, 1001};
+    for (int th = 1; th <= 2; th++) {
+        sl_engine_t *e = open_engine(th, 64);
+        for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
+            one_key_case(e, SL_TYPE_INT32, SL_TYPE_INT64, sizes[s], 10, 0, 0, 0, 37);
+        sl_engine_close(e);
+    }
+    assert_no_leaks();
+}
+
+SL_TEST(agg_one_group_and_all_distinct)
+{
+    for (int th = 1; th <= 2; th++) {
+        sl_engine_t *e = open_engine(th, 1000);
+        one_key_case(e, SL_TYPE_INT64, SL_TYPE_INT64, 5000, 1, 0, 0, 0, 777);
+        one_key_case(e, SL_TYPE_INT64, SL_TYPE_INT32, 5000, 1 << 30, 0, 0, 0, 777);
+        sl_engine_close(e);
+    }
+    assert_no_leaks();
+}
+
+SL_TEST(agg_many_groups_partitioned)
+{
+    /* More distinct keys than a local table holds: flushes and the partitioned merge. */
+    for (int th = 1; th <= 2; th++) {
+        sl_engine_t *e = open_engine(th, 8192);
+        one_key_case(e, SL_TYPE_INT32, SL_TYPE_INT64, 120000, 60000, 0, 0, 0, 0);
+        one_key_case(e, SL_TYPE_INT64, SL_TYPE_FLOAT64, 90000, 1 << 30, 0, 5, 5, 0);
+        sl_engine_close(e);
+    }
+    assert_no_leaks();
+}
+
+SL_TEST(agg_nulls_and_types)
+{
+    enum sl_type vts[] = {SL_TYPE_INT32, SL_TYPE_INT64, SL_TYPE_FLOAT32, SL_TYPE_FLOAT64};
+    for (int th = 1; th <= 2; th++) {
+        sl_engine_t *e = open_engine(th, 100);
+        for (int t = 0; t < 4; t++) {
+            one_key_case(e, SL_TYPE_INT32, vts[t], 3000, 50, 0, 10, 20, 333);
+            one_key_case(e, SL_TYPE_INT64, vts[t], 3000, 3, 0, 50, 90, 333);
+            one_key_case(e, SL_TYPE_INT64, vts[t], 500, 20, 0, 0, 100, 333); /* all-null values */
+        }
+        sl_engine_close(e);
+    }
+    assert_no_leaks();
+}
+
+SL_TEST(agg_several_keys)
+{
+    for (int th = 1; th <= 2; th++) {
+        sl_engine_t *e = open_engine(th, 128);
+        for (int nk = 2; nk <= 3; nk++) {
+            int64_t n = 4000;
+            struct tcol k[3], v;
+            const char *names[] = {"a", "b", "c"};
+            for (int j = 0; j < nk; j++) {
+                tcol_alloc(&k[j], names[j], j == 1 ? SL_TYPE_INT32 : SL_TYPE_INT64, n);
+                fill_keys(&k[j], n, 7, 0, 10);
+            }
+            tcol_alloc(&v, "v", SL_TYPE_INT64, n);
+            fill_values(&v, n, 10);
+            check_groupby(e, k, nk, &v, n, 100);
+            for (int j = 0; j < nk; j++)
+                tcol_free(&k[j]);
+            tcol_free(&v);
+        }
+        sl_engine_close(e);
+    }
+    assert_no_leaks();
+}
+
+SL_TEST(agg_zipf_skew)
+{
+    double z[] = {0.5, 1.0, 1.5};
+    for (int th = 1; th <= 2; th++) {
+        sl_engine_t *e = open_engine(th, 512);
+        for (int i = 0; i < 3; i++)
+            one_key_case(e, SL_TYPE_INT32, SL_TYPE_INT64, 20000, 5000, 1.0 / (1 + z[i]), 0, 0, 0);
+        sl_engine_close(e);
+    }
+    assert_no_leaks();
+}
+
+SL_TEST(agg_global_aggregate)
+{
+    sl_engine_t *e = open_engine(2, 64);
+    for (int64_t n = 0; n <= 1000; n += 500) {
+        struct tcol v;
+        tcol_alloc(&v, "v", SL_TYPE_INT64, n);
+        fill_values(&v, n, 10);
+        check_groupby(e, NULL, 0, &v, n, 50);
+        tcol_free(&v);
+    }
+    sl_engine_close(e);
+    assert_no_leaks();
+}
+
+/* int64 extremes: min/max exact; partial sums that overflow but a total that fits are
+ * fine; a total that does not fit is SL_EOVERFLOW. */
+SL_TEST(agg_int64_extremes_and_overflow)
+{
+    for (int th = 1; th <= 2; th++) {
+        sl_engine_t *e = open_engine(th, 16);
+        int64_t n = 400;
+        struct tcol k, v;
+        tcol_alloc(&k, "k", SL_TYPE_INT64, n);
+        tcol_alloc(&v, "v", SL_TYPE_INT64, n);
+        for (int64_t r = 0; r < n; r++) {
+            int64_t q = (r / 2) % 4; /* rows 2i and 2i+1 share a group */
+            k.i[r] = q == 0 ? INT64_MIN : q == 1 ? INT64_MAX : q - 3;
+            v.i[r] = r % 2 ? INT64_MAX : INT64_MIN + 1; /* pairs cancel: totals fit */
+        }
+        check_groupby(e, &k, 1, &v, n, 0);
+        /* One group: INT64_MAX twice overflows. */
+        for (int64_t r = 0; r < n; r++) {
+            k.i[r] = 5;
+            v.i[r] = r < 2 ? INT64_MAX : 0;
+        }
+        sl_table_t *in;
+        struct tcol both[2] = {k, v};
+        in = make_table(both, 2, n, 50);
+        int rc;
+        sl_table_t *out = run_agg(e, in, "keys=k aggs=\"sum(v)\"", &rc);
+        assert_int_equal(rc, SL_EOVERFLOW);
+        assert_null(out);
+        /* avg of the same is fine (float64 of the exact sum). */
+        out = run_agg(e, in, "keys=k aggs=\"avg(v), count(*)\"", &rc);
+        SL_ASSERT_OK(rc);
+        sl_table_unref(out);
+        sl_table_unref(in);
+        tcol_free(&k);
+        tcol_free(&v);
+        /* The same overflow among 40,000 groups (the partitioned merge). */
+        int64_t m = 40000;
+        tcol_alloc(&k, "k", SL_TYPE_INT64, m);
+        tcol_alloc(&v, "v", SL_TYPE_INT64, m);
+        for (int64_t r = 0; r < m; r++) {
+            k.i[r] = r < 2 ? -7 : r * 3;
+            v.i[r] = r < 2 ? INT64_MAX : r;
+        }
+        struct tcol both2[2] = {k, v};
+        in = make_table(both2, 2, m, 0);
+        out = run_agg(e, in, "keys=k aggs=\"count(*), sum(v)\"", &rc);
+        assert_int_equal(rc, SL_EOVERFLOW);
+        assert_null(out);
+        sl_table_unref(in);
+        tcol_free(&k);
+        tcol_free(&v);
+        sl_engine_close(e);
+    }
+    assert_no_leaks();
+}
+
+SL_TEST(agg_bad_options)
+{
+    sl_engine_t *e = open_engine(1, 100);
+    struct tcol c[2];
+    tcol_alloc(&c[0], "k", SL_TYPE_INT32, 4);
+    tcol_alloc(&c[1], "f", SL_TYPE_FLOAT64, 4);
+    sl_table_t *t = make_table(c, 2, 4, 0);
+    sl_plan_t *p;
+    SL_ASSERT_OK(sl_plan_create(&p));
+    int s, o;
+    SL_ASSERT_OK(sl_plan_add_table(p, t, &s));
+    assert_int_equal(sl_plan_add(p, "aggregate", &s, 1, "keys=nope", &o), SL_ENOTFOUND);
+    assert_non_null(strstr(sl_plan_errmsg(p), "nope"));
+    assert_int_equal(sl_plan_add(p, "aggregate", &s, 1, "keys=f", &o), SL_ETYPE);
+    assert_int_equal(sl_plan_add(p, "aggregate", &s, 1, "keys=k aggs=\"median(f)\"", &o), SL_EINVAL);
+    assert_int_equal(sl_plan_add(p, "aggregate", &s, 1, "keys=k aggs=\"sum(zz)\"", &o), SL_ENOTFOUND);
+    assert_int_equal(sl_plan_add(p, "aggregate", &s, 1, "keys=k aggs=\"sum f\"", &o), SL_EINVAL);
+    SL_ASSERT_OK(sl_plan_add(p, "aggregate", &s, 1, "keys=k aggs=\"sum(f), min(k)\"", &o));
+    sl_plan_destroy(p);
+    sl_table_unref(t);
+    tcol_free(&c[0]);
+    tcol_free(&c[1]);
+    sl_engine_close(e);
+    assert_no_leaks();
+}
