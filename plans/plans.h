@@ -14,4 +14,9 @@
  * says why. */
 int sl_plans_sequence_sum(sl_plan_t *plan, int64_t rows);
 
+/* The demo: outputs "join" (count and sums of a PK-FK join of `rows` x `rows`),
+ * "groupby" (count and sum over 1,000 groups of `rows` rows) and "kmeans" (16 centroids
+ * of rows/4 8-dimensional points after 10 iterations). */
+int sl_plans_demo(sl_plan_t *plan, int64_t rows);
+
 #endif /* SLUICE_PLANS_H */
