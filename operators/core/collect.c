@@ -116,7 +116,8 @@ static int by_task_then_arrival(const void *a, const void *b)
 static int collect_finalize(sl_task_t *t)
 {
     struct collect_global *gs = sl_task_gstate(t);
-    qsort(gs->all.e, (size_t)gs->all.n, sizeof *gs->all.e, by_task_then_arrival);
+    if (gs->all.n > 1) /* qsort on an empty (NULL) list is undefined */
+        qsort(gs->all.e, (size_t)gs->all.n, sizeof *gs->all.e, by_task_then_arrival);
     for (int64_t i = 0; i < gs->all.n; i++) {
         int rc = sl_table_append(gs->table, gs->all.e[i].batch);
         if (rc < 0)

@@ -619,8 +619,11 @@ static int km_update(sl_task_t *t)
 
 static int km_setup(sl_task_t *t, const struct km_plan *p, struct km_global *g)
 {
-    qsort(g->in[0].v, (size_t)g->in[0].n, sizeof *g->in[0].v, item_cmp);
-    qsort(g->in[1].v, (size_t)g->in[1].n, sizeof *g->in[1].v, item_cmp);
+    /* qsort on an empty (NULL) list is undefined, hence the guards */
+    if (g->in[0].n > 1)
+        qsort(g->in[0].v, (size_t)g->in[0].n, sizeof *g->in[0].v, item_cmp);
+    if (g->in[1].n > 1)
+        qsort(g->in[1].v, (size_t)g->in[1].n, sizeof *g->in[1].v, item_cmp);
     int64_t nb = g->in[0].n;
     g->start = sl_task_alloc(t, (size_t)(nb + 1) * sizeof(int64_t));
     if (!g->start)
