@@ -68,11 +68,14 @@ print("""#!/usr/bin/env bash
 cd "$(dirname "$0")/.." || exit 1
 source scripts/on_gpu_env.sh
 pass=0 fail=0 skip=0 failed=()
-t() {  # t SUITE NAME TIMEOUT [VAR=VALUE...] -- COMMAND...
-    local suite=$1 name=$2 tmo=$3 envs=(); shift 3
+t() {  # t SUITE NAME TIMEOUT SHOULD_FAIL [VAR=VALUE...] -- COMMAND...
+    local suite=$1 name=$2 tmo=$3 should_fail=$4 envs=(); shift 4
     while [[ $1 != -- ]]; do envs+=("$1"); shift; done; shift
     if ((${#SUITES[@]})) && [[ " ${SUITES[*]} " != *" $suite "* ]]; then return; fi
     local out rc; out=$(env "${envs[@]}" timeout "$tmo" "$@" 2>&1); rc=$?
+    if ((should_fail)); then  # meson's should_fail: a non-zero exit (not a skip) passes
+        ((rc != 0 && rc != 77)) && rc=0 || rc=1
+    fi
     case $rc in
         0) pass=$((pass + 1)); echo "OK    $name" ;;
         77) skip=$((skip + 1)); echo "SKIP  $name" ;;
@@ -87,7 +90,7 @@ for t in json.load(sys.stdin):
     env = ["%s=%s" % (k, v) for k, v in sorted(t["env"].items()) if k != "LD_LIBRARY_PATH"]
     cmd = [rel(c) for c in t["cmd"]]
     tmo = t["timeout"] if t["timeout"] and t["timeout"] > 0 else 3600
-    print("t", shlex.quote(suite), shlex.quote(t["name"]), tmo,
+    print("t", shlex.quote(suite), shlex.quote(t["name"]), tmo, int(bool(t.get("should_fail"))),
           " ".join(shlex.quote(e) for e in env), "--",
           " ".join(shlex.quote(c) for c in cmd))
 print("""((fail)) && printf "failed: %s\\n" "${failed[@]}"
