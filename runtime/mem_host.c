@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "internal.h"
 
@@ -290,6 +291,18 @@ static bool big_keep(void *p, size_t usable)
     return kept;
 }
 
+/* Fresh big blocks ask for transparent huge pages: faulting in 2 MiB at a time instead
+ * of 4 KiB makes first touches of query state hundreds of times cheaper (most kernels
+ * enable THP only "on madvise"). Only whole 2 MiB pages inside the block are advised. */
+static void advise_huge(void *p, size_t bytes)
+{
+    const uintptr_t huge = (uintptr_t)2 << 20;
+    uintptr_t lo = ((uintptr_t)p + huge - 1) & ~(huge - 1);
+    uintptr_t hi = ((uintptr_t)p + bytes) & ~(huge - 1);
+    if (hi > lo)
+        madvise((void *)lo, hi - lo, MADV_HUGEPAGE); /* advice only: failures are fine */
+}
+
 void sl__mem_trim(void)
 {
     pthread_mutex_lock(&big_mu);
@@ -317,8 +330,9 @@ void *sl__malloc(size_t bytes)
     if (SL__BIG_CACHE && bytes >= BIG_MIN) {
         size_t cb;
         p = big_take(bytes, &cb);
-        if (!p)
-            p = raw_alloc(cb >= bytes ? cb : bytes);
+        size_t want = cb >= bytes ? cb : bytes;
+        if (!p && (p = raw_alloc(want)) != NULL)
+            advise_huge(p, want);
     } else {
         p = raw_alloc(bytes);
     }
