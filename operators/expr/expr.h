@@ -111,4 +111,23 @@ int sl__expr_eval(const struct sl__expr *e, const sl_batch_t *b, int64_t start, 
                   struct sl__expr_scratch *s, struct sl__expr_vec *out, char *err,
                   size_t err_len);
 
+/* ---------------- predicates on batches (pred.c) ----------------
+ * Shared by the filter operator and the scans' where= option. */
+
+/* Per-worker state of a predicate: evaluation buffers and the selection vector. */
+struct sl__pred_state {
+    struct sl__expr_scratch scratch;
+    int64_t *sel;
+    int64_t sel_cap;
+};
+void sl__pred_state_fini(struct sl__pred_state *s);
+/* Parses `text` and binds it to the node's output schema as declared so far (for a
+ * scan: after its columns); *out = NULL for empty text. Errors go through sl_bind_fail. */
+int sl__pred_bind(sl_bind_t *b, const char *text, struct sl__expr **out);
+/* The rows of `in` where the predicate is TRUE: *out is `in` itself (a new reference)
+ * when all pass, a zero-copy slice when they form one run, a compacted batch otherwise,
+ * or NULL when none pass. `in` stays the caller's. Errors are recorded on the task. */
+int sl__pred_apply(sl_task_t *t, const struct sl__expr *e, struct sl__pred_state *s,
+                   sl_batch_t *in, sl_batch_t **out);
+
 #endif /* SLUICE_EXPR_H */

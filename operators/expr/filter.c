@@ -9,9 +9,7 @@
 #include "operators.h"
 
 struct filter_local {
-    struct sl__expr_scratch scratch;
-    int64_t *sel;
-    int64_t sel_cap;
+    struct sl__pred_state pred;
 };
 
 static const struct sl_option_def filter_options[] = {
@@ -61,104 +59,19 @@ static void filter_fini_local(const sl_op_t *op, void *gs, void *ls)
     (void)op;
     (void)gs;
     struct filter_local *l = ls;
-    sl__expr_scratch_fini(&l->scratch);
-    sl__free(l->sel, (size_t)l->sel_cap * sizeof *l->sel);
-}
-
-/* Copies the selected rows of column c of `in` into column c of `out`. */
-static int gather_column(sl_batch_t *in, sl_batch_t *out, int c, const int64_t *sel, int64_t k)
-{
-    const struct sl__col *ic = &in->cols[c];
-    if (sl_type_width(ic->type) == 4) {
-        const uint32_t *s = sl__col_values(in, c);
-        uint32_t *d = sl__col_values(out, c);
-        for (int64_t j = 0; j < k; j++)
-            d[j] = s[sel[j]];
-    } else {
-        const uint64_t *s = sl__col_values(in, c);
-        uint64_t *d = sl__col_values(out, c);
-        for (int64_t j = 0; j < k; j++)
-            d[j] = s[sel[j]];
-    }
-    if (!ic->validity || ic->null_count == 0)
-        return SL_OK;
-    uint8_t *v = sl_batch_column_validity(out, c);
-    if (!v)
-        return SL_ENOMEM;
-    int64_t nulls = 0;
-    for (int64_t j = 0; j < k; j++) {
-        if (!sl__col_valid(ic, sel[j])) {
-            v[j >> 3] &= (uint8_t) ~(1u << (j & 7));
-            nulls++;
-        }
-    }
-    out->cols[c].null_count = nulls;
-    return SL_OK;
-}
-
-/* Fills l->sel with the rows of `in` where the predicate is TRUE; returns their count or
- * a negative error (recorded on the task). */
-static int64_t select_rows(sl_task_t *t, const struct sl__expr *e, struct filter_local *l,
-                           sl_batch_t *in, int64_t n)
-{
-    if (n > l->sel_cap) {
-        int64_t *ns = sl__realloc(l->sel, (size_t)l->sel_cap * sizeof *ns, (size_t)n * sizeof *ns);
-        if (!ns)
-            return sl_task_fail(t, SL_ENOMEM, "filter: out of memory for %lld rows", (long long)n);
-        l->sel = ns;
-        l->sel_cap = n;
-    }
-    int64_t k = 0;
-    for (int64_t s = 0; s < n; s += SL__EXPR_VEC) {
-        int64_t len = n - s < SL__EXPR_VEC ? n - s : SL__EXPR_VEC;
-        struct sl__expr_vec v;
-        char err[400];
-        int rc = sl__expr_eval(e, in, s, len, &l->scratch, &v, err, sizeof err);
-        if (rc < 0)
-            return sl_task_fail(t, rc, "filter: %s", err);
-        for (int64_t r = 0; r < len; r++) {
-            l->sel[k] = s + r;
-            k += v.b[r] & !(v.null && v.null[r]);
-        }
-    }
-    return k;
+    sl__pred_state_fini(&l->pred);
 }
 
 static int filter_execute(sl_task_t *t)
 {
     const struct sl__expr *e = sl_op_data(sl_task_op(t));
     struct filter_local *l = sl_task_lstate(t);
-    sl_batch_t *in = sl_task_input(t);
-    int64_t n = sl_batch_num_rows(in);
-    if (n == 0)
-        return SL_OK;
     if (!l) /* the runtime recorded the failure */
         return SL_ENOMEM;
-    if (!l->scratch.mem && sl__expr_scratch_init(&l->scratch, e) < 0)
-        return sl_task_fail(t, SL_ENOMEM, "filter: out of memory");
-    int64_t k = select_rows(t, e, l, in, n);
-    if (k <= 0)
-        return (int)k;
-    if (k == n) {
-        sl_batch_ref(in);
-        return sl_task_emit(t, in);
-    }
     sl_batch_t *out;
-    if (l->sel[k - 1] - l->sel[0] == k - 1) {
-        out = sl__batch_slice(in, l->sel[0], k);
-        if (!out)
-            return sl_task_fail(t, SL_ENOMEM, "filter: out of memory");
-        return sl_task_emit(t, out);
-    }
-    out = sl_task_new_batch(t, sl_op_output_schema(sl_task_op(t)), k);
-    if (!out)
-        return SL_ENOMEM;
-    for (int c = 0; c < in->n_cols; c++) {
-        if (gather_column(in, out, c, l->sel, k) < 0) {
-            sl_batch_unref(out);
-            return sl_task_fail(t, SL_ENOMEM, "filter: out of memory");
-        }
-    }
+    int rc = sl__pred_apply(t, e, &l->pred, sl_task_input(t), &out);
+    if (rc < 0 || !out)
+        return rc;
     return sl_task_emit(t, out);
 }
 

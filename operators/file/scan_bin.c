@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "expr/expr.h"
 #include "file_int.h"
 
 struct slcf_col {
@@ -33,6 +34,7 @@ struct bin_data {
     struct sl__collist file_cols; /* every column of the file, as bound */
     int n_out;
     int *file_col;                /* per output column: its column in the file */
+    struct sl__expr *where;       /* predicate pushed into the scan, or NULL */
 };
 
 struct bin_global {
@@ -45,6 +47,7 @@ static const struct sl_option_def bin_options[] = {
     {"path", SL_OPT_STRING, NULL, "file to read"},
     {"columns", SL_OPT_STRING, "", "columns to produce, in this order: \"b,a\" (all if empty)"},
     {"verify", SL_OPT_BOOL, "true", "check every section's checksum before reading"},
+    {"where", SL_OPT_STRING, "", "keep only rows where this predicate holds (as filter's)"},
 };
 
 #define FAIL(...) (snprintf(err, err_len, __VA_ARGS__), SL_EFORMAT)
@@ -242,6 +245,7 @@ static void bin_data_free(void *p)
     sl__free_str(d->path);
     sl__collist_free(&d->file_cols);
     sl__free(d->file_col, 0);
+    sl__expr_free(d->where);
     sl__free(d, sizeof *d);
 }
 
@@ -327,7 +331,10 @@ static int bin_bind(sl_bind_t *b)
     if (rc < 0)
         return sl_bind_fail(b, rc, "%s", err);
     sl_bind_set_rows(b, (int64_t)h.n_rows);
-    return bind_columns(b, d, proj);
+    const char *where;
+    if ((rc = bind_columns(b, d, proj)) < 0 || (rc = sl_bind_option_str(b, "where", &where)) < 0)
+        return rc;
+    return sl__pred_bind(b, where, &d->where);
 }
 
 /* ---------------- run ---------------- */
@@ -395,6 +402,16 @@ static int bin_source(sl_task_t *t)
         }
     }
     sl_task_progress(t, n, n * (int64_t)d->n_out * 8);
+    if (d->where) { /* the predicate runs here, before the rows leave the scan */
+        struct sl__pred_state ps = {0};
+        sl_batch_t *kept;
+        int rc = sl__pred_apply(t, d->where, &ps, b, &kept);
+        sl__pred_state_fini(&ps);
+        sl_batch_unref(b);
+        if (rc < 0 || !kept)
+            return rc;
+        b = kept;
+    }
     return sl_task_emit(t, b);
 }
 

@@ -33,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "expr/expr.h"
 #include "file_int.h"
 
 #define DEFAULT_RANGE_BYTES (16ll << 20)
@@ -46,6 +47,7 @@ struct csv_data {
     size_t null_len;
     int64_t range_bytes;
     int *out_of_field; /* per declared field: output column, or -1 (skipped) */
+    struct sl__expr *where; /* predicate pushed into the scan, or NULL */
 };
 
 struct csv_range {
@@ -74,6 +76,7 @@ static const struct sl_option_def csv_options[] = {
     {"null", SL_OPT_STRING, "", "the text that means null"},
     {"select", SL_OPT_STRING, "", "columns to produce, in this order: \"v,k\" (all if empty)"},
     {"range_bytes", SL_OPT_INT, "16777216", "bytes per parallel parse range (tuning, tests)"},
+    {"where", SL_OPT_STRING, "", "keep only rows where this predicate holds (as filter's)"},
 };
 
 static void csv_data_free(void *p)
@@ -83,7 +86,16 @@ static void csv_data_free(void *p)
     sl__free_str(d->null_text);
     sl__free(d->out_of_field, 0);
     sl__collist_free(&d->cols);
+    sl__expr_free(d->where);
     sl__free(d, sizeof *d);
+}
+
+/* where= binds to the output columns, so it comes after them. */
+static int bind_where(sl_bind_t *b, struct csv_data *d)
+{
+    const char *where;
+    int rc = sl_bind_option_str(b, "where", &where);
+    return rc < 0 ? rc : sl__pred_bind(b, where, &d->where);
 }
 
 static int csv_bind(sl_bind_t *b)
@@ -128,7 +140,7 @@ static int csv_bind(sl_bind_t *b)
             if ((rc = sl_bind_add_column(b, d->cols.names[i], d->cols.types[i])) < 0)
                 return rc;
         }
-        return SL_OK;
+        return bind_where(b, d);
     }
     struct sl__collist s;
     if ((rc = sl__collist_parse(sel, 0, &s, err, sizeof err)) < 0)
@@ -152,7 +164,7 @@ static int csv_bind(sl_bind_t *b)
         }
     }
     sl__collist_free(&s);
-    return SL_OK;
+    return bind_where(b, d);
 }
 
 static void csv_fini_global(const sl_op_t *op, void *gs)
@@ -287,6 +299,7 @@ struct csv_parser {
     /* the batch being filled */
     sl_batch_t *b;
     int64_t cap, rows;
+    struct sl__pred_state pred; /* for where= */
 };
 
 struct csv_field {
@@ -656,6 +669,14 @@ static int batch_emit(struct csv_parser *ps)
     sl_batch_t *b = ps->b;
     ps->b = NULL;
     b->n_rows = ps->rows;
+    if (ps->d->where) { /* the predicate runs here, before the rows leave the scan */
+        sl_batch_t *kept;
+        int rc = sl__pred_apply(ps->t, ps->d->where, &ps->pred, b, &kept);
+        sl_batch_unref(b);
+        if (rc < 0 || !kept)
+            return rc;
+        b = kept;
+    }
     return sl_task_emit(ps->t, b);
 }
 
@@ -750,6 +771,7 @@ static int csv_source(sl_task_t *t)
         rc = batch_emit(&ps);
     sl_batch_unref(ps.b);
     sl__free(ps.scratch, ps.scratch_cap);
+    sl__pred_state_fini(&ps.pred);
     sl_task_progress(t, 0, sp->end - sp->start);
     return rc < 0 ? rc : SL_OK;
 }

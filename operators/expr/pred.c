@@ -1,0 +1,131 @@
+/* Applying a bound predicate to a batch: the selection and compaction shared by the
+ * filter operator and the scans' where= option (predicates pushed into the scan). */
+#include <stdio.h>
+#include <string.h>
+
+#include "expr.h"
+#include "operators.h"
+
+void sl__pred_state_fini(struct sl__pred_state *s)
+{
+    sl__expr_scratch_fini(&s->scratch);
+    sl__free(s->sel, (size_t)s->sel_cap * sizeof *s->sel);
+    s->sel = NULL;
+    s->sel_cap = 0;
+}
+
+/* Copies the selected rows of column c of `in` into column c of `out`. */
+static int gather_column(sl_batch_t *in, sl_batch_t *out, int c, const int64_t *sel, int64_t k)
+{
+    const struct sl__col *ic = &in->cols[c];
+    if (sl_type_width(ic->type) == 4) {
+        const uint32_t *s = sl__col_values(in, c);
+        uint32_t *d = sl__col_values(out, c);
+        for (int64_t j = 0; j < k; j++)
+            d[j] = s[sel[j]];
+    } else {
+        const uint64_t *s = sl__col_values(in, c);
+        uint64_t *d = sl__col_values(out, c);
+        for (int64_t j = 0; j < k; j++)
+            d[j] = s[sel[j]];
+    }
+    if (!ic->validity || ic->null_count == 0)
+        return SL_OK;
+    uint8_t *v = sl_batch_column_validity(out, c);
+    if (!v)
+        return SL_ENOMEM;
+    int64_t nulls = 0;
+    for (int64_t j = 0; j < k; j++) {
+        if (!sl__col_valid(ic, sel[j])) {
+            v[j >> 3] &= (uint8_t) ~(1u << (j & 7));
+            nulls++;
+        }
+    }
+    out->cols[c].null_count = nulls;
+    return SL_OK;
+}
+
+/* Fills l->sel with the rows of `in` where the predicate is TRUE; returns their count or
+ * a negative error (recorded on the task). */
+static int64_t select_rows(sl_task_t *t, const struct sl__expr *e, struct sl__pred_state *l,
+                           sl_batch_t *in, int64_t n)
+{
+    if (n > l->sel_cap) {
+        int64_t *ns = sl__realloc(l->sel, (size_t)l->sel_cap * sizeof *ns, (size_t)n * sizeof *ns);
+        if (!ns)
+            return sl_task_fail(t, SL_ENOMEM, "out of memory selecting %lld rows", (long long)n);
+        l->sel = ns;
+        l->sel_cap = n;
+    }
+    int64_t k = 0;
+    for (int64_t s = 0; s < n; s += SL__EXPR_VEC) {
+        int64_t len = n - s < SL__EXPR_VEC ? n - s : SL__EXPR_VEC;
+        struct sl__expr_vec v;
+        char err[400];
+        int rc = sl__expr_eval(e, in, s, len, &l->scratch, &v, err, sizeof err);
+        if (rc < 0)
+            return sl_task_fail(t, rc, "where: %s", err);
+        for (int64_t r = 0; r < len; r++) {
+            l->sel[k] = s + r;
+            k += v.b[r] & !(v.null && v.null[r]);
+        }
+    }
+    return k;
+}
+
+int sl__pred_apply(sl_task_t *t, const struct sl__expr *e, struct sl__pred_state *l,
+                   sl_batch_t *in, sl_batch_t **out)
+{
+    *out = NULL;
+    int64_t n = sl_batch_num_rows(in);
+    if (n == 0)
+        return SL_OK;
+    if (!l->scratch.mem && sl__expr_scratch_init(&l->scratch, e) < 0)
+        return sl_task_fail(t, SL_ENOMEM, "out of memory evaluating a predicate");
+    int64_t k = select_rows(t, e, l, in, n);
+    if (k <= 0)
+        return (int)k;
+    if (k == n) { /* every row passes: the batch goes on as it is */
+        sl_batch_ref(in);
+        *out = in;
+        return SL_OK;
+    }
+    if (l->sel[k - 1] - l->sel[0] == k - 1) { /* one run: a zero-copy slice */
+        *out = sl__batch_slice(in, l->sel[0], k);
+        return *out ? SL_OK : sl_task_fail(t, SL_ENOMEM, "out of memory");
+    }
+    sl_batch_t *b = sl_task_new_batch(t, in->schema, k);
+    if (!b)
+        return SL_ENOMEM;
+    for (int c = 0; c < in->n_cols; c++) {
+        if (gather_column(in, b, c, l->sel, k) < 0) {
+            sl_batch_unref(b);
+            return sl_task_fail(t, SL_ENOMEM, "out of memory");
+        }
+    }
+    *out = b;
+    return SL_OK;
+}
+
+int sl__pred_bind(sl_bind_t *b, const char *text, struct sl__expr **out)
+{
+    *out = NULL;
+    if (!text || !*text)
+        return SL_OK;
+    char err[400];
+    struct sl__expr *e;
+    int rc = sl__expr_parse(text, 0, -1, &e, err, sizeof err);
+    if (rc < 0)
+        return sl_bind_fail(b, rc, "where: %s", err);
+    rc = sl__expr_bind(e, sl_op_output_schema(sl__bind_op(b)), err, sizeof err);
+    if (rc < 0) {
+        sl__expr_free(e);
+        return sl_bind_fail(b, rc, "where: %s", err);
+    }
+    if (sl__expr_kind(e) != SL__VK_BOOL) {
+        sl__expr_free(e);
+        return sl_bind_fail(b, SL_ETYPE, "where: the predicate is not a condition (e.g. x > 3)");
+    }
+    *out = e;
+    return SL_OK;
+}
