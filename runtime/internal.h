@@ -71,8 +71,10 @@ struct sl__mem_counters {
     int64_t live_allocs; /* allocations not yet freed */
     int64_t live_bytes;
     int64_t total_allocs;
+    int64_t peak_bytes;  /* most live bytes since start or sl__mem_reset_peak */
 };
 void sl__mem_counters(struct sl__mem_counters *c);
+void sl__mem_reset_peak(void);
 /* After `n` more successful allocations, the next one fails (n = 0: the very next).
  * n < 0 disables. Counted globally, across threads. */
 void sl__mem_fail_after(int64_t n);

@@ -23,6 +23,7 @@
 static _Atomic int64_t live_allocs;
 static _Atomic int64_t live_bytes;
 static _Atomic int64_t total_allocs;
+static _Atomic int64_t peak_bytes;
 /* Allocations left before an injected failure; negative = injection off. */
 static _Atomic int64_t fail_countdown = -1;
 
@@ -50,6 +51,12 @@ void sl__mem_counters(struct sl__mem_counters *c)
     c->live_allocs = atomic_load(&live_allocs);
     c->live_bytes = atomic_load(&live_bytes);
     c->total_allocs = atomic_load(&total_allocs);
+    c->peak_bytes = atomic_load(&peak_bytes);
+}
+
+void sl__mem_reset_peak(void)
+{
+    atomic_store(&peak_bytes, atomic_load(&live_bytes));
 }
 
 #ifdef SL_USE_JEMALLOC
@@ -340,7 +347,13 @@ void *sl__malloc(size_t bytes)
         return NULL;
     atomic_fetch_add_explicit(&live_allocs, 1, memory_order_relaxed);
     atomic_fetch_add_explicit(&total_allocs, 1, memory_order_relaxed);
-    atomic_fetch_add_explicit(&live_bytes, (int64_t)raw_usable(p), memory_order_relaxed);
+    int64_t now = atomic_fetch_add_explicit(&live_bytes, (int64_t)raw_usable(p),
+                                            memory_order_relaxed) + (int64_t)raw_usable(p);
+    int64_t peak = atomic_load_explicit(&peak_bytes, memory_order_relaxed);
+    while (now > peak && !atomic_compare_exchange_weak_explicit(&peak_bytes, &peak, now,
+                                                                memory_order_relaxed,
+                                                                memory_order_relaxed)) {
+    }
     return p;
 }
 
