@@ -96,6 +96,7 @@ struct sl_op_def {
     size_t global_state_bytes, local_state_bytes; /* zeroed by the runtime */
     int (*init_global)(const sl_op_t *op, void *gstate);        /* optional */
     void (*fini_global)(const sl_op_t *op, void *gstate);       /* optional */
+    /* init_local that fails frees what it made itself: fini_local is not called then. */
     int (*init_local)(const sl_op_t *op, void *gstate, void *lstate);  /* optional */
     void (*fini_local)(const sl_op_t *op, void *gstate, void *lstate); /* optional */
 
