@@ -73,7 +73,7 @@ t() {  # t SUITE NAME TIMEOUT SHOULD_FAIL [VAR=VALUE...] -- COMMAND...
     while [[ $1 != -- ]]; do envs+=("$1"); shift; done; shift
     if ((${#SUITES[@]})) && [[ " ${SUITES[*]} " != *" $suite "* ]]; then return; fi
     local out rc; out=$(env "${envs[@]}" timeout "$tmo" "$@" 2>&1); rc=$?
-    if ((should_fail)); then  # meson's should_fail: a non-zero exit (not a skip) passes
+    if ((should_fail)); then  # as meson does for should_fail: a non-zero exit (not 77) passes
         ((rc != 0 && rc != 77)) && rc=0 || rc=1
     fi
     case $rc in
@@ -90,7 +90,7 @@ for t in json.load(sys.stdin):
     env = ["%s=%s" % (k, v) for k, v in sorted(t["env"].items()) if k != "LD_LIBRARY_PATH"]
     cmd = [rel(c) for c in t["cmd"]]
     tmo = t["timeout"] if t["timeout"] and t["timeout"] > 0 else 3600
-    print("t", shlex.quote(suite), shlex.quote(t["name"]), tmo, int(bool(t.get("should_fail"))),
+    print("t", shlex.quote(suite), shlex.quote(t["name"]), tmo, int(bool(t.get("should_fail")) or t["env"].get("SLUICE_SHOULD_FAIL") == "1"),
           " ".join(shlex.quote(e) for e in env), "--",
           " ".join(shlex.quote(c) for c in cmd))
 print("""((fail)) && printf "failed: %s\\n" "${failed[@]}"
