@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs the build into a temporary DESTDIR, then builds examples/embed_sum.c against
+# Installs the build into a temporary DESTDIR, then builds the examples against
 # the installed copy through pkg-config (exactly as an embedder would, with the README's
 # `cc ... $(pkg-config --cflags --libs sluice)`), also through examples/Makefile when
 # make is present, and runs it with LD_LIBRARY_PATH at the installed library.
@@ -65,4 +65,16 @@ if [[ -x $tmp/ex/embed_sum ]]; then
     out=$("$tmp/ex/embed_sum" 1000)
     [[ $out == "count=1000 sum=499500" ]] || { echo "FAIL: Makefile build: $out"; exit 1; }
 fi
-echo "ok: installed sluice $version builds and runs examples/embed_sum.c through pkg-config"
+# The other examples: a join through the API, Arrow arrays in and out, a plan file.
+for ex in embed_join arrow_in_out run_plan; do
+    # shellcheck disable=SC2086 # flags are words
+    "${cc[@]}" -std=c17 -Wall -Wextra -Werror "${extra[@]}" -o "$tmp/$ex" \
+        "$srcdir/examples/$ex.c" $flags
+done
+out=$("$tmp/embed_join" 100000)
+[[ $out == "count=100000" ]] || { echo "FAIL: embed_join: $out"; exit 1; }
+out=$("$tmp/arrow_in_out")
+[[ $out == "count=4 sum=10" ]] || { echo "FAIL: arrow_in_out: $out"; exit 1; }
+out=$("$tmp/run_plan" "$srcdir/plans/files/sequence_sum.plan")
+[[ $out == "result: 1 rows" ]] || { echo "FAIL: run_plan: $out"; exit 1; }
+echo "ok: installed sluice $version builds and runs the examples through pkg-config"
