@@ -38,6 +38,7 @@ int cmd_devices(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_operators(int argc, char **argv);
 int cmd_trace_render(int argc, char **argv);
+int cmd_gen(int argc, char **argv);
 int cmd_demo(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 

@@ -13,6 +13,7 @@ static int usage(FILE *f)
                "  run       run a plan file and print its outputs\n"
                "  explain   show the pipelines of a plan file and where they would run\n"
                "  operators list the operators and their options\n"
+               "  gen       write generated data to a file (.bin or .csv)\n"
                "  trace-render  draw a trace (--trace) as an SVG timeline\n"
                "  devices   list the CPU and GPUs the engine sees\n"
                "  bench     benchmarks (sluice bench --help)\n"
@@ -39,6 +40,8 @@ int main(int argc, char **argv)
         return cmd_demo(argc - 1, argv + 1);
     if (!strcmp(cmd, "run") || !strcmp(cmd, "explain"))
         return cmd_run(argc - 1, argv + 1);
+    if (!strcmp(cmd, "gen"))
+        return cmd_gen(argc - 1, argv + 1);
     if (!strcmp(cmd, "trace-render"))
         return cmd_trace_render(argc - 1, argv + 1);
     if (!strcmp(cmd, "operators"))
