@@ -142,21 +142,14 @@ static void part_fini_local(const sl_op_t *op, void *gs, void *ls)
 static int part_sink(sl_task_t *t)
 {
     struct part_local *ls = sl_task_lstate(t);
-    if (!ls)
-        return SL_ENOMEM;
-    sl_batch_t *b = sl_task_input(t);
-    if (b->n_rows && sl__rows_add(&ls->rows, b, 0, sl_task_index(t)) < 0)
-        return sl_task_fail(t, SL_ENOMEM, "out of memory");
-    return SL_OK;
+    return ls ? sl__rows_sink(t, &ls->rows) : SL_ENOMEM;
 }
 
 static int part_combine(sl_task_t *t)
 {
     struct part_global *gs = sl_task_gstate(t);
     struct part_local *ls = sl_task_lstate(t);
-    if (sl__rows_move(&gs->rows, &ls->rows) < 0)
-        return sl_task_fail(t, SL_ENOMEM, "out of memory");
-    return SL_OK;
+    return sl__rows_combine(t, &gs->rows, &ls->rows);
 }
 
 /* ---------------- parallel work ---------------- */
@@ -422,14 +415,7 @@ static int part_step(sl_task_t *t)
             g->rowid = g->dst[g->n_scat - 1];
         return spawn(t, g, P_FINISH, g->n_chunks);
     case P_FINISH:
-        for (int c = 0; c < g->n_cols; c++) {
-            if (!g->out->cols[c].validity)
-                continue;
-            int64_t nulls = 0;
-            for (int64_t k = 0; k < g->n_chunks; k++)
-                nulls += g->nulls[k * g->n_cols + c];
-            g->out->cols[c].null_count = nulls;
-        }
+        sl__sum_chunk_nulls(g->out, g->nulls, g->n_chunks, g->n_cols);
         g->stage = P_DONE;
         return SL_OK;
     default:
@@ -451,8 +437,7 @@ static int part_finalize(sl_task_t *t)
     g->bits1 = d->bits - g->bits2;
     g->fanout = (int64_t)1 << d->bits;
     g->f1 = (int64_t)1 << g->bits1;
-    int64_t m = sl_task_morsel_rows(t), target = g->n / 64 > m ? g->n / 64 : m;
-    g->chunk_rows = (target + 63) & ~(int64_t)63;
+    g->chunk_rows = sl__chunk_rows(t, g->n);
     g->n_chunks = (g->n + g->chunk_rows - 1) / g->chunk_rows;
     g->views = sl_task_alloc(t, (size_t)g->n_cols * sizeof *g->views);
     if (!g->views)

@@ -110,23 +110,14 @@ static void sort_fini_local(const sl_op_t *op, void *gs, void *ls)
 static int sort_sink(sl_task_t *t)
 {
     struct sort_local *ls = sl_task_lstate(t);
-    if (!ls)
-        return SL_ENOMEM;
-    sl_batch_t *b = sl_task_input(t);
-    if (b->n_rows == 0)
-        return SL_OK;
-    if (sl__rows_add(&ls->rows, b, sl_task_port(t), sl_task_index(t)) < 0)
-        return sl_task_fail(t, SL_ENOMEM, "out of memory");
-    return SL_OK;
+    return ls ? sl__rows_sink(t, &ls->rows) : SL_ENOMEM;
 }
 
 static int sort_combine(sl_task_t *t)
 {
     struct sort_global *gs = sl_task_gstate(t);
     struct sort_local *ls = sl_task_lstate(t);
-    if (sl__rows_move(&gs->rows, &ls->rows) < 0)
-        return sl_task_fail(t, SL_ENOMEM, "out of memory");
-    return SL_OK;
+    return sl__rows_combine(t, &gs->rows, &ls->rows);
 }
 
 /* ---------------- the parallel work of each stage ---------------- */
@@ -419,14 +410,7 @@ static int sort_step(sl_task_t *t)
         break;
     }
     case S_GATHER:
-        for (int c = 0; c < g->n_cols; c++) {
-            if (!g->out->cols[c].validity)
-                continue;
-            int64_t nulls = 0;
-            for (int64_t k = 0; k < g->n_chunks; k++)
-                nulls += g->nulls[k * g->n_cols + c];
-            g->out->cols[c].null_count = nulls;
-        }
+        sl__sum_chunk_nulls(g->out, g->nulls, g->n_chunks, g->n_cols);
         g->stage = S_DONE;
         return SL_OK;
     default:
@@ -485,9 +469,7 @@ static int sort_finalize(sl_task_t *t)
         }
     }
     g->n_digits = g->wide ? SL__RS_DIGITS_K64 : SL__RS_DIGITS_K32;
-    int64_t m = sl_task_morsel_rows(t);
-    int64_t target = g->n / 64 > m ? g->n / 64 : m;
-    g->chunk_rows = (target + 63) & ~(int64_t)63;
+    g->chunk_rows = sl__chunk_rows(t, g->n);
     g->n_chunks = (g->n + g->chunk_rows - 1) / g->chunk_rows;
     return spawn(t, g, S_VIEW, g->n_cols);
 }
@@ -495,20 +477,13 @@ static int sort_finalize(sl_task_t *t)
 static int64_t sort_tasks(sl_task_t *t)
 {
     struct sort_global *g = sl_task_gstate(t);
-    if (!g->out)
-        return 0;
-    int64_t m = sl_task_morsel_rows(t);
-    return (g->n + m - 1) / m;
+    return sl__morsel_tasks(t, g->out, g->n);
 }
 
 static int sort_source(sl_task_t *t)
 {
     struct sort_global *g = sl_task_gstate(t);
-    int64_t m = sl_task_morsel_rows(t), i = sl_task_index(t);
-    sl_batch_t *s = sl__batch_slice(g->out, i * m, sl__morsel_len(g->n, m, i));
-    if (!s)
-        return sl_task_fail(t, SL_ENOMEM, "out of memory");
-    return sl_task_emit(t, s);
+    return sl__emit_morsel(t, g->out, g->n);
 }
 
 static const struct sl_impl sort_sink_impl[] = {{.device = SL_DEVICE_CPU, .run = sort_sink}};

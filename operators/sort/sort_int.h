@@ -139,6 +139,20 @@ int sl__rows_move(struct sl__rows *dst, struct sl__rows *src);
 void sl__rows_order(struct sl__rows *r);
 void sl__rows_fini(struct sl__rows *r);
 
+/* The glue that sort, merge and partition share (sort_rows.c): */
+/* A sink phase body: keeps a reference to the task's input batch (if it has rows). */
+int sl__rows_sink(sl_task_t *t, struct sl__rows *local);
+/* A combine phase body: moves a worker's batches into the global list. */
+int sl__rows_combine(sl_task_t *t, struct sl__rows *global, struct sl__rows *local);
+/* Rows per parallel chunk for n rows: at least a morsel, about 64 chunks, a multiple of
+ * 64 (bitmap bytes never shared between chunks). */
+int64_t sl__chunk_rows(sl_task_t *t, int64_t n);
+/* Sets each column's null count of `out` from per-chunk counts (nulls[k * n_cols + c]). */
+void sl__sum_chunk_nulls(sl_batch_t *out, const int64_t *nulls, int64_t n_chunks, int n_cols);
+/* Source tasks and source body that hand out a finished n-row batch in morsel slices. */
+int64_t sl__morsel_tasks(sl_task_t *t, const sl_batch_t *out, int64_t n);
+int sl__emit_morsel(sl_task_t *t, sl_batch_t *out, int64_t n);
+
 /* A column of all gathered rows as one array: either a view of one buffer the input
  * batches are consecutive slices of, or a copy. validity is NULL when no row is null;
  * bit (voff + i) is row i's. */

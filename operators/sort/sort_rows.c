@@ -211,3 +211,53 @@ int sl__sort_spec_parse(sl_bind_t *b, const sl_schema_t *schema, const char *tex
         p++;
     }
 }
+
+int sl__rows_sink(sl_task_t *t, struct sl__rows *local)
+{
+    sl_batch_t *b = sl_task_input(t);
+    if (b->n_rows && sl__rows_add(local, b, sl_task_port(t), sl_task_index(t)) < 0)
+        return sl_task_fail(t, SL_ENOMEM, "out of memory");
+    return SL_OK;
+}
+
+int sl__rows_combine(sl_task_t *t, struct sl__rows *global, struct sl__rows *local)
+{
+    if (sl__rows_move(global, local) < 0)
+        return sl_task_fail(t, SL_ENOMEM, "out of memory");
+    return SL_OK;
+}
+
+int64_t sl__chunk_rows(sl_task_t *t, int64_t n)
+{
+    int64_t m = sl_task_morsel_rows(t), target = n / 64 > m ? n / 64 : m;
+    return (target + 63) & ~(int64_t)63;
+}
+
+void sl__sum_chunk_nulls(sl_batch_t *out, const int64_t *nulls, int64_t n_chunks, int n_cols)
+{
+    for (int c = 0; c < n_cols; c++) {
+        if (!out->cols[c].validity)
+            continue;
+        int64_t sum = 0;
+        for (int64_t k = 0; k < n_chunks; k++)
+            sum += nulls[k * n_cols + c];
+        out->cols[c].null_count = sum;
+    }
+}
+
+int64_t sl__morsel_tasks(sl_task_t *t, const sl_batch_t *out, int64_t n)
+{
+    if (!out)
+        return 0;
+    int64_t m = sl_task_morsel_rows(t);
+    return (n + m - 1) / m;
+}
+
+int sl__emit_morsel(sl_task_t *t, sl_batch_t *out, int64_t n)
+{
+    int64_t m = sl_task_morsel_rows(t), i = sl_task_index(t);
+    sl_batch_t *s = sl__batch_slice(out, i * m, sl__morsel_len(n, m, i));
+    if (!s)
+        return sl_task_fail(t, SL_ENOMEM, "out of memory");
+    return sl_task_emit(t, s);
+}
