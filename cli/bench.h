@@ -41,6 +41,25 @@ uint64_t bench_checksum_table(sl_table_t *t);
  * thread count. */
 void bench_device_name(sl_engine_t *eng, enum sl_placement p, char *out, int len);
 
+/* A count option (--rows 2^24): its flag and where its value goes. */
+struct bench_count_opt {
+    const char *name;
+    int64_t *value;
+};
+/* Consumes argv[*i] and its value if it is one of opts: 1 consumed, 0 not one of them,
+ * -1 a value that is not a count (message printed). */
+int bench_count_option(int argc, char **argv, int *i, const struct bench_count_opt *opts,
+                       int n_opts);
+
+/* Checks the output of the warm-up run (setting res->output_rows and res->checksum);
+ * returns SL_OK, or prints why the result is wrong and returns an error. */
+typedef int (*bench_check_fn)(void *user, sl_table_t *out, struct bench_result *res);
+/* The protocol's run loop: one warm-up, then `repeat` timed runs, each a new query of
+ * `plan` from creation to fetching its output `output`; the warm-up's output is checked
+ * by `check`. Returns SL_OK or the first error (printed, prefixed with `bench`). */
+int bench_run_plan(sl_engine_t *eng, sl_plan_t *plan, const char *output, int64_t repeat,
+                   const char *bench, struct bench_result *res, bench_check_fn check, void *user);
+
 /* One benchmark: `sluice bench NAME ...` calls run(argc, argv) with argv[0] = NAME. */
 struct bench_entry {
     const char *name;

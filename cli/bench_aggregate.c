@@ -113,6 +113,25 @@ static void result_sums(sl_table_t *t, int64_t *cnt, int64_t *sum)
     }
 }
 
+struct agg_check {
+    int64_t n, groups, vsum;
+};
+
+/* Every row is counted once, the values sum up, and there are no more groups than keys. */
+static int check_groups(void *user, sl_table_t *out, struct bench_result *res)
+{
+    const struct agg_check *c = user;
+    int64_t cnt, sum;
+    result_sums(out, &cnt, &sum);
+    res->output_rows = sl_table_num_rows(out);
+    res->checksum = bench_checksum_table(out);
+    if (cnt != c->n || sum != c->vsum || res->output_rows > c->groups)
+        return cli_fail("bench aggregate: wrong result (%" PRId64 " rows, count %" PRId64
+                        ", sum %" PRId64 ")", res->output_rows, cnt, sum),
+               SL_EINTERNAL;
+    return SL_OK;
+}
+
 int bench_aggregate(int argc, char **argv)
 {
     struct cli_common c;
@@ -126,23 +145,11 @@ int bench_aggregate(int argc, char **argv)
             zipf = atof(argv[++i]);
             continue;
         }
-        if ((!strcmp(argv[i], "--rows") || !strcmp(argv[i], "--groups") ||
-             !strcmp(argv[i], "--repeat") || !strcmp(argv[i], "--seed")) && i + 1 < argc) {
-            int64_t v;
-            if (cli_parse_count(argv[i + 1], &v) < 0)
-                return cli_fail("%s: '%s' is not a count", argv[i], argv[i + 1]);
-            if (!strcmp(argv[i], "--rows"))
-                n = v;
-            else if (!strcmp(argv[i], "--groups"))
-                groups = v;
-            else if (!strcmp(argv[i], "--repeat"))
-                repeat = v;
-            else
-                seed = v;
-            i++;
-            continue;
-        }
-        int r = cli_common_option(&c, argc, argv, &i);
+        const struct bench_count_opt counts[] = {{"--rows", &n}, {"--groups", &groups},
+                                                 {"--repeat", &repeat}, {"--seed", &seed}};
+        int r = bench_count_option(argc, argv, &i, counts, 4);
+        if (r == 0)
+            r = cli_common_option(&c, argc, argv, &i);
         if (r < 0)
             return 2;
         if (r == 0)
@@ -174,34 +181,9 @@ int bench_aggregate(int argc, char **argv)
     struct bench_result res;
     bench_result_init(&res, n);
     bench_device_name(eng, c.placement, res.device, sizeof res.device);
-    for (int64_t r = -1; r < repeat && rc == SL_OK; r++) { /* r = -1: warm-up */
-        sl_query_t *q = NULL;
-        sl_table_t *out = NULL;
-        int64_t t0 = cli_now_ns();
-        rc = sl_query_create(eng, plan, &q);
-        if (rc == SL_OK)
-            rc = sl_query_run(q);
-        if (rc == SL_OK)
-            rc = sl_query_result(q, "groups", &out);
-        double ms = (cli_now_ns() - t0) / 1e6;
-        if (rc == SL_OK && r == -1) { /* check the result once, outside the timed runs */
-            int64_t cnt, sum;
-            result_sums(out, &cnt, &sum);
-            res.output_rows = sl_table_num_rows(out);
-            res.checksum = bench_checksum_table(out);
-            if (cnt != n || sum != vsum || res.output_rows > groups) {
-                cli_fail("bench aggregate: wrong result (%" PRId64 " rows, count %" PRId64
-                         ", sum %" PRId64 ")", res.output_rows, cnt, sum);
-                rc = SL_EINTERNAL;
-            }
-        }
-        if (r >= 0)
-            bench_add(&res, ms);
-        if (rc != SL_OK && q)
-            cli_fail("bench aggregate: %s", sl_query_errmsg(q));
-        sl_table_unref(out);
-        sl_query_destroy(q);
-    }
+    struct agg_check chk = {n, groups, vsum};
+    if (rc == SL_OK)
+        rc = bench_run_plan(eng, plan, "groups", repeat, "aggregate", &res, check_groups, &chk);
     if (rc == SL_OK) {
         int threads = sl_engine_num_threads(eng);
         double gbps = bench_memcpy_gbps((size_t)1 << 30, threads);

@@ -127,6 +127,27 @@ static sl_table_t *make_points(int64_t n, int d, int k, uint64_t seed)
     return t;
 }
 
+struct km_check {
+    int64_t d, k;
+    double inertia; /* out: of the warm-up run */
+};
+
+/* k centroids came back; keeps the inertia for the JSON line. */
+static int check_centroids(void *user, sl_table_t *out, struct bench_result *res)
+{
+    struct km_check *c = user;
+    res->output_rows = sl_table_num_rows(out);
+    res->checksum = bench_checksum_table(out);
+    struct sl_column col;
+    sl_batch_column(sl_table_batch(out, 0), (int)c->d + 2, &col);
+    c->inertia = ((const double *)col.data)[col.offset];
+    if (res->output_rows != c->k)
+        return cli_fail("bench kmeans: %" PRId64 " centroids, expected %" PRId64,
+                        res->output_rows, c->k),
+               SL_EINTERNAL;
+    return SL_OK;
+}
+
 int bench_kmeans(int argc, char **argv)
 {
     struct cli_common c;
@@ -135,29 +156,11 @@ int bench_kmeans(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--help"))
             return usage();
-        if ((!strcmp(argv[i], "--points") || !strcmp(argv[i], "--dims") ||
-             !strcmp(argv[i], "--k") || !strcmp(argv[i], "--iters") ||
-             !strcmp(argv[i], "--repeat") || !strcmp(argv[i], "--seed")) && i + 1 < argc) {
-            int64_t v;
-            if (cli_parse_count(argv[i + 1], &v) < 0)
-                return cli_fail("%s: '%s' is not a count", argv[i], argv[i + 1]);
-            const char *o = argv[i] + 2;
-            if (!strcmp(o, "points"))
-                n = v;
-            else if (!strcmp(o, "dims"))
-                d = v;
-            else if (!strcmp(o, "k"))
-                k = v;
-            else if (!strcmp(o, "iters"))
-                iters = v;
-            else if (!strcmp(o, "repeat"))
-                repeat = v;
-            else
-                seed = v;
-            i++;
-            continue;
-        }
-        int r = cli_common_option(&c, argc, argv, &i);
+        const struct bench_count_opt counts[] = {{"--points", &n}, {"--dims", &d}, {"--k", &k},
+            {"--iters", &iters}, {"--repeat", &repeat}, {"--seed", &seed}};
+        int r = bench_count_option(argc, argv, &i, counts, 6);
+        if (r == 0)
+            r = cli_common_option(&c, argc, argv, &i);
         if (r < 0)
             return 2;
         if (r == 0)
@@ -191,36 +194,10 @@ int bench_kmeans(int argc, char **argv)
     struct bench_result res;
     bench_result_init(&res, n);
     bench_device_name(eng, c.placement, res.device, sizeof res.device);
-    double inertia = 0;
-    for (int64_t r = -1; r < repeat && rc == SL_OK; r++) { /* r = -1: warm-up */
-        sl_query_t *q = NULL;
-        sl_table_t *out = NULL;
-        int64_t t0 = cli_now_ns();
-        rc = sl_query_create(eng, plan, &q);
-        if (rc == SL_OK)
-            rc = sl_query_run(q);
-        if (rc == SL_OK)
-            rc = sl_query_result(q, "centroids", &out);
-        double ms = (cli_now_ns() - t0) / 1e6;
-        if (rc == SL_OK && r == -1) {
-            res.output_rows = sl_table_num_rows(out);
-            res.checksum = bench_checksum_table(out);
-            struct sl_column col;
-            sl_batch_column(sl_table_batch(out, 0), (int)d + 2, &col);
-            inertia = ((const double *)col.data)[col.offset];
-            if (res.output_rows != k) {
-                cli_fail("bench kmeans: %" PRId64 " centroids, expected %" PRId64,
-                         res.output_rows, k);
-                rc = SL_EINTERNAL;
-            }
-        }
-        if (r >= 0)
-            bench_add(&res, ms);
-        if (rc != SL_OK && q)
-            cli_fail("bench kmeans: %s", sl_query_errmsg(q));
-        sl_table_unref(out);
-        sl_query_destroy(q);
-    }
+    struct km_check chk = {d, k, 0};
+    if (rc == SL_OK)
+        rc = bench_run_plan(eng, plan, "centroids", repeat, "kmeans", &res, check_centroids, &chk);
+    double inertia = chk.inertia;
     if (rc == SL_OK) {
         int threads = sl_engine_num_threads(eng);
         double med = bench_median(res.ms, res.n);

@@ -71,6 +71,23 @@ static int check(sl_table_t *t, int key_bytes, uint64_t key_sum)
     return sum == key_sum;
 }
 
+struct part_check {
+    int64_t n;
+    int key_bytes;
+    uint64_t key_sum;
+};
+
+static int check_parts(void *user, sl_table_t *out, struct bench_result *res)
+{
+    const struct part_check *c = user;
+    res->output_rows = sl_table_num_rows(out);
+    res->checksum = bench_checksum_table(out);
+    if (res->output_rows != c->n || !check(out, c->key_bytes, c->key_sum))
+        return cli_fail("bench partition: wrong result (%" PRId64 " rows)", res->output_rows),
+               SL_EINTERNAL;
+    return SL_OK;
+}
+
 int bench_partition(int argc, char **argv)
 {
     struct cli_common c;
@@ -85,31 +102,12 @@ int bench_partition(int argc, char **argv)
             hash = 1;
             continue;
         }
-        if ((!strcmp(argv[i], "--rows") || !strcmp(argv[i], "--fanout") ||
-             !strcmp(argv[i], "--passes") || !strcmp(argv[i], "--key-bytes") ||
-             !strcmp(argv[i], "--payloads") || !strcmp(argv[i], "--repeat") ||
-             !strcmp(argv[i], "--seed")) && i + 1 < argc) {
-            int64_t v;
-            if (cli_parse_count(argv[i + 1], &v) < 0)
-                return cli_fail("%s: '%s' is not a count", argv[i], argv[i + 1]);
-            if (!strcmp(argv[i], "--rows"))
-                n = v;
-            else if (!strcmp(argv[i], "--fanout"))
-                fanout = v;
-            else if (!strcmp(argv[i], "--passes"))
-                passes = v;
-            else if (!strcmp(argv[i], "--key-bytes"))
-                key_bytes = v;
-            else if (!strcmp(argv[i], "--payloads"))
-                payloads = v;
-            else if (!strcmp(argv[i], "--repeat"))
-                repeat = v;
-            else
-                seed = v;
-            i++;
-            continue;
-        }
-        int r = cli_common_option(&c, argc, argv, &i);
+        const struct bench_count_opt counts[] = {{"--rows", &n}, {"--fanout", &fanout},
+            {"--passes", &passes}, {"--key-bytes", &key_bytes}, {"--payloads", &payloads},
+            {"--repeat", &repeat}, {"--seed", &seed}};
+        int r = bench_count_option(argc, argv, &i, counts, 7);
+        if (r == 0)
+            r = cli_common_option(&c, argc, argv, &i);
         if (r < 0)
             return 2;
         if (r == 0)
@@ -151,31 +149,9 @@ int bench_partition(int argc, char **argv)
     struct bench_result res;
     bench_result_init(&res, n);
     bench_device_name(eng, c.placement, res.device, sizeof res.device);
-    for (int64_t r = -1; r < repeat && rc == SL_OK; r++) { /* r = -1: warm-up */
-        sl_query_t *q = NULL;
-        sl_table_t *out = NULL;
-        int64_t t0 = cli_now_ns();
-        rc = sl_query_create(eng, plan, &q);
-        if (rc == SL_OK)
-            rc = sl_query_run(q);
-        if (rc == SL_OK)
-            rc = sl_query_result(q, "parts", &out);
-        double ms = (cli_now_ns() - t0) / 1e6;
-        if (rc == SL_OK && r == -1) {
-            res.output_rows = sl_table_num_rows(out);
-            res.checksum = bench_checksum_table(out);
-            if (res.output_rows != n || !check(out, (int)key_bytes, key_sum)) {
-                cli_fail("bench partition: wrong result (%" PRId64 " rows)", res.output_rows);
-                rc = SL_EINTERNAL;
-            }
-        }
-        if (r >= 0)
-            bench_add(&res, ms);
-        if (rc != SL_OK && q)
-            cli_fail("bench partition: %s", sl_query_errmsg(q));
-        sl_table_unref(out);
-        sl_query_destroy(q);
-    }
+    struct part_check chk = {n, (int)key_bytes, key_sum};
+    if (rc == SL_OK)
+        rc = bench_run_plan(eng, plan, "parts", repeat, "partition", &res, check_parts, &chk);
     if (rc == SL_OK) {
         int threads = sl_engine_num_threads(eng);
         double med = bench_median(res.ms, res.n);

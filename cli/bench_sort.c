@@ -120,6 +120,24 @@ static int batches_sorted(sl_table_t *t, int desc)
     return 1;
 }
 
+struct sort_check {
+    int64_t n;
+    uint64_t in_sum;
+    int desc;
+};
+
+/* The output has every input row (by count and checksum) and is in order. */
+static int check_sorted(void *user, sl_table_t *out, struct bench_result *res)
+{
+    const struct sort_check *c = user;
+    res->output_rows = sl_table_num_rows(out);
+    res->checksum = bench_checksum_table(out);
+    if (res->output_rows != c->n || res->checksum != c->in_sum || !batches_sorted(out, c->desc))
+        return cli_fail("bench sort: wrong result (%" PRId64 " rows)", res->output_rows),
+               SL_EINTERNAL;
+    return SL_OK;
+}
+
 int bench_sort(int argc, char **argv)
 {
     struct cli_common c;
@@ -133,26 +151,11 @@ int bench_sort(int argc, char **argv)
             desc = 1;
             continue;
         }
-        if ((!strcmp(argv[i], "--rows") || !strcmp(argv[i], "--key-bytes") ||
-             !strcmp(argv[i], "--payloads") || !strcmp(argv[i], "--repeat") ||
-             !strcmp(argv[i], "--seed")) && i + 1 < argc) {
-            int64_t v;
-            if (cli_parse_count(argv[i + 1], &v) < 0)
-                return cli_fail("%s: '%s' is not a count", argv[i], argv[i + 1]);
-            if (!strcmp(argv[i], "--rows"))
-                n = v;
-            else if (!strcmp(argv[i], "--key-bytes"))
-                key_bytes = v;
-            else if (!strcmp(argv[i], "--payloads"))
-                payloads = v;
-            else if (!strcmp(argv[i], "--repeat"))
-                repeat = v;
-            else
-                seed = v;
-            i++;
-            continue;
-        }
-        int r = cli_common_option(&c, argc, argv, &i);
+        const struct bench_count_opt counts[] = {{"--rows", &n}, {"--key-bytes", &key_bytes},
+            {"--payloads", &payloads}, {"--repeat", &repeat}, {"--seed", &seed}};
+        int r = bench_count_option(argc, argv, &i, counts, 5);
+        if (r == 0)
+            r = cli_common_option(&c, argc, argv, &i);
         if (r < 0)
             return 2;
         if (r == 0)
@@ -182,31 +185,9 @@ int bench_sort(int argc, char **argv)
     struct bench_result res;
     bench_result_init(&res, n);
     bench_device_name(eng, c.placement, res.device, sizeof res.device);
-    for (int64_t r = -1; r < repeat && rc == SL_OK; r++) { /* r = -1: warm-up */
-        sl_query_t *q = NULL;
-        sl_table_t *out = NULL;
-        int64_t t0 = cli_now_ns();
-        rc = sl_query_create(eng, plan, &q);
-        if (rc == SL_OK)
-            rc = sl_query_run(q);
-        if (rc == SL_OK)
-            rc = sl_query_result(q, "sorted", &out);
-        double ms = (cli_now_ns() - t0) / 1e6;
-        if (rc == SL_OK && r == -1) { /* check the result once, outside the timed runs */
-            res.output_rows = sl_table_num_rows(out);
-            res.checksum = bench_checksum_table(out);
-            if (res.output_rows != n || res.checksum != in_sum || !batches_sorted(out, desc)) {
-                cli_fail("bench sort: wrong result (%" PRId64 " rows)", res.output_rows);
-                rc = SL_EINTERNAL;
-            }
-        }
-        if (r >= 0)
-            bench_add(&res, ms);
-        if (rc != SL_OK && q)
-            cli_fail("bench sort: %s", sl_query_errmsg(q));
-        sl_table_unref(out);
-        sl_query_destroy(q);
-    }
+    struct sort_check chk = {n, in_sum, desc};
+    if (rc == SL_OK)
+        rc = bench_run_plan(eng, plan, "sorted", repeat, "sort", &res, check_sorted, &chk);
     if (rc == SL_OK) {
         int threads = sl_engine_num_threads(eng);
         double med = bench_median(res.ms, res.n);

@@ -130,3 +130,45 @@ void bench_device_name(sl_engine_t *eng, enum sl_placement p, char *out, int len
     sl_engine_device_info(eng, 0, &d);
     snprintf(out, (size_t)len, "%s (%d threads)", d.name, sl_engine_num_threads(eng));
 }
+
+int bench_count_option(int argc, char **argv, int *i, const struct bench_count_opt *opts,
+                       int n_opts)
+{
+    for (int k = 0; k < n_opts; k++) {
+        if (strcmp(argv[*i], opts[k].name) != 0 || *i + 1 >= argc)
+            continue;
+        if (cli_parse_count(argv[*i + 1], opts[k].value) < 0) {
+            cli_fail("%s: '%s' is not a count", argv[*i], argv[*i + 1]);
+            return -1;
+        }
+        (*i)++;
+        return 1;
+    }
+    return 0;
+}
+
+int bench_run_plan(sl_engine_t *eng, sl_plan_t *plan, const char *output, int64_t repeat,
+                   const char *bench, struct bench_result *res, bench_check_fn check, void *user)
+{
+    int rc = SL_OK;
+    for (int64_t r = -1; r < repeat && rc == SL_OK; r++) { /* r = -1: warm-up */
+        sl_query_t *q = NULL;
+        sl_table_t *out = NULL;
+        int64_t t0 = cli_now_ns();
+        rc = sl_query_create(eng, plan, &q);
+        if (rc == SL_OK)
+            rc = sl_query_run(q);
+        if (rc == SL_OK)
+            rc = sl_query_result(q, output, &out);
+        double ms = (cli_now_ns() - t0) / 1e6;
+        if (rc != SL_OK)
+            cli_fail("bench %s: %s", bench, q ? sl_query_errmsg(q) : sl_plan_errmsg(plan));
+        else if (r == -1) /* checked once, outside the timed runs */
+            rc = check(user, out, res);
+        else
+            bench_add(res, ms);
+        sl_table_unref(out);
+        sl_query_destroy(q);
+    }
+    return rc;
+}

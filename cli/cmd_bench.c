@@ -27,21 +27,11 @@ int bench_tasks(int argc, char **argv)
                    "ones) through the scheduler; reports wall time per task.\n");
             return 0;
         }
-        if ((!strcmp(argv[i], "--tasks") || !strcmp(argv[i], "--repeat") ||
-             !strcmp(argv[i], "--seed")) && i + 1 < argc) {
-            int64_t v;
-            if (cli_parse_count(argv[i + 1], &v) < 0)
-                return cli_fail("%s: '%s' is not a count", argv[i], argv[i + 1]);
-            if (!strcmp(argv[i], "--tasks"))
-                n = v;
-            else if (!strcmp(argv[i], "--repeat"))
-                repeat = v;
-            else
-                seed = v;
-            i++;
-            continue;
-        }
-        int r = cli_common_option(&c, argc, argv, &i);
+        const struct bench_count_opt counts[] = {{"--tasks", &n}, {"--repeat", &repeat},
+                                                 {"--seed", &seed}};
+        int r = bench_count_option(argc, argv, &i, counts, 3);
+        if (r == 0)
+            r = cli_common_option(&c, argc, argv, &i);
         if (r < 0)
             return 2;
         if (r == 0)
