@@ -2,10 +2,6 @@
  * released as they are built, so workers start while the graph is still being made. */
 #include "engine_int.h"
 
-struct user_task {
-    const struct sl_task_graph *g;
-};
-
 static void run_user_task(struct sl__node *n, struct sl__worker *w)
 {
     const struct sl_task_graph *g = n->arg;

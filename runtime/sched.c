@@ -64,6 +64,8 @@ struct sl__sched {
 
 static _Thread_local struct sl__worker *current_worker;
 
+static void node_run(struct sl__node *n, struct sl__worker *w);
+
 struct sl__worker *sl__sched_current(void)
 {
     return current_worker;
@@ -128,8 +130,7 @@ static void overflow_push(struct sl__sched *s, struct sl__node *n)
         if (!nv) {
             /* Cannot grow: run the node right here rather than lose it. */
             pthread_mutex_unlock(&s->ov_mu);
-            extern void sl__node_run(struct sl__node * n, struct sl__worker * w);
-            sl__node_run(n, current_worker);
+            node_run(n, current_worker);
             return;
         }
         s->ov = nv;
@@ -289,8 +290,7 @@ static void node_complete(struct sl__node *n)
     }
 }
 
-void sl__node_run(struct sl__node *n, struct sl__worker *w);
-void sl__node_run(struct sl__node *n, struct sl__worker *w)
+static void node_run(struct sl__node *n, struct sl__worker *w)
 {
     if (!atomic_load_explicit(&n->graph->skip, memory_order_relaxed))
         n->fn(n, w);
@@ -464,7 +464,7 @@ static void idle_wait_cpu(struct sl__worker *w)
     struct sl__node *n = find_work(w);
     if (n) {
         atomic_fetch_sub(&s->n_idle, 1);
-        sl__node_run(n, w);
+        node_run(n, w);
         return;
     }
     pthread_mutex_lock(&s->idle_mu);
@@ -486,7 +486,7 @@ static void idle_wait_gpu(struct sl__worker *w)
     struct sl__node *n = find_work(w);
     if (n) {
         atomic_store(&g->idle, 0);
-        sl__node_run(n, w);
+        node_run(n, w);
         return;
     }
     pthread_mutex_lock(&g->mu);
@@ -524,7 +524,7 @@ static void *worker_main(void *arg)
             n = find_work(w);
         }
         if (n) {
-            sl__node_run(n, w);
+            node_run(n, w);
             continue;
         }
         if (in_flight > 0) {

@@ -114,7 +114,6 @@ SL_TEST(malformed_task_graph)
 
 /* ---- stealing: all tasks are pushed by one thread to one worker's ring ---- */
 
-static _Thread_local int my_worker_seen = -1;
 struct steal_rec {
     _Atomic int64_t per_thread[64];
 };
@@ -128,17 +127,11 @@ static void spin_task(void *user, int64_t i)
     struct sl__worker *w = sl__sched_current();
     if (w)
         atomic_fetch_add(&r->per_thread[w->id], 1);
-    my_worker_seen = w ? w->id : -1;
     for (int k = 0; i > 0 && k < 5000; k++) {
         if (atomic_load(&r->per_thread[0]) > 0 && atomic_load(&r->per_thread[1]) > 0)
             break;
         usleep(1000);
     }
-}
-
-static void spawn_all(void *user, int64_t i)
-{
-    (void)user, (void)i;
 }
 
 SL_TEST(idle_workers_steal)
@@ -163,7 +156,6 @@ SL_TEST(idle_workers_steal)
         stolen += atomic_load(&sl__sched_worker(e->sched, i)->stolen);
     assert_true(atomic_load(&r.per_thread[0]) > 0 && atomic_load(&r.per_thread[1]) > 0);
     assert_true(stolen > 0);
-    (void)spawn_all;
     free(off);
     free(deps);
     sl_engine_close(e);
