@@ -66,6 +66,9 @@ SL_API void sl_batch_ref(sl_batch_t *b);
 SL_API void sl_batch_unref(sl_batch_t *b);
 SL_API int sl_batch_num_columns(const sl_batch_t *b);
 SL_API int64_t sl_batch_num_rows(const sl_batch_t *b);
+/* Where the batch's values live: a GPU ordinal, or -1 for host memory (also for a batch
+ * without columns). Added in 0.2. */
+SL_API int sl_batch_device(const sl_batch_t *b);
 /* Fills *col with a view of column i. SL_EINVAL if i is out of range. */
 SL_API int sl_batch_column(const sl_batch_t *b, int i, struct sl_column *col);
 /* Index of the column named `name`, or SL_ENOTFOUND. */
@@ -92,6 +95,14 @@ SL_API int sl_table_append(sl_table_t *t, sl_batch_t *b);
  * pin tables that GPUs read more than once. SL_EUNSUPPORTED without CUDA or a driver;
  * the table is still usable then. Added in 0.1. */
 SL_API int sl_table_pin(sl_table_t *t);
+/* Copies the table into the memory of GPU `gpu` of engine `eng` (its device pool, so
+ * the engine's GPU budget applies) and returns the copy as a new table of device
+ * batches (*out, owned by the caller), for plans whose inputs already live on a GPU
+ * ("GPU-resident" data; an embedder's own device arrays come in through
+ * sl_batch_import_device_arrow instead). The copy is complete when the call returns.
+ * SL_ENODEV without that GPU; SL_EBUDGET over the budget. Added in 0.2. */
+struct sl_engine;
+SL_API int sl_table_to_device(struct sl_engine *eng, sl_table_t *t, int gpu, sl_table_t **out);
 SL_API int64_t sl_table_num_batches(const sl_table_t *t);
 SL_API int64_t sl_table_num_rows(const sl_table_t *t);
 /* Borrowed pointer to batch i, valid while the table is referenced. */

@@ -13,6 +13,14 @@
  * A node with a sink and a source (an aggregate, a partitioned join) ends the pipelines
  * of its inputs and starts a new one once finalize has finished.
  *
+ * GPU placement: a pipeline placed on a GPU runs each stage's CUDA implementation there
+ * (others on the host; the runtime moves batches across). A sink whose input pipelines
+ * ran on a GPU runs its combine and finalize phases there too when they have a CUDA
+ * implementation: on that GPU's compute stream, from a CPU thread that waits for the
+ * stream afterwards (sl_task_device_kind says SL_DEVICE_CUDA). The pipeline that starts
+ * at such a node's source then goes to the same GPU when its source has a CUDA
+ * implementation and placement is not forced to the CPU, so results stay on the GPU.
+ *
  * Each phase lists implementations per device kind, as StarPU's codelets do; the
  * scheduler picks one per task. All implementations share one signature:
  *     int run(sl_task_t *task);
@@ -193,6 +201,28 @@ SL_API int32_t *sl_task_status(const sl_task_t *t);
 SL_API void sl_task_progress(sl_task_t *t, int64_t rows, int64_t bytes);
 /* The CUDA stream of a CUDA task (a cudaStream_t), NULL on CPU. */
 SL_API void *sl_task_stream(const sl_task_t *t);
+
+/* --- GPU memory and data movement (added in 0.2) --- */
+/* CUDA tasks: `bytes` of device memory from the pool of the task's GPU, 256-byte
+ * aligned, ordered on sl_task_stream (work enqueued there after this call may use it)
+ * and counted against the engine's GPU budget. It lives until sl_task_device_free or
+ * the end of the query. NULL after recording the failure on the query: SL_EBUDGET when
+ * the GPU budget is exceeded (the message says by how much), SL_ESTATE on a CPU task,
+ * SL_EDEVICE. Zero bytes gives a valid, unique pointer. */
+SL_API void *sl_task_device_alloc(sl_task_t *t, size_t bytes);
+/* Frees memory from sl_task_device_alloc, ordered on the task's stream. NULL is fine. */
+SL_API void sl_task_device_free(sl_task_t *t, void *d_ptr);
+/* Device memory of the task's GPU still free under the engine's GPU budget (bytes);
+ * 0 on a CPU task. Operators size chunks and fan-outs with it. */
+SL_API int64_t sl_task_device_budget(const sl_task_t *t);
+/* A copy of batch `b` in host memory, waited for; when b is already in host memory,
+ * *out is b with a new reference. Works on any task. The caller owns *out. */
+SL_API int sl_task_batch_to_host(sl_task_t *t, sl_batch_t *b, sl_batch_t **out);
+/* CUDA tasks: batch `b` in the memory of the task's GPU, the copy ordered before work
+ * enqueued on sl_task_stream afterwards; b itself (new reference) if already there. */
+SL_API int sl_task_batch_to_device(sl_task_t *t, sl_batch_t *b, sl_batch_t **out);
+/* A batch of `rows` rows viewing rows [offset, offset + rows) of b (no copy). */
+SL_API sl_batch_t *sl_task_batch_slice(sl_task_t *t, sl_batch_t *b, int64_t offset, int64_t rows);
 
 /* --- registry --- */
 typedef struct sl_registry sl_registry_t;
