@@ -177,6 +177,8 @@ __global__ void __launch_bounds__(kThreads)
         }
         if (g >= 0)
             g_merge(sp, *dst, g, s.rows[lid], v0, v1, nn);
+        else
+            atomicAdd(&tb.d_n[3], 1ull); /* lost: the spill was too small (a bug) */
     }
 }
 

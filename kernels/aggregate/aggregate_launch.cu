@@ -60,16 +60,49 @@ cudaError_t grid_for(const void *kern, int threads, size_t smem, int *grid)
     return cudaSuccess;
 }
 
-int shared_groups_of(int sg)
+/* Largest power of two <= want whose shared table fits `limit` bytes (at least 64: a
+ * spec too wide for that gets an error at launch). */
+int fit_groups(const sl_k_agg_spec *sp, int want, size_t limit)
 {
-    if (sg == 0)
-        return kDefaultSharedGroups;
-    if (sg < 0)
-        return 0;
-    int c = 16;
-    while (c < sg)
+    int c = 64;
+    while (c < want && smem_bytes(*sp, 2 * c) <= limit)
         c <<= 1;
     return c;
+}
+
+size_t smem_optin()
+{
+    int dev = 0, v = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&v, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) != cudaSuccess)
+        return 48 << 10;
+    return (size_t)v;
+}
+
+/* Shared groups per block of the table method: the request rounded up to a power of two,
+ * capped so that two blocks fit an SM (latency hiding); 0 = default, < 0 = none. */
+int shared_groups_of(const sl_k_agg_spec *sp, int sg)
+{
+    if (sg < 0)
+        return 0;
+    int want = sg == 0 ? kDefaultSharedGroups : sg;
+    int c = 16;
+    while (c < want)
+        c <<= 1;
+    /* The default leaves room for two blocks per SM; an explicit size may take it all. */
+    size_t limit = sg == 0 ? smem_optin() / 2 - 1024 : smem_optin() - 1024;
+    if (smem_bytes(*sp, c) <= limit)
+        return c;
+    return fit_groups(sp, c, limit);
+}
+
+/* Groups per block of the partitioned method: one block per SM, most of shared memory. */
+int part_groups_of(const sl_k_agg_spec *sp)
+{
+    size_t limit = smem_optin() - 2048;
+    if (smem_bytes(*sp, kPartGroups) <= limit)
+        return kPartGroups;
+    return fit_groups(sp, kPartGroups, limit);
 }
 
 template <int KM>
@@ -199,13 +232,18 @@ extern "C" cudaError_t sl_k_agg_table_clear(const struct sl_k_agg_table *tb, cud
 
 extern "C" int64_t sl_k_agg_spill_cap(const struct sl_k_agg_spec *sp, int shared_groups)
 {
-    int C = shared_groups_of(shared_groups);
+    int C = shared_groups_of(sp, shared_groups);
     if (C == 0)
         return 1;
-    int grid = 0;
-    if (grid_for((const void *)update_kernel<0>, kThreads, smem_bytes(*sp, C), &grid) !=
-        cudaSuccess)
-        return -1;
+    /* The most blocks any key mode's grid has (they differ in registers). */
+    int grid = 0, g = 0;
+    const void *kerns[3] = {(const void *)update_kernel<0>, (const void *)update_kernel<1>,
+                            (const void *)update_kernel<2>};
+    for (int k = 0; k < 3; k++) {
+        if (grid_for(kerns[k], kThreads, smem_bytes(*sp, C), &g) != cudaSuccess)
+            return -1;
+        grid = g > grid ? g : grid;
+    }
     return (int64_t)grid * C;
 }
 
@@ -220,7 +258,7 @@ extern "C" cudaError_t sl_k_agg_update(const struct sl_k_agg_spec *sp,
         return cudaErrorInvalidValue;
     if (in->n == 0)
         return cudaSuccess;
-    int C = shared_groups_of(shared_groups);
+    int C = shared_groups_of(sp, shared_groups);
     switch (key_mode(sp, in)) {
     case 1: return update_km<1>(sp, in, tb, ovf, spill, C, stream);
     case 2: return update_km<2>(sp, in, tb, ovf, spill, C, stream);
@@ -368,8 +406,7 @@ extern "C" cudaError_t sl_k_agg_part_scatter(void *d_temp, size_t *temp_bytes,
 
 extern "C" int64_t sl_k_agg_part_groups_per_block(const struct sl_k_agg_spec *sp)
 {
-    (void)sp;
-    return kPartGroups;
+    return spec_ok(sp) ? part_groups_of(sp) : 0;
 }
 
 template <int KM>
@@ -377,7 +414,7 @@ static cudaError_t final_km(const sl_k_agg_spec *sp, const sl_k_agg_pbatch *d_ba
                             int n_batches, int bits, uint32_t *d_pending, const sl_k_agg_out *out,
                             int32_t *d_status, cudaStream_t stream)
 {
-    const int C = kPartGroups;
+    const int C = part_groups_of(sp);
     size_t smem = smem_bytes(*sp, C);
     cudaError_t e = cudaFuncSetAttribute((const void *)part_final_kernel<KM>,
                                          cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);

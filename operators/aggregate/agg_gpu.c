@@ -121,13 +121,16 @@ static int table_add(struct agg_gdrv *d, const struct sl_k_agg_input *in)
             return AGG_GDRV_ENOMEM;
     }
     CU(d, sl_k_agg_table_clear(&d->spill, d->stream), "clearing the spill");
-    CU(d, cudaMemsetAsync(d->tb.d_n + 1, 0, 2 * sizeof(unsigned long long), d->stream),
+    CU(d, cudaMemsetAsync(d->tb.d_n + 1, 0, 3 * sizeof(unsigned long long), d->stream),
        "zeroing counters");
     CU(d, sl_k_agg_update(&d->spec, in, &d->tb, d->ovf, &d->spill, d->shared_groups, d->stream),
        "aggregating");
-    unsigned long long n[3];
+    unsigned long long n[4];
     if ((rc = sync_read(d, n, d->tb.d_n, sizeof n, "reading the group count")) < 0)
         return rc;
+    if (n[3])
+        return d->cuerr = cudaErrorUnknown, d->what = "groups lost (spill table too small)",
+               AGG_GDRV_ECUDA;
     d->groups = (int64_t)(n[0] < (unsigned long long)d->tb.cap ? n[0] : (unsigned long long)d->tb.cap);
     if (n[1] == 0 && n[2] == 0)
         return AGG_GDRV_OK;
@@ -149,7 +152,7 @@ static int table_add(struct agg_gdrv *d, const struct sl_k_agg_input *in)
         cur.d_rowidx = copy;
         d->replayed += cur.n;
         CU(d, sl_k_agg_table_clear(&d->spill, d->stream), "clearing the spill");
-        CU(d, cudaMemsetAsync(d->tb.d_n + 1, 0, 2 * sizeof(unsigned long long), d->stream),
+        CU(d, cudaMemsetAsync(d->tb.d_n + 1, 0, 3 * sizeof(unsigned long long), d->stream),
            "zeroing counters");
         CU(d, sl_k_agg_update(&d->spec, &cur, &d->tb, d->ovf, &d->spill, d->shared_groups,
                               d->stream), "replaying rows");
@@ -158,7 +161,7 @@ static int table_add(struct agg_gdrv *d, const struct sl_k_agg_input *in)
     if ((rc = sync_read(d, n, d->tb.d_n, sizeof n, "reading the group count")) < 0)
         return rc;
     d->groups = (int64_t)n[0];
-    if (n[1] || n[2])
+    if (n[1] || n[2] || n[3])
         return d->cuerr = cudaErrorUnknown, d->what = "rows overflowed a grown table",
                AGG_GDRV_ECUDA;
     return AGG_GDRV_OK;

@@ -73,7 +73,8 @@ struct sl_k_agg_table {
     uint64_t n_slots;                        /* power of two >= 2 * cap */
     unsigned long long *d_slots;             /* 0 empty; hash tag << 32 | (gid + 1) */
     unsigned long long *d_n;                 /* [0] groups, [1] rows sent to overflow,
-                                                [2] groups sent to spill */
+                                                [2] groups sent to spill, [3] groups lost
+                                                (a spill table too small: must stay 0) */
     int64_t *d_keys;                         /* key j of group g: d_keys[j * cap + g] */
     uint32_t *d_nulls;                       /* key null mask per group */
     unsigned long long *d_rows;              /* rows per group */
