@@ -191,12 +191,17 @@ static int out_alloc(void *ctx, int64_t rows, struct sl_k_agg_out *out)
     return AGG_GDRV_OK;
 }
 
+/* Finalize on the GPU only what was sunk there: a sink whose CUDA implementation could not
+ * run (a global aggregate) left host states, which the CPU finalize takes. */
+int agg_gpu_finalize_can_run(const sl_task_t *t)
+{
+    return ((const struct agg_global *)sl_task_gstate((sl_task_t *)t))->n_gpu_locals > 0;
+}
+
 int agg_gpu_finalize(sl_task_t *t)
 {
     const struct agg_plan *p = sl_op_data(sl_task_op(t));
     struct agg_global *gs = sl_task_gstate(t);
-    if (gs->n_gpu_locals == 0)
-        return sl__agg_finalize_cpu(t); /* nothing was sunk on a GPU */
     if (gs->locals)
         return sl_task_fail(t, SL_EUNSUPPORTED, "aggregate: groups sunk on both CPU and GPU");
     if (gs->n_gpu_locals > 1)

@@ -16,7 +16,11 @@
  * combine: keeps each worker's table and partitions. finalize: if no worker flushed and
  * the groups are few, one table merges the local tables (one output task); otherwise the
  * remaining local groups are flushed too and one spawned task per partition merges that
- * partition's records of every worker. source: one task per output table. */
+ * partition's records of every worker. source: one task per output table.
+ *
+ * On a GPU (agg_cuda.c, CUDA builds): the sink aggregates device batches into a device
+ * table (or radix partitions), combine keeps those, finalize writes the result on the GPU
+ * and the source emits it from device memory. sl__agg_cost gives the scheduler both. */
 #include <stdio.h>
 #include <string.h>
 
@@ -356,7 +360,7 @@ static const struct sl_impl combine_impl[] = {
 static const struct sl_impl finalize_impl[] = {
     {.device = SL_DEVICE_CPU, .run = sl__agg_finalize_cpu},
 #ifdef SL_HAVE_CUDA
-    {.device = SL_DEVICE_CUDA, .run = agg_gpu_finalize},
+    {.device = SL_DEVICE_CUDA, .run = agg_gpu_finalize, .can_run = agg_gpu_finalize_can_run},
 #endif
 };
 static const struct sl_impl source_impl[] = {

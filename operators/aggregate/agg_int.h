@@ -110,13 +110,14 @@ struct agg_global {
 /* GPU implementations (agg_cuda.c, CUDA builds only). */
 int agg_gpu_sink_can_run(const sl_task_t *t);
 int agg_gpu_sink(sl_task_t *t);
+int agg_gpu_finalize_can_run(const sl_task_t *t);
 int agg_gpu_finalize(sl_task_t *t);
 int agg_gpu_source_can_run(const sl_task_t *t);
 int64_t agg_gpu_source_tasks(sl_task_t *t);
 int agg_gpu_source(sl_task_t *t);
 /* Estimated seconds of the sink for `rows` rows on a device kind (sl_phase.cost). */
 double sl__agg_cost(const sl_op_t *op, enum sl_device_kind kind, int64_t rows);
-/* The CPU finalize (agg_hash.c), also run by the GPU finalize when no GPU local exists. */
+/* The CPU finalize (agg_hash.c). */
 int sl__agg_finalize_cpu(sl_task_t *t);
 
 /* Allocates a table for cap groups (slots: at least 2 * cap) from the query's memory;
