@@ -451,7 +451,8 @@ __device__ inline void write_row(const sl_k_agg_spec &sp, const sl_k_agg_out &ou
         switch (kd) {
         case K_SUMI: {
             long long hi = v1[a];
-            if (hi != ((long long)lo < 0 ? -1 : 0))
+            /* Only a sum must fit int64; an average is a double (as on the CPU). */
+            if (sp.fn[a] == SL_K_AGG_SUM && hi != ((long long)lo < 0 ? -1 : 0))
                 atomicCAS(status, 0, kEOverflow);
             /* The 128-bit sum as a double: exact int64 conversion when it fits. */
             double s = hi == ((long long)lo < 0 ? -1 : 0)
