@@ -233,16 +233,17 @@ struct Cfg {
     const char *name;
     int mode, shared, bits;
     int64_t init_cap;
-    int batches;
+    int batches, flags;
 };
 
 static const Cfg kCfgs[] = {
-    {"auto", AGG_GDRV_AUTO, 0, 0, 0, 1},
-    {"table", AGG_GDRV_TABLE, 0, 0, 0, 3},
-    {"table_global", AGG_GDRV_TABLE, -1, 0, 0, 1},
-    {"table_grow", AGG_GDRV_TABLE, 16, 0, 64, 2},
-    {"part", AGG_GDRV_PART, 0, 0, 0, 3},
-    {"part_rounds", AGG_GDRV_PART, 0, 1, 0, 2},
+    {"auto", AGG_GDRV_AUTO, 0, 0, 0, 1, SL_K_AGG_PRELOAD},
+    {"table", AGG_GDRV_TABLE, 0, 0, 0, 3, SL_K_AGG_PRELOAD},
+    {"table_lazy", AGG_GDRV_TABLE, 0, 0, 0, 2, 0},
+    {"table_global", AGG_GDRV_TABLE, -1, 0, 0, 1, SL_K_AGG_PRELOAD},
+    {"table_grow", AGG_GDRV_TABLE, 16, 0, 64, 2, 0},
+    {"part", AGG_GDRV_PART, 0, 0, 0, 3, 0},
+    {"part_rounds", AGG_GDRV_PART, 0, 1, 0, 2, 0},
 };
 
 static int g_fail = 0;
@@ -267,6 +268,7 @@ static void run_case(const Case &c, const Cfg &cfg)
     d.shared_groups = cfg.shared;
     d.force_bits = cfg.bits;
     d.init_cap = cfg.init_cap;
+    d.update_flags = cfg.flags;
     std::vector<DevCol> dev;
     int nb = cfg.batches;
     for (int b = 0; b < nb; b++) {
@@ -719,7 +721,8 @@ __global__ void sums_kernel(const int64_t *cnt, const int64_t *sum, int64_t n,
 
 /* One configuration: median of 5 after a warm-up. */
 static void bench_one(const char *method, int mode, int shared, int bits, int64_t n,
-                      int64_t groups, int32_t *dk, int64_t *dv, uint64_t vsum)
+                      int64_t groups, int32_t *dk, int64_t *dv, uint64_t vsum,
+                      int flags = SL_K_AGG_PRELOAD)
 {
     sl_k_agg_spec sp;
     memset(&sp, 0, sizeof sp);
@@ -760,6 +763,7 @@ static void bench_one(const char *method, int mode, int shared, int bits, int64_
         d.force_mode = mode;
         d.shared_groups = shared;
         d.force_bits = bits;
+        d.update_flags = flags;
         int rc = agg_gdrv_add(&d, &in);
         cudaEventRecord(e1, g_s);
         int64_t nulls[3];
@@ -852,6 +856,7 @@ static int cmd_bench(int lg, const char *glist, bool sweep)
         }
         bench_one("auto", AGG_GDRV_AUTO, 0, 0, n, g, dk, dv, vsum);
         if (g <= 65536) {
+            bench_one("table_s2048_lazy", AGG_GDRV_TABLE, 0, 0, n, g, dk, dv, vsum, 0);
             bench_one("table_s1024", AGG_GDRV_TABLE, 1024, 0, n, g, dk, dv, vsum);
             bench_one("table_s2048", AGG_GDRV_TABLE, 2048, 0, n, g, dk, dv, vsum);
             bench_one("table_s4096", AGG_GDRV_TABLE, 4096, 0, n, g, dk, dv, vsum);

@@ -21,32 +21,76 @@ struct States {
     CT *nn[kMaxA];
 };
 
+/* Values of the first kPre aggregates, loaded together with the keys so that a tile
+ * waits for memory once (the lookups need only the keys); later aggregates load in
+ * update_rows. */
+constexpr int kPre = 2;
+struct Pre {
+    uint64_t x[kPre][kItems];
+    bool null[kPre][kItems];
+};
+
+__device__ __forceinline__ void load_val(const sl_k_agg_spec &sp, const sl_k_agg_input &in, int a,
+                                         int64_t e, uint64_t &x, bool &null)
+{
+    int kd = kind_of(sp.fn[a], sp.in_type[a]);
+    x = 0;
+    null = false;
+    if (kd == K_NONE || e < 0)
+        return;
+    null = in.d_nullbits ? (in.d_nullbits[e] >> (16 + a) & 1) : !bit_valid(in.vals[a], e);
+    if (!null && kd != K_COUNT)
+        x = ld_val(in.vals[a].d_data, sp.in_type[a], e);
+}
+
+__device__ __forceinline__ void load_pre(const sl_k_agg_spec &sp, const sl_k_agg_input &in,
+                                         const int64_t *e, Pre &pre)
+{
+#pragma unroll
+    for (int a = 0; a < kPre; a++)
+#pragma unroll
+        for (int it = 0; it < kItems; it++)
+            load_val(sp, in, a < sp.n_aggs ? a : 0, a < sp.n_aggs ? e[it] : -1, pre.x[a][it],
+                     pre.null[a][it]);
+}
+
+/* Adds rows e[it] (of groups idx[it], -1 = not here) to state arrays of type CT
+ * (counters) and HT (hi words). */
 template <typename CT, typename HT>
 __device__ __forceinline__ void update_rows(const sl_k_agg_spec &sp, const sl_k_agg_input &in,
                                             const States<CT, HT> &st, const int64_t *e,
-                                            const int64_t *idx)
+                                            const int64_t *idx, const Pre &pre)
 {
 #pragma unroll
     for (int it = 0; it < kItems; it++)
         if (idx[it] >= 0)
             atomicAdd(&st.rows[idx[it]], (CT)1);
-    for (int a = 0; a < sp.n_aggs; a++) {
+#pragma unroll
+    for (int a = 0; a < kPre; a++) {
+        if (a >= sp.n_aggs)
+            break;
+        int kd = kind_of(sp.fn[a], sp.in_type[a]);
+        if (kd == K_NONE)
+            continue;
+#pragma unroll
+        for (int it = 0; it < kItems; it++) {
+            if (idx[it] < 0)
+                continue;
+            if (pre.null[a][it])
+                atomicAdd(&st.nn[a][idx[it]], (CT)1);
+            else
+                update_val<CT, HT>(kd, st.v0[a], st.v1[a], idx[it], pre.x[a][it]);
+        }
+    }
+    for (int a = kPre; a < sp.n_aggs; a++) {
         int kd = kind_of(sp.fn[a], sp.in_type[a]);
         if (kd == K_NONE)
             continue;
         bool null[kItems];
         uint64_t x[kItems];
 #pragma unroll
-        for (int it = 0; it < kItems; it++) {
-            null[it] = false;
-            x[it] = 0;
-            if (idx[it] < 0)
-                continue;
-            null[it] = in.d_nullbits ? (in.d_nullbits[e[it]] >> (16 + a) & 1)
-                                     : !bit_valid(in.vals[a], e[it]);
-            if (!null[it] && kd != K_COUNT)
-                x[it] = ld_val(in.vals[a].d_data, sp.in_type[a], e[it]);
-        }
+        for (int it = 0; it < kItems; it++)
+            load_val(sp, in, a, idx[it] >= 0 ? e[it] : -1, x[it], null[it]);
 #pragma unroll
         for (int it = 0; it < kItems; it++) {
             if (idx[it] < 0)
@@ -96,8 +140,10 @@ __device__ inline void smem_group(const sl_k_agg_spec &sp, const Smem &s, int li
 /* Table method: shared pre-aggregation (C > 0), rows that miss go to the global table,
  * rows that miss it too to the overflow list; then the shared groups merge into tb (or
  * spill). Persistent grid, kItems rows per thread per step. */
-template <int KM>
-__global__ void __launch_bounds__(kThreads)
+/* PRE: the first aggregates' values load with the keys (one wait per tile, more
+ * registers: one block per SM) or after the lookups (two waits, two blocks per SM). */
+template <int KM, bool PRE>
+__global__ void __launch_bounds__(kThreads, PRE ? 1 : 2)
     update_kernel(sl_k_agg_spec sp, sl_k_agg_input in, sl_k_agg_table tb, uint32_t *overflow,
                   sl_k_agg_table spill, int C)
 {
@@ -129,6 +175,9 @@ __global__ void __launch_bounds__(kThreads)
             if (e[it] >= 0)
                 load_key<KM>(sp, in, e[it], key[it]);
         }
+        Pre pre;
+        if (PRE)
+            load_pre(sp, in, e, pre);
         bool any_global = false;
 #pragma unroll
         for (int it = 0; it < kItems; it++) {
@@ -147,10 +196,12 @@ __global__ void __launch_bounds__(kThreads)
                 overflow[atomicAdd(&tb.d_n[1], 1ull)] = (uint32_t)e[it];
             }
         }
+        if (!PRE)
+            load_pre(sp, in, e, pre);
         if (C > 0)
-            update_rows(sp, in, sst, e, lidx);
+            update_rows(sp, in, sst, e, lidx, pre);
         if (any_global)
-            update_rows(sp, in, gst, e, gidx);
+            update_rows(sp, in, gst, e, gidx, pre);
     }
     if (C <= 0)
         return;
@@ -414,6 +465,8 @@ __global__ void __launch_bounds__(kThreads)
                     e[it] = i;
                     load_key<KM>(sp, in, i, key[it]);
                 }
+                Pre pre;
+                load_pre(sp, in, e, pre);
 #pragma unroll
                 for (int it = 0; it < kItems; it++) {
                     if (e[it] < 0)
@@ -431,7 +484,7 @@ __global__ void __launch_bounds__(kThreads)
                         atomicAnd(&pending[bit >> 5], ~(1u << (bit & 31)));
                     lidx[it] = lid;
                 }
-                update_rows(sp, in, sst, e, lidx);
+                update_rows(sp, in, sst, e, lidx, pre);
             }
         }
         __syncthreads();

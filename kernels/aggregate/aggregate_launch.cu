@@ -105,21 +105,33 @@ int part_groups_of(const sl_k_agg_spec *sp)
     return fit_groups(sp, kPartGroups, limit);
 }
 
-template <int KM>
+template <int KM, bool PRE>
 cudaError_t update_km(const sl_k_agg_spec *sp, const sl_k_agg_input *in,
                       const sl_k_agg_table *tb, uint32_t *ovf, const sl_k_agg_table *spill,
                       int C, cudaStream_t stream)
 {
     size_t smem = C > 0 ? smem_bytes(*sp, C) : 0;
     int grid = 0;
-    cudaError_t e = grid_for((const void *)update_kernel<KM>, kThreads, smem, &grid);
+    cudaError_t e = grid_for((const void *)update_kernel<KM, PRE>, kThreads, smem, &grid);
     if (e != cudaSuccess)
         return e;
     int64_t need = (in->n + (int64_t)kItems * kThreads - 1) / ((int64_t)kItems * kThreads);
     if (need < grid)
         grid = (int)need;
-    update_kernel<KM><<<grid, kThreads, smem, stream>>>(*sp, *in, *tb, ovf, *spill, C);
+    update_kernel<KM, PRE><<<grid, kThreads, smem, stream>>>(*sp, *in, *tb, ovf, *spill, C);
     return cudaGetLastError();
+}
+
+template <bool PRE>
+cudaError_t update_pre(const sl_k_agg_spec *sp, const sl_k_agg_input *in,
+                       const sl_k_agg_table *tb, uint32_t *ovf, const sl_k_agg_table *spill,
+                       int C, cudaStream_t stream)
+{
+    switch (key_mode(sp, in)) {
+    case 1: return update_km<1, PRE>(sp, in, tb, ovf, spill, C, stream);
+    case 2: return update_km<2, PRE>(sp, in, tb, ovf, spill, C, stream);
+    default: return update_km<0, PRE>(sp, in, tb, ovf, spill, C, stream);
+    }
 }
 
 template <int KM>
@@ -237,9 +249,13 @@ extern "C" int64_t sl_k_agg_spill_cap(const struct sl_k_agg_spec *sp, int shared
         return 1;
     /* The most blocks any key mode's grid has (they differ in registers). */
     int grid = 0, g = 0;
-    const void *kerns[3] = {(const void *)update_kernel<0>, (const void *)update_kernel<1>,
-                            (const void *)update_kernel<2>};
-    for (int k = 0; k < 3; k++) {
+    const void *kerns[6] = {(const void *)update_kernel<0, false>,
+                            (const void *)update_kernel<1, false>,
+                            (const void *)update_kernel<2, false>,
+                            (const void *)update_kernel<0, true>,
+                            (const void *)update_kernel<1, true>,
+                            (const void *)update_kernel<2, true>};
+    for (int k = 0; k < 6; k++) {
         if (grid_for(kerns[k], kThreads, smem_bytes(*sp, C), &g) != cudaSuccess)
             return -1;
         grid = g > grid ? g : grid;
@@ -251,7 +267,7 @@ extern "C" cudaError_t sl_k_agg_update(const struct sl_k_agg_spec *sp,
                                        const struct sl_k_agg_input *in,
                                        const struct sl_k_agg_table *tb, uint32_t *ovf,
                                        const struct sl_k_agg_table *spill, int shared_groups,
-                                       cudaStream_t stream)
+                                       int flags, cudaStream_t stream)
 {
     if (!spec_ok(sp) || !in || in->n < 0 || in->n >= ((int64_t)1 << 32) || !tb || !ovf ||
         !spill)
@@ -259,11 +275,8 @@ extern "C" cudaError_t sl_k_agg_update(const struct sl_k_agg_spec *sp,
     if (in->n == 0)
         return cudaSuccess;
     int C = shared_groups_of(sp, shared_groups);
-    switch (key_mode(sp, in)) {
-    case 1: return update_km<1>(sp, in, tb, ovf, spill, C, stream);
-    case 2: return update_km<2>(sp, in, tb, ovf, spill, C, stream);
-    default: return update_km<0>(sp, in, tb, ovf, spill, C, stream);
-    }
+    return flags & SL_K_AGG_PRELOAD ? update_pre<true>(sp, in, tb, ovf, spill, C, stream)
+                                    : update_pre<false>(sp, in, tb, ovf, spill, C, stream);
 }
 
 extern "C" cudaError_t sl_k_agg_table_merge(const struct sl_k_agg_spec *sp,

@@ -276,8 +276,10 @@ __device__ __forceinline__ int smem_find(const sl_k_agg_spec &sp, Smem &s, const
                 return (int)lid;
             }
         }
-        while (v == kLock)
+        while (v == kLock) { /* another thread, maybe of this warp, is writing the group */
+            __nanosleep(16);
             v = *(volatile uint32_t *)&s.slots[pos];
+        }
         if (v != kTomb) {
             int lid = (int)v - 1;
             if (*(volatile uint32_t *)&s.nulls[lid] == key.nm &&

@@ -8,6 +8,8 @@
  * (and the shared pre-aggregation) stays in L2 and wins; measured on the H100 (see
  * bench/results_gpuagg.md). */
 int64_t agg_gdrv_part_threshold = (int64_t)1 << 16;
+/* sl_k_agg_update flags of new drivers (SL_K_AGG_PRELOAD or 0; to be measured). */
+int agg_gdrv_update_flags = SL_K_AGG_PRELOAD;
 
 /* Sample rows for the group estimate. */
 #define SAMPLE_ROWS 65536
@@ -47,6 +49,7 @@ int agg_gdrv_init(struct agg_gdrv *d, const struct sl_k_agg_spec *spec, cudaStre
     d->spec = *spec;
     d->stream = stream;
     d->mem = *mem;
+    d->update_flags = agg_gdrv_update_flags;
     d->d_small = dalloc(d, 16 * sizeof(unsigned long long));
     return d->d_small ? AGG_GDRV_OK : AGG_GDRV_ENOMEM;
 }
@@ -123,8 +126,8 @@ static int table_add(struct agg_gdrv *d, const struct sl_k_agg_input *in)
     CU(d, sl_k_agg_table_clear(&d->spill, d->stream), "clearing the spill");
     CU(d, cudaMemsetAsync(d->tb.d_n + 1, 0, 3 * sizeof(unsigned long long), d->stream),
        "zeroing counters");
-    CU(d, sl_k_agg_update(&d->spec, in, &d->tb, d->ovf, &d->spill, d->shared_groups, d->stream),
-       "aggregating");
+    CU(d, sl_k_agg_update(&d->spec, in, &d->tb, d->ovf, &d->spill, d->shared_groups,
+                          d->update_flags, d->stream), "aggregating");
     unsigned long long n[4];
     if ((rc = sync_read(d, n, d->tb.d_n, sizeof n, "reading the group count")) < 0)
         return rc;
@@ -155,7 +158,7 @@ static int table_add(struct agg_gdrv *d, const struct sl_k_agg_input *in)
         CU(d, cudaMemsetAsync(d->tb.d_n + 1, 0, 3 * sizeof(unsigned long long), d->stream),
            "zeroing counters");
         CU(d, sl_k_agg_update(&d->spec, &cur, &d->tb, d->ovf, &d->spill, d->shared_groups,
-                              d->stream), "replaying rows");
+                              d->update_flags, d->stream), "replaying rows");
         dfree(d, copy);
     }
     if ((rc = sync_read(d, n, d->tb.d_n, sizeof n, "reading the group count")) < 0)

@@ -46,6 +46,7 @@ struct agg_gdrv {
     int shared_groups;            /* table method's shared groups per block (0 default) */
     int force_bits;               /* partitioned: radix bits (0 = from the estimate) */
     int64_t init_cap;             /* table method: first capacity (0 = from the estimate) */
+    int update_flags;             /* sl_k_agg_update flags (agg_gdrv_update_flags) */
     /* state */
     int mode;
     double g_est;                 /* estimated groups (first batch) */
@@ -81,6 +82,8 @@ void agg_gdrv_free(struct agg_gdrv *d);
 /* Estimated groups above which the partitioned method is chosen (measured, see
  * bench/results_gpuagg.md); a variable so that benches can move it. */
 extern int64_t agg_gdrv_part_threshold;
+/* sl_k_agg_update flags a new driver starts with. */
+extern int agg_gdrv_update_flags;
 
 #ifdef __cplusplus
 }

@@ -111,10 +111,13 @@ cudaError_t sl_k_agg_table_clear(const struct sl_k_agg_table *tb, cudaStream_t s
  * block's shared-table groups that cannot be merged go to `spill` (a table of at least
  * sl_k_agg_spill_cap() groups, cleared by the caller; tb->d_n[2] counts them). Either may
  * only happen when tb->d_n[0] reaches tb->cap. shared_groups: capacity of each block's
- * shared table (0: default; -1: no shared table, global atomics only; measured). */
+ * shared table (0: default; -1: no shared table, global atomics only; measured). flags:
+ * SL_K_AGG_PRELOAD loads the first two aggregates' values with the keys (one memory wait
+ * per tile, one block per SM) instead of after the lookups (two waits, two blocks). */
+enum { SL_K_AGG_PRELOAD = 1 };
 cudaError_t sl_k_agg_update(const struct sl_k_agg_spec *spec, const struct sl_k_agg_input *in,
                             const struct sl_k_agg_table *tb, uint32_t *d_overflow_rows,
-                            const struct sl_k_agg_table *spill, int shared_groups,
+                            const struct sl_k_agg_table *spill, int shared_groups, int flags,
                             cudaStream_t stream);
 /* Groups a spill table for sl_k_agg_update must hold (depends on the GPU). */
 int64_t sl_k_agg_spill_cap(const struct sl_k_agg_spec *spec, int shared_groups);
