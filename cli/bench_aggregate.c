@@ -201,7 +201,8 @@ int bench_aggregate(int argc, char **argv)
     if (rc == SL_OK)
         rc = sl_plan_add(plan, "aggregate", &src, 1, "keys=k aggs=\"count(*), sum(v)\"", &a);
     if (rc == SL_OK)
-        rc = on_device ? sl_plan_output_device(plan, a, "groups") : sl_plan_output(plan, a, "groups");
+        rc = on_device ? sl_plan_output_device(plan, a, "groups")
+                       : sl_plan_output(plan, a, "groups");
     if (rc != SL_OK)
         cli_fail("bench aggregate: %s", sl_plan_errmsg(plan));
     struct bench_result res;

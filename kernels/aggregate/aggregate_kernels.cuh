@@ -164,7 +164,8 @@ __global__ void __launch_bounds__(kThreads, PRE ? 1 : 2)
         __syncthreads();
     }
     const int64_t tile = (int64_t)kItems * blockDim.x;
-    for (int64_t base = (int64_t)blockIdx.x * tile; base < in.n; base += (int64_t)gridDim.x * tile) {
+    const int64_t stride = (int64_t)gridDim.x * tile;
+    for (int64_t base = (int64_t)blockIdx.x * tile; base < in.n; base += stride) {
         Key key[kItems];
         int64_t e[kItems], lidx[kItems], gidx[kItems];
 #pragma unroll

@@ -30,7 +30,8 @@ bool spec_ok(const sl_k_agg_spec *sp)
             return false;
     for (int a = 0; a < sp->n_aggs; a++)
         if (sp->fn[a] < SL_K_AGG_COUNT_STAR || sp->fn[a] > SL_K_AGG_AVG ||
-            (sp->fn[a] != SL_K_AGG_COUNT_STAR && (sp->in_type[a] < SL_K_I32 || sp->in_type[a] > SL_K_F64)))
+            (sp->fn[a] != SL_K_AGG_COUNT_STAR &&
+             (sp->in_type[a] < SL_K_I32 || sp->in_type[a] > SL_K_F64)))
             return false;
     return true;
 }

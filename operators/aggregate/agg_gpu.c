@@ -134,7 +134,7 @@ static int table_add(struct agg_gdrv *d, const struct sl_k_agg_input *in)
     if (n[3])
         return d->cuerr = cudaErrorUnknown, d->what = "groups lost (spill table too small)",
                AGG_GDRV_ECUDA;
-    d->groups = (int64_t)(n[0] < (unsigned long long)d->tb.cap ? n[0] : (unsigned long long)d->tb.cap);
+    d->groups = n[0] < (unsigned long long)d->tb.cap ? (int64_t)n[0] : d->tb.cap;
     if (n[1] == 0 && n[2] == 0)
         return AGG_GDRV_OK;
     /* The table filled up: grow it to hold everything this batch may still add (at least
@@ -185,7 +185,8 @@ static int part_add(struct agg_gdrv *d, const struct sl_k_agg_input *in)
     const struct sl_k_agg_spec *sp = &d->spec;
     if (!d->bits) {
         double per = (double)sl_k_agg_part_groups_per_block(sp) / 2;
-        int b = d->force_bits ? d->force_bits : (int)ceil(log2(d->g_est / per > 2 ? d->g_est / per : 2));
+        double parts = d->g_est / per > 2 ? d->g_est / per : 2;
+        int b = d->force_bits ? d->force_bits : (int)ceil(log2(parts));
         d->bits = b < 1 ? 1 : b > 13 ? 13 : b;
     }
     int nulls = 0;
