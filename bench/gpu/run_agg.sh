@@ -43,5 +43,7 @@ for g in ${CLI_G:-}; do
     step cli_$g 20 1 $C/bin/sluice bench aggregate --rows ${CLI_LG:-2^28} --groups $g \
         --placement gpu --resident device --repeat 5 --json
 done
+[ -n "${TRACE:-}" ] && step cli_trace 25 1 $C/bin/sluice bench aggregate --rows ${CLI_LG:-2^28} \
+    --groups 1000 --placement gpu --resident device --repeat 1 --json --trace "$O/logs/agg_trace.json"
 [ -n "${SWEEP:-}" ] && step sweep 30 20 $B sweep 26
 tar czf "$O/logs.tar.gz" -C "$O" logs

@@ -11,14 +11,23 @@ constexpr int kThreads = 512;
 constexpr int kItems = 4;          /* rows per thread in flight (independent loads) */
 constexpr int kScatterItems = 8;   /* rows per thread per scatter tile */
 
-/* Adds element e of `in` (a row of the group at index i) to state arrays of type CT
- * (counters) and HT (hi words): aggregate values loaded for all kItems rows first. */
-template <typename CT, typename HT>
-struct States {
-    CT *rows;
-    unsigned long long *v0[kMaxA];
-    HT *v1[kMaxA];
-    CT *nn[kMaxA];
+/* State arrays of the shared table (SAcc) or the global table (GAcc) as update_rows uses
+ * them: rows per group, and per aggregate the value word, the hi word of integer sums and
+ * the count of skipped nulls. */
+struct SAcc {
+    const Smem &s;
+    __device__ unsigned int *rows() const { return s.rows(); }
+    __device__ unsigned long long *v0(int a) const { return s.v0(a); }
+    __device__ int *v1(int a) const { return s.v1(a); }
+    __device__ unsigned int *nn(int a) const { return s.nn(a); }
+};
+
+struct GAcc {
+    const sl_k_agg_table &tb;
+    __device__ unsigned long long *rows() const { return tb.d_rows; }
+    __device__ unsigned long long *v0(int a) const { return tb.d_v0[a]; }
+    __device__ long long *v1(int a) const { return tb.d_v1[a]; }
+    __device__ unsigned long long *nn(int a) const { return tb.d_nn[a]; }
 };
 
 /* Values of the first kPre aggregates, loaded together with the keys so that a tile
@@ -54,17 +63,16 @@ __device__ __forceinline__ void load_pre(const sl_k_agg_spec &sp, const sl_k_agg
                      pre.null[a][it]);
 }
 
-/* Adds rows e[it] (of groups idx[it], -1 = not here) to state arrays of type CT
- * (counters) and HT (hi words). */
-template <typename CT, typename HT>
+/* Adds rows e[it] (of groups idx[it], -1 = not here) to the states of `st`. */
+template <typename Acc>
 __device__ __forceinline__ void update_rows(const sl_k_agg_spec &sp, const sl_k_agg_input &in,
-                                            const States<CT, HT> &st, const int64_t *e,
-                                            const int64_t *idx, const Pre &pre)
+                                            const Acc &st, const int64_t *e, const int64_t *idx,
+                                            const Pre &pre)
 {
 #pragma unroll
     for (int it = 0; it < kItems; it++)
         if (idx[it] >= 0)
-            atomicAdd(&st.rows[idx[it]], (CT)1);
+            atomicAdd(&st.rows()[idx[it]], 1u);
 #pragma unroll
     for (int a = 0; a < kPre; a++) {
         if (a >= sp.n_aggs)
@@ -77,9 +85,9 @@ __device__ __forceinline__ void update_rows(const sl_k_agg_spec &sp, const sl_k_
             if (idx[it] < 0)
                 continue;
             if (pre.null[a][it])
-                atomicAdd(&st.nn[a][idx[it]], (CT)1);
+                atomicAdd(&st.nn(a)[idx[it]], 1u);
             else
-                update_val<CT, HT>(kd, st.v0[a], st.v1[a], idx[it], pre.x[a][it]);
+                update_val(kd, st.v0(a), st.v1(a), idx[it], pre.x[a][it]);
         }
     }
     for (int a = kPre; a < sp.n_aggs; a++) {
@@ -96,33 +104,10 @@ __device__ __forceinline__ void update_rows(const sl_k_agg_spec &sp, const sl_k_
             if (idx[it] < 0)
                 continue;
             if (null[it])
-                atomicAdd(&st.nn[a][idx[it]], (CT)1);
+                atomicAdd(&st.nn(a)[idx[it]], 1u);
             else
-                update_val<CT, HT>(kd, st.v0[a], st.v1[a], idx[it], x[it]);
+                update_val(kd, st.v0(a), st.v1(a), idx[it], x[it]);
         }
-    }
-}
-
-/* The states live in shared memory (filled by thread 0) so that indexing them by a
- * run-time aggregate number is a shared load, not a local-memory copy. */
-__device__ inline void smem_states(const Smem &s, States<unsigned int, int> &st)
-{
-    st.rows = s.rows;
-    for (int a = 0; a < kMaxA; a++) {
-        st.v0[a] = s.v0[a];
-        st.v1[a] = s.v1[a];
-        st.nn[a] = s.nn[a];
-    }
-}
-
-__device__ inline void table_states(const sl_k_agg_table &tb,
-                                    States<unsigned long long, long long> &st)
-{
-    st.rows = tb.d_rows;
-    for (int a = 0; a < kMaxA; a++) {
-        st.v0[a] = tb.d_v0[a];
-        st.v1[a] = tb.d_v1[a];
-        st.nn[a] = tb.d_nn[a];
     }
 }
 
@@ -131,9 +116,9 @@ __device__ inline void smem_group(const sl_k_agg_spec &sp, const Smem &s, int li
                                   unsigned long long *v0, long long *v1, unsigned long long *nn)
 {
     for (int a = 0; a < sp.n_aggs; a++) {
-        v0[a] = s.v0[a] ? s.v0[a][lid] : 0;
-        v1[a] = s.v1[a] ? s.v1[a][lid] : 0;
-        nn[a] = s.nn[a] ? s.nn[a][lid] : 0;
+        v0[a] = s.o_v0[a] ? s.v0(a)[lid] : 0;
+        v1[a] = s.o_v1[a] ? s.v1(a)[lid] : 0;
+        nn[a] = s.o_nn[a] ? s.nn(a)[lid] : 0;
     }
 }
 
@@ -147,18 +132,12 @@ __global__ void __launch_bounds__(kThreads, PRE ? 1 : 2)
     update_kernel(sl_k_agg_spec sp, sl_k_agg_input in, sl_k_agg_table tb, uint32_t *overflow,
                   sl_k_agg_table spill, int C)
 {
-    extern __shared__ __align__(16) char smem_raw[];
     __shared__ Smem s;
-    __shared__ States<unsigned long long, long long> gst;
-    __shared__ States<unsigned int, int> sst;
-    if (threadIdx.x == 0) {
-        table_states(tb, gst);
-        if (C > 0) {
-            s = smem_carve(sp, C, smem_raw);
-            smem_states(s, sst);
-        }
-    }
+    if (threadIdx.x == 0 && C > 0)
+        s = smem_carve(sp, C);
     __syncthreads();
+    const SAcc sst = {s};
+    const GAcc gst = {tb};
     if (C > 0) {
         smem_clear(s);
         __syncthreads();
@@ -208,14 +187,14 @@ __global__ void __launch_bounds__(kThreads, PRE ? 1 : 2)
         return;
     __syncthreads();
     for (int i = threadIdx.x; i < 2 * C; i += blockDim.x) {
-        uint32_t v = s.slots[i];
+        uint32_t v = s.slots()[i];
         if (v == 0 || v == kTomb)
             continue;
         int lid = (int)v - 1;
         Key key;
         for (int j = 0; j < kMaxK; j++)
-            key.k[j] = j < sp.n_keys ? s.keys[j * C + lid] : 0;
-        key.nm = s.nulls[lid];
+            key.k[j] = j < sp.n_keys ? s.keys()[j * C + lid] : 0;
+        key.nm = s.nulls()[lid];
         key.h = hash_keys<KM>(sp, key.k, key.nm);
         unsigned long long v0[kMaxA], nn[kMaxA];
         long long v1[kMaxA];
@@ -228,7 +207,7 @@ __global__ void __launch_bounds__(kThreads, PRE ? 1 : 2)
             atomicAdd(&tb.d_n[2], 1ull);
         }
         if (g >= 0)
-            g_merge(sp, *dst, g, s.rows[lid], v0, v1, nn);
+            g_merge(sp, *dst, g, s.rows()[lid], v0, v1, nn);
         else
             atomicAdd(&tb.d_n[3], 1ull); /* lost: the spill was too small (a bug) */
     }
@@ -318,8 +297,7 @@ template <int KM>
 __global__ void __launch_bounds__(kThreads)
     part_count_kernel(sl_k_agg_spec sp, sl_k_agg_input in, int bits, unsigned long long *counts)
 {
-    extern __shared__ __align__(16) char smem_raw[];
-    unsigned int *hist = (unsigned int *)smem_raw;
+    unsigned int *hist = (unsigned int *)agg_smem;
     const int P = 1 << bits;
     for (int i = threadIdx.x; i < P; i += blockDim.x)
         hist[i] = 0;
@@ -368,10 +346,9 @@ __global__ void __launch_bounds__(kThreads)
     part_scatter_kernel(sl_k_agg_spec sp, sl_k_agg_input in, int bits, int64_t *cursor,
                         sl_k_agg_input out)
 {
-    extern __shared__ __align__(16) char smem_raw[];
     const int P = 1 << bits;
-    unsigned int *hist = (unsigned int *)smem_raw;
-    unsigned long long *base = (unsigned long long *)(smem_raw + al8((size_t)P * 4));
+    unsigned int *hist = (unsigned int *)agg_smem;
+    unsigned long long *base = (unsigned long long *)(agg_smem + al8((size_t)P * 4));
     const int64_t tile = (int64_t)kScatterItems * blockDim.x;
     for (int64_t t0 = (int64_t)blockIdx.x * tile; t0 < in.n; t0 += (int64_t)gridDim.x * tile) {
         for (int i = threadIdx.x; i < P; i += blockDim.x)
@@ -430,17 +407,14 @@ __global__ void __launch_bounds__(kThreads)
     part_final_kernel(sl_k_agg_spec sp, const sl_k_agg_pbatch *batches, int n_batches,
                       uint32_t *pending, sl_k_agg_out out, int32_t *status, int C)
 {
-    extern __shared__ __align__(16) char smem_raw[];
     __shared__ Smem s;
-    __shared__ States<unsigned int, int> sst;
     __shared__ unsigned int fails;
     __shared__ unsigned long long out_base;
     const int p = blockIdx.x;
-    if (threadIdx.x == 0) {
-        s = smem_carve(sp, C, smem_raw);
-        smem_states(s, sst);
-    }
+    if (threadIdx.x == 0)
+        s = smem_carve(sp, C);
     __syncthreads();
+    const SAcc sst = {s};
     for (int round = 0;; round++) {
         smem_clear(s);
         if (threadIdx.x == 0)
@@ -489,12 +463,12 @@ __global__ void __launch_bounds__(kThreads)
             }
         }
         __syncthreads();
-        unsigned int ng = *s.n < (unsigned)C ? *s.n : (unsigned)C;
+        unsigned int ng = *s.n() < (unsigned)C ? *s.n() : (unsigned)C;
         if (threadIdx.x == 0)
             out_base = ng ? atomicAdd(out.d_count, (unsigned long long)ng) : 0;
         __syncthreads();
         for (int i = threadIdx.x; i < 2 * C; i += blockDim.x) {
-            uint32_t v = s.slots[i];
+            uint32_t v = s.slots()[i];
             if (v == 0 || v == kTomb)
                 continue;
             int lid = (int)v - 1;
@@ -504,7 +478,7 @@ __global__ void __launch_bounds__(kThreads)
             unsigned long long v0[kMaxA], nn[kMaxA];
             long long v1[kMaxA];
             smem_group(sp, s, lid, v0, v1, nn);
-            write_row(sp, out, r, s.keys + lid, C, s.nulls[lid], s.rows[lid], v0, v1, nn,
+            write_row(sp, out, r, s.keys() + lid, C, s.nulls()[lid], s.rows()[lid], v0, v1, nn,
                       status);
         }
         bool more = fails > 0;

@@ -141,17 +141,31 @@ __device__ __forceinline__ uint64_t hash_keys(const sl_k_agg_spec &sp, const int
     return nm ? mix64(h ^ nm) : h;
 }
 
-/* The shared-memory table of one block: C groups, 2C slots (u32: lid + 1). */
+/* The block's dynamic shared memory. Table arrays are addressed as offsets from it, so
+ * that the compiler knows they are shared memory (shared loads and atomics) instead of
+ * generic pointers loaded from memory. */
+extern __shared__ __align__(16) char agg_smem[];
+
+/* The shared-memory table of one block: C groups, 2C slots (u32: lid + 1). Offsets into
+ * agg_smem (0 = absent, except slots, which come first). */
 struct Smem {
-    uint32_t *slots;
-    int64_t *keys;         /* [j * C + lid] */
-    uint32_t *nulls;
-    unsigned int *rows;
-    unsigned long long *v0[kMaxA];
-    int *v1[kMaxA];
-    unsigned int *nn[kMaxA];
-    unsigned int *n;       /* groups claimed (may exceed C: full) */
+    uint32_t o_slots, o_keys, o_nulls, o_rows, o_n;
+    uint32_t o_v0[kMaxA], o_v1[kMaxA], o_nn[kMaxA];
     int C;
+    __device__ uint32_t *slots() const { return (uint32_t *)(agg_smem + o_slots); }
+    __device__ int64_t *keys() const { return (int64_t *)(agg_smem + o_keys); }     /* [j * C + lid] */
+    __device__ uint32_t *nulls() const { return (uint32_t *)(agg_smem + o_nulls); }
+    __device__ unsigned int *rows() const { return (unsigned int *)(agg_smem + o_rows); }
+    __device__ unsigned int *n() const { return (unsigned int *)(agg_smem + o_n); } /* may exceed C */
+    __device__ unsigned long long *v0(int a) const
+    {
+        return o_v0[a] ? (unsigned long long *)(agg_smem + o_v0[a]) : NULL;
+    }
+    __device__ int *v1(int a) const { return o_v1[a] ? (int *)(agg_smem + o_v1[a]) : NULL; }
+    __device__ unsigned int *nn(int a) const
+    {
+        return o_nn[a] ? (unsigned int *)(agg_smem + o_nn[a]) : NULL;
+    }
 };
 
 __host__ __device__ inline size_t al8(size_t x)
@@ -177,49 +191,48 @@ __host__ __device__ inline size_t smem_bytes(const sl_k_agg_spec &sp, int C)
     return b + 16;
 }
 
-__device__ inline Smem smem_carve(const sl_k_agg_spec &sp, int C, char *p)
+__device__ inline Smem smem_carve(const sl_k_agg_spec &sp, int C)
 {
     Smem s;
     int nk = sp.n_keys > 0 ? sp.n_keys : 1;
+    size_t p = 0;
     s.C = C;
-    s.slots = (uint32_t *)p;
+    s.o_slots = (uint32_t)p;
     p += al8((size_t)2 * C * 4);
-    s.keys = (int64_t *)p;
+    s.o_keys = (uint32_t)p;
     p += (size_t)nk * C * 8;
-    s.nulls = (uint32_t *)p;
+    s.o_nulls = (uint32_t)p;
     p += al8((size_t)C * 4);
-    s.rows = (unsigned int *)p;
+    s.o_rows = (uint32_t)p;
     p += al8((size_t)C * 4);
     for (int a = 0; a < kMaxA; a++) {
-        s.v0[a] = NULL;
-        s.v1[a] = NULL;
-        s.nn[a] = NULL;
+        s.o_v0[a] = s.o_v1[a] = s.o_nn[a] = 0;
         if (a >= sp.n_aggs)
             continue;
         int kd = kind_of(sp.fn[a], sp.in_type[a]);
         if (kd == K_NONE)
             continue;
         if (kd != K_COUNT) {
-            s.v0[a] = (unsigned long long *)p;
+            s.o_v0[a] = (uint32_t)p;
             p += (size_t)C * 8;
         }
         if (kd == K_SUMI) {
-            s.v1[a] = (int *)p;
+            s.o_v1[a] = (uint32_t)p;
             p += al8((size_t)C * 4);
         }
-        s.nn[a] = (unsigned int *)p;
+        s.o_nn[a] = (uint32_t)p;
         p += al8((size_t)C * 4);
     }
-    s.n = (unsigned int *)p;
+    s.o_n = (uint32_t)p;
     return s;
 }
 
 __device__ inline void smem_clear(Smem &s)
 {
     for (int i = threadIdx.x; i < 2 * s.C; i += blockDim.x)
-        s.slots[i] = 0;
+        s.slots()[i] = 0;
     if (threadIdx.x == 0)
-        *s.n = 0;
+        *s.n() = 0;
 }
 
 __device__ __forceinline__ bool keys_eq(int nk, const volatile int64_t *stored, int64_t stride,
@@ -239,17 +252,17 @@ __device__ __forceinline__ void smem_init_group(const sl_k_agg_spec &sp, Smem &s
 #pragma unroll
     for (int j = 0; j < kMaxK; j++)
         if (j < sp.n_keys)
-            s.keys[j * s.C + lid] = key.k[j];
-    s.nulls[lid] = key.nm;
-    s.rows[lid] = 0;
+            s.keys()[j * s.C + lid] = key.k[j];
+    s.nulls()[lid] = key.nm;
+    s.rows()[lid] = 0;
     for (int a = 0; a < sp.n_aggs; a++) {
         int kd = kind_of(sp.fn[a], sp.in_type[a]);
-        if (s.v0[a])
-            s.v0[a][lid] = v0_init(kd);
-        if (s.v1[a])
-            s.v1[a][lid] = 0;
-        if (s.nn[a])
-            s.nn[a][lid] = 0;
+        if (s.o_v0[a])
+            s.v0(a)[lid] = v0_init(kd);
+        if (s.o_v1[a])
+            s.v1(a)[lid] = 0;
+        if (s.o_nn[a])
+            s.nn(a)[lid] = 0;
     }
 }
 
@@ -259,31 +272,31 @@ __device__ __forceinline__ int smem_find(const sl_k_agg_spec &sp, Smem &s, const
     const uint32_t mask = 2 * s.C - 1;
     uint32_t pos = (uint32_t)key.h & mask;
     for (int probes = 0; probes <= (int)mask; probes++) {
-        uint32_t v = *(volatile uint32_t *)&s.slots[pos];
+        uint32_t v = *(volatile uint32_t *)&s.slots()[pos];
         if (v == 0) {
-            if (*(volatile unsigned int *)s.n >= (unsigned)s.C)
+            if (*(volatile unsigned int *)s.n() >= (unsigned)s.C)
                 return -1;
-            v = atomicCAS(&s.slots[pos], 0u, kLock);
+            v = atomicCAS(&s.slots()[pos], 0u, kLock);
             if (v == 0) {
-                unsigned lid = atomicAdd(s.n, 1u);
+                unsigned lid = atomicAdd(s.n(), 1u);
                 if (lid >= (unsigned)s.C) {
-                    atomicExch(&s.slots[pos], kTomb);
+                    atomicExch(&s.slots()[pos], kTomb);
                     return -1;
                 }
                 smem_init_group(sp, s, (int)lid, key);
                 __threadfence_block();
-                atomicExch(&s.slots[pos], lid + 1);
+                atomicExch(&s.slots()[pos], lid + 1);
                 return (int)lid;
             }
         }
         while (v == kLock) { /* another thread, maybe of this warp, is writing the group */
             __nanosleep(16);
-            v = *(volatile uint32_t *)&s.slots[pos];
+            v = *(volatile uint32_t *)&s.slots()[pos];
         }
         if (v != kTomb) {
             int lid = (int)v - 1;
-            if (*(volatile uint32_t *)&s.nulls[lid] == key.nm &&
-                keys_eq(sp.n_keys, (volatile int64_t *)s.keys + lid, s.C, key))
+            if (*(volatile uint32_t *)&s.nulls()[lid] == key.nm &&
+                keys_eq(sp.n_keys, (volatile int64_t *)s.keys() + lid, s.C, key))
                 return lid;
         }
         pos = (pos + 1) & mask;
@@ -373,7 +386,7 @@ __device__ __forceinline__ void add128(unsigned long long *v0, HT *v1, uint64_t 
 }
 
 /* One row's value x (raw 64 bits) into state kd of group slot i. */
-template <typename CT, typename HT>
+template <typename HT>
 __device__ __forceinline__ void update_val(int kd, unsigned long long *v0, HT *v1, int64_t i,
                                            uint64_t x)
 {

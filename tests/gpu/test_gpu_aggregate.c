@@ -504,12 +504,12 @@ SL_TEST(op_null_and_composite_keys)
 {
     NEED_GPU();
     struct tspec s = {.rows = 300000, .groups = 3000, .nulls = 1, .seed = 7};
-    check(&s, "keys=k,k2 " ALL_AGGS, 2, 0);
-    check(&s, "keys=k,k2 " ALL_AGGS2, 2, 0);
+    check(&s, "keys=\"k,k2\" " ALL_AGGS, 2, 0);
+    check(&s, "keys=\"k,k2\" " ALL_AGGS2, 2, 0);
     check(&s, "keys=k " ALL_AGGS, 1, 0);
     struct tspec many = {.rows = 300000, .groups = 200000, .nulls = 1, .seed = 8};
     check(&many, "keys=k " ALL_AGGS, 1, 0);
-    check(&many, "keys=k,k2 " ALL_AGGS2, 2, 0);
+    check(&many, "keys=\"k,k2\" " ALL_AGGS2, 2, 0);
 }
 
 SL_TEST(op_int64_overflow_fails_and_engine_stays_usable)

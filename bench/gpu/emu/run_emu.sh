@@ -13,7 +13,7 @@ rewrite() {  # CUDA source -> C++ for the emulation
 import re, sys
 s = open(sys.argv[1]).read()
 s = re.sub(r'#include <cub/[^>]*>', '', s)
-s = s.replace('extern __shared__ __align__(16) char smem_raw[];', 'char *smem_raw = emu_smem;')
+s = s.replace('extern __shared__ __align__(16) char agg_smem[];', '#define agg_smem emu_smem')
 s = re.sub(r'([\w:]+(?:<[^<>;]*>)?)<<<(.*?)>>>\s*\((.*?)\);',
            lambda m: 'emu_launch(%s, [&] { %s(%s); });' % (m.group(2), m.group(1), m.group(3)),
            s, flags=re.S)
