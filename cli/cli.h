@@ -16,7 +16,7 @@ struct cli_common {
     enum sl_placement placement; /* --placement cpu|gpu|auto */
     const char *trace;      /* --trace FILE */
     bool json;              /* --json */
-};
+};                          /* --plugin FILE.so is loaded while parsing (sl_plugin_load) */
 
 void cli_common_init(struct cli_common *c);
 /* Consumes argv[*i] (and its value) if it is a common option. Returns 1 if consumed, 0 if

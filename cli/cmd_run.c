@@ -46,7 +46,7 @@ static int usage(const char *cmd, int rc)
 {
     printf("usage: sluice %s PLAN_FILE [--format table|csv|json] [--limit N] [--json]\n"
            "       [--threads N] [--gpus N] [--gpu-mem BYTES] [--host-mem BYTES]\n"
-           "       [--placement cpu|gpu|auto] [--trace FILE]\n%s",
+           "       [--placement cpu|gpu|auto] [--trace FILE] [--plugin FILE.so ...]\n%s",
            cmd, !strcmp(cmd, "run")
                     ? "Runs a plan file (docs/PLAN_FORMAT.md) and prints its outputs.\n"
                     : "Shows the pipelines of a plan file and where they would run.\n");
@@ -163,7 +163,21 @@ static void print_op(void *user, const struct sl_op_def *d)
 
 int cmd_operators(int argc, char **argv)
 {
-    (void)argc, (void)argv;
+    struct cli_common c;
+    cli_common_init(&c);
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            printf("usage: sluice operators [--plugin FILE.so ...]\n"
+                   "Lists the operators (with those of the plugins given) and their options.\n");
+            return 0;
+        }
+        int r = cli_common_option(&c, argc, argv, &i);
+        if (r < 0)
+            return 2;
+        if (r == 0)
+            return cli_fail("operators: unknown argument '%s' (see sluice operators --help)",
+                            argv[i]);
+    }
     sl_registry_foreach(sl_registry_global(), print_op, NULL);
     return 0;
 }

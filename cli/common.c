@@ -125,6 +125,15 @@ int cli_common_option(struct cli_common *c, int argc, char **argv, int *i)
         }
         return 1;
     }
+    if (!strcmp(a, "--plugin")) { /* loaded at once: later options and plans may use it */
+        if (need_value(argc, argv, i) < 0)
+            return -1;
+        if (sl_plugin_load(argv[++*i]) != SL_OK) {
+            cli_fail("--plugin: %s", sl_last_errmsg());
+            return -1;
+        }
+        return 1;
+    }
     if (!strcmp(a, "--trace")) {
         if (need_value(argc, argv, i) < 0)
             return -1;
