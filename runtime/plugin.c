@@ -25,6 +25,7 @@ static int n_loaded;
 /* The load in progress on this thread: what its entry declared and the first error the
  * host reported to it (the entry may ignore a failed registry_add; the load may not). */
 struct load_ctx {
+    const char *path;
     sl_registry_t *staging;
     uint32_t declared;
     int err;
@@ -36,7 +37,7 @@ static void note_error(int rc)
 {
     if (cur && !cur->err) {
         cur->err = rc;
-        snprintf(cur->msg, sizeof cur->msg, "%s", sl_last_errmsg());
+        snprintf(cur->msg, sizeof cur->msg, "plugin '%s': %s", cur->path, sl_last_errmsg());
     }
 }
 
@@ -44,7 +45,7 @@ int sl__plugin_declare_abi(sl_registry_t *reg, uint32_t abi_version)
 {
     if (cur && reg == cur->staging)
         cur->declared = abi_version ? abi_version : UINT32_MAX;
-    int rc = sl__abi_check(abi_version, "the plugin");
+    int rc = sl__abi_check(abi_version, "it");
     if (rc < 0 && cur && reg == cur->staging)
         note_error(rc);
     return rc;
@@ -82,19 +83,20 @@ static bool is_loaded(void *h)
 /* Runs the entry against a staging registry and merges what it registered. */
 static int run_entry(const char *path, sl_plugin_entry_fn entry)
 {
-    struct load_ctx ctx = {.staging = sl__registry_new()};
+    struct load_ctx ctx = {.path = path, .staging = sl__registry_new()};
     if (!ctx.staging)
         return sl__set_last_error(SL_ENOMEM, "plugin '%s': out of memory", path);
     sl__set_last_error(SL_OK, "%s", "");
     cur = &ctx;
     int rc = entry(sl__host_api(), ctx.staging);
     cur = NULL;
-    if (rc < 0) {
-        const char *why = ctx.err ? ctx.msg : sl_last_errmsg();
+    if (ctx.err) { /* what the host told it, whether or not the entry passed it on */
+        rc = sl__set_last_error(rc < 0 ? rc : ctx.err, "%s", ctx.msg);
+    } else if (rc < 0) {
+        char why[SL__MSG_MAX];
+        snprintf(why, sizeof why, "%s", sl_last_errmsg());
         sl__set_last_error(rc, "plugin '%s': its entry failed with %s%s%s", path,
                            sl_err_name(rc), *why ? ": " : "", why);
-    } else if (ctx.err) {
-        rc = sl__set_last_error(ctx.err, "plugin '%s': %s", path, ctx.msg);
     } else if (!ctx.declared) {
         rc = sl__set_last_error(SL_EABI, "plugin '%s' did not declare the operator ABI it was "
                                 "built for (its entry must call sl_plugin_init or "
@@ -122,9 +124,10 @@ static void *open_file(const char *path, int *rc)
         return NULL;
     }
     char local[4096];
+    const char *file = path;
     if (!strchr(path, '/') && snprintf(local, sizeof local, "./%s", path) < (int)sizeof local)
-        path = local;
-    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+        file = local;
+    void *h = dlopen(file, RTLD_NOW | RTLD_LOCAL);
     if (!h)
         *rc = sl__set_last_error(SL_EFORMAT, "plugin '%s' is not a shared object this "
                                  "process can load: %s", path, dlerror());
