@@ -143,6 +143,8 @@ struct sl_host_api {
     int64_t (*table_num_batches)(const sl_table_t *t);
     int64_t (*table_num_rows)(const sl_table_t *t);
     sl_batch_t *(*table_batch)(const sl_table_t *t, int64_t i);
+    int (*table_pin)(sl_table_t *t);
+    int (*table_to_host)(sl_table_t *t, sl_table_t **out);
 
     /* members added in version 2 go below this line */
 };

@@ -138,6 +138,8 @@ static inline int sl_plugin_init(const struct sl_host_api *host, sl_registry_t *
 #define sl_table_num_batches(...) SL__HOST(table_num_batches)(__VA_ARGS__)
 #define sl_table_num_rows(...) SL__HOST(table_num_rows)(__VA_ARGS__)
 #define sl_table_batch(...) SL__HOST(table_batch)(__VA_ARGS__)
+#define sl_table_pin(...) SL__HOST(table_pin)(__VA_ARGS__)
+#define sl_table_to_host(...) SL__HOST(table_to_host)(__VA_ARGS__)
 
 #ifdef __cplusplus
 }
