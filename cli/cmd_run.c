@@ -46,10 +46,11 @@ static int usage(const char *cmd, int rc)
 {
     printf("usage: sluice %s PLAN_FILE [--format table|csv|json] [--limit N] [--json]\n"
            "       [--threads N] [--gpus N] [--gpu-mem BYTES] [--host-mem BYTES]\n"
-           "       [--placement cpu|gpu|auto] [--trace FILE] [--plugin FILE.so ...]\n%s",
-           cmd, !strcmp(cmd, "run")
+           "       [--placement cpu|gpu|auto] [--trace FILE] [--plugin FILE.so ...]%s\n%s",
+           cmd, !strcmp(cmd, "explain") ? " [--analyze]" : "", !strcmp(cmd, "run")
                     ? "Runs a plan file (docs/PLAN_FORMAT.md) and prints its outputs.\n"
-                    : "Shows the pipelines of a plan file and where they would run.\n");
+                    : "Shows the pipelines of a plan file and where they would run, as JSON;\n"
+                      "with --analyze it also runs the plan and adds the measured profile.\n");
     return rc;
 }
 
@@ -61,7 +62,12 @@ int cmd_run(int argc, char **argv)
     const char *path = NULL;
     enum cli_format fmt = CLI_TABLE;
     int64_t limit = 20;
+    bool analyze = false;
     for (int i = 1; i < argc; i++) {
+        if (explain && !strcmp(argv[i], "--analyze")) {
+            analyze = true;
+            continue;
+        }
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
             return usage(argv[0], 0);
         if (!strcmp(argv[i], "--format") && i + 1 < argc) {
@@ -114,6 +120,14 @@ int cmd_run(int argc, char **argv)
     int exit_code = 0;
     if (sl_query_create(eng, plan, &q) != SL_OK) {
         exit_code = cli_fail("%s", sl_plan_errmsg(plan));
+    } else if (explain && analyze) {
+        char *plan_json = strdup(sl_query_explain_json(q)); /* valid until the next call */
+        if (!plan_json || sl_query_run(q) != SL_OK)
+            exit_code = cli_fail("the plan failed: %s",
+                                 plan_json ? sl_query_errmsg(q) : "out of memory");
+        else
+            printf("{\"explain\":%s,\"profile\":%s}\n", plan_json, sl_query_profile_json(q));
+        free(plan_json);
     } else if (explain) {
         printf("%s\n", sl_query_explain_json(q));
     } else {
