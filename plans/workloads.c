@@ -90,31 +90,36 @@ int sl_plans_star_join(sl_plan_t *plan, int64_t rows)
     return cur < 0 ? cur : sl_plan_output(plan, cur, "star");
 }
 
+/* A generator feeding one operator whose output is the result `out`. */
+static int gen_then(sl_plan_t *plan, const char *gen, const char *gen_opts, const char *op,
+                    const char *op_opts, const char *out)
+{
+    int g = add(plan, gen, NULL, 0, "%s", gen_opts);
+    int n = g < 0 ? g : add(plan, op, &g, 1, "%s", op_opts);
+    return n < 0 ? n : sl_plan_output(plan, n, out);
+}
+
 int sl_plans_groupby(sl_plan_t *plan, int64_t rows)
 {
-    int g = add(plan, "gen.keys", NULL, 0,
-                "rows=%" PRId64 " kind=m2m distinct=1000 seed=3 payloads=1 column=k", rows);
-    if (g < 0)
-        return g;
-    int a = add(plan, "aggregate", &g, 1, "keys=k aggs=\"count(*), sum(p1), min(p1), max(p1)\"");
-    return a < 0 ? a : sl_plan_output(plan, a, "groupby");
+    char opts[128];
+    snprintf(opts, sizeof opts,
+             "rows=%" PRId64 " kind=m2m distinct=1000 seed=3 payloads=1 column=k", rows);
+    return gen_then(plan, "gen.keys", opts, "aggregate",
+                    "keys=k aggs=\"count(*), sum(p1), min(p1), max(p1)\"", "groupby");
 }
 
 int sl_plans_sort(sl_plan_t *plan, int64_t rows)
 {
-    int g = add(plan, "gen.keys", NULL, 0,
-                "rows=%" PRId64 " kind=m2m distinct=2^30 seed=5 payloads=1 column=k", rows);
-    if (g < 0)
-        return g;
-    int s = add(plan, "sort", &g, 1, "by=k");
-    return s < 0 ? s : sl_plan_output(plan, s, "sorted");
+    char opts[128];
+    snprintf(opts, sizeof opts,
+             "rows=%" PRId64 " kind=m2m distinct=2^30 seed=5 payloads=1 column=k", rows);
+    return gen_then(plan, "gen.keys", opts, "sort", "by=k", "sorted");
 }
 
 int sl_plans_kmeans(sl_plan_t *plan, int64_t points)
 {
-    int g = add(plan, "gen.blobs", NULL, 0, "points=%" PRId64 " dims=8 k=16 seed=4", points);
-    if (g < 0)
-        return g;
-    int k = add(plan, "kmeans", &g, 1, "k=16 max_iter=10 tol=0 seed=7");
-    return k < 0 ? k : sl_plan_output(plan, k, "centroids");
+    char opts[128];
+    snprintf(opts, sizeof opts, "points=%" PRId64 " dims=8 k=16 seed=4", points);
+    return gen_then(plan, "gen.blobs", opts, "kmeans", "k=16 max_iter=10 tol=0 seed=7",
+                    "centroids");
 }
