@@ -30,6 +30,16 @@ int64_t cli_now_ns(void);
 /* Prints an error message "sluice: ..." to stderr; returns 1 (the exit code). */
 int cli_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* Progress of a running query on stderr, for sl_query_on_progress(q, cli_progress_draw,
+ * &pr, ms); register it only when isatty(2). */
+struct cli_progress {
+    int64_t t0;
+    bool shown;
+};
+void cli_progress_start(struct cli_progress *pr);
+void cli_progress_draw(void *user, const struct sl_progress *p);
+void cli_progress_clear(struct cli_progress *pr);
+
 enum cli_format { CLI_TABLE = 0, CLI_CSV = 1, CLI_JSON = 2 };
 /* Prints at most `limit` rows of a result table. */
 void cli_print_table(const char *name, sl_table_t *t, enum cli_format fmt, int64_t limit);

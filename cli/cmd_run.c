@@ -35,13 +35,6 @@ static char *read_file(const char *path)
     return buf;
 }
 
-static void show_progress(void *user, const struct sl_progress *p)
-{
-    (void)user;
-    if (p->tasks_total > 0)
-        fprintf(stderr, "\r  %" PRId64 "/%" PRId64 " tasks", p->tasks_done, p->tasks_total);
-}
-
 static int usage(const char *cmd, int rc)
 {
     printf("usage: sluice %s PLAN_FILE [--format table|csv|json] [--limit N] [--json]\n"
@@ -131,13 +124,14 @@ int cmd_run(int argc, char **argv)
     } else if (explain) {
         printf("%s\n", sl_query_explain_json(q));
     } else {
+        struct cli_progress pr;
+        cli_progress_start(&pr);
         if (isatty(2))
-            sl_query_on_progress(q, show_progress, NULL, 200);
+            sl_query_on_progress(q, cli_progress_draw, &pr, 200);
         int64_t t0 = cli_now_ns();
         rc = sl_query_run(q);
         double ms = (cli_now_ns() - t0) / 1e6;
-        if (isatty(2))
-            fprintf(stderr, "\r%40s\r", "");
+        cli_progress_clear(&pr);
         if (rc != SL_OK) {
             exit_code = cli_fail("the plan failed: %s", sl_query_errmsg(q));
         } else {

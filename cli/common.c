@@ -162,3 +162,36 @@ sl_engine_t *cli_open_engine(const struct cli_common *c)
     }
     return eng;
 }
+
+void cli_progress_start(struct cli_progress *pr)
+{
+    pr->t0 = cli_now_ns();
+    pr->shown = false;
+}
+
+/* A bar on stderr: [#####-----]  50%  123/246 tasks  1.2 s. Callers register it only
+ * when stderr is a terminal. Tasks are discovered as the query runs, so the total can
+ * grow and the bar step back. */
+void cli_progress_draw(void *user, const struct sl_progress *p)
+{
+    struct cli_progress *pr = user;
+    if (p->tasks_total <= 0)
+        return;
+    enum { WIDTH = 30 };
+    int fill = (int)(WIDTH * p->tasks_done / p->tasks_total);
+    char bar[WIDTH + 1];
+    for (int i = 0; i < WIDTH; i++)
+        bar[i] = i < fill ? '#' : '-';
+    bar[WIDTH] = 0;
+    fprintf(stderr, "\r  [%s] %3d%%  %lld/%lld tasks  %.1f s ", bar,
+            (int)(100 * p->tasks_done / p->tasks_total), (long long)p->tasks_done,
+            (long long)p->tasks_total, (cli_now_ns() - pr->t0) / 1e9);
+    pr->shown = true;
+}
+
+void cli_progress_clear(struct cli_progress *pr)
+{
+    if (pr->shown)
+        fprintf(stderr, "\r%80s\r", "");
+    pr->shown = false;
+}
