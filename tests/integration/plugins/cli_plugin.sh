@@ -8,6 +8,15 @@ sluice=$1 fixture=$2 newer=$3 topk=$4 fixture_plan=$5 example_dir=$6
 
 fail() { echo "FAIL: $*"; exit 1; }
 
+# Plugins reach sluice only through the host table: no sluice symbol is left undefined.
+if command -v nm >/dev/null; then
+    for so in "$fixture" "$topk"; do
+        if nm -D --undefined-only "$so" | grep -E ' sl_[a-z]'; then
+            fail "$so references sluice symbols instead of the host table"
+        fi
+    done
+fi
+
 out=$("$sluice" run --plugin "$fixture" "$fixture_plan" --format csv)
 echo "$out"
 grep -qx '10000,50045000' <<<"$out" || fail "fixture plan: unexpected output"
