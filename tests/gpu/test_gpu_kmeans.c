@@ -1,0 +1,394 @@
+/* Tests GPU k-means (kernels/kmeans, issue 7) against a plain CPU reference
+ * (kmeans_ref.h): kernel level through the launchers (every method: fused, multi-pass,
+ * tensor-core fused and multi-pass; small k and d, k = 1, k = n, d = 16 k = 64, large
+ * k*d, d > 64, ties, empty input, bad arguments, Lloyd loops with the update kernel,
+ * k-means++ picks) and operator level (test_gpu_kmeans_op.c). Labels must equal the
+ * reference except near-ties, new centroids within relative 1e-4 (DESIGN.md), counts
+ * exactly when labels agree. Cases skip without a usable GPU.
+ *
+ * Plain cudaMalloc here (not the runtime's pools): the launchers are what is tested. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuda/cuda_int.h"
+#include "kmeans_ref.h"
+#include "sl_test.h"
+#include "sluice_k/kmeans.h"
+
+static char skip_why[256];
+
+#define REQUIRE_GPU()                                                                   \
+    do {                                                                                \
+        if (sl__cuda_device_count() == 0) {                                             \
+            snprintf(skip_why, sizeof skip_why, "no GPU: %s", sl__cuda_absent_reason()); \
+            SL_SKIP(skip_why);                                                          \
+        }                                                                               \
+        struct sl_device_info di_;                                                      \
+        SL_ASSERT_OK(sl__cuda_probe(0, &di_));                                          \
+        if (!di_.usable) {                                                              \
+            snprintf(skip_why, sizeof skip_why, "GPU 0 unusable: %s", di_.reason);      \
+            SL_SKIP(skip_why);                                                          \
+        }                                                                               \
+        SL_ASSERT_OK(sl__cuda_set_device(0, NULL));                                     \
+    } while (0)
+
+#define CU(x)                                                                           \
+    do {                                                                                \
+        cudaError_t e_ = (x);                                                           \
+        if (e_ != cudaSuccess)                                                          \
+            fail_msg("%s -> %s", #x, cudaGetErrorName(e_));                             \
+    } while (0)
+
+static const int methods[] = {SL_K_KMEANS_FUSED, SL_K_KMEANS_MULTIPASS, SL_K_KMEANS_TC_FUSED,
+                              SL_K_KMEANS_TC_MULTIPASS};
+
+static double unit(uint64_t *x)
+{
+    *x ^= *x << 13;
+    *x ^= *x >> 7;
+    *x ^= *x << 17;
+    return (double)(*x >> 11) * 0x1.0p-53;
+}
+
+struct pts {
+    int64_t n;
+    int d;
+    float *h[SL_K_KMEANS_MAX_DIMS];
+    float *dv[SL_K_KMEANS_MAX_DIMS];
+};
+
+/* Blobs: kt centres in [-10, 10]^d, uniform noise +-1; integer values when grid. */
+static void pts_make(struct pts *p, int64_t n, int d, int kt, uint64_t seed, int grid)
+{
+    p->n = n;
+    p->d = d;
+    uint64_t x = seed * 0x9E3779B97F4A7C15ull + 7;
+    float *ctr = malloc((size_t)kt * d * sizeof *ctr);
+    for (int e = 0; e < kt * d; e++)
+        ctr[e] = (float)(unit(&x) * 20 - 10);
+    for (int j = 0; j < d; j++)
+        p->h[j] = malloc((size_t)(n ? n : 1) * 4);
+    for (int64_t i = 0; i < n; i++) {
+        int w = (int)(unit(&x) * kt);
+        for (int j = 0; j < d; j++) {
+            float v = ctr[w * d + j] + (float)(unit(&x) * 2 - 1);
+            p->h[j][i] = grid ? floorf(v) : v;
+        }
+    }
+    for (int j = 0; j < d; j++) {
+        CU(cudaMalloc((void **)&p->dv[j], (size_t)(n ? n : 1) * 4));
+        CU(cudaMemcpy(p->dv[j], p->h[j], (size_t)n * 4, cudaMemcpyHostToDevice));
+    }
+    free(ctr);
+}
+
+static void pts_free(struct pts *p)
+{
+    for (int j = 0; j < p->d; j++) {
+        free(p->h[j]);
+        cudaFree(p->dv[j]);
+    }
+}
+
+/* k rows of the points as centroids; with dup, pairs of equal centroids (ties). */
+static float *pick_centroids(const struct pts *p, int k, uint64_t seed, int dup)
+{
+    float *c = calloc((size_t)k * p->d, sizeof *c);
+    for (int r = 0; r < k && p->n > 0; r++) {
+        int64_t row = (int64_t)(kmr_rng(&seed) % (uint64_t)p->n);
+        if (dup)
+            row = (int64_t)((r / 2) * 7919 % p->n);
+        for (int j = 0; j < p->d; j++)
+            c[(size_t)r * p->d + j] = p->h[j][row];
+    }
+    return c;
+}
+
+struct acc {
+    double *sums, *inertia, *c64, *shift;
+    unsigned long long *counts;
+    float *cent;
+    int32_t *labels;
+    void *temp;
+    size_t temp_bytes;
+};
+
+static void acc_init(struct acc *a, int64_t n, int d, int k)
+{
+    CU(cudaMalloc((void **)&a->sums, (size_t)k * d * 8));
+    CU(cudaMalloc((void **)&a->c64, (size_t)k * d * 8));
+    CU(cudaMalloc((void **)&a->counts, (size_t)k * 8));
+    CU(cudaMalloc((void **)&a->inertia, 8));
+    CU(cudaMalloc((void **)&a->shift, 16));
+    CU(cudaMalloc((void **)&a->cent, (size_t)k * d * 4));
+    CU(cudaMalloc((void **)&a->labels, (size_t)(n ? n : 1) * 4));
+    a->temp_bytes = (size_t)(n ? n : 1) * 4 + 4096;
+    CU(cudaMalloc(&a->temp, a->temp_bytes));
+}
+
+static void acc_fini(struct acc *a)
+{
+    cudaFree(a->sums); cudaFree(a->c64); cudaFree(a->counts); cudaFree(a->inertia);
+    cudaFree(a->shift); cudaFree(a->cent); cudaFree(a->labels); cudaFree(a->temp);
+}
+
+static void run_step(struct pts *p, struct acc *a, int k, int method, int labels, cudaStream_t s)
+{
+    size_t tb = 0;
+    const float *const *cols = (const float *const *)p->dv;
+    CU(sl_k_kmeans_step_f32(NULL, &tb, cols, p->d, p->n, a->cent, k, method, a->sums, a->counts,
+                            a->inertia, labels ? a->labels : NULL, s));
+    assert_true(tb <= a->temp_bytes);
+    CU(sl_k_kmeans_clear(a->sums, a->counts, a->inertia, k, p->d, s));
+    CU(sl_k_kmeans_step_f32(a->temp, &tb, cols, p->d, p->n, a->cent, k, method, a->sums,
+                            a->counts, a->inertia, labels ? a->labels : NULL, s));
+}
+
+/* One step of `method` against kmr_step. */
+static void check_step(int64_t n, int d, int k, int kt, int method, uint64_t seed, int grid,
+                       int dup)
+{
+    if (!sl_k_kmeans_supported(method, d, k))
+        return;
+    cudaStream_t s;
+    CU(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    struct pts p;
+    pts_make(&p, n, d, kt, seed, grid);
+    struct acc a;
+    acc_init(&a, n, d, k);
+    float *cf = pick_centroids(&p, k, seed + 1, dup);
+    CU(cudaMemcpy(a.cent, cf, (size_t)k * d * 4, cudaMemcpyHostToDevice));
+    run_step(&p, &a, k, method, 1, s);
+    int32_t *gl = malloc((size_t)(n + 1) * 4), *rl = malloc((size_t)(n + 1) * 4);
+    double *gs = malloc((size_t)k * d * 8), *rs = malloc((size_t)k * d * 8), gi = 0, ri = 0;
+    unsigned long long *gc = malloc((size_t)k * 8);
+    int64_t *rc = malloc((size_t)k * 8);
+    CU(cudaMemcpyAsync(gl, a.labels, (size_t)n * 4, cudaMemcpyDeviceToHost, s));
+    CU(cudaMemcpyAsync(gs, a.sums, (size_t)k * d * 8, cudaMemcpyDeviceToHost, s));
+    CU(cudaMemcpyAsync(gc, a.counts, (size_t)k * 8, cudaMemcpyDeviceToHost, s));
+    CU(cudaMemcpyAsync(&gi, a.inertia, 8, cudaMemcpyDeviceToHost, s));
+    CU(cudaStreamSynchronize(s));
+    kmr_step((const float *const *)p.h, n, d, cf, k, rl, rs, rc, &ri);
+    int64_t diff = 0;
+    for (int64_t i = 0; i < n; i++) {
+        if (gl[i] == rl[i])
+            continue;
+        diff++;
+        assert_in_range(gl[i], 0, k - 1);
+        float sg = kmr_score((const float *const *)p.h, i, d, cf + (size_t)gl[i] * d);
+        float sr = kmr_score((const float *const *)p.h, i, d, cf + (size_t)rl[i] * d);
+        if (fabsf(sg - sr) > 1e-5f * (fabsf(sr) + 1.f))
+            fail_msg("method %d n=%lld d=%d k=%d: point %lld label %d, reference %d (scores "
+                     "%.9g vs %.9g): not a tie", method, (long long)n, d, k, (long long)i, gl[i],
+                     rl[i], sg, sr);
+    }
+    for (int c = 0; c < k; c++) {
+        if (diff == 0)
+            assert_int_equal(gc[c], rc[c]);
+        if (!gc[c] || !rc[c])
+            continue;
+        for (int j = 0; j < d; j++) {
+            double g = cf[(size_t)c * d + j] + gs[(size_t)c * d + j] / (double)gc[c];
+            double r = rs[(size_t)c * d + j] / (double)rc[c];
+            if (fabs(g - r) > 1e-4 * (fabs(r) + 1.0))
+                fail_msg("method %d n=%lld d=%d k=%d: centroid %d[%d] %.9g, reference %.9g",
+                         method, (long long)n, d, k, c, j, g, r);
+        }
+    }
+    if (fabs(gi - ri) > 1e-4 * fabs(ri) + 1e-9)
+        fail_msg("method %d: inertia %.9g, reference %.9g", method, gi, ri);
+    free(gl); free(rl); free(gs); free(rs); free(gc); free(rc); free(cf);
+    acc_fini(&a);
+    pts_free(&p);
+    CU(cudaStreamDestroy(s));
+}
+
+static void check_all(int64_t n, int d, int k, int kt, uint64_t seed, int grid, int dup)
+{
+    for (unsigned m = 0; m < sizeof methods / sizeof methods[0]; m++)
+        check_step(n, d, k, kt, methods[m], seed, grid, dup);
+}
+
+SL_TEST(step_small_k_and_d)
+{
+    REQUIRE_GPU();
+    check_all(1000, 2, 3, 3, 1, 0, 0);
+    check_all(4099, 5, 8, 8, 2, 0, 0);
+    check_all(1, 3, 1, 1, 3, 0, 0);
+    check_all(7, 16, 7, 3, 4, 0, 0); /* k = n */
+}
+
+SL_TEST(step_k1)
+{
+    REQUIRE_GPU();
+    check_all(30001, 16, 1, 4, 5, 0, 0);
+    check_all(777, 1, 1, 2, 6, 0, 0);
+}
+
+SL_TEST(step_d16_k64)
+{
+    REQUIRE_GPU();
+    check_all(1 << 16, 16, 64, 64, 7, 0, 0);
+    check_all(100003, 16, 64, 16, 8, 0, 0);
+}
+
+SL_TEST(step_large_kd_fallbacks)
+{
+    REQUIRE_GPU();
+    assert_false(sl_k_kmeans_supported(SL_K_KMEANS_FUSED, 16, 3000));
+    assert_false(sl_k_kmeans_supported(SL_K_KMEANS_TC_FUSED, 16, 3000));
+    check_all(8192, 16, 3000, 50, 9, 0, 0); /* multi-pass, centroid chunks */
+    check_all(4096, 64, 700, 20, 10, 0, 0);
+    check_all(3000, 100, 20, 5, 11, 0, 0);  /* d > 64: generic multi-pass */
+    check_all(2000, 33, 40, 10, 12, 0, 0);
+}
+
+SL_TEST(step_ties_lowest_index)
+{
+    REQUIRE_GPU();
+    /* integer data and pairs of equal centroids: exact ties, lowest index wins */
+    check_all(20000, 16, 64, 8, 13, 1, 1);
+    check_all(5000, 4, 6, 3, 14, 1, 1);
+}
+
+SL_TEST(step_empty_input)
+{
+    REQUIRE_GPU();
+    check_all(0, 16, 4, 4, 15, 0, 0);
+}
+
+SL_TEST(step_bad_arguments)
+{
+    REQUIRE_GPU();
+    size_t tb = 0;
+    const float *cols[1] = {NULL};
+    double *ds = (double *)16;
+    unsigned long long *dc = (unsigned long long *)16;
+    assert_int_equal(sl_k_kmeans_step_f32(NULL, &tb, cols, 0, 10, (float *)16, 4, 0, ds, dc, ds,
+                                          NULL, 0), cudaErrorInvalidValue);
+    assert_int_equal(sl_k_kmeans_step_f32(NULL, &tb, cols, 1, 10, (float *)16, 0, 0, ds, dc, ds,
+                                          NULL, 0), cudaErrorInvalidValue);
+    assert_int_equal(sl_k_kmeans_step_f32(NULL, &tb, cols, 1, -1, (float *)16, 4, 0, ds, dc, ds,
+                                          NULL, 0), cudaErrorInvalidValue);
+    assert_int_equal(sl_k_kmeans_step_f32(NULL, &tb, cols, 16, 10, (float *)16, 100000,
+                                          SL_K_KMEANS_FUSED, ds, dc, ds, NULL, 0),
+                     cudaErrorInvalidValue);
+    assert_int_equal(sl_k_kmeans_step_f32(NULL, &tb, cols, 2, 10, (float *)16, 4,
+                                          SL_K_KMEANS_TC_FUSED, ds, dc, ds, NULL, 0),
+                     cudaErrorInvalidValue); /* tensor cores need d >= 4 */
+    /* a NULL column is refused at the launch call */
+    CU(sl_k_kmeans_step_f32(NULL, &tb, cols, 1, 10, (float *)16, 4, 0, ds, dc, ds, NULL, 0));
+    void *t = NULL;
+    CU(cudaMalloc(&t, tb));
+    assert_int_equal(sl_k_kmeans_step_f32(t, &tb, cols, 1, 10, (float *)16, 4, 0, ds, dc, ds,
+                                          NULL, 0), cudaErrorInvalidValue);
+    cudaFree(t);
+    assert_int_equal(sl_k_kmeans_pick(16, 64), SL_K_KMEANS_TC_FUSED);
+    assert_int_equal(sl_k_kmeans_pick(2, 64), SL_K_KMEANS_FUSED);
+    assert_int_equal(sl_k_kmeans_pick(200, 64), SL_K_KMEANS_MULTIPASS);
+}
+
+/* iters Lloyd iterations on the GPU (step + update kernel) against the CPU loop. */
+static void check_lloyd(int64_t n, int d, int k, int method, int iters, uint64_t seed)
+{
+    cudaStream_t s;
+    CU(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    struct pts p;
+    pts_make(&p, n, d, k, seed, 0);
+    struct acc a;
+    acc_init(&a, n, d, k);
+    float *cf = pick_centroids(&p, k, seed + 1, 0);
+    double *c64 = malloc((size_t)k * d * 8), *rs = malloc((size_t)k * d * 8), ri;
+    int64_t *rc = malloc((size_t)k * 8);
+    int32_t *rl = malloc((size_t)n * 4);
+    for (int e = 0; e < k * d; e++)
+        c64[e] = cf[e];
+    CU(cudaMemcpy(a.cent, cf, (size_t)k * d * 4, cudaMemcpyHostToDevice));
+    CU(cudaMemcpy(a.c64, c64, (size_t)k * d * 8, cudaMemcpyHostToDevice));
+    for (int it = 0; it < iters; it++) {
+        run_step(&p, &a, k, method, 0, s);
+        CU(sl_k_kmeans_update(a.cent, a.c64, a.sums, a.counts, k, d, a.cent, a.shift, s));
+        kmr_step((const float *const *)p.h, n, d, cf, k, rl, rs, rc, &ri);
+        for (int e = 0; e < k * d; e++) {
+            if (rc[e / d])
+                c64[e] = rs[e] / (double)rc[e / d];
+            cf[e] = (float)c64[e];
+        }
+    }
+    double *g = malloc((size_t)k * d * 8);
+    CU(cudaMemcpyAsync(g, a.c64, (size_t)k * d * 8, cudaMemcpyDeviceToHost, s));
+    CU(cudaStreamSynchronize(s));
+    for (int e = 0; e < k * d; e++)
+        if (fabs(g[e] - c64[e]) > 1e-4 * (fabs(c64[e]) + 1.0))
+            fail_msg("lloyd method %d: centroid value %d: %.9g, reference %.9g", method, e, g[e],
+                     c64[e]);
+    free(g); free(cf); free(c64); free(rs); free(rc); free(rl);
+    acc_fini(&a);
+    pts_free(&p);
+    CU(cudaStreamDestroy(s));
+}
+
+SL_TEST(lloyd_matches_cpu)
+{
+    REQUIRE_GPU();
+    for (unsigned m = 0; m < sizeof methods / sizeof methods[0]; m++)
+        check_lloyd(20000, 16, 64, methods[m], 10, 21);
+    check_lloyd(4096, 8, 1500, SL_K_KMEANS_AUTO, 4, 22);
+}
+
+SL_TEST(plusplus_matches_cpu)
+{
+    REQUIRE_GPU();
+    const struct { int64_t n; int d, k; } cases[] = {{30000, 16, 16}, {5000, 4, 50}, {3, 2, 3}};
+    for (unsigned q = 0; q < 3; q++) {
+        int64_t n = cases[q].n;
+        int d = cases[q].d, k = cases[q].k;
+        uint64_t seed = 30 + q;
+        struct pts p;
+        pts_make(&p, n, d, 5, seed, q == 1);
+        int64_t *ref = malloc((size_t)k * 8), *got = malloc((size_t)k * 8);
+        kmr_plusplus((const float *const *)p.h, n, d, k, seed, ref);
+        cudaStream_t s;
+        CU(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+        double *d2, *last, *total, *lh = malloc((size_t)d * 8);
+        long long *pick;
+        CU(cudaMalloc((void **)&d2, (size_t)n * 8));
+        CU(cudaMalloc((void **)&last, (size_t)d * 8));
+        CU(cudaMalloc((void **)&total, 8));
+        CU(cudaMalloc((void **)&pick, 8));
+        size_t t1 = 0, t2 = 0;
+        CU(sl_k_kmeans_pp_total(NULL, &t1, d2, n, total, s));
+        CU(sl_k_kmeans_pp_pick(NULL, &t2, d2, n, 0, pick, s));
+        void *tmp;
+        CU(cudaMalloc(&tmp, t1 > t2 ? t1 : t2));
+        uint64_t r = seed;
+        got[0] = (int64_t)(kmr_rng(&r) % (uint64_t)n);
+        for (int c = 1; c < k; c++) {
+            for (int j = 0; j < d; j++)
+                lh[j] = p.h[j][got[c - 1]];
+            CU(cudaMemcpyAsync(last, lh, (size_t)d * 8, cudaMemcpyHostToDevice, s));
+            CU(sl_k_kmeans_pp_update_f32((const float *const *)p.dv, d, n, last, c == 1, d2, s));
+            CU(sl_k_kmeans_pp_total(tmp, &t1, d2, n, total, s));
+            double tot = 0;
+            CU(cudaMemcpyAsync(&tot, total, 8, cudaMemcpyDeviceToHost, s));
+            CU(cudaStreamSynchronize(s));
+            int64_t pk = (int64_t)(kmr_rng(&r) % (uint64_t)n);
+            if (tot > 0) {
+                double u = (double)(kmr_rng(&r) >> 11) * 0x1.0p-53 * tot;
+                long long v = 0;
+                CU(sl_k_kmeans_pp_pick(tmp, &t2, d2, n, u, pick, s));
+                CU(cudaMemcpyAsync(&v, pick, 8, cudaMemcpyDeviceToHost, s));
+                CU(cudaStreamSynchronize(s));
+                pk = v;
+            }
+            got[c] = pk;
+        }
+        for (int c = 0; c < k; c++)
+            assert_int_equal(got[c], ref[c]);
+        free(ref); free(got); free(lh);
+        cudaFree(d2); cudaFree(last); cudaFree(total); cudaFree(pick); cudaFree(tmp);
+        CU(cudaStreamDestroy(s));
+        pts_free(&p);
+    }
+}
