@@ -14,7 +14,7 @@
 struct join_args {
     int64_t build_rows, probe_rows, payloads, key_bytes, repeat, seed;
     double match_ratio, zipf;
-    const char *algo, *output, *kind;
+    const char *algo, *output, *kind, *resident;
 };
 
 static uint64_t xs(uint64_t *s)
@@ -70,7 +70,11 @@ static int parse_args(int argc, char **argv, struct join_args *a, struct cli_com
             printf("usage: sluice bench join [--build-rows N] [--probe-rows N] [--payloads P]\n"
                    "  [--key-bytes 4|8] [--match-ratio F] [--zipf Z] [--algo auto|radix|nopart|"
                    "sortmerge]\n  [--output materialize|aggregate] [--kind inner|left|semi|anti]"
-                   " [--repeat R]\n  [--placement cpu] [--threads N] [--json]\n");
+                   " [--repeat R]\n  [--placement cpu|gpu|auto] [--resident host|device]"
+                   " [--threads N] [--json]\n"
+                   "  --resident device: inputs copied to GPU 0 before timing, the output left"
+                   " in GPU memory\n  (the timed span ends when it is complete there;"
+                   " the checksum is read afterwards)\n");
             return 1;
         }
         if (i + 1 < argc) {
@@ -93,10 +97,11 @@ static int parse_args(int argc, char **argv, struct join_args *a, struct cli_com
                 i++;
                 continue;
             }
-            const char **s = !strcmp(o, "--algo")     ? &a->algo
-                             : !strcmp(o, "--output") ? &a->output
-                             : !strcmp(o, "--kind")   ? &a->kind
-                                                      : NULL;
+            const char **s = !strcmp(o, "--algo")       ? &a->algo
+                             : !strcmp(o, "--output")   ? &a->output
+                             : !strcmp(o, "--kind")     ? &a->kind
+                             : !strcmp(o, "--resident") ? &a->resident
+                                                        : NULL;
             if (s) {
                 *s = v;
                 i++;
@@ -109,6 +114,8 @@ static int parse_args(int argc, char **argv, struct join_args *a, struct cli_com
         if (r == 0)
             return -cli_fail("bench join: unknown option '%s'", o);
     }
+    if (strcmp(a->resident, "host") && strcmp(a->resident, "device"))
+        return -cli_fail("bench join: --resident must be host or device");
     if (a->key_bytes != 4 && a->key_bytes != 8)
         return -cli_fail("bench join: --key-bytes must be 4 or 8");
     if (a->payloads < 0 || a->payloads > 16 || a->repeat < 1 || a->build_rows < 1)
@@ -172,7 +179,8 @@ int bench_join(int argc, char **argv)
     c.placement = SL_PLACE_CPU;
     struct join_args a = {.build_rows = 1 << 24, .probe_rows = 1 << 24, .payloads = 1,
                           .key_bytes = 4, .repeat = 5, .seed = 42, .match_ratio = 1,
-                          .zipf = 0, .algo = "auto", .output = "materialize", .kind = "inner"};
+                          .zipf = 0, .algo = "auto", .output = "materialize", .kind = "inner",
+                          .resident = "host"};
     int pr = parse_args(argc, argv, &a, &c);
     if (pr != 0)
         return pr > 0 ? 0 : 1;
@@ -190,6 +198,23 @@ int bench_join(int argc, char **argv)
     sl_engine_t *eng = cli_open_engine(&c);
     if (!eng)
         return 1;
+    int on_device = !strcmp(a.resident, "device");
+    if (on_device) {
+        /* GPU-resident inputs (BENCH_PROTOCOL.md): copied before timing. */
+        sl_table_t *dbt = NULL, *dpt = NULL;
+        if (sl_table_to_device(eng, bt, 0, &dbt) < 0 || sl_table_to_device(eng, pt, 0, &dpt) < 0) {
+            cli_fail("bench join: --resident device: %s", sl_last_errmsg());
+            sl_table_unref(dbt);
+            sl_engine_close(eng);
+            sl_table_unref(bt);
+            sl_table_unref(pt);
+            return 1;
+        }
+        sl_table_unref(bt);
+        sl_table_unref(pt);
+        bt = dbt;
+        pt = dpt;
+    }
     char opts[256];
     snprintf(opts, sizeof opts, "on=k kind=%s algo=%s output=%s", a.kind, a.algo, a.output);
     struct bench_result r;
@@ -203,7 +228,7 @@ int bench_join(int argc, char **argv)
         /* Probe (fact) side left, build (dimension) side right, as in SQL's s JOIN r. */
         if ((rc = sl_plan_add_table(p, pt, &np)) < 0 || (rc = sl_plan_add_table(p, bt, &nb)) < 0 ||
             (rc = sl_plan_add(p, "join", (int[]){np, nb}, 2, opts, &nj)) < 0 ||
-            (rc = sl_plan_output(p, nj, "out")) < 0) {
+            (rc = on_device ? sl_plan_output_device(p, nj, "out") : sl_plan_output(p, nj, "out")) < 0) {
             cli_fail("bench join: %s", sl_plan_errmsg(p));
             sl_plan_destroy(p);
             break;
@@ -217,10 +242,14 @@ int bench_join(int argc, char **argv)
         if (rc != SL_OK) {
             cli_fail("bench join: %s", q ? sl_query_errmsg(q) : sl_engine_errmsg(eng));
         } else {
-            sl_table_t *out;
+            sl_table_t *out, *host = NULL;
             sl_query_result(q, "out", &out);
             if (rep >= 0)
                 bench_add(&r, ms);
+            if (on_device && sl_table_to_host(out, &host) == SL_OK) { /* after the span */
+                sl_table_unref(out);
+                out = host;
+            }
             r.output_rows = strcmp(a.output, "aggregate") ? sl_table_num_rows(out) : 1;
             r.checksum = bench_checksum_table(out);
             sl_table_unref(out);
@@ -233,9 +262,14 @@ int bench_join(int argc, char **argv)
         snprintf(extra, sizeof extra,
                  ",\"build_rows\":%" PRId64 ",\"probe_rows\":%" PRId64 ",\"payloads\":%" PRId64
                  ",\"key_bytes\":%" PRId64 ",\"match_ratio\":%g,\"zipf\":%g,\"algo\":\"%s\","
-                 "\"output\":\"%s\",\"kind\":\"%s\",\"threads\":%d",
+                 "\"output\":\"%s\",\"kind\":\"%s\",\"resident\":\"%s\",\"threads\":%d",
                  a.build_rows, a.probe_rows, a.payloads, a.key_bytes, a.match_ratio, a.zipf,
-                 a.algo, a.output, a.kind, sl_engine_num_threads(eng));
+                 a.algo, a.output, a.kind, a.resident, sl_engine_num_threads(eng));
+        if (on_device || c.placement == SL_PLACE_GPU) {
+            struct sl_mem_stats ms;
+            sl_engine_mem_stats(eng, &ms);
+            r.peak_device_bytes = ms.gpu_peak;
+        }
         bench_print_json("join", &r, extra);
     }
     sl_engine_close(eng);

@@ -161,6 +161,10 @@ static void run_morsel(struct sl__node *n, struct sl__worker *w)
     int64_t t0 = sl__now_ns();
     if (on_gpu) {
         t.kind = sl__stage_on_gpu(p, -1) ? SL_DEVICE_CUDA : SL_DEVICE_CPU;
+        /* A CUDA implementation that cannot run this task leaves the stage to the host. */
+        if (t.kind == SL_DEVICE_CUDA &&
+            !sl__phase_impl(p->source->op->def->source, SL_DEVICE_CUDA, &t))
+            t.kind = SL_DEVICE_CPU;
         if (sl__gpu_task_begin(&t) < 0)
             return;
         atomic_fetch_add_explicit(&p->source->gpu_tasks, 1, memory_order_relaxed);
@@ -209,6 +213,24 @@ static void run_pipeline_start(struct sl__node *n, struct sl__worker *w)
     }
 }
 
+/* The GPU worker of a GPU that pipelines into node `os` ran on, if any, unless the node
+ * is forced to the CPU: the GPU whose memory most likely holds what the sink collected. */
+static struct sl__worker *sink_gpu_worker(struct sl_query *q, struct sl__opstate *os)
+{
+    if (os->op->placement == SL_PLACE_CPU)
+        return NULL;
+    int gpu = -1;
+    for (int k = 0; k < q->n_pipes && gpu < 0; k++)
+        if (q->pipes[k].sink == os && q->pipes[k].device >= 0)
+            gpu = q->pipes[k].device;
+    for (int i = 0; gpu >= 0 && i < q->n_slots; i++) {
+        struct sl__worker *sw = sl__sched_worker(q->eng->sched, i);
+        if (sw->gpu == gpu && sw->gpu_ctx)
+            return sw;
+    }
+    return NULL;
+}
+
 static void run_finalize(struct sl__node *n, struct sl__worker *w)
 {
     struct sl__opstate *os = n->arg;
@@ -255,8 +277,21 @@ static void run_finalize(struct sl__node *n, struct sl__worker *w)
     }
     t.combine_lstate = NULL;
     t.index = 0;
-    if (d->finalize)
-        sl__task_run_phase(&t, d->finalize);
+    if (d->finalize) {
+        /* A sink fed on a GPU finalizes there, when it can (op.h, "GPU placement"). */
+        struct sl__worker *gw = sink_gpu_worker(q, os);
+        const struct sl_impl *fim = gw ? sl__phase_impl(d->finalize, SL_DEVICE_CUDA, &t) : NULL;
+        if (fim) {
+            t.kind = SL_DEVICE_CUDA;
+            os->home_gpu = gw->gpu;
+            atomic_fetch_or(&os->device_mask, 2);
+            int rc = sl__gpu_run_sync(gw->gpu_ctx, &t, fim);
+            if (rc < 0 && !atomic_load(&q->failed))
+                sl__query_fail(q, d->name, rc, "%s: finalize failed", d->name);
+        } else {
+            sl__task_run_phase(&t, d->finalize);
+        }
+    }
     sl__trace_span(q, w, d->name, t0, 0);
 }
 

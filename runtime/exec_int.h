@@ -18,6 +18,7 @@ struct sl__opstate {
     /* profile counters */
     _Atomic int64_t rows_in, rows_out, batches_in, tasks, busy_ns;
     _Atomic int device_mask;         /* 1 = ran on CPU, 2 = ran on a GPU */
+    int home_gpu;                    /* GPU whose memory holds the finalized state, or -1 */
     _Atomic int64_t gpu_tasks;       /* morsel tasks placed on a GPU */
     _Atomic int64_t kernel_ns, h2d_ns, d2h_ns; /* GPU time of tasks whose first GPU stage
                                                   is this node (from CUDA events) */
@@ -45,6 +46,13 @@ struct sl__qalloc {                  /* header of sl_task_alloc blocks */
     struct sl__qalloc *prev, *next;
     int64_t bytes;
     int64_t pad[5];                  /* keeps the payload 64-byte aligned */
+};
+
+struct sl__dalloc {                  /* a block from sl_task_device_alloc */
+    struct sl__dalloc *prev, *next;
+    void *ptr;
+    int64_t bytes;
+    struct sl__gpu *g;
 };
 
 struct sl_query {
@@ -75,6 +83,7 @@ struct sl_query {
     /* sl_task_alloc blocks */
     pthread_mutex_t alloc_mu;
     struct sl__qalloc *allocs;
+    struct sl__dalloc *dallocs;      /* sl_task_device_alloc blocks (same lock) */
 
     /* progress */
     _Atomic int64_t bytes_done, bytes_total;
@@ -118,6 +127,7 @@ struct sl_task {
     int gpu_slot;                    /* GPU tasks: the in-flight slot */
     int32_t *status;                 /* GPU tasks: device pointer to the status word */
     int64_t *rows_emitted;           /* the morsel task's count of source rows */
+    bool sync_gpu;                   /* CUDA combine/finalize: no in-flight slot */
 };
 
 int64_t sl__now_ns(void);
@@ -148,6 +158,7 @@ char *sl__query_profile(struct sl_query *q);
 
 /* The internal operator that collects a plan output into a table (operators/core). */
 extern const struct sl_op_def sl__collect_def;
+extern const struct sl_op_def sl__collect_device_def;
 sl_table_t *sl__collect_result(void *gstate);
 
 #endif /* SLUICE_RUNTIME_EXEC_INT_H */

@@ -45,10 +45,30 @@ int sl__gpu_run_sync(struct sl__gpu *g, sl_task_t *t, const struct sl_impl *im);
 int sl__gpu_stream_wait(sl_task_t *t);
 /* Drops the device copies of host buffers that the query made (at its end). */
 void sl__query_drop_replicas(struct sl_query *q);
+/* Frees the sl_task_device_alloc blocks the query's operators did not free. */
+void sl__query_free_device(struct sl_query *q);
 /* Measures pinned host<->device bandwidth (64 MiB copies, four each way). */
 int sl__gpu_measure(struct sl__gpu *g, double *h2d_gbps, double *d2h_gbps);
 /* Memory counters of the GPU's pool. */
 void sl__gpu_mem(struct sl__gpu *g, int64_t *in_use, int64_t *peak, int64_t *limit);
 bool sl__batch_on_device(const sl_batch_t *b);
+/* Device memory of a task (sl_task_device_alloc): from the pool of the task's GPU,
+ * ordered on the task's stream. bytes > 0. */
+int sl__gpu_dalloc(sl_task_t *t, int64_t bytes, void **out);
+/* Frees pool memory of GPU g, ordered on `stream` (NULL: g's compute stream). */
+void sl__gpu_dfree(struct sl__gpu *g, void *d_ptr, int64_t bytes, void *stream);
+/* Bytes still free under g's budget. */
+int64_t sl__gpu_budget_left(struct sl__gpu *g);
+/* Downloads a device batch into host memory and waits (after the task's stream, if
+ * any, has finished the work that made it). */
+int sl__gpu_batch_download(sl_task_t *t, sl_batch_t *b, sl_batch_t **out);
+/* Uploads a host batch to the task's GPU on its stream, outside the in-flight slots
+ * (combine and finalize on a GPU). */
+int sl__gpu_batch_upload_sync(sl_task_t *t, sl_batch_t *b, sl_batch_t **out);
+/* The CUDA ordinal of g. */
+int sl__gpu_ordinal(const struct sl__gpu *g);
+/* Copies every batch of table `t` into g's pool; waits. */
+int sl__gpu_table_to_device(struct sl__gpu *g, sl_table_t *t, sl_table_t **out);
+
 
 #endif /* SLUICE_RUNTIME_GPU_INT_H */

@@ -110,3 +110,64 @@ bool sl__batch_on_device(const sl_batch_t *b)
     (void)b;
     return false;
 }
+
+int sl__gpu_dalloc(sl_task_t *t, int64_t bytes, void **out)
+{
+    (void)bytes;
+    *out = NULL;
+    return sl__query_fail(t->q, "", SL_ENODEV, "no GPU support in this build");
+}
+
+void sl__gpu_dfree(struct sl__gpu *g, void *d_ptr, int64_t bytes, void *stream)
+{
+    (void)g, (void)d_ptr, (void)bytes, (void)stream;
+}
+
+int64_t sl__gpu_budget_left(struct sl__gpu *g)
+{
+    (void)g;
+    return 0;
+}
+
+int sl__gpu_ordinal(const struct sl__gpu *g)
+{
+    (void)g;
+    return -1;
+}
+
+int sl__gpu_batch_download(sl_task_t *t, sl_batch_t *b, sl_batch_t **out)
+{
+    (void)b;
+    *out = NULL;
+    return sl__query_fail(t->q, "", SL_ENODEV, "no GPU support in this build");
+}
+
+int sl__gpu_batch_upload_sync(sl_task_t *t, sl_batch_t *b, sl_batch_t **out)
+{
+    return sl__gpu_batch_download(t, b, out);
+}
+
+int sl__gpu_table_to_device(struct sl__gpu *g, sl_table_t *t, sl_table_t **out)
+{
+    (void)g, (void)t;
+    *out = NULL;
+    return sl__set_last_error(SL_ENODEV, "sluice was built without CUDA");
+}
+
+/* Without CUDA every batch is in host memory: the copy shares them all. */
+int sl_table_to_host(sl_table_t *t, sl_table_t **out)
+{
+    *out = NULL;
+    if (!t)
+        return sl__set_last_error(SL_EINVAL, "sl_table_to_host: no table");
+    sl_table_t *ht = NULL;
+    int rc = sl_table_create(&ht);
+    for (int64_t i = 0; rc >= 0 && i < t->n_batches; i++)
+        rc = sl_table_append(ht, t->batches[i]);
+    if (rc < 0) {
+        sl_table_unref(ht);
+        return rc;
+    }
+    *out = ht;
+    return SL_OK;
+}

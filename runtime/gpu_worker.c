@@ -13,84 +13,21 @@
 #include <stdio.h>
 #include <string.h>
 
-#include <cuda_runtime_api.h>
-
-#include "cuda/cuda_int.h"
-#include "gpu_int.h"
+#include "gpu_worker_int.h"
 #include "stage.h"
 #include "trace.h"
 
-#define MAX_STAGING 64
-
-/* A batch on its way back to the host: the rest of the task's chain runs on the host
- * once the download has completed (at retire), so the download overlaps later work. */
-struct deferred {
-    sl_task_t task;                  /* the stage that takes the batch, kind CPU */
-    const struct sl_phase *phase;
-    sl_batch_t *pinned;              /* host batch in pinned blocks, being filled */
-    sl_batch_t *dev;                 /* the device batch, kept alive until the copy is done */
-};
-
-struct slot {
-    struct sl__node *node;
-    struct sl_query *q;
-    const char *name;                /* operator name for the trace */
-    const char *signature;           /* pipeline signature for the cost history */
-    struct sl__opstate *os;          /* node credited with the GPU time in the profile */
-    int64_t rows, bytes_h2d, bytes_d2h;
-    cudaEvent_t done, k0, k1, c0, c1;  /* completion; kernel span; copy span */
-    bool have_copy, started;
-    bool copy_started;               /* c0 recorded for the current upload */
-    int n_staging;
-    void *staging[MAX_STAGING];
-    int64_t staging_bytes[MAX_STAGING];
-    volatile int32_t *h_status;     /* host view of the status word */
-    int32_t *d_status;              /* device view */
-    cudaEvent_t d0, d1;              /* download span (d1 also: downloads complete) */
-    cudaEvent_t kd;                  /* compute work a download must wait for */
-    bool have_d2h;
-    int n_defer, cap_defer;
-    struct deferred *defer;
-};
-
-/* A device copy of a whole host buffer, kept by the query that made it (replicas.c
- * semantics: host buffers are immutable once shared, so a copy stays valid while the
- * host buffer lives; the query drops its copies when it ends, so no derived state
- * outlives it). */
-struct sl__replica {
-    struct sl__buf *host;            /* reference held */
-    struct sl__buf *dev;             /* reference held */
-    struct sl__gpu *g;
-    cudaEvent_t ready;               /* recorded after the upload */
-};
-
-struct sl__gpu {
-    int ordinal;
-    sl_engine_t *eng;
-    struct sl__dpool *pool;
-    struct sl__pinned *pinned;
-    cudaStream_t s[3];               /* h2d, compute, d2h */
-    cudaEvent_t zero;                /* timing origin for the trace */
-    int64_t zero_ns;
-    int depth, head, count;          /* ring of in-flight slots */
-    struct slot *slots;
-    int32_t *h_status_all;           /* pinned mapped, one word per slot */
-    struct sl__stager *stager;       /* threads that stage pageable uploads */
-    struct sl__worker *worker;
-};
-
-#define S_H2D 0
-#define S_COMPUTE 1
-#define S_D2H 2
-
-static int cuda_fail(struct sl_query *q, cudaError_t e, const char *what)
+int sl__gpu_cuda_fail(struct sl_query *q, cudaError_t e, const char *what, const char *file,
+                      int line)
 {
     char msg[256];
-    int rc = sl__cuda_check(e, what, __FILE__, __LINE__, msg, sizeof msg);
+    int rc = sl__cuda_check(e, what, file, line, msg, sizeof msg);
     if (q)
         sl__query_fail(q, "", rc, "%s", msg);
     return rc;
 }
+
+#define cuda_fail(q, e, what) GPU_CUDA_FAIL(q, e, what)
 
 int sl__gpu_create(struct sl__gpu **out, sl_engine_t *eng, int ordinal, int64_t mem_limit,
                    int depth)
@@ -429,19 +366,23 @@ static void device_buf_release(struct sl__buf *b)
     sl__dpool_free_async(g->pool, b->ptr, b->bytes, g->s[S_COMPUTE]);
 }
 
-static struct sl__buf *device_buf(struct sl__gpu *g, sl_task_t *t, int64_t bytes, cudaStream_t st)
+struct sl__buf *sl__gpu_device_buf(struct sl__gpu *g, sl_task_t *t, int64_t bytes, cudaStream_t st)
 {
     void *d = NULL;
     int rc = sl__dpool_alloc_async(g->pool, bytes, st, &d);
+    const char *op = t->os ? t->os->op->def->name : "";
     if (rc < 0) {
-        sl__query_fail(t->q, t->os->op->def->name, rc, "%s: %s", t->os->op->def->name,
-                       sl_last_errmsg());
+        if (t->q) /* else (a table copied to a GPU) the message stays in sl_last_errmsg */
+            sl__query_fail(t->q, op, rc, "%s: %s", op, sl_last_errmsg());
         return NULL;
     }
     struct sl__buf *b = sl__buf_wrap(d, bytes, SL__MEM_DEVICE, device_buf_release, g);
     if (!b) {
         sl__dpool_free_async(g->pool, d, bytes, st);
-        sl__query_fail(t->q, "", SL_ENOMEM, "out of memory");
+        if (t->q)
+            sl__query_fail(t->q, "", SL_ENOMEM, "out of memory");
+        else
+            sl__set_last_error(SL_ENOMEM, "out of memory");
         return NULL;
     }
     b->device = g->ordinal;
@@ -465,7 +406,7 @@ sl_batch_t *sl__gpu_batch_new(sl_task_t *t, const sl_schema_t *schema, int64_t r
         return NULL;
     }
     for (int i = 0; i < b->n_cols; i++) {
-        b->cols[i].data = device_buf(g, t, rows * (int64_t)sl_type_width(b->cols[i].type),
+        b->cols[i].data = sl__gpu_device_buf(g, t, rows * (int64_t)sl_type_width(b->cols[i].type),
                                      g->s[S_COMPUTE]);
         if (!b->cols[i].data) {
             sl_batch_unref(b);
@@ -617,7 +558,7 @@ int sl__gpu_batch_to_device(sl_task_t *t, sl_batch_t *src, sl_batch_t **out)
             atomic_fetch_add(&t->q->replica_hits, 1);
             continue;
         }
-        b->cols[i].data = device_buf(g, t, rows * w, g->s[S_H2D]);
+        b->cols[i].data = sl__gpu_device_buf(g, t, rows * w, g->s[S_H2D]);
         if (!b->cols[i].data ||
             upload(g, t, s, (const char *)c->data->ptr + (c->offset - lead) * w, rows * w,
                    b->cols[i].data->ptr, c->data->kind) < 0)
@@ -626,7 +567,7 @@ int sl__gpu_batch_to_device(sl_task_t *t, sl_batch_t *src, sl_batch_t **out)
             goto fail;
         if (c->validity) {
             int64_t bytes = (rows + 7) / 8;
-            b->cols[i].validity = device_buf(g, t, bytes, g->s[S_H2D]);
+            b->cols[i].validity = sl__gpu_device_buf(g, t, bytes, g->s[S_H2D]);
             if (!b->cols[i].validity ||
                 upload(g, t, s, (const uint8_t *)c->validity->ptr + c->offset / 8, bytes,
                        b->cols[i].validity->ptr, c->validity->kind) < 0)
@@ -811,11 +752,55 @@ int sl__gpu_run_sync(struct sl__gpu *g, sl_task_t *t, const struct sl_impl *im)
         return sl__query_fail(t->q, "", rc, "%s", sl_last_errmsg());
     t->gpu = g;
     t->stream = g->s[S_COMPUTE];
+    t->sync_gpu = true;
+    /* A status word of its own: several combine/finalize tasks may run at once. */
+    void *d_status = NULL;
+    cudaEvent_t ev[2] = {NULL, NULL};
+    cudaError_t e;
+    rc = sl__dpool_alloc_async(g->pool, sizeof(int32_t), g->s[S_COMPUTE], &d_status);
+    if (rc < 0) {
+        sl__query_fail(t->q, "", rc, "%s", sl_last_errmsg());
+    } else if ((e = cudaMemsetAsync(d_status, 0, sizeof(int32_t), g->s[S_COMPUTE])) != cudaSuccess) {
+        rc = cuda_fail(t->q, e, "cudaMemsetAsync");
+    } else {
+        t->status = d_status;
+        /* Timing events put the phase's GPU span in the trace (one kernel lane span). */
+        if (t->q->trace_on) {
+            cudaEventCreate(&ev[0]);
+            cudaEventCreate(&ev[1]);
+            if (ev[0])
+                cudaEventRecord(ev[0], g->s[S_COMPUTE]);
+        }
+        rc = im->run(t);
+        if (ev[1])
+            cudaEventRecord(ev[1], g->s[S_COMPUTE]);
+    }
+    t->sync_gpu = false;
     t->status = NULL;
-    rc = im->run(t);
-    cudaError_t e = cudaStreamSynchronize(g->s[S_COMPUTE]);
+    int32_t status = 0;
+    e = cudaStreamSynchronize(g->s[S_COMPUTE]);
+    if (e == cudaSuccess && d_status)
+        e = cudaMemcpy(&status, d_status, sizeof status, cudaMemcpyDeviceToHost);
+    if (d_status)
+        sl__dpool_free_async(g->pool, d_status, sizeof(int32_t), g->s[S_COMPUTE]);
     if (e != cudaSuccess && rc >= 0)
         rc = cuda_fail(t->q, e, "cudaStreamSynchronize");
+    if (ev[0] && ev[1] && e == cudaSuccess && g->worker) {
+        struct sl__trace_event te = {.name = t->os ? t->os->op->def->name : "task",
+                                     .device = g->ordinal, .kind = SL__TR_KERNEL,
+                                     .lane = S_COMPUTE};
+        te.start_ns = event_ns(g, ev[0]);
+        te.end_ns = event_ns(g, ev[1]);
+        if (te.start_ns >= 0 && te.end_ns >= te.start_ns)
+            sl__trace_add(&t->q->trace, g->worker->id, &te);
+    }
+    for (int i = 0; i < 2; i++)
+        if (ev[i])
+            cudaEventDestroy(ev[i]);
+    if (status < 0 && rc >= 0)
+        rc = sl__query_fail(t->q, t->os ? t->os->op->def->name : "", status,
+                            "%s: the GPU reported %s", t->os ? t->os->op->def->name : "task",
+                            sl_strerror(status));
     sl__cuda_set_device(prev, NULL);
     return rc;
 }

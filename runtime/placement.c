@@ -102,6 +102,9 @@ int sl__place_pipeline(struct sl_query *q, struct sl__pipeline *p)
     }
     if (forced == SL_PLACE_AUTO)
         forced = eng->placement;
+    /* Results a GPU finalize left in its memory are read there (op.h, "GPU placement"). */
+    if (forced != SL_PLACE_CPU && p->source->home_gpu >= 0 && phase_has_cuda(stage_phase(p, -1)))
+        return p->source->home_gpu;
     /* The GPU used: spread pipelines over the GPUs round-robin. */
     int gpu = eng->gpu_ordinals[p->id % eng->n_gpus];
     if (forced == SL_PLACE_GPU)

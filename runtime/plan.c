@@ -211,6 +211,14 @@ int sl_plan_output(sl_plan_t *p, int node_id, const char *name)
     return SL_OK;
 }
 
+int sl_plan_output_device(sl_plan_t *p, int node_id, const char *name)
+{
+    int rc = sl_plan_output(p, node_id, name);
+    if (rc == SL_OK)
+        p->nodes[node_id]->output_device = true;
+    return rc;
+}
+
 int sl_plan_place(sl_plan_t *p, int node_id, enum sl_placement where)
 {
     if (!p || node_id < 0 || node_id >= p->n_nodes || where < SL_PLACE_AUTO || where > SL_PLACE_GPU)

@@ -35,6 +35,7 @@ struct sl_op {
     enum sl_placement placement;
     struct sl_plan *plan;
     char *output_name;               /* non-NULL if marked as a plan output */
+    bool output_device;              /* output kept in GPU memory (sl_plan_output_device) */
 };
 
 struct sl_plan {

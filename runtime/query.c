@@ -64,6 +64,7 @@ static int init_states(struct sl_query *q)
         struct sl__opstate *os = &q->ops[i];
         const struct sl_op_def *d = os->op->def;
         os->lstates = sl__calloc((size_t)q->n_slots, sizeof *os->lstates);
+        os->home_gpu = -1;
         if (!os->lstates)
             return sl__query_fail(q, d->name, SL_ENOMEM, "out of memory");
         if (d->global_state_bytes) {
@@ -106,7 +107,7 @@ static int setup_collects(struct sl_query *q)
             continue;
         struct sl_op *c = &q->collect_ops[k];
         c->id = -1;
-        c->def = &sl__collect_def;
+        c->def = p->nodes[i]->output_device ? &sl__collect_device_def : &sl__collect_def;
         c->n_inputs = 1;
         c->inputs = &p->nodes[i]->id; /* points into the plan node, lives with the plan */
         c->schema = p->nodes[i]->schema;
@@ -289,6 +290,7 @@ void sl_query_destroy(sl_query_t *q)
     }
     sl__graph_fini(&q->graph);
     sl__query_drop_replicas(q);
+    sl__query_free_device(q);
     if (q->ops)
         free_states(q);
     for (int k = 0; q->pipes && k < q->n_pipes; k++)

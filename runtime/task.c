@@ -193,6 +193,9 @@ int sl_task_emit(sl_task_t *t, sl_batch_t *b)
     /* A segment boundary: on a GPU task, stages with a CUDA implementation run on the
      * GPU and the others on the host; the batch moves across as needed. */
     sub.kind = t->gpu && sl__stage_on_gpu(p, sub.stage) ? SL_DEVICE_CUDA : SL_DEVICE_CPU;
+    sub.input = b;
+    if (sub.kind == SL_DEVICE_CUDA && !sl__phase_impl(ph, SL_DEVICE_CUDA, &sub))
+        sub.kind = SL_DEVICE_CPU; /* its CUDA implementation cannot run this batch */
     if (sub.kind == SL_DEVICE_CPU && t->gpu && sl__batch_on_device(b)) {
         atomic_fetch_add_explicit(&sub.os->rows_in, b->n_rows, memory_order_relaxed);
         atomic_fetch_add_explicit(&sub.os->batches_in, 1, memory_order_relaxed);

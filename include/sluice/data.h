@@ -103,6 +103,9 @@ SL_API int sl_table_pin(sl_table_t *t);
  * SL_ENODEV without that GPU; SL_EBUDGET over the budget. Added in 0.2. */
 struct sl_engine;
 SL_API int sl_table_to_device(struct sl_engine *eng, sl_table_t *t, int gpu, sl_table_t **out);
+/* A copy of table `t` in host memory (*out, owned by the caller); batches already in
+ * host memory are shared, device batches are copied back (waits). Added in 0.2. */
+SL_API int sl_table_to_host(sl_table_t *t, sl_table_t **out);
 SL_API int64_t sl_table_num_batches(const sl_table_t *t);
 SL_API int64_t sl_table_num_rows(const sl_table_t *t);
 /* Borrowed pointer to batch i, valid while the table is referenced. */

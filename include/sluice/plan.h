@@ -53,6 +53,11 @@ SL_API int sl_plan_parse(sl_plan_t *plan, const char *text, const char *source_n
 /* Marks a node's output as a result of the plan, retrievable by `name` from every
  * query of the plan (sl_query_result). Names are unique within a plan. */
 SL_API int sl_plan_output(sl_plan_t *plan, int node_id, const char *name);
+/* Like sl_plan_output, but batches that a GPU produced stay in its memory: the result
+ * table then holds device batches (sl_batch_device says where; sl_table_to_host copies
+ * a table back). For plans whose consumer is on the GPU too, and for benchmarks of
+ * GPU-resident data. Added in 0.2. */
+SL_API int sl_plan_output_device(sl_plan_t *plan, int node_id, const char *name);
 
 /* The output name of a node, or NULL if the node is not an output. */
 SL_API const char *sl_plan_output_name(const sl_plan_t *plan, int node_id);

@@ -163,3 +163,29 @@ sl_table_t *sl__collect_result(void *gstate)
 {
     return ((struct collect_global *)gstate)->table;
 }
+
+/* The same collector for sl_plan_output_device: its sink also runs on a GPU, where it
+ * keeps the device batches as they are instead of having the runtime download them. */
+static const struct sl_impl collect_device_sink_impl[] = {
+    {.device = SL_DEVICE_CPU, .run = collect_sink},
+    {.device = SL_DEVICE_CUDA, .run = collect_sink},
+};
+static const struct sl_phase collect_device_sink_phase = {collect_device_sink_impl, 2, NULL};
+
+const struct sl_op_def sl__collect_device_def = {
+    .abi_version = SL_OP_ABI_VERSION,
+    .flags = SL_OP_SINK,
+    .name = "core.collect_device",
+    .doc = "collects a plan output into a table, keeping GPU results in GPU memory",
+    .min_inputs = 1,
+    .max_inputs = 1,
+    .bind = collect_bind,
+    .global_state_bytes = sizeof(struct collect_global),
+    .local_state_bytes = sizeof(struct collect_local),
+    .init_global = collect_init_global,
+    .fini_global = collect_fini_global,
+    .fini_local = collect_fini_local,
+    .sink = &collect_device_sink_phase,
+    .combine = &collect_combine_phase,
+    .finalize = &collect_finalize_phase,
+};

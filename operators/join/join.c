@@ -302,6 +302,7 @@ static void join_fini_global(const sl_op_t *op, void *gs)
     side_free(&st->side[0]);
     side_free(&st->side[1]);
     sl__free(st->side_v, 0);
+    sl_batch_unref(st->gpu_out);
 }
 
 /* ---------------- keys ---------------- */
@@ -525,13 +526,34 @@ static int choose_algo(const struct join_state *st)
     return JOIN_RADIX;
 }
 
+/* The CPU algorithms read host memory: batches a GPU sink kept come back first (when
+ * the GPU could not finalize, e.g. a kind it does not do yet). */
+static int sides_to_host(sl_task_t *t, struct join_state *st)
+{
+    for (int s = 0; s < 2; s++) {
+        for (int64_t i = 0; i < st->side[s].n_batches; i++) {
+            sl_batch_t *b = st->side[s].batches[i], *h;
+            if (sl_batch_device(b) < 0)
+                continue;
+            int rc = sl_task_batch_to_host(t, b, &h);
+            if (rc < 0)
+                return rc;
+            sl_batch_unref(b);
+            st->side[s].batches[i] = h;
+        }
+    }
+    return SL_OK;
+}
+
 static int join_finalize(sl_task_t *t)
 {
     struct join_state *st = sl_task_gstate(t);
     const struct join_data *d = sl_op_data(sl_task_op(t));
     st->d = d;
     st->morsel = sl_task_morsel_rows(t);
-    int rc;
+    int rc = sides_to_host(t, st);
+    if (rc < 0)
+        return rc;
     if ((rc = side_prepare(t, st, 0)) < 0 || (rc = side_prepare(t, st, 1)) < 0)
         return rc;
     st->shape.n_keys = d->n_keys;
@@ -613,26 +635,59 @@ static int64_t join_source_tasks(sl_task_t *t)
 {
     struct join_state *st = sl_task_gstate(t);
     const struct join_data *d = sl_op_data(sl_task_op(t));
+#ifdef SL_HAVE_CUDA
+    if (st->gpu && !d->aggregate)
+        return join_gpu_source_tasks(t);
+#endif
     return d->aggregate ? 1 : st->n_work;
 }
 
 static int join_source(sl_task_t *t)
 {
     struct join_state *st = sl_task_gstate(t);
+#ifdef SL_HAVE_CUDA
+    if (st->gpu)
+        return join_gpu_source(t);
+#endif
     if (st->d->aggregate)
         return join_emit_aggregate(t, st);
     return probe_one(t, st, sl_task_index(t), NULL);
 }
 
-static const struct sl_impl join_sink_impl[] = {{.device = SL_DEVICE_CPU, .run = join_sink}};
+#ifdef SL_HAVE_CUDA
+/* On a GPU the sink keeps references to device batches (the runtime uploaded them) and
+ * the source emits the device result only when finalize ran there. */
+static int gpu_source_can_run(const sl_task_t *t)
+{
+    return ((const struct join_state *)sl_task_gstate((sl_task_t *)t))->gpu;
+}
+#define JOIN_N_IMPLS 2
+#else
+#define JOIN_N_IMPLS 1
+#endif
+static const struct sl_impl join_sink_impl[] = {
+    {.device = SL_DEVICE_CPU, .run = join_sink},
+#ifdef SL_HAVE_CUDA
+    {.device = SL_DEVICE_CUDA, .run = join_sink},
+#endif
+};
 static const struct sl_impl join_combine_impl[] = {{.device = SL_DEVICE_CPU, .run = join_combine}};
 static const struct sl_impl join_finalize_impl[] = {
-    {.device = SL_DEVICE_CPU, .run = join_finalize}};
-static const struct sl_impl join_source_impl[] = {{.device = SL_DEVICE_CPU, .run = join_source}};
-static const struct sl_phase join_sink_phase = {join_sink_impl, 1, NULL};
+    {.device = SL_DEVICE_CPU, .run = join_finalize},
+#ifdef SL_HAVE_CUDA
+    {.device = SL_DEVICE_CUDA, .run = join_finalize_cuda, .can_run = join_gpu_can_run},
+#endif
+};
+static const struct sl_impl join_source_impl[] = {
+    {.device = SL_DEVICE_CPU, .run = join_source},
+#ifdef SL_HAVE_CUDA
+    {.device = SL_DEVICE_CUDA, .run = join_source, .can_run = gpu_source_can_run},
+#endif
+};
+static const struct sl_phase join_sink_phase = {join_sink_impl, JOIN_N_IMPLS, NULL};
 static const struct sl_phase join_combine_phase = {join_combine_impl, 1, NULL};
-static const struct sl_phase join_finalize_phase = {join_finalize_impl, 1, NULL};
-static const struct sl_phase join_source_phase = {join_source_impl, 1, NULL};
+static const struct sl_phase join_finalize_phase = {join_finalize_impl, JOIN_N_IMPLS, NULL};
+static const struct sl_phase join_source_phase = {join_source_impl, JOIN_N_IMPLS, NULL};
 
 const struct sl_op_def sl__join_def = {
     .abi_version = SL_OP_ABI_VERSION,

@@ -108,6 +108,9 @@ struct join_state {
     struct join_work *work;
     struct join_acc *acc;               /* aggregate: one per work item */
     struct join_acc total;
+    /* GPU (join_cuda.c) */
+    int gpu;                            /* 1: finalized on a GPU */
+    sl_batch_t *gpu_out;                /* materialize: the result, in GPU memory */
 };
 
 /* join_load: rows [lo, lo + n) of batch bi of a side as keys, vals and null flags
@@ -215,5 +218,11 @@ int join_nopart_start(sl_task_t *t);
 int join_nopart_probe(sl_task_t *t, struct join_state *st, int64_t w, struct join_acc *acc);
 /* After the build phases: plans the aggregate probe or leaves the work to the source. */
 int join_after_build(sl_task_t *t);
+
+/* GPU finalize and source (join_cuda.c, CUDA builds only). */
+int join_gpu_can_run(const sl_task_t *t);
+int join_finalize_cuda(sl_task_t *t);
+int64_t join_gpu_source_tasks(sl_task_t *t);
+int join_gpu_source(sl_task_t *t);
 
 #endif /* SLUICE_OPERATORS_JOIN_INT_H */

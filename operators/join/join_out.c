@@ -198,9 +198,12 @@ int join_emit_aggregate(sl_task_t *t, struct join_state *st)
     const struct join_acc *a = &st->total;
     if (a->count > INT64_MAX)
         return sl_task_fail(t, SL_EOVERFLOW, "the row count overflows int64");
-    sl_batch_t *b = sl_task_new_batch(t, sl_op_output_schema(sl_task_op(t)), 1);
-    if (!b)
-        return SL_ENOMEM;
+    /* One row, written here: a host batch also when the task runs on a GPU. */
+    sl_batch_t *b = sl__batch_new(sl_op_output_schema(sl_task_op(t)), 1);
+    if (!b || sl__batch_alloc_columns(b) != SL_OK) {
+        sl_batch_unref(b);
+        return sl_task_fail(t, SL_ENOMEM, "out of memory");
+    }
     *(int64_t *)sl__col_values(b, 0) = (int64_t)a->count;
     for (int oc = 0; oc < d->n_out; oc++) {
         enum sl_type ty = d->out[oc].type;

@@ -1,0 +1,150 @@
+/* Column utilities: row ids, gathers, sums. Contracts in sluice_k/columns.h. */
+#include "sluice_k/columns.h"
+
+#include <cub/block/block_reduce.cuh>
+
+namespace {
+
+constexpr int kThreads = 256;
+
+unsigned grid_for(int64_t n)
+{
+    int64_t b = (n + kThreads - 1) / kThreads;
+    return (unsigned)(b < 132 * 16 ? b : 132 * 16); /* grid-stride beyond ~16 blocks/SM */
+}
+
+__global__ void iota_kernel(uint32_t *out, int64_t n, uint32_t first)
+{
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
+         i += (int64_t)gridDim.x * blockDim.x)
+        out[i] = first + (uint32_t)i;
+}
+
+template <typename T>
+__global__ void gather_kernel(const T *__restrict__ src, const uint32_t *__restrict__ idx,
+                              T *__restrict__ dst, int64_t n)
+{
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
+         i += (int64_t)gridDim.x * blockDim.x)
+        dst[i] = src[idx[i]];
+}
+
+/* Sum with the accumulator type A; one atomic per block. */
+template <typename T, typename A>
+__global__ void sum_kernel(const T *__restrict__ in, int64_t n, A *out)
+{
+    using R = cub::BlockReduce<A, kThreads>;
+    __shared__ typename R::TempStorage tmp;
+    A acc = 0;
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
+         i += (int64_t)gridDim.x * blockDim.x)
+        acc += (A)in[i];
+    A total = R(tmp).Sum(acc);
+    if (threadIdx.x == 0)
+        atomicAdd(out, total);
+}
+
+/* Exact sum of int64 values as a 128-bit integer: each thread sums into an __int128,
+ * the block reduces, and the block's total is added to the two-word accumulator with a
+ * carry (low word first; the carry goes into the high word). */
+__global__ void sum_i64_exact_kernel(const int64_t *__restrict__ in, int64_t n,
+                                     unsigned long long *out)
+{
+    __shared__ __int128 part[kThreads];
+    __int128 acc = 0;
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
+         i += (int64_t)gridDim.x * blockDim.x)
+        acc += in[i];
+    part[threadIdx.x] = acc;
+    __syncthreads();
+    for (int s = kThreads / 2; s > 0; s >>= 1) {
+        if ((int)threadIdx.x < s)
+            part[threadIdx.x] += part[threadIdx.x + s];
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) {
+        unsigned __int128 u = (unsigned __int128)part[0];
+        unsigned long long lo = (unsigned long long)u, hi = (unsigned long long)(u >> 64);
+        unsigned long long old = atomicAdd(&out[0], lo);
+        if (old + lo < old)
+            hi += 1;
+        atomicAdd(&out[1], hi);
+    }
+}
+
+} // namespace
+
+extern "C" cudaError_t sl_k_iota_u32(uint32_t *d_out, int64_t n, uint32_t first,
+                                     cudaStream_t stream)
+{
+    if (n < 0)
+        return cudaErrorInvalidValue;
+    if (n == 0)
+        return cudaSuccess;
+    iota_kernel<<<grid_for(n), kThreads, 0, stream>>>(d_out, n, first);
+    return cudaGetLastError();
+}
+
+template <typename T>
+static cudaError_t gather(const T *src, const uint32_t *idx, T *dst, int64_t n,
+                          cudaStream_t stream)
+{
+    if (n < 0)
+        return cudaErrorInvalidValue;
+    if (n == 0)
+        return cudaSuccess;
+    gather_kernel<T><<<grid_for(n), kThreads, 0, stream>>>(src, idx, dst, n);
+    return cudaGetLastError();
+}
+
+extern "C" cudaError_t sl_k_gather_b32(const uint32_t *d_src, const uint32_t *d_idx,
+                                       uint32_t *d_dst, int64_t n, cudaStream_t stream)
+{
+    return gather(d_src, d_idx, d_dst, n, stream);
+}
+
+extern "C" cudaError_t sl_k_gather_b64(const uint64_t *d_src, const uint32_t *d_idx,
+                                       uint64_t *d_dst, int64_t n, cudaStream_t stream)
+{
+    return gather(d_src, d_idx, d_dst, n, stream);
+}
+
+template <typename T, typename A>
+static cudaError_t sum(const T *in, int64_t n, A *out, cudaStream_t stream)
+{
+    if (n < 0)
+        return cudaErrorInvalidValue;
+    if (n == 0)
+        return cudaSuccess;
+    sum_kernel<T, A><<<grid_for(n), kThreads, 0, stream>>>(in, n, out);
+    return cudaGetLastError();
+}
+
+extern "C" cudaError_t sl_k_sum_i32(const int32_t *d_in, int64_t n, long long *d_sum,
+                                    cudaStream_t stream)
+{
+    return sum<int32_t, unsigned long long>(d_in, n, (unsigned long long *)d_sum, stream);
+}
+
+extern "C" cudaError_t sl_k_sum_f32(const float *d_in, int64_t n, double *d_sum,
+                                    cudaStream_t stream)
+{
+    return sum<float, double>(d_in, n, d_sum, stream);
+}
+
+extern "C" cudaError_t sl_k_sum_f64(const double *d_in, int64_t n, double *d_sum,
+                                    cudaStream_t stream)
+{
+    return sum<double, double>(d_in, n, d_sum, stream);
+}
+
+extern "C" cudaError_t sl_k_sum_i64_exact(const int64_t *d_in, int64_t n,
+                                          unsigned long long *d_sum128, cudaStream_t stream)
+{
+    if (n < 0)
+        return cudaErrorInvalidValue;
+    if (n == 0)
+        return cudaSuccess;
+    sum_i64_exact_kernel<<<grid_for(n), kThreads, 0, stream>>>(d_in, n, d_sum128);
+    return cudaGetLastError();
+}

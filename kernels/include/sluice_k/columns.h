@@ -1,0 +1,43 @@
+/* Column utilities for operators on the GPU: row ids, gathers and exact sums
+ * (STYLE.md §8 launchers: stream last, no allocation or synchronization inside, the
+ * result of cudaGetLastError() after the launch; n == 0 launches nothing).
+ *
+ * Gathers by 32-bit row ids are what GFTR-style materialization reduces to when the ids
+ * come out of a partitioned join in partition order: neighbouring output rows read
+ * neighbouring input rows, so the reads stay mostly within cache lines.
+ */
+#ifndef SLUICE_K_COLUMNS_H
+#define SLUICE_K_COLUMNS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cuda_runtime_api.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* d_out[i] = first + i for i in [0, n). */
+cudaError_t sl_k_iota_u32(uint32_t *d_out, int64_t n, uint32_t first, cudaStream_t stream);
+
+/* d_dst[i] = d_src[d_idx[i]] for i in [0, n); 4- or 8-byte values. */
+cudaError_t sl_k_gather_b32(const uint32_t *d_src, const uint32_t *d_idx, uint32_t *d_dst,
+                            int64_t n, cudaStream_t stream);
+cudaError_t sl_k_gather_b64(const uint64_t *d_src, const uint32_t *d_idx, uint64_t *d_dst,
+                            int64_t n, cudaStream_t stream);
+
+/* Sums of n values into d_sum (the caller zeroes it first; sums add up over calls):
+ *  i32 -> int64 (cannot overflow below 2^32 rows), f32/f64 -> double;
+ *  i64 -> exact: d_sum is two words {low 64 bits, high 64 bits} of a 128-bit two's
+ *  complement sum, so the caller can tell whether it fits in int64. */
+cudaError_t sl_k_sum_i32(const int32_t *d_in, int64_t n, long long *d_sum, cudaStream_t stream);
+cudaError_t sl_k_sum_i64_exact(const int64_t *d_in, int64_t n, unsigned long long *d_sum128,
+                               cudaStream_t stream);
+cudaError_t sl_k_sum_f32(const float *d_in, int64_t n, double *d_sum, cudaStream_t stream);
+cudaError_t sl_k_sum_f64(const double *d_in, int64_t n, double *d_sum, cudaStream_t stream);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* SLUICE_K_COLUMNS_H */

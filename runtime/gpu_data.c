@@ -1,0 +1,208 @@
+/* Device memory and batch movement for operators running on a GPU (CUDA builds only;
+ * gpu_stub.c stands in otherwise): task scratch from the GPU's pool, batches moved
+ * between host and GPU outside the in-flight slots of the GPU worker (combine and
+ * finalize run on a CPU thread that drives the GPU's compute stream), and whole tables
+ * copied to a GPU for plans over GPU-resident data. */
+#include <string.h>
+
+#include "gpu_worker_int.h"
+
+int sl__gpu_dalloc(sl_task_t *t, int64_t bytes, void **out)
+{
+    struct sl__gpu *g = t->gpu;
+    int rc = sl__dpool_alloc_async(g->pool, bytes, (cudaStream_t)t->stream, out);
+    if (rc < 0)
+        return sl__query_fail(t->q, t->os ? t->os->op->def->name : "", rc, "%s",
+                              sl_last_errmsg());
+    return SL_OK;
+}
+
+void sl__gpu_dfree(struct sl__gpu *g, void *d_ptr, int64_t bytes, void *stream)
+{
+    sl__dpool_free_async(g->pool, d_ptr, bytes, stream ? (cudaStream_t)stream : g->s[S_COMPUTE]);
+}
+
+int sl__gpu_ordinal(const struct sl__gpu *g)
+{
+    return g->ordinal;
+}
+
+int64_t sl__gpu_budget_left(struct sl__gpu *g)
+{
+    struct sl__dpool_stats st;
+    sl__dpool_stats(g->pool, &st);
+    int64_t left = st.limit_bytes - st.in_use_bytes;
+    return left > 0 ? left : 0;
+}
+
+/* Copies every buffer of src (values and bitmaps, whole) into fresh buffers of dst,
+ * which has src's schema, with cudaMemcpyAsync on `st`. `alloc` makes a buffer. */
+static int copy_columns(struct sl_query *q, sl_batch_t *dst, const sl_batch_t *src,
+                        int (*alloc)(void *ctx, int64_t bytes, struct sl__buf **out), void *ctx,
+                        enum cudaMemcpyKind kind, cudaStream_t st)
+{
+    for (int i = 0; i < src->n_cols; i++) {
+        const struct sl__col *c = &src->cols[i];
+        struct sl__col *d = &dst->cols[i];
+        d->offset = c->offset;
+        d->null_count = c->null_count;
+        struct sl__buf *parts[2] = {c->data, c->validity};
+        struct sl__buf **to[2] = {&d->data, &d->validity};
+        for (int k = 0; k < 2; k++) {
+            if (!parts[k])
+                continue;
+            int rc = alloc(ctx, parts[k]->bytes, to[k]);
+            if (rc < 0)
+                return rc;
+            if (parts[k]->bytes == 0)
+                continue;
+            cudaError_t e = cudaMemcpyAsync((*to[k])->ptr, parts[k]->ptr,
+                                            (size_t)parts[k]->bytes, kind, st);
+            if (e != cudaSuccess)
+                return GPU_CUDA_FAIL(q, e, "cudaMemcpyAsync");
+        }
+    }
+    return SL_OK;
+}
+
+static int host_alloc(void *ctx, int64_t bytes, struct sl__buf **out)
+{
+    sl_task_t *t = ctx;
+    *out = sl__buf_new(bytes);
+    if (!*out)
+        return sl__query_fail(t->q, "", SL_ENOMEM, "out of memory for %lld bytes",
+                              (long long)bytes);
+    return SL_OK;
+}
+
+int sl__gpu_batch_download(sl_task_t *t, sl_batch_t *src, sl_batch_t **out)
+{
+    *out = NULL;
+    cudaError_t e;
+    /* The batch may have been made by work still queued on this task's stream. */
+    if (t->stream && (e = cudaStreamSynchronize((cudaStream_t)t->stream)) != cudaSuccess)
+        return GPU_CUDA_FAIL(t->q, e, "cudaStreamSynchronize");
+    sl_batch_t *b = sl__batch_new(src->schema, src->n_rows);
+    if (!b)
+        return sl__query_fail(t->q, "", SL_ENOMEM, "out of memory");
+    int rc = copy_columns(t->q, b, src, host_alloc, t, cudaMemcpyDeviceToHost, 0);
+    if (rc >= 0 && (e = cudaDeviceSynchronize()) != cudaSuccess)
+        rc = GPU_CUDA_FAIL(t->q, e, "cudaDeviceSynchronize");
+    if (rc < 0) {
+        sl_batch_unref(b);
+        return rc;
+    }
+    *out = b;
+    return SL_OK;
+}
+
+struct dev_ctx {
+    struct sl__gpu *g;
+    sl_task_t *t;
+    cudaStream_t st;
+    int rc;                          /* the code when there is no query to fail */
+};
+
+static int dev_alloc(void *ctx, int64_t bytes, struct sl__buf **out)
+{
+    struct dev_ctx *c = ctx;
+    *out = sl__gpu_device_buf(c->g, c->t, bytes, c->st);
+    if (*out)
+        return SL_OK;
+    return c->t->q && c->t->q->err.code ? c->t->q->err.code : c->rc;
+}
+
+int sl__gpu_batch_upload_sync(sl_task_t *t, sl_batch_t *src, sl_batch_t **out)
+{
+    *out = NULL;
+    sl_batch_t *b = sl__batch_new(src->schema, src->n_rows);
+    if (!b)
+        return sl__query_fail(t->q, "", SL_ENOMEM, "out of memory");
+    struct dev_ctx c = {t->gpu, t, (cudaStream_t)t->stream, SL_EDEVICE};
+    int rc = copy_columns(t->q, b, src, dev_alloc, &c, cudaMemcpyHostToDevice, c.st);
+    /* Pageable sources: cudaMemcpyAsync returns once the source was staged, so the host
+     * batch may go; the device copy is ordered before later work on the stream. */
+    if (rc < 0) {
+        sl_batch_unref(b);
+        return rc;
+    }
+    *out = b;
+    return SL_OK;
+}
+
+int sl__gpu_table_to_device(struct sl__gpu *g, sl_table_t *t, sl_table_t **out)
+{
+    *out = NULL;
+    int prev = -1;
+    int rc = sl__cuda_set_device(g->ordinal, &prev);
+    if (rc < 0)
+        return rc;
+    sl_table_t *dt = NULL;
+    rc = sl_table_create(&dt);
+    /* A task context only to carry errors: the table copy belongs to no query. */
+    sl_task_t tk = {.gpu = g, .stream = g->s[S_COMPUTE]};
+    struct dev_ctx c = {g, &tk, g->s[S_COMPUTE], SL_EBUDGET};
+    for (int64_t i = 0; rc >= 0 && i < t->n_batches; i++) {
+        sl_batch_t *src = t->batches[i];
+        sl_batch_t *b = sl__batch_new(src->schema, src->n_rows);
+        if (!b) {
+            rc = sl__set_last_error(SL_ENOMEM, "out of memory");
+            break;
+        }
+        rc = copy_columns(NULL, b, src, dev_alloc, &c, cudaMemcpyHostToDevice, c.st);
+        if (rc >= 0)
+            rc = sl_table_append(dt, b);
+        sl_batch_unref(b);
+    }
+    cudaError_t e = cudaStreamSynchronize(g->s[S_COMPUTE]);
+    if (rc >= 0 && e != cudaSuccess)
+        rc = GPU_CUDA_FAIL(NULL, e, "cudaStreamSynchronize");
+    sl__cuda_set_device(prev, NULL);
+    if (rc < 0) {
+        sl_table_unref(dt);
+        return rc;
+    }
+    *out = dt;
+    return SL_OK;
+}
+
+static int plain_host_alloc(void *ctx, int64_t bytes, struct sl__buf **out)
+{
+    (void)ctx;
+    *out = sl__buf_new(bytes);
+    return *out ? SL_OK : sl__set_last_error(SL_ENOMEM, "out of memory for %lld bytes",
+                                            (long long)bytes);
+}
+
+int sl_table_to_host(sl_table_t *t, sl_table_t **out)
+{
+    *out = NULL;
+    if (!t)
+        return sl__set_last_error(SL_EINVAL, "sl_table_to_host: no table");
+    sl_table_t *ht = NULL;
+    int rc = sl_table_create(&ht);
+    for (int64_t i = 0; rc >= 0 && i < t->n_batches; i++) {
+        sl_batch_t *src = t->batches[i], *b = src;
+        if (sl_batch_device(src) >= 0) {
+            if (!(b = sl__batch_new(src->schema, src->n_rows))) {
+                rc = sl__set_last_error(SL_ENOMEM, "out of memory");
+                break;
+            }
+            rc = copy_columns(NULL, b, src, plain_host_alloc, NULL, cudaMemcpyDeviceToHost, 0);
+            cudaError_t e = cudaStreamSynchronize(0);
+            if (rc >= 0 && e != cudaSuccess)
+                rc = GPU_CUDA_FAIL(NULL, e, "copying a table to the host");
+        } else {
+            sl_batch_ref(b);
+        }
+        if (rc >= 0)
+            rc = sl_table_append(ht, b);
+        sl_batch_unref(b);
+    }
+    if (rc < 0) {
+        sl_table_unref(ht);
+        return rc;
+    }
+    *out = ht;
+    return SL_OK;
+}

@@ -1,0 +1,82 @@
+/* The GPU worker's private structures, shared by gpu_worker.c (tasks, streams, copies)
+ * and gpu_data.c (device memory and batch movement for operators). CUDA builds only. */
+#ifndef SLUICE_RUNTIME_GPU_WORKER_INT_H
+#define SLUICE_RUNTIME_GPU_WORKER_INT_H
+
+#include <cuda_runtime_api.h>
+
+#include "cuda/cuda_int.h"
+#include "gpu_int.h"
+
+#define MAX_STAGING 64
+
+/* A batch on its way back to the host: the rest of the task's chain runs on the host
+ * once the download has completed (at retire), so the download overlaps later work. */
+struct deferred {
+    sl_task_t task;                  /* the stage that takes the batch, kind CPU */
+    const struct sl_phase *phase;
+    sl_batch_t *pinned;              /* host batch in pinned blocks, being filled */
+    sl_batch_t *dev;                 /* the device batch, kept alive until the copy is done */
+};
+
+struct slot {
+    struct sl__node *node;
+    struct sl_query *q;
+    const char *name;                /* operator name for the trace */
+    const char *signature;           /* pipeline signature for the cost history */
+    struct sl__opstate *os;          /* node credited with the GPU time in the profile */
+    int64_t rows, bytes_h2d, bytes_d2h;
+    cudaEvent_t done, k0, k1, c0, c1;  /* completion; kernel span; copy span */
+    bool have_copy, started;
+    bool copy_started;               /* c0 recorded for the current upload */
+    int n_staging;
+    void *staging[MAX_STAGING];
+    int64_t staging_bytes[MAX_STAGING];
+    volatile int32_t *h_status;     /* host view of the status word */
+    int32_t *d_status;              /* device view */
+    cudaEvent_t d0, d1;              /* download span (d1 also: downloads complete) */
+    cudaEvent_t kd;                  /* compute work a download must wait for */
+    bool have_d2h;
+    int n_defer, cap_defer;
+    struct deferred *defer;
+};
+
+/* A device copy of a whole host buffer, kept by the query that made it (replicas.c
+ * semantics: host buffers are immutable once shared, so a copy stays valid while the
+ * host buffer lives; the query drops its copies when it ends, so no derived state
+ * outlives it). */
+struct sl__replica {
+    struct sl__buf *host;            /* reference held */
+    struct sl__buf *dev;             /* reference held */
+    struct sl__gpu *g;
+    cudaEvent_t ready;               /* recorded after the upload */
+};
+
+struct sl__gpu {
+    int ordinal;
+    sl_engine_t *eng;
+    struct sl__dpool *pool;
+    struct sl__pinned *pinned;
+    cudaStream_t s[3];               /* h2d, compute, d2h */
+    cudaEvent_t zero;                /* timing origin for the trace */
+    int64_t zero_ns;
+    int depth, head, count;          /* ring of in-flight slots */
+    struct slot *slots;
+    int32_t *h_status_all;           /* pinned mapped, one word per slot */
+    struct sl__stager *stager;       /* threads that stage pageable uploads */
+    struct sl__worker *worker;
+};
+
+#define S_H2D 0
+#define S_COMPUTE 1
+#define S_D2H 2
+
+/* Records a CUDA failure on the query (if any) and returns the sluice code. */
+int sl__gpu_cuda_fail(struct sl_query *q, cudaError_t e, const char *what, const char *file,
+                      int line);
+#define GPU_CUDA_FAIL(q, e, what) sl__gpu_cuda_fail((q), (e), (what), __FILE__, __LINE__)
+/* A device buffer of `bytes` from g's pool, ordered on `st`, freed stream-ordered when
+ * its last reference goes; NULL after failing the query. */
+struct sl__buf *sl__gpu_device_buf(struct sl__gpu *g, sl_task_t *t, int64_t bytes, cudaStream_t st);
+
+#endif /* SLUICE_RUNTIME_GPU_WORKER_INT_H */

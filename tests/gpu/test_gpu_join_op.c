@@ -1,0 +1,291 @@
+/* Tests the join operator on a GPU (operators/join/join_cuda.c) against the same plan on
+ * the CPU: PK-FK, duplicates on both sides, no matches, empty and one-row sides, skew,
+ * 4- and 8-byte keys, one payload per side (the narrow layout) and several (row-id
+ * gathers), materialized and aggregated output (int64 sums exact, negative values),
+ * GPU-resident inputs with the output left on the GPU, and the cases the GPU leaves to
+ * the CPU (left join, null keys, a GPU budget too small): those must still be right,
+ * with the batches a GPU sink kept brought back to host memory. Results are compared as
+ * multisets of rows (count and an order-independent hash). Skipped without a GPU. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuda/cuda_int.h"
+#include "exec_int.h"
+#include "sl_test.h"
+
+struct spec {
+    int64_t rows;
+    int key64, n_pay, pay64;
+    int64_t key_range;                  /* keys drawn from [0, key_range); 0 = a permutation */
+    int64_t key_offset;                 /* added to every key (no-match cases) */
+    int skew;                           /* 1: 90% of rows take key 7 */
+    int nulls;                          /* 1: every 10th key is null */
+    uint64_t seed;
+};
+
+static uint64_t rnd(uint64_t *s)
+{
+    *s ^= *s << 13, *s ^= *s >> 7, *s ^= *s << 17;
+    return *s;
+}
+
+static sl_table_t *make(const struct spec *sp, const char *side)
+{
+    sl_table_t *t;
+    SL_ASSERT_OK(sl_table_create(&t));
+    char names[5][16];
+    const char *np[5];
+    enum sl_type ty[5];
+    int nc = 1 + sp->n_pay;
+    for (int c = 0; c < nc; c++) {
+        snprintf(names[c], sizeof names[c], c ? "%s%d" : "k", side, c);
+        np[c] = names[c];
+        ty[c] = c == 0 ? (sp->key64 ? SL_TYPE_INT64 : SL_TYPE_INT32)
+                       : (sp->pay64 ? SL_TYPE_INT64 : SL_TYPE_INT32);
+    }
+    uint64_t s = sp->seed * 0x9E3779B97F4A7C15ull + 1;
+    int64_t *keys = malloc((size_t)(sp->rows + 1) * sizeof *keys);
+    for (int64_t i = 0; i < sp->rows; i++)
+        keys[i] = i;
+    for (int64_t i = sp->rows - 1; i > 0 && !sp->key_range; i--) {
+        int64_t j = (int64_t)(rnd(&s) % (uint64_t)(i + 1)), x = keys[i];
+        keys[i] = keys[j];
+        keys[j] = x;
+    }
+    for (int64_t i = 0; i < sp->rows; i++) {
+        if (sp->key_range)
+            keys[i] = (int64_t)(rnd(&s) % (uint64_t)sp->key_range);
+        if (sp->skew && rnd(&s) % 10 < 9)
+            keys[i] = 7;
+        keys[i] += sp->key_offset;
+    }
+    const int64_t chunk = 40000; /* several batches, and batches of other sizes than morsels */
+    for (int64_t lo = 0; lo < sp->rows || lo == 0; lo += chunk) {
+        int64_t m = sp->rows - lo < chunk ? sp->rows - lo : chunk;
+        sl_batch_t *b;
+        SL_ASSERT_OK(sl_batch_create(&b, nc, np, ty, m));
+        for (int c = 0; c < nc; c++) {
+            void *d = sl_batch_column_data(b, c);
+            for (int64_t i = 0; i < m; i++) {
+                int64_t v = c == 0 ? keys[lo + i]
+                                   : (int64_t)(rnd(&s) % 2000001) - 1000000 +
+                                         (sp->pay64 ? (int64_t)(rnd(&s) % 1000) << 40 : 0);
+                if (ty[c] == SL_TYPE_INT64)
+                    ((int64_t *)d)[i] = v;
+                else
+                    ((int32_t *)d)[i] = (int32_t)v;
+            }
+        }
+        if (sp->nulls) {
+            uint8_t *valid = sl_batch_column_validity(b, 0);
+            for (int64_t i = 0; i < m; i += 10)
+                valid[i / 8] &= (uint8_t) ~(1u << (i % 8));
+        }
+        SL_ASSERT_OK(sl_table_append(t, b));
+        sl_batch_unref(b);
+        if (m == 0)
+            break;
+    }
+    free(keys);
+    return t;
+}
+
+/* Rows as a multiset: count and the sum of a hash of each row (nulls hash apart). */
+struct fp {
+    int64_t rows;
+    uint64_t hash;
+};
+
+static struct fp fingerprint(sl_table_t *t)
+{
+    struct fp f = {0, 0};
+    for (int64_t bi = 0; bi < sl_table_num_batches(t); bi++) {
+        sl_batch_t *b = sl_table_batch(t, bi);
+        int nc = sl_batch_num_columns(b);
+        for (int64_t r = 0; r < sl_batch_num_rows(b); r++) {
+            uint64_t h = 0x243F6A8885A308D3ull;
+            for (int c = 0; c < nc; c++) {
+                struct sl_column col;
+                sl_batch_column(b, c, &col);
+                int64_t i = col.offset + r;
+                uint64_t v;
+                if (col.validity && !(col.validity[i / 8] >> (i % 8) & 1))
+                    v = 0xDEADBEEFCAFEull;
+                else if (sl_type_width(col.type) == 8)
+                    memcpy(&v, (const char *)col.data + i * 8, 8);
+                else
+                    v = (uint64_t)(int64_t)((const int32_t *)col.data)[i];
+                h = (h ^ v) * 0x9E3779B97F4A7C15ull;
+                h ^= h >> 31;
+            }
+            f.rows++;
+            f.hash += h;
+        }
+    }
+    return f;
+}
+
+static sl_engine_t *engine(enum sl_placement pl, int64_t gpu_mem)
+{
+    struct sl_engine_config cfg;
+    sl_engine_config_init(&cfg);
+    cfg.n_threads = 2;
+    cfg.placement = pl;
+    cfg.gpu_mem_limit = gpu_mem;
+    sl_engine_t *e;
+    SL_ASSERT_OK(sl_engine_open(&e, &cfg));
+    return e;
+}
+
+/* Runs left JOIN right with `opts` and returns the result's fingerprint; *on_gpu says
+ * whether the join finalized on the GPU. */
+static struct fp run(sl_engine_t *e, sl_table_t *l, sl_table_t *r, const char *opts,
+                     int output_device, int *on_gpu)
+{
+    sl_plan_t *p;
+    int nl, nr, nj;
+    SL_ASSERT_OK(sl_plan_create(&p));
+    SL_ASSERT_OK(sl_plan_add_table(p, l, &nl));
+    SL_ASSERT_OK(sl_plan_add_table(p, r, &nr));
+    SL_ASSERT_OK(sl_plan_add(p, "join", (int[]){nl, nr}, 2, opts, &nj));
+    SL_ASSERT_OK(output_device ? sl_plan_output_device(p, nj, "o") : sl_plan_output(p, nj, "o"));
+    sl_query_t *q;
+    SL_ASSERT_OK(sl_query_create(e, p, &q));
+    int rc = sl_query_run(q);
+    if (rc != SL_OK)
+        fail_msg("query failed: %s", sl_query_errmsg(q));
+    if (on_gpu)
+        *on_gpu = q->ops[nj].home_gpu >= 0;
+    sl_table_t *out, *host;
+    SL_ASSERT_OK(sl_query_result(q, "o", &out));
+    SL_ASSERT_OK(sl_table_to_host(out, &host));
+    struct fp f = fingerprint(host);
+    sl_table_unref(host);
+    sl_table_unref(out);
+    sl_query_destroy(q);
+    sl_plan_destroy(p);
+    return f;
+}
+
+/* The same join on the CPU and on the GPU; `expect_gpu` says whether the GPU should
+ * have finalized it (else it must have left it to the CPU). */
+static void check(const struct spec *ls, const struct spec *rs, const char *opts, int expect_gpu,
+                  int resident, int64_t gpu_mem)
+{
+    sl_table_t *l = make(ls, "l"), *r = make(rs, "r");
+    sl_engine_t *cpu = engine(SL_PLACE_CPU, 0), *gpu = engine(SL_PLACE_GPU, gpu_mem);
+    struct fp want = run(cpu, l, r, opts, 0, NULL);
+    sl_table_t *gl = l, *gr = r;
+    if (resident) {
+        SL_ASSERT_OK(sl_table_to_device(gpu, l, 0, &gl));
+        SL_ASSERT_OK(sl_table_to_device(gpu, r, 0, &gr));
+    }
+    int on_gpu = -1;
+    struct fp got = run(gpu, gl, gr, opts, resident, &on_gpu);
+    if (resident) {
+        sl_table_unref(gl);
+        sl_table_unref(gr);
+    }
+    printf("%s: cpu %lld rows, gpu %lld rows, finalized on the GPU: %d\n", opts,
+           (long long)want.rows, (long long)got.rows, on_gpu);
+    assert_int_equal(got.rows, want.rows);
+    assert_true(got.hash == want.hash);
+    assert_int_equal(on_gpu, expect_gpu);
+    struct sl_mem_stats ms;
+    sl_engine_mem_stats(gpu, &ms);
+    assert_int_equal(ms.gpu_in_use, 0); /* every device block went back to the pool */
+    sl_engine_close(cpu);
+    sl_engine_close(gpu);
+    sl_table_unref(l);
+    sl_table_unref(r);
+}
+
+#define NEED_GPU()                            \
+    do {                                      \
+        if (sl__cuda_device_count() == 0)     \
+            SL_SKIP("no GPU");                \
+    } while (0)
+
+SL_TEST(pk_fk_narrow_int32)
+{
+    NEED_GPU();
+    struct spec pk = {.rows = 100000, .n_pay = 1, .seed = 1};
+    struct spec fk = {.rows = 300000, .n_pay = 1, .key_range = 100000, .seed = 2};
+    check(&fk, &pk, "on=k", 1, 0, 0);
+    check(&fk, &pk, "on=k", 1, 1, 0); /* GPU-resident inputs, output left on the GPU */
+}
+
+SL_TEST(duplicates_both_sides_wide_int64)
+{
+    NEED_GPU();
+    struct spec a = {.rows = 60000, .key64 = 1, .n_pay = 2, .pay64 = 1, .key_range = 1500, .seed = 3};
+    struct spec b = {.rows = 20000, .key64 = 1, .n_pay = 3, .key_range = 1500, .seed = 4};
+    check(&a, &b, "on=k", 1, 0, 0);
+    check(&a, &b, "on=k", 1, 1, 0);
+}
+
+SL_TEST(narrow_int64_payloads_and_8_byte_keys)
+{
+    NEED_GPU();
+    struct spec a = {.rows = 90000, .key64 = 1, .n_pay = 1, .pay64 = 1, .key_range = 50000, .seed = 5};
+    struct spec b = {.rows = 50000, .key64 = 1, .n_pay = 1, .pay64 = 1, .seed = 6};
+    check(&a, &b, "on=k", 1, 0, 0);
+}
+
+SL_TEST(skew_and_no_matches)
+{
+    NEED_GPU();
+    struct spec a = {.rows = 200000, .n_pay = 1, .key_range = 50000, .skew = 1, .seed = 7};
+    struct spec b = {.rows = 50000, .n_pay = 1, .seed = 8};
+    check(&a, &b, "on=k", 1, 0, 0);
+    struct spec c = {.rows = 50000, .n_pay = 1, .key_offset = 1000000, .seed = 9};
+    check(&a, &c, "on=k", 1, 0, 0);
+    /* A build key repeated ~5,000 times: several shared-memory chunks per partition. */
+    struct spec d = {.rows = 6000, .n_pay = 1, .key_range = 1, .seed = 10};
+    struct spec e = {.rows = 3000, .n_pay = 1, .key_range = 3, .seed = 11};
+    check(&e, &d, "on=k", 1, 0, 0);
+}
+
+SL_TEST(empty_and_one_row_sides)
+{
+    NEED_GPU();
+    struct spec empty = {.rows = 0, .n_pay = 1, .seed = 12};
+    struct spec one = {.rows = 1, .n_pay = 1, .seed = 13};
+    struct spec many = {.rows = 1000, .n_pay = 1, .key_range = 3, .seed = 14};
+    check(&empty, &many, "on=k", 1, 0, 0);
+    check(&many, &empty, "on=k", 1, 0, 0);
+    check(&one, &many, "on=k", 1, 0, 0);
+    check(&one, &one, "on=k", 1, 0, 0);
+}
+
+SL_TEST(aggregate_output_exact)
+{
+    NEED_GPU();
+    struct spec a = {.rows = 150000, .n_pay = 1, .key_range = 30000, .seed = 15};
+    struct spec b = {.rows = 30000, .n_pay = 1, .seed = 16};
+    check(&a, &b, "on=k output=aggregate", 1, 0, 0);
+    struct spec c = {.rows = 80000, .key64 = 1, .n_pay = 2, .pay64 = 1, .key_range = 900, .seed = 17};
+    struct spec d = {.rows = 9000, .key64 = 1, .n_pay = 1, .pay64 = 1, .key_range = 900, .seed = 18};
+    check(&c, &d, "on=k output=aggregate", 1, 0, 0);
+    check(&c, &d, "on=k output=aggregate", 1, 1, 0);
+}
+
+SL_TEST(left_join_and_null_keys_fall_back_to_the_cpu)
+{
+    NEED_GPU();
+    struct spec a = {.rows = 50000, .n_pay = 1, .key_range = 60000, .seed = 19};
+    struct spec b = {.rows = 40000, .n_pay = 1, .seed = 20};
+    check(&a, &b, "on=k kind=left", 0, 0, 0);
+    check(&a, &b, "on=k kind=anti", 0, 1, 0);
+    struct spec n = {.rows = 50000, .n_pay = 1, .key_range = 40000, .nulls = 1, .seed = 21};
+    check(&n, &b, "on=k", 0, 0, 0);
+}
+
+SL_TEST(small_gpu_budget_falls_back_to_the_cpu)
+{
+    NEED_GPU();
+    struct spec a = {.rows = 400000, .n_pay = 1, .key_range = 100000, .seed = 22};
+    struct spec b = {.rows = 100000, .n_pay = 1, .seed = 23};
+    check(&a, &b, "on=k", 0, 0, 48 << 20);
+}
