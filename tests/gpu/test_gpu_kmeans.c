@@ -2,16 +2,20 @@
  * (kmeans_ref.h): kernel level through the launchers (every method: fused, multi-pass,
  * tensor-core fused and multi-pass; small k and d, k = 1, k = n, d = 16 k = 64, large
  * k*d, d > 64, ties, empty input, bad arguments, Lloyd loops with the update kernel,
- * k-means++ picks) and operator level (test_gpu_kmeans_op.c). Labels must equal the
+ * k-means++ picks) and operator level (the op_ cases). Labels must equal the
  * reference except near-ties, new centroids within relative 1e-4 (DESIGN.md), counts
- * exactly when labels agree. Cases skip without a usable GPU.
+ * exactly when labels agree; the operator (kmeans_cuda.c) with placement gpu against
+ * placement cpu, with the same initial centroids (given, random, k-means++). Cases skip
+ * without a usable GPU.
  *
  * Plain cudaMalloc here (not the runtime's pools): the launchers are what is tested. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cuda/cuda_int.h"
+#include "exec_int.h"
 #include "kmeans_ref.h"
 #include "sl_test.h"
 #include "sluice_k/kmeans.h"
@@ -391,4 +395,215 @@ SL_TEST(plusplus_matches_cpu)
         CU(cudaStreamDestroy(s));
         pts_free(&p);
     }
+}
+
+/* ---------------- operator level: kmeans with placement gpu vs cpu ---------------- */
+
+static sl_table_t *points_table(int64_t n, int d, int kt, uint64_t seed, int grid, int64_t chunk)
+{
+    sl_table_t *t;
+    SL_ASSERT_OK(sl_table_create(&t));
+    char names[64][8];
+    const char *np[64];
+    enum sl_type ty[64];
+    for (int j = 0; j < d; j++) {
+        snprintf(names[j], sizeof names[j], "f%d", j);
+        np[j] = names[j];
+        ty[j] = SL_TYPE_FLOAT32;
+    }
+    struct pts p;
+    memset(&p, 0, sizeof p);
+    uint64_t x = seed * 0x9E3779B97F4A7C15ull + 7;
+    float *ctr = malloc((size_t)kt * d * sizeof *ctr);
+    for (int e = 0; e < kt * d; e++)
+        ctr[e] = (float)(unit(&x) * 20 - 10);
+    for (int64_t lo = 0; lo < n || lo == 0; lo += chunk) {
+        int64_t m = n - lo < chunk ? n - lo : chunk;
+        sl_batch_t *b;
+        SL_ASSERT_OK(sl_batch_create(&b, d, np, ty, m));
+        for (int64_t i = 0; i < m; i++) {
+            int w = (int)(unit(&x) * kt);
+            for (int j = 0; j < d; j++) {
+                float v = ctr[w * d + j] + (float)(unit(&x) * 2 - 1);
+                ((float *)sl_batch_column_data(b, j))[i] = grid ? floorf(v) : v;
+            }
+        }
+        SL_ASSERT_OK(sl_table_append(t, b));
+        sl_batch_unref(b);
+        if (m == 0)
+            break;
+    }
+    free(ctr);
+    return t;
+}
+
+static sl_engine_t *km_engine(enum sl_placement pl, int64_t gpu_mem)
+{
+    struct sl_engine_config cfg;
+    sl_engine_config_init(&cfg);
+    cfg.n_threads = 2;
+    cfg.placement = pl;
+    cfg.gpu_mem_limit = gpu_mem;
+    sl_engine_t *e;
+    SL_ASSERT_OK(sl_engine_open(&e, &cfg));
+    return e;
+}
+
+/* Runs kmeans(opts) over t; returns the result in host memory, or NULL with the error
+ * code and message when the query fails. */
+static sl_table_t *km_run(sl_engine_t *e, sl_table_t *t, const char *opts, int *on_gpu, int *rc,
+                          char *msg, size_t msg_len)
+{
+    sl_plan_t *p;
+    int ns, nk;
+    SL_ASSERT_OK(sl_plan_create(&p));
+    SL_ASSERT_OK(sl_plan_add_table(p, t, &ns));
+    SL_ASSERT_OK(sl_plan_add(p, "kmeans", &ns, 1, opts, &nk));
+    SL_ASSERT_OK(sl_plan_output(p, nk, "o"));
+    sl_query_t *q;
+    SL_ASSERT_OK(sl_query_create(e, p, &q));
+    *rc = sl_query_run(q);
+    sl_table_t *host = NULL;
+    if (*rc == SL_OK) {
+        sl_table_t *out;
+        SL_ASSERT_OK(sl_query_result(q, "o", &out));
+        SL_ASSERT_OK(sl_table_to_host(out, &host));
+        sl_table_unref(out);
+    } else {
+        snprintf(msg, msg_len, "%s", sl_query_errmsg(q));
+    }
+    if (on_gpu)
+        *on_gpu = q->ops[nk].home_gpu >= 0;
+    sl_query_destroy(q);
+    sl_plan_destroy(p);
+    return host;
+}
+
+static double cell(sl_table_t *t, int col, int64_t row)
+{
+    for (int64_t bi = 0; bi < sl_table_num_batches(t); bi++) {
+        sl_batch_t *b = sl_table_batch(t, bi);
+        if (row >= sl_batch_num_rows(b)) {
+            row -= sl_batch_num_rows(b);
+            continue;
+        }
+        struct sl_column c;
+        sl_batch_column(b, col, &c);
+        if (c.type == SL_TYPE_FLOAT64)
+            return ((const double *)c.data)[c.offset + row];
+        if (c.type == SL_TYPE_FLOAT32)
+            return ((const float *)c.data)[c.offset + row];
+        return (double)((const int64_t *)c.data)[c.offset + row];
+    }
+    fail_msg("row out of range");
+    return 0;
+}
+
+/* The same kmeans on the CPU and the GPU (placement gpu, optionally GPU-resident input,
+ * optionally a GPU budget): both fail alike, or centroids within relative 1e-4, sizes
+ * equal (no ties in these inputs or ties broken alike), same iterations, inertia within
+ * 1e-4; for output=assignments the clusters row by row. */
+static void op_check(int64_t n, int d, int kt, uint64_t seed, int grid, const char *opts,
+                     int resident, int64_t gpu_mem, int expect_gpu)
+{
+    sl_table_t *t = points_table(n, d, kt, seed, grid, 30000);
+    sl_engine_t *cpu = km_engine(SL_PLACE_CPU, 0), *gpu = km_engine(SL_PLACE_GPU, gpu_mem);
+    int rc_c, rc_g, on_gpu = -1;
+    char m_c[512] = "", m_g[512] = "";
+    sl_table_t *want = km_run(cpu, t, opts, NULL, &rc_c, m_c, sizeof m_c);
+    sl_table_t *gt = t;
+    if (resident)
+        SL_ASSERT_OK(sl_table_to_device(gpu, t, 0, &gt));
+    sl_table_t *got = km_run(gpu, gt, opts, &on_gpu, &rc_g, m_g, sizeof m_g);
+    if (resident)
+        sl_table_unref(gt);
+    printf("kmeans %s n=%lld d=%d%s: cpu rc %d, gpu rc %d, on the GPU: %d\n", opts, (long long)n, d,
+           resident ? " resident" : "", rc_c, rc_g, on_gpu);
+    assert_int_equal(rc_g, rc_c);
+    if (rc_c != SL_OK) {
+        assert_string_equal(m_g, m_c);
+    } else {
+        assert_int_equal(on_gpu, expect_gpu);
+        int64_t rows = sl_table_num_rows(want);
+        assert_int_equal(sl_table_num_rows(got), rows);
+        if (strstr(opts, "output=assignments")) {
+            int64_t diff = 0;
+            for (int64_t r = 0; r < rows; r++)
+                diff += cell(got, d, r) != cell(want, d, r);
+            assert_int_equal(diff, 0);
+        } else {
+            for (int64_t c = 0; c < rows; c++) {
+                for (int j = 0; j < d; j++) {
+                    double g = cell(got, j, c), w = cell(want, j, c);
+                    if (fabs(g - w) > 1e-4 * (fabs(w) + 1.0))
+                        fail_msg("centroid %lld feature %d: gpu %.9g, cpu %.9g", (long long)c, j,
+                                 g, w);
+                }
+                assert_int_equal((int64_t)cell(got, d + 1, c), (int64_t)cell(want, d + 1, c));
+                assert_int_equal((int64_t)cell(got, d + 3, c), (int64_t)cell(want, d + 3, c));
+                double gi = cell(got, d + 2, c), wi = cell(want, d + 2, c);
+                if (fabs(gi - wi) > 1e-4 * fabs(wi) + 1e-9)
+                    fail_msg("inertia gpu %.9g, cpu %.9g", gi, wi);
+            }
+        }
+    }
+    if (want)
+        sl_table_unref(want);
+    if (got)
+        sl_table_unref(got);
+    struct sl_mem_stats ms;
+    sl_engine_mem_stats(gpu, &ms);
+    assert_int_equal(ms.gpu_in_use, 0);
+    sl_engine_close(cpu);
+    sl_engine_close(gpu);
+    sl_table_unref(t);
+}
+
+#define NEED_GPU()                            \
+    do {                                      \
+        if (sl__cuda_device_count() == 0)     \
+            SL_SKIP("no GPU");                \
+    } while (0)
+
+SL_TEST(op_d16_k64_init_modes)
+{
+    NEED_GPU();
+    op_check(200000, 16, 64, 41, 0, "k=64 init=random seed=3 max_iter=10 tol=0", 0, 0, 1);
+    op_check(200000, 16, 64, 41, 0, "k=64 init=random seed=3 max_iter=10 tol=0", 1, 0, 1);
+    op_check(100000, 16, 64, 42, 0, "k=64 init=kmeans++ seed=5 max_iter=20", 0, 0, 1);
+    op_check(50000, 16, 32, 43, 0, "k=32 init=kmeans++ seed=1 output=assignments", 0, 0, 1);
+}
+
+SL_TEST(op_small_k1_and_given)
+{
+    NEED_GPU();
+    op_check(1000, 2, 3, 44, 0, "k=3 init=given centroids=0,0;5,5;-5,5 max_iter=50", 0, 0, 1);
+    op_check(70001, 16, 4, 45, 0, "k=1 init=random seed=9", 0, 0, 1);
+    op_check(5, 3, 2, 46, 0, "k=5 init=random seed=2", 0, 0, 1); /* k = n */
+}
+
+SL_TEST(op_errors_as_cpu)
+{
+    NEED_GPU();
+    op_check(5, 3, 2, 47, 0, "k=6 init=random", 0, 0, 1);  /* n < k */
+    op_check(0, 3, 2, 48, 0, "k=2 init=kmeans++", 0, 0, 1); /* empty input */
+}
+
+SL_TEST(op_large_kd_and_ties)
+{
+    NEED_GPU();
+    op_check(60000, 16, 200, 49, 0, "k=2000 init=random seed=4 max_iter=4 tol=0", 0, 0, 1);
+    op_check(20000, 80, 10, 50, 0, "k=20 init=kmeans++ seed=4 max_iter=6", 0, 0, 1);
+    /* integer points and two equal given centroids: exact ties, lowest index everywhere */
+    op_check(30000, 2, 3, 51, 1, "k=3 init=given centroids=1,1;1,1;-3,4 max_iter=3 tol=0", 0, 0,
+             1);
+}
+
+SL_TEST(op_streams_past_the_budget)
+{
+    NEED_GPU();
+    /* 2^20 points x 16 features (64 MiB) under a 48 MiB GPU budget: later batches are
+     * kept in host memory and streamed through the GPU every iteration. */
+    op_check(1 << 20, 16, 64, 52, 0, "k=64 init=random seed=8 max_iter=5 tol=0", 0,
+             (int64_t)48 << 20, 1);
 }
