@@ -2,8 +2,9 @@
 # Runs on the GPU machine (device tool) from the repository root, everything prebuilt
 # here and carried in $C (default .carry-gpukmeans): the standalone kernel check and
 # benchmark (bench/gpu/gpu_kmeans_bench.cu), the meson test binary test_gpu_kmeans
-# (kernel and operator cases), `sluice bench kmeans --placement gpu` and cpu, then
-# compute-sanitizer memcheck (small input) and racecheck (tiny input). Logs in $OUT.
+# (kernel and operator cases), `sluice bench kmeans --placement gpu` (points resident
+# on the GPU and in host memory), then compute-sanitizer memcheck (small input),
+# racecheck and synccheck (tiny input). Logs in $OUT.
 C=${C:-.carry-gpukmeans}
 O=${OUT:-/tmp/out}
 mkdir -p $O/logs
@@ -14,20 +15,20 @@ step() { local name=$1 t=$2; shift 2; echo "=== $name: $*"; local t0=$(date +%s.
   timeout $t "$@" > $O/logs/$name.log 2>&1; local rc=$?
   echo "=== $name rc=$rc ($(awk "BEGIN{print $(date +%s.%N) - $t0}") s)"; tail -n ${TAIL:-8} $O/logs/$name.log; }
 B=$C/gpu_kmeans_bench
-TAIL=6 step check 100 $B check ${CHECK_LG:-16}
-grep -c '^ok' $O/logs/check.log; grep '^FAIL' $O/logs/check.log | head -20
+TAIL=3 step check 80 $B check ${CHECK_LG:-16}
+grep -c '^ok' $O/logs/check.log; grep '^FAIL' $O/logs/check.log | head -30
+TAIL=30 step bench 90 $B bench ${BENCH_LG:-26}
 if [ -x $C/test_gpu_kmeans ]; then
   for c in $($C/test_gpu_kmeans --list 2>/dev/null); do
-    TAIL=3 step "t_$c" 120 env SLUICE_TEST=1 $C/test_gpu_kmeans $c
+    TAIL=${TT:-2} step "t_$c" 60 env SLUICE_TEST=1 $C/test_gpu_kmeans $c
   done
 fi
 if [ -x $C/sluice ]; then
-  TAIL=2 step op_bench_gpu 120 $C/sluice bench kmeans --points 2^26 --dims 16 --k 64 --iters 10 --placement gpu --repeat 3
-  TAIL=2 step op_bench_small 60 $C/sluice bench kmeans --points 2^20 --dims 16 --k 64 --iters 10 --placement gpu
+  TAIL=1 step op_bench_dev 60 $C/sluice bench kmeans --points 2^26 --dims 16 --k 64 --iters 10 --placement gpu --resident device --repeat 5
+  TAIL=1 step op_bench_host 60 $C/sluice bench kmeans --points 2^26 --dims 16 --k 64 --iters 10 --placement gpu --repeat 3
 fi
-TAIL=25 step bench 150 $B bench ${BENCH_LG:-26}
-TAIL=4 step memcheck 150 compute-sanitizer --tool memcheck --leak-check no $B check ${MEMCHECK_LG:-11}
-TAIL=4 step racecheck 100 compute-sanitizer --tool racecheck --racecheck-report all $B tiny
-TAIL=4 step synccheck 60 compute-sanitizer --tool synccheck $B tiny
+TAIL=3 step memcheck 90 compute-sanitizer --tool memcheck --leak-check no $B check ${MEMCHECK_LG:-10}
+TAIL=3 step racecheck 60 compute-sanitizer --tool racecheck --racecheck-report all $B tiny
+TAIL=3 step synccheck 40 compute-sanitizer --tool synccheck $B tiny
 grep -h '^{' $O/logs/bench.log $O/logs/op_bench*.log 2>/dev/null
 tar czf $O/logs.tar.gz -C $O logs

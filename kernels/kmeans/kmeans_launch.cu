@@ -169,7 +169,7 @@ static cudaError_t run_tc(bool fuse, const float *const *h_cols, int d, int64_t 
     if (fuse) {
         smem = tc_fused_smem(D, k);
     } else {
-        int cap = (int)((kChunkSmem - (size_t)kWarps * 32 * sd * 4) / ((sd + 1) * 4)) & ~7;
+        int cap = (int)(kChunkSmem / ((sd + 1) * 4)) & ~7; /* plus the staging tile */
         kc = k8 < cap ? k8 : cap;
         smem = ((size_t)kc * sd + kc + (size_t)kWarps * 32 * sd) * 4;
     }
