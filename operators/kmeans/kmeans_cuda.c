@@ -1,8 +1,8 @@
 /* kmeans on a GPU (issue 7): the CUDA sink and finalize of the kmeans operator.
  *
  * Sink: keeps references to the device batches the runtime uploaded (a GPU-resident
- * table's slices are used in place). A batch larger than half of the device memory
- * still free under the engine's budget is kept as a host copy instead: those are
+ * table's slices are used in place). Once the device memory still free under the
+ * engine's budget falls below 16 MiB + 10 batches, batches are kept as host copies: those are
  * streamed through the GPU every iteration (chunked streaming; the sums stay on the
  * GPU across chunks). Feature columns with a validity bitmap are checked for nulls on a
  * host copy (the same error as the CPU operator).
@@ -69,7 +69,10 @@ int sl__km_sink_cuda(sl_task_t *t)
         const struct sl__col *c = &b->cols[port ? p->cols1[j] : p->cols[j]];
         nullable |= c->validity && c->null_count != 0;
     }
-    bool to_host = sl_batch_device(b) >= 0 && batch_bytes(b) > sl_task_device_budget(t) / 2;
+    /* Kept on the device while what stays free covers the morsels in flight (up to 4
+     * uploads), the iterations' state and one streamed chunk, with room to spare. */
+    bool to_host = sl_batch_device(b) >= 0 &&
+                   batch_bytes(b) * 10 + ((int64_t)16 << 20) > sl_task_device_budget(t);
     if (!nullable && !to_host)
         return sl__km_keep(t, ls, b, port);
     sl_batch_t *h;

@@ -403,9 +403,9 @@ static sl_table_t *points_table(int64_t n, int d, int kt, uint64_t seed, int gri
 {
     sl_table_t *t;
     SL_ASSERT_OK(sl_table_create(&t));
-    char names[64][8];
-    const char *np[64];
-    enum sl_type ty[64];
+    char names[SL_K_KMEANS_MAX_DIMS][8];
+    const char *np[SL_K_KMEANS_MAX_DIMS];
+    enum sl_type ty[SL_K_KMEANS_MAX_DIMS];
     for (int j = 0; j < d; j++) {
         snprintf(names[j], sizeof names[j], "f%d", j);
         np[j] = names[j];
@@ -458,7 +458,14 @@ static sl_table_t *km_run(sl_engine_t *e, sl_table_t *t, const char *opts, int *
     int ns, nk;
     SL_ASSERT_OK(sl_plan_create(&p));
     SL_ASSERT_OK(sl_plan_add_table(p, t, &ns));
-    SL_ASSERT_OK(sl_plan_add(p, "kmeans", &ns, 1, opts, &nk));
+    *rc = sl_plan_add(p, "kmeans", &ns, 1, opts, &nk);
+    if (*rc != SL_OK) { /* found at bind (rows known): the same on every placement */
+        snprintf(msg, msg_len, "%s", sl_last_errmsg());
+        if (on_gpu)
+            *on_gpu = 0;
+        sl_plan_destroy(p);
+        return NULL;
+    }
     SL_ASSERT_OK(sl_plan_output(p, nk, "o"));
     sl_query_t *q;
     SL_ASSERT_OK(sl_query_create(e, p, &q));
@@ -517,11 +524,12 @@ static void op_check(int64_t n, int d, int kt, uint64_t seed, int grid, const ch
     sl_table_t *got = km_run(gpu, gt, opts, &on_gpu, &rc_g, m_g, sizeof m_g);
     if (resident)
         sl_table_unref(gt);
-    printf("kmeans %s n=%lld d=%d%s: cpu rc %d, gpu rc %d, on the GPU: %d\n", opts, (long long)n, d,
-           resident ? " resident" : "", rc_c, rc_g, on_gpu);
+    printf("kmeans %s n=%lld d=%d%s: cpu rc %d, gpu rc %d, on the GPU: %d %s %s\n", opts,
+           (long long)n, d, resident ? " resident" : "", rc_c, rc_g, on_gpu, m_c, m_g);
     assert_int_equal(rc_g, rc_c);
     if (rc_c != SL_OK) {
         assert_string_equal(m_g, m_c);
+        assert_int_equal(rc_c, expect_gpu); /* here: the expected error code */
     } else {
         assert_int_equal(on_gpu, expect_gpu);
         int64_t rows = sl_table_num_rows(want);
@@ -577,7 +585,7 @@ SL_TEST(op_d16_k64_init_modes)
 SL_TEST(op_small_k1_and_given)
 {
     NEED_GPU();
-    op_check(1000, 2, 3, 44, 0, "k=3 init=given centroids=0,0;5,5;-5,5 max_iter=50", 0, 0, 1);
+    op_check(1000, 2, 3, 44, 0, "k=3 init=given centroids=\"0,0;5,5;-5,5\" max_iter=50", 0, 0, 1);
     op_check(70001, 16, 4, 45, 0, "k=1 init=random seed=9", 0, 0, 1);
     op_check(5, 3, 2, 46, 0, "k=5 init=random seed=2", 0, 0, 1); /* k = n */
 }
@@ -585,8 +593,8 @@ SL_TEST(op_small_k1_and_given)
 SL_TEST(op_errors_as_cpu)
 {
     NEED_GPU();
-    op_check(5, 3, 2, 47, 0, "k=6 init=random", 0, 0, 1);  /* n < k */
-    op_check(0, 3, 2, 48, 0, "k=2 init=kmeans++", 0, 0, 1); /* empty input */
+    op_check(5, 3, 2, 47, 0, "k=6 init=random", 0, 0, SL_EINVAL);   /* n < k */
+    op_check(0, 3, 2, 48, 0, "k=2 init=kmeans++", 0, 0, SL_EINVAL); /* empty input */
 }
 
 SL_TEST(op_large_kd_and_ties)
@@ -595,7 +603,7 @@ SL_TEST(op_large_kd_and_ties)
     op_check(60000, 16, 200, 49, 0, "k=2000 init=random seed=4 max_iter=4 tol=0", 0, 0, 1);
     op_check(20000, 80, 10, 50, 0, "k=20 init=kmeans++ seed=4 max_iter=6", 0, 0, 1);
     /* integer points and two equal given centroids: exact ties, lowest index everywhere */
-    op_check(30000, 2, 3, 51, 1, "k=3 init=given centroids=1,1;1,1;-3,4 max_iter=3 tol=0", 0, 0,
+    op_check(30000, 2, 3, 51, 1, "k=3 init=given centroids=\"1,1;1,1;-3,4\" max_iter=3 tol=0", 0, 0,
              1);
 }
 
