@@ -64,22 +64,16 @@ __device__ __forceinline__ uint32_t to_tf32(float v)
 }
 
 /* Rows [c0, c0 + kc) of the centroids into shared memory with row stride SD (padding
- * features and rows zero); with TF, as a TF32 pair hi + lo (s_c, s_lo: the 3xTF32 split,
- * c = hi + lo to about 2^-21); half norms (+inf for rows past k, so padding never wins). */
+ * features and rows zero), as TF32 bit patterns when TF; half norms (+inf for rows past
+ * k, so padding never wins). */
 template <int D, int SD, bool TF>
-__device__ void load_chunk(float *s_c, float *s_lo, float *s_hn, const float *__restrict__ cent,
-                           int d, int k, int c0, int kc)
+__device__ void load_chunk(float *s_c, float *s_hn, const float *__restrict__ cent, int d, int k,
+                           int c0, int kc)
 {
     for (int e = threadIdx.x; e < kc * D; e += kThreads) {
         int r = e / D, j = e % D, c = c0 + r;
         float v = (c < k && j < d) ? cent[(int64_t)c * d + j] : 0.f;
-        if (TF) {
-            float hi = __uint_as_float(to_tf32(v));
-            s_c[r * SD + j] = hi;
-            s_lo[r * SD + j] = __uint_as_float(to_tf32(v - hi));
-        } else {
-            s_c[r * SD + j] = v;
-        }
+        s_c[r * SD + j] = TF ? __uint_as_float(to_tf32(v)) : v;
     }
     for (int r = threadIdx.x; r < kc; r += kThreads) {
         int c = c0 + r;
@@ -102,30 +96,16 @@ __device__ __forceinline__ void load_points(const Cols<D> &cols, int d, int64_t 
 }
 
 /* The shared partial sums of a fused block: residual x - c per feature (row stride
- * D + 1, odd, so different labels spread over the banks). A warp adds its 32 staged
- * points (wx: row stride SD, float32; wl: labels, -1 = none) with the features across
- * the lanes (paper-004's Partitioned Features layout): one warp instruction touches the
- * D features of 32 / D points, so lanes rarely collide on an address, unlike one point
- * per lane where every pair of lanes with equal labels serializes the atomics. */
-template <int D, int SD>
-__device__ __forceinline__ void warp_update(const float *wx, const int *wl, float *s_sum,
-                                            const float *cf, int d)
+ * D + 1, odd, so lanes with different labels hit different banks) and counts. */
+template <int D>
+__device__ __forceinline__ void fused_add(float *s_sum, unsigned *s_cnt, const float *cf, int d,
+                                          int l, const float (&x)[D])
 {
-    constexpr int G = D >= 32 ? 1 : 32 / D; /* points per step */
-    constexpr int F = D > 32 ? D / 32 : 1;  /* features per lane */
-    const int lane = threadIdx.x & 31;
-    const int j0 = D >= 32 ? lane : lane % D, q = D >= 32 ? 0 : lane / D;
-    for (int p = q; p < 32; p += G) {
-        const int l = wl[p];
-        if (l < 0)
-            continue;
+    atomicAdd(&s_cnt[l], 1u);
 #pragma unroll
-        for (int f = 0; f < F; f++) {
-            const int j = j0 + f * 32;
-            if (j < d)
-                atomicAdd(&s_sum[l * (D + 1) + j], wx[p * SD + j] - cf[l * D + j]);
-        }
-    }
+    for (int j = 0; j < D; j++)
+        if (j < d)
+            atomicAdd(&s_sum[l * (D + 1) + j], x[j] - cf[l * D + j]);
 }
 
 /* Merges a fused block's partials into the global float64 accumulators. */
@@ -156,15 +136,11 @@ __global__ void __launch_bounds__(kThreads)
     simt_kernel(Cols<D> cols, int d, int64_t n, const float *__restrict__ cent, int k, int kc,
                 double *sums, unsigned long long *counts, double *inertia, int32_t *labels)
 {
-    constexpr int SX = D + 4; /* staging row stride */
     extern __shared__ __align__(16) float smem[];
     float *s_c = smem;
     float *s_hn = s_c + kc * D;
-    float *s_sum = s_hn + kc;                         /* FUSE: k * (D + 1) */
+    float *s_sum = s_hn + kc;
     unsigned *s_cnt = (unsigned *)(s_sum + (FUSE ? k * (D + 1) : 0));
-    float *s_x = (float *)(s_cnt + (FUSE ? k : 0));   /* FUSE: kWarps * 32 * SX */
-    int *s_l = (int *)(s_x + (FUSE ? kWarps * 32 * SX : 0)); /* FUSE: kWarps * 32 */
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const int nchunks = (k + kc - 1) / kc;
     if (FUSE) {
         for (int e = threadIdx.x; e < k * (D + 1); e += kThreads)
@@ -173,7 +149,7 @@ __global__ void __launch_bounds__(kThreads)
             s_cnt[c] = 0;
     }
     if (nchunks == 1)
-        load_chunk<D, D, false>(s_c, NULL, s_hn, cent, d, k, 0, kc);
+        load_chunk<D, D, false>(s_c, s_hn, cent, d, k, 0, kc);
     __syncthreads();
     double my_in = 0;
     const int64_t tile = (int64_t)kThreads * P;
@@ -191,7 +167,7 @@ __global__ void __launch_bounds__(kThreads)
             const int c0 = ch * kc;
             if (nchunks > 1) {
                 __syncthreads();
-                load_chunk<D, D, false>(s_c, NULL, s_hn, cent, d, k, c0, kc);
+                load_chunk<D, D, false>(s_c, s_hn, cent, d, k, c0, kc);
                 __syncthreads();
             }
             const int cend = min(kc, (k - c0 + 3) & ~3);
@@ -225,30 +201,18 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
         for (int p = 0; p < P; p++) {
             const int64_t i = base + (int64_t)p * kThreads + threadIdx.x;
-            if (i < n) {
-                float xn = 0.f;
+            if (i >= n)
+                continue;
+            float xn = 0.f;
 #pragma unroll
-                for (int j = 0; j < D; j++)
-                    xn = fmaf(x[p][j], x[p][j], xn);
-                const float dd = fmaf(2.f, best[p], xn);
-                my_in += dd > 0.f ? dd : 0.f;
-                if (labels)
-                    labels[i] = bi[p];
-                if (FUSE)
-                    atomicAdd(&s_cnt[bi[p]], 1u);
-            }
-            if (FUSE) {
-                /* stage the warp's 32 points, add them feature-across-lanes */
-                float *wx = s_x + warp * 32 * SX;
-                int *wl = s_l + warp * 32;
-#pragma unroll
-                for (int j = 0; j < D; j++)
-                    wx[lane * SX + j] = x[p][j];
-                wl[lane] = i < n ? bi[p] : -1;
-                __syncwarp();
-                warp_update<D, SX>(wx, wl, s_sum, s_c, d);
-                __syncwarp();
-            }
+            for (int j = 0; j < D; j++)
+                xn = fmaf(x[p][j], x[p][j], xn);
+            const float dd = fmaf(2.f, best[p], xn);
+            my_in += dd > 0.f ? dd : 0.f;
+            if (labels)
+                labels[i] = bi[p];
+            if (FUSE)
+                fused_add<D>(s_sum, s_cnt, s_c, d, bi[p], x[p]);
         }
     }
     if (FUSE)
@@ -288,36 +252,30 @@ __device__ __forceinline__ void take(float v, int c, float &b, float &s, int &i)
 }
 
 /* Tensor-core assignment. A warp takes 32 points per tile (one per lane for loading and
- * for the update), stages them (float32) in shared memory and reads them back as mma A
- * fragments (two 16-row tiles); centroids are the B operand 8 at a time, the half norms
- * the accumulator input, so D = hn - x.c. 3xTF32: x = xh + xl and c = ch + cl (each a
- * TF32 number), x.c ~ xl.ch + xh.cl + xh.ch, accurate to about 2^-20 relative, so the
- * exact float32 re-check below is needed only for true near-ties. mma m16n8k8 layout:
- * lane = 4 g + t holds rows g and g + 8, columns 2t and 2t + 1. Each lane keeps best,
- * second best and index for its 4 rows, the quad merges them, the owner lane of each
- * point takes its row's result and re-assigns exactly in float32 (as simt_kernel) when
- * the gap is within the error bound (kmeans.h). d_hmax: max half norm over all
- * centroids. */
+ * for the update), stages -x as TF32 in shared memory and reads them back as mma A
+ * fragments (two 16-row tiles); centroids, TF32, are the B operand 8 at a time, the
+ * half norms the accumulator input, so D = hn - x.c. mma m16n8k8 layout: lane = 4 g + t
+ * holds rows g and g + 8, columns 2t and 2t + 1. Each lane keeps best, second best and
+ * index for its 4 rows, the quad merges them, the owner lane of each point takes its
+ * row's result and re-assigns exactly in float32 when the TF32 gap is within the error
+ * bound (see kmeans.h). d_hmax: max half norm over all centroids (float32). */
 template <int D, bool FUSE>
-__global__ void __launch_bounds__(kThreads, D <= 16 ? 3 : 1) /* 3 blocks: hide HBM latency */
+__global__ void __launch_bounds__(kThreads)
     tc_kernel(Cols<D> cols, int d, int64_t n, const float *__restrict__ cent, int k, int kc,
               const float *__restrict__ d_hmax, double *sums, unsigned long long *counts,
               double *inertia, int32_t *labels)
 {
     constexpr int SD = D + 4; /* conflict-free fragment reads */
     extern __shared__ __align__(16) float smem[];
-    float *s_ch = smem;                       /* kc * SD, TF32 high parts */
-    float *s_cl = s_ch + kc * SD;             /* kc * SD, TF32 low parts */
-    float *s_hn = s_cl + kc * SD;             /* kc */
-    float *s_x = s_hn + kc;                   /* kWarps * 32 * SD, float32 points */
-    int *s_l = (int *)(s_x + kWarps * 32 * SD); /* kWarps * 32 labels */
-    float *s_cf = (float *)(s_l + kWarps * 32); /* FUSE: k * D float32 centroids */
+    float *s_ct = smem;                       /* kc * SD, TF32 */
+    float *s_hn = s_ct + kc * SD;             /* kc */
+    float *s_x = s_hn + kc;                   /* kWarps * 32 * SD */
+    float *s_cf = s_x + kWarps * 32 * SD;     /* FUSE: k * D float32 centroids */
     float *s_sum = s_cf + (FUSE ? k * D : 0); /* FUSE: k * (D + 1) */
     unsigned *s_cnt = (unsigned *)(s_sum + (FUSE ? k * (D + 1) : 0));
     const int nchunks = (k + kc - 1) / kc;
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
     float *wx = s_x + warp * 32 * SD;
-    int *wl = s_l + warp * 32;
     if (FUSE) {
         for (int e = threadIdx.x; e < k * (D + 1); e += kThreads)
             s_sum[e] = 0.f;
@@ -329,34 +287,32 @@ __global__ void __launch_bounds__(kThreads, D <= 16 ? 3 : 1) /* 3 blocks: hide H
         }
     }
     if (nchunks == 1)
-        load_chunk<D, SD, true>(s_ch, s_cl, s_hn, cent, d, k, 0, kc);
+        load_chunk<D, SD, true>(s_ct, s_hn, cent, d, k, 0, kc);
     __syncthreads();
     const float hmax = *d_hmax;
     double my_in = 0;
     for (int64_t base = (int64_t)blockIdx.x * kThreads; base < n;
          base += (int64_t)gridDim.x * kThreads) {
         const int64_t i = base + threadIdx.x;
-        float xn = 0.f;
+        float x[D];
 #pragma unroll
         for (int j = 0; j < D; j++) {
-            const float v = (j < d && i < n) ? __ldg(cols.p[j] + i) : 0.f;
-            xn = fmaf(v, v, xn);
-            wx[lane * SD + j] = v;
+            x[j] = (j < d && i < n) ? __ldg(cols.p[j] + i) : 0.f;
+            wx[lane * SD + j] = __uint_as_float(to_tf32(-x[j]));
         }
         __syncwarp();
-        uint32_t ah[2][D / 8][4], al[2][D / 8][4];
+        uint32_t a[2][D / 8][4];
 #pragma unroll
         for (int mt = 0; mt < 2; mt++)
 #pragma unroll
             for (int ks = 0; ks < D / 8; ks++) {
                 const float *r0 = wx + (mt * 16 + g) * SD + ks * 8 + t;
-                const float v[4] = {-r0[0], -r0[8 * SD], -r0[4], -r0[8 * SD + 4]};
-#pragma unroll
-                for (int q = 0; q < 4; q++) {
-                    ah[mt][ks][q] = to_tf32(v[q]);
-                    al[mt][ks][q] = to_tf32(v[q] - __uint_as_float(ah[mt][ks][q]));
-                }
+                a[mt][ks][0] = __float_as_uint(r0[0]);
+                a[mt][ks][1] = __float_as_uint(r0[8 * SD]);
+                a[mt][ks][2] = __float_as_uint(r0[4]);
+                a[mt][ks][3] = __float_as_uint(r0[8 * SD + 4]);
             }
+        __syncwarp();
         float b[4], s[4];
         int bi[4];
 #pragma unroll
@@ -369,19 +325,18 @@ __global__ void __launch_bounds__(kThreads, D <= 16 ? 3 : 1) /* 3 blocks: hide H
             const int c0 = ch * kc;
             if (nchunks > 1) {
                 __syncthreads();
-                load_chunk<D, SD, true>(s_ch, s_cl, s_hn, cent, d, k, c0, kc);
+                load_chunk<D, SD, true>(s_ct, s_hn, cent, d, k, c0, kc);
                 __syncthreads();
             }
             const int cend = min(kc, (k - c0 + 7) & ~7);
+#pragma unroll 2
             for (int nt = 0; nt < cend; nt += 8) {
-                uint32_t bh[D / 8][2], bl[D / 8][2];
-                const int off = (nt + g) * SD + t;
+                uint32_t bf[D / 8][2];
+                const float *cr = s_ct + (nt + g) * SD + t;
 #pragma unroll
                 for (int ks = 0; ks < D / 8; ks++) {
-                    bh[ks][0] = __float_as_uint(s_ch[off + ks * 8]);
-                    bh[ks][1] = __float_as_uint(s_ch[off + ks * 8 + 4]);
-                    bl[ks][0] = __float_as_uint(s_cl[off + ks * 8]);
-                    bl[ks][1] = __float_as_uint(s_cl[off + ks * 8 + 4]);
+                    bf[ks][0] = __float_as_uint(cr[ks * 8]);
+                    bf[ks][1] = __float_as_uint(cr[ks * 8 + 4]);
                 }
                 const float h0 = s_hn[nt + 2 * t], h1 = s_hn[nt + 2 * t + 1];
                 const int c = c0 + nt + 2 * t;
@@ -389,11 +344,8 @@ __global__ void __launch_bounds__(kThreads, D <= 16 ? 3 : 1) /* 3 blocks: hide H
                 for (int mt = 0; mt < 2; mt++) {
                     float acc[4] = {h0, h1, h0, h1};
 #pragma unroll
-                    for (int ks = 0; ks < D / 8; ks++) {
-                        mma_tf32(acc, al[mt][ks], bh[ks][0], bh[ks][1]);
-                        mma_tf32(acc, ah[mt][ks], bl[ks][0], bl[ks][1]);
-                        mma_tf32(acc, ah[mt][ks], bh[ks][0], bh[ks][1]);
-                    }
+                    for (int ks = 0; ks < D / 8; ks++)
+                        mma_tf32(acc, a[mt][ks], bf[ks][0], bf[ks][1]);
                     take(acc[0], c, b[2 * mt], s[2 * mt], bi[2 * mt]);
                     take(acc[1], c + 1, b[2 * mt], s[2 * mt], bi[2 * mt]);
                     take(acc[2], c, b[2 * mt + 1], s[2 * mt + 1], bi[2 * mt + 1]);
@@ -405,10 +357,10 @@ __global__ void __launch_bounds__(kThreads, D <= 16 ? 3 : 1) /* 3 blocks: hide H
 #pragma unroll
         for (int r = 0; r < 4; r++)
 #pragma unroll
-            for (int o = 1; o <= 2; o <<= 1) {
-                float ob = __shfl_xor_sync(0xffffffffu, b[r], o);
-                float os = __shfl_xor_sync(0xffffffffu, s[r], o);
-                int oi = __shfl_xor_sync(0xffffffffu, bi[r], o);
+            for (int off = 1; off <= 2; off <<= 1) {
+                float ob = __shfl_xor_sync(0xffffffffu, b[r], off);
+                float os = __shfl_xor_sync(0xffffffffu, s[r], off);
+                int oi = __shfl_xor_sync(0xffffffffu, bi[r], off);
                 if (ob < b[r] || (ob == b[r] && oi < bi[r])) {
                     s[r] = fminf(b[r], os);
                     b[r] = ob;
@@ -434,13 +386,12 @@ __global__ void __launch_bounds__(kThreads, D <= 16 ? 3 : 1) /* 3 blocks: hide H
             }
         }
         if (i < n) {
-            float x[D];
+            float xn = 0.f;
 #pragma unroll
             for (int j = 0; j < D; j++)
-                x[j] = wx[lane * SD + j];
+                xn = fmaf(x[j], x[j], xn);
             const float xl = sqrtf(xn), cl = sqrtf(2.f * hmax);
-            /* 3xTF32 and float32 rounding, with a wide margin (kmeans.h) */
-            const float bound = (xl * cl + hmax) * 0x1p-14f;
+            const float bound = xl * cl * 0x1p-8f + (hmax + xl * cl) * (float)(D + 2) * 0x1p-22f;
             float score;
             if (!(ms - mb > bound)) {
                 /* near-tie (or non-finite): exact float32 over all centroids */
@@ -473,14 +424,8 @@ __global__ void __launch_bounds__(kThreads, D <= 16 ? 3 : 1) /* 3 blocks: hide H
             if (labels)
                 labels[i] = mi;
             if (FUSE)
-                atomicAdd(&s_cnt[mi], 1u);
+                fused_add<D>(s_sum, s_cnt, s_cf, d, mi, x);
         }
-        if (FUSE) {
-            wl[lane] = i < n ? mi : -1;
-            __syncwarp();
-            warp_update<D, SD>(wx, wl, s_sum, s_cf, d);
-        }
-        __syncwarp(); /* wx is refilled by the next tile */
     }
     if (FUSE)
         fused_flush<D>(s_sum, s_cnt, d, k, sums, counts);

@@ -30,23 +30,16 @@ static int dims_tc(int d)
     return d < 4 ? 0 : d <= 8 ? 8 : d <= 16 ? 16 : d <= 32 ? 32 : d <= 64 ? 64 : 0;
 }
 
-/* Shared memory layouts: see simt_kernel and tc_kernel. */
 static size_t simt_fused_smem(int D, int k)
 {
-    const size_t kc = (size_t)((k + 3) & ~3), sx = D + 4;
-    return (kc * D + kc + (size_t)k * (D + 1) + k + (size_t)kWarps * 32 * (sx + 1)) * 4;
-}
-
-static size_t tc_smem(int D, int kc, int k, bool fuse)
-{
-    const size_t sd = D + 4;
-    return (2 * (size_t)kc * sd + kc + (size_t)kWarps * 32 * (sd + 1) +
-            (fuse ? (size_t)k * D + (size_t)k * (D + 1) + k : 0)) * 4;
+    const size_t kc = (size_t)((k + 3) & ~3);
+    return (kc * D + kc + (size_t)k * (D + 1) + k) * 4;
 }
 
 static size_t tc_fused_smem(int D, int k)
 {
-    return tc_smem(D, (k + 7) & ~7, k, true);
+    const size_t kc = (size_t)((k + 7) & ~7), sd = D + 4;
+    return (kc * sd + kc + (size_t)kWarps * 32 * sd + (size_t)k * D + (size_t)k * (D + 1) + k) * 4;
 }
 
 extern "C" int sl_k_kmeans_supported(int method, int d, int k)
@@ -176,9 +169,9 @@ static cudaError_t run_tc(bool fuse, const float *const *h_cols, int d, int64_t 
     if (fuse) {
         smem = tc_fused_smem(D, k);
     } else {
-        int cap = (int)(kChunkSmem / ((2 * sd + 1) * 4)) & ~7; /* plus the staging tile */
+        int cap = (int)(kChunkSmem / ((sd + 1) * 4)) & ~7; /* plus the staging tile */
         kc = k8 < cap ? k8 : cap;
-        smem = tc_smem(D, kc, k, false);
+        smem = ((size_t)kc * sd + kc + (size_t)kWarps * 32 * sd) * 4;
     }
     auto kern = fuse ? tc_kernel<D, true> : tc_kernel<D, false>;
     unsigned grid = 0;
