@@ -60,16 +60,16 @@ extern "C" int sl_k_kmeans_supported(int method, int d, int k)
     }
 }
 
-/* AUTO: tensor cores with the exact re-check wherever they apply (d >= 4), fused while
- * the block's state fits shared memory; else SIMT float32. */
+/* AUTO, from the H100 measurements (bench/results_gpukmeans.md, 2^26 x 16, k = 64:
+ * fused 7.9 ms, tensor-core fused 18.9 ms, multi-pass 85.7 ms, tensor-core multi-pass
+ * 112 ms; k = 1024: multi-pass 20.2 ms, tensor-core 121 ms): the float32 fused kernel
+ * while its block state fits shared memory, else float32 multi-pass. The tensor-core
+ * kernels lose here because the TF32 error bound sends many points of the usual
+ * clustered data to the exact re-check. */
 extern "C" int sl_k_kmeans_pick(int d, int k)
 {
-    if (sl_k_kmeans_supported(SL_K_KMEANS_TC_FUSED, d, k))
-        return SL_K_KMEANS_TC_FUSED;
     if (sl_k_kmeans_supported(SL_K_KMEANS_FUSED, d, k))
         return SL_K_KMEANS_FUSED;
-    if (sl_k_kmeans_supported(SL_K_KMEANS_TC_MULTIPASS, d, k))
-        return SL_K_KMEANS_TC_MULTIPASS;
     return SL_K_KMEANS_MULTIPASS;
 }
 

@@ -288,7 +288,8 @@ SL_TEST(step_bad_arguments)
     assert_int_equal(sl_k_kmeans_step_f32(t, &tb, cols, 1, 10, (float *)16, 4, 0, ds, dc, ds,
                                           NULL, 0), cudaErrorInvalidValue);
     cudaFree(t);
-    assert_int_equal(sl_k_kmeans_pick(16, 64), SL_K_KMEANS_TC_FUSED);
+    assert_int_equal(sl_k_kmeans_pick(16, 64), SL_K_KMEANS_FUSED);
+    assert_int_equal(sl_k_kmeans_pick(16, 3000), SL_K_KMEANS_MULTIPASS);
     assert_int_equal(sl_k_kmeans_pick(2, 64), SL_K_KMEANS_FUSED);
     assert_int_equal(sl_k_kmeans_pick(200, 64), SL_K_KMEANS_MULTIPASS);
 }

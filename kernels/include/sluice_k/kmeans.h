@@ -32,7 +32,9 @@
  *                          (2^-8 ||x|| max||c|| + float32 rounding), the point is
  *                          re-assigned exactly in float32 as FUSED does, so labels are
  *                          the float32 ones. Needs d >= 4 (padded to a multiple of 8).
- *   SL_K_KMEANS_AUTO       sl_k_kmeans_pick(d, k) (from measurements on an H100).
+ *   SL_K_KMEANS_AUTO       sl_k_kmeans_pick(d, k) (from measurements on an H100: the
+ *                          float32 kernels; the tensor-core ones re-check too many points
+ *                          of clustered data with this bound to win).
  * d <= 64 for all methods except MULTIPASS, which takes d up to SL_K_KMEANS_MAX_DIMS.
  *
  * Temp storage: two-call pattern (d_temp NULL sets *temp_bytes); multi-pass methods
