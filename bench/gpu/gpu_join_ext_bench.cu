@@ -525,6 +525,28 @@ template <typename K> __global__ void widen(const uint32_t *in, K *out, int64_t 
     for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x)
         out[i] = (K)in[i];
 }
+/* Zipf(1) over the ranking given by the shuffled R keys: rank r has weight 1/(r+1);
+ * exact harmonic table for r < 1024, ln(m) + gamma above (as gpu_join_bench.cu). */
+template <typename K>
+__global__ void gen_s_zipf(K *sk, int64_t ns, const K *rkeys, int64_t nr, const double *htab, double hn, u64 seed)
+{
+    for (int64_t j = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; j < ns; j += (int64_t)gridDim.x * blockDim.x) {
+        const u64 r = mix64(seed ^ (u64)j);
+        const double t = ((r >> 11) * (1.0 / 9007199254740992.0)) * hn;
+        int64_t m;
+        if (t <= htab[1023]) {
+            int lo = 0, hi = 1023;
+            while (lo < hi) { int mid = (lo + hi) / 2; if (htab[mid] >= t) hi = mid; else lo = mid + 1; }
+            m = lo + 1;
+        } else {
+            const double e = exp(t - 0.5772156649015329);
+            m = (int64_t)ceil(exp(t - 0.5772156649015329 - 0.5 / e));
+        }
+        if (m > nr) m = nr;
+        if (m < 1) m = 1;
+        sk[j] = rkeys[m - 1];
+    }
+}
 template <typename K> __global__ void gen_s_keys(K *sk, int64_t ns, u64 range, u64 seed)
 {
     for (int64_t j = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; j < ns; j += (int64_t)gridDim.x * blockDim.x)
@@ -546,6 +568,46 @@ __global__ void col_sum(const void *c, int w, int64_t n, u64 *sum)
     if ((threadIdx.x & 31) == 0) atomicAdd(sum, acc);
 }
 
+__global__ void iota_kernel(uint32_t *a, int64_t n)
+{
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x)
+        a[i] = (uint32_t)i;
+}
+template <typename K> __global__ void inverse_perm(const K *rk, int64_t nr, uint32_t *row_of_key)
+{
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < nr; i += (int64_t)gridDim.x * blockDim.x)
+        row_of_key[(u64)rk[i]] = (uint32_t)i;
+}
+/* out[0] += rows the join must emit, out[1] += sum of their values (key, S payloads, R
+ * payloads of matched rows; NULL R columns are 0). */
+template <typename K>
+__global__ void ref_sum(const K *sk, int64_t ns, int64_t nr, const uint32_t *row_of_key, int P, int w, int kind,
+                        u64 *out)
+{
+    u64 n = 0, acc = 0;
+    const bool with_r = kind == SL_K_JOIN_INNER || kind == SL_K_JOIN_LEFT;
+    for (int64_t j = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; j < ns; j += (int64_t)gridDim.x * blockDim.x) {
+        const u64 k = (u64)sk[j];
+        const bool m = k < (u64)nr;
+        const bool emit = kind == SL_K_JOIN_INNER || kind == SL_K_JOIN_SEMI ? m : kind == SL_K_JOIN_ANTI ? !m : true;
+        if (!emit) continue;
+        n++;
+        acc += k;
+        for (int q = 0; q < P; q++) {
+            acc += pay(j, q, 1, w);
+            if (with_r && m) acc += pay(row_of_key[k], q, 0, w);
+        }
+    }
+    for (int o = 16; o; o >>= 1) {
+        n += __shfl_down_sync(0xffffffff, n, o);
+        acc += __shfl_down_sync(0xffffffff, acc, o);
+    }
+    if ((threadIdx.x & 31) == 0) {
+        atomicAdd(&out[0], n);
+        atomicAdd(&out[1], acc);
+    }
+}
+
 struct BenchCfg {
     const char *name;
     int64_t nr, ns;
@@ -557,6 +619,7 @@ struct BenchCfg {
     int pad_rb;     /* row bytes to pad to (0: exact) */
     int kind;
     int sort_bits;  /* SMJ: key bits sorted (0: all) */
+    int zipf;       /* S keys Zipf 1.0 over a random ranking of the R keys */
 };
 
 /* One timed workload: (pack) + transform R + transform S + join (+ GFTR re-transform and
@@ -583,7 +646,19 @@ static void bench(const BenchCfg &c, cudaStream_t s)
         cudaFree(rnd); cudaFree(rnd2); cudaFree(iota); cudaFree(perm); cudaFree(t);
     }
     const u64 range = (u64)std::llround((double)nr / c.ratio);
-    gen_s_keys<K><<<4096, 256, 0, s>>>(S.k, ns, range, 4242);
+    if (c.zipf) {
+        std::vector<double> h(1024);
+        double acc = 0, hn = 0;
+        for (int i = 0; i < 1024; i++) h[i] = (acc += 1.0 / (i + 1));
+        for (int64_t i = nr; i >= 1; i--) hn += 1.0 / (double)i;
+        double *dh = dalloc<double>(1024);
+        CK(cudaMemcpyAsync(dh, h.data(), 1024 * sizeof(double), cudaMemcpyHostToDevice, s));
+        gen_s_zipf<K><<<4096, 256, 0, s>>>(S.k, ns, R.k, nr, dh, hn, 4242);
+        CK(cudaStreamSynchronize(s));
+        cudaFree(dh);
+    } else {
+        gen_s_keys<K><<<4096, 256, 0, s>>>(S.k, ns, range, 4242);
+    }
     for (auto *d : {&R, &S}) {
         memset(&d->cols, 0, sizeof d->cols);
         d->cols.n = c.P;
@@ -597,9 +672,13 @@ static void bench(const BenchCfg &c, cudaStream_t s)
     const size_t f_in = free_mem();
 
     const int bits = std::max(1, (int)std::lround(std::log2((double)nr / 4096.0)));
-    const int packed = c.algo == 2 ? c.P : c.packed;
+    /* gfur (packed < 0): partition (key, row id), join, gather payloads from the
+     * untransformed columns by the matched row ids (GFUR, for low match ratios). */
+    const bool gfur = c.algo != 2 && c.packed < 0;
+    const int packed = c.algo == 2 ? c.P : gfur ? 0 : c.packed;
     int rb = packed * c.w;
     if (c.pad_rb) rb = c.pad_rb;
+    if (gfur) rb = 4;
     const int b1 = c.algo == 0 ? bits : (c.sort_bits ? c.sort_bits : 8 * (int)sizeof(K));
     const int P_out = c.P;
     /* output columns (capacity = ns, the PK-FK bound; LEFT/ANTI/SEMI also <= ns) */
@@ -608,7 +687,7 @@ static void bench(const BenchCfg &c, cudaStream_t s)
     memset(&o, 0, sizeof o);
     o.capacity = cap;
     o.keys = dalloc<K>(cap);
-    const bool need_pos = packed < c.P;
+    const bool need_pos = packed < c.P && !gfur;
     if (need_pos) { o.r_pos = with_r ? dalloc<uint32_t>(cap) : NULL; o.s_pos = dalloc<uint32_t>(cap); }
     if (c.kind == SL_K_JOIN_LEFT && !o.r_pos) o.r_pos = dalloc<uint32_t>(cap);
     o.r.n = with_r ? P_out : 0;
@@ -620,6 +699,15 @@ static void bench(const BenchCfg &c, cudaStream_t s)
     sl_k_join_out_t o_join = o; /* the join writes the packed columns only */
     o_join.r.n = with_r ? std::min(packed, P_out) : 0;
     o_join.s.n = std::min(packed, P_out);
+    uint32_t *iota_r = NULL, *iota_s = NULL, *rrow = NULL, *srow = NULL;
+    if (gfur) {
+        iota_r = dalloc<uint32_t>(nr); iota_s = dalloc<uint32_t>(ns);
+        rrow = dalloc<uint32_t>(cap); srow = dalloc<uint32_t>(cap);
+        o_join.r.n = o_join.s.n = 1;
+        o_join.r.width[0] = o_join.s.width[0] = 4;
+        o_join.r.ptr[0] = rrow;
+        o_join.s.ptr[0] = srow;
+    }
     /* state */
     K *rk2 = NULL, *sk2 = NULL, *kscr = NULL;
     void *rrows = NULL, *srows = NULL, *rrows2 = NULL, *srows2 = NULL, *col2 = NULL;
@@ -662,11 +750,13 @@ static void bench(const BenchCfg &c, cudaStream_t s)
             sl_k_cols_t pc;
             size_t tt1 = tb;
             if (do_pack) { pc = R.cols; pc.n = packed; CK(sl_k_pack_rows(&pc, nr, rb, rrows, s)); }
-            CK(L<K>::radix(temp, &tt1, R.k, rk2, do_pack ? rrows : R.cols.ptr[0], rrows2, rb, nr, 0, b1, s));
+            if (gfur) { iota_kernel<<<4096, 256, 0, s>>>(iota_r, nr); CK(cudaGetLastError()); }
+            CK(L<K>::radix(temp, &tt1, R.k, rk2, gfur ? (void *)iota_r : do_pack ? rrows : R.cols.ptr[0], rrows2, rb, nr, 0, b1, s));
             if (c.algo == 0) CK(L<K>::offsets(rk2, nr, 0, bits, ro, s));
             CK(cudaEventRecord(ev[1], s));
             if (do_pack) { pc = S.cols; pc.n = packed; CK(sl_k_pack_rows(&pc, ns, rb, srows, s)); }
-            CK(L<K>::radix(temp, &tt1, S.k, sk2, do_pack ? srows : S.cols.ptr[0], srows2, rb, ns, 0, b1, s));
+            if (gfur) { iota_kernel<<<4096, 256, 0, s>>>(iota_s, ns); CK(cudaGetLastError()); }
+            CK(L<K>::radix(temp, &tt1, S.k, sk2, gfur ? (void *)iota_s : do_pack ? srows : S.cols.ptr[0], srows2, rb, ns, 0, b1, s));
             if (c.algo == 0) CK(L<K>::offsets(sk2, ns, 0, bits, so, s));
             CK(cudaEventRecord(ev[2], s));
             if (c.algo == 0) {
@@ -682,6 +772,14 @@ static void bench(const BenchCfg &c, cudaStream_t s)
             CK(L<K>::npj_probe(temp, tb, nr, &R.cols, S.k, ns, &S.cols, c.kind, &o, dcnt, s));
         }
         CK(cudaEventRecord(ev[3], s));
+        if (gfur) {
+            u64 n_out = 0;
+            CK(cudaMemcpyAsync(&n_out, dcnt, 8, cudaMemcpyDeviceToHost, s));
+            CK(cudaStreamSynchronize(s));
+            const int64_t m = (int64_t)std::min<u64>(n_out, cap);
+            CK(sl_k_gather_cols(&R.cols, rrow, m, &o.r, s));
+            CK(sl_k_gather_cols(&S.cols, srow, m, &o.s, s));
+        }
         /* GFTR: per further column, re-transform (key, column) and gather by positions */
         if (need_pos && c.algo != 2) {
             u64 n_out = 0;
@@ -721,22 +819,15 @@ static void bench(const BenchCfg &c, cudaStream_t s)
     for (int j = 0; j < o.r.n; j++) col_sum<<<4096, 256, 0, s>>>(o.r.ptr[j], c.w, n_out, dcnt + 2);
     for (int j = 0; j < o.s.n; j++) col_sum<<<4096, 256, 0, s>>>(o.s.ptr[j], c.w, n_out, dcnt + 2);
     const u64 checksum = down(dcnt + 2, 1, s)[0];
-    std::vector<K> hrk = down(R.k, nr, s), hsk = down(S.k, ns, s);
-    std::vector<int64_t> by_key(nr);
-    for (int64_t i = 0; i < nr; i++) by_key[(u64)hrk[i]] = i;
-    u64 ref = 0, ref_n = 0;
-    for (int64_t j = 0; j < ns; j++) {
-        const u64 k = (u64)hsk[j];
-        const bool m = k < (u64)nr;
-        const bool emit = c.kind == SL_K_JOIN_INNER ? m : c.kind == SL_K_JOIN_SEMI ? m : c.kind == SL_K_JOIN_ANTI ? !m : true;
-        if (!emit) continue;
-        ref_n++;
-        ref += k;
-        for (int q = 0; q < c.P; q++) {
-            ref += pay(j, q, 1, c.w);
-            if (with_r && m) ref += pay(by_key[k], q, 0, c.w);
-        }
-    }
+    /* Reference on the GPU by direct addressing (R keys are a permutation of 0..nr-1,
+     * independent of every join kernel): row_of_key, then one pass over S. */
+    uint32_t *row_of_key = dalloc<uint32_t>(nr);
+    inverse_perm<K><<<4096, 256, 0, s>>>(R.k, nr, row_of_key);
+    CK(cudaMemsetAsync(dcnt, 0, 2 * 8, s));
+    ref_sum<K><<<4096, 256, 0, s>>>(S.k, ns, nr, row_of_key, c.P, c.w, c.kind, dcnt);
+    std::vector<u64> rr = down(dcnt, 2, s);
+    const u64 ref_n = rr[0], ref = rr[1];
+    cudaFree(row_of_key);
     const bool ok = count == ref_n && checksum == ref;
     EXPECT(ok, "%s: count %llu (want %llu), checksum %llu (want %llu)", c.name, count, ref_n, checksum, ref);
     const double t = median(tt);
@@ -745,12 +836,12 @@ static void bench(const BenchCfg &c, cudaStream_t s)
     const double floor_ms = (in_b + out_b) / (g_d2d_gbs * 1e9) * 1e3;
     printf("{\"bench\":\"join_ext\",\"workload\":\"%s\",\"algo\":\"%s\",\"kind\":\"%s\",\"key_bytes\":%zu,"
            "\"payloads\":%d,\"payload_bytes\":%d,\"packed\":%d,\"row_bytes\":%d,\"r_rows\":%lld,\"s_rows\":%lld,"
-           "\"match_ratio\":%.2f,\"radix_bits\":%d,\"time_ms\":%.3f,\"min_ms\":%.3f,\"max_ms\":%.3f,"
+           "\"zipf\":%d,\"match_ratio\":%.2f,\"radix_bits\":%d,\"time_ms\":%.3f,\"min_ms\":%.3f,\"max_ms\":%.3f,"
            "\"output_rows\":%llu,\"checksum_ok\":%s,\"peak_device_bytes\":%zu,\"input_device_bytes\":%zu,"
            "\"floor_ms\":%.3f,\"device\":\"%s\",\"phases\":{\"transform_r\":%.3f,\"transform_s\":%.3f,"
            "\"join\":%.3f,\"gftr_gather\":%.3f}}\n",
            c.name, c.algo == 0 ? "phj" : c.algo == 1 ? "smj" : "npj", kind_name[c.kind], sizeof(K), c.P, c.w, packed,
-           rb, (long long)nr, (long long)ns, c.ratio, c.algo == 0 ? bits : b1, t,
+           rb, (long long)nr, (long long)ns, c.zipf, c.ratio, c.algo == 0 ? bits : b1, t,
            *std::min_element(tt.begin(), tt.end()), *std::max_element(tt.begin(), tt.end()), count,
            ok ? "true" : "false", f0 - f_all, f0 - f_in, floor_ms, g_dev.c_str(), median(t_r), median(t_s),
            median(t_j), median(t_g));
@@ -760,7 +851,7 @@ static void bench(const BenchCfg &c, cudaStream_t s)
     for (int j = 0; j < c.P; j++) { cudaFree(R.cols.ptr[j]); cudaFree(S.cols.ptr[j]); cudaFree(o.s.ptr[j]); if (with_r) cudaFree(o.r.ptr[j]); }
     cudaFree(o.keys); cudaFree(o.r_pos); cudaFree(o.s_pos);
     cudaFree(rk2); cudaFree(sk2); cudaFree(kscr); cudaFree(rrows); cudaFree(srows); cudaFree(rrows2);
-    cudaFree(srows2); cudaFree(col2); cudaFree(ro); cudaFree(so); cudaFree(temp); cudaFree(dcnt);
+    cudaFree(srows2); cudaFree(col2); cudaFree(iota_r); cudaFree(iota_s); cudaFree(rrow); cudaFree(srow); cudaFree(ro); cudaFree(so); cudaFree(temp); cudaFree(dcnt);
 }
 
 static void measure_d2d(cudaStream_t s)
@@ -823,11 +914,16 @@ int main(int argc, char **argv)
             {"wide3_pack12", n, n, 3, 4, 1.0, 0, 3, 0, 0, 0},
             {"wide3_pack16pad", n, n, 3, 4, 1.0, 0, 3, 16, 0, 0},
             {"wide3_pack8_gftr", n, n, 3, 4, 1.0, 0, 2, 0, 0, 0},
+            {"narrow_8B", n, n, 1, 8, 1.0, 0, 1, 0, 0, 0},
+            {"wide2_zipf1_pack8", n, n, 2, 4, 1.0, 0, 2, 0, 0, 0, 1},
             {"wide2_r27_s28_pack8", n, 2 * n, 2, 4, 1.0, 0, 2, 0, 0, 0},
             {"wide2_match25_pack8", n, n, 2, 4, 0.25, 0, 2, 0, 0, 0},
             {"wide2_match10_pack8", n, n, 2, 4, 0.10, 0, 2, 0, 0, 0},
-            {"wide2_match10_gftr", n, n, 2, 4, 0.10, 0, 1, 0, 0, 0},
-            {"narrow_8B", n, n, 1, 8, 1.0, 0, 1, 0, 0, 0},
+            {"npj_wide2_match25", n, n, 2, 4, 0.25, 2, 2, 0, 0, 0},
+            {"npj_wide2_match10", n, n, 2, 4, 0.10, 2, 2, 0, 0, 0},
+            {"wide2_match25_gfur", n, n, 2, 4, 0.25, 0, -1, 0, 0, 0},
+            {"wide2_match10_gfur", n, n, 2, 4, 0.10, 0, -1, 0, 0, 0},
+            {"wide2_gfur", n, n, 2, 4, 1.0, 0, -1, 0, 0, 0},
             {"narrow_semi_m50", n, n, 1, 4, 0.5, 0, 1, 0, 1, 0},
             {"narrow_anti_m50", n, n, 1, 4, 0.5, 0, 1, 0, 2, 0},
             {"narrow_left_m50", n, n, 1, 4, 0.5, 0, 1, 0, 3, 0},

@@ -27,9 +27,13 @@ constexpr uint32_t kSlots = 1u << kSlotBits;
 static_assert(kBuildChunk < (int)kSlots && kBuildChunk < 65535, "slot index is uint16");
 
 /* Block size per row width: measured on the H100 for the narrow kernel, 256 threads
- * for 8-byte (key + payload) rows, 512 for 16-byte rows (fewer, bigger blocks per SM). */
+ * for 8-byte (key + payload) rows, 512 for 16-byte rows (fewer, bigger blocks per SM).
+ * SL_K_GFTR_WIDE_BYTES: the key + row width from which 512 is used. */
+#ifndef SL_K_GFTR_WIDE_BYTES
+#define SL_K_GFTR_WIDE_BYTES 16
+#endif
 template <typename K, int NW> struct Tune {
-    static constexpr int kThreads = sizeof(K) + 4 * NW >= 16 ? 512 : 256;
+    static constexpr int kThreads = sizeof(K) + 4 * NW >= SL_K_GFTR_WIDE_BYTES ? 512 : 256;
 };
 
 template <typename K, int NW>
