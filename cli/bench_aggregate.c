@@ -4,7 +4,9 @@
  * each repeat times one query (create, run, result) of table -> aggregate -> output.
  * The result is checked once: the counts add up to N and the sums to the sum of v.
  * "memcpy_gbps" (a large memcpy on all threads) gives the CPU floor: bytes of the key
- * and value columns read once over that bandwidth ("floor_ms"). */
+ * and value columns read once over that bandwidth ("floor_ms"). --resident device copies
+ * the input to GPU 0 before timing and leaves the result there (the check reads it back
+ * after the timed span); GPU runs add peak_device_bytes. */
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -16,7 +18,8 @@
 static int usage(void)
 {
     printf("usage: sluice bench aggregate [--rows N] [--groups G] [--zipf Z] [--repeat R]\n"
-           "                              [--seed S] [--threads N] [--placement cpu] [--json]\n"
+           "                              [--seed S] [--threads N] [--placement cpu|gpu|auto]\n"
+           "                              [--resident host|device] [--json]\n"
            "Groups N rows (default 2^24) by G distinct random 32-bit keys (default 1000),\n"
            "uniform or Zipf(Z), computing count(*) and sum(v) of an int64 column; 5 repeats\n"
            "after one warm-up; prints the protocol's JSON line.\n");
@@ -122,9 +125,14 @@ static int check_groups(void *user, sl_table_t *out, struct bench_result *res)
 {
     const struct agg_check *c = user;
     int64_t cnt, sum;
+    sl_table_t *host;
+    if (sl_table_to_host(out, &host) != SL_OK) /* a device result (--resident device) */
+        return cli_fail("bench aggregate: %s", sl_last_errmsg()), SL_EINTERNAL;
+    out = host;
     result_sums(out, &cnt, &sum);
     res->output_rows = sl_table_num_rows(out);
     res->checksum = bench_checksum_table(out);
+    sl_table_unref(host);
     if (cnt != c->n || sum != c->vsum || res->output_rows > c->groups)
         return cli_fail("bench aggregate: wrong result (%" PRId64 " rows, count %" PRId64
                         ", sum %" PRId64 ")", res->output_rows, cnt, sum),
@@ -138,9 +146,14 @@ int bench_aggregate(int argc, char **argv)
     cli_common_init(&c);
     int64_t n = (int64_t)1 << 24, groups = 1000, repeat = 5, seed = 42;
     double zipf = 0;
+    const char *resident = "host";
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--help"))
             return usage();
+        if (!strcmp(argv[i], "--resident") && i + 1 < argc) {
+            resident = argv[++i];
+            continue;
+        }
         if (!strcmp(argv[i], "--zipf") && i + 1 < argc) {
             zipf = atof(argv[++i]);
             continue;
@@ -168,6 +181,19 @@ int bench_aggregate(int argc, char **argv)
         sl_table_unref(in);
         return 1;
     }
+    int on_device = !strcmp(resident, "device");
+    if (on_device) {
+        /* GPU-resident input (BENCH_PROTOCOL.md): copied before timing. */
+        sl_table_t *din = NULL;
+        if (sl_table_to_device(eng, in, 0, &din) < 0) {
+            cli_fail("bench aggregate: --resident device: %s", sl_last_errmsg());
+            sl_engine_close(eng);
+            sl_table_unref(in);
+            return 1;
+        }
+        sl_table_unref(in);
+        in = din;
+    }
     sl_plan_t *plan;
     int src, a, rc = sl_plan_create(&plan);
     if (rc == SL_OK)
@@ -175,7 +201,7 @@ int bench_aggregate(int argc, char **argv)
     if (rc == SL_OK)
         rc = sl_plan_add(plan, "aggregate", &src, 1, "keys=k aggs=\"count(*), sum(v)\"", &a);
     if (rc == SL_OK)
-        rc = sl_plan_output(plan, a, "groups");
+        rc = on_device ? sl_plan_output_device(plan, a, "groups") : sl_plan_output(plan, a, "groups");
     if (rc != SL_OK)
         cli_fail("bench aggregate: %s", sl_plan_errmsg(plan));
     struct bench_result res;
@@ -188,11 +214,16 @@ int bench_aggregate(int argc, char **argv)
         int threads = sl_engine_num_threads(eng);
         double gbps = bench_memcpy_gbps((size_t)1 << 30, threads);
         double bytes = (double)n * 12 + (double)res.output_rows * 20;
-        char extra[320];
+        char extra[360];
         snprintf(extra, sizeof extra,
                  ",\"rows\":%" PRId64 ",\"groups\":%" PRId64 ",\"zipf\":%g,\"threads\":%d"
-                 ",\"memcpy_gbps\":%.3f,\"floor_ms\":%.3f",
-                 n, groups, zipf, threads, gbps, gbps > 0 ? bytes / (gbps * 1e6) : 0);
+                 ",\"resident\":\"%s\",\"memcpy_gbps\":%.3f,\"floor_ms\":%.3f",
+                 n, groups, zipf, threads, resident, gbps, gbps > 0 ? bytes / (gbps * 1e6) : 0);
+        if (on_device || c.placement == SL_PLACE_GPU) {
+            struct sl_mem_stats ms;
+            sl_engine_mem_stats(eng, &ms);
+            res.peak_device_bytes = ms.gpu_peak;
+        }
         bench_print_json("aggregate", &res, extra);
     }
     sl_plan_destroy(plan);

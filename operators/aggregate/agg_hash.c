@@ -16,7 +16,11 @@
  * combine: keeps each worker's table and partitions. finalize: if no worker flushed and
  * the groups are few, one table merges the local tables (one output task); otherwise the
  * remaining local groups are flushed too and one spawned task per partition merges that
- * partition's records of every worker. source: one task per output table. */
+ * partition's records of every worker. source: one task per output table.
+ *
+ * On a GPU (agg_cuda.c, CUDA builds): the sink aggregates device batches into a device
+ * table (or radix partitions), combine keeps those, finalize writes the result on the GPU
+ * and the source emits it from device memory. sl__agg_cost gives the scheduler both. */
 #include <stdio.h>
 #include <string.h>
 
@@ -24,34 +28,6 @@
 
 /* Few enough groups to merge in one task (cheaper than spawning partitions). */
 #define AGG_SMALL_GROUPS (1 << 16)
-
-struct agg_local {
-    bool ready;
-    int64_t flushed;                     /* times the table was flushed */
-    struct agg_table tb;
-    struct agg_chunk *parts[AGG_PARTS];
-};
-
-/* What combine keeps of one worker's local state. */
-struct agg_kept {
-    struct agg_kept *next;
-    int64_t flushed;
-    struct agg_table tb;
-    struct agg_chunk *parts[AGG_PARTS];
-};
-
-#define AGG_MAX_WORKERS 256
-
-struct agg_global {
-    struct agg_kept *locals;
-    int64_t groups, flushed;
-    int64_t n_out;                       /* output tables (source tasks) */
-    struct agg_table *out;               /* the single table of the small case */
-    /* Partitioned case: each merge task builds its output batch at once in a table
-     * reused by its worker (no fresh memory per partition); the source emits it. */
-    sl_batch_t *part_out[AGG_PARTS];
-    struct agg_table *scratch[AGG_MAX_WORKERS];
-};
 
 static const struct sl_option_def agg_options[] = {
     {"keys", SL_OPT_STRING, "", "comma-separated int32/int64 key columns (none: one global row)"},
@@ -206,6 +182,13 @@ static int agg_combine(sl_task_t *t)
 {
     struct agg_global *gs = sl_task_gstate(t);
     struct agg_local *ls = sl_task_lstate(t);
+    if (ls && ls->gpu) {
+        /* A GPU worker's table: finalize merges or outputs it on the GPU. */
+        if (gs->n_gpu_locals == AGG_MAX_GPU_LOCALS)
+            return sl_task_fail(t, SL_EUNSUPPORTED, "aggregate: more than %d GPU states",
+                                AGG_MAX_GPU_LOCALS);
+        gs->gpu_locals[gs->n_gpu_locals++] = ls->gpu;
+    }
     if (!ls || !ls->ready)
         return SL_OK;
     struct agg_kept *k = sl_task_alloc(t, sizeof *k);
@@ -253,10 +236,13 @@ static int agg_merge_part(sl_task_t *t)
 static const struct sl_impl merge_impl[] = {{.device = SL_DEVICE_CPU, .run = agg_merge_part}};
 static const struct sl_phase merge_phase = {merge_impl, 1, NULL};
 
-static int agg_finalize(sl_task_t *t)
+int sl__agg_finalize_cpu(sl_task_t *t)
 {
     const struct agg_plan *p = sl_op_data(sl_task_op(t));
     struct agg_global *gs = sl_task_gstate(t);
+    if (gs->n_gpu_locals > 0)
+        return sl_task_fail(t, SL_EUNSUPPORTED, "aggregate: groups sunk on a GPU cannot be "
+                            "finalized on the CPU");
     if (gs->flushed == 0 && gs->groups <= AGG_SMALL_GROUPS) {
         gs->n_out = 1;
         gs->out = sl__agg_alloc(t, sizeof *gs->out);
@@ -281,11 +267,16 @@ static void agg_fini_global(const sl_op_t *op, void *gstate)
     struct agg_global *gs = gstate;
     for (int i = 0; i < AGG_PARTS; i++)
         sl_batch_unref(gs->part_out[i]);
+    sl_batch_unref(gs->gpu_out);
 }
 
 static int64_t agg_source_tasks(sl_task_t *t)
 {
     struct agg_global *gs = sl_task_gstate(t);
+#ifdef SL_HAVE_CUDA
+    if (gs->gpu)
+        return agg_gpu_source_tasks(t);
+#endif
     return gs->n_out > 0 ? gs->n_out : 1;
 }
 
@@ -293,6 +284,10 @@ static int agg_source(sl_task_t *t)
 {
     const struct agg_plan *p = sl_op_data(sl_task_op(t));
     struct agg_global *gs = sl_task_gstate(t);
+#ifdef SL_HAVE_CUDA
+    if (gs->gpu)
+        return agg_gpu_source(t);
+#endif
     int64_t i = sl_task_index(t);
     if (!gs->out && gs->n_out == AGG_PARTS) {
         sl_batch_t *b = gs->part_out[i];
@@ -324,14 +319,60 @@ static int agg_source(sl_task_t *t)
     return sl_task_emit(t, b);
 }
 
-static const struct sl_impl sink_impl[] = {{.device = SL_DEVICE_CPU, .run = agg_sink}};
-static const struct sl_impl combine_impl[] = {{.device = SL_DEVICE_CPU, .run = agg_combine}};
-static const struct sl_impl finalize_impl[] = {{.device = SL_DEVICE_CPU, .run = agg_finalize}};
-static const struct sl_impl source_impl[] = {{.device = SL_DEVICE_CPU, .run = agg_source}};
-static const struct sl_phase sink_phase = {sink_impl, 1, NULL};
-static const struct sl_phase combine_phase = {combine_impl, 1, NULL};
-static const struct sl_phase finalize_phase = {finalize_impl, 1, NULL};
-static const struct sl_phase source_phase = {source_impl, 1, NULL};
+/* Seconds for `rows` rows: the CPU sink hashes and updates at about 150 M rows/s over all
+ * cores plus the bytes at 10 GB/s; the GPU streams the columns at about 1.5 TB/s (of the
+ * H100's 3 TB/s; bench/results_gpuagg.md) plus 50 us of launches and count reads per
+ * morsel. Transfers are the scheduler's to add. */
+double sl__agg_cost(const sl_op_t *op, enum sl_device_kind kind, int64_t rows)
+{
+    const struct agg_plan *p = sl_op_data(op);
+    double bytes = 0;
+    for (int j = 0; j < p->n_keys; j++)
+        bytes += (double)sl_type_width(p->key_types[j]);
+    for (int a = 0; a < p->n_aggs; a++)
+        if (p->aggs[a].col >= 0)
+            bytes += (double)sl_type_width(p->aggs[a].in_type);
+    if (kind == SL_DEVICE_CUDA)
+        return 50e-6 + (double)rows * bytes / 1.5e12;
+    return (double)rows * (1.0 / 150e6 + bytes / 10e9);
+}
+
+#ifdef SL_HAVE_CUDA
+/* On a GPU the sink pre-aggregates (or partitions) each device batch into a device
+ * table of the worker; combine collects those, finalize writes the result on the GPU and
+ * the source emits it from device memory (agg_cuda.c). */
+#define AGG_N_IMPLS 2
+#else
+#define AGG_N_IMPLS 1
+#endif
+static const struct sl_impl sink_impl[] = {
+    {.device = SL_DEVICE_CPU, .run = agg_sink},
+#ifdef SL_HAVE_CUDA
+    {.device = SL_DEVICE_CUDA, .run = agg_gpu_sink, .can_run = agg_gpu_sink_can_run},
+#endif
+};
+static const struct sl_impl combine_impl[] = {
+    {.device = SL_DEVICE_CPU, .run = agg_combine},
+#ifdef SL_HAVE_CUDA
+    {.device = SL_DEVICE_CUDA, .run = agg_combine},
+#endif
+};
+static const struct sl_impl finalize_impl[] = {
+    {.device = SL_DEVICE_CPU, .run = sl__agg_finalize_cpu},
+#ifdef SL_HAVE_CUDA
+    {.device = SL_DEVICE_CUDA, .run = agg_gpu_finalize, .can_run = agg_gpu_finalize_can_run},
+#endif
+};
+static const struct sl_impl source_impl[] = {
+    {.device = SL_DEVICE_CPU, .run = agg_source},
+#ifdef SL_HAVE_CUDA
+    {.device = SL_DEVICE_CUDA, .run = agg_source, .can_run = agg_gpu_source_can_run},
+#endif
+};
+static const struct sl_phase sink_phase = {sink_impl, AGG_N_IMPLS, sl__agg_cost};
+static const struct sl_phase combine_phase = {combine_impl, AGG_N_IMPLS, NULL};
+static const struct sl_phase finalize_phase = {finalize_impl, AGG_N_IMPLS, NULL};
+static const struct sl_phase source_phase = {source_impl, AGG_N_IMPLS, NULL};
 
 const struct sl_op_def sl__aggregate_def = {
     .abi_version = SL_OP_ABI_VERSION,

@@ -69,6 +69,57 @@ struct agg_chunk {
     char *data;
 };
 
+/* GPU part of a worker's local state (agg_cuda.c), NULL on CPU workers. */
+struct agg_gpu_local;
+
+struct agg_local {
+    bool ready;
+    int64_t flushed;                     /* times the table was flushed */
+    struct agg_table tb;
+    struct agg_chunk *parts[AGG_PARTS];
+    struct agg_gpu_local *gpu;
+};
+
+/* What combine keeps of one worker's local state. */
+struct agg_kept {
+    struct agg_kept *next;
+    int64_t flushed;
+    struct agg_table tb;
+    struct agg_chunk *parts[AGG_PARTS];
+};
+
+#define AGG_MAX_WORKERS 256
+#define AGG_MAX_GPU_LOCALS 16
+
+struct agg_global {
+    struct agg_kept *locals;
+    int64_t groups, flushed;
+    int64_t n_out;                       /* output tables (source tasks) */
+    struct agg_table *out;               /* the single table of the small case */
+    /* Partitioned case: each merge task builds its output batch at once in a table
+     * reused by its worker (no fresh memory per partition); the source emits it. */
+    sl_batch_t *part_out[AGG_PARTS];
+    struct agg_table *scratch[AGG_MAX_WORKERS];
+    /* GPU (agg_cuda.c): local states of GPU workers, and the result when finalize ran
+     * on a GPU (gpu = 1), kept in device memory. */
+    struct agg_gpu_local *gpu_locals[AGG_MAX_GPU_LOCALS];
+    int n_gpu_locals, gpu;
+    sl_batch_t *gpu_out;
+};
+
+/* GPU implementations (agg_cuda.c, CUDA builds only). */
+int agg_gpu_sink_can_run(const sl_task_t *t);
+int agg_gpu_sink(sl_task_t *t);
+int agg_gpu_finalize_can_run(const sl_task_t *t);
+int agg_gpu_finalize(sl_task_t *t);
+int agg_gpu_source_can_run(const sl_task_t *t);
+int64_t agg_gpu_source_tasks(sl_task_t *t);
+int agg_gpu_source(sl_task_t *t);
+/* Estimated seconds of the sink for `rows` rows on a device kind (sl_phase.cost). */
+double sl__agg_cost(const sl_op_t *op, enum sl_device_kind kind, int64_t rows);
+/* The CPU finalize (agg_hash.c). */
+int sl__agg_finalize_cpu(sl_task_t *t);
+
 /* Allocates a table for cap groups (slots: at least 2 * cap) from the query's memory;
  * SL_ENOMEM after recording the failure. */
 int sl__agg_table_init(sl_task_t *t, const struct agg_plan *p, struct agg_table *tb, int64_t cap);

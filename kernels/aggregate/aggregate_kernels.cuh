@@ -1,0 +1,466 @@
+/* __global__ entry points of the GPU group-by (see sluice_k/aggregate.h). */
+#ifndef SLUICE_K_AGGREGATE_KERNELS_CUH
+#define SLUICE_K_AGGREGATE_KERNELS_CUH
+
+#include "aggregate_rows.cuh"
+
+namespace sluice_k {
+namespace agg {
+
+constexpr int kThreads = 512;
+constexpr int kItems = 4;          /* rows per thread in flight (independent loads) */
+constexpr int kScatterItems = 8;   /* rows per thread per scatter tile */
+
+/* Adds element e of `in` (a row of the group at index i) to state arrays of type CT
+ * (counters) and HT (hi words): aggregate values loaded for all kItems rows first. */
+template <typename CT, typename HT>
+struct States {
+    CT *rows;
+    unsigned long long *v0[kMaxA];
+    HT *v1[kMaxA];
+    CT *nn[kMaxA];
+};
+
+template <typename CT, typename HT>
+__device__ __forceinline__ void update_rows(const sl_k_agg_spec &sp, const sl_k_agg_input &in,
+                                            const States<CT, HT> &st, const int64_t *e,
+                                            const int64_t *idx)
+{
+#pragma unroll
+    for (int it = 0; it < kItems; it++)
+        if (idx[it] >= 0)
+            atomicAdd(&st.rows[idx[it]], (CT)1);
+    for (int a = 0; a < sp.n_aggs; a++) {
+        int kd = kind_of(sp.fn[a], sp.in_type[a]);
+        if (kd == K_NONE)
+            continue;
+        bool null[kItems];
+        uint64_t x[kItems];
+#pragma unroll
+        for (int it = 0; it < kItems; it++) {
+            null[it] = false;
+            x[it] = 0;
+            if (idx[it] < 0)
+                continue;
+            null[it] = in.d_nullbits ? (in.d_nullbits[e[it]] >> (16 + a) & 1)
+                                     : !bit_valid(in.vals[a], e[it]);
+            if (!null[it] && kd != K_COUNT)
+                x[it] = ld_val(in.vals[a].d_data, sp.in_type[a], e[it]);
+        }
+#pragma unroll
+        for (int it = 0; it < kItems; it++) {
+            if (idx[it] < 0)
+                continue;
+            if (null[it])
+                atomicAdd(&st.nn[a][idx[it]], (CT)1);
+            else
+                update_val<CT, HT>(kd, st.v0[a], st.v1[a], idx[it], x[it]);
+        }
+    }
+}
+
+/* The states live in shared memory (filled by thread 0) so that indexing them by a
+ * run-time aggregate number is a shared load, not a local-memory copy. */
+__device__ inline void smem_states(const Smem &s, States<unsigned int, int> &st)
+{
+    st.rows = s.rows;
+    for (int a = 0; a < kMaxA; a++) {
+        st.v0[a] = s.v0[a];
+        st.v1[a] = s.v1[a];
+        st.nn[a] = s.nn[a];
+    }
+}
+
+__device__ inline void table_states(const sl_k_agg_table &tb,
+                                    States<unsigned long long, long long> &st)
+{
+    st.rows = tb.d_rows;
+    for (int a = 0; a < kMaxA; a++) {
+        st.v0[a] = tb.d_v0[a];
+        st.v1[a] = tb.d_v1[a];
+        st.nn[a] = tb.d_nn[a];
+    }
+}
+
+/* Shared group lid's states as the 64-bit arrays g_merge and write_row take. */
+__device__ inline void smem_group(const sl_k_agg_spec &sp, const Smem &s, int lid,
+                                  unsigned long long *v0, long long *v1, unsigned long long *nn)
+{
+    for (int a = 0; a < sp.n_aggs; a++) {
+        v0[a] = s.v0[a] ? s.v0[a][lid] : 0;
+        v1[a] = s.v1[a] ? s.v1[a][lid] : 0;
+        nn[a] = s.nn[a] ? s.nn[a][lid] : 0;
+    }
+}
+
+/* Table method: shared pre-aggregation (C > 0), rows that miss go to the global table,
+ * rows that miss it too to the overflow list; then the shared groups merge into tb (or
+ * spill). Persistent grid, kItems rows per thread per step. */
+template <int KM>
+__global__ void __launch_bounds__(kThreads)
+    update_kernel(sl_k_agg_spec sp, sl_k_agg_input in, sl_k_agg_table tb, uint32_t *overflow,
+                  sl_k_agg_table spill, int C)
+{
+    extern __shared__ __align__(16) char smem_raw[];
+    __shared__ Smem s;
+    __shared__ States<unsigned long long, long long> gst;
+    __shared__ States<unsigned int, int> sst;
+    if (threadIdx.x == 0) {
+        table_states(tb, gst);
+        if (C > 0) {
+            s = smem_carve(sp, C, smem_raw);
+            smem_states(s, sst);
+        }
+    }
+    __syncthreads();
+    if (C > 0) {
+        smem_clear(s);
+        __syncthreads();
+    }
+    const int64_t tile = (int64_t)kItems * blockDim.x;
+    for (int64_t base = (int64_t)blockIdx.x * tile; base < in.n; base += (int64_t)gridDim.x * tile) {
+        Key key[kItems];
+        int64_t e[kItems], lidx[kItems], gidx[kItems];
+#pragma unroll
+        for (int it = 0; it < kItems; it++) {
+            int64_t i = base + (int64_t)it * blockDim.x + threadIdx.x;
+            lidx[it] = gidx[it] = -1;
+            e[it] = i < in.n ? (in.d_rowidx ? (int64_t)in.d_rowidx[i] : i) : -1;
+            if (e[it] >= 0)
+                load_key<KM>(sp, in, e[it], key[it]);
+        }
+        bool any_global = false;
+#pragma unroll
+        for (int it = 0; it < kItems; it++) {
+            if (e[it] < 0)
+                continue;
+            int lid = C > 0 ? smem_find(sp, s, key[it]) : -1;
+            if (lid >= 0) {
+                lidx[it] = lid;
+                continue;
+            }
+            int64_t g = g_find(sp, tb, key[it]);
+            if (g >= 0) {
+                gidx[it] = g;
+                any_global = true;
+            } else {
+                overflow[atomicAdd(&tb.d_n[1], 1ull)] = (uint32_t)e[it];
+            }
+        }
+        if (C > 0)
+            update_rows(sp, in, sst, e, lidx);
+        if (any_global)
+            update_rows(sp, in, gst, e, gidx);
+    }
+    if (C <= 0)
+        return;
+    __syncthreads();
+    for (int i = threadIdx.x; i < 2 * C; i += blockDim.x) {
+        uint32_t v = s.slots[i];
+        if (v == 0 || v == kTomb)
+            continue;
+        int lid = (int)v - 1;
+        Key key;
+        for (int j = 0; j < kMaxK; j++)
+            key.k[j] = j < sp.n_keys ? s.keys[j * C + lid] : 0;
+        key.nm = s.nulls[lid];
+        key.h = hash_keys<KM>(sp, key.k, key.nm);
+        unsigned long long v0[kMaxA], nn[kMaxA];
+        long long v1[kMaxA];
+        smem_group(sp, s, lid, v0, v1, nn);
+        const sl_k_agg_table *dst = &tb;
+        int64_t g = g_find(sp, tb, key);
+        if (g < 0) {
+            dst = &spill;
+            g = g_find(sp, spill, key);
+            atomicAdd(&tb.d_n[2], 1ull);
+        }
+        if (g >= 0)
+            g_merge(sp, *dst, g, s.rows[lid], v0, v1, nn);
+        else
+            atomicAdd(&tb.d_n[3], 1ull); /* lost: the spill was too small (a bug) */
+    }
+}
+
+/* Merges src's groups into dst, one thread per group. */
+__global__ void merge_kernel(sl_k_agg_spec sp, sl_k_agg_table src, sl_k_agg_table dst)
+{
+    unsigned long long n = *src.d_n;
+    if (n > (unsigned long long)src.cap)
+        n = src.cap;
+    for (int64_t g = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; g < (int64_t)n;
+         g += (int64_t)gridDim.x * blockDim.x) {
+        Key key;
+        for (int j = 0; j < kMaxK; j++)
+            key.k[j] = j < sp.n_keys ? src.d_keys[j * src.cap + g] : 0;
+        key.nm = src.d_nulls[g];
+        key.h = hash_keys<0>(sp, key.k, key.nm);
+        int64_t d = g_find(sp, dst, key);
+        if (d < 0)
+            continue; /* the caller guarantees room */
+        unsigned long long v0[kMaxA], nn[kMaxA];
+        long long v1[kMaxA];
+        for (int a = 0; a < sp.n_aggs; a++) {
+            v0[a] = src.d_v0[a] ? src.d_v0[a][g] : 0;
+            v1[a] = src.d_v1[a] ? src.d_v1[a][g] : 0;
+            nn[a] = src.d_nn[a] ? src.d_nn[a][g] : 0;
+        }
+        g_merge(sp, dst, d, src.d_rows[g], v0, v1, nn);
+    }
+}
+
+__global__ void table_output_kernel(sl_k_agg_spec sp, sl_k_agg_table tb, sl_k_agg_out out,
+                                    int32_t *status)
+{
+    unsigned long long n = *tb.d_n;
+    if (n > (unsigned long long)tb.cap)
+        n = tb.cap;
+    if (blockIdx.x == 0 && threadIdx.x == 0)
+        *out.d_count = n;
+    for (int64_t g = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; g < (int64_t)n && g < out.cap;
+         g += (int64_t)gridDim.x * blockDim.x) {
+        unsigned long long v0[kMaxA], nn[kMaxA];
+        long long v1[kMaxA];
+        for (int a = 0; a < sp.n_aggs; a++) {
+            v0[a] = tb.d_v0[a] ? tb.d_v0[a][g] : 0;
+            v1[a] = tb.d_v1[a] ? tb.d_v1[a][g] : 0;
+            nn[a] = tb.d_nn[a] ? tb.d_nn[a][g] : 0;
+        }
+        write_row(sp, out, g, tb.d_keys + g, tb.cap, tb.d_nulls[g], tb.d_rows[g], v0, v1, nn,
+                  status);
+    }
+}
+
+/* Distinct 64-bit row hashes of m sample rows (set of `slots` entries, 0 = empty). */
+__global__ void sample_kernel(sl_k_agg_spec sp, sl_k_agg_input in, int64_t m,
+                              unsigned long long *set, uint64_t slots,
+                              unsigned long long *distinct)
+{
+    for (int64_t s = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; s < m;
+         s += (int64_t)gridDim.x * blockDim.x) {
+        int64_t e = (int64_t)((double)s * (double)in.n / (double)m);
+        Key key;
+        load_key<0>(sp, in, e, key);
+        unsigned long long h = key.h | 1;
+        uint64_t pos = h & (slots - 1);
+        for (;;) {
+            unsigned long long v = atomicCAS(&set[pos], 0ull, h);
+            if (v == 0) {
+                atomicAdd(distinct, 1ull);
+                break;
+            }
+            if (v == h)
+                break;
+            pos = (pos + 1) & (slots - 1);
+        }
+    }
+}
+
+/* Partition of a hash: its top `bits` bits. */
+__device__ __forceinline__ uint32_t part_of(uint64_t h, int bits)
+{
+    return (uint32_t)(h >> (64 - bits));
+}
+
+template <int KM>
+__global__ void __launch_bounds__(kThreads)
+    part_count_kernel(sl_k_agg_spec sp, sl_k_agg_input in, int bits, unsigned long long *counts)
+{
+    extern __shared__ __align__(16) char smem_raw[];
+    unsigned int *hist = (unsigned int *)smem_raw;
+    const int P = 1 << bits;
+    for (int i = threadIdx.x; i < P; i += blockDim.x)
+        hist[i] = 0;
+    __syncthreads();
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < in.n;
+         i += (int64_t)gridDim.x * blockDim.x) {
+        Key key;
+        load_key<KM>(sp, in, i, key);
+        atomicAdd(&hist[part_of(key.h, bits)], 1u);
+    }
+    __syncthreads();
+    for (int i = threadIdx.x; i < P; i += blockDim.x)
+        if (hist[i])
+            atomicAdd(&counts[i], (unsigned long long)hist[i]);
+}
+
+__global__ void part_offsets_tail_kernel(int64_t *offsets, int P, int64_t n, int64_t *cursor)
+{
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i <= P; i += gridDim.x * blockDim.x) {
+        if (i == P)
+            offsets[P] = n;
+        else
+            cursor[i] = offsets[i];
+    }
+}
+
+__device__ __forceinline__ void copy_elem(const void *src, int64_t si, void *dst, int64_t di,
+                                          int width)
+{
+    if (width == 4)
+        ((uint32_t *)dst)[di] = ((const uint32_t *)src)[si];
+    else
+        ((uint64_t *)dst)[di] = ((const uint64_t *)src)[si];
+}
+
+__host__ __device__ inline int type_width(int t)
+{
+    return t == SL_K_I32 || t == SL_K_F32 ? 4 : 8;
+}
+
+/* Scatters tiles of kScatterItems * kThreads rows: a shared histogram ranks each row
+ * within the tile's run of its partition, one global atomic per (tile, partition)
+ * reserves the run, then every column is copied to its place. */
+template <int KM>
+__global__ void __launch_bounds__(kThreads)
+    part_scatter_kernel(sl_k_agg_spec sp, sl_k_agg_input in, int bits, int64_t *cursor,
+                        sl_k_agg_input out)
+{
+    extern __shared__ __align__(16) char smem_raw[];
+    const int P = 1 << bits;
+    unsigned int *hist = (unsigned int *)smem_raw;
+    unsigned long long *base = (unsigned long long *)(smem_raw + al8((size_t)P * 4));
+    const int64_t tile = (int64_t)kScatterItems * blockDim.x;
+    for (int64_t t0 = (int64_t)blockIdx.x * tile; t0 < in.n; t0 += (int64_t)gridDim.x * tile) {
+        for (int i = threadIdx.x; i < P; i += blockDim.x)
+            hist[i] = 0;
+        __syncthreads();
+        uint32_t part[kScatterItems], rank[kScatterItems];
+#pragma unroll
+        for (int it = 0; it < kScatterItems; it++) {
+            int64_t i = t0 + (int64_t)it * blockDim.x + threadIdx.x;
+            if (i < in.n) {
+                Key key;
+                load_key<KM>(sp, in, i, key);
+                part[it] = part_of(key.h, bits);
+                rank[it] = atomicAdd(&hist[part[it]], 1u);
+            }
+        }
+        __syncthreads();
+        for (int i = threadIdx.x; i < P; i += blockDim.x)
+            if (hist[i])
+                base[i] = (unsigned long long)atomicAdd((unsigned long long *)&cursor[i],
+                                                        (unsigned long long)hist[i]);
+        __syncthreads();
+#pragma unroll
+        for (int it = 0; it < kScatterItems; it++) {
+            int64_t i = t0 + (int64_t)it * blockDim.x + threadIdx.x;
+            if (i >= in.n)
+                continue;
+            int64_t d = (int64_t)base[part[it]] + rank[it];
+            uint32_t nb = 0;
+            for (int j = 0; j < sp.n_keys; j++) {
+                copy_elem(in.keys[j].d_data, i, (void *)out.keys[j].d_data, d,
+                          type_width(sp.key_type[j]));
+                if (out.d_nullbits && !bit_valid(in.keys[j], i))
+                    nb |= 1u << j;
+            }
+            for (int a = 0; a < sp.n_aggs; a++) {
+                if (sp.fn[a] == SL_K_AGG_COUNT_STAR)
+                    continue;
+                copy_elem(in.vals[a].d_data, i, (void *)out.vals[a].d_data, d,
+                          type_width(sp.in_type[a]));
+                if (out.d_nullbits && !bit_valid(in.vals[a], i))
+                    nb |= 1u << (16 + a);
+            }
+            if (out.d_nullbits)
+                ((uint32_t *)out.d_nullbits)[d] = nb;
+        }
+        __syncthreads();
+    }
+}
+
+/* One block per partition: aggregates its rows of every batch in shared memory and
+ * writes the groups out. A partition with more groups than C takes several rounds: rows
+ * that found no room are marked in `pending` and retried with an empty table. */
+template <int KM>
+__global__ void __launch_bounds__(kThreads)
+    part_final_kernel(sl_k_agg_spec sp, const sl_k_agg_pbatch *batches, int n_batches,
+                      uint32_t *pending, sl_k_agg_out out, int32_t *status, int C)
+{
+    extern __shared__ __align__(16) char smem_raw[];
+    __shared__ Smem s;
+    __shared__ States<unsigned int, int> sst;
+    __shared__ unsigned int fails;
+    __shared__ unsigned long long out_base;
+    const int p = blockIdx.x;
+    if (threadIdx.x == 0) {
+        s = smem_carve(sp, C, smem_raw);
+        smem_states(s, sst);
+    }
+    __syncthreads();
+    for (int round = 0;; round++) {
+        smem_clear(s);
+        if (threadIdx.x == 0)
+            fails = 0;
+        __syncthreads();
+        for (int b = 0; b < n_batches; b++) {
+            const sl_k_agg_input &in = batches[b].in;
+            const int64_t lo = batches[b].d_offsets[p], hi = batches[b].d_offsets[p + 1];
+            const int64_t bb = batches[b].bit_base;
+            for (int64_t i0 = lo; i0 < hi; i0 += (int64_t)kItems * blockDim.x) {
+                Key key[kItems];
+                int64_t e[kItems], lidx[kItems];
+#pragma unroll
+                for (int it = 0; it < kItems; it++) {
+                    int64_t i = i0 + (int64_t)it * blockDim.x + threadIdx.x;
+                    e[it] = -1;
+                    lidx[it] = -1;
+                    if (i >= hi)
+                        continue;
+                    int64_t bit = bb + i;
+                    if (round > 0 && !(pending[bit >> 5] >> (bit & 31) & 1))
+                        continue;
+                    e[it] = i;
+                    load_key<KM>(sp, in, i, key[it]);
+                }
+#pragma unroll
+                for (int it = 0; it < kItems; it++) {
+                    if (e[it] < 0)
+                        continue;
+                    int lid = smem_find(sp, s, key[it]);
+                    int64_t bit = bb + e[it];
+                    if (lid < 0) {
+                        if (round == 0)
+                            atomicOr(&pending[bit >> 5], 1u << (bit & 31));
+                        atomicAdd(&fails, 1u);
+                        e[it] = -1;
+                        continue;
+                    }
+                    if (round > 0)
+                        atomicAnd(&pending[bit >> 5], ~(1u << (bit & 31)));
+                    lidx[it] = lid;
+                }
+                update_rows(sp, in, sst, e, lidx);
+            }
+        }
+        __syncthreads();
+        unsigned int ng = *s.n < (unsigned)C ? *s.n : (unsigned)C;
+        if (threadIdx.x == 0)
+            out_base = ng ? atomicAdd(out.d_count, (unsigned long long)ng) : 0;
+        __syncthreads();
+        for (int i = threadIdx.x; i < 2 * C; i += blockDim.x) {
+            uint32_t v = s.slots[i];
+            if (v == 0 || v == kTomb)
+                continue;
+            int lid = (int)v - 1;
+            int64_t r = (int64_t)out_base + lid;
+            if (r >= out.cap)
+                continue;
+            unsigned long long v0[kMaxA], nn[kMaxA];
+            long long v1[kMaxA];
+            smem_group(sp, s, lid, v0, v1, nn);
+            write_row(sp, out, r, s.keys + lid, C, s.nulls[lid], s.rows[lid], v0, v1, nn,
+                      status);
+        }
+        bool more = fails > 0;
+        __syncthreads();
+        if (!more)
+            break;
+    }
+}
+
+} // namespace agg
+} // namespace sluice_k
+
+#endif /* SLUICE_K_AGGREGATE_KERNELS_CUH */

@@ -1,0 +1,444 @@
+/* Launchers of the GPU group-by: the only place with <<< >>> for it. Contracts in
+ * sluice_k/aggregate.h. */
+#include "sluice_k/aggregate.h"
+
+#include <cub/device/device_scan.cuh>
+
+#include "aggregate_kernels.cuh"
+
+using namespace sluice_k::agg;
+
+namespace {
+
+size_t align_up(size_t x)
+{
+    return (x + 255) & ~(size_t)255;
+}
+
+/* Default shared-table groups of the table method: measured (bench/results_gpuagg.md). */
+constexpr int kDefaultSharedGroups = 2048;
+/* Shared-table groups of the partitioned method. */
+constexpr int kPartGroups = 4096;
+constexpr int kMaxBits = 13;
+
+bool spec_ok(const sl_k_agg_spec *sp)
+{
+    if (!sp || sp->n_keys < 0 || sp->n_keys > kMaxK || sp->n_aggs < 0 || sp->n_aggs > kMaxA)
+        return false;
+    for (int j = 0; j < sp->n_keys; j++)
+        if (sp->key_type[j] != SL_K_I32 && sp->key_type[j] != SL_K_I64)
+            return false;
+    for (int a = 0; a < sp->n_aggs; a++)
+        if (sp->fn[a] < SL_K_AGG_COUNT_STAR || sp->fn[a] > SL_K_AGG_AVG ||
+            (sp->fn[a] != SL_K_AGG_COUNT_STAR && (sp->in_type[a] < SL_K_I32 || sp->in_type[a] > SL_K_F64)))
+            return false;
+    return true;
+}
+
+/* Key mode: 1/2 = one int32/int64 key without nulls (specialized loops), 0 generic. */
+int key_mode(const sl_k_agg_spec *sp, const sl_k_agg_input *in)
+{
+    if (sp->n_keys != 1 || in->keys[0].d_valid || in->d_nullbits)
+        return 0;
+    return sp->key_type[0] == SL_K_I32 ? 1 : 2;
+}
+
+cudaError_t grid_for(const void *kern, int threads, size_t smem, int *grid)
+{
+    int dev = 0, sms = 0, per_sm = 0;
+    cudaError_t e;
+    if ((e = cudaGetDevice(&dev)) != cudaSuccess ||
+        (e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev)) != cudaSuccess ||
+        (e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem)) !=
+            cudaSuccess ||
+        (e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kern, threads, smem)) !=
+            cudaSuccess)
+        return e;
+    if (per_sm < 1)
+        return cudaErrorInvalidConfiguration;
+    *grid = sms * per_sm;
+    return cudaSuccess;
+}
+
+/* Largest power of two <= want whose shared table fits `limit` bytes (at least 64: a
+ * spec too wide for that gets an error at launch). */
+int fit_groups(const sl_k_agg_spec *sp, int want, size_t limit)
+{
+    int c = 64;
+    while (c < want && smem_bytes(*sp, 2 * c) <= limit)
+        c <<= 1;
+    return c;
+}
+
+size_t smem_optin()
+{
+    int dev = 0, v = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&v, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) != cudaSuccess)
+        return 48 << 10;
+    return (size_t)v;
+}
+
+/* Shared groups per block of the table method: the request rounded up to a power of two,
+ * capped so that two blocks fit an SM (latency hiding); 0 = default, < 0 = none. */
+int shared_groups_of(const sl_k_agg_spec *sp, int sg)
+{
+    if (sg < 0)
+        return 0;
+    int want = sg == 0 ? kDefaultSharedGroups : sg;
+    int c = 16;
+    while (c < want)
+        c <<= 1;
+    /* The default leaves room for two blocks per SM; an explicit size may take it all. */
+    size_t limit = sg == 0 ? smem_optin() / 2 - 1024 : smem_optin() - 1024;
+    if (smem_bytes(*sp, c) <= limit)
+        return c;
+    return fit_groups(sp, c, limit);
+}
+
+/* Groups per block of the partitioned method: one block per SM, most of shared memory. */
+int part_groups_of(const sl_k_agg_spec *sp)
+{
+    size_t limit = smem_optin() - 2048;
+    if (smem_bytes(*sp, kPartGroups) <= limit)
+        return kPartGroups;
+    return fit_groups(sp, kPartGroups, limit);
+}
+
+template <int KM>
+cudaError_t update_km(const sl_k_agg_spec *sp, const sl_k_agg_input *in,
+                      const sl_k_agg_table *tb, uint32_t *ovf, const sl_k_agg_table *spill,
+                      int C, cudaStream_t stream)
+{
+    size_t smem = C > 0 ? smem_bytes(*sp, C) : 0;
+    int grid = 0;
+    cudaError_t e = grid_for((const void *)update_kernel<KM>, kThreads, smem, &grid);
+    if (e != cudaSuccess)
+        return e;
+    int64_t need = (in->n + (int64_t)kItems * kThreads - 1) / ((int64_t)kItems * kThreads);
+    if (need < grid)
+        grid = (int)need;
+    update_kernel<KM><<<grid, kThreads, smem, stream>>>(*sp, *in, *tb, ovf, *spill, C);
+    return cudaGetLastError();
+}
+
+template <int KM>
+cudaError_t count_km(const sl_k_agg_spec *sp, const sl_k_agg_input *in, int bits,
+                     unsigned long long *counts, cudaStream_t stream)
+{
+    size_t smem = (size_t)4 << bits;
+    int grid = 0;
+    cudaError_t e = grid_for((const void *)part_count_kernel<KM>, kThreads, smem, &grid);
+    if (e != cudaSuccess)
+        return e;
+    int64_t need = (in->n + kThreads - 1) / kThreads;
+    if (need < grid)
+        grid = (int)need;
+    part_count_kernel<KM><<<grid, kThreads, smem, stream>>>(*sp, *in, bits, counts);
+    return cudaGetLastError();
+}
+
+template <int KM>
+cudaError_t scatter_km(const sl_k_agg_spec *sp, const sl_k_agg_input *in, int bits,
+                       int64_t *cursor, const sl_k_agg_input *out, cudaStream_t stream)
+{
+    size_t smem = al8((size_t)4 << bits) + ((size_t)8 << bits);
+    int grid = 0;
+    cudaError_t e = grid_for((const void *)part_scatter_kernel<KM>, kThreads, smem, &grid);
+    if (e != cudaSuccess)
+        return e;
+    int64_t tile = (int64_t)kScatterItems * kThreads;
+    int64_t need = (in->n + tile - 1) / tile;
+    if (need < grid)
+        grid = (int)need;
+    part_scatter_kernel<KM><<<grid, kThreads, smem, stream>>>(*sp, *in, bits, cursor, *out);
+    return cudaGetLastError();
+}
+
+} // namespace
+
+extern "C" size_t sl_k_agg_table_bytes(const struct sl_k_agg_spec *sp, int64_t cap)
+{
+    if (cap < 1)
+        cap = 1;
+    uint64_t slots = 16;
+    while (slots < (uint64_t)cap * 2)
+        slots <<= 1;
+    int nk = sp->n_keys > 0 ? sp->n_keys : 1;
+    size_t b = align_up(slots * 8) + align_up(4 * 8) + align_up((size_t)nk * cap * 8) +
+               align_up((size_t)cap * 4) + align_up((size_t)cap * 8);
+    for (int a = 0; a < sp->n_aggs; a++) {
+        int kd = kind_of(sp->fn[a], sp->in_type[a]);
+        if (kd == K_NONE)
+            continue;
+        if (kd != K_COUNT)
+            b += align_up((size_t)cap * 8);
+        if (kd == K_SUMI)
+            b += align_up((size_t)cap * 8);
+        b += align_up((size_t)cap * 8);
+    }
+    return b;
+}
+
+extern "C" void sl_k_agg_table_carve(const struct sl_k_agg_spec *sp, int64_t cap, void *d_mem,
+                                     struct sl_k_agg_table *tb)
+{
+    if (cap < 1)
+        cap = 1;
+    uint64_t slots = 16;
+    while (slots < (uint64_t)cap * 2)
+        slots <<= 1;
+    int nk = sp->n_keys > 0 ? sp->n_keys : 1;
+    char *p = (char *)d_mem;
+    memset(tb, 0, sizeof *tb);
+    tb->cap = cap;
+    tb->n_slots = slots;
+    tb->d_slots = (unsigned long long *)p;
+    p += align_up(slots * 8);
+    tb->d_n = (unsigned long long *)p;
+    p += align_up(4 * 8);
+    tb->d_keys = (int64_t *)p;
+    p += align_up((size_t)nk * cap * 8);
+    tb->d_nulls = (uint32_t *)p;
+    p += align_up((size_t)cap * 4);
+    tb->d_rows = (unsigned long long *)p;
+    p += align_up((size_t)cap * 8);
+    for (int a = 0; a < sp->n_aggs; a++) {
+        int kd = kind_of(sp->fn[a], sp->in_type[a]);
+        if (kd == K_NONE)
+            continue;
+        if (kd != K_COUNT) {
+            tb->d_v0[a] = (unsigned long long *)p;
+            p += align_up((size_t)cap * 8);
+        }
+        if (kd == K_SUMI) {
+            tb->d_v1[a] = (long long *)p;
+            p += align_up((size_t)cap * 8);
+        }
+        tb->d_nn[a] = (unsigned long long *)p;
+        p += align_up((size_t)cap * 8);
+    }
+}
+
+extern "C" cudaError_t sl_k_agg_table_clear(const struct sl_k_agg_table *tb, cudaStream_t stream)
+{
+    if (!tb || !tb->d_slots)
+        return cudaErrorInvalidValue;
+    cudaError_t e = cudaMemsetAsync(tb->d_slots, 0, tb->n_slots * 8, stream);
+    if (e == cudaSuccess)
+        e = cudaMemsetAsync(tb->d_n, 0, 4 * 8, stream);
+    return e;
+}
+
+extern "C" int64_t sl_k_agg_spill_cap(const struct sl_k_agg_spec *sp, int shared_groups)
+{
+    int C = shared_groups_of(sp, shared_groups);
+    if (C == 0)
+        return 1;
+    /* The most blocks any key mode's grid has (they differ in registers). */
+    int grid = 0, g = 0;
+    const void *kerns[3] = {(const void *)update_kernel<0>, (const void *)update_kernel<1>,
+                            (const void *)update_kernel<2>};
+    for (int k = 0; k < 3; k++) {
+        if (grid_for(kerns[k], kThreads, smem_bytes(*sp, C), &g) != cudaSuccess)
+            return -1;
+        grid = g > grid ? g : grid;
+    }
+    return (int64_t)grid * C;
+}
+
+extern "C" cudaError_t sl_k_agg_update(const struct sl_k_agg_spec *sp,
+                                       const struct sl_k_agg_input *in,
+                                       const struct sl_k_agg_table *tb, uint32_t *ovf,
+                                       const struct sl_k_agg_table *spill, int shared_groups,
+                                       cudaStream_t stream)
+{
+    if (!spec_ok(sp) || !in || in->n < 0 || in->n >= ((int64_t)1 << 32) || !tb || !ovf ||
+        !spill)
+        return cudaErrorInvalidValue;
+    if (in->n == 0)
+        return cudaSuccess;
+    int C = shared_groups_of(sp, shared_groups);
+    switch (key_mode(sp, in)) {
+    case 1: return update_km<1>(sp, in, tb, ovf, spill, C, stream);
+    case 2: return update_km<2>(sp, in, tb, ovf, spill, C, stream);
+    default: return update_km<0>(sp, in, tb, ovf, spill, C, stream);
+    }
+}
+
+extern "C" cudaError_t sl_k_agg_table_merge(const struct sl_k_agg_spec *sp,
+                                            const struct sl_k_agg_table *src,
+                                            const struct sl_k_agg_table *dst,
+                                            cudaStream_t stream)
+{
+    if (!spec_ok(sp) || !src || !dst)
+        return cudaErrorInvalidValue;
+    int64_t blocks = (src->cap + 255) / 256;
+    if (blocks > 65536)
+        blocks = 65536;
+    merge_kernel<<<(unsigned)blocks, 256, 0, stream>>>(*sp, *src, *dst);
+    return cudaGetLastError();
+}
+
+extern "C" cudaError_t sl_k_agg_table_output(const struct sl_k_agg_spec *sp,
+                                             const struct sl_k_agg_table *tb,
+                                             const struct sl_k_agg_out *out, int32_t *d_status,
+                                             cudaStream_t stream)
+{
+    if (!spec_ok(sp) || !tb || !out || !d_status || out->cap < 0)
+        return cudaErrorInvalidValue;
+    int64_t rows = tb->cap < out->cap ? tb->cap : out->cap;
+    int64_t blocks = (rows + 255) / 256;
+    if (blocks < 1)
+        blocks = 1;
+    if (blocks > 65536)
+        blocks = 65536;
+    table_output_kernel<<<(unsigned)blocks, 256, 0, stream>>>(*sp, *tb, *out, d_status);
+    return cudaGetLastError();
+}
+
+extern "C" cudaError_t sl_k_agg_sample_distinct(void *d_temp, size_t *temp_bytes,
+                                                const struct sl_k_agg_spec *sp,
+                                                const struct sl_k_agg_input *in, int64_t m,
+                                                unsigned long long *d_distinct,
+                                                cudaStream_t stream)
+{
+    if (!temp_bytes || !spec_ok(sp) || !in || m < 0)
+        return cudaErrorInvalidValue;
+    if (m > in->n)
+        m = in->n;
+    uint64_t slots = 16;
+    while (slots < (uint64_t)m * 2)
+        slots <<= 1;
+    if (!d_temp) {
+        *temp_bytes = slots * 8;
+        return cudaSuccess;
+    }
+    if (*temp_bytes < slots * 8 || !d_distinct)
+        return cudaErrorInvalidValue;
+    if (m == 0)
+        return cudaSuccess;
+    cudaError_t e = cudaMemsetAsync(d_temp, 0, slots * 8, stream);
+    if (e != cudaSuccess)
+        return e;
+    int64_t blocks = (m + 255) / 256;
+    sample_kernel<<<(unsigned)(blocks < 1024 ? blocks : 1024), 256, 0, stream>>>(
+        *sp, *in, m, (unsigned long long *)d_temp, slots, d_distinct);
+    return cudaGetLastError();
+}
+
+/* Solves d = G (1 - exp(-m / G)) for G (the expected distinct values of m draws from G
+ * equally likely groups) by bisection; all distinct means "at least m^2 / 2", capped
+ * at n. */
+extern "C" double sl_k_agg_estimate_groups(int64_t n, int64_t m, int64_t d)
+{
+    if (m <= 0 || d <= 0)
+        return 0;
+    if (d >= m)
+        return (double)m * (double)m / 2 < (double)n ? (double)m * (double)m / 2 : (double)n;
+    double lo = (double)d, hi = (double)n > (double)d ? (double)n : (double)d;
+    for (int i = 0; i < 100; i++) {
+        double g = 0.5 * (lo + hi);
+        double f = g * -expm1(-(double)m / g);
+        if (f < (double)d)
+            lo = g;
+        else
+            hi = g;
+    }
+    return 0.5 * (lo + hi);
+}
+
+extern "C" cudaError_t sl_k_agg_part_count(const struct sl_k_agg_spec *sp,
+                                           const struct sl_k_agg_input *in, int bits,
+                                           unsigned long long *d_counts, cudaStream_t stream)
+{
+    if (!spec_ok(sp) || !in || in->n < 0 || bits < 1 || bits > kMaxBits || !d_counts ||
+        in->d_rowidx)
+        return cudaErrorInvalidValue;
+    if (in->n == 0)
+        return cudaSuccess;
+    switch (key_mode(sp, in)) {
+    case 1: return count_km<1>(sp, in, bits, d_counts, stream);
+    case 2: return count_km<2>(sp, in, bits, d_counts, stream);
+    default: return count_km<0>(sp, in, bits, d_counts, stream);
+    }
+}
+
+extern "C" cudaError_t sl_k_agg_part_scatter(void *d_temp, size_t *temp_bytes,
+                                             const struct sl_k_agg_spec *sp,
+                                             const struct sl_k_agg_input *in, int bits,
+                                             const unsigned long long *d_counts,
+                                             int64_t *d_offsets,
+                                             const struct sl_k_agg_pbatch *out,
+                                             cudaStream_t stream)
+{
+    if (!temp_bytes || !spec_ok(sp) || !in || in->n < 0 || in->n >= ((int64_t)1 << 32) ||
+        bits < 1 || bits > kMaxBits || in->d_rowidx)
+        return cudaErrorInvalidValue;
+    const int P = 1 << bits;
+    size_t scan_bytes = 0;
+    cudaError_t e = cub::DeviceScan::ExclusiveSum((void *)NULL, scan_bytes,
+                                                  (const unsigned long long *)NULL,
+                                                  (int64_t *)NULL, P, stream);
+    if (e != cudaSuccess)
+        return e;
+    const size_t cur_bytes = align_up((size_t)(P + 1) * 8);
+    if (!d_temp) {
+        *temp_bytes = cur_bytes + align_up(scan_bytes);
+        return cudaSuccess;
+    }
+    if (*temp_bytes < cur_bytes + align_up(scan_bytes) || !d_counts || !d_offsets || !out)
+        return cudaErrorInvalidValue;
+    int64_t *cursor = (int64_t *)d_temp;
+    void *scan_tmp = (char *)d_temp + cur_bytes;
+    if ((e = cub::DeviceScan::ExclusiveSum(scan_tmp, scan_bytes, d_counts, d_offsets, P,
+                                           stream)) != cudaSuccess)
+        return e;
+    part_offsets_tail_kernel<<<(P + 256) / 256, 256, 0, stream>>>(d_offsets, P, in->n, cursor);
+    if ((e = cudaGetLastError()) != cudaSuccess || in->n == 0)
+        return e;
+    switch (key_mode(sp, in)) {
+    case 1: return scatter_km<1>(sp, in, bits, cursor, &out->in, stream);
+    case 2: return scatter_km<2>(sp, in, bits, cursor, &out->in, stream);
+    default: return scatter_km<0>(sp, in, bits, cursor, &out->in, stream);
+    }
+}
+
+extern "C" int64_t sl_k_agg_part_groups_per_block(const struct sl_k_agg_spec *sp)
+{
+    return spec_ok(sp) ? part_groups_of(sp) : 0;
+}
+
+template <int KM>
+static cudaError_t final_km(const sl_k_agg_spec *sp, const sl_k_agg_pbatch *d_batches,
+                            int n_batches, int bits, uint32_t *d_pending, const sl_k_agg_out *out,
+                            int32_t *d_status, cudaStream_t stream)
+{
+    const int C = part_groups_of(sp);
+    size_t smem = smem_bytes(*sp, C);
+    cudaError_t e = cudaFuncSetAttribute((const void *)part_final_kernel<KM>,
+                                         cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+    if (e != cudaSuccess)
+        return e;
+    part_final_kernel<KM><<<1 << bits, kThreads, smem, stream>>>(*sp, d_batches, n_batches,
+                                                                  d_pending, *out, d_status, C);
+    return cudaGetLastError();
+}
+
+extern "C" cudaError_t sl_k_agg_part_final(const struct sl_k_agg_spec *sp,
+                                           const struct sl_k_agg_pbatch *d_batches,
+                                           int n_batches, int bits, int any_nulls,
+                                           uint32_t *d_pending, const struct sl_k_agg_out *out,
+                                           int32_t *d_status, cudaStream_t stream)
+{
+    if (!spec_ok(sp) || n_batches < 0 || (n_batches > 0 && !d_batches) || bits < 1 ||
+        bits > kMaxBits || !d_pending || !out || !d_status)
+        return cudaErrorInvalidValue;
+    if (n_batches == 0)
+        return cudaSuccess;
+    if (sp->n_keys == 1 && !any_nulls)
+        return sp->key_type[0] == SL_K_I32
+                   ? final_km<1>(sp, d_batches, n_batches, bits, d_pending, out, d_status, stream)
+                   : final_km<2>(sp, d_batches, n_batches, bits, d_pending, out, d_status, stream);
+    return final_km<0>(sp, d_batches, n_batches, bits, d_pending, out, d_status, stream);
+}

@@ -1,0 +1,179 @@
+/* GPU hash group-by (issue 7): count(*), count, sum, min, max, avg over int32/int64 keys
+ * (one or several columns; null keys form one group) and int32/int64/float32/float64
+ * values. STYLE.md §8 launchers: stream last, never allocate or synchronize, return
+ * cudaGetLastError(); sizes the host must know (group counts) are read by the caller.
+ *
+ * States. Integer sums are exact in 128 bits (lo word + hi word, carries propagated with
+ * atomics), so a sum overflows int64 only if its final value does, whatever the order;
+ * the output kernels write SL_EOVERFLOW (-12, include/sluice/error.h) to *d_status when
+ * one does. Float sums are float64 (atomicAdd order: not bit-reproducible, tests allow a
+ * relative 1e-9). Min/max of floats compare an order-preserving int64 encoding (NaN not
+ * specified).
+ *
+ * Two ways (chosen by the caller, decided by measurement, see bench/results_gpuagg.md):
+ *  table       sl_k_agg_update: each block pre-aggregates its rows in a shared-memory
+ *              table, then merges its groups into a global lock-free table (dense group
+ *              ids); rows that do not fit the shared table go to the global table
+ *              directly. Best while the groups are few (they fit shared memory).
+ *  partitioned sl_k_agg_part_count + sl_k_agg_part_scatter radix-partition each batch by
+ *              hash bits into a buffer; sl_k_agg_part_final aggregates one partition per
+ *              block in shared memory (rounds if a partition has more groups than fit)
+ *              and writes the output columns directly. For many groups.
+ * Neither path can lose rows: a full global table sends rows to an overflow list and
+ * groups of a shared table to a spill table; the caller grows the table and replays them.
+ */
+#ifndef SLUICE_K_AGGREGATE_H
+#define SLUICE_K_AGGREGATE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cuda_runtime_api.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SL_K_AGG_MAX_KEYS 4
+#define SL_K_AGG_MAX_AGGS 8
+
+/* Same order as the CPU operator's enum agg_fn (operators/aggregate/agg_int.h). */
+enum { SL_K_AGG_COUNT_STAR, SL_K_AGG_COUNT, SL_K_AGG_SUM, SL_K_AGG_MIN, SL_K_AGG_MAX,
+       SL_K_AGG_AVG };
+enum { SL_K_I32, SL_K_I64, SL_K_F32, SL_K_F64 };
+
+struct sl_k_agg_spec {
+    int n_keys;                       /* 0..SL_K_AGG_MAX_KEYS (0: one global group) */
+    int key_type[SL_K_AGG_MAX_KEYS];  /* SL_K_I32 / SL_K_I64 */
+    int n_aggs;                       /* 0..SL_K_AGG_MAX_AGGS */
+    int fn[SL_K_AGG_MAX_AGGS];        /* SL_K_AGG_* */
+    int in_type[SL_K_AGG_MAX_AGGS];   /* SL_K_* of the input column (unused for count(*)) */
+};
+
+struct sl_k_agg_col {
+    const void *d_data;               /* element 0 */
+    const uint8_t *d_valid;           /* Arrow validity bitmap (LSB first) or NULL */
+    int64_t valid_off;                /* bit of element 0 in d_valid */
+};
+
+/* Rows to aggregate: row i is element d_rowidx[i] (or i) of the columns. If d_nullbits is
+ * set it replaces the bitmaps: bit j = key j null, bit 16 + a = value of aggregate a null. */
+struct sl_k_agg_input {
+    int64_t n;
+    struct sl_k_agg_col keys[SL_K_AGG_MAX_KEYS];
+    struct sl_k_agg_col vals[SL_K_AGG_MAX_AGGS];
+    const uint32_t *d_nullbits;
+    const uint32_t *d_rowidx;
+};
+
+/* A global table of at most `cap` groups with dense ids [0, *d_n). Carved out of one
+ * device block by sl_k_agg_table_carve; cleared by sl_k_agg_table_clear. */
+struct sl_k_agg_table {
+    int64_t cap;
+    uint64_t n_slots;                        /* power of two >= 2 * cap */
+    unsigned long long *d_slots;             /* 0 empty; hash tag << 32 | (gid + 1) */
+    unsigned long long *d_n;                 /* [0] groups, [1] rows sent to overflow,
+                                                [2] groups sent to spill, [3] groups lost
+                                                (a spill table too small: must stay 0) */
+    int64_t *d_keys;                         /* key j of group g: d_keys[j * cap + g] */
+    uint32_t *d_nulls;                       /* key null mask per group */
+    unsigned long long *d_rows;              /* rows per group */
+    unsigned long long *d_v0[SL_K_AGG_MAX_AGGS]; /* lo of int sums, f64 sum bits, min/max */
+    long long *d_v1[SL_K_AGG_MAX_AGGS];      /* hi of int sums (NULL otherwise) */
+    unsigned long long *d_nn[SL_K_AGG_MAX_AGGS]; /* null values skipped (NULL for count(*)) */
+};
+
+/* Output columns: d_cols[j] for key j, d_cols[n_keys + a] for aggregate a (types as the
+ * CPU operator: keys keep their type; count int64; sum int64 or float64; avg float64;
+ * min/max the input type). d_valid[c] are 32-bit-word bitmaps the caller set to all ones
+ * (NULL where the column never has nulls: count columns); the kernels clear bits of null
+ * values and add to d_null_count[c]. At most `cap` rows are written; *d_count receives the
+ * number of groups (also those that did not fit, for count -> allocate -> write). */
+struct sl_k_agg_out {
+    void *d_cols[SL_K_AGG_MAX_KEYS + SL_K_AGG_MAX_AGGS];
+    uint32_t *d_valid[SL_K_AGG_MAX_KEYS + SL_K_AGG_MAX_AGGS];
+    unsigned long long *d_null_count;        /* n_keys + n_aggs counters, zeroed by caller */
+    unsigned long long *d_count;             /* zeroed by caller */
+    int64_t cap;
+};
+
+/* --- global table --- */
+/* Device bytes of a table for cap groups. */
+size_t sl_k_agg_table_bytes(const struct sl_k_agg_spec *spec, int64_t cap);
+/* Fills *tb with pointers into d_mem (sl_k_agg_table_bytes bytes, 256-byte aligned). */
+void sl_k_agg_table_carve(const struct sl_k_agg_spec *spec, int64_t cap, void *d_mem,
+                          struct sl_k_agg_table *tb);
+/* Empties the table (slots and counters). */
+cudaError_t sl_k_agg_table_clear(const struct sl_k_agg_table *tb, cudaStream_t stream);
+
+/* Aggregates `in` into tb (method table). Rows whose group cannot be added (tb full) get
+ * their index appended to d_overflow_rows (room for in->n; tb->d_n[1] counts them); a
+ * block's shared-table groups that cannot be merged go to `spill` (a table of at least
+ * sl_k_agg_spill_cap() groups, cleared by the caller; tb->d_n[2] counts them). Either may
+ * only happen when tb->d_n[0] reaches tb->cap. shared_groups: capacity of each block's
+ * shared table (0: default; -1: no shared table, global atomics only; measured). */
+cudaError_t sl_k_agg_update(const struct sl_k_agg_spec *spec, const struct sl_k_agg_input *in,
+                            const struct sl_k_agg_table *tb, uint32_t *d_overflow_rows,
+                            const struct sl_k_agg_table *spill, int shared_groups,
+                            cudaStream_t stream);
+/* Groups a spill table for sl_k_agg_update must hold (depends on the GPU). */
+int64_t sl_k_agg_spill_cap(const struct sl_k_agg_spec *spec, int shared_groups);
+/* Merges groups [0, *src->d_n) of src into dst (growing a table: carve a bigger one,
+ * merge, drop the old). dst must have room (the caller checks dst->cap). */
+cudaError_t sl_k_agg_table_merge(const struct sl_k_agg_spec *spec,
+                                 const struct sl_k_agg_table *src,
+                                 const struct sl_k_agg_table *dst, cudaStream_t stream);
+/* Writes groups [0, *tb->d_n) as output rows [0, n) (n <= out->cap, the caller read n). */
+cudaError_t sl_k_agg_table_output(const struct sl_k_agg_spec *spec,
+                                  const struct sl_k_agg_table *tb, const struct sl_k_agg_out *out,
+                                  int32_t *d_status, cudaStream_t stream);
+
+/* Estimates distinct groups: inserts the 64-bit hashes of m rows spread over `in` into a
+ * set in d_temp and adds the number of distinct hashes to *d_distinct (zeroed by the
+ * caller). Two-call temp storage. sl_k_agg_estimate_groups turns (n, m, distinct) into
+ * an estimate of the groups of all n rows (host function). */
+cudaError_t sl_k_agg_sample_distinct(void *d_temp, size_t *temp_bytes,
+                                     const struct sl_k_agg_spec *spec,
+                                     const struct sl_k_agg_input *in, int64_t m,
+                                     unsigned long long *d_distinct, cudaStream_t stream);
+double sl_k_agg_estimate_groups(int64_t n, int64_t m, int64_t distinct);
+
+/* --- partitioned --- */
+/* A batch partitioned into 1 << bits partitions by the top bits of the row hash: SoA
+ * columns (keys and values in their input widths), d_nullbits (or NULL when the input
+ * had no nulls), partition p at rows [d_offsets[p], d_offsets[p + 1]). bit_base: index of
+ * row 0 in the pending-row bitmap of sl_k_agg_part_final. */
+struct sl_k_agg_pbatch {
+    struct sl_k_agg_input in;                /* n = rows, d_rowidx NULL */
+    const int64_t *d_offsets;
+    int64_t bit_base;
+};
+
+/* d_counts[p] (1 << bits entries, zeroed by the caller) += rows of `in` in partition p. */
+cudaError_t sl_k_agg_part_count(const struct sl_k_agg_spec *spec, const struct sl_k_agg_input *in,
+                                int bits, unsigned long long *d_counts, cudaStream_t stream);
+/* From the counts: d_offsets ((1 << bits) + 1 entries) and scatters the rows of `in` into
+ * out's columns (out->in.n rows of room; d_nullbits written when set). Order within a
+ * partition unspecified. Two-call temp storage (scan and cursors). */
+cudaError_t sl_k_agg_part_scatter(void *d_temp, size_t *temp_bytes,
+                                  const struct sl_k_agg_spec *spec,
+                                  const struct sl_k_agg_input *in, int bits,
+                                  const unsigned long long *d_counts, int64_t *d_offsets,
+                                  const struct sl_k_agg_pbatch *out, cudaStream_t stream);
+/* Aggregates partition p of every batch (d_batches: n_batches descriptors in device
+ * memory) in one block each and writes the groups to `out` (count -> allocate -> write:
+ * groups past out->cap are counted, not written; run again with room). d_pending: a
+ * bitmap of (sum of batch rows) bits zeroed by the caller (rows left for the next round
+ * of a partition with more groups than a block holds). any_nulls: some batch has
+ * d_nullbits (else one-key loops are specialized). */
+cudaError_t sl_k_agg_part_final(const struct sl_k_agg_spec *spec,
+                                const struct sl_k_agg_pbatch *d_batches, int n_batches, int bits,
+                                int any_nulls, uint32_t *d_pending, const struct sl_k_agg_out *out,
+                                int32_t *d_status, cudaStream_t stream);
+/* Groups one block holds in shared memory in sl_k_agg_part_final (to choose bits). */
+int64_t sl_k_agg_part_groups_per_block(const struct sl_k_agg_spec *spec);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* SLUICE_K_AGGREGATE_H */

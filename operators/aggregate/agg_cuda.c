@@ -1,0 +1,271 @@
+/* aggregate on a GPU (issue 7): the CUDA sink, finalize and source of the hash group-by.
+ *
+ * sink: each device batch goes through the host driver (agg_gpu.c): on the first batch a
+ *   sample of the keys estimates the groups; few groups use the table method (per-block
+ *   shared-memory pre-aggregation merged into a device hash table of the worker's local
+ *   state, grown when it fills, so no row is lost), many use the partitioned method
+ *   (each batch is radix-partitioned by hash into device buffers kept in local state).
+ *   Device memory comes from sl_task_device_alloc, so the engine's GPU budget bounds it
+ *   (over budget: SL_EBUDGET, a clear error). Each batch synchronizes once to read the
+ *   table's group count.
+ * combine (agg_hash.c): keeps the GPU locals.
+ * finalize: writes the groups into a device batch (table: one kernel over the groups;
+ *   partitioned: one block per partition aggregates it in shared memory, count ->
+ *   allocate -> write), int64 sums that overflow write SL_EOVERFLOW to the task's status
+ *   word, which fails the query; null key and null aggregate bitmaps are built on the GPU.
+ * source: slices of that batch, on the GPU for GPU consumers or downloaded for host ones.
+ *
+ * Not on the GPU (can_run says no, the CPU sink runs): no key (a global aggregate), more
+ * than SL_K_AGG_MAX_KEYS keys or SL_K_AGG_MAX_AGGS aggregates. One GPU's locals only: a
+ * plan whose sink ran on several GPUs fails with SL_EUNSUPPORTED (multi-GPU merge is
+ * future work). */
+#include <string.h>
+
+#include <cuda_runtime_api.h>
+
+#include "agg_gpu.h"
+#include "agg_int.h"
+
+struct agg_gpu_local {
+    struct agg_gdrv drv;
+};
+
+static void *dev_alloc(void *ctx, size_t bytes)
+{
+    return sl_task_device_alloc(ctx, bytes);
+}
+
+static void dev_free(void *ctx, void *p)
+{
+    sl_task_device_free(ctx, p);
+}
+
+/* Host arrays live in the query's memory (freed with it even if the query fails). */
+static void *host_alloc(void *ctx, size_t bytes)
+{
+    return sl_task_alloc(ctx, bytes);
+}
+
+static void host_free(void *ctx, void *p, size_t bytes)
+{
+    (void)bytes;
+    if (p)
+        sl_task_free(ctx, p);
+}
+
+static int drv_failed(sl_task_t *t, const struct agg_gdrv *d, int rc)
+{
+    if (rc == AGG_GDRV_ENOMEM || !d)
+        return sl_task_fail(t, SL_ENOMEM, "aggregate on the GPU: out of memory");
+    return sl_task_fail(t, SL_EDEVICE, "aggregate on the GPU: %s: %s", d->what ? d->what : "?",
+                        cudaGetErrorName(d->cuerr));
+}
+
+/* The driver works for the task at hand: its memory and stream. */
+static void drv_bind(struct agg_gdrv *d, sl_task_t *t)
+{
+    d->mem.ctx = t;
+    d->stream = sl_task_stream(t);
+}
+
+static int k_type(enum sl_type t)
+{
+    switch (t) {
+    case SL_TYPE_INT32: return SL_K_I32;
+    case SL_TYPE_INT64: return SL_K_I64;
+    case SL_TYPE_FLOAT32: return SL_K_F32;
+    default: return SL_K_F64;
+    }
+}
+
+static void spec_of(const struct agg_plan *p, struct sl_k_agg_spec *sp)
+{
+    memset(sp, 0, sizeof *sp);
+    sp->n_keys = p->n_keys;
+    for (int j = 0; j < p->n_keys; j++)
+        sp->key_type[j] = k_type(p->key_types[j]);
+    sp->n_aggs = p->n_aggs;
+    for (int a = 0; a < p->n_aggs; a++) {
+        sp->fn[a] = (int)p->aggs[a].fn; /* same order as SL_K_AGG_* */
+        sp->in_type[a] = p->aggs[a].col >= 0 ? k_type(p->aggs[a].in_type) : SL_K_I64;
+    }
+}
+
+int agg_gpu_sink_can_run(const sl_task_t *t)
+{
+    const struct agg_plan *p = sl_op_data(sl_task_op((sl_task_t *)t));
+    return p->n_keys >= 1 && p->n_keys <= SL_K_AGG_MAX_KEYS && p->n_aggs <= SL_K_AGG_MAX_AGGS;
+}
+
+static void col_of(const sl_batch_t *b, int c, int64_t off, struct sl_k_agg_col *o)
+{
+    const struct sl__col *col = &b->cols[c];
+    o->d_data = (const char *)sl__col_values(b, c) + (size_t)off * sl_type_width(col->type);
+    o->d_valid = col->validity && col->null_count != 0 ? col->validity->ptr : NULL;
+    o->valid_off = col->offset + off;
+}
+
+int agg_gpu_sink(sl_task_t *t)
+{
+    const struct agg_plan *p = sl_op_data(sl_task_op(t));
+    struct agg_local *ls = sl_task_lstate(t);
+    if (!ls)
+        return SL_ENOMEM;
+    sl_batch_t *b = sl_task_input(t);
+    if (sl_batch_device(b) < 0)
+        return sl_task_fail(t, SL_EINTERNAL, "aggregate on the GPU: a host batch reached the "
+                            "GPU sink");
+    int rc;
+    if (!ls->gpu) {
+        struct sl_k_agg_spec sp;
+        spec_of(p, &sp);
+        const struct agg_gdrv_mem mem = {dev_alloc, dev_free, host_alloc, host_free, t};
+        if (!(ls->gpu = sl_task_alloc(t, sizeof *ls->gpu)))
+            return SL_ENOMEM;
+        if ((rc = agg_gdrv_init(&ls->gpu->drv, &sp, sl_task_stream(t), &mem)) < 0) {
+            ls->gpu = NULL;
+            return drv_failed(t, NULL, rc);
+        }
+    }
+    struct agg_gdrv *d = &ls->gpu->drv;
+    drv_bind(d, t);
+    /* The kernels count rows in 32 bits: batches go in pieces of at most 2^30 rows. */
+    const int64_t piece = (int64_t)1 << 30;
+    for (int64_t off = 0; off < b->n_rows; off += piece) {
+        struct sl_k_agg_input in;
+        memset(&in, 0, sizeof in);
+        in.n = b->n_rows - off < piece ? b->n_rows - off : piece;
+        for (int j = 0; j < p->n_keys; j++)
+            col_of(b, p->key_cols[j], off, &in.keys[j]);
+        for (int a = 0; a < p->n_aggs; a++)
+            if (p->aggs[a].col >= 0)
+                col_of(b, p->aggs[a].col, off, &in.vals[a]);
+        if ((rc = agg_gdrv_add(d, &in)) < 0)
+            return drv_failed(t, d, rc);
+    }
+    return SL_OK;
+}
+
+/* ---------------- finalize ---------------- */
+
+struct out_ctx {
+    sl_task_t *t;
+    const struct agg_plan *p;
+    sl_schema_t *vschema;               /* one int32 column: bitmap words */
+    sl_batch_t *b;
+};
+
+/* A device buffer of `words` 32-bit words as a batch buffer: borrowed from a one-column
+ * device batch, so it is pool memory with the batch's lifetime rules. */
+static struct sl__buf *device_words(struct out_ctx *o, int64_t words)
+{
+    sl_batch_t *vb = sl_task_new_batch(o->t, o->vschema, words > 0 ? words : 1);
+    if (!vb)
+        return NULL;
+    struct sl__buf *buf = vb->cols[0].data;
+    sl__buf_ref(buf);
+    sl_batch_unref(vb);
+    return buf;
+}
+
+static int out_alloc(void *ctx, int64_t rows, struct sl_k_agg_out *out)
+{
+    struct out_ctx *o = ctx;
+    sl_batch_unref(o->b);
+    o->b = sl_task_new_batch(o->t, sl_op_output_schema(sl_task_op(o->t)), rows);
+    if (!o->b)
+        return AGG_GDRV_ENOMEM;
+    const struct agg_plan *p = o->p;
+    for (int c = 0; c < p->n_keys + p->n_aggs; c++) {
+        out->d_cols[c] = sl__col_values(o->b, c);
+        out->d_valid[c] = NULL;
+        int a = c - p->n_keys;
+        if (a >= 0 && (p->aggs[a].fn == AGG_COUNT_STAR || p->aggs[a].fn == AGG_COUNT))
+            continue;
+        struct sl__buf *vb = device_words(o, (rows + 31) / 32);
+        if (!vb)
+            return AGG_GDRV_ENOMEM;
+        o->b->cols[c].validity = vb;
+        out->d_valid[c] = vb->ptr;
+    }
+    return AGG_GDRV_OK;
+}
+
+/* Finalize on the GPU only what was sunk there: a sink whose CUDA implementation could not
+ * run (a global aggregate) left host states, which the CPU finalize takes. */
+int agg_gpu_finalize_can_run(const sl_task_t *t)
+{
+    return ((const struct agg_global *)sl_task_gstate((sl_task_t *)t))->n_gpu_locals > 0;
+}
+
+int agg_gpu_finalize(sl_task_t *t)
+{
+    const struct agg_plan *p = sl_op_data(sl_task_op(t));
+    struct agg_global *gs = sl_task_gstate(t);
+    if (gs->locals)
+        return sl_task_fail(t, SL_EUNSUPPORTED, "aggregate: groups sunk on both CPU and GPU");
+    if (gs->n_gpu_locals > 1)
+        return sl_task_fail(t, SL_EUNSUPPORTED, "aggregate: groups sunk on %d GPUs (merging "
+                            "GPU tables across GPUs is not implemented)", gs->n_gpu_locals);
+    struct agg_gdrv *d = &gs->gpu_locals[0]->drv;
+    drv_bind(d, t);
+    struct out_ctx o = {t, p, sl__schema_new(1), NULL};
+    if (!o.vschema || sl__schema_set(o.vschema, 0, "w", SL_TYPE_INT32) != SL_OK) {
+        sl__schema_free(o.vschema);
+        return sl_task_fail(t, SL_ENOMEM, "out of memory");
+    }
+    int64_t n = 0, nulls[SL_K_AGG_MAX_KEYS + SL_K_AGG_MAX_AGGS];
+    int rc = agg_gdrv_output(d, out_alloc, &o, sl_task_status(t), &n, nulls);
+    sl__schema_free(o.vschema);
+    if (rc < 0) {
+        sl_batch_unref(o.b);
+        return drv_failed(t, d, rc);
+    }
+    agg_gdrv_free(d); /* the table and partitions are no longer needed */
+    for (int c = 0; c < p->n_keys + p->n_aggs; c++) {
+        struct sl__col *col = &o.b->cols[c];
+        col->null_count = col->validity ? nulls[c] : 0;
+        if (col->validity && nulls[c] == 0) {
+            sl__buf_unref(col->validity);
+            col->validity = NULL;
+        }
+    }
+    gs->gpu_out = sl_task_batch_slice(t, o.b, 0, n);
+    sl_batch_unref(o.b);
+    if (!gs->gpu_out)
+        return SL_ENOMEM;
+    gs->gpu = 1;
+    return SL_OK;
+}
+
+/* ---------------- source ---------------- */
+
+int agg_gpu_source_can_run(const sl_task_t *t)
+{
+    return ((const struct agg_global *)sl_task_gstate((sl_task_t *)t))->gpu;
+}
+
+int64_t agg_gpu_source_tasks(sl_task_t *t)
+{
+    struct agg_global *gs = sl_task_gstate(t);
+    int64_t rows = gs->gpu_out ? sl_batch_num_rows(gs->gpu_out) : 0;
+    int64_t m = sl_task_morsel_rows(t);
+    return rows == 0 ? 0 : (rows + m - 1) / m;
+}
+
+/* One morsel of the device result: on the GPU as it is, or downloaded for a host task. */
+int agg_gpu_source(sl_task_t *t)
+{
+    struct agg_global *gs = sl_task_gstate(t);
+    int64_t m = sl_task_morsel_rows(t), lo = sl_task_index(t) * m;
+    int64_t n = sl_batch_num_rows(gs->gpu_out) - lo;
+    sl_batch_t *b = sl_task_batch_slice(t, gs->gpu_out, lo, n < m ? n : m);
+    if (!b)
+        return SL_ENOMEM;
+    if (sl_task_device_kind(t) == SL_DEVICE_CUDA)
+        return sl_task_emit(t, b);
+    sl_batch_t *h;
+    int rc = sl_task_batch_to_host(t, b, &h);
+    sl_batch_unref(b);
+    return rc < 0 ? rc : sl_task_emit(t, h);
+}

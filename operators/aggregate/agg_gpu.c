@@ -1,0 +1,374 @@
+/* Host side of the GPU group-by: see agg_gpu.h. */
+#include "agg_gpu.h"
+
+#include <math.h>
+#include <string.h>
+
+/* Estimated groups above which the partitioned method is used: below it the global table
+ * (and the shared pre-aggregation) stays in L2 and wins; measured on the H100 (see
+ * bench/results_gpuagg.md). */
+int64_t agg_gdrv_part_threshold = (int64_t)1 << 16;
+
+/* Sample rows for the group estimate. */
+#define SAMPLE_ROWS 65536
+
+#define CU(d, expr, w)                                                                      \
+    do {                                                                                    \
+        cudaError_t e_ = (expr);                                                            \
+        if (e_ != cudaSuccess) {                                                            \
+            (d)->cuerr = e_;                                                                \
+            (d)->what = (w);                                                                \
+            return AGG_GDRV_ECUDA;                                                          \
+        }                                                                                   \
+    } while (0)
+
+static void *dalloc(struct agg_gdrv *d, size_t bytes)
+{
+    return d->mem.alloc(d->mem.ctx, bytes ? bytes : 1);
+}
+
+static void dfree(struct agg_gdrv *d, void *p)
+{
+    if (p)
+        d->mem.free(d->mem.ctx, p);
+}
+
+static int sync_read(struct agg_gdrv *d, void *h, const void *dsrc, size_t bytes, const char *w)
+{
+    CU(d, cudaMemcpyAsync(h, dsrc, bytes, cudaMemcpyDeviceToHost, d->stream), w);
+    CU(d, cudaStreamSynchronize(d->stream), w);
+    return AGG_GDRV_OK;
+}
+
+int agg_gdrv_init(struct agg_gdrv *d, const struct sl_k_agg_spec *spec, cudaStream_t stream,
+                  const struct agg_gdrv_mem *mem)
+{
+    memset(d, 0, sizeof *d);
+    d->spec = *spec;
+    d->stream = stream;
+    d->mem = *mem;
+    d->d_small = dalloc(d, 16 * sizeof(unsigned long long));
+    return d->d_small ? AGG_GDRV_OK : AGG_GDRV_ENOMEM;
+}
+
+/* Picks the method from the distinct hashes of a sample of the first batch. */
+static int choose(struct agg_gdrv *d, const struct sl_k_agg_input *in)
+{
+    int64_t m = in->n < SAMPLE_ROWS ? in->n : SAMPLE_ROWS;
+    size_t tb = 0;
+    CU(d, sl_k_agg_sample_distinct(NULL, &tb, &d->spec, in, m, NULL, d->stream), "sample size");
+    void *tmp = dalloc(d, tb);
+    if (!tmp)
+        return AGG_GDRV_ENOMEM;
+    unsigned long long distinct = 0;
+    CU(d, cudaMemsetAsync(d->d_small, 0, 8, d->stream), "zeroing a counter");
+    CU(d, sl_k_agg_sample_distinct(tmp, &tb, &d->spec, in, m, d->d_small, d->stream), "sampling");
+    int rc = sync_read(d, &distinct, d->d_small, 8, "reading the sample");
+    dfree(d, tmp);
+    if (rc < 0)
+        return rc;
+    d->g_est = sl_k_agg_estimate_groups(in->n, m, (int64_t)distinct);
+    d->mode = d->force_mode ? d->force_mode
+                            : d->g_est > (double)agg_gdrv_part_threshold ? AGG_GDRV_PART
+                                                                         : AGG_GDRV_TABLE;
+    return AGG_GDRV_OK;
+}
+
+/* A new cleared table of cap groups in *tb / *mem. */
+static int table_new(struct agg_gdrv *d, int64_t cap, struct sl_k_agg_table *tb, void **mem)
+{
+    *mem = dalloc(d, sl_k_agg_table_bytes(&d->spec, cap));
+    if (!*mem)
+        return AGG_GDRV_ENOMEM;
+    sl_k_agg_table_carve(&d->spec, cap, *mem, tb);
+    CU(d, sl_k_agg_table_clear(tb, d->stream), "clearing a table");
+    return AGG_GDRV_OK;
+}
+
+/* Replaces the table by one of new_cap groups holding the old one's and the spill's. */
+static int table_grow(struct agg_gdrv *d, int64_t new_cap)
+{
+    struct sl_k_agg_table nt;
+    void *nm;
+    int rc = table_new(d, new_cap, &nt, &nm);
+    if (rc < 0)
+        return rc;
+    CU(d, sl_k_agg_table_merge(&d->spec, &d->tb, &nt, d->stream), "growing the table");
+    CU(d, sl_k_agg_table_merge(&d->spec, &d->spill, &nt, d->stream), "merging the spill");
+    dfree(d, d->tb_mem);
+    d->tb = nt;
+    d->tb_mem = nm;
+    d->grows++;
+    return AGG_GDRV_OK;
+}
+
+static int table_add(struct agg_gdrv *d, const struct sl_k_agg_input *in)
+{
+    int rc;
+    if (!d->tb_mem) {
+        int64_t cap = d->init_cap ? d->init_cap : (int64_t)(2 * d->g_est) + 1024;
+        int64_t scap = sl_k_agg_spill_cap(&d->spec, d->shared_groups);
+        if (scap < 0)
+            return d->cuerr = cudaErrorInvalidConfiguration, d->what = "spill size", AGG_GDRV_ECUDA;
+        if ((rc = table_new(d, cap, &d->tb, &d->tb_mem)) < 0 ||
+            (rc = table_new(d, scap, &d->spill, &d->spill_mem)) < 0)
+            return rc;
+    }
+    if (in->n > d->ovf_cap) {
+        dfree(d, d->ovf);
+        d->ovf_cap = in->n;
+        if (!(d->ovf = dalloc(d, (size_t)in->n * 4)))
+            return AGG_GDRV_ENOMEM;
+    }
+    CU(d, sl_k_agg_table_clear(&d->spill, d->stream), "clearing the spill");
+    CU(d, cudaMemsetAsync(d->tb.d_n + 1, 0, 3 * sizeof(unsigned long long), d->stream),
+       "zeroing counters");
+    CU(d, sl_k_agg_update(&d->spec, in, &d->tb, d->ovf, &d->spill, d->shared_groups, d->stream),
+       "aggregating");
+    unsigned long long n[4];
+    if ((rc = sync_read(d, n, d->tb.d_n, sizeof n, "reading the group count")) < 0)
+        return rc;
+    if (n[3])
+        return d->cuerr = cudaErrorUnknown, d->what = "groups lost (spill table too small)",
+               AGG_GDRV_ECUDA;
+    d->groups = (int64_t)(n[0] < (unsigned long long)d->tb.cap ? n[0] : (unsigned long long)d->tb.cap);
+    if (n[1] == 0 && n[2] == 0)
+        return AGG_GDRV_OK;
+    /* The table filled up: grow it to hold everything this batch may still add (at least
+     * doubling), merging the old table and the spilled shared groups, then replay the
+     * rows that found no room; they cannot overflow the grown table. */
+    int64_t need = d->groups + (int64_t)n[1] + (int64_t)n[2];
+    if ((rc = table_grow(d, 2 * d->tb.cap > need ? 2 * d->tb.cap : need)) < 0)
+        return rc;
+    if (n[1] > 0) {
+        struct sl_k_agg_input cur = *in;
+        cur.n = (int64_t)n[1];
+        /* The replay appends to the overflow list if anything overflows, so it reads a copy. */
+        uint32_t *copy = dalloc(d, (size_t)cur.n * 4);
+        if (!copy)
+            return AGG_GDRV_ENOMEM;
+        CU(d, cudaMemcpyAsync(copy, d->ovf, (size_t)cur.n * 4, cudaMemcpyDeviceToDevice,
+                              d->stream), "copying the overflow list");
+        cur.d_rowidx = copy;
+        d->replayed += cur.n;
+        CU(d, sl_k_agg_table_clear(&d->spill, d->stream), "clearing the spill");
+        CU(d, cudaMemsetAsync(d->tb.d_n + 1, 0, 3 * sizeof(unsigned long long), d->stream),
+           "zeroing counters");
+        CU(d, sl_k_agg_update(&d->spec, &cur, &d->tb, d->ovf, &d->spill, d->shared_groups,
+                              d->stream), "replaying rows");
+        dfree(d, copy);
+    }
+    if ((rc = sync_read(d, n, d->tb.d_n, sizeof n, "reading the group count")) < 0)
+        return rc;
+    d->groups = (int64_t)n[0];
+    if (n[1] || n[2] || n[3])
+        return d->cuerr = cudaErrorUnknown, d->what = "rows overflowed a grown table",
+               AGG_GDRV_ECUDA;
+    return AGG_GDRV_OK;
+}
+
+static size_t width_of(int type)
+{
+    return type == SL_K_I32 || type == SL_K_F32 ? 4 : 8;
+}
+
+static size_t al256(size_t x)
+{
+    return (x + 255) & ~(size_t)255;
+}
+
+static int part_add(struct agg_gdrv *d, const struct sl_k_agg_input *in)
+{
+    const struct sl_k_agg_spec *sp = &d->spec;
+    if (!d->bits) {
+        double per = (double)sl_k_agg_part_groups_per_block(sp) / 2;
+        int b = d->force_bits ? d->force_bits : (int)ceil(log2(d->g_est / per > 2 ? d->g_est / per : 2));
+        d->bits = b < 1 ? 1 : b > 13 ? 13 : b;
+    }
+    int nulls = 0;
+    for (int j = 0; j < sp->n_keys; j++)
+        nulls |= in->keys[j].d_valid != NULL;
+    for (int a = 0; a < sp->n_aggs; a++)
+        nulls |= sp->fn[a] != SL_K_AGG_COUNT_STAR && in->vals[a].d_valid != NULL;
+    d->any_nulls |= nulls;
+    const int64_t P = (int64_t)1 << d->bits;
+    size_t bytes = 0;
+    for (int j = 0; j < sp->n_keys; j++)
+        bytes += al256((size_t)in->n * width_of(sp->key_type[j]));
+    for (int a = 0; a < sp->n_aggs; a++)
+        if (sp->fn[a] != SL_K_AGG_COUNT_STAR)
+            bytes += al256((size_t)in->n * width_of(sp->in_type[a]));
+    if (nulls)
+        bytes += al256((size_t)in->n * 4);
+    bytes += al256((size_t)(P + 1) * 8);
+    if (d->n_parts == d->cap_parts) {
+        int cap = d->cap_parts ? 2 * d->cap_parts : 16;
+        struct agg_gdrv_part *np = d->mem.host_alloc(d->mem.ctx, (size_t)cap * sizeof *np);
+        if (!np)
+            return AGG_GDRV_ENOMEM;
+        if (d->n_parts)
+            memcpy(np, d->parts, (size_t)d->n_parts * sizeof *np);
+        d->mem.host_free(d->mem.ctx, d->parts, (size_t)d->cap_parts * sizeof *np);
+        d->parts = np;
+        d->cap_parts = cap;
+    }
+    struct agg_gdrv_part *pt = &d->parts[d->n_parts];
+    memset(pt, 0, sizeof *pt);
+    if (!(pt->mem = dalloc(d, bytes)))
+        return AGG_GDRV_ENOMEM;
+    d->n_parts++;
+    char *p = pt->mem;
+    struct sl_k_agg_input *o = &pt->pb.in;
+    o->n = in->n;
+    for (int j = 0; j < sp->n_keys; j++) {
+        o->keys[j].d_data = p;
+        p += al256((size_t)in->n * width_of(sp->key_type[j]));
+    }
+    for (int a = 0; a < sp->n_aggs; a++) {
+        if (sp->fn[a] == SL_K_AGG_COUNT_STAR)
+            continue;
+        o->vals[a].d_data = p;
+        p += al256((size_t)in->n * width_of(sp->in_type[a]));
+    }
+    if (nulls) {
+        o->d_nullbits = (const uint32_t *)p;
+        p += al256((size_t)in->n * 4);
+    }
+    pt->pb.d_offsets = (const int64_t *)p;
+    pt->pb.bit_base = d->rows;
+
+    size_t tb = 0;
+    CU(d, sl_k_agg_part_scatter(NULL, &tb, sp, in, d->bits, NULL, NULL, &pt->pb, d->stream),
+       "scatter size");
+    char *tmp = dalloc(d, al256((size_t)P * 8) + tb);
+    if (!tmp)
+        return AGG_GDRV_ENOMEM;
+    unsigned long long *counts = (unsigned long long *)tmp;
+    CU(d, cudaMemsetAsync(counts, 0, (size_t)P * 8, d->stream), "zeroing counts");
+    CU(d, sl_k_agg_part_count(sp, in, d->bits, counts, d->stream), "counting partitions");
+    CU(d, sl_k_agg_part_scatter(tmp + al256((size_t)P * 8), &tb, sp, in, d->bits, counts,
+                                (int64_t *)pt->pb.d_offsets, &pt->pb, d->stream),
+       "partitioning");
+    dfree(d, tmp);
+    return AGG_GDRV_OK;
+}
+
+int agg_gdrv_add(struct agg_gdrv *d, const struct sl_k_agg_input *in)
+{
+    if (in->n == 0)
+        return AGG_GDRV_OK;
+    int rc;
+    if (!d->mode && (rc = choose(d, in)) < 0)
+        return rc;
+    rc = d->mode == AGG_GDRV_TABLE ? table_add(d, in) : part_add(d, in);
+    if (rc == AGG_GDRV_OK)
+        d->rows += in->n;
+    return rc;
+}
+
+/* Asks for output columns of `rows` rows and prepares their bitmaps and counters. */
+static int out_prepare(struct agg_gdrv *d, agg_gdrv_out_fn fn, void *ctx, int64_t rows,
+                       struct sl_k_agg_out *out)
+{
+    int nc = d->spec.n_keys + d->spec.n_aggs;
+    unsigned long long *ctr = out->d_null_count;
+    memset(out, 0, sizeof *out);
+    out->d_null_count = ctr;
+    out->d_count = ctr + nc;
+    out->cap = rows;
+    int rc = fn(ctx, rows, out);
+    if (rc < 0)
+        return rc;
+    for (int c = 0; c < nc; c++)
+        if (out->d_valid[c] && rows > 0)
+            CU(d, cudaMemsetAsync(out->d_valid[c], 0xff, (size_t)(rows + 31) / 32 * 4, d->stream),
+               "setting bitmaps");
+    CU(d, cudaMemsetAsync(ctr, 0, (size_t)(nc + 1) * 8, d->stream), "zeroing counters");
+    return AGG_GDRV_OK;
+}
+
+static int part_output(struct agg_gdrv *d, agg_gdrv_out_fn fn, void *ctx, int32_t *d_status,
+                       struct sl_k_agg_out *out, int64_t *n_groups)
+{
+    size_t pb_bytes = (size_t)d->n_parts * sizeof(struct sl_k_agg_pbatch);
+    size_t pend_bytes = (size_t)(d->rows + 31) / 32 * 4;
+    char *tmp = dalloc(d, al256(pb_bytes) + pend_bytes);
+    if (!tmp)
+        return AGG_GDRV_ENOMEM;
+    struct sl_k_agg_pbatch *h = d->mem.host_alloc(d->mem.ctx, pb_bytes);
+    if (!h) {
+        dfree(d, tmp);
+        return AGG_GDRV_ENOMEM;
+    }
+    for (int i = 0; i < d->n_parts; i++)
+        h[i] = d->parts[i].pb;
+    int rc = AGG_GDRV_OK;
+    cudaError_t e = cudaMemcpyAsync(tmp, h, pb_bytes, cudaMemcpyHostToDevice, d->stream);
+    if (e == cudaSuccess)
+        e = cudaStreamSynchronize(d->stream); /* h may go */
+    d->mem.host_free(d->mem.ctx, h, pb_bytes);
+    CU(d, e, "copying batch descriptors");
+    uint32_t *pending = (uint32_t *)(tmp + al256(pb_bytes));
+    int64_t guess = (int64_t)(d->g_est * 1.25) + 4096;
+    int64_t cap = guess < d->rows ? guess : d->rows;
+    for (int pass = 0; pass < 2; pass++) {
+        if ((rc = out_prepare(d, fn, ctx, cap, out)) < 0)
+            break;
+        CU(d, cudaMemsetAsync(pending, 0, pend_bytes, d->stream), "zeroing pending rows");
+        CU(d, sl_k_agg_part_final(&d->spec, (const struct sl_k_agg_pbatch *)tmp, d->n_parts,
+                                  d->bits, d->any_nulls, pending, out, d_status, d->stream),
+           "aggregating partitions");
+        unsigned long long n;
+        if ((rc = sync_read(d, &n, out->d_count, 8, "reading the group count")) < 0)
+            break;
+        *n_groups = (int64_t)n;
+        if ((int64_t)n <= cap)
+            break;
+        d->rounds_rerun++;
+        cap = (int64_t)n;
+    }
+    dfree(d, tmp);
+    return rc;
+}
+
+int agg_gdrv_output(struct agg_gdrv *d, agg_gdrv_out_fn fn, void *ctx, int32_t *d_status,
+                    int64_t *n_groups, int64_t *h_null_count)
+{
+    int nc = d->spec.n_keys + d->spec.n_aggs, rc;
+    struct sl_k_agg_out out;
+    memset(&out, 0, sizeof out);
+    out.d_null_count = d->d_small;
+    *n_groups = 0;
+    if (d->mode == AGG_GDRV_PART) {
+        rc = part_output(d, fn, ctx, d_status, &out, n_groups);
+    } else {
+        int64_t n = d->tb_mem ? d->groups : 0;
+        if ((rc = out_prepare(d, fn, ctx, n, &out)) < 0)
+            return rc;
+        if (n > 0)
+            CU(d, sl_k_agg_table_output(&d->spec, &d->tb, &out, d_status, d->stream),
+               "writing groups");
+        *n_groups = n;
+    }
+    if (rc < 0)
+        return rc;
+    unsigned long long h[SL_K_AGG_MAX_KEYS + SL_K_AGG_MAX_AGGS];
+    if ((rc = sync_read(d, h, d->d_small, (size_t)nc * 8, "reading null counts")) < 0)
+        return rc;
+    for (int c = 0; c < nc; c++)
+        h_null_count[c] = (int64_t)h[c];
+    return AGG_GDRV_OK;
+}
+
+void agg_gdrv_free(struct agg_gdrv *d)
+{
+    dfree(d, d->tb_mem);
+    dfree(d, d->spill_mem);
+    dfree(d, d->ovf);
+    for (int i = 0; i < d->n_parts; i++)
+        dfree(d, d->parts[i].mem);
+    if (d->parts)
+        d->mem.host_free(d->mem.ctx, d->parts, (size_t)d->cap_parts * sizeof *d->parts);
+    dfree(d, d->d_small);
+    memset(d, 0, sizeof *d);
+}

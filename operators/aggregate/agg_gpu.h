@@ -1,0 +1,88 @@
+/* The host side of the GPU group-by (agg_gpu.c): chooses between the table and the
+ * partitioned method, grows the global table and replays rows that did not fit, keeps
+ * the partitioned batches, and writes the result (count -> allocate -> write). It knows
+ * nothing of the engine: memory comes from callbacks, so the operator (agg_cuda.c, task
+ * device memory) and the standalone bench and kernel tests (bench/gpu/gpu_agg_bench.cu,
+ * cudaMallocAsync) run the same code. Every call may synchronize its stream (to read a
+ * group count). */
+#ifndef SLUICE_AGG_GPU_H
+#define SLUICE_AGG_GPU_H
+
+#include <stdint.h>
+
+#include <cuda_runtime_api.h>
+
+#include "sluice_k/aggregate.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Results of agg_gdrv_* calls. */
+enum { AGG_GDRV_OK = 0, AGG_GDRV_ECUDA = -1, AGG_GDRV_ENOMEM = -2 };
+enum { AGG_GDRV_AUTO = 0, AGG_GDRV_TABLE = 1, AGG_GDRV_PART = 2 };
+
+struct agg_gdrv_mem {
+    void *(*alloc)(void *ctx, size_t bytes);   /* stream-ordered; NULL on failure */
+    void (*free)(void *ctx, void *p);          /* stream-ordered; NULL is fine */
+    void *(*host_alloc)(void *ctx, size_t bytes);
+    void (*host_free)(void *ctx, void *p, size_t bytes);
+    void *ctx;
+};
+
+struct agg_gdrv_part {
+    struct sl_k_agg_pbatch pb;
+    void *mem;
+};
+
+struct agg_gdrv {
+    struct sl_k_agg_spec spec;
+    cudaStream_t stream;
+    struct agg_gdrv_mem mem;
+    cudaError_t cuerr;            /* the failure behind AGG_GDRV_ECUDA */
+    const char *what;             /* what failed */
+    /* choices (set before the first add; 0 = measured defaults) */
+    int force_mode;               /* AGG_GDRV_* */
+    int shared_groups;            /* table method's shared groups per block (0 default) */
+    int force_bits;               /* partitioned: radix bits (0 = from the estimate) */
+    int64_t init_cap;             /* table method: first capacity (0 = from the estimate) */
+    /* state */
+    int mode;
+    double g_est;                 /* estimated groups (first batch) */
+    unsigned long long *d_small;  /* 8 counters */
+    int64_t rows;                 /* rows added */
+    int64_t groups;               /* table: groups after the last add */
+    struct sl_k_agg_table tb, spill;
+    void *tb_mem, *spill_mem;
+    uint32_t *ovf;
+    int64_t ovf_cap;
+    int64_t grows, replayed;      /* table growths and rows replayed (statistics) */
+    int bits, any_nulls;
+    struct agg_gdrv_part *parts;
+    int n_parts, cap_parts;
+    int64_t rounds_rerun;         /* partitioned output ran twice (count exceeded guess) */
+};
+
+/* Output columns for `rows` rows: fill out->d_cols and out->d_valid (NULL for columns
+ * that never hold nulls); the driver initializes bitmaps and counters. Returns 0 or
+ * AGG_GDRV_ENOMEM. Called again with more rows when the first guess was short. */
+typedef int (*agg_gdrv_out_fn)(void *ctx, int64_t rows, struct sl_k_agg_out *out);
+
+int agg_gdrv_init(struct agg_gdrv *d, const struct sl_k_agg_spec *spec, cudaStream_t stream,
+                  const struct agg_gdrv_mem *mem);
+/* Aggregates (or partitions) a batch of device columns. */
+int agg_gdrv_add(struct agg_gdrv *d, const struct sl_k_agg_input *in);
+/* Writes the groups through out_fn; *n_groups receives their number and h_null_count
+ * (n_keys + n_aggs entries) the nulls per output column. Overflowing int64 sums write
+ * SL_EOVERFLOW to *d_status. */
+int agg_gdrv_output(struct agg_gdrv *d, agg_gdrv_out_fn out_fn, void *ctx, int32_t *d_status,
+                    int64_t *n_groups, int64_t *h_null_count);
+void agg_gdrv_free(struct agg_gdrv *d);
+/* Estimated groups above which the partitioned method is chosen (measured, see
+ * bench/results_gpuagg.md); a variable so that benches can move it. */
+extern int64_t agg_gdrv_part_threshold;
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* SLUICE_AGG_GPU_H */
