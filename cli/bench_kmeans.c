@@ -71,9 +71,11 @@ static double fma_gflops(int threads)
 static int usage(void)
 {
     printf("usage: sluice bench kmeans [--points N] [--dims D] [--k K] [--iters I] [--repeat R]\n"
-           "                           [--seed S] [--threads N] [--placement cpu] [--json]\n"
+           "                           [--seed S] [--threads N] [--placement cpu|gpu|auto]\n"
+           "                           [--resident host|device] [--json]\n"
            "Lloyd k-means of N float32 blob points (defaults 2^22, 16, 64, 10 iterations,\n"
-           "5 repeats after one warm-up); prints the protocol's JSON line with ms_per_iter.\n");
+           "5 repeats after one warm-up); prints the protocol's JSON line with ms_per_iter.\n"
+           "--resident device: the points are copied to GPU 0 before timing.\n");
     return 0;
 }
 
@@ -153,9 +155,16 @@ int bench_kmeans(int argc, char **argv)
     struct cli_common c;
     cli_common_init(&c);
     int64_t n = (int64_t)1 << 22, d = 16, k = 64, iters = 10, repeat = 5, seed = 42;
+    int on_device = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--help"))
             return usage();
+        if (!strcmp(argv[i], "--resident") && i + 1 < argc) {
+            on_device = !strcmp(argv[++i], "device");
+            if (!on_device && strcmp(argv[i], "host"))
+                return cli_fail("bench kmeans: --resident must be host or device");
+            continue;
+        }
         const struct bench_count_opt counts[] = {{"--points", &n}, {"--dims", &d}, {"--k", &k},
             {"--iters", &iters}, {"--repeat", &repeat}, {"--seed", &seed}};
         int r = bench_count_option(argc, argv, &i, counts, 6);
@@ -177,6 +186,18 @@ int bench_kmeans(int argc, char **argv)
     if (!eng) {
         sl_table_unref(in);
         return 1;
+    }
+    if (on_device) {
+        /* GPU-resident points (BENCH_PROTOCOL.md): copied before timing. */
+        sl_table_t *dev = NULL;
+        if (sl_table_to_device(eng, in, 0, &dev) < 0) {
+            cli_fail("bench kmeans: --resident device: %s", sl_last_errmsg());
+            sl_engine_close(eng);
+            sl_table_unref(in);
+            return 1;
+        }
+        sl_table_unref(in);
+        in = dev;
     }
     char opts[160];
     snprintf(opts, sizeof opts, "k=%" PRId64 " init=random seed=%" PRId64 " max_iter=%" PRId64

@@ -16,7 +16,7 @@ struct cli_common {
     enum sl_placement placement; /* --placement cpu|gpu|auto */
     const char *trace;      /* --trace FILE */
     bool json;              /* --json */
-};
+};                          /* --plugin FILE.so is loaded while parsing (sl_plugin_load) */
 
 void cli_common_init(struct cli_common *c);
 /* Consumes argv[*i] (and its value) if it is a common option. Returns 1 if consumed, 0 if
@@ -29,6 +29,16 @@ int cli_parse_count(const char *s, int64_t *out);
 int64_t cli_now_ns(void);
 /* Prints an error message "sluice: ..." to stderr; returns 1 (the exit code). */
 int cli_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Progress of a running query on stderr, for sl_query_on_progress(q, cli_progress_draw,
+ * &pr, ms); register it only when isatty(2). */
+struct cli_progress {
+    int64_t t0;
+    bool shown;
+};
+void cli_progress_start(struct cli_progress *pr);
+void cli_progress_draw(void *user, const struct sl_progress *p);
+void cli_progress_clear(struct cli_progress *pr);
 
 enum cli_format { CLI_TABLE = 0, CLI_CSV = 1, CLI_JSON = 2 };
 /* Prints at most `limit` rows of a result table. */

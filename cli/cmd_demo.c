@@ -9,14 +9,6 @@
 #include "cli.h"
 #include "plans.h"
 
-static void show_progress(void *user, const struct sl_progress *p)
-{
-    (void)user;
-    if (p->tasks_total > 0)
-        fprintf(stderr, "\r  running: %" PRId64 "/%" PRId64 " tasks", p->tasks_done,
-                p->tasks_total);
-}
-
 static int64_t cell_i64(sl_table_t *t, int col, int64_t row)
 {
     for (int64_t b = 0; b < sl_table_num_batches(t); b++) {
@@ -149,13 +141,14 @@ int cmd_demo(int argc, char **argv)
         sl_engine_close(eng);
         return 1;
     }
+    struct cli_progress pr;
+    cli_progress_start(&pr);
     if (isatty(2))
-        sl_query_on_progress(q, show_progress, NULL, 100);
+        sl_query_on_progress(q, cli_progress_draw, &pr, 100);
     int64_t t0 = cli_now_ns();
     rc = sl_query_run(q);
     double ms = (cli_now_ns() - t0) / 1e6;
-    if (isatty(2))
-        fprintf(stderr, "\r%40s\r", "");
+    cli_progress_clear(&pr);
     int exit_code = rc != SL_OK ? cli_fail("the demo failed: %s", sl_query_errmsg(q))
                                 : summarize(q, rows, ms);
     if (rc == SL_OK && c.json)

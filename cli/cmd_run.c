@@ -35,21 +35,15 @@ static char *read_file(const char *path)
     return buf;
 }
 
-static void show_progress(void *user, const struct sl_progress *p)
-{
-    (void)user;
-    if (p->tasks_total > 0)
-        fprintf(stderr, "\r  %" PRId64 "/%" PRId64 " tasks", p->tasks_done, p->tasks_total);
-}
-
 static int usage(const char *cmd, int rc)
 {
     printf("usage: sluice %s PLAN_FILE [--format table|csv|json] [--limit N] [--json]\n"
            "       [--threads N] [--gpus N] [--gpu-mem BYTES] [--host-mem BYTES]\n"
-           "       [--placement cpu|gpu|auto] [--trace FILE]\n%s",
-           cmd, !strcmp(cmd, "run")
+           "       [--placement cpu|gpu|auto] [--trace FILE] [--plugin FILE.so ...]%s\n%s",
+           cmd, !strcmp(cmd, "explain") ? " [--analyze]" : "", !strcmp(cmd, "run")
                     ? "Runs a plan file (docs/PLAN_FORMAT.md) and prints its outputs.\n"
-                    : "Shows the pipelines of a plan file and where they would run.\n");
+                    : "Shows the pipelines of a plan file and where they would run, as JSON;\n"
+                      "with --analyze it also runs the plan and adds the measured profile.\n");
     return rc;
 }
 
@@ -61,7 +55,12 @@ int cmd_run(int argc, char **argv)
     const char *path = NULL;
     enum cli_format fmt = CLI_TABLE;
     int64_t limit = 20;
+    bool analyze = false;
     for (int i = 1; i < argc; i++) {
+        if (explain && !strcmp(argv[i], "--analyze")) {
+            analyze = true;
+            continue;
+        }
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
             return usage(argv[0], 0);
         if (!strcmp(argv[i], "--format") && i + 1 < argc) {
@@ -114,16 +113,25 @@ int cmd_run(int argc, char **argv)
     int exit_code = 0;
     if (sl_query_create(eng, plan, &q) != SL_OK) {
         exit_code = cli_fail("%s", sl_plan_errmsg(plan));
+    } else if (explain && analyze) {
+        char *plan_json = strdup(sl_query_explain_json(q)); /* valid until the next call */
+        if (!plan_json || sl_query_run(q) != SL_OK)
+            exit_code = cli_fail("the plan failed: %s",
+                                 plan_json ? sl_query_errmsg(q) : "out of memory");
+        else
+            printf("{\"explain\":%s,\"profile\":%s}\n", plan_json, sl_query_profile_json(q));
+        free(plan_json);
     } else if (explain) {
         printf("%s\n", sl_query_explain_json(q));
     } else {
+        struct cli_progress pr;
+        cli_progress_start(&pr);
         if (isatty(2))
-            sl_query_on_progress(q, show_progress, NULL, 200);
+            sl_query_on_progress(q, cli_progress_draw, &pr, 200);
         int64_t t0 = cli_now_ns();
         rc = sl_query_run(q);
         double ms = (cli_now_ns() - t0) / 1e6;
-        if (isatty(2))
-            fprintf(stderr, "\r%40s\r", "");
+        cli_progress_clear(&pr);
         if (rc != SL_OK) {
             exit_code = cli_fail("the plan failed: %s", sl_query_errmsg(q));
         } else {
@@ -163,7 +171,21 @@ static void print_op(void *user, const struct sl_op_def *d)
 
 int cmd_operators(int argc, char **argv)
 {
-    (void)argc, (void)argv;
+    struct cli_common c;
+    cli_common_init(&c);
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            printf("usage: sluice operators [--plugin FILE.so ...]\n"
+                   "Lists the operators (with those of the plugins given) and their options.\n");
+            return 0;
+        }
+        int r = cli_common_option(&c, argc, argv, &i);
+        if (r < 0)
+            return 2;
+        if (r == 0)
+            return cli_fail("operators: unknown argument '%s' (see sluice operators --help)",
+                            argv[i]);
+    }
     sl_registry_foreach(sl_registry_global(), print_op, NULL);
     return 0;
 }

@@ -125,6 +125,15 @@ int cli_common_option(struct cli_common *c, int argc, char **argv, int *i)
         }
         return 1;
     }
+    if (!strcmp(a, "--plugin")) { /* loaded at once: later options and plans may use it */
+        if (need_value(argc, argv, i) < 0)
+            return -1;
+        if (sl_plugin_load(argv[++*i]) != SL_OK) {
+            cli_fail("--plugin: %s", sl_last_errmsg());
+            return -1;
+        }
+        return 1;
+    }
     if (!strcmp(a, "--trace")) {
         if (need_value(argc, argv, i) < 0)
             return -1;
@@ -152,4 +161,37 @@ sl_engine_t *cli_open_engine(const struct cli_common *c)
         return NULL;
     }
     return eng;
+}
+
+void cli_progress_start(struct cli_progress *pr)
+{
+    pr->t0 = cli_now_ns();
+    pr->shown = false;
+}
+
+/* A bar on stderr: [#####-----]  50%  123/246 tasks  1.2 s. Callers register it only
+ * when stderr is a terminal. Tasks are discovered as the query runs, so the total can
+ * grow and the bar step back. */
+void cli_progress_draw(void *user, const struct sl_progress *p)
+{
+    struct cli_progress *pr = user;
+    if (p->tasks_total <= 0)
+        return;
+    enum { WIDTH = 30 };
+    int fill = (int)(WIDTH * p->tasks_done / p->tasks_total);
+    char bar[WIDTH + 1];
+    for (int i = 0; i < WIDTH; i++)
+        bar[i] = i < fill ? '#' : '-';
+    bar[WIDTH] = 0;
+    fprintf(stderr, "\r  [%s] %3d%%  %lld/%lld tasks  %.1f s ", bar,
+            (int)(100 * p->tasks_done / p->tasks_total), (long long)p->tasks_done,
+            (long long)p->tasks_total, (cli_now_ns() - pr->t0) / 1e9);
+    pr->shown = true;
+}
+
+void cli_progress_clear(struct cli_progress *pr)
+{
+    if (pr->shown)
+        fprintf(stderr, "\r%80s\r", "");
+    pr->shown = false;
 }

@@ -1,7 +1,6 @@
 /* Ready-made plans, written against the public API only. The sluice command's `demo`
- * runs them; embedders may call them too. More plans (the paper-003 join workloads, a
- * star join sequence, group-by, sort, k-means) join this folder as their operators land
- * (issue #9). */
+ * runs them; embedders may call them too. plans/files holds each as a plan file. On
+ * failure the plan's message says why. */
 #ifndef SLUICE_PLANS_H
 #define SLUICE_PLANS_H
 
@@ -18,5 +17,26 @@ int sl_plans_sequence_sum(sl_plan_t *plan, int64_t rows);
  * "groupby" (count and sum over 1,000 groups of `rows` rows) and "kmeans" (16 centroids
  * of rows/4 8-dimensional points after 10 iterations). */
 int sl_plans_demo(sl_plan_t *plan, int64_t rows);
+
+/* paper-003's join workloads, output "joined" (materialized rows): `workload` is narrow
+ * (4-byte keys, one payload per side), wide (two payloads), skew (foreign keys Zipf 1.0),
+ * match_ratio (two payloads, 25% of the foreign keys match) or 8byte (8-byte keys and
+ * payloads); `rows` per side, primary keys joined with foreign keys. SL_ENOTFOUND for
+ * another name. */
+int sl_plans_join(sl_plan_t *plan, const char *workload, int64_t rows);
+
+/* A star join sequence: a fact table of `rows` rows with three foreign keys joined with
+ * dimensions of rows/4, 65,536 and 4,096 rows; output "star" (count and sums). */
+int sl_plans_star_join(sl_plan_t *plan, int64_t rows);
+
+/* Count, sum, min and max per key over 1,000 distinct keys; output "groupby". */
+int sl_plans_groupby(sl_plan_t *plan, int64_t rows);
+
+/* Random 4-byte keys with one payload sorted ascending; output "sorted". */
+int sl_plans_sort(sl_plan_t *plan, int64_t rows);
+
+/* k-means, 16 clusters of `points` 8-dimensional points, 10 iterations; output
+ * "centroids". */
+int sl_plans_kmeans(sl_plan_t *plan, int64_t points);
 
 #endif /* SLUICE_PLANS_H */

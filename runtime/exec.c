@@ -280,7 +280,14 @@ static void run_finalize(struct sl__node *n, struct sl__worker *w)
     if (d->finalize) {
         /* A sink fed on a GPU finalizes there, when it can (op.h, "GPU placement"). */
         struct sl__worker *gw = sink_gpu_worker(q, os);
-        const struct sl_impl *fim = gw ? sl__phase_impl(d->finalize, SL_DEVICE_CUDA, &t) : NULL;
+        const struct sl_impl *fim = NULL;
+        if (gw) { /* can_run sees the task as it would run: on that GPU */
+            t.kind = SL_DEVICE_CUDA;
+            t.gpu = gw->gpu_ctx;
+            fim = sl__phase_impl(d->finalize, SL_DEVICE_CUDA, &t);
+            t.kind = SL_DEVICE_CPU;
+            t.gpu = NULL;
+        }
         if (fim) {
             t.kind = SL_DEVICE_CUDA;
             os->home_gpu = gw->gpu;

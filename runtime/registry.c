@@ -1,9 +1,10 @@
 /* The operator registry: definitions by name. Built-in operators register through the
  * same call as plugins. */
 #include <pthread.h>
+#include <stdio.h>
 #include <string.h>
 
-#include "internal.h"
+#include "plugin_int.h"
 
 /* A fixed table: the process-wide registry lives as long as the process, and a static
  * array keeps it out of the allocation counters that tests check for leaks. */
@@ -54,10 +55,10 @@ int sl_registry_add(sl_registry_t *reg, const struct sl_op_def *def)
     if (!reg || !def || !def->name || !def->bind)
         return sl__set_last_error(SL_EINVAL, "operator definition needs a name and a bind "
                                   "function");
-    if (def->abi_version > SL_OP_ABI_VERSION)
-        return sl__set_last_error(SL_EABI, "operator '%s' was built for operator ABI %u, "
-                                  "this sluice has %u", def->name, def->abi_version,
-                                  SL_OP_ABI_VERSION);
+    char what[160];
+    snprintf(what, sizeof what, "operator '%s'", def->name);
+    if (sl__abi_check(def->abi_version, what) < 0)
+        return SL_EABI;
     pthread_mutex_lock(&reg->mu);
     int pos;
     if (find_index(reg, def->name, &pos)) {
@@ -101,4 +102,43 @@ void sl_registry_foreach(sl_registry_t *reg, void (*cb)(void *, const struct sl_
     for (int i = 0; i < n; i++)
         cb(user, copy[i]);
     pthread_mutex_unlock(&copy_mu);
+}
+
+/* Staging registries (plugin loads): heap objects, freed by the loader. */
+sl_registry_t *sl__registry_new(void)
+{
+    struct sl_registry *r = sl__calloc(1, sizeof *r);
+    if (r)
+        pthread_mutex_init(&r->mu, NULL);
+    return r;
+}
+
+void sl__registry_free(sl_registry_t *reg)
+{
+    if (!reg)
+        return;
+    pthread_mutex_destroy(&reg->mu);
+    sl__free(reg, sizeof *reg);
+}
+
+int sl__registry_merge(sl_registry_t *dst, sl_registry_t *src)
+{
+    pthread_mutex_lock(&dst->mu);
+    int pos, rc = SL_OK;
+    if (dst->n + src->n > REGISTRY_MAX)
+        rc = sl__set_last_error(SL_ENOSPC, "the operator registry is full (%d operators)",
+                                REGISTRY_MAX);
+    for (int i = 0; rc == SL_OK && i < src->n; i++)
+        if (find_index(dst, src->defs[i]->name, &pos))
+            rc = sl__set_last_error(SL_EEXIST, "operator '%s' is already registered",
+                                    src->defs[i]->name);
+    /* All names are free: insert them (src is sorted and holds no duplicates). */
+    for (int i = 0; rc == SL_OK && i < src->n; i++) {
+        find_index(dst, src->defs[i]->name, &pos);
+        memmove(&dst->defs[pos + 1], &dst->defs[pos], (size_t)(dst->n - pos) * sizeof *dst->defs);
+        dst->defs[pos] = src->defs[i];
+        dst->n++;
+    }
+    pthread_mutex_unlock(&dst->mu);
+    return rc;
 }

@@ -1,6 +1,7 @@
 /* The operator ABI: what built-in operators and plugins implement.
  *
- * ABI version 0: unstable until the plugin issue freezes version 1 (see plugin.h).
+ * Operator ABI version 1, frozen in 0.2: from here on the structs below only grow at
+ * their end and every change bumps SL_OP_ABI_VERSION (the rules are in plugin.h).
  *
  * An operator is an immutable `struct sl_op_def` registered by name. A plan node using
  * it is an `sl_op_t`. Execution follows DuckDB's roles:
@@ -41,7 +42,7 @@
 extern "C" {
 #endif
 
-#define SL_OP_ABI_VERSION 0u
+#define SL_OP_ABI_VERSION 1u
 
 typedef struct sl_op sl_op_t;
 typedef struct sl_task sl_task_t;
@@ -114,7 +115,7 @@ struct sl_op_def {
     int64_t (*source_tasks)(sl_task_t *task);
 
     const struct sl_phase *source, *execute, *sink, *combine, *finalize;
-    /* fields added in later ABI versions go below this line */
+    /* fields added in ABI version 2 go below this line */
 };
 
 /* --- bind context (inside sl_op_def.bind) --- */

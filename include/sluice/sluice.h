@@ -11,6 +11,7 @@
 #include "plan.h"
 #include "query.h"
 #include "op.h"
+#include "plugin.h"
 #include "sched.h"
 
 #endif /* SLUICE_SLUICE_H */

@@ -63,12 +63,13 @@ static cudaError_t phj(void *d_temp, size_t *temp_bytes, const K *r_keys, const 
     int dev = 0, sms = 0, per_sm = 0;
     if ((e = cudaGetDevice(&dev)) != cudaSuccess ||
         (e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev)) != cudaSuccess ||
-        (e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kern, kBlockThreads, smem)) !=
+        (e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kern, Tune<K, V>::kThreads,
+                                                           smem)) !=
             cudaSuccess)
         return e;
     if (per_sm < 1)
         return cudaErrorInvalidConfiguration;
-    kern<<<(unsigned)(sms * per_sm), kBlockThreads, smem, stream>>>(
+    kern<<<(unsigned)(sms * per_sm), Tune<K, V>::kThreads, smem, stream>>>(
         r_keys, r_vals, r_off, s_keys, s_vals, s_off, parts, part_shift, units, work, out_k,
         out_r, out_s, cap, count);
     return cudaGetLastError();

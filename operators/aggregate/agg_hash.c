@@ -332,8 +332,11 @@ double sl__agg_cost(const sl_op_t *op, enum sl_device_kind kind, int64_t rows)
     for (int a = 0; a < p->n_aggs; a++)
         if (p->aggs[a].col >= 0)
             bytes += (double)sl_type_width(p->aggs[a].in_type);
+    /* The GPU group-by has not passed its tests on a GPU yet (bench/RESULTS.md, session
+     * 2): "no idea" keeps automatic placement on the CPU; --placement gpu still uses it.
+     * TODO(#7): return 50e-6 + rows * bytes / 1.5e12 once it has. */
     if (kind == SL_DEVICE_CUDA)
-        return 50e-6 + (double)rows * bytes / 1.5e12;
+        return -1;
     return (double)rows * (1.0 / 150e6 + bytes / 10e9);
 }
 

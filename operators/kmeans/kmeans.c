@@ -32,61 +32,6 @@
 #include "kmeans_int.h"
 #include "operators.h"
 
-#define KM_MAX_DIMS 256
-#define KM_MAX_TASKS 64
-
-enum km_init { KM_PLUSPLUS, KM_RANDOM, KM_GIVEN };
-
-struct km_plan {
-    int d, k, kp;                 /* dims, clusters, clusters rounded up to 4 */
-    int cols[KM_MAX_DIMS];        /* feature column of port 0 */
-    int cols1[KM_MAX_DIMS];       /* feature column of port 1 (init from a table) */
-    enum sl_type type;            /* float32 or float64 */
-    enum km_init init;
-    double *given;                /* k * d centroids from the option, or NULL */
-    int64_t max_iter;
-    double tol;
-    uint64_t seed;
-    bool assignments;
-};
-
-struct km_item {
-    int64_t index, seq;           /* source task index, order within it */
-    sl_batch_t *batch;
-};
-
-struct km_list {
-    struct km_item *v;
-    int64_t n, cap;
-};
-
-struct km_local {
-    struct km_list in[2];
-    int64_t seq;
-};
-
-struct km_acc {
-    double *sums;                 /* k * d */
-    int64_t *cnt;                 /* k */
-    double inertia;
-};
-
-struct km_global {
-    struct km_list in[2];
-    /* Set up by finalize. */
-    int64_t n;                    /* points */
-    int64_t *start;               /* first row of each batch (n_batches + 1) */
-    int32_t *labels;
-    void *dist;                   /* float or double per point */
-    double *c;                    /* k * d centroids (float64) */
-    void *ct, *hn;                /* kernel copies: float or double, kp rows */
-    int n_tasks;
-    struct km_acc acc[KM_MAX_TASKS];
-    int64_t *size;
-    double inertia;
-    int64_t iters;
-};
-
 static const struct sl_option_def km_options[] = {
     {"features", SL_OPT_STRING, "", "comma-separated float feature columns (empty: all float)"},
     {"k", SL_OPT_INT, "8", "number of clusters"},
@@ -104,20 +49,6 @@ static void plan_free(void *p)
     if (kp->given)
         sl__free(kp->given, (size_t)kp->k * (size_t)kp->d * sizeof(double));
     sl__free(kp, sizeof *kp);
-}
-
-static uint64_t rng_next(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
-/* A uniform double in [0, 1). */
-static double rng_unit(uint64_t *s)
-{
-    return (double)(rng_next(s) >> 11) * 0x1.0p-53;
 }
 
 /* ---------------- bind ---------------- */
@@ -314,7 +245,7 @@ static int km_bind(sl_bind_t *b)
 
 /* ---------------- sink and combine: keep the batches ---------------- */
 
-static int list_push(struct km_list *l, struct km_item it)
+int sl__km_list_push(struct km_list *l, struct km_item it)
 {
     if (l->n == l->cap) {
         int64_t cap = l->cap ? l->cap * 2 : 16;
@@ -353,14 +284,9 @@ static void km_fini_global(const sl_op_t *op, void *gs)
     list_fini(&g->in[1]);
 }
 
-static int km_sink(sl_task_t *t)
+/* Fails on a null in a feature column of host batch b (of input port). */
+int sl__km_check_nulls(sl_task_t *t, const struct km_plan *p, const sl_batch_t *b, int port)
 {
-    const struct km_plan *p = sl_op_data(sl_task_op(t));
-    struct km_local *ls = sl_task_lstate(t);
-    sl_batch_t *b = sl_task_input(t);
-    int port = sl_task_port(t);
-    if (!ls)
-        return SL_ENOMEM;
     for (int j = 0; j < p->d; j++) {
         const struct sl__col *c = &b->cols[port ? p->cols1[j] : p->cols[j]];
         if (!c->validity)
@@ -370,15 +296,33 @@ static int km_sink(sl_task_t *t)
                 return sl_task_fail(t, SL_EINVAL, "kmeans: null in feature column %d of input %d",
                                     j, port);
     }
+    return SL_OK;
+}
+
+/* Keeps batch b (a new reference) of input port in the local list. */
+int sl__km_keep(sl_task_t *t, struct km_local *ls, sl_batch_t *b, int port)
+{
     if (b->n_rows == 0)
         return SL_OK;
     sl_batch_ref(b);
     struct km_item it = {sl_task_index(t), ls->seq++, b};
-    if (list_push(&ls->in[port], it) < 0) {
+    if (sl__km_list_push(&ls->in[port], it) < 0) {
         sl_batch_unref(b);
         return sl_task_fail(t, SL_ENOMEM, "out of memory");
     }
     return SL_OK;
+}
+
+static int km_sink(sl_task_t *t)
+{
+    const struct km_plan *p = sl_op_data(sl_task_op(t));
+    struct km_local *ls = sl_task_lstate(t);
+    sl_batch_t *b = sl_task_input(t);
+    int port = sl_task_port(t);
+    if (!ls)
+        return SL_ENOMEM;
+    int rc = sl__km_check_nulls(t, p, b, port);
+    return rc < 0 ? rc : sl__km_keep(t, ls, b, port);
 }
 
 static int km_combine(sl_task_t *t)
@@ -387,7 +331,7 @@ static int km_combine(sl_task_t *t)
     struct km_local *ls = sl_task_lstate(t);
     for (int port = 0; port < 2 && ls; port++) {
         for (int64_t i = 0; i < ls->in[port].n; i++) {
-            if (list_push(&g->in[port], ls->in[port].v[i]) < 0)
+            if (sl__km_list_push(&g->in[port], ls->in[port].v[i]) < 0)
                 return sl_task_fail(t, SL_ENOMEM, "out of memory");
             ls->in[port].v[i].batch = NULL;
         }
@@ -437,7 +381,7 @@ static int init_plusplus(sl_task_t *t, const struct km_plan *p, struct km_global
     double *x = sl_task_alloc(t, (size_t)p->d * sizeof(double));
     if (!d2 || !x)
         return SL_ENOMEM;
-    get_point(p, g, (int64_t)(rng_next(&s) % (uint64_t)g->n), g->c);
+    get_point(p, g, (int64_t)(sl__km_rng_next(&s) % (uint64_t)g->n), g->c);
     for (int64_t r = 0; r < g->n; r++)
         d2[r] = INFINITY;
     for (int c = 1; c < p->k; c++) {
@@ -452,9 +396,9 @@ static int init_plusplus(sl_task_t *t, const struct km_plan *p, struct km_global
                 d2[r] = dd;
             total += d2[r];
         }
-        int64_t pick = (int64_t)(rng_next(&s) % (uint64_t)g->n);
+        int64_t pick = (int64_t)(sl__km_rng_next(&s) % (uint64_t)g->n);
         if (total > 0) {
-            double u = rng_unit(&s) * total, acc = 0;
+            double u = sl__km_rng_unit(&s) * total, acc = 0;
             for (pick = 0; pick < g->n - 1; pick++) {
                 acc += d2[pick];
                 if (acc > u && d2[pick] > 0)
@@ -478,7 +422,7 @@ static int init_random(sl_task_t *t, const struct km_plan *p, struct km_global *
     for (int c = 0; c < p->k; c++) {
         int dup;
         do {
-            pick[c] = (int64_t)(rng_next(&s) % (uint64_t)g->n);
+            pick[c] = (int64_t)(sl__km_rng_next(&s) % (uint64_t)g->n);
             dup = 0;
             for (int e = 0; e < c; e++)
                 dup |= pick[e] == pick[c];
@@ -488,7 +432,7 @@ static int init_random(sl_task_t *t, const struct km_plan *p, struct km_global *
     return SL_OK;
 }
 
-static int init_given_table(sl_task_t *t, const struct km_plan *p, struct km_global *g)
+int sl__km_init_given_table(sl_task_t *t, const struct km_plan *p, struct km_global *g)
 {
     int64_t rows = 0;
     for (int64_t i = 0; i < g->in[1].n; i++)
@@ -617,7 +561,7 @@ static int km_update(sl_task_t *t)
     return sl_task_spawn(t, &assign_phase, g->n_tasks, NULL, &update_phase);
 }
 
-static int km_setup(sl_task_t *t, const struct km_plan *p, struct km_global *g)
+int sl__km_order(sl_task_t *t, const struct km_plan *p, struct km_global *g)
 {
     /* qsort on an empty (NULL) list is undefined, hence the guards */
     if (g->in[0].n > 1)
@@ -637,6 +581,34 @@ static int km_setup(sl_task_t *t, const struct km_plan *p, struct km_global *g)
     if (g->n < p->k)
         return sl_task_fail(t, SL_EINVAL, "option k: %d clusters but the input has %lld rows",
                             p->k, (long long)g->n);
+    return SL_OK;
+}
+
+/* Batches a GPU sink kept, in host memory (the CPU iterations and outputs read them). */
+int sl__km_inputs_to_host(sl_task_t *t, struct km_global *g)
+{
+    for (int port = 0; port < 2; port++)
+        for (int64_t i = 0; i < g->in[port].n; i++) {
+            sl_batch_t *b = g->in[port].v[i].batch, *h;
+            if (sl_batch_device(b) < 0)
+                continue;
+            int rc = sl_task_batch_to_host(t, b, &h);
+            if (rc < 0)
+                return rc;
+            sl_batch_unref(b);
+            g->in[port].v[i].batch = h;
+        }
+    return SL_OK;
+}
+
+static int km_setup(sl_task_t *t, const struct km_plan *p, struct km_global *g)
+{
+    int rc = sl__km_inputs_to_host(t, g);
+    if (rc >= 0)
+        rc = sl__km_order(t, p, g);
+    if (rc < 0)
+        return rc;
+    int64_t nb = g->in[0].n;
     size_t w = p->type == SL_TYPE_FLOAT32 ? 4 : 8;
     g->labels = sl_task_alloc(t, (size_t)g->n * 4 + 64);
     g->dist = sl_task_alloc(t, (size_t)g->n * w + 64);
@@ -666,7 +638,7 @@ static int km_finalize(sl_task_t *t)
     if (p->init == KM_GIVEN && p->given)
         memcpy(g->c, p->given, (size_t)p->k * p->d * sizeof(double));
     else if (p->init == KM_GIVEN)
-        rc = init_given_table(t, p, g);
+        rc = sl__km_init_given_table(t, p, g);
     else if (p->init == KM_RANDOM)
         rc = init_random(t, p, g);
     else
@@ -697,12 +669,26 @@ static sl_batch_t *new_batch(sl_task_t *t, int64_t rows)
     return b;
 }
 
+static int emit_assignments_of(sl_task_t *t, struct km_global *g, int64_t i, const sl_batch_t *in);
+
+/* Rows of input batch i with their clusters (a host copy of a batch kept on a GPU). */
 static int emit_assignments(sl_task_t *t, const struct km_plan *p, struct km_global *g)
 {
+    (void)p;
     int64_t i = sl_task_index(t);
     if (i >= g->in[0].n)
         return SL_OK;
-    const sl_batch_t *in = g->in[0].v[i].batch;
+    sl_batch_t *in;
+    int rc = sl_task_batch_to_host(t, g->in[0].v[i].batch, &in);
+    if (rc < 0)
+        return rc;
+    rc = emit_assignments_of(t, g, i, in);
+    sl_batch_unref(in);
+    return rc;
+}
+
+static int emit_assignments_of(sl_task_t *t, struct km_global *g, int64_t i, const sl_batch_t *in)
+{
     sl_batch_t *b = new_batch(t, in->n_rows);
     if (!b)
         return SL_ENOMEM;
@@ -747,13 +733,46 @@ static int km_source(sl_task_t *t)
     return sl_task_emit(t, b);
 }
 
-static const struct sl_impl sink_impl[] = {{.device = SL_DEVICE_CPU, .run = km_sink}};
+/* Expected seconds for `rows` points through the whole sink (max_iter iterations, at
+ * most 30 counted: most runs stop earlier). CPU, per worker: 2*rows*d*k flops per
+ * iteration at 25 GFLOP/s (AVX2 FMAs on one core). CUDA: per iteration max(rows*d*4
+ * bytes / 2.5 TB/s, 2*rows*d*k flops / 50 TFLOP/s) + 20 us of launches and the shift
+ * read-back, plus one upload of the points at 20 GB/s (H100 figures, rounded down). */
+static double km_cost(const sl_op_t *op, enum sl_device_kind kind, int64_t rows)
+{
+    const struct km_plan *p = sl_op_data(op);
+    if (!p || rows < 0)
+        return -1;
+    double iters = p->max_iter < 30 ? (double)p->max_iter : 30;
+    double flops = 2.0 * (double)rows * p->d * p->k, bytes = (double)rows * p->d * 4;
+    if (kind == SL_DEVICE_CPU)
+        return iters * flops / 25e9;
+    double it = bytes / 2.5e12 > flops / 50e12 ? bytes / 2.5e12 : flops / 50e12;
+    return iters * (it + 20e-6) + bytes / 20e9;
+}
+
+#ifdef SL_HAVE_CUDA
+#define KM_N_IMPLS 2
+#else
+#define KM_N_IMPLS 1
+#endif
+static const struct sl_impl sink_impl[] = {
+    {.device = SL_DEVICE_CPU, .run = km_sink},
+#ifdef SL_HAVE_CUDA
+    {.device = SL_DEVICE_CUDA, .run = sl__km_sink_cuda},
+#endif
+};
 static const struct sl_impl combine_impl[] = {{.device = SL_DEVICE_CPU, .run = km_combine}};
-static const struct sl_impl finalize_impl[] = {{.device = SL_DEVICE_CPU, .run = km_finalize}};
+static const struct sl_impl finalize_impl[] = {
+    {.device = SL_DEVICE_CPU, .run = km_finalize},
+#ifdef SL_HAVE_CUDA
+    {.device = SL_DEVICE_CUDA, .run = sl__km_finalize_cuda, .can_run = sl__km_gpu_can_run},
+#endif
+};
 static const struct sl_impl source_impl[] = {{.device = SL_DEVICE_CPU, .run = km_source}};
-static const struct sl_phase sink_phase = {sink_impl, 1, NULL};
+static const struct sl_phase sink_phase = {sink_impl, KM_N_IMPLS, km_cost};
 static const struct sl_phase combine_phase = {combine_impl, 1, NULL};
-static const struct sl_phase finalize_phase = {finalize_impl, 1, NULL};
+static const struct sl_phase finalize_phase = {finalize_impl, KM_N_IMPLS, NULL};
 static const struct sl_phase source_phase = {source_impl, 1, NULL};
 
 const struct sl_op_def sl__kmeans_def = {

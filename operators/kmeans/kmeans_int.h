@@ -4,6 +4,96 @@
 
 #include <stdint.h>
 
+#include "operators.h"
+
+#define KM_MAX_DIMS 256
+#define KM_MAX_TASKS 64
+
+enum km_init { KM_PLUSPLUS, KM_RANDOM, KM_GIVEN };
+
+struct km_plan {
+    int d, k, kp;                 /* dims, clusters, clusters rounded up to 4 */
+    int cols[KM_MAX_DIMS];        /* feature column of port 0 */
+    int cols1[KM_MAX_DIMS];       /* feature column of port 1 (init from a table) */
+    enum sl_type type;            /* float32 or float64 */
+    enum km_init init;
+    double *given;                /* k * d centroids from the option, or NULL */
+    int64_t max_iter;
+    double tol;
+    uint64_t seed;
+    bool assignments;
+};
+
+struct km_item {
+    int64_t index, seq;           /* source task index, order within it */
+    sl_batch_t *batch;
+};
+
+struct km_list {
+    struct km_item *v;
+    int64_t n, cap;
+};
+
+struct km_local {
+    struct km_list in[2];
+    int64_t seq;
+};
+
+struct km_acc {
+    double *sums;                 /* k * d */
+    int64_t *cnt;                 /* k */
+    double inertia;
+};
+
+struct km_global {
+    struct km_list in[2];
+    /* Set up by finalize. */
+    int64_t n;                    /* points */
+    int64_t *start;               /* first row of each batch (n_batches + 1) */
+    int32_t *labels;
+    void *dist;                   /* float or double per point */
+    double *c;                    /* k * d centroids (float64) */
+    void *ct, *hn;                /* kernel copies: float or double, kp rows */
+    int n_tasks;
+    struct km_acc acc[KM_MAX_TASKS];
+    int64_t *size;
+    double inertia;
+    int64_t iters;
+};
+
+/* The operator's random numbers (splitmix64), shared by the CPU and GPU inits. */
+static inline uint64_t sl__km_rng_next(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+/* A uniform double in [0, 1). */
+static inline double sl__km_rng_unit(uint64_t *s)
+{
+    return (double)(sl__km_rng_next(s) >> 11) * 0x1.0p-53;
+}
+
+/* kmeans.c helpers the GPU glue shares. */
+int sl__km_list_push(struct km_list *l, struct km_item it);
+int sl__km_check_nulls(sl_task_t *t, const struct km_plan *p, const sl_batch_t *b, int port);
+int sl__km_keep(sl_task_t *t, struct km_local *ls, sl_batch_t *b, int port);
+/* Sorts the kept batches into input order, sets g->start and g->n; k > n is an error. */
+int sl__km_order(sl_task_t *t, const struct km_plan *p, struct km_global *g);
+int sl__km_inputs_to_host(sl_task_t *t, struct km_global *g);
+/* init=given from the second input (host batches): g->c. */
+int sl__km_init_given_table(sl_task_t *t, const struct km_plan *p, struct km_global *g);
+
+#ifdef SL_HAVE_CUDA
+/* kmeans_cuda.c: the GPU sink (keeps device batches, host copies past half the free
+ * device budget), finalize (all iterations on the GPU) and whether it can run. */
+int sl__km_sink_cuda(sl_task_t *t);
+int sl__km_finalize_cuda(sl_task_t *t);
+int sl__km_gpu_can_run(const sl_task_t *t);
+#endif
+
 /* Assigns rows [0, n) of a batch whose d feature columns are cols[j] (float32) to the
  * nearest of k centroids. ct holds the centroids row-major as float32 (kp rows of d,
  * kp = k rounded up to 4, padding rows zero) and hn[c] = ||c||^2 / 2 (+inf for padding).

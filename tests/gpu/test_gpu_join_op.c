@@ -21,6 +21,7 @@ struct spec {
     int64_t key_offset;                 /* added to every key (no-match cases) */
     int skew;                           /* 1: 90% of rows take key 7 */
     int nulls;                          /* 1: every 10th key is null */
+    int huge;                           /* int64 payloads up to 2^50 (sums overflow int64) */
     uint64_t seed;
 };
 
@@ -70,7 +71,7 @@ static sl_table_t *make(const struct spec *sp, const char *side)
             for (int64_t i = 0; i < m; i++) {
                 int64_t v = c == 0 ? keys[lo + i]
                                    : (int64_t)(rnd(&s) % 2000001) - 1000000 +
-                                         (sp->pay64 ? (int64_t)(rnd(&s) % 1000) << 40 : 0);
+                                         (sp->pay64 ? (int64_t)(rnd(&s) % 1000) << (sp->huge ? 40 : 20) : 0);
                 if (ty[c] == SL_TYPE_INT64)
                     ((int64_t *)d)[i] = v;
                 else
@@ -269,6 +270,36 @@ SL_TEST(aggregate_output_exact)
     struct spec d = {.rows = 9000, .key64 = 1, .n_pay = 1, .pay64 = 1, .key_range = 900, .seed = 18};
     check(&c, &d, "on=k output=aggregate", 1, 0, 0);
     check(&c, &d, "on=k output=aggregate", 1, 1, 0);
+}
+
+/* An int64 sum past int64 is an error on the GPU as on the CPU, and the engine goes on. */
+SL_TEST(aggregate_overflow_is_an_error)
+{
+    NEED_GPU();
+    struct spec c = {.rows = 80000, .key64 = 1, .n_pay = 1, .pay64 = 1, .huge = 1, .key_range = 900, .seed = 24};
+    struct spec d = {.rows = 9000, .key64 = 1, .n_pay = 1, .pay64 = 1, .key_range = 900, .seed = 25};
+    sl_table_t *l = make(&c, "l"), *r = make(&d, "r");
+    sl_engine_t *gpu = engine(SL_PLACE_GPU, 0);
+    sl_plan_t *p;
+    int nl, nr, nj;
+    SL_ASSERT_OK(sl_plan_create(&p));
+    SL_ASSERT_OK(sl_plan_add_table(p, l, &nl));
+    SL_ASSERT_OK(sl_plan_add_table(p, r, &nr));
+    SL_ASSERT_OK(sl_plan_add(p, "join", (int[]){nl, nr}, 2, "on=k output=aggregate", &nj));
+    SL_ASSERT_OK(sl_plan_output(p, nj, "o"));
+    sl_query_t *q;
+    SL_ASSERT_OK(sl_query_create(gpu, p, &q));
+    assert_int_equal(sl_query_run(q), SL_EOVERFLOW);
+    printf("%s\n", sl_query_errmsg(q));
+    assert_non_null(strstr(sl_query_errmsg(q), "overflows int64"));
+    assert_true(q->ops[nj].home_gpu >= 0);
+    sl_query_destroy(q);
+    sl_plan_destroy(p);
+    sl_engine_close(gpu);
+    sl_table_unref(l);
+    sl_table_unref(r);
+    struct spec a = {.rows = 1000, .n_pay = 1, .key_range = 100, .seed = 26};
+    check(&a, &a, "on=k", 1, 0, 0); /* a fresh engine still works */
 }
 
 SL_TEST(left_join_and_null_keys_fall_back_to_the_cpu)

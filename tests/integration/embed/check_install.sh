@@ -45,10 +45,11 @@ extra=()
     "$srcdir/examples/embed_sum.c" $flags
 
 if command -v make >/dev/null; then
-    mkdir "$tmp/ex"
+    mkdir -p "$tmp/ex/plugin"
     cp "$srcdir/examples/Makefile" "$srcdir/examples/embed_sum.c" "$tmp/ex/"
+    cp "$srcdir/examples/plugin/topk.c" "$tmp/ex/plugin/"
     make -s -C "$tmp/ex" CC="${cc[*]}" CFLAGS="-O2 -Wall -Wextra -Werror ${extra[*]}" \
-        LDFLAGS="${extra[*]}" embed_sum
+        LDFLAGS="${extra[*]}" embed_sum plugin/topk.so
 fi
 
 export LD_LIBRARY_PATH=$dest$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
@@ -66,7 +67,7 @@ if [[ -x $tmp/ex/embed_sum ]]; then
     [[ $out == "count=1000 sum=499500" ]] || { echo "FAIL: Makefile build: $out"; exit 1; }
 fi
 # The other examples: a join through the API, Arrow arrays in and out, a plan file.
-for ex in embed_join arrow_in_out run_plan; do
+for ex in embed_join arrow_in_out run_plan use_plugin; do
     # shellcheck disable=SC2086 # flags are words
     "${cc[@]}" -std=c17 -Wall -Wextra -Werror "${extra[@]}" -o "$tmp/$ex" \
         "$srcdir/examples/$ex.c" $flags
@@ -77,4 +78,15 @@ out=$("$tmp/arrow_in_out")
 [[ $out == "count=4 sum=10" ]] || { echo "FAIL: arrow_in_out: $out"; exit 1; }
 out=$("$tmp/run_plan" "$srcdir/plans/files/sequence_sum.plan")
 [[ $out == "result: 1 rows" ]] || { echo "FAIL: run_plan: $out"; exit 1; }
+# A plugin built against the installed headers alone (it links no sluice symbol).
+# shellcheck disable=SC2086 # flags are words
+"${cc[@]}" -std=c17 -shared -fPIC -Wall -Wextra -Werror "${extra[@]}" -o "$tmp/topk.so" \
+    "$srcdir/examples/plugin/topk.c" $(pkg-config --cflags sluice)
+want="top5: 999999 999998 999997 999996 999995"
+out=$("$tmp/use_plugin" "$tmp/topk.so")
+[[ $out == "$want" ]] || { echo "FAIL: use_plugin: $out"; exit 1; }
+if [[ -f $tmp/ex/plugin/topk.so ]]; then
+    out=$("$tmp/use_plugin" "$tmp/ex/plugin/topk.so")
+    [[ $out == "$want" ]] || { echo "FAIL: use_plugin with the Makefile's plugin: $out"; exit 1; }
+fi
 echo "ok: installed sluice $version builds and runs the examples through pkg-config"

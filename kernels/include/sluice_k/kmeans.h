@@ -1,0 +1,114 @@
+/* GPU k-means (issue 7; paper-004 ch. 5). STYLE.md §8.
+ *
+ * Points are float32 columns (column-major, one device array per feature, rows [0, n)),
+ * centroids float32 row-major (k rows of d). One Lloyd step accumulates, over the points,
+ *   d_sums[c * d + j] += x_j - cent[c * d + j]   (float64: the residual feature sum)
+ *   d_counts[c]       += 1                       (mass sum)
+ *   d_inertia[0]      += ||x - cent[c]||^2       (float64)
+ * for c = the nearest centroid of x, and writes the label when d_labels is not NULL.
+ * Summing residuals instead of raw features keeps the float32 block partials exact to
+ * the data's spread, not to its magnitude; the new centroid is cent + sums / counts
+ * (sl_k_kmeans_update). The accumulators are only added to, so a caller streaming the
+ * points in chunks calls the step once per chunk and the sums stay on the GPU; zero
+ * them (sl_k_kmeans_clear) once per iteration.
+ *
+ * Nearest centroid: argmin_c (||c||^2 / 2 - x.c), float32, ties to the lowest index,
+ * the same formula, order of operations and tie rule as the CPU operator
+ * (operators/kmeans/kmeans_dist.c), so labels equal the CPU's except for near-ties.
+ *
+ * Methods:
+ *   SL_K_KMEANS_FUSED      single pass (paper-004 ch. 5): each block keeps all centroids
+ *                          and its partial sums and counts in shared memory, assigns
+ *                          its points (float32 FMAs, points in registers) and adds them
+ *                          to its partials with shared atomics; one merge per block.
+ *   SL_K_KMEANS_MULTIPASS  when k*d does not fit shared memory: centroids stream through
+ *                          shared memory in chunks, labels go to memory (d_labels or
+ *                          temp), a second pass adds the points into global sums.
+ *   SL_K_KMEANS_TC_FUSED / SL_K_KMEANS_TC_MULTIPASS: the same with the distances as a
+ *                          matrix product on tensor cores (TF32 mma.sync, float32
+ *                          accumulation, the bias ||c||^2/2 as the accumulator input).
+ *                          Each point keeps its best and second-best TF32 score; when
+ *                          their gap is within a bound of the TF32 error
+ *                          (2^-8 ||x|| max||c|| + float32 rounding), the point is
+ *                          re-assigned exactly in float32 as FUSED does, so labels are
+ *                          the float32 ones. Needs d >= 4 (padded to a multiple of 8).
+ *   SL_K_KMEANS_AUTO       sl_k_kmeans_pick(d, k) (from measurements on an H100: the
+ *                          float32 kernels; the tensor-core ones re-check too many points
+ *                          of clustered data with this bound to win).
+ * d <= 64 for all methods except MULTIPASS, which takes d up to SL_K_KMEANS_MAX_DIMS.
+ *
+ * Temp storage: two-call pattern (d_temp NULL sets *temp_bytes); multi-pass methods
+ * without d_labels need n labels of temp. Launchers never allocate or synchronize and
+ * return cudaGetLastError(); a size they cannot serve is cudaErrorInvalidValue.
+ */
+#ifndef SLUICE_K_KMEANS_H
+#define SLUICE_K_KMEANS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cuda_runtime_api.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SL_K_KMEANS_MAX_DIMS 256
+
+enum {
+    SL_K_KMEANS_AUTO = 0,
+    SL_K_KMEANS_FUSED = 1,
+    SL_K_KMEANS_MULTIPASS = 2,
+    SL_K_KMEANS_TC_FUSED = 3,
+    SL_K_KMEANS_TC_MULTIPASS = 4
+};
+
+/* The method AUTO runs for d features and k clusters (host only, no CUDA call). */
+int sl_k_kmeans_pick(int d, int k);
+/* 1 if `method` can run d, k (a fused method needs its shared memory to fit). */
+int sl_k_kmeans_supported(int method, int d, int k);
+
+/* Zeroes sums (k*d), counts (k) and inertia (1). */
+cudaError_t sl_k_kmeans_clear(double *d_sums, unsigned long long *d_counts, double *d_inertia,
+                              int k, int d, cudaStream_t stream);
+
+/* One assignment + accumulation step over n points; see above. h_cols: a host array of
+ * d device pointers (the feature columns). */
+cudaError_t sl_k_kmeans_step_f32(void *d_temp, size_t *temp_bytes, const float *const *h_cols,
+                                 int d, int64_t n, const float *d_cent, int k, int method,
+                                 double *d_sums, unsigned long long *d_counts,
+                                 double *d_inertia, int32_t *d_labels, cudaStream_t stream);
+
+/* The centroid update, CPU semantics: for each c with a count, c64 = cent + sums/count,
+ * else c64 keeps its value; d_shift[0] = sum (c64' - c64)^2, d_shift[1] = sum c64^2
+ * (old values); d_cent_out = (float)c64' (may equal d_cent_in). d_c64 is in/out. */
+cudaError_t sl_k_kmeans_update(const float *d_cent_in, double *d_c64, const double *d_sums,
+                               const unsigned long long *d_counts, int k, int d,
+                               float *d_cent_out, double *d_shift, cudaStream_t stream);
+
+/* d_out[dst[r] * d + j] = cols[j][rows[r]] for r < m (float64): picks initial centroids. */
+cudaError_t sl_k_kmeans_gather_f32(const float *const *h_cols, int d, const int64_t *d_rows,
+                                   const int32_t *d_dst, int m, double *d_out,
+                                   cudaStream_t stream);
+/* Centroids for the step: d_cent[e] = (float)d_c64[e], e < k*d. */
+cudaError_t sl_k_kmeans_to_f32(const double *d_c64, int64_t count, float *d_cent,
+                               cudaStream_t stream);
+
+/* k-means++ on the GPU, the CPU operator's rule. For rows [0, n) of a chunk:
+ * d_d2[i] = min(first ? +inf : d_d2[i], sum_j (x_j - last_j)^2) in float64 (d_last:
+ * the last chosen centroid, float64, device). */
+cudaError_t sl_k_kmeans_pp_update_f32(const float *const *h_cols, int d, int64_t n,
+                                      const double *d_last, int first, double *d_d2,
+                                      cudaStream_t stream);
+/* d_total[0] = sum of d_d2[0..n). Temp: two-call. */
+cudaError_t sl_k_kmeans_pp_total(void *d_temp, size_t *temp_bytes, const double *d_d2,
+                                 int64_t n, double *d_total, cudaStream_t stream);
+/* d_pick[0] = the first i with prefix_sum(d_d2)[i] > u and d_d2[i] > 0, else n - 1 (the
+ * CPU operator's scan). Temp: two-call. */
+cudaError_t sl_k_kmeans_pp_pick(void *d_temp, size_t *temp_bytes, const double *d_d2,
+                                int64_t n, double u, long long *d_pick, cudaStream_t stream);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* SLUICE_K_KMEANS_H */

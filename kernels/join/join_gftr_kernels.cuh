@@ -1,0 +1,432 @@
+/* __global__ entry points of the GFTR partitioned hash join (see sluice_k/join_gftr.h).
+ * Same work decomposition as join_kernels.cuh (units = build chunk x probe chunk of a
+ * partition, persistent grid, linear-probing table of uint16 slots in shared memory),
+ * generalized to packed payload rows of 0..4 words, positions output, and a matched
+ * bitmap for SEMI/ANTI/LEFT. */
+#ifndef SLUICE_K_JOIN_GFTR_KERNELS_CUH
+#define SLUICE_K_JOIN_GFTR_KERNELS_CUH
+
+#include <stdint.h>
+
+#include <cub/block/block_scan.cuh>
+
+#include "join_rows.cuh"
+#include "sluice_k/join.h"
+#include "sluice_k/join_types.h"
+
+namespace sluice_k {
+namespace gftr {
+
+using namespace sluice_k::rows;
+
+constexpr int kBuildChunk = SL_K_JOIN_BUILD_CHUNK;
+constexpr int64_t kProbeChunk = SL_K_JOIN_PROBE_CHUNK;
+constexpr int kProbeItems = 4;
+constexpr int kSlotBits = 13;
+constexpr uint32_t kSlots = 1u << kSlotBits;
+static_assert(kBuildChunk < (int)kSlots && kBuildChunk < 65535, "slot index is uint16");
+
+/* Block size per row width: measured on the H100 for the narrow kernel, 256 threads
+ * for 8-byte (key + payload) rows, 512 for 16-byte rows (fewer, bigger blocks per SM).
+ * SL_K_GFTR_WIDE_BYTES: the key + row width from which 512 is used. */
+#ifndef SL_K_GFTR_WIDE_BYTES
+#define SL_K_GFTR_WIDE_BYTES 16
+#endif
+template <typename K, int NW> struct Tune {
+    static constexpr int kThreads = sizeof(K) + 4 * NW >= SL_K_GFTR_WIDE_BYTES ? 512 : 256;
+};
+
+template <typename K, int NW>
+constexpr size_t smem_bytes()
+{
+    return (size_t)kBuildChunk * (sizeof(K) + 4 * NW) + kSlots * sizeof(uint16_t);
+}
+
+template <typename K>
+__device__ __forceinline__ uint32_t slot_of(K key, int shift)
+{
+    uint64_t x = (uint64_t)key >> shift;
+    uint32_t y = (uint32_t)x ^ (uint32_t)(x >> 32);
+    return (y * 0x9E3779B1u) >> (32 - kSlotBits);
+}
+
+/* units[p] = build chunks x probe chunks of partition p, 0 if either side is empty (S
+ * rows of a partition without R rows stay unmatched in the zeroed bitmap). */
+static __global__ void units_kernel(const int64_t *__restrict__ r_off,
+                                    const int64_t *__restrict__ s_off, int64_t parts,
+                                    int64_t *__restrict__ units)
+{
+    int64_t p = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (p > parts)
+        return;
+    if (p == parts) {
+        units[p] = 0;
+        return;
+    }
+    int64_t nr = r_off[p + 1] - r_off[p], ns = s_off[p + 1] - s_off[p];
+    units[p] = (nr > 0 && ns > 0)
+                   ? ((nr + kBuildChunk - 1) / kBuildChunk) * ((ns + kProbeChunk - 1) / kProbeChunk)
+                   : 0;
+}
+
+template <typename K> struct PhjArgs {
+    const K *r_keys, *s_keys;
+    const void *r_rows, *s_rows;
+    const int64_t *r_off, *s_off;
+    int64_t parts;
+    int shift;
+    const int64_t *unit_off;
+    unsigned long long *work;
+    sl_k_join_out_t out;
+    unsigned long long *count; /* [0] rows */
+    uint32_t *matched;         /* S bitmap or NULL */
+};
+
+/* Sets the bits of this warp's matched rows: lanes hold consecutive rows idx0 + lane. */
+__device__ __forceinline__ void mark_warp(uint32_t *bm, int64_t idx0, bool hit)
+{
+    const unsigned bits = __ballot_sync(0xffffffffu, hit);
+    if ((threadIdx.x & 31) == 0 && bits) {
+        const int64_t w = idx0 >> 5;
+        const int sh = (int)(idx0 & 31);
+        atomicOr(&bm[w], bits << sh);
+        if (sh && (bits >> (32 - sh)))
+            atomicOr(&bm[w + 1], bits >> (32 - sh));
+    }
+}
+
+/* Writes one matched row at pos (if it fits). */
+template <typename K, int NW>
+__device__ __forceinline__ void emit(const sl_k_join_out_t &o, unsigned long long pos,
+                                     uint64_t cap, K key, uint32_t rpos, uint32_t spos,
+                                     const typename RowT<NW>::T *bv, int slot,
+                                     const typename RowT<NW>::T &sv)
+{
+    if (pos >= cap)
+        return;
+    if (o.keys)
+        ((K *)o.keys)[pos] = key;
+    if (o.r_pos)
+        o.r_pos[pos] = rpos;
+    if (o.s_pos)
+        o.s_pos[pos] = spos;
+    if constexpr (NW > 0) {
+        put_row<NW>(o.r, pos, bv[slot]);
+        put_row<NW>(o.s, pos, sv);
+    }
+}
+
+/* MARK_ONLY: no output; only the matched bitmap (SEMI/ANTI), probing stops at the
+ * first match. Otherwise materialize matches (and mark if a.matched != NULL). */
+template <typename K, int NW, bool MARK_ONLY>
+__global__ void __launch_bounds__(Tune<K, NW>::kThreads)
+    phj_kernel(const PhjArgs<K> a)
+{
+    constexpr int BT = Tune<K, NW>::kThreads;
+    using R = typename RowT<NW>::T;
+    using Scan = cub::BlockScan<uint32_t, BT>;
+    extern __shared__ __align__(16) unsigned char smem[];
+    K *bk = (K *)smem;
+    R *bv = (R *)(smem + (size_t)kBuildChunk * sizeof(K));
+    uint16_t *slots = (uint16_t *)(smem + (size_t)kBuildChunk * (sizeof(K) + 4 * NW));
+    __shared__ typename Scan::TempStorage scan_tmp;
+    __shared__ int64_t sh_unit, sh_part;
+    __shared__ unsigned long long sh_out_base;
+
+    const int64_t parts = a.parts;
+    const int shift = a.shift;
+    const int64_t total_units = a.unit_off[parts];
+    const R *r_rows = (const R *)a.r_rows;
+    const R *s_rows = (const R *)a.s_rows;
+    const uint64_t cap = (uint64_t)a.out.capacity;
+
+    for (;;) {
+        if (threadIdx.x < 32) {
+            /* 32-way search of the unit's partition (as in join_kernels.cuh). */
+            const int lane = threadIdx.x;
+            int64_t u = 0;
+            if (lane == 0)
+                u = (int64_t)atomicAdd(a.work, 1ull);
+            u = __shfl_sync(0xffffffffu, u, 0);
+            int64_t lo = 0, hi = parts;
+            if (u < total_units) {
+                while (lo < hi) {
+                    const int64_t span = hi - lo;
+                    const int64_t q = lo + (span * (lane + 1) + 31) / 32;
+                    const unsigned m = __ballot_sync(0xffffffffu, a.unit_off[q] <= u);
+                    if (m == 0) {
+                        hi = lo + (span + 31) / 32 - 1;
+                    } else {
+                        const int L = 31 - __clz(m);
+                        const int64_t qL = __shfl_sync(0xffffffffu, q, L);
+                        const int64_t qN = __shfl_sync(0xffffffffu, q, L < 31 ? L + 1 : 31);
+                        lo = qL;
+                        if (L < 31)
+                            hi = qN - 1;
+                    }
+                }
+            }
+            if (lane == 0) {
+                sh_unit = u;
+                sh_part = lo;
+            }
+        }
+        __syncthreads();
+        const int64_t u = sh_unit, p = sh_part;
+        if (u >= total_units)
+            break;
+        const int64_t r0 = a.r_off[p], nr = a.r_off[p + 1] - r0;
+        const int64_t s0 = a.s_off[p], ns = a.s_off[p + 1] - s0;
+        const int64_t nb = (nr + kBuildChunk - 1) / kBuildChunk;
+        const int64_t local = u - a.unit_off[p];
+        const int64_t rb = r0 + (local % nb) * kBuildChunk;
+        const int m = (int)((r0 + nr - rb) < kBuildChunk ? (r0 + nr - rb) : kBuildChunk);
+        const int64_t sb = s0 + (local / nb) * kProbeChunk;
+        const int64_t se = (s0 + ns - sb) < kProbeChunk ? s0 + ns : sb + kProbeChunk;
+
+        for (uint32_t i = threadIdx.x; i < kSlots / 2; i += BT)
+            ((uint32_t *)slots)[i] = 0;
+        for (int i = threadIdx.x; i < m; i += BT) {
+            bk[i] = a.r_keys[rb + i];
+            if constexpr (NW > 0)
+                bv[i] = r_rows[rb + i];
+        }
+        __syncthreads();
+        for (int i = threadIdx.x; i < m; i += BT) {
+            uint32_t h = slot_of(bk[i], shift);
+            while (atomicCAS(&slots[h], (unsigned short)0, (unsigned short)(i + 1)) != 0)
+                h = (h + 1) & (kSlots - 1);
+        }
+        __syncthreads();
+
+        for (int64_t base = sb; base < se; base += (int64_t)BT * kProbeItems) {
+            K k[kProbeItems];
+            R v[kProbeItems];
+            uint32_t cnt[kProbeItems];
+            int first[kProbeItems];
+#pragma unroll
+            for (int i = 0; i < kProbeItems; i++) {
+                const int64_t idx = base + (int64_t)i * BT + threadIdx.x;
+                cnt[i] = 0;
+                first[i] = -1;
+                if (idx < se) {
+                    k[i] = a.s_keys[idx];
+                    if constexpr (NW > 0 && !MARK_ONLY)
+                        v[i] = s_rows[idx];
+                }
+            }
+#pragma unroll
+            for (int i = 0; i < kProbeItems; i++) {
+                const int64_t idx = base + (int64_t)i * BT + threadIdx.x;
+                if (idx >= se)
+                    continue;
+                uint32_t h = slot_of(k[i], shift);
+                for (;;) {
+                    const uint32_t s = slots[h];
+                    if (s == 0)
+                        break;
+                    if (bk[s - 1] == k[i]) {
+                        if (cnt[i] == 0)
+                            first[i] = (int)s - 1;
+                        cnt[i]++;
+                        if (MARK_ONLY)
+                            break;
+                    }
+                    h = (h + 1) & (kSlots - 1);
+                }
+            }
+            if (MARK_ONLY || a.matched != NULL) {
+#pragma unroll
+                for (int i = 0; i < kProbeItems; i++) {
+                    const int64_t idx0 = base + (int64_t)i * BT + (threadIdx.x & ~31u);
+                    mark_warp(a.matched, idx0, cnt[i] > 0);
+                }
+            }
+            if constexpr (!MARK_ONLY) {
+                uint32_t excl[kProbeItems], step_total = 0;
+#pragma unroll
+                for (int i = 0; i < kProbeItems; i++) {
+                    uint32_t agg;
+                    Scan(scan_tmp).ExclusiveSum(cnt[i], excl[i], agg);
+                    excl[i] += step_total;
+                    step_total += agg;
+                    __syncthreads();
+                }
+                if (threadIdx.x == 0)
+                    sh_out_base =
+                        step_total ? atomicAdd(a.count, (unsigned long long)step_total) : 0;
+                __syncthreads();
+                const unsigned long long ob = sh_out_base;
+#pragma unroll
+                for (int i = 0; i < kProbeItems; i++) {
+                    if (cnt[i] == 0)
+                        continue;
+                    const int64_t idx = base + (int64_t)i * BT + threadIdx.x;
+                    unsigned long long pos = ob + excl[i];
+                    if (cnt[i] == 1) {
+                        emit<K, NW>(a.out, pos, cap, k[i], (uint32_t)(rb + first[i]),
+                                    (uint32_t)idx, bv, first[i], v[i]);
+                        continue;
+                    }
+                    uint32_t h = slot_of(k[i], shift);
+                    for (;;) {
+                        const uint32_t s = slots[h];
+                        if (s == 0)
+                            break;
+                        if (bk[s - 1] == k[i]) {
+                            emit<K, NW>(a.out, pos, cap, k[i], (uint32_t)(rb + s - 1),
+                                        (uint32_t)idx, bv, (int)s - 1, v[i]);
+                            pos++;
+                        }
+                        h = (h + 1) & (kSlots - 1);
+                    }
+                }
+                __syncthreads(); /* sh_out_base is rewritten by the next step */
+            }
+        }
+        __syncthreads(); /* shared table and sh_unit are rewritten by the next unit */
+    }
+}
+
+/* Appends the S rows whose matched bit equals `want` at count[0] + rank (atomic per
+ * block tile: order across tiles unspecified). LEFT: R side NULL. */
+template <typename K, int NW>
+__global__ void __launch_bounds__(256)
+    select_kernel(const uint32_t *__restrict__ bm, int64_t ns, uint32_t want,
+                  const K *__restrict__ s_keys, const void *__restrict__ s_rows_v,
+                  const sl_k_join_out_t out, int left, unsigned long long *__restrict__ count)
+{
+    constexpr int BT = 256, IT = 4;
+    using R = typename RowT<NW>::T;
+    using Scan = cub::BlockScan<uint32_t, BT>;
+    __shared__ typename Scan::TempStorage scan_tmp;
+    __shared__ unsigned long long sh_base;
+    const R *s_rows = (const R *)s_rows_v;
+    const uint64_t cap = (uint64_t)out.capacity;
+    for (int64_t base = (int64_t)blockIdx.x * BT * IT; base < ns;
+         base += (int64_t)gridDim.x * BT * IT) {
+        uint32_t f[IT], mine = 0, excl, total;
+#pragma unroll
+        for (int i = 0; i < IT; i++) {
+            const int64_t idx = base + (int64_t)threadIdx.x * IT + i;
+            f[i] = idx < ns && ((bm[idx >> 5] >> (idx & 31)) & 1u) == want;
+            mine += f[i];
+        }
+        Scan(scan_tmp).ExclusiveSum(mine, excl, total);
+        if (threadIdx.x == 0)
+            sh_base = total ? atomicAdd(count, (unsigned long long)total) : 0;
+        __syncthreads();
+        unsigned long long pos = sh_base + excl;
+#pragma unroll
+        for (int i = 0; i < IT; i++) {
+            if (!f[i])
+                continue;
+            const int64_t idx = base + (int64_t)threadIdx.x * IT + i;
+            if (pos < cap) {
+                if (out.keys)
+                    ((K *)out.keys)[pos] = s_keys[idx];
+                if (out.s_pos)
+                    out.s_pos[pos] = (uint32_t)idx;
+                if constexpr (NW > 0)
+                    put_row<NW>(out.s, pos, s_rows[idx]);
+                if (left) {
+                    if (out.r_pos)
+                        out.r_pos[pos] = SL_K_NULL_POS;
+                    put_zero(out.r, pos);
+                }
+            }
+            pos++;
+        }
+        __syncthreads(); /* scan_tmp and sh_base are reused */
+    }
+}
+
+static __global__ void copy_count_kernel(unsigned long long *count)
+{
+    count[1] = count[0];
+}
+
+/* ---- pack / gather ---- */
+
+template <int NW>
+__global__ void pack_kernel(const sl_k_cols_t cols, int64_t n, void *rows_v)
+{
+    using R = typename RowT<NW>::T;
+    R *rows = (R *)rows_v;
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (int64_t)gridDim.x * blockDim.x) {
+        uint32_t w0 = 0, w1 = 0, w2 = 0, w3 = 0; /* registers: no indexed array */
+        auto put = [&](int o, uint32_t x) {
+            if (o == 0)
+                w0 = x;
+            else if (o == 1)
+                w1 = x;
+            else if (o == 2)
+                w2 = x;
+            else
+                w3 = x;
+        };
+        int o = 0;
+#pragma unroll
+        for (int j = 0; j < 4; j++) {
+            if (j >= cols.n)
+                break;
+            if (cols.width[j] == 4) {
+                put(o, ((const uint32_t *)cols.ptr[j])[i]);
+                o += 1;
+            } else {
+                const uint64_t x = ((const uint64_t *)cols.ptr[j])[i];
+                put(o, (uint32_t)x);
+                put(o + 1, (uint32_t)(x >> 32));
+                o += 2;
+            }
+        }
+        R r;
+        if constexpr (NW == 1) {
+            r = w0;
+        } else if constexpr (NW == 2) {
+            r = (uint64_t)w0 | ((uint64_t)w1 << 32);
+        } else if constexpr (NW == 3) {
+            r.w[0] = w0;
+            r.w[1] = w1;
+            r.w[2] = w2;
+        } else {
+            r = make_uint4(w0, w1, w2, w3);
+        }
+        rows[i] = r;
+    }
+}
+
+template <int NW>
+__global__ void gather_rows_kernel(const void *rows_v, const uint32_t *__restrict__ idx,
+                                   int64_t n, const sl_k_cols_t dst)
+{
+    using R = typename RowT<NW>::T;
+    const R *rows = (const R *)rows_v;
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (int64_t)gridDim.x * blockDim.x) {
+        const uint32_t p = idx[i];
+        if (p == SL_K_NULL_POS)
+            put_zero(dst, i);
+        else
+            put_row<NW>(dst, i, rows[p]);
+    }
+}
+
+static __global__ void gather_cols_kernel(const sl_k_cols_t src, const uint32_t *__restrict__ idx,
+                                          int64_t n, const sl_k_cols_t dst)
+{
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (int64_t)gridDim.x * blockDim.x) {
+        const uint32_t p = idx[i];
+        if (p == SL_K_NULL_POS)
+            put_zero(dst, i);
+        else
+            copy_cols(dst, i, src, p);
+    }
+}
+
+} // namespace gftr
+} // namespace sluice_k
+
+#endif /* SLUICE_K_JOIN_GFTR_KERNELS_CUH */

@@ -1,0 +1,645 @@
+/* __global__ entry points of GPU k-means (see sluice_k/kmeans.h for the contracts). */
+#ifndef SLUICE_K_KMEANS_KERNELS_CUH
+#define SLUICE_K_KMEANS_KERNELS_CUH
+
+#include <math.h>
+#include <stdint.h>
+
+#include <cub/block/block_scan.cuh>
+
+#include "sluice_k/kmeans.h"
+
+namespace sluice_k {
+namespace kmeans {
+
+constexpr int kThreads = 256;
+constexpr int kWarps = kThreads / 32;
+
+/* Feature column pointers by value (kernel parameter space: read through the constant
+ * cache, no device-side pointer table to allocate). */
+template <int N>
+struct Cols {
+    const float *p[N];
+};
+
+__device__ __forceinline__ double warp_sum(double v)
+{
+#pragma unroll
+    for (int o = 16; o; o >>= 1)
+        v += __shfl_xor_sync(0xffffffffu, v, o);
+    return v;
+}
+
+/* Adds the block's sum of v to *out (one atomic per block). All threads must call. */
+__device__ __forceinline__ void block_add(double v, double *out)
+{
+    __shared__ double s_w[kWarps];
+    v = warp_sum(v);
+    if ((threadIdx.x & 31) == 0)
+        s_w[threadIdx.x >> 5] = v;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        double t = 0;
+        for (int i = 0; i < kWarps; i++)
+            t += s_w[i];
+        atomicAdd(out, t);
+    }
+}
+
+/* ||c||^2 / 2 in float32, summed in feature order without contraction: the CPU
+ * operator's prepare_kernel does the same (fn += v * v; fn / 2). */
+__device__ __forceinline__ float half_norm(const float *c, int d)
+{
+    float fn = 0.f;
+    for (int j = 0; j < d; j++)
+        fn = __fadd_rn(fn, __fmul_rn(c[j], c[j]));
+    return fn * 0.5f;
+}
+
+__device__ __forceinline__ uint32_t to_tf32(float v)
+{
+    uint32_t u;
+    asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(u) : "f"(v));
+    return u;
+}
+
+/* Rows [c0, c0 + kc) of the centroids into shared memory with row stride SD (padding
+ * features and rows zero), as TF32 bit patterns when TF; half norms (+inf for rows past
+ * k, so padding never wins). */
+template <int D, int SD, bool TF>
+__device__ void load_chunk(float *s_c, float *s_hn, const float *__restrict__ cent, int d, int k,
+                           int c0, int kc)
+{
+    for (int e = threadIdx.x; e < kc * D; e += kThreads) {
+        int r = e / D, j = e % D, c = c0 + r;
+        float v = (c < k && j < d) ? cent[(int64_t)c * d + j] : 0.f;
+        s_c[r * SD + j] = TF ? __uint_as_float(to_tf32(v)) : v;
+    }
+    for (int r = threadIdx.x; r < kc; r += kThreads) {
+        int c = c0 + r;
+        s_hn[r] = c < k ? half_norm(cent + (int64_t)c * d, d) : INFINITY;
+    }
+}
+
+/* Loads P points (rows base + p * kThreads + tid) of D features, zero past d and n. */
+template <int D, int P>
+__device__ __forceinline__ void load_points(const Cols<D> &cols, int d, int64_t n, int64_t base,
+                                            float (&x)[P][D])
+{
+#pragma unroll
+    for (int p = 0; p < P; p++) {
+        int64_t i = base + (int64_t)p * kThreads + threadIdx.x;
+#pragma unroll
+        for (int j = 0; j < D; j++)
+            x[p][j] = (j < d && i < n) ? __ldg(cols.p[j] + i) : 0.f;
+    }
+}
+
+/* The shared partial sums of a fused block: residual x - c per feature (row stride
+ * D + 1, odd, so lanes with different labels hit different banks) and counts. */
+template <int D>
+__device__ __forceinline__ void fused_add(float *s_sum, unsigned *s_cnt, const float *cf, int d,
+                                          int l, const float (&x)[D])
+{
+    atomicAdd(&s_cnt[l], 1u);
+#pragma unroll
+    for (int j = 0; j < D; j++)
+        if (j < d)
+            atomicAdd(&s_sum[l * (D + 1) + j], x[j] - cf[l * D + j]);
+}
+
+/* Merges a fused block's partials into the global float64 accumulators. */
+template <int D>
+__device__ void fused_flush(const float *s_sum, const unsigned *s_cnt, int d, int k, double *sums,
+                            unsigned long long *counts)
+{
+    __syncthreads();
+    for (int e = threadIdx.x; e < k * d; e += kThreads) {
+        float v = s_sum[(e / d) * (D + 1) + e % d];
+        if (v != 0.f)
+            atomicAdd(&sums[e], (double)v);
+    }
+    for (int c = threadIdx.x; c < k; c += kThreads)
+        if (s_cnt[c])
+            atomicAdd(&counts[c], (unsigned long long)s_cnt[c]);
+}
+
+/* Float32 SIMT assignment: each thread keeps P points of D features in registers and
+ * scans the centroids (shared memory, broadcast float4 reads); score = hn - x.c with
+ * FMAs in feature order (the negation of the CPU's -hn + x.c, so equal bits), strict <
+ * keeps the lowest index on ties. FUSE: all centroids in one chunk (kc >= k) and the
+ * block's partial sums in shared memory; else chunks of kc centroids stream through
+ * shared memory and labels go to memory. The tile loop's trip count is the same for all
+ * threads of a block, so the __syncthreads around chunk loads are safe. */
+template <int D, int P, bool FUSE>
+__global__ void __launch_bounds__(kThreads)
+    simt_kernel(Cols<D> cols, int d, int64_t n, const float *__restrict__ cent, int k, int kc,
+                double *sums, unsigned long long *counts, double *inertia, int32_t *labels)
+{
+    extern __shared__ __align__(16) float smem[];
+    float *s_c = smem;
+    float *s_hn = s_c + kc * D;
+    float *s_sum = s_hn + kc;
+    unsigned *s_cnt = (unsigned *)(s_sum + (FUSE ? k * (D + 1) : 0));
+    const int nchunks = (k + kc - 1) / kc;
+    if (FUSE) {
+        for (int e = threadIdx.x; e < k * (D + 1); e += kThreads)
+            s_sum[e] = 0.f;
+        for (int c = threadIdx.x; c < k; c += kThreads)
+            s_cnt[c] = 0;
+    }
+    if (nchunks == 1)
+        load_chunk<D, D, false>(s_c, s_hn, cent, d, k, 0, kc);
+    __syncthreads();
+    double my_in = 0;
+    const int64_t tile = (int64_t)kThreads * P;
+    for (int64_t base = (int64_t)blockIdx.x * tile; base < n; base += (int64_t)gridDim.x * tile) {
+        float x[P][D];
+        load_points<D, P>(cols, d, n, base, x);
+        float best[P];
+        int bi[P];
+#pragma unroll
+        for (int p = 0; p < P; p++) {
+            best[p] = INFINITY;
+            bi[p] = 0;
+        }
+        for (int ch = 0; ch < nchunks; ch++) {
+            const int c0 = ch * kc;
+            if (nchunks > 1) {
+                __syncthreads();
+                load_chunk<D, D, false>(s_c, s_hn, cent, d, k, c0, kc);
+                __syncthreads();
+            }
+            const int cend = min(kc, (k - c0 + 3) & ~3);
+#pragma unroll 2
+            for (int c = 0; c < cend; c++) {
+                const float4 *cc = (const float4 *)(s_c + c * D);
+                const float h = s_hn[c];
+                float a[P];
+#pragma unroll
+                for (int p = 0; p < P; p++)
+                    a[p] = h;
+#pragma unroll
+                for (int j4 = 0; j4 < D / 4; j4++) {
+                    const float4 v = cc[j4];
+#pragma unroll
+                    for (int p = 0; p < P; p++) {
+                        a[p] = fmaf(-x[p][4 * j4], v.x, a[p]);
+                        a[p] = fmaf(-x[p][4 * j4 + 1], v.y, a[p]);
+                        a[p] = fmaf(-x[p][4 * j4 + 2], v.z, a[p]);
+                        a[p] = fmaf(-x[p][4 * j4 + 3], v.w, a[p]);
+                    }
+                }
+#pragma unroll
+                for (int p = 0; p < P; p++)
+                    if (a[p] < best[p]) {
+                        best[p] = a[p];
+                        bi[p] = c0 + c;
+                    }
+            }
+        }
+#pragma unroll
+        for (int p = 0; p < P; p++) {
+            const int64_t i = base + (int64_t)p * kThreads + threadIdx.x;
+            if (i >= n)
+                continue;
+            float xn = 0.f;
+#pragma unroll
+            for (int j = 0; j < D; j++)
+                xn = fmaf(x[p][j], x[p][j], xn);
+            const float dd = fmaf(2.f, best[p], xn);
+            my_in += dd > 0.f ? dd : 0.f;
+            if (labels)
+                labels[i] = bi[p];
+            if (FUSE)
+                fused_add<D>(s_sum, s_cnt, s_c, d, bi[p], x[p]);
+        }
+    }
+    if (FUSE)
+        fused_flush<D>(s_sum, s_cnt, d, k, sums, counts);
+    block_add(my_in, inertia);
+}
+
+/* Exact float32 score hn - x.c of one centroid (feature order, as simt_kernel). */
+template <int D>
+__device__ __forceinline__ float exact_score(const float (&x)[D], const float *c, float hn)
+{
+    float a = hn;
+#pragma unroll
+    for (int j = 0; j < D; j++)
+        a = fmaf(-x[j], c[j], a);
+    return a;
+}
+
+__device__ __forceinline__ void mma_tf32(float (&c)[4], const uint32_t (&a)[4], uint32_t b0,
+                                         uint32_t b1)
+{
+    asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, "
+                 "{%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+__device__ __forceinline__ void take(float v, int c, float &b, float &s, int &i)
+{
+    if (v < b) {
+        s = b;
+        b = v;
+        i = c;
+    } else {
+        s = fminf(s, v);
+    }
+}
+
+/* Tensor-core assignment. A warp takes 32 points per tile (one per lane for loading and
+ * for the update), stages -x as TF32 in shared memory and reads them back as mma A
+ * fragments (two 16-row tiles); centroids, TF32, are the B operand 8 at a time, the
+ * half norms the accumulator input, so D = hn - x.c. mma m16n8k8 layout: lane = 4 g + t
+ * holds rows g and g + 8, columns 2t and 2t + 1. Each lane keeps best, second best and
+ * index for its 4 rows, the quad merges them, the owner lane of each point takes its
+ * row's result and re-assigns exactly in float32 when the TF32 gap is within the error
+ * bound (see kmeans.h). d_hmax: max half norm over all centroids (float32). */
+template <int D, bool FUSE>
+__global__ void __launch_bounds__(kThreads)
+    tc_kernel(Cols<D> cols, int d, int64_t n, const float *__restrict__ cent, int k, int kc,
+              const float *__restrict__ d_hmax, double *sums, unsigned long long *counts,
+              double *inertia, int32_t *labels)
+{
+    constexpr int SD = D + 4; /* conflict-free fragment reads */
+    extern __shared__ __align__(16) float smem[];
+    float *s_ct = smem;                       /* kc * SD, TF32 */
+    float *s_hn = s_ct + kc * SD;             /* kc */
+    float *s_x = s_hn + kc;                   /* kWarps * 32 * SD */
+    float *s_cf = s_x + kWarps * 32 * SD;     /* FUSE: k * D float32 centroids */
+    float *s_sum = s_cf + (FUSE ? k * D : 0); /* FUSE: k * (D + 1) */
+    unsigned *s_cnt = (unsigned *)(s_sum + (FUSE ? k * (D + 1) : 0));
+    const int nchunks = (k + kc - 1) / kc;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
+    float *wx = s_x + warp * 32 * SD;
+    if (FUSE) {
+        for (int e = threadIdx.x; e < k * (D + 1); e += kThreads)
+            s_sum[e] = 0.f;
+        for (int c = threadIdx.x; c < k; c += kThreads)
+            s_cnt[c] = 0;
+        for (int e = threadIdx.x; e < k * D; e += kThreads) {
+            int c = e / D, j = e % D;
+            s_cf[e] = j < d ? cent[(int64_t)c * d + j] : 0.f;
+        }
+    }
+    if (nchunks == 1)
+        load_chunk<D, SD, true>(s_ct, s_hn, cent, d, k, 0, kc);
+    __syncthreads();
+    const float hmax = *d_hmax;
+    double my_in = 0;
+    for (int64_t base = (int64_t)blockIdx.x * kThreads; base < n;
+         base += (int64_t)gridDim.x * kThreads) {
+        const int64_t i = base + threadIdx.x;
+        float x[D];
+#pragma unroll
+        for (int j = 0; j < D; j++) {
+            x[j] = (j < d && i < n) ? __ldg(cols.p[j] + i) : 0.f;
+            wx[lane * SD + j] = __uint_as_float(to_tf32(-x[j]));
+        }
+        __syncwarp();
+        uint32_t a[2][D / 8][4];
+#pragma unroll
+        for (int mt = 0; mt < 2; mt++)
+#pragma unroll
+            for (int ks = 0; ks < D / 8; ks++) {
+                const float *r0 = wx + (mt * 16 + g) * SD + ks * 8 + t;
+                a[mt][ks][0] = __float_as_uint(r0[0]);
+                a[mt][ks][1] = __float_as_uint(r0[8 * SD]);
+                a[mt][ks][2] = __float_as_uint(r0[4]);
+                a[mt][ks][3] = __float_as_uint(r0[8 * SD + 4]);
+            }
+        __syncwarp();
+        float b[4], s[4];
+        int bi[4];
+#pragma unroll
+        for (int r = 0; r < 4; r++) {
+            b[r] = INFINITY;
+            s[r] = INFINITY;
+            bi[r] = 0;
+        }
+        for (int ch = 0; ch < nchunks; ch++) {
+            const int c0 = ch * kc;
+            if (nchunks > 1) {
+                __syncthreads();
+                load_chunk<D, SD, true>(s_ct, s_hn, cent, d, k, c0, kc);
+                __syncthreads();
+            }
+            const int cend = min(kc, (k - c0 + 7) & ~7);
+#pragma unroll 2
+            for (int nt = 0; nt < cend; nt += 8) {
+                uint32_t bf[D / 8][2];
+                const float *cr = s_ct + (nt + g) * SD + t;
+#pragma unroll
+                for (int ks = 0; ks < D / 8; ks++) {
+                    bf[ks][0] = __float_as_uint(cr[ks * 8]);
+                    bf[ks][1] = __float_as_uint(cr[ks * 8 + 4]);
+                }
+                const float h0 = s_hn[nt + 2 * t], h1 = s_hn[nt + 2 * t + 1];
+                const int c = c0 + nt + 2 * t;
+#pragma unroll
+                for (int mt = 0; mt < 2; mt++) {
+                    float acc[4] = {h0, h1, h0, h1};
+#pragma unroll
+                    for (int ks = 0; ks < D / 8; ks++)
+                        mma_tf32(acc, a[mt][ks], bf[ks][0], bf[ks][1]);
+                    take(acc[0], c, b[2 * mt], s[2 * mt], bi[2 * mt]);
+                    take(acc[1], c + 1, b[2 * mt], s[2 * mt], bi[2 * mt]);
+                    take(acc[2], c, b[2 * mt + 1], s[2 * mt + 1], bi[2 * mt + 1]);
+                    take(acc[3], c + 1, b[2 * mt + 1], s[2 * mt + 1], bi[2 * mt + 1]);
+                }
+            }
+        }
+        /* Merge over the quad (lanes 4g..4g+3 hold other columns of the same rows). */
+#pragma unroll
+        for (int r = 0; r < 4; r++)
+#pragma unroll
+            for (int off = 1; off <= 2; off <<= 1) {
+                float ob = __shfl_xor_sync(0xffffffffu, b[r], off);
+                float os = __shfl_xor_sync(0xffffffffu, s[r], off);
+                int oi = __shfl_xor_sync(0xffffffffu, bi[r], off);
+                if (ob < b[r] || (ob == b[r] && oi < bi[r])) {
+                    s[r] = fminf(b[r], os);
+                    b[r] = ob;
+                    bi[r] = oi;
+                } else {
+                    s[r] = fminf(s[r], ob);
+                }
+            }
+        /* Point of this lane: row lane of the warp tile = slot (lane / 16) * 2 +
+         * (lane % 16) / 8 of quad lane % 8. */
+        const int src = (lane & 7) * 4, slot = (lane >> 4) * 2 + ((lane >> 3) & 1);
+        float mb = 0, ms = 0;
+        int mi = 0;
+#pragma unroll
+        for (int r = 0; r < 4; r++) {
+            float vb = __shfl_sync(0xffffffffu, b[r], src);
+            float vs = __shfl_sync(0xffffffffu, s[r], src);
+            int vi = __shfl_sync(0xffffffffu, bi[r], src);
+            if (r == slot) {
+                mb = vb;
+                ms = vs;
+                mi = vi;
+            }
+        }
+        if (i < n) {
+            float xn = 0.f;
+#pragma unroll
+            for (int j = 0; j < D; j++)
+                xn = fmaf(x[j], x[j], xn);
+            const float xl = sqrtf(xn), cl = sqrtf(2.f * hmax);
+            const float bound = xl * cl * 0x1p-8f + (hmax + xl * cl) * (float)(D + 2) * 0x1p-22f;
+            float score;
+            if (!(ms - mb > bound)) {
+                /* near-tie (or non-finite): exact float32 over all centroids */
+                float best = INFINITY;
+                int bidx = 0;
+                for (int c = 0; c < k; c++) {
+                    float cv[D];
+#pragma unroll
+                    for (int j = 0; j < D; j++)
+                        cv[j] = FUSE ? s_cf[c * D + j]
+                                     : (j < d ? __ldg(cent + (int64_t)c * d + j) : 0.f);
+                    float v = exact_score<D>(x, cv, half_norm(cv, D));
+                    if (v < best) {
+                        best = v;
+                        bidx = c;
+                    }
+                }
+                mi = bidx;
+                score = best;
+            } else {
+                float cv[D];
+#pragma unroll
+                for (int j = 0; j < D; j++)
+                    cv[j] = FUSE ? s_cf[mi * D + j]
+                                 : (j < d ? __ldg(cent + (int64_t)mi * d + j) : 0.f);
+                score = exact_score<D>(x, cv, half_norm(cv, D));
+            }
+            const float dd = fmaf(2.f, score, xn);
+            my_in += dd > 0.f ? dd : 0.f;
+            if (labels)
+                labels[i] = mi;
+            if (FUSE)
+                fused_add<D>(s_sum, s_cnt, s_cf, d, mi, x);
+        }
+    }
+    if (FUSE)
+        fused_flush<D>(s_sum, s_cnt, d, k, sums, counts);
+    block_add(my_in, inertia);
+}
+
+/* Max half norm over the k centroids into *out (float bits as int: all values >= 0;
+ * *out zeroed before). */
+__global__ void hmax_kernel(const float *__restrict__ cent, int k, int d, float *out)
+{
+    float m = 0.f;
+    for (int c = blockIdx.x * blockDim.x + threadIdx.x; c < k; c += gridDim.x * blockDim.x)
+        m = fmaxf(m, half_norm(cent + (int64_t)c * d, d));
+    if (isfinite(m))
+        atomicMax((int *)out, __float_as_int(m));
+    else
+        atomicMax((int *)out, __float_as_int(INFINITY));
+}
+
+/* Generic float32 assignment for any d (multi-pass only): one point per thread, its
+ * features read through L1, centroids in shared-memory chunks of kc. Slow, but the
+ * fast kernels cover d <= 64. */
+__global__ void __launch_bounds__(kThreads)
+    generic_assign_kernel(Cols<SL_K_KMEANS_MAX_DIMS> cols, int d, int64_t n,
+                          const float *__restrict__ cent, int k, int kc, double *inertia,
+                          int32_t *labels)
+{
+    extern __shared__ __align__(16) float smem[];
+    float *s_c = smem, *s_hn = smem + kc * d;
+    double my_in = 0;
+    for (int64_t base = (int64_t)blockIdx.x * kThreads; base < n;
+         base += (int64_t)gridDim.x * kThreads) {
+        const int64_t i = base + threadIdx.x;
+        float best = INFINITY;
+        int bi = 0;
+        for (int c0 = 0; c0 < k; c0 += kc) {
+            __syncthreads();
+            const int rows = min(kc, k - c0);
+            for (int e = threadIdx.x; e < rows * d; e += kThreads)
+                s_c[e] = cent[(int64_t)c0 * d + e];
+            for (int r = threadIdx.x; r < rows; r += kThreads)
+                s_hn[r] = half_norm(cent + (int64_t)(c0 + r) * d, d);
+            __syncthreads();
+            if (i >= n)
+                continue;
+            for (int c = 0; c < rows; c++) {
+                float a = s_hn[c];
+                for (int j = 0; j < d; j++)
+                    a = fmaf(-__ldg(cols.p[j] + i), s_c[c * d + j], a);
+                if (a < best) {
+                    best = a;
+                    bi = c0 + c;
+                }
+            }
+        }
+        if (i < n) {
+            float xn = 0.f;
+            for (int j = 0; j < d; j++) {
+                float v = __ldg(cols.p[j] + i);
+                xn = fmaf(v, v, xn);
+            }
+            const float dd = fmaf(2.f, best, xn);
+            my_in += dd > 0.f ? dd : 0.f;
+            labels[i] = bi;
+        }
+    }
+    block_add(my_in, inertia);
+}
+
+/* Second pass of the multi-pass methods: point i into sums[label] (float64 atomics of
+ * the residual) and counts[label]. */
+__global__ void accumulate_kernel(Cols<SL_K_KMEANS_MAX_DIMS> cols, int d, int64_t n,
+                                  const float *__restrict__ cent, const int32_t *labels,
+                                  double *sums, unsigned long long *counts)
+{
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (int64_t)gridDim.x * blockDim.x) {
+        const int l = labels[i];
+        atomicAdd(&counts[l], 1ull);
+        for (int j = 0; j < d; j++)
+            atomicAdd(&sums[(int64_t)l * d + j],
+                      (double)(__ldg(cols.p[j] + i) - cent[(int64_t)l * d + j]));
+    }
+}
+
+/* Centroid update (CPU operator's km_update), one element per thread. */
+__global__ void update_kernel(const float *__restrict__ cent_in, double *c64,
+                              const double *__restrict__ sums,
+                              const unsigned long long *__restrict__ counts, int k, int d,
+                              float *cent_out, double *shift)
+{
+    double sh = 0, nr = 0;
+    const int64_t total = (int64_t)k * d;
+    for (int64_t e = (int64_t)blockIdx.x * kThreads + threadIdx.x; e < total;
+         e += (int64_t)gridDim.x * kThreads) {
+        const unsigned long long cnt = counts[e / d];
+        const double old = c64[e];
+        const double nv = cnt ? (double)cent_in[e] + sums[e] / (double)cnt : old;
+        sh += (nv - old) * (nv - old);
+        nr += old * old;
+        c64[e] = nv;
+        cent_out[e] = (float)nv;
+    }
+    block_add(sh, shift);
+    __syncthreads();
+    block_add(nr, shift + 1);
+}
+
+__global__ void gather_kernel(Cols<SL_K_KMEANS_MAX_DIMS> cols, int d, const int64_t *rows,
+                              const int32_t *dst, int m, double *out)
+{
+    const int64_t e = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (e >= (int64_t)m * d)
+        return;
+    const int r = (int)(e / d), j = (int)(e % d);
+    out[(int64_t)dst[r] * d + j] = (double)cols.p[j][rows[r]];
+}
+
+__global__ void to_f32_kernel(const double *in, int64_t count, float *out)
+{
+    for (int64_t e = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; e < count;
+         e += (int64_t)gridDim.x * blockDim.x)
+        out[e] = (float)in[e];
+}
+
+/* k-means++: squared distance (float64, feature order) to the last chosen centroid. */
+__global__ void pp_update_kernel(Cols<SL_K_KMEANS_MAX_DIMS> cols, int d, int64_t n,
+                                 const double *__restrict__ last, int first, double *d2)
+{
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (int64_t)gridDim.x * blockDim.x) {
+        double dd = 0;
+        for (int j = 0; j < d; j++) {
+            const double v = (double)__ldg(cols.p[j] + i) - last[j];
+            dd += v * v;
+        }
+        const double old = first ? INFINITY : d2[i];
+        d2[i] = dd < old ? dd : old;
+    }
+}
+
+constexpr int kPickThreads = 1024;
+constexpr int kPickChunk = 2 * kPickThreads; /* rows per chunk sum */
+
+__global__ void pp_chunk_sums_kernel(const double *__restrict__ d2, int64_t n, double *csum)
+{
+    __shared__ double s_w[kPickThreads / 32];
+    const int64_t base = (int64_t)blockIdx.x * kPickChunk;
+    double v = 0;
+    for (int q = 0; q < 2; q++) {
+        int64_t i = base + q * kPickThreads + threadIdx.x;
+        if (i < n)
+            v += d2[i];
+    }
+    v = warp_sum(v);
+    if ((threadIdx.x & 31) == 0)
+        s_w[threadIdx.x >> 5] = v;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        double t = 0;
+        for (int w = 0; w < kPickThreads / 32; w++)
+            t += s_w[w];
+        csum[blockIdx.x] = t;
+    }
+}
+
+/* One block: the first chunk whose inclusive prefix passes u, then a block scan inside
+ * it (and the next ones, if rounding or zero distances push the pick further). */
+__global__ void __launch_bounds__(kPickThreads)
+    pp_search_kernel(const double *__restrict__ d2, int64_t n, const double *__restrict__ csum,
+                     const double *__restrict__ cexcl, int64_t nchunks, double u,
+                     long long *pick)
+{
+    typedef cub::BlockScan<double, kPickThreads> Scan;
+    __shared__ typename Scan::TempStorage tmp;
+    __shared__ unsigned long long s_first;
+    __shared__ double s_carry;
+    if (threadIdx.x == 0)
+        s_first = (unsigned long long)nchunks;
+    __syncthreads();
+    for (int64_t b = threadIdx.x; b < nchunks; b += kPickThreads)
+        if (cexcl[b] + csum[b] > u) {
+            atomicMin(&s_first, (unsigned long long)b);
+            break;
+        }
+    __syncthreads();
+    const int64_t b0 = (int64_t)s_first;
+    __syncthreads(); /* every thread has read s_first before it is reused */
+    if (threadIdx.x == 0) {
+        s_carry = b0 < nchunks ? cexcl[b0] : 0;
+        s_first = (unsigned long long)n;
+    }
+    __syncthreads();
+    for (int64_t b = b0; b < nchunks; b++) {
+        const int64_t i0 = b * kPickChunk + 2 * threadIdx.x;
+        double v[2] = {i0 < n ? d2[i0] : 0, i0 + 1 < n ? d2[i0 + 1] : 0};
+        double incl[2], total;
+        Scan(tmp).InclusiveSum(v, incl, total);
+        const double carry = s_carry;
+        for (int q = 0; q < 2; q++)
+            if (i0 + q < n && carry + incl[q] > u && v[q] > 0)
+                atomicMin(&s_first, (unsigned long long)(i0 + q));
+        __syncthreads();
+        if (s_first < (unsigned long long)n)
+            break;
+        if (threadIdx.x == 0)
+            s_carry = carry + total;
+        __syncthreads();
+    }
+    if (threadIdx.x == 0)
+        *pick = s_first < (unsigned long long)n ? (long long)s_first : (long long)(n - 1);
+}
+
+} // namespace kmeans
+} // namespace sluice_k
+
+#endif /* SLUICE_K_KMEANS_KERNELS_CUH */

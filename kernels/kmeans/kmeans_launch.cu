@@ -1,0 +1,392 @@
+/* Launchers of GPU k-means: the only place with <<< >>> for kmeans. Contracts in
+ * sluice_k/kmeans.h. */
+#include "sluice_k/kmeans.h"
+
+#include <cub/device/device_reduce.cuh>
+#include <cub/device/device_scan.cuh>
+
+#include "kmeans_kernels.cuh"
+
+using namespace sluice_k::kmeans;
+
+/* Shared memory a fused block may use; above it the multi-pass form runs. 100 KiB
+ * keeps two blocks per SM on an H100 (227 KiB per SM). */
+static const size_t kFusedSmemCap = 100 * 1024;
+/* Shared memory for one centroid chunk of the multi-pass kernels. */
+static const size_t kChunkSmem = 40 * 1024;
+
+static size_t align_up(size_t x)
+{
+    return (x + 255) & ~(size_t)255;
+}
+
+static int dims_simt(int d)
+{
+    return d <= 4 ? 4 : d <= 8 ? 8 : d <= 16 ? 16 : d <= 32 ? 32 : d <= 64 ? 64 : 0;
+}
+
+static int dims_tc(int d)
+{
+    return d < 4 ? 0 : d <= 8 ? 8 : d <= 16 ? 16 : d <= 32 ? 32 : d <= 64 ? 64 : 0;
+}
+
+static size_t simt_fused_smem(int D, int k)
+{
+    const size_t kc = (size_t)((k + 3) & ~3);
+    return (kc * D + kc + (size_t)k * (D + 1) + k) * 4;
+}
+
+static size_t tc_fused_smem(int D, int k)
+{
+    const size_t kc = (size_t)((k + 7) & ~7), sd = D + 4;
+    return (kc * sd + kc + (size_t)kWarps * 32 * sd + (size_t)k * D + (size_t)k * (D + 1) + k) * 4;
+}
+
+extern "C" int sl_k_kmeans_supported(int method, int d, int k)
+{
+    if (d < 1 || d > SL_K_KMEANS_MAX_DIMS || k < 1)
+        return 0;
+    switch (method) {
+    case SL_K_KMEANS_FUSED:
+        return dims_simt(d) && simt_fused_smem(dims_simt(d), k) <= kFusedSmemCap;
+    case SL_K_KMEANS_MULTIPASS:
+        return 1;
+    case SL_K_KMEANS_TC_FUSED:
+        return dims_tc(d) && tc_fused_smem(dims_tc(d), k) <= kFusedSmemCap;
+    case SL_K_KMEANS_TC_MULTIPASS:
+        return dims_tc(d) != 0;
+    default:
+        return 0;
+    }
+}
+
+/* AUTO, from the H100 measurements (bench/results_gpukmeans.md, 2^26 x 16, k = 64:
+ * fused 7.9 ms, tensor-core fused 18.9 ms, multi-pass 85.7 ms, tensor-core multi-pass
+ * 112 ms; k = 1024: multi-pass 20.2 ms, tensor-core 121 ms): the float32 fused kernel
+ * while its block state fits shared memory, else float32 multi-pass. The tensor-core
+ * kernels lose here because the TF32 error bound sends many points of the usual
+ * clustered data to the exact re-check. */
+extern "C" int sl_k_kmeans_pick(int d, int k)
+{
+    if (sl_k_kmeans_supported(SL_K_KMEANS_FUSED, d, k))
+        return SL_K_KMEANS_FUSED;
+    return SL_K_KMEANS_MULTIPASS;
+}
+
+extern "C" cudaError_t sl_k_kmeans_clear(double *d_sums, unsigned long long *d_counts,
+                                         double *d_inertia, int k, int d, cudaStream_t stream)
+{
+    cudaError_t e;
+    if (k < 1 || d < 1)
+        return cudaErrorInvalidValue;
+    if ((e = cudaMemsetAsync(d_sums, 0, (size_t)k * d * sizeof(double), stream)) != cudaSuccess ||
+        (e = cudaMemsetAsync(d_counts, 0, (size_t)k * sizeof(unsigned long long), stream)) !=
+            cudaSuccess ||
+        (e = cudaMemsetAsync(d_inertia, 0, sizeof(double), stream)) != cudaSuccess)
+        return e;
+    return cudaSuccess;
+}
+
+/* Blocks for a grid-stride kernel: enough to fill the GPU, no more than tiles, and
+ * enough that no block sees 2^31 points (its counts are 32-bit). */
+template <typename K>
+static cudaError_t grid_for(K kern, size_t smem, int64_t n, int64_t tile, unsigned *grid)
+{
+    cudaError_t e;
+    int dev = 0, sms = 0, per_sm = 0;
+    if (smem > 48 * 1024 &&
+        (e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                  (int)smem)) != cudaSuccess)
+        return e;
+    if ((e = cudaGetDevice(&dev)) != cudaSuccess ||
+        (e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev)) != cudaSuccess ||
+        (e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kern, kThreads, smem)) !=
+            cudaSuccess)
+        return e;
+    if (per_sm < 1)
+        return cudaErrorInvalidConfiguration;
+    int64_t tiles = (n + tile - 1) / tile, g = (int64_t)sms * per_sm;
+    if (g > tiles)
+        g = tiles;
+    if (g < (n >> 30) + 1)
+        g = (n >> 30) + 1;
+    if (g < 1)
+        g = 1;
+    *grid = (unsigned)g;
+    return cudaSuccess;
+}
+
+template <int N>
+static Cols<N> cols_of(const float *const *h_cols, int d)
+{
+    Cols<N> c;
+    for (int j = 0; j < N; j++)
+        c.p[j] = j < d ? h_cols[j] : NULL;
+    return c;
+}
+
+template <int D, int P>
+static cudaError_t run_simt(bool fuse, const float *const *h_cols, int d, int64_t n,
+                            const float *cent, int k, double *sums, unsigned long long *counts,
+                            double *inertia, int32_t *labels, cudaStream_t stream)
+{
+    const int kp = (k + 3) & ~3;
+    int kc = kp;
+    size_t smem;
+    if (fuse) {
+        smem = simt_fused_smem(D, k);
+    } else {
+        int cap = (int)(kChunkSmem / ((D + 1) * 4)) & ~3;
+        kc = kp < cap ? kp : cap;
+        smem = (size_t)kc * (D + 1) * 4;
+    }
+    auto kern = fuse ? simt_kernel<D, P, true> : simt_kernel<D, P, false>;
+    unsigned grid = 0;
+    cudaError_t e = grid_for(kern, smem, n, (int64_t)kThreads * P, &grid);
+    if (e != cudaSuccess)
+        return e;
+    kern<<<grid, kThreads, smem, stream>>>(cols_of<D>(h_cols, d), d, n, cent, k, kc, sums, counts,
+                                           inertia, labels);
+    return cudaGetLastError();
+}
+
+template <int D>
+static cudaError_t run_tc(bool fuse, const float *const *h_cols, int d, int64_t n,
+                         const float *cent, int k, float *hmax, double *sums,
+                         unsigned long long *counts, double *inertia, int32_t *labels,
+                         cudaStream_t stream)
+{
+    cudaError_t e;
+    if ((e = cudaMemsetAsync(hmax, 0, sizeof(float), stream)) != cudaSuccess)
+        return e;
+    hmax_kernel<<<(unsigned)((k + 255) / 256 < 1024 ? (k + 255) / 256 : 1024), 256, 0, stream>>>(
+        cent, k, d, hmax);
+    if ((e = cudaGetLastError()) != cudaSuccess)
+        return e;
+    const int sd = D + 4, k8 = (k + 7) & ~7;
+    int kc = k8;
+    size_t smem;
+    if (fuse) {
+        smem = tc_fused_smem(D, k);
+    } else {
+        int cap = (int)(kChunkSmem / ((sd + 1) * 4)) & ~7; /* plus the staging tile */
+        kc = k8 < cap ? k8 : cap;
+        smem = ((size_t)kc * sd + kc + (size_t)kWarps * 32 * sd) * 4;
+    }
+    auto kern = fuse ? tc_kernel<D, true> : tc_kernel<D, false>;
+    unsigned grid = 0;
+    if ((e = grid_for(kern, smem, n, kThreads, &grid)) != cudaSuccess)
+        return e;
+    kern<<<grid, kThreads, smem, stream>>>(cols_of<D>(h_cols, d), d, n, cent, k, kc, hmax, sums,
+                                           counts, inertia, labels);
+    return cudaGetLastError();
+}
+
+static cudaError_t run_generic(const float *const *h_cols, int d, int64_t n, const float *cent,
+                               int k, double *inertia, int32_t *labels, cudaStream_t stream)
+{
+    int kc = (int)(kChunkSmem / ((size_t)(d + 1) * 4));
+    if (kc > k)
+        kc = k;
+    const size_t smem = (size_t)kc * (d + 1) * 4;
+    unsigned grid = 0;
+    cudaError_t e = grid_for(generic_assign_kernel, smem, n, kThreads, &grid);
+    if (e != cudaSuccess)
+        return e;
+    generic_assign_kernel<<<grid, kThreads, smem, stream>>>(
+        cols_of<SL_K_KMEANS_MAX_DIMS>(h_cols, d), d, n, cent, k, kc, inertia, labels);
+    return cudaGetLastError();
+}
+
+static cudaError_t run_accumulate(const float *const *h_cols, int d, int64_t n,
+                                  const float *cent, const int32_t *labels, double *sums,
+                                  unsigned long long *counts, cudaStream_t stream)
+{
+    int64_t blocks = (n + 255) / 256;
+    if (blocks > 65536)
+        blocks = 65536;
+    accumulate_kernel<<<(unsigned)blocks, 256, 0, stream>>>(
+        cols_of<SL_K_KMEANS_MAX_DIMS>(h_cols, d), d, n, cent, labels, sums, counts);
+    return cudaGetLastError();
+}
+
+#define SIMT_CASE(D, P)                                                                     \
+    case D:                                                                                 \
+        e = run_simt<D, P>(fuse, h_cols, d, n, d_cent, k, d_sums, d_counts, d_inertia, lab, \
+                           stream);                                                         \
+        break;
+#define TC_CASE(D)                                                                           \
+    case D:                                                                                  \
+        e = run_tc<D>(fuse, h_cols, d, n, d_cent, k, hmax, d_sums, d_counts, d_inertia, lab, \
+                      stream);                                                               \
+        break;
+
+extern "C" cudaError_t sl_k_kmeans_step_f32(void *d_temp, size_t *temp_bytes,
+                                            const float *const *h_cols, int d, int64_t n,
+                                            const float *d_cent, int k, int method,
+                                            double *d_sums, unsigned long long *d_counts,
+                                            double *d_inertia, int32_t *d_labels,
+                                            cudaStream_t stream)
+{
+    if (temp_bytes == NULL || n < 0 || d < 1 || d > SL_K_KMEANS_MAX_DIMS || k < 1)
+        return cudaErrorInvalidValue;
+    if (method == SL_K_KMEANS_AUTO)
+        method = sl_k_kmeans_pick(d, k);
+    if (!sl_k_kmeans_supported(method, d, k))
+        return cudaErrorInvalidValue;
+    const bool fuse = method == SL_K_KMEANS_FUSED || method == SL_K_KMEANS_TC_FUSED;
+    const bool tc = method == SL_K_KMEANS_TC_FUSED || method == SL_K_KMEANS_TC_MULTIPASS;
+    const size_t lab_bytes = (!fuse && d_labels == NULL) ? align_up((size_t)n * 4) : 0;
+    const size_t need = 256 + lab_bytes;
+    if (d_temp == NULL) {
+        *temp_bytes = need;
+        return cudaSuccess;
+    }
+    if (*temp_bytes < need || h_cols == NULL || d_cent == NULL || d_sums == NULL ||
+        d_counts == NULL || d_inertia == NULL)
+        return cudaErrorInvalidValue;
+    if (n == 0)
+        return cudaSuccess;
+    for (int j = 0; j < d; j++)
+        if (h_cols[j] == NULL)
+            return cudaErrorInvalidValue;
+    float *hmax = (float *)d_temp;
+    int32_t *lab = d_labels ? d_labels : (int32_t *)((char *)d_temp + 256);
+    if (fuse && d_labels == NULL)
+        lab = NULL;
+    cudaError_t e = cudaSuccess;
+    if (tc) {
+        switch (dims_tc(d)) {
+            TC_CASE(8)
+            TC_CASE(16)
+            TC_CASE(32)
+            TC_CASE(64)
+        default:
+            return cudaErrorInvalidValue;
+        }
+    } else if (d > 64) {
+        e = run_generic(h_cols, d, n, d_cent, k, d_inertia, lab, stream);
+    } else {
+        switch (dims_simt(d)) {
+            SIMT_CASE(4, 8)
+            SIMT_CASE(8, 8)
+            SIMT_CASE(16, 4)
+            SIMT_CASE(32, 2)
+            SIMT_CASE(64, 1)
+        default:
+            return cudaErrorInvalidValue;
+        }
+    }
+    if (e != cudaSuccess || fuse)
+        return e;
+    return run_accumulate(h_cols, d, n, d_cent, lab, d_sums, d_counts, stream);
+}
+
+extern "C" cudaError_t sl_k_kmeans_update(const float *d_cent_in, double *d_c64,
+                                          const double *d_sums,
+                                          const unsigned long long *d_counts, int k, int d,
+                                          float *d_cent_out, double *d_shift, cudaStream_t stream)
+{
+    if (k < 1 || d < 1 || !d_cent_in || !d_c64 || !d_sums || !d_counts || !d_cent_out || !d_shift)
+        return cudaErrorInvalidValue;
+    cudaError_t e = cudaMemsetAsync(d_shift, 0, 2 * sizeof(double), stream);
+    if (e != cudaSuccess)
+        return e;
+    int64_t blocks = ((int64_t)k * d + kThreads - 1) / kThreads;
+    if (blocks > 1024)
+        blocks = 1024;
+    update_kernel<<<(unsigned)blocks, kThreads, 0, stream>>>(d_cent_in, d_c64, d_sums, d_counts, k,
+                                                             d, d_cent_out, d_shift);
+    return cudaGetLastError();
+}
+
+extern "C" cudaError_t sl_k_kmeans_gather_f32(const float *const *h_cols, int d,
+                                              const int64_t *d_rows, const int32_t *d_dst, int m,
+                                              double *d_out, cudaStream_t stream)
+{
+    if (d < 1 || d > SL_K_KMEANS_MAX_DIMS || m < 0 || !h_cols)
+        return cudaErrorInvalidValue;
+    if (m == 0)
+        return cudaSuccess;
+    const int64_t total = (int64_t)m * d;
+    gather_kernel<<<(unsigned)((total + 255) / 256), 256, 0, stream>>>(
+        cols_of<SL_K_KMEANS_MAX_DIMS>(h_cols, d), d, d_rows, d_dst, m, d_out);
+    return cudaGetLastError();
+}
+
+extern "C" cudaError_t sl_k_kmeans_to_f32(const double *d_c64, int64_t count, float *d_cent,
+                                          cudaStream_t stream)
+{
+    if (count < 0)
+        return cudaErrorInvalidValue;
+    if (count == 0)
+        return cudaSuccess;
+    int64_t blocks = (count + 255) / 256;
+    to_f32_kernel<<<(unsigned)(blocks < 4096 ? blocks : 4096), 256, 0, stream>>>(d_c64, count,
+                                                                                d_cent);
+    return cudaGetLastError();
+}
+
+extern "C" cudaError_t sl_k_kmeans_pp_update_f32(const float *const *h_cols, int d, int64_t n,
+                                                 const double *d_last, int first, double *d_d2,
+                                                 cudaStream_t stream)
+{
+    if (d < 1 || d > SL_K_KMEANS_MAX_DIMS || n < 0 || !h_cols)
+        return cudaErrorInvalidValue;
+    if (n == 0)
+        return cudaSuccess;
+    int64_t blocks = (n + 255) / 256;
+    pp_update_kernel<<<(unsigned)(blocks < 65536 ? blocks : 65536), 256, 0, stream>>>(
+        cols_of<SL_K_KMEANS_MAX_DIMS>(h_cols, d), d, n, d_last, first, d_d2);
+    return cudaGetLastError();
+}
+
+extern "C" cudaError_t sl_k_kmeans_pp_total(void *d_temp, size_t *temp_bytes, const double *d_d2,
+                                            int64_t n, double *d_total, cudaStream_t stream)
+{
+    if (!temp_bytes || n < 1)
+        return cudaErrorInvalidValue;
+    size_t tb = 0;
+    cudaError_t e = cub::DeviceReduce::Sum((void *)NULL, tb, d_d2, d_total, n, stream);
+    if (e != cudaSuccess)
+        return e;
+    if (d_temp == NULL) {
+        *temp_bytes = tb;
+        return cudaSuccess;
+    }
+    if (*temp_bytes < tb)
+        return cudaErrorInvalidValue;
+    return cub::DeviceReduce::Sum(d_temp, tb, d_d2, d_total, n, stream);
+}
+
+extern "C" cudaError_t sl_k_kmeans_pp_pick(void *d_temp, size_t *temp_bytes, const double *d_d2,
+                                           int64_t n, double u, long long *d_pick,
+                                           cudaStream_t stream)
+{
+    if (!temp_bytes || n < 1)
+        return cudaErrorInvalidValue;
+    const int64_t nchunks = (n + kPickChunk - 1) / kPickChunk;
+    size_t sb = 0;
+    cudaError_t e = cub::DeviceScan::ExclusiveSum((void *)NULL, sb, (double *)NULL,
+                                                  (double *)NULL, nchunks, stream);
+    if (e != cudaSuccess)
+        return e;
+    const size_t cs = align_up((size_t)nchunks * sizeof(double));
+    const size_t need = 2 * cs + align_up(sb);
+    if (d_temp == NULL) {
+        *temp_bytes = need;
+        return cudaSuccess;
+    }
+    if (*temp_bytes < need || !d_pick)
+        return cudaErrorInvalidValue;
+    double *csum = (double *)d_temp, *cexcl = (double *)((char *)d_temp + cs);
+    void *scan_tmp = (char *)d_temp + 2 * cs;
+    pp_chunk_sums_kernel<<<(unsigned)nchunks, kPickThreads, 0, stream>>>(d_d2, n, csum);
+    if ((e = cudaGetLastError()) != cudaSuccess)
+        return e;
+    if ((e = cub::DeviceScan::ExclusiveSum(scan_tmp, sb, csum, cexcl, nchunks, stream)) !=
+        cudaSuccess)
+        return e;
+    pp_search_kernel<<<1, kPickThreads, 0, stream>>>(d_d2, n, csum, cexcl, nchunks, u, d_pick);
+    return cudaGetLastError();
+}

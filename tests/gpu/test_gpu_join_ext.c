@@ -1,0 +1,361 @@
+/* Tests the join launchers beyond the narrow PHJ (issue 6): the GFTR/packed-row PHJ
+ * (sluice_k/join_gftr.h), the sort-merge join (join_smj.h) and the no-partitioning join
+ * (join_npj.h), each for INNER, SEMI, ANTI and LEFT, on small random inputs with
+ * duplicates on both sides, unmatched probe keys and a build key repeated past one
+ * shared-memory chunk, against a CPU nested-loop reference (rows compared as sorted
+ * multisets). Also a two-column pack + GFTR gather round trip and argument errors.
+ * Cases that need a GPU skip without one. Plain cudaMalloc: the launchers are tested. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuda/cuda_int.h"
+#include "sl_test.h"
+#include "sluice_k/join_gftr.h"
+#include "sluice_k/join_npj.h"
+#include "sluice_k/join_smj.h"
+#include "sluice_k/partition.h"
+
+static char skip_why[256];
+
+#define REQUIRE_GPU()                                                                   \
+    do {                                                                                \
+        if (sl__cuda_device_count() == 0) {                                             \
+            snprintf(skip_why, sizeof skip_why, "no GPU: %s", sl__cuda_absent_reason()); \
+            SL_SKIP(skip_why);                                                          \
+        }                                                                               \
+        struct sl_device_info di_;                                                      \
+        SL_ASSERT_OK(sl__cuda_probe(0, &di_));                                          \
+        if (!di_.usable) {                                                              \
+            snprintf(skip_why, sizeof skip_why, "GPU 0 unusable: %s", di_.reason);      \
+            SL_SKIP(skip_why);                                                          \
+        }                                                                               \
+        SL_ASSERT_OK(sl__cuda_set_device(0, NULL));                                     \
+    } while (0)
+
+#define CU(x)                                                                           \
+    do {                                                                                \
+        cudaError_t e_ = (x);                                                           \
+        if (e_ != cudaSuccess)                                                          \
+            fail_msg("%s -> %s", #x, cudaGetErrorName(e_));                             \
+    } while (0)
+
+enum { ALGO_PHJ, ALGO_SMJ, ALGO_NPJ };
+static const char *algo_name[] = {"phj", "smj", "npj"};
+
+typedef struct {
+    uint64_t v[4]; /* key, R payload, S payload, R valid */
+} row4;
+
+static int row_cmp(const void *a, const void *b)
+{
+    const row4 *x = a, *y = b;
+    for (int i = 0; i < 4; i++)
+        if (x->v[i] != y->v[i])
+            return x->v[i] < y->v[i] ? -1 : 1;
+    return 0;
+}
+
+static uint64_t rng_next(uint64_t *s)
+{
+    *s ^= *s >> 12;
+    *s ^= *s << 25;
+    *s ^= *s >> 27;
+    return *s * 0x2545F4914F6CDD1DULL;
+}
+
+static void *dmalloc(size_t bytes)
+{
+    void *p = NULL;
+    CU(cudaMalloc(&p, bytes ? bytes : 1));
+    return p;
+}
+
+static void *down(const void *d, size_t bytes, cudaStream_t s)
+{
+    void *h = malloc(bytes ? bytes : 1);
+    assert_non_null(h);
+    if (bytes)
+        CU(cudaMemcpyAsync(h, d, bytes, cudaMemcpyDeviceToHost, s));
+    CU(cudaStreamSynchronize(s));
+    return h;
+}
+
+static void *up(const void *h, size_t bytes, cudaStream_t s)
+{
+    void *d = dmalloc(bytes);
+    if (bytes)
+        CU(cudaMemcpyAsync(d, h, bytes, cudaMemcpyHostToDevice, s));
+    return d;
+}
+
+/* CPU reference rows (nested loop). */
+static row4 *reference(const uint32_t *rk, const uint32_t *rv, int64_t nr, const uint32_t *sk,
+                       const uint32_t *sv, int64_t ns, int kind, int64_t *n_out)
+{
+    int64_t cap = 1024, n = 0;
+    row4 *out = malloc(cap * sizeof *out);
+    for (int64_t j = 0; j < ns; j++) {
+        int64_t c = 0;
+        for (int64_t i = 0; i < nr; i++) {
+            if (rk[i] != sk[j])
+                continue;
+            c++;
+            if (kind == SL_K_JOIN_INNER || kind == SL_K_JOIN_LEFT) {
+                if (n == cap)
+                    out = realloc(out, (cap *= 2) * sizeof *out);
+                out[n++] = (row4){{sk[j], rv[i], sv[j], 1}};
+            }
+        }
+        const int emit1 = (kind == SL_K_JOIN_SEMI && c > 0) || (kind == SL_K_JOIN_ANTI && c == 0) ||
+                          (kind == SL_K_JOIN_LEFT && c == 0);
+        if (emit1) {
+            if (n == cap)
+                out = realloc(out, (cap *= 2) * sizeof *out);
+            out[n++] = (row4){{sk[j], 0, sv[j], 0}};
+        }
+    }
+    qsort(out, n, sizeof *out, row_cmp);
+    *n_out = n;
+    return out;
+}
+
+static sl_k_cols_t one_col(void *p)
+{
+    sl_k_cols_t c;
+    memset(&c, 0, sizeof c);
+    c.n = 1;
+    c.width[0] = 4;
+    c.ptr[0] = p;
+    return c;
+}
+
+/* Runs one algorithm and kind on the device: count with capacity 0, allocate, write;
+ * returns the sorted rows. */
+static row4 *run_join(int algo, int kind, const uint32_t *rk, const uint32_t *rv, int64_t nr,
+                      const uint32_t *sk, const uint32_t *sv, int64_t ns, int64_t *n_out,
+                      cudaStream_t s)
+{
+    const int bits = 4;
+    const int with_r = kind == SL_K_JOIN_INNER || kind == SL_K_JOIN_LEFT;
+    uint32_t *drk = up(rk, nr * 4, s), *drv = up(rv, nr * 4, s);
+    uint32_t *dsk = up(sk, ns * 4, s), *dsv = up(sv, ns * 4, s);
+    uint32_t *rk2 = dmalloc(nr * 4), *rv2 = dmalloc(nr * 4), *sk2 = dmalloc(ns * 4),
+             *sv2 = dmalloc(ns * 4);
+    int64_t *ro = dmalloc(((1 << bits) + 1) * 8), *so = dmalloc(((1 << bits) + 1) * 8);
+    unsigned long long *dcnt = dmalloc(16);
+    void *temp = NULL;
+    size_t tb = 0, t1 = 0, t2 = 0, t3 = 0;
+    sl_k_join_out_t o;
+    memset(&o, 0, sizeof o);
+    const int end_bit = algo == ALGO_PHJ ? bits : 32;
+    if (algo != ALGO_NPJ) {
+        CU(sl_k_radix_rows_k32(NULL, &t1, drk, rk2, drv, rv2, 4, nr, 0, end_bit, s));
+        CU(sl_k_radix_rows_k32(NULL, &t2, dsk, sk2, dsv, sv2, 4, ns, 0, end_bit, s));
+        if (algo == ALGO_PHJ)
+            CU(sl_k_phj_join_k32(NULL, &t3, NULL, NULL, NULL, NULL, NULL, NULL, ns, 4, bits, bits,
+                                 kind, NULL, NULL, s));
+        else
+            CU(sl_k_smj_count_k32(NULL, &t3, NULL, nr, NULL, ns, kind, NULL, s));
+        tb = t1 > t2 ? t1 : t2;
+        tb = tb > t3 ? tb : t3;
+        temp = dmalloc(tb);
+        size_t t = tb;
+        CU(sl_k_radix_rows_k32(temp, &t, drk, rk2, drv, rv2, 4, nr, 0, end_bit, s));
+        CU(sl_k_radix_rows_k32(temp, &t, dsk, sk2, dsv, sv2, 4, ns, 0, end_bit, s));
+        if (algo == ALGO_PHJ) {
+            CU(sl_k_partition_offsets_k32(rk2, nr, 0, bits, ro, s));
+            CU(sl_k_partition_offsets_k32(sk2, ns, 0, bits, so, s));
+        }
+    } else {
+        CU(sl_k_npj_build_k32(NULL, &tb, drk, nr, s));
+        temp = dmalloc(tb);
+        CU(sl_k_npj_build_k32(temp, &tb, drk, nr, s));
+    }
+    sl_k_cols_t rin = one_col(drv), sin = one_col(dsv);
+    unsigned long long cnt[2] = {0, 0};
+    for (int pass = 0; pass < 2; pass++) {
+        if (pass == 1) {
+            o.capacity = (int64_t)cnt[0];
+            o.keys = dmalloc(cnt[0] * 4);
+            o.r_pos = dmalloc(cnt[0] * 4);
+            o.s = one_col(dmalloc(cnt[0] * 4));
+            o.r = with_r ? one_col(dmalloc(cnt[0] * 4)) : one_col(NULL);
+            if (!with_r)
+                o.r.n = 0;
+        }
+        if (algo == ALGO_PHJ) {
+            CU(sl_k_phj_join_k32(temp, &tb, rk2, rv2, ro, sk2, sv2, so, ns, 4, bits, bits, kind, &o,
+                                 dcnt, s));
+        } else if (algo == ALGO_SMJ) {
+            CU(sl_k_smj_count_k32(temp, &tb, rk2, nr, sk2, ns, kind, dcnt, s));
+            CU(sl_k_smj_write_k32(temp, tb, rk2, rv2, nr, sk2, sv2, ns, 4, kind, &o, s));
+        } else {
+            CU(sl_k_npj_probe_k32(temp, tb, nr, &rin, dsk, ns, &sin, kind, &o, dcnt, s));
+        }
+        unsigned long long *h = down(dcnt, 16, s);
+        if (pass == 1)
+            assert_int_equal(h[0], cnt[0]); /* the same count again */
+        cnt[0] = h[0];
+        cnt[1] = h[1];
+        free(h);
+    }
+    const int64_t n = (int64_t)cnt[0];
+    uint32_t *gk = down(o.keys, n * 4, s), *gs = down(o.s.ptr[0], n * 4, s);
+    uint32_t *gr = with_r ? down(o.r.ptr[0], n * 4, s) : NULL;
+    uint32_t *gp = with_r ? down(o.r_pos, n * 4, s) : NULL;
+    row4 *rows = malloc((n ? n : 1) * sizeof *rows);
+    int64_t partner = 0;
+    for (int64_t i = 0; i < n; i++) {
+        const int valid = with_r && gp[i] != SL_K_NULL_POS;
+        partner += valid;
+        rows[i] = (row4){{gk[i], with_r ? gr[i] : 0, gs[i], (uint64_t)valid}};
+    }
+    assert_int_equal((int64_t)cnt[1], partner); /* d_count[1] = rows with an R partner */
+    qsort(rows, n, sizeof *rows, row_cmp);
+    *n_out = n;
+    free(gk); free(gs); free(gr); free(gp);
+    cudaFree(drk); cudaFree(drv); cudaFree(dsk); cudaFree(dsv); cudaFree(rk2); cudaFree(rv2);
+    cudaFree(sk2); cudaFree(sv2); cudaFree(ro); cudaFree(so); cudaFree(dcnt); cudaFree(temp);
+    cudaFree(o.keys); cudaFree(o.r_pos); cudaFree(o.s.ptr[0]);
+    if (with_r)
+        cudaFree(o.r.ptr[0]);
+    return rows;
+}
+
+static void check_all_kinds(int algo)
+{
+    REQUIRE_GPU();
+    cudaStream_t s;
+    CU(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    const int64_t nr = 11000, ns = 7000;
+    uint32_t *rk = malloc(nr * 4), *rv = malloc(nr * 4), *sk = malloc(ns * 4), *sv = malloc(ns * 4);
+    uint64_t seed = 99;
+    for (int64_t i = 0; i < nr; i++) {
+        /* 6000 copies of one key: more than one shared-memory build chunk (4608) */
+        rk[i] = i < 6000 ? 4242u : (uint32_t)(rng_next(&seed) % 3000);
+        rv[i] = (uint32_t)i;
+    }
+    for (int64_t j = 0; j < ns; j++) {
+        sk[j] = j < 3 ? 4242u : (uint32_t)(rng_next(&seed) % 6000); /* half unmatched */
+        sv[j] = (uint32_t)(j + 1000000);
+    }
+    for (int kind = 0; kind < 4; kind++) {
+        int64_t n_ref = 0, n_got = 0;
+        row4 *ref = reference(rk, rv, nr, sk, sv, ns, kind, &n_ref);
+        row4 *got = run_join(algo, kind, rk, rv, nr, sk, sv, ns, &n_got, s);
+        if (n_got != n_ref || (n_ref && memcmp(ref, got, n_ref * sizeof *ref)))
+            fail_msg("%s kind %d: %lld rows (want %lld) or rows differ", algo_name[algo], kind,
+                     (long long)n_got, (long long)n_ref);
+        free(ref);
+        free(got);
+    }
+    free(rk); free(rv); free(sk); free(sv);
+    CU(cudaStreamDestroy(s));
+}
+
+SL_TEST(phj_all_kinds_match_reference) { check_all_kinds(ALGO_PHJ); }
+SL_TEST(smj_all_kinds_match_reference) { check_all_kinds(ALGO_SMJ); }
+SL_TEST(npj_all_kinds_match_reference) { check_all_kinds(ALGO_NPJ); }
+
+/* pack two columns (4 + 8 bytes) into 12-byte rows, partition them with the keys, and
+ * gather them back by positions: must give column j of the row at each position. */
+SL_TEST(pack_partition_gather_round_trip)
+{
+    REQUIRE_GPU();
+    cudaStream_t s;
+    CU(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    const int64_t n = 5000;
+    uint32_t *k = malloc(n * 4), *a = malloc(n * 4), *idx = malloc(n * 4);
+    uint64_t *b = malloc(n * 8), seed = 5;
+    for (int64_t i = 0; i < n; i++) {
+        k[i] = (uint32_t)rng_next(&seed);
+        a[i] = (uint32_t)i;
+        b[i] = rng_next(&seed);
+        idx[i] = (uint32_t)((i * 7919) % n);
+    }
+    idx[3] = SL_K_NULL_POS;
+    uint32_t *dk = up(k, n * 4, s), *dk2 = dmalloc(n * 4), *didx = up(idx, n * 4, s);
+    void *da = up(a, n * 4, s), *db = up(b, n * 8, s), *rows = dmalloc(n * 12),
+         *rows2 = dmalloc(n * 12), *oa = dmalloc(n * 4), *ob = dmalloc(n * 8);
+    sl_k_cols_t in;
+    memset(&in, 0, sizeof in);
+    in.n = 2;
+    in.width[0] = 4;
+    in.width[1] = 8;
+    in.ptr[0] = da;
+    in.ptr[1] = db;
+    CU(sl_k_pack_rows(&in, n, 12, rows, s));
+    size_t tb = 0;
+    CU(sl_k_radix_rows_k32(NULL, &tb, dk, dk2, rows, rows2, 12, n, 0, 6, s));
+    void *temp = dmalloc(tb);
+    CU(sl_k_radix_rows_k32(temp, &tb, dk, dk2, rows, rows2, 12, n, 0, 6, s));
+    sl_k_cols_t out = in;
+    out.ptr[0] = oa;
+    out.ptr[1] = ob;
+    CU(sl_k_gather_rows(rows2, 12, didx, n, &out, s));
+    uint32_t *hk2 = down(dk2, n * 4, s), *ha = down(oa, n * 4, s);
+    uint64_t *hb = down(ob, n * 8, s);
+    /* the partitioned row at position p came from the input row a-value says */
+    uint32_t *pa = malloc(n * 4);
+    for (int64_t i = 0; i < n; i++)
+        pa[i] = 0;
+    int bad = 0;
+    for (int64_t i = 0; i < n; i++) {
+        if (idx[i] == SL_K_NULL_POS) {
+            bad += ha[i] != 0 || hb[i] != 0;
+            continue;
+        }
+        const uint32_t src = ha[i];
+        bad += src >= n || hb[i] != b[src] || (hk2[idx[i]] != k[src]);
+    }
+    /* stability: within a partition, source rows ascend */
+    uint32_t *all = malloc(n * 4);
+    for (int64_t i = 0; i < n; i++)
+        all[i] = (uint32_t)i;
+    uint32_t *didx2 = up(all, n * 4, s);
+    CU(sl_k_gather_rows(rows2, 12, didx2, n, &out, s));
+    free(ha);
+    ha = down(oa, n * 4, s);
+    for (int64_t i = 1; i < n; i++)
+        if ((hk2[i] & 63) == (hk2[i - 1] & 63))
+            bad += ha[i] <= ha[i - 1];
+    assert_int_equal(bad, 0);
+    free(k); free(a); free(idx); free(b); free(hk2); free(ha); free(hb); free(pa); free(all);
+    cudaFree(dk); cudaFree(dk2); cudaFree(didx); cudaFree(didx2); cudaFree(da); cudaFree(db);
+    cudaFree(rows); cudaFree(rows2); cudaFree(oa); cudaFree(ob); cudaFree(temp);
+    CU(cudaStreamDestroy(s));
+}
+
+SL_TEST(ext_launchers_reject_bad_arguments)
+{
+    size_t tb = 0;
+    sl_k_join_out_t o;
+    memset(&o, 0, sizeof o);
+    /* argument checks happen before any CUDA call: no GPU needed */
+    assert_int_equal(sl_k_phj_join_k32(NULL, &tb, NULL, NULL, NULL, NULL, NULL, NULL, 10, 6, 8, 8,
+                                       SL_K_JOIN_INNER, &o, NULL, 0),
+                     cudaErrorInvalidValue);
+    assert_int_equal(sl_k_phj_join_k32(NULL, &tb, NULL, NULL, NULL, NULL, NULL, NULL, 10, 4, 8, 8, 9,
+                                       &o, NULL, 0),
+                     cudaErrorInvalidValue);
+    assert_int_equal(sl_k_radix_rows_k32(NULL, &tb, NULL, NULL, NULL, NULL, 20, 10, 0, 8, 0),
+                     cudaErrorInvalidValue);
+    assert_int_equal(sl_k_radix_rows_k64(NULL, &tb, NULL, NULL, NULL, NULL, 8, 10, 0, 65, 0),
+                     cudaErrorInvalidValue);
+    assert_int_equal(sl_k_smj_count_k32(NULL, &tb, NULL, 10, NULL, 10, 7, NULL, 0),
+                     cudaErrorInvalidValue);
+    assert_int_equal(sl_k_smj_write_k32(NULL, 0, NULL, NULL, 10, NULL, NULL, 10, 4, 0, &o, 0),
+                     cudaErrorInvalidValue);
+    assert_int_equal(sl_k_npj_build_k32(NULL, NULL, NULL, 10, 0), cudaErrorInvalidValue);
+    assert_int_equal(sl_k_npj_probe_k32(NULL, 0, 10, NULL, NULL, 10, NULL, 0, &o, NULL, 0),
+                     cudaErrorInvalidValue);
+    sl_k_cols_t c;
+    memset(&c, 0, sizeof c);
+    c.n = 1;
+    c.width[0] = 8;
+    c.ptr[0] = (void *)16;
+    assert_int_equal(sl_k_pack_rows(&c, 10, 4, (void *)16, 0), cudaErrorInvalidValue);
+    c.width[0] = 6;
+    assert_int_equal(sl_k_gather_rows((void *)16, 8, (uint32_t *)16, 10, &c, 0),
+                     cudaErrorInvalidValue);
+}
