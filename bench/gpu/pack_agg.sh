@@ -14,5 +14,7 @@ for l in libjemalloc.so.2 libck.so.0 libnuma.so.1 libcmocka.so.0; do
     cp -L "/usr/lib/x86_64-linux-gnu/$l" "$c/lib/"
 done
 strip --strip-debug "$c"/bin/* "$c"/lib/* 2>/dev/null || true
+# Compressed (the carry limit): run_agg.sh unpacks it there.
+tar cJf "$c/carry.txz" -C "$c" bin lib && rm -rf "$c/bin" "$c/lib"
 cp bench/gpu/run_agg.sh "$c/"
 du -sh "$c"

@@ -14,6 +14,7 @@ C=${C:-.carry-gpuagg}
 O=${OUT:-/tmp/out}
 END=$(($(date +%s) + ${BUDGET:-42}))
 mkdir -p "$O/logs"
+[ -f "$C/carry.txz" ] && [ ! -d "$C/bin" ] && tar xJf "$C/carry.txz" -C "$C"
 export LD_LIBRARY_PATH=$PWD/$C/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 B=$C/bin/gpu_agg_bench
 CS=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
