@@ -82,17 +82,18 @@ struct gside {
     int64_t *order;                     /* batch indices sorted by the key column's offset */
 };
 
-static const struct join_state *cmp_state;
-static int cmp_side;
+/* Where a batch's key column lives, for ordering batches (no global comparator state:
+ * joins of concurrent queries finalize at the same time). */
+struct batch_pos {
+    uintptr_t buf;
+    int64_t offset, index;
+};
 
 static int by_offset(const void *a, const void *b)
 {
-    const struct join_side *sd = &cmp_state->side[cmp_side];
-    int key = cmp_state->d->key[cmp_side][0];
-    const struct sl__col *x = &sd->batches[*(const int64_t *)a]->cols[key];
-    const struct sl__col *y = &sd->batches[*(const int64_t *)b]->cols[key];
-    if (x->data != y->data)
-        return x->data < y->data ? -1 : 1;
+    const struct batch_pos *x = a, *y = b;
+    if (x->buf != y->buf)
+        return x->buf < y->buf ? -1 : 1;
     return x->offset < y->offset ? -1 : x->offset > y->offset;
 }
 
@@ -445,15 +446,19 @@ static int prepare_sides(sl_task_t *t, struct join_state *st, struct jrun *r)
         r->g[s].order = sl_task_alloc(t, (size_t)(sd->n_batches + 1) * sizeof(int64_t));
         if (!r->g[s].order)
             return SL_ENOMEM;
+        struct batch_pos *pos = sl_task_alloc(t, (size_t)(sd->n_batches + 1) * sizeof *pos);
+        if (!pos)
+            return SL_ENOMEM;
         for (int64_t i = 0; i < sd->n_batches; i++) {
-            r->g[s].order[i] = i;
+            const struct sl__col *c = &sd->batches[i]->cols[d->key[s][0]];
+            pos[i] = (struct batch_pos){(uintptr_t)c->data, c->offset, i};
             r->g[s].n += sd->batches[i]->n_rows;
         }
-        /* qsort's comparator has no context argument; finalize of one join runs once. */
-        cmp_state = st;
-        cmp_side = s;
         if (sd->n_batches > 1)
-            qsort(r->g[s].order, (size_t)sd->n_batches, sizeof(int64_t), by_offset);
+            qsort(pos, (size_t)sd->n_batches, sizeof *pos, by_offset);
+        for (int64_t i = 0; i < sd->n_batches; i++)
+            r->g[s].order[i] = pos[i].index;
+        sl_task_free(t, pos);
     }
     r->build = st->side[0].n_rows < st->side[1].n_rows ? 0 : 1;
     r->sh.k8 = d->ktype[0] == SL_TYPE_INT64;
