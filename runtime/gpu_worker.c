@@ -366,10 +366,16 @@ static void device_buf_release(struct sl__buf *b)
     sl__dpool_free_async(g->pool, b->ptr, b->bytes, g->s[S_COMPUTE]);
 }
 
+static int replicas_evict(struct sl_query *q, struct sl__gpu *g);
+
 struct sl__buf *sl__gpu_device_buf(struct sl__gpu *g, sl_task_t *t, int64_t bytes, cudaStream_t st)
 {
     void *d = NULL;
     int rc = sl__dpool_alloc_async(g->pool, bytes, st, &d);
+    /* Copies of table columns kept for reuse must never make a query fail: under budget
+     * pressure the ones nobody uses now go, and the allocation is tried again. */
+    if (rc == SL_EBUDGET && t->q && replicas_evict(t->q, g) > 0)
+        rc = sl__dpool_alloc_async(g->pool, bytes, st, &d);
     const char *op = t->os ? t->os->op->def->name : "";
     if (rc < 0) {
         if (t->q) /* else (a table copied to a GPU) the message stays in sl_last_errmsg */
@@ -502,18 +508,41 @@ static int replica_add(sl_task_t *t, struct sl__buf *host, struct sl__buf *dev, 
     return SL_OK;
 }
 
-void sl__query_drop_replicas(struct sl_query *q)
+static void replica_drop(struct sl__replica *r)
 {
+    int prev = -1;
+    sl__cuda_set_device(r->g->ordinal, &prev);
+    sl__buf_unref(r->dev); /* stream-ordered free on the GPU's compute stream */
+    sl__cuda_event_destroy(r->ready);
+    sl__cuda_set_device(prev, NULL);
+    sl__buf_unref(r->host);
+    sl__free(r, sizeof *r);
+}
+
+/* Drops q's replicas on g that only the replica list still holds; returns how many. */
+static int replicas_evict(struct sl_query *q, struct sl__gpu *g)
+{
+    struct sl__replica *gone[64];
+    int n_gone = 0, kept = 0;
+    pthread_mutex_lock(&q->replica_mu);
     for (int i = 0; i < q->n_replicas; i++) {
         struct sl__replica *r = q->replicas[i];
-        int prev = -1;
-        sl__cuda_set_device(r->g->ordinal, &prev);
-        sl__buf_unref(r->dev); /* stream-ordered free on the GPU's compute stream */
-        sl__cuda_event_destroy(r->ready);
-        sl__cuda_set_device(prev, NULL);
-        sl__buf_unref(r->host);
-        sl__free(r, sizeof *r);
+        if (r->g == g && atomic_load(&r->dev->refs) == 1 && n_gone < 64)
+            gone[n_gone++] = r;
+        else
+            q->replicas[kept++] = r;
     }
+    q->n_replicas = kept;
+    pthread_mutex_unlock(&q->replica_mu);
+    for (int i = 0; i < n_gone; i++)
+        replica_drop(gone[i]);
+    return n_gone;
+}
+
+void sl__query_drop_replicas(struct sl_query *q)
+{
+    for (int i = 0; i < q->n_replicas; i++)
+        replica_drop(q->replicas[i]);
     sl__free(q->replicas, 0);
     q->replicas = NULL;
     q->n_replicas = q->cap_replicas = 0;

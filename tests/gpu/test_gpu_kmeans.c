@@ -551,7 +551,9 @@ static void op_check(int64_t n, int d, int kt, uint64_t seed, int grid, const ch
                 assert_int_equal((int64_t)cell(got, d + 1, c), (int64_t)cell(want, d + 1, c));
                 assert_int_equal((int64_t)cell(got, d + 3, c), (int64_t)cell(want, d + 3, c));
                 double gi = cell(got, d + 2, c), wi = cell(want, d + 2, c);
-                if (fabs(gi - wi) > 1e-4 * fabs(wi) + 1e-9)
+                /* absolute slack for float rounding where the inertia is ~0 (k = n):
+                 * the CPU's squared distances of points ~10 apart round at ~1e-5 */
+                if (fabs(gi - wi) > 1e-4 * fabs(wi) + 1e-4)
                     fail_msg("inertia gpu %.9g, cpu %.9g", gi, wi);
             }
         }
