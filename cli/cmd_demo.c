@@ -90,12 +90,15 @@ int cmd_demo(int argc, char **argv)
     struct cli_common c;
     cli_common_init(&c);
     int64_t rows = (int64_t)1 << 22;
+    bool placement_given = false;
     for (int i = 1; i < argc; i++) {
+        placement_given |= !strcmp(argv[i], "--placement");
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
             printf("usage: sluice demo [--rows N] [--threads N] [--placement cpu|gpu|auto]\n"
                    "           [--trace FILE] [--json]\n"
                    "Generates data and runs a join, a group-by and k-means on it\n"
-                   "(plans/files/demo.plan), then prints what came out and how long it took.\n");
+                   "(plans/files/demo.plan), then prints what came out and how long it took.\n"
+                   "With a GPU it runs there unless --placement says otherwise.\n");
             return 0;
         }
         if (!strcmp(argv[i], "--rows") && i + 1 < argc) {
@@ -122,8 +125,12 @@ int cmd_demo(int argc, char **argv)
            sl_engine_num_threads(eng), have_gpu ? " and GPU " : " (no GPU)",
            have_gpu ? gpu.name : "");
     if (have_gpu)
-        printf("  (these operators run on the CPU until their GPU implementations land; the "
-               "engine places\n   GPU-capable pipelines on the GPU)\n");
+        printf("  (placement %s)\n",
+               !placement_given               ? "gpu: the demo's default where there is a GPU"
+               : c.placement == SL_PLACE_AUTO ? "auto: each pipeline where its cost estimate is "
+                                                "lower"
+               : c.placement == SL_PLACE_GPU  ? "gpu"
+                                              : "cpu");
     sl_plan_t *plan;
     int rc;
     if ((rc = sl_plan_create(&plan)) != SL_OK)
@@ -134,6 +141,11 @@ int cmd_demo(int argc, char **argv)
         sl_engine_close(eng);
         return 1;
     }
+    /* The demo shows the GPU path when there is a GPU; --placement auto leaves it to the
+     * engine's cost model, which keeps host-generated data on the CPU. */
+    if (have_gpu && !placement_given)
+        for (int id = 0; id < sl_plan_num_nodes(plan); id++)
+            sl_plan_place(plan, id, SL_PLACE_GPU);
     sl_query_t *q;
     if ((rc = sl_query_create(eng, plan, &q)) != SL_OK) {
         cli_fail("%s", sl_plan_errmsg(plan));

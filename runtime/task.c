@@ -137,7 +137,10 @@ int sl_task_worker(const sl_task_t *t)
 
 int64_t sl_task_morsel_rows(const sl_task_t *t)
 {
-    return t->kind == SL_DEVICE_CPU ? t->q->eng->morsel_rows_cpu : t->q->eng->morsel_rows_gpu;
+    /* By where the pipeline runs, not the stage: a host-only source in a pipeline placed on
+     * a GPU must cut the morsels its task count was made for (with the GPU's size). */
+    bool gpu = t->kind == SL_DEVICE_CUDA || t->gpu;
+    return gpu ? t->q->eng->morsel_rows_gpu : t->q->eng->morsel_rows_cpu;
 }
 
 void *sl_task_stream(const sl_task_t *t)

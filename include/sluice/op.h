@@ -169,6 +169,8 @@ SL_API void *sl_task_arg(const sl_task_t *t);
 SL_API enum sl_device_kind sl_task_device_kind(const sl_task_t *t);
 /* CPU worker id (0..n_threads-1) or GPU ordinal. */
 SL_API int sl_task_worker(const sl_task_t *t);
+/* Rows per morsel where the task's pipeline runs (its GPU's chunk size when it was
+ * placed on a GPU, even for a stage that runs on the host there). */
 SL_API int64_t sl_task_morsel_rows(const sl_task_t *t);
 /* Sends a batch downstream (takes over the caller's reference). */
 SL_API int sl_task_emit(sl_task_t *t, sl_batch_t *b);
