@@ -3,6 +3,7 @@
 #define SLUICE_CLI_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include <sluice/sluice.h>
@@ -44,8 +45,16 @@ enum cli_format { CLI_TABLE = 0, CLI_CSV = 1, CLI_JSON = 2 };
 /* Prints at most `limit` rows of a result table. */
 void cli_print_table(const char *name, sl_table_t *t, enum cli_format fmt, int64_t limit);
 
+/* Reads and parses a plan file; prints the error and returns NULL on failure. */
+sl_plan_t *cli_load_plan(const char *path);
+/* "12 B", "3.5 MiB" */
+void cli_format_bytes(int64_t bytes, char *out, size_t len);
+/* The human-readable report of sl_query_explain (explain_text.c). */
+void cli_explain_text(const char *path, const struct sl_explain *ex, enum sl_placement asked);
+
 int cmd_devices(int argc, char **argv);
 int cmd_run(int argc, char **argv);
+int cmd_explain(int argc, char **argv);
 int cmd_operators(int argc, char **argv);
 int cmd_trace_render(int argc, char **argv);
 int cmd_gen(int argc, char **argv);

@@ -11,7 +11,7 @@ static int usage(FILE *f)
                "commands:\n"
                "  demo      run the ready-made plan on generated data and print a summary\n"
                "  run       run a plan file and print its outputs\n"
-               "  explain   show the pipelines of a plan file and where they would run\n"
+               "  explain   show the pipelines of a plan file: placement, tasks, costs, memory\n"
                "  operators list the operators and their options\n"
                "  gen       write generated data to a file (.bin or .csv)\n"
                "  trace-render  draw a trace (--trace) as an SVG timeline\n"
@@ -38,8 +38,10 @@ int main(int argc, char **argv)
         return cmd_devices(argc - 1, argv + 1);
     if (!strcmp(cmd, "demo"))
         return cmd_demo(argc - 1, argv + 1);
-    if (!strcmp(cmd, "run") || !strcmp(cmd, "explain"))
+    if (!strcmp(cmd, "run"))
         return cmd_run(argc - 1, argv + 1);
+    if (!strcmp(cmd, "explain"))
+        return cmd_explain(argc - 1, argv + 1);
     if (!strcmp(cmd, "gen"))
         return cmd_gen(argc - 1, argv + 1);
     if (!strcmp(cmd, "trace-render"))
