@@ -46,8 +46,12 @@ sl_plan_t *cli_load_plan(const char *path)
     }
     int rc = sl_plan_parse(plan, text, path);
     free(text);
-    if (rc != SL_OK) {
-        cli_fail("%s", sl_plan_errmsg(plan));
+    if (rc != SL_OK || sl_plan_num_nodes(plan) == 0) {
+        if (rc != SL_OK)
+            cli_fail("%s", sl_plan_errmsg(plan));
+        else
+            cli_fail("%s: the plan has no statements (hint: NAME = OPERATOR(INPUTS) OPTIONS, "
+                     "docs/PLAN_FORMAT.md)", path);
         sl_plan_destroy(plan);
         return NULL;
     }

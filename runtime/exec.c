@@ -46,16 +46,16 @@ static int check_consumers(struct sl_query *q)
         int c = count_consumers(q, i);
         if (has_output && c == 0)
             return sl__query_fail(q, op->def->name, SL_EINVAL,
-                                  "node %d (%s): its output is not used; connect it to another "
-                                  "node or mark it as an output", i, op->def->name);
+                                  "%snode %d (%s): its output is not used; connect it to another "
+                                  "node or mark it as an output", op->where, i, op->def->name);
         if (c > 1)
             return sl__query_fail(q, op->def->name, SL_EUNSUPPORTED,
-                                  "node %d (%s): its output is used %d times; a node may feed "
-                                  "one consumer for now", i, op->def->name, c);
+                                  "%snode %d (%s): its output is used %d times; a node may feed "
+                                  "one consumer for now", op->where, i, op->def->name, c);
         if (!has_output && op->output_name)
             return sl__query_fail(q, op->def->name, SL_EINVAL,
-                                  "node %d (%s) produces no rows, so it cannot be output '%s'",
-                                  i, op->def->name, op->output_name);
+                                  "%snode %d (%s) produces no rows, so it cannot be output '%s'",
+                                  op->where, i, op->def->name, op->output_name);
     }
     return SL_OK;
 }
