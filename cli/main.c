@@ -31,7 +31,12 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help"))
         return usage(stdout);
     if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
-        printf("sluice %s\n", sl_version_string());
+        if (argc > 2 && strcmp(argv[2], "--help") && strcmp(argv[2], "-h"))
+            return cli_fail("version: unknown argument '%s' (it takes none)", argv[2]);
+        if (argc > 2)
+            printf("usage: sluice version\nPrints the version of sluice.\n");
+        else
+            printf("sluice %s\n", sl_version_string());
         return 0;
     }
     if (!strcmp(cmd, "devices"))
