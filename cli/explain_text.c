@@ -60,8 +60,9 @@ static void print_pipeline(const struct sl_explain_pipeline *p)
     else
         printf("  device     cpu: %s\n", p->why);
     if (p->tasks >= 0)
-        printf("  tasks      %lld (morsels of up to %lld rows; %lld rows estimated)\n",
-               (long long)p->tasks, (long long)p->morsel_rows, (long long)p->rows);
+        printf("  tasks      %lld (morsels of up to %lld rows; %lld row%s estimated)\n",
+               (long long)p->tasks, (long long)p->morsel_rows, (long long)p->rows,
+               p->rows == 1 ? "" : "s");
     else
         printf("  tasks      unknown (rows unknown until it runs; morsels of %lld rows)\n",
                (long long)p->morsel_rows);
