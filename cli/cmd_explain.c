@@ -39,36 +39,22 @@ int cmd_explain(int argc, char **argv)
             json = !strcmp(f, "json");
             continue;
         }
-        int r = cli_common_option(&c, argc, argv, &i);
-        if (r < 0)
-            return 2;
-        if (r == 1)
-            continue;
-        if (argv[i][0] == '-')
-            return cli_fail("explain: unknown option '%s' (see sluice explain --help)", argv[i]);
-        if (path)
-            return cli_fail("explain: one plan file at a time ('%s' and '%s')", path, argv[i]);
-        path = argv[i];
+        int rc = cli_plan_arg(&c, argc, argv, &i, &path);
+        if (rc)
+            return rc;
     }
     json |= c.json;
     if (!path) {
         cli_fail("explain: no plan file given");
         return usage(stderr, 2);
     }
-    sl_plan_t *plan = cli_load_plan(path);
-    if (!plan)
+    struct cli_session s;
+    if (cli_session_open(&s, path, &c))
         return 1;
-    sl_engine_t *eng = cli_open_engine(&c);
-    if (!eng) {
-        sl_plan_destroy(plan);
-        return 1;
-    }
-    sl_query_t *q = NULL;
+    sl_query_t *q = s.q;
     const struct sl_explain *ex;
     int exit_code = 0;
-    if (sl_query_create(eng, plan, &q) != SL_OK) {
-        exit_code = cli_fail("%s", sl_plan_errmsg(plan));
-    } else if (sl_query_explain(q, &ex) != SL_OK) { /* the estimates, before any run */
+    if (sl_query_explain(q, &ex) != SL_OK) { /* the estimates, before any run */
         exit_code = cli_fail("%s", sl_last_errmsg());
     } else if (analyze && sl_query_run(q) != SL_OK) {
         exit_code = cli_fail("the plan failed: %s", sl_query_errmsg(q));
@@ -79,8 +65,6 @@ int cmd_explain(int argc, char **argv)
     } else {
         cli_explain_text(path, ex, c.placement);
     }
-    sl_query_destroy(q);
-    sl_plan_destroy(plan);
-    sl_engine_close(eng);
+    cli_session_close(&s);
     return exit_code;
 }

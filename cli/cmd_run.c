@@ -31,7 +31,10 @@ int cmd_run(int argc, char **argv)
             return cli_fail("%s needs a value", argv[i]);
         if (!strcmp(argv[i], "--format")) {
             const char *f = argv[++i];
-            fmt = !strcmp(f, "csv") ? CLI_CSV : !strcmp(f, "json") ? CLI_JSON : !strcmp(f, "table") ? CLI_TABLE : -1;
+            fmt = !strcmp(f, "csv")     ? CLI_CSV
+                  : !strcmp(f, "json")  ? CLI_JSON
+                  : !strcmp(f, "table") ? CLI_TABLE
+                                        : (enum cli_format)-1;
             if ((int)fmt < 0)
                 return cli_fail("--format: '%s' is not table, csv or json", f);
             continue;
@@ -41,62 +44,45 @@ int cmd_run(int argc, char **argv)
                 return cli_fail("--limit: '%s' is not a count", argv[i]);
             continue;
         }
-        int r = cli_common_option(&c, argc, argv, &i);
-        if (r < 0)
-            return 2;
-        if (r == 1)
-            continue;
-        if (argv[i][0] == '-')
-            return cli_fail("run: unknown option '%s' (see sluice run --help)", argv[i]);
-        if (path)
-            return cli_fail("run: one plan file at a time ('%s' and '%s')", path, argv[i]);
-        path = argv[i];
+        int rc = cli_plan_arg(&c, argc, argv, &i, &path);
+        if (rc)
+            return rc;
     }
     if (!path) {
         cli_fail("run: no plan file given");
         return usage(stderr, 2);
     }
-    sl_plan_t *plan = cli_load_plan(path);
-    if (!plan)
+    struct cli_session s;
+    if (cli_session_open(&s, path, &c))
         return 1;
-    sl_engine_t *eng = cli_open_engine(&c);
-    if (!eng) {
-        sl_plan_destroy(plan);
-        return 1;
-    }
-    sl_query_t *q = NULL;
+    sl_plan_t *plan = s.plan;
+    sl_query_t *q = s.q;
     int exit_code = 0;
-    if (sl_query_create(eng, plan, &q) != SL_OK) {
-        exit_code = cli_fail("%s", sl_plan_errmsg(plan));
+    struct cli_progress pr;
+    cli_progress_start(&pr);
+    if (isatty(2))
+        sl_query_on_progress(q, cli_progress_draw, &pr, 200);
+    int64_t t0 = cli_now_ns();
+    int rc = sl_query_run(q);
+    double ms = (cli_now_ns() - t0) / 1e6;
+    cli_progress_clear(&pr);
+    if (rc != SL_OK) {
+        exit_code = cli_fail("the plan failed: %s", sl_query_errmsg(q));
     } else {
-        struct cli_progress pr;
-        cli_progress_start(&pr);
-        if (isatty(2))
-            sl_query_on_progress(q, cli_progress_draw, &pr, 200);
-        int64_t t0 = cli_now_ns();
-        int rc = sl_query_run(q);
-        double ms = (cli_now_ns() - t0) / 1e6;
-        cli_progress_clear(&pr);
-        if (rc != SL_OK) {
-            exit_code = cli_fail("the plan failed: %s", sl_query_errmsg(q));
-        } else {
-            for (int n = 0; n < sl_plan_num_nodes(plan); n++) {
-                const char *out = sl_plan_output_name(plan, n);
-                sl_table_t *t;
-                if (!out || sl_query_result(q, out, &t) != SL_OK)
-                    continue;
-                cli_print_table(out, t, fmt, limit);
-                sl_table_unref(t);
-            }
-            if (c.json)
-                printf("%s\n", sl_query_profile_json(q));
-            else if (fmt == CLI_TABLE)
-                printf("(%.1f ms)\n", ms);
+        for (int n = 0; n < sl_plan_num_nodes(plan); n++) {
+            const char *out = sl_plan_output_name(plan, n);
+            sl_table_t *t;
+            if (!out || sl_query_result(q, out, &t) != SL_OK)
+                continue;
+            cli_print_table(out, t, fmt, limit);
+            sl_table_unref(t);
         }
+        if (c.json)
+            printf("%s\n", sl_query_profile_json(q));
+        else if (fmt == CLI_TABLE)
+            printf("(%.1f ms)\n", ms);
     }
-    sl_query_destroy(q);
-    sl_plan_destroy(plan);
-    sl_engine_close(eng);
+    cli_session_close(&s);
     return exit_code;
 }
 

@@ -21,7 +21,8 @@ static char *read_file(const char *path)
     fclose(f);
     if (!buf || err || n > MAX_PLAN_BYTES) {
         free(buf);
-        cli_fail("cannot read plan '%s' (%s)", path, n > MAX_PLAN_BYTES ? "larger than 16 MiB" : "read error");
+        cli_fail("cannot read plan '%s' (%s)", path,
+                 n > MAX_PLAN_BYTES ? "larger than 16 MiB" : "read error");
         return NULL;
     }
     if (memchr(buf, 0, n)) {
@@ -71,4 +72,47 @@ void cli_format_bytes(int64_t bytes, char *out, size_t len)
         snprintf(out, len, "%lld B", (long long)bytes);
     else
         snprintf(out, len, "%.1f %s", v, units[u]);
+}
+
+int cli_plan_arg(struct cli_common *c, int argc, char **argv, int *i, const char **path)
+{
+    int r = cli_common_option(c, argc, argv, i);
+    if (r < 0)
+        return 2;
+    if (r == 1)
+        return 0;
+    if (argv[*i][0] == '-')
+        return cli_fail("%s: unknown option '%s' (see sluice %s --help)", argv[0], argv[*i],
+                        argv[0]);
+    if (*path)
+        return cli_fail("%s: one plan file at a time ('%s' and '%s')", argv[0], *path, argv[*i]);
+    *path = argv[*i];
+    return 0;
+}
+
+int cli_session_open(struct cli_session *s, const char *path, const struct cli_common *c)
+{
+    memset(s, 0, sizeof *s);
+    s->plan = cli_load_plan(path);
+    if (!s->plan)
+        return 1;
+    s->eng = cli_open_engine(c);
+    if (!s->eng) {
+        cli_session_close(s);
+        return 1;
+    }
+    if (sl_query_create(s->eng, s->plan, &s->q) != SL_OK) {
+        cli_fail("%s", sl_plan_errmsg(s->plan));
+        cli_session_close(s);
+        return 1;
+    }
+    return 0;
+}
+
+void cli_session_close(struct cli_session *s)
+{
+    sl_query_destroy(s->q);
+    sl_plan_destroy(s->plan);
+    sl_engine_close(s->eng);
+    memset(s, 0, sizeof *s);
 }

@@ -63,18 +63,40 @@ static sl_plan_t *parse(const char *text)
     return p;
 }
 
+/* A plan parsed from text, an engine and a query of it, explained. */
+struct fx {
+    sl_plan_t *p;
+    sl_engine_t *e;
+    sl_query_t *q;
+};
+
+static const struct sl_explain *fx_open(struct fx *f, const char *text, int64_t host_mem,
+                                        enum sl_placement placement)
+{
+    f->p = parse(text);
+    f->e = open_engine(host_mem, placement);
+    SL_ASSERT_OK(sl_query_create(f->e, f->p, &f->q));
+    const struct sl_explain *ex;
+    SL_ASSERT_OK(sl_query_explain(f->q, &ex));
+    return ex;
+}
+
+static void fx_close(struct fx *f)
+{
+    sl_query_destroy(f->q);
+    sl_plan_destroy(f->p);
+    sl_engine_close(f->e);
+}
+
 SL_TEST(costs_tasks_and_memory)
 {
     int rc = sl_registry_add(sl_registry_global(), &src_def);
     assert_true(rc == SL_OK || rc == SL_EEXIST);
-    sl_plan_t *p = parse("s = test.explain_src rows=1000000\n"
-                         "a = aggregate(s) keys=k aggs=\"count(*)\"\n"
-                         "output a\n");
-    sl_engine_t *e = open_engine(0, SL_PLACE_AUTO);
-    sl_query_t *q;
-    SL_ASSERT_OK(sl_query_create(e, p, &q));
-    const struct sl_explain *ex;
-    SL_ASSERT_OK(sl_query_explain(q, &ex));
+    struct fx f;
+    const struct sl_explain *ex = fx_open(&f, "s = test.explain_src rows=1000000\n"
+                                          "a = aggregate(s) keys=k aggs=\"count(*)\"\n"
+                                          "output a\n", 0, SL_PLACE_AUTO);
+    sl_query_t *q = f.q;
     assert_int_equal(ex->n_pipelines, 2);
     assert_int_equal(ex->n_threads, 2);
     assert_int_equal(ex->n_gpus, 0);
@@ -109,21 +131,16 @@ SL_TEST(costs_tasks_and_memory)
     assert_non_null(strstr(js, "\"tasks\":10,"));
     assert_non_null(strstr(js, "\"host_over_budget\":false"));
     assert_null(strstr(js, "\"measured\""));
-    sl_query_destroy(q);
-    sl_plan_destroy(p);
-    sl_engine_close(e);
+    fx_close(&f);
 }
 
 SL_TEST(over_budget_and_gpu_absent)
 {
-    sl_plan_t *p = parse("n = gen.sequence rows=2^20 column=v\n"
-                         "t = aggregate.sum(n) column=v\n"
-                         "output t\n");
-    sl_engine_t *e = open_engine(1 << 20, SL_PLACE_GPU);
-    sl_query_t *q;
-    SL_ASSERT_OK(sl_query_create(e, p, &q));
-    const struct sl_explain *ex;
-    SL_ASSERT_OK(sl_query_explain(q, &ex));
+    struct fx f;
+    const struct sl_explain *ex = fx_open(&f, "n = gen.sequence rows=2^20 column=v\n"
+                                          "t = aggregate.sum(n) column=v\n"
+                                          "output t\n", 1 << 20, SL_PLACE_GPU);
+    sl_query_t *q = f.q;
     assert_int_equal(ex->host_budget, 1 << 20);
     assert_true(ex->host_peak > ex->host_budget);
     const struct sl_explain_pipeline *p0 = &ex->pipelines[0];
@@ -134,39 +151,28 @@ SL_TEST(over_budget_and_gpu_absent)
     assert_true(p0->task_seconds < 0);
     assert_non_null(strstr(sl_query_explain_json(q), "\"host_over_budget\":true"));
     assert_non_null(strstr(sl_query_explain_json(q), "\"task_seconds\":null"));
-    sl_query_destroy(q);
-    sl_plan_destroy(p);
-    sl_engine_close(e);
+    fx_close(&f);
 }
 
 SL_TEST(place_node_gpu_without_gpu)
 {
-    sl_plan_t *p = parse("n = gen.sequence rows=1000 column=v\n"
-                         "t = aggregate.sum(n) column=v\n"
-                         "output t\n"
-                         "place t gpu\n");
-    sl_engine_t *e = open_engine(0, SL_PLACE_AUTO);
-    sl_query_t *q;
-    SL_ASSERT_OK(sl_query_create(e, p, &q));
-    const struct sl_explain *ex;
-    SL_ASSERT_OK(sl_query_explain(q, &ex));
+    struct fx f;
+    const struct sl_explain *ex = fx_open(&f, "n = gen.sequence rows=1000 column=v\n"
+                                          "t = aggregate.sum(n) column=v\n"
+                                          "output t\n"
+                                          "place t gpu\n", 0, SL_PLACE_AUTO);
     assert_non_null(strstr(ex->pipelines[0].why, "'place'"));
     assert_non_null(strstr(ex->pipelines[0].why, "falls back to the CPU"));
-    sl_query_destroy(q);
-    sl_plan_destroy(p);
-    sl_engine_close(e);
+    fx_close(&f);
 }
 
 SL_TEST(analyze_adds_measured)
 {
-    sl_plan_t *p = parse("n = gen.sequence rows=250000 column=v\n"
-                         "t = aggregate.sum(n) column=v\n"
-                         "output t\n");
-    sl_engine_t *e = open_engine(0, SL_PLACE_AUTO);
-    sl_query_t *q;
-    SL_ASSERT_OK(sl_query_create(e, p, &q));
-    const struct sl_explain *ex;
-    SL_ASSERT_OK(sl_query_explain(q, &ex));
+    struct fx f;
+    const struct sl_explain *ex = fx_open(&f, "n = gen.sequence rows=250000 column=v\n"
+                                          "t = aggregate.sum(n) column=v\n"
+                                          "output t\n", 0, SL_PLACE_AUTO);
+    sl_query_t *q = f.q;
     int64_t tasks = ex->pipelines[0].tasks, peak = ex->host_peak;
     assert_int_equal(tasks, 3);
     SL_ASSERT_OK(sl_query_run(q));
@@ -189,9 +195,7 @@ SL_TEST(analyze_adds_measured)
     assert_non_null(strstr(js, "\"measured\":{\"device\":\"cpu\",\"gpu\":-1,"));
     assert_non_null(strstr(js, "\"rows\":250000,\"tasks\":3}"));
     assert_non_null(strstr(js, "\"profile\":{\"status\":\"SL_OK\""));
-    sl_query_destroy(q);
-    sl_plan_destroy(p);
-    sl_engine_close(e);
+    fx_close(&f);
 }
 
 SL_TEST(bad_arguments)

@@ -103,7 +103,8 @@ run run "$plans/sort.plan" --limit 2 --format csv
 # explain: the report, and the same as JSON.
 run explain "$plans/demo.plan"
 ((rc == 0)) || fail "explain: exit $rc: $(<"$err")"
-for want in "plan $plans/demo.plan: 7 pipelines" "pipeline 0: gen.keys[1] -> join[2], its input 0" \
+for want in "plan $plans/demo.plan: 7 pipelines" \
+    "pipeline 0: gen.keys[1] -> join[2], its input 0" \
     "  device     cpu: " "  tasks      9 (morsels of up to" "  cost/task  " \
     "aggregate " "unknown: no cost function" "  moves      nothing between host and GPU" \
     "  memory     host " "  host  estimated peak "; do
@@ -120,8 +121,8 @@ for fmt in --json "--format json"; do
     [[ $(wc -l <"$out") -eq 1 ]] || fail "explain $fmt: not one line"
 done
 run explain "$plan" --host-mem 1Mi
-grep -q '^WARNING: the estimated peak host memory .* exceeds the host budget (1.0 MiB, --host-mem)' \
-    "$out" || fail "explain --host-mem 1Mi: no warning: $(<"$out")"
+want='^WARNING: the estimated peak host memory .* exceeds the host budget (1.0 MiB, --host-mem)'
+grep -q "$want" "$out" || fail "explain --host-mem 1Mi: no warning: $(<"$out")"
 run explain "$plan" --host-mem 1Mi --json
 grep -qF '"host_over_budget":true' "$out" || fail "explain --host-mem 1Mi --json: $(<"$out")"
 if [[ ${SLUICE_EXPECT_NO_GPU:-} == 1 ]] || ! compgen -G '/dev/nvidia[0-9]*' >/dev/null; then
@@ -138,7 +139,8 @@ grep -q '^  measured   cpu, 9 tasks, 1048576 rows, ' "$out" || fail "explain --a
 grep -q '^measured: SL_OK in ' "$out" || fail "explain --analyze: no total: $(<"$out")"
 grep -q 'measured peak ' "$out" || fail "explain --analyze: no measured peak: $(<"$out")"
 run explain --analyze --json "$plan"
-grep -qF '"measured":{"device":"cpu","gpu":-1,' "$out" || fail "explain --analyze --json: $(<"$out")"
+grep -qF '"measured":{"device":"cpu","gpu":-1,' "$out" ||
+    fail "explain --analyze --json: $(<"$out")"
 grep -qF '"profile":{"status":"SL_OK"' "$out" || fail "explain --analyze --json: no profile"
 
 # demo: a summary of times and throughput at the end.
