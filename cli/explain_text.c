@@ -36,16 +36,25 @@ static void print_flow(const struct sl_explain_pipeline *p)
     printf("\n");
 }
 
+/* "12.58 ms (gen.blobs 1.0 ms, kmeans 11.58 ms)", "unknown (kmeans 12.58 ms; no cost
+ * function: gen.blobs)". */
 static void print_cost(const struct sl_explain_pipeline *p)
 {
     char b[32];
     fmt_seconds(p->task_seconds, b, sizeof b);
-    printf("  cost/task  %s", b);
-    const char *sep = " (";
+    printf("; cost/task %s (", b);
+    int known = 0;
     for (int s = 0; s < p->n_stages; s++) {
+        if (p->stages[s].task_seconds < 0)
+            continue;
         fmt_seconds(p->stages[s].task_seconds, b, sizeof b);
-        printf("%s%s %s", sep, stage_name(&p->stages[s]),
-               p->stages[s].task_seconds < 0 ? "unknown: no cost function" : b);
+        printf("%s%s %s", known++ ? ", " : "", stage_name(&p->stages[s]), b);
+    }
+    const char *sep = known ? "; no cost function: " : "no cost function: ";
+    for (int s = 0; s < p->n_stages; s++) {
+        if (p->stages[s].task_seconds >= 0)
+            continue;
+        printf("%s%s", sep, stage_name(&p->stages[s]));
         sep = ", ";
     }
     printf(")\n");
@@ -56,32 +65,31 @@ static void print_pipeline(const struct sl_explain_pipeline *p)
     char a[32], b[32];
     print_flow(p);
     if (p->device >= 0)
-        printf("  device     gpu %d: %s\n", p->device, p->why);
+        printf("  device   gpu %d: %s\n", p->device, p->why);
     else
-        printf("  device     cpu: %s\n", p->why);
+        printf("  device   cpu: %s\n", p->why);
     if (p->tasks >= 0)
-        printf("  tasks      %lld (morsels of up to %lld rows; %lld row%s estimated)\n",
-               (long long)p->tasks, (long long)p->morsel_rows, (long long)p->rows,
-               p->rows == 1 ? "" : "s");
+        printf("  tasks    %lld of up to %lld rows (%lld row%s estimated)", (long long)p->tasks,
+               (long long)p->morsel_rows, (long long)p->rows, p->rows == 1 ? "" : "s");
     else
-        printf("  tasks      unknown (rows unknown until it runs; morsels of %lld rows)\n",
+        printf("  tasks    unknown until it runs (morsels of %lld rows)",
                (long long)p->morsel_rows);
     print_cost(p);
+    cli_format_bytes(p->host_bytes, a, sizeof a);
+    cli_format_bytes(p->gpu_bytes, b, sizeof b);
+    printf("  memory   host %s, gpu %s (estimated); moves ", a, b);
     if (p->bytes_h2d || p->bytes_d2h) {
         cli_format_bytes(p->bytes_h2d, a, sizeof a);
         cli_format_bytes(p->bytes_d2h, b, sizeof b);
-        printf("  moves      %s host->gpu, %s gpu->host\n", a, b);
+        printf("%s host->gpu, %s gpu->host\n", a, b);
     } else {
-        printf("  moves      nothing between host and GPU\n");
+        printf("nothing between host and GPU\n");
     }
-    cli_format_bytes(p->host_bytes, a, sizeof a);
-    cli_format_bytes(p->gpu_bytes, b, sizeof b);
-    printf("  memory     host %s, gpu %s (estimated)\n", a, b);
     if (p->measured) {
         char dev[16] = "cpu";
         if (p->device_measured >= 0)
             snprintf(dev, sizeof dev, "gpu %d", p->device_measured);
-        printf("  measured   %s, %lld tasks, %lld rows, %.2f ms\n", dev,
+        printf("  measured %s, %lld tasks, %lld rows, %.2f ms\n", dev,
                (long long)p->tasks_measured, (long long)p->rows_measured, p->ms_measured);
     }
 }
@@ -113,10 +121,9 @@ void cli_explain_text(const char *path, const struct sl_explain *ex, enum sl_pla
     if (asked == SL_PLACE_GPU && ex->n_gpus == 0)
         printf("NOTE: --placement gpu was asked for, but no usable GPU is present: every "
                "pipeline runs on the CPU\n");
-    for (int k = 0; k < ex->n_pipelines; k++) {
-        printf("\n");
+    printf("\n");
+    for (int k = 0; k < ex->n_pipelines; k++)
         print_pipeline(&ex->pipelines[k]);
-    }
     printf("\nmemory\n");
     print_memory("host", ex->host_peak, ex->host_budget, "--host-mem", ex->host_peak_measured,
                  ex->measured);

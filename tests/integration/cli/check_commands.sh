@@ -104,10 +104,10 @@ run run "$plans/sort.plan" --limit 2 --format csv
 run explain "$plans/demo.plan"
 ((rc == 0)) || fail "explain: exit $rc: $(<"$err")"
 for want in "plan $plans/demo.plan: 7 pipelines" \
-    "pipeline 0: gen.keys[1] -> join[2], its input 0" \
-    "  device     cpu: " "  tasks      9 (morsels of up to" "  cost/task  " \
-    "aggregate " "unknown: no cost function" "  moves      nothing between host and GPU" \
-    "  memory     host " "  host  estimated peak "; do
+    "pipeline 0: gen.keys[1] -> join[2], its input 0" "  device   cpu: " \
+    "  tasks    9 of up to 122880 rows (1048576 rows estimated); cost/task unknown (" \
+    "cost/task unknown (aggregate " "; no cost function: gen.keys)" \
+    "  memory   host " "moves nothing between host and GPU" "  host  estimated peak "; do
     grep -qF -- "$want" "$out" || fail "explain: no '$want' in: $(<"$out")"
 done
 grep -q WARNING "$out" && fail "explain: a warning without a reason: $(<"$out")"
@@ -129,13 +129,13 @@ if [[ ${SLUICE_EXPECT_NO_GPU:-} == 1 ]] || ! compgen -G '/dev/nvidia[0-9]*' >/de
     run explain "$plan" --placement gpu
     grep -q '^NOTE: --placement gpu was asked for, but no usable GPU is present' "$out" ||
         fail "explain --placement gpu without a GPU: $(<"$out")"
-    grep -q 'device     cpu: forced to the GPU .* no usable GPU is present: falls back to the CPU' \
+    grep -q 'device   cpu: forced to the GPU .* no usable GPU is present: falls back to the CPU' \
         "$out" || fail "explain --placement gpu: no fallback reason: $(<"$out")"
 fi
 run explain "$plan" --gpus 0
-grep -q 'device     cpu: no GPU in use' "$out" || fail "explain --gpus 0: $(<"$out")"
+grep -q 'device   cpu: no GPU in use' "$out" || fail "explain --gpus 0: $(<"$out")"
 run explain --analyze "$plan"
-grep -q '^  measured   cpu, 9 tasks, 1048576 rows, ' "$out" || fail "explain --analyze: $(<"$out")"
+grep -q '^  measured cpu, 9 tasks, 1048576 rows, ' "$out" || fail "explain --analyze: $(<"$out")"
 grep -q '^measured: SL_OK in ' "$out" || fail "explain --analyze: no total: $(<"$out")"
 grep -q 'measured peak ' "$out" || fail "explain --analyze: no measured peak: $(<"$out")"
 run explain --analyze --json "$plan"
