@@ -81,6 +81,15 @@ static const struct sl_explain *fx_open(struct fx *f, const char *text, int64_t 
     return ex;
 }
 
+/* The explain JSON of q holds every string of want (NULL-terminated). */
+static void json_has(sl_query_t *q, const char *const *want)
+{
+    const char *js = sl_query_explain_json(q);
+    for (; *want; want++)
+        if (!strstr(js, *want))
+            fail_msg("no %s in %s", *want, js);
+}
+
 static void fx_close(struct fx *f)
 {
     sl_query_destroy(f->q);
@@ -127,10 +136,8 @@ SL_TEST(costs_tasks_and_memory)
     assert_true(p1->task_seconds < 0);
     assert_true(ex->host_peak >= p0->host_bytes);
     assert_true(ex->host_peak < ex->host_budget);
-    const char *js = sl_query_explain_json(q);
-    assert_non_null(strstr(js, "\"tasks\":10,"));
-    assert_non_null(strstr(js, "\"host_over_budget\":false"));
-    assert_null(strstr(js, "\"measured\""));
+    json_has(q, (const char *const[]){"\"tasks\":10,", "\"host_over_budget\":false", NULL});
+    assert_null(strstr(sl_query_explain_json(q), "\"measured\""));
     fx_close(&f);
 }
 
@@ -149,8 +156,8 @@ SL_TEST(over_budget_and_gpu_absent)
     assert_non_null(strstr(p0->why, "engine's placement"));
     assert_true(p0->stages[0].task_seconds < 0); /* gen.sequence has no cost function */
     assert_true(p0->task_seconds < 0);
-    assert_non_null(strstr(sl_query_explain_json(q), "\"host_over_budget\":true"));
-    assert_non_null(strstr(sl_query_explain_json(q), "\"task_seconds\":null"));
+    json_has(q, (const char *const[]){"\"host_over_budget\":true", "\"task_seconds\":null",
+                                      NULL});
     fx_close(&f);
 }
 
@@ -191,10 +198,9 @@ SL_TEST(analyze_adds_measured)
     assert_int_equal(p0->tasks_measured, 3);
     assert_true(p0->ms_measured > 0);
     assert_int_equal(ex->pipelines[1].rows_measured, 1);
-    const char *js = sl_query_explain_json(q);
-    assert_non_null(strstr(js, "\"measured\":{\"device\":\"cpu\",\"gpu\":-1,"));
-    assert_non_null(strstr(js, "\"rows\":250000,\"tasks\":3}"));
-    assert_non_null(strstr(js, "\"profile\":{\"status\":\"SL_OK\""));
+    json_has(q, (const char *const[]){"\"measured\":{\"device\":\"cpu\",\"gpu\":-1,",
+                                      "\"rows\":250000,\"tasks\":3}",
+                                      "\"profile\":{\"status\":\"SL_OK\"", NULL});
     fx_close(&f);
 }
 
