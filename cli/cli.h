@@ -3,6 +3,7 @@
 #define SLUICE_CLI_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include <sluice/sluice.h>
@@ -44,8 +45,29 @@ enum cli_format { CLI_TABLE = 0, CLI_CSV = 1, CLI_JSON = 2 };
 /* Prints at most `limit` rows of a result table. */
 void cli_print_table(const char *name, sl_table_t *t, enum cli_format fmt, int64_t limit);
 
+/* Reads and parses a plan file; prints the error and returns NULL on failure. */
+sl_plan_t *cli_load_plan(const char *path);
+/* An argument of `run` or `explain` after their own options (argv[0] is the command):
+ * a common option or the plan file (*path). 0 if consumed, else the exit code (the
+ * message printed). */
+int cli_plan_arg(struct cli_common *c, int argc, char **argv, int *i, const char **path);
+/* A plan file, an engine and a query of it. */
+struct cli_session {
+    sl_plan_t *plan;
+    sl_engine_t *eng;
+    sl_query_t *q;
+};
+/* Loads the plan, opens the engine, creates the query: 0, or 1 with the error printed. */
+int cli_session_open(struct cli_session *s, const char *path, const struct cli_common *c);
+void cli_session_close(struct cli_session *s);
+/* "12 B", "3.5 MiB" */
+void cli_format_bytes(int64_t bytes, char *out, size_t len);
+/* The human-readable report of sl_query_explain (explain_text.c). */
+void cli_explain_text(const char *path, const struct sl_explain *ex, enum sl_placement asked);
+
 int cmd_devices(int argc, char **argv);
 int cmd_run(int argc, char **argv);
+int cmd_explain(int argc, char **argv);
 int cmd_operators(int argc, char **argv);
 int cmd_trace_render(int argc, char **argv);
 int cmd_gen(int argc, char **argv);

@@ -98,10 +98,13 @@ int cmd_bench(int argc, char **argv)
 {
     size_t n = sizeof benches / sizeof benches[0];
     if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
-        printf("usage: sluice bench <what> [options]\n");
+        FILE *f = argc < 2 ? stderr : stdout; /* no benchmark named: an error */
+        if (argc < 2)
+            cli_fail("bench: which benchmark?");
+        fprintf(f, "usage: sluice bench <what> [options]\n");
         for (size_t i = 0; i < n; i++)
-            printf("  %-10s %s\n", benches[i].name, benches[i].summary);
-        printf("Run 'sluice bench <what> --help' for the options of each.\n");
+            fprintf(f, "  %-10s %s\n", benches[i].name, benches[i].summary);
+        fprintf(f, "Run 'sluice bench <what> --help' for the options of each.\n");
         return argc < 2 ? 2 : 0;
     }
     for (size_t i = 0; i < n; i++) {

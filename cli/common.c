@@ -90,6 +90,19 @@ int cli_common_option(struct cli_common *c, int argc, char **argv, int *i)
         c->json = true;
         return 1;
     }
+    /* Commands whose results are JSON or text only (devices, bench) take --format too;
+     * run and explain read it themselves first. */
+    if (!strcmp(a, "--format")) {
+        if (need_value(argc, argv, i) < 0)
+            return -1;
+        const char *val = argv[++*i];
+        if (strcmp(val, "json") && strcmp(val, "table") && strcmp(val, "text")) {
+            cli_fail("%s --format: '%s' is not table or json", argv[0], val);
+            return -1;
+        }
+        c->json = !strcmp(val, "json");
+        return 1;
+    }
     if (!strcmp(a, "--threads") || !strcmp(a, "--gpus") || !strcmp(a, "--gpu-mem") ||
         !strcmp(a, "--host-mem")) {
         if (need_value(argc, argv, i) < 0)

@@ -11,7 +11,7 @@ static int usage(FILE *f)
                "commands:\n"
                "  demo      run the ready-made plan on generated data and print a summary\n"
                "  run       run a plan file and print its outputs\n"
-               "  explain   show the pipelines of a plan file and where they would run\n"
+               "  explain   show the pipelines of a plan file: placement, tasks, costs, memory\n"
                "  operators list the operators and their options\n"
                "  gen       write generated data to a file (.bin or .csv)\n"
                "  trace-render  draw a trace (--trace) as an SVG timeline\n"
@@ -31,15 +31,22 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help"))
         return usage(stdout);
     if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
-        printf("sluice %s\n", sl_version_string());
+        if (argc > 2 && strcmp(argv[2], "--help") && strcmp(argv[2], "-h"))
+            return cli_fail("version: unknown argument '%s' (it takes none)", argv[2]);
+        if (argc > 2)
+            printf("usage: sluice version\nPrints the version of sluice.\n");
+        else
+            printf("sluice %s\n", sl_version_string());
         return 0;
     }
     if (!strcmp(cmd, "devices"))
         return cmd_devices(argc - 1, argv + 1);
     if (!strcmp(cmd, "demo"))
         return cmd_demo(argc - 1, argv + 1);
-    if (!strcmp(cmd, "run") || !strcmp(cmd, "explain"))
+    if (!strcmp(cmd, "run"))
         return cmd_run(argc - 1, argv + 1);
+    if (!strcmp(cmd, "explain"))
+        return cmd_explain(argc - 1, argv + 1);
     if (!strcmp(cmd, "gen"))
         return cmd_gen(argc - 1, argv + 1);
     if (!strcmp(cmd, "trace-render"))

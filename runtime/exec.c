@@ -46,16 +46,16 @@ static int check_consumers(struct sl_query *q)
         int c = count_consumers(q, i);
         if (has_output && c == 0)
             return sl__query_fail(q, op->def->name, SL_EINVAL,
-                                  "node %d (%s): its output is not used; connect it to another "
-                                  "node or mark it as an output", i, op->def->name);
+                                  "%snode %d (%s): its output is not used; connect it to another "
+                                  "node or mark it as an output", op->where, i, op->def->name);
         if (c > 1)
             return sl__query_fail(q, op->def->name, SL_EUNSUPPORTED,
-                                  "node %d (%s): its output is used %d times; a node may feed "
-                                  "one consumer for now", i, op->def->name, c);
+                                  "%snode %d (%s): its output is used %d times; a node may feed "
+                                  "one consumer for now", op->where, i, op->def->name, c);
         if (!has_output && op->output_name)
             return sl__query_fail(q, op->def->name, SL_EINVAL,
-                                  "node %d (%s) produces no rows, so it cannot be output '%s'",
-                                  i, op->def->name, op->output_name);
+                                  "%snode %d (%s) produces no rows, so it cannot be output '%s'",
+                                  op->where, i, op->def->name, op->output_name);
     }
     return SL_OK;
 }
@@ -174,8 +174,12 @@ static void run_morsel(struct sl__node *n, struct sl__worker *w)
         sl__gpu_task_end(&t);
         return;
     }
-    sl__cost_record(t.q->eng, p->signature, SL_DEVICE_CPU, rows, sl__now_ns() - t0);
+    int64_t t1 = sl__now_ns();
+    sl__cost_record(t.q->eng, p->signature, SL_DEVICE_CPU, rows, t1 - t0);
     sl__trace_span(t.q, w, p->sink->op->def->name, t0, rows);
+    int64_t end = atomic_load_explicit(&p->end_ns, memory_order_relaxed);
+    while (end < t1 && !atomic_compare_exchange_weak(&p->end_ns, &end, t1)) {
+    }
 }
 
 static void run_pipeline_start(struct sl__node *n, struct sl__worker *w)
@@ -246,6 +250,10 @@ static void run_finalize(struct sl__node *n, struct sl__worker *w)
         .count = 1,
     };
     int64_t t0 = sl__now_ns();
+    /* Pipelines into this node have all finished; GPU ones recorded no end of their own. */
+    for (int k = 0; k < q->n_pipes; k++)
+        if (q->pipes[k].sink == os && atomic_load(&q->pipes[k].end_ns) == 0)
+            atomic_store(&q->pipes[k].end_ns, t0);
     if (d->combine) {
         for (int i = 0; i < q->n_slots; i++) {
             if (!os->lstates[i])
@@ -329,42 +337,6 @@ int sl__query_build_graph(struct sl_query *q)
             return sl__query_fail(q, "", SL_ENOMEM, "out of memory building the task graph");
     }
     return SL_OK;
-}
-
-/* ---------------- explain ---------------- */
-
-const char *sl_query_explain_json(sl_query_t *q)
-{
-    if (!q)
-        return "{}";
-    size_t cap = 256 + (size_t)q->n_pipes * (512 + 96 * 8), len = 0;
-    char *s = sl__malloc(cap);
-    if (!s)
-        return "{}";
-    len += (size_t)snprintf(s + len, cap - len, "{\"threads\":%d,\"gpus\":%d,\"pipelines\":[",
-                            q->eng->n_threads, q->eng->n_gpus);
-    for (int k = 0; k < q->n_pipes && len < cap; k++) {
-        struct sl__pipeline *p = &q->pipes[k];
-        int dev = sl__place_pipeline(q, p);
-        len += (size_t)snprintf(s + len, cap - len,
-                                "%s{\"id\":%d,\"source\":\"%s\",\"operators\":[", k ? "," : "",
-                                p->id, p->source->op->def->name);
-        for (int c = 0; c < p->n_chain && len < cap; c++)
-            len += (size_t)snprintf(s + len, cap - len, "%s\"%s\"", c ? "," : "",
-                                    p->chain[c]->op->def->name);
-        len += (size_t)snprintf(s + len, cap - len,
-                                "],\"sink\":\"%s\",\"sink_port\":%d,\"rows\":%lld,"
-                                "\"device\":\"%s\",\"gpu_capable\":%s}",
-                                p->sink->op->def->name, p->sink_port,
-                                (long long)p->source->op->rows_estimate,
-                                dev >= 0 ? "gpu" : "cpu",
-                                sl__pipeline_gpu_capable(p) ? "true" : "false");
-    }
-    if (len < cap)
-        snprintf(s + len, cap - len, "]}");
-    sl__free(q->explain, 0);
-    q->explain = s;
-    return s;
 }
 
 /* ---------------- profile ---------------- */

@@ -35,7 +35,8 @@ struct sl__pipeline {
     int sink_port;
     struct sl__node *start;          /* spawns the morsel tasks */
     int64_t n_tasks;
-    int64_t start_ns, end_ns;
+    int64_t start_ns;
+    _Atomic int64_t end_ns;          /* end of its last task (0 = not yet) */
     int device;                      /* -1 CPU, else the GPU ordinal its tasks run on */
     char signature[128];             /* "src>op>sink": the key of its cost history */
 };
@@ -96,6 +97,7 @@ struct sl_query {
     int64_t start_ns, end_ns;
     char *profile;
     char *explain;
+    struct sl__explain *explain_st; /* sl_query_explain's estimates (explain.c) */
 
     /* copies and tracing */
     _Atomic int64_t bytes_h2d, bytes_d2h;
@@ -147,6 +149,10 @@ void *sl__task_lstate(sl_task_t *t);
 
 /* Placement (placement.c): the GPU ordinal a pipeline runs on, or -1 for the CPU. */
 int sl__place_pipeline(struct sl_query *q, struct sl__pipeline *p);
+/* The same, writing why into `why` (cap bytes) when it is not NULL. */
+int sl__place_pipeline_why(struct sl_query *q, struct sl__pipeline *p, char *why, size_t cap);
+double sl__pipeline_ns_per_row(struct sl_query *q, const struct sl__pipeline *p,
+                               enum sl_device_kind kind);
 bool sl__pipeline_gpu_capable(const struct sl__pipeline *p);
 bool sl__stage_on_gpu(const struct sl__pipeline *p, int stage);
 void sl__pipeline_signature(struct sl__pipeline *p);
@@ -155,6 +161,8 @@ void sl__pipeline_signature(struct sl__pipeline *p);
 int sl__query_lower(struct sl_query *q);
 int sl__query_build_graph(struct sl_query *q);
 char *sl__query_profile(struct sl_query *q);
+/* Frees what sl_query_explain made (explain.c). */
+void sl__explain_free(struct sl_query *q);
 
 /* The internal operator that collects a plan output into a table (operators/core). */
 extern const struct sl_op_def sl__collect_def;

@@ -86,12 +86,14 @@ static double pipeline_cost(struct sl_query *q, const struct sl__pipeline *p,
     return total;
 }
 
-int sl__place_pipeline(struct sl_query *q, struct sl__pipeline *p)
+/* Records why a pipeline goes where it goes (for explain); `why` may be NULL. */
+#define WHY(...) (why ? (void)snprintf(why, cap, __VA_ARGS__) : (void)0)
+
+int sl__place_pipeline_why(struct sl_query *q, struct sl__pipeline *p, char *why, size_t cap)
 {
     sl_engine_t *eng = q->eng;
-    if (eng->n_gpus == 0 || !sl__pipeline_gpu_capable(p))
-        return -1;
     enum sl_placement forced = SL_PLACE_AUTO;
+    bool by_node = false;
     for (int s = -1; s <= p->n_chain; s++) {
         enum sl_placement pl = stage_op(p, s)->op->placement;
         if (pl == SL_PLACE_GPU)
@@ -100,27 +102,66 @@ int sl__place_pipeline(struct sl_query *q, struct sl__pipeline *p)
                  phase_has_cuda(stage_phase(p, s)))
             forced = SL_PLACE_CPU;
     }
+    by_node = forced != SL_PLACE_AUTO;
     if (forced == SL_PLACE_AUTO)
         forced = eng->placement;
+    const char *by = by_node ? "a 'place' of one of its nodes"
+                              : "the engine's placement setting (--placement, SLUICE_PLACEMENT)";
+    if (eng->n_gpus == 0) {
+        if (forced == SL_PLACE_GPU)
+            WHY("forced to the GPU by %s, but no usable GPU is present: falls back to the CPU",
+                by);
+        else
+            WHY("no GPU in use");
+        return -1;
+    }
+    if (!sl__pipeline_gpu_capable(p)) {
+        WHY("%sno operator of it has a GPU implementation",
+            forced == SL_PLACE_GPU ? "forced to the GPU, but " : "");
+        return -1;
+    }
     /* Results a GPU finalize left in its memory are read there (op.h, "GPU placement"). */
-    if (forced != SL_PLACE_CPU && p->source->home_gpu >= 0 && phase_has_cuda(stage_phase(p, -1)))
+    if (forced != SL_PLACE_CPU && p->source->home_gpu >= 0 && phase_has_cuda(stage_phase(p, -1))) {
+        WHY("reads results its source left on GPU %d", p->source->home_gpu);
         return p->source->home_gpu;
+    }
     /* The GPU used: spread pipelines over the GPUs round-robin. */
     int gpu = eng->gpu_ordinals[p->id % eng->n_gpus];
-    if (forced == SL_PLACE_GPU)
+    if (forced == SL_PLACE_GPU) {
+        WHY("forced to the GPU by %s", by);
         return gpu;
-    if (forced == SL_PLACE_CPU)
+    }
+    if (forced == SL_PLACE_CPU) {
+        WHY("forced to the CPU by %s", by);
         return -1;
+    }
     double cpu = pipeline_cost(q, p, SL_DEVICE_CPU);
     double gpu_c = pipeline_cost(q, p, SL_DEVICE_CUDA);
-    if (cpu < 0 || gpu_c < 0)
+    if (cpu < 0 || gpu_c < 0) {
+        WHY("cost unknown on the %s: stays on the CPU", cpu < 0 ? "CPU" : "GPU");
         return -1;
+    }
     double rows = p->source->op->rows_estimate > 0 ? (double)p->source->op->rows_estimate : 1e6;
     double bytes = rows * 8.0 * sl_schema_num_fields(p->source->op->schema);
     double link = eng->link_gbps > 0 ? eng->link_gbps : 25.0; /* GB/s */
     double cpu_ns = rows * cpu / eng->n_threads;
     double gpu_ns = rows * gpu_c + bytes / link;
+    WHY("estimated %.3g ms on GPU %d (copies included) against %.3g ms on the CPU", gpu_ns / 1e6,
+        gpu, cpu_ns / 1e6);
     return gpu_ns < cpu_ns ? gpu : -1;
+}
+
+int sl__place_pipeline(struct sl_query *q, struct sl__pipeline *p)
+{
+    return sl__place_pipeline_why(q, p, NULL, 0);
+}
+
+/* ns per row of pipeline p on `kind` as placement sees it (history, else cost
+ * functions), or < 0 when unknown. */
+double sl__pipeline_ns_per_row(struct sl_query *q, const struct sl__pipeline *p,
+                               enum sl_device_kind kind)
+{
+    return pipeline_cost(q, p, kind);
 }
 
 /* Whether stage `s` of a GPU task runs its CUDA implementation (else its CPU one). */

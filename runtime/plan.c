@@ -316,7 +316,8 @@ int sl_bind_option_given(const sl_bind_t *b, const char *name)
     return sl__opts_get(&b->op->opts, name) != NULL;
 }
 
-/* Parses an integer with an optional power form "2^24" and suffixes k/M/G (x1000). */
+/* Parses an integer with an optional power form "2^24" and suffixes k/M/G (x1000).
+ * Returns -1 when the text is not an integer, -2 when it is one out of range. */
 static int parse_int(const char *s, int64_t *out)
 {
     char *end;
@@ -324,20 +325,23 @@ static int parse_int(const char *s, int64_t *out)
     const char *caret = strchr(s, '^');
     if (caret) {
         long long base = strtoll(s, &end, 10);
-        if (end != caret || errno)
+        if (end != caret || end == s)
             return -1;
+        if (errno)
+            return -2;
         long long e = strtoll(caret + 1, &end, 10);
-        if (*end || errno || e < 0 || e > 62 || base < 0)
+        if (*end || end == caret + 1 || e < 0 || base < 0)
             return -1;
         long double v = powl((long double)base, (long double)e);
-        if (v > (long double)INT64_MAX)
-            return -1;
+        if (errno || v > (long double)INT64_MAX)
+            return -2;
         *out = (int64_t)v;
         return 0;
     }
     long long v = strtoll(s, &end, 10);
-    if (end == s || errno)
+    if (end == s)
         return -1;
+    bool range = errno == ERANGE;
     int64_t mul = 1;
     if (*end == 'k' || *end == 'K')
         mul = 1000, end++;
@@ -347,8 +351,8 @@ static int parse_int(const char *s, int64_t *out)
         mul = 1000000000, end++;
     if (*end)
         return -1;
-    if (v > INT64_MAX / mul || v < INT64_MIN / mul)
-        return -1;
+    if (range || v > INT64_MAX / mul || v < INT64_MIN / mul)
+        return -2;
     *out = (int64_t)v * mul;
     return 0;
 }
@@ -359,7 +363,11 @@ int sl_bind_option_int(sl_bind_t *b, const char *name, int64_t *out)
     int rc = opt_text(b, name, &v);
     if (rc != SL_OK)
         return rc;
-    if (parse_int(v, out) != 0)
+    int bad = parse_int(v, out);
+    if (bad == -2)
+        return sl_bind_fail(b, SL_EINVAL, "option %s=%s is out of range (at most 2^63-1)",
+                            name, v);
+    if (bad != 0)
         return sl_bind_fail(b, SL_EINVAL, "option %s=%s is not an integer", name, v);
     return SL_OK;
 }

@@ -36,6 +36,7 @@ struct sl_op {
     struct sl_plan *plan;
     char *output_name;               /* non-NULL if marked as a plan output */
     bool output_device;              /* output kept in GPU memory (sl_plan_output_device) */
+    char where[160];                 /* "FILE:LINE:COL: " of its plan-file line, or "" */
 };
 
 struct sl_plan {

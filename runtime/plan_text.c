@@ -72,7 +72,8 @@ static int read_name(struct parser *ps, char *out, bool dotted, const char *what
         ps->p++;
     size_t len = (size_t)(ps->p - s);
     if (len >= MAX_NAME)
-        return fail_at(ps, s, SL_EPARSE, "%s is longer than %d characters", what, MAX_NAME - 1);
+        return fail_at(ps, s, SL_EPARSE, "the name '%.20s...' is longer than %d characters "
+                       "(hint: expected %s)", s, MAX_NAME - 1, what);
     memcpy(out, s, len);
     out[len] = 0;
     return SL_OK;
@@ -165,6 +166,9 @@ static int parse_node(struct parser *ps, const char *name, const char *name_at)
             if ((rc = read_name(ps, in, false, "an input node name")) < 0)
                 return rc;
             int id = find_name(&ps->names, in);
+            if (id < 0 && strcmp(in, name) == 0)
+                return fail_at(ps, at, SL_EINVAL, "node '%s' is its own input (hint: a plan "
+                               "has no cycles; inputs are nodes defined on earlier lines)", in);
             if (id < 0)
                 return unknown_node(ps, at, in);
             if (n_in == MAX_INPUTS)
@@ -192,6 +196,9 @@ static int parse_node(struct parser *ps, const char *name, const char *name_at)
         snprintf(msg, sizeof msg, "%s", ps->plan->err.msg);
         return fail_at(ps, opt_at, rc, "%s", msg);
     }
+    /* Errors found when a query is made (unused outputs...) point at this line. */
+    snprintf(ps->plan->nodes[node]->where, sizeof ps->plan->nodes[node]->where, "%s:%d:%d: ",
+             ps->src, ps->lineno, (int)(name_at - ps->line) + 1);
     return add_name(ps, name, node) < 0 ? fail_at(ps, name_at, SL_ENOMEM, "out of memory") : SL_OK;
 }
 

@@ -307,6 +307,7 @@ void sl_query_destroy(sl_query_t *q)
     }
     sl__free(q->profile, 0);
     sl__free(q->explain, 0);
+    sl__explain_free(q);
     if (q->trace_on)
         sl__trace_fini(&q->trace);
     sl__free_str(q->trace_path);

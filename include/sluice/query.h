@@ -69,9 +69,65 @@ SL_API int sl_query_result(sl_query_t *q, const char *name, sl_table_t **out);
 SL_API int sl_query_trace(sl_query_t *q, const char *path);
 
 /* What the engine will do with the query, as JSON: its pipelines (source, streaming
- * operators, sink), where each would run now and why (forced or estimated), the rows
- * expected. Valid until the next call on q or its destruction. Added in 0.1. */
+ * operators, sink), where each would run and why (forced, fallen back or estimated),
+ * the rows and tasks expected, the estimated cost per task, the bytes to move and the
+ * estimated peak memory against the budgets (since 0.2); once the query has run, also
+ * what it measured and its profile (sl_query_profile_json). Fields: docs/CLI.md.
+ * Valid until the next call on q or its destruction. Added in 0.1. */
 SL_API const char *sl_query_explain_json(sl_query_t *q);
+
+/* What the engine will do with the query, as a struct (the content of
+ * sl_query_explain_json). Estimates are taken at the first call, from the operators'
+ * cost functions (or the engine's measured history) and the row estimates of bind;
+ * they are kept, so a call after the run shows the same estimates beside what the
+ * run measured. Added in 0.2. */
+struct sl_explain_stage {
+    const char *op;              /* operator name */
+    int node;                    /* plan node id, -1 for an output's collect */
+    int on_gpu;                  /* 1 if this stage would run its CUDA implementation */
+    double task_seconds;         /* estimated seconds per task; < 0 = unknown (no cost
+                                    function, or it gave no estimate) */
+};
+
+struct sl_explain_pipeline {
+    int id;
+    int n_stages;                /* source, streaming operators, sink */
+    const struct sl_explain_stage *stages;
+    int sink_port;
+    int device;                  /* -1 = the CPU, else the GPU ordinal */
+    int gpu_capable;             /* 1 if some stage has a CUDA implementation */
+    char why[160];               /* why it runs there: forced, fallen back, estimated */
+    int64_t rows;                /* estimated source rows, -1 = unknown */
+    int64_t morsel_rows;         /* rows per task on its device */
+    int64_t tasks;               /* estimated tasks (morsels), -1 = unknown */
+    double task_seconds;         /* estimated seconds per task, < 0 = unknown */
+    int64_t bytes_h2d, bytes_d2h;/* estimated bytes moved between host and device */
+    int64_t host_bytes, gpu_bytes; /* estimated peak memory of the pipeline */
+    /* measured, once the query has run (measured = 1) */
+    int measured;
+    int device_measured;
+    double ms_measured;          /* from its first task's start to its last's end */
+    int64_t rows_measured, tasks_measured;
+};
+
+struct sl_explain {
+    int n_threads, n_gpus;
+    int64_t host_budget, gpu_budget; /* the engine's budgets (gpu: summed over GPUs) */
+    int64_t host_peak, gpu_peak; /* estimated peak memory (gpu: summed over GPUs) */
+    int n_pipelines;
+    const struct sl_explain_pipeline *pipelines;
+    /* measured, once the query has run (measured = 1) */
+    int measured;
+    int status;                  /* SL_OK or the query's error */
+    double ms_measured;
+    int64_t host_peak_measured, gpu_peak_measured; /* the engine's peaks (bytes) */
+    int64_t bytes_h2d_measured, bytes_d2h_measured;
+};
+
+/* Fills *out with the query's explanation (owned by the query, valid until the next
+ * sl_query_explain or sl_query_explain_json call on q, or its destruction). Errors:
+ * SL_EINVAL (NULL argument), SL_ENOMEM. Added in 0.2. */
+SL_API int sl_query_explain(sl_query_t *q, const struct sl_explain **out);
 
 /* Profile of a finished query as JSON (owned by the query; valid until destroy). */
 SL_API const char *sl_query_profile_json(sl_query_t *q);

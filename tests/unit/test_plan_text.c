@@ -85,7 +85,10 @@ static const struct bad_case bad[] = {
     {"a = .x rows=1\n", SL_EPARSE, ":1:5:", "operator name"},
     {"output\n", SL_EPARSE, ":1:7:", "node to output"},
     {"a = aggregate.sum() column=x\n", SL_EINVAL, ":1:", "inputs"},
-    {"a = gen.sequence rows=2^70\n", SL_EINVAL, ":1:", "not an integer"},
+    {"a = gen.sequence rows=2^70\n", SL_EINVAL, ":1:", "out of range"},
+    {"a = gen.sequence rows=99999999999999999999\n", SL_EINVAL, ":1:", "out of range"},
+    {"a = gen.sequence rows=2^\n", SL_EINVAL, ":1:", "not an integer"},
+    {"a = aggregate.sum(a) column=x\n", SL_EINVAL, ":1:19:", "its own input"},
     {"a = gen.sequence rows=1 column=\"\"\nb = aggregate.sum(a) column=x\n", SL_ENOTFOUND, ":2:", "'x'"},
     {"x = gen.sequence rows=1\ny = gen.sequence(x) rows=1\n", SL_EINVAL, ":2:", "inputs"},
 };

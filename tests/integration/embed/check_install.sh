@@ -67,6 +67,12 @@ if [[ -x $tmp/ex/embed_sum ]]; then
     [[ $out == "count=1000 sum=499500" ]] || { echo "FAIL: Makefile build: $out"; exit 1; }
 fi
 # The other examples: a join through the API, Arrow arrays in and out, a plan file.
+# Every examples/*.c is built and run here: a new one must be added to this list.
+examples="embed_sum embed_join arrow_in_out run_plan use_plugin"
+for f in "$srcdir"/examples/*.c; do
+    f=${f##*/}
+    [[ " $examples " == *" ${f%.c} "* ]] || { echo "FAIL: examples/$f is not run here"; exit 1; }
+done
 for ex in embed_join arrow_in_out run_plan use_plugin; do
     # shellcheck disable=SC2086 # flags are words
     "${cc[@]}" -std=c17 -Wall -Wextra -Werror "${extra[@]}" -o "$tmp/$ex" \

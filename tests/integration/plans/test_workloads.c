@@ -185,3 +185,29 @@ SL_TEST(kmeans)
     compare(kmeans, NULL, 1 << 18, "kmeans.plan", "centroids", &s);
     assert_int_equal(s.rows, 16);
 }
+
+static int seqsum(sl_plan_t *p, const char *w, int64_t n) { (void)w; return sl_plans_sequence_sum(p, n); }
+static int demo(sl_plan_t *p, const char *w, int64_t n) { (void)w; return sl_plans_demo(p, n); }
+
+SL_TEST(sequence_sum)
+{
+    struct summary s;
+    compare(seqsum, NULL, ROWS, "sequence_sum.plan", "result", &s);
+    assert_int_equal(s.rows, 1);
+    assert_true(s.sums[0] == ROWS);
+    assert_true(s.sums[1] == (double)ROWS * (ROWS - 1) / 2);
+}
+
+/* The demo's three outputs (plans/demo.c against plans/files/demo.plan). */
+SL_TEST(demo)
+{
+    struct summary s;
+    compare(demo, NULL, ROWS, "demo.plan", "join", &s);
+    assert_int_equal(s.rows, 1);
+    assert_true(s.sums[0] == ROWS); /* count: every fact row finds its key */
+    compare(demo, NULL, ROWS, "demo.plan", "groupby", &s);
+    assert_int_equal(s.rows, 1000);
+    assert_true(s.sums[1] == ROWS);
+    compare(demo, NULL, ROWS, "demo.plan", "kmeans", &s);
+    assert_int_equal(s.rows, 16);
+}

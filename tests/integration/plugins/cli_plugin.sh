@@ -28,6 +28,10 @@ want=$'999999\n999998\n999997\n999996\n999995'
 
 "$sluice" explain --plugin "$topk" "$example_dir/topk.plan" >/dev/null ||
     fail "explain --plugin"
+# Every plan file of the example plugin runs (topk.plan is checked above).
+for f in "$example_dir"/*.plan; do
+    "$sluice" run --plugin "$topk" "$f" >/dev/null || fail "run --plugin ${f##*/}"
+done
 "$sluice" operators --plugin "$topk" | grep -q '^topk ' || fail "operators --plugin lists no topk"
 
 # Without the plugin the plan names an unknown operator.

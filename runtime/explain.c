@@ -1,0 +1,244 @@
+/* sl_query_explain: what the engine will do with a query, per pipeline: placement and
+ * why, tasks, estimated cost per task, bytes to move between host and device, and
+ * estimated peak memory against the budgets; after the run, what it measured.
+ *
+ * The memory estimate is deliberately simple (docs/CLI.md says so): every pipeline
+ * breaker keeps its whole input until the query ends (joins, sorts, k-means and
+ * outputs do; aggregates keep less), plus the batches in flight of the busiest
+ * pipeline: one morsel in and one out per CPU worker, or per GPU slot. */
+#include <string.h>
+
+#include "exec_int.h"
+
+struct sl__explain {
+    struct sl_explain pub;
+    struct sl_explain_pipeline *pipes;
+    struct sl_explain_stage *stages;
+};
+
+static int64_t row_width(const sl_schema_t *s)
+{
+    int64_t w = 0;
+    enum sl_type t;
+    for (int i = 0; i < sl_schema_num_fields(s); i++)
+        if (sl_schema_field(s, i, NULL, &t) == SL_OK)
+            w += (int64_t)sl_type_width(t);
+    return w;
+}
+
+static struct sl__opstate *stage_os(const struct sl__pipeline *p, int s)
+{
+    return s < 0 ? p->source : s < p->n_chain ? p->chain[s] : p->sink;
+}
+
+static const struct sl_phase *stage_phase(const struct sl__pipeline *p, int s)
+{
+    const struct sl_op_def *d = stage_os(p, s)->op->def;
+    return s < 0 ? d->source : s < p->n_chain ? d->execute : d->sink;
+}
+
+/* Rows and schema that reach stage s (s >= 0): the output of the stage before it. */
+static int64_t rows_into(const struct sl__pipeline *p, int s)
+{
+    return stage_os(p, s - 1)->op->rows_estimate;
+}
+
+static int64_t bytes_of(int64_t rows, int64_t width)
+{
+    return rows > 0 ? rows * width : 0;
+}
+
+/* 1 if the state a pipeline's source reads was left on a GPU by the pipelines into it. */
+static bool source_state_on_gpu(const struct sl_query *q, const struct sl__explain *ex,
+                                const struct sl__pipeline *p)
+{
+    for (int k = 0; k < q->n_pipes; k++)
+        if (q->pipes[k].sink == p->source && ex->pipes[k].device >= 0 &&
+            ex->pipes[k].stages[ex->pipes[k].n_stages - 1].on_gpu)
+            return true;
+    return false;
+}
+
+/* Placement, tasks and costs of pipeline k. */
+static void estimate_pipeline(struct sl_query *q, struct sl__explain *ex, int k,
+                              struct sl_explain_stage *st)
+{
+    struct sl__pipeline *p = &q->pipes[k];
+    struct sl_explain_pipeline *e = &ex->pipes[k];
+    sl_engine_t *eng = q->eng;
+    e->id = p->id;
+    e->sink_port = p->sink_port;
+    e->stages = st;
+    e->n_stages = p->n_chain + 2;
+    e->gpu_capable = sl__pipeline_gpu_capable(p);
+    e->device = sl__place_pipeline_why(q, p, e->why, sizeof e->why);
+    bool gpu = e->device >= 0;
+    e->rows = p->source->op->rows_estimate;
+    e->morsel_rows = gpu ? eng->morsel_rows_gpu : eng->morsel_rows_cpu;
+    /* One task per morsel of the estimated rows (sources decide at run time). */
+    if (e->rows < 0)
+        e->tasks = -1;
+    else
+        e->tasks = e->rows == 0 ? 1 : (e->rows + e->morsel_rows - 1) / e->morsel_rows;
+    int64_t task_rows = e->rows < 0 ? e->morsel_rows
+                        : e->rows < e->morsel_rows ? e->rows : e->morsel_rows;
+    double total = 0;
+    bool known = true;
+    for (int s = -1; s <= p->n_chain; s++) {
+        struct sl_explain_stage *x = &st[s + 1];
+        struct sl__opstate *os = stage_os(p, s);
+        const struct sl_phase *ph = stage_phase(p, s);
+        x->op = os->op->def->name;
+        x->node = (int)(os - q->ops) < q->plan->n_nodes ? (int)(os - q->ops) : -1;
+        x->on_gpu = gpu && sl__stage_on_gpu(p, s);
+        enum sl_device_kind kind = x->on_gpu ? SL_DEVICE_CUDA : SL_DEVICE_CPU;
+        x->task_seconds = ph && ph->cost ? ph->cost(os->op, kind, task_rows) : -1;
+        if (x->task_seconds < 0) {
+            x->task_seconds = -1;
+            known = false;
+        }
+        total += x->task_seconds;
+    }
+    double hist = sl__pipeline_ns_per_row(q, p, gpu ? SL_DEVICE_CUDA : SL_DEVICE_CPU);
+    e->task_seconds = known ? total : hist >= 0 ? hist * (double)task_rows / 1e9 : -1;
+}
+
+/* Bytes to move and memory, once every pipeline is placed. *kept is the state the
+ * pipeline leaves (kept until the query ends), on the host [0] and the GPU [1]. */
+static void estimate_data(struct sl_query *q, struct sl__explain *ex, int k, int64_t kept_at[2])
+{
+    struct sl__pipeline *p = &q->pipes[k];
+    struct sl_explain_pipeline *e = &ex->pipes[k];
+    bool gpu = e->device >= 0;
+    int64_t src_w = row_width(p->source->op->schema);
+    bool upstream_gpu = p->source->op->n_inputs > 0 && source_state_on_gpu(q, ex, p);
+    /* Where the rows are after each stage: on the GPU (true) or the host. */
+    bool on_dev = e->stages[0].on_gpu && (p->source->op->n_inputs == 0 || upstream_gpu);
+    if (e->stages[0].on_gpu && !on_dev)
+        e->bytes_h2d += bytes_of(e->rows, src_w);
+    else if (!e->stages[0].on_gpu && upstream_gpu)
+        e->bytes_d2h += bytes_of(e->rows, src_w);
+    for (int s = 0; s <= p->n_chain; s++) {
+        int64_t in = bytes_of(rows_into(p, s), row_width(stage_os(p, s - 1)->op->schema));
+        bool here = e->stages[s + 1].on_gpu;
+        if (here && !on_dev)
+            e->bytes_h2d += in;
+        else if (!here && on_dev)
+            e->bytes_d2h += in;
+        on_dev = here;
+    }
+    const struct sl__opstate *feed = stage_os(p, p->n_chain - 1);
+    int64_t in_w = row_width(feed->op->schema);
+    int64_t kept = bytes_of(feed->op->rows_estimate, in_w);
+    /* An output collected on a GPU comes back to the host at the end. */
+    if (on_dev && p->sink->op->def == &sl__collect_def)
+        e->bytes_d2h += kept;
+    int64_t task_rows = e->rows < 0 || e->rows > e->morsel_rows ? e->morsel_rows : e->rows;
+    int64_t flight = task_rows * (src_w + in_w);
+    kept_at[0] = on_dev ? 0 : kept;
+    kept_at[1] = on_dev ? kept : 0;
+    int depth = q->eng->cfg.gpu_depth > 0 ? q->eng->cfg.gpu_depth : 4;
+    e->host_bytes = kept_at[0] + (gpu ? 0 : flight * q->eng->n_threads);
+    e->gpu_bytes = kept_at[1] + (gpu ? flight * depth : 0);
+}
+
+static int build(struct sl_query *q)
+{
+    struct sl__explain *ex = sl__calloc(1, sizeof *ex);
+    int n_stages = 0;
+    for (int k = 0; k < q->n_pipes; k++)
+        n_stages += q->pipes[k].n_chain + 2;
+    if (!ex)
+        return SL_ENOMEM;
+    ex->pipes = sl__calloc((size_t)(q->n_pipes ? q->n_pipes : 1), sizeof *ex->pipes);
+    ex->stages = sl__calloc((size_t)(n_stages ? n_stages : 1), sizeof *ex->stages);
+    if (!ex->pipes || !ex->stages) {
+        sl__free(ex->pipes, 0);
+        sl__free(ex->stages, 0);
+        sl__free(ex, sizeof *ex);
+        return SL_ENOMEM;
+    }
+    struct sl_explain *pub = &ex->pub;
+    pub->n_threads = q->eng->n_threads;
+    pub->n_gpus = q->eng->n_gpus;
+    struct sl_mem_stats ms;
+    sl_engine_mem_stats(q->eng, &ms);
+    pub->host_budget = ms.host_limit;
+    pub->gpu_budget = ms.gpu_limit;
+    pub->n_pipelines = q->n_pipes;
+    pub->pipelines = ex->pipes;
+    struct sl_explain_stage *st = ex->stages;
+    for (int k = 0; k < q->n_pipes; k++) {
+        estimate_pipeline(q, ex, k, st);
+        st += q->pipes[k].n_chain + 2;
+    }
+    /* Kept states add up; batches in flight count for the busiest pipeline only. */
+    int64_t flight[2] = {0, 0};
+    for (int k = 0; k < q->n_pipes; k++) {
+        int64_t kept[2];
+        estimate_data(q, ex, k, kept);
+        struct sl_explain_pipeline *e = &ex->pipes[k];
+        pub->host_peak += kept[0];
+        pub->gpu_peak += kept[1];
+        if (e->host_bytes - kept[0] > flight[0])
+            flight[0] = e->host_bytes - kept[0];
+        if (e->gpu_bytes - kept[1] > flight[1])
+            flight[1] = e->gpu_bytes - kept[1];
+    }
+    pub->host_peak += flight[0];
+    pub->gpu_peak += flight[1];
+    q->explain_st = ex;
+    return SL_OK;
+}
+
+/* What the run measured, when it has finished. */
+static void measure(struct sl_query *q, struct sl__explain *ex)
+{
+    pthread_mutex_lock(&q->mu);
+    bool done = q->state == SL__Q_DONE;
+    pthread_mutex_unlock(&q->mu);
+    if (!done)
+        return;
+    struct sl_explain *pub = &ex->pub;
+    pub->measured = 1;
+    pub->status = q->rc;
+    pub->ms_measured = (double)(q->end_ns - q->start_ns) / 1e6;
+    struct sl_mem_stats ms;
+    sl_engine_mem_stats(q->eng, &ms);
+    pub->host_peak_measured = ms.host_peak;
+    pub->gpu_peak_measured = ms.gpu_peak;
+    pub->bytes_h2d_measured = atomic_load(&q->bytes_h2d);
+    pub->bytes_d2h_measured = atomic_load(&q->bytes_d2h);
+    for (int k = 0; k < q->n_pipes; k++) {
+        struct sl__pipeline *p = &q->pipes[k];
+        struct sl_explain_pipeline *e = &ex->pipes[k];
+        int64_t end = atomic_load(&p->end_ns);
+        e->measured = 1;
+        e->device_measured = p->device;
+        e->ms_measured = p->start_ns && end > p->start_ns ? (double)(end - p->start_ns) / 1e6 : 0;
+        e->rows_measured = atomic_load(&p->source->rows_out);
+        e->tasks_measured = p->n_tasks;
+    }
+}
+
+int sl_query_explain(sl_query_t *q, const struct sl_explain **out)
+{
+    if (!q || !out)
+        return sl__set_last_error(SL_EINVAL, "sl_query_explain: NULL argument");
+    if (!q->explain_st && build(q) != SL_OK)
+        return sl__set_last_error(SL_ENOMEM, "out of memory explaining the query");
+    measure(q, q->explain_st);
+    *out = &q->explain_st->pub;
+    return SL_OK;
+}
+
+void sl__explain_free(struct sl_query *q)
+{
+    struct sl__explain *ex = q->explain_st;
+    if (!ex)
+        return;
+    sl__free(ex->pipes, 0);
+    sl__free(ex->stages, 0);
+    sl__free(ex, sizeof *ex);
+    q->explain_st = NULL;
+}

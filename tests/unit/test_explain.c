@@ -1,0 +1,212 @@
+/* Tests sl_query_explain (and its JSON): tasks, cost per task from the operators' cost
+ * functions ("unknown" without one), placement reasons without a GPU, the memory
+ * estimate against the host budget, and what a run measured beside the estimates. */
+#include <string.h>
+
+#include "internal.h"
+#include "sl_test.h"
+
+/* A source with a cost function of 1 ns per row (estimates only: it emits nothing). */
+static const struct sl_option_def src_opts[] = {{"rows", SL_OPT_INT, "1000", "rows"}};
+
+static int src_bind(sl_bind_t *b)
+{
+    int64_t rows;
+    int rc = sl_bind_option_int(b, "rows", &rows);
+    if (rc < 0)
+        return rc;
+    sl_bind_set_rows(b, rows);
+    return sl_bind_add_column(b, "k", SL_TYPE_INT64);
+}
+
+static int src_run(sl_task_t *t)
+{
+    (void)t;
+    return SL_OK;
+}
+
+static double src_cost(const sl_op_t *op, enum sl_device_kind kind, int64_t rows)
+{
+    (void)op;
+    (void)kind;
+    return (double)rows * 1e-9;
+}
+
+static const struct sl_impl src_impls[] = {{.device = SL_DEVICE_CPU, .run = src_run}};
+static const struct sl_phase src_phase = {src_impls, 1, src_cost};
+static const struct sl_op_def src_def = {
+    .abi_version = SL_OP_ABI_VERSION, .flags = SL_OP_SOURCE, .name = "test.explain_src",
+    .doc = "explain test source", .min_inputs = 0, .max_inputs = 0, .options = src_opts,
+    .n_options = 1, .bind = src_bind, .source = &src_phase,
+};
+
+static sl_engine_t *open_engine(int64_t host_mem, enum sl_placement placement)
+{
+    struct sl_engine_config cfg;
+    sl_engine_config_init(&cfg);
+    cfg.n_threads = 2;
+    cfg.n_gpus = 0;
+    cfg.morsel_rows_cpu = 100000;
+    cfg.host_mem_limit = host_mem;
+    cfg.placement = placement;
+    sl_engine_t *e;
+    SL_ASSERT_OK(sl_engine_open(&e, &cfg));
+    return e;
+}
+
+static sl_plan_t *parse(const char *text)
+{
+    sl_plan_t *p;
+    SL_ASSERT_OK(sl_plan_create(&p));
+    if (sl_plan_parse(p, text, "t.plan") != SL_OK)
+        fail_msg("parse: %s", sl_plan_errmsg(p));
+    return p;
+}
+
+/* A plan parsed from text, an engine and a query of it, explained. */
+struct fx {
+    sl_plan_t *p;
+    sl_engine_t *e;
+    sl_query_t *q;
+};
+
+static const struct sl_explain *fx_open(struct fx *f, const char *text, int64_t host_mem,
+                                        enum sl_placement placement)
+{
+    f->p = parse(text);
+    f->e = open_engine(host_mem, placement);
+    SL_ASSERT_OK(sl_query_create(f->e, f->p, &f->q));
+    const struct sl_explain *ex;
+    SL_ASSERT_OK(sl_query_explain(f->q, &ex));
+    return ex;
+}
+
+/* The explain JSON of q holds every string of want (NULL-terminated). */
+static void json_has(sl_query_t *q, const char *const *want)
+{
+    const char *js = sl_query_explain_json(q);
+    for (; *want; want++)
+        if (!strstr(js, *want))
+            fail_msg("no %s in %s", *want, js);
+}
+
+static void fx_close(struct fx *f)
+{
+    sl_query_destroy(f->q);
+    sl_plan_destroy(f->p);
+    sl_engine_close(f->e);
+}
+
+SL_TEST(costs_tasks_and_memory)
+{
+    int rc = sl_registry_add(sl_registry_global(), &src_def);
+    assert_true(rc == SL_OK || rc == SL_EEXIST);
+    struct fx f;
+    const struct sl_explain *ex = fx_open(&f, "s = test.explain_src rows=1000000\n"
+                                          "a = aggregate(s) keys=k aggs=\"count(*)\"\n"
+                                          "output a\n", 0, SL_PLACE_AUTO);
+    sl_query_t *q = f.q;
+    assert_int_equal(ex->n_pipelines, 2);
+    assert_int_equal(ex->n_threads, 2);
+    assert_int_equal(ex->n_gpus, 0);
+    assert_int_equal(ex->measured, 0);
+    const struct sl_explain_pipeline *p0 = &ex->pipelines[0];
+    assert_int_equal(p0->n_stages, 2);
+    assert_string_equal(p0->stages[0].op, "test.explain_src");
+    assert_string_equal(p0->stages[1].op, "aggregate");
+    assert_int_equal(p0->stages[0].node, 0);
+    assert_int_equal(p0->device, -1);
+    assert_non_null(strstr(p0->why, "no GPU"));
+    assert_int_equal(p0->rows, 1000000);
+    assert_int_equal(p0->morsel_rows, 100000);
+    assert_int_equal(p0->tasks, 10);
+    /* Both stages have cost functions: the task costs their sum for one morsel. */
+    assert_true(p0->stages[0].task_seconds > 0.99e-4 && p0->stages[0].task_seconds < 1.01e-4);
+    assert_true(p0->stages[1].task_seconds > 0);
+    assert_true(p0->task_seconds > p0->stages[0].task_seconds);
+    assert_int_equal(p0->bytes_h2d, 0);
+    assert_int_equal(p0->bytes_d2h, 0);
+    /* The aggregate keeps its input (8-byte keys); two workers hold a morsel in, one out. */
+    assert_int_equal(p0->host_bytes, 1000000 * 8 + 2 * 100000 * 16);
+    assert_int_equal(p0->gpu_bytes, 0);
+    /* The output pipeline: the collect sink has no cost function. */
+    const struct sl_explain_pipeline *p1 = &ex->pipelines[1];
+    assert_int_equal(p1->stages[1].node, -1);
+    assert_true(p1->stages[1].task_seconds < 0);
+    assert_true(p1->task_seconds < 0);
+    assert_true(ex->host_peak >= p0->host_bytes);
+    assert_true(ex->host_peak < ex->host_budget);
+    json_has(q, (const char *const[]){"\"tasks\":10,", "\"host_over_budget\":false", NULL});
+    assert_null(strstr(sl_query_explain_json(q), "\"measured\""));
+    fx_close(&f);
+}
+
+SL_TEST(over_budget_and_gpu_absent)
+{
+    struct fx f;
+    const struct sl_explain *ex = fx_open(&f, "n = gen.sequence rows=2^20 column=v\n"
+                                          "t = aggregate.sum(n) column=v\n"
+                                          "output t\n", 1 << 20, SL_PLACE_GPU);
+    sl_query_t *q = f.q;
+    assert_int_equal(ex->host_budget, 1 << 20);
+    assert_true(ex->host_peak > ex->host_budget);
+    const struct sl_explain_pipeline *p0 = &ex->pipelines[0];
+    assert_int_equal(p0->device, -1);
+    assert_non_null(strstr(p0->why, "no usable GPU"));
+    assert_non_null(strstr(p0->why, "engine's placement"));
+    assert_true(p0->stages[0].task_seconds < 0); /* gen.sequence has no cost function */
+    assert_true(p0->task_seconds < 0);
+    json_has(q, (const char *const[]){"\"host_over_budget\":true", "\"task_seconds\":null",
+                                      NULL});
+    fx_close(&f);
+}
+
+SL_TEST(place_node_gpu_without_gpu)
+{
+    struct fx f;
+    const struct sl_explain *ex = fx_open(&f, "n = gen.sequence rows=1000 column=v\n"
+                                          "t = aggregate.sum(n) column=v\n"
+                                          "output t\n"
+                                          "place t gpu\n", 0, SL_PLACE_AUTO);
+    assert_non_null(strstr(ex->pipelines[0].why, "'place'"));
+    assert_non_null(strstr(ex->pipelines[0].why, "falls back to the CPU"));
+    fx_close(&f);
+}
+
+SL_TEST(analyze_adds_measured)
+{
+    struct fx f;
+    const struct sl_explain *ex = fx_open(&f, "n = gen.sequence rows=250000 column=v\n"
+                                          "t = aggregate.sum(n) column=v\n"
+                                          "output t\n", 0, SL_PLACE_AUTO);
+    sl_query_t *q = f.q;
+    int64_t tasks = ex->pipelines[0].tasks, peak = ex->host_peak;
+    assert_int_equal(tasks, 3);
+    SL_ASSERT_OK(sl_query_run(q));
+    SL_ASSERT_OK(sl_query_explain(q, &ex));
+    assert_int_equal(ex->measured, 1);
+    assert_int_equal(ex->status, SL_OK);
+    assert_true(ex->ms_measured > 0);
+    assert_true(ex->host_peak_measured > 0);
+    /* The estimates are those taken before the run. */
+    assert_int_equal(ex->pipelines[0].tasks, tasks);
+    assert_int_equal(ex->host_peak, peak);
+    const struct sl_explain_pipeline *p0 = &ex->pipelines[0];
+    assert_int_equal(p0->measured, 1);
+    assert_int_equal(p0->device_measured, -1);
+    assert_int_equal(p0->rows_measured, 250000);
+    assert_int_equal(p0->tasks_measured, 3);
+    assert_true(p0->ms_measured > 0);
+    assert_int_equal(ex->pipelines[1].rows_measured, 1);
+    json_has(q, (const char *const[]){"\"measured\":{\"device\":\"cpu\",\"gpu\":-1,",
+                                      "\"rows\":250000,\"tasks\":3}",
+                                      "\"profile\":{\"status\":\"SL_OK\"", NULL});
+    fx_close(&f);
+}
+
+SL_TEST(bad_arguments)
+{
+    const struct sl_explain *ex;
+    assert_int_equal(sl_query_explain(NULL, &ex), SL_EINVAL);
+    assert_string_equal(sl_query_explain_json(NULL), "{}");
+}
