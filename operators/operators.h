@@ -15,4 +15,10 @@ static inline int64_t sl__morsel_len(int64_t total, int64_t morsel, int64_t inde
     return left < morsel ? left : morsel;
 }
 
+/* Cost functions (costs.c) from per-row figures of each built-in operator: `linear` for
+ * the node's sink or source-only phase, `linear_source` for the phase that emits a
+ * pipeline breaker's results. Seconds for `rows`, or -1 for an operator not listed. */
+double sl__cost_linear(const sl_op_t *op, enum sl_device_kind kind, int64_t rows);
+double sl__cost_linear_source(const sl_op_t *op, enum sl_device_kind kind, int64_t rows);
+
 #endif /* SLUICE_OPERATORS_H */

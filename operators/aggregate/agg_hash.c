@@ -375,7 +375,7 @@ static const struct sl_impl source_impl[] = {
 static const struct sl_phase sink_phase = {sink_impl, AGG_N_IMPLS, sl__agg_cost};
 static const struct sl_phase combine_phase = {combine_impl, AGG_N_IMPLS, NULL};
 static const struct sl_phase finalize_phase = {finalize_impl, AGG_N_IMPLS, NULL};
-static const struct sl_phase source_phase = {source_impl, AGG_N_IMPLS, NULL};
+static const struct sl_phase source_phase = {source_impl, AGG_N_IMPLS, sl__cost_linear_source};
 
 const struct sl_op_def sl__aggregate_def = {
     .abi_version = SL_OP_ABI_VERSION,

@@ -161,9 +161,9 @@ static int sum_source(sl_task_t *t)
 static const struct sl_impl sum_sink_impl[] = {{.device = SL_DEVICE_CPU, .run = sum_sink}};
 static const struct sl_impl sum_combine_impl[] = {{.device = SL_DEVICE_CPU, .run = sum_combine}};
 static const struct sl_impl sum_source_impl[] = {{.device = SL_DEVICE_CPU, .run = sum_source}};
-static const struct sl_phase sum_sink_phase = {sum_sink_impl, 1, NULL};
+static const struct sl_phase sum_sink_phase = {sum_sink_impl, 1, sl__cost_linear};
 static const struct sl_phase sum_combine_phase = {sum_combine_impl, 1, NULL};
-static const struct sl_phase sum_source_phase = {sum_source_impl, 1, NULL};
+static const struct sl_phase sum_source_phase = {sum_source_impl, 1, sl__cost_linear_source};
 
 const struct sl_op_def sl__aggregate_sum_def = {
     .abi_version = SL_OP_ABI_VERSION,

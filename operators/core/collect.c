@@ -10,6 +10,7 @@
 #include <stdlib.h>
 
 #include "exec_int.h"
+#include "operators.h"
 
 struct entry {
     int64_t task, seq;
@@ -137,7 +138,7 @@ static const struct sl_impl collect_combine_impl[] = {
     {.device = SL_DEVICE_CPU, .run = collect_combine}};
 static const struct sl_impl collect_finalize_impl[] = {
     {.device = SL_DEVICE_CPU, .run = collect_finalize}};
-static const struct sl_phase collect_sink_phase = {collect_sink_impl, 1, NULL};
+static const struct sl_phase collect_sink_phase = {collect_sink_impl, 1, sl__cost_linear};
 static const struct sl_phase collect_combine_phase = {collect_combine_impl, 1, NULL};
 static const struct sl_phase collect_finalize_phase = {collect_finalize_impl, 1, NULL};
 
@@ -170,7 +171,8 @@ static const struct sl_impl collect_device_sink_impl[] = {
     {.device = SL_DEVICE_CPU, .run = collect_sink},
     {.device = SL_DEVICE_CUDA, .run = collect_sink},
 };
-static const struct sl_phase collect_device_sink_phase = {collect_device_sink_impl, 2, NULL};
+static const struct sl_phase collect_device_sink_phase = {collect_device_sink_impl, 2,
+                                                         sl__cost_linear};
 
 const struct sl_op_def sl__collect_device_def = {
     .abi_version = SL_OP_ABI_VERSION,

@@ -79,7 +79,7 @@ static int scan_table_source(sl_task_t *t)
 }
 
 static const struct sl_impl scan_table_impls[] = {{.device = SL_DEVICE_CPU, .run = scan_table_source}};
-static const struct sl_phase scan_table_phase = {scan_table_impls, 1, NULL};
+static const struct sl_phase scan_table_phase = {scan_table_impls, 1, sl__cost_linear};
 
 const struct sl_op_def sl__scan_table_def = {
     .abi_version = SL_OP_ABI_VERSION,

@@ -76,7 +76,7 @@ static int filter_execute(sl_task_t *t)
 }
 
 static const struct sl_impl filter_impls[] = {{.device = SL_DEVICE_CPU, .run = filter_execute}};
-static const struct sl_phase filter_phase = {filter_impls, 1, NULL};
+static const struct sl_phase filter_phase = {filter_impls, 1, sl__cost_linear};
 
 const struct sl_op_def sl__filter_def = {
     .abi_version = SL_OP_ABI_VERSION,

@@ -302,7 +302,7 @@ static int proj_execute(sl_task_t *t)
 }
 
 static const struct sl_impl proj_impls[] = {{.device = SL_DEVICE_CPU, .run = proj_execute}};
-static const struct sl_phase proj_phase = {proj_impls, 1, NULL};
+static const struct sl_phase proj_phase = {proj_impls, 1, sl__cost_linear};
 
 const struct sl_op_def sl__project_def = {
     .abi_version = SL_OP_ABI_VERSION,

@@ -416,7 +416,7 @@ static int bin_source(sl_task_t *t)
 }
 
 static const struct sl_impl source_impls[] = {{.device = SL_DEVICE_CPU, .run = bin_source}};
-static const struct sl_phase source_phase = {source_impls, 1, NULL};
+static const struct sl_phase source_phase = {source_impls, 1, sl__cost_linear};
 
 const struct sl_op_def sl__scan_bin_def = {
     .abi_version = SL_OP_ABI_VERSION,

@@ -779,7 +779,7 @@ static int csv_source(sl_task_t *t)
 static const struct sl_impl prepare_impls[] = {{.device = SL_DEVICE_CPU, .run = csv_prepare}};
 static const struct sl_phase prepare_phase = {prepare_impls, 1, NULL};
 static const struct sl_impl source_impls[] = {{.device = SL_DEVICE_CPU, .run = csv_source}};
-static const struct sl_phase source_phase = {source_impls, 1, NULL};
+static const struct sl_phase source_phase = {source_impls, 1, sl__cost_linear};
 
 const struct sl_op_def sl__scan_csv_def = {
     .abi_version = SL_OP_ABI_VERSION,

@@ -228,7 +228,7 @@ static int wbin_finalize(sl_task_t *t)
 }
 
 static const struct sl_impl sink_impls[] = {{.device = SL_DEVICE_CPU, .run = wbin_sink}};
-static const struct sl_phase sink_phase = {sink_impls, 1, NULL};
+static const struct sl_phase sink_phase = {sink_impls, 1, sl__cost_linear};
 static const struct sl_impl combine_impls[] = {{.device = SL_DEVICE_CPU, .run = wbin_combine}};
 static const struct sl_phase combine_phase = {combine_impls, 1, NULL};
 static const struct sl_impl finalize_impls[] = {{.device = SL_DEVICE_CPU, .run = wbin_finalize}};

@@ -141,7 +141,7 @@ static int blobs_source(sl_task_t *t)
 }
 
 static const struct sl_impl blobs_impls[] = {{.device = SL_DEVICE_CPU, .run = blobs_source}};
-static const struct sl_phase blobs_phase = {blobs_impls, 1, NULL};
+static const struct sl_phase blobs_phase = {blobs_impls, 1, sl__cost_linear};
 
 const struct sl_op_def sl__gen_blobs_def = {
     .abi_version = SL_OP_ABI_VERSION,

@@ -238,7 +238,7 @@ static int keys_source(sl_task_t *t)
 }
 
 static const struct sl_impl keys_impls[] = {{.device = SL_DEVICE_CPU, .run = keys_source}};
-static const struct sl_phase keys_phase = {keys_impls, 1, NULL};
+static const struct sl_phase keys_phase = {keys_impls, 1, sl__cost_linear};
 
 const struct sl_op_def sl__gen_keys_def = {
     .abi_version = SL_OP_ABI_VERSION,

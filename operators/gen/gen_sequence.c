@@ -80,7 +80,7 @@ static int seq_source(sl_task_t *t)
 }
 
 static const struct sl_impl seq_impls[] = {{.device = SL_DEVICE_CPU, .run = seq_source}};
-static const struct sl_phase seq_phase = {seq_impls, 1, NULL};
+static const struct sl_phase seq_phase = {seq_impls, 1, sl__cost_linear};
 
 const struct sl_op_def sl__gen_sequence_def = {
     .abi_version = SL_OP_ABI_VERSION,

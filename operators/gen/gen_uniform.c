@@ -161,7 +161,7 @@ static int uni_source(sl_task_t *t)
 }
 
 static const struct sl_impl uni_impls[] = {{.device = SL_DEVICE_CPU, .run = uni_source}};
-static const struct sl_phase uni_phase = {uni_impls, 1, NULL};
+static const struct sl_phase uni_phase = {uni_impls, 1, sl__cost_linear};
 
 const struct sl_op_def sl__gen_uniform_def = {
     .abi_version = SL_OP_ABI_VERSION,

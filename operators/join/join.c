@@ -684,10 +684,11 @@ static const struct sl_impl join_source_impl[] = {
     {.device = SL_DEVICE_CUDA, .run = join_source, .can_run = gpu_source_can_run},
 #endif
 };
-static const struct sl_phase join_sink_phase = {join_sink_impl, JOIN_N_IMPLS, NULL};
+static const struct sl_phase join_sink_phase = {join_sink_impl, JOIN_N_IMPLS, sl__cost_linear};
 static const struct sl_phase join_combine_phase = {join_combine_impl, 1, NULL};
 static const struct sl_phase join_finalize_phase = {join_finalize_impl, JOIN_N_IMPLS, NULL};
-static const struct sl_phase join_source_phase = {join_source_impl, JOIN_N_IMPLS, NULL};
+static const struct sl_phase join_source_phase = {join_source_impl, JOIN_N_IMPLS,
+                                                  sl__cost_linear_source};
 
 const struct sl_op_def sl__join_def = {
     .abi_version = SL_OP_ABI_VERSION,

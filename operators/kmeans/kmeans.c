@@ -773,7 +773,7 @@ static const struct sl_impl source_impl[] = {{.device = SL_DEVICE_CPU, .run = km
 static const struct sl_phase sink_phase = {sink_impl, KM_N_IMPLS, km_cost};
 static const struct sl_phase combine_phase = {combine_impl, 1, NULL};
 static const struct sl_phase finalize_phase = {finalize_impl, KM_N_IMPLS, NULL};
-static const struct sl_phase source_phase = {source_impl, 1, NULL};
+static const struct sl_phase source_phase = {source_impl, 1, sl__cost_linear_source};
 
 const struct sl_op_def sl__kmeans_def = {
     .abi_version = SL_OP_ABI_VERSION,

@@ -370,12 +370,12 @@ static const struct sl_impl merge_finalize_impl[] = {
 static const struct sl_impl merge_work_impl[] = {{.device = SL_DEVICE_CPU, .run = merge_work}};
 static const struct sl_impl merge_step_impl[] = {{.device = SL_DEVICE_CPU, .run = merge_step}};
 static const struct sl_impl merge_source_impl[] = {{.device = SL_DEVICE_CPU, .run = merge_source}};
-static const struct sl_phase merge_sink_phase = {merge_sink_impl, 1, NULL};
+static const struct sl_phase merge_sink_phase = {merge_sink_impl, 1, sl__cost_linear};
 static const struct sl_phase merge_combine_phase = {merge_combine_impl, 1, NULL};
 static const struct sl_phase merge_finalize_phase = {merge_finalize_impl, 1, NULL};
 static const struct sl_phase merge_work_phase = {merge_work_impl, 1, NULL};
 static const struct sl_phase merge_step_phase = {merge_step_impl, 1, NULL};
-static const struct sl_phase merge_source_phase = {merge_source_impl, 1, NULL};
+static const struct sl_phase merge_source_phase = {merge_source_impl, 1, sl__cost_linear_source};
 
 const struct sl_op_def sl__merge_def = {
     .abi_version = SL_OP_ABI_VERSION,

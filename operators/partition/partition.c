@@ -470,12 +470,12 @@ static const struct sl_impl part_finalize_impl[] = {
 static const struct sl_impl part_work_impl[] = {{.device = SL_DEVICE_CPU, .run = part_work}};
 static const struct sl_impl part_step_impl[] = {{.device = SL_DEVICE_CPU, .run = part_step}};
 static const struct sl_impl part_source_impl[] = {{.device = SL_DEVICE_CPU, .run = part_source}};
-static const struct sl_phase part_sink_phase = {part_sink_impl, 1, NULL};
+static const struct sl_phase part_sink_phase = {part_sink_impl, 1, sl__cost_linear};
 static const struct sl_phase part_combine_phase = {part_combine_impl, 1, NULL};
 static const struct sl_phase part_finalize_phase = {part_finalize_impl, 1, NULL};
 static const struct sl_phase part_work_phase = {part_work_impl, 1, NULL};
 static const struct sl_phase part_step_phase = {part_step_impl, 1, NULL};
-static const struct sl_phase part_source_phase = {part_source_impl, 1, NULL};
+static const struct sl_phase part_source_phase = {part_source_impl, 1, sl__cost_linear_source};
 
 const struct sl_op_def sl__partition_def = {
     .abi_version = SL_OP_ABI_VERSION,

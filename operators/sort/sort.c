@@ -493,12 +493,12 @@ static const struct sl_impl sort_finalize_impl[] = {
 static const struct sl_impl sort_work_impl[] = {{.device = SL_DEVICE_CPU, .run = sort_work}};
 static const struct sl_impl sort_step_impl[] = {{.device = SL_DEVICE_CPU, .run = sort_step}};
 static const struct sl_impl sort_source_impl[] = {{.device = SL_DEVICE_CPU, .run = sort_source}};
-static const struct sl_phase sort_sink_phase = {sort_sink_impl, 1, NULL};
+static const struct sl_phase sort_sink_phase = {sort_sink_impl, 1, sl__cost_linear};
 static const struct sl_phase sort_combine_phase = {sort_combine_impl, 1, NULL};
 static const struct sl_phase sort_finalize_phase = {sort_finalize_impl, 1, NULL};
 static const struct sl_phase sort_work_phase = {sort_work_impl, 1, NULL};
 static const struct sl_phase sort_step_phase = {sort_step_impl, 1, NULL};
-static const struct sl_phase sort_source_phase = {sort_source_impl, 1, NULL};
+static const struct sl_phase sort_source_phase = {sort_source_impl, 1, sl__cost_linear_source};
 
 const struct sl_op_def sl__sort_def = {
     .abi_version = SL_OP_ABI_VERSION,
