@@ -81,7 +81,10 @@ static int run_file(sl_engine_t *e, const char *file, struct summary *out, int m
                     char names[][32])
 {
     char path[512];
-    snprintf(path, sizeof path, "%s/%s", plans_dir(), file);
+    if (strchr(file, '/')) /* a plan of these tests, from the repository root */
+        snprintf(path, sizeof path, "%s", file);
+    else
+        snprintf(path, sizeof path, "%s/%s", plans_dir(), file);
     sl_plan_t *p;
     SL_ASSERT_OK(sl_plan_create(&p));
     if (sl_plan_parse(p, read_text(path), path) != SL_OK)
@@ -109,6 +112,7 @@ static int run_file(sl_engine_t *e, const char *file, struct summary *out, int m
     return n;
 }
 
+/* Every mismatch is printed before the case fails, to show which output went wrong. */
 static void same_on_gpu(const char *file)
 {
     sl_engine_t *cpu = engine(SL_PLACE_CPU), *gpu = engine(SL_PLACE_GPU);
@@ -117,20 +121,23 @@ static void same_on_gpu(const char *file)
     int nw = run_file(cpu, file, want, 8, wn), ng = run_file(gpu, file, got, 8, gn);
     assert_int_equal(ng, nw);
     assert_true(nw > 0);
+    int bad = 0;
     for (int o = 0; o < nw; o++) {
         assert_string_equal(gn[o], wn[o]);
         printf("%s %s: %lld rows on the CPU, %lld on the GPU\n", file, wn[o],
                (long long)want[o].rows, (long long)got[o].rows);
-        assert_int_equal(got[o].rows, want[o].rows);
-        assert_int_equal(got[o].n_cols, want[o].n_cols);
-        for (int c = 0; c < want[o].n_cols; c++) {
+        bad += got[o].rows != want[o].rows || got[o].n_cols != want[o].n_cols;
+        for (int c = 0; c < want[o].n_cols && c < got[o].n_cols; c++) {
             long double w = want[o].sums[c], g = got[o].sums[c];
             long double tol = want[o].is_float[c] ? 1e-4L * (fabsl(w) + 1) : 0;
-            if (fabsl(g - w) > tol)
-                fail_msg("%s output %s column %d: GPU sums to %.17Lg, CPU to %.17Lg", file,
-                         wn[o], c, g, w);
+            if (fabsl(g - w) > tol) {
+                printf("MISMATCH %s output %s column %d: GPU sums to %.17Lg, CPU to %.17Lg\n",
+                       file, wn[o], c, g, w);
+                bad++;
+            }
         }
     }
+    assert_int_equal(bad, 0);
     struct sl_mem_stats ms;
     sl_engine_mem_stats(gpu, &ms);
     assert_int_equal(ms.gpu_in_use, 0);
@@ -156,3 +163,6 @@ SL_TEST(groupby) { plan_case("groupby.plan"); }
 SL_TEST(sort) { plan_case("sort.plan"); }
 SL_TEST(kmeans) { plan_case("kmeans.plan"); }
 SL_TEST(sequence_sum) { plan_case("sequence_sum.plan"); }
+SL_TEST(star_join_step1) { plan_case("tests/gpu/star_j1.plan"); }
+SL_TEST(star_join_step2) { plan_case("tests/gpu/star_j2.plan"); }
+SL_TEST(star_join_step3) { plan_case("tests/gpu/star_j3.plan"); }
