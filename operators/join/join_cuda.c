@@ -280,9 +280,16 @@ static int alloc_outputs(sl_task_t *t, const struct join_data *d, struct jrun *r
         if (!r->out)
             return SL_ENOMEM;
         for (int oc = 0; oc < d->n_out; oc++) {
-            int src = r->narrow ? narrow_source(d, r->build, oc) : 0;
+            /* Outside the narrow layout only the key column takes its role: the others
+             * are gathered later, and must not alias the kernel's key output. */
+            const struct join_ocol *o = &d->out[oc];
+            int src = r->narrow                        ? narrow_source(d, r->build, oc)
+                      : o->col == d->key[o->side][0] ? 0
+                                                       : -1;
+            if (src < 0)
+                continue;
             void **role = src == 0 ? &r->out_k : src == 1 ? &r->out_b : &r->out_p;
-            if (!*role && (r->narrow || src == 0))
+            if (!*role)
                 *role = sl__col_values(r->out, oc);
         }
     }
