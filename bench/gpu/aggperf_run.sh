@@ -37,8 +37,10 @@ b() { echo "== $*"; timeout 60 $S bench aggregate "$@" --placement gpu --residen
     b --rows 2^26 --groups 2^24 --zipf 1.0
 } 2>&1 | tee "$L/bench.txt"
 # 3. kernel-level variants (no engine): where the time goes per method
-timeout 70 .carry/aggb/gpu_agg_bench bench 28 1000,16777216 > "$L/kernel_bench.txt" 2>&1
-echo "kernel bench: exit $?"; grep -E "^\{|d2d|bench" "$L/kernel_bench.txt" | cut -c1-400 | head -30
+if [[ ${KERNEL:-1} == 1 ]]; then
+    timeout 70 .carry/aggb/gpu_agg_bench bench 28 1000,16777216 > "$L/kernel_bench.txt" 2>&1
+    echo "kernel bench: exit $?"; grep -E "^\{|d2d|bench" "$L/kernel_bench.txt" | cut -c1-400 | head -30
+fi
 # 4. sanitizers on small cases
 export SLUICE_TEST=1
 SAN=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)

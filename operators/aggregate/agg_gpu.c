@@ -136,6 +136,29 @@ static int table_add(struct agg_gdrv *d, const struct sl_k_agg_input *in)
     return table_launch(d, in);
 }
 
+static int part_add(struct agg_gdrv *d, const struct sl_k_agg_input *in);
+
+/* Switches to the partitioned method: partitions every kept input (the table and its
+ * partial groups are dropped). */
+static int table_to_part(struct agg_gdrv *d, double groups)
+{
+    dfree(d, d->tb_mem);
+    d->tb_mem = NULL;
+    d->mode = AGG_GDRV_PART;
+    d->switched = 1;
+    d->g_est = groups;
+    int64_t rows = d->rows;
+    d->rows = 0; /* part_add numbers the rows of each batch from here */
+    for (int i = 0; i < d->n_ins; i++) {
+        int rc = part_add(d, &d->ins[i]);
+        if (rc < 0)
+            return rc;
+        d->rows += d->ins[i].n;
+    }
+    d->rows = rows;
+    return AGG_GDRV_OK;
+}
+
 /* After the last add: reads the table's counters (the one synchronization of the table
  * method) and, if some group found no room, runs every kept input again into a table
  * four times bigger, until all fit or the budget cannot hold the table. */
@@ -148,6 +171,12 @@ static int table_finish(struct agg_gdrv *d)
             return rc;
         if (!n[1] && !n[2] && !n[3])
             break;
+        /* The sample saw far fewer groups than there are (a skewed head hides the tail):
+         * a table past the partitioned method's threshold would need several runs, so
+         * the kept inputs are partitioned instead (one pass) and output that way. */
+        if (4 * d->tb.cap > agg_gdrv_part_threshold && !d->force_mode)
+            /* At most the table's groups plus one per row or group that found no room. */
+            return table_to_part(d, (double)d->tb.cap + (double)(n[1] + n[2] + n[3]));
         /* More groups than rows cannot be: that bound ends the loop. */
         int64_t cap = 4 * d->tb.cap < d->rows + 16 ? 4 * d->tb.cap : d->rows + 16;
         dfree(d, d->tb_mem);
@@ -354,7 +383,7 @@ static double span_ms(const struct agg_gdrv *d, int a, int b)
 int agg_gdrv_output(struct agg_gdrv *d, agg_gdrv_out_fn fn, void *ctx, int32_t *d_status,
                     int64_t *n_groups, int64_t *h_null_count)
 {
-    int nc = d->spec.n_keys + d->spec.n_aggs, rc;
+    int nc = d->spec.n_keys + d->spec.n_aggs, rc = AGG_GDRV_OK;
     struct sl_k_agg_out out;
     memset(&out, 0, sizeof out);
     out.d_null_count = d->d_small;
@@ -363,9 +392,13 @@ int agg_gdrv_output(struct agg_gdrv *d, agg_gdrv_out_fn fn, void *ctx, int32_t *
     if (d->mode == AGG_GDRV_PART) {
         mark(d, AGG_EV_RETRY);
         rc = part_output(d, fn, ctx, d_status, &out, n_groups);
-    } else {
-        if (d->tb_mem && (rc = table_finish(d)) < 0)
-            return rc;
+    } else if (d->tb_mem && (rc = table_finish(d)) < 0) {
+        return rc;
+    }
+    if (d->mode == AGG_GDRV_PART && d->switched) {
+        mark(d, AGG_EV_RETRY);
+        rc = part_output(d, fn, ctx, d_status, &out, n_groups);
+    } else if (d->mode != AGG_GDRV_PART) {
         mark(d, AGG_EV_RETRY);
         int64_t n = d->tb_mem ? d->groups : 0;
         if ((rc = out_prepare(d, fn, ctx, n, &out)) < 0)

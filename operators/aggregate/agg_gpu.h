@@ -8,7 +8,9 @@
  * driver); later adds only launch. The table method does not look at the table's
  * counters until agg_gdrv_output: if some group found no room, every input is run
  * again into a table four times bigger (so the inputs given to agg_gdrv_add must stay
- * valid until agg_gdrv_output returns). agg_gdrv_output synchronizes to read counts. */
+ * valid until agg_gdrv_output returns); past agg_gdrv_part_threshold groups the kept
+ * inputs are partitioned instead (the sample missed a skewed tail). agg_gdrv_output
+ * synchronizes to read counts. */
 #ifndef SLUICE_AGG_GPU_H
 #define SLUICE_AGG_GPU_H
 
@@ -75,6 +77,7 @@ struct agg_gdrv {
     struct agg_gdrv_part *parts;
     int n_parts, cap_parts;
     int64_t rounds_rerun;         /* partitioned output ran twice (count exceeded guess) */
+    int switched;                 /* the table overflowed past the threshold: partitioned */
 };
 
 /* Output columns for `rows` rows: fill out->d_cols and out->d_valid (NULL for columns

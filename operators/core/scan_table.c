@@ -79,7 +79,15 @@ static int scan_table_source(sl_task_t *t)
 }
 
 static const struct sl_impl scan_table_impls[] = {{.device = SL_DEVICE_CPU, .run = scan_table_source}};
-static const struct sl_phase scan_table_phase = {scan_table_impls, 1, NULL};
+/* Scanning a table only slices its batches (no copy; moving them to a GPU is the
+ * placement's transfer term): about nothing per row on any device. Without an estimate
+ * automatic placement could never pick a GPU for a pipeline that starts at a table. */
+static double scan_table_cost(const sl_op_t *op, enum sl_device_kind kind, int64_t rows)
+{
+    (void)op, (void)kind;
+    return rows < 0 ? -1 : 1e-6 + (double)rows * 1e-12;
+}
+static const struct sl_phase scan_table_phase = {scan_table_impls, 1, scan_table_cost};
 
 const struct sl_op_def sl__scan_table_def = {
     .abi_version = SL_OP_ABI_VERSION,

@@ -68,7 +68,10 @@ static void k_free(void *ctx, void *p)
 }
 
 /* Device bytes the kernel-level driver may still take (0: no limit). */
-static int64_t g_budget, g_last_grows, g_last_need;
+static int64_t g_budget, g_last_grows, g_last_need, g_last_switched;
+/* When set, the method threshold used by the adds (then set back before the output):
+ * makes the sample's choice wrong on purpose. */
+static int64_t g_add_threshold;
 
 static int64_t k_budget(void *ctx)
 {
@@ -144,6 +147,9 @@ static int32_t kernel_run(int64_t n, int64_t groups, int mode, int shared, int b
     d.shared_groups = shared;
     d.force_bits = bits;
     d.init_cap = init_cap;
+    int64_t saved_threshold = agg_gdrv_part_threshold;
+    if (g_add_threshold)
+        agg_gdrv_part_threshold = g_add_threshold;
     for (int b = 0; b < batches; b++) {
         int64_t lo = n * b / batches, hi = n * (b + 1) / batches;
         struct sl_k_agg_input in;
@@ -160,7 +166,9 @@ static int32_t kernel_run(int64_t n, int64_t groups, int mode, int shared, int b
     struct kout o;
     memset(&o, 0, sizeof o);
     int64_t ng = -1, nulls[3];
+    agg_gdrv_part_threshold = saved_threshold;
     int rc = d.need_groups ? AGG_GDRV_EBUDGET : agg_gdrv_output(&d, kout_fn, &o, d_status, &ng, nulls);
+    g_last_switched = d.switched;
     g_last_grows = d.grows;
     g_last_need = d.need_groups;
     if (rc == AGG_GDRV_EBUDGET) { /* the table the groups need is over the budget */
@@ -249,6 +257,12 @@ SL_TEST(kernel_table_too_small_runs_again)
     assert_true(g_last_grows >= 2); /* 64 -> 256 -> ... -> 65536 */
     assert_int_equal(kernel_run(400000, 3000, AGG_GDRV_TABLE, 0, 0, 0, 9, 0), 0);
     assert_int_equal(g_last_grows, 0); /* the sampled estimate was enough */
+    /* The sample chose the table (threshold raised for the adds); at the end the table
+     * is past the real threshold: the kept batches are partitioned instead. */
+    g_add_threshold = (int64_t)1 << 40;
+    assert_int_equal(kernel_run(400000, 150000, AGG_GDRV_AUTO, 0, 0, 64, 5, 0), 0);
+    assert_int_equal(g_last_switched, 1);
+    g_add_threshold = 0;
     g_budget = (int64_t)1 << 20;
     assert_int_equal(kernel_run(400000, 60000, AGG_GDRV_TABLE, 0, 0, 1024, 3, 0),
                      AGG_GDRV_EBUDGET);
