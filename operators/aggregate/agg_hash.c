@@ -330,13 +330,15 @@ static int agg_source(sl_task_t *t)
     return sl_task_emit(t, b);
 }
 
-/* Seconds for `rows` rows. CPU: the sink hashes and updates at about 150 M rows/s over
- * all cores plus the bytes at 10 GB/s. GPU (H100, bench/results_aggperf.md): the key and
- * value columns are read once at AGG_GPU_BYTES_PER_S, plus AGG_GPU_FIXED_S of sampling,
- * launches and the count read-backs of one query. Transfers of host-resident input are
- * the scheduler's to add (placement.c: bytes / link bandwidth). */
-#define AGG_GPU_BYTES_PER_S 1.5e12
-#define AGG_GPU_FIXED_S 100e-6
+/* Seconds for `rows` rows. CPU: the sink hashes and updates at about 150 M rows/s per
+ * worker plus the bytes at 10 GB/s. GPU, measured on the H100 through the engine
+ * (bench/results_aggperf.md, 2^28 rows, GPU-resident): the key and value columns go
+ * through at about 95 GB/s with 1,000 groups and 50 GB/s with 2^24 (compute-bound
+ * kernels, not HBM), so AGG_GPU_BYTES_PER_S is 80 GB/s, plus AGG_GPU_FIXED_S for the
+ * sample read-back, launches and the count read-backs of one query. Transfers of
+ * host-resident input are the scheduler's to add (placement.c: bytes / link). */
+#define AGG_GPU_BYTES_PER_S 80e9
+#define AGG_GPU_FIXED_S 200e-6
 double sl__agg_cost(const sl_op_t *op, enum sl_device_kind kind, int64_t rows)
 {
     const struct agg_plan *p = sl_op_data(op);
