@@ -75,5 +75,11 @@ int bench_aggregate(int argc, char **argv);
 int bench_kmeans(int argc, char **argv);
 /* Memory-copy bandwidth: GB/s copied by `threads` threads memcpy-ing `bytes` in all. */
 double bench_memcpy_gbps(size_t bytes, int threads);
+/* GB/s of a device-to-device copy of `bytes` on GPU `ordinal`, read + write (median of
+ * 5 after a warm-up, CUDA events); 0 without CUDA or on failure (bench_gpu.c). */
+double bench_device_copy_gbps(int ordinal, size_t bytes);
+/* Adds the "phases" an operator reported in a query profile (sl_query_profile_json) to
+ * the current repeat of r. */
+void bench_profile_phases(struct bench_result *r, const char *profile);
 
 #endif /* SLUICE_CLI_BENCH_H */

@@ -165,10 +165,46 @@ int bench_run_plan(sl_engine_t *eng, sl_plan_t *plan, const char *output, int64_
             cli_fail("bench %s: %s", bench, q ? sl_query_errmsg(q) : sl_plan_errmsg(plan));
         else if (r == -1) /* checked once, outside the timed runs */
             rc = check(user, out, res);
-        else
+        else {
+            bench_profile_phases(res, sl_query_profile_json(q));
             bench_add(res, ms);
+        }
         sl_table_unref(out);
         sl_query_destroy(q);
     }
     return rc;
+}
+
+/* Phase names live as long as the process: the few distinct ones are kept here. */
+static const char *phase_name_keep(const char *p, size_t n)
+{
+    static char names[BENCH_MAX_PHASES][32];
+    static int n_names;
+    for (int i = 0; i < n_names; i++)
+        if (strlen(names[i]) == n && !strncmp(names[i], p, n))
+            return names[i];
+    if (n_names == BENCH_MAX_PHASES || n >= sizeof names[0])
+        return NULL;
+    memcpy(names[n_names], p, n);
+    names[n_names][n] = 0;
+    return names[n_names++];
+}
+
+void bench_profile_phases(struct bench_result *r, const char *profile)
+{
+    const char *p = profile;
+    while (p && (p = strstr(p, "\"phases\":{")) != NULL) {
+        p += 10;
+        while (*p == '"') {
+            const char *e = strchr(p + 1, '"');
+            if (!e || e[1] != ':')
+                return;
+            const char *name = phase_name_keep(p + 1, (size_t)(e - p - 1));
+            char *end;
+            double ms = strtod(e + 2, &end);
+            if (name)
+                bench_add_phase(r, name, ms);
+            p = *end == ',' ? end + 1 : end;
+        }
+    }
 }

@@ -394,3 +394,24 @@ void sl_task_progress(sl_task_t *t, int64_t rows, int64_t bytes)
     (void)rows;
     atomic_fetch_add_explicit(&t->q->bytes_done, bytes, memory_order_relaxed);
 }
+
+void sl__task_phase(sl_task_t *t, const char *name, double ms)
+{
+    struct sl__opstate *os = t ? t->os : NULL;
+    if (!os || !name)
+        return;
+    int expect = 0;
+    while (!atomic_compare_exchange_weak(&os->phase_lock, &expect, 1))
+        expect = 0;
+    int i = 0;
+    while (i < os->n_phases && strcmp(os->phase_name[i], name) != 0)
+        i++;
+    if (i == os->n_phases && i < SL__OP_PHASES) {
+        os->phase_name[i] = name;
+        os->phase_ms[i] = 0;
+        os->n_phases++;
+    }
+    if (i < os->n_phases)
+        os->phase_ms[i] += ms;
+    atomic_store(&os->phase_lock, 0);
+}

@@ -139,7 +139,7 @@ __global__ void __launch_bounds__(kThreads, PRE ? 1 : 2)
     const SAcc sst = {s};
     const GAcc gst = {tb};
     if (C > 0) {
-        smem_clear(s);
+        smem_clear(sp, s);
         __syncthreads();
     }
     const int64_t tile = (int64_t)kItems * blockDim.x;
@@ -172,8 +172,10 @@ __global__ void __launch_bounds__(kThreads, PRE ? 1 : 2)
             if (g >= 0) {
                 gidx[it] = g;
                 any_global = true;
-            } else {
+            } else if (overflow) {
                 overflow[atomicAdd(&tb.d_n[1], 1ull)] = (uint32_t)e[it];
+            } else {
+                atomicAdd(&tb.d_n[1], 1ull); /* counted only: the caller runs it again */
             }
         }
         if (!PRE)
@@ -416,7 +418,7 @@ __global__ void __launch_bounds__(kThreads)
     __syncthreads();
     const SAcc sst = {s};
     for (int round = 0;; round++) {
-        smem_clear(s);
+        smem_clear(sp, s);
         if (threadIdx.x == 0)
             fails = 0;
         __syncthreads();

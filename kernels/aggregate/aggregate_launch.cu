@@ -270,8 +270,7 @@ extern "C" cudaError_t sl_k_agg_update(const struct sl_k_agg_spec *sp,
                                        const struct sl_k_agg_table *spill, int shared_groups,
                                        int flags, cudaStream_t stream)
 {
-    if (!spec_ok(sp) || !in || in->n < 0 || in->n >= ((int64_t)1 << 32) || !tb || !ovf ||
-        !spill)
+    if (!spec_ok(sp) || !in || in->n < 0 || in->n >= ((int64_t)1 << 32) || !tb || !spill)
         return cudaErrorInvalidValue;
     if (in->n == 0)
         return cudaSuccess;

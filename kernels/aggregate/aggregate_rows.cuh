@@ -227,10 +227,25 @@ __device__ inline Smem smem_carve(const sl_k_agg_spec &sp, int C)
     return s;
 }
 
-__device__ inline void smem_clear(Smem &s)
+/* Empties the table and sets every group's states to their initial values, so that a
+ * new group only needs its keys written before it is published: the state updates of
+ * other threads never meet a plain write (and compute-sanitizer racecheck sees no
+ * hazard between them). The caller synchronizes the block after it. */
+__device__ inline void smem_clear(const sl_k_agg_spec &sp, Smem &s)
 {
     for (int i = threadIdx.x; i < 2 * s.C; i += blockDim.x)
         s.slots()[i] = 0;
+    for (int i = threadIdx.x; i < s.C; i += blockDim.x) {
+        s.rows()[i] = 0;
+        for (int a = 0; a < sp.n_aggs; a++) {
+            if (s.o_v0[a])
+                s.v0(a)[i] = v0_init(kind_of(sp.fn[a], sp.in_type[a]));
+            if (s.o_v1[a])
+                s.v1(a)[i] = 0;
+            if (s.o_nn[a])
+                s.nn(a)[i] = 0;
+        }
+    }
     if (threadIdx.x == 0)
         *s.n() = 0;
 }
@@ -245,25 +260,18 @@ __device__ __forceinline__ bool keys_eq(int nk, const volatile int64_t *stored, 
     return true;
 }
 
-/* New group in the shared table: keys and initial states, before it is published. */
+/* A new group's keys, before it is published (states were set by smem_clear). Written
+ * with atomic exchanges: readers of other threads load them only after seeing the
+ * published slot, and the atomics tell racecheck the writes are intended. */
 __device__ __forceinline__ void smem_init_group(const sl_k_agg_spec &sp, Smem &s, int lid,
                                                 const Key &key)
 {
 #pragma unroll
     for (int j = 0; j < kMaxK; j++)
         if (j < sp.n_keys)
-            s.keys()[j * s.C + lid] = key.k[j];
-    s.nulls()[lid] = key.nm;
-    s.rows()[lid] = 0;
-    for (int a = 0; a < sp.n_aggs; a++) {
-        int kd = kind_of(sp.fn[a], sp.in_type[a]);
-        if (s.o_v0[a])
-            s.v0(a)[lid] = v0_init(kd);
-        if (s.o_v1[a])
-            s.v1(a)[lid] = 0;
-        if (s.o_nn[a])
-            s.nn(a)[lid] = 0;
-    }
+            atomicExch((unsigned long long *)&s.keys()[j * s.C + lid],
+                       (unsigned long long)key.k[j]);
+    atomicExch(&s.nulls()[lid], key.nm);
 }
 
 /* Finds or adds the group of key in the shared table; -1 if it is full. */
@@ -289,9 +297,12 @@ __device__ __forceinline__ int smem_find(const sl_k_agg_spec &sp, Smem &s, const
                 return (int)lid;
             }
         }
-        while (v == kLock) { /* another thread, maybe of this warp, is writing the group */
-            __nanosleep(16);
-            v = *(volatile uint32_t *)&s.slots()[pos];
+        if (v == kLock) { /* another thread, maybe of this warp, is writing the group */
+            do {
+                __nanosleep(16);
+                v = *(volatile uint32_t *)&s.slots()[pos];
+            } while (v == kLock);
+            __threadfence_block(); /* its keys before ours are compared */
         }
         if (v != kTomb) {
             int lid = (int)v - 1;

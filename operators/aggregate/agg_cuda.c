@@ -1,18 +1,21 @@
 /* aggregate on a GPU (issue 7): the CUDA sink, finalize and source of the hash group-by.
  *
- * sink: each device batch goes through the host driver (agg_gpu.c): on the first batch a
- *   sample of the keys estimates the groups; few groups use the table method (per-block
- *   shared-memory pre-aggregation merged into a device hash table of the worker's local
- *   state, grown when it fills, so no row is lost), many use the partitioned method
- *   (each batch is radix-partitioned by hash into device buffers kept in local state).
- *   Device memory comes from sl_task_device_alloc, so the engine's GPU budget bounds it
- *   (over budget: SL_EBUDGET, a clear error). Each batch synchronizes once to read the
- *   table's group count.
+ * sink: each device batch goes through the host driver (agg_gpu.c), which only launches
+ *   kernels: on the first batch a sample of the keys estimates the groups (the one
+ *   synchronization of the sink); few groups use the table method (per-block
+ *   shared-memory pre-aggregation merged into a device hash table), many use the
+ *   partitioned method (each batch is radix-partitioned by hash into device buffers).
+ *   The table method keeps a reference to every batch: if the table turns out too
+ *   small (checked once, at finalize) the batches are aggregated again into a bigger
+ *   one, so no row is lost. Device memory comes from sl_task_device_alloc, so the
+ *   engine's GPU budget bounds it; a table the budget cannot hold is SL_EBUDGET.
  * combine (agg_hash.c): keeps the GPU locals.
- * finalize: writes the groups into a device batch (table: one kernel over the groups;
- *   partitioned: one block per partition aggregates it in shared memory, count ->
- *   allocate -> write), int64 sums that overflow write SL_EOVERFLOW to the task's status
- *   word, which fails the query; null key and null aggregate bitmaps are built on the GPU.
+ * finalize: reads the table's counters (growing and running again if needed), writes
+ *   the groups into a device batch (table: one kernel over the groups; partitioned: one
+ *   block per partition aggregates it in shared memory, count -> allocate -> write),
+ *   int64 sums that overflow write SL_EOVERFLOW to the task's status word, which fails
+ *   the query; null key and null aggregate bitmaps are built on the GPU. The phases
+ *   (sample, aggregate, retry, output; CUDA events) go to the query profile.
  * source: slices of that batch, on the GPU for GPU consumers or downloaded for host ones.
  *
  * Not on the GPU (can_run says no, the CPU sink runs): no key (a global aggregate), more
@@ -28,7 +31,37 @@
 
 struct agg_gpu_local {
     struct agg_gdrv drv;
+    sl_batch_t **kept;            /* table method: the batches, for a run into a bigger table */
+    int n_kept, cap_kept;
 };
+
+/* Drops the kept batches (after finalize, or when a failed query's states go). */
+void agg_gpu_local_release(struct agg_gpu_local *g)
+{
+    for (int i = 0; g && i < g->n_kept; i++)
+        sl_batch_unref(g->kept[i]);
+    if (g)
+        g->n_kept = 0;
+}
+
+static int keep_batch(sl_task_t *t, struct agg_gpu_local *g, sl_batch_t *b)
+{
+    if (g->n_kept == g->cap_kept) {
+        int cap = g->cap_kept ? 2 * g->cap_kept : 16;
+        sl_batch_t **nk = sl_task_alloc(t, (size_t)cap * sizeof *nk);
+        if (!nk)
+            return SL_ENOMEM;
+        if (g->n_kept)
+            memcpy(nk, g->kept, (size_t)g->n_kept * sizeof *nk);
+        if (g->kept)
+            sl_task_free(t, g->kept);
+        g->kept = nk;
+        g->cap_kept = cap;
+    }
+    sl_batch_ref(b);
+    g->kept[g->n_kept++] = b;
+    return SL_OK;
+}
 
 static void *dev_alloc(void *ctx, size_t bytes)
 {
@@ -53,8 +86,18 @@ static void host_free(void *ctx, void *p, size_t bytes)
         sl_task_free(ctx, p);
 }
 
+static int64_t budget_left(void *ctx)
+{
+    return sl_task_device_budget(ctx);
+}
+
 static int drv_failed(sl_task_t *t, const struct agg_gdrv *d, int rc)
 {
+    if (rc == AGG_GDRV_EBUDGET && d)
+        return sl_task_fail(t, SL_EBUDGET, "aggregate on the GPU: a table of %lld groups "
+                            "(%lld bytes) does not fit the GPU budget (%lld bytes left); "
+                            "place the aggregate on the CPU", (long long)d->need_groups,
+                            (long long)d->need_bytes, (long long)sl_task_device_budget(t));
     if (rc == AGG_GDRV_ENOMEM || !d)
         return sl_task_fail(t, SL_ENOMEM, "aggregate on the GPU: out of memory");
     return sl_task_fail(t, SL_EDEVICE, "aggregate on the GPU: %s: %s", d->what ? d->what : "?",
@@ -119,7 +162,8 @@ int agg_gpu_sink(sl_task_t *t)
     if (!ls->gpu) {
         struct sl_k_agg_spec sp;
         spec_of(p, &sp);
-        const struct agg_gdrv_mem mem = {dev_alloc, dev_free, host_alloc, host_free, t};
+        const struct agg_gdrv_mem mem = {dev_alloc, dev_free, host_alloc, host_free, t,
+                                         budget_left};
         if (!(ls->gpu = sl_task_alloc(t, sizeof *ls->gpu)))
             return SL_ENOMEM;
         if ((rc = agg_gdrv_init(&ls->gpu->drv, &sp, sl_task_stream(t), &mem)) < 0) {
@@ -143,6 +187,9 @@ int agg_gpu_sink(sl_task_t *t)
         if ((rc = agg_gdrv_add(d, &in)) < 0)
             return drv_failed(t, d, rc);
     }
+    /* The table method may run the batch again at finalize (agg_gdrv_output). */
+    if (d->mode == AGG_GDRV_TABLE && b->n_rows > 0)
+        return keep_batch(t, ls->gpu, b);
     return SL_OK;
 }
 
@@ -221,7 +268,13 @@ int agg_gpu_finalize(sl_task_t *t)
         sl_batch_unref(o.b);
         return drv_failed(t, d, rc);
     }
+    static const char *const names[AGG_PH_N] = {"gpu_sample", "gpu_aggregate", "gpu_retry",
+                                                  "gpu_output"};
+    for (int i = 0; i < AGG_PH_N; i++)
+        if (d->phase_ms[i] >= 0)
+            sl__task_phase(t, names[i], d->phase_ms[i]);
     agg_gdrv_free(d); /* the table and partitions are no longer needed */
+    agg_gpu_local_release(gs->gpu_locals[0]);
     for (int c = 0; c < p->n_keys + p->n_aggs; c++) {
         struct sl__col *col = &o.b->cols[c];
         col->null_count = col->validity ? nulls[c] : 0;

@@ -50,13 +50,18 @@ int agg_gdrv_init(struct agg_gdrv *d, const struct sl_k_agg_spec *spec, cudaStre
     d->stream = stream;
     d->mem = *mem;
     d->update_flags = agg_gdrv_update_flags;
+    for (int i = 0; i < AGG_PH_N; i++)
+        d->phase_ms[i] = -1;
     d->d_small = dalloc(d, 16 * sizeof(unsigned long long));
     return d->d_small ? AGG_GDRV_OK : AGG_GDRV_ENOMEM;
 }
 
+static void mark(struct agg_gdrv *d, int i);
+
 /* Picks the method from the distinct hashes of a sample of the first batch. */
 static int choose(struct agg_gdrv *d, const struct sl_k_agg_input *in)
 {
+    mark(d, AGG_EV_START);
     int64_t m = in->n < SAMPLE_ROWS ? in->n : SAMPLE_ROWS;
     size_t tb = 0;
     CU(d, sl_k_agg_sample_distinct(NULL, &tb, &d->spec, in, m, NULL, d->stream), "sample size");
@@ -71,16 +76,23 @@ static int choose(struct agg_gdrv *d, const struct sl_k_agg_input *in)
     if (rc < 0)
         return rc;
     d->g_est = sl_k_agg_estimate_groups(in->n, m, (int64_t)distinct);
+    mark(d, AGG_EV_AGG0);
     d->mode = d->force_mode ? d->force_mode
                             : d->g_est > (double)agg_gdrv_part_threshold ? AGG_GDRV_PART
                                                                          : AGG_GDRV_TABLE;
     return AGG_GDRV_OK;
 }
 
-/* A new cleared table of cap groups in *tb / *mem. */
+/* A new cleared table of cap groups in *tb / *mem; over the budget: AGG_GDRV_EBUDGET. */
 static int table_new(struct agg_gdrv *d, int64_t cap, struct sl_k_agg_table *tb, void **mem)
 {
-    *mem = dalloc(d, sl_k_agg_table_bytes(&d->spec, cap));
+    size_t bytes = sl_k_agg_table_bytes(&d->spec, cap);
+    if (d->mem.budget && (int64_t)bytes > d->mem.budget(d->mem.ctx)) {
+        d->need_bytes = (int64_t)bytes;
+        d->need_groups = cap;
+        return AGG_GDRV_EBUDGET;
+    }
+    *mem = dalloc(d, bytes);
     if (!*mem)
         return AGG_GDRV_ENOMEM;
     sl_k_agg_table_carve(&d->spec, cap, *mem, tb);
@@ -88,20 +100,13 @@ static int table_new(struct agg_gdrv *d, int64_t cap, struct sl_k_agg_table *tb,
     return AGG_GDRV_OK;
 }
 
-/* Replaces the table by one of new_cap groups holding the old one's and the spill's. */
-static int table_grow(struct agg_gdrv *d, int64_t new_cap)
+/* Launches the update of one kept input: no synchronization. Rows whose group finds no
+ * room are only counted (tb.d_n[1..3]); agg_gdrv_output checks the counters once and
+ * runs every kept input again into a bigger table if any is set. */
+static int table_launch(struct agg_gdrv *d, const struct sl_k_agg_input *in)
 {
-    struct sl_k_agg_table nt;
-    void *nm;
-    int rc = table_new(d, new_cap, &nt, &nm);
-    if (rc < 0)
-        return rc;
-    CU(d, sl_k_agg_table_merge(&d->spec, &d->tb, &nt, d->stream), "growing the table");
-    CU(d, sl_k_agg_table_merge(&d->spec, &d->spill, &nt, d->stream), "merging the spill");
-    dfree(d, d->tb_mem);
-    d->tb = nt;
-    d->tb_mem = nm;
-    d->grows++;
+    CU(d, sl_k_agg_update(&d->spec, in, &d->tb, NULL, &d->spill, d->shared_groups,
+                          d->update_flags, d->stream), "aggregating");
     return AGG_GDRV_OK;
 }
 
@@ -110,63 +115,83 @@ static int table_add(struct agg_gdrv *d, const struct sl_k_agg_input *in)
     int rc;
     if (!d->tb_mem) {
         int64_t cap = d->init_cap ? d->init_cap : (int64_t)(2 * d->g_est) + 1024;
-        int64_t scap = sl_k_agg_spill_cap(&d->spec, d->shared_groups);
-        if (scap < 0)
-            return d->cuerr = cudaErrorInvalidConfiguration, d->what = "spill size", AGG_GDRV_ECUDA;
+        /* The spill only absorbs shared groups of a full table (the pass is then run
+         * again), so one group is enough. */
         if ((rc = table_new(d, cap, &d->tb, &d->tb_mem)) < 0 ||
-            (rc = table_new(d, scap, &d->spill, &d->spill_mem)) < 0)
+            (rc = table_new(d, 1, &d->spill, &d->spill_mem)) < 0)
             return rc;
     }
-    if (in->n > d->ovf_cap) {
-        dfree(d, d->ovf);
-        d->ovf_cap = in->n;
-        if (!(d->ovf = dalloc(d, (size_t)in->n * 4)))
+    if (d->n_ins == d->cap_ins) {
+        int cap = d->cap_ins ? 2 * d->cap_ins : 16;
+        struct sl_k_agg_input *ni = d->mem.host_alloc(d->mem.ctx, (size_t)cap * sizeof *ni);
+        if (!ni)
             return AGG_GDRV_ENOMEM;
+        if (d->n_ins)
+            memcpy(ni, d->ins, (size_t)d->n_ins * sizeof *ni);
+        d->mem.host_free(d->mem.ctx, d->ins, (size_t)d->cap_ins * sizeof *ni);
+        d->ins = ni;
+        d->cap_ins = cap;
     }
-    CU(d, sl_k_agg_table_clear(&d->spill, d->stream), "clearing the spill");
-    CU(d, cudaMemsetAsync(d->tb.d_n + 1, 0, 3 * sizeof(unsigned long long), d->stream),
-       "zeroing counters");
-    CU(d, sl_k_agg_update(&d->spec, in, &d->tb, d->ovf, &d->spill, d->shared_groups,
-                          d->update_flags, d->stream), "aggregating");
+    d->ins[d->n_ins++] = *in;
+    return table_launch(d, in);
+}
+
+static int part_add(struct agg_gdrv *d, const struct sl_k_agg_input *in);
+
+/* Switches to the partitioned method: partitions every kept input (the table and its
+ * partial groups are dropped). */
+static int table_to_part(struct agg_gdrv *d, double groups)
+{
+    dfree(d, d->tb_mem);
+    d->tb_mem = NULL;
+    d->mode = AGG_GDRV_PART;
+    d->switched = 1;
+    d->g_est = groups;
+    int64_t rows = d->rows;
+    d->rows = 0; /* part_add numbers the rows of each batch from here */
+    for (int i = 0; i < d->n_ins; i++) {
+        int rc = part_add(d, &d->ins[i]);
+        if (rc < 0)
+            return rc;
+        d->rows += d->ins[i].n;
+    }
+    d->rows = rows;
+    return AGG_GDRV_OK;
+}
+
+/* After the last add: reads the table's counters (the one synchronization of the table
+ * method) and, if some group found no room, runs every kept input again into a table
+ * four times bigger, until all fit or the budget cannot hold the table. */
+static int table_finish(struct agg_gdrv *d)
+{
     unsigned long long n[4];
-    if ((rc = sync_read(d, n, d->tb.d_n, sizeof n, "reading the group count")) < 0)
-        return rc;
-    if (n[3])
-        return d->cuerr = cudaErrorUnknown, d->what = "groups lost (spill table too small)",
-               AGG_GDRV_ECUDA;
-    d->groups = n[0] < (unsigned long long)d->tb.cap ? (int64_t)n[0] : d->tb.cap;
-    if (n[1] == 0 && n[2] == 0)
-        return AGG_GDRV_OK;
-    /* The table filled up: grow it to hold everything this batch may still add (at least
-     * doubling), merging the old table and the spilled shared groups, then replay the
-     * rows that found no room; they cannot overflow the grown table. */
-    int64_t need = d->groups + (int64_t)n[1] + (int64_t)n[2];
-    if ((rc = table_grow(d, 2 * d->tb.cap > need ? 2 * d->tb.cap : need)) < 0)
-        return rc;
-    if (n[1] > 0) {
-        struct sl_k_agg_input cur = *in;
-        cur.n = (int64_t)n[1];
-        /* The replay appends to the overflow list if anything overflows, so it reads a copy. */
-        uint32_t *copy = dalloc(d, (size_t)cur.n * 4);
-        if (!copy)
-            return AGG_GDRV_ENOMEM;
-        CU(d, cudaMemcpyAsync(copy, d->ovf, (size_t)cur.n * 4, cudaMemcpyDeviceToDevice,
-                              d->stream), "copying the overflow list");
-        cur.d_rowidx = copy;
-        d->replayed += cur.n;
+    int rc;
+    for (;;) {
+        if ((rc = sync_read(d, n, d->tb.d_n, sizeof n, "reading the group count")) < 0)
+            return rc;
+        if (!n[1] && !n[2] && !n[3])
+            break;
+        /* The sample saw far fewer groups than there are (a skewed head hides the tail):
+         * a table past the partitioned method's threshold would need several runs, so
+         * the kept inputs are partitioned instead (one pass) and output that way. */
+        if (4 * d->tb.cap > agg_gdrv_part_threshold && !d->force_mode)
+            /* At most the table's groups plus one per row or group that found no room. */
+            return table_to_part(d, (double)d->tb.cap + (double)(n[1] + n[2] + n[3]));
+        /* More groups than rows cannot be: that bound ends the loop. */
+        int64_t cap = 4 * d->tb.cap < d->rows + 16 ? 4 * d->tb.cap : d->rows + 16;
+        dfree(d, d->tb_mem);
+        d->tb_mem = NULL;
+        if ((rc = table_new(d, cap, &d->tb, &d->tb_mem)) < 0)
+            return rc;
         CU(d, sl_k_agg_table_clear(&d->spill, d->stream), "clearing the spill");
-        CU(d, cudaMemsetAsync(d->tb.d_n + 1, 0, 3 * sizeof(unsigned long long), d->stream),
-           "zeroing counters");
-        CU(d, sl_k_agg_update(&d->spec, &cur, &d->tb, d->ovf, &d->spill, d->shared_groups,
-                              d->update_flags, d->stream), "replaying rows");
-        dfree(d, copy);
+        d->grows++;
+        for (int i = 0; i < d->n_ins; i++) {
+            d->replayed += d->ins[i].n;
+            if ((rc = table_launch(d, &d->ins[i])) < 0)
+                return rc;
+        }
     }
-    if ((rc = sync_read(d, n, d->tb.d_n, sizeof n, "reading the group count")) < 0)
-        return rc;
-    d->groups = (int64_t)n[0];
-    if (n[1] || n[2] || n[3])
-        return d->cuerr = cudaErrorUnknown, d->what = "rows overflowed a grown table",
-               AGG_GDRV_ECUDA;
+    d->groups = n[0] < (unsigned long long)d->tb.cap ? (int64_t)n[0] : d->tb.cap;
     return AGG_GDRV_OK;
 }
 
@@ -335,17 +360,46 @@ static int part_output(struct agg_gdrv *d, agg_gdrv_out_fn fn, void *ctx, int32_
     return rc;
 }
 
+/* Phase events (timing only: a failure to record one is not an error). */
+static void mark(struct agg_gdrv *d, int i)
+{
+    if (!d->ev[i] && cudaEventCreate(&d->ev[i]) != cudaSuccess) {
+        d->ev[i] = NULL;
+        return;
+    }
+    if (cudaEventRecord(d->ev[i], d->stream) == cudaSuccess)
+        d->ev_set |= 1u << i;
+}
+
+static double span_ms(const struct agg_gdrv *d, int a, int b)
+{
+    float ms = 0;
+    if ((d->ev_set >> a & 1) && (d->ev_set >> b & 1) &&
+        cudaEventElapsedTime(&ms, d->ev[a], d->ev[b]) == cudaSuccess)
+        return ms;
+    return -1;
+}
+
 int agg_gdrv_output(struct agg_gdrv *d, agg_gdrv_out_fn fn, void *ctx, int32_t *d_status,
                     int64_t *n_groups, int64_t *h_null_count)
 {
-    int nc = d->spec.n_keys + d->spec.n_aggs, rc;
+    int nc = d->spec.n_keys + d->spec.n_aggs, rc = AGG_GDRV_OK;
     struct sl_k_agg_out out;
     memset(&out, 0, sizeof out);
     out.d_null_count = d->d_small;
     *n_groups = 0;
+    mark(d, AGG_EV_AGG1);
     if (d->mode == AGG_GDRV_PART) {
+        mark(d, AGG_EV_RETRY);
         rc = part_output(d, fn, ctx, d_status, &out, n_groups);
-    } else {
+    } else if (d->tb_mem && (rc = table_finish(d)) < 0) {
+        return rc;
+    }
+    if (d->mode == AGG_GDRV_PART && d->switched) {
+        mark(d, AGG_EV_RETRY);
+        rc = part_output(d, fn, ctx, d_status, &out, n_groups);
+    } else if (d->mode != AGG_GDRV_PART) {
+        mark(d, AGG_EV_RETRY);
         int64_t n = d->tb_mem ? d->groups : 0;
         if ((rc = out_prepare(d, fn, ctx, n, &out)) < 0)
             return rc;
@@ -356,11 +410,16 @@ int agg_gdrv_output(struct agg_gdrv *d, agg_gdrv_out_fn fn, void *ctx, int32_t *
     }
     if (rc < 0)
         return rc;
+    mark(d, AGG_EV_OUT);
     unsigned long long h[SL_K_AGG_MAX_KEYS + SL_K_AGG_MAX_AGGS];
     if ((rc = sync_read(d, h, d->d_small, (size_t)nc * 8, "reading null counts")) < 0)
         return rc;
     for (int c = 0; c < nc; c++)
         h_null_count[c] = (int64_t)h[c];
+    d->phase_ms[AGG_PH_SAMPLE] = span_ms(d, AGG_EV_START, AGG_EV_AGG0);
+    d->phase_ms[AGG_PH_AGGREGATE] = span_ms(d, AGG_EV_AGG0, AGG_EV_AGG1);
+    d->phase_ms[AGG_PH_RETRY] = span_ms(d, AGG_EV_AGG1, AGG_EV_RETRY);
+    d->phase_ms[AGG_PH_OUTPUT] = span_ms(d, AGG_EV_RETRY, AGG_EV_OUT);
     return AGG_GDRV_OK;
 }
 
@@ -368,7 +427,11 @@ void agg_gdrv_free(struct agg_gdrv *d)
 {
     dfree(d, d->tb_mem);
     dfree(d, d->spill_mem);
-    dfree(d, d->ovf);
+    if (d->ins)
+        d->mem.host_free(d->mem.ctx, d->ins, (size_t)d->cap_ins * sizeof *d->ins);
+    for (int i = 0; i < AGG_EV_N; i++)
+        if (d->ev[i])
+            cudaEventDestroy(d->ev[i]);
     for (int i = 0; i < d->n_parts; i++)
         dfree(d, d->parts[i].mem);
     if (d->parts)

@@ -1,10 +1,16 @@
 /* The host side of the GPU group-by (agg_gpu.c): chooses between the table and the
- * partitioned method, grows the global table and replays rows that did not fit, keeps
- * the partitioned batches, and writes the result (count -> allocate -> write). It knows
- * nothing of the engine: memory comes from callbacks, so the operator (agg_cuda.c, task
- * device memory) and the standalone bench and kernel tests (bench/gpu/gpu_agg_bench.cu,
- * cudaMallocAsync) run the same code. Every call may synchronize its stream (to read a
- * group count). */
+ * partitioned method, keeps the partitioned batches, and writes the result (count ->
+ * allocate -> write). It knows nothing of the engine: memory comes from callbacks, so
+ * the operator (agg_cuda.c, task device memory) and the standalone bench and kernel
+ * tests (bench/gpu/gpu_agg_bench.cu, cudaMallocAsync) run the same code.
+ *
+ * Synchronization: the first agg_gdrv_add reads a sample's distinct count (once per
+ * driver); later adds only launch. The table method does not look at the table's
+ * counters until agg_gdrv_output: if some group found no room, every input is run
+ * again into a table four times bigger (so the inputs given to agg_gdrv_add must stay
+ * valid until agg_gdrv_output returns); past agg_gdrv_part_threshold groups the kept
+ * inputs are partitioned instead (the sample missed a skewed tail). agg_gdrv_output
+ * synchronizes to read counts. */
 #ifndef SLUICE_AGG_GPU_H
 #define SLUICE_AGG_GPU_H
 
@@ -19,7 +25,11 @@ extern "C" {
 #endif
 
 /* Results of agg_gdrv_* calls. */
-enum { AGG_GDRV_OK = 0, AGG_GDRV_ECUDA = -1, AGG_GDRV_ENOMEM = -2 };
+enum { AGG_GDRV_OK = 0, AGG_GDRV_ECUDA = -1, AGG_GDRV_ENOMEM = -2,
+       AGG_GDRV_EBUDGET = -3 /* a table of need_groups groups (need_bytes) is over budget */ };
+/* Phases timed with CUDA events (phase_ms, -1 where not timed). */
+enum { AGG_PH_SAMPLE, AGG_PH_AGGREGATE, AGG_PH_RETRY, AGG_PH_OUTPUT, AGG_PH_N };
+enum { AGG_EV_START, AGG_EV_AGG0, AGG_EV_AGG1, AGG_EV_RETRY, AGG_EV_OUT, AGG_EV_N };
 enum { AGG_GDRV_AUTO = 0, AGG_GDRV_TABLE = 1, AGG_GDRV_PART = 2 };
 
 struct agg_gdrv_mem {
@@ -28,6 +38,7 @@ struct agg_gdrv_mem {
     void *(*host_alloc)(void *ctx, size_t bytes);
     void (*host_free)(void *ctx, void *p, size_t bytes);
     void *ctx;
+    int64_t (*budget)(void *ctx);              /* device bytes left, or NULL: no limit */
 };
 
 struct agg_gdrv_part {
@@ -55,13 +66,18 @@ struct agg_gdrv {
     int64_t groups;               /* table: groups after the last add */
     struct sl_k_agg_table tb, spill;
     void *tb_mem, *spill_mem;
-    uint32_t *ovf;
-    int64_t ovf_cap;
+    struct sl_k_agg_input *ins;   /* table method: the inputs added (run again on growth) */
+    int n_ins, cap_ins;
     int64_t grows, replayed;      /* table growths and rows replayed (statistics) */
+    int64_t need_groups, need_bytes; /* AGG_GDRV_EBUDGET: the table that did not fit */
+    cudaEvent_t ev[AGG_EV_N];
+    unsigned ev_set;
+    double phase_ms[AGG_PH_N];    /* after agg_gdrv_output */
     int bits, any_nulls;
     struct agg_gdrv_part *parts;
     int n_parts, cap_parts;
     int64_t rounds_rerun;         /* partitioned output ran twice (count exceeded guess) */
+    int switched;                 /* the table overflowed past the threshold: partitioned */
 };
 
 /* Output columns for `rows` rows: fill out->d_cols and out->d_valid (NULL for columns

@@ -270,6 +270,17 @@ static void agg_fini_global(const sl_op_t *op, void *gstate)
     sl_batch_unref(gs->gpu_out);
 }
 
+#ifdef SL_HAVE_CUDA
+/* A failed query's GPU locals may still hold batches (finalize drops them otherwise). */
+static void agg_fini_local(const sl_op_t *op, void *gstate, void *lstate)
+{
+    (void)op, (void)gstate;
+    struct agg_local *ls = lstate;
+    if (ls && ls->gpu)
+        agg_gpu_local_release(ls->gpu);
+}
+#endif
+
 static int64_t agg_source_tasks(sl_task_t *t)
 {
     struct agg_global *gs = sl_task_gstate(t);
@@ -319,24 +330,28 @@ static int agg_source(sl_task_t *t)
     return sl_task_emit(t, b);
 }
 
-/* Seconds for `rows` rows: the CPU sink hashes and updates at about 150 M rows/s over all
- * cores plus the bytes at 10 GB/s; the GPU streams the columns at about 1.5 TB/s (of the
- * H100's 3 TB/s; bench/results_gpuagg.md) plus 50 us of launches and count reads per
- * morsel. Transfers are the scheduler's to add. */
+/* Seconds for `rows` rows. CPU: the sink hashes and updates at about 150 M rows/s per
+ * worker plus the bytes at 10 GB/s. GPU, measured on the H100 through the engine
+ * (bench/results_aggperf.md, 2^28 rows, GPU-resident): the key and value columns go
+ * through at about 95 GB/s with 1,000 groups and 50 GB/s with 2^24 (compute-bound
+ * kernels, not HBM), so AGG_GPU_BYTES_PER_S is 80 GB/s, plus AGG_GPU_FIXED_S for the
+ * sample read-back, launches and the count read-backs of one query. Transfers of
+ * host-resident input are the scheduler's to add (placement.c: bytes / link). */
+#define AGG_GPU_BYTES_PER_S 80e9
+#define AGG_GPU_FIXED_S 200e-6
 double sl__agg_cost(const sl_op_t *op, enum sl_device_kind kind, int64_t rows)
 {
     const struct agg_plan *p = sl_op_data(op);
+    if (!p || rows < 0)
+        return -1;
     double bytes = 0;
     for (int j = 0; j < p->n_keys; j++)
         bytes += (double)sl_type_width(p->key_types[j]);
     for (int a = 0; a < p->n_aggs; a++)
         if (p->aggs[a].col >= 0)
             bytes += (double)sl_type_width(p->aggs[a].in_type);
-    /* The GPU group-by has not passed its tests on a GPU yet (bench/RESULTS.md, session
-     * 2): "no idea" keeps automatic placement on the CPU; --placement gpu still uses it.
-     * TODO(#7): return 50e-6 + rows * bytes / 1.5e12 once it has. */
     if (kind == SL_DEVICE_CUDA)
-        return -1;
+        return AGG_GPU_FIXED_S + (double)rows * bytes / AGG_GPU_BYTES_PER_S;
     return (double)rows * (1.0 / 150e6 + bytes / 10e9);
 }
 
@@ -390,6 +405,9 @@ const struct sl_op_def sl__aggregate_def = {
     .global_state_bytes = sizeof(struct agg_global),
     .local_state_bytes = sizeof(struct agg_local),
     .fini_global = agg_fini_global,
+#ifdef SL_HAVE_CUDA
+    .fini_local = agg_fini_local,
+#endif
     .source_tasks = agg_source_tasks,
     .sink = &sink_phase,
     .combine = &combine_phase,

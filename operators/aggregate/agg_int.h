@@ -108,6 +108,8 @@ struct agg_global {
 };
 
 /* GPU implementations (agg_cuda.c, CUDA builds only). */
+/* Drops the batches a GPU local keeps (agg_cuda.c); NULL is fine. */
+void agg_gpu_local_release(struct agg_gpu_local *g);
 int agg_gpu_sink_can_run(const sl_task_t *t);
 int agg_gpu_sink(sl_task_t *t);
 int agg_gpu_finalize_can_run(const sl_task_t *t);

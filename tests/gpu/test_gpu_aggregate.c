@@ -67,6 +67,18 @@ static void k_free(void *ctx, void *p)
     CU(cudaFreeAsync(p, g_stream));
 }
 
+/* Device bytes the kernel-level driver may still take (0: no limit). */
+static int64_t g_budget, g_last_grows, g_last_need, g_last_switched;
+/* When set, the method threshold used by the adds (then set back before the output):
+ * makes the sample's choice wrong on purpose. */
+static int64_t g_add_threshold;
+
+static int64_t k_budget(void *ctx)
+{
+    (void)ctx;
+    return g_budget ? g_budget : INT64_MAX;
+}
+
 static void *h_alloc(void *ctx, size_t b)
 {
     (void)ctx;
@@ -128,13 +140,16 @@ static int32_t kernel_run(int64_t n, int64_t groups, int mode, int shared, int b
     struct sl_k_agg_spec sp = {.n_keys = 1, .key_type = {SL_K_I32}, .n_aggs = 2,
                                .fn = {SL_K_AGG_COUNT_STAR, SL_K_AGG_SUM},
                                .in_type = {SL_K_I64, SL_K_I64}};
-    const struct agg_gdrv_mem mem = {k_alloc, k_free, h_alloc, h_free, NULL};
+    const struct agg_gdrv_mem mem = {k_alloc, k_free, h_alloc, h_free, NULL, k_budget};
     struct agg_gdrv d;
     assert_int_equal(agg_gdrv_init(&d, &sp, g_stream, &mem), 0);
     d.force_mode = mode;
     d.shared_groups = shared;
     d.force_bits = bits;
     d.init_cap = init_cap;
+    int64_t saved_threshold = agg_gdrv_part_threshold;
+    if (g_add_threshold)
+        agg_gdrv_part_threshold = g_add_threshold;
     for (int b = 0; b < batches; b++) {
         int64_t lo = n * b / batches, hi = n * (b + 1) / batches;
         struct sl_k_agg_input in;
@@ -143,13 +158,31 @@ static int32_t kernel_run(int64_t n, int64_t groups, int mode, int shared, int b
         in.keys[0].d_data = dk + lo;
         in.vals[1].d_data = dv + lo;
         int rc = agg_gdrv_add(&d, &in);
+        if (rc == AGG_GDRV_EBUDGET)
+            break;
         if (rc)
             fail_msg("add: %d (%s: %s)", rc, d.what, cudaGetErrorName(d.cuerr));
     }
     struct kout o;
     memset(&o, 0, sizeof o);
     int64_t ng = -1, nulls[3];
-    int rc = agg_gdrv_output(&d, kout_fn, &o, d_status, &ng, nulls);
+    agg_gdrv_part_threshold = saved_threshold;
+    int rc = d.need_groups ? AGG_GDRV_EBUDGET : agg_gdrv_output(&d, kout_fn, &o, d_status, &ng, nulls);
+    g_last_switched = d.switched;
+    g_last_grows = d.grows;
+    g_last_need = d.need_groups;
+    if (rc == AGG_GDRV_EBUDGET) { /* the table the groups need is over the budget */
+        for (int c = 0; c < 3; c++) {
+            k_free(NULL, o.cols[c]);
+            k_free(NULL, o.valid[c]);
+        }
+        agg_gdrv_free(&d);
+        CU(cudaStreamSynchronize(g_stream));
+        assert_int_equal(g_live, 0);
+        cudaFree(dk), cudaFree(dv), cudaFree(d_status);
+        free(hk), free(hv), free(rc_cnt), free(rc_sum);
+        return AGG_GDRV_EBUDGET;
+    }
     if (rc)
         fail_msg("output: %d (%s: %s)", rc, d.what, cudaGetErrorName(d.cuerr));
     int32_t status;
@@ -211,6 +244,30 @@ SL_TEST(kernel_methods)
     assert_int_equal(kernel_run(300000, 5000, AGG_GDRV_TABLE, -1, 0, 0, 1, 0), 0);
     assert_int_equal(kernel_run(300000, 50000, AGG_GDRV_TABLE, 16, 0, 64, 3, 0), 0);
     assert_int_equal(kernel_run(300000, 50000, AGG_GDRV_PART, 0, 1, 0, 2, 0), 0);
+}
+
+/* A table sized from the sample that turns out too small (forced tiny here) is checked
+ * once at the end and every batch runs again into a bigger one: exact results, no row
+ * lost; a table the budget cannot hold is AGG_GDRV_EBUDGET, nothing leaked. */
+SL_TEST(kernel_table_too_small_runs_again)
+{
+    NEED_GPU();
+    kernel_setup();
+    assert_int_equal(kernel_run(400000, 60000, AGG_GDRV_TABLE, 0, 0, 64, 7, 0), 0);
+    assert_true(g_last_grows >= 2); /* 64 -> 256 -> ... -> 65536 */
+    assert_int_equal(kernel_run(400000, 3000, AGG_GDRV_TABLE, 0, 0, 0, 9, 0), 0);
+    assert_int_equal(g_last_grows, 0); /* the sampled estimate was enough */
+    /* The sample chose the table (threshold raised for the adds); at the end the table
+     * is past the real threshold: the kept batches are partitioned instead. */
+    g_add_threshold = (int64_t)1 << 40;
+    assert_int_equal(kernel_run(400000, 150000, AGG_GDRV_AUTO, 0, 0, 64, 5, 0), 0);
+    assert_int_equal(g_last_switched, 1);
+    g_add_threshold = 0;
+    g_budget = (int64_t)1 << 20;
+    assert_int_equal(kernel_run(400000, 60000, AGG_GDRV_TABLE, 0, 0, 1024, 3, 0),
+                     AGG_GDRV_EBUDGET);
+    assert_true(g_last_need > 1024);
+    g_budget = 0;
 }
 
 SL_TEST(kernel_int64_overflow_in_status_word)
@@ -363,10 +420,13 @@ static struct orow *rows_of(sl_table_t *t, int nk, int64_t *n)
     return r;
 }
 
+static int64_t g_morsel_gpu; /* GPU morsel rows of new engines (0: default) */
+
 static sl_engine_t *engine(enum sl_placement pl, int64_t gpu_mem)
 {
     struct sl_engine_config cfg;
     sl_engine_config_init(&cfg);
+    cfg.morsel_rows_gpu = g_morsel_gpu;
     cfg.n_threads = 2;
     cfg.placement = pl;
     cfg.gpu_mem_limit = gpu_mem;
@@ -532,5 +592,39 @@ SL_TEST(op_int64_overflow_fails_and_engine_stays_usable)
     sl_engine_mem_stats(gpu, &ms);
     assert_int_equal(ms.gpu_in_use, 0);
     sl_engine_close(gpu);
+    sl_table_unref(in);
+}
+
+/* Many device batches (small GPU morsels): the sink only launches, the table method
+ * keeps every batch; results equal the CPU's. */
+SL_TEST(op_many_batches)
+{
+    NEED_GPU();
+    g_morsel_gpu = 3000;
+    struct tspec s = {.rows = 700000, .groups = 1000, .seed = 10};
+    check(&s, "keys=k " ALL_AGGS, 1, 0);
+    check(&s, "keys=k aggs=\"count(*), sum(vl)\"", 1, 1);
+    struct tspec z = {.rows = 500000, .groups = 200000, .zipf = 0.8, .seed = 11};
+    check(&z, "keys=k aggs=\"count(*), sum(vl)\"", 1, 1);
+    g_morsel_gpu = 0;
+}
+
+/* Automatic placement puts a large group-by on the GPU (sl__agg_cost) and its phases
+ * reach the query profile. */
+SL_TEST(op_auto_placement_picks_gpu)
+{
+    NEED_GPU();
+    struct tspec s = {.rows = 4000000, .groups = 1000, .seed = 12};
+    sl_table_t *in = make(&s), *out;
+    sl_engine_t *e = engine(SL_PLACE_AUTO, 0);
+    int on_gpu = 0;
+    char msg[256];
+    int rc = run(e, in, "keys=k aggs=\"count(*), sum(vl)\"", 0, &out, &on_gpu, msg, sizeof msg);
+    printf("auto placement: rc %d on_gpu %d %s\n", rc, on_gpu, msg);
+    assert_int_equal(rc, SL_OK);
+    assert_int_equal(on_gpu, 1);
+    assert_int_equal(sl_table_num_rows(out), 1000);
+    sl_table_unref(out);
+    sl_engine_close(e);
     sl_table_unref(in);
 }

@@ -107,7 +107,8 @@ void sl_k_agg_table_carve(const struct sl_k_agg_spec *spec, int64_t cap, void *d
 cudaError_t sl_k_agg_table_clear(const struct sl_k_agg_table *tb, cudaStream_t stream);
 
 /* Aggregates `in` into tb (method table). Rows whose group cannot be added (tb full) get
- * their index appended to d_overflow_rows (room for in->n; tb->d_n[1] counts them); a
+ * their index appended to d_overflow_rows (room for in->n; tb->d_n[1] counts them; NULL:
+ * only counted, for a caller that runs all rows again into a bigger table); a
  * block's shared-table groups that cannot be merged go to `spill` (a table of at least
  * sl_k_agg_spill_cap() groups, cleared by the caller; tb->d_n[2] counts them). Either may
  * only happen when tb->d_n[0] reaches tb->cap. shared_groups: capacity of each block's

@@ -11,7 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "aggregate/agg_int.h"
 #include "internal.h"
+#include "plan_int.h"
 #include "sl_test.h"
 
 static uint64_t rng = 88172645463325252ull;
@@ -562,5 +564,39 @@ SL_TEST(agg_bad_options)
     tcol_free(&c[0]);
     tcol_free(&c[1]);
     sl_engine_close(e);
+    assert_no_leaks();
+}
+
+/* The sink's cost estimates (seconds) let automatic placement choose the GPU for a large
+ * group-by: per row the GPU's compute beats even 16 CPU workers, and 2 workers also with
+ * the host-to-GPU copy at 25 GB/s that placement.c adds; a tiny one stays on the CPU. */
+SL_TEST(agg_cost_prefers_gpu_for_large_inputs)
+{
+    struct tcol c[2];
+    tcol_alloc(&c[0], "k", SL_TYPE_INT32, 4);
+    tcol_alloc(&c[1], "v", SL_TYPE_INT64, 4);
+    sl_table_t *t = make_table(c, 2, 4, 0);
+    sl_plan_t *p;
+    SL_ASSERT_OK(sl_plan_create(&p));
+    int s, o;
+    SL_ASSERT_OK(sl_plan_add_table(p, t, &s));
+    SL_ASSERT_OK(sl_plan_add(p, "aggregate", &s, 1, "keys=k aggs=\"count(*), sum(v)\"", &o));
+    const sl_op_t *op = p->nodes[o];
+    const double rows = (double)((int64_t)1 << 28);
+    double cpu = sl__agg_cost(op, SL_DEVICE_CPU, (int64_t)rows);
+    double gpu = sl__agg_cost(op, SL_DEVICE_CUDA, (int64_t)rows);
+    printf("2^28 rows: cpu %.4f s (one worker), gpu %.4f s\n", cpu, gpu);
+    assert_true(gpu > 0 && cpu > 0);
+    /* The GPU's compute beats 16 workers; with the upload at 25 GB/s it beats 2. */
+    assert_true(gpu < cpu / 16);
+    assert_true(gpu + rows * 12 / 25e9 < cpu / 2);
+    /* At least the bytes at the H100's peak bandwidth; near the measured 34-65 ms. */
+    assert_true(gpu >= rows * 12 / 3.35e12 && gpu > 0.02 && gpu < 0.1);
+    assert_true(sl__agg_cost(op, SL_DEVICE_CUDA, 10) > sl__agg_cost(op, SL_DEVICE_CPU, 10));
+    assert_true(sl__agg_cost(op, SL_DEVICE_CUDA, -1) < 0);
+    sl_plan_destroy(p);
+    sl_table_unref(t);
+    tcol_free(&c[0]);
+    tcol_free(&c[1]);
     assert_no_leaks();
 }
