@@ -9,6 +9,8 @@
 #include "sched_int.h"
 #include "trace.h"
 
+#define SL__OP_PHASES 8
+
 /* Per-node state of one query. */
 struct sl__opstate {
     struct sl_op *op;
@@ -23,6 +25,9 @@ struct sl__opstate {
     _Atomic int64_t kernel_ns, h2d_ns, d2h_ns; /* GPU time of tasks whose first GPU stage
                                                   is this node (from CUDA events) */
     _Atomic int64_t bytes_h2d, bytes_d2h;
+    /* named phases an operator reports (sl_task_phase_time) */
+    const char *_Atomic phase_name[SL__OP_PHASES];
+    _Atomic int64_t phase_ns[SL__OP_PHASES];
 };
 
 /* source -> chain of streaming nodes -> sink */

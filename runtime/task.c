@@ -389,6 +389,28 @@ int32_t *sl_task_status(const sl_task_t *t)
     return t->status;
 }
 
+void sl_task_phase_time(sl_task_t *t, const char *name, double ms)
+{
+    if (!t || !name)
+        return;
+    struct sl__opstate *os = t->os;
+    for (int i = 0; i < SL__OP_PHASES; i++) {
+        const char *have = atomic_load(&os->phase_name[i]);
+        if (!have) {
+            const char *none = NULL;
+            if (atomic_compare_exchange_strong(&os->phase_name[i], &none, name))
+                have = name;
+            else
+                have = none; /* another task took the slot: maybe for the same name */
+        }
+        if (have == name || strcmp(have, name) == 0) {
+            atomic_fetch_add_explicit(&os->phase_ns[i], (int64_t)(ms * 1e6),
+                                      memory_order_relaxed);
+            return;
+        }
+    }
+}
+
 void sl_task_progress(sl_task_t *t, int64_t rows, int64_t bytes)
 {
     (void)rows;
