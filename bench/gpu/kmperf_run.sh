@@ -28,6 +28,7 @@ step() {
 }
 TAIL=2 step op_bench 45 $C/cli/sluice bench kmeans --points 2^26 --dims 16 --k 64 --iters 5 --placement gpu --resident device --json
 TAIL=2 step op_bench20 45 $C/cli/sluice bench kmeans --points 2^26 --dims 16 --k 64 --iters 20 --repeat 3 --placement gpu --resident device --json
+TAIL=2 step op_bench_tc 45 env SLUICE_KMEANS_METHOD=3 $C/cli/sluice bench kmeans --points 2^26 --dims 16 --k 64 --iters 5 --placement gpu --resident device --json
 TAIL=8 step kbench 40 env KM_FIRST_SHAPE=1 $G/gpu_kmeans_bench bench 26
 TAIL=8 step kbench_shared 40 env KM_FIRST_SHAPE=1 $G/gpu_kmeans_bench_shared bench 26
 TAIL=3 step check 50 $G/gpu_kmeans_bench check 16
@@ -35,6 +36,7 @@ grep -c '^ok' "$O/check.log"; grep '^FAIL' "$O/check.log" | head -20
 for c in $($C/tests/test_gpu_kmeans --list 2>/dev/null); do
   TAIL=2 step "t_$c" 40 env SLUICE_TEST=1 $C/tests/test_gpu_kmeans "$c"
 done
+TAIL=2 step t_op_tc 40 env SLUICE_TEST=1 SLUICE_KMEANS_METHOD=3 $C/tests/test_gpu_kmeans op_d16_k64_init_modes
 TAIL=3 step memcheck 40 compute-sanitizer --tool memcheck --leak-check no $G/gpu_kmeans_bench tiny
 TAIL=3 step racecheck 40 compute-sanitizer --tool racecheck --racecheck-report all $G/gpu_kmeans_bench tiny
 TAIL=3 step memcheck_op 40 env SLUICE_TEST=1 compute-sanitizer --tool memcheck --leak-check no $C/tests/test_gpu_kmeans op_small_k1_and_given

@@ -27,6 +27,7 @@
  * Not on the GPU (can_run says no, the CPU finalize runs after moving the batches to
  * host memory): float64 features. */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -137,6 +138,10 @@ static int gk_alloc(sl_task_t *t, const struct km_plan *p, const struct km_globa
 {
     size_t kd = (size_t)p->k * p->d;
     s->method = sl_k_kmeans_pick(p->d, p->k);
+    /* benchmarking only: $SLUICE_KMEANS_METHOD (an SL_K_KMEANS_* number) where it can run */
+    const char *force = getenv("SLUICE_KMEANS_METHOD");
+    if (force && sl_k_kmeans_supported(atoi(force), p->d, p->k))
+        s->method = atoi(force);
     int64_t most = 0;
     for (int64_t i = 0; i < g->in[0].n; i++)
         if (g->in[0].v[i].batch->n_rows > most)
