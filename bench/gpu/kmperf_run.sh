@@ -27,7 +27,6 @@ step() {
   tar czf "$OUTDIR/logs.tar.gz" -C "$O" . 2>/dev/null
 }
 TAIL=2 step op_bench 45 $C/cli/sluice bench kmeans --points 2^26 --dims 16 --k 64 --iters 5 --placement gpu --resident device --json
-TAIL=2 step op_bench20 45 $C/cli/sluice bench kmeans --points 2^26 --dims 16 --k 64 --iters 20 --repeat 3 --placement gpu --resident device --json
 TAIL=2 step op_bench_tc 45 env SLUICE_KMEANS_METHOD=3 $C/cli/sluice bench kmeans --points 2^26 --dims 16 --k 64 --iters 5 --placement gpu --resident device --json
 TAIL=8 step kbench 40 env KM_FIRST_SHAPE=1 $G/gpu_kmeans_bench bench 26
 TAIL=8 step kbench_shared 40 env KM_FIRST_SHAPE=1 $G/gpu_kmeans_bench_shared bench 26
@@ -40,5 +39,6 @@ TAIL=2 step t_op_tc 40 env SLUICE_TEST=1 SLUICE_KMEANS_METHOD=3 $C/tests/test_gp
 TAIL=3 step memcheck 40 compute-sanitizer --tool memcheck --leak-check no $G/gpu_kmeans_bench tiny
 TAIL=3 step racecheck 40 compute-sanitizer --tool racecheck --racecheck-report all $G/gpu_kmeans_bench tiny
 TAIL=3 step memcheck_op 40 env SLUICE_TEST=1 compute-sanitizer --tool memcheck --leak-check no $C/tests/test_gpu_kmeans op_small_k1_and_given
+TAIL=2 step op_bench20 45 $C/cli/sluice bench kmeans --points 2^26 --dims 16 --k 64 --iters 20 --repeat 3 --placement gpu --resident device --json
 TAIL=12 step kbench_all 60 $G/gpu_kmeans_bench bench 26
 grep -h '^{' "$O"/op_bench*.log "$O"/kbench*.log 2>/dev/null
