@@ -76,10 +76,11 @@ extern "C" int sl_k_kmeans_supported(int method, int d, int k)
     }
 }
 
-/* AUTO, from the H100 measurements (bench/RESULTS.md, 2^26 x 16, k = 64, first run:
- * fused 7.9 ms, tensor-core fused 18.9 ms, multi-pass 85.7 ms, tensor-core multi-pass
- * 112 ms; k = 1024: multi-pass 20.2 ms, tensor-core 121 ms): the float32 fused kernel
- * while its block state fits shared memory, else float32 multi-pass. */
+/* AUTO, from the H100 measurements (bench/RESULTS.md, 2^26 x 16, k = 64, ms per
+ * iteration; 2026-11-23 20:31 UTC with per-warp sums and 3xTF32: fused 6.27, tensor-core
+ * fused 11.9, multi-pass 85.7, tensor-core multi-pass 96.0; first run, k = 1024:
+ * multi-pass 20.2, tensor-core 121): the float32 fused kernel while its block state
+ * fits shared memory, else float32 multi-pass. */
 extern "C" int sl_k_kmeans_pick(int d, int k)
 {
     if (sl_k_kmeans_supported(SL_K_KMEANS_FUSED, d, k))

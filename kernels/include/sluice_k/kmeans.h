@@ -32,6 +32,8 @@
  *                          (2^-8 ||x|| max||c|| + float32 rounding), the point is
  *                          re-assigned exactly in float32 as FUSED does, so labels are
  *                          the float32 ones. Needs d >= 4 (padded to a multiple of 8).
+ *                          (The kernels now use 3xTF32, x.c = xl.ch + xh.cl + xh.ch, and
+ *                          a bound of 2^-14 (||x|| max||c|| + max||c||^2/2).)
  *   SL_K_KMEANS_AUTO       sl_k_kmeans_pick(d, k) (from measurements on an H100).
  * d <= 64 for all methods except MULTIPASS, which takes d up to SL_K_KMEANS_MAX_DIMS.
  *
@@ -70,6 +72,9 @@ int sl_k_kmeans_supported(int method, int d, int k);
 cudaError_t sl_k_kmeans_clear(double *d_sums, unsigned long long *d_counts, double *d_inertia,
                               int k, int d, cudaStream_t stream);
 
+/* Fused methods keep one copy of the block's partial sums per warp when the copies fit
+ * shared memory (no atomics: features across lanes, half-warp label collisions merged
+ * by a shuffle), else one copy for the block updated with shared atomics. */
 /* One assignment + accumulation step over n points; see above. h_cols: a host array of
  * d device pointers (the feature columns). */
 cudaError_t sl_k_kmeans_step_f32(void *d_temp, size_t *temp_bytes, const float *const *h_cols,
