@@ -23,6 +23,10 @@ struct bench_result {
     uint64_t checksum;
     int64_t peak_device_bytes;            /* -1 = not a GPU run */
     char device[160];
+    /* bench_run_plan copies the "phases" this operator reported in each timed query's
+     * profile (sl_task_phase_time) into the phases above; NULL = none */
+    const char *phase_op;
+    char phase_store[BENCH_MAX_PHASES][48]; /* names of phases read from a profile */
 };
 
 void bench_result_init(struct bench_result *r, int64_t input_rows);

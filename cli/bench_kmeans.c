@@ -4,9 +4,15 @@
  * generated outside the timed span; each repeat times one query (create, run, result);
  * time_ms is the total of the I iterations (plus the init, which picks K rows) and
  * ms_per_iter = time_ms / I.
- * The FMA floor: 2*N*D*K flops per iteration over the fp32 peak measured here with a
- * tight loop of independent 256-bit FMAs on every thread ("fma_gflops"; AVX2, the width
- * the operator uses), so floor_ms_per_iter = 2*N*D*K / peak. */
+ * The FMA floor on a CPU: 2*N*D*K flops per iteration over the fp32 peak measured here
+ * with a tight loop of independent 256-bit FMAs on every thread ("fma_gflops"; AVX2, the
+ * width the operator uses), so floor_ms_per_iter = 2*N*D*K / peak.
+ * On a GPU (--placement gpu): floor_ms_per_iter = max(N*D*4 bytes read / the device
+ * copy bandwidth measured here (cudaMemcpy device to device, read + write counted),
+ * 2*N*D*K / the fp32 peak derived from the device attributes (SMs x peak SM clock x FP32
+ * lanes per SM x 2; "peak_gflops")), "ratio" = ms_per_iter / floor, and the operator's
+ * phases (the query profile: init, assign, update, converge, output; totals of a query
+ * in ms) with "iter_ms" = (assign + update + converge) / I and its ratio to the floor. */
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -14,6 +20,64 @@
 #include <string.h>
 
 #include "bench.h"
+
+#ifdef SL_HAVE_CUDA
+#include <cuda_runtime_api.h>
+
+/* FP32 FMA lanes per SM by compute capability (CUDA C programming guide, throughput of
+ * arithmetic instructions): 64 for 6.0, 7.x and 8.0, 128 for the others (9.0: H100). */
+static int fp32_lanes(int major, int minor)
+{
+    if ((major == 6 && minor == 0) || major == 7 || (major == 8 && minor == 0))
+        return 64;
+    return 128;
+}
+
+struct gpu_floor {
+    double copy_gbps, peak_gflops;
+    int sms, clock_khz, lanes;
+};
+
+/* Device copy bandwidth (median of 5 copies of 1 GiB after a warm-up; read + write) and
+ * the derived fp32 peak of GPU 0. 0 where CUDA fails. */
+static void measure_gpu_floor(struct gpu_floor *f)
+{
+    memset(f, 0, sizeof *f);
+    int dev = 0, major = 0, minor = 0;
+    if (cudaSetDevice(dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&f->sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&f->clock_khz, cudaDevAttrClockRate, dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) != cudaSuccess)
+        return;
+    f->lanes = fp32_lanes(major, minor);
+    f->peak_gflops = (double)f->sms * f->clock_khz * 1e3 * f->lanes * 2 / 1e9;
+    const size_t bytes = (size_t)1 << 30;
+    void *a = NULL, *b = NULL;
+    cudaEvent_t e0 = NULL, e1 = NULL;
+    double ms[5];
+    int ok = cudaMalloc(&a, bytes) == cudaSuccess && cudaMalloc(&b, bytes) == cudaSuccess &&
+             cudaEventCreate(&e0) == cudaSuccess && cudaEventCreate(&e1) == cudaSuccess &&
+             cudaMemset(a, 1, bytes) == cudaSuccess &&
+             cudaMemcpy(b, a, bytes, cudaMemcpyDeviceToDevice) == cudaSuccess;
+    for (int r = 0; ok && r < 5; r++) {
+        float t = 0;
+        ok = cudaEventRecord(e0, 0) == cudaSuccess &&
+             cudaMemcpyAsync(b, a, bytes, cudaMemcpyDeviceToDevice, 0) == cudaSuccess &&
+             cudaEventRecord(e1, 0) == cudaSuccess && cudaEventSynchronize(e1) == cudaSuccess &&
+             cudaEventElapsedTime(&t, e0, e1) == cudaSuccess;
+        ms[r] = t;
+    }
+    if (ok)
+        f->copy_gbps = 2.0 * (double)bytes / (bench_median(ms, 5) * 1e6);
+    cudaFree(a);
+    cudaFree(b);
+    if (e0)
+        cudaEventDestroy(e0);
+    if (e1)
+        cudaEventDestroy(e1);
+}
+#endif
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -150,6 +214,48 @@ static int check_centroids(void *user, sl_table_t *out, struct bench_result *res
     return SL_OK;
 }
 
+static double phase_median(const struct bench_result *r, const char *name)
+{
+    for (int i = 0; i < r->n_phases; i++)
+        if (!strcmp(r->phase_names[i], name))
+            return bench_median(r->phase_ms[i], r->n);
+    return 0;
+}
+
+/* The JSON line of a GPU run: the GPU floor (see the top of the file). */
+static void print_gpu(const struct bench_result *res, int64_t n, int64_t d, int64_t k,
+                      int64_t iters, double inertia)
+{
+    double med = bench_median(res->ms, res->n), per = med / (double)iters;
+    double flops = 2.0 * (double)n * (double)d * (double)k, bytes = (double)n * d * 4;
+    double bw = 0, peak = 0;
+    int sms = 0, clk = 0, lanes = 0;
+#ifdef SL_HAVE_CUDA
+    struct gpu_floor f;
+    measure_gpu_floor(&f);
+    bw = f.copy_gbps;
+    peak = f.peak_gflops;
+    sms = f.sms;
+    clk = f.clock_khz;
+    lanes = f.lanes;
+#endif
+    double mem_ms = bw > 0 ? bytes / (bw * 1e6) : 0, fma_ms = peak > 0 ? flops / (peak * 1e6) : 0;
+    double floor = mem_ms > fma_ms ? mem_ms : fma_ms;
+    double iter_ms = (phase_median(res, "assign") + phase_median(res, "update") +
+                      phase_median(res, "converge")) / (double)iters;
+    char extra[640];
+    snprintf(extra, sizeof extra,
+             ",\"points\":%" PRId64 ",\"dims\":%" PRId64 ",\"k\":%" PRId64 ",\"iters\":%" PRId64
+             ",\"ms_per_iter\":%.3f,\"gflops\":%.1f,\"copy_gbps\":%.1f,\"peak_gflops\":%.1f"
+             ",\"sms\":%d,\"clock_mhz\":%.0f,\"fp32_lanes_per_sm\":%d,\"mem_floor_ms\":%.3f"
+             ",\"flop_floor_ms\":%.3f,\"floor_ms_per_iter\":%.3f,\"ratio\":%.2f"
+             ",\"iter_ms\":%.3f,\"iter_ratio\":%.2f,\"inertia\":%.6g",
+             n, d, k, iters, per, flops * iters / (med * 1e6), bw, peak, sms, clk / 1e3, lanes,
+             mem_ms, fma_ms, floor, floor > 0 ? per / floor : 0, iter_ms,
+             floor > 0 ? iter_ms / floor : 0, inertia);
+    bench_print_json("kmeans", res, extra);
+}
+
 int bench_kmeans(int argc, char **argv)
 {
     struct cli_common c;
@@ -216,10 +322,13 @@ int bench_kmeans(int argc, char **argv)
     bench_result_init(&res, n);
     bench_device_name(eng, c.placement, res.device, sizeof res.device);
     struct km_check chk = {d, k, 0};
+    res.phase_op = "kmeans";
     if (rc == SL_OK)
         rc = bench_run_plan(eng, plan, "centroids", repeat, "kmeans", &res, check_centroids, &chk);
     double inertia = chk.inertia;
-    if (rc == SL_OK) {
+    if (rc == SL_OK && c.placement == SL_PLACE_GPU) {
+        print_gpu(&res, n, d, k, iters, inertia);
+    } else if (rc == SL_OK) {
         int threads = sl_engine_num_threads(eng);
         double med = bench_median(res.ms, res.n);
         double peak = fma_gflops(threads);

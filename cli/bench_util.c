@@ -147,6 +147,37 @@ int bench_count_option(int argc, char **argv, int *i, const struct bench_count_o
     return 0;
 }
 
+/* The "phases":{...} of the first operator named r->phase_op in a query profile, as
+ * phases of the current repeat (the runtime's JSON: names without escapes). */
+static void phases_from_profile(struct bench_result *r, const char *prof)
+{
+    char key[80];
+    snprintf(key, sizeof key, "\"op\":\"%s\"", r->phase_op);
+    const char *s = strstr(prof, key);
+    const char *end = s ? strchr(s, '}') : NULL; /* end of the entry before "phases" */
+    s = s ? strstr(s, "\"phases\":{") : NULL;
+    if (!s || !end || s > end)
+        return;
+    s += strlen("\"phases\":{");
+    while (*s == '"') {
+        const char *q = strchr(s + 1, '"');
+        if (!q || q[1] != ':')
+            return;
+        char name[48];
+        snprintf(name, sizeof name, "%.*s", (int)(q - s - 1), s + 1);
+        char *after;
+        double ms = strtod(q + 2, &after);
+        int i = 0;
+        while (i < r->n_phases && strcmp(r->phase_names[i], name))
+            i++;
+        if (i == r->n_phases && i < BENCH_MAX_PHASES) /* phase_index keeps the pointer */
+            snprintf(r->phase_store[i], sizeof r->phase_store[i], "%s", name);
+        if (i < BENCH_MAX_PHASES)
+            bench_add_phase(r, i < r->n_phases ? r->phase_names[i] : r->phase_store[i], ms);
+        s = after + (*after == ',');
+    }
+}
+
 int bench_run_plan(sl_engine_t *eng, sl_plan_t *plan, const char *output, int64_t repeat,
                    const char *bench, struct bench_result *res, bench_check_fn check, void *user)
 {
@@ -166,7 +197,10 @@ int bench_run_plan(sl_engine_t *eng, sl_plan_t *plan, const char *output, int64_
         else if (r == -1) /* checked once, outside the timed runs */
             rc = check(user, out, res);
         else {
-            bench_profile_phases(res, sl_query_profile_json(q));
+            if (res->phase_op)
+                phases_from_profile(res, sl_query_profile_json(q));
+            else
+                bench_profile_phases(res, sl_query_profile_json(q));
             bench_add(res, ms);
         }
         sl_table_unref(out);

@@ -343,7 +343,8 @@ int sl__query_build_graph(struct sl_query *q)
 
 char *sl__query_profile(struct sl_query *q)
 {
-    size_t cap = 256 + (size_t)q->n_ops * (480 + SL__OP_PHASES * 48) + (size_t)q->n_pipes * 160, len = 0;
+    size_t cap = 256 + (size_t)q->n_ops * (500 + SL__OP_PHASES * 64) + (size_t)q->n_pipes * 160,
+           len = 0;
     char *s = sl__malloc(cap);
     if (!s)
         return NULL;
@@ -364,7 +365,7 @@ char *sl__query_profile(struct sl_query *q)
             "%s{\"node\":%d,\"op\":\"%s\",\"device\":\"%s\",\"tasks\":%" PRId64
             ",\"gpu_tasks\":%" PRId64 ",\"rows_in\":%" PRId64 ",\"rows_out\":%" PRId64
             ",\"busy_ms\":%.3f,\"kernel_ms\":%.3f,\"h2d_ms\":%.3f,\"d2h_ms\":%.3f"
-            ",\"bytes_h2d\":%" PRId64 ",\"bytes_d2h\":%" PRId64,
+            ",\"bytes_h2d\":%" PRId64 ",\"bytes_d2h\":%" PRId64 ",\"phases\":{",
             i ? "," : "", i < q->plan->n_nodes ? i : -1, os->op->def->name,
             dm == 3 ? "cpu+gpu" : dm == 2 ? "gpu" : "cpu", (int64_t)atomic_load(&os->tasks),
             (int64_t)atomic_load(&os->gpu_tasks), (int64_t)atomic_load(&os->rows_in),
@@ -372,15 +373,14 @@ char *sl__query_profile(struct sl_query *q)
             atomic_load(&os->kernel_ns) / 1e6, atomic_load(&os->h2d_ns) / 1e6,
             atomic_load(&os->d2h_ns) / 1e6, (int64_t)atomic_load(&os->bytes_h2d),
             (int64_t)atomic_load(&os->bytes_d2h));
-        /* Phases the operator reported (sl__task_phase), e.g. the GPU aggregate's. */
-        if (os->n_phases > 0) {
-            len += (size_t)snprintf(s + len, cap - len, ",\"phases\":{");
-            for (int k = 0; k < os->n_phases; k++)
-                len += (size_t)snprintf(s + len, cap - len, "%s\"%s\":%.3f", k ? "," : "",
-                                        os->phase_name[k], os->phase_ms[k]);
-            len += (size_t)snprintf(s + len, cap - len, "}");
+        for (int k = 0; k < SL__OP_PHASES && len < cap; k++) {
+            const char *name = atomic_load(&os->phase_name[k]);
+            if (name) /* names are the operator's literals: no JSON escaping needed */
+                len += (size_t)snprintf(s + len, cap - len, "%s\"%.40s\":%.3f", k ? "," : "",
+                                        name, atomic_load(&os->phase_ns[k]) / 1e6);
         }
-        len += (size_t)snprintf(s + len, cap - len, "}");
+        if (len < cap)
+            len += (size_t)snprintf(s + len, cap - len, "}}");
     }
     len += (size_t)snprintf(s + len, cap - len, "],\"pipelines\":[");
     for (int k = 0; k < q->n_pipes; k++) {

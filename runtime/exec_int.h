@@ -9,9 +9,9 @@
 #include "sched_int.h"
 #include "trace.h"
 
-/* Per-node state of one query. */
-#define SL__OP_PHASES 6
+#define SL__OP_PHASES 8
 
+/* Per-node state of one query. */
 struct sl__opstate {
     struct sl_op *op;
     void *gstate;
@@ -25,12 +25,9 @@ struct sl__opstate {
     _Atomic int64_t kernel_ns, h2d_ns, d2h_ns; /* GPU time of tasks whose first GPU stage
                                                   is this node (from CUDA events) */
     _Atomic int64_t bytes_h2d, bytes_d2h;
-    /* operator-reported phases (sl__task_phase), under the phase_lock spin lock (a few
-     * calls per query: calloc'd opstates need no lock set-up) */
-    _Atomic int phase_lock;
-    int n_phases;
-    const char *phase_name[SL__OP_PHASES];
-    double phase_ms[SL__OP_PHASES];
+    /* named phases an operator reports (sl_task_phase_time) */
+    const char *_Atomic phase_name[SL__OP_PHASES];
+    _Atomic int64_t phase_ns[SL__OP_PHASES];
 };
 
 /* source -> chain of streaming nodes -> sink */

@@ -190,10 +190,5 @@ int sl__builtin_register(sl_registry_t *reg);
 
 /* ---------------- engine-wide logging ---------------- */
 void sl__engine_log(sl_engine_t *eng, int level, const char *fmt, ...) SL__PRINTF(3, 4);
-/* Adds ms to the named phase of the task's operator (name: a string literal); the query
- * profile lists them per operator as "phases" (sums over the query). At most
- * SL__OP_PHASES names per operator; more are dropped. */
-struct sl_task;
-void sl__task_phase(struct sl_task *t, const char *name, double ms);
 
 #endif /* SLUICE_RUNTIME_INTERNAL_H */

@@ -389,29 +389,30 @@ int32_t *sl_task_status(const sl_task_t *t)
     return t->status;
 }
 
+void sl_task_phase_time(sl_task_t *t, const char *name, double ms)
+{
+    if (!t || !name)
+        return;
+    struct sl__opstate *os = t->os;
+    for (int i = 0; i < SL__OP_PHASES; i++) {
+        const char *have = atomic_load(&os->phase_name[i]);
+        if (!have) {
+            const char *none = NULL;
+            if (atomic_compare_exchange_strong(&os->phase_name[i], &none, name))
+                have = name;
+            else
+                have = none; /* another task took the slot: maybe for the same name */
+        }
+        if (have == name || strcmp(have, name) == 0) {
+            atomic_fetch_add_explicit(&os->phase_ns[i], (int64_t)(ms * 1e6),
+                                      memory_order_relaxed);
+            return;
+        }
+    }
+}
+
 void sl_task_progress(sl_task_t *t, int64_t rows, int64_t bytes)
 {
     (void)rows;
     atomic_fetch_add_explicit(&t->q->bytes_done, bytes, memory_order_relaxed);
-}
-
-void sl__task_phase(sl_task_t *t, const char *name, double ms)
-{
-    struct sl__opstate *os = t ? t->os : NULL;
-    if (!os || !name)
-        return;
-    int expect = 0;
-    while (!atomic_compare_exchange_weak(&os->phase_lock, &expect, 1))
-        expect = 0;
-    int i = 0;
-    while (i < os->n_phases && strcmp(os->phase_name[i], name) != 0)
-        i++;
-    if (i == os->n_phases && i < SL__OP_PHASES) {
-        os->phase_name[i] = name;
-        os->phase_ms[i] = 0;
-        os->n_phases++;
-    }
-    if (i < os->n_phases)
-        os->phase_ms[i] += ms;
-    atomic_store(&os->phase_lock, 0);
 }

@@ -202,6 +202,11 @@ SL_API sl_batch_t *sl_task_new_batch(sl_task_t *t, const sl_schema_t *schema, in
 SL_API int32_t *sl_task_status(const sl_task_t *t);
 /* Adds to the query's progress counters. */
 SL_API void sl_task_progress(sl_task_t *t, int64_t rows, int64_t bytes);
+/* Adds `ms` to the named phase of this task's operator: the query profile lists an
+ * operator's phases under "phases" (sl_query_profile_json). `name` must live as long as
+ * the query (a string literal); an operator has at most 8 names, further ones are
+ * dropped. Added in 0.2. */
+SL_API void sl_task_phase_time(sl_task_t *t, const char *name, double ms);
 /* The CUDA stream of a CUDA task (a cudaStream_t), NULL on CPU. */
 SL_API void *sl_task_stream(const sl_task_t *t);
 

@@ -64,16 +64,22 @@ __device__ __forceinline__ uint32_t to_tf32(float v)
 }
 
 /* Rows [c0, c0 + kc) of the centroids into shared memory with row stride SD (padding
- * features and rows zero), as TF32 bit patterns when TF; half norms (+inf for rows past
- * k, so padding never wins). */
+ * features and rows zero); with TF, as a TF32 pair hi + lo (s_c, s_lo: the 3xTF32 split,
+ * c = hi + lo to about 2^-21); half norms (+inf for rows past k, so padding never wins). */
 template <int D, int SD, bool TF>
-__device__ void load_chunk(float *s_c, float *s_hn, const float *__restrict__ cent, int d, int k,
-                           int c0, int kc)
+__device__ void load_chunk(float *s_c, float *s_lo, float *s_hn, const float *__restrict__ cent,
+                           int d, int k, int c0, int kc)
 {
     for (int e = threadIdx.x; e < kc * D; e += kThreads) {
         int r = e / D, j = e % D, c = c0 + r;
         float v = (c < k && j < d) ? cent[(int64_t)c * d + j] : 0.f;
-        s_c[r * SD + j] = TF ? __uint_as_float(to_tf32(v)) : v;
+        if (TF) {
+            float hi = __uint_as_float(to_tf32(v));
+            s_c[r * SD + j] = hi;
+            s_lo[r * SD + j] = __uint_as_float(to_tf32(v - hi));
+        } else {
+            s_c[r * SD + j] = v;
+        }
     }
     for (int r = threadIdx.x; r < kc; r += kThreads) {
         int c = c0 + r;
@@ -95,33 +101,104 @@ __device__ __forceinline__ void load_points(const Cols<D> &cols, int d, int64_t 
     }
 }
 
-/* The shared partial sums of a fused block: residual x - c per feature (row stride
- * D + 1, odd, so lanes with different labels hit different banks) and counts. */
-template <int D>
-__device__ __forceinline__ void fused_add(float *s_sum, unsigned *s_cnt, const float *cf, int d,
-                                          int l, const float (&x)[D])
+/* The partial sums of a fused block: residual x - c per feature (row stride D + 1, odd,
+ * so different labels spread over the banks) and counts, in nw copies of k * (D + 1)
+ * floats and k counts each: one per warp (nw = kWarps, written without atomics) when
+ * they fit shared memory, else one shared by the block (nw = 1, shared atomics). A warp
+ * adds its 32 staged points (wx: row stride SD, float32; wl: labels, -1 = none) with the
+ * features across the lanes (paper-004's Partitioned Features layout): one warp
+ * instruction touches the D features of G = 32 / D points. In a private copy the only
+ * lanes that can meet on an address are those of the G points of one step: with G = 2
+ * (D = 16) the two half-warps compare labels and the first adds both values; with G > 2
+ * (D < 16) they use shared atomics on the warp's copy; with G = 1 nothing collides. A
+ * float atomicAdd on shared memory is a compare-and-swap loop, so the shared copy
+ * (nw = 1) serializes whenever lanes or warps meet. */
+template <int D, int SD>
+__device__ __forceinline__ void warp_update(const float *wx, const int *wl, float *s_sum,
+                                            unsigned *s_cnt, const float *cf, int d, int k,
+                                            int nw)
 {
-    atomicAdd(&s_cnt[l], 1u);
+    constexpr int G = D >= 32 ? 1 : 32 / D; /* points per step */
+    constexpr int F = D > 32 ? D / 32 : 1;  /* features per lane */
+    const int lane = threadIdx.x & 31;
+    const int j0 = D >= 32 ? lane : lane % D, q = D >= 32 ? 0 : lane / D;
+    if (nw > 1) {
+        const int w = threadIdx.x >> 5;
+        s_sum += (size_t)w * k * (D + 1);
+        s_cnt += (size_t)w * k;
+    }
+    for (int p0 = 0; p0 < 32; p0 += G) {
+        const int p = p0 + q;
+        const int l = wl[p];
+        if (nw > 1 && G == 2) {
+            /* half-warps: lane and lane ^ 16 hold feature j0 of points p0 and p0 + 1 */
+            const int ol = __shfl_xor_sync(0xffffffffu, l, 16);
 #pragma unroll
-    for (int j = 0; j < D; j++)
-        if (j < d)
-            atomicAdd(&s_sum[l * (D + 1) + j], x[j] - cf[l * D + j]);
+            for (int f = 0; f < F; f++) {
+                const int j = j0 + f * 32;
+                const float v = l >= 0 ? wx[p * SD + j] - cf[l * D + j] : 0.f;
+                const float ov = __shfl_xor_sync(0xffffffffu, v, 16);
+                if (l < 0 || j >= d || (l == ol && q == 1))
+                    continue;
+                s_sum[l * (D + 1) + j] += l == ol ? v + ov : v;
+            }
+            if (l >= 0 && j0 == 0 && !(l == ol && q == 1))
+                s_cnt[l] += l == ol ? 2u : 1u;
+            __syncwarp(); /* the next step's lanes may touch the same entries */
+            continue;
+        }
+        if (l < 0)
+            continue;
+#pragma unroll
+        for (int f = 0; f < F; f++) {
+            const int j = j0 + f * 32;
+            if (j >= d)
+                continue;
+            const float v = wx[p * SD + j] - cf[l * D + j];
+            if (nw > 1 && G == 1)
+                s_sum[l * (D + 1) + j] += v;
+            else
+                atomicAdd(&s_sum[l * (D + 1) + j], v);
+        }
+        if (j0 == 0) {
+            if (nw > 1 && G == 1)
+                s_cnt[l] += 1u;
+            else
+                atomicAdd(&s_cnt[l], 1u);
+        }
+    }
 }
 
-/* Merges a fused block's partials into the global float64 accumulators. */
+/* Zeroes the nw copies of a fused block's partials. */
 template <int D>
-__device__ void fused_flush(const float *s_sum, const unsigned *s_cnt, int d, int k, double *sums,
-                            unsigned long long *counts)
+__device__ __forceinline__ void fused_zero(float *s_sum, unsigned *s_cnt, int k, int nw)
+{
+    for (int e = threadIdx.x; e < nw * k * (D + 1); e += kThreads)
+        s_sum[e] = 0.f;
+    for (int c = threadIdx.x; c < nw * k; c += kThreads)
+        s_cnt[c] = 0;
+}
+
+/* Merges a fused block's partials (nw copies) into the global float64 accumulators. */
+template <int D>
+__device__ void fused_flush(const float *s_sum, const unsigned *s_cnt, int d, int k, int nw,
+                            double *sums, unsigned long long *counts)
 {
     __syncthreads();
     for (int e = threadIdx.x; e < k * d; e += kThreads) {
-        float v = s_sum[(e / d) * (D + 1) + e % d];
+        float v = 0.f;
+        for (int w = 0; w < nw; w++)
+            v += s_sum[(size_t)w * k * (D + 1) + (e / d) * (D + 1) + e % d];
         if (v != 0.f)
             atomicAdd(&sums[e], (double)v);
     }
-    for (int c = threadIdx.x; c < k; c += kThreads)
-        if (s_cnt[c])
-            atomicAdd(&counts[c], (unsigned long long)s_cnt[c]);
+    for (int c = threadIdx.x; c < k; c += kThreads) {
+        unsigned v = 0;
+        for (int w = 0; w < nw; w++)
+            v += s_cnt[(size_t)w * k + c];
+        if (v)
+            atomicAdd(&counts[c], (unsigned long long)v);
+    }
 }
 
 /* Float32 SIMT assignment: each thread keeps P points of D features in registers and
@@ -134,22 +211,25 @@ __device__ void fused_flush(const float *s_sum, const unsigned *s_cnt, int d, in
 template <int D, int P, bool FUSE>
 __global__ void __launch_bounds__(kThreads)
     simt_kernel(Cols<D> cols, int d, int64_t n, const float *__restrict__ cent, int k, int kc,
-                double *sums, unsigned long long *counts, double *inertia, int32_t *labels)
+                int nw, double *sums, unsigned long long *counts, double *inertia,
+                int32_t *labels, const int32_t *stop)
 {
+    constexpr int SX = D + 4; /* staging row stride */
+    if (stop && *stop)
+        return; /* the Lloyd loop has stopped (sl_k_kmeans_check) */
     extern __shared__ __align__(16) float smem[];
     float *s_c = smem;
     float *s_hn = s_c + kc * D;
-    float *s_sum = s_hn + kc;
-    unsigned *s_cnt = (unsigned *)(s_sum + (FUSE ? k * (D + 1) : 0));
+    float *s_sum = s_hn + kc;                                /* FUSE: nw * k * (D + 1) */
+    unsigned *s_cnt = (unsigned *)(s_sum + (FUSE ? nw * k * (D + 1) : 0)); /* nw * k */
+    float *s_x = (float *)(s_cnt + (FUSE ? nw * k : 0));     /* FUSE: kWarps * 32 * SX */
+    int *s_l = (int *)(s_x + (FUSE ? kWarps * 32 * SX : 0)); /* FUSE: kWarps * 32 */
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const int nchunks = (k + kc - 1) / kc;
-    if (FUSE) {
-        for (int e = threadIdx.x; e < k * (D + 1); e += kThreads)
-            s_sum[e] = 0.f;
-        for (int c = threadIdx.x; c < k; c += kThreads)
-            s_cnt[c] = 0;
-    }
+    if (FUSE)
+        fused_zero<D>(s_sum, s_cnt, k, nw);
     if (nchunks == 1)
-        load_chunk<D, D, false>(s_c, s_hn, cent, d, k, 0, kc);
+        load_chunk<D, D, false>(s_c, NULL, s_hn, cent, d, k, 0, kc);
     __syncthreads();
     double my_in = 0;
     const int64_t tile = (int64_t)kThreads * P;
@@ -167,7 +247,7 @@ __global__ void __launch_bounds__(kThreads)
             const int c0 = ch * kc;
             if (nchunks > 1) {
                 __syncthreads();
-                load_chunk<D, D, false>(s_c, s_hn, cent, d, k, c0, kc);
+                load_chunk<D, D, false>(s_c, NULL, s_hn, cent, d, k, c0, kc);
                 __syncthreads();
             }
             const int cend = min(kc, (k - c0 + 3) & ~3);
@@ -201,22 +281,32 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
         for (int p = 0; p < P; p++) {
             const int64_t i = base + (int64_t)p * kThreads + threadIdx.x;
-            if (i >= n)
-                continue;
-            float xn = 0.f;
+            if (i < n) {
+                float xn = 0.f;
 #pragma unroll
-            for (int j = 0; j < D; j++)
-                xn = fmaf(x[p][j], x[p][j], xn);
-            const float dd = fmaf(2.f, best[p], xn);
-            my_in += dd > 0.f ? dd : 0.f;
-            if (labels)
-                labels[i] = bi[p];
-            if (FUSE)
-                fused_add<D>(s_sum, s_cnt, s_c, d, bi[p], x[p]);
+                for (int j = 0; j < D; j++)
+                    xn = fmaf(x[p][j], x[p][j], xn);
+                const float dd = fmaf(2.f, best[p], xn);
+                my_in += dd > 0.f ? dd : 0.f;
+                if (labels)
+                    labels[i] = bi[p];
+            }
+            if (FUSE) {
+                /* stage the warp's 32 points, add them feature-across-lanes */
+                float *wx = s_x + warp * 32 * SX;
+                int *wl = s_l + warp * 32;
+#pragma unroll
+                for (int j = 0; j < D; j++)
+                    wx[lane * SX + j] = x[p][j];
+                wl[lane] = i < n ? bi[p] : -1;
+                __syncwarp();
+                warp_update<D, SX>(wx, wl, s_sum, s_cnt, s_c, d, k, nw);
+                __syncwarp();
+            }
         }
     }
     if (FUSE)
-        fused_flush<D>(s_sum, s_cnt, d, k, sums, counts);
+        fused_flush<D>(s_sum, s_cnt, d, k, nw, sums, counts);
     block_add(my_in, inertia);
 }
 
@@ -252,67 +342,75 @@ __device__ __forceinline__ void take(float v, int c, float &b, float &s, int &i)
 }
 
 /* Tensor-core assignment. A warp takes 32 points per tile (one per lane for loading and
- * for the update), stages -x as TF32 in shared memory and reads them back as mma A
- * fragments (two 16-row tiles); centroids, TF32, are the B operand 8 at a time, the
- * half norms the accumulator input, so D = hn - x.c. mma m16n8k8 layout: lane = 4 g + t
- * holds rows g and g + 8, columns 2t and 2t + 1. Each lane keeps best, second best and
- * index for its 4 rows, the quad merges them, the owner lane of each point takes its
- * row's result and re-assigns exactly in float32 when the TF32 gap is within the error
- * bound (see kmeans.h). d_hmax: max half norm over all centroids (float32). */
+ * for the update), stages them (float32) in shared memory and reads them back as mma A
+ * fragments (two 16-row tiles); centroids are the B operand 8 at a time, the half norms
+ * the accumulator input, so D = hn - x.c. 3xTF32: x = xh + xl and c = ch + cl (each a
+ * TF32 number), x.c ~ xl.ch + xh.cl + xh.ch, accurate to about 2^-20 relative, so the
+ * exact float32 re-check below is needed only for true near-ties. mma m16n8k8 layout:
+ * lane = 4 g + t holds rows g and g + 8, columns 2t and 2t + 1. Each lane keeps best,
+ * second best and index for its 4 rows, the quad merges them, the owner lane of each
+ * point takes its row's result and re-assigns exactly in float32 (as simt_kernel) when
+ * the gap is within the error bound (kmeans.h). d_hmax: max half norm over all
+ * centroids. */
 template <int D, bool FUSE>
-__global__ void __launch_bounds__(kThreads)
+__global__ void __launch_bounds__(kThreads, D <= 16 ? 3 : 1) /* 3 blocks: hide HBM latency */
     tc_kernel(Cols<D> cols, int d, int64_t n, const float *__restrict__ cent, int k, int kc,
-              const float *__restrict__ d_hmax, double *sums, unsigned long long *counts,
-              double *inertia, int32_t *labels)
+              const float *__restrict__ d_hmax, int nw, double *sums,
+              unsigned long long *counts, double *inertia, int32_t *labels,
+              const int32_t *stop)
 {
+    if (stop && *stop)
+        return;
     constexpr int SD = D + 4; /* conflict-free fragment reads */
     extern __shared__ __align__(16) float smem[];
-    float *s_ct = smem;                       /* kc * SD, TF32 */
-    float *s_hn = s_ct + kc * SD;             /* kc */
-    float *s_x = s_hn + kc;                   /* kWarps * 32 * SD */
-    float *s_cf = s_x + kWarps * 32 * SD;     /* FUSE: k * D float32 centroids */
-    float *s_sum = s_cf + (FUSE ? k * D : 0); /* FUSE: k * (D + 1) */
-    unsigned *s_cnt = (unsigned *)(s_sum + (FUSE ? k * (D + 1) : 0));
+    float *s_ch = smem;                       /* kc * SD, TF32 high parts */
+    float *s_cl = s_ch + kc * SD;             /* kc * SD, TF32 low parts */
+    float *s_hn = s_cl + kc * SD;             /* kc */
+    float *s_x = s_hn + kc;                   /* kWarps * 32 * SD, float32 points */
+    int *s_l = (int *)(s_x + kWarps * 32 * SD); /* kWarps * 32 labels */
+    float *s_cf = (float *)(s_l + kWarps * 32); /* FUSE: k * D float32 centroids */
+    float *s_sum = s_cf + (FUSE ? k * D : 0); /* FUSE: nw * k * (D + 1) */
+    unsigned *s_cnt = (unsigned *)(s_sum + (FUSE ? nw * k * (D + 1) : 0)); /* nw * k */
     const int nchunks = (k + kc - 1) / kc;
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
     float *wx = s_x + warp * 32 * SD;
+    int *wl = s_l + warp * 32;
     if (FUSE) {
-        for (int e = threadIdx.x; e < k * (D + 1); e += kThreads)
-            s_sum[e] = 0.f;
-        for (int c = threadIdx.x; c < k; c += kThreads)
-            s_cnt[c] = 0;
+        fused_zero<D>(s_sum, s_cnt, k, nw);
         for (int e = threadIdx.x; e < k * D; e += kThreads) {
             int c = e / D, j = e % D;
             s_cf[e] = j < d ? cent[(int64_t)c * d + j] : 0.f;
         }
     }
     if (nchunks == 1)
-        load_chunk<D, SD, true>(s_ct, s_hn, cent, d, k, 0, kc);
+        load_chunk<D, SD, true>(s_ch, s_cl, s_hn, cent, d, k, 0, kc);
     __syncthreads();
     const float hmax = *d_hmax;
     double my_in = 0;
     for (int64_t base = (int64_t)blockIdx.x * kThreads; base < n;
          base += (int64_t)gridDim.x * kThreads) {
         const int64_t i = base + threadIdx.x;
-        float x[D];
+        float xn = 0.f;
 #pragma unroll
         for (int j = 0; j < D; j++) {
-            x[j] = (j < d && i < n) ? __ldg(cols.p[j] + i) : 0.f;
-            wx[lane * SD + j] = __uint_as_float(to_tf32(-x[j]));
+            const float v = (j < d && i < n) ? __ldg(cols.p[j] + i) : 0.f;
+            xn = fmaf(v, v, xn);
+            wx[lane * SD + j] = v;
         }
         __syncwarp();
-        uint32_t a[2][D / 8][4];
+        uint32_t ah[2][D / 8][4], al[2][D / 8][4];
 #pragma unroll
         for (int mt = 0; mt < 2; mt++)
 #pragma unroll
             for (int ks = 0; ks < D / 8; ks++) {
                 const float *r0 = wx + (mt * 16 + g) * SD + ks * 8 + t;
-                a[mt][ks][0] = __float_as_uint(r0[0]);
-                a[mt][ks][1] = __float_as_uint(r0[8 * SD]);
-                a[mt][ks][2] = __float_as_uint(r0[4]);
-                a[mt][ks][3] = __float_as_uint(r0[8 * SD + 4]);
+                const float v[4] = {-r0[0], -r0[8 * SD], -r0[4], -r0[8 * SD + 4]};
+#pragma unroll
+                for (int q = 0; q < 4; q++) {
+                    ah[mt][ks][q] = to_tf32(v[q]);
+                    al[mt][ks][q] = to_tf32(v[q] - __uint_as_float(ah[mt][ks][q]));
+                }
             }
-        __syncwarp();
         float b[4], s[4];
         int bi[4];
 #pragma unroll
@@ -325,18 +423,19 @@ __global__ void __launch_bounds__(kThreads)
             const int c0 = ch * kc;
             if (nchunks > 1) {
                 __syncthreads();
-                load_chunk<D, SD, true>(s_ct, s_hn, cent, d, k, c0, kc);
+                load_chunk<D, SD, true>(s_ch, s_cl, s_hn, cent, d, k, c0, kc);
                 __syncthreads();
             }
             const int cend = min(kc, (k - c0 + 7) & ~7);
-#pragma unroll 2
             for (int nt = 0; nt < cend; nt += 8) {
-                uint32_t bf[D / 8][2];
-                const float *cr = s_ct + (nt + g) * SD + t;
+                uint32_t bh[D / 8][2], bl[D / 8][2];
+                const int off = (nt + g) * SD + t;
 #pragma unroll
                 for (int ks = 0; ks < D / 8; ks++) {
-                    bf[ks][0] = __float_as_uint(cr[ks * 8]);
-                    bf[ks][1] = __float_as_uint(cr[ks * 8 + 4]);
+                    bh[ks][0] = __float_as_uint(s_ch[off + ks * 8]);
+                    bh[ks][1] = __float_as_uint(s_ch[off + ks * 8 + 4]);
+                    bl[ks][0] = __float_as_uint(s_cl[off + ks * 8]);
+                    bl[ks][1] = __float_as_uint(s_cl[off + ks * 8 + 4]);
                 }
                 const float h0 = s_hn[nt + 2 * t], h1 = s_hn[nt + 2 * t + 1];
                 const int c = c0 + nt + 2 * t;
@@ -344,8 +443,11 @@ __global__ void __launch_bounds__(kThreads)
                 for (int mt = 0; mt < 2; mt++) {
                     float acc[4] = {h0, h1, h0, h1};
 #pragma unroll
-                    for (int ks = 0; ks < D / 8; ks++)
-                        mma_tf32(acc, a[mt][ks], bf[ks][0], bf[ks][1]);
+                    for (int ks = 0; ks < D / 8; ks++) {
+                        mma_tf32(acc, al[mt][ks], bh[ks][0], bh[ks][1]);
+                        mma_tf32(acc, ah[mt][ks], bl[ks][0], bl[ks][1]);
+                        mma_tf32(acc, ah[mt][ks], bh[ks][0], bh[ks][1]);
+                    }
                     take(acc[0], c, b[2 * mt], s[2 * mt], bi[2 * mt]);
                     take(acc[1], c + 1, b[2 * mt], s[2 * mt], bi[2 * mt]);
                     take(acc[2], c, b[2 * mt + 1], s[2 * mt + 1], bi[2 * mt + 1]);
@@ -357,10 +459,10 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
         for (int r = 0; r < 4; r++)
 #pragma unroll
-            for (int off = 1; off <= 2; off <<= 1) {
-                float ob = __shfl_xor_sync(0xffffffffu, b[r], off);
-                float os = __shfl_xor_sync(0xffffffffu, s[r], off);
-                int oi = __shfl_xor_sync(0xffffffffu, bi[r], off);
+            for (int o = 1; o <= 2; o <<= 1) {
+                float ob = __shfl_xor_sync(0xffffffffu, b[r], o);
+                float os = __shfl_xor_sync(0xffffffffu, s[r], o);
+                int oi = __shfl_xor_sync(0xffffffffu, bi[r], o);
                 if (ob < b[r] || (ob == b[r] && oi < bi[r])) {
                     s[r] = fminf(b[r], os);
                     b[r] = ob;
@@ -386,12 +488,13 @@ __global__ void __launch_bounds__(kThreads)
             }
         }
         if (i < n) {
-            float xn = 0.f;
+            float x[D];
 #pragma unroll
             for (int j = 0; j < D; j++)
-                xn = fmaf(x[j], x[j], xn);
+                x[j] = wx[lane * SD + j];
             const float xl = sqrtf(xn), cl = sqrtf(2.f * hmax);
-            const float bound = xl * cl * 0x1p-8f + (hmax + xl * cl) * (float)(D + 2) * 0x1p-22f;
+            /* 3xTF32 and float32 rounding, with a wide margin (kmeans.h) */
+            const float bound = (xl * cl + hmax) * 0x1p-14f;
             float score;
             if (!(ms - mb > bound)) {
                 /* near-tie (or non-finite): exact float32 over all centroids */
@@ -423,12 +526,16 @@ __global__ void __launch_bounds__(kThreads)
             my_in += dd > 0.f ? dd : 0.f;
             if (labels)
                 labels[i] = mi;
-            if (FUSE)
-                fused_add<D>(s_sum, s_cnt, s_cf, d, mi, x);
         }
+        if (FUSE) {
+            wl[lane] = i < n ? mi : -1;
+            __syncwarp();
+            warp_update<D, SD>(wx, wl, s_sum, s_cnt, s_cf, d, k, nw);
+        }
+        __syncwarp(); /* wx is refilled by the next tile */
     }
     if (FUSE)
-        fused_flush<D>(s_sum, s_cnt, d, k, sums, counts);
+        fused_flush<D>(s_sum, s_cnt, d, k, nw, sums, counts);
     block_add(my_in, inertia);
 }
 
@@ -451,8 +558,10 @@ __global__ void hmax_kernel(const float *__restrict__ cent, int k, int d, float 
 __global__ void __launch_bounds__(kThreads)
     generic_assign_kernel(Cols<SL_K_KMEANS_MAX_DIMS> cols, int d, int64_t n,
                           const float *__restrict__ cent, int k, int kc, double *inertia,
-                          int32_t *labels)
+                          int32_t *labels, const int32_t *stop)
 {
+    if (stop && *stop)
+        return;
     extern __shared__ __align__(16) float smem[];
     float *s_c = smem, *s_hn = smem + kc * d;
     double my_in = 0;
@@ -499,8 +608,10 @@ __global__ void __launch_bounds__(kThreads)
  * the residual) and counts[label]. */
 __global__ void accumulate_kernel(Cols<SL_K_KMEANS_MAX_DIMS> cols, int d, int64_t n,
                                   const float *__restrict__ cent, const int32_t *labels,
-                                  double *sums, unsigned long long *counts)
+                                  double *sums, unsigned long long *counts, const int32_t *stop)
 {
+    if (stop && *stop)
+        return;
     for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
          i += (int64_t)gridDim.x * blockDim.x) {
         const int l = labels[i];
@@ -515,8 +626,10 @@ __global__ void accumulate_kernel(Cols<SL_K_KMEANS_MAX_DIMS> cols, int d, int64_
 __global__ void update_kernel(const float *__restrict__ cent_in, double *c64,
                               const double *__restrict__ sums,
                               const unsigned long long *__restrict__ counts, int k, int d,
-                              float *cent_out, double *shift)
+                              float *cent_out, double *shift, const int32_t *stop)
 {
+    if (stop && *stop)
+        return;
     double sh = 0, nr = 0;
     const int64_t total = (int64_t)k * d;
     for (int64_t e = (int64_t)blockIdx.x * kThreads + threadIdx.x; e < total;
@@ -532,6 +645,34 @@ __global__ void update_kernel(const float *__restrict__ cent_in, double *c64,
     block_add(sh, shift);
     __syncthreads();
     block_add(nr, shift + 1);
+}
+
+/* Zeroes the accumulators of an iteration unless the loop has stopped. */
+__global__ void clear_kernel(double *sums, int64_t kd, unsigned long long *counts, int k,
+                             double *inertia, const int32_t *stop)
+{
+    if (stop && *stop)
+        return;
+    for (int64_t e = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; e < kd;
+         e += (int64_t)gridDim.x * blockDim.x) {
+        sums[e] = 0;
+        if (e < k)
+            counts[e] = 0;
+        if (e == 0)
+            *inertia = 0;
+    }
+}
+
+/* The CPU operator's stopping rule on the device: one more iteration is done; stop
+ * after max_iter of them or when the shift is within tol^2 of the norm. */
+__global__ void check_kernel(const double *shift, double tol2, int64_t max_iter, int32_t *state)
+{
+    if (state[0])
+        return;
+    const int32_t it = state[1] + 1;
+    state[1] = it;
+    if (it >= max_iter || shift[0] <= tol2 * shift[1])
+        state[0] = 1;
 }
 
 __global__ void gather_kernel(Cols<SL_K_KMEANS_MAX_DIMS> cols, int d, const int64_t *rows,

@@ -30,16 +30,32 @@ static int dims_tc(int d)
     return d < 4 ? 0 : d <= 8 ? 8 : d <= 16 ? 16 : d <= 32 ? 32 : d <= 64 ? 64 : 0;
 }
 
-static size_t simt_fused_smem(int D, int k)
+/* Shared memory layouts: see simt_kernel and tc_kernel. */
+/* Per-warp copies of a fused block's partial sums when they fit (kmeans_kernels.cuh,
+ * warp_update); bench/gpu/build_kmeans.sh also builds the benchmark with 0 (one shared
+ * copy with shared atomics) to compare. */
+#ifndef SL_K_KMEANS_PRIVATE_SUMS
+#define SL_K_KMEANS_PRIVATE_SUMS 1
+#endif
+
+/* nw: copies of the block's partial sums (kmeans_kernels.cuh, warp_update). */
+static size_t simt_fused_smem(int D, int k, int nw)
 {
-    const size_t kc = (size_t)((k + 3) & ~3);
-    return (kc * D + kc + (size_t)k * (D + 1) + k) * 4;
+    const size_t kc = (size_t)((k + 3) & ~3), sx = D + 4;
+    return (kc * D + kc + (size_t)nw * ((size_t)k * (D + 1) + k) +
+            (size_t)kWarps * 32 * (sx + 1)) * 4;
 }
 
-static size_t tc_fused_smem(int D, int k)
+static size_t tc_smem(int D, int kc, int k, bool fuse, int nw)
 {
-    const size_t kc = (size_t)((k + 7) & ~7), sd = D + 4;
-    return (kc * sd + kc + (size_t)kWarps * 32 * sd + (size_t)k * D + (size_t)k * (D + 1) + k) * 4;
+    const size_t sd = D + 4;
+    return (2 * (size_t)kc * sd + kc + (size_t)kWarps * 32 * (sd + 1) +
+            (fuse ? (size_t)k * D + (size_t)nw * ((size_t)k * (D + 1) + k) : 0)) * 4;
+}
+
+static size_t tc_fused_smem(int D, int k, int nw)
+{
+    return tc_smem(D, (k + 7) & ~7, k, true, nw);
 }
 
 extern "C" int sl_k_kmeans_supported(int method, int d, int k)
@@ -48,11 +64,11 @@ extern "C" int sl_k_kmeans_supported(int method, int d, int k)
         return 0;
     switch (method) {
     case SL_K_KMEANS_FUSED:
-        return dims_simt(d) && simt_fused_smem(dims_simt(d), k) <= kFusedSmemCap;
+        return dims_simt(d) && simt_fused_smem(dims_simt(d), k, 1) <= kFusedSmemCap;
     case SL_K_KMEANS_MULTIPASS:
         return 1;
     case SL_K_KMEANS_TC_FUSED:
-        return dims_tc(d) && tc_fused_smem(dims_tc(d), k) <= kFusedSmemCap;
+        return dims_tc(d) && tc_fused_smem(dims_tc(d), k, 1) <= kFusedSmemCap;
     case SL_K_KMEANS_TC_MULTIPASS:
         return dims_tc(d) != 0;
     default:
@@ -60,12 +76,11 @@ extern "C" int sl_k_kmeans_supported(int method, int d, int k)
     }
 }
 
-/* AUTO, from the H100 measurements (bench/results_gpukmeans.md, 2^26 x 16, k = 64:
- * fused 7.9 ms, tensor-core fused 18.9 ms, multi-pass 85.7 ms, tensor-core multi-pass
- * 112 ms; k = 1024: multi-pass 20.2 ms, tensor-core 121 ms): the float32 fused kernel
- * while its block state fits shared memory, else float32 multi-pass. The tensor-core
- * kernels lose here because the TF32 error bound sends many points of the usual
- * clustered data to the exact re-check. */
+/* AUTO, from the H100 measurements (bench/RESULTS.md, 2^26 x 16, k = 64, ms per
+ * iteration; 2026-11-23 20:31 UTC with per-warp sums and 3xTF32: fused 6.27, tensor-core
+ * fused 11.9, multi-pass 85.7, tensor-core multi-pass 96.0; first run, k = 1024:
+ * multi-pass 20.2, tensor-core 121): the float32 fused kernel while its block state
+ * fits shared memory, else float32 multi-pass. */
 extern "C" int sl_k_kmeans_pick(int d, int k)
 {
     if (sl_k_kmeans_supported(SL_K_KMEANS_FUSED, d, k))
@@ -85,6 +100,28 @@ extern "C" cudaError_t sl_k_kmeans_clear(double *d_sums, unsigned long long *d_c
         (e = cudaMemsetAsync(d_inertia, 0, sizeof(double), stream)) != cudaSuccess)
         return e;
     return cudaSuccess;
+}
+
+extern "C" cudaError_t sl_k_kmeans_clear_if(double *d_sums, unsigned long long *d_counts,
+                                            double *d_inertia, int k, int d,
+                                            const int32_t *d_stop, cudaStream_t stream)
+{
+    if (k < 1 || d < 1 || !d_sums || !d_counts || !d_inertia)
+        return cudaErrorInvalidValue;
+    const int64_t kd = (int64_t)k * d;
+    const int64_t blocks = (kd + 255) / 256;
+    clear_kernel<<<(unsigned)(blocks < 1024 ? blocks : 1024), 256, 0, stream>>>(
+        d_sums, kd, d_counts, k, d_inertia, d_stop);
+    return cudaGetLastError();
+}
+
+extern "C" cudaError_t sl_k_kmeans_check(const double *d_shift, double tol, int64_t max_iter,
+                                         int32_t *d_state, cudaStream_t stream)
+{
+    if (!d_shift || !d_state || max_iter < 1 || !(tol >= 0))
+        return cudaErrorInvalidValue;
+    check_kernel<<<1, 1, 0, stream>>>(d_shift, tol * tol, max_iter, d_state);
+    return cudaGetLastError();
 }
 
 /* Blocks for a grid-stride kernel: enough to fill the GPU, no more than tiles, and
@@ -128,13 +165,16 @@ static Cols<N> cols_of(const float *const *h_cols, int d)
 template <int D, int P>
 static cudaError_t run_simt(bool fuse, const float *const *h_cols, int d, int64_t n,
                             const float *cent, int k, double *sums, unsigned long long *counts,
-                            double *inertia, int32_t *labels, cudaStream_t stream)
+                            double *inertia, int32_t *labels, const int32_t *stop,
+                            cudaStream_t stream)
 {
     const int kp = (k + 3) & ~3;
-    int kc = kp;
+    int kc = kp, nw = 1;
     size_t smem;
     if (fuse) {
-        smem = simt_fused_smem(D, k);
+        if (SL_K_KMEANS_PRIVATE_SUMS && simt_fused_smem(D, k, kWarps) <= kFusedSmemCap)
+            nw = kWarps;
+        smem = simt_fused_smem(D, k, nw);
     } else {
         int cap = (int)(kChunkSmem / ((D + 1) * 4)) & ~3;
         kc = kp < cap ? kp : cap;
@@ -145,8 +185,8 @@ static cudaError_t run_simt(bool fuse, const float *const *h_cols, int d, int64_
     cudaError_t e = grid_for(kern, smem, n, (int64_t)kThreads * P, &grid);
     if (e != cudaSuccess)
         return e;
-    kern<<<grid, kThreads, smem, stream>>>(cols_of<D>(h_cols, d), d, n, cent, k, kc, sums, counts,
-                                           inertia, labels);
+    kern<<<grid, kThreads, smem, stream>>>(cols_of<D>(h_cols, d), d, n, cent, k, kc, nw, sums,
+                                           counts, inertia, labels, stop);
     return cudaGetLastError();
 }
 
@@ -154,7 +194,7 @@ template <int D>
 static cudaError_t run_tc(bool fuse, const float *const *h_cols, int d, int64_t n,
                          const float *cent, int k, float *hmax, double *sums,
                          unsigned long long *counts, double *inertia, int32_t *labels,
-                         cudaStream_t stream)
+                         const int32_t *stop, cudaStream_t stream)
 {
     cudaError_t e;
     if ((e = cudaMemsetAsync(hmax, 0, sizeof(float), stream)) != cudaSuccess)
@@ -164,26 +204,29 @@ static cudaError_t run_tc(bool fuse, const float *const *h_cols, int d, int64_t 
     if ((e = cudaGetLastError()) != cudaSuccess)
         return e;
     const int sd = D + 4, k8 = (k + 7) & ~7;
-    int kc = k8;
+    int kc = k8, nw = 1;
     size_t smem;
     if (fuse) {
-        smem = tc_fused_smem(D, k);
+        if (SL_K_KMEANS_PRIVATE_SUMS && tc_fused_smem(D, k, kWarps) <= kFusedSmemCap)
+            nw = kWarps;
+        smem = tc_fused_smem(D, k, nw);
     } else {
-        int cap = (int)(kChunkSmem / ((sd + 1) * 4)) & ~7; /* plus the staging tile */
+        int cap = (int)(kChunkSmem / ((2 * sd + 1) * 4)) & ~7; /* plus the staging tile */
         kc = k8 < cap ? k8 : cap;
-        smem = ((size_t)kc * sd + kc + (size_t)kWarps * 32 * sd) * 4;
+        smem = tc_smem(D, kc, k, false, 1);
     }
     auto kern = fuse ? tc_kernel<D, true> : tc_kernel<D, false>;
     unsigned grid = 0;
     if ((e = grid_for(kern, smem, n, kThreads, &grid)) != cudaSuccess)
         return e;
-    kern<<<grid, kThreads, smem, stream>>>(cols_of<D>(h_cols, d), d, n, cent, k, kc, hmax, sums,
-                                           counts, inertia, labels);
+    kern<<<grid, kThreads, smem, stream>>>(cols_of<D>(h_cols, d), d, n, cent, k, kc, hmax, nw,
+                                           sums, counts, inertia, labels, stop);
     return cudaGetLastError();
 }
 
 static cudaError_t run_generic(const float *const *h_cols, int d, int64_t n, const float *cent,
-                               int k, double *inertia, int32_t *labels, cudaStream_t stream)
+                               int k, double *inertia, int32_t *labels, const int32_t *stop,
+                               cudaStream_t stream)
 {
     int kc = (int)(kChunkSmem / ((size_t)(d + 1) * 4));
     if (kc > k)
@@ -194,31 +237,32 @@ static cudaError_t run_generic(const float *const *h_cols, int d, int64_t n, con
     if (e != cudaSuccess)
         return e;
     generic_assign_kernel<<<grid, kThreads, smem, stream>>>(
-        cols_of<SL_K_KMEANS_MAX_DIMS>(h_cols, d), d, n, cent, k, kc, inertia, labels);
+        cols_of<SL_K_KMEANS_MAX_DIMS>(h_cols, d), d, n, cent, k, kc, inertia, labels, stop);
     return cudaGetLastError();
 }
 
 static cudaError_t run_accumulate(const float *const *h_cols, int d, int64_t n,
                                   const float *cent, const int32_t *labels, double *sums,
-                                  unsigned long long *counts, cudaStream_t stream)
+                                  unsigned long long *counts, const int32_t *stop,
+                                  cudaStream_t stream)
 {
     int64_t blocks = (n + 255) / 256;
     if (blocks > 65536)
         blocks = 65536;
     accumulate_kernel<<<(unsigned)blocks, 256, 0, stream>>>(
-        cols_of<SL_K_KMEANS_MAX_DIMS>(h_cols, d), d, n, cent, labels, sums, counts);
+        cols_of<SL_K_KMEANS_MAX_DIMS>(h_cols, d), d, n, cent, labels, sums, counts, stop);
     return cudaGetLastError();
 }
 
 #define SIMT_CASE(D, P)                                                                     \
     case D:                                                                                 \
         e = run_simt<D, P>(fuse, h_cols, d, n, d_cent, k, d_sums, d_counts, d_inertia, lab, \
-                           stream);                                                         \
+                           d_stop, stream);                                                 \
         break;
 #define TC_CASE(D)                                                                           \
     case D:                                                                                  \
         e = run_tc<D>(fuse, h_cols, d, n, d_cent, k, hmax, d_sums, d_counts, d_inertia, lab, \
-                      stream);                                                               \
+                      d_stop, stream);                                                       \
         break;
 
 extern "C" cudaError_t sl_k_kmeans_step_f32(void *d_temp, size_t *temp_bytes,
@@ -227,6 +271,17 @@ extern "C" cudaError_t sl_k_kmeans_step_f32(void *d_temp, size_t *temp_bytes,
                                             double *d_sums, unsigned long long *d_counts,
                                             double *d_inertia, int32_t *d_labels,
                                             cudaStream_t stream)
+{
+    return sl_k_kmeans_step_f32_if(d_temp, temp_bytes, h_cols, d, n, d_cent, k, method, d_sums,
+                                   d_counts, d_inertia, d_labels, NULL, stream);
+}
+
+extern "C" cudaError_t sl_k_kmeans_step_f32_if(void *d_temp, size_t *temp_bytes,
+                                               const float *const *h_cols, int d, int64_t n,
+                                               const float *d_cent, int k, int method,
+                                               double *d_sums, unsigned long long *d_counts,
+                                               double *d_inertia, int32_t *d_labels,
+                                               const int32_t *d_stop, cudaStream_t stream)
 {
     if (temp_bytes == NULL || n < 0 || d < 1 || d > SL_K_KMEANS_MAX_DIMS || k < 1)
         return cudaErrorInvalidValue;
@@ -265,7 +320,7 @@ extern "C" cudaError_t sl_k_kmeans_step_f32(void *d_temp, size_t *temp_bytes,
             return cudaErrorInvalidValue;
         }
     } else if (d > 64) {
-        e = run_generic(h_cols, d, n, d_cent, k, d_inertia, lab, stream);
+        e = run_generic(h_cols, d, n, d_cent, k, d_inertia, lab, d_stop, stream);
     } else {
         switch (dims_simt(d)) {
             SIMT_CASE(4, 8)
@@ -279,13 +334,23 @@ extern "C" cudaError_t sl_k_kmeans_step_f32(void *d_temp, size_t *temp_bytes,
     }
     if (e != cudaSuccess || fuse)
         return e;
-    return run_accumulate(h_cols, d, n, d_cent, lab, d_sums, d_counts, stream);
+    return run_accumulate(h_cols, d, n, d_cent, lab, d_sums, d_counts, d_stop, stream);
 }
 
 extern "C" cudaError_t sl_k_kmeans_update(const float *d_cent_in, double *d_c64,
                                           const double *d_sums,
                                           const unsigned long long *d_counts, int k, int d,
                                           float *d_cent_out, double *d_shift, cudaStream_t stream)
+{
+    return sl_k_kmeans_update_if(d_cent_in, d_c64, d_sums, d_counts, k, d, d_cent_out, d_shift,
+                                 NULL, stream);
+}
+
+extern "C" cudaError_t sl_k_kmeans_update_if(const float *d_cent_in, double *d_c64,
+                                             const double *d_sums,
+                                             const unsigned long long *d_counts, int k, int d,
+                                             float *d_cent_out, double *d_shift,
+                                             const int32_t *d_stop, cudaStream_t stream)
 {
     if (k < 1 || d < 1 || !d_cent_in || !d_c64 || !d_sums || !d_counts || !d_cent_out || !d_shift)
         return cudaErrorInvalidValue;
@@ -296,7 +361,7 @@ extern "C" cudaError_t sl_k_kmeans_update(const float *d_cent_in, double *d_c64,
     if (blocks > 1024)
         blocks = 1024;
     update_kernel<<<(unsigned)blocks, kThreads, 0, stream>>>(d_cent_in, d_c64, d_sums, d_counts, k,
-                                                             d, d_cent_out, d_shift);
+                                                             d, d_cent_out, d_shift, d_stop);
     return cudaGetLastError();
 }
 

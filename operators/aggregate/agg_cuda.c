@@ -272,7 +272,7 @@ int agg_gpu_finalize(sl_task_t *t)
                                                   "gpu_output"};
     for (int i = 0; i < AGG_PH_N; i++)
         if (d->phase_ms[i] >= 0)
-            sl__task_phase(t, names[i], d->phase_ms[i]);
+            sl_task_phase_time(t, names[i], d->phase_ms[i]);
     agg_gdrv_free(d); /* the table and partitions are no longer needed */
     agg_gpu_local_release(gs->gpu_locals[0]);
     for (int c = 0; c < p->n_keys + p->n_aggs; c++) {

@@ -8,10 +8,16 @@
  * host copy (the same error as the CPU operator).
  *
  * Finalize: every Lloyd iteration on the GPU (kernels/kmeans: the method is
- * sl_k_kmeans_pick's, fused single pass with tensor cores for the usual shapes):
- * clear the accumulators, one step per kept batch, the update kernel (new centroids in
- * float64 and float32, shift and norm), then the shift is read back for the CPU
- * operator's stopping rule. Initial centroids follow the CPU operator exactly: given
+ * sl_k_kmeans_pick's): clear the accumulators, one step per kept batch, the update
+ * kernel (new centroids in float64 and float32, shift and norm), then the CPU
+ * operator's stopping rule on the device (sl_k_kmeans_check). Iterations are enqueued
+ * in windows of up to KM_WINDOW without a host round trip: once the rule stops the loop,
+ * the rest of the window's kernels return at once; the host reads the stop flag and
+ * the iteration count once per window. Streamed (host-kept) batches use windows of one
+ * iteration, so at most one iteration's chunks are in flight. The phases (init, assign
+ * = clear + steps, update = update + check, converge = the GPU idle between windows,
+ * output) go to the query profile (sl_task_phase_time), timed with CUDA events on the
+ * stream where the work is on the GPU. Initial centroids follow the CPU operator exactly: given
  * (option or second input), random (the same row picks, gathered on the GPU) or
  * k-means++ (the same random draws; squared distances, their total and the pick on
  * the GPU, kmeans.h). The results (centroids, sizes, inertia, iterations, and labels
@@ -21,12 +27,21 @@
  * Not on the GPU (can_run says no, the CPU finalize runs after moving the batches to
  * host memory): float64 features. */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cuda_runtime_api.h>
 
 #include "kmeans_int.h"
 #include "sluice_k/kmeans.h"
+
+static int64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
 
 static int cuda_failed(sl_task_t *t, cudaError_t e, const char *what)
 {
@@ -86,25 +101,35 @@ int sl__km_sink_cuda(sl_task_t *t)
     return rc;
 }
 
+#define KM_WINDOW 8
+
 /* Device state of the iterations (all from sl_task_device_alloc). */
 struct gk {
     float *cent;                  /* k * d, the step's centroids */
     double *c64, *sums, *inertia, *shift;
     unsigned long long *counts;
+    int32_t *state;               /* [0] stop, [1] iterations done (sl_k_kmeans_check) */
     int32_t *labels;              /* n, output=assignments only */
     void *temp;
     size_t temp_bytes;
     int method;
+    /* phase timing: per window, ev[2w] before iteration w's clear, ev[2w + 1] after its
+     * steps, ev[2 nw] after the last check; end[] alternate between windows */
+    cudaEvent_t ev[2 * KM_WINDOW + 1], end[2];
+    int n_ev;
 };
 
 static void gk_free(sl_task_t *t, struct gk *s)
 {
+    for (int i = 0; i < s->n_ev; i++)
+        cudaEventDestroy(i < 2 * KM_WINDOW + 1 ? s->ev[i] : s->end[i - 2 * KM_WINDOW - 1]);
     sl_task_device_free(t, s->cent);
     sl_task_device_free(t, s->c64);
     sl_task_device_free(t, s->sums);
     sl_task_device_free(t, s->inertia);
     sl_task_device_free(t, s->shift);
     sl_task_device_free(t, s->counts);
+    sl_task_device_free(t, s->state);
     sl_task_device_free(t, s->labels);
     sl_task_device_free(t, s->temp);
 }
@@ -113,6 +138,10 @@ static int gk_alloc(sl_task_t *t, const struct km_plan *p, const struct km_globa
 {
     size_t kd = (size_t)p->k * p->d;
     s->method = sl_k_kmeans_pick(p->d, p->k);
+    /* benchmarking only: $SLUICE_KMEANS_METHOD (an SL_K_KMEANS_* number) where it can run */
+    const char *force = getenv("SLUICE_KMEANS_METHOD");
+    if (force && sl_k_kmeans_supported(atoi(force), p->d, p->k))
+        s->method = atoi(force);
     int64_t most = 0;
     for (int64_t i = 0; i < g->in[0].n; i++)
         if (g->in[0].v[i].batch->n_rows > most)
@@ -137,12 +166,18 @@ static int gk_alloc(sl_task_t *t, const struct km_plan *p, const struct km_globa
     s->inertia = sl_task_device_alloc(t, 8);
     s->shift = sl_task_device_alloc(t, 16);
     s->counts = sl_task_device_alloc(t, (size_t)p->k * 8);
+    s->state = sl_task_device_alloc(t, 2 * sizeof(int32_t));
     s->temp = sl_task_device_alloc(t, tb);
     if (p->assignments)
         s->labels = sl_task_device_alloc(t, (size_t)g->n * 4);
-    if (!s->cent || !s->c64 || !s->sums || !s->inertia || !s->shift || !s->counts || !s->temp ||
-        (p->assignments && !s->labels))
+    if (!s->cent || !s->c64 || !s->sums || !s->inertia || !s->shift || !s->counts ||
+        !s->state || !s->temp || (p->assignments && !s->labels))
         return SL_ENOMEM; /* the failure is recorded */
+    for (; s->n_ev < 2 * KM_WINDOW + 3; s->n_ev++) {
+        cudaEvent_t *e = s->n_ev < 2 * KM_WINDOW + 1 ? &s->ev[s->n_ev]
+                                                     : &s->end[s->n_ev - 2 * KM_WINDOW - 1];
+        CK(t, cudaEventCreate(e), "creating an event");
+    }
     return SL_OK;
 }
 
@@ -318,11 +353,15 @@ static int init_plusplus(sl_task_t *t, const struct km_plan *p, struct km_global
     return read_back(t, g->c, s->c64, (size_t)p->k * p->d * 8);
 }
 
-/* One Lloyd iteration over every kept batch; returns 1 when the CPU rule stops. */
-static int iterate(sl_task_t *t, const struct km_plan *p, struct km_global *g, struct gk *s)
+/* One Lloyd iteration over every kept batch, enqueued only; each kernel does nothing
+ * once s->state says stop. */
+static int iterate(sl_task_t *t, const struct km_plan *p, struct km_global *g, struct gk *s,
+                   cudaEvent_t before, cudaEvent_t after_steps)
 {
     cudaStream_t st = sl_task_stream(t);
-    CK(t, sl_k_kmeans_clear(s->sums, s->counts, s->inertia, p->k, p->d, st), "clear");
+    CK(t, cudaEventRecord(before, st), "timing");
+    CK(t, sl_k_kmeans_clear_if(s->sums, s->counts, s->inertia, p->k, p->d, s->state, st),
+       "clear");
     for (int64_t i = 0; i < g->in[0].n; i++) {
         sl_batch_t *dev;
         const float *cols[SL_K_KMEANS_MAX_DIMS];
@@ -330,22 +369,66 @@ static int iterate(sl_task_t *t, const struct km_plan *p, struct km_global *g, s
         if (rc < 0)
             return rc;
         size_t tb = s->temp_bytes;
-        cudaError_t e = sl_k_kmeans_step_f32(s->temp, &tb, cols, p->d, dev->n_rows, s->cent, p->k,
-                                             s->method, s->sums, s->counts, s->inertia,
-                                             s->labels ? s->labels + g->start[i] : NULL, st);
+        cudaError_t e = sl_k_kmeans_step_f32_if(
+            s->temp, &tb, cols, p->d, dev->n_rows, s->cent, p->k, s->method, s->sums, s->counts,
+            s->inertia, s->labels ? s->labels + g->start[i] : NULL, s->state, st);
         sl_batch_unref(dev); /* a streamed copy is freed in stream order, after the step */
         if (e != cudaSuccess)
             return cuda_failed(t, e, "assign and sum");
     }
-    CK(t, sl_k_kmeans_update(s->cent, s->c64, s->sums, s->counts, p->k, p->d, s->cent, s->shift,
-                             st),
+    CK(t, cudaEventRecord(after_steps, st), "timing");
+    CK(t, sl_k_kmeans_update_if(s->cent, s->c64, s->sums, s->counts, p->k, p->d, s->cent,
+                                s->shift, s->state, st),
        "update");
-    double sh[2];
-    int rc = read_back(t, sh, s->shift, sizeof sh);
-    if (rc < 0)
-        return rc;
-    g->iters++;
-    return g->iters >= p->max_iter || sh[0] <= p->tol * p->tol * sh[1];
+    CK(t, sl_k_kmeans_check(s->shift, p->tol, p->max_iter, s->state, st), "stopping rule");
+    return SL_OK;
+}
+
+static float elapsed(cudaEvent_t a, cudaEvent_t b)
+{
+    float ms = 0;
+    return cudaEventElapsedTime(&ms, a, b) == cudaSuccess ? ms : 0;
+}
+
+/* The Lloyd loop: windows of iterations until the device-side rule stops it. */
+static int lloyd(sl_task_t *t, const struct km_plan *p, struct km_global *g, struct gk *s)
+{
+    cudaStream_t st = sl_task_stream(t);
+    int window = KM_WINDOW;
+    for (int64_t i = 0; i < g->in[0].n; i++)
+        if (sl_batch_device(g->in[0].v[i].batch) < 0)
+            window = 1; /* streamed: one iteration's chunks in flight */
+    CK(t, cudaMemsetAsync(s->state, 0, 2 * sizeof(int32_t), st), "loop state");
+    double ms_assign = 0, ms_update = 0, ms_gap = 0;
+    int32_t state[2] = {0, 0};
+    for (int win = 0; !state[0]; win++) {
+        int64_t left = p->max_iter - state[1];
+        int nw = left < window ? (int)left : window;
+        for (int w = 0; w < nw; w++) {
+            int rc = iterate(t, p, g, s, s->ev[2 * w], s->ev[2 * w + 1]);
+            if (rc < 0)
+                return rc;
+        }
+        CK(t, cudaEventRecord(s->end[win & 1], st), "timing");
+        CK(t, cudaMemcpyAsync(state, s->state, sizeof state, cudaMemcpyDeviceToHost, st),
+           "copy to host");
+        CK(t, cudaStreamSynchronize(st), "waiting for the GPU");
+        for (int w = 0; w < nw; w++) {
+            ms_assign += elapsed(s->ev[2 * w], s->ev[2 * w + 1]);
+            ms_update += elapsed(s->ev[2 * w + 1], w + 1 < nw ? s->ev[2 * w + 2] : s->end[win & 1]);
+        }
+        if (win > 0)
+            ms_gap += elapsed(s->end[(win - 1) & 1], s->ev[0]);
+        if (!state[0] && state[1] >= p->max_iter)
+            return sl_task_fail(t, SL_EINTERNAL, "kmeans on the GPU: the loop did not stop");
+        if (sl_task_cancelled(t))
+            return SL_ECANCELED;
+    }
+    g->iters = state[1];
+    sl_task_phase_time(t, "assign", ms_assign);
+    sl_task_phase_time(t, "update", ms_update);
+    sl_task_phase_time(t, "converge", ms_gap);
+    return SL_OK;
 }
 
 static int results(sl_task_t *t, const struct km_plan *p, struct km_global *g, struct gk *s)
@@ -371,6 +454,7 @@ static int results(sl_task_t *t, const struct km_plan *p, struct km_global *g, s
 
 static int run(sl_task_t *t, const struct km_plan *p, struct km_global *g, struct gk *s)
 {
+    int64_t t0 = now_ns();
     int rc = gk_alloc(t, p, g, s);
     if (rc < 0)
         return rc;
@@ -388,10 +472,14 @@ static int run(sl_task_t *t, const struct km_plan *p, struct km_global *g, struc
     CK(t, cudaMemcpyAsync(s->c64, g->c, (size_t)p->k * p->d * 8, cudaMemcpyHostToDevice, st),
        "copy the initial centroids");
     CK(t, sl_k_kmeans_to_f32(s->c64, (int64_t)p->k * p->d, s->cent, st), "centroids");
-    while ((rc = iterate(t, p, g, s)) == 0)
-        if (sl_task_cancelled(t))
-            return SL_ECANCELED;
-    return rc < 0 ? rc : results(t, p, g, s);
+    CK(t, cudaStreamSynchronize(st), "waiting for the GPU"); /* init ends here */
+    sl_task_phase_time(t, "init", (now_ns() - t0) / 1e6);
+    if ((rc = lloyd(t, p, g, s)) < 0)
+        return rc;
+    t0 = now_ns();
+    rc = results(t, p, g, s);
+    sl_task_phase_time(t, "output", (now_ns() - t0) / 1e6);
+    return rc;
 }
 
 int sl__km_finalize_cuda(sl_task_t *t)

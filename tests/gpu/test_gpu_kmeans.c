@@ -235,6 +235,98 @@ SL_TEST(step_d16_k64)
     REQUIRE_GPU();
     check_all(1 << 16, 16, 64, 64, 7, 0, 0);
     check_all(100003, 16, 64, 16, 8, 0, 0);
+    /* k = 256: the fused kernels' per-warp sums no longer fit, one shared copy */
+    check_all(50000, 16, 256, 64, 16, 0, 0);
+}
+
+/* The device-side Lloyd loop: sl_k_kmeans_check's rule, and the _if launchers doing
+ * nothing once the stop flag is set. */
+SL_TEST(stop_flag_and_check_rule)
+{
+    REQUIRE_GPU();
+    cudaStream_t s;
+    CU(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    int32_t *st, h[2];
+    CU(cudaMalloc((void **)&st, 8));
+    struct acc a;
+    const int d = 16, k = 64;
+    struct pts p;
+    pts_make(&p, 5000, d, k, 17, 0);
+    acc_init(&a, p.n, d, k);
+    /* rule: max_iter, tol (shift <= tol^2 * norm), nothing after stop */
+    double sh[2] = {1.0, 100.0};
+    CU(cudaMemcpy(a.shift, sh, 16, cudaMemcpyHostToDevice));
+    CU(cudaMemset(st, 0, 8));
+    CU(sl_k_kmeans_check(a.shift, 0.09, 100, st, s)); /* 1 > 0.81: go on */
+    CU(sl_k_kmeans_check(a.shift, 0.1, 100, st, s));  /* 1 <= 1: stop */
+    CU(sl_k_kmeans_check(a.shift, 0.1, 100, st, s));  /* stopped: unchanged */
+    CU(cudaMemcpyAsync(h, st, 8, cudaMemcpyDeviceToHost, s));
+    CU(cudaStreamSynchronize(s));
+    assert_int_equal(h[0], 1);
+    assert_int_equal(h[1], 2);
+    CU(cudaMemset(st, 0, 8));
+    for (int i = 0; i < 4; i++)
+        CU(sl_k_kmeans_check(a.shift, 0, 3, st, s));
+    CU(cudaMemcpyAsync(h, st, 8, cudaMemcpyDeviceToHost, s));
+    CU(cudaStreamSynchronize(s));
+    assert_int_equal(h[0], 1);
+    assert_int_equal(h[1], 3);
+    assert_int_equal(sl_k_kmeans_check(a.shift, -1, 3, st, s), cudaErrorInvalidValue);
+    assert_int_equal(sl_k_kmeans_check(a.shift, 0, 0, st, s), cudaErrorInvalidValue);
+    /* stopped: clear, step (every method) and update leave everything as it was */
+    float *cf = pick_centroids(&p, k, 18, 0);
+    CU(cudaMemcpy(a.cent, cf, (size_t)k * d * 4, cudaMemcpyHostToDevice));
+    CU(cudaMemset(a.sums, 0x41, (size_t)k * d * 8));
+    CU(cudaMemset(a.counts, 0x42, (size_t)k * 8));
+    CU(cudaMemset(a.inertia, 0x43, 8));
+    CU(cudaMemset(a.c64, 0x44, (size_t)k * d * 8));
+    const float *const *cols = (const float *const *)p.dv;
+    CU(sl_k_kmeans_clear_if(a.sums, a.counts, a.inertia, k, d, st, s));
+    for (unsigned m = 0; m < sizeof methods / sizeof methods[0]; m++) {
+        size_t tb = a.temp_bytes;
+        CU(sl_k_kmeans_step_f32_if(a.temp, &tb, cols, d, p.n, a.cent, k, methods[m], a.sums,
+                                   a.counts, a.inertia, NULL, st, s));
+    }
+    CU(sl_k_kmeans_update_if(a.cent, a.c64, a.sums, a.counts, k, d, a.cent, a.shift, st, s));
+    double *hs = malloc((size_t)k * d * 8), *hc = malloc((size_t)k * d * 8), hi;
+    unsigned long long *hn = malloc((size_t)k * 8);
+    float *hf = malloc((size_t)k * d * 4);
+    CU(cudaMemcpyAsync(hs, a.sums, (size_t)k * d * 8, cudaMemcpyDeviceToHost, s));
+    CU(cudaMemcpyAsync(hc, a.c64, (size_t)k * d * 8, cudaMemcpyDeviceToHost, s));
+    CU(cudaMemcpyAsync(hn, a.counts, (size_t)k * 8, cudaMemcpyDeviceToHost, s));
+    CU(cudaMemcpyAsync(&hi, a.inertia, 8, cudaMemcpyDeviceToHost, s));
+    CU(cudaMemcpyAsync(hf, a.cent, (size_t)k * d * 4, cudaMemcpyDeviceToHost, s));
+    CU(cudaStreamSynchronize(s));
+    for (int e = 0; e < k * d; e++) {
+        unsigned char b[8];
+        memcpy(b, &hs[e], 8);
+        assert_int_equal(b[0], 0x41);
+        memcpy(b, &hc[e], 8);
+        assert_int_equal(b[7], 0x44);
+        assert_true(hf[e] == cf[e]);
+    }
+    for (int c = 0; c < k; c++)
+        assert_true(hn[c] == 0x4242424242424242ull);
+    unsigned char bi[8];
+    memcpy(bi, &hi, 8);
+    assert_int_equal(bi[3], 0x43);
+    /* running again (flag clear): clear_if zeroes, a step counts every point */
+    CU(cudaMemset(st, 0, 8));
+    CU(sl_k_kmeans_clear_if(a.sums, a.counts, a.inertia, k, d, st, s));
+    size_t tb = a.temp_bytes;
+    CU(sl_k_kmeans_step_f32_if(a.temp, &tb, cols, d, p.n, a.cent, k, SL_K_KMEANS_AUTO, a.sums,
+                               a.counts, a.inertia, NULL, st, s));
+    CU(cudaMemcpyAsync(hn, a.counts, (size_t)k * 8, cudaMemcpyDeviceToHost, s));
+    CU(cudaStreamSynchronize(s));
+    unsigned long long tot = 0;
+    for (int c = 0; c < k; c++)
+        tot += hn[c];
+    assert_true(tot == (unsigned long long)p.n);
+    free(hs); free(hc); free(hn); free(hf); free(cf);
+    acc_fini(&a);
+    pts_free(&p);
+    cudaFree(st);
+    CU(cudaStreamDestroy(s));
 }
 
 SL_TEST(step_large_kd_fallbacks)
@@ -583,6 +675,8 @@ SL_TEST(op_d16_k64_init_modes)
     op_check(200000, 16, 64, 41, 0, "k=64 init=random seed=3 max_iter=10 tol=0", 1, 0, 1);
     op_check(100000, 16, 64, 42, 0, "k=64 init=kmeans++ seed=5 max_iter=20", 0, 0, 1);
     op_check(50000, 16, 32, 43, 0, "k=32 init=kmeans++ seed=1 output=assignments", 0, 0, 1);
+    /* converges after more than one window of iterations (the device-side stop) */
+    op_check(200000, 16, 64, 41, 0, "k=64 init=random seed=3 max_iter=60 tol=1e-6", 1, 0, 1);
 }
 
 SL_TEST(op_small_k1_and_given)

@@ -32,9 +32,9 @@
  *                          (2^-8 ||x|| max||c|| + float32 rounding), the point is
  *                          re-assigned exactly in float32 as FUSED does, so labels are
  *                          the float32 ones. Needs d >= 4 (padded to a multiple of 8).
- *   SL_K_KMEANS_AUTO       sl_k_kmeans_pick(d, k) (from measurements on an H100: the
- *                          float32 kernels; the tensor-core ones re-check too many points
- *                          of clustered data with this bound to win).
+ *                          (The kernels now use 3xTF32, x.c = xl.ch + xh.cl + xh.ch, and
+ *                          a bound of 2^-14 (||x|| max||c|| + max||c||^2/2).)
+ *   SL_K_KMEANS_AUTO       sl_k_kmeans_pick(d, k) (from measurements on an H100).
  * d <= 64 for all methods except MULTIPASS, which takes d up to SL_K_KMEANS_MAX_DIMS.
  *
  * Temp storage: two-call pattern (d_temp NULL sets *temp_bytes); multi-pass methods
@@ -72,6 +72,9 @@ int sl_k_kmeans_supported(int method, int d, int k);
 cudaError_t sl_k_kmeans_clear(double *d_sums, unsigned long long *d_counts, double *d_inertia,
                               int k, int d, cudaStream_t stream);
 
+/* Fused methods keep one copy of the block's partial sums per warp when the copies fit
+ * shared memory (no atomics: features across lanes, half-warp label collisions merged
+ * by a shuffle), else one copy for the block updated with shared atomics. */
 /* One assignment + accumulation step over n points; see above. h_cols: a host array of
  * d device pointers (the feature columns). */
 cudaError_t sl_k_kmeans_step_f32(void *d_temp, size_t *temp_bytes, const float *const *h_cols,
@@ -85,6 +88,29 @@ cudaError_t sl_k_kmeans_step_f32(void *d_temp, size_t *temp_bytes, const float *
 cudaError_t sl_k_kmeans_update(const float *d_cent_in, double *d_c64, const double *d_sums,
                                const unsigned long long *d_counts, int k, int d,
                                float *d_cent_out, double *d_shift, cudaStream_t stream);
+
+/* Variants for a Lloyd loop that stays on the stream (no host round trip per
+ * iteration): they do nothing once d_stop[0] != 0 (device int32; NULL = never stop), so
+ * a caller may enqueue several iterations ahead and let sl_k_kmeans_check end the loop
+ * on the device. sl_k_kmeans_clear_if zeroes with a kernel instead of memsets. */
+cudaError_t sl_k_kmeans_clear_if(double *d_sums, unsigned long long *d_counts,
+                                 double *d_inertia, int k, int d, const int32_t *d_stop,
+                                 cudaStream_t stream);
+cudaError_t sl_k_kmeans_step_f32_if(void *d_temp, size_t *temp_bytes,
+                                    const float *const *h_cols, int d, int64_t n,
+                                    const float *d_cent, int k, int method, double *d_sums,
+                                    unsigned long long *d_counts, double *d_inertia,
+                                    int32_t *d_labels, const int32_t *d_stop,
+                                    cudaStream_t stream);
+cudaError_t sl_k_kmeans_update_if(const float *d_cent_in, double *d_c64, const double *d_sums,
+                                  const unsigned long long *d_counts, int k, int d,
+                                  float *d_cent_out, double *d_shift, const int32_t *d_stop,
+                                  cudaStream_t stream);
+/* The CPU operator's stopping rule after an update (d_shift from it): unless d_state[0]
+ * (stop) is set, d_state[1] (iterations done, int32) += 1, and d_state[0] = 1 when that
+ * reaches max_iter or d_shift[0] <= tol^2 * d_shift[1]. Zero d_state before the loop. */
+cudaError_t sl_k_kmeans_check(const double *d_shift, double tol, int64_t max_iter,
+                              int32_t *d_state, cudaStream_t stream);
 
 /* d_out[dst[r] * d + j] = cols[j][rows[r]] for r < m (float64): picks initial centroids. */
 cudaError_t sl_k_kmeans_gather_f32(const float *const *h_cols, int d, const int64_t *d_rows,
