@@ -31,6 +31,7 @@
 
 #include "join_cuda_int.h"
 #include "sluice_k/columns.h"
+#include "sluice_k/join.h"
 #include "sluice_k/join_gftr.h"
 #include "sluice_k/join_npj.h"
 #include "sluice_k/join_smj.h"
@@ -152,6 +153,11 @@ static void plan(const struct join_state *st, struct gj *g)
         if (g->algo != GJ_NPJ && sd->bytes > g->row_bytes)
             g->row_bytes = sd->bytes;
     }
+    /* One payload of the same width per side: the (key, value) kernel of join.h, 0.2 ms
+     * faster at 2^27 than the packed-row one (bench/RESULTS.md, GPU join kernels). */
+    g->narrow = g->algo == GJ_PHJ && g->kind == SL_K_JOIN_INNER && g->s[0].n_pay == 1 &&
+                g->s[1].n_pay == 1 && !g->s[0].id_word && !g->s[1].id_word &&
+                g->s[0].pay_w[0] == g->row_bytes && g->s[1].pay_w[0] == g->row_bytes;
     int b = join_log2_ceil((nb + BUILD_ROWS_PER_PARTITION - 1) / BUILD_ROWS_PER_PARTITION);
     g->bits = b < 1 ? 1 : b > 16 ? 16 : b;
 }
@@ -220,7 +226,26 @@ static int out_alloc(sl_task_t *t, const struct gj *g, struct gj_out *o, int64_t
     for (int s = 0; s < 2; s++)
         if (g->s[s].id_word && !(o->ids[s] = scratch(t, o, (size_t)cap * 4)))
             return SL_ENOMEM;
+    if (g->narrow && !o->key_dest && !(o->key_dest = scratch(t, o, (size_t)cap * (g->k8 ? 8 : 4))))
+        return SL_ENOMEM; /* the narrow kernel writes keys */
     return SL_OK;
+}
+
+/* The narrow kernel of join.h: (key, build value, probe value) rows. */
+static cudaError_t narrow_join(const struct gj *g, void *temp, size_t *tb, const struct gj_out *o,
+                               unsigned long long *d_count, cudaStream_t s)
+{
+    const struct gj_side *R = &g->s[g->build], *S = &g->s[1 - g->build];
+    void *ob = o ? o->pay_dest[g->build][0] : NULL, *os = o ? o->pay_dest[1 - g->build][0] : NULL;
+    void *ok = o ? o->key_dest : NULL;
+    int64_t cap = o ? o->cap : 0;
+    int sh = g->begin + g->bits;
+#define SL_NJ(SUF) sl_k_phj_materialize_##SUF(temp, tb, R->pk, R->prow, R->off, S->pk, S->prow, \
+                                              S->off, g->bits, sh, ok, ob, os, cap, d_count, s)
+    if (!g->k8)
+        return g->row_bytes == 8 ? SL_NJ(k32_v64) : SL_NJ(k32_v32);
+    return g->row_bytes == 8 ? SL_NJ(k64_v64) : SL_NJ(k64_v32);
+#undef SL_NJ
 }
 
 /* The kernels' output columns of side s: its row's payloads (and row id). */
@@ -294,6 +319,10 @@ static int hash_join(sl_task_t *t, struct gj *g, struct gj_out *o, unsigned long
                               : sl_k_npj_build_k32(NULL, &need, R->keys, R->n, s);
         if (rc >= 0 && e != cudaSuccess)
             rc = gj_cuda_failed(t, e, "hash table size");
+    } else if (g->narrow) {
+        cudaError_t e = narrow_join(g, NULL, &need, NULL, NULL, s);
+        if (e != cudaSuccess)
+            rc = gj_cuda_failed(t, e, "join size");
     } else {
         cudaError_t e = g->k8 ? sl_k_phj_join_k64(NULL, &need, NULL, NULL, NULL, NULL, NULL, NULL, S->n,
                                                   g->row_bytes, g->bits, g->begin + g->bits, g->kind,
@@ -320,7 +349,9 @@ static int hash_join(sl_task_t *t, struct gj *g, struct gj_out *o, unsigned long
         sl_k_join_out_t ko = kernel_out(g, o);
         cudaError_t e;
         size_t tb = need;
-        if (g->algo == GJ_NPJ)
+        if (g->narrow)
+            e = narrow_join(g, temp, &tb, o, d_count, s);
+        else if (g->algo == GJ_NPJ)
             e = g->k8 ? sl_k_npj_probe_k64(temp, need, R->n, &rin, S->keys, S->n, &sin, g->kind, &ko, d_count, s)
                       : sl_k_npj_probe_k32(temp, need, R->n, &rin, S->keys, S->n, &sin, g->kind, &ko, d_count, s);
         else
@@ -577,6 +608,7 @@ static int finalize(sl_task_t *t, struct join_state *st, struct gj *g, struct gj
         unsigned long long *d_count = sl_task_device_alloc(t, 2 * sizeof *d_count);
         if (!d_count)
             return SL_ENOMEM;
+        GJ_CK(t, cudaMemsetAsync(d_count, 0, 2 * sizeof *d_count, sl_task_stream(t)), "counts");
         rc = g->algo == GJ_SMJ ? merge_join(t, g, o, d_count) : hash_join(t, g, o, d_count, st);
         sl_task_device_free(t, d_count);
         if (rc < 0)

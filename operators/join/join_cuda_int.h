@@ -37,6 +37,7 @@ struct gj {
     int build;                          /* input side of the build (R) relation */
     int k8, composite;
     int row_bytes;                      /* rows of both sides (0: none) */
+    int narrow;                         /* PHJ inner, one payload of row_bytes per side */
     int bits, begin;                    /* PHJ radix bits [begin, begin + bits) */
     struct gj_side s[2];                /* by input side */
 };

@@ -416,6 +416,48 @@ SL_TEST(kinds_edge_cases)
     sl_engine_close(gpu);
 }
 
+/* Small inputs for compute-sanitizer (bench/gpu/joinop_run.sh): every kind and
+ * algorithm with a 12-byte row and with row-id gathers (5 payloads), 8-byte keys and
+ * two key columns; `tiny` (racecheck) the PHJ inner and left joins only. */
+static void small_cases(int tiny)
+{
+    static const char *const kinds[] = {"inner", "left", "semi", "anti"};
+    static const char *const algos[] = {"radix", "nopart", "sortmerge"};
+    sl_engine_t *cpu = engine(SL_PLACE_CPU, 0), *gpu = engine(SL_PLACE_GPU, 0);
+    for (int v = 0; v < (tiny ? 1 : 4); v++) {
+        struct spec ls = {.rows = tiny ? 600 : 3000, .n_pay = v == 1 ? 5 : 3, .mixed = 1,
+                          .key64 = v == 2, .key2 = v == 3, .key_range = 500, .seed = 50 + v};
+        struct spec rs = ls;
+        rs.rows = tiny ? 300 : 800;
+        rs.key_range = 700;
+        rs.seed += 7;
+        sl_table_t *l = make(&ls, "l"), *r = make(&rs, "r");
+        for (int k = 0; k < (tiny ? 2 : 4); k++)
+            for (int a = 0; a < (tiny ? 1 : 3); a++) {
+                char opts[128];
+                snprintf(opts, sizeof opts, "on=%s kind=%s algo=%s", v == 3 ? "k,k2" : "k",
+                         kinds[k], algos[a]);
+                check_on(cpu, gpu, l, r, opts, 1, 1);
+            }
+        sl_table_unref(l);
+        sl_table_unref(r);
+    }
+    sl_engine_close(cpu);
+    sl_engine_close(gpu);
+}
+
+SL_TEST(sanitize_small)
+{
+    NEED_GPU();
+    small_cases(0);
+}
+
+SL_TEST(sanitize_tiny)
+{
+    NEED_GPU();
+    small_cases(1);
+}
+
 /* Null keys never match; the GPU leaves them (and nulls in output columns) to the CPU. */
 SL_TEST(null_keys_fall_back_to_the_cpu)
 {
