@@ -218,8 +218,8 @@ static int out_alloc(sl_task_t *t, const struct gj *g, struct gj_out *o, int64_t
             }
         }
         o->dest[oc] = o->batch ? sl__col_values(o->batch, oc) : scratch(t, o, (size_t)cap * w);
-        if (!o->dest[oc])
-            return SL_ENOMEM;
+        if (!o->dest[oc] && cap > 0) /* a batch of 0 rows may have no buffers */
+            return sl_task_fail(t, SL_ENOMEM, "join on the GPU: no output buffer");
         if (!*role)
             *role = o->dest[oc];
     }

@@ -367,7 +367,7 @@ SL_TEST(kinds_keys_payloads_algorithms)
             for (int k = 0; k < 4; k++) {
                 for (int a = 0; a < 3; a++) {
                     char opts[128];
-                    snprintf(opts, sizeof opts, "on=%s kind=%s algo=%s", key == 2 ? "k,k2" : "k",
+                    snprintf(opts, sizeof opts, "on=%s kind=%s algo=%s", key == 2 ? "\"k,k2\"" : "k",
                              kinds[k], algos[a]);
                     check_on(cpu, gpu, l, r, opts, 1, a == 0);
                 }
@@ -435,7 +435,7 @@ static void small_cases(int tiny)
         for (int k = 0; k < (tiny ? 2 : 4); k++)
             for (int a = 0; a < (tiny ? 1 : 3); a++) {
                 char opts[128];
-                snprintf(opts, sizeof opts, "on=%s kind=%s algo=%s", v == 3 ? "k,k2" : "k",
+                snprintf(opts, sizeof opts, "on=%s kind=%s algo=%s", v == 3 ? "\"k,k2\"" : "k",
                          kinds[k], algos[a]);
                 check_on(cpu, gpu, l, r, opts, 1, 1);
             }
