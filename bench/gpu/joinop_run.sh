@@ -34,30 +34,33 @@ step() {  # step FILE MAX_SECONDS COMMAND...
 J="$B/sluice bench join --placement gpu --resident device --json --repeat 5"
 N="--build-rows 2^27 --probe-rows 2^27"
 if [[ $MODE != bench ]]; then
-    step tests.txt 100 $B/test_gpu_join_op
-fi
-step bench.txt 25 $J $N
-step bench.txt 25 $J $N --payloads 2
-step bench.txt 25 $J $N --payloads 3
-step bench.txt 25 $J $N --key-bytes 8
-step bench.txt 30 $J $N --zipf 1
-step bench.txt 25 $J $N --payloads 2 --match-ratio 0.25
-step bench.txt 25 $J $N --payloads 2 --match-ratio 0.1
-step bench.txt 40 $J --build-rows 2^27 --probe-rows 2^28 --payloads 2
-if [[ $MODE != bench ]]; then
-    step san.txt 60 "$CS" --tool memcheck --error-exitcode 9 $B/test_gpu_join_op sanitize_small
-    step san.txt 40 "$CS" --tool racecheck --racecheck-report all --error-exitcode 9 $B/test_gpu_join_op sanitize_tiny
-    step tests.txt 30 $B/test_gpu_join_ext
+    step tests.txt 60 $B/test_gpu_join_op
+    step tests.txt 20 $B/test_gpu_join_ext
     step tests.txt 20 $B/test_gpu_join
+fi
+step bench.txt 30 $J $N
+step bench.txt 30 $J $N --payloads 2
+step bench.txt 30 $J $N --zipf 1
+step bench.txt 30 $J $N --key-bytes 8
+step bench.txt 30 $J $N --payloads 3
+step bench.txt 40 $J --build-rows 2^27 --probe-rows 2^28 --payloads 2
+step bench.txt 20 $J $N --payloads 2 --match-ratio 0.25
+step bench.txt 20 $J $N --payloads 2 --match-ratio 0.1
+# engine overhead: the same narrow query with 2^24-row GPU morsels (8 instead of 128)
+step bench.txt 20 env SLUICE_GPU_MORSEL_ROWS=16777216 $J $N
+if [[ $MODE != bench ]]; then
+    step san.txt 70 "$CS" --tool memcheck --error-exitcode 9 $B/test_gpu_join_op sanitize_small
+    step san.txt 40 "$CS" --tool racecheck --racecheck-report all --error-exitcode 9 $B/test_gpu_join_op sanitize_tiny
 fi
 step bench.txt 20 $J $N --output aggregate
 step bench.txt 20 $J $N --algo sortmerge
-step bench.txt 20 $J --build-rows 2^20 --probe-rows 2^27 --algo nopart
-step bench.txt 20 $J --build-rows 2^20 --probe-rows 2^27 --algo radix
-step bench.txt 20 $J --build-rows 2^22 --probe-rows 2^27 --algo nopart
-step bench.txt 20 $J --build-rows 2^22 --probe-rows 2^27 --algo radix
-step bench.txt 20 $J $N --kind left --match-ratio 0.5
-step bench.txt 20 $J $N --kind anti --match-ratio 0.5
+step bench.txt 15 $J --build-rows 2^20 --probe-rows 2^27 --algo nopart
+step bench.txt 15 $J --build-rows 2^20 --probe-rows 2^27 --algo radix
+step bench.txt 15 $J $N --kind left --match-ratio 0.5
+step bench.txt 15 $J $N --kind anti --match-ratio 0.5
+step bench.txt 15 $J $N --kind semi --match-ratio 0.5
+step bench.txt 15 $J --build-rows 2^22 --probe-rows 2^27 --algo nopart
+step bench.txt 15 $J --build-rows 2^22 --probe-rows 2^27 --algo radix
 grep -h '"bench"' "$O/bench.txt" | head -40
 grep -hE "PASSED|FAILED|ERROR SUMMARY|RACECHECK SUMMARY|MISMATCH|=== exit" "$O"/tests.txt "$O"/san.txt 2>/dev/null | sort | uniq -c | head -30
 (cd "$O" && tar czf logs.tgz run.txt tests.txt bench.txt san.txt 2>/dev/null)
