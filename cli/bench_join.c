@@ -2,12 +2,17 @@
  * (shuffled primary keys), probe keys are foreign keys drawn uniformly from them (Zipf
  * with --zipf), a fraction --match-ratio of them with a partner; payloads are derived
  * from the row position. Inputs are generated before timing into tables; the timed span
- * is one query: two table scans -> join -> its output. Public API only. */
+ * is one query: two table scans -> join -> its output. Public API only. Inputs are
+ * generated on all cores (2^28-row sides in seconds). With --resident device each
+ * table is one batch (one device buffer per column, as an embedder's GPU columns are),
+ * and the GPU join's phase times come from SLUICE_JOIN_PHASES (join_cuda.c). */
 #include <inttypes.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "bench.h"
 
@@ -23,9 +28,61 @@ static uint64_t xs(uint64_t *s)
     return *s;
 }
 
-/* A table of n rows in batches of 2^20: key column "k" and payload columns p<i>_<side>. */
+/* Runs fn(arg, lo, hi) over [0, n) on up to 16 threads. */
+struct par {
+    void (*fn)(void *, int64_t, int64_t);
+    void *arg;
+    int64_t lo, hi;
+};
+
+static void *par_run(void *p)
+{
+    struct par *x = p;
+    x->fn(x->arg, x->lo, x->hi);
+    return NULL;
+}
+
+static void par_for(int64_t n, void (*fn)(void *, int64_t, int64_t), void *arg)
+{
+    enum { T = 16 };
+    pthread_t th[T];
+    struct par ps[T];
+    int nt = n < ((int64_t)1 << 16) ? 1 : T, started[T] = {0};
+    for (int i = 0; i < nt; i++) {
+        ps[i] = (struct par){fn, arg, n * i / nt, n * (i + 1) / nt};
+        started[i] = i > 0 && pthread_create(&th[i], NULL, par_run, &ps[i]) == 0;
+        if (i > 0 && !started[i])
+            par_run(&ps[i]);
+    }
+    par_run(&ps[0]);
+    for (int i = 1; i < nt; i++)
+        if (started[i])
+            pthread_join(th[i], NULL);
+}
+
+struct fill {
+    void *d;
+    const int64_t *keys;
+    int64_t base;
+    int c, k8;
+};
+
+static void fill_range(void *p, int64_t lo, int64_t hi)
+{
+    const struct fill *f = p;
+    for (int64_t i = lo; i < hi; i++) {
+        int64_t v = f->c == 0 ? f->keys[f->base + i] : (f->base + i) * f->c + 1; /* position */
+        if (f->k8)
+            ((int64_t *)f->d)[i] = v;
+        else
+            ((int32_t *)f->d)[i] = (int32_t)v;
+    }
+}
+
+/* A table of n rows in batches of `chunk` rows: key column "k" and payload columns
+ * p<i>_<side>. */
 static sl_table_t *make_table(const struct join_args *a, int64_t n, const int64_t *keys,
-                              const char *side)
+                              const char *side, int64_t chunk)
 {
     sl_table_t *t;
     if (sl_table_create(&t) < 0)
@@ -40,21 +97,14 @@ static sl_table_t *make_table(const struct join_args *a, int64_t n, const int64_
         np[c] = names[c];
         ty[c] = kt;
     }
-    const int64_t chunk = 1 << 20;
     for (int64_t lo = 0; lo < n; lo += chunk) {
         int64_t m = n - lo < chunk ? n - lo : chunk;
         sl_batch_t *b;
         if (sl_batch_create(&b, nc, np, ty, m) < 0)
             return NULL;
         for (int c = 0; c < nc; c++) {
-            void *d = sl_batch_column_data(b, c);
-            for (int64_t i = 0; i < m; i++) {
-                int64_t v = c == 0 ? keys[lo + i] : (lo + i) * c + 1; /* from the position */
-                if (kt == SL_TYPE_INT64)
-                    ((int64_t *)d)[i] = v;
-                else
-                    ((int32_t *)d)[i] = (int32_t)v;
-            }
+            struct fill f = {sl_batch_column_data(b, c), keys, lo, c, kt == SL_TYPE_INT64};
+            par_for(m, fill_range, &f);
         }
         sl_table_append(t, b);
         sl_batch_unref(b);
@@ -123,6 +173,46 @@ static int parse_args(int argc, char **argv, struct join_args *a, struct cli_com
     return 0;
 }
 
+struct probe_gen {
+    const struct join_args *a;
+    const int64_t *bk;
+    int64_t *pk;
+    const double *cdf;
+    uint64_t seed;
+};
+
+/* Probe keys [lo, hi): their own random stream per range (seeded by its start). */
+static void probe_range(void *p, int64_t lo, int64_t hi)
+{
+    const struct probe_gen *g = p;
+    const struct join_args *a = g->a;
+    int64_t nb = a->build_rows;
+    uint64_t s = (g->seed ^ ((uint64_t)lo * 0xD1B54A32D192ED03ull)) | 1;
+    for (int64_t i = lo; i < hi; i++) {
+        double u = (xs(&s) >> 11) * (1.0 / 9007199254740992.0);
+        if (u >= a->match_ratio) {
+            g->pk[i] = nb + (int64_t)(xs(&s) % (uint64_t)nb);
+            continue;
+        }
+        int64_t r;
+        if (g->cdf) {
+            double z = (xs(&s) >> 11) * (1.0 / 9007199254740992.0);
+            int64_t l = 0, h = nb - 1;
+            while (l < h) {
+                int64_t mid = (l + h) / 2;
+                if (g->cdf[mid] < z)
+                    l = mid + 1;
+                else
+                    h = mid;
+            }
+            r = l;
+        } else {
+            r = (int64_t)(xs(&s) % (uint64_t)nb);
+        }
+        g->pk[i] = g->bk[r];
+    }
+}
+
 /* Build keys 0..n-1 shuffled; probe keys: uniform (or Zipf) picks among them, and
  * keys >= n (no partner) for a fraction 1 - match_ratio. */
 static void gen_keys(const struct join_args *a, int64_t *bk, int64_t *pk)
@@ -146,30 +236,39 @@ static void gen_keys(const struct join_args *a, int64_t *bk, int64_t *pk)
         for (int64_t i = 0; i < nb; i++)
             cdf[i] /= tot;
     }
-    for (int64_t i = 0; i < a->probe_rows; i++) {
-        double u = (xs(&s) >> 11) * (1.0 / 9007199254740992.0);
-        if (u >= a->match_ratio) {
-            pk[i] = nb + (int64_t)(xs(&s) % (uint64_t)nb);
-            continue;
-        }
-        int64_t r;
-        if (cdf) {
-            double z = (xs(&s) >> 11) * (1.0 / 9007199254740992.0);
-            int64_t lo = 0, hi = nb - 1;
-            while (lo < hi) {
-                int64_t mid = (lo + hi) / 2;
-                if (cdf[mid] < z)
-                    lo = mid + 1;
-                else
-                    hi = mid;
-            }
-            r = lo;
-        } else {
-            r = (int64_t)(xs(&s) % (uint64_t)nb);
-        }
-        pk[i] = bk[r];
-    }
+    struct probe_gen g = {a, bk, pk, cdf, s};
+    par_for(a->probe_rows, probe_range, &g);
     free(cdf);
+}
+
+/* The GPU join's phases of the last query (the last line SLUICE_JOIN_PHASES got), and
+ * the rest of the query's time as "engine_other" (scans, graph, scheduling). */
+static void add_gpu_phases(struct bench_result *r, const char *path, double total_ms)
+{
+    FILE *f = path ? fopen(path, "r") : NULL;
+    char line[512], last[512] = "";
+    while (f && fgets(line, sizeof line, f))
+        memcpy(last, line, sizeof last);
+    if (f)
+        fclose(f);
+    if (f && (f = fopen(path, "w")))
+        fclose(f); /* truncate: one line per repeat */
+    static const char *const names[] = {"prepare", "partition", "join", "materialize", "finalize"};
+    double fin = -1;
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        char key[32];
+        snprintf(key, sizeof key, "\"%s\":", names[i]);
+        const char *at = strstr(last, key);
+        if (!at)
+            continue;
+        double v = atof(at + strlen(key));
+        if (r)
+            bench_add_phase(r, names[i], v);
+        if (i == 4)
+            fin = v;
+    }
+    if (r && fin >= 0)
+        bench_add_phase(r, "engine_other", total_ms - fin);
 }
 
 int bench_join(int argc, char **argv)
@@ -189,16 +288,28 @@ int bench_join(int argc, char **argv)
     if (!bk || !pk)
         return cli_fail("out of memory");
     gen_keys(&a, bk, pk);
-    sl_table_t *bt = make_table(&a, a.build_rows, bk, "r");
-    sl_table_t *pt = make_table(&a, a.probe_rows, pk, "s");
+    int on_device = !strcmp(a.resident, "device");
+    int64_t chunk = on_device ? INT64_MAX / 2 : (int64_t)1 << 20;
+    sl_table_t *bt = make_table(&a, a.build_rows, bk, "r", chunk);
+    sl_table_t *pt = make_table(&a, a.probe_rows, pk, "s", chunk);
     free(bk);
     free(pk);
     if (!bt || !pt)
         return cli_fail("out of memory generating the inputs");
+    char phases_path[64] = "";
+    if (c.placement != SL_PLACE_CPU) {
+        snprintf(phases_path, sizeof phases_path, "/tmp/sluice_join_phases.%d", (int)getpid());
+        FILE *f = fopen(phases_path, "w");
+        if (f) {
+            fclose(f);
+            setenv("SLUICE_JOIN_PHASES", phases_path, 1);
+        } else {
+            phases_path[0] = 0;
+        }
+    }
     sl_engine_t *eng = cli_open_engine(&c);
     if (!eng)
         return 1;
-    int on_device = !strcmp(a.resident, "device");
     if (on_device) {
         /* GPU-resident inputs (BENCH_PROTOCOL.md): copied before timing. */
         sl_table_t *dbt = NULL, *dpt = NULL;
@@ -244,8 +355,12 @@ int bench_join(int argc, char **argv)
         } else {
             sl_table_t *out, *host = NULL;
             sl_query_result(q, "out", &out);
+            if (rep >= 0 && phases_path[0])
+                add_gpu_phases(&r, phases_path, ms);
             if (rep >= 0)
                 bench_add(&r, ms);
+            else if (phases_path[0])
+                add_gpu_phases(NULL, phases_path, ms); /* drops the warm-up's line */
             if (on_device && sl_table_to_host(out, &host) == SL_OK) { /* after the span */
                 sl_table_unref(out);
                 out = host;
@@ -275,5 +390,7 @@ int bench_join(int argc, char **argv)
     sl_engine_close(eng);
     sl_table_unref(bt);
     sl_table_unref(pt);
+    if (phases_path[0])
+        remove(phases_path);
     return rc == SL_OK ? 0 : 1;
 }

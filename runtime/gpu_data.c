@@ -35,8 +35,11 @@ int64_t sl__gpu_budget_left(struct sl__gpu *g)
     return left > 0 ? left : 0;
 }
 
-/* Copies every buffer of src (values and bitmaps, whole) into fresh buffers of dst,
- * which has src's schema, with cudaMemcpyAsync on `st`. `alloc` makes a buffer. */
+/* Copies the rows of src (values and bitmaps) into fresh buffers of dst, which has
+ * src's schema, with cudaMemcpyAsync on `st`. `alloc` makes a buffer. A slice shares
+ * its parent's whole buffers: only its rows are copied, from row offset - offset % 8 so
+ * that a bitmap keeps its bit positions (dst's offset becomes offset % 8); buffers
+ * smaller than that range (foreign layouts) are copied whole. */
 static int copy_columns(struct sl_query *q, sl_batch_t *dst, const sl_batch_t *src,
                         int (*alloc)(void *ctx, int64_t bytes, struct sl__buf **out), void *ctx,
                         enum cudaMemcpyKind kind, cudaStream_t st)
@@ -44,20 +47,30 @@ static int copy_columns(struct sl_query *q, sl_batch_t *dst, const sl_batch_t *s
     for (int i = 0; i < src->n_cols; i++) {
         const struct sl__col *c = &src->cols[i];
         struct sl__col *d = &dst->cols[i];
-        d->offset = c->offset;
-        d->null_count = c->null_count;
+        int64_t w = (int64_t)sl_type_width(c->type), lo = c->offset - c->offset % 8;
+        int64_t rows = c->offset % 8 + src->n_rows;
+        int64_t from[2] = {lo * w, lo / 8}, bytes[2] = {rows * w, (rows + 7) / 8};
         struct sl__buf *parts[2] = {c->data, c->validity};
+        int whole = w == 0;
+        for (int k = 0; k < 2; k++)
+            whole |= parts[k] && from[k] + bytes[k] > parts[k]->bytes;
+        d->offset = whole ? c->offset : c->offset % 8;
+        d->null_count = c->null_count;
         struct sl__buf **to[2] = {&d->data, &d->validity};
         for (int k = 0; k < 2; k++) {
             if (!parts[k])
                 continue;
-            int rc = alloc(ctx, parts[k]->bytes, to[k]);
+            if (whole) {
+                from[k] = 0;
+                bytes[k] = parts[k]->bytes;
+            }
+            int rc = alloc(ctx, bytes[k], to[k]);
             if (rc < 0)
                 return rc;
-            if (parts[k]->bytes == 0)
+            if (bytes[k] == 0)
                 continue;
-            cudaError_t e = cudaMemcpyAsync((*to[k])->ptr, parts[k]->ptr,
-                                            (size_t)parts[k]->bytes, kind, st);
+            cudaError_t e = cudaMemcpyAsync((*to[k])->ptr, (const char *)parts[k]->ptr + from[k],
+                                            (size_t)bytes[k], kind, st);
             if (e != cudaSuccess)
                 return GPU_CUDA_FAIL(q, e, "cudaMemcpyAsync");
         }

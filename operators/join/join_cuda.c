@@ -1,53 +1,57 @@
 /* join on a GPU (issue 6): the CUDA finalize and source of the join operator.
  *
  * When the join's inputs were sunk on a GPU, finalize runs there (op.h, "GPU
- * placement"): both sides become contiguous device columns (GPU-resident inputs that
- * are slices of one buffer are used in place), are radix-partitioned on the key
- * (kernels/partition: stable, so every column partitioned with the key gets the same
- * permutation), and joined per co-partition with shared-memory hash tables
- * (kernels/join). The result is sized by count -> allocate -> write: the join kernel
- * always returns the exact match count, so an output sized for the PK-FK bound (one
- * row per probe row) is written in one pass, and only a larger result runs again with
- * the exact size. Then:
- *  - narrow (one payload column per side, same width): the kernel writes the output
- *    columns directly (key, build payload, probe payload);
- *  - otherwise (GFTR-style): the kernel joins (key, row id) pairs and each output
- *    column is gathered by row id; ids come out in partition order, so the gathers read
- *    the inputs in clustered runs.
- * output=aggregate sums the output columns on the GPU (int64 sums exact, overflow is an
- * error as on the CPU). The source then emits slices of the device result, which stay
- * on the GPU for GPU consumers or are downloaded for host ones.
+ * placement") with the kernels of sluice_k/join_gftr.h, join_npj.h and join_smj.h:
+ *  - PHJ (default): each side's payload columns packed into one row of <= 16 bytes
+ *    (join_cuda_side.c), (key, row) radix-partitioned once, joined per co-partition with
+ *    shared-memory hash tables; the kernel unpacks the rows straight into the output
+ *    columns. Columns past 16 bytes per side: the row carries the row id instead and
+ *    they are gathered by it after the join.
+ *  - NPJ (algo=nopart, or auto with a build side of <= NPJ_MAX_BUILD rows): one global
+ *    hash table of the build keys, the probe side streamed; payloads read in place.
+ *    Left outer joins run as PHJ (its output order gives the validity).
+ *  - SMJ (algo=sortmerge): (key, row) sorted on every key bit, merge join with merge path.
+ * Kinds: inner (the smaller side builds), and semi, anti, left outer (the left input
+ * probes, the right builds): the kernels mark matched probe rows; left outer writes the
+ * rows with a partner first, so the right columns' validity is "row < that count"
+ * (always PHJ, whose kernel orders them so). Keys: one int32/int64 column, or two int32
+ * columns packed into one 64-bit key. The result is sized by count -> allocate -> write
+ * (PHJ/NPJ: the probe side's size first, again with the exact count only when it is
+ * larger; SMJ counts first). output=aggregate sums the output columns on the GPU.
  *
- * Not (yet) on the GPU — can_run says no and the CPU implementation runs, after moving
- * the batches to host memory: kinds other than inner, composite keys, keys with nulls,
- * sides of 2^32 rows or more. */
+ * Left to the CPU (can_run says no; the batches go back to host memory): null keys,
+ * nulls in an output column, other composite keys, anti/left joins with an empty right
+ * side, sides of 2^32 rows or more, and joins that do not fit the GPU budget.
+ *
+ * SLUICE_JOIN_PHASES=<file>: each GPU finalize appends one JSON line of its phase times
+ * (CUDA events), read by `sluice bench join` (BENCH_PROTOCOL.md's per-phase times). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
-#include <cuda_runtime_api.h>
-
-#include "join_int.h"
+#include "join_cuda_int.h"
 #include "sluice_k/columns.h"
 #include "sluice_k/join.h"
-#include "sluice_k/partition.h"
+#include "sluice_k/join_gftr.h"
+#include "sluice_k/join_npj.h"
+#include "sluice_k/join_smj.h"
 
-#define BUILD_ROWS_PER_PARTITION 4096 /* fits one shared-memory table (SL_K_JOIN_BUILD_CHUNK) */
+#define BUILD_ROWS_PER_PARTITION 4096 /* fits one shared-memory table */
+/* auto picks NPJ only below this: measured on an H100 with 2^27 probe rows, NPJ took
+ * 9.7 ms at 2^20 build rows (PHJ 4.0) and 18.4 ms at 2^22 (PHJ 5.1); smaller build
+ * sides were not measured, so only a table of one shared-memory chunk's size is left
+ * to it. */
+#define NPJ_MAX_BUILD ((int64_t)1 << 12)
 
-static int cuda_failed(sl_task_t *t, cudaError_t e, const char *what)
+int gj_cuda_failed(sl_task_t *t, cudaError_t e, const char *what)
 {
     return sl_task_fail(t, SL_EDEVICE, "join on the GPU: %s: %s", what, cudaGetErrorName(e));
 }
 
-#define CK(t, expr, what)                                                                   \
-    do {                                                                                    \
-        cudaError_t e_ = (expr);                                                            \
-        if (e_ != cudaSuccess)                                                              \
-            return cuda_failed((t), e_, (what));                                            \
-    } while (0)
-
 /* ---------------- can the GPU do it ---------------- */
 
-static int key_has_nulls(const struct join_side *sd, int col)
+static int col_nulls(const struct join_side *sd, int col)
 {
     for (int64_t i = 0; i < sd->n_batches; i++)
         if (sd->batches[i]->cols[col].validity && sd->batches[i]->cols[col].null_count != 0)
@@ -55,483 +59,601 @@ static int key_has_nulls(const struct join_side *sd, int col)
     return 0;
 }
 
+static int composite_ok(const struct join_data *d)
+{
+    return d->n_keys == 1 ||
+           (d->n_keys == 2 && d->ktype[0] == SL_TYPE_INT32 && d->ktype[1] == SL_TYPE_INT32);
+}
+
 int join_gpu_can_run(const sl_task_t *t)
 {
     const struct join_data *d = sl_op_data(sl_task_op(t));
     const struct join_state *st = sl_task_gstate((sl_task_t *)t);
-    if (d->kind != JOIN_INNER || d->n_keys != 1)
+    if (!composite_ok(d))
         return 0;
-    int64_t n[2] = {0, 0};
+    int64_t n[2] = {0, 0}, out_w = 0;
     for (int s = 0; s < 2; s++) {
         for (int64_t i = 0; i < st->side[s].n_batches; i++)
             n[s] += st->side[s].batches[i]->n_rows;
-        if (n[s] >= ((int64_t)1 << 32) - 1 || key_has_nulls(&st->side[s], d->key[s][0]))
+        if (n[s] >= ((int64_t)1 << 32) - 1)
             return 0;
+        for (int k = 0; k < d->n_keys; k++)
+            if (col_nulls(&st->side[s], d->key[s][k]))
+                return 0;
     }
-    /* Memory: inputs copied (when not already one device buffer) and partitioned, and
-     * the output at the PK-FK bound; more than the budget goes to the CPU for now (the
-     * out-of-core GPU join is issue 8's). 16 bytes per key + value bounds both. */
-    int64_t need = 2 * 16 * (n[0] + n[1]) + 24 * (n[0] > n[1] ? n[0] : n[1]) + (64 << 20);
+    for (int oc = 0; oc < d->n_out; oc++) {
+        if (col_nulls(&st->side[d->out[oc].side], d->out[oc].col))
+            return 0;
+        out_w += (int64_t)sl_type_width(d->out[oc].type);
+    }
+    if ((d->kind == JOIN_ANTI || d->kind == JOIN_LEFT) && n[1] == 0 && n[0] > 0)
+        return 0;
+    /* Memory, bounded from above: each side copied, packed and partitioned (with CUB's
+     * temp storage) at <= 24 bytes per row each time, and the output at the probe
+     * side's size; more than the budget goes to the CPU (out of core is issue 8's). */
+    int64_t big = n[0] > n[1] ? n[0] : n[1];
+    int64_t need = 3 * 24 * (n[0] + n[1]) + (out_w + 8) * big + (64 << 20);
     return need <= sl_task_device_budget(t);
 }
 
-/* ---------------- contiguous device columns ---------------- */
+/* ---------------- the plan ---------------- */
 
-struct gside {
-    int64_t n;
-    int64_t *order;                     /* batch indices sorted by the key column's offset */
-};
-
-/* Where a batch's key column lives, for ordering batches (no global comparator state:
- * joins of concurrent queries finalize at the same time). */
-struct batch_pos {
-    uintptr_t buf;
-    int64_t offset, index;
-};
-
-static int by_offset(const void *a, const void *b)
+/* An output column comes from the join's key output (else from a payload). */
+static int from_key(const struct gj *g, const struct join_ocol *o)
 {
-    const struct batch_pos *x = a, *y = b;
-    if (x->buf != y->buf)
-        return x->buf < y->buf ? -1 : 1;
-    return x->offset < y->offset ? -1 : x->offset > y->offset;
+    return !g->composite && o->col == g->d->key[o->side][0] &&
+           (g->kind == SL_K_JOIN_INNER || o->side != g->build);
 }
 
-/* Column `col` of side `s` as one device array of n values in `order`: in place when the
- * batches are consecutive slices of one device buffer (GPU-resident input scanned in
- * morsels), else copied (cudaMemcpyDefault: from host or device). *owned is set when
- * the array was allocated here. */
-static int side_column(sl_task_t *t, const struct join_state *st, int s,
-                       const struct gside *g, int col, const void **out, void **owned)
+/* Payload j of side s for output column o, or -1. */
+static int pay_index(const struct gj_side *sd, int col)
 {
-    const struct join_side *sd = &st->side[s];
-    *owned = NULL;
-    if (sd->n_batches == 0) {
-        *out = NULL;
-        return SL_OK;
-    }
-    const struct sl__col *c0 = &sd->batches[g->order[0]]->cols[col];
-    size_t w = sl_type_width(c0->type);
-    int dev = sl_batch_device(sd->batches[g->order[0]]);
-    int in_place = dev >= 0 && !c0->validity;
-    int64_t next = c0->offset;
-    for (int64_t i = 0; in_place && i < sd->n_batches; i++) {
-        const struct sl__col *c = &sd->batches[g->order[i]]->cols[col];
-        in_place = c->data == c0->data && c->offset == next && !c->validity;
-        next += sd->batches[g->order[i]]->n_rows;
-    }
-    if (in_place) {
-        *out = (const char *)c0->data->ptr + (size_t)c0->offset * w;
-        return SL_OK;
-    }
-    char *dst = sl_task_device_alloc(t, (size_t)g->n * w);
-    if (!dst)
-        return SL_ENOMEM;
-    cudaStream_t stream = sl_task_stream(t);
-    int64_t at = 0;
-    for (int64_t i = 0; i < sd->n_batches; i++) {
-        const sl_batch_t *b = sd->batches[g->order[i]];
-        const struct sl__col *c = &b->cols[col];
-        CK(t, cudaMemcpyAsync(dst + (size_t)at * w, (const char *)c->data->ptr + (size_t)c->offset * w,
-                              (size_t)b->n_rows * w, cudaMemcpyDefault, stream),
-           "gathering an input column");
-        at += b->n_rows;
-    }
-    *out = dst;
-    *owned = dst;
-    return SL_OK;
+    for (int j = 0; j < sd->n_pay; j++)
+        if (sd->pay_col[j] == col)
+            return j;
+    return -1;
 }
 
-/* ---------------- the kernels, by key and value width ---------------- */
-
-struct jshape {
-    int k8, v8;                         /* 8-byte keys, 8-byte values */
-};
-
-static cudaError_t partition(const struct jshape *sh, void *temp, size_t *temp_bytes,
-                             const void *k_in, void *k_out, const void *v_in, void *v_out,
-                             int64_t n, int bits, cudaStream_t s)
+static void plan(const struct join_state *st, struct gj *g)
 {
-    if (!sh->k8 && !sh->v8)
-        return sl_k_partition_pairs_k32_v32(temp, temp_bytes, k_in, k_out, v_in, v_out, n, 0,
-                                            bits, 8, SL_K_PART_CUB, s);
-    if (!sh->k8)
-        return sl_k_partition_pairs_k32_v64(temp, temp_bytes, k_in, k_out, v_in, v_out, n, 0,
-                                            bits, 8, SL_K_PART_CUB, s);
-    if (!sh->v8)
-        return sl_k_partition_pairs_k64_v32(temp, temp_bytes, k_in, k_out, v_in, v_out, n, 0,
-                                            bits, 8, SL_K_PART_CUB, s);
-    return sl_k_partition_pairs_k64_v64(temp, temp_bytes, k_in, k_out, v_in, v_out, n, 0, bits,
-                                        8, SL_K_PART_CUB, s);
-}
-
-static cudaError_t offsets(const struct jshape *sh, const void *keys, int64_t n, int bits,
-                           int64_t *off, cudaStream_t s)
-{
-    return sh->k8 ? sl_k_partition_offsets_k64(keys, n, 0, bits, off, s)
-                  : sl_k_partition_offsets_k32(keys, n, 0, bits, off, s);
-}
-
-static cudaError_t materialize(const struct jshape *sh, void *temp, size_t *temp_bytes,
-                               const void *rk, const void *rv, const int64_t *ro, const void *sk,
-                               const void *sv, const int64_t *so, int bits, void *ok, void *orv,
-                               void *osv, int64_t cap, unsigned long long *count, cudaStream_t s)
-{
-#define SL_MAT(SUF) sl_k_phj_materialize_##SUF(temp, temp_bytes, rk, rv, ro, sk, sv, so, bits, \
-                                              bits, ok, orv, osv, cap, count, s)
-    if (!sh->k8)
-        return sh->v8 ? SL_MAT(k32_v64) : SL_MAT(k32_v32);
-    return sh->v8 ? SL_MAT(k64_v64) : SL_MAT(k64_v32);
-#undef SL_MAT
-}
-
-/* ---------------- finalize ---------------- */
-
-/* One side after partitioning: keys and values (payload or row id) in partition order. */
-struct pside {
-    const void *k, *v;                  /* inputs, contiguous */
-    void *pk, *pv;                      /* partitioned */
-    int64_t *off;                       /* partition offsets */
-    int64_t n;
-};
-
-static int radix_bits(int64_t build_rows)
-{
-    int b = join_log2_ceil((build_rows + BUILD_ROWS_PER_PARTITION - 1) / BUILD_ROWS_PER_PARTITION);
-    return b < 1 ? 1 : b > 16 ? 16 : b;
-}
-
-static int partition_side(sl_task_t *t, const struct jshape *sh, struct pside *p, int bits,
-                          void **temp, size_t *temp_cap)
-{
-    cudaStream_t s = sl_task_stream(t);
-    size_t kw = sh->k8 ? 8 : 4, vw = sh->v8 ? 8 : 4, need = 0;
-    CK(t, partition(sh, NULL, &need, p->k, NULL, p->v, NULL, p->n, bits, s), "partition size");
-    if (need > *temp_cap) {
-        sl_task_device_free(t, *temp);
-        if (!(*temp = sl_task_device_alloc(t, need)))
-            return SL_ENOMEM;
-        *temp_cap = need;
-    }
-    p->pk = sl_task_device_alloc(t, (size_t)p->n * kw);
-    p->pv = sl_task_device_alloc(t, (size_t)p->n * vw);
-    p->off = sl_task_device_alloc(t, (((size_t)1 << bits) + 1) * sizeof(int64_t));
-    if (!p->pk || !p->pv || !p->off)
-        return SL_ENOMEM;
-    size_t tb = *temp_cap;
-    CK(t, partition(sh, *temp, &tb, p->k, p->pk, p->v, p->pv, p->n, bits, s), "partitioning");
-    CK(t, offsets(sh, p->pk, p->n, bits, p->off, s), "partition offsets");
-    return SL_OK;
-}
-
-/* Where output column oc comes from in the narrow layout: 0 key, 1 build val, 2 probe val;
- * -1 if the layout does not apply. */
-static int narrow_source(const struct join_data *d, int build, int oc)
-{
-    const struct join_ocol *o = &d->out[oc];
-    if (o->col == d->key[o->side][0])
-        return 0;
-    return o->side == build ? 1 : 2;
-}
-
-/* The narrow layout applies when each side outputs exactly one non-key column, of the
- * same width on both sides. Sets *v8. */
-static int narrow_layout(const struct join_data *d, int *payload_col, int *v8)
-{
-    int n[2] = {0, 0};
-    size_t w[2] = {0, 0};
-    for (int i = 0; i < d->n_out; i++) {
-        const struct join_ocol *o = &d->out[i];
-        if (o->col == d->key[o->side][0])
-            continue;
-        if (n[o->side]++ == 0) {
-            payload_col[o->side] = o->col;
-            w[o->side] = sl_type_width(o->type);
-        } else if (payload_col[o->side] != o->col) {
-            return 0;
-        }
-    }
-    *v8 = w[0] == 8;
-    return n[0] == 1 && n[1] == 1 && w[0] == w[1];
-}
-
-struct jrun {
-    struct jshape sh;
-    int build, narrow, bits;
-    int payload_col[2];
-    struct gside g[2];
-    struct pside p[2];                  /* by side */
-    void *temp;
-    size_t temp_cap;
-    void *out_k, *out_b, *out_p;        /* join output: key, build val, probe val */
-    int64_t cap, count;
-    sl_batch_t *out;                    /* materialize: the output batch (cap rows) */
-};
-
-/* Output buffers: in the narrow layout the kernel writes straight into the output batch's
- * columns (the first column taking each role); anything else is scratch. */
-static int alloc_outputs(sl_task_t *t, const struct join_data *d, struct jrun *r, int64_t cap)
-{
-    size_t kw = r->sh.k8 ? 8 : 4, vw = r->sh.v8 ? 8 : 4;
-    r->cap = cap;
-    r->out_k = r->out_b = r->out_p = NULL;
-    if (!d->aggregate) {
-        r->out = sl_task_new_batch(t, sl_op_output_schema(sl_task_op(t)), cap);
-        if (!r->out)
-            return SL_ENOMEM;
-        for (int oc = 0; oc < d->n_out; oc++) {
-            /* Outside the narrow layout only the key column takes its role: the others
-             * are gathered later, and must not alias the kernel's key output. */
-            const struct join_ocol *o = &d->out[oc];
-            int src = r->narrow                        ? narrow_source(d, r->build, oc)
-                      : o->col == d->key[o->side][0] ? 0
-                                                       : -1;
-            if (src < 0)
-                continue;
-            void **role = src == 0 ? &r->out_k : src == 1 ? &r->out_b : &r->out_p;
-            if (!*role)
-                *role = sl__col_values(r->out, oc);
-        }
-    }
-    if (!r->out_k && !(r->out_k = sl_task_device_alloc(t, (size_t)cap * kw)))
-        return SL_ENOMEM;
-    if (!r->out_b && !(r->out_b = sl_task_device_alloc(t, (size_t)cap * vw)))
-        return SL_ENOMEM;
-    if (!r->out_p && !(r->out_p = sl_task_device_alloc(t, (size_t)cap * vw)))
-        return SL_ENOMEM;
-    return SL_OK;
-}
-
-static void free_outputs(sl_task_t *t, struct jrun *r)
-{
-    void *own[3] = {r->out_k, r->out_b, r->out_p};
-    for (int i = 0; i < 3; i++) {
-        int in_batch = 0;
-        for (int c = 0; r->out && c < sl_batch_num_columns(r->out); c++)
-            in_batch |= own[i] == sl__col_values(r->out, c);
-        if (!in_batch)
-            sl_task_device_free(t, own[i]);
-    }
-    sl_batch_unref(r->out);
-    r->out = NULL;
-}
-
-/* count -> allocate -> write: one pass when the result fits the first guess. */
-static int run_join(sl_task_t *t, const struct join_data *d, struct jrun *r)
-{
-    cudaStream_t s = sl_task_stream(t);
-    const struct pside *b = &r->p[r->build], *p = &r->p[1 - r->build];
-    unsigned long long *d_count = sl_task_device_alloc(t, sizeof *d_count), h_count = 0;
-    if (!d_count)
-        return SL_ENOMEM;
-    size_t need = 0;
-    CK(t, materialize(&r->sh, NULL, &need, NULL, NULL, NULL, NULL, NULL, NULL, r->bits, NULL,
-                      NULL, NULL, 0, NULL, s), "join size");
-    void *jtemp = sl_task_device_alloc(t, need);
-    if (!jtemp)
-        return SL_ENOMEM;
-    int64_t cap = p->n > 0 ? p->n : 1;
-    for (int pass = 0; pass < 2; pass++) {
-        int rc = alloc_outputs(t, d, r, cap);
-        if (rc < 0)
-            return rc;
-        size_t tb = need;
-        CK(t, materialize(&r->sh, jtemp, &tb, b->pk, b->pv, b->off, p->pk, p->pv, p->off, r->bits,
-                          r->out_k, r->out_b, r->out_p, cap, d_count, s), "join");
-        CK(t, cudaMemcpyAsync(&h_count, d_count, sizeof h_count, cudaMemcpyDeviceToHost, s),
-           "reading the match count");
-        CK(t, cudaStreamSynchronize(s), "join");
-        r->count = (int64_t)h_count;
-        if (r->count <= cap)
-            break;
-        free_outputs(t, r);
-        cap = r->count;
-    }
-    sl_task_device_free(t, jtemp);
-    sl_task_device_free(t, d_count);
-    return SL_OK;
-}
-
-/* The non-narrow layout: each output column gathered by row id (or the key copied). */
-static int gather_columns(sl_task_t *t, const struct join_data *d, struct jrun *r,
-                          sl_batch_t *dst)
-{
-    cudaStream_t s = sl_task_stream(t);
+    const struct join_data *d = st->d;
+    static const int kinds[] = {[JOIN_INNER] = SL_K_JOIN_INNER, [JOIN_LEFT] = SL_K_JOIN_LEFT,
+                                [JOIN_SEMI] = SL_K_JOIN_SEMI, [JOIN_ANTI] = SL_K_JOIN_ANTI};
+    g->d = d;
+    g->kind = kinds[d->kind];
+    g->composite = d->n_keys == 2;
+    g->k8 = g->composite || d->ktype[0] == SL_TYPE_INT64;
+    g->build = g->kind == SL_K_JOIN_INNER && st->side[0].n_rows < st->side[1].n_rows ? 0 : 1;
     for (int oc = 0; oc < d->n_out; oc++) {
         const struct join_ocol *o = &d->out[oc];
-        void *to = sl__col_values(dst, oc);
-        size_t w = sl_type_width(o->type);
-        if (o->col == d->key[o->side][0]) {
-            if (to != r->out_k)
-                CK(t, cudaMemcpyAsync(to, r->out_k, (size_t)r->count * w,
-                                      cudaMemcpyDeviceToDevice, s), "copying keys");
-            continue;
-        }
-        const void *src;
-        void *owned;
-        int rc = side_column(t, sl_task_gstate(t), o->side, &r->g[o->side], o->col, &src, &owned);
-        if (rc < 0)
-            return rc;
-        const uint32_t *ids = o->side == r->build ? r->out_b : r->out_p;
-        CK(t, w == 8 ? sl_k_gather_b64(src, ids, to, r->count, s)
-                     : sl_k_gather_b32(src, ids, to, r->count, s), "gathering payloads");
-        if (owned) {
-            CK(t, cudaStreamSynchronize(s), "gathering payloads");
-            sl_task_device_free(t, owned);
+        struct gj_side *sd = &g->s[o->side];
+        if (!from_key(g, o) && pay_index(sd, o->col) < 0) {
+            sd->pay_col[sd->n_pay] = o->col;
+            sd->pay_w[sd->n_pay++] = (int)sl_type_width(o->type);
         }
     }
+    int64_t nb = st->side[g->build].n_rows;
+    int npj_ok = g->s[0].n_pay <= SL_K_MAX_COLS && g->s[1].n_pay <= SL_K_MAX_COLS &&
+                 nb < ((int64_t)1 << 31) && g->kind != SL_K_JOIN_LEFT;
+    g->algo = GJ_PHJ;
+    if (d->algo == JOIN_SORTMERGE && g->kind != SL_K_JOIN_LEFT)
+        g->algo = GJ_SMJ;
+    else if (npj_ok && (d->algo == JOIN_NOPART || (d->algo == JOIN_AUTO && nb <= NPJ_MAX_BUILD)))
+        g->algo = GJ_NPJ;
+    g->row_bytes = 0;
+    for (int s = 0; s < 2; s++) {
+        struct gj_side *sd = &g->s[s];
+        int total = 0;
+        for (int j = 0; j < sd->n_pay; j++)
+            total += sd->pay_w[j];
+        if (g->algo == GJ_NPJ || (sd->n_pay <= 4 && total <= GJ_ROW_MAX)) {
+            sd->n_row = sd->n_pay;
+            sd->bytes = total;
+        } else { /* leading columns in <= 12 bytes, then the row id */
+            while (sd->n_row < 3 && sd->bytes + sd->pay_w[sd->n_row] <= GJ_ROW_MAX - 4)
+                sd->bytes += sd->pay_w[sd->n_row++];
+            sd->id_word = 1;
+            sd->bytes += 4;
+        }
+        if (g->algo != GJ_NPJ && sd->bytes > g->row_bytes)
+            g->row_bytes = sd->bytes;
+    }
+    /* One payload of the same width per side: the (key, value) kernel of join.h, 0.2 ms
+     * faster at 2^27 than the packed-row one (bench/RESULTS.md, GPU join kernels). */
+    g->narrow = g->algo == GJ_PHJ && g->kind == SL_K_JOIN_INNER && g->s[0].n_pay == 1 &&
+                g->s[1].n_pay == 1 && !g->s[0].id_word && !g->s[1].id_word &&
+                g->s[0].pay_w[0] == g->row_bytes && g->s[1].pay_w[0] == g->row_bytes;
+    int b = join_log2_ceil((nb + BUILD_ROWS_PER_PARTITION - 1) / BUILD_ROWS_PER_PARTITION);
+    g->bits = b < 1 ? 1 : b > 16 ? 16 : b;
+}
+
+/* ---------------- outputs ---------------- */
+
+struct gj_out {
+    int64_t cap, count, inner;          /* inner: rows with a build partner */
+    sl_batch_t *batch;                  /* materialize: cap rows */
+    void *dest[2 * JOIN_MAX_COLS];      /* per output column */
+    int copy_of[2 * JOIN_MAX_COLS];     /* materialize: copied from that column, or -1 */
+    void *key_dest;
+    void *pay_dest[2][GJ_MAX_PAY];
+    void *ids[2];                       /* row ids of sides with an id word */
+    void *scratch[2 * JOIN_MAX_COLS + 2];
+    int n_scratch;
+};
+
+static void *scratch(sl_task_t *t, struct gj_out *o, size_t bytes)
+{
+    void *p = sl_task_device_alloc(t, bytes ? bytes : 8);
+    if (p)
+        o->scratch[o->n_scratch++] = p;
+    return p;
+}
+
+static void out_free(sl_task_t *t, struct gj_out *o)
+{
+    for (int i = 0; i < o->n_scratch; i++)
+        sl_task_device_free(t, o->scratch[i]);
+    sl_batch_unref(o->batch);
+    int64_t keep[3] = {o->count, o->inner, 0};
+    memset(o, 0, sizeof *o);
+    o->count = keep[0];
+    o->inner = keep[1];
+}
+
+static int out_alloc(sl_task_t *t, const struct gj *g, struct gj_out *o, int64_t cap)
+{
+    const struct join_data *d = g->d;
+    o->cap = cap;
+    if (!d->aggregate && !(o->batch = sl_task_new_batch(t, sl_op_output_schema(sl_task_op(t)), cap)))
+        return SL_ENOMEM;
+    for (int oc = 0; oc < d->n_out; oc++) {
+        const struct join_ocol *c = &d->out[oc];
+        void **role = from_key(g, c) ? &o->key_dest
+                                     : &o->pay_dest[c->side][pay_index(&g->s[c->side], c->col)];
+        size_t w = sl_type_width(c->type);
+        o->copy_of[oc] = -1;
+        if (*role) {
+            for (int p = 0; p < oc && o->copy_of[oc] < 0; p++)
+                if (o->dest[p] == *role)
+                    o->copy_of[oc] = p;
+            if (d->aggregate) {
+                o->dest[oc] = *role;
+                o->copy_of[oc] = -1;
+                continue;
+            }
+        }
+        o->dest[oc] = o->batch ? sl__col_values(o->batch, oc) : scratch(t, o, (size_t)cap * w);
+        if (!o->dest[oc] && cap > 0) /* a batch of 0 rows may have no buffers */
+            return sl_task_fail(t, SL_ENOMEM, "join on the GPU: no output buffer");
+        if (!*role)
+            *role = o->dest[oc];
+    }
+    for (int s = 0; s < 2; s++)
+        if (g->s[s].id_word && !(o->ids[s] = scratch(t, o, (size_t)cap * 4)))
+            return SL_ENOMEM;
+    if (g->narrow && !o->key_dest && !(o->key_dest = scratch(t, o, (size_t)cap * (g->k8 ? 8 : 4))))
+        return SL_ENOMEM; /* the narrow kernel writes keys */
+    return SL_OK;
+}
+
+/* The narrow kernel of join.h: (key, build value, probe value) rows. */
+static cudaError_t narrow_join(const struct gj *g, void *temp, size_t *tb, const struct gj_out *o,
+                               unsigned long long *d_count, cudaStream_t s)
+{
+    const struct gj_side *R = &g->s[g->build], *S = &g->s[1 - g->build];
+    void *ob = o ? o->pay_dest[g->build][0] : NULL, *os = o ? o->pay_dest[1 - g->build][0] : NULL;
+    void *ok = o ? o->key_dest : NULL;
+    int64_t cap = o ? o->cap : 0;
+    int sh = g->begin + g->bits;
+#define SL_NJ(SUF) sl_k_phj_materialize_##SUF(temp, tb, R->pk, R->prow, R->off, S->pk, S->prow, \
+                                              S->off, g->bits, sh, ok, ob, os, cap, d_count, s)
+    if (!g->k8)
+        return g->row_bytes == 8 ? SL_NJ(k32_v64) : SL_NJ(k32_v32);
+    return g->row_bytes == 8 ? SL_NJ(k64_v64) : SL_NJ(k64_v32);
+#undef SL_NJ
+}
+
+/* The kernels' output columns of side s: its row's payloads (and row id). */
+static sl_k_cols_t out_cols(const struct gj *g, const struct gj_out *o, int s)
+{
+    sl_k_cols_t c;
+    memset(&c, 0, sizeof c);
+    const struct gj_side *sd = &g->s[s];
+    for (int j = 0; j < sd->n_row; j++) {
+        c.width[c.n] = sd->pay_w[j];
+        c.ptr[c.n++] = o->pay_dest[s][j];
+    }
+    if (sd->id_word) {
+        c.width[c.n] = 4;
+        c.ptr[c.n++] = o->ids[s];
+    }
+    return c;
+}
+
+static sl_k_join_out_t kernel_out(const struct gj *g, const struct gj_out *o)
+{
+    sl_k_join_out_t ko;
+    memset(&ko, 0, sizeof ko);
+    ko.keys = o->key_dest;
+    ko.r = out_cols(g, o, g->build);
+    ko.s = out_cols(g, o, 1 - g->build);
+    ko.capacity = o->cap;
+    return ko;
+}
+
+/* ---------------- the join kernels ---------------- */
+
+static int read_count(sl_task_t *t, const unsigned long long *d_count, struct gj_out *o)
+{
+    unsigned long long h[2] = {0, 0};
+    cudaStream_t s = sl_task_stream(t);
+    GJ_CK(t, cudaMemcpyAsync(h, d_count, sizeof h, cudaMemcpyDeviceToHost, s), "reading counts");
+    GJ_CK(t, cudaStreamSynchronize(s), "join");
+    o->count = (int64_t)h[0];
+    o->inner = (int64_t)h[1];
+    return SL_OK;
+}
+
+/* PHJ or NPJ: written at the first capacity, again with the exact one if larger. */
+static int hash_join(sl_task_t *t, struct gj *g, struct gj_out *o, unsigned long long *d_count,
+                     const struct join_state *st)
+{
+    cudaStream_t s = sl_task_stream(t);
+    struct gj_side *R = &g->s[g->build], *S = &g->s[1 - g->build];
+    size_t need = 0;
+    sl_k_cols_t rin, sin;
+    memset(&rin, 0, sizeof rin);
+    memset(&sin, 0, sizeof sin);
+    void *own[2 * GJ_MAX_PAY];
+    int n_own = 0, rc = SL_OK;
+    if (g->algo == GJ_NPJ) {
+        /* Payloads read in place by the probe (copied when a side is several buffers). */
+        for (int k = 0; k < 2 && rc >= 0; k++) {
+            int side = k == 0 ? g->build : 1 - g->build;
+            sl_k_cols_t *c = k == 0 ? &rin : &sin;
+            for (int j = 0; j < g->s[side].n_pay && rc >= 0; j++) {
+                const void *p;
+                rc = gj_side_column(t, st, side, &g->s[side], g->s[side].pay_col[j], &p, &own[n_own]);
+                if (own[n_own])
+                    n_own++;
+                c->width[c->n] = g->s[side].pay_w[j];
+                c->ptr[c->n++] = (void *)p;
+            }
+        }
+        cudaError_t e = g->k8 ? sl_k_npj_build_k64(NULL, &need, R->keys, R->n, s)
+                              : sl_k_npj_build_k32(NULL, &need, R->keys, R->n, s);
+        if (rc >= 0 && e != cudaSuccess)
+            rc = gj_cuda_failed(t, e, "hash table size");
+    } else if (g->narrow) {
+        cudaError_t e = narrow_join(g, NULL, &need, NULL, NULL, s);
+        if (e != cudaSuccess)
+            rc = gj_cuda_failed(t, e, "join size");
+    } else {
+        cudaError_t e = g->k8 ? sl_k_phj_join_k64(NULL, &need, NULL, NULL, NULL, NULL, NULL, NULL, S->n,
+                                                  g->row_bytes, g->bits, g->begin + g->bits, g->kind,
+                                                  NULL, NULL, s)
+                              : sl_k_phj_join_k32(NULL, &need, NULL, NULL, NULL, NULL, NULL, NULL, S->n,
+                                                  g->row_bytes, g->bits, g->begin + g->bits, g->kind,
+                                                  NULL, NULL, s);
+        if (e != cudaSuccess)
+            rc = gj_cuda_failed(t, e, "join size");
+    }
+    void *temp = rc >= 0 ? sl_task_device_alloc(t, need) : NULL;
+    if (rc >= 0 && !temp)
+        rc = SL_ENOMEM;
+    if (rc >= 0 && g->algo == GJ_NPJ) {
+        cudaError_t e = g->k8 ? sl_k_npj_build_k64(temp, &need, R->keys, R->n, s)
+                              : sl_k_npj_build_k32(temp, &need, R->keys, R->n, s);
+        if (e != cudaSuccess)
+            rc = gj_cuda_failed(t, e, "building the hash table");
+    }
+    int64_t cap = S->n > 0 ? S->n : 1;
+    for (int pass = 0; pass < 2 && rc >= 0; pass++) {
+        if ((rc = out_alloc(t, g, o, cap)) < 0)
+            break;
+        sl_k_join_out_t ko = kernel_out(g, o);
+        cudaError_t e;
+        size_t tb = need;
+        if (g->narrow)
+            e = narrow_join(g, temp, &tb, o, d_count, s);
+        else if (g->algo == GJ_NPJ)
+            e = g->k8 ? sl_k_npj_probe_k64(temp, need, R->n, &rin, S->keys, S->n, &sin, g->kind, &ko, d_count, s)
+                      : sl_k_npj_probe_k32(temp, need, R->n, &rin, S->keys, S->n, &sin, g->kind, &ko, d_count, s);
+        else
+            e = g->k8 ? sl_k_phj_join_k64(temp, &tb, R->pk, R->prow, R->off, S->pk, S->prow, S->off, S->n,
+                                          g->row_bytes, g->bits, g->begin + g->bits, g->kind, &ko, d_count, s)
+                      : sl_k_phj_join_k32(temp, &tb, R->pk, R->prow, R->off, S->pk, S->prow, S->off, S->n,
+                                          g->row_bytes, g->bits, g->begin + g->bits, g->kind, &ko, d_count, s);
+        if (e != cudaSuccess) {
+            rc = gj_cuda_failed(t, e, "join");
+            break;
+        }
+        if ((rc = read_count(t, d_count, o)) < 0 || o->count <= cap)
+            break;
+        cap = o->count;
+        out_free(t, o);
+    }
+    sl_task_device_free(t, temp);
+    for (int i = 0; i < n_own; i++)
+        sl_task_device_free(t, own[i]);
+    return rc;
+}
+
+/* SMJ: count, allocate exactly, write. */
+static int merge_join(sl_task_t *t, struct gj *g, struct gj_out *o, unsigned long long *d_count)
+{
+    cudaStream_t s = sl_task_stream(t);
+    struct gj_side *R = &g->s[g->build], *S = &g->s[1 - g->build];
+    size_t need = 0;
+    GJ_CK(t, g->k8 ? sl_k_smj_count_k64(NULL, &need, R->pk, R->n, S->pk, S->n, g->kind, d_count, s)
+                   : sl_k_smj_count_k32(NULL, &need, R->pk, R->n, S->pk, S->n, g->kind, d_count, s),
+          "merge join size");
+    void *temp = sl_task_device_alloc(t, need);
+    if (!temp)
+        return SL_ENOMEM;
+    size_t tb = need;
+    cudaError_t e = g->k8 ? sl_k_smj_count_k64(temp, &tb, R->pk, R->n, S->pk, S->n, g->kind, d_count, s)
+                          : sl_k_smj_count_k32(temp, &tb, R->pk, R->n, S->pk, S->n, g->kind, d_count, s);
+    int rc = e != cudaSuccess ? gj_cuda_failed(t, e, "merge join count") : read_count(t, d_count, o);
+    if (rc >= 0)
+        rc = out_alloc(t, g, o, o->count > 0 ? o->count : 1);
+    if (rc >= 0) {
+        sl_k_join_out_t ko = kernel_out(g, o);
+        e = g->k8 ? sl_k_smj_write_k64(temp, need, R->pk, R->prow, R->n, S->pk, S->prow, S->n,
+                                       g->row_bytes, g->kind, &ko, s)
+                  : sl_k_smj_write_k32(temp, need, R->pk, R->prow, R->n, S->pk, S->prow, S->n,
+                                       g->row_bytes, g->kind, &ko, s);
+        if (e != cudaSuccess)
+            rc = gj_cuda_failed(t, e, "merge join");
+    }
+    sl_task_device_free(t, temp);
+    return rc;
+}
+
+/* ---------------- after the join ---------------- */
+
+/* Columns past the packed row, gathered by row id; left outer: the build side's values
+ * of rows without a partner are zeroed (sums skip them as the CPU's do). */
+static int gather_rest(sl_task_t *t, const struct join_state *st, struct gj *g, struct gj_out *o)
+{
+    cudaStream_t s = sl_task_stream(t);
+    for (int side = 0; side < 2; side++) {
+        struct gj_side *sd = &g->s[side];
+        for (int j = sd->id_word ? sd->n_row : sd->n_pay; j < sd->n_pay; j++) {
+            const void *src;
+            void *owned;
+            int rc = gj_side_column(t, st, side, sd, sd->pay_col[j], &src, &owned);
+            if (rc < 0)
+                return rc;
+            GJ_CK(t, sd->pay_w[j] == 8 ? sl_k_gather_b64(src, o->ids[side], o->pay_dest[side][j], o->count, s)
+                                       : sl_k_gather_b32(src, o->ids[side], o->pay_dest[side][j], o->count, s),
+                  "gathering payloads");
+            sl_task_device_free(t, owned);
+        }
+        if (g->kind == SL_K_JOIN_LEFT && side == g->build && sd->id_word && o->count > o->inner)
+            for (int j = sd->n_row; j < sd->n_pay; j++)
+                GJ_CK(t, cudaMemsetAsync((char *)o->pay_dest[side][j] + (size_t)o->inner * sd->pay_w[j],
+                                         0, (size_t)(o->count - o->inner) * sd->pay_w[j], s),
+                      "zeroing null values");
+    }
+    return SL_OK;
+}
+
+/* Left outer: the build side's columns are valid for rows [0, inner) (one device bitmap
+ * shared by those columns). */
+static int left_validity(sl_task_t *t, struct gj *g, struct gj_out *o)
+{
+    const struct join_data *d = g->d;
+    int64_t bytes = (o->cap + 7) / 8;
+    sl_schema_t *sc = sl__schema_new(1);
+    if (!sc || sl__schema_set(sc, 0, "validity", SL_TYPE_INT32) < 0) {
+        sl__schema_free(sc);
+        return sl_task_fail(t, SL_ENOMEM, "out of memory");
+    }
+    sl_batch_t *vb = sl_task_new_batch(t, sc, (bytes + 3) / 4);
+    sl__schema_free(sc);
+    if (!vb)
+        return SL_ENOMEM;
+    unsigned char *v = sl__col_values(vb, 0);
+    cudaStream_t s = sl_task_stream(t);
+    int64_t full = o->inner / 8;
+    cudaError_t e = cudaMemsetAsync(v, 0xff, (size_t)full, s);
+    if (e == cudaSuccess && bytes > full)
+        e = cudaMemsetAsync(v + full, 0, (size_t)(bytes - full), s);
+    if (e == cudaSuccess && o->inner % 8)
+        e = cudaMemsetAsync(v + full, (1 << (o->inner % 8)) - 1, 1, s);
+    for (int oc = 0; e == cudaSuccess && oc < d->n_out; oc++) {
+        if (d->out[oc].side != g->build || from_key(g, &d->out[oc]))
+            continue;
+        sl__buf_ref(vb->cols[0].data);
+        o->batch->cols[oc].validity = vb->cols[0].data;
+        o->batch->cols[oc].null_count = -1;
+    }
+    sl_batch_unref(vb);
+    return e == cudaSuccess ? SL_OK : gj_cuda_failed(t, e, "validity");
+}
+
+static int copies(sl_task_t *t, const struct gj *g, struct gj_out *o)
+{
+    for (int oc = 0; oc < g->d->n_out; oc++)
+        if (o->copy_of[oc] >= 0 && o->count > 0)
+            GJ_CK(t, cudaMemcpyAsync(o->dest[oc], o->dest[o->copy_of[oc]],
+                                     (size_t)o->count * sl_type_width(g->d->out[oc].type),
+                                     cudaMemcpyDeviceToDevice, sl_task_stream(t)),
+                  "copying a column");
     return SL_OK;
 }
 
 /* output=aggregate: count and the sums of the output columns, as the CPU computes them. */
-static int aggregate(sl_task_t *t, struct join_state *st, struct jrun *r)
+static int aggregate(sl_task_t *t, struct join_state *st, struct gj_out *o)
 {
     const struct join_data *d = st->d;
     cudaStream_t s = sl_task_stream(t);
     memset(&st->total, 0, sizeof st->total);
-    st->total.count = r->count;
-    if (r->count == 0)
+    st->total.count = o->count;
+    if (o->count == 0)
         return SL_OK;
     unsigned long long *acc = sl_task_device_alloc(t, 2 * sizeof *acc);
-    void *col = NULL;
     if (!acc)
         return SL_ENOMEM;
-    for (int oc = 0; oc < d->n_out; oc++) {
-        const struct join_ocol *o = &d->out[oc];
-        const void *vals;
-        int src = r->narrow ? narrow_source(d, r->build, oc) : -1;
-        if (src == 0 || o->col == d->key[o->side][0]) {
-            vals = r->out_k;
-        } else if (src > 0) {
-            vals = src == 1 ? r->out_b : r->out_p;
-        } else {
-            const void *in;
-            void *owned;
-            int rc = side_column(t, st, o->side, &r->g[o->side], o->col, &in, &owned);
-            if (rc < 0)
-                return rc;
-            if (!col && !(col = sl_task_device_alloc(t, (size_t)r->count * 8)))
-                return SL_ENOMEM;
-            const uint32_t *ids = o->side == r->build ? r->out_b : r->out_p;
-            CK(t, sl_type_width(o->type) == 8 ? sl_k_gather_b64(in, ids, col, r->count, s)
-                                              : sl_k_gather_b32(in, ids, col, r->count, s),
-               "gathering payloads");
-            CK(t, cudaStreamSynchronize(s), "gathering payloads");
-            sl_task_device_free(t, owned);
-            vals = col;
+    int rc = SL_OK;
+    for (int oc = 0; oc < d->n_out && rc >= 0; oc++) {
+        const void *vals = o->dest[oc];
+        const struct join_ocol *c = &d->out[oc];
+        cudaError_t e = cudaMemsetAsync(acc, 0, 2 * sizeof *acc, s);
+        if (e == cudaSuccess) {
+            switch (c->type) {
+            case SL_TYPE_INT32: e = sl_k_sum_i32(vals, o->count, (long long *)acc, s); break;
+            case SL_TYPE_INT64: e = sl_k_sum_i64_exact(vals, o->count, acc, s); break;
+            case SL_TYPE_FLOAT32: e = sl_k_sum_f32(vals, o->count, (double *)acc, s); break;
+            default: e = sl_k_sum_f64(vals, o->count, (double *)acc, s); break;
+            }
         }
-        CK(t, cudaMemsetAsync(acc, 0, 2 * sizeof *acc, s), "zeroing a sum");
-        cudaError_t e;
-        switch (o->type) {
-        case SL_TYPE_INT32: e = sl_k_sum_i32(vals, r->count, (long long *)acc, s); break;
-        case SL_TYPE_INT64: e = sl_k_sum_i64_exact(vals, r->count, acc, s); break;
-        case SL_TYPE_FLOAT32: e = sl_k_sum_f32(vals, r->count, (double *)acc, s); break;
-        default: e = sl_k_sum_f64(vals, r->count, (double *)acc, s); break;
+        unsigned long long h[2] = {0, 0};
+        if (e == cudaSuccess)
+            e = cudaMemcpyAsync(h, acc, sizeof h, cudaMemcpyDeviceToHost, s);
+        if (e == cudaSuccess)
+            e = cudaStreamSynchronize(s);
+        if (e != cudaSuccess) {
+            rc = gj_cuda_failed(t, e, "summing");
+            break;
         }
-        CK(t, e, "summing");
-        unsigned long long h[2];
-        CK(t, cudaMemcpyAsync(h, acc, sizeof h, cudaMemcpyDeviceToHost, s), "reading a sum");
-        CK(t, cudaStreamSynchronize(s), "reading a sum");
-        if (o->type == SL_TYPE_INT32)
+        if (c->type == SL_TYPE_INT32)
             st->total.isum[oc] = (int64_t)h[0];
-        else if (o->type == SL_TYPE_INT64)
+        else if (c->type == SL_TYPE_INT64)
             st->total.isum[oc] = (__int128)(((unsigned __int128)h[1] << 64) | h[0]);
         else
             memcpy(&st->total.fsum[oc], &h[0], sizeof(double));
     }
-    sl_task_device_free(t, col);
     sl_task_device_free(t, acc);
-    return SL_OK;
+    return rc;
 }
 
-static int prepare_sides(sl_task_t *t, struct join_state *st, struct jrun *r)
+/* ---------------- phase times (SLUICE_JOIN_PHASES) ---------------- */
+
+enum { PH_START, PH_PREPARED, PH_PARTITIONED, PH_JOINED, PH_DONE, PH_N };
+
+struct phases {
+    const char *path;
+    cudaEvent_t ev[PH_N];
+    int n;
+    struct timespec t0;
+};
+
+static void phases_init(struct phases *p, sl_task_t *t)
+{
+    memset(p, 0, sizeof *p);
+    p->path = getenv("SLUICE_JOIN_PHASES");
+    clock_gettime(CLOCK_MONOTONIC, &p->t0);
+    for (int i = 0; p->path && i < PH_N; i++)
+        if (cudaEventCreate(&p->ev[i]) != cudaSuccess)
+            p->path = NULL;
+    if (p->path)
+        cudaEventRecord(p->ev[0], sl_task_stream(t));
+    p->n = 1;
+}
+
+static void phase_mark(struct phases *p, sl_task_t *t, int i)
+{
+    if (p->path && i == p->n && cudaEventRecord(p->ev[i], sl_task_stream(t)) == cudaSuccess)
+        p->n = i + 1;
+}
+
+static void phases_write(struct phases *p, const struct gj *g, int rc)
+{
+    if (!p->path)
+        return;
+    static const char *const names[PH_N] = {"", "prepare", "partition", "join", "materialize"};
+    static const char *const algos[] = {"phj", "npj", "smj"};
+    if (rc >= 0 && p->n == PH_N && cudaEventSynchronize(p->ev[PH_N - 1]) == cudaSuccess) {
+        struct timespec t1;
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        FILE *f = fopen(p->path, "a");
+        if (f) {
+            fprintf(f, "{\"algo\":\"%s\",\"radix_bits\":%d,\"begin_bit\":%d", algos[g->algo],
+                    g->bits, g->begin);
+            for (int i = 1; i < PH_N; i++) {
+                float ms = 0;
+                cudaEventElapsedTime(&ms, p->ev[i - 1], p->ev[i]);
+                fprintf(f, ",\"%s\":%.3f", names[i], ms);
+            }
+            fprintf(f, ",\"finalize\":%.3f}\n",
+                    (t1.tv_sec - p->t0.tv_sec) * 1e3 + (t1.tv_nsec - p->t0.tv_nsec) / 1e6);
+            fclose(f);
+        }
+    }
+    for (int i = 0; i < PH_N; i++)
+        if (p->ev[i])
+            cudaEventDestroy(p->ev[i]);
+}
+
+/* ---------------- finalize ---------------- */
+
+static int finalize(sl_task_t *t, struct join_state *st, struct gj *g, struct gj_out *o,
+                    struct phases *ph)
 {
     const struct join_data *d = st->d;
-    for (int s = 0; s < 2; s++) {
-        struct join_side *sd = &st->side[s];
-        r->g[s].n = 0;
-        r->g[s].order = sl_task_alloc(t, (size_t)(sd->n_batches + 1) * sizeof(int64_t));
-        if (!r->g[s].order)
+    plan(st, g);
+    int rc = gj_prepare(t, st, g);
+    if (rc < 0)
+        return rc;
+    phase_mark(ph, t, PH_PREPARED);
+    struct gj_side *R = &g->s[g->build], *S = &g->s[1 - g->build];
+    if (R->n == 0 || S->n == 0) { /* anti/left with an empty build side stay on the CPU */
+        phase_mark(ph, t, PH_PARTITIONED);
+        phase_mark(ph, t, PH_JOINED);
+        if (!d->aggregate && (rc = out_alloc(t, g, o, 0)) < 0)
+            return rc;
+    } else {
+        if (g->algo == GJ_PHJ && (rc = gj_pick_bits(t, g)) < 0)
+            return rc;
+        if (g->algo != GJ_NPJ && (rc = gj_transform(t, g)) < 0)
+            return rc;
+        phase_mark(ph, t, PH_PARTITIONED);
+        unsigned long long *d_count = sl_task_device_alloc(t, 2 * sizeof *d_count);
+        if (!d_count)
             return SL_ENOMEM;
-        struct batch_pos *pos = sl_task_alloc(t, (size_t)(sd->n_batches + 1) * sizeof *pos);
-        if (!pos)
-            return SL_ENOMEM;
-        for (int64_t i = 0; i < sd->n_batches; i++) {
-            const struct sl__col *c = &sd->batches[i]->cols[d->key[s][0]];
-            pos[i] = (struct batch_pos){(uintptr_t)c->data, c->offset, i};
-            r->g[s].n += sd->batches[i]->n_rows;
-        }
-        if (sd->n_batches > 1)
-            qsort(pos, (size_t)sd->n_batches, sizeof *pos, by_offset);
-        for (int64_t i = 0; i < sd->n_batches; i++)
-            r->g[s].order[i] = pos[i].index;
-        sl_task_free(t, pos);
-    }
-    r->build = st->side[0].n_rows < st->side[1].n_rows ? 0 : 1;
-    r->sh.k8 = d->ktype[0] == SL_TYPE_INT64;
-    r->narrow = narrow_layout(d, r->payload_col, &r->sh.v8);
-    if (!r->narrow)
-        r->sh.v8 = 0; /* row ids */
-    r->bits = radix_bits(r->g[r->build].n);
-    cudaStream_t s = sl_task_stream(t);
-    for (int sd = 0; sd < 2; sd++) {
-        struct pside *p = &r->p[sd];
-        void *owned;
-        p->n = r->g[sd].n;
-        int rc = side_column(t, st, sd, &r->g[sd], d->key[sd][0], &p->k, &owned);
-        if (rc >= 0 && r->narrow) {
-            rc = side_column(t, st, sd, &r->g[sd], r->payload_col[sd], &p->v, &owned);
-        } else if (rc >= 0) {
-            uint32_t *ids = sl_task_device_alloc(t, (size_t)p->n * 4);
-            if (!ids)
-                return SL_ENOMEM;
-            CK(t, sl_k_iota_u32(ids, p->n, 0, s), "row ids");
-            p->v = ids;
-        }
+        GJ_CK(t, cudaMemsetAsync(d_count, 0, 2 * sizeof *d_count, sl_task_stream(t)), "counts");
+        rc = g->algo == GJ_SMJ ? merge_join(t, g, o, d_count) : hash_join(t, g, o, d_count, st);
+        sl_task_device_free(t, d_count);
         if (rc < 0)
             return rc;
+        phase_mark(ph, t, PH_JOINED);
+        gj_sides_release(t, g); /* partitioned copies: consumed */
+        if ((rc = gather_rest(t, st, g, o)) < 0 || (rc = copies(t, g, o)) < 0)
+            return rc;
+        if (!d->aggregate && g->kind == SL_K_JOIN_LEFT && (rc = left_validity(t, g, o)) < 0)
+            return rc;
     }
-    return SL_OK;
+    if (d->aggregate)
+        rc = aggregate(t, st, o);
+    else if (!(st->gpu_out = sl_task_batch_slice(t, o->batch, 0, o->count)))
+        rc = SL_ENOMEM;
+    phase_mark(ph, t, PH_DONE);
+    return rc;
 }
 
 int join_finalize_cuda(sl_task_t *t)
 {
     struct join_state *st = sl_task_gstate(t);
-    const struct join_data *d = sl_op_data(sl_task_op(t));
-    st->d = d;
+    st->d = sl_op_data(sl_task_op(t));
     st->gpu = 1;
     for (int s = 0; s < 2; s++) {
         st->side[s].n_rows = 0;
         for (int64_t i = 0; i < st->side[s].n_batches; i++)
             st->side[s].n_rows += st->side[s].batches[i]->n_rows;
     }
-    struct jrun r;
-    memset(&r, 0, sizeof r);
-    int rc = prepare_sides(t, st, &r);
-    if (rc < 0)
-        return rc;
-    if (r.p[0].n == 0 || r.p[1].n == 0) {
-        r.count = 0;
-    } else {
-        if ((rc = partition_side(t, &r.sh, &r.p[r.build], r.bits, &r.temp, &r.temp_cap)) < 0 ||
-            (rc = partition_side(t, &r.sh, &r.p[1 - r.build], r.bits, &r.temp, &r.temp_cap)) < 0)
-            return rc;
-        sl_task_device_free(t, r.temp);
-        if ((rc = run_join(t, d, &r)) < 0)
-            return rc;
-    }
-    if (d->aggregate) {
-        rc = aggregate(t, st, &r);
-        free_outputs(t, &r);
-        return rc;
-    }
-    if (!r.out && !(r.out = sl_task_new_batch(t, sl_op_output_schema(sl_task_op(t)), 0)))
-        return SL_ENOMEM;
-    if (!r.narrow && r.count > 0 && (rc = gather_columns(t, d, &r, r.out)) < 0)
-        return rc;
-    st->gpu_out = sl_task_batch_slice(t, r.out, 0, r.count);
-    free_outputs(t, &r);
-    return st->gpu_out ? SL_OK : SL_ENOMEM;
+    struct gj g;
+    struct gj_out o;
+    struct phases ph;
+    memset(&g, 0, sizeof g);
+    memset(&o, 0, sizeof o);
+    phases_init(&ph, t);
+    int rc = finalize(t, st, &g, &o, &ph);
+    phases_write(&ph, &g, rc);
+    gj_sides_free(t, &g);
+    out_free(t, &o);
+    return rc;
 }
 
 /* ---------------- source ---------------- */
@@ -562,4 +684,3 @@ int join_gpu_source(sl_task_t *t)
     sl_batch_unref(b);
     return rc < 0 ? rc : sl_task_emit(t, h);
 }
-

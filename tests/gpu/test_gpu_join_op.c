@@ -1,14 +1,16 @@
 /* Tests the join operator on a GPU (operators/join/join_cuda.c) against the same plan on
  * the CPU: PK-FK, duplicates on both sides, no matches, empty and one-row sides, skew,
- * 4- and 8-byte keys, one payload per side (the narrow layout) and several (row-id
- * gathers), materialized and aggregated output (int64 sums exact, negative values),
+ * 4- and 8-byte keys and two int32 key columns, 0 to 5 payloads per side (packed rows,
+ * row-id gathers past 16 bytes), every kind (inner, left, semi, anti) and algorithm
+ * (radix, nopart, sortmerge), keys sharing their low bits, materialized and aggregated output (int64 sums exact, negative values),
  * GPU-resident inputs with the output left on the GPU, and the cases the GPU leaves to
- * the CPU (left join, null keys, a GPU budget too small): those must still be right,
+ * the CPU (null keys, a GPU budget too small): those must still be right,
  * with the batches a GPU sink kept brought back to host memory. Results are compared as
  * multisets of rows (count and an order-independent hash). Skipped without a GPU. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cuda/cuda_int.h"
 #include "exec_int.h"
@@ -22,6 +24,9 @@ struct spec {
     int skew;                           /* 1: 90% of rows take key 7 */
     int nulls;                          /* 1: every 10th key is null */
     int huge;                           /* int64 payloads up to 2^50 (sums overflow int64) */
+    int mixed;                          /* payload c is int64 for odd c, else int32 */
+    int key2;                           /* a second int32 key column "k2" in {0, 1} */
+    int64_t key_mul;                    /* keys multiplied by this (shared low bits); 0 = 1 */
     uint64_t seed;
 };
 
@@ -35,15 +40,19 @@ static sl_table_t *make(const struct spec *sp, const char *side)
 {
     sl_table_t *t;
     SL_ASSERT_OK(sl_table_create(&t));
-    char names[5][16];
-    const char *np[5];
-    enum sl_type ty[5];
-    int nc = 1 + sp->n_pay;
+    char names[10][16];
+    const char *np[10];
+    enum sl_type ty[10];
+    int kc = sp->key2 ? 2 : 1, nc = kc + sp->n_pay;
     for (int c = 0; c < nc; c++) {
-        snprintf(names[c], sizeof names[c], c ? "%s%d" : "k", side, c);
+        if (c < kc)
+            snprintf(names[c], sizeof names[c], c ? "k2" : "k");
+        else
+            snprintf(names[c], sizeof names[c], "%s%d", side, c);
         np[c] = names[c];
         ty[c] = c == 0 ? (sp->key64 ? SL_TYPE_INT64 : SL_TYPE_INT32)
-                       : (sp->pay64 ? SL_TYPE_INT64 : SL_TYPE_INT32);
+                : c < kc ? SL_TYPE_INT32
+                : (sp->pay64 || (sp->mixed && c % 2)) ? SL_TYPE_INT64 : SL_TYPE_INT32;
     }
     uint64_t s = sp->seed * 0x9E3779B97F4A7C15ull + 1;
     int64_t *keys = malloc((size_t)(sp->rows + 1) * sizeof *keys);
@@ -60,6 +69,7 @@ static sl_table_t *make(const struct spec *sp, const char *side)
         if (sp->skew && rnd(&s) % 10 < 9)
             keys[i] = 7;
         keys[i] += sp->key_offset;
+        keys[i] *= sp->key_mul ? sp->key_mul : 1;
     }
     const int64_t chunk = 40000; /* several batches, and batches of other sizes than morsels */
     for (int64_t lo = 0; lo < sp->rows || lo == 0; lo += chunk) {
@@ -70,8 +80,11 @@ static sl_table_t *make(const struct spec *sp, const char *side)
             void *d = sl_batch_column_data(b, c);
             for (int64_t i = 0; i < m; i++) {
                 int64_t v = c == 0 ? keys[lo + i]
-                                   : (int64_t)(rnd(&s) % 2000001) - 1000000 +
-                                         (sp->pay64 ? (int64_t)(rnd(&s) % 1000) << (sp->huge ? 40 : 20) : 0);
+                            : c < kc ? (int64_t)(rnd(&s) % 2)
+                                     : (int64_t)(rnd(&s) % 2000001) - 1000000 +
+                                           (ty[c] == SL_TYPE_INT64
+                                                ? (int64_t)(rnd(&s) % 1000) << (sp->huge ? 40 : 20)
+                                                : 0);
                 if (ty[c] == SL_TYPE_INT64)
                     ((int64_t *)d)[i] = v;
                 else
@@ -167,6 +180,34 @@ static struct fp run(sl_engine_t *e, sl_table_t *l, sl_table_t *r, const char *o
     sl_query_destroy(q);
     sl_plan_destroy(p);
     return f;
+}
+
+/* The join on the CPU engine and on the GPU engine (inputs on the host, or GPU-resident
+ * with the output left on the GPU), compared as row multisets. */
+static void check_on(sl_engine_t *cpu, sl_engine_t *gpu, sl_table_t *l, sl_table_t *r,
+                     const char *opts, int expect_gpu, int resident)
+{
+    struct fp want = run(cpu, l, r, opts, 0, NULL);
+    sl_table_t *gl = l, *gr = r;
+    if (resident) {
+        SL_ASSERT_OK(sl_table_to_device(gpu, l, 0, &gl));
+        SL_ASSERT_OK(sl_table_to_device(gpu, r, 0, &gr));
+    }
+    int on_gpu = -1;
+    struct fp got = run(gpu, gl, gr, opts, resident, &on_gpu);
+    if (resident) {
+        sl_table_unref(gl);
+        sl_table_unref(gr);
+    }
+    if (got.rows != want.rows || got.hash != want.hash || on_gpu != expect_gpu)
+        printf("MISMATCH %s (resident %d): cpu %lld rows, gpu %lld rows, on the GPU: %d\n",
+               opts, resident, (long long)want.rows, (long long)got.rows, on_gpu);
+    assert_int_equal(got.rows, want.rows);
+    assert_true(got.hash == want.hash);
+    assert_int_equal(on_gpu, expect_gpu);
+    struct sl_mem_stats ms;
+    sl_engine_mem_stats(gpu, &ms);
+    assert_int_equal(ms.gpu_in_use, 0);
 }
 
 /* The same join on the CPU and on the GPU; `expect_gpu` says whether the GPU should
@@ -302,15 +343,154 @@ SL_TEST(aggregate_overflow_is_an_error)
     check(&a, &a, "on=k", 1, 0, 0); /* a fresh engine still works */
 }
 
-SL_TEST(left_join_and_null_keys_fall_back_to_the_cpu)
+/* Every kind x key (int32, int64, two int32 columns) x payload count (0, 1, 2, 3 and 5
+ * per side, mixed widths: 5 is past one 16-byte row) x algorithm, on keys duplicated on
+ * both sides with probe keys without a partner: all finalized on the GPU. */
+SL_TEST(kinds_keys_payloads_algorithms)
 {
     NEED_GPU();
-    struct spec a = {.rows = 50000, .n_pay = 1, .key_range = 60000, .seed = 19};
+    static const char *const kinds[] = {"inner", "left", "semi", "anti"};
+    static const char *const algos[] = {"radix", "nopart", "sortmerge"};
+    static const int pays[] = {0, 1, 2, 3, 5};
+    sl_engine_t *cpu = engine(SL_PLACE_CPU, 0), *gpu = engine(SL_PLACE_GPU, 0);
+    for (int key = 0; key < 3; key++) {
+        for (size_t pi = 0; pi < sizeof pays / sizeof pays[0]; pi++) {
+            struct spec ls = {.rows = 20000, .key64 = key == 1, .key2 = key == 2,
+                              .n_pay = pays[pi], .mixed = 1, .key_range = 3000,
+                              .seed = 100 + (uint64_t)(key * 10 + (int)pi)};
+            struct spec rs = ls;
+            rs.rows = 6000;
+            rs.key_range = 4000; /* some right keys unmatched, and left keys past 3000 none */
+            rs.n_pay = pays[(pi + 2) % 5];
+            rs.seed += 1000;
+            sl_table_t *l = make(&ls, "l"), *r = make(&rs, "r");
+            for (int k = 0; k < 4; k++) {
+                for (int a = 0; a < 3; a++) {
+                    char opts[128];
+                    snprintf(opts, sizeof opts, "on=%s kind=%s algo=%s", key == 2 ? "\"k,k2\"" : "k",
+                             kinds[k], algos[a]);
+                    check_on(cpu, gpu, l, r, opts, 1, a == 0);
+                }
+            }
+            sl_table_unref(l);
+            sl_table_unref(r);
+        }
+    }
+    sl_engine_close(cpu);
+    sl_engine_close(gpu);
+}
+
+/* The edge cases for every kind: empty sides (anti/left with an empty right side go to
+ * the CPU), one row, no matches, skew, a heavy build key; aggregates of left joins. */
+SL_TEST(kinds_edge_cases)
+{
+    NEED_GPU();
+    static const char *const kinds[] = {"inner", "left", "semi", "anti"};
+    struct spec empty = {.rows = 0, .n_pay = 1, .seed = 30};
+    struct spec one = {.rows = 1, .n_pay = 2, .seed = 31};
+    struct spec many = {.rows = 1000, .n_pay = 1, .key_range = 3, .seed = 32};
+    struct spec skew = {.rows = 50000, .n_pay = 1, .key_range = 20000, .skew = 1, .seed = 33};
+    struct spec pk = {.rows = 20000, .n_pay = 2, .seed = 34};
+    struct spec far = {.rows = 5000, .n_pay = 1, .key_offset = 1000000, .seed = 35};
+    struct spec heavy = {.rows = 6000, .n_pay = 1, .key_range = 1, .seed = 36};
+    struct spec few = {.rows = 3000, .n_pay = 1, .key_range = 3, .seed = 37};
+    sl_engine_t *cpu = engine(SL_PLACE_CPU, 0), *gpu = engine(SL_PLACE_GPU, 0);
+    const struct spec *cases[][2] = {{&empty, &many}, {&many, &empty}, {&one, &many},
+                                     {&one, &one},    {&skew, &pk},    {&pk, &far},
+                                     {&few, &heavy},  {&heavy, &few}};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        sl_table_t *l = make(cases[c][0], "l"), *r = make(cases[c][1], "r");
+        for (int k = 0; k < 4; k++) {
+            int gpu_ok = !(k == 1 || k == 3) || cases[c][1]->rows > 0 || cases[c][0]->rows == 0;
+            for (int agg = 0; agg < 2; agg++) {
+                char opts[128];
+                snprintf(opts, sizeof opts, "on=k kind=%s algo=radix%s", kinds[k],
+                         agg ? " output=aggregate" : "");
+                check_on(cpu, gpu, l, r, opts, gpu_ok, agg == 0);
+            }
+        }
+        sl_table_unref(l);
+        sl_table_unref(r);
+    }
+    sl_engine_close(cpu);
+    sl_engine_close(gpu);
+}
+
+/* Small inputs for compute-sanitizer (bench/gpu/joinop_run.sh): every kind and
+ * algorithm with a 12-byte row and with row-id gathers (5 payloads), 8-byte keys and
+ * two key columns; `tiny` (racecheck) the PHJ inner and left joins only. */
+static void small_cases(int tiny)
+{
+    static const char *const kinds[] = {"inner", "left", "semi", "anti"};
+    static const char *const algos[] = {"radix", "nopart", "sortmerge"};
+    sl_engine_t *cpu = engine(SL_PLACE_CPU, 0), *gpu = engine(SL_PLACE_GPU, 0);
+    for (int v = 0; v < (tiny ? 1 : 4); v++) {
+        struct spec ls = {.rows = tiny ? 600 : 3000, .n_pay = v == 1 ? 5 : 3, .mixed = 1,
+                          .key64 = v == 2, .key2 = v == 3, .key_range = 500, .seed = 50 + v};
+        struct spec rs = ls;
+        rs.rows = tiny ? 300 : 800;
+        rs.key_range = 700;
+        rs.seed += 7;
+        sl_table_t *l = make(&ls, "l"), *r = make(&rs, "r");
+        for (int k = 0; k < (tiny ? 2 : 4); k++)
+            for (int a = 0; a < (tiny ? 1 : 3); a++) {
+                char opts[128];
+                snprintf(opts, sizeof opts, "on=%s kind=%s algo=%s", v == 3 ? "\"k,k2\"" : "k",
+                         kinds[k], algos[a]);
+                check_on(cpu, gpu, l, r, opts, 1, 1);
+            }
+        sl_table_unref(l);
+        sl_table_unref(r);
+    }
+    sl_engine_close(cpu);
+    sl_engine_close(gpu);
+}
+
+SL_TEST(sanitize_small)
+{
+    NEED_GPU();
+    small_cases(0);
+}
+
+SL_TEST(sanitize_tiny)
+{
+    NEED_GPU();
+    small_cases(1);
+}
+
+/* Null keys never match; the GPU leaves them (and nulls in output columns) to the CPU. */
+SL_TEST(null_keys_fall_back_to_the_cpu)
+{
+    NEED_GPU();
     struct spec b = {.rows = 40000, .n_pay = 1, .seed = 20};
-    check(&a, &b, "on=k kind=left", 0, 0, 0);
-    check(&a, &b, "on=k kind=anti", 0, 1, 0);
     struct spec n = {.rows = 50000, .n_pay = 1, .key_range = 40000, .nulls = 1, .seed = 21};
     check(&n, &b, "on=k", 0, 0, 0);
+    check(&n, &b, "on=k kind=anti", 0, 1, 0);
+    check(&b, &n, "on=k kind=left", 0, 0, 0);
+}
+
+/* Keys that share their low 10 bits (multiples of 1024): partitioning starts at bit 10
+ * (else every row lands in one partition); read from the phase line of the finalize. */
+SL_TEST(keys_sharing_low_bits)
+{
+    NEED_GPU();
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/test_gpu_join_op_phases.%d", (int)getpid());
+    remove(path);
+    setenv("SLUICE_JOIN_PHASES", path, 1);
+    struct spec pk = {.rows = 1 << 21, .n_pay = 1, .key_mul = 1024, .seed = 40};
+    struct spec fk = {.rows = 1 << 21, .n_pay = 1, .key_range = 1 << 21, .key_mul = 1024, .seed = 41};
+    check(&fk, &pk, "on=k algo=radix", 1, 1, 0);
+    unsetenv("SLUICE_JOIN_PHASES");
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    char line[512] = "";
+    assert_non_null(fgets(line, sizeof line, f));
+    fclose(f);
+    remove(path);
+    printf("%s", line);
+    assert_non_null(strstr(line, "\"algo\":\"phj\""));
+    assert_non_null(strstr(line, "\"begin_bit\":10,"));
 }
 
 SL_TEST(small_gpu_budget_falls_back_to_the_cpu)

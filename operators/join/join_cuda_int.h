@@ -1,0 +1,68 @@
+/* Internal header of the join operator's GPU path (join_cuda.c: planning, the join
+ * kernels, output; join_cuda_side.c: each side as contiguous device keys and packed
+ * payload rows, partitioned or sorted). CUDA builds only. */
+#ifndef SLUICE_OPERATORS_JOIN_CUDA_INT_H
+#define SLUICE_OPERATORS_JOIN_CUDA_INT_H
+
+#include <cuda_runtime_api.h>
+
+#include "join_int.h"
+
+#define GJ_MAX_PAY (2 * JOIN_MAX_COLS)
+#define GJ_ROW_MAX 16                   /* widest packed row (SL_K_MAX_ROW_BYTES) */
+
+enum gj_algo { GJ_PHJ = 0, GJ_NPJ = 1, GJ_SMJ = 2 };
+
+/* One input side on the GPU. */
+struct gj_side {
+    int64_t n;
+    int64_t *order;                     /* batch indices sorted by the key's buffer offset */
+    int on_device;                      /* every batch is in device memory */
+    /* payload columns, in row order: the first n_row are packed into the row, then (if
+     * id_word) the row id, and the rest are gathered by that id after the join */
+    int n_pay, n_row, id_word, bytes;
+    int pay_col[GJ_MAX_PAY], pay_w[GJ_MAX_PAY];
+    const void *keys;                   /* contiguous keys (composite: packed to 64 bits) */
+    const void *rows;                   /* packed rows (row_bytes each), NULL if none */
+    void *keys_own, *rows_own, *ids_own; /* what prepare allocated */
+    void *pk, *prow;                    /* partitioned or sorted keys and rows */
+    void *prow_own;                     /* prow when allocated (else it aliases pk) */
+    int64_t *off;                       /* PHJ partition offsets */
+};
+
+struct gj {
+    const struct join_data *d;
+    int kind;                           /* SL_K_JOIN_* */
+    int algo;                           /* enum gj_algo */
+    int build;                          /* input side of the build (R) relation */
+    int k8, composite;
+    int row_bytes;                      /* rows of both sides (0: none) */
+    int narrow;                         /* PHJ inner, one payload of row_bytes per side */
+    int bits, begin;                    /* PHJ radix bits [begin, begin + bits) */
+    struct gj_side s[2];                /* by input side */
+};
+
+int gj_cuda_failed(sl_task_t *t, cudaError_t e, const char *what);
+#define GJ_CK(t, expr, what)                                                                \
+    do {                                                                                    \
+        cudaError_t e_ = (expr);                                                            \
+        if (e_ != cudaSuccess)                                                              \
+            return gj_cuda_failed((t), e_, (what));                                         \
+    } while (0)
+
+/* Column `col` of side s as one device array (in place when the batches are consecutive
+ * slices of one device buffer, else copied; *owned set then). */
+int gj_side_column(sl_task_t *t, const struct join_state *st, int s, const struct gj_side *g,
+                   int col, const void **out, void **owned);
+/* Batch order, row counts, contiguous keys and packed rows of both sides. */
+int gj_prepare(sl_task_t *t, struct join_state *st, struct gj *g);
+/* The radix bits' start from a sample of the build keys (keys sharing low bits). */
+int gj_pick_bits(sl_task_t *t, struct gj *g);
+/* Partitions (PHJ: bits [begin, begin + bits), with offsets) or sorts (SMJ: all key
+ * bits) both sides; frees the prepared inputs as soon as they are consumed. */
+int gj_transform(sl_task_t *t, struct gj *g);
+/* Frees the sides' device buffers (after the join); _free also the batch order. */
+void gj_sides_release(sl_task_t *t, struct gj *g);
+void gj_sides_free(sl_task_t *t, struct gj *g);
+
+#endif /* SLUICE_OPERATORS_JOIN_CUDA_INT_H */

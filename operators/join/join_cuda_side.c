@@ -1,0 +1,342 @@
+/* join on a GPU: each input side as contiguous device keys and packed payload rows, then
+ * partitioned (PHJ) or sorted (SMJ) with the packed-row kernels of sluice_k/join_gftr.h.
+ *
+ * Keys: used in place when the side's batches are consecutive slices of one device
+ * buffer (a GPU-resident column scanned in morsels), else copied into one array; a
+ * composite key of two int32 columns is packed into one 64-bit key (equal pairs <=>
+ * equal packed keys). Rows: the payload columns the plan put into the row (<= 16
+ * bytes), packed batch by batch (no extra copy of a multi-batch side); a side whose row
+ * is exactly one column uses that column; a side without payloads but rows of another
+ * width on the other side gets rows it never outputs (its partitioned keys when the
+ * widths agree). Inputs are freed as soon as they are partitioned. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "join_cuda_int.h"
+#include "sluice_k/columns.h"
+#include "sluice_k/join_gftr.h"
+#include "sluice_k/partition.h"
+
+#define SAMPLE_KEYS 4096
+
+/* Where a batch's key column lives, for ordering batches (no global comparator state:
+ * joins of concurrent queries finalize at the same time). */
+struct batch_pos {
+    uintptr_t buf;
+    int64_t offset, index;
+};
+
+static int by_offset(const void *a, const void *b)
+{
+    const struct batch_pos *x = a, *y = b;
+    if (x->buf != y->buf)
+        return x->buf < y->buf ? -1 : 1;
+    return x->offset < y->offset ? -1 : x->offset > y->offset;
+}
+
+int gj_side_column(sl_task_t *t, const struct join_state *st, int s, const struct gj_side *g,
+                   int col, const void **out, void **owned)
+{
+    const struct join_side *sd = &st->side[s];
+    *owned = NULL;
+    *out = NULL;
+    if (sd->n_batches == 0)
+        return SL_OK;
+    const struct sl__col *c0 = &sd->batches[g->order[0]]->cols[col];
+    size_t w = sl_type_width(c0->type);
+    int in_place = sl_batch_device(sd->batches[g->order[0]]) >= 0;
+    int64_t next = c0->offset;
+    for (int64_t i = 0; in_place && i < sd->n_batches; i++) {
+        const struct sl__col *c = &sd->batches[g->order[i]]->cols[col];
+        in_place = c->data == c0->data && c->offset == next;
+        next += sd->batches[g->order[i]]->n_rows;
+    }
+    if (in_place) {
+        *out = (const char *)c0->data->ptr + (size_t)c0->offset * w;
+        return SL_OK;
+    }
+    char *dst = sl_task_device_alloc(t, (size_t)g->n * w);
+    if (!dst)
+        return SL_ENOMEM;
+    cudaStream_t stream = sl_task_stream(t);
+    int64_t at = 0;
+    for (int64_t i = 0; i < sd->n_batches; i++) {
+        const sl_batch_t *b = sd->batches[g->order[i]];
+        const struct sl__col *c = &b->cols[col];
+        GJ_CK(t, cudaMemcpyAsync(dst + (size_t)at * w,
+                                 (const char *)c->data->ptr + (size_t)c->offset * w,
+                                 (size_t)b->n_rows * w, cudaMemcpyDefault, stream),
+              "gathering an input column");
+        at += b->n_rows;
+    }
+    *out = dst;
+    *owned = dst;
+    return SL_OK;
+}
+
+static int order_batches(sl_task_t *t, const struct join_state *st, int s, struct gj_side *g,
+                         int key_col)
+{
+    const struct join_side *sd = &st->side[s];
+    g->n = 0;
+    g->on_device = 1;
+    g->order = sl_task_alloc(t, (size_t)(sd->n_batches + 1) * sizeof(int64_t));
+    struct batch_pos *pos = sl_task_alloc(t, (size_t)(sd->n_batches + 1) * sizeof *pos);
+    if (!g->order || !pos) {
+        sl_task_free(t, pos);
+        return SL_ENOMEM;
+    }
+    for (int64_t i = 0; i < sd->n_batches; i++) {
+        const struct sl__col *c = &sd->batches[i]->cols[key_col];
+        pos[i] = (struct batch_pos){(uintptr_t)c->data, c->offset, i};
+        g->n += sd->batches[i]->n_rows;
+        g->on_device &= sl_batch_device(sd->batches[i]) >= 0;
+    }
+    if (sd->n_batches > 1)
+        qsort(pos, (size_t)sd->n_batches, sizeof *pos, by_offset);
+    for (int64_t i = 0; i < sd->n_batches; i++)
+        g->order[i] = pos[i].index;
+    sl_task_free(t, pos);
+    return SL_OK;
+}
+
+/* Packs columns cols[0..nc) of side s (row ids for col == -1, from `ids`) into rows of
+ * rb bytes: batch by batch when every batch is on the device, else from contiguous
+ * copies. */
+static int pack_side(sl_task_t *t, const struct join_state *st, int s, struct gj_side *g,
+                     const int *cols, int nc, const uint32_t *ids, int rb, void *dst)
+{
+    cudaStream_t stream = sl_task_stream(t);
+    const struct join_side *sd = &st->side[s];
+    sl_k_cols_t kc;
+    memset(&kc, 0, sizeof kc);
+    kc.n = nc;
+    if (g->on_device) {
+        int64_t at = 0;
+        for (int64_t i = 0; i < sd->n_batches; i++) {
+            sl_batch_t *b = sd->batches[g->order[i]];
+            for (int j = 0; j < nc; j++) {
+                kc.width[j] = cols[j] < 0 ? 4 : (int)sl_type_width(b->cols[cols[j]].type);
+                kc.ptr[j] = cols[j] < 0 ? (void *)(ids + at) : sl__col_values(b, cols[j]);
+            }
+            GJ_CK(t, sl_k_pack_rows(&kc, b->n_rows, rb, (char *)dst + (size_t)at * rb, stream),
+                  "packing payload rows");
+            at += b->n_rows;
+        }
+        return SL_OK;
+    }
+    void *own[4] = {NULL, NULL, NULL, NULL};
+    int rc = SL_OK;
+    for (int j = 0; j < nc && rc >= 0; j++) {
+        if (cols[j] < 0) {
+            kc.width[j] = 4;
+            kc.ptr[j] = (void *)ids;
+            continue;
+        }
+        const void *p;
+        rc = gj_side_column(t, st, s, g, cols[j], &p, &own[j]);
+        kc.width[j] = (int)sl_type_width(sd->batches[0]->cols[cols[j]].type);
+        kc.ptr[j] = (void *)p;
+    }
+    if (rc >= 0) {
+        cudaError_t e = sl_k_pack_rows(&kc, g->n, rb, dst, stream);
+        if (e != cudaSuccess)
+            rc = gj_cuda_failed(t, e, "packing payload rows");
+    }
+    for (int j = 0; j < nc; j++)
+        sl_task_device_free(t, own[j]);
+    return rc;
+}
+
+static int side_keys(sl_task_t *t, const struct join_state *st, int s, struct gj *g)
+{
+    struct gj_side *sd = &g->s[s];
+    const struct join_data *d = g->d;
+    if (!g->composite)
+        return gj_side_column(t, st, s, sd, d->key[s][0], &sd->keys, &sd->keys_own);
+    if (!(sd->keys_own = sl_task_device_alloc(t, (size_t)sd->n * 8)))
+        return SL_ENOMEM;
+    sd->keys = sd->keys_own;
+    return pack_side(t, st, s, sd, d->key[s], 2, NULL, 8, sd->keys_own);
+}
+
+static int side_rows(sl_task_t *t, const struct join_state *st, int s, struct gj *g)
+{
+    struct gj_side *sd = &g->s[s];
+    int rb = g->row_bytes;
+    if (rb == 0 || sd->n_row == 0)
+        return SL_OK; /* no rows, or rows it never outputs (gj_transform) */
+    if (sd->n_row == 1 && !sd->id_word && sd->pay_w[0] == rb)
+        return gj_side_column(t, st, s, sd, sd->pay_col[0], &sd->rows, &sd->rows_own);
+    int cols[5], nc = 0;
+    for (int j = 0; j < sd->n_row; j++)
+        cols[nc++] = sd->pay_col[j];
+    if (sd->id_word) {
+        if (!(sd->ids_own = sl_task_device_alloc(t, (size_t)sd->n * 4)))
+            return SL_ENOMEM;
+        GJ_CK(t, sl_k_iota_u32(sd->ids_own, sd->n, 0, sl_task_stream(t)), "row ids");
+        cols[nc++] = -1;
+    }
+    if (!(sd->rows_own = sl_task_device_alloc(t, (size_t)sd->n * (size_t)rb)))
+        return SL_ENOMEM;
+    sd->rows = sd->rows_own;
+    int rc = pack_side(t, st, s, sd, cols, nc, sd->ids_own, rb, sd->rows_own);
+    sl_task_device_free(t, sd->ids_own);
+    sd->ids_own = NULL;
+    return rc;
+}
+
+int gj_prepare(sl_task_t *t, struct join_state *st, struct gj *g)
+{
+    for (int s = 0; s < 2; s++) {
+        int rc = order_batches(t, st, s, &g->s[s], g->d->key[s][0]);
+        if (rc < 0)
+            return rc;
+    }
+    for (int s = 0; s < 2; s++) {
+        if (g->s[s].n == 0)
+            continue;
+        int rc = side_keys(t, st, s, g);
+        if (rc >= 0 && g->algo != GJ_NPJ)
+            rc = side_rows(t, st, s, g);
+        if (rc < 0)
+            return rc;
+    }
+    return SL_OK;
+}
+
+/* Keys that share their low bits (all multiples of 1024, say) would put every row into
+ * one partition if partitioned on bits [0, bits): start at the lowest bit that varies
+ * among a strided sample of the build keys. A wrong guess costs balance, not results. */
+int gj_pick_bits(sl_task_t *t, struct gj *g)
+{
+    const struct gj_side *b = &g->s[g->build];
+    int kbits = g->k8 ? 64 : 32, kw = g->k8 ? 8 : 4;
+    g->begin = 0;
+    if (b->n < 2)
+        return SL_OK;
+    int64_t m = b->n < SAMPLE_KEYS ? b->n : SAMPLE_KEYS, stride = b->n / m;
+    unsigned char *h = sl_task_alloc(t, (size_t)m * (size_t)kw);
+    if (!h)
+        return SL_ENOMEM;
+    cudaStream_t s = sl_task_stream(t);
+    cudaError_t e = cudaMemcpy2DAsync(h, (size_t)kw, b->keys, (size_t)(stride * kw), (size_t)kw,
+                                      (size_t)m, cudaMemcpyDefault, s);
+    if (e == cudaSuccess)
+        e = cudaStreamSynchronize(s);
+    if (e != cudaSuccess) {
+        sl_task_free(t, h);
+        return gj_cuda_failed(t, e, "sampling keys");
+    }
+    uint64_t x0 = 0, varies = 0;
+    for (int64_t i = 0; i < m; i++) {
+        uint64_t x = 0;
+        memcpy(&x, h + i * kw, (size_t)kw);
+        if (i == 0)
+            x0 = x;
+        varies |= x ^ x0;
+    }
+    sl_task_free(t, h);
+    int lo = varies ? __builtin_ctzll(varies) : 0;
+    g->begin = lo > kbits - g->bits ? kbits - g->bits : lo;
+    return SL_OK;
+}
+
+static cudaError_t radix(const struct gj *g, void *temp, size_t *tb, const void *k_in,
+                         void *k_out, const void *r_in, void *r_out, int rb, int64_t n, int lo,
+                         int hi, cudaStream_t s)
+{
+    return g->k8 ? sl_k_radix_rows_k64(temp, tb, k_in, k_out, r_in, r_out, rb, n, lo, hi, s)
+                 : sl_k_radix_rows_k32(temp, tb, k_in, k_out, r_in, r_out, rb, n, lo, hi, s);
+}
+
+int gj_transform(sl_task_t *t, struct gj *g)
+{
+    cudaStream_t s = sl_task_stream(t);
+    size_t kw = g->k8 ? 8 : 4, cap = 0;
+    int lo = g->algo == GJ_PHJ ? g->begin : 0;
+    int hi = g->algo == GJ_PHJ ? g->begin + g->bits : (int)(8 * kw);
+    void *temp = NULL;
+    int rc = SL_OK;
+    /* The build side first: its partitioned copy and the probe side's are both live
+     * for the join, the temp storage only while partitioning. */
+    for (int i = 0; i < 2 && rc >= 0; i++) {
+        struct gj_side *sd = &g->s[i == 0 ? g->build : 1 - g->build];
+        int rb = sd->rows ? g->row_bytes : 0;
+        size_t need = 0;
+        cudaError_t e = radix(g, NULL, &need, sd->keys, NULL, sd->rows, NULL, rb, sd->n, lo, hi, s);
+        if (e != cudaSuccess) {
+            rc = gj_cuda_failed(t, e, "partition size");
+            break;
+        }
+        if (need > cap) {
+            sl_task_device_free(t, temp);
+            if (!(temp = sl_task_device_alloc(t, need))) {
+                rc = SL_ENOMEM;
+                break;
+            }
+            cap = need;
+        }
+        sd->pk = sl_task_device_alloc(t, (size_t)sd->n * kw);
+        if (rb)
+            sd->prow = sd->prow_own = sl_task_device_alloc(t, (size_t)sd->n * (size_t)rb);
+        if (!sd->pk || (rb && !sd->prow)) {
+            rc = SL_ENOMEM;
+            break;
+        }
+        size_t tb = cap;
+        if ((e = radix(g, temp, &tb, sd->keys, sd->pk, sd->rows, sd->prow, rb, sd->n, lo, hi,
+                       s)) != cudaSuccess) {
+            rc = gj_cuda_failed(t, e, g->algo == GJ_PHJ ? "partitioning" : "sorting");
+            break;
+        }
+        /* Inputs consumed: stream-ordered frees, the memory serves the next allocation. */
+        sl_task_device_free(t, sd->keys_own);
+        sl_task_device_free(t, sd->rows_own);
+        sd->keys_own = sd->rows_own = NULL;
+        sd->keys = sd->rows = NULL;
+        if (g->row_bytes && !rb) {
+            /* Rows the kernels read but this side never outputs. */
+            if ((size_t)g->row_bytes == kw) {
+                sd->prow = sd->pk;
+            } else if (!(sd->prow = sd->prow_own =
+                             sl_task_device_alloc(t, (size_t)sd->n * (size_t)g->row_bytes))) {
+                rc = SL_ENOMEM;
+                break;
+            }
+        }
+        if (g->algo == GJ_PHJ) {
+            if (!(sd->off = sl_task_device_alloc(t, (((size_t)1 << g->bits) + 1) * 8))) {
+                rc = SL_ENOMEM;
+                break;
+            }
+            e = g->k8 ? sl_k_partition_offsets_k64(sd->pk, sd->n, g->begin, g->bits, sd->off, s)
+                      : sl_k_partition_offsets_k32(sd->pk, sd->n, g->begin, g->bits, sd->off, s);
+            if (e != cudaSuccess)
+                rc = gj_cuda_failed(t, e, "partition offsets");
+        }
+    }
+    sl_task_device_free(t, temp);
+    return rc;
+}
+
+void gj_sides_release(sl_task_t *t, struct gj *g)
+{
+    for (int i = 0; i < 2; i++) {
+        struct gj_side *sd = &g->s[i];
+        void *p[] = {sd->keys_own, sd->rows_own, sd->ids_own, sd->pk, sd->prow_own, sd->off};
+        for (size_t j = 0; j < sizeof p / sizeof p[0]; j++)
+            sl_task_device_free(t, p[j]);
+        sd->keys_own = sd->rows_own = sd->ids_own = sd->pk = sd->prow_own = sd->prow = NULL;
+        sd->off = NULL;
+    }
+}
+
+void gj_sides_free(sl_task_t *t, struct gj *g)
+{
+    gj_sides_release(t, g);
+    for (int i = 0; i < 2; i++) {
+        sl_task_free(t, g->s[i].order);
+        g->s[i].order = NULL;
+    }
+}
