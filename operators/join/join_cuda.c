@@ -72,6 +72,18 @@ int join_gpu_can_run(const sl_task_t *t)
      * the output at the PK-FK bound; more than the budget goes to the CPU for now (the
      * out-of-core GPU join is issue 8's). 16 bytes per key + value bounds both. */
     int64_t need = 2 * 16 * (n[0] + n[1]) + 24 * (n[0] > n[1] ? n[0] : n[1]) + (64 << 20);
+    return need <= sl_task_device_budget(t) || join_ooc_can_run(t); /* issue 8 */
+}
+
+/* 1 when the in-GPU join fits the budget (else join_cuda_ooc.c runs it out of core). */
+static int fits_in_gpu(sl_task_t *t)
+{
+    const struct join_state *st = sl_task_gstate(t);
+    int64_t n[2] = {0, 0};
+    for (int s = 0; s < 2; s++)
+        for (int64_t i = 0; i < st->side[s].n_batches; i++)
+            n[s] += st->side[s].batches[i]->n_rows;
+    int64_t need = 2 * 16 * (n[0] + n[1]) + 24 * (n[0] > n[1] ? n[0] : n[1]) + (64 << 20);
     return need <= sl_task_device_budget(t);
 }
 
@@ -489,6 +501,8 @@ static int prepare_sides(sl_task_t *t, struct join_state *st, struct jrun *r)
 
 int join_finalize_cuda(sl_task_t *t)
 {
+    if (!fits_in_gpu(t) && join_ooc_can_run(t))
+        return join_ooc_finalize(t);
     struct join_state *st = sl_task_gstate(t);
     const struct join_data *d = sl_op_data(sl_task_op(t));
     st->d = d;
@@ -532,6 +546,8 @@ int join_finalize_cuda(sl_task_t *t)
 int64_t join_gpu_source_tasks(sl_task_t *t)
 {
     struct join_state *st = sl_task_gstate(t);
+    if (st->ooc)
+        return join_ooc_source_tasks(t);
     int64_t rows = st->gpu_out ? sl_batch_num_rows(st->gpu_out) : 0;
     int64_t m = sl_task_morsel_rows(t);
     return rows == 0 ? 0 : (rows + m - 1) / m;
@@ -543,6 +559,8 @@ int join_gpu_source(sl_task_t *t)
     struct join_state *st = sl_task_gstate(t);
     if (st->d->aggregate)
         return join_emit_aggregate(t, st);
+    if (st->ooc)
+        return join_ooc_source(t);
     int64_t m = sl_task_morsel_rows(t), lo = sl_task_index(t) * m;
     int64_t n = sl_batch_num_rows(st->gpu_out) - lo;
     sl_batch_t *b = sl_task_batch_slice(t, st->gpu_out, lo, n < m ? n : m);
