@@ -54,6 +54,7 @@ int sl__gpu_create(struct sl__gpu **out, sl_engine_t *eng, int ordinal, int64_t 
     if ((rc = sl__dpool_create(&g->pool, ordinal, mem_limit)) < 0 ||
         (rc = sl__pinned_create(&g->pinned, (int64_t)1 << 30)) < 0 ||
         (rc = sl__pinned_create(&g->spill, (int64_t)1 << 40)) < 0 || /* bound: host budget */
+        (sl__pinned_set_mapped(g->spill), 0) ||
         (rc = sl__cuda_streams_create(ordinal, 3, g->s)) < 0 ||
         (rc = sl__cuda_event_create(ordinal, true, &g->zero)) < 0)
         goto fail;

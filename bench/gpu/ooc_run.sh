@@ -8,6 +8,8 @@
 #   here: BUILD_DIR=build-gpu scripts/pack_for_gpu.sh (trimmed .carry); there (carry
 #   .carry-ooc, moved to .carry): bash bench/gpu/ooc_run.sh
 set -u
+END=$((SECONDS + ${OOC_SECONDS:-265}))   # leave time to pack the logs
+left() { ((SECONDS + ${1:-20} < END)); }
 OUT=${OUT:-./gpu-out}
 L=$OUT/logs
 mkdir -p "$L"
@@ -21,16 +23,16 @@ T0=$SECONDS
 timeout 100 $B/tests/test_gpu_join_ooc > "$L/test_ooc.txt" 2>&1
 echo "test_gpu_join_ooc: exit $? ($((SECONDS - T0)) s)"; grep -E "FAIL|OK|PASS|rows" "$L/test_ooc.txt" | cut -c1-200 | head -30
 T0=$SECONDS
-timeout 60 $B/tests/test_gpu_join_op > "$L/test_join_op.txt" 2>&1
+timeout 45 $B/tests/test_gpu_join_op > "$L/test_join_op.txt" 2>&1
 echo "test_gpu_join_op: exit $? ($((SECONDS - T0)) s)"; grep -E "FAIL|PASS" "$L/test_join_op.txt" | head
 SAN=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
 T0=$SECONDS
-timeout 60 "$SAN" --tool memcheck --error-exitcode 9 $B/cli/sluice bench join --placement gpu \
+timeout 45 "$SAN" --tool memcheck --error-exitcode 9 $B/cli/sluice bench join --placement gpu \
     --build-rows 2^17 --probe-rows 2^19 --zipf 1 --gpu-mem 16777216 --repeat 1 --json \
     > "$L/memcheck_ooc.txt" 2>&1
 echo "memcheck ooc: exit $? ($(grep -m1 'ERROR SUMMARY' "$L/memcheck_ooc.txt")) $((SECONDS - T0)) s"
 J="$B/cli/sluice bench join --placement gpu --json --build-rows 2^27 --probe-rows 2^27"
-run() { echo "== $*"; timeout 75 $J "$@" 2>&1 | tail -n 1 | tee -a "$L/bench.txt" | \
+run() { left 25 || { echo "== skipped (time): $*"; return; }; echo "== $*"; timeout $((END - SECONDS > 75 ? 75 : END - SECONDS)) $J "$@" 2>&1 | tail -n 1 | tee -a "$L/bench.txt" | \
     python3 -c 'import json,sys
 for l in sys.stdin:
     try: j=json.loads(l)
@@ -43,6 +45,6 @@ S=$((2 * 1024 * 1024 * 1024))
 for f in 2 4 16; do run --repeat 3 --gpu-mem $((S / f)); done
 run --repeat 3 --gpu-mem $((S / 4)) --output aggregate
 run --repeat 1 --gpu-mem $((S / 4)) --trace "$L/ooc_trace.json"
-echo "== cpu"; timeout 60 $B/cli/sluice bench join --placement cpu --json --build-rows 2^27 \
+left 30 && echo "== cpu" && timeout $((END - SECONDS)) $B/cli/sluice bench join --placement cpu --json --build-rows 2^27 \
     --probe-rows 2^27 --repeat 3 2>&1 | tail -n 1 | tee -a "$L/bench.txt" | cut -c1-200
 (cd "$OUT" && tar czf logs.tgz logs && rm -rf logs)

@@ -22,6 +22,7 @@
  * Shapes: inner join, one int32/int64 key without nulls, one payload column per side of
  * the same width without nulls (the narrow layout of join_cuda.c), output materialized
  * (host batches) or aggregated. Others are left to the CPU (can_run says no). */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -653,10 +654,12 @@ static int submit(struct ooc *o, struct gset *g, const struct job *j)
     g->nr = j->nr;
     g->ns = j->ns;
     g->job = *j;
+    CK(t, cudaStreamWaitEvent(o->cs, g->e_d2h, 0), "ordering the result buffers");
     if ((rc = gset_reserve_in(o, g, j->nr + j->ns)) < 0 ||
         (rc = gset_reserve_out(o, g, j->ns > 0 ? j->ns : 1)) < 0 || (rc = after_cs(o, o->h2d)) < 0)
         return rc;
-    /* The set's previous job has finished on the compute stream (finish synchronized). */
+    /* The set's previous job has finished on the compute stream (finish synchronized);
+     * its result download may still read the output buffers (run_materialize waits). */
     int tr = tr_begin(o, o->h2d);
     if ((rc = gather(o, r, r->p_start[j->p0], r->p_start[j->p1], g->k, g->v, 0)) < 0 ||
         (rc = gather(o, s, j->s0, j->s1, g->k, g->v, j->nr)) < 0)
@@ -685,6 +688,51 @@ static int submit(struct ooc *o, struct gset *g, const struct job *j)
     return run_materialize(o, g);
 }
 
+/* Copies of a staged result into a host batch, by several threads: one core copies (and
+ * faults in fresh pages) at a fraction of the link's speed. */
+struct pcopy {
+    char *dst[3];
+    const char *src[3];
+    int64_t bytes[3];
+    int n, parts, part;
+};
+
+static void *pcopy_run(void *arg)
+{
+    struct pcopy *c = arg;
+    for (int i = 0; i < c->n; i++) {
+        int64_t lo = c->bytes[i] * c->part / c->parts, hi = c->bytes[i] * (c->part + 1) / c->parts;
+        memcpy(c->dst[i] + lo, c->src[i] + lo, (size_t)(hi - lo));
+    }
+    return NULL;
+}
+
+static void par_copy(const struct pcopy *c)
+{
+    enum { MAXT = 8 };
+    int64_t total = 0;
+    for (int i = 0; i < c->n; i++)
+        total += c->bytes[i];
+    int parts = total < 8 * MIB ? 1 : MAXT;
+    struct pcopy w[MAXT];
+    pthread_t th[MAXT];
+    int started[MAXT] = {0};
+    for (int k = 0; k < parts; k++) {
+        w[k] = *c;
+        w[k].parts = parts;
+        w[k].part = k;
+        if (k > 0)
+            started[k] = pthread_create(&th[k], NULL, pcopy_run, &w[k]) == 0;
+    }
+    pcopy_run(&w[0]);
+    for (int k = 1; k < parts; k++) {
+        if (started[k])
+            pthread_join(th[k], NULL);
+        else
+            pcopy_run(&w[k]); /* no thread: copy it here */
+    }
+}
+
 /* Copies a staged result into a host batch (materialize). */
 static int drain(struct ooc *o, struct gset *g)
 {
@@ -698,11 +746,19 @@ static int drain(struct ooc *o, struct gset *g)
         return SL_ENOMEM;
     const char *src[3] = {(const char *)g->stage, (const char *)g->stage + n * o->kw,
                           (const char *)g->stage + n * (o->kw + o->vw)};
+    struct pcopy pc = {.n = 0};
     for (int oc = 0; oc < o->d->n_out; oc++) {
         const struct join_ocol *c = &o->d->out[oc];
         int role = c->col == o->d->key[c->side][0] ? 0 : c->side == o->build ? 1 : 2;
-        memcpy(sl__col_values(b, oc), src[role], (size_t)(n * (role ? o->vw : o->kw)));
+        if (pc.n == 3) { /* more than three output columns: copy what is gathered */
+            par_copy(&pc);
+            pc.n = 0;
+        }
+        pc.dst[pc.n] = sl__col_values(b, oc);
+        pc.src[pc.n] = src[role];
+        pc.bytes[pc.n++] = n * (role ? o->vw : o->kw);
     }
+    par_copy(&pc);
     sl__task_pinned_free(o->t, g->stage, g->stage_bytes);
     g->stage = NULL;
     return out_add(o, b);
@@ -979,8 +1035,10 @@ static int pass2(struct ooc *o)
             j.s1 = i;
             if (j.nr == 0 || j.ns == 0)
                 continue; /* nothing can match */
+            /* Job k into set k & 1, then the CPU copies out that set's previous result
+             * (job k - 2) while the GPU works. */
             struct gset *g = &o->g[k & 1];
-            if ((rc = finish(o, g)) < 0 || (rc = drain(o, g)) < 0 || (rc = submit(o, g, &j)) < 0)
+            if ((rc = finish(o, g)) < 0 || (rc = submit(o, g, &j)) < 0 || (rc = drain(o, g)) < 0)
                 break;
             k++;
             /* The other set's job ran meanwhile: start its download. */
