@@ -39,12 +39,12 @@ for l in sys.stdin:
     except Exception: print(l.strip()[:300]); continue
     print({k: j.get(k) for k in ("time_ms","min_ms","max_ms","gtuples_per_s","output_rows","peak_device_bytes","h2d_gbps","d2h_gbps","floor_ms","vs_floor","ooc_floor_ms","vs_ooc_floor","pinned")})'; }
 run --repeat 3
-run --repeat 3 --pageable
-run --repeat 3 --output aggregate
 S=$((2 * 1024 * 1024 * 1024))
-for f in 2 4 16; do run --repeat 3 --gpu-mem $((S / f)); done
-run --repeat 3 --gpu-mem $((S / 4)) --output aggregate
+for f in 4 16 2; do run --repeat 3 --gpu-mem $((S / f)); done
 run --repeat 1 --gpu-mem $((S / 4)) --trace "$L/ooc_trace.json"
+run --repeat 3 --pageable
+run --repeat 3 --gpu-mem $((S / 4)) --output aggregate
+run --repeat 3 --output aggregate
 left 30 && echo "== cpu" && timeout $((END - SECONDS)) $B/cli/sluice bench join --placement cpu --json --build-rows 2^27 \
     --probe-rows 2^27 --repeat 3 2>&1 | tail -n 1 | tee -a "$L/bench.txt" | cut -c1-200
 (cd "$OUT" && tar czf logs.tgz logs && rm -rf logs)
