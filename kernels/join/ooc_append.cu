@@ -114,3 +114,35 @@ extern "C" cudaError_t sl_k_ooc_append(const void *d_keys, const void *d_vals, i
                    : scatter<uint64_t, uint64_t>(d_keys, d_vals, n, d_offsets, parts, block_rows,
                                                  d_block_ptr, d_plan, stream);
 }
+
+namespace {
+
+/* One block per list entry: its rows' keys and values to their place in the output. */
+__global__ void gather_kernel(const void *const *ptr, const int64_t *rows, const int64_t *at,
+                              int64_t block_rows, int kw, int vw, uint32_t *dk, uint32_t *dv)
+{
+    int64_t b = blockIdx.x;
+    const uint32_t *src = (const uint32_t *)ptr[b];
+    int64_t n = rows[b], to = at[b];
+    int kq = kw / 4, vq = vw / 4;
+    for (int64_t i = threadIdx.x; i < n * kq; i += blockDim.x)
+        dk[to * kq + i] = src[i];
+    const uint32_t *sv = src + block_rows * kq;
+    for (int64_t i = threadIdx.x; i < n * vq; i += blockDim.x)
+        dv[to * vq + i] = sv[i];
+}
+
+} // namespace
+
+extern "C" cudaError_t sl_k_ooc_gather(const void *const *d_ptr, const int64_t *d_rows,
+                                       const int64_t *d_at, int64_t n, int64_t block_rows,
+                                       int kw, int vw, void *d_keys, void *d_vals,
+                                       cudaStream_t stream)
+{
+    if (n < 0 || n > 0x7fffffff || (kw != 4 && kw != 8) || (vw != 4 && vw != 8))
+        return cudaErrorInvalidValue;
+    if (n > 0)
+        gather_kernel<<<(unsigned)n, 512, 0, stream>>>(d_ptr, d_rows, d_at, block_rows, kw, vw,
+                                                       (uint32_t *)d_keys, (uint32_t *)d_vals);
+    return cudaGetLastError();
+}

@@ -25,6 +25,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cuda_runtime_api.h>
 
@@ -173,6 +174,7 @@ struct gset {
     void *stage;                        /* pinned result staging (materialize) */
     int64_t stage_bytes, stage_rows;
     int d2h_pending;
+    int64_t *h_list, *d_list, n_list;   /* zero-copy read-back: block pointers, rows, rows before */
 };
 
 struct ooc {
@@ -183,7 +185,7 @@ struct ooc {
     int build;
     int pcol[2];
     int64_t budget, chunk, cap2, bl;
-    int bits1, begin1, parts;
+    int bits1, begin1, parts, max_bits2;
     cudaStream_t cs, h2d, d2h;
     /* blocks */
     int64_t n_blocks, n_cache;
@@ -203,6 +205,7 @@ struct ooc {
     int64_t gpu_count;                  /* aggregate: matches of the GPU jobs */
     int32_t *d_status;
     /* trace */
+    int zero_copy;                      /* read-back by a kernel (SLUICE_OOC_READBACK=kernel) */
     int tracing;
     struct trace_ev *tr;
     int n_tr;
@@ -279,6 +282,11 @@ static int plan(struct ooc *o)
      * partitioning temp, in half of the budget. */
     int64_t per_row = 2 * (2 * o->tw + o->ow) + 2 * o->tw;
     o->cap2 = (b / 2) / per_row;
+    /* Pass-2 partition offsets (4 arrays) and the join's temp follow from its bits. */
+    o->max_bits2 = join_log2_ceil((o->cap2 + 4095) / 4096);
+    o->max_bits2 = o->max_bits2 < 1 ? 1 : o->max_bits2 > 16 ? 16 : o->max_bits2;
+    b -= 6 * (((int64_t)1 << o->max_bits2) + 1) * 8 + MIB;
+    o->budget = b;
     /* Pass 1: two staging buffers, the partitioned chunk and the temp in a quarter. */
     o->chunk = clamp64(pow2_floor((b / 4) / (5 * o->tw)), 4096, (int64_t)1 << 24);
     /* Fanout: jobs of about half of cap2 rows. */
@@ -292,7 +300,7 @@ static int plan(struct ooc *o)
         b2 = 8 * o->kw - o->bits1;
     o->begin1 = b2 < 0 ? 0 : b2;
     /* Blocks: partly filled ones (one per partition and side) waste at most 1/8. */
-    o->bl = clamp64(pow2_floor(n / (8 * f) > 0 ? n / (8 * f) : 1), 256, (int64_t)1 << 16);
+    o->bl = clamp64(pow2_floor(n / (8 * f) > 0 ? n / (8 * f) : 1), 256, (int64_t)1 << 17);
     while (o->bl > 256 && o->bl > o->cap2 / 4)
         o->bl /= 2;
     if (o->cap2 < 4 * 256)
@@ -307,7 +315,7 @@ static int plan(struct ooc *o)
         o->n_blocks += sd->nb;
     }
     /* The cache: what is left of the budget beside the larger pass's working set. */
-    int64_t tables = o->n_blocks * 12 + f * 48 * 2 + 2 * MIB;
+    int64_t tables = o->n_blocks * (12 + 2 * 24) + f * 48 * 2 + 2 * MIB; /* + read-back lists */
     int64_t w1 = 5 * o->chunk * o->tw;
     int64_t w2 = b / 2;
     int64_t cache = b - (w1 > w2 ? w1 : w2) - tables;
@@ -603,13 +611,22 @@ static int gset_reserve_out(struct ooc *o, struct gset *g, int64_t rows)
     return SL_OK;
 }
 
-/* Copies the blocks at list indices [i0, i1) of side sd to (k, v) from row `at`. */
-static int gather(struct ooc *o, const struct bside *sd, int64_t i0, int64_t i1, void *k, void *v,
-                  int64_t at)
+/* Copies the blocks at list indices [i0, i1) of side sd to (k, v) from row `at`; with
+ * zero_copy, lists them for the read-back kernel instead. */
+static int gather(struct ooc *o, struct gset *g, const struct bside *sd, int64_t i0, int64_t i1,
+                  void *k, void *v, int64_t at)
 {
     for (int64_t i = i0; i < i1; i++) {
         int64_t b = sd->p_blocks[i], r = sd->b_rows[b];
         const char *src = o->h_ptr[sd->b0 + b];
+        if (o->zero_copy) {
+            int64_t m = g->n_list++;
+            g->h_list[m] = (int64_t)(uintptr_t)src;
+            g->h_list[o->n_blocks + m] = r;
+            g->h_list[2 * o->n_blocks + m] = at;
+            at += r;
+            continue;
+        }
         CK(o->t, cudaMemcpyAsync((char *)k + at * o->kw, src, (size_t)(r * o->kw),
                                  cudaMemcpyDefault, o->h2d), "reading back keys");
         CK(o->t, cudaMemcpyAsync((char *)v + at * o->vw, src + o->bl * o->kw, (size_t)(r * o->vw),
@@ -661,14 +678,23 @@ static int submit(struct ooc *o, struct gset *g, const struct job *j)
     /* The set's previous job has finished on the compute stream (finish synchronized);
      * its result download may still read the output buffers (run_materialize waits). */
     int tr = tr_begin(o, o->h2d);
-    if ((rc = gather(o, r, r->p_start[j->p0], r->p_start[j->p1], g->k, g->v, 0)) < 0 ||
-        (rc = gather(o, s, j->s0, j->s1, g->k, g->v, j->nr)) < 0)
+    g->n_list = 0;
+    if ((rc = gather(o, g, r, r->p_start[j->p0], r->p_start[j->p1], g->k, g->v, 0)) < 0 ||
+        (rc = gather(o, g, s, j->s0, j->s1, g->k, g->v, j->nr)) < 0)
         return rc;
+    if (o->zero_copy && g->n_list > 0) {
+        int64_t m = g->n_list, nb = o->n_blocks;
+        for (int a = 0; a < 3; a++)
+            CK(t, cudaMemcpyAsync(g->d_list + a * nb, g->h_list + a * nb, (size_t)m * 8,
+                                  cudaMemcpyHostToDevice, o->h2d), "block list");
+        CK(t, sl_k_ooc_gather((const void *const *)g->d_list, g->d_list + nb, g->d_list + 2 * nb,
+                              m, o->bl, o->kw, o->vw, g->k, g->v, o->h2d), "reading back");
+    }
     tr_end(o, tr, o->h2d, "ooc_read_back", 1, 0, (j->nr + j->ns) * o->tw);
     CK(t, cudaEventRecord(g->e_gather, o->h2d), "cudaEventRecord");
     CK(t, cudaStreamWaitEvent(o->cs, g->e_gather, 0), "ordering the read-back");
     g->bits2 = join_log2_ceil((j->nr + 4095) / 4096);
-    g->bits2 = g->bits2 < 1 ? 1 : g->bits2 > 16 ? 16 : g->bits2;
+    g->bits2 = g->bits2 < 1 ? 1 : g->bits2 > o->max_bits2 ? o->max_bits2 : g->bits2;
     if ((rc = temp_for(o, j->nr > j->ns ? j->nr : j->ns, g->bits2)) < 0)
         return rc;
     tr = tr_begin(o, o->cs);
@@ -709,11 +735,12 @@ static void *pcopy_run(void *arg)
 
 static void par_copy(const struct pcopy *c)
 {
-    enum { MAXT = 8 };
+    enum { MAXT = 16 };
     int64_t total = 0;
     for (int i = 0; i < c->n; i++)
         total += c->bytes[i];
-    int parts = total < 8 * MIB ? 1 : MAXT;
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    int parts = total < 8 * MIB ? 1 : cpus < 2 ? 2 : cpus > MAXT ? MAXT : (int)cpus;
     struct pcopy w[MAXT];
     pthread_t th[MAXT];
     int started[MAXT] = {0};
@@ -973,10 +1000,11 @@ static int pass2(struct ooc *o)
     const struct bside *r = &o->side[o->build], *s = &o->side[1 - o->build];
     size_t need = 0;
     int rc;
+    int mb = o->max_bits2;
     CK(t, o->kw == 4 ? sl_k_phj_materialize_k32_v32(NULL, &need, NULL, NULL, NULL, NULL, NULL,
-                                                    NULL, 16, 16, NULL, NULL, NULL, 0, NULL, o->cs)
+                                                    NULL, mb, mb, NULL, NULL, NULL, 0, NULL, o->cs)
                      : sl_k_phj_materialize_k64_v64(NULL, &need, NULL, NULL, NULL, NULL, NULL,
-                                                    NULL, 16, 16, NULL, NULL, NULL, 0, NULL, o->cs),
+                                                    NULL, mb, mb, NULL, NULL, NULL, 0, NULL, o->cs),
        "join temp size");
     if (!(o->jtemp = sl_task_device_alloc(t, need + 4096)))
         return SL_ENOMEM;
@@ -988,10 +1016,16 @@ static int pass2(struct ooc *o)
         struct gset *g = &o->g[i];
         g->h_count = h_counts + i;
         g->d_count = sl_task_device_alloc(t, sizeof *g->d_count);
-        g->roff = sl_task_device_alloc(t, (((size_t)1 << 16) + 1) * sizeof(int64_t));
-        g->soff = sl_task_device_alloc(t, (((size_t)1 << 16) + 1) * sizeof(int64_t));
+        g->roff = sl_task_device_alloc(t, (((size_t)1 << mb) + 1) * sizeof(int64_t));
+        g->soff = sl_task_device_alloc(t, (((size_t)1 << mb) + 1) * sizeof(int64_t));
         if (!g->d_count || !g->roff || !g->soff)
             return SL_ENOMEM;
+        if (o->zero_copy) {
+            g->h_list = sl__task_pinned_alloc(t, 3 * o->n_blocks * 8);
+            g->d_list = sl_task_device_alloc(t, (size_t)(3 * o->n_blocks * 8));
+            if (!g->h_list || !g->d_list)
+                return SL_ENOMEM;
+        }
         CK(t, cudaEventCreateWithFlags(&g->e_gather, cudaEventDisableTiming), "cudaEventCreate");
         CK(t, cudaEventCreateWithFlags(&g->e_done, cudaEventDisableTiming), "cudaEventCreate");
         CK(t, cudaEventCreateWithFlags(&g->e_d2h, cudaEventDisableTiming), "cudaEventCreate");
@@ -1062,9 +1096,11 @@ static int pass2(struct ooc *o)
         cudaEventDestroy(g->e_done);
         cudaEventDestroy(g->e_d2h);
         void *bufs[] = {g->k, g->v, g->pk, g->pv, g->ok, g->ob, g->op, g->roff, g->soff,
-                        g->d_count};
-        for (int b = 0; b < 10; b++)
+                        g->d_count, g->d_list};
+        for (int b = 0; b < 11; b++)
             sl_task_device_free(t, bufs[b]);
+        if (g->h_list)
+            sl__task_pinned_free(t, g->h_list, 3 * o->n_blocks * 8);
     }
     sl__task_pinned_free(t, h_counts, 2 * sizeof *h_counts);
     sl_task_device_free(t, o->jtemp);
@@ -1147,6 +1183,8 @@ int join_ooc_finalize(sl_task_t *t)
         return SL_OK;
     o->cs = sl_task_stream(t);
     o->tracing = sl__task_tracing(t);
+    const char *rb = getenv("SLUICE_OOC_READBACK"); /* an experiment's switch (OUT_OF_CORE.md) */
+    o->zero_copy = rb && !strcmp(rb, "kernel");
     if (o->tracing && !(o->tr = sl_task_alloc(t, MAX_TRACE * sizeof *o->tr)))
         return SL_ENOMEM;
     CK(t, cudaStreamCreateWithFlags(&o->h2d, cudaStreamNonBlocking), "cudaStreamCreate");

@@ -37,6 +37,12 @@ cudaError_t sl_k_ooc_append(const void *d_keys, const void *d_vals, int64_t n, i
                             unsigned long long *d_next, int64_t *d_cur, int64_t *d_fill,
                             int64_t *d_plan, int32_t *d_status, cudaStream_t stream);
 
+/* Reads n blocks back (zero-copy for host blocks): block i's d_rows[i] keys and values go
+ * to rows [d_at[i], d_at[i] + d_rows[i]) of d_keys / d_vals. One thread block per block. */
+cudaError_t sl_k_ooc_gather(const void *const *d_ptr, const int64_t *d_rows, const int64_t *d_at,
+                            int64_t n, int64_t block_rows, int kw, int vw, void *d_keys,
+                            void *d_vals, cudaStream_t stream);
+
 #ifdef __cplusplus
 }
 #endif
