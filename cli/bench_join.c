@@ -20,6 +20,7 @@ struct join_args {
     int64_t build_rows, probe_rows, payloads, key_bytes, repeat, seed;
     double match_ratio, zipf;
     const char *algo, *output, *kind, *resident;
+    int pageable;                       /* host-resident GPU inputs left pageable */
 };
 
 static uint64_t xs(uint64_t *s)
@@ -121,11 +122,18 @@ static int parse_args(int argc, char **argv, struct join_args *a, struct cli_com
                    "  [--key-bytes 4|8] [--match-ratio F] [--zipf Z] [--algo auto|radix|nopart|"
                    "sortmerge]\n  [--output materialize|aggregate] [--kind inner|left|semi|anti]"
                    " [--repeat R]\n  [--placement cpu|gpu|auto] [--resident host|device]"
-                   " [--threads N] [--json]\n"
+                   " [--threads N] [--json]\n  [--pageable] [--gpu-mem BYTES] [--trace FILE]\n"
                    "  --resident device: inputs copied to GPU 0 before timing, the output left"
                    " in GPU memory\n  (the timed span ends when it is complete there;"
-                   " the checksum is read afterwards)\n");
+                   " the checksum is read afterwards)\n"
+                   "  --resident host with --placement gpu: inputs pinned before timing unless"
+                   " --pageable;\n  the transfer floors of BENCH_PROTOCOL.md are measured in the"
+                   " same run (JSON: floor_ms,\n  ooc_floor_ms with --gpu-mem below the input)\n");
             return 1;
+        }
+        if (!strcmp(o, "--pageable")) {
+            a->pageable = 1;
+            continue;
         }
         if (i + 1 < argc) {
             const char *v = argv[i + 1];
@@ -326,6 +334,18 @@ int bench_join(int argc, char **argv)
         bt = dbt;
         pt = dpt;
     }
+    /* Host-resident GPU runs: pinned inputs (pinning is not timed) and the link's
+     * bandwidths for the floors, measured now (BENCH_PROTOCOL.md). */
+    int host_gpu = !on_device && c.placement == SL_PLACE_GPU;
+    struct sl_device_info di;
+    memset(&di, 0, sizeof di);
+    if (host_gpu) {
+        if (!a.pageable && (sl_table_pin(bt) < 0 || sl_table_pin(pt) < 0))
+            fprintf(stderr, "bench join: cannot pin the inputs (%s); they stay pageable\n",
+                    sl_last_errmsg());
+        if (sl_engine_measure_links(eng) == SL_OK && sl_engine_device_count(eng) > 1)
+            sl_engine_device_info(eng, 1, &di);
+    }
     char opts[256];
     snprintf(opts, sizeof opts, "on=k kind=%s algo=%s output=%s", a.kind, a.algo, a.output);
     struct bench_result r;
@@ -373,13 +393,37 @@ int bench_join(int argc, char **argv)
         sl_plan_destroy(p);
     }
     if (rc == SL_OK) {
-        char extra[256];
-        snprintf(extra, sizeof extra,
+        char extra[1024];
+        int at = snprintf(extra, sizeof extra,
                  ",\"build_rows\":%" PRId64 ",\"probe_rows\":%" PRId64 ",\"payloads\":%" PRId64
                  ",\"key_bytes\":%" PRId64 ",\"match_ratio\":%g,\"zipf\":%g,\"algo\":\"%s\","
                  "\"output\":\"%s\",\"kind\":\"%s\",\"resident\":\"%s\",\"threads\":%d",
                  a.build_rows, a.probe_rows, a.payloads, a.key_bytes, a.match_ratio, a.zipf,
                  a.algo, a.output, a.kind, a.resident, sl_engine_num_threads(eng));
+        if (host_gpu && di.h2d_gbps > 0 && di.d2h_gbps > 0) {
+            /* Floors: bytes over the link at the measured pinned bandwidths (one direction
+             * each; copies both ways at once are not measured here). Out of core: the
+             * state past the GPU budget crosses twice more (out and back in). */
+            double w = (double)a.key_bytes, in = (double)(a.build_rows + a.probe_rows) *
+                                                    w * (double)(1 + a.payloads);
+            double out = strcmp(a.output, "aggregate") ? (double)r.output_rows * w *
+                                                             (double)(1 + 2 * a.payloads)
+                                                       : 0;
+            double spill = c.gpu_mem > 0 && in > (double)c.gpu_mem ? in - (double)c.gpu_mem : 0;
+            double f_in = in / (di.h2d_gbps * 1e6), f_out = out / (di.d2h_gbps * 1e6);
+            double o_in = (in + spill) / (di.h2d_gbps * 1e6);
+            double o_out = (spill + out) / (di.d2h_gbps * 1e6);
+            double floor = f_in > f_out ? f_in : f_out, ooc = o_in > o_out ? o_in : o_out;
+            double med = bench_median(r.ms, r.n);
+            at += snprintf(extra + at, sizeof extra - (size_t)at,
+                           ",\"pinned\":%d,\"h2d_gbps\":%.2f,\"d2h_gbps\":%.2f,\"floor_ms\":%.3f"
+                           ",\"vs_floor\":%.3f,\"gpu_mem\":%lld,\"spill_bytes\":%.0f",
+                           !a.pageable, di.h2d_gbps, di.d2h_gbps, floor, med / floor,
+                           (long long)c.gpu_mem, spill);
+            if (spill > 0)
+                snprintf(extra + at, sizeof extra - (size_t)at,
+                         ",\"ooc_floor_ms\":%.3f,\"vs_ooc_floor\":%.3f", ooc, med / ooc);
+        }
         if (on_device || c.placement == SL_PLACE_GPU) {
             struct sl_mem_stats ms;
             sl_engine_mem_stats(eng, &ms);

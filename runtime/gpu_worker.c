@@ -53,6 +53,8 @@ int sl__gpu_create(struct sl__gpu **out, sl_engine_t *eng, int ordinal, int64_t 
     }
     if ((rc = sl__dpool_create(&g->pool, ordinal, mem_limit)) < 0 ||
         (rc = sl__pinned_create(&g->pinned, (int64_t)1 << 30)) < 0 ||
+        (rc = sl__pinned_create(&g->spill, (int64_t)1 << 40)) < 0 || /* bound: host budget */
+        (sl__pinned_set_mapped(g->spill), 0) ||
         (rc = sl__cuda_streams_create(ordinal, 3, g->s)) < 0 ||
         (rc = sl__cuda_event_create(ordinal, true, &g->zero)) < 0)
         goto fail;
@@ -129,6 +131,7 @@ void sl__gpu_destroy(struct sl__gpu *g)
     if (g->h_status_all)
         cudaFreeHost(g->h_status_all);
     sl__pinned_destroy(g->pinned);
+    sl__pinned_destroy(g->spill);
     sl__dpool_destroy(g->pool);
     if (prev >= 0)
         sl__cuda_set_device(prev, NULL);
@@ -662,33 +665,44 @@ int sl__gpu_defer_to_host(sl_task_t *t, sl_batch_t *src, sl_task_t *next,
     }
     s->have_d2h = true;
     for (int i = 0; i < b->n_cols; i++) {
+        /* Only the batch's rows move (a source's morsel is a slice of a large result): a
+         * column with a bitmap from the byte holding its first bit, so that values and
+         * bitmap keep one offset (< 8); others from their first row, at offset 0. */
         const struct sl__col *c = &src->cols[i];
+        int64_t w = (int64_t)sl_type_width(c->type);
+        int64_t lead = c->validity ? c->offset % 8 : 0, first = c->offset - lead;
+        int64_t rows = src->n_rows + lead;
         struct sl__buf *parts[2] = {c->data, c->validity};
         struct sl__buf **dst[2] = {&b->cols[i].data, &b->cols[i].validity};
-        b->cols[i].offset = c->offset;
+        int64_t from[2] = {first * w, first / 8}, len[2] = {rows * w, (rows + 7) / 8};
+        b->cols[i].offset = lead;
         b->cols[i].null_count = c->null_count;
         for (int k = 0; k < 2; k++) {
             if (!parts[k])
                 continue;
+            if (from[k] + len[k] > parts[k]->bytes) /* never past the buffer */
+                len[k] = parts[k]->bytes - from[k];
             void *h = NULL;
-            int rc = sl__pinned_alloc(g->pinned, parts[k]->bytes, &h);
+            int rc = sl__pinned_alloc(g->pinned, len[k] > 0 ? len[k] : 1, &h);
             if (rc < 0) {
                 sl_batch_unref(b);
                 return sl__query_fail(t->q, "", rc, "%s", sl_last_errmsg());
             }
-            *dst[k] = sl__buf_wrap(h, parts[k]->bytes, SL__MEM_PINNED, pinned_buf_release, g);
+            *dst[k] = sl__buf_wrap(h, len[k] > 0 ? len[k] : 1, SL__MEM_PINNED, pinned_buf_release, g);
             if (!*dst[k]) {
-                sl__pinned_free(g->pinned, h, parts[k]->bytes);
+                sl__pinned_free(g->pinned, h, len[k] > 0 ? len[k] : 1);
                 sl_batch_unref(b);
                 return sl__query_fail(t->q, "", SL_ENOMEM, "out of memory");
             }
-            e = cudaMemcpyAsync(h, parts[k]->ptr, (size_t)parts[k]->bytes, cudaMemcpyDeviceToHost,
-                                g->s[S_D2H]);
-            if (e != cudaSuccess) {
-                sl_batch_unref(b);
-                return cuda_fail(t->q, e, "cudaMemcpyAsync(d2h)");
+            if (len[k] > 0) {
+                e = cudaMemcpyAsync(h, (const char *)parts[k]->ptr + from[k], (size_t)len[k],
+                                    cudaMemcpyDeviceToHost, g->s[S_D2H]);
+                if (e != cudaSuccess) {
+                    sl_batch_unref(b);
+                    return cuda_fail(t->q, e, "cudaMemcpyAsync(d2h)");
+                }
             }
-            s->bytes_d2h += parts[k]->bytes;
+            s->bytes_d2h += len[k];
         }
     }
     struct deferred *d = &s->defer[s->n_defer++];

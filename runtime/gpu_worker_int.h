@@ -57,6 +57,7 @@ struct sl__gpu {
     sl_engine_t *eng;
     struct sl__dpool *pool;
     struct sl__pinned *pinned;
+    struct sl__pinned *spill;        /* out-of-core spill blocks (gpu_ext.c), kept pinned */
     cudaStream_t s[3];               /* h2d, compute, d2h */
     cudaEvent_t zero;                /* timing origin for the trace */
     int64_t zero_ns;

@@ -303,6 +303,9 @@ static void join_fini_global(const sl_op_t *op, void *gs)
     side_free(&st->side[1]);
     sl__free(st->side_v, 0);
     sl_batch_unref(st->gpu_out);
+#ifdef SL_HAVE_CUDA
+    join_ooc_free(st);
+#endif
 }
 
 /* ---------------- keys ---------------- */
@@ -668,7 +671,7 @@ static int gpu_source_can_run(const sl_task_t *t)
 static const struct sl_impl join_sink_impl[] = {
     {.device = SL_DEVICE_CPU, .run = join_sink},
 #ifdef SL_HAVE_CUDA
-    {.device = SL_DEVICE_CUDA, .run = join_sink},
+    {.device = SL_DEVICE_CUDA, .run = join_sink, .can_run = join_gpu_sink_can_run},
 #endif
 };
 static const struct sl_impl join_combine_impl[] = {{.device = SL_DEVICE_CPU, .run = join_combine}};

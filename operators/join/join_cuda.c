@@ -65,13 +65,25 @@ static int composite_ok(const struct join_data *d)
            (d->n_keys == 2 && d->ktype[0] == SL_TYPE_INT32 && d->ktype[1] == SL_TYPE_INT32);
 }
 
+/* Device bytes the in-GPU join needs, bounded from above: each side copied, packed and
+ * partitioned (with CUB's temp storage) at <= 24 bytes per row each time, and the output
+ * at the probe side's size. */
+static int64_t gpu_need(const struct join_data *d, const int64_t n[2])
+{
+    int64_t out_w = 0;
+    for (int oc = 0; oc < d->n_out; oc++)
+        out_w += (int64_t)sl_type_width(d->out[oc].type);
+    int64_t big = n[0] > n[1] ? n[0] : n[1];
+    return 3 * 24 * (n[0] + n[1]) + (out_w + 8) * big + (64 << 20);
+}
+
 int join_gpu_can_run(const sl_task_t *t)
 {
     const struct join_data *d = sl_op_data(sl_task_op(t));
     const struct join_state *st = sl_task_gstate((sl_task_t *)t);
     if (!composite_ok(d))
         return 0;
-    int64_t n[2] = {0, 0}, out_w = 0;
+    int64_t n[2] = {0, 0};
     for (int s = 0; s < 2; s++) {
         for (int64_t i = 0; i < st->side[s].n_batches; i++)
             n[s] += st->side[s].batches[i]->n_rows;
@@ -81,19 +93,24 @@ int join_gpu_can_run(const sl_task_t *t)
             if (col_nulls(&st->side[s], d->key[s][k]))
                 return 0;
     }
-    for (int oc = 0; oc < d->n_out; oc++) {
+    for (int oc = 0; oc < d->n_out; oc++)
         if (col_nulls(&st->side[d->out[oc].side], d->out[oc].col))
             return 0;
-        out_w += (int64_t)sl_type_width(d->out[oc].type);
-    }
     if ((d->kind == JOIN_ANTI || d->kind == JOIN_LEFT) && n[1] == 0 && n[0] > 0)
         return 0;
-    /* Memory, bounded from above: each side copied, packed and partitioned (with CUB's
-     * temp storage) at <= 24 bytes per row each time, and the output at the probe
-     * side's size; more than the budget goes to the CPU (out of core is issue 8's). */
-    int64_t big = n[0] > n[1] ? n[0] : n[1];
-    int64_t need = 3 * 24 * (n[0] + n[1]) + (out_w + 8) * big + (64 << 20);
-    return need <= sl_task_device_budget(t);
+    /* More than the budget runs out of core (join_cuda_ooc.c) where that path can. */
+    return gpu_need(d, n) <= sl_task_device_budget(t) || join_ooc_can_run(t);
+}
+
+/* 1 when the in-GPU join fits the budget (else join_cuda_ooc.c runs it out of core). */
+static int fits_in_gpu(sl_task_t *t)
+{
+    const struct join_state *st = sl_task_gstate(t);
+    int64_t n[2] = {0, 0};
+    for (int s = 0; s < 2; s++)
+        for (int64_t i = 0; i < st->side[s].n_batches; i++)
+            n[s] += st->side[s].batches[i]->n_rows;
+    return gpu_need(sl_op_data(sl_task_op(t)), n) <= sl_task_device_budget(t);
 }
 
 /* ---------------- the plan ---------------- */
@@ -635,6 +652,8 @@ static int finalize(sl_task_t *t, struct join_state *st, struct gj *g, struct gj
 
 int join_finalize_cuda(sl_task_t *t)
 {
+    if (!fits_in_gpu(t) && join_ooc_can_run(t))
+        return join_ooc_finalize(t);
     struct join_state *st = sl_task_gstate(t);
     st->d = sl_op_data(sl_task_op(t));
     st->gpu = 1;
@@ -661,6 +680,8 @@ int join_finalize_cuda(sl_task_t *t)
 int64_t join_gpu_source_tasks(sl_task_t *t)
 {
     struct join_state *st = sl_task_gstate(t);
+    if (st->ooc)
+        return join_ooc_source_tasks(t);
     int64_t rows = st->gpu_out ? sl_batch_num_rows(st->gpu_out) : 0;
     int64_t m = sl_task_morsel_rows(t);
     return rows == 0 ? 0 : (rows + m - 1) / m;
@@ -672,6 +693,8 @@ int join_gpu_source(sl_task_t *t)
     struct join_state *st = sl_task_gstate(t);
     if (st->d->aggregate)
         return join_emit_aggregate(t, st);
+    if (st->ooc)
+        return join_ooc_source(t);
     int64_t m = sl_task_morsel_rows(t), lo = sl_task_index(t) * m;
     int64_t n = sl_batch_num_rows(st->gpu_out) - lo;
     sl_batch_t *b = sl_task_batch_slice(t, st->gpu_out, lo, n < m ? n : m);

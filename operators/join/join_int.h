@@ -111,6 +111,12 @@ struct join_state {
     /* GPU (join_cuda.c) */
     int gpu;                            /* 1: finalized on a GPU */
     sl_batch_t *gpu_out;                /* materialize: the result, in GPU memory */
+    /* out-of-core GPU join (join_cuda_ooc.c) */
+    _Atomic int64_t gpu_sink_bytes;     /* host input bytes the GPU sink uploaded */
+    _Atomic int gpu_sink_host;          /* 1: the GPU sink keeps later host batches there */
+    int ooc;                            /* 1: finalized out of core */
+    sl_batch_t **ooc_out;               /* materialize: the result, host batches */
+    int64_t n_ooc_out, cap_ooc_out, ooc_rows;
 };
 
 /* join_load: rows [lo, lo + n) of batch bi of a side as keys, vals and null flags
@@ -224,5 +230,13 @@ int join_gpu_can_run(const sl_task_t *t);
 int join_finalize_cuda(sl_task_t *t);
 int64_t join_gpu_source_tasks(sl_task_t *t);
 int join_gpu_source(sl_task_t *t);
+/* Out-of-core GPU join (join_cuda_ooc.c): the GPU sink's can_run, and finalize, source
+ * and cleanup when the in-GPU join does not fit the GPU budget. */
+int join_gpu_sink_can_run(const sl_task_t *t);
+int join_ooc_can_run(const sl_task_t *t);
+int join_ooc_finalize(sl_task_t *t);
+int64_t join_ooc_source_tasks(sl_task_t *t);
+int join_ooc_source(sl_task_t *t);
+void join_ooc_free(struct join_state *st);
 
 #endif /* SLUICE_OPERATORS_JOIN_INT_H */

@@ -198,6 +198,9 @@ int sl__pinned_alloc(struct sl__pinned *p, int64_t bytes, void **h_out);
 int sl__pinned_free(struct sl__pinned *p, void *h_ptr, int64_t bytes);
 /* Gives every cached block back to the driver. */
 int sl__pinned_trim(struct sl__pinned *p);
+/* Blocks allocated from now on are also mapped for kernels (cudaHostAllocMapped; with
+ * UVA their device address is the host address). */
+void sl__pinned_set_mapped(struct sl__pinned *p);
 void sl__pinned_stats(struct sl__pinned *p, struct sl__pinned_stats *st);
 
 #endif /* SL_HAVE_CUDA */

@@ -15,6 +15,7 @@ struct sl__pinned {
     int64_t cap_bytes;
     int64_t in_use_bytes, peak_bytes, reserved_bytes, live_allocs; /* under lock */
     void *free_list[N_CLASSES];                                    /* under lock */
+    unsigned flags;                                                /* cudaHostAlloc flags */
 };
 
 /* The size class of a request: the smallest c with 2^(MIN_SHIFT + c) >= bytes. */
@@ -107,7 +108,7 @@ int sl__pinned_alloc(struct sl__pinned *p, int64_t bytes, void **h_out)
                                     (long long)p->in_use_bytes, (long long)p->cap_bytes);
             goto out;
         }
-        SL__CUDA_CALL(rc, NULL, cudaHostAlloc(&h, (size_t)cb, cudaHostAllocPortable));
+        SL__CUDA_CALL(rc, NULL, cudaHostAlloc(&h, (size_t)cb, cudaHostAllocPortable | p->flags));
         if (rc < 0) {
             h = NULL;
             goto out;
@@ -136,6 +137,11 @@ int sl__pinned_free(struct sl__pinned *p, void *h_ptr, int64_t bytes)
     p->live_allocs--;
     pthread_mutex_unlock(&p->lock);
     return SL_OK;
+}
+
+void sl__pinned_set_mapped(struct sl__pinned *p)
+{
+    p->flags = cudaHostAllocMapped;
 }
 
 int sl__pinned_trim(struct sl__pinned *p)

@@ -1,0 +1,1246 @@
+/* Out-of-core join on a GPU (issue 8; Triton join after Lutz et al., SIGMOD 2022):
+ * the GPU join of join_cuda.c when its state does not fit the GPU memory budget.
+ * docs/OUT_OF_CORE.md has the design; in short:
+ *
+ * Pass 1 (per side, build then probe): the side's batches (host memory, or device
+ * batches the sink kept) are streamed in chunks of C rows through two staging buffers
+ * (copies on our h2d stream overlap the kernels of the previous chunk on the task's
+ * stream), radix-partitioned on key bits [begin1, begin1 + bits1) and appended to
+ * per-partition lists of fixed-size blocks. A block is either device memory (the cache:
+ * half of the budget, its blocks interleaved with host blocks so that every partition is
+ * cached in the same proportion) or pinned host memory that the append kernel writes
+ * over the link in whole 128-byte lines (the spill).
+ * Pass 2 (per job = run of consecutive partitions whose pair fits a quarter of the
+ * budget): the job's blocks are copied into a gather buffer (h2d stream), partitioned
+ * again on bits [0, b2) and joined with the in-GPU kernels (kernels/join); two buffer
+ * sets let job i+1's copies run while job i is joined, and job i's result goes to host
+ * memory on our d2h stream while job i+1 runs. A partition pair larger than a job is
+ * split: its probe side in slices when the build side fits, else that pair is joined by
+ * the CPU. Device memory never exceeds the budget (all of it from sl_task_device_alloc);
+ * pinned blocks count against the host budget.
+ *
+ * Shapes: inner join, one int32/int64 key without nulls, one payload column per side of
+ * the same width without nulls (the narrow layout of join_cuda.c), output materialized
+ * (host batches) or aggregated. Others are left to the CPU (can_run says no). */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cuda_runtime_api.h>
+
+#include "gpu_ext.h"
+#include "join_int.h"
+#include "sluice_k/columns.h"
+#include "sluice_k/join.h"
+#include "sluice_k/join_ooc.h"
+#include "sluice_k/partition.h"
+
+#define MIB ((int64_t)1 << 20)
+#define HOST_PIECE (64 * MIB)          /* pinned spill memory comes in pieces of this */
+#define MAX_TRACE 4096
+
+static int cuda_failed(sl_task_t *t, cudaError_t e, const char *what)
+{
+    return sl_task_fail(t, SL_EDEVICE, "out-of-core join on the GPU: %s: %s", what,
+                        cudaGetErrorName(e));
+}
+
+#define CK(t, expr, what)                                                                   \
+    do {                                                                                    \
+        cudaError_t e_ = (expr);                                                            \
+        if (e_ != cudaSuccess)                                                              \
+            return cuda_failed((t), e_, (what));                                            \
+    } while (0)
+
+static int64_t pow2_floor(int64_t x)
+{
+    int64_t p = 1;
+    while (p * 2 <= x)
+        p *= 2;
+    return p;
+}
+
+static int64_t clamp64(int64_t x, int64_t lo, int64_t hi)
+{
+    return x < lo ? lo : x > hi ? hi : x;
+}
+
+/* ---------------- which joins ---------------- */
+
+/* The narrow layout: one payload column per side, same width. Sets pcol and *vw. */
+static int ooc_layout(const struct join_data *d, int pcol[2], int *vw)
+{
+    int n[2] = {0, 0};
+    size_t w[2] = {0, 0};
+    for (int i = 0; i < d->n_out; i++) {
+        const struct join_ocol *o = &d->out[i];
+        if (o->col == d->key[o->side][0])
+            continue;
+        if (n[o->side]++ == 0) {
+            pcol[o->side] = o->col;
+            w[o->side] = sl_type_width(o->type);
+        } else if (pcol[o->side] != o->col) {
+            return 0;
+        }
+    }
+    *vw = (int)w[0];
+    return n[0] == 1 && n[1] == 1 && w[0] == w[1] && (w[0] == 4 || w[0] == 8);
+}
+
+static int col_has_nulls(const struct join_side *sd, int col)
+{
+    for (int64_t i = 0; i < sd->n_batches; i++)
+        if (sd->batches[i]->cols[col].validity && sd->batches[i]->cols[col].null_count != 0)
+            return 1;
+    return 0;
+}
+
+int join_ooc_can_run(const sl_task_t *t)
+{
+    const struct join_data *d = sl_op_data(sl_task_op(t));
+    const struct join_state *st = sl_task_gstate((sl_task_t *)t);
+    int pcol[2], vw;
+    if (d->kind != JOIN_INNER || d->n_keys != 1 || !ooc_layout(d, pcol, &vw))
+        return 0;
+    for (int s = 0; s < 2; s++)
+        if (col_has_nulls(&st->side[s], pcol[s]) || col_has_nulls(&st->side[s], d->key[s][0]))
+            return 0;
+    return sl_task_device_budget(t) >= 16 * MIB;
+}
+
+/* The GPU sink keeps a host batch on the host (instead of uploading it) once what it
+ * uploaded, times the in-GPU join's appetite (about 8x its input), would pass the
+ * budget: finalize then streams the rest (out of core when it must). */
+int join_gpu_sink_can_run(const sl_task_t *t)
+{
+    const sl_batch_t *b = sl_task_input(t);
+    if (sl_batch_device(b) >= 0)
+        return 1;
+    struct join_state *st = sl_task_gstate((sl_task_t *)t);
+    if (atomic_load(&st->gpu_sink_host))
+        return 0;
+    int64_t bytes = 0;
+    for (int c = 0; c < sl_batch_num_columns(b); c++)
+        bytes += sl_batch_num_rows(b) * (int64_t)sl_type_width(b->cols[c].type);
+    int64_t up = atomic_fetch_add(&st->gpu_sink_bytes, bytes) + bytes;
+    if (8 * up + 64 * MIB > sl_task_device_budget(t) + up) {
+        atomic_store(&st->gpu_sink_host, 1);
+        atomic_fetch_sub(&st->gpu_sink_bytes, bytes);
+        return 0;
+    }
+    return 1;
+}
+
+/* ---------------- state ---------------- */
+
+struct trace_ev {
+    cudaEvent_t a, b;
+    const char *name;
+    int kind, lane;
+    int64_t bytes;
+};
+
+/* One side after pass 1: its blocks, listed by partition (CSR). */
+struct bside {
+    int64_t n, b0, nb;                  /* rows; first block id and blocks reserved */
+    int64_t used;                       /* blocks taken */
+    int64_t *p_start;                   /* parts + 1 */
+    int64_t *p_blocks;                  /* block ids, by partition */
+    int64_t *p_rows;                    /* rows per partition */
+    int64_t *b_rows;                    /* rows of each block (indexed by id - b0) */
+};
+
+/* A job: partitions [p0, p1) of the build side, and of the probe side the blocks at
+ * list indices [s0, s1). */
+struct job {
+    int p0, p1;
+    int64_t s0, s1, nr, ns;
+};
+
+/* A pass-2 buffer set. */
+struct gset {
+    struct job job;
+    void *k, *v, *pk, *pv;              /* gathered R then S; partitioned */
+    int64_t cap_in;
+    int64_t *roff, *soff;
+    void *ok, *ob, *op;                 /* join output: key, build val, probe val */
+    int64_t cap_out;
+    unsigned long long *d_count, *h_count;
+    cudaEvent_t e_gather, e_done, e_d2h;
+    int busy;                           /* a job was submitted and not finished */
+    int64_t nr, ns, count;
+    int bits2;
+    void *stage;                        /* pinned result staging (materialize) */
+    int64_t stage_bytes, stage_rows;
+    int d2h_pending;
+    int64_t *h_list, *d_list, n_list;   /* zero-copy read-back: block pointers, rows, rows before */
+};
+
+struct ooc {
+    sl_task_t *t;
+    struct join_state *st;
+    const struct join_data *d;
+    int kw, vw, tw, ow;
+    int build;
+    int pcol[2];
+    int64_t budget, chunk, cap2, bl;
+    int bits1, begin1, parts, max_bits2;
+    cudaStream_t cs, h2d, d2h;
+    /* blocks */
+    int64_t n_blocks, n_cache;
+    void **h_ptr, **d_ptr;              /* block pointers (host copy, device table) */
+    int32_t *d_part;                    /* block -> partition (device) */
+    char *cache;                        /* device blocks */
+    void **pieces;                      /* pinned pieces */
+    int64_t n_pieces, piece_bytes;
+    struct bside side[2];               /* by input side */
+    /* pass 2 */
+    void *ptemp, *jtemp;
+    size_t ptemp_cap, jtemp_cap;
+    struct gset g[2];
+    int64_t jobs;
+    unsigned long long *d_acc;          /* aggregate: 2 words per output column */
+    struct join_acc host_acc;           /* pairs the CPU joined */
+    int64_t gpu_count;                  /* aggregate: matches of the GPU jobs */
+    int32_t *d_status;
+    /* trace */
+    int zero_copy;                      /* read-back by a kernel (SLUICE_OOC_READBACK=kernel) */
+    int tracing;
+    struct trace_ev *tr;
+    int n_tr;
+};
+
+static int out_add(struct ooc *o, sl_batch_t *b)
+{
+    struct join_state *st = o->st;
+    if (st->n_ooc_out == st->cap_ooc_out) {
+        int64_t cap = st->cap_ooc_out ? 2 * st->cap_ooc_out : 64;
+        sl_batch_t **nb = realloc(st->ooc_out, (size_t)cap * sizeof *nb);
+        if (!nb) {
+            sl_batch_unref(b);
+            return sl_task_fail(o->t, SL_ENOMEM, "out of memory");
+        }
+        st->ooc_out = nb;
+        st->cap_ooc_out = cap;
+    }
+    st->ooc_out[st->n_ooc_out++] = b;
+    st->ooc_rows += sl_batch_num_rows(b);
+    return SL_OK;
+}
+
+/* Trace spans: an event pair around work on a stream (only while tracing). */
+static int tr_begin(struct ooc *o, cudaStream_t s)
+{
+    if (!o->tracing || o->n_tr >= MAX_TRACE)
+        return -1;
+    struct trace_ev *e = &o->tr[o->n_tr];
+    if (cudaEventCreate(&e->a) != cudaSuccess || cudaEventCreate(&e->b) != cudaSuccess ||
+        cudaEventRecord(e->a, s) != cudaSuccess) {
+        cudaGetLastError();
+        return -1;
+    }
+    return o->n_tr++;
+}
+
+static void tr_end(struct ooc *o, int i, cudaStream_t s, const char *name, int kind, int lane,
+                   int64_t bytes)
+{
+    if (i < 0)
+        return;
+    struct trace_ev *e = &o->tr[i];
+    e->name = name;
+    e->kind = kind;
+    e->lane = lane;
+    e->bytes = bytes;
+    if (cudaEventRecord(e->b, s) != cudaSuccess)
+        cudaGetLastError();
+}
+
+/* Memory from sl_task_device_alloc is ordered on the task's stream: another stream that
+ * uses it waits for that stream first. */
+static int after_cs(struct ooc *o, cudaStream_t s)
+{
+    cudaEvent_t e;
+    CK(o->t, cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "cudaEventCreate");
+    cudaError_t r = cudaEventRecord(e, o->cs);
+    if (r == cudaSuccess)
+        r = cudaStreamWaitEvent(s, e, 0);
+    cudaEventDestroy(e);
+    CK(o->t, r, "ordering streams");
+    return SL_OK;
+}
+
+/* ---------------- planning ---------------- */
+
+static int plan(struct ooc *o)
+{
+    const int64_t nr = o->side[o->build].n, n = nr + o->side[1 - o->build].n;
+    int64_t b = sl_task_device_budget(o->t) - 8 * MIB; /* counters, temps of the kernels */
+    o->budget = b;
+    /* Pass 2: two buffer sets (gathered, partitioned, output at the PK-FK bound) and the
+     * partitioning temp, in half of the budget. */
+    int64_t per_row = 2 * (2 * o->tw + o->ow) + 2 * o->tw;
+    o->cap2 = (b / 2) / per_row;
+    /* Pass-2 partition offsets (4 arrays) and the join's temp follow from its bits. */
+    o->max_bits2 = join_log2_ceil((o->cap2 + 4095) / 4096);
+    o->max_bits2 = o->max_bits2 < 1 ? 1 : o->max_bits2 > 16 ? 16 : o->max_bits2;
+    b -= 6 * (((int64_t)1 << o->max_bits2) + 1) * 8 + MIB;
+    o->budget = b;
+    /* Pass 1: two staging buffers, the partitioned chunk and the temp in a quarter. */
+    o->chunk = clamp64(pow2_floor((b / 4) / (5 * o->tw)), 4096, (int64_t)1 << 24);
+    /* Fanout: jobs of about half of cap2 rows. */
+    int64_t f = 2;
+    while (f < ((int64_t)1 << 16) && f * (o->cap2 / 2) < n)
+        f *= 2;
+    o->parts = (int)f;
+    o->bits1 = join_log2_ceil(f);
+    int b2 = join_log2_ceil((nr / f + 4095) / 4096);
+    if (b2 + o->bits1 > 8 * o->kw)
+        b2 = 8 * o->kw - o->bits1;
+    o->begin1 = b2 < 0 ? 0 : b2;
+    /* Blocks: partly filled ones (one per partition and side) waste at most 1/8. */
+    o->bl = clamp64(pow2_floor(n / (8 * f) > 0 ? n / (8 * f) : 1), 256, (int64_t)1 << 17);
+    while (o->bl > 256 && o->bl > o->cap2 / 4)
+        o->bl /= 2;
+    if (o->cap2 < 4 * 256)
+        return sl_task_fail(o->t, SL_EBUDGET, "out-of-core join: a GPU budget of %lld bytes is "
+                            "too small", (long long)b);
+    int64_t blk_bytes = o->bl * o->tw;
+    o->n_blocks = 0;
+    for (int s = 0; s < 2; s++) {
+        struct bside *sd = &o->side[s];
+        sd->b0 = o->n_blocks;
+        sd->nb = (sd->n + o->bl - 1) / o->bl + f;
+        o->n_blocks += sd->nb;
+    }
+    /* The cache: what is left of the budget beside the larger pass's working set. */
+    int64_t tables = o->n_blocks * (12 + 2 * 24) + f * 48 * 2 + 2 * MIB; /* + read-back lists */
+    int64_t w1 = 5 * o->chunk * o->tw;
+    int64_t w2 = b / 2;
+    int64_t cache = b - (w1 > w2 ? w1 : w2) - tables;
+    o->n_cache = cache > 0 ? cache / blk_bytes : 0;
+    int64_t expect = (n + o->bl - 1) / o->bl + f;  /* blocks likely taken */
+    if (o->n_cache > expect)
+        o->n_cache = expect;
+    return SL_OK;
+}
+
+/* Block memory and its pointer table: block b is cached when the running share of
+ * cached blocks falls behind n_cache / expected. */
+static int make_blocks(struct ooc *o)
+{
+    sl_task_t *t = o->t;
+    int64_t blk_bytes = o->bl * o->tw;
+    o->h_ptr = sl_task_alloc(t, (size_t)o->n_blocks * sizeof(void *));
+    o->d_ptr = sl_task_device_alloc(t, (size_t)o->n_blocks * sizeof(void *));
+    o->d_part = sl_task_device_alloc(t, (size_t)o->n_blocks * sizeof(int32_t));
+    if (!o->h_ptr || !o->d_ptr || !o->d_part)
+        return SL_ENOMEM;
+    if (o->n_cache > 0 && !(o->cache = sl_task_device_alloc(t, (size_t)(o->n_cache * blk_bytes))))
+        return SL_ENOMEM;
+    int64_t n_host = o->n_blocks - o->n_cache;
+    o->piece_bytes = HOST_PIECE < n_host * blk_bytes ? HOST_PIECE : n_host * blk_bytes;
+    if (o->piece_bytes < blk_bytes)
+        o->piece_bytes = blk_bytes;
+    int64_t per_piece = o->piece_bytes / blk_bytes;
+    o->n_pieces = n_host > 0 ? (n_host + per_piece - 1) / per_piece : 0;
+    o->pieces = sl_task_alloc(t, (size_t)(o->n_pieces + 1) * sizeof(void *));
+    if (!o->pieces)
+        return SL_ENOMEM;
+    memset(o->pieces, 0, (size_t)(o->n_pieces + 1) * sizeof(void *));
+    for (int64_t i = 0; i < o->n_pieces; i++) {
+        if (!(o->pieces[i] = sl__task_pinned_alloc(t, o->piece_bytes)))
+            return SL_ENOMEM;
+        void *dp = NULL;
+        CK(t, cudaHostGetDevicePointer(&dp, o->pieces[i], 0), "mapping pinned spill memory");
+        if (dp != o->pieces[i])
+            return sl_task_fail(t, SL_EUNSUPPORTED, "out-of-core join: pinned memory is not "
+                                "addressed through UVA");
+    }
+    int64_t expect = 0, cached = 0, host = 0;
+    for (int s = 0; s < 2; s++)
+        expect += (o->side[s].n + o->bl - 1) / o->bl + o->parts / 2;
+    for (int64_t b = 0; b < o->n_blocks; b++) {
+        int dev = cached < o->n_cache &&
+                  (host >= n_host || (__int128)(b + 1) * o->n_cache >= (__int128)(cached + 1) * expect);
+        if (dev) {
+            o->h_ptr[b] = o->cache + cached++ * blk_bytes;
+        } else {
+            o->h_ptr[b] = (char *)o->pieces[host / per_piece] + (host % per_piece) * blk_bytes;
+            host++;
+        }
+    }
+    CK(t, cudaMemcpyAsync(o->d_ptr, o->h_ptr, (size_t)o->n_blocks * sizeof(void *),
+                          cudaMemcpyHostToDevice, o->cs), "block table");
+    return SL_OK;
+}
+
+static void free_blocks(struct ooc *o)
+{
+    for (int64_t i = 0; o->pieces && i < o->n_pieces; i++)
+        sl__task_pinned_free(o->t, o->pieces[i], o->piece_bytes);
+}
+
+/* ---------------- pass 1 ---------------- */
+
+static cudaError_t part_pairs(const struct ooc *o, void *temp, size_t *tb, const void *ki,
+                              void *ko, const void *vi, void *vo, int64_t n, int begin, int bits,
+                              cudaStream_t s)
+{
+#define SL_P(SUF) sl_k_partition_pairs_##SUF(temp, tb, ki, ko, vi, vo, n, begin, bits, 8, \
+                                             SL_K_PART_CUB, s)
+    if (o->kw == 4)
+        return o->vw == 4 ? SL_P(k32_v32) : SL_P(k32_v64);
+    return o->vw == 4 ? SL_P(k64_v32) : SL_P(k64_v64);
+#undef SL_P
+}
+
+static cudaError_t part_offsets(const struct ooc *o, const void *k, int64_t n, int begin,
+                                int bits, int64_t *off, cudaStream_t s)
+{
+    return o->kw == 8 ? sl_k_partition_offsets_k64(k, n, begin, bits, off, s)
+                      : sl_k_partition_offsets_k32(k, n, begin, bits, off, s);
+}
+
+static int temp_for(struct ooc *o, int64_t rows, int bits)
+{
+    size_t need = 0;
+    CK(o->t, part_pairs(o, NULL, &need, NULL, NULL, NULL, NULL, rows, 0, bits, o->cs),
+       "partition temp size");
+    if (need > o->ptemp_cap) {
+        sl_task_device_free(o->t, o->ptemp);
+        if (!(o->ptemp = sl_task_device_alloc(o->t, need)))
+            return SL_ENOMEM;
+        o->ptemp_cap = need;
+    }
+    return SL_OK;
+}
+
+/* Streams one input side through pass 1. */
+static int pass1_side(struct ooc *o, int s, void *stg_k[2], void *stg_v[2], void *pk, void *pv,
+                      int64_t *d_off, cudaEvent_t e_h2d[2], cudaEvent_t e_used[2])
+{
+    sl_task_t *t = o->t;
+    const struct join_side *js = &o->st->side[s];
+    struct bside *sd = &o->side[s];
+    const int key = o->d->key[s][0], val = o->pcol[s];
+    int64_t *d_cur = sl_task_device_alloc(t, (size_t)o->parts * 2 * sizeof(int64_t));
+    int64_t *d_plan = sl_task_device_alloc(t, (size_t)o->parts * 4 * sizeof(int64_t));
+    unsigned long long *d_next = sl_task_device_alloc(t, sizeof *d_next);
+    if (!d_cur || !d_plan || !d_next)
+        return SL_ENOMEM;
+    int64_t *d_fill = d_cur + o->parts;
+    CK(t, cudaMemsetAsync(d_cur, 0, (size_t)o->parts * 2 * sizeof(int64_t), o->cs), "zeroing");
+    CK(t, cudaMemsetAsync(d_next, 0, sizeof *d_next, o->cs), "zeroing");
+    int64_t bi = 0, row = 0;
+    for (int64_t c = 0, done = 0; done < sd->n; c++) {
+        int slot = (int)(c & 1);
+        if (c >= 2)
+            CK(t, cudaStreamWaitEvent(o->h2d, e_used[slot], 0), "ordering staging");
+        int64_t n = 0;
+        int tr = tr_begin(o, o->h2d);
+        while (n < o->chunk && bi < js->n_batches) {
+            const sl_batch_t *b = js->batches[bi];
+            int64_t take = sl_batch_num_rows(b) - row;
+            if (take > o->chunk - n)
+                take = o->chunk - n;
+            const struct sl__col *kc = &b->cols[key], *vc = &b->cols[val];
+            CK(t, cudaMemcpyAsync((char *)stg_k[slot] + n * o->kw,
+                                  (const char *)kc->data->ptr + (kc->offset + row) * o->kw,
+                                  (size_t)(take * o->kw), cudaMemcpyDefault, o->h2d),
+               "uploading keys");
+            CK(t, cudaMemcpyAsync((char *)stg_v[slot] + n * o->vw,
+                                  (const char *)vc->data->ptr + (vc->offset + row) * o->vw,
+                                  (size_t)(take * o->vw), cudaMemcpyDefault, o->h2d),
+               "uploading values");
+            n += take;
+            row += take;
+            if (row == sl_batch_num_rows(b)) {
+                bi++;
+                row = 0;
+            }
+        }
+        tr_end(o, tr, o->h2d, "ooc_upload", 1, 0, n * o->tw);
+        CK(t, cudaEventRecord(e_h2d[slot], o->h2d), "cudaEventRecord");
+        CK(t, cudaStreamWaitEvent(o->cs, e_h2d[slot], 0), "ordering the upload");
+        tr = tr_begin(o, o->cs);
+        size_t tb = o->ptemp_cap;
+        CK(t, part_pairs(o, o->ptemp, &tb, stg_k[slot], pk, stg_v[slot], pv, n, o->begin1,
+                         o->bits1, o->cs), "partitioning (pass 1)");
+        CK(t, cudaEventRecord(e_used[slot], o->cs), "cudaEventRecord");
+        CK(t, part_offsets(o, pk, n, o->begin1, o->bits1, d_off, o->cs), "partition offsets");
+        tr_end(o, tr, o->cs, "ooc_partition", 3, 1, 0);
+        tr = tr_begin(o, o->cs);
+        CK(t, sl_k_ooc_append(pk, pv, n, o->kw, o->vw, d_off, o->bits1, o->bl, o->d_ptr + sd->b0,
+                              o->d_part + sd->b0, sd->nb, d_next, d_cur, d_fill, d_plan,
+                              o->d_status, o->cs), "appending to blocks");
+        tr_end(o, tr, o->cs, "ooc_append_spill", 3, 1, n * o->tw);
+        done += n;
+        if (n == 0)
+            return sl_task_fail(t, SL_EINTERNAL, "out-of-core join: input rows miscounted");
+    }
+    /* The block lists, on the host. */
+    int64_t *h = sl_task_alloc(t, (size_t)(o->parts * 2 + 1) * sizeof(int64_t));
+    int32_t *part = sl_task_alloc(t, (size_t)sd->nb * sizeof(int32_t));
+    sd->b_rows = sl_task_alloc(t, (size_t)sd->nb * sizeof(int64_t));
+    sd->p_start = sl_task_alloc(t, (size_t)(o->parts + 1) * sizeof(int64_t));
+    sd->p_rows = sl_task_alloc(t, (size_t)o->parts * sizeof(int64_t));
+    if (!h || !part || !sd->b_rows || !sd->p_start || !sd->p_rows)
+        return SL_ENOMEM;
+    unsigned long long used = 0;
+    int32_t status = 0;
+    CK(t, cudaMemcpyAsync(h, d_cur, (size_t)o->parts * 2 * sizeof(int64_t), cudaMemcpyDeviceToHost,
+                          o->cs), "reading block lists");
+    CK(t, cudaMemcpyAsync(&used, d_next, sizeof used, cudaMemcpyDeviceToHost, o->cs),
+       "reading block lists");
+    CK(t, cudaMemcpyAsync(&status, o->d_status, sizeof status, cudaMemcpyDeviceToHost, o->cs),
+       "reading block lists");
+    CK(t, cudaStreamSynchronize(o->cs), "pass 1");
+    if (status != 0 || (int64_t)used > sd->nb)
+        return sl_task_fail(t, SL_EINTERNAL, "out-of-core join: pass 1 ran out of blocks");
+    sd->used = (int64_t)used;
+    if (used)
+        CK(t, cudaMemcpy(part, o->d_part + sd->b0, used * sizeof(int32_t), cudaMemcpyDeviceToHost),
+           "reading block lists");
+    memset(sd->p_start, 0, (size_t)(o->parts + 1) * sizeof(int64_t));
+    memset(sd->p_rows, 0, (size_t)o->parts * sizeof(int64_t));
+    for (int64_t b = 0; b < sd->used; b++) {
+        int p = part[b];
+        sd->b_rows[b] = b + 1 == h[p] ? h[o->parts + p] : o->bl;
+        sd->p_start[p + 1]++;
+        sd->p_rows[p] += sd->b_rows[b];
+    }
+    for (int p = 0; p < o->parts; p++)
+        sd->p_start[p + 1] += sd->p_start[p];
+    sd->p_blocks = sl_task_alloc(t, (size_t)(sd->used + 1) * sizeof(int64_t));
+    int64_t *at = sl_task_alloc(t, (size_t)o->parts * sizeof(int64_t));
+    if (!sd->p_blocks || !at)
+        return SL_ENOMEM;
+    memcpy(at, sd->p_start, (size_t)o->parts * sizeof(int64_t));
+    for (int64_t b = 0; b < sd->used; b++)
+        sd->p_blocks[at[part[b]]++] = b;
+    int64_t total = 0;
+    for (int p = 0; p < o->parts; p++)
+        total += sd->p_rows[p];
+    sl_task_free(t, at);
+    sl_task_free(t, part);
+    sl_task_free(t, h);
+    sl_task_device_free(t, d_cur);
+    sl_task_device_free(t, d_plan);
+    sl_task_device_free(t, d_next);
+    if (total != sd->n)
+        return sl_task_fail(t, SL_EINTERNAL, "out-of-core join: pass 1 kept %lld of %lld rows",
+                            (long long)total, (long long)sd->n);
+    return SL_OK;
+}
+
+static int pass1(struct ooc *o)
+{
+    sl_task_t *t = o->t;
+    void *stg_k[2], *stg_v[2], *pk, *pv;
+    int64_t *d_off;
+    cudaEvent_t ev[4] = {0};
+    int rc = SL_OK;
+    for (int i = 0; i < 2; i++) {
+        stg_k[i] = sl_task_device_alloc(t, (size_t)(o->chunk * o->kw));
+        stg_v[i] = sl_task_device_alloc(t, (size_t)(o->chunk * o->vw));
+        if (!stg_k[i] || !stg_v[i])
+            return SL_ENOMEM;
+    }
+    pk = sl_task_device_alloc(t, (size_t)(o->chunk * o->kw));
+    pv = sl_task_device_alloc(t, (size_t)(o->chunk * o->vw));
+    d_off = sl_task_device_alloc(t, (size_t)(o->parts + 1) * sizeof(int64_t));
+    if (!pk || !pv || !d_off || (rc = temp_for(o, o->chunk, o->bits1)) < 0)
+        return rc < 0 ? rc : SL_ENOMEM;
+    for (int i = 0; i < 4; i++)
+        CK(t, cudaEventCreateWithFlags(&ev[i], cudaEventDisableTiming), "cudaEventCreate");
+    if ((rc = after_cs(o, o->h2d)) < 0)
+        return rc;
+    for (int k = 0; k < 2 && rc >= 0; k++)
+        rc = pass1_side(o, k == 0 ? o->build : 1 - o->build, stg_k, stg_v, pk, pv, d_off, ev,
+                        ev + 2);
+    cudaStreamSynchronize(o->h2d);
+    for (int i = 0; i < 4; i++)
+        cudaEventDestroy(ev[i]);
+    for (int i = 0; i < 2; i++) {
+        sl_task_device_free(t, stg_k[i]);
+        sl_task_device_free(t, stg_v[i]);
+    }
+    sl_task_device_free(t, pk);
+    sl_task_device_free(t, pv);
+    sl_task_device_free(t, d_off);
+    sl_task_device_free(t, o->ptemp);
+    o->ptemp = NULL;
+    o->ptemp_cap = 0;
+    return rc;
+}
+
+/* ---------------- pass 2 ---------------- */
+
+static int grow(sl_task_t *t, void **p, int64_t bytes)
+{
+    sl_task_device_free(t, *p);
+    *p = sl_task_device_alloc(t, (size_t)bytes);
+    return *p ? SL_OK : SL_ENOMEM;
+}
+
+static int gset_reserve_in(struct ooc *o, struct gset *g, int64_t rows)
+{
+    if (rows <= g->cap_in)
+        return SL_OK;
+    sl_task_t *t = o->t;
+    int rc;
+    if ((rc = grow(t, &g->k, rows * o->kw)) < 0 || (rc = grow(t, &g->v, rows * o->vw)) < 0 ||
+        (rc = grow(t, &g->pk, rows * o->kw)) < 0 || (rc = grow(t, &g->pv, rows * o->vw)) < 0)
+        return rc;
+    g->cap_in = rows;
+    return SL_OK;
+}
+
+static int gset_reserve_out(struct ooc *o, struct gset *g, int64_t rows)
+{
+    if (rows <= g->cap_out)
+        return SL_OK;
+    sl_task_t *t = o->t;
+    int rc;
+    if ((rc = grow(t, &g->ok, rows * o->kw)) < 0 || (rc = grow(t, &g->ob, rows * o->vw)) < 0 ||
+        (rc = grow(t, &g->op, rows * o->vw)) < 0)
+        return rc;
+    g->cap_out = rows;
+    return SL_OK;
+}
+
+/* Copies the blocks at list indices [i0, i1) of side sd to (k, v) from row `at`; with
+ * zero_copy, lists them for the read-back kernel instead. */
+static int gather(struct ooc *o, struct gset *g, const struct bside *sd, int64_t i0, int64_t i1,
+                  void *k, void *v, int64_t at)
+{
+    for (int64_t i = i0; i < i1; i++) {
+        int64_t b = sd->p_blocks[i], r = sd->b_rows[b];
+        const char *src = o->h_ptr[sd->b0 + b];
+        if (o->zero_copy) {
+            int64_t m = g->n_list++;
+            g->h_list[m] = (int64_t)(uintptr_t)src;
+            g->h_list[o->n_blocks + m] = r;
+            g->h_list[2 * o->n_blocks + m] = at;
+            at += r;
+            continue;
+        }
+        CK(o->t, cudaMemcpyAsync((char *)k + at * o->kw, src, (size_t)(r * o->kw),
+                                 cudaMemcpyDefault, o->h2d), "reading back keys");
+        CK(o->t, cudaMemcpyAsync((char *)v + at * o->vw, src + o->bl * o->kw, (size_t)(r * o->vw),
+                                 cudaMemcpyDefault, o->h2d), "reading back values");
+        at += r;
+    }
+    return SL_OK;
+}
+
+static cudaError_t materialize(const struct ooc *o, struct gset *g, size_t *tb)
+{
+    const char *rk = g->pk, *rv = g->pv;
+    const char *sk = (const char *)g->pk + g->nr * o->kw, *sv = (const char *)g->pv + g->nr * o->vw;
+#define SL_M(SUF) sl_k_phj_materialize_##SUF(o->jtemp, tb, (const void *)rk, (const void *)rv,  \
+                                            g->roff, (const void *)sk, (const void *)sv,       \
+                                            g->soff, g->bits2, g->bits2, g->ok, g->ob, g->op,  \
+                                            g->cap_out, g->d_count, o->cs)
+    if (o->kw == 4)
+        return o->vw == 4 ? SL_M(k32_v32) : SL_M(k32_v64);
+    return o->vw == 4 ? SL_M(k64_v32) : SL_M(k64_v64);
+#undef SL_M
+}
+
+static int run_materialize(struct ooc *o, struct gset *g)
+{
+    size_t tb = o->jtemp_cap;
+    int tr = tr_begin(o, o->cs);
+    CK(o->t, cudaStreamWaitEvent(o->cs, g->e_d2h, 0), "ordering the result buffers");
+    CK(o->t, materialize(o, g, &tb), "join (pass 2)");
+    CK(o->t, cudaMemcpyAsync(g->h_count, g->d_count, sizeof *g->h_count, cudaMemcpyDeviceToHost,
+                             o->cs), "reading the match count");
+    tr_end(o, tr, o->cs, "ooc_join", 3, 1, 0);
+    CK(o->t, cudaEventRecord(g->e_done, o->cs), "cudaEventRecord");
+    return SL_OK;
+}
+
+static int submit(struct ooc *o, struct gset *g, const struct job *j)
+{
+    sl_task_t *t = o->t;
+    const struct bside *r = &o->side[o->build], *s = &o->side[1 - o->build];
+    int rc;
+    g->nr = j->nr;
+    g->ns = j->ns;
+    g->job = *j;
+    CK(t, cudaStreamWaitEvent(o->cs, g->e_d2h, 0), "ordering the result buffers");
+    if ((rc = gset_reserve_in(o, g, j->nr + j->ns)) < 0 ||
+        (rc = gset_reserve_out(o, g, j->ns > 0 ? j->ns : 1)) < 0 || (rc = after_cs(o, o->h2d)) < 0)
+        return rc;
+    /* The set's previous job has finished on the compute stream (finish synchronized);
+     * its result download may still read the output buffers (run_materialize waits). */
+    int tr = tr_begin(o, o->h2d);
+    g->n_list = 0;
+    if ((rc = gather(o, g, r, r->p_start[j->p0], r->p_start[j->p1], g->k, g->v, 0)) < 0 ||
+        (rc = gather(o, g, s, j->s0, j->s1, g->k, g->v, j->nr)) < 0)
+        return rc;
+    if (o->zero_copy && g->n_list > 0) {
+        int64_t m = g->n_list, nb = o->n_blocks;
+        for (int a = 0; a < 3; a++)
+            CK(t, cudaMemcpyAsync(g->d_list + a * nb, g->h_list + a * nb, (size_t)m * 8,
+                                  cudaMemcpyHostToDevice, o->h2d), "block list");
+        CK(t, sl_k_ooc_gather((const void *const *)g->d_list, g->d_list + nb, g->d_list + 2 * nb,
+                              m, o->bl, o->kw, o->vw, g->k, g->v, o->h2d), "reading back");
+    }
+    tr_end(o, tr, o->h2d, "ooc_read_back", 1, 0, (j->nr + j->ns) * o->tw);
+    CK(t, cudaEventRecord(g->e_gather, o->h2d), "cudaEventRecord");
+    CK(t, cudaStreamWaitEvent(o->cs, g->e_gather, 0), "ordering the read-back");
+    g->bits2 = join_log2_ceil((j->nr + 4095) / 4096);
+    g->bits2 = g->bits2 < 1 ? 1 : g->bits2 > o->max_bits2 ? o->max_bits2 : g->bits2;
+    if ((rc = temp_for(o, j->nr > j->ns ? j->nr : j->ns, g->bits2)) < 0)
+        return rc;
+    tr = tr_begin(o, o->cs);
+    for (int k = 0; k < 2; k++) {
+        int64_t at = k ? j->nr : 0, n = k ? j->ns : j->nr;
+        size_t tb = o->ptemp_cap;
+        char *kk = (char *)g->k + at * o->kw, *vv = (char *)g->v + at * o->vw;
+        char *pk = (char *)g->pk + at * o->kw, *pv = (char *)g->pv + at * o->vw;
+        CK(t, part_pairs(o, o->ptemp, &tb, kk, pk, vv, pv, n, 0, g->bits2, o->cs),
+           "partitioning (pass 2)");
+        CK(t, part_offsets(o, pk, n, 0, g->bits2, k ? g->soff : g->roff, o->cs),
+           "partition offsets");
+    }
+    tr_end(o, tr, o->cs, "ooc_partition2", 3, 1, 0);
+    g->busy = 1;
+    o->jobs++;
+    return run_materialize(o, g);
+}
+
+/* Copies of a staged result into a host batch, by several threads: one core copies (and
+ * faults in fresh pages) at a fraction of the link's speed. */
+struct pcopy {
+    char *dst[3];
+    const char *src[3];
+    int64_t bytes[3];
+    int n, parts, part;
+};
+
+static void *pcopy_run(void *arg)
+{
+    struct pcopy *c = arg;
+    for (int i = 0; i < c->n; i++) {
+        int64_t lo = c->bytes[i] * c->part / c->parts, hi = c->bytes[i] * (c->part + 1) / c->parts;
+        memcpy(c->dst[i] + lo, c->src[i] + lo, (size_t)(hi - lo));
+    }
+    return NULL;
+}
+
+static void par_copy(const struct pcopy *c)
+{
+    enum { MAXT = 16 };
+    int64_t total = 0;
+    for (int i = 0; i < c->n; i++)
+        total += c->bytes[i];
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    int parts = total < 8 * MIB ? 1 : cpus < 2 ? 2 : cpus > MAXT ? MAXT : (int)cpus;
+    struct pcopy w[MAXT];
+    pthread_t th[MAXT];
+    int started[MAXT] = {0};
+    for (int k = 0; k < parts; k++) {
+        w[k] = *c;
+        w[k].parts = parts;
+        w[k].part = k;
+        if (k > 0)
+            started[k] = pthread_create(&th[k], NULL, pcopy_run, &w[k]) == 0;
+    }
+    pcopy_run(&w[0]);
+    for (int k = 1; k < parts; k++) {
+        if (started[k])
+            pthread_join(th[k], NULL);
+        else
+            pcopy_run(&w[k]); /* no thread: copy it here */
+    }
+}
+
+/* Copies a staged result into a host batch (materialize). */
+static int drain(struct ooc *o, struct gset *g)
+{
+    if (!g->d2h_pending)
+        return SL_OK;
+    g->d2h_pending = 0;
+    CK(o->t, cudaEventSynchronize(g->e_d2h), "downloading a result");
+    int64_t n = g->stage_rows;
+    sl_batch_t *b = sl__task_new_host_batch(o->t, sl_op_output_schema(sl_task_op(o->t)), n);
+    if (!b)
+        return SL_ENOMEM;
+    const char *src[3] = {(const char *)g->stage, (const char *)g->stage + n * o->kw,
+                          (const char *)g->stage + n * (o->kw + o->vw)};
+    struct pcopy pc = {.n = 0};
+    for (int oc = 0; oc < o->d->n_out; oc++) {
+        const struct join_ocol *c = &o->d->out[oc];
+        int role = c->col == o->d->key[c->side][0] ? 0 : c->side == o->build ? 1 : 2;
+        if (pc.n == 3) { /* more than three output columns: copy what is gathered */
+            par_copy(&pc);
+            pc.n = 0;
+        }
+        pc.dst[pc.n] = sl__col_values(b, oc);
+        pc.src[pc.n] = src[role];
+        pc.bytes[pc.n++] = n * (role ? o->vw : o->kw);
+    }
+    par_copy(&pc);
+    sl__task_pinned_free(o->t, g->stage, g->stage_bytes);
+    g->stage = NULL;
+    return out_add(o, b);
+}
+
+/* Output sums of a finished job (aggregate), on the compute stream. */
+static int sum_job(struct ooc *o, struct gset *g)
+{
+    for (int oc = 0; oc < o->d->n_out; oc++) {
+        const struct join_ocol *c = &o->d->out[oc];
+        int role = c->col == o->d->key[c->side][0] ? 0 : c->side == o->build ? 1 : 2;
+        const void *vals = role == 0 ? g->ok : role == 1 ? g->ob : g->op;
+        unsigned long long *acc = o->d_acc + 2 * oc;
+        cudaError_t e;
+        switch (c->type) {
+        case SL_TYPE_INT32: e = sl_k_sum_i32(vals, g->count, (long long *)acc, o->cs); break;
+        case SL_TYPE_INT64: e = sl_k_sum_i64_exact(vals, g->count, acc, o->cs); break;
+        case SL_TYPE_FLOAT32: e = sl_k_sum_f32(vals, g->count, (double *)acc, o->cs); break;
+        default: e = sl_k_sum_f64(vals, g->count, (double *)acc, o->cs); break;
+        }
+        CK(o->t, e, "summing");
+    }
+    CK(o->t, cudaEventRecord(g->e_d2h, o->cs), "cudaEventRecord");
+    return SL_OK;
+}
+
+static int cpu_job(struct ooc *o, const struct job *jb);
+
+/* Waits for a submitted job, re-runs it with room for every match if the guess was short,
+ * then starts its download (or sums it). */
+static int finish(struct ooc *o, struct gset *g)
+{
+    if (!g->busy)
+        return SL_OK;
+    g->busy = 0;
+    CK(o->t, cudaEventSynchronize(g->e_done), "join (pass 2)");
+    g->count = (int64_t)*g->h_count;
+    if (g->count > g->cap_out &&
+        (g->count - g->cap_out) * o->ow + 4 * MIB > sl_task_device_budget(o->t)) {
+        /* Duplicates on both sides: a result too large for what is left of the budget;
+         * the CPU joins this job (its inputs are still in the blocks). */
+        g->count = 0;
+        return cpu_job(o, &g->job);
+    }
+    if (g->count > g->cap_out) {
+        int rc = gset_reserve_out(o, g, g->count);
+        if (rc < 0)
+            return rc;
+        if ((rc = run_materialize(o, g)) < 0)
+            return rc;
+        CK(o->t, cudaEventSynchronize(g->e_done), "join (pass 2)");
+    }
+    if (g->count == 0)
+        return SL_OK;
+    if (o->d->aggregate) {
+        o->gpu_count += g->count;
+        return sum_job(o, g);
+    }
+    g->stage_bytes = g->count * o->ow;
+    if (!(g->stage = sl__task_pinned_alloc(o->t, g->stage_bytes)))
+        return SL_ENOMEM;
+    g->stage_rows = g->count;
+    CK(o->t, cudaStreamWaitEvent(o->d2h, g->e_done, 0), "ordering the download");
+    int tr = tr_begin(o, o->d2h);
+    char *h = g->stage;
+    CK(o->t, cudaMemcpyAsync(h, g->ok, (size_t)(g->count * o->kw), cudaMemcpyDeviceToHost, o->d2h),
+       "downloading keys");
+    h += g->count * o->kw;
+    CK(o->t, cudaMemcpyAsync(h, g->ob, (size_t)(g->count * o->vw), cudaMemcpyDeviceToHost, o->d2h),
+       "downloading values");
+    h += g->count * o->vw;
+    CK(o->t, cudaMemcpyAsync(h, g->op, (size_t)(g->count * o->vw), cudaMemcpyDeviceToHost, o->d2h),
+       "downloading values");
+    tr_end(o, tr, o->d2h, "ooc_result", 2, 2, g->count * o->ow);
+    CK(o->t, cudaEventRecord(g->e_d2h, o->d2h), "cudaEventRecord");
+    g->d2h_pending = 1;
+    return SL_OK;
+}
+
+/* ---------------- a pair the GPU cannot hold: the CPU joins it ---------------- */
+
+static uint64_t load(const char *p, int w, int64_t i)
+{
+    return w == 8 ? ((const uint64_t *)p)[i] : ((const uint32_t *)p)[i];
+}
+
+static void acc_value(struct join_acc *a, int oc, enum sl_type ty, uint64_t raw)
+{
+    switch (ty) {
+    case SL_TYPE_INT32: a->isum[oc] += (int32_t)(uint32_t)raw; break;
+    case SL_TYPE_INT64: a->isum[oc] += (int64_t)raw; break;
+    case SL_TYPE_FLOAT32: {
+        float f;
+        uint32_t u = (uint32_t)raw;
+        memcpy(&f, &u, 4);
+        a->fsum[oc] += f;
+        break;
+    }
+    default: {
+        double x;
+        memcpy(&x, &raw, 8);
+        a->fsum[oc] += x;
+        break;
+    }
+    }
+}
+
+/* Side sd's blocks at list indices [i0, i1) as host arrays. */
+static int host_rows(struct ooc *o, const struct bside *sd, int64_t i0, int64_t i1, int64_t n,
+                     char **k, char **v)
+{
+    *k = sl_task_alloc(o->t, (size_t)(n * o->kw + 8));
+    *v = sl_task_alloc(o->t, (size_t)(n * o->vw + 8));
+    if (!*k || !*v)
+        return SL_ENOMEM;
+    int64_t at = 0;
+    for (int64_t i = i0; i < i1; i++) {
+        int64_t b = sd->p_blocks[i], r = sd->b_rows[b];
+        const char *src = o->h_ptr[sd->b0 + b];
+        CK(o->t, cudaMemcpy(*k + at * o->kw, src, (size_t)(r * o->kw), cudaMemcpyDefault),
+           "reading a pair back");
+        CK(o->t, cudaMemcpy(*v + at * o->vw, src + o->bl * o->kw, (size_t)(r * o->vw),
+                            cudaMemcpyDefault), "reading a pair back");
+        at += r;
+    }
+    return SL_OK;
+}
+
+/* Joins a job on the CPU: build partitions [p0, p1), probe blocks at [s0, s1). */
+static int cpu_job(struct ooc *o, const struct job *jb)
+{
+    sl_task_t *t = o->t;
+    const struct bside *r = &o->side[o->build], *s = &o->side[1 - o->build];
+    int64_t nr = jb->nr, ns = jb->ns;
+    char *rk, *rv, *sk, *sv;
+    int rc;
+    if ((rc = host_rows(o, r, r->p_start[jb->p0], r->p_start[jb->p1], nr, &rk, &rv)) < 0 ||
+        (rc = host_rows(o, s, jb->s0, jb->s1, ns, &sk, &sv)) < 0)
+        return rc;
+    int64_t hb = 1;
+    while (hb < 2 * nr)
+        hb *= 2;
+    int64_t *head = sl_task_alloc(t, (size_t)hb * sizeof(int64_t));
+    int64_t *next = sl_task_alloc(t, (size_t)(nr + 1) * sizeof(int64_t));
+    if (!head || !next)
+        return SL_ENOMEM;
+    memset(head, 0xff, (size_t)hb * sizeof(int64_t));
+    for (int64_t i = 0; i < nr; i++) {
+        uint64_t h = join_hash(load(rk, o->kw, i)) >> 32 & (uint64_t)(hb - 1);
+        next[i] = head[h];
+        head[h] = i;
+    }
+    const int64_t cap = (int64_t)1 << 20;
+    sl_batch_t *out = NULL;
+    int64_t n_out = 0;
+    const struct join_data *d = o->d;
+    for (int64_t i = 0; i < ns; i++) {
+        uint64_t k = load(sk, o->kw, i);
+        for (int64_t j = head[join_hash(k) >> 32 & (uint64_t)(hb - 1)]; j >= 0; j = next[j]) {
+            if (load(rk, o->kw, j) != k)
+                continue;
+            uint64_t v3[3] = {k, load(rv, o->vw, j), load(sv, o->vw, i)};
+            if (d->aggregate) {
+                o->host_acc.count++;
+                for (int oc = 0; oc < d->n_out; oc++) {
+                    const struct join_ocol *c = &d->out[oc];
+                    int role = c->col == d->key[c->side][0] ? 0 : c->side == o->build ? 1 : 2;
+                    acc_value(&o->host_acc, oc, c->type, v3[role]);
+                }
+                continue;
+            }
+            if (!out && !(out = sl__task_new_host_batch(t, sl_op_output_schema(sl_task_op(t)),
+                                                        cap)))
+                return SL_ENOMEM;
+            for (int oc = 0; oc < d->n_out; oc++) {
+                const struct join_ocol *c = &d->out[oc];
+                int role = c->col == d->key[c->side][0] ? 0 : c->side == o->build ? 1 : 2;
+                int w = role ? o->vw : o->kw;
+                void *col = sl__col_values(out, oc);
+                if (w == 8)
+                    ((uint64_t *)col)[n_out] = v3[role];
+                else
+                    ((uint32_t *)col)[n_out] = (uint32_t)v3[role];
+            }
+            if (++n_out == cap) {
+                if ((rc = out_add(o, out)) < 0)
+                    return rc;
+                out = NULL;
+                n_out = 0;
+            }
+        }
+    }
+    if (out) {
+        sl_batch_t *sl = sl_task_batch_slice(t, out, 0, n_out);
+        sl_batch_unref(out);
+        if (!sl || (rc = out_add(o, sl)) < 0)
+            return sl ? rc : SL_ENOMEM;
+    }
+    sl_task_free(t, head);
+    sl_task_free(t, next);
+    sl_task_free(t, rk);
+    sl_task_free(t, rv);
+    sl_task_free(t, sk);
+    sl_task_free(t, sv);
+    return SL_OK;
+}
+
+/* Cuts the partitions into jobs and runs them, two in flight. */
+static int pass2(struct ooc *o)
+{
+    sl_task_t *t = o->t;
+    const struct bside *r = &o->side[o->build], *s = &o->side[1 - o->build];
+    size_t need = 0;
+    int rc;
+    int mb = o->max_bits2;
+    CK(t, o->kw == 4 ? sl_k_phj_materialize_k32_v32(NULL, &need, NULL, NULL, NULL, NULL, NULL,
+                                                    NULL, mb, mb, NULL, NULL, NULL, 0, NULL, o->cs)
+                     : sl_k_phj_materialize_k64_v64(NULL, &need, NULL, NULL, NULL, NULL, NULL,
+                                                    NULL, mb, mb, NULL, NULL, NULL, 0, NULL, o->cs),
+       "join temp size");
+    if (!(o->jtemp = sl_task_device_alloc(t, need + 4096)))
+        return SL_ENOMEM;
+    o->jtemp_cap = need + 4096;
+    unsigned long long *h_counts = sl__task_pinned_alloc(t, 2 * sizeof *h_counts);
+    if (!h_counts)
+        return SL_ENOMEM;
+    for (int i = 0; i < 2; i++) {
+        struct gset *g = &o->g[i];
+        g->h_count = h_counts + i;
+        g->d_count = sl_task_device_alloc(t, sizeof *g->d_count);
+        g->roff = sl_task_device_alloc(t, (((size_t)1 << mb) + 1) * sizeof(int64_t));
+        g->soff = sl_task_device_alloc(t, (((size_t)1 << mb) + 1) * sizeof(int64_t));
+        if (!g->d_count || !g->roff || !g->soff)
+            return SL_ENOMEM;
+        if (o->zero_copy) {
+            g->h_list = sl__task_pinned_alloc(t, 3 * o->n_blocks * 8);
+            g->d_list = sl_task_device_alloc(t, (size_t)(3 * o->n_blocks * 8));
+            if (!g->h_list || !g->d_list)
+                return SL_ENOMEM;
+        }
+        CK(t, cudaEventCreateWithFlags(&g->e_gather, cudaEventDisableTiming), "cudaEventCreate");
+        CK(t, cudaEventCreateWithFlags(&g->e_done, cudaEventDisableTiming), "cudaEventCreate");
+        CK(t, cudaEventCreateWithFlags(&g->e_d2h, cudaEventDisableTiming), "cudaEventCreate");
+    }
+    int64_t k = 0; /* jobs submitted */
+    int p = 0;
+    rc = SL_OK;
+    while (p < o->parts && rc >= 0) {
+        struct job j = {p, p, 0, 0, 0, 0};
+        while (j.p1 < o->parts && j.nr + j.ns + r->p_rows[j.p1] + s->p_rows[j.p1] <= o->cap2) {
+            j.nr += r->p_rows[j.p1];
+            j.ns += s->p_rows[j.p1];
+            j.p1++;
+        }
+        if (j.p1 == j.p0 && r->p_rows[p] > o->cap2 / 2) {
+            /* A build partition too large for a job (duplicate keys): the CPU joins it. */
+            for (int i = 0; i < 2 && rc >= 0; i++)
+                if ((rc = finish(o, &o->g[i])) >= 0)
+                    rc = drain(o, &o->g[i]);
+            struct job cj = {p, p + 1, s->p_start[p], s->p_start[p + 1], r->p_rows[p],
+                             s->p_rows[p]};
+            if (rc >= 0)
+                rc = cpu_job(o, &cj);
+            p++;
+            continue;
+        }
+        int64_t lo = s->p_start[j.p0], hi;
+        if (j.p1 == j.p0) { /* a probe side too large: slices of it against the build side */
+            j.p1 = j.p0 + 1;
+            j.nr = r->p_rows[p];
+            hi = s->p_start[j.p1];
+        } else {
+            hi = s->p_start[j.p1];
+        }
+        int64_t i = lo;
+        do {
+            j.s0 = i;
+            j.ns = 0;
+            while (i < hi && (i == j.s0 || j.nr + j.ns + s->b_rows[s->p_blocks[i]] <= o->cap2))
+                j.ns += s->b_rows[s->p_blocks[i++]];
+            j.s1 = i;
+            if (j.nr == 0 || j.ns == 0)
+                continue; /* nothing can match */
+            /* Job k into set k & 1, then the CPU copies out that set's previous result
+             * (job k - 2) while the GPU works. */
+            struct gset *g = &o->g[k & 1];
+            if ((rc = finish(o, g)) < 0 || (rc = submit(o, g, &j)) < 0 || (rc = drain(o, g)) < 0)
+                break;
+            k++;
+            /* The other set's job ran meanwhile: start its download. */
+            if ((rc = finish(o, &o->g[k & 1])) < 0)
+                break;
+        } while (i < hi);
+        p = j.p1;
+    }
+    for (int i = 0; i < 2 && rc >= 0; i++)
+        if ((rc = finish(o, &o->g[(k + i) & 1])) >= 0)
+            rc = drain(o, &o->g[(k + i) & 1]);
+    for (int i = 0; i < 2 && rc >= 0; i++)
+        rc = drain(o, &o->g[i]);
+    cudaStreamSynchronize(o->d2h);
+    cudaStreamSynchronize(o->cs);
+    for (int i = 0; i < 2; i++) {
+        struct gset *g = &o->g[i];
+        if (g->stage)
+            sl__task_pinned_free(t, g->stage, g->stage_bytes);
+        cudaEventDestroy(g->e_gather);
+        cudaEventDestroy(g->e_done);
+        cudaEventDestroy(g->e_d2h);
+        void *bufs[] = {g->k, g->v, g->pk, g->pv, g->ok, g->ob, g->op, g->roff, g->soff,
+                        g->d_count, g->d_list};
+        for (int b = 0; b < 11; b++)
+            sl_task_device_free(t, bufs[b]);
+        if (g->h_list)
+            sl__task_pinned_free(t, g->h_list, 3 * o->n_blocks * 8);
+    }
+    sl__task_pinned_free(t, h_counts, 2 * sizeof *h_counts);
+    sl_task_device_free(t, o->jtemp);
+    sl_task_device_free(t, o->ptemp);
+    return rc;
+}
+
+/* ---------------- finalize ---------------- */
+
+static int aggregate_total(struct ooc *o)
+{
+    struct join_state *st = o->st;
+    const struct join_data *d = o->d;
+    size_t bytes = (size_t)(2 * d->n_out) * sizeof(unsigned long long);
+    unsigned long long *h = sl_task_alloc(o->t, bytes + 8);
+    if (!h)
+        return SL_ENOMEM;
+    CK(o->t, cudaMemcpy(h, o->d_acc, bytes, cudaMemcpyDeviceToHost), "reading the sums");
+    st->total = o->host_acc;
+    st->total.count += o->gpu_count;
+    for (int oc = 0; oc < d->n_out; oc++) {
+        unsigned long long *a = h + 2 * oc;
+        if (d->out[oc].type == SL_TYPE_INT32)
+            st->total.isum[oc] += (int64_t)a[0];
+        else if (d->out[oc].type == SL_TYPE_INT64)
+            st->total.isum[oc] += (__int128)(((unsigned __int128)a[1] << 64) | a[0]);
+        else {
+            double x;
+            memcpy(&x, &a[0], sizeof x);
+            st->total.fsum[oc] += x;
+        }
+    }
+    sl_task_free(o->t, h);
+    return SL_OK;
+}
+
+static int run(struct ooc *o)
+{
+    sl_task_t *t = o->t;
+    int rc;
+    if ((rc = plan(o)) < 0 || (rc = make_blocks(o)) < 0 || (rc = pass1(o)) < 0)
+        return rc;
+    if (o->d->aggregate) {
+        if (!(o->d_acc = sl_task_device_alloc(t, (size_t)(2 * o->d->n_out) * 8)))
+            return SL_ENOMEM;
+        CK(t, cudaMemsetAsync(o->d_acc, 0, (size_t)(2 * o->d->n_out) * 8, o->cs), "zeroing");
+    }
+    return pass2(o);
+}
+
+int join_ooc_finalize(sl_task_t *t)
+{
+    struct join_state *st = sl_task_gstate(t);
+    const struct join_data *d = sl_op_data(sl_task_op(t));
+    struct ooc *o = sl_task_alloc(t, sizeof *o);
+    if (!o)
+        return SL_ENOMEM;
+    memset(o, 0, sizeof *o);
+    o->t = t;
+    o->st = st;
+    o->d = d;
+    st->d = d;
+    st->gpu = 1;
+    st->ooc = 1;
+    int vw = 4;
+    ooc_layout(d, o->pcol, &vw);
+    o->kw = d->ktype[0] == SL_TYPE_INT64 ? 8 : 4;
+    o->vw = vw;
+    o->tw = o->kw + o->vw;
+    o->ow = o->kw + 2 * o->vw;
+    for (int s = 0; s < 2; s++) {
+        st->side[s].n_rows = 0;
+        for (int64_t i = 0; i < st->side[s].n_batches; i++)
+            st->side[s].n_rows += st->side[s].batches[i]->n_rows;
+        o->side[s].n = st->side[s].n_rows;
+    }
+    o->build = st->side[0].n_rows < st->side[1].n_rows ? 0 : 1;
+    memset(&st->total, 0, sizeof st->total);
+    if (o->side[0].n == 0 || o->side[1].n == 0)
+        return SL_OK;
+    o->cs = sl_task_stream(t);
+    o->tracing = sl__task_tracing(t);
+    const char *rb = getenv("SLUICE_OOC_READBACK"); /* an experiment's switch (OUT_OF_CORE.md) */
+    o->zero_copy = rb && !strcmp(rb, "kernel");
+    if (o->tracing && !(o->tr = sl_task_alloc(t, MAX_TRACE * sizeof *o->tr)))
+        return SL_ENOMEM;
+    CK(t, cudaStreamCreateWithFlags(&o->h2d, cudaStreamNonBlocking), "cudaStreamCreate");
+    cudaError_t e = cudaStreamCreateWithFlags(&o->d2h, cudaStreamNonBlocking);
+    int rc = e == cudaSuccess ? SL_OK : cuda_failed(t, e, "cudaStreamCreate");
+    if (rc >= 0 && !(o->d_status = sl_task_device_alloc(t, sizeof(int32_t))))
+        rc = SL_ENOMEM;
+    if (rc >= 0) {
+        e = cudaMemsetAsync(o->d_status, 0, sizeof(int32_t), o->cs);
+        rc = e == cudaSuccess ? run(o) : cuda_failed(t, e, "zeroing");
+    }
+    cudaStreamSynchronize(o->cs);
+    cudaStreamSynchronize(o->h2d);
+    if (o->d2h)
+        cudaStreamSynchronize(o->d2h);
+    if (rc >= 0 && d->aggregate)
+        rc = aggregate_total(o);
+    for (int i = 0; i < o->n_tr; i++) {
+        struct trace_ev *ev = &o->tr[i];
+        if (rc >= 0 && ev->name)
+            sl__task_trace_gpu(t, ev->name, ev->kind, ev->lane, ev->a, ev->b, ev->bytes, 0);
+        cudaEventDestroy(ev->a);
+        cudaEventDestroy(ev->b);
+    }
+    free_blocks(o);
+    sl_task_device_free(t, o->cache);
+    sl_task_device_free(t, o->d_ptr);
+    sl_task_device_free(t, o->d_part);
+    sl_task_device_free(t, o->d_status);
+    sl_task_device_free(t, o->d_acc);
+    cudaStreamDestroy(o->h2d);
+    if (o->d2h)
+        cudaStreamDestroy(o->d2h);
+    return rc;
+}
+
+/* ---------------- source and cleanup ---------------- */
+
+int64_t join_ooc_source_tasks(sl_task_t *t)
+{
+    return ((struct join_state *)sl_task_gstate(t))->n_ooc_out;
+}
+
+int join_ooc_source(sl_task_t *t)
+{
+    struct join_state *st = sl_task_gstate(t);
+    sl_batch_t *b = st->ooc_out[sl_task_index(t)];
+    sl_batch_ref(b);
+    return sl_task_emit(t, b);
+}
+
+void join_ooc_free(struct join_state *st)
+{
+    for (int64_t i = 0; i < st->n_ooc_out; i++)
+        sl_batch_unref(st->ooc_out[i]);
+    free(st->ooc_out);
+    st->ooc_out = NULL;
+    st->n_ooc_out = 0;
+}

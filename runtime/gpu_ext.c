@@ -1,0 +1,84 @@
+/* Runtime services for streaming GPU operators (gpu_ext.h). CUDA builds only. */
+#include "gpu_ext.h"
+
+#include "engine_int.h"
+#include "gpu_worker_int.h"
+#include "trace.h"
+
+static int64_t class_of(int64_t bytes)
+{
+    int64_t c = (int64_t)1 << 16;
+    while (c < bytes)
+        c <<= 1;
+    return c;
+}
+
+void *sl__task_pinned_alloc(sl_task_t *t, int64_t bytes)
+{
+    if (!t->gpu) {
+        sl_task_fail(t, SL_ESTATE, "pinned spill memory: not a GPU task");
+        return NULL;
+    }
+    int64_t c = class_of(bytes);
+    if (sl__engine_charge_host(t->q->eng, c) != SL_OK) {
+        sl_task_fail(t, SL_EBUDGET, "%lld bytes of pinned spill memory do not fit the "
+                     "engine's host budget of %lld bytes", (long long)c,
+                     (long long)t->q->eng->host_limit);
+        return NULL;
+    }
+    void *h = NULL;
+    int rc = sl__pinned_alloc(t->gpu->spill, c, &h);
+    if (rc < 0 || !h) {
+        sl__engine_release_host(t->q->eng, c);
+        sl_task_fail(t, rc < 0 ? rc : SL_ENOMEM, "pinned spill memory: %s", sl_last_errmsg());
+        return NULL;
+    }
+    return h;
+}
+
+void sl__task_pinned_free(sl_task_t *t, void *h, int64_t bytes)
+{
+    if (!h)
+        return;
+    int64_t c = class_of(bytes);
+    sl__pinned_free(t->gpu->spill, h, c);
+    sl__engine_release_host(t->q->eng, c);
+}
+
+sl_batch_t *sl__task_new_host_batch(sl_task_t *t, const sl_schema_t *schema, int64_t rows)
+{
+    enum sl_device_kind k = t->kind;
+    t->kind = SL_DEVICE_CPU; /* sl_task_new_batch makes host batches for CPU tasks */
+    sl_batch_t *b = sl_task_new_batch(t, schema, rows);
+    t->kind = k;
+    return b;
+}
+
+int sl__task_tracing(const sl_task_t *t)
+{
+    return t->q->trace_on && t->worker;
+}
+
+static int64_t event_ns(struct sl__gpu *g, cudaEvent_t ev)
+{
+    float ms = 0;
+    if (cudaEventElapsedTime(&ms, g->zero, ev) != cudaSuccess) {
+        cudaGetLastError();
+        return -1;
+    }
+    return g->zero_ns + (int64_t)((double)ms * 1e6);
+}
+
+void sl__task_trace_gpu(sl_task_t *t, const char *name, int kind, int lane, void *ev0,
+                        void *ev1, int64_t bytes, int64_t rows)
+{
+    if (!sl__task_tracing(t) || !t->gpu)
+        return;
+    struct sl__trace_event e = {.name = name, .device = t->gpu->ordinal, .lane = lane,
+                                .bytes = bytes, .rows = rows, .kind = (enum sl__trace_kind)kind};
+    e.start_ns = event_ns(t->gpu, (cudaEvent_t)ev0);
+    e.end_ns = event_ns(t->gpu, (cudaEvent_t)ev1);
+    /* The finalize's own worker appends (its buffer is written by this thread only). */
+    if (e.start_ns >= 0 && e.end_ns >= e.start_ns)
+        sl__trace_add(&t->q->trace, t->worker->id, &e);
+}

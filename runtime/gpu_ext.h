@@ -1,0 +1,26 @@
+/* Runtime services for GPU operators that stream through host memory (the out-of-core
+ * join, issue 8). Internal: built-in CUDA operators only; CUDA builds only.
+ *  - pinned spill memory: page-locked host blocks from a per-GPU pool that keeps them
+ *    pinned between queries (pinning is slow: about 0.3 s per GiB), counted against the
+ *    engine's host budget while in use; device-visible through UVA;
+ *  - host batches charged to the host budget, from a CUDA task;
+ *  - trace spans of copies and kernels that an operator timed with its own events. */
+#ifndef SLUICE_RUNTIME_GPU_EXT_H
+#define SLUICE_RUNTIME_GPU_EXT_H
+
+#include "internal.h"
+
+/* `bytes` of pinned host memory (rounded up to a power of two of at least 64 KiB, which
+ * is what is charged); NULL after failing the query (SL_EBUDGET over the host budget). */
+void *sl__task_pinned_alloc(sl_task_t *t, int64_t bytes);
+void sl__task_pinned_free(sl_task_t *t, void *h, int64_t bytes);
+/* A batch in ordinary host memory (charged to the host budget), on any task. */
+sl_batch_t *sl__task_new_host_batch(sl_task_t *t, const sl_schema_t *schema, int64_t rows);
+/* 1 when the query writes a trace. */
+int sl__task_tracing(const sl_task_t *t);
+/* Adds a span between two completed timing events (cudaEvent_t) of the task's GPU.
+ * kind: 1 h2d copy, 2 d2h copy, 3 kernel (enum sl__trace_kind); lane: the trace lane. */
+void sl__task_trace_gpu(sl_task_t *t, const char *name, int kind, int lane, void *ev0,
+                        void *ev1, int64_t bytes, int64_t rows);
+
+#endif /* SLUICE_RUNTIME_GPU_EXT_H */
