@@ -148,6 +148,13 @@ static int blobs_can_cuda(const sl_task_t *t)
 }
 #endif
 
+/* float64 blobs cost what they cost on the CPU wherever the pipeline runs. */
+static double blobs_cost(const sl_op_t *op, enum sl_device_kind kind, int64_t rows)
+{
+    const struct blobs_data *d = sl_op_data(op);
+    return sl__cost_linear(op, d && d->type == SL_TYPE_FLOAT64 ? SL_DEVICE_CPU : kind, rows);
+}
+
 static const struct sl_impl blobs_impls[] = {
     {.device = SL_DEVICE_CPU, .run = blobs_source},
 #ifdef SL_HAVE_CUDA
@@ -157,7 +164,7 @@ static const struct sl_impl blobs_impls[] = {
 };
 static const struct sl_phase blobs_phase = {blobs_impls,
                                             sizeof blobs_impls / sizeof blobs_impls[0],
-                                            sl__cost_linear};
+                                            blobs_cost};
 
 const struct sl_op_def sl__gen_blobs_def = {
     .abi_version = SL_OP_ABI_VERSION,

@@ -260,6 +260,13 @@ static int keys_can_cuda(const sl_task_t *t)
 }
 #endif
 
+/* Zipf keys cost what they cost on the CPU wherever the pipeline runs. */
+static double keys_cost(const sl_op_t *op, enum sl_device_kind kind, int64_t rows)
+{
+    const struct keys_data *d = sl_op_data(op);
+    return sl__cost_linear(op, d && d->zipf > 0 ? SL_DEVICE_CPU : kind, rows);
+}
+
 static const struct sl_impl keys_impls[] = {
     {.device = SL_DEVICE_CPU, .run = keys_source},
 #ifdef SL_HAVE_CUDA
@@ -268,7 +275,7 @@ static const struct sl_impl keys_impls[] = {
 #endif
 };
 static const struct sl_phase keys_phase = {keys_impls, sizeof keys_impls / sizeof keys_impls[0],
-                                           sl__cost_linear};
+                                           keys_cost};
 
 const struct sl_op_def sl__gen_keys_def = {
     .abi_version = SL_OP_ABI_VERSION,
