@@ -22,10 +22,10 @@ struct cost_model {
 
 static const struct cost_model models[] = {
     {"scan.table", 0.05, 0.0, 5e-6},
-    {"gen.keys", 4.0, -1, 0},
-    {"gen.uniform", 4.0, -1, 0},
-    {"gen.sequence", 1.0, -1, 0},
-    {"gen.blobs", 12.0, -1, 0},
+    {"gen.keys", 4.0, 0.01, 5e-6},         /* GPU: Zipf keys are made on the host */
+    {"gen.uniform", 4.0, 0.01, 5e-6},
+    {"gen.sequence", 1.0, 0.005, 5e-6},
+    {"gen.blobs", 12.0, 0.02, 5e-6},       /* GPU: float32 only */
     {"filter", 2.0, -1, 0},
     {"project", 2.0, -1, 0},
     {"join", 20.0, 0.05, 100e-6},          /* sink: build + probe, per input row */

@@ -39,13 +39,6 @@ static void blobs_free(void *p)
     sl__free(d, sizeof *d);
 }
 
-/* Centre c, dimension j, for `seed` (also usable by tests through the same formula). */
-static double centre_coord(uint64_t seed, int64_t c, int dims, int j)
-{
-    uint64_t h = sl__gen_hash(seed, SL__GEN_S_CENTRE, (uint64_t)c * (uint64_t)dims + (uint64_t)j);
-    return -10.0 + 20.0 * sl__gen_unit(h);
-}
-
 static int blobs_check(sl_bind_t *b, struct blobs_data *d, int64_t dims, const char *type)
 {
     if (d->points < 0)
@@ -92,7 +85,7 @@ static int blobs_bind(sl_bind_t *b)
     }
     for (int64_t c = 0; c < d.k; c++)
         for (int j = 0; j < d.dims; j++)
-            d.centres[c * d.dims + j] = centre_coord(d.seed, c, d.dims, j);
+            d.centres[c * d.dims + j] = sl__gen_centre(d.seed, c, d.dims, j);
     *p = d;
     sl_bind_set_data(b, p, blobs_free);
     sl_bind_set_rows(b, d.points);
@@ -123,12 +116,10 @@ static int blobs_source(sl_task_t *t)
         return SL_ENOMEM;
     for (int64_t i = 0; i < n; i++) {
         uint64_t row = (uint64_t)(first + i);
-        int64_t c = (int64_t)sl__gen_below(sl__gen_hash(d->seed, SL__GEN_S_CLASS, row),
-                                           (uint64_t)d->k);
+        int64_t c = sl__gen_blob_class(d->seed, d->k, row);
         const double *ctr = d->centres + c * d->dims;
         for (int j = 0; j < d->dims; j++) {
-            double v = ctr[j] + d->spread * sl__gen_normal(d->seed, SL__GEN_S_NOISE,
-                                                           row * (uint64_t)d->dims + (uint64_t)j);
+            double v = sl__gen_blob_coord(d->seed, d->dims, d->spread, ctr[j], row, j);
             if (d->type == SL_TYPE_FLOAT32)
                 ((float *)sl__col_values(b, j))[i] = (float)v;
             else
@@ -140,8 +131,40 @@ static int blobs_source(sl_task_t *t)
     return sl_task_emit(t, b);
 }
 
-static const struct sl_impl blobs_impls[] = {{.device = SL_DEVICE_CPU, .run = blobs_source}};
-static const struct sl_phase blobs_phase = {blobs_impls, 1, sl__cost_linear};
+#ifdef SL_HAVE_CUDA
+static int blobs_source_cuda(sl_task_t *t)
+{
+    const struct blobs_data *d = sl_op_data(sl_task_op(t));
+    return sl__gen_blobs_cuda(t, d->seed, d->k, d->dims, d->spread, d->label, d->points);
+}
+
+/* float32 only: the GPU's log and cos may differ from glibc's in the last ulp of the
+ * double, which float32 rounding hides (but for a rare 1-ulp tie, see tests/gpu/
+ * test_gpu_gen.c); float64 columns would show it, so the CPU makes those. */
+static int blobs_can_cuda(const sl_task_t *t)
+{
+    const struct blobs_data *d = sl_op_data(sl_task_op(t));
+    return d->type == SL_TYPE_FLOAT32;
+}
+#endif
+
+/* float64 blobs cost what they cost on the CPU wherever the pipeline runs. */
+static double blobs_cost(const sl_op_t *op, enum sl_device_kind kind, int64_t rows)
+{
+    const struct blobs_data *d = sl_op_data(op);
+    return sl__cost_linear(op, d && d->type == SL_TYPE_FLOAT64 ? SL_DEVICE_CPU : kind, rows);
+}
+
+static const struct sl_impl blobs_impls[] = {
+    {.device = SL_DEVICE_CPU, .run = blobs_source},
+#ifdef SL_HAVE_CUDA
+    {.device = SL_DEVICE_CUDA, .flags = SL_IMPL_ASYNC, .run = blobs_source_cuda,
+     .can_run = blobs_can_cuda},
+#endif
+};
+static const struct sl_phase blobs_phase = {blobs_impls,
+                                            sizeof blobs_impls / sizeof blobs_impls[0],
+                                            blobs_cost};
 
 const struct sl_op_def sl__gen_blobs_def = {
     .abi_version = SL_OP_ABI_VERSION,

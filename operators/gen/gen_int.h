@@ -16,155 +16,30 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-/* Stream constants of the built-in generators (any distinct 64-bit values work). */
-enum {
-    SL__GEN_S_KEY = 0x4b45,     /* key values, permutation keys */
-    SL__GEN_S_MATCH = 0x4d41,   /* fk: does this row match the PK domain */
-    SL__GEN_S_MISS = 0x4d49,    /* fk: the non-matching key */
-    SL__GEN_S_ZIPF = 0x5a49,    /* Zipf draws (rank) */
-    SL__GEN_S_RANK = 0x5241,    /* permutation mapping Zipf ranks to key values */
-    SL__GEN_S_NULL = 0x4e55,    /* null flags */
-    SL__GEN_S_VALUE = 0x5641,   /* gen.uniform values */
-    SL__GEN_S_CENTRE = 0x4345,  /* gen.blobs centres */
-    SL__GEN_S_CLASS = 0x434c,   /* gen.blobs class of a point */
-    SL__GEN_S_NOISE = 0x4e4f    /* gen.blobs Gaussian noise */
-};
-
-/* The splitmix64 finalizer: a bijection of 64-bit values with good avalanche. */
-static inline uint64_t sl__gen_mix64(uint64_t x)
-{
-    x ^= x >> 30;
-    x *= 0xbf58476d1ce4e5b9ull;
-    x ^= x >> 27;
-    x *= 0x94d049bb133111ebull;
-    x ^= x >> 31;
-    return x;
-}
-
-/* The 64 random bits of index `i` in stream `stream` of generator seed `seed`:
- * mix64(mix64(seed ^ stream * golden) + i * golden). Different streams and seeds give
- * independent-looking sequences; equal arguments always give equal bits. */
-static inline uint64_t sl__gen_hash(uint64_t seed, uint64_t stream, uint64_t i)
-{
-    uint64_t s = sl__gen_mix64(seed ^ (stream * 0x9e3779b97f4a7c15ull));
-    return sl__gen_mix64(s + (i + 1) * 0x9e3779b97f4a7c15ull);
-}
-
-/* A uniform double in [0, 1) from the top 53 bits of h. */
-static inline double sl__gen_unit(uint64_t h)
-{
-    return (double)(h >> 11) * 0x1.0p-53;
-}
-
-/* A uniform double in (0, 1) (never 0: safe for log). */
-static inline double sl__gen_unit_open(uint64_t h)
-{
-    return ((double)(h >> 11) + 0.5) * 0x1.0p-53;
-}
-
-/* A uniform integer in [0, n) from h (n > 0), by multiply-high: bias below n / 2^64. */
-static inline uint64_t sl__gen_below(uint64_t h, uint64_t n)
-{
-    return (uint64_t)(((unsigned __int128)h * n) >> 64);
-}
-
-/* A pseudo-random bijection of [0, n): a 4-round balanced Feistel network over the
- * smallest even number of bits covering n, with cycle walking (values that land
- * outside [0, n) are encrypted again until they fall inside; fewer than 4 rounds of
- * walking on average since the domain is below 4n). */
-struct sl__gen_perm {
-    uint64_t n;
-    unsigned half_bits;   /* bits of each Feistel half */
-    uint64_t half_mask;
-    uint64_t keys[4];     /* round keys, from the seed */
-};
+/* The per-row functions and their option structs, shared with the CUDA kernels. */
+#include "sluice_k/gen_math.h"
 
 /* Prepares the permutation of [0, n) for `seed` (n may be 0 or 1). */
 void sl__gen_perm_init(struct sl__gen_perm *p, uint64_t n, uint64_t seed);
-/* The image of i (i < n) under the permutation. */
-uint64_t sl__gen_perm_apply(const struct sl__gen_perm *p, uint64_t i);
 
-/* Zipf sampling over the ranks 1..n with P(k) proportional to 1/k^s, s > 0, by
- * rejection-inversion (Hörmann and Derflinger, "Rejection-inversion to generate
- * variates from monotone discrete distributions", 1996), as Apache Commons RNG's
- * RejectionInversionZipfSampler. O(1) per draw, about 1.1 uniforms on average, no
- * table; s = 1 included. */
-struct sl__gen_zipf {
-    double n, s;
-    double h_x1;        /* H(1.5) - 1 */
-    double h_n;         /* H(n + 0.5) */
-    double thresh;      /* 2 - H^-1(H(2.5) - h(2)) */
-};
-
-/* Prepares sampling; SL_EINVAL if n < 1 or s <= 0 or not finite. */
+/* Prepares Zipf sampling (sl__gen_zipf_draw, gen_math.h); SL_EINVAL if n < 1 or s <= 0
+ * or not finite. */
 int sl__gen_zipf_init(struct sl__gen_zipf *z, uint64_t n, double s);
-/* A rank in [0, n) (0 the most frequent) for index i of stream `stream`; each rejection
- * attempt uses the next hash of (seed, stream, i, attempt). */
-uint64_t sl__gen_zipf_draw(const struct sl__gen_zipf *z, uint64_t seed, uint64_t stream,
-                           uint64_t i);
 
-/* A standard normal variate for index i of a stream (Box–Muller on two hashed
- * uniforms; the cosine branch only, so one variate per index). */
-double sl__gen_normal(uint64_t seed, uint64_t stream, uint64_t i);
-
-/* ---- the keys of gen.keys, row by row (for references in tests and benchmarks) ---- */
-
-enum sl__gen_keys_kind { SL__GEN_UNIQUE = 0, SL__GEN_FK = 1, SL__GEN_M2M = 2 };
-
-/* What gen.keys generates, by its options. Fill the first block (as the operator's
- * options: domain = pk_rows for FK, distinct for M2M, unused for UNIQUE) and call
- * sl__gen_keys_init; then sl__gen_keys_at gives exactly the operator's value of a row.
- *   UNIQUE  offset + perm(row), perm a Feistel permutation of [0, rows) keyed by seed;
- *   FK      if unit(hash(seed, MATCH, row)) < match (tested only when match < 1):
- *             uniform: below(hash(seed, KEY, row), domain), or
- *             Zipf:    rank_perm(zipf_draw(seed, ZIPF, row)), rank_perm a permutation of
- *                      [0, domain) keyed by seed ^ SL__GEN_S_RANK;
- *           else domain + below(hash(seed, MISS, row), type max - domain + 1);
- *   M2M     as a matching FK row over [0, distinct).
- * A row is NULL when unit(hash(seed, NULL, row)) < null_rate (its stored value is 0). */
-struct sl__gen_keys {
-    enum sl__gen_keys_kind kind;
-    uint64_t seed;
-    int64_t rows, domain, offset;
-    double match, zipf, null_rate;
-    int64_t type_max;            /* INT32_MAX or INT64_MAX */
-    /* filled by sl__gen_keys_init */
-    uint64_t miss_span;
-    struct sl__gen_perm perm;
-    struct sl__gen_zipf zipf_s;
-};
-
-/* Derives the permutations and the Zipf sampler. SL_EINVAL if zipf is set but the
- * domain is empty. */
+/* Derives gen.keys' permutations and the Zipf sampler (struct sl__gen_keys, gen_math.h).
+ * SL_EINVAL if zipf is set but the domain is empty. */
 int sl__gen_keys_init(struct sl__gen_keys *k);
 
-/* The key of row `row` (valid set to false for a NULL key, whose value is 0). */
-static inline int64_t sl__gen_keys_at(const struct sl__gen_keys *k, uint64_t row, bool *valid)
-{
-    if (k->null_rate > 0 &&
-        sl__gen_unit(sl__gen_hash(k->seed, SL__GEN_S_NULL, row)) < k->null_rate) {
-        *valid = false;
-        return 0;
-    }
-    *valid = true;
-    if (k->kind == SL__GEN_UNIQUE)
-        return k->offset + (int64_t)sl__gen_perm_apply(&k->perm, row);
-    if (k->kind == SL__GEN_FK && k->match < 1.0 &&
-        !(sl__gen_unit(sl__gen_hash(k->seed, SL__GEN_S_MATCH, row)) < k->match))
-        return k->domain + (int64_t)sl__gen_below(sl__gen_hash(k->seed, SL__GEN_S_MISS, row),
-                                                  k->miss_span);
-    if (k->zipf > 0)
-        return (int64_t)sl__gen_perm_apply(
-            &k->perm, sl__gen_zipf_draw(&k->zipf_s, k->seed, SL__GEN_S_ZIPF, row));
-    return (int64_t)sl__gen_below(sl__gen_hash(k->seed, SL__GEN_S_KEY, row), (uint64_t)k->domain);
-}
-
-/* Payload column p_j (j from 1) of a row, before truncation to the payload type:
- * row*31 + j (wrapping in 64 bits). int32 payloads keep the low 32 bits; float payloads
- * are this value converted. */
-static inline int64_t sl__gen_payload(int64_t row, int j)
-{
-    return (int64_t)((uint64_t)row * 31u + (uint64_t)j);
-}
+#ifdef SL_HAVE_CUDA
+/* CUDA implementations of the sources (gen_cuda.c): fill a device batch of the task's
+ * morsel on its stream and emit it. */
+typedef struct sl_task sl_task_t;
+int sl__gen_keys_cuda(sl_task_t *t, const struct sl__gen_keys *g, int key64,
+                      enum sl__gen_vtype ptype, int payloads);
+int sl__gen_uniform_cuda(sl_task_t *t, const struct sl__gen_uni *u, int64_t rows);
+int sl__gen_sequence_cuda(sl_task_t *t, int64_t start, int64_t step, int is64, int64_t rows);
+int sl__gen_blobs_cuda(sl_task_t *t, uint64_t seed, int64_t k, int dims, double spread,
+                       int label, int64_t points);
+#endif
 
 #endif /* SLUICE_GEN_INT_H */

@@ -237,8 +237,45 @@ static int keys_source(sl_task_t *t)
     return sl_task_emit(t, b);
 }
 
-static const struct sl_impl keys_impls[] = {{.device = SL_DEVICE_CPU, .run = keys_source}};
-static const struct sl_phase keys_phase = {keys_impls, 1, sl__cost_linear};
+#ifdef SL_HAVE_CUDA
+static enum sl__gen_vtype vtype(enum sl_type t)
+{
+    return t == SL_TYPE_INT32   ? SL__GEN_I32
+           : t == SL_TYPE_INT64 ? SL__GEN_I64
+           : t == SL_TYPE_FLOAT32 ? SL__GEN_F32 : SL__GEN_F64;
+}
+
+static int keys_source_cuda(sl_task_t *t)
+{
+    const struct keys_data *d = sl_op_data(sl_task_op(t));
+    return sl__gen_keys_cuda(t, &d->g, d->type == SL_TYPE_INT64, vtype(d->ptype), d->payloads);
+}
+
+/* Zipf draws use log/exp, whose last bits differ between glibc and CUDA: the CPU makes
+ * those (in a GPU pipeline, on the host thread; the batch is then moved). */
+static int keys_can_cuda(const sl_task_t *t)
+{
+    const struct keys_data *d = sl_op_data(sl_task_op(t));
+    return !(d->zipf > 0);
+}
+#endif
+
+/* Zipf keys cost what they cost on the CPU wherever the pipeline runs. */
+static double keys_cost(const sl_op_t *op, enum sl_device_kind kind, int64_t rows)
+{
+    const struct keys_data *d = sl_op_data(op);
+    return sl__cost_linear(op, d && d->zipf > 0 ? SL_DEVICE_CPU : kind, rows);
+}
+
+static const struct sl_impl keys_impls[] = {
+    {.device = SL_DEVICE_CPU, .run = keys_source},
+#ifdef SL_HAVE_CUDA
+    {.device = SL_DEVICE_CUDA, .flags = SL_IMPL_ASYNC, .run = keys_source_cuda,
+     .can_run = keys_can_cuda},
+#endif
+};
+static const struct sl_phase keys_phase = {keys_impls, sizeof keys_impls / sizeof keys_impls[0],
+                                           keys_cost};
 
 const struct sl_op_def sl__gen_keys_def = {
     .abi_version = SL_OP_ABI_VERSION,

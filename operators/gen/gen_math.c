@@ -1,5 +1,5 @@
-/* The generators' math: Feistel permutations, Zipf rejection-inversion, Box–Muller
- * (see gen_int.h). */
+/* The generators' host-only math: permutation set-up, Zipf rejection-inversion (the per-row
+ * functions shared with the GPU are in sluice_k/gen_math.h). */
 #include <math.h>
 
 #include "gen_int.h"
@@ -17,31 +17,6 @@ void sl__gen_perm_init(struct sl__gen_perm *p, uint64_t n, uint64_t seed)
     p->half_mask = p->half_bits >= 64 ? ~0ull : (1ull << p->half_bits) - 1;
     for (int r = 0; r < 4; r++)
         p->keys[r] = sl__gen_hash(seed, SL__GEN_S_KEY, (uint64_t)r);
-}
-
-static uint64_t feistel(const struct sl__gen_perm *p, uint64_t x)
-{
-    uint64_t l = x >> p->half_bits, r = x & p->half_mask;
-    for (int k = 0; k < 4; k++) {
-        uint64_t f = sl__gen_mix64(r ^ p->keys[k]) & p->half_mask;
-        uint64_t nl = r;
-        r = l ^ f;
-        l = nl;
-    }
-    return (l << p->half_bits) | r;
-}
-
-uint64_t sl__gen_perm_apply(const struct sl__gen_perm *p, uint64_t i)
-{
-    if (p->n <= 1)
-        return 0;
-    /* Cycle walking: the Feistel network permutes [0, 2^bits); following the cycle of i
-     * until it re-enters [0, n) gives a permutation of [0, n). */
-    uint64_t x = i;
-    do
-        x = feistel(p, x);
-    while (x >= p->n);
-    return x;
 }
 
 /* ---- Zipf (rejection-inversion) ---- */
@@ -110,13 +85,6 @@ uint64_t sl__gen_zipf_draw(const struct sl__gen_zipf *z, uint64_t seed, uint64_t
     }
     uint64_t r = (uint64_t)k - 1;
     return r < (uint64_t)z->n ? r : (uint64_t)z->n - 1;
-}
-
-double sl__gen_normal(uint64_t seed, uint64_t stream, uint64_t i)
-{
-    double u1 = sl__gen_unit_open(sl__gen_hash(seed, stream, 2 * i));
-    double u2 = sl__gen_unit(sl__gen_hash(seed, stream, 2 * i + 1));
-    return sqrt(-2.0 * log(u1)) * cos(2.0 * 3.14159265358979323846 * u2);
 }
 
 int sl__gen_keys_init(struct sl__gen_keys *k)

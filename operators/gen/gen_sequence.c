@@ -1,5 +1,6 @@
 /* gen.sequence: generates `rows` values start, start+step, ... in one column, in
  * parallel morsels (deterministic whatever the thread count). */
+#include "gen_int.h"
 #include "operators.h"
 
 struct seq_data {
@@ -79,8 +80,22 @@ static int seq_source(sl_task_t *t)
     return sl_task_emit(t, b);
 }
 
-static const struct sl_impl seq_impls[] = {{.device = SL_DEVICE_CPU, .run = seq_source}};
-static const struct sl_phase seq_phase = {seq_impls, 1, sl__cost_linear};
+#ifdef SL_HAVE_CUDA
+static int seq_source_cuda(sl_task_t *t)
+{
+    const struct seq_data *d = sl_op_data(sl_task_op(t));
+    return sl__gen_sequence_cuda(t, d->start, d->step, d->type == SL_TYPE_INT64, d->rows);
+}
+#endif
+
+static const struct sl_impl seq_impls[] = {
+    {.device = SL_DEVICE_CPU, .run = seq_source},
+#ifdef SL_HAVE_CUDA
+    {.device = SL_DEVICE_CUDA, .flags = SL_IMPL_ASYNC, .run = seq_source_cuda},
+#endif
+};
+static const struct sl_phase seq_phase = {seq_impls, sizeof seq_impls / sizeof seq_impls[0],
+                                          sl__cost_linear};
 
 const struct sl_op_def sl__gen_sequence_def = {
     .abi_version = SL_OP_ABI_VERSION,

@@ -10,12 +10,8 @@
 
 struct uni_data {
     int64_t rows;
-    uint64_t seed;
     enum sl_type type;
-    int64_t imin;
-    uint64_t ispan;       /* max - min + 1 (0 = the whole 64-bit range) */
-    double fmin, fmax;
-    double null_rate;
+    struct sl__gen_uni u; /* seed, range and null rate as the values need them */
 };
 
 static const struct sl_option_def uni_options[] = {
@@ -46,16 +42,16 @@ static int uni_range(sl_bind_t *b, struct uni_data *d)
                                 (long long)hi);
         if (d->type == SL_TYPE_INT32 && (lo < INT32_MIN || hi > INT32_MAX))
             return sl_bind_fail(b, SL_EOVERFLOW, "min and max must fit in int32");
-        d->imin = lo;
-        d->ispan = (uint64_t)hi - (uint64_t)lo + 1;
+        d->u.imin = lo;
+        d->u.ispan = (uint64_t)hi - (uint64_t)lo + 1;
         return SL_OK;
     }
-    if ((rc = sl_bind_option_float(b, "min", &d->fmin)) < 0 ||
-        (rc = sl_bind_option_float(b, "max", &d->fmax)) < 0)
+    if ((rc = sl_bind_option_float(b, "min", &d->u.fmin)) < 0 ||
+        (rc = sl_bind_option_float(b, "max", &d->u.fmax)) < 0)
         return rc;
-    if (d->fmin > d->fmax)
-        return sl_bind_fail(b, SL_EINVAL, "min=%g is above max=%g", d->fmin, d->fmax);
-    if (d->type == SL_TYPE_FLOAT32 && (fabs(d->fmin) > 3.4e38 || fabs(d->fmax) > 3.4e38))
+    if (d->u.fmin > d->u.fmax)
+        return sl_bind_fail(b, SL_EINVAL, "min=%g is above max=%g", d->u.fmin, d->u.fmax);
+    if (d->type == SL_TYPE_FLOAT32 && (fabs(d->u.fmin) > 3.4e38 || fabs(d->u.fmax) > 3.4e38))
         return sl_bind_fail(b, SL_EOVERFLOW, "min and max must fit in float32");
     return SL_OK;
 }
@@ -71,16 +67,19 @@ static int uni_bind(sl_bind_t *b)
         (rc = sl_bind_option_int(b, "seed", &seed)) < 0 ||
         (rc = sl_bind_option_str(b, "type", &type)) < 0 ||
         (rc = sl_bind_option_str(b, "column", &col)) < 0 ||
-        (rc = sl_bind_option_float(b, "null_rate", &d.null_rate)) < 0)
+        (rc = sl_bind_option_float(b, "null_rate", &d.u.null_rate)) < 0)
         return rc;
-    d.seed = (uint64_t)seed;
+    d.u.seed = (uint64_t)seed;
     if (d.rows < 0)
         return sl_bind_fail(b, SL_EINVAL, "rows must be >= 0, got %lld", (long long)d.rows);
     if (sl_type_parse(type, &d.type) < 0)
         return sl_bind_fail(b, SL_ETYPE, "type must be int32, int64, float32 or float64, got '%s'",
                             type);
-    if (!(d.null_rate >= 0.0 && d.null_rate <= 1.0))
-        return sl_bind_fail(b, SL_EINVAL, "null_rate must be in [0, 1], got %g", d.null_rate);
+    if (!(d.u.null_rate >= 0.0 && d.u.null_rate <= 1.0))
+        return sl_bind_fail(b, SL_EINVAL, "null_rate must be in [0, 1], got %g", d.u.null_rate);
+    d.u.type = d.type == SL_TYPE_INT32   ? SL__GEN_I32
+               : d.type == SL_TYPE_INT64 ? SL__GEN_I64
+               : d.type == SL_TYPE_FLOAT32 ? SL__GEN_F32 : SL__GEN_F64;
     if ((rc = uni_range(b, &d)) < 0)
         return rc;
     struct uni_data *p = sl__malloc(sizeof *p);
@@ -101,30 +100,14 @@ static int64_t uni_tasks(sl_task_t *t)
 
 static void uni_fill(const struct uni_data *d, void *out, uint64_t first, int64_t n)
 {
+    const struct sl__gen_uni *u = &d->u;
     for (int64_t i = 0; i < n; i++) {
-        uint64_t h = sl__gen_hash(d->seed, SL__GEN_S_VALUE, first + (uint64_t)i);
-        switch (d->type) {
-        case SL_TYPE_INT32:
-            ((int32_t *)out)[i] = (int32_t)(d->imin + (int64_t)sl__gen_below(h, d->ispan));
-            break;
-        case SL_TYPE_INT64:
-            ((int64_t *)out)[i] =
-                (int64_t)((uint64_t)d->imin + (d->ispan ? sl__gen_below(h, d->ispan) : h));
-            break;
-        case SL_TYPE_FLOAT32: {
-            float v = (float)(d->fmin + sl__gen_unit(h) * (d->fmax - d->fmin));
-            if (v >= (float)d->fmax && d->fmax > d->fmin)
-                v = nextafterf((float)d->fmax, -INFINITY); /* rounding reached max */
-            ((float *)out)[i] = v;
-            break;
-        }
-        default: {
-            double v = d->fmin + sl__gen_unit(h) * (d->fmax - d->fmin);
-            if (v >= d->fmax && d->fmax > d->fmin)
-                v = nextafter(d->fmax, -INFINITY);
-            ((double *)out)[i] = v;
-            break;
-        }
+        uint64_t h = sl__gen_hash(u->seed, SL__GEN_S_VALUE, first + (uint64_t)i);
+        switch (u->type) {
+        case SL__GEN_I32: ((int32_t *)out)[i] = (int32_t)sl__gen_uni_int(u, h); break;
+        case SL__GEN_I64: ((int64_t *)out)[i] = sl__gen_uni_int(u, h); break;
+        case SL__GEN_F32: ((float *)out)[i] = sl__gen_uni_f32(u, h); break;
+        default: ((double *)out)[i] = sl__gen_uni_f64(u, h); break;
         }
     }
 }
@@ -139,7 +122,7 @@ static int uni_source(sl_task_t *t)
     if (!b)
         return SL_ENOMEM;
     uni_fill(d, sl__col_values(b, 0), (uint64_t)first, n);
-    if (d->null_rate > 0 && n > 0) {
+    if (d->u.null_rate > 0 && n > 0) {
         uint8_t *valid = sl_batch_column_validity(b, 0);
         if (!valid) {
             sl_batch_unref(b);
@@ -148,8 +131,7 @@ static int uni_source(sl_task_t *t)
         int64_t nulls = 0;
         size_t w = sl_type_width(d->type);
         for (int64_t i = 0; i < n; i++) {
-            uint64_t h = sl__gen_hash(d->seed, SL__GEN_S_NULL, (uint64_t)(first + i));
-            if (sl__gen_unit(h) < d->null_rate) {
+            if (sl__gen_is_null(d->u.seed, d->u.null_rate, (uint64_t)(first + i))) {
                 valid[i >> 3] &= (uint8_t) ~(1u << (i & 7));
                 memset((char *)sl__col_values(b, 0) + (size_t)i * w, 0, w);
                 nulls++;
@@ -160,8 +142,23 @@ static int uni_source(sl_task_t *t)
     return sl_task_emit(t, b);
 }
 
-static const struct sl_impl uni_impls[] = {{.device = SL_DEVICE_CPU, .run = uni_source}};
-static const struct sl_phase uni_phase = {uni_impls, 1, sl__cost_linear};
+#ifdef SL_HAVE_CUDA
+/* Every type and null rate: the values are bit-exact on the GPU (gen_math.h). */
+static int uni_source_cuda(sl_task_t *t)
+{
+    const struct uni_data *d = sl_op_data(sl_task_op(t));
+    return sl__gen_uniform_cuda(t, &d->u, d->rows);
+}
+#endif
+
+static const struct sl_impl uni_impls[] = {
+    {.device = SL_DEVICE_CPU, .run = uni_source},
+#ifdef SL_HAVE_CUDA
+    {.device = SL_DEVICE_CUDA, .flags = SL_IMPL_ASYNC, .run = uni_source_cuda},
+#endif
+};
+static const struct sl_phase uni_phase = {uni_impls, sizeof uni_impls / sizeof uni_impls[0],
+                                          sl__cost_linear};
 
 const struct sl_op_def sl__gen_uniform_def = {
     .abi_version = SL_OP_ABI_VERSION,

@@ -1,0 +1,126 @@
+/* The generators on a GPU: each CUDA source fills a device batch for its task's morsel
+ * on the task's stream (kernels/gen, the CPU's per-row functions from
+ * sluice_k/gen_math.h) and emits it, so a pipeline placed on a GPU generates its data
+ * in device memory instead of on the GPU worker's one host thread. The kernels are
+ * enqueued and not waited for; the runtime orders what follows on the same stream.
+ *
+ * Validity bitmaps are device words from the same budgeted pool as the columns; their
+ * null count is left unknown (-1) rather than read back, which would stall the stream. */
+#include <cuda_runtime_api.h>
+
+#include "gen_int.h"
+#include "operators.h"
+#include "sluice_k/gen.h"
+
+static int failed(sl_task_t *t, sl_batch_t *b, cudaError_t e, const char *what)
+{
+    sl_batch_unref(b);
+    return sl_task_fail(t, SL_EDEVICE, "%s on the GPU: %s", what, cudaGetErrorName(e));
+}
+
+/* The task's morsel of `rows` rows and a device batch of the output schema for it. */
+static sl_batch_t *morsel_batch(sl_task_t *t, int64_t rows, int64_t *first, int64_t *n)
+{
+    int64_t m = sl_task_morsel_rows(t);
+    *first = sl_task_index(t) * m;
+    *n = sl__morsel_len(rows, m, sl_task_index(t));
+    return sl_task_new_batch(t, sl_op_output_schema(sl_task_op(t)), *n);
+}
+
+/* A device validity bitmap for column c of b: (n + 31) / 32 words, filled by a kernel.
+ * Allocated as a one-column batch, whose buffer is then kept (the engine's only way to
+ * hand operators a pooled device buffer that a batch can own). */
+static uint32_t *device_validity(sl_task_t *t, sl_batch_t *b, int c, int64_t n)
+{
+    sl_schema_t *s = sl__schema_new(1);
+    if (!s || sl__schema_set(s, 0, "w", SL_TYPE_INT32) != SL_OK) {
+        sl__schema_free(s);
+        sl_task_fail(t, SL_ENOMEM, "out of memory");
+        return NULL;
+    }
+    sl_batch_t *vb = sl_task_new_batch(t, s, (n + 31) / 32);
+    sl__schema_free(s);
+    if (!vb)
+        return NULL;
+    struct sl__buf *buf = vb->cols[0].data;
+    sl__buf_ref(buf);
+    sl_batch_unref(vb);
+    b->cols[c].validity = buf;
+    b->cols[c].null_count = -1;
+    return buf->ptr;
+}
+
+int sl__gen_keys_cuda(sl_task_t *t, const struct sl__gen_keys *g, int key64,
+                      enum sl__gen_vtype ptype, int payloads)
+{
+    int64_t first, n;
+    sl_batch_t *b = morsel_batch(t, g->rows, &first, &n);
+    if (!b)
+        return SL_ENOMEM;
+    cudaStream_t st = (cudaStream_t)sl_task_stream(t);
+    uint32_t *valid = NULL;
+    if (g->null_rate > 0 && !(valid = device_validity(t, b, 0, n))) {
+        sl_batch_unref(b);
+        return SL_ENOMEM;
+    }
+    cudaError_t e = sl_k_gen_keys(g, key64, first, n, sl__col_values(b, 0), valid, st);
+    for (int j = 1; e == cudaSuccess && j <= payloads; j++)
+        e = sl_k_gen_payload(ptype, j, first, n, sl__col_values(b, j), st);
+    if (e != cudaSuccess)
+        return failed(t, b, e, "gen.keys");
+    return sl_task_emit(t, b);
+}
+
+int sl__gen_uniform_cuda(sl_task_t *t, const struct sl__gen_uni *u, int64_t rows)
+{
+    int64_t first, n;
+    sl_batch_t *b = morsel_batch(t, rows, &first, &n);
+    if (!b)
+        return SL_ENOMEM;
+    uint32_t *valid = NULL;
+    if (u->null_rate > 0 && !(valid = device_validity(t, b, 0, n))) {
+        sl_batch_unref(b);
+        return SL_ENOMEM;
+    }
+    cudaError_t e = sl_k_gen_uniform(u, first, n, sl__col_values(b, 0), valid,
+                                     (cudaStream_t)sl_task_stream(t));
+    if (e != cudaSuccess)
+        return failed(t, b, e, "gen.uniform");
+    return sl_task_emit(t, b);
+}
+
+int sl__gen_sequence_cuda(sl_task_t *t, int64_t start, int64_t step, int is64, int64_t rows)
+{
+    int64_t first, n;
+    sl_batch_t *b = morsel_batch(t, rows, &first, &n);
+    if (!b)
+        return SL_ENOMEM;
+    cudaError_t e = sl_k_gen_sequence(start, step, is64, first, n, sl__col_values(b, 0),
+                                      (cudaStream_t)sl_task_stream(t));
+    if (e != cudaSuccess)
+        return failed(t, b, e, "gen.sequence");
+    return sl_task_emit(t, b);
+}
+
+int sl__gen_blobs_cuda(sl_task_t *t, uint64_t seed, int64_t k, int dims, double spread,
+                       int label, int64_t points)
+{
+    int64_t first, n;
+    sl_batch_t *b = morsel_batch(t, points, &first, &n);
+    if (!b)
+        return SL_ENOMEM;
+    cudaStream_t st = (cudaStream_t)sl_task_stream(t);
+    cudaError_t e = cudaSuccess;
+    /* SL_K_GEN_BLOBS_COLS columns per launch; the first launch also writes the labels. */
+    for (int j0 = 0; e == cudaSuccess && j0 < dims; j0 += SL_K_GEN_BLOBS_COLS) {
+        int nd = dims - j0 < SL_K_GEN_BLOBS_COLS ? dims - j0 : SL_K_GEN_BLOBS_COLS;
+        float *cols[SL_K_GEN_BLOBS_COLS];
+        for (int j = 0; j < nd; j++)
+            cols[j] = sl__col_values(b, j0 + j);
+        e = sl_k_gen_blobs_f32(seed, k, dims, spread, first, n, j0, nd, cols,
+                               label && j0 == 0 ? sl__col_values(b, dims) : NULL, st);
+    }
+    if (e != cudaSuccess)
+        return failed(t, b, e, "gen.blobs");
+    return sl_task_emit(t, b);
+}
