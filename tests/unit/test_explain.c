@@ -1,6 +1,7 @@
 /* Tests sl_query_explain (and its JSON): tasks, cost per task from the operators' cost
  * functions ("unknown" without one), placement reasons without a GPU, the memory
  * estimate against the host budget, and what a run measured beside the estimates. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
@@ -151,6 +152,9 @@ SL_TEST(costs_tasks_and_memory)
 
 SL_TEST(over_budget_and_gpu_absent)
 {
+    /* The engine's placement (GPU here) is what the reason names: the force_cpu test
+     * configuration's SLUICE_PLACEMENT would override it. */
+    unsetenv("SLUICE_PLACEMENT");
     struct fx f;
     int rc = sl_registry_add(sl_registry_global(), &nocost_def);
     assert_true(rc == SL_OK || rc == SL_EEXIST);
