@@ -77,6 +77,7 @@ int bench_sort(int argc, char **argv);
 int bench_partition(int argc, char **argv);
 int bench_aggregate(int argc, char **argv);
 int bench_kmeans(int argc, char **argv);
+int bench_mixed(int argc, char **argv);
 /* Runs fn(arg, lo, hi) over ranges of [0, n) on up to 16 threads (one below 2^16). */
 void bench_par_for(int64_t n, void (*fn)(void *, int64_t, int64_t), void *arg);
 /* The GPU join's phase times (SLUICE_JOIN_PHASES, bench_join.c): the file, and adding
