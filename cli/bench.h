@@ -84,6 +84,19 @@ void bench_par_for(int64_t n, void (*fn)(void *, int64_t, int64_t), void *arg);
  * the last line's (or with `all` every line's summed) phases to r, then emptying it. */
 void bench_join_phases_file(char *path, size_t len);
 void bench_join_phases(struct bench_result *r, const char *path, double total_ms, int all);
+/* One timed query of a join benchmark whose plan outputs "out" (bench_join.c). */
+struct bench_join_query {
+    sl_engine_t *eng;
+    sl_plan_t *plan;
+    int64_t rep;             /* < 0: the warm-up, not recorded */
+    int on_device;           /* output left in GPU memory; copied back to be summed */
+    const char *phases_path; /* "" = no GPU phase times */
+    int all_phase_lines;     /* sum the phase lines of several joins */
+    int check_every;         /* sum every output (else the warm-up's only) */
+    int aggregate;           /* output=aggregate: one row */
+    const char *what;        /* message prefix */
+};
+int bench_join_query(const struct bench_join_query *j, struct bench_result *r);
 /* `sluice bench join --sequence N` (bench_joinseq.c). */
 struct joinseq_args {
     int64_t sequence, probe_rows, dim_rows, repeat, seed;

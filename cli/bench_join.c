@@ -298,6 +298,41 @@ void bench_join_phases_file(char *path, size_t len)
     }
 }
 
+/* One query of a join benchmark (BENCH_PROTOCOL.md): timed from its creation to its
+ * output complete (in GPU memory when on_device); rep < 0 is the warm-up (not recorded);
+ * the output's rows and checksum are read after the span. */
+int bench_join_query(const struct bench_join_query *j, struct bench_result *r)
+{
+    sl_query_t *q = NULL;
+    int64_t t0 = cli_now_ns();
+    int rc = sl_query_create(j->eng, j->plan, &q);
+    if (rc == SL_OK)
+        rc = sl_query_run(q);
+    double ms = (cli_now_ns() - t0) / 1e6;
+    if (rc != SL_OK) {
+        cli_fail("%s: %s", j->what, q ? sl_query_errmsg(q) : sl_engine_errmsg(j->eng));
+    } else {
+        sl_table_t *out, *host = NULL;
+        sl_query_result(q, "out", &out);
+        if (j->phases_path[0]) /* the warm-up's lines are dropped */
+            bench_join_phases(j->rep >= 0 ? r : NULL, j->phases_path, ms, j->all_phase_lines);
+        if (j->rep >= 0)
+            bench_add(r, ms);
+        int check = j->check_every || j->rep < 0;
+        if (check && j->on_device && sl_table_to_host(out, &host) == SL_OK) {
+            sl_table_unref(out);
+            out = host;
+        }
+        if (check) {
+            r->output_rows = j->aggregate ? 1 : sl_table_num_rows(out);
+            r->checksum = bench_checksum_table(out);
+        }
+        sl_table_unref(out);
+    }
+    sl_query_destroy(q);
+    return rc;
+}
+
 int bench_join(int argc, char **argv)
 {
     struct cli_common c;
@@ -384,30 +419,9 @@ int bench_join(int argc, char **argv)
             sl_plan_destroy(p);
             break;
         }
-        sl_query_t *q;
-        int64_t t0 = cli_now_ns();
-        rc = sl_query_create(eng, p, &q);
-        if (rc == SL_OK)
-            rc = sl_query_run(q);
-        double ms = (cli_now_ns() - t0) / 1e6;
-        if (rc != SL_OK) {
-            cli_fail("bench join: %s", q ? sl_query_errmsg(q) : sl_engine_errmsg(eng));
-        } else {
-            sl_table_t *out, *host = NULL;
-            sl_query_result(q, "out", &out);
-            if (phases_path[0]) /* the warm-up's line is dropped */
-                bench_join_phases(rep >= 0 ? &r : NULL, phases_path, ms, 0);
-            if (rep >= 0)
-                bench_add(&r, ms);
-            if (on_device && sl_table_to_host(out, &host) == SL_OK) { /* after the span */
-                sl_table_unref(out);
-                out = host;
-            }
-            r.output_rows = strcmp(a.output, "aggregate") ? sl_table_num_rows(out) : 1;
-            r.checksum = bench_checksum_table(out);
-            sl_table_unref(out);
-        }
-        sl_query_destroy(q);
+        struct bench_join_query jq = {eng, p, rep, on_device, phases_path, 0, 1,
+                                      !strcmp(a.output, "aggregate"), "bench join"};
+        rc = bench_join_query(&jq, &r);
         sl_plan_destroy(p);
     }
     if (rc == SL_OK) {

@@ -187,33 +187,10 @@ static int seq_run(sl_engine_t *eng, const struct joinseq_args *a, sl_table_t *f
             sl_plan_destroy(p);
             break;
         }
-        sl_query_t *q = NULL;
-        int64_t t0 = cli_now_ns();
-        rc = sl_query_create(eng, p, &q);
-        if (rc == SL_OK)
-            rc = sl_query_run(q);
-        double ms = (cli_now_ns() - t0) / 1e6;
-        if (rc != SL_OK) {
-            cli_fail("bench join --sequence: %s", q ? sl_query_errmsg(q) : sl_engine_errmsg(eng));
-        } else {
-            sl_table_t *out, *host = NULL;
-            sl_query_result(q, "out", &out);
-            if (phases_path[0])
-                bench_join_phases(rep >= 0 ? r : NULL, phases_path, ms, 1);
-            if (rep >= 0)
-                bench_add(r, ms);
-            /* the warm-up's output is checked (a 2^27-row output takes seconds to sum) */
-            if (rep < 0 && on_device && sl_table_to_host(out, &host) == SL_OK) {
-                sl_table_unref(out);
-                out = host;
-            }
-            if (rep < 0) {
-                r->output_rows = strcmp(a->output, "aggregate") ? sl_table_num_rows(out) : 1;
-                r->checksum = bench_checksum_table(out);
-            }
-            sl_table_unref(out);
-        }
-        sl_query_destroy(q);
+        /* the warm-up's output is checked (a 2^27-row output takes seconds to sum) */
+        struct bench_join_query jq = {eng, p, rep, on_device, phases_path, 1, 0,
+                                      !strcmp(a->output, "aggregate"), "bench join --sequence"};
+        rc = bench_join_query(&jq, r);
         sl_plan_destroy(p);
     }
     return rc;
