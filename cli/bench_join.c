@@ -21,6 +21,7 @@ struct join_args {
     double match_ratio, zipf;
     const char *algo, *output, *kind, *resident;
     int pageable;                       /* host-resident GPU inputs left pageable */
+    int64_t sequence, dim_rows;         /* --sequence N (bench_joinseq.c) */
 };
 
 static uint64_t xs(uint64_t *s)
@@ -29,7 +30,6 @@ static uint64_t xs(uint64_t *s)
     return *s;
 }
 
-/* Runs fn(arg, lo, hi) over [0, n) on up to 16 threads. */
 struct par {
     void (*fn)(void *, int64_t, int64_t);
     void *arg;
@@ -43,7 +43,7 @@ static void *par_run(void *p)
     return NULL;
 }
 
-static void par_for(int64_t n, void (*fn)(void *, int64_t, int64_t), void *arg)
+void bench_par_for(int64_t n, void (*fn)(void *, int64_t, int64_t), void *arg)
 {
     enum { T = 16 };
     pthread_t th[T];
@@ -105,7 +105,7 @@ static sl_table_t *make_table(const struct join_args *a, int64_t n, const int64_
             return NULL;
         for (int c = 0; c < nc; c++) {
             struct fill f = {sl_batch_column_data(b, c), keys, lo, c, kt == SL_TYPE_INT64};
-            par_for(m, fill_range, &f);
+            bench_par_for(m, fill_range, &f);
         }
         sl_table_append(t, b);
         sl_batch_unref(b);
@@ -143,6 +143,8 @@ static int parse_args(int argc, char **argv, struct join_args *a, struct cli_com
                            : !strcmp(o, "--key-bytes")  ? &a->key_bytes
                            : !strcmp(o, "--repeat")     ? &a->repeat
                            : !strcmp(o, "--seed")       ? &a->seed
+                           : !strcmp(o, "--sequence")   ? &a->sequence
+                           : !strcmp(o, "--dim-rows")   ? &a->dim_rows
                                                         : NULL;
             if (cnt) {
                 if (cli_parse_count(v, cnt) < 0)
@@ -245,38 +247,90 @@ static void gen_keys(const struct join_args *a, int64_t *bk, int64_t *pk)
             cdf[i] /= tot;
     }
     struct probe_gen g = {a, bk, pk, cdf, s};
-    par_for(a->probe_rows, probe_range, &g);
+    bench_par_for(a->probe_rows, probe_range, &g);
     free(cdf);
 }
 
-/* The GPU join's phases of the last query (the last line SLUICE_JOIN_PHASES got), and
- * the rest of the query's time as "engine_other" (scans, graph, scheduling). */
-static void add_gpu_phases(struct bench_result *r, const char *path, double total_ms)
+/* The GPU join's phases of the last query (the last line SLUICE_JOIN_PHASES got, or with
+ * `all` the sum of every line: one per join of a sequence), and the rest of the query's
+ * time as "engine_other" (scans, graph, scheduling). r = NULL drops the lines. */
+void bench_join_phases(struct bench_result *r, const char *path, double total_ms, int all)
 {
-    FILE *f = path ? fopen(path, "r") : NULL;
-    char line[512], last[512] = "";
-    while (f && fgets(line, sizeof line, f))
-        memcpy(last, line, sizeof last);
-    if (f)
-        fclose(f);
-    if (f && (f = fopen(path, "w")))
-        fclose(f); /* truncate: one line per repeat */
     static const char *const names[] = {"prepare", "partition", "join", "materialize", "finalize"};
-    double fin = -1;
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-        char key[32];
-        snprintf(key, sizeof key, "\"%s\":", names[i]);
-        const char *at = strstr(last, key);
-        if (!at)
-            continue;
-        double v = atof(at + strlen(key));
-        if (r)
-            bench_add_phase(r, names[i], v);
-        if (i == 4)
-            fin = v;
+    enum { NP = sizeof names / sizeof names[0] };
+    double v[NP];
+    int seen[NP] = {0};
+    FILE *f = path ? fopen(path, "r") : NULL;
+    char line[512];
+    while (f && fgets(line, sizeof line, f)) {
+        for (int i = 0; i < NP; i++) {
+            char key[32];
+            snprintf(key, sizeof key, "\"%s\":", names[i]);
+            const char *at = strstr(line, key);
+            double x = at ? atof(at + strlen(key)) : 0;
+            v[i] = all && seen[i] ? v[i] + x : x;
+            seen[i] = at != NULL || (all && seen[i]);
+        }
     }
-    if (r && fin >= 0)
-        bench_add_phase(r, "engine_other", total_ms - fin);
+    if (f) {
+        fclose(f);
+        if ((f = fopen(path, "w")))
+            fclose(f); /* truncate: the next query's lines */
+    }
+    for (int i = 0; r && i < NP; i++)
+        if (seen[i])
+            bench_add_phase(r, names[i], v[i]);
+    if (r && seen[NP - 1])
+        bench_add_phase(r, "engine_other", total_ms - v[NP - 1]);
+}
+
+/* Makes the file the GPU join appends its phase times to (SLUICE_JOIN_PHASES); leaves
+ * path empty if it cannot. */
+void bench_join_phases_file(char *path, size_t len)
+{
+    snprintf(path, len, "/tmp/sluice_join_phases.%d", (int)getpid());
+    FILE *f = fopen(path, "w");
+    if (f) {
+        fclose(f);
+        setenv("SLUICE_JOIN_PHASES", path, 1);
+    } else {
+        path[0] = 0;
+    }
+}
+
+/* One query of a join benchmark (BENCH_PROTOCOL.md): timed from its creation to its
+ * output complete (in GPU memory when on_device); rep < 0 is the warm-up (not recorded);
+ * the output's rows and checksum are read after the span. */
+int bench_join_query(const struct bench_join_query *j, struct bench_result *r)
+{
+    sl_query_t *q = NULL;
+    int64_t t0 = cli_now_ns();
+    int rc = sl_query_create(j->eng, j->plan, &q);
+    if (rc == SL_OK)
+        rc = sl_query_run(q);
+    double ms = (cli_now_ns() - t0) / 1e6;
+    if (rc != SL_OK) {
+        cli_fail("%s: %s", j->what, q ? sl_query_errmsg(q) : sl_engine_errmsg(j->eng));
+    } else {
+        sl_table_t *out, *host = NULL;
+        sl_query_result(q, "out", &out);
+        if (j->phases_path[0]) /* the warm-up's lines are dropped */
+            bench_join_phases(j->rep >= 0 ? r : NULL, j->phases_path, ms, j->all_phase_lines);
+        if (j->rep >= 0)
+            bench_add(r, ms);
+        int check = j->check_every || j->rep < 0;
+        if (check && j->on_device && sl_table_to_host(out, &host) == SL_OK) {
+            sl_table_unref(out);
+            out = host;
+        }
+        if (check) {
+            r->output_rows = j->aggregate ? 1 : sl_table_num_rows(out);
+            r->checksum = bench_checksum_table(out);
+        }
+        sl_table_unref(out);
+    }
+    sl_query_destroy(q);
+    return rc;
 }
 
 int bench_join(int argc, char **argv)
@@ -287,10 +341,19 @@ int bench_join(int argc, char **argv)
     struct join_args a = {.build_rows = 1 << 24, .probe_rows = 1 << 24, .payloads = 1,
                           .key_bytes = 4, .repeat = 5, .seed = 42, .match_ratio = 1,
                           .zipf = 0, .algo = "auto", .output = "materialize", .kind = "inner",
-                          .resident = "host"};
+                          .resident = "host", .sequence = -1};
     int pr = parse_args(argc, argv, &a, &c);
     if (pr != 0)
         return pr > 0 ? 0 : 1;
+    if (a.sequence >= 0) {
+        int given = 0;
+        for (int i = 1; i < argc; i++)
+            given |= !strcmp(argv[i], "--probe-rows");
+        struct joinseq_args sa = {a.sequence, given ? a.probe_rows : (int64_t)1 << 27,
+                                  a.dim_rows ? a.dim_rows : (int64_t)1 << 25, a.repeat, a.seed,
+                                  a.algo, a.output, a.resident};
+        return bench_join_sequence(&sa, &c);
+    }
     int64_t *bk = malloc((size_t)a.build_rows * sizeof *bk);
     int64_t *pk = malloc((size_t)(a.probe_rows + 1) * sizeof *pk);
     if (!bk || !pk)
@@ -305,16 +368,8 @@ int bench_join(int argc, char **argv)
     if (!bt || !pt)
         return cli_fail("out of memory generating the inputs");
     char phases_path[64] = "";
-    if (c.placement != SL_PLACE_CPU) {
-        snprintf(phases_path, sizeof phases_path, "/tmp/sluice_join_phases.%d", (int)getpid());
-        FILE *f = fopen(phases_path, "w");
-        if (f) {
-            fclose(f);
-            setenv("SLUICE_JOIN_PHASES", phases_path, 1);
-        } else {
-            phases_path[0] = 0;
-        }
-    }
+    if (c.placement != SL_PLACE_CPU)
+        bench_join_phases_file(phases_path, sizeof phases_path);
     sl_engine_t *eng = cli_open_engine(&c);
     if (!eng)
         return 1;
@@ -364,32 +419,9 @@ int bench_join(int argc, char **argv)
             sl_plan_destroy(p);
             break;
         }
-        sl_query_t *q;
-        int64_t t0 = cli_now_ns();
-        rc = sl_query_create(eng, p, &q);
-        if (rc == SL_OK)
-            rc = sl_query_run(q);
-        double ms = (cli_now_ns() - t0) / 1e6;
-        if (rc != SL_OK) {
-            cli_fail("bench join: %s", q ? sl_query_errmsg(q) : sl_engine_errmsg(eng));
-        } else {
-            sl_table_t *out, *host = NULL;
-            sl_query_result(q, "out", &out);
-            if (rep >= 0 && phases_path[0])
-                add_gpu_phases(&r, phases_path, ms);
-            if (rep >= 0)
-                bench_add(&r, ms);
-            else if (phases_path[0])
-                add_gpu_phases(NULL, phases_path, ms); /* drops the warm-up's line */
-            if (on_device && sl_table_to_host(out, &host) == SL_OK) { /* after the span */
-                sl_table_unref(out);
-                out = host;
-            }
-            r.output_rows = strcmp(a.output, "aggregate") ? sl_table_num_rows(out) : 1;
-            r.checksum = bench_checksum_table(out);
-            sl_table_unref(out);
-        }
-        sl_query_destroy(q);
+        struct bench_join_query jq = {eng, p, rep, on_device, phases_path, 0, 1,
+                                      !strcmp(a.output, "aggregate"), "bench join"};
+        rc = bench_join_query(&jq, &r);
         sl_plan_destroy(p);
     }
     if (rc == SL_OK) {

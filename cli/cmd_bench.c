@@ -92,6 +92,8 @@ static const struct bench_entry benches[] = {
     {"partition", "radix partitioning of random keys with payload columns", bench_partition},
     {"aggregate", "hash group-by count and sum on random 32-bit keys", bench_aggregate},
     {"kmeans", "Lloyd k-means iterations on float32 blobs", bench_kmeans},
+    {"mixed", "a plan of joins, an aggregate and k-means under placement cpu, gpu and auto",
+     bench_mixed},
 };
 
 int cmd_bench(int argc, char **argv)

@@ -1,0 +1,147 @@
+/* sluice bench mixed: the scheduler's mixed workload (TARGETS.md "Scheduler", issue 8).
+ * One plan whose pipelines favour different devices: a small-table join (too little work
+ * for a GPU launch), a large join, a few-group aggregate and k-means, all from
+ * generators. It runs with placement forced to the CPU, forced to the GPU and left to the
+ * engine (auto), each a fresh engine, one warm-up then --repeat timed queries (creation
+ * to the last output fetched); the JSON line gives the three medians and auto / min(cpu,
+ * gpu) (target at most 1.1). Without a GPU all three run on the CPU. The exact outputs
+ * (joins, aggregate) must have the same checksum under every placement. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "bench.h"
+
+static const char *const outputs[] = {"small_join", "large_join", "groupby", "kmeans"};
+enum { N_OUT = 4, N_EXACT = 3 }; /* k-means' float centres may differ by device */
+
+static int mixed_plan(sl_plan_t *p, int64_t rows, int64_t seed)
+{
+    char text[2048];
+    int64_t sd = rows / 4096 > 16 ? rows / 4096 : 16, sf = rows / 256 > 16 ? rows / 256 : 16;
+    int64_t pts = rows / 16 > 64 ? rows / 16 : 64;
+    snprintf(text, sizeof text,
+             "sdim  = gen.keys rows=%" PRId64 " kind=unique seed=%" PRId64 " payloads=1\n"
+             "sfact = gen.keys rows=%" PRId64 " kind=fk pk_rows=%" PRId64 " seed=%" PRId64
+             " payloads=1\n"
+             "sj    = join(sfact, sdim) on=k output=aggregate\n"
+             "output sj as small_join\n"
+             "ldim  = gen.keys rows=%" PRId64 " kind=unique seed=%" PRId64 " payloads=1\n"
+             "lfact = gen.keys rows=%" PRId64 " kind=fk pk_rows=%" PRId64 " seed=%" PRId64
+             " payloads=1\n"
+             "lj    = join(lfact, ldim) on=k output=aggregate\n"
+             "output lj as large_join\n"
+             "g     = gen.keys rows=%" PRId64 " kind=m2m distinct=16 seed=%" PRId64
+             " payloads=1\n"
+             "agg   = aggregate(g) keys=k aggs=\"count(*), sum(p1)\"\n"
+             "output agg as groupby\n"
+             "pts   = gen.blobs points=%" PRId64 " dims=16 k=64 seed=%" PRId64 "\n"
+             "km    = kmeans(pts) k=64 max_iter=5 tol=0 seed=7\n"
+             "output km as kmeans\n",
+             sd, seed, sf, sd, seed + 1, rows, seed + 2, rows, rows, seed + 3, rows, seed + 4,
+             pts, seed + 5);
+    return sl_plan_parse(p, text, "mixed");
+}
+
+/* Median time of `repeat` queries under one placement; the warm-up's exact checksums. */
+static int mixed_run(struct cli_common *c, enum sl_placement pl, int64_t rows, int64_t seed,
+                     int64_t repeat, double *med, uint64_t sums[N_OUT], char *dev, int dev_len)
+{
+    c->placement = pl;
+    sl_engine_t *eng = cli_open_engine(c);
+    if (!eng)
+        return SL_EINVAL;
+    sl_plan_t *p;
+    sl_plan_create(&p);
+    int rc = mixed_plan(p, rows, seed);
+    if (rc != SL_OK)
+        cli_fail("bench mixed: %s", sl_plan_errmsg(p));
+    struct bench_result r;
+    bench_result_init(&r, 0);
+    if (dev)
+        bench_device_name(eng, pl, dev, dev_len);
+    for (int64_t rep = -1; rep < repeat && rc == SL_OK; rep++) {
+        sl_query_t *q = NULL;
+        sl_table_t *out[N_OUT] = {0};
+        int64_t t0 = cli_now_ns();
+        rc = sl_query_create(eng, p, &q);
+        if (rc == SL_OK)
+            rc = sl_query_run(q);
+        for (int i = 0; i < N_OUT && rc == SL_OK; i++)
+            rc = sl_query_result(q, outputs[i], &out[i]);
+        double ms = (cli_now_ns() - t0) / 1e6;
+        if (rc != SL_OK)
+            cli_fail("bench mixed: %s", q ? sl_query_errmsg(q) : sl_engine_errmsg(eng));
+        for (int i = 0; i < N_OUT; i++) {
+            if (rc == SL_OK && rep < 0)
+                sums[i] = i < N_EXACT ? bench_checksum_table(out[i])
+                                      : (uint64_t)sl_table_num_rows(out[i]);
+            sl_table_unref(out[i]);
+        }
+        if (rc == SL_OK && rep >= 0)
+            bench_add(&r, ms);
+        sl_query_destroy(q);
+    }
+    *med = rc == SL_OK ? bench_median(r.ms, r.n) : 0;
+    sl_plan_destroy(p);
+    sl_engine_close(eng);
+    return rc;
+}
+
+int bench_mixed(int argc, char **argv)
+{
+    struct cli_common c;
+    cli_common_init(&c);
+    int64_t rows = (int64_t)1 << 25, repeat = 3, seed = 1;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--help")) {
+            printf("usage: sluice bench mixed [--rows N] [--repeat R] [--seed S] [--threads N]"
+                   " [--gpu-mem BYTES] [--json]\n"
+                   "One plan: a small join (N/256 x N/4096 rows), a large join (N x N), an"
+                   " aggregate of N rows\ninto 16 groups and k-means (N/16 points, d = 16,"
+                   " k = 64, 5 iterations), run with\nplacement cpu, gpu and auto; prints the"
+                   " medians and auto / min(cpu, gpu) (target <= 1.1).\n");
+            return 0;
+        }
+        const struct bench_count_opt counts[] = {{"--rows", &rows}, {"--repeat", &repeat},
+                                                 {"--seed", &seed}};
+        int r = bench_count_option(argc, argv, &i, counts, 3);
+        if (r == 0)
+            r = cli_common_option(&c, argc, argv, &i);
+        if (r < 0)
+            return 2;
+        if (r == 0)
+            return cli_fail("bench mixed: unknown option '%s'", argv[i]);
+    }
+    if (rows < 1 || repeat < 1 || repeat > BENCH_MAX_REPEAT)
+        return cli_fail("bench mixed: --rows must be at least 1, --repeat 1..%d",
+                        BENCH_MAX_REPEAT);
+    static const enum sl_placement pls[3] = {SL_PLACE_CPU, SL_PLACE_GPU, SL_PLACE_AUTO};
+    static const char *const names[3] = {"cpu", "gpu", "auto"};
+    double ms[3];
+    uint64_t sums[3][N_OUT];
+    char dev[160] = "";
+    int rc = SL_OK;
+    for (int k = 0; k < 3 && rc == SL_OK; k++)
+        rc = mixed_run(&c, pls[k], rows, seed, repeat, &ms[k], sums[k], k == 1 ? dev : NULL,
+                       sizeof dev);
+    for (int k = 1; k < 3 && rc == SL_OK; k++)
+        for (int i = 0; i < N_EXACT; i++)
+            if (sums[k][i] != sums[0][i]) {
+                cli_fail("bench mixed: output %s: checksum %" PRIu64 " with placement %s but "
+                         "%" PRIu64 " on the CPU", outputs[i], sums[k][i], names[k], sums[0][i]);
+                rc = SL_EINVAL;
+            }
+    if (rc != SL_OK)
+        return 1;
+    double best = ms[0] < ms[1] ? ms[0] : ms[1];
+    printf("{\"bench\":\"mixed\",\"rows\":%" PRId64 ",\"repeat\":%" PRId64 ",\"cpu_ms\":%.3f,"
+           "\"gpu_ms\":%.3f,\"auto_ms\":%.3f,\"best_ms\":%.3f,\"ratio\":%.4f,\"target\":1.1,"
+           "\"met\":%s,\"device\":\"%s\",\"checksums\":{",
+           rows, repeat, ms[0], ms[1], ms[2], best, best > 0 ? ms[2] / best : 0,
+           best > 0 && ms[2] <= 1.1 * best ? "true" : "false", dev);
+    for (int i = 0; i < N_OUT; i++)
+        printf("%s\"%s\":%" PRIu64, i ? "," : "", outputs[i], sums[0][i]);
+    printf("}}\n");
+    return 0;
+}
