@@ -835,7 +835,8 @@ int sl__gpu_run_sync(struct sl__gpu *g, sl_task_t *t, const struct sl_impl *im)
         te.start_ns = event_ns(g, ev[0]);
         te.end_ns = event_ns(g, ev[1]);
         if (te.start_ns >= 0 && te.end_ns >= te.start_ns)
-            sl__trace_add(&t->q->trace, g->worker->id, &te);
+            /* The calling thread's own buffer: the GPU worker's is its thread's alone. */
+            sl__trace_add(&t->q->trace, t->worker ? t->worker->id : g->worker->id, &te);
     }
     for (int i = 0; i < 2; i++)
         if (ev[i])

@@ -166,6 +166,9 @@ int agg_gpu_sink(sl_task_t *t)
                                          budget_left};
         if (!(ls->gpu = sl_task_alloc(t, sizeof *ls->gpu)))
             return SL_ENOMEM;
+        /* sl_task_alloc does not clear: the kept-batch list must start empty (reused heap
+         * memory made keep_batch write through a stale pointer, intermittently). */
+        memset(ls->gpu, 0, sizeof *ls->gpu);
         if ((rc = agg_gdrv_init(&ls->gpu->drv, &sp, sl_task_stream(t), &mem)) < 0) {
             ls->gpu = NULL;
             return drv_failed(t, NULL, rc);

@@ -2,6 +2,7 @@
 #include "agg_gpu.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 /* Estimated groups above which the partitioned method is used: below it the global table
@@ -35,11 +36,63 @@ static void dfree(struct agg_gdrv *d, void *p)
         d->mem.free(d->mem.ctx, p);
 }
 
+/* What CUDA knows of a pointer, for error messages. */
+static const char *ptr_kind(const void *p)
+{
+    struct cudaPointerAttributes pa;
+    if (cudaPointerGetAttributes(&pa, p) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return "unknown to CUDA";
+    }
+    switch (pa.type) {
+    case cudaMemoryTypeDevice: return "device memory";
+    case cudaMemoryTypeHost: return "pinned host memory";
+    case cudaMemoryTypeManaged: return "managed memory";
+    default: return "not device memory (freed or never allocated)";
+    }
+}
+
+/* Copies `bytes` from the device to h and waits. A failure names the pointer, what CUDA
+ * knows of it, the size and the table block, so that a bad pointer shows where it came
+ * from. */
 static int sync_read(struct agg_gdrv *d, void *h, const void *dsrc, size_t bytes, const char *w)
 {
-    CU(d, cudaMemcpyAsync(h, dsrc, bytes, cudaMemcpyDeviceToHost, d->stream), w);
-    CU(d, cudaStreamSynchronize(d->stream), w);
+    const char *step = "copy";
+    cudaError_t e = cudaMemcpyAsync(h, dsrc, bytes, cudaMemcpyDeviceToHost, d->stream);
+    if (e == cudaSuccess) {
+        step = "wait";
+        e = cudaStreamSynchronize(d->stream);
+    }
+    if (e == cudaSuccess)
+        return AGG_GDRV_OK;
+    snprintf(d->what_buf, sizeof d->what_buf,
+             "%s (%s of %zu bytes from %p, %s; table block %p of %lld groups, mode %d, %lld "
+             "rows in %d inputs)", w, step, bytes, dsrc, ptr_kind(dsrc), d->tb_mem,
+             (long long)d->tb.cap, d->mode, (long long)d->rows, d->n_ins);
+    d->what = d->what_buf;
+    d->cuerr = e;
+    return AGG_GDRV_ECUDA;
+}
+
+/* Marks the driver busy for one call: the engine must never enter one driver from two
+ * threads at once (a GPU worker's sink and a finalize on a CPU thread); if it does, the
+ * call fails with a message instead of corrupting the driver's state. */
+static int enter(struct agg_gdrv *d, const char *call)
+{
+    if (__atomic_exchange_n(&d->busy, 1, __ATOMIC_ACQ_REL)) {
+        snprintf(d->what_buf, sizeof d->what_buf, "%s: the driver is in use by another thread",
+                 call);
+        d->what = d->what_buf;
+        d->cuerr = cudaErrorInvalidValue;
+        return AGG_GDRV_ECUDA;
+    }
     return AGG_GDRV_OK;
+}
+
+static int leave(struct agg_gdrv *d, int rc)
+{
+    __atomic_store_n(&d->busy, 0, __ATOMIC_RELEASE);
+    return rc;
 }
 
 int agg_gdrv_init(struct agg_gdrv *d, const struct sl_k_agg_spec *spec, cudaStream_t stream,
@@ -167,6 +220,18 @@ static int table_finish(struct agg_gdrv *d)
     unsigned long long n[4];
     int rc;
     for (;;) {
+        /* The descriptor must still describe its block (a stale or overwritten one would
+         * read freed memory). */
+        struct sl_k_agg_table want;
+        sl_k_agg_table_carve(&d->spec, d->tb.cap, d->tb_mem, &want);
+        if (want.d_n != d->tb.d_n) {
+            snprintf(d->what_buf, sizeof d->what_buf, "the table descriptor does not match its "
+                     "block %p (counters at %p, expected %p, %lld groups)", d->tb_mem,
+                     (void *)d->tb.d_n, (void *)want.d_n, (long long)d->tb.cap);
+            d->what = d->what_buf;
+            d->cuerr = cudaErrorInvalidValue;
+            return AGG_GDRV_ECUDA;
+        }
         if ((rc = sync_read(d, n, d->tb.d_n, sizeof n, "reading the group count")) < 0)
             return rc;
         if (!n[1] && !n[2] && !n[3])
@@ -282,7 +347,7 @@ static int part_add(struct agg_gdrv *d, const struct sl_k_agg_input *in)
     return AGG_GDRV_OK;
 }
 
-int agg_gdrv_add(struct agg_gdrv *d, const struct sl_k_agg_input *in)
+static int add(struct agg_gdrv *d, const struct sl_k_agg_input *in)
 {
     if (in->n == 0)
         return AGG_GDRV_OK;
@@ -293,6 +358,12 @@ int agg_gdrv_add(struct agg_gdrv *d, const struct sl_k_agg_input *in)
     if (rc == AGG_GDRV_OK)
         d->rows += in->n;
     return rc;
+}
+
+int agg_gdrv_add(struct agg_gdrv *d, const struct sl_k_agg_input *in)
+{
+    int rc = enter(d, "adding a batch");
+    return rc < 0 ? rc : leave(d, add(d, in));
 }
 
 /* Asks for output columns of `rows` rows and prepares their bitmaps and counters. */
@@ -380,8 +451,18 @@ static double span_ms(const struct agg_gdrv *d, int a, int b)
     return -1;
 }
 
+static int output(struct agg_gdrv *d, agg_gdrv_out_fn fn, void *ctx, int32_t *d_status,
+                  int64_t *n_groups, int64_t *h_null_count);
+
 int agg_gdrv_output(struct agg_gdrv *d, agg_gdrv_out_fn fn, void *ctx, int32_t *d_status,
                     int64_t *n_groups, int64_t *h_null_count)
+{
+    int rc = enter(d, "writing the groups");
+    return rc < 0 ? rc : leave(d, output(d, fn, ctx, d_status, n_groups, h_null_count));
+}
+
+static int output(struct agg_gdrv *d, agg_gdrv_out_fn fn, void *ctx, int32_t *d_status,
+                  int64_t *n_groups, int64_t *h_null_count)
 {
     int nc = d->spec.n_keys + d->spec.n_aggs, rc = AGG_GDRV_OK;
     struct sl_k_agg_out out;

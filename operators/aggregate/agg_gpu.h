@@ -51,7 +51,9 @@ struct agg_gdrv {
     cudaStream_t stream;
     struct agg_gdrv_mem mem;
     cudaError_t cuerr;            /* the failure behind AGG_GDRV_ECUDA */
-    const char *what;             /* what failed */
+    const char *what;             /* what failed (may point into what_buf) */
+    char what_buf[256];           /* a failure's message with the pointers and sizes involved */
+    int busy;                     /* inside an agg_gdrv_* call: two threads at once is a bug */
     /* choices (set before the first add; 0 = measured defaults) */
     int force_mode;               /* AGG_GDRV_* */
     int shared_groups;            /* table method's shared groups per block (0 default) */

@@ -21,6 +21,9 @@ typedef void (*sl_test_fn)(void **state);
 void sl_test_register(const char *name, sl_test_fn fn);
 /* Marks the running case as skipped (exit code 77) with a reason, and returns from it. */
 void sl_test_mark_skipped(const char *why);
+/* Inside a case: a fatal signal in any thread, or an exit() before the case returns,
+ * prints a backtrace to stderr (cmocka's own handler may only exit with 255). */
+void sl_test_trap_crashes(void);
 
 #define SL_TEST(name)                                                   \
     static void sl_test_##name(void **state);                           \

@@ -25,6 +25,7 @@
 
 #define NEED_GPU()                            \
     do {                                      \
+        sl_test_trap_crashes();               \
         if (sl__cuda_device_count() == 0)     \
             SL_SKIP("no GPU");                \
         SL_ASSERT_OK(sl__cuda_set_device(0, NULL)); \

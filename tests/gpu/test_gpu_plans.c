@@ -147,6 +147,7 @@ static void same_on_gpu(const char *file)
 
 static void plan_case(const char *file)
 {
+    sl_test_trap_crashes();
     if (sl__cuda_device_count() == 0)
         SL_SKIP("no GPU");
     same_on_gpu(file);
