@@ -30,8 +30,8 @@ static const struct cost_model models[] = {
     {"project", 2.0, -1, 0},
     {"join", 20.0, 0.05, 100e-6},          /* sink: build + probe, per input row */
     {"join.source", 0.5, 0.01, 5e-6},      /* emitting the joined rows */
-    {"sort", 40.0, -1, 0},
-    {"sort.source", 0.5, -1, 0},
+    {"sort", 40.0, 0.04, 100e-6},          /* GPU: CUB radix sort ~9 ms per 2^28 (estimate) */
+    {"sort.source", 0.5, 0.01, 5e-6},
     {"partition", 8.0, -1, 0},
     {"partition.source", 0.5, -1, 0},
     {"merge", 10.0, -1, 0},

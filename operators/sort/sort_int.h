@@ -143,6 +143,8 @@ void sl__rows_fini(struct sl__rows *r);
 /* A sink phase body: keeps a reference to the task's input batch (if it has rows). */
 int sl__rows_sink(sl_task_t *t, struct sl__rows *local);
 /* A combine phase body: moves a worker's batches into the global list. */
+/* Replaces device batches (kept by a sink on a GPU) by host copies, for a CPU finalize. */
+int sl__rows_to_host(sl_task_t *t, struct sl__rows *r);
 int sl__rows_combine(sl_task_t *t, struct sl__rows *global, struct sl__rows *local);
 /* Rows per parallel chunk for n rows: at least a morsel, about 64 chunks, a multiple of
  * 64 (bitmap bytes never shared between chunks). */

@@ -220,6 +220,21 @@ int sl__rows_sink(sl_task_t *t, struct sl__rows *local)
     return SL_OK;
 }
 
+int sl__rows_to_host(sl_task_t *t, struct sl__rows *r)
+{
+    for (int64_t i = 0; i < r->n; i++) {
+        sl_batch_t *b = r->items[i].batch, *h;
+        if (sl_batch_device(b) < 0)
+            continue;
+        int rc = sl_task_batch_to_host(t, b, &h);
+        if (rc < 0)
+            return rc;
+        sl_batch_unref(b);
+        r->items[i].batch = h;
+    }
+    return SL_OK;
+}
+
 int sl__rows_combine(sl_task_t *t, struct sl__rows *global, struct sl__rows *local)
 {
     if (sl__rows_move(global, local) < 0)

@@ -1,0 +1,286 @@
+/* sort on a GPU (issue 6): the CUDA finalize and source of the sort operator.
+ *
+ * sink, combine: the CPU bodies (sort.c), which only keep references to the batches, so
+ *   on a GPU worker they keep device batches.
+ * finalize: the batches in input order (sl__rows_order) form each column as one device
+ *   array (zero-copy when they are consecutive slices of one buffer, else device copies
+ *   into a temporary). One key, no other payload or one payload: CUB sorts (key, payload)
+ *   straight into the output batch. More payloads: CUB sorts (key, row id) pairs and each
+ *   payload is gathered by the sorted ids. CUB's radix sort is stable, like the CPU sort.
+ *   Phases (CUDA events): gpu_concat (if any copy), gpu_sort, gpu_gather.
+ * source: slices of the device result, downloaded for host consumers.
+ *
+ * Not on the GPU (the sink's can_run says no: the CPU sink and finalize run): more than
+ * one key, a float key. Left to the CPU finalize (the finalize's can_run says no; the CPU
+ * finalize downloads the kept device batches first): nulls in any column, 2^31 rows or
+ * more, host batches or batches of several GPUs among the kept ones, more than SG_MAX_COLS columns, or device memory
+ * needs (output, copies, row ids, CUB temp) over sl_task_device_budget. */
+#include <string.h>
+
+#include <cuda_runtime_api.h>
+
+#include "sluice_k/columns.h"
+#include "sluice_k/sort.h"
+#include "sort_op.h"
+
+/* Columns the GPU path takes (more: the CPU sorts). */
+#define SG_MAX_COLS 64
+
+int sl__sort_gpu_can_run(const sl_task_t *t)
+{
+    const sl_op_t *op = sl_task_op((sl_task_t *)t);
+    const struct sort_data *d = sl_op_data(op);
+    if (d->spec.n_keys != 1)
+        return 0;
+    const char *name;
+    enum sl_type type;
+    sl_schema_field(sl_op_output_schema(op), d->spec.keys[0].col, &name, &type);
+    return type == SL_TYPE_INT32 || type == SL_TYPE_INT64;
+}
+
+#define SG_CK(t, call, what)                                                              \
+    do {                                                                                  \
+        cudaError_t e_ = (call);                                                          \
+        if (e_ != cudaSuccess)                                                            \
+            return sl_task_fail((t), SL_EDEVICE, "sort on the GPU: %s: %s", (what),       \
+                                cudaGetErrorName(e_));                                    \
+    } while (0)
+
+/* 1 if column c of all kept batches is one run of one buffer. */
+static int contiguous(const struct sl__rows *r, int c)
+{
+    const struct sl__col *c0 = &r->items[0].batch->cols[c];
+    int64_t next = c0->offset;
+    for (int64_t i = 0; i < r->n; i++) {
+        const struct sl__col *col = &r->items[i].batch->cols[c];
+        if (col->data != c0->data || col->offset != next)
+            return 0;
+        next += r->items[i].batch->n_rows;
+    }
+    return 1;
+}
+
+/* Device bytes the GPU finalize needs: the output, copies of columns that are not one
+ * run of one buffer, row ids (two payloads or more) and CUB's temp storage. */
+static int64_t need_bytes(const struct sort_global *g, const struct sort_data *d, int64_t n,
+                          size_t *temp_bytes)
+{
+    const sl_batch_t *b0 = g->rows.items[0].batch;
+    int kc = d->spec.keys[0].col, np = d->n_cols - 1, pw = 0;
+    for (int c = 0; c < d->n_cols && np == 1; c++)
+        if (c != kc)
+            pw = sl_type_width(b0->cols[c].type);
+    int vb = np == 0 ? 0 : np == 1 ? pw : 4;
+    *temp_bytes = 0;
+    if (sl_k_sort_pairs(NULL, temp_bytes, sl_type_width(b0->cols[kc].type), d->spec.keys[0].desc,
+                        NULL, NULL, NULL, NULL, vb, n, 0) != cudaSuccess)
+        return INT64_MAX;
+    int64_t need = (int64_t)*temp_bytes + (np >= 2 ? 8 * n : 0);
+    for (int c = 0; c < d->n_cols; c++)
+        need += (int64_t)sl_type_width(b0->cols[c].type) * n * (contiguous(&g->rows, c) ? 1 : 2);
+    return need;
+}
+
+/* The finalize runs on the GPU unless these batches need the CPU (top comment). It
+ * orders the kept batches (idempotent) so that contiguity, and so the memory estimate,
+ * is that of the input order the finalize sorts in. */
+int sl__sort_gpu_finalize_can_run(const sl_task_t *tc)
+{
+    sl_task_t *t = (sl_task_t *)tc;
+    struct sort_global *g = sl_task_gstate(t);
+    const struct sort_data *d = sl_op_data(sl_task_op(t));
+    if (!sl__sort_gpu_can_run(tc) || d->n_cols > SG_MAX_COLS)
+        return 0;
+    sl__rows_order(&g->rows);
+    int64_t n = 0;
+    for (int64_t i = 0; i < g->rows.n; i++) {
+        const sl_batch_t *b = g->rows.items[i].batch;
+        n += b->n_rows;
+        if (sl_batch_device(b) < 0 || sl_batch_device(b) != sl_batch_device(g->rows.items[0].batch))
+            return 0; /* host batches, or batches of several GPUs */
+        for (int c = 0; c < d->n_cols; c++)
+            if (b->cols[c].validity && b->cols[c].null_count != 0)
+                return 0;
+    }
+    if (n >= ((int64_t)1 << 31))
+        return 0;
+    size_t temp;
+    return n == 0 || need_bytes(g, d, n, &temp) <= sl_task_device_budget(tc);
+}
+
+struct sg_phases {
+    cudaEvent_t ev[4]; /* start, after concat, after sort, after gather */
+    int ok;
+};
+
+static void ph_record(struct sg_phases *p, int i, cudaStream_t s)
+{
+    if (p->ok && cudaEventRecord(p->ev[i], s) != cudaSuccess)
+        p->ok = 0;
+}
+
+static void ph_report(sl_task_t *t, struct sg_phases *p, int concat, int gather)
+{
+    static const char *const names[3] = {"gpu_concat", "gpu_sort", "gpu_gather"};
+    const int want[3] = {concat, 1, gather};
+    if (p->ok && cudaEventSynchronize(p->ev[3]) == cudaSuccess)
+        for (int i = 0; i < 3; i++) {
+            float ms = 0;
+            if (want[i] && cudaEventElapsedTime(&ms, p->ev[i], p->ev[i + 1]) == cudaSuccess)
+                sl_task_phase_time(t, names[i], ms);
+        }
+    for (int i = 0; i < 4; i++)
+        if (p->ev[i])
+            cudaEventDestroy(p->ev[i]);
+}
+
+/* Column c of all rows as one device array: a view, or a copy into *owned. */
+static int column(sl_task_t *t, struct sort_global *g, int c, const void **out, void **owned)
+{
+    const sl_batch_t *b0 = g->rows.items[0].batch;
+    size_t w = (size_t)sl_type_width(b0->cols[c].type);
+    *owned = NULL;
+    if (contiguous(&g->rows, c)) {
+        *out = sl__col_values(b0, c);
+        return SL_OK;
+    }
+    char *d = sl_task_device_alloc(t, (size_t)g->n * w);
+    if (!d)
+        return sl_task_fail(t, SL_ENOMEM, "sort on the GPU: out of device memory");
+    int64_t at = 0;
+    for (int64_t i = 0; i < g->rows.n; i++) {
+        const sl_batch_t *b = g->rows.items[i].batch;
+        SG_CK(t, cudaMemcpyAsync(d + (size_t)at * w, sl__col_values(b, c), (size_t)b->n_rows * w,
+                                 cudaMemcpyDeviceToDevice, sl_task_stream(t)),
+              "copying a column");
+        at += b->n_rows;
+    }
+    *out = d;
+    *owned = d;
+    return SL_OK;
+}
+
+static int run_gpu(sl_task_t *t, struct sort_global *g, const struct sort_data *d,
+                   struct sg_phases *ph, const void **cols, void **owned, int *n_owned)
+{
+    cudaStream_t s = sl_task_stream(t);
+    const sl_schema_t *schema = sl_op_output_schema(sl_task_op(t));
+    int kc = d->spec.keys[0].col, desc = d->spec.keys[0].desc, np = d->n_cols - 1;
+    const sl_batch_t *b0 = g->rows.items[0].batch;
+    int kw = sl_type_width(b0->cols[kc].type);
+    int pc = -1, pw = 0; /* the one payload column, if exactly one */
+    for (int c = 0; c < d->n_cols && np == 1; c++)
+        if (c != kc)
+            pc = c, pw = sl_type_width(b0->cols[c].type);
+    int vb = np == 0 ? 0 : np == 1 ? pw : 4;
+    size_t temp_bytes = 0;
+    need_bytes(g, d, g->n, &temp_bytes);
+    ph_record(ph, 0, s);
+    for (int c = 0; c < d->n_cols; c++) {
+        int rc = column(t, g, c, &cols[c], &owned[*n_owned]);
+        if (rc < 0)
+            return rc;
+        if (owned[*n_owned])
+            (*n_owned)++;
+    }
+    ph_record(ph, 1, s);
+    g->out = sl_task_new_batch(t, schema, g->n);
+    if (!g->out)
+        return sl_task_fail(t, SL_ENOMEM, "sort on the GPU: out of memory for %lld rows",
+                            (long long)g->n);
+    void *temp = sl_task_device_alloc(t, temp_bytes ? temp_bytes : 1);
+    if (!temp)
+        return sl_task_fail(t, SL_ENOMEM, "sort on the GPU: out of device memory");
+    owned[(*n_owned)++] = temp;
+    void *kout = sl__col_values(g->out, kc);
+    if (np <= 1) {
+        SG_CK(t, sl_k_sort_pairs(temp, &temp_bytes, kw, desc, cols[kc], kout,
+                                 np ? cols[pc] : NULL, np ? sl__col_values(g->out, pc) : NULL,
+                                 vb, g->n, s),
+              "sorting");
+        ph_record(ph, 2, s);
+        ph_record(ph, 3, s);
+        return SL_OK;
+    }
+    uint32_t *ids = sl_task_device_alloc(t, (size_t)g->n * 8);
+    if (!ids)
+        return sl_task_fail(t, SL_ENOMEM, "sort on the GPU: out of device memory");
+    owned[(*n_owned)++] = ids;
+    SG_CK(t, sl_k_iota_u32(ids, g->n, 0, s), "row ids");
+    SG_CK(t, sl_k_sort_pairs(temp, &temp_bytes, kw, desc, cols[kc], kout, ids, ids + g->n, 4,
+                             g->n, s),
+          "sorting");
+    ph_record(ph, 2, s);
+    for (int c = 0; c < d->n_cols; c++) {
+        if (c == kc)
+            continue;
+        void *dst = sl__col_values(g->out, c);
+        if (sl_type_width(b0->cols[c].type) == 4)
+            SG_CK(t, sl_k_gather_b32((const uint32_t *)cols[c], ids + g->n, dst, g->n, s), "gathering");
+        else
+            SG_CK(t, sl_k_gather_b64((const uint64_t *)cols[c], ids + g->n, dst, g->n, s), "gathering");
+    }
+    ph_record(ph, 3, s);
+    return SL_OK;
+}
+
+int sl__sort_gpu_finalize(sl_task_t *t)
+{
+    struct sort_global *g = sl_task_gstate(t);
+    const struct sort_data *d = sl_op_data(sl_task_op(t));
+    sl__rows_order(&g->rows);
+    g->n = 0;
+    for (int64_t i = 0; i < g->rows.n; i++)
+        g->n += g->rows.items[i].batch->n_rows;
+    if (g->n == 0)
+        return SL_OK;
+    const void *cols[SG_MAX_COLS];
+    void *owned[SG_MAX_COLS + 2];
+    int n_owned = 0;
+    struct sg_phases ph = {.ok = 1};
+    for (int i = 0; i < 4; i++)
+        if (cudaEventCreate(&ph.ev[i]) != cudaSuccess)
+            ph.ok = 0;
+    int rc = run_gpu(t, g, d, &ph, cols, owned, &n_owned);
+    int concat = 0;
+    for (int c = 0; c < d->n_cols && rc == SL_OK; c++)
+        concat |= !contiguous(&g->rows, c);
+    if (rc == SL_OK)
+        ph_report(t, &ph, concat, d->n_cols > 2);
+    else
+        for (int i = 0; i < 4; i++)
+            if (ph.ev[i])
+                cudaEventDestroy(ph.ev[i]);
+    /* The stream orders these frees after the kernels that read the memory. */
+    for (int i = 0; i < n_owned; i++)
+        sl_task_device_free(t, owned[i]);
+    if (rc < 0)
+        return rc;
+    SG_CK(t, cudaStreamSynchronize(sl_task_stream(t)), "sorting");
+    g->gpu = 1;
+    /* The input is no longer needed: its device memory goes back now. */
+    sl__rows_fini(&g->rows);
+    return SL_OK;
+}
+
+int sl__sort_gpu_source_can_run(const sl_task_t *t)
+{
+    return ((const struct sort_global *)sl_task_gstate((sl_task_t *)t))->gpu;
+}
+
+/* One morsel of the device result: on the GPU as it is, or downloaded for a host task. */
+int sl__sort_gpu_source(sl_task_t *t)
+{
+    struct sort_global *g = sl_task_gstate(t);
+    int64_t m = sl_task_morsel_rows(t), lo = sl_task_index(t) * m;
+    int64_t n = g->n - lo;
+    sl_batch_t *b = sl_task_batch_slice(t, g->out, lo, n < m ? n : m);
+    if (!b)
+        return SL_ENOMEM;
+    if (sl_task_device_kind(t) == SL_DEVICE_CUDA)
+        return sl_task_emit(t, b);
+    sl_batch_t *h;
+    int rc = sl_task_batch_to_host(t, b, &h);
+    sl_batch_unref(b);
+    return rc < 0 ? rc : sl_task_emit(t, h);
+}

@@ -1,0 +1,322 @@
+/* Tests the sort operator on a GPU (operators/sort/sort_cuda.c) against the same plan on
+ * the CPU, row for row (both sorts are stable, so the outputs must be identical): empty
+ * input, one row, duplicates, all keys equal, already sorted, reverse sorted, int32 and
+ * int64 keys with negative values and extremes, ascending and descending, 0, 1 and 3
+ * payloads of mixed widths (int32, int64, float64), host-resident input and GPU-resident
+ * input (sl_table_to_device) with the output left on the GPU. Then the cases the GPU
+ * leaves to the CPU, which must still give the CPU's result: nulls in the key or in a
+ * payload, two sort keys, a float key, a GPU budget too small for the sort. Whether the
+ * GPU sorted is read from the operator's state. Skipped without a GPU. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuda/cuda_int.h"
+#include "exec_int.h"
+#include "sl_test.h"
+#include "sort/sort_op.h"
+
+enum { K_RANDOM, K_FEW, K_EQUAL, K_SORTED, K_REVERSE, K_EXTREME };
+
+struct spec {
+    int64_t rows;
+    int key64, key_float;
+    int n_pay;      /* payload c: int32, int64, float64 in turn */
+    int keys;       /* K_* */
+    int key_nulls;  /* every 7th key null */
+    int pay_nulls;  /* every 5th value of payload 1 null */
+    int64_t chunk;  /* rows per input batch (0: 40000) */
+    uint64_t seed;
+};
+
+static uint64_t rnd(uint64_t *s)
+{
+    *s ^= *s << 13, *s ^= *s >> 7, *s ^= *s << 17;
+    return *s;
+}
+
+static int64_t key_of(const struct spec *sp, int64_t i, uint64_t *s)
+{
+    switch (sp->keys) {
+    case K_FEW: return (int64_t)(rnd(s) % 50) - 25;
+    case K_EQUAL: return -3;
+    case K_SORTED: return i / 3 - sp->rows / 6;
+    case K_REVERSE: return sp->rows - i / 2;
+    case K_EXTREME: {
+        int64_t ex[] = {sp->key64 ? INT64_MIN : INT32_MIN, sp->key64 ? INT64_MAX : INT32_MAX,
+                        0, -1, 1};
+        uint64_t x = rnd(s);
+        return x % 3 ? ex[x % 5] : (int64_t)rnd(s);
+    }
+    default: return (int64_t)rnd(s);
+    }
+}
+
+static sl_table_t *make(const struct spec *sp)
+{
+    sl_table_t *t;
+    SL_ASSERT_OK(sl_table_create(&t));
+    const char *names[5] = {"k", "p1", "p2", "p3", "p4"};
+    enum sl_type ty[5];
+    int nc = 1 + sp->n_pay;
+    ty[0] = sp->key_float ? SL_TYPE_FLOAT64 : sp->key64 ? SL_TYPE_INT64 : SL_TYPE_INT32;
+    for (int c = 1; c < nc; c++)
+        ty[c] = c % 3 == 1 ? SL_TYPE_INT32 : c % 3 == 2 ? SL_TYPE_INT64 : SL_TYPE_FLOAT64;
+    uint64_t s = sp->seed * 0x9E3779B97F4A7C15ull + 1;
+    int64_t chunk = sp->chunk ? sp->chunk : 40000, row = 0;
+    for (int64_t lo = 0; lo < sp->rows || lo == 0; lo += chunk) {
+        int64_t m = sp->rows - lo < chunk ? sp->rows - lo : chunk;
+        sl_batch_t *b;
+        SL_ASSERT_OK(sl_batch_create(&b, nc, names, ty, m));
+        for (int64_t i = 0; i < m; i++, row++) {
+            int64_t k = key_of(sp, row, &s);
+            void *d = sl_batch_column_data(b, 0);
+            if (ty[0] == SL_TYPE_INT64)
+                ((int64_t *)d)[i] = k;
+            else if (ty[0] == SL_TYPE_INT32)
+                ((int32_t *)d)[i] = (int32_t)k;
+            else
+                ((double *)d)[i] = (double)(k % 1000) * 0.5;
+            for (int c = 1; c < nc; c++) {
+                void *p = sl_batch_column_data(b, c);
+                if (ty[c] == SL_TYPE_INT32)
+                    ((int32_t *)p)[i] = (int32_t)row; /* the input position: stability */
+                else if (ty[c] == SL_TYPE_INT64)
+                    ((int64_t *)p)[i] = (int64_t)rnd(&s);
+                else
+                    ((double *)p)[i] = (double)(int64_t)rnd(&s) / 1e6;
+            }
+        }
+        if (sp->key_nulls)
+            for (int64_t i = 0; i < m; i += 7)
+                sl_batch_column_validity(b, 0)[i / 8] &= (uint8_t) ~(1u << (i % 8));
+        if (sp->pay_nulls && nc > 1)
+            for (int64_t i = 0; i < m; i += 5)
+                sl_batch_column_validity(b, 1)[i / 8] &= (uint8_t) ~(1u << (i % 8));
+        SL_ASSERT_OK(sl_table_append(t, b));
+        sl_batch_unref(b);
+        if (m == 0)
+            break;
+    }
+    return t;
+}
+
+/* A table's rows as one array of 8-byte words per column (nulls as a marker), in order. */
+struct flat {
+    int64_t rows;
+    int cols;
+    uint64_t *v; /* cols x rows */
+};
+
+static struct flat flatten(sl_table_t *t)
+{
+    struct flat f = {sl_table_num_rows(t), 0, NULL};
+    int64_t at = 0;
+    for (int64_t bi = 0; bi < sl_table_num_batches(t); bi++) {
+        sl_batch_t *b = sl_table_batch(t, bi);
+        if (!f.v) {
+            f.cols = sl_batch_num_columns(b);
+            f.v = calloc((size_t)(f.rows * f.cols + 1), 8);
+        }
+        for (int c = 0; c < f.cols; c++) {
+            struct sl_column col;
+            sl_batch_column(b, c, &col);
+            for (int64_t r = 0; r < col.length; r++) {
+                int64_t i = col.offset + r;
+                uint64_t v = 0;
+                if (col.validity && !(col.validity[i / 8] >> (i % 8) & 1))
+                    v = 0xDEADBEEFCAFEull;
+                else if (sl_type_width(col.type) == 8)
+                    memcpy(&v, (const char *)col.data + i * 8, 8);
+                else
+                    v = (uint64_t)(int64_t)((const int32_t *)col.data)[i];
+                f.v[(size_t)c * (size_t)f.rows + (size_t)(at + r)] = v;
+            }
+        }
+        at += sl_batch_num_rows(b);
+    }
+    return f;
+}
+
+static sl_engine_t *engine(enum sl_placement pl, int64_t gpu_mem)
+{
+    struct sl_engine_config cfg;
+    sl_engine_config_init(&cfg);
+    cfg.n_threads = 2;
+    cfg.placement = pl;
+    cfg.gpu_mem_limit = gpu_mem;
+    sl_engine_t *e;
+    SL_ASSERT_OK(sl_engine_open(&e, &cfg));
+    return e;
+}
+
+/* Runs sort(by) on `in`; *on_gpu: whether the GPU sorted it. */
+static struct flat run(sl_engine_t *e, sl_table_t *in, const char *by, int output_device,
+                       int *on_gpu)
+{
+    sl_plan_t *p;
+    int ni, ns;
+    SL_ASSERT_OK(sl_plan_create(&p));
+    SL_ASSERT_OK(sl_plan_add_table(p, in, &ni));
+    SL_ASSERT_OK(sl_plan_add(p, "sort", &ni, 1, by, &ns));
+    SL_ASSERT_OK(output_device ? sl_plan_output_device(p, ns, "o") : sl_plan_output(p, ns, "o"));
+    sl_query_t *q;
+    SL_ASSERT_OK(sl_query_create(e, p, &q));
+    int rc = sl_query_run(q);
+    if (rc != SL_OK)
+        fail_msg("query failed: %s", sl_query_errmsg(q));
+    if (on_gpu)
+        *on_gpu = ((const struct sort_global *)q->ops[ns].gstate)->gpu;
+    sl_table_t *out, *host;
+    SL_ASSERT_OK(sl_query_result(q, "o", &out));
+    SL_ASSERT_OK(sl_table_to_host(out, &host));
+    struct flat f = flatten(host);
+    sl_table_unref(host);
+    sl_table_unref(out);
+    sl_query_destroy(q);
+    sl_plan_destroy(p);
+    return f;
+}
+
+/* The sort on the CPU engine and on the GPU engine (host input, and GPU-resident input
+ * with the output left on the GPU), compared row for row. */
+static void check(const struct spec *sp, const char *by, int expect_gpu, int64_t gpu_mem)
+{
+    sl_table_t *in = make(sp);
+    sl_engine_t *cpu = engine(SL_PLACE_CPU, 0), *gpu = engine(SL_PLACE_GPU, gpu_mem);
+    struct flat want = run(cpu, in, by, 0, NULL);
+    assert_int_equal(want.rows, sp->rows);
+    for (int resident = 0; resident < 2; resident++) {
+        sl_table_t *gin = in;
+        if (resident)
+            SL_ASSERT_OK(sl_table_to_device(gpu, in, 0, &gin));
+        int on_gpu = -1;
+        struct flat got = run(gpu, gin, by, resident, &on_gpu);
+        if (resident)
+            sl_table_unref(gin);
+        int64_t bad = -1;
+        for (int64_t i = 0; got.rows == want.rows && i < want.rows * want.cols && bad < 0; i++)
+            if (got.v[i] != want.v[i])
+                bad = i;
+        printf("%s, %lld rows, %d payloads, resident %d: cpu %lld rows, gpu %lld rows, "
+               "sorted on the GPU: %d%s\n", by, (long long)sp->rows, sp->n_pay, resident,
+               (long long)want.rows, (long long)got.rows, on_gpu, bad >= 0 ? " MISMATCH" : "");
+        if (bad >= 0)
+            printf("  first difference: column %lld row %lld\n", (long long)(bad / want.rows),
+                   (long long)(bad % want.rows));
+        assert_int_equal(got.rows, want.rows);
+        assert_int_equal(got.cols, want.cols);
+        assert_true(bad < 0);
+        assert_int_equal(on_gpu, expect_gpu);
+        free(got.v);
+        struct sl_mem_stats ms;
+        sl_engine_mem_stats(gpu, &ms);
+        assert_int_equal(ms.gpu_in_use, 0); /* every device block went back to the pool */
+    }
+    free(want.v);
+    sl_engine_close(cpu);
+    sl_engine_close(gpu);
+    sl_table_unref(in);
+}
+
+#define NEED_GPU()                            \
+    do {                                      \
+        if (sl__cuda_device_count() == 0)     \
+            SL_SKIP("no GPU");                \
+    } while (0)
+
+SL_TEST(empty_and_one_row)
+{
+    NEED_GPU();
+    struct spec e = {.rows = 0, .n_pay = 1, .seed = 1};
+    check(&e, "by=k", 0, 0); /* nothing to sort: the GPU result stays unset */
+    struct spec one = {.rows = 1, .n_pay = 3, .seed = 2};
+    check(&one, "by=k", 1, 0);
+    one.key64 = 1;
+    check(&one, "by=\"k DESC\"", 1, 0);
+}
+
+SL_TEST(int32_keys_payloads_0_1_3)
+{
+    NEED_GPU();
+    for (int np = 0; np <= 3; np += np == 1 ? 2 : 1) {
+        struct spec a = {.rows = 150000, .n_pay = np, .seed = 10 + (uint64_t)np};
+        check(&a, "by=k", 1, 0);
+        check(&a, "by=\"k DESC\"", 1, 0);
+    }
+}
+
+SL_TEST(int64_keys_payloads_0_1_3)
+{
+    NEED_GPU();
+    for (int np = 0; np <= 3; np += np == 1 ? 2 : 1) {
+        struct spec a = {.rows = 120000, .key64 = 1, .n_pay = np, .seed = 20 + (uint64_t)np};
+        check(&a, "by=k", 1, 0);
+        check(&a, "by=\"k DESC\"", 1, 0);
+    }
+}
+
+/* Equal keys keep their input order (payload p1 is the input position). */
+SL_TEST(duplicates_all_equal_stable)
+{
+    NEED_GPU();
+    struct spec few = {.rows = 200000, .n_pay = 3, .keys = K_FEW, .seed = 30};
+    check(&few, "by=k", 1, 0);
+    check(&few, "by=\"k DESC\"", 1, 0);
+    few.key64 = 1;
+    check(&few, "by=k", 1, 0);
+    struct spec eq = {.rows = 90000, .n_pay = 1, .keys = K_EQUAL, .seed = 31};
+    check(&eq, "by=k", 1, 0);
+    check(&eq, "by=\"k DESC\"", 1, 0);
+}
+
+SL_TEST(sorted_reverse_extremes)
+{
+    NEED_GPU();
+    struct spec s = {.rows = 100000, .n_pay = 3, .keys = K_SORTED, .seed = 40};
+    check(&s, "by=k", 1, 0);
+    s.keys = K_REVERSE;
+    check(&s, "by=k", 1, 0);
+    check(&s, "by=\"k DESC\"", 1, 0);
+    struct spec x = {.rows = 70000, .n_pay = 1, .keys = K_EXTREME, .seed = 41};
+    check(&x, "by=k", 1, 0);
+    x.key64 = 1;
+    x.n_pay = 3;
+    check(&x, "by=\"k DESC\"", 1, 0);
+}
+
+/* Batches of sizes that are not morsels (GPU: the columns are copied into one array). */
+SL_TEST(odd_batch_sizes)
+{
+    NEED_GPU();
+    struct spec a = {.rows = 77777, .n_pay = 2, .chunk = 1013, .seed = 50};
+    check(&a, "by=k", 1, 0);
+    a.chunk = 1 << 20; /* one batch */
+    a.key64 = 1;
+    check(&a, "by=\"k DESC\"", 1, 0);
+}
+
+/* What the GPU does not do goes to the CPU, with the CPU's result. */
+SL_TEST(fallbacks_to_cpu)
+{
+    NEED_GPU();
+    struct spec kn = {.rows = 50000, .n_pay = 1, .keys = K_FEW, .key_nulls = 1, .seed = 60};
+    check(&kn, "by=k", 0, 0);
+    check(&kn, "by=\"k DESC NULLS LAST\"", 0, 0);
+    struct spec pn = {.rows = 50000, .n_pay = 3, .pay_nulls = 1, .seed = 61};
+    check(&pn, "by=k", 0, 0);
+    struct spec two = {.rows = 50000, .n_pay = 2, .keys = K_FEW, .seed = 62};
+    check(&two, "by=\"k, p2 DESC\"", 0, 0);
+    struct spec fl = {.rows = 50000, .n_pay = 1, .key_float = 1, .seed = 63};
+    check(&fl, "by=k", 0, 0);
+}
+
+SL_TEST(small_budget_goes_to_cpu)
+{
+    NEED_GPU();
+    /* 1M rows x 32 bytes kept on the GPU; the output, row ids and CUB's temp storage do
+     * not fit what is left of 48 MiB. */
+    struct spec a = {.rows = 1000000, .key64 = 1, .n_pay = 3, .seed = 70};
+    check(&a, "by=k", 0, 48 << 20);
+}
+
