@@ -3,8 +3,8 @@
  * GPU 0 before timing and leaves the result there (the check reads it back after the
  * timed span); GPU runs report the operator's phases (gpu_concat, gpu_sort, gpu_gather:
  * CUDA events), the device copy bandwidth and floor, and peak_device_bytes. Keys and
- * payloads are generated outside the timed span; each repeat times one query (create, run, result) of
- * table -> sort(by=k) -> output from the same input table. The checksum covers every
+ * payloads are generated outside the timed span; each repeat times one query (create,
+ * run, result) of table -> sort(by=k) -> output from the same input table. The checksum covers every
  * output value; the output is checked to be sorted within each batch and to hold the
  * input's values. Also measures the machine's memory-copy bandwidth (a large memcpy on
  * all threads) for comparison: "memcpy_gbps" is bytes copied per second. */
@@ -215,7 +215,8 @@ int bench_sort(int argc, char **argv)
     if (rc == SL_OK)
         rc = sl_plan_add(plan, "sort", &src, 1, desc ? "by=\"k DESC\"" : "by=k", &s);
     if (rc == SL_OK)
-        rc = on_device ? sl_plan_output_device(plan, s, "sorted") : sl_plan_output(plan, s, "sorted");
+        rc = on_device ? sl_plan_output_device(plan, s, "sorted")
+                       : sl_plan_output(plan, s, "sorted");
     struct bench_result res;
     bench_result_init(&res, n);
     bench_device_name(eng, c.placement, res.device, sizeof res.device);

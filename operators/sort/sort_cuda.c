@@ -13,8 +13,9 @@
  * Not on the GPU (the sink's can_run says no: the CPU sink and finalize run): more than
  * one key, a float key. Left to the CPU finalize (the finalize's can_run says no; the CPU
  * finalize downloads the kept device batches first): nulls in any column, 2^31 rows or
- * more, host batches or batches of several GPUs among the kept ones, more than SG_MAX_COLS columns, or device memory
- * needs (output, copies, row ids, CUB temp) over sl_task_device_budget. */
+ * more, host batches or batches of several GPUs among the kept ones, more than
+ * SG_MAX_COLS columns, or device memory needs (output, copies, row ids, CUB temp) over
+ * sl_task_device_budget. */
 #include <string.h>
 
 #include <cuda_runtime_api.h>
@@ -96,7 +97,8 @@ int sl__sort_gpu_finalize_can_run(const sl_task_t *tc)
     for (int64_t i = 0; i < g->rows.n; i++) {
         const sl_batch_t *b = g->rows.items[i].batch;
         n += b->n_rows;
-        if (sl_batch_device(b) < 0 || sl_batch_device(b) != sl_batch_device(g->rows.items[0].batch))
+        int dev = sl_batch_device(b);
+        if (dev < 0 || dev != sl_batch_device(g->rows.items[0].batch))
             return 0; /* host batches, or batches of several GPUs */
         for (int c = 0; c < d->n_cols; c++)
             if (b->cols[c].validity && b->cols[c].null_count != 0)
@@ -216,9 +218,11 @@ static int run_gpu(sl_task_t *t, struct sort_global *g, const struct sort_data *
             continue;
         void *dst = sl__col_values(g->out, c);
         if (sl_type_width(b0->cols[c].type) == 4)
-            SG_CK(t, sl_k_gather_b32((const uint32_t *)cols[c], ids + g->n, dst, g->n, s), "gathering");
+            SG_CK(t, sl_k_gather_b32((const uint32_t *)cols[c], ids + g->n, dst, g->n, s),
+                  "gathering");
         else
-            SG_CK(t, sl_k_gather_b64((const uint64_t *)cols[c], ids + g->n, dst, g->n, s), "gathering");
+            SG_CK(t, sl_k_gather_b64((const uint64_t *)cols[c], ids + g->n, dst, g->n, s),
+                  "gathering");
     }
     ph_record(ph, 3, s);
     return SL_OK;

@@ -320,3 +320,16 @@ SL_TEST(small_budget_goes_to_cpu)
     check(&a, "by=k", 0, 48 << 20);
 }
 
+
+/* Small inputs for compute-sanitizer (memcheck, racecheck): every GPU path once — keys
+ * only, one payload, three payloads with gathers, copied (non-contiguous) columns. */
+SL_TEST(sanitize_small)
+{
+    NEED_GPU();
+    struct spec a = {.rows = 3000, .n_pay = 3, .keys = K_FEW, .chunk = 700, .seed = 80};
+    check(&a, "by=k", 1, 0);
+    struct spec b = {.rows = 2000, .key64 = 1, .n_pay = 1, .seed = 81};
+    check(&b, "by=\"k DESC\"", 1, 0);
+    b.n_pay = 0;
+    check(&b, "by=k", 1, 0);
+}
