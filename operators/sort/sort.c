@@ -408,9 +408,7 @@ int sl__sort_finalize_cpu(sl_task_t *t)
     if (rc < 0)
         return rc;
     sl__rows_order(&g->rows);
-    g->n = 0;
-    for (int64_t i = 0; i < g->rows.n; i++)
-        g->n += g->rows.items[i].batch->n_rows;
+    g->n = sl__rows_total(&g->rows);
     if (g->n == 0)
         return SL_OK;
     g->n_cols = d->n_cols;
@@ -451,10 +449,6 @@ static int64_t sort_tasks(sl_task_t *t)
 static int sort_source(sl_task_t *t)
 {
     struct sort_global *g = sl_task_gstate(t);
-#ifdef SL_HAVE_CUDA
-    if (g->gpu)
-        return sl__sort_gpu_source(t);
-#endif
     return sl__emit_morsel(t, g->out, g->n);
 }
 

@@ -8,7 +8,7 @@
  *   straight into the output batch. More payloads: CUB sorts (key, row id) pairs and each
  *   payload is gathered by the sorted ids. CUB's radix sort is stable, like the CPU sort.
  *   Phases (CUDA events): gpu_concat (if any copy), gpu_sort, gpu_gather.
- * source: slices of the device result, downloaded for host consumers.
+ * source: slices of the device result (sl__emit_morsel), downloaded for host consumers.
  *
  * Not on the GPU (the sink's can_run says no: the CPU sink and finalize run): more than
  * one key, a float key. Left to the CPU finalize (the finalize's can_run says no; the CPU
@@ -233,9 +233,7 @@ int sl__sort_gpu_finalize(sl_task_t *t)
     struct sort_global *g = sl_task_gstate(t);
     const struct sort_data *d = sl_op_data(sl_task_op(t));
     sl__rows_order(&g->rows);
-    g->n = 0;
-    for (int64_t i = 0; i < g->rows.n; i++)
-        g->n += g->rows.items[i].batch->n_rows;
+    g->n = sl__rows_total(&g->rows);
     if (g->n == 0)
         return SL_OK;
     const void *cols[SG_MAX_COLS];
@@ -270,21 +268,4 @@ int sl__sort_gpu_finalize(sl_task_t *t)
 int sl__sort_gpu_source_can_run(const sl_task_t *t)
 {
     return ((const struct sort_global *)sl_task_gstate((sl_task_t *)t))->gpu;
-}
-
-/* One morsel of the device result: on the GPU as it is, or downloaded for a host task. */
-int sl__sort_gpu_source(sl_task_t *t)
-{
-    struct sort_global *g = sl_task_gstate(t);
-    int64_t m = sl_task_morsel_rows(t), lo = sl_task_index(t) * m;
-    int64_t n = g->n - lo;
-    sl_batch_t *b = sl_task_batch_slice(t, g->out, lo, n < m ? n : m);
-    if (!b)
-        return SL_ENOMEM;
-    if (sl_task_device_kind(t) == SL_DEVICE_CUDA)
-        return sl_task_emit(t, b);
-    sl_batch_t *h;
-    int rc = sl_task_batch_to_host(t, b, &h);
-    sl_batch_unref(b);
-    return rc < 0 ? rc : sl_task_emit(t, h);
 }

@@ -49,7 +49,6 @@ int sl__sort_gpu_can_run(const sl_task_t *t);
 int sl__sort_gpu_finalize_can_run(const sl_task_t *t);
 int sl__sort_gpu_finalize(sl_task_t *t);
 int sl__sort_gpu_source_can_run(const sl_task_t *t);
-int sl__sort_gpu_source(sl_task_t *t);
 #endif
 
 #endif /* SL_SORT_OP_H */

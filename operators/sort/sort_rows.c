@@ -220,6 +220,14 @@ int sl__rows_sink(sl_task_t *t, struct sl__rows *local)
     return SL_OK;
 }
 
+int64_t sl__rows_total(const struct sl__rows *r)
+{
+    int64_t n = 0;
+    for (int64_t i = 0; i < r->n; i++)
+        n += r->items[i].batch->n_rows;
+    return n;
+}
+
 int sl__rows_to_host(sl_task_t *t, struct sl__rows *r)
 {
     for (int64_t i = 0; i < r->n; i++) {
@@ -271,8 +279,20 @@ int64_t sl__morsel_tasks(sl_task_t *t, const sl_batch_t *out, int64_t n)
 int sl__emit_morsel(sl_task_t *t, sl_batch_t *out, int64_t n)
 {
     int64_t m = sl_task_morsel_rows(t), i = sl_task_index(t);
-    sl_batch_t *s = sl__batch_slice(out, i * m, sl__morsel_len(n, m, i));
+    if (sl_batch_device(out) < 0) {
+        sl_batch_t *s = sl__batch_slice(out, i * m, sl__morsel_len(n, m, i));
+        if (!s)
+            return sl_task_fail(t, SL_ENOMEM, "out of memory");
+        return sl_task_emit(t, s);
+    }
+    /* A device result (a finalize on a GPU): as it is for a GPU consumer, downloaded for
+     * a host one. */
+    sl_batch_t *s = sl_task_batch_slice(t, out, i * m, sl__morsel_len(n, m, i)), *h;
     if (!s)
-        return sl_task_fail(t, SL_ENOMEM, "out of memory");
-    return sl_task_emit(t, s);
+        return SL_ENOMEM;
+    if (sl_task_device_kind(t) == SL_DEVICE_CUDA)
+        return sl_task_emit(t, s);
+    int rc = sl_task_batch_to_host(t, s, &h);
+    sl_batch_unref(s);
+    return rc < 0 ? rc : sl_task_emit(t, h);
 }
