@@ -32,8 +32,8 @@ static const struct cost_model models[] = {
     {"join.source", 0.5, 0.01, 5e-6},      /* emitting the joined rows */
     {"sort", 40.0, 0.04, 100e-6},          /* GPU: CUB radix sort ~9 ms per 2^28 (estimate) */
     {"sort.source", 0.5, 0.01, 5e-6},
-    {"partition", 8.0, -1, 0},
-    {"partition.source", 0.5, -1, 0},
+    {"partition", 8.0, 0.03, 100e-6},      /* GPU: CUB sort of (partition, row id) + gathers */
+    {"partition.source", 0.5, 0.01, 5e-6},
     {"merge", 10.0, -1, 0},
     {"merge.source", 0.5, -1, 0},
     {"aggregate.sum", 1.0, -1, 0},

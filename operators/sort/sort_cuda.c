@@ -21,6 +21,7 @@
 #include <cuda_runtime_api.h>
 
 #include "sluice_k/columns.h"
+#include "rows_cuda.h"
 #include "sluice_k/sort.h"
 #include "sort_op.h"
 
@@ -47,20 +48,6 @@ int sl__sort_gpu_can_run(const sl_task_t *t)
                                 cudaGetErrorName(e_));                                    \
     } while (0)
 
-/* 1 if column c of all kept batches is one run of one buffer. */
-static int contiguous(const struct sl__rows *r, int c)
-{
-    const struct sl__col *c0 = &r->items[0].batch->cols[c];
-    int64_t next = c0->offset;
-    for (int64_t i = 0; i < r->n; i++) {
-        const struct sl__col *col = &r->items[i].batch->cols[c];
-        if (col->data != c0->data || col->offset != next)
-            return 0;
-        next += r->items[i].batch->n_rows;
-    }
-    return 1;
-}
-
 /* Device bytes the GPU finalize needs: the output, copies of columns that are not one
  * run of one buffer, row ids (two payloads or more) and CUB's temp storage. */
 static int64_t need_bytes(const struct sort_global *g, const struct sort_data *d, int64_t n,
@@ -76,9 +63,10 @@ static int64_t need_bytes(const struct sort_global *g, const struct sort_data *d
     if (sl_k_sort_pairs(NULL, temp_bytes, sl_type_width(b0->cols[kc].type), d->spec.keys[0].desc,
                         NULL, NULL, NULL, NULL, vb, n, 0) != cudaSuccess)
         return INT64_MAX;
-    int64_t need = (int64_t)*temp_bytes + (np >= 2 ? 8 * n : 0);
+    int64_t need = (int64_t)*temp_bytes + (np >= 2 ? 8 * n : 0) +
+                   sl__rows_copy_bytes(&g->rows, d->n_cols, n);
     for (int c = 0; c < d->n_cols; c++)
-        need += (int64_t)sl_type_width(b0->cols[c].type) * n * (contiguous(&g->rows, c) ? 1 : 2);
+        need += (int64_t)sl_type_width(b0->cols[c].type) * n; /* the output */
     return need;
 }
 
@@ -136,32 +124,6 @@ static void ph_report(sl_task_t *t, struct sg_phases *p, int concat, int gather)
             cudaEventDestroy(p->ev[i]);
 }
 
-/* Column c of all rows as one device array: a view, or a copy into *owned. */
-static int column(sl_task_t *t, struct sort_global *g, int c, const void **out, void **owned)
-{
-    const sl_batch_t *b0 = g->rows.items[0].batch;
-    size_t w = (size_t)sl_type_width(b0->cols[c].type);
-    *owned = NULL;
-    if (contiguous(&g->rows, c)) {
-        *out = sl__col_values(b0, c);
-        return SL_OK;
-    }
-    char *d = sl_task_device_alloc(t, (size_t)g->n * w);
-    if (!d)
-        return sl_task_fail(t, SL_ENOMEM, "sort on the GPU: out of device memory");
-    int64_t at = 0;
-    for (int64_t i = 0; i < g->rows.n; i++) {
-        const sl_batch_t *b = g->rows.items[i].batch;
-        SG_CK(t, cudaMemcpyAsync(d + (size_t)at * w, sl__col_values(b, c), (size_t)b->n_rows * w,
-                                 cudaMemcpyDeviceToDevice, sl_task_stream(t)),
-              "copying a column");
-        at += b->n_rows;
-    }
-    *out = d;
-    *owned = d;
-    return SL_OK;
-}
-
 static int run_gpu(sl_task_t *t, struct sort_global *g, const struct sort_data *d,
                    struct sg_phases *ph, const void **cols, void **owned, int *n_owned)
 {
@@ -179,11 +141,11 @@ static int run_gpu(sl_task_t *t, struct sort_global *g, const struct sort_data *
     need_bytes(g, d, g->n, &temp_bytes);
     ph_record(ph, 0, s);
     for (int c = 0; c < d->n_cols; c++) {
-        int rc = column(t, g, c, &cols[c], &owned[*n_owned]);
-        if (rc < 0)
-            return rc;
+        int rc = sl__rows_device_column(t, &g->rows, c, g->n, &cols[c], &owned[*n_owned]);
         if (owned[*n_owned])
             (*n_owned)++;
+        if (rc < 0)
+            return rc;
     }
     ph_record(ph, 1, s);
     g->out = sl_task_new_batch(t, schema, g->n);
@@ -246,7 +208,7 @@ int sl__sort_gpu_finalize(sl_task_t *t)
     int rc = run_gpu(t, g, d, &ph, cols, owned, &n_owned);
     int concat = 0;
     for (int c = 0; c < d->n_cols && rc == SL_OK; c++)
-        concat |= !contiguous(&g->rows, c);
+        concat |= !sl__rows_contiguous(&g->rows, c);
     if (rc == SL_OK)
         ph_report(t, &ph, concat, d->n_cols > 2);
     else

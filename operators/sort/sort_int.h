@@ -157,6 +157,8 @@ void sl__sum_chunk_nulls(sl_batch_t *out, const int64_t *nulls, int64_t n_chunks
  * (a device batch: on the GPU for CUDA tasks, downloaded for host ones). */
 int64_t sl__morsel_tasks(sl_task_t *t, const sl_batch_t *out, int64_t n);
 int sl__emit_morsel(sl_task_t *t, sl_batch_t *out, int64_t n);
+/* Emits rows [lo, lo + rows) of out (a host or device batch, as sl__emit_morsel). */
+int sl__emit_rows(sl_task_t *t, sl_batch_t *out, int64_t lo, int64_t rows);
 
 /* A column of all gathered rows as one array: either a view of one buffer the input
  * batches are consecutive slices of, or a copy. validity is NULL when no row is null;

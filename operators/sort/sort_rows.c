@@ -276,18 +276,17 @@ int64_t sl__morsel_tasks(sl_task_t *t, const sl_batch_t *out, int64_t n)
     return (n + m - 1) / m;
 }
 
-int sl__emit_morsel(sl_task_t *t, sl_batch_t *out, int64_t n)
+int sl__emit_rows(sl_task_t *t, sl_batch_t *out, int64_t lo, int64_t rows)
 {
-    int64_t m = sl_task_morsel_rows(t), i = sl_task_index(t);
     if (sl_batch_device(out) < 0) {
-        sl_batch_t *s = sl__batch_slice(out, i * m, sl__morsel_len(n, m, i));
+        sl_batch_t *s = sl__batch_slice(out, lo, rows);
         if (!s)
             return sl_task_fail(t, SL_ENOMEM, "out of memory");
         return sl_task_emit(t, s);
     }
     /* A device result (a finalize on a GPU): as it is for a GPU consumer, downloaded for
      * a host one. */
-    sl_batch_t *s = sl_task_batch_slice(t, out, i * m, sl__morsel_len(n, m, i)), *h;
+    sl_batch_t *s = sl_task_batch_slice(t, out, lo, rows), *h;
     if (!s)
         return SL_ENOMEM;
     if (sl_task_device_kind(t) == SL_DEVICE_CUDA)
@@ -295,4 +294,10 @@ int sl__emit_morsel(sl_task_t *t, sl_batch_t *out, int64_t n)
     int rc = sl_task_batch_to_host(t, s, &h);
     sl_batch_unref(s);
     return rc < 0 ? rc : sl_task_emit(t, h);
+}
+
+int sl__emit_morsel(sl_task_t *t, sl_batch_t *out, int64_t n)
+{
+    int64_t m = sl_task_morsel_rows(t), i = sl_task_index(t);
+    return sl__emit_rows(t, out, i * m, sl__morsel_len(n, m, i));
 }

@@ -1,5 +1,6 @@
-/* Tests the sort operator on a GPU (operators/sort/sort_cuda.c) against the same plan on
- * the CPU, row for row (both sorts are stable, so the outputs must be identical): empty
+/* Tests the sort and partition operators on a GPU (operators/sort/sort_cuda.c,
+ * operators/partition/partition_cuda.c; partition cases at the end) against the same
+ * plan on the CPU, row for row (both sorts are stable, so the outputs must be identical): empty
  * input, one row, duplicates, all keys equal, already sorted, reverse sorted, int32 and
  * int64 keys with negative values and extremes, ascending and descending, 0, 1 and 3
  * payloads of mixed widths (int32, int64, float64), host-resident input and GPU-resident
@@ -14,6 +15,7 @@
 #include "cuda/cuda_int.h"
 #include "exec_int.h"
 #include "sl_test.h"
+#include "partition/part_op.h"
 #include "sort/sort_op.h"
 
 enum { K_RANDOM, K_FEW, K_EQUAL, K_SORTED, K_REVERSE, K_EXTREME };
@@ -150,15 +152,16 @@ static sl_engine_t *engine(enum sl_placement pl, int64_t gpu_mem)
     return e;
 }
 
-/* Runs sort(by) on `in`; *on_gpu: whether the GPU sorted it. */
-static struct flat run(sl_engine_t *e, sl_table_t *in, const char *by, int output_device,
-                       int *on_gpu)
+/* Runs `op` (sort or partition) with `opts` on `in`; *on_gpu: whether the GPU
+ * finalized it. */
+static struct flat run(sl_engine_t *e, sl_table_t *in, const char *op, const char *by,
+                       int output_device, int *on_gpu)
 {
     sl_plan_t *p;
     int ni, ns;
     SL_ASSERT_OK(sl_plan_create(&p));
     SL_ASSERT_OK(sl_plan_add_table(p, in, &ni));
-    SL_ASSERT_OK(sl_plan_add(p, "sort", &ni, 1, by, &ns));
+    SL_ASSERT_OK(sl_plan_add(p, op, &ni, 1, by, &ns));
     SL_ASSERT_OK(output_device ? sl_plan_output_device(p, ns, "o") : sl_plan_output(p, ns, "o"));
     sl_query_t *q;
     SL_ASSERT_OK(sl_query_create(e, p, &q));
@@ -166,7 +169,8 @@ static struct flat run(sl_engine_t *e, sl_table_t *in, const char *by, int outpu
     if (rc != SL_OK)
         fail_msg("query failed: %s", sl_query_errmsg(q));
     if (on_gpu)
-        *on_gpu = ((const struct sort_global *)q->ops[ns].gstate)->gpu;
+        *on_gpu = !strcmp(op, "sort") ? ((const struct sort_global *)q->ops[ns].gstate)->gpu
+                                      : ((const struct part_global *)q->ops[ns].gstate)->gpu;
     sl_table_t *out, *host;
     SL_ASSERT_OK(sl_query_result(q, "o", &out));
     SL_ASSERT_OK(sl_table_to_host(out, &host));
@@ -178,28 +182,29 @@ static struct flat run(sl_engine_t *e, sl_table_t *in, const char *by, int outpu
     return f;
 }
 
-/* The sort on the CPU engine and on the GPU engine (host input, and GPU-resident input
- * with the output left on the GPU), compared row for row. */
-static void check(const struct spec *sp, const char *by, int expect_gpu, int64_t gpu_mem)
+/* `op` on the CPU engine and on the GPU engine (host input, and GPU-resident input with
+ * the output left on the GPU), compared row for row. */
+static void check_op(const struct spec *sp, const char *op, const char *by, int expect_gpu,
+                     int64_t gpu_mem)
 {
     sl_table_t *in = make(sp);
     sl_engine_t *cpu = engine(SL_PLACE_CPU, 0), *gpu = engine(SL_PLACE_GPU, gpu_mem);
-    struct flat want = run(cpu, in, by, 0, NULL);
+    struct flat want = run(cpu, in, op, by, 0, NULL);
     assert_int_equal(want.rows, sp->rows);
     for (int resident = 0; resident < 2; resident++) {
         sl_table_t *gin = in;
         if (resident)
             SL_ASSERT_OK(sl_table_to_device(gpu, in, 0, &gin));
         int on_gpu = -1;
-        struct flat got = run(gpu, gin, by, resident, &on_gpu);
+        struct flat got = run(gpu, gin, op, by, resident, &on_gpu);
         if (resident)
             sl_table_unref(gin);
         int64_t bad = -1;
         for (int64_t i = 0; got.rows == want.rows && i < want.rows * want.cols && bad < 0; i++)
             if (got.v[i] != want.v[i])
                 bad = i;
-        printf("%s, %lld rows, %d payloads, resident %d: cpu %lld rows, gpu %lld rows, "
-               "sorted on the GPU: %d%s\n", by, (long long)sp->rows, sp->n_pay, resident,
+        printf("%s %s, %lld rows, %d payloads, resident %d: cpu %lld rows, gpu %lld rows, "
+               "on the GPU: %d%s\n", op, by, (long long)sp->rows, sp->n_pay, resident,
                (long long)want.rows, (long long)got.rows, on_gpu, bad >= 0 ? " MISMATCH" : "");
         if (bad >= 0)
             printf("  first difference: column %lld row %lld\n", (long long)(bad / want.rows),
@@ -217,6 +222,11 @@ static void check(const struct spec *sp, const char *by, int expect_gpu, int64_t
     sl_engine_close(cpu);
     sl_engine_close(gpu);
     sl_table_unref(in);
+}
+
+static void check(const struct spec *sp, const char *by, int expect_gpu, int64_t gpu_mem)
+{
+    check_op(sp, "sort", by, expect_gpu, gpu_mem);
 }
 
 #define NEED_GPU()                            \
@@ -331,4 +341,42 @@ SL_TEST(sanitize_small)
     check(&a, "by=k", 1, 0);
     struct spec b = {.rows = 2000, .key64 = 1, .n_pay = 1, .chunk = 4096, .seed = 81};
     check(&b, "by=\"k DESC\"", 1, 0);
+}
+
+/* ---------------- partition (operators/partition/partition_cuda.c) ---------------- */
+
+/* Radix and hash partitioning, int32/int64 keys, 1 to 16 bits (one and two CPU passes),
+ * 0/1/3 payloads, empty partitions (few distinct keys), one row, odd batches: the same
+ * rows in the same order as the CPU (partitions in order, input order within one). */
+SL_TEST(partition_vs_cpu)
+{
+    NEED_GPU();
+    struct spec a = {.rows = 150000, .n_pay = 3, .seed = 90};
+    check_op(&a, "partition", "key=k bits=4", 1, 0);
+    check_op(&a, "partition", "key=k bits=16 passes=2 hash=true", 1, 0);
+    a.key64 = 1;
+    check_op(&a, "partition", "key=k bits=1", 1, 0);
+    check_op(&a, "partition", "key=k fanout=1024 hash=true", 1, 0);
+    struct spec few = {.rows = 60000, .n_pay = 1, .keys = K_FEW, .chunk = 999, .seed = 91};
+    check_op(&few, "partition", "key=k bits=8", 1, 0);
+    check_op(&few, "partition", "key=k bits=12 hash=true", 1, 0);
+    struct spec keys = {.rows = 30000, .n_pay = 0, .keys = K_EXTREME, .seed = 92};
+    check_op(&keys, "partition", "key=k bits=6", 1, 0);
+    struct spec one = {.rows = 1, .n_pay = 3, .seed = 93};
+    check_op(&one, "partition", "key=k bits=5 hash=true", 1, 0);
+    struct spec none = {.rows = 0, .n_pay = 1, .seed = 94};
+    check_op(&none, "partition", "key=k bits=5", 0, 0);
+}
+
+/* Left to the CPU, with the CPU's result: null keys (partition 0), null payloads, one
+ * partition (bits=0). */
+SL_TEST(partition_fallbacks_to_cpu)
+{
+    NEED_GPU();
+    struct spec kn = {.rows = 40000, .n_pay = 1, .key_nulls = 1, .seed = 95};
+    check_op(&kn, "partition", "key=k bits=4", 0, 0);
+    struct spec pn = {.rows = 40000, .n_pay = 2, .pay_nulls = 1, .seed = 96};
+    check_op(&pn, "partition", "key=k bits=4 hash=true", 0, 0);
+    struct spec a = {.rows = 40000, .n_pay = 1, .seed = 97};
+    check_op(&a, "partition", "key=k fanout=1", 0, 0);
 }
