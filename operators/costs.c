@@ -34,8 +34,8 @@ static const struct cost_model models[] = {
     {"sort.source", 0.5, 0.01, 5e-6},
     {"partition", 8.0, 0.03, 100e-6},      /* GPU: CUB sort of (partition, row id) + gathers */
     {"partition.source", 0.5, 0.01, 5e-6},
-    {"merge", 10.0, -1, 0},
-    {"merge.source", 0.5, -1, 0},
+    {"merge", 10.0, 0.02, 100e-6},         /* GPU: two runs, co-ranks + gathers (estimate) */
+    {"merge.source", 0.5, 0.01, 5e-6},
     {"aggregate.sum", 1.0, -1, 0},
     {"aggregate.source", 0.5, 0.01, 5e-6},
     {"aggregate.sum.source", 0.5, -1, 0},

@@ -15,6 +15,7 @@
 #include "cuda/cuda_int.h"
 #include "exec_int.h"
 #include "sl_test.h"
+#include "merge/merge_op.h"
 #include "partition/part_op.h"
 #include "sort/sort_op.h"
 
@@ -152,25 +153,39 @@ static sl_engine_t *engine(enum sl_placement pl, int64_t gpu_mem)
     return e;
 }
 
-/* Runs `op` (sort or partition) with `opts` on `in`; *on_gpu: whether the GPU
- * finalized it. */
-static struct flat run(sl_engine_t *e, sl_table_t *in, const char *op, const char *by,
-                       int output_device, int *on_gpu)
+/* Plans `op` (sort, partition or merge) with `opts` over the tables `in`. */
+static sl_query_t *query(sl_engine_t *e, sl_table_t **in, int n_in, const char *op,
+                         const char *opts, int output_device, sl_plan_t **pp, int *node)
 {
     sl_plan_t *p;
-    int ni, ns;
+    int ni[2];
     SL_ASSERT_OK(sl_plan_create(&p));
-    SL_ASSERT_OK(sl_plan_add_table(p, in, &ni));
-    SL_ASSERT_OK(sl_plan_add(p, op, &ni, 1, by, &ns));
-    SL_ASSERT_OK(output_device ? sl_plan_output_device(p, ns, "o") : sl_plan_output(p, ns, "o"));
+    for (int i = 0; i < n_in; i++)
+        SL_ASSERT_OK(sl_plan_add_table(p, in[i], &ni[i]));
+    SL_ASSERT_OK(sl_plan_add(p, op, ni, n_in, opts, node));
+    SL_ASSERT_OK(output_device ? sl_plan_output_device(p, *node, "o")
+                               : sl_plan_output(p, *node, "o"));
     sl_query_t *q;
     SL_ASSERT_OK(sl_query_create(e, p, &q));
+    *pp = p;
+    return q;
+}
+
+/* Runs `op` with `opts` on the tables `in`; *on_gpu: whether the GPU finalized it. */
+static struct flat run(sl_engine_t *e, sl_table_t **in, int n_in, const char *op,
+                       const char *by, int output_device, int *on_gpu)
+{
+    sl_plan_t *p;
+    int ns;
+    sl_query_t *q = query(e, in, n_in, op, by, output_device, &p, &ns);
     int rc = sl_query_run(q);
     if (rc != SL_OK)
         fail_msg("query failed: %s", sl_query_errmsg(q));
+    const void *gs = q->ops[ns].gstate;
     if (on_gpu)
-        *on_gpu = !strcmp(op, "sort") ? ((const struct sort_global *)q->ops[ns].gstate)->gpu
-                                      : ((const struct part_global *)q->ops[ns].gstate)->gpu;
+        *on_gpu = !strcmp(op, "sort")        ? ((const struct sort_global *)gs)->gpu
+                  : !strcmp(op, "partition") ? ((const struct part_global *)gs)->gpu
+                                             : ((const struct merge_global *)gs)->gpu;
     sl_table_t *out, *host;
     SL_ASSERT_OK(sl_query_result(q, "o", &out));
     SL_ASSERT_OK(sl_table_to_host(out, &host));
@@ -182,23 +197,24 @@ static struct flat run(sl_engine_t *e, sl_table_t *in, const char *op, const cha
     return f;
 }
 
-/* `op` on the CPU engine and on the GPU engine (host input, and GPU-resident input with
- * the output left on the GPU), compared row for row. */
-static void check_op(const struct spec *sp, const char *op, const char *by, int expect_gpu,
-                     int64_t gpu_mem)
+/* `op` on the CPU engine and on the GPU engine (host inputs, and GPU-resident inputs
+ * with the output left on the GPU), compared row for row. One input, or two (merge). */
+static void check_ops(const struct spec *sp, const struct spec *sp2, const char *op,
+                      const char *by, int expect_gpu, int64_t gpu_mem)
 {
-    sl_table_t *in = make(sp);
+    sl_table_t *in[2] = {make(sp), sp2 ? make(sp2) : NULL};
+    int n_in = sp2 ? 2 : 1;
     sl_engine_t *cpu = engine(SL_PLACE_CPU, 0), *gpu = engine(SL_PLACE_GPU, gpu_mem);
-    struct flat want = run(cpu, in, op, by, 0, NULL);
-    assert_int_equal(want.rows, sp->rows);
+    struct flat want = run(cpu, in, n_in, op, by, 0, NULL);
+    assert_int_equal(want.rows, sp->rows + (sp2 ? sp2->rows : 0));
     for (int resident = 0; resident < 2; resident++) {
-        sl_table_t *gin = in;
-        if (resident)
-            SL_ASSERT_OK(sl_table_to_device(gpu, in, 0, &gin));
+        sl_table_t *gin[2] = {in[0], in[1]};
+        for (int i = 0; i < n_in && resident; i++)
+            SL_ASSERT_OK(sl_table_to_device(gpu, in[i], 0, &gin[i]));
         int on_gpu = -1;
-        struct flat got = run(gpu, gin, op, by, resident, &on_gpu);
-        if (resident)
-            sl_table_unref(gin);
+        struct flat got = run(gpu, gin, n_in, op, by, resident, &on_gpu);
+        for (int i = 0; i < n_in && resident; i++)
+            sl_table_unref(gin[i]);
         int64_t bad = -1;
         for (int64_t i = 0; got.rows == want.rows && i < want.rows * want.cols && bad < 0; i++)
             if (got.v[i] != want.v[i])
@@ -221,7 +237,14 @@ static void check_op(const struct spec *sp, const char *op, const char *by, int 
     free(want.v);
     sl_engine_close(cpu);
     sl_engine_close(gpu);
-    sl_table_unref(in);
+    for (int i = 0; i < n_in; i++)
+        sl_table_unref(in[i]);
+}
+
+static void check_op(const struct spec *sp, const char *op, const char *by, int expect_gpu,
+                     int64_t gpu_mem)
+{
+    check_ops(sp, NULL, op, by, expect_gpu, gpu_mem);
 }
 
 static void check(const struct spec *sp, const char *by, int expect_gpu, int64_t gpu_mem)
@@ -379,4 +402,64 @@ SL_TEST(partition_fallbacks_to_cpu)
     check_op(&pn, "partition", "key=k bits=4 hash=true", 0, 0);
     struct spec a = {.rows = 40000, .n_pay = 1, .seed = 97};
     check_op(&a, "partition", "key=k fanout=1", 0, 0);
+}
+
+/* ---------------- merge (operators/merge/merge_cuda.c) ---------------- */
+
+/* Two sorted runs (keys with duplicates within and across runs: equal keys come out run
+ * 0 first), int32/int64, ascending/descending, 0/1/3 payloads, an empty or one-row run
+ * (then one run: the CPU merges), odd batch sizes. */
+SL_TEST(merge_two_runs_vs_cpu)
+{
+    NEED_GPU();
+    struct spec a = {.rows = 100000, .n_pay = 3, .keys = K_SORTED, .seed = 100};
+    struct spec b = {.rows = 70001, .n_pay = 3, .keys = K_SORTED, .chunk = 3333, .seed = 101};
+    check_ops(&a, &b, "merge", "by=k", 1, 0);
+    a.key64 = b.key64 = 1;
+    a.n_pay = b.n_pay = 1;
+    check_ops(&a, &b, "merge", "by=k", 1, 0);
+    struct spec c = {.rows = 50000, .n_pay = 0, .keys = K_REVERSE, .seed = 102};
+    struct spec e = {.rows = 20000, .n_pay = 0, .keys = K_REVERSE, .seed = 103};
+    check_ops(&c, &e, "merge", "by=\"k DESC\"", 1, 0);
+    struct spec one = {.rows = 1, .n_pay = 1, .keys = K_SORTED, .seed = 104};
+    struct spec eq = {.rows = 5000, .n_pay = 1, .keys = K_EQUAL, .seed = 105};
+    check_ops(&one, &eq, "merge", "by=k", 1, 0);
+    check_ops(&eq, &eq, "merge", "by=k", 1, 0);
+    struct spec none = {.rows = 0, .n_pay = 1, .seed = 106};
+    check_ops(&none, &eq, "merge", "by=k", 0, 0); /* one run */
+}
+
+/* An unsorted run fails on the GPU as on the CPU, with the same message; runs=batch and
+ * nulls (in a payload) go to the CPU. */
+SL_TEST(merge_errors_and_fallbacks)
+{
+    NEED_GPU();
+    struct spec a = {.rows = 30000, .n_pay = 1, .keys = K_SORTED, .seed = 110};
+    struct spec r = {.rows = 30000, .n_pay = 1, .keys = K_FEW, .seed = 111};
+    sl_table_t *in[2] = {make(&a), make(&r)};
+    sl_engine_t *cpu = engine(SL_PLACE_CPU, 0), *gpu = engine(SL_PLACE_GPU, 0);
+    char msg[2][512];
+    for (int g = 0; g < 2; g++) {
+        sl_plan_t *p;
+        int node;
+        sl_query_t *q = query(g ? gpu : cpu, in, 2, "merge", "by=k", 0, &p, &node);
+        assert_int_equal(sl_query_run(q), SL_EINVAL);
+        snprintf(msg[g], sizeof msg[g], "%s", sl_query_errmsg(q));
+        printf("%s: %s\n", g ? "gpu" : "cpu", msg[g]);
+        if (g)
+            assert_true(q->ops[node].home_gpu >= 0); /* the GPU checked it */
+        sl_query_destroy(q);
+        sl_plan_destroy(p);
+    }
+    assert_string_equal(msg[0], msg[1]);
+    sl_engine_close(cpu);
+    sl_engine_close(gpu);
+    sl_table_unref(in[0]);
+    sl_table_unref(in[1]);
+    struct spec b = {.rows = 20000, .n_pay = 1, .keys = K_SORTED, .seed = 112};
+    check_ops(&a, &b, "merge", "by=k runs=batch", 0, 0);
+    struct spec pn = {.rows = 20000, .n_pay = 2, .keys = K_SORTED, .pay_nulls = 1, .seed = 113};
+    struct spec a2 = a;
+    a2.n_pay = 2;
+    check_ops(&a2, &pn, "merge", "by=k", 0, 0);
 }
