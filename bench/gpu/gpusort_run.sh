@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The GPU sort operator (issue 6, branch gpusort): its test cases (one process each),
-# compute-sanitizer memcheck and racecheck on a small case, and the TARGETS.md sort rows
-# through `sluice bench sort` with GPU-resident input. Under 150 s (BUDGET).
+# The GPU sort, partition and merge operators (issue 6, branch gpusort): the test cases
+# of test_gpu_sort_op (one process each), compute-sanitizer memcheck and racecheck on
+# its small case, and the TARGETS.md sort rows through `sluice bench sort` with
+# GPU-resident input. Under 150 s (BUDGET; step() cuts what would run past it).
 #   there (from the merged main; final3_common.sh unpacks the carry to .carry/build-gpu):
 #   bash bench/gpu/gpusort_run.sh      (logs under $OUT/logs, packed into $OUT/logs.tgz)
 set -u
@@ -13,7 +14,7 @@ san() {  # san TOOL: compute-sanitizer on the small case
     echo "$1 sanitize_small: exit $? ($(grep -m1 -h 'ERROR SUMMARY\|RACECHECK SUMMARY' \
         "$L/san_sort_$1.txt"))"
 }
-# 1. Correctness vs the CPU sort, every case in its own process (~30 s).
+# 1. Correctness vs the CPU operators, every case in its own process (~40 s).
 for c in $("$T" --list); do
     step sort_tests.txt 30 "$T" "$c"
     echo "test $c: exit $?"

@@ -354,18 +354,6 @@ SL_TEST(small_budget_goes_to_cpu)
 }
 
 
-/* Small inputs for compute-sanitizer (memcheck, racecheck): the GPU paths once — one
- * payload sorted along (int64 keys, descending), three payloads gathered by row ids
- * from copied (non-contiguous) columns, and a single GPU-resident batch (zero-copy). */
-SL_TEST(sanitize_small)
-{
-    NEED_GPU();
-    struct spec a = {.rows = 3000, .n_pay = 3, .keys = K_FEW, .chunk = 700, .seed = 80};
-    check(&a, "by=k", 1, 0);
-    struct spec b = {.rows = 2000, .key64 = 1, .n_pay = 1, .chunk = 4096, .seed = 81};
-    check(&b, "by=\"k DESC\"", 1, 0);
-}
-
 /* ---------------- partition (operators/partition/partition_cuda.c) ---------------- */
 
 /* Radix and hash partitioning, int32/int64 keys, 1 to 16 bits (one and two CPU passes),
@@ -462,4 +450,20 @@ SL_TEST(merge_errors_and_fallbacks)
     struct spec a2 = a;
     a2.n_pay = 2;
     check_ops(&a2, &pn, "merge", "by=k", 0, 0);
+}
+
+/* Small inputs for compute-sanitizer (memcheck, racecheck): each GPU path once — sort
+ * with three payloads gathered from copied (non-contiguous) columns, sort with one
+ * payload sorted along (int64, descending), partition (hash), merge of two runs. */
+SL_TEST(sanitize_small)
+{
+    NEED_GPU();
+    struct spec a = {.rows = 3000, .n_pay = 3, .keys = K_FEW, .chunk = 700, .seed = 80};
+    check(&a, "by=k", 1, 0);
+    struct spec b = {.rows = 2000, .key64 = 1, .n_pay = 1, .chunk = 4096, .seed = 81};
+    check(&b, "by=\"k DESC\"", 1, 0);
+    check_op(&a, "partition", "key=k bits=5 hash=true", 1, 0);
+    struct spec r0 = {.rows = 1500, .n_pay = 1, .keys = K_SORTED, .chunk = 500, .seed = 82};
+    struct spec r1 = {.rows = 900, .n_pay = 1, .keys = K_SORTED, .seed = 83};
+    check_ops(&r0, &r1, "merge", "by=k", 1, 0);
 }
