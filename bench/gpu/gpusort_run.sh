@@ -14,7 +14,8 @@ san() {  # san TOOL: compute-sanitizer on the small case
     echo "$1 sanitize_small: exit $? ($(grep -m1 -h 'ERROR SUMMARY\|RACECHECK SUMMARY' \
         "$L/san_sort_$1.txt"))"
 }
-# 1. Correctness vs the CPU operators, every case in its own process (~40 s).
+# 1. Correctness vs the CPU operators, every case in its own process (~40 s); the last
+# case, cub_reference_times, prints CUB's radix sort alone (the bench's reference).
 for c in $("$T" --list); do
     step sort_tests.txt 30 "$T" "$c"
     echo "test $c: exit $?"
@@ -30,6 +31,6 @@ for args in "--rows 268435456 --key-bytes 4 --payloads 1" \
     step sort_bench.txt 30 "$S" bench sort $args --placement gpu --resident device --json
     echo "bench sort $args: exit $?"
 done
-grep '^{' "$L/sort_bench.txt"
+grep -h '^{' "$L/sort_tests.txt" "$L/sort_bench.txt"
 san racecheck
 pack_logs

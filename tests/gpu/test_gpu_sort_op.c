@@ -1,22 +1,26 @@
-/* Tests the sort and partition operators on a GPU (operators/sort/sort_cuda.c,
- * operators/partition/partition_cuda.c; partition cases at the end) against the same
- * plan on the CPU, row for row (both sorts are stable, so the outputs must be identical): empty
- * input, one row, duplicates, all keys equal, already sorted, reverse sorted, int32 and
- * int64 keys with negative values and extremes, ascending and descending, 0, 1 and 3
- * payloads of mixed widths (int32, int64, float64), host-resident input and GPU-resident
- * input (sl_table_to_device) with the output left on the GPU. Then the cases the GPU
- * leaves to the CPU, which must still give the CPU's result: nulls in the key or in a
- * payload, two sort keys, a float key, a GPU budget too small for the sort. Whether the
- * GPU sorted is read from the operator's state. Skipped without a GPU. */
+/* Tests the sort, partition and merge operators on a GPU (operators/sort/sort_cuda.c,
+ * operators/partition/partition_cuda.c, operators/merge/merge_cuda.c) against the same
+ * plan on the CPU, row for row (all three are stable, so the outputs must be identical).
+ * Sort: empty input, one row, duplicates, all keys equal, already sorted, reverse
+ * sorted, int32 and int64 keys with negative values and extremes, ascending and
+ * descending, 0, 1 and 3 payloads of mixed widths (int32, int64, float64), odd batch
+ * sizes; each with host-resident input and GPU-resident input (sl_table_to_device) with
+ * the output left on the GPU. Then the cases the GPU leaves to the CPU, which must still
+ * give the CPU's result: nulls in the key or in a payload, two sort keys, a float key, a
+ * GPU budget too small. Partition: radix and hash, 1 to 16 bits; merge: two runs, an
+ * unsorted run (the same error as the CPU). Whether the GPU finalized is read from the
+ * operator's state. Last, cub_reference_times times CUB's radix sort alone for the
+ * benchmark (BENCH_PROTOCOL.md). Skipped without a GPU. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cuda/cuda_int.h"
 #include "exec_int.h"
-#include "sl_test.h"
 #include "merge/merge_op.h"
 #include "partition/part_op.h"
+#include "sl_test.h"
+#include "sluice_k/sort.h"
 #include "sort/sort_op.h"
 
 enum { K_RANDOM, K_FEW, K_EQUAL, K_SORTED, K_REVERSE, K_EXTREME };
@@ -466,4 +470,75 @@ SL_TEST(sanitize_small)
     struct spec r0 = {.rows = 1500, .n_pay = 1, .keys = K_SORTED, .chunk = 500, .seed = 82};
     struct spec r1 = {.rows = 900, .n_pay = 1, .keys = K_SORTED, .seed = 83};
     check_ops(&r0, &r1, "merge", "by=k", 1, 0);
+}
+
+/* ---------------- the benchmark's reference (BENCH_PROTOCOL.md, "Sort") ----------------
+ * CUB's radix sort alone (sl_k_sort_pairs = one cub::DeviceRadixSort::SortPairs call) on
+ * the pairs `sluice bench sort --payloads 1` sorts: 2^28 (int32, int32) and 2^27 (int64,
+ * int64) random pairs, device-resident, CUDA events, median of 5 after a warm-up.
+ * Prints one JSON line per size; checks only that the keys come out sorted. */
+#define CU(x)                                                                           \
+    do {                                                                                \
+        cudaError_t e_ = (x);                                                           \
+        if (e_ != cudaSuccess)                                                          \
+            fail_msg("%s -> %s", #x, cudaGetErrorName(e_));                             \
+    } while (0)
+
+static int cmp_float(const void *a, const void *b)
+{
+    float x = *(const float *)a, y = *(const float *)b;
+    return x < y ? -1 : x > y;
+}
+
+static void cub_reference(int64_t n, int w)
+{
+    size_t bytes = (size_t)n * (size_t)w;
+    uint64_t *h = malloc(bytes), st = 42;
+    assert_non_null(h);
+    for (size_t i = 0; i < bytes / 8; i++)
+        h[i] = rnd(&st);
+    void *kin, *kout, *vin, *vout, *temp;
+    CU(cudaMalloc(&kin, bytes));
+    CU(cudaMalloc(&kout, bytes));
+    CU(cudaMalloc(&vin, bytes));
+    CU(cudaMalloc(&vout, bytes));
+    CU(cudaMemcpy(kin, h, bytes, cudaMemcpyHostToDevice));
+    CU(cudaMemcpy(vin, h, bytes, cudaMemcpyHostToDevice));
+    size_t tb = 0;
+    CU(sl_k_sort_pairs(NULL, &tb, w, 0, kin, kout, vin, vout, w, n, 0));
+    CU(cudaMalloc(&temp, tb));
+    cudaEvent_t e0, e1;
+    CU(cudaEventCreate(&e0));
+    CU(cudaEventCreate(&e1));
+    float ms[5];
+    for (int r = -1; r < 5; r++) {
+        CU(cudaEventRecord(e0, 0));
+        CU(sl_k_sort_pairs(temp, &tb, w, 0, kin, kout, vin, vout, w, n, 0));
+        CU(cudaEventRecord(e1, 0));
+        CU(cudaEventSynchronize(e1));
+        if (r >= 0)
+            CU(cudaEventElapsedTime(&ms[r], e0, e1));
+    }
+    qsort(ms, 5, sizeof ms[0], cmp_float);
+    printf("{\"cub_sort_pairs_ms\":%.3f,\"min_ms\":%.3f,\"rows\":%lld,\"key_bytes\":%d,"
+           "\"value_bytes\":%d}\n", ms[2], ms[0], (long long)n, w, w);
+    /* The first and last 2^20 keys are in order (a cheap check that it sorted). */
+    size_t m = (size_t)1 << 20, k = m * (size_t)w;
+    CU(cudaMemcpy(h, kout, k, cudaMemcpyDeviceToHost));
+    CU(cudaMemcpy((char *)h + k, (char *)kout + bytes - k, k, cudaMemcpyDeviceToHost));
+    for (size_t i = 1; i < 2 * m; i++)
+        if (i != m)
+            assert_true(w == 4 ? ((int32_t *)h)[i - 1] <= ((int32_t *)h)[i]
+                               : ((int64_t *)h)[i - 1] <= ((int64_t *)h)[i]);
+    cudaEventDestroy(e0);
+    cudaEventDestroy(e1);
+    cudaFree(kin), cudaFree(kout), cudaFree(vin), cudaFree(vout), cudaFree(temp);
+    free(h);
+}
+
+SL_TEST(cub_reference_times)
+{
+    NEED_GPU();
+    cub_reference((int64_t)1 << 28, 4);
+    cub_reference((int64_t)1 << 27, 8);
 }
