@@ -56,19 +56,10 @@ int sl__merge_gpu_finalize_can_run(const sl_task_t *tc)
     if (!sl__merge_gpu_sink_can_run(tc) || d->n_cols > 64)
         return 0;
     sl__rows_order(&g->rows); /* idempotent: runs and contiguity in input order */
-    int64_t n = 0, runs = 0;
-    for (int64_t i = 0; i < g->rows.n; i++) {
-        const sl_batch_t *b = g->rows.items[i].batch;
-        n += b->n_rows;
+    int64_t n = sl__rows_gpu_rows(&g->rows, d->n_cols), runs = 0;
+    for (int64_t i = 0; i < g->rows.n; i++)
         runs += i == 0 || g->rows.items[i].port != g->rows.items[i - 1].port;
-        int dev = sl_batch_device(b);
-        if (dev < 0 || dev != sl_batch_device(g->rows.items[0].batch))
-            return 0;
-        for (int c = 0; c < d->n_cols; c++)
-            if (b->cols[c].validity && b->cols[c].null_count != 0)
-                return 0;
-    }
-    if (runs != 2 || n >= ((int64_t)1 << 31))
+    if (n < 0 || runs != 2)
         return 0;
     int64_t need = 8 * n + 8 + sl__rows_copy_bytes(&g->rows, d->n_cols, n);
     for (int c = 0; c < d->n_cols; c++)
@@ -76,44 +67,30 @@ int sl__merge_gpu_finalize_can_run(const sl_task_t *tc)
     return need <= sl_task_device_budget(tc);
 }
 
-struct mg_mem {
-    void *p[64 + 4];
-    int n;
-};
-
-static void *mg_alloc(sl_task_t *t, struct mg_mem *m, size_t bytes)
+static int run_gpu(struct sl__gpu_work *w, struct merge_global *g, const struct merge_data *d)
 {
-    void *p = sl_task_device_alloc(t, bytes ? bytes : 1);
-    if (p)
-        m->p[m->n++] = p;
-    return p;
-}
-
-static int run_gpu(sl_task_t *t, struct merge_global *g, const struct merge_data *d,
-                   struct mg_mem *m, cudaEvent_t *ev)
-{
+    sl_task_t *t = w->t;
     cudaStream_t s = sl_task_stream(t);
     int64_t n = g->n, n0 = first_run_rows(&g->rows), n1 = n - n0;
     const void *cols[64];
-    cudaEventRecord(ev[0], s);
+    sl__gpu_work_mark(w, 0);
     for (int c = 0; c < d->n_cols; c++) {
-        void *owned = NULL;
+        void *owned;
         int rc = sl__rows_device_column(t, &g->rows, c, n, &cols[c], &owned);
-        if (owned)
-            m->p[m->n++] = owned;
+        sl__gpu_work_keep(w, owned);
         if (rc < 0)
             return rc;
     }
     int kw = sl_type_width(g->rows.items[0].batch->cols[d->key.col].type);
-    unsigned long long *bad = mg_alloc(t, m, 8), hbad = 0;
-    uint32_t *ids = mg_alloc(t, m, (size_t)n * 4);
+    unsigned long long *bad = sl__gpu_work_alloc(w, 8), hbad = 0;
+    uint32_t *ids = sl__gpu_work_alloc(w, (size_t)n * 4);
     if (!bad || !ids)
         return sl_task_fail(t, SL_ENOMEM, "merge on the GPU: out of device memory");
     MG_CK(t, cudaMemsetAsync(bad, 0xff, 8, s), "checking the runs");
     MG_CK(t, sl_k_merge_check(cols[d->key.col], kw, d->key.desc, n0, n1, bad, s),
           "checking the runs");
     MG_CK(t, cudaMemcpyAsync(&hbad, bad, 8, cudaMemcpyDeviceToHost, s), "checking the runs");
-    cudaEventRecord(ev[1], s);
+    sl__gpu_work_mark(w, 1);
     MG_CK(t, cudaStreamSynchronize(s), "checking the runs");
     if (hbad != ~0ull) {
         int r = (int64_t)hbad >= n0;
@@ -121,7 +98,7 @@ static int run_gpu(sl_task_t *t, struct merge_global *g, const struct merge_data
                             "is out of order", r, (long long)((int64_t)hbad - (r ? n0 : 0)));
     }
     MG_CK(t, sl_k_merge_ids(cols[d->key.col], kw, d->key.desc, n0, n1, ids, s), "merging");
-    cudaEventRecord(ev[2], s);
+    sl__gpu_work_mark(w, 2);
     g->out = sl_task_new_batch(t, sl_op_output_schema(sl_task_op(t)), n);
     if (!g->out)
         return sl_task_fail(t, SL_ENOMEM, "merge on the GPU: out of memory for %lld rows",
@@ -133,7 +110,7 @@ static int run_gpu(sl_task_t *t, struct merge_global *g, const struct merge_data
         else
             MG_CK(t, sl_k_gather_b64((const uint64_t *)cols[c], ids, dst, n, s), "gathering");
     }
-    cudaEventRecord(ev[3], s);
+    sl__gpu_work_mark(w, 3);
     return SL_OK;
 }
 
@@ -146,29 +123,12 @@ int sl__merge_gpu_finalize(sl_task_t *t)
     if (g->n == 0)
         return SL_OK;
     g->n_cols = d->n_cols;
-    struct mg_mem m = {.n = 0};
-    cudaEvent_t ev[4] = {NULL, NULL, NULL, NULL};
-    int ok = 1;
-    for (int i = 0; i < 4; i++)
-        ok &= cudaEventCreate(&ev[i]) == cudaSuccess;
-    int rc = ok ? run_gpu(t, g, d, &m, ev)
-                : sl_task_fail(t, SL_EDEVICE, "merge on the GPU: creating events");
-    /* The stream orders these frees after the kernels that read the memory. */
-    for (int i = 0; i < m.n; i++)
-        sl_task_device_free(t, m.p[i]);
-    cudaError_t e = rc < 0 ? cudaSuccess : cudaStreamSynchronize(sl_task_stream(t));
     static const char *const names[3] = {"gpu_check", "gpu_merge", "gpu_gather"};
-    float ms;
-    for (int i = 0; i < 3 && rc >= 0 && e == cudaSuccess; i++)
-        if (cudaEventElapsedTime(&ms, ev[i], ev[i + 1]) == cudaSuccess)
-            sl_task_phase_time(t, names[i], ms);
-    for (int i = 0; i < 4; i++)
-        if (ev[i])
-            cudaEventDestroy(ev[i]);
+    struct sl__gpu_work w;
+    sl__gpu_work_init(&w, t);
+    int rc = sl__gpu_work_finish(&w, run_gpu(&w, g, d), names, 3, "merge on the GPU");
     if (rc < 0)
         return rc;
-    if (e != cudaSuccess)
-        return sl_task_fail(t, SL_EDEVICE, "merge on the GPU: %s", cudaGetErrorName(e));
     g->gpu = 1;
     sl__rows_fini(&g->rows); /* the input's device memory goes back now */
     return SL_OK;

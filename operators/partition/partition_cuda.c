@@ -62,57 +62,34 @@ int sl__part_gpu_finalize_can_run(const sl_task_t *tc)
     if (d->bits < 1)
         return 0;
     sl__rows_order(&g->rows); /* idempotent: contiguity is that of the input order */
-    int64_t n = 0;
-    for (int64_t i = 0; i < g->rows.n; i++) {
-        const sl_batch_t *b = g->rows.items[i].batch;
-        n += b->n_rows;
-        int dev = sl_batch_device(b);
-        if (dev < 0 || dev != sl_batch_device(g->rows.items[0].batch))
-            return 0;
-        for (int c = 0; c < d->n_cols; c++)
-            if (b->cols[c].validity && b->cols[c].null_count != 0)
-                return 0;
-    }
-    if (n >= ((int64_t)1 << 31))
+    int64_t n = sl__rows_gpu_rows(&g->rows, d->n_cols);
+    if (n < 0)
         return 0;
     size_t temp;
     return n == 0 || need_bytes(g, d, n, &temp) <= sl_task_device_budget(tc);
 }
 
-struct pg_mem {
-    void *p[64 + 4];
-    int n;
-};
-
-static void *pg_alloc(sl_task_t *t, struct pg_mem *m, size_t bytes)
+static int run_gpu(struct sl__gpu_work *w, struct part_global *g, const struct part_data *d)
 {
-    void *p = sl_task_device_alloc(t, bytes ? bytes : 1);
-    if (p)
-        m->p[m->n++] = p;
-    return p;
-}
-
-static int run_gpu(sl_task_t *t, struct part_global *g, const struct part_data *d,
-                   struct pg_mem *m, cudaEvent_t *ev)
-{
+    sl_task_t *t = w->t;
     cudaStream_t s = sl_task_stream(t);
     int64_t n = g->n, fanout = (int64_t)1 << d->bits;
     size_t temp_bytes;
     need_bytes(g, d, n, &temp_bytes);
     const void *cols[64];
-    cudaEventRecord(ev[0], s);
+    sl__gpu_work_mark(w, 0);
     for (int c = 0; c < d->n_cols; c++) {
-        void *owned = NULL;
+        void *owned;
         int rc = sl__rows_device_column(t, &g->rows, c, n, &cols[c], &owned);
-        if (owned)
-            m->p[m->n++] = owned;
+        sl__gpu_work_keep(w, owned);
         if (rc < 0)
             return rc;
     }
     g->out = sl_task_new_batch(t, sl_op_output_schema(sl_task_op(t)), n);
-    uint32_t *pid = pg_alloc(t, m, (size_t)n * 4), *ids = pg_alloc(t, m, (size_t)n * 8);
-    void *temp = pg_alloc(t, m, temp_bytes);
-    int64_t *d_off = pg_alloc(t, m, (size_t)(fanout + 1) * 8);
+    uint32_t *pid = sl__gpu_work_alloc(w, (size_t)n * 4);
+    uint32_t *ids = sl__gpu_work_alloc(w, (size_t)n * 8);
+    void *temp = sl__gpu_work_alloc(w, temp_bytes);
+    int64_t *d_off = sl__gpu_work_alloc(w, (size_t)(fanout + 1) * 8);
     g->off = sl_task_alloc(t, (size_t)(fanout + 1) * sizeof *g->off);
     if (!g->out || !pid || !ids || !temp || !d_off || !g->off)
         return sl_task_fail(t, SL_ENOMEM, "partition on the GPU: out of memory for %lld rows",
@@ -125,7 +102,7 @@ static int run_gpu(sl_task_t *t, struct part_global *g, const struct part_data *
                                  d->bits, s),
           "partitioning");
     PG_CK(t, sl_k_part_bounds(pid_out, n, fanout, d_off, s), "partition bounds");
-    cudaEventRecord(ev[1], s);
+    sl__gpu_work_mark(w, 1);
     for (int c = 0; c < d->n_cols; c++) {
         void *dst = sl__col_values(g->out, c);
         if (sl_type_width(g->rows.items[0].batch->cols[c].type) == 4)
@@ -135,7 +112,7 @@ static int run_gpu(sl_task_t *t, struct part_global *g, const struct part_data *
             PG_CK(t, sl_k_gather_b64((const uint64_t *)cols[c], ids + n, dst, n, s),
                   "gathering");
     }
-    cudaEventRecord(ev[2], s);
+    sl__gpu_work_mark(w, 2);
     PG_CK(t, cudaMemcpyAsync(g->off, d_off, (size_t)(fanout + 1) * 8, cudaMemcpyDeviceToHost,
                              s),
           "reading the bounds");
@@ -152,31 +129,12 @@ int sl__part_gpu_finalize(sl_task_t *t)
         return SL_OK;
     g->n_cols = d->n_cols;
     g->fanout = (int64_t)1 << d->bits;
-    struct pg_mem m = {.n = 0};
-    cudaEvent_t ev[3] = {NULL, NULL, NULL};
-    int ok = 1;
-    for (int i = 0; i < 3; i++)
-        ok &= cudaEventCreate(&ev[i]) == cudaSuccess;
-    int rc = ok ? run_gpu(t, g, d, &m, ev)
-                : sl_task_fail(t, SL_EDEVICE, "partition on the GPU: creating events");
-    /* The stream orders these frees after the kernels that read the memory. */
-    for (int i = 0; i < m.n; i++)
-        sl_task_device_free(t, m.p[i]);
-    cudaError_t e = rc < 0 ? cudaSuccess : cudaStreamSynchronize(sl_task_stream(t));
-    float ms;
-    if (rc >= 0 && e == cudaSuccess) {
-        if (cudaEventElapsedTime(&ms, ev[0], ev[1]) == cudaSuccess)
-            sl_task_phase_time(t, "gpu_partition", ms);
-        if (cudaEventElapsedTime(&ms, ev[1], ev[2]) == cudaSuccess)
-            sl_task_phase_time(t, "gpu_gather", ms);
-    }
-    for (int i = 0; i < 3; i++)
-        if (ev[i])
-            cudaEventDestroy(ev[i]);
+    static const char *const names[2] = {"gpu_partition", "gpu_gather"};
+    struct sl__gpu_work w;
+    sl__gpu_work_init(&w, t);
+    int rc = sl__gpu_work_finish(&w, run_gpu(&w, g, d), names, 2, "partition on the GPU");
     if (rc < 0)
         return rc;
-    if (e != cudaSuccess)
-        return sl_task_fail(t, SL_EDEVICE, "partition on the GPU: %s", cudaGetErrorName(e));
     g->gpu = 1;
     sl__rows_fini(&g->rows); /* the input's device memory goes back now */
     return SL_OK;

@@ -1,5 +1,5 @@
 /* Device-side helpers of the sort-family operators on a GPU (rows_cuda.h). */
-#include <cuda_runtime_api.h>
+#include <string.h>
 
 #include "rows_cuda.h"
 
@@ -51,5 +51,76 @@ int sl__rows_device_column(sl_task_t *t, const struct sl__rows *r, int c, int64_
         at += b->n_rows;
     }
     *out = d;
+    return SL_OK;
+}
+
+int64_t sl__rows_gpu_rows(const struct sl__rows *r, int n_cols)
+{
+    int64_t n = 0;
+    for (int64_t i = 0; i < r->n; i++) {
+        const sl_batch_t *b = r->items[i].batch;
+        int dev = sl_batch_device(b);
+        if (dev < 0 || dev != sl_batch_device(r->items[0].batch))
+            return -1; /* host batches, or batches of several GPUs */
+        for (int c = 0; c < n_cols; c++)
+            if (b->cols[c].validity && b->cols[c].null_count != 0)
+                return -1;
+        n += b->n_rows;
+    }
+    return n < ((int64_t)1 << 31) ? n : -1;
+}
+
+void sl__gpu_work_init(struct sl__gpu_work *w, sl_task_t *t)
+{
+    memset(w, 0, sizeof *w);
+    w->t = t;
+    w->ok = 1;
+    for (int i = 0; i < SL__GPU_WORK_MARKS; i++)
+        if (cudaEventCreate(&w->ev[i]) != cudaSuccess) {
+            w->ev[i] = NULL;
+            w->ok = 0; /* no phase times then; the work itself goes on */
+        }
+}
+
+void sl__gpu_work_keep(struct sl__gpu_work *w, void *p)
+{
+    if (p && w->n_p < SL__GPU_WORK_PTRS)
+        w->p[w->n_p++] = p;
+    else if (p)
+        sl_task_device_free(w->t, p);
+}
+
+void *sl__gpu_work_alloc(struct sl__gpu_work *w, size_t bytes)
+{
+    void *p = sl_task_device_alloc(w->t, bytes ? bytes : 1);
+    sl__gpu_work_keep(w, p);
+    return p;
+}
+
+void sl__gpu_work_mark(struct sl__gpu_work *w, int i)
+{
+    if (w->ok && cudaEventRecord(w->ev[i], sl_task_stream(w->t)) != cudaSuccess)
+        w->ok = 0;
+}
+
+int sl__gpu_work_finish(struct sl__gpu_work *w, int rc, const char *const *names, int n_names,
+                        const char *what)
+{
+    for (int i = 0; i < w->n_p; i++)
+        sl_task_device_free(w->t, w->p[i]);
+    w->n_p = 0;
+    cudaError_t e = rc < 0 ? cudaSuccess : cudaStreamSynchronize(sl_task_stream(w->t));
+    for (int i = 0; i < n_names && rc >= 0 && e == cudaSuccess && w->ok; i++) {
+        float ms;
+        if (names[i] && cudaEventElapsedTime(&ms, w->ev[i], w->ev[i + 1]) == cudaSuccess)
+            sl_task_phase_time(w->t, names[i], ms);
+    }
+    for (int i = 0; i < SL__GPU_WORK_MARKS; i++)
+        if (w->ev[i])
+            cudaEventDestroy(w->ev[i]);
+    if (rc < 0)
+        return rc;
+    if (e != cudaSuccess)
+        return sl_task_fail(w->t, SL_EDEVICE, "%s: %s", what, cudaGetErrorName(e));
     return SL_OK;
 }

@@ -81,52 +81,16 @@ int sl__sort_gpu_finalize_can_run(const sl_task_t *tc)
     if (!sl__sort_gpu_can_run(tc) || d->n_cols > SG_MAX_COLS)
         return 0;
     sl__rows_order(&g->rows);
-    int64_t n = 0;
-    for (int64_t i = 0; i < g->rows.n; i++) {
-        const sl_batch_t *b = g->rows.items[i].batch;
-        n += b->n_rows;
-        int dev = sl_batch_device(b);
-        if (dev < 0 || dev != sl_batch_device(g->rows.items[0].batch))
-            return 0; /* host batches, or batches of several GPUs */
-        for (int c = 0; c < d->n_cols; c++)
-            if (b->cols[c].validity && b->cols[c].null_count != 0)
-                return 0;
-    }
-    if (n >= ((int64_t)1 << 31))
+    int64_t n = sl__rows_gpu_rows(&g->rows, d->n_cols);
+    if (n < 0)
         return 0;
     size_t temp;
     return n == 0 || need_bytes(g, d, n, &temp) <= sl_task_device_budget(tc);
 }
 
-struct sg_phases {
-    cudaEvent_t ev[4]; /* start, after concat, after sort, after gather */
-    int ok;
-};
-
-static void ph_record(struct sg_phases *p, int i, cudaStream_t s)
+static int run_gpu(struct sl__gpu_work *w, struct sort_global *g, const struct sort_data *d)
 {
-    if (p->ok && cudaEventRecord(p->ev[i], s) != cudaSuccess)
-        p->ok = 0;
-}
-
-static void ph_report(sl_task_t *t, struct sg_phases *p, int concat, int gather)
-{
-    static const char *const names[3] = {"gpu_concat", "gpu_sort", "gpu_gather"};
-    const int want[3] = {concat, 1, gather};
-    if (p->ok && cudaEventSynchronize(p->ev[3]) == cudaSuccess)
-        for (int i = 0; i < 3; i++) {
-            float ms = 0;
-            if (want[i] && cudaEventElapsedTime(&ms, p->ev[i], p->ev[i + 1]) == cudaSuccess)
-                sl_task_phase_time(t, names[i], ms);
-        }
-    for (int i = 0; i < 4; i++)
-        if (p->ev[i])
-            cudaEventDestroy(p->ev[i]);
-}
-
-static int run_gpu(sl_task_t *t, struct sort_global *g, const struct sort_data *d,
-                   struct sg_phases *ph, const void **cols, void **owned, int *n_owned)
-{
+    sl_task_t *t = w->t;
     cudaStream_t s = sl_task_stream(t);
     const sl_schema_t *schema = sl_op_output_schema(sl_task_op(t));
     int kc = d->spec.keys[0].col, desc = d->spec.keys[0].desc, np = d->n_cols - 1;
@@ -139,42 +103,37 @@ static int run_gpu(sl_task_t *t, struct sort_global *g, const struct sort_data *
     int vb = np == 0 ? 0 : np == 1 ? pw : 4;
     size_t temp_bytes = 0;
     need_bytes(g, d, g->n, &temp_bytes);
-    ph_record(ph, 0, s);
+    const void *cols[SG_MAX_COLS];
+    sl__gpu_work_mark(w, 0);
     for (int c = 0; c < d->n_cols; c++) {
-        int rc = sl__rows_device_column(t, &g->rows, c, g->n, &cols[c], &owned[*n_owned]);
-        if (owned[*n_owned])
-            (*n_owned)++;
+        void *owned;
+        int rc = sl__rows_device_column(t, &g->rows, c, g->n, &cols[c], &owned);
+        sl__gpu_work_keep(w, owned);
         if (rc < 0)
             return rc;
     }
-    ph_record(ph, 1, s);
+    sl__gpu_work_mark(w, 1);
     g->out = sl_task_new_batch(t, schema, g->n);
-    if (!g->out)
+    void *temp = sl__gpu_work_alloc(w, temp_bytes);
+    uint32_t *ids = np >= 2 ? sl__gpu_work_alloc(w, (size_t)g->n * 8) : NULL;
+    if (!g->out || !temp || (np >= 2 && !ids))
         return sl_task_fail(t, SL_ENOMEM, "sort on the GPU: out of memory for %lld rows",
                             (long long)g->n);
-    void *temp = sl_task_device_alloc(t, temp_bytes ? temp_bytes : 1);
-    if (!temp)
-        return sl_task_fail(t, SL_ENOMEM, "sort on the GPU: out of device memory");
-    owned[(*n_owned)++] = temp;
     void *kout = sl__col_values(g->out, kc);
     if (np <= 1) {
         SG_CK(t, sl_k_sort_pairs(temp, &temp_bytes, kw, desc, cols[kc], kout,
                                  np ? cols[pc] : NULL, np ? sl__col_values(g->out, pc) : NULL,
                                  vb, g->n, s),
               "sorting");
-        ph_record(ph, 2, s);
-        ph_record(ph, 3, s);
+        sl__gpu_work_mark(w, 2);
+        sl__gpu_work_mark(w, 3);
         return SL_OK;
     }
-    uint32_t *ids = sl_task_device_alloc(t, (size_t)g->n * 8);
-    if (!ids)
-        return sl_task_fail(t, SL_ENOMEM, "sort on the GPU: out of device memory");
-    owned[(*n_owned)++] = ids;
     SG_CK(t, sl_k_iota_u32(ids, g->n, 0, s), "row ids");
     SG_CK(t, sl_k_sort_pairs(temp, &temp_bytes, kw, desc, cols[kc], kout, ids, ids + g->n, 4,
                              g->n, s),
           "sorting");
-    ph_record(ph, 2, s);
+    sl__gpu_work_mark(w, 2);
     for (int c = 0; c < d->n_cols; c++) {
         if (c == kc)
             continue;
@@ -186,7 +145,7 @@ static int run_gpu(sl_task_t *t, struct sort_global *g, const struct sort_data *
             SG_CK(t, sl_k_gather_b64((const uint64_t *)cols[c], ids + g->n, dst, g->n, s),
                   "gathering");
     }
-    ph_record(ph, 3, s);
+    sl__gpu_work_mark(w, 3);
     return SL_OK;
 }
 
@@ -198,29 +157,14 @@ int sl__sort_gpu_finalize(sl_task_t *t)
     g->n = sl__rows_total(&g->rows);
     if (g->n == 0)
         return SL_OK;
-    const void *cols[SG_MAX_COLS];
-    void *owned[SG_MAX_COLS + 2];
-    int n_owned = 0;
-    struct sg_phases ph = {.ok = 1};
-    for (int i = 0; i < 4; i++)
-        if (cudaEventCreate(&ph.ev[i]) != cudaSuccess)
-            ph.ok = 0;
-    int rc = run_gpu(t, g, d, &ph, cols, owned, &n_owned);
-    int concat = 0;
-    for (int c = 0; c < d->n_cols && rc == SL_OK; c++)
-        concat |= !sl__rows_contiguous(&g->rows, c);
-    if (rc == SL_OK)
-        ph_report(t, &ph, concat, d->n_cols > 2);
-    else
-        for (int i = 0; i < 4; i++)
-            if (ph.ev[i])
-                cudaEventDestroy(ph.ev[i]);
-    /* The stream orders these frees after the kernels that read the memory. */
-    for (int i = 0; i < n_owned; i++)
-        sl_task_device_free(t, owned[i]);
+    int concat = sl__rows_copy_bytes(&g->rows, d->n_cols, g->n) > 0;
+    const char *const names[3] = {concat ? "gpu_concat" : NULL, "gpu_sort",
+                                  d->n_cols > 2 ? "gpu_gather" : NULL};
+    struct sl__gpu_work w;
+    sl__gpu_work_init(&w, t);
+    int rc = sl__gpu_work_finish(&w, run_gpu(&w, g, d), names, 3, "sort on the GPU");
     if (rc < 0)
         return rc;
-    SG_CK(t, cudaStreamSynchronize(sl_task_stream(t)), "sorting");
     g->gpu = 1;
     /* The input is no longer needed: its device memory goes back now. */
     sl__rows_fini(&g->rows);
