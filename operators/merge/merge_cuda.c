@@ -67,9 +67,11 @@ int sl__merge_gpu_finalize_can_run(const sl_task_t *tc)
     return need <= sl_task_device_budget(tc);
 }
 
-static int run_gpu(struct sl__gpu_work *w, struct merge_global *g, const struct merge_data *d)
+static int run_gpu(struct sl__gpu_work *w, void *arg)
 {
     sl_task_t *t = w->t;
+    struct merge_global *g = arg;
+    const struct merge_data *d = sl_op_data(sl_task_op(t));
     cudaStream_t s = sl_task_stream(t);
     int64_t n = g->n, n0 = first_run_rows(&g->rows), n1 = n - n0;
     const void *cols[64];
@@ -124,14 +126,9 @@ int sl__merge_gpu_finalize(sl_task_t *t)
         return SL_OK;
     g->n_cols = d->n_cols;
     static const char *const names[3] = {"gpu_check", "gpu_merge", "gpu_gather"};
-    struct sl__gpu_work w;
-    sl__gpu_work_init(&w, t);
-    int rc = sl__gpu_work_finish(&w, run_gpu(&w, g, d), names, 3, "merge on the GPU");
-    if (rc < 0)
-        return rc;
-    g->gpu = 1;
-    sl__rows_fini(&g->rows); /* the input's device memory goes back now */
-    return SL_OK;
+    int rc = sl__gpu_finalize_run(t, &g->rows, run_gpu, g, names, 3, "merge on the GPU");
+    g->gpu = rc >= 0;
+    return rc;
 }
 
 int sl__merge_gpu_source_can_run(const sl_task_t *t)

@@ -69,9 +69,11 @@ int sl__part_gpu_finalize_can_run(const sl_task_t *tc)
     return n == 0 || need_bytes(g, d, n, &temp) <= sl_task_device_budget(tc);
 }
 
-static int run_gpu(struct sl__gpu_work *w, struct part_global *g, const struct part_data *d)
+static int run_gpu(struct sl__gpu_work *w, void *arg)
 {
     sl_task_t *t = w->t;
+    struct part_global *g = arg;
+    const struct part_data *d = sl_op_data(sl_task_op(t));
     cudaStream_t s = sl_task_stream(t);
     int64_t n = g->n, fanout = (int64_t)1 << d->bits;
     size_t temp_bytes;
@@ -130,14 +132,9 @@ int sl__part_gpu_finalize(sl_task_t *t)
     g->n_cols = d->n_cols;
     g->fanout = (int64_t)1 << d->bits;
     static const char *const names[2] = {"gpu_partition", "gpu_gather"};
-    struct sl__gpu_work w;
-    sl__gpu_work_init(&w, t);
-    int rc = sl__gpu_work_finish(&w, run_gpu(&w, g, d), names, 2, "partition on the GPU");
-    if (rc < 0)
-        return rc;
-    g->gpu = 1;
-    sl__rows_fini(&g->rows); /* the input's device memory goes back now */
-    return SL_OK;
+    int rc = sl__gpu_finalize_run(t, &g->rows, run_gpu, g, names, 2, "partition on the GPU");
+    g->gpu = rc >= 0;
+    return rc;
 }
 
 int sl__part_gpu_source_can_run(const sl_task_t *t)

@@ -124,3 +124,14 @@ int sl__gpu_work_finish(struct sl__gpu_work *w, int rc, const char *const *names
         return sl_task_fail(w->t, SL_EDEVICE, "%s: %s", what, cudaGetErrorName(e));
     return SL_OK;
 }
+
+int sl__gpu_finalize_run(sl_task_t *t, struct sl__rows *rows, sl__gpu_body_fn body, void *arg,
+                         const char *const *names, int n_names, const char *what)
+{
+    struct sl__gpu_work w;
+    sl__gpu_work_init(&w, t);
+    int rc = sl__gpu_work_finish(&w, body(&w, arg), names, n_names, what);
+    if (rc >= 0)
+        sl__rows_fini(rows);
+    return rc;
+}

@@ -44,4 +44,11 @@ void sl__gpu_work_mark(struct sl__gpu_work *w, int i);
 int sl__gpu_work_finish(struct sl__gpu_work *w, int rc, const char *const *names, int n_names,
                         const char *what);
 
+/* A GPU finalize's body: runs the work on w (marks, scratch) for `arg`. */
+typedef int (*sl__gpu_body_fn)(struct sl__gpu_work *w, void *arg);
+/* Runs body with a fresh work, finishes it (sl__gpu_work_finish) and, on success, drops
+ * the kept rows (their device memory goes back at once). */
+int sl__gpu_finalize_run(sl_task_t *t, struct sl__rows *rows, sl__gpu_body_fn body, void *arg,
+                         const char *const *names, int n_names, const char *what);
+
 #endif /* SL_SORT_ROWS_CUDA_H */

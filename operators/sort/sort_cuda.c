@@ -88,9 +88,11 @@ int sl__sort_gpu_finalize_can_run(const sl_task_t *tc)
     return n == 0 || need_bytes(g, d, n, &temp) <= sl_task_device_budget(tc);
 }
 
-static int run_gpu(struct sl__gpu_work *w, struct sort_global *g, const struct sort_data *d)
+static int run_gpu(struct sl__gpu_work *w, void *arg)
 {
     sl_task_t *t = w->t;
+    struct sort_global *g = arg;
+    const struct sort_data *d = sl_op_data(sl_task_op(t));
     cudaStream_t s = sl_task_stream(t);
     const sl_schema_t *schema = sl_op_output_schema(sl_task_op(t));
     int kc = d->spec.keys[0].col, desc = d->spec.keys[0].desc, np = d->n_cols - 1;
@@ -160,15 +162,9 @@ int sl__sort_gpu_finalize(sl_task_t *t)
     int concat = sl__rows_copy_bytes(&g->rows, d->n_cols, g->n) > 0;
     const char *const names[3] = {concat ? "gpu_concat" : NULL, "gpu_sort",
                                   d->n_cols > 2 ? "gpu_gather" : NULL};
-    struct sl__gpu_work w;
-    sl__gpu_work_init(&w, t);
-    int rc = sl__gpu_work_finish(&w, run_gpu(&w, g, d), names, 3, "sort on the GPU");
-    if (rc < 0)
-        return rc;
-    g->gpu = 1;
-    /* The input is no longer needed: its device memory goes back now. */
-    sl__rows_fini(&g->rows);
-    return SL_OK;
+    int rc = sl__gpu_finalize_run(t, &g->rows, run_gpu, g, names, 3, "sort on the GPU");
+    g->gpu = rc >= 0;
+    return rc;
 }
 
 int sl__sort_gpu_source_can_run(const sl_task_t *t)
