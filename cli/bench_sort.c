@@ -1,7 +1,10 @@
 /* sluice bench sort: sorts N random keys (int32 or int64) carrying P payload columns
- * of the key's width (BENCH_PROTOCOL.md, "Sort"). Keys and payloads are generated
- * outside the timed span; each repeat times one query (create, run, result) of
- * table -> sort(by=k) -> output from the same input table. The checksum covers every
+ * of the key's width (BENCH_PROTOCOL.md, "Sort"). --resident device copies the input to
+ * GPU 0 before timing and leaves the result there (the check reads it back after the
+ * timed span); GPU runs report the operator's phases (gpu_concat, gpu_sort, gpu_gather:
+ * CUDA events), the device copy bandwidth and floor, and peak_device_bytes. Keys and
+ * payloads are generated outside the timed span; each repeat times one query (create,
+ * run, result) of table -> sort(by=k) -> output from the same input table. The checksum covers every
  * output value; the output is checked to be sorted within each batch and to hold the
  * input's values. Also measures the machine's memory-copy bandwidth (a large memcpy on
  * all threads) for comparison: "memcpy_gbps" is bytes copied per second. */
@@ -61,7 +64,8 @@ double bench_memcpy_gbps(size_t bytes, int threads)
 static int usage(void)
 {
     printf("usage: sluice bench sort [--rows N] [--key-bytes 4|8] [--payloads P] [--desc]\n"
-           "                         [--repeat R] [--seed S] [--threads N] [--placement cpu]\n"
+           "                         [--repeat R] [--seed S] [--threads N]\n"
+           "                         [--placement cpu|gpu|auto] [--resident host|device]\n"
            "                         [--json]\n"
            "Sorts N random keys with P payload columns of the key's width (defaults: 2^24,\n"
            "4, 1, 5 repeats after one warm-up) and prints the protocol's JSON line.\n");
@@ -126,10 +130,22 @@ struct sort_check {
     int desc;
 };
 
+static int check_host(const struct sort_check *c, sl_table_t *out, struct bench_result *res);
+
 /* The output has every input row (by count and checksum) and is in order. */
 static int check_sorted(void *user, sl_table_t *out, struct bench_result *res)
 {
     const struct sort_check *c = user;
+    sl_table_t *host;
+    if (sl_table_to_host(out, &host) != SL_OK) /* a device result (--resident device) */
+        return cli_fail("bench sort: %s", sl_last_errmsg()), SL_EINTERNAL;
+    int rc = check_host(c, host, res);
+    sl_table_unref(host);
+    return rc;
+}
+
+static int check_host(const struct sort_check *c, sl_table_t *out, struct bench_result *res)
+{
     res->output_rows = sl_table_num_rows(out);
     res->checksum = bench_checksum_table(out);
     if (res->output_rows != c->n || res->checksum != c->in_sum || !batches_sorted(out, c->desc))
@@ -144,9 +160,14 @@ int bench_sort(int argc, char **argv)
     cli_common_init(&c);
     int64_t n = (int64_t)1 << 24, key_bytes = 4, payloads = 1, repeat = 5, seed = 42;
     int desc = 0;
+    const char *resident = "host";
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--help"))
             return usage();
+        if (!strcmp(argv[i], "--resident") && i + 1 < argc) {
+            resident = argv[++i];
+            continue;
+        }
         if (!strcmp(argv[i], "--desc")) {
             desc = 1;
             continue;
@@ -174,6 +195,19 @@ int bench_sort(int argc, char **argv)
         sl_table_unref(in);
         return 1;
     }
+    int on_device = !strcmp(resident, "device");
+    if (on_device) {
+        /* GPU-resident input (BENCH_PROTOCOL.md): copied before timing. */
+        sl_table_t *din = NULL;
+        if (sl_table_to_device(eng, in, 0, &din) < 0) {
+            cli_fail("bench sort: --resident device: %s", sl_last_errmsg());
+            sl_engine_close(eng);
+            sl_table_unref(in);
+            return 1;
+        }
+        sl_table_unref(in);
+        in = din;
+    }
     sl_plan_t *plan;
     int src, s, rc = sl_plan_create(&plan);
     if (rc == SL_OK)
@@ -181,7 +215,8 @@ int bench_sort(int argc, char **argv)
     if (rc == SL_OK)
         rc = sl_plan_add(plan, "sort", &src, 1, desc ? "by=\"k DESC\"" : "by=k", &s);
     if (rc == SL_OK)
-        rc = sl_plan_output(plan, s, "sorted");
+        rc = on_device ? sl_plan_output_device(plan, s, "sorted")
+                       : sl_plan_output(plan, s, "sorted");
     struct bench_result res;
     bench_result_init(&res, n);
     bench_device_name(eng, c.placement, res.device, sizeof res.device);
@@ -193,11 +228,25 @@ int bench_sort(int argc, char **argv)
         double med = bench_median(res.ms, res.n);
         double bytes = (double)n * (double)key_bytes * (double)(payloads + 1);
         double gbps = bench_memcpy_gbps((size_t)1 << 30, threads);
-        char extra[256];
-        snprintf(extra, sizeof extra,
-                 ",\"rows\":%" PRId64 ",\"key_bytes\":%" PRId64 ",\"payloads\":%" PRId64
-                 ",\"threads\":%d,\"data_gb_per_s\":%.3f,\"memcpy_gbps\":%.3f",
-                 n, key_bytes, payloads, threads, bytes / (med * 1e6), gbps);
+        char extra[400];
+        int len = snprintf(extra, sizeof extra,
+                           ",\"rows\":%" PRId64 ",\"key_bytes\":%" PRId64 ",\"payloads\":%" PRId64
+                           ",\"threads\":%d,\"data_gb_per_s\":%.3f,\"memcpy_gbps\":%.3f"
+                           ",\"resident\":\"%s\"",
+                           n, key_bytes, payloads, threads, bytes / (med * 1e6), gbps, resident);
+        if (on_device || c.placement == SL_PLACE_GPU) {
+            /* Floor on the GPU: the rows read once and written once at device copy
+             * bandwidth (read + write, measured in this run); a radix sort moves them
+             * once per pass, so x_floor is at least the pass count. */
+            double dg = bench_device_copy_gbps(0, (size_t)1 << 30);
+            double floor_ms = dg > 0 ? 2 * bytes / (dg * 1e6) : 0;
+            snprintf(extra + len, sizeof extra - (size_t)len,
+                     ",\"device_copy_gbps\":%.3f,\"floor_ms\":%.3f,\"x_floor\":%.2f", dg,
+                     floor_ms, floor_ms > 0 ? med / floor_ms : 0);
+            struct sl_mem_stats ms;
+            sl_engine_mem_stats(eng, &ms);
+            res.peak_device_bytes = ms.gpu_peak;
+        }
         bench_print_json("sort", &res, extra);
     }
     sl_plan_destroy(plan);

@@ -30,12 +30,12 @@ static const struct cost_model models[] = {
     {"project", 2.0, -1, 0},
     {"join", 20.0, 0.05, 100e-6},          /* sink: build + probe, per input row */
     {"join.source", 0.5, 0.01, 5e-6},      /* emitting the joined rows */
-    {"sort", 40.0, -1, 0},
-    {"sort.source", 0.5, -1, 0},
-    {"partition", 8.0, -1, 0},
-    {"partition.source", 0.5, -1, 0},
-    {"merge", 10.0, -1, 0},
-    {"merge.source", 0.5, -1, 0},
+    {"sort", 40.0, 0.04, 100e-6},          /* GPU: CUB radix sort ~9 ms per 2^28 (estimate) */
+    {"sort.source", 0.5, 0.01, 5e-6},
+    {"partition", 8.0, 0.03, 100e-6},      /* GPU: CUB sort of (partition, row id) + gathers */
+    {"partition.source", 0.5, 0.01, 5e-6},
+    {"merge", 10.0, 0.02, 100e-6},         /* GPU: two runs, co-ranks + gathers (estimate) */
+    {"merge.source", 0.5, 0.01, 5e-6},
     {"aggregate.sum", 1.0, -1, 0},
     {"aggregate.source", 0.5, 0.01, 5e-6},
     {"aggregate.sum.source", 0.5, -1, 0},

@@ -14,35 +14,7 @@
  * Null keys form a block at the start (NULLS FIRST) or end of every run; they are
  * output first or last, in run order. Source: like sort, task i emits output rows
  * [i * morsel, ...); row order across batches is the order of source task indices. */
-#include "../sort/sort_int.h"
-#include "merge_int.h"
-
-#define MERGE_MAX_RUNS_INPUT 64
-
-struct merge_data {
-    struct sl__sort_key key;
-    int n_cols, by_batch;
-};
-
-enum { M_VIEW, M_CODES, M_MERGE, M_GATHER, M_DONE };
-
-struct merge_global {
-    struct sl__rows rows;
-    int64_t n, n_nulls;
-    int n_cols, stage, k;
-    struct sl__colview *views;
-    struct sl__merge_run *runs; /* non-null parts */
-    int64_t *run_lo, *run_hi;   /* every run's rows, nulls included */
-    uint64_t *codes, *perm;
-    int64_t n_chunks, chunk_rows;
-    int64_t *nulls;             /* n_chunks x n_cols */
-    _Atomic int64_t bad_row;    /* first unsorted row found, or -1 */
-    sl_batch_t *out;
-};
-
-struct merge_local {
-    struct sl__rows rows;
-};
+#include "merge_op.h"
 
 static const struct sl_option_def merge_options[] = {
     {"by", SL_OPT_STRING, NULL, "key: \"k\", \"k DESC\", \"k NULLS FIRST\""},
@@ -315,14 +287,17 @@ static int merge_step(sl_task_t *t)
     }
 }
 
-static int merge_finalize(sl_task_t *t)
+int sl__merge_finalize_cpu(sl_task_t *t)
 {
     struct merge_global *g = sl_task_gstate(t);
     const struct merge_data *d = sl_op_data(sl_task_op(t));
+    /* Batches a GPU sink kept, when the GPU could not finalize (merge_cuda.c). */
+    int rc = sl__rows_to_host(t, &g->rows);
+    if (rc < 0)
+        return rc;
     sl__rows_order(&g->rows);
     atomic_store(&g->bad_row, -1);
-    for (int64_t i = 0; i < g->rows.n; i++)
-        g->n += g->rows.items[i].batch->n_rows;
+    g->n = sl__rows_total(&g->rows);
     if (g->n == 0)
         return SL_OK;
     /* Runs: consecutive items with the same port (or each item). */
@@ -362,20 +337,50 @@ static int merge_source(sl_task_t *t)
     return sl__emit_morsel(t, g->out, g->n);
 }
 
-static const struct sl_impl merge_sink_impl[] = {{.device = SL_DEVICE_CPU, .run = merge_sink}};
+#ifdef SL_HAVE_CUDA
+/* On a GPU the sink and combine keep the device batches (as on the CPU), finalize
+ * merges two runs there and the source emits slices of the device result
+ * (merge_cuda.c). */
+#define MERGE_N_IMPLS 2
+#else
+#define MERGE_N_IMPLS 1
+#endif
+static const struct sl_impl merge_sink_impl[] = {
+    {.device = SL_DEVICE_CPU, .run = merge_sink},
+#ifdef SL_HAVE_CUDA
+    {.device = SL_DEVICE_CUDA, .run = merge_sink, .can_run = sl__merge_gpu_sink_can_run},
+#endif
+};
 static const struct sl_impl merge_combine_impl[] = {
-    {.device = SL_DEVICE_CPU, .run = merge_combine}};
+    {.device = SL_DEVICE_CPU, .run = merge_combine},
+#ifdef SL_HAVE_CUDA
+    {.device = SL_DEVICE_CUDA, .run = merge_combine},
+#endif
+};
 static const struct sl_impl merge_finalize_impl[] = {
-    {.device = SL_DEVICE_CPU, .run = merge_finalize}};
+    {.device = SL_DEVICE_CPU, .run = sl__merge_finalize_cpu},
+#ifdef SL_HAVE_CUDA
+    {.device = SL_DEVICE_CUDA, .run = sl__merge_gpu_finalize,
+     .can_run = sl__merge_gpu_finalize_can_run},
+#endif
+};
 static const struct sl_impl merge_work_impl[] = {{.device = SL_DEVICE_CPU, .run = merge_work}};
 static const struct sl_impl merge_step_impl[] = {{.device = SL_DEVICE_CPU, .run = merge_step}};
-static const struct sl_impl merge_source_impl[] = {{.device = SL_DEVICE_CPU, .run = merge_source}};
-static const struct sl_phase merge_sink_phase = {merge_sink_impl, 1, sl__cost_linear};
-static const struct sl_phase merge_combine_phase = {merge_combine_impl, 1, NULL};
-static const struct sl_phase merge_finalize_phase = {merge_finalize_impl, 1, NULL};
+static const struct sl_impl merge_source_impl[] = {
+    {.device = SL_DEVICE_CPU, .run = merge_source},
+#ifdef SL_HAVE_CUDA
+    {.device = SL_DEVICE_CUDA, .run = merge_source, .can_run = sl__merge_gpu_source_can_run},
+#endif
+};
+static const struct sl_phase merge_sink_phase = {merge_sink_impl, MERGE_N_IMPLS,
+                                                 sl__cost_linear};
+static const struct sl_phase merge_combine_phase = {merge_combine_impl, MERGE_N_IMPLS, NULL};
+static const struct sl_phase merge_finalize_phase = {merge_finalize_impl, MERGE_N_IMPLS,
+                                                     NULL};
 static const struct sl_phase merge_work_phase = {merge_work_impl, 1, NULL};
 static const struct sl_phase merge_step_phase = {merge_step_impl, 1, NULL};
-static const struct sl_phase merge_source_phase = {merge_source_impl, 1, sl__cost_linear_source};
+static const struct sl_phase merge_source_phase = {merge_source_impl, MERGE_N_IMPLS,
+                                                   sl__cost_linear_source};
 
 const struct sl_op_def sl__merge_def = {
     .abi_version = SL_OP_ABI_VERSION,

@@ -16,38 +16,7 @@
  *            to its partition, write-combined;
  *   PASS2    (two passes) one task per pass-1 partition: its sub-partitioning;
  *   FINISH   per chunk: the partition column, and validity gathered by row id. */
-#include "../sort/sort_int.h"
-#include "part_int.h"
-
-struct part_data {
-    int key, n_cols;
-    int bits, passes, hash;
-};
-
-enum { P_VIEW, P_HIST, P_SCATTER, P_PASS2, P_FINISH, P_DONE };
-
-struct part_global {
-    struct sl__rows rows;
-    int64_t n;
-    int n_cols, n_scat, stage, stream;
-    int bits1, bits2;
-    int64_t fanout, f1;
-    struct sl__colview *views;
-    const void **src;   /* n_scat scatter sources (key cleaned, row ids) */
-    void **dst1, **dst; /* pass-1 targets and final columns */
-    int widths[64 + 2];
-    uint64_t *rowid;
-    int64_t n_chunks, chunk_rows;
-    int64_t *hist;      /* n_chunks x f1 */
-    int64_t *off;       /* fanout + 1 */
-    int64_t *off1;      /* f1 + 1 */
-    int64_t *nulls;     /* n_chunks x n_cols */
-    sl_batch_t *out;
-};
-
-struct part_local {
-    struct sl__rows rows;
-};
+#include "part_op.h"
 
 static const struct sl_option_def part_options[] = {
     {"key", SL_OPT_STRING, NULL, "int32 or int64 key column"},
@@ -423,13 +392,16 @@ static int part_step(sl_task_t *t)
     }
 }
 
-static int part_finalize(sl_task_t *t)
+int sl__part_finalize_cpu(sl_task_t *t)
 {
     struct part_global *g = sl_task_gstate(t);
     const struct part_data *d = sl_op_data(sl_task_op(t));
+    /* Batches a GPU sink kept, when the GPU could not finalize (partition_cuda.c). */
+    int rc = sl__rows_to_host(t, &g->rows);
+    if (rc < 0)
+        return rc;
     sl__rows_order(&g->rows);
-    for (int64_t i = 0; i < g->rows.n; i++)
-        g->n += g->rows.items[i].batch->n_rows;
+    g->n = sl__rows_total(&g->rows);
     if (g->n == 0)
         return SL_OK;
     g->n_cols = d->n_cols;
@@ -457,25 +429,51 @@ static int part_source(sl_task_t *t)
     int64_t p = sl_task_index(t), lo = g->off[p], hi = g->off[p + 1];
     if (hi == lo)
         return SL_OK;
-    sl_batch_t *s = sl__batch_slice(g->out, lo, hi - lo);
-    if (!s)
-        return sl_task_fail(t, SL_ENOMEM, "out of memory");
-    return sl_task_emit(t, s);
+    return sl__emit_rows(t, g->out, lo, hi - lo);
 }
 
-static const struct sl_impl part_sink_impl[] = {{.device = SL_DEVICE_CPU, .run = part_sink}};
-static const struct sl_impl part_combine_impl[] = {{.device = SL_DEVICE_CPU, .run = part_combine}};
+#ifdef SL_HAVE_CUDA
+/* On a GPU the sink and combine keep the device batches (as on the CPU), finalize
+ * partitions them with CUB and the source emits slices of the device result
+ * (partition_cuda.c). */
+#define PART_N_IMPLS 2
+#else
+#define PART_N_IMPLS 1
+#endif
+static const struct sl_impl part_sink_impl[] = {
+    {.device = SL_DEVICE_CPU, .run = part_sink},
+#ifdef SL_HAVE_CUDA
+    {.device = SL_DEVICE_CUDA, .run = part_sink, .can_run = sl__part_gpu_sink_can_run},
+#endif
+};
+static const struct sl_impl part_combine_impl[] = {
+    {.device = SL_DEVICE_CPU, .run = part_combine},
+#ifdef SL_HAVE_CUDA
+    {.device = SL_DEVICE_CUDA, .run = part_combine},
+#endif
+};
 static const struct sl_impl part_finalize_impl[] = {
-    {.device = SL_DEVICE_CPU, .run = part_finalize}};
+    {.device = SL_DEVICE_CPU, .run = sl__part_finalize_cpu},
+#ifdef SL_HAVE_CUDA
+    {.device = SL_DEVICE_CUDA, .run = sl__part_gpu_finalize,
+     .can_run = sl__part_gpu_finalize_can_run},
+#endif
+};
 static const struct sl_impl part_work_impl[] = {{.device = SL_DEVICE_CPU, .run = part_work}};
 static const struct sl_impl part_step_impl[] = {{.device = SL_DEVICE_CPU, .run = part_step}};
-static const struct sl_impl part_source_impl[] = {{.device = SL_DEVICE_CPU, .run = part_source}};
-static const struct sl_phase part_sink_phase = {part_sink_impl, 1, sl__cost_linear};
-static const struct sl_phase part_combine_phase = {part_combine_impl, 1, NULL};
-static const struct sl_phase part_finalize_phase = {part_finalize_impl, 1, NULL};
+static const struct sl_impl part_source_impl[] = {
+    {.device = SL_DEVICE_CPU, .run = part_source},
+#ifdef SL_HAVE_CUDA
+    {.device = SL_DEVICE_CUDA, .run = part_source, .can_run = sl__part_gpu_source_can_run},
+#endif
+};
+static const struct sl_phase part_sink_phase = {part_sink_impl, PART_N_IMPLS, sl__cost_linear};
+static const struct sl_phase part_combine_phase = {part_combine_impl, PART_N_IMPLS, NULL};
+static const struct sl_phase part_finalize_phase = {part_finalize_impl, PART_N_IMPLS, NULL};
 static const struct sl_phase part_work_phase = {part_work_impl, 1, NULL};
 static const struct sl_phase part_step_phase = {part_step_impl, 1, NULL};
-static const struct sl_phase part_source_phase = {part_source_impl, 1, sl__cost_linear_source};
+static const struct sl_phase part_source_phase = {part_source_impl, PART_N_IMPLS,
+                                                   sl__cost_linear_source};
 
 const struct sl_op_def sl__partition_def = {
     .abi_version = SL_OP_ABI_VERSION,

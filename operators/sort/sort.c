@@ -22,43 +22,7 @@
  * NaNs sort after +inf ascending (before -inf descending); -0.0 sorts before +0.0.
  * Nulls: NULLS LAST by default for ASC, NULLS FIRST for DESC (nulls compare largest). */
 #include "../partition/part_int.h"
-#include "sort_int.h"
-
-struct sort_data {
-    struct sl__sort_spec spec;
-    int n_cols;
-};
-
-/* One step of LSD over columns: a stable sort by a column's codes or its null flags. */
-struct sort_step {
-    int col;
-    int null_pass;
-    int desc, nulls_first;
-};
-
-enum { S_VIEW, S_BUILD, S_HIST, S_SCATTER, S_GATHER, S_DONE };
-
-struct sort_global {
-    struct sl__rows rows;
-    int64_t n;
-    int n_cols;
-    struct sl__colview *views;
-    int n_steps, step, digit, stage;
-    struct sort_step steps[2 * SL__SORT_MAX_KEYS];
-    int wide, n_digits, stream;
-    int decode_col;    /* the key column read back from the final codes, or -1 */
-    int carry_col;     /* the payload carried in the items instead of a row index, or -1 */
-    void *items, *tmp;
-    int64_t n_chunks, chunk_rows;
-    int64_t *hist_all; /* n_chunks x n_digits x SL__RS_BUCKETS */
-    int64_t *hist;     /* n_chunks x SL__RS_BUCKETS: counts, then positions */
-    int64_t *nulls;    /* n_chunks x n_cols */
-    sl_batch_t *out;
-};
-
-struct sort_local {
-    struct sl__rows rows;
-};
+#include "sort_op.h"
 
 static const struct sl_option_def sort_options[] = {
     {"by", SL_OPT_STRING, NULL, "keys: \"a DESC NULLS FIRST, b\" (ASC default)"},
@@ -435,14 +399,16 @@ static int sort_step(sl_task_t *t)
     return start_gather(t, g);
 }
 
-static int sort_finalize(sl_task_t *t)
+int sl__sort_finalize_cpu(sl_task_t *t)
 {
     struct sort_global *g = sl_task_gstate(t);
     const struct sort_data *d = sl_op_data(sl_task_op(t));
+    /* Batches a GPU sink kept, when the GPU could not finalize (sort_cuda.c). */
+    int rc = sl__rows_to_host(t, &g->rows);
+    if (rc < 0)
+        return rc;
     sl__rows_order(&g->rows);
-    g->n = 0;
-    for (int64_t i = 0; i < g->rows.n; i++)
-        g->n += g->rows.items[i].batch->n_rows;
+    g->n = sl__rows_total(&g->rows);
     if (g->n == 0)
         return SL_OK;
     g->n_cols = d->n_cols;
@@ -486,19 +452,47 @@ static int sort_source(sl_task_t *t)
     return sl__emit_morsel(t, g->out, g->n);
 }
 
-static const struct sl_impl sort_sink_impl[] = {{.device = SL_DEVICE_CPU, .run = sort_sink}};
-static const struct sl_impl sort_combine_impl[] = {{.device = SL_DEVICE_CPU, .run = sort_combine}};
+#ifdef SL_HAVE_CUDA
+/* On a GPU the sink and combine keep the device batches (as on the CPU), finalize sorts
+ * them with CUB and the source emits slices of the device result (sort_cuda.c). */
+#define SORT_N_IMPLS 2
+#else
+#define SORT_N_IMPLS 1
+#endif
+static const struct sl_impl sort_sink_impl[] = {
+    {.device = SL_DEVICE_CPU, .run = sort_sink},
+#ifdef SL_HAVE_CUDA
+    {.device = SL_DEVICE_CUDA, .run = sort_sink, .can_run = sl__sort_gpu_can_run},
+#endif
+};
+static const struct sl_impl sort_combine_impl[] = {
+    {.device = SL_DEVICE_CPU, .run = sort_combine},
+#ifdef SL_HAVE_CUDA
+    {.device = SL_DEVICE_CUDA, .run = sort_combine},
+#endif
+};
 static const struct sl_impl sort_finalize_impl[] = {
-    {.device = SL_DEVICE_CPU, .run = sort_finalize}};
+    {.device = SL_DEVICE_CPU, .run = sl__sort_finalize_cpu},
+#ifdef SL_HAVE_CUDA
+    {.device = SL_DEVICE_CUDA, .run = sl__sort_gpu_finalize,
+     .can_run = sl__sort_gpu_finalize_can_run},
+#endif
+};
 static const struct sl_impl sort_work_impl[] = {{.device = SL_DEVICE_CPU, .run = sort_work}};
 static const struct sl_impl sort_step_impl[] = {{.device = SL_DEVICE_CPU, .run = sort_step}};
-static const struct sl_impl sort_source_impl[] = {{.device = SL_DEVICE_CPU, .run = sort_source}};
-static const struct sl_phase sort_sink_phase = {sort_sink_impl, 1, sl__cost_linear};
-static const struct sl_phase sort_combine_phase = {sort_combine_impl, 1, NULL};
-static const struct sl_phase sort_finalize_phase = {sort_finalize_impl, 1, NULL};
+static const struct sl_impl sort_source_impl[] = {
+    {.device = SL_DEVICE_CPU, .run = sort_source},
+#ifdef SL_HAVE_CUDA
+    {.device = SL_DEVICE_CUDA, .run = sort_source, .can_run = sl__sort_gpu_source_can_run},
+#endif
+};
+static const struct sl_phase sort_sink_phase = {sort_sink_impl, SORT_N_IMPLS, sl__cost_linear};
+static const struct sl_phase sort_combine_phase = {sort_combine_impl, SORT_N_IMPLS, NULL};
+static const struct sl_phase sort_finalize_phase = {sort_finalize_impl, SORT_N_IMPLS, NULL};
 static const struct sl_phase sort_work_phase = {sort_work_impl, 1, NULL};
 static const struct sl_phase sort_step_phase = {sort_step_impl, 1, NULL};
-static const struct sl_phase sort_source_phase = {sort_source_impl, 1, sl__cost_linear_source};
+static const struct sl_phase sort_source_phase = {sort_source_impl, SORT_N_IMPLS,
+                                                   sl__cost_linear_source};
 
 const struct sl_op_def sl__sort_def = {
     .abi_version = SL_OP_ABI_VERSION,

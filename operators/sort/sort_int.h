@@ -143,15 +143,22 @@ void sl__rows_fini(struct sl__rows *r);
 /* A sink phase body: keeps a reference to the task's input batch (if it has rows). */
 int sl__rows_sink(sl_task_t *t, struct sl__rows *local);
 /* A combine phase body: moves a worker's batches into the global list. */
+/* Rows in all kept batches. */
+int64_t sl__rows_total(const struct sl__rows *r);
+/* Replaces device batches (kept by a sink on a GPU) by host copies, for a CPU finalize. */
+int sl__rows_to_host(sl_task_t *t, struct sl__rows *r);
 int sl__rows_combine(sl_task_t *t, struct sl__rows *global, struct sl__rows *local);
 /* Rows per parallel chunk for n rows: at least a morsel, about 64 chunks, a multiple of
  * 64 (bitmap bytes never shared between chunks). */
 int64_t sl__chunk_rows(sl_task_t *t, int64_t n);
 /* Sets each column's null count of `out` from per-chunk counts (nulls[k * n_cols + c]). */
 void sl__sum_chunk_nulls(sl_batch_t *out, const int64_t *nulls, int64_t n_chunks, int n_cols);
-/* Source tasks and source body that hand out a finished n-row batch in morsel slices. */
+/* Source tasks and source body that hand out a finished n-row batch in morsel slices
+ * (a device batch: on the GPU for CUDA tasks, downloaded for host ones). */
 int64_t sl__morsel_tasks(sl_task_t *t, const sl_batch_t *out, int64_t n);
 int sl__emit_morsel(sl_task_t *t, sl_batch_t *out, int64_t n);
+/* Emits rows [lo, lo + rows) of out (a host or device batch, as sl__emit_morsel). */
+int sl__emit_rows(sl_task_t *t, sl_batch_t *out, int64_t lo, int64_t rows);
 
 /* A column of all gathered rows as one array: either a view of one buffer the input
  * batches are consecutive slices of, or a copy. validity is NULL when no row is null;

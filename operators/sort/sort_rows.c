@@ -220,6 +220,29 @@ int sl__rows_sink(sl_task_t *t, struct sl__rows *local)
     return SL_OK;
 }
 
+int64_t sl__rows_total(const struct sl__rows *r)
+{
+    int64_t n = 0;
+    for (int64_t i = 0; i < r->n; i++)
+        n += r->items[i].batch->n_rows;
+    return n;
+}
+
+int sl__rows_to_host(sl_task_t *t, struct sl__rows *r)
+{
+    for (int64_t i = 0; i < r->n; i++) {
+        sl_batch_t *b = r->items[i].batch, *h;
+        if (sl_batch_device(b) < 0)
+            continue;
+        int rc = sl_task_batch_to_host(t, b, &h);
+        if (rc < 0)
+            return rc;
+        sl_batch_unref(b);
+        r->items[i].batch = h;
+    }
+    return SL_OK;
+}
+
 int sl__rows_combine(sl_task_t *t, struct sl__rows *global, struct sl__rows *local)
 {
     if (sl__rows_move(global, local) < 0)
@@ -253,11 +276,28 @@ int64_t sl__morsel_tasks(sl_task_t *t, const sl_batch_t *out, int64_t n)
     return (n + m - 1) / m;
 }
 
+int sl__emit_rows(sl_task_t *t, sl_batch_t *out, int64_t lo, int64_t rows)
+{
+    if (sl_batch_device(out) < 0) {
+        sl_batch_t *s = sl__batch_slice(out, lo, rows);
+        if (!s)
+            return sl_task_fail(t, SL_ENOMEM, "out of memory");
+        return sl_task_emit(t, s);
+    }
+    /* A device result (a finalize on a GPU): as it is for a GPU consumer, downloaded for
+     * a host one. */
+    sl_batch_t *s = sl_task_batch_slice(t, out, lo, rows), *h;
+    if (!s)
+        return SL_ENOMEM;
+    if (sl_task_device_kind(t) == SL_DEVICE_CUDA)
+        return sl_task_emit(t, s);
+    int rc = sl_task_batch_to_host(t, s, &h);
+    sl_batch_unref(s);
+    return rc < 0 ? rc : sl_task_emit(t, h);
+}
+
 int sl__emit_morsel(sl_task_t *t, sl_batch_t *out, int64_t n)
 {
     int64_t m = sl_task_morsel_rows(t), i = sl_task_index(t);
-    sl_batch_t *s = sl__batch_slice(out, i * m, sl__morsel_len(n, m, i));
-    if (!s)
-        return sl_task_fail(t, SL_ENOMEM, "out of memory");
-    return sl_task_emit(t, s);
+    return sl__emit_rows(t, out, i * m, sl__morsel_len(n, m, i));
 }

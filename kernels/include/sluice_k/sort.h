@@ -1,0 +1,43 @@
+/* GPU sort of signed integer keys with an optional value column (issue 6): CUB's
+ * DeviceRadixSort (onesweep for large inputs) over all key bits, ascending or
+ * descending, stable (equal keys keep their input order, as the CPU sort does).
+ * STYLE.md §8: two-call temp storage (d_temp == NULL: *temp_bytes = need), stream last,
+ * never allocates or synchronizes, returns cudaGetLastError(). n == 0 launches nothing.
+ *
+ * key_bytes 4 (int32) or 8 (int64); val_bytes 0 (keys only: vals ignored), 4 or 8
+ * (any 4- or 8-byte payload, moved bit for bit). keys_in/vals_in are not modified.
+ * Payloads beyond one: sort (key, row id) pairs (vals = sl_k_iota_u32 row ids, 4 bytes)
+ * and gather each column by the sorted ids (sl_k_gather_b32/b64, sluice_k/columns.h).
+ * Limits: n < 2^31. */
+#ifndef SLUICE_K_SORT_H
+#define SLUICE_K_SORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cuda_runtime_api.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+cudaError_t sl_k_sort_pairs(void *d_temp, size_t *temp_bytes, int key_bytes, int desc,
+                            const void *d_keys_in, void *d_keys_out, const void *d_vals_in,
+                            void *d_vals_out, int val_bytes, int64_t n, cudaStream_t stream);
+
+/* The partition operator's partition numbers (operators/partition/part_int.h): for a
+ * key k (4 or 8 bytes, as unsigned, zero-extended) r = hash ? (k * 0x9E3779B97F4A7C15)
+ * >> (64 - bits) : k, and d_pid[i] = r & (2^bits - 1). 1 <= bits <= 20. Sorting
+ * (pid, row id) pairs on bits [0, bits) (sl_k_radix_rows_k32, join_gftr.h) then gives
+ * the stable partitioning. */
+cudaError_t sl_k_part_ids(const void *d_keys, int key_bytes, int64_t n, int bits, int hash,
+                          uint32_t *d_pid, cudaStream_t stream);
+/* d_off[p] = first index of partition p in sorted partition numbers, p in [0, fanout];
+ * d_off[fanout] = n. One binary search per partition. */
+cudaError_t sl_k_part_bounds(const uint32_t *d_pid_sorted, int64_t n, int64_t fanout,
+                             int64_t *d_off, cudaStream_t stream);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* SLUICE_K_SORT_H */

@@ -1,0 +1,161 @@
+/* Launchers of sl_k_sort_pairs (CUB DeviceRadixSort of signed keys: CUB's own bit twiddle
+ * orders int32/int64 correctly, with 0, 4 or 8 bytes of value) and of the partition
+ * operator's partition numbers and bounds. Contracts in sluice_k/sort.h. */
+#include "sluice_k/sort.h"
+
+#include <cub/device/device_radix_sort.cuh>
+
+template <typename K, typename V>
+static cudaError_t sort_kv(void *d_temp, size_t *temp_bytes, int desc, const void *kin,
+                           void *kout, const void *vin, void *vout, int64_t n,
+                           cudaStream_t stream)
+{
+    const K *ki = (const K *)kin;
+    K *ko = (K *)kout;
+    const V *vi = (const V *)vin;
+    V *vo = (V *)vout;
+    int nn = (int)n;
+    size_t need = 0;
+    cudaError_t e = desc ? cub::DeviceRadixSort::SortPairsDescending((void *)NULL, need, ki, ko,
+                                                                     vi, vo, nn, 0,
+                                                                     (int)(8 * sizeof(K)), stream)
+                         : cub::DeviceRadixSort::SortPairs((void *)NULL, need, ki, ko, vi, vo, nn,
+                                                           0, (int)(8 * sizeof(K)), stream);
+    if (e != cudaSuccess)
+        return e;
+    if (d_temp == NULL) {
+        *temp_bytes = need;
+        return cudaSuccess;
+    }
+    if (*temp_bytes < need || (n > 0 && (!ki || !ko || !vi || !vo)))
+        return cudaErrorInvalidValue;
+    if (n == 0)
+        return cudaSuccess;
+    e = desc ? cub::DeviceRadixSort::SortPairsDescending(d_temp, need, ki, ko, vi, vo, nn, 0,
+                                                         (int)(8 * sizeof(K)), stream)
+             : cub::DeviceRadixSort::SortPairs(d_temp, need, ki, ko, vi, vo, nn, 0,
+                                               (int)(8 * sizeof(K)), stream);
+    return e != cudaSuccess ? e : cudaGetLastError();
+}
+
+template <typename K>
+static cudaError_t sort_k(void *d_temp, size_t *temp_bytes, int desc, const void *kin,
+                          void *kout, int64_t n, cudaStream_t stream)
+{
+    const K *ki = (const K *)kin;
+    K *ko = (K *)kout;
+    int nn = (int)n;
+    size_t need = 0;
+    cudaError_t e = desc ? cub::DeviceRadixSort::SortKeysDescending((void *)NULL, need, ki, ko, nn,
+                                                                    0, (int)(8 * sizeof(K)),
+                                                                    stream)
+                         : cub::DeviceRadixSort::SortKeys((void *)NULL, need, ki, ko, nn, 0,
+                                                          (int)(8 * sizeof(K)), stream);
+    if (e != cudaSuccess)
+        return e;
+    if (d_temp == NULL) {
+        *temp_bytes = need;
+        return cudaSuccess;
+    }
+    if (*temp_bytes < need || (n > 0 && (!ki || !ko)))
+        return cudaErrorInvalidValue;
+    if (n == 0)
+        return cudaSuccess;
+    e = desc ? cub::DeviceRadixSort::SortKeysDescending(d_temp, need, ki, ko, nn, 0,
+                                                        (int)(8 * sizeof(K)), stream)
+             : cub::DeviceRadixSort::SortKeys(d_temp, need, ki, ko, nn, 0, (int)(8 * sizeof(K)),
+                                              stream);
+    return e != cudaSuccess ? e : cudaGetLastError();
+}
+
+template <typename K>
+static cudaError_t sort_any(void *d_temp, size_t *temp_bytes, int desc, const void *kin,
+                            void *kout, const void *vin, void *vout, int val_bytes, int64_t n,
+                            cudaStream_t stream)
+{
+    switch (val_bytes) {
+    case 0: return sort_k<K>(d_temp, temp_bytes, desc, kin, kout, n, stream);
+    case 4: return sort_kv<K, uint32_t>(d_temp, temp_bytes, desc, kin, kout, vin, vout, n, stream);
+    default:
+        return sort_kv<K, unsigned long long>(d_temp, temp_bytes, desc, kin, kout, vin, vout, n,
+                                              stream);
+    }
+}
+
+extern "C" cudaError_t sl_k_sort_pairs(void *d_temp, size_t *temp_bytes, int key_bytes, int desc,
+                                       const void *d_keys_in, void *d_keys_out,
+                                       const void *d_vals_in, void *d_vals_out, int val_bytes,
+                                       int64_t n, cudaStream_t stream)
+{
+    if (temp_bytes == NULL || n < 0 || n >= ((int64_t)1 << 31) ||
+        (key_bytes != 4 && key_bytes != 8) || (val_bytes != 0 && val_bytes != 4 && val_bytes != 8))
+        return cudaErrorInvalidValue;
+    if (key_bytes == 4)
+        return sort_any<int32_t>(d_temp, temp_bytes, desc, d_keys_in, d_keys_out, d_vals_in,
+                                 d_vals_out, val_bytes, n, stream);
+    return sort_any<long long>(d_temp, temp_bytes, desc, d_keys_in, d_keys_out, d_vals_in,
+                               d_vals_out, val_bytes, n, stream);
+}
+
+/* ---------------- partition numbers and bounds (the partition operator) ---------------- */
+
+template <typename K>
+__global__ void part_ids_kernel(const K *keys, int64_t n, int bits, int hash, uint32_t *pid)
+{
+    const uint64_t mul = 0x9E3779B97F4A7C15ull, mask = (1ull << bits) - 1;
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (int64_t)gridDim.x * blockDim.x) {
+        uint64_t k = (uint64_t)keys[i];
+        uint64_t r = hash ? (k * mul) >> (64 - bits) : k;
+        pid[i] = (uint32_t)(r & mask);
+    }
+}
+
+__global__ void part_bounds_kernel(const uint32_t *pid, int64_t n, int64_t fanout, int64_t *off)
+{
+    int64_t p = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (p > fanout)
+        return;
+    int64_t lo = 0, hi = n; /* first index whose pid >= p */
+    while (lo < hi) {
+        int64_t mid = lo + (hi - lo) / 2;
+        if ((int64_t)pid[mid] < p)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    off[p] = lo;
+}
+
+static unsigned grid_for(int64_t n, int threads)
+{
+    int64_t b = (n + threads - 1) / threads;
+    return (unsigned)(b < 65536 ? (b > 0 ? b : 1) : 65536);
+}
+
+extern "C" cudaError_t sl_k_part_ids(const void *d_keys, int key_bytes, int64_t n, int bits,
+                                     int hash, uint32_t *d_pid, cudaStream_t stream)
+{
+    if (n < 0 || bits < 1 || bits > 20 || (key_bytes != 4 && key_bytes != 8) ||
+        (n > 0 && (!d_keys || !d_pid)))
+        return cudaErrorInvalidValue;
+    if (n == 0)
+        return cudaSuccess;
+    if (key_bytes == 4)
+        part_ids_kernel<uint32_t><<<grid_for(n, 256), 256, 0, stream>>>(
+            (const uint32_t *)d_keys, n, bits, hash, d_pid);
+    else
+        part_ids_kernel<uint64_t><<<grid_for(n, 256), 256, 0, stream>>>(
+            (const uint64_t *)d_keys, n, bits, hash, d_pid);
+    return cudaGetLastError();
+}
+
+extern "C" cudaError_t sl_k_part_bounds(const uint32_t *d_pid_sorted, int64_t n, int64_t fanout,
+                                        int64_t *d_off, cudaStream_t stream)
+{
+    if (n < 0 || fanout < 1 || !d_off || (n > 0 && !d_pid_sorted))
+        return cudaErrorInvalidValue;
+    unsigned blocks = (unsigned)((fanout + 1 + 255) / 256);
+    part_bounds_kernel<<<blocks, 256, 0, stream>>>(d_pid_sorted, n, fanout, d_off);
+    return cudaGetLastError();
+}

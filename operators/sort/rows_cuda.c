@@ -1,0 +1,137 @@
+/* Device-side helpers of the sort-family operators on a GPU (rows_cuda.h). */
+#include <string.h>
+
+#include "rows_cuda.h"
+
+int sl__rows_contiguous(const struct sl__rows *r, int c)
+{
+    const struct sl__col *c0 = &r->items[0].batch->cols[c];
+    int64_t next = c0->offset;
+    for (int64_t i = 0; i < r->n; i++) {
+        const struct sl__col *col = &r->items[i].batch->cols[c];
+        if (col->data != c0->data || col->offset != next)
+            return 0;
+        next += r->items[i].batch->n_rows;
+    }
+    return 1;
+}
+
+int64_t sl__rows_copy_bytes(const struct sl__rows *r, int n_cols, int64_t n)
+{
+    int64_t bytes = 0;
+    for (int c = 0; c < n_cols; c++)
+        if (!sl__rows_contiguous(r, c))
+            bytes += (int64_t)sl_type_width(r->items[0].batch->cols[c].type) * n;
+    return bytes;
+}
+
+int sl__rows_device_column(sl_task_t *t, const struct sl__rows *r, int c, int64_t n,
+                           const void **out, void **owned)
+{
+    const sl_batch_t *b0 = r->items[0].batch;
+    size_t w = (size_t)sl_type_width(b0->cols[c].type);
+    *owned = NULL;
+    if (sl__rows_contiguous(r, c)) {
+        *out = sl__col_values(b0, c);
+        return SL_OK;
+    }
+    char *d = sl_task_device_alloc(t, (size_t)n * w);
+    if (!d)
+        return SL_ENOMEM; /* recorded by sl_task_device_alloc */
+    *owned = d;
+    int64_t at = 0;
+    for (int64_t i = 0; i < r->n; i++) {
+        const sl_batch_t *b = r->items[i].batch;
+        cudaError_t e = cudaMemcpyAsync(d + (size_t)at * w, sl__col_values(b, c),
+                                        (size_t)b->n_rows * w, cudaMemcpyDeviceToDevice,
+                                        sl_task_stream(t));
+        if (e != cudaSuccess)
+            return sl_task_fail(t, SL_EDEVICE, "copying a column on the GPU: %s",
+                                cudaGetErrorName(e));
+        at += b->n_rows;
+    }
+    *out = d;
+    return SL_OK;
+}
+
+int64_t sl__rows_gpu_rows(const struct sl__rows *r, int n_cols)
+{
+    int64_t n = 0;
+    for (int64_t i = 0; i < r->n; i++) {
+        const sl_batch_t *b = r->items[i].batch;
+        int dev = sl_batch_device(b);
+        if (dev < 0 || dev != sl_batch_device(r->items[0].batch))
+            return -1; /* host batches, or batches of several GPUs */
+        for (int c = 0; c < n_cols; c++)
+            if (b->cols[c].validity && b->cols[c].null_count != 0)
+                return -1;
+        n += b->n_rows;
+    }
+    return n < ((int64_t)1 << 31) ? n : -1;
+}
+
+void sl__gpu_work_init(struct sl__gpu_work *w, sl_task_t *t)
+{
+    memset(w, 0, sizeof *w);
+    w->t = t;
+    w->ok = 1;
+    for (int i = 0; i < SL__GPU_WORK_MARKS; i++)
+        if (cudaEventCreate(&w->ev[i]) != cudaSuccess) {
+            w->ev[i] = NULL;
+            w->ok = 0; /* no phase times then; the work itself goes on */
+        }
+}
+
+void sl__gpu_work_keep(struct sl__gpu_work *w, void *p)
+{
+    if (p && w->n_p < SL__GPU_WORK_PTRS)
+        w->p[w->n_p++] = p;
+    else if (p)
+        sl_task_device_free(w->t, p);
+}
+
+void *sl__gpu_work_alloc(struct sl__gpu_work *w, size_t bytes)
+{
+    void *p = sl_task_device_alloc(w->t, bytes ? bytes : 1);
+    sl__gpu_work_keep(w, p);
+    return p;
+}
+
+void sl__gpu_work_mark(struct sl__gpu_work *w, int i)
+{
+    if (w->ok && cudaEventRecord(w->ev[i], sl_task_stream(w->t)) != cudaSuccess)
+        w->ok = 0;
+}
+
+int sl__gpu_work_finish(struct sl__gpu_work *w, int rc, const char *const *names, int n_names,
+                        const char *what)
+{
+    for (int i = 0; i < w->n_p; i++)
+        sl_task_device_free(w->t, w->p[i]);
+    w->n_p = 0;
+    cudaError_t e = rc < 0 ? cudaSuccess : cudaStreamSynchronize(sl_task_stream(w->t));
+    for (int i = 0; i < n_names && rc >= 0 && e == cudaSuccess && w->ok; i++) {
+        float ms;
+        if (names[i] && cudaEventElapsedTime(&ms, w->ev[i], w->ev[i + 1]) == cudaSuccess)
+            sl_task_phase_time(w->t, names[i], ms);
+    }
+    for (int i = 0; i < SL__GPU_WORK_MARKS; i++)
+        if (w->ev[i])
+            cudaEventDestroy(w->ev[i]);
+    if (rc < 0)
+        return rc;
+    if (e != cudaSuccess)
+        return sl_task_fail(w->t, SL_EDEVICE, "%s: %s", what, cudaGetErrorName(e));
+    return SL_OK;
+}
+
+int sl__gpu_finalize_run(sl_task_t *t, struct sl__rows *rows, sl__gpu_body_fn body, void *arg,
+                         const char *const *names, int n_names, const char *what)
+{
+    struct sl__gpu_work w;
+    sl__gpu_work_init(&w, t);
+    int rc = sl__gpu_work_finish(&w, body(&w, arg), names, n_names, what);
+    if (rc >= 0)
+        sl__rows_fini(rows);
+    return rc;
+}

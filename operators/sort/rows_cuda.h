@@ -1,0 +1,54 @@
+/* Device-side helpers of the sort-family operators on a GPU (sort, partition): the kept
+ * device batches (struct sl__rows, in input order) seen as one array per column. */
+#ifndef SL_SORT_ROWS_CUDA_H
+#define SL_SORT_ROWS_CUDA_H
+
+#include <cuda_runtime_api.h>
+
+#include "sort_int.h"
+
+/* 1 if column c of all kept batches is one run of one buffer (rows->n > 0). */
+int sl__rows_contiguous(const struct sl__rows *r, int c);
+/* Column c of the n kept rows as one device array: a view (*owned = NULL) when
+ * contiguous, else a copy (device copies on the task's stream) into *owned, which the
+ * caller frees with sl_task_device_free. SL_OK or the failure recorded on the task. */
+int sl__rows_device_column(sl_task_t *t, const struct sl__rows *r, int c, int64_t n,
+                           const void **out, void **owned);
+/* Device bytes for the kept rows' columns as arrays: the copies of those not contiguous. */
+int64_t sl__rows_copy_bytes(const struct sl__rows *r, int n_cols, int64_t n);
+
+/* The kept rows' count if a GPU finalize can take them (all batches on one GPU, no
+ * nulls in any of the n_cols columns, fewer than 2^31 rows), else -1. */
+int64_t sl__rows_gpu_rows(const struct sl__rows *r, int n_cols);
+
+/* A GPU finalize's scratch memory and phase marks (CUDA events on the task's stream). */
+#define SL__GPU_WORK_PTRS 72
+#define SL__GPU_WORK_MARKS 5
+struct sl__gpu_work {
+    sl_task_t *t;
+    void *p[SL__GPU_WORK_PTRS];
+    int n_p, ok;
+    cudaEvent_t ev[SL__GPU_WORK_MARKS];
+};
+void sl__gpu_work_init(struct sl__gpu_work *w, sl_task_t *t);
+/* Device memory freed by sl__gpu_work_finish (NULL after recording the failure). */
+void *sl__gpu_work_alloc(struct sl__gpu_work *w, size_t bytes);
+/* Frees p (from sl_task_device_alloc; NULL is fine) with the scratch. */
+void sl__gpu_work_keep(struct sl__gpu_work *w, void *p);
+/* Records mark i (0 <= i < SL__GPU_WORK_MARKS) on the task's stream. */
+void sl__gpu_work_mark(struct sl__gpu_work *w, int i);
+/* Frees the scratch (ordered on the stream after the kernels that use it), waits for
+ * the stream and, if rc >= 0, reports phase i = marks [i, i + 1) as names[i] for the
+ * n_names names that are not NULL. Returns rc if < 0, else SL_OK or the CUDA failure
+ * (recorded as "`what`: error"). */
+int sl__gpu_work_finish(struct sl__gpu_work *w, int rc, const char *const *names, int n_names,
+                        const char *what);
+
+/* A GPU finalize's body: runs the work on w (marks, scratch) for `arg`. */
+typedef int (*sl__gpu_body_fn)(struct sl__gpu_work *w, void *arg);
+/* Runs body with a fresh work, finishes it (sl__gpu_work_finish) and, on success, drops
+ * the kept rows (their device memory goes back at once). */
+int sl__gpu_finalize_run(sl_task_t *t, struct sl__rows *rows, sl__gpu_body_fn body, void *arg,
+                         const char *const *names, int n_names, const char *what);
+
+#endif /* SL_SORT_ROWS_CUDA_H */

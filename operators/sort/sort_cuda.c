@@ -1,0 +1,173 @@
+/* sort on a GPU (issue 6): the CUDA finalize and source of the sort operator.
+ *
+ * sink, combine: the CPU bodies (sort.c), which only keep references to the batches, so
+ *   on a GPU worker they keep device batches.
+ * finalize: the batches in input order (sl__rows_order) form each column as one device
+ *   array (zero-copy when they are consecutive slices of one buffer, else device copies
+ *   into a temporary). One key, no other payload or one payload: CUB sorts (key, payload)
+ *   straight into the output batch. More payloads: CUB sorts (key, row id) pairs and each
+ *   payload is gathered by the sorted ids. CUB's radix sort is stable, like the CPU sort.
+ *   Phases (CUDA events): gpu_concat (if any copy), gpu_sort, gpu_gather.
+ * source: slices of the device result (sl__emit_morsel), downloaded for host consumers.
+ *
+ * Not on the GPU (the sink's can_run says no: the CPU sink and finalize run): more than
+ * one key, a float key. Left to the CPU finalize (the finalize's can_run says no; the CPU
+ * finalize downloads the kept device batches first): nulls in any column, 2^31 rows or
+ * more, host batches or batches of several GPUs among the kept ones, more than
+ * SG_MAX_COLS columns, or device memory needs (output, copies, row ids, CUB temp) over
+ * sl_task_device_budget. */
+#include <string.h>
+
+#include <cuda_runtime_api.h>
+
+#include "sluice_k/columns.h"
+#include "rows_cuda.h"
+#include "sluice_k/sort.h"
+#include "sort_op.h"
+
+/* Columns the GPU path takes (more: the CPU sorts). */
+#define SG_MAX_COLS 64
+
+int sl__sort_gpu_can_run(const sl_task_t *t)
+{
+    const sl_op_t *op = sl_task_op((sl_task_t *)t);
+    const struct sort_data *d = sl_op_data(op);
+    if (d->spec.n_keys != 1)
+        return 0;
+    const char *name;
+    enum sl_type type;
+    sl_schema_field(sl_op_output_schema(op), d->spec.keys[0].col, &name, &type);
+    return type == SL_TYPE_INT32 || type == SL_TYPE_INT64;
+}
+
+#define SG_CK(t, call, what)                                                              \
+    do {                                                                                  \
+        cudaError_t e_ = (call);                                                          \
+        if (e_ != cudaSuccess)                                                            \
+            return sl_task_fail((t), SL_EDEVICE, "sort on the GPU: %s: %s", (what),       \
+                                cudaGetErrorName(e_));                                    \
+    } while (0)
+
+/* Device bytes the GPU finalize needs: the output, copies of columns that are not one
+ * run of one buffer, row ids (two payloads or more) and CUB's temp storage. */
+static int64_t need_bytes(const struct sort_global *g, const struct sort_data *d, int64_t n,
+                          size_t *temp_bytes)
+{
+    const sl_batch_t *b0 = g->rows.items[0].batch;
+    int kc = d->spec.keys[0].col, np = d->n_cols - 1, pw = 0;
+    for (int c = 0; c < d->n_cols && np == 1; c++)
+        if (c != kc)
+            pw = sl_type_width(b0->cols[c].type);
+    int vb = np == 0 ? 0 : np == 1 ? pw : 4;
+    *temp_bytes = 0;
+    if (sl_k_sort_pairs(NULL, temp_bytes, sl_type_width(b0->cols[kc].type), d->spec.keys[0].desc,
+                        NULL, NULL, NULL, NULL, vb, n, 0) != cudaSuccess)
+        return INT64_MAX;
+    int64_t need = (int64_t)*temp_bytes + (np >= 2 ? 8 * n : 0) +
+                   sl__rows_copy_bytes(&g->rows, d->n_cols, n);
+    for (int c = 0; c < d->n_cols; c++)
+        need += (int64_t)sl_type_width(b0->cols[c].type) * n; /* the output */
+    return need;
+}
+
+/* The finalize runs on the GPU unless these batches need the CPU (top comment). It
+ * orders the kept batches (idempotent) so that contiguity, and so the memory estimate,
+ * is that of the input order the finalize sorts in. */
+int sl__sort_gpu_finalize_can_run(const sl_task_t *tc)
+{
+    sl_task_t *t = (sl_task_t *)tc;
+    struct sort_global *g = sl_task_gstate(t);
+    const struct sort_data *d = sl_op_data(sl_task_op(t));
+    if (!sl__sort_gpu_can_run(tc) || d->n_cols > SG_MAX_COLS)
+        return 0;
+    sl__rows_order(&g->rows);
+    int64_t n = sl__rows_gpu_rows(&g->rows, d->n_cols);
+    if (n < 0)
+        return 0;
+    size_t temp;
+    return n == 0 || need_bytes(g, d, n, &temp) <= sl_task_device_budget(tc);
+}
+
+static int run_gpu(struct sl__gpu_work *w, void *arg)
+{
+    sl_task_t *t = w->t;
+    struct sort_global *g = arg;
+    const struct sort_data *d = sl_op_data(sl_task_op(t));
+    cudaStream_t s = sl_task_stream(t);
+    const sl_schema_t *schema = sl_op_output_schema(sl_task_op(t));
+    int kc = d->spec.keys[0].col, desc = d->spec.keys[0].desc, np = d->n_cols - 1;
+    const sl_batch_t *b0 = g->rows.items[0].batch;
+    int kw = sl_type_width(b0->cols[kc].type);
+    int pc = -1, pw = 0; /* the one payload column, if exactly one */
+    for (int c = 0; c < d->n_cols && np == 1; c++)
+        if (c != kc)
+            pc = c, pw = sl_type_width(b0->cols[c].type);
+    int vb = np == 0 ? 0 : np == 1 ? pw : 4;
+    size_t temp_bytes = 0;
+    need_bytes(g, d, g->n, &temp_bytes);
+    const void *cols[SG_MAX_COLS];
+    sl__gpu_work_mark(w, 0);
+    for (int c = 0; c < d->n_cols; c++) {
+        void *owned;
+        int rc = sl__rows_device_column(t, &g->rows, c, g->n, &cols[c], &owned);
+        sl__gpu_work_keep(w, owned);
+        if (rc < 0)
+            return rc;
+    }
+    sl__gpu_work_mark(w, 1);
+    g->out = sl_task_new_batch(t, schema, g->n);
+    void *temp = sl__gpu_work_alloc(w, temp_bytes);
+    uint32_t *ids = np >= 2 ? sl__gpu_work_alloc(w, (size_t)g->n * 8) : NULL;
+    if (!g->out || !temp || (np >= 2 && !ids))
+        return sl_task_fail(t, SL_ENOMEM, "sort on the GPU: out of memory for %lld rows",
+                            (long long)g->n);
+    void *kout = sl__col_values(g->out, kc);
+    if (np <= 1) {
+        SG_CK(t, sl_k_sort_pairs(temp, &temp_bytes, kw, desc, cols[kc], kout,
+                                 np ? cols[pc] : NULL, np ? sl__col_values(g->out, pc) : NULL,
+                                 vb, g->n, s),
+              "sorting");
+        sl__gpu_work_mark(w, 2);
+        sl__gpu_work_mark(w, 3);
+        return SL_OK;
+    }
+    SG_CK(t, sl_k_iota_u32(ids, g->n, 0, s), "row ids");
+    SG_CK(t, sl_k_sort_pairs(temp, &temp_bytes, kw, desc, cols[kc], kout, ids, ids + g->n, 4,
+                             g->n, s),
+          "sorting");
+    sl__gpu_work_mark(w, 2);
+    for (int c = 0; c < d->n_cols; c++) {
+        if (c == kc)
+            continue;
+        void *dst = sl__col_values(g->out, c);
+        if (sl_type_width(b0->cols[c].type) == 4)
+            SG_CK(t, sl_k_gather_b32((const uint32_t *)cols[c], ids + g->n, dst, g->n, s),
+                  "gathering");
+        else
+            SG_CK(t, sl_k_gather_b64((const uint64_t *)cols[c], ids + g->n, dst, g->n, s),
+                  "gathering");
+    }
+    sl__gpu_work_mark(w, 3);
+    return SL_OK;
+}
+
+int sl__sort_gpu_finalize(sl_task_t *t)
+{
+    struct sort_global *g = sl_task_gstate(t);
+    const struct sort_data *d = sl_op_data(sl_task_op(t));
+    sl__rows_order(&g->rows);
+    g->n = sl__rows_total(&g->rows);
+    if (g->n == 0)
+        return SL_OK;
+    int concat = sl__rows_copy_bytes(&g->rows, d->n_cols, g->n) > 0;
+    const char *const names[3] = {concat ? "gpu_concat" : NULL, "gpu_sort",
+                                  d->n_cols > 2 ? "gpu_gather" : NULL};
+    int rc = sl__gpu_finalize_run(t, &g->rows, run_gpu, g, names, 3, "sort on the GPU");
+    g->gpu = rc >= 0;
+    return rc;
+}
+
+int sl__sort_gpu_source_can_run(const sl_task_t *t)
+{
+    return ((const struct sort_global *)sl_task_gstate((sl_task_t *)t))->gpu;
+}

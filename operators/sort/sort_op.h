@@ -1,0 +1,54 @@
+/* The sort operator's states, shared by its CPU code (sort.c) and its CUDA sink,
+ * finalize and source (sort_cuda.c). */
+#ifndef SL_SORT_OP_H
+#define SL_SORT_OP_H
+
+#include "sort_int.h"
+
+struct sort_data {
+    struct sl__sort_spec spec;
+    int n_cols;
+};
+
+/* One step of LSD over columns: a stable sort by a column's codes or its null flags. */
+struct sort_step {
+    int col;
+    int null_pass;
+    int desc, nulls_first;
+};
+
+enum { S_VIEW, S_BUILD, S_HIST, S_SCATTER, S_GATHER, S_DONE };
+
+struct sort_global {
+    struct sl__rows rows;
+    int64_t n;
+    int n_cols;
+    struct sl__colview *views;
+    int n_steps, step, digit, stage;
+    struct sort_step steps[2 * SL__SORT_MAX_KEYS];
+    int wide, n_digits, stream;
+    int decode_col;    /* the key column read back from the final codes, or -1 */
+    int carry_col;     /* the payload carried in the items instead of a row index, or -1 */
+    void *items, *tmp;
+    int64_t n_chunks, chunk_rows;
+    int64_t *hist_all; /* n_chunks x n_digits x SL__RS_BUCKETS */
+    int64_t *hist;     /* n_chunks x SL__RS_BUCKETS: counts, then positions */
+    int64_t *nulls;    /* n_chunks x n_cols */
+    sl_batch_t *out;
+    int gpu;           /* out is a device batch (sort_cuda.c) */
+};
+
+struct sort_local {
+    struct sl__rows rows;
+};
+
+int sl__sort_finalize_cpu(sl_task_t *t);
+
+#ifdef SL_HAVE_CUDA
+int sl__sort_gpu_can_run(const sl_task_t *t);
+int sl__sort_gpu_finalize_can_run(const sl_task_t *t);
+int sl__sort_gpu_finalize(sl_task_t *t);
+int sl__sort_gpu_source_can_run(const sl_task_t *t);
+#endif
+
+#endif /* SL_SORT_OP_H */

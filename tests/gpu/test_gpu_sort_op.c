@@ -1,0 +1,544 @@
+/* Tests the sort, partition and merge operators on a GPU (operators/sort/sort_cuda.c,
+ * operators/partition/partition_cuda.c, operators/merge/merge_cuda.c) against the same
+ * plan on the CPU, row for row (all three are stable, so the outputs must be identical).
+ * Sort: empty input, one row, duplicates, all keys equal, already sorted, reverse
+ * sorted, int32 and int64 keys with negative values and extremes, ascending and
+ * descending, 0, 1 and 3 payloads of mixed widths (int32, int64, float64), odd batch
+ * sizes; each with host-resident input and GPU-resident input (sl_table_to_device) with
+ * the output left on the GPU. Then the cases the GPU leaves to the CPU, which must still
+ * give the CPU's result: nulls in the key or in a payload, two sort keys, a float key, a
+ * GPU budget too small. Partition: radix and hash, 1 to 16 bits; merge: two runs, an
+ * unsorted run (the same error as the CPU). Whether the GPU finalized is read from the
+ * operator's state. Last, cub_reference_times times CUB's radix sort alone for the
+ * benchmark (BENCH_PROTOCOL.md). Skipped without a GPU. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuda/cuda_int.h"
+#include "exec_int.h"
+#include "merge/merge_op.h"
+#include "partition/part_op.h"
+#include "sl_test.h"
+#include "sluice_k/sort.h"
+#include "sort/sort_op.h"
+
+enum { K_RANDOM, K_FEW, K_EQUAL, K_SORTED, K_REVERSE, K_EXTREME };
+
+struct spec {
+    int64_t rows;
+    int key64, key_float;
+    int n_pay;      /* payload c: int32, int64, float64 in turn */
+    int keys;       /* K_* */
+    int key_nulls;  /* every 7th key null */
+    int pay_nulls;  /* every 5th value of payload 1 null */
+    int64_t chunk;  /* rows per input batch (0: 40000) */
+    uint64_t seed;
+};
+
+static uint64_t rnd(uint64_t *s)
+{
+    *s ^= *s << 13, *s ^= *s >> 7, *s ^= *s << 17;
+    return *s;
+}
+
+static int64_t key_of(const struct spec *sp, int64_t i, uint64_t *s)
+{
+    switch (sp->keys) {
+    case K_FEW: return (int64_t)(rnd(s) % 50) - 25;
+    case K_EQUAL: return -3;
+    case K_SORTED: return i / 3 - sp->rows / 6;
+    case K_REVERSE: return sp->rows - i / 2;
+    case K_EXTREME: {
+        int64_t ex[] = {sp->key64 ? INT64_MIN : INT32_MIN, sp->key64 ? INT64_MAX : INT32_MAX,
+                        0, -1, 1};
+        uint64_t x = rnd(s);
+        return x % 3 ? ex[x % 5] : (int64_t)rnd(s);
+    }
+    default: return (int64_t)rnd(s);
+    }
+}
+
+static sl_table_t *make(const struct spec *sp)
+{
+    sl_table_t *t;
+    SL_ASSERT_OK(sl_table_create(&t));
+    const char *names[5] = {"k", "p1", "p2", "p3", "p4"};
+    enum sl_type ty[5];
+    int nc = 1 + sp->n_pay;
+    ty[0] = sp->key_float ? SL_TYPE_FLOAT64 : sp->key64 ? SL_TYPE_INT64 : SL_TYPE_INT32;
+    for (int c = 1; c < nc; c++)
+        ty[c] = c % 3 == 1 ? SL_TYPE_INT32 : c % 3 == 2 ? SL_TYPE_INT64 : SL_TYPE_FLOAT64;
+    uint64_t s = sp->seed * 0x9E3779B97F4A7C15ull + 1;
+    int64_t chunk = sp->chunk ? sp->chunk : 40000, row = 0;
+    for (int64_t lo = 0; lo < sp->rows || lo == 0; lo += chunk) {
+        int64_t m = sp->rows - lo < chunk ? sp->rows - lo : chunk;
+        sl_batch_t *b;
+        SL_ASSERT_OK(sl_batch_create(&b, nc, names, ty, m));
+        for (int64_t i = 0; i < m; i++, row++) {
+            int64_t k = key_of(sp, row, &s);
+            void *d = sl_batch_column_data(b, 0);
+            if (ty[0] == SL_TYPE_INT64)
+                ((int64_t *)d)[i] = k;
+            else if (ty[0] == SL_TYPE_INT32)
+                ((int32_t *)d)[i] = (int32_t)k;
+            else
+                ((double *)d)[i] = (double)(k % 1000) * 0.5;
+            for (int c = 1; c < nc; c++) {
+                void *p = sl_batch_column_data(b, c);
+                if (ty[c] == SL_TYPE_INT32)
+                    ((int32_t *)p)[i] = (int32_t)row; /* the input position: stability */
+                else if (ty[c] == SL_TYPE_INT64)
+                    ((int64_t *)p)[i] = (int64_t)rnd(&s);
+                else
+                    ((double *)p)[i] = (double)(int64_t)rnd(&s) / 1e6;
+            }
+        }
+        if (sp->key_nulls)
+            for (int64_t i = 0; i < m; i += 7)
+                sl_batch_column_validity(b, 0)[i / 8] &= (uint8_t) ~(1u << (i % 8));
+        if (sp->pay_nulls && nc > 1)
+            for (int64_t i = 0; i < m; i += 5)
+                sl_batch_column_validity(b, 1)[i / 8] &= (uint8_t) ~(1u << (i % 8));
+        SL_ASSERT_OK(sl_table_append(t, b));
+        sl_batch_unref(b);
+        if (m == 0)
+            break;
+    }
+    return t;
+}
+
+/* A table's rows as one array of 8-byte words per column (nulls as a marker), in order. */
+struct flat {
+    int64_t rows;
+    int cols;
+    uint64_t *v; /* cols x rows */
+};
+
+static struct flat flatten(sl_table_t *t)
+{
+    struct flat f = {sl_table_num_rows(t), 0, NULL};
+    int64_t at = 0;
+    for (int64_t bi = 0; bi < sl_table_num_batches(t); bi++) {
+        sl_batch_t *b = sl_table_batch(t, bi);
+        if (!f.v) {
+            f.cols = sl_batch_num_columns(b);
+            f.v = calloc((size_t)(f.rows * f.cols + 1), 8);
+        }
+        for (int c = 0; c < f.cols; c++) {
+            struct sl_column col;
+            sl_batch_column(b, c, &col);
+            for (int64_t r = 0; r < col.length; r++) {
+                int64_t i = col.offset + r;
+                uint64_t v = 0;
+                if (col.validity && !(col.validity[i / 8] >> (i % 8) & 1))
+                    v = 0xDEADBEEFCAFEull;
+                else if (sl_type_width(col.type) == 8)
+                    memcpy(&v, (const char *)col.data + i * 8, 8);
+                else
+                    v = (uint64_t)(int64_t)((const int32_t *)col.data)[i];
+                f.v[(size_t)c * (size_t)f.rows + (size_t)(at + r)] = v;
+            }
+        }
+        at += sl_batch_num_rows(b);
+    }
+    return f;
+}
+
+static sl_engine_t *engine(enum sl_placement pl, int64_t gpu_mem)
+{
+    struct sl_engine_config cfg;
+    sl_engine_config_init(&cfg);
+    cfg.n_threads = 2;
+    cfg.placement = pl;
+    cfg.gpu_mem_limit = gpu_mem;
+    sl_engine_t *e;
+    SL_ASSERT_OK(sl_engine_open(&e, &cfg));
+    return e;
+}
+
+/* Plans `op` (sort, partition or merge) with `opts` over the tables `in`. */
+static sl_query_t *query(sl_engine_t *e, sl_table_t **in, int n_in, const char *op,
+                         const char *opts, int output_device, sl_plan_t **pp, int *node)
+{
+    sl_plan_t *p;
+    int ni[2];
+    SL_ASSERT_OK(sl_plan_create(&p));
+    for (int i = 0; i < n_in; i++)
+        SL_ASSERT_OK(sl_plan_add_table(p, in[i], &ni[i]));
+    SL_ASSERT_OK(sl_plan_add(p, op, ni, n_in, opts, node));
+    SL_ASSERT_OK(output_device ? sl_plan_output_device(p, *node, "o")
+                               : sl_plan_output(p, *node, "o"));
+    sl_query_t *q;
+    SL_ASSERT_OK(sl_query_create(e, p, &q));
+    *pp = p;
+    return q;
+}
+
+/* Runs `op` with `opts` on the tables `in`; *on_gpu: whether the GPU finalized it. */
+static struct flat run(sl_engine_t *e, sl_table_t **in, int n_in, const char *op,
+                       const char *by, int output_device, int *on_gpu)
+{
+    sl_plan_t *p;
+    int ns;
+    sl_query_t *q = query(e, in, n_in, op, by, output_device, &p, &ns);
+    int rc = sl_query_run(q);
+    if (rc != SL_OK)
+        fail_msg("query failed: %s", sl_query_errmsg(q));
+    const void *gs = q->ops[ns].gstate;
+    if (on_gpu)
+        *on_gpu = !strcmp(op, "sort")        ? ((const struct sort_global *)gs)->gpu
+                  : !strcmp(op, "partition") ? ((const struct part_global *)gs)->gpu
+                                             : ((const struct merge_global *)gs)->gpu;
+    sl_table_t *out, *host;
+    SL_ASSERT_OK(sl_query_result(q, "o", &out));
+    SL_ASSERT_OK(sl_table_to_host(out, &host));
+    struct flat f = flatten(host);
+    sl_table_unref(host);
+    sl_table_unref(out);
+    sl_query_destroy(q);
+    sl_plan_destroy(p);
+    return f;
+}
+
+/* `op` on the CPU engine and on the GPU engine (host inputs, and GPU-resident inputs
+ * with the output left on the GPU), compared row for row. One input, or two (merge). */
+static void check_ops(const struct spec *sp, const struct spec *sp2, const char *op,
+                      const char *by, int expect_gpu, int64_t gpu_mem)
+{
+    sl_table_t *in[2] = {make(sp), sp2 ? make(sp2) : NULL};
+    int n_in = sp2 ? 2 : 1;
+    sl_engine_t *cpu = engine(SL_PLACE_CPU, 0), *gpu = engine(SL_PLACE_GPU, gpu_mem);
+    struct flat want = run(cpu, in, n_in, op, by, 0, NULL);
+    assert_int_equal(want.rows, sp->rows + (sp2 ? sp2->rows : 0));
+    for (int resident = 0; resident < 2; resident++) {
+        sl_table_t *gin[2] = {in[0], in[1]};
+        for (int i = 0; i < n_in && resident; i++)
+            SL_ASSERT_OK(sl_table_to_device(gpu, in[i], 0, &gin[i]));
+        int on_gpu = -1;
+        struct flat got = run(gpu, gin, n_in, op, by, resident, &on_gpu);
+        for (int i = 0; i < n_in && resident; i++)
+            sl_table_unref(gin[i]);
+        int64_t bad = -1;
+        for (int64_t i = 0; got.rows == want.rows && i < want.rows * want.cols && bad < 0; i++)
+            if (got.v[i] != want.v[i])
+                bad = i;
+        printf("%s %s, %lld rows, %d payloads, resident %d: cpu %lld rows, gpu %lld rows, "
+               "on the GPU: %d%s\n", op, by, (long long)sp->rows, sp->n_pay, resident,
+               (long long)want.rows, (long long)got.rows, on_gpu, bad >= 0 ? " MISMATCH" : "");
+        if (bad >= 0)
+            printf("  first difference: column %lld row %lld\n", (long long)(bad / want.rows),
+                   (long long)(bad % want.rows));
+        assert_int_equal(got.rows, want.rows);
+        assert_int_equal(got.cols, want.cols);
+        assert_true(bad < 0);
+        assert_int_equal(on_gpu, expect_gpu);
+        free(got.v);
+        struct sl_mem_stats ms;
+        sl_engine_mem_stats(gpu, &ms);
+        assert_int_equal(ms.gpu_in_use, 0); /* every device block went back to the pool */
+    }
+    free(want.v);
+    sl_engine_close(cpu);
+    sl_engine_close(gpu);
+    for (int i = 0; i < n_in; i++)
+        sl_table_unref(in[i]);
+}
+
+static void check_op(const struct spec *sp, const char *op, const char *by, int expect_gpu,
+                     int64_t gpu_mem)
+{
+    check_ops(sp, NULL, op, by, expect_gpu, gpu_mem);
+}
+
+static void check(const struct spec *sp, const char *by, int expect_gpu, int64_t gpu_mem)
+{
+    check_op(sp, "sort", by, expect_gpu, gpu_mem);
+}
+
+#define NEED_GPU()                            \
+    do {                                      \
+        if (sl__cuda_device_count() == 0)     \
+            SL_SKIP("no GPU");                \
+    } while (0)
+
+SL_TEST(empty_and_one_row)
+{
+    NEED_GPU();
+    struct spec e = {.rows = 0, .n_pay = 1, .seed = 1};
+    check(&e, "by=k", 0, 0); /* nothing to sort: the GPU result stays unset */
+    struct spec one = {.rows = 1, .n_pay = 3, .seed = 2};
+    check(&one, "by=k", 1, 0);
+    one.key64 = 1;
+    check(&one, "by=\"k DESC\"", 1, 0);
+}
+
+SL_TEST(int32_keys_payloads_0_1_3)
+{
+    NEED_GPU();
+    for (int np = 0; np <= 3; np += np == 1 ? 2 : 1) {
+        struct spec a = {.rows = 150000, .n_pay = np, .seed = 10 + (uint64_t)np};
+        check(&a, "by=k", 1, 0);
+        check(&a, "by=\"k DESC\"", 1, 0);
+    }
+}
+
+SL_TEST(int64_keys_payloads_0_1_3)
+{
+    NEED_GPU();
+    for (int np = 0; np <= 3; np += np == 1 ? 2 : 1) {
+        struct spec a = {.rows = 120000, .key64 = 1, .n_pay = np, .seed = 20 + (uint64_t)np};
+        check(&a, "by=k", 1, 0);
+        check(&a, "by=\"k DESC\"", 1, 0);
+    }
+}
+
+/* Equal keys keep their input order (payload p1 is the input position). */
+SL_TEST(duplicates_all_equal_stable)
+{
+    NEED_GPU();
+    struct spec few = {.rows = 200000, .n_pay = 3, .keys = K_FEW, .seed = 30};
+    check(&few, "by=k", 1, 0);
+    check(&few, "by=\"k DESC\"", 1, 0);
+    few.key64 = 1;
+    check(&few, "by=k", 1, 0);
+    struct spec eq = {.rows = 90000, .n_pay = 1, .keys = K_EQUAL, .seed = 31};
+    check(&eq, "by=k", 1, 0);
+    check(&eq, "by=\"k DESC\"", 1, 0);
+}
+
+SL_TEST(sorted_reverse_extremes)
+{
+    NEED_GPU();
+    struct spec s = {.rows = 100000, .n_pay = 3, .keys = K_SORTED, .seed = 40};
+    check(&s, "by=k", 1, 0);
+    s.keys = K_REVERSE;
+    check(&s, "by=k", 1, 0);
+    check(&s, "by=\"k DESC\"", 1, 0);
+    struct spec x = {.rows = 70000, .n_pay = 1, .keys = K_EXTREME, .seed = 41};
+    check(&x, "by=k", 1, 0);
+    x.key64 = 1;
+    x.n_pay = 3;
+    check(&x, "by=\"k DESC\"", 1, 0);
+}
+
+/* Batches of sizes that are not morsels (GPU: the columns are copied into one array). */
+SL_TEST(odd_batch_sizes)
+{
+    NEED_GPU();
+    struct spec a = {.rows = 77777, .n_pay = 2, .chunk = 1013, .seed = 50};
+    check(&a, "by=k", 1, 0);
+    a.chunk = 1 << 20; /* one batch */
+    a.key64 = 1;
+    check(&a, "by=\"k DESC\"", 1, 0);
+}
+
+/* What the GPU does not do goes to the CPU, with the CPU's result. */
+SL_TEST(fallbacks_to_cpu)
+{
+    NEED_GPU();
+    struct spec kn = {.rows = 50000, .n_pay = 1, .keys = K_FEW, .key_nulls = 1, .seed = 60};
+    check(&kn, "by=k", 0, 0);
+    check(&kn, "by=\"k DESC NULLS LAST\"", 0, 0);
+    struct spec pn = {.rows = 50000, .n_pay = 3, .pay_nulls = 1, .seed = 61};
+    check(&pn, "by=k", 0, 0);
+    struct spec two = {.rows = 50000, .n_pay = 2, .keys = K_FEW, .seed = 62};
+    check(&two, "by=\"k, p2 DESC\"", 0, 0);
+    struct spec fl = {.rows = 50000, .n_pay = 1, .key_float = 1, .seed = 63};
+    check(&fl, "by=k", 0, 0);
+}
+
+SL_TEST(small_budget_goes_to_cpu)
+{
+    NEED_GPU();
+    /* 1M rows x 32 bytes kept on the GPU; the output, row ids and CUB's temp storage do
+     * not fit what is left of 48 MiB. */
+    struct spec a = {.rows = 1000000, .key64 = 1, .n_pay = 3, .seed = 70};
+    check(&a, "by=k", 0, 48 << 20);
+}
+
+
+/* ---------------- partition (operators/partition/partition_cuda.c) ---------------- */
+
+/* Radix and hash partitioning, int32/int64 keys, 1 to 16 bits (one and two CPU passes),
+ * 0/1/3 payloads, empty partitions (few distinct keys), one row, odd batches: the same
+ * rows in the same order as the CPU (partitions in order, input order within one). */
+SL_TEST(partition_vs_cpu)
+{
+    NEED_GPU();
+    struct spec a = {.rows = 150000, .n_pay = 3, .seed = 90};
+    check_op(&a, "partition", "key=k bits=4", 1, 0);
+    check_op(&a, "partition", "key=k bits=16 passes=2 hash=true", 1, 0);
+    a.key64 = 1;
+    check_op(&a, "partition", "key=k bits=1", 1, 0);
+    check_op(&a, "partition", "key=k fanout=1024 hash=true", 1, 0);
+    struct spec few = {.rows = 60000, .n_pay = 1, .keys = K_FEW, .chunk = 999, .seed = 91};
+    check_op(&few, "partition", "key=k bits=8", 1, 0);
+    check_op(&few, "partition", "key=k bits=12 hash=true", 1, 0);
+    struct spec keys = {.rows = 30000, .n_pay = 0, .keys = K_EXTREME, .seed = 92};
+    check_op(&keys, "partition", "key=k bits=6", 1, 0);
+    struct spec one = {.rows = 1, .n_pay = 3, .seed = 93};
+    check_op(&one, "partition", "key=k bits=5 hash=true", 1, 0);
+    struct spec none = {.rows = 0, .n_pay = 1, .seed = 94};
+    check_op(&none, "partition", "key=k bits=5", 0, 0);
+}
+
+/* Left to the CPU, with the CPU's result: null keys (partition 0), null payloads, one
+ * partition (bits=0). */
+SL_TEST(partition_fallbacks_to_cpu)
+{
+    NEED_GPU();
+    struct spec kn = {.rows = 40000, .n_pay = 1, .key_nulls = 1, .seed = 95};
+    check_op(&kn, "partition", "key=k bits=4", 0, 0);
+    struct spec pn = {.rows = 40000, .n_pay = 2, .pay_nulls = 1, .seed = 96};
+    check_op(&pn, "partition", "key=k bits=4 hash=true", 0, 0);
+    struct spec a = {.rows = 40000, .n_pay = 1, .seed = 97};
+    check_op(&a, "partition", "key=k fanout=1", 0, 0);
+}
+
+/* ---------------- merge (operators/merge/merge_cuda.c) ---------------- */
+
+/* Two sorted runs (keys with duplicates within and across runs: equal keys come out run
+ * 0 first), int32/int64, ascending/descending, 0/1/3 payloads, an empty or one-row run
+ * (then one run: the CPU merges), odd batch sizes. */
+SL_TEST(merge_two_runs_vs_cpu)
+{
+    NEED_GPU();
+    struct spec a = {.rows = 100000, .n_pay = 3, .keys = K_SORTED, .seed = 100};
+    struct spec b = {.rows = 70001, .n_pay = 3, .keys = K_SORTED, .chunk = 3333, .seed = 101};
+    check_ops(&a, &b, "merge", "by=k", 1, 0);
+    a.key64 = b.key64 = 1;
+    a.n_pay = b.n_pay = 1;
+    check_ops(&a, &b, "merge", "by=k", 1, 0);
+    struct spec c = {.rows = 50000, .n_pay = 0, .keys = K_REVERSE, .seed = 102};
+    struct spec e = {.rows = 20000, .n_pay = 0, .keys = K_REVERSE, .seed = 103};
+    check_ops(&c, &e, "merge", "by=\"k DESC\"", 1, 0);
+    struct spec one = {.rows = 1, .n_pay = 1, .keys = K_SORTED, .seed = 104};
+    struct spec eq = {.rows = 5000, .n_pay = 1, .keys = K_EQUAL, .seed = 105};
+    check_ops(&one, &eq, "merge", "by=k", 1, 0);
+    check_ops(&eq, &eq, "merge", "by=k", 1, 0);
+    struct spec none = {.rows = 0, .n_pay = 1, .seed = 106};
+    check_ops(&none, &eq, "merge", "by=k", 0, 0); /* one run */
+}
+
+/* An unsorted run fails on the GPU as on the CPU, with the same message; runs=batch and
+ * nulls (in a payload) go to the CPU. */
+SL_TEST(merge_errors_and_fallbacks)
+{
+    NEED_GPU();
+    struct spec a = {.rows = 30000, .n_pay = 1, .keys = K_SORTED, .seed = 110};
+    struct spec r = {.rows = 30000, .n_pay = 1, .keys = K_FEW, .seed = 111};
+    sl_table_t *in[2] = {make(&a), make(&r)};
+    sl_engine_t *cpu = engine(SL_PLACE_CPU, 0), *gpu = engine(SL_PLACE_GPU, 0);
+    char msg[2][512];
+    for (int g = 0; g < 2; g++) {
+        sl_plan_t *p;
+        int node;
+        sl_query_t *q = query(g ? gpu : cpu, in, 2, "merge", "by=k", 0, &p, &node);
+        assert_int_equal(sl_query_run(q), SL_EINVAL);
+        snprintf(msg[g], sizeof msg[g], "%s", sl_query_errmsg(q));
+        printf("%s: %s\n", g ? "gpu" : "cpu", msg[g]);
+        if (g)
+            assert_true(q->ops[node].home_gpu >= 0); /* the GPU checked it */
+        sl_query_destroy(q);
+        sl_plan_destroy(p);
+    }
+    assert_string_equal(msg[0], msg[1]);
+    sl_engine_close(cpu);
+    sl_engine_close(gpu);
+    sl_table_unref(in[0]);
+    sl_table_unref(in[1]);
+    struct spec b = {.rows = 20000, .n_pay = 1, .keys = K_SORTED, .seed = 112};
+    check_ops(&a, &b, "merge", "by=k runs=batch", 0, 0);
+    struct spec pn = {.rows = 20000, .n_pay = 2, .keys = K_SORTED, .pay_nulls = 1, .seed = 113};
+    struct spec a2 = a;
+    a2.n_pay = 2;
+    check_ops(&a2, &pn, "merge", "by=k", 0, 0);
+}
+
+/* Small inputs for compute-sanitizer (memcheck, racecheck): each GPU path once — sort
+ * with three payloads gathered from copied (non-contiguous) columns, sort with one
+ * payload sorted along (int64, descending), partition (hash), merge of two runs. */
+SL_TEST(sanitize_small)
+{
+    NEED_GPU();
+    struct spec a = {.rows = 3000, .n_pay = 3, .keys = K_FEW, .chunk = 700, .seed = 80};
+    check(&a, "by=k", 1, 0);
+    struct spec b = {.rows = 2000, .key64 = 1, .n_pay = 1, .chunk = 4096, .seed = 81};
+    check(&b, "by=\"k DESC\"", 1, 0);
+    check_op(&a, "partition", "key=k bits=5 hash=true", 1, 0);
+    struct spec r0 = {.rows = 1500, .n_pay = 1, .keys = K_SORTED, .chunk = 500, .seed = 82};
+    struct spec r1 = {.rows = 900, .n_pay = 1, .keys = K_SORTED, .seed = 83};
+    check_ops(&r0, &r1, "merge", "by=k", 1, 0);
+}
+
+/* ---------------- the benchmark's reference (BENCH_PROTOCOL.md, "Sort") ----------------
+ * CUB's radix sort alone (sl_k_sort_pairs = one cub::DeviceRadixSort::SortPairs call) on
+ * the pairs `sluice bench sort --payloads 1` sorts: 2^28 (int32, int32) and 2^27 (int64,
+ * int64) random pairs, device-resident, CUDA events, median of 5 after a warm-up.
+ * Prints one JSON line per size; checks only that the keys come out sorted. */
+#define CU(x)                                                                           \
+    do {                                                                                \
+        cudaError_t e_ = (x);                                                           \
+        if (e_ != cudaSuccess)                                                          \
+            fail_msg("%s -> %s", #x, cudaGetErrorName(e_));                             \
+    } while (0)
+
+static int cmp_float(const void *a, const void *b)
+{
+    float x = *(const float *)a, y = *(const float *)b;
+    return x < y ? -1 : x > y;
+}
+
+static void cub_reference(int64_t n, int w)
+{
+    size_t bytes = (size_t)n * (size_t)w;
+    uint64_t *h = malloc(bytes), st = 42;
+    assert_non_null(h);
+    for (size_t i = 0; i < bytes / 8; i++)
+        h[i] = rnd(&st);
+    void *kin, *kout, *vin, *vout, *temp;
+    CU(cudaMalloc(&kin, bytes));
+    CU(cudaMalloc(&kout, bytes));
+    CU(cudaMalloc(&vin, bytes));
+    CU(cudaMalloc(&vout, bytes));
+    CU(cudaMemcpy(kin, h, bytes, cudaMemcpyHostToDevice));
+    CU(cudaMemcpy(vin, h, bytes, cudaMemcpyHostToDevice));
+    size_t tb = 0;
+    CU(sl_k_sort_pairs(NULL, &tb, w, 0, kin, kout, vin, vout, w, n, 0));
+    CU(cudaMalloc(&temp, tb));
+    cudaEvent_t e0, e1;
+    CU(cudaEventCreate(&e0));
+    CU(cudaEventCreate(&e1));
+    float ms[5];
+    for (int r = -1; r < 5; r++) {
+        CU(cudaEventRecord(e0, 0));
+        CU(sl_k_sort_pairs(temp, &tb, w, 0, kin, kout, vin, vout, w, n, 0));
+        CU(cudaEventRecord(e1, 0));
+        CU(cudaEventSynchronize(e1));
+        if (r >= 0)
+            CU(cudaEventElapsedTime(&ms[r], e0, e1));
+    }
+    qsort(ms, 5, sizeof ms[0], cmp_float);
+    printf("{\"cub_sort_pairs_ms\":%.3f,\"min_ms\":%.3f,\"rows\":%lld,\"key_bytes\":%d,"
+           "\"value_bytes\":%d}\n", ms[2], ms[0], (long long)n, w, w);
+    /* The first and last 2^20 keys are in order (a cheap check that it sorted). */
+    size_t m = (size_t)1 << 20, k = m * (size_t)w;
+    CU(cudaMemcpy(h, kout, k, cudaMemcpyDeviceToHost));
+    CU(cudaMemcpy((char *)h + k, (char *)kout + bytes - k, k, cudaMemcpyDeviceToHost));
+    for (size_t i = 1; i < 2 * m; i++)
+        if (i != m)
+            assert_true(w == 4 ? ((int32_t *)h)[i - 1] <= ((int32_t *)h)[i]
+                               : ((int64_t *)h)[i - 1] <= ((int64_t *)h)[i]);
+    cudaEventDestroy(e0);
+    cudaEventDestroy(e1);
+    cudaFree(kin), cudaFree(kout), cudaFree(vin), cudaFree(vout), cudaFree(temp);
+    free(h);
+}
+
+SL_TEST(cub_reference_times)
+{
+    NEED_GPU();
+    cub_reference((int64_t)1 << 28, 4);
+    cub_reference((int64_t)1 << 27, 8);
+}
