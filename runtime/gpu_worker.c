@@ -369,15 +369,13 @@ static void device_buf_release(struct sl__buf *b)
     sl__dpool_free_async(g->pool, b->ptr, b->bytes, g->s[S_COMPUTE]);
 }
 
-static int replicas_evict(struct sl_query *q, struct sl__gpu *g);
-
 struct sl__buf *sl__gpu_device_buf(struct sl__gpu *g, sl_task_t *t, int64_t bytes, cudaStream_t st)
 {
     void *d = NULL;
     int rc = sl__dpool_alloc_async(g->pool, bytes, st, &d);
     /* Copies of table columns kept for reuse must never make a query fail: under budget
      * pressure the ones nobody uses now go, and the allocation is tried again. */
-    if (rc == SL_EBUDGET && t->q && replicas_evict(t->q, g) > 0)
+    if (rc == SL_EBUDGET && t->q && sl__gpu_evict_replicas(t->q, g) > 0)
         rc = sl__dpool_alloc_async(g->pool, bytes, st, &d);
     const char *op = t->os ? t->os->op->def->name : "";
     if (rc < 0) {
@@ -522,8 +520,7 @@ static void replica_drop(struct sl__replica *r)
     sl__free(r, sizeof *r);
 }
 
-/* Drops q's replicas on g that only the replica list still holds; returns how many. */
-static int replicas_evict(struct sl_query *q, struct sl__gpu *g)
+int sl__gpu_evict_replicas(struct sl_query *q, struct sl__gpu *g)
 {
     struct sl__replica *gone[64];
     int n_gone = 0, kept = 0;

@@ -52,6 +52,12 @@ struct sl__replica {
     cudaEvent_t ready;               /* recorded after the upload */
 };
 
+struct sl__gpu;
+struct sl_query;
+/* Drops q's copies of table columns on g that only the replica list still holds (none in
+ * use), so that an allocation over the budget can be tried again; returns how many. */
+int sl__gpu_evict_replicas(struct sl_query *q, struct sl__gpu *g);
+
 struct sl__gpu {
     int ordinal;
     sl_engine_t *eng;
