@@ -36,7 +36,8 @@ int sl__merge_gpu_sink_can_run(const sl_task_t *t)
     const char *name;
     enum sl_type type;
     sl_schema_field(sl_op_output_schema(op), d->key.col, &name, &type);
-    return !d->by_batch && (type == SL_TYPE_INT32 || type == SL_TYPE_INT64);
+    return !d->by_batch && (type == SL_TYPE_INT32 || type == SL_TYPE_INT64) &&
+           sl__rows_sink_fits(t);
 }
 
 /* Rows of the first run (the first port's batches; the rows are in input order). */

@@ -35,7 +35,7 @@
 int sl__part_gpu_sink_can_run(const sl_task_t *t)
 {
     const struct part_data *d = sl_op_data(sl_task_op((sl_task_t *)t));
-    return d->bits >= 1;
+    return d->bits >= 1 && sl__rows_sink_fits(t);
 }
 
 /* Device bytes: output (columns + partition), copies, partition numbers (4 n), row ids

@@ -135,3 +135,17 @@ int sl__gpu_finalize_run(sl_task_t *t, struct sl__rows *rows, sl__gpu_body_fn bo
         sl__rows_fini(rows);
     return rc;
 }
+
+int sl__rows_sink_fits(const sl_task_t *t)
+{
+    const sl_batch_t *b = sl_task_input(t);
+    if (!b || sl_batch_device(b) >= 0)
+        return 1;
+    int64_t bytes = 0;
+    for (int c = 0; c < sl_batch_num_columns(b); c++) {
+        struct sl_column col;
+        if (sl_batch_column(b, c, &col) == SL_OK)
+            bytes += col.length * (int64_t)sl_type_width(col.type);
+    }
+    return 3 * bytes + ((int64_t)16 << 20) <= sl_task_device_budget(t);
+}

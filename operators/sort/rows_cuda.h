@@ -17,6 +17,12 @@ int sl__rows_device_column(sl_task_t *t, const struct sl__rows *r, int c, int64_
 /* Device bytes for the kept rows' columns as arrays: the copies of those not contiguous. */
 int64_t sl__rows_copy_bytes(const struct sl__rows *r, int n_cols, int64_t n);
 
+/* 1 if the sink's input batch may be kept on the GPU: it is there already, or what the
+ * budget leaves covers uploading it three times over (its copy, and room for the
+ * finalize's output and scratch) plus 16 MiB. Else the batch stays on the host, and a
+ * finalize that finds host batches runs on the CPU: a sink never fails over the budget. */
+int sl__rows_sink_fits(const sl_task_t *t);
+
 /* The kept rows' count if a GPU finalize can take them (all batches on one GPU, no
  * nulls in any of the n_cols columns, fewer than 2^31 rows), else -1. */
 int64_t sl__rows_gpu_rows(const struct sl__rows *r, int n_cols);

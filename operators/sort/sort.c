@@ -462,7 +462,7 @@ static int sort_source(sl_task_t *t)
 static const struct sl_impl sort_sink_impl[] = {
     {.device = SL_DEVICE_CPU, .run = sort_sink},
 #ifdef SL_HAVE_CUDA
-    {.device = SL_DEVICE_CUDA, .run = sort_sink, .can_run = sl__sort_gpu_can_run},
+    {.device = SL_DEVICE_CUDA, .run = sort_sink, .can_run = sl__sort_gpu_sink_can_run},
 #endif
 };
 static const struct sl_impl sort_combine_impl[] = {

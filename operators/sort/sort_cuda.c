@@ -40,6 +40,12 @@ int sl__sort_gpu_can_run(const sl_task_t *t)
     return type == SL_TYPE_INT32 || type == SL_TYPE_INT64;
 }
 
+/* The sink's CUDA impl: the key type above, and the batch fits what the budget leaves. */
+int sl__sort_gpu_sink_can_run(const sl_task_t *t)
+{
+    return sl__sort_gpu_can_run(t) && sl__rows_sink_fits(t);
+}
+
 #define SG_CK(t, call, what)                                                              \
     do {                                                                                  \
         cudaError_t e_ = (call);                                                          \

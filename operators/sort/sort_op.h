@@ -46,6 +46,7 @@ int sl__sort_finalize_cpu(sl_task_t *t);
 
 #ifdef SL_HAVE_CUDA
 int sl__sort_gpu_can_run(const sl_task_t *t);
+int sl__sort_gpu_sink_can_run(const sl_task_t *t);
 int sl__sort_gpu_finalize_can_run(const sl_task_t *t);
 int sl__sort_gpu_finalize(sl_task_t *t);
 int sl__sort_gpu_source_can_run(const sl_task_t *t);
