@@ -34,6 +34,7 @@ struct spec {
     int pay_nulls;  /* every 5th value of payload 1 null */
     int64_t chunk;  /* rows per input batch (0: 40000) */
     uint64_t seed;
+    int host_only;  /* skip the GPU-resident input (with device output) round */
 };
 
 static uint64_t rnd(uint64_t *s)
@@ -211,7 +212,7 @@ static void check_ops(const struct spec *sp, const struct spec *sp2, const char 
     sl_engine_t *cpu = engine(SL_PLACE_CPU, 0), *gpu = engine(SL_PLACE_GPU, gpu_mem);
     struct flat want = run(cpu, in, n_in, op, by, 0, NULL);
     assert_int_equal(want.rows, sp->rows + (sp2 ? sp2->rows : 0));
-    for (int resident = 0; resident < 2; resident++) {
+    for (int resident = 0; resident < 2 - sp->host_only; resident++) {
         sl_table_t *gin[2] = {in[0], in[1]};
         for (int i = 0; i < n_in && resident; i++)
             SL_ASSERT_OK(sl_table_to_device(gpu, in[i], 0, &gin[i]));
@@ -351,10 +352,29 @@ SL_TEST(fallbacks_to_cpu)
 SL_TEST(small_budget_goes_to_cpu)
 {
     NEED_GPU();
-    /* 1M rows x 32 bytes kept on the GPU; the output, row ids and CUB's temp storage do
-     * not fit what is left of 48 MiB. */
-    struct spec a = {.rows = 1000000, .key64 = 1, .n_pay = 3, .seed = 70};
+    /* 1M rows x 28 bytes kept on the GPU; the output, row ids and CUB's temp storage do
+     * not fit what is left of 48 MiB: the CPU sorts. */
+    struct spec a = {.rows = 1000000, .key64 = 1, .n_pay = 3, .seed = 70, .host_only = 1};
     check(&a, "by=k", 0, 48 << 20);
+    /* The same rows already GPU-resident (held by the caller) with the result asked for in
+     * GPU memory: input and output cannot both fit 48 MiB whatever sorts, so the query
+     * fails with SL_EBUDGET, and the engine runs the next query (host output) correctly. */
+    sl_table_t *in = make(&a), *din;
+    sl_engine_t *e = engine(SL_PLACE_GPU, 48 << 20);
+    SL_ASSERT_OK(sl_table_to_device(e, in, 0, &din));
+    sl_plan_t *p;
+    int ns;
+    sl_query_t *q = query(e, &din, 1, "sort", "by=k", 1, &p, &ns);
+    assert_int_equal(sl_query_run(q), SL_EBUDGET);
+    assert_non_null(strstr(sl_query_errmsg(q), "budget"));
+    sl_query_destroy(q);
+    sl_plan_destroy(p);
+    sl_table_unref(din);
+    struct flat got = run(e, &in, 1, "sort", "by=k", 0, NULL);
+    assert_int_equal(got.rows, a.rows);
+    free(got.v);
+    sl_engine_close(e);
+    sl_table_unref(in);
 }
 
 
