@@ -1,0 +1,89 @@
+/* Shared by the GPU join operator tests (test_gpu_join_op.c, test_gpu_join_ooc.c): a
+ * join's result as a row multiset fingerprint, an engine with a placement and GPU budget,
+ * and one join run through a plan. */
+#ifndef SLUICE_TESTS_JOIN_TEST_H
+#define SLUICE_TESTS_JOIN_TEST_H
+
+#include <string.h>
+
+#include "exec_int.h"
+#include "sl_test.h"
+
+/* Rows as a multiset: count and the sum of a hash of each row (nulls hash apart). */
+struct fp {
+    int64_t rows;
+    uint64_t hash;
+};
+
+static struct fp fingerprint(sl_table_t *t)
+{
+    struct fp f = {0, 0};
+    for (int64_t bi = 0; bi < sl_table_num_batches(t); bi++) {
+        sl_batch_t *b = sl_table_batch(t, bi);
+        int nc = sl_batch_num_columns(b);
+        for (int64_t r = 0; r < sl_batch_num_rows(b); r++) {
+            uint64_t h = 0x243F6A8885A308D3ull;
+            for (int c = 0; c < nc; c++) {
+                struct sl_column col;
+                sl_batch_column(b, c, &col);
+                int64_t i = col.offset + r;
+                uint64_t v;
+                if (col.validity && !(col.validity[i / 8] >> (i % 8) & 1))
+                    v = 0xDEADBEEFCAFEull;
+                else if (sl_type_width(col.type) == 8)
+                    memcpy(&v, (const char *)col.data + i * 8, 8);
+                else
+                    v = (uint64_t)(int64_t)((const int32_t *)col.data)[i];
+                h = (h ^ v) * 0x9E3779B97F4A7C15ull;
+                h ^= h >> 31;
+            }
+            f.rows++;
+            f.hash += h;
+        }
+    }
+    return f;
+}
+
+static sl_engine_t *engine(enum sl_placement pl, int64_t gpu_mem)
+{
+    struct sl_engine_config cfg;
+    sl_engine_config_init(&cfg);
+    cfg.n_threads = 2;
+    cfg.placement = pl;
+    cfg.gpu_mem_limit = gpu_mem;
+    sl_engine_t *e;
+    SL_ASSERT_OK(sl_engine_open(&e, &cfg));
+    return e;
+}
+
+/* Runs left JOIN right with `opts` and returns the result's fingerprint; *on_gpu says
+ * whether the join finalized on the GPU. */
+static struct fp run(sl_engine_t *e, sl_table_t *l, sl_table_t *r, const char *opts,
+                     int output_device, int *on_gpu)
+{
+    sl_plan_t *p;
+    int nl, nr, nj;
+    SL_ASSERT_OK(sl_plan_create(&p));
+    SL_ASSERT_OK(sl_plan_add_table(p, l, &nl));
+    SL_ASSERT_OK(sl_plan_add_table(p, r, &nr));
+    SL_ASSERT_OK(sl_plan_add(p, "join", (int[]){nl, nr}, 2, opts, &nj));
+    SL_ASSERT_OK(output_device ? sl_plan_output_device(p, nj, "o") : sl_plan_output(p, nj, "o"));
+    sl_query_t *q;
+    SL_ASSERT_OK(sl_query_create(e, p, &q));
+    int rc = sl_query_run(q);
+    if (rc != SL_OK)
+        fail_msg("query failed: %s", sl_query_errmsg(q));
+    if (on_gpu)
+        *on_gpu = q->ops[nj].home_gpu >= 0;
+    sl_table_t *out, *host;
+    SL_ASSERT_OK(sl_query_result(q, "o", &out));
+    SL_ASSERT_OK(sl_table_to_host(out, &host));
+    struct fp f = fingerprint(host);
+    sl_table_unref(host);
+    sl_table_unref(out);
+    sl_query_destroy(q);
+    sl_plan_destroy(p);
+    return f;
+}
+
+#endif /* SLUICE_TESTS_JOIN_TEST_H */
