@@ -2,9 +2,6 @@
  * in sluice_k/join_npj.h. */
 #include "sluice_k/join_npj.h"
 
-#include <cub/block/block_reduce.cuh>
-#include <cub/block/block_scan.cuh>
-
 #include "join_rows.cuh"
 
 using namespace sluice_k::rows;
@@ -14,6 +11,15 @@ namespace {
 constexpr int kThreads = 256;
 constexpr int kItems = 4;
 constexpr uint32_t kEmpty = 0xFFFFFFFFu;
+/* Tuning knob for measurements: minimum resident blocks per SM for the probe (0: let the
+ * compiler choose registers; 60 registers, 4 blocks, no spills on sm_90). */
+#ifndef SL_K_NPJ_MIN_BLOCKS
+#define SL_K_NPJ_MIN_BLOCKS 0
+#endif
+
+template <typename K> struct AtomicT;
+template <> struct AtomicT<uint32_t> { using T = unsigned int; };
+template <> struct AtomicT<uint64_t> { using T = unsigned long long; };
 
 /* One slot: key and R row (kEmpty: free). 8 bytes for 4-byte keys, 16 for 8-byte keys,
  * so a probe step is one aligned load. */
@@ -47,6 +53,17 @@ int64_t table_slots(int64_t nr)
     return c;
 }
 
+/* d_temp: the slots, then one 16-byte word: nonzero when some key is in R twice (the
+ * probe then walks each key's whole run; else it stops at the first match). */
+template <typename K> size_t table_bytes(int64_t nr)
+{
+    return (size_t)table_slots(nr) * sizeof(Slot<K>) + 16;
+}
+template <typename K> unsigned *dup_word(void *d_temp, int64_t nr)
+{
+    return (unsigned *)((char *)d_temp + (size_t)table_slots(nr) * sizeof(Slot<K>));
+}
+
 template <typename K>
 __global__ void build_kernel(const K *__restrict__ rk, int64_t nr, Slot<K> *tab, uint32_t mask)
 {
@@ -56,8 +73,66 @@ __global__ void build_kernel(const K *__restrict__ rk, int64_t nr, Slot<K> *tab,
         uint32_t h = hash_of(key) & mask;
         while (atomicCAS(&tab[h].idx, kEmpty, (uint32_t)i) != kEmpty)
             h = (h + 1) & mask;
-        tab[h].key = key; /* read only by the probe, a later kernel */
+        tab[h].key = key; /* read only by later kernels */
     }
+}
+
+/* After the build: a key found twice in its run marks the table as having duplicates. */
+template <typename K>
+__global__ void dup_kernel(const K *__restrict__ rk, int64_t nr, const Slot<K> *__restrict__ tab,
+                           uint32_t mask, unsigned *dup)
+{
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < nr;
+         i += (int64_t)gridDim.x * blockDim.x) {
+        if (*(volatile unsigned *)dup)
+            return;
+        const K key = rk[i];
+        int seen = 0;
+        for (uint32_t h = hash_of(key) & mask;; h = (h + 1) & mask) {
+            const Slot<K> s = tab[h];
+            if (s.idx == kEmpty)
+                break;
+            if (s.key == key && ++seen > 1) {
+                atomicOr(dup, 1u);
+                return;
+            }
+        }
+    }
+}
+
+/* The smallest and largest key (as unsigned values) into mm[0], mm[1] (preset to the
+ * type's max and 0). */
+template <typename K>
+__global__ void range_kernel(const K *__restrict__ keys, int64_t n, K *mm)
+{
+    K lo = ~(K)0, hi = 0;
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (int64_t)gridDim.x * blockDim.x) {
+        const K v = keys[i];
+        lo = v < lo ? v : lo;
+        hi = v > hi ? v : hi;
+    }
+    for (int d = 16; d > 0; d >>= 1) {
+        const K a = __shfl_down_sync(0xffffffffu, lo, d), b = __shfl_down_sync(0xffffffffu, hi, d);
+        lo = a < lo ? a : lo;
+        hi = b > hi ? b : hi;
+    }
+    if ((threadIdx.x & 31) == 0) {
+        atomicMin((typename AtomicT<K>::T *)&mm[0], (typename AtomicT<K>::T)lo);
+        atomicMax((typename AtomicT<K>::T *)&mm[1], (typename AtomicT<K>::T)hi);
+    }
+}
+
+/* Direct table: slot key - kmin holds the key's R row; a second row for a slot sets the
+ * duplicate word (the operator then builds the hash table instead). */
+template <typename K>
+__global__ void dense_build_kernel(const K *__restrict__ rk, int64_t nr, K kmin, uint32_t *tab,
+                                   unsigned *dup)
+{
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < nr;
+         i += (int64_t)gridDim.x * blockDim.x)
+        if (atomicCAS(&tab[(K)(rk[i] - kmin)], kEmpty, (uint32_t)i) != kEmpty)
+            atomicOr(dup, 1u);
 }
 
 __device__ __forceinline__ uint64_t emits(int kind, uint32_t c)
@@ -70,104 +145,185 @@ __device__ __forceinline__ uint64_t emits(int kind, uint32_t c)
     }
 }
 
-template <typename K>
-__global__ void __launch_bounds__(kThreads)
-    probe_kernel(const Slot<K> *__restrict__ tab, uint32_t mask, const sl_k_cols_t r_cols,
-                 const K *__restrict__ sk, int64_t ns, const sl_k_cols_t s_cols, int kind,
-                 const sl_k_join_out_t out, unsigned long long *__restrict__ count)
+/* Exclusive prefix sum over the 32 lanes of a full warp; *total: the warp's sum. */
+__device__ __forceinline__ uint32_t warp_excl(uint32_t v, uint32_t *total)
 {
-    using Scan = cub::BlockScan<uint32_t, kThreads>;
-    using Reduce = cub::BlockReduce<unsigned long long, kThreads>;
-    __shared__ union {
-        typename Scan::TempStorage scan;
-        typename Reduce::TempStorage red;
-    } tmp;
-    __shared__ unsigned long long sh_base;
-    const uint64_t cap = (uint64_t)out.capacity;
+    const int lane = threadIdx.x & 31;
+    uint32_t x = v;
+#pragma unroll
+    for (int d = 1; d < 32; d <<= 1) {
+        const uint32_t y = __shfl_up_sync(0xffffffffu, x, d);
+        if (lane >= d)
+            x += y;
+    }
+    *total = __shfl_sync(0xffffffffu, x, 31);
+    return x - v;
+}
+
+/* One output row: key, positions and the columns of R row r (r == kEmpty: none, LEFT
+ * NULL side or SEMI/ANTI) and S row j. */
+template <typename K>
+__device__ __forceinline__ void put(const sl_k_join_out_t &out, uint64_t pos, K key,
+                                    uint32_t r, const sl_k_cols_t &r_cols, uint64_t j,
+                                    const sl_k_cols_t &s_cols, bool with_r)
+{
+    if (pos >= (uint64_t)out.capacity)
+        return;
+    if (out.keys)
+        ((K *)out.keys)[pos] = key;
+    if (out.s_pos)
+        out.s_pos[pos] = (uint32_t)j;
+    copy_cols(out.s, pos, s_cols, j);
+    if (!with_r)
+        return;
+    if (out.r_pos)
+        out.r_pos[pos] = r == kEmpty ? SL_K_NULL_POS : r;
+    if (r == kEmpty)
+        put_zero(out.r, pos);
+    else
+        copy_cols(out.r, pos, r_cols, r);
+}
+
+/* Each block takes kThreads * kItems probe rows at a time, item i of thread t being row
+ * base + i * kThreads + t (coalesced loads). Output rows are ordered by (warp, item,
+ * lane), so a warp's rows of one item are consecutive and its stores coalesce. With a
+ * duplicate-free R (the usual PK side) a walk stops at the first match and the row is
+ * written from it; otherwise the first walk counts and a second one writes. */
+/* Dense: `tab` is the direct table of dense_build_kernel (R row of key kmin + d at d,
+ * `mask` unused, `range` slots; never duplicates). Else the hash table above. */
+template <typename K, bool Dense>
+__global__ void __launch_bounds__(kThreads, SL_K_NPJ_MIN_BLOCKS)
+    probe_kernel(const Slot<K> *__restrict__ tab, uint32_t mask, const unsigned *dup_flag,
+                 K kmin, uint64_t range, const sl_k_cols_t r_cols, const K *__restrict__ sk,
+                 int64_t ns, const sl_k_cols_t s_cols, int kind, const sl_k_join_out_t out,
+                 unsigned long long *__restrict__ count)
+{
+    constexpr int kWarps = kThreads / 32;
+    __shared__ uint32_t warp_tot[kWarps];
+    __shared__ unsigned long long warp_base[kWarps];
+    __shared__ unsigned long long block_matched;
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     const bool with_r = kind == SL_K_JOIN_INNER || kind == SL_K_JOIN_LEFT;
     const bool semi_anti = !with_r;
+    const bool dups = *dup_flag != 0;
+    if (threadIdx.x == 0)
+        block_matched = 0;
     unsigned long long matched = 0;
     for (int64_t base = (int64_t)blockIdx.x * kThreads * kItems; base < ns;
          base += (int64_t)gridDim.x * kThreads * kItems) {
         K k[kItems];
-        uint32_t c[kItems], e[kItems], mine = 0;
+        Slot<K> sl[kItems];
+        uint32_t c[kItems], first[kItems], off[kItems], h[kItems], wsum = 0;
 #pragma unroll
         for (int i = 0; i < kItems; i++) {
             const int64_t j = base + (int64_t)i * kThreads + threadIdx.x;
             c[i] = 0;
-            e[i] = 0;
+            first[i] = kEmpty;
+            if (j < ns)
+                k[i] = sk[j];
+        }
+        if constexpr (Dense) {
+            const uint32_t *dt = (const uint32_t *)tab;
+            uint32_t r[kItems];
+#pragma unroll
+            for (int i = 0; i < kItems; i++) { /* all lookups in flight at once */
+                const int64_t j = base + (int64_t)i * kThreads + threadIdx.x;
+                const uint64_t d = (uint64_t)(K)(k[i] - kmin);
+                r[i] = j < ns && d < range ? dt[d] : kEmpty;
+            }
+#pragma unroll
+            for (int i = 0; i < kItems; i++) {
+                c[i] = r[i] != kEmpty;
+                first[i] = r[i];
+                if (with_r)
+                    matched += c[i];
+            }
+        } else {
+#pragma unroll
+        for (int i = 0; i < kItems; i++) { /* every item's first slot in flight at once */
+            const int64_t j = base + (int64_t)i * kThreads + threadIdx.x;
+            if (j < ns) {
+                h[i] = hash_of(k[i]) & mask;
+                sl[i] = tab[h[i]];
+            }
+        }
+#pragma unroll
+        for (int i = 0; i < kItems; i++) {
+            const int64_t j = base + (int64_t)i * kThreads + threadIdx.x;
             if (j >= ns)
                 continue;
-            k[i] = sk[j];
-            uint32_t h = hash_of(k[i]) & mask;
-            for (;;) {
-                const Slot<K> s = tab[h];
-                if (s.idx == kEmpty)
-                    break;
+            for (Slot<K> s = sl[i]; s.idx != kEmpty; s = tab[h[i] = (h[i] + 1) & mask]) {
                 if (s.key == k[i]) {
-                    c[i]++;
-                    if (semi_anti)
-                        break; /* one match decides */
+                    if (c[i]++ == 0)
+                        first[i] = s.idx;
+                    if (semi_anti || !dups)
+                        break; /* one match decides / is the only one */
                 }
-                h = (h + 1) & mask;
             }
-            e[i] = (uint32_t)emits(kind, c[i]);
-            mine += e[i];
             if (with_r)
                 matched += c[i];
         }
-        uint32_t excl, total;
-        Scan(tmp.scan).ExclusiveSum(mine, excl, total);
-        if (threadIdx.x == 0)
-            sh_base = total ? atomicAdd(&count[0], (unsigned long long)total) : 0;
-        __syncthreads();
-        unsigned long long pos = sh_base + excl;
+        } /* Dense */
 #pragma unroll
         for (int i = 0; i < kItems; i++) {
-            if (e[i] == 0)
-                continue;
             const int64_t j = base + (int64_t)i * kThreads + threadIdx.x;
+            uint32_t tot;
+            off[i] = wsum + warp_excl(j < ns ? (uint32_t)emits(kind, c[i]) : 0u, &tot);
+            wsum += tot;
+        }
+        if (lane == 0)
+            warp_tot[warp] = wsum;
+        __syncthreads();
+        if (warp == 0) {
+            uint32_t all;
+            const uint32_t ex = warp_excl(lane < kWarps ? warp_tot[lane] : 0u, &all);
+            unsigned long long b = 0;
+            if (lane == 0 && all)
+                b = atomicAdd(&count[0], (unsigned long long)all);
+            b = __shfl_sync(0xffffffffu, b, 0);
+            if (lane < kWarps)
+                warp_base[lane] = b + ex;
+        }
+        __syncthreads();
+        const unsigned long long wb = warp_base[warp];
+#pragma unroll
+        for (int i = 0; i < kItems; i++) {
+            const int64_t j = base + (int64_t)i * kThreads + threadIdx.x;
+            if (j >= ns || emits(kind, c[i]) == 0)
+                continue;
+            unsigned long long pos = wb + off[i];
             if (c[i] == 0 || semi_anti) { /* SEMI/ANTI row, or LEFT row without partner */
-                if (pos < cap) {
-                    if (out.keys)
-                        ((K *)out.keys)[pos] = k[i];
-                    if (out.s_pos)
-                        out.s_pos[pos] = (uint32_t)j;
-                    copy_cols(out.s, pos, s_cols, j);
-                    if (with_r) {
-                        if (out.r_pos)
-                            out.r_pos[pos] = SL_K_NULL_POS;
-                        put_zero(out.r, pos);
-                    }
-                }
-                pos++;
+                put<K>(out, pos, k[i], kEmpty, r_cols, j, s_cols, with_r);
                 continue;
             }
-            uint32_t h = hash_of(k[i]) & mask;
-            for (uint32_t left = c[i]; left;) {
+            put<K>(out, pos++, k[i], first[i], r_cols, j, s_cols, true);
+            if (Dense || c[i] == 1)
+                continue;
+            uint32_t left = c[i] - 1, h = hash_of(k[i]) & mask;
+            for (bool past_first = false; left; h = (h + 1) & mask) {
                 const Slot<K> s = tab[h];
-                if (s.key == k[i] && s.idx != kEmpty) {
-                    if (pos < cap) {
-                        if (out.keys)
-                            ((K *)out.keys)[pos] = k[i];
-                        if (out.r_pos)
-                            out.r_pos[pos] = s.idx;
-                        if (out.s_pos)
-                            out.s_pos[pos] = (uint32_t)j;
-                        copy_cols(out.r, pos, r_cols, s.idx);
-                        copy_cols(out.s, pos, s_cols, j);
-                    }
-                    pos++;
-                    left--;
+                if (s.key != k[i] || s.idx == kEmpty)
+                    continue;
+                if (!past_first) { /* the first match was written above */
+                    past_first = true;
+                    continue;
                 }
-                h = (h + 1) & mask;
+                put<K>(out, pos++, k[i], s.idx, r_cols, j, s_cols, true);
+                left--;
             }
         }
-        __syncthreads(); /* tmp and sh_base are reused */
     }
-    const unsigned long long t = Reduce(tmp.red).Sum(matched);
-    if (threadIdx.x == 0 && t)
-        atomicAdd(&count[1], t);
+    /* rows with an R partner: one atomic per block */
+    if (with_r) {
+        for (int d = 16; d > 0; d >>= 1)
+            matched += __shfl_down_sync(0xffffffffu, matched, d);
+        __syncthreads();
+        if (lane == 0 && matched)
+            atomicAdd(&block_matched, matched);
+        __syncthreads();
+        if (threadIdx.x == 0 && block_matched)
+            atomicAdd(&count[1], block_matched);
+    }
 }
 
 /* Output column j takes input column j: out may have fewer columns than the input. */
@@ -189,38 +345,43 @@ cudaError_t npj_build(void *d_temp, size_t *temp_bytes, const K *rk, int64_t nr,
     if (temp_bytes == NULL || nr < 0 || nr >= ((int64_t)1 << 31))
         return cudaErrorInvalidValue;
     const int64_t slots = table_slots(nr);
-    const size_t need = (size_t)slots * sizeof(Slot<K>);
+    const size_t need = table_bytes<K>(nr);
     if (d_temp == NULL) {
         *temp_bytes = need;
         return cudaSuccess;
     }
     if (*temp_bytes < need || (nr > 0 && rk == NULL))
         return cudaErrorInvalidValue;
-    cudaError_t e = cudaMemsetAsync(d_temp, 0xFF, need, stream);
-    if (e != cudaSuccess)
+    unsigned *dup = dup_word<K>(d_temp, nr);
+    cudaError_t e = cudaMemsetAsync(d_temp, 0xFF, (size_t)slots * sizeof(Slot<K>), stream);
+    if (e == cudaSuccess)
+        e = cudaMemsetAsync(dup, 0, 16, stream);
+    if (e != cudaSuccess || nr == 0)
         return e;
-    if (nr == 0)
-        return cudaSuccess;
     int64_t g = (nr + 255) / 256;
     if (g > 132 * 32)
         g = 132 * 32;
     build_kernel<K><<<(unsigned)g, 256, 0, stream>>>(rk, nr, (Slot<K> *)d_temp,
                                                     (uint32_t)(slots - 1));
+    if ((e = cudaGetLastError()) != cudaSuccess)
+        return e;
+    dup_kernel<K><<<(unsigned)g, 256, 0, stream>>>(rk, nr, (const Slot<K> *)d_temp,
+                                                  (uint32_t)(slots - 1), dup);
     return cudaGetLastError();
 }
 
-template <typename K>
-cudaError_t npj_probe(void *d_temp, size_t temp_bytes, int64_t nr, const sl_k_cols_t *r_cols,
-                      const K *sk, int64_t ns, const sl_k_cols_t *s_cols, int kind,
-                      const sl_k_join_out_t *out, unsigned long long *count, cudaStream_t stream)
+/* Checks shared by both probes, then the launch. */
+template <typename K, bool Dense>
+cudaError_t probe_launch(const void *tab, uint32_t mask, const unsigned *dup, K kmin,
+                         uint64_t range, int64_t nr, const sl_k_cols_t *r_cols, const K *sk,
+                         int64_t ns, const sl_k_cols_t *s_cols, int kind,
+                         const sl_k_join_out_t *out, unsigned long long *count,
+                         cudaStream_t stream)
 {
-    if (d_temp == NULL || out == NULL || count == NULL || r_cols == NULL || s_cols == NULL ||
-        nr < 0 || nr >= ((int64_t)1 << 31) || ns < 0 || ns >= ((int64_t)1 << 32) ||
+    if (out == NULL || count == NULL || r_cols == NULL || s_cols == NULL || nr < 0 ||
+        nr >= ((int64_t)1 << 31) || ns < 0 || ns >= ((int64_t)1 << 32) ||
         kind < SL_K_JOIN_INNER || kind > SL_K_JOIN_LEFT || out->capacity < 0 ||
         (ns > 0 && sk == NULL))
-        return cudaErrorInvalidValue;
-    const int64_t slots = table_slots(nr);
-    if (temp_bytes < (size_t)slots * sizeof(Slot<K>))
         return cudaErrorInvalidValue;
     const bool with_r = kind == SL_K_JOIN_INNER || kind == SL_K_JOIN_LEFT;
     if (!cols_match(s_cols, &out->s) || (with_r && !cols_match(r_cols, &out->r)))
@@ -235,10 +396,78 @@ cudaError_t npj_probe(void *d_temp, size_t temp_bytes, int64_t nr, const sl_k_co
     int64_t g = (ns + kThreads * kItems - 1) / (kThreads * kItems);
     if (g > 132 * 8)
         g = 132 * 8;
-    probe_kernel<K><<<(unsigned)g, kThreads, 0, stream>>>((const Slot<K> *)d_temp,
-                                                          (uint32_t)(slots - 1), rc, sk, ns,
-                                                          *s_cols, kind, o, count);
+    probe_kernel<K, Dense><<<(unsigned)g, kThreads, 0, stream>>>(
+        (const Slot<K> *)tab, mask, dup, kmin, range, rc, sk, ns, *s_cols, kind, o, count);
     return cudaGetLastError();
+}
+
+template <typename K>
+cudaError_t npj_probe(void *d_temp, size_t temp_bytes, int64_t nr, const sl_k_cols_t *r_cols,
+                      const K *sk, int64_t ns, const sl_k_cols_t *s_cols, int kind,
+                      const sl_k_join_out_t *out, unsigned long long *count, cudaStream_t stream)
+{
+    if (d_temp == NULL || nr < 0 || nr >= ((int64_t)1 << 31) || temp_bytes < table_bytes<K>(nr))
+        return cudaErrorInvalidValue;
+    return probe_launch<K, false>(d_temp, (uint32_t)(table_slots(nr) - 1),
+                                  dup_word<K>(d_temp, nr), 0, 0, nr, r_cols, sk, ns, s_cols,
+                                  kind, out, count, stream);
+}
+
+/* Direct table: `range` row numbers, then the 16-byte duplicate word. */
+size_t dense_bytes(int64_t range) { return ((size_t)range * 4 + 15) / 16 * 16 + 16; }
+
+template <typename K>
+cudaError_t key_range(const K *keys, int64_t n, K *mm, cudaStream_t stream)
+{
+    if (n < 0 || (n > 0 && keys == NULL) || mm == NULL)
+        return cudaErrorInvalidValue;
+    if (n == 0)
+        return cudaSuccess;
+    int64_t g = (n + 255) / 256;
+    if (g > 132 * 16)
+        g = 132 * 16;
+    range_kernel<K><<<(unsigned)g, 256, 0, stream>>>(keys, n, mm);
+    return cudaGetLastError();
+}
+
+template <typename K>
+cudaError_t dense_build(void *d_temp, size_t *temp_bytes, const K *rk, int64_t nr, K kmin,
+                        int64_t range, cudaStream_t stream)
+{
+    if (temp_bytes == NULL || nr < 0 || nr >= ((int64_t)1 << 31) || range < 0 ||
+        range >= ((int64_t)1 << 32))
+        return cudaErrorInvalidValue;
+    const size_t need = dense_bytes(range);
+    if (d_temp == NULL) {
+        *temp_bytes = need;
+        return cudaSuccess;
+    }
+    if (*temp_bytes < need || (nr > 0 && rk == NULL))
+        return cudaErrorInvalidValue;
+    unsigned *dup = (unsigned *)((char *)d_temp + need - 16);
+    cudaError_t e = cudaMemsetAsync(d_temp, 0xFF, need - 16, stream);
+    if (e == cudaSuccess)
+        e = cudaMemsetAsync(dup, 0, 16, stream);
+    if (e != cudaSuccess || nr == 0)
+        return e;
+    int64_t g = (nr + 255) / 256;
+    if (g > 132 * 32)
+        g = 132 * 32;
+    dense_build_kernel<K><<<(unsigned)g, 256, 0, stream>>>(rk, nr, kmin, (uint32_t *)d_temp, dup);
+    return cudaGetLastError();
+}
+
+template <typename K>
+cudaError_t dense_probe(void *d_temp, size_t temp_bytes, int64_t nr, K kmin, int64_t range,
+                        const sl_k_cols_t *r_cols, const K *sk, int64_t ns,
+                        const sl_k_cols_t *s_cols, int kind, const sl_k_join_out_t *out,
+                        unsigned long long *count, cudaStream_t stream)
+{
+    if (d_temp == NULL || range < 0 || range >= ((int64_t)1 << 32) ||
+        temp_bytes < dense_bytes(range))
+        return cudaErrorInvalidValue;
+    return probe_launch<K, true>(d_temp, 0, NULL, kmin, (uint64_t)range, nr, r_cols, sk, ns,
+                                 s_cols, kind, out, count, stream);
 }
 
 } // namespace
@@ -261,3 +490,29 @@ cudaError_t npj_probe(void *d_temp, size_t temp_bytes, int64_t nr, const sl_k_co
 
 SL_K_NPJ_DEF(k32, uint32_t)
 SL_K_NPJ_DEF(k64, uint64_t)
+
+#define SL_K_NPJ_DENSE_DEF(SUF, KT)                                                        \
+    extern "C" cudaError_t sl_k_npj_key_range_##SUF(const KT *d_keys, int64_t n,           \
+                                                    KT *d_minmax, cudaStream_t stream)     \
+    {                                                                                     \
+        return key_range<KT>(d_keys, n, d_minmax, stream);                                \
+    }                                                                                     \
+    extern "C" cudaError_t sl_k_npj_dense_build_##SUF(void *d_temp, size_t *temp_bytes,    \
+                                                      const KT *d_r_keys, int64_t nr,      \
+                                                      KT kmin, int64_t range,              \
+                                                      cudaStream_t stream)                 \
+    {                                                                                     \
+        return dense_build<KT>(d_temp, temp_bytes, d_r_keys, nr, kmin, range, stream);    \
+    }                                                                                     \
+    extern "C" cudaError_t sl_k_npj_dense_probe_##SUF(                                    \
+        void *d_temp, size_t temp_bytes, int64_t nr, KT kmin, int64_t range,              \
+        const sl_k_cols_t *r_cols, const KT *d_s_keys, int64_t ns, const sl_k_cols_t *s_cols, \
+        int kind, const sl_k_join_out_t *out, unsigned long long *d_count,                \
+        cudaStream_t stream)                                                              \
+    {                                                                                     \
+        return dense_probe<KT>(d_temp, temp_bytes, nr, kmin, range, r_cols, d_s_keys, ns,  \
+                               s_cols, kind, out, d_count, stream);                       \
+    }
+
+SL_K_NPJ_DENSE_DEF(k32, uint32_t)
+SL_K_NPJ_DENSE_DEF(k64, uint64_t)

@@ -65,10 +65,15 @@ __device__ __forceinline__ void put_row(const sl_k_cols_t &c, uint64_t pos,
     }
 }
 
-/* Zeroes row `pos` of every column of c (NULL side of LEFT rows). */
+/* Zeroes row `pos` of every column of c (NULL side of LEFT rows). The loops over the
+ * columns are unrolled to SL_K_MAX_COLS so the lists stay in kernel-parameter space
+ * (indexed by a variable, the compiler copies them to local memory). */
 __device__ __forceinline__ void put_zero(const sl_k_cols_t &c, uint64_t pos)
 {
-    for (int j = 0; j < c.n; j++) {
+#pragma unroll
+    for (int j = 0; j < SL_K_MAX_COLS; j++) {
+        if (j >= c.n)
+            break;
         if (c.width[j] == 4)
             ((uint32_t *)c.ptr[j])[pos] = 0;
         else
@@ -80,7 +85,10 @@ __device__ __forceinline__ void put_zero(const sl_k_cols_t &c, uint64_t pos)
 __device__ __forceinline__ void copy_cols(const sl_k_cols_t &dst, uint64_t pos,
                                           const sl_k_cols_t &src, uint64_t row)
 {
-    for (int j = 0; j < dst.n; j++) {
+#pragma unroll
+    for (int j = 0; j < SL_K_MAX_COLS; j++) {
+        if (j >= dst.n)
+            break;
         if (dst.width[j] == 4)
             ((uint32_t *)dst.ptr[j])[pos] = ((const uint32_t *)src.ptr[j])[row];
         else

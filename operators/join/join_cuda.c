@@ -7,9 +7,11 @@
  *    shared-memory hash tables; the kernel unpacks the rows straight into the output
  *    columns. Columns past 16 bytes per side: the row carries the row id instead and
  *    they are gathered by it after the join.
- *  - NPJ (algo=nopart, or auto with a build side of <= NPJ_MAX_BUILD rows): one global
- *    hash table of the build keys, the probe side streamed; payloads read in place.
- *    Left outer joins run as PHJ (its output order gives the validity).
+ *  - NPJ (algo=nopart, or auto while its table fits NPJ_MAX_TABLE_BYTES): one global
+ *    hash table of the build keys, the probe side streamed; payloads read in place, up
+ *    to SL_K_MAX_COLS a side copied by the probe, the rest gathered by the row numbers
+ *    it writes (near-sequential on the probe side). Left outer joins run as PHJ (its
+ *    output order gives the validity).
  *  - SMJ (algo=sortmerge): (key, row) sorted on every key bit, merge join with merge path.
  * Kinds: inner (the smaller side builds), and semi, anti, left outer (the left input
  * probes, the right builds): the kernels mark matched probe rows; left outer writes the
@@ -38,11 +40,10 @@
 #include "sluice_k/join_smj.h"
 
 #define BUILD_ROWS_PER_PARTITION 4096 /* fits one shared-memory table */
-/* auto picks NPJ only below this: measured on an H100 with 2^27 probe rows, NPJ took
- * 9.7 ms at 2^20 build rows (PHJ 4.0) and 18.4 ms at 2^22 (PHJ 5.1); smaller build
- * sides were not measured, so only a table of one shared-memory chunk's size is left
- * to it. */
-#define NPJ_MAX_BUILD ((int64_t)1 << 12)
+/* auto picks NPJ (no partitioning) while its hash table (2 slots of 8 B, 16 B for 8-byte
+ * keys, per build row, rounded up to a power of two) stays in the H100's 50 MB L2 cache
+ * with room to spare. */
+#define NPJ_MAX_TABLE_BYTES ((int64_t)32 << 20)
 
 int gj_cuda_failed(sl_task_t *t, cudaError_t e, const char *what)
 {
@@ -131,7 +132,23 @@ static int pay_index(const struct gj_side *sd, int col)
     return -1;
 }
 
-static void plan(const struct join_state *st, struct gj *g)
+/* Build keys that fill at least half of their range get the direct table. */
+static int dense_keys(const struct gj *g, int64_t nb)
+{
+    return g->range > 0 && g->range <= 2 * nb + 1024;
+}
+
+static int npj_pays(const struct gj *g, int64_t nb)
+{
+    if (dense_keys(g, nb))
+        return g->range * 4 <= NPJ_MAX_TABLE_BYTES;
+    int64_t slots = 1024;
+    while (slots < 2 * nb)
+        slots <<= 1;
+    return slots * (g->k8 ? 16 : 8) <= NPJ_MAX_TABLE_BYTES;
+}
+
+static int plan(sl_task_t *t, const struct join_state *st, struct gj *g)
 {
     const struct join_data *d = st->d;
     static const int kinds[] = {[JOIN_INNER] = SL_K_JOIN_INNER, [JOIN_LEFT] = SL_K_JOIN_LEFT,
@@ -150,12 +167,21 @@ static void plan(const struct join_state *st, struct gj *g)
         }
     }
     int64_t nb = st->side[g->build].n_rows;
-    int npj_ok = g->s[0].n_pay <= SL_K_MAX_COLS && g->s[1].n_pay <= SL_K_MAX_COLS &&
-                 nb < ((int64_t)1 << 31) && g->kind != SL_K_JOIN_LEFT;
+    int npj_ok = nb < ((int64_t)1 << 31) && g->kind != SL_K_JOIN_LEFT;
+    /* (auto: only when a direct table of nb slots could fit; the range costs a read of
+     * the keys and a synchronization) */
+    if (npj_ok && (d->algo == JOIN_NOPART ||
+                   (d->algo == JOIN_AUTO && nb * 4 <= NPJ_MAX_TABLE_BYTES))) {
+        int rc = gj_key_range(t, st, g->build, g->k8, &g->kmin, &g->range);
+        if (rc < 0)
+            return rc;
+        if (!dense_keys(g, nb))
+            g->range = 0;
+    }
     g->algo = GJ_PHJ;
     if (d->algo == JOIN_SORTMERGE && g->kind != SL_K_JOIN_LEFT)
         g->algo = GJ_SMJ;
-    else if (npj_ok && (d->algo == JOIN_NOPART || (d->algo == JOIN_AUTO && nb <= NPJ_MAX_BUILD)))
+    else if (npj_ok && (d->algo == JOIN_NOPART || (d->algo == JOIN_AUTO && npj_pays(g, nb))))
         g->algo = GJ_NPJ;
     g->row_bytes = 0;
     for (int s = 0; s < 2; s++) {
@@ -163,7 +189,11 @@ static void plan(const struct join_state *st, struct gj *g)
         int total = 0;
         for (int j = 0; j < sd->n_pay; j++)
             total += sd->pay_w[j];
-        if (g->algo == GJ_NPJ || (sd->n_pay <= 4 && total <= GJ_ROW_MAX)) {
+        if (g->algo == GJ_NPJ) { /* the probe copies up to SL_K_MAX_COLS columns a side */
+            sd->n_row = sd->n_pay < SL_K_MAX_COLS ? sd->n_pay : SL_K_MAX_COLS;
+            sd->id_word = sd->n_pay > sd->n_row; /* the rest: gathered by row number */
+            sd->bytes = total;
+        } else if (sd->n_pay <= 4 && total <= GJ_ROW_MAX) {
             sd->n_row = sd->n_pay;
             sd->bytes = total;
         } else { /* leading columns in <= 12 bytes, then the row id */
@@ -182,6 +212,9 @@ static void plan(const struct join_state *st, struct gj *g)
                 g->s[0].pay_w[0] == g->row_bytes && g->s[1].pay_w[0] == g->row_bytes;
     int b = join_log2_ceil((nb + BUILD_ROWS_PER_PARTITION - 1) / BUILD_ROWS_PER_PARTITION);
     g->bits = b < 1 ? 1 : b > 16 ? 16 : b;
+    if (g->algo != GJ_NPJ)
+        g->range = 0;
+    return SL_OK;
 }
 
 /* ---------------- outputs ---------------- */
@@ -280,7 +313,7 @@ static sl_k_cols_t out_cols(const struct gj *g, const struct gj_out *o, int s)
         c.width[c.n] = sd->pay_w[j];
         c.ptr[c.n++] = o->pay_dest[s][j];
     }
-    if (sd->id_word) {
+    if (sd->id_word && g->algo != GJ_NPJ) { /* NPJ writes row numbers as positions */
         c.width[c.n] = 4;
         c.ptr[c.n++] = o->ids[s];
     }
@@ -295,6 +328,10 @@ static sl_k_join_out_t kernel_out(const struct gj *g, const struct gj_out *o)
     ko.r = out_cols(g, o, g->build);
     ko.s = out_cols(g, o, 1 - g->build);
     ko.capacity = o->cap;
+    if (g->algo == GJ_NPJ) {
+        ko.r_pos = o->ids[g->build];
+        ko.s_pos = o->ids[1 - g->build];
+    }
     return ko;
 }
 
@@ -308,6 +345,47 @@ static int read_count(sl_task_t *t, const unsigned long long *d_count, struct gj
     GJ_CK(t, cudaStreamSynchronize(s), "join");
     o->count = (int64_t)h[0];
     o->inner = (int64_t)h[1];
+    return SL_OK;
+}
+
+/* The NPJ table in *temp (*need bytes): the direct table when the build keys are dense
+ * and unique (a duplicate found while building it sends the join to the hash table),
+ * else the hash table. */
+static int npj_table(sl_task_t *t, struct gj *g, void **temp, size_t *need)
+{
+    cudaStream_t s = sl_task_stream(t);
+    const struct gj_side *R = &g->s[g->build];
+    *temp = NULL;
+    if (g->range) {
+        GJ_CK(t, g->k8 ? sl_k_npj_dense_build_k64(NULL, need, R->keys, R->n, g->kmin, g->range, s)
+                       : sl_k_npj_dense_build_k32(NULL, need, R->keys, R->n, (uint32_t)g->kmin, g->range, s),
+              "direct table size");
+        if (!(*temp = sl_task_device_alloc(t, *need)))
+            return SL_ENOMEM;
+        unsigned dup = 0;
+        cudaError_t e = g->k8 ? sl_k_npj_dense_build_k64(*temp, need, R->keys, R->n, g->kmin, g->range, s)
+                              : sl_k_npj_dense_build_k32(*temp, need, R->keys, R->n, (uint32_t)g->kmin,
+                                                         g->range, s);
+        if (e == cudaSuccess)
+            e = cudaMemcpyAsync(&dup, (char *)*temp + *need - 16, sizeof dup, cudaMemcpyDeviceToHost, s);
+        if (e == cudaSuccess)
+            e = cudaStreamSynchronize(s);
+        if (e != cudaSuccess)
+            return gj_cuda_failed(t, e, "building the direct table");
+        if (!dup)
+            return SL_OK;
+        sl_task_device_free(t, *temp);
+        *temp = NULL;
+        g->range = 0;
+    }
+    GJ_CK(t, g->k8 ? sl_k_npj_build_k64(NULL, need, R->keys, R->n, s)
+                   : sl_k_npj_build_k32(NULL, need, R->keys, R->n, s),
+          "hash table size");
+    if (!(*temp = sl_task_device_alloc(t, *need)))
+        return SL_ENOMEM;
+    GJ_CK(t, g->k8 ? sl_k_npj_build_k64(*temp, need, R->keys, R->n, s)
+                   : sl_k_npj_build_k32(*temp, need, R->keys, R->n, s),
+          "building the hash table");
     return SL_OK;
 }
 
@@ -328,7 +406,7 @@ static int hash_join(sl_task_t *t, struct gj *g, struct gj_out *o, unsigned long
         for (int k = 0; k < 2 && rc >= 0; k++) {
             int side = k == 0 ? g->build : 1 - g->build;
             sl_k_cols_t *c = k == 0 ? &rin : &sin;
-            for (int j = 0; j < g->s[side].n_pay && rc >= 0; j++) {
+            for (int j = 0; j < g->s[side].n_row && rc >= 0; j++) {
                 const void *p;
                 rc = gj_side_column(t, st, side, &g->s[side], g->s[side].pay_col[j], &p, &own[n_own]);
                 if (own[n_own])
@@ -337,10 +415,6 @@ static int hash_join(sl_task_t *t, struct gj *g, struct gj_out *o, unsigned long
                 c->ptr[c->n++] = (void *)p;
             }
         }
-        cudaError_t e = g->k8 ? sl_k_npj_build_k64(NULL, &need, R->keys, R->n, s)
-                              : sl_k_npj_build_k32(NULL, &need, R->keys, R->n, s);
-        if (rc >= 0 && e != cudaSuccess)
-            rc = gj_cuda_failed(t, e, "hash table size");
     } else if (g->narrow) {
         cudaError_t e = narrow_join(g, NULL, &need, NULL, NULL, s);
         if (e != cudaSuccess)
@@ -355,15 +429,11 @@ static int hash_join(sl_task_t *t, struct gj *g, struct gj_out *o, unsigned long
         if (e != cudaSuccess)
             rc = gj_cuda_failed(t, e, "join size");
     }
-    void *temp = rc >= 0 ? sl_task_device_alloc(t, need) : NULL;
-    if (rc >= 0 && !temp)
+    void *temp = NULL;
+    if (rc >= 0 && g->algo == GJ_NPJ)
+        rc = npj_table(t, g, &temp, &need);
+    else if (rc >= 0 && !(temp = sl_task_device_alloc(t, need)))
         rc = SL_ENOMEM;
-    if (rc >= 0 && g->algo == GJ_NPJ) {
-        cudaError_t e = g->k8 ? sl_k_npj_build_k64(temp, &need, R->keys, R->n, s)
-                              : sl_k_npj_build_k32(temp, &need, R->keys, R->n, s);
-        if (e != cudaSuccess)
-            rc = gj_cuda_failed(t, e, "building the hash table");
-    }
     int64_t cap = S->n > 0 ? S->n : 1;
     for (int pass = 0; pass < 2 && rc >= 0; pass++) {
         if ((rc = out_alloc(t, g, o, cap)) < 0)
@@ -373,6 +443,11 @@ static int hash_join(sl_task_t *t, struct gj *g, struct gj_out *o, unsigned long
         size_t tb = need;
         if (g->narrow)
             e = narrow_join(g, temp, &tb, o, d_count, s);
+        else if (g->algo == GJ_NPJ && g->range)
+            e = g->k8 ? sl_k_npj_dense_probe_k64(temp, need, R->n, g->kmin, g->range, &rin, S->keys,
+                                                 S->n, &sin, g->kind, &ko, d_count, s)
+                      : sl_k_npj_dense_probe_k32(temp, need, R->n, (uint32_t)g->kmin, g->range, &rin,
+                                                 S->keys, S->n, &sin, g->kind, &ko, d_count, s);
         else if (g->algo == GJ_NPJ)
             e = g->k8 ? sl_k_npj_probe_k64(temp, need, R->n, &rin, S->keys, S->n, &sin, g->kind, &ko, d_count, s)
                       : sl_k_npj_probe_k32(temp, need, R->n, &rin, S->keys, S->n, &sin, g->kind, &ko, d_count, s);
@@ -610,8 +685,9 @@ static int finalize(sl_task_t *t, struct join_state *st, struct gj *g, struct gj
                     struct phases *ph)
 {
     const struct join_data *d = st->d;
-    plan(st, g);
-    int rc = gj_prepare(t, st, g);
+    int rc = plan(t, st, g);
+    if (rc >= 0)
+        rc = gj_prepare(t, st, g);
     if (rc < 0)
         return rc;
     phase_mark(ph, t, PH_PREPARED);

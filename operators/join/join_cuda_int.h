@@ -39,6 +39,8 @@ struct gj {
     int row_bytes;                      /* rows of both sides (0: none) */
     int narrow;                         /* PHJ inner, one payload of row_bytes per side */
     int bits, begin;                    /* PHJ radix bits [begin, begin + bits) */
+    uint64_t kmin;                      /* NPJ dense: smallest build key, as unsigned */
+    int64_t range;                      /* NPJ dense: slots of the direct table (0: hash) */
     struct gj_side s[2];                /* by input side */
 };
 
@@ -54,6 +56,11 @@ int gj_cuda_failed(sl_task_t *t, cudaError_t e, const char *what);
  * slices of one device buffer, else copied; *owned set then). */
 int gj_side_column(sl_task_t *t, const struct join_state *st, int s, const struct gj_side *g,
                    int col, const void **out, void **owned);
+/* The build side's smallest key and key range (largest - smallest + 1, 0 when it does
+ * not fit 2^32 slots, or when a batch is not in device memory or the key is composite);
+ * synchronizes to read it. */
+int gj_key_range(sl_task_t *t, const struct join_state *st, int side, int k8, uint64_t *kmin,
+                 int64_t *range);
 /* Batch order, row counts, contiguous keys and packed rows of both sides. */
 int gj_prepare(sl_task_t *t, struct join_state *st, struct gj *g);
 /* The radix bits' start from a sample of the build keys (keys sharing low bits). */

@@ -15,6 +15,7 @@
 #include "join_cuda_int.h"
 #include "sluice_k/columns.h"
 #include "sluice_k/join_gftr.h"
+#include "sluice_k/join_npj.h"
 #include "sluice_k/partition.h"
 
 #define SAMPLE_KEYS 4096
@@ -71,6 +72,53 @@ int gj_side_column(sl_task_t *t, const struct join_state *st, int s, const struc
     }
     *out = dst;
     *owned = dst;
+    return SL_OK;
+}
+
+int gj_key_range(sl_task_t *t, const struct join_state *st, int side, int k8, uint64_t *kmin,
+                 int64_t *range)
+{
+    const struct join_side *sd = &st->side[side];
+    *kmin = 0;
+    *range = 0;
+    if (st->d->n_keys != 1 || sd->n_rows == 0)
+        return SL_OK;
+    for (int64_t i = 0; i < sd->n_batches; i++)
+        if (sd->batches[i]->n_rows > 0 && sl_batch_device(sd->batches[i]) < 0)
+            return SL_OK;
+    uint64_t *mm = sl_task_device_alloc(t, 2 * sizeof *mm);
+    if (!mm)
+        return SL_ENOMEM;
+    cudaStream_t s = sl_task_stream(t);
+    size_t w = k8 ? 8 : 4;
+    cudaError_t e = cudaMemsetAsync(mm, 0xFF, w, s); /* smallest: all ones, largest: 0 */
+    if (e == cudaSuccess)
+        e = cudaMemsetAsync((char *)mm + w, 0, w, s);
+    for (int64_t i = 0; e == cudaSuccess && i < sd->n_batches; i++) {
+        const sl_batch_t *b = sd->batches[i];
+        const struct sl__col *c = &b->cols[sd->key[0]];
+        const void *keys = (const char *)c->data->ptr + (size_t)c->offset * w;
+        if (b->n_rows > 0)
+            e = k8 ? sl_k_npj_key_range_k64(keys, b->n_rows, mm, s)
+                   : sl_k_npj_key_range_k32(keys, b->n_rows, (uint32_t *)mm, s);
+    }
+    uint64_t h[2] = {0, 0};
+    if (e == cudaSuccess)
+        e = cudaMemcpyAsync(h, mm, 2 * w, cudaMemcpyDeviceToHost, s);
+    if (e == cudaSuccess)
+        e = cudaStreamSynchronize(s);
+    sl_task_device_free(t, mm);
+    if (e != cudaSuccess)
+        return gj_cuda_failed(t, e, "key range");
+    if (!k8) {
+        uint32_t lo = (uint32_t)h[0], hi = (uint32_t)(h[0] >> 32);
+        h[0] = lo;
+        h[1] = hi;
+    }
+    if (h[1] >= h[0] && h[1] - h[0] < ((uint64_t)1 << 32) - 1) {
+        *kmin = h[0];
+        *range = (int64_t)(h[1] - h[0]) + 1;
+    }
     return SL_OK;
 }
 

@@ -41,9 +41,9 @@ static sl_table_t *make(const struct spec *sp, const char *side)
 {
     sl_table_t *t;
     SL_ASSERT_OK(sl_table_create(&t));
-    char names[10][16];
-    const char *np[10];
-    enum sl_type ty[10];
+    char names[16][16];
+    const char *np[16];
+    enum sl_type ty[16];
     int kc = sp->key2 ? 2 : 1, nc = kc + sp->n_pay;
     for (int c = 0; c < nc; c++) {
         if (c < kc)
@@ -340,16 +340,54 @@ SL_TEST(kinds_edge_cases)
     sl_engine_close(gpu);
 }
 
+/* NPJ with more columns a side than its probe copies (SL_K_MAX_COLS = 8: the rest are
+ * gathered by row number), on build keys that are dense and unique (the direct table),
+ * dense with duplicates (found while building it: the hash table, walking every run),
+ * sparse and unique (the hash table, stopping at the first match), negative and dense,
+ * and without matches; int32 and int64 keys; `auto` picks NPJ for these small builds. */
+SL_TEST(nopart_wide_sides_dense_sparse_and_duplicate_builds)
+{
+    NEED_GPU();
+    static const char *const kinds[] = {"inner", "semi", "anti"};
+    struct spec probe = {.rows = 50000, .n_pay = 10, .mixed = 1, .key_range = 25000, .seed = 60};
+    struct spec pk = {.rows = 20000, .n_pay = 9, .mixed = 1, .seed = 61};
+    struct spec dup = {.rows = 20000, .n_pay = 9, .mixed = 1, .key_range = 12000, .seed = 62};
+    struct spec far = {.rows = 20000, .n_pay = 2, .key_offset = 1 << 20, .seed = 63};
+    struct spec sparse = {.rows = 20000, .n_pay = 3, .key_mul = 7, .seed = 64};
+    struct spec probe_neg = {.rows = 40000, .n_pay = 2, .key_range = 25000, .key_offset = -30000, .seed = 65};
+    struct spec neg = {.rows = 20000, .n_pay = 1, .key_offset = -30000, .seed = 66};
+    struct spec probe64 = {.rows = 40000, .key64 = 1, .n_pay = 2, .key_range = 25000, .key_offset = -5000, .seed = 67};
+    struct spec pk64 = {.rows = 20000, .key64 = 1, .n_pay = 2, .pay64 = 1, .key_offset = -5000, .seed = 68};
+    struct spec dup64 = {.rows = 20000, .key64 = 1, .n_pay = 1, .key_range = 15000, .seed = 69};
+    sl_engine_t *cpu = engine(SL_PLACE_CPU, 0), *gpu = engine(SL_PLACE_GPU, 0);
+    const struct spec *cases[][2] = {{&probe, &pk},         {&probe, &dup},     {&probe, &far},
+                                     {&probe, &sparse},     {&probe_neg, &neg}, {&probe64, &pk64},
+                                     {&probe64, &dup64}};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        sl_table_t *l = make(cases[c][0], "l"), *r = make(cases[c][1], "r");
+        for (int k = 0; k < 3; k++)
+            for (int a = 0; a < 2; a++) {
+                char opts[128];
+                snprintf(opts, sizeof opts, "on=k kind=%s algo=%s", kinds[k], a ? "auto" : "nopart");
+                check_on(cpu, gpu, l, r, opts, 1, a);
+            }
+        sl_table_unref(l);
+        sl_table_unref(r);
+    }
+    sl_engine_close(cpu);
+    sl_engine_close(gpu);
+}
+
 /* Small inputs for compute-sanitizer (bench/gpu/joinop_run.sh): every kind and
- * algorithm with a 12-byte row and with row-id gathers (5 payloads), 8-byte keys and
+ * algorithm with a 12-byte row and with row-id gathers (5 and 10 payloads), 8-byte keys and
  * two key columns; `tiny` (racecheck) the PHJ inner and left joins only. */
 static void small_cases(int tiny)
 {
     static const char *const kinds[] = {"inner", "left", "semi", "anti"};
     static const char *const algos[] = {"radix", "nopart", "sortmerge"};
     sl_engine_t *cpu = engine(SL_PLACE_CPU, 0), *gpu = engine(SL_PLACE_GPU, 0);
-    for (int v = 0; v < (tiny ? 1 : 4); v++) {
-        struct spec ls = {.rows = tiny ? 600 : 3000, .n_pay = v == 1 ? 5 : 3, .mixed = 1,
+    for (int v = 0; v < (tiny ? 1 : 5); v++) {
+        struct spec ls = {.rows = tiny ? 600 : 3000, .n_pay = v == 1 ? 5 : v == 4 ? 10 : 3, .mixed = 1,
                           .key64 = v == 2, .key2 = v == 3, .key_range = 500, .seed = 50 + v};
         struct spec rs = ls;
         rs.rows = tiny ? 300 : 800;

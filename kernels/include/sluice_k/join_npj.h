@@ -1,13 +1,16 @@
 /* GPU no-partitioning hash join (NPJ) for small build sides (issue 6). STYLE.md §8.
  *
  * One open-addressing table in global memory (L2-resident while small): slots =
- * the next power of two >= 2 * nr (at least 1024), each a (key, R row) pair; build
- * inserts every R row (duplicates take their own slots: no capacity limit), the probe
- * streams S in its original order and walks each key's run of slots. No partitioning
+ * the next power of two >= 2 * nr (at least 1024), each a (key, R row) pair, then a
+ * word saying whether some key is in R twice; build inserts every R row (duplicates
+ * take their own slots: no capacity limit) and sets that word; the probe streams S in
+ * its original order and walks each key's run of slots (to its end only when R has
+ * duplicates; else to the first match). Output rows of one block of S rows are
+ * contiguous and ordered by S row within each warp's share (coalesced stores). No partitioning
  * of either side: r_pos / s_pos are ORIGINAL row numbers, payload columns are read
  * from the input columns directly (R: random reads into a small, cached relation; S:
  * in order). Use it when R is small: the threshold measured against PHJ is in
- * bench/results_gpujoinkern.md (the operator picks by nr).
+ * bench/RESULTS.md (the operator picks by the table's size: join_cuda.c).
  *
  *  sl_k_npj_build_*: fills the table (kept in d_temp; temp size depends on nr only).
  *  sl_k_npj_probe_*: same d_temp, kinds INNER/SEMI/ANTI/LEFT (join_types.h): rows at
@@ -45,6 +48,40 @@ cudaError_t sl_k_npj_probe_k64(void *d_temp, size_t temp_bytes, int64_t nr,
                                const sl_k_cols_t *r_cols, const uint64_t *d_s_keys, int64_t ns,
                                const sl_k_cols_t *s_cols, int kind, const sl_k_join_out_t *out,
                                unsigned long long *d_count, cudaStream_t stream);
+
+/* Dense variant (a direct table, no hashing) for build keys that cover most of a small
+ * range, as surrogate primary keys do:
+ *  sl_k_npj_key_range_*: folds the keys into d_minmax[0] (smallest) and [1] (largest),
+ *    compared as unsigned values; the caller presets them to all ones and 0, so several
+ *    launches (one per batch) accumulate.
+ *  sl_k_npj_dense_build_*: slot key - kmin of a table of `range` slots (range >
+ *    largest - kmin) holds the key's R row; temp size depends on range only. Its last 16
+ *    bytes are a word set nonzero when a key is in R twice: the table is then unusable
+ *    and the caller builds the hash table instead.
+ *  sl_k_npj_dense_probe_*: as sl_k_npj_probe_* (same kinds, outputs and order).
+ * Limits: range < 2^32. Never allocates or synchronizes. */
+cudaError_t sl_k_npj_key_range_k32(const uint32_t *d_keys, int64_t n, uint32_t *d_minmax,
+                                   cudaStream_t stream);
+cudaError_t sl_k_npj_key_range_k64(const uint64_t *d_keys, int64_t n, uint64_t *d_minmax,
+                                   cudaStream_t stream);
+cudaError_t sl_k_npj_dense_build_k32(void *d_temp, size_t *temp_bytes, const uint32_t *d_r_keys,
+                                     int64_t nr, uint32_t kmin, int64_t range,
+                                     cudaStream_t stream);
+cudaError_t sl_k_npj_dense_build_k64(void *d_temp, size_t *temp_bytes, const uint64_t *d_r_keys,
+                                     int64_t nr, uint64_t kmin, int64_t range,
+                                     cudaStream_t stream);
+cudaError_t sl_k_npj_dense_probe_k32(void *d_temp, size_t temp_bytes, int64_t nr, uint32_t kmin,
+                                     int64_t range, const sl_k_cols_t *r_cols,
+                                     const uint32_t *d_s_keys, int64_t ns,
+                                     const sl_k_cols_t *s_cols, int kind,
+                                     const sl_k_join_out_t *out, unsigned long long *d_count,
+                                     cudaStream_t stream);
+cudaError_t sl_k_npj_dense_probe_k64(void *d_temp, size_t temp_bytes, int64_t nr, uint64_t kmin,
+                                     int64_t range, const sl_k_cols_t *r_cols,
+                                     const uint64_t *d_s_keys, int64_t ns,
+                                     const sl_k_cols_t *s_cols, int kind,
+                                     const sl_k_join_out_t *out, unsigned long long *d_count,
+                                     cudaStream_t stream);
 
 #ifdef __cplusplus
 }
