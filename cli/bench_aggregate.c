@@ -21,7 +21,7 @@
 static int usage(void)
 {
     printf("usage: sluice bench aggregate [--rows N] [--groups G] [--zipf Z] [--repeat R]\n"
-           "                              [--seed S] [--threads N] [--placement cpu|gpu|auto]\n"
+           "                              [--seed S] [--threads N] [--placement cpu|gpu|auto|coprocess]\n"
            "                              [--resident host|device] [--json]\n"
            "Groups N rows (default 2^24) by G distinct random 32-bit keys (default 1000),\n"
            "uniform or Zipf(Z), computing count(*) and sum(v) of an int64 column; 5 repeats\n"
