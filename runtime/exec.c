@@ -156,9 +156,9 @@ static int64_t split_claim(struct sl__pipeline *p, bool front)
     return front ? (int64_t)(r & 0xffffffffu) : (int64_t)(r >> 32) - 1;
 }
 
-/* One morsel through a pipeline. On a GPU worker the task only enqueues: its node is
- * held until the GPU has finished it (gpu_worker.c). */
-static void run_morsel(struct sl__node *n, struct sl__worker *w)
+/* Morsel `index` through a pipeline. On a GPU worker the task only enqueues: its node
+ * is held until the GPU has finished it (gpu_worker.c). */
+static void morsel(struct sl__node *n, struct sl__worker *w, int64_t index)
 {
     struct sl__pipeline *p = n->arg;
     int64_t rows = 0;
@@ -170,15 +170,13 @@ static void run_morsel(struct sl__node *n, struct sl__worker *w)
         .gnode = n,
         .worker = w,
         .kind = SL_DEVICE_CPU,
-        .index = n->index,
+        .index = index,
         .count = n->count,
         .rows_emitted = &rows,
     };
     if (atomic_load_explicit(&t.q->failed, memory_order_relaxed))
         return;
     bool on_gpu = w && w->gpu >= 0;
-    if (p->split && (t.index = split_claim(p, on_gpu)) < 0)
-        return; /* the other device took the rest */
     atomic_fetch_add_explicit(on_gpu ? &p->gpu_tasks : &p->cpu_tasks, 1, memory_order_relaxed);
     int64_t t0 = sl__now_ns();
     if (on_gpu) {
@@ -204,6 +202,27 @@ static void run_morsel(struct sl__node *n, struct sl__worker *w)
     }
 }
 
+/* A morsel node. Co-processed, a GPU node takes the next morsel from the front when the
+ * GPU worker gets to it, and a CPU node loops over morsels from the back until none is
+ * left (spawn_morsels makes fewer CPU nodes than workers: see there). */
+static void run_morsel(struct sl__node *n, struct sl__worker *w)
+{
+    struct sl__pipeline *p = n->arg;
+    if (!p->split) {
+        morsel(n, w, n->index);
+        return;
+    }
+    bool on_gpu = w && w->gpu >= 0;
+    int64_t i;
+    struct sl_query *q = n->graph->on_finish_user;
+    while (!atomic_load_explicit(&q->failed, memory_order_relaxed) &&
+           (i = split_claim(p, on_gpu)) >= 0) {
+        morsel(n, w, i);
+        if (on_gpu)
+            break; /* one task per GPU node: its node is held until the GPU is done */
+    }
+}
+
 /* Rows per morsel of a co-processed pipeline: both devices cut the same morsels, since a
  * source numbers its tasks by one size. The CPU's size would give the GPU many small
  * copies and launches, the GPU's would leave few morsels for the CPU workers and a long
@@ -221,17 +240,31 @@ int64_t sl__split_morsel_rows(struct sl_query *q, const struct sl__pipeline *p)
     return m < eng->morsel_rows_gpu ? m : eng->morsel_rows_gpu;
 }
 
-/* Spawns one morsel node per source task on the pipeline's device; a co-processed
- * pipeline gets `tasks` nodes on each device, which take their morsels when they run
- * (split_claim), so the nodes left when the range is empty do nothing. */
+/* CPU nodes of a co-processed pipeline: one per worker but one, since each loops over
+ * morsels; the core left over runs the GPU worker and its staging threads, which the
+ * GPU needs to keep its copies going (measured on the H100 host: all 16 workers busy
+ * slowed the GPU's share by a third). $SLUICE_COPROC_CPU_WORKERS sets the number. */
+static int64_t split_cpu_nodes(struct sl_query *q, int64_t tasks)
+{
+    const char *env = getenv("SLUICE_COPROC_CPU_WORKERS");
+    int64_t n = env && atoll(env) > 0 ? atoll(env) : q->eng->n_threads - 1;
+    n = n < 1 ? 1 : n;
+    return n < tasks ? n : tasks;
+}
+
+/* Spawns one morsel node per source task on the pipeline's device. A co-processed one
+ * gets `tasks` GPU nodes and split_cpu_nodes CPU nodes, which take their morsels when
+ * they run (split_claim), so either device could run them all. */
 static int spawn_morsels(struct sl__node *n, struct sl__pipeline *p, int64_t tasks)
 {
+    struct sl_query *q = n->graph->on_finish_user;
     if (p->split)
         atomic_store(&p->split_range, (uint64_t)tasks << 32);
     /* GPU nodes first, so that the GPU worker starts while the CPU nodes are made. */
     for (int dev = 0; dev < (p->split ? 2 : 1); dev++) {
         bool gpu = p->device >= 0 && dev == 0;
-        for (int64_t i = 0; i < tasks; i++) {
+        int64_t count = p->split && !gpu ? split_cpu_nodes(q, tasks) : tasks;
+        for (int64_t i = 0; i < count; i++) {
             struct sl__node *m = sl__node_new(n->graph, run_morsel, p,
                                               gpu ? SL__NODE_GPU : SL__NODE_CPU);
             if (!m)

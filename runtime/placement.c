@@ -19,18 +19,25 @@
  * on the CPU, where every operator can run.
  *
  * Co-processing (issue 8): a pipeline whose nodes all allow it (sl_op_def.can_split) may
- * run its morsels on the CPU workers and a GPU at once. With the estimates above
- * (wait left out: both devices are taken whole), the two finish together when
+ * run its morsels on the CPU workers and a GPU at once. The GPU's copies overlap its
+ * kernels there (a split pipeline streams many morsels), so its time is
+ * gpu_ov = max(compute, transfer), and the two finish together when
  *
- *   f * gpu_ns = (1 - f) * cpu_ns,  so  f = cpu_ns / (cpu_ns + gpu_ns)   (GPU's share)
- *   split_ns   = cpu_ns * gpu_ns / (cpu_ns + gpu_ns)
+ *   f * gpu_ov = (1 - f) * cpu_ns,  so  f = cpu_ns / (cpu_ns + gpu_ov)   (GPU's share)
+ *   split_ns   = max(cpu_ns * gpu_ov / (cpu_ns + gpu_ov), bytes / host_bw)
  *
+ * The second term: the input crosses the host's memory bus once, whichever device reads
+ * it, and the CPU's reads and the GPU's copies share it. host_bw is $SLUICE_HOST_GBPS,
+ * else taken to be the link's: the H100 host's memcpy (45-53 GB/s) is no faster than its
+ * link (52 GB/s), and there the GPU alone already reads the input at the memory's speed
+ * (bench/results_coproc.md), so a pipeline bound by its copies is not split.
  * Left to the engine, a pipeline is split when the better device alone would take more
  * than 1.1 * split_ns (the split's merge and imbalance are not free); placement
  * SL_PLACE_COPROCESS splits whenever the nodes allow it. The runtime hands morsels out
  * dynamically (exec.c), so f is only the estimate explain shows.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "exec_int.h"
@@ -180,14 +187,18 @@ int sl__place_pipeline_why(struct sl_query *q, struct sl__pipeline *p, char *why
     double link = eng->link_gbps > 0 ? eng->link_gbps : 25.0; /* GB/s */
     double cpu_ns = rows * cpu / eng->n_threads;
     double gpu_ns = rows * gpu_c + bytes / link;
-    double split_ns = cpu_ns * gpu_ns / (cpu_ns + gpu_ns);
-    double best_ns = gpu_ns < cpu_ns ? gpu_ns : cpu_ns;
+    double xfer = bytes / link, gpu_ov = rows * gpu_c > xfer ? rows * gpu_c : xfer;
+    const char *env = getenv("SLUICE_HOST_GBPS");
+    double host_bw = env && atof(env) > 0 ? atof(env) : link; /* GB/s = bytes per ns */
+    double split_ns = cpu_ns * gpu_ov / (cpu_ns + gpu_ov);
+    split_ns = split_ns > bytes / host_bw ? split_ns : bytes / host_bw;
+    double best_ns = gpu_ov < cpu_ns ? gpu_ov : cpu_ns;
     if (split_ok && (forced == SL_PLACE_COPROCESS || best_ns > SPLIT_GAIN * split_ns)) {
         p->split = true;
-        p->split_gpu_share = cpu_ns / (cpu_ns + gpu_ns);
+        p->split_gpu_share = cpu_ns / (cpu_ns + gpu_ov);
         WHY("co-processed with GPU %d%s: ~%.0f%% of rows to the GPU, est. %.3g ms (GPU alone "
             "%.3g, CPU %.3g)", gpu, forced == SL_PLACE_COPROCESS ? " (forced)" : "",
-            100 * p->split_gpu_share, split_ns / 1e6, gpu_ns / 1e6, cpu_ns / 1e6);
+            100 * p->split_gpu_share, split_ns / 1e6, gpu_ov / 1e6, cpu_ns / 1e6);
         return gpu;
     }
     WHY("estimated %.3g ms on GPU %d (copies included) against %.3g ms on the CPU%s", gpu_ns / 1e6,

@@ -6,8 +6,8 @@
 #      both devices ran morsels of the pipeline on the large inputs);
 #   2. sluice bench aggregate over host-resident input (2^27 rows, int32 key, int64
 #      value, count + sum, 1,000 groups; pageable and pinned), placement cpu, gpu,
-#      coprocess and auto; coprocess also with other morsel sizes and 15 CPU workers
-#      (one core left to the GPU worker), and with 2^20 groups;
+#      coprocess and auto; coprocess also with other CPU worker counts and morsel sizes;
+#      Zipf(1.5) keys; 2^20 groups;
 #   3. the GPU tests of the operators it touches (aggregate, exec, gen, plans);
 #   4. compute-sanitizer memcheck and racecheck on a small co-processed case,
 #      while time is left.
@@ -54,10 +54,14 @@ for res in pinned host; do
         bench "$res/$pl" --resident $res --placement $pl
     done
 done
-bench "pinned/coprocess/threads15" --resident pinned --placement coprocess --threads 15
-SLUICE_COPROC_MORSEL_ROWS=122880 bench "pinned/coprocess/morsel122880" --resident pinned --placement coprocess
+SLUICE_COPROC_CPU_WORKERS=16 bench "pinned/coprocess/cpu16" --resident pinned --placement coprocess
+SLUICE_COPROC_CPU_WORKERS=12 bench "pinned/coprocess/cpu12" --resident pinned --placement coprocess
+SLUICE_COPROC_CPU_WORKERS=12 bench "host/coprocess/cpu12" --resident host --placement coprocess
 SLUICE_COPROC_MORSEL_ROWS=1048576 bench "pinned/coprocess/morsel1M" --resident pinned --placement coprocess
-for pl in cpu gpu coprocess; do
+for pl in cpu gpu coprocess auto; do
+    bench "pinned/$pl/zipf1.5" --resident pinned --placement $pl --zipf 1.5
+done
+for pl in gpu coprocess auto; do
     bench "pinned/$pl/groups2^20" --resident pinned --placement $pl --groups 2^20
 done
 # what explain says for the plan (estimates, the split)

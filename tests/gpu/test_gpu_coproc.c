@@ -270,7 +270,7 @@ SL_TEST(agg_one_group_and_zipf)
 SL_TEST(agg_nulls_two_keys)
 {
     NEED_GPU();
-    check_agg(&(struct spec){1 << 20, 300, 0, 1, 6}, "k,k2", AGGS, 1);
+    check_agg(&(struct spec){1 << 20, 300, 0, 1, 6}, "\"k,k2\"", AGGS, 1);
 }
 
 SL_TEST(agg_many_groups)
