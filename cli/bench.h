@@ -27,6 +27,9 @@ struct bench_result {
      * profile (sl_task_phase_time) into the phases above; NULL = none */
     const char *phase_op;
     char phase_store[BENCH_MAX_PHASES][48]; /* names of phases read from a profile */
+    /* the last timed query's co-processed pipeline, if any: morsels each device ran */
+    int split;
+    int64_t split_cpu_tasks, split_gpu_tasks;
 };
 
 void bench_result_init(struct bench_result *r, int64_t input_rows);

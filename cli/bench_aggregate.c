@@ -21,11 +21,13 @@
 static int usage(void)
 {
     printf("usage: sluice bench aggregate [--rows N] [--groups G] [--zipf Z] [--repeat R]\n"
-           "                              [--seed S] [--threads N] [--placement cpu|gpu|auto]\n"
-           "                              [--resident host|device] [--json]\n"
+           "                              [--seed S] [--threads N] [--placement cpu|gpu|auto|coprocess]\n"
+           "                              [--resident host|pinned|device] [--json]\n"
            "Groups N rows (default 2^24) by G distinct random 32-bit keys (default 1000),\n"
            "uniform or Zipf(Z), computing count(*) and sum(v) of an int64 column; 5 repeats\n"
-           "after one warm-up; prints the protocol's JSON line.\n");
+           "after one warm-up; prints the protocol's JSON line. --resident pinned pins the\n"
+           "host input (sl_table_pin) before timing; co-processed runs report the morsels\n"
+           "each device ran (cpu_morsels, gpu_morsels).\n");
     return 0;
 }
 
@@ -185,6 +187,12 @@ int bench_aggregate(int argc, char **argv)
         return 1;
     }
     int on_device = !strcmp(resident, "device");
+    if (!strcmp(resident, "pinned") && sl_table_pin(in) < 0) {
+        cli_fail("bench aggregate: --resident pinned: %s", sl_last_errmsg());
+        sl_engine_close(eng);
+        sl_table_unref(in);
+        return 1;
+    }
     if (on_device) {
         /* GPU-resident input (BENCH_PROTOCOL.md): copied before timing. */
         sl_table_t *din = NULL;
@@ -224,12 +232,16 @@ int bench_aggregate(int argc, char **argv)
                                 : bench_memcpy_gbps((size_t)1 << 30, threads);
         double floor_ms = gbps > 0 ? bytes / (gbps * 1e6) : 0;
         double med = bench_median(res.ms, res.n);
-        char extra[400];
-        snprintf(extra, sizeof extra,
+        char extra[500];
+        int len = snprintf(extra, sizeof extra,
                  ",\"rows\":%" PRId64 ",\"groups\":%" PRId64 ",\"zipf\":%g,\"threads\":%d"
                  ",\"resident\":\"%s\",\"%s\":%.3f,\"floor_ms\":%.3f,\"x_floor\":%.2f",
                  n, groups, zipf, threads, resident, on_device ? "device_copy_gbps" : "memcpy_gbps",
                  gbps, floor_ms, floor_ms > 0 ? med / floor_ms : 0);
+        if (res.split && len > 0 && (size_t)len < sizeof extra)
+            snprintf(extra + len, sizeof extra - (size_t)len,
+                     ",\"cpu_morsels\":%" PRId64 ",\"gpu_morsels\":%" PRId64,
+                     res.split_cpu_tasks, res.split_gpu_tasks);
         if (on_device || c.placement == SL_PLACE_GPU) {
             struct sl_mem_stats ms;
             sl_engine_mem_stats(eng, &ms);

@@ -178,6 +178,16 @@ static void phases_from_profile(struct bench_result *r, const char *prof)
     }
 }
 
+/* The first co-processed pipeline of a profile: how many morsels each device ran. */
+static void split_from_profile(struct bench_result *r, const char *profile)
+{
+    const char *p = profile ? strstr(profile, "\"split\":true,\"cpu_tasks\":") : NULL;
+    r->split = p != NULL;
+    if (p && sscanf(p, "\"split\":true,\"cpu_tasks\":%" SCNd64 ",\"gpu_tasks\":%" SCNd64,
+                    &r->split_cpu_tasks, &r->split_gpu_tasks) != 2)
+        r->split = 0;
+}
+
 int bench_run_plan(sl_engine_t *eng, sl_plan_t *plan, const char *output, int64_t repeat,
                    const char *bench, struct bench_result *res, bench_check_fn check, void *user)
 {
@@ -201,6 +211,7 @@ int bench_run_plan(sl_engine_t *eng, sl_plan_t *plan, const char *output, int64_
                 phases_from_profile(res, sl_query_profile_json(q));
             else
                 bench_profile_phases(res, sl_query_profile_json(q));
+            split_from_profile(res, sl_query_profile_json(q));
             bench_add(res, ms);
         }
         sl_table_unref(out);

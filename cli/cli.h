@@ -14,7 +14,7 @@ struct cli_common {
     int gpus;               /* --gpus N (-1 = all) */
     int64_t gpu_mem;        /* --gpu-mem BYTES */
     int64_t host_mem;       /* --host-mem BYTES */
-    enum sl_placement placement; /* --placement cpu|gpu|auto */
+    enum sl_placement placement; /* --placement cpu|gpu|auto|coprocess */
     const char *trace;      /* --trace FILE */
     bool json;              /* --json */
 };                          /* --plugin FILE.so is loaded while parsing (sl_plugin_load) */

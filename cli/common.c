@@ -132,8 +132,10 @@ int cli_common_option(struct cli_common *c, int argc, char **argv, int *i)
             c->placement = SL_PLACE_GPU;
         else if (!strcmp(val, "auto"))
             c->placement = SL_PLACE_AUTO;
+        else if (!strcmp(val, "coprocess"))
+            c->placement = SL_PLACE_COPROCESS;
         else {
-            cli_fail("--placement: '%s' is not cpu, gpu or auto", val);
+            cli_fail("--placement: '%s' is not cpu, gpu, auto or coprocess", val);
             return -1;
         }
         return 1;

@@ -64,7 +64,9 @@ static void print_pipeline(const struct sl_explain_pipeline *p)
 {
     char a[32], b[32];
     print_flow(p);
-    if (p->device >= 0)
+    if (p->split)
+        printf("  device   cpu + gpu %d: %s\n", p->device, p->why);
+    else if (p->device >= 0)
         printf("  device   gpu %d: %s\n", p->device, p->why);
     else
         printf("  device   cpu: %s\n", p->why);
@@ -86,11 +88,15 @@ static void print_pipeline(const struct sl_explain_pipeline *p)
         printf("nothing between host and GPU\n");
     }
     if (p->measured) {
-        char dev[16] = "cpu";
+        char dev[32] = "cpu";
         if (p->device_measured >= 0)
-            snprintf(dev, sizeof dev, "gpu %d", p->device_measured);
-        printf("  measured %s, %lld tasks, %lld rows, %.2f ms\n", dev,
+            snprintf(dev, sizeof dev, "%sgpu %d", p->split ? "cpu + " : "", p->device_measured);
+        printf("  measured %s, %lld tasks, %lld rows, %.2f ms", dev,
                (long long)p->tasks_measured, (long long)p->rows_measured, p->ms_measured);
+        if (p->split)
+            printf(" (%lld morsels on the CPU, %lld on the GPU)",
+                   (long long)p->cpu_tasks_measured, (long long)p->gpu_tasks_measured);
+        printf("\n");
     }
 }
 

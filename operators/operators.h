@@ -21,4 +21,8 @@ static inline int64_t sl__morsel_len(int64_t total, int64_t morsel, int64_t inde
 double sl__cost_linear(const sl_op_t *op, enum sl_device_kind kind, int64_t rows);
 double sl__cost_linear_source(const sl_op_t *op, enum sl_device_kind kind, int64_t rows);
 
+/* sl_op_def.can_split of nodes that work morsel by morsel the same on any device
+ * (sources, streaming operators, host-side collectors): they allow co-processing. */
+int sl__split_yes(const sl_op_t *op);
+
 #endif /* SLUICE_OPERATORS_H */

@@ -128,6 +128,8 @@ static enum sl_placement placement_from_env(enum sl_placement dflt)
         return SL_PLACE_CPU;
     if (!strcasecmp(v, "gpu"))
         return SL_PLACE_GPU;
+    if (!strcasecmp(v, "coprocess"))
+        return SL_PLACE_COPROCESS;
     return SL_PLACE_AUTO;
 }
 

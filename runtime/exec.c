@@ -12,6 +12,7 @@
  */
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -137,9 +138,27 @@ void sl__trace_span(struct sl_query *q, struct sl__worker *w, const char *name, 
     sl__trace_add(&q->trace, w->id, &e);
 }
 
-/* One morsel through a pipeline. On a GPU worker the task only enqueues: its node is
- * held until the GPU has finished it (gpu_worker.c). */
-static void run_morsel(struct sl__node *n, struct sl__worker *w)
+/* Co-processing: the GPU takes morsels from the front of the range, CPU workers from the
+ * back, each when it is ready for one, so both devices stay busy until the range is
+ * empty whatever the estimates said (a static split would leave one device idle when
+ * they are off). The GPU gets the low indices: its copies stay sequential in the input.
+ * Returns the morsel taken, or -1 when none is left. */
+static int64_t split_claim(struct sl__pipeline *p, bool front)
+{
+    uint64_t r = atomic_load_explicit(&p->split_range, memory_order_relaxed), nr;
+    do {
+        uint64_t lo = r & 0xffffffffu, hi = r >> 32;
+        if (lo >= hi)
+            return -1;
+        nr = front ? (hi << 32 | (lo + 1)) : ((hi - 1) << 32 | lo);
+    } while (!atomic_compare_exchange_weak_explicit(&p->split_range, &r, nr,
+                                                    memory_order_relaxed, memory_order_relaxed));
+    return front ? (int64_t)(r & 0xffffffffu) : (int64_t)(r >> 32) - 1;
+}
+
+/* Morsel `index` through a pipeline. On a GPU worker the task only enqueues: its node
+ * is held until the GPU has finished it (gpu_worker.c). */
+static void morsel(struct sl__node *n, struct sl__worker *w, int64_t index)
 {
     struct sl__pipeline *p = n->arg;
     int64_t rows = 0;
@@ -151,13 +170,14 @@ static void run_morsel(struct sl__node *n, struct sl__worker *w)
         .gnode = n,
         .worker = w,
         .kind = SL_DEVICE_CPU,
-        .index = n->index,
+        .index = index,
         .count = n->count,
         .rows_emitted = &rows,
     };
     if (atomic_load_explicit(&t.q->failed, memory_order_relaxed))
         return;
     bool on_gpu = w && w->gpu >= 0;
+    atomic_fetch_add_explicit(on_gpu ? &p->gpu_tasks : &p->cpu_tasks, 1, memory_order_relaxed);
     int64_t t0 = sl__now_ns();
     if (on_gpu) {
         t.kind = sl__stage_on_gpu(p, -1) ? SL_DEVICE_CUDA : SL_DEVICE_CPU;
@@ -182,6 +202,83 @@ static void run_morsel(struct sl__node *n, struct sl__worker *w)
     }
 }
 
+/* A morsel node. Co-processed, a GPU node takes the next morsel from the front when the
+ * GPU worker gets to it, and a CPU node loops over morsels from the back until none is
+ * left (spawn_morsels makes fewer CPU nodes than workers: see there). */
+static void run_morsel(struct sl__node *n, struct sl__worker *w)
+{
+    struct sl__pipeline *p = n->arg;
+    if (!p->split) {
+        morsel(n, w, n->index);
+        return;
+    }
+    bool on_gpu = w && w->gpu >= 0;
+    int64_t i;
+    struct sl_query *q = n->graph->on_finish_user;
+    while (!atomic_load_explicit(&q->failed, memory_order_relaxed) &&
+           (i = split_claim(p, on_gpu)) >= 0) {
+        morsel(n, w, i);
+        if (on_gpu)
+            break; /* one task per GPU node: its node is held until the GPU is done */
+    }
+}
+
+/* Rows per morsel of a co-processed pipeline: both devices cut the same morsels, since a
+ * source numbers its tasks by one size. The CPU's size would give the GPU many small
+ * copies and launches, the GPU's would leave few morsels for the CPU workers and a long
+ * tail; in between, about 32 morsels per CPU worker over the whole input keeps the tail
+ * (one morsel per worker) short. $SLUICE_COPROC_MORSEL_ROWS sets it. */
+int64_t sl__split_morsel_rows(struct sl_query *q, const struct sl__pipeline *p)
+{
+    const char *env = getenv("SLUICE_COPROC_MORSEL_ROWS");
+    if (env && atoll(env) > 0)
+        return atoll(env);
+    sl_engine_t *eng = q->eng;
+    int64_t rows = p->source->op->rows_estimate, m = rows / (32 * (int64_t)eng->n_threads);
+    if (rows < 0 || m < eng->morsel_rows_cpu)
+        m = eng->morsel_rows_cpu;
+    return m < eng->morsel_rows_gpu ? m : eng->morsel_rows_gpu;
+}
+
+/* CPU nodes of a co-processed pipeline: one per worker but one, since each loops over
+ * morsels; the core left over runs the GPU worker and its staging threads, which the
+ * GPU needs to keep its copies going (measured on the H100 host: all 16 workers busy
+ * slowed the GPU's share by a third). $SLUICE_COPROC_CPU_WORKERS sets the number. */
+static int64_t split_cpu_nodes(struct sl_query *q, int64_t tasks)
+{
+    const char *env = getenv("SLUICE_COPROC_CPU_WORKERS");
+    int64_t n = env && atoll(env) > 0 ? atoll(env) : q->eng->n_threads - 1;
+    n = n < 1 ? 1 : n;
+    return n < tasks ? n : tasks;
+}
+
+/* Spawns one morsel node per source task on the pipeline's device. A co-processed one
+ * gets `tasks` GPU nodes and split_cpu_nodes CPU nodes, which take their morsels when
+ * they run (split_claim), so either device could run them all. */
+static int spawn_morsels(struct sl__node *n, struct sl__pipeline *p, int64_t tasks)
+{
+    struct sl_query *q = n->graph->on_finish_user;
+    if (p->split)
+        atomic_store(&p->split_range, (uint64_t)tasks << 32);
+    /* GPU nodes first, so that the GPU worker starts while the CPU nodes are made. */
+    for (int dev = 0; dev < (p->split ? 2 : 1); dev++) {
+        bool gpu = p->device >= 0 && dev == 0;
+        int64_t count = p->split && !gpu ? split_cpu_nodes(q, tasks) : tasks;
+        for (int64_t i = 0; i < count; i++) {
+            struct sl__node *m = sl__node_new(n->graph, run_morsel, p,
+                                              gpu ? SL__NODE_GPU : SL__NODE_CPU);
+            if (!m)
+                return SL_ENOMEM;
+            m->device = gpu ? p->device : -1;
+            m->index = i;
+            m->count = tasks;
+            sl__node_adopt(n, m);
+            sl__node_release(m);
+        }
+    }
+    return SL_OK;
+}
+
 static void run_pipeline_start(struct sl__node *n, struct sl__worker *w)
 {
     struct sl__pipeline *p = n->arg;
@@ -189,10 +286,12 @@ static void run_pipeline_start(struct sl__node *n, struct sl__worker *w)
     const struct sl_op_def *d = p->source->op->def;
     p->start_ns = sl__now_ns();
     p->device = sl__place_pipeline(q, p);
+    p->morsel_rows = p->split ? sl__split_morsel_rows(q, p) : 0;
     /* The task count depends on the morsel size of the device the tasks run on. */
     sl_task_t t = {
-        .q = q, .os = p->source, .stage = -1, .gnode = n, .worker = w,
-        .kind = p->device >= 0 ? SL_DEVICE_CUDA : SL_DEVICE_CPU, .count = 1,
+        .q = q, .os = p->source, .pipe = p->split ? p : NULL, .stage = -1, .gnode = n,
+        .worker = w, .kind = p->device >= 0 && !p->split ? SL_DEVICE_CUDA : SL_DEVICE_CPU,
+        .count = 1,
     };
     int64_t tasks = d->source_tasks ? d->source_tasks(&t) : 1;
     if (tasks < 0) {
@@ -202,19 +301,12 @@ static void run_pipeline_start(struct sl__node *n, struct sl__worker *w)
         return;
     }
     p->n_tasks = tasks;
-    for (int64_t i = 0; i < tasks; i++) {
-        struct sl__node *m = sl__node_new(n->graph, run_morsel, p,
-                                          p->device >= 0 ? SL__NODE_GPU : SL__NODE_CPU);
-        if (!m) {
-            sl__query_fail(q, d->name, SL_ENOMEM, "out of memory creating tasks");
-            return;
-        }
-        m->device = p->device;
-        m->index = i;
-        m->count = tasks;
-        sl__node_adopt(n, m);
-        sl__node_release(m);
+    if (p->split && tasks >= INT32_MAX) { /* split_range packs indices in 32 bits */
+        p->split = false;
+        p->device = -1;
     }
+    if (spawn_morsels(n, p, tasks) != SL_OK)
+        sl__query_fail(q, d->name, SL_ENOMEM, "out of memory creating tasks");
 }
 
 /* The GPU worker of a GPU that pipelines into node `os` ran on, if any, unless the node
@@ -343,7 +435,7 @@ int sl__query_build_graph(struct sl_query *q)
 
 char *sl__query_profile(struct sl_query *q)
 {
-    size_t cap = 256 + (size_t)q->n_ops * (500 + SL__OP_PHASES * 64) + (size_t)q->n_pipes * 160,
+    size_t cap = 256 + (size_t)q->n_ops * (500 + SL__OP_PHASES * 64) + (size_t)q->n_pipes * 240,
            len = 0;
     char *s = sl__malloc(cap);
     if (!s)
@@ -387,9 +479,12 @@ char *sl__query_profile(struct sl_query *q)
         struct sl__pipeline *p = &q->pipes[k];
         len += (size_t)snprintf(s + len, cap - len,
                                 "%s{\"id\":%d,\"source\":\"%s\",\"sink\":\"%s\",\"tasks\":%" PRId64
-                                ",\"device\":%d}",
+                                ",\"device\":%d,\"split\":%s,\"cpu_tasks\":%" PRId64
+                                ",\"gpu_tasks\":%" PRId64 "}",
                                 k ? "," : "", p->id, p->source->op->def->name,
-                                p->sink->op->def->name, p->n_tasks, p->device);
+                                p->sink->op->def->name, p->n_tasks, p->device,
+                                p->split ? "true" : "false", (int64_t)atomic_load(&p->cpu_tasks),
+                                (int64_t)atomic_load(&p->gpu_tasks));
     }
     snprintf(s + len, cap - len, "]}");
     return s;

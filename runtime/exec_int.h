@@ -44,6 +44,12 @@ struct sl__pipeline {
     _Atomic int64_t end_ns;          /* end of its last task (0 = not yet) */
     int device;                      /* -1 CPU, else the GPU ordinal its tasks run on */
     char signature[128];             /* "src>op>sink": the key of its cost history */
+    /* Co-processing (placement.c, exec.c): morsels on the CPU workers and GPU `device`. */
+    bool split;
+    double split_gpu_share;          /* estimated share of rows on the GPU, < 0 unknown */
+    int64_t morsel_rows;             /* one morsel size for both devices; 0 = per device */
+    _Atomic uint64_t split_range;    /* morsels not yet taken: [lo, hi) as hi << 32 | lo */
+    _Atomic int64_t cpu_tasks, gpu_tasks; /* morsels run on each kind of device */
 };
 
 enum sl__qstate { SL__Q_CREATED = 0, SL__Q_RUNNING = 1, SL__Q_DONE = 2 };
@@ -160,12 +166,16 @@ double sl__pipeline_ns_per_row(struct sl_query *q, const struct sl__pipeline *p,
                                enum sl_device_kind kind);
 bool sl__pipeline_gpu_capable(const struct sl__pipeline *p);
 bool sl__stage_on_gpu(const struct sl__pipeline *p, int stage);
+/* Whether every node of p allows a split across devices (sl_op_def.can_split). */
+bool sl__pipeline_splittable(const struct sl__pipeline *p);
 void sl__pipeline_signature(struct sl__pipeline *p);
 
 /* Lowering and graph building (exec.c). */
 int sl__query_lower(struct sl_query *q);
 int sl__query_build_graph(struct sl_query *q);
 char *sl__query_profile(struct sl_query *q);
+/* Rows per morsel of co-processed pipeline p (both devices cut the same morsels). */
+int64_t sl__split_morsel_rows(struct sl_query *q, const struct sl__pipeline *p);
 /* Frees what sl_query_explain made (explain.c). */
 void sl__explain_free(struct sl_query *q);
 

@@ -73,8 +73,12 @@ static void estimate_pipeline(struct sl_query *q, struct sl__explain *ex, int k,
     e->gpu_capable = sl__pipeline_gpu_capable(p);
     e->device = sl__place_pipeline_why(q, p, e->why, sizeof e->why);
     bool gpu = e->device >= 0;
+    e->split = p->split;
+    e->gpu_share = p->split ? p->split_gpu_share : -1;
     e->rows = p->source->op->rows_estimate;
     e->morsel_rows = gpu ? eng->morsel_rows_gpu : eng->morsel_rows_cpu;
+    if (p->split) /* as run_pipeline_start will cut them (its morsel size is the same) */
+        e->morsel_rows = sl__split_morsel_rows(q, p);
     /* One task per morsel of the estimated rows (sources decide at run time). */
     if (e->rows < 0)
         e->tasks = -1;
@@ -218,6 +222,9 @@ static void measure(struct sl_query *q, struct sl__explain *ex)
         e->ms_measured = p->start_ns && end > p->start_ns ? (double)(end - p->start_ns) / 1e6 : 0;
         e->rows_measured = atomic_load(&p->source->rows_out);
         e->tasks_measured = p->n_tasks;
+        e->split = p->split;
+        e->cpu_tasks_measured = atomic_load(&p->cpu_tasks);
+        e->gpu_tasks_measured = atomic_load(&p->gpu_tasks);
     }
 }
 

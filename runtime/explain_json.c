@@ -57,7 +57,9 @@ static void put_pipeline(struct jbuf *b, const struct sl_explain_pipeline *p)
     put(b, "],\"sink\":\"%s\",\"sink_port\":%d,\"device\":\"%s\",\"gpu\":%d,\"why\":\"%s\"",
         p->stages[p->n_stages - 1].op, p->sink_port, p->device >= 0 ? "gpu" : "cpu", p->device,
         p->why);
-    put(b, ",\"gpu_capable\":%s", p->gpu_capable ? "true" : "false");
+    put(b, ",\"gpu_capable\":%s,\"split\":%s", p->gpu_capable ? "true" : "false",
+        p->split ? "true" : "false");
+    put_num(b, "gpu_share", p->split ? p->gpu_share : -1, false);
     put_num(b, "rows", (double)p->rows, true);
     put(b, ",\"morsel_rows\":%lld", (long long)p->morsel_rows);
     put_num(b, "tasks", (double)p->tasks, true);

@@ -17,12 +17,35 @@
  * fed after every task, saved to the engine's cost cache file when one is set. Never
  * measured on d, the phases' cost functions are asked; with neither, the pipeline stays
  * on the CPU, where every operator can run.
+ *
+ * Co-processing (issue 8): a pipeline whose nodes all allow it (sl_op_def.can_split) may
+ * run its morsels on the CPU workers and a GPU at once. The GPU's copies overlap its
+ * kernels there (a split pipeline streams many morsels), so its time is
+ * gpu_ov = max(compute, transfer), and the two finish together when
+ *
+ *   f * gpu_ov = (1 - f) * cpu_ns,  so  f = cpu_ns / (cpu_ns + gpu_ov)   (GPU's share)
+ *   split_ns   = max(cpu_ns * gpu_ov / (cpu_ns + gpu_ov), bytes / host_bw)
+ *
+ * The second term: the input crosses the host's memory bus once, whichever device reads
+ * it, and the CPU's reads and the GPU's copies share it. host_bw is $SLUICE_HOST_GBPS,
+ * else taken to be the link's: the H100 host's memcpy (45-53 GB/s) is no faster than its
+ * link (52 GB/s), and there the GPU alone already reads the input at the memory's speed
+ * (bench/results_coproc.md), so a pipeline bound by its copies is not split.
+ * Left to the engine, a pipeline is split when the better device alone would take more
+ * than 1.1 * split_ns (the split's merge and imbalance are not free); placement
+ * SL_PLACE_COPROCESS splits whenever the nodes allow it. The runtime hands morsels out
+ * dynamically (exec.c), so f is only the estimate explain shows.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "exec_int.h"
 #include "gpu_int.h"
+#include "plugin_int.h"
+
+/* Split only when the better single device would take this much longer. */
+#define SPLIT_GAIN 1.1
 
 static bool phase_has_cuda(const struct sl_phase *ph)
 {
@@ -65,6 +88,16 @@ void sl__pipeline_signature(struct sl__pipeline *p)
                                 s < 0 ? "" : ">", stage_op(p, s)->op->def->name);
 }
 
+bool sl__pipeline_splittable(const struct sl__pipeline *p)
+{
+    for (int s = -1; s <= p->n_chain; s++) {
+        const struct sl_op *op = stage_op(p, s)->op;
+        if (op->placement != SL_PLACE_AUTO || !sl__op_call_can_split(op->def, op))
+            return false;
+    }
+    return true;
+}
+
 /* Estimated ns per row of the pipeline on `kind`: its measured history, else the sum of
  * its phases' cost functions (seconds per million rows), else < 0 (unknown). */
 static double pipeline_cost(struct sl_query *q, const struct sl__pipeline *p,
@@ -93,6 +126,8 @@ int sl__place_pipeline_why(struct sl_query *q, struct sl__pipeline *p, char *why
 {
     sl_engine_t *eng = q->eng;
     enum sl_placement forced = SL_PLACE_AUTO;
+    p->split = false;
+    p->split_gpu_share = -1;
     bool by_node = false;
     for (int s = -1; s <= p->n_chain; s++) {
         enum sl_placement pl = stage_op(p, s)->op->placement;
@@ -137,7 +172,13 @@ int sl__place_pipeline_why(struct sl_query *q, struct sl__pipeline *p, char *why
     }
     double cpu = pipeline_cost(q, p, SL_DEVICE_CPU);
     double gpu_c = pipeline_cost(q, p, SL_DEVICE_CUDA);
+    bool split_ok = sl__pipeline_splittable(p);
     if (cpu < 0 || gpu_c < 0) {
+        if (forced == SL_PLACE_COPROCESS && split_ok) {
+            p->split = true;
+            WHY("co-processed with GPU %d, forced by %s (share unknown: no cost)", gpu, by);
+            return gpu;
+        }
         WHY("cost unknown on the %s: stays on the CPU", cpu < 0 ? "CPU" : "GPU");
         return -1;
     }
@@ -146,8 +187,22 @@ int sl__place_pipeline_why(struct sl_query *q, struct sl__pipeline *p, char *why
     double link = eng->link_gbps > 0 ? eng->link_gbps : 25.0; /* GB/s */
     double cpu_ns = rows * cpu / eng->n_threads;
     double gpu_ns = rows * gpu_c + bytes / link;
-    WHY("estimated %.3g ms on GPU %d (copies included) against %.3g ms on the CPU", gpu_ns / 1e6,
-        gpu, cpu_ns / 1e6);
+    double xfer = bytes / link, gpu_ov = rows * gpu_c > xfer ? rows * gpu_c : xfer;
+    const char *env = getenv("SLUICE_HOST_GBPS");
+    double host_bw = env && atof(env) > 0 ? atof(env) : link; /* GB/s = bytes per ns */
+    double split_ns = cpu_ns * gpu_ov / (cpu_ns + gpu_ov);
+    split_ns = split_ns > bytes / host_bw ? split_ns : bytes / host_bw;
+    double best_ns = gpu_ov < cpu_ns ? gpu_ov : cpu_ns;
+    if (split_ok && (forced == SL_PLACE_COPROCESS || best_ns > SPLIT_GAIN * split_ns)) {
+        p->split = true;
+        p->split_gpu_share = cpu_ns / (cpu_ns + gpu_ov);
+        WHY("co-processed with GPU %d%s: ~%.0f%% of rows to the GPU, est. %.3g ms (GPU alone "
+            "%.3g, CPU %.3g)", gpu, forced == SL_PLACE_COPROCESS ? " (forced)" : "",
+            100 * p->split_gpu_share, split_ns / 1e6, gpu_ov / 1e6, cpu_ns / 1e6);
+        return gpu;
+    }
+    WHY("estimated %.3g ms on GPU %d (copies included) against %.3g ms on the CPU%s", gpu_ns / 1e6,
+        gpu, cpu_ns / 1e6, forced == SL_PLACE_COPROCESS ? "; its nodes do not allow a split" : "");
     return gpu_ns < cpu_ns ? gpu : -1;
 }
 

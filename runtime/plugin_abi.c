@@ -1,4 +1,4 @@
-/* The operator ABI, version 1: the host table handed to plugins, the version checks,
+/* The operator ABI, versions 1 and 2: the host table handed to plugins, the version checks,
  * and compile-time guards on the frozen layouts (include/sluice/plugin.h has the rules).
  *
  * This file is the one place that knows which fields came in which version. Version 1
@@ -61,7 +61,7 @@
 enum { SL__HOST_V1(SL__INDEX) SL__HOST_V1_COUNT };
 #undef SL__INDEX
 
-_Static_assert(SL_OP_ABI_VERSION == 1, "a new ABI version needs its fields listed here");
+_Static_assert(SL_OP_ABI_VERSION == 2, "a new ABI version needs its fields listed here");
 _Static_assert(offsetof(struct sl_host_api, abi_version) == 0, "host_api header");
 _Static_assert(offsetof(struct sl_host_api, size) == 4, "host_api header");
 
@@ -98,7 +98,9 @@ SL__OFF(struct sl_op_def, execute, 120)
 SL__OFF(struct sl_op_def, sink, 128)
 SL__OFF(struct sl_op_def, combine, 136)
 SL__OFF(struct sl_op_def, finalize, 144)
-_Static_assert(sizeof(struct sl_op_def) == 152, "struct sl_op_def v1 size");
+/* Version 2 appended can_split; a version 1 definition ends before it. */
+SL__OFF(struct sl_op_def, can_split, 152)
+_Static_assert(sizeof(struct sl_op_def) == 160, "struct sl_op_def v2 size");
 
 SL__OFF(struct sl_option_def, name, 0)
 SL__OFF(struct sl_option_def, type, 8)
@@ -139,6 +141,14 @@ static const struct sl_host_api host_api_v1 = {
     SL__HOST_V1(SL__INIT)
 };
 #undef SL__INIT
+
+int sl__op_call_can_split(const struct sl_op_def *def, const sl_op_t *op)
+{
+    /* Version 1 definitions have no can_split field: reading it would read past them. */
+    if (def->abi_version < 2 || !def->can_split)
+        return 0;
+    return def->can_split(op) != 0;
+}
 
 const struct sl_host_api *sl__host_api(void)
 {

@@ -12,6 +12,8 @@ const struct sl_host_api *sl__host_api(void);
  * library; otherwise records why (naming `what`) as the thread's last error and returns
  * SL_EABI. */
 int sl__abi_check(uint32_t v, const char *what);
+/* sl_op_def.can_split (version 2) of node op: 0 for version 1 definitions and NULL. */
+int sl__op_call_can_split(const struct sl_op_def *def, const sl_op_t *op);
 
 /* plugin.c: host_api.declare_abi and host_api.registry_add. */
 int sl__plugin_declare_abi(sl_registry_t *reg, uint32_t abi_version);

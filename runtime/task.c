@@ -139,6 +139,8 @@ int64_t sl_task_morsel_rows(const sl_task_t *t)
 {
     /* By where the pipeline runs, not the stage: a host-only source in a pipeline placed on
      * a GPU must cut the morsels its task count was made for (with the GPU's size). */
+    if (t->pipe && t->pipe->morsel_rows > 0) /* co-processed: one size on both devices */
+        return t->pipe->morsel_rows;
     bool gpu = t->kind == SL_DEVICE_CUDA || t->gpu;
     return gpu ? t->q->eng->morsel_rows_gpu : t->q->eng->morsel_rows_cpu;
 }

@@ -20,7 +20,10 @@ typedef struct sl_engine sl_engine_t;
 enum sl_device_kind { SL_DEVICE_CPU = 0, SL_DEVICE_CUDA = 1 };
 
 /* Where tasks may run. AUTO lets the scheduler pick by estimated finish time. */
-enum sl_placement { SL_PLACE_AUTO = 0, SL_PLACE_CPU = 1, SL_PLACE_GPU = 2 };
+/* Where pipelines run. SL_PLACE_COPROCESS (added in 0.3) splits every pipeline whose
+ * nodes all allow it across the CPU workers and a GPU at once (co-processing); other
+ * pipelines are placed as with SL_PLACE_AUTO. An engine setting only (not for sl_plan_place). */
+enum sl_placement { SL_PLACE_AUTO = 0, SL_PLACE_CPU = 1, SL_PLACE_GPU = 2, SL_PLACE_COPROCESS = 3 };
 
 /* Engine settings. Fill with sl_engine_config_init, then change what you need.
  * Zero in a count or limit field means "the default" as documented per field. */
@@ -33,7 +36,7 @@ struct sl_engine_config {
                                    90% of free */
     enum sl_placement placement;/* engine-wide placement; SL_PLACE_AUTO by default.
                                    The environment variable SLUICE_PLACEMENT (cpu, gpu,
-                                   auto) overrides it when set. */
+                                   auto, coprocess) overrides it when set. */
     int64_t morsel_rows_cpu;    /* rows per CPU morsel; 0 = $SLUICE_MORSEL_ROWS or 122880 */
     int64_t morsel_rows_gpu;    /* rows per GPU chunk; 0 = $SLUICE_GPU_MORSEL_ROWS or
                                    16 Mi rows */

@@ -2,6 +2,8 @@
  *
  * Operator ABI version 1, frozen in 0.2: from here on the structs below only grow at
  * their end and every change bumps SL_OP_ABI_VERSION (the rules are in plugin.h).
+ * Version 2 added sl_op_def.can_split (co-processing); version 1 definitions still load
+ * and are never split.
  *
  * An operator is an immutable `struct sl_op_def` registered by name. A plan node using
  * it is an `sl_op_t`. Execution follows DuckDB's roles:
@@ -21,6 +23,13 @@
  * stream afterwards (sl_task_device_kind says SL_DEVICE_CUDA). The pipeline that starts
  * at such a node's source then goes to the same GPU when its source has a CUDA
  * implementation and placement is not forced to the CPU, so results stay on the GPU.
+ *
+ * Co-processing (ABI version 2): a pipeline may be split across devices — its morsels
+ * run on CPU workers and on a GPU at once — only when every node of it says yes through
+ * can_split. A streaming node or source must then give the same rows whichever device
+ * runs a morsel; a sink's combine and finalize must merge host local states with the
+ * GPU worker's (its finalize runs on the GPU when the CUDA implementation can, else on
+ * the host, as for any GPU pipeline).
  *
  * Each phase lists implementations per device kind, as StarPU's codelets do; the
  * scheduler picks one per task. All implementations share one signature:
@@ -42,7 +51,7 @@
 extern "C" {
 #endif
 
-#define SL_OP_ABI_VERSION 1u
+#define SL_OP_ABI_VERSION 2u
 
 typedef struct sl_op sl_op_t;
 typedef struct sl_task sl_task_t;
@@ -115,7 +124,13 @@ struct sl_op_def {
     int64_t (*source_tasks)(sl_task_t *task);
 
     const struct sl_phase *source, *execute, *sink, *combine, *finalize;
-    /* fields added in ABI version 2 go below this line */
+
+    /* --- added in ABI version 2 --- */
+    /* Optional: 1 if this node accepts a pipeline split across CPU and GPU (see
+     * "Co-processing" above), 0 if not. NULL (and every version 1 definition) means no.
+     * Asked when a pipeline is placed, from any thread. */
+    int (*can_split)(const sl_op_t *op);
+    /* fields added in ABI version 3 go below this line */
 };
 
 /* --- bind context (inside sl_op_def.bind) --- */

@@ -1,4 +1,5 @@
-/* Plugins: shared objects that add operators, and the operator ABI version 1.
+/* Plugins: shared objects that add operators, and the operator ABI (version 2: version 1
+ * plus sl_op_def.can_split).
  *
  * A plugin is a shared object exporting
  *

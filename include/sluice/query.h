@@ -108,6 +108,12 @@ struct sl_explain_pipeline {
     int device_measured;
     double ms_measured;          /* from its first task's start to its last's end */
     int64_t rows_measured, tasks_measured;
+    /* co-processing (added in 0.3): split = 1 when morsels go to the CPU workers and GPU
+     * `device` at once; gpu_share is the estimated share of rows on the GPU (< 0 =
+     * unknown); the measured morsels each device ran */
+    int split;
+    double gpu_share;
+    int64_t cpu_tasks_measured, gpu_tasks_measured;
 };
 
 struct sl_explain {

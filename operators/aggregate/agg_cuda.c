@@ -17,6 +17,8 @@
  *   the query; null key and null aggregate bitmaps are built on the GPU. The phases
  *   (sample, aggregate, retry, output; CUDA events) go to the query profile.
  * source: slices of that batch, on the GPU for GPU consumers or downloaded for host ones.
+ * co-processing (issue 8): when CPU workers sank rows too, finalize brings the GPU's
+ *   groups to the host as partial states and the CPU finalize merges all (merge_on_host).
  *
  * Not on the GPU (can_run says no, the CPU sink runs): no key (a global aggregate), more
  * than SL_K_AGG_MAX_KEYS keys or SL_K_AGG_MAX_AGGS aggregates. One GPU's locals only: a
@@ -248,12 +250,27 @@ int agg_gpu_finalize_can_run(const sl_task_t *t)
     return ((const struct agg_global *)sl_task_gstate((sl_task_t *)t))->n_gpu_locals > 0;
 }
 
+/* Co-processing: CPU workers sank rows too. The GPU's groups (few next to the rows) go
+ * to the host as partial states and the CPU finalize merges them with the host's. The
+ * rest of the query then reads the result from host memory. */
+static int merge_on_host(sl_task_t *t, const struct agg_plan *p, struct agg_global *gs)
+{
+    sl_batch_t *h = NULL;
+    int rc = sl_task_batch_to_host(t, gs->gpu_out, &h);
+    sl_batch_unref(gs->gpu_out);
+    gs->gpu_out = NULL;
+    gs->n_gpu_locals = 0;
+    if (rc < 0)
+        return rc;
+    rc = sl__agg_add_partials(t, p, gs, h);
+    sl_batch_unref(h);
+    return rc < 0 ? rc : sl__agg_finalize_cpu(t);
+}
+
 int agg_gpu_finalize(sl_task_t *t)
 {
     const struct agg_plan *p = sl_op_data(sl_task_op(t));
     struct agg_global *gs = sl_task_gstate(t);
-    if (gs->locals)
-        return sl_task_fail(t, SL_EUNSUPPORTED, "aggregate: groups sunk on both CPU and GPU");
     if (gs->n_gpu_locals > 1)
         return sl_task_fail(t, SL_EUNSUPPORTED, "aggregate: groups sunk on %d GPUs (merging "
                             "GPU tables across GPUs is not implemented)", gs->n_gpu_locals);
@@ -290,6 +307,8 @@ int agg_gpu_finalize(sl_task_t *t)
     sl_batch_unref(o.b);
     if (!gs->gpu_out)
         return SL_ENOMEM;
+    if (gs->locals)
+        return merge_on_host(t, p, gs);
     gs->gpu = 1;
     return SL_OK;
 }

@@ -20,7 +20,10 @@
  *
  * On a GPU (agg_cuda.c, CUDA builds): the sink aggregates device batches into a device
  * table (or radix partitions), combine keeps those, finalize writes the result on the GPU
- * and the source emits it from device memory. sl__agg_cost gives the scheduler both. */
+ * and the source emits it from device memory. sl__agg_cost gives the scheduler both.
+ * Co-processed (host and GPU workers both sank rows), the GPU finalize downloads the
+ * GPU's groups, adds them to the host's as one more local table and finalizes on the
+ * CPU. */
 #include <stdio.h>
 #include <string.h>
 
@@ -261,6 +264,18 @@ int sl__agg_finalize_cpu(sl_task_t *t)
     return sl_task_spawn(t, &merge_phase, AGG_PARTS, NULL, NULL);
 }
 
+/* Co-processing: the GPU's groups come back as output rows (agg_cuda.c) and are merged
+ * as partial states into the host's; every aggregate but avg can be rebuilt from its
+ * output (avg lost its count). */
+static int agg_can_split(const sl_op_t *op)
+{
+    const struct agg_plan *p = sl_op_data(op);
+    for (int a = 0; p && a < p->n_aggs; a++)
+        if (p->aggs[a].fn == AGG_AVG)
+            return 0;
+    return p != NULL;
+}
+
 static void agg_fini_global(const sl_op_t *op, void *gstate)
 {
     (void)op;
@@ -413,4 +428,5 @@ const struct sl_op_def sl__aggregate_def = {
     .combine = &combine_phase,
     .finalize = &finalize_phase,
     .source = &source_phase,
+    .can_split = agg_can_split,
 };

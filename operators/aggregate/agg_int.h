@@ -138,6 +138,12 @@ int sl__agg_table_sink(sl_task_t *t, const struct agg_plan *p, struct agg_table 
 int sl__agg_table_flush(sl_task_t *t, const struct agg_plan *p, struct agg_table *tb,
                         struct agg_chunk **parts);
 
+/* Adds the groups of b, an output batch of this aggregate in host memory (the GPU's
+ * groups of a co-processed query), to gs as one more local table of partial states.
+ * No avg (agg_can_split). Returns SL_OK or a failure recorded on the task. */
+int sl__agg_add_partials(sl_task_t *t, const struct agg_plan *p, struct agg_global *gs,
+                         const sl_batch_t *b);
+
 /* Merges every group of src into dst (dst must have room). */
 void sl__agg_table_merge_table(const struct agg_plan *p, struct agg_table *dst,
                                const struct agg_table *src);

@@ -503,3 +503,69 @@ sl_batch_t *sl__agg_table_output(sl_task_t *t, const struct agg_plan *p, const s
     return b;
 }
 
+
+/* Reads value i of column c (int32/int64/float32/float64) as int64 or double. */
+static void read_value(const sl_batch_t *b, int c, int64_t i, int64_t *vi, double *vf)
+{
+    const void *v = sl__col_values(b, c);
+    switch (b->cols[c].type) {
+    case SL_TYPE_INT32: *vi = ((const int32_t *)v)[i]; break;
+    case SL_TYPE_INT64: *vi = ((const int64_t *)v)[i]; break;
+    case SL_TYPE_FLOAT32: *vf = ((const float *)v)[i]; break;
+    default: *vf = ((const double *)v)[i]; break;
+    }
+}
+
+int sl__agg_add_partials(sl_task_t *t, const struct agg_plan *p, struct agg_global *gs,
+                         const sl_batch_t *b)
+{
+    struct agg_kept *k = sl_task_alloc(t, sizeof *k);
+    if (!k)
+        return SL_ENOMEM;
+    memset(k, 0, sizeof *k);
+    if (sl__agg_table_init(t, p, &k->tb, b->n_rows) < 0)
+        return SL_ENOMEM;
+    int64_t kv[AGG_MAX_KEYS];
+    for (int64_t i = 0; i < b->n_rows; i++) {
+        /* Keys, null mask and hash as the sink makes them (sl__agg_table_sink). */
+        uint64_t nm = 0, h = 0x9E3779B97F4A7C15ull;
+        for (int j = 0; j < p->n_keys; j++) {
+            double unused;
+            kv[j] = 0;
+            if (sl__col_valid(&b->cols[j], i))
+                read_value(b, j, i, &kv[j], &unused);
+            else
+                nm |= 1ull << j;
+            h = mix64(h ^ ((uint64_t)kv[j] + (uint64_t)j * 0x632BE59BD9B4E019ull));
+        }
+        h = nm ? mix64(h ^ nm) : h;
+        int64_t g = find_group(p, &k->tb, h, nm, kv, 1);
+        /* A partial state from an output value: counts are counts; a sum, min or max is
+         * the value with a count of 1, or a count of 0 where it is null (no values). */
+        for (int a = 0; a < p->n_aggs; a++) {
+            const struct agg_spec *s = &p->aggs[a];
+            int c = p->n_keys + a;
+            int64_t vi = 0;
+            double vf = 0;
+            bool valid = sl__col_valid(&b->cols[c], i);
+            if (valid)
+                read_value(b, c, i, &vi, &vf);
+            if (s->fn == AGG_COUNT_STAR || s->fn == AGG_COUNT) {
+                k->tb.cnt[a][g] += vi;
+                continue;
+            }
+            union agg_val v = {0};
+            if (s->fn == AGG_SUM && s->is_int)
+                v.s = vi;
+            else if (s->is_int && s->fn != AGG_SUM)
+                v.i = vi;
+            else
+                v.f = vf;
+            merge_state(s, &k->tb, a, g, valid ? 1 : 0, &v);
+        }
+    }
+    k->next = gs->locals;
+    gs->locals = k;
+    gs->groups += k->tb.n;
+    return SL_OK;
+}

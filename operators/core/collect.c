@@ -158,6 +158,8 @@ const struct sl_op_def sl__collect_def = {
     .sink = &collect_sink_phase,
     .combine = &collect_combine_phase,
     .finalize = &collect_finalize_phase,
+    /* Host output: a GPU worker's batches reach this sink downloaded, like any other. */
+    .can_split = sl__split_yes,
 };
 
 sl_table_t *sl__collect_result(void *gstate)

@@ -93,4 +93,5 @@ const struct sl_op_def sl__scan_table_def = {
     .fini_global = scan_table_fini_global,
     .source_tasks = scan_table_tasks,
     .source = &scan_table_phase,
+    .can_split = sl__split_yes,
 };

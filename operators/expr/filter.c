@@ -91,4 +91,5 @@ const struct sl_op_def sl__filter_def = {
     .local_state_bytes = sizeof(struct filter_local),
     .fini_local = filter_fini_local,
     .execute = &filter_phase,
+    .can_split = sl__split_yes,
 };

@@ -318,4 +318,5 @@ const struct sl_op_def sl__project_def = {
     .init_local = proj_init_local,
     .fini_local = proj_fini_local,
     .execute = &proj_phase,
+    .can_split = sl__split_yes,
 };

@@ -289,4 +289,5 @@ const struct sl_op_def sl__gen_keys_def = {
     .bind = keys_bind,
     .source_tasks = keys_tasks,
     .source = &keys_phase,
+    .can_split = sl__split_yes,
 };

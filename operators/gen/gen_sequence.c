@@ -109,4 +109,5 @@ const struct sl_op_def sl__gen_sequence_def = {
     .bind = seq_bind,
     .source_tasks = seq_tasks,
     .source = &seq_phase,
+    .can_split = sl__split_yes,
 };

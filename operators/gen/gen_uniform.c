@@ -172,4 +172,5 @@ const struct sl_op_def sl__gen_uniform_def = {
     .bind = uni_bind,
     .source_tasks = uni_tasks,
     .source = &uni_phase,
+    .can_split = sl__split_yes,
 };

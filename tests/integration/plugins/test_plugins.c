@@ -155,7 +155,7 @@ static void expect_load_error(const char *file, int code, const char *needle)
 
 SL_TEST(newer_abi_refused)
 {
-    expect_load_error(PLUGIN("fixture_newer.so"), SL_EABI, "built for operator ABI 2");
+    expect_load_error(PLUGIN("fixture_newer.so"), SL_EABI, "built for operator ABI 3");
     assert_null(sl_registry_find(sl_registry_global(), "fixnew.range"));
 }
 
@@ -227,10 +227,29 @@ SL_TEST(registry_checks_versions)
     assert_null(sl_registry_find(sl_registry_global(), "test.v0"));
 }
 
+/* sl_op_def.can_split came in version 2: a version 1 definition is never split, even if
+ * the bytes past its end happen to be set (the host does not read them). */
+SL_TEST(can_split_read_from_version_2_only)
+{
+    SL_ASSERT_OK(sl_plugin_load(PLUGIN("fixture_v1.so")));
+    const struct sl_op_def *v1 = sl_registry_find(sl_registry_global(), "fixture.add");
+    assert_non_null(v1);
+    assert_int_equal(sl__op_call_can_split(v1, NULL), 0);
+    const struct sl_op_def *f = sl_registry_find(sl_registry_global(), "filter");
+    assert_non_null(f);
+    assert_int_equal(sl__op_call_can_split(f, NULL), 1);
+    struct sl_op_def old = *f;
+    old.abi_version = 1;
+    assert_int_equal(sl__op_call_can_split(&old, NULL), 0);
+    old.abi_version = 2;
+    old.can_split = NULL;
+    assert_int_equal(sl__op_call_can_split(&old, NULL), 0);
+}
+
 SL_TEST(host_table_complete)
 {
     const struct sl_host_api *h = sl__host_api();
-    assert_int_equal(h->abi_version, 1);
+    assert_int_equal(h->abi_version, SL_OP_ABI_VERSION);
     assert_int_equal(h->size, sizeof *h);
     /* Every member after the two header words is a function pointer, and set. */
     const char *base = (const char *)h + offsetof(struct sl_host_api, declare_abi);
