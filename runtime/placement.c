@@ -12,6 +12,9 @@
  *   transfer(d) = bytes of the pipeline's input that are not on d / link bandwidth
  *   compute(d)  = rows * ns_per_row(d) / workers(d)
  *
+ * except that a GPU overlaps one morsel's copies with another's kernels: over n GPU
+ * morsels, transfer + compute becomes max(transfer, compute) + min(transfer, compute) / n.
+ *
  * where ns_per_row(d) is the pipeline's measured cost on d, keyed by its operators'
  * names ("scan.table>test.affine>test.sum"): an exponential average kept by the engine,
  * fed after every task, saved to the engine's cost cache file when one is set. Never
@@ -186,8 +189,12 @@ int sl__place_pipeline_why(struct sl_query *q, struct sl__pipeline *p, char *why
     double bytes = rows * 8.0 * sl_schema_num_fields(p->source->op->schema);
     double link = eng->link_gbps > 0 ? eng->link_gbps : 25.0; /* GB/s */
     double cpu_ns = rows * cpu / eng->n_threads;
-    double gpu_ns = rows * gpu_c + bytes / link;
     double xfer = bytes / link, gpu_ov = rows * gpu_c > xfer ? rows * gpu_c : xfer;
+    /* One GPU task per morsel: the copies of one overlap the kernels of another
+     * (gpu_worker.c), so n morsels take the longer of the two plus 1/n of the shorter. */
+    double chunks = eng->morsel_rows_gpu > 0 ? rows / (double)eng->morsel_rows_gpu : 1;
+    chunks = chunks < 1 ? 1 : chunks;
+    double gpu_ns = gpu_ov + (rows * gpu_c + xfer - gpu_ov) / chunks;
     const char *env = getenv("SLUICE_HOST_GBPS");
     double host_bw = env && atof(env) > 0 ? atof(env) : link; /* GB/s = bytes per ns */
     double split_ns = cpu_ns * gpu_ov / (cpu_ns + gpu_ov);

@@ -205,7 +205,7 @@ __global__ void __launch_bounds__(kThreads, SL_K_NPJ_MIN_BLOCKS)
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     const bool with_r = kind == SL_K_JOIN_INNER || kind == SL_K_JOIN_LEFT;
     const bool semi_anti = !with_r;
-    const bool dups = *dup_flag != 0;
+    const bool dups = !Dense && *dup_flag != 0; /* the direct table has none */
     if (threadIdx.x == 0)
         block_matched = 0;
     unsigned long long matched = 0;

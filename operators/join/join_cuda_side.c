@@ -96,7 +96,7 @@ int gj_key_range(sl_task_t *t, const struct join_state *st, int side, int k8, ui
         e = cudaMemsetAsync((char *)mm + w, 0, w, s);
     for (int64_t i = 0; e == cudaSuccess && i < sd->n_batches; i++) {
         const sl_batch_t *b = sd->batches[i];
-        const struct sl__col *c = &b->cols[sd->key[0]];
+        const struct sl__col *c = &b->cols[st->d->key[side][0]];
         const void *keys = (const char *)c->data->ptr + (size_t)c->offset * w;
         if (b->n_rows > 0)
             e = k8 ? sl_k_npj_key_range_k64(keys, b->n_rows, mm, s)

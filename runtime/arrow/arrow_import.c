@@ -90,7 +90,7 @@ int sl__arrow_parse_schema(const char *fn, const struct ArrowSchema *schema, boo
     *out = NULL;
     *is_struct = schema->format && strcmp(schema->format, "+s") == 0;
     if (!*is_struct) {
-        enum sl_type type;
+        enum sl_type type = SL_TYPE_INT32; /* set by check_field; quiets -Wmaybe-uninitialized */
         int rc = check_field(fn, schema, 0, &type);
         if (rc != SL_OK)
             return rc;
