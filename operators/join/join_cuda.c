@@ -40,10 +40,17 @@
 #include "sluice_k/join_smj.h"
 
 #define BUILD_ROWS_PER_PARTITION 4096 /* fits one shared-memory table */
-/* auto picks NPJ (no partitioning) while its hash table (2 slots of 8 B, 16 B for 8-byte
- * keys, per build row, rounded up to a power of two) stays in the H100's 50 MB L2 cache
- * with room to spare. */
+/* auto picks NPJ (no partitioning) while its table stays in the H100's 50 MB L2 cache
+ * with room to spare, and the probe side is wide (PHJ would gather its columns past a
+ * 16-byte row by row id); for narrow sides only while the table is small. Measured on
+ * an H100 with 2^27 probe rows, one int32 payload a side, dense keys (bench/RESULTS.md,
+ * session 4): NPJ / PHJ 2.9 / 3.8 ms at 4,096 build rows, 4.1 / 4.1 at 2^20 (4 MB
+ * table), 6.0 / 5.2 at 2^22 (16 MB); the 8-join sequence (16 MB tables, up to 17
+ * columns a side) 91 ms with NPJ, 399 with PHJ. Tables: direct (dense keys) 4 B per
+ * key of the range; hash: 2 slots of 8 B (16 B for 8-byte keys) per build row, rounded
+ * up to a power of two. */
 #define NPJ_MAX_TABLE_BYTES ((int64_t)32 << 20)
+#define NPJ_NARROW_TABLE_BYTES ((int64_t)4 << 20)
 
 int gj_cuda_failed(sl_task_t *t, cudaError_t e, const char *what)
 {
@@ -140,12 +147,20 @@ static int dense_keys(const struct gj *g, int64_t nb)
 
 static int npj_pays(const struct gj *g, int64_t nb)
 {
-    if (dense_keys(g, nb))
-        return g->range * 4 <= NPJ_MAX_TABLE_BYTES;
-    int64_t slots = 1024;
-    while (slots < 2 * nb)
-        slots <<= 1;
-    return slots * (g->k8 ? 16 : 8) <= NPJ_MAX_TABLE_BYTES;
+    const struct gj_side *S = &g->s[1 - g->build];
+    int wide = S->n_pay > 4;
+    for (int j = 0, bytes = 0; j < S->n_pay; j++)
+        wide |= (bytes += S->pay_w[j]) > GJ_ROW_MAX;
+    int64_t limit = wide ? NPJ_MAX_TABLE_BYTES : NPJ_NARROW_TABLE_BYTES, table;
+    if (dense_keys(g, nb)) {
+        table = g->range * 4;
+    } else {
+        int64_t slots = 1024;
+        while (slots < 2 * nb)
+            slots <<= 1;
+        table = slots * (g->k8 ? 16 : 8);
+    }
+    return table <= limit;
 }
 
 static int plan(sl_task_t *t, const struct join_state *st, struct gj *g)
