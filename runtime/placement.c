@@ -33,7 +33,7 @@
  * it, and the CPU's reads and the GPU's copies share it. host_bw is $SLUICE_HOST_GBPS,
  * else taken to be the link's: the H100 host's memcpy (45-53 GB/s) is no faster than its
  * link (52 GB/s), and there the GPU alone already reads the input at the memory's speed
- * (bench/results_coproc.md), so a pipeline bound by its copies is not split.
+ * (bench/RESULTS.md, "CPU+GPU co-processing"), so a pipeline bound by its copies is not split.
  * Left to the engine, a pipeline is split when the better device alone would take more
  * than 1.1 * split_ns (the split's merge and imbalance are not free); placement
  * SL_PLACE_COPROCESS splits whenever the nodes allow it. The runtime hands morsels out
