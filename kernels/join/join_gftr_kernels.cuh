@@ -1,6 +1,5 @@
 /* __global__ entry points of the GFTR partitioned hash join (see sluice_k/join_gftr.h).
- * Same work decomposition as join_kernels.cuh (units = build chunk x probe chunk of a
- * partition, persistent grid, linear-probing table of uint16 slots in shared memory),
+ * Same work decomposition and shared-memory table as join_kernels.cuh (join_table.cuh),
  * generalized to packed payload rows of 0..4 words, positions output, and a matched
  * bitmap for SEMI/ANTI/LEFT. */
 #ifndef SLUICE_K_JOIN_GFTR_KERNELS_CUH
@@ -11,6 +10,7 @@
 #include <cub/block/block_scan.cuh>
 
 #include "join_rows.cuh"
+#include "join_table.cuh"
 #include "sluice_k/join.h"
 #include "sluice_k/join_types.h"
 
@@ -19,12 +19,7 @@ namespace gftr {
 
 using namespace sluice_k::rows;
 
-constexpr int kBuildChunk = SL_K_JOIN_BUILD_CHUNK;
-constexpr int64_t kProbeChunk = SL_K_JOIN_PROBE_CHUNK;
-constexpr int kProbeItems = 4;
-constexpr int kSlotBits = 13;
-constexpr uint32_t kSlots = 1u << kSlotBits;
-static_assert(kBuildChunk < (int)kSlots && kBuildChunk < 65535, "slot index is uint16");
+using namespace sluice_k::jtab; /* chunks, slots, slot_of, units_kernel */
 
 /* Block size per row width: measured on the H100 for the narrow kernel, 256 threads
  * for 8-byte (key + payload) rows, 512 for 16-byte rows (fewer, bigger blocks per SM).
@@ -40,33 +35,6 @@ template <typename K, int NW>
 constexpr size_t smem_bytes()
 {
     return (size_t)kBuildChunk * (sizeof(K) + 4 * NW) + kSlots * sizeof(uint16_t);
-}
-
-template <typename K>
-__device__ __forceinline__ uint32_t slot_of(K key, int shift)
-{
-    uint64_t x = (uint64_t)key >> shift;
-    uint32_t y = (uint32_t)x ^ (uint32_t)(x >> 32);
-    return (y * 0x9E3779B1u) >> (32 - kSlotBits);
-}
-
-/* units[p] = build chunks x probe chunks of partition p, 0 if either side is empty (S
- * rows of a partition without R rows stay unmatched in the zeroed bitmap). */
-static __global__ void units_kernel(const int64_t *__restrict__ r_off,
-                                    const int64_t *__restrict__ s_off, int64_t parts,
-                                    int64_t *__restrict__ units)
-{
-    int64_t p = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (p > parts)
-        return;
-    if (p == parts) {
-        units[p] = 0;
-        return;
-    }
-    int64_t nr = r_off[p + 1] - r_off[p], ns = s_off[p + 1] - s_off[p];
-    units[p] = (nr > 0 && ns > 0)
-                   ? ((nr + kBuildChunk - 1) / kBuildChunk) * ((ns + kProbeChunk - 1) / kProbeChunk)
-                   : 0;
 }
 
 template <typename K> struct PhjArgs {

@@ -7,6 +7,7 @@
 #include <cub/block/block_reduce.cuh>
 #include <cub/block/block_scan.cuh>
 
+#include "join_table.cuh"
 #include "sluice_k/join.h"
 
 namespace sluice_k {
@@ -20,45 +21,12 @@ namespace join {
 template <typename K, typename V> struct Tune {
     static constexpr int kThreads = sizeof(K) + sizeof(V) >= 16 ? 512 : SL_K_JOIN_BLOCK_THREADS;
 };
-constexpr int kProbeItems = 4; /* probe rows per thread per step: 2048 per block step */
-constexpr int kBuildChunk = SL_K_JOIN_BUILD_CHUNK;
-constexpr int64_t kProbeChunk = SL_K_JOIN_PROBE_CHUNK;
-constexpr int kSlotBits = 13; /* 8192 uint16 slots: load <= 0.5625 */
-constexpr uint32_t kSlots = 1u << kSlotBits;
-static_assert(kBuildChunk < (int)kSlots && kBuildChunk < 65535, "slot index is uint16");
+using namespace sluice_k::jtab; /* chunks, slots, slot_of, units_kernel */
 
 template <typename K, typename V>
 constexpr size_t smem_bytes()
 {
     return (size_t)kBuildChunk * (sizeof(K) + sizeof(V)) + kSlots * sizeof(uint16_t);
-}
-
-/* The partition bits are equal within a partition: hash the bits above them (Fibonacci
- * hashing spreads dense keys nearly without collisions). */
-template <typename K>
-__device__ __forceinline__ uint32_t slot_of(K key, int shift)
-{
-    uint64_t x = (uint64_t)key >> shift;
-    uint32_t y = (uint32_t)x ^ (uint32_t)(x >> 32);
-    return (y * 0x9E3779B1u) >> (32 - kSlotBits);
-}
-
-/* units[p] = build chunks x probe chunks of partition p (0 if either side is empty);
- * units[P] = 0, so an exclusive scan over P + 1 entries leaves the total at [P]. */
-__global__ void units_kernel(const int64_t *__restrict__ r_off, const int64_t *__restrict__ s_off,
-                             int64_t parts, int64_t *__restrict__ units)
-{
-    int64_t p = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (p > parts)
-        return;
-    if (p == parts) {
-        units[p] = 0;
-        return;
-    }
-    int64_t nr = r_off[p + 1] - r_off[p], ns = s_off[p + 1] - s_off[p];
-    units[p] = (nr > 0 && ns > 0)
-                   ? ((nr + kBuildChunk - 1) / kBuildChunk) * ((ns + kProbeChunk - 1) / kProbeChunk)
-                   : 0;
 }
 
 template <typename K>

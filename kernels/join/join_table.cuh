@@ -1,0 +1,56 @@
+/* What the partitioned hash join kernels share (join_kernels.cuh: the narrow join of
+ * join.h; join_gftr_kernels.cuh: packed rows, positions and kinds of join_gftr.h): the
+ * work decomposition (a unit = one build chunk x one probe chunk of a partition, taken
+ * by a persistent grid) and the shared-memory table (linear probing over uint16 slots
+ * holding chunk row + 1, 0 = empty). */
+#ifndef SLUICE_K_JOIN_TABLE_CUH
+#define SLUICE_K_JOIN_TABLE_CUH
+
+#include <stdint.h>
+
+#include "sluice_k/join.h"
+
+namespace sluice_k {
+namespace jtab {
+
+constexpr int kBuildChunk = SL_K_JOIN_BUILD_CHUNK;
+constexpr int64_t kProbeChunk = SL_K_JOIN_PROBE_CHUNK;
+constexpr int kProbeItems = 4; /* probe rows per thread per step */
+constexpr int kSlotBits = 13;  /* 8192 uint16 slots: load <= 0.5625 */
+constexpr uint32_t kSlots = 1u << kSlotBits;
+static_assert(kBuildChunk < (int)kSlots && kBuildChunk < 65535, "slot index is uint16");
+
+/* The partition bits are equal within a partition: hash the bits above them (Fibonacci
+ * hashing spreads dense keys nearly without collisions). */
+template <typename K>
+__device__ __forceinline__ uint32_t slot_of(K key, int shift)
+{
+    uint64_t x = (uint64_t)key >> shift;
+    uint32_t y = (uint32_t)x ^ (uint32_t)(x >> 32);
+    return (y * 0x9E3779B1u) >> (32 - kSlotBits);
+}
+
+/* units[p] = build chunks x probe chunks of partition p (0 if either side is empty: S
+ * rows of a partition without R rows stay unmatched); units[P] = 0, so an exclusive scan
+ * over P + 1 entries leaves the total at [P]. */
+static __global__ void units_kernel(const int64_t *__restrict__ r_off,
+                                    const int64_t *__restrict__ s_off, int64_t parts,
+                                    int64_t *__restrict__ units)
+{
+    int64_t p = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (p > parts)
+        return;
+    if (p == parts) {
+        units[p] = 0;
+        return;
+    }
+    int64_t nr = r_off[p + 1] - r_off[p], ns = s_off[p + 1] - s_off[p];
+    units[p] = (nr > 0 && ns > 0)
+                   ? ((nr + kBuildChunk - 1) / kBuildChunk) * ((ns + kProbeChunk - 1) / kProbeChunk)
+                   : 0;
+}
+
+} // namespace jtab
+} // namespace sluice_k
+
+#endif /* SLUICE_K_JOIN_TABLE_CUH */
