@@ -64,6 +64,8 @@ static void sort_fini_global(const sl_op_t *op, void *gs)
     struct sort_global *g = gs;
     sl__rows_fini(&g->rows);
     sl_batch_unref(g->out);
+    if (g->ooc_free)
+        g->ooc_free(g->ooc_state);
 }
 
 static void sort_fini_local(const sl_op_t *op, void *gs, void *ls)
@@ -443,12 +445,20 @@ int sl__sort_finalize_cpu(sl_task_t *t)
 static int64_t sort_tasks(sl_task_t *t)
 {
     struct sort_global *g = sl_task_gstate(t);
+#ifdef SL_HAVE_CUDA
+    if (g->ooc)
+        return sl__sort_ooc_tasks(t);
+#endif
     return sl__morsel_tasks(t, g->out, g->n);
 }
 
 static int sort_source(sl_task_t *t)
 {
     struct sort_global *g = sl_task_gstate(t);
+#ifdef SL_HAVE_CUDA
+    if (g->ooc)
+        return sl__sort_ooc_source(t);
+#endif
     return sl__emit_morsel(t, g->out, g->n);
 }
 

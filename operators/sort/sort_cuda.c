@@ -12,10 +12,11 @@
  *
  * Not on the GPU (the sink's can_run says no: the CPU sink and finalize run): more than
  * one key, a float key. Left to the CPU finalize (the finalize's can_run says no; the CPU
- * finalize downloads the kept device batches first): nulls in any column, 2^31 rows or
- * more, host batches or batches of several GPUs among the kept ones, more than
- * SG_MAX_COLS columns, or device memory needs (output, copies, row ids, CUB temp) over
- * sl_task_device_budget. */
+ * finalize downloads the kept device batches first): nulls in any column, more than
+ * SG_MAX_COLS columns. Host batches among the kept ones (the sink keeps batches on the
+ * host once the budget is short), 2^31 rows or more, or device memory needs (output,
+ * copies, row ids, CUB temp) over sl_task_device_budget: the out-of-core sort
+ * (sort_cuda_ooc.c) where it can, else the CPU. */
 #include <string.h>
 
 #include <cuda_runtime_api.h>
@@ -91,7 +92,17 @@ int sl__sort_gpu_finalize_can_run(const sl_task_t *tc)
     if (n < 0)
         return 0;
     size_t temp;
-    return n == 0 || need_bytes(g, d, n, &temp) <= sl_task_device_budget(tc);
+    if (n == 0 || (n > 0 && need_bytes(g, d, n, &temp) <= sl_task_device_budget(tc)))
+        return 1;
+    return sl__sort_ooc_can_run(tc); /* host batches, or over the budget: out of core */
+}
+
+/* 1 when the in-GPU finalize fits: every batch on this GPU and the budget covers it. */
+static int fits_in_gpu(sl_task_t *t, struct sort_global *g, const struct sort_data *d)
+{
+    int64_t n = sl__rows_gpu_rows(&g->rows, d->n_cols);
+    size_t temp;
+    return n == 0 || (n > 0 && need_bytes(g, d, n, &temp) <= sl_task_device_budget(t));
 }
 
 static int run_gpu(struct sl__gpu_work *w, void *arg)
@@ -165,6 +176,8 @@ int sl__sort_gpu_finalize(sl_task_t *t)
     g->n = sl__rows_total(&g->rows);
     if (g->n == 0)
         return SL_OK;
+    if (!fits_in_gpu(t, g, d))
+        return sl__sort_ooc_finalize(t);
     int concat = sl__rows_copy_bytes(&g->rows, d->n_cols, g->n) > 0;
     const char *const names[3] = {concat ? "gpu_concat" : NULL, "gpu_sort",
                                   d->n_cols > 2 ? "gpu_gather" : NULL};

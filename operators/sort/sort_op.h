@@ -36,6 +36,11 @@ struct sort_global {
     int64_t *nulls;    /* n_chunks x n_cols */
     sl_batch_t *out;
     int gpu;           /* out is a device batch (sort_cuda.c) */
+    /* Out of core (sort_cuda_ooc.c): sorted runs in pinned host memory that the source
+     * tasks merge, one output range each; freed by ooc_free. */
+    int ooc;
+    void *ooc_state;
+    void (*ooc_free)(void *ooc_state);
 };
 
 struct sort_local {
@@ -50,6 +55,12 @@ int sl__sort_gpu_sink_can_run(const sl_task_t *t);
 int sl__sort_gpu_finalize_can_run(const sl_task_t *t);
 int sl__sort_gpu_finalize(sl_task_t *t);
 int sl__sort_gpu_source_can_run(const sl_task_t *t);
+/* Out of core (sort_cuda_ooc.c): 1 if the finalize can sort these rows in GPU-sized
+ * runs under the budget; the finalize itself; the source over the merged runs. */
+int sl__sort_ooc_can_run(const sl_task_t *t);
+int sl__sort_ooc_finalize(sl_task_t *t);
+int64_t sl__sort_ooc_tasks(sl_task_t *t);
+int sl__sort_ooc_source(sl_task_t *t);
 #endif
 
 #endif /* SL_SORT_OP_H */

@@ -1,0 +1,43 @@
+/* The CPU half of the out-of-core sort (issue 8): a multiway merge of sorted runs held
+ * in host memory, one output key range at a time.
+ *
+ * A run set is k runs of the same columns (4- or 8-byte values, no nulls), each sorted
+ * stably by one int32/int64 key column, ascending or descending; run j holds the input
+ * rows that come after those of runs 0..j-1. Merging them with ties going to the lower
+ * run gives exactly the stable sort of the whole input.
+ *
+ * Parallel use: output rows [lo, hi) need rows [split(lo)[j], split(hi)[j]) of each run
+ * j (sl__ooc_corank), so independent tasks (the sort's source tasks) merge disjoint
+ * output ranges with no shared state. Plain C, no GPU: tests/unit/sort tests it. */
+#ifndef SL_SORT_OOC_MERGE_H
+#define SL_SORT_OOC_MERGE_H
+
+#include <stdint.h>
+
+#define SL__OOC_MAX_COLS 64
+
+struct sl__ooc_runs {
+    int n_cols;
+    int key_col, desc;
+    int width[SL__OOC_MAX_COLS];        /* bytes per value of each column: 4 or 8 */
+    int64_t n_runs;
+    const int64_t *rows;                /* rows of each run */
+    void *const *cols;                  /* run j's column c at cols[j * n_cols + c] */
+};
+
+/* Rows of all runs. */
+int64_t sl__ooc_total(const struct sl__ooc_runs *m);
+
+/* split[j] = rows of run j that come before output rank r (0 <= r <= total), ties in
+ * run order. Cost: about 64 binary searches per run. */
+void sl__ooc_corank(const struct sl__ooc_runs *m, int64_t r, int64_t *split);
+
+/* Merges rows [from[j], to[j]) of every run j (a range from two co-ranks) into the
+ * column arrays out[c], starting at row 0 of each, with a loser tree. `scratch` holds
+ * sl__ooc_scratch_words(m) words; a merge uses no other memory (besides ~12 KiB of
+ * stack). */
+int64_t sl__ooc_scratch_words(const struct sl__ooc_runs *m);
+void sl__ooc_merge(const struct sl__ooc_runs *m, const int64_t *from, const int64_t *to,
+                   void *const *out, uint64_t *scratch);
+
+#endif /* SL_SORT_OOC_MERGE_H */
