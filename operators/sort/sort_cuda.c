@@ -17,6 +17,7 @@
  * host once the budget is short), 2^31 rows or more, or device memory needs (output,
  * copies, row ids, CUB temp) over sl_task_device_budget: the out-of-core sort
  * (sort_cuda_ooc.c) where it can, else the CPU. */
+#include <stdatomic.h>
 #include <string.h>
 
 #include <cuda_runtime_api.h>
@@ -41,10 +42,30 @@ int sl__sort_gpu_can_run(const sl_task_t *t)
     return type == SL_TYPE_INT32 || type == SL_TYPE_INT64;
 }
 
-/* The sink's CUDA impl: the key type above, and the batch fits what the budget leaves. */
+/* The sink's CUDA impl: the key type above, and the batch fits what the budget leaves.
+ * Host batches are uploaded only while three times what was uploaded (input, output,
+ * CUB's scratch) fits the budget: past that the sort goes out of core, and batches kept
+ * on the GPU would only shrink its runs, so later ones stay on the host. */
 int sl__sort_gpu_sink_can_run(const sl_task_t *t)
 {
-    return sl__sort_gpu_can_run(t) && sl__rows_sink_fits(t);
+    if (!sl__sort_gpu_can_run(t) || !sl__rows_sink_fits(t))
+        return 0;
+    const sl_batch_t *b = sl_task_input(t);
+    if (!b || sl_batch_device(b) >= 0)
+        return 1;
+    struct sort_global *g = sl_task_gstate((sl_task_t *)t);
+    if (atomic_load(&g->sink_host))
+        return 0;
+    int64_t bytes = 0;
+    for (int c = 0; c < sl_batch_num_columns(b); c++)
+        bytes += sl_batch_num_rows(b) * (int64_t)sl_type_width(b->cols[c].type);
+    int64_t up = atomic_fetch_add(&g->sink_dev_bytes, bytes) + bytes;
+    if (3 * up + ((int64_t)16 << 20) > sl_task_device_budget(t) + up - bytes) {
+        atomic_store(&g->sink_host, 1);
+        atomic_fetch_sub(&g->sink_dev_bytes, bytes);
+        return 0;
+    }
+    return 1;
 }
 
 #define SG_CK(t, call, what)                                                              \

@@ -39,6 +39,8 @@ struct sort_global {
     /* Out of core (sort_cuda_ooc.c): sorted runs in pinned host memory that the source
      * tasks merge, one output range each; freed by ooc_free. */
     int ooc;
+    _Atomic int64_t sink_dev_bytes;   /* host input bytes the GPU sink uploaded */
+    _Atomic int sink_host;            /* 1: the GPU sink keeps later host batches there */
     void *ooc_state;
     void (*ooc_free)(void *ooc_state);
 };
@@ -56,7 +58,7 @@ int sl__sort_gpu_finalize_can_run(const sl_task_t *t);
 int sl__sort_gpu_finalize(sl_task_t *t);
 int sl__sort_gpu_source_can_run(const sl_task_t *t);
 /* Out of core (sort_cuda_ooc.c): 1 if the finalize can sort these rows in GPU-sized
- * runs under the budget; the finalize itself; the source over the merged runs. */
+ * runs under the budget; the finalize itself; the source that merges the runs. */
 int sl__sort_ooc_can_run(const sl_task_t *t);
 int sl__sort_ooc_finalize(sl_task_t *t);
 int64_t sl__sort_ooc_tasks(sl_task_t *t);
