@@ -42,6 +42,34 @@ static int64_t bound(const struct sl__ooc_runs *m, int64_t j, uint64_t v, int st
     return lo;
 }
 
+uint64_t sl__ooc_code(const struct sl__ooc_runs *m, int64_t j, int64_t i)
+{
+    return code_at(m, j, i);
+}
+
+/* The smallest code v with (rows <= v) >= r + 1 is the code of the row at rank r. */
+uint64_t sl__ooc_code_at_rank(const struct sl__ooc_runs *m, int64_t r)
+{
+    uint64_t lo = 0, hi = m->width[m->key_col] == 4 ? 0xffffffffull : UINT64_MAX;
+    while (lo < hi) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        int64_t le = 0;
+        for (int64_t j = 0; j < m->n_runs; j++)
+            le += bound(m, j, mid, 1);
+        if (le >= r + 1)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return lo;
+}
+
+void sl__ooc_split_below(const struct sl__ooc_runs *m, uint64_t v, int64_t *split)
+{
+    for (int64_t j = 0; j < m->n_runs; j++)
+        split[j] = bound(m, j, v, 0);
+}
+
 /* The smallest code v with (rows <= v) >= r splits the output: rows < v all come
  * before rank r, rows == v fill the rest in run order (stability). */
 void sl__ooc_corank(const struct sl__ooc_runs *m, int64_t r, int64_t *split)

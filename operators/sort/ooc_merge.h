@@ -32,6 +32,15 @@ int64_t sl__ooc_total(const struct sl__ooc_runs *m);
  * run order. Cost: about 64 binary searches per run. */
 void sl__ooc_corank(const struct sl__ooc_runs *m, int64_t r, int64_t *split);
 
+/* Key ranges (the sort-merge join splits both sides at the same key values): the
+ * merged order's key code at rank r (0 <= r < total; codes: ooc_merge.c's code_at, an
+ * order-preserving unsigned map of the key), and split[j] = rows of run j whose code is
+ * below v. */
+uint64_t sl__ooc_code_at_rank(const struct sl__ooc_runs *m, int64_t r);
+void sl__ooc_split_below(const struct sl__ooc_runs *m, uint64_t v, int64_t *split);
+/* The key of row i of run j as that code. */
+uint64_t sl__ooc_code(const struct sl__ooc_runs *m, int64_t j, int64_t i);
+
 /* Merges rows [from[j], to[j]) of every run j (a range from two co-ranks) into the
  * column arrays out[c], starting at row 0 of each, with a loser tree. `scratch` holds
  * sl__ooc_scratch_words(m) words; a merge uses no other memory (besides ~12 KiB of

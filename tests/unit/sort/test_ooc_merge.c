@@ -117,6 +117,28 @@ static void check(int kw, int desc, int mode, const int64_t *lens, int k, int n_
             o[c] = (char *)out[c] + lo * width[c];
         sl__ooc_merge(&m, from, to, o, scratch);
     }
+    /* Key ranges: the code at rank i is that of the i-th output row, and the rows below
+     * it are exactly the output rows with a smaller key. */
+    for (int q = 0; q < 5 && n > 0; q++) {
+        int64_t i = (int64_t)(rnd() % (uint64_t)n);
+        uint64_t v = sl__ooc_code_at_rank(&m, i);
+        int64_t below = 0, want_below = 0;
+        sl__ooc_split_below(&m, v, from);
+        for (int j = 0; j < k; j++)
+            below += from[j];
+        while (want_below < n && (desc ? all[want_below].key > all[i].key
+                                       : all[want_below].key < all[i].key))
+            want_below++;
+        assert_int_equal(below, want_below);
+        uint64_t want = kw == 4 ? (uint64_t)((uint32_t)all[i].key ^ 0x80000000u)
+                                : (uint64_t)all[i].key ^ 0x8000000000000000ull;
+        if (desc)
+            want = kw == 4 ? (uint32_t)~want : ~want;
+        assert_true(v == want);
+        for (int j = 0; j < k; j++) /* the code of each run's first row at or above v */
+            if (from[j] < rows[j])
+                assert_true(sl__ooc_code(&m, j, from[j]) >= v);
+    }
     for (int64_t i = 0; i < n; i++) {
         int64_t key = col_get(out[cols_of[0]], kw, i), pos = col_get(out[cols_of[1]], 4, i);
         int64_t der = col_get(out[cols_of[2]], 8, i);
