@@ -2,7 +2,7 @@
  * out-of-core sort, shared by the sort (sort_cuda_ooc.c) and the sort-merge join
  * (join/join_smj_ooc.c). CUDA builds only.
  *
- * The input rows (host batches, or batches on the task's GPU, in input order) are cut
+ * The input rows (host batches, or batches on a GPU, in input order) are cut
  * into runs of R rows; each run is uploaded (own h2d stream), sorted stably by CUB
  * (task's stream: key + payload as pairs, or key + row id and a gather per other
  * column) and downloaded (own d2h stream) into pinned host memory. Two buffer sets, so
@@ -23,10 +23,12 @@
 #define SL__OOC_MIN_RUN ((int64_t)1 << 12)
 
 /* What to sort: run column c is column col[c] of every batch; run column `key` is the
- * key (int32 or int64); every column 4 or 8 bytes wide, without nulls. */
+ * key (int32 or int64); every column 4 or 8 bytes wide, without nulls. Batch i is
+ * batches[i * stride] (stride 0 means 1), so that arrays of structs whose first member
+ * is the batch pointer (struct sl__rows_item) serve without a copy. */
 struct sl__ooc_input {
     sl_batch_t *const *batches;
-    int64_t n_batches;
+    int64_t n_batches, stride;
     int n_cols;
     int col[SL__OOC_MAX_COLS];
     int key, desc;
@@ -44,7 +46,7 @@ struct sl__ooc_sorted {
 };
 
 /* 1 if the input can be sorted in runs under what is left of the GPU budget (shapes
- * above, batches on the host or this GPU, at least one row). */
+ * above, at least one row; batches in host memory or on a GPU). */
 int sl__ooc_runs_can(sl_task_t *t, const struct sl__ooc_input *in);
 /* Sorts the input into runs; *out (NULL on failure) is the caller's, also after a
  * failure past its allocation (then freed by the caller like a result). Returns SL_OK or

@@ -26,6 +26,11 @@ static int cuda_failed(sl_task_t *t, cudaError_t e, const char *what)
             return cuda_failed((t), e_, (what));                                            \
     } while (0)
 
+static const sl_batch_t *batch_at(const struct sl__ooc_input *in, int64_t i)
+{
+    return in->batches[i * (in->stride > 0 ? in->stride : 1)];
+}
+
 /* ---------------- the plan ---------------- */
 
 struct plan {
@@ -41,7 +46,7 @@ static int plan_columns(const struct sl__ooc_input *in, struct plan *p)
     memset(p, 0, sizeof *p);
     if (in->n_cols < 1 || in->n_cols > SL__OOC_MAX_COLS || in->n_batches < 1)
         return 0;
-    const sl_batch_t *b0 = in->batches[0];
+    const sl_batch_t *b0 = batch_at(in, 0);
     p->n_cols = in->n_cols;
     p->kc = in->key;
     p->desc = in->desc;
@@ -62,14 +67,11 @@ static int plan_columns(const struct sl__ooc_input *in, struct plan *p)
     return 1;
 }
 
-/* Rows, and no nulls and no other GPU's batch. */
-static int plan_rows(sl_task_t *t, const struct sl__ooc_input *in, struct plan *p)
+/* Rows, and no nulls. Batches may be anywhere: copies use cudaMemcpyDefault (UVA). */
+static int plan_rows(const struct sl__ooc_input *in, struct plan *p)
 {
     for (int64_t i = 0; i < in->n_batches; i++) {
-        const sl_batch_t *b = in->batches[i];
-        int dev = sl_batch_device(b);
-        if (dev >= 0 && dev != sl_task_worker(t))
-            return 0;
+        const sl_batch_t *b = batch_at(in, i);
         for (int c = 0; c < in->n_cols; c++) {
             const struct sl__col *col = &b->cols[in->col[c]];
             if (col->validity && col->null_count != 0)
@@ -112,7 +114,7 @@ static int plan_run(sl_task_t *t, struct plan *p)
 
 static int make_plan(sl_task_t *t, const struct sl__ooc_input *in, struct plan *p)
 {
-    return plan_columns(in, p) && plan_rows(t, in, p) && plan_run(t, p);
+    return plan_columns(in, p) && plan_rows(in, p) && plan_run(t, p);
 }
 
 int sl__ooc_runs_can(sl_task_t *t, const struct sl__ooc_input *in)
@@ -157,7 +159,7 @@ static int order(sl_task_t *t, cudaStream_t from, cudaStream_t to)
 static int upload(struct runner *r, struct set *s, int64_t rows)
 {
     for (int64_t at = 0; at < rows;) {
-        const sl_batch_t *b = r->in->batches[r->bi];
+        const sl_batch_t *b = batch_at(r->in, r->bi);
         int64_t take = b->n_rows - r->brow;
         if (take > rows - at)
             take = rows - at;

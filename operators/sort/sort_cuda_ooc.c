@@ -8,9 +8,10 @@
  * source: on CPU workers, task i merges output rows [i * P, (i + 1) * P) of the runs
  *   (co-ranks on the key, a loser tree: ooc_merge.c) into a fresh host batch. Ties go to
  *   the lower run, so the result is the stable sort, equal to the CPU sort's.
- * Shapes: one int32/int64 key, columns of 4 or 8 bytes, no nulls, rows on the host or
- * on this GPU, and a budget that holds runs of at least SL__OOC_MIN_RUN rows; otherwise
+ * Shapes: one int32/int64 key, columns of 4 or 8 bytes, no nulls, rows anywhere (host
+ * or GPU), and a budget that holds runs of at least SL__OOC_MIN_RUN rows; otherwise
  * can_run says no and the CPU sorts. */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -32,21 +33,20 @@ static void ooc_free(void *p)
     free(st);
 }
 
-/* The kept batches as a run input (batches from sl_task_alloc). */
+/* The kept batches as a run input (no allocation: can_run calls it too). */
 static int make_input(sl_task_t *t, struct sl__ooc_input *in)
 {
     const struct sort_global *g = sl_task_gstate(t);
     const struct sort_data *d = sl_op_data(sl_task_op(t));
+    _Static_assert(offsetof(struct sl__rows_item, batch) == 0 &&
+                       sizeof(struct sl__rows_item) % sizeof(sl_batch_t *) == 0,
+                   "rows items are read as a strided array of batch pointers");
     memset(in, 0, sizeof *in);
     if (d->n_cols > SL__OOC_MAX_COLS || d->spec.n_keys != 1 || g->rows.n == 0)
         return 0;
-    sl_batch_t **b = sl_task_alloc(t, (size_t)g->rows.n * sizeof *b);
-    if (!b)
-        return 0;
-    for (int64_t i = 0; i < g->rows.n; i++)
-        b[i] = g->rows.items[i].batch;
-    in->batches = b;
+    in->batches = &g->rows.items[0].batch;
     in->n_batches = g->rows.n;
+    in->stride = (int64_t)(sizeof(struct sl__rows_item) / sizeof(sl_batch_t *));
     in->n_cols = d->n_cols;
     for (int c = 0; c < d->n_cols; c++)
         in->col[c] = c;
@@ -59,10 +59,7 @@ int sl__sort_ooc_can_run(const sl_task_t *tc)
 {
     sl_task_t *t = (sl_task_t *)tc;
     struct sl__ooc_input in;
-    int ok = make_input(t, &in) && sl__ooc_runs_can(t, &in);
-    if (in.batches)
-        sl_task_free(t, (void *)in.batches);
-    return ok;
+    return make_input(t, &in) && sl__ooc_runs_can(t, &in);
 }
 
 int sl__sort_ooc_finalize(sl_task_t *t)
@@ -77,7 +74,6 @@ int sl__sort_ooc_finalize(sl_task_t *t)
     g->ooc_state = st; /* freed with the query's state, whatever happens below */
     g->ooc_free = ooc_free;
     int rc = sl__ooc_runs_sort(t, &in, &st->sorted);
-    sl_task_free(t, (void *)in.batches);
     if (rc < 0)
         return rc;
     g->n = st->sorted->n;
