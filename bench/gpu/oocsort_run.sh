@@ -2,7 +2,7 @@
 # Out-of-core sort and sort-merge join on the GPU (issue 8) on the device: the merge unit
 # test, the out-of-core sort and SMJ GPU tests (every case in its own process), a few
 # neighbouring sort cases, compute-sanitizer memcheck on the small out-of-core cases and
-# racecheck on the smallest, then the benchmarks: `sluice bench sort` of 2^28 int32
+# racecheck on a tiny one, then the benchmarks: `sluice bench sort` of 2^28 int32
 # (key, value) pairs from pinned host memory, in GPU memory and out of core with the
 # budget at 1/2, 1/4 and 1/16 of the data (2 GiB), the link floor measured in the same
 # run, the CPU sort on all cores beside it; then the SMJ 2^26 x 2^26 the same way.
@@ -32,7 +32,7 @@ cases() { # cases BINARY TIMEOUT CASE...
 cases test_ooc_merge 30 ooc_merge_random_runs ooc_merge_edges
 cases test_gpu_sort_ooc 60 ooc_int32_random_budgets ooc_int64_payloads ooc_duplicates_and_skew \
     ooc_sorted_reversed_extremes ooc_empty_and_one_row ooc_budget_too_small_falls_back_to_cpu \
-    ooc_sanitize_small
+    ooc_racecheck_tiny ooc_sanitize_small
 grep -h "^sort " "$L/test_gpu_sort_ooc.txt" | cut -c1-220 | head -40
 cases test_gpu_join_smj_ooc 60 smj_ooc_uniform_pk_fk smj_ooc_skew smj_ooc_duplicates_both_sides \
     smj_ooc_8_byte_keys_two_payloads smj_ooc_no_matches_and_empty_side smj_ooc_fallbacks \
@@ -41,6 +41,17 @@ grep -h "algo=sortmerge" "$L/test_gpu_join_smj_ooc.txt" | cut -c1-220 | head -20
 grep -h -B2 -A6 "ERROR\|FAILED\|error:" "$L"/test_*.txt | head -40
 cases test_gpu_sort_op 60 small_budget_goes_to_cpu int32_keys_payloads_0_1_3 fallbacks_to_cpu \
     duplicates_all_equal_stable
+
+SAN=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+san() { # san TOOL BINARY CASE
+    left 40 || { echo "skipped (time): $1 $3"; return; }
+    local t0=$SECONDS
+    timeout 40 "$SAN" --tool "$1" --error-exitcode 9 "$B/tests/$2" "$3" > "$L/$1_$3.txt" 2>&1
+    echo "$1 $3: exit $? ($(grep -m1 'ERROR SUMMARY\|RACECHECK SUMMARY' "$L/$1_$3.txt")) $((SECONDS - t0)) s"
+}
+san memcheck test_gpu_sort_ooc ooc_sanitize_small
+san memcheck test_gpu_join_smj_ooc smj_ooc_sanitize_small
+san racecheck test_gpu_sort_ooc ooc_racecheck_tiny
 
 S="$B/cli/sluice bench sort --json --rows 2^28 --key-bytes 4 --payloads 1"
 bench() { # bench LOGNAME ARGS...
@@ -58,18 +69,8 @@ D=$((2 * 1024 * 1024 * 1024))   # 2^28 x 8 bytes
 bench sort_gpu_incore $S --placement gpu --repeat 5
 for f in 2 4 16; do bench sort_gpu_ooc_$f $S --placement gpu --repeat 5 --gpu-mem $((D / f)); done
 bench sort_cpu $S --placement cpu --repeat 5
-SAN=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
-san() { # san TOOL BINARY CASE
-    left 40 || { echo "skipped (time): $1 $3"; return; }
-    local t0=$SECONDS
-    timeout 40 "$SAN" --tool "$1" --error-exitcode 9 "$B/tests/$2" "$3" > "$L/$1_$3.txt" 2>&1
-    echo "$1 $3: exit $? ($(grep -m1 'ERROR SUMMARY\|RACECHECK SUMMARY' "$L/$1_$3.txt")) $((SECONDS - t0)) s"
-}
-san memcheck test_gpu_sort_ooc ooc_sanitize_small
-san memcheck test_gpu_join_smj_ooc smj_ooc_sanitize_small
 J="$B/cli/sluice bench join --json --build-rows 2^26 --probe-rows 2^26 --algo sortmerge"
 Q=$((1024 * 1024 * 1024))        # 2^27 rows x 8 bytes, both sides
 for f in 4 16 2; do bench smj_gpu_ooc_$f $J --placement gpu --repeat 3 --gpu-mem $((Q / f)); done
 bench smj_cpu $J --placement cpu --repeat 3
-san racecheck test_gpu_sort_ooc ooc_sanitize_small
 (cd "$OUT" && tar czf logs.tgz logs && rm -rf logs)

@@ -6,11 +6,13 @@
  *   sized runs into pinned host memory (sort/ooc_runs_cuda.c: upload, CUB sort,
  *   download, overlapped through two buffer sets and three streams), left side first,
  *   each with the whole budget.
- * source (CPU workers): task i takes the key range [v_i, v_i+1) where v_i is the key at
- *   rank i * n / P of the larger side's merged order, so both sides split at the same
- *   key values and every key lands in one task. It merges that range of each side's
- *   runs (co-ranks, loser tree: sort/ooc_merge.c) and merge-joins the two sorted ranges
- *   (count, then write), emitting host batches of at most a morsel.
+ *   Then it spawns one task per key range on the CPU workers: task i takes the keys in
+ *   [v_i, v_i+1) where v_i is the key at rank i * n / P of the larger side's merged
+ *   order, so both sides split at the same key values and every key lands in one task.
+ *   It merges that range of each side's runs (co-ranks, loser tree: sort/ooc_merge.c)
+ *   and merge-joins the two sorted ranges (count, then write) into host batches of at
+ *   most a morsel, kept per range.
+ * source: task i emits range i's batches.
  *
  * Shapes: inner joins, output materialized, one int32/int64 key, output columns of 4 or
  * 8 bytes, no nulls in keys or output columns, and a budget that holds runs of at least
@@ -27,10 +29,27 @@
 #include "sort/ooc_runs.h"
 
 #define MAX_RANGES 4096
-#define RANGE_ROWS ((int64_t)1 << 20)   /* rows of the larger side per source task */
+#define RANGE_ROWS ((int64_t)1 << 18)   /* rows of the larger side per range task */
+
+static const struct sl_phase range_phase, done_phase;
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* One range's result. */
+struct range_out {
+    sl_batch_t **b;
+    int64_t n, cap;
+};
 
 struct smj {
     struct sl__ooc_sorted *side[2];
+    struct range_out *out;              /* n_ranges */
+    double t0;
     struct sl__ooc_input in[2];
     int out_rc[2 * JOIN_MAX_COLS];      /* output column i: run column of its side */
     int64_t n[2], n_ranges;
@@ -44,6 +63,12 @@ void join_smj_ooc_free(struct join_state *st)
         return;
     sl__ooc_sorted_free(m->side[0]);
     sl__ooc_sorted_free(m->side[1]);
+    for (int64_t i = 0; m->out && i < m->n_ranges; i++) {
+        for (int64_t j = 0; j < m->out[i].n; j++)
+            sl_batch_unref(m->out[i].b[j]);
+        free(m->out[i].b);
+    }
+    free(m->out);
     free(m);
     st->smj = NULL;
 }
@@ -119,15 +144,35 @@ int join_smj_ooc_finalize(sl_task_t *t)
     }
     m->big = m->n[1] > m->n[0];
     int64_t r = (m->n[m->big] + RANGE_ROWS - 1) / RANGE_ROWS;
-    m->n_ranges = r < 1 ? 1 : r > MAX_RANGES ? MAX_RANGES : r;
+    r = r < 1 ? 1 : r > MAX_RANGES ? MAX_RANGES : r;
+    if (!(m->out = calloc((size_t)r, sizeof *m->out)))
+        return sl_task_fail(t, SL_ENOMEM, "out of memory");
+    m->n_ranges = r;
     sl_task_phase_time(t, "ooc_gpu_runs", ms);
-    return SL_OK;
+    m->t0 = now_ms();
+    return sl_task_spawn(t, &range_phase, m->n_ranges, st, &done_phase);
 }
 
 int64_t join_smj_ooc_source_tasks(sl_task_t *t)
 {
     const struct join_state *st = sl_task_gstate(t);
     return st->smj ? ((const struct smj *)st->smj)->n_ranges : 0;
+}
+
+/* Source task i: range i's batches (their references go downstream). */
+int join_smj_ooc_source(sl_task_t *t)
+{
+    const struct join_state *st = sl_task_gstate(t);
+    struct range_out *o = &((struct smj *)st->smj)->out[sl_task_index(t)];
+    for (int64_t j = 0; j < o->n; j++) {
+        sl_batch_t *b = o->b[j];
+        o->b[j] = NULL;
+        int rc = sl_task_emit(t, b);
+        if (rc < 0)
+            return rc;
+    }
+    o->n = 0;
+    return SL_OK;
 }
 
 /* ---------------- one key range: merge both sides, then merge-join them ---------------- */
@@ -183,17 +228,25 @@ struct out {
     const struct smj *m;
     const struct side_range *r[2];
     sl_batch_t *b;
+    struct range_out *keep;
     void *col[2 * JOIN_MAX_COLS];
     int64_t at, size, left, cap;
 };
 
 static int out_next(struct out *o)
 {
-    if (o->b) {
-        int rc = sl_task_emit(o->t, o->b);
+    if (o->b) { /* kept for the source (one writer per range: no lock) */
+        struct range_out *r = o->keep;
+        if (r->n == r->cap) {
+            int64_t cap = r->cap ? 2 * r->cap : 8;
+            sl_batch_t **nb = realloc(r->b, (size_t)cap * sizeof *nb);
+            if (!nb)
+                return sl_task_fail(o->t, SL_ENOMEM, "out of memory");
+            r->b = nb;
+            r->cap = cap;
+        }
+        r->b[r->n++] = o->b;
         o->b = NULL;
-        if (rc < 0)
-            return rc;
     }
     if (o->left == 0)
         return SL_OK;
@@ -258,10 +311,11 @@ static int merge_join(struct out *o, int64_t *count, int write)
     return SL_OK;
 }
 
-int join_smj_ooc_source(sl_task_t *t)
+/* Range task i (spawned by finalize, on a CPU worker). */
+static int join_range(sl_task_t *t)
 {
-    const struct join_state *st = sl_task_gstate(t);
-    const struct smj *m = st->smj;
+    const struct join_state *st = sl_task_arg(t);
+    struct smj *m = st->smj;
     int64_t i = sl_task_index(t), P = m->n_ranges, nb = m->n[m->big];
     const struct sl__ooc_runs *big = &m->side[m->big]->runs;
     int first = i == 0, last = i == P - 1;
@@ -274,7 +328,7 @@ int join_smj_ooc_source(sl_task_t *t)
     for (int s = 0; s < 2; s++)
         if ((rc = merge_range(t, &m->side[s]->runs, lo, hi, first, last, &r[s])) < 0)
             return rc;
-    struct out o = {.t = t, .d = st->d, .m = m, .r = {&r[0], &r[1]},
+    struct out o = {.t = t, .d = st->d, .m = m, .r = {&r[0], &r[1]}, .keep = &m->out[i],
                     .cap = sl_task_morsel_rows(t)};
     int64_t n = 0;
     if ((rc = merge_join(&o, &n, 0)) < 0)
@@ -290,3 +344,21 @@ int join_smj_ooc_source(sl_task_t *t)
             sl_task_free(t, r[s].col[c]);
     return SL_OK;
 }
+
+/* After every range: the pinned runs go back to the pool now. */
+static int join_ranges_done(sl_task_t *t)
+{
+    struct join_state *st = sl_task_arg(t);
+    struct smj *m = st->smj;
+    for (int s = 0; s < 2; s++) {
+        sl__ooc_sorted_free(m->side[s]);
+        m->side[s] = NULL;
+    }
+    sl_task_phase_time(t, "ooc_cpu_merge_join", now_ms() - m->t0);
+    return SL_OK;
+}
+
+static const struct sl_impl range_impl[] = {{.device = SL_DEVICE_CPU, .run = join_range}};
+static const struct sl_impl done_impl[] = {{.device = SL_DEVICE_CPU, .run = join_ranges_done}};
+static const struct sl_phase range_phase = {range_impl, 1, NULL};
+static const struct sl_phase done_phase = {done_impl, 1, NULL};

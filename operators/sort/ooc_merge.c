@@ -114,23 +114,37 @@ static int64_t leaves(const struct sl__ooc_runs *m)
 
 int64_t sl__ooc_scratch_words(const struct sl__ooc_runs *m)
 {
-    return 6 * leaves(m) + 8;
+    return 8 * leaves(m) + 8;
 }
 
-/* The loser tree's state: per leaf its next row, end and head code; an exhausted leaf
- * loses to every other one, ties go to the lower leaf (run order: stability). */
+/* The loser tree's state, per leaf: next row, end, head code, rank and key column. A
+ * game is won by the smaller (head, rank); rank is the run index, or K + run index once
+ * the run is exhausted (its head then UINT64_MAX), so an exhausted run loses to every
+ * other one even against a real code of UINT64_MAX, and ties go to the lower run
+ * (stability). The comparisons compile to conditional moves: a game's outcome on
+ * random keys cannot be predicted, so branches would cost a misprediction per level. */
 struct lt {
-    int64_t *cur, *end;
+    int64_t *cur, *end, *rank;
     uint64_t *head;
     int64_t *tree; /* inner node n keeps the loser of its game */
+    const void **keys;
 };
+
+static inline __attribute__((always_inline)) uint64_t leaf_code(const void *k, int64_t i,
+                                                                  const int kw, const int desc)
+{
+    if (kw == 4) {
+        uint32_t c = (uint32_t)((const int32_t *)k)[i] ^ 0x80000000u;
+        return desc ? (uint32_t)~c : c;
+    }
+    uint64_t c = (uint64_t)((const int64_t *)k)[i] ^ 0x8000000000000000ull;
+    return desc ? ~c : c;
+}
 
 static inline int before(const struct lt *s, int64_t a, int64_t b)
 {
-    int ea = s->cur[a] >= s->end[a], eb = s->cur[b] >= s->end[b];
-    if (ea || eb)
-        return ea == eb ? a < b : eb;
-    return s->head[a] != s->head[b] ? s->head[a] < s->head[b] : a < b;
+    uint64_t ha = s->head[a], hb = s->head[b];
+    return (ha < hb) | ((ha == hb) & (s->rank[a] < s->rank[b]));
 }
 
 /* Copies column c of the block's n source rows (run src_run[i], row src_row[i]). */
@@ -150,6 +164,53 @@ static void copy_block(const struct sl__ooc_runs *m, int c, const uint32_t *src_
     }
 }
 
+/* The merge loop for one key width and direction (constants after inlining). */
+static inline __attribute__((always_inline)) void merge_loop(const struct sl__ooc_runs *m,
+                                                             struct lt *s, int64_t K, int64_t w,
+                                                             int64_t total, void *const *out,
+                                                             const int kw, const int desc)
+{
+    uint32_t src_run[BLK];
+    int64_t src_row[BLK];
+    /* Restrict-qualified locals: the arrays share one scratch block but never overlap,
+     * and the compiler must not reload them after every store. */
+    int64_t *restrict cur = s->cur, *restrict rank = s->rank, *restrict tree = s->tree;
+    const int64_t *restrict end = s->end;
+    uint64_t *restrict head = s->head;
+    const void *const *restrict keys = s->keys;
+    for (int64_t o = 0; o < total;) {
+        int nb = total - o < BLK ? (int)(total - o) : BLK;
+        for (int i = 0; i < nb; i++) {
+            int64_t r = cur[w];
+            src_run[i] = (uint32_t)w;
+            src_row[i] = r++;
+            cur[w] = r;
+            if (r < end[w]) {
+                head[w] = leaf_code(keys[w], r, kw, desc);
+            } else {
+                head[w] = UINT64_MAX;
+                rank[w] = K + w;
+            }
+            /* Replay w's path to the root: the loser of each game stays there. */
+            uint64_t hw = head[w];
+            int64_t rw = rank[w];
+            for (int64_t n = (K + w) >> 1; n >= 1; n >>= 1) {
+                int64_t x = tree[n];
+                uint64_t hx = head[x];
+                int64_t rx = rank[x];
+                int sw = (hx < hw) | ((hx == hw) & (rx < rw));
+                tree[n] = sw ? w : x;
+                w = sw ? x : w;
+                hw = sw ? hx : hw;
+                rw = sw ? rx : rw;
+            }
+        }
+        for (int c = 0; c < m->n_cols; c++)
+            copy_block(m, c, src_run, src_row, nb, (char *)out[c] + o * m->width[c]);
+        o += nb;
+    }
+}
+
 void sl__ooc_merge(const struct sl__ooc_runs *m, const int64_t *from, const int64_t *to,
                    void *const *out, uint64_t *scratch)
 {
@@ -162,13 +223,18 @@ void sl__ooc_merge(const struct sl__ooc_runs *m, const int64_t *from, const int6
                    (size_t)(total * m->width[c]));
         return;
     }
-    struct lt s = {(int64_t *)scratch, (int64_t *)scratch + K, scratch + 2 * K,
-                   (int64_t *)scratch + 3 * K};
-    int64_t *win = (int64_t *)scratch + 4 * K; /* 2K: winners while building */
+    int64_t *w64 = (int64_t *)scratch;
+    struct lt s = {w64, w64 + K, w64 + 2 * K, scratch + 3 * K, w64 + 4 * K,
+                   (const void **)(scratch + 5 * K)};
+    int64_t *win = w64 + 6 * K; /* 2K: winners while building */
+    int kw = m->width[m->key_col];
     for (int64_t j = 0; j < K; j++) {
         s.cur[j] = j < m->n_runs ? from[j] : 0;
         s.end[j] = j < m->n_runs ? to[j] : 0;
-        s.head[j] = s.cur[j] < s.end[j] ? code_at(m, j, s.cur[j]) : 0;
+        s.keys[j] = j < m->n_runs ? m->cols[j * m->n_cols + m->key_col] : NULL;
+        int live = s.cur[j] < s.end[j];
+        s.head[j] = live ? code_at(m, j, s.cur[j]) : UINT64_MAX;
+        s.rank[j] = live ? j : K + j;
         win[K + j] = j;
     }
     for (int64_t n = K - 1; n >= 1; n--) {
@@ -178,26 +244,10 @@ void sl__ooc_merge(const struct sl__ooc_runs *m, const int64_t *from, const int6
         s.tree[n] = ab ? b : a;
     }
     int64_t w = win[1];
-    uint32_t src_run[BLK];
-    int64_t src_row[BLK];
-    for (int64_t o = 0; o < total;) {
-        int nb = total - o < BLK ? (int)(total - o) : BLK;
-        for (int i = 0; i < nb; i++) {
-            src_run[i] = (uint32_t)w;
-            src_row[i] = s.cur[w]++;
-            if (s.cur[w] < s.end[w])
-                s.head[w] = code_at(m, w, s.cur[w]);
-            /* Replay w's path to the root: the loser of each game stays there. */
-            for (int64_t n = (K + w) / 2; n >= 1; n /= 2) {
-                if (before(&s, s.tree[n], w)) {
-                    int64_t x = s.tree[n];
-                    s.tree[n] = w;
-                    w = x;
-                }
-            }
-        }
-        for (int c = 0; c < m->n_cols; c++)
-            copy_block(m, c, src_run, src_row, nb, (char *)out[c] + o * m->width[c]);
-        o += nb;
-    }
+    if (kw == 4)
+        m->desc ? merge_loop(m, &s, K, w, total, out, 4, 1)
+                : merge_loop(m, &s, K, w, total, out, 4, 0);
+    else
+        m->desc ? merge_loop(m, &s, K, w, total, out, 8, 1)
+                : merge_loop(m, &s, K, w, total, out, 8, 0);
 }

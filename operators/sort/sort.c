@@ -445,20 +445,12 @@ int sl__sort_finalize_cpu(sl_task_t *t)
 static int64_t sort_tasks(sl_task_t *t)
 {
     struct sort_global *g = sl_task_gstate(t);
-#ifdef SL_HAVE_CUDA
-    if (g->ooc)
-        return sl__sort_ooc_tasks(t);
-#endif
     return sl__morsel_tasks(t, g->out, g->n);
 }
 
 static int sort_source(sl_task_t *t)
 {
     struct sort_global *g = sl_task_gstate(t);
-#ifdef SL_HAVE_CUDA
-    if (g->ooc)
-        return sl__sort_ooc_source(t);
-#endif
     return sl__emit_morsel(t, g->out, g->n);
 }
 

@@ -110,8 +110,6 @@ int sl__sort_gpu_finalize_can_run(const sl_task_t *tc)
         return 0;
     sl__rows_order(&g->rows);
     int64_t n = sl__rows_gpu_rows(&g->rows, d->n_cols);
-    if (n < 0)
-        return 0;
     size_t temp;
     if (n == 0 || (n > 0 && need_bytes(g, d, n, &temp) <= sl_task_device_budget(tc)))
         return 1;

@@ -5,9 +5,11 @@
  *
  * finalize: the kept rows, in input order, sorted in GPU-budget-sized runs into pinned
  *   host memory (ooc_runs_cuda.c: upload, CUB sort, download, overlapped).
- * source: on CPU workers, task i merges output rows [i * P, (i + 1) * P) of the runs
- *   (co-ranks on the key, a loser tree: ooc_merge.c) into a fresh host batch. Ties go to
- *   the lower run, so the result is the stable sort, equal to the CPU sort's.
+ *   Then it spawns merge tasks on the CPU workers: task i merges output rows
+ *   [i * P, (i + 1) * P) of the runs (co-ranks on the key, a loser tree: ooc_merge.c)
+ *   into its slice of one host batch. Ties go to the lower run, so the result is the
+ *   stable sort, equal to the CPU sort's.
+ * source: the CPU sort's (morsel slices of that host batch).
  * Shapes: one int32/int64 key, columns of 4 or 8 bytes, no nulls, rows anywhere (host
  * or GPU), and a budget that holds runs of at least SL__OOC_MIN_RUN rows; otherwise
  * can_run says no and the CPU sorts. */
@@ -22,7 +24,8 @@
 
 struct ooc_state {
     struct sl__ooc_sorted *sorted;
-    int64_t part_rows;               /* output rows per source task */
+    int64_t part_rows, n_parts;      /* output rows per merge task */
+    double t0;                       /* when the merge started */
 };
 
 static void ooc_free(void *p)
@@ -31,6 +34,13 @@ static void ooc_free(void *p)
     if (st)
         sl__ooc_sorted_free(st->sorted);
     free(st);
+}
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
 /* The kept batches as a run input (no allocation: can_run calls it too). */
@@ -62,6 +72,47 @@ int sl__sort_ooc_can_run(const sl_task_t *tc)
     return make_input(t, &in) && sl__ooc_runs_can(t, &in);
 }
 
+/* ---------------- the merge: spawned tasks on CPU workers ---------------- */
+
+/* Merge task i: output rows [i * P, (i + 1) * P) of the runs, into g->out. */
+static int merge_part(sl_task_t *t)
+{
+    struct sort_global *g = sl_task_arg(t);
+    const struct ooc_state *st = g->ooc_state;
+    const struct sl__ooc_runs *m = &st->sorted->runs;
+    int64_t lo = sl_task_index(t) * st->part_rows;
+    int64_t hi = lo + st->part_rows < g->n ? lo + st->part_rows : g->n;
+    int64_t *split = sl_task_alloc(t, (size_t)m->n_runs * 2 * sizeof *split);
+    uint64_t *scratch = sl_task_alloc(t, (size_t)sl__ooc_scratch_words(m) * 8);
+    if (!split || !scratch)
+        return SL_ENOMEM;
+    sl__ooc_corank(m, lo, split);
+    sl__ooc_corank(m, hi, split + m->n_runs);
+    void *out[SL__OOC_MAX_COLS];
+    for (int c = 0; c < m->n_cols; c++)
+        out[c] = (char *)sl__col_values(g->out, c) + lo * m->width[c];
+    sl__ooc_merge(m, split, split + m->n_runs, out, scratch);
+    sl_task_free(t, split);
+    sl_task_free(t, scratch);
+    return SL_OK;
+}
+
+/* After the merge: the pinned runs go back to the pool now. */
+static int merge_done(sl_task_t *t)
+{
+    struct sort_global *g = sl_task_arg(t);
+    struct ooc_state *st = g->ooc_state;
+    sl__ooc_sorted_free(st->sorted);
+    st->sorted = NULL;
+    sl_task_phase_time(t, "ooc_cpu_merge", now_ms() - st->t0);
+    return SL_OK;
+}
+
+static const struct sl_impl merge_impl[] = {{.device = SL_DEVICE_CPU, .run = merge_part}};
+static const struct sl_impl done_impl[] = {{.device = SL_DEVICE_CPU, .run = merge_done}};
+static const struct sl_phase merge_phase = {merge_impl, 1, NULL};
+static const struct sl_phase done_phase = {done_impl, 1, NULL};
+
 int sl__sort_ooc_finalize(sl_task_t *t)
 {
     struct sort_global *g = sl_task_gstate(t);
@@ -79,51 +130,15 @@ int sl__sort_ooc_finalize(sl_task_t *t)
     g->n = st->sorted->n;
     g->ooc = 1;
     sl__rows_fini(&g->rows); /* the input's device batches go back to the pool now */
-    /* Output ranges: a morsel at most, and about 64 of them so that every CPU merges. */
-    int64_t part = (g->n / 64 + 63) / 64 * 64, m = sl_task_morsel_rows(t);
-    part = part < ((int64_t)1 << 16) ? (int64_t)1 << 16 : part;
-    st->part_rows = part < m ? part : m;
     sl_task_phase_time(t, "ooc_gpu_runs", st->sorted->gpu_ms);
-    return SL_OK;
-}
-
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
-int64_t sl__sort_ooc_tasks(sl_task_t *t)
-{
-    const struct sort_global *g = sl_task_gstate(t);
-    const struct ooc_state *st = g->ooc_state;
-    return g->n == 0 ? 0 : (g->n + st->part_rows - 1) / st->part_rows;
-}
-
-int sl__sort_ooc_source(sl_task_t *t)
-{
-    const struct sort_global *g = sl_task_gstate(t);
-    const struct ooc_state *st = g->ooc_state;
-    const struct sl__ooc_runs *m = &st->sorted->runs;
-    double t0 = now_ms();
-    int64_t lo = sl_task_index(t) * st->part_rows;
-    int64_t hi = lo + st->part_rows < g->n ? lo + st->part_rows : g->n;
-    int64_t *split = sl_task_alloc(t, (size_t)m->n_runs * 2 * sizeof *split);
-    uint64_t *scratch = sl_task_alloc(t, (size_t)sl__ooc_scratch_words(m) * 8);
-    sl_batch_t *b = sl__task_new_host_batch(t, sl_op_output_schema(sl_task_op(t)), hi - lo);
-    if (!split || !scratch || !b) {
-        sl_batch_unref(b);
+    /* The result: one host batch that the source hands out in morsel slices, as the CPU
+     * sort's. About 256 merge tasks (at least 2^16 rows each) keep every CPU busy. */
+    g->out = sl__task_new_host_batch(t, sl_op_output_schema(sl_task_op(t)), g->n);
+    if (!g->out)
         return SL_ENOMEM;
-    }
-    sl__ooc_corank(m, lo, split);
-    sl__ooc_corank(m, hi, split + m->n_runs);
-    void *out[SL__OOC_MAX_COLS];
-    for (int c = 0; c < m->n_cols; c++)
-        out[c] = sl__col_values(b, c);
-    sl__ooc_merge(m, split, split + m->n_runs, out, scratch);
-    sl_task_free(t, split);
-    sl_task_free(t, scratch);
-    sl_task_phase_time(t, "ooc_merge_cpu", now_ms() - t0);
-    return sl_task_emit(t, b);
+    int64_t part = (g->n / 256 + 63) / 64 * 64;
+    st->part_rows = part < ((int64_t)1 << 16) ? (int64_t)1 << 16 : part;
+    st->n_parts = (g->n + st->part_rows - 1) / st->part_rows;
+    st->t0 = now_ms();
+    return sl_task_spawn(t, &merge_phase, st->n_parts, g, &done_phase);
 }

@@ -8,7 +8,7 @@
  * the sort went out of core (the operator's state), that the pool's peak stayed within
  * the budget, cross-checked with cudaMemGetInfo, and that every device block went back.
  * A budget too small even for one run falls back to the CPU sort (same result) and the
- * engine stays usable. Also a tiny case for compute-sanitizer. Skipped without a GPU. */
+ * engine stays usable. Also small cases for compute-sanitizer. Skipped without a GPU. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -302,6 +302,14 @@ SL_TEST(ooc_budget_too_small_falls_back_to_cpu)
     }
     sl_engine_close(e);
     sl_table_unref(in);
+}
+
+/* Tiny input for racecheck: 7 MiB leave 1 MiB for runs (two runs of 2^15 rows). */
+SL_TEST(ooc_racecheck_tiny)
+{
+    REQUIRE_GPU();
+    struct spec a = {.rows = 40000, .n_pay = 1, .keys = K_FEW, .chunk = 9999, .seed = 15};
+    check(&a, "by=k", 7 * MIB, 1);
 }
 
 /* Small input for compute-sanitizer: several runs, two payload paths. */
