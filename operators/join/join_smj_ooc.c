@@ -195,8 +195,7 @@ static int merge_range(sl_task_t *t, const struct sl__ooc_runs *runs, uint64_t l
 {
     int64_t k = runs->n_runs;
     int64_t *from = sl_task_alloc(t, (size_t)(2 * k) * sizeof *from), *to = from + k;
-    uint64_t *scratch = sl_task_alloc(t, (size_t)sl__ooc_scratch_words(runs) * 8);
-    if (!from || !scratch)
+    if (!from)
         return SL_ENOMEM;
     if (first)
         memset(from, 0, (size_t)k * sizeof *from);
@@ -214,10 +213,14 @@ static int merge_range(sl_task_t *t, const struct sl__ooc_runs *runs, uint64_t l
         if (!(r->col[c] = sl_task_alloc(t, (size_t)(r->n > 0 ? r->n : 1) * (size_t)r->w[c])))
             return SL_ENOMEM;
     }
-    if (r->n > 0)
-        sl__ooc_merge(runs, from, to, r->col, scratch);
+    if (r->n > 0) { /* the range's rows in order (sort/ooc_merge.c) */
+        void *scratch = sl_task_alloc(t, (size_t)sl__ooc_sort_scratch_bytes(runs, r->n));
+        if (!scratch)
+            return SL_ENOMEM;
+        sl__ooc_merge_by_sort(runs, from, to, r->col, scratch);
+        sl_task_free(t, scratch);
+    }
     sl_task_free(t, from);
-    sl_task_free(t, scratch);
     return SL_OK;
 }
 

@@ -49,4 +49,16 @@ int64_t sl__ooc_scratch_words(const struct sl__ooc_runs *m);
 void sl__ooc_merge(const struct sl__ooc_runs *m, const int64_t *from, const int64_t *to,
                    void *const *out, uint64_t *scratch);
 
+/* The same result by sorting instead of merging: the range's slices, concatenated in
+ * run order, are sorted by the stable LSD radix sort of radix_sort.c (key code and
+ * position, or key code and the payload itself for one 4-byte payload beside an int32
+ * key). Equal keys keep run order and, within a run, their order, so the rows and
+ * their order are the loser tree's. Its cost does not grow with the number of runs,
+ * and an output range spans a narrow band of keys, so the digits above it (one bucket)
+ * are skipped. `scratch` holds sl__ooc_sort_scratch_bytes(m, rows) bytes, 64-byte
+ * aligned, for the range's rows; about 260 KiB of stack. */
+int64_t sl__ooc_sort_scratch_bytes(const struct sl__ooc_runs *m, int64_t rows);
+void sl__ooc_merge_by_sort(const struct sl__ooc_runs *m, const int64_t *from, const int64_t *to,
+                           void *const *out, void *scratch);
+
 #endif /* SL_SORT_OOC_MERGE_H */

@@ -65,14 +65,19 @@ static void col_set(void *col, int w, int64_t i, int64_t v)
 
 /* Columns: 0 the key (width kw), 1 the input position (4 B), 2 a value derived from
  * the position (8 B). The key need not be column 0: key_col picks it. */
-static void check(int kw, int desc, int mode, const int64_t *lens, int k, int n_parts, int key_col)
+static void check1(int kw, int desc, int mode, const int64_t *lens, int k, int n_parts,
+                   int key_col, int by_sort, int narrow)
 {
     int64_t n = 0;
     for (int j = 0; j < k; j++)
         n += lens[j];
-    int nc = 3, width[3];
+    int nc = narrow ? 2 : 3, width[3];
     int cols_of[3] = {key_col, key_col == 0 ? 1 : 0, key_col == 2 ? 1 : 2}; /* key, pos, derived */
-    width[cols_of[0]] = kw, width[cols_of[1]] = 4, width[cols_of[2]] = 8;
+    if (narrow) /* key and position only: the sort carries a 4-byte payload in its items */
+        key_col = key_col % 2, cols_of[0] = key_col, cols_of[1] = 1 - key_col, cols_of[2] = -1;
+    width[cols_of[0]] = kw, width[cols_of[1]] = 4;
+    if (!narrow)
+        width[cols_of[2]] = 8;
     struct item *all = malloc((size_t)(n + 1) * sizeof *all);
     int64_t *rows = malloc((size_t)k * sizeof *rows);
     void **cols = calloc((size_t)k * nc, sizeof *cols);
@@ -88,7 +93,8 @@ static void check(int kw, int desc, int mode, const int64_t *lens, int k, int n_
         for (int64_t i = 0; i < lens[j]; i++) {
             col_set(cols[j * nc + cols_of[0]], kw, i, run[i].key);
             col_set(cols[j * nc + cols_of[1]], 4, i, run[i].pos);
-            col_set(cols[j * nc + cols_of[2]], 8, i, run[i].pos * 1000003 - 7);
+            if (!narrow)
+                col_set(cols[j * nc + cols_of[2]], 8, i, run[i].pos * 1000003 - 7);
         }
         at += lens[j];
     }
@@ -115,7 +121,13 @@ static void check(int kw, int desc, int mode, const int64_t *lens, int k, int n_
         void *o[3];
         for (int c = 0; c < nc; c++)
             o[c] = (char *)out[c] + lo * width[c];
-        sl__ooc_merge(&m, from, to, o, scratch);
+        if (by_sort) {
+            void *sc = malloc((size_t)sl__ooc_sort_scratch_bytes(&m, hi - lo));
+            sl__ooc_merge_by_sort(&m, from, to, o, sc);
+            free(sc);
+        } else {
+            sl__ooc_merge(&m, from, to, o, scratch);
+        }
     }
     /* Key ranges: the code at rank i is that of the i-th output row, and the rows below
      * it are exactly the output rows with a smaller key. */
@@ -141,10 +153,10 @@ static void check(int kw, int desc, int mode, const int64_t *lens, int k, int n_
     }
     for (int64_t i = 0; i < n; i++) {
         int64_t key = col_get(out[cols_of[0]], kw, i), pos = col_get(out[cols_of[1]], 4, i);
-        int64_t der = col_get(out[cols_of[2]], 8, i);
+        int64_t der = narrow ? all[i].pos * 1000003 - 7 : col_get(out[cols_of[2]], 8, i);
         if (key != all[i].key || pos != all[i].pos || der != all[i].pos * 1000003 - 7)
-            fail_msg("kw %d desc %d mode %d k %d parts %d: row %lld: got (%lld, %lld) want "
-                     "(%lld, %lld)", kw, desc, mode, k, n_parts, (long long)i, (long long)key,
+            fail_msg("kw %d desc %d mode %d k %d parts %d sort %d narrow %d: row %lld: got (%lld, %lld) want "
+                     "(%lld, %lld)", kw, desc, mode, k, n_parts, by_sort, narrow, (long long)i, (long long)key,
                      (long long)pos, (long long)all[i].key, (long long)all[i].pos);
     }
     for (int c = 0; c < nc; c++)
@@ -152,6 +164,14 @@ static void check(int kw, int desc, int mode, const int64_t *lens, int k, int n_
     for (int j = 0; j < k * nc; j++)
         free(cols[j]);
     free(cols), free(rows), free(all), free(scratch), free(from), free(to);
+}
+
+/* Both merges (loser tree, radix sort of the range), three and two columns. */
+static void check(int kw, int desc, int mode, const int64_t *lens, int k, int n_parts, int key_col)
+{
+    for (int by_sort = 0; by_sort < 2; by_sort++)
+        for (int narrow = 0; narrow < 2; narrow++)
+            check1(kw, desc, mode, lens, k, n_parts, key_col, by_sort, narrow);
 }
 
 SL_TEST(ooc_merge_random_runs)
