@@ -117,8 +117,8 @@ struct join_state {
     int ooc;                            /* 1: finalized out of core */
     sl_batch_t **ooc_out;               /* materialize: the result, host batches */
     int64_t n_ooc_out, cap_ooc_out, ooc_rows;
-    /* out-of-core sort-merge join (join_smj_ooc.c): sorted runs, merged and joined by
-     * key ranges in the source tasks (on CPU workers) */
+    /* out-of-core sort-merge join (join_smj_ooc.c): sorted runs, ordered and joined by
+     * key ranges in tasks the finalize spawns on CPU workers; the source emits results */
     int smj_ooc;
     void *smj;
 };

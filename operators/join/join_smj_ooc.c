@@ -9,7 +9,7 @@
  *   Then it spawns one task per key range on the CPU workers: task i takes the keys in
  *   [v_i, v_i+1) where v_i is the key at rank i * n / P of the larger side's merged
  *   order, so both sides split at the same key values and every key lands in one task.
- *   It merges that range of each side's runs (co-ranks, loser tree: sort/ooc_merge.c)
+ *   It puts that range of each side in order (co-ranks, a radix sort: sort/ooc_merge.c)
  *   and merge-joins the two sorted ranges (count, then write) into host batches of at
  *   most a morsel, kept per range.
  * source: task i emits range i's batches.

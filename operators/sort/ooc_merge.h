@@ -7,7 +7,7 @@
  * run gives exactly the stable sort of the whole input.
  *
  * Parallel use: output rows [lo, hi) need rows [split(lo)[j], split(hi)[j]) of each run
- * j (sl__ooc_corank), so independent tasks (the sort's source tasks) merge disjoint
+ * j (sl__ooc_corank), so independent tasks (spawned by the finalize) order disjoint
  * output ranges with no shared state. Plain C, no GPU: tests/unit/sort tests it. */
 #ifndef SL_SORT_OOC_MERGE_H
 #define SL_SORT_OOC_MERGE_H
