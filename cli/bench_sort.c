@@ -66,9 +66,12 @@ static int usage(void)
     printf("usage: sluice bench sort [--rows N] [--key-bytes 4|8] [--payloads P] [--desc]\n"
            "                         [--repeat R] [--seed S] [--threads N]\n"
            "                         [--placement cpu|gpu|auto] [--resident host|device]\n"
-           "                         [--json]\n"
+           "                         [--pageable] [--gpu-mem BYTES] [--json]\n"
            "Sorts N random keys with P payload columns of the key's width (defaults: 2^24,\n"
-           "4, 1, 5 repeats after one warm-up) and prints the protocol's JSON line.\n");
+           "4, 1, 5 repeats after one warm-up) and prints the protocol's JSON line. GPU runs\n"
+           "on host-resident input pin it first (unless --pageable) and print the transfer\n"
+           "floor (bytes up and down over the link bandwidths measured in the same run);\n"
+           "--gpu-mem below the data sorts out of core (docs/OUT_OF_CORE.md).\n");
     return 0;
 }
 
@@ -159,7 +162,7 @@ int bench_sort(int argc, char **argv)
     struct cli_common c;
     cli_common_init(&c);
     int64_t n = (int64_t)1 << 24, key_bytes = 4, payloads = 1, repeat = 5, seed = 42;
-    int desc = 0;
+    int desc = 0, pageable = 0;
     const char *resident = "host";
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--help"))
@@ -170,6 +173,10 @@ int bench_sort(int argc, char **argv)
         }
         if (!strcmp(argv[i], "--desc")) {
             desc = 1;
+            continue;
+        }
+        if (!strcmp(argv[i], "--pageable")) {
+            pageable = 1;
             continue;
         }
         const struct bench_count_opt counts[] = {{"--rows", &n}, {"--key-bytes", &key_bytes},
@@ -208,6 +215,18 @@ int bench_sort(int argc, char **argv)
         sl_table_unref(in);
         in = din;
     }
+    /* Host-resident GPU runs: pinned input (pinning is not timed) and the link's
+     * bandwidths for the floor, measured now (BENCH_PROTOCOL.md). */
+    int host_gpu = !on_device && c.placement == SL_PLACE_GPU;
+    struct sl_device_info di;
+    memset(&di, 0, sizeof di);
+    if (host_gpu) {
+        if (!pageable && sl_table_pin(in) < 0)
+            fprintf(stderr, "bench sort: cannot pin the input (%s); it stays pageable\n",
+                    sl_last_errmsg());
+        if (sl_engine_measure_links(eng) == SL_OK && sl_engine_device_count(eng) > 1)
+            sl_engine_device_info(eng, 1, &di);
+    }
     sl_plan_t *plan;
     int src, s, rc = sl_plan_create(&plan);
     if (rc == SL_OK)
@@ -228,7 +247,7 @@ int bench_sort(int argc, char **argv)
         double med = bench_median(res.ms, res.n);
         double bytes = (double)n * (double)key_bytes * (double)(payloads + 1);
         double gbps = bench_memcpy_gbps((size_t)1 << 30, threads);
-        char extra[400];
+        char extra[800];
         int len = snprintf(extra, sizeof extra,
                            ",\"rows\":%" PRId64 ",\"key_bytes\":%" PRId64 ",\"payloads\":%" PRId64
                            ",\"threads\":%d,\"data_gb_per_s\":%.3f,\"memcpy_gbps\":%.3f"
@@ -246,6 +265,17 @@ int bench_sort(int argc, char **argv)
             struct sl_mem_stats ms;
             sl_engine_mem_stats(eng, &ms);
             res.peak_device_bytes = ms.gpu_peak;
+        }
+        if (host_gpu && di.h2d_gbps > 0 && di.d2h_gbps > 0) {
+            /* Transfer floor: every row crosses the link once each way (in core and out
+             * of core alike: the runs come back sorted and the CPU merges them). */
+            double up = bytes / (di.h2d_gbps * 1e6), down = bytes / (di.d2h_gbps * 1e6);
+            double link = up > down ? up : down;
+            len = (int)strlen(extra);
+            snprintf(extra + len, sizeof extra - (size_t)len,
+                     ",\"pinned\":%d,\"h2d_gbps\":%.2f,\"d2h_gbps\":%.2f,\"link_floor_ms\":%.3f"
+                     ",\"x_link_floor\":%.2f,\"gpu_mem\":%lld", !pageable, di.h2d_gbps,
+                     di.d2h_gbps, link, med / link, (long long)c.gpu_mem);
         }
         bench_print_json("sort", &res, extra);
     }

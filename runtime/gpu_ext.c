@@ -45,6 +45,21 @@ void sl__task_pinned_free(sl_task_t *t, void *h, int64_t bytes)
     sl__engine_release_host(t->q->eng, c);
 }
 
+void sl__task_pinned_owner(sl_task_t *t, struct sl__pinned_owner *o)
+{
+    o->pool = t->gpu ? t->gpu->spill : NULL;
+    o->eng = t->q->eng;
+}
+
+void sl__pinned_owner_free(const struct sl__pinned_owner *o, void *h, int64_t bytes)
+{
+    if (!h || !o->pool)
+        return;
+    int64_t c = class_of(bytes);
+    sl__pinned_free(o->pool, h, c);
+    sl__engine_release_host(o->eng, c);
+}
+
 sl_batch_t *sl__task_new_host_batch(sl_task_t *t, const sl_schema_t *schema, int64_t rows)
 {
     enum sl_device_kind k = t->kind;

@@ -14,6 +14,15 @@
  * is what is charged); NULL after failing the query (SL_EBUDGET over the host budget). */
 void *sl__task_pinned_alloc(sl_task_t *t, int64_t bytes);
 void sl__task_pinned_free(sl_task_t *t, void *h, int64_t bytes);
+/* Pinned memory that outlives its task (a result that CPU tasks read after the GPU
+ * task ended, freed by fini_global): who frees it, from any thread, while the engine
+ * is open. */
+struct sl__pinned_owner {
+    void *pool;   /* the GPU's spill pool */
+    void *eng;
+};
+void sl__task_pinned_owner(sl_task_t *t, struct sl__pinned_owner *o);
+void sl__pinned_owner_free(const struct sl__pinned_owner *o, void *h, int64_t bytes);
 /* A batch in ordinary host memory (charged to the host budget), on any task. */
 sl_batch_t *sl__task_new_host_batch(sl_task_t *t, const sl_schema_t *schema, int64_t rows);
 /* 1 when the query writes a trace. */

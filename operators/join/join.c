@@ -305,6 +305,7 @@ static void join_fini_global(const sl_op_t *op, void *gs)
     sl_batch_unref(st->gpu_out);
 #ifdef SL_HAVE_CUDA
     join_ooc_free(st);
+    join_smj_ooc_free(st);
 #endif
 }
 
@@ -639,6 +640,8 @@ static int64_t join_source_tasks(sl_task_t *t)
     struct join_state *st = sl_task_gstate(t);
     const struct join_data *d = sl_op_data(sl_task_op(t));
 #ifdef SL_HAVE_CUDA
+    if (st->smj_ooc)
+        return join_smj_ooc_source_tasks(t);
     if (st->gpu && !d->aggregate)
         return join_gpu_source_tasks(t);
 #endif
@@ -649,6 +652,8 @@ static int join_source(sl_task_t *t)
 {
     struct join_state *st = sl_task_gstate(t);
 #ifdef SL_HAVE_CUDA
+    if (st->smj_ooc)
+        return join_smj_ooc_source(t);
     if (st->gpu)
         return join_gpu_source(t);
 #endif

@@ -23,7 +23,8 @@
  *
  * Left to the CPU (can_run says no; the batches go back to host memory): null keys,
  * nulls in an output column, other composite keys, anti/left joins with an empty right
- * side, sides of 2^32 rows or more, and joins that do not fit the GPU budget.
+ * side, sides of 2^32 rows or more, and joins that do not fit the GPU budget (except
+ * those join_smj_ooc.c, for algo=sortmerge, or join_cuda_ooc.c run out of core).
  *
  * SLUICE_JOIN_PHASES=<file>: each GPU finalize appends one JSON line of its phase times
  * (CUDA events), read by `sluice bench join` (BENCH_PROTOCOL.md's per-phase times). */
@@ -107,7 +108,8 @@ int join_gpu_can_run(const sl_task_t *t)
     if ((d->kind == JOIN_ANTI || d->kind == JOIN_LEFT) && n[1] == 0 && n[0] > 0)
         return 0;
     /* More than the budget runs out of core (join_cuda_ooc.c) where that path can. */
-    return gpu_need(d, n) <= sl_task_device_budget(t) || join_ooc_can_run(t);
+    return gpu_need(d, n) <= sl_task_device_budget(t) || join_smj_ooc_can_run(t) ||
+           join_ooc_can_run(t);
 }
 
 /* 1 when the in-GPU join fits the budget (else join_cuda_ooc.c runs it out of core). */
@@ -743,6 +745,8 @@ static int finalize(sl_task_t *t, struct join_state *st, struct gj *g, struct gj
 
 int join_finalize_cuda(sl_task_t *t)
 {
+    if (!fits_in_gpu(t) && join_smj_ooc_can_run(t)) /* algo=sortmerge */
+        return join_smj_ooc_finalize(t);
     if (!fits_in_gpu(t) && join_ooc_can_run(t))
         return join_ooc_finalize(t);
     struct join_state *st = sl_task_gstate(t);

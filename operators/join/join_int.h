@@ -117,6 +117,10 @@ struct join_state {
     int ooc;                            /* 1: finalized out of core */
     sl_batch_t **ooc_out;               /* materialize: the result, host batches */
     int64_t n_ooc_out, cap_ooc_out, ooc_rows;
+    /* out-of-core sort-merge join (join_smj_ooc.c): sorted runs, ordered and joined by
+     * key ranges in tasks the finalize spawns on CPU workers; the source emits results */
+    int smj_ooc;
+    void *smj;
 };
 
 /* join_load: rows [lo, lo + n) of batch bi of a side as keys, vals and null flags
@@ -238,5 +242,11 @@ int join_ooc_finalize(sl_task_t *t);
 int64_t join_ooc_source_tasks(sl_task_t *t);
 int join_ooc_source(sl_task_t *t);
 void join_ooc_free(struct join_state *st);
+/* Out-of-core sort-merge join (join_smj_ooc.c): can_run, finalize, source, cleanup. */
+int join_smj_ooc_can_run(const sl_task_t *t);
+int join_smj_ooc_finalize(sl_task_t *t);
+int64_t join_smj_ooc_source_tasks(sl_task_t *t);
+int join_smj_ooc_source(sl_task_t *t);
+void join_smj_ooc_free(struct join_state *st);
 
 #endif /* SLUICE_OPERATORS_JOIN_INT_H */

@@ -64,6 +64,8 @@ static void sort_fini_global(const sl_op_t *op, void *gs)
     struct sort_global *g = gs;
     sl__rows_fini(&g->rows);
     sl_batch_unref(g->out);
+    if (g->ooc_free)
+        g->ooc_free(g->ooc_state);
 }
 
 static void sort_fini_local(const sl_op_t *op, void *gs, void *ls)

@@ -12,10 +12,12 @@
  *
  * Not on the GPU (the sink's can_run says no: the CPU sink and finalize run): more than
  * one key, a float key. Left to the CPU finalize (the finalize's can_run says no; the CPU
- * finalize downloads the kept device batches first): nulls in any column, 2^31 rows or
- * more, host batches or batches of several GPUs among the kept ones, more than
- * SG_MAX_COLS columns, or device memory needs (output, copies, row ids, CUB temp) over
- * sl_task_device_budget. */
+ * finalize downloads the kept device batches first): nulls in any column, more than
+ * SG_MAX_COLS columns. Host batches among the kept ones (the sink keeps batches on the
+ * host once the budget is short), 2^31 rows or more, or device memory needs (output,
+ * copies, row ids, CUB temp) over sl_task_device_budget: the out-of-core sort
+ * (sort_cuda_ooc.c) where it can, else the CPU. */
+#include <stdatomic.h>
 #include <string.h>
 
 #include <cuda_runtime_api.h>
@@ -40,10 +42,30 @@ int sl__sort_gpu_can_run(const sl_task_t *t)
     return type == SL_TYPE_INT32 || type == SL_TYPE_INT64;
 }
 
-/* The sink's CUDA impl: the key type above, and the batch fits what the budget leaves. */
+/* The sink's CUDA impl: the key type above, and the batch fits what the budget leaves.
+ * Host batches are uploaded only while three times what was uploaded (input, output,
+ * CUB's scratch) fits the budget: past that the sort goes out of core, and batches kept
+ * on the GPU would only shrink its runs, so later ones stay on the host. */
 int sl__sort_gpu_sink_can_run(const sl_task_t *t)
 {
-    return sl__sort_gpu_can_run(t) && sl__rows_sink_fits(t);
+    if (!sl__sort_gpu_can_run(t) || !sl__rows_sink_fits(t))
+        return 0;
+    const sl_batch_t *b = sl_task_input(t);
+    if (!b || sl_batch_device(b) >= 0)
+        return 1;
+    struct sort_global *g = sl_task_gstate((sl_task_t *)t);
+    if (atomic_load(&g->sink_host))
+        return 0;
+    int64_t bytes = 0;
+    for (int c = 0; c < sl_batch_num_columns(b); c++)
+        bytes += sl_batch_num_rows(b) * (int64_t)sl_type_width(b->cols[c].type);
+    int64_t up = atomic_fetch_add(&g->sink_dev_bytes, bytes) + bytes;
+    if (3 * up + ((int64_t)16 << 20) > sl_task_device_budget(t) + up - bytes) {
+        atomic_store(&g->sink_host, 1);
+        atomic_fetch_sub(&g->sink_dev_bytes, bytes);
+        return 0;
+    }
+    return 1;
 }
 
 #define SG_CK(t, call, what)                                                              \
@@ -88,10 +110,18 @@ int sl__sort_gpu_finalize_can_run(const sl_task_t *tc)
         return 0;
     sl__rows_order(&g->rows);
     int64_t n = sl__rows_gpu_rows(&g->rows, d->n_cols);
-    if (n < 0)
-        return 0;
     size_t temp;
-    return n == 0 || need_bytes(g, d, n, &temp) <= sl_task_device_budget(tc);
+    if (n == 0 || (n > 0 && need_bytes(g, d, n, &temp) <= sl_task_device_budget(tc)))
+        return 1;
+    return sl__sort_ooc_can_run(tc); /* host batches, or over the budget: out of core */
+}
+
+/* 1 when the in-GPU finalize fits: every batch on this GPU and the budget covers it. */
+static int fits_in_gpu(sl_task_t *t, struct sort_global *g, const struct sort_data *d)
+{
+    int64_t n = sl__rows_gpu_rows(&g->rows, d->n_cols);
+    size_t temp;
+    return n == 0 || (n > 0 && need_bytes(g, d, n, &temp) <= sl_task_device_budget(t));
 }
 
 static int run_gpu(struct sl__gpu_work *w, void *arg)
@@ -165,6 +195,8 @@ int sl__sort_gpu_finalize(sl_task_t *t)
     g->n = sl__rows_total(&g->rows);
     if (g->n == 0)
         return SL_OK;
+    if (!fits_in_gpu(t, g, d))
+        return sl__sort_ooc_finalize(t);
     int concat = sl__rows_copy_bytes(&g->rows, d->n_cols, g->n) > 0;
     const char *const names[3] = {concat ? "gpu_concat" : NULL, "gpu_sort",
                                   d->n_cols > 2 ? "gpu_gather" : NULL};

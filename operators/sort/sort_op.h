@@ -36,6 +36,13 @@ struct sort_global {
     int64_t *nulls;    /* n_chunks x n_cols */
     sl_batch_t *out;
     int gpu;           /* out is a device batch (sort_cuda.c) */
+    /* Out of core (sort_cuda_ooc.c): sorted runs in pinned host memory, merged into out
+     * (a host batch) by spawned CPU tasks; ooc_state freed by ooc_free. */
+    int ooc;
+    _Atomic int64_t sink_dev_bytes;   /* host input bytes the GPU sink uploaded */
+    _Atomic int sink_host;            /* 1: the GPU sink keeps later host batches there */
+    void *ooc_state;
+    void (*ooc_free)(void *ooc_state);
 };
 
 struct sort_local {
@@ -50,6 +57,11 @@ int sl__sort_gpu_sink_can_run(const sl_task_t *t);
 int sl__sort_gpu_finalize_can_run(const sl_task_t *t);
 int sl__sort_gpu_finalize(sl_task_t *t);
 int sl__sort_gpu_source_can_run(const sl_task_t *t);
+/* Out of core (sort_cuda_ooc.c): 1 if the finalize can sort these rows in GPU-sized
+ * runs under the budget; the finalize itself (the runs, then their merge into g->out
+ * by spawned CPU tasks; the source is the CPU sort's). */
+int sl__sort_ooc_can_run(const sl_task_t *t);
+int sl__sort_ooc_finalize(sl_task_t *t);
 #endif
 
 #endif /* SL_SORT_OP_H */

@@ -352,8 +352,9 @@ SL_TEST(fallbacks_to_cpu)
 SL_TEST(small_budget_goes_to_cpu)
 {
     NEED_GPU();
-    /* 1M rows x 28 bytes kept on the GPU; the output, row ids and CUB's temp storage do
-     * not fit what is left of 48 MiB: the CPU sorts. */
+    /* 1M rows x 28 bytes: the in-GPU sort (input, output, row ids, CUB's temp storage)
+     * does not fit 48 MiB, so the sort goes out of core (tests/gpu/test_gpu_sort_ooc.c):
+     * a host result, not a device one (gpu = 0), equal to the CPU's. */
     struct spec a = {.rows = 1000000, .key64 = 1, .n_pay = 3, .seed = 70, .host_only = 1};
     check(&a, "by=k", 0, 48 << 20);
     /* The same rows already GPU-resident (held by the caller) with the result asked for in

@@ -1,0 +1,58 @@
+/* Sorted runs on a GPU for out-of-core operators (issue 8): the GPU half of the
+ * out-of-core sort, shared by the sort (sort_cuda_ooc.c) and the sort-merge join
+ * (join/join_smj_ooc.c). CUDA builds only.
+ *
+ * The input rows (host batches, or batches on a GPU, in input order) are cut
+ * into runs of R rows; each run is uploaded (own h2d stream), sorted stably by CUB
+ * (task's stream: key + payload as pairs, or key + row id and a gather per other
+ * column) and downloaded (own d2h stream) into pinned host memory. Two buffer sets, so
+ * run i+1 uploads while run i sorts and run i-1 downloads. ooc_merge.h then merges the
+ * runs on CPU threads.
+ *
+ * R: the largest power of two (>= SL__OOC_MIN_RUN rows unless every row fits one run)
+ * with sets * R * (every column's bytes in and out, + 8 for row ids with three columns
+ * or more) + CUB's temp for R rows <= GPU budget left - 6 MiB. All device memory comes
+ * from sl_task_device_alloc: the budget is never passed. Pinned runs count against the
+ * host budget and live until sl__ooc_sorted_free. */
+#ifndef SL_SORT_OOC_RUNS_H
+#define SL_SORT_OOC_RUNS_H
+
+#include "gpu_ext.h"
+#include "ooc_merge.h"
+
+#define SL__OOC_MIN_RUN ((int64_t)1 << 12)
+
+/* What to sort: run column c is column col[c] of every batch; run column `key` is the
+ * key (int32 or int64); every column 4 or 8 bytes wide, without nulls. Batch i is
+ * batches[i * stride] (stride 0 means 1), so that arrays of structs whose first member
+ * is the batch pointer (struct sl__rows_item) serve without a copy. */
+struct sl__ooc_input {
+    sl_batch_t *const *batches;
+    int64_t n_batches, stride;
+    int n_cols;
+    int col[SL__OOC_MAX_COLS];
+    int key, desc;
+};
+
+/* The sorted runs (runs.rows / runs.cols point into the arrays below). */
+struct sl__ooc_sorted {
+    struct sl__ooc_runs runs;
+    int64_t n;
+    int64_t *rows;
+    void **cols;
+    int64_t *bytes;
+    struct sl__pinned_owner owner;
+    double gpu_ms;                   /* wall time of the GPU part */
+};
+
+/* 1 if the input can be sorted in runs under what is left of the GPU budget (shapes
+ * above, at least one row; batches in host memory or on a GPU). */
+int sl__ooc_runs_can(sl_task_t *t, const struct sl__ooc_input *in);
+/* Sorts the input into runs; *out (NULL on failure) is the caller's, also after a
+ * failure past its allocation (then freed by the caller like a result). Returns SL_OK or
+ * the failure recorded on the task. */
+int sl__ooc_runs_sort(sl_task_t *t, const struct sl__ooc_input *in, struct sl__ooc_sorted **out);
+/* Frees runs from any thread while the engine is open. NULL is fine. */
+void sl__ooc_sorted_free(struct sl__ooc_sorted *s);
+
+#endif /* SL_SORT_OOC_RUNS_H */

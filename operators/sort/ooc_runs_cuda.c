@@ -1,0 +1,381 @@
+/* Sorted runs on a GPU for out-of-core operators (ooc_runs.h). */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cuda_runtime_api.h>
+
+#include "ooc_runs.h"
+#include "sluice_k/columns.h"
+#include "sluice_k/sort.h"
+
+#define MIB ((int64_t)1 << 20)
+#define SLACK (4 * MIB)              /* the budget kept free: pool rounding, small buffers */
+#define MAX_RUN ((int64_t)1 << 30)   /* CUB takes < 2^31 rows */
+
+static int cuda_failed(sl_task_t *t, cudaError_t e, const char *what)
+{
+    return sl_task_fail(t, SL_EDEVICE, "out-of-core sort on the GPU: %s: %s", what,
+                        cudaGetErrorName(e));
+}
+
+#define CK(t, expr, what)                                                                   \
+    do {                                                                                    \
+        cudaError_t e_ = (expr);                                                            \
+        if (e_ != cudaSuccess)                                                              \
+            return cuda_failed((t), e_, (what));                                            \
+    } while (0)
+
+static const sl_batch_t *batch_at(const struct sl__ooc_input *in, int64_t i)
+{
+    return in->batches[i * (in->stride > 0 ? in->stride : 1)];
+}
+
+/* ---------------- the plan ---------------- */
+
+struct plan {
+    int n_cols, kc, kw, desc, np, pc, vb;
+    int width[SL__OOC_MAX_COLS];
+    int64_t n, R, n_runs, slot_row;
+    size_t temp;
+};
+
+/* Widths and the key's type; 0 if not a shape the runs take. */
+static int plan_columns(const struct sl__ooc_input *in, struct plan *p)
+{
+    memset(p, 0, sizeof *p);
+    if (in->n_cols < 1 || in->n_cols > SL__OOC_MAX_COLS || in->n_batches < 1)
+        return 0;
+    const sl_batch_t *b0 = batch_at(in, 0);
+    p->n_cols = in->n_cols;
+    p->kc = in->key;
+    p->desc = in->desc;
+    p->np = in->n_cols - 1;
+    p->pc = -1;
+    for (int c = 0; c < in->n_cols; c++) {
+        enum sl_type type = b0->cols[in->col[c]].type;
+        p->width[c] = sl_type_width(type);
+        if (p->width[c] != 4 && p->width[c] != 8)
+            return 0;
+        if (c == p->kc && type != SL_TYPE_INT32 && type != SL_TYPE_INT64)
+            return 0;
+        if (c != p->kc)
+            p->pc = c;
+    }
+    p->kw = p->width[p->kc];
+    p->vb = p->np == 0 ? 0 : p->np == 1 ? p->width[p->pc] : 4;
+    return 1;
+}
+
+/* Rows, and no nulls. Batches may be anywhere: copies use cudaMemcpyDefault (UVA). */
+static int plan_rows(const struct sl__ooc_input *in, struct plan *p)
+{
+    for (int64_t i = 0; i < in->n_batches; i++) {
+        const sl_batch_t *b = batch_at(in, i);
+        for (int c = 0; c < in->n_cols; c++) {
+            const struct sl__col *col = &b->cols[in->col[c]];
+            if (col->validity && col->null_count != 0)
+                return 0;
+        }
+        p->n += b->n_rows;
+    }
+    return p->n > 0;
+}
+
+/* The largest run size that fits the budget left (top of ooc_runs.h). */
+static int plan_run(sl_task_t *t, struct plan *p)
+{
+    int64_t row_bytes = 0;
+    for (int c = 0; c < p->n_cols; c++)
+        row_bytes += p->width[c];
+    p->slot_row = 2 * row_bytes + (p->np >= 2 ? 8 : 0);
+    int64_t budget = sl_task_device_budget(t) - SLACK;
+    int64_t r = MAX_RUN;
+    while (r / 2 >= p->n && r > SL__OOC_MIN_RUN)
+        r /= 2;
+    for (; r >= 1 && (r >= SL__OOC_MIN_RUN || r >= p->n); r /= 2) {
+        int64_t rr = r < p->n ? r : p->n;
+        size_t temp = 0;
+        if (sl_k_sort_pairs(NULL, &temp, p->kw, p->desc, NULL, NULL, NULL, NULL, p->vb, rr, 0) !=
+            cudaSuccess)
+            return 0;
+        int64_t sets = rr < p->n ? 2 : 1;
+        if (sets * rr * p->slot_row + (int64_t)temp + 2 * MIB <= budget) {
+            p->R = rr;
+            p->temp = temp;
+            p->n_runs = (p->n + rr - 1) / rr;
+            return 1;
+        }
+        if (rr < r) /* all rows in one run did not fit: try runs of r / 2 */
+            r = rr;
+    }
+    return 0;
+}
+
+static int make_plan(sl_task_t *t, const struct sl__ooc_input *in, struct plan *p)
+{
+    return plan_columns(in, p) && plan_rows(in, p) && plan_run(t, p);
+}
+
+int sl__ooc_runs_can(sl_task_t *t, const struct sl__ooc_input *in)
+{
+    struct plan p;
+    return make_plan(t, in, &p);
+}
+
+/* ---------------- the runs on the GPU ---------------- */
+
+struct set {
+    void *in[SL__OOC_MAX_COLS], *out[SL__OOC_MAX_COLS];
+    uint32_t *ids;                   /* 2 x R row ids (two payloads or more) */
+    cudaEvent_t up, sorted, down;
+};
+
+struct runner {
+    sl_task_t *t;
+    const struct sl__ooc_input *in;
+    struct plan p;
+    struct sl__ooc_sorted *st;
+    cudaStream_t cs, h2d, d2h;
+    struct set s[2];
+    void *temp;
+    int64_t bi, brow;                /* upload cursor: batch, row within it */
+};
+
+/* Work on `to` after what was enqueued on `from` so far. */
+static int order(sl_task_t *t, cudaStream_t from, cudaStream_t to)
+{
+    cudaEvent_t e;
+    CK(t, cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "cudaEventCreate");
+    cudaError_t r = cudaEventRecord(e, from);
+    if (r == cudaSuccess)
+        r = cudaStreamWaitEvent(to, e, 0);
+    cudaEventDestroy(e);
+    CK(t, r, "ordering streams");
+    return SL_OK;
+}
+
+/* Uploads the next `rows` input rows (every column) into set s, on the h2d stream. */
+static int upload(struct runner *r, struct set *s, int64_t rows)
+{
+    for (int64_t at = 0; at < rows;) {
+        const sl_batch_t *b = batch_at(r->in, r->bi);
+        int64_t take = b->n_rows - r->brow;
+        if (take > rows - at)
+            take = rows - at;
+        for (int c = 0; c < r->p.n_cols && take > 0; c++) {
+            size_t w = (size_t)r->p.width[c];
+            const struct sl__col *col = &b->cols[r->in->col[c]];
+            CK(r->t, cudaMemcpyAsync((char *)s->in[c] + (size_t)at * w,
+                                     (const char *)col->data->ptr +
+                                         (size_t)(col->offset + r->brow) * w,
+                                     (size_t)take * w, cudaMemcpyDefault, r->h2d),
+               "uploading a run");
+        }
+        at += take;
+        r->brow += take;
+        if (r->brow == b->n_rows) {
+            r->bi++;
+            r->brow = 0;
+        }
+    }
+    return SL_OK;
+}
+
+/* Sorts the run in set s on the task's stream (stable, like the CPU sort). */
+static int sort_run(struct runner *r, struct set *s, int64_t rows)
+{
+    const struct plan *p = &r->p;
+    size_t tb = p->temp;
+    if (p->np <= 1) {
+        CK(r->t, sl_k_sort_pairs(r->temp, &tb, p->kw, p->desc, s->in[p->kc], s->out[p->kc],
+                                 p->np ? s->in[p->pc] : NULL, p->np ? s->out[p->pc] : NULL,
+                                 p->vb, rows, r->cs), "sorting a run");
+        return SL_OK;
+    }
+    CK(r->t, sl_k_iota_u32(s->ids, rows, 0, r->cs), "row ids");
+    CK(r->t, sl_k_sort_pairs(r->temp, &tb, p->kw, p->desc, s->in[p->kc], s->out[p->kc], s->ids,
+                             s->ids + p->R, 4, rows, r->cs), "sorting a run");
+    for (int c = 0; c < p->n_cols; c++) {
+        if (c == p->kc)
+            continue;
+        if (p->width[c] == 4)
+            CK(r->t, sl_k_gather_b32(s->in[c], s->ids + p->R, s->out[c], rows, r->cs),
+               "gathering");
+        else
+            CK(r->t, sl_k_gather_b64(s->in[c], s->ids + p->R, s->out[c], rows, r->cs),
+               "gathering");
+    }
+    return SL_OK;
+}
+
+static int64_t run_rows(const struct plan *p, int64_t i)
+{
+    return p->n - i * p->R < p->R ? p->n - i * p->R : p->R;
+}
+
+/* Run i through set i & 1: upload (after the set's previous download), sort, download. */
+static int one_run(struct runner *r, int64_t i)
+{
+    struct set *s = &r->s[i & 1];
+    const struct plan *p = &r->p;
+    int64_t rows = run_rows(p, i);
+    int rc;
+    if (i >= 2)
+        CK(r->t, cudaStreamWaitEvent(r->h2d, s->down, 0), "ordering a buffer set");
+    if ((rc = upload(r, s, rows)) < 0)
+        return rc;
+    CK(r->t, cudaEventRecord(s->up, r->h2d), "cudaEventRecord");
+    CK(r->t, cudaStreamWaitEvent(r->cs, s->up, 0), "ordering the upload");
+    if ((rc = sort_run(r, s, rows)) < 0)
+        return rc;
+    CK(r->t, cudaEventRecord(s->sorted, r->cs), "cudaEventRecord");
+    CK(r->t, cudaStreamWaitEvent(r->d2h, s->sorted, 0), "ordering the download");
+    for (int c = 0; c < p->n_cols; c++)
+        CK(r->t, cudaMemcpyAsync(r->st->cols[i * p->n_cols + c], s->out[c],
+                                 (size_t)(rows * p->width[c]), cudaMemcpyDeviceToHost, r->d2h),
+           "downloading a run");
+    CK(r->t, cudaEventRecord(s->down, r->d2h), "cudaEventRecord");
+    r->st->rows[i] = rows;
+    return SL_OK;
+}
+
+/* Device buffers of the sets (one set when all rows are one run) and the pinned runs. */
+static int alloc_all(struct runner *r)
+{
+    sl_task_t *t = r->t;
+    const struct plan *p = &r->p;
+    int sets = p->n_runs > 1 ? 2 : 1;
+    for (int k = 0; k < sets; k++) {
+        struct set *s = &r->s[k];
+        for (int c = 0; c < p->n_cols; c++)
+            if (!(s->in[c] = sl_task_device_alloc(t, (size_t)(p->R * p->width[c]))) ||
+                !(s->out[c] = sl_task_device_alloc(t, (size_t)(p->R * p->width[c]))))
+                return SL_ENOMEM;
+        if (p->np >= 2 && !(s->ids = sl_task_device_alloc(t, (size_t)p->R * 8)))
+            return SL_ENOMEM;
+        CK(t, cudaEventCreateWithFlags(&s->up, cudaEventDisableTiming), "cudaEventCreate");
+        CK(t, cudaEventCreateWithFlags(&s->sorted, cudaEventDisableTiming), "cudaEventCreate");
+        CK(t, cudaEventCreateWithFlags(&s->down, cudaEventDisableTiming), "cudaEventCreate");
+    }
+    if (!(r->temp = sl_task_device_alloc(t, p->temp ? p->temp : 1)))
+        return SL_ENOMEM;
+    for (int64_t i = 0; i < p->n_runs; i++) {
+        for (int c = 0; c < p->n_cols; c++) {
+            int64_t k = i * p->n_cols + c;
+            r->st->bytes[k] = run_rows(p, i) * p->width[c];
+            if (!(r->st->cols[k] = sl__task_pinned_alloc(t, r->st->bytes[k])))
+                return SL_ENOMEM;
+        }
+    }
+    return SL_OK;
+}
+
+static void free_all(struct runner *r)
+{
+    for (int k = 0; k < 2; k++) {
+        struct set *s = &r->s[k];
+        for (int c = 0; c < r->p.n_cols; c++) {
+            sl_task_device_free(r->t, s->in[c]);
+            sl_task_device_free(r->t, s->out[c]);
+        }
+        sl_task_device_free(r->t, s->ids);
+        if (s->up)
+            cudaEventDestroy(s->up);
+        if (s->sorted)
+            cudaEventDestroy(s->sorted);
+        if (s->down)
+            cudaEventDestroy(s->down);
+    }
+    sl_task_device_free(r->t, r->temp);
+}
+
+void sl__ooc_sorted_free(struct sl__ooc_sorted *st)
+{
+    if (!st)
+        return;
+    for (int64_t i = 0; st->cols && i < st->runs.n_runs * st->runs.n_cols; i++)
+        sl__pinned_owner_free(&st->owner, st->cols[i], st->bytes[i]);
+    free(st->rows);
+    free(st->cols);
+    free(st->bytes);
+    free(st);
+}
+
+static struct sl__ooc_sorted *sorted_new(sl_task_t *t, const struct plan *p)
+{
+    struct sl__ooc_sorted *st = calloc(1, sizeof *st);
+    if (!st)
+        return NULL;
+    int64_t k = p->n_runs * p->n_cols;
+    st->rows = calloc((size_t)p->n_runs, sizeof *st->rows);
+    st->cols = calloc((size_t)k, sizeof *st->cols);
+    st->bytes = calloc((size_t)k, sizeof *st->bytes);
+    if (!st->rows || !st->cols || !st->bytes) {
+        sl__ooc_sorted_free(st);
+        return NULL;
+    }
+    sl__task_pinned_owner(t, &st->owner);
+    st->n = p->n;
+    st->runs.n_cols = p->n_cols;
+    st->runs.key_col = p->kc;
+    st->runs.desc = p->desc;
+    memcpy(st->runs.width, p->width, sizeof p->width);
+    st->runs.n_runs = p->n_runs;
+    st->runs.rows = st->rows;
+    st->runs.cols = st->cols;
+    return st;
+}
+
+static int runs(struct runner *r)
+{
+    int rc = alloc_all(r);
+    if (rc < 0)
+        return rc;
+    /* Device memory is ordered on the task's stream: the copy streams wait for it. */
+    if ((rc = order(r->t, r->cs, r->h2d)) < 0 || (rc = order(r->t, r->cs, r->d2h)) < 0)
+        return rc;
+    for (int64_t i = 0; i < r->p.n_runs && rc >= 0; i++) {
+        if (sl_task_cancelled(r->t))
+            return SL_ECANCELED;
+        rc = one_run(r, i);
+    }
+    return rc;
+}
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+int sl__ooc_runs_sort(sl_task_t *t, const struct sl__ooc_input *in, struct sl__ooc_sorted **out)
+{
+    struct runner r;
+    memset(&r, 0, sizeof r);
+    r.t = t;
+    r.in = in;
+    *out = NULL;
+    if (!make_plan(t, in, &r.p))
+        return sl_task_fail(t, SL_EBUDGET, "out-of-core sort on the GPU: %lld bytes of GPU "
+                            "budget left are too few for a run",
+                            (long long)sl_task_device_budget(t));
+    double t0 = now_ms();
+    if (!(r.st = *out = sorted_new(t, &r.p)))
+        return sl_task_fail(t, SL_ENOMEM, "out of memory");
+    r.cs = sl_task_stream(t);
+    CK(t, cudaStreamCreateWithFlags(&r.h2d, cudaStreamNonBlocking), "cudaStreamCreate");
+    cudaError_t e = cudaStreamCreateWithFlags(&r.d2h, cudaStreamNonBlocking);
+    int rc = e == cudaSuccess ? runs(&r) : cuda_failed(t, e, "cudaStreamCreate");
+    cudaError_t e1 = cudaStreamSynchronize(r.h2d), e2 = cudaStreamSynchronize(r.cs);
+    cudaError_t e3 = r.d2h ? cudaStreamSynchronize(r.d2h) : cudaSuccess;
+    free_all(&r);
+    cudaStreamDestroy(r.h2d);
+    if (r.d2h)
+        cudaStreamDestroy(r.d2h);
+    if (rc >= 0 && (e = e1 != cudaSuccess ? e1 : e2 != cudaSuccess ? e2 : e3) != cudaSuccess)
+        rc = cuda_failed(t, e, "sorting runs");
+    r.st->gpu_ms = now_ms() - t0;
+    return rc;
+}

@@ -1,0 +1,245 @@
+/* Tests the out-of-core sort-merge join on a GPU (operators/join/join_smj_ooc.c over
+ * sort/ooc_runs_cuda.c and sort/ooc_merge.c): algo=sortmerge joins of host-resident
+ * sides larger than the GPU budget (8 to 48 MiB), each side sorted in runs on the GPU,
+ * the runs merged and joined by key ranges on the CPU. The result must equal the CPU
+ * join's as a row multiset (count and hash of every row), for uniform PK-FK keys, Zipf
+ * and one-heavy-key skew, duplicates on both sides, 8-byte keys and payloads, two
+ * payloads per side, no matches, an empty side. Every case checks that the join went
+ * out of core (the operator's state) and that the pool's peak stayed within the budget,
+ * cross-checked with cudaMemGetInfo. A budget too small for one run, and a left join
+ * (not taken out of core by this path), go elsewhere with the CPU's result. Skipped
+ * without a GPU. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda_runtime_api.h>
+
+#include "cuda/cuda_int.h"
+#include "join/join_int.h"
+#include "join_test.h"
+
+#define MIB ((int64_t)1 << 20)
+
+#define NEED_GPU()                            \
+    do {                                      \
+        if (sl__cuda_device_count() == 0)     \
+            SL_SKIP("no GPU");                \
+    } while (0)
+
+struct spec {
+    int64_t rows;
+    int key64, n_pay, pay64;
+    int64_t key_range;                  /* keys drawn from [0, key_range); 0 = a permutation */
+    int64_t key_offset;                 /* added to every key (no-match cases) */
+    int skew;                           /* 1: 90% of rows take key 7 */
+    int nulls;                          /* 1: every 10th key is null */
+    int huge;                           /* int64 payloads up to 2^50 (sums overflow int64) */
+    int zipf;                           /* keys Zipf-distributed (s = 1) over key_range */
+    uint64_t seed;
+};
+
+static uint64_t rnd(uint64_t *s)
+{
+    *s ^= *s << 13, *s ^= *s >> 7, *s ^= *s << 17;
+    return *s;
+}
+
+static sl_table_t *make(const struct spec *sp, const char *side)
+{
+    sl_table_t *t;
+    SL_ASSERT_OK(sl_table_create(&t));
+    char names[5][16];
+    const char *np[5];
+    enum sl_type ty[5];
+    int nc = 1 + sp->n_pay;
+    for (int c = 0; c < nc; c++) {
+        snprintf(names[c], sizeof names[c], c ? "%s%d" : "k", side, c);
+        np[c] = names[c];
+        ty[c] = c == 0 ? (sp->key64 ? SL_TYPE_INT64 : SL_TYPE_INT32)
+                       : (sp->pay64 ? SL_TYPE_INT64 : SL_TYPE_INT32);
+    }
+    uint64_t s = sp->seed * 0x9E3779B97F4A7C15ull + 1;
+    int64_t *keys = malloc((size_t)(sp->rows + 1) * sizeof *keys);
+    for (int64_t i = 0; i < sp->rows; i++)
+        keys[i] = i;
+    for (int64_t i = sp->rows - 1; i > 0 && !sp->key_range; i--) {
+        int64_t j = (int64_t)(rnd(&s) % (uint64_t)(i + 1)), x = keys[i];
+        keys[i] = keys[j];
+        keys[j] = x;
+    }
+    for (int64_t i = 0; i < sp->rows; i++) {
+        if (sp->key_range)
+            keys[i] = (int64_t)(rnd(&s) % (uint64_t)sp->key_range);
+        if (sp->zipf) /* rank r with probability ~ 1/r: r = range^u - 1 */
+            keys[i] = (int64_t)pow((double)sp->key_range, (double)(rnd(&s) >> 11) / 9007199254740992.0) - 1;
+        if (sp->skew && rnd(&s) % 10 < 9)
+            keys[i] = 7;
+        keys[i] += sp->key_offset;
+    }
+    const int64_t chunk = 1 << 18; /* several batches, and batches of other sizes than morsels */
+    for (int64_t lo = 0; lo < sp->rows || lo == 0; lo += chunk) {
+        int64_t m = sp->rows - lo < chunk ? sp->rows - lo : chunk;
+        sl_batch_t *b;
+        SL_ASSERT_OK(sl_batch_create(&b, nc, np, ty, m));
+        for (int c = 0; c < nc; c++) {
+            void *d = sl_batch_column_data(b, c);
+            for (int64_t i = 0; i < m; i++) {
+                int64_t v = c == 0 ? keys[lo + i]
+                                   : (int64_t)(rnd(&s) % 2000001) - 1000000 +
+                                         (sp->pay64 ? (int64_t)(rnd(&s) % 1000) << (sp->huge ? 40 : 20) : 0);
+                if (ty[c] == SL_TYPE_INT64)
+                    ((int64_t *)d)[i] = v;
+                else
+                    ((int32_t *)d)[i] = (int32_t)v;
+            }
+        }
+        if (sp->nulls) {
+            uint8_t *valid = sl_batch_column_validity(b, 0);
+            for (int64_t i = 0; i < m; i += 10)
+                valid[i / 8] &= (uint8_t) ~(1u << (i % 8));
+        }
+        SL_ASSERT_OK(sl_table_append(t, b));
+        sl_batch_unref(b);
+        if (m == 0)
+            break;
+    }
+    free(keys);
+    return t;
+}
+
+/* Like join_test.h's run, also saying whether the sort-merge join went out of core. */
+static struct fp run_smj(sl_engine_t *e, sl_table_t *l, sl_table_t *r, const char *opts,
+                         int *smj_ooc)
+{
+    sl_plan_t *p;
+    int nl, nr, nj;
+    SL_ASSERT_OK(sl_plan_create(&p));
+    SL_ASSERT_OK(sl_plan_add_table(p, l, &nl));
+    SL_ASSERT_OK(sl_plan_add_table(p, r, &nr));
+    SL_ASSERT_OK(sl_plan_add(p, "join", (int[]){nl, nr}, 2, opts, &nj));
+    SL_ASSERT_OK(sl_plan_output(p, nj, "o"));
+    sl_query_t *q;
+    SL_ASSERT_OK(sl_query_create(e, p, &q));
+    int rc = sl_query_run(q);
+    if (rc != SL_OK)
+        fail_msg("query failed: %s", sl_query_errmsg(q));
+    *smj_ooc = ((const struct join_state *)q->ops[nj].gstate)->smj_ooc;
+    sl_table_t *out;
+    SL_ASSERT_OK(sl_query_result(q, "o", &out));
+    struct fp f = fingerprint(out);
+    sl_table_unref(out);
+    sl_query_destroy(q);
+    sl_plan_destroy(p);
+    return f;
+}
+
+/* The join on the CPU and on the GPU with budget gpu_mem; expect: out of core or not. */
+static void check(const struct spec *ls, const struct spec *rs, const char *opts,
+                  int64_t gpu_mem, int expect)
+{
+    (void)run; /* join_test.h's, unused here */
+    sl_table_t *l = make(ls, "l"), *r = make(rs, "r");
+    sl_engine_t *cpu = engine(SL_PLACE_CPU, 0);
+    int ooc = -1;
+    struct fp want = run_smj(cpu, l, r, opts, &ooc);
+    sl_engine_close(cpu);
+    size_t free0 = 0, free1 = 0, total = 0;
+    assert_int_equal(cudaMemGetInfo(&free0, &total), cudaSuccess);
+    sl_engine_t *gpu = engine(SL_PLACE_GPU, gpu_mem);
+    struct fp got = run_smj(gpu, l, r, opts, &ooc);
+    assert_int_equal(cudaMemGetInfo(&free1, &total), cudaSuccess);
+    struct sl_mem_stats ms;
+    sl_engine_mem_stats(gpu, &ms);
+    printf("%s (%lld x %lld rows, budget %lld MiB): cpu %lld rows, gpu %lld rows, out of core "
+           "%d, pool peak %.1f MiB, device free memory %+.1f MiB\n", opts, (long long)ls->rows,
+           (long long)rs->rows, (long long)(gpu_mem >> 20), (long long)want.rows,
+           (long long)got.rows, ooc, ms.gpu_peak / 1048576.0,
+           ((double)free1 - (double)free0) / 1048576.0);
+    assert_int_equal(got.rows, want.rows);
+    assert_true(got.hash == want.hash);
+    assert_int_equal(ooc, expect);
+    assert_int_equal(ms.gpu_in_use, 0);
+    assert_true(ms.gpu_peak <= gpu_mem);
+    assert_true((double)free0 - (double)free1 <= (double)gpu_mem + 32.0 * 1048576);
+    sl_engine_close(gpu);
+    sl_table_unref(l);
+    sl_table_unref(r);
+}
+
+#define SMJ "on=k algo=sortmerge"
+
+SL_TEST(smj_ooc_uniform_pk_fk)
+{
+    NEED_GPU();
+    struct spec pk = {.rows = 1 << 20, .n_pay = 1, .seed = 1};
+    struct spec fk = {.rows = 3 << 20, .n_pay = 1, .key_range = 1 << 20, .seed = 2};
+    check(&fk, &pk, SMJ, 16 * MIB, 1);
+    check(&pk, &fk, SMJ, 32 * MIB, 1);
+}
+
+SL_TEST(smj_ooc_skew)
+{
+    NEED_GPU();
+    struct spec pk = {.rows = 1 << 20, .n_pay = 1, .seed = 3};
+    struct spec fk = {.rows = 3 << 20, .n_pay = 1, .key_range = 1 << 20, .zipf = 1, .seed = 4};
+    check(&fk, &pk, SMJ, 16 * MIB, 1);
+    struct spec hot = {.rows = 3 << 20, .n_pay = 1, .key_range = 1 << 20, .skew = 1, .seed = 5};
+    check(&hot, &pk, SMJ, 8 * MIB, 1); /* 90% of one side: one key */
+}
+
+SL_TEST(smj_ooc_duplicates_both_sides)
+{
+    NEED_GPU();
+    struct spec a = {.rows = 1 << 19, .n_pay = 1, .key_range = 1 << 17, .seed = 6};
+    struct spec b = {.rows = 2 << 20, .n_pay = 1, .key_range = 1 << 17, .seed = 7};
+    check(&b, &a, SMJ, 16 * MIB, 1);
+    /* 90% of the smaller side is one key (the ranges are cut on the larger side). */
+    struct spec hot = {.rows = 1 << 20, .n_pay = 1, .key_range = 1 << 20, .skew = 1, .seed = 8};
+    struct spec fk = {.rows = 2 << 20, .n_pay = 1, .key_range = 1 << 20, .seed = 9};
+    check(&fk, &hot, SMJ, 8 * MIB, 1);
+}
+
+SL_TEST(smj_ooc_8_byte_keys_two_payloads)
+{
+    NEED_GPU();
+    struct spec pk = {.rows = 1 << 20, .key64 = 1, .n_pay = 2, .pay64 = 1, .seed = 10};
+    struct spec fk = {.rows = 2 << 20, .key64 = 1, .n_pay = 2, .pay64 = 1, .key_range = 1 << 20,
+                      .seed = 11};
+    check(&fk, &pk, SMJ, 48 * MIB, 1);
+    struct spec pk4 = {.rows = 1 << 20, .n_pay = 2, .seed = 12};
+    struct spec fk4 = {.rows = 2 << 20, .n_pay = 2, .key_range = 1 << 20, .seed = 13};
+    check(&fk4, &pk4, SMJ, 16 * MIB, 1);
+}
+
+SL_TEST(smj_ooc_no_matches_and_empty_side)
+{
+    NEED_GPU();
+    struct spec pk = {.rows = 1 << 20, .n_pay = 1, .key_offset = 1 << 24, .seed = 14};
+    struct spec fk = {.rows = 3 << 20, .n_pay = 1, .key_range = 1 << 20, .seed = 15};
+    check(&fk, &pk, SMJ, 16 * MIB, 1);
+    struct spec empty = {.rows = 0, .n_pay = 1, .seed = 16};
+    check(&fk, &empty, SMJ, 16 * MIB, 1);
+}
+
+/* What this path does not take goes elsewhere, with the CPU's result: a budget too small
+ * for one run, a left join. The engine stays usable. */
+SL_TEST(smj_ooc_fallbacks)
+{
+    NEED_GPU();
+    struct spec pk = {.rows = 1 << 19, .n_pay = 1, .seed = 17};
+    struct spec fk = {.rows = 1 << 20, .n_pay = 1, .key_range = 1 << 20, .seed = 18};
+    check(&fk, &pk, SMJ, 5 * MIB, 0);
+    check(&fk, &pk, SMJ " kind=left", 16 * MIB, 0);
+    check(&fk, &pk, SMJ, 16 * MIB, 1);
+}
+
+/* Small inputs for compute-sanitizer. */
+SL_TEST(smj_ooc_sanitize_small)
+{
+    NEED_GPU();
+    struct spec pk = {.rows = 100000, .n_pay = 1, .seed = 19};
+    struct spec fk = {.rows = 200000, .n_pay = 1, .key_range = 100000, .seed = 20};
+    check(&fk, &pk, SMJ, 8 * MIB, 1);
+}

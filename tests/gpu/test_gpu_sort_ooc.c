@@ -1,0 +1,323 @@
+/* Tests the out-of-core sort on a GPU (operators/sort/sort_cuda_ooc.c, ooc_runs_cuda.c,
+ * ooc_merge.c): host-resident inputs larger than the engine's GPU budget (8 to 64 MiB)
+ * are sorted in several runs on the GPU and merged by the CPU; the result must equal the
+ * CPU sort row for row (both are stable; payload p1 is the input position). Keys: int32
+ * and int64, random, few distinct (duplicates), one heavy key, power-law (Zipf-like)
+ * skew, already sorted, reversed, extremes; ascending and descending; 0, 1 and 4 payload
+ * columns (int32, int64, float64, float32); empty input, one row. Every case checks that
+ * the sort went out of core (the operator's state), that the pool's peak stayed within
+ * the budget, cross-checked with cudaMemGetInfo, and that every device block went back.
+ * A budget too small even for one run falls back to the CPU sort (same result) and the
+ * engine stays usable. Also small cases for compute-sanitizer. Skipped without a GPU. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda_runtime_api.h>
+
+#include "exec_int.h"
+#include "gpu_test.h"
+#include "sort/sort_op.h"
+
+enum { K_RANDOM, K_FEW, K_HEAVY, K_ZIPF, K_SORTED, K_REVERSE, K_EXTREME };
+
+struct spec {
+    int64_t rows;
+    int key64, n_pay, keys;
+    int64_t chunk;  /* rows per input batch (0: 65536) */
+    uint64_t seed;
+};
+
+static uint64_t rnd(uint64_t *s)
+{
+    *s ^= *s << 13, *s ^= *s >> 7, *s ^= *s << 17;
+    return *s;
+}
+
+static int64_t key_of(const struct spec *sp, int64_t i, uint64_t *s)
+{
+    uint64_t x = rnd(s);
+    switch (sp->keys) {
+    case K_FEW: return (int64_t)(x % 100) - 50;
+    case K_HEAVY: return x % 3 ? 7 : (int64_t)rnd(s);
+    case K_ZIPF: { /* P(key >= k) ~ 1/k: a power law, a few keys very frequent */
+        double u = (double)(x >> 11) / 9007199254740992.0;
+        return (int64_t)(1.0 / (u + 1e-9));
+    }
+    case K_SORTED: return i / 5 - sp->rows / 10;
+    case K_REVERSE: return sp->rows - i;
+    case K_EXTREME: {
+        int64_t ex[] = {sp->key64 ? INT64_MIN : INT32_MIN, sp->key64 ? INT64_MAX : INT32_MAX,
+                        0, -1};
+        return x % 2 ? ex[x % 4] : (int64_t)rnd(s);
+    }
+    default: return (int64_t)x;
+    }
+}
+
+static sl_table_t *make(const struct spec *sp)
+{
+    sl_table_t *t;
+    SL_ASSERT_OK(sl_table_create(&t));
+    const char *names[5] = {"k", "p1", "p2", "p3", "p4"};
+    enum sl_type ty[5] = {sp->key64 ? SL_TYPE_INT64 : SL_TYPE_INT32, SL_TYPE_INT32,
+                          SL_TYPE_INT64, SL_TYPE_FLOAT64, SL_TYPE_FLOAT32};
+    int nc = 1 + sp->n_pay;
+    uint64_t s = sp->seed * 0x9E3779B97F4A7C15ull + 1;
+    int64_t chunk = sp->chunk ? sp->chunk : 65536, row = 0;
+    for (int64_t lo = 0; lo < sp->rows || lo == 0; lo += chunk) {
+        int64_t m = sp->rows - lo < chunk ? sp->rows - lo : chunk;
+        sl_batch_t *b;
+        SL_ASSERT_OK(sl_batch_create(&b, nc, names, ty, m));
+        for (int64_t i = 0; i < m; i++, row++) {
+            int64_t k = key_of(sp, row, &s);
+            if (sp->key64)
+                ((int64_t *)sl_batch_column_data(b, 0))[i] = k;
+            else
+                ((int32_t *)sl_batch_column_data(b, 0))[i] = (int32_t)k;
+            for (int c = 1; c < nc; c++) {
+                void *p = sl_batch_column_data(b, c);
+                if (c == 1)
+                    ((int32_t *)p)[i] = (int32_t)row; /* the input position: stability */
+                else if (c == 2)
+                    ((int64_t *)p)[i] = (int64_t)rnd(&s);
+                else if (c == 3)
+                    ((double *)p)[i] = (double)(int64_t)rnd(&s) / 1e6;
+                else
+                    ((float *)p)[i] = (float)(rnd(&s) % 100000) / 7.0f;
+            }
+        }
+        SL_ASSERT_OK(sl_table_append(t, b));
+        sl_batch_unref(b);
+        if (m == 0)
+            break;
+    }
+    return t;
+}
+
+/* A table's rows as one array of 8-byte words per column, in order. */
+struct flat {
+    int64_t rows;
+    int cols;
+    uint64_t *v; /* cols x rows */
+};
+
+static struct flat flatten(sl_table_t *t)
+{
+    struct flat f = {sl_table_num_rows(t), 0, NULL};
+    int64_t at = 0;
+    for (int64_t bi = 0; bi < sl_table_num_batches(t); bi++) {
+        sl_batch_t *b = sl_table_batch(t, bi);
+        if (!f.v) {
+            f.cols = sl_batch_num_columns(b);
+            f.v = calloc((size_t)(f.rows * f.cols + 1), 8);
+        }
+        for (int c = 0; c < f.cols; c++) {
+            struct sl_column col;
+            sl_batch_column(b, c, &col);
+            assert_null(col.validity);
+            for (int64_t r = 0; r < col.length; r++) {
+                int64_t i = col.offset + r;
+                uint64_t v = 0;
+                if (sl_type_width(col.type) == 8)
+                    memcpy(&v, (const char *)col.data + i * 8, 8);
+                else
+                    memcpy(&v, (const char *)col.data + i * 4, 4);
+                f.v[(size_t)c * (size_t)f.rows + (size_t)(at + r)] = v;
+            }
+        }
+        at += sl_batch_num_rows(b);
+    }
+    return f;
+}
+
+static sl_engine_t *engine(enum sl_placement pl, int64_t gpu_mem)
+{
+    struct sl_engine_config cfg;
+    sl_engine_config_init(&cfg);
+    cfg.n_threads = 2;
+    cfg.placement = pl;
+    cfg.gpu_mem_limit = gpu_mem;
+    sl_engine_t *e;
+    SL_ASSERT_OK(sl_engine_open(&e, &cfg));
+    return e;
+}
+
+/* Sorts `in` by `by`; *ooc / *gpu: how the GPU finalized it. */
+static struct flat run(sl_engine_t *e, sl_table_t *in, const char *by, int *ooc, int *gpu)
+{
+    sl_plan_t *p;
+    int ni, ns;
+    SL_ASSERT_OK(sl_plan_create(&p));
+    SL_ASSERT_OK(sl_plan_add_table(p, in, &ni));
+    SL_ASSERT_OK(sl_plan_add(p, "sort", &ni, 1, by, &ns));
+    SL_ASSERT_OK(sl_plan_output(p, ns, "o"));
+    sl_query_t *q;
+    SL_ASSERT_OK(sl_query_create(e, p, &q));
+    int rc = sl_query_run(q);
+    if (rc != SL_OK)
+        fail_msg("query failed: %s", sl_query_errmsg(q));
+    const struct sort_global *g = q->ops[ns].gstate;
+    if (ooc)
+        *ooc = g->ooc;
+    if (gpu)
+        *gpu = g->gpu;
+    sl_table_t *out;
+    SL_ASSERT_OK(sl_query_result(q, "o", &out));
+    struct flat f = flatten(out);
+    sl_table_unref(out);
+    sl_query_destroy(q);
+    sl_plan_destroy(p);
+    return f;
+}
+
+static void compare(const struct flat *want, const struct flat *got, const char *what)
+{
+    int64_t bad = -1;
+    for (int64_t i = 0; got->rows == want->rows && i < want->rows * want->cols && bad < 0; i++)
+        if (got->v[i] != want->v[i])
+            bad = i;
+    if (bad >= 0)
+        printf("  %s: first difference: column %lld row %lld\n", what,
+               (long long)(bad / want->rows), (long long)(bad % want->rows));
+    assert_int_equal(got->rows, want->rows);
+    assert_true(bad < 0);
+}
+
+/* The CPU sort vs the GPU engine with budget gpu_mem; expect_ooc: 1 out of core, 0 not. */
+static void check(const struct spec *sp, const char *by, int64_t gpu_mem, int expect_ooc)
+{
+    sl_table_t *in = make(sp);
+    sl_engine_t *cpu = engine(SL_PLACE_CPU, 0);
+    struct flat want = run(cpu, in, by, NULL, NULL);
+    sl_engine_close(cpu);
+    assert_int_equal(want.rows, sp->rows);
+    size_t free0 = 0, free1 = 0, total = 0;
+    CU(cudaMemGetInfo(&free0, &total));
+    sl_engine_t *gpu = engine(SL_PLACE_GPU, gpu_mem);
+    int ooc = -1, on_gpu = -1;
+    struct flat got = run(gpu, in, by, &ooc, &on_gpu);
+    CU(cudaMemGetInfo(&free1, &total));
+    struct sl_mem_stats ms;
+    sl_engine_mem_stats(gpu, &ms);
+    printf("sort %s: %lld rows, key %d B, %d payloads, keys %d, budget %lld MiB: out of core "
+           "%d, in GPU %d, pool peak %.1f MiB, device free memory %+.1f MiB\n", by,
+           (long long)sp->rows, sp->key64 ? 8 : 4, sp->n_pay, sp->keys,
+           (long long)(gpu_mem >> 20), ooc, on_gpu, ms.gpu_peak / 1048576.0,
+           ((double)free1 - (double)free0) / 1048576.0);
+    compare(&want, &got, by);
+    assert_int_equal(ooc, expect_ooc);
+    assert_int_equal(ms.gpu_in_use, 0); /* every device block went back to the pool */
+    assert_true(ms.gpu_peak <= gpu_mem);
+    /* Nothing allocates behind the pool: the device lost at most the budget (plus the
+     * streams' and events' few MiB). */
+    assert_true((double)free0 - (double)free1 <= (double)gpu_mem + 32.0 * 1048576);
+    sl_engine_close(gpu);
+    free(want.v);
+    free(got.v);
+    sl_table_unref(in);
+}
+
+#define MIB ((int64_t)1 << 20)
+
+SL_TEST(ooc_int32_random_budgets)
+{
+    REQUIRE_GPU();
+    /* 2^22 rows x 8 B = 32 MiB of pairs: runs of 2^16..2^19 rows. */
+    struct spec a = {.rows = (int64_t)1 << 22, .n_pay = 1, .seed = 1};
+    check(&a, "by=k", 8 * MIB, 1);
+    check(&a, "by=k", 16 * MIB, 1);
+    check(&a, "by=\"k DESC\"", 24 * MIB, 1);
+}
+
+SL_TEST(ooc_int64_payloads)
+{
+    REQUIRE_GPU();
+    struct spec a = {.rows = 3000000, .key64 = 1, .n_pay = 4, .chunk = 100003, .seed = 2};
+    check(&a, "by=k", 32 * MIB, 1);
+    check(&a, "by=\"k DESC\"", 64 * MIB, 1);
+    struct spec b = {.rows = 2500000, .key64 = 1, .n_pay = 0, .seed = 3};
+    check(&b, "by=k", 8 * MIB, 1);
+    struct spec c = {.rows = 2500000, .n_pay = 4, .seed = 4};
+    check(&c, "by=k", 16 * MIB, 1);
+}
+
+SL_TEST(ooc_duplicates_and_skew)
+{
+    REQUIRE_GPU();
+    struct spec few = {.rows = 3000000, .n_pay = 1, .keys = K_FEW, .seed = 5};
+    check(&few, "by=k", 8 * MIB, 1);
+    struct spec heavy = {.rows = 3000000, .key64 = 1, .n_pay = 4, .keys = K_HEAVY, .seed = 6};
+    check(&heavy, "by=\"k DESC\"", 32 * MIB, 1);
+    struct spec zipf = {.rows = 3000000, .n_pay = 1, .keys = K_ZIPF, .seed = 7};
+    check(&zipf, "by=k", 12 * MIB, 1);
+    zipf.key64 = 1;
+    check(&zipf, "by=k", 16 * MIB, 1);
+}
+
+SL_TEST(ooc_sorted_reversed_extremes)
+{
+    REQUIRE_GPU();
+    struct spec s = {.rows = 2000000, .n_pay = 4, .keys = K_SORTED, .seed = 8};
+    check(&s, "by=k", 16 * MIB, 1);
+    s.keys = K_REVERSE;
+    check(&s, "by=k", 16 * MIB, 1);
+    check(&s, "by=\"k DESC\"", 16 * MIB, 1);
+    struct spec x = {.rows = 2000000, .n_pay = 1, .keys = K_EXTREME, .seed = 9};
+    check(&x, "by=k", 8 * MIB, 1);
+    x.key64 = 1;
+    check(&x, "by=\"k DESC\"", 16 * MIB, 1);
+}
+
+/* Empty input: nothing to sort on any device. One row: under 8 MiB the sink keeps it on
+ * the host (less than its 16 MiB margin is left), so it is one run out of core; under
+ * the default budget it is sorted in GPU memory. */
+SL_TEST(ooc_empty_and_one_row)
+{
+    REQUIRE_GPU();
+    struct spec e = {.rows = 0, .n_pay = 1, .seed = 10};
+    check(&e, "by=k", 8 * MIB, 0);
+    struct spec one = {.rows = 1, .n_pay = 4, .seed = 11};
+    check(&one, "by=k", 8 * MIB, 1);
+    check(&one, "by=\"k DESC\"", 1024 * MIB, 0);
+}
+
+/* A budget too small even for one run: the CPU sorts (can_run says no), same result;
+ * then the same engine sorts out of core with a usable budget... of another engine, and
+ * this one still runs queries. */
+SL_TEST(ooc_budget_too_small_falls_back_to_cpu)
+{
+    REQUIRE_GPU();
+    struct spec a = {.rows = 1000000, .n_pay = 1, .seed = 12};
+    check(&a, "by=k", 5 * MIB, 0);
+    sl_table_t *in = make(&a);
+    sl_engine_t *e = engine(SL_PLACE_GPU, 5 * MIB);
+    for (int i = 0; i < 2; i++) {
+        int ooc = -1;
+        struct flat got = run(e, in, "by=k", &ooc, NULL);
+        assert_int_equal(got.rows, a.rows);
+        assert_int_equal(ooc, 0);
+        free(got.v);
+    }
+    sl_engine_close(e);
+    sl_table_unref(in);
+}
+
+/* Tiny input for racecheck: 7 MiB leave 1 MiB for runs (two runs of 2^15 rows). */
+SL_TEST(ooc_racecheck_tiny)
+{
+    REQUIRE_GPU();
+    struct spec a = {.rows = 40000, .n_pay = 1, .keys = K_FEW, .chunk = 9999, .seed = 15};
+    check(&a, "by=k", 7 * MIB, 1);
+}
+
+/* Small input for compute-sanitizer: several runs, two payload paths. */
+SL_TEST(ooc_sanitize_small)
+{
+    REQUIRE_GPU();
+    struct spec a = {.rows = 300000, .n_pay = 4, .keys = K_FEW, .chunk = 7777, .seed = 13};
+    check(&a, "by=k", 8 * MIB, 1);
+    struct spec b = {.rows = 300000, .key64 = 1, .n_pay = 1, .seed = 14};
+    check(&b, "by=\"k DESC\"", 8 * MIB, 1);
+}

@@ -1,0 +1,201 @@
+/* Tests the CPU half of the out-of-core sort (operators/sort/ooc_merge.c): k sorted runs
+ * in host memory merged by output key ranges (co-ranks) must give exactly the stable
+ * sort of the runs' concatenation. Reference: a stable qsort of (key, input position).
+ * Cases: int32 and int64 keys, ascending and descending, 1 to 70 runs (not a power of
+ * two), empty runs, one row, all keys equal, few distinct keys, one heavy key (skew),
+ * extremes (INT_MIN/MAX), already sorted and reversed input, payload columns of 4 and 8
+ * bytes, the output split into 1 to 13 ranges. */
+#include <string.h>
+
+#include "sl_test.h"
+#include "sort/ooc_merge.h"
+
+enum { K_RANDOM, K_FEW, K_EQUAL, K_HEAVY, K_EXTREME, K_SORTED, K_REVERSE };
+
+static uint64_t rng = 88172645463325252ull;
+
+static uint64_t rnd(void)
+{
+    rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+    return rng;
+}
+
+static int64_t key_of(int mode, int64_t i, int64_t n, int w)
+{
+    uint64_t x = rnd();
+    switch (mode) {
+    case K_FEW: return (int64_t)(x % 7) - 3;
+    case K_EQUAL: return 42;
+    case K_HEAVY: return x % 4 ? 5 : (w == 4 ? (int32_t)rnd() : (int64_t)rnd());
+    case K_EXTREME: {
+        int64_t ex[] = {w == 4 ? INT32_MIN : INT64_MIN, w == 4 ? INT32_MAX : INT64_MAX, 0, -1};
+        return ex[x % 4];
+    }
+    case K_SORTED: return i / 3;
+    case K_REVERSE: return n - i;
+    default: return w == 4 ? (int32_t)x : (int64_t)x;
+    }
+}
+
+struct item {
+    int64_t key, pos;
+    int desc;
+};
+
+static int cmp_item(const void *pa, const void *pb)
+{
+    const struct item *a = pa, *b = pb;
+    if (a->key != b->key)
+        return (a->key < b->key) != a->desc ? -1 : 1;
+    return a->pos < b->pos ? -1 : 1;
+}
+
+static int64_t col_get(const void *col, int w, int64_t i)
+{
+    return w == 4 ? ((const int32_t *)col)[i] : ((const int64_t *)col)[i];
+}
+
+static void col_set(void *col, int w, int64_t i, int64_t v)
+{
+    if (w == 4)
+        ((int32_t *)col)[i] = (int32_t)v;
+    else
+        ((int64_t *)col)[i] = v;
+}
+
+/* Columns: 0 the key (width kw), 1 the input position (4 B), 2 a value derived from
+ * the position (8 B). The key need not be column 0: key_col picks it. */
+static void check1(int kw, int desc, int mode, const int64_t *lens, int k, int n_parts,
+                   int key_col, int by_sort, int narrow)
+{
+    int64_t n = 0;
+    for (int j = 0; j < k; j++)
+        n += lens[j];
+    int nc = narrow ? 2 : 3, width[3];
+    int cols_of[3] = {key_col, key_col == 0 ? 1 : 0, key_col == 2 ? 1 : 2}; /* key, pos, derived */
+    if (narrow) /* key and position only: the sort carries a 4-byte payload in its items */
+        key_col = key_col % 2, cols_of[0] = key_col, cols_of[1] = 1 - key_col, cols_of[2] = -1;
+    width[cols_of[0]] = kw, width[cols_of[1]] = 4;
+    if (!narrow)
+        width[cols_of[2]] = 8;
+    struct item *all = malloc((size_t)(n + 1) * sizeof *all);
+    int64_t *rows = malloc((size_t)k * sizeof *rows);
+    void **cols = calloc((size_t)k * nc, sizeof *cols);
+    int64_t at = 0;
+    for (int j = 0; j < k; j++) {
+        rows[j] = lens[j];
+        struct item *run = all + at;
+        for (int64_t i = 0; i < lens[j]; i++)
+            run[i] = (struct item){key_of(mode, at + i, n, kw), at + i, desc};
+        qsort(run, (size_t)lens[j], sizeof *run, cmp_item); /* each run sorted stably */
+        for (int c = 0; c < nc; c++)
+            cols[j * nc + c] = malloc((size_t)(lens[j] + 1) * (size_t)width[c]);
+        for (int64_t i = 0; i < lens[j]; i++) {
+            col_set(cols[j * nc + cols_of[0]], kw, i, run[i].key);
+            col_set(cols[j * nc + cols_of[1]], 4, i, run[i].pos);
+            if (!narrow)
+                col_set(cols[j * nc + cols_of[2]], 8, i, run[i].pos * 1000003 - 7);
+        }
+        at += lens[j];
+    }
+    qsort(all, (size_t)n, sizeof *all, cmp_item); /* the reference: stable over all */
+    struct sl__ooc_runs m = {.n_cols = nc, .key_col = key_col, .desc = desc, .n_runs = k,
+                             .rows = rows, .cols = cols};
+    memcpy(m.width, width, sizeof width);
+    assert_int_equal(sl__ooc_total(&m), n);
+    void *out[3];
+    for (int c = 0; c < nc; c++)
+        out[c] = malloc((size_t)(n + 1) * (size_t)width[c]);
+    uint64_t *scratch = malloc((size_t)sl__ooc_scratch_words(&m) * 8);
+    int64_t *from = malloc((size_t)k * 8), *to = malloc((size_t)k * 8);
+    for (int p = 0; p < n_parts; p++) {
+        int64_t lo = n * p / n_parts, hi = n * (p + 1) / n_parts;
+        sl__ooc_corank(&m, lo, from);
+        sl__ooc_corank(&m, hi, to);
+        int64_t got = 0;
+        for (int j = 0; j < k; j++) {
+            assert_true(from[j] >= 0 && from[j] <= to[j] && to[j] <= rows[j]);
+            got += to[j] - from[j];
+        }
+        assert_int_equal(got, hi - lo);
+        void *o[3];
+        for (int c = 0; c < nc; c++)
+            o[c] = (char *)out[c] + lo * width[c];
+        if (by_sort) {
+            void *sc = malloc((size_t)sl__ooc_sort_scratch_bytes(&m, hi - lo));
+            sl__ooc_merge_by_sort(&m, from, to, o, sc);
+            free(sc);
+        } else {
+            sl__ooc_merge(&m, from, to, o, scratch);
+        }
+    }
+    /* Key ranges: the code at rank i is that of the i-th output row, and the rows below
+     * it are exactly the output rows with a smaller key. */
+    for (int q = 0; q < 5 && n > 0; q++) {
+        int64_t i = (int64_t)(rnd() % (uint64_t)n);
+        uint64_t v = sl__ooc_code_at_rank(&m, i);
+        int64_t below = 0, want_below = 0;
+        sl__ooc_split_below(&m, v, from);
+        for (int j = 0; j < k; j++)
+            below += from[j];
+        while (want_below < n && (desc ? all[want_below].key > all[i].key
+                                       : all[want_below].key < all[i].key))
+            want_below++;
+        assert_int_equal(below, want_below);
+        uint64_t want = kw == 4 ? (uint64_t)((uint32_t)all[i].key ^ 0x80000000u)
+                                : (uint64_t)all[i].key ^ 0x8000000000000000ull;
+        if (desc)
+            want = kw == 4 ? (uint32_t)~want : ~want;
+        assert_true(v == want);
+        for (int j = 0; j < k; j++) /* the code of each run's first row at or above v */
+            if (from[j] < rows[j])
+                assert_true(sl__ooc_code(&m, j, from[j]) >= v);
+    }
+    for (int64_t i = 0; i < n; i++) {
+        int64_t key = col_get(out[cols_of[0]], kw, i), pos = col_get(out[cols_of[1]], 4, i);
+        int64_t der = narrow ? all[i].pos * 1000003 - 7 : col_get(out[cols_of[2]], 8, i);
+        if (key != all[i].key || pos != all[i].pos || der != all[i].pos * 1000003 - 7)
+            fail_msg("kw %d desc %d mode %d k %d parts %d sort %d narrow %d: row %lld: got (%lld, %lld) want "
+                     "(%lld, %lld)", kw, desc, mode, k, n_parts, by_sort, narrow, (long long)i, (long long)key,
+                     (long long)pos, (long long)all[i].key, (long long)all[i].pos);
+    }
+    for (int c = 0; c < nc; c++)
+        free(out[c]);
+    for (int j = 0; j < k * nc; j++)
+        free(cols[j]);
+    free(cols), free(rows), free(all), free(scratch), free(from), free(to);
+}
+
+/* Both merges (loser tree, radix sort of the range), three and two columns. */
+static void check(int kw, int desc, int mode, const int64_t *lens, int k, int n_parts, int key_col)
+{
+    for (int by_sort = 0; by_sort < 2; by_sort++)
+        for (int narrow = 0; narrow < 2; narrow++)
+            check1(kw, desc, mode, lens, k, n_parts, key_col, by_sort, narrow);
+}
+
+SL_TEST(ooc_merge_random_runs)
+{
+    int64_t lens[70];
+    for (int kw = 4; kw <= 8; kw += 4)
+        for (int desc = 0; desc < 2; desc++)
+            for (int mode = K_RANDOM; mode <= K_REVERSE; mode++) {
+                int ks[] = {1, 2, 3, 8, 13, 70};
+                for (int a = 0; a < 6; a++) {
+                    int k = ks[a];
+                    for (int j = 0; j < k; j++)
+                        lens[j] = j % 5 == 3 ? 0 : (int64_t)(rnd() % 3000);
+                    check(kw, desc, mode, lens, k, 1 + (int)(rnd() % 13), (int)(rnd() % 3));
+                }
+            }
+}
+
+SL_TEST(ooc_merge_edges)
+{
+    int64_t none[3] = {0, 0, 0}, one[3] = {0, 1, 0}, big[2] = {20000, 19999};
+    check(4, 0, K_RANDOM, none, 3, 4, 0); /* nothing at all */
+    check(8, 1, K_RANDOM, one, 3, 3, 1);  /* one row, more ranges than rows */
+    check(4, 0, K_EQUAL, big, 2, 7, 0);   /* every key equal: run 0 first, then run 1 */
+    check(8, 0, K_HEAVY, big, 2, 5, 2);
+    check(4, 1, K_EXTREME, big, 2, 9, 0);
+}
