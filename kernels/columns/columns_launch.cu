@@ -86,6 +86,38 @@ extern "C" cudaError_t sl_k_iota_u32(uint32_t *d_out, int64_t n, uint32_t first,
 }
 
 template <typename T>
+__global__ void strided_kernel(const T *__restrict__ src, int64_t stride, T *__restrict__ dst,
+                               int64_t n)
+{
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
+         i += (int64_t)gridDim.x * blockDim.x)
+        dst[i] = src[i * stride];
+}
+
+template <typename T>
+static cudaError_t strided(const T *src, int64_t stride, T *dst, int64_t n, cudaStream_t stream)
+{
+    if (n < 0 || stride < 1 || (n > 0 && (src == NULL || dst == NULL)))
+        return cudaErrorInvalidValue;
+    if (n == 0)
+        return cudaSuccess;
+    strided_kernel<T><<<grid_for(n), kThreads, 0, stream>>>(src, stride, dst, n);
+    return cudaGetLastError();
+}
+
+extern "C" cudaError_t sl_k_strided_b32(const uint32_t *d_src, int64_t stride, uint32_t *d_dst,
+                                        int64_t n, cudaStream_t stream)
+{
+    return strided(d_src, stride, d_dst, n, stream);
+}
+
+extern "C" cudaError_t sl_k_strided_b64(const uint64_t *d_src, int64_t stride, uint64_t *d_dst,
+                                        int64_t n, cudaStream_t stream)
+{
+    return strided(d_src, stride, d_dst, n, stream);
+}
+
+template <typename T>
 static cudaError_t gather(const T *src, const uint32_t *idx, T *dst, int64_t n,
                           cudaStream_t stream)
 {

@@ -265,13 +265,21 @@ int gj_pick_bits(sl_task_t *t, struct gj *g)
         return SL_OK;
     int64_t m = b->n < SAMPLE_KEYS ? b->n : SAMPLE_KEYS, stride = b->n / m;
     unsigned char *h = sl_task_alloc(t, (size_t)m * (size_t)kw);
-    if (!h)
+    void *d = sl_task_device_alloc(t, (size_t)m * (size_t)kw);
+    if (!h || !d) {
+        sl_task_free(t, h);
+        sl_task_device_free(t, d);
         return SL_ENOMEM;
+    }
+    /* gathered on the GPU, then one contiguous copy back */
     cudaStream_t s = sl_task_stream(t);
-    cudaError_t e = cudaMemcpy2DAsync(h, (size_t)kw, b->keys, (size_t)(stride * kw), (size_t)kw,
-                                      (size_t)m, cudaMemcpyDefault, s);
+    cudaError_t e = g->k8 ? sl_k_strided_b64(b->keys, stride, d, m, s)
+                          : sl_k_strided_b32(b->keys, stride, d, m, s);
+    if (e == cudaSuccess)
+        e = cudaMemcpyAsync(h, d, (size_t)m * (size_t)kw, cudaMemcpyDeviceToHost, s);
     if (e == cudaSuccess)
         e = cudaStreamSynchronize(s);
+    sl_task_device_free(t, d);
     if (e != cudaSuccess) {
         sl_task_free(t, h);
         return gj_cuda_failed(t, e, "sampling keys");

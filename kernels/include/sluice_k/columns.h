@@ -27,6 +27,13 @@ cudaError_t sl_k_gather_b32(const uint32_t *d_src, const uint32_t *d_idx, uint32
 cudaError_t sl_k_gather_b64(const uint64_t *d_src, const uint32_t *d_idx, uint64_t *d_dst,
                             int64_t n, cudaStream_t stream);
 
+/* d_dst[i] = d_src[i * stride] for i in [0, n) (a sample; one contiguous result to copy
+ * back instead of a 2-D copy of n tiny rows); 4- or 8-byte values, stride >= 1. */
+cudaError_t sl_k_strided_b32(const uint32_t *d_src, int64_t stride, uint32_t *d_dst, int64_t n,
+                             cudaStream_t stream);
+cudaError_t sl_k_strided_b64(const uint64_t *d_src, int64_t stride, uint64_t *d_dst, int64_t n,
+                             cudaStream_t stream);
+
 /* Sums of n values into d_sum (the caller zeroes it first; sums add up over calls):
  *  i32 -> int64 (cannot overflow below 2^32 rows), f32/f64 -> double;
  *  i64 -> exact: d_sum is two words {low 64 bits, high 64 bits} of a 128-bit two's
