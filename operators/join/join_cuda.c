@@ -679,8 +679,8 @@ static void phases_write(struct phases *p, const struct gj *g, int rc)
         clock_gettime(CLOCK_MONOTONIC, &t1);
         FILE *f = fopen(p->path, "a");
         if (f) {
-            fprintf(f, "{\"algo\":\"%s\",\"radix_bits\":%d,\"begin_bit\":%d", algos[g->algo],
-                    g->bits, g->begin);
+            fprintf(f, "{\"algo\":\"%s\",\"radix_bits\":%d,\"begin_bit\":%d,\"probe_rows\":%lld",
+                    algos[g->algo], g->bits, g->begin, (long long)g->s[1 - g->build].n);
             for (int i = 1; i < PH_N; i++) {
                 float ms = 0;
                 cudaEventElapsedTime(&ms, p->ev[i - 1], p->ev[i]);
@@ -705,6 +705,8 @@ static int finalize(sl_task_t *t, struct join_state *st, struct gj *g, struct gj
     int rc = plan(t, st, g);
     if (rc >= 0)
         rc = gj_prepare(t, st, g);
+    if (rc >= 0)
+        rc = gj_filter_probe(t, g); /* PHJ inner/semi with dense build keys */
     if (rc < 0)
         return rc;
     phase_mark(ph, t, PH_PREPARED);

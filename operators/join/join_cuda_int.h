@@ -63,6 +63,9 @@ int gj_key_range(sl_task_t *t, const struct join_state *st, int side, int k8, ui
                  int64_t *range);
 /* Batch order, row counts, contiguous keys and packed rows of both sides. */
 int gj_prepare(sl_task_t *t, struct join_state *st, struct gj *g);
+/* PHJ inner/semi: drops the probe rows without a partner before partitioning, when the
+ * build keys are dense and samples say most probe rows have none (join_cuda_filter.c). */
+int gj_filter_probe(sl_task_t *t, struct gj *g);
 /* The radix bits' start from a sample of the build keys (keys sharing low bits). */
 int gj_pick_bits(sl_task_t *t, struct gj *g);
 /* Partitions (PHJ: bits [begin, begin + bits), with offsets) or sorts (SMJ: all key

@@ -455,6 +455,61 @@ SL_TEST(keys_sharing_low_bits)
     assert_non_null(strstr(line, "\"begin_bit\":10,"));
 }
 
+/* The probe row count the last GPU finalize partitioned, from its phase line. */
+static long long probe_rows_of_last_join(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    char line[512] = "", last[512] = "";
+    while (fgets(line, sizeof line, f))
+        memcpy(last, line, sizeof last);
+    fclose(f);
+    remove(path);
+    const char *at = strstr(last, "\"probe_rows\":");
+    assert_non_null(at);
+    return atoll(at + strlen("\"probe_rows\":"));
+}
+
+/* Low match ratio on dense build keys: PHJ drops the probe rows without a partner before
+ * partitioning (inner and semi: checked from the phase line), and keeps them for anti and
+ * left; int32 and int64 keys, one and three payloads; a sparse build is not filtered. */
+SL_TEST(probe_filter_low_match_dense_build)
+{
+    NEED_GPU();
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/test_gpu_join_op_filter.%d", (int)getpid());
+    static const char *const kinds[] = {"inner", "semi", "anti", "left"};
+    struct spec pk = {.rows = 200000, .n_pay = 3, .mixed = 1, .key_offset = 5000, .seed = 70};
+    struct spec probe = {.rows = 1200000, .n_pay = 1, .key_range = 1000000, .seed = 71};
+    struct spec pk64 = {.rows = 150000, .key64 = 1, .n_pay = 1, .seed = 72};
+    struct spec probe64 = {.rows = 1100000, .key64 = 1, .n_pay = 3, .mixed = 1, .key_range = 600000, .seed = 73};
+    struct spec sparse = {.rows = 200000, .n_pay = 1, .key_mul = 5, .seed = 74};
+    sl_engine_t *cpu = engine(SL_PLACE_CPU, 0), *gpu = engine(SL_PLACE_GPU, 0);
+    const struct spec *cases[][2] = {{&probe, &pk}, {&probe64, &pk64}, {&probe, &sparse}};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        sl_table_t *l = make(cases[c][0], "l"), *r = make(cases[c][1], "r");
+        for (int k = 0; k < 4; k++) {
+            char opts[128];
+            snprintf(opts, sizeof opts, "on=k kind=%s algo=radix", kinds[k]);
+            remove(path);
+            setenv("SLUICE_JOIN_PHASES", path, 1);
+            check_on(cpu, gpu, l, r, opts, 1, 1);
+            unsetenv("SLUICE_JOIN_PHASES");
+            long long kept = probe_rows_of_last_join(path);
+            printf("%s, case %zu: %lld of %lld probe rows partitioned\n", opts, c, kept,
+                   (long long)cases[c][0]->rows);
+            if (c < 2 && k < 2)
+                assert_true(kept < cases[c][0]->rows / 2); /* filtered */
+            else
+                assert_int_equal(kept, cases[c][0]->rows);
+        }
+        sl_table_unref(l);
+        sl_table_unref(r);
+    }
+    sl_engine_close(cpu);
+    sl_engine_close(gpu);
+}
+
 SL_TEST(small_gpu_budget_runs_out_of_core)
 {
     NEED_GPU();

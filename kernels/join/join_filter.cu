@@ -1,0 +1,135 @@
+/* Probe-side filter by a bitmap of dense build keys. Contracts in sluice_k/join_filter.h. */
+#include "sluice_k/join_filter.h"
+
+#include <cub/device/device_select.cuh>
+#include <thrust/iterator/counting_iterator.h>
+
+namespace {
+
+constexpr int kThreads = 256;
+
+int64_t grid_for(int64_t n)
+{
+    int64_t g = (n + kThreads - 1) / kThreads;
+    return g < 1 ? 1 : g > 132 * 16 ? 132 * 16 : g;
+}
+
+template <typename K>
+__global__ void bitmap_kernel(const K *__restrict__ keys, int64_t n, K kmin, uint64_t range,
+                              uint32_t *bm)
+{
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (int64_t)gridDim.x * blockDim.x) {
+        const uint64_t d = (uint64_t)(K)(keys[i] - kmin);
+        if (d < range)
+            atomicOr(&bm[d >> 5], 1u << (d & 31));
+    }
+}
+
+template <typename K> struct Marked {
+    const K *keys;
+    K kmin;
+    uint64_t range;
+    const uint32_t *bm;
+    __device__ bool operator()(uint32_t i) const
+    {
+        const uint64_t d = (uint64_t)(K)(keys[i] - kmin);
+        return d < range && ((bm[d >> 5] >> (d & 31)) & 1u);
+    }
+};
+
+template <int W>
+__global__ void gather_words(const uint32_t *__restrict__ src, const uint32_t *__restrict__ idx,
+                             int64_t n, uint32_t *__restrict__ dst)
+{
+    for (int64_t j = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; j < n;
+         j += (int64_t)gridDim.x * blockDim.x) {
+        const uint32_t *s = src + (size_t)idx[j] * W;
+#pragma unroll
+        for (int w = 0; w < W; w++)
+            dst[(size_t)j * W + w] = s[w];
+    }
+}
+
+template <typename K>
+cudaError_t bitmap_keys(const K *keys, int64_t n, K kmin, int64_t range, uint32_t *bm,
+                        cudaStream_t stream)
+{
+    if (n < 0 || range < 1 || range >= ((int64_t)1 << 32) || bm == NULL ||
+        (n > 0 && keys == NULL))
+        return cudaErrorInvalidValue;
+    if (n == 0)
+        return cudaSuccess;
+    bitmap_kernel<K><<<(unsigned)grid_for(n), kThreads, 0, stream>>>(keys, n, kmin,
+                                                                     (uint64_t)range, bm);
+    return cudaGetLastError();
+}
+
+template <typename K>
+cudaError_t select_marked(void *d_temp, size_t *temp_bytes, const K *keys, int64_t n, K kmin,
+                          int64_t range, const uint32_t *bm, uint32_t *idx, int64_t *count,
+                          cudaStream_t stream)
+{
+    if (temp_bytes == NULL || n < 0 || n >= ((int64_t)1 << 32) || range < 1 ||
+        range >= ((int64_t)1 << 32))
+        return cudaErrorInvalidValue;
+    if (d_temp != NULL && (count == NULL || bm == NULL || (n > 0 && (keys == NULL || idx == NULL))))
+        return cudaErrorInvalidValue;
+    Marked<K> pred{keys, kmin, (uint64_t)range, bm};
+    return cub::DeviceSelect::If(d_temp, *temp_bytes, thrust::counting_iterator<uint32_t>(0), idx,
+                                 count, n, pred, stream);
+}
+
+} // namespace
+
+extern "C" cudaError_t sl_k_bitmap_keys_k32(const uint32_t *d_keys, int64_t n, uint32_t kmin,
+                                            int64_t range, uint32_t *d_bitmap, cudaStream_t stream)
+{
+    return bitmap_keys(d_keys, n, kmin, range, d_bitmap, stream);
+}
+
+extern "C" cudaError_t sl_k_bitmap_keys_k64(const uint64_t *d_keys, int64_t n, uint64_t kmin,
+                                            int64_t range, uint32_t *d_bitmap, cudaStream_t stream)
+{
+    return bitmap_keys(d_keys, n, kmin, range, d_bitmap, stream);
+}
+
+extern "C" cudaError_t sl_k_select_marked_k32(void *d_temp, size_t *temp_bytes,
+                                              const uint32_t *d_keys, int64_t n, uint32_t kmin,
+                                              int64_t range, const uint32_t *d_bitmap,
+                                              uint32_t *d_idx, int64_t *d_count,
+                                              cudaStream_t stream)
+{
+    return select_marked(d_temp, temp_bytes, d_keys, n, kmin, range, d_bitmap, d_idx, d_count,
+                         stream);
+}
+
+extern "C" cudaError_t sl_k_select_marked_k64(void *d_temp, size_t *temp_bytes,
+                                              const uint64_t *d_keys, int64_t n, uint64_t kmin,
+                                              int64_t range, const uint32_t *d_bitmap,
+                                              uint32_t *d_idx, int64_t *d_count,
+                                              cudaStream_t stream)
+{
+    return select_marked(d_temp, temp_bytes, d_keys, n, kmin, range, d_bitmap, d_idx, d_count,
+                         stream);
+}
+
+extern "C" cudaError_t sl_k_gather_bytes(const void *d_src, int width, const uint32_t *d_idx,
+                                         int64_t n, void *d_dst, cudaStream_t stream)
+{
+    if (n < 0 || (width != 4 && width != 8 && width != 12 && width != 16) ||
+        (n > 0 && (d_src == NULL || d_idx == NULL || d_dst == NULL)))
+        return cudaErrorInvalidValue;
+    if (n == 0)
+        return cudaSuccess;
+    const unsigned g = (unsigned)grid_for(n);
+    const uint32_t *s = (const uint32_t *)d_src;
+    uint32_t *d = (uint32_t *)d_dst;
+    switch (width / 4) {
+    case 1: gather_words<1><<<g, kThreads, 0, stream>>>(s, d_idx, n, d); break;
+    case 2: gather_words<2><<<g, kThreads, 0, stream>>>(s, d_idx, n, d); break;
+    case 3: gather_words<3><<<g, kThreads, 0, stream>>>(s, d_idx, n, d); break;
+    default: gather_words<4><<<g, kThreads, 0, stream>>>(s, d_idx, n, d); break;
+    }
+    return cudaGetLastError();
+}
