@@ -56,7 +56,8 @@ int gj_side_column(sl_task_t *t, const struct join_state *st, int s, const struc
         *out = (const char *)c0->data->ptr + (size_t)c0->offset * w;
         return SL_OK;
     }
-    char *dst = sl_task_device_alloc(t, (size_t)g->n * w);
+    /* all of the side's rows: g->n may count fewer once the probe side is filtered */
+    char *dst = sl_task_device_alloc(t, (size_t)sd->n_rows * w);
     if (!dst)
         return SL_ENOMEM;
     cudaStream_t stream = sl_task_stream(t);
