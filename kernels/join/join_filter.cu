@@ -1,4 +1,4 @@
-/* Probe-side filter by a bitmap of dense build keys. Contracts in sluice_k/join_filter.h. */
+/* Probe-side filter by the build keys' range. Contracts in sluice_k/join_filter.h. */
 #include "sluice_k/join_filter.h"
 
 #include <cub/device/device_select.cuh>
@@ -14,28 +14,11 @@ int64_t grid_for(int64_t n)
     return g < 1 ? 1 : g > 132 * 16 ? 132 * 16 : g;
 }
 
-template <typename K>
-__global__ void bitmap_kernel(const K *__restrict__ keys, int64_t n, K kmin, uint64_t range,
-                              uint32_t *bm)
-{
-    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
-         i += (int64_t)gridDim.x * blockDim.x) {
-        const uint64_t d = (uint64_t)(K)(keys[i] - kmin);
-        if (d < range)
-            atomicOr(&bm[d >> 5], 1u << (d & 31));
-    }
-}
-
-template <typename K> struct Marked {
+template <typename K> struct InRange {
     const K *keys;
     K kmin;
     uint64_t range;
-    const uint32_t *bm;
-    __device__ bool operator()(uint32_t i) const
-    {
-        const uint64_t d = (uint64_t)(K)(keys[i] - kmin);
-        return d < range && ((bm[d >> 5] >> (d & 31)) & 1u);
-    }
+    __device__ bool operator()(uint32_t i) const { return (uint64_t)(K)(keys[i] - kmin) < range; }
 };
 
 template <int W>
@@ -52,66 +35,34 @@ __global__ void gather_words(const uint32_t *__restrict__ src, const uint32_t *_
 }
 
 template <typename K>
-cudaError_t bitmap_keys(const K *keys, int64_t n, K kmin, int64_t range, uint32_t *bm,
-                        cudaStream_t stream)
+cudaError_t select_in_range(void *d_temp, size_t *temp_bytes, const K *keys, int64_t n, K kmin,
+                            uint64_t range, uint32_t *idx, int64_t *count, cudaStream_t stream)
 {
-    if (n < 0 || range < 1 || range >= ((int64_t)1 << 32) || bm == NULL ||
-        (n > 0 && keys == NULL))
+    if (temp_bytes == NULL || n < 0 || n >= ((int64_t)1 << 32))
         return cudaErrorInvalidValue;
-    if (n == 0)
-        return cudaSuccess;
-    bitmap_kernel<K><<<(unsigned)grid_for(n), kThreads, 0, stream>>>(keys, n, kmin,
-                                                                     (uint64_t)range, bm);
-    return cudaGetLastError();
-}
-
-template <typename K>
-cudaError_t select_marked(void *d_temp, size_t *temp_bytes, const K *keys, int64_t n, K kmin,
-                          int64_t range, const uint32_t *bm, uint32_t *idx, int64_t *count,
-                          cudaStream_t stream)
-{
-    if (temp_bytes == NULL || n < 0 || n >= ((int64_t)1 << 32) || range < 1 ||
-        range >= ((int64_t)1 << 32))
+    if (d_temp != NULL && (count == NULL || (n > 0 && (keys == NULL || idx == NULL))))
         return cudaErrorInvalidValue;
-    if (d_temp != NULL && (count == NULL || bm == NULL || (n > 0 && (keys == NULL || idx == NULL))))
-        return cudaErrorInvalidValue;
-    Marked<K> pred{keys, kmin, (uint64_t)range, bm};
+    InRange<K> pred{keys, kmin, range};
     return cub::DeviceSelect::If(d_temp, *temp_bytes, thrust::counting_iterator<uint32_t>(0), idx,
                                  count, n, pred, stream);
 }
 
 } // namespace
 
-extern "C" cudaError_t sl_k_bitmap_keys_k32(const uint32_t *d_keys, int64_t n, uint32_t kmin,
-                                            int64_t range, uint32_t *d_bitmap, cudaStream_t stream)
+extern "C" cudaError_t sl_k_select_in_range_k32(void *d_temp, size_t *temp_bytes,
+                                                const uint32_t *d_keys, int64_t n, uint32_t kmin,
+                                                uint64_t range, uint32_t *d_idx, int64_t *d_count,
+                                                cudaStream_t stream)
 {
-    return bitmap_keys(d_keys, n, kmin, range, d_bitmap, stream);
+    return select_in_range(d_temp, temp_bytes, d_keys, n, kmin, range, d_idx, d_count, stream);
 }
 
-extern "C" cudaError_t sl_k_bitmap_keys_k64(const uint64_t *d_keys, int64_t n, uint64_t kmin,
-                                            int64_t range, uint32_t *d_bitmap, cudaStream_t stream)
+extern "C" cudaError_t sl_k_select_in_range_k64(void *d_temp, size_t *temp_bytes,
+                                                const uint64_t *d_keys, int64_t n, uint64_t kmin,
+                                                uint64_t range, uint32_t *d_idx, int64_t *d_count,
+                                                cudaStream_t stream)
 {
-    return bitmap_keys(d_keys, n, kmin, range, d_bitmap, stream);
-}
-
-extern "C" cudaError_t sl_k_select_marked_k32(void *d_temp, size_t *temp_bytes,
-                                              const uint32_t *d_keys, int64_t n, uint32_t kmin,
-                                              int64_t range, const uint32_t *d_bitmap,
-                                              uint32_t *d_idx, int64_t *d_count,
-                                              cudaStream_t stream)
-{
-    return select_marked(d_temp, temp_bytes, d_keys, n, kmin, range, d_bitmap, d_idx, d_count,
-                         stream);
-}
-
-extern "C" cudaError_t sl_k_select_marked_k64(void *d_temp, size_t *temp_bytes,
-                                              const uint64_t *d_keys, int64_t n, uint64_t kmin,
-                                              int64_t range, const uint32_t *d_bitmap,
-                                              uint32_t *d_idx, int64_t *d_count,
-                                              cudaStream_t stream)
-{
-    return select_marked(d_temp, temp_bytes, d_keys, n, kmin, range, d_bitmap, d_idx, d_count,
-                         stream);
+    return select_in_range(d_temp, temp_bytes, d_keys, n, kmin, range, d_idx, d_count, stream);
 }
 
 extern "C" cudaError_t sl_k_gather_bytes(const void *d_src, int width, const uint32_t *d_idx,

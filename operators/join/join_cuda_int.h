@@ -39,6 +39,7 @@ struct gj {
     int row_bytes;                      /* rows of both sides (0: none) */
     int narrow;                         /* PHJ inner, one payload of row_bytes per side */
     int bits, begin;                    /* PHJ radix bits [begin, begin + bits) */
+    int begin_set;                      /* begin chosen from a sample already */
     uint64_t kmin;                      /* NPJ dense: smallest build key, as unsigned */
     int64_t range;                      /* NPJ dense: slots of the direct table (0: hash) */
     struct gj_side s[2];                /* by input side */
@@ -63,10 +64,13 @@ int gj_key_range(sl_task_t *t, const struct join_state *st, int side, int k8, ui
                  int64_t *range);
 /* Batch order, row counts, contiguous keys and packed rows of both sides. */
 int gj_prepare(sl_task_t *t, struct join_state *st, struct gj *g);
-/* PHJ inner/semi: drops the probe rows without a partner before partitioning, when the
- * build keys are dense and samples say most probe rows have none (join_cuda_filter.c). */
+/* PHJ inner/semi: drops the probe rows outside the build keys' range before
+ * partitioning, when samples say most are (join_cuda_filter.c); sets the radix bits'
+ * start from its build sample. */
 int gj_filter_probe(sl_task_t *t, struct gj *g);
-/* The radix bits' start from a sample of the build keys (keys sharing low bits). */
+/* The radix bits' start from a sample of the build keys (keys sharing low bits): from
+ * the m keys of h (widened to 64 bits), or sampled here unless gj_filter_probe did. */
+void gj_bits_from_sample(struct gj *g, const uint64_t *h, int64_t m);
 int gj_pick_bits(sl_task_t *t, struct gj *g);
 /* Partitions (PHJ: bits [begin, begin + bits), with offsets) or sorts (SMJ: all key
  * bits) both sides; frees the prepared inputs as soon as they are consumed. */

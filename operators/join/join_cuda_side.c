@@ -257,18 +257,33 @@ int gj_prepare(sl_task_t *t, struct join_state *st, struct gj *g)
 /* Keys that share their low bits (all multiples of 1024, say) would put every row into
  * one partition if partitioned on bits [0, bits): start at the lowest bit that varies
  * among a strided sample of the build keys. A wrong guess costs balance, not results. */
+void gj_bits_from_sample(struct gj *g, const uint64_t *h, int64_t m)
+{
+    int kbits = g->k8 ? 64 : 32;
+    uint64_t varies = 0;
+    for (int64_t i = 1; i < m; i++)
+        varies |= h[i] ^ h[0];
+    int lo = varies ? __builtin_ctzll(varies) : 0;
+    g->begin = lo > kbits - g->bits ? kbits - g->bits : lo;
+    g->begin_set = 1;
+}
+
 int gj_pick_bits(sl_task_t *t, struct gj *g)
 {
     const struct gj_side *b = &g->s[g->build];
-    int kbits = g->k8 ? 64 : 32, kw = g->k8 ? 8 : 4;
+    int kw = g->k8 ? 8 : 4;
+    if (g->begin_set)
+        return SL_OK;
     g->begin = 0;
     if (b->n < 2)
         return SL_OK;
     int64_t m = b->n < SAMPLE_KEYS ? b->n : SAMPLE_KEYS, stride = b->n / m;
     unsigned char *h = sl_task_alloc(t, (size_t)m * (size_t)kw);
+    uint64_t *w = sl_task_alloc(t, (size_t)m * sizeof *w);
     void *d = sl_task_device_alloc(t, (size_t)m * (size_t)kw);
-    if (!h || !d) {
+    if (!h || !w || !d) {
         sl_task_free(t, h);
+        sl_task_free(t, w);
         sl_task_device_free(t, d);
         return SL_ENOMEM;
     }
@@ -281,22 +296,16 @@ int gj_pick_bits(sl_task_t *t, struct gj *g)
     if (e == cudaSuccess)
         e = cudaStreamSynchronize(s);
     sl_task_device_free(t, d);
-    if (e != cudaSuccess) {
-        sl_task_free(t, h);
-        return gj_cuda_failed(t, e, "sampling keys");
-    }
-    uint64_t x0 = 0, varies = 0;
-    for (int64_t i = 0; i < m; i++) {
-        uint64_t x = 0;
-        memcpy(&x, h + i * kw, (size_t)kw);
-        if (i == 0)
-            x0 = x;
-        varies |= x ^ x0;
+    if (e == cudaSuccess) {
+        for (int64_t i = 0; i < m; i++) {
+            w[i] = 0;
+            memcpy(&w[i], h + i * kw, (size_t)kw);
+        }
+        gj_bits_from_sample(g, w, m);
     }
     sl_task_free(t, h);
-    int lo = varies ? __builtin_ctzll(varies) : 0;
-    g->begin = lo > kbits - g->bits ? kbits - g->bits : lo;
-    return SL_OK;
+    sl_task_free(t, w);
+    return e == cudaSuccess ? SL_OK : gj_cuda_failed(t, e, "sampling keys");
 }
 
 static cudaError_t radix(const struct gj *g, void *temp, size_t *tb, const void *k_in,

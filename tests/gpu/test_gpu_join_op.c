@@ -470,10 +470,12 @@ static long long probe_rows_of_last_join(const char *path)
     return atoll(at + strlen("\"probe_rows\":"));
 }
 
-/* Low match ratio on dense build keys: PHJ drops the probe rows without a partner before
- * partitioning (inner and semi: checked from the phase line), and keeps them for anti and
- * left; int32 and int64 keys, one and three payloads; a sparse build is not filtered. */
-SL_TEST(probe_filter_low_match_dense_build)
+/* Low match ratio, the probe keys without a partner outside the build keys' range: PHJ
+ * drops them before partitioning (inner and semi: checked from the phase line), and keeps
+ * them for anti and left; int32 and int64 keys, one and three payloads (a 16-byte row with
+ * a row id: the third column is gathered by it); a build spread over the probe keys'
+ * range (every fifth key) is not filtered. */
+SL_TEST(probe_filter_low_match)
 {
     NEED_GPU();
     char path[64];
