@@ -15,6 +15,7 @@
  * Shapes: one int32/int64 key, columns of 4 or 8 bytes, no nulls, rows anywhere (host
  * or GPU), and a budget that holds runs of at least SL__OOC_MIN_RUN rows; otherwise
  * can_run says no and the CPU sorts. */
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,11 +33,26 @@
 #define PIECE_ROWS (2 * RANGE_ROWS)
 #define POPULATE_BYTES ((int64_t)32 << 20)  /* bytes of the result per populate task */
 
+#define COPY_ROWS ((int64_t)1 << 20)    /* rows per copy task of the GPU merge */
+
+/* A bucket of the GPU merge: sorted on the GPU into pinned blocks, then copied into the
+ * result by CPU tasks; the last of them gives the blocks back. */
+struct bucket {
+    struct sort_global *g;
+    int64_t row0, rows;
+    void *cols[SL__OOC_MAX_COLS];
+    int64_t bytes[SL__OOC_MAX_COLS];
+    _Atomic int64_t left;            /* copy tasks not finished */
+};
+
 struct ooc_state {
     struct sl__ooc_sorted *sorted;
     uint64_t *codes;                 /* the P - 1 splitters */
     int64_t n_ranges, group, n_tasks; /* group: consecutive ranges per merge task */
     double t0;                       /* when the merge started */
+    struct bucket *bk;               /* GPU merge: its buckets */
+    int64_t nb;
+    struct sl__pinned_owner owner;
 };
 
 static void ooc_free(void *p)
@@ -45,6 +61,10 @@ static void ooc_free(void *p)
     if (st) {
         sl__ooc_sorted_free(st->sorted);
         free(st->codes);
+        for (int64_t b = 0; b < st->nb; b++) /* blocks no copy task gave back (failures) */
+            for (int c = 0; c < SL__OOC_MAX_COLS; c++)
+                sl__pinned_owner_free(&st->owner, st->bk[b].cols[c], st->bk[b].bytes[c]);
+        free(st->bk);
     }
     free(st);
 }
@@ -188,6 +208,144 @@ static int plan_ranges(sl_task_t *t, struct ooc_state *st, int64_t n)
     return SL_OK;
 }
 
+/* ---------------- the merge on the GPU (pass 2) ---------------- */
+
+/* Copy task i of a bucket: its rows [i * COPY_ROWS, ...) from the pinned blocks into
+ * the result; the last one to finish gives the bucket's blocks back. */
+static int copy_part(sl_task_t *t)
+{
+    struct bucket *bk = sl_task_arg(t);
+    struct sort_global *g = bk->g;
+    struct ooc_state *st = g->ooc_state;
+    int64_t lo = sl_task_index(t) * COPY_ROWS;
+    int64_t hi = lo + COPY_ROWS < bk->rows ? lo + COPY_ROWS : bk->rows;
+    for (int c = 0; c < g->out->n_cols; c++) {
+        int64_t w = (int64_t)sl_type_width(g->out->cols[c].type);
+        memcpy((char *)sl__col_values(g->out, c) + (bk->row0 + lo) * w,
+               (const char *)bk->cols[c] + lo * w, (size_t)((hi - lo) * w));
+    }
+    if (atomic_fetch_sub(&bk->left, 1) == 1)
+        for (int c = 0; c < g->out->n_cols; c++) {
+            sl__pinned_owner_free(&st->owner, bk->cols[c], bk->bytes[c]);
+            bk->cols[c] = NULL;
+        }
+    return SL_OK;
+}
+
+static const struct sl_impl copy_impl[] = {{.device = SL_DEVICE_CPU, .run = copy_part}};
+static const struct sl_phase copy_phase = {copy_impl, 1, NULL};
+
+/* Bucket b is in its pinned blocks: CPU tasks copy it into the result while the GPU
+ * sorts the next ones. */
+static int bucket_ready(sl_task_t *t, void *arg, int64_t b)
+{
+    struct bucket *bk = &((struct ooc_state *)arg)->bk[b];
+    int64_t n = (bk->rows + COPY_ROWS - 1) / COPY_ROWS;
+    atomic_store(&bk->left, n);
+    return n ? sl_task_spawn(t, &copy_phase, n, bk, NULL) : SL_OK;
+}
+
+/* The buckets: output ranks cut at sampled keys into pieces of about 3/4 R rows, a piece
+ * larger than R (few keys, many rows) cut again at exact ranks. cuts: (nb + 1) x k. */
+static int64_t *make_cuts(sl_task_t *t, const struct sl__ooc_runs *m, int64_t n, int64_t R,
+                          int64_t *nb_out)
+{
+    const int64_t k = m->n_runs, P = (n + R * 3 / 4 - 1) / (R * 3 / 4);
+    int64_t cap = P + n / R + 2, nb = 0; /* pieces: sum of ceil(rows / R) <= P + n / R */
+    int64_t *cuts = calloc((size_t)((cap + 1) * k), sizeof *cuts);
+    int64_t *next = malloc((size_t)k * sizeof *next);
+    uint64_t *codes = malloc((size_t)P * sizeof *codes);
+    void *scratch = sl_task_alloc(t, (size_t)sl__ooc_splitter_scratch_bytes(m, P));
+    if (!cuts || !next || !codes || !scratch) {
+        free(cuts), free(next), free(codes), sl_task_free(t, scratch);
+        if (scratch)
+            sl_task_fail(t, SL_ENOMEM, "out of memory");
+        return NULL;
+    }
+    sl__ooc_splitters(m, P, codes, scratch);
+    sl_task_free(t, scratch);
+    for (int64_t i = 1; i <= P; i++) { /* cuts[0] = 0 */
+        if (i < P)
+            sl__ooc_split_below(m, codes[i - 1], next);
+        else
+            memcpy(next, m->rows, (size_t)k * sizeof *next);
+        int64_t off = 0, rows = 0;
+        for (int64_t j = 0; j < k; j++) {
+            off += cuts[nb * k + j];
+            rows += next[j] - cuts[nb * k + j];
+        }
+        if (rows == 0)
+            continue; /* equal splitters */
+        int64_t pieces = (rows + R - 1) / R;
+        for (int64_t q = 1; q < pieces; q++, nb++)
+            sl__ooc_corank(m, off + rows * q / pieces, cuts + (nb + 1) * k);
+        memcpy(cuts + (nb + 1) * k, next, (size_t)k * sizeof *next);
+        nb++;
+    }
+    free(next), free(codes);
+    *nb_out = nb;
+    return cuts;
+}
+
+/* 1 to merge on the GPU: SLUICE_OOC_SORT_MERGE=gpu or cpu forces it; by default when
+ * there are at most 64 runs (a bucket is k slices per column, one copy call each) and the
+ * pinned blocks of the result fit the host budget beside the runs. */
+static int merge_on_gpu(sl_task_t *t, const struct sl__ooc_sorted *so, int64_t R)
+{
+    const char *env = getenv("SLUICE_OOC_SORT_MERGE");
+    if (so->runs.n_runs < 2 || (env && strcmp(env, "cpu") == 0))
+        return 0;
+    int64_t row_bytes = 0;
+    for (int c = 0; c < so->runs.n_cols; c++)
+        row_bytes += so->runs.width[c];
+    /* pinned classes are powers of two: up to twice the bytes */
+    if (!sl__task_host_room(t, 2 * so->n * row_bytes) ||
+        !sl__ooc_merge_fits(t, so, R, (so->n + R - 1) / R + 1))
+        return 0;
+    return (env && strcmp(env, "gpu") == 0) || so->runs.n_runs <= 64;
+}
+
+/* Pass 2 on the GPU; the result is complete once the copy tasks are (the finalize's
+ * children). */
+static int gpu_merge(sl_task_t *t, struct sort_global *g, struct ooc_state *st, int64_t R)
+{
+    const struct sl__ooc_runs *m = &st->sorted->runs;
+    int64_t nb = 0;
+    int64_t *cuts = make_cuts(t, m, g->n, R, &nb);
+    if (!cuts)
+        return SL_ENOMEM;
+    void **dst = calloc((size_t)(nb * m->n_cols + 1), sizeof *dst);
+    st->bk = calloc((size_t)nb + 1, sizeof *st->bk);
+    if (!dst || !st->bk) {
+        free(cuts), free(dst);
+        return sl_task_fail(t, SL_ENOMEM, "out of memory");
+    }
+    st->nb = nb;
+    int64_t row0 = 0;
+    for (int64_t b = 0; b < nb; b++) {
+        struct bucket *bk = &st->bk[b];
+        bk->g = g;
+        bk->row0 = row0;
+        for (int64_t j = 0; j < m->n_runs; j++)
+            bk->rows += cuts[(b + 1) * m->n_runs + j] - cuts[b * m->n_runs + j];
+        row0 += bk->rows;
+        for (int c = 0; c < m->n_cols; c++) {
+            bk->bytes[c] = bk->rows * m->width[c];
+            if (!(bk->cols[c] = dst[b * m->n_cols + c] = sl__task_pinned_alloc(t, bk->bytes[c]))) {
+                free(cuts), free(dst);
+                return SL_EBUDGET;
+            }
+        }
+    }
+    double t0 = now_ms();
+    int rc = sl__ooc_runs_merge(t, st->sorted, cuts, nb, R, dst, bucket_ready, st);
+    free(cuts), free(dst);
+    sl_task_phase_time(t, "ooc_gpu_merge", now_ms() - t0);
+    sl__ooc_sorted_free(st->sorted); /* the pinned runs go back to the pool now */
+    st->sorted = NULL;
+    return rc;
+}
+
 static int64_t input_rows(const struct sl__ooc_input *in)
 {
     int64_t n = 0;
@@ -222,6 +380,14 @@ int sl__sort_ooc_finalize(sl_task_t *t)
     g->ooc = 1;
     sl__rows_fini(&g->rows); /* the input's device batches go back to the pool now */
     sl_task_phase_time(t, "ooc_gpu_runs", st->sorted->gpu_ms);
+    st->owner = st->sorted->owner;
+    int64_t R = 0; /* the runs' size: every bucket of the GPU merge fits a run's buffers */
+    for (int64_t j = 0; j < st->sorted->runs.n_runs; j++)
+        R = st->sorted->rows[j] > R ? st->sorted->rows[j] : R;
+    if (merge_on_gpu(t, st->sorted, R)) {
+        g->gpu_merge = 1;
+        return gpu_merge(t, g, st, R);
+    }
     st->t0 = now_ms();
     if ((rc = plan_ranges(t, st, g->n)) < 0)
         return rc;
