@@ -8,7 +8,8 @@
 # one; then the SMJ 2^26 x 2^26 at 1/4 and the CPU sort if time is left.
 #   here: bench/gpu/oocsort_pack.sh && rm -rf /work/main/.carry-oocsort2 &&
 #         cp -r .carry /work/main/.carry-oocsort2
-#   there (carry .carry-oocsort2): mv .carry-oocsort2 .carry && bash bench/gpu/oocsort2_run.sh
+#   (and cp bench/gpu/oocsort2_run.sh /work/main/.carry-oocsort2/: the device gets main's tree)
+#   there (carry .carry-oocsort2): mv .carry-oocsort2 .carry && bash .carry/oocsort2_run.sh
 set -u
 END=$((SECONDS + ${OOCSORT_SECONDS:-222}))   # leave time to pack the logs
 left() { ((SECONDS + ${1:-20} < END)); }   # priorities first: later steps drop when short
@@ -47,7 +48,7 @@ D=$((2 * 1024 * 1024 * 1024))   # 2^28 x 8 bytes
 for f in 2 4 16; do bench sort_gpu_ooc_$f $S --placement gpu --repeat 5 --gpu-mem $((D / f)); done
 for f in 2 4 16; do
     m=$([[ $f == 16 ]] && echo gpu || echo cpu)
-    SLUICE_OOC_SORT_MERGE=$m bench sort_gpu_ooc_${f}_$m $S --placement gpu --repeat 3 --gpu-mem $((D / f))
+    bench sort_gpu_ooc_${f}_$m env SLUICE_OOC_SORT_MERGE=$m $S --placement gpu --repeat 3 --gpu-mem $((D / f))
 done
 cases test_gpu_sort_ooc 90 ooc_gpu_and_cpu_merge
 grep -h "^sort " "$L/test_gpu_sort_ooc.txt" | cut -c1-200 | head -12
