@@ -6,11 +6,14 @@
  * finalize: allocates the result (one host batch) and spawns tasks that fault its pages
  *   in on the CPU workers while the kept rows, in input order, are sorted in
  *   GPU-budget-sized runs into pinned host memory (ooc_runs_cuda.c: upload, CUB sort,
- *   download, overlapped). Then it cuts the output into key ranges of about 2^15 rows
- *   at sampled key codes and spawns merge tasks on the CPU workers: each puts a few
- *   consecutive ranges in order into their place in the result (a stable radix sort of
- *   each range's run slices: ooc_merge.c). Ties go to the lower run, so the result is
- *   the stable sort, equal to the CPU sort's.
+ *   download, overlapped). Then, up to 64 runs (merge_on_gpu), the GPU merge: buckets of
+ *   output ranks (cut at sampled keys) re-sorted on the GPU from the runs' slices into
+ *   pinned blocks, which CPU tasks copy into the result while the next buckets sort.
+ *   Else the CPU merge: the output cut into key ranges of about 2^15 rows at sampled
+ *   key codes, and merge tasks on the CPU workers that each put a few consecutive
+ *   ranges in order into their place in the result (a stable radix sort of each range's
+ *   run slices: ooc_merge.c). Either way ties go to the lower run, so the result is the
+ *   stable sort, equal to the CPU sort's.
  * source: the CPU sort's (morsel slices of that host batch).
  * Shapes: one int32/int64 key, columns of 4 or 8 bytes, no nulls, rows anywhere (host
  * or GPU), and a budget that holds runs of at least SL__OOC_MIN_RUN rows; otherwise

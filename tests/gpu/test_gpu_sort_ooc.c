@@ -1,6 +1,7 @@
 /* Tests the out-of-core sort on a GPU (operators/sort/sort_cuda_ooc.c, ooc_runs_cuda.c,
  * ooc_merge.c): host-resident inputs larger than the engine's GPU budget (8 to 64 MiB)
- * are sorted in several runs on the GPU and merged by the CPU; the result must equal the
+ * are sorted in several runs on the GPU and merged (buckets re-sorted on the GPU, or
+ * ranges on CPU threads: ooc_gpu_and_cpu_merge forces each); the result must equal the
  * CPU sort row for row (both are stable; payload p1 is the input position). Keys: int32
  * and int64, random, few distinct (duplicates), one heavy key, power-law (Zipf-like)
  * skew, already sorted, reversed, extremes; ascending and descending; 0, 1 and 4 payload
