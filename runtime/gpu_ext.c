@@ -45,6 +45,12 @@ void sl__task_pinned_free(sl_task_t *t, void *h, int64_t bytes)
     sl__engine_release_host(t->q->eng, c);
 }
 
+int sl__task_host_room(const sl_task_t *t, int64_t bytes)
+{
+    const sl_engine_t *eng = t->q->eng;
+    return atomic_load(&eng->host_in_use) + bytes <= eng->host_limit;
+}
+
 void sl__task_pinned_owner(sl_task_t *t, struct sl__pinned_owner *o)
 {
     o->pool = t->gpu ? t->gpu->spill : NULL;

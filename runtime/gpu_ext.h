@@ -14,6 +14,9 @@
  * is what is charged); NULL after failing the query (SL_EBUDGET over the host budget). */
 void *sl__task_pinned_alloc(sl_task_t *t, int64_t bytes);
 void sl__task_pinned_free(sl_task_t *t, void *h, int64_t bytes);
+/* 1 if `bytes` more (as charged) would fit the host budget now (a hint: other tasks
+ * may charge in between). */
+int sl__task_host_room(const sl_task_t *t, int64_t bytes);
 /* Pinned memory that outlives its task (a result that CPU tasks read after the GPU
  * task ended, freed by fini_global): who frees it, from any thread, while the engine
  * is open. */

@@ -288,17 +288,158 @@ static inline uint64_t key_of_code(uint64_t code, int kw, int desc)
     return (desc ? ~code : code) ^ 0x8000000000000000ull;
 }
 
-void sl__ooc_merge_by_sort(const struct sl__ooc_runs *m, const int64_t *from, const int64_t *to,
-                           void *const *out, void *scratch)
+/* Items of one run slice: code - base (the range's smallest code) and the payload or
+ * the item's position. Narrow items (uint64_t): relative code << 32 | low word; wide
+ * ones (sl__kv64): relative code, position. */
+static inline __attribute__((always_inline)) void fill_items(const void *key, const uint32_t *pay,
+                                                             int64_t f, int64_t len, int64_t at,
+                                                             uint64_t base, void *a,
+                                                             const int kw, const int desc,
+                                                             const int narrow)
+{
+    for (int64_t i = 0; i < len; i++) {
+        uint64_t code = leaf_code(key, f + i, kw, desc) - base;
+        if (narrow)
+            ((uint64_t *)a)[at + i] = code << 32 | (pay ? pay[f + i] : (uint64_t)(at + i));
+        else
+            ((struct sl__kv64 *)a)[at + i] = (struct sl__kv64){code, (uint64_t)(at + i)};
+    }
+}
+
+static void fill_slice(const void *key, const uint32_t *pay, int64_t f, int64_t len, int64_t at,
+                       uint64_t base, void *a, int kw, int desc, int narrow)
+{
+    if (kw == 4)
+        desc ? fill_items(key, pay, f, len, at, base, a, 4, 1, 1)
+             : fill_items(key, pay, f, len, at, base, a, 4, 0, 1);
+    else if (narrow)
+        desc ? fill_items(key, pay, f, len, at, base, a, 8, 1, 1)
+             : fill_items(key, pay, f, len, at, base, a, 8, 0, 1);
+    else
+        desc ? fill_items(key, pay, f, len, at, base, a, 8, 1, 0)
+             : fill_items(key, pay, f, len, at, base, a, 8, 0, 0);
+}
+
+/* Output columns: written once and not read again soon (2 GiB of sorted rows), so with
+ * nt the stores bypass the cache (no read of each line before it is written: a third
+ * less memory traffic). The values are put in 16-byte groups, the unaligned ends with
+ * plain stores. PUT(T, o, n, nt, EXPR): o[i] = EXPR for i in [0, n). */
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#define PUT(T, o, n, nt, EXPR)                                                            \
+    do {                                                                                  \
+        T *o_ = (o);                                                                      \
+        int64_t n_ = (n), i = 0;                                                          \
+        if (nt) {                                                                         \
+            for (; i < n_ && ((uintptr_t)(o_ + i) & 15); i++)                             \
+                o_[i] = (EXPR);                                                           \
+            for (; i + (int64_t)(16 / sizeof(T)) <= n_;) {                                \
+                T v_[16 / sizeof(T)];                                                     \
+                for (int q_ = 0; q_ < (int)(16 / sizeof(T)); q_++, i++)                   \
+                    v_[q_] = (EXPR);                                                      \
+                __m128i x_;                                                               \
+                memcpy(&x_, v_, 16);                                                      \
+                _mm_stream_si128((__m128i *)(o_ + i - 16 / sizeof(T)), x_);               \
+            }                                                                             \
+        }                                                                                 \
+        for (; i < n_; i++)                                                               \
+            o_[i] = (EXPR);                                                               \
+    } while (0)
+static inline void stream_fence(int nt)
+{
+    if (nt)
+        _mm_sfence();
+}
+#else
+#define PUT(T, o, n, nt, EXPR)                                                            \
+    do {                                                                                  \
+        T *o_ = (o);                                                                      \
+        for (int64_t i = 0; i < (n); i++)                                                 \
+            o_[i] = (EXPR);                                                               \
+    } while (0)
+static inline void stream_fence(int nt)
+{
+    (void)nt;
+}
+#endif
+
+/* Stable LSD radix sort of one range's items, held in L2 (a range is a few 2^15 rows):
+ * digits just wide enough for the band (bits of the largest relative code, split into
+ * equal digits of at most 11 bits: a 2^19 band is two passes of 10 bits), one histogram
+ * of every digit, then plain scatters (a write-combining scatter as radix_sort.c's pays
+ * more for its partial lines than it saves when the target fits in cache). */
+#define DEFINE_RANGE_SORT(NAME, T, KEYOF)                                                 \
+    static T *NAME(T *a, T *tmp, int64_t n, int bits)                                     \
+    {                                                                                     \
+        int passes = (bits + 10) / 11;                                                    \
+        if (passes == 0)                                                                  \
+            return a;                                                                     \
+        int w = (bits + passes - 1) / passes;                                             \
+        uint64_t mask = ((uint64_t)1 << w) - 1;                                           \
+        int64_t cnt[6][2048];                                                             \
+        memset(cnt, 0, sizeof cnt[0] * (size_t)passes);                                   \
+        for (int64_t i = 0; i < n; i++) {                                                 \
+            uint64_t x = KEYOF(a[i]);                                                     \
+            for (int d = 0; d < passes; d++)                                              \
+                cnt[d][(x >> (w * d)) & mask]++;                                          \
+        }                                                                                 \
+        T *src = a, *dst = tmp;                                                           \
+        for (int d = 0; d < passes; d++) {                                                \
+            int64_t *c = cnt[d], sum = 0;                                                 \
+            int trivial = 0;                                                              \
+            for (uint64_t b = 0; b <= mask; b++) {                                        \
+                int64_t h = c[b];                                                         \
+                trivial |= h == n;                                                        \
+                c[b] = sum;                                                               \
+                sum += h;                                                                 \
+            }                                                                             \
+            if (trivial)                                                                  \
+                continue;                                                                 \
+            int sh = w * d;                                                               \
+            for (int64_t i = 0; i < n; i++) {                                             \
+                T x = src[i];                                                             \
+                dst[c[(KEYOF(x) >> sh) & mask]++] = x;                                    \
+            }                                                                             \
+            T *t_ = src;                                                                  \
+            src = dst;                                                                    \
+            dst = t_;                                                                     \
+        }                                                                                 \
+        return src;                                                                       \
+    }
+
+#define NARROW_KEY(x) ((x) >> 32)
+#define WIDE_KEY(x) ((x).key)
+DEFINE_RANGE_SORT(sort_narrow, uint64_t, NARROW_KEY)
+DEFINE_RANGE_SORT(sort_wide, struct sl__kv64, WIDE_KEY)
+
+static int bits_of(uint64_t x)
+{
+    return x ? 64 - __builtin_clzll(x) : 0;
+}
+
+static void merge_sorted(const struct sl__ooc_runs *m, const int64_t *from, const int64_t *to,
+                         void *const *out, void *scratch, const int nt)
 {
     const int kc = m->key_col, kw = m->width[kc], carry = carries_payload(m);
     int64_t n = 0;
-    for (int64_t j = 0; j < m->n_runs; j++)
+    /* The range's key band: every slice is sorted, so its ends bound it. Codes relative
+     * to its bottom have zero high digits, which the radix sort skips (a range of 2^16
+     * of 2^28 random keys spans 2^20 codes: two 11-bit passes instead of three), and an
+     * 8-byte key whose band spans less than 2^32 sorts as 8-byte items, not 16. */
+    uint64_t base = UINT64_MAX, top = 0;
+    for (int64_t j = 0; j < m->n_runs; j++) {
+        if (to[j] <= from[j])
+            continue;
         n += to[j] - from[j];
+        uint64_t lo = code_at(m, j, from[j]), hi = code_at(m, j, to[j] - 1);
+        base = lo < base ? lo : base;
+        top = hi > top ? hi : top;
+    }
     if (n == 0)
         return;
+    const int narrow = kw == 4 || (top - base <= 0xffffffffull && n <= 0xffffffffll);
     char *p = (char *)(((uintptr_t)scratch + 63) & ~(uintptr_t)63);
-    int64_t isz = kw == 4 ? 8 : 16;
+    int64_t isz = narrow ? 8 : 16;
     void *a = p, *tmp = p + align64(n * isz);
     p += 2 * align64(n * isz);
     char *cc[SL__OOC_MAX_COLS] = {0}; /* the other columns, concatenated in run order */
@@ -312,15 +453,8 @@ void sl__ooc_merge_by_sort(const struct sl__ooc_runs *m, const int64_t *from, co
         int64_t f = from[j], len = to[j] - from[j];
         if (len <= 0)
             continue;
-        const void *pay = carry ? m->cols[j * m->n_cols + 1 - kc] : NULL;
-        for (int64_t i = 0; i < len; i++) {
-            uint64_t code = code_at(m, j, f + i);
-            if (kw == 4)
-                ((uint64_t *)a)[at + i] =
-                    code << 32 | (carry ? ((const uint32_t *)pay)[f + i] : (uint64_t)(at + i));
-            else
-                ((struct sl__kv64 *)a)[at + i] = (struct sl__kv64){code, (uint64_t)(at + i)};
-        }
+        const uint32_t *pay = carry ? m->cols[j * m->n_cols + 1 - kc] : NULL;
+        fill_slice(m->cols[j * m->n_cols + kc], pay, f, len, at, base, a, kw, m->desc, narrow);
         for (int c = 0; c < m->n_cols && !carry; c++)
             if (c != kc)
                 memcpy(cc[c] + at * m->width[c],
@@ -328,41 +462,150 @@ void sl__ooc_merge_by_sort(const struct sl__ooc_runs *m, const int64_t *from, co
                        (size_t)(len * m->width[c]));
         at += len;
     }
-    if (kw == 4) {
-        const uint64_t *it = sl__rsort_k32(a, tmp, n);
-        uint32_t *ko = out[kc];
-        for (int64_t i = 0; i < n; i++)
-            ko[i] = (uint32_t)key_of_code(it[i] >> 32, 4, m->desc);
+    if (narrow) {
+        const uint64_t *it = sort_narrow(a, tmp, n, bits_of(top - base));
+        if (kw == 4) {
+            uint32_t *ko = out[kc];
+            PUT(uint32_t, ko, n, nt, (uint32_t)key_of_code((it[i] >> 32) + base, 4, m->desc));
+        } else {
+            uint64_t *ko = out[kc];
+            PUT(uint64_t, ko, n, nt, key_of_code((it[i] >> 32) + base, 8, m->desc));
+        }
         if (carry) {
             uint32_t *po = out[1 - kc];
-            for (int64_t i = 0; i < n; i++)
-                po[i] = (uint32_t)it[i];
+            PUT(uint32_t, po, n, nt, (uint32_t)it[i]);
+            stream_fence(nt);
             return;
         }
         for (int c = 0; c < m->n_cols; c++) {
             if (c == kc)
                 continue;
             if (m->width[c] == 4)
-                for (int64_t i = 0; i < n; i++)
-                    ((uint32_t *)out[c])[i] = ((const uint32_t *)cc[c])[(uint32_t)it[i]];
+                PUT(uint32_t, (uint32_t *)out[c], n, nt,
+                    ((const uint32_t *)cc[c])[(uint32_t)it[i]]);
             else
-                for (int64_t i = 0; i < n; i++)
-                    ((uint64_t *)out[c])[i] = ((const uint64_t *)cc[c])[(uint32_t)it[i]];
+                PUT(uint64_t, (uint64_t *)out[c], n, nt,
+                    ((const uint64_t *)cc[c])[(uint32_t)it[i]]);
         }
+        stream_fence(nt);
         return;
     }
-    const struct sl__kv64 *it = sl__rsort_k64(a, tmp, n);
+    const struct sl__kv64 *it = sort_wide(a, tmp, n, bits_of(top - base));
     uint64_t *ko = out[kc];
-    for (int64_t i = 0; i < n; i++)
-        ko[i] = key_of_code(it[i].key, 8, m->desc);
+    PUT(uint64_t, ko, n, nt, key_of_code(it[i].key + base, 8, m->desc));
     for (int c = 0; c < m->n_cols; c++) {
         if (c == kc)
             continue;
         if (m->width[c] == 4)
-            for (int64_t i = 0; i < n; i++)
-                ((uint32_t *)out[c])[i] = ((const uint32_t *)cc[c])[it[i].idx];
+            PUT(uint32_t, (uint32_t *)out[c], n, nt, ((const uint32_t *)cc[c])[it[i].idx]);
         else
-            for (int64_t i = 0; i < n; i++)
-                ((uint64_t *)out[c])[i] = ((const uint64_t *)cc[c])[it[i].idx];
+            PUT(uint64_t, (uint64_t *)out[c], n, nt, ((const uint64_t *)cc[c])[it[i].idx]);
+    }
+    stream_fence(nt);
+}
+
+void sl__ooc_merge_by_sort(const struct sl__ooc_runs *m, const int64_t *from, const int64_t *to,
+                           void *const *out, void *scratch)
+{
+    merge_sorted(m, from, to, out, scratch, 0);
+}
+
+/* ---------------- output ranges cut at sampled keys ---------------- */
+
+#define OVERSAMPLE 16
+
+static int64_t sample_count(const struct sl__ooc_runs *m, int64_t P, int64_t total, int64_t j)
+{
+    if (m->rows[j] == 0 || total == 0)
+        return 0;
+    int64_t s = (int64_t)((double)OVERSAMPLE * (double)P * (double)m->rows[j] / (double)total);
+    s = s < 1 ? 1 : s;
+    return s > m->rows[j] ? m->rows[j] : s;
+}
+
+int64_t sl__ooc_splitter_scratch_bytes(const struct sl__ooc_runs *m, int64_t P)
+{
+    int64_t total = sl__ooc_total(m), s = 0;
+    for (int64_t j = 0; j < m->n_runs; j++)
+        s += sample_count(m, P, total, j);
+    return 2 * align64((s + 1) * (int64_t)sizeof(struct sl__kv64)) + 64;
+}
+
+void sl__ooc_splitters(const struct sl__ooc_runs *m, int64_t P, uint64_t *codes, void *scratch)
+{
+    int64_t total = sl__ooc_total(m), s = 0;
+    for (int64_t j = 0; j < m->n_runs; j++)
+        s += sample_count(m, P, total, j);
+    struct sl__kv64 *a = (void *)(((uintptr_t)scratch + 63) & ~(uintptr_t)63);
+    struct sl__kv64 *tmp = (void *)((char *)a + align64((s + 1) * (int64_t)sizeof *a));
+    int64_t at = 0;
+    for (int64_t j = 0; j < m->n_runs; j++) { /* regular samples: the middles of s_j slices */
+        int64_t sj = sample_count(m, P, total, j);
+        for (int64_t i = 0; i < sj; i++)
+            a[at++] = (struct sl__kv64){code_at(m, j, (2 * i + 1) * m->rows[j] / (2 * sj)), 0};
+    }
+    const struct sl__kv64 *sorted = s ? sl__rsort_k64(a, tmp, s) : a;
+    for (int64_t i = 1; i < P; i++)
+        codes[i - 1] = s ? sorted[i * s / P].key : 0;
+}
+
+/* First row in [lo, hi) of run j whose code is >= v (hi if none). */
+static int64_t bound_in(const struct sl__ooc_runs *m, int64_t j, uint64_t v, int64_t lo,
+                        int64_t hi)
+{
+    while (lo < hi) {
+        int64_t mid = lo + (hi - lo) / 2;
+        if (code_at(m, j, mid) < v)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* Puts rows lo[j]..hi[j] of every run (one fine range) at output row `off`, in pieces of
+ * at most sub_rows rows. */
+static void merge_one(const struct sl__ooc_runs *m, int64_t *lo, const int64_t *hi,
+                      int64_t *mid, int64_t sub_rows, void *const *out, void *scratch)
+{
+    int64_t k = m->n_runs, off = 0, rows = 0;
+    for (int64_t j = 0; j < k; j++) {
+        off += lo[j];
+        rows += hi[j] - lo[j];
+    }
+    /* A range too large for the scratch (many rows of few keys) goes in pieces cut at
+     * exact ranks; co-ranks at the range's ends are its own splits. */
+    int64_t pieces = (rows + sub_rows - 1) / sub_rows;
+    for (int64_t q = 0; q < pieces; q++) {
+        int64_t r0 = off + rows * q / pieces;
+        if (q + 1 < pieces)
+            sl__ooc_corank(m, off + rows * (q + 1) / pieces, mid);
+        else
+            memcpy(mid, hi, (size_t)k * sizeof *mid);
+        void *o[SL__OOC_MAX_COLS];
+        for (int c = 0; c < m->n_cols; c++)
+            o[c] = (char *)out[c] + r0 * m->width[c];
+        merge_sorted(m, lo, mid, o, scratch, 1);
+        memcpy(lo, mid, (size_t)k * sizeof *lo);
+    }
+}
+
+void sl__ooc_merge_ranges(const struct sl__ooc_runs *m, const uint64_t *codes, int64_t P,
+                          int64_t first, int64_t last, int64_t sub_rows, void *const *out,
+                          int64_t *split, void *scratch)
+{
+    int64_t k = m->n_runs, *lo = split, *hi = split + k, *mid = split + 2 * k, *end = split + 3 * k;
+    if (first >= last)
+        return;
+    /* The group's ends by binary searches over whole runs; the boundaries inside it
+     * only between those (rows the group reads next anyway). */
+    for (int64_t j = 0; j < k; j++) {
+        lo[j] = first == 0 ? 0 : bound(m, j, codes[first - 1], 0);
+        end[j] = last == P ? m->rows[j] : bound(m, j, codes[last - 1], 0);
+    }
+    for (int64_t i = first; i < last; i++) {
+        for (int64_t j = 0; j < k; j++)
+            hi[j] = i + 1 == last ? end[j] : bound_in(m, j, codes[i], lo[j], end[j]);
+        merge_one(m, lo, hi, mid, sub_rows, out, scratch); /* leaves lo = hi */
     }
 }

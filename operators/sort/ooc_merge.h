@@ -53,12 +53,32 @@ void sl__ooc_merge(const struct sl__ooc_runs *m, const int64_t *from, const int6
  * run order, are sorted by the stable LSD radix sort of radix_sort.c (key code and
  * position, or key code and the payload itself for one 4-byte payload beside an int32
  * key). Equal keys keep run order and, within a run, their order, so the rows and
- * their order are the loser tree's. Its cost does not grow with the number of runs,
- * and an output range spans a narrow band of keys, so the digits above it (one bucket)
- * are skipped. `scratch` holds sl__ooc_sort_scratch_bytes(m, rows) bytes, 64-byte
+ * their order are the loser tree's. Its cost does not grow with the number of runs;
+ * codes are taken relative to the range's smallest, so an output range's narrow band
+ * of keys needs only the digits of its width (and an 8-byte key's band narrower than
+ * 2^32 sorts as 8-byte items). `scratch` holds sl__ooc_sort_scratch_bytes(m, rows) bytes, 64-byte
  * aligned, for the range's rows; about 260 KiB of stack. */
 int64_t sl__ooc_sort_scratch_bytes(const struct sl__ooc_runs *m, int64_t rows);
 void sl__ooc_merge_by_sort(const struct sl__ooc_runs *m, const int64_t *from, const int64_t *to,
                            void *const *out, void *scratch);
+
+/* Output ranges cut at key codes (the sort's merge tasks): P - 1 splitter codes from
+ * about 16 P regular samples of the runs, sorted; range i holds the rows with codes in
+ * [codes[i - 1], codes[i]) (no bottom for i = 0, no top for i = P - 1), about total / P
+ * rows unless few keys fill many rows (equal splitters: empty ranges, and one large).
+ * A range needs one binary search per run at each end, where an exact rank
+ * (sl__ooc_corank) needs some 32. `scratch`: sl__ooc_splitter_scratch_bytes bytes. */
+int64_t sl__ooc_splitter_scratch_bytes(const struct sl__ooc_runs *m, int64_t P);
+void sl__ooc_splitters(const struct sl__ooc_runs *m, int64_t P, uint64_t *codes, void *scratch);
+
+/* Puts ranges [first, last) of P into the output columns out[c] (the whole output, from
+ * row 0; a range finds its offset): each by sl__ooc_merge_by_sort, in pieces of at most
+ * sub_rows rows cut at exact ranks when it is larger. Boundaries inside the group are
+ * searched between the group's ends only, so a task that takes several consecutive
+ * ranges pays the full searches once. `split` holds 4 * n_runs words, `scratch`
+ * sl__ooc_sort_scratch_bytes(m, sub_rows) bytes. */
+void sl__ooc_merge_ranges(const struct sl__ooc_runs *m, const uint64_t *codes, int64_t P,
+                          int64_t first, int64_t last, int64_t sub_rows, void *const *out,
+                          int64_t *split, void *scratch);
 
 #endif /* SL_SORT_OOC_MERGE_H */

@@ -140,6 +140,7 @@ struct runner {
     struct set s[2];
     void *temp;
     int64_t bi, brow;                /* upload cursor: batch, row within it */
+    const int64_t *cuts;             /* pass 2: bucket b is rows [cuts[b k + j], cuts[(b + 1) k + j]) of run j */
 };
 
 /* Work on `to` after what was enqueued on `from` so far. */
@@ -152,6 +153,26 @@ static int order(sl_task_t *t, cudaStream_t from, cudaStream_t to)
         r = cudaStreamWaitEvent(to, e, 0);
     cudaEventDestroy(e);
     CK(t, r, "ordering streams");
+    return SL_OK;
+}
+
+/* Pass 2: uploads bucket b's slice of every run, in run order, into set s. */
+static int upload_bucket(struct runner *r, struct set *s, int64_t b)
+{
+    const struct sl__ooc_runs *m = &r->st->runs;
+    const int64_t k = m->n_runs, *lo = r->cuts + b * k, *hi = lo + k;
+    int64_t at = 0;
+    for (int64_t j = 0; j < k; j++) {
+        int64_t len = hi[j] - lo[j];
+        for (int c = 0; c < r->p.n_cols && len > 0; c++) {
+            size_t w = (size_t)r->p.width[c];
+            CK(r->t, cudaMemcpyAsync((char *)s->in[c] + (size_t)at * w,
+                                     (const char *)m->cols[j * m->n_cols + c] + (size_t)lo[j] * w,
+                                     (size_t)len * w, cudaMemcpyHostToDevice, r->h2d),
+               "uploading a bucket");
+        }
+        at += len > 0 ? len : 0;
+    }
     return SL_OK;
 }
 
@@ -214,16 +235,16 @@ static int64_t run_rows(const struct plan *p, int64_t i)
     return p->n - i * p->R < p->R ? p->n - i * p->R : p->R;
 }
 
-/* Run i through set i & 1: upload (after the set's previous download), sort, download. */
-static int one_run(struct runner *r, int64_t i)
+/* Run (or pass-2 bucket) i of `rows` rows through set i & 1: upload (after the set's
+ * previous download), sort, download into the host columns dst[c]. */
+static int one_run(struct runner *r, int64_t i, int64_t rows, void *const *dst)
 {
     struct set *s = &r->s[i & 1];
     const struct plan *p = &r->p;
-    int64_t rows = run_rows(p, i);
     int rc;
     if (i >= 2)
         CK(r->t, cudaStreamWaitEvent(r->h2d, s->down, 0), "ordering a buffer set");
-    if ((rc = upload(r, s, rows)) < 0)
+    if ((rc = r->cuts ? upload_bucket(r, s, i) : upload(r, s, rows)) < 0)
         return rc;
     CK(r->t, cudaEventRecord(s->up, r->h2d), "cudaEventRecord");
     CK(r->t, cudaStreamWaitEvent(r->cs, s->up, 0), "ordering the upload");
@@ -232,11 +253,10 @@ static int one_run(struct runner *r, int64_t i)
     CK(r->t, cudaEventRecord(s->sorted, r->cs), "cudaEventRecord");
     CK(r->t, cudaStreamWaitEvent(r->d2h, s->sorted, 0), "ordering the download");
     for (int c = 0; c < p->n_cols; c++)
-        CK(r->t, cudaMemcpyAsync(r->st->cols[i * p->n_cols + c], s->out[c],
-                                 (size_t)(rows * p->width[c]), cudaMemcpyDeviceToHost, r->d2h),
+        CK(r->t, cudaMemcpyAsync(dst[c], s->out[c], (size_t)(rows * p->width[c]),
+                                 cudaMemcpyDeviceToHost, r->d2h),
            "downloading a run");
     CK(r->t, cudaEventRecord(s->down, r->d2h), "cudaEventRecord");
-    r->st->rows[i] = rows;
     return SL_OK;
 }
 
@@ -260,7 +280,7 @@ static int alloc_all(struct runner *r)
     }
     if (!(r->temp = sl_task_device_alloc(t, p->temp ? p->temp : 1)))
         return SL_ENOMEM;
-    for (int64_t i = 0; i < p->n_runs; i++) {
+    for (int64_t i = 0; i < p->n_runs && !r->cuts; i++) {
         for (int c = 0; c < p->n_cols; c++) {
             int64_t k = i * p->n_cols + c;
             r->st->bytes[k] = run_rows(p, i) * p->width[c];
@@ -338,7 +358,8 @@ static int runs(struct runner *r)
     for (int64_t i = 0; i < r->p.n_runs && rc >= 0; i++) {
         if (sl_task_cancelled(r->t))
             return SL_ECANCELED;
-        rc = one_run(r, i);
+        r->st->rows[i] = run_rows(&r->p, i);
+        rc = one_run(r, i, r->st->rows[i], r->st->cols + i * r->p.n_cols);
     }
     return rc;
 }
@@ -377,5 +398,96 @@ int sl__ooc_runs_sort(sl_task_t *t, const struct sl__ooc_input *in, struct sl__o
     if (rc >= 0 && (e = e1 != cudaSuccess ? e1 : e2 != cudaSuccess ? e2 : e3) != cudaSuccess)
         rc = cuda_failed(t, e, "sorting runs");
     r.st->gpu_ms = now_ms() - t0;
+    return rc;
+}
+
+/* ---------------- pass 2: buckets of the runs re-sorted on the GPU ---------------- */
+
+/* The plan of pass 2 from the runs: buckets of at most R rows, the runs' columns. */
+static int plan_buckets(sl_task_t *t, const struct sl__ooc_sorted *st, int64_t R, int64_t nb,
+                        struct plan *p)
+{
+    const struct sl__ooc_runs *m = &st->runs;
+    memset(p, 0, sizeof *p);
+    p->n_cols = m->n_cols;
+    p->kc = m->key_col;
+    p->desc = m->desc;
+    p->np = m->n_cols - 1;
+    p->pc = -1;
+    int64_t row_bytes = 0;
+    for (int c = 0; c < m->n_cols; c++) {
+        p->width[c] = m->width[c];
+        row_bytes += m->width[c];
+        if (c != p->kc)
+            p->pc = c;
+    }
+    p->kw = p->width[p->kc];
+    p->vb = p->np == 0 ? 0 : p->np == 1 ? p->width[p->pc] : 4;
+    p->slot_row = 2 * row_bytes + (p->np >= 2 ? 8 : 0);
+    p->n = st->n;
+    p->R = R;
+    p->n_runs = nb;
+    if (sl_k_sort_pairs(NULL, &p->temp, p->kw, p->desc, NULL, NULL, NULL, NULL, p->vb, R, 0) !=
+        cudaSuccess)
+        return 0;
+    int64_t sets = nb > 1 ? 2 : 1;
+    return sets * R * p->slot_row + (int64_t)p->temp + 2 * MIB <=
+           sl_task_device_budget(t) - SLACK;
+}
+
+int sl__ooc_merge_fits(sl_task_t *t, const struct sl__ooc_sorted *st, int64_t R, int64_t nb)
+{
+    struct plan p;
+    return plan_buckets(t, st, R, nb, &p);
+}
+
+int sl__ooc_runs_merge(sl_task_t *t, struct sl__ooc_sorted *st, const int64_t *cuts, int64_t nb,
+                       int64_t R, void *const *dst, int (*ready)(sl_task_t *, void *, int64_t),
+                       void *arg)
+{
+    struct runner r;
+    memset(&r, 0, sizeof r);
+    r.t = t;
+    r.st = st;
+    r.cuts = cuts;
+    if (!plan_buckets(t, st, R, nb, &r.p))
+        return sl_task_fail(t, SL_EBUDGET, "out-of-core sort on the GPU: the budget left holds "
+                            "no bucket of %lld rows", (long long)R);
+    const int64_t k = st->runs.n_runs, nc = st->runs.n_cols;
+    r.cs = sl_task_stream(t);
+    CK(t, cudaStreamCreateWithFlags(&r.h2d, cudaStreamNonBlocking), "cudaStreamCreate");
+    cudaError_t e = cudaStreamCreateWithFlags(&r.d2h, cudaStreamNonBlocking);
+    int rc = e == cudaSuccess ? alloc_all(&r) : cuda_failed(t, e, "cudaStreamCreate");
+    if (rc >= 0 && (rc = order(t, r.cs, r.h2d)) >= 0)
+        rc = order(t, r.cs, r.d2h);
+    int64_t told = 0; /* buckets handed to `ready` so far */
+    for (int64_t b = 0; b < nb && rc >= 0; b++) {
+        if (sl_task_cancelled(t)) {
+            rc = SL_ECANCELED;
+            break;
+        }
+        if (b >= 2) { /* bucket b - 2 is down (its set is next): hand it over */
+            if ((e = cudaEventSynchronize(r.s[b & 1].down)) != cudaSuccess) {
+                rc = cuda_failed(t, e, "waiting for a bucket");
+                break;
+            }
+            if ((rc = ready(t, arg, told++)) < 0)
+                break;
+        }
+        int64_t rows = 0;
+        for (int64_t j = 0; j < k; j++)
+            rows += cuts[(b + 1) * k + j] - cuts[b * k + j];
+        rc = one_run(&r, b, rows, dst + b * nc);
+    }
+    cudaError_t e1 = cudaStreamSynchronize(r.h2d), e2 = cudaStreamSynchronize(r.cs);
+    cudaError_t e3 = r.d2h ? cudaStreamSynchronize(r.d2h) : cudaSuccess;
+    free_all(&r);
+    cudaStreamDestroy(r.h2d);
+    if (r.d2h)
+        cudaStreamDestroy(r.d2h);
+    if (rc >= 0 && (e = e1 != cudaSuccess ? e1 : e2 != cudaSuccess ? e2 : e3) != cudaSuccess)
+        rc = cuda_failed(t, e, "sorting buckets");
+    while (rc >= 0 && told < nb)
+        rc = ready(t, arg, told++);
     return rc;
 }

@@ -3,36 +3,72 @@
  * GPU memory budget, or the sink kept batches in host memory (it does once the budget
  * is short). docs/OUT_OF_CORE.md has the design; in short:
  *
- * finalize: the kept rows, in input order, sorted in GPU-budget-sized runs into pinned
- *   host memory (ooc_runs_cuda.c: upload, CUB sort, download, overlapped).
- *   Then it spawns merge tasks on the CPU workers: task i finds output rows
- *   [i * P, (i + 1) * P) in the runs (co-ranks on the key) and puts them in order into
- *   its slice of one host batch (a stable radix sort of the range: ooc_merge.c). Ties go to the lower run, so the result is the
+ * finalize: allocates the result (one host batch) and spawns tasks that fault its pages
+ *   in on the CPU workers while the kept rows, in input order, are sorted in
+ *   GPU-budget-sized runs into pinned host memory (ooc_runs_cuda.c: upload, CUB sort,
+ *   download, overlapped). Then, up to 64 runs (merge_on_gpu), the GPU merge: buckets of
+ *   output ranks (cut at sampled keys) re-sorted on the GPU from the runs' slices into
+ *   pinned blocks, which CPU tasks copy into the result while the next buckets sort.
+ *   Else the CPU merge: the output cut into key ranges of about 2^15 rows at sampled
+ *   key codes, and merge tasks on the CPU workers that each put a few consecutive
+ *   ranges in order into their place in the result (a stable radix sort of each range's
+ *   run slices: ooc_merge.c). Either way ties go to the lower run, so the result is the
  *   stable sort, equal to the CPU sort's.
  * source: the CPU sort's (morsel slices of that host batch).
  * Shapes: one int32/int64 key, columns of 4 or 8 bytes, no nulls, rows anywhere (host
  * or GPU), and a budget that holds runs of at least SL__OOC_MIN_RUN rows; otherwise
  * can_run says no and the CPU sorts. */
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 
 #include "ooc_runs.h"
 #include "rows_cuda.h"
 #include "sort_op.h"
 
+/* Output rows per key range: items and their copy (8 or 16 bytes a row) stay in L2,
+ * and a range of 2^28 uniform int32 keys spans 2^19 codes (two radix passes). A piece
+ * holds at most twice that (ranges vary around their target). */
+#define RANGE_ROWS ((int64_t)1 << 15)
+#define PIECE_ROWS (2 * RANGE_ROWS)
+#define POPULATE_BYTES ((int64_t)32 << 20)  /* bytes of the result per populate task */
+
+#define COPY_ROWS ((int64_t)1 << 20)    /* rows per copy task of the GPU merge */
+
+/* A bucket of the GPU merge: sorted on the GPU into pinned blocks, then copied into the
+ * result by CPU tasks; the last of them gives the blocks back. */
+struct bucket {
+    struct sort_global *g;
+    int64_t row0, rows;
+    void *cols[SL__OOC_MAX_COLS];
+    int64_t bytes[SL__OOC_MAX_COLS];
+    _Atomic int64_t left;            /* copy tasks not finished */
+};
+
 struct ooc_state {
     struct sl__ooc_sorted *sorted;
-    int64_t part_rows, n_parts;      /* output rows per merge task */
+    uint64_t *codes;                 /* the P - 1 splitters */
+    int64_t n_ranges, group, n_tasks; /* group: consecutive ranges per merge task */
     double t0;                       /* when the merge started */
+    struct bucket *bk;               /* GPU merge: its buckets */
+    int64_t nb;
+    struct sl__pinned_owner owner;
 };
 
 static void ooc_free(void *p)
 {
     struct ooc_state *st = p;
-    if (st)
+    if (st) {
         sl__ooc_sorted_free(st->sorted);
+        free(st->codes);
+        for (int64_t b = 0; b < st->nb; b++) /* blocks no copy task gave back (failures) */
+            for (int c = 0; c < SL__OOC_MAX_COLS; c++)
+                sl__pinned_owner_free(&st->owner, st->bk[b].cols[c], st->bk[b].bytes[c]);
+        free(st->bk);
+    }
     free(st);
 }
 
@@ -72,30 +108,68 @@ int sl__sort_ooc_can_run(const sl_task_t *tc)
     return make_input(t, &in) && sl__ooc_runs_can(t, &in);
 }
 
+/* ---------------- the result's pages, while the GPU sorts ---------------- */
+
+/* Task i faults in bytes [i * POPULATE_BYTES, ...) of the result's columns laid end to
+ * end. A fresh result of 2 GiB would otherwise be faulted (and zeroed by the kernel) by
+ * the merge tasks, on the critical path; here the CPU workers do it while the GPU sorts
+ * the runs. MADV_POPULATE_WRITE leaves the contents alone, so it may overlap the merge;
+ * where the kernel lacks it (before Linux 5.14) the merge faults the pages as before. */
+static int populate_part(sl_task_t *t)
+{
+#ifdef MADV_POPULATE_WRITE
+    const sl_batch_t *out = sl_task_arg(t);
+    int64_t lo = sl_task_index(t) * POPULATE_BYTES, hi = lo + POPULATE_BYTES, at = 0;
+    const uintptr_t page = 4096;
+    for (int c = 0; c < out->n_cols && at < hi; c++) {
+        int64_t bytes = out->n_rows * (int64_t)sl_type_width(out->cols[c].type);
+        int64_t a = lo > at ? lo - at : 0, b = hi - at < bytes ? hi - at : bytes;
+        if (a < b) {
+            uintptr_t p0 = (uintptr_t)sl__col_values(out, c) + (uintptr_t)a;
+            uintptr_t p1 = (uintptr_t)sl__col_values(out, c) + (uintptr_t)b;
+            p0 &= ~(page - 1);
+            madvise((void *)p0, p1 - p0, MADV_POPULATE_WRITE); /* advice: failure is fine */
+        }
+        at += bytes;
+    }
+#endif
+    (void)t;
+    return SL_OK;
+}
+
+static const struct sl_impl populate_impl[] = {{.device = SL_DEVICE_CPU, .run = populate_part}};
+static const struct sl_phase populate_phase = {populate_impl, 1, NULL};
+
+static int spawn_populate(sl_task_t *t, sl_batch_t *out)
+{
+    int64_t bytes = 0;
+    for (int c = 0; c < out->n_cols; c++)
+        bytes += out->n_rows * (int64_t)sl_type_width(out->cols[c].type);
+    if (bytes < 2 * POPULATE_BYTES)
+        return SL_OK; /* small: not worth the tasks */
+    return sl_task_spawn(t, &populate_phase, (bytes + POPULATE_BYTES - 1) / POPULATE_BYTES,
+                         out, NULL);
+}
+
 /* ---------------- the merge: spawned tasks on CPU workers ---------------- */
 
-/* Merge task i: output rows [i * P, (i + 1) * P) of the runs, into g->out. */
+/* Merge task i: key ranges [i * G, (i + 1) * G) of the runs, into g->out. */
 static int merge_part(sl_task_t *t)
 {
     struct sort_global *g = sl_task_arg(t);
     const struct ooc_state *st = g->ooc_state;
     const struct sl__ooc_runs *m = &st->sorted->runs;
-    int64_t lo = sl_task_index(t) * st->part_rows;
-    int64_t hi = lo + st->part_rows < g->n ? lo + st->part_rows : g->n;
-    int64_t *split = sl_task_alloc(t, (size_t)m->n_runs * 2 * sizeof *split);
-    void *scratch = sl_task_alloc(t, (size_t)sl__ooc_sort_scratch_bytes(m, hi - lo));
+    int64_t first = sl_task_index(t) * st->group;
+    int64_t last = first + st->group < st->n_ranges ? first + st->group : st->n_ranges;
+    int64_t *split = sl_task_alloc(t, (size_t)m->n_runs * 4 * sizeof *split);
+    void *scratch = sl_task_alloc(t, (size_t)sl__ooc_sort_scratch_bytes(m, PIECE_ROWS));
     if (!split || !scratch)
         return SL_ENOMEM;
-    sl__ooc_corank(m, lo, split);
-    sl__ooc_corank(m, hi, split + m->n_runs);
     void *out[SL__OOC_MAX_COLS];
     for (int c = 0; c < m->n_cols; c++)
-        out[c] = (char *)sl__col_values(g->out, c) + lo * m->width[c];
-    /* Sorting the range (radix, its digits above the range's key band skipped) costs the
-     * same whatever the number of runs; the loser tree (sl__ooc_merge) took 27 ns per
-     * row at 16 runs and 44 at 64 where this takes 11 (2-core dev machine, 2^18-row
-     * ranges). */
-    sl__ooc_merge_by_sort(m, split, split + m->n_runs, out, scratch);
+        out[c] = sl__col_values(g->out, c);
+    sl__ooc_merge_ranges(m, st->codes, st->n_ranges, first, last, PIECE_ROWS, out, split,
+                         scratch);
     sl_task_free(t, split);
     sl_task_free(t, scratch);
     return SL_OK;
@@ -117,6 +191,172 @@ static const struct sl_impl done_impl[] = {{.device = SL_DEVICE_CPU, .run = merg
 static const struct sl_phase merge_phase = {merge_impl, 1, NULL};
 static const struct sl_phase done_phase = {done_impl, 1, NULL};
 
+/* The key ranges: P splitters sampled from the runs; G ranges per task, so that the
+ * searches at the ends of a task (one per run) are shared by G ranges, while leaving
+ * some 256 tasks for balance. */
+static int plan_ranges(sl_task_t *t, struct ooc_state *st, int64_t n)
+{
+    const struct sl__ooc_runs *m = &st->sorted->runs;
+    st->n_ranges = (n + RANGE_ROWS - 1) / RANGE_ROWS;
+    st->group = st->n_ranges / 256 < 1 ? 1 : st->n_ranges / 256 > 4 ? 4 : st->n_ranges / 256;
+    st->n_tasks = (st->n_ranges + st->group - 1) / st->group;
+    st->codes = calloc((size_t)st->n_ranges, sizeof *st->codes);
+    void *scratch = sl_task_alloc(t, (size_t)sl__ooc_splitter_scratch_bytes(m, st->n_ranges));
+    if (!st->codes || !scratch) {
+        sl_task_free(t, scratch);
+        return st->codes ? SL_ENOMEM : sl_task_fail(t, SL_ENOMEM, "out of memory");
+    }
+    sl__ooc_splitters(m, st->n_ranges, st->codes, scratch);
+    sl_task_free(t, scratch);
+    return SL_OK;
+}
+
+/* ---------------- the merge on the GPU (pass 2) ---------------- */
+
+/* Copy task i of a bucket: its rows [i * COPY_ROWS, ...) from the pinned blocks into
+ * the result; the last one to finish gives the bucket's blocks back. */
+static int copy_part(sl_task_t *t)
+{
+    struct bucket *bk = sl_task_arg(t);
+    struct sort_global *g = bk->g;
+    struct ooc_state *st = g->ooc_state;
+    int64_t lo = sl_task_index(t) * COPY_ROWS;
+    int64_t hi = lo + COPY_ROWS < bk->rows ? lo + COPY_ROWS : bk->rows;
+    for (int c = 0; c < g->out->n_cols; c++) {
+        int64_t w = (int64_t)sl_type_width(g->out->cols[c].type);
+        memcpy((char *)sl__col_values(g->out, c) + (bk->row0 + lo) * w,
+               (const char *)bk->cols[c] + lo * w, (size_t)((hi - lo) * w));
+    }
+    if (atomic_fetch_sub(&bk->left, 1) == 1)
+        for (int c = 0; c < g->out->n_cols; c++) {
+            sl__pinned_owner_free(&st->owner, bk->cols[c], bk->bytes[c]);
+            bk->cols[c] = NULL;
+        }
+    return SL_OK;
+}
+
+static const struct sl_impl copy_impl[] = {{.device = SL_DEVICE_CPU, .run = copy_part}};
+static const struct sl_phase copy_phase = {copy_impl, 1, NULL};
+
+/* Bucket b is in its pinned blocks: CPU tasks copy it into the result while the GPU
+ * sorts the next ones. */
+static int bucket_ready(sl_task_t *t, void *arg, int64_t b)
+{
+    struct bucket *bk = &((struct ooc_state *)arg)->bk[b];
+    int64_t n = (bk->rows + COPY_ROWS - 1) / COPY_ROWS;
+    atomic_store(&bk->left, n);
+    return n ? sl_task_spawn(t, &copy_phase, n, bk, NULL) : SL_OK;
+}
+
+/* The buckets: output ranks cut at sampled keys into pieces of about 3/4 R rows, a piece
+ * larger than R (few keys, many rows) cut again at exact ranks. cuts: (nb + 1) x k. */
+static int64_t *make_cuts(sl_task_t *t, const struct sl__ooc_runs *m, int64_t n, int64_t R,
+                          int64_t *nb_out)
+{
+    const int64_t k = m->n_runs, P = (n + R * 3 / 4 - 1) / (R * 3 / 4);
+    int64_t cap = P + n / R + 2, nb = 0; /* pieces: sum of ceil(rows / R) <= P + n / R */
+    int64_t *cuts = calloc((size_t)((cap + 1) * k), sizeof *cuts);
+    int64_t *next = malloc((size_t)k * sizeof *next);
+    uint64_t *codes = malloc((size_t)P * sizeof *codes);
+    void *scratch = sl_task_alloc(t, (size_t)sl__ooc_splitter_scratch_bytes(m, P));
+    if (!cuts || !next || !codes || !scratch) {
+        free(cuts), free(next), free(codes), sl_task_free(t, scratch);
+        if (scratch)
+            sl_task_fail(t, SL_ENOMEM, "out of memory");
+        return NULL;
+    }
+    sl__ooc_splitters(m, P, codes, scratch);
+    sl_task_free(t, scratch);
+    for (int64_t i = 1; i <= P; i++) { /* cuts[0] = 0 */
+        if (i < P)
+            sl__ooc_split_below(m, codes[i - 1], next);
+        else
+            memcpy(next, m->rows, (size_t)k * sizeof *next);
+        int64_t off = 0, rows = 0;
+        for (int64_t j = 0; j < k; j++) {
+            off += cuts[nb * k + j];
+            rows += next[j] - cuts[nb * k + j];
+        }
+        if (rows == 0)
+            continue; /* equal splitters */
+        int64_t pieces = (rows + R - 1) / R;
+        for (int64_t q = 1; q < pieces; q++, nb++)
+            sl__ooc_corank(m, off + rows * q / pieces, cuts + (nb + 1) * k);
+        memcpy(cuts + (nb + 1) * k, next, (size_t)k * sizeof *next);
+        nb++;
+    }
+    free(next), free(codes);
+    *nb_out = nb;
+    return cuts;
+}
+
+/* 1 to merge on the GPU: SLUICE_OOC_SORT_MERGE=gpu or cpu forces it; by default when
+ * there are at most 64 runs (a bucket is k slices per column, one copy call each) and the
+ * pinned blocks of the result fit the host budget beside the runs. */
+static int merge_on_gpu(sl_task_t *t, const struct sl__ooc_sorted *so, int64_t R)
+{
+    const char *env = getenv("SLUICE_OOC_SORT_MERGE");
+    if (so->runs.n_runs < 2 || (env && strcmp(env, "cpu") == 0))
+        return 0;
+    int64_t row_bytes = 0;
+    for (int c = 0; c < so->runs.n_cols; c++)
+        row_bytes += so->runs.width[c];
+    /* pinned classes are powers of two: up to twice the bytes */
+    if (!sl__task_host_room(t, 2 * so->n * row_bytes) ||
+        !sl__ooc_merge_fits(t, so, R, (so->n + R - 1) / R + 1))
+        return 0;
+    return (env && strcmp(env, "gpu") == 0) || so->runs.n_runs <= 64;
+}
+
+/* Pass 2 on the GPU; the result is complete once the copy tasks are (the finalize's
+ * children). */
+static int gpu_merge(sl_task_t *t, struct sort_global *g, struct ooc_state *st, int64_t R)
+{
+    const struct sl__ooc_runs *m = &st->sorted->runs;
+    int64_t nb = 0;
+    int64_t *cuts = make_cuts(t, m, g->n, R, &nb);
+    if (!cuts)
+        return SL_ENOMEM;
+    void **dst = calloc((size_t)(nb * m->n_cols + 1), sizeof *dst);
+    st->bk = calloc((size_t)nb + 1, sizeof *st->bk);
+    if (!dst || !st->bk) {
+        free(cuts), free(dst);
+        return sl_task_fail(t, SL_ENOMEM, "out of memory");
+    }
+    st->nb = nb;
+    int64_t row0 = 0;
+    for (int64_t b = 0; b < nb; b++) {
+        struct bucket *bk = &st->bk[b];
+        bk->g = g;
+        bk->row0 = row0;
+        for (int64_t j = 0; j < m->n_runs; j++)
+            bk->rows += cuts[(b + 1) * m->n_runs + j] - cuts[b * m->n_runs + j];
+        row0 += bk->rows;
+        for (int c = 0; c < m->n_cols; c++) {
+            bk->bytes[c] = bk->rows * m->width[c];
+            if (!(bk->cols[c] = dst[b * m->n_cols + c] = sl__task_pinned_alloc(t, bk->bytes[c]))) {
+                free(cuts), free(dst);
+                return SL_EBUDGET;
+            }
+        }
+    }
+    double t0 = now_ms();
+    int rc = sl__ooc_runs_merge(t, st->sorted, cuts, nb, R, dst, bucket_ready, st);
+    free(cuts), free(dst);
+    sl_task_phase_time(t, "ooc_gpu_merge", now_ms() - t0);
+    sl__ooc_sorted_free(st->sorted); /* the pinned runs go back to the pool now */
+    st->sorted = NULL;
+    return rc;
+}
+
+static int64_t input_rows(const struct sl__ooc_input *in)
+{
+    int64_t n = 0;
+    for (int64_t i = 0; i < in->n_batches; i++)
+        n += in->batches[i * (in->stride > 0 ? in->stride : 1)]->n_rows;
+    return n;
+}
+
 int sl__sort_ooc_finalize(sl_task_t *t)
 {
     struct sort_global *g = sl_task_gstate(t);
@@ -128,23 +368,31 @@ int sl__sort_ooc_finalize(sl_task_t *t)
         return sl_task_fail(t, SL_ENOMEM, "out of memory");
     g->ooc_state = st; /* freed with the query's state, whatever happens below */
     g->ooc_free = ooc_free;
-    int rc = sl__ooc_runs_sort(t, &in, &st->sorted);
+    /* The result: one host batch that the source hands out in morsel slices, as the CPU
+     * sort's; its pages are faulted in by CPU tasks while the GPU sorts the runs. */
+    g->out = sl__task_new_host_batch(t, sl_op_output_schema(sl_task_op(t)), input_rows(&in));
+    if (!g->out)
+        return SL_ENOMEM;
+    int rc = spawn_populate(t, g->out);
+    if (rc < 0)
+        return rc;
+    rc = sl__ooc_runs_sort(t, &in, &st->sorted);
     if (rc < 0)
         return rc;
     g->n = st->sorted->n;
     g->ooc = 1;
     sl__rows_fini(&g->rows); /* the input's device batches go back to the pool now */
     sl_task_phase_time(t, "ooc_gpu_runs", st->sorted->gpu_ms);
-    /* The result: one host batch that the source hands out in morsel slices, as the CPU
-     * sort's. Ranges of n / 1024 rows (2^16..2^20): many tasks for every CPU, items of a
-     * range in cache, and a narrow key band per range (fewer radix digits). */
-    g->out = sl__task_new_host_batch(t, sl_op_output_schema(sl_task_op(t)), g->n);
-    if (!g->out)
-        return SL_ENOMEM;
-    int64_t part = (g->n / 1024 + 63) / 64 * 64;
-    part = part > ((int64_t)1 << 20) ? (int64_t)1 << 20 : part;
-    st->part_rows = part < ((int64_t)1 << 16) ? (int64_t)1 << 16 : part;
-    st->n_parts = (g->n + st->part_rows - 1) / st->part_rows;
+    st->owner = st->sorted->owner;
+    int64_t R = 0; /* the runs' size: every bucket of the GPU merge fits a run's buffers */
+    for (int64_t j = 0; j < st->sorted->runs.n_runs; j++)
+        R = st->sorted->rows[j] > R ? st->sorted->rows[j] : R;
+    if (merge_on_gpu(t, st->sorted, R)) {
+        g->gpu_merge = 1;
+        return gpu_merge(t, g, st, R);
+    }
     st->t0 = now_ms();
-    return sl_task_spawn(t, &merge_phase, st->n_parts, g, &done_phase);
+    if ((rc = plan_ranges(t, st, g->n)) < 0)
+        return rc;
+    return sl_task_spawn(t, &merge_phase, st->n_tasks, g, &done_phase);
 }

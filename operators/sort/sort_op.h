@@ -37,8 +37,9 @@ struct sort_global {
     sl_batch_t *out;
     int gpu;           /* out is a device batch (sort_cuda.c) */
     /* Out of core (sort_cuda_ooc.c): sorted runs in pinned host memory, merged into out
-     * (a host batch) by spawned CPU tasks; ooc_state freed by ooc_free. */
-    int ooc;
+     * (a host batch) by spawned CPU tasks or re-sorted in buckets on the GPU (gpu_merge
+     * 1); ooc_state freed by ooc_free. */
+    int ooc, gpu_merge;
     _Atomic int64_t sink_dev_bytes;   /* host input bytes the GPU sink uploaded */
     _Atomic int sink_host;            /* 1: the GPU sink keeps later host batches there */
     void *ooc_state;

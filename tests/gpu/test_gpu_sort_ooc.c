@@ -1,6 +1,7 @@
 /* Tests the out-of-core sort on a GPU (operators/sort/sort_cuda_ooc.c, ooc_runs_cuda.c,
  * ooc_merge.c): host-resident inputs larger than the engine's GPU budget (8 to 64 MiB)
- * are sorted in several runs on the GPU and merged by the CPU; the result must equal the
+ * are sorted in several runs on the GPU and merged (buckets re-sorted on the GPU, or
+ * ranges on CPU threads: ooc_gpu_and_cpu_merge forces each); the result must equal the
  * CPU sort row for row (both are stable; payload p1 is the input position). Keys: int32
  * and int64, random, few distinct (duplicates), one heavy key, power-law (Zipf-like)
  * skew, already sorted, reversed, extremes; ascending and descending; 0, 1 and 4 payload
@@ -145,6 +146,8 @@ static sl_engine_t *engine(enum sl_placement pl, int64_t gpu_mem)
 }
 
 /* Sorts `in` by `by`; *ooc / *gpu: how the GPU finalized it. */
+static int last_gpu_merge; /* the last run's merge: 1 on the GPU, 0 on CPU threads */
+
 static struct flat run(sl_engine_t *e, sl_table_t *in, const char *by, int *ooc, int *gpu)
 {
     sl_plan_t *p;
@@ -161,6 +164,7 @@ static struct flat run(sl_engine_t *e, sl_table_t *in, const char *by, int *ooc,
     const struct sort_global *g = q->ops[ns].gstate;
     if (ooc)
         *ooc = g->ooc;
+    last_gpu_merge = g->gpu_merge;
     if (gpu)
         *gpu = g->gpu;
     sl_table_t *out;
@@ -202,9 +206,9 @@ static void check(const struct spec *sp, const char *by, int64_t gpu_mem, int ex
     struct sl_mem_stats ms;
     sl_engine_mem_stats(gpu, &ms);
     printf("sort %s: %lld rows, key %d B, %d payloads, keys %d, budget %lld MiB: out of core "
-           "%d, in GPU %d, pool peak %.1f MiB, device free memory %+.1f MiB\n", by,
+           "%d, in GPU %d, GPU merge %d, pool peak %.1f MiB, device free memory %+.1f MiB\n", by,
            (long long)sp->rows, sp->key64 ? 8 : 4, sp->n_pay, sp->keys,
-           (long long)(gpu_mem >> 20), ooc, on_gpu, ms.gpu_peak / 1048576.0,
+           (long long)(gpu_mem >> 20), ooc, on_gpu, last_gpu_merge, ms.gpu_peak / 1048576.0,
            ((double)free1 - (double)free0) / 1048576.0);
     compare(&want, &got, by);
     assert_int_equal(ooc, expect_ooc);
@@ -320,4 +324,27 @@ SL_TEST(ooc_sanitize_small)
     check(&a, "by=k", 8 * MIB, 1);
     struct spec b = {.rows = 300000, .key64 = 1, .n_pay = 1, .seed = 14};
     check(&b, "by=\"k DESC\"", 8 * MIB, 1);
+}
+
+/* Both merges forced (SLUICE_OOC_SORT_MERGE): buckets re-sorted on the GPU, ranges on
+ * CPU threads; many runs, 8-byte keys with payloads, one heavy key (buckets larger than
+ * a run, cut again at exact ranks), few keys, descending. */
+SL_TEST(ooc_gpu_and_cpu_merge)
+{
+    REQUIRE_GPU();
+    const char *modes[] = {"gpu", "cpu"};
+    for (int m = 0; m < 2; m++) {
+        setenv("SLUICE_OOC_SORT_MERGE", modes[m], 1);
+        struct spec a = {.rows = (int64_t)1 << 22, .n_pay = 1, .seed = 21};
+        check(&a, "by=k", 8 * MIB, 1);
+        assert_int_equal(last_gpu_merge, 1 - m);
+        struct spec h = {.rows = 3000000, .key64 = 1, .n_pay = 4, .keys = K_HEAVY, .seed = 22};
+        check(&h, "by=\"k DESC\"", 32 * MIB, 1);
+        assert_int_equal(last_gpu_merge, 1 - m);
+        struct spec f = {.rows = 3000000, .n_pay = 0, .keys = K_FEW, .chunk = 77777, .seed = 23};
+        check(&f, "by=k", 8 * MIB, 1);
+        struct spec z = {.rows = 2000000, .key64 = 1, .n_pay = 1, .keys = K_ZIPF, .seed = 24};
+        check(&z, "by=k", 16 * MIB, 1);
+    }
+    unsetenv("SLUICE_OOC_SORT_MERGE");
 }

@@ -4,7 +4,9 @@
  * Cases: int32 and int64 keys, ascending and descending, 1 to 70 runs (not a power of
  * two), empty runs, one row, all keys equal, few distinct keys, one heavy key (skew),
  * extremes (INT_MIN/MAX), already sorted and reversed input, payload columns of 4 and 8
- * bytes, the output split into 1 to 13 ranges. */
+ * bytes, the output split into 1 to 13 ranges: by rank (co-ranks) or at sampled key
+ * codes (sl__ooc_splitters, sl__ooc_merge_ranges in groups and in pieces of 1 to 700
+ * rows, so heavy keys take the exact-rank pieces). */
 #include <string.h>
 
 #include "sl_test.h"
@@ -108,6 +110,21 @@ static void check1(int kw, int desc, int mode, const int64_t *lens, int k, int n
         out[c] = malloc((size_t)(n + 1) * (size_t)width[c]);
     uint64_t *scratch = malloc((size_t)sl__ooc_scratch_words(&m) * 8);
     int64_t *from = malloc((size_t)k * 8), *to = malloc((size_t)k * 8);
+    if (by_sort == 2) { /* ranges cut at sampled keys, in groups, small pieces */
+        int64_t P = n_parts, sub = 1 + (int64_t)(rnd() % 700), group = 1 + (int64_t)(rnd() % 4);
+        uint64_t *codes = malloc((size_t)P * 8);
+        void *ss = malloc((size_t)sl__ooc_splitter_scratch_bytes(&m, P));
+        sl__ooc_splitters(&m, P, codes, ss);
+        for (int64_t i = 1; i + 1 < P; i++)
+            assert_true(codes[i - 1] <= codes[i]);
+        int64_t *split = malloc((size_t)(4 * k + 1) * 8);
+        void *sc = malloc((size_t)sl__ooc_sort_scratch_bytes(&m, sub));
+        for (int64_t g = 0; g < P; g += group) /* out of order: groups are independent */
+            sl__ooc_merge_ranges(&m, codes, P, P - group - g < 0 ? 0 : P - group - g, P - g,
+                                 sub, out, split, sc);
+        free(codes), free(ss), free(split), free(sc);
+        n_parts = 0;
+    }
     for (int p = 0; p < n_parts; p++) {
         int64_t lo = n * p / n_parts, hi = n * (p + 1) / n_parts;
         sl__ooc_corank(&m, lo, from);
@@ -166,10 +183,11 @@ static void check1(int kw, int desc, int mode, const int64_t *lens, int k, int n
     free(cols), free(rows), free(all), free(scratch), free(from), free(to);
 }
 
-/* Both merges (loser tree, radix sort of the range), three and two columns. */
+/* Every merge (loser tree, radix sort of rank ranges, ranges cut at sampled keys),
+ * three and two columns. */
 static void check(int kw, int desc, int mode, const int64_t *lens, int k, int n_parts, int key_col)
 {
-    for (int by_sort = 0; by_sort < 2; by_sort++)
+    for (int by_sort = 0; by_sort < 3; by_sort++)
         for (int narrow = 0; narrow < 2; narrow++)
             check1(kw, desc, mode, lens, k, n_parts, key_col, by_sort, narrow);
 }
@@ -198,4 +216,6 @@ SL_TEST(ooc_merge_edges)
     check(4, 0, K_EQUAL, big, 2, 7, 0);   /* every key equal: run 0 first, then run 1 */
     check(8, 0, K_HEAVY, big, 2, 5, 2);
     check(4, 1, K_EXTREME, big, 2, 9, 0);
+    check(8, 0, K_RANDOM, big, 2, 200, 1); /* many ranges: 200 rows each */
+    check(4, 1, K_HEAVY, big, 2, 64, 0);
 }
