@@ -571,9 +571,9 @@ static void hstage_close(struct ooc *o, struct hstage *hs)
     memset(hs, 0, sizeof *hs);
 }
 
-/* Pinned staging for pass 1 when some input buffer is pageable; without pinned memory
- * (host budget) or threads, the driver stages it. */
-static void hstage_open(struct ooc *o, struct hstage *hs)
+/* Pinned staging for pass 1 when some input buffer is pageable; without room in the host
+ * budget, or threads, the driver stages it. < 0: pinned memory failed (query failed). */
+static int hstage_open(struct ooc *o, struct hstage *hs)
 {
     memset(hs, 0, sizeof *hs);
     int pageable = 0;
@@ -586,14 +586,23 @@ static void hstage_open(struct ooc *o, struct hstage *hs)
         }
     }
     if (!pageable)
-        return;
+        return SL_OK;
+    hs->bytes = o->chunk * (o->kw + o->vw);
+    int64_t charged = 64 << 10; /* what the pinned pool charges: a power of two */
+    while (charged < hs->bytes)
+        charged <<= 1;
+    if (!sl__task_host_room(o->t, 2 * charged)) {
+        hs->bytes = 0;
+        return SL_OK;
+    }
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     int helpers = cpus > 16 ? 8 : cpus > 2 ? (int)cpus / 2 : 1;
-    hs->bytes = o->chunk * (o->kw + o->vw);
     for (int i = 0; i < 2; i++)
-        hs->buf[i] = sl__task_pinned_alloc(o->t, hs->bytes);
-    if (!hs->buf[0] || !hs->buf[1] || sl__stager_create(&hs->stager, helpers) < 0)
+        hs->buf[i] = sl__task_pinned_alloc(o->t, hs->bytes); /* NULL: the query failed */
+    int rc = hs->buf[0] && hs->buf[1] ? SL_OK : SL_ENOMEM;
+    if (rc < 0 || sl__stager_create(&hs->stager, helpers) < 0)
         hstage_close(o, hs);
+    return rc;
 }
 
 static int pass1(struct ooc *o)
@@ -619,7 +628,7 @@ static int pass1(struct ooc *o)
     if ((rc = after_cs(o, o->h2d)) < 0)
         return rc;
     struct hstage hs;
-    hstage_open(o, &hs);
+    rc = hstage_open(o, &hs);
     for (int k = 0; k < 2 && rc >= 0; k++)
         rc = pass1_side(o, k == 0 ? o->build : 1 - o->build, stg_k, stg_v, pk, pv, d_off, ev,
                         ev + 2, &hs);
