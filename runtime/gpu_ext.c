@@ -1,8 +1,12 @@
 /* Runtime services for streaming GPU operators (gpu_ext.h). CUDA builds only. */
 #include "gpu_ext.h"
 
+#include <string.h>
+#include <unistd.h>
+
 #include "engine_int.h"
 #include "gpu_worker_int.h"
+#include "stage.h"
 #include "trace.h"
 
 static int64_t class_of(int64_t bytes)
@@ -49,6 +53,42 @@ int sl__task_host_room(const sl_task_t *t, int64_t bytes)
 {
     const sl_engine_t *eng = t->q->eng;
     return atomic_load(&eng->host_in_use) + bytes <= eng->host_limit;
+}
+
+int sl__upload_stage_open(sl_task_t *t, struct sl__upload_stage *us, int64_t bytes)
+{
+    memset(us, 0, sizeof *us);
+    if (bytes <= 0 || !sl__task_host_room(t, 2 * class_of(bytes)))
+        return SL_OK;
+    us->bytes = bytes;
+    for (int i = 0; i < 2; i++)
+        if (!(us->buf[i] = sl__task_pinned_alloc(t, bytes))) {
+            sl__upload_stage_close(t, us);
+            return SL_ENOMEM;
+        }
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    int helpers = cpus > 16 ? 8 : cpus > 2 ? (int)cpus / 2 : 1;
+    if (sl__stager_create(&us->stager, helpers) < 0)
+        sl__upload_stage_close(t, us);
+    return SL_OK;
+}
+
+void sl__upload_stage_close(sl_task_t *t, struct sl__upload_stage *us)
+{
+    for (int i = 0; i < 2; i++)
+        sl__task_pinned_free(t, us->buf[i], us->bytes);
+    if (us->stager)
+        sl__stager_destroy(us->stager);
+    memset(us, 0, sizeof *us);
+}
+
+const void *sl__upload_stage_src(const struct sl__upload_stage *us, int slot, int64_t at,
+                                 const struct sl__buf *b, const void *src, size_t bytes)
+{
+    if (!us->stager || b->kind != SL__MEM_HOST)
+        return src;
+    sl__stager_copy(us->stager, us->buf[slot] + at, src, bytes);
+    return us->buf[slot] + at;
 }
 
 void sl__task_pinned_owner(sl_task_t *t, struct sl__pinned_owner *o)

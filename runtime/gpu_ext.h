@@ -17,6 +17,22 @@ void sl__task_pinned_free(sl_task_t *t, void *h, int64_t bytes);
 /* 1 if `bytes` more (as charged) would fit the host budget now (a hint: other tasks
  * may charge in between). */
 int sl__task_host_room(const sl_task_t *t, int64_t bytes);
+/* Two pinned buffers that pageable input is copied into by several threads before its
+ * upload: the driver stages pageable memory itself at a fraction of the link's speed.
+ * Opened only when the host budget has room for both (else `stager` stays NULL and the
+ * caller uploads from pageable memory); < 0 when pinning failed (the query failed). The
+ * caller waits for a buffer's last upload before it refills it. */
+struct sl__upload_stage {
+    struct sl__stager *stager;
+    char *buf[2];
+    int64_t bytes;
+};
+int sl__upload_stage_open(sl_task_t *t, struct sl__upload_stage *us, int64_t bytes);
+void sl__upload_stage_close(sl_task_t *t, struct sl__upload_stage *us);
+/* What to upload `bytes` of b at src from: src itself (not staging, or b not pageable),
+ * or its copy at buf[slot] + at. */
+const void *sl__upload_stage_src(const struct sl__upload_stage *us, int slot, int64_t at,
+                                 const struct sl__buf *b, const void *src, size_t bytes);
 /* Pinned memory that outlives its task (a result that CPU tasks read after the GPU
  * task ended, freed by fini_global): who frees it, from any thread, while the engine
  * is open. */

@@ -12,50 +12,14 @@
  * The samples (FILTER_SAMPLE strided keys of each side, one synchronization) also give
  * the build sample that picks the radix bits (gj_pick_bits), so a join that is not
  * filtered pays only the probe side's sample kernel. */
-#include <string.h>
 
 #include "join_cuda_int.h"
-#include "sluice_k/columns.h"
 #include "sluice_k/join_filter.h"
-#include "sluice_k/join_npj.h"
+#include "sluice_k/join_types.h"
 
 #define FILTER_SAMPLE 4096
 #define FILTER_MIN_ROWS ((int64_t)1 << 20) /* smaller probe sides: not worth the syncs */
 #define FILTER_MAX_KEEP 0.5                 /* probe sample share inside the build's range */
-
-/* Strided samples of both sides' keys into h (FILTER_SAMPLE 64-bit slots each; one
- * synchronization); m: how many each. */
-static int samples(sl_task_t *t, const struct gj *g, const struct gj_side *sd[2], int64_t m[2],
-                   uint64_t *h)
-{
-    size_t kw = g->k8 ? 8 : 4;
-    void *d = sl_task_device_alloc(t, 2 * FILTER_SAMPLE * kw);
-    if (!d)
-        return SL_ENOMEM;
-    cudaStream_t s = sl_task_stream(t);
-    cudaError_t e = cudaSuccess;
-    for (int i = 0; i < 2 && e == cudaSuccess; i++) {
-        m[i] = sd[i]->n < FILTER_SAMPLE ? sd[i]->n : FILTER_SAMPLE;
-        int64_t stride = sd[i]->n / m[i];
-        char *dst = (char *)d + (size_t)i * FILTER_SAMPLE * kw;
-        e = g->k8 ? sl_k_strided_b64(sd[i]->keys, stride, (uint64_t *)dst, m[i], s)
-                  : sl_k_strided_b32(sd[i]->keys, stride, (uint32_t *)dst, m[i], s);
-    }
-    unsigned char *raw = (unsigned char *)h; /* 64-bit slots, widened in place below */
-    if (e == cudaSuccess)
-        e = cudaMemcpyAsync(raw, d, 2 * FILTER_SAMPLE * kw, cudaMemcpyDeviceToHost, s);
-    if (e == cudaSuccess)
-        e = cudaStreamSynchronize(s);
-    sl_task_device_free(t, d);
-    if (e != cudaSuccess)
-        return gj_cuda_failed(t, e, "sampling keys");
-    for (int i = 2 * FILTER_SAMPLE - 1; kw == 4 && i >= 0; i--) { /* back to front */
-        uint32_t x;
-        memcpy(&x, raw + (size_t)i * 4, 4);
-        h[i] = x;
-    }
-    return SL_OK;
-}
 
 /* Share of the probe sample inside the build sample's [min, max] (keys compared as
  * unsigned values, as the kernels do). */
@@ -70,33 +34,6 @@ static double kept_share(const uint64_t *h, const int64_t m[2])
     for (int64_t i = 0; i < m[1]; i++)
         in += h[FILTER_SAMPLE + i] >= lo && h[FILTER_SAMPLE + i] <= hi;
     return m[1] ? (double)in / (double)m[1] : 1.0;
-}
-
-/* The build keys' exact [min, max] (a reduction and a synchronization). */
-static int build_range(sl_task_t *t, const struct gj *g, uint64_t *kmin, uint64_t *kmax)
-{
-    const struct gj_side *R = &g->s[g->build];
-    uint64_t *mm = sl_task_device_alloc(t, 2 * sizeof *mm), hm[2] = {0, 0};
-    if (!mm)
-        return SL_ENOMEM;
-    cudaStream_t s = sl_task_stream(t);
-    size_t kw = g->k8 ? 8 : 4;
-    cudaError_t e = cudaMemsetAsync(mm, 0xFF, kw, s); /* smallest: all ones, largest: 0 */
-    if (e == cudaSuccess)
-        e = cudaMemsetAsync((char *)mm + kw, 0, kw, s);
-    if (e == cudaSuccess)
-        e = g->k8 ? sl_k_npj_key_range_k64(R->keys, R->n, mm, s)
-                  : sl_k_npj_key_range_k32(R->keys, R->n, (uint32_t *)mm, s);
-    if (e == cudaSuccess)
-        e = cudaMemcpyAsync(hm, mm, 2 * kw, cudaMemcpyDeviceToHost, s);
-    if (e == cudaSuccess)
-        e = cudaStreamSynchronize(s);
-    sl_task_device_free(t, mm);
-    if (e != cudaSuccess)
-        return gj_cuda_failed(t, e, "key range");
-    *kmin = g->k8 ? hm[0] : (uint32_t)hm[0];
-    *kmax = g->k8 ? hm[1] : (uint32_t)(hm[0] >> 32);
-    return SL_OK;
 }
 
 /* The probe rows in [kmin, kmax] replace the probe side. */
@@ -169,7 +106,7 @@ int gj_filter_probe(sl_task_t *t, struct gj *g)
     uint64_t *h = sl_task_alloc(t, 2 * FILTER_SAMPLE * sizeof *h);
     if (!h)
         return SL_ENOMEM;
-    int rc = samples(t, g, sd, m, h);
+    int rc = gj_sample_keys(t, g->k8, 2, sd, FILTER_SAMPLE, h, m);
     double share = 1.0;
     if (rc >= 0) {
         gj_bits_from_sample(g, h, m[0]); /* gj_pick_bits' work, from the same sample */
@@ -179,7 +116,7 @@ int gj_filter_probe(sl_task_t *t, struct gj *g)
     if (rc < 0 || share > FILTER_MAX_KEEP)
         return rc;
     uint64_t kmin = 0, kmax = 0;
-    if ((rc = build_range(t, g, &kmin, &kmax)) < 0)
+    if ((rc = gj_range_of(t, g->k8, 1, &R->keys, &R->n, &kmin, &kmax)) < 0)
         return rc;
     return select_rows(t, g, kmin, kmax);
 }

@@ -62,6 +62,14 @@ int gj_side_column(sl_task_t *t, const struct join_state *st, int s, const struc
  * synchronizes to read it. */
 int gj_key_range(sl_task_t *t, const struct join_state *st, int side, int k8, uint64_t *kmin,
                  int64_t *range);
+/* The smallest and largest key (as unsigned values) over `parts` device arrays of keys
+ * (synchronizes to read them). */
+int gj_range_of(sl_task_t *t, int k8, int64_t parts, const void *const *keys, const int64_t *n,
+                uint64_t *lo, uint64_t *hi);
+/* Up to `per` strided keys of each side's contiguous keys into h[i * per ...] (widened to
+ * 64 bits), m[i] of them; one synchronization. */
+int gj_sample_keys(sl_task_t *t, int k8, int parts, const struct gj_side *const *sd, int64_t per,
+                   uint64_t *h, int64_t *m);
 /* Batch order, row counts, contiguous keys and packed rows of both sides. */
 int gj_prepare(sl_task_t *t, struct join_state *st, struct gj *g);
 /* PHJ inner/semi: drops the probe rows outside the build keys' range before

@@ -31,7 +31,6 @@
 
 #include "gpu_ext.h"
 #include "join_int.h"
-#include "stage.h"
 #include "sluice_k/columns.h"
 #include "sluice_k/join.h"
 #include "sluice_k/join_ooc.h"
@@ -418,28 +417,10 @@ static int temp_for(struct ooc *o, int64_t rows, int bits)
     return SL_OK;
 }
 
-/* Pageable input is first copied into pinned buffers by several threads (the driver's own
- * staging of pageable memory runs at a fraction of the link's speed, ~7 GB/s on the H100
- * host); pinned input is uploaded as it is. */
-struct hstage {
-    struct sl__stager *stager;          /* NULL: every input is uploaded directly */
-    char *buf[2];                       /* per slot: chunk keys, then chunk values */
-    int64_t bytes;
-};
-
-static const void *upload_src(const struct hstage *hs, int slot, int64_t at, const struct sl__buf *b,
-                              const char *src, size_t bytes)
-{
-    if (!hs->stager || b->kind != SL__MEM_HOST)
-        return src;
-    sl__stager_copy(hs->stager, hs->buf[slot] + at, src, bytes);
-    return hs->buf[slot] + at;
-}
-
 /* Streams one input side through pass 1. */
 static int pass1_side(struct ooc *o, int s, void *stg_k[2], void *stg_v[2], void *pk, void *pv,
                       int64_t *d_off, cudaEvent_t e_h2d[2], cudaEvent_t e_used[2],
-                      const struct hstage *hs)
+                      const struct sl__upload_stage *hs)
 {
     sl_task_t *t = o->t;
     const struct join_side *js = &o->st->side[s];
@@ -468,10 +449,10 @@ static int pass1_side(struct ooc *o, int s, void *stg_k[2], void *stg_v[2], void
             if (take > o->chunk - n)
                 take = o->chunk - n;
             const struct sl__col *kc = &b->cols[key], *vc = &b->cols[val];
-            const void *ks = upload_src(hs, slot, n * o->kw, kc->data,
+            const void *ks = sl__upload_stage_src(hs, slot, n * o->kw, kc->data,
                                         (const char *)kc->data->ptr + (kc->offset + row) * o->kw,
                                         (size_t)(take * o->kw));
-            const void *vs = upload_src(hs, slot, o->chunk * o->kw + n * o->vw, vc->data,
+            const void *vs = sl__upload_stage_src(hs, slot, o->chunk * o->kw + n * o->vw, vc->data,
                                         (const char *)vc->data->ptr + (vc->offset + row) * o->vw,
                                         (size_t)(take * o->vw));
             CK(t, cudaMemcpyAsync((char *)stg_k[slot] + n * o->kw, ks, (size_t)(take * o->kw),
@@ -561,21 +542,10 @@ static int pass1_side(struct ooc *o, int s, void *stg_k[2], void *stg_v[2], void
     return SL_OK;
 }
 
-static void hstage_close(struct ooc *o, struct hstage *hs)
+/* Pageable input of pass 1 goes through pinned staging (gpu_ext.h): one chunk's keys
+ * and values per buffer. */
+static int hstage_open(struct ooc *o, struct sl__upload_stage *hs)
 {
-    for (int i = 0; i < 2; i++)
-        if (hs->buf[i])
-            sl__task_pinned_free(o->t, hs->buf[i], hs->bytes);
-    if (hs->stager)
-        sl__stager_destroy(hs->stager);
-    memset(hs, 0, sizeof *hs);
-}
-
-/* Pinned staging for pass 1 when some input buffer is pageable; without room in the host
- * budget, or threads, the driver stages it. < 0: pinned memory failed (query failed). */
-static int hstage_open(struct ooc *o, struct hstage *hs)
-{
-    memset(hs, 0, sizeof *hs);
     int pageable = 0;
     for (int s = 0; s < 2 && !pageable; s++) {
         const struct join_side *js = &o->st->side[s];
@@ -585,24 +555,7 @@ static int hstage_open(struct ooc *o, struct hstage *hs)
                        b->cols[o->pcol[s]].data->kind == SL__MEM_HOST;
         }
     }
-    if (!pageable)
-        return SL_OK;
-    hs->bytes = o->chunk * (o->kw + o->vw);
-    int64_t charged = 64 << 10; /* what the pinned pool charges: a power of two */
-    while (charged < hs->bytes)
-        charged <<= 1;
-    if (!sl__task_host_room(o->t, 2 * charged)) {
-        hs->bytes = 0;
-        return SL_OK;
-    }
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    int helpers = cpus > 16 ? 8 : cpus > 2 ? (int)cpus / 2 : 1;
-    for (int i = 0; i < 2; i++)
-        hs->buf[i] = sl__task_pinned_alloc(o->t, hs->bytes); /* NULL: the query failed */
-    int rc = hs->buf[0] && hs->buf[1] ? SL_OK : SL_ENOMEM;
-    if (rc < 0 || sl__stager_create(&hs->stager, helpers) < 0)
-        hstage_close(o, hs);
-    return rc;
+    return sl__upload_stage_open(o->t, hs, pageable ? o->chunk * (o->kw + o->vw) : 0);
 }
 
 static int pass1(struct ooc *o)
@@ -627,13 +580,13 @@ static int pass1(struct ooc *o)
         CK(t, cudaEventCreateWithFlags(&ev[i], cudaEventDisableTiming), "cudaEventCreate");
     if ((rc = after_cs(o, o->h2d)) < 0)
         return rc;
-    struct hstage hs;
+    struct sl__upload_stage hs;
     rc = hstage_open(o, &hs);
     for (int k = 0; k < 2 && rc >= 0; k++)
         rc = pass1_side(o, k == 0 ? o->build : 1 - o->build, stg_k, stg_v, pk, pv, d_off, ev,
                         ev + 2, &hs);
     cudaStreamSynchronize(o->h2d);
-    hstage_close(o, &hs);
+    sl__upload_stage_close(t, &hs);
     for (int i = 0; i < 4; i++)
         cudaEventDestroy(ev[i]);
     for (int i = 0; i < 2; i++) {

@@ -76,6 +76,33 @@ int gj_side_column(sl_task_t *t, const struct join_state *st, int s, const struc
     return SL_OK;
 }
 
+int gj_range_of(sl_task_t *t, int k8, int64_t parts, const void *const *keys, const int64_t *n,
+                uint64_t *lo, uint64_t *hi)
+{
+    uint64_t *mm = sl_task_device_alloc(t, 2 * sizeof *mm), h[2] = {0, 0};
+    if (!mm)
+        return SL_ENOMEM;
+    cudaStream_t s = sl_task_stream(t);
+    size_t w = k8 ? 8 : 4;
+    cudaError_t e = cudaMemsetAsync(mm, 0xFF, w, s); /* smallest: all ones, largest: 0 */
+    if (e == cudaSuccess)
+        e = cudaMemsetAsync((char *)mm + w, 0, w, s);
+    for (int64_t i = 0; e == cudaSuccess && i < parts; i++)
+        if (n[i] > 0)
+            e = k8 ? sl_k_npj_key_range_k64(keys[i], n[i], mm, s)
+                   : sl_k_npj_key_range_k32(keys[i], n[i], (uint32_t *)mm, s);
+    if (e == cudaSuccess)
+        e = cudaMemcpyAsync(h, mm, 2 * w, cudaMemcpyDeviceToHost, s);
+    if (e == cudaSuccess)
+        e = cudaStreamSynchronize(s);
+    sl_task_device_free(t, mm);
+    if (e != cudaSuccess)
+        return gj_cuda_failed(t, e, "key range");
+    *lo = k8 ? h[0] : (uint32_t)h[0];
+    *hi = k8 ? h[1] : (uint32_t)(h[0] >> 32);
+    return SL_OK;
+}
+
 int gj_key_range(sl_task_t *t, const struct join_state *st, int side, int k8, uint64_t *kmin,
                  int64_t *range)
 {
@@ -87,38 +114,54 @@ int gj_key_range(sl_task_t *t, const struct join_state *st, int side, int k8, ui
     for (int64_t i = 0; i < sd->n_batches; i++)
         if (sd->batches[i]->n_rows > 0 && sl_batch_device(sd->batches[i]) < 0)
             return SL_OK;
-    uint64_t *mm = sl_task_device_alloc(t, 2 * sizeof *mm);
-    if (!mm)
+    const void **keys = sl_task_alloc(t, (size_t)sd->n_batches * sizeof *keys);
+    int64_t *n = sl_task_alloc(t, (size_t)sd->n_batches * sizeof *n);
+    int rc = keys && n ? SL_OK : SL_ENOMEM;
+    for (int64_t i = 0; rc == SL_OK && i < sd->n_batches; i++) {
+        const struct sl__col *c = &sd->batches[i]->cols[st->d->key[side][0]];
+        keys[i] = (const char *)c->data->ptr + (size_t)c->offset * (k8 ? 8 : 4);
+        n[i] = sd->batches[i]->n_rows;
+    }
+    uint64_t lo = 0, hi = 0;
+    if (rc == SL_OK)
+        rc = gj_range_of(t, k8, sd->n_batches, keys, n, &lo, &hi);
+    sl_task_free(t, keys);
+    sl_task_free(t, n);
+    if (rc == SL_OK && hi >= lo && hi - lo < ((uint64_t)1 << 32) - 1) {
+        *kmin = lo;
+        *range = (int64_t)(hi - lo) + 1;
+    }
+    return rc;
+}
+
+int gj_sample_keys(sl_task_t *t, int k8, int parts, const struct gj_side *const *sd, int64_t per,
+                   uint64_t *h, int64_t *m)
+{
+    size_t kw = k8 ? 8 : 4;
+    void *d = sl_task_device_alloc(t, (size_t)(parts * per) * kw);
+    if (!d)
         return SL_ENOMEM;
     cudaStream_t s = sl_task_stream(t);
-    size_t w = k8 ? 8 : 4;
-    cudaError_t e = cudaMemsetAsync(mm, 0xFF, w, s); /* smallest: all ones, largest: 0 */
-    if (e == cudaSuccess)
-        e = cudaMemsetAsync((char *)mm + w, 0, w, s);
-    for (int64_t i = 0; e == cudaSuccess && i < sd->n_batches; i++) {
-        const sl_batch_t *b = sd->batches[i];
-        const struct sl__col *c = &b->cols[st->d->key[side][0]];
-        const void *keys = (const char *)c->data->ptr + (size_t)c->offset * w;
-        if (b->n_rows > 0)
-            e = k8 ? sl_k_npj_key_range_k64(keys, b->n_rows, mm, s)
-                   : sl_k_npj_key_range_k32(keys, b->n_rows, (uint32_t *)mm, s);
+    cudaError_t e = cudaSuccess;
+    for (int i = 0; i < parts && e == cudaSuccess; i++) {
+        m[i] = sd[i]->n < per ? sd[i]->n : per;
+        char *dst = (char *)d + (size_t)(i * per) * kw;
+        if (m[i] > 0)
+            e = k8 ? sl_k_strided_b64(sd[i]->keys, sd[i]->n / m[i], (uint64_t *)dst, m[i], s)
+                   : sl_k_strided_b32(sd[i]->keys, sd[i]->n / m[i], (uint32_t *)dst, m[i], s);
     }
-    uint64_t h[2] = {0, 0};
+    unsigned char *raw = (unsigned char *)h; /* 64-bit slots, widened in place below */
     if (e == cudaSuccess)
-        e = cudaMemcpyAsync(h, mm, 2 * w, cudaMemcpyDeviceToHost, s);
+        e = cudaMemcpyAsync(raw, d, (size_t)(parts * per) * kw, cudaMemcpyDeviceToHost, s);
     if (e == cudaSuccess)
         e = cudaStreamSynchronize(s);
-    sl_task_device_free(t, mm);
+    sl_task_device_free(t, d);
     if (e != cudaSuccess)
-        return gj_cuda_failed(t, e, "key range");
-    if (!k8) {
-        uint32_t lo = (uint32_t)h[0], hi = (uint32_t)(h[0] >> 32);
-        h[0] = lo;
-        h[1] = hi;
-    }
-    if (h[1] >= h[0] && h[1] - h[0] < ((uint64_t)1 << 32) - 1) {
-        *kmin = h[0];
-        *range = (int64_t)(h[1] - h[0]) + 1;
+        return gj_cuda_failed(t, e, "sampling keys");
+    for (int64_t i = parts * per - 1; kw == 4 && i >= 0; i--) { /* back to front */
+        uint32_t x;
+        memcpy(&x, raw + (size_t)i * 4, 4);
+        h[i] = x;
     }
     return SL_OK;
 }
@@ -271,41 +314,18 @@ void gj_bits_from_sample(struct gj *g, const uint64_t *h, int64_t m)
 int gj_pick_bits(sl_task_t *t, struct gj *g)
 {
     const struct gj_side *b = &g->s[g->build];
-    int kw = g->k8 ? 8 : 4;
     if (g->begin_set)
         return SL_OK;
     g->begin = 0;
     if (b->n < 2)
         return SL_OK;
-    int64_t m = b->n < SAMPLE_KEYS ? b->n : SAMPLE_KEYS, stride = b->n / m;
-    unsigned char *h = sl_task_alloc(t, (size_t)m * (size_t)kw);
-    uint64_t *w = sl_task_alloc(t, (size_t)m * sizeof *w);
-    void *d = sl_task_device_alloc(t, (size_t)m * (size_t)kw);
-    if (!h || !w || !d) {
-        sl_task_free(t, h);
-        sl_task_free(t, w);
-        sl_task_device_free(t, d);
-        return SL_ENOMEM;
-    }
-    /* gathered on the GPU, then one contiguous copy back */
-    cudaStream_t s = sl_task_stream(t);
-    cudaError_t e = g->k8 ? sl_k_strided_b64(b->keys, stride, d, m, s)
-                          : sl_k_strided_b32(b->keys, stride, d, m, s);
-    if (e == cudaSuccess)
-        e = cudaMemcpyAsync(h, d, (size_t)m * (size_t)kw, cudaMemcpyDeviceToHost, s);
-    if (e == cudaSuccess)
-        e = cudaStreamSynchronize(s);
-    sl_task_device_free(t, d);
-    if (e == cudaSuccess) {
-        for (int64_t i = 0; i < m; i++) {
-            w[i] = 0;
-            memcpy(&w[i], h + i * kw, (size_t)kw);
-        }
-        gj_bits_from_sample(g, w, m);
-    }
+    uint64_t *h = sl_task_alloc(t, SAMPLE_KEYS * sizeof *h);
+    int64_t m = 0;
+    int rc = h ? gj_sample_keys(t, g->k8, 1, &b, SAMPLE_KEYS, h, &m) : SL_ENOMEM;
+    if (rc == SL_OK)
+        gj_bits_from_sample(g, h, m);
     sl_task_free(t, h);
-    sl_task_free(t, w);
-    return e == cudaSuccess ? SL_OK : gj_cuda_failed(t, e, "sampling keys");
+    return rc;
 }
 
 static cudaError_t radix(const struct gj *g, void *temp, size_t *tb, const void *k_in,

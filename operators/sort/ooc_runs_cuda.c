@@ -2,12 +2,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #include <cuda_runtime_api.h>
 
 #include "ooc_runs.h"
-#include "stage.h"
 #include "sluice_k/columns.h"
 #include "sluice_k/sort.h"
 
@@ -141,11 +139,7 @@ struct runner {
     cudaStream_t cs, h2d, d2h;
     struct set s[2];
     void *temp;
-    /* pass 1 with pageable input: each set's rows copied into pinned memory by several
-     * threads first (the driver stages pageable memory at a fraction of the link) */
-    struct sl__stager *stager;
-    char *pin[2];
-    int64_t pin_bytes;
+    struct sl__upload_stage stage;   /* pass 1, pageable input: per set (gpu_ext.h) */
     int64_t bi, brow;                /* upload cursor: batch, row within it */
     const int64_t *cuts;             /* pass 2: bucket b is rows [cuts[b k + j], cuts[(b + 1) k + j]) of run j */
 };
@@ -186,8 +180,8 @@ static int upload_bucket(struct runner *r, struct set *s, int64_t b)
 /* Uploads the next `rows` input rows (every column) into set s, on the h2d stream. */
 static int upload(struct runner *r, struct set *s, int64_t rows)
 {
-    char *pin = r->stager ? r->pin[s - r->s] : NULL;
-    if (pin) /* its previous upload (two runs ago) must be done before it is refilled */
+    int slot = (int)(s - r->s);
+    if (r->stage.stager) /* its previous upload (two runs ago) must be done before it is refilled */
         CK(r->t, cudaEventSynchronize(s->up), "waiting for a staging buffer");
     for (int64_t at = 0; at < rows;) {
         const sl_batch_t *b = batch_at(r->in, r->bi);
@@ -197,12 +191,9 @@ static int upload(struct runner *r, struct set *s, int64_t rows)
         for (int c = 0, prefix = 0; c < r->p.n_cols && take > 0; prefix += r->p.width[c++]) {
             size_t w = (size_t)r->p.width[c];
             const struct sl__col *col = &b->cols[r->in->col[c]];
-            const char *src = (const char *)col->data->ptr + (size_t)(col->offset + r->brow) * w;
-            if (pin && col->data->kind == SL__MEM_HOST) {
-                char *at_pin = pin + (size_t)r->p.R * (size_t)prefix + (size_t)at * w;
-                sl__stager_copy(r->stager, at_pin, src, (size_t)take * w);
-                src = at_pin;
-            }
+            const void *src = sl__upload_stage_src(
+                &r->stage, slot, r->p.R * prefix + at * (int64_t)w, col->data,
+                (const char *)col->data->ptr + (size_t)(col->offset + r->brow) * w, (size_t)take * w);
             CK(r->t, cudaMemcpyAsync((char *)s->in[c] + (size_t)at * w, src, (size_t)take * w,
                                      cudaMemcpyDefault, r->h2d),
                "uploading a run");
@@ -361,44 +352,18 @@ static struct sl__ooc_sorted *sorted_new(sl_task_t *t, const struct plan *p)
     return st;
 }
 
-/* Pinned staging for pageable input (without room in the host budget, or threads, the
- * driver stages it). < 0: pinned memory failed (the query failed). */
+/* Pageable input goes through pinned staging (gpu_ext.h): one run of every column per
+ * buffer. */
 static int stage_open(struct runner *r)
 {
     int pageable = 0;
     for (int64_t i = 0; i < r->in->n_batches && !pageable; i++)
         for (int c = 0; c < r->p.n_cols && !pageable; c++)
             pageable = batch_at(r->in, i)->cols[r->in->col[c]].data->kind == SL__MEM_HOST;
-    if (!pageable)
-        return SL_OK;
     int64_t row = 0;
     for (int c = 0; c < r->p.n_cols; c++)
         row += r->p.width[c];
-    r->pin_bytes = r->p.R * row;
-    int64_t charged = 64 << 10; /* what the pinned pool charges: a power of two */
-    while (charged < r->pin_bytes)
-        charged <<= 1;
-    if (!sl__task_host_room(r->t, 2 * charged))
-        return SL_OK;
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    int helpers = cpus > 16 ? 8 : cpus > 2 ? (int)cpus / 2 : 1;
-    for (int k = 0; k < 2; k++)
-        if (!(r->pin[k] = sl__task_pinned_alloc(r->t, r->pin_bytes)))
-            return SL_ENOMEM; /* the query failed; stage_close frees the other */
-    if (sl__stager_create(&r->stager, helpers) < 0)
-        r->stager = NULL;
-    return SL_OK;
-}
-
-static void stage_close(struct runner *r)
-{
-    for (int k = 0; k < 2; k++)
-        if (r->pin[k])
-            sl__task_pinned_free(r->t, r->pin[k], r->pin_bytes);
-    if (r->stager)
-        sl__stager_destroy(r->stager);
-    r->stager = NULL;
-    r->pin[0] = r->pin[1] = NULL;
+    return sl__upload_stage_open(r->t, &r->stage, pageable ? r->p.R * row : 0);
 }
 
 static int runs(struct runner *r)
@@ -445,7 +410,7 @@ int sl__ooc_runs_sort(sl_task_t *t, const struct sl__ooc_input *in, struct sl__o
     int rc = e == cudaSuccess ? runs(&r) : cuda_failed(t, e, "cudaStreamCreate");
     cudaError_t e1 = cudaStreamSynchronize(r.h2d), e2 = cudaStreamSynchronize(r.cs);
     cudaError_t e3 = r.d2h ? cudaStreamSynchronize(r.d2h) : cudaSuccess;
-    stage_close(&r);
+    sl__upload_stage_close(t, &r.stage);
     free_all(&r);
     cudaStreamDestroy(r.h2d);
     if (r.d2h)

@@ -1,5 +1,6 @@
-/* Shared by the kernel-level GPU tests: skip cleanly without a usable GPU, and fail a
- * case on any CUDA error with the call that made it. */
+/* Shared by the GPU tests: skip cleanly without a usable GPU (REQUIRE_GPU for kernel-level
+ * tests, NEED_GPU for engine-level ones), and fail a case on any CUDA error with the call
+ * that made it. */
 #ifndef SLUICE_TESTS_GPU_TEST_H
 #define SLUICE_TESTS_GPU_TEST_H
 
@@ -8,7 +9,7 @@
 #include "cuda/cuda_int.h"
 #include "sl_test.h"
 
-static char skip_why[256];
+static char skip_why[256] __attribute__((unused));
 
 #define REQUIRE_GPU()                                                                   \
     do {                                                                                \
@@ -23,6 +24,13 @@ static char skip_why[256];
             SL_SKIP(skip_why);                                                          \
         }                                                                               \
         SL_ASSERT_OK(sl__cuda_set_device(0, NULL));                                     \
+    } while (0)
+
+/* Engine-level tests: skip without a GPU (the engine picks and sets it). */
+#define NEED_GPU()                            \
+    do {                                      \
+        if (sl__cuda_device_count() == 0)     \
+            SL_SKIP("no GPU");                \
     } while (0)
 
 #define CU(x)                                                                           \

@@ -16,12 +16,7 @@
 #include "exec_int.h"
 #include "sl_test.h"
 #include "sluice_k/gen.h"
-
-#define NEED_GPU()                            \
-    do {                                      \
-        if (sl__cuda_device_count() == 0)     \
-            SL_SKIP("no GPU");                \
-    } while (0)
+#include "gpu_test.h"
 
 #define MAX_COLS 40
 

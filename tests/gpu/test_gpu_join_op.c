@@ -16,6 +16,7 @@
 #include "exec_int.h"
 #include "join_test.h"
 #include "sl_test.h"
+#include "gpu_test.h"
 
 struct spec {
     int64_t rows;
@@ -166,12 +167,6 @@ static void check(const struct spec *ls, const struct spec *rs, const char *opts
     sl_table_unref(l);
     sl_table_unref(r);
 }
-
-#define NEED_GPU()                            \
-    do {                                      \
-        if (sl__cuda_device_count() == 0)     \
-            SL_SKIP("no GPU");                \
-    } while (0)
 
 SL_TEST(pk_fk_narrow_int32)
 {

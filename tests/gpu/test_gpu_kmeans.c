@@ -639,12 +639,6 @@ static void op_check(int64_t n, int d, int kt, uint64_t seed, int grid, const ch
     sl_table_unref(t);
 }
 
-#define NEED_GPU()                            \
-    do {                                      \
-        if (sl__cuda_device_count() == 0)     \
-            SL_SKIP("no GPU");                \
-    } while (0)
-
 SL_TEST(op_d16_k64_init_modes)
 {
     NEED_GPU();

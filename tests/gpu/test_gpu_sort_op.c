@@ -22,6 +22,7 @@
 #include "sl_test.h"
 #include "sluice_k/sort.h"
 #include "sort/sort_op.h"
+#include "gpu_test.h"
 
 enum { K_RANDOM, K_FEW, K_EQUAL, K_SORTED, K_REVERSE, K_EXTREME };
 
@@ -256,12 +257,6 @@ static void check(const struct spec *sp, const char *by, int expect_gpu, int64_t
 {
     check_op(sp, "sort", by, expect_gpu, gpu_mem);
 }
-
-#define NEED_GPU()                            \
-    do {                                      \
-        if (sl__cuda_device_count() == 0)     \
-            SL_SKIP("no GPU");                \
-    } while (0)
 
 SL_TEST(empty_and_one_row)
 {
