@@ -69,6 +69,54 @@ void sl__buf_unref(struct sl__buf *b)
     sl__free(b, sizeof *b);
 }
 
+/* ---------------- dictionaries ---------------- */
+
+struct sl__dict *sl__dict_new(int64_t n, const int32_t *offsets, const char *chars)
+{
+    if (n < 0 || n >= INT32_MAX || !offsets)
+        return NULL;
+    struct sl__dict *d = sl__calloc(1, sizeof *d);
+    if (!d)
+        return NULL;
+    atomic_init(&d->refs, 1);
+    d->n = n;
+    d->offsets = sl__buf_new((n + 1) * 4);
+    int64_t bytes = offsets[n] - offsets[0];
+    if (bytes > 0)
+        d->chars = sl__buf_new(bytes);
+    if (!d->offsets || (bytes > 0 && !d->chars)) {
+        sl__dict_unref(d);
+        return NULL;
+    }
+    int32_t *o = d->offsets->ptr;
+    for (int64_t i = 0; i <= n; i++)
+        o[i] = offsets[i] - offsets[0];
+    if (bytes > 0)
+        memcpy(d->chars->ptr, chars + offsets[0], (size_t)bytes);
+    return d;
+}
+
+void sl__dict_ref(struct sl__dict *d)
+{
+    atomic_fetch_add_explicit(&d->refs, 1, memory_order_relaxed);
+}
+
+void sl__dict_unref(struct sl__dict *d)
+{
+    if (!d || atomic_fetch_sub_explicit(&d->refs, 1, memory_order_acq_rel) != 1)
+        return;
+    sl__buf_unref(d->offsets);
+    sl__buf_unref(d->chars);
+    sl__free(d, sizeof *d);
+}
+
+/* An empty dictionary: a DICT column made by sl_batch_create starts with one. */
+static struct sl__dict *dict_empty(void)
+{
+    static const int32_t zero = 0;
+    return sl__dict_new(0, &zero, "");
+}
+
 /* ---------------- batches ---------------- */
 
 sl_batch_t *sl__batch_new(const sl_schema_t *schema, int64_t n_rows)
@@ -101,11 +149,19 @@ sl_batch_t *sl__batch_new(const sl_schema_t *schema, int64_t n_rows)
 
 int sl__batch_alloc_columns(sl_batch_t *b)
 {
+    /* 16 bytes is the widest value: more rows than this cannot be addressed. */
+    if (b->n_rows > (INT64_MAX >> 5))
+        return SL_ENOMEM;
     for (int i = 0; i < b->n_cols; i++) {
-        if (b->cols[i].data)
+        struct sl__col *c = &b->cols[i];
+        if (c->data)
             continue;
-        b->cols[i].data = sl__buf_new(b->n_rows * (int64_t)sl_type_width(b->cols[i].type));
-        if (!b->cols[i].data)
+        c->data = sl__buf_new(sl__col_data_bytes(c->type, b->n_rows));
+        if (!c->data)
+            return SL_ENOMEM;
+        if (c->type == SL_TYPE_UTF8 || c->type == SL_TYPE_LARGE_UTF8)
+            memset(c->data->ptr, 0, (size_t)c->data->bytes);
+        if (c->type == SL_TYPE_DICT && !c->dict && !(c->dict = dict_empty()))
             return SL_ENOMEM;
     }
     return SL_OK;
@@ -125,6 +181,10 @@ sl_batch_t *sl__batch_slice(sl_batch_t *src, int64_t off, int64_t len)
         sl__buf_ref(d->data);
         if (d->validity)
             sl__buf_ref(d->validity);
+        if (d->chars)
+            sl__buf_ref(d->chars);
+        if (d->dict)
+            sl__dict_ref(d->dict);
     }
     return b;
 }
@@ -136,7 +196,7 @@ int sl_batch_create(sl_batch_t **out, int n_cols, const char *const names[],
     if (n_cols < 0 || n_rows < 0 || (n_cols > 0 && (!names || !types)))
         return sl__set_last_error(SL_EINVAL, "sl_batch_create: bad arguments");
     for (int i = 0; i < n_cols; i++) {
-        if (!names[i] || sl_type_width(types[i]) == 0)
+        if (!names[i] || !sl__type_valid(types[i]))
             return sl__set_last_error(SL_EINVAL, "sl_batch_create: column %d has no name or "
                                       "an invalid type", i);
     }
@@ -172,6 +232,8 @@ void sl_batch_unref(sl_batch_t *b)
     for (int i = 0; i < b->n_cols; i++) {
         sl__buf_unref(b->cols[i].data);
         sl__buf_unref(b->cols[i].validity);
+        sl__buf_unref(b->cols[i].chars);
+        sl__dict_unref(b->cols[i].dict);
     }
     sl__free(b->cols, 0);
     sl__schema_free(b->schema);
@@ -204,6 +266,25 @@ int sl_batch_column(const sl_batch_t *b, int i, struct sl_column *col)
     return SL_OK;
 }
 
+int sl_batch_column_strings(const sl_batch_t *b, int i, struct sl_strings *out)
+{
+    if (!b || !out || i < 0 || i >= b->n_cols)
+        return sl__set_last_error(SL_EINVAL, "sl_batch_column_strings: bad arguments");
+    const struct sl__col *c = &b->cols[i];
+    out->chars = NULL;
+    out->dict_length = 0;
+    out->dict_offsets = NULL;
+    out->dict_chars = NULL;
+    if (c->type == SL_TYPE_UTF8 || c->type == SL_TYPE_LARGE_UTF8)
+        out->chars = c->chars ? c->chars->ptr : "";
+    if (c->type == SL_TYPE_DICT && c->dict) {
+        out->dict_length = c->dict->n;
+        out->dict_offsets = c->dict->offsets->ptr;
+        out->dict_chars = c->dict->chars ? c->dict->chars->ptr : "";
+    }
+    return SL_OK;
+}
+
 int sl_batch_column_index(const sl_batch_t *b, const char *name)
 {
     return sl_schema_find(b->schema, name);
@@ -215,6 +296,65 @@ void *sl_batch_column_data(sl_batch_t *b, int i)
         b->cols[i].data->kind != SL__MEM_HOST || atomic_load(&b->cols[i].data->refs) != 1)
         return NULL;
     return sl__col_values(b, i);
+}
+
+char *sl_batch_column_chars(sl_batch_t *b, int i, int64_t bytes)
+{
+    if (bytes < 0 || !sl_batch_column_data(b, i))
+        return NULL;
+    struct sl__col *c = &b->cols[i];
+    if (c->type != SL_TYPE_UTF8 && c->type != SL_TYPE_LARGE_UTF8)
+        return NULL;
+    if (c->type == SL_TYPE_UTF8 && bytes > INT32_MAX) {
+        sl__set_last_error(SL_EINVAL, "a utf8 column holds at most 2^31-1 bytes (use "
+                           "large_utf8)");
+        return NULL;
+    }
+    if (c->chars && c->chars->bytes == bytes)
+        return c->chars->ptr;
+    struct sl__buf *n = sl__buf_new(bytes ? bytes : 1);
+    if (!n)
+        return NULL;
+    if (c->chars) {
+        int64_t keep = c->chars->bytes < bytes ? c->chars->bytes : bytes;
+        memcpy(n->ptr, c->chars->ptr, (size_t)keep);
+        sl__buf_unref(c->chars);
+    }
+    c->chars = n;
+    return n->ptr;
+}
+
+int sl_batch_column_set_dictionary(sl_batch_t *b, int i, int64_t n, const int32_t *offsets,
+                                   const char *chars)
+{
+    if (!sl_batch_column_data(b, i) || b->cols[i].type != SL_TYPE_DICT || n < 0 || !offsets ||
+        (!chars && offsets[n] != offsets[0]))
+        return sl__set_last_error(SL_EINVAL, "sl_batch_column_set_dictionary: not an unshared "
+                                  "dict column, or bad arguments");
+    for (int64_t k = 0; k < n; k++) {
+        if (offsets[k + 1] < offsets[k])
+            return sl__set_last_error(SL_EINVAL, "sl_batch_column_set_dictionary: offsets "
+                                      "decrease at entry %lld", (long long)k);
+    }
+    struct sl__dict *d = sl__dict_new(n, offsets, chars ? chars : "");
+    if (!d)
+        return sl__set_last_error(SL_ENOMEM, "out of memory for a dictionary of %lld strings",
+                                  (long long)n);
+    sl__dict_unref(b->cols[i].dict);
+    b->cols[i].dict = d;
+    return SL_OK;
+}
+
+int sl_batch_share_dictionary(sl_batch_t *b, int i, const sl_batch_t *from, int j)
+{
+    if (!from || j < 0 || j >= from->n_cols || from->cols[j].type != SL_TYPE_DICT ||
+        !from->cols[j].dict || !sl_batch_column_data(b, i) || b->cols[i].type != SL_TYPE_DICT)
+        return sl__set_last_error(SL_EINVAL, "sl_batch_share_dictionary: both columns must be "
+                                  "dict columns, the target in an unshared batch");
+    sl__dict_ref(from->cols[j].dict);
+    sl__dict_unref(b->cols[i].dict);
+    b->cols[i].dict = from->cols[j].dict;
+    return SL_OK;
 }
 
 uint8_t *sl_batch_column_validity(sl_batch_t *b, int i)
@@ -313,6 +453,8 @@ int sl_table_pin(sl_table_t *t)
             int rc = pin_buf(b->cols[c].data);
             if (rc == SL_OK)
                 rc = pin_buf(b->cols[c].validity);
+            if (rc == SL_OK)
+                rc = pin_buf(b->cols[c].chars);
             if (rc < 0)
                 return rc;
         }

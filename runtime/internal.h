@@ -138,13 +138,31 @@ int sl__schema_set(sl_schema_t *s, int i, const char *name, enum sl_type type);
 sl_schema_t *sl__schema_copy(const sl_schema_t *s);
 bool sl__schema_equal(const sl_schema_t *a, const sl_schema_t *b);
 
-/* One column of a batch: values in `data` (offset applies), optional validity. */
+/* True for a known type value (a decimal with a valid precision and scale). */
+bool sl__type_valid(enum sl_type type);
+
+/* A dictionary of utf8 strings, shared by reference between DICT columns. */
+struct sl__dict {
+    _Atomic int64_t refs;
+    int64_t n;
+    struct sl__buf *offsets;  /* n + 1 int32 */
+    struct sl__buf *chars;    /* NULL when every string is empty */
+};
+struct sl__dict *sl__dict_new(int64_t n, const int32_t *offsets, const char *chars);
+void sl__dict_ref(struct sl__dict *d);
+void sl__dict_unref(struct sl__dict *d);
+
+/* One column of a batch: values in `data` (offset applies), optional validity. String
+ * columns keep offsets in `data` (offset applies to them, as in Arrow) and their bytes
+ * in `chars`; DICT columns keep codes in `data` and their dictionary in `dict`. */
 struct sl__col {
     enum sl_type type;
     int64_t offset;          /* rows to skip in data and validity */
     int64_t null_count;      /* -1 = unknown */
     struct sl__buf *data;
     struct sl__buf *validity; /* NULL = all valid */
+    struct sl__buf *chars;    /* UTF8/LARGE_UTF8 bytes; NULL = none */
+    struct sl__dict *dict;    /* DICT only */
 };
 
 struct sl_batch {
@@ -165,7 +183,19 @@ sl_batch_t *sl__batch_slice(sl_batch_t *b, int64_t off, int64_t len);
 static inline void *sl__col_values(const sl_batch_t *b, int i)
 {
     const struct sl__col *c = &b->cols[i];
-    return (char *)c->data->ptr + (size_t)c->offset * sl_type_width(c->type);
+    size_t w = sl_type_width(c->type);
+    if (w == 0) /* UTF8/LARGE_UTF8: the offsets */
+        w = c->type == SL_TYPE_UTF8 ? 4 : 8;
+    return (char *)c->data->ptr + (size_t)c->offset * w;
+}
+/* Bytes of the value buffer of a column of `rows` rows (strings: rows + 1 offsets). */
+static inline int64_t sl__col_data_bytes(enum sl_type type, int64_t rows)
+{
+    if (type == SL_TYPE_UTF8)
+        return (rows + 1) * 4;
+    if (type == SL_TYPE_LARGE_UTF8)
+        return (rows + 1) * 8;
+    return rows * (int64_t)sl_type_width(type);
 }
 static inline bool sl__col_valid(const struct sl__col *c, int64_t row)
 {

@@ -1,4 +1,4 @@
-/* The operator ABI, versions 1 and 2: the host table handed to plugins, the version checks,
+/* The operator ABI, versions 1 to 3: the host table handed to plugins, the version checks,
  * and compile-time guards on the frozen layouts (include/sluice/plugin.h has the rules).
  *
  * This file is the one place that knows which fields came in which version. Version 1
@@ -57,11 +57,22 @@
     X(table_batch, sl_table_batch) X(table_pin, sl_table_pin)                       \
     X(table_to_host, sl_table_to_host)
 
+/* Version 3: the column types of 0.3. */
+#define SL__HOST_V3(X)                                                              \
+    X(type_decimal, sl_type_decimal) X(type_precision, sl_type_precision)           \
+    X(type_scale, sl_type_scale) X(type_is_string, sl_type_is_string)               \
+    X(batch_column_strings, sl_batch_column_strings)                                \
+    X(batch_column_chars, sl_batch_column_chars)                                    \
+    X(batch_column_set_dictionary, sl_batch_column_set_dictionary)                  \
+    X(batch_share_dictionary, sl_batch_share_dictionary)
+
+#define SL__HOST_ALL(X) SL__HOST_V1(X) SL__HOST_V3(X)
+
 #define SL__INDEX(member, fn) SL__HOST_IDX_##member,
-enum { SL__HOST_V1(SL__INDEX) SL__HOST_V1_COUNT };
+enum { SL__HOST_ALL(SL__INDEX) SL__HOST_ALL_COUNT };
 #undef SL__INDEX
 
-_Static_assert(SL_OP_ABI_VERSION == 2, "a new ABI version needs its fields listed here");
+_Static_assert(SL_OP_ABI_VERSION == 3, "a new ABI version needs its fields listed here");
 _Static_assert(offsetof(struct sl_host_api, abi_version) == 0, "host_api header");
 _Static_assert(offsetof(struct sl_host_api, size) == 4, "host_api header");
 
@@ -70,10 +81,10 @@ _Static_assert(offsetof(struct sl_host_api, size) == 4, "host_api header");
 #define SL__AT(member, fn)                                                             \
     _Static_assert(offsetof(struct sl_host_api, member) == 8 + 8 * SL__HOST_IDX_##member, \
                    "struct sl_host_api v1: " #member " moved");
-SL__HOST_V1(SL__AT)
+SL__HOST_ALL(SL__AT)
 #undef SL__AT
-_Static_assert(sizeof(struct sl_host_api) == 8 + 8 * SL__HOST_V1_COUNT,
-               "struct sl_host_api v1: a member is missing from SL__HOST_V1 or was added");
+_Static_assert(sizeof(struct sl_host_api) == 8 + 8 * SL__HOST_ALL_COUNT,
+               "struct sl_host_api: a member is missing from SL__HOST_V1/V3 or was added");
 
 #define SL__OFF(type, member, off) \
     _Static_assert(offsetof(type, member) == (off), #type " v1: " #member " moved");
@@ -138,7 +149,7 @@ _Static_assert(sizeof(enum sl_type) == 4 && sizeof(enum sl_device_kind) == 4 &&
 static const struct sl_host_api host_api_v1 = {
     .abi_version = SL_OP_ABI_VERSION,
     .size = sizeof(struct sl_host_api),
-    SL__HOST_V1(SL__INIT)
+    SL__HOST_ALL(SL__INIT)
 };
 #undef SL__INIT
 

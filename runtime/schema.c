@@ -1,41 +1,156 @@
 /* Schemas and types. */
+#include <pthread.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "internal.h"
 
+enum sl_type sl_type_decimal(int precision, int scale)
+{
+    if (precision < 1 || precision > SL_DECIMAL_MAX_PRECISION || scale < 0 || scale > precision)
+        return SL_TYPE_INVALID;
+    return (enum sl_type)((unsigned)SL_TYPE_DECIMAL | (unsigned)precision << 8 |
+                          (unsigned)scale << 16);
+}
+
+/* A type value is valid when its id is known and only a well-formed decimal carries
+ * bits above the id. */
+static bool type_valid(enum sl_type type)
+{
+    unsigned id = SL_TYPE_ID(type);
+    if (id == SL_TYPE_DECIMAL) {
+        unsigned p = ((unsigned)type >> 8) & 0xffu, sc = ((unsigned)type >> 16) & 0xffu;
+        return ((unsigned)type >> 24) == 0 && p >= 1 && p <= SL_DECIMAL_MAX_PRECISION &&
+               sc <= p;
+    }
+    return id >= SL_TYPE_INT32 && id <= SL_TYPE_DICT && (unsigned)type == id;
+}
+
+int sl_type_precision(enum sl_type type)
+{
+    return type_valid(type) && SL_TYPE_ID(type) == SL_TYPE_DECIMAL
+               ? (int)(((unsigned)type >> 8) & 0xffu) : 0;
+}
+
+int sl_type_scale(enum sl_type type)
+{
+    return type_valid(type) && SL_TYPE_ID(type) == SL_TYPE_DECIMAL
+               ? (int)(((unsigned)type >> 16) & 0xffu) : 0;
+}
+
+int sl_type_is_string(enum sl_type type)
+{
+    return type == SL_TYPE_UTF8 || type == SL_TYPE_LARGE_UTF8 || type == SL_TYPE_DICT;
+}
+
 size_t sl_type_width(enum sl_type type)
 {
-    switch (type) {
+    if (!type_valid(type))
+        return 0;
+    switch (SL_TYPE_ID(type)) {
+    case SL_TYPE_BOOL:
+    case SL_TYPE_INT8:
+    case SL_TYPE_UINT8:
+        return 1;
+    case SL_TYPE_INT16:
+    case SL_TYPE_UINT16:
+        return 2;
     case SL_TYPE_INT32:
     case SL_TYPE_FLOAT32:
+    case SL_TYPE_UINT32:
+    case SL_TYPE_DATE32:
+    case SL_TYPE_DICT:
         return 4;
     case SL_TYPE_INT64:
     case SL_TYPE_FLOAT64:
+    case SL_TYPE_UINT64:
+    case SL_TYPE_TIMESTAMP:
         return 8;
+    case SL_TYPE_DECIMAL:
+        return sl_type_precision(type) <= SL_DECIMAL64_MAX_PRECISION ? 8 : 16;
     default:
-        return 0;
+        return 0; /* UTF8, LARGE_UTF8: variable width */
     }
 }
 
-static const char *const type_names[] = {"invalid", "int32", "int64", "float32", "float64"};
+bool sl__type_valid(enum sl_type type)
+{
+    return type_valid(type);
+}
+
+static const char *const type_names[] = {
+    "invalid", "int32",  "int64",  "float32", "float64",   "bool",
+    "int8",    "int16",  "uint8",  "uint16",  "uint32",    "uint64",
+    "date32",  "timestamp", "decimal", "utf8", "large_utf8", "dict"};
+
+/* Interned "decimal(P,S)" names: one static string per precision and scale. */
+static char decimal_names[SL_DECIMAL_MAX_PRECISION + 1][SL_DECIMAL_MAX_PRECISION + 1][16];
+static pthread_once_t decimal_names_once = PTHREAD_ONCE_INIT;
+
+static void make_decimal_names(void)
+{
+    for (int p = 1; p <= SL_DECIMAL_MAX_PRECISION; p++)
+        for (int sc = 0; sc <= p; sc++)
+            snprintf(decimal_names[p][sc], sizeof decimal_names[p][sc], "decimal(%d,%d)", p,
+                     sc);
+}
 
 const char *sl_type_name(enum sl_type type)
 {
-    if ((unsigned)type < sizeof type_names / sizeof type_names[0])
-        return type_names[type];
-    return "invalid";
+    if (!type_valid(type))
+        return "invalid";
+    if (SL_TYPE_ID(type) == SL_TYPE_DECIMAL) {
+        pthread_once(&decimal_names_once, make_decimal_names);
+        return decimal_names[sl_type_precision(type)][sl_type_scale(type)];
+    }
+    return type_names[SL_TYPE_ID(type)];
+}
+
+static const struct {
+    const char *name;
+    enum sl_type type;
+} type_aliases[] = {{"string", SL_TYPE_UTF8},   {"date", SL_TYPE_DATE32},
+                    {"boolean", SL_TYPE_BOOL},  {"large_string", SL_TYPE_LARGE_UTF8},
+                    {"timestamp[us]", SL_TYPE_TIMESTAMP}};
+
+/* "decimal(P,S)" or "decimal(P)"; spaces allowed after the commas. */
+static bool parse_decimal(const char *name, enum sl_type *out)
+{
+    int p = 0, sc = 0, n = 0;
+    if (sscanf(name, "decimal(%d ,%d)%n", &p, &sc, &n) == 2 && name[n] == '\0') {
+        *out = sl_type_decimal(p, sc);
+        return *out != SL_TYPE_INVALID;
+    }
+    n = 0;
+    if (sscanf(name, "decimal(%d)%n", &p, &n) == 1 && name[n] == '\0') {
+        *out = sl_type_decimal(p, 0);
+        return *out != SL_TYPE_INVALID;
+    }
+    return false;
 }
 
 int sl_type_parse(const char *name, enum sl_type *out)
 {
+    if (!out)
+        return sl__set_last_error(SL_EINVAL, "sl_type_parse: NULL out");
     for (unsigned i = 1; name && i < sizeof type_names / sizeof type_names[0]; i++) {
-        if (strcmp(name, type_names[i]) == 0) {
+        if (i != SL_TYPE_DECIMAL && strcmp(name, type_names[i]) == 0) {
             *out = (enum sl_type)i;
             return SL_OK;
         }
     }
-    return sl__set_last_error(SL_EINVAL, "unknown type '%s' (expected int32, int64, float32 "
-                              "or float64)", name ? name : "(null)");
+    for (unsigned i = 0; name && i < sizeof type_aliases / sizeof type_aliases[0]; i++) {
+        if (strcmp(name, type_aliases[i].name) == 0) {
+            *out = type_aliases[i].type;
+            return SL_OK;
+        }
+    }
+    if (name && strncmp(name, "decimal(", 8) == 0 && parse_decimal(name, out))
+        return SL_OK;
+    return sl__set_last_error(SL_EINVAL, "unknown type '%s' (expected one of int8, int16, "
+                              "int32, int64, uint8..uint64, float32, float64, bool, date32, "
+                              "timestamp, decimal(P,S) with 1 <= P <= 38, utf8, large_utf8, "
+                              "dict)", name ? name : "(null)");
 }
 
 sl_schema_t *sl__schema_new(int n_fields)

@@ -51,7 +51,7 @@
 extern "C" {
 #endif
 
-#define SL_OP_ABI_VERSION 2u
+#define SL_OP_ABI_VERSION 3u
 
 typedef struct sl_op sl_op_t;
 typedef struct sl_task sl_task_t;

@@ -147,7 +147,20 @@ struct sl_host_api {
     int (*table_pin)(sl_table_t *t);
     int (*table_to_host)(sl_table_t *t, sl_table_t **out);
 
-    /* members added in version 2 go below this line */
+    /* members added in version 2 go below this line (none) */
+
+    /* --- version 3: column types of 0.3 (data.h) --- */
+    enum sl_type (*type_decimal)(int precision, int scale);
+    int (*type_precision)(enum sl_type type);
+    int (*type_scale)(enum sl_type type);
+    int (*type_is_string)(enum sl_type type);
+    int (*batch_column_strings)(const sl_batch_t *b, int i, struct sl_strings *out);
+    char *(*batch_column_chars)(sl_batch_t *b, int i, int64_t bytes);
+    int (*batch_column_set_dictionary)(sl_batch_t *b, int i, int64_t n, const int32_t *offsets,
+                                       const char *chars);
+    int (*batch_share_dictionary)(sl_batch_t *b, int i, const sl_batch_t *from, int j);
+
+    /* members added in version 4 go below this line */
 };
 
 /* The entry point a plugin exports. */

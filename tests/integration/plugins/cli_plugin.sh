@@ -43,7 +43,7 @@ set +e
 err=$("$sluice" run --plugin "$newer" "$fixture_plan" 2>&1); rc=$?
 set -e
 ((rc != 0)) || fail "newer ABI accepted"
-grep -q "built for operator ABI 3" <<<"$err" || fail "newer ABI: $err"
+grep -q "built for operator ABI 4" <<<"$err" || fail "newer ABI: $err"
 set +e
 err=$("$sluice" run --plugin /nonexistent/x.so "$fixture_plan" 2>&1); rc=$?
 set -e

@@ -155,7 +155,7 @@ static void expect_load_error(const char *file, int code, const char *needle)
 
 SL_TEST(newer_abi_refused)
 {
-    expect_load_error(PLUGIN("fixture_newer.so"), SL_EABI, "built for operator ABI 3");
+    expect_load_error(PLUGIN("fixture_newer.so"), SL_EABI, "built for operator ABI 4");
     assert_null(sl_registry_find(sl_registry_global(), "fixnew.range"));
 }
 
