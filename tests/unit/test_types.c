@@ -1,5 +1,6 @@
 /* Tests the column types of 0.3: names and parsing, decimal precision and scale, widths,
  * and batches with string and dictionary columns (offsets, bytes, slices, sharing). */
+#include <math.h>
 #include <string.h>
 
 #include "internal.h"
@@ -232,5 +233,134 @@ SL_TEST(batch_too_many_rows)
     sl_batch_t *b = (sl_batch_t *)1;
     assert_int_equal(sl_batch_create(&b, 1, names, types, (int64_t)1 << 61), SL_ENOMEM);
     assert_null(b);
+    assert_no_leaks();
+}
+
+/* --- operators/common/values.c --- */
+#include "common/values.h"
+
+static sl_batch_t *make_strings(enum sl_type type, const char *const *vals, int n)
+{
+    const char *names[] = {"s"};
+    sl_batch_t *b;
+    if (sl_batch_create(&b, 1, names, &type, n) != SL_OK)
+        return NULL;
+    int64_t total = 0;
+    for (int i = 0; i < n; i++)
+        total += vals[i] ? (int64_t)strlen(vals[i]) : 0;
+    char *chars = sl_batch_column_chars(b, 0, total);
+    void *off = sl_batch_column_data(b, 0);
+    uint8_t *bits = sl_batch_column_validity(b, 0);
+    int64_t at = 0;
+    for (int i = 0; i < n; i++) {
+        size_t l = vals[i] ? strlen(vals[i]) : 0;
+        memcpy(chars + at, vals[i] ? vals[i] : "", l);
+        at += (int64_t)l;
+        if (type == SL_TYPE_UTF8)
+            ((int32_t *)off)[i + 1] = (int32_t)at;
+        else
+            ((int64_t *)off)[i + 1] = at;
+        if (!vals[i])
+            bits[i >> 3] &= (uint8_t)~(1u << (i & 7));
+    }
+    return b;
+}
+
+SL_TEST(values_order_and_hash)
+{
+    const char *v[] = {"b", "ab", "a", "", "abc", "ab"};
+    sl_batch_t *u = make_strings(SL_TYPE_UTF8, v, 6), *l = make_strings(SL_TYPE_LARGE_UTF8, v, 6);
+    struct sl__colview cu, cl;
+    SL_ASSERT_OK(sl__colview_get(u, 0, &cu));
+    SL_ASSERT_OK(sl__colview_get(l, 0, &cl));
+    /* "" < "a" < "ab" < "abc" < "b", byte order, prefix first */
+    assert_int_equal(sl__val_cmp(&cu, 3, &cu, 2), -1);
+    assert_int_equal(sl__val_cmp(&cu, 2, &cu, 1), -1);
+    assert_int_equal(sl__val_cmp(&cu, 1, &cu, 4), -1);
+    assert_int_equal(sl__val_cmp(&cu, 4, &cu, 0), -1);
+    assert_int_equal(sl__val_cmp(&cu, 1, &cl, 5), 0); /* utf8 vs large_utf8 */
+    assert_true(sl__val_hash(&cu, 1) == sl__val_hash(&cl, 5));
+    assert_true(sl__val_hash(&cu, 1) != sl__val_hash(&cu, 4));
+    /* floats: NaN largest and equal to itself; -0.0 == 0.0 */
+    const char *names[] = {"f"};
+    enum sl_type types[] = {SL_TYPE_FLOAT64};
+    sl_batch_t *f;
+    SL_ASSERT_OK(sl_batch_create(&f, 1, names, types, 4));
+    double *d = sl_batch_column_data(f, 0);
+    d[0] = NAN;
+    d[1] = INFINITY;
+    d[2] = -0.0;
+    d[3] = 0.0;
+    struct sl__colview cf;
+    SL_ASSERT_OK(sl__colview_get(f, 0, &cf));
+    assert_int_equal(sl__val_cmp(&cf, 0, &cf, 1), 1);
+    assert_int_equal(sl__val_cmp(&cf, 0, &cf, 0), 0);
+    assert_int_equal(sl__val_cmp(&cf, 2, &cf, 3), 0);
+    assert_true(sl__val_hash(&cf, 2) == sl__val_hash(&cf, 3));
+    /* int128 decimals: sign in the high half */
+    enum sl_type dt[] = {sl_type_decimal(30, 2)};
+    sl_batch_t *w;
+    SL_ASSERT_OK(sl_batch_create(&w, 1, names, dt, 2));
+    int64_t *h = sl_batch_column_data(w, 0);
+    h[0] = 5, h[1] = -1; /* a negative value with a large low half */
+    h[2] = 0, h[3] = 0;  /* zero */
+    struct sl__colview cw;
+    SL_ASSERT_OK(sl__colview_get(w, 0, &cw));
+    assert_int_equal(sl__val_cmp(&cw, 0, &cw, 1), -1);
+    sl_batch_unref(u);
+    sl_batch_unref(l);
+    sl_batch_unref(f);
+    sl_batch_unref(w);
+    assert_no_leaks();
+}
+
+SL_TEST(values_take_and_concat)
+{
+    const char *v[] = {"x", NULL, "hello", "", "zz"};
+    sl_batch_t *u = make_strings(SL_TYPE_UTF8, v, 5);
+    const char *names[] = {"s"};
+    enum sl_type types[] = {SL_TYPE_UTF8};
+    sl_batch_t *t;
+    SL_ASSERT_OK(sl_batch_create(&t, 1, names, types, 4));
+    const int64_t idx[] = {2, -1, 1, 4};
+    SL_ASSERT_OK(sl__col_take(t, 0, u, 0, idx, 4));
+    struct sl__colview ct;
+    SL_ASSERT_OK(sl__colview_get(t, 0, &ct));
+    int64_t len;
+    const char *s = sl__colview_str(&ct, 0, &len);
+    assert_int_equal(len, 5);
+    assert_memory_equal(s, "hello", 5);
+    assert_false(sl__colview_valid(&ct, 1)); /* idx -1 */
+    assert_false(sl__colview_valid(&ct, 2)); /* null source row */
+    assert_true(sl__colview_valid(&ct, 3));
+    s = sl__colview_str(&ct, 3, &len);
+    assert_memory_equal(s, "zz", 2);
+    /* type mismatch refused */
+    enum sl_type it[] = {SL_TYPE_INT32};
+    sl_batch_t *ib;
+    SL_ASSERT_OK(sl_batch_create(&ib, 1, names, it, 4));
+    assert_int_equal(sl__col_take(ib, 0, u, 0, idx, 4), SL_ETYPE);
+    /* concat of a slice and a whole batch keeps order, bytes and nulls */
+    sl_batch_t *sl = sl__batch_slice(u, 1, 3);
+    sl_batch_t *parts[] = {sl, t}, *cat;
+    SL_ASSERT_OK(sl__batch_concat(parts, 2, &cat));
+    assert_int_equal(sl_batch_num_rows(cat), 7);
+    struct sl__colview cc;
+    SL_ASSERT_OK(sl__colview_get(cat, 0, &cc));
+    assert_false(sl__colview_valid(&cc, 0));
+    s = sl__colview_str(&cc, 1, &len);
+    assert_memory_equal(s, "hello", 5);
+    s = sl__colview_str(&cc, 6, &len);
+    assert_int_equal(len, 2);
+    assert_memory_equal(s, "zz", 2);
+    assert_false(sl__colview_valid(&cc, 4));
+    sl_batch_t *bad[] = {u, ib}, *none = NULL;
+    assert_int_equal(sl__batch_concat(bad, 2, &none), SL_EINVAL);
+    assert_null(none);
+    sl_batch_unref(cat);
+    sl_batch_unref(sl);
+    sl_batch_unref(u);
+    sl_batch_unref(t);
+    sl_batch_unref(ib);
     assert_no_leaks();
 }
