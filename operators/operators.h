@@ -6,6 +6,8 @@
 
 /* The node being bound (for built-ins that read data attached before bind). */
 sl_op_t *sl__bind_op(sl_bind_t *b);
+/* The table registered under `name` in the plan being bound (borrowed), or NULL. */
+sl_table_t *sl__bind_named_table(sl_bind_t *b, const char *name);
 
 /* Rows of morsel `index` when `total` rows are cut into morsels of `morsel` rows. */
 static inline int64_t sl__morsel_len(int64_t total, int64_t morsel, int64_t index)

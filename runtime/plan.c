@@ -38,7 +38,51 @@ void sl_plan_destroy(sl_plan_t *p)
     for (int i = 0; i < p->n_nodes; i++)
         op_free(p->nodes[i]);
     sl__free(p->nodes, 0);
+    for (int i = 0; i < p->n_tables; i++) {
+        sl__free_str(p->tables[i].name);
+        sl_table_unref(p->tables[i].table);
+    }
+    sl__free(p->tables, 0);
     sl__free(p, sizeof *p);
+}
+
+int sl_plan_register_table(sl_plan_t *p, const char *name, sl_table_t *table)
+{
+    if (!p || !name || !*name || !table)
+        return sl__set_last_error(SL_EINVAL, "sl_plan_register_table: needs a plan, a name "
+                                  "and a table");
+    if (atomic_load(&p->frozen))
+        return sl__errslot_set(&p->err, SL_ESTATE, "the plan is frozen");
+    for (int i = 0; i < p->n_tables; i++) {
+        if (strcmp(p->tables[i].name, name) == 0)
+            return sl__errslot_set(&p->err, SL_EEXIST, "a table named '%s' is already "
+                                   "registered", name);
+    }
+    if (p->n_tables == p->cap_tables) {
+        int cap = p->cap_tables ? 2 * p->cap_tables : 8;
+        struct sl__named_table *nt = sl__realloc(p->tables, (size_t)p->cap_tables * sizeof *nt,
+                                                 (size_t)cap * sizeof *nt);
+        if (!nt)
+            return sl__errslot_set(&p->err, SL_ENOMEM, "out of memory");
+        p->tables = nt;
+        p->cap_tables = cap;
+    }
+    char *n = sl__strdup(name);
+    if (!n)
+        return sl__errslot_set(&p->err, SL_ENOMEM, "out of memory");
+    sl_table_ref(table);
+    p->tables[p->n_tables++] = (struct sl__named_table){n, table};
+    return SL_OK;
+}
+
+sl_table_t *sl__bind_named_table(sl_bind_t *b, const char *name); /* operators.h */
+sl_table_t *sl__bind_named_table(sl_bind_t *b, const char *name)
+{
+    for (int i = 0; b->plan && name && i < b->plan->n_tables; i++) {
+        if (strcmp(b->plan->tables[i].name, name) == 0)
+            return b->plan->tables[i].table;
+    }
+    return NULL;
 }
 
 const char *sl_plan_errmsg(const sl_plan_t *p)

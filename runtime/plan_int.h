@@ -44,6 +44,13 @@ struct sl_plan {
     struct sl_op **nodes;
     _Atomic int frozen;              /* set when a query is created */
     struct sl__errslot err;
+    int n_tables, cap_tables;        /* the catalog of named tables (sl_plan_register_table) */
+    struct sl__named_table *tables;
+};
+
+struct sl__named_table {
+    char *name;
+    sl_table_t *table;
 };
 
 /* The bind context handed to sl_op_def.bind. */

@@ -45,6 +45,15 @@ SL_API int sl_plan_add(sl_plan_t *plan, const char *op_name, const int inputs[],
 /* Adds a source node scanning an in-memory table; the plan keeps a reference. */
 SL_API int sl_plan_add_table(sl_plan_t *plan, sl_table_t *table, int *node_id);
 
+/* Gives `table` a name in this plan's catalog, so plan text (and sl_plan_add) can scan
+ * it as `scan.table name=NAME`: one plan text then runs over any data an embedder loads
+ * (e.g. the TPC-H tables at any scale and residency). The plan keeps a reference until
+ * it is destroyed. Register tables before adding the nodes that scan them.
+ * Errors: SL_EINVAL (NULL or empty name, NULL table), SL_EEXIST (name taken),
+ * SL_ESTATE (plan frozen), SL_ENOMEM. Thread safety: as every call on one plan, not
+ * concurrently with other calls on it. Added in 0.3. */
+SL_API int sl_plan_register_table(sl_plan_t *plan, const char *name, sl_table_t *table);
+
 /* Adds the nodes, outputs and placements written in plan-file text (grammar:
  * docs/PLAN_FORMAT.md) to `plan`. Errors read "SOURCE:LINE:COL: message (hint: ...)"
  * (sl_plan_errmsg); nodes added before the failing line stay in the plan. Added in 0.1. */

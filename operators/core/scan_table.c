@@ -16,13 +16,25 @@ static int64_t morsels_of(int64_t rows, int64_t morsel)
 static int scan_table_bind(sl_bind_t *b)
 {
     sl_table_t *t = sl_op_data(sl__bind_op(b));
+    const char *name = "";
+    int rc = sl_bind_option_str(b, "name", &name);
+    if (rc < 0)
+        return rc;
+    if (!t && *name) {
+        t = sl__bind_named_table(b, name);
+        if (!t)
+            return sl_bind_fail(b, SL_ENOTFOUND, "no table named '%s' is registered in the "
+                                "plan (sl_plan_register_table)", name);
+        sl_table_ref(t);
+    }
     if (!t)
-        return sl_bind_fail(b, SL_EINVAL, "needs a table: use sl_plan_add_table");
+        return sl_bind_fail(b, SL_EINVAL, "needs a table: name=TABLE (sl_plan_register_table) "
+                            "or sl_plan_add_table");
     sl_bind_set_data(b, t, (void (*)(void *))sl_table_unref);
     if (!t->schema)
         return sl_bind_fail(b, SL_EINVAL, "the table is empty and has no schema");
     for (int i = 0; i < t->schema->n_fields; i++) {
-        int rc = sl_bind_add_column(b, t->schema->fields[i].name, t->schema->fields[i].type);
+        rc = sl_bind_add_column(b, t->schema->fields[i].name, t->schema->fields[i].type);
         if (rc < 0)
             return rc;
     }
@@ -78,6 +90,10 @@ static int scan_table_source(sl_task_t *t)
     return sl_task_emit(t, s);
 }
 
+static const struct sl_option_def scan_table_options[] = {
+    {"name", SL_OPT_STRING, "", "name of a table registered in the plan"},
+};
+
 static const struct sl_impl scan_table_impls[] = {{.device = SL_DEVICE_CPU, .run = scan_table_source}};
 static const struct sl_phase scan_table_phase = {scan_table_impls, 1, sl__cost_linear};
 
@@ -85,7 +101,10 @@ const struct sl_op_def sl__scan_table_def = {
     .abi_version = SL_OP_ABI_VERSION,
     .flags = SL_OP_SOURCE,
     .name = "scan.table",
-    .doc = "scans an in-memory table given with sl_plan_add_table",
+    .doc = "scans an in-memory table: one registered by name (sl_plan_register_table) or "
+           "given with sl_plan_add_table",
+    .options = scan_table_options,
+    .n_options = 1,
     .min_inputs = 0,
     .max_inputs = 0,
     .bind = scan_table_bind,

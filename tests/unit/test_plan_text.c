@@ -135,3 +135,52 @@ SL_TEST(arbitrary_bytes_never_crash)
     }
     assert_no_leaks();
 }
+
+/* Plan text scans tables registered by name; unknown names, duplicates and a frozen
+ * plan are errors, and the plan's references are dropped with it. */
+SL_TEST(named_tables)
+{
+    const char *names[] = {"v"};
+    enum sl_type types[] = {SL_TYPE_INT64};
+    sl_batch_t *b;
+    SL_ASSERT_OK(sl_batch_create(&b, 1, names, types, 100));
+    int64_t *v = sl_batch_column_data(b, 0);
+    for (int i = 0; i < 100; i++)
+        v[i] = i + 1;
+    sl_table_t *t;
+    SL_ASSERT_OK(sl_table_create(&t));
+    SL_ASSERT_OK(sl_table_append(t, b));
+    sl_batch_unref(b);
+    sl_plan_t *p;
+    SL_ASSERT_OK(sl_plan_create(&p));
+    SL_ASSERT_OK(sl_plan_register_table(p, "nums", t));
+    assert_int_equal(sl_plan_register_table(p, "nums", t), SL_EEXIST);
+    assert_int_equal(sl_plan_register_table(p, "", t), SL_EINVAL);
+    assert_int_equal(sl_plan_register_table(p, "x", NULL), SL_EINVAL);
+    sl_table_unref(t); /* the plan holds its own reference */
+    assert_int_equal(sl_plan_parse(p, "a = scan.table name=missing\n", "t.plan"), SL_ENOTFOUND);
+    assert_non_null(strstr(sl_plan_errmsg(p), "no table named 'missing'"));
+    SL_ASSERT_OK(sl_plan_parse(p, "a = scan.table name=nums\n"
+                                  "s = aggregate.sum(a) column=v\n"
+                                  "output s as total\n", "t.plan"));
+    struct sl_engine_config cfg;
+    sl_engine_config_init(&cfg);
+    cfg.n_threads = 2;
+    cfg.n_gpus = 0;
+    sl_engine_t *e;
+    SL_ASSERT_OK(sl_engine_open(&e, &cfg));
+    sl_query_t *q;
+    SL_ASSERT_OK(sl_query_create(e, p, &q));
+    assert_int_equal(sl_plan_register_table(p, "late", t), SL_ESTATE); /* frozen */
+    SL_ASSERT_OK(sl_query_run(q));
+    sl_table_t *r;
+    SL_ASSERT_OK(sl_query_result(q, "total", &r));
+    struct sl_column c;
+    SL_ASSERT_OK(sl_batch_column(sl_table_batch(r, 0), 1, &c));
+    assert_int_equal(((const int64_t *)c.data)[0], 5050);
+    sl_table_unref(r);
+    sl_query_destroy(q);
+    sl_engine_close(e);
+    sl_plan_destroy(p);
+    assert_no_leaks();
+}
