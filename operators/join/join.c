@@ -1,6 +1,8 @@
 /* join: CPU equi-join of two inputs (port 0 = left, port 1 = right), inner, left outer,
- * semi or anti, on one or more int32/int64 key columns, with SQL null semantics (a null
- * key, or a null component of a composite key, never matches).
+ * semi or anti, on one or more key columns of any type (integers of every width, bools,
+ * dates, timestamps, decimals, floats with NaN = NaN and -0.0 = 0.0, strings of any
+ * encoding), with SQL null semantics (a null key, or a null component of a composite
+ * key, never matches).
  *
  * The sink keeps references to the input batches (no copy). Finalize runs the chosen
  * algorithm's parallel phases (join_part.c: radix hash join and sort-merge join;
@@ -111,8 +113,11 @@ static int add_out(sl_bind_t *b, struct join_data *d, int side, int col, const c
     }
     char buf[300];
     snprintf(buf, sizeof buf, "%s%s", prefix, base);
-    int is_int = type == SL_TYPE_INT32 || type == SL_TYPE_INT64;
-    enum sl_type otype = d->aggregate ? (is_int ? SL_TYPE_INT64 : SL_TYPE_FLOAT64) : type;
+    enum sl_type otype = d->aggregate ? join_sum_type(type) : type;
+    if (otype == SL_TYPE_INVALID)
+        return sl_bind_fail(b, SL_ETYPE, "output=aggregate sums its columns, and '%s' is %s; "
+                            "list summable columns in left_columns/right_columns", name,
+                            sl_type_name(type));
     int rc = sl_bind_add_column(b, buf, otype);
     if (rc < 0)
         return rc;
@@ -121,6 +126,13 @@ static int add_out(sl_bind_t *b, struct join_data *d, int side, int col, const c
     d->out[d->n_out].type = type;
     d->n_out++;
     return SL_OK;
+}
+
+static int summable(const sl_schema_t *s, int col)
+{
+    enum sl_type t;
+    sl_schema_field(s, col, NULL, &t);
+    return join_sum_type(t) != SL_TYPE_INVALID;
 }
 
 static int join_bind_cols(sl_bind_t *b, struct join_data *d)
@@ -154,13 +166,16 @@ static int join_bind_cols(sl_bind_t *b, struct join_data *d)
         enum sl_type lt, rt;
         sl_schema_field(ls, d->key[0][i], &ln, &lt);
         sl_schema_field(rs, d->key[1][i], &rn, &rt);
-        if (lt != SL_TYPE_INT32 && lt != SL_TYPE_INT64)
-            return sl_bind_fail(b, SL_ETYPE, "key column '%s' of the left input is %s; keys "
-                                "must be int32 or int64", ln, sl_type_name(lt));
-        if (lt != rt)
+        if (!join_key_type_ok(lt))
+            return sl_bind_fail(b, SL_ETYPE, "key column '%s' of the left input is %s, which "
+                                "cannot be a join key", ln, sl_type_name(lt));
+        /* Strings join whatever their encoding (utf8, large_utf8, dict); other types must
+         * be equal (a decimal's scale included: cast one side first). */
+        if (lt != rt && !(sl_type_is_string(lt) && sl_type_is_string(rt)))
             return sl_bind_fail(b, SL_ETYPE, "key columns '%s' (left, %s) and '%s' (right, %s) "
                                 "have different types", ln, sl_type_name(lt), rn,
                                 sl_type_name(rt));
+        d->rktype[i] = rt;
         d->ktype[i] = lt;
     }
     if (sl_schema_num_fields(ls) >= JOIN_MAX_COLS || sl_schema_num_fields(rs) >= JOIN_MAX_COLS)
@@ -176,7 +191,7 @@ static int join_bind_cols(sl_bind_t *b, struct join_data *d)
             return rc;
     } else {
         for (int i = 0; i < sl_schema_num_fields(ls); i++)
-            if (!d->aggregate || !is_key_col(d, 0, i))
+            if (!d->aggregate || (!is_key_col(d, 0, i) && summable(ls, i)))
                 lsel[nls++] = i;
     }
     if (d->kind == JOIN_INNER || d->kind == JOIN_LEFT) {
@@ -186,7 +201,7 @@ static int join_bind_cols(sl_bind_t *b, struct join_data *d)
                 return rc;
         } else {
             for (int i = 0; i < sl_schema_num_fields(rs); i++)
-                if (!is_key_col(d, 1, i))
+                if (!is_key_col(d, 1, i) && (!d->aggregate || summable(rs, i)))
                     rsel[nrs++] = i;
         }
     }
@@ -311,19 +326,43 @@ static void join_fini_global(const sl_op_t *op, void *gs)
 
 /* ---------------- keys ---------------- */
 
+/* One key component of row r as 64 bits: the value's bits (zero-extended) for types
+ * compared by their bits, the shared dictionary's code, or else a hash of the value. */
+static inline uint64_t key_part(const struct join_shape *sh, int i, const struct sl__colview *v,
+                                int64_t r)
+{
+    switch (sh->kmode[i]) {
+    case JOIN_KEY_BITS4:
+        return ((const uint32_t *)v->c.data)[v->c.offset + r];
+    case JOIN_KEY_BITS8:
+        return ((const uint64_t *)v->c.data)[v->c.offset + r];
+    case JOIN_KEY_BITS2:
+        return ((const uint16_t *)v->c.data)[v->c.offset + r];
+    case JOIN_KEY_BITS1:
+        return ((const uint8_t *)v->c.data)[v->c.offset + r];
+    default:
+        return sl__val_hash(v, r);
+    }
+}
+
+/* The key columns of batch b of a side as views (n_keys of them). */
+static void key_views(const struct join_shape *sh, const sl_batch_t *b, const int *key,
+                      struct sl__colview *v)
+{
+    for (int i = 0; i < sh->n_keys; i++)
+        sl__colview_get(b, key[i], &v[i]);
+}
+
 /* Normalized key of one row (see join_int.h); *nul = 1 if a component is null. */
-static inline uint64_t row_key(const struct join_shape *sh, const sl_batch_t *b, const int *key,
+static inline uint64_t row_key(const struct join_shape *sh, const struct sl__colview *v,
                                int64_t r, uint8_t *nul)
 {
     uint64_t h = 0x2545F4914F6CDD1Dull;
     *nul = 0;
     for (int i = 0; i < sh->n_keys; i++) {
-        const struct sl__col *c = &b->cols[key[i]];
-        if (!sl__col_valid(c, r))
+        if (!sl__colview_valid(&v[i], r))
             *nul = 1;
-        uint64_t x = sh->ktype[i] == SL_TYPE_INT32
-                         ? (uint64_t)(uint32_t)((const int32_t *)sl__col_values(b, key[i]))[r]
-                         : (uint64_t)((const int64_t *)sl__col_values(b, key[i]))[r];
+        uint64_t x = key_part(sh, i, &v[i], r);
         if (sh->n_keys == 1)
             return x;
         if (sh->exact)
@@ -341,21 +380,25 @@ int64_t join_load(const struct join_state *st, int s, int64_t bi, int64_t lo, in
     const sl_batch_t *b = sd->batches[bi];
     int64_t nulls = 0;
     const struct sl__col *k0 = &b->cols[sd->key[0]];
-    if (st->shape.n_keys == 1 && !k0->validity) {
-        /* The common case: one key column without nulls, a tight loop. */
-        if (st->shape.ktype[0] == SL_TYPE_INT32) {
-            const int32_t *x = (const int32_t *)sl__col_values(b, sd->key[0]) + lo;
+    enum join_key_mode m0 = st->shape.kmode[0];
+    if (st->shape.n_keys == 1 && !k0->validity &&
+        (m0 == JOIN_KEY_BITS4 || m0 == JOIN_KEY_BITS8)) {
+        /* The common case: one 4- or 8-byte key column without nulls, a tight loop. */
+        if (m0 == JOIN_KEY_BITS4) {
+            const uint32_t *x = (const uint32_t *)sl__col_values(b, sd->key[0]) + lo;
             for (int64_t i = 0; i < n; i++)
-                k[i] = (uint32_t)x[i];
+                k[i] = x[i];
         } else {
-            const int64_t *x = (const int64_t *)sl__col_values(b, sd->key[0]) + lo;
+            const uint64_t *x = (const uint64_t *)sl__col_values(b, sd->key[0]) + lo;
             for (int64_t i = 0; i < n; i++)
-                k[i] = (uint64_t)x[i];
+                k[i] = x[i];
         }
         memset(nul, 0, (size_t)n);
     } else {
+        struct sl__colview kv[JOIN_MAX_KEYS];
+        key_views(&st->shape, b, sd->key, kv);
         for (int64_t i = 0; i < n; i++) {
-            k[i] = row_key(&st->shape, b, sd->key, lo + i, &nul[i]);
+            k[i] = row_key(&st->shape, kv, lo + i, &nul[i]);
             nulls += nul[i];
         }
     }
@@ -386,17 +429,51 @@ int join_keys_equal(const struct join_state *st, uint64_t lrow, uint64_t rrow)
     int64_t li = (int64_t)(lrow & (((uint64_t)1 << L->shift) - 1));
     int64_t ri = (int64_t)(rrow & (((uint64_t)1 << R->shift) - 1));
     for (int i = 0; i < st->shape.n_keys; i++) {
-        int lc = L->key[i], rc = R->key[i];
-        if (st->shape.ktype[i] == SL_TYPE_INT32) {
-            if (((const int32_t *)sl__col_values(lb, lc))[li] !=
-                ((const int32_t *)sl__col_values(rb, rc))[ri])
+        struct sl__colview a, b;
+        sl__colview_get(lb, L->key[i], &a);
+        sl__colview_get(rb, R->key[i], &b);
+        if (st->shape.kmode[i] != JOIN_KEY_HASH) {
+            if (key_part(&st->shape, i, &a, li) != key_part(&st->shape, i, &b, ri))
                 return 0;
-        } else if (((const int64_t *)sl__col_values(lb, lc))[li] !=
-                   ((const int64_t *)sl__col_values(rb, rc))[ri]) {
+        } else if (sl__val_cmp(&a, li, &b, ri) != 0) {
             return 0;
         }
     }
     return 1;
+}
+
+/* 1 when every batch of both sides holds key column i in one shared dictionary. */
+static int dict_shared(const struct join_state *st, int i)
+{
+    const struct sl__dict *dict = NULL;
+    for (int s = 0; s < 2; s++) {
+        const struct join_side *sd = &st->side[s];
+        for (int64_t k = 0; k < sd->n_batches; k++) {
+            const struct sl__col *c = &sd->batches[k]->cols[st->d->key[s][i]];
+            if (c->type != SL_TYPE_DICT || (dict && c->dict != dict))
+                return 0;
+            dict = c->dict;
+        }
+    }
+    return 1;
+}
+
+/* How key component i is normalized (join_int.h): by its bits where equal bits mean
+ * equal values, else hashed and verified. */
+static enum join_key_mode key_mode(const struct join_state *st, int i)
+{
+    enum sl_type t = st->d->ktype[i];
+    if (t == SL_TYPE_DICT && st->d->rktype[i] == SL_TYPE_DICT && dict_shared(st, i))
+        return JOIN_KEY_BITS4;
+    if (sl_type_is_string(t) || t == SL_TYPE_FLOAT32 || t == SL_TYPE_FLOAT64)
+        return JOIN_KEY_HASH;
+    switch (sl_type_width(t)) {
+    case 1: return JOIN_KEY_BITS1;
+    case 2: return JOIN_KEY_BITS2;
+    case 4: return JOIN_KEY_BITS4;
+    case 8: return JOIN_KEY_BITS8;
+    default: return JOIN_KEY_HASH; /* int128 decimals */
+    }
 }
 
 /* ---------------- finalize: choosing the algorithm ---------------- */
@@ -494,7 +571,9 @@ static double build_dup_share(const struct join_state *st)
                 hi = mid - 1;
         }
         uint8_t nul;
-        uint64_t k = row_key(&st->shape, b->batches[lo], b->key, r - b->start[lo], &nul);
+        struct sl__colview kv[JOIN_MAX_KEYS];
+        key_views(&st->shape, b->batches[lo], b->key, kv);
+        uint64_t k = row_key(&st->shape, kv, r - b->start[lo], &nul);
         if (nul)
             continue;
         uint64_t h = join_hash(k) >> 52;
@@ -562,14 +641,19 @@ static int join_finalize(sl_task_t *t)
         return rc;
     st->shape.n_keys = d->n_keys;
     memcpy(st->shape.ktype, d->ktype, sizeof d->ktype);
-    st->shape.exact = d->n_keys == 1 ||
-                      (d->n_keys == 2 && d->ktype[0] == SL_TYPE_INT32 &&
-                       d->ktype[1] == SL_TYPE_INT32);
+    int narrow = 1; /* every component fits 32 bits exactly */
+    st->shape.exact = 1;
+    for (int i = 0; i < d->n_keys; i++) {
+        st->shape.kmode[i] = key_mode(st, i);
+        st->shape.exact &= st->shape.kmode[i] != JOIN_KEY_HASH;
+        narrow &= st->shape.kmode[i] != JOIN_KEY_HASH && st->shape.kmode[i] != JOIN_KEY_BITS8;
+    }
+    st->shape.exact &= d->n_keys == 1 || (d->n_keys == 2 && narrow);
     /* Inner joins build on the smaller side; the others keep left rows and probe with
      * them. */
     st->build = d->kind == JOIN_INNER && st->side[0].n_rows < st->side[1].n_rows ? 0 : 1;
     choose_vals(st);
-    int key32 = d->n_keys == 1 && d->ktype[0] == SL_TYPE_INT32;
+    int key32 = d->n_keys == 1 && narrow;
     int val32 = 1;
     for (int s = 0; s < 2; s++) {
         const struct join_side *sd = &st->side[s];
@@ -702,7 +786,7 @@ const struct sl_op_def sl__join_def = {
     .abi_version = SL_OP_ABI_VERSION,
     .flags = SL_OP_SINK | SL_OP_SOURCE,
     .name = "join",
-    .doc = "equi-join (inner, left, semi, anti) on int32/int64 keys: radix, nopart or "
+    .doc = "equi-join (inner, left, semi, anti) on keys of any type: radix, nopart or "
            "sort-merge; rows or fused count + sums",
     .min_inputs = 2,
     .max_inputs = 2,

@@ -68,8 +68,22 @@ static int col_nulls(const struct join_side *sd, int col)
     return 0;
 }
 
+/* What the GPU join takes: the four kinds, int32/int64 keys (one, or two int32), and
+ * int32/int64/float32/float64 columns; anything else joins on the CPU. */
 static int composite_ok(const struct join_data *d)
 {
+    if (d->kind > JOIN_ANTI)
+        return 0;
+    for (int k = 0; k < d->n_keys; k++)
+        if ((d->ktype[k] != SL_TYPE_INT32 && d->ktype[k] != SL_TYPE_INT64) ||
+            d->rktype[k] != d->ktype[k])
+            return 0;
+    for (int oc = 0; oc < d->n_out; oc++) {
+        enum sl_type t = d->out[oc].type;
+        if (t != SL_TYPE_INT32 && t != SL_TYPE_INT64 && t != SL_TYPE_FLOAT32 &&
+            t != SL_TYPE_FLOAT64)
+            return 0;
+    }
     return d->n_keys == 1 ||
            (d->n_keys == 2 && d->ktype[0] == SL_TYPE_INT32 && d->ktype[1] == SL_TYPE_INT32);
 }

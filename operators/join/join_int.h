@@ -4,6 +4,7 @@
  * Every input row becomes a tuple (key, val). The key is the join key normalized to 64
  * bits: the value of a single int32/int64 key, two int32 keys packed exactly, or (any
  * other composite) a hash whose candidate matches are verified against the key columns.
+ * (Keys of other types: see enum join_key_mode.)
  * The val is the row id (batch << shift | row) or, for fused aggregates with at most
  * one payload column per side and no nulls in it, the payload itself ("inline").
  * Tuples are 8 bytes (32-bit key and val) when both fit, else 16 bytes.
@@ -11,6 +12,7 @@
 #ifndef SLUICE_OPERATORS_JOIN_INT_H
 #define SLUICE_OPERATORS_JOIN_INT_H
 
+#include "common/values.h"
 #include "operators.h"
 
 #define JOIN_MAX_KEYS 8
@@ -20,7 +22,46 @@
 #define JOIN_HASH_MUL 0x9E3779B97F4A7C15ull
 
 enum join_kind { JOIN_INNER = 0, JOIN_LEFT = 1, JOIN_SEMI = 2, JOIN_ANTI = 3 };
+
+/* Kinds that output probe rows without a build partner, the build side's columns null. */
+static inline int join_kind_outer(int kind)
+{
+    return kind == JOIN_LEFT;
+}
 enum join_algo { JOIN_AUTO = 0, JOIN_RADIX = 1, JOIN_NOPART = 2, JOIN_SORTMERGE = 3 };
+
+/* How a key component becomes 64 bits: its value's bits (types where equal bits mean
+ * equal values, and codes of one shared dictionary), or a hash verified on match. */
+enum join_key_mode {
+    JOIN_KEY_HASH = 0,
+    JOIN_KEY_BITS1,
+    JOIN_KEY_BITS2,
+    JOIN_KEY_BITS4,
+    JOIN_KEY_BITS8
+};
+
+/* Types a join key may have: every valid type. */
+static inline int join_key_type_ok(enum sl_type t)
+{
+    return sl_type_width(t) > 0 || sl_type_is_string(t);
+}
+
+/* The type output=aggregate sums a column into (SQL's SUM): int64 for integers (and
+ * bools), float64 for floats, decimal(38, s) for decimals; SL_TYPE_INVALID otherwise. */
+static inline enum sl_type join_sum_type(enum sl_type t)
+{
+    switch (SL_TYPE_ID(t)) {
+    case SL_TYPE_INT8: case SL_TYPE_INT16: case SL_TYPE_INT32: case SL_TYPE_INT64:
+    case SL_TYPE_UINT8: case SL_TYPE_UINT16: case SL_TYPE_UINT32: case SL_TYPE_UINT64:
+        return SL_TYPE_INT64;
+    case SL_TYPE_FLOAT32: case SL_TYPE_FLOAT64:
+        return SL_TYPE_FLOAT64;
+    case SL_TYPE_DECIMAL:
+        return sl_type_decimal(SL_DECIMAL_MAX_PRECISION, sl_type_scale(t));
+    default:
+        return SL_TYPE_INVALID;
+    }
+}
 
 /* One output column: where it comes from. */
 struct join_ocol {
@@ -34,7 +75,8 @@ struct join_data {
     int kind, algo, aggregate;
     int n_keys;
     int key[2][JOIN_MAX_KEYS];          /* key columns of left and right */
-    enum sl_type ktype[JOIN_MAX_KEYS];
+    enum sl_type ktype[JOIN_MAX_KEYS];  /* of the left keys */
+    enum sl_type rktype[JOIN_MAX_KEYS]; /* of the right keys (strings may differ) */
     int n_out;                          /* materialize: output columns; aggregate: sums */
     struct join_ocol out[2 * JOIN_MAX_COLS];
 };
@@ -55,6 +97,7 @@ struct join_side {
 struct join_shape {
     int n_keys;
     enum sl_type ktype[JOIN_MAX_KEYS];
+    enum join_key_mode kmode[JOIN_MAX_KEYS];
     int exact;                          /* 1: equal keys mean equal rows */
     int wide;                           /* 1: 16-byte tuples */
 };
@@ -69,8 +112,10 @@ struct join_t16 {
 /* Aggregate accumulators (exact; checked against int64 at the end). */
 struct join_acc {
     __int128 count;
+    __int128 alone;                     /* rows without a build row (inline vals) */
     __int128 isum[2 * JOIN_MAX_COLS];
     double fsum[2 * JOIN_MAX_COLS];
+    int64_t nonnull[2 * JOIN_MAX_COLS]; /* values summed (row ids); SUM is NULL at 0 */
 };
 
 /* A unit of probe work: partitions [p0, p1) or, for a split partition p0, its probe
@@ -206,6 +251,7 @@ static inline void join_emit_alone(struct join_emit *e, uint64_t k, uint64_t pv)
 {
     if (e->inl) {
         e->acc->count++;
+        e->acc->alone++;
         e->acc->isum[e->ip] += (int64_t)pv;
     } else {
         join_emit_row(e, k, pv, 0, 0);

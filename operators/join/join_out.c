@@ -1,5 +1,6 @@
-/* Output of the join: gathering materialized rows into batches of at most one morsel,
- * and the fused aggregate (count and exact sums, checked against int64 at the end). */
+/* Output of the join: gathering materialized rows (every column type) into batches of at
+ * most one morsel, and the fused aggregate (count and exact sums: int64 checked at the
+ * end, decimals as decimal(38, s), NULL where no value was summed). */
 #include <string.h>
 
 #include "join_int.h"
@@ -51,16 +52,91 @@ void join_emit_fini(struct join_emit *e)
     e->bnull = NULL;
 }
 
+/* Row `id` of a side as (batch, row). */
+static inline const sl_batch_t *side_row(const struct join_side *sd, uint64_t id, int64_t *r)
+{
+    *r = (int64_t)(id & (((uint64_t)1 << sd->shift) - 1));
+    return sd->batches[id >> sd->shift];
+}
+
+/* String output column oc: the bytes of rows `ids` (JOIN_NONE = null, empty). */
+static int gather_strings(struct join_emit *e, sl_batch_t *out, int oc, const uint64_t *ids,
+                          int64_t n)
+{
+    const struct join_ocol *c = &e->st->d->out[oc];
+    const struct join_side *sd = &e->st->side[c->side];
+    struct sl__colview v;
+    int64_t total = 0, len, r;
+    const sl_batch_t *vb = NULL;
+    for (int64_t i = 0; i < n; i++) {
+        if (ids[i] == JOIN_NONE)
+            continue;
+        const sl_batch_t *b = side_row(sd, ids[i], &r);
+        if (b != vb)
+            sl__colview_get(vb = b, c->col, &v);
+        sl__colview_str(&v, r, &len);
+        total += len;
+    }
+    char *chars = sl_batch_column_chars(out, oc, total);
+    if (!chars)
+        return sl_task_fail(e->task, c->type == SL_TYPE_UTF8 && total > INT32_MAX
+                                         ? SL_EOVERFLOW : SL_ENOMEM,
+                            "%lld bytes of strings in one output batch",
+                            (long long)total);
+    void *off = sl_batch_column_data(out, oc);
+    int64_t at = 0;
+    vb = NULL;
+    for (int64_t i = 0; i < n; i++) {
+        if (ids[i] != JOIN_NONE) {
+            const sl_batch_t *b = side_row(sd, ids[i], &r);
+            if (b != vb)
+                sl__colview_get(vb = b, c->col, &v);
+            const char *str = sl__colview_str(&v, r, &len);
+            memcpy(chars + at, str, (size_t)len);
+            at += len;
+        }
+        if (c->type == SL_TYPE_UTF8)
+            ((int32_t *)off)[i + 1] = (int32_t)at;
+        else
+            ((int64_t *)off)[i + 1] = at;
+    }
+    return SL_OK;
+}
+
+/* A DICT output column shares its side's one dictionary (batches with different
+ * dictionaries cannot share one output column's codes). */
+static int share_dict(struct join_emit *e, sl_batch_t *out, int oc)
+{
+    const struct join_ocol *c = &e->st->d->out[oc];
+    const struct join_side *sd = &e->st->side[c->side];
+    if (sd->n_batches == 0)
+        return SL_OK;
+    for (int64_t i = 1; i < sd->n_batches; i++) {
+        if (sd->batches[i]->cols[c->col].dict != sd->batches[0]->cols[c->col].dict)
+            return sl_task_fail(e->task, SL_EUNSUPPORTED, "dict column '%s' holds several "
+                                "dictionaries; cast it to utf8 before the join",
+                                sd->batches[0]->schema->fields[c->col].name);
+    }
+    int rc = sl_batch_share_dictionary(out, oc, sd->batches[0], c->col);
+    return rc < 0 ? sl_task_fail(e->task, rc, "sharing a dictionary") : SL_OK;
+}
+
 /* Gathers one output column for rows `ids` (JOIN_NONE = null) from a side's batches. */
 static int gather_col(struct join_emit *e, sl_batch_t *out, int oc, const uint64_t *ids,
                       int64_t n)
 {
     const struct join_ocol *c = &e->st->d->out[oc];
     const struct join_side *sd = &e->st->side[c->side];
-    int width = (int)sl_type_width(c->type);
+    size_t width = sl_type_width(c->type);
+    int rc = SL_OK;
+    if (width == 0)
+        rc = gather_strings(e, out, oc, ids, n);
+    else if (c->type == SL_TYPE_DICT)
+        rc = share_dict(e, out, oc);
+    if (rc < 0)
+        return rc;
     char *dst = sl__col_values(out, oc);
-    uint64_t mask = ((uint64_t)1 << sd->shift) - 1;
-    int nullable = c->side == 1 && e->st->d->kind == JOIN_LEFT;
+    int nullable = c->side == e->st->build && join_kind_outer(e->st->d->kind);
     for (int64_t i = 0; i < sd->n_batches && !nullable; i++)
         nullable = sd->batches[i]->cols[c->col].validity != NULL;
     uint8_t *valid = NULL;
@@ -70,18 +146,22 @@ static int gather_col(struct join_emit *e, sl_batch_t *out, int oc, const uint64
     for (int64_t i = 0; i < n; i++) {
         uint64_t id = ids[i];
         if (id == JOIN_NONE) {
-            memset(dst + i * width, 0, (size_t)width);
+            if (width)
+                memset(dst + i * (int64_t)width, 0, width);
             valid[i >> 3] &= (uint8_t)~(1u << (i & 7));
             nulls++;
             continue;
         }
-        const sl_batch_t *b = sd->batches[id >> sd->shift];
-        int64_t r = (int64_t)(id & mask);
-        const char *src = (const char *)sl__col_values(b, c->col) + r * width;
-        if (width == 4)
-            memcpy(dst + i * 4, src, 4);
-        else
-            memcpy(dst + i * 8, src, 8);
+        int64_t r;
+        const sl_batch_t *b = side_row(sd, id, &r);
+        if (width) {
+            const char *src = (const char *)sl__col_values(b, c->col) + r * (int64_t)width;
+            switch (width) {
+            case 4: memcpy(dst + i * 4, src, 4); break;
+            case 8: memcpy(dst + i * 8, src, 8); break;
+            default: memcpy(dst + i * (int64_t)width, src, width); break;
+            }
+        }
         if (valid && !sl__col_valid(&b->cols[c->col], r)) {
             valid[i >> 3] &= (uint8_t)~(1u << (i & 7));
             nulls++;
@@ -109,7 +189,7 @@ static int inline_col(struct join_emit *e, sl_batch_t *out, int oc, int64_t n)
         for (int64_t i = 0; i < n; i++)
             dst[i] = (int64_t)src[i];
     }
-    if (probe || st->d->kind != JOIN_LEFT)
+    if (probe || !join_kind_outer(st->d->kind))
         return SL_OK;
     uint8_t *valid = sl_batch_column_validity(out, oc);
     if (!valid)
@@ -165,20 +245,28 @@ void join_acc_rows(struct join_emit *e, uint64_t pv, uint64_t bv)
         int64_t r = (int64_t)(id & (((uint64_t)1 << sd->shift) - 1));
         if (!sl__col_valid(&b->cols[c->col], r))
             continue;
+        a->nonnull[oc]++;
         const void *v = sl__col_values(b, c->col);
-        switch (c->type) {
-        case SL_TYPE_INT32:
-            a->isum[oc] += ((const int32_t *)v)[r];
+        switch (SL_TYPE_ID(c->type)) {
+        case SL_TYPE_FLOAT32: a->fsum[oc] += ((const float *)v)[r]; break;
+        case SL_TYPE_FLOAT64: a->fsum[oc] += ((const double *)v)[r]; break;
+        case SL_TYPE_INT8: a->isum[oc] += ((const int8_t *)v)[r]; break;
+        case SL_TYPE_INT16: a->isum[oc] += ((const int16_t *)v)[r]; break;
+        case SL_TYPE_INT32: a->isum[oc] += ((const int32_t *)v)[r]; break;
+        case SL_TYPE_UINT8: a->isum[oc] += ((const uint8_t *)v)[r]; break;
+        case SL_TYPE_UINT16: a->isum[oc] += ((const uint16_t *)v)[r]; break;
+        case SL_TYPE_UINT32: a->isum[oc] += ((const uint32_t *)v)[r]; break;
+        case SL_TYPE_UINT64: a->isum[oc] += ((const uint64_t *)v)[r]; break;
+        case SL_TYPE_DECIMAL:
+            if (sl_type_width(c->type) == 16) {
+                __int128 x;
+                memcpy(&x, (const char *)v + 16 * r, 16);
+                a->isum[oc] += x; /* wraps only past 2^127, far beyond 38 digits */
+            } else {
+                a->isum[oc] += ((const int64_t *)v)[r];
+            }
             break;
-        case SL_TYPE_INT64:
-            a->isum[oc] += ((const int64_t *)v)[r];
-            break;
-        case SL_TYPE_FLOAT32:
-            a->fsum[oc] += ((const float *)v)[r];
-            break;
-        default:
-            a->fsum[oc] += ((const double *)v)[r];
-            break;
+        default: a->isum[oc] += ((const int64_t *)v)[r]; break;
         }
     }
 }
@@ -186,9 +274,11 @@ void join_acc_rows(struct join_emit *e, uint64_t pv, uint64_t bv)
 void join_acc_add(const struct join_state *st, struct join_acc *dst, const struct join_acc *src)
 {
     dst->count += src->count;
+    dst->alone += src->alone;
     for (int oc = 0; oc < st->d->n_out; oc++) {
         dst->isum[oc] += src->isum[oc];
         dst->fsum[oc] += src->fsum[oc];
+        dst->nonnull[oc] += src->nonnull[oc];
     }
 }
 
@@ -205,21 +295,27 @@ int join_emit_aggregate(sl_task_t *t, struct join_state *st)
         return sl_task_fail(t, SL_ENOMEM, "out of memory");
     }
     *(int64_t *)sl__col_values(b, 0) = (int64_t)a->count;
+    const sl_schema_t *os = sl_op_output_schema(sl_task_op(t));
     for (int oc = 0; oc < d->n_out; oc++) {
-        enum sl_type ty = d->out[oc].type;
-        if (ty == SL_TYPE_INT32 || ty == SL_TYPE_INT64) {
-            if (a->isum[oc] > INT64_MAX || a->isum[oc] < INT64_MIN) {
-                const char *name;
-                sl_schema_field(sl_op_output_schema(sl_task_op(t)), oc + 1, &name, NULL);
-                sl_batch_unref(b);
-                return sl_task_fail(t, SL_EOVERFLOW, "%s overflows int64", name);
-            }
-            *(int64_t *)sl__col_values(b, oc + 1) = (int64_t)a->isum[oc];
-        } else {
-            *(double *)sl__col_values(b, oc + 1) = a->fsum[oc];
+        const struct join_ocol *c = &d->out[oc];
+        enum sl_type ty = os->fields[oc + 1].type;
+        void *dst = sl__col_values(b, oc + 1);
+        if (ty == SL_TYPE_FLOAT64) {
+            *(double *)dst = a->fsum[oc];
+        } else if (ty == SL_TYPE_INT64 && (a->isum[oc] > INT64_MAX || a->isum[oc] < INT64_MIN)) {
+            sl_batch_unref(b);
+            return sl_task_fail(t, SL_EOVERFLOW, "%s overflows int64", os->fields[oc + 1].name);
+        } else if (ty == SL_TYPE_INT64) {
+            *(int64_t *)dst = (int64_t)a->isum[oc];
+        } else { /* decimal(38, s) */
+            memcpy(dst, &a->isum[oc], 16);
         }
-        /* As SQL's SUM: null over no rows. */
-        if (a->count == 0) {
+        /* As SQL's SUM: null when no value was summed. Inline vals are never null: every
+         * output row has one on the probe side, matched rows on the build side. */
+        int64_t values = a->nonnull[oc];
+        if (st->side[c->side].inline_val)
+            values = (int64_t)(c->side == st->build ? a->count - a->alone : a->count);
+        if (values == 0) {
             uint8_t *valid = sl_batch_column_validity(b, oc + 1);
             if (!valid) {
                 sl_batch_unref(b);
