@@ -133,16 +133,22 @@ struct ArrowDeviceArray {
 
 /* --- sluice <-> Arrow --- */
 
-/* Imports a struct array (format "+s") whose children are primitive columns of types
- * sluice knows ("i", "l", "f", "g"), or one primitive array (one column named by the
- * schema). Moves *array and *schema (their release becomes NULL). On failure nothing
+/* Imports a struct array (format "+s") whose children are columns of types sluice
+ * knows, or one such array (one column named by the schema): every integer and float
+ * format, "b", "tdD", timestamps without a time zone, decimal128, "u", "U" and
+ * dictionaries of "u"/"U" (docs/ARROW.md lists how each is taken; booleans, decimals of
+ * precision <= 18, other timestamp units and non-int32 indexes are converted, the rest
+ * shared). Moves *array and *schema (their release becomes NULL). On failure nothing
  * is moved, the caller still owns both, and the message is in sl_last_errmsg().
  * Errors: SL_EINVAL (NULL or released input), SL_EUNSUPPORTED (a type sluice lacks),
- * SL_EFORMAT (inconsistent lengths, missing buffers), SL_ENOMEM. */
+ * SL_EFORMAT (inconsistent lengths, missing buffers, string offsets out of order, an
+ * index past its dictionary, a value that does not fit its sluice type), SL_ENOMEM. */
 SL_API int sl_batch_import_arrow(struct ArrowArray *array, struct ArrowSchema *schema,
                                  sl_batch_t **out);
 /* Exports a batch as a struct array and its schema; each column's buffers stay shared
- * with the batch (zero-copy) until the consumer releases the array. */
+ * with the batch (zero-copy) until the consumer releases the array, except bool and
+ * decimal(P<=18) columns, which are converted (bit-packed, widened to decimal128). DICT
+ * columns become int32 indexes over a utf8 dictionary array. */
 SL_API int sl_batch_export_arrow(sl_batch_t *b, struct ArrowArray *array,
                                  struct ArrowSchema *schema);
 /* Exports only the schema of a batch. */

@@ -18,13 +18,6 @@
 
 /* ---------------- arrays ---------------- */
 
-/* Private data of one exported column (child array). */
-struct export_col {
-    const void *buffers[2]; /* validity (or NULL), values */
-    struct sl__buf *data;
-    struct sl__buf *validity;
-};
-
 /* Private data of the exported struct array; the child pointers and the child
  * structs live in the same allocation, right after it. */
 struct export_batch {
@@ -35,11 +28,28 @@ struct export_batch {
     struct ArrowArray *child_arrays;
 };
 
+/* Private data of one exported column (child array) or dictionary. */
+struct export_col {
+    const void *buffers[3]; /* validity (or NULL), values or offsets, string bytes */
+    struct sl__buf *bufs[3]; /* the references behind buffers[] */
+    struct sl__dict *dict;   /* DICT: the dictionary the dictionary array shows */
+    struct ArrowArray *dictionary; /* DICT: the dictionary array (own allocation) */
+};
+
+/* Stands in for the bytes of strings that are all empty: Arrow wants a pointer. */
+static _Alignas(SL__ALIGN) const char no_bytes[8];
+
 static void column_release(struct ArrowArray *a)
 {
     struct export_col *p = a->private_data;
-    sl__buf_unref(p->data);
-    sl__buf_unref(p->validity);
+    for (int k = 0; k < 3; k++)
+        sl__buf_unref(p->bufs[k]);
+    if (p->dictionary) {
+        if (p->dictionary->release) /* NULL when the consumer moved it out */
+            p->dictionary->release(p->dictionary);
+        sl__free(p->dictionary, sizeof *p->dictionary);
+    }
+    sl__dict_unref(p->dict);
     sl__free(p, sizeof *p);
     a->release = NULL;
 }
@@ -56,28 +66,111 @@ static void batch_release(struct ArrowArray *a)
     a->release = NULL;
 }
 
+/* Holds a reference to b in slot k of p (b may be NULL). */
+static void hold(struct export_col *p, int k, struct sl__buf *b)
+{
+    p->bufs[k] = b;
+    if (b)
+        sl__buf_ref(b);
+    p->buffers[k] = b ? b->ptr : NULL;
+}
+
+/* The dictionary of a DICT column as a utf8 array sharing its buffers. */
+static struct ArrowArray *export_dictionary(struct sl__dict *d)
+{
+    struct export_col *p = sl__calloc(1, sizeof *p);
+    struct ArrowArray *a = sl__malloc(sizeof *a);
+    if (!p || !a) {
+        sl__free(p, sizeof *p);
+        sl__free(a, sizeof *a);
+        return NULL;
+    }
+    hold(p, 1, d->offsets);
+    hold(p, 2, d->chars);
+    if (!p->buffers[2])
+        p->buffers[2] = no_bytes;
+    *a = (struct ArrowArray){.length = d->n, .n_buffers = 3, .buffers = p->buffers,
+                             .release = column_release, .private_data = p};
+    return a;
+}
+
+/* Values whose sluice layout differs from Arrow's (bool bytes, decimals of precision
+ * <= 18) are converted into new buffers holding just the column's rows, so the
+ * export's offset is 0 and its validity a copy starting at bit 0. */
+static int export_converted(const struct sl__col *col, int64_t n_rows, struct export_col *p,
+                            int64_t *offset)
+{
+    const uint8_t *v = (const uint8_t *)col->data->ptr + (size_t)col->offset *
+                       sl_type_width(col->type);
+    struct sl__buf *data;
+    if (col->type == SL_TYPE_BOOL) {
+        data = sl__bytes_to_bits(v, n_rows);
+    } else {
+        data = sl__buf_new(n_rows * 16);
+        if (data)
+            sl__dec64_widen((const int64_t *)v, n_rows, data->ptr);
+    }
+    struct sl__buf *valid = NULL;
+    if (data && col->validity)
+        valid = sl__bits_copy(col->validity->ptr, col->offset, n_rows);
+    if (!data || (col->validity && !valid)) {
+        sl__buf_unref(data);
+        return SL_ENOMEM;
+    }
+    hold(p, 0, valid);
+    hold(p, 1, data);
+    sl__buf_unref(valid); /* hold took the references that stay */
+    sl__buf_unref(data);
+    *offset = 0;
+    return SL_OK;
+}
+
+static bool needs_conversion(enum sl_type type)
+{
+    return type == SL_TYPE_BOOL || (SL_TYPE_ID(type) == SL_TYPE_DECIMAL &&
+                                    sl_type_width(type) == 8);
+}
+
 static int export_column(const struct sl__col *col, int64_t n_rows, struct ArrowArray *out)
 {
-    struct export_col *p = sl__malloc(sizeof *p);
+    struct export_col *p = sl__calloc(1, sizeof *p);
     if (!p)
         return SL_ENOMEM;
-    p->data = col->data;
-    p->validity = col->validity;
-    if (p->data)
-        sl__buf_ref(p->data);
-    if (p->validity)
-        sl__buf_ref(p->validity);
-    p->buffers[0] = p->validity ? p->validity->ptr : NULL;
-    p->buffers[1] = p->data ? p->data->ptr : NULL;
+    int64_t offset = col->offset, n_buffers = 2;
+    struct ArrowArray tmp = {.release = column_release, .private_data = p};
+    int rc = SL_OK;
+    if (needs_conversion(col->type)) {
+        rc = export_converted(col, n_rows, p, &offset);
+    } else {
+        hold(p, 0, col->validity);
+        hold(p, 1, col->data);
+    }
+    if (col->type == SL_TYPE_UTF8 || col->type == SL_TYPE_LARGE_UTF8) {
+        n_buffers = 3;
+        hold(p, 2, col->chars);
+        if (!p->buffers[2])
+            p->buffers[2] = no_bytes;
+    }
+    if (col->type == SL_TYPE_DICT) {
+        sl__dict_ref(col->dict);
+        p->dict = col->dict;
+        p->dictionary = export_dictionary(col->dict);
+        if (!p->dictionary)
+            rc = SL_ENOMEM;
+    }
+    if (rc != SL_OK) {
+        column_release(&tmp);
+        return rc;
+    }
     *out = (struct ArrowArray){
         .length = n_rows,
         .null_count = col->validity ? col->null_count : 0,
-        .offset = col->offset,
-        .n_buffers = 2,
+        .offset = offset,
+        .n_buffers = n_buffers,
         .n_children = 0,
         .buffers = p->buffers,
         .children = NULL,
-        .dictionary = NULL,
+        .dictionary = p->dictionary,
         .release = column_release,
         .private_data = p,
     };
@@ -94,11 +187,17 @@ int sl__arrow_export_array(const char *fn, sl_batch_t *b, struct ArrowArray *out
                            bool allow_device)
 {
     memset(out, 0, sizeof *out);
-    for (int i = 0; !allow_device && i < b->n_cols; i++) {
-        if (col_on_device(&b->cols[i]))
+    for (int i = 0; i < b->n_cols; i++) {
+        const struct sl__col *c = &b->cols[i];
+        if (!allow_device && col_on_device(c))
             return sl__set_last_error(SL_EUNSUPPORTED, "%s: column %d ('%s') lives on GPU "
                                       "memory; export it with sl_batch_export_device_arrow",
                                       fn, i, b->schema->fields[i].name);
+        if (col_on_device(c) && (needs_conversion(c->type) || sl_type_is_string(c->type)))
+            return sl__set_last_error(SL_EUNSUPPORTED, "%s: column %d ('%s') of type %s lives "
+                                      "on GPU memory, and sluice converts that type only "
+                                      "from host memory", fn, i, b->schema->fields[i].name,
+                                      sl_type_name(c->type));
     }
     size_t n = (size_t)b->n_cols;
     size_t bytes = sizeof(struct export_batch) +
@@ -148,10 +247,51 @@ struct export_schema {
     struct ArrowSchema *child_schemas;
 };
 
+/* Private data of one exported field: its name (a copy), its format, and for a DICT
+ * column its dictionary's schema (own allocation, released with the field). */
+struct export_field {
+    char *name;
+    char format[32];
+};
+
 static void field_release(struct ArrowSchema *s)
 {
-    sl__free_str(s->private_data);
+    struct export_field *p = s->private_data;
+    if (s->dictionary) {
+        if (s->dictionary->release) /* NULL when the consumer moved it out */
+            s->dictionary->release(s->dictionary);
+        sl__free(s->dictionary, sizeof *s->dictionary);
+    }
+    sl__free_str(p->name);
+    sl__free(p, sizeof *p);
     s->release = NULL;
+}
+
+/* Makes the schema of one field; the caller releases it with field_release. */
+static int make_field(const char *name, enum sl_type type, struct ArrowSchema *out)
+{
+    struct export_field *p = sl__calloc(1, sizeof *p);
+    if (!p)
+        return SL_ENOMEM;
+    *out = (struct ArrowSchema){
+        .format = sl__arrow_format(type, p->format),
+        .name = NULL,
+        .flags = ARROW_FLAG_NULLABLE, /* any sluice column may hold nulls */
+        .release = field_release,
+        .private_data = p,
+    };
+    p->name = sl__strdup(name);
+    out->name = p->name;
+    if (!p->name)
+        return SL_ENOMEM;
+    if (type == SL_TYPE_DICT) {
+        /* Zeroed: field_release frees it, and releases it once make_field set release. */
+        out->dictionary = sl__calloc(1, sizeof *out->dictionary);
+        if (!out->dictionary)
+            return SL_ENOMEM;
+        return make_field("", SL_TYPE_UTF8, out->dictionary);
+    }
+    return SL_OK;
 }
 
 static void schema_release(struct ArrowSchema *s)
@@ -195,22 +335,10 @@ int sl__arrow_export_schema(const sl_schema_t *s, struct ArrowSchema *out)
         .private_data = p,
     };
     for (size_t i = 0; i < n; i++) {
-        char *name = sl__strdup(s->fields[i].name);
-        if (!name) {
+        if (make_field(s->fields[i].name, s->fields[i].type, &p->child_schemas[i]) != SL_OK) {
             schema_release(&top);
             return sl__set_last_error(SL_ENOMEM, "exporting a schema: out of memory");
         }
-        p->child_schemas[i] = (struct ArrowSchema){
-            .format = sl__arrow_format(s->fields[i].type),
-            .name = name,
-            .metadata = NULL,
-            .flags = ARROW_FLAG_NULLABLE, /* any sluice column may hold nulls */
-            .n_children = 0,
-            .children = NULL,
-            .dictionary = NULL,
-            .release = field_release,
-            .private_data = name,
-        };
     }
     *out = top;
     return SL_OK;

@@ -114,25 +114,31 @@ static int pull_batches(struct ArrowArrayStream *s, const struct ArrowSchema *sc
                         sl_table_t *t)
 {
     static const struct sl__arrow_place host = {SL__MEM_FOREIGN, -1, NULL};
+    struct sl__arrow_dicts dicts = {0, NULL}; /* batches with the same dictionary share it */
+    int rc = SL_OK;
     for (;;) {
         struct ArrowArray a;
         memset(&a, 0, sizeof a);
         int err = s->get_next(s, &a);
-        if (err != 0)
-            return producer_error(s, "get_next", err);
+        if (err != 0) {
+            rc = producer_error(s, "get_next", err);
+            break;
+        }
         if (!a.release)
-            return SL_OK; /* end of stream */
+            break; /* end of stream */
         sl_batch_t *b;
-        int rc = sl__arrow_import(import_fn, &a, schema, &host, &b);
+        rc = sl__arrow_import(import_fn, &a, schema, &host, &dicts, &b);
         if (rc != SL_OK) {
             a.release(&a); /* we own what get_next produced; the import moved nothing */
-            return rc;
+            break;
         }
         rc = sl_table_append(t, b);
         sl_batch_unref(b);
         if (rc != SL_OK)
-            return rc;
+            break;
     }
+    sl__arrow_dicts_free(&dicts);
+    return rc;
 }
 
 /* The table's schema as the stream describes it, so that a stream without batches
