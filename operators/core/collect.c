@@ -57,8 +57,16 @@ static void entries_free(struct entries *l)
 
 static int collect_init_global(const sl_op_t *op, void *gs)
 {
-    (void)op;
-    return sl_table_create(&((struct collect_global *)gs)->table);
+    struct collect_global *g = gs;
+    int rc = sl_table_create(&g->table);
+    if (rc < 0)
+        return rc;
+    /* The result has the node's schema even when no row comes (an empty Arrow stream
+     * still says what its columns are). */
+    const sl_schema_t *s = sl_op_input_schema(op, 0);
+    if (s && !(g->table->schema = sl__schema_copy(s)))
+        return SL_ENOMEM;
+    return SL_OK;
 }
 
 static void collect_fini_global(const sl_op_t *op, void *gs)
