@@ -405,16 +405,18 @@ int sl__ooc_runs_sort(sl_task_t *t, const struct sl__ooc_input *in, struct sl__o
     if (!(r.st = *out = sorted_new(t, &r.p)))
         return sl_task_fail(t, SL_ENOMEM, "out of memory");
     r.cs = sl_task_stream(t);
-    CK(t, cudaStreamCreateWithFlags(&r.h2d, cudaStreamNonBlocking), "cudaStreamCreate");
-    cudaError_t e = cudaStreamCreateWithFlags(&r.d2h, cudaStreamNonBlocking);
-    int rc = e == cudaSuccess ? runs(&r) : cuda_failed(t, e, "cudaStreamCreate");
-    cudaError_t e1 = cudaStreamSynchronize(r.h2d), e2 = cudaStreamSynchronize(r.cs);
-    cudaError_t e3 = r.d2h ? cudaStreamSynchronize(r.d2h) : cudaSuccess;
+    void *side[2]; /* the copy streams, from the runtime */
+    int rc = sl__task_streams_get(t, 2, side);
+    if (rc < 0)
+        return rc;
+    r.h2d = side[0];
+    r.d2h = side[1];
+    rc = runs(&r);
+    cudaError_t e, e1 = cudaStreamSynchronize(r.h2d), e2 = cudaStreamSynchronize(r.cs);
+    cudaError_t e3 = cudaStreamSynchronize(r.d2h);
     sl__upload_stage_close(t, &r.stage);
     free_all(&r);
-    cudaStreamDestroy(r.h2d);
-    if (r.d2h)
-        cudaStreamDestroy(r.d2h);
+    sl__task_streams_put(t, 2, side);
     if (rc >= 0 && (e = e1 != cudaSuccess ? e1 : e2 != cudaSuccess ? e2 : e3) != cudaSuccess)
         rc = cuda_failed(t, e, "sorting runs");
     r.st->gpu_ms = now_ms() - t0;
@@ -475,9 +477,14 @@ int sl__ooc_runs_merge(sl_task_t *t, struct sl__ooc_sorted *st, const int64_t *c
                             "no bucket of %lld rows", (long long)R);
     const int64_t k = st->runs.n_runs, nc = st->runs.n_cols;
     r.cs = sl_task_stream(t);
-    CK(t, cudaStreamCreateWithFlags(&r.h2d, cudaStreamNonBlocking), "cudaStreamCreate");
-    cudaError_t e = cudaStreamCreateWithFlags(&r.d2h, cudaStreamNonBlocking);
-    int rc = e == cudaSuccess ? alloc_all(&r) : cuda_failed(t, e, "cudaStreamCreate");
+    void *side[2]; /* the copy streams, from the runtime */
+    int rc = sl__task_streams_get(t, 2, side);
+    if (rc < 0)
+        return rc;
+    r.h2d = side[0];
+    r.d2h = side[1];
+    cudaError_t e;
+    rc = alloc_all(&r);
     if (rc >= 0 && (rc = order(t, r.cs, r.h2d)) >= 0)
         rc = order(t, r.cs, r.d2h);
     int64_t told = 0; /* buckets handed to `ready` so far */
@@ -500,11 +507,9 @@ int sl__ooc_runs_merge(sl_task_t *t, struct sl__ooc_sorted *st, const int64_t *c
         rc = one_run(&r, b, rows, dst + b * nc);
     }
     cudaError_t e1 = cudaStreamSynchronize(r.h2d), e2 = cudaStreamSynchronize(r.cs);
-    cudaError_t e3 = r.d2h ? cudaStreamSynchronize(r.d2h) : cudaSuccess;
+    cudaError_t e3 = cudaStreamSynchronize(r.d2h);
     free_all(&r);
-    cudaStreamDestroy(r.h2d);
-    if (r.d2h)
-        cudaStreamDestroy(r.d2h);
+    sl__task_streams_put(t, 2, side);
     if (rc >= 0 && (e = e1 != cudaSuccess ? e1 : e2 != cudaSuccess ? e2 : e3) != cudaSuccess)
         rc = cuda_failed(t, e, "sorting buckets");
     while (rc >= 0 && told < nb)
