@@ -167,22 +167,20 @@ static const struct sl_phase collect_sink_phase = {collect_sink_impl, 1, collect
 static const struct sl_phase collect_combine_phase = {collect_combine_impl, 1, NULL};
 static const struct sl_phase collect_finalize_phase = {collect_finalize_impl, 1, NULL};
 
+/* What the host and the device collector share: all but the sink and can_split. */
+#define COLLECT_DEF_COMMON                                                             \
+    .abi_version = SL_OP_ABI_VERSION, .flags = SL_OP_SINK, .min_inputs = 1,            \
+    .max_inputs = 1, .bind = collect_bind,                                             \
+    .global_state_bytes = sizeof(struct collect_global),                               \
+    .local_state_bytes = sizeof(struct collect_local), .init_global = collect_init_global, \
+    .fini_global = collect_fini_global, .fini_local = collect_fini_local,              \
+    .combine = &collect_combine_phase, .finalize = &collect_finalize_phase
+
 const struct sl_op_def sl__collect_def = {
-    .abi_version = SL_OP_ABI_VERSION,
-    .flags = SL_OP_SINK,
+    COLLECT_DEF_COMMON,
     .name = "core.collect",
     .doc = "collects a plan output into a table, in source-task order (added by the runtime)",
-    .min_inputs = 1,
-    .max_inputs = 1,
-    .bind = collect_bind,
-    .global_state_bytes = sizeof(struct collect_global),
-    .local_state_bytes = sizeof(struct collect_local),
-    .init_global = collect_init_global,
-    .fini_global = collect_fini_global,
-    .fini_local = collect_fini_local,
     .sink = &collect_sink_phase,
-    .combine = &collect_combine_phase,
-    .finalize = &collect_finalize_phase,
     /* Host output: a GPU worker's batches reach this sink downloaded, like any other. */
     .can_split = collect_can_split,
 };
@@ -202,19 +200,8 @@ static const struct sl_phase collect_device_sink_phase = {collect_device_sink_im
                                                          collect_device_cost};
 
 const struct sl_op_def sl__collect_device_def = {
-    .abi_version = SL_OP_ABI_VERSION,
-    .flags = SL_OP_SINK,
+    COLLECT_DEF_COMMON,
     .name = "core.collect_device",
     .doc = "collects a plan output into a table, keeping GPU results in GPU memory",
-    .min_inputs = 1,
-    .max_inputs = 1,
-    .bind = collect_bind,
-    .global_state_bytes = sizeof(struct collect_global),
-    .local_state_bytes = sizeof(struct collect_local),
-    .init_global = collect_init_global,
-    .fini_global = collect_fini_global,
-    .fini_local = collect_fini_local,
     .sink = &collect_device_sink_phase,
-    .combine = &collect_combine_phase,
-    .finalize = &collect_finalize_phase,
 };

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Include-layer check: fails on an #include that goes up or sideways between the layers
+"""Layer check: fails on an #include that goes up or sideways between the layers that
 docs/ARCHITECTURE.md draws ("Layers and folders").
 
     scripts/check_layers.py [--root DIR] [--allow FILE] [--lib BUILD/libsluice.a]
@@ -7,19 +7,20 @@ docs/ARCHITECTURE.md draws ("Layers and folders").
 Every C, C++ and CUDA source and header under cli/, examples/, plans/, include/,
 runtime/, operators/ and kernels/ is read; each #include is resolved the way the
 library's build resolves it (the including file's folder, then include/, runtime/,
-operators/, kernels/include/) and the edge is checked against RULES below. tests/ and
+operators/, kernels/include/) and the edge is judged by allowed() below. tests/ and
 bench/ are not checked: tests reach into internals on purpose.
 
 Outside runtime/, creating or destroying a CUDA stream is a forbidden edge too: streams
 come only from the runtime. With --lib, the runtime's objects in the static library are
 checked too (nm): a runtime object may use no symbol an operator or kernel object
-defines, except the registration interface (REGISTRATION), which catches calls that
+defines, except the registration interface (REGISTRATION). That catches calls that
 dodge the includes with a declaration of their own.
 
-Edges listed in the allowlist (scripts/layers_allow.txt: `from -> to` per line, where to
-is a path, `<cuda>` or `call NAME`; `#` comments) are known debts being removed; they are reported as allowed, and an entry that
-no longer matches any edge is reported as stale (a warning, so that removing the debt
-never breaks the check). Exit status: 0 clean, 1 a forbidden edge, 2 usage errors.
+Edges listed in the allowlist (scripts/layers_allow.txt: `from -> to` per line, where
+`to` is a path, `<cuda>` or `call NAME`; `#` comments) are known debts being removed:
+they are reported as allowed, and an entry that no longer matches any edge is reported
+as stale (a warning, so that removing a debt never breaks the check).
+Exit status: 0 clean, 1 a forbidden edge, 2 a bad allowlist or library.
 """
 import argparse
 import os
@@ -40,8 +41,9 @@ GENERATED = {
 # published to built-in operators. Everything else in runtime/ is the runtime's own.
 RUNTIME_PUBLISHED = ("runtime/internal.h", "runtime/gpu_ext.h")
 # The one place for helpers shared by operator families: the files directly in
-# operators/ (operators.h and its sources).
-OPERATOR_SHARED = "operators"
+# operators/ (operators.h and its sources). Should the shared helpers move into a folder
+# of their own (operators/<name>/), add it here and in docs/ARCHITECTURE.md.
+OPERATOR_SHARED = ("operators",)
 # Operator-family headers other families may include: the expression language, which
 # filter, project and the file scans' pushed-down predicates all evaluate.
 OPERATOR_PUBLISHED = ("operators/expr/expr.h",)
@@ -70,7 +72,9 @@ def layer_of(path):
         return "runtime", ""
     if top == "operators":
         folder = os.path.dirname(path)
-        return "operators", "" if folder == OPERATOR_SHARED else folder
+        if folder in OPERATOR_SHARED:
+            return "operators", ""
+        return "operators", "/".join(path.split("/")[:2])  # the family: operators/<name>
     if top == "kernels":
         return "kernels", ""
     if path == "<cuda>":
