@@ -1,5 +1,6 @@
-/* Registers the built-in operators. They use the same operator ABI and registry call as
- * plugins do. The list comes from each operator folder's meson.build (builtin_ops). */
+/* The table of built-in operators that the runtime's registry registers (internal.h,
+ * sl__builtin_ops). They use the same operator ABI and registry call as plugins do. The
+ * list comes from each operator folder's meson.build (builtin_ops). */
 #include "builtin_list.h"
 #include "operators.h"
 
@@ -17,12 +18,4 @@ int sl__split_yes(const sl_op_t *op)
     return 1;
 }
 
-int sl__builtin_register(sl_registry_t *reg)
-{
-    for (size_t i = 0; i < sizeof builtins / sizeof builtins[0]; i++) {
-        int rc = sl_registry_add(reg, builtins[i]);
-        if (rc < 0 && rc != SL_EEXIST)
-            return rc;
-    }
-    return SL_OK;
-}
+const struct sl__builtin_table sl__builtin_ops = {builtins, sizeof builtins / sizeof builtins[0]};

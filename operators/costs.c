@@ -40,8 +40,6 @@ static const struct cost_model models[] = {
     {"aggregate.source", 0.5, 0.01, 5e-6},
     {"aggregate.sum.source", 0.5, -1, 0},
     {"kmeans.source", 0.5, -1, 0},
-    {"core.collect", 0.3, -1, 0},
-    {"core.collect_device", 0.3, 0.0, 5e-6},
     {"scan.csv", 60.0, -1, 0},
     {"scan.bin", 1.0, -1, 0},
     {"write.csv", 50.0, -1, 0},

@@ -179,7 +179,7 @@ int64_t sl__split_morsel_rows(struct sl_query *q, const struct sl__pipeline *p);
 /* Frees what sl_query_explain made (explain.c). */
 void sl__explain_free(struct sl_query *q);
 
-/* The internal operator that collects a plan output into a table (operators/core). */
+/* The runtime's sink that collects a plan output into a table (collect.c). */
 extern const struct sl_op_def sl__collect_def;
 extern const struct sl_op_def sl__collect_device_def;
 sl_table_t *sl__collect_result(void *gstate);

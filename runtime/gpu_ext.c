@@ -1,6 +1,7 @@
 /* Runtime services for streaming GPU operators (gpu_ext.h). CUDA builds only. */
 #include "gpu_ext.h"
 
+#include <pthread.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -47,6 +48,63 @@ void sl__task_pinned_free(sl_task_t *t, void *h, int64_t bytes)
     int64_t c = class_of(bytes);
     sl__pinned_free(t->gpu->spill, h, c);
     sl__engine_release_host(t->q->eng, c);
+}
+
+int sl__task_streams_get(sl_task_t *t, int n, void **out)
+{
+    if (n < 1 || n > SL__TASK_STREAMS_MAX || !out)
+        return sl_task_fail(t, SL_EINVAL, "extra streams: %d asked, 1 to %d allowed", n,
+                            SL__TASK_STREAMS_MAX);
+    for (int i = 0; i < n; i++)
+        out[i] = NULL;
+    struct sl__gpu *g = t->gpu;
+    if (!g)
+        return sl_task_fail(t, SL_ESTATE, "extra streams: not a GPU task");
+    int have = 0;
+    pthread_mutex_lock(&g->side_mu);
+    while (have < n && g->n_side > 0)
+        out[have++] = g->side[--g->n_side];
+    pthread_mutex_unlock(&g->side_mu);
+    if (have == n)
+        return SL_OK;
+    cudaStream_t fresh[SL__TASK_STREAMS_MAX];
+    int rc = sl__cuda_streams_create(g->ordinal, n - have, fresh);
+    if (rc < 0) {
+        rc = sl_task_fail(t, rc, "extra streams: %s", sl_last_errmsg());
+        sl__task_streams_put(t, have, out);
+        return rc;
+    }
+    for (int i = have; i < n; i++)
+        out[i] = fresh[i - have];
+    return SL_OK;
+}
+
+void sl__task_streams_put(sl_task_t *t, int n, void **s)
+{
+    struct sl__gpu *g = t->gpu;
+    if (!g || !s)
+        return;
+    pthread_mutex_lock(&g->side_mu);
+    for (int i = 0; i < n; i++) {
+        if (s[i] && g->n_side < SL__GPU_SIDE_MAX) {
+            g->side[g->n_side++] = s[i];
+            s[i] = NULL;
+        }
+    }
+    pthread_mutex_unlock(&g->side_mu);
+    for (int i = 0; i < n; i++) { /* the pool is full: these go */
+        if (s[i]) {
+            cudaStream_t one = s[i];
+            (void)sl__cuda_streams_destroy(1, &one);
+            s[i] = NULL;
+        }
+    }
+}
+
+void sl__gpu_side_streams_destroy(struct sl__gpu *g)
+{
+    (void)sl__cuda_streams_destroy(g->n_side, g->side);
+    g->n_side = 0;
 }
 
 int sl__task_host_room(const sl_task_t *t, int64_t bytes)

@@ -4,7 +4,8 @@
  *    pinned between queries (pinning is slow: about 0.3 s per GiB), counted against the
  *    engine's host budget while in use; device-visible through UVA;
  *  - host batches charged to the host budget, from a CUDA task;
- *  - trace spans of copies and kernels that an operator timed with its own events. */
+ *  - trace spans of copies and kernels that an operator timed with its own events;
+ *  - extra streams for an operator's own copies: operators never create streams. */
 #ifndef SLUICE_RUNTIME_GPU_EXT_H
 #define SLUICE_RUNTIME_GPU_EXT_H
 
@@ -44,6 +45,17 @@ void sl__task_pinned_owner(sl_task_t *t, struct sl__pinned_owner *o);
 void sl__pinned_owner_free(const struct sl__pinned_owner *o, void *h, int64_t bytes);
 /* A batch in ordinary host memory (charged to the host budget), on any task. */
 sl_batch_t *sl__task_new_host_batch(sl_task_t *t, const sl_schema_t *schema, int64_t rows);
+/* Extra CUDA streams (cudaStream_t, non-blocking) on the task's GPU, for an operator that
+ * overlaps its own copies with its kernels (the out-of-core join and sort): `n` of them,
+ * 1 to SL__TASK_STREAMS_MAX, into out[]. They come from a pool the runtime keeps per GPU,
+ * so a finalize that runs again does not pay for creating them. The task owns them until
+ * sl__task_streams_put, which takes them back; the caller synchronizes them first (work
+ * left on one would delay its next borrower). < 0 after failing the query (SL_ESTATE off
+ * a GPU, SL_EINVAL for a bad n, SL_EDEVICE when CUDA fails); out[] is all NULL then. */
+#define SL__TASK_STREAMS_MAX 4
+int sl__task_streams_get(sl_task_t *t, int n, void **out);
+/* Gives back streams from sl__task_streams_get (NULL entries are skipped) and clears s[]. */
+void sl__task_streams_put(sl_task_t *t, int n, void **s);
 /* 1 when the query writes a trace. */
 int sl__task_tracing(const sl_task_t *t);
 /* Adds a span between two completed timing events (cudaEvent_t) of the task's GPU.

@@ -39,6 +39,7 @@ int sl__gpu_create(struct sl__gpu **out, sl_engine_t *eng, int ordinal, int64_t 
         return SL_ENOMEM;
     g->ordinal = ordinal;
     g->eng = eng;
+    pthread_mutex_init(&g->side_mu, NULL);
     g->depth = depth > 0 ? depth : SL__GPU_DEPTH_DEFAULT;
     int prev = -1, rc;
     if ((rc = sl__cuda_set_device(ordinal, &prev)) < 0)
@@ -127,6 +128,7 @@ void sl__gpu_destroy(struct sl__gpu *g)
     }
     if (g->zero)
         sl__cuda_event_destroy(g->zero);
+    sl__gpu_side_streams_destroy(g);
     sl__cuda_streams_destroy(3, g->s);
     if (g->h_status_all)
         cudaFreeHost(g->h_status_all);
@@ -137,6 +139,7 @@ void sl__gpu_destroy(struct sl__gpu *g)
         sl__cuda_set_device(prev, NULL);
     sl__stager_destroy(g->stager);
     sl__free(g->slots, 0);
+    pthread_mutex_destroy(&g->side_mu);
     sl__free(g, sizeof *g);
 }
 

@@ -3,12 +3,16 @@
 #ifndef SLUICE_RUNTIME_GPU_WORKER_INT_H
 #define SLUICE_RUNTIME_GPU_WORKER_INT_H
 
+#include <pthread.h>
+
 #include <cuda_runtime_api.h>
 
 #include "cuda/cuda_int.h"
 #include "gpu_int.h"
 
 #define MAX_STAGING 64
+/* Idle borrowed streams a GPU keeps for the next borrower (more are destroyed). */
+#define SL__GPU_SIDE_MAX 8
 
 /* A batch on its way back to the host: the rest of the task's chain runs on the host
  * once the download has completed (at retire), so the download overlaps later work. */
@@ -71,6 +75,9 @@ struct sl__gpu {
     struct slot *slots;
     int32_t *h_status_all;           /* pinned mapped, one word per slot */
     struct sl__stager *stager;       /* threads that stage pageable uploads */
+    pthread_mutex_t side_mu;         /* guards side[]: streams operators borrow (gpu_ext.c) */
+    int n_side;
+    cudaStream_t side[SL__GPU_SIDE_MAX];
     struct sl__worker *worker;
 };
 
@@ -82,6 +89,8 @@ struct sl__gpu {
 int sl__gpu_cuda_fail(struct sl_query *q, cudaError_t e, const char *what, const char *file,
                       int line);
 #define GPU_CUDA_FAIL(q, e, what) sl__gpu_cuda_fail((q), (e), (what), __FILE__, __LINE__)
+/* Destroys the idle borrowed streams of g (gpu_ext.c); g's streams are synchronized. */
+void sl__gpu_side_streams_destroy(struct sl__gpu *g);
 /* A device buffer of `bytes` from g's pool, ordered on `st`, freed stream-ordered when
  * its last reference goes; NULL after failing the query. */
 struct sl__buf *sl__gpu_device_buf(struct sl__gpu *g, sl_task_t *t, int64_t bytes, cudaStream_t st);

@@ -215,8 +215,15 @@ struct sl_table {
 
 /* ---------------- registry (registry.c) ---------------- */
 
-/* Registers the built-in operators (operators/builtin.c); idempotent. */
-int sl__builtin_register(sl_registry_t *reg);
+/* The built-in operators: the registration interface between the runtime and the
+ * operators layer. The operators define it (operators/builtin.c) and the linker hands it
+ * to the registry, which registers its entries on first use; the runtime includes no
+ * operator header and calls no operator code to find them. */
+struct sl__builtin_table {
+    const struct sl_op_def *const *defs;
+    size_t n;
+};
+extern const struct sl__builtin_table sl__builtin_ops;
 
 /* ---------------- engine-wide logging ---------------- */
 void sl__engine_log(sl_engine_t *eng, int level, const char *fmt, ...) SL__PRINTF(3, 4);

@@ -1213,10 +1213,14 @@ int join_ooc_finalize(sl_task_t *t)
     o->zero_copy = rb && !strcmp(rb, "kernel");
     if (o->tracing && !(o->tr = sl_task_alloc(t, MAX_TRACE * sizeof *o->tr)))
         return SL_ENOMEM;
-    CK(t, cudaStreamCreateWithFlags(&o->h2d, cudaStreamNonBlocking), "cudaStreamCreate");
-    cudaError_t e = cudaStreamCreateWithFlags(&o->d2h, cudaStreamNonBlocking);
-    int rc = e == cudaSuccess ? SL_OK : cuda_failed(t, e, "cudaStreamCreate");
-    if (rc >= 0 && !(o->d_status = sl_task_device_alloc(t, sizeof(int32_t))))
+    void *side[2]; /* the copy streams, from the runtime */
+    int rc = sl__task_streams_get(t, 2, side);
+    if (rc < 0)
+        return rc;
+    o->h2d = side[0];
+    o->d2h = side[1];
+    cudaError_t e;
+    if (!(o->d_status = sl_task_device_alloc(t, sizeof(int32_t))))
         rc = SL_ENOMEM;
     if (rc >= 0) {
         e = cudaMemsetAsync(o->d_status, 0, sizeof(int32_t), o->cs);
@@ -1224,8 +1228,7 @@ int join_ooc_finalize(sl_task_t *t)
     }
     cudaStreamSynchronize(o->cs);
     cudaStreamSynchronize(o->h2d);
-    if (o->d2h)
-        cudaStreamSynchronize(o->d2h);
+    cudaStreamSynchronize(o->d2h);
     if (rc >= 0 && d->aggregate)
         rc = aggregate_total(o);
     for (int i = 0; i < o->n_tr; i++) {
@@ -1241,9 +1244,7 @@ int join_ooc_finalize(sl_task_t *t)
     sl_task_device_free(t, o->d_part);
     sl_task_device_free(t, o->d_status);
     sl_task_device_free(t, o->d_acc);
-    cudaStreamDestroy(o->h2d);
-    if (o->d2h)
-        cudaStreamDestroy(o->d2h);
+    sl__task_streams_put(t, 2, side);
     return rc;
 }
 

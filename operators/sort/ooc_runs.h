@@ -3,9 +3,10 @@
  * (join/join_smj_ooc.c). CUDA builds only.
  *
  * The input rows (host batches, or batches on a GPU, in input order) are cut
- * into runs of R rows; each run is uploaded (own h2d stream), sorted stably by CUB
- * (task's stream: key + payload as pairs, or key + row id and a gather per other
- * column) and downloaded (own d2h stream) into pinned host memory. Two buffer sets, so
+ * into runs of R rows; each run is uploaded (an h2d stream borrowed from the runtime),
+ * sorted stably by CUB (task's stream: key + payload as pairs, or key + row id and a
+ * gather per other column) and downloaded (a d2h stream, borrowed too) into pinned
+ * host memory. Two buffer sets, so
  * run i+1 uploads while run i sorts and run i-1 downloads. ooc_merge.h then merges the
  * runs on CPU threads.
  *

@@ -366,6 +366,26 @@ static int stage_open(struct runner *r)
     return sl__upload_stage_open(r->t, &r->stage, pageable ? r->p.R * row : 0);
 }
 
+/* The runner's streams: the task's for kernels, and two copy streams borrowed from the
+ * runtime (operators make no streams of their own). */
+static int streams_open(struct runner *r, void *side[2])
+{
+    r->cs = sl_task_stream(r->t);
+    int rc = sl__task_streams_get(r->t, 2, side);
+    r->h2d = side[0];
+    r->d2h = side[1];
+    return rc;
+}
+
+/* Waits for the three streams and gives the borrowed ones back; the first error. */
+static cudaError_t streams_close(struct runner *r, void *side[2])
+{
+    cudaError_t e1 = cudaStreamSynchronize(r->h2d), e2 = cudaStreamSynchronize(r->cs);
+    cudaError_t e3 = cudaStreamSynchronize(r->d2h);
+    sl__task_streams_put(r->t, 2, side);
+    return e1 != cudaSuccess ? e1 : e2 != cudaSuccess ? e2 : e3;
+}
+
 static int runs(struct runner *r)
 {
     int rc = alloc_all(r);
@@ -404,18 +424,15 @@ int sl__ooc_runs_sort(sl_task_t *t, const struct sl__ooc_input *in, struct sl__o
     double t0 = now_ms();
     if (!(r.st = *out = sorted_new(t, &r.p)))
         return sl_task_fail(t, SL_ENOMEM, "out of memory");
-    r.cs = sl_task_stream(t);
-    CK(t, cudaStreamCreateWithFlags(&r.h2d, cudaStreamNonBlocking), "cudaStreamCreate");
-    cudaError_t e = cudaStreamCreateWithFlags(&r.d2h, cudaStreamNonBlocking);
-    int rc = e == cudaSuccess ? runs(&r) : cuda_failed(t, e, "cudaStreamCreate");
-    cudaError_t e1 = cudaStreamSynchronize(r.h2d), e2 = cudaStreamSynchronize(r.cs);
-    cudaError_t e3 = r.d2h ? cudaStreamSynchronize(r.d2h) : cudaSuccess;
+    void *side[2];
+    int rc = streams_open(&r, side);
+    if (rc < 0)
+        return rc;
+    rc = runs(&r);
+    cudaError_t e = streams_close(&r, side);
     sl__upload_stage_close(t, &r.stage);
     free_all(&r);
-    cudaStreamDestroy(r.h2d);
-    if (r.d2h)
-        cudaStreamDestroy(r.d2h);
-    if (rc >= 0 && (e = e1 != cudaSuccess ? e1 : e2 != cudaSuccess ? e2 : e3) != cudaSuccess)
+    if (rc >= 0 && e != cudaSuccess)
         rc = cuda_failed(t, e, "sorting runs");
     r.st->gpu_ms = now_ms() - t0;
     return rc;
@@ -474,10 +491,12 @@ int sl__ooc_runs_merge(sl_task_t *t, struct sl__ooc_sorted *st, const int64_t *c
         return sl_task_fail(t, SL_EBUDGET, "out-of-core sort on the GPU: the budget left holds "
                             "no bucket of %lld rows", (long long)R);
     const int64_t k = st->runs.n_runs, nc = st->runs.n_cols;
-    r.cs = sl_task_stream(t);
-    CK(t, cudaStreamCreateWithFlags(&r.h2d, cudaStreamNonBlocking), "cudaStreamCreate");
-    cudaError_t e = cudaStreamCreateWithFlags(&r.d2h, cudaStreamNonBlocking);
-    int rc = e == cudaSuccess ? alloc_all(&r) : cuda_failed(t, e, "cudaStreamCreate");
+    void *side[2];
+    int rc = streams_open(&r, side);
+    if (rc < 0)
+        return rc;
+    cudaError_t e;
+    rc = alloc_all(&r);
     if (rc >= 0 && (rc = order(t, r.cs, r.h2d)) >= 0)
         rc = order(t, r.cs, r.d2h);
     int64_t told = 0; /* buckets handed to `ready` so far */
@@ -499,13 +518,9 @@ int sl__ooc_runs_merge(sl_task_t *t, struct sl__ooc_sorted *st, const int64_t *c
             rows += cuts[(b + 1) * k + j] - cuts[b * k + j];
         rc = one_run(&r, b, rows, dst + b * nc);
     }
-    cudaError_t e1 = cudaStreamSynchronize(r.h2d), e2 = cudaStreamSynchronize(r.cs);
-    cudaError_t e3 = r.d2h ? cudaStreamSynchronize(r.d2h) : cudaSuccess;
+    e = streams_close(&r, side);
     free_all(&r);
-    cudaStreamDestroy(r.h2d);
-    if (r.d2h)
-        cudaStreamDestroy(r.d2h);
-    if (rc >= 0 && (e = e1 != cudaSuccess ? e1 : e2 != cudaSuccess ? e2 : e3) != cudaSuccess)
+    if (rc >= 0 && e != cudaSuccess)
         rc = cuda_failed(t, e, "sorting buckets");
     while (rc >= 0 && told < nb)
         rc = ready(t, arg, told++);

@@ -10,7 +10,6 @@
 #include <string.h>
 
 #include "cuda_int.h"
-#include "sluice_k/testops.h"
 
 static pthread_once_t count_once = PTHREAD_ONCE_INIT;
 static int n_devices;
@@ -90,10 +89,10 @@ static void sm_list(char *out, size_t len, const char *archs)
     }
 }
 
-/* Why the built kernels cannot run on the probed device, from sl_k_probe's result. */
+/* Why the built kernels cannot run on the probed device, from the image probe's result. */
 static void unusable_reason(char *out, size_t len, cudaError_t e, int major, int minor)
 {
-    const char *archs = sl_k_gpu_arch();
+    const char *archs = sl__cuda_built_archs();
     const char *ptx = strrchr(archs, ',');
     ptx = ptx ? ptx + 1 : archs;
     char sms[64];
@@ -124,8 +123,8 @@ static void unusable_reason(char *out, size_t len, cudaError_t e, int major, int
     }
 }
 
-/* Makes the device current, asks sl_k_probe whether the kernels can run there, and
- * restores the previous device. The probe goes through the fault injector, so tests
+/* Makes the device current, asks sl__cuda_image_probe whether the kernels can run there,
+ * and restores the previous device. The probe goes through the fault injector, so tests
  * can fake "no image" on a GPU that has one. */
 static int probe_image(int ordinal, struct sl_device_info *info)
 {
@@ -134,7 +133,7 @@ static int probe_image(int ordinal, struct sl_device_info *info)
         return rc;
     cudaError_t pe = sl__cuda_fault();
     if (pe == cudaSuccess) {
-        pe = sl_k_probe();
+        pe = sl__cuda_image_probe();
         if (pe != cudaSuccess)
             (void)cudaGetLastError(); /* a finding, not an error of the runtime */
     }

@@ -49,6 +49,16 @@ int64_t sl__cuda_checked_calls(void);
 #if defined(SL_HAVE_CUDA)
 #include <cuda_runtime_api.h>
 
+/* ---------------- the runtime's device code (cuda_image.cu) ---------------- */
+
+/* Whether the device code built into libsluice can run on the current device:
+ * cudaSuccess, or why not (cudaErrorNoKernelImageForDevice, cudaErrorUnsupportedPtxVersion,
+ * cudaErrorInsufficientDriver, ...). Never launches. */
+cudaError_t sl__cuda_image_probe(void);
+/* The gpu_arch list the library was built for, e.g. "80,90" (machine code for each, PTX
+ * for the last). Static storage. */
+const char *sl__cuda_built_archs(void);
+
 /* ---------------- errors (cuda_check.c) ---------------- */
 
 /* Maps a CUDA result: cudaSuccess gives SL_OK; anything else gives SL_EDEVICE with

@@ -271,7 +271,7 @@ SL_TEST(launchers_reject_bad_sizes)
     assert_int_equal(sl_k_affine_i64(NULL, NULL, -1, 1, 0, s), cudaErrorInvalidValue);
     assert_int_equal(sl_k_sum_i64(NULL, -5, NULL, s), cudaErrorInvalidValue);
     assert_int_equal(sl_k_affine_i64(NULL, NULL, 0, 1, 0, s), cudaSuccess);
-    assert_int_equal(sl_k_probe(), cudaSuccess);
+    assert_int_equal(sl__cuda_image_probe(), cudaSuccess);
     SL_ASSERT_OK(sl__cuda_stream_sync(s));
     assert_int_equal(sl__cuda_stream_query(s), 1);
     SL_ASSERT_OK(sl__cuda_streams_destroy(1, &s));

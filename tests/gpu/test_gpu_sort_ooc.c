@@ -19,6 +19,7 @@
 
 #include "exec_int.h"
 #include "gpu_test.h"
+#include "gpu_worker_int.h"
 #include "sort/sort_op.h"
 
 enum { K_RANDOM, K_FEW, K_HEAVY, K_ZIPF, K_SORTED, K_REVERSE, K_EXTREME };
@@ -213,6 +214,10 @@ static void check(const struct spec *sp, const char *by, int64_t gpu_mem, int ex
     compare(&want, &got, by);
     assert_int_equal(ooc, expect_ooc);
     assert_int_equal(ms.gpu_in_use, 0); /* every device block went back to the pool */
+    /* The copy streams were borrowed from the runtime and given back: the GPU's pool
+     * holds the two (pass 2 borrows pass 1's again) and the operator made none. */
+    if (expect_ooc)
+        assert_int_equal(gpu->gpus[0]->n_side, 2);
     assert_true(ms.gpu_peak <= gpu_mem);
     /* Nothing allocates behind the pool: the device lost at most the budget (plus the
      * streams' and events' few MiB). */

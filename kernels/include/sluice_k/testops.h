@@ -1,5 +1,5 @@
-/* Test kernels that prove the GPU runtime before real operators exist, and the probe
- * that tells whether the kernels built into libsluice can run on the current GPU.
+/* Test kernels that prove the GPU runtime before real operators exist (the runtime's own
+ * image probe is runtime/cuda/cuda_image.cu).
  *
  * Launchers follow STYLE.md §8: extern "C", int64 sizes, stream last, no allocation or
  * synchronization inside, and the result of cudaGetLastError() after the launch.
@@ -28,11 +28,6 @@ cudaError_t sl_k_affine_i64(const int64_t *d_in, int64_t *d_out, int64_t n, int6
 cudaError_t sl_k_sum_i64(const int64_t *d_in, int64_t n, unsigned long long *d_sum,
                          cudaStream_t stream);
 
-/* Asks the CUDA runtime for the attributes of one built kernel on the current device.
- * cudaSuccess means the fat binary holds machine code or PTX that this device and
- * driver can run; otherwise the error says why (cudaErrorNoKernelImageForDevice,
- * cudaErrorUnsupportedPtxVersion, cudaErrorInsufficientDriver, ...). Never launches. */
-cudaError_t sl_k_probe(void);
 /* Adds the number of positive values of d_in to *d_count. */
 cudaError_t sl_k_count_positive_i64(const int64_t *d_in, int64_t n, unsigned long long *d_count,
                                     cudaStream_t stream);
@@ -40,10 +35,6 @@ cudaError_t sl_k_count_positive_i64(const int64_t *d_in, int64_t n, unsigned lon
  * *d_cursor; d_out must have room for all of them. */
 cudaError_t sl_k_select_positive_i64(const int64_t *d_in, int64_t n, int64_t *d_out,
                                      unsigned long long *d_cursor, cudaStream_t stream);
-
-/* The gpu_arch list the kernels were built for, e.g. "80,90" (machine code for each,
- * PTX for the last). Static storage. */
-const char *sl_k_gpu_arch(void);
 
 #ifdef __cplusplus
 }

@@ -1,5 +1,6 @@
-/* core.collect: the sink that gathers a plan output into a table (internal; the
- * runtime adds one per output).
+/* core.collect: the sink that gathers a plan output into a table. The runtime owns it
+ * and adds one per output; it is an operator like any other (the operator ABI), but no
+ * registry lists it.
  *
  * Row order: a query's output keeps the order of its source's tasks — batches emitted by
  * source task i come before those of task i+1, and one task's batches keep their order —
@@ -10,7 +11,6 @@
 #include <stdlib.h>
 
 #include "exec_int.h"
-#include "operators.h"
 
 struct entry {
     int64_t task, seq;
@@ -135,6 +135,31 @@ static int collect_finalize(sl_task_t *t)
     return SL_OK;
 }
 
+/* Seconds to keep `rows` rows (references only, 0.3 ns a row on a CPU worker; a
+ * collector on the host costs that whichever device feeds it). */
+static double collect_cost(const sl_op_t *op, enum sl_device_kind kind, int64_t rows)
+{
+    (void)op;
+    (void)kind;
+    return rows < 0 ? -1 : (double)rows * 0.3e-9;
+}
+
+/* The device collector's sink on a GPU keeps the batches where they are: a launch-sized
+ * constant. */
+static double collect_device_cost(const sl_op_t *op, enum sl_device_kind kind, int64_t rows)
+{
+    if (kind == SL_DEVICE_CUDA && rows >= 0)
+        return 5e-6;
+    return collect_cost(op, kind, rows);
+}
+
+/* The collector takes batches from any device as they come: co-processing is fine. */
+static int collect_can_split(const sl_op_t *op)
+{
+    (void)op;
+    return 1;
+}
+
 static int collect_bind(sl_bind_t *b)
 {
     (void)b;
@@ -146,28 +171,26 @@ static const struct sl_impl collect_combine_impl[] = {
     {.device = SL_DEVICE_CPU, .run = collect_combine}};
 static const struct sl_impl collect_finalize_impl[] = {
     {.device = SL_DEVICE_CPU, .run = collect_finalize}};
-static const struct sl_phase collect_sink_phase = {collect_sink_impl, 1, sl__cost_linear};
+static const struct sl_phase collect_sink_phase = {collect_sink_impl, 1, collect_cost};
 static const struct sl_phase collect_combine_phase = {collect_combine_impl, 1, NULL};
 static const struct sl_phase collect_finalize_phase = {collect_finalize_impl, 1, NULL};
 
+/* What the host and the device collector share: all but the sink and can_split. */
+#define COLLECT_DEF_COMMON                                                             \
+    .abi_version = SL_OP_ABI_VERSION, .flags = SL_OP_SINK, .min_inputs = 1,            \
+    .max_inputs = 1, .bind = collect_bind,                                             \
+    .global_state_bytes = sizeof(struct collect_global),                               \
+    .local_state_bytes = sizeof(struct collect_local), .init_global = collect_init_global, \
+    .fini_global = collect_fini_global, .fini_local = collect_fini_local,              \
+    .combine = &collect_combine_phase, .finalize = &collect_finalize_phase
+
 const struct sl_op_def sl__collect_def = {
-    .abi_version = SL_OP_ABI_VERSION,
-    .flags = SL_OP_SINK,
+    COLLECT_DEF_COMMON,
     .name = "core.collect",
     .doc = "collects a plan output into a table, in source-task order (added by the runtime)",
-    .min_inputs = 1,
-    .max_inputs = 1,
-    .bind = collect_bind,
-    .global_state_bytes = sizeof(struct collect_global),
-    .local_state_bytes = sizeof(struct collect_local),
-    .init_global = collect_init_global,
-    .fini_global = collect_fini_global,
-    .fini_local = collect_fini_local,
     .sink = &collect_sink_phase,
-    .combine = &collect_combine_phase,
-    .finalize = &collect_finalize_phase,
     /* Host output: a GPU worker's batches reach this sink downloaded, like any other. */
-    .can_split = sl__split_yes,
+    .can_split = collect_can_split,
 };
 
 sl_table_t *sl__collect_result(void *gstate)
@@ -182,22 +205,11 @@ static const struct sl_impl collect_device_sink_impl[] = {
     {.device = SL_DEVICE_CUDA, .run = collect_sink},
 };
 static const struct sl_phase collect_device_sink_phase = {collect_device_sink_impl, 2,
-                                                         sl__cost_linear};
+                                                         collect_device_cost};
 
 const struct sl_op_def sl__collect_device_def = {
-    .abi_version = SL_OP_ABI_VERSION,
-    .flags = SL_OP_SINK,
+    COLLECT_DEF_COMMON,
     .name = "core.collect_device",
     .doc = "collects a plan output into a table, keeping GPU results in GPU memory",
-    .min_inputs = 1,
-    .max_inputs = 1,
-    .bind = collect_bind,
-    .global_state_bytes = sizeof(struct collect_global),
-    .local_state_bytes = sizeof(struct collect_local),
-    .init_global = collect_init_global,
-    .fini_global = collect_fini_global,
-    .fini_local = collect_fini_local,
     .sink = &collect_device_sink_phase,
-    .combine = &collect_combine_phase,
-    .finalize = &collect_finalize_phase,
 };
