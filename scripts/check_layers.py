@@ -43,7 +43,7 @@ RUNTIME_PUBLISHED = ("runtime/internal.h", "runtime/gpu_ext.h")
 # The one place for helpers shared by operator families: the files directly in
 # operators/ (operators.h and its sources). Should the shared helpers move into a folder
 # of their own (operators/<name>/), add it here and in docs/ARCHITECTURE.md.
-OPERATOR_SHARED = ("operators",)
+OPERATOR_SHARED = ("operators", "operators/common")
 # Operator-family headers other families may include: the expression language, which
 # filter, project and the file scans' pushed-down predicates all evaluate.
 OPERATOR_PUBLISHED = ("operators/expr/expr.h",)
