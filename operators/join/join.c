@@ -14,6 +14,7 @@
  */
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #include "join_int.h"
 
@@ -21,7 +22,10 @@ static const struct sl_option_def join_options[] = {
     {"on", SL_OPT_STRING, "", "key column(s) with the same name on both sides: \"k\" or \"a,b\""},
     {"left_on", SL_OPT_STRING, "", "key column(s) of the left input"},
     {"right_on", SL_OPT_STRING, "", "key column(s) of the right input (pairwise with left_on)"},
-    {"kind", SL_OPT_STRING, "inner", "inner, left, semi or anti"},
+    {"kind", SL_OPT_STRING, "inner", "inner, left, right, full, semi, anti or cross"},
+    {"residual", SL_OPT_STRING, "",
+     "condition on each joined pair beyond the keys: \"a <> b\" (a: left column, b: right "
+     "column; = <> != < <= > >=), terms joined by AND"},
     {"algo", SL_OPT_STRING, "auto", "auto, radix, nopart or sortmerge"},
     {"output", SL_OPT_STRING, "materialize", "materialize (rows) or aggregate (count + sums)"},
     {"left_columns", SL_OPT_STRING, "*", "left columns to output (\"*\" = all)"},
@@ -135,6 +139,130 @@ static int summable(const sl_schema_t *s, int col)
     return join_sum_type(t) != SL_TYPE_INVALID;
 }
 
+/* One word of the residual text at *p (a column name, an operator or AND). */
+static size_t resid_word(const char *p, int op)
+{
+    size_t n = 0;
+    if (op) {
+        while (p[n] && strchr("=<>!", p[n]))
+            n++;
+        return n;
+    }
+    while (p[n] && (p[n] == '_' || p[n] == '.' || (p[n] >= '0' && p[n] <= '9') ||
+                    ((p[n] | 32) >= 'a' && (p[n] | 32) <= 'z')))
+        n++;
+    return n;
+}
+
+/* residual="a <> b AND c < d": a, c of the left input; b, d of the right. */
+static int parse_residual(sl_bind_t *b, struct join_data *d)
+{
+    static const char *const ops[] = {"=", "<>", "<", "<=", ">", ">=", "==", "!="};
+    static const enum join_cmp codes[] = {JOIN_EQ, JOIN_NE, JOIN_LT, JOIN_LE,
+                                          JOIN_GT, JOIN_GE, JOIN_EQ, JOIN_NE};
+    const char *text;
+    int rc = sl_bind_option_str(b, "residual", &text);
+    if (rc < 0 || !*text)
+        return rc;
+    if (d->aggregate && d->kind != JOIN_INNER && d->kind != JOIN_SEMI && d->kind != JOIN_ANTI)
+        return sl_bind_fail(b, SL_EUNSUPPORTED, "residual with output=aggregate takes kind "
+                            "inner, semi or anti");
+    if (d->kind == JOIN_FULL)
+        return sl_bind_fail(b, SL_EUNSUPPORTED, "residual with kind=full");
+    const char *p = text;
+    for (;;) {
+        if (d->n_resid == JOIN_MAX_RESID)
+            return sl_bind_fail(b, SL_EINVAL, "residual: more than %d terms", JOIN_MAX_RESID);
+        struct join_resid *r = &d->resid[d->n_resid];
+        char w[3][128];
+        for (int i = 0; i < 3; i++) {
+            while (*p == ' ')
+                p++;
+            size_t n = resid_word(p, i == 1);
+            if (n == 0 || n >= sizeof w[i])
+                return sl_bind_fail(b, SL_EPARSE, "residual: expected %s at '%s' in \"%s\"",
+                                    i == 1 ? "=, <>, <, <=, > or >=" : "a column name", p,
+                                    text);
+            memcpy(w[i], p, n);
+            w[i][n] = 0;
+            p += n;
+        }
+        unsigned k = 0;
+        while (k < sizeof ops / sizeof ops[0] && strcmp(ops[k], w[1]))
+            k++;
+        if (k == sizeof ops / sizeof ops[0])
+            return sl_bind_fail(b, SL_EPARSE, "residual: unknown operator '%s'", w[1]);
+        r->op = codes[k];
+        for (int s = 0; s < 2; s++) {
+            const sl_schema_t *sc = sl_bind_input_schema(b, s);
+            r->col[s] = sl_schema_find(sc, w[2 * s]);
+            if (r->col[s] < 0)
+                return sl_bind_fail(b, SL_ENOTFOUND, "residual: no column '%s' in the %s "
+                                    "input (the left operand names a left column, the right "
+                                    "one a right column)", w[2 * s], s ? "right" : "left");
+        }
+        enum sl_type lt, rt;
+        sl_schema_field(sl_bind_input_schema(b, 0), r->col[0], NULL, &lt);
+        sl_schema_field(sl_bind_input_schema(b, 1), r->col[1], NULL, &rt);
+        if (lt != rt && !(sl_type_is_string(lt) && sl_type_is_string(rt)))
+            return sl_bind_fail(b, SL_ETYPE, "residual: '%s' (%s) and '%s' (%s) have different "
+                                "types", w[0], sl_type_name(lt), w[2], sl_type_name(rt));
+        d->n_resid++;
+        while (*p == ' ')
+            p++;
+        if (!*p)
+            return SL_OK;
+        if (strncasecmp(p, "and", 3) != 0 || (p[3] != ' ' && p[3] != '\0'))
+            return sl_bind_fail(b, SL_EPARSE, "residual: expected AND at '%s'", p);
+        p += 3;
+    }
+}
+
+/* The output columns: left_columns, then right_columns (suffixed "_r" on a clash). */
+static int join_bind_outputs(sl_bind_t *b, struct join_data *d, const char *lcols,
+                             const char *rcols)
+{
+    const sl_schema_t *ls = sl_bind_input_schema(b, 0), *rs = sl_bind_input_schema(b, 1);
+    int rc;
+    if (sl_schema_num_fields(ls) >= JOIN_MAX_COLS || sl_schema_num_fields(rs) >= JOIN_MAX_COLS)
+        return sl_bind_fail(b, SL_EUNSUPPORTED, "inputs may have at most %d columns",
+                            JOIN_MAX_COLS - 1);
+    int right_given = sl_bind_option_given(b, "right_columns");
+    if ((d->kind == JOIN_SEMI || d->kind == JOIN_ANTI) && right_given)
+        return sl_bind_fail(b, SL_EINVAL, "kind=%s outputs left columns only; right_columns is "
+                            "not allowed", d->kind == JOIN_SEMI ? "semi" : "anti");
+    int lsel[JOIN_MAX_COLS], rsel[JOIN_MAX_COLS], nls = 0, nrs = 0;
+    if (strcmp(lcols, "*")) {
+        if ((rc = parse_cols(b, ls, lcols, "left_columns", "left", lsel, JOIN_MAX_COLS, &nls)) < 0)
+            return rc;
+    } else {
+        for (int i = 0; i < sl_schema_num_fields(ls); i++)
+            if (!d->aggregate || (!is_key_col(d, 0, i) && summable(ls, i)))
+                lsel[nls++] = i;
+    }
+    if (d->kind != JOIN_SEMI && d->kind != JOIN_ANTI) {
+        if (strcmp(rcols, "*")) {
+            if ((rc = parse_cols(b, rs, rcols, "right_columns", "right", rsel, JOIN_MAX_COLS,
+                                 &nrs)) < 0)
+                return rc;
+        } else {
+            for (int i = 0; i < sl_schema_num_fields(rs); i++)
+                if (!is_key_col(d, 1, i) && (!d->aggregate || summable(rs, i)))
+                    rsel[nrs++] = i;
+        }
+    }
+    const char *prefix = d->aggregate ? "sum_" : "";
+    if (d->aggregate && (rc = sl_bind_add_column(b, "count", SL_TYPE_INT64)) < 0)
+        return rc;
+    for (int i = 0; i < nls; i++)
+        if ((rc = add_out(b, d, 0, lsel[i], prefix)) < 0)
+            return rc;
+    for (int i = 0; i < nrs; i++)
+        if ((rc = add_out(b, d, 1, rsel[i], prefix)) < 0)
+            return rc;
+    return SL_OK;
+}
+
 static int join_bind_cols(sl_bind_t *b, struct join_data *d)
 {
     const sl_schema_t *ls = sl_bind_input_schema(b, 0), *rs = sl_bind_input_schema(b, 1);
@@ -146,6 +274,14 @@ static int join_bind_cols(sl_bind_t *b, struct join_data *d)
         (rc = sl_bind_option_str(b, "left_columns", &lcols)) < 0 ||
         (rc = sl_bind_option_str(b, "right_columns", &rcols)) < 0)
         return rc;
+    if (d->kind == JOIN_CROSS) {
+        if (*on || *lon || *ron)
+            return sl_bind_fail(b, SL_EINVAL, "kind=cross joins every pair: no on/left_on/"
+                                "right_on");
+        if (d->aggregate)
+            return sl_bind_fail(b, SL_EUNSUPPORTED, "kind=cross with output=aggregate");
+        return join_bind_outputs(b, d, lcols, rcols);
+    }
     if (*on && (*lon || *ron))
         return sl_bind_fail(b, SL_EINVAL, "give either on or left_on and right_on, not both");
     if (!*on && (!*lon || !*ron))
@@ -178,48 +314,15 @@ static int join_bind_cols(sl_bind_t *b, struct join_data *d)
         d->rktype[i] = rt;
         d->ktype[i] = lt;
     }
-    if (sl_schema_num_fields(ls) >= JOIN_MAX_COLS || sl_schema_num_fields(rs) >= JOIN_MAX_COLS)
-        return sl_bind_fail(b, SL_EUNSUPPORTED, "inputs may have at most %d columns",
-                            JOIN_MAX_COLS - 1);
-    int right_given = sl_bind_option_given(b, "right_columns");
-    if ((d->kind == JOIN_SEMI || d->kind == JOIN_ANTI) && right_given)
-        return sl_bind_fail(b, SL_EINVAL, "kind=%s outputs left columns only; right_columns is "
-                            "not allowed", d->kind == JOIN_SEMI ? "semi" : "anti");
-    int lsel[JOIN_MAX_COLS], rsel[JOIN_MAX_COLS], nls = 0, nrs = 0;
-    if (strcmp(lcols, "*")) {
-        if ((rc = parse_cols(b, ls, lcols, "left_columns", "left", lsel, JOIN_MAX_COLS, &nls)) < 0)
-            return rc;
-    } else {
-        for (int i = 0; i < sl_schema_num_fields(ls); i++)
-            if (!d->aggregate || (!is_key_col(d, 0, i) && summable(ls, i)))
-                lsel[nls++] = i;
-    }
-    if (d->kind == JOIN_INNER || d->kind == JOIN_LEFT) {
-        if (strcmp(rcols, "*")) {
-            if ((rc = parse_cols(b, rs, rcols, "right_columns", "right", rsel, JOIN_MAX_COLS,
-                                 &nrs)) < 0)
-                return rc;
-        } else {
-            for (int i = 0; i < sl_schema_num_fields(rs); i++)
-                if (!is_key_col(d, 1, i) && (!d->aggregate || summable(rs, i)))
-                    rsel[nrs++] = i;
-        }
-    }
-    const char *prefix = d->aggregate ? "sum_" : "";
-    if (d->aggregate && (rc = sl_bind_add_column(b, "count", SL_TYPE_INT64)) < 0)
+    if ((rc = parse_residual(b, d)) < 0)
         return rc;
-    for (int i = 0; i < nls; i++)
-        if ((rc = add_out(b, d, 0, lsel[i], prefix)) < 0)
-            return rc;
-    for (int i = 0; i < nrs; i++)
-        if ((rc = add_out(b, d, 1, rsel[i], prefix)) < 0)
-            return rc;
-    return SL_OK;
+    return join_bind_outputs(b, d, lcols, rcols);
 }
 
 static int join_bind(sl_bind_t *b)
 {
-    static const char *const kinds[] = {"inner", "left", "semi", "anti"};
+    static const char *const kinds[] = {"inner", "left", "semi", "anti", "right", "full",
+                                        "cross"};
     static const char *const algos[] = {"auto", "radix", "nopart", "sortmerge"};
     static const char *const outs[] = {"materialize", "aggregate"};
     if (sl_bind_num_inputs(b) != 2)
@@ -229,7 +332,7 @@ static int join_bind(sl_bind_t *b)
         return sl_bind_fail(b, SL_ENOMEM, "out of memory");
     sl_bind_set_data(b, d, join_data_free);
     int rc;
-    if ((rc = parse_enum(b, "kind", kinds, 4, &d->kind)) < 0 ||
+    if ((rc = parse_enum(b, "kind", kinds, 7, &d->kind)) < 0 ||
         (rc = parse_enum(b, "algo", algos, 4, &d->algo)) < 0 ||
         (rc = parse_enum(b, "output", outs, 2, &d->aggregate)) < 0)
         return rc;
@@ -317,6 +420,9 @@ static void join_fini_global(const sl_op_t *op, void *gs)
     side_free(&st->side[0]);
     side_free(&st->side[1]);
     sl__free(st->side_v, 0);
+    for (int64_t i = 0; i < st->n_full_out; i++)
+        sl_batch_unref(st->full_out[i]);
+    sl__free(st->full_out, 0);
     sl_batch_unref(st->gpu_out);
 #ifdef SL_HAVE_CUDA
     join_ooc_free(st);
@@ -442,6 +548,34 @@ int join_keys_equal(const struct join_state *st, uint64_t lrow, uint64_t rrow)
     return 1;
 }
 
+int join_residual_ok(const struct join_state *st, uint64_t lrow, uint64_t rrow)
+{
+    const struct join_side *L = &st->side[0], *R = &st->side[1];
+    const sl_batch_t *lb = L->batches[lrow >> L->shift], *rb = R->batches[rrow >> R->shift];
+    int64_t li = (int64_t)(lrow & (((uint64_t)1 << L->shift) - 1));
+    int64_t ri = (int64_t)(rrow & (((uint64_t)1 << R->shift) - 1));
+    for (int i = 0; i < st->d->n_resid; i++) {
+        const struct join_resid *r = &st->d->resid[i];
+        struct sl__colview a, b;
+        sl__colview_get(lb, r->col[0], &a);
+        sl__colview_get(rb, r->col[1], &b);
+        if (!sl__colview_valid(&a, li) || !sl__colview_valid(&b, ri))
+            return 0; /* a comparison with NULL is not true */
+        int c = sl__val_cmp(&a, li, &b, ri), ok;
+        switch (r->op) {
+        case JOIN_EQ: ok = c == 0; break;
+        case JOIN_NE: ok = c != 0; break;
+        case JOIN_LT: ok = c < 0; break;
+        case JOIN_LE: ok = c <= 0; break;
+        case JOIN_GT: ok = c > 0; break;
+        default: ok = c >= 0; break;
+        }
+        if (!ok)
+            return 0;
+    }
+    return 1;
+}
+
 /* 1 when every batch of both sides holds key column i in one shared dictionary. */
 static int dict_shared(const struct join_state *st, int i)
 {
@@ -508,7 +642,8 @@ static void choose_vals(struct join_state *st)
         }
         sd->val_col = -1;
         sd->inline_val = 0;
-        if (!st->shape.exact || n > 1 || (!d->aggregate && d->n_keys != 1))
+        if (!st->shape.exact || n > 1 || (!d->aggregate && d->n_keys != 1) || d->n_resid ||
+            d->kind == JOIN_FULL)
             continue;
         if (!d->aggregate && col_has_nulls(sd, d->key[s][0]))
             continue;
@@ -639,6 +774,10 @@ static int join_finalize(sl_task_t *t)
         return rc;
     if ((rc = side_prepare(t, st, 0)) < 0 || (rc = side_prepare(t, st, 1)) < 0)
         return rc;
+    if (d->kind == JOIN_CROSS) { /* work: the left batches (join_full.c) */
+        st->n_work = st->side[1].n_rows ? st->side[0].n_batches : 0;
+        return SL_OK;
+    }
     st->shape.n_keys = d->n_keys;
     memcpy(st->shape.ktype, d->ktype, sizeof d->ktype);
     int narrow = 1; /* every component fits 32 bits exactly */
@@ -649,9 +788,18 @@ static int join_finalize(sl_task_t *t)
         narrow &= st->shape.kmode[i] != JOIN_KEY_HASH && st->shape.kmode[i] != JOIN_KEY_BITS8;
     }
     st->shape.exact &= d->n_keys == 1 || (d->n_keys == 2 && narrow);
-    /* Inner joins build on the smaller side; the others keep left rows and probe with
-     * them. */
-    st->build = d->kind == JOIN_INNER && st->side[0].n_rows < st->side[1].n_rows ? 0 : 1;
+    /* Inner joins build on the smaller side; right joins keep right rows and probe with
+     * them; the others keep left rows and probe with them. */
+    st->build = (d->kind == JOIN_INNER && st->side[0].n_rows < st->side[1].n_rows) ||
+                        d->kind == JOIN_RIGHT
+                    ? 0
+                    : 1;
+    if (d->kind == JOIN_FULL) {
+        int64_t nb = st->side[st->build].n_rows;
+        if (!(st->bmatch = sl_task_alloc(t, (size_t)(nb ? nb : 1))))
+            return sl_task_fail(t, SL_ENOMEM, "out of memory");
+        memset(st->bmatch, 0, (size_t)(nb ? nb : 1));
+    }
     choose_vals(st);
     int key32 = d->n_keys == 1 && narrow;
     int val32 = 1;
@@ -666,10 +814,11 @@ static int join_finalize(sl_task_t *t)
     }
     st->shape.wide = !(key32 && val32);
     st->algo = choose_algo(st);
-    /* Nothing can come out: no left rows, or no right rows to match for inner and semi
-     * joins (left and anti joins still output every left row). */
-    if (st->side[0].n_rows == 0 ||
-        (st->side[1].n_rows == 0 && (d->kind == JOIN_INNER || d->kind == JOIN_SEMI)))
+    /* Nothing to probe: an empty probe side, or no build rows for kinds that output only
+     * matches (left, right and anti joins still output every probe row; a full join its
+     * build rows too, join_after_build). */
+    int64_t nprobe = st->side[1 - st->build].n_rows, nbuild = st->side[st->build].n_rows;
+    if (nprobe == 0 || (nbuild == 0 && (d->kind == JOIN_INNER || d->kind == JOIN_SEMI)))
         return join_after_build(t);
     return st->algo == JOIN_NOPART ? join_nopart_start(t) : join_part_start(t);
 }
@@ -710,6 +859,8 @@ static const struct sl_phase agg_sum_phase = {agg_sum_impl, 1, NULL};
 int join_after_build(sl_task_t *t)
 {
     struct join_state *st = sl_task_gstate(t);
+    if (st->d->kind == JOIN_FULL)
+        return join_full_after_build(t);
     if (!st->d->aggregate || st->n_work == 0)
         return SL_OK;
     st->acc = sl_task_alloc(t, (size_t)st->n_work * sizeof *st->acc);
@@ -729,6 +880,8 @@ static int64_t join_source_tasks(sl_task_t *t)
     if (st->gpu && !d->aggregate)
         return join_gpu_source_tasks(t);
 #endif
+    if (d->kind == JOIN_FULL && !d->aggregate)
+        return st->n_full_out;
     return d->aggregate ? 1 : st->n_work;
 }
 
@@ -743,6 +896,10 @@ static int join_source(sl_task_t *t)
 #endif
     if (st->d->aggregate)
         return join_emit_aggregate(t, st);
+    if (st->d->kind == JOIN_FULL)
+        return join_full_source(t);
+    if (st->d->kind == JOIN_CROSS)
+        return join_cross_source(t, st, sl_task_index(t));
     return probe_one(t, st, sl_task_index(t), NULL);
 }
 
@@ -786,8 +943,9 @@ const struct sl_op_def sl__join_def = {
     .abi_version = SL_OP_ABI_VERSION,
     .flags = SL_OP_SINK | SL_OP_SOURCE,
     .name = "join",
-    .doc = "equi-join (inner, left, semi, anti) on keys of any type: radix, nopart or "
-           "sort-merge; rows or fused count + sums",
+    .doc = "equi-join (inner, left, right, full, semi, anti; cross without keys) on keys of "
+           "any type, with an optional residual condition: radix, nopart or sort-merge; rows "
+           "or fused count + sums",
     .min_inputs = 2,
     .max_inputs = 2,
     .options = join_options,

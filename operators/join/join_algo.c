@@ -171,7 +171,7 @@ static int part_plan(sl_task_t *t)
         add_work(st, start, q, -1, -1);
     }
     int kind = st->d->kind;
-    if (kind == JOIN_LEFT || kind == JOIN_ANTI) {
+    if (join_kind_alone(kind)) {
         for (int64_t lo = op[F]; lo < op[F + 1]; lo += target)
             add_work(st, F, F + 1, lo, lo + target < op[F + 1] ? lo + target : op[F + 1]);
     }

@@ -21,13 +21,35 @@
 #define JOIN_NONE UINT64_MAX            /* "no row" (the null side of a left join) */
 #define JOIN_HASH_MUL 0x9E3779B97F4A7C15ull
 
-enum join_kind { JOIN_INNER = 0, JOIN_LEFT = 1, JOIN_SEMI = 2, JOIN_ANTI = 3 };
+enum join_kind {
+    JOIN_INNER = 0,
+    JOIN_LEFT = 1,
+    JOIN_SEMI = 2,
+    JOIN_ANTI = 3,
+    JOIN_RIGHT = 4,                     /* builds on the left, probes with the right */
+    JOIN_FULL = 5,                      /* a left join that also marks build rows matched */
+    JOIN_CROSS = 6                      /* every left row with every right row, no keys */
+};
 
-/* Kinds that output probe rows without a build partner, the build side's columns null. */
+/* Kinds that output rows without a partner, the other side's columns null. */
 static inline int join_kind_outer(int kind)
 {
-    return kind == JOIN_LEFT;
+    return kind == JOIN_LEFT || kind == JOIN_RIGHT || kind == JOIN_FULL;
 }
+/* Kinds whose probe emits probe rows that found no partner. */
+static inline int join_kind_alone(int kind)
+{
+    return join_kind_outer(kind) || kind == JOIN_ANTI;
+}
+
+#define JOIN_MAX_RESID 8
+
+/* A residual condition term: left column OP right column, on the joined pair. */
+enum join_cmp { JOIN_EQ, JOIN_NE, JOIN_LT, JOIN_LE, JOIN_GT, JOIN_GE };
+struct join_resid {
+    int col[2];                         /* left and right column */
+    enum join_cmp op;
+};
 enum join_algo { JOIN_AUTO = 0, JOIN_RADIX = 1, JOIN_NOPART = 2, JOIN_SORTMERGE = 3 };
 
 /* How a key component becomes 64 bits: its value's bits (types where equal bits mean
@@ -79,6 +101,8 @@ struct join_data {
     enum sl_type rktype[JOIN_MAX_KEYS]; /* of the right keys (strings may differ) */
     int n_out;                          /* materialize: output columns; aggregate: sums */
     struct join_ocol out[2 * JOIN_MAX_COLS];
+    int n_resid;                        /* residual terms, all must hold (AND) */
+    struct join_resid resid[JOIN_MAX_RESID];
 };
 
 /* One input side at run time: its batches (referenced, not copied). */
@@ -153,6 +177,12 @@ struct join_state {
     struct join_work *work;
     struct join_acc *acc;               /* aggregate: one per work item */
     struct join_acc total;
+    /* full outer joins: build rows matched (by dense build index), and the result,
+     * made in finalize and emitted by the source */
+    uint8_t *bmatch;
+    _Atomic int out_lock;
+    int64_t n_full_out, cap_full_out;
+    sl_batch_t **full_out;
     /* GPU (join_cuda.c) */
     int gpu;                            /* 1: finalized on a GPU */
     sl_batch_t *gpu_out;                /* materialize: the result, in GPU memory */
@@ -174,6 +204,8 @@ int64_t join_load(const struct join_state *st, int s, int64_t bi, int64_t lo, in
                   uint64_t *k, uint64_t *v, uint8_t *nul);
 /* 1 if the key columns of left row lrow and right row rrow (row ids) are equal. */
 int join_keys_equal(const struct join_state *st, uint64_t lrow, uint64_t rrow);
+/* 1 if every residual term holds for left row lrow and right row rrow (nulls fail). */
+int join_residual_ok(const struct join_state *st, uint64_t lrow, uint64_t rrow);
 
 static inline uint64_t join_hash(uint64_t k)
 {
@@ -202,6 +234,7 @@ struct join_emit {
     int minl;                           /* materialize from inline vals (no gathers) */
     int vinl;                           /* vals are inline payloads (inl or minl) */
     struct join_acc *acc;
+    int store;                          /* full outer: keep batches in the state, not emit */
     int inl;                            /* aggregate with inline vals */
     int ip, ib;                         /* acc slots of the probe and build vals */
     int rc;
@@ -237,6 +270,11 @@ static inline void join_emit_row(struct join_emit *e, uint64_t k, uint64_t pv, u
 /* A probe row matched a build row (vals as loaded: inline vals sign-extended). */
 static inline void join_emit_match(struct join_emit *e, uint64_t k, uint64_t pv, uint64_t bv)
 {
+    if (e->st->bmatch) { /* full outer: this build row has a partner */
+        const struct join_side *b = &e->st->side[e->st->build];
+        int64_t dense = b->start[bv >> b->shift] + (int64_t)(bv & (((uint64_t)1 << b->shift) - 1));
+        __atomic_store_n(&e->st->bmatch[dense], 1, __ATOMIC_RELAXED);
+    }
     if (e->inl) {
         e->acc->count++;
         e->acc->isum[e->ip] += (int64_t)pv;
@@ -274,6 +312,14 @@ int join_nopart_start(sl_task_t *t);
 int join_nopart_probe(sl_task_t *t, struct join_state *st, int64_t w, struct join_acc *acc);
 /* After the build phases: plans the aggregate probe or leaves the work to the source. */
 int join_after_build(sl_task_t *t);
+/* Full outer joins (join_full.c): the probe in finalize, then the unmatched build rows;
+ * and the source emitting what they made. */
+int join_full_after_build(sl_task_t *t);
+/* Keeps an output batch of a full join (takes the reference); thread-safe. */
+int join_full_keep(struct join_state *st, sl_batch_t *b);
+int join_full_source(sl_task_t *t);
+/* Cross joins (join_full.c): every left batch with every right row. */
+int join_cross_source(sl_task_t *t, struct join_state *st, int64_t w);
 
 /* GPU finalize and source (join_cuda.c, CUDA builds only). */
 int join_gpu_can_run(const sl_task_t *t);

@@ -13,6 +13,7 @@ int join_emit_init(struct join_emit *e, struct join_state *st, sl_task_t *t,
     e->task = t;
     e->swap = st->build == 0;
     e->materialize = !st->d->aggregate;
+    e->store = st->d->kind == JOIN_FULL;
     e->acc = acc;
     if (!e->materialize) {
         int p = 1 - st->build;
@@ -136,7 +137,8 @@ static int gather_col(struct join_emit *e, sl_batch_t *out, int oc, const uint64
     if (rc < 0)
         return rc;
     char *dst = sl__col_values(out, oc);
-    int nullable = c->side == e->st->build && join_kind_outer(e->st->d->kind);
+    int kind = e->st->d->kind;
+    int nullable = (c->side == e->st->build && join_kind_outer(kind)) || kind == JOIN_FULL;
     for (int64_t i = 0; i < sd->n_batches && !nullable; i++)
         nullable = sd->batches[i]->cols[c->col].validity != NULL;
     uint8_t *valid = NULL;
@@ -223,9 +225,9 @@ int join_emit_flush(struct join_emit *e)
             return e->rc = rc;
         }
     }
-    int rc = sl_task_emit(e->task, b);
+    int rc = e->store ? join_full_keep(e->st, b) : sl_task_emit(e->task, b);
     if (rc < 0)
-        e->rc = rc;
+        e->rc = e->store ? sl_task_fail(e->task, rc, "out of memory keeping join output") : rc;
     return e->rc;
 }
 

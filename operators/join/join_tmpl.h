@@ -140,13 +140,15 @@ TMPL_FN void FN(sort_part)(TUP *a, TUP *tmp, int64_t n)
             if (!(st)->shape.exact &&                                                        \
                 !((e)->swap ? join_keys_equal(st, bv_, pv_) : join_keys_equal(st, pv_, bv_))) \
                 continue;                                                                    \
+            if ((st)->d->n_resid && !((e)->swap ? join_residual_ok(st, bv_, pv_)              \
+                                                : join_residual_ok(st, pv_, bv_)))            \
+                continue;                                                                    \
             matched_ = 1;                                                                    \
             if (kind == JOIN_SEMI || kind == JOIN_ANTI)                                      \
                 break;                                                                       \
             join_emit_match(e, pk, pv_, bv_);                                                \
         }                                                                                    \
-        if ((kind == JOIN_SEMI && matched_) || (kind != JOIN_SEMI && kind != JOIN_INNER &&   \
-                                                !matched_))                                  \
+        if ((kind == JOIN_SEMI && matched_) || (join_kind_alone(kind) && !matched_))         \
             join_emit_alone(e, pk, pv_);                                                     \
     } while (0)
 
@@ -326,7 +328,7 @@ TMPL_FN void FN(np_probe)(struct join_emit *e, int s, int64_t bi, int64_t lo, in
             /* Loaded vals are already 64-bit: inline ones sign-extended by join_load. */
             uint64_t pvraw = e->vinl ? (uint64_t)(SVAL)v[i] : v[i];
             if (nulls && nul[i]) {
-                if (kind == JOIN_LEFT || kind == JOIN_ANTI)
+                if (join_kind_alone(kind))
                     join_emit_alone(e, k[i], VAL_OUT(e, pvraw));
                 continue;
             }
