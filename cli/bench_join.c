@@ -432,6 +432,18 @@ int bench_join(int argc, char **argv)
                  "\"output\":\"%s\",\"kind\":\"%s\",\"resident\":\"%s\",\"threads\":%d",
                  a.build_rows, a.probe_rows, a.payloads, a.key_bytes, a.match_ratio, a.zipf,
                  a.algo, a.output, a.kind, a.resident, sl_engine_num_threads(eng));
+        if (on_device || c.placement != SL_PLACE_GPU) {
+            /* GPU-resident or CPU run: inputs read once, output written once, in the
+             * memory they live in (bench_floor.c). */
+            double w = (double)a.key_bytes;
+            double in = (double)(a.build_rows + a.probe_rows) * w * (double)(1 + a.payloads);
+            double out = strcmp(a.output, "aggregate")
+                             ? (double)r.output_rows * w * (double)(1 + 2 * a.payloads) : 0;
+            struct bench_floor fl;
+            bench_floor_measure(eng, on_device ? BENCH_ON_GPU : BENCH_ON_CPU, in, out, &fl);
+            at += bench_floor_json(&fl, bench_median(r.ms, r.n), extra + at,
+                                   sizeof extra - (size_t)at);
+        }
         if (host_gpu && di.h2d_gbps > 0 && di.d2h_gbps > 0) {
             /* Floors: bytes over the link at the measured pinned bandwidths (one direction
              * each; copies both ways at once are not measured here). Out of core: the
