@@ -9,7 +9,7 @@ before timing, then timed with N threads (median of --repeat runs after one warm
                 FROM s JOIN r USING (k)   (the join result written to a table; dropped
                 after each run, outside the timed span)
 
-Usage: python3 bench/duckdb_join.py [--build-rows N] [--probe-rows N] [--threads 2]
+Usage: python3 bench/peers/duckdb_join.py [--build-rows N] [--probe-rows N] [--threads 2]
        [--repeat 5]. Prints one JSON line per query.
 """
 import argparse

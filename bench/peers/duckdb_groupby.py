@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""DuckDB reference for `sluice bench aggregate` (BENCH_PROTOCOL.md, "Aggregate").
+"""DuckDB reference for `sluice bench aggregate` (docs/BENCH_PROTOCOL.md, "Aggregate").
 
 Same data shape: N rows, keys are G distinct random 32-bit values (a bijective mix of
 the group number, drawn uniformly or Zipf(Z)), an int64 value column in 0..999;
@@ -8,7 +8,7 @@ SELECT k, count(*), sum(v) GROUP BY k on a table already in DuckDB (in memory), 
 materialized in DuckDB (CREATE TEMP TABLE ... AS) so no Python conversion is timed.
 Prints one JSON line like the sluice benchmarks.
 
-usage: bench/duckdb_groupby.py --rows 2^24 --groups 1000 [--zipf 0] [--threads 2] [--repeat 5]
+usage: bench/peers/duckdb_groupby.py --rows 2^24 --groups 1000 [--zipf 0] [--threads 2] [--repeat 5]
 """
 import argparse, json, statistics, time
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""scikit-learn reference for `sluice bench kmeans` (BENCH_PROTOCOL.md, "k-means").
+"""scikit-learn reference for `sluice bench kmeans` (docs/BENCH_PROTOCOL.md, "k-means").
 
 N float32 points in D dims around K blob centres (uniform in [-10, 10], noise +-1, as
 the sluice bench generates them; not the same random numbers), starting centroids K
@@ -9,7 +9,7 @@ with `threads` OpenMP/BLAS threads (threadpoolctl). One warm-up fit, then the me
 `repeat` fits; time per iteration = fit time / n_iter_ (sklearn may stop early when the
 labels stop changing even with tol=0, so n_iter_ is reported).
 
-usage: bench/sklearn_kmeans.py --points 2^22 --dims 16 --k 64 --iters 10 [--threads 2] [--repeat 3]
+usage: bench/peers/sklearn_kmeans.py --points 2^22 --dims 16 --k 64 --iters 10 [--threads 2] [--repeat 3]
 """
 import argparse, json, statistics, time, warnings
 
