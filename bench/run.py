@@ -155,9 +155,15 @@ def git_commit():
         return "unknown"
 
 
+def matches(spec, word):
+    """word names the spec's area, the spec, or a group of specs (join.gpu: join.gpu.*)."""
+    return word in (spec["area"], spec["name"]) or spec["name"].startswith(word + ".")
+
+
 def selected(specs, a):
     return [s for s in specs
             if (not a.area or s["area"] in a.area) and (not a.name or s["name"] in a.name)
+            and (not a.match or any(matches(s, m) for m in a.match))
             and (not a.device or s["device"] == a.device)]
 
 
@@ -267,6 +273,8 @@ def main():
     ap.add_argument("--build", default=os.path.join(ROOT, "build"), help="meson build folder")
     ap.add_argument("--area", action="append", help="only this area (repeatable)")
     ap.add_argument("--name", action="append", help="only this spec (repeatable)")
+    ap.add_argument("--match", action="append",
+                    help="an area, a spec or a prefix of spec names (repeatable)")
     ap.add_argument("--device", choices=["cpu", "gpu"], help="only specs for this device")
     ap.add_argument("--results", default=os.path.join(ROOT, "bench", "results"),
                     help="folder of raw results (read and appended to)")

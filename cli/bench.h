@@ -1,4 +1,4 @@
-/* Shared pieces of the `sluice bench` commands (BENCH_PROTOCOL.md): repeats, medians,
+/* Shared pieces of the `sluice bench` commands (docs/BENCH_PROTOCOL.md): repeats, medians,
  * the checksum, and the JSON line printed last. Each benchmark lives in its own
  * cli/bench_<what>.c and is listed in cli/cmd_bench.c. */
 #ifndef SLUICE_CLI_BENCH_H

@@ -193,7 +193,7 @@ int bench_aggregate(int argc, char **argv)
         return 1;
     }
     if (on_device) {
-        /* GPU-resident input (BENCH_PROTOCOL.md): copied before timing. */
+        /* GPU-resident input (docs/BENCH_PROTOCOL.md): copied before timing. */
         sl_table_t *din = NULL;
         if (sl_table_to_device(eng, in, 0, &din) < 0) {
             cli_fail("bench aggregate: --resident device: %s", sl_last_errmsg());

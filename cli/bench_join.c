@@ -1,4 +1,4 @@
-/* sluice bench join: the equi-join of BENCH_PROTOCOL.md ("Join"). Build keys are unique
+/* sluice bench join: the equi-join of docs/BENCH_PROTOCOL.md ("Join"). Build keys are unique
  * (shuffled primary keys), probe keys are foreign keys drawn uniformly from them (Zipf
  * with --zipf), a fraction --match-ratio of them with a partner; payloads are derived
  * from the row position. Inputs are generated before timing into tables; the timed span
@@ -127,8 +127,9 @@ static int parse_args(int argc, char **argv, struct join_args *a, struct cli_com
                    " in GPU memory\n  (the timed span ends when it is complete there;"
                    " the checksum is read afterwards)\n"
                    "  --resident host with --placement gpu: inputs pinned before timing unless"
-                   " --pageable;\n  the transfer floors of BENCH_PROTOCOL.md are measured in the"
-                   " same run (JSON: floor_ms,\n  ooc_floor_ms with --gpu-mem below the input)\n");
+                   " --pageable;\n  the transfer floors of docs/BENCH_PROTOCOL.md are measured"
+                   " in the same run (JSON:\n  floor_ms, ooc_floor_ms with --gpu-mem below the"
+                   " input)\n");
             return 1;
         }
         if (!strcmp(o, "--pageable")) {
@@ -298,7 +299,7 @@ void bench_join_phases_file(char *path, size_t len)
     }
 }
 
-/* One query of a join benchmark (BENCH_PROTOCOL.md): timed from its creation to its
+/* One query of a join benchmark (docs/BENCH_PROTOCOL.md): timed from its creation to its
  * output complete (in GPU memory when on_device); rep < 0 is the warm-up (not recorded);
  * the output's rows and checksum are read after the span. */
 int bench_join_query(const struct bench_join_query *j, struct bench_result *r)
@@ -374,7 +375,7 @@ int bench_join(int argc, char **argv)
     if (!eng)
         return 1;
     if (on_device) {
-        /* GPU-resident inputs (BENCH_PROTOCOL.md): copied before timing. */
+        /* GPU-resident inputs (docs/BENCH_PROTOCOL.md): copied before timing. */
         sl_table_t *dbt = NULL, *dpt = NULL;
         if (sl_table_to_device(eng, bt, 0, &dbt) < 0 || sl_table_to_device(eng, pt, 0, &dpt) < 0) {
             cli_fail("bench join: --resident device: %s", sl_last_errmsg());
@@ -390,7 +391,7 @@ int bench_join(int argc, char **argv)
         pt = dpt;
     }
     /* Host-resident GPU runs: pinned inputs (pinning is not timed) and the link's
-     * bandwidths for the floors, measured now (BENCH_PROTOCOL.md). */
+     * bandwidths for the floors, measured now (docs/BENCH_PROTOCOL.md). */
     int host_gpu = !on_device && c.placement == SL_PLACE_GPU;
     struct sl_device_info di;
     memset(&di, 0, sizeof di);

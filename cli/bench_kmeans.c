@@ -259,7 +259,7 @@ int bench_kmeans(int argc, char **argv)
         return 1;
     }
     if (on_device) {
-        /* GPU-resident points (BENCH_PROTOCOL.md): copied before timing. */
+        /* GPU-resident points (docs/BENCH_PROTOCOL.md): copied before timing. */
         sl_table_t *dev = NULL;
         if (sl_table_to_device(eng, in, 0, &dev) < 0) {
             cli_fail("bench kmeans: --resident device: %s", sl_last_errmsg());

@@ -1,5 +1,5 @@
-/* sluice bench: benchmarks measured as ../shared/BENCH_PROTOCOL.md defines (the
- * protocol's copy lives in docs/BENCHMARKS.md). Each prints one JSON object last. */
+/* sluice bench: benchmarks measured as docs/BENCH_PROTOCOL.md defines; each prints one
+ * JSON object last. bench/run.py runs them from the specs in bench/specs/. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
