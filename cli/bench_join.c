@@ -461,7 +461,8 @@ int bench_join(int argc, char **argv)
             double floor = f_in > f_out ? f_in : f_out, ooc = o_in > o_out ? o_in : o_out;
             double med = bench_median(r.ms, r.n);
             at += snprintf(extra + at, sizeof extra - (size_t)at,
-                           ",\"pinned\":%d,\"h2d_gbps\":%.2f,\"d2h_gbps\":%.2f,\"floor_ms\":%.3f"
+                           ",\"pinned\":%d,\"h2d_gbps\":%.2f,\"d2h_gbps\":%.2f,\"floor\":\"link\""
+                           ",\"floor_ms\":%.3f"
                            ",\"vs_floor\":%.3f,\"gpu_mem\":%lld,\"spill_bytes\":%.0f",
                            !a.pageable, di.h2d_gbps, di.d2h_gbps, floor, med / floor,
                            (long long)c.gpu_mem, spill);
