@@ -26,7 +26,7 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SPEC_KEYS = {"name", "area", "device", "workload", "run", "select", "metric", "unit",
-             "vs", "target", "timeout"}
+             "vs", "target", "timeout", "limits"}
 VS_KINDS = {"peer", "floor"}
 COLUMNS = ["workload", "device", "date", "commit", "sluice", "peer or floor", "target", "met"]
 
@@ -245,6 +245,7 @@ def report(specs, recs, history):
     latest = {}  # spec -> device -> its newest record (newer records come later)
     for r in recs:
         latest.setdefault(r["spec"], {})[r["device"]] = r
+    by_name = {s["name"]: s for s in specs}
     areas = []
     for s in specs:
         if s["area"] not in areas:
@@ -260,13 +261,19 @@ def report(specs, recs, history):
     for area in areas:
         out += [f"## {area}", "", "| " + " | ".join(COLUMNS) + " |",
                 "|" + "---|" * len(COLUMNS)]
+        missed = []
         for s in specs:
             if s["area"] != area:
                 continue
             for rec in latest.get(s["name"], {}).values() or [None]:
                 cells = [c.replace("|", "\\|") for c in row(s, rec)]
                 out.append("| " + " | ".join(cells) + " |")
+                if cells[-1] == "no" and s["name"] not in missed:
+                    missed.append(s["name"])
         out.append("")
+        why = [f"- `{n}`: {by_name[n].get('limits', 'not analysed yet.')}" for n in missed]
+        if why:
+            out += ["What limits the missed targets:", ""] + why + [""]
     if history:
         with open(history) as fh:
             out += [fh.read().rstrip(), ""]
