@@ -65,7 +65,8 @@ source scripts/on_gpu_env.sh
 B=.carry/build-gpu
 export SLUICE_TEST=1
 END=$((SECONDS + budget))
-{ date -u; nvidia-smi -L 2>&1; echo "commit $(cat .carry/commit.txt 2>/dev/null)"; } > "$L/device.txt"
+{ date -u; nvidia-smi -L 2>&1 || echo "no nvidia-smi"
+  echo "commit $(cat .carry/commit.txt 2>/dev/null)"; } > "$L/device.txt" 2>&1
 cat "$L/device.txt"
 
 # step LOG SECONDS COMMAND...: runs a command within what is left of the budget.
