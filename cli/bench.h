@@ -1,4 +1,4 @@
-/* Shared pieces of the `sluice bench` commands (BENCH_PROTOCOL.md): repeats, medians,
+/* Shared pieces of the `sluice bench` commands (docs/BENCH_PROTOCOL.md): repeats, medians,
  * the checksum, and the JSON line printed last. Each benchmark lives in its own
  * cli/bench_<what>.c and is listed in cli/cmd_bench.c. */
 #ifndef SLUICE_CLI_BENCH_H
@@ -106,11 +106,35 @@ struct joinseq_args {
     const char *algo, *output, *resident;
 };
 int bench_join_sequence(const struct joinseq_args *a, struct cli_common *c);
-/* Memory-copy bandwidth: GB/s copied by `threads` threads memcpy-ing `bytes` in all. */
-double bench_memcpy_gbps(size_t bytes, int threads);
-/* GB/s of a device-to-device copy of `bytes` on GPU `ordinal`, read + write (median of
- * 5 after a warm-up, CUDA events); 0 without CUDA or on failure (bench_gpu.c). */
-double bench_device_copy_gbps(int ordinal, size_t bytes);
+/* Floors (bench_floor.c; docs/BENCH_PROTOCOL.md, "Floors"). Where the data lives: */
+enum bench_where {
+    BENCH_ON_CPU, /* a CPU run: host memory bandwidth */
+    BENCH_ON_GPU, /* a GPU run on GPU-resident data: device copy bandwidth */
+    BENCH_LINK,   /* a GPU run on host-resident data: the host<->device link */
+};
+struct bench_floor {
+    const char *kind;          /* "memory", "device_copy", "link"; NULL = none */
+    double in_gbps, out_gbps;  /* bandwidths measured in this run (read + write counted
+                                * for the memories) */
+    int64_t probe_bytes;       /* size of the bandwidth probe */
+    double ms;                 /* the floor; 0 = not measured */
+};
+/* Bytes a bandwidth probe copies for data of `data_bytes`: twice the data, at least
+ * 64 MiB (past the caches), at most 1 GiB. */
+int64_t bench_probe_bytes(double data_bytes);
+/* Measures the floor of moving bytes_in in and bytes_out out where `where` says. */
+void bench_floor_measure(sl_engine_t *eng, enum bench_where where, double bytes_in,
+                         double bytes_out, struct bench_floor *f);
+/* Writes ,"floor":kind,...,"floor_ms":..,"x_floor":time_ms/floor_ms ("" without a floor);
+ * returns what snprintf returns. */
+int bench_floor_json(const struct bench_floor *f, double time_ms, char *out, size_t len);
+/* Host memory bandwidth: GB/s read + written by `threads` threads memcpy-ing `bytes`. */
+double bench_memcpy_gbps(int64_t bytes, int threads);
+/* Device copy bandwidth of the engine's first usable GPU (read + write, GB/s), through
+ * sl_engine_measure_device_copy; 0 without a GPU or on failure. */
+double bench_device_copy_gbps(sl_engine_t *eng, int64_t bytes);
+/* fp32 FMA peak of the engine's first usable GPU (GFLOP/s); 0 without one. */
+double bench_gpu_fp32_peak(sl_engine_t *eng);
 /* Adds the "phases" an operator reported in a query profile (sl_query_profile_json) to
  * the current repeat of r. */
 void bench_profile_phases(struct bench_result *r, const char *profile);

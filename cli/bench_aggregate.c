@@ -1,15 +1,14 @@
 /* sluice bench aggregate: hash group-by of N rows on G distinct random 32-bit keys
  * (uniform, or Zipf with --zipf), int64 value column, count(*) and sum(v) per group
- * (BENCH_PROTOCOL.md, "Aggregate"). The input table is generated outside the timed span;
- * each repeat times one query (create, run, result) of table -> aggregate -> output.
+ * (docs/BENCH_PROTOCOL.md, "Aggregate"). The input table is generated outside the timed
+ * span; each repeat times one query (create, run, result) of table -> aggregate -> output.
  * The result is checked once: the counts add up to N and the sums to the sum of v.
- * "memcpy_gbps" (a large memcpy on all threads) gives the CPU floor: bytes of the key
- * and value columns read once and the result written, over that bandwidth ("floor_ms");
- * with --resident device the bandwidth is "device_copy_gbps" (a device-to-device copy on
- * GPU 0, read + write, in the same run). "x_floor" = median / floor. GPU runs report
- * the operator's phases (CUDA events, from the query profile). --resident device copies
- * the input to GPU 0 before timing and leaves the result there (the check reads it back
- * after the timed span); GPU runs add peak_device_bytes. */
+ * The floor (bench_floor.c) is that of the residency: the key and value columns read
+ * once and the result written, in host memory (CPU runs), device memory (--resident
+ * device) or over the link (host-resident input on the GPU); "x_floor" = median / floor.
+ * GPU runs report the operator's phases (CUDA events, from the query profile).
+ * --resident device copies the input to GPU 0 before timing and leaves the result there
+ * (the check reads it back after the timed span); GPU runs add peak_device_bytes. */
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -194,7 +193,7 @@ int bench_aggregate(int argc, char **argv)
         return 1;
     }
     if (on_device) {
-        /* GPU-resident input (BENCH_PROTOCOL.md): copied before timing. */
+        /* GPU-resident input (docs/BENCH_PROTOCOL.md): copied before timing. */
         sl_table_t *din = NULL;
         if (sl_table_to_device(eng, in, 0, &din) < 0) {
             cli_fail("bench aggregate: --resident device: %s", sl_last_errmsg());
@@ -224,20 +223,19 @@ int bench_aggregate(int argc, char **argv)
         rc = bench_run_plan(eng, plan, "groups", repeat, "aggregate", &res, check_groups, &chk);
     if (rc == SL_OK) {
         int threads = sl_engine_num_threads(eng);
-        double bytes = (double)n * 12 + (double)res.output_rows * 20;
-        /* Floor: host-resident input streams over host memory bandwidth; GPU-resident
-         * input is read once from device memory, whose bandwidth a device-to-device copy
-         * of 1 GiB in this run gives (BENCH_PROTOCOL.md). */
-        double gbps = on_device ? bench_device_copy_gbps(0, (size_t)1 << 30)
-                                : bench_memcpy_gbps((size_t)1 << 30, threads);
-        double floor_ms = gbps > 0 ? bytes / (gbps * 1e6) : 0;
+        /* The floor of the residency (bench_floor.c): host-resident input read from
+         * host memory on the CPU or sent over the link to a GPU; GPU-resident input
+         * read once from device memory. */
+        struct bench_floor fl;
+        bench_floor_measure(eng, on_device ? BENCH_ON_GPU
+                                 : c.placement == SL_PLACE_GPU ? BENCH_LINK : BENCH_ON_CPU,
+                            (double)n * 12, (double)res.output_rows * 20, &fl);
         double med = bench_median(res.ms, res.n);
-        char extra[500];
+        char extra[600];
         int len = snprintf(extra, sizeof extra,
                  ",\"rows\":%" PRId64 ",\"groups\":%" PRId64 ",\"zipf\":%g,\"threads\":%d"
-                 ",\"resident\":\"%s\",\"%s\":%.3f,\"floor_ms\":%.3f,\"x_floor\":%.2f",
-                 n, groups, zipf, threads, resident, on_device ? "device_copy_gbps" : "memcpy_gbps",
-                 gbps, floor_ms, floor_ms > 0 ? med / floor_ms : 0);
+                 ",\"resident\":\"%s\"", n, groups, zipf, threads, resident);
+        len += bench_floor_json(&fl, med, extra + len, sizeof extra - (size_t)len);
         if (res.split && len > 0 && (size_t)len < sizeof extra)
             snprintf(extra + len, sizeof extra - (size_t)len,
                      ",\"cpu_morsels\":%" PRId64 ",\"gpu_morsels\":%" PRId64,

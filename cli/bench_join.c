@@ -1,4 +1,4 @@
-/* sluice bench join: the equi-join of BENCH_PROTOCOL.md ("Join"). Build keys are unique
+/* sluice bench join: the equi-join of docs/BENCH_PROTOCOL.md ("Join"). Build keys are unique
  * (shuffled primary keys), probe keys are foreign keys drawn uniformly from them (Zipf
  * with --zipf), a fraction --match-ratio of them with a partner; payloads are derived
  * from the row position. Inputs are generated before timing into tables; the timed span
@@ -127,8 +127,9 @@ static int parse_args(int argc, char **argv, struct join_args *a, struct cli_com
                    " in GPU memory\n  (the timed span ends when it is complete there;"
                    " the checksum is read afterwards)\n"
                    "  --resident host with --placement gpu: inputs pinned before timing unless"
-                   " --pageable;\n  the transfer floors of BENCH_PROTOCOL.md are measured in the"
-                   " same run (JSON: floor_ms,\n  ooc_floor_ms with --gpu-mem below the input)\n");
+                   " --pageable;\n  the transfer floors of docs/BENCH_PROTOCOL.md are measured"
+                   " in the same run (JSON:\n  floor_ms, ooc_floor_ms with --gpu-mem below the"
+                   " input)\n");
             return 1;
         }
         if (!strcmp(o, "--pageable")) {
@@ -298,7 +299,7 @@ void bench_join_phases_file(char *path, size_t len)
     }
 }
 
-/* One query of a join benchmark (BENCH_PROTOCOL.md): timed from its creation to its
+/* One query of a join benchmark (docs/BENCH_PROTOCOL.md): timed from its creation to its
  * output complete (in GPU memory when on_device); rep < 0 is the warm-up (not recorded);
  * the output's rows and checksum are read after the span. */
 int bench_join_query(const struct bench_join_query *j, struct bench_result *r)
@@ -374,7 +375,7 @@ int bench_join(int argc, char **argv)
     if (!eng)
         return 1;
     if (on_device) {
-        /* GPU-resident inputs (BENCH_PROTOCOL.md): copied before timing. */
+        /* GPU-resident inputs (docs/BENCH_PROTOCOL.md): copied before timing. */
         sl_table_t *dbt = NULL, *dpt = NULL;
         if (sl_table_to_device(eng, bt, 0, &dbt) < 0 || sl_table_to_device(eng, pt, 0, &dpt) < 0) {
             cli_fail("bench join: --resident device: %s", sl_last_errmsg());
@@ -390,7 +391,7 @@ int bench_join(int argc, char **argv)
         pt = dpt;
     }
     /* Host-resident GPU runs: pinned inputs (pinning is not timed) and the link's
-     * bandwidths for the floors, measured now (BENCH_PROTOCOL.md). */
+     * bandwidths for the floors, measured now (docs/BENCH_PROTOCOL.md). */
     int host_gpu = !on_device && c.placement == SL_PLACE_GPU;
     struct sl_device_info di;
     memset(&di, 0, sizeof di);
@@ -432,6 +433,18 @@ int bench_join(int argc, char **argv)
                  "\"output\":\"%s\",\"kind\":\"%s\",\"resident\":\"%s\",\"threads\":%d",
                  a.build_rows, a.probe_rows, a.payloads, a.key_bytes, a.match_ratio, a.zipf,
                  a.algo, a.output, a.kind, a.resident, sl_engine_num_threads(eng));
+        if (on_device || c.placement != SL_PLACE_GPU) {
+            /* GPU-resident or CPU run: inputs read once, output written once, in the
+             * memory they live in (bench_floor.c). */
+            double w = (double)a.key_bytes;
+            double in = (double)(a.build_rows + a.probe_rows) * w * (double)(1 + a.payloads);
+            double out = strcmp(a.output, "aggregate")
+                             ? (double)r.output_rows * w * (double)(1 + 2 * a.payloads) : 0;
+            struct bench_floor fl;
+            bench_floor_measure(eng, on_device ? BENCH_ON_GPU : BENCH_ON_CPU, in, out, &fl);
+            at += bench_floor_json(&fl, bench_median(r.ms, r.n), extra + at,
+                                   sizeof extra - (size_t)at);
+        }
         if (host_gpu && di.h2d_gbps > 0 && di.d2h_gbps > 0) {
             /* Floors: bytes over the link at the measured pinned bandwidths (one direction
              * each; copies both ways at once are not measured here). Out of core: the
@@ -448,7 +461,8 @@ int bench_join(int argc, char **argv)
             double floor = f_in > f_out ? f_in : f_out, ooc = o_in > o_out ? o_in : o_out;
             double med = bench_median(r.ms, r.n);
             at += snprintf(extra + at, sizeof extra - (size_t)at,
-                           ",\"pinned\":%d,\"h2d_gbps\":%.2f,\"d2h_gbps\":%.2f,\"floor_ms\":%.3f"
+                           ",\"pinned\":%d,\"h2d_gbps\":%.2f,\"d2h_gbps\":%.2f,\"floor\":\"link\""
+                           ",\"floor_ms\":%.3f"
                            ",\"vs_floor\":%.3f,\"gpu_mem\":%lld,\"spill_bytes\":%.0f",
                            !a.pageable, di.h2d_gbps, di.d2h_gbps, floor, med / floor,
                            (long long)c.gpu_mem, spill);

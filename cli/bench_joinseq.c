@@ -172,7 +172,7 @@ static int seq_plan(sl_plan_t *p, const struct joinseq_args *a, sl_table_t *fact
     return on_device ? sl_plan_output_device(p, prev, "out") : sl_plan_output(p, prev, "out");
 }
 
-/* The timed loop (BENCH_PROTOCOL.md): a warm-up, then `repeat` queries, each timed from
+/* The timed loop (docs/BENCH_PROTOCOL.md): a warm-up, then `repeat` queries, each timed from
  * its creation to its output complete (in GPU memory with --resident device). */
 static int seq_run(sl_engine_t *eng, const struct joinseq_args *a, sl_table_t *fact,
                    sl_table_t **dims, int on_device, const char *phases_path,
@@ -228,7 +228,7 @@ int bench_join_sequence(const struct joinseq_args *a, struct cli_common *c)
     int rc = eng ? SL_OK : SL_ENOMEM;
     if (!ok)
         cli_fail("out of memory generating the inputs");
-    if (eng && on_device) { /* GPU-resident inputs (BENCH_PROTOCOL.md): copied before timing */
+    if (eng && on_device) { /* GPU-resident inputs (docs/BENCH_PROTOCOL.md): copied before timing */
         for (int i = -1; i < n && rc == SL_OK; i++) {
             sl_table_t **t = i < 0 ? &fact : &dims[i], *dt = NULL;
             if ((rc = sl_table_to_device(eng, *t, 0, &dt)) < 0) {

@@ -1,18 +1,19 @@
 /* sluice bench kmeans: Lloyd k-means of N float32 points in D dims around K blob
- * centres (BENCH_PROTOCOL.md, "k-means"). Starting centroids are K distinct points
+ * centres (docs/BENCH_PROTOCOL.md, "k-means"). Starting centroids are K distinct points
  * chosen with a fixed seed (init=random), tol=0, exactly I iterations. The points are
  * generated outside the timed span; each repeat times one query (create, run, result);
  * time_ms is the total of the I iterations (plus the init, which picks K rows) and
  * ms_per_iter = time_ms / I.
- * The FMA floor on a CPU: 2*N*D*K flops per iteration over the fp32 peak measured here
- * with a tight loop of independent 256-bit FMAs on every thread ("fma_gflops"; AVX2, the
- * width the operator uses), so floor_ms_per_iter = 2*N*D*K / peak.
- * On a GPU (--placement gpu): floor_ms_per_iter = max(N*D*4 bytes read / the device
- * copy bandwidth measured here (cudaMemcpy device to device, read + write counted),
- * 2*N*D*K / the fp32 peak derived from the device attributes (SMs x peak SM clock x FP32
- * lanes per SM x 2; "peak_gflops")), "ratio" = ms_per_iter / floor, and the operator's
- * phases (the query profile: init, assign, update, converge, output; totals of a query
- * in ms) with "iter_ms" = (assign + update + converge) / I and its ratio to the floor. */
+ * The floor on a CPU: 2*N*D*K flops per iteration over the fp32 FMA peak measured here
+ * with independent 256-bit FMAs in registers on every thread ("fma_gflops"; AVX2, the
+ * width the operator uses; the best of 5, so that a busy machine cannot push the peak
+ * below what the operator reaches): floor_ms = I * 2*N*D*K / peak.
+ * On a GPU (--placement gpu), per iteration: max(N*D*4 bytes read / the device copy
+ * bandwidth (sl_engine_measure_device_copy, read + write counted), 2*N*D*K / the fp32
+ * peak (sl_engine_device_fp32_peak)); host-resident points add one upload over the link
+ * (docs/BENCH_PROTOCOL.md). "x_floor" = time_ms / floor_ms; the operator's phases (the
+ * query profile: init, assign, update, converge, output; totals of a query in ms) give
+ * "iter_ms" = (assign + update + converge) / I and its ratio to the per-iteration floor. */
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -21,97 +22,43 @@
 
 #include "bench.h"
 
-#ifdef SL_HAVE_CUDA
-#include <cuda_runtime_api.h>
-
-/* FP32 FMA lanes per SM by compute capability (CUDA C programming guide, throughput of
- * arithmetic instructions): 64 for 6.0, 7.x and 8.0, 128 for the others (9.0: H100). */
-static int fp32_lanes(int major, int minor)
-{
-    if ((major == 6 && minor == 0) || major == 7 || (major == 8 && minor == 0))
-        return 64;
-    return 128;
-}
-
-struct gpu_floor {
-    double copy_gbps, peak_gflops;
-    int sms, clock_khz, lanes;
-};
-
-/* Device copy bandwidth (median of 5 copies of 1 GiB after a warm-up; read + write) and
- * the derived fp32 peak of GPU 0. 0 where CUDA fails. */
-static void measure_gpu_floor(struct gpu_floor *f)
-{
-    memset(f, 0, sizeof *f);
-    int dev = 0, major = 0, minor = 0;
-    if (cudaSetDevice(dev) != cudaSuccess ||
-        cudaDeviceGetAttribute(&f->sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess ||
-        cudaDeviceGetAttribute(&f->clock_khz, cudaDevAttrClockRate, dev) != cudaSuccess ||
-        cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess ||
-        cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) != cudaSuccess)
-        return;
-    f->lanes = fp32_lanes(major, minor);
-    f->peak_gflops = (double)f->sms * f->clock_khz * 1e3 * f->lanes * 2 / 1e9;
-    const size_t bytes = (size_t)1 << 30;
-    void *a = NULL, *b = NULL;
-    cudaEvent_t e0 = NULL, e1 = NULL;
-    double ms[5];
-    int ok = cudaMalloc(&a, bytes) == cudaSuccess && cudaMalloc(&b, bytes) == cudaSuccess &&
-             cudaEventCreate(&e0) == cudaSuccess && cudaEventCreate(&e1) == cudaSuccess &&
-             cudaMemset(a, 1, bytes) == cudaSuccess &&
-             cudaMemcpy(b, a, bytes, cudaMemcpyDeviceToDevice) == cudaSuccess;
-    for (int r = 0; ok && r < 5; r++) {
-        float t = 0;
-        ok = cudaEventRecord(e0, 0) == cudaSuccess &&
-             cudaMemcpyAsync(b, a, bytes, cudaMemcpyDeviceToDevice, 0) == cudaSuccess &&
-             cudaEventRecord(e1, 0) == cudaSuccess && cudaEventSynchronize(e1) == cudaSuccess &&
-             cudaEventElapsedTime(&t, e0, e1) == cudaSuccess;
-        ms[r] = t;
-    }
-    if (ok)
-        f->copy_gbps = 2.0 * (double)bytes / (bench_median(ms, 5) * 1e6);
-    cudaFree(a);
-    cudaFree(b);
-    if (e0)
-        cudaEventDestroy(e0);
-    if (e1)
-        cudaEventDestroy(e1);
-}
-#endif
-
 #if defined(__x86_64__)
 #include <immintrin.h>
 
-#define FMA_ITERS 200000000L
+#define FMA_ROUNDS (1L << 22)
 
-/* 12 independent accumulator chains: enough to cover the FMA latency on 2 ports. */
+/* 12 independent chains of 256-bit FMAs, each in its own register (the empty asm keeps
+ * them there and stops the compiler folding the loop): enough to cover the FMA latency
+ * on 2 ports (4-5 cycles each). Measuring with chains kept in memory would time
+ * load/store latency instead and understate the peak. */
+#define FMA12(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11)
 __attribute__((target("avx2,fma"))) static void *fma_main(void *p)
 {
-    __m256 a[12], x = _mm256_set1_ps(0.999999f), y = _mm256_set1_ps(1e-7f);
-    for (int i = 0; i < 12; i++)
-        a[i] = _mm256_set1_ps((float)i);
-    for (long it = 0; it < FMA_ITERS / 12; it++) {
-        for (int i = 0; i < 12; i++)
-            a[i] = _mm256_fmadd_ps(a[i], x, y);
-        __asm__ volatile("" : "+x"(a[0]), "+x"(a[1]), "+x"(a[2]), "+x"(a[3]), "+x"(a[4]),
-                         "+x"(a[5]), "+x"(a[6]), "+x"(a[7]), "+x"(a[8]), "+x"(a[9]), "+x"(a[10]),
-                         "+x"(a[11]));
+    __m256 x = _mm256_set1_ps(0.999999f), y = _mm256_set1_ps(1e-7f);
+#define DECL(i) __m256 a##i = _mm256_set1_ps((float)(i));
+    FMA12(DECL)
+    for (long it = 0; it < FMA_ROUNDS; it++) {
+#define STEP(i) a##i = _mm256_fmadd_ps(a##i, x, y);
+        FMA12(STEP)
+        __asm__ volatile("" : "+x"(a0), "+x"(a1), "+x"(a2), "+x"(a3), "+x"(a4), "+x"(a5),
+                         "+x"(a6), "+x"(a7), "+x"(a8), "+x"(a9), "+x"(a10), "+x"(a11));
     }
     float s = 0;
-    for (int i = 0; i < 12; i++)
-        s += a[i][0];
+#define SUM(i) s += a##i[0];
+    FMA12(SUM)
     *(float *)p = s;
     return NULL;
 }
 
-/* GFLOP/s of FMAs on `threads` threads (each FMA = 16 flops on 8 lanes); median of 3. */
+/* fp32 FMA peak in GFLOP/s on `threads` threads (each FMA = 16 flops on 8 lanes): the best
+ * of 5, since any disturbance only lowers a measurement of a peak. */
 static double fma_gflops(int threads)
 {
     __builtin_cpu_init();
     if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma") || threads > 64)
         return 0;
-    double ms[3];
-    for (int r = 0; r < 3; r++) {
+    double best_ms = 0;
+    for (int r = 0; r < 5; r++) {
         pthread_t th[64];
         float sink[64];
         int64_t t0 = cli_now_ns();
@@ -119,10 +66,11 @@ static double fma_gflops(int threads)
             pthread_create(&th[i], NULL, fma_main, &sink[i]);
         for (int i = 0; i < threads; i++)
             pthread_join(th[i], NULL);
-        ms[r] = (cli_now_ns() - t0) / 1e6;
+        double ms = (cli_now_ns() - t0) / 1e6;
+        if (r == 0 || ms < best_ms)
+            best_ms = ms;
     }
-    double flops = (double)(FMA_ITERS / 12) * 12 * 16 * threads;
-    return flops / (bench_median(ms, 3) * 1e6);
+    return (double)FMA_ROUNDS * 12 * 16 * threads / (best_ms * 1e6);
 }
 #else
 static double fma_gflops(int threads)
@@ -223,36 +171,53 @@ static double phase_median(const struct bench_result *r, const char *name)
 }
 
 /* The JSON line of a GPU run: the GPU floor (see the top of the file). */
-static void print_gpu(const struct bench_result *res, int64_t n, int64_t d, int64_t k,
-                      int64_t iters, double inertia)
+static void print_gpu(sl_engine_t *eng, const struct bench_result *res, int64_t n, int64_t d,
+                      int64_t k, int64_t iters, int on_device, double inertia)
 {
     double med = bench_median(res->ms, res->n), per = med / (double)iters;
     double flops = 2.0 * (double)n * (double)d * (double)k, bytes = (double)n * d * 4;
-    double bw = 0, peak = 0;
-    int sms = 0, clk = 0, lanes = 0;
-#ifdef SL_HAVE_CUDA
-    struct gpu_floor f;
-    measure_gpu_floor(&f);
-    bw = f.copy_gbps;
-    peak = f.peak_gflops;
-    sms = f.sms;
-    clk = f.clock_khz;
-    lanes = f.lanes;
-#endif
+    double bw = bench_device_copy_gbps(eng, bench_probe_bytes(bytes));
+    double peak = bench_gpu_fp32_peak(eng);
     double mem_ms = bw > 0 ? bytes / (bw * 1e6) : 0, fma_ms = peak > 0 ? flops / (peak * 1e6) : 0;
-    double floor = mem_ms > fma_ms ? mem_ms : fma_ms;
+    double iter_floor = mem_ms > fma_ms ? mem_ms : fma_ms;
+    /* Host-resident points cross the link once per query, before the first iteration. */
+    struct bench_floor up = {0};
+    if (!on_device)
+        bench_floor_measure(eng, BENCH_LINK, bytes, 0, &up);
+    double floor = up.ms + iter_floor * (double)iters;
     double iter_ms = (phase_median(res, "assign") + phase_median(res, "update") +
                       phase_median(res, "converge")) / (double)iters;
-    char extra[640];
+    char extra[700];
     snprintf(extra, sizeof extra,
              ",\"points\":%" PRId64 ",\"dims\":%" PRId64 ",\"k\":%" PRId64 ",\"iters\":%" PRId64
-             ",\"ms_per_iter\":%.3f,\"gflops\":%.1f,\"copy_gbps\":%.1f,\"peak_gflops\":%.1f"
-             ",\"sms\":%d,\"clock_mhz\":%.0f,\"fp32_lanes_per_sm\":%d,\"mem_floor_ms\":%.3f"
-             ",\"flop_floor_ms\":%.3f,\"floor_ms_per_iter\":%.3f,\"ratio\":%.2f"
-             ",\"iter_ms\":%.3f,\"iter_ratio\":%.2f,\"inertia\":%.6g",
-             n, d, k, iters, per, flops * iters / (med * 1e6), bw, peak, sms, clk / 1e3, lanes,
-             mem_ms, fma_ms, floor, floor > 0 ? per / floor : 0, iter_ms,
-             floor > 0 ? iter_ms / floor : 0, inertia);
+             ",\"resident\":\"%s\",\"ms_per_iter\":%.3f,\"gflops\":%.1f,\"copy_gbps\":%.1f"
+             ",\"peak_gflops\":%.1f,\"mem_floor_ms\":%.3f,\"flop_floor_ms\":%.3f"
+             ",\"upload_floor_ms\":%.3f,\"floor\":\"fma_or_device_copy\",\"floor_ms\":%.3f"
+             ",\"x_floor\":%.2f,\"floor_ms_per_iter\":%.3f,\"iter_ms\":%.3f"
+             ",\"iter_ratio\":%.2f,\"inertia\":%.6g",
+             n, d, k, iters, on_device ? "device" : "host", per, flops * iters / (med * 1e6), bw,
+             peak, mem_ms, fma_ms, up.ms, floor, floor > 0 ? med / floor : 0,
+             floor / (double)iters, iter_ms, iter_floor > 0 ? iter_ms / iter_floor : 0, inertia);
+    bench_print_json("kmeans", res, extra);
+}
+
+/* The JSON line of a CPU run: the FMA floor (see the top of the file). */
+static void print_cpu(sl_engine_t *eng, const struct bench_result *res, int64_t n, int64_t d,
+                      int64_t k, int64_t iters, double inertia)
+{
+    int threads = sl_engine_num_threads(eng);
+    double med = bench_median(res->ms, res->n);
+    double peak = fma_gflops(threads);
+    double flops = 2.0 * (double)n * (double)d * (double)k;
+    double floor = peak > 0 ? flops * (double)iters / (peak * 1e6) : 0;
+    char extra[500];
+    snprintf(extra, sizeof extra,
+             ",\"points\":%" PRId64 ",\"dims\":%" PRId64 ",\"k\":%" PRId64 ",\"iters\":%" PRId64
+             ",\"threads\":%d,\"ms_per_iter\":%.3f,\"gflops\":%.2f,\"fma_gflops\":%.2f"
+             ",\"floor\":\"fma\",\"floor_ms\":%.3f,\"x_floor\":%.2f"
+             ",\"floor_ms_per_iter\":%.3f,\"inertia\":%.6g",
+             n, d, k, iters, threads, med / (double)iters, flops * iters / (med * 1e6), peak,
+             floor, floor > 0 ? med / floor : 0, floor / (double)iters, inertia);
     bench_print_json("kmeans", res, extra);
 }
 
@@ -294,7 +259,7 @@ int bench_kmeans(int argc, char **argv)
         return 1;
     }
     if (on_device) {
-        /* GPU-resident points (BENCH_PROTOCOL.md): copied before timing. */
+        /* GPU-resident points (docs/BENCH_PROTOCOL.md): copied before timing. */
         sl_table_t *dev = NULL;
         if (sl_table_to_device(eng, in, 0, &dev) < 0) {
             cli_fail("bench kmeans: --resident device: %s", sl_last_errmsg());
@@ -326,22 +291,10 @@ int bench_kmeans(int argc, char **argv)
     if (rc == SL_OK)
         rc = bench_run_plan(eng, plan, "centroids", repeat, "kmeans", &res, check_centroids, &chk);
     double inertia = chk.inertia;
-    if (rc == SL_OK && c.placement == SL_PLACE_GPU) {
-        print_gpu(&res, n, d, k, iters, inertia);
-    } else if (rc == SL_OK) {
-        int threads = sl_engine_num_threads(eng);
-        double med = bench_median(res.ms, res.n);
-        double peak = fma_gflops(threads);
-        double flops = 2.0 * (double)n * (double)d * (double)k;
-        char extra[400];
-        snprintf(extra, sizeof extra,
-                 ",\"points\":%" PRId64 ",\"dims\":%" PRId64 ",\"k\":%" PRId64 ",\"iters\":%" PRId64
-                 ",\"threads\":%d,\"ms_per_iter\":%.3f,\"gflops\":%.2f,\"fma_gflops\":%.2f"
-                 ",\"floor_ms_per_iter\":%.3f,\"inertia\":%.6g",
-                 n, d, k, iters, threads, med / (double)iters, flops * iters / (med * 1e6), peak,
-                 peak > 0 ? flops / (peak * 1e6) : 0, inertia);
-        bench_print_json("kmeans", &res, extra);
-    }
+    if (rc == SL_OK && c.placement == SL_PLACE_GPU)
+        print_gpu(eng, &res, n, d, k, iters, on_device, inertia);
+    else if (rc == SL_OK)
+        print_cpu(eng, &res, n, d, k, iters, inertia);
     sl_plan_destroy(plan);
     sl_table_unref(in);
     sl_engine_close(eng);

@@ -1,65 +1,20 @@
 /* sluice bench sort: sorts N random keys (int32 or int64) carrying P payload columns
- * of the key's width (BENCH_PROTOCOL.md, "Sort"). --resident device copies the input to
- * GPU 0 before timing and leaves the result there (the check reads it back after the
- * timed span); GPU runs report the operator's phases (gpu_concat, gpu_sort, gpu_gather:
- * CUDA events), the device copy bandwidth and floor, and peak_device_bytes. Keys and
- * payloads are generated outside the timed span; each repeat times one query (create,
- * run, result) of table -> sort(by=k) -> output from the same input table. The checksum covers every
- * output value; the output is checked to be sorted within each batch and to hold the
- * input's values. Also measures the machine's memory-copy bandwidth (a large memcpy on
- * all threads) for comparison: "memcpy_gbps" is bytes copied per second. */
+ * of the key's width (docs/BENCH_PROTOCOL.md, "Sort"). --resident device copies the
+ * input to GPU 0 before timing and leaves the result there (the check reads it back after
+ * the timed span); GPU runs report the operator's phases (gpu_concat, gpu_sort,
+ * gpu_gather: CUDA events) and peak_device_bytes. Keys and payloads are generated outside
+ * the timed span; each repeat times one query (create, run, result) of table ->
+ * sort(by=k) -> output from the same input table. The checksum covers every output
+ * value; the output is checked to be sorted within each batch and to hold the input's
+ * values. The floor (bench_floor.c) is that of the residency: every row read and written
+ * once in host memory (CPU), in device memory (--resident device), or sent up and back
+ * down the link (host-resident GPU runs). */
 #include <inttypes.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "bench.h"
-
-struct copy_arg {
-    char *dst;
-    const char *src;
-    size_t bytes;
-};
-
-static void *copy_main(void *p)
-{
-    struct copy_arg *a = p;
-    memcpy(a->dst, a->src, a->bytes);
-    return NULL;
-}
-
-/* Median over 5 runs of `threads` threads each copying bytes / threads; GB/s copied. */
-double bench_memcpy_gbps(size_t bytes, int threads)
-{
-    char *src = malloc(bytes), *dst = malloc(bytes);
-    if (!src || !dst || threads < 1) {
-        free(src);
-        free(dst);
-        return 0;
-    }
-    memset(src, 1, bytes);
-    memset(dst, 2, bytes);
-    double ms[5];
-    for (int r = 0; r < 5; r++) {
-        pthread_t th[64];
-        struct copy_arg args[64];
-        int n = threads > 64 ? 64 : threads;
-        size_t part = bytes / (size_t)n;
-        int64_t t0 = cli_now_ns();
-        for (int i = 0; i < n; i++) {
-            args[i] = (struct copy_arg){dst + part * (size_t)i, src + part * (size_t)i, part};
-            pthread_create(&th[i], NULL, copy_main, &args[i]);
-        }
-        for (int i = 0; i < n; i++)
-            pthread_join(th[i], NULL);
-        ms[r] = (cli_now_ns() - t0) / 1e6;
-    }
-    free(src);
-    free(dst);
-    double med = bench_median(ms, 5);
-    return med > 0 ? bytes / (med * 1e6) : 0;
-}
 
 static int usage(void)
 {
@@ -204,7 +159,7 @@ int bench_sort(int argc, char **argv)
     }
     int on_device = !strcmp(resident, "device");
     if (on_device) {
-        /* GPU-resident input (BENCH_PROTOCOL.md): copied before timing. */
+        /* GPU-resident input (docs/BENCH_PROTOCOL.md): copied before timing. */
         sl_table_t *din = NULL;
         if (sl_table_to_device(eng, in, 0, &din) < 0) {
             cli_fail("bench sort: --resident device: %s", sl_last_errmsg());
@@ -215,18 +170,12 @@ int bench_sort(int argc, char **argv)
         sl_table_unref(in);
         in = din;
     }
-    /* Host-resident GPU runs: pinned input (pinning is not timed) and the link's
-     * bandwidths for the floor, measured now (BENCH_PROTOCOL.md). */
+    /* Host-resident GPU runs: pinned input (pinning is not timed); the floor is the
+     * link's (docs/BENCH_PROTOCOL.md). */
     int host_gpu = !on_device && c.placement == SL_PLACE_GPU;
-    struct sl_device_info di;
-    memset(&di, 0, sizeof di);
-    if (host_gpu) {
-        if (!pageable && sl_table_pin(in) < 0)
-            fprintf(stderr, "bench sort: cannot pin the input (%s); it stays pageable\n",
-                    sl_last_errmsg());
-        if (sl_engine_measure_links(eng) == SL_OK && sl_engine_device_count(eng) > 1)
-            sl_engine_device_info(eng, 1, &di);
-    }
+    if (host_gpu && !pageable && sl_table_pin(in) < 0)
+        fprintf(stderr, "bench sort: cannot pin the input (%s); it stays pageable\n",
+                sl_last_errmsg());
     sl_plan_t *plan;
     int src, s, rc = sl_plan_create(&plan);
     if (rc == SL_OK)
@@ -246,36 +195,23 @@ int bench_sort(int argc, char **argv)
         int threads = sl_engine_num_threads(eng);
         double med = bench_median(res.ms, res.n);
         double bytes = (double)n * (double)key_bytes * (double)(payloads + 1);
-        double gbps = bench_memcpy_gbps((size_t)1 << 30, threads);
+        /* The floor for the residency: every row read once and written once. */
+        struct bench_floor fl;
+        bench_floor_measure(eng, on_device ? BENCH_ON_GPU : host_gpu ? BENCH_LINK : BENCH_ON_CPU,
+                            bytes, bytes, &fl);
         char extra[800];
         int len = snprintf(extra, sizeof extra,
                            ",\"rows\":%" PRId64 ",\"key_bytes\":%" PRId64 ",\"payloads\":%" PRId64
-                           ",\"threads\":%d,\"data_gb_per_s\":%.3f,\"memcpy_gbps\":%.3f"
-                           ",\"resident\":\"%s\"",
-                           n, key_bytes, payloads, threads, bytes / (med * 1e6), gbps, resident);
+                           ",\"threads\":%d,\"data_gb_per_s\":%.3f,\"resident\":\"%s\"",
+                           n, key_bytes, payloads, threads, bytes / (med * 1e6), resident);
+        len += bench_floor_json(&fl, med, extra + len, sizeof extra - (size_t)len);
+        if (host_gpu)
+            snprintf(extra + len, sizeof extra - (size_t)len, ",\"pinned\":%d,\"gpu_mem\":%lld",
+                     !pageable, (long long)c.gpu_mem);
         if (on_device || c.placement == SL_PLACE_GPU) {
-            /* Floor on the GPU: the rows read once and written once at device copy
-             * bandwidth (read + write, measured in this run); a radix sort moves them
-             * once per pass, so x_floor is at least the pass count. */
-            double dg = bench_device_copy_gbps(0, (size_t)1 << 30);
-            double floor_ms = dg > 0 ? 2 * bytes / (dg * 1e6) : 0;
-            snprintf(extra + len, sizeof extra - (size_t)len,
-                     ",\"device_copy_gbps\":%.3f,\"floor_ms\":%.3f,\"x_floor\":%.2f", dg,
-                     floor_ms, floor_ms > 0 ? med / floor_ms : 0);
             struct sl_mem_stats ms;
             sl_engine_mem_stats(eng, &ms);
             res.peak_device_bytes = ms.gpu_peak;
-        }
-        if (host_gpu && di.h2d_gbps > 0 && di.d2h_gbps > 0) {
-            /* Transfer floor: every row crosses the link once each way (in core and out
-             * of core alike: the runs come back sorted and the CPU merges them). */
-            double up = bytes / (di.h2d_gbps * 1e6), down = bytes / (di.d2h_gbps * 1e6);
-            double link = up > down ? up : down;
-            len = (int)strlen(extra);
-            snprintf(extra + len, sizeof extra - (size_t)len,
-                     ",\"pinned\":%d,\"h2d_gbps\":%.2f,\"d2h_gbps\":%.2f,\"link_floor_ms\":%.3f"
-                     ",\"x_link_floor\":%.2f,\"gpu_mem\":%lld", !pageable, di.h2d_gbps,
-                     di.d2h_gbps, link, med / link, (long long)c.gpu_mem);
         }
         bench_print_json("sort", &res, extra);
     }

@@ -1,5 +1,5 @@
-/* sluice bench: benchmarks measured as ../shared/BENCH_PROTOCOL.md defines (the
- * protocol's copy lives in docs/BENCHMARKS.md). Each prints one JSON object last. */
+/* sluice bench: benchmarks measured as docs/BENCH_PROTOCOL.md defines; each prints one
+ * JSON object last. bench/run.py runs them from the specs in bench/specs/. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -72,10 +72,13 @@ int bench_tasks(int argc, char **argv)
     } else {
         qsort(ms, (size_t)repeat, sizeof *ms, cmp_double);
         double med = ms[repeat / 2];
+        char device[160];
+        bench_device_name(eng, SL_PLACE_CPU, device, sizeof device);
         printf("{\"bench\":\"tasks\",\"tasks\":%" PRId64 ",\"edges\":%" PRId64
                ",\"threads\":%d,\"time_ms\":%.3f,\"min_ms\":%.3f,\"max_ms\":%.3f,"
-               "\"us_per_task\":%.3f,\"device\":\"cpu\"}\n",
-               n, k, sl_engine_num_threads(eng), med, ms[0], ms[repeat - 1], med * 1e3 / n);
+               "\"us_per_task\":%.3f,\"device\":\"%s\"}\n",
+               n, k, sl_engine_num_threads(eng), med, ms[0], ms[repeat - 1], med * 1e3 / n,
+               device);
     }
     free(ms);
     free(off);

@@ -277,6 +277,44 @@ int sl_engine_measure_links(sl_engine_t *eng)
     return SL_OK;
 }
 
+/* The engine's GPU behind device index i in *out; SL_EINVAL or SL_ENODEV otherwise. */
+static int gpu_of_device(const sl_engine_t *eng, int i, struct sl__gpu **out)
+{
+    if (i < 1 || i >= eng->n_devices)
+        return sl__set_last_error(SL_EINVAL, "device %d is not a GPU of this engine "
+                                  "(%d devices)", i, eng->n_devices);
+    for (int g = 0; g < eng->n_gpus; g++) {
+        if (eng->gpu_ordinals[g] == eng->devices[i].ordinal) {
+            *out = eng->gpus[g];
+            return SL_OK;
+        }
+    }
+    return sl__set_last_error(SL_ENODEV, "GPU %d is not used by this engine",
+                              eng->devices[i].ordinal);
+}
+
+int sl_engine_measure_device_copy(sl_engine_t *eng, int i, int64_t bytes, double *gbps)
+{
+    *gbps = 0;
+    if (bytes < 1)
+        return sl__set_last_error(SL_EINVAL, "sl_engine_measure_device_copy: bytes < 1");
+    struct sl__gpu *g = NULL;
+    int rc = gpu_of_device(eng, i, &g);
+    if (rc == SL_OK)
+        rc = sl__gpu_measure_copy(g, bytes, gbps);
+    return rc < 0 ? sl__errslot_set(&eng->err, rc, "measuring device %d: %s", i,
+                                    sl_last_errmsg())
+                  : SL_OK;
+}
+
+int sl_engine_device_fp32_peak(const sl_engine_t *eng, int i, double *gflops)
+{
+    *gflops = 0;
+    struct sl__gpu *g = NULL;
+    int rc = gpu_of_device(eng, i, &g);
+    return rc == SL_OK ? sl__gpu_fp32_peak(g, gflops) : rc;
+}
+
 int sl_engine_num_threads(const sl_engine_t *eng)
 {
     return eng->n_threads;

@@ -49,6 +49,10 @@ void sl__query_drop_replicas(struct sl_query *q);
 void sl__query_free_device(struct sl_query *q);
 /* Measures pinned host<->device bandwidth (64 MiB copies, four each way). */
 int sl__gpu_measure(struct sl__gpu *g, double *h2d_gbps, double *d2h_gbps);
+/* Device-to-device copy bandwidth of g (read + write, GB/s; gpu_measure.c). */
+int sl__gpu_measure_copy(struct sl__gpu *g, int64_t bytes, double *gbps);
+/* fp32 FMA peak of g from its attributes (GFLOP/s; gpu_measure.c). */
+int sl__gpu_fp32_peak(struct sl__gpu *g, double *gflops);
 /* Memory counters of the GPU's pool. */
 void sl__gpu_mem(struct sl__gpu *g, int64_t *in_use, int64_t *peak, int64_t *limit);
 bool sl__batch_on_device(const sl_batch_t *b);

@@ -88,6 +88,20 @@ int sl__gpu_measure(struct sl__gpu *g, double *h2d_gbps, double *d2h_gbps)
     return SL_ENODEV;
 }
 
+int sl__gpu_measure_copy(struct sl__gpu *g, int64_t bytes, double *gbps)
+{
+    (void)g, (void)bytes;
+    *gbps = 0;
+    return SL_ENODEV;
+}
+
+int sl__gpu_fp32_peak(struct sl__gpu *g, double *gflops)
+{
+    (void)g;
+    *gflops = 0;
+    return SL_ENODEV;
+}
+
 int sl__gpu_stream_wait(sl_task_t *t)
 {
     (void)t;

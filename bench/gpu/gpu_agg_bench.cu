@@ -1,6 +1,6 @@
 /* Standalone check and benchmark of the GPU group-by (issue 7): the kernels of
  * kernels/aggregate driven by the operator's host code (operators/aggregate/agg_gpu.c),
- * built with plain nvcc (bench/gpu/build_agg.sh), no meson and no engine.
+ * built by bench/meson.build with CUDA (no engine).
  *
  *   gpu_agg_bench check [scale]   every case and method against a CPU reference
  *                                 (exact for integers, floats relative 1e-9); exit 1 on

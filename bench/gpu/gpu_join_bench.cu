@@ -1,6 +1,6 @@
 /* Standalone benchmark and correctness check of the GPU partitioned hash join kernels
- * (kernels/partition, kernels/join; issue 6). Built with plain nvcc (bench/gpu/build.sh),
- * depends on nothing else in the tree.
+ * (kernels/partition, kernels/join; issue 6). Built by bench/meson.build with CUDA; uses
+ * only the kernels' launcher headers.
  *
  *   gpu_join_bench check [log2n]   partition + join vs CPU reference (default 2^20)
  *   gpu_join_bench bench [log2n]   D2D bandwidth, then the join workloads (default 2^27):

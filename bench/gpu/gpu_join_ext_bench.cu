@@ -1,6 +1,6 @@
 /* Standalone check and benchmark of the GPU join kernels beyond the narrow PHJ (issue 6):
  * GFTR/packed-row PHJ with any number of payload columns, join kinds (semi, anti, left
- * outer), sort-merge join, no-partitioning join. Plain nvcc (bench/gpu/build.sh).
+ * outer), sort-merge join, no-partitioning join. Built by bench/meson.build with CUDA.
  *
  *   gpu_join_ext_bench check [log2n]   every launcher vs a CPU reference (default 2^14)
  *   gpu_join_ext_bench tiny            small inputs for racecheck

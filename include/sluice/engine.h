@@ -85,6 +85,18 @@ SL_API int sl_engine_device_info(const sl_engine_t *eng, int i, struct sl_device
  * 64 MiB, about 50 ms per GPU) and keeps it in the device infos (h2d_gbps, d2h_gbps)
  * and for placement. Nothing to do, and SL_OK, without GPUs. Added in 0.1. */
 SL_API int sl_engine_measure_links(sl_engine_t *eng);
+/* Measures the memory bandwidth of GPU device i (an index as for sl_engine_device_info):
+ * a device-to-device copy of `bytes` (memory from the engine's pool), median of 5 timed
+ * copies after a warm-up; *gbps = bytes read + written per second / 1e9, the floor of
+ * GPU-resident benchmarks (docs/BENCH_PROTOCOL.md). Needs 2 * bytes of free device
+ * memory. SL_EINVAL if i is not a GPU, SL_ENODEV if the engine does not use it or sluice
+ * was built without CUDA; *gbps is 0 on failure. Not while queries run on that GPU
+ * (they would share its bandwidth). Added in 0.2. */
+SL_API int sl_engine_measure_device_copy(sl_engine_t *eng, int i, int64_t bytes, double *gbps);
+/* The fp32 FMA peak of GPU device i in GFLOP/s, from its attributes: SMs x peak clock x
+ * fp32 lanes per SM x 2 flops. Same errors as sl_engine_measure_device_copy. Thread-safe.
+ * Added in 0.2. */
+SL_API int sl_engine_device_fp32_peak(const sl_engine_t *eng, int i, double *gflops);
 /* Number of CPU worker threads. */
 SL_API int sl_engine_num_threads(const sl_engine_t *eng);
 

@@ -32,7 +32,7 @@ static int dims_tc(int d)
 
 /* Shared memory layouts: see simt_kernel and tc_kernel. */
 /* Per-warp copies of a fused block's partial sums when they fit (kmeans_kernels.cuh,
- * warp_update); bench/gpu/build_kmeans.sh also builds the benchmark with 0 (one shared
+ * warp_update); bench/meson.build also builds gpu_kmeans_bench_shared with 0 (one shared
  * copy with shared atomics) to compare. */
 #ifndef SL_K_KMEANS_PRIVATE_SUMS
 #define SL_K_KMEANS_PRIVATE_SUMS 1

@@ -27,7 +27,7 @@
  * those join_smj_ooc.c, for algo=sortmerge, or join_cuda_ooc.c run out of core).
  *
  * SLUICE_JOIN_PHASES=<file>: each GPU finalize appends one JSON line of its phase times
- * (CUDA events), read by `sluice bench join` (BENCH_PROTOCOL.md's per-phase times). */
+ * (CUDA events), read by `sluice bench join` (docs/BENCH_PROTOCOL.md's per-phase times). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,5 +1,5 @@
 /* Plain CPU reference of one k-means step and of k-means++ (the CPU operator's rules),
- * shared by tests/gpu/test_gpu_kmeans.c and bench/gpu/gpu_kmeans_bench.cu (C and C++).
+ * used by tests/gpu/test_gpu_kmeans.c (C and C++).
  * Points column-major float32 (cols[j][i]), centroids row-major float64. */
 #ifndef SLUICE_TEST_KMEANS_REF_H
 #define SLUICE_TEST_KMEANS_REF_H

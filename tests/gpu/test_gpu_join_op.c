@@ -373,7 +373,7 @@ SL_TEST(nopart_wide_sides_dense_sparse_and_duplicate_builds)
     sl_engine_close(gpu);
 }
 
-/* Small inputs for compute-sanitizer (bench/gpu/joinop_run.sh): every kind and
+/* Small inputs for compute-sanitizer (bench/device_run.sh --sanitize): every kind and
  * algorithm with a 12-byte row and with row-id gathers (5 and 10 payloads), 8-byte keys and
  * two key columns; `tiny` (racecheck) the PHJ inner and left joins only. */
 static void small_cases(int tiny)

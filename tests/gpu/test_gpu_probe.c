@@ -62,3 +62,35 @@ SL_TEST(probe_present)
     }
     assert_no_leaks();
 }
+
+/* The measurements benchmarks take their floors from: only GPU device indexes are
+ * accepted, and each GPU the engine uses gives a positive copy bandwidth and peak. */
+SL_TEST(device_copy_and_peak_measure_gpus_only)
+{
+    sl_engine_t *eng = NULL;
+    SL_ASSERT_OK(sl_engine_open(&eng, NULL));
+    double v = -1;
+    assert_int_equal(sl_engine_measure_device_copy(eng, 0, 1 << 20, &v), SL_EINVAL);
+    assert_true(v == 0);
+    v = -1;
+    assert_int_equal(sl_engine_device_fp32_peak(eng, 0, &v), SL_EINVAL);
+    assert_true(v == 0);
+    int n = sl_engine_device_count(eng);
+    assert_int_equal(sl_engine_measure_device_copy(eng, n, 1 << 20, &v), SL_EINVAL);
+    assert_int_equal(sl_engine_device_fp32_peak(eng, -1, &v), SL_EINVAL);
+    for (int i = 1; i < n; i++) {
+        struct sl_device_info info;
+        SL_ASSERT_OK(sl_engine_device_info(eng, i, &info));
+        if (!info.usable)
+            continue;
+        assert_int_equal(sl_engine_measure_device_copy(eng, i, 0, &v), SL_EINVAL);
+        double gbps = 0, gflops = 0;
+        SL_ASSERT_OK(sl_engine_measure_device_copy(eng, i, 64 << 20, &gbps));
+        SL_ASSERT_OK(sl_engine_device_fp32_peak(eng, i, &gflops));
+        assert_true(gbps > 0 && gflops > 0);
+        printf("GPU %d: device copy %.0f GB/s, fp32 peak %.0f GFLOP/s\n", info.ordinal, gbps,
+               gflops);
+    }
+    sl_engine_close(eng);
+    assert_no_leaks();
+}

@@ -4,7 +4,7 @@
  * injected CUDA failures, which must come back as SL_EDEVICE naming the CUDA error and
  * leave everything usable. Every case ends with host and pool counters at zero.
  *
- * Run on a GPU machine: meson test -C <build> --suite gpu, or bench/gpu_check.sh,
+ * Run on a GPU machine: meson test -C <build> --suite gpu, or bench/device_run.sh,
  * which adds compute-sanitizer memcheck. */
 #include <stdlib.h>
 #include <string.h>

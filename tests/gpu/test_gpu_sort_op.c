@@ -10,7 +10,7 @@
  * GPU budget too small. Partition: radix and hash, 1 to 16 bits; merge: two runs, an
  * unsorted run (the same error as the CPU). Whether the GPU finalized is read from the
  * operator's state. Last, cub_reference_times times CUB's radix sort alone for the
- * benchmark (BENCH_PROTOCOL.md). Skipped without a GPU. */
+ * benchmark (docs/BENCH_PROTOCOL.md). Skipped without a GPU. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -488,7 +488,7 @@ SL_TEST(sanitize_small)
     check_ops(&r0, &r1, "merge", "by=k", 1, 0);
 }
 
-/* ---------------- the benchmark's reference (BENCH_PROTOCOL.md, "Sort") ----------------
+/* ---------------- the benchmark's reference (docs/BENCH_PROTOCOL.md, "Sort") ----------------
  * CUB's radix sort alone (sl_k_sort_pairs = one cub::DeviceRadixSort::SortPairs call) on
  * the pairs `sluice bench sort --payloads 1` sorts: 2^28 (int32, int32) and 2^27 (int64,
  * int64) random pairs, device-resident, CUDA events, median of 5 after a warm-up.
