@@ -68,24 +68,44 @@ static int col_nulls(const struct join_side *sd, int col)
     return 0;
 }
 
-/* What the GPU join takes: the four kinds, int32/int64 keys (one, or two int32), and
- * int32/int64/float32/float64 columns; anything else joins on the CPU. */
+/* What the GPU join takes (join_gpu_type): the four kinds without a residual, integer-
+ * like keys (one, or two 32-bit ones; dictionary keys when both sides share one
+ * dictionary, checked at run time), and 4- and 8-byte output columns (no dictionary
+ * columns: the device result would lack the dictionary); the rest joins on the CPU. */
 static int composite_ok(const struct join_data *d)
 {
-    if (d->kind > JOIN_ANTI)
+    if (d->kind > JOIN_ANTI || d->n_resid)
         return 0;
-    for (int k = 0; k < d->n_keys; k++)
-        if ((d->ktype[k] != SL_TYPE_INT32 && d->ktype[k] != SL_TYPE_INT64) ||
-            d->rktype[k] != d->ktype[k])
-            return 0;
-    for (int oc = 0; oc < d->n_out; oc++) {
-        enum sl_type t = d->out[oc].type;
-        if (t != SL_TYPE_INT32 && t != SL_TYPE_INT64 && t != SL_TYPE_FLOAT32 &&
-            t != SL_TYPE_FLOAT64)
+    for (int k = 0; k < d->n_keys; k++) {
+        enum sl_type g = join_gpu_type(d->ktype[k]);
+        if ((g != SL_TYPE_INT32 && g != SL_TYPE_INT64) || d->rktype[k] != d->ktype[k])
             return 0;
     }
-    return d->n_keys == 1 ||
-           (d->n_keys == 2 && d->ktype[0] == SL_TYPE_INT32 && d->ktype[1] == SL_TYPE_INT32);
+    for (int oc = 0; oc < d->n_out; oc++)
+        if (join_gpu_type(d->out[oc].type) == SL_TYPE_INVALID ||
+            d->out[oc].type == SL_TYPE_DICT)
+            return 0;
+    return d->n_keys == 1 || (d->n_keys == 2 && join_gpu_type(d->ktype[0]) == SL_TYPE_INT32 &&
+                              join_gpu_type(d->ktype[1]) == SL_TYPE_INT32);
+}
+
+/* Dictionary keys join on codes only when every batch of both sides shares one. */
+static int dict_keys_shared(const struct join_data *d, const struct join_state *st)
+{
+    for (int k = 0; k < d->n_keys; k++) {
+        if (d->ktype[k] != SL_TYPE_DICT)
+            continue;
+        const struct sl__dict *dict = NULL;
+        for (int s = 0; s < 2; s++) {
+            for (int64_t i = 0; i < st->side[s].n_batches; i++) {
+                const struct sl__dict *x = st->side[s].batches[i]->cols[d->key[s][k]].dict;
+                if (dict && x != dict)
+                    return 0;
+                dict = x;
+            }
+        }
+    }
+    return 1;
 }
 
 /* Device bytes the in-GPU join needs, bounded from above: each side copied, packed and
@@ -104,7 +124,7 @@ int join_gpu_can_run(const sl_task_t *t)
 {
     const struct join_data *d = sl_op_data(sl_task_op(t));
     const struct join_state *st = sl_task_gstate((sl_task_t *)t);
-    if (!composite_ok(d))
+    if (!composite_ok(d) || !dict_keys_shared(d, st))
         return 0;
     int64_t n[2] = {0, 0};
     for (int s = 0; s < 2; s++) {
@@ -187,7 +207,7 @@ static int plan(sl_task_t *t, const struct join_state *st, struct gj *g)
     g->d = d;
     g->kind = kinds[d->kind];
     g->composite = d->n_keys == 2;
-    g->k8 = g->composite || d->ktype[0] == SL_TYPE_INT64;
+    g->k8 = g->composite || join_gpu_type(d->ktype[0]) == SL_TYPE_INT64;
     g->build = g->kind == SL_K_JOIN_INNER && st->side[0].n_rows < st->side[1].n_rows ? 0 : 1;
     for (int oc = 0; oc < d->n_out; oc++) {
         const struct join_ocol *o = &d->out[oc];
@@ -608,7 +628,8 @@ static int copies(sl_task_t *t, const struct gj *g, struct gj_out *o)
 }
 
 /* output=aggregate: count and the sums of the output columns, as the CPU computes them. */
-static int aggregate(sl_task_t *t, struct join_state *st, struct gj_out *o)
+static int aggregate(sl_task_t *t, struct join_state *st, const struct gj *g,
+                     struct gj_out *o)
 {
     const struct join_data *d = st->d;
     cudaStream_t s = sl_task_stream(t);
@@ -625,7 +646,7 @@ static int aggregate(sl_task_t *t, struct join_state *st, struct gj_out *o)
         const struct join_ocol *c = &d->out[oc];
         cudaError_t e = cudaMemsetAsync(acc, 0, 2 * sizeof *acc, s);
         if (e == cudaSuccess) {
-            switch (c->type) {
+            switch (join_gpu_type(c->type)) {
             case SL_TYPE_INT32: e = sl_k_sum_i32(vals, o->count, (long long *)acc, s); break;
             case SL_TYPE_INT64: e = sl_k_sum_i64_exact(vals, o->count, acc, s); break;
             case SL_TYPE_FLOAT32: e = sl_k_sum_f32(vals, o->count, (double *)acc, s); break;
@@ -641,12 +662,17 @@ static int aggregate(sl_task_t *t, struct join_state *st, struct gj_out *o)
             rc = gj_cuda_failed(t, e, "summing");
             break;
         }
-        if (c->type == SL_TYPE_INT32)
+        enum sl_type gt = join_gpu_type(c->type);
+        if (gt == SL_TYPE_INT32)
             st->total.isum[oc] = (int64_t)h[0];
-        else if (c->type == SL_TYPE_INT64)
+        else if (gt == SL_TYPE_INT64)
             st->total.isum[oc] = (__int128)(((unsigned __int128)h[1] << 64) | h[0]);
         else
             memcpy(&st->total.fsum[oc], &h[0], sizeof(double));
+        /* No nulls come to the GPU: every row has a value, but a left join's build side
+         * only on rows with a partner. */
+        st->total.nonnull[oc] =
+            g->kind == SL_K_JOIN_LEFT && c->side == g->build ? o->inner : o->count;
     }
     sl_task_device_free(t, acc);
     return rc;
@@ -752,7 +778,7 @@ static int finalize(sl_task_t *t, struct join_state *st, struct gj *g, struct gj
             return rc;
     }
     if (d->aggregate)
-        rc = aggregate(t, st, o);
+        rc = aggregate(t, st, g, o);
     else if (!(st->gpu_out = sl_task_batch_slice(t, o->batch, 0, o->count)))
         rc = SL_ENOMEM;
     phase_mark(ph, t, PH_DONE);

@@ -900,7 +900,7 @@ static uint64_t load(const char *p, int w, int64_t i)
 
 static void acc_value(struct join_acc *a, int oc, enum sl_type ty, uint64_t raw)
 {
-    switch (ty) {
+    switch (join_gpu_type(ty)) {
     case SL_TYPE_INT32: a->isum[oc] += (int32_t)(uint32_t)raw; break;
     case SL_TYPE_INT64: a->isum[oc] += (int64_t)raw; break;
     case SL_TYPE_FLOAT32: {
@@ -1149,9 +1149,10 @@ static int aggregate_total(struct ooc *o)
     st->total.count += o->gpu_count;
     for (int oc = 0; oc < d->n_out; oc++) {
         unsigned long long *a = h + 2 * oc;
-        if (d->out[oc].type == SL_TYPE_INT32)
+        st->total.nonnull[oc] = (int64_t)st->total.count; /* inner, no nulls */
+        if (join_gpu_type(d->out[oc].type) == SL_TYPE_INT32)
             st->total.isum[oc] += (int64_t)a[0];
-        else if (d->out[oc].type == SL_TYPE_INT64)
+        else if (join_gpu_type(d->out[oc].type) == SL_TYPE_INT64)
             st->total.isum[oc] += (__int128)(((unsigned __int128)a[1] << 64) | a[0]);
         else {
             double x;
@@ -1193,7 +1194,7 @@ int join_ooc_finalize(sl_task_t *t)
     st->ooc = 1;
     int vw = 4;
     ooc_layout(d, o->pcol, &vw);
-    o->kw = d->ktype[0] == SL_TYPE_INT64 ? 8 : 4;
+    o->kw = join_gpu_type(d->ktype[0]) == SL_TYPE_INT64 ? 8 : 4;
     o->vw = vw;
     o->tw = o->kw + o->vw;
     o->ow = o->kw + 2 * o->vw;

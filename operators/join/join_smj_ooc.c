@@ -111,7 +111,8 @@ int join_smj_ooc_can_run(const sl_task_t *tc)
     const struct join_data *d = sl_op_data(sl_task_op(t));
     const struct join_state *st = sl_task_gstate(t);
     if (d->algo != JOIN_SORTMERGE || d->kind != JOIN_INNER || d->aggregate || d->n_keys != 1 ||
-        (d->ktype[0] != SL_TYPE_INT32 && d->ktype[0] != SL_TYPE_INT64) || d->n_out < 1)
+        (d->ktype[0] != SL_TYPE_INT32 && d->ktype[0] != SL_TYPE_INT64) || d->n_out < 1 ||
+        d->n_resid)
         return 0;
     struct smj m;
     if (!make_inputs(st, d, &m))
