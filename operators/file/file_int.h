@@ -12,9 +12,10 @@
 /* ---------------- the SLCF binary column format (docs/FILE_FORMAT.md) ---------------- */
 
 #define SL__SLCF_MAGIC "SLCF"
-#define SL__SLCF_VERSION 1u
+#define SL__SLCF_VERSION 2u         /* written; version 1 is still read */
 #define SL__SLCF_FIXED_BYTES 40u    /* magic .. file_bytes, then the header checksum */
-#define SL__SLCF_ENTRY_BYTES 64u    /* one column entry */
+#define SL__SLCF_ENTRY_BYTES 96u    /* one column entry (version 2) */
+#define SL__SLCF_ENTRY_BYTES_V1 64u /* one column entry (version 1) */
 #define SL__SLCF_ALIGN 64u          /* every section starts at a multiple of this */
 #define SL__SLCF_MAX_NAME 4096u
 #define SL__SLCF_MAX_COLS 65536u
