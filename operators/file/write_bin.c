@@ -212,6 +212,9 @@ static int write_codes(struct section *sec, const struct sl__pieces *g, int c,
     sl__free(buf, (size_t)buf_n * 4);
     if (rc == SL_ENOMEM)
         snprintf(sec->err, sec->err_len, "out of memory");
+    if (rc == SL_EOVERFLOW)
+        snprintf(sec->err, sec->err_len, "column %d: its batches' dictionaries merged pass "
+                 "2^31 bytes or strings", c + 1);
     return rc;
 }
 
