@@ -54,6 +54,7 @@ struct csv_data {
     int delim;
     int trailing; /* every record ends with a delimiter (TPC-H .tbl) */
     int quote;    /* '"', or -1: quotes are ordinary characters */
+    size_t *widths; /* per declared field: bytes per value */
     char *null_text;
     size_t null_len;
     int64_t range_bytes;
@@ -99,6 +100,7 @@ static void csv_data_free(void *p)
     sl__free_str(d->path);
     sl__free_str(d->null_text);
     sl__free(d->out_of_field, 0);
+    sl__free(d->widths, 0);
     sl__collist_free(&d->cols);
     sl__expr_free(d->where);
     sl__free(d, sizeof *d);
@@ -147,8 +149,11 @@ static int csv_bind(sl_bind_t *b)
     d->path = sl__strdup(path);
     d->null_text = sl__strdup(null_text);
     d->out_of_field = sl__malloc((size_t)d->cols.n * sizeof *d->out_of_field);
-    if (!d->path || !d->null_text || !d->out_of_field)
+    d->widths = sl__malloc((size_t)d->cols.n * sizeof *d->widths);
+    if (!d->path || !d->null_text || !d->out_of_field || !d->widths)
         return sl_bind_fail(b, SL_ENOMEM, "out of memory");
+    for (int i = 0; i < d->cols.n; i++)
+        d->widths[i] = sl_type_width(d->cols.types[i]);
     d->null_len = strlen(null_text);
     d->header = header;
     d->delim = dc;
@@ -757,11 +762,30 @@ static int store_field(struct csv_parser *ps, int field, int c, const struct csv
     if (f->len == d->null_len && (!f->quoted || d->null_len == 0) &&
         memcmp(f->txt, d->null_text, f->len) == 0)
         return set_null(ps, c);
-    if (ps->tcols[c].type != SL_TYPE_INVALID)
-        return store_string(ps, field, c, f);
     enum sl_type type = d->cols.types[field];
-    void *dst = (char *)ps->b->cols[c].data->ptr + (size_t)ps->rows * sl_type_width(type);
-    int rc = parse_value(type, f->txt, f->len, dst);
+    char *data = ps->b->cols[c].data->ptr;
+    int64_t v = 0;
+    int rc;
+    /* The common types first, without the general dispatch (the hot path). */
+    switch (type) {
+    case SL_TYPE_INT64:
+        if ((rc = parse_i64(f->txt, f->len, &v)) == 0)
+            ((int64_t *)data)[ps->rows] = v;
+        break;
+    case SL_TYPE_INT32:
+        rc = parse_i64(f->txt, f->len, &v);
+        if (rc == 0 && (v < INT32_MIN || v > INT32_MAX))
+            rc = -2;
+        if (rc == 0)
+            ((int32_t *)data)[ps->rows] = (int32_t)v;
+        break;
+    case SL_TYPE_UTF8:
+    case SL_TYPE_LARGE_UTF8:
+    case SL_TYPE_DICT:
+        return store_string(ps, field, c, f);
+    default:
+        rc = parse_value(type, f->txt, f->len, data + (size_t)ps->rows * d->widths[field]);
+    }
     if (rc == 0)
         return SL_OK;
     return field_error(ps, field, f, rc, sl__text_err_str(rc));
