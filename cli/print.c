@@ -34,6 +34,13 @@ static bool is_text(enum sl_type t)
     return sl_type_is_string(t) || t == SL_TYPE_DATE32 || t == SL_TYPE_TIMESTAMP;
 }
 
+/* The printf width of a table cell: text left-aligned (not padded in the last column),
+ * numbers right-aligned. */
+static int align(enum sl_type t, int width, bool last)
+{
+    return is_text(t) ? (last ? 0 : -width) : width;
+}
+
 /* A CSV field, quoted (with "" escapes) when it holds a comma, a quote or a line end. */
 static void put_csv(const char *s)
 {
@@ -110,7 +117,8 @@ void cli_print_table(const char *name, sl_table_t *t, enum cli_format fmt, int64
         if (fmt == CLI_CSV)
             printf("%s%s", c ? "," : "", cols[c].name);
         else
-            printf("%s%*s", c ? "  " : "", width[c], cols[c].name);
+            printf("%s%*s", c ? "  " : "", align(cols[c].type, width[c], c == nc - 1),
+                   cols[c].name);
     }
     if (fmt != CLI_JSON)
         printf("\n");
@@ -129,7 +137,8 @@ void cli_print_table(const char *name, sl_table_t *t, enum cli_format fmt, int64
                     fputs(c ? "," : "", stdout);
                     put_csv(cl.null ? "" : text);
                 } else {
-                    printf("%s%*s", c ? "  " : "", width[c], text);
+                    printf("%s%*s", c ? "  " : "", align(cols[c].type, width[c], c == nc - 1),
+                           text);
                 }
             }
             printf(fmt == CLI_JSON ? "}\n" : "\n");
