@@ -48,6 +48,25 @@ static const struct sl_option_def val_options[] = {
                                "(defaults 1998-12-31, 1998-12-31 23:59:59, 10000)"},
 };
 
+int sl__gen_bind_common(sl_bind_t *b, struct sl__gen_common *out)
+{
+    int64_t seed;
+    int rc;
+    if ((rc = sl_bind_option_int(b, "rows", &out->rows)) < 0 ||
+        (rc = sl_bind_option_int(b, "seed", &seed)) < 0 ||
+        (rc = sl_bind_option_str(b, "type", &out->type)) < 0 ||
+        (rc = sl_bind_option_str(b, "column", &out->column)) < 0 ||
+        (rc = sl_bind_option_float(b, "null_rate", &out->null_rate)) < 0)
+        return rc;
+    out->seed = (uint64_t)seed;
+    if (out->rows < 0)
+        return sl_bind_fail(b, SL_EINVAL, "rows must be >= 0, got %lld", (long long)out->rows);
+    if (!(out->null_rate >= 0.0 && out->null_rate <= 1.0))
+        return sl_bind_fail(b, SL_EINVAL, "null_rate must be in [0, 1], got %g",
+                            out->null_rate);
+    return SL_OK;
+}
+
 static void val_free(void *p)
 {
     sl__free(p, sizeof(struct val_data));
@@ -141,20 +160,14 @@ static int val_bind(sl_bind_t *b)
 {
     struct val_data d;
     memset(&d, 0, sizeof d);
-    const char *col, *type;
-    int64_t seed;
-    int rc;
-    if ((rc = sl_bind_option_int(b, "rows", &d.rows)) < 0 ||
-        (rc = sl_bind_option_int(b, "seed", &seed)) < 0 ||
-        (rc = sl_bind_option_str(b, "type", &type)) < 0 ||
-        (rc = sl_bind_option_str(b, "column", &col)) < 0 ||
-        (rc = sl_bind_option_float(b, "null_rate", &d.null_rate)) < 0)
+    struct sl__gen_common g;
+    int rc = sl__gen_bind_common(b, &g);
+    if (rc < 0)
         return rc;
-    d.seed = (uint64_t)seed;
-    if (d.rows < 0)
-        return sl_bind_fail(b, SL_EINVAL, "rows must be >= 0, got %lld", (long long)d.rows);
-    if (!(d.null_rate >= 0.0 && d.null_rate <= 1.0))
-        return sl_bind_fail(b, SL_EINVAL, "null_rate must be in [0, 1], got %g", d.null_rate);
+    const char *col = g.column, *type = g.type;
+    d.rows = g.rows;
+    d.seed = g.seed;
+    d.null_rate = g.null_rate;
     if (sl_type_parse(type, &d.type) < 0 ||
         !(sl_type_is_string(d.type) || d.type == SL_TYPE_DATE32 ||
           d.type == SL_TYPE_TIMESTAMP || d.type == SL_TYPE_BOOL ||
