@@ -18,7 +18,10 @@ int cmd_gen(int argc, char **argv)
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
             printf("usage: sluice gen GENERATOR [KEY=VALUE...] -o FILE.bin|FILE.csv\n"
                    "Writes what a generator makes to a file, e.g.\n"
-                   "  sluice gen gen.keys rows=2^20 kind=fk pk_rows=2^20 zipf=1 -o fk.bin\n");
+                   "  sluice gen gen.keys rows=2^20 kind=fk pk_rows=2^20 zipf=1 -o fk.bin\n"
+                   "  sluice gen gen.values rows=2^20 type=dict cardinality=1000 -o s.bin\n"
+                   "  sluice gen gen.values rows=1000 type=decimal(15,2) min=-100 max=100 "
+                   "-o d.csv\n");
             return 0;
         }
         if (!strcmp(argv[i], "-o") && i + 1 < argc) {
@@ -34,9 +37,12 @@ int cmd_gen(int argc, char **argv)
             op = argv[i];
             continue;
         }
-        if (!strchr(argv[i], '=') || len + strlen(argv[i]) + 4 >= sizeof opts)
+        const char *eq = strchr(argv[i], '=');
+        if (!eq || strchr(eq, '"') || len + strlen(argv[i]) + 4 >= sizeof opts)
             return cli_fail("gen: '%s' is not a KEY=VALUE option", argv[i]);
-        len += (size_t)snprintf(opts + len, sizeof opts - len, "%s ", argv[i]);
+        /* Quoted, so values like decimal(15,2) or 1992-01-01 00:00:00 pass as they are. */
+        len += (size_t)snprintf(opts + len, sizeof opts - len, "%.*s\"%s\" ",
+                                (int)(eq - argv[i] + 1), argv[i], eq + 1);
     }
     if (!op || !out)
         return cli_fail("gen: needs a generator and -o FILE (see sluice gen --help)");

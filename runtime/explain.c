@@ -16,13 +16,23 @@ struct sl__explain {
     struct sl_explain_stage *stages;
 };
 
+/* Average bytes of a utf8 / large_utf8 value assumed when nothing better is known: a
+ * short name or code, as most string keys are. */
+#define STRING_BYTES_GUESS 16
+
+/* Bytes per row of a schema: fixed widths, and for strings their offset plus a guess. */
 static int64_t row_width(const sl_schema_t *s)
 {
     int64_t w = 0;
     enum sl_type t;
-    for (int i = 0; i < sl_schema_num_fields(s); i++)
-        if (sl_schema_field(s, i, NULL, &t) == SL_OK)
+    for (int i = 0; i < sl_schema_num_fields(s); i++) {
+        if (sl_schema_field(s, i, NULL, &t) != SL_OK)
+            continue;
+        if (t == SL_TYPE_UTF8 || t == SL_TYPE_LARGE_UTF8)
+            w += (t == SL_TYPE_UTF8 ? 4 : 8) + STRING_BYTES_GUESS;
+        else
             w += (int64_t)sl_type_width(t);
+    }
     return w;
 }
 

@@ -37,6 +37,20 @@ int64_t sl__gpu_budget_left(struct sl__gpu *g)
     return left > 0 ? left : 0;
 }
 
+int sl__gpu_refuse_strings(struct sl_query *q, const sl_batch_t *b)
+{
+    for (int i = 0; i < b->n_cols; i++) {
+        if (!sl_type_is_string(b->cols[i].type))
+            continue;
+        static const char fmt[] = "column '%s' is of type %s: string columns cannot go to "
+                                  "the GPU yet (issue 17); run this plan on the CPU";
+        const char *name = b->schema->fields[i].name, *type = sl_type_name(b->cols[i].type);
+        return q ? sl__query_fail(q, "", SL_EUNSUPPORTED, fmt, name, type)
+                 : sl__set_last_error(SL_EUNSUPPORTED, fmt, name, type);
+    }
+    return SL_OK;
+}
+
 /* Copies the rows of src (values and bitmaps) into fresh buffers of dst, which has
  * src's schema, with cudaMemcpyAsync on `st`. `alloc` makes a buffer. A slice shares
  * its parent's whole buffers: only its rows are copied, from row offset - offset % 8 so
@@ -46,6 +60,9 @@ static int copy_columns(struct sl_query *q, sl_batch_t *dst, const sl_batch_t *s
                         int (*alloc)(void *ctx, int64_t bytes, struct sl__buf **out), void *ctx,
                         enum cudaMemcpyKind kind, cudaStream_t st)
 {
+    int refused = sl__gpu_refuse_strings(q, src);
+    if (refused != SL_OK)
+        return refused;
     for (int i = 0; i < src->n_cols; i++) {
         const struct sl__col *c = &src->cols[i];
         struct sl__col *d = &dst->cols[i];

@@ -415,6 +415,10 @@ sl_batch_t *sl__gpu_batch_new(sl_task_t *t, const sl_schema_t *schema, int64_t r
         sl__query_fail(t->q, "", SL_ENOMEM, "out of memory");
         return NULL;
     }
+    if (sl__gpu_refuse_strings(t->q, b) != SL_OK) {
+        sl_batch_unref(b);
+        return NULL;
+    }
     for (int i = 0; i < b->n_cols; i++) {
         b->cols[i].data = sl__gpu_device_buf(g, t, rows * (int64_t)sl_type_width(b->cols[i].type),
                                      g->s[S_COMPUTE]);
@@ -561,6 +565,9 @@ int sl__gpu_batch_to_device(sl_task_t *t, sl_batch_t *src, sl_batch_t **out)
         *out = src;
         return SL_OK;
     }
+    int refused = sl__gpu_refuse_strings(t->q, src);
+    if (refused != SL_OK)
+        return refused;
     sl_batch_t *b = sl__batch_new(src->schema, src->n_rows);
     if (!b)
         return sl__query_fail(t->q, "", SL_ENOMEM, "out of memory");

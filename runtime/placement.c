@@ -91,6 +91,19 @@ void sl__pipeline_signature(struct sl__pipeline *p)
                                 s < 0 ? "" : ">", stage_op(p, s)->op->def->name);
 }
 
+/* Whether any stage of the pipeline produces a string column (GPU strings come later in
+ * issue 17; until then such pipelines run on the CPU rather than fail on the GPU). */
+static bool pipeline_has_strings(const struct sl__pipeline *p)
+{
+    for (int s = -1; s <= p->n_chain; s++) {
+        const sl_schema_t *sc = stage_op(p, s)->op->schema;
+        for (int i = 0; sc && i < sc->n_fields; i++)
+            if (sl_type_is_string(sc->fields[i].type))
+                return true;
+    }
+    return false;
+}
+
 bool sl__pipeline_splittable(const struct sl__pipeline *p)
 {
     for (int s = -1; s <= p->n_chain; s++) {
@@ -156,6 +169,11 @@ int sl__place_pipeline_why(struct sl_query *q, struct sl__pipeline *p, char *why
     if (!sl__pipeline_gpu_capable(p)) {
         WHY("%sno operator of it has a GPU implementation",
             forced == SL_PLACE_GPU ? "forced to the GPU, but " : "");
+        return -1;
+    }
+    if (pipeline_has_strings(p)) {
+        WHY("%sit carries string columns, which cannot go to the GPU yet (issue 17): stays "
+            "on the CPU", forced == SL_PLACE_GPU ? "forced to the GPU, but " : "");
         return -1;
     }
     /* Results a GPU finalize left in its memory are read there (op.h, "GPU placement"). */

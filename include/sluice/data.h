@@ -152,6 +152,16 @@ SL_API int sl_batch_share_dictionary(sl_batch_t *b, int i, const sl_batch_t *fro
 /* Adds an all-valid validity bitmap to column i (same preconditions) and returns it
  * for writing; NULL on failure. */
 SL_API uint8_t *sl_batch_column_validity(sl_batch_t *b, int i);
+/* Writes value `row` of column `col` as sluice prints it into buf (at most len bytes
+ * with the terminating NUL; len 0 only measures): integers in decimal, floats with %.9g
+ * (float32) or %.17g (float64), bool as true/false, date32 as YYYY-MM-DD, timestamps as
+ * YYYY-MM-DD HH:MM:SS[.ffffff], decimals exactly with their scale ("-12.50"), strings
+ * as their bytes (unescaped). A null writes "" and sets *is_null (may be NULL).
+ * Returns the text's full length, as snprintf does (a result >= len means it was cut),
+ * or SL_EINVAL (bad batch, column or row). Host batches only. Thread-safe. Added in
+ * 0.3. */
+SL_API int64_t sl_batch_value_format(const sl_batch_t *b, int col, int64_t row, char *buf,
+                                     size_t len, int *is_null);
 
 /* --- tables --- */
 

@@ -257,16 +257,17 @@ int sl__collist_parse(const char *text, int with_types, struct sl__collist *out,
         goto nomem;
     const char *p = text;
     for (int item = 1;; item++) {
-        const char *end = strchr(p, ',');
-        if (!end)
-            end = p + strlen(p);
+        /* The item ends at a comma outside parentheses ("p decimal(15,2), q int32"). */
+        const char *end = p;
+        for (int depth = 0; *end && (*end != ',' || depth > 0); end++)
+            depth += (*end == '(') - (*end == ')');
         while (p < end && is_space(*p))
             p++;
         const char *q = end;
         while (q > p && is_space(q[-1]))
             q--;
         const char *name_end = p;
-        while (name_end < q && !is_space(*name_end))
+        while (name_end < q && !is_space(*name_end) && *name_end != ':')
             name_end++;
         if (name_end == p) {
             snprintf(err, err_len, "item %d of \"%s\" is empty", item, text);
@@ -276,18 +277,20 @@ int sl__collist_parse(const char *text, int with_types, struct sl__collist *out,
             const char *t = name_end;
             while (t < q && is_space(*t))
                 t++;
-            char tname[16];
+            if (t < q && *t == ':') /* "name:type" as well as "name type" */
+                for (t++; t < q && is_space(*t); t++)
+                    ;
+            char tname[32];
             size_t tl = (size_t)(q - t);
             if (tl == 0 || tl >= sizeof tname) {
-                snprintf(err, err_len, "item %d of \"%s\" needs \"name type\" (type int32, "
-                         "int64, float32 or float64)", item, text);
+                snprintf(err, err_len, "item %d of \"%s\" needs \"name type\" or "
+                         "\"name:type\" (a type name of docs/TYPES.md)", item, text);
                 goto fail;
             }
             memcpy(tname, t, tl);
             tname[tl] = 0;
             if (sl_type_parse(tname, &out->types[out->n]) < 0) {
-                snprintf(err, err_len, "item %d of \"%s\": unknown type '%s' (use int32, int64, "
-                         "float32 or float64)", item, text, tname);
+                snprintf(err, err_len, "item %d of \"%s\": %s", item, text, sl_last_errmsg());
                 goto fail;
             }
         } else if (name_end != q) {

@@ -12,9 +12,10 @@
 /* ---------------- the SLCF binary column format (docs/FILE_FORMAT.md) ---------------- */
 
 #define SL__SLCF_MAGIC "SLCF"
-#define SL__SLCF_VERSION 1u
+#define SL__SLCF_VERSION 2u         /* written; version 1 is still read */
 #define SL__SLCF_FIXED_BYTES 40u    /* magic .. file_bytes, then the header checksum */
-#define SL__SLCF_ENTRY_BYTES 64u    /* one column entry */
+#define SL__SLCF_ENTRY_BYTES 96u    /* one column entry (version 2) */
+#define SL__SLCF_ENTRY_BYTES_V1 64u /* one column entry (version 1) */
 #define SL__SLCF_ALIGN 64u          /* every section starts at a multiple of this */
 #define SL__SLCF_MAX_NAME 4096u
 #define SL__SLCF_MAX_COLS 65536u
@@ -95,7 +96,8 @@ struct sl__collist {
     char **names;
     enum sl_type *types;
 };
-/* Parses a comma-separated list. with_types: each item is "name type". Fails with a
+/* Parses a comma-separated list (commas inside parentheses do not separate, for
+ * "decimal(15,2)"). with_types: each item is "name type" or "name:type". Fails with a
  * message (empty item, unknown type, duplicate name). */
 int sl__collist_parse(const char *text, int with_types, struct sl__collist *out, char *err,
                       size_t err_len);
@@ -112,6 +114,29 @@ void sl__c_locale_end(locale_t prev);
 
 /* Parses a one-character delimiter option: one byte, or "\t" / "tab". -1 if invalid. */
 int sl__parse_delimiter(const char *text);
+
+/* ---------------- string columns filled value by value (text_cols.c) ---------------- */
+
+/* The bytes (UTF8, LARGE_UTF8) or dictionary (DICT) of one column of a batch being
+ * filled; `data` arguments are the column's values (offsets or codes). */
+struct sl__text_col {
+    enum sl_type type;
+    char *chars;          /* bytes so far (DICT: the dictionary's) */
+    int64_t n, cap;
+    int32_t *dict_off;    /* DICT: dict_n + 1 offsets into chars */
+    int64_t dict_n, dict_cap;
+    int32_t *slots;       /* DICT: open-addressing table of codes, -1 empty */
+    int64_t n_slots;
+};
+/* Value `row` is s[0..n). SL_EOVERFLOW when a utf8 batch or a dictionary passes 2^31
+ * bytes; SL_ENOMEM. */
+int sl__text_col_put(struct sl__text_col *tc, void *data, int64_t row, const char *s, size_t n);
+void sl__text_col_put_null(struct sl__text_col *tc, void *data, int64_t row);
+/* Gives column c of batch b (unshared) its bytes or dictionary and readies tc for the
+ * next batch. */
+int sl__text_col_finish(struct sl__text_col *tc, sl_batch_t *b, int c);
+/* Frees what tc holds (keeps its type). */
+void sl__text_col_reset(struct sl__text_col *tc);
 
 /* ---------------- ordered pieces (writers) ---------------- */
 

@@ -6,7 +6,9 @@
  *
  * The header is read and validated when the node is bound (to learn the schema) and
  * again when the query starts; with verify=true the start also checks the checksum of
- * every section, one sequential pass over the file before the morsels run. The file
+ * every section, one sequential pass over the file before the morsels run. The start
+ * always checks the values a reader could trip on (string offsets, UTF-8, dictionary
+ * codes, bools, decimal digits). Versions 1 and 2 of the format are read. The file
  * must not be truncated or rewritten in place while mapped (write.bin never does:
  * it replaces files by rename). */
 #include <stdio.h>
@@ -14,15 +16,18 @@
 
 #include "expr/expr.h"
 #include "file_int.h"
+#include "value_text.h"
 
 struct slcf_col {
     enum sl_type type;
     const uint8_t *name;
     uint32_t name_len;
     uint64_t nulls, voff, vbytes, boff, bbytes, vsum, bsum;
+    uint64_t doff, dbytes, dsum, dict_n; /* version 2, strings: bytes or dictionary */
 };
 
 struct slcf_header {
+    uint32_t version, entry_bytes;
     uint32_t n_cols;
     uint64_t n_rows;
     struct slcf_col *cols; /* n_cols entries (sl__malloc) */
@@ -40,6 +45,7 @@ struct bin_data {
 struct bin_global {
     struct sl__fmap *map;
     struct slcf_header h;
+    struct sl__dict **dicts;  /* per file column: its dictionary (DICT), else NULL */
     int64_t morsel;
 };
 
@@ -52,9 +58,9 @@ static const struct sl_option_def bin_options[] = {
 
 #define FAIL(...) (snprintf(err, err_len, __VA_ARGS__), SL_EFORMAT)
 
-static const char *sec_name(int validity)
+static const char *sec_name(int sec)
 {
-    return validity ? "validity" : "values";
+    return sec == 2 ? "data" : sec ? "validity" : "values";
 }
 
 /* Checks one section's place. */
@@ -86,9 +92,10 @@ static int check_fixed(const char *path, const uint8_t *p, uint64_t size, char *
         return FAIL("'%s': bad magic %02x %02x %02x %02x at offset 0: not an SLCF file "
                     "(expected \"SLCF\")", path, p[0], p[1], p[2], p[3]);
     uint32_t version = sl__get_u16(p + 4), flags = sl__get_u16(p + 6);
-    if (version != SL__SLCF_VERSION)
+    if (version != 1 && version != SL__SLCF_VERSION)
         return FAIL("'%s': unsupported format version %u at offset 4 (this build reads "
-                    "version %u)", path, version, SL__SLCF_VERSION);
+                    "versions 1 to %u)", path, version, SL__SLCF_VERSION);
+    uint32_t entry_bytes = version == 1 ? SL__SLCF_ENTRY_BYTES_V1 : SL__SLCF_ENTRY_BYTES;
     if (flags != 0)
         return FAIL("'%s': unknown header flags 0x%x at offset 6", path, flags);
     uint32_t n_cols = sl__get_u32(p + 8), header_bytes = sl__get_u32(p + 12);
@@ -96,7 +103,7 @@ static int check_fixed(const char *path, const uint8_t *p, uint64_t size, char *
     if (n_cols == 0 || n_cols > SL__SLCF_MAX_COLS)
         return FAIL("'%s': column count %u at offset 8 is not in [1, %u]", path, n_cols,
                     SL__SLCF_MAX_COLS);
-    uint64_t min_hb = SL__SLCF_FIXED_BYTES + (uint64_t)n_cols * SL__SLCF_ENTRY_BYTES;
+    uint64_t min_hb = SL__SLCF_FIXED_BYTES + (uint64_t)n_cols * entry_bytes;
     if (header_bytes < min_hb)
         return FAIL("'%s': header size %u at offset 12 is less than the %llu bytes of %u "
                     "column entries", path, header_bytes, (unsigned long long)min_hb, n_cols);
@@ -124,13 +131,25 @@ static int check_fixed(const char *path, const uint8_t *p, uint64_t size, char *
     return SL_OK;
 }
 
+/* The type of an entry: version 1 has int32..float64 in byte 0 (bytes 1-3 zero);
+ * version 2 the whole enum sl_type value (id, precision, scale) in bytes 0-3. */
+static bool entry_type(uint32_t version, const uint8_t *e, enum sl_type *type)
+{
+    uint32_t v = sl__get_u32(e);
+    *type = (enum sl_type)v;
+    if (version == 1)
+        return v >= SL_TYPE_INT32 && v <= SL_TYPE_FLOAT64;
+    return sl__type_valid(*type);
+}
+
 /* Reads and checks column entry c (rule 5); *name_off walks the names area. */
 static int read_entry(const char *path, const uint8_t *p, uint64_t size, uint32_t c,
-                      uint64_t n_rows, uint32_t header_bytes, uint64_t *name_off,
+                      const struct slcf_header *h, uint32_t header_bytes, uint64_t *name_off,
                       struct slcf_col *col, char *err, size_t err_len)
 {
-    const uint8_t *e = p + SL__SLCF_FIXED_BYTES + (size_t)c * SL__SLCF_ENTRY_BYTES;
-    uint64_t eo = SL__SLCF_FIXED_BYTES + (uint64_t)c * SL__SLCF_ENTRY_BYTES;
+    uint64_t n_rows = h->n_rows;
+    uint64_t eo = SL__SLCF_FIXED_BYTES + (uint64_t)c * h->entry_bytes;
+    const uint8_t *e = p + eo;
     col->name_len = sl__get_u32(e + 4);
     if (col->name_len == 0 || col->name_len > SL__SLCF_MAX_NAME ||
         *name_off + col->name_len > header_bytes)
@@ -139,10 +158,9 @@ static int read_entry(const char *path, const uint8_t *p, uint64_t size, uint32_
     col->name = p + *name_off;
     *name_off += col->name_len;
     int nl = (int)col->name_len;
-    if (e[0] < SL_TYPE_INT32 || e[0] > SL_TYPE_FLOAT64 || e[1] || e[2] || e[3])
-        return FAIL("'%s': column %u '%.*s': unknown type code %u at offset %llu", path, c + 1,
-                    nl, col->name, e[0], (unsigned long long)eo);
-    col->type = (enum sl_type)e[0];
+    if (!entry_type(h->version, e, &col->type))
+        return FAIL("'%s': column %u '%.*s': unknown type code 0x%08x at offset %llu", path,
+                    c + 1, nl, col->name, sl__get_u32(e), (unsigned long long)eo);
     col->nulls = sl__get_u64(e + 8);
     col->voff = sl__get_u64(e + 16);
     col->vbytes = sl__get_u64(e + 24);
@@ -150,9 +168,16 @@ static int read_entry(const char *path, const uint8_t *p, uint64_t size, uint32_
     col->bbytes = sl__get_u64(e + 40);
     col->vsum = sl__get_u64(e + 48);
     col->bsum = sl__get_u64(e + 56);
-    uint64_t want_v;
-    if (__builtin_mul_overflow(n_rows, (uint64_t)sl_type_width(col->type), &want_v) ||
-        col->vbytes != want_v)
+    if (h->version >= 2) {
+        col->doff = sl__get_u64(e + 64);
+        col->dbytes = sl__get_u64(e + 72);
+        col->dsum = sl__get_u64(e + 80);
+        col->dict_n = sl__get_u64(e + 88);
+    }
+    if (n_rows > (uint64_t)INT64_MAX / 16)
+        return FAIL("'%s': row count %llu is too large", path, (unsigned long long)n_rows);
+    uint64_t want_v = (uint64_t)sl__col_data_bytes(col->type, (int64_t)n_rows);
+    if (col->vbytes != want_v)
         return FAIL("'%s': column %u '%.*s': values section has %llu bytes, but %llu rows of "
                     "%s need %llu", path, c + 1, nl, col->name, (unsigned long long)col->vbytes,
                     (unsigned long long)n_rows, sl_type_name(col->type),
@@ -166,11 +191,23 @@ static int read_entry(const char *path, const uint8_t *p, uint64_t size, uint32_
         return FAIL("'%s': column %u '%.*s': validity section has %llu bytes, expected %llu",
                     path, c + 1, nl, col->name, (unsigned long long)col->bbytes,
                     (unsigned long long)want_b);
+    bool strings = sl_type_is_string(col->type);
+    if (!strings && (col->doff || col->dbytes || col->dict_n))
+        return FAIL("'%s': column %u '%.*s': a %s column has a data section", path, c + 1, nl,
+                    col->name, sl_type_name(col->type));
+    if (col->type == SL_TYPE_DICT &&
+        (col->dict_n >= INT32_MAX || col->dbytes < (col->dict_n + 1) * 4))
+        return FAIL("'%s': column %u '%.*s': a dictionary of %llu strings in %llu bytes", path,
+                    c + 1, nl, col->name, (unsigned long long)col->dict_n,
+                    (unsigned long long)col->dbytes);
     uint64_t data_start = sl__align64(header_bytes);
     int rc = check_section(path, c, col, 0, col->voff, col->vbytes, data_start, size, err,
                            err_len);
     if (rc == SL_OK)
         rc = check_section(path, c, col, 1, col->boff, col->bbytes, data_start, size, err,
+                           err_len);
+    if (rc == SL_OK && strings)
+        rc = check_section(path, c, col, 2, col->doff, col->dbytes, data_start, size, err,
                            err_len);
     return rc;
 }
@@ -187,17 +224,18 @@ static int slcf_read_header(const char *path, const uint8_t *p, uint64_t size,
         return rc;
     uint32_t n_cols = sl__get_u32(p + 8), header_bytes = sl__get_u32(p + 12);
     h->n_rows = sl__get_u64(p + 16);
+    h->version = sl__get_u16(p + 4);
+    h->entry_bytes = h->version == 1 ? SL__SLCF_ENTRY_BYTES_V1 : SL__SLCF_ENTRY_BYTES;
     h->cols = sl__calloc(n_cols, sizeof *h->cols);
     if (!h->cols) {
         snprintf(err, err_len, "out of memory");
         return SL_ENOMEM;
     }
     h->n_cols = n_cols;
-    uint64_t name_off = SL__SLCF_FIXED_BYTES + (uint64_t)n_cols * SL__SLCF_ENTRY_BYTES;
+    uint64_t name_off = SL__SLCF_FIXED_BYTES + (uint64_t)n_cols * h->entry_bytes;
     for (uint32_t c = 0; c < n_cols; c++) {
         struct slcf_col *col = &h->cols[c];
-        rc = read_entry(path, p, size, c, h->n_rows, header_bytes, &name_off, col, err,
-                        err_len);
+        rc = read_entry(path, p, size, c, h, header_bytes, &name_off, col, err, err_len);
         if (rc != SL_OK)
             return rc;
         for (uint32_t k = 0; k < c; k++) {
@@ -220,9 +258,10 @@ static int slcf_verify(const char *path, const uint8_t *p, const struct slcf_hea
 {
     for (uint32_t c = 0; c < h->n_cols; c++) {
         const struct slcf_col *col = &h->cols[c];
-        for (int v = 0; v < 2; v++) {
-            uint64_t off = v ? col->boff : col->voff, bytes = v ? col->bbytes : col->vbytes;
-            uint64_t want = v ? col->bsum : col->vsum;
+        for (int v = 0; v < (sl_type_is_string(col->type) ? 3 : 2); v++) {
+            uint64_t off = v == 2 ? col->doff : v ? col->boff : col->voff;
+            uint64_t bytes = v == 2 ? col->dbytes : v ? col->bbytes : col->vbytes;
+            uint64_t want = v == 2 ? col->dsum : v ? col->bsum : col->vsum;
             uint64_t got = sl__xxh64(p + off, (size_t)bytes);
             if (got != want) {
                 snprintf(err, err_len, "'%s': column %u '%.*s': %s section [%llu, +%llu) "
@@ -235,6 +274,131 @@ static int slcf_verify(const char *path, const uint8_t *p, const struct slcf_hea
         }
     }
     return SL_OK;
+}
+
+/* ---------------- values ---------------- */
+
+/* Checks what the layout alone does not: string offsets start at 0, never decrease and
+ * end at the data section's size; strings are valid UTF-8; dictionary codes lie in the
+ * dictionary; booleans are 0 or 1; decimals of precision <= 18 have at most that many
+ * digits. Null rows are not checked (their values mean nothing). A file that passes
+ * can be read without any out-of-bounds access. */
+struct vcheck {
+    const char *path;
+    uint32_t c;
+    const struct slcf_col *col;
+    char *err;
+    size_t err_len;
+};
+
+static int vfail(const struct vcheck *v, uint64_t row, const char *what)
+{
+    snprintf(v->err, v->err_len, "'%s': column %u '%.*s': row %llu: %s", v->path, v->c + 1,
+             (int)v->col->name_len, v->col->name, (unsigned long long)row, what);
+    return SL_EFORMAT;
+}
+
+static bool row_valid(const uint8_t *bits, uint64_t r)
+{
+    return !bits || ((bits[r >> 3] >> (r & 7)) & 1);
+}
+
+/* n strings given by n + 1 offsets (int32 or int64) into bytes[0, nbytes). */
+static int check_strings(const struct vcheck *v, const uint8_t *offs, bool large, uint64_t n,
+                         const uint8_t *bytes, uint64_t nbytes, const uint8_t *bits,
+                         const char *what)
+{
+    int64_t prev = large ? ((const int64_t *)offs)[0] : ((const int32_t *)offs)[0];
+    if (prev != 0)
+        return vfail(v, 0, "the first string offset is not 0");
+    for (uint64_t r = 0; r < n; r++) {
+        int64_t o = large ? ((const int64_t *)offs)[r + 1] : ((const int32_t *)offs)[r + 1];
+        if (o < prev || (uint64_t)o > nbytes)
+            return vfail(v, r, "a string offset decreases or passes the data section");
+        size_t bad;
+        if (row_valid(bits, r) &&
+            !sl__utf8_valid((const char *)bytes + prev, (size_t)(o - prev), &bad))
+            return vfail(v, r, what);
+        prev = o;
+    }
+    if ((uint64_t)prev != nbytes)
+        return vfail(v, n, "the last string offset is not the data section's size");
+    return SL_OK;
+}
+
+static int check_column_values(const struct vcheck *v, const uint8_t *p, uint64_t n)
+{
+    const struct slcf_col *col = v->col;
+    const uint8_t *bits = col->nulls ? p + col->boff : NULL, *vals = p + col->voff;
+    switch (SL_TYPE_ID(col->type)) {
+    case SL_TYPE_BOOL:
+        for (uint64_t r = 0; r < n; r++)
+            if (row_valid(bits, r) && vals[r] > 1)
+                return vfail(v, r, "a bool value is neither 0 nor 1");
+        return SL_OK;
+    case SL_TYPE_DECIMAL: {
+        if (sl_type_width(col->type) != 8)
+            return SL_OK;
+        int64_t max = 1;
+        for (int k = 0; k < sl_type_precision(col->type); k++)
+            max *= 10;
+        for (uint64_t r = 0; r < n; r++) {
+            int64_t x = ((const int64_t *)vals)[r];
+            if (row_valid(bits, r) && (x >= max || x <= -max))
+                return vfail(v, r, "a decimal value has more digits than its precision");
+        }
+        return SL_OK;
+    }
+    case SL_TYPE_UTF8:
+    case SL_TYPE_LARGE_UTF8:
+        return check_strings(v, vals, col->type == SL_TYPE_LARGE_UTF8, n, p + col->doff,
+                             col->dbytes, bits, "a string is not valid UTF-8");
+    case SL_TYPE_DICT: {
+        uint64_t dn = col->dict_n, head = (dn + 1) * 4;
+        int rc = check_strings(v, p + col->doff, false, dn, p + col->doff + head,
+                               col->dbytes - head, NULL, "a dictionary string is not valid "
+                               "UTF-8 (the row is its index in the dictionary)");
+        for (uint64_t r = 0; rc == SL_OK && r < n; r++) {
+            int32_t code = ((const int32_t *)vals)[r];
+            if (row_valid(bits, r) && (code < 0 || (uint64_t)code >= dn))
+                rc = vfail(v, r, "a dictionary code is out of the dictionary's range");
+        }
+        return rc;
+    }
+    default:
+        return SL_OK;
+    }
+}
+
+static int slcf_check_values(const char *path, const uint8_t *p, const struct slcf_header *h,
+                             char *err, size_t err_len)
+{
+    for (uint32_t c = 0; c < h->n_cols; c++) {
+        struct vcheck v = {path, c, &h->cols[c], err, err_len};
+        int rc = check_column_values(&v, p, h->n_rows);
+        if (rc != SL_OK)
+            return rc;
+    }
+    return SL_OK;
+}
+
+/* The dictionary of DICT column col, over the mapping (no copy). */
+static struct sl__dict *map_dictionary(struct sl__fmap *m, const struct slcf_col *col)
+{
+    struct sl__dict *d = sl__calloc(1, sizeof *d);
+    if (!d)
+        return NULL;
+    atomic_init(&d->refs, 1);
+    d->n = (int64_t)col->dict_n;
+    uint64_t head = (col->dict_n + 1) * 4;
+    d->offsets = sl__fmap_buf(m, col->doff, head);
+    if (col->dbytes > head)
+        d->chars = sl__fmap_buf(m, col->doff + head, col->dbytes - head);
+    if (!d->offsets || (col->dbytes > head && !d->chars)) {
+        sl__dict_unref(d);
+        return NULL;
+    }
+    return d;
 }
 
 /* ---------------- bind ---------------- */
@@ -343,6 +507,9 @@ static void bin_fini_global(const sl_op_t *op, void *gs)
 {
     (void)op;
     struct bin_global *g = gs;
+    for (uint32_t c = 0; g->dicts && c < g->h.n_cols; c++)
+        sl__dict_unref(g->dicts[c]);
+    sl__free(g->dicts, 0);
     sl__free(g->h.cols, 0);
     sl__fmap_unref(g->map);
 }
@@ -372,6 +539,17 @@ static int64_t bin_tasks(sl_task_t *t)
     }
     if (rc >= 0 && d->verify)
         rc = slcf_verify(d->path, g->map->base, &g->h, err, sizeof err);
+    if (rc >= 0)
+        rc = slcf_check_values(d->path, g->map->base, &g->h, err, sizeof err);
+    if (rc >= 0 && !(g->dicts = sl__calloc(g->h.n_cols, sizeof *g->dicts)))
+        rc = SL_ENOMEM;
+    for (uint32_t c = 0; rc >= 0 && c < g->h.n_cols; c++) {
+        if (g->h.cols[c].type == SL_TYPE_DICT &&
+            !(g->dicts[c] = map_dictionary(g->map, &g->h.cols[c])))
+            rc = SL_ENOMEM;
+    }
+    if (rc == SL_ENOMEM)
+        snprintf(err, sizeof err, "out of memory");
     if (rc < 0)
         return sl_task_fail(t, rc, "%s", err);
     g->morsel = sl_task_morsel_rows(t);
@@ -396,7 +574,14 @@ static int bin_source(sl_task_t *t)
             out->validity = sl__fmap_buf(g->map, col->boff, col->bbytes);
             out->null_count = -1;
         }
-        if (!out->data || (col->nulls && !out->validity)) {
+        if (col->type == SL_TYPE_UTF8 || col->type == SL_TYPE_LARGE_UTF8)
+            out->chars = col->dbytes ? sl__fmap_buf(g->map, col->doff, col->dbytes) : NULL;
+        if (col->type == SL_TYPE_DICT) {
+            out->dict = g->dicts[d->file_col[k]];
+            sl__dict_ref(out->dict);
+        }
+        if (!out->data || (col->nulls && !out->validity) || (col->dbytes && !out->dict &&
+                                                             !out->chars)) {
             sl_batch_unref(b);
             return sl_task_fail(t, SL_ENOMEM, "out of memory");
         }

@@ -23,10 +23,18 @@
  * Parsing rules: fields are separated by `delimiter`; records end with LF or CRLF (the
  * last may lack it); empty lines are skipped; a field that starts with '"' is quoted,
  * "" inside it is one quote, and only a delimiter or a line end may follow the closing
- * quote; a quote inside an unquoted field is an error. A field whose text (after
- * unquoting) equals `null` is null. Numbers may have spaces around them; integers are
- * decimal; floats are what strtod/strtof accept in the C locale (short decimals take
- * Clinger's exact fast path). A leading UTF-8 byte order mark is skipped. */
+ * quote; a quote inside an unquoted field is an error. An unquoted field whose text
+ * equals `null` is null (a quoted one too when `null` is empty, so "" is null by
+ * default; with another null text a quoted "NA" is the string NA). Numbers may have
+ * spaces around them; integers are decimal, range-checked; floats are what
+ * strtod/strtof accept in the C locale (short decimals take Clinger's exact fast path);
+ * bool is true/false/t/f/1/0; date32 YYYY-MM-DD; timestamp YYYY-MM-DD[ HH:MM:SS[.ffffff]];
+ * decimals are exact (never through a float; more integer digits than precision - scale
+ * or more nonzero fractional digits than the scale is an error); strings must be valid
+ * UTF-8 (DICT columns get one dictionary per batch). With trailing_delimiter every
+ * record ends with a delimiter (TPC-H .tbl); with quote="" quotes are ordinary
+ * characters and every newline ends a record. A leading UTF-8 byte order mark is
+ * skipped. */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -35,6 +43,7 @@
 
 #include "expr/expr.h"
 #include "file_int.h"
+#include "value_text.h"
 
 #define DEFAULT_RANGE_BYTES (16ll << 20)
 
@@ -43,6 +52,9 @@ struct csv_data {
     struct sl__collist cols; /* declared fields in file order */
     int header;
     int delim;
+    int trailing; /* every record ends with a delimiter (TPC-H .tbl) */
+    int quote;    /* '"', or -1: quotes are ordinary characters */
+    size_t *widths; /* per declared field: bytes per value */
     char *null_text;
     size_t null_len;
     int64_t range_bytes;
@@ -73,6 +85,9 @@ static const struct sl_option_def csv_options[] = {
     {"columns", SL_OPT_STRING, NULL, "the file's fields in order: \"k int32, v float64\""},
     {"header", SL_OPT_BOOL, "true", "the first record names the fields (checked)"},
     {"delimiter", SL_OPT_STRING, ",", "field separator: one character, or \\t"},
+    {"trailing_delimiter", SL_OPT_BOOL, "false",
+     "every record ends with a delimiter before its line end (TPC-H .tbl files)"},
+    {"quote", SL_OPT_STRING, "\"", "the quote character, or \"\" for none (TPC-H .tbl)"},
     {"null", SL_OPT_STRING, "", "the text that means null"},
     {"select", SL_OPT_STRING, "", "columns to produce, in this order: \"v,k\" (all if empty)"},
     {"range_bytes", SL_OPT_INT, "16777216", "bytes per parallel parse range (tuning, tests)"},
@@ -85,6 +100,7 @@ static void csv_data_free(void *p)
     sl__free_str(d->path);
     sl__free_str(d->null_text);
     sl__free(d->out_of_field, 0);
+    sl__free(d->widths, 0);
     sl__collist_free(&d->cols);
     sl__expr_free(d->where);
     sl__free(d, sizeof *d);
@@ -100,13 +116,15 @@ static int bind_where(sl_bind_t *b, struct csv_data *d)
 
 static int csv_bind(sl_bind_t *b)
 {
-    const char *path, *cols, *delim, *null_text, *sel;
+    const char *path, *cols, *delim, *null_text, *sel, *quote;
     int64_t range_bytes;
-    int header, rc;
+    int header, trailing, rc;
     if ((rc = sl_bind_option_str(b, "path", &path)) < 0 ||
         (rc = sl_bind_option_str(b, "columns", &cols)) < 0 ||
         (rc = sl_bind_option_bool(b, "header", &header)) < 0 ||
         (rc = sl_bind_option_str(b, "delimiter", &delim)) < 0 ||
+        (rc = sl_bind_option_bool(b, "trailing_delimiter", &trailing)) < 0 ||
+        (rc = sl_bind_option_str(b, "quote", &quote)) < 0 ||
         (rc = sl_bind_option_str(b, "null", &null_text)) < 0 ||
         (rc = sl_bind_option_str(b, "select", &sel)) < 0 ||
         (rc = sl_bind_option_int(b, "range_bytes", &range_bytes)) < 0)
@@ -115,6 +133,9 @@ static int csv_bind(sl_bind_t *b)
     if (dc < 0)
         return sl_bind_fail(b, SL_EINVAL, "delimiter must be one character other than a quote "
                             "or a line end (or \\t), got \"%s\"", delim);
+    if (strcmp(quote, "\"") != 0 && *quote)
+        return sl_bind_fail(b, SL_EINVAL, "quote must be \" or empty (none), got \"%s\"",
+                            quote);
     if (range_bytes < 1)
         return sl_bind_fail(b, SL_EINVAL, "range_bytes must be >= 1, got %lld",
                             (long long)range_bytes);
@@ -128,11 +149,16 @@ static int csv_bind(sl_bind_t *b)
     d->path = sl__strdup(path);
     d->null_text = sl__strdup(null_text);
     d->out_of_field = sl__malloc((size_t)d->cols.n * sizeof *d->out_of_field);
-    if (!d->path || !d->null_text || !d->out_of_field)
+    d->widths = sl__malloc((size_t)d->cols.n * sizeof *d->widths);
+    if (!d->path || !d->null_text || !d->out_of_field || !d->widths)
         return sl_bind_fail(b, SL_ENOMEM, "out of memory");
+    for (int i = 0; i < d->cols.n; i++)
+        d->widths[i] = sl_type_width(d->cols.types[i]);
     d->null_len = strlen(null_text);
     d->header = header;
     d->delim = dc;
+    d->trailing = trailing;
+    d->quote = *quote ? '"' : -1;
     d->range_bytes = range_bytes;
     if (!*sel) {
         for (int i = 0; i < d->cols.n; i++) {
@@ -203,7 +229,7 @@ static int csv_range_stats(sl_task_t *t)
     int64_t k = lo;
     for (; k < hi && found != 3; k++) {
         uint8_t c = p[k];
-        if (c == '"') {
+        if (c == d->quote) {
             r.n_quotes++;
         } else if (c == '\n') {
             /* Outside quotes if the local parity matches the entering guess. */
@@ -220,11 +246,11 @@ static int csv_range_stats(sl_task_t *t)
     for (; k + 8 <= hi; k += 8) {
         uint64_t w;
         memcpy(&w, p + k, 8);
-        r.n_quotes += count_byte(w, '"');
+        r.n_quotes += d->quote < 0 ? 0 : count_byte(w, '"');
         r.n_nl += count_byte(w, '\n');
     }
     for (; k < hi; k++) {
-        r.n_quotes += p[k] == '"';
+        r.n_quotes += p[k] == d->quote;
         r.n_nl += p[k] == '\n';
     }
     g->ranges[i] = r;
@@ -300,6 +326,7 @@ struct csv_parser {
     sl_batch_t *b;
     int64_t cap, rows;
     struct sl__pred_state pred; /* for where= */
+    struct sl__text_col *tcols; /* per output column; type INVALID for non-strings */
 };
 
 struct csv_field {
@@ -307,6 +334,7 @@ struct csv_field {
     size_t len;
     int64_t line, col;   /* where the field starts, 1-based */
     int last;            /* 1 if the record ends after this field */
+    int quoted;          /* 1 if it was quoted (a quoted field is null only if null="") */
     int64_t eline, ecol; /* where its record ends (the line end), if last */
 };
 
@@ -433,18 +461,20 @@ static int parse_field(struct csv_parser *ps, struct csv_field *f)
     const uint8_t *p = ps->p;
     f->line = ps->line;
     f->col = ps->pos - ps->line_start + 1;
-    if (ps->pos < ps->size && p[ps->pos] == '"')
+    int quote = ps->d->quote;
+    f->quoted = ps->pos < ps->size && p[ps->pos] == quote;
+    if (f->quoted)
         return parse_quoted(ps, f);
     int delim = ps->d->delim;
     int64_t k = ps->pos;
     /* Hot loop: stop at the delimiter, a line end or a quote. */
     while (k < ps->size) {
         uint8_t c = p[k];
-        if (c == delim || c == '\n' || c == '"')
+        if (c == delim || c == '\n' || c == quote)
             break;
         k++;
     }
-    if (k < ps->size && p[k] == '"')
+    if (k < ps->size && p[k] == quote)
         return csv_fail(ps, SL_EPARSE, ps->line, k - ps->line_start + 1,
                         "quote inside an unquoted field (quote the whole field and double "
                         "the quote)");
@@ -606,48 +636,159 @@ static int set_null(struct csv_parser *ps, int c)
     }
     ((uint8_t *)col->validity->ptr)[ps->rows >> 3] &= (uint8_t) ~(1u << (ps->rows & 7));
     col->null_count++;
-    memset((char *)col->data->ptr + (size_t)ps->rows * sl_type_width(col->type), 0,
-           sl_type_width(col->type));
+    if (ps->tcols[c].type != SL_TYPE_INVALID) {
+        sl__text_col_put_null(&ps->tcols[c], col->data->ptr, ps->rows);
+        return SL_OK;
+    }
+    size_t w = sl_type_width(col->type);
+    memset((char *)col->data->ptr + (size_t)ps->rows * w, 0, w);
     return SL_OK;
+}
+
+/* 0 ok, -1 not a number, -2 out of uint64 range. */
+static int parse_u64(const char *s, size_t n, uint64_t *out)
+{
+    trim(&s, &n);
+    size_t i = n && s[0] == '+';
+    if (i == n)
+        return -1;
+    uint64_t v = 0;
+    for (; i < n; i++) {
+        unsigned dg = (unsigned)(s[i] - '0');
+        if (dg > 9)
+            return -1;
+        if (v > (UINT64_MAX - dg) / 10)
+            return -2;
+        v = v * 10 + dg;
+    }
+    *out = v;
+    return 0;
+}
+
+/* An integer of a type narrower than 64 bits, range-checked. */
+static int store_int(enum sl_type type, const char *s, size_t n, void *dst)
+{
+    static const struct {
+        enum sl_type type;
+        int64_t lo, hi;
+    } ranges[] = {{SL_TYPE_INT8, INT8_MIN, INT8_MAX},     {SL_TYPE_INT16, INT16_MIN, INT16_MAX},
+                  {SL_TYPE_INT32, INT32_MIN, INT32_MAX},  {SL_TYPE_INT64, INT64_MIN, INT64_MAX},
+                  {SL_TYPE_UINT8, 0, UINT8_MAX},          {SL_TYPE_UINT16, 0, UINT16_MAX},
+                  {SL_TYPE_UINT32, 0, UINT32_MAX}};
+    if (type == SL_TYPE_UINT64) {
+        uint64_t u = 0;
+        int rc = parse_u64(s, n, &u);
+        if (rc == 0)
+            memcpy(dst, &u, 8);
+        return rc;
+    }
+    int64_t v = 0;
+    int rc = parse_i64(s, n, &v);
+    for (size_t k = 0; rc == 0 && k < sizeof ranges / sizeof ranges[0]; k++) {
+        if (ranges[k].type != type)
+            continue;
+        if (v < ranges[k].lo || v > ranges[k].hi)
+            return -2;
+        memcpy(dst, &v, sl_type_width(type)); /* little endian: the low bytes */
+    }
+    return rc;
+}
+
+/* A value of a fixed-width type from its text: 0, or -1 (malformed) / -2 (out of range)
+ * or another sl__text_err. */
+static int parse_value(enum sl_type type, const char *s, size_t n, void *dst)
+{
+    switch (SL_TYPE_ID(type)) {
+    case SL_TYPE_FLOAT32:
+    case SL_TYPE_FLOAT64: {
+        double v = 0;
+        int rc = parse_f64(s, n, &v, type == SL_TYPE_FLOAT32);
+        if (rc == 0 && type == SL_TYPE_FLOAT32)
+            *(float *)dst = (float)v;
+        else if (rc == 0)
+            *(double *)dst = v;
+        return rc;
+    }
+    case SL_TYPE_BOOL:
+        return sl__bool_parse(s, n, dst);
+    case SL_TYPE_DATE32:
+        return sl__date_parse(s, n, dst);
+    case SL_TYPE_TIMESTAMP:
+        return sl__timestamp_parse(s, n, dst);
+    case SL_TYPE_DECIMAL: {
+        __int128 v = 0;
+        int rc = sl__decimal_parse(s, n, sl_type_precision(type), sl_type_scale(type), &v);
+        if (rc == 0)
+            memcpy(dst, &v, sl_type_width(type)); /* little endian: int64 is the low half */
+        return rc;
+    }
+    default:
+        return store_int(type, s, n, dst);
+    }
+}
+
+static int field_error(struct csv_parser *ps, int field, const struct csv_field *f, int rc,
+                       const char *what)
+{
+    const struct csv_data *d = ps->d;
+    int show = f->len > 40 ? 40 : (int)f->len;
+    if (rc == SL__TEXT_SYNTAX)
+        return csv_fail(ps, SL_EPARSE, f->line, f->col, "field %d ('%s'): cannot parse "
+                        "\"%.*s%s\" as %s", field + 1, d->cols.names[field], show, f->txt,
+                        f->len > 40 ? "..." : "", sl_type_name(d->cols.types[field]));
+    return csv_fail(ps, SL_EOVERFLOW, f->line, f->col, "field %d ('%s'): \"%.*s%s\" is out "
+                    "of range for %s (%s)", field + 1, d->cols.names[field], show, f->txt,
+                    f->len > 40 ? "..." : "", sl_type_name(d->cols.types[field]), what);
+}
+
+static int store_string(struct csv_parser *ps, int field, int c, const struct csv_field *f)
+{
+    size_t bad = 0;
+    if (!sl__utf8_valid(f->txt, f->len, &bad))
+        return csv_fail(ps, SL_EPARSE, f->line, f->col, "field %d ('%s'): invalid UTF-8 at "
+                        "byte %zu of the field", field + 1, ps->d->cols.names[field], bad + 1);
+    int rc = sl__text_col_put(&ps->tcols[c], ps->b->cols[c].data->ptr, ps->rows, f->txt,
+                              f->len);
+    if (rc == SL_EOVERFLOW)
+        return csv_fail(ps, rc, f->line, f->col, "field %d ('%s'): more than 2^31 bytes of "
+                        "strings in one batch (declare the column large_utf8)", field + 1,
+                        ps->d->cols.names[field]);
+    return rc < 0 ? sl_task_fail(ps->t, rc, "out of memory") : SL_OK;
 }
 
 static int store_field(struct csv_parser *ps, int field, int c, const struct csv_field *f)
 {
     const struct csv_data *d = ps->d;
-    if (f->len == d->null_len && memcmp(f->txt, d->null_text, f->len) == 0)
+    if (f->len == d->null_len && (!f->quoted || d->null_len == 0) &&
+        memcmp(f->txt, d->null_text, f->len) == 0)
         return set_null(ps, c);
     enum sl_type type = d->cols.types[field];
-    void *dst = (char *)ps->b->cols[c].data->ptr + (size_t)ps->rows * sl_type_width(type);
+    char *data = ps->b->cols[c].data->ptr;
+    int64_t v = 0;
     int rc;
-    if (type == SL_TYPE_INT32 || type == SL_TYPE_INT64) {
-        int64_t v = 0;
+    /* The common types first, without the general dispatch (the hot path). */
+    switch (type) {
+    case SL_TYPE_INT64:
+        if ((rc = parse_i64(f->txt, f->len, &v)) == 0)
+            ((int64_t *)data)[ps->rows] = v;
+        break;
+    case SL_TYPE_INT32:
         rc = parse_i64(f->txt, f->len, &v);
-        if (rc == 0 && type == SL_TYPE_INT32 && (v < INT32_MIN || v > INT32_MAX))
+        if (rc == 0 && (v < INT32_MIN || v > INT32_MAX))
             rc = -2;
-        if (rc == 0) {
-            if (type == SL_TYPE_INT32)
-                *(int32_t *)dst = (int32_t)v;
-            else
-                *(int64_t *)dst = v;
-            return SL_OK;
-        }
-    } else {
-        double v = 0;
-        rc = parse_f64(f->txt, f->len, &v, type == SL_TYPE_FLOAT32);
-        if (rc == 0) {
-            if (type == SL_TYPE_FLOAT32)
-                *(float *)dst = (float)v;
-            else
-                *(double *)dst = v;
-            return SL_OK;
-        }
+        if (rc == 0)
+            ((int32_t *)data)[ps->rows] = (int32_t)v;
+        break;
+    case SL_TYPE_UTF8:
+    case SL_TYPE_LARGE_UTF8:
+    case SL_TYPE_DICT:
+        return store_string(ps, field, c, f);
+    default:
+        rc = parse_value(type, f->txt, f->len, data + (size_t)ps->rows * d->widths[field]);
     }
-    int show = f->len > 40 ? 40 : (int)f->len;
-    return csv_fail(ps, rc == -2 ? SL_EOVERFLOW : SL_EPARSE, f->line, f->col,
-                    rc == -2 ? "field %d ('%s'): \"%.*s%s\" is out of range for %s"
-                             : "field %d ('%s'): cannot parse \"%.*s%s\" as %s",
-                    field + 1, d->cols.names[field], show, f->txt, f->len > 40 ? "..." : "",
-                    sl_type_name(type));
+    if (rc == 0)
+        return SL_OK;
+    return field_error(ps, field, f, rc, sl__text_err_str(rc));
 }
 
 static int batch_start(struct csv_parser *ps)
@@ -667,6 +808,12 @@ static int batch_start(struct csv_parser *ps)
 static int batch_emit(struct csv_parser *ps)
 {
     sl_batch_t *b = ps->b;
+    for (int c = 0; c < b->n_cols; c++) {
+        int rc = ps->tcols[c].type != SL_TYPE_INVALID
+                     ? sl__text_col_finish(&ps->tcols[c], b, c) : SL_OK;
+        if (rc < 0)
+            return sl_task_fail(ps->t, rc, "out of memory");
+    }
     ps->b = NULL;
     b->n_rows = ps->rows;
     if (ps->d->where) { /* the predicate runs here, before the rows leave the scan */
@@ -720,11 +867,22 @@ static int parse_span(struct csv_parser *ps, int64_t end)
         if (!ps->b && (rc = batch_start(ps)) < 0)
             return rc;
         struct csv_field f;
-        int field = 0;
+        int field = 0, trailed = 0;
         do {
-            if (field == d->cols.n)
+            if (field == d->cols.n) {
+                /* trailing_delimiter: one more field, empty and last. */
+                if (d->trailing && (rc = parse_field(ps, &f)) < 0)
+                    return rc;
+                if (d->trailing && f.len == 0 && f.last && !f.quoted) {
+                    trailed = 1;
+                    break;
+                }
+                if (d->trailing)
+                    return csv_fail(ps, SL_EPARSE, f.line, f.col, "too many fields: expected "
+                                    "%d and a trailing delimiter", d->cols.n);
                 return csv_fail(ps, SL_EPARSE, ps->line, ps->pos - ps->line_start + 1,
                                 "too many fields: expected %d", d->cols.n);
+            }
             if ((rc = parse_field(ps, &f)) < 0)
                 return rc;
             int c = d->out_of_field[field];
@@ -732,6 +890,9 @@ static int parse_span(struct csv_parser *ps, int64_t end)
                 return rc;
             field++;
         } while (!f.last);
+        if (d->trailing && !trailed && field == d->cols.n)
+            return csv_fail(ps, SL_EPARSE, f.eline, f.ecol, "the record lacks its trailing "
+                            "delimiter (trailing_delimiter=true)");
         if (field < d->cols.n)
             return csv_fail(ps, SL_EPARSE, f.eline, f.ecol,
                             "too few fields: expected %d, found %d", d->cols.n, field);
@@ -759,6 +920,13 @@ static int csv_source(sl_task_t *t)
     int64_t m = sl_task_morsel_rows(t);
     int64_t most = (sp->end - sp->start) / d->cols.n + 1;
     ps.cap = most < m ? most : m;
+    const sl_schema_t *out = sl_op_output_schema(sl_task_op(t));
+    ps.tcols = sl__calloc((size_t)out->n_fields + 1, sizeof *ps.tcols);
+    if (!ps.tcols)
+        return sl_task_fail(t, SL_ENOMEM, "out of memory");
+    for (int c = 0; c < out->n_fields; c++)
+        if (sl_type_is_string(out->fields[c].type))
+            ps.tcols[c].type = out->fields[c].type;
     int rc = SL_OK;
     /* A UTF-8 byte order mark is not part of the first field. */
     if (sl_task_index(t) == 0 && ps.size >= 3 && memcmp(ps.p, "\xEF\xBB\xBF", 3) == 0)
@@ -770,6 +938,9 @@ static int csv_source(sl_task_t *t)
     if (rc >= 0 && ps.b && ps.rows > 0)
         rc = batch_emit(&ps);
     sl_batch_unref(ps.b);
+    for (int c = 0; c < out->n_fields; c++)
+        sl__text_col_reset(&ps.tcols[c]);
+    sl__free(ps.tcols, 0);
     sl__free(ps.scratch, ps.scratch_cap);
     sl__pred_state_fini(&ps.pred);
     sl_task_progress(t, 0, sp->end - sp->start);

@@ -2,7 +2,8 @@
  * sink with no output rows. Workers keep references to the batches they sink, tagged
  * with the source task index; finalize restores the source order and writes, to a
  * temporary file beside `path`: a zeroed header area, then each column's value
- * section and validity section (64-byte aligned), hashing each section as it goes;
+ * section, validity section and (strings) data section (64-byte aligned), hashing
+ * each section as it goes;
  * then the header with the section offsets and checksums, and renames the file over
  * `path`. Memory: the input batches stay referenced until finalize (no copy). */
 #include <stdio.h>
@@ -84,6 +85,7 @@ static int wbin_combine(sl_task_t *t)
 
 struct colinfo {
     uint64_t nulls, voff, vbytes, boff, bbytes, vsum, bsum;
+    uint64_t doff, dbytes, dsum, dict_n; /* strings: bytes; DICT: the dictionary */
 };
 
 static uint64_t count_nulls(const sl_batch_t *b, int c)
@@ -97,26 +99,170 @@ static uint64_t count_nulls(const sl_batch_t *b, int c)
     return n;
 }
 
-/* Writes column c's sections at the current (aligned) offset and fills ci. */
-static int write_column(struct sl__wfile *w, const struct sl__pieces *g, int c, enum sl_type type,
-                        uint64_t n_rows, struct colinfo *ci, char *err, size_t err_len)
-{
-    size_t width = sl_type_width(type);
+/* A section written while hashed. */
+struct section {
+    struct sl__wfile *w;
     struct sl__xxh64 h;
-    sl__xxh64_init(&h);
-    ci->voff = w->off;
-    ci->vbytes = n_rows * width;
-    int rc;
-    for (int64_t i = 0; i < g->n; i++) {
-        const sl_batch_t *b = g->v[i].ptr;
-        const void *v = sl__col_values(b, c);
-        sl__xxh64_update(&h, v, (size_t)b->n_rows * width);
-        if ((rc = sl__wfile_write(w, v, (size_t)b->n_rows * width, err, err_len)) < 0)
-            return rc;
+    char *err;
+    size_t err_len;
+};
+
+static int sec_put(struct section *s, const void *p, size_t n)
+{
+    sl__xxh64_update(&s->h, p, n);
+    return sl__wfile_write(s->w, p, n, s->err, s->err_len);
+}
+
+static int64_t str_off(const struct sl__col *col, int64_t k)
+{
+    return col->type == SL_TYPE_UTF8 ? ((const int32_t *)col->data->ptr)[k]
+                                     : ((const int64_t *)col->data->ptr)[k];
+}
+
+/* String values: offsets rebased to one run from 0 (the values section), then every
+ * batch's bytes (the data section). */
+static int write_strings(struct section *sec, const struct sl__pieces *g, int c,
+                         struct colinfo *ci)
+{
+    bool large = ((const sl_batch_t *)g->v[0].ptr)->cols[c].type == SL_TYPE_LARGE_UTF8;
+    int64_t base = 0;
+    int rc = SL_OK;
+    if (!large) {
+        int32_t zero = 0;
+        rc = sec_put(sec, &zero, 4);
+    } else {
+        rc = sec_put(sec, &base, 8);
     }
-    ci->vsum = sl__xxh64_final(&h);
-    if ((rc = sl__wfile_pad64(w, err, err_len)) < 0)
-        return rc;
+    for (int64_t i = 0; i < g->n && rc >= 0; i++) {
+        const sl_batch_t *b = g->v[i].ptr;
+        const struct sl__col *col = &b->cols[c];
+        int64_t first = str_off(col, col->offset);
+        for (int64_t r = 1; r <= b->n_rows && rc >= 0; r++) {
+            int64_t o = base + str_off(col, col->offset + r) - first;
+            if (!large && o > INT32_MAX) {
+                snprintf(sec->err, sec->err_len, "column %d holds more than 2^31-1 bytes of "
+                         "utf8 strings (make it large_utf8)", c + 1);
+                return SL_EOVERFLOW;
+            }
+            int32_t o32 = (int32_t)o;
+            rc = large ? sec_put(sec, &o, 8) : sec_put(sec, &o32, 4);
+        }
+        base += str_off(col, col->offset + b->n_rows) - first;
+    }
+    ci->dbytes = (uint64_t)base;
+    return rc;
+}
+
+static int write_string_bytes(struct section *sec, const struct sl__pieces *g, int c)
+{
+    int rc = SL_OK;
+    for (int64_t i = 0; i < g->n && rc >= 0; i++) {
+        const sl_batch_t *b = g->v[i].ptr;
+        const struct sl__col *col = &b->cols[c];
+        int64_t lo = str_off(col, col->offset), hi = str_off(col, col->offset + b->n_rows);
+        if (hi > lo)
+            rc = sec_put(sec, (const char *)col->chars->ptr + lo, (size_t)(hi - lo));
+    }
+    return rc;
+}
+
+/* DICT codes: one dictionary for the file. Batches that share a dictionary (the usual
+ * case) keep their codes; otherwise their dictionaries are merged into `merged` and
+ * the codes remapped. Null rows get code 0. */
+static int write_codes(struct section *sec, const struct sl__pieces *g, int c,
+                       struct sl__text_col *merged, bool shared)
+{
+    int32_t *remap = NULL, *buf = NULL;
+    int64_t remap_n = 0, buf_n = 0;
+    const struct sl__dict *prev = NULL;
+    int rc = SL_OK;
+    for (int64_t i = 0; i < g->n && rc >= 0; i++) {
+        const sl_batch_t *b = g->v[i].ptr;
+        const struct sl__col *col = &b->cols[c];
+        if (!shared && col->dict != prev) { /* map this dictionary onto the merged one */
+            sl__free(remap, (size_t)remap_n * 4);
+            remap_n = col->dict->n;
+            remap = sl__malloc((size_t)(remap_n ? remap_n : 1) * 4);
+            if (!remap) {
+                remap_n = 0;
+                rc = SL_ENOMEM;
+            }
+            const int32_t *o = col->dict->offsets->ptr;
+            const char *ch = col->dict->chars ? col->dict->chars->ptr : "";
+            for (int64_t k = 0; k < remap_n && rc >= 0; k++)
+                rc = sl__text_col_put(merged, remap, k, ch + o[k], (size_t)(o[k + 1] - o[k]));
+            prev = col->dict;
+        }
+        if (rc >= 0 && buf_n < b->n_rows) {
+            sl__free(buf, (size_t)buf_n * 4);
+            buf_n = b->n_rows;
+            if (!(buf = sl__malloc((size_t)buf_n * 4))) {
+                buf_n = 0;
+                rc = SL_ENOMEM;
+            }
+        }
+        if (rc < 0)
+            break;
+        const int32_t *codes = (const int32_t *)col->data->ptr + col->offset;
+        for (int64_t r = 0; r < b->n_rows; r++)
+            buf[r] = !sl__col_valid(col, r) ? 0 : shared ? codes[r] : remap[codes[r]];
+        rc = sec_put(sec, buf, (size_t)b->n_rows * 4);
+    }
+    sl__free(remap, (size_t)remap_n * 4);
+    sl__free(buf, (size_t)buf_n * 4);
+    if (rc == SL_ENOMEM)
+        snprintf(sec->err, sec->err_len, "out of memory");
+    if (rc == SL_EOVERFLOW)
+        snprintf(sec->err, sec->err_len, "column %d: its batches' dictionaries merged pass "
+                 "2^31 bytes or strings", c + 1);
+    return rc;
+}
+
+/* The dictionary section: dict_n + 1 int32 offsets, then the bytes. */
+static int write_dictionary(struct section *sec, const struct sl__pieces *g, int c,
+                            const struct sl__text_col *merged, bool shared, struct colinfo *ci)
+{
+    static const int32_t zero = 0;
+    const struct sl__dict *d = shared ? ((const sl_batch_t *)g->v[0].ptr)->cols[c].dict : NULL;
+    int64_t n = shared ? d->n : merged->dict_n;
+    const int32_t *o = shared ? d->offsets->ptr : n ? merged->dict_off : &zero;
+    const char *ch = shared ? (d->chars ? d->chars->ptr : "") : merged->chars;
+    ci->dict_n = (uint64_t)n;
+    ci->dbytes = (uint64_t)(n + 1) * 4 + (uint64_t)o[n];
+    int rc = sec_put(sec, o, (size_t)(n + 1) * 4);
+    return rc >= 0 && o[n] > 0 ? sec_put(sec, ch, (size_t)o[n]) : rc;
+}
+
+static bool one_dictionary(const struct sl__pieces *g, int c)
+{
+    for (int64_t i = 1; i < g->n; i++)
+        if (((const sl_batch_t *)g->v[i].ptr)->cols[c].dict !=
+            ((const sl_batch_t *)g->v[0].ptr)->cols[c].dict)
+            return false;
+    return true;
+}
+
+/* Writes the values (string offsets, codes) section at the current offset. */
+static int write_values(struct section *sec, const struct sl__pieces *g, int c, enum sl_type type,
+                        struct colinfo *ci, struct sl__text_col *merged, bool shared)
+{
+    if (type == SL_TYPE_UTF8 || type == SL_TYPE_LARGE_UTF8)
+        return g->n ? write_strings(sec, g, c, ci) : sec_put(sec, "\0\0\0\0\0\0\0",
+                                                             type == SL_TYPE_UTF8 ? 4 : 8);
+    if (type == SL_TYPE_DICT)
+        return write_codes(sec, g, c, merged, shared);
+    size_t width = sl_type_width(type);
+    int rc = SL_OK;
+    for (int64_t i = 0; i < g->n && rc >= 0; i++) {
+        const sl_batch_t *b = g->v[i].ptr;
+        rc = sec_put(sec, sl__col_values(b, c), (size_t)b->n_rows * width);
+    }
+    return rc;
+}
+
+static int write_validity(struct sl__wfile *w, const struct sl__pieces *g, int c,
+                          uint64_t n_rows, struct colinfo *ci, char *err, size_t err_len)
+{
     ci->boff = w->off;
     ci->bbytes = ci->nulls ? (n_rows + 7) / 8 : 0;
     ci->bsum = sl__xxh64(NULL, 0);
@@ -137,10 +283,39 @@ static int write_column(struct sl__wfile *w, const struct sl__pieces *g, int c, 
         }
     }
     ci->bsum = sl__xxh64(bits, (size_t)ci->bbytes);
-    rc = sl__wfile_write(w, bits, (size_t)ci->bbytes, err, err_len);
+    int rc = sl__wfile_write(w, bits, (size_t)ci->bbytes, err, err_len);
     sl__free(bits, (size_t)ci->bbytes);
+    return rc >= 0 ? sl__wfile_pad64(w, err, err_len) : rc;
+}
+
+/* Writes column c's sections (values, validity, data) at the current (aligned) offset
+ * and fills ci. */
+static int write_column(struct sl__wfile *w, const struct sl__pieces *g, int c, enum sl_type type,
+                        uint64_t n_rows, struct colinfo *ci, char *err, size_t err_len)
+{
+    struct section sec = {.w = w, .err = err, .err_len = err_len};
+    struct sl__text_col merged = {.type = SL_TYPE_DICT};
+    bool shared = type == SL_TYPE_DICT && g->n > 0 && one_dictionary(g, c);
+    sl__xxh64_init(&sec.h);
+    ci->voff = w->off;
+    ci->vbytes = (uint64_t)sl__col_data_bytes(type, (int64_t)n_rows);
+    int rc = write_values(&sec, g, c, type, ci, &merged, shared);
+    ci->vsum = sl__xxh64_final(&sec.h);
     if (rc >= 0)
         rc = sl__wfile_pad64(w, err, err_len);
+    if (rc >= 0)
+        rc = write_validity(w, g, c, n_rows, ci, err, err_len);
+    ci->dsum = sl__xxh64(NULL, 0);
+    if (rc >= 0 && sl_type_is_string(type)) {
+        ci->doff = w->off;
+        sl__xxh64_init(&sec.h);
+        rc = type == SL_TYPE_DICT ? write_dictionary(&sec, g, c, &merged, shared, ci)
+                                  : write_string_bytes(&sec, g, c);
+        ci->dsum = sl__xxh64_final(&sec.h);
+        if (rc >= 0)
+            rc = sl__wfile_pad64(w, err, err_len);
+    }
+    sl__text_col_reset(&merged);
     return rc;
 }
 
@@ -159,8 +334,7 @@ static void fill_header(uint8_t *hd, uint32_t header_bytes, const sl_schema_t *s
     for (int c = 0; c < s->n_fields; c++) {
         uint8_t *e = hd + SL__SLCF_FIXED_BYTES + (size_t)c * SL__SLCF_ENTRY_BYTES;
         size_t nl = strlen(s->fields[c].name);
-        e[0] = (uint8_t)s->fields[c].type;
-        e[1] = e[2] = e[3] = 0;
+        sl__put_u32(e, (uint32_t)s->fields[c].type); /* id, precision, scale, 0 */
         sl__put_u32(e + 4, (uint32_t)nl);
         sl__put_u64(e + 8, ci[c].nulls);
         sl__put_u64(e + 16, ci[c].voff);
@@ -169,6 +343,10 @@ static void fill_header(uint8_t *hd, uint32_t header_bytes, const sl_schema_t *s
         sl__put_u64(e + 40, ci[c].bbytes);
         sl__put_u64(e + 48, ci[c].vsum);
         sl__put_u64(e + 56, ci[c].bsum);
+        sl__put_u64(e + 64, ci[c].doff);
+        sl__put_u64(e + 72, ci[c].dbytes);
+        sl__put_u64(e + 80, ci[c].dsum);
+        sl__put_u64(e + 88, ci[c].dict_n);
         memcpy(name, s->fields[c].name, nl);
         name += nl;
     }

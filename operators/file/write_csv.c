@@ -2,13 +2,17 @@
  * it). Each worker formats the batches it sinks into text right away, in parallel;
  * finalize writes the pieces in source order (source task index, then emit order) to a
  * temporary file beside `path` and renames it over `path`, so readers never see half
- * a file. Floats are printed with %.17g (float64) and %.9g (float32), enough digits to
- * read back the same bits; nulls as the `null` text (a lone null field in a
- * one-column file is written as "" so the line is not taken for an empty line). */
+ * a file. Values are written as sl_batch_value_format prints them (floats with enough
+ * digits to read back the same bits, dates YYYY-MM-DD, decimals exactly); strings are
+ * quoted when they hold the delimiter, a quote or a line end, or equal the null text;
+ * nulls as the `null` text (a lone null field in a one-column file is written as "" so
+ * the line is not taken for an empty line). */
 #include <stdio.h>
 #include <string.h>
 
+#include "common/values.h"
 #include "file_int.h"
+#include "value_text.h"
 
 struct wcsv_data {
     char *path;
@@ -111,41 +115,36 @@ static int format_batch(const struct wcsv_data *d, const sl_batch_t *b, struct t
     int nc = b->n_cols;
     size_t null_len = strlen(d->null_text);
     int force = nc == 1 && null_len == 0;
+    struct sl__colview views[nc > 0 ? nc : 1];
+    for (int c = 0; c < nc; c++)
+        sl__colview_get(b, c, &views[c]);
     for (int64_t r = 0; r < b->n_rows; r++) {
         for (int c = 0; c < nc; c++) {
             const struct sl__col *col = &b->cols[c];
-            if (tbuf_reserve(t, 40) < 0)
+            if (tbuf_reserve(t, 48) < 0)
                 return SL_ENOMEM;
             if (!sl__col_valid(col, r)) {
                 if (tbuf_field(t, d->null_text, null_len, d->delim, force) < 0)
                     return SL_ENOMEM;
+            } else if (sl_type_is_string(col->type)) {
+                int64_t len;
+                const char *v = sl__colview_str(&views[c], r, &len);
+                /* Quoted when it could be read back as null or as an empty line. */
+                int q = (size_t)len == null_len && memcmp(v, d->null_text, null_len) == 0;
+                if (tbuf_field(t, v, (size_t)len, d->delim, q || (force && len == 0)) < 0)
+                    return SL_ENOMEM;
             } else {
-                const void *v = sl__col_values(b, c);
                 char *o = t->p + t->n;
-                int k;
-                switch (col->type) {
-                case SL_TYPE_INT32:
-                    k = snprintf(o, 40, "%d", ((const int32_t *)v)[r]);
-                    break;
-                case SL_TYPE_INT64:
-                    k = snprintf(o, 40, "%lld", (long long)((const int64_t *)v)[r]);
-                    break;
-                case SL_TYPE_FLOAT32:
-                    k = snprintf(o, 40, "%.9g", (double)((const float *)v)[r]);
-                    break;
-                default:
-                    k = snprintf(o, 40, "%.17g", ((const double *)v)[r]);
-                    break;
-                }
-                /* A number never holds a quote or a line end; quote it only if it holds
-                 * the delimiter (say '.' or '-'). */
-                if (memchr(o, d->delim, (size_t)k)) {
-                    char tmp[40];
-                    memcpy(tmp, o, (size_t)k);
-                    if (tbuf_field(t, tmp, (size_t)k, d->delim, 1) < 0)
+                size_t k = sl__value_format(&views[c].c, r, o);
+                /* A number or date never holds a quote or a line end; quote it only if it
+                 * holds the delimiter (say '.' or '-'). */
+                if (memchr(o, d->delim, k)) {
+                    char tmp[48];
+                    memcpy(tmp, o, k);
+                    if (tbuf_field(t, tmp, k, d->delim, 1) < 0)
                         return SL_ENOMEM;
                 } else {
-                    t->n += (size_t)k;
+                    t->n += k;
                 }
             }
             if (tbuf_reserve(t, 1) < 0)

@@ -19,6 +19,17 @@
 /* The per-row functions and their option structs, shared with the CUDA kernels. */
 #include "sluice_k/gen_math.h"
 
+/* The options gen.uniform and gen.values share: rows (>= 0), seed, type, column and
+ * null_rate (in [0, 1]), read and checked; a bind error otherwise (gen_values.c). */
+typedef struct sl_bind sl_bind_t;
+struct sl__gen_common {
+    int64_t rows;
+    uint64_t seed;
+    const char *type, *column;
+    double null_rate;
+};
+int sl__gen_bind_common(sl_bind_t *b, struct sl__gen_common *out);
+
 /* Prepares the permutation of [0, n) for `seed` (n may be 0 or 1). */
 void sl__gen_perm_init(struct sl__gen_perm *p, uint64_t n, uint64_t seed);
 

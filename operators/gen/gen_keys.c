@@ -79,7 +79,8 @@ static int parse_kind(sl_bind_t *b, struct keys_data *d)
     if (sl_type_parse(type, &d->type) < 0 || (d->type != SL_TYPE_INT32 && d->type != SL_TYPE_INT64))
         return sl_bind_fail(b, SL_ETYPE, "type must be int32 or int64, got '%s'", type);
     d->ptype = d->type;
-    if (*ptype && sl_type_parse(ptype, &d->ptype) < 0)
+    if (*ptype && (sl_type_parse(ptype, &d->ptype) < 0 || SL_TYPE_ID(d->ptype) < SL_TYPE_INT32 ||
+                   SL_TYPE_ID(d->ptype) > SL_TYPE_FLOAT64)) /* new types: not as payloads */
         return sl_bind_fail(b, SL_ETYPE, "payload_type must be int32, int64, float32 or float64, "
                             "got '%s'", ptype);
     return SL_OK;

@@ -60,23 +60,19 @@ static int uni_bind(sl_bind_t *b)
 {
     struct uni_data d;
     memset(&d, 0, sizeof d);
-    const char *col, *type;
-    int64_t seed;
-    int rc;
-    if ((rc = sl_bind_option_int(b, "rows", &d.rows)) < 0 ||
-        (rc = sl_bind_option_int(b, "seed", &seed)) < 0 ||
-        (rc = sl_bind_option_str(b, "type", &type)) < 0 ||
-        (rc = sl_bind_option_str(b, "column", &col)) < 0 ||
-        (rc = sl_bind_option_float(b, "null_rate", &d.u.null_rate)) < 0)
+    struct sl__gen_common g;
+    int rc = sl__gen_bind_common(b, &g);
+    if (rc < 0)
         return rc;
-    d.u.seed = (uint64_t)seed;
-    if (d.rows < 0)
-        return sl_bind_fail(b, SL_EINVAL, "rows must be >= 0, got %lld", (long long)d.rows);
-    if (sl_type_parse(type, &d.type) < 0)
+    const char *col = g.column, *type = g.type;
+    d.rows = g.rows;
+    d.u.seed = g.seed;
+    d.u.null_rate = g.null_rate;
+    /* Only these four: the other types have gen.values. */
+    if (sl_type_parse(type, &d.type) < 0 || SL_TYPE_ID(d.type) < SL_TYPE_INT32 ||
+        SL_TYPE_ID(d.type) > SL_TYPE_FLOAT64)
         return sl_bind_fail(b, SL_ETYPE, "type must be int32, int64, float32 or float64, got '%s'",
                             type);
-    if (!(d.u.null_rate >= 0.0 && d.u.null_rate <= 1.0))
-        return sl_bind_fail(b, SL_EINVAL, "null_rate must be in [0, 1], got %g", d.u.null_rate);
     d.u.type = d.type == SL_TYPE_INT32   ? SL__GEN_I32
                : d.type == SL_TYPE_INT64 ? SL__GEN_I64
                : d.type == SL_TYPE_FLOAT32 ? SL__GEN_F32 : SL__GEN_F64;

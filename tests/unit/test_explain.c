@@ -224,3 +224,19 @@ SL_TEST(bad_arguments)
     assert_int_equal(sl_query_explain(NULL, &ex), SL_EINVAL);
     assert_string_equal(sl_query_explain_json(NULL), "{}");
 }
+
+/* String columns count in the memory estimates (offsets plus a guess at their bytes),
+ * not as width 0: five times a date32 column's 4 bytes. */
+SL_TEST(string_columns_have_a_width)
+{
+    struct fx f;
+    const struct sl_explain *ex = fx_open(&f, "s = gen.values rows=1000000 type=date32\n"
+                                          "output s\n", 0, SL_PLACE_AUTO);
+    int64_t date_bytes = ex->pipelines[0].host_bytes;
+    fx_close(&f);
+    ex = fx_open(&f, "s = gen.values rows=1000000 type=utf8\noutput s\n", 0, SL_PLACE_AUTO);
+    int64_t str_bytes = ex->pipelines[0].host_bytes;
+    fx_close(&f);
+    assert_true(date_bytes > 0);
+    assert_int_equal(str_bytes, 5 * date_bytes);
+}

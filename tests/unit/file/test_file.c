@@ -905,9 +905,9 @@ SL_TEST(bin_errors_name_what_and_where)
     sl_table_unref(r);
     /* An unknown type code, with a valid header checksum. */
     memcpy(m, f, n);
-    m[SL__SLCF_FIXED_BYTES + SL__SLCF_ENTRY_BYTES] = 9;
+    m[SL__SLCF_FIXED_BYTES + SL__SLCF_ENTRY_BYTES] = 99;
     reseal(m);
-    expect_bin_error(e, m, n, SL_EFORMAT, "column 2 'a': unknown type code 9", NULL);
+    expect_bin_error(e, m, n, SL_EFORMAT, "column 2 'a': unknown type code 0x00000063", NULL);
     /* Inconsistent sizes: a value section too short for the rows. */
     memcpy(m, f, n);
     sl__put_u64(m + SL__SLCF_FIXED_BYTES + 24, 8 * 499);
