@@ -15,8 +15,7 @@
 int sl__expr_scratch_init(struct sl__expr_scratch *s, const struct sl__expr *e)
 {
     s->e = e;
-    s->bytes = (size_t)e->n_nodes * (SL__EXPR_VEC * (EX_VAL_BYTES + 1) + 1) +
-               (size_t)EX_TMPS * SL__EXPR_VEC * EX_VAL_BYTES;
+    s->bytes = ex_tmp_base(e->n_nodes) + (size_t)EX_TMPS * SL__EXPR_VEC * EX_VAL_BYTES;
     s->mem = sl__malloc(s->bytes);
     s->aux = sl__calloc((size_t)e->n_nodes, sizeof(struct ex_aux));
     if (s->mem && s->aux)
@@ -161,10 +160,18 @@ const double *ex_as_f64(struct ex_ctx *c, int i, int tmp)
         return ex_vals(c, i);
     double *o = ex_tmp(c, tmp);
     if (n->vk == SL__VK_DEC) {
+        /* One rounding: exact operands below 2^53 divide correctly rounded; above, the
+         * integer part converts correctly rounded and the fraction cannot change it. */
         const __int128 *x = ex_vals(c, i);
-        double scale = (double)ex_pow10(sl_type_scale(n->type));
-        for (int64_t r = 0; r < c->n; r++)
-            o[r] = (double)x[r] / scale;
+        __int128 p = ex_pow10(sl_type_scale(n->type));
+        double scale = (double)p;
+        for (int64_t r = 0; r < c->n; r++) {
+            __int128 v = x[r];
+            if (v < ((__int128)1 << 53) && v > -((__int128)1 << 53))
+                o[r] = (double)v / scale;
+            else
+                o[r] = (double)(v / p) + (double)(v % p) / scale;
+        }
     } else {
         const int64_t *x = ex_vals(c, i);
         for (int64_t r = 0; r < c->n; r++)

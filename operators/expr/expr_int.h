@@ -91,10 +91,14 @@ static inline uint8_t *ex_has_null(const struct ex_ctx *c, int i)
 {
     return c->mem + (size_t)c->e->n_nodes * SL__EXPR_VEC * (EX_VAL_BYTES + 1) + (size_t)i;
 }
+/* Bytes before the spare vectors: the flags padded so int128 values stay 16-aligned. */
+static inline size_t ex_tmp_base(int n_nodes)
+{
+    return (size_t)n_nodes * SL__EXPR_VEC * (EX_VAL_BYTES + 1) + (((size_t)n_nodes + 15) & ~15u);
+}
 static inline void *ex_tmp(const struct ex_ctx *c, int k)
 {
-    return c->mem + (size_t)c->e->n_nodes * (SL__EXPR_VEC * (EX_VAL_BYTES + 1) + 1) +
-           (size_t)k * SL__EXPR_VEC * EX_VAL_BYTES;
+    return c->mem + ex_tmp_base(c->e->n_nodes) + (size_t)k * SL__EXPR_VEC * EX_VAL_BYTES;
 }
 static inline bool ex_null_at(const struct ex_ctx *c, int i, int64_t r)
 {
