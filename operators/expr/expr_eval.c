@@ -288,15 +288,7 @@ static void cmp_f64(uint8_t *o, const double *x, const double *y, int64_t len, e
     for (int64_t r = 0; r < len; r++) {
         double a = x[r], b = y[r];
         bool an = a != a, bn = b != b;
-        int cmp = an || bn ? (int)an - (int)bn : (a > b) - (a < b);
-        switch (op) {
-        case EX_EQ: o[r] = cmp == 0; break;
-        case EX_NE: o[r] = cmp != 0; break;
-        case EX_LT: o[r] = cmp < 0; break;
-        case EX_LE: o[r] = cmp <= 0; break;
-        case EX_GT: o[r] = cmp > 0; break;
-        default: o[r] = cmp >= 0; break;
-        }
+        o[r] = ex_cmp_holds(op, an || bn ? (int)an - (int)bn : (a > b) - (a < b));
     }
 }
 
@@ -529,10 +521,7 @@ static int eval_on_dict(struct ex_ctx *c, int i, const struct ex_node *n)
                 hit ^= n->op == EX_NOT_IN;
             } else {
                 const struct ex_node *l = &c->e->nodes[n->b];
-                int cmp = sl__str_cmp(s.p, s.n, l->str, l->slen);
-                hit = n->op == EX_EQ ? cmp == 0 : n->op == EX_NE ? cmp != 0
-                      : n->op == EX_LT ? cmp < 0 : n->op == EX_LE ? cmp <= 0
-                      : n->op == EX_GT ? cmp > 0 : cmp >= 0;
+                hit = ex_cmp_holds(n->op, sl__str_cmp(s.p, s.n, l->str, l->slen));
             }
             x->dict_res[d] = hit;
         }

@@ -105,6 +105,19 @@ static inline bool ex_null_at(const struct ex_ctx *c, int i, int64_t r)
     return *ex_has_null(c, i) && ex_nulls(c, i)[r];
 }
 
+/* The truth of `op` (EX_EQ .. EX_GE) for a three-way comparison result. */
+static inline uint8_t ex_cmp_holds(enum ex_op op, int cmp)
+{
+    switch (op) {
+    case EX_EQ: return cmp == 0;
+    case EX_NE: return cmp != 0;
+    case EX_LT: return cmp < 0;
+    case EX_LE: return cmp <= 0;
+    case EX_GT: return cmp > 0;
+    default: return cmp >= 0;
+    }
+}
+
 /* Records an evaluation error (message with position and row); returns `code`. */
 int ex_fail(struct ex_ctx *c, const struct ex_node *n, int64_t r, int code, const char *fmt, ...)
     SL__PRINTF(5, 6);

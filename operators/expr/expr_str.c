@@ -31,14 +31,7 @@ void ex_str_cmp(struct ex_ctx *c, int a, int b, enum ex_op op, uint8_t *o)
             cmp = x[r].n != y[r].n || (x[r].n && memcmp(x[r].p, y[r].p, (size_t)x[r].n));
         else
             cmp = sl__str_cmp(x[r].p, x[r].n, y[r].p, y[r].n);
-        switch (op) {
-        case EX_EQ: o[r] = cmp == 0; break;
-        case EX_NE: o[r] = cmp != 0; break;
-        case EX_LT: o[r] = cmp < 0; break;
-        case EX_LE: o[r] = cmp <= 0; break;
-        case EX_GT: o[r] = cmp > 0; break;
-        default: o[r] = cmp >= 0; break;
-        }
+        o[r] = ex_cmp_holds(op, cmp);
     }
 }
 

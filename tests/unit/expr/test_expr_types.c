@@ -9,6 +9,7 @@
 #include "../gen/gen_test_util.h"
 #include "common/values.h"
 #include "expr/expr_int.h"
+#include "expr_test_util.h"
 
 #include "expr_types_cases.h"
 
@@ -212,40 +213,6 @@ static bool type_ok(const char *got, const char *want)
         if (strcmp(got, same[k][0]) == 0 && strcmp(want, same[k][1]) == 0)
             return true;
     return false;
-}
-
-static sl_table_t *run_on(sl_engine_t *e, sl_table_t *in, const char *op, const char *opts,
-                          int *rc_out, char *msg, size_t msg_len)
-{
-    sl_plan_t *p;
-    SL_ASSERT_OK(sl_plan_create(&p));
-    int s, o;
-    SL_ASSERT_OK(sl_plan_add_table(p, in, &s));
-    int rc = sl_plan_add(p, op, &s, 1, opts, &o);
-    if (rc != SL_OK) {
-        if (!rc_out)
-            fail_msg("%s(%s): %s", op, opts, sl_plan_errmsg(p));
-        snprintf(msg, msg_len, "%s", sl_plan_errmsg(p));
-        *rc_out = rc;
-        sl_plan_destroy(p);
-        return NULL;
-    }
-    SL_ASSERT_OK(sl_plan_output(p, o, "r"));
-    sl_query_t *q;
-    SL_ASSERT_OK(sl_query_create(e, p, &q));
-    rc = sl_query_run(q);
-    sl_table_t *r = NULL;
-    if (rc == SL_OK)
-        SL_ASSERT_OK(sl_query_result(q, "r", &r));
-    else if (!rc_out)
-        fail_msg("%s(%s) failed: %s", op, opts, sl_query_errmsg(q));
-    if (msg)
-        snprintf(msg, msg_len, "%s", rc ? sl_query_errmsg(q) : "");
-    if (rc_out)
-        *rc_out = rc;
-    sl_query_destroy(q);
-    sl_plan_destroy(p);
-    return r;
 }
 
 /* The rows of a result as (id, text of column c) in id order. */
