@@ -539,18 +539,22 @@ static int eval_on_dict(struct ex_ctx *c, int i, const struct ex_node *n)
     return SL_OK;
 }
 
+/* A literal's vector: the same value in every row (one loop per kind). */
+#define FILL(T, v)                                      \
+    do {                                                \
+        T *o_ = ex_vals(c, i);                          \
+        for (int64_t r = 0; r < c->n; r++)              \
+            o_[r] = (v);                                \
+    } while (0)
+
 static void fill_literal(struct ex_ctx *c, int i, const struct ex_node *n)
 {
-    int64_t len = c->n;
-    void *o = ex_vals(c, i);
-    for (int64_t r = 0; r < len; r++) {
-        switch (n->op) {
-        case EX_FLOAT: ((double *)o)[r] = n->fval; break;
-        case EX_DEC: ((__int128 *)o)[r] = n->dval; break;
-        case EX_STR: ((struct sl__expr_str *)o)[r] = (struct sl__expr_str){n->str, n->slen}; break;
-        case EX_BOOL: ((uint8_t *)o)[r] = (uint8_t)n->ival; break;
-        default: ((int64_t *)o)[r] = n->ival; break;
-        }
+    switch (n->op) {
+    case EX_FLOAT: FILL(double, n->fval); break;
+    case EX_DEC: FILL(__int128, n->dval); break;
+    case EX_STR: FILL(struct sl__expr_str, ((struct sl__expr_str){n->str, n->slen})); break;
+    case EX_BOOL: FILL(uint8_t, (uint8_t)n->ival); break;
+    default: FILL(int64_t, n->ival); break;
     }
     *ex_has_null(c, i) = false;
 }
