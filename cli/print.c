@@ -31,6 +31,9 @@ static void format_value(const struct sl_column *c, int64_t i, char *out, size_t
     case SL_TYPE_FLOAT64:
         snprintf(out, len, "%.17g", ((const double *)c->data)[k]);
         break;
+    case SL_TYPE_BOOL: /* project's conditions (were int32 0/1 before 0.3) */
+        snprintf(out, len, "%s", ((const uint8_t *)c->data)[k] ? "true" : "false");
+        break;
     default:
         snprintf(out, len, "?");
     }
