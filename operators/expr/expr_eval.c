@@ -34,6 +34,8 @@ void sl__expr_scratch_fini(struct sl__expr_scratch *s)
         for (int i = 0; i < s->e->n_nodes; i++) {
             sl__free(aux[i].buf, aux[i].cap);
             sl__free(aux[i].dict_res, (size_t)aux[i].dict_cap);
+            if (aux[i].dict)
+                sl__dict_unref(aux[i].dict);
         }
         sl__free(aux, (size_t)s->e->n_nodes * sizeof *aux);
     }
@@ -498,7 +500,8 @@ static int eval_on_dict(struct ex_ctx *c, int i, const struct ex_node *n)
     struct sl__colview v;
     sl__colview_get(c->batch, a->col, &v);
     struct ex_aux *x = &c->aux[i];
-    if (x->dict_key != v.s.dict_offsets || !x->dict_res) {
+    struct sl__dict *dict = c->batch->cols[a->col].dict;
+    if (x->dict != dict) {
         if (v.s.dict_length > x->dict_cap) {
             uint8_t *nr = sl__realloc(x->dict_res, (size_t)x->dict_cap, (size_t)v.s.dict_length);
             if (!nr)
@@ -525,7 +528,10 @@ static int eval_on_dict(struct ex_ctx *c, int i, const struct ex_node *n)
             }
             x->dict_res[d] = hit;
         }
-        x->dict_key = v.s.dict_offsets;
+        if (x->dict)
+            sl__dict_unref(x->dict);
+        sl__dict_ref(dict);
+        x->dict = dict;
     }
     const int32_t *codes = (const int32_t *)v.c.data + v.c.offset + c->start;
     uint8_t *o = ex_vals(c, i), *nu = ex_nulls(c, i);

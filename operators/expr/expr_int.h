@@ -61,7 +61,8 @@ struct sl__expr {
 struct ex_aux {
     char *buf;               /* bytes of computed strings (CAST to a string) */
     size_t cap;
-    const void *dict_key;    /* the dictionary dict_res was computed for */
+    struct sl__dict *dict;   /* the dictionary dict_res was computed for; referenced, so
+                              * that it cannot be freed and another take its address */
     uint8_t *dict_res;       /* per dictionary entry: 0, 1 */
     int64_t dict_cap;
 };

@@ -407,3 +407,54 @@ SL_TEST(like_paths_agree)
     assert_int_equal(ex_like_kind("abc", 3), LIKE_EXACT);
     assert_int_equal(ex_like_kind("a%b%", 4), LIKE_GENERAL);
 }
+
+/* A batch of one DICT column "ds" with dictionary dict[0..nd) and the given codes. */
+static sl_batch_t *dict_batch(const char *const *dict, int nd, const int32_t *codes, int n)
+{
+    const char *name = "ds";
+    enum sl_type type = SL_TYPE_DICT;
+    sl_batch_t *b;
+    SL_ASSERT_OK(sl_batch_create(&b, 1, &name, &type, n));
+    int32_t offs[8] = {0};
+    char chars[64] = "";
+    for (int k = 0; k < nd; k++) {
+        strcat(chars, dict[k]);
+        offs[k + 1] = (int32_t)strlen(chars);
+    }
+    SL_ASSERT_OK(sl_batch_column_set_dictionary(b, 0, nd, offs, chars));
+    memcpy(sl_batch_column_data(b, 0), codes, (size_t)n * sizeof *codes);
+    return b;
+}
+
+/* Dictionary predicates are cached per dictionary: batches with other dictionaries (one
+ * thread, so one cache sees them all) must each be evaluated against their own. */
+SL_TEST(dictionary_predicates_per_dictionary)
+{
+    static const char *const d1[] = {"red", "blue"}, *const d2[] = {"blue", "x", "red"};
+    static const int32_t c1[] = {0, 1, 0, 1}, c2[] = {2, 0, 1, 2, 2};
+    sl_table_t *t;
+    SL_ASSERT_OK(sl_table_create(&t));
+    for (int rep = 0; rep < 3; rep++) { /* dictionaries freed and made again in turn */
+        sl_batch_t *b = rep % 2 ? dict_batch(d2, 3, c2, 5) : dict_batch(d1, 2, c1, 4);
+        SL_ASSERT_OK(sl_table_append(t, b));
+        sl_batch_unref(b);
+    }
+    sl_engine_t *e = gt_open(1, 1 << 20);
+    static const struct {
+        const char *where;
+        int64_t rows;
+    } cases[] = {{"ds = 'red'", 2 + 3 + 2}, {"ds LIKE 'b%'", 2 + 1 + 2},
+                 {"ds IN ('x', 'blue')", 2 + 2 + 2}, {"ds >= 'red'", 2 + 4 + 2}};
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        char opts[100];
+        snprintf(opts, sizeof opts, "where=\"%s\"", cases[k].where);
+        sl_table_t *r = run_on(e, t, "filter", opts, NULL, NULL, 0);
+        int64_t got = r ? sl_table_num_rows(r) : 0;
+        if (got != cases[k].rows)
+            fail_msg("where %s: %lld rows, expected %lld", cases[k].where, (long long)got,
+                     (long long)cases[k].rows);
+        sl_table_unref(r);
+    }
+    sl_table_unref(t);
+    gt_close(e);
+}
