@@ -196,9 +196,25 @@ static int exact_of(struct ex_ctx *c, const struct ex_node *a, int ai, int64_t r
         return 0;
     }
     case SL__VK_BOOL: *out = ((const uint8_t *)v)[r] * ex_pow10(scale); return 0;
-    case SL__VK_STR:
+    case SL__VK_STR: {
+        struct sl__expr_str t = trim(((const struct sl__expr_str *)v)[r]);
         *why = "not a number";
-        return parse_dec(((const struct sl__expr_str *)v)[r], scale, out) ? 0 : SL_EINVAL;
+        if (parse_dec(t, scale, out))
+            return 0;
+        char buf[64], *end; /* with an exponent ('1e3'): as a float, rounded */
+        if (t.n == 0 || t.n >= (int64_t)sizeof buf)
+            return SL_EINVAL;
+        memcpy(buf, t.p, (size_t)t.n);
+        buf[t.n] = 0;
+        double x = strtod(buf, &end) * (double)ex_pow10(scale);
+        if (*end || isnan(x))
+            return SL_EINVAL;
+        *why = "out of range";
+        if (!isfinite(x) || fabs(x) >= 1e38)
+            return SL_EOVERFLOW;
+        *out = (__int128)round(x);
+        return 0;
+    }
     default: return rescale(((const int64_t *)v)[r], 0, scale, out) ? 0 : SL_EOVERFLOW;
     }
 }

@@ -85,7 +85,12 @@ CASES = [
     ("CAST(CAST(p AS utf8) AS decimal(15,2))", None), ("CAST(w AS float64)", None),
     ("CAST(i8 AS utf8)", None), ("CAST(b AS utf8)", None), ("CAST(u64 AS utf8)", None),
     ("CAST(q AS decimal(15,1))", None), ("CAST(f AS float32)", None),
-    ("CAST(SUBSTRING(CAST(d AS utf8), 1, 4) AS int32)", None),
+    ("CAST(SUBSTRING(CAST(d AS utf8), 1, 4) AS int32)", None), ("CAST(ts AS utf8)", None),
+    ("CAST(' 12 ' AS decimal(5,1))", None), ("CAST('-0.05' AS decimal(5,1))", None),
+    ("CAST('1e3' AS int32)", None), ("CAST('12.5' AS int32)", None),
+    ("CAST('TRUE' AS bool)", None), ("CAST('2.5e-1' AS float64)", None),
+    ("CAST('2000-02-29' AS date32) + INTERVAL '1' YEAR",
+     "CAST(CAST('2000-02-29' AS DATE) + INTERVAL '1' YEAR AS DATE)"),
 ]
 
 TYPES = {"utf8": "VARCHAR", "int64": "BIGINT", "int32": "INTEGER", "float64": "DOUBLE",
