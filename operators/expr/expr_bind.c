@@ -583,8 +583,6 @@ enum sl_type sl__expr_type(const struct sl__expr *e)
         return SL_TYPE_BOOL;
     if (n->vk == SL__VK_STR && n->op != EX_COL)
         return SL_TYPE_UTF8;
-    if (n->vk == SL__VK_DEC && SL_TYPE_ID(n->type) == SL_TYPE_UINT64 && n->op != EX_COL)
-        return sl_type_decimal(20, 0);
     return n->type;
 }
 

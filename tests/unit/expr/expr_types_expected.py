@@ -88,17 +88,20 @@ CASES = [
     ("CAST(SUBSTRING(CAST(d AS utf8), 1, 4) AS int32)", None), ("CAST(ts AS utf8)", None),
     ("CAST(' 12 ' AS decimal(5,1))", None), ("CAST('-0.05' AS decimal(5,1))", None),
     ("CAST('1e3' AS int32)", None), ("CAST('12.5' AS int32)", None),
-    ("CAST('TRUE' AS bool)", None), ("CAST('2.5e-1' AS float64)", None),
+    ("CAST('TRUE' AS bool)", None), ("CAST(i8 + 200 AS uint64)", "CAST(i8 + 200 AS UBIGINT)"),
+    ("CAST(i8 AS int16) * 2", "CAST(i8 AS SMALLINT) * 2"), ("CAST(q * 100 AS uint32)", "CAST(q * 100 AS UINTEGER)"),
+    ("CAST(i8 + 128 AS uint8)", "CAST(i8 + 128 AS UTINYINT)"), ("CAST('2.5e-1' AS float64)", None),
     ("CAST('2000-02-29' AS date32) + INTERVAL '1' YEAR",
      "CAST(CAST('2000-02-29' AS DATE) + INTERVAL '1' YEAR AS DATE)"),
 ]
 
-TYPES = {"utf8": "VARCHAR", "int64": "BIGINT", "int32": "INTEGER", "float64": "DOUBLE",
+TYPES = {"utf8": "VARCHAR", "uint64": "UBIGINT", "uint32": "UINTEGER", "uint8": "UTINYINT",
+         "int16": "SMALLINT", "int64": "BIGINT", "int32": "INTEGER", "float64": "DOUBLE",
          "float32": "FLOAT", "date32": "DATE", "bool": "BOOLEAN"}
 
 
 def duck_expr(e):
-    return re.sub(r"\bAS (utf8|int64|int32|float64|float32|date32|bool)\b",
+    return re.sub(r"\bAS (utf8|int64|int32|float64|float32|date32|bool|uint64|uint32|uint8|int16)\b",
                   lambda m: "AS " + TYPES[m.group(1)], e)
 
 

@@ -149,6 +149,9 @@ static void value_text(const sl_batch_t *b, int c, int64_t r, char *buf, size_t 
     const void *at = sl__colview_at(&v, r);
     switch (SL_TYPE_ID(v.c.type)) {
     case SL_TYPE_INT8: snprintf(buf, len, "%d", *(const int8_t *)at); break;
+    case SL_TYPE_INT16: snprintf(buf, len, "%d", *(const int16_t *)at); break;
+    case SL_TYPE_UINT8: snprintf(buf, len, "%u", *(const uint8_t *)at); break;
+    case SL_TYPE_UINT32: snprintf(buf, len, "%u", *(const uint32_t *)at); break;
     case SL_TYPE_INT32: snprintf(buf, len, "%d", *(const int32_t *)at); break;
     case SL_TYPE_INT64: snprintf(buf, len, "%lld", (long long)*(const int64_t *)at); break;
     case SL_TYPE_UINT64: snprintf(buf, len, "%llu", (unsigned long long)*(const uint64_t *)at); break;
@@ -188,7 +191,8 @@ static const char *duck_type(const char *t, char *buf, size_t len)
     static const char *const map[][2] = {
         {"BIGINT", "int64"},  {"INTEGER", "int32"}, {"TINYINT", "int8"},  {"DOUBLE", "float64"},
         {"FLOAT", "float32"}, {"BOOLEAN", "bool"},  {"DATE", "date32"},   {"VARCHAR", "utf8"},
-        {"TIMESTAMP", "timestamp"}, {"UBIGINT", "uint64"}};
+        {"TIMESTAMP", "timestamp"}, {"UBIGINT", "uint64"}, {"SMALLINT", "int16"},
+        {"UTINYINT", "uint8"}, {"UINTEGER", "uint32"}};
     for (size_t k = 0; k < sizeof map / sizeof map[0]; k++)
         if (strcmp(t, map[k][0]) == 0)
             return map[k][1];
@@ -208,7 +212,7 @@ static bool type_ok(const char *got, const char *want)
     if (strcmp(got, want) == 0)
         return true;
     static const char *const same[][2] = {{"int64", "int32"}, {"int8", "int32"},
-                                          {"int64", "int8"}};
+                                          {"int64", "int8"}, {"int64", "int16"}};
     for (size_t k = 0; k < sizeof same / sizeof same[0]; k++)
         if (strcmp(got, same[k][0]) == 0 && strcmp(want, same[k][1]) == 0)
             return true;
