@@ -5,6 +5,7 @@ python3 tests/unit/expr/expr_types_expected.py > tests/unit/expr/expr_types_case
 import datetime
 import decimal
 import math
+import random
 import re
 
 import duckdb
@@ -42,6 +43,38 @@ COLS = [  # name, sluice type, duckdb type, values
      ["red", "green", None, "blue", "red", "green", "forest", "red", "blue", "green", "red",
       "blue"]),
 ]
+
+# Random rows after the hand-picked ones: duplicates, nulls (one in eight) and values
+# across each column's range, within what every case below can take without an error.
+RNG = random.Random(5)
+WORDS = ["abc", "", "h\u00e9llo", "ABC%", "it's", "xyz", "a_c", "forest green", "\u00fcber"]
+
+
+def _rand(kind):
+    if RNG.random() < 0.125:
+        return None
+    day = datetime.date(1900, 1, 1) + datetime.timedelta(days=RNG.randint(0, 73000))
+    return {
+        "i8": lambda: RNG.randint(-128, 127),
+        "u64": lambda: RNG.choice([0, 2**64 - 1, RNG.randint(0, 2**64 - 1), RNG.randint(0, 9)]),
+        "f": lambda: RNG.choice([float("nan"), 0.0, RNG.uniform(-1e3, 1e3),
+                                 float(RNG.randint(-5, 5))]),
+        "b": lambda: RNG.random() < 0.5,
+        "d": lambda: day.isoformat(),
+        "ts": lambda: "%s %02d:%02d:%02d.%06d" % (day.isoformat(), RNG.randint(0, 23),
+                                                  RNG.randint(0, 59), RNG.randint(0, 59),
+                                                  RNG.choice([0, RNG.randint(0, 999999)])),
+        "p": lambda: str(decimal.Decimal(RNG.randint(-10**11, 10**11)).scaleb(-2)),
+        "q": lambda: str(decimal.Decimal(RNG.randint(0, 10)).scaleb(-2)),
+        "w": lambda: str(decimal.Decimal(RNG.randint(-10**24, 10**24)).scaleb(-4)),
+        "s": lambda: RNG.choice(WORDS) + RNG.choice(["", "c", "\u00f6"]),
+        "ds": lambda: RNG.choice(["red", "green", "blue", "forest"]),
+    }[kind]()
+
+
+for _name, _st, _dt, _vals in COLS:
+    RNG.seed(len(_name) * 7919 + ord(_name[0]))  # a stream per column
+    _vals.extend(_rand(_name) for _ in range(36))
 
 # Each case: sluice expression, DuckDB expression (None: the same, with type names mapped).
 CASES = [
