@@ -73,7 +73,7 @@ void ex_merge_nulls(struct ex_ctx *c, int i, int a, int b)
     }
 }
 
-/* Widens len values of type T at src (any alignment) into int64 out. */
+/* Widens len values of type T at src (any alignment) into out (int64, int128, double). */
 #define WIDEN(T, src, out, len)                                \
     do {                                                       \
         for (int64_t r_ = 0; r_ < (len); r_++) {               \
@@ -99,36 +99,14 @@ static void eval_col(struct ex_ctx *c, int i, const struct ex_node *n)
     case SL_TYPE_UINT8: WIDEN(uint8_t, src + s, (int64_t *)o, len); break;
     case SL_TYPE_UINT16: WIDEN(uint16_t, src + s * 2, (int64_t *)o, len); break;
     case SL_TYPE_UINT32: WIDEN(uint32_t, src + s * 4, (int64_t *)o, len); break;
-    case SL_TYPE_UINT64: {
-        __int128 *d = o;
-        for (int64_t r = 0; r < len; r++) {
-            uint64_t v;
-            memcpy(&v, src + (s + r) * 8, 8);
-            d[r] = v;
-        }
-        break;
-    }
-    case SL_TYPE_FLOAT32: {
-        double *d = o;
-        for (int64_t r = 0; r < len; r++) {
-            float v;
-            memcpy(&v, src + (s + r) * 4, 4);
-            d[r] = v;
-        }
-        break;
-    }
+    case SL_TYPE_UINT64: WIDEN(uint64_t, src + s * 8, (__int128 *)o, len); break;
+    case SL_TYPE_FLOAT32: WIDEN(float, src + s * 4, (double *)o, len); break;
     case SL_TYPE_BOOL: memcpy(o, src + s, (size_t)len); break;
     case SL_TYPE_DECIMAL:
-        if (w == 8) {
-            __int128 *d = o;
-            for (int64_t r = 0; r < len; r++) {
-                int64_t v;
-                memcpy(&v, src + (s + r) * 8, 8);
-                d[r] = v;
-            }
-        } else {
+        if (w == 8)
+            WIDEN(int64_t, src + s * 8, (__int128 *)o, len);
+        else
             memcpy(o, src + s * 16, (size_t)len * 16);
-        }
         break;
     case SL_TYPE_UTF8: case SL_TYPE_LARGE_UTF8: case SL_TYPE_DICT: {
         struct sl__colview v;
