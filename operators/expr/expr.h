@@ -14,7 +14,7 @@
  *   sum     := prod ((+ | -) prod)*
  *   prod    := unary ((* | / | %) unary)*
  *   unary   := - unary | primary
- *   primary := integer | decimal | float | 'string' | TRUE | FALSE | column | ( expr )
+ *   primary := integer | decimal | float | 'string' | TRUE | FALSE | NULL | column | ( expr )
  *            | DATE 'yyyy-mm-dd' | TIMESTAMP 'yyyy-mm-dd hh:mm:ss[.ffffff]'
  *            | INTERVAL ('n' | n) (DAY | MONTH | YEAR)[S]
  *            | CAST ( expr AS type )            type: any sl_type_parse name

@@ -45,6 +45,8 @@ static const char *describe(const struct ex_node *n, char *buf, size_t len)
         snprintf(buf, len, "decimal literal %g", n->fval);
     else if (n->op == EX_STR)
         snprintf(buf, len, "string literal '%.40s'", n->str);
+    else if (n->null_lit)
+        snprintf(buf, len, "NULL");
     else if (n->vk == SL__VK_BOOL)
         snprintf(buf, len, "a boolean condition");
     else if (n->vk == SL__VK_INTERVAL)
@@ -141,6 +143,13 @@ static void to_float_literal(struct ex_node *n)
     n->type = SL_TYPE_FLOAT64;
 }
 
+/* A NULL literal takes the kind and type of what it meets. */
+static void adopt(struct ex_node *null, const struct ex_node *from)
+{
+    null->vk = from->vk;
+    null->type = from->type;
+}
+
 static bool is_num_lit(const struct ex_node *n)
 {
     return (n->op == EX_INT && n->int_lit) || n->op == EX_DEC;
@@ -168,6 +177,10 @@ static int unify(struct binder *bd, struct ex_node *n)
 {
     struct ex_node *a = &bd->e->nodes[n->a], *b = &bd->e->nodes[n->b];
     char da[96], db[96];
+    if (a->null_lit && !b->null_lit && b->vk != SL__VK_INTERVAL)
+        adopt(a, b);
+    if (b->null_lit && !a->null_lit && a->vk != SL__VK_INTERVAL)
+        adopt(b, a);
     if (a->op == EX_STR && (b->vk == SL__VK_DATE || b->vk == SL__VK_TS) &&
         str_to_datetime(bd, a, b->vk) < 0)
         return SL_ETYPE;
@@ -360,10 +373,14 @@ static int unify_values(struct binder *bd, struct ex_node *n, const int *idx, in
 {
     char d0[96], d1[96];
     const struct ex_node *first = &bd->e->nodes[idx[0]];
+    for (int j = 0; j < k && first->null_lit; j++)
+        first = &bd->e->nodes[idx[j]];
     bool any_float = false, any_dec = false, any_ts = false, same = true;
     int ip = 0, sc = 0;
     for (int j = 0; j < k; j++) {
         struct ex_node *v = &bd->e->nodes[idx[j]];
+        if (v->null_lit)
+            continue;
         bool num0 = first->vk == SL__VK_INT || first->vk == SL__VK_FLOAT || first->vk == SL__VK_DEC;
         bool num = v->vk == SL__VK_INT || v->vk == SL__VK_FLOAT || v->vk == SL__VK_DEC;
         bool dt0 = first->vk == SL__VK_DATE || first->vk == SL__VK_TS;
@@ -414,6 +431,9 @@ static int unify_values(struct binder *bd, struct ex_node *n, const int *idx, in
         n->type = same && first->op == EX_COL ? first->type : SL_TYPE_INT64;
     }
     n->ck = n->vk;
+    for (int j = 0; j < k; j++)
+        if (bd->e->nodes[idx[j]].null_lit)
+            adopt(&bd->e->nodes[idx[j]], n);
     return SL_OK;
 }
 
@@ -440,6 +460,8 @@ static int bind_cast(struct binder *bd, struct ex_node *n)
     n->vk = kind_of_type(n->type);
     if (SL_TYPE_ID(n->type) == SL_TYPE_LARGE_UTF8)
         n->type = SL_TYPE_UTF8;
+    if (a->null_lit)
+        adopt(a, n);
     enum sl__expr_vk f = a->vk, t = n->vk;
     bool num_f = f == SL__VK_INT || f == SL__VK_FLOAT || f == SL__VK_DEC || f == SL__VK_BOOL;
     bool num_t = t == SL__VK_INT || t == SL__VK_FLOAT || t == SL__VK_DEC || t == SL__VK_BOOL;
@@ -521,12 +543,18 @@ static int bind_node(struct binder *bd, struct ex_node *n)
                                                SL_TYPE_DICT && b->op == EX_STR));
         return SL_OK;
     case EX_AND: case EX_OR:
+        if (a->null_lit)
+            a->vk = SL__VK_BOOL;
+        if (b->null_lit)
+            b->vk = SL__VK_BOOL;
         if (a->vk != SL__VK_BOOL || b->vk != SL__VK_BOOL)
             return berr(bd, SL_ETYPE, n->pos, "%s needs conditions on both sides, got %s and %s "
                         "(hint: compare numbers first, e.g. x != 0)", op_text(n->op),
                         describe(a, da, sizeof da), describe(b, db, sizeof db));
         break;
     case EX_NOT:
+        if (a->null_lit)
+            a->vk = SL__VK_BOOL;
         if (a->vk != SL__VK_BOOL)
             return berr(bd, SL_ETYPE, n->pos, "NOT needs a condition, got %s (hint: compare "
                         "first, e.g. NOT (x = 0))", describe(a, da, sizeof da));
@@ -548,7 +576,11 @@ static int bind_node(struct binder *bd, struct ex_node *n)
         return SL_OK;
     case EX_CASE: return bind_case(bd, n);
     case EX_COALESCE: return unify_values(bd, n, bd->e->list + n->list, n->n_list);
-    case EX_DATE_ADD: break;
+    case EX_NULL:
+        n->null_lit = true;
+        n->vk = SL__VK_INT;
+        n->type = SL_TYPE_INT64;
+        return SL_OK;
     }
     n->vk = SL__VK_BOOL;
     n->type = SL_TYPE_BOOL;

@@ -617,7 +617,13 @@ int ex_eval_node(struct ex_ctx *c, int i)
     case EX_EXTRACT: return ex_extract(c, i, n);
     case EX_CASE: return eval_case(c, i, n);
     case EX_COALESCE: return eval_coalesce(c, i, n);
-    case EX_DATE_ADD: return ex_date_add(c, i, n);
+    case EX_NULL:
+        memset(ex_vals(c, i), 0, (size_t)len * EX_VAL_BYTES);
+        if (n->vk == SL__VK_STR)
+            FILL(struct sl__expr_str, ((struct sl__expr_str){"", 0}));
+        memset(ex_nulls(c, i), 1, (size_t)len);
+        *ex_has_null(c, i) = len > 0;
+        return SL_OK;
     }
     return SL_EINTERNAL;
 }

@@ -13,7 +13,7 @@ enum ex_op {
     EX_EQ, EX_NE, EX_LT, EX_LE, EX_GT, EX_GE,
     EX_AND, EX_OR, EX_NOT, EX_IN, EX_NOT_IN, EX_IS_NULL, EX_IS_NOT_NULL, EX_CAST,
     EX_LIKE, EX_NOT_LIKE, EX_SUBSTR, EX_LENGTH, EX_EXTRACT, EX_CASE, EX_COALESCE,
-    EX_DATE_ADD
+    EX_NULL
 };
 
 /* Units of INTERVAL literals and fields of EXTRACT. */
@@ -32,6 +32,7 @@ struct ex_node {
     int cscale;              /* ... and the decimal scale they take (ck == SL__VK_DEC) */
     bool int_lit;            /* an integer literal (may turn into a float or decimal) */
     bool dec_lit;            /* a decimal literal (may turn into a float) */
+    bool null_lit;           /* NULL: takes the kind its neighbours give it */
     int col;                 /* EX_COL: input column index after bind */
     char *name;              /* EX_COL: the name as written */
     char *str;               /* EX_STR, EX_LIKE: the bytes (unescaped) */

@@ -705,7 +705,8 @@ static int parse_primary(struct parser *ps)
         return perr(ps, pos, "expected a value, got ')' (hint: empty parentheses or an operand "
                     "missing before ')')"), -1;
     case T_NULL:
-        return perr(ps, pos, "unexpected NULL (hint: test for nulls with x IS NULL)"), -1;
+        n = new_node(ps, EX_NULL, pos, -1, -1);
+        return n >= 0 && next(ps) == SL_OK ? n : -1;
     default:
         return perr(ps, pos, "expected a value, got %s (hint: an operand is missing)",
                     tok_text(ps, buf, sizeof buf)), -1;
