@@ -1,6 +1,7 @@
 /* Expressions: the small language of filter predicates and project columns, parsed from
  * option text, type-checked against a schema, and evaluated vectorized over batches.
- * Scans will use the same calls to evaluate pushed-down predicates.
+ * Scans use the same calls to evaluate pushed-down predicates. docs/EXPRESSIONS.md has
+ * the full semantics; in short:
  *
  * Grammar (keywords case-insensitive; positions are 1-based characters of the text):
  *   expr    := or
@@ -8,32 +9,45 @@
  *   and     := not (AND not)*
  *   not     := NOT not | cmp
  *   cmp     := sum [ (= | == | != | <> | < | <= | > | >=) sum
- *                  | [NOT] IN ( literal, ... ) | IS [NOT] NULL ]
+ *                  | [NOT] IN ( literal, ... ) | [NOT] BETWEEN sum AND sum
+ *                  | [NOT] LIKE 'pattern' | IS [NOT] NULL ]
  *   sum     := prod ((+ | -) prod)*
  *   prod    := unary ((* | / | %) unary)*
  *   unary   := - unary | primary
- *   primary := integer | float | column | ( expr )
- *            | CAST ( expr AS int32 | int64 | float32 | float64 )
- * A column is [A-Za-z_][A-Za-z0-9_.]*; a float literal has a '.' or an exponent.
+ *   primary := integer | decimal | float | 'string' | TRUE | FALSE | NULL | column | ( expr )
+ *            | DATE 'yyyy-mm-dd' | TIMESTAMP 'yyyy-mm-dd hh:mm:ss[.ffffff]'
+ *            | INTERVAL ('n' | n) (DAY | MONTH | YEAR)[S]
+ *            | CAST ( expr AS type )            type: any sl_type_parse name
+ *            | CASE (WHEN expr THEN expr)+ [ELSE expr] END
+ *            | COALESCE ( expr, ... ) | LENGTH ( expr ) | CHAR_LENGTH ( expr )
+ *            | SUBSTRING ( expr FROM expr [FOR expr] ) | SUBSTRING ( expr, expr [, expr] )
+ *            | EXTRACT ( (YEAR | MONTH | DAY) FROM expr )
+ * A column is [A-Za-z_][A-Za-z0-9_.]*; a number with a '.' and no exponent is a decimal
+ * literal (DECIMAL(digits, decimals), as DuckDB), one with an exponent is a float; a
+ * string literal doubles its quotes ('it''s').
  *
- * Types. Evaluation works on three value kinds: integers (int32 and int64 columns,
- * widened to int64), floats (float32 and float64, widened to double) and booleans.
- *   - Arithmetic on integers gives int64; + - * and unary minus that overflow int64 are
- *     an error (SL_EOVERFLOW), never a wrap. Integer / and % by zero give NULL (as a
- *     division by a NULL would); INT64_MIN / -1 is an overflow error, INT64_MIN % -1 = 0.
- *     / truncates toward zero, % takes the sign of the dividend (as C).
- *   - Arithmetic on floats gives float64 (IEEE: x/0 is inf or NaN; % is fmod).
- *   - Integers and floats do not mix implicitly (SL_ETYPE, with a CAST hint), except
- *     that an integer literal next to a float operand is read as a float.
- *   - Comparisons take two integers or two floats and give a boolean; AND, OR, NOT
- *     take booleans. IN lists hold literals of one kind matching the operand.
- *   - CAST converts between the numeric types: to int32 checks the range (error if
- *     out of range), float to integer truncates toward zero (error for NaN or out of
- *     range), to float32 rounds to float precision.
- * Nulls follow SQL: arithmetic and comparisons with a NULL operand give NULL; AND and
- * OR are three-valued (FALSE AND NULL = FALSE, TRUE OR NULL = TRUE); x IN (...) is NULL
- * for a NULL x; IS [NOT] NULL is never NULL. Both sides of AND/OR are evaluated, so an
- * overflow in either fails the query even where the other side decides the result.
+ * Value kinds: integers of every width (int64 during evaluation), floats (double),
+ * decimals (scaled int128 during evaluation, typed decimal(p,s) as DuckDB types them;
+ * uint64 columns evaluate as decimal(20,0)), booleans, strings (views of bytes), dates
+ * (days) and timestamps (microseconds).
+ *   - Integer arithmetic gives int64; + - * and unary minus that overflow are an error
+ *     (SL_EOVERFLOW), never a wrap. Integer / and % by zero give NULL; / truncates
+ *     toward zero, % takes the sign of the dividend (as C).
+ *   - Float arithmetic gives float64 (IEEE). Integer columns and float columns do not
+ *     mix implicitly (SL_ETYPE, with a CAST hint); literals adapt to the other side, and
+ *     decimals meeting floats become floats (as DuckDB).
+ *   - Decimal + - give scale max(s1,s2) and precision max(p1-s1,p2-s2)+scale+1, * gives
+ *     scale s1+s2 and precision p1+p2 (18 when both operands fit 18 digits, checked),
+ *     capped at 38; / on decimals gives float64 (as DuckDB). Integers meeting decimals are
+ *     decimal(3|5|10|19|20, 0) by width. Results that do not fit are SL_EOVERFLOW.
+ *   - Comparisons, IN, BETWEEN, CASE and COALESCE bring operands to one kind: numbers
+ *     as above, dates with timestamps as timestamps, strings by bytes. Floats order NaN
+ *     above every other value and equal to itself.
+ *   - CAST converts between every pair of types that has a meaning; a value that does
+ *     not fit fails the query with a message naming it.
+ * Nulls follow SQL: operators with a NULL operand give NULL; AND and OR are three-valued;
+ * IS [NOT] NULL is never NULL; CASE without ELSE gives NULL. Both sides of AND/OR and
+ * every CASE branch are evaluated, so an overflow in any of them fails the query.
  *
  * Thread safety: a bound expression is immutable and may be evaluated by many threads
  * at once, each with its own struct sl__expr_scratch.
@@ -57,8 +71,17 @@
 /* Messages quote at most this many characters of the expression text. */
 #define SL__EXPR_ECHO 120
 
-/* The value kind of a node during evaluation. */
-enum sl__expr_vk { SL__VK_INT = 0, SL__VK_FLOAT = 1, SL__VK_BOOL = 2 };
+/* The value kind of a node during evaluation. INTERVAL is a literal's kind only. */
+enum sl__expr_vk {
+    SL__VK_INT = 0, SL__VK_FLOAT = 1, SL__VK_BOOL = 2, SL__VK_DEC = 3, SL__VK_STR = 4,
+    SL__VK_DATE = 5, SL__VK_TS = 6, SL__VK_INTERVAL = 7
+};
+
+/* A string value of a result vector. */
+struct sl__expr_str {
+    const char *p;
+    int64_t n;
+};
 
 struct sl__expr;
 
@@ -75,7 +98,7 @@ int sl__expr_bind(struct sl__expr *e, const sl_schema_t *schema, char *err, size
 void sl__expr_free(struct sl__expr *e);
 
 /* After bind: the value kind of the result and the column type it has when stored
- * (booleans are stored as int32 0/1). */
+ * (booleans as bool, strings as utf8, decimals with their precision and scale). */
 enum sl__expr_vk sl__expr_kind(const struct sl__expr *e);
 enum sl_type sl__expr_type(const struct sl__expr *e);
 /* The input column index if the expression is a bare column reference, else -1. */
@@ -88,19 +111,23 @@ struct sl__expr_scratch {
     const struct sl__expr *e;
     void *mem;
     size_t bytes;
+    void *aux;               /* per-node buffers (computed strings, dictionary results) */
 };
 int sl__expr_scratch_init(struct sl__expr_scratch *s, const struct sl__expr *e);
 void sl__expr_scratch_fini(struct sl__expr_scratch *s);
 
-/* The result of one evaluation: n values of kind vk (i for INT, f for FLOAT, b for
- * BOOL, 0/1) and null (1 = NULL per row; NULL pointer when no row is null). Points into
- * the scratch, valid until its next use. */
+/* The result of one evaluation: n values of kind vk (i for INT, DATE (days) and TS
+ * (microseconds), f for FLOAT, b for BOOL (0/1), d for DEC (scaled by the type's scale),
+ * s for STR) and null (1 = NULL per row; NULL pointer when no row is null). Points into
+ * the scratch and the batch, valid until the scratch's next use. */
 struct sl__expr_vec {
     enum sl__expr_vk vk;
     int64_t n;
     const int64_t *i;
     const double *f;
     const uint8_t *b;
+    const __int128 *d;
+    const struct sl__expr_str *s;
     const uint8_t *null;
 };
 

@@ -1,43 +1,27 @@
-/* Expressions: vectorized evaluation. Each node owns a vector of SL__EXPR_VEC values and
- * a byte-per-row null vector in the scratch; a node is evaluated after its children, one
- * tight loop per operator and value kind. Rules in expr.h. */
+/* Expressions: vectorized evaluation. Each node owns a vector of SL__EXPR_VEC values
+ * (16 bytes each: int64, double, int128, string view or byte) and a byte-per-row null
+ * vector in the scratch; a node is evaluated after its children, one tight loop per
+ * operator and value kind. Decimals, strings, dates and casts live in expr_dec.c,
+ * expr_str.c and expr_cast.c. Rules in expr.h. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "expr_int.h"
 
-struct ctx {
-    const struct sl__expr *e;
-    const sl_batch_t *batch;
-    int64_t start, n;
-    uint8_t *mem;
-    char *err;
-    size_t err_len;
-};
-
-/* Node i's value vector, null vector and "has nulls" flag in the scratch. */
-static inline void *vals(const struct ctx *c, int i)
-{
-    return c->mem + (size_t)i * SL__EXPR_VEC * 8;
-}
-
-static inline uint8_t *nulls(const struct ctx *c, int i)
-{
-    return c->mem + (size_t)c->e->n_nodes * SL__EXPR_VEC * 8 + (size_t)i * SL__EXPR_VEC;
-}
-
-static inline uint8_t *has_null(const struct ctx *c, int i)
-{
-    return c->mem + (size_t)c->e->n_nodes * SL__EXPR_VEC * 9 + (size_t)i;
-}
+/* Two spare vectors per scratch for operands converted to a common kind. */
+#define EX_TMPS 2
 
 int sl__expr_scratch_init(struct sl__expr_scratch *s, const struct sl__expr *e)
 {
     s->e = e;
-    s->bytes = (size_t)e->n_nodes * (SL__EXPR_VEC * 9 + 1);
+    s->bytes = ex_tmp_base(e->n_nodes) + (size_t)EX_TMPS * SL__EXPR_VEC * EX_VAL_BYTES;
     s->mem = sl__malloc(s->bytes);
-    return s->mem ? SL_OK : SL_ENOMEM;
+    s->aux = sl__calloc((size_t)e->n_nodes, sizeof(struct ex_aux));
+    if (s->mem && s->aux)
+        return SL_OK;
+    sl__expr_scratch_fini(s);
+    return SL_ENOMEM;
 }
 
 void sl__expr_scratch_fini(struct sl__expr_scratch *s)
@@ -45,12 +29,22 @@ void sl__expr_scratch_fini(struct sl__expr_scratch *s)
     if (s->mem)
         sl__free(s->mem, s->bytes);
     s->mem = NULL;
+    struct ex_aux *aux = s->aux;
+    if (aux) {
+        for (int i = 0; i < s->e->n_nodes; i++) {
+            sl__free(aux[i].buf, aux[i].cap);
+            sl__free(aux[i].dict_res, (size_t)aux[i].dict_cap);
+            if (aux[i].dict)
+                sl__dict_unref(aux[i].dict);
+        }
+        sl__free(aux, (size_t)s->e->n_nodes * sizeof *aux);
+    }
+    s->aux = NULL;
 }
 
-SL__PRINTF(4, 5)
-static int eval_err(struct ctx *c, const struct ex_node *n, int64_t r, const char *fmt, ...)
+int ex_fail(struct ex_ctx *c, const struct ex_node *n, int64_t r, int code, const char *fmt, ...)
 {
-    char what[200];
+    char what[240];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(what, sizeof what, fmt, ap);
@@ -59,51 +53,74 @@ static int eval_err(struct ctx *c, const struct ex_node *n, int64_t r, const cha
     snprintf(c->err, c->err_len, "%s at position %d of \"%.*s%s\" (row %lld of the batch)", what,
              n->pos, tl > SL__EXPR_ECHO ? SL__EXPR_ECHO : tl, c->e->text,
              tl > SL__EXPR_ECHO ? "..." : "", (long long)(c->start + r));
-    return SL_EOVERFLOW;
+    return code;
 }
 
 /* Nulls of a binary node: the union of its children's. */
-static void merge_nulls(struct ctx *c, int i, int a, int b)
+void ex_merge_nulls(struct ex_ctx *c, int i, int a, int b)
 {
-    uint8_t *nu = nulls(c, i);
-    bool ha = *has_null(c, a), hb = b >= 0 && *has_null(c, b);
-    *has_null(c, i) = ha || hb;
+    uint8_t *nu = ex_nulls(c, i);
+    bool ha = *ex_has_null(c, a), hb = b >= 0 && *ex_has_null(c, b);
+    *ex_has_null(c, i) = ha || hb;
     if (ha && hb) {
-        const uint8_t *x = nulls(c, a), *y = nulls(c, b);
+        const uint8_t *x = ex_nulls(c, a), *y = ex_nulls(c, b);
         for (int64_t r = 0; r < c->n; r++)
             nu[r] = x[r] | y[r];
     } else if (ha || hb) {
-        memcpy(nu, nulls(c, ha ? a : b), (size_t)c->n);
+        memcpy(nu, ex_nulls(c, ha ? a : b), (size_t)c->n);
     } else {
         memset(nu, 0, (size_t)c->n);
     }
 }
 
-static void eval_col(struct ctx *c, int i, const struct ex_node *n)
+/* Widens len values of type T at src (any alignment) into out (int64, int128, double). */
+#define WIDEN(T, src, out, len)                                \
+    do {                                                       \
+        for (int64_t r_ = 0; r_ < (len); r_++) {               \
+            T v_;                                              \
+            memcpy(&v_, (const char *)(src) + r_ * sizeof(T), sizeof(T)); \
+            (out)[r_] = v_;                                    \
+        }                                                      \
+    } while (0)
+
+/* Reads rows [start, start+n) of a column into node i's vector in its value kind. */
+static void eval_col(struct ex_ctx *c, int i, const struct ex_node *n)
 {
     const struct sl__col *col = &c->batch->cols[n->col];
-    const void *src = sl__col_values(c->batch, n->col);
+    enum sl_type t = col->type;
+    const char *src = sl__col_values(c->batch, n->col);
     int64_t s = c->start, len = c->n;
-    switch (n->type) {
-    case SL_TYPE_INT32: {
-        const int32_t *x = (const int32_t *)src + s;
-        int64_t *o = vals(c, i);
+    void *o = ex_vals(c, i);
+    size_t w = sl_type_width(t);
+    switch (SL_TYPE_ID(t)) {
+    case SL_TYPE_INT8: WIDEN(int8_t, src + s, (int64_t *)o, len); break;
+    case SL_TYPE_INT16: WIDEN(int16_t, src + s * 2, (int64_t *)o, len); break;
+    case SL_TYPE_INT32: case SL_TYPE_DATE32: WIDEN(int32_t, src + s * 4, (int64_t *)o, len); break;
+    case SL_TYPE_UINT8: WIDEN(uint8_t, src + s, (int64_t *)o, len); break;
+    case SL_TYPE_UINT16: WIDEN(uint16_t, src + s * 2, (int64_t *)o, len); break;
+    case SL_TYPE_UINT32: WIDEN(uint32_t, src + s * 4, (int64_t *)o, len); break;
+    case SL_TYPE_UINT64: WIDEN(uint64_t, src + s * 8, (__int128 *)o, len); break;
+    case SL_TYPE_FLOAT32: WIDEN(float, src + s * 4, (double *)o, len); break;
+    case SL_TYPE_BOOL: memcpy(o, src + s, (size_t)len); break;
+    case SL_TYPE_DECIMAL:
+        if (w == 8)
+            WIDEN(int64_t, src + s * 8, (__int128 *)o, len);
+        else
+            memcpy(o, src + s * 16, (size_t)len * 16);
+        break;
+    case SL_TYPE_UTF8: case SL_TYPE_LARGE_UTF8: case SL_TYPE_DICT: {
+        struct sl__colview v;
+        sl__colview_get(c->batch, n->col, &v);
+        struct sl__expr_str *d = o;
         for (int64_t r = 0; r < len; r++)
-            o[r] = x[r];
+            d[r].p = sl__colview_str(&v, s + r, &d[r].n);
         break;
     }
-    case SL_TYPE_FLOAT32: {
-        const float *x = (const float *)src + s;
-        double *o = vals(c, i);
-        for (int64_t r = 0; r < len; r++)
-            o[r] = x[r];
+    default: /* INT64, FLOAT64, TIMESTAMP */
+        memcpy(o, src + s * 8, (size_t)len * 8);
         break;
     }
-    default:
-        memcpy(vals(c, i), (const char *)src + (size_t)s * 8, (size_t)len * 8);
-        break;
-    }
-    uint8_t *nu = nulls(c, i);
+    uint8_t *nu = ex_nulls(c, i);
     bool any = false;
     if (col->validity && col->null_count != 0) {
         const uint8_t *v = col->validity->ptr;
@@ -113,16 +130,54 @@ static void eval_col(struct ctx *c, int i, const struct ex_node *n)
             any |= nu[r];
         }
     }
-    *has_null(c, i) = any;
+    *ex_has_null(c, i) = any;
 }
 
-static int eval_int_arith(struct ctx *c, int i, const struct ex_node *n)
+const double *ex_as_f64(struct ex_ctx *c, int i, int tmp)
 {
-    const int64_t *x = vals(c, n->a), *y = vals(c, n->b);
-    int64_t *o = vals(c, i);
-    merge_nulls(c, i, n->a, n->b);
-    uint8_t *nu = nulls(c, i);
-    bool hn = *has_null(c, i), ovf = false;
+    const struct ex_node *n = &c->e->nodes[i];
+    if (n->vk == SL__VK_FLOAT)
+        return ex_vals(c, i);
+    double *o = ex_tmp(c, tmp);
+    if (n->vk == SL__VK_DEC) {
+        /* One rounding: exact operands below 2^53 divide correctly rounded; above, the
+         * integer part converts correctly rounded and the fraction cannot change it. */
+        const __int128 *x = ex_vals(c, i);
+        __int128 p = ex_pow10(sl_type_scale(n->type));
+        double scale = (double)p;
+        for (int64_t r = 0; r < c->n; r++) {
+            __int128 v = x[r];
+            if (v < ((__int128)1 << 53) && v > -((__int128)1 << 53))
+                o[r] = (double)v / scale;
+            else
+                o[r] = (double)(v / p) + (double)(v % p) / scale;
+        }
+    } else {
+        const int64_t *x = ex_vals(c, i);
+        for (int64_t r = 0; r < c->n; r++)
+            o[r] = (double)x[r];
+    }
+    return o;
+}
+
+const int64_t *ex_as_ts(struct ex_ctx *c, int i, int tmp)
+{
+    if (c->e->nodes[i].vk == SL__VK_TS)
+        return ex_vals(c, i);
+    const int64_t *x = ex_vals(c, i);
+    int64_t *o = ex_tmp(c, tmp);
+    for (int64_t r = 0; r < c->n; r++)
+        o[r] = x[r] * 86400000000LL; /* dates reach +-5.8 million years: no overflow */
+    return o;
+}
+
+static int eval_int_arith(struct ex_ctx *c, int i, const struct ex_node *n)
+{
+    const int64_t *x = ex_vals(c, n->a), *y = ex_vals(c, n->b);
+    int64_t *o = ex_vals(c, i);
+    ex_merge_nulls(c, i, n->a, n->b);
+    uint8_t *nu = ex_nulls(c, i);
+    bool hn = *ex_has_null(c, i), ovf = false;
     int64_t len = c->n;
     switch (n->op) {
     case EX_ADD:
@@ -145,13 +200,14 @@ static int eval_int_arith(struct ctx *c, int i, const struct ex_node *n)
                 o[r] = 0;
             } else if (y[r] == -1) {
                 if (n->op == EX_DIV && x[r] == INT64_MIN)
-                    return eval_err(c, n, r, "int64 overflow in %lld / -1", (long long)x[r]);
+                    return ex_fail(c, n, r, SL_EOVERFLOW, "int64 overflow in %lld / -1",
+                                   (long long)x[r]);
                 o[r] = n->op == EX_DIV ? -x[r] : 0;
             } else {
                 o[r] = n->op == EX_DIV ? x[r] / y[r] : x[r] % y[r];
             }
         }
-        *has_null(c, i) = hn;
+        *ex_has_null(c, i) = hn;
         return SL_OK;
     }
     if (SL__UNLIKELY(ovf)) {
@@ -161,20 +217,26 @@ static int eval_int_arith(struct ctx *c, int i, const struct ex_node *n)
                        : n->op == EX_SUB ? __builtin_sub_overflow(x[r], y[r], &t)
                                          : __builtin_mul_overflow(x[r], y[r], &t);
             if (bad && !nu[r])
-                return eval_err(c, n, r, "int64 overflow in %lld %c %lld", (long long)x[r],
-                                n->op == EX_ADD ? '+' : n->op == EX_SUB ? '-' : '*',
-                                (long long)y[r]);
+                return ex_fail(c, n, r, SL_EOVERFLOW, "%s overflow in %lld %c %lld",
+                               n->vk == SL__VK_DATE ? "date" : "int64", (long long)x[r],
+                               n->op == EX_ADD ? '+' : n->op == EX_SUB ? '-' : '*',
+                               (long long)y[r]);
         }
+    }
+    if (n->vk == SL__VK_DATE) { /* date ± days stays within int32 days */
+        for (int64_t r = 0; r < len; r++)
+            if ((o[r] < INT32_MIN || o[r] > INT32_MAX) && !nu[r])
+                return ex_fail(c, n, r, SL_EOVERFLOW, "date out of range");
     }
     return SL_OK;
 }
 
-static void eval_float_arith(struct ctx *c, int i, const struct ex_node *n)
+static void eval_float_arith(struct ex_ctx *c, int i, const struct ex_node *n)
 {
-    const double *x = vals(c, n->a), *y = vals(c, n->b);
-    double *o = vals(c, i);
+    const double *x = ex_as_f64(c, n->a, 0), *y = ex_as_f64(c, n->b, 1);
+    double *o = ex_vals(c, i);
     int64_t len = c->n;
-    merge_nulls(c, i, n->a, n->b);
+    ex_merge_nulls(c, i, n->a, n->b);
     switch (n->op) {
     case EX_ADD: for (int64_t r = 0; r < len; r++) o[r] = x[r] + y[r]; break;
     case EX_SUB: for (int64_t r = 0; r < len; r++) o[r] = x[r] - y[r]; break;
@@ -184,47 +246,80 @@ static void eval_float_arith(struct ctx *c, int i, const struct ex_node *n)
     }
 }
 
-#define CMP_LOOP(T, OP)                                    \
+#define CMP_LOOP(x, y, OP)                                 \
     do {                                                   \
-        const T *x = vals(c, n->a), *y = vals(c, n->b);    \
         for (int64_t r = 0; r < len; r++)                  \
-            o[r] = x[r] OP y[r];                           \
+            o[r] = (x)[r] OP (y)[r];                       \
     } while (0)
 
-#define CMP_ALL(T)                                  \
-    switch (n->op) {                                \
-    case EX_EQ: CMP_LOOP(T, ==); break;             \
-    case EX_NE: CMP_LOOP(T, !=); break;             \
-    case EX_LT: CMP_LOOP(T, <); break;              \
-    case EX_LE: CMP_LOOP(T, <=); break;             \
-    case EX_GT: CMP_LOOP(T, >); break;              \
-    default: CMP_LOOP(T, >=); break;                \
+#define CMP_ALL(x, y)                               \
+    switch (op) {                                   \
+    case EX_EQ: CMP_LOOP(x, y, ==); break;          \
+    case EX_NE: CMP_LOOP(x, y, !=); break;          \
+    case EX_LT: CMP_LOOP(x, y, <); break;           \
+    case EX_LE: CMP_LOOP(x, y, <=); break;          \
+    case EX_GT: CMP_LOOP(x, y, >); break;           \
+    default: CMP_LOOP(x, y, >=); break;             \
     }
 
-static void eval_cmp(struct ctx *c, int i, const struct ex_node *n)
+/* Floats in SQL's total order: NaN above everything and equal to itself. */
+static void cmp_f64(uint8_t *o, const double *x, const double *y, int64_t len, enum ex_op op)
 {
-    uint8_t *o = vals(c, i);
+    for (int64_t r = 0; r < len; r++) {
+        double a = x[r], b = y[r];
+        bool an = a != a, bn = b != b;
+        o[r] = ex_cmp_holds(op, an || bn ? (int)an - (int)bn : (a > b) - (a < b));
+    }
+}
+
+/* Compares operands a and b of node n (brought to n->ck) into o[0, c->n). */
+static int compare(struct ex_ctx *c, const struct ex_node *n, int a, int b, enum ex_op op,
+                   uint8_t *o)
+{
     int64_t len = c->n;
-    merge_nulls(c, i, n->a, n->b);
-    if (c->e->nodes[n->a].vk == SL__VK_INT)
-        CMP_ALL(int64_t)
-    else
-        CMP_ALL(double)
+    switch (n->ck) {
+    case SL__VK_INT: case SL__VK_DATE: {
+        const int64_t *x = ex_vals(c, a), *y = ex_vals(c, b);
+        CMP_ALL(x, y)
+        return SL_OK;
+    }
+    case SL__VK_TS: {
+        const int64_t *x = ex_as_ts(c, a, 0), *y = ex_as_ts(c, b, 1);
+        CMP_ALL(x, y)
+        return SL_OK;
+    }
+    case SL__VK_BOOL: {
+        const uint8_t *x = ex_vals(c, a), *y = ex_vals(c, b);
+        CMP_ALL(x, y)
+        return SL_OK;
+    }
+    case SL__VK_FLOAT:
+        cmp_f64(o, ex_as_f64(c, a, 0), ex_as_f64(c, b, 1), len, op);
+        return SL_OK;
+    case SL__VK_DEC: {
+        const __int128 *x = ex_as_dec(c, a, n->cscale, 0, true, n);
+        const __int128 *y = ex_as_dec(c, b, n->cscale, 1, true, n);
+        CMP_ALL(x, y)
+        return SL_OK;
+    }
+    case SL__VK_STR: ex_str_cmp(c, a, b, op, o); return SL_OK;
+    default: return SL_EINTERNAL;
+    }
 }
 
 /* Three-valued AND / OR. */
-static void eval_logic(struct ctx *c, int i, const struct ex_node *n)
+static void eval_logic(struct ex_ctx *c, int i, const struct ex_node *n)
 {
-    const uint8_t *x = vals(c, n->a), *y = vals(c, n->b);
-    const uint8_t *xn = nulls(c, n->a), *yn = nulls(c, n->b);
-    bool hx = *has_null(c, n->a), hy = *has_null(c, n->b);
-    uint8_t *o = vals(c, i), *nu = nulls(c, i);
+    const uint8_t *x = ex_vals(c, n->a), *y = ex_vals(c, n->b);
+    const uint8_t *xn = ex_nulls(c, n->a), *yn = ex_nulls(c, n->b);
+    bool hx = *ex_has_null(c, n->a), hy = *ex_has_null(c, n->b);
+    uint8_t *o = ex_vals(c, i), *nu = ex_nulls(c, i);
     int64_t len = c->n;
     bool and = n->op == EX_AND, any = false;
     if (!hx && !hy) {
         for (int64_t r = 0; r < len; r++)
             o[r] = and ? (x[r] & y[r]) : (x[r] | y[r]);
-        *has_null(c, i) = false;
+        *ex_has_null(c, i) = false;
         return;
     }
     for (int64_t r = 0; r < len; r++) {
@@ -244,142 +339,291 @@ static void eval_logic(struct ctx *c, int i, const struct ex_node *n)
             nu[r] = 0;
         }
     }
-    *has_null(c, i) = any;
+    *ex_has_null(c, i) = any;
 }
 
-static void eval_in(struct ctx *c, int i, const struct ex_node *n)
+
+/* x [NOT] IN (literals): each literal evaluated as a vector and compared as by '='. */
+static int eval_in(struct ex_ctx *c, int i, const struct ex_node *n)
 {
-    uint8_t *o = vals(c, i);
+    uint8_t *o = ex_vals(c, i);
     int64_t len = c->n;
     const int *list = c->e->list + n->list;
-    merge_nulls(c, i, n->a, -1);
-    if (c->e->nodes[n->a].vk == SL__VK_INT) {
-        const int64_t *x = vals(c, n->a);
-        for (int64_t r = 0; r < len; r++) {
-            uint8_t hit = 0;
-            for (int k = 0; k < n->n_list; k++)
-                hit |= x[r] == c->e->nodes[list[k]].ival;
-            o[r] = hit;
-        }
-    } else {
-        const double *x = vals(c, n->a);
-        for (int64_t r = 0; r < len; r++) {
-            uint8_t hit = 0;
-            for (int k = 0; k < n->n_list; k++)
-                hit |= x[r] == c->e->nodes[list[k]].fval;
-            o[r] = hit;
-        }
+    ex_merge_nulls(c, i, n->a, -1);
+    memset(o, 0, (size_t)len);
+    uint8_t hit[SL__EXPR_VEC];
+    for (int k = 0; k < n->n_list; k++) {
+        int rc = ex_eval_node(c, list[k]);
+        if (rc == SL_OK)
+            rc = compare(c, n, n->a, list[k], EX_EQ, hit);
+        if (rc < 0)
+            return rc;
+        for (int64_t r = 0; r < len; r++)
+            o[r] |= hit[r];
     }
     if (n->op == EX_NOT_IN)
         for (int64_t r = 0; r < len; r++)
             o[r] = !o[r];
+    return SL_OK;
 }
 
-static int eval_cast(struct ctx *c, int i, const struct ex_node *n)
+/* Bytes per value of a kind in a vector. */
+static size_t kind_width(enum sl__expr_vk vk)
 {
-    const struct ex_node *a = &c->e->nodes[n->a];
-    int64_t len = c->n;
-    merge_nulls(c, i, n->a, -1);
-    const uint8_t *nu = nulls(c, i);
-    bool hn = *has_null(c, i);
-    if (a->vk == SL__VK_INT) {
-        const int64_t *x = vals(c, n->a);
-        if (n->vk == SL__VK_FLOAT) {
-            double *o = vals(c, i);
-            for (int64_t r = 0; r < len; r++)
-                o[r] = n->type == SL_TYPE_FLOAT32 ? (double)(float)x[r] : (double)x[r];
-            return SL_OK;
-        }
-        int64_t *o = vals(c, i);
-        for (int64_t r = 0; r < len; r++) {
-            if (n->type == SL_TYPE_INT32 && (x[r] < INT32_MIN || x[r] > INT32_MAX) &&
-                !(hn && nu[r]))
-                return eval_err(c, n, r, "CAST(%lld AS int32) out of range", (long long)x[r]);
-            o[r] = x[r];
-        }
-        return SL_OK;
+    switch (vk) {
+    case SL__VK_BOOL: return 1;
+    case SL__VK_DEC: case SL__VK_STR: return 16;
+    default: return 8;
     }
-    const double *x = vals(c, n->a);
-    if (n->vk == SL__VK_FLOAT) {
-        double *o = vals(c, i);
-        for (int64_t r = 0; r < len; r++)
-            o[r] = n->type == SL_TYPE_FLOAT32 ? (double)(float)x[r] : x[r];
-        return SL_OK;
+}
+
+/* Operand j of CASE/COALESCE node n converted to the node's kind (k selects the spare). */
+static const void *as_kind(struct ex_ctx *c, const struct ex_node *n, int j, int k)
+{
+    switch (n->vk) {
+    case SL__VK_FLOAT: return ex_as_f64(c, j, k);
+    case SL__VK_TS: return ex_as_ts(c, j, k);
+    case SL__VK_DEC: return ex_as_dec(c, j, n->cscale, k, false, n);
+    default: return ex_vals(c, j);
     }
-    int64_t *o = vals(c, i);
-    double lo = n->type == SL_TYPE_INT32 ? -2147483649.0 : -9223372036854777856.0;
-    double hi = n->type == SL_TYPE_INT32 ? 2147483648.0 : 9223372036854775808.0;
-    for (int64_t r = 0; r < len; r++) {
-        if (hn && nu[r]) {
-            o[r] = 0;
+}
+
+/* Copies rows where pick[r] of operand j (converted) into node i, with their nulls. */
+static int take_rows(struct ex_ctx *c, int i, const struct ex_node *n, int j, const uint8_t *pick)
+{
+    const char *src = as_kind(c, n, j, 0);
+    if (!src)
+        return SL_EOVERFLOW;
+    size_t w = kind_width(n->vk);
+    char *o = ex_vals(c, i);
+    uint8_t *nu = ex_nulls(c, i);
+    for (int64_t r = 0; r < c->n; r++) {
+        if (!pick[r])
             continue;
-        }
-        if (!(x[r] > lo && x[r] < hi))
-            return eval_err(c, n, r, "CAST(%g AS %s) out of range", x[r], sl_type_name(n->type));
-        o[r] = (int64_t)x[r];
+        memcpy(o + (size_t)r * w, src + (size_t)r * w, w);
+        nu[r] = ex_null_at(c, j, r);
     }
     return SL_OK;
 }
 
-static int eval_node(struct ctx *c, int i)
+static int eval_case(struct ex_ctx *c, int i, const struct ex_node *n)
+{
+    uint8_t open[SL__EXPR_VEC], pick[SL__EXPR_VEC];
+    uint8_t *nu = ex_nulls(c, i);
+    int64_t len = c->n;
+    memset(open, 1, (size_t)len);
+    memset(nu, 1, (size_t)len);
+    memset(ex_vals(c, i), 0, (size_t)len * kind_width(n->vk));
+    const int *list = c->e->list + n->list;
+    for (int k = 0; k < n->n_list; k += 2) {
+        int rc = ex_eval_node(c, list[k]);
+        if (rc == SL_OK)
+            rc = ex_eval_node(c, list[k + 1]);
+        if (rc < 0)
+            return rc;
+        const uint8_t *w = ex_vals(c, list[k]);
+        for (int64_t r = 0; r < len; r++) {
+            pick[r] = open[r] & w[r] & !ex_null_at(c, list[k], r);
+            open[r] &= !pick[r];
+        }
+        if ((rc = take_rows(c, i, n, list[k + 1], pick)) < 0)
+            return rc;
+    }
+    if (n->b >= 0) {
+        int rc = take_rows(c, i, n, n->b, open);
+        if (rc < 0)
+            return rc;
+    }
+    bool any = false;
+    for (int64_t r = 0; r < len; r++)
+        any |= nu[r];
+    *ex_has_null(c, i) = any;
+    return SL_OK;
+}
+
+static int eval_coalesce(struct ex_ctx *c, int i, const struct ex_node *n)
+{
+    uint8_t pick[SL__EXPR_VEC];
+    uint8_t *nu = ex_nulls(c, i);
+    int64_t len = c->n;
+    memset(nu, 1, (size_t)len);
+    memset(ex_vals(c, i), 0, (size_t)len * kind_width(n->vk));
+    const int *list = c->e->list + n->list;
+    for (int k = 0; k < n->n_list; k++) {
+        int rc = ex_eval_node(c, list[k]);
+        if (rc < 0)
+            return rc;
+        bool more = false;
+        for (int64_t r = 0; r < len; r++) {
+            pick[r] = nu[r] && !ex_null_at(c, list[k], r);
+            more |= nu[r] && !pick[r];
+        }
+        if ((rc = take_rows(c, i, n, list[k], pick)) < 0)
+            return rc;
+        if (!more)
+            break;
+    }
+    bool any = false;
+    for (int64_t r = 0; r < len; r++)
+        any |= nu[r];
+    *ex_has_null(c, i) = any;
+    return SL_OK;
+}
+
+/* A predicate of a DICT column and literals (n->on_dict): evaluated once per entry of
+ * the batch's dictionary (cached while the dictionary stays the same), then by code. */
+static int eval_on_dict(struct ex_ctx *c, int i, const struct ex_node *n)
+{
+    const struct ex_node *a = &c->e->nodes[n->a];
+    struct sl__colview v;
+    sl__colview_get(c->batch, a->col, &v);
+    struct ex_aux *x = &c->aux[i];
+    struct sl__dict *dict = c->batch->cols[a->col].dict;
+    if (x->dict != dict) {
+        if (v.s.dict_length > x->dict_cap) {
+            uint8_t *nr = sl__realloc(x->dict_res, (size_t)x->dict_cap, (size_t)v.s.dict_length);
+            if (!nr)
+                return ex_fail(c, n, 0, SL_ENOMEM, "out of memory for a dictionary");
+            x->dict_res = nr;
+            x->dict_cap = v.s.dict_length;
+        }
+        for (int64_t d = 0; d < v.s.dict_length; d++) {
+            struct sl__expr_str s = {v.s.dict_chars + v.s.dict_offsets[d],
+                                     v.s.dict_offsets[d + 1] - v.s.dict_offsets[d]};
+            bool hit;
+            if (n->op == EX_LIKE || n->op == EX_NOT_LIKE) {
+                hit = ex_like_match(n, s.p, s.n) == (n->op == EX_LIKE);
+            } else if (n->op == EX_IN || n->op == EX_NOT_IN) {
+                hit = false;
+                for (int k = 0; k < n->n_list; k++) {
+                    const struct ex_node *l = &c->e->nodes[c->e->list[n->list + k]];
+                    hit |= sl__str_cmp(s.p, s.n, l->str, l->slen) == 0;
+                }
+                hit ^= n->op == EX_NOT_IN;
+            } else {
+                const struct ex_node *l = &c->e->nodes[n->b];
+                hit = ex_cmp_holds(n->op, sl__str_cmp(s.p, s.n, l->str, l->slen));
+            }
+            x->dict_res[d] = hit;
+        }
+        if (x->dict)
+            sl__dict_unref(x->dict);
+        sl__dict_ref(dict);
+        x->dict = dict;
+    }
+    const int32_t *codes = (const int32_t *)v.c.data + v.c.offset + c->start;
+    uint8_t *o = ex_vals(c, i), *nu = ex_nulls(c, i);
+    bool any = false;
+    for (int64_t r = 0; r < c->n; r++) {
+        nu[r] = !sl__colview_valid(&v, c->start + r);
+        any |= nu[r];
+        o[r] = nu[r] ? 0 : x->dict_res[codes[r]];
+    }
+    *ex_has_null(c, i) = any;
+    return SL_OK;
+}
+
+/* A literal's vector: the same value in every row (one loop per kind). */
+#define FILL(T, v)                                      \
+    do {                                                \
+        T *o_ = ex_vals(c, i);                          \
+        for (int64_t r = 0; r < c->n; r++)              \
+            o_[r] = (v);                                \
+    } while (0)
+
+static void fill_literal(struct ex_ctx *c, int i, const struct ex_node *n)
+{
+    switch (n->op) {
+    case EX_FLOAT: FILL(double, n->fval); break;
+    case EX_DEC: FILL(__int128, n->dval); break;
+    case EX_STR: FILL(struct sl__expr_str, ((struct sl__expr_str){n->str, n->slen})); break;
+    case EX_BOOL: FILL(uint8_t, (uint8_t)n->ival); break;
+    default: FILL(int64_t, n->ival); break;
+    }
+    *ex_has_null(c, i) = false;
+}
+
+static int eval_neg(struct ex_ctx *c, int i, const struct ex_node *n)
+{
+    int64_t len = c->n;
+    ex_merge_nulls(c, i, n->a, -1);
+    if (n->vk == SL__VK_FLOAT) {
+        for (int64_t r = 0; r < len; r++)
+            ((double *)ex_vals(c, i))[r] = -((const double *)ex_vals(c, n->a))[r];
+        return SL_OK;
+    }
+    if (n->vk == SL__VK_DEC) { /* |x| < 10^38 < 2^127: never overflows */
+        for (int64_t r = 0; r < len; r++)
+            ((__int128 *)ex_vals(c, i))[r] = -((const __int128 *)ex_vals(c, n->a))[r];
+        return SL_OK;
+    }
+    for (int64_t r = 0; r < len; r++) {
+        int64_t x = ((const int64_t *)ex_vals(c, n->a))[r];
+        if (x == INT64_MIN && !ex_null_at(c, i, r))
+            return ex_fail(c, n, r, SL_EOVERFLOW, "int64 overflow in -(%lld)", (long long)x);
+        ((int64_t *)ex_vals(c, i))[r] = x == INT64_MIN ? 0 : -x;
+    }
+    return SL_OK;
+}
+
+int ex_eval_node(struct ex_ctx *c, int i)
 {
     const struct ex_node *n = &c->e->nodes[i];
     int rc;
-    if (n->a >= 0 && (rc = eval_node(c, n->a)) < 0)
+    if (n->on_dict)
+        return eval_on_dict(c, i, n);
+    if (n->a >= 0 && (rc = ex_eval_node(c, n->a)) < 0)
         return rc;
-    if (n->b >= 0 && (rc = eval_node(c, n->b)) < 0)
+    if (n->b >= 0 && (rc = ex_eval_node(c, n->b)) < 0)
         return rc;
     int64_t len = c->n;
     switch (n->op) {
     case EX_COL: eval_col(c, i, n); return SL_OK;
-    case EX_INT:
-        for (int64_t r = 0; r < len; r++)
-            ((int64_t *)vals(c, i))[r] = n->ival;
-        *has_null(c, i) = false;
+    case EX_INT: case EX_FLOAT: case EX_DEC: case EX_STR: case EX_BOOL: case EX_INTERVAL:
+        fill_literal(c, i, n);
         return SL_OK;
-    case EX_FLOAT:
-        for (int64_t r = 0; r < len; r++)
-            ((double *)vals(c, i))[r] = n->fval;
-        *has_null(c, i) = false;
-        return SL_OK;
-    case EX_NEG:
-        merge_nulls(c, i, n->a, -1);
-        if (n->vk == SL__VK_FLOAT) {
-            for (int64_t r = 0; r < len; r++)
-                ((double *)vals(c, i))[r] = -((const double *)vals(c, n->a))[r];
-            return SL_OK;
-        }
-        for (int64_t r = 0; r < len; r++) {
-            int64_t x = ((const int64_t *)vals(c, n->a))[r];
-            if (x == INT64_MIN && !(*has_null(c, i) && nulls(c, i)[r]))
-                return eval_err(c, n, r, "int64 overflow in -(%lld)", (long long)x);
-            ((int64_t *)vals(c, i))[r] = x == INT64_MIN ? 0 : -x;
-        }
-        return SL_OK;
+    case EX_NEG: return eval_neg(c, i, n);
     case EX_ADD: case EX_SUB: case EX_MUL: case EX_DIV: case EX_MOD:
-        if (n->vk == SL__VK_INT)
+        if (n->ck == SL__VK_INTERVAL)
+            return ex_date_add(c, i, n);
+        if (n->vk == SL__VK_DEC)
+            return ex_dec_arith(c, i, n);
+        if (n->ck == SL__VK_INT)
             return eval_int_arith(c, i, n);
         eval_float_arith(c, i, n);
         return SL_OK;
     case EX_EQ: case EX_NE: case EX_LT: case EX_LE: case EX_GT: case EX_GE:
-        eval_cmp(c, i, n);
-        return SL_OK;
+        ex_merge_nulls(c, i, n->a, n->b);
+        return compare(c, n, n->a, n->b, n->op, ex_vals(c, i));
     case EX_AND: case EX_OR: eval_logic(c, i, n); return SL_OK;
     case EX_NOT:
-        merge_nulls(c, i, n->a, -1);
+        ex_merge_nulls(c, i, n->a, -1);
         for (int64_t r = 0; r < len; r++)
-            ((uint8_t *)vals(c, i))[r] = !((const uint8_t *)vals(c, n->a))[r];
+            ((uint8_t *)ex_vals(c, i))[r] = !((const uint8_t *)ex_vals(c, n->a))[r];
         return SL_OK;
-    case EX_IN: case EX_NOT_IN: eval_in(c, i, n); return SL_OK;
+    case EX_IN: case EX_NOT_IN: return eval_in(c, i, n);
     case EX_IS_NULL: case EX_IS_NOT_NULL: {
-        bool hn = *has_null(c, n->a), want = n->op == EX_IS_NULL;
-        const uint8_t *an = nulls(c, n->a);
+        bool hn = *ex_has_null(c, n->a), want = n->op == EX_IS_NULL;
+        const uint8_t *an = ex_nulls(c, n->a);
         for (int64_t r = 0; r < len; r++)
-            ((uint8_t *)vals(c, i))[r] = (hn && an[r]) == want;
-        *has_null(c, i) = false;
+            ((uint8_t *)ex_vals(c, i))[r] = (hn && an[r]) == want;
+        *ex_has_null(c, i) = false;
         return SL_OK;
     }
-    case EX_CAST: return eval_cast(c, i, n);
+    case EX_CAST: return ex_cast(c, i, n);
+    case EX_LIKE: case EX_NOT_LIKE: return ex_like(c, i, n);
+    case EX_SUBSTR: return ex_substr(c, i, n);
+    case EX_LENGTH: ex_length(c, i, n); return SL_OK;
+    case EX_EXTRACT: return ex_extract(c, i, n);
+    case EX_CASE: return eval_case(c, i, n);
+    case EX_COALESCE: return eval_coalesce(c, i, n);
+    case EX_NULL:
+        memset(ex_vals(c, i), 0, (size_t)len * EX_VAL_BYTES);
+        if (n->vk == SL__VK_STR)
+            FILL(struct sl__expr_str, ((struct sl__expr_str){"", 0}));
+        memset(ex_nulls(c, i), 1, (size_t)len);
+        *ex_has_null(c, i) = len > 0;
+        return SL_OK;
     }
     return SL_EINTERNAL;
 }
@@ -390,16 +634,19 @@ int sl__expr_eval(const struct sl__expr *e, const sl_batch_t *b, int64_t start, 
 {
     if (SL_NEVER(n > SL__EXPR_VEC || s->e != e))
         return SL_EINTERNAL;
-    struct ctx c = {e, b, start, n, s->mem, err, err_len};
-    int rc = eval_node(&c, e->root);
+    struct ex_ctx c = {e, b, start, n, s->mem, s->aux, err, err_len};
+    int rc = ex_eval_node(&c, e->root);
     if (rc < 0)
         return rc;
     const struct ex_node *root = &e->nodes[e->root];
+    void *v = ex_vals(&c, e->root);
     out->vk = root->vk;
     out->n = n;
-    out->i = vals(&c, e->root);
-    out->f = vals(&c, e->root);
-    out->b = vals(&c, e->root);
-    out->null = *has_null(&c, e->root) ? nulls(&c, e->root) : NULL;
+    out->i = v;
+    out->f = v;
+    out->b = v;
+    out->d = v;
+    out->s = v;
+    out->null = *ex_has_null(&c, e->root) ? ex_nulls(&c, e->root) : NULL;
     return SL_OK;
 }

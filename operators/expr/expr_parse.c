@@ -16,7 +16,9 @@ enum tok {
     T_END, T_INT, T_FLOAT, T_IDENT, T_LP, T_RP, T_COMMA,
     T_PLUS, T_MINUS, T_STAR, T_SLASH, T_PCT,
     T_EQ, T_NE, T_LT, T_LE, T_GT, T_GE,
-    T_AND, T_OR, T_NOT, T_IN, T_CAST, T_AS, T_IS, T_NULL
+    T_AND, T_OR, T_NOT, T_IN, T_CAST, T_AS, T_IS, T_NULL,
+    T_STR, T_LIKE, T_BETWEEN, T_CASE, T_WHEN, T_THEN, T_ELSE, T_ENDKW, T_TRUE, T_FALSE,
+    T_FROM, T_FOR
 };
 
 struct parser {
@@ -26,6 +28,9 @@ struct parser {
     int tstart, tlen;        /* its place in text */
     uint64_t uval;           /* T_INT: magnitude (up to 2^63) */
     double fval;             /* T_FLOAT */
+    bool is_dec;             /* T_FLOAT: a decimal literal (no exponent, <= 38 digits) */
+    __int128 dval;           /* ... its scaled value */
+    int dprec, dscale;       /* ... and type */
     struct sl__expr *e;
     char *err;
     size_t err_len;
@@ -56,8 +61,34 @@ static int perr(struct parser *ps, int pos, const char *fmt, ...)
 static const struct {
     const char *word;
     enum tok tok;
-} keywords[] = {{"AND", T_AND}, {"OR", T_OR},     {"NOT", T_NOT}, {"IN", T_IN},
-                {"CAST", T_CAST}, {"AS", T_AS},   {"IS", T_IS},   {"NULL", T_NULL}};
+} keywords[] = {{"AND", T_AND},   {"OR", T_OR},       {"NOT", T_NOT},   {"IN", T_IN},
+                {"CAST", T_CAST}, {"AS", T_AS},       {"IS", T_IS},     {"NULL", T_NULL},
+                {"LIKE", T_LIKE}, {"BETWEEN", T_BETWEEN}, {"CASE", T_CASE}, {"WHEN", T_WHEN},
+                {"THEN", T_THEN}, {"ELSE", T_ELSE},   {"END", T_ENDKW}, {"TRUE", T_TRUE},
+                {"FALSE", T_FALSE}, {"FROM", T_FROM}, {"FOR", T_FOR}};
+
+/* The scaled value, precision and scale of the decimal literal buf ("12.345"); false
+ * when it has more than 38 digits (it is a float then). */
+static bool decimal_literal(struct parser *ps, const char *buf)
+{
+    __int128 v = 0;
+    int digits = 0, scale = 0;
+    bool frac = false;
+    for (const char *c = buf; *c; c++) {
+        if (*c == '.') {
+            frac = true;
+            continue;
+        }
+        if (++digits > SL_DECIMAL_MAX_PRECISION)
+            return false;
+        v = v * 10 + (*c - '0');
+        scale += frac;
+    }
+    ps->dval = v;
+    ps->dscale = scale;
+    ps->dprec = digits > scale ? digits : scale > 0 ? scale : 1;
+    return true;
+}
 
 static int lex_number(struct parser *ps, int s)
 {
@@ -98,6 +129,7 @@ static int lex_number(struct parser *ps, int s)
     if (is_float) {
         ps->tok = T_FLOAT;
         ps->fval = strtod(buf, NULL);
+        ps->is_dec = !strpbrk(buf, "eE") && decimal_literal(ps, buf);
         if (!isfinite(ps->fval))
             return perr(ps, s, "float literal %s out of range", buf);
     } else {
@@ -108,6 +140,29 @@ static int lex_number(struct parser *ps, int s)
     }
     ps->tlen = p - s;
     ps->at = p;
+    return SL_OK;
+}
+
+/* A string literal '...' ('' inside is one quote); the token spans the quotes. */
+static int lex_string(struct parser *ps, int s)
+{
+    int p = s + 1;
+    for (;;) {
+        if (p >= ps->end)
+            return perr(ps, s, "unterminated string literal (hint: close it with ', and write "
+                        "'' for a quote inside)");
+        if (ps->text[p] == '\'') {
+            if (p + 1 < ps->end && ps->text[p + 1] == '\'') {
+                p += 2;
+                continue;
+            }
+            break;
+        }
+        p++;
+    }
+    ps->tok = T_STR;
+    ps->tlen = p + 1 - s;
+    ps->at = p + 1;
     return SL_OK;
 }
 
@@ -144,8 +199,9 @@ static int lex_op(struct parser *ps, int s)
     case '|':
         return perr(ps, s, "unexpected '|' (hint: write OR)");
     case '\'':
+        return lex_string(ps, s);
     case '"':
-        return perr(ps, s, "unexpected quote (hint: string literals are not supported; "
+        return perr(ps, s, "unexpected '\"' (hint: string literals take single quotes; "
                     "columns are written without quotes)");
     default:
         return perr(ps, s, "unexpected character '%c' (hint: operators are + - * / %% = != < "
@@ -231,6 +287,7 @@ static int new_node(struct parser *ps, enum ex_op op, int pos, int a, int b)
 }
 
 static int parse_or(struct parser *ps);
+static int push_list(struct parser *ps, int node);
 
 static int expect(struct parser *ps, enum tok tok, const char *what, const char *hint)
 {
@@ -254,19 +311,37 @@ static int parse_cast(struct parser *ps)
     if (expect(ps, T_AS, "AS in CAST", "write CAST(x AS int64)") < 0)
         return -1;
     enum sl_type type = SL_TYPE_INVALID;
-    char name[16] = "";
-    if (ps->tok == T_IDENT && ps->tlen < (int)sizeof name) {
+    char name[48] = "";
+    int tpos = ps->tstart;
+    if (ps->tok == T_IDENT && ps->tlen < 16) {
         memcpy(name, ps->text + ps->tstart, (size_t)ps->tlen);
         name[ps->tlen] = 0;
         for (char *c = name; *c; c++)
             *c = (char)tolower((unsigned char)*c);
+        if (strcmp(name, "varchar") == 0 || strcmp(name, "text") == 0)
+            strcpy(name, "utf8");
+        if (next(ps) < 0)
+            return -1;
+        if (ps->tok == T_LP) { /* decimal(p[,s]) */
+            int p = ps->tstart;
+            while (p < ps->end && ps->text[p] != ')')
+                p++;
+            snprintf(name + strlen(name), sizeof name - strlen(name), "%.*s",
+                     p - ps->tstart + 1, ps->text + ps->tstart);
+            for (char *c = name, *d = name;; c++)
+                if (*c != ' ' && !(*d++ = *c))
+                    break;
+            ps->at = p + 1;
+            if (next(ps) < 0)
+                return -1;
+        }
     }
-    if (sl_type_parse(name, &type) < 0) {
-        char buf[64];
-        return perr(ps, ps->tstart, "expected a type in CAST, got %s (hint: the types are int32, "
-                    "int64, float32 and float64)", tok_text(ps, buf, sizeof buf)), -1;
+    if (sl_type_parse(name, &type) < 0 || SL_TYPE_ID(type) == SL_TYPE_DICT) {
+        return perr(ps, tpos, "expected a type in CAST, got '%s' (hint: the types are int8..int64, "
+                    "uint8..uint64, float32, float64, bool, date32, timestamp, decimal(p,s) "
+                    "and utf8)", name), -1;
     }
-    if (next(ps) < 0 || expect(ps, T_RP, "')' to close CAST", NULL) < 0)
+    if (expect(ps, T_RP, "')' to close CAST", NULL) < 0)
         return -1;
     int n = new_node(ps, EX_CAST, pos, a, -1);
     if (n >= 0)
@@ -275,6 +350,295 @@ static int parse_cast(struct parser *ps)
 }
 
 static int parse_unary(struct parser *ps);
+
+/* The current T_FLOAT token as a decimal or float literal node. */
+static int number_node(struct parser *ps, int pos, bool negate)
+{
+    int n = new_node(ps, ps->is_dec ? EX_DEC : EX_FLOAT, pos, -1, -1);
+    if (n < 0)
+        return -1;
+    struct ex_node *x = &ps->e->nodes[n];
+    x->fval = negate ? -ps->fval : ps->fval;
+    if (ps->is_dec) {
+        x->dval = negate ? -ps->dval : ps->dval;
+        x->dec_lit = true;
+        x->type = sl_type_decimal(ps->dprec, ps->dscale);
+    }
+    return n;
+}
+
+/* The bytes of the current T_STR token, unquoted, into x->str / x->slen. */
+static int string_token(struct parser *ps, struct ex_node *x)
+{
+    const char *t = ps->text + ps->tstart + 1;
+    int len = ps->tlen - 2, k = 0;
+    x->str = sl__malloc((size_t)len + 1);
+    if (!x->str) {
+        ps->rc = SL_ENOMEM;
+        snprintf(ps->err, ps->err_len, "out of memory");
+        return -1;
+    }
+    for (int i = 0; i < len; i++) {
+        x->str[k++] = t[i];
+        if (t[i] == '\'')
+            i++;
+    }
+    x->str[k] = 0;
+    x->slen = k;
+    return 0;
+}
+
+/* Whether the identifier token is `word` (case-insensitive). */
+static bool tok_is(struct parser *ps, const char *word)
+{
+    return ps->tok == T_IDENT && (int)strlen(word) == ps->tlen &&
+           strncasecmp(ps->text + ps->tstart, word, (size_t)ps->tlen) == 0;
+}
+
+/* The next character after the current token that is not a space. */
+static char peek_char(struct parser *ps)
+{
+    int p = ps->at;
+    while (p < ps->end && isspace((unsigned char)ps->text[p]))
+        p++;
+    return p < ps->end ? ps->text[p] : 0;
+}
+
+/* DATE '...' and TIMESTAMP '...' (the current token is DATE or TIMESTAMP). */
+static int parse_datetime(struct parser *ps, bool ts)
+{
+    int pos = ps->tstart;
+    if (next(ps) < 0)
+        return -1;
+    int at = ps->tstart;
+    const char *t = ps->text + at + 1;
+    int64_t v;
+    bool ok = ts ? ex_parse_timestamp(t, ps->tlen - 2, &v) : ex_parse_date(t, ps->tlen - 2, &v);
+    if (!ok)
+        return perr(ps, at, "malformed %s literal %.*s (hint: %s)", ts ? "timestamp" : "date",
+                    ps->tlen, ps->text + at, ts ? "TIMESTAMP 'yyyy-mm-dd hh:mm:ss[.ffffff]'"
+                                                : "DATE 'yyyy-mm-dd' with a valid month and day"),
+               -1;
+    int n = new_node(ps, EX_INT, pos, -1, -1);
+    if (n >= 0) {
+        ps->e->nodes[n].ival = v;
+        ps->e->nodes[n].type = ts ? SL_TYPE_TIMESTAMP : SL_TYPE_DATE32;
+    }
+    return n >= 0 && next(ps) == SL_OK ? n : -1;
+}
+
+/* A unit word (DAY[S], MONTH[S], YEAR[S]) at t[0, len); -1 if none. */
+static int unit_of(const char *t, int len)
+{
+    static const char *const words[] = {"day", "month", "year"};
+    if (len > 1 && (t[len - 1] == 's' || t[len - 1] == 'S'))
+        len--;
+    for (int u = 0; u < 3; u++)
+        if ((int)strlen(words[u]) == len && strncasecmp(t, words[u], (size_t)len) == 0)
+            return u;
+    return -1;
+}
+
+/* INTERVAL 'n' unit | INTERVAL n unit | INTERVAL 'n unit'. */
+static int parse_interval(struct parser *ps)
+{
+    int pos = ps->tstart;
+    const char *hint = "write INTERVAL '3' MONTH, INTERVAL 90 DAY or INTERVAL '1 year'";
+    if (next(ps) < 0)
+        return -1;
+    long long count = 0;
+    int unit = -1, used = 0;
+    bool neg = false;
+    if (ps->tok == T_MINUS) {
+        neg = true;
+        if (next(ps) < 0)
+            return -1;
+    }
+    if (ps->tok == T_INT) {
+        count = (long long)ps->uval;
+    } else if (ps->tok == T_STR) {
+        char buf[64] = "";
+        int len = ps->tlen - 2 < 63 ? ps->tlen - 2 : 63;
+        memcpy(buf, ps->text + ps->tstart + 1, (size_t)len);
+        char word[16] = "";
+        int k = sscanf(buf, " %lld%n %15s%n", &count, &used, word, &used);
+        if (k < 1 || (k == 2 && (unit = unit_of(word, (int)strlen(word))) < 0) ||
+            buf[used + strspn(buf + used, " ")])
+            return perr(ps, ps->tstart, "malformed interval %.*s (hint: %s)", ps->tlen,
+                        ps->text + ps->tstart, hint), -1;
+    } else {
+        return perr(ps, ps->tstart, "expected a count after INTERVAL (hint: %s)", hint), -1;
+    }
+    if (next(ps) < 0)
+        return -1;
+    if (unit < 0) {
+        if (ps->tok != T_IDENT || (unit = unit_of(ps->text + ps->tstart, ps->tlen)) < 0)
+            return perr(ps, ps->tstart, "expected DAY, MONTH or YEAR after the interval's count "
+                        "(hint: %s)", hint), -1;
+        if (next(ps) < 0)
+            return -1;
+    }
+    if (count > 1000000000)
+        return perr(ps, pos, "interval count %lld too large", count), -1;
+    int n = new_node(ps, EX_INTERVAL, pos, -1, -1);
+    if (n >= 0) {
+        ps->e->nodes[n].ival = neg ? -count : count;
+        ps->e->nodes[n].unit = unit;
+    }
+    return n;
+}
+
+/* Comma-separated operands up to ')' into the list; returns their count or -1. */
+static int parse_args(struct parser *ps, int min, int max, const char *fn)
+{
+    int k = 0;
+    for (;;) {
+        int a = parse_or(ps);
+        if (a < 0 || push_list(ps, a) < 0)
+            return -1;
+        k++;
+        if (ps->tok != T_COMMA)
+            break;
+        if (next(ps) < 0)
+            return -1;
+    }
+    if (k < min || k > max)
+        return perr(ps, ps->tstart, "%s takes %d to %d operands, got %d", fn, min, max, k), -1;
+    return k;
+}
+
+/* EXTRACT ( unit FROM expr ); the current token is '('. */
+static int parse_extract(struct parser *ps, int pos)
+{
+    if (next(ps) < 0)
+        return -1;
+    int unit = ps->tok == T_IDENT ? unit_of(ps->text + ps->tstart, ps->tlen) : -1;
+    if (unit < 0)
+        return perr(ps, ps->tstart, "expected YEAR, MONTH or DAY in EXTRACT (hint: EXTRACT(YEAR "
+                    "FROM d))"), -1;
+    if (next(ps) < 0 || expect(ps, T_FROM, "FROM in EXTRACT", "EXTRACT(YEAR FROM d)") < 0)
+        return -1;
+    int a = parse_or(ps);
+    if (a < 0 || expect(ps, T_RP, "')' to close EXTRACT", NULL) < 0)
+        return -1;
+    int n = new_node(ps, EX_EXTRACT, pos, a, -1);
+    if (n >= 0)
+        ps->e->nodes[n].ival = unit;
+    return n;
+}
+
+/* SUBSTRING ( s FROM a [FOR b] ) or ( s, a [, b] ); the current token is '('. */
+static int parse_substring(struct parser *ps, int pos)
+{
+    if (next(ps) < 0)
+        return -1;
+    int s = parse_or(ps);
+    if (s < 0)
+        return -1;
+    bool sql = ps->tok == T_FROM;
+    if (!sql && ps->tok != T_COMMA)
+        return perr(ps, ps->tstart, "expected FROM or ',' in SUBSTRING (hint: SUBSTRING(s FROM 2 "
+                    "FOR 3) or SUBSTRING(s, 2, 3))"), -1;
+    if (next(ps) < 0)
+        return -1;
+    int first = ps->e->n_list;
+    int a = parse_or(ps);
+    if (a < 0 || push_list(ps, a) < 0)
+        return -1;
+    if (ps->tok == (sql ? T_FOR : T_COMMA)) {
+        if (next(ps) < 0)
+            return -1;
+        int b = parse_or(ps);
+        if (b < 0 || push_list(ps, b) < 0)
+            return -1;
+    }
+    if (expect(ps, T_RP, "')' to close SUBSTRING", NULL) < 0)
+        return -1;
+    int n = new_node(ps, EX_SUBSTR, pos, s, -1);
+    if (n >= 0) {
+        ps->e->nodes[n].list = first;
+        ps->e->nodes[n].n_list = ps->e->n_list - first;
+    }
+    return n;
+}
+
+/* Identifiers with a meaning of their own: DATE '..', TIMESTAMP '..', INTERVAL, and the
+ * functions. -2 when the identifier is a column. */
+static int parse_special(struct parser *ps)
+{
+    int pos = ps->tstart;
+    char c = peek_char(ps);
+    if (c == '\'' && (tok_is(ps, "date") || tok_is(ps, "timestamp")))
+        return parse_datetime(ps, tok_is(ps, "timestamp"));
+    if ((c == '\'' || c == '-' || isdigit((unsigned char)c)) && tok_is(ps, "interval"))
+        return parse_interval(ps);
+    if (c != '(')
+        return -2;
+    enum ex_op op;
+    if (tok_is(ps, "coalesce"))
+        op = EX_COALESCE;
+    else if (tok_is(ps, "length") || tok_is(ps, "char_length"))
+        op = EX_LENGTH;
+    else if (tok_is(ps, "substring") || tok_is(ps, "substr"))
+        return next(ps) < 0 ? -1 : parse_substring(ps, pos);
+    else if (tok_is(ps, "extract"))
+        return next(ps) < 0 ? -1 : parse_extract(ps, pos);
+    else
+        return perr(ps, pos, "unknown function '%.*s' (hint: the functions are CAST, COALESCE, "
+                    "LENGTH, CHAR_LENGTH, SUBSTRING and EXTRACT)", ps->tlen, ps->text + pos), -1;
+    char name[16];
+    snprintf(name, sizeof name, "%.*s", ps->tlen, ps->text + pos);
+    if (next(ps) < 0 || next(ps) < 0) /* the name and '(' */
+        return -1;
+    int first = ps->e->n_list;
+    int k = parse_args(ps, 1, op == EX_LENGTH ? 1 : 1000, name);
+    if (k < 0 || expect(ps, T_RP, "')' to close the function's operands", NULL) < 0)
+        return -1;
+    if (op == EX_LENGTH) {
+        ps->e->n_list = first;
+        return new_node(ps, EX_LENGTH, pos, ps->e->list[first], -1);
+    }
+    int n = new_node(ps, op, pos, -1, -1);
+    if (n >= 0) {
+        ps->e->nodes[n].list = first;
+        ps->e->nodes[n].n_list = k;
+    }
+    return n;
+}
+
+/* CASE WHEN c THEN v ... [ELSE v] END: the list holds c1, v1, c2, v2, ...; b the ELSE. */
+static int parse_case(struct parser *ps)
+{
+    int pos = ps->tstart;
+    if (next(ps) < 0)
+        return -1;
+    if (ps->tok != T_WHEN)
+        return perr(ps, ps->tstart, "expected WHEN after CASE (hint: CASE WHEN x > 0 THEN 1 "
+                    "ELSE 0 END)"), -1;
+    int first = ps->e->n_list, els = -1;
+    while (ps->tok == T_WHEN) {
+        if (next(ps) < 0)
+            return -1;
+        int w = parse_or(ps);
+        if (w < 0 || push_list(ps, w) < 0 || expect(ps, T_THEN, "THEN", "CASE WHEN c THEN v END") < 0)
+            return -1;
+        int t = parse_or(ps);
+        if (t < 0 || push_list(ps, t) < 0)
+            return -1;
+    }
+    if (ps->tok == T_ELSE) {
+        if (next(ps) < 0 || (els = parse_or(ps)) < 0)
+            return -1;
+    }
+    if (expect(ps, T_ENDKW, "END to close CASE", "CASE WHEN c THEN v [ELSE w] END") < 0)
+        return -1;
+    int n = new_node(ps, EX_CASE, pos, -1, els);
+    if (n >= 0) {
+        ps->e->nodes[n].list = first;
+        ps->e->nodes[n].n_list = ps->e->n_list - first;
+    }
+    return n;
+}
 
 static int parse_primary(struct parser *ps)
 {
@@ -291,11 +655,24 @@ static int parse_primary(struct parser *ps)
         }
         return n >= 0 && next(ps) == SL_OK ? n : -1;
     case T_FLOAT:
-        n = new_node(ps, EX_FLOAT, pos, -1, -1);
-        if (n >= 0)
-            ps->e->nodes[n].fval = ps->fval;
+        n = number_node(ps, pos, false);
         return n >= 0 && next(ps) == SL_OK ? n : -1;
+    case T_STR:
+        n = new_node(ps, EX_STR, pos, -1, -1);
+        if (n < 0 || string_token(ps, &ps->e->nodes[n]) < 0)
+            return -1;
+        return next(ps) == SL_OK ? n : -1;
+    case T_TRUE:
+    case T_FALSE:
+        n = new_node(ps, EX_BOOL, pos, -1, -1);
+        if (n >= 0)
+            ps->e->nodes[n].ival = ps->tok == T_TRUE;
+        return n >= 0 && next(ps) == SL_OK ? n : -1;
+    case T_CASE:
+        return parse_case(ps);
     case T_IDENT:
+        if ((n = parse_special(ps)) != -2)
+            return n;
         n = new_node(ps, EX_COL, pos, -1, -1);
         if (n < 0)
             return -1;
@@ -328,7 +705,8 @@ static int parse_primary(struct parser *ps)
         return perr(ps, pos, "expected a value, got ')' (hint: empty parentheses or an operand "
                     "missing before ')')"), -1;
     case T_NULL:
-        return perr(ps, pos, "unexpected NULL (hint: test for nulls with x IS NULL)"), -1;
+        n = new_node(ps, EX_NULL, pos, -1, -1);
+        return n >= 0 && next(ps) == SL_OK ? n : -1;
     default:
         return perr(ps, pos, "expected a value, got %s (hint: an operand is missing)",
                     tok_text(ps, buf, sizeof buf)), -1;
@@ -346,11 +724,15 @@ static int parse_unary(struct parser *ps)
         return -1;
     if (ps->tok == T_INT || ps->tok == T_FLOAT) {
         /* Folds -literal (which also allows -9223372036854775808). */
-        int n = new_node(ps, ps->tok == T_INT ? EX_INT : EX_FLOAT, pos, -1, -1);
-        if (n >= 0) {
-            ps->e->nodes[n].ival = (int64_t)(0 - ps->uval);
-            ps->e->nodes[n].int_lit = ps->tok == T_INT;
-            ps->e->nodes[n].fval = -ps->fval;
+        int n;
+        if (ps->tok == T_INT) {
+            n = new_node(ps, EX_INT, pos, -1, -1);
+            if (n >= 0) {
+                ps->e->nodes[n].ival = (int64_t)(0 - ps->uval);
+                ps->e->nodes[n].int_lit = true;
+            }
+        } else {
+            n = number_node(ps, pos, true);
         }
         ps->depth--;
         return n >= 0 && next(ps) == SL_OK ? n : -1;
@@ -414,17 +796,15 @@ static int parse_in(struct parser *ps, int a, int pos, bool negated)
         return -1;
     int first = ps->e->n_list;
     for (;;) {
-        if (ps->tok != T_INT && ps->tok != T_FLOAT && ps->tok != T_MINUS)
-            return perr(ps, ps->tstart, "expected a number in the IN list, got %s (hint: IN "
-                        "lists hold number literals: x IN (1, 2, 3))",
-                        tok_text(ps, buf, sizeof buf)), -1;
         int lit_pos = ps->tstart;
-        int l = parse_unary(ps);
-        if (l < 0)
+        int l = ps->tok == T_RP ? -1 : parse_unary(ps);
+        if (l < 0 && ps->rc)
             return -1;
-        if (ps->e->nodes[l].op == EX_NEG)
-            return perr(ps, lit_pos, "expected a number in the IN list (hint: IN lists hold "
-                        "number literals)"), -1;
+        enum ex_op lop = l >= 0 ? ps->e->nodes[l].op : EX_NEG;
+        if (lop != EX_INT && lop != EX_FLOAT && lop != EX_DEC && lop != EX_STR && lop != EX_BOOL)
+            return perr(ps, lit_pos, "expected a literal in the IN list (hint: IN lists hold "
+                        "literals: x IN (1, 2, 3), s IN ('a', 'b'), d IN (DATE '1998-01-01'))"),
+                   -1;
         if (push_list(ps, l) < 0)
             return -1;
         if (ps->tok == T_COMMA) {
@@ -447,6 +827,38 @@ static int parse_in(struct parser *ps, int a, int pos, bool negated)
     return n;
 }
 
+/* [NOT] LIKE 'pattern'; the current token is LIKE. */
+static int parse_like(struct parser *ps, int a, int pos, bool negated)
+{
+    if (next(ps) < 0)
+        return -1;
+    if (ps->tok != T_STR)
+        return perr(ps, ps->tstart, "expected a pattern in quotes after LIKE (hint: s LIKE "
+                    "'abc%%')"), -1;
+    int n = new_node(ps, negated ? EX_NOT_LIKE : EX_LIKE, pos, a, -1);
+    if (n < 0 || string_token(ps, &ps->e->nodes[n]) < 0)
+        return -1;
+    ps->e->nodes[n].like = ex_like_kind(ps->e->nodes[n].str, ps->e->nodes[n].slen);
+    return next(ps) < 0 ? -1 : n;
+}
+
+/* x [NOT] BETWEEN lo AND hi, as x >= lo AND x <= hi; the current token is BETWEEN. */
+static int parse_between(struct parser *ps, int a, int pos, bool negated)
+{
+    if (next(ps) < 0)
+        return -1;
+    int lo = parse_sum(ps);
+    if (lo < 0 || expect(ps, T_AND, "AND in BETWEEN", "x BETWEEN 1 AND 5") < 0)
+        return -1;
+    int hi = parse_sum(ps);
+    if (hi < 0)
+        return -1;
+    int ge = new_node(ps, EX_GE, pos, a, lo);
+    int le = ge < 0 ? -1 : new_node(ps, EX_LE, pos, a, hi);
+    int both = le < 0 ? -1 : new_node(ps, EX_AND, pos, ge, le);
+    return both < 0 || !negated ? both : new_node(ps, EX_NOT, pos, both, -1);
+}
+
 static int parse_cmp(struct parser *ps)
 {
     char buf[64];
@@ -463,12 +875,19 @@ static int parse_cmp(struct parser *ps)
     case T_GT: op = EX_GT; break;
     case T_GE: op = EX_GE; break;
     case T_IN: return parse_in(ps, a, pos, false);
+    case T_LIKE: return parse_like(ps, a, pos, false);
+    case T_BETWEEN: return parse_between(ps, a, pos, false);
     case T_NOT:
         if (next(ps) < 0)
             return -1;
+        if (ps->tok == T_LIKE)
+            return parse_like(ps, a, pos, true);
+        if (ps->tok == T_BETWEEN)
+            return parse_between(ps, a, pos, true);
         if (ps->tok != T_IN)
-            return perr(ps, ps->tstart, "expected IN after NOT, got %s (hint: NOT goes before a "
-                        "condition, or write x NOT IN (...))", tok_text(ps, buf, sizeof buf)), -1;
+            return perr(ps, ps->tstart, "expected IN, LIKE or BETWEEN after NOT, got %s (hint: NOT "
+                        "goes before a condition, or write x NOT IN (...))",
+                        tok_text(ps, buf, sizeof buf)), -1;
         return parse_in(ps, a, pos, true);
     case T_IS: {
         if (next(ps) < 0)
@@ -545,7 +964,7 @@ void sl__expr_free(struct sl__expr *e)
     if (!e)
         return;
     for (int i = 0; i < e->n_nodes; i++)
-        sl__free(e->nodes[i].name, 0);
+        sl__free(e->nodes[i].name, 0), sl__free(e->nodes[i].str, 0);
     sl__free(e->nodes, 0);
     sl__free(e->list, 0);
     sl__free_str(e->text);

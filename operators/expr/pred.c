@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/values.h"
 #include "expr.h"
 #include "operators.h"
 
@@ -14,21 +15,35 @@ void sl__pred_state_fini(struct sl__pred_state *s)
     s->sel_cap = 0;
 }
 
-/* Copies the selected rows of column c of `in` into column c of `out`. */
+/* Copies the selected rows of column c of `in` into column c of `out`: fixed widths
+ * here (the fast path), strings and dictionaries through sl__col_take. */
 static int gather_column(sl_batch_t *in, sl_batch_t *out, int c, const int64_t *sel, int64_t k)
 {
     const struct sl__col *ic = &in->cols[c];
-    if (sl_type_width(ic->type) == 4) {
-        const uint32_t *s = sl__col_values(in, c);
-        uint32_t *d = sl__col_values(out, c);
+    size_t w = sl_type_width(ic->type);
+    if (w == 0 || ic->type == SL_TYPE_DICT)
+        return sl__col_take(out, c, in, c, sel, k);
+#define GATHER(T)                                          \
+    do {                                                   \
+        const T *s = sl__col_values(in, c);                \
+        T *d = sl__col_values(out, c);                     \
+        for (int64_t j = 0; j < k; j++)                    \
+            d[j] = s[sel[j]];                              \
+    } while (0)
+    switch (w) {
+    case 1: GATHER(uint8_t); break;
+    case 2: GATHER(uint16_t); break;
+    case 4: GATHER(uint32_t); break;
+    case 8: GATHER(uint64_t); break;
+    default: { /* 16-byte decimals */
+        const char *s = sl__col_values(in, c);
+        char *d = sl__col_values(out, c);
         for (int64_t j = 0; j < k; j++)
-            d[j] = s[sel[j]];
-    } else {
-        const uint64_t *s = sl__col_values(in, c);
-        uint64_t *d = sl__col_values(out, c);
-        for (int64_t j = 0; j < k; j++)
-            d[j] = s[sel[j]];
+            memcpy(d + j * 16, s + sel[j] * 16, 16);
+        break;
     }
+    }
+#undef GATHER
     if (!ic->validity || ic->null_count == 0)
         return SL_OK;
     uint8_t *v = sl_batch_column_validity(out, c);
@@ -98,9 +113,11 @@ int sl__pred_apply(sl_task_t *t, const struct sl__expr *e, struct sl__pred_state
     if (!b)
         return SL_ENOMEM;
     for (int c = 0; c < in->n_cols; c++) {
-        if (gather_column(in, b, c, l->sel, k) < 0) {
+        int rc = gather_column(in, b, c, l->sel, k);
+        if (rc < 0) {
             sl_batch_unref(b);
-            return sl_task_fail(t, SL_ENOMEM, "out of memory");
+            return sl_task_fail(t, rc, "where: %s copying the passing rows",
+                                rc == SL_ENOMEM ? "out of memory" : sl_strerror(rc));
         }
     }
     *out = b;

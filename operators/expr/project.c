@@ -2,7 +2,9 @@
  *     columns="a, b, c=a*2+b, d=CAST(x AS float64), big=a > 10"
  * Each item is `expr` or `name = expr`; a bare column keeps its name and is passed on
  * without copying; other unnamed items are called col<k> (k counts items from 1).
- * Conditions are stored as int32 0/1. Output column types follow expr.h. */
+ * Conditions are stored as bool, computed strings as utf8 (their bytes copied into the
+ * output batch), decimals with their precision and scale. Output column types follow
+ * expr.h. */
 #include <stdio.h>
 #include <string.h>
 
@@ -200,32 +202,85 @@ static int proj_init_local(const sl_op_t *op, void *gs, void *ls)
     return SL_OK;
 }
 
-/* Writes one evaluated vector into rows [s, s+len) of column c of tmp. */
-static int64_t store(sl_batch_t *tmp, int c, enum sl_type type, int64_t s,
-                     const struct sl__expr_vec *v, uint8_t **valid)
+/* Writes one fixed-width value of kind v->vk, row r, as `type` at out. */
+static void store_value(void *out, enum sl_type type, const struct sl__expr_vec *v, int64_t r)
 {
-    void *out = sl__col_values(tmp, c);
+    int64_t i = v->vk == SL__VK_BOOL ? v->b[r] : v->vk == SL__VK_FLOAT || v->vk == SL__VK_DEC ||
+                v->vk == SL__VK_STR ? 0 : v->i[r];
+    switch (SL_TYPE_ID(type)) {
+    case SL_TYPE_INT8: case SL_TYPE_UINT8: case SL_TYPE_BOOL: *(int8_t *)out = (int8_t)i; break;
+    case SL_TYPE_INT16: case SL_TYPE_UINT16: *(int16_t *)out = (int16_t)i; break;
+    case SL_TYPE_INT32: case SL_TYPE_UINT32: case SL_TYPE_DATE32: *(int32_t *)out = (int32_t)i; break;
+    case SL_TYPE_FLOAT32: *(float *)out = (float)v->f[r]; break;
+    case SL_TYPE_FLOAT64: *(double *)out = v->f[r]; break;
+    case SL_TYPE_UINT64: *(uint64_t *)out = (uint64_t)v->d[r]; break;
+    case SL_TYPE_DECIMAL:
+        if (sl_type_width(type) == 8)
+            *(int64_t *)out = (int64_t)v->d[r];
+        else
+            memcpy(out, &v->d[r], 16);
+        break;
+    default: *(int64_t *)out = i; break; /* INT64, TIMESTAMP */
+    }
+}
+
+/* Appends the strings of one vector to utf8 column c (offsets at rows s..s+len). */
+static int store_strings(sl_batch_t *tmp, int c, int64_t s, const struct sl__expr_vec *v,
+                         int64_t *cap)
+{
+    int32_t *off = sl_batch_column_data(tmp, c);
+    int64_t at = off[s], need = at;
+    for (int64_t r = 0; r < v->n; r++)
+        need += v->null && v->null[r] ? 0 : v->s[r].n;
+    if (need > INT32_MAX)
+        return SL_EOVERFLOW;
+    if (need > *cap || *cap == 0) { /* grows geometrically: one copy per doubling */
+        int64_t nc = *cap ? *cap : 4096;
+        while (nc < need)
+            nc *= 2;
+        *cap = nc > INT32_MAX ? INT32_MAX : nc;
+    }
+    char *chars = sl_batch_column_chars(tmp, c, *cap); /* same size: no copy */
+    if (!chars)
+        return SL_ENOMEM;
     for (int64_t r = 0; r < v->n; r++) {
-        int64_t i = v->vk == SL__VK_BOOL ? v->b[r] : v->vk == SL__VK_INT ? v->i[r] : 0;
-        double f = v->vk == SL__VK_FLOAT ? v->f[r] : 0;
-        switch (type) {
-        case SL_TYPE_INT32: ((int32_t *)out)[s + r] = (int32_t)i; break;
-        case SL_TYPE_INT64: ((int64_t *)out)[s + r] = i; break;
-        case SL_TYPE_FLOAT32: ((float *)out)[s + r] = (float)f; break;
-        default: ((double *)out)[s + r] = f; break;
+        if (!(v->null && v->null[r])) {
+            memcpy(chars + at, v->s[r].p, (size_t)v->s[r].n);
+            at += v->s[r].n;
         }
+        off[s + r + 1] = (int32_t)at;
+    }
+    return SL_OK;
+}
+
+/* Writes one evaluated vector into rows [s, s+len) of column c of tmp; returns the nulls
+ * written or a negative error. */
+static int64_t store(sl_batch_t *tmp, int c, enum sl_type type, int64_t s,
+                     const struct sl__expr_vec *v, uint8_t **valid, int64_t *cap)
+{
+    if (v->vk == SL__VK_STR) {
+        int rc = store_strings(tmp, c, s, v, cap);
+        if (rc < 0)
+            return rc;
+    } else {
+        char *out = sl__col_values(tmp, c);
+        size_t w = sl_type_width(type);
+        for (int64_t r = 0; r < v->n; r++)
+            store_value(out + (size_t)(s + r) * w, type, v, r);
     }
     if (!v->null)
         return 0;
     int64_t nulls = 0;
+    size_t w = sl_type_width(type);
     for (int64_t r = 0; r < v->n; r++) {
         if (!v->null[r])
             continue;
         if (!*valid && !(*valid = sl_batch_column_validity(tmp, c)))
-            return -1;
+            return SL_ENOMEM;
         int64_t k = s + r;
         (*valid)[k >> 3] &= (uint8_t) ~(1u << (k & 7));
-        memset((char *)out + (size_t)k * sl_type_width(type), 0, sl_type_width(type));
+        if (w)
+            memset((char *)sl__col_values(tmp, c) + (size_t)k * w, 0, w);
         nulls++;
     }
     return nulls;
@@ -240,7 +295,7 @@ static int compute(sl_task_t *t, const struct proj_data *d, struct proj_local *l
         if (it->tmp_col < 0)
             continue;
         uint8_t *valid = NULL;
-        int64_t nulls = 0;
+        int64_t nulls = 0, cap = 0;
         for (int64_t s = 0; s < n; s += SL__EXPR_VEC) {
             int64_t len = n - s < SL__EXPR_VEC ? n - s : SL__EXPR_VEC;
             struct sl__expr_vec v;
@@ -248,12 +303,17 @@ static int compute(sl_task_t *t, const struct proj_data *d, struct proj_local *l
             int rc = sl__expr_eval(it->e, in, s, len, &l->scratch[i], &v, err, sizeof err);
             if (rc < 0)
                 return sl_task_fail(t, rc, "project: column %s: %s", it->name, err);
-            int64_t k = store(tmp, it->tmp_col, sl__expr_type(it->e), s, &v, &valid);
+            int64_t k = store(tmp, it->tmp_col, sl__expr_type(it->e), s, &v, &valid, &cap);
             if (k < 0)
-                return sl_task_fail(t, SL_ENOMEM, "project: out of memory");
+                return sl_task_fail(t, (int)k, "project: column %s: %s", it->name,
+                                    k == SL_EOVERFLOW ? "more than 2 GiB of string bytes in a "
+                                                        "batch" : "out of memory");
             nulls += k;
         }
         tmp->cols[it->tmp_col].null_count = nulls;
+        if (cap && !sl_batch_column_chars(tmp, it->tmp_col, ((int32_t *)sl_batch_column_data(
+                                                                 tmp, it->tmp_col))[n]))
+            return sl_task_fail(t, SL_ENOMEM, "project: out of memory");
     }
     return SL_OK;
 }
@@ -264,6 +324,10 @@ static void share_col(struct sl__col *dst, const struct sl__col *src)
     sl__buf_ref(dst->data);
     if (dst->validity)
         sl__buf_ref(dst->validity);
+    if (dst->chars)
+        sl__buf_ref(dst->chars);
+    if (dst->dict)
+        sl__dict_ref(dst->dict);
 }
 
 static int proj_execute(sl_task_t *t)

@@ -122,6 +122,7 @@ static inline void gcol_read(sl_table_t *t, const char *name, struct gcol *c)
             switch (v.type) {
             case SL_TYPE_INT32: c->i[at] = ((const int32_t *)v.data)[k]; break;
             case SL_TYPE_INT64: c->i[at] = ((const int64_t *)v.data)[k]; break;
+            case SL_TYPE_BOOL: c->i[at] = ((const uint8_t *)v.data)[k]; break;
             case SL_TYPE_FLOAT32: c->f[at] = ((const float *)v.data)[k]; break;
             default: c->f[at] = ((const double *)v.data)[k]; break;
             }

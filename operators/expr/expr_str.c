@@ -1,0 +1,216 @@
+/* Expressions: strings. Comparisons by bytes (SQL's default collation), LIKE with fast
+ * paths for exact, prefix, suffix and contains patterns, SUBSTRING and LENGTH counting
+ * UTF-8 characters as DuckDB does. Results are views into the input's bytes (SUBSTRING
+ * copies nothing); bytes a node makes itself live in its scratch buffer. */
+#include <string.h>
+
+#include "expr_int.h"
+
+char *ex_str_room(struct ex_ctx *c, int i, size_t bytes)
+{
+    struct ex_aux *x = &c->aux[i];
+    if (bytes <= x->cap)
+        return x->buf;
+    size_t cap = x->cap ? x->cap : 256;
+    while (cap < bytes)
+        cap *= 2;
+    char *nb = sl__realloc(x->buf, x->cap, cap);
+    if (!nb)
+        return NULL;
+    x->buf = nb;
+    x->cap = cap;
+    return nb;
+}
+
+void ex_str_cmp(struct ex_ctx *c, int a, int b, enum ex_op op, uint8_t *o)
+{
+    const struct sl__expr_str *x = ex_vals(c, a), *y = ex_vals(c, b);
+    for (int64_t r = 0; r < c->n; r++) {
+        int cmp;
+        if (op == EX_EQ || op == EX_NE) /* lengths first: most unequal strings stop there */
+            cmp = x[r].n != y[r].n || (x[r].n && memcmp(x[r].p, y[r].p, (size_t)x[r].n));
+        else
+            cmp = sl__str_cmp(x[r].p, x[r].n, y[r].p, y[r].n);
+        o[r] = ex_cmp_holds(op, cmp);
+    }
+}
+
+enum ex_like ex_like_kind(const char *p, int64_t n)
+{
+    int64_t pct = 0;
+    for (int64_t k = 0; k < n; k++) {
+        if (p[k] == '_')
+            return LIKE_GENERAL;
+        pct += p[k] == '%';
+    }
+    if (pct == 0)
+        return LIKE_EXACT;
+    if (pct == 1 && p[n - 1] == '%')
+        return LIKE_PREFIX;
+    if (pct == 1 && p[0] == '%')
+        return LIKE_SUFFIX;
+    if (pct == 2 && n >= 2 && p[0] == '%' && p[n - 1] == '%')
+        return LIKE_CONTAINS;
+    return LIKE_GENERAL;
+}
+
+/* Bytes of the UTF-8 character starting with byte b (1 for a stray byte). */
+static int char_bytes(unsigned char b)
+{
+    return b < 0xC0 ? 1 : b < 0xE0 ? 2 : b < 0xF0 ? 3 : 4;
+}
+
+/* The general matcher: '%' any run of characters, '_' one character. Iterative with one
+ * backtrack point (the last '%'), which is enough because '%' absorbs any run. */
+static bool like_general(const char *p, int64_t pn, const char *s, int64_t sn)
+{
+    int64_t pi = 0, si = 0, star = -1, mark = 0;
+    while (si < sn) {
+        if (pi < pn && p[pi] == '%') {
+            star = ++pi;
+            mark = si;
+        } else if (pi < pn && p[pi] == '_') {
+            pi++;
+            si += char_bytes((unsigned char)s[si]);
+        } else if (pi < pn && p[pi] == s[si]) {
+            pi++;
+            si++;
+        } else if (star >= 0) {
+            pi = star;
+            mark += char_bytes((unsigned char)s[mark]);
+            si = mark;
+        } else {
+            return false;
+        }
+    }
+    while (pi < pn && p[pi] == '%')
+        pi++;
+    return pi == pn && si == sn;
+}
+
+static bool contains(const char *s, int64_t sn, const char *w, int64_t wn)
+{
+    if (wn == 0)
+        return true;
+    for (int64_t k = 0; k + wn <= sn; k++) {
+        const char *hit = memchr(s + k, w[0], (size_t)(sn - wn - k + 1));
+        if (!hit)
+            return false;
+        k = hit - s;
+        if (memcmp(hit, w, (size_t)wn) == 0)
+            return true;
+    }
+    return false;
+}
+
+bool ex_like_match(const struct ex_node *n, const char *s, int64_t len)
+{
+    const char *p = n->str;
+    int64_t pn = n->slen;
+    switch (n->like) {
+    case LIKE_EXACT: return len == pn && memcmp(s, p, (size_t)pn) == 0;
+    case LIKE_PREFIX: return len >= pn - 1 && memcmp(s, p, (size_t)(pn - 1)) == 0;
+    case LIKE_SUFFIX:
+        return len >= pn - 1 && memcmp(s + len - (pn - 1), p + 1, (size_t)(pn - 1)) == 0;
+    case LIKE_CONTAINS: return contains(s, len, p + 1, pn - 2);
+    default: return like_general(p, pn, s, len);
+    }
+}
+
+int ex_like(struct ex_ctx *c, int i, const struct ex_node *n)
+{
+    const struct sl__expr_str *x = ex_vals(c, n->a);
+    uint8_t *o = ex_vals(c, i);
+    ex_merge_nulls(c, i, n->a, -1);
+    uint8_t want = n->op == EX_LIKE;
+    for (int64_t r = 0; r < c->n; r++)
+        o[r] = ex_like_match(n, x[r].p, x[r].n) == want;
+    return SL_OK;
+}
+
+/* Characters of a UTF-8 string (bytes that do not continue a character). */
+static int64_t char_count(const char *s, int64_t n)
+{
+    int64_t k = 0;
+    for (int64_t b = 0; b < n; b++)
+        k += ((unsigned char)s[b] & 0xC0) != 0x80;
+    return k;
+}
+
+/* Byte offset of character `ch` (0 <= ch <= chars) of s. */
+static int64_t char_offset(const char *s, int64_t n, int64_t ch)
+{
+    int64_t b = 0;
+    while (ch-- > 0 && b < n)
+        b += char_bytes((unsigned char)s[b]);
+    return b < n ? b : n;
+}
+
+static int64_t sat_add(int64_t a, int64_t b)
+{
+    int64_t r;
+    return __builtin_add_overflow(a, b, &r) ? (b > 0 ? INT64_MAX : INT64_MIN) : r;
+}
+
+/* SUBSTRING(s, from[, count]) as DuckDB: from > 0 counts characters from 1, 0 is just
+ * before the first, from < 0 counts from the end; a negative count takes the characters
+ * before `from`; the range is clipped to the string. */
+int ex_substr(struct ex_ctx *c, int i, const struct ex_node *n)
+{
+    const int *list = c->e->list + n->list;
+    int rc;
+    for (int k = 0; k < n->n_list; k++)
+        if ((rc = ex_eval_node(c, list[k])) < 0)
+            return rc;
+    const struct sl__expr_str *x = ex_vals(c, n->a);
+    const int64_t *from = ex_vals(c, list[0]);
+    const int64_t *cnt = n->n_list > 1 ? ex_vals(c, list[1]) : NULL;
+    struct sl__expr_str *o = ex_vals(c, i);
+    ex_merge_nulls(c, i, n->a, list[0]);
+    uint8_t *nu = ex_nulls(c, i);
+    bool hn = *ex_has_null(c, i);
+    for (int64_t r = 0; r < c->n; r++) {
+        if (cnt && ex_null_at(c, list[1], r)) {
+            nu[r] = 1;
+            hn = true;
+        }
+        if (hn && nu[r]) {
+            o[r] = (struct sl__expr_str){"", 0};
+            continue;
+        }
+        int64_t len = char_count(x[r].p, x[r].n);
+        int64_t f = from[r], start = f > 0 ? f - 1 : f == 0 ? -1 : sat_add(len, f), end = len;
+        if (cnt) {
+            end = sat_add(start, cnt[r]);
+            if (cnt[r] < 0) {
+                int64_t t = start;
+                start = end;
+                end = t;
+            }
+        }
+        start = start < 0 ? 0 : start > len ? len : start;
+        end = end < 0 ? 0 : end > len ? len : end;
+        if (start >= end) {
+            o[r] = (struct sl__expr_str){"", 0};
+            continue;
+        }
+        if (len == x[r].n) { /* ASCII: characters are bytes */
+            o[r] = (struct sl__expr_str){x[r].p + start, end - start};
+            continue;
+        }
+        int64_t bs = char_offset(x[r].p, x[r].n, start);
+        int64_t be = bs + char_offset(x[r].p + bs, x[r].n - bs, end - start);
+        o[r] = (struct sl__expr_str){x[r].p + bs, be - bs};
+    }
+    *ex_has_null(c, i) = hn;
+    return SL_OK;
+}
+
+void ex_length(struct ex_ctx *c, int i, const struct ex_node *n)
+{
+    const struct sl__expr_str *x = ex_vals(c, n->a);
+    int64_t *o = ex_vals(c, i);
+    ex_merge_nulls(c, i, n->a, -1);
+    for (int64_t r = 0; r < c->n; r++)
+        o[r] = char_count(x[r].p, x[r].n);
+}
