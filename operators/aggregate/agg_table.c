@@ -13,6 +13,12 @@ void *sl__agg_alloc(sl_task_t *t, size_t bytes)
     return (void *)(((uintptr_t)p + 63) & ~(uintptr_t)63);
 }
 
+/* a < b with NaN the largest value and equal to itself (SQL's min/max of floats). */
+static inline bool f_less(double a, double b)
+{
+    return a == a && (b != b || a < b);
+}
+
 static inline uint64_t mix64(uint64_t h)
 {
     h ^= h >> 33;
@@ -219,7 +225,7 @@ static void update_agg(const struct agg_spec *s, int64_t *cnt, union agg_val *va
             if (cnt[g] == 0 || (is_min ? xi[i] < val[g].i : xi[i] > val[g].i))
                 val[g].i = xi[i];
         } else {
-            if (cnt[g] == 0 || (is_min ? xf[i] < val[g].f : xf[i] > val[g].f))
+            if (cnt[g] == 0 || (is_min ? f_less(xf[i], val[g].f) : f_less(val[g].f, xf[i])))
                 val[g].f = xf[i];
         }
         cnt[g]++;
@@ -377,6 +383,8 @@ static inline void merge_state(const struct agg_spec *s, struct agg_table *dst, 
         else
             dv->f += v->f;
         break;
+    case AGG_COUNT_DISTINCT: /* agg_any.c's only */
+        break;
     case AGG_MIN:
     case AGG_MAX:
         if (c == 0)
@@ -384,7 +392,7 @@ static inline void merge_state(const struct agg_spec *s, struct agg_table *dst, 
         if (*dc == 0)
             *dv = *v;
         else if (s->is_int ? (s->fn == AGG_MIN ? v->i < dv->i : v->i > dv->i)
-                           : (s->fn == AGG_MIN ? v->f < dv->f : v->f > dv->f))
+                           : (s->fn == AGG_MIN ? f_less(v->f, dv->f) : f_less(dv->f, v->f)))
             *dv = *v;
         break;
     }

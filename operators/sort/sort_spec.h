@@ -1,0 +1,38 @@
+/* Sort specifications ("a DESC NULLS FIRST, b") and the sort of rows of every column
+ * type (sort_any.c), apart from sort_int.h so that code using operators/common/values.h
+ * can include them (both headers define a struct sl__colview). */
+#ifndef SLUICE_OPERATORS_SORT_SPEC_H
+#define SLUICE_OPERATORS_SORT_SPEC_H
+
+#include "operators.h"
+
+/* ---------------- sort specifications ("a DESC NULLS FIRST, b") ---------------- */
+
+#define SL__SORT_MAX_KEYS 16
+
+struct sl__sort_key {
+    int col;          /* input column */
+    int desc;         /* 1 = descending */
+    int nulls_first;  /* default: last for ASC, first for DESC (nulls compare as largest) */
+};
+
+struct sl__sort_spec {
+    int n_keys;
+    struct sl__sort_key keys[SL__SORT_MAX_KEYS];
+};
+
+/* Parses `text` against `schema`; on error records it with sl_bind_fail. */
+int sl__sort_spec_parse(sl_bind_t *b, const sl_schema_t *schema, const char *text,
+                        struct sl__sort_spec *out);
+
+/* Whether every column of the schema is one the radix sort reads (int32, int64, float32,
+ * float64); other types take sl__sort_any. */
+bool sl__sort_radix_types(const sl_schema_t *schema);
+
+/* Sorts the rows of host batches[0..n) (one schema, in input order) stably by spec into
+ * *out (a new batch, the caller's reference), every column type carried along. Errors:
+ * SL_ENOMEM, SL_EINVAL. */
+int sl__sort_any(sl_batch_t *const *batches, int64_t n, const struct sl__sort_spec *spec,
+                 sl_batch_t **out);
+
+#endif /* SLUICE_OPERATORS_SORT_SPEC_H */
