@@ -453,7 +453,8 @@ int sl_bind_option_bool(sl_bind_t *b, const char *name, int *out)
 
 int sl_bind_add_column(sl_bind_t *b, const char *name, enum sl_type type)
 {
-    if (!name || sl_type_width(type) == 0)
+    /* utf8/large_utf8 have no fixed width but are valid types. */
+    if (!name || (sl_type_width(type) == 0 && !sl_type_is_string(type)))
         return sl_bind_fail(b, SL_EINVAL, "output column needs a name and a valid type");
     if (sl_schema_find(b->op->schema, name) >= 0)
         return sl_bind_fail(b, SL_EINVAL, "output column '%s' appears twice", name);
