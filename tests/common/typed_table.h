@@ -3,6 +3,7 @@
 #ifndef SLUICE_TEST_TYPED_TABLE_H
 #define SLUICE_TEST_TYPED_TABLE_H
 
+#include "internal.h"
 #include "typed_rows.h"
 
 #define TT_COLS 8
@@ -39,6 +40,14 @@ static sl_engine_t *tt_engine(int threads, int64_t morsel)
     sl_engine_t *e;
     SL_ASSERT_OK(sl_engine_open(&e, &cfg));
     return e;
+}
+
+/* Every allocation of the library was freed (engines closed, tables dropped). */
+static void tt_assert_no_leaks(void)
+{
+    struct sl__mem_counters c;
+    sl__mem_counters(&c);
+    assert_int_equal(c.live_allocs, 0);
 }
 
 #endif /* SLUICE_TEST_TYPED_TABLE_H */

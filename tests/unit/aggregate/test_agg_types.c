@@ -5,15 +5,7 @@
  * equal to NaN, a global aggregate over no rows, dictionaries that differ between
  * batches, the types sum/avg refuse; 1 and 2 threads, 2-row morsels (so combine merges
  * workers). */
-#include "internal.h"
 #include "typed_table.h"
-
-static void assert_no_leaks(void)
-{
-    struct sl__mem_counters c;
-    sl__mem_counters(&c);
-    assert_int_equal(c.live_allocs, 0);
-}
 
 SL_TEST(agg_string_key_every_aggregate)
 {
@@ -34,7 +26,7 @@ SL_TEST(agg_string_key_every_aggregate)
         sl_table_unref(t);
         sl_engine_close(e);
     }
-    assert_no_leaks();
+    tt_assert_no_leaks();
 }
 
 SL_TEST(agg_dict_and_bool_keys)
@@ -51,7 +43,7 @@ SL_TEST(agg_dict_and_bool_keys)
               "output r\n", want, 6, 0);
     sl_table_unref(t);
     sl_engine_close(e);
-    assert_no_leaks();
+    tt_assert_no_leaks();
 }
 
 SL_TEST(agg_global_and_empty)
@@ -75,7 +67,7 @@ SL_TEST(agg_global_and_empty)
               "count(DISTINCT dt)\"\noutput r\n", none, 1, 0);
     sl_table_unref(t);
     sl_engine_close(e);
-    assert_no_leaks();
+    tt_assert_no_leaks();
 }
 
 /* Two batches whose dictionaries differ: equal strings group together. */
@@ -95,7 +87,7 @@ SL_TEST(agg_dictionaries_differ_between_batches)
     sl_table_unref(t2);
     sl_table_unref(t);
     sl_engine_close(e);
-    assert_no_leaks();
+    tt_assert_no_leaks();
 }
 
 /* sum/avg where SQL defines none: refused at bind, naming the column and its type. */
@@ -118,7 +110,7 @@ SL_TEST(agg_refuses_undefined_aggregates)
     }
     sl_table_unref(t);
     sl_engine_close(e);
-    assert_no_leaks();
+    tt_assert_no_leaks();
 }
 
 /* A decimal(38,s) sum past 10^38 - 1 is an error, not a wrap. */
@@ -140,5 +132,5 @@ SL_TEST(agg_decimal_sum_overflow)
     assert_null(out);
     sl_table_unref(t);
     sl_engine_close(e);
-    assert_no_leaks();
+    tt_assert_no_leaks();
 }

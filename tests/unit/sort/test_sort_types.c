@@ -3,15 +3,7 @@
  * order (its codes are not), dates, decimals (int64 and int128), bools, NaN as the
  * largest float, NULLS FIRST/LAST per key, ASC/DESC mixed, payload columns of every type;
  * top-k ties broken by the other columns; 1 and 2 threads with 2-row morsels. */
-#include "internal.h"
 #include "typed_table.h"
-
-static void assert_no_leaks(void)
-{
-    struct sl__mem_counters c;
-    sl__mem_counters(&c);
-    assert_int_equal(c.live_allocs, 0);
-}
 
 struct sort_case {
     const char *plan;
@@ -58,7 +50,7 @@ SL_TEST(sort_and_topk_every_type)
         sl_table_unref(t);
         sl_engine_close(e);
     }
-    assert_no_leaks();
+    tt_assert_no_leaks();
 }
 
 /* Payload columns of every type come along with their rows. */
@@ -74,7 +66,7 @@ SL_TEST(sort_carries_every_type)
     tr_expect(e, t, "a = scan.table name=t\nr = sort(a) by=\"dt, u8 DESC\"\noutput r\n", want, 8, 1);
     sl_table_unref(t);
     sl_engine_close(e);
-    assert_no_leaks();
+    tt_assert_no_leaks();
 }
 
 SL_TEST(topk_limits)
@@ -98,5 +90,5 @@ SL_TEST(topk_limits)
                             "output r\n", &out), SL_EINVAL);
     sl_table_unref(t);
     sl_engine_close(e);
-    assert_no_leaks();
+    tt_assert_no_leaks();
 }
