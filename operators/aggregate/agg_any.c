@@ -1,6 +1,7 @@
 /* The group-by of every column type (agg_hash.c sends a plan here when a key or an
- * aggregated column is not int32/int64/float32/float64, or for count(DISTINCT)): keys of
- * any type and number, compared and hashed through operators/common/values.h.
+ * aggregated column is of a type the group table does not read, or for
+ * count(DISTINCT)): keys of any type and number, compared and hashed through
+ * operators/common/values.h.
  *
  * sink: each worker keeps references to its batches; combine moves them to the global
  * list; finalize concatenates them (DICT columns end up on one dictionary) and groups

@@ -140,8 +140,8 @@ static void spec_of(const struct agg_plan *p, struct sl_k_agg_spec *sp)
 int agg_gpu_sink_can_run(const sl_task_t *t)
 {
     const struct agg_plan *p = sl_op_data(sl_task_op((sl_task_t *)t));
-    /* p->any (types beyond int32/int64/float32/float64, count(DISTINCT)): the CPU's. */
-    return !p->any && p->n_keys >= 1 && p->n_keys <= SL_K_AGG_MAX_KEYS &&
+    /* Types beyond int32/int64/float32/float64, count(DISTINCT): the CPU's. */
+    return !p->any && p->gpu_types && p->n_keys >= 1 && p->n_keys <= SL_K_AGG_MAX_KEYS &&
            p->n_aggs <= SL_K_AGG_MAX_AGGS;
 }
 

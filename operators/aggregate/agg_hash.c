@@ -14,8 +14,9 @@
  * does not fit its type is SL_EOVERFLOW (never a wrap), whatever the order of the rows.
  * NaN is the largest float and equal to itself (min/max, keys; docs/TYPES.md).
  *
- * Keys and aggregated columns of int32/int64 (keys) and int32/int64/float32/float64
- * (values) take the hash table below; any other type, and count(DISTINCT), the
+ * Keys of int32/int64, date32, timestamp and decimal(p <= 18) and values of those or
+ * floats take the hash table below (on the GPU only int32/int64 keys and
+ * int32/int64/float32/float64 values); any other type, and count(DISTINCT), the
  * group-by of any type (agg_any.c, one finalize task, CPU only).
  *
  * Execution. sink: each worker pre-aggregates into a local open-addressing table of at
@@ -86,7 +87,8 @@ static int bind_keys(sl_bind_t *b, struct agg_plan *p, const char *keys)
             return sl_bind_fail(b, SL_ENOTFOUND, "option keys: no column '%s' in its input", name);
         enum sl_type ty;
         sl_schema_field(in, idx, NULL, &ty);
-        p->any |= ty != SL_TYPE_INT32 && ty != SL_TYPE_INT64;
+        p->any |= !sl__agg_table_int_type(ty);
+        p->gpu_types &= ty == SL_TYPE_INT32 || ty == SL_TYPE_INT64;
         p->key_cols[p->n_keys] = idx;
         p->key_types[p->n_keys++] = ty;
         int rc = sl_bind_add_column(b, name, ty);
@@ -164,9 +166,10 @@ static int bind_one_agg(sl_bind_t *b, struct agg_plan *p, const char *item)
     if (s->col < 0)
         return sl_bind_fail(b, SL_ENOTFOUND, "option aggs: no column '%s' in its input", name);
     sl_schema_field(in, s->col, NULL, &s->in_type);
-    s->is_int = s->in_type == SL_TYPE_INT32 || s->in_type == SL_TYPE_INT64;
-    bool fast = s->is_int || s->in_type == SL_TYPE_FLOAT32 || s->in_type == SL_TYPE_FLOAT64;
-    p->any |= !fast || s->fn == AGG_COUNT_DISTINCT;
+    s->is_int = sl__agg_table_int_type(s->in_type);
+    bool flt = s->in_type == SL_TYPE_FLOAT32 || s->in_type == SL_TYPE_FLOAT64;
+    p->any |= !(s->is_int || flt) || s->fn == AGG_COUNT_DISTINCT;
+    p->gpu_types &= flt || s->in_type == SL_TYPE_INT32 || s->in_type == SL_TYPE_INT64;
     int rc = agg_out_type(s);
     if (rc < 0)
         return sl_bind_fail(b, SL_ETYPE, "option aggs: %s(%s): column '%s' is %s, which %s "
@@ -189,6 +192,7 @@ static int agg_bind(sl_bind_t *b)
     if (!p)
         return sl_bind_fail(b, SL_ENOMEM, "out of memory");
     memset(p, 0, sizeof *p);
+    p->gpu_types = true;
     sl_bind_set_data(b, p, plan_free);
     if ((rc = bind_keys(b, p, keys)) < 0)
         return rc;
@@ -319,7 +323,7 @@ static int agg_can_split(const sl_op_t *op)
     for (int a = 0; p && a < p->n_aggs; a++)
         if (p->aggs[a].fn == AGG_AVG)
             return 0;
-    return p != NULL && !p->any;
+    return p != NULL && !p->any && p->gpu_types;
 }
 
 static void agg_fini_global(const sl_op_t *op, void *gstate)

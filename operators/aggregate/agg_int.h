@@ -24,8 +24,17 @@ struct agg_spec {
     int col;               /* input column; -1 for count(*) */
     enum sl_type in_type;  /* type of the input column */
     enum sl_type out_type; /* type of the output column */
-    bool is_int;           /* input is int32/int64 */
+    bool is_int;           /* input is read as an integer: int32/int64, date32, timestamp,
+                            * decimal up to precision 18 (sl__agg_table_int_type) */
 };
+
+/* Types the group table reads as integers (a date32 as its int32, a timestamp or a
+ * decimal of precision <= 18 as its int64). */
+static inline bool sl__agg_table_int_type(enum sl_type t)
+{
+    return t == SL_TYPE_INT32 || t == SL_TYPE_INT64 || t == SL_TYPE_DATE32 ||
+           t == SL_TYPE_TIMESTAMP || (SL_TYPE_ID(t) == SL_TYPE_DECIMAL && sl_type_width(t) == 8);
+}
 
 /* Batches the group-by of any type (agg_any.c) keeps until finalize. */
 struct agg_kept_batch;
@@ -41,6 +50,8 @@ struct agg_plan {
     /* A key or aggregated column beyond int32/int64/float32/float64, or count(DISTINCT):
      * the group-by of any type (agg_any.c) runs instead of the table below. */
     bool any;
+    /* Every key and value column is int32/int64/float32/float64: the GPU may run it. */
+    bool gpu_types;
 };
 
 /* The running value of one aggregate of one group: an exact 128-bit sum of integers

@@ -134,3 +134,32 @@ SL_TEST(agg_decimal_sum_overflow)
     sl_engine_close(e);
     tt_assert_no_leaks();
 }
+
+/* date32, timestamp and decimal(p <= 18) keys and values take the parallel group table
+ * (read as integers): decimal sums come out as decimal(38,s), avg of a decimal as
+ * float64, min/max keep the type. */
+SL_TEST(agg_table_dates_decimals_timestamps)
+{
+    const char *names[] = {"dt", "p", "w"};
+    const enum sl_type types[] = {SL_TYPE_DATE32, sl_type_decimal(15, 2), SL_TYPE_TIMESTAMP};
+    const char *const *cols[] = {tt_dt, tt_p, tt_w};
+    static const char *const by_dt[] = {
+        "NULL|1|999|9.99|999|NULL|NULL|NULL|0", "18999|1|1|0.01|1|18999|1|1|1",
+        "19000|3|53|0.1766666667|-100|19000|3|9000000000000000000|3",
+        "19001|2|252|1.26|2|19001|2|5|2", "19002|1|NULL|NULL|NULL|19002|-7|-7|1"};
+    static const char *const by_p[] = {
+        "NULL|1|-7", "-100|1|9000000000000000000", "1|1|1", "2|1|2", "3|1|3",
+        "150|1|9000000000000000000", "250|1|5", "999|1|NULL"};
+    for (int th = 1; th <= 2; th++) {
+        sl_engine_t *e = tt_engine(th, 2);
+        sl_table_t *t = tr_table(3, names, types, cols, TT_ROWS);
+        tr_expect(e, t, "a = scan.table name=t\nr = aggregate(a) keys=dt aggs=\"count(*), "
+                  "sum(p), avg(p), min(p), max(dt), min(w), max(w), count(w)\"\noutput r\n",
+                  by_dt, 5, 0);
+        tr_expect(e, t, "a = scan.table name=t\nr = aggregate(a) keys=p aggs=\"count(*), "
+                  "max(w)\"\noutput r\n", by_p, 8, 0);
+        sl_table_unref(t);
+        sl_engine_close(e);
+    }
+    tt_assert_no_leaks();
+}
