@@ -19,9 +19,10 @@
  * a consumer that needs the global order must order batches by task index
  * (sl_task_index in its sink).
  *
- * Columns of other types than int32/int64/float32/float64 (keys or payload: strings in
- * byte order, DICT by its strings, decimals, dates, timestamps, bools, small and unsigned
- * ints) are sorted in one finalize task by comparisons instead (sort_any.c), stably too.
+ * date32, timestamp and decimal(p <= 18) columns are sorted and carried as their
+ * integers. Columns of other types (keys or payload: strings in byte order, DICT by its
+ * strings, wide decimals, bools, small and unsigned ints) are sorted in one finalize
+ * task by comparisons instead (sort_any.c), stably too.
  *
  * NaNs sort after +inf ascending (before -inf descending); -0.0 sorts before +0.0 in the
  * radix sort (they compare equal in sort_any.c, as in SQL).
@@ -101,9 +102,14 @@ static uint64_t code_of(const struct sl__colview *v, const struct sort_step *s, 
     if (!valid)
         return 0;
     uint64_t c;
-    switch (v->type) {
-    case SL_TYPE_INT32: c = sl__key_code_i32(((const int32_t *)v->data)[row]); break;
-    case SL_TYPE_INT64: c = sl__key_code_i64(((const int64_t *)v->data)[row]); break;
+    switch (SL_TYPE_ID(v->type)) {
+    case SL_TYPE_INT32:
+    case SL_TYPE_DATE32: c = sl__key_code_i32(((const int32_t *)v->data)[row]); break;
+    case SL_TYPE_INT64:
+    case SL_TYPE_TIMESTAMP:
+    case SL_TYPE_DECIMAL: /* precision <= 18 (sl__sort_radix_types) */
+        c = sl__key_code_i64(((const int64_t *)v->data)[row]);
+        break;
     case SL_TYPE_FLOAT32: c = sl__key_code_f32(((const float *)v->data)[row]); break;
     default: c = sl__key_code_f64(((const double *)v->data)[row]); break;
     }
@@ -433,7 +439,7 @@ int sl__sort_finalize_cpu(sl_task_t *t)
     g->n = sl__rows_total(&g->rows);
     if (g->n == 0)
         return SL_OK;
-    if (!sl__sort_radix_types(sl_op_output_schema(sl_task_op(t))))
+    if (!sl__sort_radix_types(sl_op_output_schema(sl_task_op(t)), 0))
         return sort_any_finalize(t, g, d);
     g->n_cols = d->n_cols;
     g->views = sl_task_alloc(t, (size_t)g->n_cols * sizeof *g->views);

@@ -2,18 +2,21 @@
  * dictionary), a stable merge sort of row indices comparing values through
  * operators/common/values.h (strings by bytes, DICT by its strings, not by code), then
  * every column gathered by the permutation (sl__col_take). One task; the radix sort
- * (sort.c) keeps the int32/int64/float32/float64 case. */
+ * (sort.c) keeps the int32/int64/float32/float64/date32/timestamp/decimal64 case. */
 #include "sort_any.h"
 
 #include "internal.h"
 
-bool sl__sort_radix_types(const sl_schema_t *schema)
+bool sl__sort_radix_types(const sl_schema_t *schema, int gpu)
 {
     for (int i = 0; i < sl_schema_num_fields(schema); i++) {
         enum sl_type type;
         sl_schema_field(schema, i, NULL, &type);
-        if (type != SL_TYPE_INT32 && type != SL_TYPE_INT64 && type != SL_TYPE_FLOAT32 &&
-            type != SL_TYPE_FLOAT64)
+        bool plain = type == SL_TYPE_INT32 || type == SL_TYPE_INT64 ||
+                     type == SL_TYPE_FLOAT32 || type == SL_TYPE_FLOAT64;
+        bool as_int = type == SL_TYPE_DATE32 || type == SL_TYPE_TIMESTAMP ||
+                      (SL_TYPE_ID(type) == SL_TYPE_DECIMAL && sl_type_width(type) == 8);
+        if (!plain && (gpu || !as_int))
             return false;
     }
     return true;

@@ -35,7 +35,7 @@ int sl__sort_gpu_can_run(const sl_task_t *t)
     const sl_op_t *op = sl_task_op((sl_task_t *)t);
     const struct sort_data *d = sl_op_data(op);
     /* Only the radix types, keys and payload (sort_any.c sorts the others on the CPU). */
-    if (d->spec.n_keys != 1 || !sl__sort_radix_types(sl_op_output_schema(op)))
+    if (d->spec.n_keys != 1 || !sl__sort_radix_types(sl_op_output_schema(op), 1))
         return 0;
     const char *name;
     enum sl_type type;

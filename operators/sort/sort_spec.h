@@ -25,9 +25,10 @@ struct sl__sort_spec {
 int sl__sort_spec_parse(sl_bind_t *b, const sl_schema_t *schema, const char *text,
                         struct sl__sort_spec *out);
 
-/* Whether every column of the schema is one the radix sort reads (int32, int64, float32,
- * float64); other types take sl__sort_any. */
-bool sl__sort_radix_types(const sl_schema_t *schema);
+/* Whether every column of the schema is one the radix sort reads: int32, int64, float32,
+ * float64 on the GPU (gpu = 1); on the CPU (gpu = 0) also date32, timestamp and decimals
+ * of precision <= 18 (as their integers). Other types take sl__sort_any. */
+bool sl__sort_radix_types(const sl_schema_t *schema, int gpu);
 
 /* Sorts the rows of host batches[0..n) (one schema, in input order) stably by spec into
  * *out (a new batch, the caller's reference), every column type carried along. Errors:

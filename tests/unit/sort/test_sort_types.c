@@ -92,3 +92,33 @@ SL_TEST(topk_limits)
     sl_engine_close(e);
     tt_assert_no_leaks();
 }
+
+/* date32, decimal(p <= 18) and timestamp columns take the radix sort (as integers). */
+SL_TEST(sort_radix_dates_decimals)
+{
+    const char *names[] = {"dt", "p", "w"};
+    const enum sl_type types[] = {SL_TYPE_DATE32, sl_type_decimal(15, 2), SL_TYPE_TIMESTAMP};
+    const char *const *cols[] = {tt_dt, tt_p, tt_w};
+    static const char *const by_dt[] = {
+        "19002|NULL|-7", "19001|2|2", "19001|250|5", "19000|-100|9000000000000000000",
+        "19000|3|3", "19000|150|9000000000000000000", "18999|1|1", "NULL|999|NULL"};
+    static const char *const by_p[] = {
+        "NULL|19002|-7", "-100|19000|9000000000000000000", "1|18999|1", "2|19001|2",
+        "3|19000|3", "150|19000|9000000000000000000", "250|19001|5", "999|NULL|NULL"};
+    for (int th = 1; th <= 2; th++) {
+        sl_engine_t *e = tt_engine(th, 2);
+        sl_table_t *t = tr_table(3, names, types, cols, TT_ROWS);
+        tr_expect(e, t, "a = scan.table name=t\nr = sort(a) by=\"dt DESC NULLS LAST, p NULLS "
+                  "FIRST\"\noutput r\n", by_dt, 8, 1);
+        sl_table_unref(t);
+        const char *names2[] = {"p", "dt", "w"};
+        const enum sl_type types2[] = {sl_type_decimal(15, 2), SL_TYPE_DATE32, SL_TYPE_TIMESTAMP};
+        const char *const *cols2[] = {tt_p, tt_dt, tt_w};
+        t = tr_table(3, names2, types2, cols2, TT_ROWS);
+        tr_expect(e, t, "a = scan.table name=t\nr = sort(a) by=\"p NULLS FIRST\"\noutput r\n",
+                  by_p, 8, 1);
+        sl_table_unref(t);
+        sl_engine_close(e);
+    }
+    tt_assert_no_leaks();
+}
