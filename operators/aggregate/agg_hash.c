@@ -157,9 +157,11 @@ static int bind_one_agg(sl_bind_t *b, struct agg_plan *p, const char *item)
                             "min, max, avg)", fn);
     s->fn = (enum agg_fn)f;
     const char *name = col;
-    if (s->fn == AGG_COUNT && !strncasecmp(col, "distinct ", 9)) {
+    while (*name == ' ')
+        name++;
+    if (s->fn == AGG_COUNT && !strncasecmp(name, "distinct ", 9)) {
         s->fn = AGG_COUNT_DISTINCT;
-        for (name = col + 9; *name == ' '; name++)
+        for (name += 9; *name == ' '; name++)
             ;
     }
     s->col = sl_schema_find(in, name);

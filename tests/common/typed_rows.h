@@ -18,7 +18,7 @@
  * a float, or a string (string types). DICT columns: the cells are the strings, coded
  * into a dictionary built in reverse order of first appearance (so codes do not follow
  * string order). */
-static void tr_fill(sl_batch_t *b, int c, const char *const *cells, int n)
+static inline void tr_fill(sl_batch_t *b, int c, const char *const *cells, int n)
 {
     struct sl_column col;
     SL_ASSERT_OK(sl_batch_column(b, c, &col));
@@ -91,7 +91,7 @@ static void tr_fill(sl_batch_t *b, int c, const char *const *cells, int n)
 }
 
 /* A table of one batch of n rows; cols[c][i] is row i of column c. */
-static sl_table_t *tr_table(int n_cols, const char *const *names, const enum sl_type *types,
+static inline sl_table_t *tr_table(int n_cols, const char *const *names, const enum sl_type *types,
                             const char *const *const *cols, int n)
 {
     sl_batch_t *b;
@@ -106,7 +106,7 @@ static sl_table_t *tr_table(int n_cols, const char *const *names, const enum sl_
 }
 
 /* Row r of column c as text into buf. */
-static void tr_cell(const sl_batch_t *b, int c, int64_t r, char *buf, size_t cap)
+static inline void tr_cell(const sl_batch_t *b, int c, int64_t r, char *buf, size_t cap)
 {
     struct sl_column col;
     struct sl_strings s;
@@ -163,7 +163,7 @@ static void tr_cell(const sl_batch_t *b, int c, int64_t r, char *buf, size_t cap
 }
 
 /* Every row of t as "cell|cell|..." into rows (at most TR_MAX_ROWS); returns the count. */
-static int tr_rows(const sl_table_t *t, char rows[][160])
+static inline int tr_rows(const sl_table_t *t, char rows[][160])
 {
     int n = 0;
     for (int64_t k = 0; k < sl_table_num_batches(t); k++) {
@@ -183,14 +183,20 @@ static int tr_rows(const sl_table_t *t, char rows[][160])
     return n;
 }
 
-static int tr_cmp_rows(const void *a, const void *b)
+static inline int tr_cmp_rows(const void *a, const void *b)
 {
     return strcmp(a, b);
 }
 
+/* qsort order of an array of char pointers. */
+static inline int tr_cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
 /* Runs plan text with table `in` registered as "t"; *out gets result "r" (NULL if the
  * query failed); returns the code of the first failing step. */
-static int tr_run(sl_engine_t *e, sl_table_t *in, const char *plan_text, sl_table_t **out)
+static inline int tr_run(sl_engine_t *e, sl_table_t *in, const char *plan_text, sl_table_t **out)
 {
     sl_plan_t *p;
     sl_query_t *q = NULL;
@@ -211,7 +217,7 @@ static int tr_run(sl_engine_t *e, sl_table_t *in, const char *plan_text, sl_tabl
 
 /* Asserts that result r of plan_text over `in` has exactly the rows want[0..n) (in
  * order if `ordered`, else as a multiset). */
-static void tr_expect(sl_engine_t *e, sl_table_t *in, const char *plan_text,
+static inline void tr_expect(sl_engine_t *e, sl_table_t *in, const char *plan_text,
                       const char *const *want, int n, int ordered)
 {
     sl_table_t *out;

@@ -21,7 +21,7 @@ static const char *const tt_u8[] = {"255", "1", "2", "3", "4", "5", "6", "7"};
 
 /* k utf8, d dict (codes against string order), dt date32, p decimal(15,2), w
  * decimal(30,3) (int128), bo bool, f float64 (NaNs), u8 uint8; nulls in all but u8. */
-static sl_table_t *tt_table(void)
+static inline sl_table_t *tt_table(void)
 {
     const enum sl_type types[TT_COLS] = {SL_TYPE_UTF8, SL_TYPE_DICT, SL_TYPE_DATE32,
                                          sl_type_decimal(15, 2), sl_type_decimal(30, 3),
@@ -30,7 +30,7 @@ static sl_table_t *tt_table(void)
     return tr_table(TT_COLS, tt_names, types, cols, TT_ROWS);
 }
 
-static sl_engine_t *tt_engine(int threads, int64_t morsel)
+static inline sl_engine_t *tt_engine(int threads, int64_t morsel)
 {
     struct sl_engine_config cfg;
     sl_engine_config_init(&cfg);
@@ -43,7 +43,7 @@ static sl_engine_t *tt_engine(int threads, int64_t morsel)
 }
 
 /* Every allocation of the library was freed (engines closed, tables dropped). */
-static void tt_assert_no_leaks(void)
+static inline void tt_assert_no_leaks(void)
 {
     struct sl__mem_counters c;
     sl__mem_counters(&c);
