@@ -1,5 +1,5 @@
-/* Row order by a sort specification over columns of any type (sort_any.c): used by the
- * sort of every type and by sort.topk. */
+/* Row order by a sort specification over columns of any type (sort_any.c), for
+ * sort.topk's heap. */
 #ifndef SLUICE_OPERATORS_SORT_ANY_H
 #define SLUICE_OPERATORS_SORT_ANY_H
 
@@ -19,8 +19,5 @@ int sl__sort_rows_cmp_init(struct sl__sort_rows_cmp *c, const sl_batch_t *b,
 /* Order of rows a and b by the spec: -1, 0 or 1. Nulls go first or last per key as the
  * spec says, whatever the direction; NaN is the largest float, equal to itself. */
 int sl__sort_rows_compare(const struct sl__sort_rows_cmp *c, int64_t a, int64_t b);
-
-/* Sorts perm[0..n) (row indices) stably by sl__sort_rows_compare; SL_ENOMEM. */
-int sl__sort_rows_perm(const struct sl__sort_rows_cmp *c, int64_t *perm, int64_t n);
 
 #endif /* SLUICE_OPERATORS_SORT_ANY_H */

@@ -31,10 +31,6 @@
 #define SL__RS_DIGITS_K32 ((32 + SL__RS_BITS - 1) / SL__RS_BITS)
 #define SL__RS_DIGITS_K64 ((64 + SL__RS_BITS - 1) / SL__RS_BITS)
 
-struct sl__kv64 {
-    uint64_t key;
-    uint64_t idx;
-};
 
 /* ---------------- key codes ---------------- */
 
@@ -96,7 +92,6 @@ void sl__rsort_scatter_k64(const struct sl__kv64 *src, struct sl__kv64 *dst, int
  * digits where every item falls in one bucket. Returns a or tmp, whichever holds the
  * result. */
 uint64_t *sl__rsort_k32(uint64_t *a, uint64_t *tmp, int64_t n);
-struct sl__kv64 *sl__rsort_k64(struct sl__kv64 *a, struct sl__kv64 *tmp, int64_t n);
 
 /* ---------------- gathered input (sort_rows.c) ----------------
  * Sink-side collection of batches shared by sort, merge and partition. Each worker keeps

@@ -6,6 +6,17 @@
 
 #include "operators.h"
 
+/* A k64 sort item (sort_int.h): a 64-bit code and a row index. */
+struct sl__kv64 {
+    uint64_t key;
+    uint64_t idx;
+};
+
+/* Plain single-threaded stable LSD radix sort of n items by code (`tmp` as large as
+ * `a`; radix_sort.c); skips digits where every item falls in one bucket. Returns a or
+ * tmp, whichever holds the result. */
+struct sl__kv64 *sl__rsort_k64(struct sl__kv64 *a, struct sl__kv64 *tmp, int64_t n);
+
 /* ---------------- sort specifications ("a DESC NULLS FIRST, b") ---------------- */
 
 #define SL__SORT_MAX_KEYS 16
