@@ -69,10 +69,10 @@ struct any_key {
 /* The state of one finalize (freed by any_free). */
 struct any_run {
     int64_t n, groups;
-    uint64_t *rhash;    /* per row */
+    uint64_t *ghash;    /* per group: its keys' hash */
     int64_t *gid;       /* per row */
     int64_t *rep;       /* per group: its first row, -1 for the empty global row */
-    uint64_t *slots;    /* gid + 1, 0 = empty */
+    uint64_t *slots;    /* gid + 1, 0 = empty; grown with the groups (stays in cache) */
     uint64_t mask;
     struct any_key keys[AGG_MAX_KEYS];
 };
@@ -87,7 +87,7 @@ static void *zalloc(size_t bytes)
 
 static void any_free(const struct agg_plan *p, struct any_run *r)
 {
-    sl__free(r->rhash, 0);
+    sl__free(r->ghash, 0);
     sl__free(r->gid, 0);
     sl__free(r->rep, 0);
     sl__free(r->slots, 0);
@@ -182,6 +182,25 @@ static bool rows_equal(const struct agg_plan *p, const struct any_run *r, int64_
     return true;
 }
 
+/* Doubles the group slots (at half full) and re-inserts every group. */
+static int grow_slots(struct any_run *r)
+{
+    uint64_t mask = 2 * r->mask + 1;
+    uint64_t *slots = zalloc((mask + 1) * sizeof(uint64_t));
+    if (!slots)
+        return SL_ENOMEM;
+    for (int64_t g = 0; g < r->groups; g++) {
+        uint64_t s = r->ghash[g] & mask;
+        while (slots[s])
+            s = (s + 1) & mask;
+        slots[s] = (uint64_t)g + 1;
+    }
+    sl__free(r->slots, 0);
+    r->slots = slots;
+    r->mask = mask;
+    return SL_OK;
+}
+
 /* Assigns every row its group (r->gid) and every group its first row (r->rep). */
 static int group_rows(const struct agg_plan *p, const sl_batch_t *in, struct any_run *r)
 {
@@ -193,29 +212,28 @@ static int group_rows(const struct agg_plan *p, const sl_batch_t *in, struct any
         if (rc < 0)
             return rc;
     }
-    uint64_t slots = 16;
-    while (slots < 2 * (uint64_t)n)
-        slots <<= 1;
-    r->mask = slots - 1;
-    r->slots = zalloc(slots * sizeof(uint64_t));
-    r->rhash = sl__malloc((size_t)(n ? n : 1) * sizeof(uint64_t));
+    r->mask = 1023;
+    r->slots = zalloc((r->mask + 1) * sizeof(uint64_t));
+    r->ghash = sl__malloc((size_t)(n ? n : 1) * sizeof(uint64_t));
     r->gid = sl__malloc((size_t)(n ? n : 1) * sizeof(int64_t));
     r->rep = sl__malloc((size_t)(n ? n : 1) * sizeof(int64_t));
-    if (!r->slots || !r->rhash || !r->gid || !r->rep)
+    if (!r->slots || !r->ghash || !r->gid || !r->rep)
         return SL_ENOMEM;
     for (int64_t i = 0; i < n; i++) {
         uint64_t h = p->n_keys ? row_hash(p, r, i) : 0;
-        r->rhash[i] = h;
         for (uint64_t s = h & r->mask;; s = (s + 1) & r->mask) {
             uint64_t e = r->slots[s];
             if (!e) {
+                r->ghash[r->groups] = h;
                 r->rep[r->groups] = i;
                 r->gid[i] = r->groups++;
                 r->slots[s] = (uint64_t)r->groups;
+                if (2 * (uint64_t)r->groups > r->mask && grow_slots(r) < 0)
+                    return SL_ENOMEM;
                 break;
             }
             int64_t g = (int64_t)e - 1;
-            if (r->rhash[r->rep[g]] == h && rows_equal(p, r, r->rep[g], i)) {
+            if (r->ghash[g] == h && rows_equal(p, r, r->rep[g], i)) {
                 r->gid[i] = g;
                 break;
             }
@@ -231,7 +249,10 @@ static int group_rows(const struct agg_plan *p, const sl_batch_t *in, struct any
 /* The distinct values of column v per group: the count of each group in cnt. */
 static int count_distinct(const struct any_run *r, const struct sl__colview *v, int64_t *cnt)
 {
-    uint64_t *set = zalloc((r->mask + 1) * sizeof(uint64_t)); /* row + 1 */
+    uint64_t mask = 15;
+    while (mask < 2 * (uint64_t)r->n)
+        mask = 2 * mask + 1;
+    uint64_t *set = zalloc((mask + 1) * sizeof(uint64_t)); /* row + 1 */
     if (!set)
         return SL_ENOMEM;
     for (int64_t i = 0; i < r->n; i++) {
@@ -239,7 +260,7 @@ static int count_distinct(const struct any_run *r, const struct sl__colview *v, 
             continue;
         int64_t g = r->gid[i];
         uint64_t h = mix(sl__val_hash(v, i), (uint64_t)g);
-        for (uint64_t s = h & r->mask;; s = (s + 1) & r->mask) {
+        for (uint64_t s = h & mask;; s = (s + 1) & mask) {
             if (!set[s]) {
                 set[s] = (uint64_t)i + 1;
                 cnt[g]++;
