@@ -99,16 +99,31 @@ static struct sl__colview dict_view(const struct sl__colview *v)
     return d;
 }
 
+/* Re-inserts distinct ids [0, n_ids) (rows rep[id] of d) into the first `slots` entries
+ * of table (id + 1, 0 = empty), which has room for them; returns slots. */
+static uint64_t rehash_ids(const struct sl__colview *d, int64_t *table, const int64_t *rep,
+                           int64_t n_ids, uint64_t slots)
+{
+    memset(table, 0, slots * sizeof *table);
+    for (int64_t id = 0; id < n_ids; id++) {
+        uint64_t h = sl__val_hash(d, rep[id]) & (slots - 1);
+        while (table[h])
+            h = (h + 1) & (slots - 1);
+        table[h] = id + 1;
+    }
+    return slots;
+}
+
 /* rank[i] for rows (or dictionary entries) i of string column v: equal strings equal
  * ranks, ranks in byte order. DICT: ranks of the dictionary's entries. */
 static int string_ranks(const struct sl__colview *v, uint64_t **out, int64_t *n_out)
 {
     struct sl__colview d = v->c.type == SL_TYPE_DICT ? dict_view(v) : *v;
     int64_t n = d.c.length, n_ids = 0;
-    uint64_t slots = 16;
-    while (slots < 2 * (uint64_t)n)
-        slots <<= 1;
-    int64_t *table = sl__malloc(slots * sizeof *table);   /* distinct id + 1 */
+    uint64_t slots = 1024, cap = 1024; /* slots doubled at half full, up to cap */
+    while (cap < 2 * (uint64_t)n)
+        cap <<= 1;
+    int64_t *table = sl__malloc(cap * sizeof *table); /* distinct id + 1, 0 = empty */
     int64_t *rep = sl__malloc((size_t)(n ? n : 1) * sizeof *rep); /* distinct id -> row */
     uint64_t *rank = sl__malloc((size_t)(n ? n : 1) * sizeof *rank);
     int rc = table && rep && rank ? SL_OK : SL_ENOMEM;
@@ -125,6 +140,8 @@ static int string_ranks(const struct sl__colview *v, uint64_t **out, int64_t *n_
                 rep[n_ids] = i;
                 table[h] = ++n_ids;
                 rank[i] = (uint64_t)(n_ids - 1);
+                if (2 * (uint64_t)n_ids > slots)
+                    slots = rehash_ids(&d, table, rep, n_ids, 2 * slots);
                 break;
             }
             if (sl__val_cmp(&d, rep[table[h] - 1], &d, i) == 0) {

@@ -160,3 +160,92 @@ SL_TEST(sort_any_equals_radix_sort)
     sl_engine_close(e);
     tt_assert_no_leaks();
 }
+
+/* 50,000 strings with ~40,000 distinct values (the rank table grows many times): sorted
+ * descending by bytes, nulls first, every row kept (its int partner with it). */
+SL_TEST(sort_any_many_distinct_strings)
+{
+    const char *names[] = {"s", "x"};
+    const enum sl_type types[] = {SL_TYPE_UTF8, SL_TYPE_INT64};
+    sl_batch_t *b;
+    SL_ASSERT_OK(sl_batch_create(&b, 2, names, types, N));
+    char *chars = sl_batch_column_chars(b, 0, (int64_t)N * 12);
+    int32_t *off = sl_batch_column_data(b, 0);
+    int64_t *x = sl_batch_column_data(b, 1), sum = 0;
+    uint8_t *valid = sl_batch_column_validity(b, 0);
+    int at = 0;
+    for (int i = 0; i < N; i++) {
+        int64_t v = (int64_t)(rnd() % 100000);
+        x[i] = v;
+        sum += v;
+        if (v % 50 == 0)
+            valid[i >> 3] &= (uint8_t)~(1u << (i & 7));
+        else
+            at += snprintf(chars + at, 12, "%lld", (long long)v); /* "123" < "13" in bytes */
+        off[i + 1] = at;
+    }
+    sl_table_t *t, *out;
+    SL_ASSERT_OK(sl_table_create(&t));
+    SL_ASSERT_OK(sl_table_append(t, b));
+    sl_batch_unref(b);
+    sl_engine_t *e = tt_engine(2, 1000);
+    SL_ASSERT_OK(tr_run(e, t, "a = scan.table name=t\nr = sort(a) by=\"s DESC NULLS FIRST\"\n"
+                        "output r\n", &out));
+    assert_int_equal(sl_table_num_rows(out), N);
+    char prev[64] = "", cur[64], xs[64];
+    int64_t got = 0, row = 0;
+    bool seen_value = false;
+    for (int64_t k = 0; k < sl_table_num_batches(out); k++) {
+        const sl_batch_t *ob = sl_table_batch(out, k);
+        for (int64_t i = 0; i < sl_batch_num_rows(ob); i++, row++) {
+            tr_cell(ob, 0, i, cur, sizeof cur);
+            tr_cell(ob, 1, i, xs, sizeof xs);
+            got += strtoll(xs, NULL, 10);
+            bool null = !strcmp(cur, "NULL");
+            if (null && seen_value)
+                fail_msg("row %lld: a null after a value", (long long)row);
+            if (!null && seen_value && strcmp(prev, cur) < 0)
+                fail_msg("row %lld: '%s' after '%s'", (long long)row, cur, prev);
+            if (!null && strcmp(cur, xs))
+                fail_msg("row %lld: s '%s' lost its x %s", (long long)row, cur, xs);
+            seen_value |= !null;
+            snprintf(prev, sizeof prev, "%s", cur);
+        }
+    }
+    assert_int_equal(got, sum);
+    sl_table_unref(out);
+    /* Grouped by s (the group slots grow many times): one group per distinct value plus
+     * the null group, each non-null group's x equal to its string. */
+    SL_ASSERT_OK(tr_run(e, t, "a = scan.table name=t\nr = aggregate(a) keys=s aggs=\"count(*), "
+                        "min(x), max(x)\"\noutput r\n", &out));
+    int64_t rows = 0, groups = 0, distinct = 0;
+    static uint8_t present[100000];
+    memset(present, 0, sizeof present);
+    const sl_batch_t *in = sl_table_batch(t, 0);
+    for (int i = 0; i < N; i++) {
+        char c[64];
+        tr_cell(in, 1, i, c, sizeof c);
+        int64_t v = strtoll(c, NULL, 10);
+        if (v % 50 && !present[v]++)
+            distinct++;
+    }
+    for (int64_t k = 0; k < sl_table_num_batches(out); k++) {
+        const sl_batch_t *ob = sl_table_batch(out, k);
+        for (int64_t i = 0; i < sl_batch_num_rows(ob); i++, groups++) {
+            char key[64], cnt[64], lo[64], hi[64];
+            tr_cell(ob, 0, i, key, sizeof key);
+            tr_cell(ob, 1, i, cnt, sizeof cnt);
+            tr_cell(ob, 2, i, lo, sizeof lo);
+            tr_cell(ob, 3, i, hi, sizeof hi);
+            rows += strtoll(cnt, NULL, 10);
+            if (strcmp(key, "NULL") && (strcmp(key, lo) || strcmp(key, hi)))
+                fail_msg("group '%s': min %s max %s", key, lo, hi);
+        }
+    }
+    assert_int_equal(rows, N);
+    assert_int_equal(groups, distinct + 1);
+    sl_table_unref(out);
+    sl_table_unref(t);
+    sl_engine_close(e);
+    tt_assert_no_leaks();
+}
