@@ -459,9 +459,10 @@ sl_batch_t *sl__agg_table_output(sl_task_t *t, const struct agg_plan *p, const s
     int rc = 0;
     for (int j = 0; j < p->n_keys; j++) {
         void *o = sl__col_values(b, j);
+        bool w4 = sl_type_width(p->key_types[j]) == 4;
         for (int64_t g = 0; g < tb->n; g++) {
             int64_t k = tb->keys[g * p->n_keys + j];
-            if (sl_type_width(p->key_types[j]) == 4)
+            if (w4)
                 ((int32_t *)o)[g] = (int32_t)k;
             else
                 ((int64_t *)o)[g] = k;
@@ -473,6 +474,9 @@ sl_batch_t *sl__agg_table_output(sl_task_t *t, const struct agg_plan *p, const s
         const struct agg_spec *s = &p->aggs[a];
         int c = p->n_keys + a;
         void *o = sl__col_values(b, c);
+        size_t ow = sl_type_width(s->out_type);
+        bool dec = SL_TYPE_ID(s->in_type) == SL_TYPE_DECIMAL;
+        double unit = dec ? (double)sl__pow10_i128(sl_type_scale(s->in_type)) : 1;
         for (int64_t g = 0; g < tb->n; g++) {
             int64_t n = tb->cnt[a][g];
             const union agg_val *v = tb->val[a] ? &tb->val[a][g] : NULL;
@@ -481,14 +485,11 @@ sl_batch_t *sl__agg_table_output(sl_task_t *t, const struct agg_plan *p, const s
                 continue;
             }
             if (n == 0) {
-                memset((char *)o + (size_t)g * sl_type_width(s->out_type), 0,
-                       sl_type_width(s->out_type));
+                memset((char *)o + (size_t)g * ow, 0, ow);
                 rc |= set_null(b, c, g);
                 continue;
             }
-            bool dec = SL_TYPE_ID(s->in_type) == SL_TYPE_DECIMAL;
             if (s->fn == AGG_AVG) {
-                double unit = dec ? (double)sl__pow10_i128(sl_type_scale(s->in_type)) : 1;
                 ((double *)o)[g] = (s->is_int ? (double)v->s / unit : v->f) / (double)n;
             } else if (s->fn == AGG_SUM && dec) {
                 /* decimal(38,s): 128 bits, at most 38 digits (2^63 values of 18 fit). */
@@ -503,7 +504,7 @@ sl_batch_t *sl__agg_table_output(sl_task_t *t, const struct agg_plan *p, const s
             } else if (s->fn == AGG_SUM) {
                 ((double *)o)[g] = v->f;
             } else {
-                if (s->is_int && sl_type_width(s->out_type) == 4)
+                if (s->is_int && ow == 4)
                     ((int32_t *)o)[g] = (int32_t)v->i;
                 else if (s->is_int)
                     ((int64_t *)o)[g] = v->i;
