@@ -20,7 +20,8 @@
  * co-processing (issue 8): when CPU workers sank rows too, finalize brings the GPU's
  *   groups to the host as partial states and the CPU finalize merges all (merge_on_host).
  *
- * Not on the GPU (can_run says no, the CPU sink runs): no key (a global aggregate), more
+ * Not on the GPU (can_run says no, the CPU sink runs): a key or value column of a type
+ * beyond int32/int64/float32/float64 or count(DISTINCT) (agg_any.c), no key (a global aggregate), more
  * than SL_K_AGG_MAX_KEYS keys or SL_K_AGG_MAX_AGGS aggregates. One GPU's locals only: a
  * plan whose sink ran on several GPUs fails with SL_EUNSUPPORTED (multi-GPU merge is
  * future work). */
@@ -139,7 +140,9 @@ static void spec_of(const struct agg_plan *p, struct sl_k_agg_spec *sp)
 int agg_gpu_sink_can_run(const sl_task_t *t)
 {
     const struct agg_plan *p = sl_op_data(sl_task_op((sl_task_t *)t));
-    return p->n_keys >= 1 && p->n_keys <= SL_K_AGG_MAX_KEYS && p->n_aggs <= SL_K_AGG_MAX_AGGS;
+    /* Types beyond int32/int64/float32/float64, count(DISTINCT): the CPU's. */
+    return !p->any && p->gpu_types && p->n_keys >= 1 && p->n_keys <= SL_K_AGG_MAX_KEYS &&
+           p->n_aggs <= SL_K_AGG_MAX_AGGS;
 }
 
 static void col_of(const sl_batch_t *b, int c, int64_t off, struct sl_k_agg_col *o)

@@ -1,14 +1,23 @@
-/* aggregate: hash group-by on integer keys with count(*), count, sum, min, max and avg.
+/* aggregate: hash group-by with count(*), count, count(DISTINCT), sum, min, max and avg.
  *
- *   keys="k1,k2"   int32/int64 key columns; none = a global aggregate (one row)
- *   aggs="count(*), sum(v), min(v), max(v), avg(v), count(v)"
+ *   keys="k1,k2"   key columns of any type; none = a global aggregate (one row)
+ *   aggs="count(*), sum(v), min(v), max(v), avg(v), count(v), count(DISTINCT v)"
  *
  * Output: the key columns, then one column per aggregate named fn_col ("count" for
- * count(*)): count -> int64; sum of ints -> int64, of floats -> float64; avg -> float64;
- * min/max keep the input type. SQL semantics: null keys form one group; aggregates skip
- * null values; sum/min/max/avg of a group without values are null. Integer sums are
- * kept exactly in 128 bits and an int64 sum that does not fit is SL_EOVERFLOW (never a
- * wrap), whatever the order of the rows.
+ * count(*), "count_distinct_col" for count(DISTINCT col)): count -> int64; sum of
+ * int8..int64, uint8..uint32 and bool -> int64, of uint64 -> decimal(38,0), of
+ * decimal(p,s) -> decimal(38,s) (DuckDB's), of floats -> float64; avg of numbers and
+ * decimals -> float64 (DuckDB's); min/max of any type keep it; count(DISTINCT) of any
+ * type. sum/avg of strings, dates, timestamps (and avg of bool) are refused at bind.
+ * SQL semantics: null keys form one group; aggregates skip null values; sum/min/max/avg
+ * of a group without values are null. Sums are kept exactly in 128 bits and a total that
+ * does not fit its type is SL_EOVERFLOW (never a wrap), whatever the order of the rows.
+ * NaN is the largest float and equal to itself (min/max, keys; docs/TYPES.md).
+ *
+ * Keys of int32/int64, date32, timestamp and decimal(p <= 18) and values of those or
+ * floats take the hash table below (on the GPU only int32/int64 keys and
+ * int32/int64/float32/float64 values); any other type, and count(DISTINCT), the
+ * group-by of any type (agg_any.c, one finalize task, CPU only).
  *
  * Execution. sink: each worker pre-aggregates into a local open-addressing table of at
  * most AGG_LOCAL_GROUPS groups (it stays in L2); when it fills, its groups are flushed
@@ -26,6 +35,7 @@
  * CPU. */
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #include "agg_int.h"
 
@@ -33,9 +43,10 @@
 #define AGG_SMALL_GROUPS (1 << 16)
 
 static const struct sl_option_def agg_options[] = {
-    {"keys", SL_OPT_STRING, "", "comma-separated int32/int64 key columns (none: one global row)"},
+    {"keys", SL_OPT_STRING, "", "comma-separated key columns of any type (none: one global row)"},
     {"aggs", SL_OPT_STRING, "count(*)",
-     "comma-separated aggregates: count(*), count(c), sum(c), min(c), max(c), avg(c)"},
+     "comma-separated aggregates: count(*), count(c), count(DISTINCT c), sum(c), min(c), "
+     "max(c), avg(c)"},
 };
 
 static void plan_free(void *p)
@@ -76,9 +87,8 @@ static int bind_keys(sl_bind_t *b, struct agg_plan *p, const char *keys)
             return sl_bind_fail(b, SL_ENOTFOUND, "option keys: no column '%s' in its input", name);
         enum sl_type ty;
         sl_schema_field(in, idx, NULL, &ty);
-        if (ty != SL_TYPE_INT32 && ty != SL_TYPE_INT64)
-            return sl_bind_fail(b, SL_ETYPE, "option keys: column '%s' is %s, not int32/int64",
-                                name, sl_type_name(ty));
+        p->any |= !sl__agg_table_int_type(ty);
+        p->gpu_types &= ty == SL_TYPE_INT32 || ty == SL_TYPE_INT64;
         p->key_cols[p->n_keys] = idx;
         p->key_types[p->n_keys++] = ty;
         int rc = sl_bind_add_column(b, name, ty);
@@ -86,6 +96,32 @@ static int bind_keys(sl_bind_t *b, struct agg_plan *p, const char *keys)
             return rc;
     }
     return SL_OK;
+}
+
+/* s->out_type from s->fn and s->in_type (the header says which); SL_ETYPE where SQL
+ * defines no such aggregate. */
+static int agg_out_type(struct agg_spec *s)
+{
+    enum sl_type id = SL_TYPE_ID(s->in_type);
+    bool num = id != SL_TYPE_DATE32 && id != SL_TYPE_TIMESTAMP && !sl_type_is_string(id);
+    switch (s->fn) {
+    case AGG_COUNT:
+    case AGG_COUNT_DISTINCT: s->out_type = SL_TYPE_INT64; return SL_OK;
+    case AGG_SUM:
+        if (!num)
+            return SL_ETYPE;
+        if (id == SL_TYPE_FLOAT32 || id == SL_TYPE_FLOAT64)
+            s->out_type = SL_TYPE_FLOAT64;
+        else if (id == SL_TYPE_DECIMAL || id == SL_TYPE_UINT64)
+            s->out_type = sl_type_decimal(SL_DECIMAL_MAX_PRECISION, sl_type_scale(s->in_type));
+        else
+            s->out_type = SL_TYPE_INT64;
+        return SL_OK;
+    case AGG_AVG:
+        s->out_type = SL_TYPE_FLOAT64;
+        return num && id != SL_TYPE_BOOL ? SL_OK : SL_ETYPE;
+    default: s->out_type = s->in_type; return SL_OK;
+    }
 }
 
 static int bind_one_agg(sl_bind_t *b, struct agg_plan *p, const char *item)
@@ -120,19 +156,28 @@ static int bind_one_agg(sl_bind_t *b, struct agg_plan *p, const char *item)
         return sl_bind_fail(b, SL_EINVAL, "option aggs: unknown aggregate '%s' (count, sum, "
                             "min, max, avg)", fn);
     s->fn = (enum agg_fn)f;
-    s->col = sl_schema_find(in, col);
-    if (s->col < 0)
-        return sl_bind_fail(b, SL_ENOTFOUND, "option aggs: no column '%s' in its input", col);
-    sl_schema_field(in, s->col, NULL, &s->in_type);
-    s->is_int = s->in_type == SL_TYPE_INT32 || s->in_type == SL_TYPE_INT64;
-    switch (s->fn) {
-    case AGG_COUNT: s->out_type = SL_TYPE_INT64; break;
-    case AGG_SUM: s->out_type = s->is_int ? SL_TYPE_INT64 : SL_TYPE_FLOAT64; break;
-    case AGG_AVG: s->out_type = SL_TYPE_FLOAT64; break;
-    default: s->out_type = s->in_type; break;
+    const char *name = col;
+    while (*name == ' ')
+        name++;
+    if (s->fn == AGG_COUNT && !strncasecmp(name, "distinct ", 9)) {
+        s->fn = AGG_COUNT_DISTINCT;
+        for (name += 9; *name == ' '; name++)
+            ;
     }
+    s->col = sl_schema_find(in, name);
+    if (s->col < 0)
+        return sl_bind_fail(b, SL_ENOTFOUND, "option aggs: no column '%s' in its input", name);
+    sl_schema_field(in, s->col, NULL, &s->in_type);
+    s->is_int = sl__agg_table_int_type(s->in_type);
+    bool flt = s->in_type == SL_TYPE_FLOAT32 || s->in_type == SL_TYPE_FLOAT64;
+    p->any |= !(s->is_int || flt) || s->fn == AGG_COUNT_DISTINCT;
+    p->gpu_types &= flt || s->in_type == SL_TYPE_INT32 || s->in_type == SL_TYPE_INT64;
+    int rc = agg_out_type(s);
+    if (rc < 0)
+        return sl_bind_fail(b, SL_ETYPE, "option aggs: %s(%s): column '%s' is %s, which %s "
+                            "does not take", fn, name, name, sl_type_name(s->in_type), fn);
     char out[160];
-    snprintf(out, sizeof out, "%s_%s", fn, col);
+    snprintf(out, sizeof out, s->fn == AGG_COUNT_DISTINCT ? "%s_distinct_%s" : "%s_%s", fn, name);
     p->n_aggs++;
     return sl_bind_add_column(b, out, s->out_type);
 }
@@ -149,6 +194,7 @@ static int agg_bind(sl_bind_t *b)
     if (!p)
         return sl_bind_fail(b, SL_ENOMEM, "out of memory");
     memset(p, 0, sizeof *p);
+    p->gpu_types = true;
     sl_bind_set_data(b, p, plan_free);
     if ((rc = bind_keys(b, p, keys)) < 0)
         return rc;
@@ -173,6 +219,8 @@ static int agg_sink(sl_task_t *t)
     struct agg_local *ls = sl_task_lstate(t);
     if (!ls)
         return SL_ENOMEM;
+    if (p->any)
+        return sl__agg_any_sink(t);
     if (!ls->ready) {
         if (sl__agg_table_init(t, p, &ls->tb, AGG_LOCAL_GROUPS) < 0)
             return SL_ENOMEM;
@@ -192,6 +240,8 @@ static int agg_combine(sl_task_t *t)
                                 AGG_MAX_GPU_LOCALS);
         gs->gpu_locals[gs->n_gpu_locals++] = ls->gpu;
     }
+    if (ls)
+        sl__agg_any_combine(gs, ls);
     if (!ls || !ls->ready)
         return SL_OK;
     struct agg_kept *k = sl_task_alloc(t, sizeof *k);
@@ -246,6 +296,8 @@ int sl__agg_finalize_cpu(sl_task_t *t)
     if (gs->n_gpu_locals > 0)
         return sl_task_fail(t, SL_EUNSUPPORTED, "aggregate: groups sunk on a GPU cannot be "
                             "finalized on the CPU");
+    if (p->any)
+        return sl__agg_any_finalize(t);
     if (gs->flushed == 0 && gs->groups <= AGG_SMALL_GROUPS) {
         gs->n_out = 1;
         gs->out = sl__agg_alloc(t, sizeof *gs->out);
@@ -273,7 +325,7 @@ static int agg_can_split(const sl_op_t *op)
     for (int a = 0; p && a < p->n_aggs; a++)
         if (p->aggs[a].fn == AGG_AVG)
             return 0;
-    return p != NULL;
+    return p != NULL && !p->any && p->gpu_types;
 }
 
 static void agg_fini_global(const sl_op_t *op, void *gstate)
@@ -283,18 +335,24 @@ static void agg_fini_global(const sl_op_t *op, void *gstate)
     for (int i = 0; i < AGG_PARTS; i++)
         sl_batch_unref(gs->part_out[i]);
     sl_batch_unref(gs->gpu_out);
+    sl_batch_unref(gs->any_out);
+    sl__agg_any_release(&gs->batches);
 }
 
-#ifdef SL_HAVE_CUDA
-/* A failed query's GPU locals may still hold batches (finalize drops them otherwise). */
+/* A failed query's locals may still hold batches (combine or finalize take them
+ * otherwise). */
 static void agg_fini_local(const sl_op_t *op, void *gstate, void *lstate)
 {
     (void)op, (void)gstate;
     struct agg_local *ls = lstate;
-    if (ls && ls->gpu)
+    if (!ls)
+        return;
+    sl__agg_any_release(&ls->batches);
+#ifdef SL_HAVE_CUDA
+    if (ls->gpu)
         agg_gpu_local_release(ls->gpu);
-}
 #endif
+}
 
 static int64_t agg_source_tasks(sl_task_t *t)
 {
@@ -314,6 +372,8 @@ static int agg_source(sl_task_t *t)
     if (gs->gpu)
         return agg_gpu_source(t);
 #endif
+    if (p->any)
+        return sl__agg_any_source(t);
     int64_t i = sl_task_index(t);
     if (!gs->out && gs->n_out == AGG_PARTS) {
         sl_batch_t *b = gs->part_out[i];
@@ -411,7 +471,8 @@ const struct sl_op_def sl__aggregate_def = {
     .abi_version = SL_OP_ABI_VERSION,
     .flags = SL_OP_SINK | SL_OP_SOURCE,
     .name = "aggregate",
-    .doc = "hash group-by on int keys: count(*), count, sum, min, max, avg (SQL nulls)",
+    .doc = "hash group-by on keys of any type: count(*), count, count(DISTINCT), sum, min, "
+           "max, avg (SQL nulls)",
     .min_inputs = 1,
     .max_inputs = 1,
     .options = agg_options,
@@ -420,9 +481,7 @@ const struct sl_op_def sl__aggregate_def = {
     .global_state_bytes = sizeof(struct agg_global),
     .local_state_bytes = sizeof(struct agg_local),
     .fini_global = agg_fini_global,
-#ifdef SL_HAVE_CUDA
     .fini_local = agg_fini_local,
-#endif
     .source_tasks = agg_source_tasks,
     .sink = &sink_phase,
     .combine = &combine_phase,

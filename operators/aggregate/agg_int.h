@@ -17,15 +17,27 @@
 /* Rows handled at once by the vectorized sink loops. */
 #define AGG_VEC 1024
 
-enum agg_fn { AGG_COUNT_STAR, AGG_COUNT, AGG_SUM, AGG_MIN, AGG_MAX, AGG_AVG };
+enum agg_fn { AGG_COUNT_STAR, AGG_COUNT, AGG_SUM, AGG_MIN, AGG_MAX, AGG_AVG, AGG_COUNT_DISTINCT };
 
 struct agg_spec {
     enum agg_fn fn;
     int col;               /* input column; -1 for count(*) */
     enum sl_type in_type;  /* type of the input column */
     enum sl_type out_type; /* type of the output column */
-    bool is_int;           /* input is int32/int64 */
+    bool is_int;           /* input is read as an integer: int32/int64, date32, timestamp,
+                            * decimal up to precision 18 (sl__agg_table_int_type) */
 };
+
+/* Types the group table reads as integers (a date32 as its int32, a timestamp or a
+ * decimal of precision <= 18 as its int64). */
+static inline bool sl__agg_table_int_type(enum sl_type t)
+{
+    return t == SL_TYPE_INT32 || t == SL_TYPE_INT64 || t == SL_TYPE_DATE32 ||
+           t == SL_TYPE_TIMESTAMP || (SL_TYPE_ID(t) == SL_TYPE_DECIMAL && sl_type_width(t) == 8);
+}
+
+/* Batches the group-by of any type (agg_any.c) keeps until finalize. */
+struct agg_kept_batch;
 
 /* The bound group-by (per-node data). */
 struct agg_plan {
@@ -35,6 +47,11 @@ struct agg_plan {
     int n_aggs;
     struct agg_spec aggs[AGG_MAX_AGGS];
     size_t rec_bytes;      /* bytes of one flushed group record */
+    /* A key or aggregated column beyond int32/int64/float32/float64, or count(DISTINCT):
+     * the group-by of any type (agg_any.c) runs instead of the table below. */
+    bool any;
+    /* Every key and value column is int32/int64/float32/float64: the GPU may run it. */
+    bool gpu_types;
 };
 
 /* The running value of one aggregate of one group: an exact 128-bit sum of integers
@@ -78,6 +95,7 @@ struct agg_local {
     struct agg_table tb;
     struct agg_chunk *parts[AGG_PARTS];
     struct agg_gpu_local *gpu;
+    struct agg_kept_batch *batches;      /* plan->any: the batches sunk */
 };
 
 /* What combine keeps of one worker's local state. */
@@ -105,6 +123,9 @@ struct agg_global {
     struct agg_gpu_local *gpu_locals[AGG_MAX_GPU_LOCALS];
     int n_gpu_locals, gpu;
     sl_batch_t *gpu_out;
+    /* plan->any (agg_any.c): the batches of every worker, then the result. */
+    struct agg_kept_batch *batches;
+    sl_batch_t *any_out;
 };
 
 /* GPU implementations (agg_cuda.c, CUDA builds only). */
@@ -121,6 +142,16 @@ int agg_gpu_source(sl_task_t *t);
 double sl__agg_cost(const sl_op_t *op, enum sl_device_kind kind, int64_t rows);
 /* The CPU finalize (agg_hash.c). */
 int sl__agg_finalize_cpu(sl_task_t *t);
+
+/* The group-by of any type (agg_any.c): the sink keeps the batch, combine moves a
+ * worker's batches to the global list, finalize groups them all in one task, the
+ * source emits the result (one task). */
+int sl__agg_any_sink(sl_task_t *t);
+void sl__agg_any_combine(struct agg_global *gs, struct agg_local *ls);
+int sl__agg_any_finalize(sl_task_t *t);
+int sl__agg_any_source(sl_task_t *t);
+/* Drops the batches of a list (a failed query's states). */
+void sl__agg_any_release(struct agg_kept_batch **list);
 
 /* Allocates a table for cap groups (slots: at least 2 * cap) from the query's memory;
  * SL_ENOMEM after recording the failure. */

@@ -1,6 +1,8 @@
 /* aggregate.sum: global count and sum of one column (SQL COUNT(col), SUM(col)).
- * Nulls are skipped; the sum is null when no value was counted. Integer sums are int64
- * and an overflow is an error (never a wrap); float sums are float64.
+ * Nulls are skipped; the sum is null when no value was counted. Integer sums are int64,
+ * accumulated exactly in 128 bits: only a total that does not fit int64 is an error
+ * (SL_EOVERFLOW, never a wrap), whatever partial sums did. Float sums are float64.
+ * Input: int32, int64, float32 or float64 (other types are refused at bind).
  * Each worker sums its morsels into local state; combine adds the locals. */
 #include <string.h>
 
@@ -13,7 +15,7 @@ struct sum_data {
 
 struct sum_state {
     int64_t count;
-    int64_t isum;
+    __int128 isum;
     double fsum;
 };
 
@@ -44,18 +46,23 @@ static int sum_bind(sl_bind_t *b)
     sl_bind_set_data(b, d, sum_free);
     sl_bind_set_rows(b, 1);
     bool is_int = d->type == SL_TYPE_INT32 || d->type == SL_TYPE_INT64;
+    if (!is_int && d->type != SL_TYPE_FLOAT32 && d->type != SL_TYPE_FLOAT64)
+        return sl_bind_fail(b, SL_ETYPE, "column '%s' is %s: aggregate.sum takes int32, int64, "
+                            "float32 or float64 (aggregate aggs=sum(...) takes every type)",
+                            col, sl_type_name(d->type));
     if ((rc = sl_bind_add_column(b, "count", SL_TYPE_INT64)) < 0)
         return rc;
     return sl_bind_add_column(b, "sum", is_int ? SL_TYPE_INT64 : SL_TYPE_FLOAT64);
 }
 
-/* Sums rows [0, n) of column c into st; returns 0, or -1 on int64 overflow. */
+/* Sums rows [0, n) of column c into st (a morsel's int64 sum is exact in 128 bits). */
 static int sum_column(const sl_batch_t *b, int c, struct sum_state *st)
 {
     const struct sl__col *col = &b->cols[c];
     const void *v = sl__col_values(b, c);
     int64_t n = b->n_rows;
-    int64_t cnt = 0, isum = 0;
+    int64_t cnt = 0;
+    __int128 isum = 0;
     double fsum = 0;
     switch (col->type) {
     case SL_TYPE_INT32: {
@@ -73,8 +80,7 @@ static int sum_column(const sl_batch_t *b, int c, struct sum_state *st)
         const int64_t *x = v;
         for (int64_t i = 0; i < n; i++) {
             if (sl__col_valid(col, i)) {
-                if (__builtin_add_overflow(isum, x[i], &isum))
-                    return -1;
+                isum += x[i];
                 cnt++;
             }
         }
@@ -105,8 +111,7 @@ static int sum_column(const sl_batch_t *b, int c, struct sum_state *st)
     }
     st->count += cnt;
     st->fsum += fsum;
-    if (__builtin_add_overflow(st->isum, isum, &st->isum))
-        return -1;
+    st->isum += isum; /* < 2^63 rows of < 2^63: no 128-bit overflow */
     return 0;
 }
 
@@ -117,7 +122,7 @@ static int sum_sink(sl_task_t *t)
     if (!ls)
         return SL_ENOMEM;
     if (sum_column(sl_task_input(t), d->col, ls) < 0)
-        return sl_task_fail(t, SL_EOVERFLOW, "int64 sum overflows");
+        return sl_task_fail(t, SL_ETYPE, "aggregate.sum: unexpected column type");
     return SL_OK;
 }
 
@@ -127,8 +132,7 @@ static int sum_combine(sl_task_t *t)
     const struct sum_state *ls = sl_task_lstate(t);
     gs->count += ls->count;
     gs->fsum += ls->fsum;
-    if (__builtin_add_overflow(gs->isum, ls->isum, &gs->isum))
-        return sl_task_fail(t, SL_EOVERFLOW, "int64 sum overflows");
+    gs->isum += ls->isum;
     return SL_OK;
 }
 
@@ -136,14 +140,17 @@ static int sum_source(sl_task_t *t)
 {
     const struct sum_data *d = sl_op_data(sl_task_op(t));
     const struct sum_state *gs = sl_task_gstate(t);
+    bool is_int = d->type == SL_TYPE_INT32 || d->type == SL_TYPE_INT64;
+    if (is_int && (gs->isum > INT64_MAX || gs->isum < INT64_MIN))
+        return sl_task_fail(t, SL_EOVERFLOW, "aggregate.sum: the int64 sum overflows");
     sl_batch_t *b = sl__batch_new(sl_op_output_schema(sl_task_op(t)), 1);
     if (!b || sl__batch_alloc_columns(b) != SL_OK) {
         sl_batch_unref(b);
         return sl_task_fail(t, SL_ENOMEM, "out of memory");
     }
     *(int64_t *)sl__col_values(b, 0) = gs->count;
-    if (d->type == SL_TYPE_INT32 || d->type == SL_TYPE_INT64)
-        *(int64_t *)sl__col_values(b, 1) = gs->isum;
+    if (is_int)
+        *(int64_t *)sl__col_values(b, 1) = (int64_t)gs->isum;
     else
         *(double *)sl__col_values(b, 1) = gs->fsum;
     if (gs->count == 0) {
@@ -169,7 +176,7 @@ const struct sl_op_def sl__aggregate_sum_def = {
     .abi_version = SL_OP_ABI_VERSION,
     .flags = SL_OP_SINK | SL_OP_SOURCE,
     .name = "aggregate.sum",
-    .doc = "global COUNT and SUM of one column (nulls skipped; int64 overflow is an error)",
+    .doc = "global COUNT and SUM of one column (nulls skipped; an int64 total that overflows errs)",
     .min_inputs = 1,
     .max_inputs = 1,
     .options = sum_options,

@@ -3,6 +3,7 @@
  * flushing into radix partitions, merging records, and building the output batch. */
 #include <string.h>
 
+#include "../common/values.h"
 #include "agg_int.h"
 
 void *sl__agg_alloc(sl_task_t *t, size_t bytes)
@@ -11,6 +12,12 @@ void *sl__agg_alloc(sl_task_t *t, size_t bytes)
     if (!p)
         return NULL;
     return (void *)(((uintptr_t)p + 63) & ~(uintptr_t)63);
+}
+
+/* a < b with NaN the largest value and equal to itself (SQL's min/max of floats). */
+static inline bool f_less(double a, double b)
+{
+    return a == a && (b != b || a < b);
 }
 
 static inline uint64_t mix64(uint64_t h)
@@ -147,13 +154,16 @@ static int load_col(const sl_batch_t *b, int c, int64_t off, int64_t n, int64_t 
 {
     const struct sl__col *col = &b->cols[c];
     const void *v = sl__col_values(b, c);
-    switch (col->type) {
+    switch (SL_TYPE_ID(col->type)) {
     case SL_TYPE_INT32:
+    case SL_TYPE_DATE32:
         for (int64_t i = 0; i < n; i++)
             xi[i] = ((const int32_t *)v)[off + i];
         *pi = xi;
         break;
     case SL_TYPE_INT64:
+    case SL_TYPE_TIMESTAMP:
+    case SL_TYPE_DECIMAL: /* precision <= 18 (sl__agg_table_int_type) */
         *pi = (const int64_t *)v + off;
         break;
     case SL_TYPE_FLOAT32:
@@ -219,7 +229,7 @@ static void update_agg(const struct agg_spec *s, int64_t *cnt, union agg_val *va
             if (cnt[g] == 0 || (is_min ? xi[i] < val[g].i : xi[i] > val[g].i))
                 val[g].i = xi[i];
         } else {
-            if (cnt[g] == 0 || (is_min ? xf[i] < val[g].f : xf[i] > val[g].f))
+            if (cnt[g] == 0 || (is_min ? f_less(xf[i], val[g].f) : f_less(val[g].f, xf[i])))
                 val[g].f = xf[i];
         }
         cnt[g]++;
@@ -256,7 +266,7 @@ int sl__agg_table_sink(sl_task_t *t, const struct agg_plan *p, struct agg_table 
         const struct sl__col *kc = nk == 1 ? &b->cols[p->key_cols[0]] : NULL;
         if (kc && (!kc->validity || kc->null_count == 0)) {
             const void *kd = sl__col_values(b, p->key_cols[0]);
-            if (kc->type == SL_TYPE_INT32) {
+            if (sl_type_width(kc->type) == 4) {
                 for (int64_t i = 0; i < n; i++) {
                     int64_t k = ((const int32_t *)kd)[off + i];
                     kv[0][i] = k;
@@ -377,6 +387,8 @@ static inline void merge_state(const struct agg_spec *s, struct agg_table *dst, 
         else
             dv->f += v->f;
         break;
+    case AGG_COUNT_DISTINCT: /* agg_any.c's only */
+        break;
     case AGG_MIN:
     case AGG_MAX:
         if (c == 0)
@@ -384,7 +396,7 @@ static inline void merge_state(const struct agg_spec *s, struct agg_table *dst, 
         if (*dc == 0)
             *dv = *v;
         else if (s->is_int ? (s->fn == AGG_MIN ? v->i < dv->i : v->i > dv->i)
-                           : (s->fn == AGG_MIN ? v->f < dv->f : v->f > dv->f))
+                           : (s->fn == AGG_MIN ? f_less(v->f, dv->f) : f_less(dv->f, v->f)))
             *dv = *v;
         break;
     }
@@ -447,9 +459,10 @@ sl_batch_t *sl__agg_table_output(sl_task_t *t, const struct agg_plan *p, const s
     int rc = 0;
     for (int j = 0; j < p->n_keys; j++) {
         void *o = sl__col_values(b, j);
+        bool w4 = sl_type_width(p->key_types[j]) == 4;
         for (int64_t g = 0; g < tb->n; g++) {
             int64_t k = tb->keys[g * p->n_keys + j];
-            if (p->key_types[j] == SL_TYPE_INT32)
+            if (w4)
                 ((int32_t *)o)[g] = (int32_t)k;
             else
                 ((int64_t *)o)[g] = k;
@@ -461,6 +474,9 @@ sl_batch_t *sl__agg_table_output(sl_task_t *t, const struct agg_plan *p, const s
         const struct agg_spec *s = &p->aggs[a];
         int c = p->n_keys + a;
         void *o = sl__col_values(b, c);
+        size_t ow = sl_type_width(s->out_type);
+        bool dec = SL_TYPE_ID(s->in_type) == SL_TYPE_DECIMAL;
+        double unit = dec ? (double)sl__pow10_i128(sl_type_scale(s->in_type)) : 1;
         for (int64_t g = 0; g < tb->n; g++) {
             int64_t n = tb->cnt[a][g];
             const union agg_val *v = tb->val[a] ? &tb->val[a][g] : NULL;
@@ -469,13 +485,15 @@ sl_batch_t *sl__agg_table_output(sl_task_t *t, const struct agg_plan *p, const s
                 continue;
             }
             if (n == 0) {
-                memset((char *)o + (size_t)g * sl_type_width(s->out_type), 0,
-                       sl_type_width(s->out_type));
+                memset((char *)o + (size_t)g * ow, 0, ow);
                 rc |= set_null(b, c, g);
                 continue;
             }
             if (s->fn == AGG_AVG) {
-                ((double *)o)[g] = (s->is_int ? (double)v->s : v->f) / (double)n;
+                ((double *)o)[g] = (s->is_int ? (double)v->s / unit : v->f) / (double)n;
+            } else if (s->fn == AGG_SUM && dec) {
+                /* decimal(38,s): 128 bits, at most 38 digits (2^63 values of 18 fit). */
+                memcpy((char *)o + 16 * g, &v->s, 16);
             } else if (s->fn == AGG_SUM && s->is_int) {
                 if (v->s > INT64_MAX || v->s < INT64_MIN) {
                     sl_batch_unref(b);
@@ -486,12 +504,14 @@ sl_batch_t *sl__agg_table_output(sl_task_t *t, const struct agg_plan *p, const s
             } else if (s->fn == AGG_SUM) {
                 ((double *)o)[g] = v->f;
             } else {
-                switch (s->out_type) {
-                case SL_TYPE_INT32: ((int32_t *)o)[g] = (int32_t)v->i; break;
-                case SL_TYPE_INT64: ((int64_t *)o)[g] = v->i; break;
-                case SL_TYPE_FLOAT32: ((float *)o)[g] = (float)v->f; break;
-                default: ((double *)o)[g] = v->f; break;
-                }
+                if (s->is_int && ow == 4)
+                    ((int32_t *)o)[g] = (int32_t)v->i;
+                else if (s->is_int)
+                    ((int64_t *)o)[g] = v->i;
+                else if (s->out_type == SL_TYPE_FLOAT32)
+                    ((float *)o)[g] = (float)v->f;
+                else
+                    ((double *)o)[g] = v->f;
             }
         }
     }

@@ -73,6 +73,51 @@ int sl__val_cmp(const struct sl__colview *a, int64_t ra, const struct sl__colvie
     }
 }
 
+__int128 sl__val_i128(const struct sl__colview *v, int64_t r)
+{
+    const void *x = sl__colview_at(v, r);
+    switch (SL_TYPE_ID(v->c.type)) {
+    case SL_TYPE_BOOL:
+    case SL_TYPE_UINT8: return *(const uint8_t *)x;
+    case SL_TYPE_INT8: return *(const int8_t *)x;
+    case SL_TYPE_INT16: return *(const int16_t *)x;
+    case SL_TYPE_UINT16: return *(const uint16_t *)x;
+    case SL_TYPE_INT32:
+    case SL_TYPE_DATE32: return *(const int32_t *)x;
+    case SL_TYPE_UINT32: return *(const uint32_t *)x;
+    case SL_TYPE_INT64:
+    case SL_TYPE_TIMESTAMP: return *(const int64_t *)x;
+    case SL_TYPE_UINT64: return *(const uint64_t *)x;
+    case SL_TYPE_DECIMAL: {
+        if (sl_type_width(v->c.type) == 8)
+            return *(const int64_t *)x;
+        __int128 w;
+        memcpy(&w, x, 16);
+        return w;
+    }
+    default: return 0;
+    }
+}
+
+__int128 sl__pow10_i128(int n)
+{
+    __int128 p = 1;
+    while (n-- > 0)
+        p *= 10;
+    return p;
+}
+
+double sl__val_f64(const struct sl__colview *v, int64_t r)
+{
+    switch (SL_TYPE_ID(v->c.type)) {
+    case SL_TYPE_FLOAT32: return *(const float *)sl__colview_at(v, r);
+    case SL_TYPE_FLOAT64: return *(const double *)sl__colview_at(v, r);
+    case SL_TYPE_DECIMAL:
+        return (double)sl__val_i128(v, r) / (double)sl__pow10_i128(sl_type_scale(v->c.type));
+    default: return (double)sl__val_i128(v, r);
+    }
+}
+
 /* 64-bit mixers: splitmix64's finalizer for words, FNV-1a-then-mix for bytes. */
 static uint64_t mix64(uint64_t z)
 {
@@ -236,20 +281,128 @@ int sl__col_take(sl_batch_t *dst, int dc, const sl_batch_t *src, int sc, const i
     return rc < 0 ? rc : take_validity(dst, dc, &v, idx, n);
 }
 
+int sl__batch_take(const sl_batch_t *src, const int64_t *idx, int64_t n, sl_batch_t **out)
+{
+    sl_batch_t *b = sl__batch_new(src->schema, n);
+    int rc = b && sl__batch_alloc_columns(b) == SL_OK ? SL_OK : SL_ENOMEM;
+    for (int c = 0; rc == SL_OK && c < b->n_cols; c++)
+        rc = sl__col_take(b, c, src, c, idx, n);
+    if (rc < 0) {
+        sl_batch_unref(b);
+        b = NULL;
+    }
+    *out = b;
+    return rc;
+}
+
+/* The validity of column c of the concatenated batches (none if no batch has one). */
+static int concat_validity(sl_batch_t *out, int c, sl_batch_t *const *bs, int64_t n)
+{
+    struct sl__colview v;
+    bool nulls = false;
+    for (int64_t k = 0; k < n; k++) {
+        sl__colview_get(bs[k], c, &v);
+        nulls |= v.c.validity != NULL;
+    }
+    uint8_t *bits = nulls ? sl_batch_column_validity(out, c) : NULL;
+    if (nulls && !bits)
+        return SL_ENOMEM;
+    int64_t row = 0;
+    for (int64_t k = 0; bits && k < n; k++) {
+        sl__colview_get(bs[k], c, &v);
+        for (int64_t i = 0; i < v.c.length; i++, row++) {
+            if (sl__colview_valid(&v, i))
+                bits[row >> 3] |= (uint8_t)(1u << (row & 7));
+            else
+                bits[row >> 3] &= (uint8_t)~(1u << (row & 7));
+        }
+    }
+    return SL_OK;
+}
+
+/* Concatenates DICT column c of batches whose dictionaries differ: one merged
+ * dictionary of their distinct strings (first seen first), codes remapped. */
+static int concat_dict_merged(sl_batch_t *out, int c, sl_batch_t *const *bs, int64_t n)
+{
+    int64_t n_entries = 0, bytes = 0;
+    for (int64_t k = 0; k < n; k++) {
+        struct sl__colview v;
+        sl__colview_get(bs[k], c, &v);
+        n_entries += v.s.dict_length;
+        bytes += v.s.dict_length ? v.s.dict_offsets[v.s.dict_length] : 0;
+    }
+    if (n_entries >= INT32_MAX || bytes >= INT32_MAX)
+        return SL_EOVERFLOW;
+    uint64_t slots = 16;
+    while (slots < 2 * (uint64_t)n_entries)
+        slots <<= 1;
+    size_t remap_bytes = (size_t)(n_entries + 1) * sizeof(int32_t);
+    size_t off_bytes = (size_t)(n_entries + 1) * sizeof(int32_t);
+    int32_t *table = sl__malloc(slots * sizeof(int32_t)); /* merged code + 1, 0 = empty */
+    int32_t *remap = sl__malloc(remap_bytes), *offs = sl__malloc(off_bytes);
+    char *chars = sl__malloc((size_t)bytes + 1);
+    int rc = table && remap && offs && chars ? SL_OK : SL_ENOMEM;
+    int64_t m = 0, base = 0;
+    if (rc == SL_OK) {
+        memset(table, 0, slots * sizeof(int32_t));
+        offs[0] = 0;
+    }
+    char *data = sl_batch_column_data(out, c);
+    int64_t row = 0;
+    for (int64_t k = 0; k < n && rc == SL_OK; k++) {
+        struct sl__colview v;
+        sl__colview_get(bs[k], c, &v);
+        int64_t dn = v.s.dict_length;
+        /* Dictionary k's codes map to merged codes remap[base .. base + dn). */
+        for (int64_t e = 0; e < dn; e++) {
+            const char *str = v.s.dict_chars + v.s.dict_offsets[e];
+            int64_t len = v.s.dict_offsets[e + 1] - v.s.dict_offsets[e];
+            uint64_t h = hash_bytes(str, len) & (slots - 1);
+            for (;; h = (h + 1) & (slots - 1)) {
+                int32_t g = table[h];
+                if (!g) {
+                    memcpy(chars + offs[m], str, (size_t)len);
+                    offs[m + 1] = offs[m] + (int32_t)len;
+                    table[h] = (int32_t)++m;
+                    remap[base + e] = (int32_t)(m - 1);
+                    break;
+                }
+                if (offs[g] - offs[g - 1] == len && !memcmp(chars + offs[g - 1], str, (size_t)len)) {
+                    remap[base + e] = g - 1;
+                    break;
+                }
+            }
+        }
+        const int32_t *codes = (const int32_t *)v.c.data + v.c.offset;
+        for (int64_t i = 0; i < v.c.length; i++) {
+            int32_t code = codes[i];
+            /* A null row's code may be anything. */
+            ((int32_t *)data)[row + i] = code >= 0 && code < dn ? remap[base + code] : 0;
+        }
+        row += v.c.length;
+        base += dn;
+    }
+    if (rc == SL_OK)
+        rc = sl_batch_column_set_dictionary(out, c, m, offs, chars);
+    sl__free(table, slots * sizeof(int32_t));
+    sl__free(remap, remap_bytes);
+    sl__free(offs, off_bytes);
+    sl__free(chars, (size_t)bytes + 1);
+    return rc < 0 ? rc : concat_validity(out, c, bs, n);
+}
+
 /* Copies column c of each batch after the previous one's rows into out's column c. */
 static int concat_column(sl_batch_t *out, int c, sl_batch_t *const *bs, int64_t n)
 {
     struct sl__colview v;
     enum sl_type type = out->cols[c].type;
     bool str = type == SL_TYPE_UTF8 || type == SL_TYPE_LARGE_UTF8;
-    bool nulls = false;
     int64_t total = 0;
     for (int64_t k = 0; k < n; k++) {
         if (sl__colview_get(bs[k], c, &v) < 0)
             return SL_EINVAL;
-        nulls |= v.c.validity != NULL;
         if (type == SL_TYPE_DICT && bs[k]->cols[c].dict != bs[0]->cols[c].dict)
-            return SL_EUNSUPPORTED;
+            return concat_dict_merged(out, c, bs, n);
         if (str && v.c.length > 0) {
             int64_t lo, hi;
             if (type == SL_TYPE_UTF8) {
@@ -265,9 +418,6 @@ static int concat_column(sl_batch_t *out, int c, sl_batch_t *const *bs, int64_t 
     char *chars = str ? sl_batch_column_chars(out, c, total) : NULL;
     if (str && !chars)
         return type == SL_TYPE_UTF8 && total > INT32_MAX ? SL_EOVERFLOW : SL_ENOMEM;
-    uint8_t *bits = nulls ? sl_batch_column_validity(out, c) : NULL;
-    if (nulls && !bits)
-        return SL_ENOMEM;
     char *data = sl_batch_column_data(out, c);
     size_t w = sl_type_width(type);
     int64_t row = 0, at = 0;
@@ -289,18 +439,10 @@ static int concat_column(sl_batch_t *out, int c, sl_batch_t *const *bs, int64_t 
             memcpy(data + (size_t)row * w, (const char *)v.c.data + (size_t)v.c.offset * w,
                    (size_t)len * w);
         }
-        for (int64_t i = 0; bits && i < len; i++) {
-            int64_t r = row + i;
-            if (sl__colview_valid(&v, i))
-                bits[r >> 3] |= (uint8_t)(1u << (r & 7));
-            else
-                bits[r >> 3] &= (uint8_t)~(1u << (r & 7));
-        }
         row += len;
     }
-    if (type == SL_TYPE_DICT && n > 0)
-        return sl_batch_share_dictionary(out, c, bs[0], c);
-    return SL_OK;
+    int rc = type == SL_TYPE_DICT && n > 0 ? sl_batch_share_dictionary(out, c, bs[0], c) : SL_OK;
+    return rc < 0 ? rc : concat_validity(out, c, bs, n);
 }
 
 int sl__batch_concat(sl_batch_t *const *batches, int64_t n, sl_batch_t **out)

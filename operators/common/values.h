@@ -79,6 +79,15 @@ int sl__val_cmp(const struct sl__colview *a, int64_t ra, const struct sl__colvie
  * bytes whatever their encoding; all NaNs hash alike, -0.0 like 0.0). */
 uint64_t sl__val_hash(const struct sl__colview *v, int64_t r);
 
+/* Valid row r of an integer-like column (int*, uint*, bool, date32, timestamp, a
+ * decimal's scaled integer) as 128 bits; 0 for other types. */
+__int128 sl__val_i128(const struct sl__colview *v, int64_t r);
+/* Valid row r of a numeric column (integer-like as above, floats, decimals divided by
+ * 10^scale) as a double; 0 for other types. */
+double sl__val_f64(const struct sl__colview *v, int64_t r);
+/* 10^n as 128 bits, n in 0..38. */
+__int128 sl__pow10_i128(int n);
+
 /* Column dc of dst (a batch being built: unshared, host) gets rows idx[0..n) of column
  * sc of src, in order; idx[i] < 0 gives a null row (outer joins). Types must be equal
  * (SL_ETYPE otherwise). Strings are copied (chars sized to fit); a DICT column shares
@@ -86,9 +95,13 @@ uint64_t sl__val_hash(const struct sl__colview *v, int64_t r);
 int sl__col_take(sl_batch_t *dst, int dc, const sl_batch_t *src, int sc, const int64_t *idx,
                  int64_t n);
 
+/* A new host batch (*out, caller's reference) of src's schema holding rows idx[0..n) of
+ * src, every column gathered by sl__col_take. */
+int sl__batch_take(const sl_batch_t *src, const int64_t *idx, int64_t n, sl_batch_t **out);
+
 /* A new host batch (*out, caller's reference) holding the rows of batches[0..n), in
- * order, all of schema `schema`. DICT columns must share one dictionary across the
- * batches (SL_EUNSUPPORTED otherwise). */
+ * order, all of one schema. A DICT column keeps its dictionary when every batch shares
+ * it; otherwise it gets one merged dictionary of the distinct strings (codes remapped). */
 int sl__batch_concat(sl_batch_t *const *batches, int64_t n, sl_batch_t **out);
 
 #endif /* SLUICE_OPERATORS_VALUES_H */

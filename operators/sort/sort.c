@@ -19,7 +19,13 @@
  * a consumer that needs the global order must order batches by task index
  * (sl_task_index in its sink).
  *
- * NaNs sort after +inf ascending (before -inf descending); -0.0 sorts before +0.0.
+ * date32, timestamp and decimal(p <= 18) columns are sorted and carried as their
+ * integers. Columns of other types (keys or payload: strings in byte order, DICT by its
+ * strings, wide decimals, bools, small and unsigned ints) are sorted in one finalize
+ * task by comparisons instead (sort_any.c), stably too.
+ *
+ * NaNs sort after +inf ascending (before -inf descending); -0.0 sorts before +0.0 in the
+ * radix sort (they compare equal in sort_any.c, as in SQL).
  * Nulls: NULLS LAST by default for ASC, NULLS FIRST for DESC (nulls compare largest). */
 #include "../partition/part_int.h"
 #include "sort_op.h"
@@ -96,9 +102,14 @@ static uint64_t code_of(const struct sl__colview *v, const struct sort_step *s, 
     if (!valid)
         return 0;
     uint64_t c;
-    switch (v->type) {
-    case SL_TYPE_INT32: c = sl__key_code_i32(((const int32_t *)v->data)[row]); break;
-    case SL_TYPE_INT64: c = sl__key_code_i64(((const int64_t *)v->data)[row]); break;
+    switch (SL_TYPE_ID(v->type)) {
+    case SL_TYPE_INT32:
+    case SL_TYPE_DATE32: c = sl__key_code_i32(((const int32_t *)v->data)[row]); break;
+    case SL_TYPE_INT64:
+    case SL_TYPE_TIMESTAMP:
+    case SL_TYPE_DECIMAL: /* precision <= 18 (sl__sort_radix_types) */
+        c = sl__key_code_i64(((const int64_t *)v->data)[row]);
+        break;
     case SL_TYPE_FLOAT32: c = sl__key_code_f32(((const float *)v->data)[row]); break;
     default: c = sl__key_code_f64(((const double *)v->data)[row]); break;
     }
@@ -401,6 +412,21 @@ static int sort_step(sl_task_t *t)
     return start_gather(t, g);
 }
 
+/* Columns beyond the radix sort's types: one task sorts by comparisons (sort_any.c). */
+static int sort_any_finalize(sl_task_t *t, struct sort_global *g, const struct sort_data *d)
+{
+    sl_batch_t **bs = sl_task_alloc(t, (size_t)g->rows.n * sizeof *bs);
+    if (!bs)
+        return SL_ENOMEM;
+    for (int64_t i = 0; i < g->rows.n; i++)
+        bs[i] = g->rows.items[i].batch;
+    int rc = sl__sort_any(bs, g->rows.n, &d->spec, &g->out);
+    sl_task_free(t, bs);
+    if (rc < 0)
+        return sl_task_fail(t, rc, "sort: %s", sl_strerror(rc));
+    return SL_OK;
+}
+
 int sl__sort_finalize_cpu(sl_task_t *t)
 {
     struct sort_global *g = sl_task_gstate(t);
@@ -413,6 +439,8 @@ int sl__sort_finalize_cpu(sl_task_t *t)
     g->n = sl__rows_total(&g->rows);
     if (g->n == 0)
         return SL_OK;
+    if (!sl__sort_radix_types(sl_op_output_schema(sl_task_op(t)), 0))
+        return sort_any_finalize(t, g, d);
     g->n_cols = d->n_cols;
     g->views = sl_task_alloc(t, (size_t)g->n_cols * sizeof *g->views);
     if (!g->views)

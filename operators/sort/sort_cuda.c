@@ -11,7 +11,7 @@
  * source: slices of the device result (sl__emit_morsel), downloaded for host consumers.
  *
  * Not on the GPU (the sink's can_run says no: the CPU sink and finalize run): more than
- * one key, a float key. Left to the CPU finalize (the finalize's can_run says no; the CPU
+ * one key, a float key, a column of another type than int32/int64/float32/float64. Left to the CPU finalize (the finalize's can_run says no; the CPU
  * finalize downloads the kept device batches first): nulls in any column, more than
  * SG_MAX_COLS columns. Host batches among the kept ones (the sink keeps batches on the
  * host once the budget is short), 2^31 rows or more, or device memory needs (output,
@@ -34,7 +34,8 @@ int sl__sort_gpu_can_run(const sl_task_t *t)
 {
     const sl_op_t *op = sl_task_op((sl_task_t *)t);
     const struct sort_data *d = sl_op_data(op);
-    if (d->spec.n_keys != 1)
+    /* Only the radix types, keys and payload (sort_any.c sorts the others on the CPU). */
+    if (d->spec.n_keys != 1 || !sl__sort_radix_types(sl_op_output_schema(op), 1))
         return 0;
     const char *name;
     enum sl_type type;

@@ -88,7 +88,8 @@ static int make_input(sl_task_t *t, struct sl__ooc_input *in)
                        sizeof(struct sl__rows_item) % sizeof(sl_batch_t *) == 0,
                    "rows items are read as a strided array of batch pointers");
     memset(in, 0, sizeof *in);
-    if (d->n_cols > SL__OOC_MAX_COLS || d->spec.n_keys != 1 || g->rows.n == 0)
+    if (d->n_cols > SL__OOC_MAX_COLS || d->spec.n_keys != 1 || g->rows.n == 0 ||
+        !sl__sort_radix_types(sl_op_output_schema(sl_task_op(t)), 1))
         return 0;
     in->batches = &g->rows.items[0].batch;
     in->n_batches = g->rows.n;

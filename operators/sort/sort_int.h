@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "operators.h"
+#include "sort_spec.h"
 
 #ifndef SL__RS_BITS
 #define SL__RS_BITS 11
@@ -30,10 +31,6 @@
 #define SL__RS_DIGITS_K32 ((32 + SL__RS_BITS - 1) / SL__RS_BITS)
 #define SL__RS_DIGITS_K64 ((64 + SL__RS_BITS - 1) / SL__RS_BITS)
 
-struct sl__kv64 {
-    uint64_t key;
-    uint64_t idx;
-};
 
 /* ---------------- key codes ---------------- */
 
@@ -95,26 +92,6 @@ void sl__rsort_scatter_k64(const struct sl__kv64 *src, struct sl__kv64 *dst, int
  * digits where every item falls in one bucket. Returns a or tmp, whichever holds the
  * result. */
 uint64_t *sl__rsort_k32(uint64_t *a, uint64_t *tmp, int64_t n);
-struct sl__kv64 *sl__rsort_k64(struct sl__kv64 *a, struct sl__kv64 *tmp, int64_t n);
-
-/* ---------------- sort specifications ("a DESC NULLS FIRST, b") ---------------- */
-
-#define SL__SORT_MAX_KEYS 16
-
-struct sl__sort_key {
-    int col;          /* input column */
-    int desc;         /* 1 = descending */
-    int nulls_first;  /* default: last for ASC, first for DESC (nulls compare as largest) */
-};
-
-struct sl__sort_spec {
-    int n_keys;
-    struct sl__sort_key keys[SL__SORT_MAX_KEYS];
-};
-
-/* Parses `text` against `schema`; on error records it with sl_bind_fail. */
-int sl__sort_spec_parse(sl_bind_t *b, const sl_schema_t *schema, const char *text,
-                        struct sl__sort_spec *out);
 
 /* ---------------- gathered input (sort_rows.c) ----------------
  * Sink-side collection of batches shared by sort, merge and partition. Each worker keeps
