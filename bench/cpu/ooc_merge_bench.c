@@ -1,10 +1,10 @@
-/* Times the CPU half of the out-of-core sort (operators/sort/ooc_merge.c) on runs made
+/* Times the CPU half of the out-of-core sort (operators/common/ooc_merge.c) on runs made
  * here on the host: K sorted runs of int32 (key, payload) pairs, merged by output ranges
  * on T threads as the spawned merge tasks of sort_cuda_ooc.c do. Prints ns per row of
  * each phase. Build (from the worktree root, after meson has configured build/):
  *   cc -O2 -g -std=gnu17 -D_GNU_SOURCE -pthread -Iinclude -Iruntime -Ioperators \
- *      -Ibuild -Ikernels/include bench/cpu/ooc_merge_bench.c operators/sort/ooc_merge.c \
- *      operators/sort/radix_sort.c -o /tmp/ooc_merge_bench
+ *      -Ibuild -Ikernels/include bench/cpu/ooc_merge_bench.c operators/common/ooc_merge.c \
+ *      operators/common/radix_sort.c -o /tmp/ooc_merge_bench
  * Run: /tmp/ooc_merge_bench LOG2N RUNS THREADS [OLD=0|1] [FRESH=0|1]
  *   OLD=1: the old task (exact co-ranks per task, ranges of n/1024 rows); 0: ranges cut
  *   at sampled splitters (sl__ooc_splitters, sl__ooc_merge_range), TARGET rows each
@@ -19,7 +19,7 @@
 #include <sys/mman.h>
 #include <time.h>
 
-#include "sort/ooc_merge.h"
+#include "common/ooc_merge.h"
 #include "sluice/data.h"
 
 /* radix_sort.c's gathers need it; the merge does not call them. */

@@ -7,7 +7,7 @@
  *
  * Finalize on all cores (see sort.c for the state-machine pattern):
  *   VIEW    one task per column: the rows of all runs as one array (run after run);
- *   CODES   per chunk: key codes (sort/sort_int.h), checking each run's order;
+ *   CODES   per chunk: key codes (common/op_common.h), checking each run's order;
  *   MERGE   per chunk of output: co-ranks of its first and last output rank
  *           (merge_int.h), then a loser-tree merge of that share into a permutation;
  *   GATHER  per chunk: output columns by the permutation.

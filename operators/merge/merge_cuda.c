@@ -16,7 +16,7 @@
 
 #include <cuda_runtime_api.h>
 
-#include "../sort/rows_cuda.h"
+#include "common/rows_cuda.h"
 #include "merge_op.h"
 #include "sluice_k/columns.h"
 #include "sluice_k/merge.h"

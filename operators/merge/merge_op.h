@@ -5,7 +5,7 @@
 
 #include <stdatomic.h>
 
-#include "../sort/sort_int.h"
+#include "common/op_common.h"
 #include "merge_int.h"
 
 #define MERGE_MAX_RUNS_INPUT 64

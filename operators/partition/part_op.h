@@ -3,7 +3,6 @@
 #ifndef SL_PART_OP_H
 #define SL_PART_OP_H
 
-#include "../sort/sort_int.h"
 #include "part_int.h"
 
 struct part_data {

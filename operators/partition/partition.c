@@ -340,7 +340,7 @@ static int setup(sl_task_t *t, struct part_global *g, const struct part_data *d)
     int64_t bytes = 0;
     for (s = 0; s < g->n_scat; s++)
         bytes += g->n * g->widths[s];
-    g->stream = sl__part_stream(bytes);
+    g->stream = sl__stream_stores(bytes);
     return spawn(t, g, P_HIST, g->n_chunks);
 }
 

@@ -18,7 +18,7 @@
 
 #include <cuda_runtime_api.h>
 
-#include "../sort/rows_cuda.h"
+#include "common/rows_cuda.h"
 #include "part_op.h"
 #include "sluice_k/columns.h"
 #include "sluice_k/join_gftr.h"

@@ -21,7 +21,6 @@
  *
  * NaNs sort after +inf ascending (before -inf descending); -0.0 sorts before +0.0.
  * Nulls: NULLS LAST by default for ASC, NULLS FIRST for DESC (nulls compare largest). */
-#include "../partition/part_int.h"
 #include "sort_op.h"
 
 static const struct sl_option_def sort_options[] = {
@@ -357,7 +356,7 @@ static int sort_step(sl_task_t *t)
         g->nulls = sl_task_alloc(t, (size_t)(g->n_chunks * g->n_cols) * 8);
         if (!g->items || !g->tmp || !g->hist_all || !g->hist || !g->nulls)
             return SL_ENOMEM;
-        g->stream = sl__part_stream((int64_t)((size_t)g->n * isz));
+        g->stream = sl__stream_stores((int64_t)((size_t)g->n * isz));
         g->step = 0;
         plan_decode(g);
         return spawn(t, g, S_BUILD, g->n_chunks);

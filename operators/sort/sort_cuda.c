@@ -23,7 +23,7 @@
 #include <cuda_runtime_api.h>
 
 #include "sluice_k/columns.h"
-#include "rows_cuda.h"
+#include "common/rows_cuda.h"
 #include "sluice_k/sort.h"
 #include "sort_op.h"
 

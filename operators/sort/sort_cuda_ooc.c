@@ -25,8 +25,8 @@
 #include <sys/mman.h>
 #include <time.h>
 
-#include "ooc_runs.h"
-#include "rows_cuda.h"
+#include "common/ooc_runs.h"
+#include "common/rows_cuda.h"
 #include "sort_op.h"
 
 /* Output rows per key range: items and their copy (8 or 16 bytes a row) stay in L2,

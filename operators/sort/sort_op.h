@@ -3,7 +3,7 @@
 #ifndef SL_SORT_OP_H
 #define SL_SORT_OP_H
 
-#include "sort_int.h"
+#include "common/op_common.h"
 
 struct sort_data {
     struct sl__sort_spec spec;

@@ -5,7 +5,7 @@
 
 #include <cuda_runtime_api.h>
 
-#include "sort_int.h"
+#include "op_common.h"
 
 /* 1 if column c of all kept batches is one run of one buffer (rows->n > 0). */
 int sl__rows_contiguous(const struct sl__rows *r, int c);

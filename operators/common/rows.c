@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <strings.h>
 
-#include "sort_int.h"
+#include "op_common.h"
 
 int sl__rows_add(struct sl__rows *r, sl_batch_t *b, int port, int64_t task)
 {

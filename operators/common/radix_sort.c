@@ -10,7 +10,7 @@
  * perhaps on another thread) is written only from that position on, with plain stores,
  * so chunks never overwrite each other.
  */
-#include "sort_int.h"
+#include "op_common.h"
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
