@@ -29,6 +29,7 @@
 #include <cuda_runtime_api.h>
 
 #include "agg_gpu.h"
+#include "gpu_ext.h"
 #include "agg_int.h"
 
 struct agg_gpu_local {
@@ -102,8 +103,7 @@ static int drv_failed(sl_task_t *t, const struct agg_gdrv *d, int rc)
                             (long long)d->need_bytes, (long long)sl_task_device_budget(t));
     if (rc == AGG_GDRV_ENOMEM || !d)
         return sl_task_fail(t, SL_ENOMEM, "aggregate on the GPU: out of memory");
-    return sl_task_fail(t, SL_EDEVICE, "aggregate on the GPU: %s: %s", d->what ? d->what : "?",
-                        cudaGetErrorName(d->cuerr));
+    return SL_TASK_CUDA_FAIL(t, d->cuerr, d->what ? d->what : "the GPU driver");
 }
 
 /* The driver works for the task at hand: its memory and stream. */

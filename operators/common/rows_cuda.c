@@ -46,8 +46,7 @@ int sl__rows_device_column(sl_task_t *t, const struct sl__rows *r, int c, int64_
                                         (size_t)b->n_rows * w, cudaMemcpyDeviceToDevice,
                                         sl_task_stream(t));
         if (e != cudaSuccess)
-            return sl_task_fail(t, SL_EDEVICE, "copying a column on the GPU: %s",
-                                cudaGetErrorName(e));
+            return SL_TASK_CUDA_FAIL(t, e, "copying a column");
         at += b->n_rows;
     }
     *out = d;
@@ -121,7 +120,7 @@ int sl__gpu_work_finish(struct sl__gpu_work *w, int rc, const char *const *names
     if (rc < 0)
         return rc;
     if (e != cudaSuccess)
-        return sl_task_fail(w->t, SL_EDEVICE, "%s: %s", what, cudaGetErrorName(e));
+        return SL_TASK_CUDA_FAIL(w->t, e, what);
     return SL_OK;
 }
 

@@ -5,6 +5,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include "gpu_ext.h"
 #include "op_common.h"
 
 /* 1 if column c of all kept batches is one run of one buffer (rows->n > 0). */

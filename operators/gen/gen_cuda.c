@@ -9,14 +9,9 @@
 #include <cuda_runtime_api.h>
 
 #include "gen_int.h"
+#include "gpu_ext.h"
 #include "operators.h"
 #include "sluice_k/gen.h"
-
-static int failed(sl_task_t *t, sl_batch_t *b, cudaError_t e, const char *what)
-{
-    sl_batch_unref(b);
-    return sl_task_fail(t, SL_EDEVICE, "%s on the GPU: %s", what, cudaGetErrorName(e));
-}
 
 /* The task's morsel of `rows` rows and a device batch of the output schema for it. */
 static sl_batch_t *morsel_batch(sl_task_t *t, int64_t rows, int64_t *first, int64_t *n)
@@ -66,8 +61,10 @@ int sl__gen_keys_cuda(sl_task_t *t, const struct sl__gen_keys *g, int key64,
     cudaError_t e = sl_k_gen_keys(g, key64, first, n, sl__col_values(b, 0), valid, st);
     for (int j = 1; e == cudaSuccess && j <= payloads; j++)
         e = sl_k_gen_payload(ptype, j, first, n, sl__col_values(b, j), st);
-    if (e != cudaSuccess)
-        return failed(t, b, e, "gen.keys");
+    if (e != cudaSuccess) {
+        sl_batch_unref(b);
+        return SL_TASK_CUDA_FAIL(t, e, "gen.keys");
+    }
     return sl_task_emit(t, b);
 }
 
@@ -84,8 +81,10 @@ int sl__gen_uniform_cuda(sl_task_t *t, const struct sl__gen_uni *u, int64_t rows
     }
     cudaError_t e = sl_k_gen_uniform(u, first, n, sl__col_values(b, 0), valid,
                                      (cudaStream_t)sl_task_stream(t));
-    if (e != cudaSuccess)
-        return failed(t, b, e, "gen.uniform");
+    if (e != cudaSuccess) {
+        sl_batch_unref(b);
+        return SL_TASK_CUDA_FAIL(t, e, "gen.uniform");
+    }
     return sl_task_emit(t, b);
 }
 
@@ -97,8 +96,10 @@ int sl__gen_sequence_cuda(sl_task_t *t, int64_t start, int64_t step, int is64, i
         return SL_ENOMEM;
     cudaError_t e = sl_k_gen_sequence(start, step, is64, first, n, sl__col_values(b, 0),
                                       (cudaStream_t)sl_task_stream(t));
-    if (e != cudaSuccess)
-        return failed(t, b, e, "gen.sequence");
+    if (e != cudaSuccess) {
+        sl_batch_unref(b);
+        return SL_TASK_CUDA_FAIL(t, e, "gen.sequence");
+    }
     return sl_task_emit(t, b);
 }
 
@@ -120,7 +121,9 @@ int sl__gen_blobs_cuda(sl_task_t *t, uint64_t seed, int64_t k, int dims, double 
         e = sl_k_gen_blobs_f32(seed, k, dims, spread, first, n, j0, nd, cols,
                                label && j0 == 0 ? sl__col_values(b, dims) : NULL, st);
     }
-    if (e != cudaSuccess)
-        return failed(t, b, e, "gen.blobs");
+    if (e != cudaSuccess) {
+        sl_batch_unref(b);
+        return SL_TASK_CUDA_FAIL(t, e, "gen.blobs");
+    }
     return sl_task_emit(t, b);
 }

@@ -21,14 +21,6 @@
 #include "sluice_k/columns.h"
 #include "sluice_k/merge.h"
 
-#define MG_CK(t, call, what)                                                              \
-    do {                                                                                  \
-        cudaError_t e_ = (call);                                                          \
-        if (e_ != cudaSuccess)                                                            \
-            return sl_task_fail((t), SL_EDEVICE, "merge on the GPU: %s: %s", (what),      \
-                                cudaGetErrorName(e_));                                    \
-    } while (0)
-
 int sl__merge_gpu_sink_can_run(const sl_task_t *t)
 {
     const sl_op_t *op = sl_task_op((sl_task_t *)t);
@@ -89,18 +81,20 @@ static int run_gpu(struct sl__gpu_work *w, void *arg)
     uint32_t *ids = sl__gpu_work_alloc(w, (size_t)n * 4);
     if (!bad || !ids)
         return sl_task_fail(t, SL_ENOMEM, "merge on the GPU: out of device memory");
-    MG_CK(t, cudaMemsetAsync(bad, 0xff, 8, s), "checking the runs");
-    MG_CK(t, sl_k_merge_check(cols[d->key.col], kw, d->key.desc, n0, n1, bad, s),
-          "checking the runs");
-    MG_CK(t, cudaMemcpyAsync(&hbad, bad, 8, cudaMemcpyDeviceToHost, s), "checking the runs");
+    SL_TASK_CUDA_TRY(t, cudaMemsetAsync(bad, 0xff, 8, s), "checking the runs");
+    SL_TASK_CUDA_TRY(t, sl_k_merge_check(cols[d->key.col], kw, d->key.desc, n0, n1, bad, s),
+                     "checking the runs");
+    SL_TASK_CUDA_TRY(t, cudaMemcpyAsync(&hbad, bad, 8, cudaMemcpyDeviceToHost, s),
+                     "checking the runs");
     sl__gpu_work_mark(w, 1);
-    MG_CK(t, cudaStreamSynchronize(s), "checking the runs");
+    SL_TASK_CUDA_TRY(t, cudaStreamSynchronize(s), "checking the runs");
     if (hbad != ~0ull) {
         int r = (int64_t)hbad >= n0;
         return sl_task_fail(t, SL_EINVAL, "run %d is not sorted by its key: row %lld of the run "
                             "is out of order", r, (long long)((int64_t)hbad - (r ? n0 : 0)));
     }
-    MG_CK(t, sl_k_merge_ids(cols[d->key.col], kw, d->key.desc, n0, n1, ids, s), "merging");
+    SL_TASK_CUDA_TRY(t, sl_k_merge_ids(cols[d->key.col], kw, d->key.desc, n0, n1, ids, s),
+                     "merging");
     sl__gpu_work_mark(w, 2);
     g->out = sl_task_new_batch(t, sl_op_output_schema(sl_task_op(t)), n);
     if (!g->out)
@@ -109,9 +103,11 @@ static int run_gpu(struct sl__gpu_work *w, void *arg)
     for (int c = 0; c < d->n_cols; c++) {
         void *dst = sl__col_values(g->out, c);
         if (sl_type_width(g->rows.items[0].batch->cols[c].type) == 4)
-            MG_CK(t, sl_k_gather_b32((const uint32_t *)cols[c], ids, dst, n, s), "gathering");
+            SL_TASK_CUDA_TRY(t, sl_k_gather_b32((const uint32_t *)cols[c], ids, dst, n, s),
+                             "gathering");
         else
-            MG_CK(t, sl_k_gather_b64((const uint64_t *)cols[c], ids, dst, n, s), "gathering");
+            SL_TASK_CUDA_TRY(t, sl_k_gather_b64((const uint64_t *)cols[c], ids, dst, n, s),
+                             "gathering");
     }
     sl__gpu_work_mark(w, 3);
     return SL_OK;

@@ -24,14 +24,6 @@
 #include "sluice_k/join_gftr.h"
 #include "sluice_k/sort.h"
 
-#define PG_CK(t, call, what)                                                              \
-    do {                                                                                  \
-        cudaError_t e_ = (call);                                                          \
-        if (e_ != cudaSuccess)                                                            \
-            return sl_task_fail((t), SL_EDEVICE, "partition on the GPU: %s: %s", (what),  \
-                                cudaGetErrorName(e_));                                    \
-    } while (0)
-
 int sl__part_gpu_sink_can_run(const sl_task_t *t)
 {
     const struct part_data *d = sl_op_data(sl_task_op((sl_task_t *)t));
@@ -98,26 +90,27 @@ static int run_gpu(struct sl__gpu_work *w, void *arg)
                             (long long)n);
     int kw = sl_type_width(g->rows.items[0].batch->cols[d->key].type);
     uint32_t *pid_out = sl__col_values(g->out, d->n_cols); /* the "partition" column */
-    PG_CK(t, sl_k_part_ids(cols[d->key], kw, n, d->bits, d->hash, pid, s), "partition ids");
-    PG_CK(t, sl_k_iota_u32(ids, n, 0, s), "row ids");
-    PG_CK(t, sl_k_radix_rows_k32(temp, &temp_bytes, pid, pid_out, ids, ids + n, 4, n, 0,
-                                 d->bits, s),
-          "partitioning");
-    PG_CK(t, sl_k_part_bounds(pid_out, n, fanout, d_off, s), "partition bounds");
+    SL_TASK_CUDA_TRY(t, sl_k_part_ids(cols[d->key], kw, n, d->bits, d->hash, pid, s),
+                     "partition ids");
+    SL_TASK_CUDA_TRY(t, sl_k_iota_u32(ids, n, 0, s), "row ids");
+    SL_TASK_CUDA_TRY(
+        t, sl_k_radix_rows_k32(temp, &temp_bytes, pid, pid_out, ids, ids + n, 4, n, 0, d->bits, s),
+        "partitioning");
+    SL_TASK_CUDA_TRY(t, sl_k_part_bounds(pid_out, n, fanout, d_off, s), "partition bounds");
     sl__gpu_work_mark(w, 1);
     for (int c = 0; c < d->n_cols; c++) {
         void *dst = sl__col_values(g->out, c);
         if (sl_type_width(g->rows.items[0].batch->cols[c].type) == 4)
-            PG_CK(t, sl_k_gather_b32((const uint32_t *)cols[c], ids + n, dst, n, s),
-                  "gathering");
+            SL_TASK_CUDA_TRY(t, sl_k_gather_b32((const uint32_t *)cols[c], ids + n, dst, n, s),
+                             "gathering");
         else
-            PG_CK(t, sl_k_gather_b64((const uint64_t *)cols[c], ids + n, dst, n, s),
-                  "gathering");
+            SL_TASK_CUDA_TRY(t, sl_k_gather_b64((const uint64_t *)cols[c], ids + n, dst, n, s),
+                             "gathering");
     }
     sl__gpu_work_mark(w, 2);
-    PG_CK(t, cudaMemcpyAsync(g->off, d_off, (size_t)(fanout + 1) * 8, cudaMemcpyDeviceToHost,
-                             s),
-          "reading the bounds");
+    SL_TASK_CUDA_TRY(
+        t, cudaMemcpyAsync(g->off, d_off, (size_t)(fanout + 1) * 8, cudaMemcpyDeviceToHost, s),
+        "reading the bounds");
     return SL_OK;
 }
 

@@ -68,14 +68,6 @@ int sl__sort_gpu_sink_can_run(const sl_task_t *t)
     return 1;
 }
 
-#define SG_CK(t, call, what)                                                              \
-    do {                                                                                  \
-        cudaError_t e_ = (call);                                                          \
-        if (e_ != cudaSuccess)                                                            \
-            return sl_task_fail((t), SL_EDEVICE, "sort on the GPU: %s: %s", (what),       \
-                                cudaGetErrorName(e_));                                    \
-    } while (0)
-
 /* Device bytes the GPU finalize needs: the output, copies of columns that are not one
  * run of one buffer, row ids (two payloads or more) and CUB's temp storage. */
 static int64_t need_bytes(const struct sort_global *g, const struct sort_data *d, int64_t n,
@@ -159,29 +151,33 @@ static int run_gpu(struct sl__gpu_work *w, void *arg)
                             (long long)g->n);
     void *kout = sl__col_values(g->out, kc);
     if (np <= 1) {
-        SG_CK(t, sl_k_sort_pairs(temp, &temp_bytes, kw, desc, cols[kc], kout,
-                                 np ? cols[pc] : NULL, np ? sl__col_values(g->out, pc) : NULL,
-                                 vb, g->n, s),
-              "sorting");
+        SL_TASK_CUDA_TRY(t,
+                         sl_k_sort_pairs(temp, &temp_bytes, kw, desc, cols[kc], kout,
+                                         np ? cols[pc] : NULL,
+                                         np ? sl__col_values(g->out, pc) : NULL, vb, g->n, s),
+                         "sorting");
         sl__gpu_work_mark(w, 2);
         sl__gpu_work_mark(w, 3);
         return SL_OK;
     }
-    SG_CK(t, sl_k_iota_u32(ids, g->n, 0, s), "row ids");
-    SG_CK(t, sl_k_sort_pairs(temp, &temp_bytes, kw, desc, cols[kc], kout, ids, ids + g->n, 4,
-                             g->n, s),
-          "sorting");
+    SL_TASK_CUDA_TRY(t, sl_k_iota_u32(ids, g->n, 0, s), "row ids");
+    SL_TASK_CUDA_TRY(
+        t,
+        sl_k_sort_pairs(temp, &temp_bytes, kw, desc, cols[kc], kout, ids, ids + g->n, 4, g->n, s),
+        "sorting");
     sl__gpu_work_mark(w, 2);
     for (int c = 0; c < d->n_cols; c++) {
         if (c == kc)
             continue;
         void *dst = sl__col_values(g->out, c);
         if (sl_type_width(b0->cols[c].type) == 4)
-            SG_CK(t, sl_k_gather_b32((const uint32_t *)cols[c], ids + g->n, dst, g->n, s),
-                  "gathering");
+            SL_TASK_CUDA_TRY(t,
+                             sl_k_gather_b32((const uint32_t *)cols[c], ids + g->n, dst, g->n, s),
+                             "gathering");
         else
-            SG_CK(t, sl_k_gather_b64((const uint64_t *)cols[c], ids + g->n, dst, g->n, s),
-                  "gathering");
+            SL_TASK_CUDA_TRY(t,
+                             sl_k_gather_b64((const uint64_t *)cols[c], ids + g->n, dst, g->n, s),
+                             "gathering");
     }
     sl__gpu_work_mark(w, 3);
     return SL_OK;
