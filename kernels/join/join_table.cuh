@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "sluice_k/join.h"
+#include "sluice_k/persistent.cuh" /* claim_unit: the persistent grid takes units */
 
 namespace sluice_k {
 namespace jtab {
@@ -48,6 +49,28 @@ static __global__ void units_kernel(const int64_t *__restrict__ r_off,
     units[p] = (nr > 0 && ns > 0)
                    ? ((nr + kBuildChunk - 1) / kBuildChunk) * ((ns + kProbeChunk - 1) / kProbeChunk)
                    : 0;
+}
+
+/* The rows of unit u of partition p (units_kernel's order: build chunks vary fastest):
+ * build rows [rb, rb + m) and probe rows [sb, se). */
+struct UnitRows {
+    int64_t rb, sb, se;
+    int m;
+};
+
+__device__ __forceinline__ UnitRows unit_rows(const int64_t *r_off, const int64_t *s_off,
+                                              const int64_t *unit_off, int64_t u, int64_t p)
+{
+    const int64_t r0 = r_off[p], nr = r_off[p + 1] - r0;
+    const int64_t s0 = s_off[p], ns = s_off[p + 1] - s0;
+    const int64_t nb = (nr + kBuildChunk - 1) / kBuildChunk;
+    const int64_t local = u - unit_off[p];
+    UnitRows ur;
+    ur.rb = r0 + (local % nb) * kBuildChunk;
+    ur.m = (int)((r0 + nr - ur.rb) < kBuildChunk ? (r0 + nr - ur.rb) : kBuildChunk);
+    ur.sb = s0 + (local / nb) * kProbeChunk;
+    ur.se = (s0 + ns - ur.sb) < kProbeChunk ? s0 + ns : ur.sb + kProbeChunk;
+    return ur;
 }
 
 } // namespace jtab

@@ -344,3 +344,46 @@ int agg_gpu_source(sl_task_t *t)
     sl_batch_unref(b);
     return rc < 0 ? rc : sl_task_emit(t, h);
 }
+
+/* ---------------- the definition CUDA builds register (aggregate/meson.build) -------- */
+
+/* A failed query's GPU locals may still hold batches (finalize drops them otherwise). */
+static void fini_local(const sl_op_t *op, void *gstate, void *lstate)
+{
+    (void)op, (void)gstate;
+    struct agg_local *ls = lstate;
+    if (ls && ls->gpu)
+        agg_gpu_local_release(ls->gpu);
+}
+
+/* The source emits the GPU's result when finalize ran there, else the CPU's. */
+static int64_t source_tasks(sl_task_t *t)
+{
+    const struct agg_global *gs = sl_task_gstate(t);
+    return gs->gpu ? agg_gpu_source_tasks(t) : sl__agg_source_tasks(t);
+}
+
+static int source_any(sl_task_t *t)
+{
+    const struct agg_global *gs = sl_task_gstate(t);
+    return gs->gpu ? agg_gpu_source(t) : sl__agg_source(t);
+}
+
+static const struct sl_impl def_sink[] = {
+    SL__IMPL_CPU(sl__agg_sink),
+    SL__IMPL_CUDA(agg_gpu_sink, agg_gpu_sink_can_run),
+};
+static const struct sl_impl def_combine[] = {
+    SL__IMPL_CPU(sl__agg_combine),
+    SL__IMPL_CUDA(sl__agg_combine, NULL),
+};
+static const struct sl_impl def_finalize[] = {
+    SL__IMPL_CPU(sl__agg_finalize_cpu),
+    SL__IMPL_CUDA(agg_gpu_finalize, agg_gpu_finalize_can_run),
+};
+static const struct sl_impl def_source[] = {
+    SL__IMPL_CPU(source_any),
+    SL__IMPL_CUDA(source_any, agg_gpu_source_can_run),
+};
+SL__SINK_SOURCE_DEF(sl__aggregate_cuda_def, SL__AGG_DEF_FIELDS, (source_tasks, fini_local),
+                    sl__agg_cost, def_sink, def_combine, def_finalize, def_source);

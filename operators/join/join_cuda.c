@@ -815,3 +815,57 @@ int join_gpu_source(sl_task_t *t)
     sl_batch_unref(b);
     return rc < 0 ? rc : sl_task_emit(t, h);
 }
+
+/* ---------------- the definition CUDA builds register (join/meson.build) ---------------- */
+
+static void fini_global(const sl_op_t *op, void *gs)
+{
+    join_fini_global(op, gs);
+    join_ooc_free(gs);
+    join_smj_ooc_free(gs);
+}
+
+/* The source emits the out-of-core or GPU result when finalize made one, else the
+ * CPU's. */
+static int64_t source_tasks(sl_task_t *t)
+{
+    struct join_state *st = sl_task_gstate(t);
+    const struct join_data *d = sl_op_data(sl_task_op(t));
+    if (st->smj_ooc)
+        return join_smj_ooc_source_tasks(t);
+    if (st->gpu && !d->aggregate)
+        return join_gpu_source_tasks(t);
+    return join_source_tasks(t);
+}
+
+static int source_any(sl_task_t *t)
+{
+    struct join_state *st = sl_task_gstate(t);
+    if (st->smj_ooc)
+        return join_smj_ooc_source(t);
+    if (st->gpu)
+        return join_gpu_source(t);
+    return join_source(t);
+}
+
+/* On a GPU the sink keeps references to device batches (the runtime uploaded them) and
+ * the source emits the device result only when finalize ran there. */
+static int gpu_source_can_run(const sl_task_t *t)
+{
+    return ((const struct join_state *)sl_task_gstate((sl_task_t *)t))->gpu;
+}
+
+static const struct sl_impl def_sink[] = {
+    SL__IMPL_CPU(join_sink),
+    SL__IMPL_CUDA(join_sink, join_gpu_sink_can_run),
+};
+static const struct sl_impl def_finalize[] = {
+    SL__IMPL_CPU(join_finalize),
+    SL__IMPL_CUDA(join_finalize_cuda, join_gpu_can_run),
+};
+static const struct sl_impl def_source[] = {
+    SL__IMPL_CPU(source_any),
+    SL__IMPL_CUDA(source_any, gpu_source_can_run),
+};
+SL__SINK_SOURCE_DEF(sl__join_cuda_def, JOIN_DEF_FIELDS, (source_tasks, fini_global),
+                    sl__cost_linear, def_sink, join_combine_cpu, def_finalize, def_source);
