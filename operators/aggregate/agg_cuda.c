@@ -369,21 +369,9 @@ static int source_any(sl_task_t *t)
     return gs->gpu ? agg_gpu_source(t) : sl__agg_source(t);
 }
 
-static const struct sl_impl def_sink[] = {
-    SL__IMPL_CPU(sl__agg_sink),
-    SL__IMPL_CUDA(agg_gpu_sink, agg_gpu_sink_can_run),
-};
-static const struct sl_impl def_combine[] = {
-    SL__IMPL_CPU(sl__agg_combine),
-    SL__IMPL_CUDA(sl__agg_combine, NULL),
-};
-static const struct sl_impl def_finalize[] = {
-    SL__IMPL_CPU(sl__agg_finalize_cpu),
-    SL__IMPL_CUDA(agg_gpu_finalize, agg_gpu_finalize_can_run),
-};
-static const struct sl_impl def_source[] = {
-    SL__IMPL_CPU(source_any),
-    SL__IMPL_CUDA(source_any, agg_gpu_source_can_run),
-};
+SL__IMPLS_CPU_CUDA(def_sink, sl__agg_sink, agg_gpu_sink, agg_gpu_sink_can_run);
+SL__IMPLS_CPU_CUDA(def_combine, sl__agg_combine, sl__agg_combine, NULL);
+SL__IMPLS_CPU_CUDA(def_finalize, sl__agg_finalize_cpu, agg_gpu_finalize, agg_gpu_finalize_can_run);
+SL__IMPLS_CPU_CUDA(def_source, source_any, source_any, agg_gpu_source_can_run);
 SL__SINK_SOURCE_DEF(sl__aggregate_cuda_def, SL__AGG_DEF_FIELDS, (source_tasks, fini_local),
                     sl__agg_cost, def_sink, def_combine, def_finalize, def_source);

@@ -63,6 +63,15 @@ static inline void sl__mat_chunk(const struct sl__mat *m, int64_t k, int64_t *lo
     *hi = *lo + m->chunk_rows < m->n ? *lo + m->chunk_rows : m->n;
 }
 
+/* The last stage's step of a CPU finalize: the result's null counts from the chunks'
+ * (nulls), and the stage `done`. */
+static inline int sl__mat_finish(struct sl__mat *m, int done)
+{
+    sl__sum_chunk_nulls(m->out, m->nulls, m->n_chunks, m->n_cols);
+    m->stage = done;
+    return SL_OK;
+}
+
 /* Starts CPU stage `stage` of the finalize: n tasks of `work`, then `step` once, each
  * with the global state as its argument (sl_task_arg). */
 int sl__mat_spawn(sl_task_t *t, struct sl__mat *m, const struct sl_phase *work,
@@ -97,12 +106,9 @@ extern const struct sl_impl sl__mat_sink_cpu[1], sl__mat_combine_cpu[1], sl__mat
  * there. */
 #define SL__MAT_CUDA_DEF(def, fields, finalize_, source_, sink_can_run_, finalize_gpu_,     \
                          finalize_can_run_)                                                \
-    static const struct sl_impl def##_sink_impls[] = {                                     \
-        SL__IMPL_CPU(sl__mat_sink), SL__IMPL_CUDA(sl__mat_sink, sink_can_run_)};           \
-    static const struct sl_impl def##_finalize_impls[] = {                                 \
-        SL__IMPL_CPU(finalize_), SL__IMPL_CUDA(finalize_gpu_, finalize_can_run_)};         \
-    static const struct sl_impl def##_source_impls[] = {                                   \
-        SL__IMPL_CPU(source_), SL__IMPL_CUDA(source_, sl__mat_out_on_gpu)};                \
+    SL__IMPLS_CPU_CUDA(def##_sink_impls, sl__mat_sink, sl__mat_sink, sink_can_run_);      \
+    SL__IMPLS_CPU_CUDA(def##_finalize_impls, finalize_, finalize_gpu_, finalize_can_run_); \
+    SL__IMPLS_CPU_CUDA(def##_source_impls, source_, source_, sl__mat_out_on_gpu);          \
     SL__SINK_SOURCE_DEF(def, fields, (), sl__cost_linear, def##_sink_impls,                \
                         sl__mat_combine_any, def##_finalize_impls, def##_source_impls)
 

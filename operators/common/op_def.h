@@ -21,6 +21,11 @@
 #define SL__IMPL_CPU(run_) {.device = SL_DEVICE_CPU, .run = (run_)}
 #define SL__IMPL_CUDA(run_, can_run_)                                                      \
     {.device = SL_DEVICE_CUDA, .run = (run_), .can_run = (can_run_)}
+/* The implementation array `name`: cpu_run_ on the CPU, and gpu_run_ on a GPU when
+ * can_run_ says so (NULL: always). */
+#define SL__IMPLS_CPU_CUDA(name, cpu_run_, gpu_run_, can_run_)                             \
+    static const struct sl_impl name[] = {SL__IMPL_CPU(cpu_run_),                          \
+                                          SL__IMPL_CUDA(gpu_run_, can_run_)}
 #define SL__N_IMPLS(a) ((unsigned)(sizeof(a) / sizeof((a)[0])))
 
 #define SL__SINK_SOURCE_DEF(def, fields, args, sink_cost_, sink_, combine_, finalize_,      \

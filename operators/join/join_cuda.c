@@ -855,17 +855,8 @@ static int gpu_source_can_run(const sl_task_t *t)
     return ((const struct join_state *)sl_task_gstate((sl_task_t *)t))->gpu;
 }
 
-static const struct sl_impl def_sink[] = {
-    SL__IMPL_CPU(join_sink),
-    SL__IMPL_CUDA(join_sink, join_gpu_sink_can_run),
-};
-static const struct sl_impl def_finalize[] = {
-    SL__IMPL_CPU(join_finalize),
-    SL__IMPL_CUDA(join_finalize_cuda, join_gpu_can_run),
-};
-static const struct sl_impl def_source[] = {
-    SL__IMPL_CPU(source_any),
-    SL__IMPL_CUDA(source_any, gpu_source_can_run),
-};
+SL__IMPLS_CPU_CUDA(def_sink, join_sink, join_sink, join_gpu_sink_can_run);
+SL__IMPLS_CPU_CUDA(def_finalize, join_finalize, join_finalize_cuda, join_gpu_can_run);
+SL__IMPLS_CPU_CUDA(def_source, source_any, source_any, gpu_source_can_run);
 SL__SINK_SOURCE_DEF(sl__join_cuda_def, JOIN_DEF_FIELDS, (source_tasks, fini_global),
                     sl__cost_linear, def_sink, join_combine_cpu, def_finalize, def_source);

@@ -510,13 +510,7 @@ int sl__km_finalize_cuda(sl_task_t *t)
 
 /* The definition CUDA builds register (kmeans/meson.build): kmeans.c's with the GPU
  * sink and finalize added. */
-static const struct sl_impl def_sink[] = {
-    SL__IMPL_CPU(sl__km_sink),
-    SL__IMPL_CUDA(sl__km_sink_cuda, NULL),
-};
-static const struct sl_impl def_finalize[] = {
-    SL__IMPL_CPU(sl__km_finalize),
-    SL__IMPL_CUDA(sl__km_finalize_cuda, sl__km_gpu_can_run),
-};
+SL__IMPLS_CPU_CUDA(def_sink, sl__km_sink, sl__km_sink_cuda, NULL);
+SL__IMPLS_CPU_CUDA(def_finalize, sl__km_finalize, sl__km_finalize_cuda, sl__km_gpu_can_run);
 SL__SINK_SOURCE_DEF(sl__kmeans_cuda_def, SL__KM_DEF_FIELDS, (), sl__km_cost, def_sink,
                     sl__km_combine_cpu, def_finalize, sl__km_source_cpu);

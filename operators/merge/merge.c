@@ -254,9 +254,7 @@ static int merge_step(sl_task_t *t)
         }
         return spawn(t, g, M_GATHER, g->m.n_chunks);
     case M_GATHER:
-        sl__sum_chunk_nulls(g->m.out, g->m.nulls, g->m.n_chunks, g->m.n_cols);
-        g->m.stage = M_DONE;
-        return SL_OK;
+        return sl__mat_finish(&g->m, M_DONE);
     default:
         return SL_OK;
     }

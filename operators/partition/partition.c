@@ -359,9 +359,7 @@ static int part_step(sl_task_t *t)
             g->rowid = g->dst[g->n_scat - 1];
         return spawn(t, g, P_FINISH, g->m.n_chunks);
     case P_FINISH:
-        sl__sum_chunk_nulls(g->m.out, g->m.nulls, g->m.n_chunks, g->m.n_cols);
-        g->m.stage = P_DONE;
-        return SL_OK;
+        return sl__mat_finish(&g->m, P_DONE);
     default:
         return SL_OK;
     }

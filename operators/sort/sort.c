@@ -351,9 +351,7 @@ static int sort_step(sl_task_t *t)
         break;
     }
     case S_GATHER:
-        sl__sum_chunk_nulls(g->m.out, g->m.nulls, g->m.n_chunks, g->m.n_cols);
-        g->m.stage = S_DONE;
-        return SL_OK;
+        return sl__mat_finish(&g->m, S_DONE);
     default:
         return SL_OK;
     }
