@@ -116,19 +116,14 @@ __global__ void __launch_bounds__(Tune<K, NW>::kThreads)
         const int64_t rb = ur.rb, sb = ur.sb, se = ur.se;
         const int m = ur.m;
 
-        for (uint32_t i = threadIdx.x; i < kSlots / 2; i += BT)
-            ((uint32_t *)slots)[i] = 0;
+        table_clear<BT>(slots);
         for (int i = threadIdx.x; i < m; i += BT) {
             bk[i] = a.r_keys[rb + i];
             if constexpr (NW > 0)
                 bv[i] = r_rows[rb + i];
         }
         __syncthreads();
-        for (int i = threadIdx.x; i < m; i += BT) {
-            uint32_t h = slot_of(bk[i], shift);
-            while (atomicCAS(&slots[h], (unsigned short)0, (unsigned short)(i + 1)) != 0)
-                h = (h + 1) & (kSlots - 1);
-        }
+        table_insert<BT>(slots, bk, m, shift);
         __syncthreads();
 
         for (int64_t base = sb; base < se; base += (int64_t)BT * kProbeItems) {

@@ -86,18 +86,13 @@ __global__ void __launch_bounds__(Tune<K, V>::kThreads)
         const int64_t rb = ur.rb, sb = ur.sb, se = ur.se;
         const int m = ur.m;
 
-        for (uint32_t i = threadIdx.x; i < kSlots / 2; i += kBlockThreads)
-            ((uint32_t *)slots)[i] = 0;
+        table_clear<kBlockThreads>(slots);
         for (int i = threadIdx.x; i < m; i += kBlockThreads) {
             bk[i] = r_keys[rb + i];
             bv[i] = r_vals[rb + i];
         }
         __syncthreads();
-        for (int i = threadIdx.x; i < m; i += kBlockThreads) {
-            uint32_t h = slot_of(bk[i], shift);
-            while (atomicCAS(&slots[h], (unsigned short)0, (unsigned short)(i + 1)) != 0)
-                h = (h + 1) & (kSlots - 1);
-        }
+        table_insert<kBlockThreads>(slots, bk, m, shift);
         __syncthreads();
 
         for (int64_t base = sb; base < se; base += (int64_t)kBlockThreads * kProbeItems) {

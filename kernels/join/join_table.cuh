@@ -31,6 +31,26 @@ __device__ __forceinline__ uint32_t slot_of(K key, int shift)
     return (y * 0x9E3779B1u) >> (32 - kSlotBits);
 }
 
+/* Empties the block's shared table (kSlots uint16 slots); BT: threads of the block. */
+template <int BT>
+__device__ __forceinline__ void table_clear(uint16_t *slots)
+{
+    for (uint32_t i = threadIdx.x; i < kSlots / 2; i += BT)
+        ((uint32_t *)slots)[i] = 0;
+}
+
+/* Inserts chunk rows [0, m) with keys bk into the shared table (linear probing; a slot
+ * holds row + 1). The caller synchronizes the block before and after. */
+template <int BT, typename K>
+__device__ __forceinline__ void table_insert(uint16_t *slots, const K *bk, int m, int shift)
+{
+    for (int i = threadIdx.x; i < m; i += BT) {
+        uint32_t h = slot_of(bk[i], shift);
+        while (atomicCAS(&slots[h], (unsigned short)0, (unsigned short)(i + 1)) != 0)
+            h = (h + 1) & (kSlots - 1);
+    }
+}
+
 /* units[p] = build chunks x probe chunks of partition p (0 if either side is empty: S
  * rows of a partition without R rows stay unmatched); units[P] = 0, so an exclusive scan
  * over P + 1 entries leaves the total at [P]. */
