@@ -31,6 +31,7 @@
 #include "agg_gpu.h"
 #include "gpu_ext.h"
 #include "agg_int.h"
+#include "common/op_common.h"
 
 struct agg_gpu_local {
     struct agg_gdrv drv;
@@ -323,26 +324,14 @@ int agg_gpu_source_can_run(const sl_task_t *t)
 int64_t agg_gpu_source_tasks(sl_task_t *t)
 {
     struct agg_global *gs = sl_task_gstate(t);
-    int64_t rows = gs->gpu_out ? sl_batch_num_rows(gs->gpu_out) : 0;
-    int64_t m = sl_task_morsel_rows(t);
-    return rows == 0 ? 0 : (rows + m - 1) / m;
+    return sl__morsel_tasks(t, gs->gpu_out, gs->gpu_out ? sl_batch_num_rows(gs->gpu_out) : 0);
 }
 
 /* One morsel of the device result: on the GPU as it is, or downloaded for a host task. */
 int agg_gpu_source(sl_task_t *t)
 {
     struct agg_global *gs = sl_task_gstate(t);
-    int64_t m = sl_task_morsel_rows(t), lo = sl_task_index(t) * m;
-    int64_t n = sl_batch_num_rows(gs->gpu_out) - lo;
-    sl_batch_t *b = sl_task_batch_slice(t, gs->gpu_out, lo, n < m ? n : m);
-    if (!b)
-        return SL_ENOMEM;
-    if (sl_task_device_kind(t) == SL_DEVICE_CUDA)
-        return sl_task_emit(t, b);
-    sl_batch_t *h;
-    int rc = sl_task_batch_to_host(t, b, &h);
-    sl_batch_unref(b);
-    return rc < 0 ? rc : sl_task_emit(t, h);
+    return sl__emit_morsel(t, gs->gpu_out, sl_batch_num_rows(gs->gpu_out));
 }
 
 /* ---------------- the definition CUDA builds register (aggregate/meson.build) -------- */

@@ -33,6 +33,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/op_common.h"
 #include "join_cuda_int.h"
 #include "sluice_k/columns.h"
 #include "sluice_k/join.h"
@@ -790,9 +791,7 @@ int64_t join_gpu_source_tasks(sl_task_t *t)
     struct join_state *st = sl_task_gstate(t);
     if (st->ooc)
         return join_ooc_source_tasks(t);
-    int64_t rows = st->gpu_out ? sl_batch_num_rows(st->gpu_out) : 0;
-    int64_t m = sl_task_morsel_rows(t);
-    return rows == 0 ? 0 : (rows + m - 1) / m;
+    return sl__morsel_tasks(t, st->gpu_out, st->gpu_out ? sl_batch_num_rows(st->gpu_out) : 0);
 }
 
 /* One morsel of the device result: on the GPU as it is, or downloaded for a host task. */
@@ -803,17 +802,7 @@ int join_gpu_source(sl_task_t *t)
         return join_emit_aggregate(t, st);
     if (st->ooc)
         return join_ooc_source(t);
-    int64_t m = sl_task_morsel_rows(t), lo = sl_task_index(t) * m;
-    int64_t n = sl_batch_num_rows(st->gpu_out) - lo;
-    sl_batch_t *b = sl_task_batch_slice(t, st->gpu_out, lo, n < m ? n : m);
-    if (!b)
-        return SL_ENOMEM;
-    if (sl_task_device_kind(t) == SL_DEVICE_CUDA)
-        return sl_task_emit(t, b);
-    sl_batch_t *h;
-    int rc = sl_task_batch_to_host(t, b, &h);
-    sl_batch_unref(b);
-    return rc < 0 ? rc : sl_task_emit(t, h);
+    return sl__emit_morsel(t, st->gpu_out, sl_batch_num_rows(st->gpu_out));
 }
 
 /* ---------------- the definition CUDA builds register (join/meson.build) ---------------- */
