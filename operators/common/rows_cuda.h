@@ -51,6 +51,16 @@ void sl__gpu_work_mark(struct sl__gpu_work *w, int i);
 int sl__gpu_work_finish(struct sl__gpu_work *w, int rc, const char *const *names, int n_names,
                         const char *what);
 
+/* Columns [0, n_cols) of the n kept rows as device arrays (sl__rows_device_column), the
+ * copies freed with w's scratch. SL_OK or the failure recorded on the task. */
+int sl__gpu_work_columns(struct sl__gpu_work *w, const struct sl__rows *r, int n_cols,
+                         int64_t n, const void **cols);
+/* Column c of out (rows [0, n)) = cols[c] gathered by row ids (ids[i]: the input row of
+ * output row i), for every c in [0, n_cols) but `skip` (-1: none); 4- or 8-byte columns
+ * by out's types. Enqueued on the task's stream; SL_OK or the failure recorded. */
+int sl__gpu_gather_columns(sl_task_t *t, const void *const *cols, int n_cols, int skip,
+                           const uint32_t *ids, sl_batch_t *out, int64_t n);
+
 /* A GPU finalize's body: runs the work on w (marks, scratch) for `arg`. */
 typedef int (*sl__gpu_body_fn)(struct sl__gpu_work *w, void *arg);
 /* Runs body with a fresh work, finishes it (sl__gpu_work_finish) and, on success, drops

@@ -69,13 +69,9 @@ static int run_gpu(struct sl__gpu_work *w, void *arg)
     int64_t n = g->m.n, n0 = first_run_rows(&g->m.rows), n1 = n - n0;
     const void *cols[64];
     sl__gpu_work_mark(w, 0);
-    for (int c = 0; c < d->n_cols; c++) {
-        void *owned;
-        int rc = sl__rows_device_column(t, &g->m.rows, c, n, &cols[c], &owned);
-        sl__gpu_work_keep(w, owned);
-        if (rc < 0)
-            return rc;
-    }
+    int rc = sl__gpu_work_columns(w, &g->m.rows, d->n_cols, n, cols);
+    if (rc < 0)
+        return rc;
     int kw = sl_type_width(g->m.rows.items[0].batch->cols[d->key.col].type);
     unsigned long long *bad = sl__gpu_work_alloc(w, 8), hbad = 0;
     uint32_t *ids = sl__gpu_work_alloc(w, (size_t)n * 4);
@@ -100,15 +96,8 @@ static int run_gpu(struct sl__gpu_work *w, void *arg)
     if (!g->m.out)
         return sl_task_fail(t, SL_ENOMEM, "merge on the GPU: out of memory for %lld rows",
                             (long long)n);
-    for (int c = 0; c < d->n_cols; c++) {
-        void *dst = sl__col_values(g->m.out, c);
-        if (sl_type_width(g->m.rows.items[0].batch->cols[c].type) == 4)
-            SL_TASK_CUDA_TRY(t, sl_k_gather_b32((const uint32_t *)cols[c], ids, dst, n, s),
-                             "gathering");
-        else
-            SL_TASK_CUDA_TRY(t, sl_k_gather_b64((const uint64_t *)cols[c], ids, dst, n, s),
-                             "gathering");
-    }
+    if ((rc = sl__gpu_gather_columns(t, cols, d->n_cols, -1, ids, g->m.out, n)) < 0)
+        return rc;
     sl__gpu_work_mark(w, 3);
     return SL_OK;
 }

@@ -72,13 +72,9 @@ static int run_gpu(struct sl__gpu_work *w, void *arg)
     need_bytes(g, d, n, &temp_bytes);
     const void *cols[64];
     sl__gpu_work_mark(w, 0);
-    for (int c = 0; c < d->n_cols; c++) {
-        void *owned;
-        int rc = sl__rows_device_column(t, &g->m.rows, c, n, &cols[c], &owned);
-        sl__gpu_work_keep(w, owned);
-        if (rc < 0)
-            return rc;
-    }
+    int rc = sl__gpu_work_columns(w, &g->m.rows, d->n_cols, n, cols);
+    if (rc < 0)
+        return rc;
     g->m.out = sl_task_new_batch(t, sl_op_output_schema(sl_task_op(t)), n);
     uint32_t *pid = sl__gpu_work_alloc(w, (size_t)n * 4);
     uint32_t *ids = sl__gpu_work_alloc(w, (size_t)n * 8);
@@ -98,15 +94,8 @@ static int run_gpu(struct sl__gpu_work *w, void *arg)
         "partitioning");
     SL_TASK_CUDA_TRY(t, sl_k_part_bounds(pid_out, n, fanout, d_off, s), "partition bounds");
     sl__gpu_work_mark(w, 1);
-    for (int c = 0; c < d->n_cols; c++) {
-        void *dst = sl__col_values(g->m.out, c);
-        if (sl_type_width(g->m.rows.items[0].batch->cols[c].type) == 4)
-            SL_TASK_CUDA_TRY(t, sl_k_gather_b32((const uint32_t *)cols[c], ids + n, dst, n, s),
-                             "gathering");
-        else
-            SL_TASK_CUDA_TRY(t, sl_k_gather_b64((const uint64_t *)cols[c], ids + n, dst, n, s),
-                             "gathering");
-    }
+    if ((rc = sl__gpu_gather_columns(t, cols, d->n_cols, -1, ids + n, g->m.out, n)) < 0)
+        return rc;
     sl__gpu_work_mark(w, 2);
     SL_TASK_CUDA_TRY(
         t, cudaMemcpyAsync(g->off, d_off, (size_t)(fanout + 1) * 8, cudaMemcpyDeviceToHost, s),

@@ -135,13 +135,9 @@ static int run_gpu(struct sl__gpu_work *w, void *arg)
     need_bytes(g, d, g->m.n, &temp_bytes);
     const void *cols[SG_MAX_COLS];
     sl__gpu_work_mark(w, 0);
-    for (int c = 0; c < d->n_cols; c++) {
-        void *owned;
-        int rc = sl__rows_device_column(t, &g->m.rows, c, g->m.n, &cols[c], &owned);
-        sl__gpu_work_keep(w, owned);
-        if (rc < 0)
-            return rc;
-    }
+    int rc = sl__gpu_work_columns(w, &g->m.rows, d->n_cols, g->m.n, cols);
+    if (rc < 0)
+        return rc;
     sl__gpu_work_mark(w, 1);
     g->m.out = sl_task_new_batch(t, schema, g->m.n);
     void *temp = sl__gpu_work_alloc(w, temp_bytes);
@@ -166,19 +162,8 @@ static int run_gpu(struct sl__gpu_work *w, void *arg)
                                      4, g->m.n, s),
                      "sorting");
     sl__gpu_work_mark(w, 2);
-    for (int c = 0; c < d->n_cols; c++) {
-        if (c == kc)
-            continue;
-        void *dst = sl__col_values(g->m.out, c);
-        if (sl_type_width(b0->cols[c].type) == 4)
-            SL_TASK_CUDA_TRY(
-                t, sl_k_gather_b32((const uint32_t *)cols[c], ids + g->m.n, dst, g->m.n, s),
-                "gathering");
-        else
-            SL_TASK_CUDA_TRY(
-                t, sl_k_gather_b64((const uint64_t *)cols[c], ids + g->m.n, dst, g->m.n, s),
-                "gathering");
-    }
+    if ((rc = sl__gpu_gather_columns(t, cols, d->n_cols, kc, ids + g->m.n, g->m.out, g->m.n)) < 0)
+        return rc;
     sl__gpu_work_mark(w, 3);
     return SL_OK;
 }
