@@ -158,6 +158,8 @@ int sl__rows_sink(sl_task_t *t, struct sl__rows *local);
 /* A combine phase body: moves a worker's batches into the global list. */
 /* Rows in all kept batches. */
 int64_t sl__rows_total(const struct sl__rows *r);
+/* Replaces *b, if a device batch, by a host copy (dropping the device one). */
+int sl__batch_keep_on_host(sl_task_t *t, sl_batch_t **b);
 /* Replaces device batches (kept by a sink on a GPU) by host copies, for a CPU finalize. */
 int sl__rows_to_host(sl_task_t *t, struct sl__rows *r);
 int sl__rows_combine(sl_task_t *t, struct sl__rows *global, struct sl__rows *local);

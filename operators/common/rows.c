@@ -228,17 +228,25 @@ int64_t sl__rows_total(const struct sl__rows *r)
     return n;
 }
 
+int sl__batch_keep_on_host(sl_task_t *t, sl_batch_t **b)
+{
+    sl_batch_t *h;
+    if (sl_batch_device(*b) < 0)
+        return SL_OK;
+    int rc = sl_task_batch_to_host(t, *b, &h);
+    if (rc < 0)
+        return rc;
+    sl_batch_unref(*b);
+    *b = h;
+    return SL_OK;
+}
+
 int sl__rows_to_host(sl_task_t *t, struct sl__rows *r)
 {
     for (int64_t i = 0; i < r->n; i++) {
-        sl_batch_t *b = r->items[i].batch, *h;
-        if (sl_batch_device(b) < 0)
-            continue;
-        int rc = sl_task_batch_to_host(t, b, &h);
+        int rc = sl__batch_keep_on_host(t, &r->items[i].batch);
         if (rc < 0)
             return rc;
-        sl_batch_unref(b);
-        r->items[i].batch = h;
     }
     return SL_OK;
 }

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/op_common.h"
 #include "join_int.h"
 
 const struct sl_option_def join_options[JOIN_N_OPTIONS] = {
@@ -532,14 +533,9 @@ static int sides_to_host(sl_task_t *t, struct join_state *st)
 {
     for (int s = 0; s < 2; s++) {
         for (int64_t i = 0; i < st->side[s].n_batches; i++) {
-            sl_batch_t *b = st->side[s].batches[i], *h;
-            if (sl_batch_device(b) < 0)
-                continue;
-            int rc = sl_task_batch_to_host(t, b, &h);
+            int rc = sl__batch_keep_on_host(t, &st->side[s].batches[i]);
             if (rc < 0)
                 return rc;
-            sl_batch_unref(b);
-            st->side[s].batches[i] = h;
         }
     }
     return SL_OK;

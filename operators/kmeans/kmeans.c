@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/op_common.h"
 #include "kmeans_int.h"
 #include "operators.h"
 
@@ -589,14 +590,9 @@ int sl__km_inputs_to_host(sl_task_t *t, struct km_global *g)
 {
     for (int port = 0; port < 2; port++)
         for (int64_t i = 0; i < g->in[port].n; i++) {
-            sl_batch_t *b = g->in[port].v[i].batch, *h;
-            if (sl_batch_device(b) < 0)
-                continue;
-            int rc = sl_task_batch_to_host(t, b, &h);
+            int rc = sl__batch_keep_on_host(t, &g->in[port].v[i].batch);
             if (rc < 0)
                 return rc;
-            sl_batch_unref(b);
-            g->in[port].v[i].batch = h;
         }
     return SL_OK;
 }
