@@ -16,6 +16,8 @@
 #ifndef SLUICE_OPERATORS_MATERIALIZE_H
 #define SLUICE_OPERATORS_MATERIALIZE_H
 
+#include <stddef.h>
+
 #include "op_common.h"
 #include "op_def.h"
 

@@ -26,6 +26,8 @@ struct merge_global {
     uint64_t *codes, *perm;
     _Atomic int64_t bad_row;    /* first unsorted row found, or -1 */
 };
+/* The skeleton reads the global state as its struct sl__mat. */
+_Static_assert(offsetof(struct merge_global, m) == 0, "struct sl__mat comes first");
 
 /* The definition's fields (SL__SINK_SOURCE_DEF), shared by merge.c's CPU definition and
  * merge_cuda.c's. */

@@ -27,6 +27,8 @@ struct part_global {
     int64_t *off1;      /* f1 + 1 */
     /* m.gpu: out is a device batch, off on the host (partition_cuda.c) */
 };
+/* The skeleton reads the global state as its struct sl__mat. */
+_Static_assert(offsetof(struct part_global, m) == 0, "struct sl__mat comes first");
 
 /* The definition's fields (SL__SINK_SOURCE_DEF), shared by partition.c's CPU definition and
  * partition_cuda.c's. */

@@ -38,6 +38,8 @@ struct sort_global {
     void *ooc_state;
     void (*ooc_free)(void *ooc_state);
 };
+/* The skeleton reads the global state as its struct sl__mat. */
+_Static_assert(offsetof(struct sort_global, m) == 0, "struct sl__mat comes first");
 
 /* The definition's fields (SL__SINK_SOURCE_DEF), shared by sort.c's CPU definition and
  * sort_cuda.c's. */
