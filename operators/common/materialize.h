@@ -58,6 +58,14 @@ int sl__mat_bind_columns(sl_bind_t *b);
  * rows (the result is empty), < 0 on failure. */
 int sl__mat_begin(sl_task_t *t, struct sl__mat *m, int n_cols);
 
+/* The start of a GPU finalize: the kept batches put in input order and counted (m->n,
+ * returned; 0: nothing to do). */
+static inline int64_t sl__mat_count(struct sl__mat *m)
+{
+    sl__rows_order(&m->rows);
+    return m->n = sl__rows_total(&m->rows);
+}
+
 /* Rows [*lo, *hi) of chunk k. */
 static inline void sl__mat_chunk(const struct sl__mat *m, int64_t k, int64_t *lo, int64_t *hi)
 {

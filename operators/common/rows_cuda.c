@@ -180,3 +180,11 @@ int sl__gpu_gather_columns(sl_task_t *t, const void *const *cols, int n_cols, in
     }
     return SL_OK;
 }
+
+int sl__mat_gpu_run(sl_task_t *t, struct sl__mat *m, sl__gpu_body_fn body, void *arg,
+                    const char *const *names, int n_names, const char *what)
+{
+    int rc = sl__gpu_finalize_run(t, &m->rows, body, arg, names, n_names, what);
+    m->gpu = rc >= 0;
+    return rc;
+}

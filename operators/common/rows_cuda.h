@@ -6,7 +6,7 @@
 #include <cuda_runtime_api.h>
 
 #include "gpu_ext.h"
-#include "op_common.h"
+#include "materialize.h"
 
 /* 1 if column c of all kept batches is one run of one buffer (rows->n > 0). */
 int sl__rows_contiguous(const struct sl__rows *r, int c);
@@ -67,5 +67,9 @@ typedef int (*sl__gpu_body_fn)(struct sl__gpu_work *w, void *arg);
  * the kept rows (their device memory goes back at once). */
 int sl__gpu_finalize_run(sl_task_t *t, struct sl__rows *rows, sl__gpu_body_fn body, void *arg,
                          const char *const *names, int n_names, const char *what);
+/* The same for a materializing operator (materialize.h): on success its result is on the
+ * GPU (m->gpu). */
+int sl__mat_gpu_run(sl_task_t *t, struct sl__mat *m, sl__gpu_body_fn body, void *arg,
+                    const char *const *names, int n_names, const char *what);
 
 #endif /* SL_SORT_ROWS_CUDA_H */

@@ -106,15 +106,11 @@ int sl__merge_gpu_finalize(sl_task_t *t)
 {
     struct merge_global *g = sl_task_gstate(t);
     const struct merge_data *d = sl_op_data(sl_task_op(t));
-    sl__rows_order(&g->m.rows);
-    g->m.n = sl__rows_total(&g->m.rows);
-    if (g->m.n == 0)
+    if (sl__mat_count(&g->m) == 0)
         return SL_OK;
     g->m.n_cols = d->n_cols;
     static const char *const names[3] = {"gpu_check", "gpu_merge", "gpu_gather"};
-    int rc = sl__gpu_finalize_run(t, &g->m.rows, run_gpu, g, names, 3, "merge on the GPU");
-    g->m.gpu = rc >= 0;
-    return rc;
+    return sl__mat_gpu_run(t, &g->m, run_gpu, g, names, 3, "merge on the GPU");
 }
 
 /* The definition CUDA builds register (operators/merge/meson.build): merge.c's with

@@ -107,16 +107,12 @@ int sl__part_gpu_finalize(sl_task_t *t)
 {
     struct part_global *g = sl_task_gstate(t);
     const struct part_data *d = sl_op_data(sl_task_op(t));
-    sl__rows_order(&g->m.rows);
-    g->m.n = sl__rows_total(&g->m.rows);
-    if (g->m.n == 0)
+    if (sl__mat_count(&g->m) == 0)
         return SL_OK;
     g->m.n_cols = d->n_cols;
     g->fanout = (int64_t)1 << d->bits;
     static const char *const names[2] = {"gpu_partition", "gpu_gather"};
-    int rc = sl__gpu_finalize_run(t, &g->m.rows, run_gpu, g, names, 2, "partition on the GPU");
-    g->m.gpu = rc >= 0;
-    return rc;
+    return sl__mat_gpu_run(t, &g->m, run_gpu, g, names, 2, "partition on the GPU");
 }
 
 /* The definition CUDA builds register (operators/partition/meson.build): partition.c's

@@ -172,18 +172,14 @@ int sl__sort_gpu_finalize(sl_task_t *t)
 {
     struct sort_global *g = sl_task_gstate(t);
     const struct sort_data *d = sl_op_data(sl_task_op(t));
-    sl__rows_order(&g->m.rows);
-    g->m.n = sl__rows_total(&g->m.rows);
-    if (g->m.n == 0)
+    if (sl__mat_count(&g->m) == 0)
         return SL_OK;
     if (!fits_in_gpu(t, g, d))
         return sl__sort_ooc_finalize(t);
     int concat = sl__rows_copy_bytes(&g->m.rows, d->n_cols, g->m.n) > 0;
     const char *const names[3] = {concat ? "gpu_concat" : NULL, "gpu_sort",
                                   d->n_cols > 2 ? "gpu_gather" : NULL};
-    int rc = sl__gpu_finalize_run(t, &g->m.rows, run_gpu, g, names, 3, "sort on the GPU");
-    g->m.gpu = rc >= 0;
-    return rc;
+    return sl__mat_gpu_run(t, &g->m, run_gpu, g, names, 3, "sort on the GPU");
 }
 
 /* The definition CUDA builds register (operators/sort/meson.build): sort.c's with the
