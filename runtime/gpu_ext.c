@@ -201,3 +201,10 @@ void sl__task_trace_gpu(sl_task_t *t, const char *name, int kind, int lane, void
     if (e.start_ns >= 0 && e.end_ns >= e.start_ns)
         sl__trace_add(&t->q->trace, t->worker->id, &e);
 }
+
+int sl__task_cuda_fail(sl_task_t *t, int err, const char *what, const char *file, int line)
+{
+    char msg[SL__MSG_MAX];
+    int rc = sl__cuda_check((cudaError_t)err, what, file, line, msg, sizeof msg);
+    return rc < 0 ? sl_task_fail(t, rc, "%s", msg) : rc;
+}

@@ -11,6 +11,23 @@
 
 #include "internal.h"
 
+/* The one CUDA error path of the built-in CUDA operators: fails the task with
+ * SL_EDEVICE for CUDA error `err` (a cudaError_t) of `what` at file:line, worded by the
+ * runtime's own check (runtime/cuda/cuda_check.c: the error's name and text, and "the
+ * device is lost" for a sticky error). Returns the code (< 0), or SL_OK for cudaSuccess.
+ * An int, not a cudaError_t, so that this header needs no CUDA header. */
+int sl__task_cuda_fail(sl_task_t *t, int err, const char *what, const char *file, int line);
+#define SL_TASK_CUDA_FAIL(t, err, what)                                                            \
+    sl__task_cuda_fail((t), (int)(err), (what), __FILE__, __LINE__)
+/* Runs `expr` (a CUDA call or launcher, giving a cudaError_t); on failure fails the task
+ * as above and returns the code from the enclosing function. */
+#define SL_TASK_CUDA_TRY(t, expr, what)                                                            \
+    do {                                                                                           \
+        int sl_tce_ = (int)(expr); /* cudaSuccess is 0 */                                          \
+        if (sl_tce_ != 0)                                                                          \
+            return SL_TASK_CUDA_FAIL((t), sl_tce_, (what));                                        \
+    } while (0)
+
 /* `bytes` of pinned host memory (rounded up to a power of two of at least 64 KiB, which
  * is what is charged); NULL after failing the query (SL_EBUDGET over the host budget). */
 void *sl__task_pinned_alloc(sl_task_t *t, int64_t bytes);

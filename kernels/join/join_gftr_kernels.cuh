@@ -9,7 +9,7 @@
 
 #include <cub/block/block_scan.cuh>
 
-#include "join_rows.cuh"
+#include "sluice_k/rows.cuh"
 #include "join_table.cuh"
 #include "sluice_k/join.h"
 #include "sluice_k/join_types.h"
@@ -109,62 +109,21 @@ __global__ void __launch_bounds__(Tune<K, NW>::kThreads)
     const uint64_t cap = (uint64_t)a.out.capacity;
 
     for (;;) {
-        if (threadIdx.x < 32) {
-            /* 32-way search of the unit's partition (as in join_kernels.cuh). */
-            const int lane = threadIdx.x;
-            int64_t u = 0;
-            if (lane == 0)
-                u = (int64_t)atomicAdd(a.work, 1ull);
-            u = __shfl_sync(0xffffffffu, u, 0);
-            int64_t lo = 0, hi = parts;
-            if (u < total_units) {
-                while (lo < hi) {
-                    const int64_t span = hi - lo;
-                    const int64_t q = lo + (span * (lane + 1) + 31) / 32;
-                    const unsigned m = __ballot_sync(0xffffffffu, a.unit_off[q] <= u);
-                    if (m == 0) {
-                        hi = lo + (span + 31) / 32 - 1;
-                    } else {
-                        const int L = 31 - __clz(m);
-                        const int64_t qL = __shfl_sync(0xffffffffu, q, L);
-                        const int64_t qN = __shfl_sync(0xffffffffu, q, L < 31 ? L + 1 : 31);
-                        lo = qL;
-                        if (L < 31)
-                            hi = qN - 1;
-                    }
-                }
-            }
-            if (lane == 0) {
-                sh_unit = u;
-                sh_part = lo;
-            }
-        }
-        __syncthreads();
-        const int64_t u = sh_unit, p = sh_part;
-        if (u >= total_units)
+        int64_t u, p;
+        if (!claim_unit(a.work, a.unit_off, parts, total_units, sh_unit, sh_part, u, p))
             break;
-        const int64_t r0 = a.r_off[p], nr = a.r_off[p + 1] - r0;
-        const int64_t s0 = a.s_off[p], ns = a.s_off[p + 1] - s0;
-        const int64_t nb = (nr + kBuildChunk - 1) / kBuildChunk;
-        const int64_t local = u - a.unit_off[p];
-        const int64_t rb = r0 + (local % nb) * kBuildChunk;
-        const int m = (int)((r0 + nr - rb) < kBuildChunk ? (r0 + nr - rb) : kBuildChunk);
-        const int64_t sb = s0 + (local / nb) * kProbeChunk;
-        const int64_t se = (s0 + ns - sb) < kProbeChunk ? s0 + ns : sb + kProbeChunk;
+        const UnitRows ur = unit_rows(a.r_off, a.s_off, a.unit_off, u, p);
+        const int64_t rb = ur.rb, sb = ur.sb, se = ur.se;
+        const int m = ur.m;
 
-        for (uint32_t i = threadIdx.x; i < kSlots / 2; i += BT)
-            ((uint32_t *)slots)[i] = 0;
+        table_clear<BT>(slots);
         for (int i = threadIdx.x; i < m; i += BT) {
             bk[i] = a.r_keys[rb + i];
             if constexpr (NW > 0)
                 bv[i] = r_rows[rb + i];
         }
         __syncthreads();
-        for (int i = threadIdx.x; i < m; i += BT) {
-            uint32_t h = slot_of(bk[i], shift);
-            while (atomicCAS(&slots[h], (unsigned short)0, (unsigned short)(i + 1)) != 0)
-                h = (h + 1) & (kSlots - 1);
-        }
+        table_insert<BT>(slots, bk, m, shift);
         __syncthreads();
 
         for (int64_t base = sb; base < se; base += (int64_t)BT * kProbeItems) {

@@ -79,63 +79,20 @@ __global__ void __launch_bounds__(Tune<K, V>::kThreads)
     unsigned long long acc_n = 0, acc_k = 0, acc_r = 0, acc_s = 0;
 
     for (;;) {
-        if (threadIdx.x < 32) {
-            /* Warp 0 takes the next unit and finds its partition (the largest p with
-             * unit_off[p] <= u) by a 32-way search: 3 dependent loads for 2^15
-             * partitions instead of 15. */
-            const int lane = threadIdx.x;
-            int64_t u = 0;
-            if (lane == 0)
-                u = (int64_t)atomicAdd(work, 1ull);
-            u = __shfl_sync(0xffffffffu, u, 0);
-            int64_t lo = 0, hi = parts;
-            if (u < total_units) {
-                while (lo < hi) {
-                    const int64_t span = hi - lo;
-                    const int64_t q = lo + (span * (lane + 1) + 31) / 32; /* in (lo, hi] */
-                    const unsigned m = __ballot_sync(0xffffffffu, unit_off[q] <= u);
-                    if (m == 0) {
-                        hi = lo + (span + 31) / 32 - 1;
-                    } else {
-                        const int L = 31 - __clz(m);
-                        const int64_t qL = __shfl_sync(0xffffffffu, q, L);
-                        const int64_t qN = __shfl_sync(0xffffffffu, q, L < 31 ? L + 1 : 31);
-                        lo = qL;
-                        if (L < 31)
-                            hi = qN - 1;
-                    }
-                }
-            }
-            if (lane == 0) {
-                sh_unit = u;
-                sh_part = lo;
-            }
-        }
-        __syncthreads();
-        const int64_t u = sh_unit, p = sh_part;
-        if (u >= total_units)
+        int64_t u, p;
+        if (!claim_unit(work, unit_off, parts, total_units, sh_unit, sh_part, u, p))
             break;
-        const int64_t r0 = r_off[p], nr = r_off[p + 1] - r0;
-        const int64_t s0 = s_off[p], ns = s_off[p + 1] - s0;
-        const int64_t nb = (nr + kBuildChunk - 1) / kBuildChunk;
-        const int64_t local = u - unit_off[p];
-        const int64_t rb = r0 + (local % nb) * kBuildChunk;
-        const int m = (int)((r0 + nr - rb) < kBuildChunk ? (r0 + nr - rb) : kBuildChunk);
-        const int64_t sb = s0 + (local / nb) * kProbeChunk;
-        const int64_t se = (s0 + ns - sb) < kProbeChunk ? s0 + ns : sb + kProbeChunk;
+        const UnitRows ur = unit_rows(r_off, s_off, unit_off, u, p);
+        const int64_t rb = ur.rb, sb = ur.sb, se = ur.se;
+        const int m = ur.m;
 
-        for (uint32_t i = threadIdx.x; i < kSlots / 2; i += kBlockThreads)
-            ((uint32_t *)slots)[i] = 0;
+        table_clear<kBlockThreads>(slots);
         for (int i = threadIdx.x; i < m; i += kBlockThreads) {
             bk[i] = r_keys[rb + i];
             bv[i] = r_vals[rb + i];
         }
         __syncthreads();
-        for (int i = threadIdx.x; i < m; i += kBlockThreads) {
-            uint32_t h = slot_of(bk[i], shift);
-            while (atomicCAS(&slots[h], (unsigned short)0, (unsigned short)(i + 1)) != 0)
-                h = (h + 1) & (kSlots - 1);
-        }
+        table_insert<kBlockThreads>(slots, bk, m, shift);
         __syncthreads();
 
         for (int64_t base = sb; base < se; base += (int64_t)kBlockThreads * kProbeItems) {

@@ -2,7 +2,7 @@
  * in sluice_k/join_npj.h. */
 #include "sluice_k/join_npj.h"
 
-#include "join_rows.cuh"
+#include "sluice_k/rows.cuh"
 
 using namespace sluice_k::rows;
 

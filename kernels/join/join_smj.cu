@@ -5,7 +5,7 @@
 #include <cub/block/block_reduce.cuh>
 #include <cub/device/device_scan.cuh>
 
-#include "join_rows.cuh"
+#include "sluice_k/rows.cuh"
 
 using namespace sluice_k::rows;
 

@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "sluice_k/join.h"
+#include "sluice_k/persistent.cuh" /* claim_unit: the persistent grid takes units */
 
 namespace sluice_k {
 namespace jtab {
@@ -30,6 +31,26 @@ __device__ __forceinline__ uint32_t slot_of(K key, int shift)
     return (y * 0x9E3779B1u) >> (32 - kSlotBits);
 }
 
+/* Empties the block's shared table (kSlots uint16 slots); BT: threads of the block. */
+template <int BT>
+__device__ __forceinline__ void table_clear(uint16_t *slots)
+{
+    for (uint32_t i = threadIdx.x; i < kSlots / 2; i += BT)
+        ((uint32_t *)slots)[i] = 0;
+}
+
+/* Inserts chunk rows [0, m) with keys bk into the shared table (linear probing; a slot
+ * holds row + 1). The caller synchronizes the block before and after. */
+template <int BT, typename K>
+__device__ __forceinline__ void table_insert(uint16_t *slots, const K *bk, int m, int shift)
+{
+    for (int i = threadIdx.x; i < m; i += BT) {
+        uint32_t h = slot_of(bk[i], shift);
+        while (atomicCAS(&slots[h], (unsigned short)0, (unsigned short)(i + 1)) != 0)
+            h = (h + 1) & (kSlots - 1);
+    }
+}
+
 /* units[p] = build chunks x probe chunks of partition p (0 if either side is empty: S
  * rows of a partition without R rows stay unmatched); units[P] = 0, so an exclusive scan
  * over P + 1 entries leaves the total at [P]. */
@@ -48,6 +69,28 @@ static __global__ void units_kernel(const int64_t *__restrict__ r_off,
     units[p] = (nr > 0 && ns > 0)
                    ? ((nr + kBuildChunk - 1) / kBuildChunk) * ((ns + kProbeChunk - 1) / kProbeChunk)
                    : 0;
+}
+
+/* The rows of unit u of partition p (units_kernel's order: build chunks vary fastest):
+ * build rows [rb, rb + m) and probe rows [sb, se). */
+struct UnitRows {
+    int64_t rb, sb, se;
+    int m;
+};
+
+__device__ __forceinline__ UnitRows unit_rows(const int64_t *r_off, const int64_t *s_off,
+                                              const int64_t *unit_off, int64_t u, int64_t p)
+{
+    const int64_t r0 = r_off[p], nr = r_off[p + 1] - r0;
+    const int64_t s0 = s_off[p], ns = s_off[p + 1] - s0;
+    const int64_t nb = (nr + kBuildChunk - 1) / kBuildChunk;
+    const int64_t local = u - unit_off[p];
+    UnitRows ur;
+    ur.rb = r0 + (local % nb) * kBuildChunk;
+    ur.m = (int)((r0 + nr - ur.rb) < kBuildChunk ? (r0 + nr - ur.rb) : kBuildChunk);
+    ur.sb = s0 + (local / nb) * kProbeChunk;
+    ur.se = (s0 + ns - ur.sb) < kProbeChunk ? s0 + ns : ur.sb + kProbeChunk;
+    return ur;
 }
 
 } // namespace jtab

@@ -5,7 +5,7 @@
 
 #include <cub/device/device_radix_sort.cuh>
 
-#include "../join/join_rows.cuh"
+#include "sluice_k/rows.cuh"
 
 using sluice_k::rows::RowT;
 

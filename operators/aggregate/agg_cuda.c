@@ -30,7 +30,9 @@
 #include <cuda_runtime_api.h>
 
 #include "agg_gpu.h"
+#include "gpu_ext.h"
 #include "agg_int.h"
+#include "common/op_common.h"
 
 struct agg_gpu_local {
     struct agg_gdrv drv;
@@ -103,8 +105,7 @@ static int drv_failed(sl_task_t *t, const struct agg_gdrv *d, int rc)
                             (long long)d->need_bytes, (long long)sl_task_device_budget(t));
     if (rc == AGG_GDRV_ENOMEM || !d)
         return sl_task_fail(t, SL_ENOMEM, "aggregate on the GPU: out of memory");
-    return sl_task_fail(t, SL_EDEVICE, "aggregate on the GPU: %s: %s", d->what ? d->what : "?",
-                        cudaGetErrorName(d->cuerr));
+    return SL_TASK_CUDA_FAIL(t, d->cuerr, d->what ? d->what : "the GPU driver");
 }
 
 /* The driver works for the task at hand: its memory and stream. */
@@ -326,24 +327,44 @@ int agg_gpu_source_can_run(const sl_task_t *t)
 int64_t agg_gpu_source_tasks(sl_task_t *t)
 {
     struct agg_global *gs = sl_task_gstate(t);
-    int64_t rows = gs->gpu_out ? sl_batch_num_rows(gs->gpu_out) : 0;
-    int64_t m = sl_task_morsel_rows(t);
-    return rows == 0 ? 0 : (rows + m - 1) / m;
+    return sl__morsel_tasks(t, gs->gpu_out, gs->gpu_out ? sl_batch_num_rows(gs->gpu_out) : 0);
 }
 
 /* One morsel of the device result: on the GPU as it is, or downloaded for a host task. */
 int agg_gpu_source(sl_task_t *t)
 {
     struct agg_global *gs = sl_task_gstate(t);
-    int64_t m = sl_task_morsel_rows(t), lo = sl_task_index(t) * m;
-    int64_t n = sl_batch_num_rows(gs->gpu_out) - lo;
-    sl_batch_t *b = sl_task_batch_slice(t, gs->gpu_out, lo, n < m ? n : m);
-    if (!b)
-        return SL_ENOMEM;
-    if (sl_task_device_kind(t) == SL_DEVICE_CUDA)
-        return sl_task_emit(t, b);
-    sl_batch_t *h;
-    int rc = sl_task_batch_to_host(t, b, &h);
-    sl_batch_unref(b);
-    return rc < 0 ? rc : sl_task_emit(t, h);
+    return sl__emit_morsel(t, gs->gpu_out, sl_batch_num_rows(gs->gpu_out));
 }
+
+/* ---------------- the definition CUDA builds register (aggregate/meson.build) -------- */
+
+/* A failed query's GPU locals may still hold batches (finalize drops them otherwise). */
+static void fini_local(const sl_op_t *op, void *gstate, void *lstate)
+{
+    (void)op, (void)gstate;
+    struct agg_local *ls = lstate;
+    sl__agg_fini_local(op, gstate, lstate);
+    if (ls && ls->gpu)
+        agg_gpu_local_release(ls->gpu);
+}
+
+/* The source emits the GPU's result when finalize ran there, else the CPU's. */
+static int64_t source_tasks(sl_task_t *t)
+{
+    const struct agg_global *gs = sl_task_gstate(t);
+    return gs->gpu ? agg_gpu_source_tasks(t) : sl__agg_source_tasks(t);
+}
+
+static int source_any(sl_task_t *t)
+{
+    const struct agg_global *gs = sl_task_gstate(t);
+    return gs->gpu ? agg_gpu_source(t) : sl__agg_source(t);
+}
+
+SL__IMPLS_CPU_CUDA(def_sink, sl__agg_sink, agg_gpu_sink, agg_gpu_sink_can_run);
+SL__IMPLS_CPU_CUDA(def_combine, sl__agg_combine, sl__agg_combine, NULL);
+SL__IMPLS_CPU_CUDA(def_finalize, sl__agg_finalize_cpu, agg_gpu_finalize, agg_gpu_finalize_can_run);
+SL__IMPLS_CPU_CUDA(def_source, source_any, source_any, agg_gpu_source_can_run);
+SL__SINK_SOURCE_DEF(sl__aggregate_cuda_def, SL__AGG_DEF_FIELDS, (source_tasks, fini_local),
+                    sl__agg_cost, def_sink, def_combine, def_finalize, def_source);

@@ -42,7 +42,7 @@
 /* Few enough groups to merge in one task (cheaper than spawning partitions). */
 #define AGG_SMALL_GROUPS (1 << 16)
 
-static const struct sl_option_def agg_options[] = {
+const struct sl_option_def sl__agg_options[SL__AGG_N_OPTIONS] = {
     {"keys", SL_OPT_STRING, "", "comma-separated key columns of any type (none: one global row)"},
     {"aggs", SL_OPT_STRING, "count(*)",
      "comma-separated aggregates: count(*), count(c), count(DISTINCT c), sum(c), min(c), "
@@ -182,7 +182,7 @@ static int bind_one_agg(sl_bind_t *b, struct agg_plan *p, const char *item)
     return sl_bind_add_column(b, out, s->out_type);
 }
 
-static int agg_bind(sl_bind_t *b)
+int sl__agg_bind(sl_bind_t *b)
 {
     const char *keys, *aggs;
     int rc = sl_bind_option_str(b, "keys", &keys);
@@ -213,7 +213,7 @@ static int agg_bind(sl_bind_t *b)
     return SL_OK;
 }
 
-static int agg_sink(sl_task_t *t)
+int sl__agg_sink(sl_task_t *t)
 {
     const struct agg_plan *p = sl_op_data(sl_task_op(t));
     struct agg_local *ls = sl_task_lstate(t);
@@ -229,7 +229,7 @@ static int agg_sink(sl_task_t *t)
     return sl__agg_table_sink(t, p, &ls->tb, sl_task_input(t), ls->parts, &ls->flushed);
 }
 
-static int agg_combine(sl_task_t *t)
+int sl__agg_combine(sl_task_t *t)
 {
     struct agg_global *gs = sl_task_gstate(t);
     struct agg_local *ls = sl_task_lstate(t);
@@ -286,7 +286,7 @@ static int agg_merge_part(sl_task_t *t)
     return gs->part_out[i] ? SL_OK : SL_EOVERFLOW;
 }
 
-static const struct sl_impl merge_impl[] = {{.device = SL_DEVICE_CPU, .run = agg_merge_part}};
+static const struct sl_impl merge_impl[] = {SL__IMPL_CPU(agg_merge_part)};
 static const struct sl_phase merge_phase = {merge_impl, 1, NULL};
 
 int sl__agg_finalize_cpu(sl_task_t *t)
@@ -319,7 +319,7 @@ int sl__agg_finalize_cpu(sl_task_t *t)
 /* Co-processing: the GPU's groups come back as output rows (agg_cuda.c) and are merged
  * as partial states into the host's; every aggregate but avg can be rebuilt from its
  * output (avg lost its count). */
-static int agg_can_split(const sl_op_t *op)
+int sl__agg_can_split(const sl_op_t *op)
 {
     const struct agg_plan *p = sl_op_data(op);
     for (int a = 0; p && a < p->n_aggs; a++)
@@ -328,7 +328,7 @@ static int agg_can_split(const sl_op_t *op)
     return p != NULL && !p->any && p->gpu_types;
 }
 
-static void agg_fini_global(const sl_op_t *op, void *gstate)
+void sl__agg_fini_global(const sl_op_t *op, void *gstate)
 {
     (void)op;
     struct agg_global *gs = gstate;
@@ -341,37 +341,24 @@ static void agg_fini_global(const sl_op_t *op, void *gstate)
 
 /* A failed query's locals may still hold batches (combine or finalize take them
  * otherwise). */
-static void agg_fini_local(const sl_op_t *op, void *gstate, void *lstate)
+void sl__agg_fini_local(const sl_op_t *op, void *gstate, void *lstate)
 {
     (void)op, (void)gstate;
     struct agg_local *ls = lstate;
-    if (!ls)
-        return;
-    sl__agg_any_release(&ls->batches);
-#ifdef SL_HAVE_CUDA
-    if (ls->gpu)
-        agg_gpu_local_release(ls->gpu);
-#endif
+    if (ls)
+        sl__agg_any_release(&ls->batches);
 }
 
-static int64_t agg_source_tasks(sl_task_t *t)
+int64_t sl__agg_source_tasks(sl_task_t *t)
 {
     struct agg_global *gs = sl_task_gstate(t);
-#ifdef SL_HAVE_CUDA
-    if (gs->gpu)
-        return agg_gpu_source_tasks(t);
-#endif
     return gs->n_out > 0 ? gs->n_out : 1;
 }
 
-static int agg_source(sl_task_t *t)
+int sl__agg_source(sl_task_t *t)
 {
     const struct agg_plan *p = sl_op_data(sl_task_op(t));
     struct agg_global *gs = sl_task_gstate(t);
-#ifdef SL_HAVE_CUDA
-    if (gs->gpu)
-        return agg_gpu_source(t);
-#endif
     if (p->any)
         return sl__agg_any_source(t);
     int64_t i = sl_task_index(t);
@@ -430,62 +417,10 @@ double sl__agg_cost(const sl_op_t *op, enum sl_device_kind kind, int64_t rows)
     return (double)rows * (1.0 / 150e6 + bytes / 10e9);
 }
 
-#ifdef SL_HAVE_CUDA
-/* On a GPU the sink pre-aggregates (or partitions) each device batch into a device
- * table of the worker; combine collects those, finalize writes the result on the GPU and
- * the source emits it from device memory (agg_cuda.c). */
-#define AGG_N_IMPLS 2
-#else
-#define AGG_N_IMPLS 1
-#endif
-static const struct sl_impl sink_impl[] = {
-    {.device = SL_DEVICE_CPU, .run = agg_sink},
-#ifdef SL_HAVE_CUDA
-    {.device = SL_DEVICE_CUDA, .run = agg_gpu_sink, .can_run = agg_gpu_sink_can_run},
-#endif
-};
-static const struct sl_impl combine_impl[] = {
-    {.device = SL_DEVICE_CPU, .run = agg_combine},
-#ifdef SL_HAVE_CUDA
-    {.device = SL_DEVICE_CUDA, .run = agg_combine},
-#endif
-};
-static const struct sl_impl finalize_impl[] = {
-    {.device = SL_DEVICE_CPU, .run = sl__agg_finalize_cpu},
-#ifdef SL_HAVE_CUDA
-    {.device = SL_DEVICE_CUDA, .run = agg_gpu_finalize, .can_run = agg_gpu_finalize_can_run},
-#endif
-};
-static const struct sl_impl source_impl[] = {
-    {.device = SL_DEVICE_CPU, .run = agg_source},
-#ifdef SL_HAVE_CUDA
-    {.device = SL_DEVICE_CUDA, .run = agg_source, .can_run = agg_gpu_source_can_run},
-#endif
-};
-static const struct sl_phase sink_phase = {sink_impl, AGG_N_IMPLS, sl__agg_cost};
-static const struct sl_phase combine_phase = {combine_impl, AGG_N_IMPLS, NULL};
-static const struct sl_phase finalize_phase = {finalize_impl, AGG_N_IMPLS, NULL};
-static const struct sl_phase source_phase = {source_impl, AGG_N_IMPLS, sl__cost_linear_source};
-
-const struct sl_op_def sl__aggregate_def = {
-    .abi_version = SL_OP_ABI_VERSION,
-    .flags = SL_OP_SINK | SL_OP_SOURCE,
-    .name = "aggregate",
-    .doc = "hash group-by on keys of any type: count(*), count, count(DISTINCT), sum, min, "
-           "max, avg (SQL nulls)",
-    .min_inputs = 1,
-    .max_inputs = 1,
-    .options = agg_options,
-    .n_options = 2,
-    .bind = agg_bind,
-    .global_state_bytes = sizeof(struct agg_global),
-    .local_state_bytes = sizeof(struct agg_local),
-    .fini_global = agg_fini_global,
-    .fini_local = agg_fini_local,
-    .source_tasks = agg_source_tasks,
-    .sink = &sink_phase,
-    .combine = &combine_phase,
-    .finalize = &finalize_phase,
-    .source = &source_phase,
-    .can_split = agg_can_split,
-};
+static const struct sl_impl sink_cpu[] = {SL__IMPL_CPU(sl__agg_sink)};
+static const struct sl_impl combine_cpu[] = {SL__IMPL_CPU(sl__agg_combine)};
+static const struct sl_impl finalize_cpu[] = {SL__IMPL_CPU(sl__agg_finalize_cpu)};
+static const struct sl_impl source_cpu[] = {SL__IMPL_CPU(sl__agg_source)};
+/* The CPU-only definition; CUDA builds register sl__aggregate_cuda_def (agg_cuda.c). */
+SL__SINK_SOURCE_DEF(sl__aggregate_def, SL__AGG_DEF_FIELDS, (sl__agg_source_tasks, sl__agg_fini_local),
+                    sl__agg_cost, sink_cpu, combine_cpu, finalize_cpu, source_cpu);

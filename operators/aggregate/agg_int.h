@@ -4,7 +4,7 @@
 #ifndef SLUICE_AGG_INT_H
 #define SLUICE_AGG_INT_H
 
-#include "operators.h"
+#include "common/op_def.h"
 
 #define AGG_MAX_KEYS 16
 #define AGG_MAX_AGGS 32
@@ -128,7 +128,35 @@ struct agg_global {
     sl_batch_t *any_out;
 };
 
-/* GPU implementations (agg_cuda.c, CUDA builds only). */
+/* The pieces of the definition (agg_hash.c), shared by the CPU-only definition and the
+ * one with the GPU implementations (agg_cuda.c, registered by CUDA builds). */
+/* Releases what a worker's local state still holds (a failed query's batches). */
+void sl__agg_fini_local(const sl_op_t *op, void *gstate, void *lstate);
+#define SL__AGG_N_OPTIONS 2
+extern const struct sl_option_def sl__agg_options[SL__AGG_N_OPTIONS];
+int sl__agg_bind(sl_bind_t *b);
+int sl__agg_can_split(const sl_op_t *op);
+void sl__agg_fini_global(const sl_op_t *op, void *gstate);
+int sl__agg_sink(sl_task_t *t);
+int sl__agg_combine(sl_task_t *t);
+int64_t sl__agg_source_tasks(sl_task_t *t);
+int sl__agg_source(sl_task_t *t);
+/* The definition's fields (SL__SINK_SOURCE_DEF, common/op_def.h) but for the
+ * source_tasks and fini_local functions, which the GPU's adds to. */
+#define SL__AGG_DEF_FIELDS(source_tasks_, fini_local_)                                     \
+    .name = "aggregate",                                                                   \
+    .doc = "hash group-by on keys of any type: count(*), count, count(DISTINCT), sum, "  \
+           "min, max, avg (SQL nulls)",                                                    \
+    .min_inputs = 1, .max_inputs = 1, .options = sl__agg_options,                          \
+    .n_options = SL__AGG_N_OPTIONS, .bind = sl__agg_bind,                                  \
+    .global_state_bytes = sizeof(struct agg_global),                                       \
+    .local_state_bytes = sizeof(struct agg_local), .fini_global = sl__agg_fini_global,     \
+    .fini_local = fini_local_, .source_tasks = source_tasks_, .can_split = sl__agg_can_split
+
+/* GPU implementations (agg_cuda.c, CUDA builds only). On a GPU the sink pre-aggregates
+ * (or partitions) each device batch into a device table of the worker; combine collects
+ * those, finalize writes the result on the GPU and the source emits it from device
+ * memory. */
 /* Drops the batches a GPU local keeps (agg_cuda.c); NULL is fine. */
 void agg_gpu_local_release(struct agg_gpu_local *g);
 int agg_gpu_sink_can_run(const sl_task_t *t);

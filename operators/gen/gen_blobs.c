@@ -12,17 +12,7 @@
 
 #define BLOBS_MAX_DIMS 4096
 
-struct blobs_data {
-    int64_t points, k;
-    int dims;
-    uint64_t seed;
-    double spread;
-    enum sl_type type;
-    int label;
-    double *centres;      /* k * dims, row-major */
-};
-
-static const struct sl_option_def blobs_options[] = {
+const struct sl_option_def sl__gen_blobs_options[] = {
     {"points", SL_OPT_INT, NULL, "number of points (rows)"},
     {"dims", SL_OPT_INT, NULL, "dimensions (columns f0..f{dims-1})"},
     {"k", SL_OPT_INT, NULL, "number of centres"},
@@ -34,12 +24,12 @@ static const struct sl_option_def blobs_options[] = {
 
 static void blobs_free(void *p)
 {
-    struct blobs_data *d = p;
+    struct sl__gen_blobs_data *d = p;
     sl__free(d->centres, (size_t)d->k * (size_t)d->dims * sizeof(double));
     sl__free(d, sizeof *d);
 }
 
-static int blobs_check(sl_bind_t *b, struct blobs_data *d, int64_t dims, const char *type)
+static int blobs_check(sl_bind_t *b, struct sl__gen_blobs_data *d, int64_t dims, const char *type)
 {
     if (d->points < 0)
         return sl_bind_fail(b, SL_EINVAL, "points must be >= 0, got %lld", (long long)d->points);
@@ -58,9 +48,9 @@ static int blobs_check(sl_bind_t *b, struct blobs_data *d, int64_t dims, const c
     return SL_OK;
 }
 
-static int blobs_bind(sl_bind_t *b)
+int sl__gen_blobs_bind(sl_bind_t *b)
 {
-    struct blobs_data d;
+    struct sl__gen_blobs_data d;
     memset(&d, 0, sizeof d);
     int64_t dims, seed;
     const char *type;
@@ -75,7 +65,7 @@ static int blobs_bind(sl_bind_t *b)
         (rc = blobs_check(b, &d, dims, type)) < 0)
         return rc;
     d.seed = (uint64_t)seed;
-    struct blobs_data *p = sl__malloc(sizeof *p);
+    struct sl__gen_blobs_data *p = sl__malloc(sizeof *p);
     size_t nc = (size_t)d.k * (size_t)d.dims;
     d.centres = sl__malloc(nc * sizeof(double));
     if (!p || !d.centres) {
@@ -98,16 +88,9 @@ static int blobs_bind(sl_bind_t *b)
     return d.label ? sl_bind_add_column(b, "label", SL_TYPE_INT32) : SL_OK;
 }
 
-static int64_t blobs_tasks(sl_task_t *t)
+int sl__gen_blobs_source(sl_task_t *t)
 {
-    const struct blobs_data *d = sl_op_data(sl_task_op(t));
-    int64_t m = sl_task_morsel_rows(t);
-    return (d->points + m - 1) / m;
-}
-
-static int blobs_source(sl_task_t *t)
-{
-    const struct blobs_data *d = sl_op_data(sl_task_op(t));
+    const struct sl__gen_blobs_data *d = sl_op_data(sl_task_op(t));
     int64_t m = sl_task_morsel_rows(t);
     int64_t first = sl_task_index(t) * m;
     int64_t n = sl__morsel_len(d->points, m, sl_task_index(t));
@@ -131,51 +114,9 @@ static int blobs_source(sl_task_t *t)
     return sl_task_emit(t, b);
 }
 
-#ifdef SL_HAVE_CUDA
-static int blobs_source_cuda(sl_task_t *t)
-{
-    const struct blobs_data *d = sl_op_data(sl_task_op(t));
-    return sl__gen_blobs_cuda(t, d->seed, d->k, d->dims, d->spread, d->label, d->points);
-}
-
-/* float32 only: the GPU's log and cos may differ from glibc's in the last ulp of the
- * double, which float32 rounding hides (but for a rare 1-ulp tie, see tests/gpu/
- * test_gpu_gen.c); float64 columns would show it, so the CPU makes those. */
-static int blobs_can_cuda(const sl_task_t *t)
-{
-    const struct blobs_data *d = sl_op_data(sl_task_op(t));
-    return d->type == SL_TYPE_FLOAT32;
-}
-#endif
-
 /* float64 blobs cost what they cost on the CPU wherever the pipeline runs. */
-static double blobs_cost(const sl_op_t *op, enum sl_device_kind kind, int64_t rows)
+double sl__gen_blobs_cost(const sl_op_t *op, enum sl_device_kind kind, int64_t rows)
 {
-    const struct blobs_data *d = sl_op_data(op);
+    const struct sl__gen_blobs_data *d = sl_op_data(op);
     return sl__cost_linear(op, d && d->type == SL_TYPE_FLOAT64 ? SL_DEVICE_CPU : kind, rows);
 }
-
-static const struct sl_impl blobs_impls[] = {
-    {.device = SL_DEVICE_CPU, .run = blobs_source},
-#ifdef SL_HAVE_CUDA
-    {.device = SL_DEVICE_CUDA, .flags = SL_IMPL_ASYNC, .run = blobs_source_cuda,
-     .can_run = blobs_can_cuda},
-#endif
-};
-static const struct sl_phase blobs_phase = {blobs_impls,
-                                            sizeof blobs_impls / sizeof blobs_impls[0],
-                                            blobs_cost};
-
-const struct sl_op_def sl__gen_blobs_def = {
-    .abi_version = SL_OP_ABI_VERSION,
-    .flags = SL_OP_SOURCE,
-    .name = "gen.blobs",
-    .doc = "generates k-means test data: points around k random centres",
-    .min_inputs = 0,
-    .max_inputs = 0,
-    .options = blobs_options,
-    .n_options = sizeof blobs_options / sizeof blobs_options[0],
-    .bind = blobs_bind,
-    .source_tasks = blobs_tasks,
-    .source = &blobs_phase,
-};

@@ -9,14 +9,9 @@
 #include <cuda_runtime_api.h>
 
 #include "gen_int.h"
+#include "gpu_ext.h"
 #include "operators.h"
 #include "sluice_k/gen.h"
-
-static int failed(sl_task_t *t, sl_batch_t *b, cudaError_t e, const char *what)
-{
-    sl_batch_unref(b);
-    return sl_task_fail(t, SL_EDEVICE, "%s on the GPU: %s", what, cudaGetErrorName(e));
-}
 
 /* The task's morsel of `rows` rows and a device batch of the output schema for it. */
 static sl_batch_t *morsel_batch(sl_task_t *t, int64_t rows, int64_t *first, int64_t *n)
@@ -50,7 +45,7 @@ static uint32_t *device_validity(sl_task_t *t, sl_batch_t *b, int c, int64_t n)
     return buf->ptr;
 }
 
-int sl__gen_keys_cuda(sl_task_t *t, const struct sl__gen_keys *g, int key64,
+static int keys_on_gpu(sl_task_t *t, const struct sl__gen_keys *g, int key64,
                       enum sl__gen_vtype ptype, int payloads)
 {
     int64_t first, n;
@@ -66,12 +61,14 @@ int sl__gen_keys_cuda(sl_task_t *t, const struct sl__gen_keys *g, int key64,
     cudaError_t e = sl_k_gen_keys(g, key64, first, n, sl__col_values(b, 0), valid, st);
     for (int j = 1; e == cudaSuccess && j <= payloads; j++)
         e = sl_k_gen_payload(ptype, j, first, n, sl__col_values(b, j), st);
-    if (e != cudaSuccess)
-        return failed(t, b, e, "gen.keys");
+    if (e != cudaSuccess) {
+        sl_batch_unref(b);
+        return SL_TASK_CUDA_FAIL(t, e, "gen.keys");
+    }
     return sl_task_emit(t, b);
 }
 
-int sl__gen_uniform_cuda(sl_task_t *t, const struct sl__gen_uni *u, int64_t rows)
+static int uniform_on_gpu(sl_task_t *t, const struct sl__gen_uni *u, int64_t rows)
 {
     int64_t first, n;
     sl_batch_t *b = morsel_batch(t, rows, &first, &n);
@@ -84,12 +81,14 @@ int sl__gen_uniform_cuda(sl_task_t *t, const struct sl__gen_uni *u, int64_t rows
     }
     cudaError_t e = sl_k_gen_uniform(u, first, n, sl__col_values(b, 0), valid,
                                      (cudaStream_t)sl_task_stream(t));
-    if (e != cudaSuccess)
-        return failed(t, b, e, "gen.uniform");
+    if (e != cudaSuccess) {
+        sl_batch_unref(b);
+        return SL_TASK_CUDA_FAIL(t, e, "gen.uniform");
+    }
     return sl_task_emit(t, b);
 }
 
-int sl__gen_sequence_cuda(sl_task_t *t, int64_t start, int64_t step, int is64, int64_t rows)
+static int sequence_on_gpu(sl_task_t *t, int64_t start, int64_t step, int is64, int64_t rows)
 {
     int64_t first, n;
     sl_batch_t *b = morsel_batch(t, rows, &first, &n);
@@ -97,12 +96,14 @@ int sl__gen_sequence_cuda(sl_task_t *t, int64_t start, int64_t step, int is64, i
         return SL_ENOMEM;
     cudaError_t e = sl_k_gen_sequence(start, step, is64, first, n, sl__col_values(b, 0),
                                       (cudaStream_t)sl_task_stream(t));
-    if (e != cudaSuccess)
-        return failed(t, b, e, "gen.sequence");
+    if (e != cudaSuccess) {
+        sl_batch_unref(b);
+        return SL_TASK_CUDA_FAIL(t, e, "gen.sequence");
+    }
     return sl_task_emit(t, b);
 }
 
-int sl__gen_blobs_cuda(sl_task_t *t, uint64_t seed, int64_t k, int dims, double spread,
+static int blobs_on_gpu(sl_task_t *t, uint64_t seed, int64_t k, int dims, double spread,
                        int label, int64_t points)
 {
     int64_t first, n;
@@ -120,7 +121,69 @@ int sl__gen_blobs_cuda(sl_task_t *t, uint64_t seed, int64_t k, int dims, double 
         e = sl_k_gen_blobs_f32(seed, k, dims, spread, first, n, j0, nd, cols,
                                label && j0 == 0 ? sl__col_values(b, dims) : NULL, st);
     }
-    if (e != cudaSuccess)
-        return failed(t, b, e, "gen.blobs");
+    if (e != cudaSuccess) {
+        sl_batch_unref(b);
+        return SL_TASK_CUDA_FAIL(t, e, "gen.blobs");
+    }
     return sl_task_emit(t, b);
 }
+
+/* ---------------- the GPU sources and definitions (SL__GEN_TABLE) ---------------- */
+
+int sl__gen_sequence_cuda(sl_task_t *t)
+{
+    const struct sl__gen_sequence_data *d = sl_op_data(sl_task_op(t));
+    return sequence_on_gpu(t, d->start, d->step, d->type == SL_TYPE_INT64, d->rows);
+}
+
+/* Every type and null rate: the values are bit-exact on the GPU (gen_math.h). */
+int sl__gen_uniform_cuda(sl_task_t *t)
+{
+    const struct sl__gen_uniform_data *d = sl_op_data(sl_task_op(t));
+    return uniform_on_gpu(t, &d->u, d->rows);
+}
+
+static enum sl__gen_vtype vtype(enum sl_type t)
+{
+    return t == SL_TYPE_INT32     ? SL__GEN_I32
+           : t == SL_TYPE_INT64   ? SL__GEN_I64
+           : t == SL_TYPE_FLOAT32 ? SL__GEN_F32
+                                  : SL__GEN_F64;
+}
+
+int sl__gen_keys_cuda(sl_task_t *t)
+{
+    const struct sl__gen_keys_data *d = sl_op_data(sl_task_op(t));
+    return keys_on_gpu(t, &d->g, d->type == SL_TYPE_INT64, vtype(d->ptype), d->payloads);
+}
+
+/* Zipf draws use log/exp, whose last bits differ between glibc and CUDA: the CPU makes
+ * those (in a GPU pipeline, on the host thread; the batch is then moved). */
+int sl__gen_keys_can_cuda(const sl_task_t *t)
+{
+    const struct sl__gen_keys_data *d = sl_op_data(sl_task_op((sl_task_t *)t));
+    return !(d->zipf > 0);
+}
+
+int sl__gen_blobs_cuda(sl_task_t *t)
+{
+    const struct sl__gen_blobs_data *d = sl_op_data(sl_task_op(t));
+    return blobs_on_gpu(t, d->seed, d->k, d->dims, d->spread, d->label, d->points);
+}
+
+/* float32 only: the GPU's log and cos may differ from glibc's in the last ulp of the
+ * double, which float32 rounding hides (but for a rare 1-ulp tie, see tests/gpu/
+ * test_gpu_gen.c); float64 columns would show it, so the CPU makes those. */
+int sl__gen_blobs_can_cuda(const sl_task_t *t)
+{
+    const struct sl__gen_blobs_data *d = sl_op_data(sl_task_op((sl_task_t *)t));
+    return d->type == SL_TYPE_FLOAT32;
+}
+
+#define CUDA_DEF(id, name_, doc_, n_options_, cost_, split_, can_cuda_)                    \
+    static const struct sl_impl id##_impls[] = {                                           \
+        {.device = SL_DEVICE_CPU, .run = sl__gen_##id##_source},                           \
+        {.device = SL_DEVICE_CUDA, .flags = SL_IMPL_ASYNC, .run = sl__gen_##id##_cuda,     \
+         .can_run = can_cuda_}};                                                           \
+    SL__GEN_DEF(sl__gen_##id##_cuda_def, id, name_, doc_, n_options_, cost_, split_, id##_impls);
+SL__GEN_TABLE(CUDA_DEF)

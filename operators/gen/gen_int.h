@@ -19,9 +19,10 @@
 /* The per-row functions and their option structs, shared with the CUDA kernels. */
 #include "sluice_k/gen_math.h"
 
+#include "operators.h"
+
 /* The options gen.uniform and gen.values share: rows (>= 0), seed, type, column and
  * null_rate (in [0, 1]), read and checked; a bind error otherwise (gen_values.c). */
-typedef struct sl_bind sl_bind_t;
 struct sl__gen_common {
     int64_t rows;
     uint64_t seed;
@@ -41,16 +42,96 @@ int sl__gen_zipf_init(struct sl__gen_zipf *z, uint64_t n, double s);
  * SL_EINVAL if zipf is set but the domain is empty. */
 int sl__gen_keys_init(struct sl__gen_keys *k);
 
-#ifdef SL_HAVE_CUDA
-/* CUDA implementations of the sources (gen_cuda.c): fill a device batch of the task's
- * morsel on its stream and emit it. */
-typedef struct sl_task sl_task_t;
-int sl__gen_keys_cuda(sl_task_t *t, const struct sl__gen_keys *g, int key64,
-                      enum sl__gen_vtype ptype, int payloads);
-int sl__gen_uniform_cuda(sl_task_t *t, const struct sl__gen_uni *u, int64_t rows);
-int sl__gen_sequence_cuda(sl_task_t *t, int64_t start, int64_t step, int is64, int64_t rows);
-int sl__gen_blobs_cuda(sl_task_t *t, uint64_t seed, int64_t k, int dims, double spread,
-                       int label, int64_t points);
-#endif
+/* ---------------- the generators (gen.*) ----------------
+ * Their bind data, each starting with its row count (sl__gen_tasks cuts it into
+ * morsels). gen_<id>.c binds and generates on the CPU; gen_cuda.c on a GPU. */
+struct sl__gen_sequence_data {
+    int64_t rows, start, step;
+    enum sl_type type;
+};
+
+struct sl__gen_uniform_data {
+    int64_t rows;
+    enum sl_type type;
+    struct sl__gen_uni u; /* seed, range and null rate as the values need them */
+};
+
+enum sl__gen_keys_opt { K_UNIQUE = SL__GEN_UNIQUE, K_FK = SL__GEN_FK, K_M2M = SL__GEN_M2M };
+
+struct sl__gen_keys_data {
+    int64_t rows, pk_rows, distinct, offset;
+    uint64_t seed;
+    enum sl__gen_keys_opt kind;
+    enum sl_type type, ptype;
+    double match, zipf, null_rate;
+    int payloads;
+    int64_t domain;              /* fk: pk_rows; m2m: distinct */
+    struct sl__gen_keys g;       /* the row -> key function (gen_math.h) */
+};
+
+struct sl__gen_blobs_data {
+    int64_t points, k;
+    int dims;
+    uint64_t seed;
+    double spread;
+    enum sl_type type;
+    int label;
+    double *centres;      /* k * dims, row-major */
+};
+
+/* SL__GEN_TABLE(X): X(id, name, doc, n_options, cost, can_split, can_cuda) for every generator, the
+ * one table of their definitions. gen_<id>.c defines sl__gen_<id>_options, _bind and
+ * _source (the CPU source); gen_defs.c makes the CPU-only definitions sl__gen_<id>_def
+ * of it, and gen_cuda.c (CUDA builds, which register those instead: gen/meson.build)
+ * sl__gen_<id>_cuda_def, which add its asynchronous GPU source sl__gen_<id>_cuda with
+ * can_run `can_cuda` (NULL: any task). */
+#define SL__GEN_TABLE(X)                                                                   \
+    X(sequence, "gen.sequence", "generates the integers start, start+step, ... (rows of them)", \
+      5, sl__cost_linear, sl__split_yes, NULL)                                                \
+    X(keys, "gen.keys",                                                                    \
+      "generates join keys (unique, fk with match ratio and Zipf skew, m2m) with payloads", \
+      13, sl__gen_keys_cost, sl__split_yes, sl__gen_keys_can_cuda)                             \
+    X(uniform, "gen.uniform",                                                              \
+      "generates uniform random values in [min, max] (integers) or [min, max) (floats)",   \
+      7, sl__cost_linear, sl__split_yes, NULL)                                                \
+    X(blobs, "gen.blobs", "generates k-means test data: points around k random centres",  \
+      7, sl__gen_blobs_cost, NULL, sl__gen_blobs_can_cuda)
+
+/* The options array's size is the table's: a definition of another size does not
+ * compile. */
+#define SL__GEN_DECLARE(id, name_, doc_, n_options_, cost_, split_, can_cuda_)             \
+    extern const struct sl_option_def sl__gen_##id##_options[n_options_];                  \
+    int sl__gen_##id##_bind(sl_bind_t *b);                                                 \
+    int sl__gen_##id##_source(sl_task_t *t);                                               \
+    int sl__gen_##id##_cuda(sl_task_t *t);
+SL__GEN_TABLE(SL__GEN_DECLARE)
+#undef SL__GEN_DECLARE
+
+/* Morsels of the row count that starts every generator's bind data. */
+int64_t sl__gen_tasks(sl_task_t *t);
+/* Costs that stay the CPU's where the CPU makes the rows (gen_keys.c, gen_blobs.c), and
+ * which tasks the GPU can make (gen_cuda.c). */
+double sl__gen_keys_cost(const sl_op_t *op, enum sl_device_kind kind, int64_t rows);
+double sl__gen_blobs_cost(const sl_op_t *op, enum sl_device_kind kind, int64_t rows);
+int sl__gen_keys_can_cuda(const sl_task_t *t);
+int sl__gen_blobs_can_cuda(const sl_task_t *t);
+
+/* Defines `def`, the definition of generator `id` with source implementations `impls`
+ * (an array). */
+#define SL__GEN_DEF(def, id, name_, doc_, n_options_, cost_, split_, impls)               \
+    static const struct sl_phase def##_source = {impls, sizeof impls / sizeof impls[0],    \
+                                                 cost_};                                   \
+    const struct sl_op_def def = {                                                         \
+        .abi_version = SL_OP_ABI_VERSION,                                                  \
+        .flags = SL_OP_SOURCE,                                                             \
+        .name = name_,                                                                     \
+        .doc = doc_,                                                                       \
+        .options = sl__gen_##id##_options,                                                 \
+        .n_options = n_options_,                                                           \
+        .bind = sl__gen_##id##_bind,                                                       \
+        .source_tasks = sl__gen_tasks,                                                     \
+        .source = &def##_source,                                                           \
+        .can_split = split_,                                                               \
+    }
 
 #endif /* SLUICE_GEN_INT_H */

@@ -19,22 +19,9 @@
 #include "gen_int.h"
 #include "operators.h"
 
-enum keys_kind { K_UNIQUE = SL__GEN_UNIQUE, K_FK = SL__GEN_FK, K_M2M = SL__GEN_M2M };
-
-struct keys_data {
-    int64_t rows, pk_rows, distinct, offset;
-    uint64_t seed;
-    enum keys_kind kind;
-    enum sl_type type, ptype;
-    double match, zipf, null_rate;
-    int payloads;
-    int64_t domain;              /* fk: pk_rows; m2m: distinct */
-    struct sl__gen_keys g;       /* the row -> key function (gen_int.h) */
-};
-
 #define MAX_PAYLOADS 64
 
-static const struct sl_option_def keys_options[] = {
+const struct sl_option_def sl__gen_keys_options[] = {
     {"rows", SL_OPT_INT, NULL, "number of rows (e.g. 1000000 or 2^24)"},
     {"seed", SL_OPT_INT, "1", "random seed"},
     {"kind", SL_OPT_STRING, "unique", "unique (shuffled dense keys), fk or m2m"},
@@ -52,7 +39,7 @@ static const struct sl_option_def keys_options[] = {
 
 static void keys_free(void *p)
 {
-    sl__free(p, sizeof(struct keys_data));
+    sl__free(p, sizeof(struct sl__gen_keys_data));
 }
 
 static int64_t type_max(enum sl_type t)
@@ -60,7 +47,7 @@ static int64_t type_max(enum sl_type t)
     return t == SL_TYPE_INT32 ? INT32_MAX : INT64_MAX;
 }
 
-static int parse_kind(sl_bind_t *b, struct keys_data *d)
+static int parse_kind(sl_bind_t *b, struct sl__gen_keys_data *d)
 {
     const char *kind, *type, *ptype;
     int rc;
@@ -87,7 +74,7 @@ static int parse_kind(sl_bind_t *b, struct keys_data *d)
 }
 
 /* Checks the options of each kind; fills domain. */
-static int check_kind(sl_bind_t *b, struct keys_data *d)
+static int check_kind(sl_bind_t *b, struct sl__gen_keys_data *d)
 {
     int64_t tmax = type_max(d->type);
     const char *tn = sl_type_name(d->type);
@@ -123,9 +110,9 @@ static int check_kind(sl_bind_t *b, struct keys_data *d)
     return SL_OK;
 }
 
-static int keys_bind(sl_bind_t *b)
+int sl__gen_keys_bind(sl_bind_t *b)
 {
-    struct keys_data d;
+    struct sl__gen_keys_data d;
     memset(&d, 0, sizeof d);
     const char *col;
     int64_t seed, payloads;
@@ -164,7 +151,7 @@ static int keys_bind(sl_bind_t *b)
                                 .type_max = type_max(d.type)};
     if (sl__gen_keys_init(&d.g) < 0)
         return sl_bind_fail(b, SL_EINVAL, "bad key domain or zipf=%g", d.zipf);
-    struct keys_data *p = sl__malloc(sizeof *p);
+    struct sl__gen_keys_data *p = sl__malloc(sizeof *p);
     if (!p)
         return sl_bind_fail(b, SL_ENOMEM, "out of memory");
     *p = d;
@@ -197,16 +184,9 @@ static void fill_payload(void *out, enum sl_type t, int64_t first, int64_t n, in
     }
 }
 
-static int64_t keys_tasks(sl_task_t *t)
+int sl__gen_keys_source(sl_task_t *t)
 {
-    const struct keys_data *d = sl_op_data(sl_task_op(t));
-    int64_t m = sl_task_morsel_rows(t);
-    return (d->rows + m - 1) / m;
-}
-
-static int keys_source(sl_task_t *t)
-{
-    const struct keys_data *d = sl_op_data(sl_task_op(t));
+    const struct sl__gen_keys_data *d = sl_op_data(sl_task_op(t));
     int64_t m = sl_task_morsel_rows(t);
     int64_t first = sl_task_index(t) * m;
     int64_t n = sl__morsel_len(d->rows, m, sl_task_index(t));
@@ -238,57 +218,9 @@ static int keys_source(sl_task_t *t)
     return sl_task_emit(t, b);
 }
 
-#ifdef SL_HAVE_CUDA
-static enum sl__gen_vtype vtype(enum sl_type t)
-{
-    return t == SL_TYPE_INT32   ? SL__GEN_I32
-           : t == SL_TYPE_INT64 ? SL__GEN_I64
-           : t == SL_TYPE_FLOAT32 ? SL__GEN_F32 : SL__GEN_F64;
-}
-
-static int keys_source_cuda(sl_task_t *t)
-{
-    const struct keys_data *d = sl_op_data(sl_task_op(t));
-    return sl__gen_keys_cuda(t, &d->g, d->type == SL_TYPE_INT64, vtype(d->ptype), d->payloads);
-}
-
-/* Zipf draws use log/exp, whose last bits differ between glibc and CUDA: the CPU makes
- * those (in a GPU pipeline, on the host thread; the batch is then moved). */
-static int keys_can_cuda(const sl_task_t *t)
-{
-    const struct keys_data *d = sl_op_data(sl_task_op(t));
-    return !(d->zipf > 0);
-}
-#endif
-
 /* Zipf keys cost what they cost on the CPU wherever the pipeline runs. */
-static double keys_cost(const sl_op_t *op, enum sl_device_kind kind, int64_t rows)
+double sl__gen_keys_cost(const sl_op_t *op, enum sl_device_kind kind, int64_t rows)
 {
-    const struct keys_data *d = sl_op_data(op);
+    const struct sl__gen_keys_data *d = sl_op_data(op);
     return sl__cost_linear(op, d && d->zipf > 0 ? SL_DEVICE_CPU : kind, rows);
 }
-
-static const struct sl_impl keys_impls[] = {
-    {.device = SL_DEVICE_CPU, .run = keys_source},
-#ifdef SL_HAVE_CUDA
-    {.device = SL_DEVICE_CUDA, .flags = SL_IMPL_ASYNC, .run = keys_source_cuda,
-     .can_run = keys_can_cuda},
-#endif
-};
-static const struct sl_phase keys_phase = {keys_impls, sizeof keys_impls / sizeof keys_impls[0],
-                                           keys_cost};
-
-const struct sl_op_def sl__gen_keys_def = {
-    .abi_version = SL_OP_ABI_VERSION,
-    .flags = SL_OP_SOURCE,
-    .name = "gen.keys",
-    .doc = "generates join keys (unique, fk with match ratio and Zipf skew, m2m) with payloads",
-    .min_inputs = 0,
-    .max_inputs = 0,
-    .options = keys_options,
-    .n_options = sizeof keys_options / sizeof keys_options[0],
-    .bind = keys_bind,
-    .source_tasks = keys_tasks,
-    .source = &keys_phase,
-    .can_split = sl__split_yes,
-};

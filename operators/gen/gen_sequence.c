@@ -3,12 +3,7 @@
 #include "gen_int.h"
 #include "operators.h"
 
-struct seq_data {
-    int64_t rows, start, step;
-    enum sl_type type;
-};
-
-static const struct sl_option_def seq_options[] = {
+const struct sl_option_def sl__gen_sequence_options[] = {
     {"rows", SL_OPT_INT, NULL, "number of rows (e.g. 1000000 or 2^24)"},
     {"start", SL_OPT_INT, "0", "first value"},
     {"step", SL_OPT_INT, "1", "difference between consecutive values"},
@@ -18,12 +13,12 @@ static const struct sl_option_def seq_options[] = {
 
 static void seq_free(void *p)
 {
-    sl__free(p, sizeof(struct seq_data));
+    sl__free(p, sizeof(struct sl__gen_sequence_data));
 }
 
-static int seq_bind(sl_bind_t *b)
+int sl__gen_sequence_bind(sl_bind_t *b)
 {
-    struct seq_data d;
+    struct sl__gen_sequence_data d;
     const char *col, *type;
     int rc;
     if ((rc = sl_bind_option_int(b, "rows", &d.rows)) < 0 ||
@@ -42,7 +37,7 @@ static int seq_bind(sl_bind_t *b)
     __int128 hi = d.type == SL_TYPE_INT32 ? INT32_MAX : INT64_MAX;
     if (d.start < lo || d.start > hi || last < lo || last > hi)
         return sl_bind_fail(b, SL_EOVERFLOW, "values do not fit in %s", type);
-    struct seq_data *p = sl__malloc(sizeof *p);
+    struct sl__gen_sequence_data *p = sl__malloc(sizeof *p);
     if (!p)
         return sl_bind_fail(b, SL_ENOMEM, "out of memory");
     *p = d;
@@ -51,16 +46,9 @@ static int seq_bind(sl_bind_t *b)
     return sl_bind_add_column(b, col, d.type);
 }
 
-static int64_t seq_tasks(sl_task_t *t)
+int sl__gen_sequence_source(sl_task_t *t)
 {
-    const struct seq_data *d = sl_op_data(sl_task_op(t));
-    int64_t m = sl_task_morsel_rows(t);
-    return (d->rows + m - 1) / m;
-}
-
-static int seq_source(sl_task_t *t)
-{
-    const struct seq_data *d = sl_op_data(sl_task_op(t));
+    const struct sl__gen_sequence_data *d = sl_op_data(sl_task_op(t));
     int64_t m = sl_task_morsel_rows(t);
     int64_t first = sl_task_index(t) * m;
     int64_t n = sl__morsel_len(d->rows, m, sl_task_index(t));
@@ -79,35 +67,3 @@ static int seq_source(sl_task_t *t)
     }
     return sl_task_emit(t, b);
 }
-
-#ifdef SL_HAVE_CUDA
-static int seq_source_cuda(sl_task_t *t)
-{
-    const struct seq_data *d = sl_op_data(sl_task_op(t));
-    return sl__gen_sequence_cuda(t, d->start, d->step, d->type == SL_TYPE_INT64, d->rows);
-}
-#endif
-
-static const struct sl_impl seq_impls[] = {
-    {.device = SL_DEVICE_CPU, .run = seq_source},
-#ifdef SL_HAVE_CUDA
-    {.device = SL_DEVICE_CUDA, .flags = SL_IMPL_ASYNC, .run = seq_source_cuda},
-#endif
-};
-static const struct sl_phase seq_phase = {seq_impls, sizeof seq_impls / sizeof seq_impls[0],
-                                          sl__cost_linear};
-
-const struct sl_op_def sl__gen_sequence_def = {
-    .abi_version = SL_OP_ABI_VERSION,
-    .flags = SL_OP_SOURCE,
-    .name = "gen.sequence",
-    .doc = "generates the integers start, start+step, ... (rows of them)",
-    .min_inputs = 0,
-    .max_inputs = 0,
-    .options = seq_options,
-    .n_options = sizeof seq_options / sizeof seq_options[0],
-    .bind = seq_bind,
-    .source_tasks = seq_tasks,
-    .source = &seq_phase,
-    .can_split = sl__split_yes,
-};

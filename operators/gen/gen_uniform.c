@@ -8,13 +8,7 @@
 #include "gen_int.h"
 #include "operators.h"
 
-struct uni_data {
-    int64_t rows;
-    enum sl_type type;
-    struct sl__gen_uni u; /* seed, range and null rate as the values need them */
-};
-
-static const struct sl_option_def uni_options[] = {
+const struct sl_option_def sl__gen_uniform_options[] = {
     {"rows", SL_OPT_INT, NULL, "number of rows (e.g. 1000000 or 2^24)"},
     {"seed", SL_OPT_INT, "1", "random seed"},
     {"type", SL_OPT_STRING, "float64", "int32, int64, float32 or float64"},
@@ -26,10 +20,10 @@ static const struct sl_option_def uni_options[] = {
 
 static void uni_free(void *p)
 {
-    sl__free(p, sizeof(struct uni_data));
+    sl__free(p, sizeof(struct sl__gen_uniform_data));
 }
 
-static int uni_range(sl_bind_t *b, struct uni_data *d)
+static int uni_range(sl_bind_t *b, struct sl__gen_uniform_data *d)
 {
     int rc;
     if (d->type == SL_TYPE_INT32 || d->type == SL_TYPE_INT64) {
@@ -56,9 +50,9 @@ static int uni_range(sl_bind_t *b, struct uni_data *d)
     return SL_OK;
 }
 
-static int uni_bind(sl_bind_t *b)
+int sl__gen_uniform_bind(sl_bind_t *b)
 {
-    struct uni_data d;
+    struct sl__gen_uniform_data d;
     memset(&d, 0, sizeof d);
     struct sl__gen_common g;
     int rc = sl__gen_bind_common(b, &g);
@@ -78,7 +72,7 @@ static int uni_bind(sl_bind_t *b)
                : d.type == SL_TYPE_FLOAT32 ? SL__GEN_F32 : SL__GEN_F64;
     if ((rc = uni_range(b, &d)) < 0)
         return rc;
-    struct uni_data *p = sl__malloc(sizeof *p);
+    struct sl__gen_uniform_data *p = sl__malloc(sizeof *p);
     if (!p)
         return sl_bind_fail(b, SL_ENOMEM, "out of memory");
     *p = d;
@@ -87,14 +81,7 @@ static int uni_bind(sl_bind_t *b)
     return sl_bind_add_column(b, col, d.type);
 }
 
-static int64_t uni_tasks(sl_task_t *t)
-{
-    const struct uni_data *d = sl_op_data(sl_task_op(t));
-    int64_t m = sl_task_morsel_rows(t);
-    return (d->rows + m - 1) / m;
-}
-
-static void uni_fill(const struct uni_data *d, void *out, uint64_t first, int64_t n)
+static void uni_fill(const struct sl__gen_uniform_data *d, void *out, uint64_t first, int64_t n)
 {
     const struct sl__gen_uni *u = &d->u;
     for (int64_t i = 0; i < n; i++) {
@@ -108,9 +95,9 @@ static void uni_fill(const struct uni_data *d, void *out, uint64_t first, int64_
     }
 }
 
-static int uni_source(sl_task_t *t)
+int sl__gen_uniform_source(sl_task_t *t)
 {
-    const struct uni_data *d = sl_op_data(sl_task_op(t));
+    const struct sl__gen_uniform_data *d = sl_op_data(sl_task_op(t));
     int64_t m = sl_task_morsel_rows(t);
     int64_t first = sl_task_index(t) * m;
     int64_t n = sl__morsel_len(d->rows, m, sl_task_index(t));
@@ -137,36 +124,3 @@ static int uni_source(sl_task_t *t)
     }
     return sl_task_emit(t, b);
 }
-
-#ifdef SL_HAVE_CUDA
-/* Every type and null rate: the values are bit-exact on the GPU (gen_math.h). */
-static int uni_source_cuda(sl_task_t *t)
-{
-    const struct uni_data *d = sl_op_data(sl_task_op(t));
-    return sl__gen_uniform_cuda(t, &d->u, d->rows);
-}
-#endif
-
-static const struct sl_impl uni_impls[] = {
-    {.device = SL_DEVICE_CPU, .run = uni_source},
-#ifdef SL_HAVE_CUDA
-    {.device = SL_DEVICE_CUDA, .flags = SL_IMPL_ASYNC, .run = uni_source_cuda},
-#endif
-};
-static const struct sl_phase uni_phase = {uni_impls, sizeof uni_impls / sizeof uni_impls[0],
-                                          sl__cost_linear};
-
-const struct sl_op_def sl__gen_uniform_def = {
-    .abi_version = SL_OP_ABI_VERSION,
-    .flags = SL_OP_SOURCE,
-    .name = "gen.uniform",
-    .doc = "generates uniform random values in [min, max] (integers) or [min, max) (floats)",
-    .min_inputs = 0,
-    .max_inputs = 0,
-    .options = uni_options,
-    .n_options = sizeof uni_options / sizeof uni_options[0],
-    .bind = uni_bind,
-    .source_tasks = uni_tasks,
-    .source = &uni_phase,
-    .can_split = sl__split_yes,
-};

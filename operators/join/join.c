@@ -16,9 +16,10 @@
 #include <string.h>
 #include <strings.h>
 
+#include "common/op_common.h"
 #include "join_int.h"
 
-static const struct sl_option_def join_options[] = {
+const struct sl_option_def join_options[JOIN_N_OPTIONS] = {
     {"on", SL_OPT_STRING, "", "key column(s) with the same name on both sides: \"k\" or \"a,b\""},
     {"left_on", SL_OPT_STRING, "", "key column(s) of the left input"},
     {"right_on", SL_OPT_STRING, "", "key column(s) of the right input (pairwise with left_on)"},
@@ -319,7 +320,7 @@ static int join_bind_cols(sl_bind_t *b, struct join_data *d)
     return join_bind_outputs(b, d, lcols, rcols);
 }
 
-static int join_bind(sl_bind_t *b)
+int join_bind(sl_bind_t *b)
 {
     static const char *const kinds[] = {"inner", "left", "semi", "anti", "right", "full",
                                         "cross"};
@@ -364,7 +365,7 @@ static int side_push(struct join_side *s, sl_batch_t *b)
     return SL_OK;
 }
 
-static int join_sink(sl_task_t *t)
+int join_sink(sl_task_t *t)
 {
     struct join_side *ls = sl_task_lstate(t);
     if (!ls)
@@ -380,7 +381,7 @@ static int join_sink(sl_task_t *t)
     return SL_OK;
 }
 
-static int join_combine(sl_task_t *t)
+int join_combine(sl_task_t *t)
 {
     struct join_state *st = sl_task_gstate(t);
     struct join_side *ls = sl_task_lstate(t);
@@ -404,7 +405,7 @@ static void side_free(struct join_side *s)
     memset(s, 0, sizeof *s);
 }
 
-static void join_fini_local(const sl_op_t *op, void *gs, void *ls)
+void join_fini_local(const sl_op_t *op, void *gs, void *ls)
 {
     (void)op;
     (void)gs;
@@ -413,7 +414,7 @@ static void join_fini_local(const sl_op_t *op, void *gs, void *ls)
     side_free(&s[1]);
 }
 
-static void join_fini_global(const sl_op_t *op, void *gs)
+void join_fini_global(const sl_op_t *op, void *gs)
 {
     (void)op;
     struct join_state *st = gs;
@@ -424,10 +425,6 @@ static void join_fini_global(const sl_op_t *op, void *gs)
         sl_batch_unref(st->full_out[i]);
     sl__free(st->full_out, 0);
     sl_batch_unref(st->gpu_out);
-#ifdef SL_HAVE_CUDA
-    join_ooc_free(st);
-    join_smj_ooc_free(st);
-#endif
 }
 
 /* ---------------- keys ---------------- */
@@ -750,20 +747,15 @@ static int sides_to_host(sl_task_t *t, struct join_state *st)
 {
     for (int s = 0; s < 2; s++) {
         for (int64_t i = 0; i < st->side[s].n_batches; i++) {
-            sl_batch_t *b = st->side[s].batches[i], *h;
-            if (sl_batch_device(b) < 0)
-                continue;
-            int rc = sl_task_batch_to_host(t, b, &h);
+            int rc = sl__batch_keep_on_host(t, &st->side[s].batches[i]);
             if (rc < 0)
                 return rc;
-            sl_batch_unref(b);
-            st->side[s].batches[i] = h;
         }
     }
     return SL_OK;
 }
 
-static int join_finalize(sl_task_t *t)
+int join_finalize(sl_task_t *t)
 {
     struct join_state *st = sl_task_gstate(t);
     const struct join_data *d = sl_op_data(sl_task_op(t));
@@ -849,8 +841,8 @@ static int agg_sum_task(sl_task_t *t)
     return SL_OK;
 }
 
-static const struct sl_impl agg_probe_impl[] = {{.device = SL_DEVICE_CPU, .run = agg_probe_task}};
-static const struct sl_impl agg_sum_impl[] = {{.device = SL_DEVICE_CPU, .run = agg_sum_task}};
+static const struct sl_impl agg_probe_impl[] = {SL__IMPL_CPU(agg_probe_task)};
+static const struct sl_impl agg_sum_impl[] = {SL__IMPL_CPU(agg_sum_task)};
 static const struct sl_phase agg_probe_phase = {agg_probe_impl, 1, NULL};
 static const struct sl_phase agg_sum_phase = {agg_sum_impl, 1, NULL};
 
@@ -870,30 +862,18 @@ int join_after_build(sl_task_t *t)
     return sl_task_spawn(t, &agg_probe_phase, st->n_work, NULL, &agg_sum_phase);
 }
 
-static int64_t join_source_tasks(sl_task_t *t)
+int64_t join_source_tasks(sl_task_t *t)
 {
     struct join_state *st = sl_task_gstate(t);
     const struct join_data *d = sl_op_data(sl_task_op(t));
-#ifdef SL_HAVE_CUDA
-    if (st->smj_ooc)
-        return join_smj_ooc_source_tasks(t);
-    if (st->gpu && !d->aggregate)
-        return join_gpu_source_tasks(t);
-#endif
     if (d->kind == JOIN_FULL && !d->aggregate)
         return st->n_full_out;
     return d->aggregate ? 1 : st->n_work;
 }
 
-static int join_source(sl_task_t *t)
+int join_source(sl_task_t *t)
 {
     struct join_state *st = sl_task_gstate(t);
-#ifdef SL_HAVE_CUDA
-    if (st->smj_ooc)
-        return join_smj_ooc_source(t);
-    if (st->gpu)
-        return join_gpu_source(t);
-#endif
     if (st->d->aggregate)
         return join_emit_aggregate(t, st);
     if (st->d->kind == JOIN_FULL)
@@ -903,61 +883,11 @@ static int join_source(sl_task_t *t)
     return probe_one(t, st, sl_task_index(t), NULL);
 }
 
-#ifdef SL_HAVE_CUDA
-/* On a GPU the sink keeps references to device batches (the runtime uploaded them) and
- * the source emits the device result only when finalize ran there. */
-static int gpu_source_can_run(const sl_task_t *t)
-{
-    return ((const struct join_state *)sl_task_gstate((sl_task_t *)t))->gpu;
-}
-#define JOIN_N_IMPLS 2
-#else
-#define JOIN_N_IMPLS 1
-#endif
-static const struct sl_impl join_sink_impl[] = {
-    {.device = SL_DEVICE_CPU, .run = join_sink},
-#ifdef SL_HAVE_CUDA
-    {.device = SL_DEVICE_CUDA, .run = join_sink, .can_run = join_gpu_sink_can_run},
-#endif
-};
-static const struct sl_impl join_combine_impl[] = {{.device = SL_DEVICE_CPU, .run = join_combine}};
-static const struct sl_impl join_finalize_impl[] = {
-    {.device = SL_DEVICE_CPU, .run = join_finalize},
-#ifdef SL_HAVE_CUDA
-    {.device = SL_DEVICE_CUDA, .run = join_finalize_cuda, .can_run = join_gpu_can_run},
-#endif
-};
-static const struct sl_impl join_source_impl[] = {
-    {.device = SL_DEVICE_CPU, .run = join_source},
-#ifdef SL_HAVE_CUDA
-    {.device = SL_DEVICE_CUDA, .run = join_source, .can_run = gpu_source_can_run},
-#endif
-};
-static const struct sl_phase join_sink_phase = {join_sink_impl, JOIN_N_IMPLS, sl__cost_linear};
-static const struct sl_phase join_combine_phase = {join_combine_impl, 1, NULL};
-static const struct sl_phase join_finalize_phase = {join_finalize_impl, JOIN_N_IMPLS, NULL};
-static const struct sl_phase join_source_phase = {join_source_impl, JOIN_N_IMPLS,
-                                                  sl__cost_linear_source};
+const struct sl_impl join_combine_cpu[1] = {SL__IMPL_CPU(join_combine)};
 
-const struct sl_op_def sl__join_def = {
-    .abi_version = SL_OP_ABI_VERSION,
-    .flags = SL_OP_SINK | SL_OP_SOURCE,
-    .name = "join",
-    .doc = "equi-join (inner, left, right, full, semi, anti; cross without keys) on keys of "
-           "any type, with an optional residual condition: radix, nopart or sort-merge; rows "
-           "or fused count + sums",
-    .min_inputs = 2,
-    .max_inputs = 2,
-    .options = join_options,
-    .n_options = sizeof join_options / sizeof join_options[0],
-    .bind = join_bind,
-    .global_state_bytes = sizeof(struct join_state),
-    .local_state_bytes = 2 * sizeof(struct join_side),
-    .fini_global = join_fini_global,
-    .fini_local = join_fini_local,
-    .source_tasks = join_source_tasks,
-    .sink = &join_sink_phase,
-    .combine = &join_combine_phase,
-    .finalize = &join_finalize_phase,
-    .source = &join_source_phase,
-};
+static const struct sl_impl sink_cpu[] = {SL__IMPL_CPU(join_sink)};
+static const struct sl_impl finalize_cpu[] = {SL__IMPL_CPU(join_finalize)};
+static const struct sl_impl source_cpu[] = {SL__IMPL_CPU(join_source)};
+/* The CPU-only definition; CUDA builds register sl__join_cuda_def (join_cuda.c). */
+SL__SINK_SOURCE_DEF(sl__join_def, JOIN_DEF_FIELDS, (join_source_tasks, join_fini_global),
+                    sl__cost_linear, sink_cpu, join_combine_cpu, finalize_cpu, source_cpu);

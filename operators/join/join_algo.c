@@ -357,17 +357,11 @@ static int np_insert_task(sl_task_t *t)
     int64_t lo = task_rows(sd->n_rows, n, i), hi = task_rows(sd->n_rows, n, i + 1);
     uint64_t k[JOIN_CHUNK], v[JOIN_CHUNK];
     uint8_t nul[JOIN_CHUNK];
-    int64_t bi = 0;
-    while (bi + 1 < sd->n_batches && sd->start[bi + 1] <= lo)
-        bi++;
+    int64_t bi = join_first_batch(sd, lo);
     uint64_t empty = np_empty(st);
     for (int64_t r = lo; r < hi;) {
-        while (sd->start[bi + 1] <= r)
-            bi++;
-        int64_t c = sd->start[bi + 1] - r;
-        c = c < hi - r ? c : hi - r;
-        c = c < JOIN_CHUNK ? c : JOIN_CHUNK;
-        join_load(st, s, bi, r - sd->start[bi], c, k, v, nul);
+        int64_t in, c = join_next_load(sd, r, hi, &bi, &in);
+        join_load(st, s, bi, in, c, k, v, nul);
         for (int64_t j = 0; j < c; j++) {
             if (nul[j])
                 continue;

@@ -33,6 +33,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/op_common.h"
 #include "join_cuda_int.h"
 #include "sluice_k/columns.h"
 #include "sluice_k/join.h"
@@ -52,11 +53,6 @@
  * up to a power of two. */
 #define NPJ_MAX_TABLE_BYTES ((int64_t)32 << 20)
 #define NPJ_NARROW_TABLE_BYTES ((int64_t)4 << 20)
-
-int gj_cuda_failed(sl_task_t *t, cudaError_t e, const char *what)
-{
-    return sl_task_fail(t, SL_EDEVICE, "join on the GPU: %s: %s", what, cudaGetErrorName(e));
-}
 
 /* ---------------- can the GPU do it ---------------- */
 
@@ -392,8 +388,9 @@ static int read_count(sl_task_t *t, const unsigned long long *d_count, struct gj
 {
     unsigned long long h[2] = {0, 0};
     cudaStream_t s = sl_task_stream(t);
-    GJ_CK(t, cudaMemcpyAsync(h, d_count, sizeof h, cudaMemcpyDeviceToHost, s), "reading counts");
-    GJ_CK(t, cudaStreamSynchronize(s), "join");
+    SL_TASK_CUDA_TRY(t, cudaMemcpyAsync(h, d_count, sizeof h, cudaMemcpyDeviceToHost, s),
+                     "reading counts");
+    SL_TASK_CUDA_TRY(t, cudaStreamSynchronize(s), "join");
     o->count = (int64_t)h[0];
     o->inner = (int64_t)h[1];
     return SL_OK;
@@ -408,9 +405,12 @@ static int npj_table(sl_task_t *t, struct gj *g, void **temp, size_t *need)
     const struct gj_side *R = &g->s[g->build];
     *temp = NULL;
     if (g->range) {
-        GJ_CK(t, g->k8 ? sl_k_npj_dense_build_k64(NULL, need, R->keys, R->n, g->kmin, g->range, s)
-                       : sl_k_npj_dense_build_k32(NULL, need, R->keys, R->n, (uint32_t)g->kmin, g->range, s),
-              "direct table size");
+        SL_TASK_CUDA_TRY(
+            t,
+            g->k8 ? sl_k_npj_dense_build_k64(NULL, need, R->keys, R->n, g->kmin, g->range, s)
+                  : sl_k_npj_dense_build_k32(NULL, need, R->keys, R->n, (uint32_t)g->kmin, g->range,
+                                             s),
+            "direct table size");
         if (!(*temp = sl_task_device_alloc(t, *need)))
             return SL_ENOMEM;
         unsigned dup = 0;
@@ -422,21 +422,23 @@ static int npj_table(sl_task_t *t, struct gj *g, void **temp, size_t *need)
         if (e == cudaSuccess)
             e = cudaStreamSynchronize(s);
         if (e != cudaSuccess)
-            return gj_cuda_failed(t, e, "building the direct table");
+            return SL_TASK_CUDA_FAIL(t, e, "building the direct table");
         if (!dup)
             return SL_OK;
         sl_task_device_free(t, *temp);
         *temp = NULL;
         g->range = 0;
     }
-    GJ_CK(t, g->k8 ? sl_k_npj_build_k64(NULL, need, R->keys, R->n, s)
-                   : sl_k_npj_build_k32(NULL, need, R->keys, R->n, s),
-          "hash table size");
+    SL_TASK_CUDA_TRY(t,
+                     g->k8 ? sl_k_npj_build_k64(NULL, need, R->keys, R->n, s)
+                           : sl_k_npj_build_k32(NULL, need, R->keys, R->n, s),
+                     "hash table size");
     if (!(*temp = sl_task_device_alloc(t, *need)))
         return SL_ENOMEM;
-    GJ_CK(t, g->k8 ? sl_k_npj_build_k64(*temp, need, R->keys, R->n, s)
-                   : sl_k_npj_build_k32(*temp, need, R->keys, R->n, s),
-          "building the hash table");
+    SL_TASK_CUDA_TRY(t,
+                     g->k8 ? sl_k_npj_build_k64(*temp, need, R->keys, R->n, s)
+                           : sl_k_npj_build_k32(*temp, need, R->keys, R->n, s),
+                     "building the hash table");
     return SL_OK;
 }
 
@@ -469,7 +471,7 @@ static int hash_join(sl_task_t *t, struct gj *g, struct gj_out *o, unsigned long
     } else if (g->narrow) {
         cudaError_t e = narrow_join(g, NULL, &need, NULL, NULL, s);
         if (e != cudaSuccess)
-            rc = gj_cuda_failed(t, e, "join size");
+            rc = SL_TASK_CUDA_FAIL(t, e, "join size");
     } else {
         cudaError_t e = g->k8 ? sl_k_phj_join_k64(NULL, &need, NULL, NULL, NULL, NULL, NULL, NULL, S->n,
                                                   g->row_bytes, g->bits, g->begin + g->bits, g->kind,
@@ -478,7 +480,7 @@ static int hash_join(sl_task_t *t, struct gj *g, struct gj_out *o, unsigned long
                                                   g->row_bytes, g->bits, g->begin + g->bits, g->kind,
                                                   NULL, NULL, s);
         if (e != cudaSuccess)
-            rc = gj_cuda_failed(t, e, "join size");
+            rc = SL_TASK_CUDA_FAIL(t, e, "join size");
     }
     void *temp = NULL;
     if (rc >= 0 && g->algo == GJ_NPJ)
@@ -508,7 +510,7 @@ static int hash_join(sl_task_t *t, struct gj *g, struct gj_out *o, unsigned long
                       : sl_k_phj_join_k32(temp, &tb, R->pk, R->prow, R->off, S->pk, S->prow, S->off, S->n,
                                           g->row_bytes, g->bits, g->begin + g->bits, g->kind, &ko, d_count, s);
         if (e != cudaSuccess) {
-            rc = gj_cuda_failed(t, e, "join");
+            rc = SL_TASK_CUDA_FAIL(t, e, "join");
             break;
         }
         if ((rc = read_count(t, d_count, o)) < 0 || o->count <= cap)
@@ -528,16 +530,19 @@ static int merge_join(sl_task_t *t, struct gj *g, struct gj_out *o, unsigned lon
     cudaStream_t s = sl_task_stream(t);
     struct gj_side *R = &g->s[g->build], *S = &g->s[1 - g->build];
     size_t need = 0;
-    GJ_CK(t, g->k8 ? sl_k_smj_count_k64(NULL, &need, R->pk, R->n, S->pk, S->n, g->kind, d_count, s)
-                   : sl_k_smj_count_k32(NULL, &need, R->pk, R->n, S->pk, S->n, g->kind, d_count, s),
-          "merge join size");
+    SL_TASK_CUDA_TRY(
+        t,
+        g->k8 ? sl_k_smj_count_k64(NULL, &need, R->pk, R->n, S->pk, S->n, g->kind, d_count, s)
+              : sl_k_smj_count_k32(NULL, &need, R->pk, R->n, S->pk, S->n, g->kind, d_count, s),
+        "merge join size");
     void *temp = sl_task_device_alloc(t, need);
     if (!temp)
         return SL_ENOMEM;
     size_t tb = need;
     cudaError_t e = g->k8 ? sl_k_smj_count_k64(temp, &tb, R->pk, R->n, S->pk, S->n, g->kind, d_count, s)
                           : sl_k_smj_count_k32(temp, &tb, R->pk, R->n, S->pk, S->n, g->kind, d_count, s);
-    int rc = e != cudaSuccess ? gj_cuda_failed(t, e, "merge join count") : read_count(t, d_count, o);
+    int rc =
+        e != cudaSuccess ? SL_TASK_CUDA_FAIL(t, e, "merge join count") : read_count(t, d_count, o);
     if (rc >= 0)
         rc = out_alloc(t, g, o, o->count > 0 ? o->count : 1);
     if (rc >= 0) {
@@ -547,7 +552,7 @@ static int merge_join(sl_task_t *t, struct gj *g, struct gj_out *o, unsigned lon
                   : sl_k_smj_write_k32(temp, need, R->pk, R->prow, R->n, S->pk, S->prow, S->n,
                                        g->row_bytes, g->kind, &ko, s);
         if (e != cudaSuccess)
-            rc = gj_cuda_failed(t, e, "merge join");
+            rc = SL_TASK_CUDA_FAIL(t, e, "merge join");
     }
     sl_task_device_free(t, temp);
     return rc;
@@ -568,16 +573,21 @@ static int gather_rest(sl_task_t *t, const struct join_state *st, struct gj *g, 
             int rc = gj_side_column(t, st, side, sd, sd->pay_col[j], &src, &owned);
             if (rc < 0)
                 return rc;
-            GJ_CK(t, sd->pay_w[j] == 8 ? sl_k_gather_b64(src, o->ids[side], o->pay_dest[side][j], o->count, s)
-                                       : sl_k_gather_b32(src, o->ids[side], o->pay_dest[side][j], o->count, s),
-                  "gathering payloads");
+            SL_TASK_CUDA_TRY(
+                t,
+                sd->pay_w[j] == 8
+                    ? sl_k_gather_b64(src, o->ids[side], o->pay_dest[side][j], o->count, s)
+                    : sl_k_gather_b32(src, o->ids[side], o->pay_dest[side][j], o->count, s),
+                "gathering payloads");
             sl_task_device_free(t, owned);
         }
         if (g->kind == SL_K_JOIN_LEFT && side == g->build && sd->id_word && o->count > o->inner)
             for (int j = sd->n_row; j < sd->n_pay; j++)
-                GJ_CK(t, cudaMemsetAsync((char *)o->pay_dest[side][j] + (size_t)o->inner * sd->pay_w[j],
-                                         0, (size_t)(o->count - o->inner) * sd->pay_w[j], s),
-                      "zeroing null values");
+                SL_TASK_CUDA_TRY(
+                    t,
+                    cudaMemsetAsync((char *)o->pay_dest[side][j] + (size_t)o->inner * sd->pay_w[j],
+                                    0, (size_t)(o->count - o->inner) * sd->pay_w[j], s),
+                    "zeroing null values");
     }
     return SL_OK;
 }
@@ -613,17 +623,18 @@ static int left_validity(sl_task_t *t, struct gj *g, struct gj_out *o)
         o->batch->cols[oc].null_count = -1;
     }
     sl_batch_unref(vb);
-    return e == cudaSuccess ? SL_OK : gj_cuda_failed(t, e, "validity");
+    return e == cudaSuccess ? SL_OK : SL_TASK_CUDA_FAIL(t, e, "validity");
 }
 
 static int copies(sl_task_t *t, const struct gj *g, struct gj_out *o)
 {
     for (int oc = 0; oc < g->d->n_out; oc++)
         if (o->copy_of[oc] >= 0 && o->count > 0)
-            GJ_CK(t, cudaMemcpyAsync(o->dest[oc], o->dest[o->copy_of[oc]],
-                                     (size_t)o->count * sl_type_width(g->d->out[oc].type),
-                                     cudaMemcpyDeviceToDevice, sl_task_stream(t)),
-                  "copying a column");
+            SL_TASK_CUDA_TRY(t,
+                             cudaMemcpyAsync(o->dest[oc], o->dest[o->copy_of[oc]],
+                                             (size_t)o->count * sl_type_width(g->d->out[oc].type),
+                                             cudaMemcpyDeviceToDevice, sl_task_stream(t)),
+                             "copying a column");
     return SL_OK;
 }
 
@@ -659,7 +670,7 @@ static int aggregate(sl_task_t *t, struct join_state *st, const struct gj *g,
         if (e == cudaSuccess)
             e = cudaStreamSynchronize(s);
         if (e != cudaSuccess) {
-            rc = gj_cuda_failed(t, e, "summing");
+            rc = SL_TASK_CUDA_FAIL(t, e, "summing");
             break;
         }
         enum sl_type gt = join_gpu_type(c->type);
@@ -765,7 +776,8 @@ static int finalize(sl_task_t *t, struct join_state *st, struct gj *g, struct gj
         unsigned long long *d_count = sl_task_device_alloc(t, 2 * sizeof *d_count);
         if (!d_count)
             return SL_ENOMEM;
-        GJ_CK(t, cudaMemsetAsync(d_count, 0, 2 * sizeof *d_count, sl_task_stream(t)), "counts");
+        SL_TASK_CUDA_TRY(t, cudaMemsetAsync(d_count, 0, 2 * sizeof *d_count, sl_task_stream(t)),
+                         "counts");
         rc = g->algo == GJ_SMJ ? merge_join(t, g, o, d_count) : hash_join(t, g, o, d_count, st);
         sl_task_device_free(t, d_count);
         if (rc < 0)
@@ -819,9 +831,7 @@ int64_t join_gpu_source_tasks(sl_task_t *t)
     struct join_state *st = sl_task_gstate(t);
     if (st->ooc)
         return join_ooc_source_tasks(t);
-    int64_t rows = st->gpu_out ? sl_batch_num_rows(st->gpu_out) : 0;
-    int64_t m = sl_task_morsel_rows(t);
-    return rows == 0 ? 0 : (rows + m - 1) / m;
+    return sl__morsel_tasks(t, st->gpu_out, st->gpu_out ? sl_batch_num_rows(st->gpu_out) : 0);
 }
 
 /* One morsel of the device result: on the GPU as it is, or downloaded for a host task. */
@@ -832,15 +842,50 @@ int join_gpu_source(sl_task_t *t)
         return join_emit_aggregate(t, st);
     if (st->ooc)
         return join_ooc_source(t);
-    int64_t m = sl_task_morsel_rows(t), lo = sl_task_index(t) * m;
-    int64_t n = sl_batch_num_rows(st->gpu_out) - lo;
-    sl_batch_t *b = sl_task_batch_slice(t, st->gpu_out, lo, n < m ? n : m);
-    if (!b)
-        return SL_ENOMEM;
-    if (sl_task_device_kind(t) == SL_DEVICE_CUDA)
-        return sl_task_emit(t, b);
-    sl_batch_t *h;
-    int rc = sl_task_batch_to_host(t, b, &h);
-    sl_batch_unref(b);
-    return rc < 0 ? rc : sl_task_emit(t, h);
+    return sl__emit_morsel(t, st->gpu_out, sl_batch_num_rows(st->gpu_out));
 }
+
+/* ---------------- the definition CUDA builds register (join/meson.build) ---------------- */
+
+static void fini_global(const sl_op_t *op, void *gs)
+{
+    join_fini_global(op, gs);
+    join_ooc_free(gs);
+    join_smj_ooc_free(gs);
+}
+
+/* The source emits the out-of-core or GPU result when finalize made one, else the
+ * CPU's. */
+static int64_t source_tasks(sl_task_t *t)
+{
+    struct join_state *st = sl_task_gstate(t);
+    const struct join_data *d = sl_op_data(sl_task_op(t));
+    if (st->smj_ooc)
+        return join_smj_ooc_source_tasks(t);
+    if (st->gpu && !d->aggregate)
+        return join_gpu_source_tasks(t);
+    return join_source_tasks(t);
+}
+
+static int source_any(sl_task_t *t)
+{
+    struct join_state *st = sl_task_gstate(t);
+    if (st->smj_ooc)
+        return join_smj_ooc_source(t);
+    if (st->gpu)
+        return join_gpu_source(t);
+    return join_source(t);
+}
+
+/* On a GPU the sink keeps references to device batches (the runtime uploaded them) and
+ * the source emits the device result only when finalize ran there. */
+static int gpu_source_can_run(const sl_task_t *t)
+{
+    return ((const struct join_state *)sl_task_gstate((sl_task_t *)t))->gpu;
+}
+
+SL__IMPLS_CPU_CUDA(def_sink, join_sink, join_sink, join_gpu_sink_can_run);
+SL__IMPLS_CPU_CUDA(def_finalize, join_finalize, join_finalize_cuda, join_gpu_can_run);
+SL__IMPLS_CPU_CUDA(def_source, source_any, source_any, gpu_source_can_run);
+SL__SINK_SOURCE_DEF(sl__join_cuda_def, JOIN_DEF_FIELDS, (source_tasks, fini_global),
+                    sl__cost_linear, def_sink, join_combine_cpu, def_finalize, def_source);

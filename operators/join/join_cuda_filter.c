@@ -45,10 +45,12 @@ static int select_rows(sl_task_t *t, struct gj *g, uint64_t kmin, uint64_t kmax)
     uint64_t range = kmax - kmin + 1; /* 0 (wrapped): every key */
     if (range == 0)
         return SL_OK;
-    GJ_CK(t, g->k8 ? sl_k_select_in_range_k64(NULL, &temp_bytes, S->keys, S->n, kmin, range, NULL, NULL, s)
-                   : sl_k_select_in_range_k32(NULL, &temp_bytes, S->keys, S->n, (uint32_t)kmin, range, NULL,
-                                              NULL, s),
-          "filter size");
+    SL_TASK_CUDA_TRY(t,
+                     g->k8 ? sl_k_select_in_range_k64(NULL, &temp_bytes, S->keys, S->n, kmin, range,
+                                                      NULL, NULL, s)
+                           : sl_k_select_in_range_k32(NULL, &temp_bytes, S->keys, S->n,
+                                                      (uint32_t)kmin, range, NULL, NULL, s),
+                     "filter size");
     uint32_t *idx = sl_task_device_alloc(t, (size_t)S->n * 4);
     int64_t *d_count = sl_task_device_alloc(t, sizeof *d_count), count = 0;
     void *temp = sl_task_device_alloc(t, temp_bytes ? temp_bytes : 8), *keys = NULL, *rows = NULL;
@@ -63,7 +65,7 @@ static int select_rows(sl_task_t *t, struct gj *g, uint64_t kmin, uint64_t kmax)
         if (e == cudaSuccess)
             e = cudaStreamSynchronize(s);
         if (e != cudaSuccess)
-            rc = gj_cuda_failed(t, e, "filtering the probe side");
+            rc = SL_TASK_CUDA_FAIL(t, e, "filtering the probe side");
     }
     int rb = S->rows ? g->row_bytes : 0;
     if (rc == SL_OK && count > 0) {
@@ -77,7 +79,7 @@ static int select_rows(sl_task_t *t, struct gj *g, uint64_t kmin, uint64_t kmax)
         if (rc == SL_OK && e == cudaSuccess && rb)
             e = sl_k_gather_bytes(S->rows, rb, idx, count, rows, s);
         if (rc == SL_OK && e != cudaSuccess)
-            rc = gj_cuda_failed(t, e, "gathering the kept probe rows");
+            rc = SL_TASK_CUDA_FAIL(t, e, "gathering the kept probe rows");
     }
     sl_task_device_free(t, idx);
     sl_task_device_free(t, d_count);

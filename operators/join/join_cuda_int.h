@@ -6,6 +6,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include "gpu_ext.h"
 #include "join_int.h"
 
 #define GJ_MAX_PAY (2 * JOIN_MAX_COLS)
@@ -44,14 +45,6 @@ struct gj {
     int64_t range;                      /* NPJ dense: slots of the direct table (0: hash) */
     struct gj_side s[2];                /* by input side */
 };
-
-int gj_cuda_failed(sl_task_t *t, cudaError_t e, const char *what);
-#define GJ_CK(t, expr, what)                                                                \
-    do {                                                                                    \
-        cudaError_t e_ = (expr);                                                            \
-        if (e_ != cudaSuccess)                                                              \
-            return gj_cuda_failed((t), e_, (what));                                         \
-    } while (0)
 
 /* Column `col` of side s as one device array (in place when the batches are consecutive
  * slices of one device buffer, else copied; *owned set then). */

@@ -40,19 +40,6 @@
 #define HOST_PIECE (64 * MIB)          /* pinned spill memory comes in pieces of this */
 #define MAX_TRACE 4096
 
-static int cuda_failed(sl_task_t *t, cudaError_t e, const char *what)
-{
-    return sl_task_fail(t, SL_EDEVICE, "out-of-core join on the GPU: %s: %s", what,
-                        cudaGetErrorName(e));
-}
-
-#define CK(t, expr, what)                                                                   \
-    do {                                                                                    \
-        cudaError_t e_ = (expr);                                                            \
-        if (e_ != cudaSuccess)                                                              \
-            return cuda_failed((t), e_, (what));                                            \
-    } while (0)
-
 static int64_t pow2_floor(int64_t x)
 {
     int64_t p = 1;
@@ -262,12 +249,12 @@ static void tr_end(struct ooc *o, int i, cudaStream_t s, const char *name, int k
 static int after_cs(struct ooc *o, cudaStream_t s)
 {
     cudaEvent_t e;
-    CK(o->t, cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "cudaEventCreate");
+    SL_TASK_CUDA_TRY(o->t, cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "cudaEventCreate");
     cudaError_t r = cudaEventRecord(e, o->cs);
     if (r == cudaSuccess)
         r = cudaStreamWaitEvent(s, e, 0);
     cudaEventDestroy(e);
-    CK(o->t, r, "ordering streams");
+    SL_TASK_CUDA_TRY(o->t, r, "ordering streams");
     return SL_OK;
 }
 
@@ -353,7 +340,8 @@ static int make_blocks(struct ooc *o)
         if (!(o->pieces[i] = sl__task_pinned_alloc(t, o->piece_bytes)))
             return SL_ENOMEM;
         void *dp = NULL;
-        CK(t, cudaHostGetDevicePointer(&dp, o->pieces[i], 0), "mapping pinned spill memory");
+        SL_TASK_CUDA_TRY(t, cudaHostGetDevicePointer(&dp, o->pieces[i], 0),
+                         "mapping pinned spill memory");
         if (dp != o->pieces[i])
             return sl_task_fail(t, SL_EUNSUPPORTED, "out-of-core join: pinned memory is not "
                                 "addressed through UVA");
@@ -371,8 +359,10 @@ static int make_blocks(struct ooc *o)
             host++;
         }
     }
-    CK(t, cudaMemcpyAsync(o->d_ptr, o->h_ptr, (size_t)o->n_blocks * sizeof(void *),
-                          cudaMemcpyHostToDevice, o->cs), "block table");
+    SL_TASK_CUDA_TRY(t,
+                     cudaMemcpyAsync(o->d_ptr, o->h_ptr, (size_t)o->n_blocks * sizeof(void *),
+                                     cudaMemcpyHostToDevice, o->cs),
+                     "block table");
     return SL_OK;
 }
 
@@ -406,8 +396,8 @@ static cudaError_t part_offsets(const struct ooc *o, const void *k, int64_t n, i
 static int temp_for(struct ooc *o, int64_t rows, int bits)
 {
     size_t need = 0;
-    CK(o->t, part_pairs(o, NULL, &need, NULL, NULL, NULL, NULL, rows, 0, bits, o->cs),
-       "partition temp size");
+    SL_TASK_CUDA_TRY(o->t, part_pairs(o, NULL, &need, NULL, NULL, NULL, NULL, rows, 0, bits, o->cs),
+                     "partition temp size");
     if (need > o->ptemp_cap) {
         sl_task_device_free(o->t, o->ptemp);
         if (!(o->ptemp = sl_task_device_alloc(o->t, need)))
@@ -432,16 +422,17 @@ static int pass1_side(struct ooc *o, int s, void *stg_k[2], void *stg_v[2], void
     if (!d_cur || !d_plan || !d_next)
         return SL_ENOMEM;
     int64_t *d_fill = d_cur + o->parts;
-    CK(t, cudaMemsetAsync(d_cur, 0, (size_t)o->parts * 2 * sizeof(int64_t), o->cs), "zeroing");
-    CK(t, cudaMemsetAsync(d_next, 0, sizeof *d_next, o->cs), "zeroing");
+    SL_TASK_CUDA_TRY(t, cudaMemsetAsync(d_cur, 0, (size_t)o->parts * 2 * sizeof(int64_t), o->cs),
+                     "zeroing");
+    SL_TASK_CUDA_TRY(t, cudaMemsetAsync(d_next, 0, sizeof *d_next, o->cs), "zeroing");
     int64_t bi = 0, row = 0;
     for (int64_t c = 0, done = 0; done < sd->n; c++) {
         int slot = (int)(c & 1);
         if (c >= 2)
-            CK(t, cudaStreamWaitEvent(o->h2d, e_used[slot], 0), "ordering staging");
+            SL_TASK_CUDA_TRY(t, cudaStreamWaitEvent(o->h2d, e_used[slot], 0), "ordering staging");
         int64_t n = 0;
         if (hs->stager && c >= 2) /* the slot's pinned buffer is free once its copies are */
-            CK(t, cudaEventSynchronize(e_h2d[slot]), "waiting for a staging buffer");
+            SL_TASK_CUDA_TRY(t, cudaEventSynchronize(e_h2d[slot]), "waiting for a staging buffer");
         int tr = tr_begin(o, o->h2d);
         while (n < o->chunk && bi < js->n_batches) {
             const sl_batch_t *b = js->batches[bi];
@@ -455,12 +446,14 @@ static int pass1_side(struct ooc *o, int s, void *stg_k[2], void *stg_v[2], void
             const void *vs = sl__upload_stage_src(hs, slot, o->chunk * o->kw + n * o->vw, vc->data,
                                         (const char *)vc->data->ptr + (vc->offset + row) * o->vw,
                                         (size_t)(take * o->vw));
-            CK(t, cudaMemcpyAsync((char *)stg_k[slot] + n * o->kw, ks, (size_t)(take * o->kw),
-                                  cudaMemcpyDefault, o->h2d),
-               "uploading keys");
-            CK(t, cudaMemcpyAsync((char *)stg_v[slot] + n * o->vw, vs, (size_t)(take * o->vw),
-                                  cudaMemcpyDefault, o->h2d),
-               "uploading values");
+            SL_TASK_CUDA_TRY(t,
+                             cudaMemcpyAsync((char *)stg_k[slot] + n * o->kw, ks,
+                                             (size_t)(take * o->kw), cudaMemcpyDefault, o->h2d),
+                             "uploading keys");
+            SL_TASK_CUDA_TRY(t,
+                             cudaMemcpyAsync((char *)stg_v[slot] + n * o->vw, vs,
+                                             (size_t)(take * o->vw), cudaMemcpyDefault, o->h2d),
+                             "uploading values");
             n += take;
             row += take;
             if (row == sl_batch_num_rows(b)) {
@@ -469,19 +462,24 @@ static int pass1_side(struct ooc *o, int s, void *stg_k[2], void *stg_v[2], void
             }
         }
         tr_end(o, tr, o->h2d, "ooc_upload", 1, 0, n * o->tw);
-        CK(t, cudaEventRecord(e_h2d[slot], o->h2d), "cudaEventRecord");
-        CK(t, cudaStreamWaitEvent(o->cs, e_h2d[slot], 0), "ordering the upload");
+        SL_TASK_CUDA_TRY(t, cudaEventRecord(e_h2d[slot], o->h2d), "cudaEventRecord");
+        SL_TASK_CUDA_TRY(t, cudaStreamWaitEvent(o->cs, e_h2d[slot], 0), "ordering the upload");
         tr = tr_begin(o, o->cs);
         size_t tb = o->ptemp_cap;
-        CK(t, part_pairs(o, o->ptemp, &tb, stg_k[slot], pk, stg_v[slot], pv, n, o->begin1,
-                         o->bits1, o->cs), "partitioning (pass 1)");
-        CK(t, cudaEventRecord(e_used[slot], o->cs), "cudaEventRecord");
-        CK(t, part_offsets(o, pk, n, o->begin1, o->bits1, d_off, o->cs), "partition offsets");
+        SL_TASK_CUDA_TRY(t,
+                         part_pairs(o, o->ptemp, &tb, stg_k[slot], pk, stg_v[slot], pv, n,
+                                    o->begin1, o->bits1, o->cs),
+                         "partitioning (pass 1)");
+        SL_TASK_CUDA_TRY(t, cudaEventRecord(e_used[slot], o->cs), "cudaEventRecord");
+        SL_TASK_CUDA_TRY(t, part_offsets(o, pk, n, o->begin1, o->bits1, d_off, o->cs),
+                         "partition offsets");
         tr_end(o, tr, o->cs, "ooc_partition", 3, 1, 0);
         tr = tr_begin(o, o->cs);
-        CK(t, sl_k_ooc_append(pk, pv, n, o->kw, o->vw, d_off, o->bits1, o->bl, o->d_ptr + sd->b0,
-                              o->d_part + sd->b0, sd->nb, d_next, d_cur, d_fill, d_plan,
-                              o->d_status, o->cs), "appending to blocks");
+        SL_TASK_CUDA_TRY(t,
+                         sl_k_ooc_append(pk, pv, n, o->kw, o->vw, d_off, o->bits1, o->bl,
+                                         o->d_ptr + sd->b0, o->d_part + sd->b0, sd->nb, d_next,
+                                         d_cur, d_fill, d_plan, o->d_status, o->cs),
+                         "appending to blocks");
         tr_end(o, tr, o->cs, "ooc_append_spill", 3, 1, n * o->tw);
         done += n;
         if (n == 0)
@@ -497,19 +495,23 @@ static int pass1_side(struct ooc *o, int s, void *stg_k[2], void *stg_v[2], void
         return SL_ENOMEM;
     unsigned long long used = 0;
     int32_t status = 0;
-    CK(t, cudaMemcpyAsync(h, d_cur, (size_t)o->parts * 2 * sizeof(int64_t), cudaMemcpyDeviceToHost,
-                          o->cs), "reading block lists");
-    CK(t, cudaMemcpyAsync(&used, d_next, sizeof used, cudaMemcpyDeviceToHost, o->cs),
-       "reading block lists");
-    CK(t, cudaMemcpyAsync(&status, o->d_status, sizeof status, cudaMemcpyDeviceToHost, o->cs),
-       "reading block lists");
-    CK(t, cudaStreamSynchronize(o->cs), "pass 1");
+    SL_TASK_CUDA_TRY(t,
+                     cudaMemcpyAsync(h, d_cur, (size_t)o->parts * 2 * sizeof(int64_t),
+                                     cudaMemcpyDeviceToHost, o->cs),
+                     "reading block lists");
+    SL_TASK_CUDA_TRY(t, cudaMemcpyAsync(&used, d_next, sizeof used, cudaMemcpyDeviceToHost, o->cs),
+                     "reading block lists");
+    SL_TASK_CUDA_TRY(
+        t, cudaMemcpyAsync(&status, o->d_status, sizeof status, cudaMemcpyDeviceToHost, o->cs),
+        "reading block lists");
+    SL_TASK_CUDA_TRY(t, cudaStreamSynchronize(o->cs), "pass 1");
     if (status != 0 || (int64_t)used > sd->nb)
         return sl_task_fail(t, SL_EINTERNAL, "out-of-core join: pass 1 ran out of blocks");
     sd->used = (int64_t)used;
     if (used)
-        CK(t, cudaMemcpy(part, o->d_part + sd->b0, used * sizeof(int32_t), cudaMemcpyDeviceToHost),
-           "reading block lists");
+        SL_TASK_CUDA_TRY(
+            t, cudaMemcpy(part, o->d_part + sd->b0, used * sizeof(int32_t), cudaMemcpyDeviceToHost),
+            "reading block lists");
     memset(sd->p_start, 0, (size_t)(o->parts + 1) * sizeof(int64_t));
     memset(sd->p_rows, 0, (size_t)o->parts * sizeof(int64_t));
     for (int64_t b = 0; b < sd->used; b++) {
@@ -577,7 +579,8 @@ static int pass1(struct ooc *o)
     if (!pk || !pv || !d_off || (rc = temp_for(o, o->chunk, o->bits1)) < 0)
         return rc < 0 ? rc : SL_ENOMEM;
     for (int i = 0; i < 4; i++)
-        CK(t, cudaEventCreateWithFlags(&ev[i], cudaEventDisableTiming), "cudaEventCreate");
+        SL_TASK_CUDA_TRY(t, cudaEventCreateWithFlags(&ev[i], cudaEventDisableTiming),
+                         "cudaEventCreate");
     if ((rc = after_cs(o, o->h2d)) < 0)
         return rc;
     struct sl__upload_stage hs;
@@ -653,10 +656,14 @@ static int gather(struct ooc *o, struct gset *g, const struct bside *sd, int64_t
             at += r;
             continue;
         }
-        CK(o->t, cudaMemcpyAsync((char *)k + at * o->kw, src, (size_t)(r * o->kw),
-                                 cudaMemcpyDefault, o->h2d), "reading back keys");
-        CK(o->t, cudaMemcpyAsync((char *)v + at * o->vw, src + o->bl * o->kw, (size_t)(r * o->vw),
-                                 cudaMemcpyDefault, o->h2d), "reading back values");
+        SL_TASK_CUDA_TRY(o->t,
+                         cudaMemcpyAsync((char *)k + at * o->kw, src, (size_t)(r * o->kw),
+                                         cudaMemcpyDefault, o->h2d),
+                         "reading back keys");
+        SL_TASK_CUDA_TRY(o->t,
+                         cudaMemcpyAsync((char *)v + at * o->vw, src + o->bl * o->kw,
+                                         (size_t)(r * o->vw), cudaMemcpyDefault, o->h2d),
+                         "reading back values");
         at += r;
     }
     return SL_OK;
@@ -680,12 +687,14 @@ static int run_materialize(struct ooc *o, struct gset *g)
 {
     size_t tb = o->jtemp_cap;
     int tr = tr_begin(o, o->cs);
-    CK(o->t, cudaStreamWaitEvent(o->cs, g->e_d2h, 0), "ordering the result buffers");
-    CK(o->t, materialize(o, g, &tb), "join (pass 2)");
-    CK(o->t, cudaMemcpyAsync(g->h_count, g->d_count, sizeof *g->h_count, cudaMemcpyDeviceToHost,
-                             o->cs), "reading the match count");
+    SL_TASK_CUDA_TRY(o->t, cudaStreamWaitEvent(o->cs, g->e_d2h, 0), "ordering the result buffers");
+    SL_TASK_CUDA_TRY(o->t, materialize(o, g, &tb), "join (pass 2)");
+    SL_TASK_CUDA_TRY(
+        o->t,
+        cudaMemcpyAsync(g->h_count, g->d_count, sizeof *g->h_count, cudaMemcpyDeviceToHost, o->cs),
+        "reading the match count");
     tr_end(o, tr, o->cs, "ooc_join", 3, 1, 0);
-    CK(o->t, cudaEventRecord(g->e_done, o->cs), "cudaEventRecord");
+    SL_TASK_CUDA_TRY(o->t, cudaEventRecord(g->e_done, o->cs), "cudaEventRecord");
     return SL_OK;
 }
 
@@ -697,7 +706,7 @@ static int submit(struct ooc *o, struct gset *g, const struct job *j)
     g->nr = j->nr;
     g->ns = j->ns;
     g->job = *j;
-    CK(t, cudaStreamWaitEvent(o->cs, g->e_d2h, 0), "ordering the result buffers");
+    SL_TASK_CUDA_TRY(t, cudaStreamWaitEvent(o->cs, g->e_d2h, 0), "ordering the result buffers");
     if ((rc = gset_reserve_in(o, g, j->nr + j->ns)) < 0 ||
         (rc = gset_reserve_out(o, g, j->ns > 0 ? j->ns : 1)) < 0 || (rc = after_cs(o, o->h2d)) < 0)
         return rc;
@@ -711,14 +720,19 @@ static int submit(struct ooc *o, struct gset *g, const struct job *j)
     if (o->zero_copy && g->n_list > 0) {
         int64_t m = g->n_list, nb = o->n_blocks;
         for (int a = 0; a < 3; a++)
-            CK(t, cudaMemcpyAsync(g->d_list + a * nb, g->h_list + a * nb, (size_t)m * 8,
-                                  cudaMemcpyHostToDevice, o->h2d), "block list");
-        CK(t, sl_k_ooc_gather((const void *const *)g->d_list, g->d_list + nb, g->d_list + 2 * nb,
-                              m, o->bl, o->kw, o->vw, g->k, g->v, o->h2d), "reading back");
+            SL_TASK_CUDA_TRY(t,
+                             cudaMemcpyAsync(g->d_list + a * nb, g->h_list + a * nb, (size_t)m * 8,
+                                             cudaMemcpyHostToDevice, o->h2d),
+                             "block list");
+        SL_TASK_CUDA_TRY(t,
+                         sl_k_ooc_gather((const void *const *)g->d_list, g->d_list + nb,
+                                         g->d_list + 2 * nb, m, o->bl, o->kw, o->vw, g->k, g->v,
+                                         o->h2d),
+                         "reading back");
     }
     tr_end(o, tr, o->h2d, "ooc_read_back", 1, 0, (j->nr + j->ns) * o->tw);
-    CK(t, cudaEventRecord(g->e_gather, o->h2d), "cudaEventRecord");
-    CK(t, cudaStreamWaitEvent(o->cs, g->e_gather, 0), "ordering the read-back");
+    SL_TASK_CUDA_TRY(t, cudaEventRecord(g->e_gather, o->h2d), "cudaEventRecord");
+    SL_TASK_CUDA_TRY(t, cudaStreamWaitEvent(o->cs, g->e_gather, 0), "ordering the read-back");
     g->bits2 = join_log2_ceil((j->nr + 4095) / 4096);
     g->bits2 = g->bits2 < 1 ? 1 : g->bits2 > o->max_bits2 ? o->max_bits2 : g->bits2;
     if ((rc = temp_for(o, j->nr > j->ns ? j->nr : j->ns, g->bits2)) < 0)
@@ -729,10 +743,10 @@ static int submit(struct ooc *o, struct gset *g, const struct job *j)
         size_t tb = o->ptemp_cap;
         char *kk = (char *)g->k + at * o->kw, *vv = (char *)g->v + at * o->vw;
         char *pk = (char *)g->pk + at * o->kw, *pv = (char *)g->pv + at * o->vw;
-        CK(t, part_pairs(o, o->ptemp, &tb, kk, pk, vv, pv, n, 0, g->bits2, o->cs),
-           "partitioning (pass 2)");
-        CK(t, part_offsets(o, pk, n, 0, g->bits2, k ? g->soff : g->roff, o->cs),
-           "partition offsets");
+        SL_TASK_CUDA_TRY(t, part_pairs(o, o->ptemp, &tb, kk, pk, vv, pv, n, 0, g->bits2, o->cs),
+                         "partitioning (pass 2)");
+        SL_TASK_CUDA_TRY(t, part_offsets(o, pk, n, 0, g->bits2, k ? g->soff : g->roff, o->cs),
+                         "partition offsets");
     }
     tr_end(o, tr, o->cs, "ooc_partition2", 3, 1, 0);
     g->busy = 1;
@@ -792,7 +806,7 @@ static int drain(struct ooc *o, struct gset *g)
     if (!g->d2h_pending)
         return SL_OK;
     g->d2h_pending = 0;
-    CK(o->t, cudaEventSynchronize(g->e_d2h), "downloading a result");
+    SL_TASK_CUDA_TRY(o->t, cudaEventSynchronize(g->e_d2h), "downloading a result");
     int64_t n = g->stage_rows;
     sl_batch_t *b = sl__task_new_host_batch(o->t, sl_op_output_schema(sl_task_op(o->t)), n);
     if (!b)
@@ -832,9 +846,9 @@ static int sum_job(struct ooc *o, struct gset *g)
         case SL_TYPE_FLOAT32: e = sl_k_sum_f32(vals, g->count, (double *)acc, o->cs); break;
         default: e = sl_k_sum_f64(vals, g->count, (double *)acc, o->cs); break;
         }
-        CK(o->t, e, "summing");
+        SL_TASK_CUDA_TRY(o->t, e, "summing");
     }
-    CK(o->t, cudaEventRecord(g->e_d2h, o->cs), "cudaEventRecord");
+    SL_TASK_CUDA_TRY(o->t, cudaEventRecord(g->e_d2h, o->cs), "cudaEventRecord");
     return SL_OK;
 }
 
@@ -847,7 +861,7 @@ static int finish(struct ooc *o, struct gset *g)
     if (!g->busy)
         return SL_OK;
     g->busy = 0;
-    CK(o->t, cudaEventSynchronize(g->e_done), "join (pass 2)");
+    SL_TASK_CUDA_TRY(o->t, cudaEventSynchronize(g->e_done), "join (pass 2)");
     g->count = (int64_t)*g->h_count;
     if (g->count > g->cap_out &&
         (g->count - g->cap_out) * o->ow + 4 * MIB > sl_task_device_budget(o->t)) {
@@ -862,7 +876,7 @@ static int finish(struct ooc *o, struct gset *g)
             return rc;
         if ((rc = run_materialize(o, g)) < 0)
             return rc;
-        CK(o->t, cudaEventSynchronize(g->e_done), "join (pass 2)");
+        SL_TASK_CUDA_TRY(o->t, cudaEventSynchronize(g->e_done), "join (pass 2)");
     }
     if (g->count == 0)
         return SL_OK;
@@ -874,19 +888,22 @@ static int finish(struct ooc *o, struct gset *g)
     if (!(g->stage = sl__task_pinned_alloc(o->t, g->stage_bytes)))
         return SL_ENOMEM;
     g->stage_rows = g->count;
-    CK(o->t, cudaStreamWaitEvent(o->d2h, g->e_done, 0), "ordering the download");
+    SL_TASK_CUDA_TRY(o->t, cudaStreamWaitEvent(o->d2h, g->e_done, 0), "ordering the download");
     int tr = tr_begin(o, o->d2h);
     char *h = g->stage;
-    CK(o->t, cudaMemcpyAsync(h, g->ok, (size_t)(g->count * o->kw), cudaMemcpyDeviceToHost, o->d2h),
-       "downloading keys");
+    SL_TASK_CUDA_TRY(
+        o->t, cudaMemcpyAsync(h, g->ok, (size_t)(g->count * o->kw), cudaMemcpyDeviceToHost, o->d2h),
+        "downloading keys");
     h += g->count * o->kw;
-    CK(o->t, cudaMemcpyAsync(h, g->ob, (size_t)(g->count * o->vw), cudaMemcpyDeviceToHost, o->d2h),
-       "downloading values");
+    SL_TASK_CUDA_TRY(
+        o->t, cudaMemcpyAsync(h, g->ob, (size_t)(g->count * o->vw), cudaMemcpyDeviceToHost, o->d2h),
+        "downloading values");
     h += g->count * o->vw;
-    CK(o->t, cudaMemcpyAsync(h, g->op, (size_t)(g->count * o->vw), cudaMemcpyDeviceToHost, o->d2h),
-       "downloading values");
+    SL_TASK_CUDA_TRY(
+        o->t, cudaMemcpyAsync(h, g->op, (size_t)(g->count * o->vw), cudaMemcpyDeviceToHost, o->d2h),
+        "downloading values");
     tr_end(o, tr, o->d2h, "ooc_result", 2, 2, g->count * o->ow);
-    CK(o->t, cudaEventRecord(g->e_d2h, o->d2h), "cudaEventRecord");
+    SL_TASK_CUDA_TRY(o->t, cudaEventRecord(g->e_d2h, o->d2h), "cudaEventRecord");
     g->d2h_pending = 1;
     return SL_OK;
 }
@@ -931,10 +948,13 @@ static int host_rows(struct ooc *o, const struct bside *sd, int64_t i0, int64_t 
     for (int64_t i = i0; i < i1; i++) {
         int64_t b = sd->p_blocks[i], r = sd->b_rows[b];
         const char *src = o->h_ptr[sd->b0 + b];
-        CK(o->t, cudaMemcpy(*k + at * o->kw, src, (size_t)(r * o->kw), cudaMemcpyDefault),
-           "reading a pair back");
-        CK(o->t, cudaMemcpy(*v + at * o->vw, src + o->bl * o->kw, (size_t)(r * o->vw),
-                            cudaMemcpyDefault), "reading a pair back");
+        SL_TASK_CUDA_TRY(o->t,
+                         cudaMemcpy(*k + at * o->kw, src, (size_t)(r * o->kw), cudaMemcpyDefault),
+                         "reading a pair back");
+        SL_TASK_CUDA_TRY(o->t,
+                         cudaMemcpy(*v + at * o->vw, src + o->bl * o->kw, (size_t)(r * o->vw),
+                                    cudaMemcpyDefault),
+                         "reading a pair back");
         at += r;
     }
     return SL_OK;
@@ -1027,11 +1047,13 @@ static int pass2(struct ooc *o)
     size_t need = 0;
     int rc;
     int mb = o->max_bits2;
-    CK(t, o->kw == 4 ? sl_k_phj_materialize_k32_v32(NULL, &need, NULL, NULL, NULL, NULL, NULL,
-                                                    NULL, mb, mb, NULL, NULL, NULL, 0, NULL, o->cs)
-                     : sl_k_phj_materialize_k64_v64(NULL, &need, NULL, NULL, NULL, NULL, NULL,
-                                                    NULL, mb, mb, NULL, NULL, NULL, 0, NULL, o->cs),
-       "join temp size");
+    SL_TASK_CUDA_TRY(
+        t,
+        o->kw == 4 ? sl_k_phj_materialize_k32_v32(NULL, &need, NULL, NULL, NULL, NULL, NULL, NULL,
+                                                  mb, mb, NULL, NULL, NULL, 0, NULL, o->cs)
+                   : sl_k_phj_materialize_k64_v64(NULL, &need, NULL, NULL, NULL, NULL, NULL, NULL,
+                                                  mb, mb, NULL, NULL, NULL, 0, NULL, o->cs),
+        "join temp size");
     if (!(o->jtemp = sl_task_device_alloc(t, need + 4096)))
         return SL_ENOMEM;
     o->jtemp_cap = need + 4096;
@@ -1052,9 +1074,12 @@ static int pass2(struct ooc *o)
             if (!g->h_list || !g->d_list)
                 return SL_ENOMEM;
         }
-        CK(t, cudaEventCreateWithFlags(&g->e_gather, cudaEventDisableTiming), "cudaEventCreate");
-        CK(t, cudaEventCreateWithFlags(&g->e_done, cudaEventDisableTiming), "cudaEventCreate");
-        CK(t, cudaEventCreateWithFlags(&g->e_d2h, cudaEventDisableTiming), "cudaEventCreate");
+        SL_TASK_CUDA_TRY(t, cudaEventCreateWithFlags(&g->e_gather, cudaEventDisableTiming),
+                         "cudaEventCreate");
+        SL_TASK_CUDA_TRY(t, cudaEventCreateWithFlags(&g->e_done, cudaEventDisableTiming),
+                         "cudaEventCreate");
+        SL_TASK_CUDA_TRY(t, cudaEventCreateWithFlags(&g->e_d2h, cudaEventDisableTiming),
+                         "cudaEventCreate");
     }
     int64_t k = 0; /* jobs submitted */
     int p = 0;
@@ -1144,7 +1169,8 @@ static int aggregate_total(struct ooc *o)
     unsigned long long *h = sl_task_alloc(o->t, bytes + 8);
     if (!h)
         return SL_ENOMEM;
-    CK(o->t, cudaMemcpy(h, o->d_acc, bytes, cudaMemcpyDeviceToHost), "reading the sums");
+    SL_TASK_CUDA_TRY(o->t, cudaMemcpy(h, o->d_acc, bytes, cudaMemcpyDeviceToHost),
+                     "reading the sums");
     st->total = o->host_acc;
     st->total.count += o->gpu_count;
     for (int oc = 0; oc < d->n_out; oc++) {
@@ -1173,7 +1199,8 @@ static int run(struct ooc *o)
     if (o->d->aggregate) {
         if (!(o->d_acc = sl_task_device_alloc(t, (size_t)(2 * o->d->n_out) * 8)))
             return SL_ENOMEM;
-        CK(t, cudaMemsetAsync(o->d_acc, 0, (size_t)(2 * o->d->n_out) * 8, o->cs), "zeroing");
+        SL_TASK_CUDA_TRY(t, cudaMemsetAsync(o->d_acc, 0, (size_t)(2 * o->d->n_out) * 8, o->cs),
+                         "zeroing");
     }
     return pass2(o);
 }
@@ -1225,7 +1252,7 @@ int join_ooc_finalize(sl_task_t *t)
         rc = SL_ENOMEM;
     if (rc >= 0) {
         e = cudaMemsetAsync(o->d_status, 0, sizeof(int32_t), o->cs);
-        rc = e == cudaSuccess ? run(o) : cuda_failed(t, e, "zeroing");
+        rc = e == cudaSuccess ? run(o) : SL_TASK_CUDA_FAIL(t, e, "zeroing");
     }
     cudaStreamSynchronize(o->cs);
     cudaStreamSynchronize(o->h2d);

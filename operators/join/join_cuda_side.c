@@ -65,10 +65,11 @@ int gj_side_column(sl_task_t *t, const struct join_state *st, int s, const struc
     for (int64_t i = 0; i < sd->n_batches; i++) {
         const sl_batch_t *b = sd->batches[g->order[i]];
         const struct sl__col *c = &b->cols[col];
-        GJ_CK(t, cudaMemcpyAsync(dst + (size_t)at * w,
-                                 (const char *)c->data->ptr + (size_t)c->offset * w,
-                                 (size_t)b->n_rows * w, cudaMemcpyDefault, stream),
-              "gathering an input column");
+        SL_TASK_CUDA_TRY(t,
+                         cudaMemcpyAsync(dst + (size_t)at * w,
+                                         (const char *)c->data->ptr + (size_t)c->offset * w,
+                                         (size_t)b->n_rows * w, cudaMemcpyDefault, stream),
+                         "gathering an input column");
         at += b->n_rows;
     }
     *out = dst;
@@ -97,7 +98,7 @@ int gj_range_of(sl_task_t *t, int k8, int64_t parts, const void *const *keys, co
         e = cudaStreamSynchronize(s);
     sl_task_device_free(t, mm);
     if (e != cudaSuccess)
-        return gj_cuda_failed(t, e, "key range");
+        return SL_TASK_CUDA_FAIL(t, e, "key range");
     *lo = k8 ? h[0] : (uint32_t)h[0];
     *hi = k8 ? h[1] : (uint32_t)(h[0] >> 32);
     return SL_OK;
@@ -157,7 +158,7 @@ int gj_sample_keys(sl_task_t *t, int k8, int parts, const struct gj_side *const 
         e = cudaStreamSynchronize(s);
     sl_task_device_free(t, d);
     if (e != cudaSuccess)
-        return gj_cuda_failed(t, e, "sampling keys");
+        return SL_TASK_CUDA_FAIL(t, e, "sampling keys");
     for (int64_t i = parts * per - 1; kw == 4 && i >= 0; i--) { /* back to front */
         uint32_t x;
         memcpy(&x, raw + (size_t)i * 4, 4);
@@ -211,8 +212,9 @@ static int pack_side(sl_task_t *t, const struct join_state *st, int s, struct gj
                 kc.width[j] = cols[j] < 0 ? 4 : (int)sl_type_width(b->cols[cols[j]].type);
                 kc.ptr[j] = cols[j] < 0 ? (void *)(ids + at) : sl__col_values(b, cols[j]);
             }
-            GJ_CK(t, sl_k_pack_rows(&kc, b->n_rows, rb, (char *)dst + (size_t)at * rb, stream),
-                  "packing payload rows");
+            SL_TASK_CUDA_TRY(
+                t, sl_k_pack_rows(&kc, b->n_rows, rb, (char *)dst + (size_t)at * rb, stream),
+                "packing payload rows");
             at += b->n_rows;
         }
         return SL_OK;
@@ -233,7 +235,7 @@ static int pack_side(sl_task_t *t, const struct join_state *st, int s, struct gj
     if (rc >= 0) {
         cudaError_t e = sl_k_pack_rows(&kc, g->n, rb, dst, stream);
         if (e != cudaSuccess)
-            rc = gj_cuda_failed(t, e, "packing payload rows");
+            rc = SL_TASK_CUDA_FAIL(t, e, "packing payload rows");
     }
     for (int j = 0; j < nc; j++)
         sl_task_device_free(t, own[j]);
@@ -266,7 +268,7 @@ static int side_rows(sl_task_t *t, const struct join_state *st, int s, struct gj
     if (sd->id_word) {
         if (!(sd->ids_own = sl_task_device_alloc(t, (size_t)sd->n * 4)))
             return SL_ENOMEM;
-        GJ_CK(t, sl_k_iota_u32(sd->ids_own, sd->n, 0, sl_task_stream(t)), "row ids");
+        SL_TASK_CUDA_TRY(t, sl_k_iota_u32(sd->ids_own, sd->n, 0, sl_task_stream(t)), "row ids");
         cols[nc++] = -1;
     }
     if (!(sd->rows_own = sl_task_device_alloc(t, (size_t)sd->n * (size_t)rb)))
@@ -352,7 +354,7 @@ int gj_transform(sl_task_t *t, struct gj *g)
         size_t need = 0;
         cudaError_t e = radix(g, NULL, &need, sd->keys, NULL, sd->rows, NULL, rb, sd->n, lo, hi, s);
         if (e != cudaSuccess) {
-            rc = gj_cuda_failed(t, e, "partition size");
+            rc = SL_TASK_CUDA_FAIL(t, e, "partition size");
             break;
         }
         if (need > cap) {
@@ -373,7 +375,7 @@ int gj_transform(sl_task_t *t, struct gj *g)
         size_t tb = cap;
         if ((e = radix(g, temp, &tb, sd->keys, sd->pk, sd->rows, sd->prow, rb, sd->n, lo, hi,
                        s)) != cudaSuccess) {
-            rc = gj_cuda_failed(t, e, g->algo == GJ_PHJ ? "partitioning" : "sorting");
+            rc = SL_TASK_CUDA_FAIL(t, e, g->algo == GJ_PHJ ? "partitioning" : "sorting");
             break;
         }
         /* Inputs consumed: stream-ordered frees, the memory serves the next allocation. */
@@ -399,7 +401,7 @@ int gj_transform(sl_task_t *t, struct gj *g)
             e = g->k8 ? sl_k_partition_offsets_k64(sd->pk, sd->n, g->begin, g->bits, sd->off, s)
                       : sl_k_partition_offsets_k32(sd->pk, sd->n, g->begin, g->bits, sd->off, s);
             if (e != cudaSuccess)
-                rc = gj_cuda_failed(t, e, "partition offsets");
+                rc = SL_TASK_CUDA_FAIL(t, e, "partition offsets");
         }
     }
     sl_task_device_free(t, temp);

@@ -12,8 +12,8 @@
 #ifndef SLUICE_OPERATORS_JOIN_INT_H
 #define SLUICE_OPERATORS_JOIN_INT_H
 
+#include "common/op_def.h"
 #include "common/values.h"
-#include "operators.h"
 
 #define JOIN_MAX_KEYS 8
 #define JOIN_MAX_COLS 128
@@ -217,6 +217,28 @@ struct join_state {
  * (nul[i] = 1: some key component is null). Returns the number of null keys. */
 int64_t join_load(const struct join_state *st, int s, int64_t bi, int64_t lo, int64_t n,
                   uint64_t *k, uint64_t *v, uint8_t *nul);
+/* Walking rows [lo, hi) of a side in loads of at most JOIN_CHUNK rows within one batch:
+ * join_first_batch gives the batch holding row lo; join_next_load moves *bi to the batch
+ * holding row r, sets *in to r's row in it and returns the rows to load from there. */
+static inline int64_t join_first_batch(const struct join_side *sd, int64_t lo)
+{
+    int64_t bi = 0;
+    while (bi + 1 < sd->n_batches && sd->start[bi + 1] <= lo)
+        bi++;
+    return bi;
+}
+
+static inline int64_t join_next_load(const struct join_side *sd, int64_t r, int64_t hi,
+                                     int64_t *bi, int64_t *in)
+{
+    while (sd->start[*bi + 1] <= r)
+        (*bi)++;
+    *in = r - sd->start[*bi];
+    int64_t n = sd->start[*bi + 1] - r;
+    n = n < hi - r ? n : hi - r;
+    return n < JOIN_CHUNK ? n : JOIN_CHUNK;
+}
+
 /* 1 if the key columns of left row lrow and right row rrow (row ids) are equal. */
 int join_keys_equal(const struct join_state *st, uint64_t lrow, uint64_t rrow);
 /* 1 if every residual term holds for left row lrow and right row rrow (nulls fail). */
@@ -335,6 +357,32 @@ int join_full_keep(struct join_state *st, sl_batch_t *b);
 int join_full_source(sl_task_t *t);
 /* Cross joins (join_full.c): every left batch with every right row. */
 int join_cross_source(sl_task_t *t, struct join_state *st, int64_t w);
+
+/* The pieces of the definition (join.c), shared by the CPU-only definition and the one
+ * with the GPU implementations (join_cuda.c, registered by CUDA builds). */
+#define JOIN_N_OPTIONS 9
+extern const struct sl_option_def join_options[JOIN_N_OPTIONS];
+int join_bind(sl_bind_t *b);
+int join_sink(sl_task_t *t);
+int join_combine(sl_task_t *t);
+int join_finalize(sl_task_t *t);
+void join_fini_local(const sl_op_t *op, void *gs, void *ls);
+void join_fini_global(const sl_op_t *op, void *gs);
+int64_t join_source_tasks(sl_task_t *t);
+int join_source(sl_task_t *t);
+/* The definition's fields (SL__SINK_SOURCE_DEF, common/op_def.h) but for the
+ * source_tasks and fini_global functions, which the GPU's adds to. */
+#define JOIN_DEF_FIELDS(source_tasks_, fini_global_)                                       \
+    .name = "join",                                                                        \
+    .doc = "equi-join (inner, left, right, full, semi, anti; cross without keys) on keys " \
+           "of any type, with an optional residual condition: radix, nopart or "           \
+           "sort-merge; rows or fused count + sums",                                       \
+    .min_inputs = 2, .max_inputs = 2, .options = join_options, .n_options = JOIN_N_OPTIONS, \
+    .bind = join_bind, .global_state_bytes = sizeof(struct join_state),                    \
+    .local_state_bytes = 2 * sizeof(struct join_side), .fini_global = fini_global_,        \
+    .fini_local = join_fini_local, .source_tasks = source_tasks_
+/* Combine runs on the CPU in both definitions. */
+extern const struct sl_impl join_combine_cpu[1];
 
 /* GPU finalize and source (join_cuda.c, CUDA builds only). */
 int join_gpu_can_run(const sl_task_t *t);

@@ -3,13 +3,13 @@
  * algo=sortmerge when the in-GPU join does not fit the GPU memory budget.
  *
  * finalize (GPU worker): each side's key and output columns are sorted in GPU-budget-
- *   sized runs into pinned host memory (sort/ooc_runs_cuda.c: upload, CUB sort,
+ *   sized runs into pinned host memory (common/ooc_runs_cuda.c: upload, CUB sort,
  *   download, overlapped through two buffer sets and three streams), left side first,
  *   each with the whole budget.
  *   Then it spawns one task per key range on the CPU workers: task i takes the keys in
  *   [v_i, v_i+1) where v_i is the key at rank i * n / P of the larger side's merged
  *   order, so both sides split at the same key values and every key lands in one task.
- *   It puts that range of each side in order (co-ranks, a radix sort: sort/ooc_merge.c)
+ *   It puts that range of each side in order (co-ranks, a radix sort: common/ooc_merge.c)
  *   and merge-joins the two sorted ranges (count, then write) into host batches of at
  *   most a morsel, kept per range.
  * source: task i emits range i's batches.
@@ -26,7 +26,7 @@
 #include <time.h>
 
 #include "join_cuda_int.h"
-#include "sort/ooc_runs.h"
+#include "common/ooc_runs.h"
 
 #define MAX_RANGES 4096
 #define RANGE_ROWS ((int64_t)1 << 18)   /* rows of the larger side per range task */
@@ -214,7 +214,7 @@ static int merge_range(sl_task_t *t, const struct sl__ooc_runs *runs, uint64_t l
         if (!(r->col[c] = sl_task_alloc(t, (size_t)(r->n > 0 ? r->n : 1) * (size_t)r->w[c])))
             return SL_ENOMEM;
     }
-    if (r->n > 0) { /* the range's rows in order (sort/ooc_merge.c) */
+    if (r->n > 0) { /* the range's rows in order (common/ooc_merge.c) */
         void *scratch = sl_task_alloc(t, (size_t)sl__ooc_sort_scratch_bytes(runs, r->n));
         if (!scratch)
             return SL_ENOMEM;

@@ -23,16 +23,9 @@ TMPL_FN void FN(part_hist)(const struct join_state *st, int s, int64_t lo, int64
     uint64_t k[JOIN_CHUNK];
     uint8_t nul[JOIN_CHUNK];
     int bits = st->bits;
-    int64_t bi = 0;
-    while (bi + 1 < sd->n_batches && sd->start[bi + 1] <= lo)
-        bi++;
+    int64_t bi = join_first_batch(sd, lo);
     for (int64_t r = lo; r < hi;) {
-        while (sd->start[bi + 1] <= r)
-            bi++;
-        int64_t in = r - sd->start[bi];
-        int64_t n = sd->start[bi + 1] - r;
-        n = n < hi - r ? n : hi - r;
-        n = n < JOIN_CHUNK ? n : JOIN_CHUNK;
+        int64_t in, n = join_next_load(sd, r, hi, &bi, &in);
         int64_t nulls = join_load(st, s, bi, in, n, k, NULL, nul);
         if (nulls == 0) {
             for (int64_t i = 0; i < n; i++)
@@ -58,16 +51,9 @@ TMPL_FN void FN(part_scatter)(const struct join_state *st, int s, int64_t lo, in
     int bits = st->bits;
     int64_t fanout = st->fanout;
     memset(fill, 0, (size_t)fanout + 1);
-    int64_t bi = 0;
-    while (bi + 1 < sd->n_batches && sd->start[bi + 1] <= lo)
-        bi++;
+    int64_t bi = join_first_batch(sd, lo);
     for (int64_t r = lo; r < hi;) {
-        while (sd->start[bi + 1] <= r)
-            bi++;
-        int64_t in = r - sd->start[bi];
-        int64_t n = sd->start[bi + 1] - r;
-        n = n < hi - r ? n : hi - r;
-        n = n < JOIN_CHUNK ? n : JOIN_CHUNK;
+        int64_t in, n = join_next_load(sd, r, hi, &bi, &in);
         int64_t nulls = join_load(st, s, bi, in, n, k, v, nul);
         for (int64_t i = 0; i < n; i++) {
             uint32_t p = nulls && nul[i] ? (uint32_t)fanout : FN(pid)(k[i], bits);

@@ -29,10 +29,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/op_common.h"
 #include "kmeans_int.h"
 #include "operators.h"
 
-static const struct sl_option_def km_options[] = {
+const struct sl_option_def sl__km_options[SL__KM_N_OPTIONS] = {
     {"features", SL_OPT_STRING, "", "comma-separated float feature columns (empty: all float)"},
     {"k", SL_OPT_INT, "8", "number of clusters"},
     {"init", SL_OPT_STRING, "kmeans++", "kmeans++, random or given"},
@@ -167,7 +168,7 @@ static int km_bind_output(sl_bind_t *b, struct km_plan *p)
     return rc;
 }
 
-static int km_bind(sl_bind_t *b)
+int sl__km_bind(sl_bind_t *b)
 {
     const char *features, *init, *given, *output;
     int64_t k, seed;
@@ -267,7 +268,7 @@ static void list_fini(struct km_list *l)
     memset(l, 0, sizeof *l);
 }
 
-static void km_fini_local(const sl_op_t *op, void *gs, void *ls)
+void sl__km_fini_local(const sl_op_t *op, void *gs, void *ls)
 {
     (void)op;
     (void)gs;
@@ -276,7 +277,7 @@ static void km_fini_local(const sl_op_t *op, void *gs, void *ls)
     list_fini(&l->in[1]);
 }
 
-static void km_fini_global(const sl_op_t *op, void *gs)
+void sl__km_fini_global(const sl_op_t *op, void *gs)
 {
     (void)op;
     struct km_global *g = gs;
@@ -313,7 +314,7 @@ int sl__km_keep(sl_task_t *t, struct km_local *ls, sl_batch_t *b, int port)
     return SL_OK;
 }
 
-static int km_sink(sl_task_t *t)
+int sl__km_sink(sl_task_t *t)
 {
     const struct km_plan *p = sl_op_data(sl_task_op(t));
     struct km_local *ls = sl_task_lstate(t);
@@ -325,7 +326,7 @@ static int km_sink(sl_task_t *t)
     return rc < 0 ? rc : sl__km_keep(t, ls, b, port);
 }
 
-static int km_combine(sl_task_t *t)
+int sl__km_combine(sl_task_t *t)
 {
     struct km_global *g = sl_task_gstate(t);
     struct km_local *ls = sl_task_lstate(t);
@@ -523,8 +524,8 @@ static int km_assign_task(sl_task_t *t)
 }
 
 static int km_update(sl_task_t *t);
-static const struct sl_impl assign_impl[] = {{.device = SL_DEVICE_CPU, .run = km_assign_task}};
-static const struct sl_impl update_impl[] = {{.device = SL_DEVICE_CPU, .run = km_update}};
+static const struct sl_impl assign_impl[] = {SL__IMPL_CPU(km_assign_task)};
+static const struct sl_impl update_impl[] = {SL__IMPL_CPU(km_update)};
 static const struct sl_phase assign_phase = {assign_impl, 1, NULL};
 static const struct sl_phase update_phase = {update_impl, 1, NULL};
 
@@ -589,14 +590,9 @@ int sl__km_inputs_to_host(sl_task_t *t, struct km_global *g)
 {
     for (int port = 0; port < 2; port++)
         for (int64_t i = 0; i < g->in[port].n; i++) {
-            sl_batch_t *b = g->in[port].v[i].batch, *h;
-            if (sl_batch_device(b) < 0)
-                continue;
-            int rc = sl_task_batch_to_host(t, b, &h);
+            int rc = sl__batch_keep_on_host(t, &g->in[port].v[i].batch);
             if (rc < 0)
                 return rc;
-            sl_batch_unref(b);
-            g->in[port].v[i].batch = h;
         }
     return SL_OK;
 }
@@ -628,7 +624,7 @@ static int km_setup(sl_task_t *t, const struct km_plan *p, struct km_global *g)
     return SL_OK;
 }
 
-static int km_finalize(sl_task_t *t)
+int sl__km_finalize(sl_task_t *t)
 {
     const struct km_plan *p = sl_op_data(sl_task_op(t));
     struct km_global *g = sl_task_gstate(t);
@@ -651,7 +647,7 @@ static int km_finalize(sl_task_t *t)
 
 /* ---------------- output ---------------- */
 
-static int64_t km_source_tasks(sl_task_t *t)
+int64_t sl__km_source_tasks(sl_task_t *t)
 {
     const struct km_plan *p = sl_op_data(sl_task_op(t));
     struct km_global *g = sl_task_gstate(t);
@@ -713,7 +709,7 @@ static int emit_assignments_of(sl_task_t *t, struct km_global *g, int64_t i, con
     return sl_task_emit(t, b);
 }
 
-static int km_source(sl_task_t *t)
+int sl__km_source(sl_task_t *t)
 {
     const struct km_plan *p = sl_op_data(sl_task_op(t));
     struct km_global *g = sl_task_gstate(t);
@@ -738,7 +734,7 @@ static int km_source(sl_task_t *t)
  * iteration at 25 GFLOP/s (AVX2 FMAs on one core). CUDA: per iteration max(rows*d*4
  * bytes / 2.5 TB/s, 2*rows*d*k flops / 50 TFLOP/s) + 20 us of launches and the shift
  * read-back, plus one upload of the points at 20 GB/s (H100 figures, rounded down). */
-static double km_cost(const sl_op_t *op, enum sl_device_kind kind, int64_t rows)
+double sl__km_cost(const sl_op_t *op, enum sl_device_kind kind, int64_t rows)
 {
     const struct km_plan *p = sl_op_data(op);
     if (!p || rows < 0)
@@ -751,47 +747,11 @@ static double km_cost(const sl_op_t *op, enum sl_device_kind kind, int64_t rows)
     return iters * (it + 20e-6) + bytes / 20e9;
 }
 
-#ifdef SL_HAVE_CUDA
-#define KM_N_IMPLS 2
-#else
-#define KM_N_IMPLS 1
-#endif
-static const struct sl_impl sink_impl[] = {
-    {.device = SL_DEVICE_CPU, .run = km_sink},
-#ifdef SL_HAVE_CUDA
-    {.device = SL_DEVICE_CUDA, .run = sl__km_sink_cuda},
-#endif
-};
-static const struct sl_impl combine_impl[] = {{.device = SL_DEVICE_CPU, .run = km_combine}};
-static const struct sl_impl finalize_impl[] = {
-    {.device = SL_DEVICE_CPU, .run = km_finalize},
-#ifdef SL_HAVE_CUDA
-    {.device = SL_DEVICE_CUDA, .run = sl__km_finalize_cuda, .can_run = sl__km_gpu_can_run},
-#endif
-};
-static const struct sl_impl source_impl[] = {{.device = SL_DEVICE_CPU, .run = km_source}};
-static const struct sl_phase sink_phase = {sink_impl, KM_N_IMPLS, km_cost};
-static const struct sl_phase combine_phase = {combine_impl, 1, NULL};
-static const struct sl_phase finalize_phase = {finalize_impl, KM_N_IMPLS, NULL};
-static const struct sl_phase source_phase = {source_impl, 1, sl__cost_linear_source};
+const struct sl_impl sl__km_combine_cpu[1] = {SL__IMPL_CPU(sl__km_combine)};
+const struct sl_impl sl__km_source_cpu[1] = {SL__IMPL_CPU(sl__km_source)};
 
-const struct sl_op_def sl__kmeans_def = {
-    .abi_version = SL_OP_ABI_VERSION,
-    .flags = SL_OP_SINK | SL_OP_SOURCE,
-    .name = "kmeans",
-    .doc = "Lloyd k-means (kmeans++/random/given init): centroids, sizes, inertia or assignments",
-    .min_inputs = 1,
-    .max_inputs = 2,
-    .options = km_options,
-    .n_options = sizeof km_options / sizeof km_options[0],
-    .bind = km_bind,
-    .global_state_bytes = sizeof(struct km_global),
-    .local_state_bytes = sizeof(struct km_local),
-    .fini_global = km_fini_global,
-    .fini_local = km_fini_local,
-    .source_tasks = km_source_tasks,
-    .sink = &sink_phase,
-    .combine = &combine_phase,
-    .finalize = &finalize_phase,
-    .source = &source_phase,
-};
+static const struct sl_impl sink_cpu[] = {SL__IMPL_CPU(sl__km_sink)};
+static const struct sl_impl finalize_cpu[] = {SL__IMPL_CPU(sl__km_finalize)};
+/* The CPU-only definition; CUDA builds register sl__kmeans_cuda_def (kmeans_cuda.c). */
+SL__SINK_SOURCE_DEF(sl__kmeans_def, SL__KM_DEF_FIELDS, (), sl__km_cost, sink_cpu,
+                    sl__km_combine_cpu, finalize_cpu, sl__km_source_cpu);

@@ -33,6 +33,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include "gpu_ext.h"
 #include "kmeans_int.h"
 #include "sluice_k/kmeans.h"
 
@@ -42,18 +43,6 @@ static int64_t now_ns(void)
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
-
-static int cuda_failed(sl_task_t *t, cudaError_t e, const char *what)
-{
-    return sl_task_fail(t, SL_EDEVICE, "kmeans on the GPU: %s: %s", what, cudaGetErrorName(e));
-}
-
-#define CK(t, expr, what)                                                                   \
-    do {                                                                                    \
-        cudaError_t e_ = (expr);                                                            \
-        if (e_ != cudaSuccess)                                                              \
-            return cuda_failed((t), e_, (what));                                            \
-    } while (0)
 
 int sl__km_gpu_can_run(const sl_task_t *t)
 {
@@ -150,13 +139,16 @@ static int gk_alloc(sl_task_t *t, const struct km_plan *p, const struct km_globa
      * at least what k-means++ needs for n points */
     const float *none[SL_K_KMEANS_MAX_DIMS] = {0};
     size_t tb = 0, t2 = 0;
-    CK(t, sl_k_kmeans_step_f32(NULL, &tb, none, p->d, most, NULL, p->k, s->method, NULL, NULL,
-                               NULL, p->assignments ? (int32_t *)16 : NULL, NULL),
-       "step temp size");
+    SL_TASK_CUDA_TRY(t,
+                     sl_k_kmeans_step_f32(NULL, &tb, none, p->d, most, NULL, p->k, s->method, NULL,
+                                          NULL, NULL, p->assignments ? (int32_t *)16 : NULL, NULL),
+                     "step temp size");
     if (p->init == KM_PLUSPLUS) {
-        CK(t, sl_k_kmeans_pp_total(NULL, &t2, NULL, g->n, NULL, NULL), "k-means++ temp size");
+        SL_TASK_CUDA_TRY(t, sl_k_kmeans_pp_total(NULL, &t2, NULL, g->n, NULL, NULL),
+                         "k-means++ temp size");
         tb = tb > t2 ? tb : t2;
-        CK(t, sl_k_kmeans_pp_pick(NULL, &t2, NULL, g->n, 0, NULL, NULL), "k-means++ temp size");
+        SL_TASK_CUDA_TRY(t, sl_k_kmeans_pp_pick(NULL, &t2, NULL, g->n, 0, NULL, NULL),
+                         "k-means++ temp size");
         tb = tb > t2 ? tb : t2;
     }
     s->temp_bytes = tb;
@@ -176,7 +168,7 @@ static int gk_alloc(sl_task_t *t, const struct km_plan *p, const struct km_globa
     for (; s->n_ev < 2 * KM_WINDOW + 3; s->n_ev++) {
         cudaEvent_t *e = s->n_ev < 2 * KM_WINDOW + 1 ? &s->ev[s->n_ev]
                                                      : &s->end[s->n_ev - 2 * KM_WINDOW - 1];
-        CK(t, cudaEventCreate(e), "creating an event");
+        SL_TASK_CUDA_TRY(t, cudaEventCreate(e), "creating an event");
     }
     return SL_OK;
 }
@@ -197,8 +189,8 @@ static int batch_cols(sl_task_t *t, const struct km_plan *p, struct km_global *g
 static int read_back(sl_task_t *t, void *h, const void *d, size_t bytes)
 {
     cudaStream_t s = sl_task_stream(t);
-    CK(t, cudaMemcpyAsync(h, d, bytes, cudaMemcpyDeviceToHost, s), "copy to host");
-    CK(t, cudaStreamSynchronize(s), "waiting for the GPU");
+    SL_TASK_CUDA_TRY(t, cudaMemcpyAsync(h, d, bytes, cudaMemcpyDeviceToHost, s), "copy to host");
+    SL_TASK_CUDA_TRY(t, cudaStreamSynchronize(s), "waiting for the GPU");
     return SL_OK;
 }
 
@@ -256,7 +248,7 @@ static int init_random(sl_task_t *t, const struct km_plan *p, struct km_global *
             e = cudaStreamSynchronize(st);
         sl_batch_unref(dev);
         if (e != cudaSuccess)
-            return cuda_failed(t, e, "gathering the initial centroids");
+            return SL_TASK_CUDA_FAIL(t, e, "gathering the initial centroids");
     }
     return read_back(t, g->c, s->c64, (size_t)p->k * p->d * 8);
 }
@@ -301,7 +293,7 @@ static int init_plusplus(sl_task_t *t, const struct km_plan *p, struct km_global
             e = cudaStreamSynchronize(st); /* row and dst are on this stack frame */
         sl_batch_unref(dev);
         if (e != cudaSuccess) {
-            rc = cuda_failed(t, e, "k-means++");
+            rc = SL_TASK_CUDA_FAIL(t, e, "k-means++");
             break;
         }
         if (c == p->k - 1)
@@ -324,7 +316,7 @@ static int init_plusplus(sl_task_t *t, const struct km_plan *p, struct km_global
         if (e == cudaSuccess)
             e = cudaStreamSynchronize(st);
         if (e != cudaSuccess) {
-            rc = cuda_failed(t, e, "k-means++");
+            rc = SL_TASK_CUDA_FAIL(t, e, "k-means++");
             break;
         }
         pick = (int64_t)(sl__km_rng_next(&seed) % (uint64_t)g->n);
@@ -338,7 +330,7 @@ static int init_plusplus(sl_task_t *t, const struct km_plan *p, struct km_global
             if (e == cudaSuccess)
                 e = cudaStreamSynchronize(st);
             if (e != cudaSuccess) {
-                rc = cuda_failed(t, e, "k-means++");
+                rc = SL_TASK_CUDA_FAIL(t, e, "k-means++");
                 break;
             }
             pick = v;
@@ -359,9 +351,9 @@ static int iterate(sl_task_t *t, const struct km_plan *p, struct km_global *g, s
                    cudaEvent_t before, cudaEvent_t after_steps)
 {
     cudaStream_t st = sl_task_stream(t);
-    CK(t, cudaEventRecord(before, st), "timing");
-    CK(t, sl_k_kmeans_clear_if(s->sums, s->counts, s->inertia, p->k, p->d, s->state, st),
-       "clear");
+    SL_TASK_CUDA_TRY(t, cudaEventRecord(before, st), "timing");
+    SL_TASK_CUDA_TRY(
+        t, sl_k_kmeans_clear_if(s->sums, s->counts, s->inertia, p->k, p->d, s->state, st), "clear");
     for (int64_t i = 0; i < g->in[0].n; i++) {
         sl_batch_t *dev;
         const float *cols[SL_K_KMEANS_MAX_DIMS];
@@ -374,13 +366,15 @@ static int iterate(sl_task_t *t, const struct km_plan *p, struct km_global *g, s
             s->inertia, s->labels ? s->labels + g->start[i] : NULL, s->state, st);
         sl_batch_unref(dev); /* a streamed copy is freed in stream order, after the step */
         if (e != cudaSuccess)
-            return cuda_failed(t, e, "assign and sum");
+            return SL_TASK_CUDA_FAIL(t, e, "assign and sum");
     }
-    CK(t, cudaEventRecord(after_steps, st), "timing");
-    CK(t, sl_k_kmeans_update_if(s->cent, s->c64, s->sums, s->counts, p->k, p->d, s->cent,
-                                s->shift, s->state, st),
-       "update");
-    CK(t, sl_k_kmeans_check(s->shift, p->tol, p->max_iter, s->state, st), "stopping rule");
+    SL_TASK_CUDA_TRY(t, cudaEventRecord(after_steps, st), "timing");
+    SL_TASK_CUDA_TRY(t,
+                     sl_k_kmeans_update_if(s->cent, s->c64, s->sums, s->counts, p->k, p->d, s->cent,
+                                           s->shift, s->state, st),
+                     "update");
+    SL_TASK_CUDA_TRY(t, sl_k_kmeans_check(s->shift, p->tol, p->max_iter, s->state, st),
+                     "stopping rule");
     return SL_OK;
 }
 
@@ -398,7 +392,7 @@ static int lloyd(sl_task_t *t, const struct km_plan *p, struct km_global *g, str
     for (int64_t i = 0; i < g->in[0].n; i++)
         if (sl_batch_device(g->in[0].v[i].batch) < 0)
             window = 1; /* streamed: one iteration's chunks in flight */
-    CK(t, cudaMemsetAsync(s->state, 0, 2 * sizeof(int32_t), st), "loop state");
+    SL_TASK_CUDA_TRY(t, cudaMemsetAsync(s->state, 0, 2 * sizeof(int32_t), st), "loop state");
     double ms_assign = 0, ms_update = 0, ms_gap = 0;
     int32_t state[2] = {0, 0};
     for (int win = 0; !state[0]; win++) {
@@ -409,10 +403,11 @@ static int lloyd(sl_task_t *t, const struct km_plan *p, struct km_global *g, str
             if (rc < 0)
                 return rc;
         }
-        CK(t, cudaEventRecord(s->end[win & 1], st), "timing");
-        CK(t, cudaMemcpyAsync(state, s->state, sizeof state, cudaMemcpyDeviceToHost, st),
-           "copy to host");
-        CK(t, cudaStreamSynchronize(st), "waiting for the GPU");
+        SL_TASK_CUDA_TRY(t, cudaEventRecord(s->end[win & 1], st), "timing");
+        SL_TASK_CUDA_TRY(t,
+                         cudaMemcpyAsync(state, s->state, sizeof state, cudaMemcpyDeviceToHost, st),
+                         "copy to host");
+        SL_TASK_CUDA_TRY(t, cudaStreamSynchronize(st), "waiting for the GPU");
         for (int w = 0; w < nw; w++) {
             ms_assign += elapsed(s->ev[2 * w], s->ev[2 * w + 1]);
             ms_update += elapsed(s->ev[2 * w + 1], w + 1 < nw ? s->ev[2 * w + 2] : s->end[win & 1]);
@@ -437,15 +432,19 @@ static int results(sl_task_t *t, const struct km_plan *p, struct km_global *g, s
     unsigned long long *cnt = sl_task_alloc(t, (size_t)p->k * 8);
     if (!cnt)
         return SL_ENOMEM;
-    CK(t, cudaMemcpyAsync(g->c, s->c64, (size_t)p->k * p->d * 8, cudaMemcpyDeviceToHost, st),
-       "copy to host");
-    CK(t, cudaMemcpyAsync(cnt, s->counts, (size_t)p->k * 8, cudaMemcpyDeviceToHost, st),
-       "copy to host");
-    CK(t, cudaMemcpyAsync(&g->inertia, s->inertia, 8, cudaMemcpyDeviceToHost, st), "copy to host");
+    SL_TASK_CUDA_TRY(
+        t, cudaMemcpyAsync(g->c, s->c64, (size_t)p->k * p->d * 8, cudaMemcpyDeviceToHost, st),
+        "copy to host");
+    SL_TASK_CUDA_TRY(t,
+                     cudaMemcpyAsync(cnt, s->counts, (size_t)p->k * 8, cudaMemcpyDeviceToHost, st),
+                     "copy to host");
+    SL_TASK_CUDA_TRY(t, cudaMemcpyAsync(&g->inertia, s->inertia, 8, cudaMemcpyDeviceToHost, st),
+                     "copy to host");
     if (s->labels)
-        CK(t, cudaMemcpyAsync(g->labels, s->labels, (size_t)g->n * 4, cudaMemcpyDeviceToHost, st),
-           "copy to host");
-    CK(t, cudaStreamSynchronize(st), "waiting for the GPU");
+        SL_TASK_CUDA_TRY(
+            t, cudaMemcpyAsync(g->labels, s->labels, (size_t)g->n * 4, cudaMemcpyDeviceToHost, st),
+            "copy to host");
+    SL_TASK_CUDA_TRY(t, cudaStreamSynchronize(st), "waiting for the GPU");
     for (int c = 0; c < p->k; c++)
         g->size[c] = (int64_t)cnt[c];
     sl_task_free(t, cnt);
@@ -469,10 +468,11 @@ static int run(sl_task_t *t, const struct km_plan *p, struct km_global *g, struc
     if (rc < 0)
         return rc;
     cudaStream_t st = sl_task_stream(t);
-    CK(t, cudaMemcpyAsync(s->c64, g->c, (size_t)p->k * p->d * 8, cudaMemcpyHostToDevice, st),
-       "copy the initial centroids");
-    CK(t, sl_k_kmeans_to_f32(s->c64, (int64_t)p->k * p->d, s->cent, st), "centroids");
-    CK(t, cudaStreamSynchronize(st), "waiting for the GPU"); /* init ends here */
+    SL_TASK_CUDA_TRY(
+        t, cudaMemcpyAsync(s->c64, g->c, (size_t)p->k * p->d * 8, cudaMemcpyHostToDevice, st),
+        "copy the initial centroids");
+    SL_TASK_CUDA_TRY(t, sl_k_kmeans_to_f32(s->c64, (int64_t)p->k * p->d, s->cent, st), "centroids");
+    SL_TASK_CUDA_TRY(t, cudaStreamSynchronize(st), "waiting for the GPU"); /* init ends here */
     sl_task_phase_time(t, "init", (now_ns() - t0) / 1e6);
     if ((rc = lloyd(t, p, g, s)) < 0)
         return rc;
@@ -507,3 +507,10 @@ int sl__km_finalize_cuda(sl_task_t *t)
     gk_free(t, &s);
     return rc;
 }
+
+/* The definition CUDA builds register (kmeans/meson.build): kmeans.c's with the GPU
+ * sink and finalize added. */
+SL__IMPLS_CPU_CUDA(def_sink, sl__km_sink, sl__km_sink_cuda, NULL);
+SL__IMPLS_CPU_CUDA(def_finalize, sl__km_finalize, sl__km_finalize_cuda, sl__km_gpu_can_run);
+SL__SINK_SOURCE_DEF(sl__kmeans_cuda_def, SL__KM_DEF_FIELDS, (), sl__km_cost, def_sink,
+                    sl__km_combine_cpu, def_finalize, sl__km_source_cpu);

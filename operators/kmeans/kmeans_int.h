@@ -4,7 +4,7 @@
 
 #include <stdint.h>
 
-#include "operators.h"
+#include "common/op_def.h"
 
 #define KM_MAX_DIMS 256
 #define KM_MAX_TASKS 64
@@ -86,13 +86,38 @@ int sl__km_inputs_to_host(sl_task_t *t, struct km_global *g);
 /* init=given from the second input (host batches): g->c. */
 int sl__km_init_given_table(sl_task_t *t, const struct km_plan *p, struct km_global *g);
 
-#ifdef SL_HAVE_CUDA
-/* kmeans_cuda.c: the GPU sink (keeps device batches, host copies past half the free
- * device budget), finalize (all iterations on the GPU) and whether it can run. */
+/* The pieces of the definition (kmeans.c), shared by the CPU-only definition and the
+ * one with the GPU sink and finalize (kmeans_cuda.c, registered by CUDA builds). */
+#define SL__KM_N_OPTIONS 8
+extern const struct sl_option_def sl__km_options[SL__KM_N_OPTIONS];
+int sl__km_bind(sl_bind_t *b);
+void sl__km_fini_local(const sl_op_t *op, void *gs, void *ls);
+void sl__km_fini_global(const sl_op_t *op, void *gs);
+int sl__km_sink(sl_task_t *t);
+int sl__km_combine(sl_task_t *t);
+int sl__km_finalize(sl_task_t *t);
+int64_t sl__km_source_tasks(sl_task_t *t);
+int sl__km_source(sl_task_t *t);
+double sl__km_cost(const sl_op_t *op, enum sl_device_kind kind, int64_t rows);
+/* The definition's fields (SL__SINK_SOURCE_DEF, common/op_def.h). */
+#define SL__KM_DEF_FIELDS()                                                                \
+    .name = "kmeans",                                                                      \
+    .doc = "Lloyd k-means (kmeans++/random/given init): centroids, sizes, inertia or "     \
+           "assignments",                                                                  \
+    .min_inputs = 1, .max_inputs = 2, .options = sl__km_options,                           \
+    .n_options = SL__KM_N_OPTIONS, .bind = sl__km_bind,                                    \
+    .global_state_bytes = sizeof(struct km_global), .local_state_bytes = sizeof(struct km_local), \
+    .fini_global = sl__km_fini_global, .fini_local = sl__km_fini_local,                    \
+    .source_tasks = sl__km_source_tasks
+/* Combine and source run on the CPU in both definitions. */
+extern const struct sl_impl sl__km_combine_cpu[1], sl__km_source_cpu[1];
+
+/* kmeans_cuda.c (CUDA builds only): the GPU sink (keeps device batches, host copies past
+ * half the free device budget), finalize (all iterations on the GPU) and whether it can
+ * run. */
 int sl__km_sink_cuda(sl_task_t *t);
 int sl__km_finalize_cuda(sl_task_t *t);
 int sl__km_gpu_can_run(const sl_task_t *t);
-#endif
 
 /* Assigns rows [0, n) of a batch whose d feature columns are cols[j] (float32) to the
  * nearest of k centroids. ct holds the centroids row-major as float32 (kp rows of d,

@@ -16,18 +16,10 @@
 
 #include <cuda_runtime_api.h>
 
-#include "../sort/rows_cuda.h"
+#include "common/rows_cuda.h"
 #include "merge_op.h"
 #include "sluice_k/columns.h"
 #include "sluice_k/merge.h"
-
-#define MG_CK(t, call, what)                                                              \
-    do {                                                                                  \
-        cudaError_t e_ = (call);                                                          \
-        if (e_ != cudaSuccess)                                                            \
-            return sl_task_fail((t), SL_EDEVICE, "merge on the GPU: %s: %s", (what),      \
-                                cudaGetErrorName(e_));                                    \
-    } while (0)
 
 int sl__merge_gpu_sink_can_run(const sl_task_t *t)
 {
@@ -56,15 +48,15 @@ int sl__merge_gpu_finalize_can_run(const sl_task_t *tc)
     const struct merge_data *d = sl_op_data(sl_task_op(t));
     if (!sl__merge_gpu_sink_can_run(tc) || d->n_cols > 64)
         return 0;
-    sl__rows_order(&g->rows); /* idempotent: runs and contiguity in input order */
-    int64_t n = sl__rows_gpu_rows(&g->rows, d->n_cols), runs = 0;
-    for (int64_t i = 0; i < g->rows.n; i++)
-        runs += i == 0 || g->rows.items[i].port != g->rows.items[i - 1].port;
+    sl__rows_order(&g->m.rows); /* idempotent: runs and contiguity in input order */
+    int64_t n = sl__rows_gpu_rows(&g->m.rows, d->n_cols), runs = 0;
+    for (int64_t i = 0; i < g->m.rows.n; i++)
+        runs += i == 0 || g->m.rows.items[i].port != g->m.rows.items[i - 1].port;
     if (n < 0 || runs != 2)
         return 0;
-    int64_t need = 8 * n + 8 + sl__rows_copy_bytes(&g->rows, d->n_cols, n);
+    int64_t need = 8 * n + 8 + sl__rows_copy_bytes(&g->m.rows, d->n_cols, n);
     for (int c = 0; c < d->n_cols; c++)
-        need += (int64_t)sl_type_width(g->rows.items[0].batch->cols[c].type) * n;
+        need += (int64_t)sl_type_width(g->m.rows.items[0].batch->cols[c].type) * n;
     return need <= sl_task_device_budget(tc);
 }
 
@@ -74,45 +66,38 @@ static int run_gpu(struct sl__gpu_work *w, void *arg)
     struct merge_global *g = arg;
     const struct merge_data *d = sl_op_data(sl_task_op(t));
     cudaStream_t s = sl_task_stream(t);
-    int64_t n = g->n, n0 = first_run_rows(&g->rows), n1 = n - n0;
+    int64_t n = g->m.n, n0 = first_run_rows(&g->m.rows), n1 = n - n0;
     const void *cols[64];
     sl__gpu_work_mark(w, 0);
-    for (int c = 0; c < d->n_cols; c++) {
-        void *owned;
-        int rc = sl__rows_device_column(t, &g->rows, c, n, &cols[c], &owned);
-        sl__gpu_work_keep(w, owned);
-        if (rc < 0)
-            return rc;
-    }
-    int kw = sl_type_width(g->rows.items[0].batch->cols[d->key.col].type);
+    int rc = sl__gpu_work_columns(w, &g->m.rows, d->n_cols, n, cols);
+    if (rc < 0)
+        return rc;
+    int kw = sl_type_width(g->m.rows.items[0].batch->cols[d->key.col].type);
     unsigned long long *bad = sl__gpu_work_alloc(w, 8), hbad = 0;
     uint32_t *ids = sl__gpu_work_alloc(w, (size_t)n * 4);
     if (!bad || !ids)
         return sl_task_fail(t, SL_ENOMEM, "merge on the GPU: out of device memory");
-    MG_CK(t, cudaMemsetAsync(bad, 0xff, 8, s), "checking the runs");
-    MG_CK(t, sl_k_merge_check(cols[d->key.col], kw, d->key.desc, n0, n1, bad, s),
-          "checking the runs");
-    MG_CK(t, cudaMemcpyAsync(&hbad, bad, 8, cudaMemcpyDeviceToHost, s), "checking the runs");
+    SL_TASK_CUDA_TRY(t, cudaMemsetAsync(bad, 0xff, 8, s), "checking the runs");
+    SL_TASK_CUDA_TRY(t, sl_k_merge_check(cols[d->key.col], kw, d->key.desc, n0, n1, bad, s),
+                     "checking the runs");
+    SL_TASK_CUDA_TRY(t, cudaMemcpyAsync(&hbad, bad, 8, cudaMemcpyDeviceToHost, s),
+                     "checking the runs");
     sl__gpu_work_mark(w, 1);
-    MG_CK(t, cudaStreamSynchronize(s), "checking the runs");
+    SL_TASK_CUDA_TRY(t, cudaStreamSynchronize(s), "checking the runs");
     if (hbad != ~0ull) {
         int r = (int64_t)hbad >= n0;
         return sl_task_fail(t, SL_EINVAL, "run %d is not sorted by its key: row %lld of the run "
                             "is out of order", r, (long long)((int64_t)hbad - (r ? n0 : 0)));
     }
-    MG_CK(t, sl_k_merge_ids(cols[d->key.col], kw, d->key.desc, n0, n1, ids, s), "merging");
+    SL_TASK_CUDA_TRY(t, sl_k_merge_ids(cols[d->key.col], kw, d->key.desc, n0, n1, ids, s),
+                     "merging");
     sl__gpu_work_mark(w, 2);
-    g->out = sl_task_new_batch(t, sl_op_output_schema(sl_task_op(t)), n);
-    if (!g->out)
+    g->m.out = sl_task_new_batch(t, sl_op_output_schema(sl_task_op(t)), n);
+    if (!g->m.out)
         return sl_task_fail(t, SL_ENOMEM, "merge on the GPU: out of memory for %lld rows",
                             (long long)n);
-    for (int c = 0; c < d->n_cols; c++) {
-        void *dst = sl__col_values(g->out, c);
-        if (sl_type_width(g->rows.items[0].batch->cols[c].type) == 4)
-            MG_CK(t, sl_k_gather_b32((const uint32_t *)cols[c], ids, dst, n, s), "gathering");
-        else
-            MG_CK(t, sl_k_gather_b64((const uint64_t *)cols[c], ids, dst, n, s), "gathering");
-    }
+    if ((rc = sl__gpu_gather_columns(t, cols, d->n_cols, -1, ids, g->m.out, n)) < 0)
+        return rc;
     sl__gpu_work_mark(w, 3);
     return SL_OK;
 }
@@ -121,18 +106,15 @@ int sl__merge_gpu_finalize(sl_task_t *t)
 {
     struct merge_global *g = sl_task_gstate(t);
     const struct merge_data *d = sl_op_data(sl_task_op(t));
-    sl__rows_order(&g->rows);
-    g->n = sl__rows_total(&g->rows);
-    if (g->n == 0)
+    if (sl__mat_count(&g->m) == 0)
         return SL_OK;
-    g->n_cols = d->n_cols;
+    g->m.n_cols = d->n_cols;
     static const char *const names[3] = {"gpu_check", "gpu_merge", "gpu_gather"};
-    int rc = sl__gpu_finalize_run(t, &g->rows, run_gpu, g, names, 3, "merge on the GPU");
-    g->gpu = rc >= 0;
-    return rc;
+    return sl__mat_gpu_run(t, &g->m, run_gpu, g, names, 3, "merge on the GPU");
 }
 
-int sl__merge_gpu_source_can_run(const sl_task_t *t)
-{
-    return ((const struct merge_global *)sl_task_gstate((sl_task_t *)t))->gpu;
-}
+/* The definition CUDA builds register (operators/merge/meson.build): merge.c's with
+ * the GPU implementations added. */
+SL__MAT_CUDA_DEF(sl__merge_cuda_def, SL__MERGE_DEF_FIELDS, sl__merge_finalize_cpu,
+                 sl__mat_emit_morsel, sl__merge_gpu_sink_can_run, sl__merge_gpu_finalize,
+                 sl__merge_gpu_finalize_can_run);

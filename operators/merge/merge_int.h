@@ -2,7 +2,7 @@
  * sort-merge joins): co-ranks that split the output of k sorted runs into equal shares,
  * and a loser-tree merge of one share.
  *
- * A run is an ascending array of uint64 key codes (see sort/sort_int.h for codes of
+ * A run is an ascending array of uint64 key codes (see common/op_common.h for codes of
  * typed values) whose rows are numbered base .. base + n - 1 in the merged input. The
  * merge is stable: equal keys come out in run order, then in their order within a run.
  */

@@ -1,5 +1,5 @@
 /* Internal CPU kernels of radix partitioning (used by the partition operator, and by
- * joins and aggregates), and the machine's cache sizes.
+ * joins and aggregates).
  *
  * A row's radix is r = key (as unsigned, zero-extended) or, with hashing,
  * r = (key * 0x9E3779B97F4A7C15) >> (64 - total_bits) (Fibonacci hashing: the high bits
@@ -15,20 +15,11 @@
 #ifndef SLUICE_OPERATORS_PART_INT_H
 #define SLUICE_OPERATORS_PART_INT_H
 
-#include "operators.h"
+#include "common/op_common.h"
 
 #define SL__PART_MAX_BITS_PER_PASS 12
 #define SL__PART_MAX_BITS 20
 #define SL__PART_HASH_MUL 0x9E3779B97F4A7C15ull
-
-/* Bytes of the CPU's data cache of `level` (1, 2 or 3) from
- * /sys/devices/system/cpu/cpu0/cache, or a guess (48 KiB, 2 MiB, 32 MiB) if unknown. */
-int64_t sl__cpu_cache_bytes(int level);
-
-/* 1 if a scatter writing `bytes` should use non-temporal stores: bytes > 4 x L2.
- * Not the L3 size: on the shared 2-core VM sysfs reports the host's whole L3 (480 MiB),
- * yet streaming already won for 128 MiB of sort items (290 ms vs 400 ms, 2^24 rows). */
-int sl__part_stream(int64_t bytes);
 
 /* Bits a single partitioning pass should use at most: the write-combining buffers
  * (2^bits lines of 64 bytes per column) should take at most half of L1. */

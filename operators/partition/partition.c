@@ -18,7 +18,7 @@
  *   FINISH   per chunk: the partition column, and validity gathered by row id. */
 #include "part_op.h"
 
-static const struct sl_option_def part_options[] = {
+const struct sl_option_def sl__part_options[SL__PART_N_OPTIONS] = {
     {"key", SL_OPT_STRING, NULL, "int32 or int64 key column"},
     {"bits", SL_OPT_INT, "0", "log2 of the fanout (0 = from the cache size)"},
     {"fanout", SL_OPT_INT, "0", "number of partitions, a power of two (instead of bits)"},
@@ -31,7 +31,7 @@ static void part_free(void *p)
     sl__free(p, sizeof(struct part_data));
 }
 
-static int part_bind(sl_bind_t *b)
+int sl__part_bind(sl_bind_t *b)
 {
     const char *key;
     int64_t bits, fanout, passes;
@@ -76,13 +76,8 @@ static int part_bind(sl_bind_t *b)
                             SL__PART_MAX_BITS_PER_PASS);
     d.bits = (int)bits;
     d.passes = bits < 2 ? 1 : (int)passes;
-    for (int i = 0; i < d.n_cols; i++) {
-        const char *name;
-        enum sl_type type;
-        sl_schema_field(in, i, &name, &type);
-        if ((rc = sl_bind_add_column(b, name, type)) < 0)
-            return rc;
-    }
+    if ((rc = sl__mat_bind_columns(b)) < 0)
+        return rc;
     if (sl_schema_find(in, "partition") >= 0)
         return sl_bind_fail(b, SL_EINVAL, "its input already has a column 'partition'");
     if ((rc = sl_bind_add_column(b, "partition", SL_TYPE_INT32)) < 0)
@@ -96,29 +91,9 @@ static int part_bind(sl_bind_t *b)
     return SL_OK;
 }
 
-static void part_fini_global(const sl_op_t *op, void *gs)
+void sl__part_fini_global(const sl_op_t *op, void *gs)
 {
-    struct part_global *g = gs;
-    sl__rows_fini(&g->rows);
-    sl_batch_unref(g->out);
-}
-
-static void part_fini_local(const sl_op_t *op, void *gs, void *ls)
-{
-    sl__rows_fini(&((struct part_local *)ls)->rows);
-}
-
-static int part_sink(sl_task_t *t)
-{
-    struct part_local *ls = sl_task_lstate(t);
-    return ls ? sl__rows_sink(t, &ls->rows) : SL_ENOMEM;
-}
-
-static int part_combine(sl_task_t *t)
-{
-    struct part_global *gs = sl_task_gstate(t);
-    struct part_local *ls = sl_task_lstate(t);
-    return sl__rows_combine(t, &gs->rows, &ls->rows);
+    sl__mat_fini(&((struct part_global *)gs)->m);
 }
 
 /* ---------------- parallel work ---------------- */
@@ -132,18 +107,18 @@ static struct sl__part_fn pass1_fn(const struct part_global *g, const struct par
  * and fills row ids, when needed. */
 static void prepare(struct part_global *g, const struct part_data *d, int64_t lo, int64_t hi)
 {
-    const struct sl__colview *kv = &g->views[d->key];
+    const struct sl__rowsview *kv = &g->m.views[d->key];
     if (kv->validity) {
         if (g->widths[0] == 4) {
             const uint32_t *s = kv->data;
             uint32_t *k = (uint32_t *)g->src[0];
             for (int64_t i = lo; i < hi; i++)
-                k[i] = sl__colview_valid(kv, i) ? s[i] : 0;
+                k[i] = sl__rowsview_valid(kv, i) ? s[i] : 0;
         } else {
             const uint64_t *s = kv->data;
             uint64_t *k = (uint64_t *)g->src[0];
             for (int64_t i = lo; i < hi; i++)
-                k[i] = sl__colview_valid(kv, i) ? s[i] : 0;
+                k[i] = sl__rowsview_valid(kv, i) ? s[i] : 0;
         }
     }
     if (g->rowid) {
@@ -201,7 +176,7 @@ static int pass2_part(sl_task_t *t, struct part_global *g, const struct part_dat
 /* The partition column and gathered validity of output rows [lo, hi). */
 static void finish_chunk(struct part_global *g, int64_t k, int64_t lo, int64_t hi)
 {
-    int32_t *pc = sl__col_values(g->out, g->n_cols);
+    int32_t *pc = sl__col_values(g->m.out, g->m.n_cols);
     int64_t lo_p = 0, hi_p = g->fanout;
     while (lo_p < hi_p) { /* first partition whose end is after lo */
         int64_t mid = (lo_p + hi_p) / 2;
@@ -215,22 +190,22 @@ static void finish_chunk(struct part_global *g, int64_t k, int64_t lo, int64_t h
         for (; i < end; i++)
             pc[i] = (int32_t)p;
     }
-    for (int c = 0; c < g->n_cols; c++) {
-        const struct sl__colview *v = &g->views[c];
+    for (int c = 0; c < g->m.n_cols; c++) {
+        const struct sl__rowsview *v = &g->m.views[c];
         if (!v->validity)
             continue;
-        uint8_t *ov = g->out->cols[c].validity->ptr;
+        uint8_t *ov = g->m.out->cols[c].validity->ptr;
         int64_t nulls = 0;
         for (int64_t i = lo; i < hi; i += 8) {
             unsigned byte = 0;
             for (int64_t j = 0; j < 8 && i + j < hi; j++) {
-                bool ok = sl__colview_valid(v, (int64_t)g->rowid[i + j]);
+                bool ok = sl__rowsview_valid(v, (int64_t)g->rowid[i + j]);
                 byte |= (unsigned)ok << j;
                 nulls += !ok;
             }
             ov[i >> 3] = (uint8_t)byte;
         }
-        g->nulls[k * g->n_cols + c] = nulls;
+        g->m.nulls[k * g->m.n_cols + c] = nulls;
     }
 }
 
@@ -239,12 +214,13 @@ static int part_work(sl_task_t *t)
     struct part_global *g = sl_task_arg(t);
     const struct part_data *d = sl_op_data(sl_task_op(t));
     int64_t k = sl_task_index(t);
-    if (g->stage == P_VIEW)
-        return sl__rows_view(t, &g->rows, 0, g->rows.n, (int)k, &g->views[k]);
-    if (g->stage == P_PASS2)
+    if (g->m.stage == P_VIEW)
+        return sl__rows_view(t, &g->m.rows, 0, g->m.rows.n, (int)k, &g->m.views[k]);
+    if (g->m.stage == P_PASS2)
         return pass2_part(t, g, d, k);
-    int64_t lo = k * g->chunk_rows, hi = lo + g->chunk_rows < g->n ? lo + g->chunk_rows : g->n;
-    switch (g->stage) {
+    int64_t lo, hi;
+    sl__mat_chunk(&g->m, k, &lo, &hi);
+    switch (g->m.stage) {
     case P_HIST: {
         prepare(g, d, lo, hi);
         struct sl__part_fn f = pass1_fn(g, d);
@@ -277,26 +253,25 @@ static const struct sl_phase part_work_phase, part_step_phase;
 
 static int spawn(sl_task_t *t, struct part_global *g, int stage, int64_t n)
 {
-    g->stage = stage;
-    return sl_task_spawn(t, &part_work_phase, n, g, &part_step_phase);
+    return sl__mat_spawn(t, &g->m, &part_work_phase, &part_step_phase, stage, n);
 }
 
 /* After VIEW: the output batch, scatter sources and targets. Column 0 of the scatter
  * is the key (so pass 2 finds it first), then the other columns, then row ids. */
 static int setup(sl_task_t *t, struct part_global *g, const struct part_data *d)
 {
-    g->out = sl__batch_new(sl_op_output_schema(sl_task_op(t)), g->n);
-    if (!g->out || sl__batch_alloc_columns(g->out) != SL_OK)
-        return sl_task_fail(t, SL_ENOMEM, "out of memory for %lld rows", (long long)g->n);
+    g->m.out = sl__batch_new(sl_op_output_schema(sl_task_op(t)), g->m.n);
+    if (!g->m.out || sl__batch_alloc_columns(g->m.out) != SL_OK)
+        return sl_task_fail(t, SL_ENOMEM, "out of memory for %lld rows", (long long)g->m.n);
     bool any_null = false;
-    for (int c = 0; c < g->n_cols; c++) {
-        if (g->views[c].validity) {
+    for (int c = 0; c < g->m.n_cols; c++) {
+        if (g->m.views[c].validity) {
             any_null = true;
-            if (!sl_batch_column_validity(g->out, c))
+            if (!sl_batch_column_validity(g->m.out, c))
                 return sl_task_fail(t, SL_ENOMEM, "out of memory");
         }
     }
-    g->n_scat = g->n_cols + any_null;
+    g->n_scat = g->m.n_cols + any_null;
     g->src = sl_task_alloc(t, (size_t)g->n_scat * sizeof *g->src);
     g->dst1 = sl_task_alloc(t, (size_t)g->n_scat * sizeof *g->dst1);
     g->dst = sl_task_alloc(t, (size_t)g->n_scat * sizeof *g->dst);
@@ -304,44 +279,44 @@ static int setup(sl_task_t *t, struct part_global *g, const struct part_data *d)
         return SL_ENOMEM;
     int s = 0;
     for (int pass = 0; pass < 2; pass++) {
-        for (int c = 0; c < g->n_cols; c++) {
+        for (int c = 0; c < g->m.n_cols; c++) {
             if ((pass == 0) != (c == d->key))
                 continue;
-            g->widths[s] = (int)sl_type_width(g->views[c].type);
-            g->src[s] = g->views[c].data;
-            g->dst[s] = sl__col_values(g->out, c);
+            g->widths[s] = (int)sl_type_width(g->m.views[c].type);
+            g->src[s] = g->m.views[c].data;
+            g->dst[s] = sl__col_values(g->m.out, c);
             s++;
         }
     }
-    if (g->views[d->key].validity) {
-        g->src[0] = sl_task_alloc(t, (size_t)g->n * (size_t)g->widths[0]);
+    if (g->m.views[d->key].validity) {
+        g->src[0] = sl_task_alloc(t, (size_t)g->m.n * (size_t)g->widths[0]);
         if (!g->src[0])
             return SL_ENOMEM;
     }
     if (any_null) {
-        g->rowid = sl_task_alloc(t, (size_t)g->n * 8);
+        g->rowid = sl_task_alloc(t, (size_t)g->m.n * 8);
         g->widths[s] = 8;
         g->src[s] = g->rowid;
-        if (!g->rowid || !(g->dst[s] = sl_task_alloc(t, (size_t)g->n * 8)))
+        if (!g->rowid || !(g->dst[s] = sl_task_alloc(t, (size_t)g->m.n * 8)))
             return SL_ENOMEM;
     }
     for (s = 0; s < g->n_scat; s++) {
         g->dst1[s] = g->dst[s];
-        if (g->bits2 && !(g->dst1[s] = sl_task_alloc(t, (size_t)g->n * (size_t)g->widths[s])))
+        if (g->bits2 && !(g->dst1[s] = sl_task_alloc(t, (size_t)g->m.n * (size_t)g->widths[s])))
             return SL_ENOMEM;
     }
-    g->hist = sl_task_alloc(t, (size_t)(g->n_chunks * g->f1) * 8);
+    g->hist = sl_task_alloc(t, (size_t)(g->m.n_chunks * g->f1) * 8);
     g->off = sl_task_alloc(t, (size_t)(g->fanout + 1) * 8);
     g->off1 = sl_task_alloc(t, (size_t)(g->f1 + 1) * 8);
-    g->nulls = sl_task_alloc(t, (size_t)(g->n_chunks * g->n_cols) * 8 + 8);
-    if (!g->hist || !g->off || !g->off1 || !g->nulls)
+    g->m.nulls = sl_task_alloc(t, (size_t)(g->m.n_chunks * g->m.n_cols) * 8 + 8);
+    if (!g->hist || !g->off || !g->off1 || !g->m.nulls)
         return SL_ENOMEM;
-    memset(g->nulls, 0, (size_t)(g->n_chunks * g->n_cols) * 8);
+    memset(g->m.nulls, 0, (size_t)(g->m.n_chunks * g->m.n_cols) * 8);
     int64_t bytes = 0;
     for (s = 0; s < g->n_scat; s++)
-        bytes += g->n * g->widths[s];
-    g->stream = sl__part_stream(bytes);
-    return spawn(t, g, P_HIST, g->n_chunks);
+        bytes += g->m.n * g->widths[s];
+    g->stream = sl__stream_stores(bytes);
+    return spawn(t, g, P_HIST, g->m.n_chunks);
 }
 
 /* Pass-1 counts per chunk -> each chunk's first position per partition (in place). */
@@ -350,7 +325,7 @@ static void positions(struct part_global *g)
     int64_t sum = 0;
     for (int64_t b = 0; b < g->f1; b++) {
         g->off1[b] = sum;
-        for (int64_t k = 0; k < g->n_chunks; k++) {
+        for (int64_t k = 0; k < g->m.n_chunks; k++) {
             int64_t c = g->hist[k * g->f1 + b];
             g->hist[k * g->f1 + b] = sum;
             sum += c;
@@ -365,28 +340,26 @@ static int part_step(sl_task_t *t)
     const struct part_data *d = sl_op_data(sl_task_op(t));
     if (sl_task_cancelled(t))
         return SL_ECANCELED;
-    switch (g->stage) {
+    switch (g->m.stage) {
     case P_VIEW:
         return setup(t, g, d);
     case P_HIST:
         positions(g);
-        return spawn(t, g, P_SCATTER, g->n_chunks);
+        return spawn(t, g, P_SCATTER, g->m.n_chunks);
     case P_SCATTER:
         if (g->bits2)
             return spawn(t, g, P_PASS2, g->f1);
-        if (g->n_scat > g->n_cols) /* the row ids' final place */
+        if (g->n_scat > g->m.n_cols) /* the row ids' final place */
             g->rowid = g->dst[g->n_scat - 1];
         memcpy(g->off, g->off1, (size_t)(g->fanout + 1) * sizeof *g->off);
-        return spawn(t, g, P_FINISH, g->n_chunks);
+        return spawn(t, g, P_FINISH, g->m.n_chunks);
     case P_PASS2:
-        g->off[g->fanout] = g->n;
-        if (g->n_scat > g->n_cols) /* the row ids' final place */
+        g->off[g->fanout] = g->m.n;
+        if (g->n_scat > g->m.n_cols) /* the row ids' final place */
             g->rowid = g->dst[g->n_scat - 1];
-        return spawn(t, g, P_FINISH, g->n_chunks);
+        return spawn(t, g, P_FINISH, g->m.n_chunks);
     case P_FINISH:
-        sl__sum_chunk_nulls(g->out, g->nulls, g->n_chunks, g->n_cols);
-        g->stage = P_DONE;
-        return SL_OK;
+        return sl__mat_finish(&g->m, P_DONE);
     default:
         return SL_OK;
     }
@@ -396,103 +369,35 @@ int sl__part_finalize_cpu(sl_task_t *t)
 {
     struct part_global *g = sl_task_gstate(t);
     const struct part_data *d = sl_op_data(sl_task_op(t));
-    /* Batches a GPU sink kept, when the GPU could not finalize (partition_cuda.c). */
-    int rc = sl__rows_to_host(t, &g->rows);
-    if (rc < 0)
+    /* Batches a GPU sink kept come to the host when the GPU could not finalize. */
+    int rc = sl__mat_begin(t, &g->m, d->n_cols);
+    if (rc <= 0)
         return rc;
-    sl__rows_order(&g->rows);
-    g->n = sl__rows_total(&g->rows);
-    if (g->n == 0)
-        return SL_OK;
-    g->n_cols = d->n_cols;
     g->bits2 = d->passes == 2 ? d->bits / 2 : 0;
     g->bits1 = d->bits - g->bits2;
     g->fanout = (int64_t)1 << d->bits;
     g->f1 = (int64_t)1 << g->bits1;
-    g->chunk_rows = sl__chunk_rows(t, g->n);
-    g->n_chunks = (g->n + g->chunk_rows - 1) / g->chunk_rows;
-    g->views = sl_task_alloc(t, (size_t)g->n_cols * sizeof *g->views);
-    if (!g->views)
-        return SL_ENOMEM;
-    return spawn(t, g, P_VIEW, g->n_cols);
+    return spawn(t, g, P_VIEW, g->m.n_cols);
 }
 
-static int64_t part_tasks(sl_task_t *t)
+int64_t sl__part_tasks(sl_task_t *t)
 {
     struct part_global *g = sl_task_gstate(t);
-    return g->out ? g->fanout : 0;
+    return g->m.out ? g->fanout : 0;
 }
 
-static int part_source(sl_task_t *t)
+int sl__part_source(sl_task_t *t)
 {
     struct part_global *g = sl_task_gstate(t);
     int64_t p = sl_task_index(t), lo = g->off[p], hi = g->off[p + 1];
     if (hi == lo)
         return SL_OK;
-    return sl__emit_rows(t, g->out, lo, hi - lo);
+    return sl__emit_rows(t, g->m.out, lo, hi - lo);
 }
 
-#ifdef SL_HAVE_CUDA
-/* On a GPU the sink and combine keep the device batches (as on the CPU), finalize
- * partitions them with CUB and the source emits slices of the device result
- * (partition_cuda.c). */
-#define PART_N_IMPLS 2
-#else
-#define PART_N_IMPLS 1
-#endif
-static const struct sl_impl part_sink_impl[] = {
-    {.device = SL_DEVICE_CPU, .run = part_sink},
-#ifdef SL_HAVE_CUDA
-    {.device = SL_DEVICE_CUDA, .run = part_sink, .can_run = sl__part_gpu_sink_can_run},
-#endif
-};
-static const struct sl_impl part_combine_impl[] = {
-    {.device = SL_DEVICE_CPU, .run = part_combine},
-#ifdef SL_HAVE_CUDA
-    {.device = SL_DEVICE_CUDA, .run = part_combine},
-#endif
-};
-static const struct sl_impl part_finalize_impl[] = {
-    {.device = SL_DEVICE_CPU, .run = sl__part_finalize_cpu},
-#ifdef SL_HAVE_CUDA
-    {.device = SL_DEVICE_CUDA, .run = sl__part_gpu_finalize,
-     .can_run = sl__part_gpu_finalize_can_run},
-#endif
-};
-static const struct sl_impl part_work_impl[] = {{.device = SL_DEVICE_CPU, .run = part_work}};
-static const struct sl_impl part_step_impl[] = {{.device = SL_DEVICE_CPU, .run = part_step}};
-static const struct sl_impl part_source_impl[] = {
-    {.device = SL_DEVICE_CPU, .run = part_source},
-#ifdef SL_HAVE_CUDA
-    {.device = SL_DEVICE_CUDA, .run = part_source, .can_run = sl__part_gpu_source_can_run},
-#endif
-};
-static const struct sl_phase part_sink_phase = {part_sink_impl, PART_N_IMPLS, sl__cost_linear};
-static const struct sl_phase part_combine_phase = {part_combine_impl, PART_N_IMPLS, NULL};
-static const struct sl_phase part_finalize_phase = {part_finalize_impl, PART_N_IMPLS, NULL};
-static const struct sl_phase part_work_phase = {part_work_impl, 1, NULL};
-static const struct sl_phase part_step_phase = {part_step_impl, 1, NULL};
-static const struct sl_phase part_source_phase = {part_source_impl, PART_N_IMPLS,
-                                                   sl__cost_linear_source};
+SL__MAT_CPU_PHASE(part_work_phase, part_work);
+SL__MAT_CPU_PHASE(part_step_phase, part_step);
 
-const struct sl_op_def sl__partition_def = {
-    .abi_version = SL_OP_ABI_VERSION,
-    .flags = SL_OP_SINK | SL_OP_SOURCE,
-    .name = "partition",
-    .doc = "radix partitioning by an int32/int64 key (one batch per partition, with a "
-           "'partition' column)",
-    .min_inputs = 1,
-    .max_inputs = 1,
-    .options = part_options,
-    .n_options = sizeof part_options / sizeof part_options[0],
-    .bind = part_bind,
-    .global_state_bytes = sizeof(struct part_global),
-    .local_state_bytes = sizeof(struct part_local),
-    .fini_global = part_fini_global,
-    .fini_local = part_fini_local,
-    .source_tasks = part_tasks,
-    .sink = &part_sink_phase,
-    .combine = &part_combine_phase,
-    .finalize = &part_finalize_phase,
-    .source = &part_source_phase,
-};
+/* The CPU-only definition; CUDA builds register sl__partition_cuda_def
+ * (partition_cuda.c). */
+SL__MAT_CPU_DEF(sl__partition_def, SL__PART_DEF_FIELDS, sl__part_finalize_cpu, sl__part_source);

@@ -18,19 +18,11 @@
 
 #include <cuda_runtime_api.h>
 
-#include "../sort/rows_cuda.h"
+#include "common/rows_cuda.h"
 #include "part_op.h"
 #include "sluice_k/columns.h"
 #include "sluice_k/join_gftr.h"
 #include "sluice_k/sort.h"
-
-#define PG_CK(t, call, what)                                                              \
-    do {                                                                                  \
-        cudaError_t e_ = (call);                                                          \
-        if (e_ != cudaSuccess)                                                            \
-            return sl_task_fail((t), SL_EDEVICE, "partition on the GPU: %s: %s", (what),  \
-                                cudaGetErrorName(e_));                                    \
-    } while (0)
 
 int sl__part_gpu_sink_can_run(const sl_task_t *t)
 {
@@ -47,10 +39,10 @@ static int64_t need_bytes(const struct part_global *g, const struct part_data *d
     if (sl_k_radix_rows_k32(NULL, temp_bytes, NULL, NULL, NULL, NULL, 4, n, 0, d->bits, 0) !=
         cudaSuccess)
         return INT64_MAX;
-    int64_t need = (int64_t)*temp_bytes + 16 * n + sl__rows_copy_bytes(&g->rows, d->n_cols, n) +
+    int64_t need = (int64_t)*temp_bytes + 16 * n + sl__rows_copy_bytes(&g->m.rows, d->n_cols, n) +
                    8 * (((int64_t)1 << d->bits) + 1);
     for (int c = 0; c < d->n_cols; c++)
-        need += (int64_t)sl_type_width(g->rows.items[0].batch->cols[c].type) * n;
+        need += (int64_t)sl_type_width(g->m.rows.items[0].batch->cols[c].type) * n;
     return need;
 }
 
@@ -61,8 +53,8 @@ int sl__part_gpu_finalize_can_run(const sl_task_t *tc)
     const struct part_data *d = sl_op_data(sl_task_op(t));
     if (d->bits < 1)
         return 0;
-    sl__rows_order(&g->rows); /* idempotent: contiguity is that of the input order */
-    int64_t n = sl__rows_gpu_rows(&g->rows, d->n_cols);
+    sl__rows_order(&g->m.rows); /* idempotent: contiguity is that of the input order */
+    int64_t n = sl__rows_gpu_rows(&g->m.rows, d->n_cols);
     if (n < 0)
         return 0;
     size_t temp;
@@ -75,49 +67,39 @@ static int run_gpu(struct sl__gpu_work *w, void *arg)
     struct part_global *g = arg;
     const struct part_data *d = sl_op_data(sl_task_op(t));
     cudaStream_t s = sl_task_stream(t);
-    int64_t n = g->n, fanout = (int64_t)1 << d->bits;
+    int64_t n = g->m.n, fanout = (int64_t)1 << d->bits;
     size_t temp_bytes;
     need_bytes(g, d, n, &temp_bytes);
     const void *cols[64];
     sl__gpu_work_mark(w, 0);
-    for (int c = 0; c < d->n_cols; c++) {
-        void *owned;
-        int rc = sl__rows_device_column(t, &g->rows, c, n, &cols[c], &owned);
-        sl__gpu_work_keep(w, owned);
-        if (rc < 0)
-            return rc;
-    }
-    g->out = sl_task_new_batch(t, sl_op_output_schema(sl_task_op(t)), n);
+    int rc = sl__gpu_work_columns(w, &g->m.rows, d->n_cols, n, cols);
+    if (rc < 0)
+        return rc;
+    g->m.out = sl_task_new_batch(t, sl_op_output_schema(sl_task_op(t)), n);
     uint32_t *pid = sl__gpu_work_alloc(w, (size_t)n * 4);
     uint32_t *ids = sl__gpu_work_alloc(w, (size_t)n * 8);
     void *temp = sl__gpu_work_alloc(w, temp_bytes);
     int64_t *d_off = sl__gpu_work_alloc(w, (size_t)(fanout + 1) * 8);
     g->off = sl_task_alloc(t, (size_t)(fanout + 1) * sizeof *g->off);
-    if (!g->out || !pid || !ids || !temp || !d_off || !g->off)
+    if (!g->m.out || !pid || !ids || !temp || !d_off || !g->off)
         return sl_task_fail(t, SL_ENOMEM, "partition on the GPU: out of memory for %lld rows",
                             (long long)n);
-    int kw = sl_type_width(g->rows.items[0].batch->cols[d->key].type);
-    uint32_t *pid_out = sl__col_values(g->out, d->n_cols); /* the "partition" column */
-    PG_CK(t, sl_k_part_ids(cols[d->key], kw, n, d->bits, d->hash, pid, s), "partition ids");
-    PG_CK(t, sl_k_iota_u32(ids, n, 0, s), "row ids");
-    PG_CK(t, sl_k_radix_rows_k32(temp, &temp_bytes, pid, pid_out, ids, ids + n, 4, n, 0,
-                                 d->bits, s),
-          "partitioning");
-    PG_CK(t, sl_k_part_bounds(pid_out, n, fanout, d_off, s), "partition bounds");
+    int kw = sl_type_width(g->m.rows.items[0].batch->cols[d->key].type);
+    uint32_t *pid_out = sl__col_values(g->m.out, d->n_cols); /* the "partition" column */
+    SL_TASK_CUDA_TRY(t, sl_k_part_ids(cols[d->key], kw, n, d->bits, d->hash, pid, s),
+                     "partition ids");
+    SL_TASK_CUDA_TRY(t, sl_k_iota_u32(ids, n, 0, s), "row ids");
+    SL_TASK_CUDA_TRY(
+        t, sl_k_radix_rows_k32(temp, &temp_bytes, pid, pid_out, ids, ids + n, 4, n, 0, d->bits, s),
+        "partitioning");
+    SL_TASK_CUDA_TRY(t, sl_k_part_bounds(pid_out, n, fanout, d_off, s), "partition bounds");
     sl__gpu_work_mark(w, 1);
-    for (int c = 0; c < d->n_cols; c++) {
-        void *dst = sl__col_values(g->out, c);
-        if (sl_type_width(g->rows.items[0].batch->cols[c].type) == 4)
-            PG_CK(t, sl_k_gather_b32((const uint32_t *)cols[c], ids + n, dst, n, s),
-                  "gathering");
-        else
-            PG_CK(t, sl_k_gather_b64((const uint64_t *)cols[c], ids + n, dst, n, s),
-                  "gathering");
-    }
+    if ((rc = sl__gpu_gather_columns(t, cols, d->n_cols, -1, ids + n, g->m.out, n)) < 0)
+        return rc;
     sl__gpu_work_mark(w, 2);
-    PG_CK(t, cudaMemcpyAsync(g->off, d_off, (size_t)(fanout + 1) * 8, cudaMemcpyDeviceToHost,
-                             s),
-          "reading the bounds");
+    SL_TASK_CUDA_TRY(
+        t, cudaMemcpyAsync(g->off, d_off, (size_t)(fanout + 1) * 8, cudaMemcpyDeviceToHost, s),
+        "reading the bounds");
     return SL_OK;
 }
 
@@ -125,19 +107,16 @@ int sl__part_gpu_finalize(sl_task_t *t)
 {
     struct part_global *g = sl_task_gstate(t);
     const struct part_data *d = sl_op_data(sl_task_op(t));
-    sl__rows_order(&g->rows);
-    g->n = sl__rows_total(&g->rows);
-    if (g->n == 0)
+    if (sl__mat_count(&g->m) == 0)
         return SL_OK;
-    g->n_cols = d->n_cols;
+    g->m.n_cols = d->n_cols;
     g->fanout = (int64_t)1 << d->bits;
     static const char *const names[2] = {"gpu_partition", "gpu_gather"};
-    int rc = sl__gpu_finalize_run(t, &g->rows, run_gpu, g, names, 2, "partition on the GPU");
-    g->gpu = rc >= 0;
-    return rc;
+    return sl__mat_gpu_run(t, &g->m, run_gpu, g, names, 2, "partition on the GPU");
 }
 
-int sl__part_gpu_source_can_run(const sl_task_t *t)
-{
-    return ((const struct part_global *)sl_task_gstate((sl_task_t *)t))->gpu;
-}
+/* The definition CUDA builds register (operators/partition/meson.build): partition.c's
+ * with the GPU implementations added. */
+SL__MAT_CUDA_DEF(sl__partition_cuda_def, SL__PART_DEF_FIELDS, sl__part_finalize_cpu,
+                 sl__part_source, sl__part_gpu_sink_can_run, sl__part_gpu_finalize,
+                 sl__part_gpu_finalize_can_run);

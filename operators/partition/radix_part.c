@@ -1,6 +1,5 @@
-/* Radix partitioning kernels: partition ids, the write-combining scatter, the plain
- * single-threaded one- or two-pass partitioner, and the machine's cache sizes. */
-#include <stdio.h>
+/* Radix partitioning kernels: partition ids, the write-combining scatter and the plain
+ * single-threaded one- or two-pass partitioner. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -9,63 +8,6 @@
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
-
-/* ---------------- cache sizes ---------------- */
-
-static _Atomic int64_t cache_bytes[4];
-
-static int64_t read_cache(int level)
-{
-    for (int idx = 0; idx < 8; idx++) {
-        char path[96], buf[64];
-        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/level", idx);
-        FILE *f = fopen(path, "r");
-        if (!f)
-            break;
-        int lv = 0;
-        if (fscanf(f, "%d", &lv) != 1)
-            lv = 0;
-        fclose(f);
-        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/type", idx);
-        f = fopen(path, "r");
-        if (!f)
-            continue;
-        if (!fgets(buf, sizeof buf, f))
-            buf[0] = 0;
-        fclose(f);
-        if (lv != level || !strncmp(buf, "Instruction", 11))
-            continue;
-        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/size", idx);
-        f = fopen(path, "r");
-        if (!f)
-            continue;
-        long long v = 0;
-        char unit = 0;
-        int got = fscanf(f, "%lld%c", &v, &unit);
-        fclose(f);
-        if (got >= 1 && v > 0)
-            return unit == 'M' ? v << 20 : unit == 'K' ? v << 10 : v;
-    }
-    return level == 1 ? 48 << 10 : level == 2 ? 2 << 20 : 32 << 20;
-}
-
-int64_t sl__cpu_cache_bytes(int level)
-{
-    if (level < 1 || level > 3)
-        return 0;
-    int64_t v = atomic_load_explicit(&cache_bytes[level], memory_order_relaxed);
-    if (!v) {
-        /* Racing readers compute the same value; the store only caches it. */
-        v = read_cache(level);
-        atomic_store_explicit(&cache_bytes[level], v, memory_order_relaxed);
-    }
-    return v;
-}
-
-int sl__part_stream(int64_t bytes)
-{
-    return bytes > 4 * sl__cpu_cache_bytes(2);
-}
 
 /* bits = floor(log2(L1 / 2 / 64 / n_cols)), at least 4: the scatter of one column
  * keeps 2^bits lines in L1 while the source streams through. Columns are scattered

@@ -27,10 +27,9 @@
  * NaNs sort after +inf ascending (before -inf descending); -0.0 sorts before +0.0 in the
  * radix sort (they compare equal in sort_any.c, as in SQL).
  * Nulls: NULLS LAST by default for ASC, NULLS FIRST for DESC (nulls compare largest). */
-#include "../partition/part_int.h"
 #include "sort_op.h"
 
-static const struct sl_option_def sort_options[] = {
+const struct sl_option_def sl__sort_options[1] = {
     {"by", SL_OPT_STRING, NULL, "keys: \"a DESC NULLS FIRST, b\" (ASC default)"},
 };
 
@@ -39,7 +38,7 @@ static void sort_free(void *p)
     sl__free(p, sizeof(struct sort_data));
 }
 
-static int sort_bind(sl_bind_t *b)
+int sl__sort_bind(sl_bind_t *b)
 {
     const char *by;
     int rc = sl_bind_option_str(b, "by", &by);
@@ -49,13 +48,8 @@ static int sort_bind(sl_bind_t *b)
     struct sort_data d = {.n_cols = sl_schema_num_fields(in)};
     if ((rc = sl__sort_spec_parse(b, in, by, &d.spec)) < 0)
         return rc;
-    for (int i = 0; i < d.n_cols; i++) {
-        const char *name;
-        enum sl_type type;
-        sl_schema_field(in, i, &name, &type);
-        if ((rc = sl_bind_add_column(b, name, type)) < 0)
-            return rc;
-    }
+    if ((rc = sl__mat_bind_columns(b)) < 0)
+        return rc;
     struct sort_data *p = sl__malloc(sizeof *p);
     if (!p)
         return sl_bind_fail(b, SL_ENOMEM, "out of memory");
@@ -65,38 +59,19 @@ static int sort_bind(sl_bind_t *b)
     return SL_OK;
 }
 
-static void sort_fini_global(const sl_op_t *op, void *gs)
+void sl__sort_fini_global(const sl_op_t *op, void *gs)
 {
     struct sort_global *g = gs;
-    sl__rows_fini(&g->rows);
-    sl_batch_unref(g->out);
+    sl__mat_fini(&g->m);
     if (g->ooc_free)
         g->ooc_free(g->ooc_state);
 }
 
-static void sort_fini_local(const sl_op_t *op, void *gs, void *ls)
-{
-    sl__rows_fini(&((struct sort_local *)ls)->rows);
-}
-
-static int sort_sink(sl_task_t *t)
-{
-    struct sort_local *ls = sl_task_lstate(t);
-    return ls ? sl__rows_sink(t, &ls->rows) : SL_ENOMEM;
-}
-
-static int sort_combine(sl_task_t *t)
-{
-    struct sort_global *gs = sl_task_gstate(t);
-    struct sort_local *ls = sl_task_lstate(t);
-    return sl__rows_combine(t, &gs->rows, &ls->rows);
-}
-
 /* ---------------- the parallel work of each stage ---------------- */
 
-static uint64_t code_of(const struct sl__colview *v, const struct sort_step *s, int64_t row)
+static uint64_t code_of(const struct sl__rowsview *v, const struct sort_step *s, int64_t row)
 {
-    bool valid = sl__colview_valid(v, row);
+    bool valid = sl__rowsview_valid(v, row);
     if (s->null_pass)
         return valid ? (uint64_t)s->nulls_first : (uint64_t)!s->nulls_first;
     if (!valid)
@@ -121,7 +96,7 @@ static uint64_t code_of(const struct sl__colview *v, const struct sort_step *s, 
 /* Fast paths of BUILD for the common first step: no nulls, an integer key. */
 static bool build_fast(struct sort_global *g, const struct sort_step *s, int64_t lo, int64_t hi)
 {
-    const struct sl__colview *v = &g->views[s->col];
+    const struct sl__rowsview *v = &g->m.views[s->col];
     if (s->null_pass || v->validity || g->step != 0)
         return false;
     if (!g->wide && v->type == SL_TYPE_INT32) {
@@ -129,7 +104,7 @@ static bool build_fast(struct sort_global *g, const struct sort_step *s, int64_t
         uint64_t *it = g->items;
         uint32_t flip = s->desc ? 0x7fffffffu : 0x80000000u;
         if (g->carry_col >= 0) {
-            const uint32_t *p = g->views[g->carry_col].data;
+            const uint32_t *p = g->m.views[g->carry_col].data;
             for (int64_t i = lo; i < hi; i++)
                 it[i] = (uint64_t)((uint32_t)x[i] ^ flip) << 32 | p[i];
         } else {
@@ -142,12 +117,12 @@ static bool build_fast(struct sort_global *g, const struct sort_step *s, int64_t
         const int64_t *x = v->data;
         struct sl__kv64 *it = g->items;
         uint64_t flip = s->desc ? 0x7fffffffffffffffull : 0x8000000000000000ull;
-        if (g->carry_col >= 0 && sl_type_width(g->views[g->carry_col].type) == 8) {
-            const uint64_t *p = g->views[g->carry_col].data;
+        if (g->carry_col >= 0 && sl_type_width(g->m.views[g->carry_col].type) == 8) {
+            const uint64_t *p = g->m.views[g->carry_col].data;
             for (int64_t i = lo; i < hi; i++)
                 it[i] = (struct sl__kv64){(uint64_t)x[i] ^ flip, p[i]};
         } else if (g->carry_col >= 0) {
-            const uint32_t *p = g->views[g->carry_col].data;
+            const uint32_t *p = g->m.views[g->carry_col].data;
             for (int64_t i = lo; i < hi; i++)
                 it[i] = (struct sl__kv64){(uint64_t)x[i] ^ flip, p[i]};
         } else {
@@ -162,7 +137,7 @@ static bool build_fast(struct sort_global *g, const struct sort_step *s, int64_t
 static void do_build(struct sort_global *g, int64_t lo, int64_t hi, int64_t *hall)
 {
     const struct sort_step *s = &g->steps[g->step];
-    const struct sl__colview *v = &g->views[s->col];
+    const struct sl__rowsview *v = &g->m.views[s->col];
     if (!build_fast(g, s, lo, hi)) {
         if (g->wide) {
             struct sl__kv64 *it = g->items;
@@ -193,7 +168,7 @@ static int shift_of(const struct sort_global *g)
  * payload from the items' low part. */
 static void decode(struct sort_global *g, int c, int64_t lo, int64_t hi, void *out)
 {
-    bool desc = g->steps[g->n_steps - 1].desc, w4 = sl_type_width(g->views[c].type) == 4;
+    bool desc = g->steps[g->n_steps - 1].desc, w4 = sl_type_width(g->m.views[c].type) == 4;
     if (c == g->carry_col) {
         if (!g->wide) {
             const uint64_t *it = g->items;
@@ -229,17 +204,17 @@ static void decode(struct sort_global *g, int c, int64_t lo, int64_t hi, void *o
 
 static int do_gather(sl_task_t *t, struct sort_global *g, int64_t k, int64_t lo, int64_t hi)
 {
-    for (int c = 0; c < g->n_cols; c++) {
+    for (int c = 0; c < g->m.n_cols; c++) {
         if (c == g->decode_col || c == g->carry_col) {
-            decode(g, c, lo, hi, sl__col_values(g->out, c));
-            g->nulls[k * g->n_cols + c] = 0;
+            decode(g, c, lo, hi, sl__col_values(g->m.out, c));
+            g->m.nulls[k * g->m.n_cols + c] = 0;
             continue;
         }
-        void *out = sl__col_values(g->out, c);
-        uint8_t *valid = g->out->cols[c].validity ? g->out->cols[c].validity->ptr : NULL;
-        g->nulls[k * g->n_cols + c] =
-            g->wide ? sl__gather_k64(&g->views[c], g->items, lo, hi, out, valid)
-                    : sl__gather_k32(&g->views[c], g->items, lo, hi, out, valid);
+        void *out = sl__col_values(g->m.out, c);
+        uint8_t *valid = g->m.out->cols[c].validity ? g->m.out->cols[c].validity->ptr : NULL;
+        g->m.nulls[k * g->m.n_cols + c] =
+            g->wide ? sl__gather_k64(&g->m.views[c], g->items, lo, hi, out, valid)
+                    : sl__gather_k32(&g->m.views[c], g->items, lo, hi, out, valid);
     }
     (void)t;
     return SL_OK;
@@ -249,11 +224,12 @@ static int sort_work(sl_task_t *t)
 {
     struct sort_global *g = sl_task_arg(t);
     int64_t k = sl_task_index(t);
-    if (g->stage == S_VIEW)
-        return sl__rows_view(t, &g->rows, 0, g->rows.n, (int)k, &g->views[k]);
-    int64_t lo = k * g->chunk_rows, hi = lo + g->chunk_rows < g->n ? lo + g->chunk_rows : g->n;
+    if (g->m.stage == S_VIEW)
+        return sl__rows_view(t, &g->m.rows, 0, g->m.rows.n, (int)k, &g->m.views[k]);
+    int64_t lo, hi;
+    sl__mat_chunk(&g->m, k, &lo, &hi);
     int64_t *h = g->hist + k * SL__RS_BUCKETS;
-    switch (g->stage) {
+    switch (g->m.stage) {
     case S_BUILD:
         memset(g->hist_all + k * g->n_digits * SL__RS_BUCKETS, 0,
                (size_t)g->n_digits * SL__RS_BUCKETS * sizeof(int64_t));
@@ -285,8 +261,7 @@ static const struct sl_phase sort_work_phase, sort_step_phase;
 
 static int spawn(sl_task_t *t, struct sort_global *g, int stage, int64_t n)
 {
-    g->stage = stage;
-    return sl_task_spawn(t, &sort_work_phase, n, g, &sort_step_phase);
+    return sl__mat_spawn(t, &g->m, &sort_work_phase, &sort_step_phase, stage, n);
 }
 
 /* Finds the next digit of the current step whose histogram has more than one bucket,
@@ -298,9 +273,9 @@ static int next_digit(struct sort_global *g)
         bool trivial = false;
         for (int b = 0; b < SL__RS_BUCKETS && !trivial; b++) {
             int64_t tot = 0;
-            for (int64_t k = 0; k < g->n_chunks; k++)
+            for (int64_t k = 0; k < g->m.n_chunks; k++)
                 tot += g->hist_all[(k * g->n_digits + g->digit) * SL__RS_BUCKETS + b];
-            trivial = tot == g->n;
+            trivial = tot == g->m.n;
         }
         if (!trivial)
             return 1;
@@ -314,7 +289,7 @@ static void positions(struct sort_global *g)
 {
     int64_t sum = 0;
     for (int b = 0; b < SL__RS_BUCKETS; b++) {
-        for (int64_t k = 0; k < g->n_chunks; k++) {
+        for (int64_t k = 0; k < g->m.n_chunks; k++) {
             int64_t c = g->hist[k * SL__RS_BUCKETS + b];
             g->hist[k * SL__RS_BUCKETS + b] = sum;
             sum += c;
@@ -324,14 +299,14 @@ static void positions(struct sort_global *g)
 
 static int start_gather(sl_task_t *t, struct sort_global *g)
 {
-    g->out = sl__batch_new(sl_op_output_schema(sl_task_op(t)), g->n);
-    if (!g->out || sl__batch_alloc_columns(g->out) != SL_OK)
-        return sl_task_fail(t, SL_ENOMEM, "out of memory for %lld sorted rows", (long long)g->n);
-    for (int c = 0; c < g->n_cols; c++) {
-        if (g->views[c].validity && !sl_batch_column_validity(g->out, c))
+    g->m.out = sl__batch_new(sl_op_output_schema(sl_task_op(t)), g->m.n);
+    if (!g->m.out || sl__batch_alloc_columns(g->m.out) != SL_OK)
+        return sl_task_fail(t, SL_ENOMEM, "out of memory for %lld sorted rows", (long long)g->m.n);
+    for (int c = 0; c < g->m.n_cols; c++) {
+        if (g->m.views[c].validity && !sl_batch_column_validity(g->m.out, c))
             return sl_task_fail(t, SL_ENOMEM, "out of memory");
     }
-    return spawn(t, g, S_GATHER, g->n_chunks);
+    return spawn(t, g, S_GATHER, g->m.n_chunks);
 }
 
 /* The most significant key, if it is an integer column without nulls, comes back
@@ -342,14 +317,14 @@ static void plan_decode(struct sort_global *g)
 {
     g->decode_col = g->carry_col = -1;
     const struct sort_step *s = &g->steps[g->n_steps - 1];
-    const struct sl__colview *v = &g->views[s->col];
+    const struct sl__rowsview *v = &g->m.views[s->col];
     if (s->null_pass || v->validity || (v->type != SL_TYPE_INT32 && v->type != SL_TYPE_INT64))
         return;
     g->decode_col = s->col;
-    if (g->n_steps != 1 || g->n_cols != 2)
+    if (g->n_steps != 1 || g->m.n_cols != 2)
         return;
     int other = 1 - s->col;
-    const struct sl__colview *p = &g->views[other];
+    const struct sl__rowsview *p = &g->m.views[other];
     bool fits = sl_type_width(p->type) == 4 || g->wide;
     if (!p->validity && fits && (v->type == SL_TYPE_INT32 ? !g->wide : true))
         g->carry_col = other;
@@ -358,27 +333,27 @@ static void plan_decode(struct sort_global *g)
 static int sort_step(sl_task_t *t)
 {
     struct sort_global *g = sl_task_arg(t);
-    switch (g->stage) {
+    switch (g->m.stage) {
     case S_VIEW: {
         size_t isz = g->wide ? sizeof(struct sl__kv64) : sizeof(uint64_t);
-        g->items = sl_task_alloc(t, (size_t)g->n * isz);
-        g->tmp = sl_task_alloc(t, (size_t)g->n * isz);
-        g->hist_all = sl_task_alloc(t, (size_t)(g->n_chunks * g->n_digits * SL__RS_BUCKETS) * 8);
-        g->hist = sl_task_alloc(t, (size_t)(g->n_chunks * SL__RS_BUCKETS) * 8);
-        g->nulls = sl_task_alloc(t, (size_t)(g->n_chunks * g->n_cols) * 8);
-        if (!g->items || !g->tmp || !g->hist_all || !g->hist || !g->nulls)
+        g->items = sl_task_alloc(t, (size_t)g->m.n * isz);
+        g->tmp = sl_task_alloc(t, (size_t)g->m.n * isz);
+        g->hist_all = sl_task_alloc(t, (size_t)(g->m.n_chunks * g->n_digits * SL__RS_BUCKETS) * 8);
+        g->hist = sl_task_alloc(t, (size_t)(g->m.n_chunks * SL__RS_BUCKETS) * 8);
+        g->m.nulls = sl_task_alloc(t, (size_t)(g->m.n_chunks * g->m.n_cols) * 8);
+        if (!g->items || !g->tmp || !g->hist_all || !g->hist || !g->m.nulls)
             return SL_ENOMEM;
-        g->stream = sl__part_stream((int64_t)((size_t)g->n * isz));
+        g->stream = sl__stream_stores((int64_t)((size_t)g->m.n * isz));
         g->step = 0;
         plan_decode(g);
-        return spawn(t, g, S_BUILD, g->n_chunks);
+        return spawn(t, g, S_BUILD, g->m.n_chunks);
     }
     case S_BUILD:
         g->digit = 0;
         break;
     case S_HIST:
         positions(g);
-        return spawn(t, g, S_SCATTER, g->n_chunks);
+        return spawn(t, g, S_SCATTER, g->m.n_chunks);
     case S_SCATTER: {
         void *x = g->items;
         g->items = g->tmp;
@@ -387,9 +362,7 @@ static int sort_step(sl_task_t *t)
         break;
     }
     case S_GATHER:
-        sl__sum_chunk_nulls(g->out, g->nulls, g->n_chunks, g->n_cols);
-        g->stage = S_DONE;
-        return SL_OK;
+        return sl__mat_finish(&g->m, S_DONE);
     default:
         return SL_OK;
     }
@@ -397,30 +370,30 @@ static int sort_step(sl_task_t *t)
     if (sl_task_cancelled(t))
         return SL_ECANCELED;
     if (next_digit(g)) {
-        if (g->stage == S_BUILD) { /* BUILD's histograms are this digit's counts */
-            for (int64_t k = 0; k < g->n_chunks; k++)
+        if (g->m.stage == S_BUILD) { /* BUILD's histograms are this digit's counts */
+            for (int64_t k = 0; k < g->m.n_chunks; k++)
                 memcpy(g->hist + k * SL__RS_BUCKETS,
                        g->hist_all + (k * g->n_digits + g->digit) * SL__RS_BUCKETS,
                        SL__RS_BUCKETS * sizeof(int64_t));
             positions(g);
-            return spawn(t, g, S_SCATTER, g->n_chunks);
+            return spawn(t, g, S_SCATTER, g->m.n_chunks);
         }
-        return spawn(t, g, S_HIST, g->n_chunks);
+        return spawn(t, g, S_HIST, g->m.n_chunks);
     }
     if (++g->step < g->n_steps)
-        return spawn(t, g, S_BUILD, g->n_chunks);
+        return spawn(t, g, S_BUILD, g->m.n_chunks);
     return start_gather(t, g);
 }
 
 /* Columns beyond the radix sort's types: one task sorts by comparisons (sort_any.c). */
 static int sort_any_finalize(sl_task_t *t, struct sort_global *g, const struct sort_data *d)
 {
-    sl_batch_t **bs = sl_task_alloc(t, (size_t)g->rows.n * sizeof *bs);
+    sl_batch_t **bs = sl_task_alloc(t, (size_t)g->m.rows.n * sizeof *bs);
     if (!bs)
         return SL_ENOMEM;
-    for (int64_t i = 0; i < g->rows.n; i++)
-        bs[i] = g->rows.items[i].batch;
-    int rc = sl__sort_any(bs, g->rows.n, &d->spec, &g->out);
+    for (int64_t i = 0; i < g->m.rows.n; i++)
+        bs[i] = g->m.rows.items[i].batch;
+    int rc = sl__sort_any(bs, g->m.rows.n, &d->spec, &g->m.out);
     sl_task_free(t, bs);
     if (rc < 0)
         return sl_task_fail(t, rc, "sort: %s", sl_strerror(rc));
@@ -431,116 +404,37 @@ int sl__sort_finalize_cpu(sl_task_t *t)
 {
     struct sort_global *g = sl_task_gstate(t);
     const struct sort_data *d = sl_op_data(sl_task_op(t));
-    /* Batches a GPU sink kept, when the GPU could not finalize (sort_cuda.c). */
-    int rc = sl__rows_to_host(t, &g->rows);
-    if (rc < 0)
+    /* Batches a GPU sink kept come to the host when the GPU could not finalize. */
+    int rc = sl__mat_begin(t, &g->m, d->n_cols);
+    if (rc <= 0)
         return rc;
-    sl__rows_order(&g->rows);
-    g->n = sl__rows_total(&g->rows);
-    if (g->n == 0)
-        return SL_OK;
     if (!sl__sort_radix_types(sl_op_output_schema(sl_task_op(t)), 0))
         return sort_any_finalize(t, g, d);
-    g->n_cols = d->n_cols;
-    g->views = sl_task_alloc(t, (size_t)g->n_cols * sizeof *g->views);
-    if (!g->views)
-        return SL_ENOMEM;
     /* Steps, least significant first: per key (last key first) its codes, then, if the
      * column may hold nulls, its null flags. Nulls are known after VIEW, so a null step
      * of a column without nulls is a single-bucket digit and is skipped for free. */
     g->n_steps = 0;
-    g->wide = g->n >= ((int64_t)1 << 32);
+    g->wide = g->m.n >= ((int64_t)1 << 32);
     for (int k = d->spec.n_keys - 1; k >= 0; k--) {
         const struct sl__sort_key *key = &d->spec.keys[k];
-        enum sl_type type = g->rows.items[0].batch->cols[key->col].type;
+        enum sl_type type = g->m.rows.items[0].batch->cols[key->col].type;
         g->wide |= sl_type_width(type) == 8;
         struct sort_step s = {key->col, 0, key->desc, key->nulls_first};
         g->steps[g->n_steps++] = s;
         bool has_validity = false;
-        for (int64_t i = 0; i < g->rows.n && !has_validity; i++)
-            has_validity = g->rows.items[i].batch->cols[key->col].validity != NULL;
+        for (int64_t i = 0; i < g->m.rows.n && !has_validity; i++)
+            has_validity = g->m.rows.items[i].batch->cols[key->col].validity != NULL;
         if (has_validity) {
             s.null_pass = 1;
             g->steps[g->n_steps++] = s;
         }
     }
     g->n_digits = g->wide ? SL__RS_DIGITS_K64 : SL__RS_DIGITS_K32;
-    g->chunk_rows = sl__chunk_rows(t, g->n);
-    g->n_chunks = (g->n + g->chunk_rows - 1) / g->chunk_rows;
-    return spawn(t, g, S_VIEW, g->n_cols);
+    return spawn(t, g, S_VIEW, g->m.n_cols);
 }
 
-static int64_t sort_tasks(sl_task_t *t)
-{
-    struct sort_global *g = sl_task_gstate(t);
-    return sl__morsel_tasks(t, g->out, g->n);
-}
+SL__MAT_CPU_PHASE(sort_work_phase, sort_work);
+SL__MAT_CPU_PHASE(sort_step_phase, sort_step);
 
-static int sort_source(sl_task_t *t)
-{
-    struct sort_global *g = sl_task_gstate(t);
-    return sl__emit_morsel(t, g->out, g->n);
-}
-
-#ifdef SL_HAVE_CUDA
-/* On a GPU the sink and combine keep the device batches (as on the CPU), finalize sorts
- * them with CUB and the source emits slices of the device result (sort_cuda.c). */
-#define SORT_N_IMPLS 2
-#else
-#define SORT_N_IMPLS 1
-#endif
-static const struct sl_impl sort_sink_impl[] = {
-    {.device = SL_DEVICE_CPU, .run = sort_sink},
-#ifdef SL_HAVE_CUDA
-    {.device = SL_DEVICE_CUDA, .run = sort_sink, .can_run = sl__sort_gpu_sink_can_run},
-#endif
-};
-static const struct sl_impl sort_combine_impl[] = {
-    {.device = SL_DEVICE_CPU, .run = sort_combine},
-#ifdef SL_HAVE_CUDA
-    {.device = SL_DEVICE_CUDA, .run = sort_combine},
-#endif
-};
-static const struct sl_impl sort_finalize_impl[] = {
-    {.device = SL_DEVICE_CPU, .run = sl__sort_finalize_cpu},
-#ifdef SL_HAVE_CUDA
-    {.device = SL_DEVICE_CUDA, .run = sl__sort_gpu_finalize,
-     .can_run = sl__sort_gpu_finalize_can_run},
-#endif
-};
-static const struct sl_impl sort_work_impl[] = {{.device = SL_DEVICE_CPU, .run = sort_work}};
-static const struct sl_impl sort_step_impl[] = {{.device = SL_DEVICE_CPU, .run = sort_step}};
-static const struct sl_impl sort_source_impl[] = {
-    {.device = SL_DEVICE_CPU, .run = sort_source},
-#ifdef SL_HAVE_CUDA
-    {.device = SL_DEVICE_CUDA, .run = sort_source, .can_run = sl__sort_gpu_source_can_run},
-#endif
-};
-static const struct sl_phase sort_sink_phase = {sort_sink_impl, SORT_N_IMPLS, sl__cost_linear};
-static const struct sl_phase sort_combine_phase = {sort_combine_impl, SORT_N_IMPLS, NULL};
-static const struct sl_phase sort_finalize_phase = {sort_finalize_impl, SORT_N_IMPLS, NULL};
-static const struct sl_phase sort_work_phase = {sort_work_impl, 1, NULL};
-static const struct sl_phase sort_step_phase = {sort_step_impl, 1, NULL};
-static const struct sl_phase sort_source_phase = {sort_source_impl, SORT_N_IMPLS,
-                                                   sl__cost_linear_source};
-
-const struct sl_op_def sl__sort_def = {
-    .abi_version = SL_OP_ABI_VERSION,
-    .flags = SL_OP_SINK | SL_OP_SOURCE,
-    .name = "sort",
-    .doc = "stable parallel LSD radix sort by key columns (by=\"a DESC NULLS FIRST, b\")",
-    .min_inputs = 1,
-    .max_inputs = 1,
-    .options = sort_options,
-    .n_options = 1,
-    .bind = sort_bind,
-    .global_state_bytes = sizeof(struct sort_global),
-    .local_state_bytes = sizeof(struct sort_local),
-    .fini_global = sort_fini_global,
-    .fini_local = sort_fini_local,
-    .source_tasks = sort_tasks,
-    .sink = &sort_sink_phase,
-    .combine = &sort_combine_phase,
-    .finalize = &sort_finalize_phase,
-    .source = &sort_source_phase,
-};
+/* The CPU-only definition; CUDA builds register sl__sort_cuda_def (sort_cuda.c). */
+SL__MAT_CPU_DEF(sl__sort_def, SL__SORT_DEF_FIELDS, sl__sort_finalize_cpu, sl__mat_emit_morsel);

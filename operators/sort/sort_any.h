@@ -1,10 +1,10 @@
-/* Row order by a sort specification over columns of any type (sort_any.c), for
- * sort.topk's heap. */
+/* The sort of rows of every column type (sort_any.c): row order by a sort specification
+ * for sort.topk's heap, and the whole sort for types the radix sort does not read. */
 #ifndef SLUICE_OPERATORS_SORT_ANY_H
 #define SLUICE_OPERATORS_SORT_ANY_H
 
-#include "../common/values.h"
-#include "sort_spec.h"
+#include "common/values.h"
+#include "common/sort_spec.h"
 
 /* The key columns of one batch, ready to compare its rows. */
 struct sl__sort_rows_cmp {
@@ -19,5 +19,16 @@ int sl__sort_rows_cmp_init(struct sl__sort_rows_cmp *c, const sl_batch_t *b,
 /* Order of rows a and b by the spec: -1, 0 or 1. Nulls go first or last per key as the
  * spec says, whatever the direction; NaN is the largest float, equal to itself. */
 int sl__sort_rows_compare(const struct sl__sort_rows_cmp *c, int64_t a, int64_t b);
+
+/* Whether every column of the schema is one the radix sort reads: int32, int64, float32,
+ * float64 on the GPU (gpu = 1); on the CPU (gpu = 0) also date32, timestamp and decimals
+ * of precision <= 18 (as their integers). Other types take sl__sort_any. */
+bool sl__sort_radix_types(const sl_schema_t *schema, int gpu);
+
+/* Sorts the rows of host batches[0..n) (one schema, in input order) stably by spec into
+ * *out (a new batch, the caller's reference), every column type carried along. Errors:
+ * SL_ENOMEM, SL_EINVAL. */
+int sl__sort_any(sl_batch_t *const *batches, int64_t n, const struct sl__sort_spec *spec,
+                 sl_batch_t **out);
 
 #endif /* SLUICE_OPERATORS_SORT_ANY_H */

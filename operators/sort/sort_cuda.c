@@ -23,7 +23,7 @@
 #include <cuda_runtime_api.h>
 
 #include "sluice_k/columns.h"
-#include "rows_cuda.h"
+#include "common/rows_cuda.h"
 #include "sluice_k/sort.h"
 #include "sort_op.h"
 
@@ -69,20 +69,12 @@ int sl__sort_gpu_sink_can_run(const sl_task_t *t)
     return 1;
 }
 
-#define SG_CK(t, call, what)                                                              \
-    do {                                                                                  \
-        cudaError_t e_ = (call);                                                          \
-        if (e_ != cudaSuccess)                                                            \
-            return sl_task_fail((t), SL_EDEVICE, "sort on the GPU: %s: %s", (what),       \
-                                cudaGetErrorName(e_));                                    \
-    } while (0)
-
 /* Device bytes the GPU finalize needs: the output, copies of columns that are not one
  * run of one buffer, row ids (two payloads or more) and CUB's temp storage. */
 static int64_t need_bytes(const struct sort_global *g, const struct sort_data *d, int64_t n,
                           size_t *temp_bytes)
 {
-    const sl_batch_t *b0 = g->rows.items[0].batch;
+    const sl_batch_t *b0 = g->m.rows.items[0].batch;
     int kc = d->spec.keys[0].col, np = d->n_cols - 1, pw = 0;
     for (int c = 0; c < d->n_cols && np == 1; c++)
         if (c != kc)
@@ -93,7 +85,7 @@ static int64_t need_bytes(const struct sort_global *g, const struct sort_data *d
                         NULL, NULL, NULL, NULL, vb, n, 0) != cudaSuccess)
         return INT64_MAX;
     int64_t need = (int64_t)*temp_bytes + (np >= 2 ? 8 * n : 0) +
-                   sl__rows_copy_bytes(&g->rows, d->n_cols, n);
+                   sl__rows_copy_bytes(&g->m.rows, d->n_cols, n);
     for (int c = 0; c < d->n_cols; c++)
         need += (int64_t)sl_type_width(b0->cols[c].type) * n; /* the output */
     return need;
@@ -109,8 +101,8 @@ int sl__sort_gpu_finalize_can_run(const sl_task_t *tc)
     const struct sort_data *d = sl_op_data(sl_task_op(t));
     if (!sl__sort_gpu_can_run(tc) || d->n_cols > SG_MAX_COLS)
         return 0;
-    sl__rows_order(&g->rows);
-    int64_t n = sl__rows_gpu_rows(&g->rows, d->n_cols);
+    sl__rows_order(&g->m.rows);
+    int64_t n = sl__rows_gpu_rows(&g->m.rows, d->n_cols);
     size_t temp;
     if (n == 0 || (n > 0 && need_bytes(g, d, n, &temp) <= sl_task_device_budget(tc)))
         return 1;
@@ -120,7 +112,7 @@ int sl__sort_gpu_finalize_can_run(const sl_task_t *tc)
 /* 1 when the in-GPU finalize fits: every batch on this GPU and the budget covers it. */
 static int fits_in_gpu(sl_task_t *t, struct sort_global *g, const struct sort_data *d)
 {
-    int64_t n = sl__rows_gpu_rows(&g->rows, d->n_cols);
+    int64_t n = sl__rows_gpu_rows(&g->m.rows, d->n_cols);
     size_t temp;
     return n == 0 || (n > 0 && need_bytes(g, d, n, &temp) <= sl_task_device_budget(t));
 }
@@ -133,7 +125,7 @@ static int run_gpu(struct sl__gpu_work *w, void *arg)
     cudaStream_t s = sl_task_stream(t);
     const sl_schema_t *schema = sl_op_output_schema(sl_task_op(t));
     int kc = d->spec.keys[0].col, desc = d->spec.keys[0].desc, np = d->n_cols - 1;
-    const sl_batch_t *b0 = g->rows.items[0].batch;
+    const sl_batch_t *b0 = g->m.rows.items[0].batch;
     int kw = sl_type_width(b0->cols[kc].type);
     int pc = -1, pw = 0; /* the one payload column, if exactly one */
     for (int c = 0; c < d->n_cols && np == 1; c++)
@@ -141,49 +133,38 @@ static int run_gpu(struct sl__gpu_work *w, void *arg)
             pc = c, pw = sl_type_width(b0->cols[c].type);
     int vb = np == 0 ? 0 : np == 1 ? pw : 4;
     size_t temp_bytes = 0;
-    need_bytes(g, d, g->n, &temp_bytes);
+    need_bytes(g, d, g->m.n, &temp_bytes);
     const void *cols[SG_MAX_COLS];
     sl__gpu_work_mark(w, 0);
-    for (int c = 0; c < d->n_cols; c++) {
-        void *owned;
-        int rc = sl__rows_device_column(t, &g->rows, c, g->n, &cols[c], &owned);
-        sl__gpu_work_keep(w, owned);
-        if (rc < 0)
-            return rc;
-    }
+    int rc = sl__gpu_work_columns(w, &g->m.rows, d->n_cols, g->m.n, cols);
+    if (rc < 0)
+        return rc;
     sl__gpu_work_mark(w, 1);
-    g->out = sl_task_new_batch(t, schema, g->n);
+    g->m.out = sl_task_new_batch(t, schema, g->m.n);
     void *temp = sl__gpu_work_alloc(w, temp_bytes);
-    uint32_t *ids = np >= 2 ? sl__gpu_work_alloc(w, (size_t)g->n * 8) : NULL;
-    if (!g->out || !temp || (np >= 2 && !ids))
+    uint32_t *ids = np >= 2 ? sl__gpu_work_alloc(w, (size_t)g->m.n * 8) : NULL;
+    if (!g->m.out || !temp || (np >= 2 && !ids))
         return sl_task_fail(t, SL_ENOMEM, "sort on the GPU: out of memory for %lld rows",
-                            (long long)g->n);
-    void *kout = sl__col_values(g->out, kc);
+                            (long long)g->m.n);
+    void *kout = sl__col_values(g->m.out, kc);
     if (np <= 1) {
-        SG_CK(t, sl_k_sort_pairs(temp, &temp_bytes, kw, desc, cols[kc], kout,
-                                 np ? cols[pc] : NULL, np ? sl__col_values(g->out, pc) : NULL,
-                                 vb, g->n, s),
-              "sorting");
+        SL_TASK_CUDA_TRY(t,
+                         sl_k_sort_pairs(temp, &temp_bytes, kw, desc, cols[kc], kout,
+                                         np ? cols[pc] : NULL,
+                                         np ? sl__col_values(g->m.out, pc) : NULL, vb, g->m.n, s),
+                         "sorting");
         sl__gpu_work_mark(w, 2);
         sl__gpu_work_mark(w, 3);
         return SL_OK;
     }
-    SG_CK(t, sl_k_iota_u32(ids, g->n, 0, s), "row ids");
-    SG_CK(t, sl_k_sort_pairs(temp, &temp_bytes, kw, desc, cols[kc], kout, ids, ids + g->n, 4,
-                             g->n, s),
-          "sorting");
+    SL_TASK_CUDA_TRY(t, sl_k_iota_u32(ids, g->m.n, 0, s), "row ids");
+    SL_TASK_CUDA_TRY(t,
+                     sl_k_sort_pairs(temp, &temp_bytes, kw, desc, cols[kc], kout, ids, ids + g->m.n,
+                                     4, g->m.n, s),
+                     "sorting");
     sl__gpu_work_mark(w, 2);
-    for (int c = 0; c < d->n_cols; c++) {
-        if (c == kc)
-            continue;
-        void *dst = sl__col_values(g->out, c);
-        if (sl_type_width(b0->cols[c].type) == 4)
-            SG_CK(t, sl_k_gather_b32((const uint32_t *)cols[c], ids + g->n, dst, g->n, s),
-                  "gathering");
-        else
-            SG_CK(t, sl_k_gather_b64((const uint64_t *)cols[c], ids + g->n, dst, g->n, s),
-                  "gathering");
-    }
+    if ((rc = sl__gpu_gather_columns(t, cols, d->n_cols, kc, ids + g->m.n, g->m.out, g->m.n)) < 0)
+        return rc;
     sl__gpu_work_mark(w, 3);
     return SL_OK;
 }
@@ -192,21 +173,17 @@ int sl__sort_gpu_finalize(sl_task_t *t)
 {
     struct sort_global *g = sl_task_gstate(t);
     const struct sort_data *d = sl_op_data(sl_task_op(t));
-    sl__rows_order(&g->rows);
-    g->n = sl__rows_total(&g->rows);
-    if (g->n == 0)
+    if (sl__mat_count(&g->m) == 0)
         return SL_OK;
     if (!fits_in_gpu(t, g, d))
         return sl__sort_ooc_finalize(t);
-    int concat = sl__rows_copy_bytes(&g->rows, d->n_cols, g->n) > 0;
+    int concat = sl__rows_copy_bytes(&g->m.rows, d->n_cols, g->m.n) > 0;
     const char *const names[3] = {concat ? "gpu_concat" : NULL, "gpu_sort",
                                   d->n_cols > 2 ? "gpu_gather" : NULL};
-    int rc = sl__gpu_finalize_run(t, &g->rows, run_gpu, g, names, 3, "sort on the GPU");
-    g->gpu = rc >= 0;
-    return rc;
+    return sl__mat_gpu_run(t, &g->m, run_gpu, g, names, 3, "sort on the GPU");
 }
 
-int sl__sort_gpu_source_can_run(const sl_task_t *t)
-{
-    return ((const struct sort_global *)sl_task_gstate((sl_task_t *)t))->gpu;
-}
+/* The definition CUDA builds register (operators/sort/meson.build): sort.c's with the
+ * GPU implementations added. */
+SL__MAT_CUDA_DEF(sl__sort_cuda_def, SL__SORT_DEF_FIELDS, sl__sort_finalize_cpu, sl__mat_emit_morsel,
+                 sl__sort_gpu_sink_can_run, sl__sort_gpu_finalize, sl__sort_gpu_finalize_can_run);

@@ -25,8 +25,8 @@
 #include <sys/mman.h>
 #include <time.h>
 
-#include "ooc_runs.h"
-#include "rows_cuda.h"
+#include "common/ooc_runs.h"
+#include "common/rows_cuda.h"
 #include "sort_op.h"
 
 /* Output rows per key range: items and their copy (8 or 16 bytes a row) stay in L2,
@@ -88,11 +88,11 @@ static int make_input(sl_task_t *t, struct sl__ooc_input *in)
                        sizeof(struct sl__rows_item) % sizeof(sl_batch_t *) == 0,
                    "rows items are read as a strided array of batch pointers");
     memset(in, 0, sizeof *in);
-    if (d->n_cols > SL__OOC_MAX_COLS || d->spec.n_keys != 1 || g->rows.n == 0 ||
+    if (d->n_cols > SL__OOC_MAX_COLS || d->spec.n_keys != 1 || g->m.rows.n == 0 ||
         !sl__sort_radix_types(sl_op_output_schema(sl_task_op(t)), 1))
         return 0;
-    in->batches = &g->rows.items[0].batch;
-    in->n_batches = g->rows.n;
+    in->batches = &g->m.rows.items[0].batch;
+    in->n_batches = g->m.rows.n;
     in->stride = (int64_t)(sizeof(struct sl__rows_item) / sizeof(sl_batch_t *));
     in->n_cols = d->n_cols;
     for (int c = 0; c < d->n_cols; c++)
@@ -154,7 +154,7 @@ static int spawn_populate(sl_task_t *t, sl_batch_t *out)
 
 /* ---------------- the merge: spawned tasks on CPU workers ---------------- */
 
-/* Merge task i: key ranges [i * G, (i + 1) * G) of the runs, into g->out. */
+/* Merge task i: key ranges [i * G, (i + 1) * G) of the runs, into g->m.out. */
 static int merge_part(sl_task_t *t)
 {
     struct sort_global *g = sl_task_arg(t);
@@ -168,7 +168,7 @@ static int merge_part(sl_task_t *t)
         return SL_ENOMEM;
     void *out[SL__OOC_MAX_COLS];
     for (int c = 0; c < m->n_cols; c++)
-        out[c] = sl__col_values(g->out, c);
+        out[c] = sl__col_values(g->m.out, c);
     sl__ooc_merge_ranges(m, st->codes, st->n_ranges, first, last, PIECE_ROWS, out, split,
                          scratch);
     sl_task_free(t, split);
@@ -223,13 +223,13 @@ static int copy_part(sl_task_t *t)
     struct ooc_state *st = g->ooc_state;
     int64_t lo = sl_task_index(t) * COPY_ROWS;
     int64_t hi = lo + COPY_ROWS < bk->rows ? lo + COPY_ROWS : bk->rows;
-    for (int c = 0; c < g->out->n_cols; c++) {
-        int64_t w = (int64_t)sl_type_width(g->out->cols[c].type);
-        memcpy((char *)sl__col_values(g->out, c) + (bk->row0 + lo) * w,
+    for (int c = 0; c < g->m.out->n_cols; c++) {
+        int64_t w = (int64_t)sl_type_width(g->m.out->cols[c].type);
+        memcpy((char *)sl__col_values(g->m.out, c) + (bk->row0 + lo) * w,
                (const char *)bk->cols[c] + lo * w, (size_t)((hi - lo) * w));
     }
     if (atomic_fetch_sub(&bk->left, 1) == 1)
-        for (int c = 0; c < g->out->n_cols; c++) {
+        for (int c = 0; c < g->m.out->n_cols; c++) {
             sl__pinned_owner_free(&st->owner, bk->cols[c], bk->bytes[c]);
             bk->cols[c] = NULL;
         }
@@ -315,7 +315,7 @@ static int gpu_merge(sl_task_t *t, struct sort_global *g, struct ooc_state *st, 
 {
     const struct sl__ooc_runs *m = &st->sorted->runs;
     int64_t nb = 0;
-    int64_t *cuts = make_cuts(t, m, g->n, R, &nb);
+    int64_t *cuts = make_cuts(t, m, g->m.n, R, &nb);
     if (!cuts)
         return SL_ENOMEM;
     void **dst = calloc((size_t)(nb * m->n_cols + 1), sizeof *dst);
@@ -371,18 +371,18 @@ int sl__sort_ooc_finalize(sl_task_t *t)
     g->ooc_free = ooc_free;
     /* The result: one host batch that the source hands out in morsel slices, as the CPU
      * sort's; its pages are faulted in by CPU tasks while the GPU sorts the runs. */
-    g->out = sl__task_new_host_batch(t, sl_op_output_schema(sl_task_op(t)), input_rows(&in));
-    if (!g->out)
+    g->m.out = sl__task_new_host_batch(t, sl_op_output_schema(sl_task_op(t)), input_rows(&in));
+    if (!g->m.out)
         return SL_ENOMEM;
-    int rc = spawn_populate(t, g->out);
+    int rc = spawn_populate(t, g->m.out);
     if (rc < 0)
         return rc;
     rc = sl__ooc_runs_sort(t, &in, &st->sorted);
     if (rc < 0)
         return rc;
-    g->n = st->sorted->n;
+    g->m.n = st->sorted->n;
     g->ooc = 1;
-    sl__rows_fini(&g->rows); /* the input's device batches go back to the pool now */
+    sl__rows_fini(&g->m.rows); /* the input's device batches go back to the pool now */
     sl_task_phase_time(t, "ooc_gpu_runs", st->sorted->gpu_ms);
     st->owner = st->sorted->owner;
     int64_t R = 0; /* the runs' size: every bucket of the GPU merge fits a run's buffers */
@@ -393,7 +393,7 @@ int sl__sort_ooc_finalize(sl_task_t *t)
         return gpu_merge(t, g, st, R);
     }
     st->t0 = now_ms();
-    if ((rc = plan_ranges(t, st, g->n)) < 0)
+    if ((rc = plan_ranges(t, st, g->m.n)) < 0)
         return rc;
     return sl_task_spawn(t, &merge_phase, st->n_tasks, g, &done_phase);
 }

@@ -1,9 +1,10 @@
-/* The sort operator's states, shared by its CPU code (sort.c) and its CUDA sink,
- * finalize and source (sort_cuda.c). */
+/* The sort operator's state and definition fields, shared by its CPU code (sort.c) and
+ * its CUDA sink, finalize and source (sort_cuda.c). */
 #ifndef SL_SORT_OP_H
 #define SL_SORT_OP_H
 
-#include "sort_int.h"
+#include "common/materialize.h"
+#include "sort_any.h"
 
 struct sort_data {
     struct sl__sort_spec spec;
@@ -20,22 +21,15 @@ struct sort_step {
 enum { S_VIEW, S_BUILD, S_HIST, S_SCATTER, S_GATHER, S_DONE };
 
 struct sort_global {
-    struct sl__rows rows;
-    int64_t n;
-    int n_cols;
-    struct sl__colview *views;
-    int n_steps, step, digit, stage;
+    struct sl__mat m;  /* the skeleton's part: rows, result, views, chunks (materialize.h) */
+    int n_steps, step, digit;
     struct sort_step steps[2 * SL__SORT_MAX_KEYS];
     int wide, n_digits, stream;
     int decode_col;    /* the key column read back from the final codes, or -1 */
     int carry_col;     /* the payload carried in the items instead of a row index, or -1 */
     void *items, *tmp;
-    int64_t n_chunks, chunk_rows;
     int64_t *hist_all; /* n_chunks x n_digits x SL__RS_BUCKETS */
     int64_t *hist;     /* n_chunks x SL__RS_BUCKETS: counts, then positions */
-    int64_t *nulls;    /* n_chunks x n_cols */
-    sl_batch_t *out;
-    int gpu;           /* out is a device batch (sort_cuda.c) */
     /* Out of core (sort_cuda_ooc.c): sorted runs in pinned host memory, merged into out
      * (a host batch) by spawned CPU tasks or re-sorted in buckets on the GPU (gpu_merge
      * 1); ooc_state freed by ooc_free. */
@@ -45,24 +39,35 @@ struct sort_global {
     void *ooc_state;
     void (*ooc_free)(void *ooc_state);
 };
+/* The skeleton reads the global state as its struct sl__mat. */
+_Static_assert(offsetof(struct sort_global, m) == 0, "struct sl__mat comes first");
 
-struct sort_local {
-    struct sl__rows rows;
-};
+/* The definition's fields (SL__SINK_SOURCE_DEF), shared by sort.c's CPU definition and
+ * sort_cuda.c's. */
+extern const struct sl_option_def sl__sort_options[1];
+int sl__sort_bind(sl_bind_t *b);
+void sl__sort_fini_global(const sl_op_t *op, void *gs);
+#define SL__SORT_DEF_FIELDS()                                                              \
+    .name = "sort",                                                                        \
+    .doc = "stable parallel LSD radix sort by key columns (by=\"a DESC NULLS FIRST, b\")", \
+    .min_inputs = 1, .max_inputs = 1, .options = sl__sort_options, .n_options = 1,         \
+    .bind = sl__sort_bind, .global_state_bytes = sizeof(struct sort_global),              \
+    .fini_global = sl__sort_fini_global, .source_tasks = sl__mat_morsel_tasks,               \
+    SL__MAT_LOCAL_FIELDS
 
 int sl__sort_finalize_cpu(sl_task_t *t);
 
-#ifdef SL_HAVE_CUDA
+/* On a GPU (sort_cuda.c, CUDA builds only) the sink and combine keep the device batches
+ * (as on the CPU), finalize sorts them with CUB and the source emits slices of the
+ * device result. */
 int sl__sort_gpu_can_run(const sl_task_t *t);
 int sl__sort_gpu_sink_can_run(const sl_task_t *t);
 int sl__sort_gpu_finalize_can_run(const sl_task_t *t);
 int sl__sort_gpu_finalize(sl_task_t *t);
-int sl__sort_gpu_source_can_run(const sl_task_t *t);
 /* Out of core (sort_cuda_ooc.c): 1 if the finalize can sort these rows in GPU-sized
  * runs under the budget; the finalize itself (the runs, then their merge into g->out
  * by spawned CPU tasks; the source is the CPU sort's). */
 int sl__sort_ooc_can_run(const sl_task_t *t);
 int sl__sort_ooc_finalize(sl_task_t *t);
-#endif
 
 #endif /* SL_SORT_OP_H */

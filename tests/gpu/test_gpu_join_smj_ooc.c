@@ -1,5 +1,5 @@
 /* Tests the out-of-core sort-merge join on a GPU (operators/join/join_smj_ooc.c over
- * sort/ooc_runs_cuda.c and sort/ooc_merge.c): algo=sortmerge joins of host-resident
+ * common/ooc_runs_cuda.c and common/ooc_merge.c): algo=sortmerge joins of host-resident
  * sides larger than the GPU budget (8 to 48 MiB), each side sorted in runs on the GPU,
  * the runs merged and joined by key ranges on the CPU. The result must equal the CPU
  * join's as a row multiset (count and hash of every row), for uniform PK-FK keys, Zipf

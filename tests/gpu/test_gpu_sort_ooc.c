@@ -167,7 +167,7 @@ static struct flat run(sl_engine_t *e, sl_table_t *in, const char *by, int *ooc,
         *ooc = g->ooc;
     last_gpu_merge = g->gpu_merge;
     if (gpu)
-        *gpu = g->gpu;
+        *gpu = g->m.gpu;
     sl_table_t *out;
     SL_ASSERT_OK(sl_query_result(q, "o", &out));
     struct flat f = flatten(out);

@@ -16,12 +16,10 @@
 #include <string.h>
 
 #include "cuda/cuda_int.h"
+#include "common/materialize.h"
 #include "exec_int.h"
-#include "merge/merge_op.h"
-#include "partition/part_op.h"
 #include "sl_test.h"
 #include "sluice_k/sort.h"
-#include "sort/sort_op.h"
 #include "gpu_test.h"
 
 enum { K_RANDOM, K_FEW, K_EQUAL, K_SORTED, K_REVERSE, K_EXTREME };
@@ -189,9 +187,7 @@ static struct flat run(sl_engine_t *e, sl_table_t **in, int n_in, const char *op
         fail_msg("query failed: %s", sl_query_errmsg(q));
     const void *gs = q->ops[ns].gstate;
     if (on_gpu)
-        *on_gpu = !strcmp(op, "sort")        ? ((const struct sort_global *)gs)->gpu
-                  : !strcmp(op, "partition") ? ((const struct part_global *)gs)->gpu
-                                             : ((const struct merge_global *)gs)->gpu;
+        *on_gpu = ((const struct sl__mat *)gs)->gpu; /* each global state starts with one */
     sl_table_t *out, *host;
     SL_ASSERT_OK(sl_query_result(q, "o", &out));
     SL_ASSERT_OK(sl_table_to_host(out, &host));

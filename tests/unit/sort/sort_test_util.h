@@ -11,7 +11,7 @@
 #include "internal.h"
 #include "operators.h"
 #include "sl_test.h"
-#include "sort/sort_int.h"
+#include "common/op_common.h"
 
 static uint64_t rng_state = 88172645463325252ull;
 

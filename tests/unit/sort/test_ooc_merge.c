@@ -1,4 +1,4 @@
-/* Tests the CPU half of the out-of-core sort (operators/sort/ooc_merge.c): k sorted runs
+/* Tests the CPU half of the out-of-core sort (operators/common/ooc_merge.c): k sorted runs
  * in host memory merged by output key ranges (co-ranks) must give exactly the stable
  * sort of the runs' concatenation. Reference: a stable qsort of (key, input position).
  * Cases: int32 and int64 keys, ascending and descending, 1 to 70 runs (not a power of
@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "sl_test.h"
-#include "sort/ooc_merge.h"
+#include "common/ooc_merge.h"
 
 enum { K_RANDOM, K_FEW, K_EQUAL, K_HEAVY, K_EXTREME, K_SORTED, K_REVERSE };
 

@@ -13,19 +13,6 @@
 #define SLACK (4 * MIB)              /* the budget kept free: pool rounding, small buffers */
 #define MAX_RUN ((int64_t)1 << 30)   /* CUB takes < 2^31 rows */
 
-static int cuda_failed(sl_task_t *t, cudaError_t e, const char *what)
-{
-    return sl_task_fail(t, SL_EDEVICE, "out-of-core sort on the GPU: %s: %s", what,
-                        cudaGetErrorName(e));
-}
-
-#define CK(t, expr, what)                                                                   \
-    do {                                                                                    \
-        cudaError_t e_ = (expr);                                                            \
-        if (e_ != cudaSuccess)                                                              \
-            return cuda_failed((t), e_, (what));                                            \
-    } while (0)
-
 static const sl_batch_t *batch_at(const struct sl__ooc_input *in, int64_t i)
 {
     return in->batches[i * (in->stride > 0 ? in->stride : 1)];
@@ -148,12 +135,12 @@ struct runner {
 static int order(sl_task_t *t, cudaStream_t from, cudaStream_t to)
 {
     cudaEvent_t e;
-    CK(t, cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "cudaEventCreate");
+    SL_TASK_CUDA_TRY(t, cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "cudaEventCreate");
     cudaError_t r = cudaEventRecord(e, from);
     if (r == cudaSuccess)
         r = cudaStreamWaitEvent(to, e, 0);
     cudaEventDestroy(e);
-    CK(t, r, "ordering streams");
+    SL_TASK_CUDA_TRY(t, r, "ordering streams");
     return SL_OK;
 }
 
@@ -167,10 +154,12 @@ static int upload_bucket(struct runner *r, struct set *s, int64_t b)
         int64_t len = hi[j] - lo[j];
         for (int c = 0; c < r->p.n_cols && len > 0; c++) {
             size_t w = (size_t)r->p.width[c];
-            CK(r->t, cudaMemcpyAsync((char *)s->in[c] + (size_t)at * w,
-                                     (const char *)m->cols[j * m->n_cols + c] + (size_t)lo[j] * w,
-                                     (size_t)len * w, cudaMemcpyHostToDevice, r->h2d),
-               "uploading a bucket");
+            SL_TASK_CUDA_TRY(
+                r->t,
+                cudaMemcpyAsync((char *)s->in[c] + (size_t)at * w,
+                                (const char *)m->cols[j * m->n_cols + c] + (size_t)lo[j] * w,
+                                (size_t)len * w, cudaMemcpyHostToDevice, r->h2d),
+                "uploading a bucket");
         }
         at += len > 0 ? len : 0;
     }
@@ -182,7 +171,7 @@ static int upload(struct runner *r, struct set *s, int64_t rows)
 {
     int slot = (int)(s - r->s);
     if (r->stage.stager) /* its previous upload (two runs ago) must be done before it is refilled */
-        CK(r->t, cudaEventSynchronize(s->up), "waiting for a staging buffer");
+        SL_TASK_CUDA_TRY(r->t, cudaEventSynchronize(s->up), "waiting for a staging buffer");
     for (int64_t at = 0; at < rows;) {
         const sl_batch_t *b = batch_at(r->in, r->bi);
         int64_t take = b->n_rows - r->brow;
@@ -194,9 +183,10 @@ static int upload(struct runner *r, struct set *s, int64_t rows)
             const void *src = sl__upload_stage_src(
                 &r->stage, slot, r->p.R * prefix + at * (int64_t)w, col->data,
                 (const char *)col->data->ptr + (size_t)(col->offset + r->brow) * w, (size_t)take * w);
-            CK(r->t, cudaMemcpyAsync((char *)s->in[c] + (size_t)at * w, src, (size_t)take * w,
-                                     cudaMemcpyDefault, r->h2d),
-               "uploading a run");
+            SL_TASK_CUDA_TRY(r->t,
+                             cudaMemcpyAsync((char *)s->in[c] + (size_t)at * w, src,
+                                             (size_t)take * w, cudaMemcpyDefault, r->h2d),
+                             "uploading a run");
         }
         at += take;
         r->brow += take;
@@ -214,23 +204,27 @@ static int sort_run(struct runner *r, struct set *s, int64_t rows)
     const struct plan *p = &r->p;
     size_t tb = p->temp;
     if (p->np <= 1) {
-        CK(r->t, sl_k_sort_pairs(r->temp, &tb, p->kw, p->desc, s->in[p->kc], s->out[p->kc],
-                                 p->np ? s->in[p->pc] : NULL, p->np ? s->out[p->pc] : NULL,
-                                 p->vb, rows, r->cs), "sorting a run");
+        SL_TASK_CUDA_TRY(r->t,
+                         sl_k_sort_pairs(r->temp, &tb, p->kw, p->desc, s->in[p->kc], s->out[p->kc],
+                                         p->np ? s->in[p->pc] : NULL, p->np ? s->out[p->pc] : NULL,
+                                         p->vb, rows, r->cs),
+                         "sorting a run");
         return SL_OK;
     }
-    CK(r->t, sl_k_iota_u32(s->ids, rows, 0, r->cs), "row ids");
-    CK(r->t, sl_k_sort_pairs(r->temp, &tb, p->kw, p->desc, s->in[p->kc], s->out[p->kc], s->ids,
-                             s->ids + p->R, 4, rows, r->cs), "sorting a run");
+    SL_TASK_CUDA_TRY(r->t, sl_k_iota_u32(s->ids, rows, 0, r->cs), "row ids");
+    SL_TASK_CUDA_TRY(r->t,
+                     sl_k_sort_pairs(r->temp, &tb, p->kw, p->desc, s->in[p->kc], s->out[p->kc],
+                                     s->ids, s->ids + p->R, 4, rows, r->cs),
+                     "sorting a run");
     for (int c = 0; c < p->n_cols; c++) {
         if (c == p->kc)
             continue;
         if (p->width[c] == 4)
-            CK(r->t, sl_k_gather_b32(s->in[c], s->ids + p->R, s->out[c], rows, r->cs),
-               "gathering");
+            SL_TASK_CUDA_TRY(r->t, sl_k_gather_b32(s->in[c], s->ids + p->R, s->out[c], rows, r->cs),
+                             "gathering");
         else
-            CK(r->t, sl_k_gather_b64(s->in[c], s->ids + p->R, s->out[c], rows, r->cs),
-               "gathering");
+            SL_TASK_CUDA_TRY(r->t, sl_k_gather_b64(s->in[c], s->ids + p->R, s->out[c], rows, r->cs),
+                             "gathering");
     }
     return SL_OK;
 }
@@ -248,20 +242,21 @@ static int one_run(struct runner *r, int64_t i, int64_t rows, void *const *dst)
     const struct plan *p = &r->p;
     int rc;
     if (i >= 2)
-        CK(r->t, cudaStreamWaitEvent(r->h2d, s->down, 0), "ordering a buffer set");
+        SL_TASK_CUDA_TRY(r->t, cudaStreamWaitEvent(r->h2d, s->down, 0), "ordering a buffer set");
     if ((rc = r->cuts ? upload_bucket(r, s, i) : upload(r, s, rows)) < 0)
         return rc;
-    CK(r->t, cudaEventRecord(s->up, r->h2d), "cudaEventRecord");
-    CK(r->t, cudaStreamWaitEvent(r->cs, s->up, 0), "ordering the upload");
+    SL_TASK_CUDA_TRY(r->t, cudaEventRecord(s->up, r->h2d), "cudaEventRecord");
+    SL_TASK_CUDA_TRY(r->t, cudaStreamWaitEvent(r->cs, s->up, 0), "ordering the upload");
     if ((rc = sort_run(r, s, rows)) < 0)
         return rc;
-    CK(r->t, cudaEventRecord(s->sorted, r->cs), "cudaEventRecord");
-    CK(r->t, cudaStreamWaitEvent(r->d2h, s->sorted, 0), "ordering the download");
+    SL_TASK_CUDA_TRY(r->t, cudaEventRecord(s->sorted, r->cs), "cudaEventRecord");
+    SL_TASK_CUDA_TRY(r->t, cudaStreamWaitEvent(r->d2h, s->sorted, 0), "ordering the download");
     for (int c = 0; c < p->n_cols; c++)
-        CK(r->t, cudaMemcpyAsync(dst[c], s->out[c], (size_t)(rows * p->width[c]),
-                                 cudaMemcpyDeviceToHost, r->d2h),
-           "downloading a run");
-    CK(r->t, cudaEventRecord(s->down, r->d2h), "cudaEventRecord");
+        SL_TASK_CUDA_TRY(r->t,
+                         cudaMemcpyAsync(dst[c], s->out[c], (size_t)(rows * p->width[c]),
+                                         cudaMemcpyDeviceToHost, r->d2h),
+                         "downloading a run");
+    SL_TASK_CUDA_TRY(r->t, cudaEventRecord(s->down, r->d2h), "cudaEventRecord");
     return SL_OK;
 }
 
@@ -279,9 +274,12 @@ static int alloc_all(struct runner *r)
                 return SL_ENOMEM;
         if (p->np >= 2 && !(s->ids = sl_task_device_alloc(t, (size_t)p->R * 8)))
             return SL_ENOMEM;
-        CK(t, cudaEventCreateWithFlags(&s->up, cudaEventDisableTiming), "cudaEventCreate");
-        CK(t, cudaEventCreateWithFlags(&s->sorted, cudaEventDisableTiming), "cudaEventCreate");
-        CK(t, cudaEventCreateWithFlags(&s->down, cudaEventDisableTiming), "cudaEventCreate");
+        SL_TASK_CUDA_TRY(t, cudaEventCreateWithFlags(&s->up, cudaEventDisableTiming),
+                         "cudaEventCreate");
+        SL_TASK_CUDA_TRY(t, cudaEventCreateWithFlags(&s->sorted, cudaEventDisableTiming),
+                         "cudaEventCreate");
+        SL_TASK_CUDA_TRY(t, cudaEventCreateWithFlags(&s->down, cudaEventDisableTiming),
+                         "cudaEventCreate");
     }
     if (!(r->temp = sl_task_device_alloc(t, p->temp ? p->temp : 1)))
         return SL_ENOMEM;
@@ -433,7 +431,7 @@ int sl__ooc_runs_sort(sl_task_t *t, const struct sl__ooc_input *in, struct sl__o
     sl__upload_stage_close(t, &r.stage);
     free_all(&r);
     if (rc >= 0 && e != cudaSuccess)
-        rc = cuda_failed(t, e, "sorting runs");
+        rc = SL_TASK_CUDA_FAIL(t, e, "sorting runs");
     r.st->gpu_ms = now_ms() - t0;
     return rc;
 }
@@ -507,7 +505,7 @@ int sl__ooc_runs_merge(sl_task_t *t, struct sl__ooc_sorted *st, const int64_t *c
         }
         if (b >= 2) { /* bucket b - 2 is down (its set is next): hand it over */
             if ((e = cudaEventSynchronize(r.s[b & 1].down)) != cudaSuccess) {
-                rc = cuda_failed(t, e, "waiting for a bucket");
+                rc = SL_TASK_CUDA_FAIL(t, e, "waiting for a bucket");
                 break;
             }
             if ((rc = ready(t, arg, told++)) < 0)
@@ -521,7 +519,7 @@ int sl__ooc_runs_merge(sl_task_t *t, struct sl__ooc_sorted *st, const int64_t *c
     e = streams_close(&r, side);
     free_all(&r);
     if (rc >= 0 && e != cudaSuccess)
-        rc = cuda_failed(t, e, "sorting buckets");
+        rc = SL_TASK_CUDA_FAIL(t, e, "sorting buckets");
     while (rc >= 0 && told < nb)
         rc = ready(t, arg, told++);
     return rc;

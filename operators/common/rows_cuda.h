@@ -5,7 +5,8 @@
 
 #include <cuda_runtime_api.h>
 
-#include "sort_int.h"
+#include "gpu_ext.h"
+#include "materialize.h"
 
 /* 1 if column c of all kept batches is one run of one buffer (rows->n > 0). */
 int sl__rows_contiguous(const struct sl__rows *r, int c);
@@ -50,11 +51,25 @@ void sl__gpu_work_mark(struct sl__gpu_work *w, int i);
 int sl__gpu_work_finish(struct sl__gpu_work *w, int rc, const char *const *names, int n_names,
                         const char *what);
 
+/* Columns [0, n_cols) of the n kept rows as device arrays (sl__rows_device_column), the
+ * copies freed with w's scratch. SL_OK or the failure recorded on the task. */
+int sl__gpu_work_columns(struct sl__gpu_work *w, const struct sl__rows *r, int n_cols,
+                         int64_t n, const void **cols);
+/* Column c of out (rows [0, n)) = cols[c] gathered by row ids (ids[i]: the input row of
+ * output row i), for every c in [0, n_cols) but `skip` (-1: none); 4- or 8-byte columns
+ * by out's types. Enqueued on the task's stream; SL_OK or the failure recorded. */
+int sl__gpu_gather_columns(sl_task_t *t, const void *const *cols, int n_cols, int skip,
+                           const uint32_t *ids, sl_batch_t *out, int64_t n);
+
 /* A GPU finalize's body: runs the work on w (marks, scratch) for `arg`. */
 typedef int (*sl__gpu_body_fn)(struct sl__gpu_work *w, void *arg);
 /* Runs body with a fresh work, finishes it (sl__gpu_work_finish) and, on success, drops
  * the kept rows (their device memory goes back at once). */
 int sl__gpu_finalize_run(sl_task_t *t, struct sl__rows *rows, sl__gpu_body_fn body, void *arg,
                          const char *const *names, int n_names, const char *what);
+/* The same for a materializing operator (materialize.h): on success its result is on the
+ * GPU (m->gpu). */
+int sl__mat_gpu_run(sl_task_t *t, struct sl__mat *m, sl__gpu_body_fn body, void *arg,
+                    const char *const *names, int n_names, const char *what);
 
 #endif /* SL_SORT_ROWS_CUDA_H */

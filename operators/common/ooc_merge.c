@@ -2,7 +2,7 @@
 #include <string.h>
 
 #include "ooc_merge.h"
-#include "sort_int.h"
+#include "op_common.h"
 
 /* Rows merged before their columns are copied: the loser tree picks BLK sources, then
  * each column is copied for the whole block (one column at a time stays in cache). */

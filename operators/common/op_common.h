@@ -1,5 +1,7 @@
-/* Internal CPU kernels of sorting (used by sort, merge, and later by joins and
- * aggregates), and helpers the sort-family operators share.
+/* Helpers the operators share (operators/common/): the CPU kernels of sorting, sort
+ * specifications, the gathered input of materializing operators (sort, partition, merge)
+ * and the machine's cache sizes. An operator folder includes only its own headers, the
+ * headers of operators/common/, the runtime's published headers and include/sluice.
  *
  * Keys are sorted as unsigned "codes": order-preserving maps of the values
  * (sl__key_code_*), so one LSD radix sort serves int32/int64/float32/float64,
@@ -13,8 +15,8 @@
  * quiet NaN, so NaNs are equal to each other and sort after +inf (ascending) or
  * before -inf (descending), as in PostgreSQL and DuckDB.
  */
-#ifndef SLUICE_OPERATORS_SORT_INT_H
-#define SLUICE_OPERATORS_SORT_INT_H
+#ifndef SLUICE_OPERATORS_OP_COMMON_H
+#define SLUICE_OPERATORS_OP_COMMON_H
 
 #include <math.h>
 #include <string.h>
@@ -31,6 +33,17 @@
 #define SL__RS_DIGITS_K32 ((32 + SL__RS_BITS - 1) / SL__RS_BITS)
 #define SL__RS_DIGITS_K64 ((64 + SL__RS_BITS - 1) / SL__RS_BITS)
 
+
+/* ---------------- cache sizes (cpu_cache.c) ---------------- */
+
+/* Bytes of the CPU's data cache of `level` (1, 2 or 3) from
+ * /sys/devices/system/cpu/cpu0/cache, or a guess (48 KiB, 2 MiB, 32 MiB) if unknown. */
+int64_t sl__cpu_cache_bytes(int level);
+
+/* 1 if a scatter writing `bytes` should use non-temporal stores: bytes > 4 x L2.
+ * Not the L3 size: on the shared 2-core VM sysfs reports the host's whole L3 (480 MiB),
+ * yet streaming already won for 128 MiB of sort items (290 ms vs 400 ms, 2^24 rows). */
+int sl__stream_stores(int64_t bytes);
 
 /* ---------------- key codes ---------------- */
 
@@ -93,7 +106,7 @@ void sl__rsort_scatter_k64(const struct sl__kv64 *src, struct sl__kv64 *dst, int
  * result. */
 uint64_t *sl__rsort_k32(uint64_t *a, uint64_t *tmp, int64_t n);
 
-/* ---------------- gathered input (sort_rows.c) ----------------
+/* ---------------- gathered input (rows.c) ----------------
  * Sink-side collection of batches shared by sort, merge and partition. Each worker keeps
  * the batches it sinks with their port, source task index and arrival number; combine
  * moves them into the global list; sl__rows_order puts them in input order (port, then
@@ -116,12 +129,14 @@ int sl__rows_move(struct sl__rows *dst, struct sl__rows *src);
 void sl__rows_order(struct sl__rows *r);
 void sl__rows_fini(struct sl__rows *r);
 
-/* The glue that sort, merge and partition share (sort_rows.c): */
+/* The glue that sort, merge and partition share (rows.c): */
 /* A sink phase body: keeps a reference to the task's input batch (if it has rows). */
 int sl__rows_sink(sl_task_t *t, struct sl__rows *local);
 /* A combine phase body: moves a worker's batches into the global list. */
 /* Rows in all kept batches. */
 int64_t sl__rows_total(const struct sl__rows *r);
+/* Replaces *b, if a device batch, by a host copy (dropping the device one). */
+int sl__batch_keep_on_host(sl_task_t *t, sl_batch_t **b);
 /* Replaces device batches (kept by a sink on a GPU) by host copies, for a CPU finalize. */
 int sl__rows_to_host(sl_task_t *t, struct sl__rows *r);
 int sl__rows_combine(sl_task_t *t, struct sl__rows *global, struct sl__rows *local);
@@ -140,7 +155,7 @@ int sl__emit_rows(sl_task_t *t, sl_batch_t *out, int64_t lo, int64_t rows);
 /* A column of all gathered rows as one array: either a view of one buffer the input
  * batches are consecutive slices of, or a copy. validity is NULL when no row is null;
  * bit (voff + i) is row i's. */
-struct sl__colview {
+struct sl__rowsview {
     enum sl_type type;
     const void *data;
     const uint8_t *validity;
@@ -152,9 +167,9 @@ struct sl__colview {
  * are consecutive slices of one buffer, else a copy into memory from sl_task_alloc.
  * Returns SL_OK or an error recorded on the task. */
 int sl__rows_view(sl_task_t *t, const struct sl__rows *r, int64_t first, int64_t last, int col,
-                  struct sl__colview *out);
+                  struct sl__rowsview *out);
 
-static inline bool sl__colview_valid(const struct sl__colview *v, int64_t i)
+static inline bool sl__rowsview_valid(const struct sl__rowsview *v, int64_t i)
 {
     if (!v->validity)
         return true;
@@ -166,12 +181,12 @@ static inline bool sl__colview_valid(const struct sl__colview *v, int64_t i)
  * (width 4 or 8), reading the row index from k32 or k64 items. Validity: if the column
  * has nulls, out_valid gets the gathered bits (lo and hi multiples of 8, except hi = n)
  * and the return value is the number of nulls in the range. */
-int64_t sl__gather_k32(const struct sl__colview *c, const uint64_t *perm, int64_t lo, int64_t hi,
+int64_t sl__gather_k32(const struct sl__rowsview *c, const uint64_t *perm, int64_t lo, int64_t hi,
                        void *out, uint8_t *out_valid);
-int64_t sl__gather_k64(const struct sl__colview *c, const struct sl__kv64 *perm, int64_t lo,
+int64_t sl__gather_k64(const struct sl__rowsview *c, const struct sl__kv64 *perm, int64_t lo,
                        int64_t hi, void *out, uint8_t *out_valid);
 /* The same with plain row indices. */
-int64_t sl__gather_rows(const struct sl__colview *c, const uint64_t *rows, int64_t lo,
+int64_t sl__gather_rows(const struct sl__rowsview *c, const uint64_t *rows, int64_t lo,
                         int64_t hi, void *out, uint8_t *out_valid);
 
-#endif /* SLUICE_OPERATORS_SORT_INT_H */
+#endif /* SLUICE_OPERATORS_OP_COMMON_H */

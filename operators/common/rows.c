@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <strings.h>
 
-#include "sort_int.h"
+#include "op_common.h"
 
 int sl__rows_add(struct sl__rows *r, sl_batch_t *b, int port, int64_t task)
 {
@@ -80,13 +80,13 @@ static bool contiguous(const struct sl__rows *r, int64_t first, int64_t last, in
 }
 
 int sl__rows_view(sl_task_t *t, const struct sl__rows *r, int64_t first, int64_t last, int c,
-                  struct sl__colview *out)
+                  struct sl__rowsview *out)
 {
     int64_t n = 0;
     for (int64_t i = first; i < last; i++)
         n += r->items[i].batch->n_rows;
     {
-        struct sl__colview *v = out;
+        struct sl__rowsview *v = out;
         memset(v, 0, sizeof *v);
         if (first == last) {
             v->type = SL_TYPE_INT64;
@@ -228,17 +228,25 @@ int64_t sl__rows_total(const struct sl__rows *r)
     return n;
 }
 
+int sl__batch_keep_on_host(sl_task_t *t, sl_batch_t **b)
+{
+    sl_batch_t *h;
+    if (sl_batch_device(*b) < 0)
+        return SL_OK;
+    int rc = sl_task_batch_to_host(t, *b, &h);
+    if (rc < 0)
+        return rc;
+    sl_batch_unref(*b);
+    *b = h;
+    return SL_OK;
+}
+
 int sl__rows_to_host(sl_task_t *t, struct sl__rows *r)
 {
     for (int64_t i = 0; i < r->n; i++) {
-        sl_batch_t *b = r->items[i].batch, *h;
-        if (sl_batch_device(b) < 0)
-            continue;
-        int rc = sl_task_batch_to_host(t, b, &h);
+        int rc = sl__batch_keep_on_host(t, &r->items[i].batch);
         if (rc < 0)
             return rc;
-        sl_batch_unref(b);
-        r->items[i].batch = h;
     }
     return SL_OK;
 }

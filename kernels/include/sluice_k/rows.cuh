@@ -1,8 +1,9 @@
-/* Device helpers shared by the GFTR PHJ, SMJ and NPJ kernels: packed payload rows
+/* Device helpers (CUDA only) shared by the GFTR PHJ, SMJ and NPJ join kernels and the
+ * partitioner's packed rows (kernels/partition/partition_rows.cu): packed payload rows
  * (1..4 32-bit words), writing a row's words into output columns of 4 or 8 bytes, and
  * column-to-column copies for launchers that read columns directly. */
-#ifndef SLUICE_K_JOIN_ROWS_CUH
-#define SLUICE_K_JOIN_ROWS_CUH
+#ifndef SLUICE_K_ROWS_CUH
+#define SLUICE_K_ROWS_CUH
 
 #include <stdint.h>
 
@@ -99,4 +100,4 @@ __device__ __forceinline__ void copy_cols(const sl_k_cols_t &dst, uint64_t pos,
 } // namespace rows
 } // namespace sluice_k
 
-#endif /* SLUICE_K_JOIN_ROWS_CUH */
+#endif /* SLUICE_K_ROWS_CUH */

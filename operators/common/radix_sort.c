@@ -10,7 +10,7 @@
  * perhaps on another thread) is written only from that position on, with plain stores,
  * so chunks never overwrite each other.
  */
-#include "sort_int.h"
+#include "op_common.h"
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -156,7 +156,7 @@ DEFINE_SORT(sl__rsort_k64, struct sl__kv64, sl__rsort_hist_all_k64, sl__rsort_sc
 /* ---------------- gathers by permutation ---------------- */
 
 #define DEFINE_GATHER(NAME, P, IDXOF)                                                     \
-    int64_t NAME(const struct sl__colview *c, const P *perm, int64_t lo, int64_t hi,      \
+    int64_t NAME(const struct sl__rowsview *c, const P *perm, int64_t lo, int64_t hi,      \
                  void *out, uint8_t *out_valid)                                           \
     {                                                                                     \
         if (sl_type_width(c->type) == 4) {                                                \
@@ -176,7 +176,7 @@ DEFINE_SORT(sl__rsort_k64, struct sl__kv64, sl__rsort_hist_all_k64, sl__rsort_sc
         for (int64_t i = lo; i < hi; i += 8) {                                            \
             unsigned byte = 0;                                                            \
             for (int64_t k = 0; k < 8 && i + k < hi; k++) {                               \
-                bool v = sl__colview_valid(c, (int64_t)IDXOF(perm[i + k]));               \
+                bool v = sl__rowsview_valid(c, (int64_t)IDXOF(perm[i + k]));               \
                 byte |= (unsigned)v << k;                                                 \
                 nulls += !v;                                                              \
             }                                                                             \

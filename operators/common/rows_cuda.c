@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "rows_cuda.h"
+#include "sluice_k/columns.h"
 
 int sl__rows_contiguous(const struct sl__rows *r, int c)
 {
@@ -46,8 +47,7 @@ int sl__rows_device_column(sl_task_t *t, const struct sl__rows *r, int c, int64_
                                         (size_t)b->n_rows * w, cudaMemcpyDeviceToDevice,
                                         sl_task_stream(t));
         if (e != cudaSuccess)
-            return sl_task_fail(t, SL_EDEVICE, "copying a column on the GPU: %s",
-                                cudaGetErrorName(e));
+            return SL_TASK_CUDA_FAIL(t, e, "copying a column");
         at += b->n_rows;
     }
     *out = d;
@@ -121,7 +121,7 @@ int sl__gpu_work_finish(struct sl__gpu_work *w, int rc, const char *const *names
     if (rc < 0)
         return rc;
     if (e != cudaSuccess)
-        return sl_task_fail(w->t, SL_EDEVICE, "%s: %s", what, cudaGetErrorName(e));
+        return SL_TASK_CUDA_FAIL(w->t, e, what);
     return SL_OK;
 }
 
@@ -148,4 +148,43 @@ int sl__rows_sink_fits(const sl_task_t *t)
             bytes += col.length * (int64_t)sl_type_width(col.type);
     }
     return 3 * bytes + ((int64_t)16 << 20) <= sl_task_device_budget(t);
+}
+
+int sl__gpu_work_columns(struct sl__gpu_work *w, const struct sl__rows *r, int n_cols,
+                         int64_t n, const void **cols)
+{
+    for (int c = 0; c < n_cols; c++) {
+        void *owned;
+        int rc = sl__rows_device_column(w->t, r, c, n, &cols[c], &owned);
+        sl__gpu_work_keep(w, owned);
+        if (rc < 0)
+            return rc;
+    }
+    return SL_OK;
+}
+
+int sl__gpu_gather_columns(sl_task_t *t, const void *const *cols, int n_cols, int skip,
+                           const uint32_t *ids, sl_batch_t *out, int64_t n)
+{
+    cudaStream_t s = sl_task_stream(t);
+    for (int c = 0; c < n_cols; c++) {
+        if (c == skip)
+            continue;
+        void *dst = sl__col_values(out, c);
+        if (sl_type_width(out->cols[c].type) == 4)
+            SL_TASK_CUDA_TRY(t, sl_k_gather_b32((const uint32_t *)cols[c], ids, dst, n, s),
+                             "gathering");
+        else
+            SL_TASK_CUDA_TRY(t, sl_k_gather_b64((const uint64_t *)cols[c], ids, dst, n, s),
+                             "gathering");
+    }
+    return SL_OK;
+}
+
+int sl__mat_gpu_run(sl_task_t *t, struct sl__mat *m, sl__gpu_body_fn body, void *arg,
+                    const char *const *names, int n_names, const char *what)
+{
+    int rc = sl__gpu_finalize_run(t, &m->rows, body, arg, names, n_names, what);
+    m->gpu = rc >= 0;
+    return rc;
 }
