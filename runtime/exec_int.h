@@ -70,6 +70,7 @@ struct sl__dalloc {                  /* a block from sl_task_device_alloc */
 struct sl_query {
     sl_engine_t *eng;
     sl_plan_t *plan;
+    struct sl_engine_config opts;    /* options of this query: the engine's, then the plan's */
     struct sl__graph graph;
     int n_ops;                       /* plan nodes, then one collect per output */
     struct sl__opstate *ops;

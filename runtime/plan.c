@@ -38,6 +38,7 @@ void sl_plan_destroy(sl_plan_t *p)
     for (int i = 0; i < p->n_nodes; i++)
         op_free(p->nodes[i]);
     sl__free(p->nodes, 0);
+    sl__opts_free(&p->settings);
     sl__free(p, sizeof *p);
 }
 
@@ -316,9 +317,7 @@ int sl_bind_option_given(const sl_bind_t *b, const char *name)
     return sl__opts_get(&b->op->opts, name) != NULL;
 }
 
-/* Parses an integer with an optional power form "2^24" and suffixes k/M/G (x1000).
- * Returns -1 when the text is not an integer, -2 when it is one out of range. */
-static int parse_int(const char *s, int64_t *out)
+int sl__parse_int(const char *s, int64_t *out)
 {
     char *end;
     errno = 0;
@@ -349,6 +348,8 @@ static int parse_int(const char *s, int64_t *out)
         mul = 1000000, end++;
     else if (*end == 'G')
         mul = 1000000000, end++;
+    if (mul > 1 && *end == 'i')
+        mul = mul == 1000 ? 1024 : mul == 1000000 ? 1 << 20 : 1 << 30, end++;
     if (*end)
         return -1;
     if (range || v > INT64_MAX / mul || v < INT64_MIN / mul)
@@ -363,7 +364,7 @@ int sl_bind_option_int(sl_bind_t *b, const char *name, int64_t *out)
     int rc = opt_text(b, name, &v);
     if (rc != SL_OK)
         return rc;
-    int bad = parse_int(v, out);
+    int bad = sl__parse_int(v, out);
     if (bad == -2)
         return sl_bind_fail(b, SL_EINVAL, "option %s=%s is out of range (at most 2^63-1)",
                             name, v);

@@ -55,7 +55,9 @@
     X(table_unref, sl_table_unref) X(table_append, sl_table_append)                 \
     X(table_num_batches, sl_table_num_batches) X(table_num_rows, sl_table_num_rows) \
     X(table_batch, sl_table_batch) X(table_pin, sl_table_pin)                       \
-    X(table_to_host, sl_table_to_host)
+    X(table_to_host, sl_table_to_host)                                              \
+    X(task_option_int, sl_task_option_int)                                          \
+    X(task_option_float, sl_task_option_float)
 
 #define SL__INDEX(member, fn) SL__HOST_IDX_##member,
 enum { SL__HOST_V1(SL__INDEX) SL__HOST_V1_COUNT };

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "engine_option_int.h"
 #include "exec_int.h"
 #include "gpu_int.h"
 
@@ -142,7 +143,29 @@ int64_t sl_task_morsel_rows(const sl_task_t *t)
     if (t->pipe && t->pipe->morsel_rows > 0) /* co-processed: one size on both devices */
         return t->pipe->morsel_rows;
     bool gpu = t->kind == SL_DEVICE_CUDA || t->gpu;
-    return gpu ? t->q->eng->morsel_rows_gpu : t->q->eng->morsel_rows_cpu;
+    return gpu ? t->q->opts.morsel_rows_gpu : t->q->opts.morsel_rows_cpu;
+}
+
+int sl_task_option_int(const sl_task_t *t, const char *name, int64_t *out)
+{
+    const struct sl__option *o = sl__option_find(name);
+    if (!o)
+        return SL_ENOTFOUND;
+    if (o->info.type == SL_ENGINE_OPT_FLOAT || o->info.type == SL_ENGINE_OPT_STRING)
+        return sl__set_last_error(SL_ETYPE, "option %s is not an integer", name);
+    *out = sl__option_int(o, &t->q->opts);
+    return SL_OK;
+}
+
+int sl_task_option_float(const sl_task_t *t, const char *name, double *out)
+{
+    const struct sl__option *o = sl__option_find(name);
+    if (!o)
+        return SL_ENOTFOUND;
+    if (o->info.type == SL_ENGINE_OPT_STRING)
+        return sl__set_last_error(SL_ETYPE, "option %s is not a number", name);
+    *out = sl__option_float(o, &t->q->opts);
+    return SL_OK;
 }
 
 void *sl_task_stream(const sl_task_t *t)

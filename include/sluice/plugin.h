@@ -148,6 +148,8 @@ struct sl_host_api {
     int (*table_to_host)(sl_table_t *t, sl_table_t **out);
 
     /* members added in version 2 go below this line */
+    int (*task_option_int)(const sl_task_t *t, const char *name, int64_t *out);
+    int (*task_option_float)(const sl_task_t *t, const char *name, double *out);
 };
 
 /* The entry point a plugin exports. */
