@@ -76,9 +76,9 @@ int cmd_options(int argc, char **argv)
         int r = cli_common_option(&c, argc, argv, &i);
         if (r < 0)
             return 2;
-        if (r == 0)
+        if (r == 0) /* a command-line mistake: exit 2 */
             return cli_fail("options: unknown argument '%s' (see sluice options --help)",
-                            argv[i]);
+                            argv[i]) + 1;
     }
     struct sl_engine_config cfg;
     if (cli_engine_config(&c, &cfg))

@@ -144,7 +144,7 @@ int sl__place_pipeline_why(struct sl_query *q, struct sl__pipeline *p, char *why
     if (forced == SL_PLACE_AUTO)
         forced = q->opts.placement;
     const char *by = by_node ? "a 'place' of one of its nodes"
-                              : "the placement option (--placement, --set placement=...)";
+                              : "the engine's placement option (--placement)";
     if (eng->n_gpus == 0) {
         if (forced == SL_PLACE_GPU)
             WHY("forced to the GPU by %s, but no usable GPU is present: falls back to the CPU",

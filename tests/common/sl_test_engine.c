@@ -1,0 +1,62 @@
+/* sl_test_engine_open: how the test configurations (the .env files of tests/configs/, run by
+ * scripts/test_config.sh) reach the engines the tests open. The library reads no
+ * environment variable; this harness maps SLUICE_<NAME> onto the engine option NAME
+ * explicitly, where the test kept the option's default, so that a test which sets an
+ * option keeps it. `placement` is the exception: a configuration forces it over the
+ * test's (force_cpu: no task on a GPU), as the configurations always have. */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sluice/sluice.h>
+
+#include "sl_test.h"
+
+static int test_kept_default(const struct sl_engine_config *cfg, const char *name)
+{
+    struct sl_engine_config dflt;
+    sl_engine_config_init(&dflt);
+    char have[256], want[256];
+    return sl_engine_config_get(cfg, name, have, sizeof have) == SL_OK &&
+           sl_engine_config_get(&dflt, name, want, sizeof want) == SL_OK &&
+           strcmp(have, want) == 0;
+}
+
+int sl_test_config_from_env(struct sl_engine_config *cfg)
+{
+    for (int i = 0; i < sl_engine_option_count(); i++) {
+        const char *name = sl_engine_option_info(i)->name;
+        char var[80];
+        int n = snprintf(var, sizeof var, "SLUICE_");
+        for (const char *p = name; *p && n < (int)sizeof var - 1; p++)
+            var[n++] = (char)toupper((unsigned char)*p);
+        var[n] = 0;
+        const char *v = getenv(var);
+        if (!v || !*v || (strcmp(name, "placement") != 0 && !test_kept_default(cfg, name)))
+            continue;
+        int rc = sl_engine_config_set(cfg, name, v);
+        if (rc != SL_OK) {
+            fprintf(stderr, "test config: %s: %s\n", var, sl_last_errmsg());
+            return rc;
+        }
+    }
+    return SL_OK;
+}
+
+int sl_test_engine_open(sl_engine_t **out, const struct sl_engine_config *cfg)
+{
+    struct sl_engine_config c;
+    if (cfg && cfg->size != sizeof c) /* a test of the size check itself */
+        return sl_engine_open(out, cfg);
+    if (cfg)
+        c = *cfg;
+    else
+        sl_engine_config_init(&c);
+    int rc = sl_test_config_from_env(&c);
+    if (rc != SL_OK) {
+        *out = NULL;
+        return rc;
+    }
+    return sl_engine_open(out, &c);
+}
