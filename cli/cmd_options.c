@@ -44,6 +44,21 @@ static void print_json(const struct sl_engine_config *cfg)
     printf("]}\n");
 }
 
+/* The table of docs/OPTIONS.md (cli.options checks that the file holds it). */
+static void print_markdown(void)
+{
+    printf("| option | type | set | default | what it does |\n|---|---|---|---|---|\n");
+    for (int i = 0; i < sl_engine_option_count(); i++) {
+        const struct sl_engine_option_info *o = sl_engine_option_info(i);
+        printf("| `%s` | %s | %s | `%s` | %s", o->name, type_name(o->type),
+               o->flags & SL_ENGINE_OPT_QUERY ? "engine, plan" : "open", o->default_value,
+               o->description);
+        if (o->choices)
+            printf(" One of: %s.", o->choices);
+        printf(" |\n");
+    }
+}
+
 static void print_text(const struct sl_engine_config *cfg)
 {
     for (int i = 0; i < sl_engine_option_count(); i++) {
@@ -65,13 +80,20 @@ int cmd_options(int argc, char **argv)
 {
     struct cli_common c;
     cli_common_init(&c);
+    bool markdown = false;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            printf("usage: sluice options [--json] [--set NAME=VALUE ...] [engine options]\n"
+            printf("usage: sluice options [--json | --markdown] [--set NAME=VALUE ...] [engine "
+                   "options]\n"
                    "Lists the engine options: name, type, when they may change (open: when the\n"
                    "engine opens; query: also per plan with a `set` line), the value this\n"
-                   "command line and environment give (SLUICE_<NAME>), and what each does.\n");
+                   "command line and environment give (SLUICE_<NAME>), and what each does.\n"
+                   "--markdown prints the table of docs/OPTIONS.md.\n");
             return 0;
+        }
+        if (!strcmp(argv[i], "--markdown")) {
+            markdown = true;
+            continue;
         }
         int r = cli_common_option(&c, argc, argv, &i);
         if (r < 0)
@@ -83,7 +105,9 @@ int cmd_options(int argc, char **argv)
     struct sl_engine_config cfg;
     if (cli_engine_config(&c, &cfg))
         return 2;
-    if (c.json)
+    if (markdown)
+        print_markdown();
+    else if (c.json)
         print_json(&cfg);
     else
         print_text(&cfg);

@@ -78,6 +78,14 @@ run $plan --set =3|--set: '=3' is not NAME=VALUE
 options --bogus|options: unknown argument '--bogus'
 EOF_CASES
 
+# docs/OPTIONS.md holds the table `sluice options --markdown` prints.
+doc=$plans/../../docs/OPTIONS.md
+run options --markdown
+sed -n '/^<!-- options table: begin -->$/,/^<!-- options table: end -->$/p' "$doc" |
+    sed '1d;$d' >"$scratch/doc_table"
+diff -u "$scratch/doc_table" "$out" >"$scratch/doc_diff" ||
+    fail "docs/OPTIONS.md differs from sluice options --markdown (regenerate it): $(<"$scratch/doc_diff")"
+
 if ((failures)); then
     echo "$failures failure(s)"
     exit 1
