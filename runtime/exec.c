@@ -434,7 +434,8 @@ int sl__query_build_graph(struct sl_query *q)
 
 char *sl__query_profile(struct sl_query *q)
 {
-    size_t cap = 256 + (size_t)q->n_ops * (500 + SL__OP_PHASES * 64) + (size_t)q->n_pipes * 240,
+    size_t cap = 256 + (size_t)q->n_ops * (520 + SL__OP_PHASES * (64 + 68)) +
+                 (size_t)q->n_pipes * 240,
            len = 0;
     char *s = sl__malloc(cap);
     if (!s)
@@ -469,6 +470,14 @@ char *sl__query_profile(struct sl_query *q)
             if (name) /* names are the operator's literals: no JSON escaping needed */
                 len += (size_t)snprintf(s + len, cap - len, "%s\"%.40s\":%.3f", k ? "," : "",
                                         name, atomic_load(&os->phase_ns[k]) / 1e6);
+        }
+        if (len < cap)
+            len += (size_t)snprintf(s + len, cap - len, "},\"values\":{");
+        for (int k = 0; k < SL__OP_PHASES && len < cap; k++) {
+            const char *name = atomic_load(&os->value_name[k]);
+            if (name)
+                len += (size_t)snprintf(s + len, cap - len, "%s\"%.40s\":%" PRId64, k ? "," : "",
+                                        name, (int64_t)atomic_load(&os->value[k]));
         }
         if (len < cap)
             len += (size_t)snprintf(s + len, cap - len, "}}");

@@ -28,6 +28,9 @@ struct sl__opstate {
     /* named phases an operator reports (sl_task_phase_time) */
     const char *_Atomic phase_name[SL__OP_PHASES];
     _Atomic int64_t phase_ns[SL__OP_PHASES];
+    /* named values an operator reports (sl_task_profile_value) */
+    const char *_Atomic value_name[SL__OP_PHASES];
+    _Atomic int64_t value[SL__OP_PHASES];
 };
 
 /* source -> chain of streaming nodes -> sink */

@@ -57,7 +57,8 @@
     X(table_batch, sl_table_batch) X(table_pin, sl_table_pin)                       \
     X(table_to_host, sl_table_to_host)                                              \
     X(task_option_int, sl_task_option_int)                                          \
-    X(task_option_float, sl_task_option_float)
+    X(task_option_float, sl_task_option_float)                                      \
+    X(task_profile_value, sl_task_profile_value)
 
 #define SL__INDEX(member, fn) SL__HOST_IDX_##member,
 enum { SL__HOST_V1(SL__INDEX) SL__HOST_V1_COUNT };

@@ -150,6 +150,7 @@ struct sl_host_api {
     /* members added in version 2 go below this line */
     int (*task_option_int)(const sl_task_t *t, const char *name, int64_t *out);
     int (*task_option_float)(const sl_task_t *t, const char *name, double *out);
+    void (*task_profile_value)(sl_task_t *t, const char *name, int64_t value);
 };
 
 /* The entry point a plugin exports. */

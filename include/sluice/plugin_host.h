@@ -105,6 +105,7 @@ static inline int sl_plugin_init(const struct sl_host_api *host, sl_registry_t *
 #define sl_task_morsel_rows(...) SL__HOST(task_morsel_rows)(__VA_ARGS__)
 #define sl_task_option_int(...) SL__HOST(task_option_int)(__VA_ARGS__)
 #define sl_task_option_float(...) SL__HOST(task_option_float)(__VA_ARGS__)
+#define sl_task_profile_value(...) SL__HOST(task_profile_value)(__VA_ARGS__)
 #define sl_task_emit(...) SL__HOST(task_emit)(__VA_ARGS__)
 #define sl_task_fail(...) SL__HOST(task_fail)(__VA_ARGS__)
 #define sl_task_cancelled(...) SL__HOST(task_cancelled)(__VA_ARGS__)

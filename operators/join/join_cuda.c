@@ -26,8 +26,10 @@
  * side, sides of 2^32 rows or more, and joins that do not fit the GPU budget (except
  * those join_smj_ooc.c, for algo=sortmerge, or join_cuda_ooc.c run out of core).
  *
- * With the option debug_join_phase_times, each GPU finalize adds its phase times (CUDA
- * events) to the query profile, read by `sluice bench join` (per-phase times). */
+ * Each GPU finalize puts its choices in the query profile's "values" (gpu_algo: 0 PHJ,
+ * 1 NPJ, 2 SMJ; radix_bits, begin_bit, probe_rows: the probe rows it joined after the
+ * filter); with the option debug_join_phase_times also its phase times (CUDA events),
+ * read by `sluice bench join` (per-phase times). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -670,10 +672,16 @@ static void phase_mark(struct phases *p, sl_task_t *t, int i)
         p->n = i + 1;
 }
 
-/* Adds the phases to the profile: the GPU's between events, and "finalize" the host's
- * time for the whole finalize (its launches and waits included). */
-static void phases_report(struct phases *p, sl_task_t *t, int rc)
+/* Adds the choices to the profile, and the phases: the GPU's between events, and
+ * "finalize" the host's time for the whole finalize (its launches and waits included). */
+static void phases_report(struct phases *p, sl_task_t *t, const struct gj *g, int rc)
 {
+    if (rc >= 0) {
+        sl_task_profile_value(t, "gpu_algo", g->algo);
+        sl_task_profile_value(t, "radix_bits", g->bits);
+        sl_task_profile_value(t, "begin_bit", g->begin);
+        sl_task_profile_value(t, "probe_rows", g->s[1 - g->build].n);
+    }
     if (!p->on)
         return;
     static const char *const names[PH_N] = {"", "prepare", "partition", "join", "materialize"};
@@ -763,7 +771,7 @@ int join_finalize_cuda(sl_task_t *t)
     memset(&o, 0, sizeof o);
     phases_init(&ph, t);
     int rc = finalize(t, st, &g, &o, &ph);
-    phases_report(&ph, t, rc);
+    phases_report(&ph, t, &g, rc);
     gj_sides_free(t, &g);
     out_free(t, &o);
     return rc;
