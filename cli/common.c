@@ -1,5 +1,4 @@
 /* Options shared by the sluice commands, and small helpers. */
-#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -9,6 +8,7 @@
 #include <time.h>
 
 #include "cli.h"
+#include "option_env.h"
 
 void cli_common_init(struct cli_common *c)
 {
@@ -195,26 +195,17 @@ int cli_common_set(struct cli_common *c, const char *pair)
 }
 
 /* SLUICE_<NAME> for every option NAME: the defaults the environment gives. */
-static int config_from_env(struct sl_engine_config *cfg)
+static int set_from_env(void *cfg, const char *name, const char *var, const char *value)
 {
-    for (int i = 0; i < sl_engine_option_count(); i++) {
-        const char *name = sl_engine_option_info(i)->name;
-        char var[80];
-        int n = snprintf(var, sizeof var, "SLUICE_");
-        for (const char *p = name; *p && n < (int)sizeof var - 1; p++)
-            var[n++] = (char)toupper((unsigned char)*p);
-        var[n] = 0;
-        const char *v = getenv(var);
-        if (v && *v && sl_engine_config_set(cfg, name, v) != SL_OK)
-            return cli_fail("environment variable %s: %s", var, sl_last_errmsg()) + 1;
-    }
-    return 0;
+    if (sl_engine_config_set(cfg, name, value) == SL_OK)
+        return 0;
+    return cli_fail("environment variable %s: %s", var, sl_last_errmsg());
 }
 
 int cli_engine_config(const struct cli_common *c, struct sl_engine_config *cfg)
 {
     sl_engine_config_init(cfg);
-    if (config_from_env(cfg))
+    if (option_env_foreach(set_from_env, cfg))
         return 2;
     /* The flags, where given (or set by the command), as the options they stand for. */
     static const char *const places[] = {"auto", "cpu", "gpu", "coprocess"};

@@ -4,13 +4,12 @@
  * explicitly, where the test kept the option's default, so that a test which sets an
  * option keeps it. `placement` is the exception: a configuration forces it over the
  * test's (force_cpu: no task on a GPU), as the configurations always have. */
-#include <ctype.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include <sluice/sluice.h>
 
+#include "../../cli/option_env.h"
 #include "sl_test.h"
 
 static int test_kept_default(const struct sl_engine_config *cfg, const char *name)
@@ -23,25 +22,19 @@ static int test_kept_default(const struct sl_engine_config *cfg, const char *nam
            strcmp(have, want) == 0;
 }
 
+static int set_from_env(void *cfg, const char *name, const char *var, const char *value)
+{
+    if (strcmp(name, "placement") != 0 && !test_kept_default(cfg, name))
+        return 0;
+    int rc = sl_engine_config_set(cfg, name, value);
+    if (rc != SL_OK)
+        fprintf(stderr, "test config: %s: %s\n", var, sl_last_errmsg());
+    return rc;
+}
+
 int sl_test_config_from_env(struct sl_engine_config *cfg)
 {
-    for (int i = 0; i < sl_engine_option_count(); i++) {
-        const char *name = sl_engine_option_info(i)->name;
-        char var[80];
-        int n = snprintf(var, sizeof var, "SLUICE_");
-        for (const char *p = name; *p && n < (int)sizeof var - 1; p++)
-            var[n++] = (char)toupper((unsigned char)*p);
-        var[n] = 0;
-        const char *v = getenv(var);
-        if (!v || !*v || (strcmp(name, "placement") != 0 && !test_kept_default(cfg, name)))
-            continue;
-        int rc = sl_engine_config_set(cfg, name, v);
-        if (rc != SL_OK) {
-            fprintf(stderr, "test config: %s: %s\n", var, sl_last_errmsg());
-            return rc;
-        }
-    }
-    return SL_OK;
+    return option_env_foreach(set_from_env, cfg);
 }
 
 int sl_test_engine_open(sl_engine_t **out, const struct sl_engine_config *cfg)
