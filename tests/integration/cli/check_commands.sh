@@ -7,15 +7,8 @@
 # throughput.
 #
 #   check_commands.sh SLUICE PLANS_DIR SCRATCH_DIR
-set -uo pipefail
-sluice=$1 plans=$2 scratch=$3
-mkdir -p "$scratch"
-failures=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-out=$scratch/out err=$scratch/err
-
-# run ARGS...: runs sluice, leaving stdout in $out, stderr in $err, the exit code in rc.
-run() { "$sluice" "$@" >"$out" 2>"$err"; rc=$?; }
+# shellcheck source=cli_check_lib.sh
+source "$(dirname "$0")/cli_check_lib.sh"
 
 for cmd in demo run explain operators options gen trace-render devices bench version \
     "bench tasks" "bench join" "bench sort" "bench partition" "bench aggregate" \

@@ -6,13 +6,8 @@
 # with a message naming the option.
 #
 #   check_options.sh SLUICE PLANS_DIR SCRATCH_DIR
-set -uo pipefail
-sluice=$1 plans=$2 scratch=$3
-mkdir -p "$scratch"
-failures=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-out=$scratch/out err=$scratch/err
-run() { "$sluice" "$@" >"$out" 2>"$err"; rc=$?; }
+# shellcheck source=cli_check_lib.sh
+source "$(dirname "$0")/cli_check_lib.sh"
 # Variables a test configuration may have exported must not change what is checked.
 for v in $(env | sed -n 's/^\(SLUICE_[A-Z_]*\)=.*/\1/p'); do
     [[ $v == SLUICE_TEST || $v == SLUICE_EXPECT_NO_GPU ]] || unset "$v"
