@@ -48,6 +48,9 @@ struct sl_engine_config;
 int sl_test_engine_open(struct sl_engine **out, const struct sl_engine_config *cfg);
 /* The same mapping onto a config the test fills itself. */
 int sl_test_config_from_env(struct sl_engine_config *cfg);
+/* A plan parsed from text (source name "t.plan"); fails the case on an error. */
+struct sl_plan;
+struct sl_plan *sl_test_plan_parse(const char *text);
 
 /* Asserts that a sluice call returned SL_OK, printing the code and message if not. */
 #define SL_ASSERT_OK(expr)                                                              \

@@ -53,3 +53,12 @@ int sl_test_engine_open(sl_engine_t **out, const struct sl_engine_config *cfg)
     }
     return sl_engine_open(out, &c);
 }
+
+sl_plan_t *sl_test_plan_parse(const char *text)
+{
+    sl_plan_t *p;
+    SL_ASSERT_OK(sl_plan_create(&p));
+    if (sl_plan_parse(p, text, "t.plan") != SL_OK)
+        fail_msg("parse: %s", sl_plan_errmsg(p));
+    return p;
+}

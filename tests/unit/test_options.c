@@ -194,29 +194,20 @@ static int64_t query_morsel_rows(sl_engine_t *e, sl_plan_t *p)
     return m;
 }
 
-static sl_plan_t *parse(const char *text)
-{
-    sl_plan_t *p;
-    SL_ASSERT_OK(sl_plan_create(&p));
-    if (sl_plan_parse(p, text, "t.plan") != SL_OK)
-        fail_msg("parse: %s", sl_plan_errmsg(p));
-    return p;
-}
-
 #define SUM_PLAN "n = gen.sequence rows=100000 column=x\ns = aggregate.sum(n) column=x\noutput s\n"
 
 SL_TEST(queries_take_engine_then_plan_values)
 {
     sl_engine_t *e = open_engine();
-    sl_plan_t *p = parse(SUM_PLAN);
+    sl_plan_t *p = sl_test_plan_parse(SUM_PLAN);
     assert_int_equal(query_morsel_rows(e, p), 122880);
     SL_ASSERT_OK(sl_engine_option_set(e, "morsel_rows", "1000"));
     assert_int_equal(query_morsel_rows(e, p), 1000);
     sl_plan_destroy(p);
     /* the plan's value wins over the engine's, for its queries only */
-    p = parse("set morsel_rows = 2^9   # a comment\n" SUM_PLAN);
+    p = sl_test_plan_parse("set morsel_rows = 2^9   # a comment\n" SUM_PLAN);
     assert_int_equal(query_morsel_rows(e, p), 512);
-    sl_plan_t *other = parse(SUM_PLAN);
+    sl_plan_t *other = sl_test_plan_parse(SUM_PLAN);
     assert_int_equal(query_morsel_rows(e, other), 1000);
     sl_plan_destroy(other);
     sl_plan_destroy(p);
@@ -303,7 +294,7 @@ SL_TEST(operators_read_options_of_their_query)
     sl_engine_t *e = open_engine();
     SL_ASSERT_OK(sl_engine_option_set(e, "host_gbps", "12.5"));
     SL_ASSERT_OK(sl_engine_option_set(e, "placement", "cpu"));
-    sl_plan_t *p = parse("set agg_gpu_part_threshold = 4096\n"
+    sl_plan_t *p = sl_test_plan_parse("set agg_gpu_part_threshold = 4096\n"
                          "n = test.option_probe\n"
                          "t = aggregate(n) keys=k aggs=\"count(*)\"\n"
                          "output t\n");
@@ -322,12 +313,18 @@ SL_TEST(operators_read_options_of_their_query)
     assert_no_leaks();
 }
 
+/* Sets the variables of a NULL-ended list of NAME, VALUE pairs. */
+static void set_env(const char *const *pairs)
+{
+    for (; pairs[0]; pairs += 2)
+        setenv(pairs[0], pairs[1], 1);
+}
+
 /* The library reads no environment variable: an embedder's settings stay. */
 SL_TEST(environment_does_not_reach_the_library)
 {
-    setenv("SLUICE_PLACEMENT", "gpu", 1);
-    setenv("SLUICE_MORSEL_ROWS", "7", 1);
-    setenv("SLUICE_GPU_MEM", "1024", 1);
+    set_env((const char *const[]){"SLUICE_PLACEMENT", "gpu", "SLUICE_MORSEL_ROWS", "7",
+                                  "SLUICE_GPU_MEM", "1024", NULL});
     struct sl_engine_config cfg;
     sl_engine_config_init(&cfg);
     cfg.n_threads = 2;
@@ -338,7 +335,7 @@ SL_TEST(environment_does_not_reach_the_library)
     assert_eng_value(e, "placement", "cpu");
     assert_eng_value(e, "morsel_rows", "122880");
     assert_eng_value(e, "gpu_mem", "0");
-    sl_plan_t *p = parse(SUM_PLAN);
+    sl_plan_t *p = sl_test_plan_parse(SUM_PLAN);
     assert_int_equal(query_morsel_rows(e, p), 122880);
     sl_plan_destroy(p);
     sl_engine_close(e);
@@ -349,9 +346,8 @@ SL_TEST(environment_does_not_reach_the_library)
  * and forces placement. */
 SL_TEST(harness_maps_environment_onto_options)
 {
-    setenv("SLUICE_PLACEMENT", "cpu", 1);
-    setenv("SLUICE_MORSEL_ROWS", "7", 1);
-    setenv("SLUICE_GPU_MORSEL_ROWS", "1000", 1);
+    set_env((const char *const[]){"SLUICE_PLACEMENT", "cpu", "SLUICE_MORSEL_ROWS", "7",
+                                  "SLUICE_GPU_MORSEL_ROWS", "1000", NULL});
     struct sl_engine_config cfg;
     sl_engine_config_init(&cfg);
     cfg.placement = SL_PLACE_GPU;
