@@ -29,8 +29,9 @@ static void print_json(const struct sl_engine_config *cfg)
         const struct sl_engine_option_info *o = sl_engine_option_info(i);
         char value[256] = "";
         sl_engine_config_get(cfg, o->name, value, sizeof value);
-        printf("%s{\"name\":\"%s\",\"type\":\"%s\",\"query\":%s,\"debug\":%s,\"default\":", i ? "," : "",
-               o->name, type_name(o->type), o->flags & SL_ENGINE_OPT_QUERY ? "true" : "false",
+        printf("%s{\"name\":\"%s\",\"type\":\"%s\",\"query\":%s,\"debug\":%s,\"default\":",
+               i ? "," : "", o->name, type_name(o->type),
+               o->flags & SL_ENGINE_OPT_QUERY ? "true" : "false",
                o->flags & SL_ENGINE_OPT_DEBUG ? "true" : "false");
         json_string(o->default_value);
         printf(",\"value\":");

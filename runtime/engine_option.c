@@ -49,10 +49,11 @@ const struct sl__option *sl__option_find(const char *name)
         sl__set_last_error(SL_EINVAL, "option name is NULL");
         return NULL;
     }
-    int best = -1, best_d = 99;
-    for (int i = 0; i < sl__n_options; i++) {
+    for (int i = 0; i < sl__n_options; i++)
         if (strcmp(sl__options[i].info.name, name) == 0)
             return &sl__options[i];
+    int best = -1, best_d = 99; /* not found: the nearest name, for the hint */
+    for (int i = 0; i < sl__n_options; i++) {
         int d = distance(name, sl__options[i].info.name);
         if (d < best_d)
             best = i, best_d = d;
@@ -66,15 +67,16 @@ const struct sl__option *sl__option_find(const char *name)
     return NULL;
 }
 
-static int parse_bool(const char *v, int64_t *out)
+/* 1 or 0 for the spellings of a boolean, -1 for anything else. */
+static int parse_bool(const char *v)
 {
-    static const char *const yes[] = {"true", "on", "yes", "1"}, *const no[] = {"false", "off",
-                                                                                "no", "0"};
-    for (int i = 0; i < 4; i++) {
-        if (!strcasecmp(v, yes[i]))
-            return (void)(*out = 1), 0;
-        if (!strcasecmp(v, no[i]))
-            return (void)(*out = 0), 0;
+    static const char *const words[][2] = {{"true", "false"}, {"on", "off"}, {"yes", "no"},
+                                           {"1", "0"}};
+    for (size_t i = 0; i < sizeof words / sizeof words[0]; i++) {
+        if (!strcasecmp(v, words[i][0]))
+            return 1;
+        if (!strcasecmp(v, words[i][1]))
+            return 0;
     }
     return -1;
 }
@@ -108,7 +110,7 @@ int sl__option_store(const struct sl__option *o, struct sl_engine_config *cfg, c
     char msg[160];
     switch (in->type) {
     case SL_ENGINE_OPT_BOOL:
-        if (parse_bool(v, &x) < 0)
+        if ((x = parse_bool(v)) < 0)
             return bad_value(o, v, "not a boolean (true, false, on, off, yes, no, 1, 0)");
         break;
     case SL_ENGINE_OPT_ENUM:
