@@ -3,8 +3,10 @@
  * values and ranges, open options refused on an open engine, what operators read through
  * sl_task_option_*, that the library ignores the environment (an embedder's placement
  * stays), and the test harness's mapping of SLUICE_<NAME> onto options. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "internal.h"
 #include "sl_test.h"
@@ -179,6 +181,28 @@ SL_TEST(open_engine_get_set)
     char buf[8];
     assert_fails(sl_engine_option_get(e, "nope", buf, sizeof buf), SL_ENOTFOUND, "nope");
     sl_engine_close(e);
+    assert_no_leaks();
+}
+
+/* String options are copied when the engine opens: the caller's buffer may go. */
+SL_TEST(open_copies_string_options)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/sl_test_options_cost.%d", (int)getpid());
+    struct sl_engine_config cfg;
+    sl_engine_config_init(&cfg);
+    SL_ASSERT_OK(sl_engine_config_set(&cfg, "threads", "1"));
+    SL_ASSERT_OK(sl_engine_config_set(&cfg, "gpus", "0"));
+    SL_ASSERT_OK(sl_engine_config_set(&cfg, "cost_cache", path));
+    sl_engine_t *e;
+    SL_ASSERT_OK(sl_engine_open(&e, &cfg));
+    char want[64];
+    memcpy(want, path, sizeof want);
+    memset(path, 'x', sizeof path - 1);
+    assert_eng_value(e, "cost_cache", want);
+    assert_eng_value(e, "trace", "");
+    sl_engine_close(e);
+    remove(want);
     assert_no_leaks();
 }
 
