@@ -100,10 +100,9 @@ static int bad_value(const struct sl__option *o, const char *v, const char *why)
     return sl__set_last_error(SL_EINVAL, "option %s=%s: %s", o->info.name, v, why);
 }
 
-int sl__option_store(const struct sl__option *o, struct sl_engine_config *cfg, const char *v)
+/* Parses v as o's type into *x (BOOL, INT, ENUM) or *f (FLOAT), checking the range. */
+static int parse_value(const struct sl__option *o, const char *v, int64_t *xp, double *fp)
 {
-    if (!v)
-        return sl__set_last_error(SL_EINVAL, "option %s: NULL value", o->info.name);
     const struct sl_engine_option_info *in = &o->info;
     int64_t x = 0;
     double f = 0;
@@ -145,6 +144,20 @@ int sl__option_store(const struct sl__option *o, struct sl_engine_config *cfg, c
     case SL_ENGINE_OPT_STRING:
         break;
     }
+    *xp = x;
+    *fp = f;
+    return SL_OK;
+}
+
+int sl__option_store(const struct sl__option *o, struct sl_engine_config *cfg, const char *v)
+{
+    if (!v)
+        return sl__set_last_error(SL_EINVAL, "option %s: NULL value", o->info.name);
+    int64_t x = 0;
+    double f = 0;
+    int rc = parse_value(o, v, &x, &f);
+    if (rc < 0)
+        return rc;
     switch (o->field) {
     case SL__OF_INT:
         *(int *)field(o, cfg) = (int)x;
