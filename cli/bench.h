@@ -83,18 +83,18 @@ int bench_kmeans(int argc, char **argv);
 int bench_mixed(int argc, char **argv);
 /* Runs fn(arg, lo, hi) over ranges of [0, n) on up to 16 threads (one below 2^16). */
 void bench_par_for(int64_t n, void (*fn)(void *, int64_t, int64_t), void *arg);
-/* The GPU join's phase times (SLUICE_JOIN_PHASES, bench_join.c): the file, and adding
- * the last line's (or with `all` every line's summed) phases to r, then emptying it. */
-void bench_join_phases_file(char *path, size_t len);
-void bench_join_phases(struct bench_result *r, const char *path, double total_ms, int all);
+/* The GPU join's phase times (bench_join.c): asks the engine for them (the option
+ * debug_join_phase_times, unless placement is cpu), and adds those of a query's profile
+ * (summed over its joins) to r, with the rest of the query's time as "engine_other". */
+void bench_join_phases_ask(struct cli_common *c);
+void bench_join_phases(struct bench_result *r, const char *profile, double total_ms);
 /* One timed query of a join benchmark whose plan outputs "out" (bench_join.c). */
 struct bench_join_query {
     sl_engine_t *eng;
     sl_plan_t *plan;
     int64_t rep;             /* < 0: the warm-up, not recorded */
     int on_device;           /* output left in GPU memory; copied back to be summed */
-    const char *phases_path; /* "" = no GPU phase times */
-    int all_phase_lines;     /* sum the phase lines of several joins */
+    int phases;              /* record the GPU join's phase times */
     int check_every;         /* sum every output (else the warm-up's only) */
     int aggregate;           /* output=aggregate: one row */
     const char *what;        /* message prefix */

@@ -5,7 +5,7 @@
  * is one query: two table scans -> join -> its output. Public API only. Inputs are
  * generated on all cores (2^28-row sides in seconds). With --resident device each
  * table is one batch (one device buffer per column, as an embedder's GPU columns are),
- * and the GPU join's phase times come from SLUICE_JOIN_PHASES (join_cuda.c). */
+ * and the GPU join's phase times come from the query profile (debug_join_phase_times). */
 #include <inttypes.h>
 #include <math.h>
 #include <pthread.h>
@@ -252,51 +252,38 @@ static void gen_keys(const struct join_args *a, int64_t *bk, int64_t *pk)
     free(cdf);
 }
 
-/* The GPU join's phases of the last query (the last line SLUICE_JOIN_PHASES got, or with
- * `all` the sum of every line: one per join of a sequence), and the rest of the query's
- * time as "engine_other" (scans, graph, scheduling). r = NULL drops the lines. */
-void bench_join_phases(struct bench_result *r, const char *path, double total_ms, int all)
+/* The GPU join's phases of a query, from the "phases" of its join operators in the
+ * profile (summed: one join per join of a sequence), and the rest of the query's time as
+ * "engine_other" (scans, graph, scheduling). */
+void bench_join_phases(struct bench_result *r, const char *profile, double total_ms)
 {
     static const char *const names[] = {"prepare", "partition", "join", "materialize", "finalize"};
     enum { NP = sizeof names / sizeof names[0] };
-    double v[NP];
+    double v[NP] = {0};
     int seen[NP] = {0};
-    FILE *f = path ? fopen(path, "r") : NULL;
-    char line[512];
-    while (f && fgets(line, sizeof line, f)) {
-        for (int i = 0; i < NP; i++) {
+    for (const char *p = profile; p && (p = strstr(p, "\"op\":\"join\"")) != NULL; p++) {
+        const char *ph = strstr(p, "\"phases\":{"), *end = ph ? strchr(ph, '}') : NULL;
+        for (int i = 0; end && i < NP; i++) {
             char key[32];
             snprintf(key, sizeof key, "\"%s\":", names[i]);
-            const char *at = strstr(line, key);
-            double x = at ? atof(at + strlen(key)) : 0;
-            v[i] = all && seen[i] ? v[i] + x : x;
-            seen[i] = at != NULL || (all && seen[i]);
+            const char *at = strstr(ph, key);
+            if (at && at < end) {
+                v[i] += atof(at + strlen(key));
+                seen[i] = 1;
+            }
         }
     }
-    if (f) {
-        fclose(f);
-        if ((f = fopen(path, "w")))
-            fclose(f); /* truncate: the next query's lines */
-    }
-    for (int i = 0; r && i < NP; i++)
+    for (int i = 0; i < NP; i++)
         if (seen[i])
             bench_add_phase(r, names[i], v[i]);
-    if (r && seen[NP - 1])
+    if (seen[NP - 1])
         bench_add_phase(r, "engine_other", total_ms - v[NP - 1]);
 }
 
-/* Makes the file the GPU join appends its phase times to (SLUICE_JOIN_PHASES); leaves
- * path empty if it cannot. */
-void bench_join_phases_file(char *path, size_t len)
+void bench_join_phases_ask(struct cli_common *c)
 {
-    snprintf(path, len, "/tmp/sluice_join_phases.%d", (int)getpid());
-    FILE *f = fopen(path, "w");
-    if (f) {
-        fclose(f);
-        setenv("SLUICE_JOIN_PHASES", path, 1);
-    } else {
-        path[0] = 0;
-    }
+    if (c->placement != SL_PLACE_CPU)
+        cli_common_set(c, "debug_join_phase_times=on");
 }
 
 /* One query of a join benchmark (docs/BENCH_PROTOCOL.md): timed from its creation to its
@@ -315,8 +302,8 @@ int bench_join_query(const struct bench_join_query *j, struct bench_result *r)
     } else {
         sl_table_t *out, *host = NULL;
         sl_query_result(q, "out", &out);
-        if (j->phases_path[0]) /* the warm-up's lines are dropped */
-            bench_join_phases(j->rep >= 0 ? r : NULL, j->phases_path, ms, j->all_phase_lines);
+        if (j->phases && j->rep >= 0) /* the warm-up's are dropped */
+            bench_join_phases(r, sl_query_profile_json(q), ms);
         if (j->rep >= 0)
             bench_add(r, ms);
         int check = j->check_every || j->rep < 0;
@@ -368,9 +355,7 @@ int bench_join(int argc, char **argv)
     free(pk);
     if (!bt || !pt)
         return cli_fail("out of memory generating the inputs");
-    char phases_path[64] = "";
-    if (c.placement != SL_PLACE_CPU)
-        bench_join_phases_file(phases_path, sizeof phases_path);
+    bench_join_phases_ask(&c);
     sl_engine_t *eng = cli_open_engine(&c);
     if (!eng)
         return 1;
@@ -420,7 +405,7 @@ int bench_join(int argc, char **argv)
             sl_plan_destroy(p);
             break;
         }
-        struct bench_join_query jq = {eng, p, rep, on_device, phases_path, 0, 1,
+        struct bench_join_query jq = {eng, p, rep, on_device, c.placement != SL_PLACE_CPU, 1,
                                       !strcmp(a.output, "aggregate"), "bench join"};
         rc = bench_join_query(&jq, &r);
         sl_plan_destroy(p);
@@ -480,7 +465,5 @@ int bench_join(int argc, char **argv)
     sl_engine_close(eng);
     sl_table_unref(bt);
     sl_table_unref(pt);
-    if (phases_path[0])
-        remove(phases_path);
     return rc == SL_OK ? 0 : 1;
 }

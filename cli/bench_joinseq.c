@@ -175,7 +175,7 @@ static int seq_plan(sl_plan_t *p, const struct joinseq_args *a, sl_table_t *fact
 /* The timed loop (docs/BENCH_PROTOCOL.md): a warm-up, then `repeat` queries, each timed from
  * its creation to its output complete (in GPU memory with --resident device). */
 static int seq_run(sl_engine_t *eng, const struct joinseq_args *a, sl_table_t *fact,
-                   sl_table_t **dims, int on_device, const char *phases_path,
+                   sl_table_t **dims, int on_device, int phases,
                    struct bench_result *r)
 {
     int rc = SL_OK;
@@ -188,7 +188,7 @@ static int seq_run(sl_engine_t *eng, const struct joinseq_args *a, sl_table_t *f
             break;
         }
         /* the warm-up's output is checked (a 2^27-row output takes seconds to sum) */
-        struct bench_join_query jq = {eng, p, rep, on_device, phases_path, 1, 0,
+        struct bench_join_query jq = {eng, p, rep, on_device, phases, 0,
                                       !strcmp(a->output, "aggregate"), "bench join --sequence"};
         rc = bench_join_query(&jq, r);
         sl_plan_destroy(p);
@@ -221,9 +221,7 @@ int bench_join_sequence(const struct joinseq_args *a, struct cli_common *c)
     uint64_t expect = strcmp(a->output, "aggregate")
                           ? ref.sum
                           : ref.sum - ref.last_keys + (uint64_t)a->probe_rows; /* + count */
-    char phases_path[64] = "";
-    if (c->placement != SL_PLACE_CPU)
-        bench_join_phases_file(phases_path, sizeof phases_path);
+    bench_join_phases_ask(c);
     sl_engine_t *eng = ok ? cli_open_engine(c) : NULL;
     int rc = eng ? SL_OK : SL_ENOMEM;
     if (!ok)
@@ -243,7 +241,7 @@ int bench_join_sequence(const struct joinseq_args *a, struct cli_common *c)
     bench_result_init(&r, a->probe_rows + a->dim_rows);
     if (rc == SL_OK) {
         bench_device_name(eng, c->placement, r.device, sizeof r.device);
-        rc = seq_run(eng, a, fact, dims, on_device, phases_path, &r);
+        rc = seq_run(eng, a, fact, dims, on_device, c->placement != SL_PLACE_CPU, &r);
     }
     if (rc == SL_OK && r.checksum != expect) {
         cli_fail("bench join --sequence: checksum %" PRIu64 " but the direct computation "
@@ -270,7 +268,5 @@ int bench_join_sequence(const struct joinseq_args *a, struct cli_common *c)
     sl_table_unref(fact);
     for (int i = 0; i < n; i++)
         sl_table_unref(dims[i]);
-    if (phases_path[0])
-        remove(phases_path);
     return rc == SL_OK ? 0 : 1;
 }

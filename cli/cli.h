@@ -9,6 +9,8 @@
 #include <sluice/sluice.h>
 
 /* Options every command accepts (parsed by cli_common_option). */
+#define CLI_MAX_SETS 64
+
 struct cli_common {
     int threads;            /* --threads N */
     int gpus;               /* --gpus N (-1 = all) */
@@ -17,12 +19,21 @@ struct cli_common {
     enum sl_placement placement; /* --placement cpu|gpu|auto|coprocess */
     const char *trace;      /* --trace FILE */
     bool json;              /* --json */
+    /* --set NAME=VALUE, in command-line order: argv strings, applied after the flags */
+    const char *sets[CLI_MAX_SETS];
+    int n_sets;
 };                          /* --plugin FILE.so is loaded while parsing (sl_plugin_load) */
 
 void cli_common_init(struct cli_common *c);
 /* Consumes argv[*i] (and its value) if it is a common option. Returns 1 if consumed, 0 if
  * not a common option, -1 on a bad value (message printed). */
 int cli_common_option(struct cli_common *c, int argc, char **argv, int *i);
+/* The engine config of the common options: defaults, then the environment (SLUICE_<NAME>
+ * for every engine option, docs/CLI.md), then the flags (--threads, --placement, ...),
+ * then each --set. 0, or 2 with the error printed. */
+int cli_engine_config(const struct cli_common *c, struct sl_engine_config *cfg);
+/* --set NAME=VALUE: checks the pair and keeps it; 1, or -1 with the error printed. */
+int cli_common_set(struct cli_common *c, const char *pair);
 /* Opens an engine from the common options; prints the error and returns NULL on failure. */
 sl_engine_t *cli_open_engine(const struct cli_common *c);
 /* Parses "2^24", "16M", "1000" (k/M/G = 1000s; Ki/Mi/Gi = 1024s). */
@@ -69,6 +80,7 @@ int cmd_devices(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_explain(int argc, char **argv);
 int cmd_operators(int argc, char **argv);
+int cmd_options(int argc, char **argv);
 int cmd_trace_render(int argc, char **argv);
 int cmd_gen(int argc, char **argv);
 int cmd_demo(int argc, char **argv);

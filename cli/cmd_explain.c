@@ -10,6 +10,7 @@ static int usage(FILE *f, int rc)
     fprintf(f, "usage: sluice explain PLAN_FILE [--analyze] [--json | --format text|json]\n"
                "       [--threads N] [--gpus N] [--gpu-mem BYTES] [--host-mem BYTES]\n"
                "       [--placement cpu|gpu|auto|coprocess] [--trace FILE] [--plugin FILE.so ...]\n"
+               "       [--set NAME=VALUE ...] (engine options: sluice options)\n"
                "Shows each pipeline of a plan file (source -> operators -> sink), where it\n"
                "would run and why, its tasks, the estimated cost per task, the bytes to move\n"
                "between host and GPU and the estimated peak memory against the budgets\n"

@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "cli.h"
+#include "option_env.h"
 
 void cli_common_init(struct cli_common *c)
 {
@@ -155,19 +156,90 @@ int cli_common_option(struct cli_common *c, int argc, char **argv, int *i)
         c->trace = argv[++*i];
         return 1;
     }
+    if (!strcmp(a, "--set"))
+        return need_value(argc, argv, i) < 0 ? -1 : cli_common_set(c, argv[++*i]);
+    return 0;
+}
+
+/* Sets "NAME=VALUE" (its value kept, not copied) on cfg; what_ names the source in errors. */
+static int set_pair(struct sl_engine_config *cfg, const char *pair, const char *what)
+{
+    const char *eq = strchr(pair, '=');
+    char name[64];
+    if (!eq || eq == pair || (size_t)(eq - pair) >= sizeof name) {
+        cli_fail("%s: '%s' is not NAME=VALUE (sluice options lists the names)", what, pair);
+        return -1;
+    }
+    snprintf(name, sizeof name, "%.*s", (int)(eq - pair), pair);
+    if (sl_engine_config_set(cfg, name, eq + 1) != SL_OK) {
+        cli_fail("%s: %s", what, sl_last_errmsg());
+        return -1;
+    }
+    return 0;
+}
+
+int cli_common_set(struct cli_common *c, const char *pair)
+{
+    struct sl_engine_config check; /* the value is checked now: a command-line mistake */
+    sl_engine_config_init(&check);
+    if (set_pair(&check, pair, "--set") < 0)
+        return -1;
+    if (c->n_sets == CLI_MAX_SETS) {
+        cli_fail("--set: more than %d settings", CLI_MAX_SETS);
+        return -1;
+    }
+    c->sets[c->n_sets++] = pair;
+    if (!strncmp(pair, "placement=", 10)) /* commands label results by it */
+        c->placement = check.placement;
+    return 1;
+}
+
+/* SLUICE_<NAME> for every option NAME: the defaults the environment gives. */
+static int set_from_env(void *cfg, const char *name, const char *var, const char *value)
+{
+    if (sl_engine_config_set(cfg, name, value) == SL_OK)
+        return 0;
+    return cli_fail("environment variable %s: %s", var, sl_last_errmsg());
+}
+
+int cli_engine_config(const struct cli_common *c, struct sl_engine_config *cfg)
+{
+    sl_engine_config_init(cfg);
+    if (option_env_foreach(set_from_env, cfg))
+        return 2;
+    /* The flags, where given (or set by the command), as the options they stand for. */
+    static const char *const places[] = {"auto", "cpu", "gpu", "coprocess"};
+    char v[4][24];
+    snprintf(v[0], sizeof v[0], "%d", c->threads);
+    snprintf(v[1], sizeof v[1], "%d", c->gpus);
+    snprintf(v[2], sizeof v[2], "%lld", (long long)c->gpu_mem);
+    snprintf(v[3], sizeof v[3], "%lld", (long long)c->host_mem);
+    const struct {
+        bool given;
+        const char *name, *value;
+    } flags[] = {
+        {c->threads != 0, "threads", v[0]},
+        {c->gpus != -1, "gpus", v[1]},
+        {c->gpu_mem != 0, "gpu_mem", v[2]},
+        {c->host_mem != 0, "host_mem", v[3]},
+        {c->placement != SL_PLACE_AUTO, "placement",
+         (unsigned)c->placement < 4 ? places[c->placement] : "?"},
+        {c->trace != NULL, "trace", c->trace},
+    };
+    for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++)
+        if (flags[i].given && sl_engine_config_set(cfg, flags[i].name, flags[i].value) != SL_OK)
+            return cli_fail("%s", sl_last_errmsg()) + 1;
+    for (int i = 0; i < c->n_sets; i++)
+        if (set_pair(cfg, c->sets[i], "--set") < 0)
+            return 2;
     return 0;
 }
 
 sl_engine_t *cli_open_engine(const struct cli_common *c)
 {
     struct sl_engine_config cfg;
-    sl_engine_config_init(&cfg);
-    cfg.n_threads = c->threads;
-    cfg.n_gpus = c->gpus;
-    cfg.gpu_mem_limit = c->gpu_mem;
-    cfg.host_mem_limit = c->host_mem;
-    cfg.placement = c->placement;
-    cfg.trace_path = c->trace;
+    if (cli_engine_config(c, &cfg))
+        return NULL;
     sl_engine_t *eng;
     int rc = sl_engine_open(&eng, &cfg);
     if (rc != SL_OK) {

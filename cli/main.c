@@ -13,6 +13,7 @@ static int usage(FILE *f)
                "  run       run a plan file and print its outputs\n"
                "  explain   show the pipelines of a plan file: placement, tasks, costs, memory\n"
                "  operators list the operators and their options\n"
+               "  options   list the engine options (--set NAME=VALUE) and their values\n"
                "  gen       write generated data to a file (.bin or .csv)\n"
                "  trace-render  draw a trace (--trace) as an SVG timeline\n"
                "  devices   list the CPU and GPUs the engine sees\n"
@@ -53,6 +54,8 @@ int main(int argc, char **argv)
         return cmd_trace_render(argc - 1, argv + 1);
     if (!strcmp(cmd, "operators"))
         return cmd_operators(argc - 1, argv + 1);
+    if (!strcmp(cmd, "options"))
+        return cmd_options(argc - 1, argv + 1);
     if (!strcmp(cmd, "bench"))
         return cmd_bench(argc - 1, argv + 1);
     fprintf(stderr, "sluice: unknown command '%s'\n", cmd);

@@ -9,10 +9,8 @@
 
 #include "cuda/cuda_int.h"
 #include "engine_int.h"
+#include "engine_option_int.h"
 #include "gpu_int.h"
-
-#define DEFAULT_MORSEL_CPU 122880
-#define DEFAULT_MORSEL_GPU (16 << 20)
 
 /* Engines open in the process: the last one to close trims the allocator's cache. */
 static _Atomic int open_engines;
@@ -24,6 +22,8 @@ void sl_engine_config_init(struct sl_engine_config *cfg)
     cfg->n_gpus = -1;
     cfg->pin_threads = 1;
     cfg->placement = SL_PLACE_AUTO;
+    cfg->agg_gpu_part_threshold = (int64_t)1 << 16;
+    cfg->debug_kmeans_method = -1;
 }
 
 void sl__engine_log(sl_engine_t *eng, int level, const char *fmt, ...)
@@ -107,30 +107,25 @@ static void choose_gpus(sl_engine_t *eng)
     }
 }
 
-/* Test configurations (tests/configs/) change the defaults through the environment:
- * a value the embedder set in the config always wins. */
-static int64_t env_default(const char *name, int64_t cfg_value, int64_t dflt)
+/* Keeps a copy of a config string in the engine, so the caller's may go after open. */
+static int own_string(const char **field)
 {
-    if (cfg_value)
-        return cfg_value;
-    const char *v = getenv(name);
-    char *end;
-    long long x = v ? strtoll(v, &end, 10) : 0;
-    return (v && *v && !*end && x > 0) ? (int64_t)x : dflt;
+    if (!*field)
+        return SL_OK;
+    size_t n = strlen(*field) + 1;
+    char *copy = sl__malloc(n);
+    if (!copy) {
+        *field = NULL;
+        return SL_ENOMEM;
+    }
+    memcpy(copy, *field, n);
+    *field = copy;
+    return SL_OK;
 }
 
-static enum sl_placement placement_from_env(enum sl_placement dflt)
+static void free_string(const char *s)
 {
-    const char *v = getenv("SLUICE_PLACEMENT");
-    if (!v || !*v)
-        return dflt;
-    if (!strcasecmp(v, "cpu"))
-        return SL_PLACE_CPU;
-    if (!strcasecmp(v, "gpu"))
-        return SL_PLACE_GPU;
-    if (!strcasecmp(v, "coprocess"))
-        return SL_PLACE_COPROCESS;
-    return SL_PLACE_AUTO;
+    sl__free((void *)s, 0);
 }
 
 int sl_engine_open(sl_engine_t **out, const struct sl_engine_config *cfg_in)
@@ -152,20 +147,18 @@ int sl_engine_open(sl_engine_t **out, const struct sl_engine_config *cfg_in)
     pthread_mutex_init(&eng->mu, NULL);
     pthread_cond_init(&eng->cv, NULL);
     pthread_mutex_init(&eng->cost_mu, NULL);
+    int rc = own_string(&eng->cfg.cost_cache_path);
+    if (own_string(&eng->cfg.trace_path) != SL_OK || rc != SL_OK)
+        return sl__errslot_set(&eng->err, SL_ENOMEM, "out of memory creating an engine");
     if (cfg->cost_cache_path)
         sl__cost_load(eng, cfg->cost_cache_path);
 
-    if (cfg->n_threads < 0 || cfg->host_mem_limit < 0 || cfg->gpu_mem_limit < 0 ||
-        cfg->morsel_rows_cpu < 0 || cfg->morsel_rows_gpu < 0 || cfg->gpu_depth < 0)
-        return sl__errslot_set(&eng->err, SL_EINVAL, "engine config has a negative count or "
-                               "limit");
+    rc = sl__options_check(cfg);
+    if (rc < 0)
+        return sl__errslot_set(&eng->err, rc, "engine config: %s", sl_last_errmsg());
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     eng->n_threads = cfg->n_threads ? cfg->n_threads : (int)(ncpu > 0 ? ncpu : 1);
-    eng->morsel_rows_cpu = env_default("SLUICE_MORSEL_ROWS", cfg->morsel_rows_cpu,
-                                       DEFAULT_MORSEL_CPU);
-    eng->morsel_rows_gpu = env_default("SLUICE_GPU_MORSEL_ROWS", cfg->morsel_rows_gpu,
-                                       DEFAULT_MORSEL_GPU);
-    eng->placement = placement_from_env(cfg->placement);
+    sl__options_resolve_query(&eng->cfg);
     int64_t ram = host_memory_bytes();
     eng->host_limit = cfg->host_mem_limit ? cfg->host_mem_limit : ram / 10 * 8;
 
@@ -180,7 +173,7 @@ int sl_engine_open(sl_engine_t **out, const struct sl_engine_config *cfg_in)
     c->numa_node = numa_available() >= 0 ? numa_num_configured_nodes() : 1;
     c->usable = 1;
     choose_gpus(eng);
-    if (eng->placement == SL_PLACE_GPU && eng->n_gpus == 0)
+    if (cfg->placement == SL_PLACE_GPU && eng->n_gpus == 0)
         sl__engine_log(eng, 1, "placement gpu was asked for but no usable GPU is present; "
                        "tasks with no CPU implementation will fail");
 
@@ -189,14 +182,18 @@ int sl_engine_open(sl_engine_t **out, const struct sl_engine_config *cfg_in)
         if (!eng->gpus)
             return sl__errslot_set(&eng->err, SL_ENOMEM, "out of memory");
         for (int i = 0; i < eng->n_gpus; i++) {
-            int rc = sl__gpu_create(&eng->gpus[i], eng, eng->gpu_ordinals[i],
-                                    env_default("SLUICE_GPU_MEM", cfg->gpu_mem_limit, 0),
-                                    cfg->gpu_depth);
+            rc = sl__gpu_create(&eng->gpus[i], eng, eng->gpu_ordinals[i], cfg->gpu_mem_limit,
+                                cfg->gpu_depth);
             if (rc < 0)
                 return sl__errslot_set(&eng->err, rc, "cannot set up GPU %d: %s",
                                        eng->gpu_ordinals[i], sl_last_errmsg());
         }
     }
+    /* sl_engine_option_get reads the values in use */
+    eng->cfg.n_threads = eng->n_threads;
+    eng->cfg.n_gpus = eng->n_gpus;
+    eng->cfg.host_mem_limit = eng->host_limit;
+    eng->cfg.gpu_depth = cfg->gpu_depth ? cfg->gpu_depth : 4;
     struct sl__sched_config sc = {
         .n_cpu = eng->n_threads,
         .n_gpu = eng->n_gpus,
@@ -207,7 +204,7 @@ int sl_engine_open(sl_engine_t **out, const struct sl_engine_config *cfg_in)
         .gpu_poll = sl__gpu_worker_poll,
         .gpu_user = eng,
     };
-    int rc = sl__sched_create(&eng->sched, &sc);
+    rc = sl__sched_create(&eng->sched, &sc);
     if (rc != SL_OK)
         return sl__errslot_set(&eng->err, rc, "cannot start workers: %s", sl_last_errmsg());
     return SL_OK;
@@ -226,6 +223,8 @@ void sl_engine_close(sl_engine_t *eng)
         sl__cost_save(eng, eng->cfg.cost_cache_path) != SL_OK)
         sl__engine_log(eng, 1, "%s", sl_last_errmsg());
     pthread_mutex_destroy(&eng->cost_mu);
+    free_string(eng->cfg.cost_cache_path);
+    free_string(eng->cfg.trace_path);
     for (int i = 0; eng->gpus && i < eng->n_gpus; i++)
         sl__gpu_destroy(eng->gpus[i]);
     sl__free(eng->gpus, 0);

@@ -16,7 +16,7 @@ struct sl__cost_entry {
 };
 
 struct sl_engine {
-    struct sl_engine_config cfg;
+    struct sl_engine_config cfg;     /* options in use; query options change under mu */
     struct sl__errslot err;
     struct sl__sched *sched;
     int n_threads;
@@ -25,15 +25,13 @@ struct sl_engine {
     int n_gpus;                      /* GPUs the engine uses */
     int *gpu_ordinals;
     struct sl__gpu **gpus;           /* one context per GPU used */
-    enum sl_placement placement;     /* after SLUICE_PLACEMENT */
-    int64_t morsel_rows_cpu, morsel_rows_gpu;
 
     /* host budget for query state */
     int64_t host_limit;
     _Alignas(SL__CACHE_LINE) _Atomic int64_t host_in_use;
     _Atomic int64_t host_peak;
 
-    pthread_mutex_t mu;
+    pthread_mutex_t mu;              /* running, and the query options of cfg */
     pthread_cond_t cv;
     int running;                     /* queries started and not yet finished */
 

@@ -227,27 +227,26 @@ static void run_morsel(struct sl__node *n, struct sl__worker *w)
  * source numbers its tasks by one size. The CPU's size would give the GPU many small
  * copies and launches, the GPU's would leave few morsels for the CPU workers and a long
  * tail; in between, about 32 morsels per CPU worker over the whole input keeps the tail
- * (one morsel per worker) short. $SLUICE_COPROC_MORSEL_ROWS sets it. */
+ * (one morsel per worker) short. The option coproc_morsel_rows sets it. */
 int64_t sl__split_morsel_rows(struct sl_query *q, const struct sl__pipeline *p)
 {
-    const char *env = getenv("SLUICE_COPROC_MORSEL_ROWS");
-    if (env && atoll(env) > 0)
-        return atoll(env);
-    sl_engine_t *eng = q->eng;
-    int64_t rows = p->source->op->rows_estimate, m = rows / (32 * (int64_t)eng->n_threads);
-    if (rows < 0 || m < eng->morsel_rows_cpu)
-        m = eng->morsel_rows_cpu;
-    return m < eng->morsel_rows_gpu ? m : eng->morsel_rows_gpu;
+    const struct sl_engine_config *o = &q->opts;
+    if (o->coproc_morsel_rows > 0)
+        return o->coproc_morsel_rows;
+    int64_t rows = p->source->op->rows_estimate, m = rows / (32 * (int64_t)q->eng->n_threads);
+    if (rows < 0 || m < o->morsel_rows_cpu)
+        m = o->morsel_rows_cpu;
+    return m < o->morsel_rows_gpu ? m : o->morsel_rows_gpu;
 }
 
 /* CPU nodes of a co-processed pipeline: one per worker but one, since each loops over
  * morsels; the core left over runs the GPU worker and its staging threads, which the
  * GPU needs to keep its copies going (measured on the H100 host: all 16 workers busy
- * slowed the GPU's share by a third). $SLUICE_COPROC_CPU_WORKERS sets the number. */
+ * slowed the GPU's share by a third). The option coproc_cpu_workers sets the number. */
 static int64_t split_cpu_nodes(struct sl_query *q, int64_t tasks)
 {
-    const char *env = getenv("SLUICE_COPROC_CPU_WORKERS");
-    int64_t n = env && atoll(env) > 0 ? atoll(env) : q->eng->n_threads - 1;
+    int64_t n = q->opts.coproc_cpu_workers > 0 ? q->opts.coproc_cpu_workers
+                                               : q->eng->n_threads - 1;
     n = n < 1 ? 1 : n;
     return n < tasks ? n : tasks;
 }
@@ -435,7 +434,8 @@ int sl__query_build_graph(struct sl_query *q)
 
 char *sl__query_profile(struct sl_query *q)
 {
-    size_t cap = 256 + (size_t)q->n_ops * (500 + SL__OP_PHASES * 64) + (size_t)q->n_pipes * 240,
+    size_t cap = 256 + (size_t)q->n_ops * (520 + SL__OP_PHASES * (64 + 68)) +
+                 (size_t)q->n_pipes * 240,
            len = 0;
     char *s = sl__malloc(cap);
     if (!s)
@@ -470,6 +470,14 @@ char *sl__query_profile(struct sl_query *q)
             if (name) /* names are the operator's literals: no JSON escaping needed */
                 len += (size_t)snprintf(s + len, cap - len, "%s\"%.40s\":%.3f", k ? "," : "",
                                         name, atomic_load(&os->phase_ns[k]) / 1e6);
+        }
+        if (len < cap)
+            len += (size_t)snprintf(s + len, cap - len, "},\"values\":{");
+        for (int k = 0; k < SL__OP_PHASES && len < cap; k++) {
+            const char *name = atomic_load(&os->value_name[k]);
+            if (name)
+                len += (size_t)snprintf(s + len, cap - len, "%s\"%.40s\":%" PRId64, k ? "," : "",
+                                        name, (int64_t)atomic_load(&os->value[k]));
         }
         if (len < cap)
             len += (size_t)snprintf(s + len, cap - len, "}}");

@@ -28,6 +28,9 @@ struct sl__opstate {
     /* named phases an operator reports (sl_task_phase_time) */
     const char *_Atomic phase_name[SL__OP_PHASES];
     _Atomic int64_t phase_ns[SL__OP_PHASES];
+    /* named values an operator reports (sl_task_profile_value) */
+    const char *_Atomic value_name[SL__OP_PHASES];
+    _Atomic int64_t value[SL__OP_PHASES];
 };
 
 /* source -> chain of streaming nodes -> sink */
@@ -70,6 +73,7 @@ struct sl__dalloc {                  /* a block from sl_task_device_alloc */
 struct sl_query {
     sl_engine_t *eng;
     sl_plan_t *plan;
+    struct sl_engine_config opts;    /* options of this query: the engine's, then the plan's */
     struct sl__graph graph;
     int n_ops;                       /* plan nodes, then one collect per output */
     struct sl__opstate *ops;

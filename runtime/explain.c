@@ -75,7 +75,6 @@ static void estimate_pipeline(struct sl_query *q, struct sl__explain *ex, int k,
 {
     struct sl__pipeline *p = &q->pipes[k];
     struct sl_explain_pipeline *e = &ex->pipes[k];
-    sl_engine_t *eng = q->eng;
     e->id = p->id;
     e->sink_port = p->sink_port;
     e->stages = st;
@@ -86,7 +85,7 @@ static void estimate_pipeline(struct sl_query *q, struct sl__explain *ex, int k,
     e->split = p->split;
     e->gpu_share = p->split ? p->split_gpu_share : -1;
     e->rows = p->source->op->rows_estimate;
-    e->morsel_rows = gpu ? eng->morsel_rows_gpu : eng->morsel_rows_cpu;
+    e->morsel_rows = gpu ? q->opts.morsel_rows_gpu : q->opts.morsel_rows_cpu;
     if (p->split) /* as run_pipeline_start will cut them (its morsel size is the same) */
         e->morsel_rows = sl__split_morsel_rows(q, p);
     /* One task per morsel of the estimated rows (sources decide at run time). */

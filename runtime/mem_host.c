@@ -139,7 +139,7 @@ static void make_node_arenas(void)
 static void je_bind(void)
 {
     void *h = dlopen("libjemalloc.so.2", RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
-    if (!h && !getenv("SLUICE_NO_JEMALLOC"))
+    if (!h)
         h = dlopen("libjemalloc.so.2", RTLD_NOW | RTLD_LOCAL);
     if (!h) {
         snprintf(alloc_name, sizeof alloc_name, "libc (jemalloc not loadable here)");

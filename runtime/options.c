@@ -132,3 +132,24 @@ const char *sl__opts_get(const struct sl__opts *o, const char *key)
     }
     return NULL;
 }
+
+int sl__opts_put(struct sl__opts *o, const char *key, const char *value)
+{
+    char *v = dup_range(value, strlen(value));
+    if (!v)
+        return sl__set_last_error(SL_ENOMEM, "out of memory keeping option %s", key);
+    for (int i = 0; i < o->n; i++) {
+        if (strcmp(o->items[i].key, key) == 0) {
+            sl__free(o->items[i].value, 0);
+            o->items[i].value = v;
+            return SL_OK;
+        }
+    }
+    char *k = dup_range(key, strlen(key));
+    if (!k || push(o, k, v) != SL_OK) {
+        sl__free(k, 0);
+        sl__free(v, 0);
+        return sl__set_last_error(SL_ENOMEM, "out of memory keeping option %s", key);
+    }
+    return SL_OK;
+}

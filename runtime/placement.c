@@ -30,7 +30,7 @@
  *   split_ns   = max(cpu_ns * gpu_ov / (cpu_ns + gpu_ov), bytes / host_bw)
  *
  * The second term: the input crosses the host's memory bus once, whichever device reads
- * it, and the CPU's reads and the GPU's copies share it. host_bw is $SLUICE_HOST_GBPS,
+ * it, and the CPU's reads and the GPU's copies share it. host_bw is the option host_gbps,
  * else taken to be the link's: the H100 host's memcpy (45-53 GB/s) is no faster than its
  * link (52 GB/s), and there the GPU alone already reads the input at the memory's speed
  * (bench/RESULTS.md, "CPU+GPU co-processing"), so a pipeline bound by its copies is not split.
@@ -155,9 +155,9 @@ int sl__place_pipeline_why(struct sl_query *q, struct sl__pipeline *p, char *why
     }
     by_node = forced != SL_PLACE_AUTO;
     if (forced == SL_PLACE_AUTO)
-        forced = eng->placement;
+        forced = q->opts.placement;
     const char *by = by_node ? "a 'place' of one of its nodes"
-                              : "the engine's placement setting (--placement, SLUICE_PLACEMENT)";
+                              : "the engine's placement option (--placement)";
     if (eng->n_gpus == 0) {
         if (forced == SL_PLACE_GPU)
             WHY("forced to the GPU by %s, but no usable GPU is present: falls back to the CPU",
@@ -210,11 +210,10 @@ int sl__place_pipeline_why(struct sl_query *q, struct sl__pipeline *p, char *why
     double xfer = bytes / link, gpu_ov = rows * gpu_c > xfer ? rows * gpu_c : xfer;
     /* One GPU task per morsel: the copies of one overlap the kernels of another
      * (gpu_worker.c), so n morsels take the longer of the two plus 1/n of the shorter. */
-    double chunks = eng->morsel_rows_gpu > 0 ? rows / (double)eng->morsel_rows_gpu : 1;
+    double chunks = rows / (double)q->opts.morsel_rows_gpu;
     chunks = chunks < 1 ? 1 : chunks;
     double gpu_ns = gpu_ov + (rows * gpu_c + xfer - gpu_ov) / chunks;
-    const char *env = getenv("SLUICE_HOST_GBPS");
-    double host_bw = env && atof(env) > 0 ? atof(env) : link; /* GB/s = bytes per ns */
+    double host_bw = q->opts.host_gbps > 0 ? q->opts.host_gbps : link; /* GB/s = bytes/ns */
     double split_ns = cpu_ns * gpu_ov / (cpu_ns + gpu_ov);
     split_ns = split_ns > bytes / host_bw ? split_ns : bytes / host_bw;
     double best_ns = gpu_ov < cpu_ns ? gpu_ov : cpu_ns;

@@ -43,6 +43,7 @@ void sl_plan_destroy(sl_plan_t *p)
         sl_table_unref(p->tables[i].table);
     }
     sl__free(p->tables, 0);
+    sl__opts_free(&p->settings);
     sl__free(p, sizeof *p);
 }
 
@@ -360,9 +361,7 @@ int sl_bind_option_given(const sl_bind_t *b, const char *name)
     return sl__opts_get(&b->op->opts, name) != NULL;
 }
 
-/* Parses an integer with an optional power form "2^24" and suffixes k/M/G (x1000).
- * Returns -1 when the text is not an integer, -2 when it is one out of range. */
-static int parse_int(const char *s, int64_t *out)
+int sl__parse_int(const char *s, int64_t *out)
 {
     char *end;
     errno = 0;
@@ -393,6 +392,8 @@ static int parse_int(const char *s, int64_t *out)
         mul = 1000000, end++;
     else if (*end == 'G')
         mul = 1000000000, end++;
+    if (mul > 1 && *end == 'i')
+        mul = mul == 1000 ? 1024 : mul == 1000000 ? 1 << 20 : 1 << 30, end++;
     if (*end)
         return -1;
     if (range || v > INT64_MAX / mul || v < INT64_MIN / mul)
@@ -407,7 +408,7 @@ int sl_bind_option_int(sl_bind_t *b, const char *name, int64_t *out)
     int rc = opt_text(b, name, &v);
     if (rc != SL_OK)
         return rc;
-    int bad = parse_int(v, out);
+    int bad = sl__parse_int(v, out);
     if (bad == -2)
         return sl_bind_fail(b, SL_EINVAL, "option %s=%s is out of range (at most 2^63-1)",
                             name, v);

@@ -20,6 +20,12 @@ struct sl__opts {
 int sl__opts_parse(const char *text, struct sl__opts *out, char *err, size_t err_len);
 void sl__opts_free(struct sl__opts *o);
 const char *sl__opts_get(const struct sl__opts *o, const char *key);
+/* Sets key to a copy of value, replacing an earlier value of the same key. */
+int sl__opts_put(struct sl__opts *o, const char *key, const char *value);
+/* Parses an integer: digits with an optional power form "2^24" and a suffix k/M/G
+ * (x1000) or Ki/Mi/Gi (x1024). Returns 0, -1 when the text is not an integer, -2 when
+ * it is one out of range. */
+int sl__parse_int(const char *s, int64_t *out);
 
 /* A node of a plan: an operator instance. */
 struct sl_op {
@@ -43,6 +49,7 @@ struct sl_plan {
     int n_nodes, cap_nodes;
     struct sl_op **nodes;
     _Atomic int frozen;              /* set when a query is created */
+    struct sl__opts settings;        /* engine options set for this plan's queries */
     struct sl__errslot err;
     int n_tables, cap_tables;        /* the catalog of named tables (sl_plan_register_table) */
     struct sl__named_table *tables;

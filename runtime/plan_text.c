@@ -5,6 +5,7 @@
  *   total = aggregate.sum(keys) column=k
  *   output total as result
  *   place total cpu
+ *   set morsel_rows = 4096
  *
  * Each statement is one line. Errors name the source, the line and the column, and add
  * a hint; the plan keeps the nodes added before the failing line (the caller usually
@@ -202,6 +203,41 @@ static int parse_node(struct parser *ps, const char *name, const char *name_at)
     return add_name(ps, name, node) < 0 ? fail_at(ps, name_at, SL_ENOMEM, "out of memory") : SL_OK;
 }
 
+/* set OPTION = VALUE: an engine option for the plan's queries (sl_plan_option_set). */
+static int parse_set(struct parser *ps)
+{
+    char name[MAX_NAME];
+    int rc;
+    const char *nat = (skip_blanks(ps), ps->p);
+    if ((rc = read_name(ps, name, false, "an option name (hint: `sluice options` lists "
+                        "them)")) < 0)
+        return rc;
+    skip_blanks(ps);
+    if (*ps->p != '=')
+        return fail_at(ps, ps->p, SL_EPARSE, "expected '=' after the option name (hint: set "
+                       "NAME = VALUE)");
+    ps->p++;
+    const char *vat = (skip_blanks(ps), ps->p);
+    while (*ps->p && !strchr(" \t\r\n#", *ps->p))
+        ps->p++;
+    char value[128];
+    size_t len = (size_t)(ps->p - vat);
+    if (len == 0 || len >= sizeof value)
+        return fail_at(ps, vat, SL_EPARSE, len ? "the value is longer than %zu characters"
+                                               : "expected a value after '=' (max %zu "
+                                                 "characters)", sizeof value - 1);
+    memcpy(value, vat, len);
+    value[len] = 0;
+    if (!at_line_end(ps))
+        return fail_at(ps, ps->p, SL_EPARSE, "unexpected text after the value");
+    if ((rc = sl_plan_option_set(ps->plan, name, value)) < 0) {
+        char msg[SL__MSG_MAX];
+        snprintf(msg, sizeof msg, "%s", ps->plan->err.msg);
+        return fail_at(ps, rc == SL_ENOTFOUND || rc == SL_ESTATE ? nat : vat, rc, "%s", msg);
+    }
+    return SL_OK;
+}
+
 static int parse_line(struct parser *ps)
 {
     char word[MAX_NAME], name[MAX_NAME];
@@ -209,7 +245,8 @@ static int parse_line(struct parser *ps)
     if (at_line_end(ps))
         return SL_OK;
     const char *at = ps->p; /* where the statement's first word starts */
-    if ((rc = read_name(ps, word, false, "a statement (NAME = OPERATOR ..., output, place)")) < 0)
+    if ((rc = read_name(ps, word, false, "a statement (NAME = OPERATOR ..., output, place, "
+                        "set)")) < 0)
         return rc;
     skip_blanks(ps);
     if (*ps->p == '=') {
@@ -261,9 +298,11 @@ static int parse_line(struct parser *ps)
             return fail_at(ps, ps->p, SL_EPARSE, "unexpected text after the placement");
         return sl_plan_place(ps->plan, id, pl);
     }
+    if (strcmp(word, "set") == 0)
+        return parse_set(ps);
     return fail_at(ps, ps->p, SL_EPARSE, "expected '=' after '%s' (hint: a statement is "
-                   "NAME = OPERATOR(INPUTS) OPTIONS, output NAME [as ALIAS], or place NAME "
-                   "cpu|gpu|auto)", word);
+                   "NAME = OPERATOR(INPUTS) OPTIONS, output NAME [as ALIAS], place NAME "
+                   "cpu|gpu|auto, or set OPTION = VALUE)", word);
 }
 
 int sl_plan_parse(sl_plan_t *plan, const char *text, const char *source_name)

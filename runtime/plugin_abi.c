@@ -57,14 +57,17 @@
     X(table_batch, sl_table_batch) X(table_pin, sl_table_pin)                       \
     X(table_to_host, sl_table_to_host)
 
-/* Version 3: the column types of 0.3. */
+/* Version 3: the column types of 0.3, engine options and profile values. */
 #define SL__HOST_V3(X)                                                              \
     X(type_decimal, sl_type_decimal) X(type_precision, sl_type_precision)           \
     X(type_scale, sl_type_scale) X(type_is_string, sl_type_is_string)               \
     X(batch_column_strings, sl_batch_column_strings)                                \
     X(batch_column_chars, sl_batch_column_chars)                                    \
     X(batch_column_set_dictionary, sl_batch_column_set_dictionary)                  \
-    X(batch_share_dictionary, sl_batch_share_dictionary)
+    X(batch_share_dictionary, sl_batch_share_dictionary)                            \
+    X(task_option_int, sl_task_option_int)                                          \
+    X(task_option_float, sl_task_option_float)                                      \
+    X(task_profile_value, sl_task_profile_value)
 
 #define SL__HOST_ALL(X) SL__HOST_V1(X) SL__HOST_V3(X)
 

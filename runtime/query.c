@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "engine_option_int.h"
 #include "exec_int.h"
 #include "gpu_int.h"
 
@@ -132,6 +133,7 @@ int sl_query_create(sl_engine_t *eng, sl_plan_t *plan, sl_query_t **out)
         return sl__set_last_error(SL_ENOMEM, "out of memory creating a query");
     q->eng = eng;
     q->plan = plan;
+    sl__options_for_query(eng, plan, &q->opts);
     q->n_slots = sl__sched_num_workers(eng->sched);
     q->err_device = -1;
     pthread_mutex_init(&q->mu, NULL);

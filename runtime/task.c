@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "engine_option_int.h"
 #include "exec_int.h"
 #include "gpu_int.h"
 
@@ -142,7 +143,29 @@ int64_t sl_task_morsel_rows(const sl_task_t *t)
     if (t->pipe && t->pipe->morsel_rows > 0) /* co-processed: one size on both devices */
         return t->pipe->morsel_rows;
     bool gpu = t->kind == SL_DEVICE_CUDA || t->gpu;
-    return gpu ? t->q->eng->morsel_rows_gpu : t->q->eng->morsel_rows_cpu;
+    return gpu ? t->q->opts.morsel_rows_gpu : t->q->opts.morsel_rows_cpu;
+}
+
+int sl_task_option_int(const sl_task_t *t, const char *name, int64_t *out)
+{
+    const struct sl__option *o = sl__option_find(name);
+    if (!o)
+        return SL_ENOTFOUND;
+    if (o->info.type == SL_ENGINE_OPT_FLOAT || o->info.type == SL_ENGINE_OPT_STRING)
+        return sl__set_last_error(SL_ETYPE, "option %s is not an integer", name);
+    *out = sl__option_int(o, &t->q->opts);
+    return SL_OK;
+}
+
+int sl_task_option_float(const sl_task_t *t, const char *name, double *out)
+{
+    const struct sl__option *o = sl__option_find(name);
+    if (!o)
+        return SL_ENOTFOUND;
+    if (o->info.type == SL_ENGINE_OPT_STRING)
+        return sl__set_last_error(SL_ETYPE, "option %s is not a number", name);
+    *out = sl__option_float(o, &t->q->opts);
+    return SL_OK;
 }
 
 void *sl_task_stream(const sl_task_t *t)
@@ -391,26 +414,43 @@ int32_t *sl_task_status(const sl_task_t *t)
     return t->status;
 }
 
-void sl_task_phase_time(sl_task_t *t, const char *name, double ms)
+/* The slot of `name` among an operator's named profile entries: taken by the first task
+ * that reports the name (compare-and-swap, so concurrent tasks agree); -1 when all are
+ * taken by other names. */
+static int profile_slot(const char *_Atomic names[SL__OP_PHASES], const char *name)
 {
-    if (!t || !name)
-        return;
-    struct sl__opstate *os = t->os;
     for (int i = 0; i < SL__OP_PHASES; i++) {
-        const char *have = atomic_load(&os->phase_name[i]);
+        const char *have = atomic_load(&names[i]);
         if (!have) {
             const char *none = NULL;
-            if (atomic_compare_exchange_strong(&os->phase_name[i], &none, name))
+            if (atomic_compare_exchange_strong(&names[i], &none, name))
                 have = name;
             else
                 have = none; /* another task took the slot: maybe for the same name */
         }
-        if (have == name || strcmp(have, name) == 0) {
-            atomic_fetch_add_explicit(&os->phase_ns[i], (int64_t)(ms * 1e6),
-                                      memory_order_relaxed);
-            return;
-        }
+        if (have == name || strcmp(have, name) == 0)
+            return i;
     }
+    return -1;
+}
+
+void sl_task_phase_time(sl_task_t *t, const char *name, double ms)
+{
+    if (!t || !name)
+        return;
+    int i = profile_slot(t->os->phase_name, name);
+    if (i >= 0)
+        atomic_fetch_add_explicit(&t->os->phase_ns[i], (int64_t)(ms * 1e6),
+                                  memory_order_relaxed);
+}
+
+void sl_task_profile_value(sl_task_t *t, const char *name, int64_t value)
+{
+    if (!t || !name)
+        return;
+    int i = profile_slot(t->os->value_name, name);
+    if (i >= 0)
+        atomic_store_explicit(&t->os->value[i], value, memory_order_relaxed);
 }
 
 void sl_task_progress(sl_task_t *t, int64_t rows, int64_t bytes)

@@ -36,6 +36,7 @@
     } while (0)
 
 static cudaStream_t g_s;
+static int64_t g_part_threshold; /* $AGG_PART_THRESHOLD; 0 = the driver's default */
 static size_t g_live = 0, g_peak = 0;
 static std::map<void *, size_t> g_sizes;
 
@@ -264,6 +265,7 @@ static void run_case(const Case &c, const Cfg &cfg)
         printf("init failed\n");
         exit(2);
     }
+    d.part_threshold = g_part_threshold;
     d.force_mode = cfg.mode;
     d.shared_groups = cfg.shared;
     d.force_bits = cfg.bits;
@@ -760,6 +762,7 @@ static void bench_one(const char *method, int mode, int shared, int bits, int64_
         cudaEventRecord(e0, g_s);
         if (agg_gdrv_init(&d, &sp, g_s, &g_mem) != 0)
             exit(2);
+        d.part_threshold = g_part_threshold;
         d.force_mode = mode;
         d.shared_groups = shared;
         d.force_bits = bits;
@@ -896,7 +899,7 @@ int main(int argc, char **argv)
     uint64_t thr = UINT64_MAX;
     CK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &thr));
     if (getenv("AGG_PART_THRESHOLD")) /* move the method threshold (tests of the choice) */
-        agg_gdrv_part_threshold = atoll(getenv("AGG_PART_THRESHOLD"));
+        g_part_threshold = atoll(getenv("AGG_PART_THRESHOLD"));
     std::string cmd = argv[1];
     if (cmd == "check")
         return cmd_check(argc > 2 ? atof(argv[2]) : 1.0);

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "error.h"
+#include "option.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -25,29 +26,41 @@ enum sl_device_kind { SL_DEVICE_CPU = 0, SL_DEVICE_CUDA = 1 };
  * pipelines are placed as with SL_PLACE_AUTO. An engine setting only (not for sl_plan_place). */
 enum sl_placement { SL_PLACE_AUTO = 0, SL_PLACE_CPU = 1, SL_PLACE_GPU = 2, SL_PLACE_COPROCESS = 3 };
 
-/* Engine settings. Fill with sl_engine_config_init, then change what you need.
- * Zero in a count or limit field means "the default" as documented per field. */
+/* Engine settings. Fill with sl_engine_config_init, then change what you need, by field
+ * or by name (sl_engine_config_set, option.h; the option names are given below).
+ * Zero in a count or limit field means "the default" as documented per field. The
+ * library never reads environment variables: what is set here is what it uses. */
 struct sl_engine_config {
     uint32_t size;              /* sizeof(struct sl_engine_config); set by _init */
-    int n_threads;              /* CPU worker threads; 0 = one per online core */
-    int n_gpus;                 /* GPUs to use; -1 = all usable (default), 0 = none */
-    int64_t host_mem_limit;     /* bytes of host memory for query state; 0 = 80% of RAM */
-    int64_t gpu_mem_limit;      /* bytes of device memory per GPU; 0 = $SLUICE_GPU_MEM or
-                                   90% of free */
-    enum sl_placement placement;/* engine-wide placement; SL_PLACE_AUTO by default.
-                                   The environment variable SLUICE_PLACEMENT (cpu, gpu,
-                                   auto, coprocess) overrides it when set. */
-    int64_t morsel_rows_cpu;    /* rows per CPU morsel; 0 = $SLUICE_MORSEL_ROWS or 122880 */
-    int64_t morsel_rows_gpu;    /* rows per GPU chunk; 0 = $SLUICE_GPU_MORSEL_ROWS or
-                                   16 Mi rows */
-    int pin_threads;            /* 1 (default) pins workers to cores; 0 leaves them free */
-    int gpu_depth;              /* GPU tasks in flight per GPU (copies of the next ones
-                                   overlap the kernels of the current); 0 = 4 */
-    const char *cost_cache_path;/* file for calibrated throughput models; NULL = none */
-    const char *trace_path;     /* write a Chrome trace of every query here; NULL = off */
+    int n_threads;              /* threads: CPU worker threads; 0 = one per online core */
+    int n_gpus;                 /* gpus: GPUs to use; -1 = all usable (default), 0 = none */
+    int64_t host_mem_limit;     /* host_mem: bytes of host memory for query state;
+                                   0 = 80% of RAM */
+    int64_t gpu_mem_limit;      /* gpu_mem: bytes of device memory per GPU; 0 = 90% of free */
+    enum sl_placement placement;/* placement: engine-wide placement; SL_PLACE_AUTO by
+                                   default */
+    int64_t morsel_rows_cpu;    /* morsel_rows: rows per CPU morsel; 0 = 122880 */
+    int64_t morsel_rows_gpu;    /* gpu_morsel_rows: rows per GPU chunk; 0 = 16 Mi rows */
+    int pin_threads;            /* pin_threads: 1 (default) pins workers to cores */
+    int gpu_depth;              /* gpu_depth: GPU tasks in flight per GPU (copies of the next
+                                   ones overlap the kernels of the current); 0 = 4 */
+    const char *cost_cache_path;/* cost_cache: file for calibrated throughput models;
+                                   NULL = none */
+    const char *trace_path;     /* trace: write a Chrome trace of every query here;
+                                   NULL = off */
     /* Log sink for warnings ("GPU 0 cannot run the built kernels ..."). NULL = stderr. */
     void (*log)(void *user, int level, const char *msg);
     void *log_user;
+    /* Fields added in 0.2 (options of the same names; docs/OPTIONS.md). */
+    int64_t coproc_morsel_rows; /* rows per morsel of a co-processed pipeline; 0 = chosen */
+    int coproc_cpu_workers;     /* CPU workers of a co-processed pipeline; 0 = threads - 1 */
+    double host_gbps;           /* host memory bandwidth (GB/s) for placement; 0 = the link's */
+    int64_t agg_gpu_part_threshold; /* estimated groups above which the GPU group-by
+                                       partitions; 0 = 65536 */
+    int debug_kmeans_method;    /* GPU k-means kernel (an SL_K_KMEANS_* number); -1 = chosen */
+    int debug_ooc_sort_merge;   /* out-of-core sort merge: 0 auto, 1 cpu, 2 gpu */
+    int debug_ooc_readback;     /* out-of-core join read-back: 0 copy, 1 kernel */
+    int debug_join_phase_times; /* 1: the GPU join's phase times go to the query profile */
 };
 
 /* Fills *cfg with defaults. Added in 0.1. */

@@ -222,6 +222,19 @@ SL_API void sl_task_progress(sl_task_t *t, int64_t rows, int64_t bytes);
  * the query (a string literal); an operator has at most 8 names, further ones are
  * dropped. Added in 0.2. */
 SL_API void sl_task_phase_time(sl_task_t *t, const char *name, double ms);
+/* Sets the named value of this task's operator in the query profile, listed under
+ * "values" (sl_query_profile_json): a choice the operator made, such as the GPU join's
+ * radix bits. The last value set wins; `name` must live as long as the query; at most 8
+ * names per operator, further ones are dropped. Added in 0.2. */
+SL_API void sl_task_profile_value(sl_task_t *t, const char *name, int64_t value);
+/* The value of engine option `name` (option.h, docs/OPTIONS.md) for this task's query:
+ * the engine's value when the query was created, or the plan's. sl_task_option_int
+ * reads booleans (0/1), integers and enumerations (the index of the choice);
+ * sl_task_option_float reads any number. *out is left alone on error: SL_ENOTFOUND for
+ * an unknown name, SL_ETYPE for an option of another type. Operators read their
+ * switches here, never from globals or the environment. Added in 0.2. */
+SL_API int sl_task_option_int(const sl_task_t *t, const char *name, int64_t *out);
+SL_API int sl_task_option_float(const sl_task_t *t, const char *name, double *out);
 /* The CUDA stream of a CUDA task (a cudaStream_t), NULL on CPU. */
 SL_API void *sl_task_stream(const sl_task_t *t);
 

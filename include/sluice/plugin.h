@@ -159,6 +159,10 @@ struct sl_host_api {
     int (*batch_column_set_dictionary)(sl_batch_t *b, int i, int64_t n, const int32_t *offsets,
                                        const char *chars);
     int (*batch_share_dictionary)(sl_batch_t *b, int i, const sl_batch_t *from, int j);
+    /* --- version 3: engine options and the profile (op.h) --- */
+    int (*task_option_int)(const sl_task_t *t, const char *name, int64_t *out);
+    int (*task_option_float)(const sl_task_t *t, const char *name, double *out);
+    void (*task_profile_value)(sl_task_t *t, const char *name, int64_t value);
 
     /* members added in version 4 go below this line */
 };

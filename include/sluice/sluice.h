@@ -8,6 +8,7 @@
 #include "data.h"
 #include "arrow.h"
 #include "engine.h"
+#include "option.h"
 #include "plan.h"
 #include "query.h"
 #include "op.h"

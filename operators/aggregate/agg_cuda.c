@@ -182,6 +182,7 @@ int agg_gpu_sink(sl_task_t *t)
     }
     struct agg_gdrv *d = &ls->gpu->drv;
     drv_bind(d, t);
+    sl_task_option_int(t, "agg_gpu_part_threshold", &d->part_threshold);
     /* The kernels count rows in 32 bits: batches go in pieces of at most 2^30 rows. */
     const int64_t piece = (int64_t)1 << 30;
     for (int64_t off = 0; off < b->n_rows; off += piece) {

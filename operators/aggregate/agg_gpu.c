@@ -5,12 +5,10 @@
 #include <stdio.h>
 #include <string.h>
 
-/* Estimated groups above which the partitioned method is used: below it the global table
- * (and the shared pre-aggregation) stays in L2 and wins; measured on the H100 (see
- * bench/results_gpuagg.md). */
-int64_t agg_gdrv_part_threshold = (int64_t)1 << 16;
-/* sl_k_agg_update flags of new drivers (SL_K_AGG_PRELOAD or 0; to be measured). */
-int agg_gdrv_update_flags = SL_K_AGG_PRELOAD;
+/* Estimated groups above which the partitioned method is used by default: below it the
+ * global table (and the shared pre-aggregation) stays in L2 and wins; measured on the
+ * H100 (see bench/results_gpuagg.md). */
+#define DEFAULT_PART_THRESHOLD ((int64_t)1 << 16)
 
 /* Sample rows for the group estimate. */
 #define SAMPLE_ROWS 65536
@@ -102,7 +100,7 @@ int agg_gdrv_init(struct agg_gdrv *d, const struct sl_k_agg_spec *spec, cudaStre
     d->spec = *spec;
     d->stream = stream;
     d->mem = *mem;
-    d->update_flags = agg_gdrv_update_flags;
+    d->update_flags = SL_K_AGG_PRELOAD; /* or 0; to be measured */
     for (int i = 0; i < AGG_PH_N; i++)
         d->phase_ms[i] = -1;
     d->d_small = dalloc(d, 16 * sizeof(unsigned long long));
@@ -110,6 +108,11 @@ int agg_gdrv_init(struct agg_gdrv *d, const struct sl_k_agg_spec *spec, cudaStre
 }
 
 static void mark(struct agg_gdrv *d, int i);
+
+static int64_t part_threshold(const struct agg_gdrv *d)
+{
+    return d->part_threshold > 0 ? d->part_threshold : DEFAULT_PART_THRESHOLD;
+}
 
 /* Picks the method from the distinct hashes of a sample of the first batch. */
 static int choose(struct agg_gdrv *d, const struct sl_k_agg_input *in)
@@ -131,8 +134,8 @@ static int choose(struct agg_gdrv *d, const struct sl_k_agg_input *in)
     d->g_est = sl_k_agg_estimate_groups(in->n, m, (int64_t)distinct);
     mark(d, AGG_EV_AGG0);
     d->mode = d->force_mode ? d->force_mode
-                            : d->g_est > (double)agg_gdrv_part_threshold ? AGG_GDRV_PART
-                                                                         : AGG_GDRV_TABLE;
+                            : d->g_est > (double)part_threshold(d) ? AGG_GDRV_PART
+                                                                   : AGG_GDRV_TABLE;
     return AGG_GDRV_OK;
 }
 
@@ -239,7 +242,7 @@ static int table_finish(struct agg_gdrv *d)
         /* The sample saw far fewer groups than there are (a skewed head hides the tail):
          * a table past the partitioned method's threshold would need several runs, so
          * the kept inputs are partitioned instead (one pass) and output that way. */
-        if (4 * d->tb.cap > agg_gdrv_part_threshold && !d->force_mode)
+        if (4 * d->tb.cap > part_threshold(d) && !d->force_mode)
             /* At most the table's groups plus one per row or group that found no room. */
             return table_to_part(d, (double)d->tb.cap + (double)(n[1] + n[2] + n[3]));
         /* More groups than rows cannot be: that bound ends the loop. */

@@ -8,7 +8,7 @@
  * driver); later adds only launch. The table method does not look at the table's
  * counters until agg_gdrv_output: if some group found no room, every input is run
  * again into a table four times bigger (so the inputs given to agg_gdrv_add must stay
- * valid until agg_gdrv_output returns); past agg_gdrv_part_threshold groups the kept
+ * valid until agg_gdrv_output returns); past part_threshold groups the kept
  * inputs are partitioned instead (the sample missed a skewed tail). agg_gdrv_output
  * synchronizes to read counts. */
 #ifndef SLUICE_AGG_GPU_H
@@ -59,7 +59,10 @@ struct agg_gdrv {
     int shared_groups;            /* table method's shared groups per block (0 default) */
     int force_bits;               /* partitioned: radix bits (0 = from the estimate) */
     int64_t init_cap;             /* table method: first capacity (0 = from the estimate) */
-    int update_flags;             /* sl_k_agg_update flags (agg_gdrv_update_flags) */
+    int update_flags;             /* sl_k_agg_update flags (SL_K_AGG_PRELOAD by default) */
+    int64_t part_threshold;       /* estimated groups above which the partitioned method
+                                     is chosen (0 = 65536, measured: bench/results_gpuagg.md;
+                                     the operator passes agg_gpu_part_threshold) */
     /* state */
     int mode;
     double g_est;                 /* estimated groups (first batch) */
@@ -97,11 +100,6 @@ int agg_gdrv_add(struct agg_gdrv *d, const struct sl_k_agg_input *in);
 int agg_gdrv_output(struct agg_gdrv *d, agg_gdrv_out_fn out_fn, void *ctx, int32_t *d_status,
                     int64_t *n_groups, int64_t *h_null_count);
 void agg_gdrv_free(struct agg_gdrv *d);
-/* Estimated groups above which the partitioned method is chosen (measured, see
- * bench/results_gpuagg.md); a variable so that benches can move it. */
-extern int64_t agg_gdrv_part_threshold;
-/* sl_k_agg_update flags a new driver starts with. */
-extern int agg_gdrv_update_flags;
 
 #ifdef __cplusplus
 }

@@ -26,8 +26,10 @@
  * side, sides of 2^32 rows or more, and joins that do not fit the GPU budget (except
  * those join_smj_ooc.c, for algo=sortmerge, or join_cuda_ooc.c run out of core).
  *
- * SLUICE_JOIN_PHASES=<file>: each GPU finalize appends one JSON line of its phase times
- * (CUDA events), read by `sluice bench join` (docs/BENCH_PROTOCOL.md's per-phase times). */
+ * Each GPU finalize puts its choices in the query profile's "values" (gpu_algo: 0 PHJ,
+ * 1 NPJ, 2 SMJ; radix_bits, begin_bit, probe_rows: the probe rows it joined after the
+ * filter); with the option debug_join_phase_times also its phase times (CUDA events),
+ * read by `sluice bench join` (per-phase times). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -689,12 +691,12 @@ static int aggregate(sl_task_t *t, struct join_state *st, const struct gj *g,
     return rc;
 }
 
-/* ---------------- phase times (SLUICE_JOIN_PHASES) ---------------- */
+/* ---------------- phase times (debug_join_phase_times) ---------------- */
 
 enum { PH_START, PH_PREPARED, PH_PARTITIONED, PH_JOINED, PH_DONE, PH_N };
 
 struct phases {
-    const char *path;
+    int on;
     cudaEvent_t ev[PH_N];
     int n;
     struct timespec t0;
@@ -703,44 +705,47 @@ struct phases {
 static void phases_init(struct phases *p, sl_task_t *t)
 {
     memset(p, 0, sizeof *p);
-    p->path = getenv("SLUICE_JOIN_PHASES");
+    int64_t on = 0;
+    sl_task_option_int(t, "debug_join_phase_times", &on);
+    p->on = on != 0;
     clock_gettime(CLOCK_MONOTONIC, &p->t0);
-    for (int i = 0; p->path && i < PH_N; i++)
+    for (int i = 0; p->on && i < PH_N; i++)
         if (cudaEventCreate(&p->ev[i]) != cudaSuccess)
-            p->path = NULL;
-    if (p->path)
+            p->on = 0;
+    if (p->on)
         cudaEventRecord(p->ev[0], sl_task_stream(t));
     p->n = 1;
 }
 
 static void phase_mark(struct phases *p, sl_task_t *t, int i)
 {
-    if (p->path && i == p->n && cudaEventRecord(p->ev[i], sl_task_stream(t)) == cudaSuccess)
+    if (p->on && i == p->n && cudaEventRecord(p->ev[i], sl_task_stream(t)) == cudaSuccess)
         p->n = i + 1;
 }
 
-static void phases_write(struct phases *p, const struct gj *g, int rc)
+/* Adds the choices to the profile, and the phases: the GPU's between events, and
+ * "finalize" the host's time for the whole finalize (its launches and waits included). */
+static void phases_report(struct phases *p, sl_task_t *t, const struct gj *g, int rc)
 {
-    if (!p->path)
+    if (rc >= 0) {
+        sl_task_profile_value(t, "gpu_algo", g->algo);
+        sl_task_profile_value(t, "radix_bits", g->bits);
+        sl_task_profile_value(t, "begin_bit", g->begin);
+        sl_task_profile_value(t, "probe_rows", g->s[1 - g->build].n);
+    }
+    if (!p->on)
         return;
     static const char *const names[PH_N] = {"", "prepare", "partition", "join", "materialize"};
-    static const char *const algos[] = {"phj", "npj", "smj"};
     if (rc >= 0 && p->n == PH_N && cudaEventSynchronize(p->ev[PH_N - 1]) == cudaSuccess) {
         struct timespec t1;
         clock_gettime(CLOCK_MONOTONIC, &t1);
-        FILE *f = fopen(p->path, "a");
-        if (f) {
-            fprintf(f, "{\"algo\":\"%s\",\"radix_bits\":%d,\"begin_bit\":%d,\"probe_rows\":%lld",
-                    algos[g->algo], g->bits, g->begin, (long long)g->s[1 - g->build].n);
-            for (int i = 1; i < PH_N; i++) {
-                float ms = 0;
-                cudaEventElapsedTime(&ms, p->ev[i - 1], p->ev[i]);
-                fprintf(f, ",\"%s\":%.3f", names[i], ms);
-            }
-            fprintf(f, ",\"finalize\":%.3f}\n",
-                    (t1.tv_sec - p->t0.tv_sec) * 1e3 + (t1.tv_nsec - p->t0.tv_nsec) / 1e6);
-            fclose(f);
+        for (int i = 1; i < PH_N; i++) {
+            float ms = 0;
+            cudaEventElapsedTime(&ms, p->ev[i - 1], p->ev[i]);
+            sl_task_phase_time(t, names[i], ms);
         }
+        sl_task_phase_time(t, "finalize", (t1.tv_sec - p->t0.tv_sec) * 1e3 +
+                                              (t1.tv_nsec - p->t0.tv_nsec) / 1e6);
     }
     for (int i = 0; i < PH_N; i++)
         if (p->ev[i])
@@ -818,7 +823,7 @@ int join_finalize_cuda(sl_task_t *t)
     memset(&o, 0, sizeof o);
     phases_init(&ph, t);
     int rc = finalize(t, st, &g, &o, &ph);
-    phases_write(&ph, &g, rc);
+    phases_report(&ph, t, &g, rc);
     gj_sides_free(t, &g);
     out_free(t, &o);
     return rc;

@@ -192,7 +192,7 @@ struct ooc {
     int64_t gpu_count;                  /* aggregate: matches of the GPU jobs */
     int32_t *d_status;
     /* trace */
-    int zero_copy;                      /* read-back by a kernel (SLUICE_OOC_READBACK=kernel) */
+    int zero_copy;                      /* read-back by a kernel (debug_ooc_readback=kernel) */
     int tracing;
     struct trace_ev *tr;
     int n_tr;
@@ -1237,8 +1237,9 @@ int join_ooc_finalize(sl_task_t *t)
         return SL_OK;
     o->cs = sl_task_stream(t);
     o->tracing = sl__task_tracing(t);
-    const char *rb = getenv("SLUICE_OOC_READBACK"); /* an experiment's switch (OUT_OF_CORE.md) */
-    o->zero_copy = rb && !strcmp(rb, "kernel");
+    int64_t readback = 0; /* an experiment's switch (OUT_OF_CORE.md): 1 = kernel */
+    sl_task_option_int(t, "debug_ooc_readback", &readback);
+    o->zero_copy = readback == 1;
     if (o->tracing && !(o->tr = sl_task_alloc(t, MAX_TRACE * sizeof *o->tr)))
         return SL_ENOMEM;
     void *side[2]; /* the copy streams, from the runtime */

@@ -127,10 +127,11 @@ static int gk_alloc(sl_task_t *t, const struct km_plan *p, const struct km_globa
 {
     size_t kd = (size_t)p->k * p->d;
     s->method = sl_k_kmeans_pick(p->d, p->k);
-    /* benchmarking only: $SLUICE_KMEANS_METHOD (an SL_K_KMEANS_* number) where it can run */
-    const char *force = getenv("SLUICE_KMEANS_METHOD");
-    if (force && sl_k_kmeans_supported(atoi(force), p->d, p->k))
-        s->method = atoi(force);
+    /* benchmarking only: debug_kmeans_method (an SL_K_KMEANS_* number) where it can run */
+    int64_t force = -1;
+    sl_task_option_int(t, "debug_kmeans_method", &force);
+    if (force >= 0 && sl_k_kmeans_supported((int)force, p->d, p->k))
+        s->method = (int)force;
     int64_t most = 0;
     for (int64_t i = 0; i < g->in[0].n; i++)
         if (g->in[0].v[i].batch->n_rows > most)

@@ -291,13 +291,15 @@ static int64_t *make_cuts(sl_task_t *t, const struct sl__ooc_runs *m, int64_t n,
     return cuts;
 }
 
-/* 1 to merge on the GPU: SLUICE_OOC_SORT_MERGE=gpu or cpu forces it; by default when
+/* 1 to merge on the GPU: the option debug_ooc_sort_merge=gpu or cpu forces it; by default when
  * there are at most 64 runs (a bucket is k slices per column, one copy call each) and the
  * pinned blocks of the result fit the host budget beside the runs. */
 static int merge_on_gpu(sl_task_t *t, const struct sl__ooc_sorted *so, int64_t R)
 {
-    const char *env = getenv("SLUICE_OOC_SORT_MERGE");
-    if (so->runs.n_runs < 2 || (env && strcmp(env, "cpu") == 0))
+    enum { AUTO, CPU, GPU };
+    int64_t force = AUTO;
+    sl_task_option_int(t, "debug_ooc_sort_merge", &force);
+    if (so->runs.n_runs < 2 || force == CPU)
         return 0;
     int64_t row_bytes = 0;
     for (int c = 0; c < so->runs.n_cols; c++)
@@ -306,7 +308,7 @@ static int merge_on_gpu(sl_task_t *t, const struct sl__ooc_sorted *so, int64_t R
     if (!sl__task_host_room(t, 2 * so->n * row_bytes) ||
         !sl__ooc_merge_fits(t, so, R, (so->n + R - 1) / R + 1))
         return 0;
-    return (env && strcmp(env, "gpu") == 0) || so->runs.n_runs <= 64;
+    return force == GPU || so->runs.n_runs <= 64;
 }
 
 /* Pass 2 on the GPU; the result is complete once the copy tasks are (the finalize's

@@ -39,6 +39,19 @@ void sl_test_trap_crashes(void);
         return;                      \
     } while (0)
 
+/* sl_engine_open with the test configuration of the environment (tests/configs/,
+ * sl_test_engine.c): SLUICE_<NAME> sets engine option NAME where the test kept its
+ * default (placement: always). Tests open engines with it, except those about what the
+ * library itself does with the environment (nothing). */
+struct sl_engine;
+struct sl_engine_config;
+int sl_test_engine_open(struct sl_engine **out, const struct sl_engine_config *cfg);
+/* The same mapping onto a config the test fills itself. */
+int sl_test_config_from_env(struct sl_engine_config *cfg);
+/* A plan parsed from text (source name "t.plan"); fails the case on an error. */
+struct sl_plan;
+struct sl_plan *sl_test_plan_parse(const char *text);
+
 /* Asserts that a sluice call returned SL_OK, printing the code and message if not. */
 #define SL_ASSERT_OK(expr)                                                              \
     do {                                                                                \

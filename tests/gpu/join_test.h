@@ -52,12 +52,15 @@ static sl_engine_t *engine(enum sl_placement pl, int64_t gpu_mem)
     cfg.placement = pl;
     cfg.gpu_mem_limit = gpu_mem;
     sl_engine_t *e;
-    SL_ASSERT_OK(sl_engine_open(&e, &cfg));
+    SL_ASSERT_OK(sl_test_engine_open(&e, &cfg));
     return e;
 }
 
 /* Runs left JOIN right with `opts` and returns the result's fingerprint; *on_gpu says
  * whether the join finalized on the GPU. */
+/* The profile of the last query run() ran (the GPU join's choices are in its "values"). */
+static char last_profile[16384];
+
 static struct fp run(sl_engine_t *e, sl_table_t *l, sl_table_t *r, const char *opts,
                      int output_device, int *on_gpu)
 {
@@ -75,6 +78,7 @@ static struct fp run(sl_engine_t *e, sl_table_t *l, sl_table_t *r, const char *o
         fail_msg("query failed: %s", sl_query_errmsg(q));
     if (on_gpu)
         *on_gpu = q->ops[nj].home_gpu >= 0;
+    snprintf(last_profile, sizeof last_profile, "%s", sl_query_profile_json(q));
     sl_table_t *out, *host;
     SL_ASSERT_OK(sl_query_result(q, "o", &out));
     SL_ASSERT_OK(sl_table_to_host(out, &host));

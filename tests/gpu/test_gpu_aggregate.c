@@ -148,9 +148,7 @@ static int32_t kernel_run(int64_t n, int64_t groups, int mode, int shared, int b
     d.shared_groups = shared;
     d.force_bits = bits;
     d.init_cap = init_cap;
-    int64_t saved_threshold = agg_gdrv_part_threshold;
-    if (g_add_threshold)
-        agg_gdrv_part_threshold = g_add_threshold;
+    d.part_threshold = g_add_threshold; /* 0 = the default */
     for (int b = 0; b < batches; b++) {
         int64_t lo = n * b / batches, hi = n * (b + 1) / batches;
         struct sl_k_agg_input in;
@@ -167,7 +165,6 @@ static int32_t kernel_run(int64_t n, int64_t groups, int mode, int shared, int b
     struct kout o;
     memset(&o, 0, sizeof o);
     int64_t ng = -1, nulls[3];
-    agg_gdrv_part_threshold = saved_threshold;
     int rc = d.need_groups ? AGG_GDRV_EBUDGET : agg_gdrv_output(&d, kout_fn, &o, d_status, &ng, nulls);
     g_last_switched = d.switched;
     g_last_grows = d.grows;
@@ -432,7 +429,7 @@ static sl_engine_t *engine(enum sl_placement pl, int64_t gpu_mem)
     cfg.placement = pl;
     cfg.gpu_mem_limit = gpu_mem;
     sl_engine_t *e;
-    SL_ASSERT_OK(sl_engine_open(&e, &cfg));
+    SL_ASSERT_OK(sl_test_engine_open(&e, &cfg));
     return e;
 }
 

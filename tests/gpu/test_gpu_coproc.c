@@ -98,7 +98,7 @@ static sl_engine_t *engine(enum sl_placement pl)
     cfg.placement = pl;
     cfg.morsel_rows_cpu = 8192;
     sl_engine_t *e;
-    SL_ASSERT_OK(sl_engine_open(&e, &cfg));
+    SL_ASSERT_OK(sl_test_engine_open(&e, &cfg));
     return e;
 }
 

@@ -28,7 +28,7 @@ static sl_engine_t *gpu_engine(int64_t gpu_morsel, int64_t gpu_mem)
     cfg.morsel_rows_gpu = gpu_morsel;
     cfg.gpu_mem_limit = gpu_mem;
     sl_engine_t *e;
-    SL_ASSERT_OK(sl_engine_open(&e, &cfg));
+    SL_ASSERT_OK(sl_test_engine_open(&e, &cfg));
     return e;
 }
 

@@ -78,7 +78,7 @@ static sl_engine_t *engine(enum sl_placement pl, int64_t morsel)
     cfg.morsel_rows_cpu = morsel;
     cfg.morsel_rows_gpu = morsel;
     sl_engine_t *e;
-    SL_ASSERT_OK(sl_engine_open(&e, &cfg));
+    SL_ASSERT_OK(sl_test_engine_open(&e, &cfg));
     return e;
 }
 

@@ -427,40 +427,22 @@ SL_TEST(null_keys_fall_back_to_the_cpu)
 }
 
 /* Keys that share their low 10 bits (multiples of 1024): partitioning starts at bit 10
- * (else every row lands in one partition); read from the phase line of the finalize. */
+ * (else every row lands in one partition); read from the GPU join's profile values. */
 SL_TEST(keys_sharing_low_bits)
 {
     NEED_GPU();
-    char path[64];
-    snprintf(path, sizeof path, "/tmp/test_gpu_join_op_phases.%d", (int)getpid());
-    remove(path);
-    setenv("SLUICE_JOIN_PHASES", path, 1);
     struct spec pk = {.rows = 1 << 21, .n_pay = 1, .key_mul = 1024, .seed = 40};
     struct spec fk = {.rows = 1 << 21, .n_pay = 1, .key_range = 1 << 21, .key_mul = 1024, .seed = 41};
     check(&fk, &pk, "on=k algo=radix", 1, 1, 0);
-    unsetenv("SLUICE_JOIN_PHASES");
-    FILE *f = fopen(path, "r");
-    assert_non_null(f);
-    char line[512] = "";
-    assert_non_null(fgets(line, sizeof line, f));
-    fclose(f);
-    remove(path);
-    printf("%s", line);
-    assert_non_null(strstr(line, "\"algo\":\"phj\""));
-    assert_non_null(strstr(line, "\"begin_bit\":10,"));
+    printf("%s\n", last_profile);
+    assert_non_null(strstr(last_profile, "\"gpu_algo\":0,")); /* PHJ */
+    assert_non_null(strstr(last_profile, "\"begin_bit\":10,"));
 }
 
-/* The probe row count the last GPU finalize partitioned, from its phase line. */
-static long long probe_rows_of_last_join(const char *path)
+/* The probe row count the last GPU join partitioned, from its profile values. */
+static long long probe_rows_of_last_join(void)
 {
-    FILE *f = fopen(path, "r");
-    assert_non_null(f);
-    char line[512] = "", last[512] = "";
-    while (fgets(line, sizeof line, f))
-        memcpy(last, line, sizeof last);
-    fclose(f);
-    remove(path);
-    const char *at = strstr(last, "\"probe_rows\":");
+    const char *at = strstr(last_profile, "\"probe_rows\":");
     assert_non_null(at);
     return atoll(at + strlen("\"probe_rows\":"));
 }
@@ -473,8 +455,6 @@ static long long probe_rows_of_last_join(const char *path)
 SL_TEST(probe_filter_low_match)
 {
     NEED_GPU();
-    char path[64];
-    snprintf(path, sizeof path, "/tmp/test_gpu_join_op_filter.%d", (int)getpid());
     static const char *const kinds[] = {"inner", "semi", "anti", "left"};
     struct spec pk = {.rows = 200000, .n_pay = 3, .mixed = 1, .key_offset = 5000, .seed = 70};
     struct spec probe = {.rows = 1200000, .n_pay = 1, .key_range = 1000000, .seed = 71};
@@ -488,11 +468,8 @@ SL_TEST(probe_filter_low_match)
         for (int k = 0; k < 4; k++) {
             char opts[128];
             snprintf(opts, sizeof opts, "on=k kind=%s algo=radix", kinds[k]);
-            remove(path);
-            setenv("SLUICE_JOIN_PHASES", path, 1);
             check_on(cpu, gpu, l, r, opts, 1, 1);
-            unsetenv("SLUICE_JOIN_PHASES");
-            long long kept = probe_rows_of_last_join(path);
+            long long kept = probe_rows_of_last_join();
             printf("%s, case %zu: %lld of %lld probe rows partitioned\n", opts, c, kept,
                    (long long)cases[c][0]->rows);
             if (c < 2 && k < 2)

@@ -515,7 +515,7 @@ static sl_engine_t *km_engine(enum sl_placement pl, int64_t gpu_mem)
     cfg.placement = pl;
     cfg.gpu_mem_limit = gpu_mem;
     sl_engine_t *e;
-    SL_ASSERT_OK(sl_engine_open(&e, &cfg));
+    SL_ASSERT_OK(sl_test_engine_open(&e, &cfg));
     return e;
 }
 

@@ -72,7 +72,7 @@ static sl_engine_t *engine(enum sl_placement pl)
     cfg.n_threads = 2;
     cfg.placement = pl;
     sl_engine_t *e;
-    SL_ASSERT_OK(sl_engine_open(&e, &cfg));
+    SL_ASSERT_OK(sl_test_engine_open(&e, &cfg));
     return e;
 }
 

@@ -134,6 +134,9 @@ static struct flat flatten(sl_table_t *t)
     return f;
 }
 
+/* The out-of-core merge the engines force (option debug_ooc_sort_merge). */
+static const char *force_merge = "auto";
+
 static sl_engine_t *engine(enum sl_placement pl, int64_t gpu_mem)
 {
     struct sl_engine_config cfg;
@@ -141,8 +144,9 @@ static sl_engine_t *engine(enum sl_placement pl, int64_t gpu_mem)
     cfg.n_threads = 2;
     cfg.placement = pl;
     cfg.gpu_mem_limit = gpu_mem;
+    SL_ASSERT_OK(sl_engine_config_set(&cfg, "debug_ooc_sort_merge", force_merge));
     sl_engine_t *e;
-    SL_ASSERT_OK(sl_engine_open(&e, &cfg));
+    SL_ASSERT_OK(sl_test_engine_open(&e, &cfg));
     return e;
 }
 
@@ -331,7 +335,7 @@ SL_TEST(ooc_sanitize_small)
     check(&b, "by=\"k DESC\"", 8 * MIB, 1);
 }
 
-/* Both merges forced (SLUICE_OOC_SORT_MERGE): buckets re-sorted on the GPU, ranges on
+/* Both merges forced (debug_ooc_sort_merge): buckets re-sorted on the GPU, ranges on
  * CPU threads; many runs, 8-byte keys with payloads, one heavy key (buckets larger than
  * a run, cut again at exact ranks), few keys, descending. */
 SL_TEST(ooc_gpu_and_cpu_merge)
@@ -339,7 +343,7 @@ SL_TEST(ooc_gpu_and_cpu_merge)
     REQUIRE_GPU();
     const char *modes[] = {"gpu", "cpu"};
     for (int m = 0; m < 2; m++) {
-        setenv("SLUICE_OOC_SORT_MERGE", modes[m], 1);
+        force_merge = modes[m];
         struct spec a = {.rows = (int64_t)1 << 22, .n_pay = 1, .seed = 21};
         check(&a, "by=k", 8 * MIB, 1);
         assert_int_equal(last_gpu_merge, 1 - m);
@@ -351,5 +355,5 @@ SL_TEST(ooc_gpu_and_cpu_merge)
         struct spec z = {.rows = 2000000, .key64 = 1, .n_pay = 1, .keys = K_ZIPF, .seed = 24};
         check(&z, "by=k", 16 * MIB, 1);
     }
-    unsetenv("SLUICE_OOC_SORT_MERGE");
+    force_merge = "auto";
 }

@@ -73,7 +73,7 @@ class Sluice:
         if rc != 0:
             raise SluiceError(rc, L.sl_engine_errmsg(self.eng).decode())
         if placement is not None:
-            set_opt = getattr(L, "sl_engine_set_option", None)
+            set_opt = getattr(L, "sl_engine_option_set", None)
             if set_opt is None:
                 raise SluiceError(-13, "this libsluice cannot set options by name")
             set_opt.argtypes = [vp, cp, cp]

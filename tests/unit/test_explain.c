@@ -59,17 +59,8 @@ static sl_engine_t *open_engine(int64_t host_mem, enum sl_placement placement)
     cfg.host_mem_limit = host_mem;
     cfg.placement = placement;
     sl_engine_t *e;
-    SL_ASSERT_OK(sl_engine_open(&e, &cfg));
+    SL_ASSERT_OK(sl_test_engine_open(&e, &cfg));
     return e;
-}
-
-static sl_plan_t *parse(const char *text)
-{
-    sl_plan_t *p;
-    SL_ASSERT_OK(sl_plan_create(&p));
-    if (sl_plan_parse(p, text, "t.plan") != SL_OK)
-        fail_msg("parse: %s", sl_plan_errmsg(p));
-    return p;
 }
 
 /* A plan parsed from text, an engine and a query of it, explained. */
@@ -82,7 +73,7 @@ struct fx {
 static const struct sl_explain *fx_open(struct fx *f, const char *text, int64_t host_mem,
                                         enum sl_placement placement)
 {
-    f->p = parse(text);
+    f->p = sl_test_plan_parse(text);
     f->e = open_engine(host_mem, placement);
     SL_ASSERT_OK(sl_query_create(f->e, f->p, &f->q));
     const struct sl_explain *ex;

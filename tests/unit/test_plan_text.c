@@ -32,7 +32,7 @@ SL_TEST(valid_plan_runs)
     cfg.n_threads = 2;
     cfg.n_gpus = 0;
     sl_engine_t *e;
-    SL_ASSERT_OK(sl_engine_open(&e, &cfg));
+    SL_ASSERT_OK(sl_test_engine_open(&e, &cfg));
     sl_query_t *q;
     SL_ASSERT_OK(sl_query_create(e, p, &q));
     assert_non_null(strstr(sl_query_explain_json(q), "\"source\":\"gen.sequence\""));

@@ -27,7 +27,7 @@ static sl_engine_t *open_engine(int threads, int64_t morsel, int64_t host_limit)
     cfg.n_gpus = 0;
     cfg.host_mem_limit = host_limit;
     sl_engine_t *e;
-    SL_ASSERT_OK(sl_engine_open(&e, &cfg));
+    SL_ASSERT_OK(sl_test_engine_open(&e, &cfg));
     return e;
 }
 

@@ -7,17 +7,10 @@
 # throughput.
 #
 #   check_commands.sh SLUICE PLANS_DIR SCRATCH_DIR
-set -uo pipefail
-sluice=$1 plans=$2 scratch=$3
-mkdir -p "$scratch"
-failures=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-out=$scratch/out err=$scratch/err
+# shellcheck source=cli_check_lib.sh
+source "$(dirname "$0")/cli_check_lib.sh"
 
-# run ARGS...: runs sluice, leaving stdout in $out, stderr in $err, the exit code in rc.
-run() { "$sluice" "$@" >"$out" 2>"$err"; rc=$?; }
-
-for cmd in demo run explain operators gen trace-render devices bench version \
+for cmd in demo run explain operators options gen trace-render devices bench version \
     "bench tasks" "bench join" "bench sort" "bench partition" "bench aggregate" \
     "bench kmeans"; do
     # shellcheck disable=SC2086 # "bench join" is two words
@@ -30,7 +23,7 @@ run --help
 ((rc == 0)) && grep -q '^usage: sluice' "$out" || fail "sluice --help"
 # Every command the main usage lists has been checked above.
 for c in $(sed -n 's/^  \([a-z-]*\) .*/\1/p' "$out"); do
-    case " demo run explain operators gen trace-render devices bench version " in
+    case " demo run explain operators options gen trace-render devices bench version " in
         *" $c "*) ;;
         *) fail "sluice --help lists '$c', which this test does not check" ;;
     esac

@@ -21,7 +21,7 @@ static sl_engine_t *open_engine(int n_threads)
     sl_engine_config_init(&cfg);
     cfg.n_threads = n_threads;
     sl_engine_t *eng = NULL;
-    int rc = sl_engine_open(&eng, &cfg);
+    int rc = sl_test_engine_open(&eng, &cfg);
     if (rc != SL_OK)
         fail_msg("sl_engine_open: %s: %s", sl_err_name(rc),
                  eng ? sl_engine_errmsg(eng) : sl_last_errmsg());

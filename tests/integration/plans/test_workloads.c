@@ -81,7 +81,7 @@ static void compare(int (*build)(sl_plan_t *, const char *, int64_t), const char
                     int64_t rows, const char *file, const char *out, struct summary *s)
 {
     sl_engine_t *e;
-    SL_ASSERT_OK(sl_engine_open(&e, NULL));
+    SL_ASSERT_OK(sl_test_engine_open(&e, NULL));
     sl_plan_t *pc, *pf;
     SL_ASSERT_OK(sl_plan_create(&pc));
     SL_ASSERT_OK(sl_plan_create(&pf));

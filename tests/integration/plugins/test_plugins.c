@@ -33,7 +33,7 @@ static sl_engine_t *open_engine(int threads)
     cfg.n_gpus = 0;
     cfg.morsel_rows_cpu = 1000; /* many tasks, so sinks run on several workers */
     sl_engine_t *e;
-    SL_ASSERT_OK(sl_engine_open(&e, &cfg));
+    SL_ASSERT_OK(sl_test_engine_open(&e, &cfg));
     return e;
 }
 

@@ -23,7 +23,7 @@ static sl_engine_t *engine(int64_t morsel)
     cfg.n_gpus = 0;
     cfg.morsel_rows_cpu = morsel;
     sl_engine_t *e;
-    SL_ASSERT_OK(sl_engine_open(&e, &cfg));
+    SL_ASSERT_OK(sl_test_engine_open(&e, &cfg));
     return e;
 }
 

@@ -17,7 +17,7 @@ SL_TEST(many_to_many_output_streams_under_host_budget)
     cfg.morsel_rows_cpu = 8192;
     cfg.host_mem_limit = 24 << 20;
     sl_engine_t *e;
-    SL_ASSERT_OK(sl_engine_open(&e, &cfg));
+    SL_ASSERT_OK(sl_test_engine_open(&e, &cfg));
     const char *text =
         "l = gen.keys rows=2000 kind=m2m distinct=1 seed=1 payloads=1 column=k\n"
         "r = gen.keys rows=2000 kind=m2m distinct=1 seed=2 payloads=1 column=k\n"

@@ -131,7 +131,7 @@ static sl_engine_t *open_engine(int threads, int64_t morsel)
     cfg.morsel_rows_cpu = morsel;
     cfg.n_gpus = 0;
     sl_engine_t *e;
-    SL_ASSERT_OK(sl_engine_open(&e, &cfg));
+    SL_ASSERT_OK(sl_test_engine_open(&e, &cfg));
     return e;
 }
 

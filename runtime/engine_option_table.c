@@ -1,0 +1,73 @@
+/* The engine options: one row per field of struct sl_engine_config that a user may set.
+ * docs/OPTIONS.md is this table in prose; test_options checks that the two agree and
+ * that every default below is what sl_engine_config_init writes. */
+#include <stdint.h>
+
+#include "engine_option_int.h"
+
+#define FIELD(f, kind) offsetof(struct sl_engine_config, f), SL__OF_##kind
+#define Q SL_ENGINE_OPT_QUERY
+#define DBG (SL_ENGINE_OPT_QUERY | SL_ENGINE_OPT_DEBUG)
+#define BIG INT64_MAX
+
+const struct sl__option sl__options[] = {
+    /* read when the engine opens */
+    {{"threads", SL_ENGINE_OPT_INT, 0, "0", "CPU worker threads; 0 = one per online core.", NULL,
+      0, 4096}, FIELD(n_threads, INT)},
+    {{"gpus", SL_ENGINE_OPT_INT, 0, "-1", "GPUs to use; -1 = every usable GPU, 0 = none.", NULL,
+      -1, 1024}, FIELD(n_gpus, INT)},
+    {{"host_mem", SL_ENGINE_OPT_INT, 0, "0",
+      "Bytes of host memory for query state; 0 = 80% of the RAM.", NULL, 0, BIG},
+     FIELD(host_mem_limit, I64)},
+    {{"gpu_mem", SL_ENGINE_OPT_INT, 0, "0",
+      "Bytes of device memory per GPU; 0 = 90% of its free memory.", NULL, 0, BIG},
+     FIELD(gpu_mem_limit, I64)},
+    {{"pin_threads", SL_ENGINE_OPT_BOOL, 0, "true", "Pins the CPU workers to cores.", NULL, 0, 1},
+     FIELD(pin_threads, INT)},
+    {{"gpu_depth", SL_ENGINE_OPT_INT, 0, "0",
+      "GPU tasks in flight per GPU (the next ones' copies overlap the current kernels); "
+      "0 = 4.", NULL, 0, 64}, FIELD(gpu_depth, INT)},
+    {{"cost_cache", SL_ENGINE_OPT_STRING, 0, "",
+      "File keeping the calibrated throughput models between runs; \"\" = none.", NULL, 0,
+      0}, FIELD(cost_cache_path, STR)},
+    {{"trace", SL_ENGINE_OPT_STRING, 0, "",
+      "File to write a Chrome trace of every query to; \"\" = none.", NULL, 0, 0},
+     FIELD(trace_path, STR)},
+    /* query options: also on an open engine and per plan */
+    {{"placement", SL_ENGINE_OPT_ENUM, Q, "auto",
+      "Where pipelines run: chosen by estimated cost, CPU only, GPU where possible, or "
+      "split across both (co-processing).", "auto,cpu,gpu,coprocess", 0, 3},
+     FIELD(placement, INT)},
+    {{"morsel_rows", SL_ENGINE_OPT_INT, Q, "0", "Rows per CPU morsel; 0 = 122880.", NULL, 0, BIG},
+     FIELD(morsel_rows_cpu, I64)},
+    {{"gpu_morsel_rows", SL_ENGINE_OPT_INT, Q, "0", "Rows per GPU chunk; 0 = 16 Mi.", NULL, 0,
+      BIG}, FIELD(morsel_rows_gpu, I64)},
+    {{"coproc_morsel_rows", SL_ENGINE_OPT_INT, Q, "0",
+      "Rows per morsel of a co-processed pipeline; 0 = about 32 morsels per CPU worker, "
+      "between the CPU and GPU morsel sizes.", NULL, 0, BIG}, FIELD(coproc_morsel_rows, I64)},
+    {{"coproc_cpu_workers", SL_ENGINE_OPT_INT, Q, "0",
+      "CPU workers taking morsels of a co-processed pipeline; 0 = all but one (which keeps "
+      "the GPU's copies going).", NULL, 0, 4096}, FIELD(coproc_cpu_workers, INT)},
+    {{"host_gbps", SL_ENGINE_OPT_FLOAT, Q, "0",
+      "Host memory bandwidth (GB/s) that bounds a co-processed pipeline in placement's "
+      "estimate; 0 = the measured host-to-GPU link's.", NULL, 0, 0}, FIELD(host_gbps, F64)},
+    {{"agg_gpu_part_threshold", SL_ENGINE_OPT_INT, Q, "65536",
+      "Estimated groups above which the GPU group-by partitions its input instead of "
+      "using one hash table.", NULL, 1, BIG}, FIELD(agg_gpu_part_threshold, I64)},
+    /* debug switches: tests and experiments */
+    {{"debug_kmeans_method", SL_ENGINE_OPT_INT, DBG, "-1",
+      "Forces the GPU k-means kernel (an SL_K_KMEANS_* number) where it can run; -1 = "
+      "chosen by shape.", NULL, -1, 63}, FIELD(debug_kmeans_method, INT)},
+    {{"debug_ooc_sort_merge", SL_ENGINE_OPT_ENUM, DBG, "auto",
+      "Forces the out-of-core sort's merge onto the CPU or the GPU.", "auto,cpu,gpu", 0, 2},
+     FIELD(debug_ooc_sort_merge, INT)},
+    {{"debug_ooc_readback", SL_ENGINE_OPT_ENUM, DBG, "copy",
+      "How the out-of-core join reads pinned host partitions back: copies, or a kernel "
+      "reading host memory (zero-copy).", "copy,kernel", 0, 1},
+     FIELD(debug_ooc_readback, INT)},
+    {{"debug_join_phase_times", SL_ENGINE_OPT_BOOL, DBG, "false",
+      "Times the GPU join's phases with CUDA events and adds them to the query profile.",
+      NULL, 0, 1}, FIELD(debug_join_phase_times, INT)},
+};
+
+const int sl__n_options = (int)(sizeof sl__options / sizeof sl__options[0]);
