@@ -218,8 +218,7 @@ int bench_sort(int argc, char **argv)
     /* Host-resident GPU runs: pinned input (pinning is not timed) and the link's
      * bandwidths for the floor, measured now (BENCH_PROTOCOL.md). */
     int host_gpu = !on_device && c.placement == SL_PLACE_GPU;
-    struct sl_device_info di;
-    memset(&di, 0, sizeof di);
+    struct sl_device_info di = SL_DEVICE_INFO_INIT;
     if (host_gpu) {
         if (!pageable && sl_table_pin(in) < 0)
             fprintf(stderr, "bench sort: cannot pin the input (%s); it stays pageable\n",
@@ -262,7 +261,7 @@ int bench_sort(int argc, char **argv)
             snprintf(extra + len, sizeof extra - (size_t)len,
                      ",\"device_copy_gbps\":%.3f,\"floor_ms\":%.3f,\"x_floor\":%.2f", dg,
                      floor_ms, floor_ms > 0 ? med / floor_ms : 0);
-            struct sl_mem_stats ms;
+            struct sl_mem_stats ms = SL_MEM_STATS_INIT;
             sl_engine_mem_stats(eng, &ms);
             res.peak_device_bytes = ms.gpu_peak;
         }

@@ -30,6 +30,10 @@ int cli_parse_count(const char *s, int64_t *out);
 int64_t cli_now_ns(void);
 /* Prints an error message "sluice: ..." to stderr; returns 1 (the exit code). */
 int cli_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The same for a mistake on the command line (unknown option, missing or malformed
+ * value, wrong arguments); returns CLI_EXIT_USAGE, as docs/CLI.md promises. */
+#define CLI_EXIT_USAGE 2
+int cli_usage_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Progress of a running query on stderr, for sl_query_on_progress(q, cli_progress_draw,
  * &pr, ms); register it only when isatty(2). */

@@ -35,7 +35,7 @@ int cmd_explain(int argc, char **argv)
         if (!strcmp(argv[i], "--format")) {
             const char *f = i + 1 < argc ? argv[++i] : "";
             if (strcmp(f, "json") && strcmp(f, "text") && strcmp(f, "table"))
-                return cli_fail("explain: --format: '%s' is not text or json", f);
+                return cli_usage_fail("explain: --format: '%s' is not text or json", f);
             json = !strcmp(f, "json");
             continue;
         }

@@ -35,11 +35,11 @@ int cmd_gen(int argc, char **argv)
             continue;
         }
         if (!strchr(argv[i], '=') || len + strlen(argv[i]) + 4 >= sizeof opts)
-            return cli_fail("gen: '%s' is not a KEY=VALUE option", argv[i]);
+            return cli_usage_fail("gen: '%s' is not a KEY=VALUE option", argv[i]);
         len += (size_t)snprintf(opts + len, sizeof opts - len, "%s ", argv[i]);
     }
     if (!op || !out)
-        return cli_fail("gen: needs a generator and -o FILE (see sluice gen --help)");
+        return cli_usage_fail("gen: needs a generator and -o FILE (see sluice gen --help)");
     size_t n = strlen(out);
     bool csv = n > 4 && !strcmp(out + n - 4, ".csv");
     sl_plan_t *plan;

@@ -108,7 +108,7 @@ static int run_and_check(sl_engine_t *e, sl_plan_t *p, int64_t rows, int64_t a, 
 
 static void assert_gpu_pool_empty(sl_engine_t *e)
 {
-    struct sl_mem_stats st;
+    struct sl_mem_stats st = SL_MEM_STATS_INIT;
     sl_engine_mem_stats(e, &st);
     assert_int_equal(st.gpu_in_use, 0);
 }
