@@ -67,7 +67,8 @@ void cli_session_close(struct cli_session *s);
 /* "12 B", "3.5 MiB" */
 void cli_format_bytes(int64_t bytes, char *out, size_t len);
 /* The human-readable report of sl_query_explain (explain_text.c). */
-void cli_explain_text(const char *path, const struct sl_explain *ex, enum sl_placement asked);
+void cli_explain_text(const char *path, const sl_plan_t *plan, const struct sl_explain *ex,
+                      enum sl_placement asked);
 
 int cmd_devices(int argc, char **argv);
 int cmd_run(int argc, char **argv);

@@ -59,10 +59,20 @@ SL_API int sl_plan_output(sl_plan_t *plan, int node_id, const char *name);
  * GPU-resident data. Added in 0.2. */
 SL_API int sl_plan_output_device(sl_plan_t *plan, int node_id, const char *name);
 
-/* The output name of a node, or NULL if the node is not an output. */
+/* The output name of a node, or NULL if the node is not an output (or a bad id). Owned
+ * by the plan. Thread-safe once the plan is frozen. Added in 0.1. */
 SL_API const char *sl_plan_output_name(const sl_plan_t *plan, int node_id);
-/* The operator name of a node, or NULL for a bad id. */
+/* The operator name of a node, or NULL for a bad id. Owned by the registry (lives as
+ * long as the process). Thread-safe. Added in 0.1. */
 SL_API const char *sl_plan_node_op(const sl_plan_t *plan, int node_id);
+/* The name a plan file gave the node ("fact" in `fact = gen.keys ...`), or NULL for a
+ * node added from C or a bad id. Owned by the plan. Thread-safe once the plan is
+ * frozen. Added in 0.3. */
+SL_API const char *sl_plan_node_name(const sl_plan_t *plan, int node_id);
+/* The value of option `key` of a node: as given, else the operator's default; NULL if
+ * the operator has no such option or the id is bad. Owned by the plan (or the
+ * operator's definition). Thread-safe once the plan is frozen. Added in 0.3. */
+SL_API const char *sl_plan_node_option(const sl_plan_t *plan, int node_id, const char *key);
 
 /* Forces where one node's tasks run (overrides the engine's placement). */
 SL_API int sl_plan_place(sl_plan_t *plan, int node_id, enum sl_placement where);
