@@ -20,19 +20,30 @@ extern "C" {
 
 typedef struct sl_query sl_query_t;
 
-/* Creates a query of `plan` on `eng` and freezes the plan. */
+/* Creates a query of `plan` on `eng` and freezes the plan (it can no longer change, and
+ * may back several queries at once). The plan and the engine must outlive the query.
+ * On success *out is the query, owned by the caller (sl_query_destroy). Errors:
+ * SL_EINVAL (NULL argument, an empty plan), an operator's error lowering the plan,
+ * SL_ENOMEM; the message is in sl_plan_errmsg or sl_last_errmsg. Thread-safe. Added in
+ * 0.1. */
 SL_API int sl_query_create(sl_engine_t *eng, sl_plan_t *plan, sl_query_t **out);
-/* Frees a query that is not running (waits for it if it is). NULL is allowed. */
+/* Frees a query and its results (tables handed out by sl_query_result keep their own
+ * references); waits for it if it still runs. NULL is allowed. Call it once, from one
+ * thread. Added in 0.1. */
 SL_API void sl_query_destroy(sl_query_t *q);
 
-/* Runs the query and waits for it. Returns SL_OK or the query's first error. */
+/* Runs the query on the engine's workers and waits for it. Returns SL_OK or the
+ * query's first error (details: sl_query_errmsg, sl_query_error); SL_ESTATE if it was
+ * already started. A query runs once. Call from one thread. Added in 0.1. */
 SL_API int sl_query_run(sl_query_t *q);
-/* Starts the query and returns at once. */
+/* Starts the query and returns at once; sl_query_wait collects the outcome. Errors:
+ * SL_ESTATE (already started), SL_ENOMEM. Call from one thread. Added in 0.1. */
 SL_API int sl_query_start(sl_query_t *q);
-/* Waits for a started query; returns what sl_query_run would. */
+/* Waits for a started query; returns what sl_query_run would (SL_ESTATE if it was not
+ * started). The progress callback runs on this thread while it waits. Added in 0.1. */
 SL_API int sl_query_wait(sl_query_t *q);
 /* Asks a running query to stop; it then fails with SL_ECANCELED. Safe from any thread,
- * also on a query that has finished (then it does nothing). */
+ * also on a query that has finished (then it does nothing). Cannot fail. Added in 0.1. */
 SL_API void sl_query_cancel(sl_query_t *q);
 
 /* Error details of a failed query. A growable struct (see engine.h): set `size` before
@@ -84,13 +95,17 @@ SL_API int sl_query_on_progress(sl_query_t *q, void (*cb)(void *user, const stru
                                 void *user, int interval_ms);
 
 /* A result of a finished query by the name given to sl_plan_output. The caller gets
- * its own reference to the table (sl_table_unref when done). SL_ENOTFOUND if no output
- * has that name; SL_ESTATE if the query has not succeeded. */
+ * its own reference to the table (sl_table_unref when done; it outlives the query).
+ * Errors: SL_EINVAL (NULL argument), SL_ENOTFOUND (no output has that name), SL_ESTATE
+ * (the query has not succeeded); *out is NULL then. Thread-safe once the query
+ * finished. Added in 0.1. */
 SL_API int sl_query_result(sl_query_t *q, const char *name, sl_table_t **out);
 
 /* Records every task, copy and kernel of the query and writes them to `path` as
  * Chrome trace-event JSON (open it in Perfetto) when the query finishes. Call before
- * sl_query_start. The engine's trace_path setting does the same for every query. */
+ * sl_query_start, from the thread that owns q; `path` is copied. The engine's
+ * trace_path setting does the same for every query. Errors: SL_EINVAL (NULL argument),
+ * SL_ESTATE (already started), SL_ENOMEM. Added in 0.1. */
 SL_API int sl_query_trace(sl_query_t *q, const char *path);
 
 /* What the engine will do with the query, as JSON: its pipelines (source, streaming
@@ -160,7 +175,9 @@ struct sl_explain {
  * SL_EINVAL (NULL argument), SL_ENOMEM. Added in 0.2. */
 SL_API int sl_query_explain(sl_query_t *q, const struct sl_explain **out);
 
-/* Profile of a finished query as JSON (owned by the query; valid until destroy). */
+/* Profile of a finished query as JSON: per operator and phase, tasks, rows, busy time,
+ * device; owned by the query and valid until its destruction. "{}" before the query
+ * finished (and for NULL). Thread-safe once it finished. Added in 0.1. */
 SL_API const char *sl_query_profile_json(sl_query_t *q);
 
 #ifdef __cplusplus
