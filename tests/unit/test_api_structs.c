@@ -97,6 +97,13 @@ static sl_query_t *run_cancelled(sl_engine_t *e, sl_plan_t **plan)
     return q;
 }
 
+static void close_all(sl_engine_t *e, sl_plan_t *p, sl_query_t *q)
+{
+    sl_query_destroy(q);
+    sl_plan_destroy(p);
+    sl_engine_close(e);
+}
+
 SL_TEST(error_info_older_struct_filled_safely)
 {
     sl_engine_t *e = open_engine();
@@ -114,9 +121,7 @@ SL_TEST(error_info_older_struct_filled_safely)
     assert_int_equal(sl_query_error(q, &full), SL_ECANCELED);
     assert_int_equal(full.device, -1);
     assert_int_equal(full.native_code, 0);
-    sl_query_destroy(q);
-    sl_plan_destroy(p);
-    sl_engine_close(e);
+    close_all(e, p, q);
 }
 
 SL_TEST(progress_older_struct_filled_safely)
@@ -133,9 +138,7 @@ SL_TEST(progress_older_struct_filled_safely)
     struct sl_progress full = SL_PROGRESS_INIT;
     SL_ASSERT_OK(sl_query_progress(q, &full));
     assert_int_equal(full.finished, 1);
-    sl_query_destroy(q);
-    sl_plan_destroy(p);
-    sl_engine_close(e);
+    close_all(e, p, q);
 }
 
 SL_TEST(forgotten_size_is_rejected)
@@ -153,9 +156,7 @@ SL_TEST(forgotten_size_is_rejected)
     assert_int_equal(sl_query_error(q, &info), SL_EINVAL);
     struct sl_progress pr = {0};
     assert_int_equal(sl_query_progress(q, &pr), SL_EINVAL);
-    sl_query_destroy(q);
-    sl_plan_destroy(p);
-    sl_engine_close(e);
+    close_all(e, p, q);
 }
 
 SL_TEST(older_engine_config_takes_defaults)
