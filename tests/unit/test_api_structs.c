@@ -86,7 +86,7 @@ static sl_query_t *run_cancelled(sl_engine_t *e, sl_plan_t **plan)
 {
     SL_ASSERT_OK(sl_plan_create(plan));
     int g, a;
-    SL_ASSERT_OK(sl_plan_add(*plan, "gen.sequence", NULL, 0, "rows=2^40", &g));
+    SL_ASSERT_OK(sl_plan_add(*plan, "gen.sequence", NULL, 0, "rows=2^32", &g));
     SL_ASSERT_OK(sl_plan_add(*plan, "aggregate.sum", (int[]){g}, 1, "column=x", &a));
     SL_ASSERT_OK(sl_plan_output(*plan, a, "r"));
     sl_query_t *q;
