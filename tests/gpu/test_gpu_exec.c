@@ -243,6 +243,40 @@ SL_TEST(injected_cuda_failures)
     assert_no_leaks();
 }
 
+/* A CUDA failure fills sl_error_info.device (the GPU's engine index, 1 + ordinal) and
+ * native_code (the cudaError_t) when it comes through the runtime's CUDA error path,
+ * where the injector fires; other failures leave native_code 0, never another value. */
+SL_TEST(injected_cuda_failure_in_error_info)
+{
+    if (sl__cuda_device_count() == 0)
+        SL_SKIP("no GPU");
+    sl_engine_t *e = gpu_engine(1 << 12, 0);
+    sl_table_t *t = table_of(40000, 2);
+    sl_plan_t *p = plan_of(t, 1, 1, -1);
+    int with_native = 0;
+    for (int n = 0; n < 40; n++) {
+        sl_query_t *q;
+        SL_ASSERT_OK(sl_query_create(e, p, &q));
+        sl__cuda_fail_after(n, cudaErrorLaunchFailure);
+        int rc = sl_query_run(q);
+        sl__cuda_fail_after(-1, 0);
+        struct sl_error_info info = SL_ERROR_INFO_INIT;
+        assert_int_equal(sl_query_error(q, &info), rc);
+        if (rc == SL_EDEVICE && info.native_code != 0) {
+            assert_int_equal(info.native_code, cudaErrorLaunchFailure);
+            assert_true(info.device >= 1 && info.device < sl_engine_device_count(e));
+            with_native++;
+        }
+        sl_query_destroy(q);
+        assert_gpu_pool_empty(e);
+    }
+    assert_true(with_native > 0);
+    sl_plan_destroy(p);
+    sl_table_unref(t);
+    sl_engine_close(e);
+    assert_no_leaks();
+}
+
 SL_TEST(gpu_budget_is_enforced)
 {
     if (sl__cuda_device_count() == 0)
