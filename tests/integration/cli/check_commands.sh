@@ -130,7 +130,8 @@ for fmt in --json "--format json"; do
     # shellcheck disable=SC2086 # "--format json" is two words
     run explain "$plans/demo.plan" $fmt
     for want in '"pipelines":[{"id":0,"source":"gen.keys"' '"tasks":9,' '"task_seconds":0.00' \
-        '"bytes_h2d":0' '"host_peak":' '"host_budget":' '"why":"'; do
+        '"bytes_h2d":0' '"host_peak":' '"host_budget":' '"why":"' \
+        '"stages":[{"op":"gen.keys","node":1,"name":"fact","device":"cpu"'; do
         grep -qF -- "$want" "$out" || fail "explain $fmt: no '$want' in: $(<"$out")"
     done
     [[ $(wc -l <"$out") -eq 1 ]] || fail "explain $fmt: not one line"
