@@ -86,11 +86,13 @@ SL_API void sl_engine_config_init(struct sl_engine_config *cfg);
  * cfg may be NULL for the defaults; it is read during the call only (the strings it
  * points to are copied). On success *out is the engine and SL_OK is returned. On
  * failure a negative code is returned and *out is still an engine object whose
- * sl_engine_errmsg tells why (close it with sl_engine_close), except for SL_ENOMEM,
- * where *out may be NULL (then see sl_last_errmsg). Errors: SL_EINVAL (NULL out, a
- * config whose size is 0 or a field out of range), SL_ENOMEM, SL_ESYS (threads could not
- * start). The caller owns the engine and frees it with sl_engine_close. Thread-safe.
- * Added in 0.1. */
+ * sl_engine_errmsg tells why (close it with sl_engine_close), except where the config
+ * itself is refused or memory ran out: then *out is NULL and sl_last_errmsg tells why.
+ * Errors: SL_EINVAL (a config size of 0, a negative count or limit), SL_EABI (a config
+ * larger than this library's: built against newer headers), SL_ENOMEM (also when the
+ * worker threads cannot start), SL_EDEVICE (a GPU could not be set up). The caller
+ * owns the engine and frees it with sl_engine_close. Thread-safe. Added in 0.1;
+ * smaller (older) configs accepted since 0.3. */
 SL_API int sl_engine_open(sl_engine_t **out, const struct sl_engine_config *cfg);
 /* Waits for running queries to finish, stops the workers and frees the engine. NULL
  * is allowed. Call it once, from one thread, after every query of the engine has been
