@@ -114,17 +114,30 @@ static void print_text(const struct demo_facts *f)
                                                       "every row counted once, 16 centroids");
 }
 
-/* --json: one JSON object on stdout and nothing else (the profile inside it). */
-static void print_json(const struct demo_facts *f, const char *device, sl_query_t *q)
+/* The placement the demo ran with: GPU by default where there is one, else as asked. */
+static const char *demo_placement(bool have_gpu, bool given, enum sl_placement asked)
 {
-    printf("{\"version\":\"%s\",\"device\":\"%s\",\"rows\":%" PRId64 ",\"ms\":%.3f,"
+    if (!have_gpu)
+        return "cpu";
+    if (!given)
+        return "gpu";
+    return asked == SL_PLACE_GPU         ? "gpu"
+           : asked == SL_PLACE_CPU       ? "cpu"
+           : asked == SL_PLACE_COPROCESS ? "coprocess"
+                                         : "auto";
+}
+
+/* --json: one JSON object on stdout and nothing else (the profile inside it). */
+static void print_json(const struct demo_facts *f, const char *placement, sl_query_t *q)
+{
+    printf("{\"version\":\"%s\",\"placement\":\"%s\",\"rows\":%" PRId64 ",\"ms\":%.3f,"
            "\"rows_per_s\":%.6g,\"checked\":%s,"
            "\"join\":{\"matches\":%" PRId64 ",\"ok\":%s,\"busy_ms\":%.3f},"
            "\"groupby\":{\"groups\":%" PRId64 ",\"counted\":%" PRId64 ",\"ok\":%s,"
            "\"busy_ms\":%.3f},"
            "\"kmeans\":{\"points\":%" PRId64 ",\"centroids\":%" PRId64 ",\"inertia\":%.17g,"
            "\"ok\":%s,\"busy_ms\":%.3f},\"profile\":%s}\n",
-           sl_version_string(), device, f->rows, f->ms, rows_per_s(f),
+           sl_version_string(), placement, f->rows, f->ms, rows_per_s(f),
            facts_ok(f) ? "true" : "false", f->matches, f->join_ok ? "true" : "false",
            f->join_ms, f->groups, f->counted, f->groups_ok ? "true" : "false", f->agg_ms,
            f->rows / 4, f->clusters, f->inertia, f->kmeans_ok ? "true" : "false", f->kmeans_ms,
@@ -214,8 +227,7 @@ int cmd_demo(int argc, char **argv)
                                 : collect_facts(q, rows, ms, &facts);
     if (exit_code == 0) {
         if (c.json)
-            print_json(&facts, have_gpu && (!placement_given || c.placement != SL_PLACE_CPU)
-                                   ? "gpu" : "cpu", q);
+            print_json(&facts, demo_placement(have_gpu, placement_given, c.placement), q);
         else
             print_text(&facts);
         exit_code = facts_ok(&facts) ? 0 : 1;
