@@ -23,4 +23,12 @@ $uses_embed" "$@" || { echo "FAIL: <sluice/sluice.h> lacks the embedder's API"; 
 compile "#include <sluice/sluice.h>
 #include <sluice/op.h>
 $uses_abi" "$@" || { echo "FAIL: <sluice/op.h> does not declare the operator ABI"; exit 1; }
+# The growable structs' initializers compile without warnings (-Wextra's
+# missing-field-initializers included).
+inits='int f(void); int f(void) { struct sl_mem_stats m = SL_MEM_STATS_INIT;
+struct sl_device_info d = SL_DEVICE_INFO_INIT; struct sl_error_info e = SL_ERROR_INFO_INIT;
+struct sl_progress p = SL_PROGRESS_INIT;
+return (int)(m.size + d.size + e.size + p.size) + SL_HAS_MEMBER(&m, struct sl_mem_stats, gpu_peak); }'
+compile "#include <sluice/sluice.h>
+$inits" "$@" || { echo "FAIL: the SL_*_INIT initializers warn"; exit 1; }
 echo "ok: sluice.h is the embedder's header; op.h adds the operator ABI"
