@@ -52,7 +52,9 @@ SL_API int sl_plan_add_table(sl_plan_t *plan, sl_table_t *table, int *node_id);
 
 /* Adds the nodes, outputs and placements written in plan-file text (grammar:
  * docs/PLAN_FORMAT.md) to `plan`. Errors read "SOURCE:LINE:COL: message (hint: ...)"
- * (sl_plan_errmsg); nodes added before the failing line stay in the plan. Added in 0.1. */
+ * (sl_plan_errmsg); nodes added before the failing line stay in the plan. Errors:
+ * SL_EPARSE (grammar), those of sl_plan_add and sl_plan_output, SL_ESTATE (frozen).
+ * `text` and `source_name` are read during the call only. Added in 0.1. */
 SL_API int sl_plan_parse(sl_plan_t *plan, const char *text, const char *source_name);
 
 /* Marks a node's output as a result of the plan, retrievable by `name` (copied) from
@@ -63,7 +65,7 @@ SL_API int sl_plan_output(sl_plan_t *plan, int node_id, const char *name);
 /* Like sl_plan_output, but batches that a GPU produced stay in its memory: the result
  * table then holds device batches (sl_batch_device says where; sl_table_to_host copies
  * a table back). For plans whose consumer is on the GPU too, and for benchmarks of
- * GPU-resident data. Added in 0.2. */
+ * GPU-resident data. Errors as sl_plan_output. Added in 0.2. */
 SL_API int sl_plan_output_device(sl_plan_t *plan, int node_id, const char *name);
 
 /* The output name of a node, or NULL if the node is not an output (or a bad id). Owned
@@ -92,9 +94,13 @@ SL_API int sl_plan_num_nodes(const sl_plan_t *plan);
  * Thread-safe once the plan is frozen. Added in 0.1. */
 SL_API const sl_schema_t *sl_plan_node_schema(const sl_plan_t *plan, int node_id);
 
-/* --- schemas --- */
+/* --- schemas ---
+ * Schemas are read-only views owned by their plan, node or batch; these calls are
+ * thread-safe. Added in 0.1. */
+/* Number of fields (columns). Cannot fail. */
 SL_API int sl_schema_num_fields(const sl_schema_t *s);
-/* Name and type of field i; SL_EINVAL if out of range. Either out pointer may be NULL. */
+/* Name (borrowed from the schema) and type of field i; SL_EINVAL if out of range.
+ * Either out pointer may be NULL. */
 SL_API int sl_schema_field(const sl_schema_t *s, int i, const char **name, enum sl_type *type);
 /* Index of the field named `name`, or SL_ENOTFOUND. */
 SL_API int sl_schema_find(const sl_schema_t *s, const char *name);
