@@ -378,8 +378,7 @@ int bench_join(int argc, char **argv)
     /* Host-resident GPU runs: pinned inputs (pinning is not timed) and the link's
      * bandwidths for the floors, measured now (docs/BENCH_PROTOCOL.md). */
     int host_gpu = !on_device && c.placement == SL_PLACE_GPU;
-    struct sl_device_info di;
-    memset(&di, 0, sizeof di);
+    struct sl_device_info di = SL_DEVICE_INFO_INIT;
     if (host_gpu) {
         if (!a.pageable && (sl_table_pin(bt) < 0 || sl_table_pin(pt) < 0))
             fprintf(stderr, "bench join: cannot pin the inputs (%s); they stay pageable\n",
@@ -456,7 +455,7 @@ int bench_join(int argc, char **argv)
                          ",\"ooc_floor_ms\":%.3f,\"vs_ooc_floor\":%.3f", ooc, med / ooc);
         }
         if (on_device || c.placement == SL_PLACE_GPU) {
-            struct sl_mem_stats ms;
+            struct sl_mem_stats ms = SL_MEM_STATS_INIT;
             sl_engine_mem_stats(eng, &ms);
             r.peak_device_bytes = ms.gpu_peak;
         }

@@ -117,7 +117,7 @@ uint64_t bench_checksum_table(sl_table_t *t)
 
 void bench_device_name(sl_engine_t *eng, enum sl_placement p, char *out, int len)
 {
-    struct sl_device_info d;
+    struct sl_device_info d = SL_DEVICE_INFO_INIT;
     if (p != SL_PLACE_CPU) {
         for (int i = 1; i < sl_engine_device_count(eng); i++) {
             sl_engine_device_info(eng, i, &d);

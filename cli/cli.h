@@ -41,6 +41,10 @@ int cli_parse_count(const char *s, int64_t *out);
 int64_t cli_now_ns(void);
 /* Prints an error message "sluice: ..." to stderr; returns 1 (the exit code). */
 int cli_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The same for a mistake on the command line (unknown option, missing or malformed
+ * value, wrong arguments); returns CLI_EXIT_USAGE, as docs/CLI.md promises. */
+#define CLI_EXIT_USAGE 2
+int cli_usage_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Progress of a running query on stderr, for sl_query_on_progress(q, cli_progress_draw,
  * &pr, ms); register it only when isatty(2). */
@@ -74,7 +78,8 @@ void cli_session_close(struct cli_session *s);
 /* "12 B", "3.5 MiB" */
 void cli_format_bytes(int64_t bytes, char *out, size_t len);
 /* The human-readable report of sl_query_explain (explain_text.c). */
-void cli_explain_text(const char *path, const struct sl_explain *ex, enum sl_placement asked);
+void cli_explain_text(const char *path, const sl_plan_t *plan, const struct sl_explain *ex,
+                      enum sl_placement asked);
 
 int cmd_devices(int argc, char **argv);
 int cmd_run(int argc, char **argv);

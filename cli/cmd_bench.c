@@ -116,5 +116,5 @@ int cmd_bench(int argc, char **argv)
         if (!strcmp(argv[1], benches[i].name))
             return benches[i].run(argc - 1, argv + 1);
     }
-    return cli_fail("bench: unknown benchmark '%s' (see sluice bench --help)", argv[1]);
+    return cli_usage_fail("bench: unknown benchmark '%s' (see sluice bench --help)", argv[1]);
 }

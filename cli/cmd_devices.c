@@ -8,7 +8,7 @@ static void print_json(sl_engine_t *eng)
 {
     printf("{\"devices\":[");
     for (int i = 0; i < sl_engine_device_count(eng); i++) {
-        struct sl_device_info d;
+        struct sl_device_info d = SL_DEVICE_INFO_INIT;
         sl_engine_device_info(eng, i, &d);
         printf("%s{\"kind\":\"%s\",\"ordinal\":%d,\"name\":\"%s\",\"memory_bytes\":%lld,"
                "\"cores\":%d,\"numa\":%d,\"usable\":%s",
@@ -36,7 +36,7 @@ int cmd_devices(int argc, char **argv)
         if (r < 0)
             return 2;
         if (r == 0)
-            return cli_fail("devices: unknown option '%s' (see sluice devices --help)", argv[i]);
+            return cli_usage_fail("devices: unknown option '%s' (see sluice devices --help)", argv[i]);
     }
     sl_engine_t *eng = cli_open_engine(&c);
     if (!eng)
@@ -50,7 +50,7 @@ int cmd_devices(int argc, char **argv)
     }
     int gpus = 0;
     for (int i = 0; i < sl_engine_device_count(eng); i++) {
-        struct sl_device_info d;
+        struct sl_device_info d = SL_DEVICE_INFO_INIT;
         sl_engine_device_info(eng, i, &d);
         if (d.kind == SL_DEVICE_CPU) {
             printf("cpu      %s: %d worker threads, %d NUMA node%s, %.1f GiB RAM\n", d.name,

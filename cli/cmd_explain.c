@@ -36,7 +36,7 @@ int cmd_explain(int argc, char **argv)
         if (!strcmp(argv[i], "--format")) {
             const char *f = i + 1 < argc ? argv[++i] : "";
             if (strcmp(f, "json") && strcmp(f, "text") && strcmp(f, "table"))
-                return cli_fail("explain: --format: '%s' is not text or json", f);
+                return cli_usage_fail("explain: --format: '%s' is not text or json", f);
             json = !strcmp(f, "json");
             continue;
         }
@@ -64,7 +64,7 @@ int cmd_explain(int argc, char **argv)
     } else if (sl_query_explain(q, &ex) != SL_OK) { /* again: adds what the run measured */
         exit_code = cli_fail("%s", sl_last_errmsg());
     } else {
-        cli_explain_text(path, ex, c.placement);
+        cli_explain_text(path, s.plan, ex, c.placement);
     }
     cli_session_close(&s);
     return exit_code;

@@ -3,6 +3,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <sluice/op.h> /* the operator definitions `sluice operators` lists */
+
 #include "cli.h"
 
 static int usage(FILE *f, int rc)
@@ -29,7 +31,7 @@ int cmd_run(int argc, char **argv)
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
             return usage(stdout, 0);
         if ((!strcmp(argv[i], "--format") || !strcmp(argv[i], "--limit")) && i + 1 >= argc)
-            return cli_fail("%s needs a value", argv[i]);
+            return cli_usage_fail("%s needs a value", argv[i]);
         if (!strcmp(argv[i], "--format")) {
             const char *f = argv[++i];
             fmt = !strcmp(f, "csv")     ? CLI_CSV
@@ -37,12 +39,12 @@ int cmd_run(int argc, char **argv)
                   : !strcmp(f, "table") ? CLI_TABLE
                                         : (enum cli_format)-1;
             if ((int)fmt < 0)
-                return cli_fail("--format: '%s' is not table, csv or json", f);
+                return cli_usage_fail("--format: '%s' is not table, csv or json", f);
             continue;
         }
         if (!strcmp(argv[i], "--limit")) {
             if (cli_parse_count(argv[++i], &limit) < 0)
-                return cli_fail("--limit: '%s' is not a count", argv[i]);
+                return cli_usage_fail("--limit: '%s' is not a count", argv[i]);
             continue;
         }
         int rc = cli_plan_arg(&c, argc, argv, &i, &path);
@@ -94,11 +96,17 @@ static void print_op(void *user, const struct sl_op_def *d)
         return;
     printf("%-18s %d..%d inputs  %s\n", d->name, d->min_inputs, d->max_inputs,
            d->doc ? d->doc : "");
-    for (unsigned i = 0; i < d->n_options; i++)
-        printf("    %-16s %s (%s%s)\n", d->options[i].name,
-               d->options[i].doc ? d->options[i].doc : "",
-               d->options[i].default_value ? "default " : "required",
-               d->options[i].default_value ? d->options[i].default_value : "");
+    for (unsigned i = 0; i < d->n_options; i++) {
+        const struct sl_option_def *o = &d->options[i];
+        /* Exactly one of: required, optional without a value, or its default. */
+        printf("    %-16s %s (", o->name, o->doc ? o->doc : "");
+        if (!o->default_value)
+            printf("required)\n");
+        else if (!o->default_value[0])
+            printf("optional)\n");
+        else
+            printf("default %s)\n", o->default_value);
+    }
 }
 
 int cmd_operators(int argc, char **argv)
@@ -115,7 +123,7 @@ int cmd_operators(int argc, char **argv)
         if (r < 0)
             return 2;
         if (r == 0)
-            return cli_fail("operators: unknown argument '%s' (see sluice operators --help)",
+            return cli_usage_fail("operators: unknown argument '%s' (see sluice operators --help)",
                             argv[i]);
     }
     sl_registry_foreach(sl_registry_global(), print_op, NULL);

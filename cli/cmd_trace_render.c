@@ -66,12 +66,12 @@ int cmd_trace_render(int argc, char **argv)
         if (!strcmp(argv[i], "-o") && i + 1 < argc)
             out = argv[++i];
         else if (argv[i][0] == '-')
-            return cli_fail("trace-render: unknown option '%s'", argv[i]);
+            return cli_usage_fail("trace-render: unknown option '%s'", argv[i]);
         else
             in = argv[i];
     }
     if (!in || !out)
-        return cli_fail("trace-render: needs TRACE.json and -o OUT.svg");
+        return cli_usage_fail("trace-render: needs TRACE.json and -o OUT.svg");
     FILE *f = fopen(in, "r");
     if (!f)
         return cli_fail("cannot open trace '%s': %s", in, strerror(errno));

@@ -17,15 +17,29 @@ void cli_common_init(struct cli_common *c)
     c->placement = SL_PLACE_AUTO;
 }
 
+static void print_error(const char *fmt, va_list ap)
+{
+    fputs("sluice: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+}
+
 int cli_fail(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    fputs("sluice: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    print_error(fmt, ap);
     va_end(ap);
     return 1;
+}
+
+int cli_usage_fail(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    print_error(fmt, ap);
+    va_end(ap);
+    return CLI_EXIT_USAGE;
 }
 
 int64_t cli_now_ns(void)

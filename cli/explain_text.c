@@ -1,5 +1,6 @@
 /* The human-readable form of `sluice explain` (the JSON form is sl_query_explain_json). */
 #include <stdio.h>
+#include <string.h>
 
 #include "cli.h"
 
@@ -20,19 +21,70 @@ static const char *stage_name(const struct sl_explain_stage *x)
     return x->node < 0 ? "output" : x->op;
 }
 
-static void print_flow(const struct sl_explain_pipeline *p)
+/* The estimated source rows of the pipeline feeding input `port` of node `node`, or -1. */
+static int64_t rows_into(const struct sl_explain *ex, int node, int port)
+{
+    for (int k = 0; k < ex->n_pipelines; k++) {
+        const struct sl_explain_pipeline *q = &ex->pipelines[k];
+        if (q->stages[q->n_stages - 1].node == node && q->sink_port == port)
+            return q->rows;
+    }
+    return -1;
+}
+
+/* Which input of a join builds its hash table (or sorted side), as operators/join
+ * decides it: inner joins build on the smaller input (the right one on a tie), the other
+ * kinds keep the left rows and build on the right. */
+static void print_join_side(const sl_plan_t *plan, const struct sl_explain *ex, int node,
+                            int port)
+{
+    const char *kind = sl_plan_node_option(plan, node, "kind");
+    const char *side = port == 0 ? "left" : "right";
+    if (kind && strcmp(kind, "inner") != 0) {
+        printf(" (%s): the %s side (kind=%s builds on the right input)", side,
+               port == 1 ? "build" : "probe", kind);
+        return;
+    }
+    int64_t r0 = rows_into(ex, node, 0), r1 = rows_into(ex, node, 1);
+    if (r0 < 0 || r1 < 0) {
+        printf(" (%s): build or probe side, whichever input is smaller when it runs", side);
+        return;
+    }
+    int build = r0 < r1 ? 0 : 1;
+    printf(" (%s): the %s side (an inner join builds on the smaller input%s: %lld vs %lld "
+           "rows estimated)", side, port == build ? "build" : "probe",
+           r0 == r1 ? ", the right one on a tie" : "", (long long)r0, (long long)r1);
+}
+
+/* "fact (gen.keys)" for a node the plan file named, "gen.keys[3]" otherwise. */
+static void print_stage(const sl_plan_t *plan, const struct sl_explain_stage *x)
+{
+    const char *name = x->node >= 0 ? sl_plan_node_name(plan, x->node) : NULL;
+    if (name)
+        printf("%s (%s)", name, x->op);
+    else if (x->node >= 0)
+        printf("%s[%d]", x->op, x->node);
+    else
+        printf("output");
+}
+
+static void print_flow(const sl_plan_t *plan, const struct sl_explain *ex,
+                       const struct sl_explain_pipeline *p)
 {
     printf("pipeline %d: ", p->id);
     for (int s = 0; s < p->n_stages; s++) {
         const struct sl_explain_stage *x = &p->stages[s];
-        printf("%s%s", s ? " -> " : "", stage_name(x));
-        if (x->node >= 0)
-            printf("[%d]", x->node);
+        printf("%s", s ? " -> " : "");
+        print_stage(plan, x);
         if (p->device >= 0)
-            printf(" (%s)", x->on_gpu ? "gpu" : "cpu");
+            printf(" on %s", x->on_gpu ? "gpu" : "cpu");
     }
-    if (p->stages[p->n_stages - 1].node >= 0)
+    const struct sl_explain_stage *sink = &p->stages[p->n_stages - 1];
+    if (sink->node >= 0) {
         printf(", its input %d", p->sink_port);
+        if (!strcmp(sink->op, "join"))
+            print_join_side(plan, ex, sink->node, p->sink_port);
+    }
     printf("\n");
 }
 
@@ -60,10 +112,11 @@ static void print_cost(const struct sl_explain_pipeline *p)
     printf(")\n");
 }
 
-static void print_pipeline(const struct sl_explain_pipeline *p)
+static void print_pipeline(const sl_plan_t *plan, const struct sl_explain *ex,
+                           const struct sl_explain_pipeline *p)
 {
     char a[32], b[32];
-    print_flow(p);
+    print_flow(plan, ex, p);
     if (p->split)
         printf("  device   cpu + gpu %d: %s\n", p->device, p->why);
     else if (p->device >= 0)
@@ -119,7 +172,8 @@ static void print_memory(const char *what, int64_t peak, int64_t budget, const c
                "the run may fail (SL_EBUDGET)\n", what, a, what, b, flag);
 }
 
-void cli_explain_text(const char *path, const struct sl_explain *ex, enum sl_placement asked)
+void cli_explain_text(const char *path, const sl_plan_t *plan, const struct sl_explain *ex,
+                      enum sl_placement asked)
 {
     printf("plan %s: %d pipeline%s on %d CPU thread%s and %d GPU%s\n", path, ex->n_pipelines,
            ex->n_pipelines == 1 ? "" : "s", ex->n_threads, ex->n_threads == 1 ? "" : "s",
@@ -129,7 +183,7 @@ void cli_explain_text(const char *path, const struct sl_explain *ex, enum sl_pla
                "pipeline runs on the CPU\n");
     printf("\n");
     for (int k = 0; k < ex->n_pipelines; k++)
-        print_pipeline(&ex->pipelines[k]);
+        print_pipeline(plan, ex, &ex->pipelines[k]);
     printf("\nmemory\n");
     print_memory("host", ex->host_peak, ex->host_budget, "--host-mem", ex->host_peak_measured,
                  ex->measured);

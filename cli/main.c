@@ -33,7 +33,7 @@ int main(int argc, char **argv)
         return usage(stdout);
     if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
         if (argc > 2 && strcmp(argv[2], "--help") && strcmp(argv[2], "-h"))
-            return cli_fail("version: unknown argument '%s' (it takes none)", argv[2]);
+            return cli_usage_fail("version: unknown argument '%s' (it takes none)", argv[2]);
         if (argc > 2)
             printf("usage: sluice version\nPrints the version of sluice.\n");
         else

@@ -82,10 +82,10 @@ int cli_plan_arg(struct cli_common *c, int argc, char **argv, int *i, const char
     if (r == 1)
         return 0;
     if (argv[*i][0] == '-')
-        return cli_fail("%s: unknown option '%s' (see sluice %s --help)", argv[0], argv[*i],
+        return cli_usage_fail("%s: unknown option '%s' (see sluice %s --help)", argv[0], argv[*i],
                         argv[0]);
     if (*path)
-        return cli_fail("%s: one plan file at a time ('%s' and '%s')", argv[0], *path, argv[*i]);
+        return cli_usage_fail("%s: one plan file at a time ('%s' and '%s')", argv[0], *path, argv[*i]);
     *path = argv[*i];
     return 0;
 }

@@ -17,6 +17,8 @@ int sl_plans_sequence_sum(sl_plan_t *plan, int64_t rows);
  * "groupby" (count and sum over 1,000 groups of `rows` rows) and "kmeans" (16 centroids
  * of rows/4 8-dimensional points after 10 iterations). */
 int sl_plans_demo(sl_plan_t *plan, int64_t rows);
+/* The rows of plans/files/demo.plan (2^20), which `sluice demo` runs by default. */
+#define SL_PLANS_DEMO_ROWS ((int64_t)1 << 20)
 
 /* paper-003's join workloads, output "joined" (materialized rows): `workload` is narrow
  * (4-byte keys, one payload per side), wide (two payloads), skew (foreign keys Zipf 1.0),

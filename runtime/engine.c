@@ -133,11 +133,14 @@ int sl_engine_open(sl_engine_t **out, const struct sl_engine_config *cfg_in)
     *out = NULL;
     struct sl_engine_config defaults;
     sl_engine_config_init(&defaults);
-    const struct sl_engine_config *cfg = cfg_in ? cfg_in : &defaults;
-    if (cfg->size != sizeof *cfg)
-        return sl__set_last_error(SL_EABI, "sl_engine_open: config size %u differs from the "
-                                  "library's %zu; call sl_engine_config_init",
-                                  cfg->size, sizeof *cfg);
+    struct sl_engine_config full;
+    const struct sl_engine_config *cfg = &defaults;
+    if (cfg_in) {
+        int rc = sl__in_read(&full, &defaults, cfg_in, sizeof full, "sl_engine_open: config");
+        if (rc < 0)
+            return rc;
+        cfg = &full;
+    }
     sl_engine_t *eng = sl__calloc(1, sizeof *eng);
     if (!eng)
         return sl__set_last_error(SL_ENOMEM, "out of memory creating an engine");
@@ -252,8 +255,7 @@ int sl_engine_device_info(const sl_engine_t *eng, int i, struct sl_device_info *
     if (i < 0 || i >= eng->n_devices)
         return sl__set_last_error(SL_EINVAL, "device index %d out of range (%d devices)", i,
                                   eng->n_devices);
-    *info = eng->devices[i];
-    return SL_OK;
+    return sl__out_fill(info, &eng->devices[i], sizeof *info, "sl_engine_device_info");
 }
 
 int sl_engine_measure_links(sl_engine_t *eng)
@@ -319,11 +321,13 @@ int sl_engine_num_threads(const sl_engine_t *eng)
     return eng->n_threads;
 }
 
-void sl_engine_mem_stats(const sl_engine_t *eng, struct sl_mem_stats *st)
+int sl_engine_mem_stats(const sl_engine_t *eng, struct sl_mem_stats *out)
 {
+    if (!eng)
+        return sl__set_last_error(SL_EINVAL, "sl_engine_mem_stats: NULL engine");
     struct sl__mem_counters c;
     sl__mem_counters(&c);
-    memset(st, 0, sizeof *st);
+    struct sl_mem_stats all = {.size = sizeof all}, *st = &all;
     st->host_in_use = atomic_load(&((sl_engine_t *)eng)->host_in_use);
     st->host_peak = atomic_load(&((sl_engine_t *)eng)->host_peak);
     st->host_limit = eng->host_limit;
@@ -335,6 +339,7 @@ void sl_engine_mem_stats(const sl_engine_t *eng, struct sl_mem_stats *st)
         st->gpu_peak += peak;
         st->gpu_limit += limit;
     }
+    return sl__out_fill(out, st, sizeof *st, "sl_engine_mem_stats");
 }
 
 int sl__engine_charge_host(sl_engine_t *eng, int64_t bytes)

@@ -37,6 +37,29 @@ const char *sl_err_name(int code)
     }
 }
 
+static _Thread_local int dev_err_native, dev_err_device = -1;
+
+void sl__device_error_note(int native, int device)
+{
+    dev_err_native = native;
+    dev_err_device = device;
+}
+
+int sl__device_error_take(int *device)
+{
+    int native = dev_err_native;
+    if (device)
+        *device = native ? dev_err_device : -1;
+    sl__device_error_clear();
+    return native;
+}
+
+void sl__device_error_clear(void)
+{
+    dev_err_native = 0;
+    dev_err_device = -1;
+}
+
 const char *sl_last_errmsg(void)
 {
     return last_msg;

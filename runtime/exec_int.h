@@ -151,9 +151,14 @@ int64_t sl__now_ns(void);
 /* Adds a CPU span to the query's trace (no-op unless tracing). */
 void sl__trace_span(struct sl_query *q, struct sl__worker *w, const char *name, int64_t t0,
                     int64_t rows);
-/* Records the query's first error (printf-style) and marks it failed. */
+/* Records the query's first error (printf-style) and marks it failed. For SL_EDEVICE,
+ * the native CUDA error this thread noted (sl__device_error_note) and its device go
+ * into the error details too. */
 int sl__query_fail(struct sl_query *q, const char *op_name, int code, const char *fmt, ...)
     SL__PRINTF(4, 5);
+/* The same for a failure of a task on engine device index `device` (0 = the CPU). */
+int sl__query_fail_on(struct sl_query *q, const char *op_name, int device, int code,
+                      const char *fmt, ...) SL__PRINTF(5, 6);
 /* Picks the implementation of a phase for a device kind; NULL if none. */
 const struct sl_impl *sl__phase_impl(const struct sl_phase *ph, enum sl_device_kind kind,
                                      const sl_task_t *t);

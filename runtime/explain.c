@@ -174,7 +174,7 @@ static int build(struct sl_query *q)
     struct sl_explain *pub = &ex->pub;
     pub->n_threads = q->eng->n_threads;
     pub->n_gpus = q->eng->n_gpus;
-    struct sl_mem_stats ms;
+    struct sl_mem_stats ms = SL_MEM_STATS_INIT;
     sl_engine_mem_stats(q->eng, &ms);
     pub->host_budget = ms.host_limit;
     pub->gpu_budget = ms.gpu_limit;
@@ -216,7 +216,7 @@ static void measure(struct sl_query *q, struct sl__explain *ex)
     pub->measured = 1;
     pub->status = q->rc;
     pub->ms_measured = (double)(q->end_ns - q->start_ns) / 1e6;
-    struct sl_mem_stats ms;
+    struct sl_mem_stats ms = SL_MEM_STATS_INIT;
     sl_engine_mem_stats(q->eng, &ms);
     pub->host_peak_measured = ms.host_peak;
     pub->gpu_peak_measured = ms.gpu_peak;

@@ -49,7 +49,8 @@ static void put_num(struct jbuf *b, const char *key, double v, bool integer)
         put(b, ",\"%s\":%.6g", key, v);
 }
 
-static void put_pipeline(struct jbuf *b, const struct sl_explain_pipeline *p)
+static void put_pipeline(struct jbuf *b, const sl_plan_t *plan,
+                         const struct sl_explain_pipeline *p)
 {
     put(b, "{\"id\":%d,\"source\":\"%s\",\"operators\":[", p->id, p->stages[0].op);
     for (int s = 1; s + 1 < p->n_stages; s++)
@@ -67,8 +68,12 @@ static void put_pipeline(struct jbuf *b, const struct sl_explain_pipeline *p)
     put(b, ",\"stages\":[");
     for (int s = 0; s < p->n_stages; s++) {
         const struct sl_explain_stage *x = &p->stages[s];
-        put(b, "%s{\"op\":\"%s\",\"node\":%d,\"device\":\"%s\"", s ? "," : "", x->op, x->node,
-            x->on_gpu ? "gpu" : "cpu");
+        put(b, "%s{\"op\":\"%s\",\"node\":%d", s ? "," : "", x->op, x->node);
+        /* The plan file's name of the node (letters, digits, '_': no escaping needed). */
+        const char *name = x->node >= 0 ? sl_plan_node_name(plan, x->node) : NULL;
+        if (name)
+            put(b, ",\"name\":\"%s\"", name);
+        put(b, ",\"device\":\"%s\"", x->on_gpu ? "gpu" : "cpu");
         put_num(b, "task_seconds", x->task_seconds, false);
         put(b, "}");
     }
@@ -98,7 +103,7 @@ const char *sl_query_explain_json(sl_query_t *q)
         ex->n_gpus && ex->gpu_peak > ex->gpu_budget ? "true" : "false");
     for (int k = 0; k < ex->n_pipelines; k++) {
         put(&b, "%s", k ? "," : "");
-        put_pipeline(&b, &ex->pipelines[k]);
+        put_pipeline(&b, q->plan, &ex->pipelines[k]);
     }
     put(&b, "]");
     if (ex->measured)

@@ -821,6 +821,7 @@ int sl__gpu_run_sync(struct sl__gpu *g, sl_task_t *t, const struct sl_impl *im)
             if (ev[0])
                 cudaEventRecord(ev[0], g->s[S_COMPUTE]);
         }
+        sl__device_error_clear(); /* a device error noted before this task is not its own */
         rc = im->run(t);
         if (ev[1])
             cudaEventRecord(ev[1], g->s[S_COMPUTE]);

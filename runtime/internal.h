@@ -10,6 +10,8 @@
 #include <stdint.h>
 
 #include "sluice/sluice.h"
+#include "sluice/op.h"     /* the runtime implements the operator ABI */
+#include "sluice/plugin.h"
 
 #define SL__CACHE_LINE 64
 #define SL__ALIGN 64
@@ -46,6 +48,15 @@
 int sl__set_last_error(int code, const char *fmt, ...) SL__PRINTF(2, 3);
 int sl__set_last_errorv(int code, const char *fmt, va_list ap);
 
+/* The native error of the last failing device call on this thread (a cudaError_t) and
+ * the device index it failed on (1 + CUDA ordinal, or -1 if unknown), noted by the one
+ * CUDA error path (sl__cuda_check) so that a query failing with SL_EDEVICE can report
+ * them in sl_error_info. _take returns the native code (0 if none) and clears the note;
+ * _clear drops a stale note when a task starts. */
+void sl__device_error_note(int native, int device);
+int sl__device_error_take(int *device);
+void sl__device_error_clear(void);
+
 /* An error slot owned by an object (engine, plan, query). */
 struct sl__errslot {
     int code;
@@ -53,6 +64,18 @@ struct sl__errslot {
 };
 /* Writes msg into the slot and the thread's last error; returns code. */
 int sl__errslot_set(struct sl__errslot *e, int code, const char *fmt, ...) SL__PRINTF(3, 4);
+
+/* ---------------- growable structs (growable.c) ---------------- */
+
+/* Output side of engine.h's rule: copies the library's full struct `src` (`full` bytes)
+ * into the caller's `dst`, only as far as dst->size reaches; dst->size is kept.
+ * SL_EINVAL (named after `what`) for NULL dst or a size that does not reach past the
+ * size member. */
+int sl__out_fill(void *dst, const void *src, size_t full, const char *what);
+/* Input side: `out` (the library's full struct) gets `defaults`, then the first
+ * in->size bytes of `in` over them. SL_EINVAL for a size not past the size member,
+ * SL_EABI for one larger than `full`. */
+int sl__in_read(void *out, const void *defaults, const void *in, size_t full, const char *what);
 
 /* ---------------- host memory (mem_host.c) ---------------- */
 

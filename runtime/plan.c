@@ -288,6 +288,27 @@ const char *sl_plan_node_op(const sl_plan_t *p, int node_id)
     return p->nodes[node_id]->def->name;
 }
 
+const char *sl_plan_node_name(const sl_plan_t *p, int node_id)
+{
+    if (!p || node_id < 0 || node_id >= p->n_nodes || !p->nodes[node_id]->name[0])
+        return NULL;
+    return p->nodes[node_id]->name;
+}
+
+const char *sl_plan_node_option(const sl_plan_t *p, int node_id, const char *key)
+{
+    if (!p || !key || node_id < 0 || node_id >= p->n_nodes)
+        return NULL;
+    const struct sl_op *op = p->nodes[node_id];
+    for (unsigned i = 0; i < op->def->n_options; i++) {
+        if (strcmp(op->def->options[i].name, key) == 0) {
+            const char *given = sl__opts_get(&op->opts, key);
+            return given ? given : op->def->options[i].default_value;
+        }
+    }
+    return NULL;
+}
+
 int sl_plan_num_nodes(const sl_plan_t *p)
 {
     return p ? p->n_nodes : 0;

@@ -43,6 +43,7 @@ struct sl_op {
     char *output_name;               /* non-NULL if marked as a plan output */
     bool output_device;              /* output kept in GPU memory (sl_plan_output_device) */
     char where[160];                 /* "FILE:LINE:COL: " of its plan-file line, or "" */
+    char name[64];                   /* its name in the plan file, or "" */
 };
 
 struct sl_plan {

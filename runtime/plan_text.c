@@ -200,6 +200,7 @@ static int parse_node(struct parser *ps, const char *name, const char *name_at)
     /* Errors found when a query is made (unused outputs...) point at this line. */
     snprintf(ps->plan->nodes[node]->where, sizeof ps->plan->nodes[node]->where, "%s:%d:%d: ",
              ps->src, ps->lineno, (int)(name_at - ps->line) + 1);
+    snprintf(ps->plan->nodes[node]->name, sizeof ps->plan->nodes[node]->name, "%s", name);
     return add_name(ps, name, node) < 0 ? fail_at(ps, name_at, SL_ENOMEM, "out of memory") : SL_OK;
 }
 

@@ -9,15 +9,19 @@
 #include "exec_int.h"
 #include "gpu_int.h"
 
-int sl__query_fail(struct sl_query *q, const char *op_name, int code, const char *fmt, ...)
+static void progress_now(const sl_query_t *q, struct sl_progress *p);
+
+static int query_failv(struct sl_query *q, const char *op_name, int device, int code,
+                       const char *fmt, va_list ap)
 {
+    int native_device = -1;
+    int native = code == SL_EDEVICE ? sl__device_error_take(&native_device) : 0;
     pthread_mutex_lock(&q->err_mu);
     if (!atomic_load(&q->failed)) {
-        va_list ap;
-        va_start(ap, fmt);
         vsnprintf(q->err.msg, sizeof q->err.msg, fmt, ap);
-        va_end(ap);
         q->err.code = code;
+        q->err_device = device >= 0 ? device : native_device;
+        q->err_native = native;
         snprintf(q->err_op, sizeof q->err_op, "%s", op_name ? op_name : "");
         /* Release: workers that see `failed` also see the message. */
         atomic_store_explicit(&q->failed, 1, memory_order_release);
@@ -25,6 +29,25 @@ int sl__query_fail(struct sl_query *q, const char *op_name, int code, const char
             sl__graph_skip(&q->graph);
     }
     pthread_mutex_unlock(&q->err_mu);
+    return code;
+}
+
+int sl__query_fail(struct sl_query *q, const char *op_name, int code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    query_failv(q, op_name, -1, code, fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+int sl__query_fail_on(struct sl_query *q, const char *op_name, int device, int code,
+                      const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    query_failv(q, op_name, device, code, fmt, ap);
+    va_end(ap);
     return code;
 }
 
@@ -232,9 +255,9 @@ int sl_query_wait(sl_query_t *q)
         if (q->progress_cb) {
             /* The waiting thread reports progress while it waits. */
             int ms = q->progress_ms > 0 ? q->progress_ms : 100;
-            struct sl_progress pr;
+            struct sl_progress pr = SL_PROGRESS_INIT;
             while (!sl__graph_wait_ms(&q->graph, ms)) {
-                sl_query_progress(q, &pr);
+                progress_now(q, &pr);
                 q->progress_cb(q->progress_user, &pr);
             }
         }
@@ -326,19 +349,27 @@ const char *sl_query_errmsg(const sl_query_t *q)
     return q ? q->err.msg : "";
 }
 
-int sl_query_error(const sl_query_t *q, struct sl_error_info *info)
+int sl_query_error(const sl_query_t *q, struct sl_error_info *out)
 {
-    info->code = q->err.code;
-    info->message = q->err.msg;
-    info->op_name = q->err_op;
-    info->device = q->err_device;
-    info->native_code = q->err_native;
-    return q->err.code;
+    if (!q)
+        return sl__set_last_error(SL_EINVAL, "sl_query_error: NULL query");
+    struct sl_error_info info = {
+        .size = sizeof info,
+        .code = q->err.code,
+        .message = q->err.msg,
+        .op_name = q->err_op,
+        .device = q->err_device,
+        .native_code = q->err_native,
+    };
+    int rc = sl__out_fill(out, &info, sizeof info, "sl_query_error");
+    return rc < 0 ? rc : q->err.code;
 }
 
-void sl_query_progress(const sl_query_t *q, struct sl_progress *p)
+/* Fills the library's full progress struct. */
+static void progress_now(const sl_query_t *q, struct sl_progress *p)
 {
     struct sl_query *mq = (struct sl_query *)q;
+    p->size = sizeof *p;
     p->tasks_done = atomic_load(&mq->graph.completed);
     p->tasks_total = atomic_load(&mq->graph.created);
     p->bytes_done = atomic_load(&mq->bytes_done);
@@ -346,6 +377,15 @@ void sl_query_progress(const sl_query_t *q, struct sl_progress *p)
     pthread_mutex_lock(&mq->mu);
     p->finished = mq->state == SL__Q_DONE;
     pthread_mutex_unlock(&mq->mu);
+}
+
+int sl_query_progress(const sl_query_t *q, struct sl_progress *out)
+{
+    if (!q)
+        return sl__set_last_error(SL_EINVAL, "sl_query_progress: NULL query");
+    struct sl_progress p = SL_PROGRESS_INIT;
+    progress_now(q, &p);
+    return sl__out_fill(out, &p, sizeof p, "sl_query_progress");
 }
 
 int sl_query_on_progress(sl_query_t *q, void (*cb)(void *, const struct sl_progress *),

@@ -29,6 +29,7 @@ int sl__task_run_phase(sl_task_t *t, const struct sl_phase *ph)
                               t->os->op->def->name, t->kind == SL_DEVICE_CPU ? "CPU" : "CUDA");
     int64_t t0 = sl__now_ns();
     int rc;
+    sl__device_error_clear(); /* a device error noted before this task is not its own */
     for (;;) {
         rc = im->run(t);
         if (atomic_load_explicit(&t->q->failed, memory_order_relaxed))
@@ -185,8 +186,9 @@ int sl_task_fail(sl_task_t *t, int code, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    return sl__query_fail(t->q, t->os->op->def->name, code < 0 ? code : SL_EINTERNAL, "%s: %s",
-                          t->os->op->def->name, msg);
+    int device = t->kind == SL_DEVICE_CPU ? 0 : t->gpu ? 1 + sl__gpu_ordinal(t->gpu) : -1;
+    return sl__query_fail_on(t->q, t->os->op->def->name, device, code < 0 ? code : SL_EINTERNAL,
+                             "%s: %s", t->os->op->def->name, msg);
 }
 
 int sl_task_emit(sl_task_t *t, sl_batch_t *b)

@@ -2,6 +2,20 @@
  *
  * An engine is created once and runs many queries, several at a time. All functions
  * taking an engine are thread-safe unless stated otherwise.
+ *
+ * Growable structs. Every struct that crosses the API by pointer and that sluice reads
+ * or fills for the caller (sl_engine_config, sl_device_info, sl_mem_stats, and in
+ * query.h sl_error_info and sl_progress) starts with `uint32_t size`, which the caller
+ * sets to sizeof the struct as its headers declare it (the SL_*_INIT macros and
+ * sl_engine_config_init do that). New members are only ever appended, so:
+ *   - sluice fills only the first `size` bytes: a program built against older, smaller
+ *     headers gets the members it knows and nothing is written past them;
+ *   - members a newer program knows and an older library does not are left as the
+ *     caller set them (zero them, as the INIT macros do);
+ *   - a size of 0, or one that does not reach past `size` itself, is rejected with
+ *     SL_EINVAL (it means the caller forgot to set it).
+ * Structs sluice hands out (sl_progress in the progress callback) carry the size sluice
+ * filled; read a member only when `size` reaches past it (SL_HAS_MEMBER).
  */
 #ifndef SLUICE_ENGINE_H
 #define SLUICE_ENGINE_H
@@ -14,6 +28,20 @@
 
 #ifdef __cplusplus
 extern "C" {
+#endif
+
+/* True when a growable struct *p (see above) holds `member`: its `size` reaches past
+ * the member's end. Added in 0.3. */
+#define SL_HAS_MEMBER(p, type, member)                                                  \
+    ((p)->size >= offsetof(type, member) + sizeof((p)->member))
+
+/* An initializer of a growable struct: size set, every other member zero (the
+ * SL_*_INIT macros). Designated in C; a lambda in C++, which has no designators
+ * before C++20. */
+#ifdef __cplusplus
+#define SL_SIZED_INIT(type) ([] { type s_{}; s_.size = sizeof s_; return s_; }())
+#else
+#define SL_SIZED_INIT(type) { .size = sizeof(type) }
 #endif
 
 typedef struct sl_engine sl_engine_t;
@@ -63,21 +91,35 @@ struct sl_engine_config {
     int debug_join_phase_times; /* 1: the GPU join's phase times go to the query profile */
 };
 
-/* Fills *cfg with defaults. Added in 0.1. */
+/* Fills *cfg with the defaults and sets cfg->size. Cannot fail. Thread-safe (touches
+ * only *cfg). Added in 0.1. */
 SL_API void sl_engine_config_init(struct sl_engine_config *cfg);
 
-/* Creates an engine. On success *out is the engine and SL_OK is returned. On failure
- * a negative code is returned and *out is still an engine object whose
- * sl_engine_errmsg tells why (close it with sl_engine_close), except for SL_ENOMEM,
- * where *out may be NULL (then see sl_last_errmsg). cfg may be NULL for defaults. */
+/* Creates an engine: starts its worker threads, finds the GPUs and sets the budgets.
+ * cfg may be NULL for the defaults; it is read during the call only (the strings it
+ * points to are copied). On success *out is the engine and SL_OK is returned. On
+ * failure a negative code is returned and *out is still an engine object whose
+ * sl_engine_errmsg tells why (close it with sl_engine_close), except where the config
+ * itself is refused or memory ran out: then *out is NULL and sl_last_errmsg tells why.
+ * Errors: SL_EINVAL (a config size of 0, a negative count or limit), SL_EABI (a config
+ * larger than this library's: built against newer headers), SL_ENOMEM (also when the
+ * worker threads cannot start), SL_EDEVICE (a GPU could not be set up). The caller
+ * owns the engine and frees it with sl_engine_close. Thread-safe. Added in 0.1;
+ * smaller (older) configs accepted since 0.3. */
 SL_API int sl_engine_open(sl_engine_t **out, const struct sl_engine_config *cfg);
-/* Waits for running queries to finish, then frees the engine. NULL is allowed. */
+/* Waits for running queries to finish, stops the workers and frees the engine. NULL
+ * is allowed. Call it once, from one thread, after every query of the engine has been
+ * destroyed or has finished; the engine must not be used afterwards. Added in 0.1. */
 SL_API void sl_engine_close(sl_engine_t *eng);
-/* The message of the last error on this engine; "" if none. Owned by the engine. */
+/* The message of the last error on this engine; "" if none (also for NULL). Owned by
+ * the engine, valid until the next failing call on it or its close. Thread-safe, but
+ * a failure on another thread may replace the text. Added in 0.1. */
 SL_API const char *sl_engine_errmsg(const sl_engine_t *eng);
 
-/* What the engine sees. */
+/* What the engine sees. A growable struct (see the top of this header): set `size`
+ * before the call (SL_DEVICE_INFO_INIT). `size` added in 0.3. */
 struct sl_device_info {
+    uint32_t size;              /* sizeof(struct sl_device_info), set by the caller */
     enum sl_device_kind kind;
     int ordinal;                /* CPU: 0; GPU: CUDA device ordinal */
     char name[128];
@@ -88,15 +130,22 @@ struct sl_device_info {
     int usable;                 /* 0 if present but unusable (see reason) */
     char reason[160];           /* why a device is unusable */
     double h2d_gbps, d2h_gbps;  /* measured link bandwidths, 0 if not measured */
+    /* members added after 0.3 go below this line */
 };
+#define SL_DEVICE_INFO_INIT SL_SIZED_INIT(struct sl_device_info)
 
-/* Number of devices: 1 (the CPU) + the usable or unusable GPUs found. */
+/* Number of devices: 1 (the CPU) + the usable or unusable GPUs found. Cannot fail.
+ * Thread-safe. Added in 0.1. */
 SL_API int sl_engine_device_count(const sl_engine_t *eng);
-/* Fills *info for device i (0 is the CPU). SL_EINVAL if out of range. */
+/* Fills the first info->size bytes of *info for device i (0 is the CPU, 1 + k the k-th
+ * GPU found); the caller owns *info. Errors: SL_EINVAL (i out of range, NULL info, or
+ * info->size 0; message in sl_last_errmsg). Thread-safe; the link bandwidths may change
+ * under a concurrent sl_engine_measure_links. Added in 0.1; growable since 0.3. */
 SL_API int sl_engine_device_info(const sl_engine_t *eng, int i, struct sl_device_info *info);
 /* Measures the host<->device bandwidth of every GPU the engine uses (pinned copies of
  * 64 MiB, about 50 ms per GPU) and keeps it in the device infos (h2d_gbps, d2h_gbps)
- * and for placement. Nothing to do, and SL_OK, without GPUs. Added in 0.1. */
+ * and for placement. Nothing to do, and SL_OK, without GPUs. Errors: SL_EDEVICE,
+ * SL_ENOMEM (message in sl_engine_errmsg). Call it while no query runs. Added in 0.1. */
 SL_API int sl_engine_measure_links(sl_engine_t *eng);
 /* Measures the memory bandwidth of GPU device i (an index as for sl_engine_device_info):
  * a device-to-device copy of `bytes` (memory from the engine's pool), median of 5 timed
@@ -104,22 +153,30 @@ SL_API int sl_engine_measure_links(sl_engine_t *eng);
  * GPU-resident benchmarks (docs/BENCH_PROTOCOL.md). Needs 2 * bytes of free device
  * memory. SL_EINVAL if i is not a GPU, SL_ENODEV if the engine does not use it or sluice
  * was built without CUDA; *gbps is 0 on failure. Not while queries run on that GPU
- * (they would share its bandwidth). Added in 0.2. */
+ * (they would share its bandwidth). Added in 0.3. */
 SL_API int sl_engine_measure_device_copy(sl_engine_t *eng, int i, int64_t bytes, double *gbps);
 /* The fp32 FMA peak of GPU device i in GFLOP/s, from its attributes: SMs x peak clock x
  * fp32 lanes per SM x 2 flops. Same errors as sl_engine_measure_device_copy. Thread-safe.
- * Added in 0.2. */
+ * Added in 0.3. */
 SL_API int sl_engine_device_fp32_peak(const sl_engine_t *eng, int i, double *gflops);
-/* Number of CPU worker threads. */
+/* Number of CPU worker threads. Cannot fail. Thread-safe. Added in 0.1. */
 SL_API int sl_engine_num_threads(const sl_engine_t *eng);
 
-/* Memory accounting of the engine (bytes). */
+/* Memory accounting of the engine (bytes). A growable struct (see the top of this
+ * header): set `size` before the call (SL_MEM_STATS_INIT). `size` added in 0.3. */
 struct sl_mem_stats {
+    uint32_t size;                           /* sizeof(struct sl_mem_stats), by the caller */
     int64_t host_in_use, host_peak, host_limit;
     int64_t gpu_in_use, gpu_peak, gpu_limit; /* summed over GPUs */
     int64_t host_allocs_live;                /* allocations not yet freed */
+    /* members added after 0.3 go below this line */
 };
-SL_API void sl_engine_mem_stats(const sl_engine_t *eng, struct sl_mem_stats *st);
+#define SL_MEM_STATS_INIT SL_SIZED_INIT(struct sl_mem_stats)
+/* Fills the first st->size bytes of *st with the engine's memory accounting now; the
+ * caller owns *st. Errors: SL_EINVAL (NULL argument or st->size 0). Thread-safe: the
+ * counters are read one by one while queries run, so they need not add up exactly.
+ * Added in 0.1; returns int and is growable since 0.3 (it returned void). */
+SL_API int sl_engine_mem_stats(const sl_engine_t *eng, struct sl_mem_stats *st);
 
 #ifdef __cplusplus
 }

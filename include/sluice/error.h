@@ -50,13 +50,16 @@ enum sl_status {
                            count that sizes the output: count -> allocate -> write) */
 };
 
-/* Text for a code: "invalid argument". Unknown codes give "unknown error". Never NULL. */
+/* Text for a code: "invalid argument". Unknown codes give "unknown error". Never NULL;
+ * static storage. Thread-safe. Added in 0.1. */
 SL_API const char *sl_strerror(int code);
-/* Name for a code: "SL_EINVAL". Unknown codes give "SL_E?". Never NULL. */
+/* Name for a code: "SL_EINVAL". Unknown codes give "SL_E?". Never NULL; static
+ * storage. Thread-safe. Added in 0.1. */
 SL_API const char *sl_err_name(int code);
 /* The message of the last failing call on this thread that had no object to keep it
- * (sl_engine_open returning no engine, sl_plan_create, ...). Valid until the next
- * failing call on this thread. Never NULL; "" when there was none. */
+ * (sl_engine_open returning no engine, sl_plan_create, ...). Thread-local storage,
+ * valid until the next failing call on this thread. Never NULL; "" when there was
+ * none. Added in 0.1. */
 SL_API const char *sl_last_errmsg(void);
 
 #ifdef __cplusplus

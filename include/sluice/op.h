@@ -133,8 +133,13 @@ struct sl_op_def {
     /* fields added in ABI version 3 go below this line */
 };
 
-/* --- bind context (inside sl_op_def.bind) --- */
+/* --- bind context (inside sl_op_def.bind) ---
+ * Valid only during the bind call, on the thread that makes it. Pointers returned
+ * (schemas, option strings) are owned by the plan and live as long as it. Every
+ * function of this group was added in 0.1 unless it says otherwise. */
+/* Number of inputs of the node being bound. Cannot fail. */
 SL_API int sl_bind_num_inputs(const sl_bind_t *b);
+/* Output schema of the node's input `port` (borrowed); NULL for a bad port. */
 SL_API const sl_schema_t *sl_bind_input_schema(const sl_bind_t *b, int port);
 /* Typed option access; the option must be declared in the op's options. A declared
  * option with a default is always present. SL_ENOTFOUND if absent without default;
@@ -143,15 +148,17 @@ SL_API int sl_bind_option_int(sl_bind_t *b, const char *name, int64_t *out);
 SL_API int sl_bind_option_float(sl_bind_t *b, const char *name, double *out);
 SL_API int sl_bind_option_str(sl_bind_t *b, const char *name, const char **out);
 SL_API int sl_bind_option_bool(sl_bind_t *b, const char *name, int *out);
-/* 1 if the user gave the option explicitly. */
+/* 1 if the user gave the option explicitly, else 0. Cannot fail. */
 SL_API int sl_bind_option_given(const sl_bind_t *b, const char *name);
-/* Appends a column to the node's output schema. */
+/* Appends a column to the node's output schema (`name` is copied). Errors: SL_EINVAL
+ * (empty or duplicate name, bad type), SL_ENOMEM. */
 SL_API int sl_bind_add_column(sl_bind_t *b, const char *name, enum sl_type type);
-/* Attaches per-node data (freed with free_fn, which may be NULL, with the plan). */
+/* Attaches per-node data, which the plan then owns: freed with free_fn (may be NULL)
+ * when the plan is destroyed or the node rebound. Cannot fail. */
 SL_API void sl_bind_set_data(sl_bind_t *b, void *data, void (*free_fn)(void *));
-/* Estimated output rows (for costs and progress); -1 = unknown (default). */
+/* Sets the estimated output rows (for costs and progress); -1 = unknown (default). */
 SL_API void sl_bind_set_rows(sl_bind_t *b, int64_t rows);
-/* Estimated input rows of port `port`, or -1. */
+/* Estimated input rows of port `port`, or -1 (unknown or a bad port). */
 SL_API int64_t sl_bind_input_rows(const sl_bind_t *b, int port);
 /* Records a bind error (printf-style) and returns code, for `return sl_bind_fail(...)`. */
 SL_API int sl_bind_fail(sl_bind_t *b, int code, const char *fmt, ...)
@@ -160,15 +167,28 @@ SL_API int sl_bind_fail(sl_bind_t *b, int code, const char *fmt, ...)
 #endif
     ;
 
-/* --- node accessors (any phase) --- */
+/* --- node accessors (any phase) ---
+ * Read-only views of a bound node: thread-safe, cannot fail, results owned by the plan.
+ * Added in 0.1. */
+/* The operator's name ("join"). */
 SL_API const char *sl_op_name(const sl_op_t *op);
+/* The data attached at bind (sl_bind_set_data), or NULL. */
 SL_API void *sl_op_data(const sl_op_t *op);
+/* Number of inputs. */
 SL_API int sl_op_num_inputs(const sl_op_t *op);
+/* Output schema of input `port`, or NULL for a bad port. */
 SL_API const sl_schema_t *sl_op_input_schema(const sl_op_t *op, int port);
+/* The node's own output schema. */
 SL_API const sl_schema_t *sl_op_output_schema(const sl_op_t *op);
 
-/* --- task context (inside a phase implementation) --- */
+/* --- task context (inside a phase implementation) ---
+ * Valid only inside the phase call that received the task, on its thread. Failures
+ * are recorded on the query (sl_task_fail) and end it; an implementation then returns
+ * the negative code. Added in 0.1 unless it says otherwise. */
+/* The node the task runs. Cannot fail. */
 SL_API const sl_op_t *sl_task_op(const sl_task_t *t);
+/* The node's global state (global_state_bytes, zeroed, then init_global). Shared by
+ * every task of the node: phases that run concurrently synchronize their own access. */
 SL_API void *sl_task_gstate(const sl_task_t *t);
 /* Local state of this node on this worker (NULL for ops without local state). */
 SL_API void *sl_task_lstate(sl_task_t *t);
@@ -179,17 +199,22 @@ SL_API int64_t sl_task_count(const sl_task_t *t);
 SL_API int sl_task_port(const sl_task_t *t);
 /* The batch being sunk or executed (borrowed). */
 SL_API sl_batch_t *sl_task_input(const sl_task_t *t);
-/* The argument given to sl_task_spawn, for spawned tasks. */
+/* The argument given to sl_task_spawn, for spawned tasks; NULL otherwise. */
 SL_API void *sl_task_arg(const sl_task_t *t);
+/* SL_DEVICE_CPU or SL_DEVICE_CUDA: which implementation runs. */
 SL_API enum sl_device_kind sl_task_device_kind(const sl_task_t *t);
 /* CPU worker id (0..n_threads-1) or GPU ordinal. */
 SL_API int sl_task_worker(const sl_task_t *t);
 /* Rows per morsel where the task's pipeline runs (its GPU's chunk size when it was
  * placed on a GPU, even for a stage that runs on the host there). */
 SL_API int64_t sl_task_morsel_rows(const sl_task_t *t);
-/* Sends a batch downstream (takes over the caller's reference). */
+/* Sends a batch downstream; takes over the caller's reference, also on failure.
+ * Errors: SL_EINVAL (NULL batch), SL_ESTATE (outside a pipeline), SL_ECANCELED (the
+ * query failed meanwhile). */
 SL_API int sl_task_emit(sl_task_t *t, sl_batch_t *b);
-/* Records the first failure of the task's query and returns code. */
+/* Records the first failure of the task's query (printf-style; the device that ran the
+ * task goes into sl_error_info.device) and returns code (SL_EINTERNAL for a code
+ * that is not negative). Thread-safe: only the query's first failure is kept. */
 SL_API int sl_task_fail(sl_task_t *t, int code, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 3, 4)))
@@ -200,7 +225,7 @@ SL_API int sl_task_cancelled(const sl_task_t *t);
 /* Memory that lives until the query ends (64-byte aligned, counted in the host budget);
  * NULL after recording SL_EBUDGET or SL_ENOMEM on the query. */
 SL_API void *sl_task_alloc(sl_task_t *t, size_t bytes);
-/* Frees memory from sl_task_alloc early (optional). */
+/* Frees memory from sl_task_alloc early (optional; NULL is fine). */
 SL_API void sl_task_free(sl_task_t *t, void *p);
 /* Spawns n parallel tasks running `work` with `arg`; the spawning task (and so its
  * phase) completes only when they have. If `then` is not NULL it runs once, as one
@@ -215,7 +240,7 @@ SL_API sl_batch_t *sl_task_new_batch(sl_task_t *t, const sl_schema_t *schema, in
  * that finds bad data or a full table writes a negative SL_E* code there; the runtime
  * reads it when the task completes and fails the query. NULL on CPU. */
 SL_API int32_t *sl_task_status(const sl_task_t *t);
-/* Adds to the query's progress counters. */
+/* Adds to the query's progress counters (sl_query_progress). Thread-safe. */
 SL_API void sl_task_progress(sl_task_t *t, int64_t rows, int64_t bytes);
 /* Adds `ms` to the named phase of this task's operator: the query profile lists an
  * operator's phases under "phases" (sl_query_profile_json). `name` must live as long as
@@ -225,17 +250,19 @@ SL_API void sl_task_phase_time(sl_task_t *t, const char *name, double ms);
 /* Sets the named value of this task's operator in the query profile, listed under
  * "values" (sl_query_profile_json): a choice the operator made, such as the GPU join's
  * radix bits. The last value set wins; `name` must live as long as the query; at most 8
- * names per operator, further ones are dropped. Added in 0.2. */
+ * names per operator, further ones are dropped. Added in 0.3. */
 SL_API void sl_task_profile_value(sl_task_t *t, const char *name, int64_t value);
 /* The value of engine option `name` (option.h, docs/OPTIONS.md) for this task's query:
  * the engine's value when the query was created, or the plan's. sl_task_option_int
  * reads booleans (0/1), integers and enumerations (the index of the choice);
  * sl_task_option_float reads any number. *out is left alone on error: SL_ENOTFOUND for
  * an unknown name, SL_ETYPE for an option of another type. Operators read their
- * switches here, never from globals or the environment. Added in 0.2. */
+ * switches here, never from globals or the environment. Added in 0.3. */
 SL_API int sl_task_option_int(const sl_task_t *t, const char *name, int64_t *out);
 SL_API int sl_task_option_float(const sl_task_t *t, const char *name, double *out);
-/* The CUDA stream of a CUDA task (a cudaStream_t), NULL on CPU. */
+/* The CUDA stream of a CUDA task (a cudaStream_t, owned by the runtime: never destroy
+ * or synchronize the device through it), NULL on CPU. */
+
 SL_API void *sl_task_stream(const sl_task_t *t);
 
 /* --- GPU memory and data movement (added in 0.2) --- */

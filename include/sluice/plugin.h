@@ -36,6 +36,7 @@
 #include <stdint.h>
 
 #include "op.h"
+#include "plugin_load.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -169,23 +170,6 @@ struct sl_host_api {
 
 /* The entry point a plugin exports. */
 typedef int (*sl_plugin_entry_fn)(const struct sl_host_api *host, sl_registry_t *reg);
-
-/* Loads the plugin at `path` (dlopen) and registers its operators in the process-wide
- * registry (sl_registry_global), where plans find them by name, in C and in plan files.
- * Operators are process-wide, like plans, so loading needs no engine and serves every
- * engine. All of a plugin's operators are registered, or none: on any failure nothing
- * is registered and the file is closed again. Loading a file that is already loaded
- * does nothing and returns SL_OK. A loaded plugin stays loaded until the process exits
- * (its definitions may be referenced by any plan, on any engine). Thread-safe.
- * Errors (message in sl_last_errmsg, naming the file):
- *   SL_ENOTFOUND  no such file, or it exports no entry point;
- *   SL_EFORMAT    the file is not a shared object this process can load;
- *   SL_EABI       built for a newer operator ABI than this library's (or for 0), or the
- *                 entry did not declare its version;
- *   SL_EEXIST     an operator name is already registered;
- *   any code the entry returned.
- * Added in 0.2. */
-SL_API int sl_plugin_load(const char *path);
 
 #ifdef __cplusplus
 }

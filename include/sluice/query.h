@@ -20,52 +20,92 @@ extern "C" {
 
 typedef struct sl_query sl_query_t;
 
-/* Creates a query of `plan` on `eng` and freezes the plan. */
+/* Creates a query of `plan` on `eng` and freezes the plan (it can no longer change, and
+ * may back several queries at once). The plan and the engine must outlive the query.
+ * On success *out is the query, owned by the caller (sl_query_destroy). Errors:
+ * SL_EINVAL (NULL argument, an empty plan), an operator's error lowering the plan,
+ * SL_ENOMEM; the message is in sl_plan_errmsg or sl_last_errmsg. Thread-safe. Added in
+ * 0.1. */
 SL_API int sl_query_create(sl_engine_t *eng, sl_plan_t *plan, sl_query_t **out);
-/* Frees a query that is not running (waits for it if it is). NULL is allowed. */
+/* Frees a query and its results (tables handed out by sl_query_result keep their own
+ * references); waits for it if it still runs. NULL is allowed. Call it once, from one
+ * thread. Added in 0.1. */
 SL_API void sl_query_destroy(sl_query_t *q);
 
-/* Runs the query and waits for it. Returns SL_OK or the query's first error. */
+/* Runs the query on the engine's workers and waits for it. Returns SL_OK or the
+ * query's first error (details: sl_query_errmsg, sl_query_error); SL_ESTATE if it was
+ * already started. A query runs once. Call from one thread. Added in 0.1. */
 SL_API int sl_query_run(sl_query_t *q);
-/* Starts the query and returns at once. */
+/* Starts the query and returns at once; sl_query_wait collects the outcome. Errors:
+ * SL_ESTATE (already started), SL_ENOMEM. Call from one thread. Added in 0.1. */
 SL_API int sl_query_start(sl_query_t *q);
-/* Waits for a started query; returns what sl_query_run would. */
+/* Waits for a started query; returns what sl_query_run would (SL_ESTATE if it was not
+ * started). The progress callback runs on this thread while it waits. Added in 0.1. */
 SL_API int sl_query_wait(sl_query_t *q);
 /* Asks a running query to stop; it then fails with SL_ECANCELED. Safe from any thread,
- * also on a query that has finished (then it does nothing). */
+ * also on a query that has finished (then it does nothing). Cannot fail. Added in 0.1. */
 SL_API void sl_query_cancel(sl_query_t *q);
 
-/* Error details of a failed query. */
+/* Error details of a failed query. A growable struct (see engine.h): set `size` before
+ * the call (SL_ERROR_INFO_INIT). `size` added in 0.3. */
 struct sl_error_info {
+    uint32_t size;          /* sizeof(struct sl_error_info), set by the caller */
     int code;               /* SL_E* */
     const char *message;    /* owned by the query */
     const char *op_name;    /* operator that failed, or "" */
-    int device;             /* device index (0 = CPU), or -1 */
-    int native_code;        /* e.g. the cudaError_t, or 0 */
+    int device;             /* device index as in sl_engine_device_info (0 = the CPU, 1 +
+                               k = the k-th GPU) of the failing task, or -1 when no task
+                               failed (planning, cancellation, out of memory setting up) */
+    int native_code;        /* for SL_EDEVICE: the cudaError_t of the failing CUDA call
+                               when sluice's CUDA error path saw it, else 0 */
+    /* members added after 0.3 go below this line */
 };
+#define SL_ERROR_INFO_INIT SL_SIZED_INIT(struct sl_error_info)
+/* The message of the query's first error; "" if none (also for NULL). Owned by the
+ * query, valid until its destruction. Read it after the query finished (sl_query_run
+ * or sl_query_wait returned). Added in 0.1. */
 SL_API const char *sl_query_errmsg(const sl_query_t *q);
+/* Fills the first info->size bytes of *info with the details of the query's first
+ * error (code SL_OK and device -1 if it has none); the strings are owned by the query
+ * and valid until its destruction. Returns the query's error code (SL_OK if none), or
+ * SL_EINVAL for a NULL argument or info->size 0. Call it after the query finished.
+ * Added in 0.1; growable, and device/native_code filled, since 0.3. */
 SL_API int sl_query_error(const sl_query_t *q, struct sl_error_info *info);
 
-/* Progress of a running (or finished) query. */
+/* Progress of a running (or finished) query. A growable struct (see engine.h): set
+ * `size` before sl_query_progress (SL_PROGRESS_INIT); the callback of
+ * sl_query_on_progress gets the library's own size. `size` added in 0.3. */
 struct sl_progress {
+    uint32_t size;                     /* sizeof(struct sl_progress) */
     int64_t tasks_done, tasks_total;   /* tasks_total grows as work is discovered */
     int64_t bytes_done, bytes_total;
     int finished;
+    /* members added after 0.3 go below this line */
 };
-SL_API void sl_query_progress(const sl_query_t *q, struct sl_progress *p);
+#define SL_PROGRESS_INIT SL_SIZED_INIT(struct sl_progress)
+/* Fills the first p->size bytes of *p with the query's progress now; the caller owns
+ * *p. Errors: SL_EINVAL (NULL argument or p->size 0). Safe from any thread while the
+ * query runs. Added in 0.1; returns int and is growable since 0.3 (it returned void). */
+SL_API int sl_query_progress(const sl_query_t *q, struct sl_progress *p);
 /* Calls cb roughly every interval_ms (0 = 100) while the query runs, from the thread
- * waiting in sl_query_run or sl_query_wait. Set before sl_query_start. */
+ * waiting in sl_query_run or sl_query_wait; cb must not keep the pointer (it is valid
+ * during the call only). cb NULL turns it off. Set it
+ * before sl_query_start. Errors: SL_EINVAL (NULL q or interval_ms < 0). Added in 0.1. */
 SL_API int sl_query_on_progress(sl_query_t *q, void (*cb)(void *user, const struct sl_progress *),
                                 void *user, int interval_ms);
 
 /* A result of a finished query by the name given to sl_plan_output. The caller gets
- * its own reference to the table (sl_table_unref when done). SL_ENOTFOUND if no output
- * has that name; SL_ESTATE if the query has not succeeded. */
+ * its own reference to the table (sl_table_unref when done; it outlives the query).
+ * Errors: SL_EINVAL (NULL argument), SL_ENOTFOUND (no output has that name), SL_ESTATE
+ * (the query has not succeeded); *out is NULL then. Thread-safe once the query
+ * finished. Added in 0.1. */
 SL_API int sl_query_result(sl_query_t *q, const char *name, sl_table_t **out);
 
 /* Records every task, copy and kernel of the query and writes them to `path` as
  * Chrome trace-event JSON (open it in Perfetto) when the query finishes. Call before
- * sl_query_start. The engine's trace_path setting does the same for every query. */
+ * sl_query_start, from the thread that owns q; `path` is copied. The engine's
+ * trace_path setting does the same for every query. Errors: SL_EINVAL (NULL argument),
+ * SL_ESTATE (already started), SL_ENOMEM. Added in 0.1. */
 SL_API int sl_query_trace(sl_query_t *q, const char *path);
 
 /* What the engine will do with the query, as JSON: its pipelines (source, streaming
@@ -135,7 +175,9 @@ struct sl_explain {
  * SL_EINVAL (NULL argument), SL_ENOMEM. Added in 0.2. */
 SL_API int sl_query_explain(sl_query_t *q, const struct sl_explain **out);
 
-/* Profile of a finished query as JSON (owned by the query; valid until destroy). */
+/* Profile of a finished query as JSON: per operator and phase, tasks, rows, busy time,
+ * device; owned by the query and valid until its destruction. "{}" before the query
+ * finished (and for NULL). Thread-safe once it finished. Added in 0.1. */
 SL_API const char *sl_query_profile_json(sl_query_t *q);
 
 #ifdef __cplusplus

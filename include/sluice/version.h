@@ -8,7 +8,7 @@
 #define SLUICE_VERSION_H
 
 #define SL_VERSION_MAJOR 0
-#define SL_VERSION_MINOR 2
+#define SL_VERSION_MINOR 3
 #define SL_VERSION_PATCH 0
 #define SL_VERSION_HEX ((SL_VERSION_MAJOR << 16) | (SL_VERSION_MINOR << 8) | SL_VERSION_PATCH)
 
@@ -23,9 +23,11 @@ extern "C" {
 #endif
 
 /* The version of the library actually loaded, as SL_VERSION_HEX; compare with the
- * header's value to detect a mismatch at run time. Added in 0.1. */
+ * header's value to detect a mismatch at run time. Cannot fail; thread-safe. Added in
+ * 0.1. */
 SL_API unsigned sl_version(void);
-/* The same as a string, e.g. "0.2.0". Added in 0.1. */
+/* The same as a string, e.g. "0.3.0" (static storage). Cannot fail; thread-safe. Added
+ * in 0.1. */
 SL_API const char *sl_version_string(void);
 
 #ifdef __cplusplus

@@ -3,6 +3,8 @@
 
 #include <cub/block/block_reduce.cuh>
 
+#include "../common/grid.cuh"
+
 namespace {
 
 constexpr int kThreads = 256;
@@ -10,7 +12,7 @@ constexpr int kThreads = 256;
 unsigned grid_for(int64_t n)
 {
     int64_t b = (n + kThreads - 1) / kThreads;
-    return (unsigned)(b < 132 * 16 ? b : 132 * 16); /* grid-stride beyond ~16 blocks/SM */
+    return (unsigned)sl_grid::capped(b, 16); /* grid-stride beyond ~16 blocks/SM */
 }
 
 __global__ void iota_kernel(uint32_t *out, int64_t n, uint32_t first)

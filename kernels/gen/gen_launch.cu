@@ -1,5 +1,6 @@
 /* Launchers of the generators' kernels. Contracts in sluice_k/gen.h. */
 #include "gen_kernels.cuh"
+#include "../common/grid.cuh"
 
 namespace {
 
@@ -8,7 +9,7 @@ using namespace sl_gen;
 unsigned grid_for(int64_t n)
 {
     int64_t b = (n + kThreads - 1) / kThreads;
-    return (unsigned)(b < 132 * 32 ? b : 132 * 32); /* grid-stride beyond ~32 blocks/SM */
+    return (unsigned)sl_grid::capped(b, 32); /* grid-stride beyond ~32 blocks/SM */
 }
 
 } // namespace

@@ -4,6 +4,8 @@
 #include <cub/device/device_select.cuh>
 #include <thrust/iterator/counting_iterator.h>
 
+#include "../common/grid.cuh"
+
 namespace {
 
 constexpr int kThreads = 256;
@@ -11,7 +13,7 @@ constexpr int kThreads = 256;
 int64_t grid_for(int64_t n)
 {
     int64_t g = (n + kThreads - 1) / kThreads;
-    return g < 1 ? 1 : g > 132 * 16 ? 132 * 16 : g;
+    return sl_grid::capped(g, 16);
 }
 
 template <typename K> struct InRange {

@@ -5,6 +5,7 @@
 #include <cub/device/device_scan.cuh>
 
 #include "join_gftr_kernels.cuh"
+#include "../common/grid.cuh"
 
 using namespace sluice_k::gftr;
 
@@ -16,8 +17,7 @@ static size_t align_up(size_t x)
 static int grid_for(int64_t n, int threads)
 {
     int64_t g = (n + threads - 1) / threads;
-    if (g > 132 * 16)
-        g = 132 * 16; /* grid-stride loops beyond a few waves */
+    g = sl_grid::capped(g, 16); /* grid-stride loops beyond a few waves */
     return g < 1 ? 1 : (int)g;
 }
 

@@ -3,6 +3,7 @@
 #include "sluice_k/join_npj.h"
 
 #include "sluice_k/rows.cuh"
+#include "../common/grid.cuh"
 
 using namespace sluice_k::rows;
 
@@ -359,8 +360,7 @@ cudaError_t npj_build(void *d_temp, size_t *temp_bytes, const K *rk, int64_t nr,
     if (e != cudaSuccess || nr == 0)
         return e;
     int64_t g = (nr + 255) / 256;
-    if (g > 132 * 32)
-        g = 132 * 32;
+    g = sl_grid::capped(g, 32);
     build_kernel<K><<<(unsigned)g, 256, 0, stream>>>(rk, nr, (Slot<K> *)d_temp,
                                                     (uint32_t)(slots - 1));
     if ((e = cudaGetLastError()) != cudaSuccess)
@@ -394,8 +394,7 @@ cudaError_t probe_launch(const void *tab, uint32_t mask, const unsigned *dup, K 
     if (e != cudaSuccess || ns == 0)
         return e;
     int64_t g = (ns + kThreads * kItems - 1) / (kThreads * kItems);
-    if (g > 132 * 8)
-        g = 132 * 8;
+    g = sl_grid::capped(g, 8);
     probe_kernel<K, Dense><<<(unsigned)g, kThreads, 0, stream>>>(
         (const Slot<K> *)tab, mask, dup, kmin, range, rc, sk, ns, *s_cols, kind, o, count);
     return cudaGetLastError();
@@ -424,8 +423,7 @@ cudaError_t key_range(const K *keys, int64_t n, K *mm, cudaStream_t stream)
     if (n == 0)
         return cudaSuccess;
     int64_t g = (n + 255) / 256;
-    if (g > 132 * 16)
-        g = 132 * 16;
+    g = sl_grid::capped(g, 16);
     range_kernel<K><<<(unsigned)g, 256, 0, stream>>>(keys, n, mm);
     return cudaGetLastError();
 }
@@ -451,8 +449,7 @@ cudaError_t dense_build(void *d_temp, size_t *temp_bytes, const K *rk, int64_t n
     if (e != cudaSuccess || nr == 0)
         return e;
     int64_t g = (nr + 255) / 256;
-    if (g > 132 * 32)
-        g = 132 * 32;
+    g = sl_grid::capped(g, 32);
     dense_build_kernel<K><<<(unsigned)g, 256, 0, stream>>>(rk, nr, kmin, (uint32_t *)d_temp, dup);
     return cudaGetLastError();
 }

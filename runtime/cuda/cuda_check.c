@@ -87,6 +87,9 @@ int sl__cuda_check(cudaError_t e, const char *what, const char *file, int line, 
      * here, so clear it. (Sticky errors stay regardless: the context is lost.) */
     if (!injected_now)
         (void)cudaGetLastError();
+    int dev = -1;
+    sl__device_error_note((int)e, cudaGetDevice(&dev) == cudaSuccess ? 1 + dev : -1);
+    (void)cudaGetLastError(); /* in case cudaGetDevice itself failed */
     char buf[SL__MSG_MAX];
     snprintf(buf, sizeof buf, "%s (%s) in %.160s at %s:%d%s", cudaGetErrorName(e),
              cudaGetErrorString(e), what, short_path(file), line,

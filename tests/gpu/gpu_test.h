@@ -17,7 +17,7 @@ static char skip_why[256] __attribute__((unused));
             snprintf(skip_why, sizeof skip_why, "no GPU: %s", sl__cuda_absent_reason()); \
             SL_SKIP(skip_why);                                                          \
         }                                                                               \
-        struct sl_device_info di_;                                                      \
+        struct sl_device_info di_ = SL_DEVICE_INFO_INIT;                               \
         SL_ASSERT_OK(sl__cuda_probe(0, &di_));                                          \
         if (!di_.usable) {                                                              \
             snprintf(skip_why, sizeof skip_why, "GPU 0 unusable: %s", di_.reason);      \

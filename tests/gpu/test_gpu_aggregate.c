@@ -509,7 +509,7 @@ static void check(const struct tspec *sp, const char *opts, int nk, int resident
         sl_table_unref(gin);
     sl_table_unref(want);
     sl_table_unref(got);
-    struct sl_mem_stats ms;
+    struct sl_mem_stats ms = SL_MEM_STATS_INIT;
     sl_engine_mem_stats(gpu, &ms);
     assert_int_equal(ms.gpu_in_use, 0);
     sl_engine_close(cpu);
@@ -586,7 +586,7 @@ SL_TEST(op_int64_overflow_fails_and_engine_stays_usable)
     assert_int_equal(rc, SL_OK);
     assert_int_equal(sl_table_num_rows(out), 100);
     sl_table_unref(out);
-    struct sl_mem_stats ms;
+    struct sl_mem_stats ms = SL_MEM_STATS_INIT;
     sl_engine_mem_stats(gpu, &ms);
     assert_int_equal(ms.gpu_in_use, 0);
     sl_engine_close(gpu);

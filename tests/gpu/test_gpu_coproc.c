@@ -236,7 +236,7 @@ static void check_agg(const struct spec *sp, const char *keys, const char *aggs,
     same_rows(want, got, 0);
     sl_table_unref(want);
     sl_table_unref(got);
-    struct sl_mem_stats ms;
+    struct sl_mem_stats ms = SL_MEM_STATS_INIT;
     sl_engine_mem_stats(co, &ms);
     assert_int_equal(ms.gpu_in_use, 0);
     sl_engine_close(cpu);

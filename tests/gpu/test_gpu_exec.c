@@ -81,8 +81,9 @@ static uint64_t reference(int64_t rows, int64_t a, int64_t b)
     return s;
 }
 
-static int run_and_check(sl_engine_t *e, sl_plan_t *p, int64_t rows, int64_t a, int64_t b,
-                         const char *trace)
+/* Runs p and checks its result; a failing query's details go to *err (may be NULL). */
+static int run_and_check_err(sl_engine_t *e, sl_plan_t *p, int64_t rows, int64_t a, int64_t b,
+                             const char *trace, struct sl_error_info *err)
 {
     sl_query_t *q;
     SL_ASSERT_OK(sl_query_create(e, p, &q));
@@ -102,13 +103,21 @@ static int run_and_check(sl_engine_t *e, sl_plan_t *p, int64_t rows, int64_t a, 
             fail_msg("expected GPU tasks in the profile: %s", prof);
         sl_table_unref(r);
     }
+    if (err)
+        assert_int_equal(sl_query_error(q, err), rc);
     sl_query_destroy(q);
     return rc;
 }
 
+static int run_and_check(sl_engine_t *e, sl_plan_t *p, int64_t rows, int64_t a, int64_t b,
+                         const char *trace)
+{
+    return run_and_check_err(e, p, rows, a, b, trace, NULL);
+}
+
 static void assert_gpu_pool_empty(sl_engine_t *e)
 {
-    struct sl_mem_stats st;
+    struct sl_mem_stats st = SL_MEM_STATS_INIT;
     sl_engine_mem_stats(e, &st);
     assert_int_equal(st.gpu_in_use, 0);
 }
@@ -224,18 +233,27 @@ SL_TEST(injected_cuda_failures)
     sl_engine_t *e = gpu_engine(1 << 12, 0);
     sl_table_t *t = table_of(40000, 2);
     sl_plan_t *p = plan_of(t, 1, 1, -1);
-    int failures = 0;
+    int failures = 0, with_native = 0;
     for (int n = 0; n < 40; n++) {
+        struct sl_error_info info = SL_ERROR_INFO_INIT;
         sl__cuda_fail_after(n, cudaErrorLaunchFailure);
-        int rc = run_and_check(e, p, 40000, 1, 1, NULL);
+        int rc = run_and_check_err(e, p, 40000, 1, 1, NULL, &info);
         sl__cuda_fail_after(-1, 0);
         if (rc != SL_OK) {
             failures++;
             assert_true(rc == SL_EDEVICE || rc == SL_EBUDGET);
         }
+        /* A failure through the runtime's CUDA error path (where the injector fires)
+         * names the GPU (engine index 1 + ordinal) and the cudaError_t; others leave
+         * native_code 0, never another value. */
+        if (rc == SL_EDEVICE && info.native_code != 0) {
+            assert_int_equal(info.native_code, cudaErrorLaunchFailure);
+            assert_true(info.device >= 1 && info.device < sl_engine_device_count(e));
+            with_native++;
+        }
         assert_gpu_pool_empty(e);
     }
-    assert_true(failures > 0);
+    assert_true(failures > 0 && with_native > 0);
     SL_ASSERT_OK(run_and_check(e, p, 40000, 1, 1, NULL));
     sl_plan_destroy(p);
     sl_table_unref(t);

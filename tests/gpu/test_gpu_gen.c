@@ -162,7 +162,7 @@ static void check(const char *gen, const char *opts, int want_gpu, int f32_ulp)
             assert_int_equal(mask, want_gpu ? 2 : 1);
         flat_free(&got);
         sl_table_unref(got_t);
-        struct sl_mem_stats ms;
+        struct sl_mem_stats ms = SL_MEM_STATS_INIT;
         sl_engine_mem_stats(gpu, &ms);
         assert_int_equal(ms.gpu_in_use, 0); /* every device block went back to the pool */
         sl_engine_close(gpu);

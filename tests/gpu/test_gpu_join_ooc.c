@@ -36,7 +36,7 @@ static void check(const struct spec *ls, const struct spec *rs, const char *opts
     int on_gpu = -1;
     struct fp got = run(gpu, l, r, opts, 0, &on_gpu);
     assert_int_equal(cudaMemGetInfo(&free1, &total), cudaSuccess);
-    struct sl_mem_stats ms;
+    struct sl_mem_stats ms = SL_MEM_STATS_INIT;
     sl_engine_mem_stats(gpu, &ms);
     printf("%s (%lld x %lld rows, budget %lld MiB): cpu %lld rows, gpu %lld rows, on the GPU "
            "%d, pool peak %.1f MiB, device free memory %+.1f MiB\n", opts, (long long)ls->rows,

@@ -130,7 +130,7 @@ static void check_on(sl_engine_t *cpu, sl_engine_t *gpu, sl_table_t *l, sl_table
     assert_int_equal(got.rows, want.rows);
     assert_true(got.hash == want.hash);
     assert_int_equal(on_gpu, expect_gpu);
-    struct sl_mem_stats ms;
+    struct sl_mem_stats ms = SL_MEM_STATS_INIT;
     sl_engine_mem_stats(gpu, &ms);
     assert_int_equal(ms.gpu_in_use, 0);
 }
@@ -159,7 +159,7 @@ static void check(const struct spec *ls, const struct spec *rs, const char *opts
     assert_int_equal(got.rows, want.rows);
     assert_true(got.hash == want.hash);
     assert_int_equal(on_gpu, expect_gpu);
-    struct sl_mem_stats ms;
+    struct sl_mem_stats ms = SL_MEM_STATS_INIT;
     sl_engine_mem_stats(gpu, &ms);
     assert_int_equal(ms.gpu_in_use, 0); /* every device block went back to the pool */
     sl_engine_close(cpu);

@@ -66,7 +66,7 @@ static void check(const struct spec *ls, const struct spec *rs, const char *opts
     sl_engine_t *gpu = engine(SL_PLACE_GPU, gpu_mem);
     struct fp got = run_smj(gpu, l, r, opts, &ooc);
     assert_int_equal(cudaMemGetInfo(&free1, &total), cudaSuccess);
-    struct sl_mem_stats ms;
+    struct sl_mem_stats ms = SL_MEM_STATS_INIT;
     sl_engine_mem_stats(gpu, &ms);
     printf("%s (%lld x %lld rows, budget %lld MiB): cpu %lld rows, gpu %lld rows, out of core "
            "%d, pool peak %.1f MiB, device free memory %+.1f MiB\n", opts, (long long)ls->rows,

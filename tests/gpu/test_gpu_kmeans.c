@@ -631,7 +631,7 @@ static void op_check(int64_t n, int d, int kt, uint64_t seed, int grid, const ch
         sl_table_unref(want);
     if (got)
         sl_table_unref(got);
-    struct sl_mem_stats ms;
+    struct sl_mem_stats ms = SL_MEM_STATS_INIT;
     sl_engine_mem_stats(gpu, &ms);
     assert_int_equal(ms.gpu_in_use, 0);
     sl_engine_close(cpu);

@@ -138,7 +138,7 @@ static void same_on_gpu(const char *file)
         }
     }
     assert_int_equal(bad, 0);
-    struct sl_mem_stats ms;
+    struct sl_mem_stats ms = SL_MEM_STATS_INIT;
     sl_engine_mem_stats(gpu, &ms);
     assert_int_equal(ms.gpu_in_use, 0);
     sl_engine_close(cpu);

@@ -29,7 +29,7 @@ SL_TEST(count_is_stable)
 SL_TEST(probe_absent_is_clean)
 {
     int n = sl__cuda_device_count();
-    struct sl_device_info info;
+    struct sl_device_info info = SL_DEVICE_INFO_INIT;
     memset(&info, 0x5a, sizeof info);
     assert_int_equal(sl__cuda_probe(n, &info), SL_ENODEV);
     assert_int_equal(info.kind, SL_DEVICE_CUDA);
@@ -46,7 +46,7 @@ SL_TEST(probe_present)
 {
     int n = sl__cuda_device_count();
     for (int i = 0; i < n; i++) {
-        struct sl_device_info info;
+        struct sl_device_info info = SL_DEVICE_INFO_INIT;
         SL_ASSERT_OK(sl__cuda_probe(i, &info));
         assert_int_equal(info.kind, SL_DEVICE_CUDA);
         assert_int_equal(info.ordinal, i);

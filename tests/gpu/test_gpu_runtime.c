@@ -22,7 +22,7 @@ static char skip_why[256];
             snprintf(skip_why, sizeof skip_why, "no GPU: %s", sl__cuda_absent_reason()); \
             SL_SKIP(skip_why);                                                          \
         }                                                                               \
-        struct sl_device_info di_;                                                      \
+        struct sl_device_info di_ = SL_DEVICE_INFO_INIT;                               \
         SL_ASSERT_OK(sl__cuda_probe(0, &di_));                                          \
         if (!di_.usable) {                                                              \
             snprintf(skip_why, sizeof skip_why, "GPU 0 unusable: %s", di_.reason);      \
@@ -411,7 +411,7 @@ SL_TEST(injected_no_kernel_image)
      * kernel-image probe, which must give usable = 0 with a reason, not an error. */
     int found = 0;
     for (int64_t i = 0; i < 16 && !found; i++) {
-        struct sl_device_info info;
+        struct sl_device_info info = SL_DEVICE_INFO_INIT;
         sl__cuda_fail_after(i, cudaErrorNoKernelImageForDevice);
         int rc = sl__cuda_probe(0, &info);
         if (rc == SL_OK && !info.usable) {
@@ -428,7 +428,7 @@ SL_TEST(injected_no_kernel_image)
     }
     sl__cuda_fail_after(-1, 0);
     assert_true(found);
-    struct sl_device_info info;
+    struct sl_device_info info = SL_DEVICE_INFO_INIT;
     SL_ASSERT_OK(sl__cuda_probe(0, &info));
     assert_int_equal(info.usable, 1);
     assert_no_leaks();

@@ -208,7 +208,7 @@ static void check(const struct spec *sp, const char *by, int64_t gpu_mem, int ex
     int ooc = -1, on_gpu = -1;
     struct flat got = run(gpu, in, by, &ooc, &on_gpu);
     CU(cudaMemGetInfo(&free1, &total));
-    struct sl_mem_stats ms;
+    struct sl_mem_stats ms = SL_MEM_STATS_INIT;
     sl_engine_mem_stats(gpu, &ms);
     printf("sort %s: %lld rows, key %d B, %d payloads, keys %d, budget %lld MiB: out of core "
            "%d, in GPU %d, GPU merge %d, pool peak %.1f MiB, device free memory %+.1f MiB\n", by,

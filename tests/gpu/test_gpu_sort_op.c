@@ -232,7 +232,7 @@ static void check_ops(const struct spec *sp, const struct spec *sp2, const char 
         assert_true(bad < 0);
         assert_int_equal(on_gpu, expect_gpu);
         free(got.v);
-        struct sl_mem_stats ms;
+        struct sl_mem_stats ms = SL_MEM_STATS_INIT;
         sl_engine_mem_stats(gpu, &ms);
         assert_int_equal(ms.gpu_in_use, 0); /* every device block went back to the pool */
     }

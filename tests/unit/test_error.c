@@ -51,5 +51,5 @@ SL_TEST(last_errmsg_is_per_call)
 SL_TEST(version)
 {
     assert_int_equal(sl_version(), SL_VERSION_HEX);
-    assert_string_equal(sl_version_string(), "0.2.0");
+    assert_string_equal(sl_version_string(), "0.3.0");
 }

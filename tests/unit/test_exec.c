@@ -251,7 +251,7 @@ SL_TEST(cancel_mid_run)
     sl_query_t *q;
     SL_ASSERT_OK(sl_query_create(e, p, &q));
     SL_ASSERT_OK(sl_query_start(q));
-    struct sl_progress pr;
+    struct sl_progress pr = SL_PROGRESS_INIT;
     do {
         sl_query_progress(q, &pr);
     } while (pr.tasks_done < 100);

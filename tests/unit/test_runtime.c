@@ -264,9 +264,11 @@ SL_TEST(failing_task_fails_query_engine_stays_usable)
         SL_ASSERT_OK(sl_query_create(e, p, &q));
         assert_int_equal(sl_query_run(q), SL_EFORMAT);
         assert_non_null(strstr(sl_query_errmsg(q), "planted failure at morsel 7"));
-        struct sl_error_info info;
-        sl_query_error(q, &info);
+        struct sl_error_info info = SL_ERROR_INFO_INIT;
+        assert_int_equal(sl_query_error(q, &info), SL_EFORMAT);
         assert_string_equal(info.op_name, "test.fail");
+        assert_int_equal(info.device, 0); /* a CPU task failed */
+        assert_int_equal(info.native_code, 0);
         sl_query_destroy(q);
         sl_plan_destroy(p);
     }
@@ -297,7 +299,7 @@ SL_TEST(host_budget_is_enforced)
     assert_int_equal(sl_query_run(q), SL_EBUDGET);
     assert_non_null(strstr(sl_query_errmsg(q), "budget"));
     sl_query_destroy(q);
-    struct sl_mem_stats st;
+    struct sl_mem_stats st = SL_MEM_STATS_INIT;
     sl_engine_mem_stats(e, &st);
     assert_int_equal(st.host_in_use, 0); /* everything charged was given back */
     sl_engine_close(e);

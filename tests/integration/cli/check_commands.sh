@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
 # Every sluice command and benchmark has --help (exit 0, usage on stdout, nothing on
-# stderr); every error path exits non-zero (not a crash) with "sluice: ..." on stderr
-# and nothing on stdout; `run` prints an aligned table by default, CSV and JSON with
-# --format; `explain` prints a report, JSON with --json or --format json, and says so
-# clearly when a GPU is asked for and absent; `demo` ends with a summary of times and
-# throughput.
+# stderr); every error path exits with the code docs/CLI.md gives (2 for a mistake on
+# the command line, 1 for a bad plan or a failed run; never a crash) with "sluice: ..."
+# on stderr and nothing on stdout; `run` prints an aligned table by default, CSV and
+# JSON with --format; `explain` prints a report with the plan's node names and each
+# join's build side, JSON with --json or --format json, and says so clearly when a GPU
+# is asked for and absent; `demo` runs demo.plan's sizes and ends with a summary of times
+# and throughput, or prints only JSON with --json; `operators` gives each option exactly
+# one of required, optional or its default; `gen` refuses a file extension it cannot
+# write.
 #
 #   check_commands.sh SLUICE PLANS_DIR SCRATCH_DIR
 # shellcheck source=cli_check_lib.sh
@@ -30,54 +34,63 @@ for c in $(sed -n 's/^  \([a-z-]*\) .*/\1/p' "$out"); do
 done
 
 plan=$plans/sequence_sum.plan
+# Each case: the exit code it must give, then the arguments.
 while IFS= read -r line; do
     [[ -z $line || $line == \#* ]] && continue
+    want=${line%% *} line=${line#* }
     eval "args=($line)"
     run "${args[@]}"
-    if ((rc == 0 || rc >= 128)); then
-        fail "sluice $line: exit $rc (want an error exit below 128)"
+    if [[ $want == '*' ]]; then
+        ((rc == 1 || rc == 2)) || fail "sluice $line: exit $rc (want 1 or 2)"
+    else
+        ((rc == want)) || fail "sluice $line: exit $rc (want $want)"
     fi
     grep -q '^sluice: ' "$err" || fail "sluice $line: no 'sluice: ...' message on stderr"
     [[ ! -s $out ]] || fail "sluice $line: wrote to stdout: $(head -c 200 "$out")"
     if grep -qE 'Sanitizer|runtime error:' "$err"; then fail "sluice $line: $(<"$err")"; fi
 done <<EOF_CASES
-frobnicate
-demo --bogus
-demo --rows many
-demo --rows
-run
-run --bogus "$plan"
-run "$plan" other.plan
-run /nonexistent.plan
-run "$plan" --format xml
-run "$plan" --format
-run "$plan" --limit
-run "$plan" --limit lots
-run "$plan" --threads
-run "$plan" --threads abc
-run "$plan" --placement tpu
-run "$plans/demo.plan" --host-mem 1Mi --threads 2
-run --plugin /nonexistent/x.so "$plan"
-explain
-explain --bogus "$plan"
-explain "$plan" --format csv
-explain /nonexistent.plan
-explain "$plan" --gpu-mem lots
-operators --bogus
-gen
-gen gen.keys rows=10
-gen nope -o "$scratch/x.bin"
-gen gen.keys rows=10 colour=red -o "$scratch/x.bin"
-gen gen.keys rows=10 -o /nonexistent/dir/x.bin
-trace-render
-trace-render /nonexistent.json -o "$scratch/x.svg"
-devices --bogus
-devices --format csv
-bench
-bench nothing
-bench join --bogus
-bench tasks --tasks none
-version --bogus
+2 frobnicate
+2 demo --bogus
+2 demo --rows many
+2 demo --rows
+2 run
+2 run --bogus "$plan"
+2 run "$plan" other.plan
+1 run /nonexistent.plan
+2 run "$plan" --format xml
+2 run "$plan" --format
+2 run "$plan" --limit
+2 run "$plan" --limit lots
+2 run "$plan" --threads
+2 run "$plan" --threads abc
+2 run "$plan" --placement tpu
+1 run "$plans/demo.plan" --host-mem 1Mi --threads 2
+2 run --plugin /nonexistent/x.so "$plan"
+2 explain
+2 explain --bogus "$plan"
+2 explain "$plan" --format csv
+1 explain /nonexistent.plan
+2 explain "$plan" --gpu-mem lots
+2 operators --bogus
+2 gen
+2 gen gen.keys rows=10
+1 gen nope -o "$scratch/x.bin"
+1 gen gen.keys rows=10 colour=red -o "$scratch/x.bin"
+1 gen gen.keys rows=10 -o /nonexistent/dir/x.bin
+2 trace-render
+1 trace-render /nonexistent.json -o "$scratch/x.svg"
+2 devices --bogus
+2 devices --format csv
+2 bench
+2 bench nothing
+# The bench commands are being rebuilt (issue 21): any error exit for now.
+* bench join --bogus
+2 bench tasks --tasks none
+2 version --bogus
+2 gen gen.keys rows=10 -o "$scratch/x.parquet"
+2 gen gen.keys rows=10 -o "$scratch/x.dat" --format xml
+2 gen gen.keys rows=10 -o
+2 demo --json --rows 7
 EOF_CASES
 
 # run: an aligned table by default, CSV and JSON with --format.
@@ -97,7 +110,9 @@ run run "$plans/sort.plan" --limit 2 --format csv
 run explain "$plans/demo.plan"
 ((rc == 0)) || fail "explain: exit $rc: $(<"$err")"
 for want in "plan $plans/demo.plan: 7 pipelines" \
-    "pipeline 0: gen.keys[1] -> join[2], its input 0" "  device   cpu: " \
+    "pipeline 0: fact (gen.keys) -> j (join), its input 0 (left): the probe side (an inner join builds on the smaller input, the right one on a tie: 1048576 vs 1048576 rows estimated)" \
+    "pipeline 1: dim (gen.keys) -> j (join), its input 1 (right): the build side" \
+    "pipeline 4: j (join) -> output" "  device   cpu: " \
     "  tasks    9 of up to 122880 rows (1048576 rows estimated); cost/task 2.95 ms (" \
     "(gen.keys 491.5 us, join 2.46 ms)" "(gen.keys 491.5 us, aggregate " \
     "  memory   host " "moves nothing between host and GPU" "  host  estimated peak "; do
@@ -108,7 +123,8 @@ for fmt in --json "--format json"; do
     # shellcheck disable=SC2086 # "--format json" is two words
     run explain "$plans/demo.plan" $fmt
     for want in '"pipelines":[{"id":0,"source":"gen.keys"' '"tasks":9,' '"task_seconds":0.00' \
-        '"bytes_h2d":0' '"host_peak":' '"host_budget":' '"why":"'; do
+        '"bytes_h2d":0' '"host_peak":' '"host_budget":' '"why":"' \
+        '"stages":[{"op":"gen.keys","node":1,"name":"fact","device":"cpu"'; do
         grep -qF -- "$want" "$out" || fail "explain $fmt: no '$want' in: $(<"$out")"
     done
     [[ $(wc -l <"$out") -eq 1 ]] || fail "explain $fmt: not one line"
@@ -141,6 +157,39 @@ run demo --rows 100003
 ((rc == 0)) || fail "demo: exit $rc: $(<"$err")"
 grep -qE '^  total .* ms wall .* G input rows/s' "$out" || fail "demo: no summary: $(<"$out")"
 grep -q '^  results   checked' "$out" || fail "demo: results not checked: $(<"$out")"
+
+# demo --json: one JSON object on stdout and nothing else, with the checked results.
+run demo --rows 100003 --json
+((rc == 0)) || fail "demo --json: exit $rc: $(<"$err")"
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["checked"] is True \
+    and d["rows"] == 100003 and d["join"]["matches"] == 100003 and "profile" in d, d' "$out" ||
+    fail "demo --json: not one JSON object with checked results: $(head -c 300 "$out")"
+
+# demo: by default the sizes of plans/files/demo.plan (its join's inputs' rows).
+demo_rows=$(sed -n 's/^dim *= gen.keys rows=\([^ ]*\) .*/\1/p' "$plans/demo.plan")
+[[ $demo_rows == "2^20" ]] || fail "demo.plan: dim rows '$demo_rows' (this test expects 2^20)"
+if [[ ${SLUICE_EXPECT_NO_GPU:-} == 1 ]] || ! compgen -G '/dev/nvidia[0-9]*' >/dev/null; then
+    run demo --json --threads 2
+    python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["rows"] == 2**20, d["rows"]' \
+        "$out" || fail "demo: default rows are not demo.plan's 2^20: $(head -c 300 "$out")"
+fi
+
+# operators: every option line ends with exactly one of (required), (optional) or
+# (default X), never two.
+run operators
+((rc == 0)) || fail "operators: exit $rc"
+while IFS= read -r l; do
+    fail "operators: option line without a status: $l"
+done < <(grep -E '^    ' "$out" | grep -vE ' \((required|optional|default .*)\)$')
+grep -qF '(required) (default' "$out" && fail "operators: '(required) (default' in the list"
+grep -qE '\(required\).*\(' "$out" && fail "operators: a required option with more: $(grep -E '\(required\).*\(' "$out")"
+
+# gen: the format follows --format, else the extension; another extension is refused.
+run gen gen.keys rows=10 -o "$scratch/g.dat" --format csv
+((rc == 0)) && [[ $(head -1 "$scratch/g.dat") == k ]] || fail "gen --format csv: $(<"$err")"
+run gen gen.keys rows=10 -o "$scratch/g.parquet"
+[[ ! -e $scratch/g.parquet ]] || fail "gen -o g.parquet wrote a file"
+grep -qF "cannot tell the format of" "$err" || fail "gen -o g.parquet: $(<"$err")"
 
 if ((failures)); then
     echo "$failures failure(s)"

@@ -66,6 +66,20 @@ if [[ -x $tmp/ex/embed_sum ]]; then
     out=$("$tmp/ex/embed_sum" 1000)
     [[ $out == "count=1000 sum=499500" ]] || { echo "FAIL: Makefile build: $out"; exit 1; }
 fi
+# A static link: the archive plus pkg-config --static (with CUDA, the static CUDA runtime
+# from the .pc's cuda_libdir, an absolute path that a sysroot must not prefix: so the
+# prefix is redefined here instead).
+static_pc=(env PKG_CONFIG_SYSROOT_DIR= pkg-config --define-variable=prefix="$dest$prefix")
+# shellcheck disable=SC2046 # flags are words
+"${cc[@]}" -std=c17 -Wall -Wextra -Werror "${extra[@]}" -o "$tmp/embed_sum_static" \
+    "$srcdir/examples/embed_sum.c" $("${static_pc[@]}" --cflags sluice) -l:libsluice.a \
+    -Wl,--as-needed $("${static_pc[@]}" --static --libs sluice) ||
+    { echo "FAIL: static link with pkg-config --static"; exit 1; }
+if command -v ldd >/dev/null && ldd "$tmp/embed_sum_static" | grep -q libsluice; then
+    echo "FAIL: the statically linked program needs libsluice.so"; exit 1
+fi
+out=$("$tmp/embed_sum_static" 1000)
+[[ $out == "count=1000 sum=499500" ]] || { echo "FAIL: static embed_sum: $out"; exit 1; }
 # The other examples: a join through the API, Arrow arrays in and out, a plan file.
 # Every examples/*.c is built and run here: a new one must be added to this list.
 examples="embed_sum embed_join arrow_in_out run_plan use_plugin"

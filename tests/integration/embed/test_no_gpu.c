@@ -36,7 +36,7 @@ SL_TEST(cpu_is_device_0_and_no_gpu_usable)
     int n = sl_engine_device_count(eng);
     assert_true(n >= 1);
 
-    struct sl_device_info info;
+    struct sl_device_info info = SL_DEVICE_INFO_INIT;
     SL_ASSERT_OK(sl_engine_device_info(eng, 0, &info));
     assert_int_equal(info.kind, SL_DEVICE_CPU);
     assert_int_equal(info.ordinal, 0);

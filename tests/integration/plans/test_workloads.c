@@ -102,7 +102,7 @@ static void compare(int (*build)(sl_plan_t *, const char *, int64_t), const char
                      s->sums[c], sf.sums[c]);
     sl_plan_destroy(pc);
     sl_plan_destroy(pf);
-    struct sl_mem_stats ms;
+    struct sl_mem_stats ms = SL_MEM_STATS_INIT;
     sl_engine_mem_stats(e, &ms);
     assert_int_equal(ms.host_in_use, 0);
     sl_engine_close(e);

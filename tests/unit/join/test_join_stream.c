@@ -45,7 +45,7 @@ SL_TEST(many_to_many_output_streams_under_host_budget)
     SL_ASSERT_OK(sl_batch_column(sl_table_batch(t, 0), 1, &c));
     assert_int_equal(((const int64_t *)c.data)[0], 2000 * left_sum);
     sl_table_unref(t);
-    struct sl_mem_stats st;
+    struct sl_mem_stats st = SL_MEM_STATS_INIT;
     sl_engine_mem_stats(e, &st);
     struct sl__mem_counters mc0;
     sl__mem_counters(&mc0);
