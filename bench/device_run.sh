@@ -32,7 +32,7 @@ pack() {
     rm -rf "$dir" && mkdir -p "$dir"
     # One stream with a dictionary larger than a test binary: every binary links the same
     # kernels, so the copies after the first cost almost nothing (1.2 GB -> 8 MB).
-    tar cf - .carry | xz -T1 --lzma2=preset=6,dict=256MiB > "$dir/carry.txz"
+    tar cf - .carry | xz -T1 --lzma2=preset=2,dict=256MiB > "$dir/carry.txz"
     du -sh "$dir"
 }
 

@@ -72,7 +72,7 @@ double bench_memcpy_gbps(int64_t bytes, int threads)
 /* The first usable GPU's device index, or -1. */
 static int first_gpu(sl_engine_t *eng)
 {
-    struct sl_device_info d;
+    struct sl_device_info d = SL_DEVICE_INFO_INIT;
     for (int i = 1; i < sl_engine_device_count(eng); i++)
         if (sl_engine_device_info(eng, i, &d) == SL_OK && d.usable)
             return i;
@@ -111,7 +111,7 @@ void bench_floor_measure(sl_engine_t *eng, enum bench_where where, double bytes_
     } else {
         f->kind = "link";
         f->probe_bytes = 0; /* sl_engine_measure_links uses its own 64 MiB copies */
-        struct sl_device_info di;
+        struct sl_device_info di = SL_DEVICE_INFO_INIT;
         int dev = first_gpu(eng);
         if (dev >= 0 && sl_engine_measure_links(eng) == SL_OK &&
             sl_engine_device_info(eng, dev, &di) == SL_OK) {

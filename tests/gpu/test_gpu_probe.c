@@ -79,7 +79,7 @@ SL_TEST(device_copy_and_peak_measure_gpus_only)
     assert_int_equal(sl_engine_measure_device_copy(eng, n, 1 << 20, &v), SL_EINVAL);
     assert_int_equal(sl_engine_device_fp32_peak(eng, -1, &v), SL_EINVAL);
     for (int i = 1; i < n; i++) {
-        struct sl_device_info info;
+        struct sl_device_info info = SL_DEVICE_INFO_INIT;
         SL_ASSERT_OK(sl_engine_device_info(eng, i, &info));
         if (!info.usable)
             continue;
