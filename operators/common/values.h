@@ -46,6 +46,10 @@ static inline const char *sl__colview_str(const struct sl__colview *v, int64_t r
     }
     default: { /* SL_TYPE_DICT */
         int32_t code = ((const int32_t *)v->c.data)[i];
+        if (code < 0 || code >= v->s.dict_length) { /* a null row's code may be anything */
+            *len = 0;
+            return "";
+        }
         *len = v->s.dict_offsets[code + 1] - v->s.dict_offsets[code];
         return v->s.dict_chars + v->s.dict_offsets[code];
     }
