@@ -59,7 +59,7 @@ void sl__buf_unref(struct sl__buf *b)
     if (atomic_fetch_sub_explicit(&b->refs, 1, memory_order_acq_rel) != 1)
         return;
     if (b->charged)
-        sl__engine_release_host(b->charged, b->bytes);
+        sl__host_budget_release(b->charged, b->bytes);
     if (b->registered)
         sl__host_unregister(b->ptr);
     if (b->release)

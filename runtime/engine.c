@@ -142,8 +142,13 @@ int sl_engine_open(sl_engine_t **out, const struct sl_engine_config *cfg_in)
         cfg = &full;
     }
     sl_engine_t *eng = sl__calloc(1, sizeof *eng);
-    if (!eng)
+    struct sl__host_budget *hb = eng ? sl__calloc(1, sizeof *hb) : NULL;
+    if (!hb) {
+        sl__free(eng, sizeof *eng);
         return sl__set_last_error(SL_ENOMEM, "out of memory creating an engine");
+    }
+    atomic_init(&hb->refs, 1);
+    eng->hb = hb;
     *out = eng;
     atomic_fetch_add(&open_engines, 1);
     eng->cfg = *cfg;
@@ -235,6 +240,7 @@ void sl_engine_close(sl_engine_t *eng)
     sl__free(eng->gpu_ordinals, 0);
     pthread_mutex_destroy(&eng->mu);
     pthread_cond_destroy(&eng->cv);
+    sl__host_budget_release(eng->hb, 0); /* results still charged keep it */
     sl__free(eng, sizeof *eng);
     if (atomic_fetch_sub(&open_engines, 1) == 1)
         sl__mem_trim();
@@ -328,7 +334,7 @@ int sl_engine_mem_stats(const sl_engine_t *eng, struct sl_mem_stats *out)
     struct sl__mem_counters c;
     sl__mem_counters(&c);
     struct sl_mem_stats all = {.size = sizeof all}, *st = &all;
-    st->host_in_use = atomic_load(&((sl_engine_t *)eng)->host_in_use);
+    st->host_in_use = atomic_load(&eng->hb->in_use);
     st->host_peak = atomic_load(&((sl_engine_t *)eng)->host_peak);
     st->host_limit = eng->host_limit;
     st->host_allocs_live = c.live_allocs;
@@ -344,9 +350,9 @@ int sl_engine_mem_stats(const sl_engine_t *eng, struct sl_mem_stats *out)
 
 int sl__engine_charge_host(sl_engine_t *eng, int64_t bytes)
 {
-    int64_t now = atomic_fetch_add(&eng->host_in_use, bytes) + bytes;
+    int64_t now = atomic_fetch_add(&eng->hb->in_use, bytes) + bytes;
     if (now > eng->host_limit) {
-        atomic_fetch_sub(&eng->host_in_use, bytes);
+        atomic_fetch_sub(&eng->hb->in_use, bytes);
         return SL_EBUDGET;
     }
     int64_t peak = atomic_load(&eng->host_peak);
@@ -357,7 +363,16 @@ int sl__engine_charge_host(sl_engine_t *eng, int64_t bytes)
 
 void sl__engine_release_host(sl_engine_t *eng, int64_t bytes)
 {
-    atomic_fetch_sub(&eng->host_in_use, bytes);
+    atomic_fetch_sub(&eng->hb->in_use, bytes);
+}
+
+void sl__host_budget_release(struct sl__host_budget *hb, int64_t bytes)
+{
+    if (!hb)
+        return;
+    atomic_fetch_sub(&hb->in_use, bytes);
+    if (atomic_fetch_sub_explicit(&hb->refs, 1, memory_order_acq_rel) == 1)
+        sl__free(hb, sizeof *hb);
 }
 
 void sl__engine_query_started(sl_engine_t *eng)

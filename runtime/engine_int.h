@@ -28,7 +28,7 @@ struct sl_engine {
 
     /* host budget for query state */
     int64_t host_limit;
-    _Alignas(SL__CACHE_LINE) _Atomic int64_t host_in_use;
+    struct sl__host_budget *hb;      /* bytes in use (outlives the engine, internal.h) */
     _Atomic int64_t host_peak;
 
     pthread_mutex_t mu;              /* running, and the query options of cfg */

@@ -110,7 +110,7 @@ void sl__gpu_side_streams_destroy(struct sl__gpu *g)
 int sl__task_host_room(const sl_task_t *t, int64_t bytes)
 {
     const sl_engine_t *eng = t->q->eng;
-    return atomic_load(&eng->host_in_use) + bytes <= eng->host_limit;
+    return atomic_load(&eng->hb->in_use) + bytes <= eng->host_limit;
 }
 
 int sl__upload_stage_open(sl_task_t *t, struct sl__upload_stage *us, int64_t bytes)

@@ -125,7 +125,7 @@ struct sl__buf {
     int device;                     /* GPU ordinal for SL__MEM_DEVICE */
     void (*release)(struct sl__buf *b); /* NULL: sl__free(ptr, bytes) */
     void *owner;                    /* e.g. the shared foreign-array holder */
-    sl_engine_t *charged;           /* engine whose host budget holds `bytes`, or NULL */
+    struct sl__host_budget *charged; /* host budget holding `bytes` (referenced), or NULL */
     bool registered;                /* page-locked by sl_table_pin: unregister before free */
 };
 /* Page-locks host memory for fast, asynchronous copies to GPUs (cudaHostRegister), and
@@ -134,6 +134,15 @@ int sl__host_register(void *ptr, int64_t bytes);
 void sl__host_unregister(void *ptr);
 /* Returns bytes to an engine's host budget (engine.c). */
 void sl__engine_release_host(sl_engine_t *eng, int64_t bytes);
+/* An engine's host budget, reference counted apart from the engine: a result's buffers
+ * may outlive the engine that charged them, and give their bytes back to the budget
+ * whenever they go (engine.c). */
+struct sl__host_budget {
+    _Atomic int64_t refs;
+    _Alignas(64) _Atomic int64_t in_use;
+};
+/* Gives `bytes` back to hb and drops one reference (the last frees it). */
+void sl__host_budget_release(struct sl__host_budget *hb, int64_t bytes);
 
 /* New host buffer of `bytes` (64-byte aligned, uninitialized); NULL on failure. */
 struct sl__buf *sl__buf_new(int64_t bytes);

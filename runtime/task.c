@@ -406,7 +406,8 @@ sl_batch_t *sl_task_new_batch(sl_task_t *t, const sl_schema_t *schema, int64_t r
                          (long long)t->q->eng->host_limit);
             return NULL;
         }
-        buf->charged = t->q->eng;
+        buf->charged = t->q->eng->hb;
+        atomic_fetch_add_explicit(&buf->charged->refs, 1, memory_order_relaxed);
     }
     return b;
 }

@@ -89,7 +89,8 @@ static int dict_code(struct sl__text_col *tc, const char *s, size_t n, int32_t *
     }
     if (reserve_chars(tc, n) < 0)
         return SL_ENOMEM;
-    memcpy(tc->chars + tc->n, s, n);
+    if (n) /* chars may still be NULL for an empty string */
+        memcpy(tc->chars + tc->n, s, n);
     tc->n += (int64_t)n;
     tc->dict_off[0] = 0;
     tc->dict_off[tc->dict_n + 1] = (int32_t)tc->n;
@@ -106,7 +107,8 @@ int sl__text_col_put(struct sl__text_col *tc, void *data, int64_t row, const cha
         return SL_EOVERFLOW;
     if (reserve_chars(tc, n) < 0)
         return SL_ENOMEM;
-    memcpy(tc->chars + tc->n, s, n);
+    if (n)
+        memcpy(tc->chars + tc->n, s, n);
     tc->n += (int64_t)n;
     if (tc->type == SL_TYPE_UTF8)
         ((int32_t *)data)[row + 1] = (int32_t)tc->n;
