@@ -167,17 +167,6 @@ int sl__batch_alloc_columns(sl_batch_t *b)
     return SL_OK;
 }
 
-void sl__batch_share_dicts(sl_batch_t *dst, const sl_batch_t *src)
-{
-    for (int i = 0; i < dst->n_cols && i < src->n_cols; i++) {
-        if (!src->cols[i].dict || dst->cols[i].dict == src->cols[i].dict)
-            continue;
-        sl__dict_ref(src->cols[i].dict);
-        sl__dict_unref(dst->cols[i].dict);
-        dst->cols[i].dict = src->cols[i].dict;
-    }
-}
-
 sl_batch_t *sl__batch_slice(sl_batch_t *src, int64_t off, int64_t len)
 {
     sl_batch_t *b = sl__batch_new(src->schema, len);

@@ -60,7 +60,6 @@ static int copy_columns(struct sl_query *q, sl_batch_t *dst, const sl_batch_t *s
                         int (*alloc)(void *ctx, int64_t bytes, struct sl__buf **out), void *ctx,
                         enum cudaMemcpyKind kind, cudaStream_t st)
 {
-    sl__batch_share_dicts(dst, src);
     int refused = sl__gpu_refuse_strings(q, src);
     if (refused != SL_OK)
         return refused;

@@ -209,9 +209,6 @@ struct sl_batch {
 sl_batch_t *sl__batch_new(const sl_schema_t *schema, int64_t n_rows);
 /* Allocates the value buffer of every column (uninitialized). */
 int sl__batch_alloc_columns(sl_batch_t *b);
-/* Gives dst's DICT columns src's dictionaries (shared; same schema): a batch moved to or
- * from a GPU keeps its codes' meaning, the dictionary staying in host memory. */
-void sl__batch_share_dicts(sl_batch_t *dst, const sl_batch_t *src);
 /* A zero-copy slice: rows [off, off + len) sharing the buffers. */
 sl_batch_t *sl__batch_slice(sl_batch_t *b, int64_t off, int64_t len);
 /* Typed pointer to the first value of column i (offset applied). */

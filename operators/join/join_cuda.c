@@ -67,9 +67,8 @@ static int col_nulls(const struct join_side *sd, int col)
 }
 
 /* What the GPU join takes (join_gpu_type): the four kinds without a residual, integer-
- * like keys (one, or two 32-bit ones; dictionary keys when both sides share one
- * dictionary, checked at run time), and 4- and 8-byte output columns (no dictionary
- * columns: the device result would lack the dictionary); the rest joins on the CPU. */
+ * like keys (one, or two 32-bit ones) and 4- and 8-byte output columns; the rest joins on
+ * the CPU. */
 static int composite_ok(const struct join_data *d)
 {
     if (d->kind > JOIN_ANTI || d->n_resid)
@@ -80,30 +79,10 @@ static int composite_ok(const struct join_data *d)
             return 0;
     }
     for (int oc = 0; oc < d->n_out; oc++)
-        if (join_gpu_type(d->out[oc].type) == SL_TYPE_INVALID ||
-            d->out[oc].type == SL_TYPE_DICT)
+        if (join_gpu_type(d->out[oc].type) == SL_TYPE_INVALID)
             return 0;
     return d->n_keys == 1 || (d->n_keys == 2 && join_gpu_type(d->ktype[0]) == SL_TYPE_INT32 &&
                               join_gpu_type(d->ktype[1]) == SL_TYPE_INT32);
-}
-
-/* Dictionary keys join on codes only when every batch of both sides shares one. */
-static int dict_keys_shared(const struct join_data *d, const struct join_state *st)
-{
-    for (int k = 0; k < d->n_keys; k++) {
-        if (d->ktype[k] != SL_TYPE_DICT)
-            continue;
-        const struct sl__dict *dict = NULL;
-        for (int s = 0; s < 2; s++) {
-            for (int64_t i = 0; i < st->side[s].n_batches; i++) {
-                const struct sl__dict *x = st->side[s].batches[i]->cols[d->key[s][k]].dict;
-                if (dict && x != dict)
-                    return 0;
-                dict = x;
-            }
-        }
-    }
-    return 1;
 }
 
 /* Device bytes the in-GPU join needs, bounded from above: each side copied, packed and
@@ -122,7 +101,7 @@ int join_gpu_can_run(const sl_task_t *t)
 {
     const struct join_data *d = sl_op_data(sl_task_op(t));
     const struct join_state *st = sl_task_gstate((sl_task_t *)t);
-    if (!composite_ok(d) || !dict_keys_shared(d, st))
+    if (!composite_ok(d))
         return 0;
     int64_t n[2] = {0, 0};
     for (int s = 0; s < 2; s++) {
