@@ -8,6 +8,7 @@ set -euo pipefail
 packages=(meson ninja-build pkg-config gcc g++ libck-dev libjemalloc-dev libnuma-dev
           libcmocka-dev python3 python3-pip clang libclang-rt-dev)
 python_modules=(pyarrow duckdb)
+python_tools=(tpchgen-cli)   # TPC-H data for tests and benchmarks (a program, not a module)
 
 missing=()
 for p in "${packages[@]}"; do
@@ -40,6 +41,9 @@ py_missing=()
 for m in "${python_modules[@]}"; do
     python3 -c "import $m" 2>/dev/null || py_missing+=("$m")
 done
+for t in "${python_tools[@]}"; do
+    command -v "$t" >/dev/null || py_missing+=("$t")
+done
 if ((${#py_missing[@]})); then
     echo "setup: pip installing ${py_missing[*]} (for tests only)"
     pip=(python3 -m pip install --quiet --disable-pip-version-check)
@@ -51,5 +55,5 @@ if ((${#py_missing[@]})); then
              "the tests that need them will skip" >&2
     fi
 else
-    echo "setup: python modules present (${python_modules[*]})"
+    echo "setup: python modules present (${python_modules[*]} ${python_tools[*]})"
 fi

@@ -33,7 +33,11 @@ def as_table(x):
         return x
     if isinstance(x, pa.RecordBatchReader):
         return x.read_all()
-    return x.fetch_arrow_table() if hasattr(x, "fetch_arrow_table") else x.arrow().read_all()
+    for name in ("fetch_arrow_table", "to_arrow_table"):
+        if hasattr(x, name):
+            return getattr(x, name)()
+    r = x.arrow()
+    return r.read_all() if isinstance(r, pa.RecordBatchReader) else r
 
 
 def rows(table):

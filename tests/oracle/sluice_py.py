@@ -110,18 +110,29 @@ class Sluice:
             raise SluiceError(rc, self.lib.sl_last_errmsg().decode())
         return pa.RecordBatchReader._import_from_c(ctypes.addressof(stream)).read_all()
 
+    def import_table(self, table):
+        """A sluice table (a handle for run()) holding a copy of a pyarrow table, so that
+        several runs share one import; free it with release()."""
+        return self._import(table)
+
+    def release(self, handle):
+        self.lib.sl_table_unref(handle)
+
     def run(self, plan_text, tables=None):
-        """Runs plan text over named pyarrow tables; returns {output name: pa.Table}.
-        Raises SluiceError with the engine's message on any failure."""
+        """Runs plan text over named tables (pyarrow tables or import_table() handles);
+        returns {output name: pa.Table}. Raises SluiceError with the engine's message on
+        any failure."""
         L = self.lib
         plan = ctypes.c_void_p()
         L.sl_plan_create(ctypes.byref(plan))
         q = ctypes.c_void_p()
         try:
             for name, table in (tables or {}).items():
-                st = self._import(table)
+                owned = isinstance(table, pa.Table)
+                st = self._import(table) if owned else table
                 rc = L.sl_plan_register_table(plan, name.encode(), st)
-                L.sl_table_unref(st)
+                if owned:
+                    L.sl_table_unref(st)
                 if rc != 0:
                     raise SluiceError(rc, L.sl_plan_errmsg(plan).decode())
             rc = L.sl_plan_parse(plan, plan_text.encode(), b"oracle.plan")

@@ -1,0 +1,172 @@
+#!/usr/bin/env python3
+"""Runs the TPC-H plans (plans/tpch/qNN.plan) on sluice and checks each answer against
+DuckDB running the standard query text (tests/tpch/queries/qNN.sql) on the same .tbl
+files.
+
+    tpch_check.py [--sf 0.01 | --data DIR] [--query 1,5,22] [--placement cpu|gpu|auto]
+                  [--require-all] [--repeat N]
+
+Data: --data DIR holds the eight .tbl files; else tpchgen-cli writes them for --sf into
+$SLUICE_TPCH_CACHE (default: build/tpch-sf<SF> beside this checkout) once. sluice loads
+each table with scan.csv and the schema of plans/tpch/schema.txt; the plans name the
+tables (scan.table name=lineitem) and output their answer as `result`.
+
+The answer must equal DuckDB's as a multiset of rows (decimals exact, floats within 1e-9
+relative), and the columns of the query's `-- sluice-order:` line must come in DuckDB's
+order (so ties may come in any order). Exit: 0 when every run query matched, 1 when one
+did not (or, with --require-all, a plan is missing), 77 when pyarrow, duckdb or
+tpchgen-cli is missing.
+"""
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(ROOT, "tests", "oracle"))
+
+try:
+    import duckdb
+    import pyarrow as pa
+except ImportError as e:
+    print(f"skipped: {e}")
+    sys.exit(77)
+
+from compare import as_table, diff  # noqa: E402
+from sluice_py import Sluice, SluiceError  # noqa: E402
+
+TABLES = ["region", "nation", "supplier", "customer", "part", "partsupp", "orders",
+          "lineitem"]
+DUCK_TYPES = {"int32": "INTEGER", "int64": "BIGINT", "date32": "DATE", "utf8": "VARCHAR",
+              "dict": "VARCHAR"}
+
+
+def read_schema():
+    """{table: [(column, sluice type)]} from plans/tpch/schema.txt."""
+    schema = {}
+    with open(os.path.join(ROOT, "plans", "tpch", "schema.txt")) as f:
+        for line in f:
+            line = line.split("#", 1)[0].strip()
+            if not line:
+                continue
+            name, cols = line.split(None, 1)
+            schema[name] = [tuple(c.strip().split(":", 1)) for c in cols.split(", ")]
+    return schema
+
+
+def data_dir(args):
+    if args.data:
+        return args.data
+    cache = os.environ.get("SLUICE_TPCH_CACHE") or os.path.join(ROOT, "build",
+                                                                  f"tpch-sf{args.sf}")
+    if all(os.path.exists(os.path.join(cache, t + ".tbl")) for t in TABLES):
+        return cache
+    gen = shutil.which("tpchgen-cli")
+    if not gen:
+        print("skipped: tpchgen-cli is not installed (scripts/setup.sh installs it)")
+        sys.exit(77)
+    os.makedirs(cache, exist_ok=True)
+    subprocess.run([gen, "-s", str(args.sf), f"--output-dir={cache}"], check=True)
+    return cache
+
+
+def load_duckdb(con, schema, ddir):
+    for t in TABLES:
+        cols = {c: DUCK_TYPES.get(ty, ty.upper()) for c, ty in schema[t]}
+        cols["sluice_trailing"] = "VARCHAR"  # the empty field after each line's last '|'
+        spec = "{" + ", ".join(f"'{c}': '{ty}'" for c, ty in cols.items()) + "}"
+        path = os.path.join(ddir, t + ".tbl")
+        con.execute(f"create table {t} as select * exclude (sluice_trailing) from "
+                    f"read_csv('{path}', delim='|', header=false, quote='', escape='', "
+                    f"columns={spec})")
+
+
+def load_sluice(sl, schema, ddir):
+    """{table: sluice table handle}, each read by sluice's own .tbl reader."""
+    handles = {}
+    for t in TABLES:
+        cols = ", ".join(f"{c}:{ty}" for c, ty in schema[t])
+        path = os.path.join(ddir, t + ".tbl")
+        plan = (f't = scan.csv path="{path}" header=false delimiter="|" '
+                f'trailing_delimiter=true quote="" columns="{cols}"\noutput t\n')
+        handles[t] = sl.import_table(sl.run(plan)["t"])
+    return handles
+
+
+def order_columns(sql):
+    m = re.search(r"^-- sluice-order:(.*)$", sql, re.M)
+    if not m:
+        return []
+    return [c.strip().split()[0] for c in m.group(1).split(",") if c.strip()]
+
+
+def check_order(got, want, cols):
+    """None when got's ORDER BY columns come in want's order, else what differs."""
+    names = want.column_names
+    for c in cols:
+        i = names.index(c)
+        g, w = got.column(i).to_pylist(), want.column(i).to_pylist()
+        if g != w:
+            bad = next(k for k, (x, y) in enumerate(zip(g, w)) if x != y)
+            return f"order: column {c} differs first at row {bad}: got {g[bad]}, want {w[bad]}"
+    return None
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--sf", default="0.01")
+    ap.add_argument("--data")
+    ap.add_argument("--query", default="all", help="comma-separated numbers, or all")
+    ap.add_argument("--placement", choices=["cpu", "gpu", "auto"])
+    ap.add_argument("--require-all", action="store_true")
+    ap.add_argument("--repeat", type=int, default=1, help="runs per query (time: best)")
+    args = ap.parse_args()
+    queries = range(1, 23) if args.query == "all" else [int(q) for q in args.query.split(",")]
+
+    schema = read_schema()
+    ddir = data_dir(args)
+    con = duckdb.connect()
+    load_duckdb(con, schema, ddir)
+    failed = missing = passed = 0
+    with Sluice(placement=args.placement) as sl:
+        t0 = time.perf_counter()
+        tables = load_sluice(sl, schema, ddir)
+        print(f"loaded {ddir} in {time.perf_counter() - t0:.2f} s")
+        for q in queries:
+            name = f"q{q:02d}"
+            plan_path = os.path.join(ROOT, "plans", "tpch", name + ".plan")
+            sql = open(os.path.join(HERE, "queries", name + ".sql")).read()
+            if not os.path.exists(plan_path):
+                print(f"{name} missing")
+                missing += 1
+                continue
+            want = as_table(con.sql(sql))
+            try:
+                best = None
+                for _ in range(args.repeat):
+                    t0 = time.perf_counter()
+                    out = sl.run(open(plan_path).read(), tables)
+                    dt = time.perf_counter() - t0
+                    best = dt if best is None else min(best, dt)
+                got = out["result"]
+                problem = diff(got, want) or check_order(got, want, order_columns(sql))
+            except (SluiceError, KeyError) as e:
+                problem = f"error: {e}"
+            if problem:
+                failed += 1
+                print(f"{name} FAIL {problem}")
+            else:
+                passed += 1
+                print(f"{name} ok {got.num_rows} rows {best * 1e3:.1f} ms")
+        for h in tables.values():
+            sl.release(h)
+    print(f"{passed} passed, {failed} failed, {missing} missing")
+    return 1 if failed or (args.require_all and missing) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
