@@ -81,6 +81,7 @@ int bench_partition(int argc, char **argv);
 int bench_aggregate(int argc, char **argv);
 int bench_kmeans(int argc, char **argv);
 int bench_mixed(int argc, char **argv);
+int bench_tpch(int argc, char **argv);
 /* Runs fn(arg, lo, hi) over ranges of [0, n) on up to 16 threads (one below 2^16). */
 void bench_par_for(int64_t n, void (*fn)(void *, int64_t, int64_t), void *arg);
 /* The GPU join's phase times (bench_join.c): asks the engine for them (the option

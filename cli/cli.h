@@ -62,6 +62,9 @@ void cli_print_table(const char *name, sl_table_t *t, enum cli_format fmt, int64
 
 /* Reads and parses a plan file; prints the error and returns NULL on failure. */
 sl_plan_t *cli_load_plan(const char *path);
+/* The same, with named tables registered first (scan.table name=NAME reads them). */
+sl_plan_t *cli_load_plan_tables(const char *path, const char *const names[],
+                                sl_table_t *const tables[], int n_tables);
 /* An argument of `run` or `explain` after their own options (argv[0] is the command):
  * a common option or the plan file (*path). 0 if consumed, else the exit code (the
  * message printed). */
@@ -90,5 +93,6 @@ int cmd_trace_render(int argc, char **argv);
 int cmd_gen(int argc, char **argv);
 int cmd_demo(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
+int cmd_tpch(int argc, char **argv);
 
 #endif /* SLUICE_CLI_H */

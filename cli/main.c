@@ -17,6 +17,7 @@ static int usage(FILE *f)
                "  gen       write generated data to a file (.bin or .csv)\n"
                "  trace-render  draw a trace (--trace) as an SVG timeline\n"
                "  devices   list the CPU and GPUs the engine sees\n"
+               "  tpch      load TPC-H tables and run, time and check the queries' plans\n"
                "  bench     benchmarks (sluice bench --help)\n"
                "  version   print the version\n"
                "\n"
@@ -56,6 +57,8 @@ int main(int argc, char **argv)
         return cmd_operators(argc - 1, argv + 1);
     if (!strcmp(cmd, "options"))
         return cmd_options(argc - 1, argv + 1);
+    if (!strcmp(cmd, "tpch"))
+        return cmd_tpch(argc - 1, argv + 1);
     if (!strcmp(cmd, "bench"))
         return cmd_bench(argc - 1, argv + 1);
     fprintf(stderr, "sluice: unknown command '%s'\n", cmd);

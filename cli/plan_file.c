@@ -36,6 +36,12 @@ static char *read_file(const char *path)
 
 sl_plan_t *cli_load_plan(const char *path)
 {
+    return cli_load_plan_tables(path, NULL, NULL, 0);
+}
+
+sl_plan_t *cli_load_plan_tables(const char *path, const char *const names[],
+                                sl_table_t *const tables[], int n_tables)
+{
     char *text = read_file(path);
     if (!text)
         return NULL;
@@ -45,7 +51,11 @@ sl_plan_t *cli_load_plan(const char *path)
         cli_fail("%s", sl_last_errmsg());
         return NULL;
     }
-    int rc = sl_plan_parse(plan, text, path);
+    int rc = SL_OK;
+    for (int t = 0; t < n_tables && rc == SL_OK; t++)
+        rc = sl_plan_register_table(plan, names[t], tables[t]);
+    if (rc == SL_OK)
+        rc = sl_plan_parse(plan, text, path);
     free(text);
     if (rc != SL_OK || sl_plan_num_nodes(plan) == 0) {
         if (rc != SL_OK)

@@ -1,0 +1,142 @@
+/* sluice tpch and sluice bench tpch (docs/TPCH.md): load the TPC-H tables once, run
+ * the plans of plans/tpch/ over them, print times (a table, or one JSON line a query
+ * as docs/BENCH_PROTOCOL.md describes) and check answers against expected files. */
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "bench.h"
+#include "tpch.h"
+
+static const char tpch_usage[] =
+    "usage: sluice tpch [--sf X | --data DIR] [--cache DIR] [--query N,M|all]\n"
+    "       [--placement cpu|gpu|auto] [--residency host|pinned|gpu] [--repeat N]\n"
+    "       [--expected DIR] [--print] [--plans DIR] [--threads N] [--set NAME=VALUE ...]\n"
+    "Loads the eight TPC-H tables of DIR (or of the cache ./tpch-sf<X>, which tpchgen-cli\n"
+    "fills when a file is missing; --sf 1 by default) once into memory, then runs each\n"
+    "query's plan (plans/tpch/qNN.plan; a missing plan is reported, not an error): one\n"
+    "warm-up, then --repeat timed runs (1 by default), printing the median. --expected\n"
+    "compares each answer with DIR/qNN.csv (tests/tpch/tpch_check.py --write-expected\n"
+    "DIR writes them) and exits 1 on a difference; --print shows the result rows.\n";
+
+static const char bench_usage[] =
+    "usage: sluice bench tpch [--sf X | --data DIR] [--query N,M|all] [--repeat N]\n"
+    "       [--placement cpu|gpu|auto] [--residency host|pinned|gpu] [--expected DIR] ...\n"
+    "The options of sluice tpch; prints a JSON line for the loading, one per query\n"
+    "(query, sf, placement, residency, time_ms = median_ms of --repeat hot runs after a\n"
+    "warm-up, 5 by default; status ok, missing, error or wrong) and one of geometric means.\n";
+
+static const char *const status_names[] = {"ok", "missing", "error", "wrong"};
+
+/* Runs the selected queries; prints each as it finishes. Returns the exit code. */
+static int run_all(struct tpch_args *a, bool json)
+{
+    const char *plans = tpch_plans_dir(a);
+    const char *dir = tpch_data_dir(a);
+    if (!dir)
+        return 1;
+    sl_engine_t *eng = cli_open_engine(&a->common);
+    if (!eng)
+        return 1;
+    struct tpch_data d;
+    if (tpch_load(eng, plans, dir, a->residency, &d, !json)) {
+        sl_engine_close(eng);
+        return 1;
+    }
+    static const char *const places[] = {"auto", "cpu", "gpu", "coprocess"};
+    const char *place = (unsigned)a->common.placement < 4 ? places[a->common.placement] : "?";
+    char device[160];
+    bench_device_name(eng, a->common.placement, device, sizeof device);
+    int64_t total_rows = 0;
+    for (int t = 0; t < TPCH_TABLES; t++)
+        total_rows += d.rows[t];
+    if (json) {
+        printf("{\"bench\":\"tpch\",\"phase\":\"load\",\"sf\":\"%s\",\"data\":\"%s\","
+               "\"residency\":\"%s\",\"load_ms\":%.3f,\"rows\":%" PRId64 ",\"tables\":{",
+               a->sf, a->data ? "dir" : "generated", a->residency, d.total_ms, total_rows);
+        for (int t = 0; t < TPCH_TABLES; t++)
+            printf("%s\"%s\":%.3f", t ? "," : "", d.names[t], d.ms[t]);
+        printf("}}\n");
+    } else {
+        printf("loaded %d tables of %s (%" PRId64 " rows) in %.1f ms, residency %s\n",
+               TPCH_TABLES, dir, total_rows, d.total_ms, a->residency);
+    }
+    fflush(stdout);
+    int n[4] = {0};
+    double log_sum = 0, total_ms = 0;
+    for (int q = 1; q <= TPCH_QUERIES; q++) {
+        if (!a->queries[q])
+            continue;
+        struct tpch_run r;
+        tpch_run_query(eng, a, plans, &d, q, &r);
+        n[r.status]++;
+        if (r.status == TPCH_OK) {
+            log_sum += log(r.median_ms > 1e-6 ? r.median_ms : 1e-6);
+            total_ms += r.median_ms;
+        }
+        if (json && r.status == TPCH_MISSING) {
+            printf("{\"bench\":\"tpch\",\"query\":\"q%02d\",\"status\":\"missing\",\"sf\":\"%s\","
+                   "\"placement\":\"%s\"}\n", q, a->sf, place);
+        } else if (json) {
+            printf("{\"bench\":\"tpch\",\"query\":\"q%02d\",\"status\":\"%s\",\"sf\":\"%s\","
+                   "\"placement\":\"%s\",\"residency\":\"%s\",\"time_ms\":%.3f,"
+                   "\"median_ms\":%.3f,\"min_ms\":%.3f,\"max_ms\":%.3f,\"runs\":%d,"
+                   "\"rows\":%" PRId64 ",\"checksum\":%" PRIu64 ",\"load_ms\":%.3f,"
+                   "\"device\":\"%s\"",
+                   q, status_names[r.status], a->sf, place, a->residency, r.median_ms,
+                   r.median_ms, r.min_ms, r.max_ms, r.runs, r.rows, r.checksum, d.total_ms,
+                   device);
+            if (r.checked)
+                printf(",\"matches_expected\":%s", r.status == TPCH_WRONG ? "false" : "true");
+            printf("}\n");
+        } else if (r.status == TPCH_MISSING) {
+            printf("q%02d  missing (%s)\n", q, r.message);
+        } else if (r.status == TPCH_ERROR) {
+            printf("q%02d  ERROR (%s)\n", q, r.message);
+        } else {
+            printf("q%02d  %8" PRId64 " rows %10.2f ms (median of %d)  %s%s\n", q, r.rows,
+                   r.median_ms, r.runs,
+                   r.status == TPCH_WRONG ? "WRONG: " : r.checked ? "matches the expected answer"
+                                                                  : "",
+                   r.status == TPCH_WRONG ? r.message : "");
+        }
+        fflush(stdout);
+    }
+    double geo = n[TPCH_OK] ? exp(log_sum / n[TPCH_OK]) : 0;
+    if (json)
+        printf("{\"bench\":\"tpch\",\"summary\":true,\"sf\":\"%s\",\"placement\":\"%s\","
+               "\"residency\":\"%s\",\"geomean_ms\":%.3f,\"total_ms\":%.3f,\"ok\":%d,"
+               "\"missing\":%d,\"error\":%d,\"wrong\":%d,\"load_ms\":%.3f,\"device\":\"%s\"}\n",
+               a->sf, place, a->residency, geo, total_ms, n[TPCH_OK], n[TPCH_MISSING],
+               n[TPCH_ERROR], n[TPCH_WRONG], d.total_ms, device);
+    else
+        printf("%d ok, %d wrong, %d failed, %d missing; %.1f ms in all, geometric mean "
+               "%.2f ms (%s, placement %s)\n", n[TPCH_OK], n[TPCH_WRONG], n[TPCH_ERROR],
+               n[TPCH_MISSING], total_ms, geo, device, place);
+    tpch_data_release(&d);
+    sl_engine_close(eng);
+    return n[TPCH_ERROR] || n[TPCH_WRONG] ? 1 : 0;
+}
+
+int cmd_tpch(int argc, char **argv)
+{
+    struct tpch_args a;
+    memset(&a, 0, sizeof a);
+    a.repeat = 1;
+    int rc = tpch_args_parse(&a, argc, argv, "tpch", tpch_usage);
+    if (rc)
+        return rc == 1 ? 0 : rc;
+    return run_all(&a, false);
+}
+
+int bench_tpch(int argc, char **argv)
+{
+    struct tpch_args a;
+    memset(&a, 0, sizeof a);
+    a.repeat = 5;
+    int rc = tpch_args_parse(&a, argc, argv, "bench tpch", bench_usage);
+    if (rc)
+        return rc == 1 ? 0 : rc;
+    return run_all(&a, true);
+}

@@ -1,0 +1,151 @@
+/* The options of `sluice tpch` and `sluice bench tpch`, and one query's runs. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bench.h"
+#include "tpch.h"
+
+/* "1,6,22" or "all" into a->queries. */
+static int parse_queries(struct tpch_args *a, const char *s)
+{
+    memset(a->queries, 0, sizeof a->queries);
+    if (!strcmp(s, "all")) {
+        for (int q = 1; q <= TPCH_QUERIES; q++)
+            a->queries[q] = true;
+        return 0;
+    }
+    while (*s) {
+        char *end;
+        long q = strtol(s, &end, 10);
+        if (end == s || q < 1 || q > TPCH_QUERIES || (*end && *end != ','))
+            return cli_usage_fail("--query: '%s' is not a list of query numbers 1..22, or all",
+                                  s);
+        a->queries[q] = true;
+        s = *end ? end + 1 : end;
+    }
+    return 0;
+}
+
+int tpch_args_parse(struct tpch_args *a, int argc, char **argv, const char *what,
+                    const char *usage)
+{
+    cli_common_init(&a->common);
+    a->sf = "1";
+    a->residency = "host";
+    parse_queries(a, "all");
+    static const char *const valued[] = {"--sf", "--data", "--cache", "--plans",
+                                         "--residency", "--expected", "--query", "--repeat"};
+    for (int i = 1; i < argc; i++) {
+        const char *o = argv[i];
+        if (!strcmp(o, "--help") || !strcmp(o, "-h")) {
+            fputs(usage, stdout);
+            return 1;
+        }
+        if (!strcmp(o, "--print")) {
+            a->print = true;
+            continue;
+        }
+        int k = 0;
+        while (k < 8 && strcmp(o, valued[k]))
+            k++;
+        if (k < 8) {
+            if (i + 1 >= argc)
+                return cli_usage_fail("%s needs a value", o);
+            const char *v = argv[++i];
+            const char **slot[] = {&a->sf, &a->data, &a->cache, &a->plans, &a->residency,
+                                   &a->expected};
+            if (k < 6) {
+                *slot[k] = v;
+            } else if (k == 6) {
+                if (parse_queries(a, v))
+                    return CLI_EXIT_USAGE;
+            } else if (cli_parse_count(v, &a->repeat) < 0 || a->repeat < 1 ||
+                       a->repeat > BENCH_MAX_REPEAT) {
+                return cli_usage_fail("--repeat: '%s' is not a count from 1 to %d", v,
+                                      BENCH_MAX_REPEAT);
+            }
+            continue;
+        }
+        int r = cli_common_option(&a->common, argc, argv, &i);
+        if (r < 0)
+            return CLI_EXIT_USAGE;
+        if (r == 0)
+            return cli_usage_fail("%s: unknown option '%s' (see sluice %s --help)", what, o,
+                                  what);
+    }
+    if (strcmp(a->residency, "host") && strcmp(a->residency, "pinned") &&
+        strcmp(a->residency, "gpu"))
+        return cli_usage_fail("--residency: '%s' is not host, pinned or gpu", a->residency);
+    char *end;
+    if (strtod(a->sf, &end) <= 0 || *end || strchr(a->sf, '/'))
+        return cli_usage_fail("--sf: '%s' is not a positive scale factor", a->sf);
+    return 0;
+}
+
+struct check_ctx {
+    const struct tpch_args *a;
+    const char *name;
+    struct tpch_run *r;
+};
+
+/* The warm-up's result: counted, summed, printed, compared with the expected answer. */
+static int check_result(void *user, sl_table_t *out, struct bench_result *res)
+{
+    struct check_ctx *c = user;
+    res->output_rows = sl_table_num_rows(out);
+    res->checksum = bench_checksum_table(out);
+    if (c->a->print)
+        cli_print_table(c->name, out, CLI_TABLE, INT64_MAX);
+    if (c->a->expected) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s.csv", c->a->expected, c->name);
+        c->r->checked = true;
+        if (tpch_expected_compare(out, path, c->r->message, sizeof c->r->message))
+            c->r->status = TPCH_WRONG;
+    }
+    return SL_OK;
+}
+
+void tpch_run_query(sl_engine_t *eng, const struct tpch_args *a, const char *plans_dir,
+                    const struct tpch_data *d, int query, struct tpch_run *r)
+{
+    memset(r, 0, sizeof *r);
+    r->query = query;
+    char name[8], path[4096];
+    snprintf(name, sizeof name, "q%02d", query);
+    snprintf(path, sizeof path, "%s/%s.plan", plans_dir, name);
+    if (access(path, F_OK) != 0) {
+        r->status = TPCH_MISSING;
+        snprintf(r->message, sizeof r->message, "no plan %.480s", path);
+        return;
+    }
+    /* Errors of the plan and the runs are printed by the helpers as they happen. */
+    sl_plan_t *plan = cli_load_plan_tables(path, d->names, d->tables, TPCH_TABLES);
+    if (!plan) {
+        r->status = TPCH_ERROR;
+        snprintf(r->message, sizeof r->message, "the plan %.460s does not load", path);
+        return;
+    }
+    struct bench_result res;
+    bench_result_init(&res, 0);
+    struct check_ctx ctx = {a, name, r};
+    char what[16];
+    snprintf(what, sizeof what, "tpch %s", name);
+    if (bench_run_plan(eng, plan, "result", a->repeat, what, &res, check_result, &ctx) !=
+        SL_OK) {
+        r->status = TPCH_ERROR;
+        snprintf(r->message, sizeof r->message, "the query failed (message above)");
+    }
+    sl_plan_destroy(plan);
+    r->runs = res.n;
+    r->rows = res.output_rows;
+    r->checksum = res.checksum;
+    r->median_ms = bench_median(res.ms, res.n);
+    r->min_ms = r->max_ms = res.n ? res.ms[0] : 0;
+    for (int i = 1; i < res.n; i++) {
+        r->min_ms = res.ms[i] < r->min_ms ? res.ms[i] : r->min_ms;
+        r->max_ms = res.ms[i] > r->max_ms ? res.ms[i] : r->max_ms;
+    }
+}
