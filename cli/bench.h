@@ -42,7 +42,8 @@ double bench_median(const double *v, int n);
  * string of additional ,"key":value pairs or ""). */
 void bench_print_json(const char *bench, const struct bench_result *r, const char *extra);
 /* Adds every value of every column of a table to a checksum: the sum, modulo 2^64, of
- * all values as unsigned 64-bit (floats by their bit pattern widened). */
+ * all values as unsigned 64-bit (floats by their bit pattern widened; other types, such
+ * as decimals, dates and strings, by a hash of their printed text). */
 uint64_t bench_checksum_table(sl_table_t *t);
 /* The device string: the GPU's name when placement can use one, else the CPU model and
  * thread count. */

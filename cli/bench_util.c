@@ -75,6 +75,17 @@ void bench_print_json(const char *bench, const struct bench_result *r, const cha
     printf("}%s}\n", extra ? extra : "");
 }
 
+/* FNV-1a of value i of column c as sl_batch_value_format prints it, and its length. */
+static uint64_t text_hash(sl_batch_t *b, int c, int64_t i)
+{
+    char buf[256];
+    int64_t n = sl_batch_value_format(b, c, i, buf, sizeof buf, NULL);
+    uint64_t h = 1469598103934665603ull ^ (uint64_t)n;
+    for (const char *p = buf; *p; p++)
+        h = (h ^ (unsigned char)*p) * 1099511628211ull;
+    return h;
+}
+
 uint64_t bench_checksum_table(sl_table_t *t)
 {
     uint64_t sum = 0;
@@ -106,7 +117,8 @@ uint64_t bench_checksum_table(sl_table_t *t)
                     sum += u;
                     break;
                 }
-                default:
+                default: /* decimals, dates, strings...: a hash of the printed value */
+                    sum += text_hash(bt, c, i);
                     break;
                 }
             }

@@ -14,7 +14,8 @@
 /* The command line of both commands (tpch_args_parse). */
 struct tpch_args {
     struct cli_common common;   /* --threads, --placement, --set, ... */
-    const char *sf;             /* --sf X (text, as tpchgen-cli takes it); "1" by default */
+    const char *sf;             /* --sf X (text, as tpchgen-cli takes it); "1" by default,
+                                 * or with --data the "sf<X>" of the directory's name */
     const char *data;           /* --data DIR: the .tbl files; else the cache */
     const char *cache;          /* --cache DIR; default ./tpch-sf<X> */
     const char *plans;          /* --plans DIR; default: found (tpch_plans_dir) */
@@ -23,7 +24,7 @@ struct tpch_args {
     bool queries[TPCH_QUERIES + 1]; /* --query N,M|all: queries[n] */
     int64_t repeat;             /* --repeat N timed runs after one warm-up */
     bool print;                 /* --print: the result rows */
-    char cache_buf[64];
+    char cache_buf[64], sf_buf[32];
 };
 
 /* Parses argv (argv[0] is the command's name, `what` names it in messages); the

@@ -28,11 +28,22 @@ static int parse_queries(struct tpch_args *a, const char *s)
     return 0;
 }
 
+static const char *sf_of_dir(const char *dir, char *buf, size_t len)
+{
+    const char *base = strrchr(dir, '/');
+    base = base && base[1] ? base + 1 : dir;
+    const char *sf = strstr(base, "sf");
+    char *end;
+    if (!sf || strtod(sf + 2, &end) <= 0 || (*end && *end != '/'))
+        return "unknown";
+    snprintf(buf, len, "%.*s", (int)(end - sf - 2), sf + 2);
+    return buf;
+}
+
 int tpch_args_parse(struct tpch_args *a, int argc, char **argv, const char *what,
                     const char *usage)
 {
     cli_common_init(&a->common);
-    a->sf = "1";
     a->residency = "host";
     parse_queries(a, "all");
     static const char *const valued[] = {"--sf", "--data", "--cache", "--plans",
@@ -79,8 +90,10 @@ int tpch_args_parse(struct tpch_args *a, int argc, char **argv, const char *what
         strcmp(a->residency, "gpu"))
         return cli_usage_fail("--residency: '%s' is not host, pinned or gpu", a->residency);
     char *end;
-    if (strtod(a->sf, &end) <= 0 || *end || strchr(a->sf, '/'))
+    if (a->sf && (strtod(a->sf, &end) <= 0 || *end))
         return cli_usage_fail("--sf: '%s' is not a positive scale factor", a->sf);
+    if (!a->sf) /* the label of --data DIR: its name's "sf<X>" (tpch-sf0.01), else unknown */
+        a->sf = !a->data ? "1" : sf_of_dir(a->data, a->sf_buf, sizeof a->sf_buf);
     return 0;
 }
 

@@ -5,6 +5,7 @@ files.
 
     tpch_check.py [--sf 0.01 | --data DIR] [--query 1,5,22] [--placement cpu|gpu|auto]
                   [--require-all] [--repeat N]
+    tpch_check.py [--sf 0.01 | --data DIR] [--query ...] --write-expected DIR
 
 Data: --data DIR holds the eight .tbl files; else tpchgen-cli writes them for --sf into
 $SLUICE_TPCH_CACHE (default: build/tpch-sf<SF> beside this checkout) once. sluice loads
@@ -13,13 +14,14 @@ tables (scan.table name=lineitem) and output their answer as `result`.
 
 The answer must equal DuckDB's as a multiset of rows (decimals exact, floats within 1e-9
 relative), and the columns of the query's `-- sluice-order:` line must come in DuckDB's
-order (so ties may come in any order). Exit: 0 when every run query matched, 1 when one
+order (so ties may come in any order). --write-expected DIR writes DuckDB's answers as
+DIR/qNN.csv (every selected query, plan or not) for `sluice tpch --expected DIR`, which
+checks by the same rules, and runs nothing on sluice. Exit: 0 when every run query matched, 1 when one
 did not (or, with --require-all, a plan is missing), 77 when pyarrow, duckdb or
 tpchgen-cli is missing.
 """
 import argparse
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -31,31 +33,15 @@ sys.path.insert(0, os.path.join(ROOT, "tests", "oracle"))
 
 try:
     import duckdb
-    import pyarrow as pa
+    import pyarrow  # noqa: F401 (the results are pyarrow tables)
 except ImportError as e:
     print(f"skipped: {e}")
     sys.exit(77)
 
 from compare import as_table, diff  # noqa: E402
 from sluice_py import Sluice, SluiceError  # noqa: E402
-
-TABLES = ["region", "nation", "supplier", "customer", "part", "partsupp", "orders",
-          "lineitem"]
-DUCK_TYPES = {"int32": "INTEGER", "int64": "BIGINT", "date32": "DATE", "utf8": "VARCHAR",
-              "dict": "VARCHAR"}
-
-
-def read_schema():
-    """{table: [(column, sluice type)]} from plans/tpch/schema.txt."""
-    schema = {}
-    with open(os.path.join(ROOT, "plans", "tpch", "schema.txt")) as f:
-        for line in f:
-            line = line.split("#", 1)[0].strip()
-            if not line:
-                continue
-            name, cols = line.split(None, 1)
-            schema[name] = [tuple(c.strip().split(":", 1)) for c in cols.split(", ")]
-    return schema
+from tpch_duckdb import (TABLES, load_duckdb, order_columns, query_sql,  # noqa: E402
+                         read_schema, write_expected)
 
 
 def data_dir(args):
@@ -74,17 +60,6 @@ def data_dir(args):
     return cache
 
 
-def load_duckdb(con, schema, ddir):
-    for t in TABLES:
-        cols = {c: DUCK_TYPES.get(ty, ty.upper()) for c, ty in schema[t]}
-        cols["sluice_trailing"] = "VARCHAR"  # the empty field after each line's last '|'
-        spec = "{" + ", ".join(f"'{c}': '{ty}'" for c, ty in cols.items()) + "}"
-        path = os.path.join(ddir, t + ".tbl")
-        con.execute(f"create table {t} as select * exclude (sluice_trailing) from "
-                    f"read_csv('{path}', delim='|', header=false, quote='', escape='', "
-                    f"columns={spec})")
-
-
 def load_sluice(sl, schema, ddir):
     """{table: sluice table handle}, each read by sluice's own .tbl reader."""
     handles = {}
@@ -95,13 +70,6 @@ def load_sluice(sl, schema, ddir):
                 f'trailing_delimiter=true quote="" columns="{cols}"\noutput t\n')
         handles[t] = sl.import_table(sl.run(plan)["t"])
     return handles
-
-
-def order_columns(sql):
-    m = re.search(r"^-- sluice-order:(.*)$", sql, re.M)
-    if not m:
-        return []
-    return [c.strip().split()[0] for c in m.group(1).split(",") if c.strip()]
 
 
 def check_order(got, want, cols):
@@ -124,6 +92,8 @@ def main():
     ap.add_argument("--placement", choices=["cpu", "gpu", "auto"])
     ap.add_argument("--require-all", action="store_true")
     ap.add_argument("--repeat", type=int, default=1, help="runs per query (time: best)")
+    ap.add_argument("--write-expected", metavar="DIR",
+                    help="write DuckDB's answers as DIR/qNN.csv, then stop")
     args = ap.parse_args()
     queries = range(1, 23) if args.query == "all" else [int(q) for q in args.query.split(",")]
 
@@ -131,6 +101,10 @@ def main():
     ddir = data_dir(args)
     con = duckdb.connect()
     load_duckdb(con, schema, ddir)
+    if args.write_expected:
+        write_expected(con, args.write_expected, queries, ddir)
+        print(f"wrote {len(queries)} answers into {args.write_expected}")
+        return 0
     failed = missing = passed = 0
     with Sluice(placement=args.placement) as sl:
         t0 = time.perf_counter()
@@ -139,7 +113,7 @@ def main():
         for q in queries:
             name = f"q{q:02d}"
             plan_path = os.path.join(ROOT, "plans", "tpch", name + ".plan")
-            sql = open(os.path.join(HERE, "queries", name + ".sql")).read()
+            sql = query_sql(q)
             if not os.path.exists(plan_path):
                 print(f"{name} missing")
                 missing += 1

@@ -1,0 +1,222 @@
+#!/usr/bin/env python3
+"""`sluice tpch` and `sluice bench tpch` on SF 0.01 (docs/TPCH.md).
+
+    check_cli_tpch.py SLUICE_EXE DATA_CACHE SCRATCH_DIR
+
+- Q6 (plans/tpch/q06.plan) and three test plans (q02: nation sorted, strings with commas
+  and ORDER BY ties; q04: float64 values; q05: an empty result) match DuckDB's answers
+  written by tpch_duckdb.write_expected / answer_text; q03 has no plan and shows as
+  missing without failing.
+- Corrupted answers (a decimal's last digit, a string, a missing row, two rows out of
+  ORDER BY order, a float beyond 1e-9 relative) each make it exit 1 naming the
+  difference; a float within 1e-9 relative still matches.
+- Loader errors: a missing .tbl file and a malformed line exit 1 naming the file (and the
+  line and column); the engine that met the malformed line still runs a plan
+  (through libsluice, $SLUICE_LIB).
+- `bench tpch` prints a load line, one JSON line per query and a summary.
+Exit 77 (skip) without duckdb, pyarrow or tpchgen-cli.
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(ROOT, "tests", "oracle"))
+try:
+    import duckdb
+    import pyarrow  # noqa: F401
+except ImportError as e:
+    print(f"skipped: {e}")
+    sys.exit(77)
+from tpch_duckdb import TABLES, answer_text, arrow_of, load_duckdb, read_schema, write_expected  # noqa: E402
+
+SLUICE, CACHE, SCRATCH = sys.argv[1:4]
+failures = []
+
+TEST_PLANS = {  # query number -> (plan text, DuckDB SQL, ORDER BY columns)
+    2: ('n = scan.table name=nation\ns = sort(n) by="n_regionkey DESC, n_name"\n'
+        'output s as result\n',
+        "select * from nation order by n_regionkey desc, n_name", ["n_regionkey"]),
+    4: ('n = scan.table name=nation\n'
+        'p = project(n) columns="k=n_nationkey, f=CAST(n_nationkey AS float64) / 3"\n'
+        'output p as result\n',
+        "select n_nationkey as k, n_nationkey::double / 3 as f from nation", []),
+    5: ('n = scan.table name=nation\nf = filter(n) where="n_nationkey < 0"\n'
+        'output f as result\n', "select * from nation where n_nationkey < 0", []),
+}
+
+
+def check(cond, what):
+    print(("ok    " if cond else "FAIL  ") + what)
+    if not cond:
+        failures.append(what)
+
+
+def sluice(*args):
+    p = subprocess.run([SLUICE, *args], capture_output=True, text=True, timeout=300)
+    return p.returncode, p.stdout, p.stderr
+
+
+def data_dir():
+    if all(os.path.exists(os.path.join(CACHE, t + ".tbl")) for t in TABLES):
+        return CACHE
+    if not shutil.which("tpchgen-cli"):
+        print("skipped: tpchgen-cli is not installed")
+        sys.exit(77)
+    os.makedirs(CACHE, exist_ok=True)
+    subprocess.run(["tpchgen-cli", "-s", "0.01", f"--output-dir={CACHE}"], check=True)
+    return CACHE
+
+
+def write(path, text):
+    with open(path, "w") as f:
+        f.write(text)
+
+
+def setup(data):
+    """The plans and answers directories: Q6's real plan plus the test plans."""
+    plans, exp = os.path.join(SCRATCH, "plans"), os.path.join(SCRATCH, "expected")
+    for d in (plans, exp):
+        os.makedirs(d, exist_ok=True)
+    shutil.copy(os.path.join(ROOT, "plans", "tpch", "q06.plan"), plans)
+    shutil.copy(os.path.join(ROOT, "plans", "tpch", "schema.txt"), plans)
+    con = duckdb.connect()
+    load_duckdb(con, read_schema(), data)
+    write_expected(con, exp, [6], data)
+    for q, (plan, sql, order) in TEST_PLANS.items():
+        write(os.path.join(plans, f"q{q:02d}.plan"), plan)
+        write(os.path.join(exp, f"q{q:02d}.csv"),
+              answer_text(arrow_of(con.sql(sql)), order, f"test query {q}: {sql}"))
+    return plans, exp
+
+
+def corrupted(exp, name, q, edit):
+    """A copy of the answers with qNN.csv's lines passed through edit(lines)."""
+    d = os.path.join(SCRATCH, name)
+    shutil.rmtree(d, ignore_errors=True)
+    shutil.copytree(exp, d)
+    path = os.path.join(d, f"q{q:02d}.csv")
+    lines = open(path).read().splitlines()
+    write(path, "\n".join(edit(lines)) + "\n")
+    return d
+
+
+def body(lines):
+    """Index of the first data row (after comments and the header)."""
+    return next(i for i, l in enumerate(lines) if not l.startswith("#")) + 1
+
+
+def last_digit_up(s):
+    return s[:-1] + str((int(s[-1]) + 1) % 10)
+
+
+def swap_rows(lines):
+    b = body(lines)  # first row has the highest n_regionkey, last the lowest
+    lines[b], lines[-1] = lines[-1], lines[b]
+    return lines
+
+
+def float_edit(rel):
+    def edit(lines):
+        b = body(lines)
+        k, f = lines[b + 3].split(",")
+        lines[b + 3] = f"{k},{repr(float(f) * (1 + rel))}"
+        return lines
+    return edit
+
+
+def main():
+    data = data_dir()
+    shutil.rmtree(SCRATCH, ignore_errors=True)
+    os.makedirs(SCRATCH)
+    plans, exp = setup(data)
+    common = ["--data", data, "--plans", plans, "--placement", "cpu", "--threads", "2"]
+    rc, out, err = sluice("tpch", *common, "--query", "2,3,4,5,6", "--expected", exp)
+    print(out, err)
+    check(rc == 0, "tpch: the right answers exit 0")
+    for q in (2, 4, 5, 6):
+        check(any(l.startswith(f"q{q:02d} ") and l.endswith("matches the expected answer")
+                  for l in out.splitlines()), f"tpch: q{q:02d} matches")
+    check("q03  missing" in out, "tpch: q03 (no plan) shows as missing")
+    check("loaded lineitem" in out and "loaded 8 tables" in out, "tpch: says what it loaded")
+
+    cases = [
+        ("decimal", 6, lambda l: l[:-1] + [last_digit_up(l[-1])], "column revenue"),
+        ("string", 2, lambda l: [x.replace("ALGERIA", "ALGERIE") for x in l], "ALGERIE"),
+        ("missing_row", 2, lambda l: l[:-1], "rows, want"),
+        ("order", 2, swap_rows, "order: column n_regionkey"),
+        ("float", 4, float_edit(1e-6), "column f"),
+    ]
+    for name, q, edit, msg in cases:
+        d = corrupted(exp, "bad_" + name, q, edit)
+        rc, out, err = sluice("tpch", *common, "--query", str(q), "--expected", d)
+        check(rc == 1 and "WRONG" in out and msg in out,
+              f"tpch: a wrong answer ({name}) exits 1 naming it: rc {rc}, "
+              f"{[l for l in out.splitlines() if 'WRONG' in l]}")
+    d = corrupted(exp, "float_close", 4, float_edit(1e-12))
+    rc, out, err = sluice("tpch", *common, "--query", "4", "--expected", d)
+    check(rc == 0, f"tpch: a float within 1e-9 relative matches (rc {rc})")
+
+    # Loader errors: a missing file, a malformed line.
+    broken = os.path.join(SCRATCH, "broken")
+    os.makedirs(broken)
+    for t in TABLES[:-1]:
+        os.symlink(os.path.join(os.path.abspath(data), t + ".tbl"), os.path.join(broken, t + ".tbl"))
+    rc, out, err = sluice("tpch", "--data", broken, "--plans", plans, "--query", "6")
+    check(rc == 1 and "lineitem.tbl" in err, f"load: a missing file is named: {err.strip()}")
+    good = open(os.path.join(data, "lineitem.tbl")).read().splitlines()[:5]
+    f = good[3].split("|")
+    f[4] = "seventeen"  # l_quantity, the fifth column
+    bad_line = "|".join(f)
+    write(os.path.join(broken, "lineitem.tbl"), "\n".join(good[:3] + [bad_line] + good[4:]) + "\n")
+    rc, out, err = sluice("tpch", "--data", broken, "--plans", plans, "--query", "6")
+    check(rc == 1 and "lineitem.tbl' line 4, column 11" in err and "l_quantity" in err,
+          f"load: a malformed line is named by file, line and column: {err.strip()}")
+    engine_usable_after_load_error(os.path.join(broken, "lineitem.tbl"), data)
+
+    rc, out, err = sluice("bench", "tpch", *common, "--sf", "0.01", "--query", "2,3,6", "--repeat", "2",
+                          "--expected", exp)
+    lines = [json.loads(l) for l in out.splitlines() if l.startswith("{")]
+    print(out, err)
+    by_q = {j["query"]: j for j in lines if "query" in j}
+    check(rc == 0 and lines and lines[0].get("phase") == "load" and lines[0]["load_ms"] > 0,
+          "bench tpch: a load line first")
+    check(by_q.get("q02", {}).get("matches_expected") is True and by_q["q02"]["rows"] == 25
+          and by_q["q02"]["runs"] == 2 and by_q["q02"]["time_ms"] > 0
+          and by_q["q02"]["sf"] == "0.01" and by_q["q02"]["placement"] == "cpu",
+          "bench tpch: q02's line")
+    check(by_q.get("q03", {}).get("status") == "missing", "bench tpch: q03 missing")
+    s = lines[-1] if lines else {}
+    check(s.get("summary") and s["ok"] == 2 and s["missing"] == 1 and s["geomean_ms"] > 0,
+          "bench tpch: the summary line last")
+    print(f"{len(failures)} failed")
+    return 1 if failures else 0
+
+
+def engine_usable_after_load_error(bad_tbl, data):
+    """The loader's scan on the malformed file fails on an engine that then reads the
+    good file (libsluice through ctypes; skipped without $SLUICE_LIB)."""
+    if not os.environ.get("SLUICE_LIB"):
+        print("skip  engine after a load error: no SLUICE_LIB")
+        return
+    from sluice_py import Sluice, SluiceError
+    cols = ", ".join(f"{c}:{t}" for c, t in read_schema()["lineitem"])
+
+    def plan(path):
+        return (f't = scan.csv path="{path}" header=false delimiter="|" '
+                f'trailing_delimiter=true quote="" columns="{cols}"\noutput t\n')
+    with Sluice(placement="cpu") as sl:
+        try:
+            sl.run(plan(bad_tbl))
+            check(False, "engine: the malformed file loads")
+        except SluiceError as e:
+            check("line 4, column 11" in str(e), f"engine: the load error names the place: {e}")
+        n = sl.run(plan(os.path.join(data, "lineitem.tbl")))["t"].num_rows
+        check(n == 60175, f"engine: the same engine then loads lineitem ({n} rows)")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
