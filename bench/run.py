@@ -20,13 +20,14 @@ import argparse
 import datetime
 import glob
 import json
+import math
 import os
 import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SPEC_KEYS = {"name", "area", "device", "workload", "run", "select", "metric", "unit",
-             "vs", "target", "timeout", "limits"}
+             "vs", "target", "timeout", "limits", "per_query"}
 VS_KINDS = {"peer", "floor"}
 COLUMNS = ["workload", "device", "date", "commit", "sluice", "peer or floor", "target", "met"]
 
@@ -76,8 +77,11 @@ def check_spec(f, s):
         if sum(k in vs for k in ("run", "recorded", "metric")) == 0:
             raise SpecError(f"{where}: 'vs' needs run + metric, metric or recorded")
     t = s["target"]
-    if "text" not in t or set(t) - {"text", "max", "max_ratio"}:
-        raise SpecError(f"{where}: target needs text and only max / max_ratio")
+    if "text" not in t or set(t) - {"text", "max", "max_ratio", "query_max_ratio"}:
+        raise SpecError(f"{where}: target needs text and only max / max_ratio / "
+                        "query_max_ratio")
+    if "query_max_ratio" in t and not s.get("per_query"):
+        raise SpecError(f"{where}: a query_max_ratio target needs per_query")
     if "max_ratio" in t and vs is None:
         raise SpecError(f"{where}: a max_ratio target needs 'vs'")
 
@@ -85,8 +89,10 @@ def check_spec(f, s):
 def command(words, build):
     """The spec's words with the program resolved: sluice is the build's CLI, build/X a
     program of the build, anything else as written (paths relative to the repository);
-    {threads} is this machine's core count (peers use every core, as sluice does)."""
-    words = [str(w).replace("{threads}", str(os.cpu_count() or 1)) for w in words]
+    {threads} is this machine's core count (peers use every core, as sluice does), {build}
+    the build folder."""
+    words = [str(w).replace("{threads}", str(os.cpu_count() or 1)).replace("{build}", build)
+             for w in words]
     prog = words[0]
     if prog == "sluice":
         prog = os.path.join(build, "cli", "sluice")
@@ -107,17 +113,25 @@ def json_lines(text):
     return out
 
 
-def run_json(words, build, select, timeout):
-    """Runs a command; returns (its last JSON line matching `select`, the command line)."""
+def run_lines(words, build, timeout, key=None):
+    """Runs a command; returns (its JSON lines, the command line). A failed exit is an
+    error, unless `key` is given and some line has it (a per-query benchmark whose
+    failed queries have their own lines)."""
     cmd = command(words, build)
     p = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=timeout)
-    if p.returncode != 0:
+    lines = json_lines(p.stdout)
+    if p.returncode != 0 and not (key and any(key in j for j in lines)):
         raise RuntimeError(f"{' '.join(cmd)}: exit {p.returncode}: {p.stderr.strip()[-400:]}")
-    lines = [j for j in json_lines(p.stdout)
-             if all(j.get(k) == v for k, v in (select or {}).items())]
+    return lines, " ".join(cmd)
+
+
+def run_json(words, build, select, timeout):
+    """Runs a command; returns (its last JSON line matching `select`, the command line)."""
+    lines, cmd = run_lines(words, build, timeout)
+    lines = [j for j in lines if all(j.get(k) == v for k, v in (select or {}).items())]
     if not lines:
-        raise RuntimeError(f"{' '.join(cmd)}: no JSON line matching {select}")
-    return lines[-1], " ".join(cmd)
+        raise RuntimeError(f"{cmd}: no JSON line matching {select}")
+    return lines[-1], cmd
 
 
 def number(obj, key, what):
@@ -127,9 +141,66 @@ def number(obj, key, what):
     return float(v)
 
 
+def per_query_lines(words, build, key, metric, timeout):
+    """{query: its JSON line} of a per-query benchmark, with the metric where it ran."""
+    lines, cmdline = run_lines(words, build, timeout, key)
+    out = {}
+    for j in lines:
+        if key in j:
+            if j.get("status", "ok") == "ok":
+                number(j, metric, cmdline)
+            out[str(j[key])] = j
+    if not out:
+        raise RuntimeError(f"{cmdline}: no JSON line with '{key}'")
+    return out, cmdline, lines
+
+
+def geomean(values):
+    return math.exp(sum(math.log(max(v, 1e-9)) for v in values) / len(values))
+
+
+def measure_per_query(spec, build, no_peers, timeout):
+    """A per-query spec's record (TPC-H): every query's figure and its peer's; the spec's
+    figures are the geometric means over the queries both answered (with the same row
+    count)."""
+    key, metric = spec["per_query"], spec["metric"]
+    mine, cmdline, lines = per_query_lines(spec["run"], build, key, metric, timeout)
+    vs, peer, peer_cmd = spec.get("vs"), {}, None
+    if vs and "run" in vs and not no_peers:
+        try:
+            peer, peer_cmd, _ = per_query_lines(vs["run"], build, key, vs["metric"], timeout)
+        except (RuntimeError, subprocess.TimeoutExpired, OSError) as e:
+            print(f"peer of {spec['name']} failed: {e}", file=sys.stderr)
+    queries = {}
+    for q in sorted(set(mine) | set(peer)):
+        m, p = mine.get(q, {"status": "missing"}), peer.get(q)
+        e = {"status": m.get("status", "ok"), "rows": m.get("rows")}
+        if e["status"] == "ok":
+            e["sluice"] = float(m[metric])
+        if p is not None and p.get("status", "ok") == "ok":
+            e["vs"], e["vs_rows"] = float(p[vs["metric"]]), p.get("rows")
+            if e["status"] == "ok" and e["rows"] != e["vs_rows"]:
+                e["status"] = "rows differ"
+        queries[q] = e
+    both = [e for e in queries.values() if e["status"] == "ok" and (not peer or "vs" in e)]
+    if not both:
+        raise RuntimeError(f"{cmdline}: no query answered")
+    device = next((j["device"] for j in lines if "device" in j), "?")
+    rec = {"spec": spec["name"], "area": spec["area"], "device": device,
+           "sluice": geomean([e["sluice"] for e in both]), "command": cmdline,
+           "queries": queries, "n_queries": len(both),
+           "output": next((j for j in lines if j.get("summary")), lines[-1])}
+    if peer:
+        rec["vs"] = geomean([e["vs"] for e in both])
+        rec["vs_command"] = peer_cmd
+    return rec
+
+
 def measure(spec, build, no_peers):
     """One result record of a spec: sluice's value and the peer's or floor's."""
     timeout = spec.get("timeout", 600)
+    if spec.get("per_query"):
+        return measure_per_query(spec, build, no_peers, timeout)
     line, cmdline = run_json(spec["run"], build, spec.get("select"), timeout)
     rec = {"spec": spec["name"], "area": spec["area"], "device": line.get("device", "?"),
            "sluice": number(line, spec["metric"], cmdline), "command": cmdline,
@@ -216,6 +287,16 @@ def fmt(v, unit):
     return f"{v:,.2f} {unit}" if abs(v) < 100 else f"{v:,.1f} {unit}"
 
 
+def query_met(spec, e):
+    """A per-query row's target: answered, and within query_max_ratio of its peer."""
+    qmr = spec["target"].get("query_max_ratio")
+    if e["status"] != "ok":
+        return "no"
+    if qmr is None or "vs" not in e or e["vs"] <= 0:
+        return "—"
+    return "yes" if e["sluice"] / e["vs"] <= qmr else "no"
+
+
 def met(spec, rec):
     t, v, o = spec["target"], rec["sluice"], rec.get("vs")
     if "max" not in t and "max_ratio" not in t:
@@ -223,7 +304,29 @@ def met(spec, rec):
     if "max_ratio" in t and (o is None or o <= 0):
         return "—"
     ok = ("max" not in t or v <= t["max"]) and ("max_ratio" not in t or v / o <= t["max_ratio"])
+    if "queries" in rec:  # every query answered, none below its own target
+        ok = ok and all(query_met(spec, e) != "no" for e in rec["queries"].values())
     return "yes" if ok else "no"
+
+
+def per_query_table(spec, rec):
+    """The Markdown table of a per-query spec's newest record: each query's figure, its
+    peer's and their ratio, then the geometric means."""
+    unit, vs = spec.get("unit", "ms"), spec.get("vs", {}).get("name", "peer")
+    out = [f"### `{spec['name']}` per query ({rec['device']}, {rec['date']}, {rec['commit']})",
+           "", f"| query | sluice | {vs} | sluice / {vs} | rows | status | met |",
+           "|---|---|---|---|---|---|---|"]
+    for q, e in sorted(rec["queries"].items()):
+        ratio = (f"×{e['sluice'] / e['vs']:.2f}" if "sluice" in e and e.get("vs", 0) > 0
+                 else "—")
+        out.append(f"| {q} | {fmt(e.get('sluice'), unit)} | {fmt(e.get('vs'), unit)} | "
+                   f"{ratio} | {e.get('rows') if e.get('rows') is not None else '—'} | "
+                   f"{e['status']} | {query_met(spec, e)} |")
+    ratio = f"×{rec['sluice'] / rec['vs']:.2f}" if rec.get("vs") else "—"
+    out.append(f"| geometric mean ({rec['n_queries']} answered by both) | "
+               f"{fmt(rec['sluice'], unit)} | {fmt(rec.get('vs'), unit)} | {ratio} | | | "
+               f"{met(spec, rec)} |")
+    return out + [""]
 
 
 def row(spec, rec):
@@ -271,6 +374,10 @@ def report(specs, recs, history):
                 if cells[-1] == "no" and s["name"] not in missed:
                     missed.append(s["name"])
         out.append("")
+        for s in specs:
+            if s["area"] == area and s.get("per_query"):
+                for rec in latest.get(s["name"], {}).values():
+                    out += per_query_table(s, rec)
         why = [f"- `{n}`: {by_name[n].get('limits', 'not analysed yet.')}" for n in missed]
         if why:
             out += ["What limits the missed targets:", ""] + why + [""]
