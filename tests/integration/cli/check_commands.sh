@@ -15,8 +15,8 @@
 source "$(dirname "$0")/cli_check_lib.sh"
 
 for cmd in demo run explain operators options gen trace-render devices bench version \
-    "bench tasks" "bench join" "bench sort" "bench partition" "bench aggregate" \
-    "bench kmeans"; do
+    tpch "bench tasks" "bench join" "bench sort" "bench partition" "bench aggregate" \
+    "bench kmeans" "bench tpch"; do
     # shellcheck disable=SC2086 # "bench join" is two words
     run $cmd --help
     ((rc == 0)) || fail "sluice $cmd --help: exit $rc"
@@ -27,7 +27,7 @@ run --help
 ((rc == 0)) && grep -q '^usage: sluice' "$out" || fail "sluice --help"
 # Every command the main usage lists has been checked above.
 for c in $(sed -n 's/^  \([a-z-]*\) .*/\1/p' "$out"); do
-    case " demo run explain operators options gen trace-render devices bench version " in
+    case " demo run explain operators options gen trace-render devices bench version tpch " in
         *" $c "*) ;;
         *) fail "sluice --help lists '$c', which this test does not check" ;;
     esac
@@ -58,6 +58,12 @@ done <<EOF_CASES
 2 run "$plan" other.plan
 1 run /nonexistent.plan
 2 run "$plan" --format xml
+2 tpch --bogus
+2 tpch --query 23
+2 tpch --residency disk
+2 tpch --sf zero
+2 bench tpch --repeat 0
+1 tpch --data /nonexistent --query 6
 2 run "$plan" --format
 2 run "$plan" --limit
 2 run "$plan" --limit lots
