@@ -119,24 +119,25 @@ static int run_all(struct tpch_args *a, bool json)
     return n[TPCH_ERROR] || n[TPCH_WRONG] ? 1 : 0;
 }
 
-int cmd_tpch(int argc, char **argv)
+/* Both commands: their options, then the runs; `repeat` is the default of --repeat. */
+static int tpch_main(int argc, char **argv, const char *what, const char *usage,
+                     int64_t repeat, bool json)
 {
     struct tpch_args a;
     memset(&a, 0, sizeof a);
-    a.repeat = 1;
-    int rc = tpch_args_parse(&a, argc, argv, "tpch", tpch_usage);
+    a.repeat = repeat;
+    int rc = tpch_args_parse(&a, argc, argv, what, usage);
     if (rc)
         return rc == 1 ? 0 : rc;
-    return run_all(&a, false);
+    return run_all(&a, json);
+}
+
+int cmd_tpch(int argc, char **argv)
+{
+    return tpch_main(argc, argv, "tpch", tpch_usage, 1, false);
 }
 
 int bench_tpch(int argc, char **argv)
 {
-    struct tpch_args a;
-    memset(&a, 0, sizeof a);
-    a.repeat = 5;
-    int rc = tpch_args_parse(&a, argc, argv, "bench tpch", bench_usage);
-    if (rc)
-        return rc == 1 ? 0 : rc;
-    return run_all(&a, true);
+    return tpch_main(argc, argv, "bench tpch", bench_usage, 5, true);
 }

@@ -37,22 +37,29 @@ def tables(report):
     return out
 
 
+def run_runner(specs_file, build, tmp, timeout=300):
+    """Runs bench/run.py on a spec file into tmp (results and RESULTS.md, no history);
+    returns ({spec: its raw record}, the report's text)."""
+    report, results = os.path.join(tmp, "RESULTS.md"), os.path.join(tmp, "results")
+    p = subprocess.run([sys.executable, RUNNER, "--specs", specs_file, "--build", build,
+                        "--results", results, "--report", report, "--history", "-",
+                        "--commit", "test"], capture_output=True, text=True, timeout=timeout)
+    print(p.stdout, p.stderr)
+    if p.returncode != 0:
+        fail(f"runner exit {p.returncode}")
+    raw = glob.glob(os.path.join(results, "run-*.json"))
+    if len(raw) != 1:
+        fail(f"expected one raw result file, found {raw}")
+    recs = {r["spec"]: r for r in json.load(open(raw[0]))["results"]}
+    return recs, open(report).read()
+
+
 def main():
     build = sys.argv[1]
     specs_file = os.path.join(HERE, "tiny_cpu.json")
     specs = json.load(open(specs_file))
     with tempfile.TemporaryDirectory() as tmp:
-        report = os.path.join(tmp, "RESULTS.md")
-        p = subprocess.run([sys.executable, RUNNER, "--specs", specs_file, "--build", build,
-                            "--results", tmp, "--report", report, "--history", "-",
-                            "--commit", "test"], capture_output=True, text=True, timeout=300)
-        print(p.stdout, p.stderr)
-        if p.returncode != 0:
-            fail(f"runner exit {p.returncode}")
-        raw = glob.glob(os.path.join(tmp, "run-*.json"))
-        if len(raw) != 1:
-            fail(f"expected one raw result file, found {raw}")
-        recs = {r["spec"]: r for r in json.load(open(raw[0]))["results"]}
+        recs, text = run_runner(specs_file, build, tmp)
         for s in specs:
             r = recs.get(s["name"]) or fail(f"no result for {s['name']}")
             if not isinstance(r["sluice"], float) or r["sluice"] < 0:
@@ -61,7 +68,6 @@ def main():
                 fail(f"{s['name']}: no peer or floor figure")
             if r["commit"] != "test" or not re.fullmatch(r"\d{4}-\d\d-\d\d", r["date"]):
                 fail(f"{s['name']}: commit {r['commit']!r}, date {r['date']!r}")
-        text = open(report).read()
     t = tables(text)
     want_areas = {s["area"] for s in specs}
     if set(t) != want_areas:

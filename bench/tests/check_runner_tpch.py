@@ -7,22 +7,16 @@ target, the one with Q6 alone meets its generous one.
 
 usage: check_runner_tpch.py BUILD_DIR    (exit 77 without duckdb or tpchgen-cli)
 """
-import glob
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 
+from check_runner import fail, run_runner
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-RUNNER = os.path.join(ROOT, "bench", "run.py")
-
-
-def fail(msg):
-    print(f"check_runner_tpch: {msg}", file=sys.stderr)
-    sys.exit(1)
 
 
 def spec(name, queries, plans, data, target):
@@ -59,16 +53,7 @@ def main():
         specs_file = os.path.join(tmp, "tpch.json")
         with open(specs_file, "w") as f:
             json.dump(specs, f)
-        report, results = os.path.join(tmp, "RESULTS.md"), os.path.join(tmp, "results")
-        p = subprocess.run([sys.executable, RUNNER, "--specs", specs_file, "--build", build,
-                            "--results", results, "--report", report, "--history", "-",
-                            "--commit", "test"], capture_output=True, text=True, timeout=600)
-        print(p.stdout, p.stderr)
-        if p.returncode != 0:
-            fail(f"runner exit {p.returncode}")
-        raw = glob.glob(os.path.join(results, "run-*.json"))
-        recs = {r["spec"]: r for r in json.load(open(raw[0]))["results"]}
-        text = open(report).read()
+        recs, text = run_runner(specs_file, build, tmp, timeout=600)
     q = recs["tiny.tpch_missing"]["queries"]
     if q["q01"]["status"] != "missing" or "sluice" in q["q01"] or not q["q01"].get("vs"):
         fail(f"q01: {q['q01']}")

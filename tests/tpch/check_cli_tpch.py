@@ -27,13 +27,11 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, "tests", "oracle"))
-try:
-    import duckdb
-    import pyarrow  # noqa: F401
-except ImportError as e:
-    print(f"skipped: {e}")
-    sys.exit(77)
-from tpch_duckdb import TABLES, answer_text, arrow_of, load_duckdb, read_schema, write_expected  # noqa: E402
+from tpch_duckdb import (TABLES, answer_text, arrow_of, load_duckdb, read_schema,  # noqa: E402
+                         require_modules, write_expected)
+
+require_modules()
+import duckdb  # noqa: E402
 
 SLUICE, CACHE, SCRATCH = sys.argv[1:4]
 failures = []

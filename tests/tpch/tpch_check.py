@@ -30,18 +30,13 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, "tests", "oracle"))
+from tpch_duckdb import (TABLES, load_duckdb, order_columns, query_sql,  # noqa: E402
+                         read_schema, require_modules, write_expected)
 
-try:
-    import duckdb
-    import pyarrow  # noqa: F401 (the results are pyarrow tables)
-except ImportError as e:
-    print(f"skipped: {e}")
-    sys.exit(77)
-
+require_modules()
+import duckdb  # noqa: E402
 from compare import as_table, diff  # noqa: E402
 from sluice_py import Sluice, SluiceError  # noqa: E402
-from tpch_duckdb import (TABLES, load_duckdb, order_columns, query_sql,  # noqa: E402
-                         read_schema, write_expected)
 
 
 def data_dir(args):

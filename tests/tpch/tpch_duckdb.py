@@ -11,6 +11,7 @@ field is NULL; decimals in plain notation, floats as Python's repr).
 import decimal
 import os
 import re
+import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -18,6 +19,16 @@ TABLES = ["region", "nation", "supplier", "customer", "part", "partsupp", "order
           "lineitem"]
 DUCK_TYPES = {"int32": "INTEGER", "int64": "BIGINT", "date32": "DATE", "utf8": "VARCHAR",
               "dict": "VARCHAR"}
+
+
+def require_modules():
+    """Exits 77 (the tests' skip) when duckdb or pyarrow is missing."""
+    try:
+        import duckdb  # noqa: F401
+        import pyarrow  # noqa: F401 (DuckDB's results are pyarrow tables)
+    except ImportError as e:
+        print(f"skipped: {e}")
+        sys.exit(77)
 
 
 def read_schema():
