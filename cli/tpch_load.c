@@ -44,13 +44,12 @@ static bool have_all_tables(const char *dir)
     return true;
 }
 
-/* tpchgen-cli -s SF --output-dir=DIR, waited for. 0, or 1 with the error printed. */
-static int generate(const char *sf, const char *dir)
+/* tpchgen-cli -s SF --output-dir=TMP (for DIR), waited for. 0, or 1 with the error printed. */
+static int run_tpchgen(const char *sf, const char *tmp, const char *dir)
 {
     char out_arg[4200];
-    snprintf(out_arg, sizeof out_arg, "--output-dir=%s", dir);
+    snprintf(out_arg, sizeof out_arg, "--output-dir=%s", tmp);
     char *argv[] = {"tpchgen-cli", "-s", (char *)sf, out_arg, NULL};
-    fprintf(stderr, "generating TPC-H SF %s into %s (tpchgen-cli)\n", sf, dir);
     pid_t pid;
     int rc = posix_spawnp(&pid, "tpchgen-cli", NULL, NULL, argv, environ);
     if (rc == ENOENT)
@@ -58,6 +57,7 @@ static int generate(const char *sf, const char *dir)
                         "scripts/setup.sh); or give the .tbl files with --data DIR");
     if (rc != 0)
         return cli_fail("cannot start tpchgen-cli: %s", strerror(rc));
+    fprintf(stderr, "generating TPC-H SF %s into %s (tpchgen-cli)\n", sf, dir);
     int status;
     while (waitpid(pid, &status, 0) < 0) {
         if (errno != EINTR)
@@ -66,8 +66,28 @@ static int generate(const char *sf, const char *dir)
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
         return cli_fail("tpchgen-cli -s %s failed (exit status %d)", sf,
                         WIFEXITED(status) ? WEXITSTATUS(status) : -1);
-    if (!have_all_tables(dir))
-        return cli_fail("tpchgen-cli did not write the eight .tbl files into %s", dir);
+    return 0;
+}
+
+/* Generates the tables into DIR/.tpchgen, then moves them into DIR: an interrupted run
+ * leaves no table in DIR, so the next one generates them again rather than loading
+ * half a file. 0, or 1 with the error printed. */
+static int generate(const char *sf, const char *dir)
+{
+    char tmp[4096];
+    snprintf(tmp, sizeof tmp, "%s/.tpchgen", dir);
+    if (mkdir(tmp, 0777) != 0 && errno != EEXIST)
+        return cli_fail("cannot create '%s': %s", tmp, strerror(errno));
+    if (run_tpchgen(sf, tmp, dir))
+        return 1;
+    for (int t = 0; t < TPCH_TABLES; t++) {
+        char from[4200], to[4200];
+        snprintf(from, sizeof from, "%s/%s.tbl", tmp, table_names[t]);
+        snprintf(to, sizeof to, "%s/%s.tbl", dir, table_names[t]);
+        if (rename(from, to) != 0)
+            return cli_fail("tpchgen-cli did not write %s: %s", from, strerror(errno));
+    }
+    rmdir(tmp);
     return 0;
 }
 
