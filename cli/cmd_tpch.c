@@ -52,9 +52,9 @@ static int run_all(struct tpch_args *a, bool json)
     for (int t = 0; t < TPCH_TABLES; t++)
         total_rows += d.rows[t];
     if (json) {
-        printf("{\"bench\":\"tpch\",\"phase\":\"load\",\"sf\":\"%s\",\"data\":\"%s\","
+        printf("{\"bench\":\"tpch\",\"phase\":\"load\",\"sf\":\"%s\",\"source\":\"%s\","
                "\"residency\":\"%s\",\"load_ms\":%.3f,\"rows\":%" PRId64 ",\"tables\":{",
-               a->sf, a->data ? "dir" : "generated", a->residency, d.total_ms, total_rows);
+               a->sf, a->data ? "data" : "cache", a->residency, d.total_ms, total_rows);
         for (int t = 0; t < TPCH_TABLES; t++)
             printf("%s\"%s\":%.3f", t ? "," : "", d.names[t], d.ms[t]);
         printf("}}\n");
