@@ -139,9 +139,51 @@ static int rows_from_table(sl_table_t *t, struct rows *r, char *msg, size_t len)
     return 0;
 }
 
-/* One CSV record from *p (RFC 4180: "" escapes a quote inside quotes); an empty
- * unquoted field is a null. Returns the number of fields, -1 at the end, -2 on a
- * malformed record or too many fields. */
+/* One CSV field from *s into *out (NULL for an empty unquoted field: a null); *s ends
+ * on the character after it. 0, or -1 for an unterminated or malformed quoted field
+ * (or no memory). */
+static int csv_field(const char **s, char **out)
+{
+    const char *p = *s;
+    bool quoted = *p == '"', was_quoted = quoted;
+    p += quoted;
+    size_t cap = 16, k = 0;
+    char *f = malloc(cap);
+    while (f) {
+        char ch = *p;
+        if (quoted && ch == '"' && p[1] == '"') {
+            p++; /* "" inside quotes: one quote */
+        } else if (quoted && ch == '"') {
+            quoted = false, p++;
+            if (*p != ',' && *p != '\n' && *p != '\r' && *p)
+                break; /* text after the closing quote */
+            continue;
+        } else if (!ch || (!quoted && (ch == ',' || ch == '\n' || ch == '\r'))) {
+            f[k] = 0;
+            if (k == 0 && !was_quoted) {
+                free(f);
+                f = NULL;
+            }
+            *out = f;
+            *s = p;
+            return 0;
+        }
+        if (k + 2 > cap) {
+            char *nf = realloc(f, cap *= 2);
+            if (!nf)
+                break;
+            f = nf;
+        }
+        f[k++] = ch;
+        p++;
+    }
+    free(f);
+    return -1;
+}
+
+/* One CSV record from *p (RFC 4180: "" escapes a quote inside quotes) into fields.
+ * Returns the number of fields, -1 at the end of the text, -2 on a malformed record
+ * or more than `max` fields (nothing kept then). */
 static int csv_record(const char **p, char **fields, int max)
 {
     const char *s = *p;
@@ -149,42 +191,12 @@ static int csv_record(const char **p, char **fields, int max)
         return -1;
     int n = 0;
     for (;;) {
-        if (n == max)
+        if (n == max || csv_field(&s, &fields[n]) < 0) {
+            while (n > 0)
+                free(fields[--n]);
             return -2;
-        size_t cap = 16, k = 0;
-        char *f = malloc(cap);
-        bool quoted = *s == '"', was_quoted = quoted;
-        s += quoted;
-        while (f) {
-            char ch = *s;
-            if (quoted && ch == '"' && s[1] == '"')
-                s++;
-            else if (quoted && ch == '"') {
-                quoted = false, s++;
-                if (*s != ',' && *s != '\n' && *s != '\r' && *s)
-                    return free(f), -2;
-                continue;
-            } else if (!ch || (!quoted && (ch == ',' || ch == '\n' || ch == '\r')))
-                break;
-            if (k + 2 > cap) {
-                char *nf = realloc(f, cap *= 2);
-                if (!nf)
-                    free(f);
-                f = nf;
-                if (!f)
-                    break;
-            }
-            f[k++] = ch;
-            s++;
         }
-        if (!f || quoted)
-            return free(f), -2;
-        f[k] = 0;
-        if (k == 0 && !was_quoted) { /* an empty unquoted field: null */
-            free(f);
-            f = NULL;
-        }
-        fields[n++] = f;
+        n++;
         if (*s != ',')
             break;
         s++;
@@ -241,7 +253,8 @@ static int rows_from_file(const char *path, struct rows *r, char *msg, size_t le
         return why(msg, len, "cannot read the expected answer %s: %s", path,
                         strerror(errno));
     const char *p = text, *order = NULL;
-    while (*p == '#') {
+    int64_t line = 2; /* of the first row: after the comments and the header */
+    for (; *p == '#'; line++) {
         if (!strncmp(p, "# order:", 8))
             order = p + 8;
         p = strchr(p, '\n');
@@ -261,17 +274,20 @@ static int rows_from_file(const char *path, struct rows *r, char *msg, size_t le
             r->kinds[c] = kind_of_name(colon ? colon + 1 : "text");
         }
         if (order) {
-            char line[1024];
-            snprintf(line, sizeof line, "%.*s", (int)strcspn(order, "\n"), order);
-            rc = parse_order(r, line, msg, len);
+            char cols[1024];
+            snprintf(cols, sizeof cols, "%.*s", (int)strcspn(order, "\n"), order);
+            rc = parse_order(r, cols, msg, len);
         }
     }
-    for (int64_t line = 2; !rc && (n = csv_record(&p, cells, MAX_COLS)) != -1; line++) {
-        if (n != r->n_cols) {
+    for (; !rc && (n = csv_record(&p, cells, MAX_COLS)) != -1; line++) {
+        if (n == -2) {
+            rc = why(msg, len, "%s line %lld: not a CSV record (a quote left open?)", path,
+                     (long long)line);
+        } else if (n != r->n_cols) {
             for (int c = 0; c < n; c++)
                 free(cells[c]);
             rc = why(msg, len, "%s line %lld: %d fields, the header has %d", path,
-                          (long long)line, n, r->n_cols);
+                     (long long)line, n, r->n_cols);
         } else {
             for (int c = 0; c < n; c++)
                 if (cells[c] && r->kinds[c] == K_NUM)

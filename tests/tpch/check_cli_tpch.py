@@ -174,6 +174,14 @@ def main():
     d = corrupted(exp, "float_close", 4, float_edit(1e-12))
     rc, out, err = sluice("tpch", *common, "--query", "4", "--expected", d)
     check(rc == 0, f"tpch: a float within 1e-9 relative matches (rc {rc})")
+    d = corrupted(exp, "crlf", 2, lambda l: [x + "\r" for x in l])
+    rc, out, err = sluice("tpch", *common, "--query", "2", "--expected", d)
+    check(rc == 0, f"tpch: an answer file with CRLF line ends matches (rc {rc})")
+    d = corrupted(exp, "open_quote", 2, lambda l: l[:-1] + ['"' + l[-1]])
+    rc, out, err = sluice("tpch", *common, "--query", "2", "--expected", d)
+    check(rc == 1 and "line 28: not a CSV record" in out,
+          f"tpch: a broken answer file is named with its line (rc {rc}) "
+          f"{[l for l in out.splitlines() if 'WRONG' in l]}")
 
     # Loader errors: a missing file, a malformed line.
     broken = os.path.join(SCRATCH, "broken")
