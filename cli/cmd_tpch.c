@@ -48,7 +48,9 @@ static int run_all(struct tpch_args *a, bool json)
     const char *place = (unsigned)a->common.placement < 4 ? places[a->common.placement] : "?";
     char device[160];
     bench_device_name(eng, a->common.placement, device, sizeof device);
-    int64_t total_rows = 0;
+    struct sl_mem_stats loaded = SL_MEM_STATS_INIT; /* GPU bytes of resident tables */
+    sl_engine_mem_stats(eng, &loaded);
+    int64_t resident_bytes = loaded.gpu_in_use, total_rows = 0;
     for (int t = 0; t < TPCH_TABLES; t++)
         total_rows += d.rows[t];
     if (json) {
@@ -89,6 +91,10 @@ static int run_all(struct tpch_args *a, bool json)
                    device);
             if (r.checked)
                 printf(",\"matches_expected\":%s", r.status == TPCH_WRONG ? "false" : "true");
+            struct sl_mem_stats ms = SL_MEM_STATS_INIT;
+            if (sl_engine_device_count(eng) > 1 && sl_engine_mem_stats(eng, &ms) == SL_OK)
+                printf(",\"gpu_peak_bytes\":%" PRId64 ",\"gpu_resident_bytes\":%" PRId64,
+                       ms.gpu_peak, resident_bytes);
             printf("}\n");
         } else if (r.status == TPCH_MISSING) {
             printf("q%02d  missing (%s)\n", q, r.message);
