@@ -57,6 +57,9 @@ void cli_progress_draw(void *user, const struct sl_progress *p);
 void cli_progress_clear(struct cli_progress *pr);
 
 enum cli_format { CLI_TABLE = 0, CLI_CSV = 1, CLI_JSON = 2 };
+/* Prints s on stdout as a JSON string: quotes, backslashes and control characters
+ * escaped. */
+void cli_put_json_string(const char *s);
 /* Prints at most `limit` rows of a result table. */
 void cli_print_table(const char *name, sl_table_t *t, enum cli_format fmt, int64_t limit);
 

@@ -77,9 +77,11 @@ static int run_all(struct tpch_args *a, bool json)
             log_sum += log(r.median_ms > 1e-6 ? r.median_ms : 1e-6);
             total_ms += r.median_ms;
         }
-        if (json && r.status == TPCH_MISSING) {
-            printf("{\"bench\":\"tpch\",\"query\":\"q%02d\",\"status\":\"missing\",\"sf\":\"%s\","
-                   "\"placement\":\"%s\"}\n", q, a->sf, place);
+        if (json && (r.status == TPCH_MISSING || r.status == TPCH_ERROR)) {
+            printf("{\"bench\":\"tpch\",\"query\":\"q%02d\",\"status\":\"%s\",\"sf\":\"%s\","
+                   "\"placement\":\"%s\",\"message\":", q, status_names[r.status], a->sf, place);
+            cli_put_json_string(r.message);
+            printf("}\n");
         } else if (json) {
             printf("{\"bench\":\"tpch\",\"query\":\"q%02d\",\"status\":\"%s\",\"sf\":\"%s\","
                    "\"placement\":\"%s\",\"residency\":\"%s\",\"time_ms\":%.3f,"

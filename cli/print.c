@@ -57,8 +57,7 @@ static void put_csv(const char *s)
     putchar('"');
 }
 
-/* A JSON string: quotes, backslashes and control characters escaped. */
-static void put_json_string(const char *s)
+void cli_put_json_string(const char *s)
 {
     putchar('"');
     for (; *s; s++) {
@@ -78,7 +77,7 @@ static void put_json_value(enum sl_type t, const char *s, int null)
     if (null)
         fputs("null", stdout);
     else if (is_text(t))
-        put_json_string(s);
+        cli_put_json_string(s);
     else
         fputs(s, stdout); /* numbers, decimals (exact) and true/false */
 }

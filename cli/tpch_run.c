@@ -121,6 +121,11 @@ static int check_result(void *user, sl_table_t *out, struct bench_result *res)
     return SL_OK;
 }
 
+static bool is_result(const char *output)
+{
+    return output && !strcmp(output, "result");
+}
+
 void tpch_run_query(sl_engine_t *eng, const struct tpch_args *a, const char *plans_dir,
                     const struct tpch_data *d, int query, struct tpch_run *r)
 {
@@ -139,6 +144,17 @@ void tpch_run_query(sl_engine_t *eng, const struct tpch_args *a, const char *pla
     if (!plan) {
         r->status = TPCH_ERROR;
         snprintf(r->message, sizeof r->message, "the plan %.460s does not load", path);
+        return;
+    }
+    int n = 0;
+    while (n < sl_plan_num_nodes(plan) && !is_result(sl_plan_output_name(plan, n)))
+        n++;
+    if (n == sl_plan_num_nodes(plan)) {
+        r->status = TPCH_ERROR;
+        snprintf(r->message, sizeof r->message, "the plan %.400s has no output 'result' "
+                 "(output NODE as result)", path);
+        cli_fail("%s", r->message);
+        sl_plan_destroy(plan);
         return;
     }
     struct bench_result res;

@@ -6,7 +6,7 @@
 - Q6 (plans/tpch/q06.plan) and three test plans (q02: nation sorted, strings with commas
   and ORDER BY ties; q04: float64 values; q05: an empty result) match DuckDB's answers
   written by tpch_duckdb.write_expected / answer_text; q03 has no plan and shows as
-  missing without failing.
+  missing without failing; q07's plan fails: exit 1, the other queries still run.
 - Corrupted answers (a decimal's last digit, a string, a missing row, two rows out of
   ORDER BY order, a float beyond 1e-9 relative) each make it exit 1 naming the
   difference; a float within 1e-9 relative still matches.
@@ -47,6 +47,7 @@ TEST_PLANS = {  # query number -> (plan text, DuckDB SQL, ORDER BY columns)
     5: ('n = scan.table name=nation\nf = filter(n) where="n_nationkey < 0"\n'
         'output f as result\n', "select * from nation where n_nationkey < 0", []),
 }
+FAILING_PLAN = 7  # scans a table that is not loaded
 
 
 def check(cond, what):
@@ -86,6 +87,8 @@ def setup(data):
     con = duckdb.connect()
     load_duckdb(con, read_schema(), data)
     write_expected(con, exp, [6], data)
+    write(os.path.join(plans, f"q{FAILING_PLAN:02d}.plan"),
+          "x = scan.table name=no_such_table\noutput x as result\n")
     for q, (plan, sql, order) in TEST_PLANS.items():
         write(os.path.join(plans, f"q{q:02d}.plan"), plan)
         write(os.path.join(exp, f"q{q:02d}.csv"),
@@ -158,6 +161,10 @@ def main():
     else:
         print("skip  placement gpu: no GPU")
 
+    rc, out, err = sluice("tpch", *common, "--query", f"6,{FAILING_PLAN}", "--expected", exp)
+    check(rc == 1 and "q07  ERROR" in out and "no_such_table" in err and
+          "q06         1 rows" in out, f"tpch: a failing plan exits 1, the others run (rc {rc})")
+
     cases = [
         ("decimal", 6, lambda l: l[:-1] + [last_digit_up(l[-1])], "column revenue"),
         ("string", 2, lambda l: [x.replace("ALGERIA", "ALGERIE") for x in l], "ALGERIE"),
@@ -200,20 +207,22 @@ def main():
           f"load: a malformed line is named by file, line and column: {err.strip()}")
     engine_usable_after_load_error(os.path.join(broken, "lineitem.tbl"), data)
 
-    rc, out, err = sluice("bench", "tpch", *common, "--sf", "0.01", "--query", "2,3,6", "--repeat", "2",
-                          "--expected", exp)
+    rc, out, err = sluice("bench", "tpch", *common, "--sf", "0.01", "--query", "2,3,6,7",
+                          "--repeat", "2", "--expected", exp)
     lines = [json.loads(l) for l in out.splitlines() if l.startswith("{")]
     print(out, err)
     by_q = {j["query"]: j for j in lines if "query" in j}
-    check(rc == 0 and lines and lines[0].get("phase") == "load" and lines[0]["load_ms"] > 0,
-          "bench tpch: a load line first")
+    check(rc == 1 and lines and lines[0].get("phase") == "load" and lines[0]["load_ms"] > 0,
+          "bench tpch: a load line first (exit 1: q07 fails)")
+    check(by_q.get("q07", {}).get("status") == "error", "bench tpch: q07's error")
     check(by_q.get("q02", {}).get("matches_expected") is True and by_q["q02"]["rows"] == 25
           and by_q["q02"]["runs"] == 2 and by_q["q02"]["time_ms"] > 0
           and by_q["q02"]["sf"] == "0.01" and by_q["q02"]["placement"] == "cpu",
           "bench tpch: q02's line")
     check(by_q.get("q03", {}).get("status") == "missing", "bench tpch: q03 missing")
     s = lines[-1] if lines else {}
-    check(s.get("summary") and s["ok"] == 2 and s["missing"] == 1 and s["geomean_ms"] > 0,
+    check(s.get("summary") and s["ok"] == 2 and s["missing"] == 1 and s["error"] == 1
+          and s["geomean_ms"] > 0,
           "bench tpch: the summary line last")
     print(f"{len(failures)} failed")
     return 1 if failures else 0
