@@ -15,9 +15,7 @@ import json
 import math
 import os
 import re
-import shutil
 import statistics
-import subprocess
 import sys
 import time
 
@@ -25,7 +23,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 sys.path.insert(0, os.path.join(ROOT, "tests", "tpch"))
 
 import duckdb  # noqa: E402
-from tpch_duckdb import TABLES, arrow_of, load_duckdb, query_sql, read_schema  # noqa: E402
+from tpch_duckdb import (arrow_of, ensure_data, have_tables, load_duckdb,  # noqa: E402
+                         query_sql, read_schema)
 
 
 def data_dir(a):
@@ -34,11 +33,8 @@ def data_dir(a):
         m = re.search(r"sf([0-9.]+)", os.path.basename(os.path.normpath(a.data or "")))
         a.sf = m.group(1) if m else ("unknown" if a.data else "1")
     d = a.data or f"tpch-sf{a.sf}"
-    if not all(os.path.exists(os.path.join(d, t + ".tbl")) for t in TABLES):
-        if a.data or not shutil.which("tpchgen-cli"):
-            sys.exit(f"duckdb_tpch: no .tbl files in {d} (tpchgen-cli -s SF --output-dir={d})")
-        os.makedirs(d, exist_ok=True)
-        subprocess.run(["tpchgen-cli", "-s", a.sf, f"--output-dir={d}"], check=True)
+    if not (have_tables(d) if a.data else ensure_data(d, a.sf)):
+        sys.exit(f"duckdb_tpch: no .tbl files in {d} (tpchgen-cli -s SF --output-dir={d})")
     return d
 
 

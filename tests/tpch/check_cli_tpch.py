@@ -27,8 +27,8 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, "tests", "oracle"))
-from tpch_duckdb import (TABLES, answer_text, arrow_of, load_duckdb, read_schema,  # noqa: E402
-                         require_modules, write_expected)
+from tpch_duckdb import (TABLES, answer_text, arrow_of, ensure_data, load_duckdb,  # noqa: E402
+                         read_schema, require_modules, write_expected)
 
 require_modules()
 import duckdb  # noqa: E402
@@ -62,13 +62,9 @@ def sluice(*args):
 
 
 def data_dir():
-    if all(os.path.exists(os.path.join(CACHE, t + ".tbl")) for t in TABLES):
-        return CACHE
-    if not shutil.which("tpchgen-cli"):
+    if not ensure_data(CACHE, "0.01"):
         print("skipped: tpchgen-cli is not installed")
         sys.exit(77)
-    os.makedirs(CACHE, exist_ok=True)
-    subprocess.run(["tpchgen-cli", "-s", "0.01", f"--output-dir={CACHE}"], check=True)
     return CACHE
 
 

@@ -22,16 +22,14 @@ tpchgen-cli is missing.
 """
 import argparse
 import os
-import shutil
-import subprocess
 import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, "tests", "oracle"))
-from tpch_duckdb import (TABLES, load_duckdb, order_columns, query_sql,  # noqa: E402
-                         read_schema, require_modules, write_expected)
+from tpch_duckdb import (TABLES, ensure_data, load_duckdb, order_columns,  # noqa: E402
+                         query_sql, read_schema, require_modules, write_expected)
 
 require_modules()
 import duckdb  # noqa: E402
@@ -44,14 +42,9 @@ def data_dir(args):
         return args.data
     cache = os.environ.get("SLUICE_TPCH_CACHE") or os.path.join(ROOT, "build",
                                                                   f"tpch-sf{args.sf}")
-    if all(os.path.exists(os.path.join(cache, t + ".tbl")) for t in TABLES):
-        return cache
-    gen = shutil.which("tpchgen-cli")
-    if not gen:
+    if not ensure_data(cache, args.sf):
         print("skipped: tpchgen-cli is not installed (scripts/setup.sh installs it)")
         sys.exit(77)
-    os.makedirs(cache, exist_ok=True)
-    subprocess.run([gen, "-s", str(args.sf), f"--output-dir={cache}"], check=True)
     return cache
 
 
