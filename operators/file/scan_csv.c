@@ -292,7 +292,7 @@ static int csv_prepare(sl_task_t *t)
     const struct csv_data *d = sl_op_data(sl_task_op(t));
     struct csv_global *g = sl_task_gstate(t);
     char err[512];
-    int rc = sl__fmap_open(d->path, &g->map, err, sizeof err);
+    int rc = sl__fmap_open(d->path, UINT64_MAX, &g->map, err, sizeof err);
     if (rc < 0)
         return sl_task_fail(t, rc, "%s", err);
     if (g->map->bytes == 0) {
