@@ -45,6 +45,8 @@
 
 #define SL__MSG_MAX 512
 
+/* Whether code is SL_OK or one of the SL_E* codes (a plugin may return anything). */
+bool sl__err_known(int code);
 /* Stores a printf-style message as this thread's last error and returns code. */
 int sl__set_last_error(int code, const char *fmt, ...) SL__PRINTF(2, 3);
 int sl__set_last_errorv(int code, const char *fmt, va_list ap);

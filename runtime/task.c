@@ -48,9 +48,15 @@ int sl__task_run_phase(sl_task_t *t, const struct sl_phase *ph)
     atomic_fetch_add_explicit(&t->os->tasks, 1, memory_order_relaxed);
     atomic_fetch_or_explicit(&t->os->device_mask, t->kind == SL_DEVICE_CPU ? 1 : 2,
                              memory_order_relaxed);
-    if (rc < 0 && !atomic_load(&t->q->failed))
-        sl__query_fail(t->q, t->os->op->def->name, rc, "%s failed: %s", t->os->op->def->name,
-                       sl_strerror(rc));
+    if (rc < 0 && !atomic_load(&t->q->failed)) {
+        if (!sl__err_known(rc)) /* a plugin's -1 or -errno: say so, not "SL_E?" */
+            sl__query_fail(t->q, t->os->op->def->name, SL_EINTERNAL, "%s failed with %d, which "
+                           "is not a sluice error code", t->os->op->def->name, rc);
+        else
+            sl__query_fail(t->q, t->os->op->def->name, rc, "%s failed: %s",
+                           t->os->op->def->name, sl_strerror(rc));
+        rc = sl__err_known(rc) ? rc : SL_EINTERNAL;
+    }
     return rc < 0 ? rc : SL_OK;
 }
 
@@ -187,8 +193,12 @@ int sl_task_fail(sl_task_t *t, int code, const char *fmt, ...)
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     int device = t->kind == SL_DEVICE_CPU ? 0 : t->gpu ? 1 + sl__gpu_ordinal(t->gpu) : -1;
-    return sl__query_fail_on(t->q, t->os->op->def->name, device, code < 0 ? code : SL_EINTERNAL,
-                             "%s: %s", t->os->op->def->name, msg);
+    /* The operator's name goes first, once: some messages already start with it. */
+    const char *name = t->os->op->def->name;
+    size_t nl = strlen(name);
+    bool named = strncmp(msg, name, nl) == 0 && msg[nl] == ':';
+    return sl__query_fail_on(t->q, name, device, code < 0 ? code : SL_EINTERNAL, "%s%s%s",
+                             named ? "" : name, named ? "" : ": ", msg);
 }
 
 int sl_task_emit(sl_task_t *t, sl_batch_t *b)

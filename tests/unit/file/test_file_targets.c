@@ -411,3 +411,55 @@ SL_TEST(file_truncated_after_open_is_read_as_opened)
     free(want);
     dir_remove();
 }
+
+/* Cancels q as soon as a temporary file appears beside the target (finalize writing). */
+struct canceller {
+    sl_query_t *q;
+    int saw_tmp;
+};
+
+static void *cancel_when_tmp(void *arg)
+{
+    struct canceller *c = arg;
+    for (int64_t t0 = now_ms(); now_ms() - t0 < 60000 && !c->saw_tmp;) {
+        DIR *d = opendir(g_dir);
+        struct dirent *e;
+        while ((e = readdir(d)))
+            c->saw_tmp |= strstr(e->d_name, ".tmp-") != NULL;
+        closedir(d);
+    }
+    sl_query_cancel(c->q);
+    return NULL;
+}
+
+SL_TEST(cancel_while_writing_leaves_no_temporary)
+{
+    sl_engine_t *e = open_engine();
+    dir_create();
+    const char *ops[] = {"write.csv", "write.bin"};
+    for (int i = 0; i < 2; i++) {
+        write_text(fpath("out"), "old");
+        char text[512];
+        snprintf(text, sizeof text, "s = gen.sequence rows=2^23\nw = %s(s) path=\"%s\"\n", ops[i],
+                 fpath("out"));
+        sl_plan_t *p = sl_test_plan_parse(text);
+        struct canceller c = {NULL, 0};
+        SL_ASSERT_OK(sl_query_create(e, p, &c.q));
+        pthread_t th;
+        assert_int_equal(pthread_create(&th, NULL, cancel_when_tmp, &c), 0);
+        int rc = sl_query_run(c.q);
+        pthread_join(th, NULL);
+        sl_query_destroy(c.q);
+        sl_plan_destroy(p);
+        assert_true(c.saw_tmp);
+        /* Cancelled while writing 64+ MiB, 1 MiB at a time: stopped, nothing renamed. */
+        assert_int_equal(rc, SL_ECANCELED);
+        size_t n;
+        char *got = read_all(fpath("out"), &n);
+        assert_string_equal(got, "old");
+        free(got);
+        assert_string_equal(dir_list(), "out");
+    }
+    dir_remove();
+    sl_engine_close(e);
+}
