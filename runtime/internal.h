@@ -47,6 +47,14 @@
 
 /* Whether code is SL_OK or one of the SL_E* codes (a plugin may return anything). */
 bool sl__err_known(int code);
+/* A public entry point's check of its pointer arguments: SL_EINVAL naming the function
+ * instead of a crash (docs/RELIABILITY.md, tests/unit/test_api_null.c). */
+#define SL__CHECK_ARGS(ok)                                                              \
+    do {                                                                                \
+        if (SL__UNLIKELY(!(ok)))                                                        \
+            return sl__set_last_error(SL_EINVAL, "%s: a NULL argument", __func__);      \
+    } while (0)
+
 /* Stores a printf-style message as this thread's last error and returns code. */
 int sl__set_last_error(int code, const char *fmt, ...) SL__PRINTF(2, 3);
 int sl__set_last_errorv(int code, const char *fmt, va_list ap);
