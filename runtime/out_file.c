@@ -56,6 +56,7 @@ int sl__out_file_open(struct sl__out_file *o, const char *path, char *err, size_
     if (!(o->path = sl__strdup(path)))
         return fail(o, SL_ENOMEM, err, err_len, "copying its name", ENOMEM);
     struct stat st, lst;
+    bool exists = true;
     if (stat(path, &st) != 0) {
         if (errno != ENOENT)
             return fail(o, SL_EIO, err, err_len, "looking at it", errno);
@@ -64,12 +65,12 @@ int sl__out_file_open(struct sl__out_file *o, const char *path, char *err, size_
         memset(&st, 0, sizeof st);
         st.st_mode = S_IFREG; /* missing: created as a new file */
         st.st_nlink = 1;
+        exists = false;
     } else if (S_ISDIR(st.st_mode)) {
         return fail(o, SL_EIO, err, err_len, "writing a file", EISDIR);
     }
     if (!S_ISREG(st.st_mode) || st.st_nlink > 1)
         return open_in_place(o, path, err, err_len);
-    bool exists = st.st_ino != 0;
     /* A symlink's target gets the data; the link itself is left alone. */
     char *real = exists ? realpath(path, NULL) : NULL;
     const char *target = real ? real : path;
@@ -91,11 +92,11 @@ int sl__out_file_open(struct sl__out_file *o, const char *path, char *err, size_
         return fail(o, SL_EIO, err, err_len, "creating a temporary file beside it", e);
     }
     o->regular = true;
-    if (exists) { /* keep the old file's mode and owner (the owner only where allowed) */
-        if ((st.st_uid != geteuid() || st.st_gid != getegid()) &&
-            fchown(o->fd, st.st_uid, st.st_gid) != 0) {
-            /* not allowed: the new file belongs to us, as when `cp` creates one */
-        }
+    if (exists) {
+        /* The old owner where allowed (root); elsewhere the new file is ours, as a file
+         * `cp` creates would be. Then the old mode (after chown, which may clear setuid). */
+        if (st.st_uid != geteuid() || st.st_gid != getegid())
+            (void)!fchown(o->fd, st.st_uid, st.st_gid);
         if (fchmod(o->fd, st.st_mode & 07777) != 0)
             return fail(o, SL_EIO, err, err_len, "keeping its mode", errno);
     }
