@@ -150,6 +150,23 @@ uint64_t sl__xxh64(const void *data, size_t len)
 
 /* ---------------- file mappings ---------------- */
 
+static void not_regular(const char *path, const struct stat *st, char *err, size_t err_len)
+{
+    snprintf(err, err_len, "cannot read '%s': not a regular file (%s)", path,
+             S_ISDIR(st->st_mode) ? "a directory" : S_ISFIFO(st->st_mode) ? "a FIFO"
+             : S_ISCHR(st->st_mode) || S_ISBLK(st->st_mode) ? "a device" : "a special file");
+}
+
+int sl__path_not_special(const char *path, char *err, size_t err_len)
+{
+    struct stat st;
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+        not_regular(path, &st, err, err_len);
+        return SL_EIO;
+    }
+    return SL_OK;
+}
+
 /* Reads [0, bytes) with pread into m->base; a file that shrank is an error. */
 static int fmap_read(int fd, struct sl__fmap *m, const char *path, char *err, size_t err_len)
 {
@@ -197,9 +214,7 @@ int sl__fmap_open(const char *path, uint64_t limit, struct sl__fmap **out, char 
         return SL_EIO;
     }
     if (!S_ISREG(st.st_mode)) {
-        snprintf(err, err_len, "cannot read '%s': not a regular file (%s)", path,
-                 S_ISDIR(st.st_mode) ? "a directory" : S_ISFIFO(st.st_mode) ? "a FIFO"
-                 : S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "a device" : "a special file");
+        not_regular(path, &st, err, err_len);
         close(fd);
         return SL_EIO;
     }

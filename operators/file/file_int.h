@@ -90,6 +90,9 @@ struct sl__fmap {
  * with the reason in err on failure. */
 int sl__fmap_open(const char *path, uint64_t limit, struct sl__fmap **out, char *err,
                   size_t err_len);
+/* SL_EIO with the reason in err if `path` exists and is not a regular file (stat only:
+ * never blocks); SL_OK if it is one or is missing. */
+int sl__path_not_special(const char *path, char *err, size_t err_len);
 void sl__fmap_unref(struct sl__fmap *m);
 /* A buffer over [off, off + bytes) of the mapping, holding a reference to it. */
 struct sl__buf *sl__fmap_buf(struct sl__fmap *m, size_t off, size_t bytes);

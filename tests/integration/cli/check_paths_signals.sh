@@ -19,6 +19,16 @@ for cmd in "explain $dir/fifo" "run $dir/fifo" "trace-render $dir/fifo -o $dir/x
     grep -q 'not a regular file' "$dir/err" || fail "sluice $cmd: $(cat "$dir/err")"
 done
 
+# A scan of a FIFO: explain says so too (scan.csv at bind, scan.bin reading its header).
+printf 'c = scan.csv path="%s" columns="x int64"\noutput c as c\n' "$dir/fifo" > "$dir/csv.plan"
+printf 'c = scan.bin path="%s"\noutput c as c\n' "$dir/fifo" > "$dir/bin.plan"
+for cmd in "explain $dir/csv.plan" "run $dir/csv.plan" "explain $dir/bin.plan" "run $dir/bin.plan"; do
+    rc=0
+    timeout 10 "$sluice" $cmd > /dev/null 2> "$dir/err" || rc=$?
+    [[ $rc == 1 ]] || fail "sluice $cmd: exit $rc, expected 1 at once"
+    grep -q 'not a regular file (a FIFO)' "$dir/err" || fail "sluice $cmd: $(cat "$dir/err")"
+done
+
 for opt in "--threads 2^40" "--threads 5000" "--gpus 2^33" "--threads 1.5" "--host-mem nan"; do
     rc=0
     "$sluice" run $opt "$plan" > /dev/null 2> "$dir/err" || rc=$?
