@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #include "sluice/sluice.h"
 #include "sluice/op.h"     /* the runtime implements the operator ABI */
@@ -136,6 +137,9 @@ struct sl__out_file {
 };
 /* SL_OK, or an SL_E* code with the reason in err (nothing left behind). */
 int sl__out_file_open(struct sl__out_file *o, const char *path, char *err, size_t err_len);
+/* write(2) to the file; a FIFO whose reader left fails with EPIPE instead of killing
+ * the process with SIGPIPE. */
+ssize_t sl__out_file_write(struct sl__out_file *o, const void *data, size_t len);
 /* A stdio stream over the file (owns its descriptor); NULL on failure, with the
  * reason in err and the file aborted. */
 FILE *sl__out_file_stream(struct sl__out_file *o, char *err, size_t err_len);

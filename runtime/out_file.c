@@ -12,6 +12,8 @@
  * (as root, /dev/null became a regular file): that is what this file avoids. */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -101,6 +103,33 @@ int sl__out_file_open(struct sl__out_file *o, const char *path, char *err, size_
             return fail(o, SL_EIO, err, err_len, "keeping its mode", errno);
     }
     return SL_OK;
+}
+
+ssize_t sl__out_file_write(struct sl__out_file *o, const void *data, size_t len)
+{
+    if (o->regular)
+        return write(o->fd, data, len);
+    /* A FIFO or socket whose reader left raises SIGPIPE, which kills the process by
+     * default: blocked in this thread for the write (the signal goes to the writing
+     * thread), and one this write raised taken back, so it fails with EPIPE instead. */
+    sigset_t pipe_set, old, pending;
+    sigemptyset(&pipe_set);
+    sigaddset(&pipe_set, SIGPIPE);
+    sigpending(&pending);
+    bool was_pending = sigismember(&pending, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
+    ssize_t k = write(o->fd, data, len);
+    int e = errno;
+    /* Also after a partial write: the reader left while the write waited for room. */
+    sigpending(&pending);
+    if (!was_pending && sigismember(&pending, SIGPIPE)) {
+        static const struct timespec zero = {0, 0};
+        while (sigtimedwait(&pipe_set, NULL, &zero) < 0 && errno == EINTR)
+            ;
+    }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    errno = e;
+    return k;
 }
 
 FILE *sl__out_file_stream(struct sl__out_file *o, char *err, size_t err_len)

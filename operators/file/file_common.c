@@ -499,7 +499,7 @@ static int write_all(struct sl__wfile *w, const uint8_t *p, size_t len, char *er
             return SL_ECANCELED;
         }
         size_t step = len < WBUF_BYTES ? len : WBUF_BYTES;
-        ssize_t k = write(w->out.fd, p, step);
+        ssize_t k = sl__out_file_write(&w->out, p, step);
         if (k < 0 && errno == EINTR)
             continue;
         if (k <= 0) {

@@ -325,6 +325,41 @@ SL_TEST(fifo_target_is_written_in_place)
     sl_engine_close(e);
 }
 
+/* Opens the FIFO, reads a little and leaves. */
+static void *fifo_read_and_leave(void *arg)
+{
+    int fd = open(arg, O_RDONLY);
+    char buf[100];
+    if (fd >= 0 && read(fd, buf, sizeof buf) > 0)
+        close(fd);
+    return NULL;
+}
+
+SL_TEST(fifo_reader_leaving_is_an_error_not_sigpipe)
+{
+    sl_engine_t *e = open_engine();
+    dir_create();
+    assert_int_equal(mkfifo(fpath("fifo"), 0600), 0);
+    const char *ops[] = {"write.csv", "write.bin"};
+    for (int i = 0; i < 2; i++) {
+        char path[512];
+        snprintf(path, sizeof path, "%s", fpath("fifo"));
+        pthread_t th;
+        assert_int_equal(pthread_create(&th, NULL, fifo_read_and_leave, path), 0);
+        int rc;
+        while ((rc = run_write(e, ops[i], 200000, path)) == SL_EIO &&
+               strstr(g_msg, "no process reads it"))
+            usleep(1000);
+        pthread_join(th, NULL);
+        /* More than a pipe holds: the write after the reader left fails (the process
+         * would have died of SIGPIPE). */
+        assert_int_equal(rc, SL_EIO);
+        assert_non_null(strstr(g_msg, "Broken pipe"));
+    }
+    dir_remove();
+    sl_engine_close(e);
+}
+
 SL_TEST(failed_write_keeps_old_file_and_leaves_no_temporary)
 {
     sl_engine_t *e = open_engine();
