@@ -1,5 +1,4 @@
 /* Reading a plan file into a plan, for `run` and `explain`. */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
