@@ -295,7 +295,7 @@ int bench_join_query(const struct bench_join_query *j, struct bench_result *r)
     int64_t t0 = cli_now_ns();
     int rc = sl_query_create(j->eng, j->plan, &q);
     if (rc == SL_OK)
-        rc = sl_query_run(q);
+        rc = cli_query_run(q);
     double ms = (cli_now_ns() - t0) / 1e6;
     if (rc != SL_OK) {
         cli_fail("%s: %s", j->what, q ? sl_query_errmsg(q) : sl_engine_errmsg(j->eng));

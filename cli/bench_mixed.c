@@ -66,7 +66,7 @@ static int mixed_run(struct cli_common *c, enum sl_placement pl, int64_t rows, i
         int64_t t0 = cli_now_ns();
         rc = sl_query_create(eng, p, &q);
         if (rc == SL_OK)
-            rc = sl_query_run(q);
+            rc = cli_query_run(q);
         for (int i = 0; i < N_OUT && rc == SL_OK; i++)
             rc = sl_query_result(q, outputs[i], &out[i]);
         double ms = (cli_now_ns() - t0) / 1e6;

@@ -210,7 +210,7 @@ int bench_run_plan(sl_engine_t *eng, sl_plan_t *plan, const char *output, int64_
         int64_t t0 = cli_now_ns();
         rc = sl_query_create(eng, plan, &q);
         if (rc == SL_OK)
-            rc = sl_query_run(q);
+            rc = cli_query_run(q);
         if (rc == SL_OK)
             rc = sl_query_result(q, output, &out);
         double ms = (cli_now_ns() - t0) / 1e6;

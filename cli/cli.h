@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include <sluice/sluice.h>
 
@@ -86,6 +87,17 @@ void cli_format_bytes(int64_t bytes, char *out, size_t len);
 /* The human-readable report of sl_query_explain (explain_text.c). */
 void cli_explain_text(const char *path, const sl_plan_t *plan, const struct sl_explain *ex,
                       enum sl_placement asked);
+
+/* Reads only a regular file: a FIFO or device is refused at once, before a read could
+ * block or never end. NULL with the error printed ("cannot read <what> '<path>': ..."). */
+FILE *cli_open_input(const char *path, const char *what);
+
+/* SIGINT/SIGTERM (signals.c): cli_signals_init blocks them in every thread and starts a
+ * watcher; cli_query_run runs a query the watcher cancels on a signal; main exits with
+ * 128 + cli_signal_caught() when it is not 0. */
+void cli_signals_init(void);
+int cli_query_run(sl_query_t *q);
+int cli_signal_caught(void);
 
 int cmd_devices(int argc, char **argv);
 int cmd_run(int argc, char **argv);

@@ -219,7 +219,7 @@ int cmd_demo(int argc, char **argv)
     if (isatty(2))
         sl_query_on_progress(q, cli_progress_draw, &pr, 100);
     int64_t t0 = cli_now_ns();
-    rc = sl_query_run(q);
+    rc = cli_query_run(q);
     double ms = (cli_now_ns() - t0) / 1e6;
     cli_progress_clear(&pr);
     struct demo_facts facts = {0};

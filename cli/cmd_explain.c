@@ -57,7 +57,7 @@ int cmd_explain(int argc, char **argv)
     int exit_code = 0;
     if (sl_query_explain(q, &ex) != SL_OK) { /* the estimates, before any run */
         exit_code = cli_fail("%s", sl_last_errmsg());
-    } else if (analyze && sl_query_run(q) != SL_OK) {
+    } else if (analyze && cli_query_run(q) != SL_OK) {
         exit_code = cli_fail("the plan failed: %s", sl_query_errmsg(q));
     } else if (json) {
         printf("%s\n", sl_query_explain_json(q));

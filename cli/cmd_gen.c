@@ -97,7 +97,7 @@ int cmd_gen(int argc, char **argv)
     sl_query_t *q;
     rc = sl_query_create(eng, plan, &q);
     if (rc == SL_OK)
-        rc = sl_query_run(q);
+        rc = cli_query_run(q);
     if (rc != SL_OK)
         cli_fail("%s", q ? sl_query_errmsg(q) : sl_plan_errmsg(plan));
     else

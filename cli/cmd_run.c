@@ -66,7 +66,7 @@ int cmd_run(int argc, char **argv)
     if (isatty(2))
         sl_query_on_progress(q, cli_progress_draw, &pr, 200);
     int64_t t0 = cli_now_ns();
-    int rc = sl_query_run(q);
+    int rc = cli_query_run(q);
     double ms = (cli_now_ns() - t0) / 1e6;
     cli_progress_clear(&pr);
     if (rc != SL_OK) {

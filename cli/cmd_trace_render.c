@@ -72,9 +72,9 @@ int cmd_trace_render(int argc, char **argv)
     }
     if (!in || !out)
         return cli_usage_fail("trace-render: needs TRACE.json and -o OUT.svg");
-    FILE *f = fopen(in, "r");
+    FILE *f = cli_open_input(in, "trace");
     if (!f)
-        return cli_fail("cannot open trace '%s': %s", in, strerror(errno));
+        return 1;
     int cap = 1024, n = 0, n_lanes = 0;
     struct span *sp = malloc((size_t)cap * sizeof *sp);
     struct lane lanes[MAX_LANES];

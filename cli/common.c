@@ -65,7 +65,7 @@ int cli_parse_count(const char *s, int64_t *out)
         return 0;
     }
     double v = strtod(s, &end);
-    if (end == s || errno || v < 0)
+    if (end == s || errno || !isfinite(v) || v < 0)
         return -1;
     double mul = 1;
     if (!strcmp(end, "k") || !strcmp(end, "K"))
@@ -82,7 +82,7 @@ int cli_parse_count(const char *s, int64_t *out)
         mul = 1024.0 * 1024 * 1024;
     else if (*end)
         return -1;
-    if (v * mul > 9.2e18)
+    if (v * mul > 9.2e18 || v * mul != floor(v * mul)) /* a count is a whole number */
         return -1;
     *out = (int64_t)(v * mul);
     return 0;
@@ -126,6 +126,21 @@ int cli_common_option(struct cli_common *c, int argc, char **argv, int *i)
         if (cli_parse_count(val, &v) < 0) {
             cli_fail("%s: '%s' is not a count (examples: 8, 2^24, 512Mi)", a, val);
             return -1;
+        }
+        /* Checked now against the engine option's range: a count too large for it
+         * must not wrap into another value (2^40 threads became 0, the default). */
+        static const char *const names[][2] = {{"--threads", "threads"}, {"--gpus", "gpus"},
+                                               {"--gpu-mem", "gpu_mem"},
+                                               {"--host-mem", "host_mem"}};
+        char num[24];
+        snprintf(num, sizeof num, "%lld", (long long)v);
+        struct sl_engine_config check;
+        sl_engine_config_init(&check);
+        for (int k = 0; k < 4; k++) {
+            if (!strcmp(a, names[k][0]) && sl_engine_config_set(&check, names[k][1], num)) {
+                cli_fail("%s %s: %s", a, val, sl_last_errmsg());
+                return -1;
+            }
         }
         if (!strcmp(a, "--threads"))
             c->threads = (int)v;

@@ -25,7 +25,7 @@ static int usage(FILE *f)
     return f == stderr ? 2 : 0;
 }
 
-int main(int argc, char **argv)
+static int dispatch(int argc, char **argv)
 {
     if (argc < 2)
         return usage(stderr);
@@ -63,4 +63,12 @@ int main(int argc, char **argv)
         return cmd_bench(argc - 1, argv + 1);
     fprintf(stderr, "sluice: unknown command '%s'\n", cmd);
     return usage(stderr);
+}
+
+int main(int argc, char **argv)
+{
+    cli_signals_init();
+    int rc = dispatch(argc, argv);
+    int sig = cli_signal_caught();
+    return sig ? 128 + sig : rc;
 }

@@ -1,5 +1,4 @@
 /* Reading a plan file into a plan, for `run` and `explain`. */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,11 +9,9 @@
 
 static char *read_file(const char *path)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        cli_fail("cannot open plan '%s': %s", path, strerror(errno));
+    FILE *f = cli_open_input(path, "plan");
+    if (!f)
         return NULL;
-    }
     char *buf = malloc(MAX_PLAN_BYTES + 1);
     size_t n = buf ? fread(buf, 1, MAX_PLAN_BYTES + 1, f) : 0;
     bool err = ferror(f);

@@ -198,7 +198,7 @@ static int load_table(sl_engine_t *eng, const char *path, const char *name, cons
         cli_fail("loading %s: %s", name, plan ? sl_plan_errmsg(plan) : sl_last_errmsg());
     } else if ((rc = sl_query_create(eng, plan, &q)) != SL_OK) {
         cli_fail("loading %s: %s", name, sl_plan_errmsg(plan));
-    } else if ((rc = sl_query_run(q)) != SL_OK || (rc = sl_query_result(q, name, out)) != SL_OK) {
+    } else if ((rc = cli_query_run(q)) != SL_OK || (rc = sl_query_result(q, name, out)) != SL_OK) {
         cli_fail("loading %s: %s", name, sl_query_errmsg(q));
     }
     sl_query_destroy(q);

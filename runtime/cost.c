@@ -64,19 +64,18 @@ void sl__cost_load(sl_engine_t *eng, const char *path)
 
 int sl__cost_save(sl_engine_t *eng, const char *path)
 {
-    char tmp[4096];
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    FILE *f = fopen(tmp, "w");
+    char err[SL__MSG_MAX];
+    struct sl__out_file out;
+    int rc = sl__out_file_open(&out, path, err, sizeof err);
+    FILE *f = rc == SL_OK ? sl__out_file_stream(&out, err, sizeof err) : NULL;
     if (!f)
-        return sl__set_last_error(SL_EIO, "cannot write cost cache '%s': %s", tmp,
-                                  strerror(errno));
+        return sl__set_last_error(SL_EIO, "cannot write cost cache: %s", err);
     pthread_mutex_lock(&eng->cost_mu);
     for (int i = 0; i < eng->n_costs; i++)
         fprintf(f, "%s %s %.6g\n", eng->costs[i].name,
                 eng->costs[i].kind == SL_DEVICE_CUDA ? "cuda" : "cpu", eng->costs[i].ns_per_row);
     pthread_mutex_unlock(&eng->cost_mu);
-    if (fclose(f) != 0 || rename(tmp, path) != 0)
-        return sl__set_last_error(SL_EIO, "cannot write cost cache '%s': %s", path,
-                                  strerror(errno));
+    if (sl__out_file_commit(&out, err, sizeof err) != SL_OK)
+        return sl__set_last_error(SL_EIO, "cannot write cost cache: %s", err);
     return SL_OK;
 }

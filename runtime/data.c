@@ -192,6 +192,7 @@ sl_batch_t *sl__batch_slice(sl_batch_t *src, int64_t off, int64_t len)
 int sl_batch_create(sl_batch_t **out, int n_cols, const char *const names[],
                     const enum sl_type types[], int64_t n_rows)
 {
+    SL__CHECK_ARGS(out);
     *out = NULL;
     if (n_cols < 0 || n_rows < 0 || (n_cols > 0 && (!names || !types)))
         return sl__set_last_error(SL_EINVAL, "sl_batch_create: bad arguments");
@@ -222,6 +223,8 @@ int sl_batch_create(sl_batch_t **out, int n_cols, const char *const names[],
 
 void sl_batch_ref(sl_batch_t *b)
 {
+    if (!b)
+        return;
     atomic_fetch_add_explicit(&b->refs, 1, memory_order_relaxed);
 }
 
@@ -242,16 +245,21 @@ void sl_batch_unref(sl_batch_t *b)
 
 int sl_batch_num_columns(const sl_batch_t *b)
 {
+    if (!b)
+        return 0;
     return b->n_cols;
 }
 
 int64_t sl_batch_num_rows(const sl_batch_t *b)
 {
+    if (!b)
+        return 0;
     return b->n_rows;
 }
 
 int sl_batch_column(const sl_batch_t *b, int i, struct sl_column *col)
 {
+    SL__CHECK_ARGS(b && col);
     if (i < 0 || i >= b->n_cols)
         return sl__set_last_error(SL_EINVAL, "column index %d out of range (batch has %d)", i,
                                   b->n_cols);
@@ -287,11 +295,14 @@ int sl_batch_column_strings(const sl_batch_t *b, int i, struct sl_strings *out)
 
 int sl_batch_column_index(const sl_batch_t *b, const char *name)
 {
+    SL__CHECK_ARGS(b && name);
     return sl_schema_find(b->schema, name);
 }
 
 void *sl_batch_column_data(sl_batch_t *b, int i)
 {
+    if (!b)
+        return NULL;
     if (i < 0 || i >= b->n_cols || atomic_load(&b->refs) != 1 || !b->cols[i].data ||
         b->cols[i].data->kind != SL__MEM_HOST || atomic_load(&b->cols[i].data->refs) != 1)
         return NULL;
@@ -300,6 +311,8 @@ void *sl_batch_column_data(sl_batch_t *b, int i)
 
 char *sl_batch_column_chars(sl_batch_t *b, int i, int64_t bytes)
 {
+    if (!b)
+        return NULL;
     if (bytes < 0 || !sl_batch_column_data(b, i))
         return NULL;
     struct sl__col *c = &b->cols[i];
@@ -327,6 +340,7 @@ char *sl_batch_column_chars(sl_batch_t *b, int i, int64_t bytes)
 int sl_batch_column_set_dictionary(sl_batch_t *b, int i, int64_t n, const int32_t *offsets,
                                    const char *chars)
 {
+    SL__CHECK_ARGS(b);
     if (!sl_batch_column_data(b, i) || b->cols[i].type != SL_TYPE_DICT || n < 0 || !offsets ||
         (!chars && offsets[n] != offsets[0]))
         return sl__set_last_error(SL_EINVAL, "sl_batch_column_set_dictionary: not an unshared "
@@ -359,6 +373,8 @@ int sl_batch_share_dictionary(sl_batch_t *b, int i, const sl_batch_t *from, int 
 
 uint8_t *sl_batch_column_validity(sl_batch_t *b, int i)
 {
+    if (!b)
+        return NULL;
     if (!sl_batch_column_data(b, i))
         return NULL;
     struct sl__col *c = &b->cols[i];
@@ -378,6 +394,7 @@ uint8_t *sl_batch_column_validity(sl_batch_t *b, int i)
 
 int sl_table_create(sl_table_t **out)
 {
+    SL__CHECK_ARGS(out);
     sl_table_t *t = sl__calloc(1, sizeof *t);
     if (!t) {
         *out = NULL;
@@ -390,6 +407,8 @@ int sl_table_create(sl_table_t **out)
 
 void sl_table_ref(sl_table_t *t)
 {
+    if (!t)
+        return;
     atomic_fetch_add_explicit(&t->refs, 1, memory_order_relaxed);
 }
 
@@ -464,15 +483,21 @@ int sl_table_pin(sl_table_t *t)
 
 int64_t sl_table_num_batches(const sl_table_t *t)
 {
+    if (!t)
+        return 0;
     return t->n_batches;
 }
 
 int64_t sl_table_num_rows(const sl_table_t *t)
 {
+    if (!t)
+        return 0;
     return t->n_rows;
 }
 
 sl_batch_t *sl_table_batch(const sl_table_t *t, int64_t i)
 {
+    if (!t)
+        return NULL;
     return (i >= 0 && i < t->n_batches) ? t->batches[i] : NULL;
 }

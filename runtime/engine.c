@@ -17,6 +17,8 @@ static _Atomic int open_engines;
 
 void sl_engine_config_init(struct sl_engine_config *cfg)
 {
+    if (!cfg)
+        return;
     memset(cfg, 0, sizeof *cfg);
     cfg->size = sizeof *cfg;
     cfg->n_gpus = -1;
@@ -130,6 +132,7 @@ static void free_string(const char *s)
 
 int sl_engine_open(sl_engine_t **out, const struct sl_engine_config *cfg_in)
 {
+    SL__CHECK_ARGS(out);
     *out = NULL;
     struct sl_engine_config defaults;
     sl_engine_config_init(&defaults);
@@ -253,11 +256,14 @@ const char *sl_engine_errmsg(const sl_engine_t *eng)
 
 int sl_engine_device_count(const sl_engine_t *eng)
 {
+    if (!eng)
+        return 0;
     return eng->n_devices;
 }
 
 int sl_engine_device_info(const sl_engine_t *eng, int i, struct sl_device_info *info)
 {
+    SL__CHECK_ARGS(eng && info);
     if (i < 0 || i >= eng->n_devices)
         return sl__set_last_error(SL_EINVAL, "device index %d out of range (%d devices)", i,
                                   eng->n_devices);
@@ -266,6 +272,7 @@ int sl_engine_device_info(const sl_engine_t *eng, int i, struct sl_device_info *
 
 int sl_engine_measure_links(sl_engine_t *eng)
 {
+    SL__CHECK_ARGS(eng);
     for (int i = 0; i < eng->n_gpus; i++) {
         double h2d = 0, d2h = 0;
         int rc = sl__gpu_measure(eng->gpus[i], &h2d, &d2h);
@@ -302,6 +309,7 @@ static int gpu_of_device(const sl_engine_t *eng, int i, struct sl__gpu **out)
 
 int sl_engine_measure_device_copy(sl_engine_t *eng, int i, int64_t bytes, double *gbps)
 {
+    SL__CHECK_ARGS(eng && gbps);
     *gbps = 0;
     if (bytes < 1)
         return sl__set_last_error(SL_EINVAL, "sl_engine_measure_device_copy: bytes < 1");
@@ -316,6 +324,7 @@ int sl_engine_measure_device_copy(sl_engine_t *eng, int i, int64_t bytes, double
 
 int sl_engine_device_fp32_peak(const sl_engine_t *eng, int i, double *gflops)
 {
+    SL__CHECK_ARGS(eng && gflops);
     *gflops = 0;
     struct sl__gpu *g = NULL;
     int rc = gpu_of_device(eng, i, &g);
@@ -324,6 +333,8 @@ int sl_engine_device_fp32_peak(const sl_engine_t *eng, int i, double *gflops)
 
 int sl_engine_num_threads(const sl_engine_t *eng)
 {
+    if (!eng)
+        return 0;
     return eng->n_threads;
 }
 

@@ -37,6 +37,11 @@ const char *sl_err_name(int code)
     }
 }
 
+bool sl__err_known(int code)
+{
+    return code == SL_OK || strcmp(sl_err_name(code), "SL_E?") != 0;
+}
+
 static _Thread_local int dev_err_native, dev_err_device = -1;
 
 void sl__device_error_note(int native, int device)

@@ -53,9 +53,23 @@ static int64_t rows_into(const struct sl__pipeline *p, int s)
     return stage_os(p, s - 1)->op->rows_estimate;
 }
 
+/* Estimates saturate at INT64_MAX: a plan of 2^60 rows is "more than any budget", not a
+ * wrapped negative size. Arguments are never negative. */
+static int64_t sat_add(int64_t a, int64_t b)
+{
+    int64_t r;
+    return __builtin_add_overflow(a, b, &r) ? INT64_MAX : r;
+}
+
+static int64_t sat_mul(int64_t a, int64_t b)
+{
+    int64_t r;
+    return __builtin_mul_overflow(a, b, &r) ? INT64_MAX : r;
+}
+
 static int64_t bytes_of(int64_t rows, int64_t width)
 {
-    return rows > 0 ? rows * width : 0;
+    return rows > 0 ? sat_mul(rows, width) : 0;
 }
 
 /* 1 if the state a pipeline's source reads was left on a GPU by the pipelines into it. */
@@ -92,7 +106,8 @@ static void estimate_pipeline(struct sl_query *q, struct sl__explain *ex, int k,
     if (e->rows < 0)
         e->tasks = -1;
     else
-        e->tasks = e->rows == 0 ? 1 : (e->rows + e->morsel_rows - 1) / e->morsel_rows;
+        e->tasks = e->rows == 0 ? 1 /* no overflow near INT64_MAX rows: */
+                   : e->rows / e->morsel_rows + (e->rows % e->morsel_rows != 0);
     int64_t task_rows = e->rows < 0 ? e->morsel_rows
                         : e->rows < e->morsel_rows ? e->rows : e->morsel_rows;
     double total = 0;
@@ -128,16 +143,16 @@ static void estimate_data(struct sl_query *q, struct sl__explain *ex, int k, int
     /* Where the rows are after each stage: on the GPU (true) or the host. */
     bool on_dev = e->stages[0].on_gpu && (p->source->op->n_inputs == 0 || upstream_gpu);
     if (e->stages[0].on_gpu && !on_dev)
-        e->bytes_h2d += bytes_of(e->rows, src_w);
+        e->bytes_h2d = sat_add(e->bytes_h2d, bytes_of(e->rows, src_w));
     else if (!e->stages[0].on_gpu && upstream_gpu)
-        e->bytes_d2h += bytes_of(e->rows, src_w);
+        e->bytes_d2h = sat_add(e->bytes_d2h, bytes_of(e->rows, src_w));
     for (int s = 0; s <= p->n_chain; s++) {
         int64_t in = bytes_of(rows_into(p, s), row_width(stage_os(p, s - 1)->op->schema));
         bool here = e->stages[s + 1].on_gpu;
         if (here && !on_dev)
-            e->bytes_h2d += in;
+            e->bytes_h2d = sat_add(e->bytes_h2d, in);
         else if (!here && on_dev)
-            e->bytes_d2h += in;
+            e->bytes_d2h = sat_add(e->bytes_d2h, in);
         on_dev = here;
     }
     const struct sl__opstate *feed = stage_os(p, p->n_chain - 1);
@@ -145,14 +160,14 @@ static void estimate_data(struct sl_query *q, struct sl__explain *ex, int k, int
     int64_t kept = bytes_of(feed->op->rows_estimate, in_w);
     /* An output collected on a GPU comes back to the host at the end. */
     if (on_dev && p->sink->op->def == &sl__collect_def)
-        e->bytes_d2h += kept;
+        e->bytes_d2h = sat_add(e->bytes_d2h, kept);
     int64_t task_rows = e->rows < 0 || e->rows > e->morsel_rows ? e->morsel_rows : e->rows;
-    int64_t flight = task_rows * (src_w + in_w);
+    int64_t flight = sat_mul(task_rows, src_w + in_w);
     kept_at[0] = on_dev ? 0 : kept;
     kept_at[1] = on_dev ? kept : 0;
     int depth = q->eng->cfg.gpu_depth > 0 ? q->eng->cfg.gpu_depth : 4;
-    e->host_bytes = kept_at[0] + (gpu ? 0 : flight * q->eng->n_threads);
-    e->gpu_bytes = kept_at[1] + (gpu ? flight * depth : 0);
+    e->host_bytes = sat_add(kept_at[0], gpu ? 0 : sat_mul(flight, q->eng->n_threads));
+    e->gpu_bytes = sat_add(kept_at[1], gpu ? sat_mul(flight, depth) : 0);
 }
 
 static int build(struct sl_query *q)
@@ -191,15 +206,15 @@ static int build(struct sl_query *q)
         int64_t kept[2];
         estimate_data(q, ex, k, kept);
         struct sl_explain_pipeline *e = &ex->pipes[k];
-        pub->host_peak += kept[0];
-        pub->gpu_peak += kept[1];
+        pub->host_peak = sat_add(pub->host_peak, kept[0]);
+        pub->gpu_peak = sat_add(pub->gpu_peak, kept[1]);
         if (e->host_bytes - kept[0] > flight[0])
             flight[0] = e->host_bytes - kept[0];
         if (e->gpu_bytes - kept[1] > flight[1])
             flight[1] = e->gpu_bytes - kept[1];
     }
-    pub->host_peak += flight[0];
-    pub->gpu_peak += flight[1];
+    pub->host_peak = sat_add(pub->host_peak, flight[0]);
+    pub->gpu_peak = sat_add(pub->gpu_peak, flight[1]);
     q->explain_st = ex;
     return SL_OK;
 }

@@ -208,6 +208,7 @@ static int plain_host_alloc(void *ctx, int64_t bytes, struct sl__buf **out)
 
 int sl_table_to_host(sl_table_t *t, sl_table_t **out)
 {
+    SL__CHECK_ARGS(out);
     *out = NULL;
     if (!t)
         return sl__set_last_error(SL_EINVAL, "sl_table_to_host: no table");

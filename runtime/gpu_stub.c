@@ -171,6 +171,7 @@ int sl__gpu_table_to_device(struct sl__gpu *g, sl_table_t *t, sl_table_t **out)
 /* Without CUDA every batch is in host memory: the copy shares them all. */
 int sl_table_to_host(sl_table_t *t, sl_table_t **out)
 {
+    SL__CHECK_ARGS(out);
     *out = NULL;
     if (!t)
         return sl__set_last_error(SL_EINVAL, "sl_table_to_host: no table");

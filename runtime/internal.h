@@ -8,6 +8,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
 
 #include "sluice/sluice.h"
 #include "sluice/op.h"     /* the runtime implements the operator ABI */
@@ -43,6 +45,16 @@
 /* ---------------- errors (error.c) ---------------- */
 
 #define SL__MSG_MAX 512
+
+/* Whether code is SL_OK or one of the SL_E* codes (a plugin may return anything). */
+bool sl__err_known(int code);
+/* A public entry point's check of its pointer arguments: SL_EINVAL naming the function
+ * instead of a crash (docs/RELIABILITY.md, tests/unit/test_api_null.c). */
+#define SL__CHECK_ARGS(ok)                                                              \
+    do {                                                                                \
+        if (SL__UNLIKELY(!(ok)))                                                        \
+            return sl__set_last_error(SL_EINVAL, "%s: a NULL argument", __func__);      \
+    } while (0)
 
 /* Stores a printf-style message as this thread's last error and returns code. */
 int sl__set_last_error(int code, const char *fmt, ...) SL__PRINTF(2, 3);
@@ -109,6 +121,33 @@ void sl__mem_trim(void);
 int64_t sl__mem_cached_bytes(void);
 /* Makes the calling thread allocate from NUMA node `node`'s arena (workers call it). */
 void sl__mem_set_node(int node);
+
+/* ---------------- output files (out_file.c) ---------------- */
+
+/* A file being written for the user: to a temporary file beside a regular target,
+ * renamed over it on commit (keeping its mode), or in place for a device, FIFO or
+ * file with several links; a symlink is followed. out_file.c says which and why. */
+struct sl__out_file {
+    int fd;
+    FILE *stream;       /* set by sl__out_file_stream; owns the descriptor then */
+    char *path;         /* as given, for messages */
+    char *target;       /* what the temporary file is renamed over (a symlink resolved) */
+    char *tmp;          /* the temporary file; NULL when written in place */
+    bool regular;       /* a regular file: synced on commit */
+};
+/* SL_OK, or an SL_E* code with the reason in err (nothing left behind). */
+int sl__out_file_open(struct sl__out_file *o, const char *path, char *err, size_t err_len);
+/* write(2) to the file; a FIFO whose reader left fails with EPIPE instead of killing
+ * the process with SIGPIPE. */
+ssize_t sl__out_file_write(struct sl__out_file *o, const void *data, size_t len);
+/* A stdio stream over the file (owns its descriptor); NULL on failure, with the
+ * reason in err and the file aborted. */
+FILE *sl__out_file_stream(struct sl__out_file *o, char *err, size_t err_len);
+/* Flushes, syncs, closes and renames over the target; on failure everything is undone
+ * (sl__out_file_abort) and the old file is left as it was. */
+int sl__out_file_commit(struct sl__out_file *o, char *err, size_t err_len);
+/* Closes and removes the temporary file; safe to call twice and after a commit. */
+void sl__out_file_abort(struct sl__out_file *o);
 
 /* ---------------- buffers ---------------- */
 

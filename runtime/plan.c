@@ -11,6 +11,7 @@
 
 int sl_plan_create(sl_plan_t **out)
 {
+    SL__CHECK_ARGS(out);
     sl_plan_t *p = sl__calloc(1, sizeof *p);
     *out = p;
     if (!p)
@@ -325,11 +326,15 @@ const sl_schema_t *sl_plan_node_schema(const sl_plan_t *p, int node_id)
 
 int sl_bind_num_inputs(const sl_bind_t *b)
 {
+    if (!b)
+        return 0;
     return b->op->n_inputs;
 }
 
 const sl_schema_t *sl_bind_input_schema(const sl_bind_t *b, int port)
 {
+    if (!b)
+        return NULL;
     if (port < 0 || port >= b->op->n_inputs)
         return NULL;
     return b->plan->nodes[b->op->inputs[port]]->schema;
@@ -337,6 +342,8 @@ const sl_schema_t *sl_bind_input_schema(const sl_bind_t *b, int port)
 
 int64_t sl_bind_input_rows(const sl_bind_t *b, int port)
 {
+    if (!b)
+        return -1;
     if (port < 0 || port >= b->op->n_inputs)
         return -1;
     return b->plan->nodes[b->op->inputs[port]]->rows_estimate;
@@ -344,6 +351,8 @@ int64_t sl_bind_input_rows(const sl_bind_t *b, int port)
 
 int sl_bind_fail(sl_bind_t *b, int code, const char *fmt, ...)
 {
+    if (!b)
+        return sl__set_last_error(code < 0 ? code : SL_EINVAL, "sl_bind_fail: NULL bind");
     char msg[SL__MSG_MAX - 64];
     va_list ap;
     va_start(ap, fmt);
@@ -379,6 +388,8 @@ static int opt_text(sl_bind_t *b, const char *name, const char **out)
 
 int sl_bind_option_given(const sl_bind_t *b, const char *name)
 {
+    if (!b || !name)
+        return 0;
     return sl__opts_get(&b->op->opts, name) != NULL;
 }
 
@@ -425,6 +436,7 @@ int sl__parse_int(const char *s, int64_t *out)
 
 int sl_bind_option_int(sl_bind_t *b, const char *name, int64_t *out)
 {
+    SL__CHECK_ARGS(b && name && out);
     const char *v;
     int rc = opt_text(b, name, &v);
     if (rc != SL_OK)
@@ -440,6 +452,7 @@ int sl_bind_option_int(sl_bind_t *b, const char *name, int64_t *out)
 
 int sl_bind_option_float(sl_bind_t *b, const char *name, double *out)
 {
+    SL__CHECK_ARGS(b && name && out);
     const char *v;
     int rc = opt_text(b, name, &v);
     if (rc != SL_OK)
@@ -455,11 +468,13 @@ int sl_bind_option_float(sl_bind_t *b, const char *name, double *out)
 
 int sl_bind_option_str(sl_bind_t *b, const char *name, const char **out)
 {
+    SL__CHECK_ARGS(b && name && out);
     return opt_text(b, name, out);
 }
 
 int sl_bind_option_bool(sl_bind_t *b, const char *name, int *out)
 {
+    SL__CHECK_ARGS(b && name && out);
     const char *v;
     int rc = opt_text(b, name, &v);
     if (rc != SL_OK)
@@ -475,6 +490,7 @@ int sl_bind_option_bool(sl_bind_t *b, const char *name, int *out)
 
 int sl_bind_add_column(sl_bind_t *b, const char *name, enum sl_type type)
 {
+    SL__CHECK_ARGS(b && name);
     if (!name || !sl__type_valid(type)) /* not the width: strings have none */
         return sl_bind_fail(b, SL_EINVAL, "output column needs a name and a valid type");
     if (sl_schema_find(b->op->schema, name) >= 0)
@@ -496,12 +512,16 @@ int sl_bind_add_column(sl_bind_t *b, const char *name, enum sl_type type)
 
 void sl_bind_set_data(sl_bind_t *b, void *data, void (*free_fn)(void *))
 {
+    if (!b)
+        return;
     b->op->data = data;
     b->op->data_free = free_fn;
 }
 
 void sl_bind_set_rows(sl_bind_t *b, int64_t rows)
 {
+    if (!b)
+        return;
     b->op->rows_estimate = rows;
 }
 
@@ -515,21 +535,29 @@ sl_op_t *sl__bind_op(sl_bind_t *b)
 
 const char *sl_op_name(const sl_op_t *op)
 {
+    if (!op)
+        return NULL;
     return op->def->name;
 }
 
 void *sl_op_data(const sl_op_t *op)
 {
+    if (!op)
+        return NULL;
     return op->data;
 }
 
 int sl_op_num_inputs(const sl_op_t *op)
 {
+    if (!op)
+        return 0;
     return op->n_inputs;
 }
 
 const sl_schema_t *sl_op_input_schema(const sl_op_t *op, int port)
 {
+    if (!op)
+        return NULL;
     if (port < 0 || port >= op->n_inputs)
         return NULL;
     return op->plan->nodes[op->inputs[port]]->schema;
@@ -537,5 +565,7 @@ const sl_schema_t *sl_op_input_schema(const sl_op_t *op, int port)
 
 const sl_schema_t *sl_op_output_schema(const sl_op_t *op)
 {
+    if (!op)
+        return NULL;
     return op->schema;
 }

@@ -95,8 +95,12 @@ static int run_entry(const char *path, sl_plugin_entry_fn entry)
     } else if (rc < 0) {
         char why[SL__MSG_MAX];
         snprintf(why, sizeof why, "%s", sl_last_errmsg());
-        sl__set_last_error(rc, "plugin '%s': its entry failed with %s%s%s", path,
-                           sl_err_name(rc), *why ? ": " : "", why);
+        if (sl__err_known(rc))
+            sl__set_last_error(rc, "plugin '%s': its entry failed with %s%s%s", path,
+                               sl_err_name(rc), *why ? ": " : "", why);
+        else
+            rc = sl__set_last_error(SL_EINTERNAL, "plugin '%s': its entry failed with %d, "
+                                    "which is not a sluice error code", path, rc);
     } else if (!ctx.declared) {
         rc = sl__set_last_error(SL_EABI, "plugin '%s' did not declare the operator ABI it was "
                                 "built for (its entry must call sl_plugin_init or "

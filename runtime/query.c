@@ -146,6 +146,7 @@ static int setup_collects(struct sl_query *q)
 
 int sl_query_create(sl_engine_t *eng, sl_plan_t *plan, sl_query_t **out)
 {
+    SL__CHECK_ARGS(out);
     *out = NULL;
     if (!eng || !plan)
         return sl__set_last_error(SL_EINVAL, "sl_query_create: NULL engine or plan");
@@ -401,6 +402,7 @@ int sl_query_on_progress(sl_query_t *q, void (*cb)(void *, const struct sl_progr
 
 int sl_query_result(sl_query_t *q, const char *name, sl_table_t **out)
 {
+    SL__CHECK_ARGS(out);
     *out = NULL;
     if (!q || !name)
         return sl__set_last_error(SL_EINVAL, "sl_query_result: NULL argument");

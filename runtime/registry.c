@@ -98,6 +98,8 @@ const struct sl_op_def *sl_registry_find(sl_registry_t *reg, const char *name)
 void sl_registry_foreach(sl_registry_t *reg, void (*cb)(void *, const struct sl_op_def *),
                          void *user)
 {
+    if (!reg || !cb)
+        return;
     static const struct sl_op_def *copy[REGISTRY_MAX];
     static pthread_mutex_t copy_mu = PTHREAD_MUTEX_INITIALIZER;
     pthread_mutex_lock(&copy_mu);

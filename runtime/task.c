@@ -48,9 +48,15 @@ int sl__task_run_phase(sl_task_t *t, const struct sl_phase *ph)
     atomic_fetch_add_explicit(&t->os->tasks, 1, memory_order_relaxed);
     atomic_fetch_or_explicit(&t->os->device_mask, t->kind == SL_DEVICE_CPU ? 1 : 2,
                              memory_order_relaxed);
-    if (rc < 0 && !atomic_load(&t->q->failed))
-        sl__query_fail(t->q, t->os->op->def->name, rc, "%s failed: %s", t->os->op->def->name,
-                       sl_strerror(rc));
+    if (rc < 0 && !atomic_load(&t->q->failed)) {
+        if (!sl__err_known(rc)) /* a plugin's -1 or -errno: say so, not "SL_E?" */
+            sl__query_fail(t->q, t->os->op->def->name, SL_EINTERNAL, "%s failed with %d, which "
+                           "is not a sluice error code", t->os->op->def->name, rc);
+        else
+            sl__query_fail(t->q, t->os->op->def->name, rc, "%s failed: %s",
+                           t->os->op->def->name, sl_strerror(rc));
+        rc = sl__err_known(rc) ? rc : SL_EINTERNAL;
+    }
     return rc < 0 ? rc : SL_OK;
 }
 
@@ -84,16 +90,22 @@ void *sl__task_lstate(sl_task_t *t)
 
 const sl_op_t *sl_task_op(const sl_task_t *t)
 {
+    if (!t)
+        return NULL;
     return t->os->op;
 }
 
 void *sl_task_gstate(const sl_task_t *t)
 {
+    if (!t)
+        return NULL;
     return t->os->gstate;
 }
 
 void *sl_task_lstate(sl_task_t *t)
 {
+    if (!t)
+        return NULL;
     /* During combine the runtime hands over the local state being combined. */
     if (t->combine_lstate)
         return t->combine_lstate;
@@ -102,36 +114,50 @@ void *sl_task_lstate(sl_task_t *t)
 
 int64_t sl_task_index(const sl_task_t *t)
 {
+    if (!t)
+        return -1;
     return t->index;
 }
 
 int64_t sl_task_count(const sl_task_t *t)
 {
+    if (!t)
+        return 0;
     return t->count;
 }
 
 int sl_task_port(const sl_task_t *t)
 {
+    if (!t)
+        return -1;
     return t->port;
 }
 
 sl_batch_t *sl_task_input(const sl_task_t *t)
 {
+    if (!t)
+        return NULL;
     return t->input;
 }
 
 void *sl_task_arg(const sl_task_t *t)
 {
+    if (!t)
+        return NULL;
     return t->arg;
 }
 
 enum sl_device_kind sl_task_device_kind(const sl_task_t *t)
 {
+    if (!t)
+        return SL_DEVICE_CPU;
     return t->kind;
 }
 
 int sl_task_worker(const sl_task_t *t)
 {
+    if (!t)
+        return -1;
     if (!t->worker)
         return 0;
     return t->worker->gpu >= 0 ? t->worker->gpu : t->worker->id;
@@ -139,6 +165,8 @@ int sl_task_worker(const sl_task_t *t)
 
 int64_t sl_task_morsel_rows(const sl_task_t *t)
 {
+    if (!t)
+        return 0;
     /* By where the pipeline runs, not the stage: a host-only source in a pipeline placed on
      * a GPU must cut the morsels its task count was made for (with the GPU's size). */
     if (t->pipe && t->pipe->morsel_rows > 0) /* co-processed: one size on both devices */
@@ -171,28 +199,39 @@ int sl_task_option_float(const sl_task_t *t, const char *name, double *out)
 
 void *sl_task_stream(const sl_task_t *t)
 {
+    if (!t)
+        return NULL;
     return t->stream;
 }
 
 int sl_task_cancelled(const sl_task_t *t)
 {
+    if (!t)
+        return 0;
     return atomic_load_explicit(&t->q->failed, memory_order_relaxed) != 0;
 }
 
 int sl_task_fail(sl_task_t *t, int code, const char *fmt, ...)
 {
+    if (!t)
+        return sl__set_last_error(code < 0 ? code : SL_EINVAL, "sl_task_fail: NULL task");
     char msg[SL__MSG_MAX];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     int device = t->kind == SL_DEVICE_CPU ? 0 : t->gpu ? 1 + sl__gpu_ordinal(t->gpu) : -1;
-    return sl__query_fail_on(t->q, t->os->op->def->name, device, code < 0 ? code : SL_EINTERNAL,
-                             "%s: %s", t->os->op->def->name, msg);
+    /* The operator's name goes first, once: some messages already start with it. */
+    const char *name = t->os->op->def->name;
+    size_t nl = strlen(name);
+    bool named = strncmp(msg, name, nl) == 0 && msg[nl] == ':';
+    return sl__query_fail_on(t->q, name, device, code < 0 ? code : SL_EINTERNAL, "%s%s%s",
+                             named ? "" : name, named ? "" : ": ", msg);
 }
 
 int sl_task_emit(sl_task_t *t, sl_batch_t *b)
 {
+    SL__CHECK_ARGS(t);
     struct sl__pipeline *p = t->pipe;
     if (!b)
         return sl_task_fail(t, SL_EINVAL, "emitted a NULL batch");
@@ -253,6 +292,8 @@ int sl_task_emit(sl_task_t *t, sl_batch_t *b)
 
 void *sl_task_alloc(sl_task_t *t, size_t bytes)
 {
+    if (!t)
+        return NULL;
     struct sl_query *q = t->q;
     if (sl__engine_charge_host(q->eng, (int64_t)bytes) != SL_OK) {
         sl_task_fail(t, SL_EBUDGET, "needs %zu more bytes of host memory, over the engine's "
@@ -342,6 +383,7 @@ static void run_then(struct sl__node *n, struct sl__worker *w)
 int sl_task_spawn(sl_task_t *t, const struct sl_phase *work, int64_t n, void *arg,
                   const struct sl_phase *then)
 {
+    SL__CHECK_ARGS(t);
     if (!work || n < 0)
         return sl_task_fail(t, SL_EINVAL, "sl_task_spawn: bad arguments");
     if (!t->gnode)
@@ -384,6 +426,8 @@ int sl_task_spawn(sl_task_t *t, const struct sl_phase *work, int64_t n, void *ar
 
 sl_batch_t *sl_task_new_batch(sl_task_t *t, const sl_schema_t *schema, int64_t rows)
 {
+    if (!t)
+        return NULL;
     if (!schema || rows < 0) {
         sl_task_fail(t, SL_EINVAL, "sl_task_new_batch: bad arguments");
         return NULL;
@@ -414,6 +458,8 @@ sl_batch_t *sl_task_new_batch(sl_task_t *t, const sl_schema_t *schema, int64_t r
 
 int32_t *sl_task_status(const sl_task_t *t)
 {
+    if (!t)
+        return NULL;
     return t->status;
 }
 
@@ -458,6 +504,8 @@ void sl_task_profile_value(sl_task_t *t, const char *name, int64_t value)
 
 void sl_task_progress(sl_task_t *t, int64_t rows, int64_t bytes)
 {
+    if (!t)
+        return;
     (void)rows;
     atomic_fetch_add_explicit(&t->q->bytes_done, bytes, memory_order_relaxed);
 }

@@ -9,6 +9,8 @@
  * go back to the pool when the query is destroyed. */
 void *sl_task_device_alloc(sl_task_t *t, size_t bytes)
 {
+    if (!t)
+        return NULL;
     if (t->kind != SL_DEVICE_CUDA || !t->gpu) {
         sl_task_fail(t, SL_ESTATE, "sl_task_device_alloc: not a GPU task");
         return NULL;
@@ -75,6 +77,8 @@ void sl__query_free_device(struct sl_query *q)
 
 int64_t sl_task_device_budget(const sl_task_t *t)
 {
+    if (!t)
+        return 0;
     return t->kind == SL_DEVICE_CUDA && t->gpu ? sl__gpu_budget_left(t->gpu) : 0;
 }
 
@@ -88,6 +92,7 @@ int sl_batch_device(const sl_batch_t *b)
 
 int sl_task_batch_to_host(sl_task_t *t, sl_batch_t *b, sl_batch_t **out)
 {
+    SL__CHECK_ARGS(t && out);
     *out = NULL;
     if (!b)
         return sl_task_fail(t, SL_EINVAL, "sl_task_batch_to_host: no batch");
@@ -101,6 +106,7 @@ int sl_task_batch_to_host(sl_task_t *t, sl_batch_t *b, sl_batch_t **out)
 
 int sl_task_batch_to_device(sl_task_t *t, sl_batch_t *b, sl_batch_t **out)
 {
+    SL__CHECK_ARGS(t && out);
     *out = NULL;
     if (!b)
         return sl_task_fail(t, SL_EINVAL, "sl_task_batch_to_device: no batch");
@@ -121,6 +127,8 @@ int sl_task_batch_to_device(sl_task_t *t, sl_batch_t *b, sl_batch_t **out)
 
 sl_batch_t *sl_task_batch_slice(sl_task_t *t, sl_batch_t *b, int64_t offset, int64_t rows)
 {
+    if (!t)
+        return NULL;
     if (!b || offset < 0 || rows < 0 || offset > b->n_rows || rows > b->n_rows - offset) {
         sl_task_fail(t, SL_EINVAL, "sl_task_batch_slice: rows [%lld, +%lld) outside a batch of "
                      "%lld", (long long)offset, (long long)rows, b ? (long long)b->n_rows : 0LL);
@@ -134,6 +142,7 @@ sl_batch_t *sl_task_batch_slice(sl_task_t *t, sl_batch_t *b, int64_t offset, int
 
 int sl_table_to_device(sl_engine_t *eng, sl_table_t *t, int gpu, sl_table_t **out)
 {
+    SL__CHECK_ARGS(out);
     *out = NULL;
     if (!eng || !t)
         return sl__set_last_error(SL_EINVAL, "sl_table_to_device: bad arguments");

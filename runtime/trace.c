@@ -60,11 +60,12 @@ static const char *kind_cat(enum sl__trace_kind k)
 
 int sl__trace_write(const struct sl__trace *t, const char *path, char *err, size_t err_len)
 {
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        snprintf(err, err_len, "cannot write trace '%s': %s", path, strerror(errno));
-        return SL_EIO;
-    }
+    /* Replaced whole (or written in place to a device or FIFO): out_file.c. */
+    struct sl__out_file out;
+    int rc = sl__out_file_open(&out, path, err, err_len);
+    FILE *f = rc == SL_OK ? sl__out_file_stream(&out, err, err_len) : NULL;
+    if (!f)
+        return rc == SL_OK ? SL_EIO : rc;
     fprintf(f, "[\n");
     bool first = true;
     /* Name the tracks: process per device, thread per worker or stream. */
@@ -92,9 +93,5 @@ int sl__trace_write(const struct sl__trace *t, const char *path, char *err, size
         }
     }
     fprintf(f, "\n]\n");
-    if (fclose(f) != 0) {
-        snprintf(err, err_len, "cannot write trace '%s': %s", path, strerror(errno));
-        return SL_EIO;
-    }
-    return SL_OK;
+    return sl__out_file_commit(&out, err, err_len);
 }

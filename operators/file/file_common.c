@@ -150,10 +150,59 @@ uint64_t sl__xxh64(const void *data, size_t len)
 
 /* ---------------- file mappings ---------------- */
 
-int sl__fmap_open(const char *path, struct sl__fmap **out, char *err, size_t err_len)
+static void not_regular(const char *path, const struct stat *st, char *err, size_t err_len)
+{
+    snprintf(err, err_len, "cannot read '%s': not a regular file (%s)", path,
+             S_ISDIR(st->st_mode) ? "a directory" : S_ISFIFO(st->st_mode) ? "a FIFO"
+             : S_ISCHR(st->st_mode) || S_ISBLK(st->st_mode) ? "a device" : "a special file");
+}
+
+int sl__path_not_special(const char *path, char *err, size_t err_len)
+{
+    struct stat st;
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+        not_regular(path, &st, err, err_len);
+        return SL_EIO;
+    }
+    return SL_OK;
+}
+
+/* Reads [0, bytes) with pread into m->base; a file that shrank is an error. */
+static int fmap_read(int fd, struct sl__fmap *m, const char *path, char *err, size_t err_len)
+{
+    void *p = mmap(NULL, m->bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) {
+        snprintf(err, err_len, "cannot read '%s': no memory for its %zu bytes", path, m->bytes);
+        return SL_ENOMEM;
+    }
+    m->base = p;
+    for (size_t off = 0; off < m->bytes;) {
+        size_t step = m->bytes - off < (64u << 20) ? m->bytes - off : (64u << 20);
+        ssize_t k = pread(fd, (uint8_t *)p + off, step, (off_t)off);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k < 0) {
+            snprintf(err, err_len, "cannot read '%s': %s", path, strerror(errno));
+            return SL_EIO;
+        }
+        if (k == 0) {
+            snprintf(err, err_len, "cannot read '%s': it shrank from %zu to %zu bytes while "
+                     "being read", path, m->bytes, off);
+            return SL_EIO;
+        }
+        off += (size_t)k;
+    }
+    mprotect(p, m->bytes, PROT_READ); /* batches point into it: read-only from now on */
+    return SL_OK;
+}
+
+int sl__fmap_open(const char *path, uint64_t limit, struct sl__fmap **out, char *err,
+                  size_t err_len)
 {
     *out = NULL;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* O_NONBLOCK: opening a FIFO with no writer would block; a FIFO or device is refused
+     * by the fstat below before any read. */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) {
         snprintf(err, err_len, "cannot open '%s': %s", path, strerror(errno));
         return SL_EIO;
@@ -165,7 +214,7 @@ int sl__fmap_open(const char *path, struct sl__fmap **out, char *err, size_t err
         return SL_EIO;
     }
     if (!S_ISREG(st.st_mode)) {
-        snprintf(err, err_len, "cannot read '%s': not a regular file", path);
+        not_regular(path, &st, err, err_len);
         close(fd);
         return SL_EIO;
     }
@@ -176,18 +225,14 @@ int sl__fmap_open(const char *path, struct sl__fmap **out, char *err, size_t err
         return SL_ENOMEM;
     }
     atomic_init(&m->refs, 1);
-    m->bytes = (size_t)st.st_size;
-    if (m->bytes) {
-        void *p = mmap(NULL, m->bytes, PROT_READ, MAP_PRIVATE, fd, 0);
-        if (p == MAP_FAILED) {
-            snprintf(err, err_len, "cannot map '%s': %s", path, strerror(errno));
-            close(fd);
-            sl__free(m, sizeof *m);
-            return SL_EIO;
-        }
-        m->base = p;
+    m->file_bytes = (uint64_t)st.st_size;
+    m->bytes = (size_t)(m->file_bytes < limit ? m->file_bytes : limit);
+    int rc = m->bytes ? fmap_read(fd, m, path, err, err_len) : SL_OK;
+    close(fd);
+    if (rc < 0) {
+        sl__fmap_unref(m);
+        return rc;
     }
-    close(fd); /* the mapping stays valid */
     *out = m;
     return SL_OK;
 }
@@ -424,47 +469,42 @@ void sl__pieces_free(struct sl__pieces *p, void (*free_fn)(void *ptr, size_t byt
     memset(p, 0, sizeof *p);
 }
 
-/* ---------------- atomic replacement ---------------- */
+/* ---------------- output files ---------------- */
 
 #define WBUF_BYTES (1u << 20)
 
-int sl__wfile_open(struct sl__wfile *w, const char *path, char *err, size_t err_len)
+int sl__wfile_open(struct sl__wfile *w, const char *path, const sl_task_t *task, char *err,
+                   size_t err_len)
 {
-    static _Atomic uint64_t counter;
     memset(w, 0, sizeof *w);
-    w->fd = -1;
-    size_t n = strlen(path) + 64;
-    w->path = sl__strdup(path);
-    w->tmp = sl__malloc(n);
-    w->buf = sl__malloc(WBUF_BYTES);
-    if (!w->path || !w->tmp || !w->buf) {
+    w->out.fd = -1;
+    w->task = task;
+    if (!(w->buf = sl__malloc(WBUF_BYTES))) {
         snprintf(err, err_len, "out of memory");
-        sl__wfile_abort(w);
         return SL_ENOMEM;
     }
-    snprintf(w->tmp, n, "%s.tmp-%ld-%llu", path, (long)getpid(),
-             (unsigned long long)atomic_fetch_add(&counter, 1));
-    w->fd = open(w->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-    if (w->fd < 0) {
-        snprintf(err, err_len, "cannot write '%s' (creating the temporary file '%s'): %s", path,
-                 w->tmp, strerror(errno));
-        sl__free_str(w->tmp);
-        w->tmp = NULL; /* nothing to remove */
+    int rc = sl__out_file_open(&w->out, path, err, err_len);
+    if (rc < 0)
         sl__wfile_abort(w);
-        return SL_EIO;
-    }
-    return SL_OK;
+    return rc;
 }
 
-static int write_all(int fd, const uint8_t *p, size_t len, const char *path, char *err,
+static int write_all(struct sl__wfile *w, const uint8_t *p, size_t len, char *err,
                      size_t err_len)
 {
     while (len) {
-        ssize_t k = write(fd, p, len);
+        /* Checked between writes: a cancel (SIGINT in the CLI) ends a long write soon. */
+        if (w->task && sl_task_cancelled(w->task)) {
+            snprintf(err, err_len, "cancelled");
+            return SL_ECANCELED;
+        }
+        size_t step = len < WBUF_BYTES ? len : WBUF_BYTES;
+        ssize_t k = sl__out_file_write(&w->out, p, step);
         if (k < 0 && errno == EINTR)
             continue;
         if (k <= 0) {
-            snprintf(err, err_len, "cannot write '%s': %s", path, strerror(k < 0 ? errno : EIO));
+            snprintf(err, err_len, "cannot write '%s': %s", w->out.path,
+                     strerror(k < 0 ? errno : EIO));
             return SL_EIO;
         }
         p += k;
@@ -475,7 +515,7 @@ static int write_all(int fd, const uint8_t *p, size_t len, const char *path, cha
 
 static int wflush(struct sl__wfile *w, char *err, size_t err_len)
 {
-    int rc = write_all(w->fd, w->buf, w->n_buf, w->path, err, err_len);
+    int rc = write_all(w, w->buf, w->n_buf, err, err_len);
     w->n_buf = 0;
     return rc;
 }
@@ -484,6 +524,8 @@ int sl__wfile_write(struct sl__wfile *w, const void *data, size_t len, char *err
 {
     const uint8_t *p = data;
     w->off += len;
+    if (w->dry)
+        return SL_OK;
     if (w->n_buf + len <= WBUF_BYTES) {
         memcpy(w->buf + w->n_buf, p, len);
         w->n_buf += len;
@@ -493,7 +535,7 @@ int sl__wfile_write(struct sl__wfile *w, const void *data, size_t len, char *err
     if (rc != SL_OK)
         return rc;
     if (len >= WBUF_BYTES)
-        return write_all(w->fd, p, len, w->path, err, err_len);
+        return write_all(w, p, len, err, err_len);
     memcpy(w->buf, p, len);
     w->n_buf = len;
     return SL_OK;
@@ -514,11 +556,11 @@ int sl__wfile_pwrite(struct sl__wfile *w, const void *data, size_t len, uint64_t
         return rc;
     const uint8_t *p = data;
     while (len) {
-        ssize_t k = pwrite(w->fd, p, len, (off_t)off);
+        ssize_t k = pwrite(w->out.fd, p, len, (off_t)off);
         if (k < 0 && errno == EINTR)
             continue;
         if (k <= 0) {
-            snprintf(err, err_len, "cannot write '%s': %s", w->path,
+            snprintf(err, err_len, "cannot write '%s': %s", w->out.path,
                      strerror(k < 0 ? errno : EIO));
             return SL_EIO;
         }
@@ -532,42 +574,15 @@ int sl__wfile_pwrite(struct sl__wfile *w, const void *data, size_t len, uint64_t
 int sl__wfile_commit(struct sl__wfile *w, char *err, size_t err_len)
 {
     int rc = wflush(w, err, err_len);
-    if (rc != SL_OK)
-        return rc;
-    if (fsync(w->fd) != 0) {
-        snprintf(err, err_len, "cannot sync '%s': %s", w->path, strerror(errno));
-        return SL_EIO;
-    }
-    int fd = w->fd;
-    w->fd = -1;
-    if (close(fd) != 0) {
-        snprintf(err, err_len, "cannot close '%s': %s", w->path, strerror(errno));
-        return SL_EIO;
-    }
-    if (rename(w->tmp, w->path) != 0) {
-        snprintf(err, err_len, "cannot rename '%s' to '%s': %s", w->tmp, w->path,
-                 strerror(errno));
-        return SL_EIO;
-    }
-    sl__free_str(w->tmp);
-    w->tmp = NULL;
-    sl__wfile_abort(w); /* frees the rest */
-    return SL_OK;
+    if (rc == SL_OK)
+        rc = sl__out_file_commit(&w->out, err, err_len);
+    sl__wfile_abort(w); /* frees the rest; removes the temporary file after a failure */
+    return rc;
 }
 
 void sl__wfile_abort(struct sl__wfile *w)
 {
-    if (w->fd >= 0)
-        close(w->fd);
-    w->fd = -1;
-    if (w->tmp) {
-        unlink(w->tmp);
-        sl__free_str(w->tmp);
-        w->tmp = NULL;
-    }
-    if (w->path)
-        sl__free_str(w->path);
-    w->path = NULL;
+    sl__out_file_abort(&w->out);
     if (w->buf)
         sl__free(w->buf, WBUF_BYTES);
     w->buf = NULL;

@@ -74,16 +74,25 @@ uint64_t sl__xxh64_final(const struct sl__xxh64 *s);
 
 /* ---------------- read-only file mappings ---------------- */
 
-/* A whole file mapped read-only and shared by reference: batches that point into it
- * (zero-copy) each hold a reference, so the mapping outlives the query if a result
- * table still uses it. An empty file has base == NULL and bytes == 0. */
+/* A file's bytes read into memory and shared by reference: batches that point into it
+ * (zero-copy) each hold a reference, so it outlives the query if a result table still
+ * uses it. Read with pread, not mapped: a mapped file truncated while it is scanned
+ * kills the process with SIGBUS, while a read sees the short file and fails cleanly
+ * (docs/RELIABILITY.md). An empty file has base == NULL and bytes == 0. */
 struct sl__fmap {
     _Atomic int64_t refs;
     const uint8_t *base;
-    size_t bytes;
+    size_t bytes;           /* read: the first min(file_bytes, limit) bytes */
+    uint64_t file_bytes;    /* the file's size when opened */
 };
-/* Opens and maps `path`. On failure returns SL_EIO with strerror in err. */
-int sl__fmap_open(const char *path, struct sl__fmap **out, char *err, size_t err_len);
+/* Opens `path`, refusing anything but a regular file before any read can block (a FIFO
+ * or device), and reads its first `limit` bytes (UINT64_MAX: all). SL_EIO, SL_ENOMEM
+ * with the reason in err on failure. */
+int sl__fmap_open(const char *path, uint64_t limit, struct sl__fmap **out, char *err,
+                  size_t err_len);
+/* SL_EIO with the reason in err if `path` exists and is not a regular file (stat only:
+ * never blocks); SL_OK if it is one or is missing. */
+int sl__path_not_special(const char *path, char *err, size_t err_len);
 void sl__fmap_unref(struct sl__fmap *m);
 /* A buffer over [off, off + bytes) of the mapping, holding a reference to it. */
 struct sl__buf *sl__fmap_buf(struct sl__fmap *m, size_t off, size_t bytes);
@@ -162,27 +171,31 @@ void sl__pieces_sort(struct sl__pieces *p);
 /* Frees the array; each piece's ptr is released by free_fn (may be NULL) first. */
 void sl__pieces_free(struct sl__pieces *p, void (*free_fn)(void *ptr, size_t bytes));
 
-/* ---------------- atomic replacement of a file ---------------- */
+/* ---------------- output files ---------------- */
 
-/* A file being written to a temporary name beside `path` and renamed over it on
- * commit, so readers see the old file or the new one, never half of one. */
+/* A buffered output file (sl__out_file, runtime/out_file.c): a regular target is
+ * written to a temporary file beside it and renamed over it on commit, so readers see
+ * the old file or the new one, never half of one; a device, FIFO or symlink target is
+ * written in place as `cp` does. If `task` is set, writes stop once it is cancelled. */
 struct sl__wfile {
-    int fd;
-    char *path, *tmp;
+    struct sl__out_file out;
+    const sl_task_t *task;
+    bool dry;               /* count and hash only: nothing reaches the file */
     uint64_t off;           /* bytes written so far */
     uint8_t *buf;           /* write-behind buffer */
     size_t n_buf;
 };
-int sl__wfile_open(struct sl__wfile *w, const char *path, char *err, size_t err_len);
+int sl__wfile_open(struct sl__wfile *w, const char *path, const sl_task_t *task, char *err,
+                   size_t err_len);
 int sl__wfile_write(struct sl__wfile *w, const void *data, size_t len, char *err, size_t err_len);
 /* Pads with zero bytes up to the next multiple of 64. */
 int sl__wfile_pad64(struct sl__wfile *w, char *err, size_t err_len);
 /* Writes at an absolute offset (after flushing the buffer). */
 int sl__wfile_pwrite(struct sl__wfile *w, const void *data, size_t len, uint64_t off, char *err,
                      size_t err_len);
-/* Flushes, fsyncs, closes and renames over the target. */
+/* Flushes, fsyncs, closes and renames over the target (sl__out_file_commit). */
 int sl__wfile_commit(struct sl__wfile *w, char *err, size_t err_len);
-/* Closes and removes the temporary file (no-op after commit). */
+/* Closes and removes the temporary file (no-op after commit); safe twice. */
 void sl__wfile_abort(struct sl__wfile *w);
 
 #endif /* SLUICE_FILE_INT_H */

@@ -482,10 +482,17 @@ static int bin_bind(sl_bind_t *b)
         return sl_bind_fail(b, SL_ENOMEM, "out of memory");
     char err[512];
     struct sl__fmap *m;
-    if ((rc = sl__fmap_open(path, &m, err, sizeof err)) < 0)
+    /* Bind reads only the header: the fixed part says how long it is. */
+    if ((rc = sl__fmap_open(path, SL__SLCF_FIXED_BYTES, &m, err, sizeof err)) < 0)
         return sl_bind_fail(b, rc, "%s", err);
+    if (m->bytes == SL__SLCF_FIXED_BYTES && sl__get_u32(m->base + 12) > m->bytes) {
+        uint32_t header_bytes = sl__get_u32(m->base + 12);
+        sl__fmap_unref(m);
+        if ((rc = sl__fmap_open(path, header_bytes, &m, err, sizeof err)) < 0)
+            return sl_bind_fail(b, rc, "%s", err);
+    }
     struct slcf_header h;
-    rc = slcf_read_header(path, m->base, m->bytes, &h, err, sizeof err);
+    rc = slcf_read_header(path, m->base, m->file_bytes, &h, err, sizeof err);
     if (rc >= 0 && keep_columns(d, &h) < 0) {
         rc = SL_ENOMEM;
         snprintf(err, sizeof err, "out of memory");
@@ -519,7 +526,7 @@ static int64_t bin_tasks(sl_task_t *t)
     const struct bin_data *d = sl_op_data(sl_task_op(t));
     struct bin_global *g = sl_task_gstate(t);
     char err[512];
-    int rc = sl__fmap_open(d->path, &g->map, err, sizeof err);
+    int rc = sl__fmap_open(d->path, UINT64_MAX, &g->map, err, sizeof err);
     if (rc >= 0)
         rc = slcf_read_header(d->path, g->map->base, g->map->bytes, &g->h, err, sizeof err);
     if (rc >= 0) {

@@ -139,11 +139,15 @@ static int csv_bind(sl_bind_t *b)
     if (range_bytes < 1)
         return sl_bind_fail(b, SL_EINVAL, "range_bytes must be >= 1, got %lld",
                             (long long)range_bytes);
+    char err[256];
+    /* A FIFO or device is refused already here, so explain says so too (stat does not
+     * block); a missing file may still appear before the query runs. */
+    if ((rc = sl__path_not_special(path, err, sizeof err)) < 0)
+        return sl_bind_fail(b, rc, "%s", err);
     struct csv_data *d = sl__calloc(1, sizeof *d);
     if (!d)
         return sl_bind_fail(b, SL_ENOMEM, "out of memory");
     sl_bind_set_data(b, d, csv_data_free);
-    char err[256];
     if ((rc = sl__collist_parse(cols, 1, &d->cols, err, sizeof err)) < 0)
         return sl_bind_fail(b, rc, "columns: %s", err);
     d->path = sl__strdup(path);
@@ -292,7 +296,7 @@ static int csv_prepare(sl_task_t *t)
     const struct csv_data *d = sl_op_data(sl_task_op(t));
     struct csv_global *g = sl_task_gstate(t);
     char err[512];
-    int rc = sl__fmap_open(d->path, &g->map, err, sizeof err);
+    int rc = sl__fmap_open(d->path, UINT64_MAX, &g->map, err, sizeof err);
     if (rc < 0)
         return sl_task_fail(t, rc, "%s", err);
     if (g->map->bytes == 0) {

@@ -5,9 +5,11 @@
  * section, validity section and (strings) data section (64-byte aligned), hashing
  * each section as it goes;
  * then the header with the section offsets and checksums, and renames the file over
- * `path`. Memory: the input batches stay referenced until finalize (no copy). */
+ * `path` (a FIFO or device target, written in place, cannot seek: a first pass that
+ * writes nothing computes the header, which then goes out first). Memory: the input batches stay referenced until finalize (no copy). */
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "file_int.h"
 
@@ -353,6 +355,22 @@ static void fill_header(uint8_t *hd, uint32_t header_bytes, const sl_schema_t *s
     sl__put_u64(hd + 32, sl__xxh64(hd, header_bytes));
 }
 
+/* The header area (hd as it stands), then every column's sections. */
+static int write_body(struct sl__wfile *w, sl_task_t *t, const struct sl__pieces *g,
+                      const sl_schema_t *s, uint64_t n_rows, struct colinfo *ci,
+                      const uint8_t *hd, size_t header_bytes, char *err, size_t err_len)
+{
+    int rc = sl__wfile_write(w, hd, header_bytes, err, err_len);
+    if (rc >= 0)
+        rc = sl__wfile_pad64(w, err, err_len);
+    for (int c = 0; c < s->n_fields && rc >= 0; c++) {
+        rc = write_column(w, g, c, s->fields[c].type, n_rows, &ci[c], err, err_len);
+        if (sl_task_cancelled(t))
+            rc = SL_ECANCELED;
+    }
+    return rc;
+}
+
 static int wbin_finalize(sl_task_t *t)
 {
     const char *path = sl_op_data(sl_task_op(t));
@@ -378,17 +396,20 @@ static int wbin_finalize(sl_task_t *t)
     }
     char err[512];
     struct sl__wfile w;
-    int rc = sl__wfile_open(&w, path, err, sizeof err);
-    if (rc >= 0)
-        rc = sl__wfile_write(&w, hd, header_bytes, err, sizeof err); /* placeholder */
-    if (rc >= 0)
-        rc = sl__wfile_pad64(&w, err, sizeof err);
-    for (int c = 0; c < s->n_fields && rc >= 0; c++) {
-        rc = write_column(&w, g, c, s->fields[c].type, n_rows, &ci[c], err, sizeof err);
-        if (sl_task_cancelled(t))
-            rc = SL_ECANCELED;
+    int rc = sl__wfile_open(&w, path, t, err, sizeof err);
+    /* A FIFO or device cannot seek back to the header: a first pass that writes nothing
+     * computes the offsets and checksums, so the header goes out first. */
+    bool seekable = rc >= 0 && lseek(w.out.fd, 0, SEEK_CUR) >= 0;
+    if (rc >= 0 && !seekable) {
+        w.dry = true;
+        rc = write_body(&w, t, g, s, n_rows, ci, hd, header_bytes, err, sizeof err);
+        fill_header(hd, (uint32_t)header_bytes, s, n_rows, w.off, ci);
+        w.dry = false;
+        w.off = 0;
     }
-    if (rc >= 0) {
+    if (rc >= 0)
+        rc = write_body(&w, t, g, s, n_rows, ci, hd, header_bytes, err, sizeof err);
+    if (rc >= 0 && seekable) {
         /* The file ends after the last section's padding. */
         fill_header(hd, (uint32_t)header_bytes, s, n_rows, w.off, ci);
         rc = sl__wfile_pwrite(&w, hd, header_bytes, 0, err, sizeof err);
@@ -398,8 +419,7 @@ static int wbin_finalize(sl_task_t *t)
     sl__free(ci, 0);
     sl__free(hd, 0);
     if (rc < 0) {
-        if (w.path || w.tmp)
-            sl__wfile_abort(&w);
+        sl__wfile_abort(&w); /* no temporary file stays behind */
         return rc == SL_ECANCELED ? rc : sl_task_fail(t, rc, "%s", err);
     }
     return SL_OK;

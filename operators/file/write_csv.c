@@ -210,7 +210,7 @@ static int wcsv_finalize(sl_task_t *t)
     sl__pieces_sort(g);
     char err[512];
     struct sl__wfile w;
-    int rc = sl__wfile_open(&w, d->path, err, sizeof err);
+    int rc = sl__wfile_open(&w, d->path, t, err, sizeof err);
     if (rc < 0)
         return sl_task_fail(t, rc, "%s", err);
     if (d->header) {
@@ -232,8 +232,8 @@ static int wcsv_finalize(sl_task_t *t)
     if (rc >= 0)
         rc = sl__wfile_commit(&w, err, sizeof err);
     if (rc < 0) {
-        sl__wfile_abort(&w);
-        return sl_task_fail(t, rc, "%s", err);
+        sl__wfile_abort(&w); /* no temporary file stays behind */
+        return rc == SL_ECANCELED ? rc : sl_task_fail(t, rc, "%s", err);
     }
     return SL_OK;
 }

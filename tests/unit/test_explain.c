@@ -231,3 +231,25 @@ SL_TEST(string_columns_have_a_width)
     assert_true(date_bytes > 0);
     assert_int_equal(str_bytes, 5 * date_bytes);
 }
+
+SL_TEST(huge_row_counts_saturate_instead_of_wrapping)
+{
+    /* 2^60 rows of a sort: the estimate was -9 EB (rows x width wrapped); INT64_MAX rows
+     * made the task count wrap too. Now sizes saturate and stay over any budget. */
+    const char *plans[] = {"s = gen.sequence rows=2^60\no = sort(s) by=x\noutput o\n",
+                           "s = gen.sequence rows=9223372036854775807\no = sort(s) by=x\n"
+                           "output o\n"};
+    for (int i = 0; i < 2; i++) {
+        struct fx f;
+        const struct sl_explain *ex = fx_open(&f, plans[i], 1 << 30, SL_PLACE_CPU);
+        for (int k = 0; k < ex->n_pipelines; k++) {
+            const struct sl_explain_pipeline *p = &ex->pipelines[k];
+            assert_true(p->tasks > 0);
+            assert_true(p->host_bytes > ex->host_budget);
+            assert_true(p->bytes_h2d >= 0 && p->bytes_d2h >= 0 && p->gpu_bytes >= 0);
+        }
+        assert_true(ex->host_peak > ex->host_budget);
+        json_has(f.q, (const char *const[]){"\"host_over_budget\":true", NULL});
+        fx_close(&f);
+    }
+}
