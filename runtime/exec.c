@@ -51,22 +51,29 @@ static int check_consumers(struct sl_query *q)
 /* The source of the pipeline that ends at `sink` and starts from node `producer`, and in
  * *depth the number of streaming nodes between. A walk back through single inputs stops
  * at a node that produces rows, or at a shared node (other than the one `sink` keeps),
- * whose rows the pipeline then reads from its keeper. -1: a node on the way neither
- * produces nor streams rows. */
-static int pipeline_source(struct sl_query *q, const struct sl__opstate *sink, int producer,
-                           int *depth)
+ * whose rows the pipeline then reads through a reader of its own. NULL (the query
+ * failed): a node on the way neither produces nor streams rows. */
+static struct sl__opstate *pipeline_source(struct sl_query *q, const struct sl__opstate *sink,
+                                           int producer, int *depth)
 {
     *depth = 0;
     for (int cur = producer;; cur = q->plan->nodes[cur]->inputs[0]) {
         const struct sl_op *op = q->plan->nodes[cur];
-        bool kept_here = sl__share_keeper(q, cur) == sink;
-        if ((sl__share_keeper(q, cur) && !kept_here) || (op->def->flags & SL_OP_SOURCE))
-            return cur;
+        struct sl__opstate *keeper = sl__share_keeper(q, cur);
+        if (keeper && keeper != sink) {
+            struct sl__opstate *r = sl__share_reader(q, cur);
+            if (!r)
+                sl__query_fail(q, op->def->name, SL_EINTERNAL,
+                               "node %d (%s) has more consumers than readers", cur, op->def->name);
+            return r;
+        }
+        if (op->def->flags & SL_OP_SOURCE)
+            return &q->ops[cur];
         if (!(op->def->flags & SL_OP_STREAM) || op->n_inputs != 1) {
             sl__query_fail(q, op->def->name, SL_EINVAL,
                            "node %d (%s) neither produces rows nor streams them", cur,
                            op->def->name);
-            return -1;
+            return NULL;
         }
         ++*depth;
     }
@@ -81,8 +88,8 @@ static int add_pipeline(struct sl_query *q, struct sl__opstate *sink, int port, 
     p->sink = sink;
     p->sink_port = port;
     int depth;
-    int src = pipeline_source(q, sink, producer, &depth);
-    if (src < 0)
+    p->source = pipeline_source(q, sink, producer, &depth);
+    if (!p->source)
         return q->err.code;
     p->chain = depth ? sl__calloc((size_t)depth, sizeof *p->chain) : NULL;
     if (depth && !p->chain)
@@ -93,12 +100,6 @@ static int add_pipeline(struct sl_query *q, struct sl__opstate *sink, int port, 
         p->chain[k] = &q->ops[cur];
         cur = q->plan->nodes[cur]->inputs[0];
     }
-    p->source = sl__share_keeper(q, src) && sl__share_keeper(q, src) != sink
-                    ? sl__share_reader(q, src)
-                    : &q->ops[src];
-    if (!p->source)
-        return sl__query_fail(q, "", SL_EINTERNAL, "node %d has more consumers than readers",
-                              src);
     p->device = -1;
     sl__pipeline_signature(p);
     q->n_pipes++;
