@@ -166,30 +166,15 @@ int sl__share_charge(sl_task_t *t, sl_batch_t *b)
 /* ---------------- core.share_read ---------------- */
 
 struct reader_global {
-    int64_t morsel;
-    int64_t *first_task; /* per kept batch: index of its first task; then the task count */
+    struct sl__morsels m;
 };
-
-static sl_table_t *kept_table(sl_task_t *t)
-{
-    return sl__collect_result(t->os->share->gstate);
-}
 
 static int64_t reader_tasks(sl_task_t *t)
 {
     struct reader_global *g = sl_task_gstate(t);
-    sl_table_t *tab = kept_table(t);
-    g->morsel = sl_task_morsel_rows(t);
-    g->first_task = sl__calloc((size_t)(tab->n_batches + 1), sizeof *g->first_task);
-    if (!g->first_task)
-        return sl_task_fail(t, SL_ENOMEM, "out of memory");
-    int64_t n = 0;
-    for (int64_t i = 0; i < tab->n_batches; i++) {
-        g->first_task[i] = n;
-        n += (tab->batches[i]->n_rows + g->morsel - 1) / g->morsel;
-    }
-    g->first_task[tab->n_batches] = n;
-    return n;
+    sl_table_t *kept = sl__collect_result(t->os->share->gstate);
+    int64_t n = sl__morsels_cut(&g->m, kept, sl_task_morsel_rows(t));
+    return n < 0 ? sl_task_fail(t, SL_ENOMEM, "out of memory") : n;
 }
 
 /* Task i emits a slice of one kept batch: a batch object of its own over the shared
@@ -197,19 +182,8 @@ static int64_t reader_tasks(sl_task_t *t)
 static int reader_source(sl_task_t *t)
 {
     struct reader_global *g = sl_task_gstate(t);
-    sl_table_t *tab = kept_table(t);
-    int64_t task = sl_task_index(t), lo = 0, hi = tab->n_batches - 1;
-    while (lo < hi) { /* the batch holding this task */
-        int64_t mid = (lo + hi + 1) / 2;
-        if (g->first_task[mid] <= task)
-            lo = mid;
-        else
-            hi = mid - 1;
-    }
-    sl_batch_t *b = tab->batches[lo];
-    int64_t off = (task - g->first_task[lo]) * g->morsel;
-    int64_t len = b->n_rows - off < g->morsel ? b->n_rows - off : g->morsel;
-    sl_batch_t *s = sl__batch_slice(b, off, len);
+    sl_table_t *kept = sl__collect_result(t->os->share->gstate);
+    sl_batch_t *s = sl__morsels_slice(&g->m, kept, sl_task_index(t));
     if (!s)
         return sl_task_fail(t, SL_ENOMEM, "out of memory slicing a shared batch");
     return sl_task_emit(t, s);
@@ -218,7 +192,7 @@ static int reader_source(sl_task_t *t)
 static void reader_fini_global(const sl_op_t *op, void *gs)
 {
     (void)op;
-    sl__free(((struct reader_global *)gs)->first_task, 0);
+    sl__morsels_free(&((struct reader_global *)gs)->m);
 }
 
 /* Seconds per task: a slice per morsel, whatever its rows. */
