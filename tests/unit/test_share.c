@@ -124,6 +124,35 @@ static sl_table_t *result(struct run *r, const char *name)
     return t;
 }
 
+/* A plan whose `rows`-row sequence (x = 0, 1, ...) is read by two sums, s1 and s2; with
+ * `shared` false the sequence is written once per sum (the reference). */
+static const char *two_sums(char *buf, size_t cap, long long rows, bool shared)
+{
+    char b[96] = "";
+    if (!shared)
+        snprintf(b, sizeof b, "b = gen.sequence rows=%lld column=x\n", rows);
+    snprintf(buf, cap,
+             "a = gen.sequence rows=%lld column=x\n%s"
+             "s1 = aggregate.sum(a) column=x\n"
+             "s2 = aggregate.sum(%s) column=x\n"
+             "output s1 as s1\noutput s2 as s2\n",
+             rows, b, shared ? "a" : "b");
+    return buf;
+}
+
+/* Asserts that both sums of a two_sums run are those of 0..rows-1. */
+static void assert_two_sums(struct run *r, long long rows)
+{
+    char want[64], cell[64];
+    snprintf(want, sizeof want, "%lld", rows * (rows - 1) / 2);
+    for (int k = 0; k < 2; k++) {
+        sl_table_t *t = result(r, k ? "s2" : "s1");
+        tr_cell(sl_table_batch(t, 0), 1, 0, cell, sizeof cell);
+        assert_string_equal(cell, want);
+        sl_table_unref(t);
+    }
+}
+
 /* Runs `shared` and `reference` (the same plan with the shared node written once per
  * consumer) and compares outputs names[0..n); ordered[i] says whether row order counts.
  * Returns the shared run's profile rows_out of node `node` (operator `op`). */
@@ -295,24 +324,14 @@ SL_TEST(shared_nodes_over_shared_nodes)
 SL_TEST(kept_rows_freed_after_last_reader)
 {
     sl_engine_t *e = open_engine(2, 100000, 0);
-    const char *text = "a = gen.sequence rows=1000000 column=x\n"
-                       "s1 = aggregate.sum(a) column=x\n"
-                       "s2 = aggregate.sum(a) column=x\n"
-                       "output s1 as s1\n"
-                       "output s2 as s2\n";
+    char text[512];
     struct run r;
-    SL_ASSERT_OK(run_text(e, text, &r));
+    SL_ASSERT_OK(run_text(e, two_sums(text, sizeof text, 1000000, true), &r));
     struct sl_mem_stats ms = SL_MEM_STATS_INIT;
     SL_ASSERT_OK(sl_engine_mem_stats(e, &ms));
     assert_true(ms.host_peak >= 8000000); /* all rows were kept at once */
     assert_true(ms.host_in_use < 1000000);
-    for (int k = 0; k < 2; k++) {
-        sl_table_t *t = result(&r, k ? "s2" : "s1");
-        char cell[64];
-        tr_cell(sl_table_batch(t, 0), 1, 0, cell, sizeof cell);
-        assert_string_equal(cell, "499999500000");
-        sl_table_unref(t);
-    }
+    assert_two_sums(&r, 1000000);
     run_end(&r);
     sl_engine_close(e);
     assert_no_leaks();
@@ -323,37 +342,20 @@ SL_TEST(kept_rows_freed_after_last_reader)
 SL_TEST(small_host_budget_fails_cleanly)
 {
     sl_engine_t *e = open_engine(2, 65536, 4 << 20);
-    const char *shared = "a = gen.sequence rows=2000000 column=x\n"
-                         "s1 = aggregate.sum(a) column=x\n"
-                         "s2 = aggregate.sum(a) column=x\n"
-                         "output s1 as s1\n"
-                         "output s2 as s2\n";
-    const char *streamed = "a = gen.sequence rows=2000000 column=x\n"
-                           "b = gen.sequence rows=2000000 column=x\n"
-                           "s1 = aggregate.sum(a) column=x\n"
-                           "s2 = aggregate.sum(b) column=x\n"
-                           "output s1 as s1\n"
-                           "output s2 as s2\n";
+    char text[512];
     struct run r;
-    assert_int_equal(run_text(e, shared, &r), SL_EBUDGET);
+    assert_int_equal(run_text(e, two_sums(text, sizeof text, 2000000, true), &r), SL_EBUDGET);
     assert_non_null(strstr(sl_query_errmsg(r.q), "budget"));
     run_end(&r);
     struct sl_mem_stats ms = SL_MEM_STATS_INIT;
     SL_ASSERT_OK(sl_engine_mem_stats(e, &ms));
     assert_int_equal(ms.host_in_use, 0);
-    SL_ASSERT_OK(run_text(e, streamed, &r));
+    SL_ASSERT_OK(run_text(e, two_sums(text, sizeof text, 2000000, false), &r));
+    assert_two_sums(&r, 2000000);
     run_end(&r);
     /* A shared node whose rows fit runs on the same engine. */
-    SL_ASSERT_OK(run_text(e, "a = gen.sequence rows=100000 column=x\n"
-                             "s1 = aggregate.sum(a) column=x\n"
-                             "s2 = aggregate.sum(a) column=x\n"
-                             "output s1 as s1\n"
-                             "output s2 as s2\n", &r));
-    sl_table_t *t = result(&r, "s2");
-    char cell[64];
-    tr_cell(sl_table_batch(t, 0), 1, 0, cell, sizeof cell);
-    assert_string_equal(cell, "4999950000");
-    sl_table_unref(t);
+    SL_ASSERT_OK(run_text(e, two_sums(text, sizeof text, 100000, true), &r));
+    assert_two_sums(&r, 100000);
     run_end(&r);
     sl_engine_close(e);
     assert_no_leaks();
@@ -395,11 +397,8 @@ SL_TEST(kept_rows_made_outside_the_budget_count_in_it)
 SL_TEST(cancel_while_readers_run)
 {
     sl_engine_t *e = open_engine(2, 1, 0);
-    const char *text = "a = gen.sequence rows=100000 column=x\n"
-                       "s1 = aggregate.sum(a) column=x\n"
-                       "s2 = aggregate.sum(a) column=x\n"
-                       "output s1 as s1\n"
-                       "output s2 as s2\n";
+    char text[512];
+    two_sums(text, sizeof text, 100000, true);
     for (int late = 0; late < 2; late++) {
         sl_plan_t *p = sl_test_plan_parse(text);
         sl_query_t *q;
@@ -425,6 +424,7 @@ SL_TEST(cancel_while_readers_run)
     }
     struct run r;
     SL_ASSERT_OK(run_text(e, text, &r));
+    assert_two_sums(&r, 100000);
     run_end(&r);
     sl_engine_close(e);
     assert_no_leaks();
