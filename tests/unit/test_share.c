@@ -2,10 +2,12 @@
  * two sides; an aggregate, a filter and an output of one node; shared nodes over shared
  * nodes) gives the rows of the same plan with the node written once per consumer, is
  * computed once (its profile rows), lets its kept rows go when its last reader is done,
- * fails cleanly under a small host budget, can be cancelled, and shows in explain. */
+ * fails cleanly under a small host budget or failing allocations, can be cancelled, and
+ * shows in explain, the profile and the trace. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "internal.h"
 #include "sl_test.h"
@@ -430,6 +432,52 @@ SL_TEST(cancel_while_readers_run)
     assert_no_leaks();
 }
 
+/* The k-th allocation of building and running a shared plan fails, for every k until a
+ * run succeeds: each attempt fails with SL_ENOMEM or gives the right sums, and nothing
+ * leaks (the keeper, its readers and the kept batches are freed on every path). */
+SL_TEST(injected_allocation_failures)
+{
+    sl_engine_t *e = open_engine(2, 100, 0);
+    int succeeded = 0, failed = 0;
+    for (int k = 0; k < 1000 && !succeeded; k++) {
+        sl_plan_t *p = NULL;
+        sl_query_t *q = NULL;
+        int g = -1, s1 = -1, s2 = -1;
+        sl__mem_fail_after(k);
+        int rc = sl_plan_create(&p);
+        if (rc == SL_OK)
+            rc = sl_plan_add(p, "gen.sequence", NULL, 0, "rows=1000", &g);
+        if (rc == SL_OK)
+            rc = sl_plan_add(p, "aggregate.sum", (int[]){g}, 1, "column=x", &s1);
+        if (rc == SL_OK)
+            rc = sl_plan_add(p, "aggregate.sum", (int[]){g}, 1, "column=x", &s2);
+        if (rc == SL_OK)
+            rc = sl_plan_output(p, s1, "s1");
+        if (rc == SL_OK)
+            rc = sl_plan_output(p, s2, "s2");
+        if (rc == SL_OK)
+            rc = sl_query_create(e, p, &q);
+        if (rc == SL_OK)
+            rc = sl_query_run(q);
+        sl__mem_fail_after(-1);
+        if (rc == SL_OK) {
+            struct run r = {p, q};
+            assert_two_sums(&r, 1000);
+            succeeded = 1;
+        } else if (rc != SL_ENOMEM) {
+            fail_msg("k=%d: rc=%s (%s)", k, sl_err_name(rc), sl_last_errmsg());
+        } else {
+            failed++;
+        }
+        sl_query_destroy(q);
+        sl_plan_destroy(p);
+    }
+    assert_true(succeeded);
+    assert_true(failed > 50); /* the query's own allocations were reached too */
+    sl_engine_close(e);
+    assert_no_leaks();
+}
+
 /* explain: one pipeline ends at the shared node's keeper, one per consumer starts at a
  * reader of it; both name the shared node. The profile lists them too. */
 SL_TEST(explain_shows_shared_node_and_consumers)
@@ -467,7 +515,18 @@ SL_TEST(explain_shows_shared_node_and_consumers)
     assert_non_null(json);
     assert_non_null(strstr(json, "{\"op\":\"core.share\",\"node\":0,\"name\":\"a\""));
     assert_non_null(strstr(json, "{\"op\":\"core.share_read\",\"node\":0,\"name\":\"a\""));
+    char trace[64];
+    snprintf(trace, sizeof trace, "/tmp/sl_share_trace_%d.json", (int)getpid());
+    SL_ASSERT_OK(sl_query_trace(q, trace));
     SL_ASSERT_OK(sl_query_run(q));
+    /* The trace has the keeper's spans (its pipeline's tasks and finalize). */
+    FILE *f = fopen(trace, "rb");
+    assert_non_null(f);
+    static char text[1 << 20];
+    text[fread(text, 1, sizeof text - 1, f)] = 0;
+    fclose(f);
+    remove(trace);
+    assert_non_null(strstr(text, "\"core.share\""));
     const char *prof = sl_query_profile_json(q);
     assert_int_equal(profile_rows_out(prof, 0, "gen.keys"), 5000);
     assert_int_equal(profile_rows_out(prof, 0, "core.share_read"), 4 * 5000); /* 4 readers */
