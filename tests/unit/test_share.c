@@ -321,6 +321,28 @@ SL_TEST(shared_nodes_over_shared_nodes)
     assert_no_leaks();
 }
 
+/* One plan, several queries at once: each has its own keeper and readers. */
+SL_TEST(one_plan_three_queries_at_once)
+{
+    sl_engine_t *e = open_engine(4, 5000, 0);
+    char text[512];
+    sl_plan_t *p = sl_test_plan_parse(two_sums(text, sizeof text, 200000, true));
+    sl_query_t *q[3];
+    for (int i = 0; i < 3; i++) {
+        SL_ASSERT_OK(sl_query_create(e, p, &q[i]));
+        SL_ASSERT_OK(sl_query_start(q[i]));
+    }
+    for (int i = 0; i < 3; i++) {
+        SL_ASSERT_OK(sl_query_wait(q[i]));
+        struct run r = {p, q[i]};
+        assert_two_sums(&r, 200000);
+        sl_query_destroy(q[i]);
+    }
+    sl_plan_destroy(p);
+    sl_engine_close(e);
+    assert_no_leaks();
+}
+
 /* The kept rows go when the last reader is done, not when the query is destroyed: after
  * the run, the budget holds only what the outputs hold. */
 SL_TEST(kept_rows_freed_after_last_reader)
