@@ -78,7 +78,8 @@ SL_API int sl_plan_output(sl_plan_t *plan, int node_id, const char *name);
 /* Like sl_plan_output, but batches that a GPU produced stay in its memory: the result
  * table then holds device batches (sl_batch_device says where; sl_table_to_host copies
  * a table back). For plans whose consumer is on the GPU too, and for benchmarks of
- * GPU-resident data. Errors as sl_plan_output. Added in 0.2. */
+ * GPU-resident data. A node with several consumers keeps its rows on the host, so its
+ * outputs hold host batches. Errors as sl_plan_output. Added in 0.2. */
 SL_API int sl_plan_output_device(sl_plan_t *plan, int node_id, const char *name);
 
 /* The output name of a node (its first, when it is several outputs), or NULL if the
