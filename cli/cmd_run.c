@@ -72,8 +72,8 @@ int cmd_run(int argc, char **argv)
     if (rc != SL_OK) {
         exit_code = cli_fail("the plan failed: %s", sl_query_errmsg(q));
     } else {
-        for (int n = 0; n < sl_plan_num_nodes(plan); n++) {
-            const char *out = sl_plan_output_name(plan, n);
+        for (int n = 0; n < sl_plan_num_outputs(plan); n++) {
+            const char *out = sl_plan_output_at(plan, n, NULL);
             sl_table_t *t;
             if (!out || sl_query_result(q, out, &t) != SL_OK)
                 continue;

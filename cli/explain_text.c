@@ -21,12 +21,14 @@ static const char *stage_name(const struct sl_explain_stage *x)
     return x->node < 0 ? "output" : x->op;
 }
 
-/* The estimated source rows of the pipeline feeding input `port` of node `node`, or -1. */
+/* The estimated source rows of the pipeline feeding input `port` of node `node`, or -1.
+ * (A shared node's keeper, core.share, also names the node: it is no input of it.) */
 static int64_t rows_into(const struct sl_explain *ex, int node, int port)
 {
     for (int k = 0; k < ex->n_pipelines; k++) {
         const struct sl_explain_pipeline *q = &ex->pipelines[k];
-        if (q->stages[q->n_stages - 1].node == node && q->sink_port == port)
+        const struct sl_explain_stage *sink = &q->stages[q->n_stages - 1];
+        if (sink->node == node && q->sink_port == port && strcmp(sink->op, "core.share") != 0)
             return q->rows;
     }
     return -1;
@@ -80,7 +82,15 @@ static void print_flow(const sl_plan_t *plan, const struct sl_explain *ex,
             printf(" on %s", x->on_gpu ? "gpu" : "cpu");
     }
     const struct sl_explain_stage *sink = &p->stages[p->n_stages - 1];
-    if (sink->node >= 0) {
+    if (!strcmp(sink->op, "core.share")) {
+        /* A shared node: computed once here, read by a core.share_read per consumer. */
+        printf(": computed once, read by pipelines");
+        for (int k = 0; k < ex->n_pipelines; k++) {
+            const struct sl_explain_stage *src = &ex->pipelines[k].stages[0];
+            if (!strcmp(src->op, "core.share_read") && src->node == sink->node)
+                printf(" %d", ex->pipelines[k].id);
+        }
+    } else if (sink->node >= 0) {
         printf(", its input %d", p->sink_port);
         if (!strcmp(sink->op, "join"))
             print_join_side(plan, ex, sink->node, p->sink_port);

@@ -36,8 +36,8 @@ int main(int argc, char **argv)
     if (rc != SL_OK) {
         fprintf(stderr, "%s\n", q ? sl_query_errmsg(q) : sl_plan_errmsg(plan));
     } else {
-        for (int i = 0; i < sl_plan_num_nodes(plan); i++) {
-            const char *name = sl_plan_output_name(plan, i);
+        for (int i = 0; i < sl_plan_num_outputs(plan); i++) {
+            const char *name = sl_plan_output_at(plan, i, NULL);
             sl_table_t *t;
             if (name && sl_query_result(q, name, &t) == SL_OK) {
                 printf("%s: %lld rows\n", name, (long long)sl_table_num_rows(t));

@@ -198,6 +198,34 @@ sl_table_t *sl__collect_result(void *gstate)
     return ((struct collect_global *)gstate)->table;
 }
 
+void sl__collect_drop(void *gstate)
+{
+    struct collect_global *g = gstate;
+    entries_free(&g->all);
+    sl_table_unref(g->table);
+    g->table = NULL;
+}
+
+/* The keeper of a shared node's rows (share.c) is a collector whose sink first counts in
+ * the host budget what the kept batches hold outside it. */
+static int share_sink(sl_task_t *t)
+{
+    int rc = sl__share_charge(t, sl_task_input(t));
+    return rc < 0 ? rc : collect_sink(t);
+}
+
+static const struct sl_impl share_sink_impl[] = {{.device = SL_DEVICE_CPU, .run = share_sink}};
+static const struct sl_phase share_sink_phase = {share_sink_impl, 1, collect_cost};
+
+const struct sl_op_def sl__share_def = {
+    COLLECT_DEF_COMMON,
+    .name = "core.share",
+    .doc = "keeps the rows of a node that feeds several consumers, for its readers (added "
+           "by the runtime)",
+    .sink = &share_sink_phase,
+    .can_split = collect_can_split,
+};
+
 /* The same collector for sl_plan_output_device: its sink also runs on a GPU, where it
  * keeps the device batches as they are instead of having the runtime download them. */
 static const struct sl_impl collect_device_sink_impl[] = {

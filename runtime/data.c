@@ -189,6 +189,43 @@ sl_batch_t *sl__batch_slice(sl_batch_t *src, int64_t off, int64_t len)
     return b;
 }
 
+int64_t sl__morsels_cut(struct sl__morsels *m, const sl_table_t *t, int64_t morsel)
+{
+    m->morsel = morsel;
+    m->first_task = sl__calloc((size_t)(t->n_batches + 1), sizeof *m->first_task);
+    if (!m->first_task)
+        return SL_ENOMEM;
+    int64_t n = 0;
+    for (int64_t i = 0; i < t->n_batches; i++) {
+        m->first_task[i] = n;
+        n += (t->batches[i]->n_rows + morsel - 1) / morsel;
+    }
+    m->first_task[t->n_batches] = n;
+    return n;
+}
+
+sl_batch_t *sl__morsels_slice(const struct sl__morsels *m, const sl_table_t *t, int64_t task)
+{
+    int64_t lo = 0, hi = t->n_batches - 1;
+    while (lo < hi) { /* the batch holding this task: binary search over first_task */
+        int64_t mid = (lo + hi + 1) / 2;
+        if (m->first_task[mid] <= task)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    sl_batch_t *b = t->batches[lo];
+    int64_t off = (task - m->first_task[lo]) * m->morsel;
+    int64_t len = b->n_rows - off < m->morsel ? b->n_rows - off : m->morsel;
+    return sl__batch_slice(b, off, len);
+}
+
+void sl__morsels_free(struct sl__morsels *m)
+{
+    sl__free(m->first_task, 0);
+    m->first_task = NULL;
+}
+
 int sl_batch_create(sl_batch_t **out, int n_cols, const char *const names[],
                     const enum sl_type types[], int64_t n_rows)
 {

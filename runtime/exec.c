@@ -2,7 +2,9 @@
  *
  * As in DuckDB: a node with SL_OP_SINK ends the pipelines of its inputs; a node with
  * SL_OP_SOURCE starts one (after its own sinks have been finalized, if it has any);
- * SL_OP_STREAM nodes are chained in between. Every plan output gets a collect sink.
+ * SL_OP_STREAM nodes are chained in between. Every plan output gets a collect sink. A
+ * node with several consumers ends its pipeline in a keeper, and each consumer's
+ * pipeline starts at a reader of it (share.c).
  *
  * Graph shape per query:
  *   pipeline start node  --spawns-->  one morsel node per source task
@@ -28,37 +30,53 @@ int64_t sl__now_ns(void)
 
 /* ---------------- lowering ---------------- */
 
-static int count_consumers(struct sl_query *q, int node)
-{
-    int n = q->plan->nodes[node]->output_name ? 1 : 0;
-    for (int i = 0; i < q->plan->n_nodes; i++) {
-        const struct sl_op *op = q->plan->nodes[i];
-        for (int k = 0; k < op->n_inputs; k++)
-            n += op->inputs[k] == node;
-    }
-    return n;
-}
-
 static int check_consumers(struct sl_query *q)
 {
     for (int i = 0; i < q->plan->n_nodes; i++) {
         const struct sl_op *op = q->plan->nodes[i];
         bool has_output = (op->def->flags & (SL_OP_SOURCE | SL_OP_STREAM)) != 0;
-        int c = count_consumers(q, i);
+        int c = sl__node_consumers(q->plan, i);
         if (has_output && c == 0)
             return sl__query_fail(q, op->def->name, SL_EINVAL,
                                   "%snode %d (%s): its output is not used; connect it to another "
                                   "node or mark it as an output", op->where, i, op->def->name);
-        if (c > 1)
-            return sl__query_fail(q, op->def->name, SL_EUNSUPPORTED,
-                                  "%snode %d (%s): its output is used %d times; a node may feed "
-                                  "one consumer for now", op->where, i, op->def->name, c);
         if (!has_output && op->output_name)
             return sl__query_fail(q, op->def->name, SL_EINVAL,
                                   "%snode %d (%s) produces no rows, so it cannot be output '%s'",
                                   op->where, i, op->def->name, op->output_name);
     }
     return SL_OK;
+}
+
+/* The source of the pipeline that ends at `sink` and starts from node `producer`, and in
+ * *depth the number of streaming nodes between. A walk back through single inputs stops
+ * at a node that produces rows, or at a shared node (other than the one `sink` keeps),
+ * whose rows the pipeline then reads through a reader of its own. NULL (the query
+ * failed): a node on the way neither produces nor streams rows. */
+static struct sl__opstate *pipeline_source(struct sl_query *q, const struct sl__opstate *sink,
+                                           int producer, int *depth)
+{
+    *depth = 0;
+    for (int cur = producer;; cur = q->plan->nodes[cur]->inputs[0]) {
+        const struct sl_op *op = q->plan->nodes[cur];
+        struct sl__opstate *keeper = sl__share_keeper(q, cur);
+        if (keeper && keeper != sink) {
+            struct sl__opstate *r = sl__share_reader(q, cur);
+            if (!r)
+                sl__query_fail(q, op->def->name, SL_EINTERNAL,
+                               "node %d (%s) has more consumers than readers", cur, op->def->name);
+            return r;
+        }
+        if (op->def->flags & SL_OP_SOURCE)
+            return &q->ops[cur];
+        if (!(op->def->flags & SL_OP_STREAM) || op->n_inputs != 1) {
+            sl__query_fail(q, op->def->name, SL_EINVAL,
+                           "node %d (%s) neither produces rows nor streams them", cur,
+                           op->def->name);
+            return NULL;
+        }
+        ++*depth;
+    }
 }
 
 /* Adds the pipeline that ends at (sink, port) and starts from node `producer`. */
@@ -69,17 +87,10 @@ static int add_pipeline(struct sl_query *q, struct sl__opstate *sink, int port, 
     p->id = q->n_pipes;
     p->sink = sink;
     p->sink_port = port;
-    int depth = 0;
-    for (int cur = producer;; cur = q->plan->nodes[cur]->inputs[0]) {
-        const struct sl_op *op = q->plan->nodes[cur];
-        if (op->def->flags & SL_OP_SOURCE)
-            break;
-        if (!(op->def->flags & SL_OP_STREAM) || op->n_inputs != 1)
-            return sl__query_fail(q, op->def->name, SL_EINVAL,
-                                  "node %d (%s) neither produces rows nor streams them", cur,
-                                  op->def->name);
-        depth++;
-    }
+    int depth;
+    p->source = pipeline_source(q, sink, producer, &depth);
+    if (!p->source)
+        return q->err.code;
     p->chain = depth ? sl__calloc((size_t)depth, sizeof *p->chain) : NULL;
     if (depth && !p->chain)
         return sl__query_fail(q, "", SL_ENOMEM, "out of memory lowering the plan");
@@ -89,7 +100,6 @@ static int add_pipeline(struct sl_query *q, struct sl__opstate *sink, int port, 
         p->chain[k] = &q->ops[cur];
         cur = q->plan->nodes[cur]->inputs[0];
     }
-    p->source = &q->ops[cur];
     p->device = -1;
     sl__pipeline_signature(p);
     q->n_pipes++;
@@ -103,12 +113,15 @@ int sl__query_lower(struct sl_query *q)
         return rc;
     int max_pipes = q->n_outputs;
     for (int i = 0; i < q->plan->n_nodes; i++)
-        max_pipes += q->plan->nodes[i]->n_inputs;
+        max_pipes += q->plan->nodes[i]->n_inputs + (sl__share_keeper(q, i) != NULL);
     q->pipes = sl__calloc((size_t)(max_pipes ? max_pipes : 1), sizeof *q->pipes);
     if (!q->pipes)
         return sl__query_fail(q, "", SL_ENOMEM, "out of memory lowering the plan");
     for (int i = 0; i < q->plan->n_nodes; i++) {
         const struct sl_op *op = q->plan->nodes[i];
+        struct sl__opstate *keeper = sl__share_keeper(q, i);
+        if (keeper && (rc = add_pipeline(q, keeper, 0, i)) != SL_OK)
+            return rc;
         if (!(op->def->flags & SL_OP_SINK))
             continue;
         for (int port = 0; port < op->n_inputs; port++) {
@@ -426,6 +439,9 @@ int sl__query_build_graph(struct sl_query *q)
             return sl__query_fail(q, "", SL_ENOMEM, "out of memory building the task graph");
         if (sl__node_depend(p->start, p->sink->finalize) != SL_OK)
             return sl__query_fail(q, "", SL_ENOMEM, "out of memory building the task graph");
+        int rc = sl__share_graph(q, p);
+        if (rc != SL_OK)
+            return rc;
     }
     return SL_OK;
 }
@@ -458,7 +474,7 @@ char *sl__query_profile(struct sl_query *q)
             ",\"gpu_tasks\":%" PRId64 ",\"rows_in\":%" PRId64 ",\"rows_out\":%" PRId64
             ",\"busy_ms\":%.3f,\"kernel_ms\":%.3f,\"h2d_ms\":%.3f,\"d2h_ms\":%.3f"
             ",\"bytes_h2d\":%" PRId64 ",\"bytes_d2h\":%" PRId64 ",\"phases\":{",
-            i ? "," : "", i < q->plan->n_nodes ? i : -1, os->op->def->name,
+            i ? "," : "", sl__opstate_node(q, os), os->op->def->name,
             dm == 3 ? "cpu+gpu" : dm == 2 ? "gpu" : "cpu", (int64_t)atomic_load(&os->tasks),
             (int64_t)atomic_load(&os->gpu_tasks), (int64_t)atomic_load(&os->rows_in),
             (int64_t)atomic_load(&os->rows_out), atomic_load(&os->busy_ns) / 1e6,

@@ -17,6 +17,9 @@ struct sl__opstate {
     void *gstate;
     void **lstates;                  /* one per worker; created on first use */
     struct sl__node *finalize;       /* combine + finalize node (sink ops) */
+    /* Shared nodes (share.c): a reader's keeper; a keeper's reader pipelines not done. */
+    struct sl__opstate *share;
+    _Atomic int share_readers;
     /* profile counters */
     _Atomic int64_t rows_in, rows_out, batches_in, tasks, busy_ns;
     _Atomic int device_mask;         /* 1 = ran on CPU, 2 = ran on a GPU */
@@ -42,6 +45,7 @@ struct sl__pipeline {
     struct sl__opstate *sink;
     int sink_port;
     struct sl__node *start;          /* spawns the morsel tasks */
+    struct sl__node *done;           /* after start: a shared result's reader lets go */
     int64_t n_tasks;
     int64_t start_ns;
     _Atomic int64_t end_ns;          /* end of its last task (0 = not yet) */
@@ -79,6 +83,9 @@ struct sl_query {
     struct sl__opstate *ops;
     struct sl_op *collect_ops;       /* synthetic nodes, one per output */
     int n_outputs;
+    struct sl_op *share_ops;         /* synthetic nodes of shared nodes: keepers, readers */
+    int *share_at;                   /* per plan node: its keeper's op index and its next
+                                        unused reader's, or -1 -1 if it is not shared */
     int n_pipes;
     struct sl__pipeline *pipes;
     int n_slots;                     /* local-state slots = scheduler workers */
@@ -192,5 +199,33 @@ void sl__explain_free(struct sl_query *q);
 extern const struct sl_op_def sl__collect_def;
 extern const struct sl_op_def sl__collect_device_def;
 sl_table_t *sl__collect_result(void *gstate);
+/* Lets go of what a collector kept (its table and batches). */
+void sl__collect_drop(void *gstate);
+
+/* Shared nodes (share.c): a node with several consumers (inputs of other nodes, outputs)
+ * ends its pipeline in a keeper (core.share, a collector) and each consumer reads the
+ * kept rows through a reader (core.share_read), a source that starts after the keeper's
+ * finalize; the last reader done lets the rows go. */
+extern const struct sl_op_def sl__share_def;
+extern const struct sl_op_def sl__share_read_def;
+/* Consumers of plan node `node`: inputs of nodes that name it, and outputs of it. */
+int sl__node_consumers(const sl_plan_t *p, int node);
+/* Synthetic operators the plan's shared nodes need: a keeper and one reader per consumer. */
+int sl__share_count(const sl_plan_t *p);
+/* Makes them as q->ops[first...] (q->ops sized with sl__share_count). */
+int sl__share_setup(struct sl_query *q, int first);
+/* The next reader of shared plan node `node`, for the consumer whose pipeline is being
+ * lowered; NULL if the node is not shared. */
+struct sl__opstate *sl__share_reader(struct sl_query *q, int node);
+/* The keeper of shared plan node `node`, or NULL. */
+struct sl__opstate *sl__share_keeper(struct sl_query *q, int node);
+/* A reader pipeline's graph edges: it starts after the keeper's finalize; its `done`
+ * node lets the rows go after the last reader. */
+int sl__share_graph(struct sl_query *q, struct sl__pipeline *p);
+/* Counts in the host budget the buffers of a batch to keep that no budget holds yet. */
+int sl__share_charge(sl_task_t *t, sl_batch_t *b);
+/* The plan node an operator state stands for: its own, a keeper's or reader's shared
+ * node, or -1 (an output's collector). */
+int sl__opstate_node(const struct sl_query *q, const struct sl__opstate *os);
 
 #endif /* SLUICE_RUNTIME_EXEC_INT_H */

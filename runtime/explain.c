@@ -117,7 +117,7 @@ static void estimate_pipeline(struct sl_query *q, struct sl__explain *ex, int k,
         struct sl__opstate *os = stage_os(p, s);
         const struct sl_phase *ph = stage_phase(p, s);
         x->op = os->op->def->name;
-        x->node = (int)(os - q->ops) < q->plan->n_nodes ? (int)(os - q->ops) : -1;
+        x->node = sl__opstate_node(q, os);
         x->on_gpu = gpu && sl__stage_on_gpu(p, s);
         enum sl_device_kind kind = x->on_gpu ? SL_DEVICE_CUDA : SL_DEVICE_CPU;
         x->task_seconds = ph && ph->cost ? ph->cost(os->op, kind, task_rows) : -1;

@@ -250,6 +250,17 @@ sl_batch_t *sl__batch_new(const sl_schema_t *schema, int64_t n_rows);
 int sl__batch_alloc_columns(sl_batch_t *b);
 /* A zero-copy slice: rows [off, off + len) sharing the buffers. */
 sl_batch_t *sl__batch_slice(sl_batch_t *b, int64_t off, int64_t len);
+/* Morsels over a table's batches, for the sources that scan one (scan.table, a shared
+ * node's readers): task i is a zero-copy slice of at most `morsel` rows of one batch. */
+struct sl__morsels {
+    int64_t morsel;
+    int64_t *first_task;             /* per batch: its first task; then the task count */
+};
+/* Cuts t into morsels of `morsel` rows; returns the number of tasks, or SL_ENOMEM. */
+int64_t sl__morsels_cut(struct sl__morsels *m, const sl_table_t *t, int64_t morsel);
+/* The slice task `task` emits (a new reference), or NULL when out of memory. */
+sl_batch_t *sl__morsels_slice(const struct sl__morsels *m, const sl_table_t *t, int64_t task);
+void sl__morsels_free(struct sl__morsels *m);
 /* Typed pointer to the first value of column i (offset applied). */
 static inline void *sl__col_values(const sl_batch_t *b, int i)
 {

@@ -28,7 +28,6 @@ static void op_free(struct sl_op *op)
     sl__opts_free(&op->opts);
     sl__free(op->inputs, 0);
     sl__schema_free(op->schema);
-    sl__free_str(op->output_name);
     sl__free(op, sizeof *op);
 }
 
@@ -39,6 +38,9 @@ void sl_plan_destroy(sl_plan_t *p)
     for (int i = 0; i < p->n_nodes; i++)
         op_free(p->nodes[i]);
     sl__free(p->nodes, 0);
+    for (int i = 0; i < p->n_outputs; i++)
+        sl__free_str(p->outputs[i].name);
+    sl__free(p->outputs, 0);
     for (int i = 0; i < p->n_tables; i++) {
         sl__free_str(p->tables[i].name);
         sl_table_unref(p->tables[i].table);
@@ -234,7 +236,9 @@ int sl_plan_add_table(sl_plan_t *p, sl_table_t *table, int *node_id)
     return rc;
 }
 
-int sl_plan_output(sl_plan_t *p, int node_id, const char *name)
+/* Adds output `name` of node `node_id`; a node may be several outputs and also feed other
+ * nodes (its rows are then computed once and shared: runtime/share.c). */
+static int add_output(sl_plan_t *p, int node_id, const char *name, bool device)
 {
     if (!p || !name || !*name)
         return sl__set_last_error(SL_EINVAL, "sl_plan_output: needs a plan and a name");
@@ -243,26 +247,51 @@ int sl_plan_output(sl_plan_t *p, int node_id, const char *name)
     if (node_id < 0 || node_id >= p->n_nodes)
         return sl__errslot_set(&p->err, SL_EINVAL, "output '%s': node %d does not exist", name,
                                node_id);
-    for (int i = 0; i < p->n_nodes; i++) {
-        if (p->nodes[i]->output_name && strcmp(p->nodes[i]->output_name, name) == 0)
+    for (int i = 0; i < p->n_outputs; i++) {
+        if (strcmp(p->outputs[i].name, name) == 0)
             return sl__errslot_set(&p->err, SL_EEXIST, "output name '%s' is used twice", name);
     }
-    struct sl_op *op = p->nodes[node_id];
-    if (op->output_name)
-        return sl__errslot_set(&p->err, SL_EEXIST, "node %d is already output '%s'", node_id,
-                               op->output_name);
-    op->output_name = sl__strdup(name);
-    if (!op->output_name)
+    if (p->n_outputs == p->cap_outputs) {
+        int cap = p->cap_outputs ? p->cap_outputs * 2 : 4;
+        struct sl__plan_output *nv =
+            sl__realloc(p->outputs, (size_t)p->cap_outputs * sizeof *nv, (size_t)cap * sizeof *nv);
+        if (!nv)
+            return sl__errslot_set(&p->err, SL_ENOMEM, "out of memory");
+        p->outputs = nv;
+        p->cap_outputs = cap;
+    }
+    char *copy = sl__strdup(name);
+    if (!copy)
         return sl__errslot_set(&p->err, SL_ENOMEM, "out of memory");
+    p->outputs[p->n_outputs++] = (struct sl__plan_output){node_id, copy, device};
+    struct sl_op *op = p->nodes[node_id];
+    if (!op->output_name)
+        op->output_name = copy;
     return SL_OK;
+}
+
+int sl_plan_output(sl_plan_t *p, int node_id, const char *name)
+{
+    return add_output(p, node_id, name, false);
 }
 
 int sl_plan_output_device(sl_plan_t *p, int node_id, const char *name)
 {
-    int rc = sl_plan_output(p, node_id, name);
-    if (rc == SL_OK)
-        p->nodes[node_id]->output_device = true;
-    return rc;
+    return add_output(p, node_id, name, true);
+}
+
+int sl_plan_num_outputs(const sl_plan_t *p)
+{
+    return p ? p->n_outputs : 0;
+}
+
+const char *sl_plan_output_at(const sl_plan_t *p, int i, int *node_id)
+{
+    if (!p || i < 0 || i >= p->n_outputs)
+        return NULL;
+    if (node_id)
+        *node_id = p->outputs[i].node;
+    return p->outputs[i].name;
 }
 
 int sl_plan_place(sl_plan_t *p, int node_id, enum sl_placement where)

@@ -40,15 +40,25 @@ struct sl_op {
     int64_t rows_estimate;           /* -1 unknown */
     enum sl_placement placement;
     struct sl_plan *plan;
-    char *output_name;               /* non-NULL if marked as a plan output */
-    bool output_device;              /* output kept in GPU memory (sl_plan_output_device) */
+    const char *output_name;         /* its first output's name (borrowed from the plan's
+                                        outputs), or NULL if it is no output */
     char where[160];                 /* "FILE:LINE:COL: " of its plan-file line, or "" */
     char name[64];                   /* its name in the plan file, or "" */
+};
+
+/* A plan output: a node's rows kept as the result `name`. A node may be several outputs
+ * and also feed other nodes (a shared node, runtime/share.c). */
+struct sl__plan_output {
+    int node;
+    char *name;
+    bool device;                     /* kept in GPU memory (sl_plan_output_device) */
 };
 
 struct sl_plan {
     int n_nodes, cap_nodes;
     struct sl_op **nodes;
+    int n_outputs, cap_outputs;      /* in the order they were added */
+    struct sl__plan_output *outputs;
     _Atomic int frozen;              /* set when a query is created */
     struct sl__opts settings;        /* engine options set for this plan's queries */
     struct sl__errslot err;

@@ -109,39 +109,38 @@ static int init_states(struct sl_query *q)
     return SL_OK;
 }
 
-static int setup_collects(struct sl_query *q)
+/* The query's operators: the plan's nodes, one collector per output, then the keepers
+ * and readers of shared nodes (share.c). */
+static int setup_ops(struct sl_query *q)
 {
     sl_plan_t *p = q->plan;
-    for (int i = 0; i < p->n_nodes; i++)
-        q->n_outputs += p->nodes[i]->output_name != NULL;
+    q->n_outputs = p->n_outputs;
     if (q->n_outputs) {
         q->collect_ops = sl__calloc((size_t)q->n_outputs, sizeof *q->collect_ops);
         if (!q->collect_ops)
             return SL_ENOMEM;
     }
-    q->n_ops = p->n_nodes + q->n_outputs;
+    int first_share = p->n_nodes + q->n_outputs;
+    q->n_ops = first_share + sl__share_count(p);
     q->ops = sl__calloc((size_t)(q->n_ops ? q->n_ops : 1), sizeof *q->ops);
     if (!q->ops)
         return SL_ENOMEM;
     for (int i = 0; i < p->n_nodes; i++)
         q->ops[i].op = p->nodes[i];
-    int k = 0;
-    for (int i = 0; i < p->n_nodes; i++) {
-        if (!p->nodes[i]->output_name)
-            continue;
+    for (int k = 0; k < q->n_outputs; k++) {
+        const struct sl__plan_output *o = &p->outputs[k];
         struct sl_op *c = &q->collect_ops[k];
         c->id = -1;
-        c->def = p->nodes[i]->output_device ? &sl__collect_device_def : &sl__collect_def;
+        c->def = o->device ? &sl__collect_device_def : &sl__collect_def;
         c->n_inputs = 1;
-        c->inputs = &p->nodes[i]->id; /* points into the plan node, lives with the plan */
-        c->schema = p->nodes[i]->schema;
+        c->inputs = (int *)&o->node; /* points into the plan, lives with it */
+        c->schema = p->nodes[o->node]->schema;
         c->plan = p;
-        c->output_name = p->nodes[i]->output_name;
+        c->output_name = o->name;
         c->rows_estimate = -1;
         q->ops[p->n_nodes + k].op = c;
-        k++;
     }
-    return SL_OK;
+    return sl__share_setup(q, first_share);
 }
 
 int sl_query_create(sl_engine_t *eng, sl_plan_t *plan, sl_query_t **out)
@@ -169,7 +168,7 @@ int sl_query_create(sl_engine_t *eng, sl_plan_t *plan, sl_query_t **out)
     q->graph.on_finish = on_graph_finish;
     q->graph.on_finish_user = q;
     atomic_store(&plan->frozen, 1);
-    int rc = setup_collects(q);
+    int rc = setup_ops(q);
     if (rc != SL_OK)
         sl__query_fail(q, "", rc, "out of memory creating a query");
     if (rc == SL_OK)
@@ -202,6 +201,8 @@ static void release_all(struct sl_query *q)
     for (int k = 0; k < q->n_pipes; k++) {
         if (q->pipes[k].start) /* NULL when building failed part-way */
             sl__node_release(q->pipes[k].start);
+        if (q->pipes[k].done)
+            sl__node_release(q->pipes[k].done);
     }
 }
 
@@ -324,6 +325,8 @@ void sl_query_destroy(sl_query_t *q)
     sl__free(q->pipes, 0);
     sl__free(q->ops, 0);
     sl__free(q->collect_ops, 0);
+    sl__free(q->share_ops, 0);
+    sl__free(q->share_at, 0);
     struct sl__qalloc *h = q->allocs;
     while (h) {
         struct sl__qalloc *next = h->next;

@@ -39,7 +39,10 @@ SL_API const char *sl_plan_errmsg(const sl_plan_t *plan);
 
 /* Adds a node running operator `op_name` on `inputs` (node ids returned by earlier
  * calls) with `options` (may be NULL or ""; copied). On success *node_id is the new
- * node. Errors: SL_ENOTFOUND (no such operator), SL_EINVAL (bad option, wrong number of
+ * node. A node may be the input of several nodes (or of several inputs of one node, a
+ * self-join) and also be outputs: such a shared node is computed once per query and
+ * its rows kept on the host, counted in the host budget, until its last consumer is
+ * done (since 0.3; before, a node fed one consumer). Errors: SL_ENOTFOUND (no such operator), SL_EINVAL (bad option, wrong number of
  * inputs, unknown input id), SL_ETYPE (input schema the operator cannot take),
  * SL_ESTATE (plan frozen), SL_ENOMEM; message in sl_plan_errmsg. The plan is unchanged
  * on failure. A plan is built from one thread at a time. Added in 0.1. */
@@ -67,19 +70,29 @@ SL_API int sl_plan_register_table(sl_plan_t *plan, const char *name, sl_table_t 
 SL_API int sl_plan_parse(sl_plan_t *plan, const char *text, const char *source_name);
 
 /* Marks a node's output as a result of the plan, retrievable by `name` (copied) from
- * every query of the plan (sl_query_result). Errors: SL_EINVAL (bad id or NULL name),
- * SL_EEXIST (name taken: names are unique within a plan), SL_ESTATE (plan frozen),
- * SL_ENOMEM. Added in 0.1. */
+ * every query of the plan (sl_query_result). A node may be marked several times under
+ * different names and may feed other nodes too; it is still computed once (since 0.3).
+ * Errors: SL_EINVAL (bad id or NULL name), SL_EEXIST (name taken: names are unique
+ * within a plan), SL_ESTATE (plan frozen), SL_ENOMEM. Added in 0.1. */
 SL_API int sl_plan_output(sl_plan_t *plan, int node_id, const char *name);
 /* Like sl_plan_output, but batches that a GPU produced stay in its memory: the result
  * table then holds device batches (sl_batch_device says where; sl_table_to_host copies
  * a table back). For plans whose consumer is on the GPU too, and for benchmarks of
- * GPU-resident data. Errors as sl_plan_output. Added in 0.2. */
+ * GPU-resident data. A node with several consumers keeps its rows on the host, so its
+ * outputs hold host batches. Errors as sl_plan_output. Added in 0.2. */
 SL_API int sl_plan_output_device(sl_plan_t *plan, int node_id, const char *name);
 
-/* The output name of a node, or NULL if the node is not an output (or a bad id). Owned
- * by the plan. Thread-safe once the plan is frozen. Added in 0.1. */
+/* The output name of a node (its first, when it is several outputs), or NULL if the
+ * node is not an output (or a bad id). Owned by the plan. Thread-safe once the plan is
+ * frozen. Added in 0.1. */
 SL_API const char *sl_plan_output_name(const sl_plan_t *plan, int node_id);
+/* Number of outputs of the plan (0 for NULL); every output, also a node's second or
+ * third, is one of them. Cannot fail. Added in 0.3. */
+SL_API int sl_plan_num_outputs(const sl_plan_t *plan);
+/* The name of output i (0 <= i < sl_plan_num_outputs, in the order they were added), and
+ * its node in *node_id (may be NULL); NULL for a bad index. Owned by the plan.
+ * Thread-safe once the plan is frozen. Added in 0.3. */
+SL_API const char *sl_plan_output_at(const sl_plan_t *plan, int i, int *node_id);
 /* The operator name of a node, or NULL for a bad id. Owned by the registry (lives as
  * long as the process). Thread-safe. Added in 0.1. */
 SL_API const char *sl_plan_node_op(const sl_plan_t *plan, int node_id);

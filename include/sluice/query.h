@@ -123,7 +123,9 @@ SL_API const char *sl_query_explain_json(sl_query_t *q);
  * run measured. Added in 0.2. */
 struct sl_explain_stage {
     const char *op;              /* operator name */
-    int node;                    /* plan node id, -1 for an output's collect */
+    int node;                    /* plan node id, -1 for an output's collect; for a
+                                    shared node's keeper (op "core.share") and readers
+                                    ("core.share_read"), the shared node (since 0.3) */
     int on_gpu;                  /* 1 if this stage would run its CUDA implementation */
     double task_seconds;         /* estimated seconds per task; < 0 = unknown (no cost
                                     function, or it gave no estimate) */

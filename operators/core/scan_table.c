@@ -3,15 +3,8 @@
 #include "operators.h"
 
 struct scan_table_global {
-    int64_t n_tasks;
-    int64_t morsel;
-    int64_t *first_task; /* per batch: index of its first task */
+    struct sl__morsels m;
 };
-
-static int64_t morsels_of(int64_t rows, int64_t morsel)
-{
-    return rows == 0 ? 0 : (rows + morsel - 1) / morsel;
-}
 
 static int scan_table_bind(sl_bind_t *b)
 {
@@ -45,46 +38,20 @@ static int scan_table_bind(sl_bind_t *b)
 static void scan_table_fini_global(const sl_op_t *op, void *gs)
 {
     (void)op;
-    struct scan_table_global *g = gs;
-    sl__free(g->first_task, 0);
+    sl__morsels_free(&((struct scan_table_global *)gs)->m);
 }
 
 static int64_t scan_table_tasks(sl_task_t *task)
 {
     struct scan_table_global *g = sl_task_gstate(task);
-    sl_table_t *t = sl_op_data(sl_task_op(task));
-    g->morsel = sl_task_morsel_rows(task);
-    g->first_task = sl__calloc((size_t)(t->n_batches + 1), sizeof *g->first_task);
-    if (!g->first_task)
-        return sl_task_fail(task, SL_ENOMEM, "out of memory");
-    int64_t n = 0;
-    for (int64_t i = 0; i < t->n_batches; i++) {
-        g->first_task[i] = n;
-        n += morsels_of(t->batches[i]->n_rows, g->morsel);
-    }
-    g->first_task[t->n_batches] = n;
-    g->n_tasks = n;
-    return n;
+    int64_t n = sl__morsels_cut(&g->m, sl_op_data(sl_task_op(task)), sl_task_morsel_rows(task));
+    return n < 0 ? sl_task_fail(task, SL_ENOMEM, "out of memory") : n;
 }
 
 static int scan_table_source(sl_task_t *t)
 {
     struct scan_table_global *g = sl_task_gstate(t);
-    sl_table_t *tab = sl_op_data(sl_task_op(t));
-    int64_t task = sl_task_index(t);
-    /* Find the batch holding this task: binary search over first_task. */
-    int64_t lo = 0, hi = tab->n_batches - 1;
-    while (lo < hi) {
-        int64_t mid = (lo + hi + 1) / 2;
-        if (g->first_task[mid] <= task)
-            lo = mid;
-        else
-            hi = mid - 1;
-    }
-    sl_batch_t *b = tab->batches[lo];
-    int64_t off = (task - g->first_task[lo]) * g->morsel;
-    int64_t len = b->n_rows - off < g->morsel ? b->n_rows - off : g->morsel;
-    sl_batch_t *s = sl__batch_slice(b, off, len);
+    sl_batch_t *s = sl__morsels_slice(&g->m, sl_op_data(sl_task_op(t)), sl_task_index(t));
     if (!s)
         return sl_task_fail(t, SL_ENOMEM, "out of memory slicing a batch");
     return sl_task_emit(t, s);

@@ -54,8 +54,9 @@ class Sluice:
         L.sl_plan_parse.argtypes = [vp, cp, cp]
         L.sl_plan_register_table.argtypes = [vp, cp, vp]
         L.sl_plan_num_nodes.argtypes = [vp]
-        L.sl_plan_output_name.argtypes = [vp, ip]
-        L.sl_plan_output_name.restype = cp
+        L.sl_plan_num_outputs.argtypes = [vp]
+        L.sl_plan_output_at.argtypes = [vp, ip, vp]
+        L.sl_plan_output_at.restype = cp
         L.sl_query_create.argtypes = [vp, vp, ctypes.POINTER(vp)]
         L.sl_query_run.argtypes = [vp]
         L.sl_query_errmsg.argtypes = [vp]
@@ -147,10 +148,8 @@ class Sluice:
             prof = L.sl_query_profile_json(q)
             self.last_profile = prof.decode() if prof else None
             out = {}
-            for i in range(L.sl_plan_num_nodes(plan)):
-                name = L.sl_plan_output_name(plan, i)
-                if not name:
-                    continue
+            for i in range(L.sl_plan_num_outputs(plan)):  # a node may be several outputs
+                name = L.sl_plan_output_at(plan, i, None)
                 tab = ctypes.c_void_p()
                 rc = L.sl_query_result(q, name, ctypes.byref(tab))
                 if rc != 0:

@@ -65,8 +65,16 @@ SL_TEST(plan_errors_name_the_operator)
     assert_int_equal(sl_schema_num_fields(s), 2);
     assert_int_equal(sl_schema_find(s, "sum"), 1);
     SL_ASSERT_OK(sl_plan_output(p, a, "out"));
-    assert_int_equal(sl_plan_output(p, a, "out2"), SL_EEXIST);
     assert_int_equal(sl_plan_output(p, n, "out"), SL_EEXIST);
+    /* A node may be several outputs (since 0.3); names stay unique. */
+    SL_ASSERT_OK(sl_plan_output(p, a, "out2"));
+    assert_int_equal(sl_plan_output(p, a, "out2"), SL_EEXIST);
+    assert_int_equal(sl_plan_num_outputs(p), 2);
+    int node = -1;
+    assert_string_equal(sl_plan_output_at(p, 1, &node), "out2");
+    assert_int_equal(node, a);
+    assert_null(sl_plan_output_at(p, 2, &node));
+    assert_string_equal(sl_plan_output_name(p, a), "out");
     sl_plan_destroy(p);
     assert_no_leaks();
 }

@@ -70,7 +70,7 @@ static const struct bad_case bad[] = {
     {"a = gen.sequence rows=1\noutput b\n", SL_EINVAL, ":2:8:", "unknown node 'b'"},
     {"a = gen.sequence rows=1\noutput a as\n", SL_EPARSE, ":2:", "output name"},
     {"a = gen.sequence rows=1\noutput a as x y\n", SL_EPARSE, ":2:", "unexpected text"},
-    {"a = gen.sequence rows=1\noutput a\noutput a as z\n", SL_EEXIST, ":3:", "already output"},
+    {"a = gen.sequence rows=1\noutput a\noutput a as a\n", SL_EEXIST, ":3:", "used twice"},
     {"a = gen.sequence rows=1\nplace a tpu\n", SL_EPARSE, ":2:9:", "not a placement"},
     {"a = gen.sequence rows=1\nplace a\n", SL_EPARSE, ":2:", "cpu, gpu or auto"},
     {"a = gen.sequence rows=1\nplace b gpu\n", SL_EINVAL, ":2:7:", "unknown node"},
