@@ -6,7 +6,9 @@
  * payload `row` is the input position, so stability shows), payloads of every width
  * (1, 2, 4, 8 bytes), empty input and one row; host and GPU-resident inputs. With nulls
  * the GPU leaves the finalize to the CPU, which must still give the CPU's rows. Whether
- * the GPU finalized is read from the operator's state. Skipped without a GPU. */
+ * the GPU finalized is read from the operator's state. Dictionary-encoded and wide-decimal
+ * columns, which the GPU sort leaves to the CPU, still sort right under GPU placement
+ * (strings compared, not codes). Skipped without a GPU. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -159,6 +161,14 @@ struct flat {
     uint64_t *v; /* cols x rows */
 };
 
+static uint64_t fnv(const char *chars, const int32_t *offsets, int32_t code)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (int32_t k = offsets[code]; k < offsets[code + 1]; k++)
+        h = (h ^ (uint8_t)chars[k]) * 0x100000001b3ull;
+    return h;
+}
+
 static struct flat flatten(sl_table_t *t)
 {
     struct flat f = {sl_table_num_rows(t), 0, NULL};
@@ -174,11 +184,19 @@ static struct flat flatten(sl_table_t *t)
             struct sl_column col;
             sl_batch_column(b, c, &col);
             size_t w = sl_type_width(col.type);
+            struct sl_strings str = {0};
+            if (col.type == SL_TYPE_DICT)
+                SL_ASSERT_OK(sl_batch_column_strings(b, c, &str));
             for (int64_t r = 0; r < col.length; r++) {
                 int64_t i = col.offset + r;
                 uint64_t v = 0;
                 if (col.validity && !(col.validity[i / 8] >> (i % 8) & 1))
                     v = 0xDEADBEEFCAFEull;
+                else if (col.type == SL_TYPE_DICT) /* the string (FNV-1a), not its code */
+                    v = fnv(str.dict_chars, str.dict_offsets, ((const int32_t *)col.data)[i]);
+                else if (w == 16) /* a wide decimal: both words */
+                    v = ((const uint64_t *)col.data)[2 * i] * 31 +
+                        ((const uint64_t *)col.data)[2 * i + 1];
                 else
                     memcpy(&v, (const char *)col.data + (size_t)i * w, w);
                 f.v[(size_t)c * (size_t)f.rows + (size_t)(at + r)] = v;
@@ -371,4 +389,61 @@ SL_TEST(merge_date_decimal_unsigned_keys)
         b.seed += 100;
         check_ops(&a, &b, "merge", "by=k", 0);
     }
+}
+
+/* Columns the GPU sort does not take go to the CPU sort under GPU placement, with the
+ * CPU engine's rows: a dictionary-encoded payload (its codes travel to the GPU and back
+ * with the dictionary shared), a dictionary key (ordered by its strings), a decimal of
+ * precision 38 (16 bytes). */
+SL_TEST(sort_dict_and_wide_decimal_on_the_cpu)
+{
+    NEED_GPU();
+    enum { N = 20000, W = 50 };
+    static char chars[W * 8];
+    static int32_t offs[W + 1];
+    for (int i = 0, at = 0; i <= W; i++) { /* codes in the reverse of the strings' order */
+        offs[i] = at;
+        if (i < W)
+            at += snprintf(chars + at, sizeof chars - (size_t)at, "s%02d", W - 1 - i);
+    }
+    const char *cols3[3] = {"k", "s", "w"};
+    enum sl_type ty[3] = {SL_TYPE_INT32, SL_TYPE_DICT, sl_type_decimal(38, 2)};
+    sl_table_t *t;
+    SL_ASSERT_OK(sl_table_create(&t));
+    uint64_t s = 99;
+    for (int part = 0; part < 2; part++) {
+        sl_batch_t *b;
+        SL_ASSERT_OK(sl_batch_create(&b, 3, cols3, ty, N));
+        int32_t *k = sl_batch_column_data(b, 0), *code = sl_batch_column_data(b, 1);
+        int64_t *w = sl_batch_column_data(b, 2);
+        for (int64_t i = 0; i < N; i++) {
+            k[i] = (int32_t)(rnd(&s) % 1000) - 500;
+            code[i] = (int32_t)(rnd(&s) % W);
+            w[2 * i] = (int64_t)rnd(&s);
+            w[2 * i + 1] = (int64_t)(rnd(&s) % 7) - 3; /* high word: signs both ways */
+        }
+        if (part == 0)
+            SL_ASSERT_OK(sl_batch_column_set_dictionary(b, 1, W, offs, chars));
+        else
+            SL_ASSERT_OK(sl_batch_share_dictionary(b, 1, sl_table_batch(t, 0), 1));
+        SL_ASSERT_OK(sl_table_append(t, b));
+        sl_batch_unref(b);
+    }
+    sl_engine_t *cpu = engine(SL_PLACE_CPU), *gpu = engine(SL_PLACE_GPU);
+    const char *bys[3] = {"by=k", "by=\"s DESC\"", "by=w"};
+    for (int i = 0; i < 3; i++) {
+        int on_gpu = -1;
+        struct flat want = run(cpu, &t, 1, "sort", bys[i], 0, &on_gpu);
+        struct flat got = run(gpu, &t, 1, "sort", bys[i], 0, &on_gpu);
+        printf("sort %s: %lld rows, on the GPU %d\n", bys[i], (long long)got.rows, on_gpu);
+        assert_int_equal(got.rows, 2 * N);
+        assert_int_equal(want.rows, 2 * N);
+        assert_memory_equal(got.v, want.v, (size_t)(3 * 2 * N) * 8);
+        assert_int_equal(on_gpu, 0);
+        free(got.v);
+        free(want.v);
+    }
+    sl_engine_close(cpu);
+    sl_engine_close(gpu);
+    sl_table_unref(t);
 }
