@@ -13,10 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/materialize.h"
-#include "exec_int.h"
 #include "gpu_test.h"
 #include "sl_test.h"
+#include "sort_test.h"
 
 #define N_COLS 8
 
@@ -154,138 +153,16 @@ static sl_table_t *make(const struct spec *sp)
     return t;
 }
 
-/* A table's rows as one 64-bit word per value (zero-extended bytes; nulls a marker). */
-struct flat {
-    int64_t rows;
-    int cols;
-    uint64_t *v; /* cols x rows */
-};
-
-static uint64_t fnv(const char *chars, const int32_t *offsets, int32_t code)
-{
-    uint64_t h = 0xcbf29ce484222325ull;
-    for (int32_t k = offsets[code]; k < offsets[code + 1]; k++)
-        h = (h ^ (uint8_t)chars[k]) * 0x100000001b3ull;
-    return h;
-}
-
-static struct flat flatten(sl_table_t *t)
-{
-    struct flat f = {sl_table_num_rows(t), 0, NULL};
-    int64_t at = 0;
-    for (int64_t bi = 0; bi < sl_table_num_batches(t); bi++) {
-        sl_batch_t *b = sl_table_batch(t, bi);
-        if (!f.v) {
-            f.cols = sl_batch_num_columns(b);
-            f.v = calloc((size_t)(f.rows * f.cols + 1), 8);
-            assert_non_null(f.v);
-        }
-        for (int c = 0; c < f.cols; c++) {
-            struct sl_column col;
-            sl_batch_column(b, c, &col);
-            size_t w = sl_type_width(col.type);
-            struct sl_strings str = {0};
-            if (col.type == SL_TYPE_DICT)
-                SL_ASSERT_OK(sl_batch_column_strings(b, c, &str));
-            for (int64_t r = 0; r < col.length; r++) {
-                int64_t i = col.offset + r;
-                uint64_t v = 0;
-                if (col.validity && !(col.validity[i / 8] >> (i % 8) & 1))
-                    v = 0xDEADBEEFCAFEull;
-                else if (col.type == SL_TYPE_DICT) /* the string (FNV-1a), not its code */
-                    v = fnv(str.dict_chars, str.dict_offsets, ((const int32_t *)col.data)[i]);
-                else if (w == 16) /* a wide decimal: both words */
-                    v = ((const uint64_t *)col.data)[2 * i] * 31 +
-                        ((const uint64_t *)col.data)[2 * i + 1];
-                else
-                    memcpy(&v, (const char *)col.data + (size_t)i * w, w);
-                f.v[(size_t)c * (size_t)f.rows + (size_t)(at + r)] = v;
-            }
-        }
-        at += sl_batch_num_rows(b);
-    }
-    return f;
-}
-
-static sl_engine_t *engine(enum sl_placement pl)
-{
-    struct sl_engine_config cfg;
-    sl_engine_config_init(&cfg);
-    cfg.n_threads = 2;
-    cfg.placement = pl;
-    sl_engine_t *e;
-    SL_ASSERT_OK(sl_test_engine_open(&e, &cfg));
-    return e;
-}
-
-/* Runs `op` with `opts` over the tables `in`; *on_gpu: whether the GPU finalized it. */
-static struct flat run(sl_engine_t *e, sl_table_t **in, int n_in, const char *op,
-                       const char *opts, int output_device, int *on_gpu)
-{
-    sl_plan_t *p;
-    int ni[2], node;
-    SL_ASSERT_OK(sl_plan_create(&p));
-    for (int i = 0; i < n_in; i++)
-        SL_ASSERT_OK(sl_plan_add_table(p, in[i], &ni[i]));
-    SL_ASSERT_OK(sl_plan_add(p, op, ni, n_in, opts, &node));
-    SL_ASSERT_OK(output_device ? sl_plan_output_device(p, node, "o")
-                               : sl_plan_output(p, node, "o"));
-    sl_query_t *q;
-    SL_ASSERT_OK(sl_query_create(e, p, &q));
-    if (sl_query_run(q) != SL_OK)
-        fail_msg("%s %s: query failed: %s", op, opts, sl_query_errmsg(q));
-    *on_gpu = ((const struct sl__mat *)q->ops[node].gstate)->gpu;
-    sl_table_t *out, *host;
-    SL_ASSERT_OK(sl_query_result(q, "o", &out));
-    SL_ASSERT_OK(sl_table_to_host(out, &host));
-    struct flat f = flatten(host);
-    sl_table_unref(host);
-    sl_table_unref(out);
-    sl_query_destroy(q);
-    sl_plan_destroy(p);
-    return f;
-}
-
-/* `op` on the CPU engine and on the GPU engine (host inputs, then GPU-resident inputs
- * with the output left on the GPU), compared row for row; expect_gpu: whether the GPU
- * must have finalized (with rows). */
+/* `op` on the CPU engine and on the GPU engine (sort_test.h), one input or two (merge). */
 static void check_ops(const struct spec *sp, const struct spec *sp2, const char *op,
                       const char *opts, int expect_gpu)
 {
     sl_table_t *in[2] = {make(sp), sp2 ? make(sp2) : NULL};
-    int n_in = sp2 ? 2 : 1, dummy;
-    sl_engine_t *cpu = engine(SL_PLACE_CPU), *gpu = engine(SL_PLACE_GPU);
-    struct flat want = run(cpu, in, n_in, op, opts, 0, &dummy);
-    assert_int_equal(want.rows, sp->rows + (sp2 ? sp2->rows : 0));
-    for (int resident = 0; resident < 2; resident++) {
-        sl_table_t *gin[2] = {in[0], in[1]};
-        for (int i = 0; i < n_in && resident; i++)
-            SL_ASSERT_OK(sl_table_to_device(gpu, in[i], 0, &gin[i]));
-        int on_gpu = -1;
-        struct flat got = run(gpu, gin, n_in, op, opts, resident, &on_gpu);
-        for (int i = 0; i < n_in && resident; i++)
-            sl_table_unref(gin[i]);
-        int64_t bad = -1;
-        for (int64_t i = 0; got.rows == want.rows && i < want.rows * want.cols && bad < 0; i++)
-            if (got.v[i] != want.v[i])
-                bad = i;
-        printf("%s %s, key %s, %lld rows%s%s, resident %d: on the GPU %d%s\n", op, opts,
-               sl_type_name(sp->key), (long long)want.rows, sp->few ? ", few keys" : "",
-               sp->nulls ? ", nulls" : "", resident, on_gpu, bad >= 0 ? " MISMATCH" : "");
-        if (bad >= 0)
-            printf("  first difference: column %lld row %lld: cpu %llx gpu %llx\n",
-                   (long long)(bad / want.rows), (long long)(bad % want.rows),
-                   (unsigned long long)want.v[bad], (unsigned long long)got.v[bad]);
-        assert_int_equal(got.rows, want.rows);
-        assert_int_equal(got.cols, want.cols);
-        assert_true(bad < 0);
-        assert_int_equal(on_gpu, expect_gpu);
-        free(got.v);
-    }
-    free(want.v);
-    sl_engine_close(cpu);
-    sl_engine_close(gpu);
-    for (int i = 0; i < n_in; i++)
+    char what[96];
+    snprintf(what, sizeof what, "key %s, %lld rows%s%s", sl_type_name(sp->key),
+             (long long)sp->rows, sp->few ? ", few keys" : "", sp->nulls ? ", nulls" : "");
+    check_tables(in, sp2 ? 2 : 1, op, opts, expect_gpu, 0, 0, what);
+    for (int i = 0; i < (sp2 ? 2 : 1); i++)
         sl_table_unref(in[i]);
 }
 
@@ -429,7 +306,7 @@ SL_TEST(sort_dict_and_wide_decimal_on_the_cpu)
         SL_ASSERT_OK(sl_table_append(t, b));
         sl_batch_unref(b);
     }
-    sl_engine_t *cpu = engine(SL_PLACE_CPU), *gpu = engine(SL_PLACE_GPU);
+    sl_engine_t *cpu = engine(SL_PLACE_CPU, 0), *gpu = engine(SL_PLACE_GPU, 0);
     const char *bys[3] = {"by=k", "by=\"s DESC\"", "by=w"};
     for (int i = 0; i < 3; i++) {
         int on_gpu = -1;
