@@ -219,6 +219,24 @@ static sl_table_t *typed_table(enum sl_type key_type, enum sl_type pay_type, con
     return t;
 }
 
+/* Results a and b (freed here) have `rows` rows with the same values in the named
+ * columns, row for row. */
+static void assert_same_columns(sl_table_t *a, sl_table_t *b, const char *const *names, int n,
+                                int64_t rows)
+{
+    for (int c = 0; c < n; c++) {
+        struct tcol x, y;
+        assert_int_equal(read_col(a, names[c], &x), rows);
+        assert_int_equal(read_col(b, names[c], &y), rows);
+        for (int64_t r = 0; r < rows; r++)
+            assert_true(same_value(&x, r, &y, r));
+        tcol_free(&x);
+        tcol_free(&y);
+    }
+    sl_table_unref(a);
+    sl_table_unref(b);
+}
+
 static int cmp_i32_desc(const void *a, const void *b)
 {
     int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
@@ -245,18 +263,7 @@ SL_TEST(operator_date_keys_and_word_columns)
         sl_table_t *ti = typed_table(SL_TYPE_INT32, SL_TYPE_UINT64, keys, N);
         sl_table_t *rd = run_op(e, &td, 1, "partition", opts, NULL);
         sl_table_t *ri = run_op(e, &ti, 1, "partition", opts, NULL);
-        for (int c = 0; c < 3; c++) {
-            const char *name = c == 0 ? "partition" : c == 1 ? "k" : "v";
-            struct tcol pd, pi;
-            assert_int_equal(read_col(rd, name, &pd), N);
-            assert_int_equal(read_col(ri, name, &pi), N);
-            for (int64_t r = 0; r < N; r++)
-                assert_true(same_value(&pd, r, &pi, r));
-            tcol_free(&pd);
-            tcol_free(&pi);
-        }
-        sl_table_unref(rd);
-        sl_table_unref(ri);
+        assert_same_columns(rd, ri, (const char *const[]){"partition", "k", "v"}, 3, N);
         sl_table_unref(td);
         sl_table_unref(ti);
     }
@@ -274,18 +281,7 @@ SL_TEST(operator_date_keys_and_word_columns)
     }
     sl_table_t *rd = run_op(e, md, 2, "merge", "by=\"k DESC\"", NULL);
     sl_table_t *ri = run_op(e, mi, 2, "merge", "by=\"k DESC\"", NULL);
-    struct tcol cd, ci;
-    for (int c = 0; c < 2; c++) {
-        const char *name = c ? "v" : "k";
-        assert_int_equal(read_col(rd, name, &cd), N);
-        assert_int_equal(read_col(ri, name, &ci), N);
-        for (int64_t r = 0; r < N; r++)
-            assert_true(same_value(&cd, r, &ci, r));
-        tcol_free(&cd);
-        tcol_free(&ci);
-    }
-    sl_table_unref(rd);
-    sl_table_unref(ri);
+    assert_same_columns(rd, ri, (const char *const[]){"k", "v"}, 2, N);
     for (int r = 0; r < 2; r++) {
         sl_table_unref(md[r]);
         sl_table_unref(mi[r]);
