@@ -112,7 +112,8 @@ static void estimate_data(struct sl_query *q, struct sl__explain *ex, int k, int
     else if (!e->stages[0].on_gpu && upstream_gpu)
         e->bytes_d2h += bytes_of(e->rows, src_w);
     for (int s = 0; s <= p->n_chain; s++) {
-        int64_t in = bytes_of(rows_into(p, s), sl__schema_row_bytes(stage_os(p, s - 1)->op->schema));
+        const sl_schema_t *in_schema = stage_os(p, s - 1)->op->schema;
+        int64_t in = bytes_of(rows_into(p, s), sl__schema_row_bytes(in_schema));
         bool here = e->stages[s + 1].on_gpu;
         if (here && !on_dev)
             e->bytes_h2d += in;

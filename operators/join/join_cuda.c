@@ -19,9 +19,10 @@
  * (always PHJ, whose kernel orders them so). Keys: one int32/int64 column, or two int32
  * columns packed into one 64-bit key (dates, timestamps, decimal(p <= 18) as those;
  * dictionary-encoded strings as their int32 codes when both sides' dictionaries agree,
- * the output's DICT columns then sharing their side's dictionary: gj_dicts_agree). The result is sized by count -> allocate -> write
- * (PHJ/NPJ: the probe side's size first, again with the exact count only when it is
- * larger; SMJ counts first). output=aggregate sums the output columns on the GPU.
+ * the output's DICT columns then sharing their side's dictionary: gj_dicts_agree). The
+ * result is sized by count -> allocate -> write (PHJ/NPJ: the probe side's size first,
+ * again with the exact count only when it is larger; SMJ counts first). output=aggregate
+ * sums the output columns on the GPU.
  *
  * Left to the CPU (can_run says no; the batches go back to host memory): null keys,
  * nulls in an output column, other composite keys, anti/left joins with an empty right

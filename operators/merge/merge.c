@@ -1,11 +1,11 @@
 /* merge: multiway merge of sorted runs by one key column (option by="k DESC NULLS
  * FIRST", the same syntax and defaults as sort). Columns must be 4 or 8 bytes wide
  * (refused at bind otherwise: sl__mat_bind_word_columns); keys compare as their values
- * (dates, timestamps and decimal(p <= 18) as their integers, unsigned as unsigned). Runs are its inputs (runs=input: each
- * input port is one sorted run, up to 64) or its input batches (runs=batch: every
- * batch, in input order, is a sorted run). The merge is stable: equal keys come out in
- * run order. Inputs are checked: a run that is not sorted fails the query, naming the
- * run and the row.
+ * (dates, timestamps and decimal(p <= 18) as their integers, unsigned as unsigned).
+ * Runs are its inputs (runs=input: each input port is one sorted run, up to 64) or its
+ * input batches (runs=batch: every batch, in input order, is a sorted run). The merge
+ * is stable: equal keys come out in run order. Inputs are checked: a run that is not
+ * sorted fails the query, naming the run and the row.
  *
  * Finalize on all cores (see sort.c for the state-machine pattern):
  *   VIEW    one task per column: the rows of all runs as one array (run after run);

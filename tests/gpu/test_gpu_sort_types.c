@@ -55,7 +55,8 @@ static uint64_t value_of(enum sl_type t, uint64_t *s, int few)
     const int64_t dec_max = 999999999999999LL; /* decimal(15,2): 15 digits */
     switch (SL_TYPE_ID(t)) {
     case SL_TYPE_BOOL: return r & 1;
-    case SL_TYPE_INT8: return few ? (uint64_t)(int64_t)((int)(r % 7) - 3) : (uint64_t)(int64_t)(int8_t)r;
+    case SL_TYPE_INT8:
+        return few ? (uint64_t)(int64_t)((int)(r % 7) - 3) : (uint64_t)(int64_t)(int8_t)r;
     case SL_TYPE_UINT8: return few ? r % 7 : (uint8_t)r;
     case SL_TYPE_INT16: return few ? (uint64_t)(int64_t)((int)(r % 7) * 1000 - 3000)
                                    : (uint64_t)(int64_t)(int16_t)r;
@@ -78,7 +79,8 @@ static uint64_t value_of(enum sl_type t, uint64_t *s, int few)
     }
     case SL_TYPE_DECIMAL: {
         const int64_t ex[] = {-dec_max, dec_max, 0, -1, -5}; /* -0.05 */
-        return (uint64_t)(few ? ex[r % 5] : pick < 3 ? ex[pick] : (int64_t)(r % (2 * (uint64_t)dec_max + 1)) - dec_max);
+        int64_t any = (int64_t)(r % (2 * (uint64_t)dec_max + 1)) - dec_max;
+        return (uint64_t)(few ? ex[r % 5] : pick < 3 ? ex[pick] : any);
     }
     default: { /* int64 */
         const int64_t ex[] = {INT64_MIN, INT64_MAX, 0, -1, 1};
