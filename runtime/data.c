@@ -110,6 +110,18 @@ void sl__dict_unref(struct sl__dict *d)
     sl__free(d, sizeof *d);
 }
 
+bool sl__dict_same(const struct sl__dict *a, const struct sl__dict *b)
+{
+    if (a == b)
+        return true;
+    if (!a || !b || a->n != b->n)
+        return false;
+    const int32_t *oa = a->offsets->ptr, *ob = b->offsets->ptr;
+    if (memcmp(oa, ob, (size_t)(a->n + 1) * sizeof *oa) != 0)
+        return false;
+    return oa[a->n] == 0 || memcmp(a->chars->ptr, b->chars->ptr, (size_t)oa[a->n]) == 0;
+}
+
 /* An empty dictionary: a DICT column made by sl_batch_create starts with one. */
 static struct sl__dict *dict_empty(void)
 {
@@ -165,6 +177,21 @@ int sl__batch_alloc_columns(sl_batch_t *b)
             return SL_ENOMEM;
     }
     return SL_OK;
+}
+
+void sl__batch_share_dicts(sl_batch_t *dst, const sl_batch_t *src)
+{
+    for (int i = 0; i < dst->n_cols && i < src->n_cols; i++)
+        sl__batch_share_dict(dst, i, src->cols[i].dict);
+}
+
+void sl__batch_share_dict(sl_batch_t *b, int col, struct sl__dict *dict)
+{
+    if (!dict || b->cols[col].dict == dict)
+        return;
+    sl__dict_ref(dict);
+    sl__dict_unref(b->cols[col].dict);
+    b->cols[col].dict = dict;
 }
 
 sl_batch_t *sl__batch_slice(sl_batch_t *src, int64_t off, int64_t len)

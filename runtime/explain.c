@@ -16,26 +16,6 @@ struct sl__explain {
     struct sl_explain_stage *stages;
 };
 
-/* Average bytes of a utf8 / large_utf8 value assumed when nothing better is known: a
- * short name or code, as most string keys are. */
-#define STRING_BYTES_GUESS 16
-
-/* Bytes per row of a schema: fixed widths, and for strings their offset plus a guess. */
-static int64_t row_width(const sl_schema_t *s)
-{
-    int64_t w = 0;
-    enum sl_type t;
-    for (int i = 0; i < sl_schema_num_fields(s); i++) {
-        if (sl_schema_field(s, i, NULL, &t) != SL_OK)
-            continue;
-        if (t == SL_TYPE_UTF8 || t == SL_TYPE_LARGE_UTF8)
-            w += (t == SL_TYPE_UTF8 ? 4 : 8) + STRING_BYTES_GUESS;
-        else
-            w += (int64_t)sl_type_width(t);
-    }
-    return w;
-}
-
 static struct sl__opstate *stage_os(const struct sl__pipeline *p, int s)
 {
     return s < 0 ? p->source : s < p->n_chain ? p->chain[s] : p->sink;
@@ -138,7 +118,7 @@ static void estimate_data(struct sl_query *q, struct sl__explain *ex, int k, int
     struct sl__pipeline *p = &q->pipes[k];
     struct sl_explain_pipeline *e = &ex->pipes[k];
     bool gpu = e->device >= 0;
-    int64_t src_w = row_width(p->source->op->schema);
+    int64_t src_w = sl__schema_row_bytes(p->source->op->schema);
     bool upstream_gpu = p->source->op->n_inputs > 0 && source_state_on_gpu(q, ex, p);
     /* Where the rows are after each stage: on the GPU (true) or the host. */
     bool on_dev = e->stages[0].on_gpu && (p->source->op->n_inputs == 0 || upstream_gpu);
@@ -147,7 +127,8 @@ static void estimate_data(struct sl_query *q, struct sl__explain *ex, int k, int
     else if (!e->stages[0].on_gpu && upstream_gpu)
         e->bytes_d2h = sat_add(e->bytes_d2h, bytes_of(e->rows, src_w));
     for (int s = 0; s <= p->n_chain; s++) {
-        int64_t in = bytes_of(rows_into(p, s), row_width(stage_os(p, s - 1)->op->schema));
+        const sl_schema_t *in_schema = stage_os(p, s - 1)->op->schema;
+        int64_t in = bytes_of(rows_into(p, s), sl__schema_row_bytes(in_schema));
         bool here = e->stages[s + 1].on_gpu;
         if (here && !on_dev)
             e->bytes_h2d = sat_add(e->bytes_h2d, in);
@@ -156,7 +137,7 @@ static void estimate_data(struct sl_query *q, struct sl__explain *ex, int k, int
         on_dev = here;
     }
     const struct sl__opstate *feed = stage_os(p, p->n_chain - 1);
-    int64_t in_w = row_width(feed->op->schema);
+    int64_t in_w = sl__schema_row_bytes(feed->op->schema);
     int64_t kept = bytes_of(feed->op->rows_estimate, in_w);
     /* An output collected on a GPU comes back to the host at the end. */
     if (on_dev && p->sink->op->def == &sl__collect_def)

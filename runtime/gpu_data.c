@@ -40,11 +40,13 @@ int64_t sl__gpu_budget_left(struct sl__gpu *g)
 int sl__gpu_refuse_strings(struct sl_query *q, const sl_batch_t *b)
 {
     for (int i = 0; i < b->n_cols; i++) {
-        if (!sl_type_is_string(b->cols[i].type))
+        enum sl_type t = b->cols[i].type;
+        if (t != SL_TYPE_UTF8 && t != SL_TYPE_LARGE_UTF8)
             continue;
-        static const char fmt[] = "column '%s' is of type %s: string columns cannot go to "
-                                  "the GPU yet (issue 17); run this plan on the CPU";
-        const char *name = b->schema->fields[i].name, *type = sl_type_name(b->cols[i].type);
+        static const char fmt[] = "column '%s' is of type %s: strings of offsets and bytes "
+                                  "cannot go to the GPU (dictionary-encoded ones can: cast "
+                                  "to dict); run this plan on the CPU";
+        const char *name = b->schema->fields[i].name, *type = sl_type_name(t);
         return q ? sl__query_fail(q, "", SL_EUNSUPPORTED, fmt, name, type)
                  : sl__set_last_error(SL_EUNSUPPORTED, fmt, name, type);
     }
@@ -63,6 +65,7 @@ static int copy_columns(struct sl_query *q, sl_batch_t *dst, const sl_batch_t *s
     int refused = sl__gpu_refuse_strings(q, src);
     if (refused != SL_OK)
         return refused;
+    sl__batch_share_dicts(dst, src); /* codes move; dictionaries stay in host memory */
     for (int i = 0; i < src->n_cols; i++) {
         const struct sl__col *c = &src->cols[i];
         struct sl__col *d = &dst->cols[i];

@@ -31,9 +31,10 @@ void sl__gpu_task_end(sl_task_t *t);
 /* Moves a batch to the task's GPU (returns a new reference; a batch already there is
  * returned with a new reference). */
 int sl__gpu_batch_to_device(sl_task_t *t, sl_batch_t *b, sl_batch_t **out);
-/* SL_EUNSUPPORTED, naming the column, when batch b has a string column: strings do not
- * go to the GPU yet (issue 17); the query fails cleanly instead (q may be NULL: the
- * message then goes to the thread's last error). SL_OK otherwise. */
+/* SL_EUNSUPPORTED, naming the column, when batch b has a utf8 or large_utf8 column:
+ * strings of offsets and bytes do not go to the GPU (dictionary-encoded ones do: their
+ * codes, the dictionary shared in host memory); the query fails cleanly instead (q may
+ * be NULL: the message then goes to the thread's last error). SL_OK otherwise. */
 int sl__gpu_refuse_strings(struct sl_query *q, const sl_batch_t *b);
 /* A device batch going to a host stage: enqueues its download and defers `next` (the
  * host stage, with phase `ph`) until the task retires, so that the download overlaps

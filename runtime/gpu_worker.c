@@ -182,6 +182,7 @@ static sl_batch_t *unpin(struct sl__gpu *g, sl_batch_t *pb)
     sl_batch_t *b = sl__batch_new(pb->schema, pb->n_rows);
     if (!b)
         return NULL;
+    sl__batch_share_dicts(b, pb);
     for (int i = 0; i < b->n_cols; i++) {
         struct sl__buf *parts[2] = {pb->cols[i].data, pb->cols[i].validity};
         struct sl__buf **dst[2] = {&b->cols[i].data, &b->cols[i].validity};
@@ -571,6 +572,7 @@ int sl__gpu_batch_to_device(sl_task_t *t, sl_batch_t *src, sl_batch_t **out)
     sl_batch_t *b = sl__batch_new(src->schema, src->n_rows);
     if (!b)
         return sl__query_fail(t->q, "", SL_ENOMEM, "out of memory");
+    sl__batch_share_dicts(b, src); /* codes move; dictionaries stay in host memory */
     cudaError_t e;
     s->copy_started = false;
     for (int i = 0; i < b->n_cols; i++) {
@@ -660,6 +662,7 @@ int sl__gpu_defer_to_host(sl_task_t *t, sl_batch_t *src, sl_task_t *next,
     sl_batch_t *b = sl__batch_new(src->schema, src->n_rows);
     if (!b)
         return sl__query_fail(t->q, "", SL_ENOMEM, "out of memory");
+    sl__batch_share_dicts(b, src); /* codes move; dictionaries stay in host memory */
     cudaError_t e;
     if ((e = cudaEventRecord(s->kd, g->s[S_COMPUTE])) != cudaSuccess ||
         (e = cudaStreamWaitEvent(g->s[S_D2H], s->kd, 0)) != cudaSuccess) {

@@ -208,6 +208,13 @@ void sl__schema_free(sl_schema_t *s);
 int sl__schema_set(sl_schema_t *s, int i, const char *name, enum sl_type type);
 sl_schema_t *sl__schema_copy(const sl_schema_t *s);
 bool sl__schema_equal(const sl_schema_t *a, const sl_schema_t *b);
+/* Average bytes of a utf8 / large_utf8 value assumed when nothing better is known: a
+ * short name or code, as most string keys are. */
+#define SL__STRING_BYTES_GUESS 16
+/* Bytes per row of a schema, for memory and transfer estimates (explain, placement):
+ * fixed widths (a DICT column its int32 code: its dictionary is shared, not per row),
+ * and for utf8/large_utf8 their offset plus SL__STRING_BYTES_GUESS. */
+int64_t sl__schema_row_bytes(const sl_schema_t *s);
 
 /* True for a known type value (a decimal with a valid precision and scale). */
 bool sl__type_valid(enum sl_type type);
@@ -222,6 +229,9 @@ struct sl__dict {
 struct sl__dict *sl__dict_new(int64_t n, const int32_t *offsets, const char *chars);
 void sl__dict_ref(struct sl__dict *d);
 void sl__dict_unref(struct sl__dict *d);
+/* Whether two dictionaries hold the same strings in the same order (the same object, or
+ * equal offsets and bytes): codes of one mean the same strings in the other. */
+bool sl__dict_same(const struct sl__dict *a, const struct sl__dict *b);
 
 /* One column of a batch: values in `data` (offset applies), optional validity. String
  * columns keep offsets in `data` (offset applies to them, as in Arrow) and their bytes
@@ -248,6 +258,11 @@ struct sl_batch {
 sl_batch_t *sl__batch_new(const sl_schema_t *schema, int64_t n_rows);
 /* Allocates the value buffer of every column (uninitialized). */
 int sl__batch_alloc_columns(sl_batch_t *b);
+/* Gives dst's DICT columns src's dictionaries (shared; same schema): a batch moved to or
+ * from a GPU keeps its codes' meaning, the dictionary staying in host memory. */
+void sl__batch_share_dicts(sl_batch_t *dst, const sl_batch_t *src);
+/* Gives column col of b the dictionary dict (shared; NULL leaves it as it is). */
+void sl__batch_share_dict(sl_batch_t *b, int col, struct sl__dict *dict);
 /* A zero-copy slice: rows [off, off + len) sharing the buffers. */
 sl_batch_t *sl__batch_slice(sl_batch_t *b, int64_t off, int64_t len);
 /* Morsels over a table's batches, for the sources that scan one (scan.table, a shared

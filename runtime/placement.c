@@ -10,6 +10,8 @@
  *   finish(d) = wait(d) + transfer(d) + compute(d)
  *   wait(d)     = rows already queued on d's workers * ns_per_row(d) / workers(d)
  *   transfer(d) = bytes of the pipeline's input that are not on d / link bandwidth
+ *                 (rows x the source schema's row bytes: each type's width, a DICT
+ *                 column its 4-byte codes, sl__schema_row_bytes)
  *   compute(d)  = rows * ns_per_row(d) / workers(d)
  *
  * except that a GPU overlaps one morsel's copies with another's kernels: over n GPU
@@ -91,14 +93,15 @@ void sl__pipeline_signature(struct sl__pipeline *p)
                                 s < 0 ? "" : ">", stage_op(p, s)->op->def->name);
 }
 
-/* Whether any stage of the pipeline produces a string column (GPU strings come later in
- * issue 17; until then such pipelines run on the CPU rather than fail on the GPU). */
+/* Whether any stage of the pipeline produces a string column of offsets and bytes (utf8,
+ * large_utf8): those stay on the host, so such pipelines run on the CPU rather than fail
+ * on the GPU. Dictionary-encoded strings go as their codes. */
 static bool pipeline_has_strings(const struct sl__pipeline *p)
 {
     for (int s = -1; s <= p->n_chain; s++) {
         const sl_schema_t *sc = stage_op(p, s)->op->schema;
         for (int i = 0; sc && i < sc->n_fields; i++)
-            if (sl_type_is_string(sc->fields[i].type))
+            if (sl_type_is_string(sc->fields[i].type) && sc->fields[i].type != SL_TYPE_DICT)
                 return true;
     }
     return false;
@@ -172,8 +175,8 @@ int sl__place_pipeline_why(struct sl_query *q, struct sl__pipeline *p, char *why
         return -1;
     }
     if (pipeline_has_strings(p)) {
-        WHY("%sit carries string columns, which cannot go to the GPU yet (issue 17): stays "
-            "on the CPU", forced == SL_PLACE_GPU ? "forced to the GPU, but " : "");
+        WHY("%sit carries utf8 string columns, which cannot go to the GPU (dictionary-encoded "
+            "ones can): stays on the CPU", forced == SL_PLACE_GPU ? "forced to the GPU, but " : "");
         return -1;
     }
     /* Results a GPU finalize left in its memory are read there (op.h, "GPU placement"). */
@@ -204,7 +207,7 @@ int sl__place_pipeline_why(struct sl_query *q, struct sl__pipeline *p, char *why
         return -1;
     }
     double rows = p->source->op->rows_estimate > 0 ? (double)p->source->op->rows_estimate : 1e6;
-    double bytes = rows * 8.0 * sl_schema_num_fields(p->source->op->schema);
+    double bytes = rows * (double)sl__schema_row_bytes(p->source->op->schema);
     double link = eng->link_gbps > 0 ? eng->link_gbps : 25.0; /* GB/s */
     double cpu_ns = rows * cpu / eng->n_threads;
     double xfer = bytes / link, gpu_ov = rows * gpu_c > xfer ? rows * gpu_c : xfer;

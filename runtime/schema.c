@@ -240,3 +240,16 @@ int sl_schema_find(const sl_schema_t *s, const char *name)
     }
     return SL_ENOTFOUND;
 }
+
+int64_t sl__schema_row_bytes(const sl_schema_t *s)
+{
+    int64_t w = 0;
+    for (int i = 0; s && i < s->n_fields; i++) {
+        enum sl_type t = s->fields[i].type;
+        if (t == SL_TYPE_UTF8 || t == SL_TYPE_LARGE_UTF8)
+            w += (t == SL_TYPE_UTF8 ? 4 : 8) + SL__STRING_BYTES_GUESS;
+        else
+            w += (int64_t)sl_type_width(t);
+    }
+    return w;
+}

@@ -143,6 +143,18 @@ extern "C" cudaError_t sl_k_gather_b64(const uint64_t *d_src, const uint32_t *d_
     return gather(d_src, d_idx, d_dst, n, stream);
 }
 
+extern "C" cudaError_t sl_k_gather_width(const void *d_src, const uint32_t *d_idx, void *d_dst,
+                                         int width, int64_t n, cudaStream_t stream)
+{
+    switch (width) {
+    case 1: return gather((const uint8_t *)d_src, d_idx, (uint8_t *)d_dst, n, stream);
+    case 2: return gather((const uint16_t *)d_src, d_idx, (uint16_t *)d_dst, n, stream);
+    case 4: return gather((const uint32_t *)d_src, d_idx, (uint32_t *)d_dst, n, stream);
+    case 8: return gather((const uint64_t *)d_src, d_idx, (uint64_t *)d_dst, n, stream);
+    default: return cudaErrorInvalidValue;
+    }
+}
+
 template <typename T, typename A>
 static cudaError_t sum(const T *in, int64_t n, A *out, cudaStream_t stream)
 {

@@ -97,6 +97,55 @@ extern "C" cudaError_t sl_k_sort_pairs(void *d_temp, size_t *temp_bytes, int key
                                d_vals_out, val_bytes, n, stream);
 }
 
+/* ---------------- sort codes of other integer keys ---------------- */
+
+/* Widening keeps the order of signed and unsigned keys alike; flipping the top bit of
+ * an unsigned key of the code's width maps unsigned order onto signed order. */
+template <typename K, typename C>
+__global__ void sort_codes_kernel(const K *keys, int64_t n, C flip, C *codes)
+{
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (int64_t)gridDim.x * blockDim.x)
+        codes[i] = (C)keys[i] ^ flip;
+}
+
+static unsigned grid_for(int64_t n, int threads)
+{
+    int64_t b = (n + threads - 1) / threads;
+    return (unsigned)(b < 65536 ? (b > 0 ? b : 1) : 65536);
+}
+
+template <typename K, typename C>
+static cudaError_t sort_codes(const void *keys, int64_t n, C flip, void *codes,
+                              cudaStream_t stream)
+{
+    sort_codes_kernel<K, C><<<grid_for(n, 256), 256, 0, stream>>>((const K *)keys, n, flip,
+                                                                  (C *)codes);
+    return cudaGetLastError();
+}
+
+extern "C" cudaError_t sl_k_sort_codes(const void *d_keys, int key_bytes, int is_signed,
+                                       int64_t n, void *d_codes, cudaStream_t stream)
+{
+    if (n < 0 || (n > 0 && (!d_keys || !d_codes)))
+        return cudaErrorInvalidValue;
+    if (n == 0)
+        return cudaSuccess;
+    const int32_t top32 = INT32_MIN;
+    const long long top64 = (long long)INT64_MIN;
+    switch (key_bytes * 2 + !!is_signed) {
+    case 2: return sort_codes<uint8_t, int32_t>(d_keys, n, 0, d_codes, stream);
+    case 3: return sort_codes<int8_t, int32_t>(d_keys, n, 0, d_codes, stream);
+    case 4: return sort_codes<uint16_t, int32_t>(d_keys, n, 0, d_codes, stream);
+    case 5: return sort_codes<int16_t, int32_t>(d_keys, n, 0, d_codes, stream);
+    case 8: return sort_codes<uint32_t, int32_t>(d_keys, n, top32, d_codes, stream);
+    case 9: return sort_codes<int32_t, int32_t>(d_keys, n, 0, d_codes, stream);
+    case 16: return sort_codes<unsigned long long, long long>(d_keys, n, top64, d_codes, stream);
+    case 17: return sort_codes<long long, long long>(d_keys, n, 0, d_codes, stream);
+    default: return cudaErrorInvalidValue;
+    }
+}
+
 /* ---------------- partition numbers and bounds (the partition operator) ---------------- */
 
 template <typename K>
@@ -125,12 +174,6 @@ __global__ void part_bounds_kernel(const uint32_t *pid, int64_t n, int64_t fanou
             hi = mid;
     }
     off[p] = lo;
-}
-
-static unsigned grid_for(int64_t n, int threads)
-{
-    int64_t b = (n + threads - 1) / threads;
-    return (unsigned)(b < 65536 ? (b > 0 ? b : 1) : 65536);
 }
 
 extern "C" cudaError_t sl_k_part_ids(const void *d_keys, int key_bytes, int64_t n, int bits,

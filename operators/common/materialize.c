@@ -58,6 +58,23 @@ int sl__mat_bind_columns(sl_bind_t *b)
     return SL_OK;
 }
 
+int sl__mat_bind_word_columns(sl_bind_t *b, const char *op)
+{
+    const sl_schema_t *in = sl_bind_input_schema(b, 0);
+    for (int i = 0; i < sl_schema_num_fields(in); i++) {
+        const char *name;
+        enum sl_type type;
+        sl_schema_field(in, i, &name, &type);
+        size_t w = sl_type_width(type);
+        if (sl_type_is_string(type) || (w != 4 && w != 8))
+            return sl_bind_fail(b, SL_ETYPE, "column '%s' is %s: %s carries 4- and 8-byte "
+                                "columns only (int32, int64, uint32, uint64, float32, float64, "
+                                "date32, timestamp, decimal(p <= 18)); sort other types with "
+                                "sort", name, sl_type_name(type), op);
+    }
+    return sl__mat_bind_columns(b);
+}
+
 int sl__mat_begin(sl_task_t *t, struct sl__mat *m, int n_cols)
 {
     int rc = sl__rows_to_host(t, &m->rows);

@@ -51,6 +51,10 @@ int sl__mat_out_on_gpu(const sl_task_t *t);
 
 /* Binding: adds every column of input 0 to the output, in order. */
 int sl__mat_bind_columns(sl_bind_t *b);
+/* The same for operators that move columns as 4- or 8-byte words (partition, merge):
+ * a column of another type (strings, bools, 8- and 16-bit integers, decimals of
+ * precision > 18) fails the bind with an error naming it and `op`. */
+int sl__mat_bind_word_columns(sl_bind_t *b, const char *op);
 
 /* The start of a CPU finalize: device batches a GPU sink kept are brought to the host,
  * the batches put in input order, n counted, n_cols set, views allocated and the rows

@@ -24,7 +24,8 @@
 #define SL__OOC_MIN_RUN ((int64_t)1 << 12)
 
 /* What to sort: run column c is column col[c] of every batch; run column `key` is the
- * key (int32 or int64); every column 4 or 8 bytes wide, without nulls. Batch i is
+ * key (a signed 4- or 8-byte integer: sl__type_signed_word); every column 4 or 8 bytes
+ * wide, without nulls. Batch i is
  * batches[i * stride] (stride 0 means 1), so that arrays of structs whose first member
  * is the batch pointer (struct sl__rows_item) serve without a copy. */
 struct sl__ooc_input {

@@ -5,6 +5,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include "op_common.h"
 #include "ooc_runs.h"
 #include "sluice_k/columns.h"
 #include "sluice_k/sort.h"
@@ -44,7 +45,7 @@ static int plan_columns(const struct sl__ooc_input *in, struct plan *p)
         p->width[c] = sl_type_width(type);
         if (p->width[c] != 4 && p->width[c] != 8)
             return 0;
-        if (c == p->kc && type != SL_TYPE_INT32 && type != SL_TYPE_INT64)
+        if (c == p->kc && !sl__type_signed_word(type))
             return 0;
         if (c != p->kc)
             p->pc = c;

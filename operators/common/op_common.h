@@ -47,6 +47,18 @@ int sl__stream_stores(int64_t bytes);
 
 /* ---------------- key codes ---------------- */
 
+/* A signed 4- or 8-byte integer type, which the radix and GPU sorts read as int32 or
+ * int64: int32, int64, date32, timestamp, decimal(p <= 18). */
+static inline bool sl__type_signed_word(enum sl_type t)
+{
+    switch (SL_TYPE_ID(t)) {
+    case SL_TYPE_INT32: case SL_TYPE_INT64: case SL_TYPE_DATE32: case SL_TYPE_TIMESTAMP:
+        return true;
+    case SL_TYPE_DECIMAL: return sl_type_width(t) == 8;
+    default: return false;
+    }
+}
+
 static inline uint32_t sl__key_code_i32(int32_t x)
 {
     return (uint32_t)x ^ 0x80000000u;

@@ -170,13 +170,9 @@ int sl__gpu_gather_columns(sl_task_t *t, const void *const *cols, int n_cols, in
     for (int c = 0; c < n_cols; c++) {
         if (c == skip)
             continue;
-        void *dst = sl__col_values(out, c);
-        if (sl_type_width(out->cols[c].type) == 4)
-            SL_TASK_CUDA_TRY(t, sl_k_gather_b32((const uint32_t *)cols[c], ids, dst, n, s),
-                             "gathering");
-        else
-            SL_TASK_CUDA_TRY(t, sl_k_gather_b64((const uint64_t *)cols[c], ids, dst, n, s),
-                             "gathering");
+        int width = (int)sl_type_width(out->cols[c].type);
+        SL_TASK_CUDA_TRY(t, sl_k_gather_width(cols[c], ids, sl__col_values(out, c), width, n, s),
+                         "gathering");
     }
     return SL_OK;
 }

@@ -56,8 +56,8 @@ int sl__gpu_work_finish(struct sl__gpu_work *w, int rc, const char *const *names
 int sl__gpu_work_columns(struct sl__gpu_work *w, const struct sl__rows *r, int n_cols,
                          int64_t n, const void **cols);
 /* Column c of out (rows [0, n)) = cols[c] gathered by row ids (ids[i]: the input row of
- * output row i), for every c in [0, n_cols) but `skip` (-1: none); 4- or 8-byte columns
- * by out's types. Enqueued on the task's stream; SL_OK or the failure recorded. */
+ * output row i), for every c in [0, n_cols) but `skip` (-1: none); columns of 1, 2, 4 or
+ * 8 bytes by out's types. Enqueued on the task's stream; SL_OK or the failure recorded. */
 int sl__gpu_gather_columns(sl_task_t *t, const void *const *cols, int n_cols, int skip,
                            const uint32_t *ids, sl_batch_t *out, int64_t n);
 

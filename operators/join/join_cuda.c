@@ -17,9 +17,12 @@
  * probes, the right builds): the kernels mark matched probe rows; left outer writes the
  * rows with a partner first, so the right columns' validity is "row < that count"
  * (always PHJ, whose kernel orders them so). Keys: one int32/int64 column, or two int32
- * columns packed into one 64-bit key. The result is sized by count -> allocate -> write
- * (PHJ/NPJ: the probe side's size first, again with the exact count only when it is
- * larger; SMJ counts first). output=aggregate sums the output columns on the GPU.
+ * columns packed into one 64-bit key (dates, timestamps, decimal(p <= 18) as those;
+ * dictionary-encoded strings as their int32 codes when both sides' dictionaries agree,
+ * the output's DICT columns then sharing their side's dictionary: gj_dicts_agree). The
+ * result is sized by count -> allocate -> write (PHJ/NPJ: the probe side's size first,
+ * again with the exact count only when it is larger; SMJ counts first). output=aggregate
+ * sums the output columns on the GPU.
  *
  * Left to the CPU (can_run says no; the batches go back to host memory): null keys,
  * nulls in an output column, other composite keys, anti/left joins with an empty right
@@ -67,8 +70,8 @@ static int col_nulls(const struct join_side *sd, int col)
 }
 
 /* What the GPU join takes (join_gpu_type): the four kinds without a residual, integer-
- * like keys (one, or two 32-bit ones) and 4- and 8-byte output columns; the rest joins on
- * the CPU. */
+ * like keys (one, or two 32-bit ones; dictionary codes) and 4- and 8-byte output columns;
+ * the rest joins on the CPU. */
 static int composite_ok(const struct join_data *d)
 {
     if (d->kind > JOIN_ANTI || d->n_resid)
@@ -101,7 +104,7 @@ int join_gpu_can_run(const sl_task_t *t)
 {
     const struct join_data *d = sl_op_data(sl_task_op(t));
     const struct join_state *st = sl_task_gstate((sl_task_t *)t);
-    if (!composite_ok(d))
+    if (!composite_ok(d) || !gj_dicts_agree(d, st))
         return 0;
     int64_t n[2] = {0, 0};
     for (int s = 0; s < 2; s++) {
@@ -284,6 +287,8 @@ static int out_alloc(sl_task_t *t, const struct gj *g, struct gj_out *o, int64_t
     o->cap = cap;
     if (!d->aggregate && !(o->batch = sl_task_new_batch(t, sl_op_output_schema(sl_task_op(t)), cap)))
         return SL_ENOMEM;
+    if (o->batch)
+        gj_out_share_dicts(d, sl_task_gstate(t), o->batch);
     for (int oc = 0; oc < d->n_out; oc++) {
         const struct join_ocol *c = &d->out[oc];
         void **role = from_key(g, c) ? &o->key_dest

@@ -80,4 +80,14 @@ int gj_transform(sl_task_t *t, struct gj *g);
 void gj_sides_release(sl_task_t *t, struct gj *g);
 void gj_sides_free(sl_task_t *t, struct gj *g);
 
+/* Dictionary-encoded columns on the GPU join as their int32 codes, their dictionaries
+ * staying in host memory. 1 when that is right: every batch of both sides has one
+ * dictionary for each DICT key (the same object, or equal strings in the same order:
+ * then codes compare as strings do), and one for each DICT output column of its side
+ * (so one dictionary describes every output row); else 0 and the CPU joins. */
+int gj_dicts_agree(const struct join_data *d, const struct join_state *st);
+/* Gives the DICT output columns of b (an output batch of the GPU join) the dictionary
+ * of their side (shared). */
+void gj_out_share_dicts(const struct join_data *d, const struct join_state *st, sl_batch_t *b);
+
 #endif /* SLUICE_OPERATORS_JOIN_CUDA_INT_H */

@@ -30,7 +30,7 @@
 #include <cuda_runtime_api.h>
 
 #include "gpu_ext.h"
-#include "join_int.h"
+#include "join_cuda_int.h"
 #include "sluice_k/columns.h"
 #include "sluice_k/join.h"
 #include "sluice_k/join_ooc.h"
@@ -1288,6 +1288,7 @@ int join_ooc_source(sl_task_t *t)
 {
     struct join_state *st = sl_task_gstate(t);
     sl_batch_t *b = st->ooc_out[sl_task_index(t)];
+    gj_out_share_dicts(st->d, st, b);
     sl_batch_ref(b);
     return sl_task_emit(t, b);
 }

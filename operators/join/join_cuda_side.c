@@ -428,3 +428,61 @@ void gj_sides_free(sl_task_t *t, struct gj *g)
         g->s[i].order = NULL;
     }
 }
+
+/* ---------------- dictionary-encoded columns ---------------- */
+
+/* 1 if column col of every batch of side s with rows has a dictionary equal to *ref (set
+ * from the first such batch when NULL). Content is compared only where the object
+ * differs from the last one found equal, so batches sharing one dictionary cost a
+ * pointer compare. */
+static int side_dicts_agree(const struct join_side *sd, int col, const struct sl__dict **ref)
+{
+    const struct sl__dict *same = NULL;
+    for (int64_t i = 0; i < sd->n_batches; i++) {
+        if (sd->batches[i]->n_rows == 0)
+            continue; /* an empty batch's dictionary describes no row */
+        const struct sl__dict *x = sd->batches[i]->cols[col].dict;
+        if (!*ref)
+            *ref = x;
+        if (x == *ref || x == same)
+            continue;
+        if (!sl__dict_same(*ref, x))
+            return 0;
+        same = x;
+    }
+    return 1;
+}
+
+int gj_dicts_agree(const struct join_data *d, const struct join_state *st)
+{
+    for (int k = 0; k < d->n_keys; k++) {
+        const struct sl__dict *ref = NULL;
+        if (d->ktype[k] == SL_TYPE_DICT &&
+            (!side_dicts_agree(&st->side[0], d->key[0][k], &ref) ||
+             !side_dicts_agree(&st->side[1], d->key[1][k], &ref)))
+            return 0;
+    }
+    for (int oc = 0; oc < d->n_out; oc++) {
+        const struct sl__dict *ref = NULL;
+        if (d->out[oc].type == SL_TYPE_DICT &&
+            !side_dicts_agree(&st->side[d->out[oc].side], d->out[oc].col, &ref))
+            return 0;
+    }
+    return 1;
+}
+
+void gj_out_share_dicts(const struct join_data *d, const struct join_state *st, sl_batch_t *b)
+{
+    for (int oc = 0; oc < d->n_out; oc++) {
+        const struct join_side *sd = &st->side[d->out[oc].side];
+        if (d->out[oc].type != SL_TYPE_DICT)
+            continue;
+        /* The first batch with rows: gj_dicts_agree found the others equal to it. */
+        for (int64_t i = 0; i < sd->n_batches; i++) {
+            if (sd->batches[i]->n_rows > 0) {
+                sl__batch_share_dict(b, oc, sd->batches[i]->cols[d->out[oc].col].dict);
+                break;
+            }
+        }
+    }
+}

@@ -85,13 +85,14 @@ static inline enum sl_type join_sum_type(enum sl_type t)
     }
 }
 
-/* How the GPU join sees a type: dates as int32, timestamps and 64-bit decimals as int64,
- * the four original types as themselves; SL_TYPE_INVALID for what the GPU join does not
- * take (strings of every encoding: the runtime keeps them on the host). */
+/* How the GPU join sees a type: dates and dictionary codes as int32 (codes only where
+ * the dictionaries agree: gj_dicts_agree), timestamps and 64-bit decimals as int64, the
+ * four original types as themselves; SL_TYPE_INVALID for what the GPU join does not take
+ * (strings of offsets and bytes stay on the host; 1-, 2- and 16-byte types). */
 static inline enum sl_type join_gpu_type(enum sl_type t)
 {
     switch (SL_TYPE_ID(t)) {
-    case SL_TYPE_INT32: case SL_TYPE_DATE32: return SL_TYPE_INT32;
+    case SL_TYPE_INT32: case SL_TYPE_DATE32: case SL_TYPE_DICT: return SL_TYPE_INT32;
     case SL_TYPE_INT64: case SL_TYPE_TIMESTAMP: return SL_TYPE_INT64;
     case SL_TYPE_FLOAT32: return SL_TYPE_FLOAT32;
     case SL_TYPE_FLOAT64: return SL_TYPE_FLOAT64;

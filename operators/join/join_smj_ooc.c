@@ -168,6 +168,7 @@ int join_smj_ooc_source(sl_task_t *t)
     for (int64_t j = 0; j < o->n; j++) {
         sl_batch_t *b = o->b[j];
         o->b[j] = NULL;
+        gj_out_share_dicts(st->d, st, b);
         int rc = sl_task_emit(t, b);
         if (rc < 0)
             return rc;

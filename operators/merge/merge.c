@@ -1,9 +1,11 @@
 /* merge: multiway merge of sorted runs by one key column (option by="k DESC NULLS
- * FIRST", the same syntax and defaults as sort). Runs are its inputs (runs=input: each
- * input port is one sorted run, up to 64) or its input batches (runs=batch: every
- * batch, in input order, is a sorted run). The merge is stable: equal keys come out in
- * run order. Inputs are checked: a run that is not sorted fails the query, naming the
- * run and the row.
+ * FIRST", the same syntax and defaults as sort). Columns must be 4 or 8 bytes wide
+ * (refused at bind otherwise: sl__mat_bind_word_columns); keys compare as their values
+ * (dates, timestamps and decimal(p <= 18) as their integers, unsigned as unsigned).
+ * Runs are its inputs (runs=input: each input port is one sorted run, up to 64) or its
+ * input batches (runs=batch: every batch, in input order, is a sorted run). The merge
+ * is stable: equal keys come out in run order. Inputs are checked: a run that is not
+ * sorted fails the query, naming the run and the row.
  *
  * Finalize on all cores (see sort.c for the state-machine pattern):
  *   VIEW    one task per column: the rows of all runs as one array (run after run);
@@ -60,7 +62,7 @@ int sl__merge_bind(sl_bind_t *b)
             return sl_bind_fail(b, SL_ETYPE, "input %d has other columns than input 0", p);
     }
     int64_t rows = 0;
-    if ((rc = sl__mat_bind_columns(b)) < 0)
+    if ((rc = sl__mat_bind_word_columns(b, "merge")) < 0)
         return rc;
     for (int p = 0; p < sl_bind_num_inputs(b); p++)
         rows = rows < 0 || sl_bind_input_rows(b, p) < 0 ? -1 : rows + sl_bind_input_rows(b, p);
@@ -80,12 +82,18 @@ void sl__merge_fini_global(const sl_op_t *op, void *gs)
 
 /* ---------------- parallel work ---------------- */
 
+/* Codes whose unsigned order is the key's (columns are 4 or 8 bytes: bind). */
 static uint64_t code_at(const struct sl__rowsview *v, int desc, int64_t i)
 {
     uint64_t c;
-    switch (v->type) {
-    case SL_TYPE_INT32: c = sl__key_code_i32(((const int32_t *)v->data)[i]); break;
-    case SL_TYPE_INT64: c = sl__key_code_i64(((const int64_t *)v->data)[i]); break;
+    switch (SL_TYPE_ID(v->type)) {
+    case SL_TYPE_INT32:
+    case SL_TYPE_DATE32: c = sl__key_code_i32(((const int32_t *)v->data)[i]); break;
+    case SL_TYPE_INT64:
+    case SL_TYPE_TIMESTAMP:
+    case SL_TYPE_DECIMAL: c = sl__key_code_i64(((const int64_t *)v->data)[i]); break;
+    case SL_TYPE_UINT32: c = ((const uint32_t *)v->data)[i]; break;
+    case SL_TYPE_UINT64: c = ((const uint64_t *)v->data)[i]; break;
     case SL_TYPE_FLOAT32: c = sl__key_code_f32(((const float *)v->data)[i]); break;
     default: c = sl__key_code_f64(((const double *)v->data)[i]); break;
     }

@@ -10,8 +10,10 @@
  * by the merged row ids. Phases (CUDA events): gpu_check, gpu_merge, gpu_gather.
  *
  * Left to the CPU (can_run says no): runs=batch, other than exactly two non-empty runs,
- * a float key, nulls in any column, 2^31 rows or more, host batches or batches of
- * several GPUs, or device memory needs over sl_task_device_budget. */
+ * a key other than a signed 4- or 8-byte integer (int32, int64, date32, timestamp,
+ * decimal(p <= 18); not floats, bools, small or unsigned integers), nulls in any column,
+ * 2^31 rows or more, host batches or batches of several GPUs, or device memory needs over
+ * sl_task_device_budget. */
 #include <string.h>
 
 #include <cuda_runtime_api.h>
@@ -28,8 +30,7 @@ int sl__merge_gpu_sink_can_run(const sl_task_t *t)
     const char *name;
     enum sl_type type;
     sl_schema_field(sl_op_output_schema(op), d->key.col, &name, &type);
-    return !d->by_batch && (type == SL_TYPE_INT32 || type == SL_TYPE_INT64) &&
-           sl__rows_sink_fits(t);
+    return !d->by_batch && sl__type_signed_word(type) && sl__rows_sink_fits(t);
 }
 
 /* Rows of the first run (the first port's batches; the rows are in input order). */

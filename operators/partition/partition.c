@@ -1,5 +1,7 @@
-/* partition: radix partitioning of its input by one int32/int64 key column, on all
- * cores (options key=col, bits=B or fanout=F, passes=0|1|2, hash=false).
+/* partition: radix partitioning of its input by one key column (int32, int64, or date32,
+ * timestamp, decimal(p <= 18) as their integers), on all cores (options key=col, bits=B
+ * or fanout=F, passes=0|1|2, hash=false). Columns must be 4 or 8 bytes wide (refused at
+ * bind otherwise: sl__mat_bind_word_columns).
  *
  * Output: the input columns plus an int32 column "partition". Source task p (of fanout)
  * emits partition p as one batch (nothing if it is empty), every row of which has
@@ -19,7 +21,7 @@
 #include "part_op.h"
 
 const struct sl_option_def sl__part_options[SL__PART_N_OPTIONS] = {
-    {"key", SL_OPT_STRING, NULL, "int32 or int64 key column"},
+    {"key", SL_OPT_STRING, NULL, "key column: int32, int64, date32, timestamp, decimal(p<=18)"},
     {"bits", SL_OPT_INT, "0", "log2 of the fanout (0 = from the cache size)"},
     {"fanout", SL_OPT_INT, "0", "number of partitions, a power of two (instead of bits)"},
     {"passes", SL_OPT_INT, "0", "1 or 2 (0 = 1 if the fanout fits one pass, else 2)"},
@@ -51,9 +53,9 @@ int sl__part_bind(sl_bind_t *b)
         return sl_bind_fail(b, SL_EUNSUPPORTED, "more than 64 columns");
     enum sl_type kt;
     sl_schema_field(in, d.key, NULL, &kt);
-    if (kt != SL_TYPE_INT32 && kt != SL_TYPE_INT64)
-        return sl_bind_fail(b, SL_ETYPE, "key: column '%s' is %s; int32 or int64 needed", key,
-                            sl_type_name(kt));
+    if (!sl__type_signed_word(kt))
+        return sl_bind_fail(b, SL_ETYPE, "key: column '%s' is %s; int32, int64, date32, "
+                            "timestamp or decimal(p <= 18) needed", key, sl_type_name(kt));
     if (fanout) {
         if (fanout < 1 || (fanout & (fanout - 1)))
             return sl_bind_fail(b, SL_EINVAL, "fanout: %lld is not a power of two",
@@ -76,7 +78,7 @@ int sl__part_bind(sl_bind_t *b)
                             SL__PART_MAX_BITS_PER_PASS);
     d.bits = (int)bits;
     d.passes = bits < 2 ? 1 : (int)passes;
-    if ((rc = sl__mat_bind_columns(b)) < 0)
+    if ((rc = sl__mat_bind_word_columns(b, "partition")) < 0)
         return rc;
     if (sl_schema_find(in, "partition") >= 0)
         return sl_bind_fail(b, SL_EINVAL, "its input already has a column 'partition'");

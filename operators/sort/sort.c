@@ -408,7 +408,7 @@ int sl__sort_finalize_cpu(sl_task_t *t)
     int rc = sl__mat_begin(t, &g->m, d->n_cols);
     if (rc <= 0)
         return rc;
-    if (!sl__sort_radix_types(sl_op_output_schema(sl_task_op(t)), 0))
+    if (!sl__sort_radix_types(sl_op_output_schema(sl_task_op(t))))
         return sort_any_finalize(t, g, d);
     /* Steps, least significant first: per key (last key first) its codes, then, if the
      * column may hold nulls, its null flags. Nulls are known after VIEW, so a null step

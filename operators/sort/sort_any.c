@@ -9,18 +9,15 @@
 
 #include <math.h>
 
+#include "common/op_common.h"
 #include "internal.h"
 
-bool sl__sort_radix_types(const sl_schema_t *schema, int gpu)
+bool sl__sort_radix_types(const sl_schema_t *schema)
 {
     for (int i = 0; i < sl_schema_num_fields(schema); i++) {
         enum sl_type type;
         sl_schema_field(schema, i, NULL, &type);
-        bool plain = type == SL_TYPE_INT32 || type == SL_TYPE_INT64 ||
-                     type == SL_TYPE_FLOAT32 || type == SL_TYPE_FLOAT64;
-        bool as_int = type == SL_TYPE_DATE32 || type == SL_TYPE_TIMESTAMP ||
-                      (SL_TYPE_ID(type) == SL_TYPE_DECIMAL && sl_type_width(type) == 8);
-        if (!plain && (gpu || !as_int))
+        if (!sl__type_signed_word(type) && type != SL_TYPE_FLOAT32 && type != SL_TYPE_FLOAT64)
             return false;
     }
     return true;

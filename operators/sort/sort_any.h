@@ -20,10 +20,10 @@ int sl__sort_rows_cmp_init(struct sl__sort_rows_cmp *c, const sl_batch_t *b,
  * spec says, whatever the direction; NaN is the largest float, equal to itself. */
 int sl__sort_rows_compare(const struct sl__sort_rows_cmp *c, int64_t a, int64_t b);
 
-/* Whether every column of the schema is one the radix sort reads: int32, int64, float32,
- * float64 on the GPU (gpu = 1); on the CPU (gpu = 0) also date32, timestamp and decimals
- * of precision <= 18 (as their integers). Other types take sl__sort_any. */
-bool sl__sort_radix_types(const sl_schema_t *schema, int gpu);
+/* Whether every column of the schema is one the CPU radix sort (and the GPU's out-of-core
+ * sort) reads: int32, int64, float32, float64, and date32, timestamp and decimals of
+ * precision <= 18 as their integers. Other types take sl__sort_any on the CPU. */
+bool sl__sort_radix_types(const sl_schema_t *schema);
 
 /* Sorts the rows of host batches[0..n) (one schema, in input order) stably by spec into
  * *out (a new batch, the caller's reference), every column type carried along. Errors:

@@ -4,19 +4,25 @@
  *   on a GPU worker they keep device batches.
  * finalize: the batches in input order (sl__rows_order) form each column as one device
  *   array (zero-copy when they are consecutive slices of one buffer, else device copies
- *   into a temporary). One key, no other payload or one payload: CUB sorts (key, payload)
- *   straight into the output batch. More payloads: CUB sorts (key, row id) pairs and each
- *   payload is gathered by the sorted ids. CUB's radix sort is stable, like the CPU sort.
+ *   into a temporary). A key that is a signed 4- or 8-byte integer (int32, int64, date32,
+ *   timestamp, decimal(p <= 18)) with no payload or one 4- or 8-byte payload: CUB sorts
+ *   (key, payload) straight into the output batch. Otherwise CUB sorts (key, row id)
+ *   pairs and every other column is gathered by the sorted ids. Keys of the other
+ *   integer types (bool, int8, int16, uint8..uint64) are sorted by codes whose signed
+ *   order is theirs (sl_k_sort_codes: widened, unsigned ones with the top bit flipped),
+ *   and then gathered like a payload. CUB's radix sort is stable, like the CPU sort.
  *   Phases (CUDA events): gpu_concat (if any copy), gpu_sort, gpu_gather.
  * source: slices of the device result (sl__emit_morsel), downloaded for host consumers.
  *
  * Not on the GPU (the sink's can_run says no: the CPU sink and finalize run): more than
- * one key, a float key, a column of another type than int32/int64/float32/float64. Left to the CPU finalize (the finalize's can_run says no; the CPU
- * finalize downloads the kept device batches first): nulls in any column, more than
- * SG_MAX_COLS columns. Host batches among the kept ones (the sink keeps batches on the
- * host once the budget is short), 2^31 rows or more, or device memory needs (output,
- * copies, row ids, CUB temp) over sl_task_device_budget: the out-of-core sort
- * (sort_cuda_ooc.c) where it can, else the CPU. */
+ * one key, a float key, a column of a type other than the integer types above, float32
+ * and float64 (strings, wide decimals). Left to the CPU finalize (the finalize's can_run
+ * says no; the CPU finalize downloads the kept device batches first): nulls in any
+ * column (the CPU places them as NULLS FIRST/LAST says), more than SG_MAX_COLS columns.
+ * Host batches among the kept ones (the sink keeps batches on the host once the budget
+ * is short), 2^31 rows or more, or device memory needs (output, copies, row ids, codes,
+ * CUB temp) over sl_task_device_budget: the out-of-core sort (sort_cuda_ooc.c) where it
+ * can, else the CPU. */
 #include <stdatomic.h>
 #include <string.h>
 
@@ -30,17 +36,40 @@
 /* Columns the GPU path takes (more: the CPU sorts). */
 #define SG_MAX_COLS 64
 
+/* How the GPU sorts a key of this type: as it is (KEY_NATIVE), by codes (KEY_CODED) or
+ * not at all (0: floats, whose NaN and -0.0 the CPU orders, and non-integer types). */
+enum { KEY_NATIVE = 1, KEY_CODED = 2 };
+static int key_kind(enum sl_type t)
+{
+    if (sl__type_signed_word(t))
+        return KEY_NATIVE;
+    switch (t) {
+    case SL_TYPE_BOOL: case SL_TYPE_INT8: case SL_TYPE_INT16: case SL_TYPE_UINT8:
+    case SL_TYPE_UINT16: case SL_TYPE_UINT32: case SL_TYPE_UINT64: return KEY_CODED;
+    default: return 0;
+    }
+}
+
+static bool key_signed(enum sl_type t)
+{
+    return t == SL_TYPE_INT8 || t == SL_TYPE_INT16;
+}
+
 int sl__sort_gpu_can_run(const sl_task_t *t)
 {
     const sl_op_t *op = sl_task_op((sl_task_t *)t);
     const struct sort_data *d = sl_op_data(op);
-    /* Only the radix types, keys and payload (sort_any.c sorts the others on the CPU). */
-    if (d->spec.n_keys != 1 || !sl__sort_radix_types(sl_op_output_schema(op), 1))
+    const sl_schema_t *schema = sl_op_output_schema(op);
+    if (d->spec.n_keys != 1)
         return 0;
-    const char *name;
-    enum sl_type type;
-    sl_schema_field(sl_op_output_schema(op), d->spec.keys[0].col, &name, &type);
-    return type == SL_TYPE_INT32 || type == SL_TYPE_INT64;
+    for (int c = 0; c < sl_schema_num_fields(schema); c++) {
+        enum sl_type type;
+        sl_schema_field(schema, c, NULL, &type);
+        bool carried = key_kind(type) || type == SL_TYPE_FLOAT32 || type == SL_TYPE_FLOAT64;
+        if (!carried || (c == d->spec.keys[0].col && !key_kind(type)))
+            return 0;
+    }
+    return 1;
 }
 
 /* The sink's CUDA impl: the key type above, and the batch fits what the budget leaves.
@@ -69,22 +98,43 @@ int sl__sort_gpu_sink_can_run(const sl_task_t *t)
     return 1;
 }
 
+/* How run_gpu sorts: the key's column, width and kind, the one payload (-1: none or
+ * several) and the bytes of the value CUB moves with each key (0, 4 or 8), code_bytes:
+ * the width of a coded key's codes (0: native key). */
+struct sort_shape {
+    int kc, kw, kind, pc, vb, code_bytes, direct; /* direct: CUB writes the output */
+};
+
+static struct sort_shape shape_of(const struct sort_global *g, const struct sort_data *d)
+{
+    const sl_batch_t *b0 = g->m.rows.items[0].batch;
+    struct sort_shape sh = {.kc = d->spec.keys[0].col, .pc = -1};
+    enum sl_type kt = b0->cols[sh.kc].type;
+    sh.kw = (int)sl_type_width(kt);
+    sh.kind = key_kind(kt);
+    int np = d->n_cols - 1, pw = 0;
+    for (int c = 0; c < d->n_cols && np == 1; c++)
+        if (c != sh.kc)
+            sh.pc = c, pw = (int)sl_type_width(b0->cols[c].type);
+    sh.direct = sh.kind == KEY_NATIVE && (np == 0 || (np == 1 && pw >= 4));
+    sh.vb = !sh.direct ? 4 : np == 0 ? 0 : pw;
+    sh.code_bytes = sh.kind == KEY_CODED ? (sh.kw == 8 ? 8 : 4) : 0;
+    return sh;
+}
+
 /* Device bytes the GPU finalize needs: the output, copies of columns that are not one
- * run of one buffer, row ids (two payloads or more) and CUB's temp storage. */
+ * run of one buffer, row ids (unless CUB writes the output), a coded key's codes and
+ * CUB's temp storage. */
 static int64_t need_bytes(const struct sort_global *g, const struct sort_data *d, int64_t n,
                           size_t *temp_bytes)
 {
     const sl_batch_t *b0 = g->m.rows.items[0].batch;
-    int kc = d->spec.keys[0].col, np = d->n_cols - 1, pw = 0;
-    for (int c = 0; c < d->n_cols && np == 1; c++)
-        if (c != kc)
-            pw = sl_type_width(b0->cols[c].type);
-    int vb = np == 0 ? 0 : np == 1 ? pw : 4;
+    struct sort_shape sh = shape_of(g, d);
     *temp_bytes = 0;
-    if (sl_k_sort_pairs(NULL, temp_bytes, sl_type_width(b0->cols[kc].type), d->spec.keys[0].desc,
-                        NULL, NULL, NULL, NULL, vb, n, 0) != cudaSuccess)
+    if (sl_k_sort_pairs(NULL, temp_bytes, sh.code_bytes ? sh.code_bytes : sh.kw,
+                        d->spec.keys[0].desc, NULL, NULL, NULL, NULL, sh.vb, n, 0) != cudaSuccess)
         return INT64_MAX;
-    int64_t need = (int64_t)*temp_bytes + (np >= 2 ? 8 * n : 0) +
+    int64_t need = (int64_t)*temp_bytes + (sh.direct ? 0 : 8 * n) + 2 * sh.code_bytes * n +
                    sl__rows_copy_bytes(&g->m.rows, d->n_cols, n);
     for (int c = 0; c < d->n_cols; c++)
         need += (int64_t)sl_type_width(b0->cols[c].type) * n; /* the output */
@@ -124,46 +174,53 @@ static int run_gpu(struct sl__gpu_work *w, void *arg)
     const struct sort_data *d = sl_op_data(sl_task_op(t));
     cudaStream_t s = sl_task_stream(t);
     const sl_schema_t *schema = sl_op_output_schema(sl_task_op(t));
-    int kc = d->spec.keys[0].col, desc = d->spec.keys[0].desc, np = d->n_cols - 1;
-    const sl_batch_t *b0 = g->m.rows.items[0].batch;
-    int kw = sl_type_width(b0->cols[kc].type);
-    int pc = -1, pw = 0; /* the one payload column, if exactly one */
-    for (int c = 0; c < d->n_cols && np == 1; c++)
-        if (c != kc)
-            pc = c, pw = sl_type_width(b0->cols[c].type);
-    int vb = np == 0 ? 0 : np == 1 ? pw : 4;
+    int desc = d->spec.keys[0].desc;
+    struct sort_shape sh = shape_of(g, d);
+    int64_t n = g->m.n;
     size_t temp_bytes = 0;
-    need_bytes(g, d, g->m.n, &temp_bytes);
+    need_bytes(g, d, n, &temp_bytes);
     const void *cols[SG_MAX_COLS];
     sl__gpu_work_mark(w, 0);
-    int rc = sl__gpu_work_columns(w, &g->m.rows, d->n_cols, g->m.n, cols);
+    int rc = sl__gpu_work_columns(w, &g->m.rows, d->n_cols, n, cols);
     if (rc < 0)
         return rc;
     sl__gpu_work_mark(w, 1);
-    g->m.out = sl_task_new_batch(t, schema, g->m.n);
+    g->m.out = sl_task_new_batch(t, schema, n);
     void *temp = sl__gpu_work_alloc(w, temp_bytes);
-    uint32_t *ids = np >= 2 ? sl__gpu_work_alloc(w, (size_t)g->m.n * 8) : NULL;
-    if (!g->m.out || !temp || (np >= 2 && !ids))
+    uint32_t *ids = sh.direct ? NULL : sl__gpu_work_alloc(w, (size_t)n * 8);
+    char *codes = sh.code_bytes ? sl__gpu_work_alloc(w, (size_t)n * 2 * sh.code_bytes) : NULL;
+    if (!g->m.out || !temp || (!sh.direct && !ids) || (sh.code_bytes && !codes))
         return sl_task_fail(t, SL_ENOMEM, "sort on the GPU: out of memory for %lld rows",
-                            (long long)g->m.n);
-    void *kout = sl__col_values(g->m.out, kc);
-    if (np <= 1) {
+                            (long long)n);
+    void *kout = sl__col_values(g->m.out, sh.kc);
+    if (sh.direct) {
         SL_TASK_CUDA_TRY(t,
-                         sl_k_sort_pairs(temp, &temp_bytes, kw, desc, cols[kc], kout,
-                                         np ? cols[pc] : NULL,
-                                         np ? sl__col_values(g->m.out, pc) : NULL, vb, g->m.n, s),
+                         sl_k_sort_pairs(temp, &temp_bytes, sh.kw, desc, cols[sh.kc], kout,
+                                         sh.vb ? cols[sh.pc] : NULL,
+                                         sh.vb ? sl__col_values(g->m.out, sh.pc) : NULL, sh.vb,
+                                         n, s),
                          "sorting");
         sl__gpu_work_mark(w, 2);
         sl__gpu_work_mark(w, 3);
         return SL_OK;
     }
-    SL_TASK_CUDA_TRY(t, sl_k_iota_u32(ids, g->m.n, 0, s), "row ids");
+    const void *kin = cols[sh.kc];
+    int sort_bytes = sh.kw, skip = sh.kc;
+    if (sh.code_bytes) { /* the codes sort; the key is gathered like a payload */
+        enum sl_type kt = g->m.rows.items[0].batch->cols[sh.kc].type;
+        SL_TASK_CUDA_TRY(t, sl_k_sort_codes(kin, sh.kw, key_signed(kt), n, codes, s), "key codes");
+        kin = codes;
+        kout = codes + (size_t)n * sh.code_bytes;
+        sort_bytes = sh.code_bytes;
+        skip = -1;
+    }
+    SL_TASK_CUDA_TRY(t, sl_k_iota_u32(ids, n, 0, s), "row ids");
     SL_TASK_CUDA_TRY(t,
-                     sl_k_sort_pairs(temp, &temp_bytes, kw, desc, cols[kc], kout, ids, ids + g->m.n,
-                                     4, g->m.n, s),
+                     sl_k_sort_pairs(temp, &temp_bytes, sort_bytes, desc, kin, kout, ids, ids + n,
+                                     4, n, s),
                      "sorting");
     sl__gpu_work_mark(w, 2);
-    if ((rc = sl__gpu_gather_columns(t, cols, d->n_cols, kc, ids + g->m.n, g->m.out, g->m.n)) < 0)
+    if ((rc = sl__gpu_gather_columns(t, cols, d->n_cols, skip, ids + n, g->m.out, n)) < 0)
         return rc;
     sl__gpu_work_mark(w, 3);
     return SL_OK;
@@ -179,7 +236,7 @@ int sl__sort_gpu_finalize(sl_task_t *t)
         return sl__sort_ooc_finalize(t);
     int concat = sl__rows_copy_bytes(&g->m.rows, d->n_cols, g->m.n) > 0;
     const char *const names[3] = {concat ? "gpu_concat" : NULL, "gpu_sort",
-                                  d->n_cols > 2 ? "gpu_gather" : NULL};
+                                  shape_of(g, d).direct ? NULL : "gpu_gather"};
     return sl__mat_gpu_run(t, &g->m, run_gpu, g, names, 3, "sort on the GPU");
 }
 

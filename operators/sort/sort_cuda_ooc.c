@@ -15,7 +15,8 @@
  *   run slices: ooc_merge.c). Either way ties go to the lower run, so the result is the
  *   stable sort, equal to the CPU sort's.
  * source: the CPU sort's (morsel slices of that host batch).
- * Shapes: one int32/int64 key, columns of 4 or 8 bytes, no nulls, rows anywhere (host
+ * Shapes: one key that is a signed 4- or 8-byte integer (int32, int64, date32, timestamp,
+ * decimal(p <= 18)), columns of 4 or 8 bytes, no nulls, rows anywhere (host
  * or GPU), and a budget that holds runs of at least SL__OOC_MIN_RUN rows; otherwise
  * can_run says no and the CPU sorts. */
 #include <stdatomic.h>
@@ -89,7 +90,7 @@ static int make_input(sl_task_t *t, struct sl__ooc_input *in)
                    "rows items are read as a strided array of batch pointers");
     memset(in, 0, sizeof *in);
     if (d->n_cols > SL__OOC_MAX_COLS || d->spec.n_keys != 1 || g->m.rows.n == 0 ||
-        !sl__sort_radix_types(sl_op_output_schema(sl_task_op(t)), 1))
+        !sl__sort_radix_types(sl_op_output_schema(sl_task_op(t))))
         return 0;
     in->batches = &g->m.rows.items[0].batch;
     in->n_batches = g->m.rows.n;

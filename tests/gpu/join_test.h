@@ -28,9 +28,17 @@ static struct fp fingerprint(sl_table_t *t)
                 sl_batch_column(b, c, &col);
                 int64_t i = col.offset + r;
                 uint64_t v;
+                struct sl_strings str;
                 if (col.validity && !(col.validity[i / 8] >> (i % 8) & 1))
                     v = 0xDEADBEEFCAFEull;
-                else if (sl_type_width(col.type) == 8)
+                else if (col.type == SL_TYPE_DICT) { /* the string, not its code */
+                    SL_ASSERT_OK(sl_batch_column_strings(b, c, &str));
+                    int32_t code = ((const int32_t *)col.data)[i];
+                    assert_true(code >= 0 && code < str.dict_length);
+                    v = 0xcbf29ce484222325ull;
+                    for (int32_t k = str.dict_offsets[code]; k < str.dict_offsets[code + 1]; k++)
+                        v = (v ^ (uint8_t)str.dict_chars[k]) * 0x100000001b3ull;
+                } else if (sl_type_width(col.type) == 8)
                     memcpy(&v, (const char *)col.data + i * 8, 8);
                 else
                     v = (uint64_t)(int64_t)((const int32_t *)col.data)[i];

@@ -16,11 +16,10 @@
 #include <string.h>
 
 #include "cuda/cuda_int.h"
-#include "common/materialize.h"
-#include "exec_int.h"
+#include "gpu_test.h"
 #include "sl_test.h"
 #include "sluice_k/sort.h"
-#include "gpu_test.h"
+#include "sort_test.h"
 
 enum { K_RANDOM, K_FEW, K_EQUAL, K_SORTED, K_REVERSE, K_EXTREME };
 
@@ -108,138 +107,15 @@ static sl_table_t *make(const struct spec *sp)
     return t;
 }
 
-/* A table's rows as one array of 8-byte words per column (nulls as a marker), in order. */
-struct flat {
-    int64_t rows;
-    int cols;
-    uint64_t *v; /* cols x rows */
-};
-
-static struct flat flatten(sl_table_t *t)
-{
-    struct flat f = {sl_table_num_rows(t), 0, NULL};
-    int64_t at = 0;
-    for (int64_t bi = 0; bi < sl_table_num_batches(t); bi++) {
-        sl_batch_t *b = sl_table_batch(t, bi);
-        if (!f.v) {
-            f.cols = sl_batch_num_columns(b);
-            f.v = calloc((size_t)(f.rows * f.cols + 1), 8);
-        }
-        for (int c = 0; c < f.cols; c++) {
-            struct sl_column col;
-            sl_batch_column(b, c, &col);
-            for (int64_t r = 0; r < col.length; r++) {
-                int64_t i = col.offset + r;
-                uint64_t v = 0;
-                if (col.validity && !(col.validity[i / 8] >> (i % 8) & 1))
-                    v = 0xDEADBEEFCAFEull;
-                else if (sl_type_width(col.type) == 8)
-                    memcpy(&v, (const char *)col.data + i * 8, 8);
-                else
-                    v = (uint64_t)(int64_t)((const int32_t *)col.data)[i];
-                f.v[(size_t)c * (size_t)f.rows + (size_t)(at + r)] = v;
-            }
-        }
-        at += sl_batch_num_rows(b);
-    }
-    return f;
-}
-
-static sl_engine_t *engine(enum sl_placement pl, int64_t gpu_mem)
-{
-    struct sl_engine_config cfg;
-    sl_engine_config_init(&cfg);
-    cfg.n_threads = 2;
-    cfg.placement = pl;
-    cfg.gpu_mem_limit = gpu_mem;
-    sl_engine_t *e;
-    SL_ASSERT_OK(sl_test_engine_open(&e, &cfg));
-    return e;
-}
-
-/* Plans `op` (sort, partition or merge) with `opts` over the tables `in`. */
-static sl_query_t *query(sl_engine_t *e, sl_table_t **in, int n_in, const char *op,
-                         const char *opts, int output_device, sl_plan_t **pp, int *node)
-{
-    sl_plan_t *p;
-    int ni[2];
-    SL_ASSERT_OK(sl_plan_create(&p));
-    for (int i = 0; i < n_in; i++)
-        SL_ASSERT_OK(sl_plan_add_table(p, in[i], &ni[i]));
-    SL_ASSERT_OK(sl_plan_add(p, op, ni, n_in, opts, node));
-    SL_ASSERT_OK(output_device ? sl_plan_output_device(p, *node, "o")
-                               : sl_plan_output(p, *node, "o"));
-    sl_query_t *q;
-    SL_ASSERT_OK(sl_query_create(e, p, &q));
-    *pp = p;
-    return q;
-}
-
-/* Runs `op` with `opts` on the tables `in`; *on_gpu: whether the GPU finalized it. */
-static struct flat run(sl_engine_t *e, sl_table_t **in, int n_in, const char *op,
-                       const char *by, int output_device, int *on_gpu)
-{
-    sl_plan_t *p;
-    int ns;
-    sl_query_t *q = query(e, in, n_in, op, by, output_device, &p, &ns);
-    int rc = sl_query_run(q);
-    if (rc != SL_OK)
-        fail_msg("query failed: %s", sl_query_errmsg(q));
-    const void *gs = q->ops[ns].gstate;
-    if (on_gpu)
-        *on_gpu = ((const struct sl__mat *)gs)->gpu; /* each global state starts with one */
-    sl_table_t *out, *host;
-    SL_ASSERT_OK(sl_query_result(q, "o", &out));
-    SL_ASSERT_OK(sl_table_to_host(out, &host));
-    struct flat f = flatten(host);
-    sl_table_unref(host);
-    sl_table_unref(out);
-    sl_query_destroy(q);
-    sl_plan_destroy(p);
-    return f;
-}
-
-/* `op` on the CPU engine and on the GPU engine (host inputs, and GPU-resident inputs
- * with the output left on the GPU), compared row for row. One input, or two (merge). */
+/* `op` on the CPU engine and on the GPU engine (sort_test.h), one input or two (merge). */
 static void check_ops(const struct spec *sp, const struct spec *sp2, const char *op,
                       const char *by, int expect_gpu, int64_t gpu_mem)
 {
     sl_table_t *in[2] = {make(sp), sp2 ? make(sp2) : NULL};
-    int n_in = sp2 ? 2 : 1;
-    sl_engine_t *cpu = engine(SL_PLACE_CPU, 0), *gpu = engine(SL_PLACE_GPU, gpu_mem);
-    struct flat want = run(cpu, in, n_in, op, by, 0, NULL);
-    assert_int_equal(want.rows, sp->rows + (sp2 ? sp2->rows : 0));
-    for (int resident = 0; resident < 2 - sp->host_only; resident++) {
-        sl_table_t *gin[2] = {in[0], in[1]};
-        for (int i = 0; i < n_in && resident; i++)
-            SL_ASSERT_OK(sl_table_to_device(gpu, in[i], 0, &gin[i]));
-        int on_gpu = -1;
-        struct flat got = run(gpu, gin, n_in, op, by, resident, &on_gpu);
-        for (int i = 0; i < n_in && resident; i++)
-            sl_table_unref(gin[i]);
-        int64_t bad = -1;
-        for (int64_t i = 0; got.rows == want.rows && i < want.rows * want.cols && bad < 0; i++)
-            if (got.v[i] != want.v[i])
-                bad = i;
-        printf("%s %s, %lld rows, %d payloads, resident %d: cpu %lld rows, gpu %lld rows, "
-               "on the GPU: %d%s\n", op, by, (long long)sp->rows, sp->n_pay, resident,
-               (long long)want.rows, (long long)got.rows, on_gpu, bad >= 0 ? " MISMATCH" : "");
-        if (bad >= 0)
-            printf("  first difference: column %lld row %lld\n", (long long)(bad / want.rows),
-                   (long long)(bad % want.rows));
-        assert_int_equal(got.rows, want.rows);
-        assert_int_equal(got.cols, want.cols);
-        assert_true(bad < 0);
-        assert_int_equal(on_gpu, expect_gpu);
-        free(got.v);
-        struct sl_mem_stats ms = SL_MEM_STATS_INIT;
-        sl_engine_mem_stats(gpu, &ms);
-        assert_int_equal(ms.gpu_in_use, 0); /* every device block went back to the pool */
-    }
-    free(want.v);
-    sl_engine_close(cpu);
-    sl_engine_close(gpu);
-    for (int i = 0; i < n_in; i++)
+    char what[64];
+    snprintf(what, sizeof what, "%lld rows, %d payloads", (long long)sp->rows, sp->n_pay);
+    check_tables(in, sp2 ? 2 : 1, op, by, expect_gpu, gpu_mem, sp->host_only, what);
+    for (int i = 0; i < (sp2 ? 2 : 1); i++)
         sl_table_unref(in[i]);
 }
 

@@ -71,6 +71,35 @@ SL_TEST(slice_shares_buffers)
     assert_no_leaks();
 }
 
+/* Dictionaries agree (sl__dict_same: what lets the GPU join compare codes) when they are
+ * one object or hold the same strings in the same order; another order, another string
+ * or another count does not; sharing moves the reference. */
+SL_TEST(dictionaries_same_by_content)
+{
+    const char *names[] = {"a", "b", "c", "d"};
+    enum sl_type types[] = {SL_TYPE_DICT, SL_TYPE_DICT, SL_TYPE_DICT, SL_TYPE_DICT};
+    sl_batch_t *b;
+    SL_ASSERT_OK(sl_batch_create(&b, 4, names, types, 2));
+    const int32_t offs[] = {0, 3, 5, 5}, offs_swapped[] = {0, 2, 5, 5};
+    SL_ASSERT_OK(sl_batch_column_set_dictionary(b, 0, 3, offs, "abcde"));
+    SL_ASSERT_OK(sl_batch_column_set_dictionary(b, 1, 3, offs, "abcde"));
+    SL_ASSERT_OK(sl_batch_column_set_dictionary(b, 2, 3, offs_swapped, "deabc"));
+    SL_ASSERT_OK(sl_batch_column_set_dictionary(b, 3, 2, offs, "abcde"));
+    struct sl__dict *d[4];
+    for (int i = 0; i < 4; i++)
+        d[i] = b->cols[i].dict;
+    assert_true(d[0] != d[1]);
+    assert_true(sl__dict_same(d[0], d[0]));
+    assert_true(sl__dict_same(d[0], d[1]));  /* copies of one dictionary */
+    assert_false(sl__dict_same(d[0], d[2])); /* the same strings in another order */
+    assert_false(sl__dict_same(d[0], d[3])); /* a prefix */
+    assert_false(sl__dict_same(d[0], NULL));
+    sl__batch_share_dict(b, 1, d[0]);
+    assert_true(b->cols[1].dict == d[0]);
+    sl_batch_unref(b);
+    assert_no_leaks();
+}
+
 SL_TEST(validity_bitmap)
 {
     const char *names[] = {"k"};

@@ -25,6 +25,14 @@ cudaError_t sl_k_sort_pairs(void *d_temp, size_t *temp_bytes, int key_bytes, int
                             const void *d_keys_in, void *d_keys_out, const void *d_vals_in,
                             void *d_vals_out, int val_bytes, int64_t n, cudaStream_t stream);
 
+/* Sort codes of keys that are not signed 32- or 64-bit integers, so that signed order of
+ * the codes (sl_k_sort_pairs) is the keys' order: d_keys holds n keys of key_bytes (1,
+ * 2, 4 or 8) bytes, signed or not (bools as unsigned bytes); d_codes gets int32 codes
+ * for keys of up to 4 bytes (widened), int64 ones for 8-byte keys (unsigned keys with
+ * their top bit flipped). */
+cudaError_t sl_k_sort_codes(const void *d_keys, int key_bytes, int is_signed, int64_t n,
+                            void *d_codes, cudaStream_t stream);
+
 /* The partition operator's partition numbers (operators/partition/part_int.h): for a
  * key k (4 or 8 bytes, as unsigned, zero-extended) r = hash ? (k * 0x9E3779B97F4A7C15)
  * >> (64 - bits) : k, and d_pid[i] = r & (2^bits - 1). 1 <= bits <= 20. Sorting

@@ -2,7 +2,8 @@
  * against a simple reference, and the partition operator on random inputs (empty, one
  * row, all-equal keys, negative keys, null keys and payloads, sizes that are and are not
  * multiples of the morsel size and of the fanout, 1 and 2 threads). Within a partition
- * rows must keep their input order (checked with a row-id payload). */
+ * rows must keep their input order (checked with a row-id payload). Date keys partition
+ * and merge as their integers; narrow columns are refused at bind. */
 #include <stdio.h>
 
 #include "../sort/sort_test_util.h"
@@ -190,6 +191,115 @@ SL_TEST(operator_bad_options)
     sl_table_unref(t);
     tcol_free(&c[0]);
     tcol_free(&c[1]);
+    sl_engine_close(e);
+    assert_no_leaks();
+}
+
+/* A one-batch table of columns "k" (key_type) and "v" (pay_type), k[i] = keys[i] and v[i] = i
+ * (both stored at their width). */
+static sl_table_t *typed_table(enum sl_type key_type, enum sl_type pay_type, const int32_t *keys,
+                               int64_t n)
+{
+    const char *names[2] = {"k", "v"};
+    enum sl_type types[2] = {key_type, pay_type};
+    sl_batch_t *b;
+    SL_ASSERT_OK(sl_batch_create(&b, 2, names, types, n));
+    for (int64_t i = 0; i < n; i++) {
+        int64_t k = keys[i];
+        memcpy((char *)sl_batch_column_data(b, 0) + i * (int64_t)sl_type_width(key_type), &k,
+               sl_type_width(key_type));
+        uint64_t v = (uint64_t)i;
+        memcpy((char *)sl_batch_column_data(b, 1) + i * (int64_t)sl_type_width(pay_type), &v,
+               sl_type_width(pay_type));
+    }
+    sl_table_t *t;
+    SL_ASSERT_OK(sl_table_create(&t));
+    SL_ASSERT_OK(sl_table_append(t, b));
+    sl_batch_unref(b);
+    return t;
+}
+
+/* Results a and b (freed here) have `rows` rows with the same values in the named
+ * columns, row for row. */
+static void assert_same_columns(sl_table_t *a, sl_table_t *b, const char *const *names, int n,
+                                int64_t rows)
+{
+    for (int c = 0; c < n; c++) {
+        struct tcol x, y;
+        assert_int_equal(read_col(a, names[c], &x), rows);
+        assert_int_equal(read_col(b, names[c], &y), rows);
+        for (int64_t r = 0; r < rows; r++)
+            assert_true(same_value(&x, r, &y, r));
+        tcol_free(&x);
+        tcol_free(&y);
+    }
+    sl_table_unref(a);
+    sl_table_unref(b);
+}
+
+static int cmp_i32_desc(const void *a, const void *b)
+{
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return x > y ? -1 : x < y;
+}
+
+/* Date32 keys (before and after 1970) partition and merge as their int32 days: the same
+ * partitions and row order as an int32 key of the same values; uint64 payloads ride
+ * along; columns that are not 4 or 8 bytes (bool, int16) are refused at bind by both,
+ * naming the column and its type. */
+SL_TEST(operator_date_keys_and_word_columns)
+{
+    sl_engine_t *e = open_engine(2, 700);
+    enum { N = 5000 };
+    int32_t keys[N];
+    uint64_t s = 7;
+    for (int i = 0; i < N; i++) {
+        s ^= s << 13, s ^= s >> 7, s ^= s << 17;
+        keys[i] = (int32_t)(s % 40000) - 20000; /* 1915 .. 2024 */
+    }
+    for (int hash = 0; hash < 2; hash++) {
+        const char *opts = hash ? "key=k bits=6 hash=true" : "key=k bits=6";
+        sl_table_t *td = typed_table(SL_TYPE_DATE32, SL_TYPE_UINT64, keys, N);
+        sl_table_t *ti = typed_table(SL_TYPE_INT32, SL_TYPE_UINT64, keys, N);
+        sl_table_t *rd = run_op(e, &td, 1, "partition", opts, NULL);
+        sl_table_t *ri = run_op(e, &ti, 1, "partition", opts, NULL);
+        assert_same_columns(rd, ri, (const char *const[]){"partition", "k", "v"}, 3, N);
+        sl_table_unref(td);
+        sl_table_unref(ti);
+    }
+    /* merge of two date32 runs: the rows of the int32 merge of the same values. */
+    int32_t run[2][N / 2];
+    for (int r = 0; r < 2; r++) {
+        for (int i = 0; i < N / 2; i++)
+            run[r][i] = keys[r * (N / 2) + i];
+        qsort(run[r], N / 2, sizeof(int32_t), cmp_i32_desc);
+    }
+    sl_table_t *md[2], *mi[2];
+    for (int r = 0; r < 2; r++) {
+        md[r] = typed_table(SL_TYPE_DATE32, SL_TYPE_UINT64, run[r], N / 2);
+        mi[r] = typed_table(SL_TYPE_INT32, SL_TYPE_INT64, run[r], N / 2);
+    }
+    sl_table_t *rd = run_op(e, md, 2, "merge", "by=\"k DESC\"", NULL);
+    sl_table_t *ri = run_op(e, mi, 2, "merge", "by=\"k DESC\"", NULL);
+    assert_same_columns(rd, ri, (const char *const[]){"k", "v"}, 2, N);
+    for (int r = 0; r < 2; r++) {
+        sl_table_unref(md[r]);
+        sl_table_unref(mi[r]);
+    }
+    const enum sl_type narrow[2] = {SL_TYPE_BOOL, SL_TYPE_INT16};
+    for (int i = 0; i < 2; i++) {
+        sl_table_t *t = typed_table(SL_TYPE_INT32, narrow[i], keys, 10);
+        sl_plan_t *p;
+        SL_ASSERT_OK(sl_plan_create(&p));
+        int src, o;
+        SL_ASSERT_OK(sl_plan_add_table(p, t, &src));
+        assert_int_equal(sl_plan_add(p, "partition", &src, 1, "key=k", &o), SL_ETYPE);
+        assert_non_null(strstr(sl_last_errmsg(), "column 'v'"));
+        assert_int_equal(sl_plan_add(p, "merge", &src, 1, "by=k", &o), SL_ETYPE);
+        assert_non_null(strstr(sl_last_errmsg(), sl_type_name(narrow[i])));
+        sl_plan_destroy(p);
+        sl_table_unref(t);
+    }
     sl_engine_close(e);
     assert_no_leaks();
 }

@@ -28,7 +28,7 @@ static uint64_t rnd(void)
 struct tcol {
     const char *name;
     enum sl_type type;
-    int64_t *i;   /* INT32/INT64 values */
+    int64_t *i;   /* INT32/INT64 (and DATE32, UINT64 bits) values */
     double *f;    /* FLOAT32/FLOAT64 values */
     uint8_t *valid;
 };
@@ -254,8 +254,10 @@ static int64_t read_col(sl_table_t *t, const char *name, struct tcol *c)
         for (int64_t r = 0; r < v.length; r++, at++) {
             int64_t k = v.offset + r;
             switch (v.type) {
-            case SL_TYPE_INT32: c->i[at] = ((const int32_t *)v.data)[k]; break;
-            case SL_TYPE_INT64: c->i[at] = ((const int64_t *)v.data)[k]; break;
+            case SL_TYPE_INT32:
+            case SL_TYPE_DATE32: c->i[at] = ((const int32_t *)v.data)[k]; break;
+            case SL_TYPE_INT64:
+            case SL_TYPE_UINT64: c->i[at] = ((const int64_t *)v.data)[k]; break;
             case SL_TYPE_FLOAT32: c->f[at] = ((const float *)v.data)[k]; break;
             default: c->f[at] = ((const double *)v.data)[k]; break;
             }
@@ -277,7 +279,7 @@ static bool same_value(const struct tcol *x, int64_t a, const struct tcol *y, in
         return false;
     if (!x->valid[a])
         return true;
-    if (x->type == SL_TYPE_INT32 || x->type == SL_TYPE_INT64)
+    if (x->type != SL_TYPE_FLOAT32 && x->type != SL_TYPE_FLOAT64)
         return x->i[a] == y->i[b];
     double p = x->f[a], q = y->f[b];
     if (isnan(p) || isnan(q))
