@@ -10,6 +10,7 @@
 
 #include "cuda/cuda_int.h"
 #include "exec_int.h"
+#include "gpu_test.h"
 #include "sl_test.h"
 #include "test_ops.h"
 
@@ -124,8 +125,7 @@ static void assert_gpu_pool_empty(sl_engine_t *e)
 
 SL_TEST(pipeline_on_gpu_matches_cpu)
 {
-    if (sl__cuda_device_count() == 0)
-        SL_SKIP("no GPU");
+    NEED_GPU();
     sl_engine_t *e = gpu_engine(1 << 14, 0);
     int64_t sizes[] = {1, 1000, (1 << 14) + 17, 300001};
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
@@ -165,8 +165,7 @@ static int read_spans(const char *path, const char *cat, double *ts, double *end
 
 SL_TEST(trace_shows_copies_overlapping_kernels)
 {
-    if (sl__cuda_device_count() == 0)
-        SL_SKIP("no GPU");
+    NEED_GPU();
     /* 2^25 int64 rows (256 MiB) in 2^21-row chunks: 16 chunks through h2d -> kernels.
      * The input is pinned, so uploads are enqueued back to back and the kernels of one
      * chunk run while the next chunk is copied. (Pageable input is staged by the host
@@ -206,8 +205,7 @@ SL_TEST(trace_shows_copies_overlapping_kernels)
 
 SL_TEST(status_word_fails_query)
 {
-    if (sl__cuda_device_count() == 0)
-        SL_SKIP("no GPU");
+    NEED_GPU();
     sl_engine_t *e = gpu_engine(1 << 12, 0);
     sl_table_t *t = table_of(50000, 2);
     sl_plan_t *p = plan_of(t, 1, 0, 3);
@@ -228,8 +226,7 @@ SL_TEST(status_word_fails_query)
 
 SL_TEST(injected_cuda_failures)
 {
-    if (sl__cuda_device_count() == 0)
-        SL_SKIP("no GPU");
+    NEED_GPU();
     sl_engine_t *e = gpu_engine(1 << 12, 0);
     sl_table_t *t = table_of(40000, 2);
     sl_plan_t *p = plan_of(t, 1, 1, -1);
@@ -263,8 +260,7 @@ SL_TEST(injected_cuda_failures)
 
 SL_TEST(gpu_budget_is_enforced)
 {
-    if (sl__cuda_device_count() == 0)
-        SL_SKIP("no GPU");
+    NEED_GPU();
     /* 2^20-row int64 chunks need 8 MiB each; a 1 MiB budget cannot hold one. */
     sl_engine_t *e = gpu_engine(1 << 20, 1 << 20);
     sl_table_t *t = table_of(1 << 21, 1);
@@ -282,8 +278,7 @@ SL_TEST(gpu_budget_is_enforced)
 
 SL_TEST(gpu_stage_feeds_host_stage_with_overlapping_downloads)
 {
-    if (sl__cuda_device_count() == 0)
-        SL_SKIP("no GPU");
+    NEED_GPU();
     /* table -> test.affine on the GPU -> output collected on the host: every chunk goes
      * up, through the kernel and back down, 16 chunks deep. */
     int64_t rows = (int64_t)1 << 25;
@@ -347,8 +342,7 @@ SL_TEST(gpu_stage_feeds_host_stage_with_overlapping_downloads)
 
 SL_TEST(replicas_reused_within_a_query_only)
 {
-    if (sl__cuda_device_count() == 0)
-        SL_SKIP("no GPU");
+    NEED_GPU();
     /* One batch of 2^20 int64 rows scanned by two scan nodes in one plan, each into a GPU
      * pipeline whose chunk holds the whole batch: the second upload is served by the
      * copy the first made. A second query uploads again (copies die with the query). */
@@ -398,8 +392,7 @@ SL_TEST(replicas_reused_within_a_query_only)
 
 SL_TEST(blocked_flow_on_gpu)
 {
-    if (sl__cuda_device_count() == 0)
-        SL_SKIP("no GPU");
+    NEED_GPU();
     SL_ASSERT_OK(sl_test_ops_register());
     sl_engine_t *e = gpu_engine(1 << 15, 0);
     /* x = 3i + 1 - 50000: negatives first, then positives. */

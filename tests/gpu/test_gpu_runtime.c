@@ -10,26 +10,9 @@
 #include <string.h>
 
 #include "cuda/cuda_int.h"
+#include "gpu_test.h"
 #include "sl_test.h"
 #include "sluice_k/testops.h"
-
-static char skip_why[256];
-
-/* Skips the case unless GPU 0 exists and can run the built kernels; makes it current. */
-#define REQUIRE_GPU()                                                                   \
-    do {                                                                                \
-        if (sl__cuda_device_count() == 0) {                                             \
-            snprintf(skip_why, sizeof skip_why, "no GPU: %s", sl__cuda_absent_reason()); \
-            SL_SKIP(skip_why);                                                          \
-        }                                                                               \
-        struct sl_device_info di_ = SL_DEVICE_INFO_INIT;                               \
-        SL_ASSERT_OK(sl__cuda_probe(0, &di_));                                          \
-        if (!di_.usable) {                                                              \
-            snprintf(skip_why, sizeof skip_why, "GPU 0 unusable: %s", di_.reason);      \
-            SL_SKIP(skip_why);                                                          \
-        }                                                                               \
-        SL_ASSERT_OK(sl__cuda_set_device(0, NULL));                                     \
-    } while (0)
 
 static void assert_no_leaks(void)
 {
