@@ -19,6 +19,18 @@ static void assert_no_leaks(void)
     assert_int_equal(c.live_allocs, 0);
 }
 
+static sl_engine_t *cpu_engine(int threads, int64_t morsel)
+{
+    struct sl_engine_config cfg;
+    sl_engine_config_init(&cfg);
+    cfg.n_threads = threads;
+    cfg.n_gpus = 0;
+    cfg.morsel_rows_cpu = morsel;
+    sl_engine_t *e;
+    SL_ASSERT_OK(sl_test_engine_open(&e, &cfg));
+    return e;
+}
+
 struct names {
     int n;
     char prev[64];
@@ -115,12 +127,7 @@ SL_TEST(operator_bugs_are_internal_errors)
     assert_non_null(strstr(sl_plan_errmsg(p), "does not declare"));
     sl_plan_destroy(p);
 
-    struct sl_engine_config cfg;
-    sl_engine_config_init(&cfg);
-    cfg.n_threads = 1;
-    cfg.n_gpus = 0;
-    sl_engine_t *e;
-    SL_ASSERT_OK(sl_test_engine_open(&e, &cfg));
+    sl_engine_t *e = cpu_engine(1, 0);
     p = sl_test_plan_parse("s = test.bad_fail_code\noutput s\n");
     sl_query_t *q;
     SL_ASSERT_OK(sl_query_create(e, p, &q));
@@ -190,13 +197,7 @@ static void on_progress(void *user, const struct sl_progress *p)
 
 SL_TEST(query_on_progress_calls_back_while_running)
 {
-    struct sl_engine_config cfg;
-    sl_engine_config_init(&cfg);
-    cfg.n_threads = 2;
-    cfg.n_gpus = 0;
-    cfg.morsel_rows_cpu = 4096;
-    sl_engine_t *e;
-    SL_ASSERT_OK(sl_test_engine_open(&e, &cfg));
+    sl_engine_t *e = cpu_engine(2, 4096);
     /* long enough (tens of ms at least) for 1 ms callbacks */
     sl_plan_t *p = sl_test_plan_parse("n = gen.sequence rows=60000000 column=x\n"
                                       "s = aggregate.sum(n) column=x\noutput s\n");
@@ -217,12 +218,7 @@ SL_TEST(query_on_progress_calls_back_while_running)
 
 SL_TEST(measure_links_without_gpus_is_a_no_op)
 {
-    struct sl_engine_config cfg;
-    sl_engine_config_init(&cfg);
-    cfg.n_threads = 1;
-    cfg.n_gpus = 0;
-    sl_engine_t *e;
-    SL_ASSERT_OK(sl_test_engine_open(&e, &cfg));
+    sl_engine_t *e = cpu_engine(1, 0);
     assert_int_equal(sl_engine_device_count(e), 1);
     SL_ASSERT_OK(sl_engine_measure_links(e));
     struct sl_device_info cpu = SL_DEVICE_INFO_INIT;
