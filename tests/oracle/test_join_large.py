@@ -1,5 +1,5 @@
 """Joins at scale against DuckDB: a 1M-row probe side against a 250k-row build side,
-every join kind and CPU algorithm, on int64 keys with nulls, duplicates, a hot key and
+every join kind (every CPU algorithm for inner, full and anti), on int64 keys with nulls, duplicates, a hot key and
 the extremes (INT64_MIN, INT64_MAX, the int32 limits: values, not null markers), and on
 int32 keys with their extremes; float64 and float32 payloads with NaN, -0.0 and the
 infinities. Each result is compared with DuckDB's as a full row multiset (EXCEPT ALL
@@ -74,9 +74,12 @@ def differences(got, want):
 failures, cases = [], 0
 with Sluice() as sl:
     hl, hr = sl.import_table(L), sl.import_table(R)
-    for key, kinds, algos in (("k", SQL, ("radix", "nopart", "sortmerge")),
-                              ("k32", ("inner", "left", "full", "anti"), ("auto",))):
+    # every kind at this scale; every algorithm for inner, full and anti (the smaller
+    # oracles, join_types and join_kinds, cross every kind with every algorithm)
+    for key, kinds in (("k", SQL), ("k32", ("inner", "full"))):
         for kind in kinds:
+            algos = ("radix", "nopart", "sortmerge") if key == "k" and kind in (
+                "inner", "full", "anti") else ("auto",)
             if len(sys.argv) > 1 and not any(sys.argv[1] in f"{key} {kind} {a}" for a in algos):
                 continue
             con.execute(f"create or replace temp table want as {SQL[kind].format(k=key)}")
