@@ -67,7 +67,7 @@ print("""#!/usr/bin/env bash
 # meson test would. Run from the repository root: bash .carry/run_tests.sh [SUITE...]
 cd "$(dirname "$0")/.." || exit 1
 source scripts/on_gpu_env.sh
-pass=0 fail=0 skip=0 failed=()
+pass=0 fail=0 skip=0 failed=() gpu_ok=0 gpu_fail=0 gpu_skip=0
 t() {  # t SUITE NAME TIMEOUT SHOULD_FAIL [VAR=VALUE...] -- COMMAND...
     local suite=$1 name=$2 tmo=$3 should_fail=$4 envs=(); shift 4
     while [[ $1 != -- ]]; do envs+=("$1"); shift; done; shift
@@ -81,6 +81,9 @@ t() {  # t SUITE NAME TIMEOUT SHOULD_FAIL [VAR=VALUE...] -- COMMAND...
         77) skip=$((skip + 1)); echo "SKIP  $name" ;;
         *) fail=$((fail + 1)); failed+=("$name"); echo "FAIL  $name (exit $rc)"; echo "$out" | tail -n 30 ;;
     esac
+    if [[ $suite == gpu ]]; then
+        case $rc in 0) gpu_ok=$((gpu_ok + 1)) ;; 77) gpu_skip=$((gpu_skip + 1)) ;; *) gpu_fail=$((gpu_fail + 1)) ;; esac
+    fi
 }
 SUITES=("$@")""")
 for t in json.load(sys.stdin):
@@ -95,6 +98,12 @@ for t in json.load(sys.stdin):
           " ".join(shlex.quote(c) for c in cmd))
 print("""((fail)) && printf "failed: %s\\n" "${failed[@]}"
 echo "$pass passed, $fail failed, $skip skipped"
+# The GPU cases apart: on a machine with a GPU, a GPU run where none ran is a failure.
+gpu_ran=$((gpu_ok + gpu_fail))
+echo "GPU cases: $gpu_ran ran ($gpu_ok passed, $gpu_fail failed), $gpu_skip skipped on $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n 1), $(date -u +%FT%TZ)"
+if ((gpu_ran + gpu_skip)) && ((gpu_ran == 0)) && compgen -G "/dev/nvidia[0-9]*" >/dev/null; then
+    echo "FAIL: a GPU is present and no GPU case ran"; fail=$((fail + 1))
+fi
 ((fail == 0))""")
 ' "$builddir" >"$carry/run_tests.sh"
 

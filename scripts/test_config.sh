@@ -11,6 +11,7 @@ shift $(($# >= 2 ? 2 : 1))
 set -a
 # shellcheck disable=SC1090
 source "$cfg"
+SLUICE_TEST_CONFIG=$name # unit test config_stage: this configuration must change something
 set +a
 suites=()
 for s in "$@"; do suites+=(--suite "$s"); done

@@ -40,14 +40,21 @@ void sl_test_trap_crashes(void);
     } while (0)
 
 /* sl_engine_open with the test configuration of the environment (tests/configs/,
- * sl_test_engine.c): SLUICE_<NAME> sets engine option NAME where the test kept its
- * default (placement: always). Tests open engines with it, except those about what the
- * library itself does with the environment (nothing). */
+ * sl_test_engine.c): SLUICE_<NAME> sets engine option NAME over the test's value. Tests
+ * open engines with it, except those about what the library itself does with the
+ * environment (nothing). */
 struct sl_engine;
 struct sl_engine_config;
 int sl_test_engine_open(struct sl_engine **out, const struct sl_engine_config *cfg);
 /* The same mapping onto a config the test fills itself. */
 int sl_test_config_from_env(struct sl_engine_config *cfg);
+/* on = 1: the running case's engines open as the case set them, outside the
+ * configuration (for expectations computed from the settings: tasks per morsel, allocation
+ * counts); reset before each case. */
+void sl_test_config_off(int on);
+/* The value the running configuration forces for option NAME, or NULL (the default run):
+ * for tests whose expectations depend on it. */
+const char *sl_test_forced_option(const char *name);
 /* A plan parsed from text (source name "t.plan"); fails the case on an error. */
 struct sl_plan;
 struct sl_plan *sl_test_plan_parse(const char *text);

@@ -1,9 +1,8 @@
 /* sl_test_engine_open: how the test configurations (the .env files of tests/configs/, run by
  * scripts/test_config.sh) reach the engines the tests open. The library reads no
  * environment variable; this harness maps SLUICE_<NAME> onto the engine option NAME
- * explicitly, where the test kept the option's default, so that a test which sets an
- * option keeps it. `placement` is the exception: a configuration forces it over the
- * test's (force_cpu: no task on a GPU), as the configurations always have. */
+ * explicitly, over whatever the test set, so that a configuration stage changes what
+ * every test runs with (a test that depends on a value reads sl_test_forced_option). */
 #include <stdio.h>
 #include <string.h>
 
@@ -12,24 +11,40 @@
 #include "../../cli/option_env.h"
 #include "sl_test.h"
 
-static int test_kept_default(const struct sl_engine_config *cfg, const char *name)
+static int config_off;
+
+void sl_test_config_off(int on)
 {
-    struct sl_engine_config dflt;
-    sl_engine_config_init(&dflt);
-    char have[256], want[256];
-    return sl_engine_config_get(cfg, name, have, sizeof have) == SL_OK &&
-           sl_engine_config_get(&dflt, name, want, sizeof want) == SL_OK &&
-           strcmp(have, want) == 0;
+    config_off = on;
 }
 
 static int set_from_env(void *cfg, const char *name, const char *var, const char *value)
 {
-    if (strcmp(name, "placement") != 0 && !test_kept_default(cfg, name))
-        return 0;
     int rc = sl_engine_config_set(cfg, name, value);
     if (rc != SL_OK)
         fprintf(stderr, "test config: %s: %s\n", var, sl_last_errmsg());
     return rc;
+}
+
+struct find {
+    const char *name, *value;
+};
+
+static int find_option(void *user, const char *name, const char *var, const char *value)
+{
+    struct find *f = user;
+    (void)var;
+    if (strcmp(name, f->name) != 0)
+        return 0;
+    f->value = value;
+    return 1;
+}
+
+const char *sl_test_forced_option(const char *name)
+{
+    struct find f = {name, NULL};
+    option_env_foreach(find_option, &f);
+    return f.value;
 }
 
 int sl_test_config_from_env(struct sl_engine_config *cfg)
@@ -46,7 +61,7 @@ int sl_test_engine_open(sl_engine_t **out, const struct sl_engine_config *cfg)
         c = *cfg;
     else
         sl_engine_config_init(&c);
-    int rc = sl_test_config_from_env(&c);
+    int rc = config_off ? SL_OK : sl_test_config_from_env(&c);
     if (rc != SL_OK) {
         *out = NULL;
         return rc;

@@ -84,6 +84,7 @@ static int run_one(int i)
 {
     struct CMUnitTest t = {cases[i].name, cases[i].fn, NULL, NULL, NULL};
     skipped = 0;
+    sl_test_config_off(0);
     int failed = _cmocka_run_group_tests(cases[i].name, &t, 1, NULL, NULL);
     if (failed)
         return 1;

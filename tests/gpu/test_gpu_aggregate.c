@@ -21,22 +21,8 @@
 #include "../../operators/aggregate/agg_gpu.h"
 #include "cuda/cuda_int.h"
 #include "exec_int.h"
+#include "gpu_test.h"
 #include "sl_test.h"
-
-#define NEED_GPU()                            \
-    do {                                      \
-        sl_test_trap_crashes();               \
-        if (sl__cuda_device_count() == 0)     \
-            SL_SKIP("no GPU");                \
-        SL_ASSERT_OK(sl__cuda_set_device(0, NULL)); \
-    } while (0)
-
-#define CU(x)                                                                           \
-    do {                                                                                \
-        cudaError_t e_ = (x);                                                           \
-        if (e_ != cudaSuccess)                                                          \
-            fail_msg("%s -> %s", #x, cudaGetErrorName(e_));                             \
-    } while (0)
 
 static uint64_t rnd(uint64_t *s)
 {

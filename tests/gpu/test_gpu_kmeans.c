@@ -126,12 +126,13 @@ static void run_step(struct pts *p, struct acc *a, int k, int method, int labels
                             a->counts, a->inertia, labels ? a->labels : NULL, s));
 }
 
-/* One step of `method` against kmr_step. */
-static void check_step(int64_t n, int d, int k, int kt, int method, uint64_t seed, int grid,
-                       int dup)
+/* One step of `method` against kmr_step; returns 0 (checking nothing) when the method
+ * does not support the shape, 1 when it ran and matched. */
+static int check_step(int64_t n, int d, int k, int kt, int method, uint64_t seed, int grid,
+                      int dup)
 {
     if (!sl_k_kmeans_supported(method, d, k))
-        return;
+        return 0;
     cudaStream_t s;
     CU(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
     struct pts p;
@@ -157,6 +158,11 @@ static void check_step(int64_t n, int d, int k, int kt, int method, uint64_t see
             continue;
         diff++;
         assert_in_range(gl[i], 0, k - 1);
+        /* equal centroids tie exactly on any device: the lowest index (the reference's)
+         * must win, not merely a centroid as close */
+        if (!memcmp(cf + (size_t)gl[i] * d, cf + (size_t)rl[i] * d, (size_t)d * sizeof *cf))
+            fail_msg("method %d: point %lld went to centroid %d, equal to centroid %d: ties "
+                     "must go to the lowest index", method, (long long)i, gl[i], rl[i]);
         float sg = kmr_score((const float *const *)p.h, i, d, cf + (size_t)gl[i] * d);
         float sr = kmr_score((const float *const *)p.h, i, d, cf + (size_t)rl[i] * d);
         if (fabsf(sg - sr) > 1e-5f * (fabsf(sr) + 1.f))
@@ -183,12 +189,19 @@ static void check_step(int64_t n, int d, int k, int kt, int method, uint64_t see
     acc_fini(&a);
     pts_free(&p);
     CU(cudaStreamDestroy(s));
+    return 1;
 }
 
+/* Every method that supports the shape; the multi-pass kernel supports all, so a shape
+ * where it reports "unsupported" fails instead of passing with nothing checked. */
 static void check_all(int64_t n, int d, int k, int kt, uint64_t seed, int grid, int dup)
 {
+    int ran = 0;
     for (unsigned m = 0; m < sizeof methods / sizeof methods[0]; m++)
-        check_step(n, d, k, kt, methods[m], seed, grid, dup);
+        ran += check_step(n, d, k, kt, methods[m], seed, grid, dup);
+    if (!sl_k_kmeans_supported(SL_K_KMEANS_MULTIPASS, d, k) || ran == 0)
+        fail_msg("n=%lld d=%d k=%d: %d methods ran; the multi-pass kernel must take every "
+                 "shape", (long long)n, d, k, ran);
 }
 
 SL_TEST(step_small_k_and_d)

@@ -1,9 +1,12 @@
 /* Tests GPU discovery in every build, with or without CUDA or a GPU: the device count
  * never fails, probing a GPU that is not there fails cleanly with SL_ENODEV, and a
- * GPU that is there probes with sane properties. Nothing is leaked. */
+ * GPU that is there probes with sane properties. Nothing is leaked. The gate of a GPU
+ * run (expected_gpu_is_usable): in a CUDA build on a machine with a GPU, every GPU must
+ * be usable by this build and by an engine. */
 #include <string.h>
 
 #include "cuda/cuda_int.h"
+#include "gpu_test.h"
 #include "sl_test.h"
 
 static void assert_no_leaks(void)
@@ -91,6 +94,44 @@ SL_TEST(device_copy_and_peak_measure_gpus_only)
         printf("GPU %d: device copy %.0f GB/s, fp32 peak %.0f GFLOP/s\n", info.ordinal, gbps,
                gflops);
     }
+    sl_engine_close(eng);
+    assert_no_leaks();
+}
+
+/* A wrong -Dgpu_arch or a driver older than the build's CUDA leaves the GPU "unusable":
+ * every GPU case would skip, and the run would pass having tested nothing on the GPU.
+ * Where a GPU is expected (gpu_test.h: a device node, or SLUICE_EXPECT_GPU=1), this
+ * fails instead, with the reason the probe gives. */
+SL_TEST(expected_gpu_is_usable)
+{
+    int n = sl__cuda_device_count();
+    if (!gpu_expected()) {
+        assert_true(n >= 0);
+        SL_SKIP("no GPU expected on this machine");
+    }
+#ifndef SL_HAVE_CUDA
+    SL_SKIP("a GPU is present but this build has no CUDA (its GPU run is a CUDA build's)");
+#endif
+    if (n == 0)
+        fail_msg("a GPU is expected but the CUDA runtime finds none: %s",
+                 sl__cuda_absent_reason());
+    for (int i = 0; i < n; i++) {
+        struct sl_device_info info = SL_DEVICE_INFO_INIT;
+        SL_ASSERT_OK(sl__cuda_probe(i, &info));
+        if (!info.usable)
+            fail_msg("GPU %d (%s, sm_%d%d) is unusable by this build: %s", i, info.name,
+                     info.compute_major, info.compute_minor, info.reason);
+    }
+    sl_engine_t *eng = NULL;
+    SL_ASSERT_OK(sl_engine_open(&eng, NULL));
+    assert_int_equal(sl_engine_device_count(eng), 1 + n);
+    for (int i = 1; i <= n; i++) {
+        struct sl_device_info info = SL_DEVICE_INFO_INIT;
+        SL_ASSERT_OK(sl_engine_device_info(eng, i, &info));
+        assert_int_equal(info.kind, SL_DEVICE_CUDA);
+        assert_int_equal(info.usable, 1);
+    }
+    printf("%d usable GPU(s)\n", n);
     sl_engine_close(eng);
     assert_no_leaks();
 }

@@ -10,26 +10,9 @@
 #include <string.h>
 
 #include "cuda/cuda_int.h"
+#include "gpu_test.h"
 #include "sl_test.h"
 #include "sluice_k/testops.h"
-
-static char skip_why[256];
-
-/* Skips the case unless GPU 0 exists and can run the built kernels; makes it current. */
-#define REQUIRE_GPU()                                                                   \
-    do {                                                                                \
-        if (sl__cuda_device_count() == 0) {                                             \
-            snprintf(skip_why, sizeof skip_why, "no GPU: %s", sl__cuda_absent_reason()); \
-            SL_SKIP(skip_why);                                                          \
-        }                                                                               \
-        struct sl_device_info di_ = SL_DEVICE_INFO_INIT;                               \
-        SL_ASSERT_OK(sl__cuda_probe(0, &di_));                                          \
-        if (!di_.usable) {                                                              \
-            snprintf(skip_why, sizeof skip_why, "GPU 0 unusable: %s", di_.reason);      \
-            SL_SKIP(skip_why);                                                          \
-        }                                                                               \
-        SL_ASSERT_OK(sl__cuda_set_device(0, NULL));                                     \
-    } while (0)
 
 static void assert_no_leaks(void)
 {
@@ -321,6 +304,32 @@ SL_TEST(pool_budget)
     SL_ASSERT_OK(sl__dpool_destroy(dp));
     SL_ASSERT_OK(sl__cuda_streams_destroy(1, &s));
     assert_no_leaks();
+}
+
+/* Destroying pools that still hand out memory is a caller bug reported as SL_EBUSY (the
+ * device pool's memory goes back once freed; the pinned block stays pinned: freed here). */
+SL_TEST(pools_destroyed_while_in_use_are_busy)
+{
+    REQUIRE_GPU();
+    struct sl__dpool *dp;
+    cudaStream_t s;
+    SL_ASSERT_OK(sl__cuda_streams_create(0, 1, &s));
+    SL_ASSERT_OK(sl__dpool_create(&dp, 0, 1 << 20));
+    void *d;
+    SL_ASSERT_OK(sl__dpool_alloc_async(dp, 4096, s, &d));
+    assert_int_equal(sl__dpool_destroy(dp), SL_EBUSY);
+    assert_non_null(strstr(sl_last_errmsg(), "allocations"));
+    CU(cudaFreeAsync(d, s));
+    SL_ASSERT_OK(sl__cuda_stream_sync(s));
+    SL_ASSERT_OK(sl__cuda_streams_destroy(1, &s));
+
+    struct sl__pinned *pp;
+    SL_ASSERT_OK(sl__pinned_create(&pp, 1 << 20));
+    void *h;
+    SL_ASSERT_OK(sl__pinned_alloc(pp, 4096, &h));
+    assert_int_equal(sl__pinned_destroy(pp), SL_EBUSY);
+    assert_non_null(strstr(sl_last_errmsg(), "blocks"));
+    CU(cudaFreeHost(h));
 }
 
 SL_TEST(pinned_cap)

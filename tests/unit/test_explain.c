@@ -59,7 +59,8 @@ static sl_engine_t *open_engine(int64_t host_mem, enum sl_placement placement)
     cfg.host_mem_limit = host_mem;
     cfg.placement = placement;
     sl_engine_t *e;
-    SL_ASSERT_OK(sl_test_engine_open(&e, &cfg));
+    /* not the harness: the expected tasks and costs are for these settings */
+    SL_ASSERT_OK(sl_engine_open(&e, &cfg));
     return e;
 }
 

@@ -366,10 +366,10 @@ SL_TEST(environment_does_not_reach_the_library)
     assert_no_leaks();
 }
 
-/* The harness (sl_test_engine_open) maps SLUICE_<NAME> where the test kept the default,
- * and forces placement. */
+/* The harness (sl_test_engine_open) maps SLUICE_<NAME> over the test's values. */
 SL_TEST(harness_maps_environment_onto_options)
 {
+    unsetenv("SLUICE_GPU_MEM"); /* as a configuration stage may have set it */
     set_env((const char *const[]){"SLUICE_PLACEMENT", "cpu", "SLUICE_MORSEL_ROWS", "7",
                                   "SLUICE_GPU_MORSEL_ROWS", "1000", NULL});
     struct sl_engine_config cfg;
@@ -377,9 +377,11 @@ SL_TEST(harness_maps_environment_onto_options)
     cfg.placement = SL_PLACE_GPU;
     cfg.morsel_rows_gpu = 5000;
     SL_ASSERT_OK(sl_test_config_from_env(&cfg));
-    assert_int_equal(cfg.placement, SL_PLACE_CPU);   /* forced */
+    assert_int_equal(cfg.placement, SL_PLACE_CPU);   /* the test set gpu: forced */
     assert_int_equal(cfg.morsel_rows_cpu, 7);        /* the test kept the default */
-    assert_int_equal(cfg.morsel_rows_gpu, 5000);     /* the test set it: kept */
+    assert_int_equal(cfg.morsel_rows_gpu, 1000);     /* the test set 5000: forced */
+    assert_string_equal(sl_test_forced_option("morsel_rows"), "7");
+    assert_null(sl_test_forced_option("gpu_mem"));
     setenv("SLUICE_MORSEL_ROWS", "many", 1);
     sl_engine_config_init(&cfg);
     assert_int_equal(sl_test_config_from_env(&cfg), SL_EINVAL);

@@ -287,6 +287,7 @@ SL_TEST(failing_task_fails_query_engine_stays_usable)
 SL_TEST(host_budget_is_enforced)
 {
     /* 1,000-row int64 morsels are 8,000 bytes: a 4 KiB budget cannot hold one. */
+    sl_test_config_off(1);
     sl_engine_t *e = open_engine(2, 1000, 4096);
     sl_plan_t *p;
     SL_ASSERT_OK(sl_plan_create(&p));

@@ -115,6 +115,14 @@ def addr(s):
     return ctypes.addressof(s)
 
 
+def device_api():
+    """True when pyarrow has the C Device interface (pyarrow >= 15, which setup.sh
+    installs); a failure otherwise, so the device checks cannot pass unrun."""
+    have = hasattr(pa.RecordBatch, "_export_to_c_device")
+    check(have, f"pyarrow {pa.__version__} has no device-array API (needs >= 15)")
+    return have
+
+
 def ok(rc, what):
     if rc != SL_OK:
         raise AssertionError(f"{what} returned {rc}: {lib.sl_last_errmsg().decode()}")

@@ -11,7 +11,7 @@ caller. Exit code 77 (skipped) when pyarrow is not installed.
 """
 import ctypes
 
-from sl_arrow import (ArrowArray, ArrowArrayStream, ArrowDeviceArray, ArrowSchema,
+from sl_arrow import (ArrowArray, ArrowArrayStream, ArrowDeviceArray, ArrowSchema, device_api,
                       SL_EIO, SL_EUNSUPPORTED, SL_OK, addr, check, failures, from_sluice, lib, ok,
                       pa, roundtrip, to_sluice)
 
@@ -114,7 +114,7 @@ check(stream.release is not None, "failed stream stays with the caller")
 pa.RecordBatchReader._import_from_c(addr(stream)).close()  # releases it
 
 # --- device arrays (pyarrow >= 15) ------------------------------------------------
-if hasattr(pa.RecordBatch, "_export_to_c_device"):
+if device_api():
     s = rb.slice(5, 60)
     darr, sch = ArrowDeviceArray(), ArrowSchema()
     s._export_to_c_device(addr(darr), addr(sch))
@@ -129,8 +129,6 @@ if hasattr(pa.RecordBatch, "_export_to_c_device"):
           "sluice exports a CPU device array")
     r = pa.RecordBatch._import_from_c_device(addr(darr2), addr(sch2))
     check(r.equals(s), "device array round trip")
-else:
-    print("note: this pyarrow has no device-array API; device checks skipped")
 
 print(f"{len(failures)} failed")
 raise SystemExit(1 if failures else 0)

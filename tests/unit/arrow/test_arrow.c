@@ -1102,6 +1102,8 @@ SL_TEST(device_export_gpu_batch)
 
 #ifdef SL_HAVE_CUDA
 #include <cuda_runtime_api.h>
+
+#include "../../gpu/gpu_test.h" /* GPU_MISSING: a failure where a GPU is expected */
 #endif
 
 /* A real CUDA array: imported zero-copy as device-resident, after its event. Always
@@ -1113,7 +1115,7 @@ SL_TEST(device_cuda_import)
 #else
     int n_dev = 0;
     if (cudaGetDeviceCount(&n_dev) != cudaSuccess || n_dev == 0)
-        SL_SKIP("no CUDA device");
+        GPU_MISSING("no CUDA device");
     src_init();
     void *d_vals = NULL;
     assert_int_equal(cudaMalloc(&d_vals, sizeof src_i64), cudaSuccess);

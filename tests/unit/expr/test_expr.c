@@ -658,6 +658,7 @@ static int run_failing(sl_engine_t *e, const char *src, const char *src_opts, co
 
 SL_TEST(allocation_failures)
 {
+    sl_test_config_off(1); /* 400 failure points are for 500-row morsels */
     sl_engine_t *e = gt_open(2, 500);
     int failed = 0, ok = 0;
     for (int64_t n = 0; n < 400; n++) {

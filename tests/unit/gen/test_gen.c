@@ -508,8 +508,47 @@ SL_TEST(uniform_blobs_bind_errors)
     assert_int_equal(c.live_allocs, 0);
 }
 
-/* sl__gen_keys_at (what join and aggregate tests use for their references) gives the
- * operator's key of every row, identified through its payload p1 = row*31 + 1. */
+/* sl__gen_keys_at, what join and aggregate tests use for their references, checked
+ * against the generator's specification (gen_keys.c's option docs), not against itself:
+ * unique keys are the values offset .. offset+rows-1, each once; fk keys fall in
+ * [0, pk_rows) for a fraction `match` of the valid rows and in [pk_rows, type max]
+ * otherwise; m2m keys in [0, distinct); nulls at null_rate (within 5 standard
+ * deviations). */
+static void keys_at_follow_spec(const struct sl__gen_keys *k)
+{
+    int64_t valid = 0, in = 0, nulls = 0;
+    uint8_t *seen = k->kind == SL__GEN_UNIQUE ? calloc((size_t)k->rows, 1) : NULL;
+    for (int64_t row = 0; row < k->rows; row++) {
+        bool ok;
+        int64_t v = sl__gen_keys_at(k, (uint64_t)row, &ok);
+        if (!ok) {
+            nulls++;
+            continue;
+        }
+        valid++;
+        if (k->kind == SL__GEN_UNIQUE) {
+            assert_in_range(v - k->offset, 0, k->rows - 1);
+            assert_int_equal(seen[v - k->offset]++, 0);
+        } else {
+            assert_true(v >= 0 && v <= k->type_max);
+            in += v < k->domain;
+        }
+    }
+    free(seen);
+    double sd = sqrt(k->null_rate * (1 - k->null_rate) / (double)k->rows);
+    assert_true(fabs((double)nulls / (double)k->rows - k->null_rate) <= 5 * sd + 1e-12);
+    if (k->kind == SL__GEN_M2M)
+        assert_int_equal(in, valid);
+    if (k->kind == SL__GEN_FK && valid > 0) {
+        double f = (double)in / (double)valid, sm = sqrt(k->match * (1 - k->match) / valid);
+        if (fabs(f - k->match) > 5 * sm + 1e-12)
+            fail_msg("fk match=%g: %g of the keys in [0, %lld)", k->match, f,
+                     (long long)k->domain);
+    }
+}
+
+/* The operator's key of every row (identified through its payload p1 = row*31 + 1) is
+ * sl__gen_keys_at's, which follows the specification (keys_at_follow_spec). */
 SL_TEST(keys_at_matches_operator)
 {
     const struct {
@@ -534,6 +573,7 @@ SL_TEST(keys_at_matches_operator)
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         struct sl__gen_keys k = cases[c].k;
         SL_ASSERT_OK(sl__gen_keys_init(&k));
+        keys_at_follow_spec(&k);
         sl_table_t *t = gt_run(e, "gen.keys", cases[c].opts);
         struct gcol key, p1;
         gcol_read(t, "k", &key);

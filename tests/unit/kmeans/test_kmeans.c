@@ -379,6 +379,39 @@ SL_TEST(km_empty_cluster_keeps_centroid)
     assert_no_leaks();
 }
 
+/* Equal centroids tie exactly for every point: the lowest index wins (as scikit-learn's
+ * and the GPU kernels' argmin), so the later copy gets no point. One iteration, so the
+ * sizes are those of the given centroids' assignment. */
+SL_TEST(km_ties_go_to_lowest_index)
+{
+    sl_engine_t *e = open_engine(2, 100);
+    double centres[2 * 2];
+    double *x = blobs(1000, 2, 2, centres);
+    sl_table_t *in = points_table(x, 1000, 2, SL_TYPE_FLOAT64, 100);
+    for (int later = 1; later <= 2; later++) {
+        /* later = 1: A; A; B, later = 2: A; B; B */
+        const double *c0 = centres, *c1 = centres + (later == 1 ? 0 : 2), *c2 = centres + 2;
+        char o[320];
+        snprintf(o, sizeof o,
+                 "k=3 max_iter=1 tol=0 init=given centroids=\"%.17g,%.17g; %.17g,%.17g; "
+                 "%.17g,%.17g\"", c0[0], c0[1], c1[0], c1[1], c2[0], c2[1]);
+        sl_table_t *r = run_km(e, in, NULL, o, NULL);
+        int64_t size[3];
+        double *c = result_centroids(r, 2, 3, size);
+        if (size[later] != 0 || size[later - 1] == 0)
+            fail_msg("centroids %d and %d are equal: sizes %lld and %lld, want all on %d",
+                     later - 1, later, (long long)size[later - 1], (long long)size[later],
+                     later - 1);
+        assert_int_equal(size[0] + size[1] + size[2], 1000);
+        free(c);
+        sl_table_unref(r);
+    }
+    sl_table_unref(in);
+    sl_engine_close(e);
+    free(x);
+    assert_no_leaks();
+}
+
 SL_TEST(km_bad_options)
 {
     sl_engine_t *e = open_engine(1, 100);
