@@ -20,7 +20,11 @@ enum ex_op {
 enum ex_unit { EX_DAY = 0, EX_MONTH = 1, EX_YEAR = 2 };
 
 /* LIKE patterns: the fast paths, chosen when the pattern is parsed. */
-enum ex_like { LIKE_EXACT, LIKE_PREFIX, LIKE_SUFFIX, LIKE_CONTAINS, LIKE_GENERAL };
+enum ex_like {
+    LIKE_EXACT, LIKE_PREFIX, LIKE_SUFFIX, LIKE_CONTAINS,
+    LIKE_SEGMENTS,           /* '%' and literal runs only, e.g. '%special%requests%' */
+    LIKE_GENERAL             /* with '_' */
+};
 
 struct ex_node {
     enum ex_op op;

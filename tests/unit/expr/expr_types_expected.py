@@ -94,6 +94,9 @@ CASES = [
     ("s < 'abd'", None), ("s = ''", None), ("s LIKE 'abc%'", None), ("s LIKE '%c'", None),
     ("s LIKE '%bc%'", None), ("s LIKE 'a_c'", None), ("s NOT LIKE '%o%'", None),
     ("s LIKE '%o%o%'", None), ("s IN ('xyz', 'abc')", None),
+    # patterns of literal runs and '%' (no '_'): prefix, runs in order, suffix, no overlap
+    ("s LIKE 'abc%abc'", None), ("s LIKE 'abc%cabc'", None), ("s LIKE 'h%o%d'", None),
+    ("s NOT LIKE '%e%e%'", None), ("s LIKE 'f%%n'", None), ("ds LIKE '%r%e%'", None),
     ("ds = 'red'", None), ("ds IN ('red', 'blue')", None), ("ds LIKE '%re%'", None),
     ("ds > 'f'", None), ("ds NOT IN ('green')", None), ("ds <> s", None),
     ("b = true", None), ("b IS NULL", None), ("d IS NOT NULL", None), ("NOT b", None),
