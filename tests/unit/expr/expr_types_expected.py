@@ -131,6 +131,12 @@ CASES = [
     ("CAST(i8 + 128 AS uint8)", "CAST(i8 + 128 AS UTINYINT)"), ("CAST('2.5e-1' AS float64)", None),
     ("CAST('2000-02-29' AS date32) + INTERVAL '1' YEAR",
      "CAST(CAST('2000-02-29' AS DATE) + INTERVAL '1' YEAR AS DATE)"),
+    # column OP literal compared straight from the column (either side, every width,
+    # decimals at the comparison's scale or not, a literal beyond the column's range)
+    ("5 > i8", None), ("i8 <= -2", None), ("i8 <> 1000", None), ("-1000 < i8", None),
+    ("p >= 17.99", None), ("0.01 = p", None), ("p < 1.005", None), ("p > 100", None),
+    ("q BETWEEN 0.05 AND 0.07", None), ("w >= 7", None), ("d >= '1995-06-17'", None),
+    ("DATE '1970-01-01' > d", None), ("d != DATE '1998-09-02'", None),
     # a literal plus an interval is folded into one literal when parsed
     ("d < DATE '2000-01-31' + INTERVAL '1' MONTH", None),
     ("d >= INTERVAL '1' YEAR + DATE '1999-02-28'", None),
