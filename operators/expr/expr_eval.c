@@ -376,12 +376,54 @@ static bool col_coded_as_is(const struct ex_node *n, const struct ex_node *col)
     default: CMP_CONST_LOOP(T, >=); break;                         \
     }
 
+#define CMP_COLS_LOOP(T, OP)                                       \
+    do {                                                           \
+        const T *x_ = (const T *)sa + c->start;                    \
+        const T *y_ = (const T *)sb + c->start;                    \
+        for (int64_t r = 0; r < len; r++)                          \
+            o[r] = x_[r] OP y_[r];                                 \
+    } while (0)
+#define CMP_COLS(T)                                                \
+    switch (n->op) {                                               \
+    case EX_EQ: CMP_COLS_LOOP(T, ==); break;                       \
+    case EX_NE: CMP_COLS_LOOP(T, !=); break;                       \
+    case EX_LT: CMP_COLS_LOOP(T, <); break;                        \
+    case EX_LE: CMP_COLS_LOOP(T, <=); break;                       \
+    case EX_GT: CMP_COLS_LOOP(T, >); break;                        \
+    default: CMP_COLS_LOOP(T, >=); break;                          \
+    }
+
+/* Column OP column of one type stored as it compares (l_commitdate < l_receiptdate):
+ * straight from both buffers. */
+static bool cmp_col_col(struct ex_ctx *c, int i, const struct ex_node *n,
+                        const struct ex_node *a, const struct ex_node *b)
+{
+    if (a->type != b->type || !col_coded_as_is(n, a) || !col_coded_as_is(n, b))
+        return false;
+    const char *sa = sl__col_values(c->batch, a->col), *sb = sl__col_values(c->batch, b->col);
+    uint8_t *o = ex_vals(c, i);
+    int64_t len = c->n;
+    switch (sl_type_width(a->type)) {
+    case 1: CMP_COLS(int8_t); break;
+    case 2: CMP_COLS(int16_t); break;
+    case 4: CMP_COLS(int32_t); break;
+    default: CMP_COLS(int64_t); break;
+    }
+    col_nulls(c, n->a, a);
+    col_nulls(c, n->b, b);
+    ex_merge_nulls(c, i, n->a, n->b);
+    return true;
+}
+
 /* Column OP literal (either order), the filters of most queries: compared straight
  * from the column's buffer against one constant, with no widened copy of the column and
- * no vector of the literal. False (nothing done) when n is not such a comparison. */
+ * no vector of the literal; column OP column likewise (cmp_col_col). False (nothing
+ * done) when n is neither. */
 static bool cmp_col_const(struct ex_ctx *c, int i, const struct ex_node *n)
 {
     const struct ex_node *a = &c->e->nodes[n->a], *b = &c->e->nodes[n->b];
+    if (a->op == EX_COL && b->op == EX_COL)
+        return cmp_col_col(c, i, n, a, b);
     bool swap = a->op != EX_COL;
     const struct ex_node *col = swap ? b : a, *lit = swap ? a : b;
     int64_t k;

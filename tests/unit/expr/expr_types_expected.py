@@ -137,6 +137,7 @@ CASES = [
     ("p >= 17.99", None), ("0.01 = p", None), ("p < 1.005", None), ("p > 100", None),
     ("q BETWEEN 0.05 AND 0.07", None), ("w >= 7", None), ("d >= '1995-06-17'", None),
     ("DATE '1970-01-01' > d", None), ("d != DATE '1998-09-02'", None),
+    ("p > q", None), ("q <= p", None), ("d <> d", None), ("i8 >= i8", None),
     # a literal plus an interval is folded into one literal when parsed
     ("d < DATE '2000-01-31' + INTERVAL '1' MONTH", None),
     ("d >= INTERVAL '1' YEAR + DATE '1999-02-28'", None),
