@@ -360,38 +360,43 @@ static bool col_coded_as_is(const struct ex_node *n, const struct ex_node *col)
     }
 }
 
-#define CMP_CONST_LOOP(T, OP)                                      \
+/* o[r] = column a's row OP the right operand (RHS_OF(T): column b's row or the constant
+ * k), the values read in their stored width T. */
+#define CMP_ROWS(T, OP, RHS)                                       \
     do {                                                           \
-        const T *x_ = (const T *)src + c->start;                   \
+        const T *x_ = (const T *)sa + start;                       \
         for (int64_t r = 0; r < len; r++)                          \
-            o[r] = (int64_t)x_[r] OP k;                            \
+            o[r] = (int64_t)x_[r] OP (RHS);                        \
     } while (0)
-#define CMP_CONST(T)                                               \
+#define CMP_OPS(T, RHS)                                            \
     switch (op) {                                                  \
-    case EX_EQ: CMP_CONST_LOOP(T, ==); break;                      \
-    case EX_NE: CMP_CONST_LOOP(T, !=); break;                      \
-    case EX_LT: CMP_CONST_LOOP(T, <); break;                       \
-    case EX_LE: CMP_CONST_LOOP(T, <=); break;                      \
-    case EX_GT: CMP_CONST_LOOP(T, >); break;                       \
-    default: CMP_CONST_LOOP(T, >=); break;                         \
+    case EX_EQ: CMP_ROWS(T, ==, RHS); break;                       \
+    case EX_NE: CMP_ROWS(T, !=, RHS); break;                       \
+    case EX_LT: CMP_ROWS(T, <, RHS); break;                        \
+    case EX_LE: CMP_ROWS(T, <=, RHS); break;                       \
+    case EX_GT: CMP_ROWS(T, >, RHS); break;                        \
+    default: CMP_ROWS(T, >=, RHS); break;                          \
     }
+#define CMP_WIDTHS(RHS_OF)                                         \
+    switch (width) {                                               \
+    case 1: CMP_OPS(int8_t, RHS_OF(int8_t)); break;                \
+    case 2: CMP_OPS(int16_t, RHS_OF(int16_t)); break;              \
+    case 4: CMP_OPS(int32_t, RHS_OF(int32_t)); break;              \
+    default: CMP_OPS(int64_t, RHS_OF(int64_t)); break;             \
+    }
+#define RHS_COLUMN(T) (int64_t)((const T *)sb)[start + r]
+#define RHS_CONSTANT(T) k
 
-#define CMP_COLS_LOOP(T, OP)                                       \
-    do {                                                           \
-        const T *x_ = (const T *)sa + c->start;                    \
-        const T *y_ = (const T *)sb + c->start;                    \
-        for (int64_t r = 0; r < len; r++)                          \
-            o[r] = x_[r] OP y_[r];                                 \
-    } while (0)
-#define CMP_COLS(T)                                                \
-    switch (n->op) {                                               \
-    case EX_EQ: CMP_COLS_LOOP(T, ==); break;                       \
-    case EX_NE: CMP_COLS_LOOP(T, !=); break;                       \
-    case EX_LT: CMP_COLS_LOOP(T, <); break;                        \
-    case EX_LE: CMP_COLS_LOOP(T, <=); break;                       \
-    case EX_GT: CMP_COLS_LOOP(T, >); break;                        \
-    default: CMP_COLS_LOOP(T, >=); break;                          \
-    }
+/* Rows [start, start+len) of column buffer sa OP those of sb (of sa's type), or OP k
+ * when sb is NULL, into o. */
+static void cmp_stored(uint8_t *o, const char *sa, const char *sb, int64_t k, size_t width,
+                       enum ex_op op, int64_t start, int64_t len)
+{
+    if (sb)
+        CMP_WIDTHS(RHS_COLUMN)
+    else
+        CMP_WIDTHS(RHS_CONSTANT)
+}
 
 /* Column OP column of one type stored as it compares (l_commitdate < l_receiptdate):
  * straight from both buffers. */
@@ -400,15 +405,8 @@ static bool cmp_col_col(struct ex_ctx *c, int i, const struct ex_node *n,
 {
     if (a->type != b->type || !col_coded_as_is(n, a) || !col_coded_as_is(n, b))
         return false;
-    const char *sa = sl__col_values(c->batch, a->col), *sb = sl__col_values(c->batch, b->col);
-    uint8_t *o = ex_vals(c, i);
-    int64_t len = c->n;
-    switch (sl_type_width(a->type)) {
-    case 1: CMP_COLS(int8_t); break;
-    case 2: CMP_COLS(int16_t); break;
-    case 4: CMP_COLS(int32_t); break;
-    default: CMP_COLS(int64_t); break;
-    }
+    cmp_stored(ex_vals(c, i), sl__col_values(c->batch, a->col), sl__col_values(c->batch, b->col),
+               0, sl_type_width(a->type), n->op, c->start, c->n);
     col_nulls(c, n->a, a);
     col_nulls(c, n->b, b);
     ex_merge_nulls(c, i, n->a, n->b);
@@ -432,15 +430,8 @@ static bool cmp_col_const(struct ex_ctx *c, int i, const struct ex_node *n)
     static const enum ex_op flipped[] = {[EX_EQ] = EX_EQ, [EX_NE] = EX_NE, [EX_LT] = EX_GT,
                                          [EX_LE] = EX_GE, [EX_GT] = EX_LT, [EX_GE] = EX_LE};
     enum ex_op op = swap ? flipped[n->op] : n->op;
-    const char *src = sl__col_values(c->batch, col->col);
-    uint8_t *o = ex_vals(c, i);
-    int64_t len = c->n;
-    switch (sl_type_width(col->type)) {
-    case 1: CMP_CONST(int8_t); break;
-    case 2: CMP_CONST(int16_t); break;
-    case 4: CMP_CONST(int32_t); break;
-    default: CMP_CONST(int64_t); break;
-    }
+    cmp_stored(ex_vals(c, i), sl__col_values(c->batch, col->col), NULL, k,
+               sl_type_width(col->type), op, c->start, c->n);
     col_nulls(c, i, col);
     return true;
 }
