@@ -83,6 +83,24 @@ void ex_merge_nulls(struct ex_ctx *c, int i, int a, int b)
         }                                                      \
     } while (0)
 
+/* Node i's nulls from column node n's validity over rows [start, start+n). */
+static void col_nulls(struct ex_ctx *c, int i, const struct ex_node *n)
+{
+    const struct sl__col *col = &c->batch->cols[n->col];
+    int64_t s = c->start, len = c->n;
+    uint8_t *nu = ex_nulls(c, i);
+    bool any = false;
+    if (col->validity && col->null_count != 0) {
+        const uint8_t *v = col->validity->ptr;
+        for (int64_t r = 0; r < len; r++) {
+            int64_t bit = col->offset + s + r;
+            nu[r] = !((v[bit >> 3] >> (bit & 7)) & 1);
+            any |= nu[r];
+        }
+    }
+    *ex_has_null(c, i) = any;
+}
+
 /* Reads rows [start, start+n) of a column into node i's vector in its value kind. */
 static void eval_col(struct ex_ctx *c, int i, const struct ex_node *n)
 {
@@ -120,17 +138,7 @@ static void eval_col(struct ex_ctx *c, int i, const struct ex_node *n)
         memcpy(o, src + s * 8, (size_t)len * 8);
         break;
     }
-    uint8_t *nu = ex_nulls(c, i);
-    bool any = false;
-    if (col->validity && col->null_count != 0) {
-        const uint8_t *v = col->validity->ptr;
-        for (int64_t r = 0; r < len; r++) {
-            int64_t bit = col->offset + s + r;
-            nu[r] = !((v[bit >> 3] >> (bit & 7)) & 1);
-            any |= nu[r];
-        }
-    }
-    *ex_has_null(c, i) = any;
+    col_nulls(c, i, n);
 }
 
 const double *ex_as_f64(struct ex_ctx *c, int i, int tmp)
@@ -305,6 +313,127 @@ static int compare(struct ex_ctx *c, const struct ex_node *n, int a, int b, enum
     case SL__VK_STR: ex_str_cmp(c, a, b, op, o); return SL_OK;
     default: return SL_EINTERNAL;
     }
+}
+
+/* The literal operand of comparison n as an int64 in the comparison's domain (n->ck and,
+ * for decimals, n->cscale); false when it is none or does not fit. */
+static bool lit_as_i64(const struct ex_node *n, const struct ex_node *lit, int64_t *k)
+{
+    if (lit->null_lit)
+        return false;
+    if (n->ck == SL__VK_INT || n->ck == SL__VK_DATE) {
+        *k = lit->ival;
+        return lit->op == EX_INT && lit->vk == n->ck;
+    }
+    __int128 v;
+    int scale;
+    if (n->ck == SL__VK_DEC && lit->op == EX_DEC && lit->vk == SL__VK_DEC) {
+        v = lit->dval;
+        scale = sl_type_scale(lit->type);
+    } else if (n->ck == SL__VK_DEC && lit->op == EX_INT && lit->vk == SL__VK_INT) {
+        v = lit->ival;
+        scale = 0;
+    } else {
+        return false;
+    }
+    if (scale > n->cscale || n->cscale - scale > 18 || v > INT64_MAX || v < INT64_MIN)
+        return false;
+    v *= ex_pow10(n->cscale - scale); /* |v| < 2^63 * 10^18 < 2^127 */
+    *k = (int64_t)v;
+    return v <= INT64_MAX && v >= INT64_MIN;
+}
+
+/* A column whose stored values compare as they are in comparison n's domain: signed
+ * integers and dates (ck INT or DATE), decimals of 64 bits at the comparison's scale. */
+static bool col_coded_as_is(const struct ex_node *n, const struct ex_node *col)
+{
+    if (col->op != EX_COL || col->vk != n->ck)
+        return false;
+    switch (SL_TYPE_ID(col->type)) {
+    case SL_TYPE_INT8: case SL_TYPE_INT16: case SL_TYPE_INT32: case SL_TYPE_INT64:
+    case SL_TYPE_DATE32:
+        return n->ck == SL__VK_INT || n->ck == SL__VK_DATE;
+    case SL_TYPE_DECIMAL:
+        return sl_type_width(col->type) == 8 && sl_type_scale(col->type) == n->cscale;
+    default:
+        return false;
+    }
+}
+
+/* o[r] = column a's row OP the right operand (RHS_OF(T): column b's row or the constant
+ * k), the values read in their stored width T. */
+#define CMP_ROWS(T, OP, RHS)                                       \
+    do {                                                           \
+        const T *x_ = (const T *)sa + start;                       \
+        for (int64_t r = 0; r < len; r++)                          \
+            o[r] = (int64_t)x_[r] OP (RHS);                        \
+    } while (0)
+#define CMP_OPS(T, RHS)                                            \
+    switch (op) {                                                  \
+    case EX_EQ: CMP_ROWS(T, ==, RHS); break;                       \
+    case EX_NE: CMP_ROWS(T, !=, RHS); break;                       \
+    case EX_LT: CMP_ROWS(T, <, RHS); break;                        \
+    case EX_LE: CMP_ROWS(T, <=, RHS); break;                       \
+    case EX_GT: CMP_ROWS(T, >, RHS); break;                        \
+    default: CMP_ROWS(T, >=, RHS); break;                          \
+    }
+#define CMP_WIDTHS(RHS_OF)                                         \
+    switch (width) {                                               \
+    case 1: CMP_OPS(int8_t, RHS_OF(int8_t)); break;                \
+    case 2: CMP_OPS(int16_t, RHS_OF(int16_t)); break;              \
+    case 4: CMP_OPS(int32_t, RHS_OF(int32_t)); break;              \
+    default: CMP_OPS(int64_t, RHS_OF(int64_t)); break;             \
+    }
+#define RHS_COLUMN(T) (int64_t)((const T *)sb)[start + r]
+#define RHS_CONSTANT(T) k
+
+/* Rows [start, start+len) of column buffer sa OP those of sb (of sa's type), or OP k
+ * when sb is NULL, into o. */
+static void cmp_stored(uint8_t *o, const char *sa, const char *sb, int64_t k, size_t width,
+                       enum ex_op op, int64_t start, int64_t len)
+{
+    if (sb)
+        CMP_WIDTHS(RHS_COLUMN)
+    else
+        CMP_WIDTHS(RHS_CONSTANT)
+}
+
+/* Column OP column of one type stored as it compares (l_commitdate < l_receiptdate):
+ * straight from both buffers. */
+static bool cmp_col_col(struct ex_ctx *c, int i, const struct ex_node *n,
+                        const struct ex_node *a, const struct ex_node *b)
+{
+    if (a->type != b->type || !col_coded_as_is(n, a) || !col_coded_as_is(n, b))
+        return false;
+    cmp_stored(ex_vals(c, i), sl__col_values(c->batch, a->col), sl__col_values(c->batch, b->col),
+               0, sl_type_width(a->type), n->op, c->start, c->n);
+    col_nulls(c, n->a, a);
+    col_nulls(c, n->b, b);
+    ex_merge_nulls(c, i, n->a, n->b);
+    return true;
+}
+
+/* Column OP literal (either order), the filters of most queries: compared straight
+ * from the column's buffer against one constant, with no widened copy of the column and
+ * no vector of the literal; column OP column likewise (cmp_col_col). False (nothing
+ * done) when n is neither. */
+static bool cmp_col_const(struct ex_ctx *c, int i, const struct ex_node *n)
+{
+    const struct ex_node *a = &c->e->nodes[n->a], *b = &c->e->nodes[n->b];
+    if (a->op == EX_COL && b->op == EX_COL)
+        return cmp_col_col(c, i, n, a, b);
+    bool swap = a->op != EX_COL;
+    const struct ex_node *col = swap ? b : a, *lit = swap ? a : b;
+    int64_t k;
+    if (!col_coded_as_is(n, col) || !lit_as_i64(n, lit, &k))
+        return false;
+    static const enum ex_op flipped[] = {[EX_EQ] = EX_EQ, [EX_NE] = EX_NE, [EX_LT] = EX_GT,
+                                         [EX_LE] = EX_GE, [EX_GT] = EX_LT, [EX_GE] = EX_LE};
+    enum ex_op op = swap ? flipped[n->op] : n->op;
+    cmp_stored(ex_vals(c, i), sl__col_values(c->batch, col->col), NULL, k,
+               sl_type_width(col->type), op, c->start, c->n);
+    col_nulls(c, i, col);
+    return true;
 }
 
 /* Three-valued AND / OR. */
@@ -572,6 +701,8 @@ int ex_eval_node(struct ex_ctx *c, int i)
     int rc;
     if (n->on_dict)
         return eval_on_dict(c, i, n);
+    if (n->op >= EX_EQ && n->op <= EX_GE && cmp_col_const(c, i, n))
+        return SL_OK;
     if (n->a >= 0 && (rc = ex_eval_node(c, n->a)) < 0)
         return rc;
     if (n->b >= 0 && (rc = ex_eval_node(c, n->b)) < 0)

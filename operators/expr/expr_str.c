@@ -51,7 +51,7 @@ enum ex_like ex_like_kind(const char *p, int64_t n)
         return LIKE_SUFFIX;
     if (pct == 2 && n >= 2 && p[0] == '%' && p[n - 1] == '%')
         return LIKE_CONTAINS;
-    return LIKE_GENERAL;
+    return LIKE_SEGMENTS;
 }
 
 /* Bytes of the UTF-8 character starting with byte b (1 for a stray byte). */
@@ -90,17 +90,38 @@ static bool like_general(const char *p, int64_t pn, const char *s, int64_t sn)
 
 static bool contains(const char *s, int64_t sn, const char *w, int64_t wn)
 {
-    if (wn == 0)
-        return true;
-    for (int64_t k = 0; k + wn <= sn; k++) {
-        const char *hit = memchr(s + k, w[0], (size_t)(sn - wn - k + 1));
+    return wn == 0 || memmem(s, (size_t)sn, w, (size_t)wn) != NULL;
+}
+
+/* Patterns of '%' and literal runs only ('%special%requests%'): the first run is a
+ * prefix, the last a suffix, and each run between is found after the one before it
+ * (the leftmost match leaves the most room for the rest, so no backtracking). */
+static bool like_segments(const char *p, int64_t pn, const char *s, int64_t sn)
+{
+    int64_t head = 0, tail = 0;
+    while (head < pn && p[head] != '%')
+        head++;
+    while (tail < pn - head && p[pn - 1 - tail] != '%')
+        tail++;
+    if (head + tail > sn || memcmp(s, p, (size_t)head) ||
+        memcmp(s + sn - tail, p + pn - tail, (size_t)tail))
+        return false;
+    int64_t si = head, end = sn - tail;
+    for (int64_t pi = head; pi < pn - tail;) {
+        if (p[pi] == '%') {
+            pi++;
+            continue;
+        }
+        int64_t q = pi;
+        while (p[q] != '%')
+            q++;
+        const char *hit = memmem(s + si, (size_t)(end - si), p + pi, (size_t)(q - pi));
         if (!hit)
             return false;
-        k = hit - s;
-        if (memcmp(hit, w, (size_t)wn) == 0)
-            return true;
+        si = hit - s + (q - pi);
+        pi = q;
     }
-    return false;
+    return true;
 }
 
 bool ex_like_match(const struct ex_node *n, const char *s, int64_t len)
@@ -113,6 +134,7 @@ bool ex_like_match(const struct ex_node *n, const char *s, int64_t len)
     case LIKE_SUFFIX:
         return len >= pn - 1 && memcmp(s + len - (pn - 1), p + 1, (size_t)(pn - 1)) == 0;
     case LIKE_CONTAINS: return contains(s, len, p + 1, pn - 2);
+    case LIKE_SEGMENTS: return like_segments(p, pn, s, len);
     default: return like_general(p, pn, s, len);
     }
 }

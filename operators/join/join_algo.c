@@ -413,12 +413,17 @@ static const struct sl_phase np_fill_phase = {np_fill_impl, 1, NULL};
 static const struct sl_impl np_build_impl[] = {{.device = SL_DEVICE_CPU, .run = np_build}};
 static const struct sl_phase np_build_phase = {np_build_impl, 1, NULL};
 
-/* Table size: the next power of two of twice the build rows (load factor <= 1/2). */
+/* Table size: the next power of two of twice the build rows (load factor <= 1/2), or of
+ * eight times a small build side (below). */
 int join_nopart_start(sl_task_t *t)
 {
     struct join_state *st = sl_task_gstate(t);
     int64_t nb = st->side[st->build].n_rows;
-    st->tbits = join_log2_ceil(2 * nb < 16 ? 16 : 2 * nb);
+    /* Load factor 1/2; a small build side gets 1/8 while the table stays within a
+     * quarter of L2, so that most probes of a missing key stop at their first slot (a
+     * semi join of lineitem against a few hundred parts misses almost always). */
+    int64_t slots_for = 8 * nb * (int64_t)tup_bytes(st) <= (512 << 10) / 4 ? 8 * nb : 2 * nb;
+    st->tbits = join_log2_ceil(slots_for < 16 ? 16 : slots_for);
     int64_t slots = (int64_t)1 << st->tbits;
     st->table = sl_task_alloc(t, (size_t)slots * tup_bytes(st));
     if (!st->table)

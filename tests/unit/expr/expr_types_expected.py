@@ -94,6 +94,9 @@ CASES = [
     ("s < 'abd'", None), ("s = ''", None), ("s LIKE 'abc%'", None), ("s LIKE '%c'", None),
     ("s LIKE '%bc%'", None), ("s LIKE 'a_c'", None), ("s NOT LIKE '%o%'", None),
     ("s LIKE '%o%o%'", None), ("s IN ('xyz', 'abc')", None),
+    # patterns of literal runs and '%' (no '_'): prefix, runs in order, suffix, no overlap
+    ("s LIKE 'abc%abc'", None), ("s LIKE 'abc%cabc'", None), ("s LIKE 'h%o%d'", None),
+    ("s NOT LIKE '%e%e%'", None), ("s LIKE 'f%%n'", None), ("ds LIKE '%r%e%'", None),
     ("ds = 'red'", None), ("ds IN ('red', 'blue')", None), ("ds LIKE '%re%'", None),
     ("ds > 'f'", None), ("ds NOT IN ('green')", None), ("ds <> s", None),
     ("b = true", None), ("b IS NULL", None), ("d IS NOT NULL", None), ("NOT b", None),
@@ -128,6 +131,19 @@ CASES = [
     ("CAST(i8 + 128 AS uint8)", "CAST(i8 + 128 AS UTINYINT)"), ("CAST('2.5e-1' AS float64)", None),
     ("CAST('2000-02-29' AS date32) + INTERVAL '1' YEAR",
      "CAST(CAST('2000-02-29' AS DATE) + INTERVAL '1' YEAR AS DATE)"),
+    # column OP literal compared straight from the column (either side, every width,
+    # decimals at the comparison's scale or not, a literal beyond the column's range)
+    ("5 > i8", None), ("i8 <= -2", None), ("i8 <> 1000", None), ("-1000 < i8", None),
+    ("p >= 17.99", None), ("0.01 = p", None), ("p < 1.005", None), ("p > 100", None),
+    ("q BETWEEN 0.05 AND 0.07", None), ("w >= 7", None), ("d >= '1995-06-17'", None),
+    ("DATE '1970-01-01' > d", None), ("d != DATE '1998-09-02'", None),
+    ("p > q", None), ("q <= p", None), ("d <> d", None), ("i8 >= i8", None),
+    # a literal plus an interval is folded into one literal when parsed
+    ("d < DATE '2000-01-31' + INTERVAL '1' MONTH", None),
+    ("d >= INTERVAL '1' YEAR + DATE '1999-02-28'", None),
+    ("d = DATE '2000-03-31' - INTERVAL '1' MONTH", None),
+    ("ts < TIMESTAMP '2000-01-31 12:00:00' + INTERVAL '1' MONTH", None),
+    ("DATE '2000-02-29' + INTERVAL '1' YEAR", "CAST(DATE '2000-02-29' + INTERVAL '1' YEAR AS DATE)"),
 ]
 
 TYPES = {"utf8": "VARCHAR", "uint64": "UBIGINT", "uint32": "UINTEGER", "uint8": "UTINYINT",

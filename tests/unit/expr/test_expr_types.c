@@ -392,9 +392,10 @@ SL_TEST(errors_name_the_value)
 SL_TEST(like_paths_agree)
 {
     static const char *const pats[] = {"abc%", "%abc", "%abc%", "abc", "%", "", "%%", "a%c",
-                                       "_bc%", "%b_", "a__", "%é%", "h_llo%"};
+                                       "_bc%", "%b_", "a__", "%é%", "h_llo%", "a%b%", "%b%c",
+                                       "a%%c", "abc%abc", "ab%bc", "%a%b%c%", "abc%cabc"};
     static const char *const strs[] = {"abc", "abcabc", "xabc", "ab", "", "aXc", "abcd",
-                                       "héllo", "hello", "é", "bc"};
+                                       "héllo", "hello", "é", "bc", "abxbc", "abbc", "acb"};
     for (size_t p = 0; p < sizeof pats / sizeof pats[0]; p++) {
         struct ex_node fast = {.str = (char *)pats[p], .slen = (int64_t)strlen(pats[p])};
         struct ex_node slow = fast;
@@ -413,7 +414,9 @@ SL_TEST(like_paths_agree)
     assert_int_equal(ex_like_kind("%abc", 4), LIKE_SUFFIX);
     assert_int_equal(ex_like_kind("%abc%", 5), LIKE_CONTAINS);
     assert_int_equal(ex_like_kind("abc", 3), LIKE_EXACT);
-    assert_int_equal(ex_like_kind("a%b%", 4), LIKE_GENERAL);
+    assert_int_equal(ex_like_kind("a%b%", 4), LIKE_SEGMENTS);
+    assert_int_equal(ex_like_kind("%special%requests%", 18), LIKE_SEGMENTS);
+    assert_int_equal(ex_like_kind("a_b%", 4), LIKE_GENERAL);
 }
 
 /* A batch of one DICT column "ds" with dictionary dict[0..nd) and the given codes. */
