@@ -80,16 +80,7 @@ __host__ __device__ inline bool type_unsigned(int type)
 
 __host__ __device__ inline int type_width(int t)
 {
-    switch (t) {
-    case SL_K_I8:
-    case SL_K_U8: return 1;
-    case SL_K_I16:
-    case SL_K_U16: return 2;
-    case SL_K_I32:
-    case SL_K_U32:
-    case SL_K_F32: return 4;
-    default: return 8;
-    }
+    return sl_k_agg_type_width(t);
 }
 
 /* Element i of an integer column as int64. */

@@ -290,7 +290,7 @@ __device__ inline bool st_group(const sl_k_agg_spec &sp, const STab &t, uint32_t
         v1[a] = 0;
         nn[a] = t.o_nn[a] ? st_u32(t.o_nn[a])[i] : 0;
         if (kd == K_SUMI) {
-            __int128 s = ((__int128)(long long)st_u64(t.o_w[a])[i] << 32) +
+            __int128 s = (__int128)(long long)st_u64(t.o_w[a])[i] * ((__int128)1 << 32) +
                          (__int128)st_u32(t.o_lo[a])[i];
             v0[a] = (unsigned long long)s;
             v1[a] = (long long)(s >> 64);

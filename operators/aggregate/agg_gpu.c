@@ -275,16 +275,7 @@ static int table_finish(struct agg_gdrv *d)
 
 static size_t width_of(int type)
 {
-    switch (type) {
-    case SL_K_I8:
-    case SL_K_U8: return 1;
-    case SL_K_I16:
-    case SL_K_U16: return 2;
-    case SL_K_I32:
-    case SL_K_U32:
-    case SL_K_F32: return 4;
-    default: return 8;
-    }
+    return (size_t)sl_k_agg_type_width(type);
 }
 
 static size_t al256(size_t x)

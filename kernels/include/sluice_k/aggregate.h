@@ -49,6 +49,27 @@ enum { SL_K_AGG_COUNT_STAR, SL_K_AGG_COUNT, SL_K_AGG_SUM, SL_K_AGG_MIN, SL_K_AGG
 enum { SL_K_I32, SL_K_I64, SL_K_F32, SL_K_F64, SL_K_I8, SL_K_I16, SL_K_U8, SL_K_U16, SL_K_U32,
        SL_K_U64 };
 
+#ifdef __CUDACC__
+#define SL_HD __host__ __device__
+#else
+#define SL_HD
+#endif
+
+/* Bytes of an element of type t (SL_K_*), for the host and the kernels. */
+static inline SL_HD int sl_k_agg_type_width(int t)
+{
+    switch (t) {
+    case SL_K_I8:
+    case SL_K_U8: return 1;
+    case SL_K_I16:
+    case SL_K_U16: return 2;
+    case SL_K_I32:
+    case SL_K_U32:
+    case SL_K_F32: return 4;
+    default: return 8;
+    }
+}
+
 struct sl_k_agg_spec {
     int n_keys;                       /* 0..SL_K_AGG_MAX_KEYS (0: one global group) */
     int key_type[SL_K_AGG_MAX_KEYS];  /* SL_K_I32 / SL_K_I64 */
