@@ -320,74 +320,145 @@ static int concat_validity(sl_batch_t *out, int c, sl_batch_t *const *bs, int64_
     return SL_OK;
 }
 
+/* Adds the entries of dictionary v to the merged one being built (table: merged code + 1
+ * per slot, 0 = empty); remap[e] gets entry e's merged code. */
+static void union_add(const struct sl__colview *v, int32_t *table, uint64_t slots,
+                      int32_t *offs, char *chars, int64_t *m, int32_t *remap)
+{
+    for (int64_t e = 0; e < v->s.dict_length; e++) {
+        const char *str = v->s.dict_chars + v->s.dict_offsets[e];
+        int64_t len = v->s.dict_offsets[e + 1] - v->s.dict_offsets[e];
+        for (uint64_t h = hash_bytes(str, len) & (slots - 1);; h = (h + 1) & (slots - 1)) {
+            int32_t g = table[h];
+            if (!g) {
+                memcpy(chars + offs[*m], str, (size_t)len);
+                offs[*m + 1] = offs[*m] + (int32_t)len;
+                table[h] = (int32_t)++*m;
+                remap[e] = (int32_t)(*m - 1);
+                break;
+            }
+            if (offs[g] - offs[g - 1] == len && !memcmp(chars + offs[g - 1], str, (size_t)len)) {
+                remap[e] = g - 1;
+                break;
+            }
+        }
+    }
+}
+
+/* The index of the first batch before k whose column c has batch k's dictionary, or k
+ * (ptab: batch index + 1 per slot, keyed by the dictionary's address). */
+static int64_t union_first(sl_batch_t *const *bs, int64_t k, int c, int64_t *ptab,
+                           uint64_t pslots)
+{
+    const struct sl__dict *d = bs[k]->cols[c].dict;
+    for (uint64_t h = mix64((uint64_t)(uintptr_t)d) & (pslots - 1);; h = (h + 1) & (pslots - 1)) {
+        if (!ptab[h]) {
+            ptab[h] = k + 1;
+            return k;
+        }
+        if (bs[ptab[h] - 1]->cols[c].dict == d)
+            return ptab[h] - 1;
+    }
+}
+
+void sl__dict_union_fini(struct sl__dict_union *u)
+{
+    sl__dict_unref(u->dict);
+    sl__free(u->remap, 0);
+    sl__free(u->src, 0);
+    memset(u, 0, sizeof *u);
+}
+
+int sl__dict_union_init(struct sl__dict_union *u, sl_batch_t *const *bs, int64_t n, int c)
+{
+    memset(u, 0, sizeof *u);
+    uint64_t pslots = 16;
+    while (pslots < 2 * (uint64_t)n)
+        pslots <<= 1;
+    int64_t *ptab = sl__calloc(pslots, sizeof *ptab);
+    u->src = sl__calloc((size_t)(n ? n : 1), sizeof *u->src);
+    int rc = ptab && u->src ? SL_OK : SL_ENOMEM;
+    /* Pass 1: each distinct dictionary gets its range of remap; batches sharing one
+     * dictionary (slices of one batch) share its range. */
+    int64_t n_entries = 0, bytes = 0;
+    for (int64_t k = 0; rc == SL_OK && k < n; k++) {
+        struct sl__colview v;
+        sl__colview_get(bs[k], c, &v);
+        int64_t first = union_first(bs, k, c, ptab, pslots);
+        u->src[k].n = v.s.dict_length;
+        u->src[k].base = first < k ? u->src[first].base : n_entries;
+        u->src[k].fresh = first == k;
+        if (first == k) {
+            n_entries += v.s.dict_length;
+            bytes += v.s.dict_length ? v.s.dict_offsets[v.s.dict_length] : 0;
+        }
+    }
+    if (rc == SL_OK && (n_entries >= INT32_MAX || bytes >= INT32_MAX))
+        rc = SL_EOVERFLOW;
+    uint64_t slots = 16;
+    while (slots < 2 * (uint64_t)n_entries)
+        slots <<= 1;
+    int32_t *table = NULL, *offs = NULL;
+    char *chars = NULL;
+    if (rc == SL_OK) {
+        table = sl__calloc(slots, sizeof *table);
+        offs = sl__malloc((size_t)(n_entries + 1) * sizeof *offs);
+        chars = sl__malloc((size_t)bytes + 1);
+        u->remap = sl__malloc((size_t)(n_entries + 1) * sizeof *u->remap);
+        rc = table && offs && chars && u->remap ? SL_OK : SL_ENOMEM;
+    }
+    /* Pass 2: the distinct strings, first seen first. */
+    int64_t m = 0;
+    if (rc == SL_OK)
+        offs[0] = 0;
+    for (int64_t k = 0; rc == SL_OK && k < n; k++) {
+        if (!u->src[k].fresh)
+            continue;
+        struct sl__colview v;
+        sl__colview_get(bs[k], c, &v);
+        union_add(&v, table, slots, offs, chars, &m, u->remap + u->src[k].base);
+    }
+    if (rc == SL_OK && !(u->dict = sl__dict_new(m, offs, chars)))
+        rc = SL_ENOMEM;
+    sl__free(ptab, pslots * sizeof *ptab);
+    sl__free(table, slots * sizeof *table);
+    sl__free(offs, 0);
+    sl__free(chars, 0);
+    if (rc < 0)
+        sl__dict_union_fini(u);
+    return rc;
+}
+
+int sl__dict_union_attach(const struct sl__dict_union *u, sl_batch_t *b, int c)
+{
+    if (!sl_batch_column_data(b, c) || b->cols[c].type != SL_TYPE_DICT)
+        return SL_EINVAL;
+    sl__dict_ref(u->dict);
+    sl__dict_unref(b->cols[c].dict);
+    b->cols[c].dict = u->dict;
+    return SL_OK;
+}
+
 /* Concatenates DICT column c of batches whose dictionaries differ: one merged
  * dictionary of their distinct strings (first seen first), codes remapped. */
 static int concat_dict_merged(sl_batch_t *out, int c, sl_batch_t *const *bs, int64_t n)
 {
-    int64_t n_entries = 0, bytes = 0;
+    struct sl__dict_union u;
+    int rc = sl__dict_union_init(&u, bs, n, c);
+    if (rc < 0)
+        return rc;
+    int32_t *data = sl_batch_column_data(out, c);
+    int64_t row = 0;
     for (int64_t k = 0; k < n; k++) {
         struct sl__colview v;
         sl__colview_get(bs[k], c, &v);
-        n_entries += v.s.dict_length;
-        bytes += v.s.dict_length ? v.s.dict_offsets[v.s.dict_length] : 0;
-    }
-    if (n_entries >= INT32_MAX || bytes >= INT32_MAX)
-        return SL_EOVERFLOW;
-    uint64_t slots = 16;
-    while (slots < 2 * (uint64_t)n_entries)
-        slots <<= 1;
-    size_t remap_bytes = (size_t)(n_entries + 1) * sizeof(int32_t);
-    size_t off_bytes = (size_t)(n_entries + 1) * sizeof(int32_t);
-    int32_t *table = sl__malloc(slots * sizeof(int32_t)); /* merged code + 1, 0 = empty */
-    int32_t *remap = sl__malloc(remap_bytes), *offs = sl__malloc(off_bytes);
-    char *chars = sl__malloc((size_t)bytes + 1);
-    int rc = table && remap && offs && chars ? SL_OK : SL_ENOMEM;
-    int64_t m = 0, base = 0;
-    if (rc == SL_OK) {
-        memset(table, 0, slots * sizeof(int32_t));
-        offs[0] = 0;
-    }
-    char *data = sl_batch_column_data(out, c);
-    int64_t row = 0;
-    for (int64_t k = 0; k < n && rc == SL_OK; k++) {
-        struct sl__colview v;
-        sl__colview_get(bs[k], c, &v);
-        int64_t dn = v.s.dict_length;
-        /* Dictionary k's codes map to merged codes remap[base .. base + dn). */
-        for (int64_t e = 0; e < dn; e++) {
-            const char *str = v.s.dict_chars + v.s.dict_offsets[e];
-            int64_t len = v.s.dict_offsets[e + 1] - v.s.dict_offsets[e];
-            uint64_t h = hash_bytes(str, len) & (slots - 1);
-            for (;; h = (h + 1) & (slots - 1)) {
-                int32_t g = table[h];
-                if (!g) {
-                    memcpy(chars + offs[m], str, (size_t)len);
-                    offs[m + 1] = offs[m] + (int32_t)len;
-                    table[h] = (int32_t)++m;
-                    remap[base + e] = (int32_t)(m - 1);
-                    break;
-                }
-                if (offs[g] - offs[g - 1] == len && !memcmp(chars + offs[g - 1], str, (size_t)len)) {
-                    remap[base + e] = g - 1;
-                    break;
-                }
-            }
-        }
         const int32_t *codes = (const int32_t *)v.c.data + v.c.offset;
-        for (int64_t i = 0; i < v.c.length; i++) {
-            int32_t code = codes[i];
-            /* A null row's code may be anything. */
-            ((int32_t *)data)[row + i] = code >= 0 && code < dn ? remap[base + code] : 0;
-        }
+        for (int64_t i = 0; i < v.c.length; i++)
+            data[row + i] = sl__dict_union_code(&u, k, codes[i]);
         row += v.c.length;
-        base += dn;
     }
-    if (rc == SL_OK)
-        rc = sl_batch_column_set_dictionary(out, c, m, offs, chars);
-    sl__free(table, slots * sizeof(int32_t));
-    sl__free(remap, remap_bytes);
-    sl__free(offs, off_bytes);
-    sl__free(chars, (size_t)bytes + 1);
+    rc = sl__dict_union_attach(&u, out, c);
+    sl__dict_union_fini(&u);
     return rc < 0 ? rc : concat_validity(out, c, bs, n);
 }
 

@@ -425,6 +425,7 @@ void join_fini_global(const sl_op_t *op, void *gs)
         sl_batch_unref(st->full_out[i]);
     sl__free(st->full_out, 0);
     sl_batch_unref(st->gpu_out);
+    join_dict_unions_free(st);
 }
 
 /* ---------------- keys ---------------- */
@@ -764,7 +765,8 @@ int join_finalize(sl_task_t *t)
     int rc = sides_to_host(t, st);
     if (rc < 0)
         return rc;
-    if ((rc = side_prepare(t, st, 0)) < 0 || (rc = side_prepare(t, st, 1)) < 0)
+    if ((rc = side_prepare(t, st, 0)) < 0 || (rc = side_prepare(t, st, 1)) < 0 ||
+        (rc = join_dict_unions(t, st)) < 0)
         return rc;
     if (d->kind == JOIN_CROSS) { /* work: the left batches (join_full.c) */
         st->n_work = st->side[1].n_rows ? st->side[0].n_batches : 0;

@@ -198,6 +198,9 @@ struct join_state {
     _Atomic int out_lock;
     int64_t n_full_out, cap_full_out;
     sl_batch_t **full_out;
+    /* DICT output columns whose side holds several dictionaries: one merged dictionary
+     * each (per output column; .dict NULL where the side's one dictionary is shared) */
+    struct sl__dict_union *dunion;
     /* GPU (join_cuda.c) */
     int gpu;                            /* 1: finalized on a GPU */
     sl_batch_t *gpu_out;                /* materialize: the result, in GPU memory */
@@ -347,6 +350,9 @@ int join_part_probe(sl_task_t *t, struct join_state *st, int64_t w, struct join_
 /* No-partitioning hash join (join_nopart.c). */
 int join_nopart_start(sl_task_t *t);
 int join_nopart_probe(sl_task_t *t, struct join_state *st, int64_t w, struct join_acc *acc);
+/* Merges the dictionaries of DICT output columns whose side holds several (finalize). */
+int join_dict_unions(sl_task_t *t, struct join_state *st);
+void join_dict_unions_free(struct join_state *st);
 /* After the build phases: plans the aggregate probe or leaves the work to the source. */
 int join_after_build(sl_task_t *t);
 /* Full outer joins (join_full.c): the probe in finalize, then the unmatched build rows;

@@ -104,21 +104,49 @@ static int gather_strings(struct join_emit *e, sl_batch_t *out, int oc, const ui
     return SL_OK;
 }
 
-/* A DICT output column shares its side's one dictionary (batches with different
- * dictionaries cannot share one output column's codes). */
+int join_dict_unions(sl_task_t *t, struct join_state *st)
+{
+    const struct join_data *d = st->d;
+    for (int oc = 0; oc < d->n_out; oc++) {
+        const struct join_ocol *c = &d->out[oc];
+        const struct join_side *sd = &st->side[c->side];
+        if (c->type != SL_TYPE_DICT || d->aggregate)
+            continue;
+        int64_t i = 1;
+        while (i < sd->n_batches &&
+               sd->batches[i]->cols[c->col].dict == sd->batches[0]->cols[c->col].dict)
+            i++;
+        if (i >= sd->n_batches)
+            continue; /* one dictionary: shared as it is */
+        if (!st->dunion && !(st->dunion = sl__calloc((size_t)d->n_out, sizeof *st->dunion)))
+            return sl_task_fail(t, SL_ENOMEM, "out of memory");
+        int rc = sl__dict_union_init(&st->dunion[oc], sd->batches, sd->n_batches, c->col);
+        if (rc < 0)
+            return sl_task_fail(t, rc, "merging the dictionaries of column '%s'",
+                                sd->batches[0]->schema->fields[c->col].name);
+    }
+    return SL_OK;
+}
+
+void join_dict_unions_free(struct join_state *st)
+{
+    for (int oc = 0; st->dunion && oc < st->d->n_out; oc++)
+        sl__dict_union_fini(&st->dunion[oc]);
+    sl__free(st->dunion, 0);
+    st->dunion = NULL;
+}
+
+/* A DICT output column shares its side's one dictionary, or the merged one
+ * (join_dict_unions) whose codes gather_col writes. */
 static int share_dict(struct join_emit *e, sl_batch_t *out, int oc)
 {
     const struct join_ocol *c = &e->st->d->out[oc];
     const struct join_side *sd = &e->st->side[c->side];
     if (sd->n_batches == 0)
         return SL_OK;
-    for (int64_t i = 1; i < sd->n_batches; i++) {
-        if (sd->batches[i]->cols[c->col].dict != sd->batches[0]->cols[c->col].dict)
-            return sl_task_fail(e->task, SL_EUNSUPPORTED, "dict column '%s' holds several "
-                                "dictionaries; cast it to utf8 before the join",
-                                sd->batches[0]->schema->fields[c->col].name);
-    }
-    int rc = sl_batch_share_dictionary(out, oc, sd->batches[0], c->col);
+    const struct sl__dict_union *u = e->st->dunion ? &e->st->dunion[oc] : NULL;
+    int rc = u && u->dict ? sl__dict_union_attach(u, out, oc)
+                          : sl_batch_share_dictionary(out, oc, sd->batches[0], c->col);
     return rc < 0 ? sl_task_fail(e->task, rc, "sharing a dictionary") : SL_OK;
 }
 
@@ -137,6 +165,8 @@ static int gather_col(struct join_emit *e, sl_batch_t *out, int oc, const uint64
     if (rc < 0)
         return rc;
     char *dst = sl__col_values(out, oc);
+    const struct sl__dict_union *u =
+        e->st->dunion && e->st->dunion[oc].dict ? &e->st->dunion[oc] : NULL;
     int kind = e->st->d->kind;
     int nullable = (c->side == e->st->build && join_kind_outer(kind)) || kind == JOIN_FULL;
     for (int64_t i = 0; i < sd->n_batches && !nullable; i++)
@@ -156,7 +186,10 @@ static int gather_col(struct join_emit *e, sl_batch_t *out, int oc, const uint64
         }
         int64_t r;
         const sl_batch_t *b = side_row(sd, id, &r);
-        if (width) {
+        if (u) {
+            int32_t code = ((const int32_t *)sl__col_values(b, c->col))[r];
+            ((int32_t *)dst)[i] = sl__dict_union_code(u, (int64_t)(id >> sd->shift), code);
+        } else if (width) {
             const char *src = (const char *)sl__col_values(b, c->col) + r * (int64_t)width;
             switch (width) {
             case 4: memcpy(dst + i * 4, src, 4); break;

@@ -69,6 +69,36 @@ with Sluice() as sl:
             check(f"cross {nl}x{nr}", HEAD + "j = join(a, b) kind=cross\noutput j\n",
                   {"l": l, "r": r}, "select * from l cross join r")
 
+# dictionary columns whose batches each hold another dictionary (a table read in
+# parts, as TPC-H's .tbl files are): the output column gets one merged dictionary
+def dict_table(n, parts):
+    batches = []
+    for _ in range(parts):
+        words = rng.sample(["AIR", "MAIL", "SHIP", "TRUCK", "RAIL", "FOB", "REG AIR", ""], 5)
+        batches.append(pa.record_batch({
+            "k": pa.array([rng.randint(1, 6) for _ in range(n)], pa.int64()),
+            "d": pa.array([None if rng.random() < 0.1 else rng.choice(words) for _ in range(n)],
+                          pa.string()).dictionary_encode()}))
+    return pa.Table.from_batches(batches)
+
+
+with Sluice() as sl:
+    for nl, pl, nr, pr in ((50, 3, 40, 4), (200, 5, 7, 1), (1, 1, 30, 6)):
+        l, r = dict_table(nl, pl), dict_table(nr, pr)
+        for kind, sql in (("inner", "select l.k, l.d, r.d from l join r on l.k = r.k"),
+                          ("left", "select l.k, l.d, r.d from l left join r on l.k = r.k"),
+                          ("right", "select l.k, l.d, r.d from l right join r on l.k = r.k"),
+                          ("full", "select l.k, l.d, r.d from l full join r on l.k = r.k"),
+                          ("semi", "select l.* from l where exists (select 1 from r where r.k = l.k)"),
+                          ("anti", "select l.* from l where not exists (select 1 from r where r.k = l.k)")):
+            rc = "" if kind in ("semi", "anti") else " right_columns=d"
+            for algo in ("radix", "nopart", "sortmerge"):
+                check(f"dict {pl}+{pr} batches {kind} {algo}",
+                      HEAD + f"j = join(a, b) on=k kind={kind} algo={algo}{rc}\noutput j\n",
+                      {"l": l, "r": r}, sql)
+        check(f"dict {pl}+{pr} batches cross", HEAD + "j = join(a, b) kind=cross\noutput j\n",
+              {"l": l, "r": r}, "select l.k, l.d, r.k, r.d from l cross join r")
+
 # bad options are errors, not crashes
 with Sluice() as sl:
     l = table(5, [1], pa.int64())

@@ -364,3 +364,89 @@ SL_TEST(values_take_and_concat)
     sl_batch_unref(ib);
     assert_no_leaks();
 }
+
+/* A DICT batch of n rows with dictionary dict[0..nd) and codes (-1: a null row). */
+static sl_batch_t *make_dict(const char *const *dict, int nd, const int32_t *codes, int n)
+{
+    const char *names[] = {"d"};
+    enum sl_type type = SL_TYPE_DICT;
+    sl_batch_t *b;
+    if (sl_batch_create(&b, 1, names, &type, n) != SL_OK)
+        return NULL;
+    int32_t offs[8] = {0};
+    char chars[64];
+    for (int e = 0; e < nd; e++) {
+        size_t l = strlen(dict[e]);
+        memcpy(chars + offs[e], dict[e], l);
+        offs[e + 1] = offs[e] + (int32_t)l;
+    }
+    int32_t *data = sl_batch_column_data(b, 0);
+    uint8_t *bits = sl_batch_column_validity(b, 0);
+    for (int i = 0; i < n; i++) {
+        data[i] = codes[i] < 0 ? 77 : codes[i]; /* a null row's code may be anything */
+        if (codes[i] < 0)
+            bits[i >> 3] &= (uint8_t)~(1u << (i & 7));
+    }
+    if (sl_batch_column_set_dictionary(b, 0, nd, offs, chars) != SL_OK) {
+        sl_batch_unref(b);
+        return NULL;
+    }
+    return b;
+}
+
+/* Batches with different dictionaries (a table read in parts) get one merged dictionary:
+ * each distinct string once, every code mapped to the same string. */
+SL_TEST(values_dictionary_union)
+{
+    const char *d1[] = {"MAIL", "SHIP", "AIR"}, *d2[] = {"AIR", "TRUCK", "", "MAIL"};
+    const int32_t c1[] = {0, 1, 2, -1, 1}, c2[] = {3, 2, 1, 0, -1, 2};
+    sl_batch_t *a = make_dict(d1, 3, c1, 5), *b = make_dict(d2, 4, c2, 6);
+    assert_non_null(a);
+    assert_non_null(b);
+    sl_batch_t *a2 = sl__batch_slice(a, 2, 3); /* shares a's dictionary */
+    sl_batch_t *parts[] = {a, b, a2};
+    struct sl__dict_union u;
+    SL_ASSERT_OK(sl__dict_union_init(&u, parts, 3, 0));
+    assert_int_equal(u.dict->n, 5); /* MAIL SHIP AIR TRUCK "" */
+    assert_int_equal(u.src[2].base, u.src[0].base);
+    const int32_t *uo = u.dict->offsets->ptr;
+    const char *uc = u.dict->chars->ptr;
+    for (int k = 0; k < 3; k++) {
+        struct sl__colview v;
+        SL_ASSERT_OK(sl__colview_get(parts[k], 0, &v));
+        for (int64_t r = 0; r < v.c.length; r++) {
+            if (!sl__colview_valid(&v, r))
+                continue;
+            int64_t len;
+            const char *s = sl__colview_str(&v, r, &len);
+            int32_t code = ((const int32_t *)v.c.data)[v.c.offset + r];
+            int32_t m = sl__dict_union_code(&u, k, code);
+            assert_int_equal(uo[m + 1] - uo[m], len);
+            assert_memory_equal(uc + uo[m], s, (size_t)len);
+        }
+    }
+    assert_int_equal(sl__dict_union_code(&u, 0, 77), 0); /* outside: a null row's code */
+    sl__dict_union_fini(&u);
+    /* concat goes through the union: strings and nulls kept in order */
+    sl_batch_t *cat;
+    SL_ASSERT_OK(sl__batch_concat(parts, 3, &cat));
+    assert_int_equal(sl_batch_num_rows(cat), 14);
+    struct sl__colview cc;
+    SL_ASSERT_OK(sl__colview_get(cat, 0, &cc));
+    const char *want[] = {"MAIL", "SHIP", "AIR", NULL, "SHIP", "MAIL", "",
+                          "TRUCK", "AIR", NULL, "", "AIR", NULL, "SHIP"};
+    for (int r = 0; r < 14; r++) {
+        assert_int_equal(sl__colview_valid(&cc, r), want[r] != NULL);
+        if (!want[r])
+            continue;
+        int64_t len;
+        const char *s = sl__colview_str(&cc, r, &len);
+        assert_int_equal(len, (int64_t)strlen(want[r]));
+        assert_memory_equal(s, want[r], (size_t)len);
+    }
+    sl_batch_unref(cat);
+    sl_batch_unref(a2);
+    sl_batch_unref(a);
+    sl_batch_unref(b);
+    assert_no_leaks();
+}
