@@ -135,14 +135,25 @@ static int64_t add_months(int64_t days, int64_t months)
     return ex_days_from_civil(y, m, d > md ? md : d);
 }
 
+bool ex_date_shift(int64_t v, bool ts, const struct ex_node *iv, bool sub, int64_t *out)
+{
+    int64_t count = sub ? -iv->ival : iv->ival;
+    int64_t months = iv->unit == EX_YEAR ? count * 12 : iv->unit == EX_MONTH ? count : 0;
+    int64_t dd = iv->unit == EX_DAY ? count : 0;
+    int64_t day = ts ? floor_div(v, US_PER_DAY) : v;
+    int64_t tod = ts ? v - day * US_PER_DAY : 0;
+    day = months ? add_months(day, months) + dd : day + dd;
+    if (day < INT32_MIN || day > INT32_MAX)
+        return false;
+    *out = ts ? day * US_PER_DAY + tod : day;
+    return true;
+}
+
 int ex_date_add(struct ex_ctx *c, int i, const struct ex_node *n)
 {
     bool a_is_ivl = c->e->nodes[n->a].vk == SL__VK_INTERVAL;
     const struct ex_node *iv = &c->e->nodes[a_is_ivl ? n->a : n->b];
     int d = a_is_ivl ? n->b : n->a;
-    int64_t count = n->op == EX_SUB ? -iv->ival : iv->ival;
-    int64_t months = iv->unit == EX_YEAR ? count * 12 : iv->unit == EX_MONTH ? count : 0;
-    int64_t dd = iv->unit == EX_DAY ? count : 0;
     ex_merge_nulls(c, i, d, -1);
     const int64_t *x = ex_vals(c, d);
     int64_t *o = ex_vals(c, i);
@@ -152,12 +163,8 @@ int ex_date_add(struct ex_ctx *c, int i, const struct ex_node *n)
             o[r] = 0;
             continue;
         }
-        int64_t day = ts ? floor_div(x[r], US_PER_DAY) : x[r];
-        int64_t tod = ts ? x[r] - day * US_PER_DAY : 0;
-        day = months ? add_months(day, months) + dd : day + dd;
-        if (day < INT32_MIN || day > INT32_MAX)
+        if (!ex_date_shift(x[r], ts, iv, n->op == EX_SUB, &o[r]))
             return ex_fail(c, n, r, SL_EOVERFLOW, "date out of range after adding the interval");
-        o[r] = ts ? day * US_PER_DAY + tod : day;
     }
     return SL_OK;
 }

@@ -149,6 +149,9 @@ int64_t ex_days_from_civil(int64_t y, unsigned m, unsigned d);
 void ex_civil_from_days(int64_t z, int64_t *y, unsigned *m, unsigned *d);
 bool ex_parse_date(const char *s, int64_t len, int64_t *days);
 bool ex_parse_timestamp(const char *s, int64_t len, int64_t *us);
+/* v (days, or microseconds when ts) plus interval iv (minus when sub) into *out; false
+ * when the day leaves int32's range. */
+bool ex_date_shift(int64_t v, bool ts, const struct ex_node *iv, bool sub, int64_t *out);
 int ex_date_add(struct ex_ctx *c, int i, const struct ex_node *n);
 int ex_extract(struct ex_ctx *c, int i, const struct ex_node *n);
 /* CAST (expr_cast.c). */

@@ -756,6 +756,32 @@ static int parse_prod(struct parser *ps)
     return a;
 }
 
+static bool is_datetime_lit(const struct ex_node *n)
+{
+    return n->op == EX_INT && (n->type == SL_TYPE_DATE32 || n->type == SL_TYPE_TIMESTAMP);
+}
+
+/* A date or timestamp literal plus or minus an interval literal (DATE '1994-01-01' +
+ * INTERVAL '1' YEAR) folded into one literal, so that no row pays the calendar
+ * arithmetic. Returns the literal's node, or -1 when a and b are not such a pair (or the
+ * result leaves the range: evaluation reports it then). The interval's node stays
+ * unreferenced. */
+static int fold_date_interval(struct parser *ps, enum ex_op op, int a, int b)
+{
+    struct ex_node *na = &ps->e->nodes[a], *nb = &ps->e->nodes[b];
+    struct ex_node *lit = is_datetime_lit(na) && nb->op == EX_INTERVAL ? na
+                          : op == EX_ADD && na->op == EX_INTERVAL && is_datetime_lit(nb) ? nb
+                                                                                         : NULL;
+    if (!lit)
+        return -1;
+    int64_t v;
+    if (!ex_date_shift(lit->ival, lit->type == SL_TYPE_TIMESTAMP, lit == na ? nb : na,
+                       op == EX_SUB, &v))
+        return -1;
+    lit->ival = v;
+    return lit == na ? a : b;
+}
+
 static int parse_sum(struct parser *ps)
 {
     int a = parse_prod(ps);
@@ -765,7 +791,8 @@ static int parse_sum(struct parser *ps)
         if (next(ps) < 0)
             return -1;
         int b = parse_prod(ps);
-        a = b < 0 ? -1 : new_node(ps, op, pos, a, b);
+        int folded = b < 0 ? -1 : fold_date_interval(ps, op, a, b);
+        a = b < 0 ? -1 : folded >= 0 ? folded : new_node(ps, op, pos, a, b);
     }
     return a;
 }

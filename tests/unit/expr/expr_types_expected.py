@@ -128,6 +128,12 @@ CASES = [
     ("CAST(i8 + 128 AS uint8)", "CAST(i8 + 128 AS UTINYINT)"), ("CAST('2.5e-1' AS float64)", None),
     ("CAST('2000-02-29' AS date32) + INTERVAL '1' YEAR",
      "CAST(CAST('2000-02-29' AS DATE) + INTERVAL '1' YEAR AS DATE)"),
+    # a literal plus an interval is folded into one literal when parsed
+    ("d < DATE '2000-01-31' + INTERVAL '1' MONTH", None),
+    ("d >= INTERVAL '1' YEAR + DATE '1999-02-28'", None),
+    ("d = DATE '2000-03-31' - INTERVAL '1' MONTH", None),
+    ("ts < TIMESTAMP '2000-01-31 12:00:00' + INTERVAL '1' MONTH", None),
+    ("DATE '2000-02-29' + INTERVAL '1' YEAR", "CAST(DATE '2000-02-29' + INTERVAL '1' YEAR AS DATE)"),
 ]
 
 TYPES = {"utf8": "VARCHAR", "uint64": "UBIGINT", "uint32": "UINTEGER", "uint8": "UTINYINT",
