@@ -87,7 +87,7 @@ static int bind_keys(sl_bind_t *b, struct agg_plan *p, const char *keys)
             return sl_bind_fail(b, SL_ENOTFOUND, "option keys: no column '%s' in its input", name);
         enum sl_type ty;
         sl_schema_field(in, idx, NULL, &ty);
-        p->any |= !sl__agg_table_int_type(ty);
+        p->any |= !sl__agg_table_int_type(ty) && ty != SL_TYPE_DICT; /* DICT: agg_dict.c */
         p->gpu_types &= ty == SL_TYPE_INT32 || ty == SL_TYPE_INT64;
         p->key_cols[p->n_keys] = idx;
         p->key_types[p->n_keys++] = ty;
@@ -226,7 +226,16 @@ int sl__agg_sink(sl_task_t *t)
             return SL_ENOMEM;
         ls->ready = true;
     }
-    return sl__agg_table_sink(t, p, &ls->tb, sl_task_input(t), ls->parts, &ls->flushed);
+    sl_batch_t *in = sl_task_input(t), *coded = NULL;
+    if (sl__agg_dict_keys(p)) {
+        int rc = sl__agg_dict_input(t, p, sl_task_gstate(t), in, &coded);
+        if (rc < 0)
+            return rc;
+        in = coded;
+    }
+    int rc = sl__agg_table_sink(t, p, &ls->tb, in, ls->parts, &ls->flushed);
+    sl_batch_unref(coded);
+    return rc;
 }
 
 int sl__agg_combine(sl_task_t *t)
@@ -283,6 +292,7 @@ static int agg_merge_part(sl_task_t *t)
     for (struct agg_kept *k = gs->locals; k; k = k->next)
         sl__agg_table_merge_chunks(p, tb, k->parts[i]);
     gs->part_out[i] = sl__agg_table_output(t, p, tb);
+    sl__agg_dict_attach(p, gs, gs->part_out[i]);
     return gs->part_out[i] ? SL_OK : SL_EOVERFLOW;
 }
 
@@ -298,6 +308,9 @@ int sl__agg_finalize_cpu(sl_task_t *t)
                             "finalized on the CPU");
     if (p->any)
         return sl__agg_any_finalize(t);
+    int rc = sl__agg_dict_keys(p) ? sl__agg_dict_finish(t, p, gs) : SL_OK;
+    if (rc < 0)
+        return rc;
     if (gs->flushed == 0 && gs->groups <= AGG_SMALL_GROUPS) {
         gs->n_out = 1;
         gs->out = sl__agg_alloc(t, sizeof *gs->out);
@@ -308,7 +321,7 @@ int sl__agg_finalize_cpu(sl_task_t *t)
         return SL_OK;
     }
     for (struct agg_kept *k = gs->locals; k; k = k->next) {
-        int rc = sl__agg_table_flush(t, p, &k->tb, k->parts);
+        rc = sl__agg_table_flush(t, p, &k->tb, k->parts);
         if (rc < 0)
             return rc;
     }
@@ -337,6 +350,7 @@ void sl__agg_fini_global(const sl_op_t *op, void *gstate)
     sl_batch_unref(gs->gpu_out);
     sl_batch_unref(gs->any_out);
     sl__agg_any_release(&gs->batches);
+    sl__agg_dicts_free(gs);
 }
 
 /* A failed query's locals may still hold batches (combine or finalize take them
@@ -389,6 +403,7 @@ int sl__agg_source(sl_task_t *t)
     sl_batch_t *b = sl__agg_table_output(t, p, tb);
     if (!b)
         return SL_EOVERFLOW;
+    sl__agg_dict_attach(p, gs, b);
     return sl_task_emit(t, b);
 }
 
