@@ -43,6 +43,14 @@ bool sl__agg_dict_keys(const struct agg_plan *p)
     return false;
 }
 
+bool sl__agg_keys_need_any(const struct agg_plan *p)
+{
+    for (int j = 0; j < p->n_keys; j++)
+        if (!sl__agg_table_int_type(p->key_types[j]) && p->key_types[j] != SL_TYPE_DICT)
+            return true;
+    return false;
+}
+
 static uint64_t hash_str(const char *s, int64_t n)
 {
     uint64_t h = 0xcbf29ce484222325ull;

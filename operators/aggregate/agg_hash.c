@@ -37,6 +37,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "../common/values.h"
 #include "agg_int.h"
 
 /* Few enough groups to merge in one task (cheaper than spawning partitions). */
@@ -87,7 +88,7 @@ static int bind_keys(sl_bind_t *b, struct agg_plan *p, const char *keys)
             return sl_bind_fail(b, SL_ENOTFOUND, "option keys: no column '%s' in its input", name);
         enum sl_type ty;
         sl_schema_field(in, idx, NULL, &ty);
-        p->any |= !sl__agg_table_int_type(ty) && ty != SL_TYPE_DICT; /* DICT: agg_dict.c */
+        p->any |= !sl__agg_table_int_type(ty);
         p->gpu_types &= ty == SL_TYPE_INT32 || ty == SL_TYPE_INT64;
         p->key_cols[p->n_keys] = idx;
         p->key_types[p->n_keys++] = ty;
@@ -198,6 +199,7 @@ int sl__agg_bind(sl_bind_t *b)
     sl_bind_set_data(b, p, plan_free);
     if ((rc = bind_keys(b, p, keys)) < 0)
         return rc;
+    p->any = sl__agg_keys_need_any(p); /* DICT keys run on the table too (agg_dict.c) */
     char item[160];
     while (next_item(&aggs, item, sizeof item)) {
         if (p->n_aggs == AGG_MAX_AGGS)
@@ -296,8 +298,61 @@ static int agg_merge_part(sl_task_t *t)
     return gs->part_out[i] ? SL_OK : SL_EOVERFLOW;
 }
 
+/* After the merges: consecutive partitions whose groups together fit a morsel become one
+ * run, emitted as one batch (few groups spread over AGG_PARTS partitions would otherwise
+ * leave as hundreds of tiny batches, each costing every operator downstream a task). */
+static int agg_part_runs(sl_task_t *t)
+{
+    struct agg_global *gs = sl_task_gstate(t);
+    int64_t morsel = sl_task_morsel_rows(t);
+    int start = 0;
+    int64_t rows = 0;
+    for (int i = 0; i < AGG_PARTS; i++) {
+        int64_t n = gs->part_out[i] ? sl_batch_num_rows(gs->part_out[i]) : 0;
+        if (i > start && rows + n > morsel) {
+            gs->run_end[start] = (int16_t)i;
+            start = i;
+            rows = 0;
+        }
+        gs->run_end[i] = -1;
+        rows += n;
+    }
+    gs->run_end[start] = AGG_PARTS;
+    return SL_OK;
+}
+
 static const struct sl_impl merge_impl[] = {SL__IMPL_CPU(agg_merge_part)};
 static const struct sl_phase merge_phase = {merge_impl, 1, NULL};
+static const struct sl_impl runs_impl[] = {SL__IMPL_CPU(agg_part_runs)};
+static const struct sl_phase runs_phase = {runs_impl, 1, NULL};
+
+/* Source task i of the partitioned case: the run starting at partition i as one batch
+ * (nothing when i starts no run). */
+static int emit_run(sl_task_t *t, struct agg_global *gs, int i)
+{
+    if (gs->run_end[i] < 0)
+        return SL_OK;
+    int end = gs->run_end[i] ? gs->run_end[i] : i + 1; /* 0: no runs made, one partition */
+    sl_batch_t *bs[AGG_PARTS];
+    int n = 0;
+    for (int j = i; j < end; j++) {
+        if (gs->part_out[j])
+            bs[n++] = gs->part_out[j];
+    }
+    sl_batch_t *out = NULL;
+    int rc = n > 1 ? sl__batch_concat(bs, n, &out) : SL_OK;
+    if (rc < 0)
+        return sl_task_fail(t, rc, "aggregate: joining the output of %d partitions", n);
+    if (n == 1) {
+        out = bs[0];
+        sl_batch_ref(out);
+    }
+    for (int j = i; j < end; j++) {
+        sl_batch_unref(gs->part_out[j]);
+        gs->part_out[j] = NULL;
+    }
+    return out ? sl_task_emit(t, out) : SL_OK;
+}
 
 int sl__agg_finalize_cpu(sl_task_t *t)
 {
@@ -326,7 +381,7 @@ int sl__agg_finalize_cpu(sl_task_t *t)
             return rc;
     }
     gs->n_out = AGG_PARTS;
-    return sl_task_spawn(t, &merge_phase, AGG_PARTS, NULL, NULL);
+    return sl_task_spawn(t, &merge_phase, AGG_PARTS, NULL, &runs_phase);
 }
 
 /* Co-processing: the GPU's groups come back as output rows (agg_cuda.c) and are merged
@@ -376,11 +431,8 @@ int sl__agg_source(sl_task_t *t)
     if (p->any)
         return sl__agg_any_source(t);
     int64_t i = sl_task_index(t);
-    if (!gs->out && gs->n_out == AGG_PARTS) {
-        sl_batch_t *b = gs->part_out[i];
-        gs->part_out[i] = NULL;
-        return b ? sl_task_emit(t, b) : SL_OK;
-    }
+    if (!gs->out && gs->n_out == AGG_PARTS)
+        return emit_run(t, gs, (int)i);
     struct agg_table empty;
     struct agg_table *tb = gs->out && i < gs->n_out ? &gs->out[i] : NULL;
     if (p->n_keys == 0 && (!tb || tb->n == 0)) {
