@@ -6,9 +6,8 @@ batches). Exits 1 listing every case that
 differs."""
 import datetime
 import random
-import sys
 
-from oracle_common import require_modules, Sluice, SluiceError, diff
+from oracle_common import require_modules, Sluice, diff, finish, run_diff
 
 pa, duckdb = require_modules()
 rng = random.Random(5)
@@ -48,10 +47,7 @@ with Sluice() as sl:
         for opts, sql in CASES:
             cases += 1
             plan = f"a = scan.table name=t\nr = aggregate(a) {opts}\noutput r\n"
-            try:
-                d = diff(sl.run(plan, {"t": t})["r"], duckdb.sql(sql))
-            except SluiceError as e:
-                d = f"error: {e}"
+            d = run_diff(sl, plan, {"t": t}, "r", duckdb.sql(sql))
             if d:
                 failures.append(f"{n} rows, {nb} batches, {nw} words, {opts}: {d}")
 
@@ -66,7 +62,4 @@ with Sluice() as sl:
     if d or len(got.to_batches()) > 8:
         failures.append(f"150000 groups: {d or ''} {len(got.to_batches())} batches")
 
-print(f"{cases} cases, {len(failures)} differ")
-for f in failures[:40]:
-    print("  " + f)
-sys.exit(1 if failures else 0)
+finish(cases, failures)

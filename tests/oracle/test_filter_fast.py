@@ -7,9 +7,8 @@ every case that differs."""
 import datetime
 import decimal
 import random
-import sys
 
-from oracle_common import require_modules, Sluice, SluiceError, diff
+from oracle_common import require_modules, Sluice, finish, run_diff
 
 pa, duckdb = require_modules()
 rng = random.Random(31)
@@ -62,14 +61,8 @@ with Sluice() as sl:
     for where in PREDICATES:
         plan = f'a = scan.table name=t\nf = filter(a) where="{where}"\noutput f\n'
         sql = f"select * from t where {where}"
-        try:
-            d = diff(sl.run(plan, {"t": t})["f"], duckdb.sql(sql))
-        except SluiceError as e:
-            d = f"error: {e}"
+        d = run_diff(sl, plan, {"t": t}, "f", duckdb.sql(sql))
         if d:
             failures.append(f"{where}: {d}")
 
-print(f"{len(PREDICATES)} cases, {len(failures)} differ")
-for f in failures[:40]:
-    print("  " + f)
-sys.exit(1 if failures else 0)
+finish(len(PREDICATES), failures)
