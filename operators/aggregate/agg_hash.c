@@ -25,7 +25,9 @@
  * combine: keeps each worker's table and partitions. finalize: if no worker flushed and
  * the groups are few, one table merges the local tables (one output task); otherwise the
  * remaining local groups are flushed too and one spawned task per partition merges that
- * partition's records of every worker. source: one task per output table.
+ * partition's records of every worker; consecutive partitions then form morsel-sized
+ * runs. source: one task per output table or run. DICT keys enter the table as codes of
+ * one merged dictionary (agg_dict.c).
  *
  * On a GPU (agg_cuda.c, CUDA builds): the sink aggregates device batches into a device
  * table (or radix partitions), combine keeps those, finalize writes the result on the GPU
