@@ -26,7 +26,9 @@
  * combine: keeps each worker's table and partitions. finalize: if no worker flushed and
  * the groups are few, one table merges the local tables (one output task); otherwise the
  * remaining local groups are flushed too and one spawned task per partition merges that
- * partition's records of every worker. source: one task per output table.
+ * partition's records of every worker; consecutive partitions then form morsel-sized
+ * runs. source: one task per output table or run. DICT keys enter the table as codes of
+ * one merged dictionary (agg_dict.c).
  *
  * On a GPU (agg_cuda.c, CUDA builds): the sink aggregates device batches into a device
  * table (or radix partitions), combine keeps those, finalize writes the result on the GPU
@@ -38,6 +40,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "../common/values.h"
 #include "agg_int.h"
 
 /* Few enough groups to merge in one task (cheaper than spawning partitions). */
@@ -204,6 +207,7 @@ int sl__agg_bind(sl_bind_t *b)
     sl_bind_set_data(b, p, plan_free);
     if ((rc = bind_keys(b, p, keys)) < 0)
         return rc;
+    p->any = sl__agg_keys_need_any(p); /* DICT keys run on the table too (agg_dict.c) */
     char item[160];
     while (next_item(&aggs, item, sizeof item)) {
         if (p->n_aggs == AGG_MAX_AGGS)
@@ -232,7 +236,16 @@ int sl__agg_sink(sl_task_t *t)
             return SL_ENOMEM;
         ls->ready = true;
     }
-    return sl__agg_table_sink(t, p, &ls->tb, sl_task_input(t), ls->parts, &ls->flushed);
+    sl_batch_t *in = sl_task_input(t), *coded = NULL;
+    if (sl__agg_dict_keys(p)) {
+        int rc = sl__agg_dict_input(t, p, sl_task_gstate(t), in, &coded);
+        if (rc < 0)
+            return rc;
+        in = coded;
+    }
+    int rc = sl__agg_table_sink(t, p, &ls->tb, in, ls->parts, &ls->flushed);
+    sl_batch_unref(coded);
+    return rc;
 }
 
 int sl__agg_combine(sl_task_t *t)
@@ -289,11 +302,65 @@ static int agg_merge_part(sl_task_t *t)
     for (struct agg_kept *k = gs->locals; k; k = k->next)
         sl__agg_table_merge_chunks(p, tb, k->parts[i]);
     gs->part_out[i] = sl__agg_table_output(t, p, tb);
+    sl__agg_dict_attach(p, gs, gs->part_out[i]);
     return gs->part_out[i] ? SL_OK : SL_EOVERFLOW;
+}
+
+/* After the merges: consecutive partitions whose groups together fit a morsel become one
+ * run, emitted as one batch (few groups spread over AGG_PARTS partitions would otherwise
+ * leave as hundreds of tiny batches, each costing every operator downstream a task). */
+static int agg_part_runs(sl_task_t *t)
+{
+    struct agg_global *gs = sl_task_gstate(t);
+    int64_t morsel = sl_task_morsel_rows(t);
+    int start = 0;
+    int64_t rows = 0;
+    for (int i = 0; i < AGG_PARTS; i++) {
+        int64_t n = gs->part_out[i] ? sl_batch_num_rows(gs->part_out[i]) : 0;
+        if (i > start && rows + n > morsel) {
+            gs->run_end[start] = (int16_t)i;
+            start = i;
+            rows = 0;
+        }
+        gs->run_end[i] = -1;
+        rows += n;
+    }
+    gs->run_end[start] = AGG_PARTS;
+    return SL_OK;
 }
 
 static const struct sl_impl merge_impl[] = {SL__IMPL_CPU(agg_merge_part)};
 static const struct sl_phase merge_phase = {merge_impl, 1, NULL};
+static const struct sl_impl runs_impl[] = {SL__IMPL_CPU(agg_part_runs)};
+static const struct sl_phase runs_phase = {runs_impl, 1, NULL};
+
+/* Source task i of the partitioned case: the run starting at partition i as one batch
+ * (nothing when i starts no run). */
+static int emit_run(sl_task_t *t, struct agg_global *gs, int i)
+{
+    if (gs->run_end[i] < 0)
+        return SL_OK;
+    int end = gs->run_end[i] ? gs->run_end[i] : i + 1; /* 0: no runs made, one partition */
+    sl_batch_t *bs[AGG_PARTS];
+    int n = 0;
+    for (int j = i; j < end; j++) {
+        if (gs->part_out[j])
+            bs[n++] = gs->part_out[j];
+    }
+    sl_batch_t *out = NULL;
+    int rc = n > 1 ? sl__batch_concat(bs, n, &out) : SL_OK;
+    if (rc < 0)
+        return sl_task_fail(t, rc, "aggregate: joining the output of %d partitions", n);
+    if (n == 1) {
+        out = bs[0];
+        sl_batch_ref(out);
+    }
+    for (int j = i; j < end; j++) {
+        sl_batch_unref(gs->part_out[j]);
+        gs->part_out[j] = NULL;
+    }
+    return out ? sl_task_emit(t, out) : SL_OK;
+}
 
 int sl__agg_finalize_cpu(sl_task_t *t)
 {
@@ -304,6 +371,9 @@ int sl__agg_finalize_cpu(sl_task_t *t)
                             "finalized on the CPU");
     if (p->any)
         return sl__agg_any_finalize(t);
+    int rc = sl__agg_dict_keys(p) ? sl__agg_dict_finish(t, p, gs) : SL_OK;
+    if (rc < 0)
+        return rc;
     if (gs->flushed == 0 && gs->groups <= AGG_SMALL_GROUPS) {
         gs->n_out = 1;
         gs->out = sl__agg_alloc(t, sizeof *gs->out);
@@ -314,12 +384,12 @@ int sl__agg_finalize_cpu(sl_task_t *t)
         return SL_OK;
     }
     for (struct agg_kept *k = gs->locals; k; k = k->next) {
-        int rc = sl__agg_table_flush(t, p, &k->tb, k->parts);
+        rc = sl__agg_table_flush(t, p, &k->tb, k->parts);
         if (rc < 0)
             return rc;
     }
     gs->n_out = AGG_PARTS;
-    return sl_task_spawn(t, &merge_phase, AGG_PARTS, NULL, NULL);
+    return sl_task_spawn(t, &merge_phase, AGG_PARTS, NULL, &runs_phase);
 }
 
 /* Co-processing: the GPU's groups come back as output rows (agg_cuda.c) and are merged
@@ -343,6 +413,7 @@ void sl__agg_fini_global(const sl_op_t *op, void *gstate)
     sl_batch_unref(gs->gpu_out);
     sl_batch_unref(gs->any_out);
     sl__agg_any_release(&gs->batches);
+    sl__agg_dicts_free(gs);
 }
 
 /* A failed query's locals may still hold batches (combine or finalize take them
@@ -368,11 +439,8 @@ int sl__agg_source(sl_task_t *t)
     if (p->any)
         return sl__agg_any_source(t);
     int64_t i = sl_task_index(t);
-    if (!gs->out && gs->n_out == AGG_PARTS) {
-        sl_batch_t *b = gs->part_out[i];
-        gs->part_out[i] = NULL;
-        return b ? sl_task_emit(t, b) : SL_OK;
-    }
+    if (!gs->out && gs->n_out == AGG_PARTS)
+        return emit_run(t, gs, (int)i);
     struct agg_table empty;
     struct agg_table *tb = gs->out && i < gs->n_out ? &gs->out[i] : NULL;
     if (p->n_keys == 0 && (!tb || tb->n == 0)) {
@@ -395,6 +463,7 @@ int sl__agg_source(sl_task_t *t)
     sl_batch_t *b = sl__agg_table_output(t, p, tb);
     if (!b)
         return SL_EOVERFLOW;
+    sl__agg_dict_attach(p, gs, b);
     return sl_task_emit(t, b);
 }
 

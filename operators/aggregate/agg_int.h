@@ -143,7 +143,25 @@ struct agg_global {
     /* plan->any (agg_any.c): the batches of every worker, then the result. */
     struct agg_kept_batch *batches;
     sl_batch_t *any_out;
+    int16_t run_end[AGG_PARTS];          /* partitions [i, run_end[i]) leave as one batch;
+                                          * -1: i starts no run; 0: none made (i alone) */
+    /* DICT keys on the table (agg_dict.c): one merged dictionary per key column. */
+    _Atomic(struct agg_dicts *) dicts;
 };
+
+/* DICT group keys on the group table (agg_dict.c). Whether the plan has such keys (and
+ * runs the table, not agg_any.c); a sunk batch with its DICT keys as int32 codes of the
+ * merged dictionaries (*out: a new reference); the merged dictionaries made final
+ * (finalize); an output batch's key columns given them; and the state freed. */
+struct agg_dicts;
+bool sl__agg_dict_keys(const struct agg_plan *p);
+/* Whether a key's type sends the plan to agg_any.c: neither the table's nor DICT. */
+bool sl__agg_keys_need_any(const struct agg_plan *p);
+int sl__agg_dict_input(sl_task_t *t, const struct agg_plan *p, struct agg_global *gs,
+                       sl_batch_t *b, sl_batch_t **out);
+int sl__agg_dict_finish(sl_task_t *t, const struct agg_plan *p, struct agg_global *gs);
+void sl__agg_dict_attach(const struct agg_plan *p, struct agg_global *gs, sl_batch_t *b);
+void sl__agg_dicts_free(struct agg_global *gs);
 
 /* The pieces of the definition (agg_hash.c), shared by the CPU-only definition and the
  * one with the GPU implementations (agg_cuda.c, registered by CUDA builds). */

@@ -141,12 +141,32 @@ int sl__expr_eval(const struct sl__expr *e, const sl_batch_t *b, int64_t start, 
 /* ---------------- predicates on batches (pred.c) ----------------
  * Shared by the filter operator and the scans' where= option. */
 
+/* A term of a conjunction the selection can test on raw column values (pred_fast.c):
+ * column `col` OP a constant, or OP column `col2`, both as stored integers (int32,
+ * int64, date32, timestamp, decimal(p <= 18) at one scale). */
+#define SL__PRED_TERMS 8
+struct sl__pred_term {
+    int op;                             /* enum ex_op: EQ, NE, LT, LE, GT, GE */
+    int col, col2;                      /* col2 = -1: against `k` */
+    int64_t k;
+};
+
 /* Per-worker state of a predicate: evaluation buffers and the selection vector. */
 struct sl__pred_state {
     struct sl__expr_scratch scratch;
     int64_t *sel;
     int64_t sel_cap;
+    int fast;                           /* 0: not yet looked at; 1: terms below; -1: none */
+    int n_terms;
+    struct sl__pred_term terms[SL__PRED_TERMS];
 };
+/* Fills s->terms when the whole predicate is an AND of such terms (s->fast = 1), else
+ * s->fast = -1 (pred_fast.c). */
+void sl__pred_fast_init(const struct sl__expr *e, struct sl__pred_state *s,
+                        const sl_schema_t *in);
+/* The rows of b where every term holds, into sel (room for all rows): their count, or
+ * -1 when a column it reads has nulls (then the general evaluation runs). */
+int64_t sl__pred_fast_select(const struct sl__pred_state *s, const sl_batch_t *b, int64_t *sel);
 void sl__pred_state_fini(struct sl__pred_state *s);
 /* Parses `text` and binds it to the node's output schema as declared so far (for a
  * scan: after its columns); *out = NULL for empty text. Errors go through sl_bind_fail. */

@@ -90,9 +90,17 @@ int ex_dec_arith(struct ex_ctx *c, int i, const struct ex_node *n)
     int64_t len = c->n;
     for (int64_t r = 0; r < len; r++) {
         __int128 v;
-        bool bad = n->op == EX_ADD   ? __builtin_add_overflow(x[r], y[r], &v)
-                   : n->op == EX_SUB ? __builtin_sub_overflow(x[r], y[r], &v)
-                                     : __builtin_mul_overflow(x[r], y[r], &v);
+        bool bad;
+        if (n->op == EX_MUL && (int64_t)x[r] == x[r] && (int64_t)y[r] == y[r]) {
+            /* Two 64-bit factors (every decimal(p <= 18)): one 64x64 -> 128-bit multiply
+             * that cannot overflow, instead of the checked 128-bit one (a library call). */
+            v = (__int128)(int64_t)x[r] * (int64_t)y[r];
+            bad = false;
+        } else {
+            bad = n->op == EX_ADD   ? __builtin_add_overflow(x[r], y[r], &v)
+                  : n->op == EX_SUB ? __builtin_sub_overflow(x[r], y[r], &v)
+                                    : __builtin_mul_overflow(x[r], y[r], &v);
+        }
         bad |= v >= lim || v <= -lim;
         if (SL__UNLIKELY(bad)) {
             if (hn && nu[r]) {

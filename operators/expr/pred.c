@@ -72,7 +72,12 @@ static int64_t select_rows(sl_task_t *t, const struct sl__expr *e, struct sl__pr
         l->sel = ns;
         l->sel_cap = n;
     }
-    int64_t k = 0;
+    if (!l->fast)
+        sl__pred_fast_init(e, l, in->schema);
+    int64_t k = l->fast > 0 ? sl__pred_fast_select(l, in, l->sel) : -1;
+    if (k >= 0)
+        return k;
+    k = 0;
     for (int64_t s = 0; s < n; s += SL__EXPR_VEC) {
         int64_t len = n - s < SL__EXPR_VEC ? n - s : SL__EXPR_VEC;
         struct sl__expr_vec v;
