@@ -540,11 +540,5 @@ extern "C" cudaError_t sl_k_agg_part_final(const struct sl_k_agg_spec *sp,
                                                d_status, stream)
                    : small_final<unsigned long long>(sp, d_batches, n_batches, bits, d_pending,
                                                      out, d_status, stream);
-    /* One int32 or int64 key without nulls: the loops specialized for it (2.3x faster
-     * final step at 2^24 groups than the generic one on the H100). */
-    if (sp->n_keys == 1 && !(flags & SL_K_AGG_PF_NULLS) && sp->key_type[0] == SL_K_I32)
-        return final_km<1>(sp, d_batches, n_batches, bits, d_pending, out, d_status, stream);
-    if (sp->n_keys == 1 && !(flags & SL_K_AGG_PF_NULLS) && sp->key_type[0] == SL_K_I64)
-        return final_km<2>(sp, d_batches, n_batches, bits, d_pending, out, d_status, stream);
     return final_km<0>(sp, d_batches, n_batches, bits, d_pending, out, d_status, stream);
 }

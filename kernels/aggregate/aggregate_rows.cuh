@@ -86,12 +86,8 @@ __host__ __device__ inline int type_width(int t)
 /* Element i of an integer column as int64. */
 __device__ __forceinline__ int64_t ld_int(const void *p, int type, int64_t i)
 {
-    /* The common widths first, as branches: a switch may become an indirect jump per row. */
-    if (type == SL_K_I32)
-        return ((const int32_t *)p)[i];
-    if (type == SL_K_I64)
-        return ((const int64_t *)p)[i];
     switch (type) {
+    case SL_K_I32: return ((const int32_t *)p)[i];
     case SL_K_I8: return ((const int8_t *)p)[i];
     case SL_K_I16: return ((const int16_t *)p)[i];
     case SL_K_U8: return ((const uint8_t *)p)[i];
@@ -116,15 +112,11 @@ __device__ __forceinline__ void st_int(void *p, int type, int64_t i, int64_t x)
  * floats. */
 __device__ __forceinline__ uint64_t ld_val(const void *p, int type, int64_t i)
 {
-    if (type == SL_K_I32)
-        return (uint64_t)(int64_t)((const int32_t *)p)[i];
-    if (type == SL_K_I64)
-        return (uint64_t)((const int64_t *)p)[i];
-    if (type == SL_K_F32)
-        return (uint64_t)__double_as_longlong((double)((const float *)p)[i]);
-    if (type == SL_K_F64)
-        return (uint64_t)__double_as_longlong(((const double *)p)[i]);
-    return (uint64_t)ld_int(p, type, i);
+    switch (type) {
+    case SL_K_F32: return (uint64_t)__double_as_longlong((double)((const float *)p)[i]);
+    case SL_K_F64: return (uint64_t)__double_as_longlong(((const double *)p)[i]);
+    default: return (uint64_t)ld_int(p, type, i);
+    }
 }
 
 /* One row's keys: values (0 where null), null mask and hash. */
