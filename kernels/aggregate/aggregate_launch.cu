@@ -477,11 +477,11 @@ extern "C" cudaError_t sl_k_agg_part_scatter(void *d_temp, size_t *temp_bytes,
     }
 }
 
-extern "C" int64_t sl_k_agg_part_groups_per_block(const struct sl_k_agg_spec *sp, int flags)
+extern "C" int64_t sl_k_agg_part_groups_per_block(const struct sl_k_agg_spec *sp)
 {
     if (!spec_ok(sp))
         return 0;
-    if (sp->n_keys != 1 || !(flags & SL_K_AGG_PF_KEYSLOTS))
+    if (sp->n_keys != 1)
         return part_groups_of(sp);
     /* One key: the key-slot table's room (3/4 of its slots; with nulls the generic table
      * runs, which holds at least as many). */
@@ -524,7 +524,7 @@ static cudaError_t small_final(const sl_k_agg_spec *sp, const sl_k_agg_pbatch *d
 
 extern "C" cudaError_t sl_k_agg_part_final(const struct sl_k_agg_spec *sp,
                                            const struct sl_k_agg_pbatch *d_batches,
-                                           int n_batches, int bits, int flags,
+                                           int n_batches, int bits, int any_nulls,
                                            uint32_t *d_pending, const struct sl_k_agg_out *out,
                                            int32_t *d_status, cudaStream_t stream)
 {
@@ -534,7 +534,7 @@ extern "C" cudaError_t sl_k_agg_part_final(const struct sl_k_agg_spec *sp,
     if (n_batches == 0)
         return cudaSuccess;
     /* One key without nulls: the key-slot table (aggregate_small.cuh). */
-    if (sp->n_keys == 1 && flags == SL_K_AGG_PF_KEYSLOTS)
+    if (sp->n_keys == 1 && !any_nulls)
         return type_width(sp->key_type[0]) <= 4
                    ? small_final<unsigned int>(sp, d_batches, n_batches, bits, d_pending, out,
                                                d_status, stream)

@@ -23,12 +23,6 @@
         }                                                                                   \
     } while (0)
 
-/* The flags of the partitioned path's final kernel. */
-static int part_flags(const struct agg_gdrv *d)
-{
-    return (d->any_nulls ? SL_K_AGG_PF_NULLS : 0) | (d->keyslots ? SL_K_AGG_PF_KEYSLOTS : 0);
-}
-
 static void *dalloc(struct agg_gdrv *d, size_t bytes)
 {
     return d->mem.alloc(d->mem.ctx, bytes ? bytes : 1);
@@ -169,7 +163,7 @@ static int table_launch(struct agg_gdrv *d, const struct sl_k_agg_input *in)
 {
     /* One key column: the few-groups kernel (keys in the shared slots, about half full
      * at the estimate; groups past 3/4 of them go to the global table). */
-    if (d->shared_groups >= 0 && d->keyslots && sl_k_agg_small_ok(&d->spec, in)) {
+    if (d->shared_groups >= 0 && !d->no_small && sl_k_agg_small_ok(&d->spec, in)) {
         int64_t want = d->shared_groups > 0 ? 2 * (int64_t)d->shared_groups
                                             : 2 * (int64_t)d->g_est + 64;
         d->small_launches++;
@@ -293,7 +287,7 @@ static int part_add(struct agg_gdrv *d, const struct sl_k_agg_input *in)
 {
     const struct sl_k_agg_spec *sp = &d->spec;
     if (!d->bits) {
-        double per = (double)sl_k_agg_part_groups_per_block(sp, part_flags(d)) / 2;
+        double per = (double)sl_k_agg_part_groups_per_block(sp) / 2;
         double parts = d->g_est / per > 2 ? d->g_est / per : 2;
         int b = d->force_bits ? d->force_bits : (int)ceil(log2(parts));
         d->bits = b < 1 ? 1 : b > 13 ? 13 : b;
@@ -435,7 +429,7 @@ static int part_output(struct agg_gdrv *d, agg_gdrv_out_fn fn, void *ctx, int32_
             break;
         CU(d, cudaMemsetAsync(pending, 0, pend_bytes, d->stream), "zeroing pending rows");
         CU(d, sl_k_agg_part_final(&d->spec, (const struct sl_k_agg_pbatch *)tmp, d->n_parts,
-                                  d->bits, part_flags(d), pending, out, d_status, d->stream),
+                                  d->bits, d->any_nulls, pending, out, d_status, d->stream),
            "aggregating partitions");
         unsigned long long n;
         if ((rc = sync_read(d, &n, out->d_count, 8, "reading the group count")) < 0)

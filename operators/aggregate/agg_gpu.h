@@ -60,8 +60,7 @@ struct agg_gdrv {
     int force_bits;               /* partitioned: radix bits (0 = from the estimate) */
     int64_t init_cap;             /* table method: first capacity (0 = from the estimate) */
     int update_flags;             /* sl_k_agg_update flags (SL_K_AGG_PRELOAD by default) */
-    int keyslots;                 /* 1: the key-slot kernels for one key (tests: measured
-                                     slower than the generic tables on the H100) */
+    int no_small;                 /* 1: never the few-groups kernel (tests, comparisons) */
     int64_t part_threshold;       /* estimated groups above which the partitioned method
                                      is chosen (0 = 65536, measured: bench/results_gpuagg.md;
                                      the operator passes agg_gpu_part_threshold) */

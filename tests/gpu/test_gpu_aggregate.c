@@ -147,7 +147,7 @@ static int32_t kernel_run(int64_t n, int64_t groups, int mode, int shared, int b
     d.force_bits = bits;
     d.init_cap = init_cap;
     d.part_threshold = g_add_threshold; /* 0 = the default */
-    d.keyslots = !g_no_small;
+    d.no_small = g_no_small;
     for (int b = 0; b < batches; b++) {
         int64_t lo = n * b / batches, hi = n * (b + 1) / batches;
         struct sl_k_agg_input in;

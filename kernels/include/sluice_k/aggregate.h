@@ -214,19 +214,14 @@ cudaError_t sl_k_agg_part_scatter(void *d_temp, size_t *temp_bytes,
  * memory) in one block each and writes the groups to `out` (count -> allocate -> write:
  * groups past out->cap are counted, not written; run again with room). d_pending: a
  * bitmap of (sum of batch rows) bits zeroed by the caller (rows left for the next round
- * of a partition with more groups than a block holds). flags: SL_K_AGG_PF_NULLS when some
- * batch has d_nullbits (else one-key loops are specialized); SL_K_AGG_PF_KEYSLOTS to use
- * the key-slot table for one key without nulls (measured slower on the H100 than the
- * generic table, 2026-11-25: kept for the kernel tests that compare the two). */
-#define SL_K_AGG_PF_NULLS 1
-#define SL_K_AGG_PF_KEYSLOTS 2
+ * of a partition with more groups than a block holds). any_nulls: some batch has
+ * d_nullbits (else one-key loops are specialized). */
 cudaError_t sl_k_agg_part_final(const struct sl_k_agg_spec *spec,
                                 const struct sl_k_agg_pbatch *d_batches, int n_batches, int bits,
-                                int flags, uint32_t *d_pending, const struct sl_k_agg_out *out,
+                                int any_nulls, uint32_t *d_pending, const struct sl_k_agg_out *out,
                                 int32_t *d_status, cudaStream_t stream);
-/* Groups one block holds in shared memory in sl_k_agg_part_final (to choose bits), with
- * the same flags. */
-int64_t sl_k_agg_part_groups_per_block(const struct sl_k_agg_spec *spec, int flags);
+/* Groups one block holds in shared memory in sl_k_agg_part_final (to choose bits). */
+int64_t sl_k_agg_part_groups_per_block(const struct sl_k_agg_spec *spec);
 
 #ifdef __cplusplus
 }
