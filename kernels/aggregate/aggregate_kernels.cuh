@@ -329,12 +329,15 @@ __global__ void part_offsets_tail_kernel(int64_t *offsets, int P, int64_t n, int
 __device__ __forceinline__ void copy_elem(const void *src, int64_t si, void *dst, int64_t di,
                                           int width)
 {
-    switch (width) {
-    case 1: ((uint8_t *)dst)[di] = ((const uint8_t *)src)[si]; break;
-    case 2: ((uint16_t *)dst)[di] = ((const uint16_t *)src)[si]; break;
-    case 4: ((uint32_t *)dst)[di] = ((const uint32_t *)src)[si]; break;
-    default: ((uint64_t *)dst)[di] = ((const uint64_t *)src)[si]; break;
-    }
+    if (width == 4)
+        ((uint32_t *)dst)[di] = ((const uint32_t *)src)[si];
+    else
+        ((uint64_t *)dst)[di] = ((const uint64_t *)src)[si];
+}
+
+__host__ __device__ inline int type_width(int t)
+{
+    return t == SL_K_I32 || t == SL_K_F32 ? 4 : 8;
 }
 
 /* Scatters tiles of kScatterItems * kThreads rows: a shared histogram ranks each row

@@ -5,7 +5,6 @@
 #include <cub/device/device_scan.cuh>
 
 #include "aggregate_kernels.cuh"
-#include "aggregate_small.cuh"
 
 using namespace sluice_k::agg;
 
@@ -27,19 +26,13 @@ bool spec_ok(const sl_k_agg_spec *sp)
     if (!sp || sp->n_keys < 0 || sp->n_keys > kMaxK || sp->n_aggs < 0 || sp->n_aggs > kMaxA)
         return false;
     for (int j = 0; j < sp->n_keys; j++)
-        if (sp->key_type[j] < SL_K_I32 || sp->key_type[j] > SL_K_U64 ||
-            sp->key_type[j] == SL_K_F32 || sp->key_type[j] == SL_K_F64)
+        if (sp->key_type[j] != SL_K_I32 && sp->key_type[j] != SL_K_I64)
             return false;
-    for (int a = 0; a < sp->n_aggs; a++) {
-        int f = sp->fn[a], t = sp->in_type[a];
-        if (f < SL_K_AGG_COUNT_STAR || f > SL_K_AGG_AVG)
+    for (int a = 0; a < sp->n_aggs; a++)
+        if (sp->fn[a] < SL_K_AGG_COUNT_STAR || sp->fn[a] > SL_K_AGG_AVG ||
+            (sp->fn[a] != SL_K_AGG_COUNT_STAR &&
+             (sp->in_type[a] < SL_K_I32 || sp->in_type[a] > SL_K_F64)))
             return false;
-        if (f != SL_K_AGG_COUNT_STAR && (t < SL_K_I32 || t > SL_K_U64))
-            return false;
-        /* uint64 values are neither summed nor compared as signed int64 words. */
-        if (t == SL_K_U64 && f != SL_K_AGG_COUNT_STAR && f != SL_K_AGG_COUNT)
-            return false;
-    }
     return true;
 }
 
@@ -48,7 +41,7 @@ int key_mode(const sl_k_agg_spec *sp, const sl_k_agg_input *in)
 {
     if (sp->n_keys != 1 || in->keys[0].d_valid || in->d_nullbits)
         return 0;
-    return sp->key_type[0] == SL_K_I32 ? 1 : sp->key_type[0] == SL_K_I64 ? 2 : 0;
+    return sp->key_type[0] == SL_K_I32 ? 1 : 2;
 }
 
 cudaError_t grid_for(const void *kern, int threads, size_t smem, int *grid)
@@ -286,59 +279,6 @@ extern "C" cudaError_t sl_k_agg_update(const struct sl_k_agg_spec *sp,
                                     : update_pre<false>(sp, in, tb, ovf, spill, C, stream);
 }
 
-/* Slots of the few-groups table: a power of two >= want (at least 64), fewer while the
- * table would not leave room for two blocks per SM. */
-static uint32_t small_slots(const sl_k_agg_spec *sp, int64_t want, int kw)
-{
-    const size_t limit = smem_optin() / 2 - 1024;
-    uint32_t S = 64;
-    while ((int64_t)S < want && S < (1u << 20))
-        S <<= 1;
-    while (S > 64 && stab_layout(*sp, S, kw, NULL) > limit)
-        S >>= 1;
-    return S;
-}
-
-template <typename KT>
-static cudaError_t small_launch(const sl_k_agg_spec *sp, const sl_k_agg_input *in,
-                                const sl_k_agg_table *tb, uint32_t *ovf,
-                                const sl_k_agg_table *spill, uint32_t S, cudaStream_t stream)
-{
-    const void *kern = (const void *)small_update_kernel<KT>;
-    size_t smem = stab_layout(*sp, S, (int)sizeof(KT), NULL);
-    int grid = 0;
-    cudaError_t e = grid_for(kern, kSmallThreads, smem, &grid);
-    if (e != cudaSuccess)
-        return e;
-    int64_t need = (in->n + (int64_t)kSmallItems * kSmallThreads - 1) /
-                   ((int64_t)kSmallItems * kSmallThreads);
-    if (need < grid)
-        grid = (int)need;
-    small_update_kernel<KT><<<grid, kSmallThreads, smem, stream>>>(*sp, *in, *tb, ovf, *spill, S);
-    return cudaGetLastError();
-}
-
-extern "C" int sl_k_agg_small_ok(const struct sl_k_agg_spec *sp, const struct sl_k_agg_input *in)
-{
-    return spec_ok(sp) && sp->n_keys == 1 && in && !in->d_rowidx && !in->d_nullbits;
-}
-
-extern "C" cudaError_t sl_k_agg_update_small(const struct sl_k_agg_spec *sp,
-                                             const struct sl_k_agg_input *in,
-                                             const struct sl_k_agg_table *tb, uint32_t *ovf,
-                                             const struct sl_k_agg_table *spill, int64_t slots,
-                                             cudaStream_t stream)
-{
-    if (!sl_k_agg_small_ok(sp, in) || in->n < 0 || in->n >= ((int64_t)1 << 32) || !tb || !spill)
-        return cudaErrorInvalidValue;
-    if (in->n == 0)
-        return cudaSuccess;
-    const int kw = type_width(sp->key_type[0]) <= 4 ? 4 : 8;
-    const uint32_t S = small_slots(sp, slots, kw);
-    return kw == 4 ? small_launch<unsigned int>(sp, in, tb, ovf, spill, S, stream)
-                   : small_launch<unsigned long long>(sp, in, tb, ovf, spill, S, stream);
-}
-
 extern "C" cudaError_t sl_k_agg_table_merge(const struct sl_k_agg_spec *sp,
                                             const struct sl_k_agg_table *src,
                                             const struct sl_k_agg_table *dst,
@@ -479,14 +419,7 @@ extern "C" cudaError_t sl_k_agg_part_scatter(void *d_temp, size_t *temp_bytes,
 
 extern "C" int64_t sl_k_agg_part_groups_per_block(const struct sl_k_agg_spec *sp)
 {
-    if (!spec_ok(sp))
-        return 0;
-    if (sp->n_keys != 1)
-        return part_groups_of(sp);
-    /* One key: the key-slot table's room (3/4 of its slots; with nulls the generic table
-     * runs, which holds at least as many). */
-    uint32_t S = small_slots(sp, (int64_t)1 << 20, type_width(sp->key_type[0]) <= 4 ? 4 : 8);
-    return S - S / 4;
+    return spec_ok(sp) ? part_groups_of(sp) : 0;
 }
 
 template <int KM>
@@ -505,23 +438,6 @@ static cudaError_t final_km(const sl_k_agg_spec *sp, const sl_k_agg_pbatch *d_ba
     return cudaGetLastError();
 }
 
-template <typename KT>
-static cudaError_t small_final(const sl_k_agg_spec *sp, const sl_k_agg_pbatch *d_batches,
-                               int n_batches, int bits, uint32_t *d_pending,
-                               const sl_k_agg_out *out, int32_t *d_status, cudaStream_t stream)
-{
-    const uint32_t S = small_slots(sp, (int64_t)1 << 20, (int)sizeof(KT));
-    size_t smem = stab_layout(*sp, S, (int)sizeof(KT), NULL);
-    const void *kern = (const void *)small_final_kernel<KT>;
-    cudaError_t e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                         (int)smem);
-    if (e != cudaSuccess)
-        return e;
-    small_final_kernel<KT><<<1 << bits, kSmallThreads, smem, stream>>>(
-        *sp, d_batches, n_batches, d_pending, *out, d_status, S);
-    return cudaGetLastError();
-}
-
 extern "C" cudaError_t sl_k_agg_part_final(const struct sl_k_agg_spec *sp,
                                            const struct sl_k_agg_pbatch *d_batches,
                                            int n_batches, int bits, int any_nulls,
@@ -533,12 +449,9 @@ extern "C" cudaError_t sl_k_agg_part_final(const struct sl_k_agg_spec *sp,
         return cudaErrorInvalidValue;
     if (n_batches == 0)
         return cudaSuccess;
-    /* One key without nulls: the key-slot table (aggregate_small.cuh). */
     if (sp->n_keys == 1 && !any_nulls)
-        return type_width(sp->key_type[0]) <= 4
-                   ? small_final<unsigned int>(sp, d_batches, n_batches, bits, d_pending, out,
-                                               d_status, stream)
-                   : small_final<unsigned long long>(sp, d_batches, n_batches, bits, d_pending,
-                                                     out, d_status, stream);
+        return sp->key_type[0] == SL_K_I32
+                   ? final_km<1>(sp, d_batches, n_batches, bits, d_pending, out, d_status, stream)
+                   : final_km<2>(sp, d_batches, n_batches, bits, d_pending, out, d_status, stream);
     return final_km<0>(sp, d_batches, n_batches, bits, d_pending, out, d_status, stream);
 }

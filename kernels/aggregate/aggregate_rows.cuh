@@ -22,7 +22,7 @@ enum { K_NONE, K_COUNT, K_SUMI, K_SUMF, K_MINI, K_MAXI, K_MINF, K_MAXF };
 
 __host__ __device__ inline int kind_of(int fn, int type)
 {
-    bool is_int = type != SL_K_F32 && type != SL_K_F64;
+    bool is_int = type == SL_K_I32 || type == SL_K_I64;
     switch (fn) {
     case SL_K_AGG_COUNT_STAR: return K_NONE;
     case SL_K_AGG_COUNT: return K_COUNT;
@@ -72,40 +72,9 @@ __device__ __forceinline__ bool bit_valid(const sl_k_agg_col &c, int64_t i)
     return (c.d_valid[b >> 3] >> (b & 7)) & 1;
 }
 
-/* Unsigned types are zero-extended to int64. */
-__host__ __device__ inline bool type_unsigned(int type)
-{
-    return type == SL_K_U8 || type == SL_K_U16 || type == SL_K_U32 || type == SL_K_U64;
-}
-
-__host__ __device__ inline int type_width(int t)
-{
-    return sl_k_agg_type_width(t);
-}
-
-/* Element i of an integer column as int64. */
 __device__ __forceinline__ int64_t ld_int(const void *p, int type, int64_t i)
 {
-    switch (type) {
-    case SL_K_I32: return ((const int32_t *)p)[i];
-    case SL_K_I8: return ((const int8_t *)p)[i];
-    case SL_K_I16: return ((const int16_t *)p)[i];
-    case SL_K_U8: return ((const uint8_t *)p)[i];
-    case SL_K_U16: return ((const uint16_t *)p)[i];
-    case SL_K_U32: return ((const uint32_t *)p)[i];
-    default: return ((const int64_t *)p)[i];
-    }
-}
-
-/* Writes the low type_width(type) bytes of x as element i. */
-__device__ __forceinline__ void st_int(void *p, int type, int64_t i, int64_t x)
-{
-    switch (type_width(type)) {
-    case 1: ((uint8_t *)p)[i] = (uint8_t)x; break;
-    case 2: ((uint16_t *)p)[i] = (uint16_t)x; break;
-    case 4: ((uint32_t *)p)[i] = (uint32_t)x; break;
-    default: ((int64_t *)p)[i] = x; break;
-    }
+    return type == SL_K_I32 ? (int64_t)((const int32_t *)p)[i] : ((const int64_t *)p)[i];
 }
 
 /* Value of aggregate a of element i as raw 64 bits: int64 for ints, double bits for
@@ -113,9 +82,10 @@ __device__ __forceinline__ void st_int(void *p, int type, int64_t i, int64_t x)
 __device__ __forceinline__ uint64_t ld_val(const void *p, int type, int64_t i)
 {
     switch (type) {
+    case SL_K_I32: return (uint64_t)(int64_t)((const int32_t *)p)[i];
+    case SL_K_I64: return (uint64_t)((const int64_t *)p)[i];
     case SL_K_F32: return (uint64_t)__double_as_longlong((double)((const float *)p)[i]);
-    case SL_K_F64: return (uint64_t)__double_as_longlong(((const double *)p)[i]);
-    default: return (uint64_t)ld_int(p, type, i);
+    default: return (uint64_t)__double_as_longlong(((const double *)p)[i]);
     }
 }
 
@@ -476,7 +446,10 @@ __device__ inline void write_row(const sl_k_agg_spec &sp, const sl_k_agg_out &ou
                                  int32_t *status)
 {
     for (int j = 0; j < sp.n_keys; j++) {
-        st_int(out.d_cols[j], sp.key_type[j], r, k[j * kstride]);
+        if (sp.key_type[j] == SL_K_I32)
+            ((int32_t *)out.d_cols[j])[r] = (int32_t)k[j * kstride];
+        else
+            ((int64_t *)out.d_cols[j])[r] = k[j * kstride];
         if (nm >> j & 1) {
             atomicAnd(&out.d_valid[j][r >> 5], ~(1u << (r & 31)));
             atomicAdd(&out.d_null_count[j], 1ull);
@@ -491,12 +464,11 @@ __device__ inline void write_row(const sl_k_agg_spec &sp, const sl_k_agg_out &ou
             continue;
         }
         if (cnt == 0) {
-            if (sp.fn[a] == SL_K_AGG_SUM && sp.sum_i128[a])
-                ((int64_t *)o)[2 * r] = ((int64_t *)o)[2 * r + 1] = 0;
-            else if (sp.fn[a] == SL_K_AGG_AVG || sp.fn[a] == SL_K_AGG_SUM)
+            if (sp.fn[a] == SL_K_AGG_AVG || sp.fn[a] == SL_K_AGG_SUM || sp.in_type[a] == SL_K_I64 ||
+                sp.in_type[a] == SL_K_F64)
                 ((int64_t *)o)[r] = 0;
             else
-                st_int(o, sp.in_type[a], r, 0);
+                ((int32_t *)o)[r] = 0;
             atomicAnd(&out.d_valid[c][r >> 5], ~(1u << (r & 31)));
             atomicAdd(&out.d_null_count[c], 1ull);
             continue;
@@ -505,11 +477,6 @@ __device__ inline void write_row(const sl_k_agg_spec &sp, const sl_k_agg_out &ou
         switch (kd) {
         case K_SUMI: {
             long long hi = v1[a];
-            if (sp.fn[a] == SL_K_AGG_SUM && sp.sum_i128[a]) { /* decimal128: never overflows */
-                ((unsigned long long *)o)[2 * r] = lo;
-                ((long long *)o)[2 * r + 1] = hi;
-                break;
-            }
             /* Only a sum must fit int64; an average is a double (as on the CPU). */
             if (sp.fn[a] == SL_K_AGG_SUM && hi != ((long long)lo < 0 ? -1 : 0))
                 atomicCAS(status, 0, kEOverflow);
@@ -518,7 +485,7 @@ __device__ inline void write_row(const sl_k_agg_spec &sp, const sl_k_agg_out &ou
                            ? (double)(long long)lo
                            : (double)hi * 18446744073709551616.0 + (double)lo;
             if (sp.fn[a] == SL_K_AGG_AVG)
-                ((double *)o)[r] = (sp.avg_unit[a] > 0 ? s / sp.avg_unit[a] : s) / (double)cnt;
+                ((double *)o)[r] = s / (double)cnt;
             else
                 ((int64_t *)o)[r] = (int64_t)lo;
             break;
@@ -530,7 +497,10 @@ __device__ inline void write_row(const sl_k_agg_spec &sp, const sl_k_agg_out &ou
         }
         case K_MINI:
         case K_MAXI:
-            st_int(o, sp.in_type[a], r, (long long)lo);
+            if (sp.in_type[a] == SL_K_I32)
+                ((int32_t *)o)[r] = (int32_t)(long long)lo;
+            else
+                ((int64_t *)o)[r] = (long long)lo;
             break;
         default: {
             double d = dec_f64((long long)lo);

@@ -3,8 +3,7 @@
  * sink: each device batch goes through the host driver (agg_gpu.c), which only launches
  *   kernels: on the first batch a sample of the keys estimates the groups (the one
  *   synchronization of the sink); few groups use the table method (per-block
- *   shared-memory pre-aggregation merged into a device hash table; with one key column
- *   the shared slots hold the keys, sized from the estimate), many use the
+ *   shared-memory pre-aggregation merged into a device hash table), many use the
  *   partitioned method (each batch is radix-partitioned by hash into device buffers).
  *   The table method keeps a reference to every batch: if the table turns out too
  *   small (checked once, at finalize) the batches are aggregated again into a bigger
@@ -21,11 +20,8 @@
  * co-processing (issue 8): when CPU workers sank rows too, finalize brings the GPU's
  *   groups to the host as partial states and the CPU finalize merges all (merge_on_host).
  *
- * Types (issue 17): keys of every integer type (bool, int8..uint64, date32, timestamp,
- * decimal(p <= 18)) and values of those or floats; sums of decimals are exact 128-bit
- * decimal(38, s) columns, avg of decimals divides by 10^s as the CPU does.
- * Not on the GPU (can_run says no, the CPU sink runs): string, float or decimal128
- * keys, uint64 values other than counted, count(DISTINCT) (agg_any.c), no key (a global aggregate), more
+ * Not on the GPU (can_run says no, the CPU sink runs): a key or value column of a type
+ * beyond int32/int64/float32/float64 or count(DISTINCT) (agg_any.c), no key (a global aggregate), more
  * than SL_K_AGG_MAX_KEYS keys or SL_K_AGG_MAX_AGGS aggregates. One GPU's locals only: a
  * plan whose sink ran on several GPUs fails with SL_EUNSUPPORTED (multi-GPU merge is
  * future work). */
@@ -119,22 +115,11 @@ static void drv_bind(struct agg_gdrv *d, sl_task_t *t)
     d->stream = sl_task_stream(t);
 }
 
-/* The kernels' element type of a column type (sl__agg_gpu_int_type or a float). */
 static int k_type(enum sl_type t)
 {
-    switch (SL_TYPE_ID(t)) {
-    case SL_TYPE_INT32:
-    case SL_TYPE_DATE32: return SL_K_I32;
-    case SL_TYPE_INT64:
-    case SL_TYPE_TIMESTAMP:
-    case SL_TYPE_DECIMAL: return SL_K_I64; /* precision <= 18 */
-    case SL_TYPE_BOOL:
-    case SL_TYPE_UINT8: return SL_K_U8;
-    case SL_TYPE_INT8: return SL_K_I8;
-    case SL_TYPE_INT16: return SL_K_I16;
-    case SL_TYPE_UINT16: return SL_K_U16;
-    case SL_TYPE_UINT32: return SL_K_U32;
-    case SL_TYPE_UINT64: return SL_K_U64;
+    switch (t) {
+    case SL_TYPE_INT32: return SL_K_I32;
+    case SL_TYPE_INT64: return SL_K_I64;
     case SL_TYPE_FLOAT32: return SL_K_F32;
     default: return SL_K_F64;
     }
@@ -149,26 +134,15 @@ static void spec_of(const struct agg_plan *p, struct sl_k_agg_spec *sp)
     sp->n_aggs = p->n_aggs;
     for (int a = 0; a < p->n_aggs; a++) {
         sp->fn[a] = (int)p->aggs[a].fn; /* same order as SL_K_AGG_* */
-        const struct agg_spec *s = &p->aggs[a];
-        sp->in_type[a] = s->col >= 0 ? k_type(s->in_type) : SL_K_I64;
-        /* A sum of decimals is a decimal(38, s): 128 bits, as the CPU writes it. */
-        bool dec = s->col >= 0 && SL_TYPE_ID(s->in_type) == SL_TYPE_DECIMAL;
-        sp->sum_i128[a] = s->fn == AGG_SUM && dec;
-        double unit = 1;
-        for (int i = 0; dec && i < sl_type_scale(s->in_type); i++)
-            unit *= 10;
-        sp->avg_unit[a] = unit;
+        sp->in_type[a] = p->aggs[a].col >= 0 ? k_type(p->aggs[a].in_type) : SL_K_I64;
     }
 }
 
 int agg_gpu_sink_can_run(const sl_task_t *t)
 {
     const struct agg_plan *p = sl_op_data(sl_task_op((sl_task_t *)t));
-    /* Strings, floats or decimal128 as keys, count(DISTINCT): the CPU's. Plans the CPU
-     * would give to the group-by of any type (int8 keys, say) run here too: the GPU
-     * reads every integer type, and such plans never split (sl__agg_can_split), so no
-     * host state meets the GPU's. */
-    return p->gpu_types && p->n_keys >= 1 && p->n_keys <= SL_K_AGG_MAX_KEYS &&
+    /* Types beyond int32/int64/float32/float64, count(DISTINCT): the CPU's. */
+    return !p->any && p->gpu_types && p->n_keys >= 1 && p->n_keys <= SL_K_AGG_MAX_KEYS &&
            p->n_aggs <= SL_K_AGG_MAX_AGGS;
 }
 
@@ -305,11 +279,6 @@ int agg_gpu_finalize(sl_task_t *t)
     if (gs->n_gpu_locals > 1)
         return sl_task_fail(t, SL_EUNSUPPORTED, "aggregate: groups sunk on %d GPUs (merging "
                             "GPU tables across GPUs is not implemented)", gs->n_gpu_locals);
-    /* Host states beside the GPU's only come from a split pipeline, which these types
-     * never get (sl__agg_can_split); a merge would misread them. */
-    if ((gs->locals && !p->basic_types) || gs->batches)
-        return sl_task_fail(t, SL_EINTERNAL, "aggregate: host states of types the GPU's "
-                            "groups cannot be merged with");
     struct agg_gdrv *d = &gs->gpu_locals[0]->drv;
     drv_bind(d, t);
     struct out_ctx o = {t, p, sl__schema_new(1), NULL};

@@ -161,16 +161,6 @@ static int table_new(struct agg_gdrv *d, int64_t cap, struct sl_k_agg_table *tb,
  * runs every kept input again into a bigger table if any is set. */
 static int table_launch(struct agg_gdrv *d, const struct sl_k_agg_input *in)
 {
-    /* One key column: the few-groups kernel (keys in the shared slots, about half full
-     * at the estimate; groups past 3/4 of them go to the global table). */
-    if (d->shared_groups >= 0 && !d->no_small && sl_k_agg_small_ok(&d->spec, in)) {
-        int64_t want = d->shared_groups > 0 ? 2 * (int64_t)d->shared_groups
-                                            : 2 * (int64_t)d->g_est + 64;
-        d->small_launches++;
-        CU(d, sl_k_agg_update_small(&d->spec, in, &d->tb, NULL, &d->spill, want, d->stream),
-           "aggregating (few groups)");
-        return AGG_GDRV_OK;
-    }
     CU(d, sl_k_agg_update(&d->spec, in, &d->tb, NULL, &d->spill, d->shared_groups,
                           d->update_flags, d->stream), "aggregating");
     return AGG_GDRV_OK;
@@ -275,7 +265,7 @@ static int table_finish(struct agg_gdrv *d)
 
 static size_t width_of(int type)
 {
-    return (size_t)sl_k_agg_type_width(type);
+    return type == SL_K_I32 || type == SL_K_F32 ? 4 : 8;
 }
 
 static size_t al256(size_t x)

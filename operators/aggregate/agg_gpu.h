@@ -60,7 +60,6 @@ struct agg_gdrv {
     int force_bits;               /* partitioned: radix bits (0 = from the estimate) */
     int64_t init_cap;             /* table method: first capacity (0 = from the estimate) */
     int update_flags;             /* sl_k_agg_update flags (SL_K_AGG_PRELOAD by default) */
-    int no_small;                 /* 1: never the few-groups kernel (tests, comparisons) */
     int64_t part_threshold;       /* estimated groups above which the partitioned method
                                      is chosen (0 = 65536, measured: bench/results_gpuagg.md;
                                      the operator passes agg_gpu_part_threshold) */
@@ -75,7 +74,6 @@ struct agg_gdrv {
     struct sl_k_agg_input *ins;   /* table method: the inputs added (run again on growth) */
     int n_ins, cap_ins;
     int64_t grows, replayed;      /* table growths and rows replayed (statistics) */
-    int64_t small_launches;       /* launches of the few-groups kernel (statistics) */
     int64_t need_groups, need_bytes; /* AGG_GDRV_EBUDGET: the table that did not fit */
     cudaEvent_t ev[AGG_EV_N];
     unsigned ev_set;

@@ -15,10 +15,9 @@
  * NaN is the largest float and equal to itself (min/max, keys; docs/TYPES.md).
  *
  * Keys of int32/int64, date32, timestamp and decimal(p <= 18) and values of those or
- * floats take the hash table below; any other type, and count(DISTINCT), the group-by
- * of any type (agg_any.c, one finalize task). On the GPU: keys of every integer type
- * (bool, int8..uint64, date32, timestamp, decimal(p <= 18)) and values of those or
- * floats (uint64 only counted), whichever of the two the CPU would take.
+ * floats take the hash table below (on the GPU only int32/int64 keys and
+ * int32/int64/float32/float64 values); any other type, and count(DISTINCT), the
+ * group-by of any type (agg_any.c, one finalize task, CPU only).
  *
  * Execution. sink: each worker pre-aggregates into a local open-addressing table of at
  * most AGG_LOCAL_GROUPS groups (it stays in L2); when it fills, its groups are flushed
@@ -92,8 +91,7 @@ static int bind_keys(sl_bind_t *b, struct agg_plan *p, const char *keys)
         enum sl_type ty;
         sl_schema_field(in, idx, NULL, &ty);
         p->any |= !sl__agg_table_int_type(ty);
-        p->gpu_types &= sl__agg_gpu_int_type(ty);
-        p->basic_types &= ty == SL_TYPE_INT32 || ty == SL_TYPE_INT64;
+        p->gpu_types &= ty == SL_TYPE_INT32 || ty == SL_TYPE_INT64;
         p->key_cols[p->n_keys] = idx;
         p->key_types[p->n_keys++] = ty;
         int rc = sl_bind_add_column(b, name, ty);
@@ -176,11 +174,7 @@ static int bind_one_agg(sl_bind_t *b, struct agg_plan *p, const char *item)
     s->is_int = sl__agg_table_int_type(s->in_type);
     bool flt = s->in_type == SL_TYPE_FLOAT32 || s->in_type == SL_TYPE_FLOAT64;
     p->any |= !(s->is_int || flt) || s->fn == AGG_COUNT_DISTINCT;
-    p->basic_types &= flt || s->in_type == SL_TYPE_INT32 || s->in_type == SL_TYPE_INT64;
-    /* uint64 is only counted on the GPU (its sum is a decimal(38,0), its order unsigned). */
-    p->gpu_types &= s->fn != AGG_COUNT_DISTINCT &&
-                    (flt || (sl__agg_gpu_int_type(s->in_type) &&
-                             (s->fn == AGG_COUNT || SL_TYPE_ID(s->in_type) != SL_TYPE_UINT64)));
+    p->gpu_types &= flt || s->in_type == SL_TYPE_INT32 || s->in_type == SL_TYPE_INT64;
     int rc = agg_out_type(s);
     if (rc < 0)
         return sl_bind_fail(b, SL_ETYPE, "option aggs: %s(%s): column '%s' is %s, which %s "
@@ -203,7 +197,7 @@ int sl__agg_bind(sl_bind_t *b)
     if (!p)
         return sl_bind_fail(b, SL_ENOMEM, "out of memory");
     memset(p, 0, sizeof *p);
-    p->gpu_types = p->basic_types = true;
+    p->gpu_types = true;
     sl_bind_set_data(b, p, plan_free);
     if ((rc = bind_keys(b, p, keys)) < 0)
         return rc;
@@ -401,7 +395,7 @@ int sl__agg_can_split(const sl_op_t *op)
     for (int a = 0; p && a < p->n_aggs; a++)
         if (p->aggs[a].fn == AGG_AVG)
             return 0;
-    return p != NULL && !p->any && p->basic_types && p->gpu_types;
+    return p != NULL && !p->any && p->gpu_types;
 }
 
 void sl__agg_fini_global(const sl_op_t *op, void *gstate)

@@ -50,26 +50,9 @@ struct agg_plan {
     /* A key or aggregated column beyond int32/int64/float32/float64, or count(DISTINCT):
      * the group-by of any type (agg_any.c) runs instead of the table below. */
     bool any;
-    /* Every key is an integer of any width (date32, timestamp, decimal of precision <=
-     * 18 and bool included), every aggregated column an integer or a float (uint64 only
-     * counted), no count(DISTINCT): the GPU may run it (agg_cuda.c). */
+    /* Every key and value column is int32/int64/float32/float64: the GPU may run it. */
     bool gpu_types;
-    /* Every key and value column is int32/int64/float32/float64 (co-processing merges
-     * the GPU's output rows into the host's states: sl__agg_add_partials). */
-    bool basic_types;
 };
-
-/* Types a GPU group-by reads as integers (kernels/include/sluice_k/aggregate.h). */
-static inline bool sl__agg_gpu_int_type(enum sl_type t)
-{
-    switch (SL_TYPE_ID(t)) {
-    case SL_TYPE_INT32: case SL_TYPE_INT64: case SL_TYPE_DATE32: case SL_TYPE_TIMESTAMP:
-    case SL_TYPE_BOOL: case SL_TYPE_INT8: case SL_TYPE_INT16: case SL_TYPE_UINT8:
-    case SL_TYPE_UINT16: case SL_TYPE_UINT32: case SL_TYPE_UINT64: return true;
-    case SL_TYPE_DECIMAL: return sl_type_width(t) == 8;
-    default: return false;
-    }
-}
 
 /* The running value of one aggregate of one group: an exact 128-bit sum of integers
  * (so an int64 sum overflows only if its final value does, whatever the order), a

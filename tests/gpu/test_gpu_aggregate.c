@@ -12,16 +12,8 @@
  * group, 1,000 groups, more than 2^16 groups (the partitioned method), Zipf skew, null
  * keys and values with composite keys and every value type, GPU-resident input with the
  * output kept on the GPU; an int64 overflow fails the query with SL_EOVERFLOW and a clear
- * message and the engine runs the next query.
- *
- * One key column (issue 19): the few-groups kernel and the generic shared table give the
- * same exact results, also when the groups overflow the shared table. Every integer
- * type (issue 17): keys of bool, int8..uint64, date32, timestamp and decimal(15,2), alone
- * and in pairs, with their extremes and the shared table's empty-slot marker as keys,
- * nulls, sums of decimals past int64 (exact decimal(38,2)), avg/min/max of each type;
- * 2^20 distinct keys and groups whose values are all null. Skipped without a GPU. */
+ * message and the engine runs the next query. Skipped without a GPU. */
 #include <math.h>
-#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,10 +59,6 @@ static int64_t g_budget, g_last_grows, g_last_need, g_last_switched;
 /* When set, the method threshold used by the adds (then set back before the output):
  * makes the sample's choice wrong on purpose. */
 static int64_t g_add_threshold;
-/* When set, the table method never uses the few-groups kernel; g_last_small: launches of
- * it in the last run. */
-static int g_no_small;
-static int64_t g_last_small;
 
 static int64_t k_budget(void *ctx)
 {
@@ -147,7 +135,6 @@ static int32_t kernel_run(int64_t n, int64_t groups, int mode, int shared, int b
     d.force_bits = bits;
     d.init_cap = init_cap;
     d.part_threshold = g_add_threshold; /* 0 = the default */
-    d.no_small = g_no_small;
     for (int b = 0; b < batches; b++) {
         int64_t lo = n * b / batches, hi = n * (b + 1) / batches;
         struct sl_k_agg_input in;
@@ -167,7 +154,6 @@ static int32_t kernel_run(int64_t n, int64_t groups, int mode, int shared, int b
     int64_t ng = -1, nulls[3];
     int rc = d.need_groups ? AGG_GDRV_EBUDGET : agg_gdrv_output(&d, kout_fn, &o, d_status, &ng, nulls);
     g_last_switched = d.switched;
-    g_last_small = d.small_launches;
     g_last_grows = d.grows;
     g_last_need = d.need_groups;
     if (rc == AGG_GDRV_EBUDGET) { /* the table the groups need is over the budget */
@@ -360,41 +346,12 @@ static sl_table_t *make(const struct tspec *sp)
 /* One output row: up to 2 keys then the aggregates, as doubles (ints exact below 2^53;
  * the int columns are also kept as int64) with null flags. */
 struct orow {
-    __int128 key[2];
+    int64_t key[2];
     int knull[2];
-    __int128 iv[16];
+    int64_t iv[16];
     double fv[16];
     int null[16];
 };
-
-/* Element e of a column: integers of every width (decimal128 included) exactly in *iv,
- * every number as a double in *fv (floats: *iv = 0). */
-static void read_cell(const struct sl_column *col, int64_t e, __int128 *iv, double *fv)
-{
-    const void *d = col->data;
-    *iv = 0;
-    switch (SL_TYPE_ID(col->type)) {
-    case SL_TYPE_FLOAT32: *fv = ((const float *)d)[e]; return;
-    case SL_TYPE_FLOAT64: *fv = ((const double *)d)[e]; return;
-    case SL_TYPE_INT8: *iv = ((const int8_t *)d)[e]; break;
-    case SL_TYPE_INT16: *iv = ((const int16_t *)d)[e]; break;
-    case SL_TYPE_BOOL:
-    case SL_TYPE_UINT8: *iv = ((const uint8_t *)d)[e]; break;
-    case SL_TYPE_UINT16: *iv = ((const uint16_t *)d)[e]; break;
-    case SL_TYPE_UINT32: *iv = ((const uint32_t *)d)[e]; break;
-    case SL_TYPE_UINT64: *iv = ((const uint64_t *)d)[e]; break;
-    case SL_TYPE_INT32:
-    case SL_TYPE_DATE32: *iv = ((const int32_t *)d)[e]; break;
-    case SL_TYPE_DECIMAL:
-        if (sl_type_width(col->type) == 16)
-            memcpy(iv, (const char *)d + 16 * e, 16);
-        else
-            *iv = ((const int64_t *)d)[e];
-        break;
-    default: *iv = ((const int64_t *)d)[e]; break;
-    }
-    *fv = (double)*iv;
-}
 
 static int nk_cmp;
 
@@ -424,9 +381,14 @@ static struct orow *rows_of(sl_table_t *t, int nk, int64_t *n)
                 sl_batch_column(b, c, &col);
                 int64_t e = col.offset + i;
                 int null = col.validity && !(col.validity[e / 8] >> (e % 8) & 1);
-                __int128 iv = 0;
+                int64_t iv = 0;
                 double fv = 0;
-                read_cell(&col, e, &iv, &fv);
+                switch (col.type) {
+                case SL_TYPE_INT32: iv = ((const int32_t *)col.data)[e]; fv = (double)iv; break;
+                case SL_TYPE_INT64: iv = ((const int64_t *)col.data)[e]; fv = (double)iv; break;
+                case SL_TYPE_FLOAT32: fv = ((const float *)col.data)[e]; break;
+                default: fv = ((const double *)col.data)[e]; break;
+                }
                 if (c < nk) {
                     r[at].key[c] = null ? 0 : iv;
                     r[at].knull[c] = null;
@@ -508,29 +470,6 @@ static void compare(sl_table_t *want, sl_table_t *got, int nk)
     free(g);
 }
 
-/* The GPU's result equals the CPU's (and ran on the GPU when there were rows). */
-static void expect_same(sl_table_t *want, sl_table_t *got, int nk, int64_t rows, int on_gpu)
-{
-    if (rows > 0)
-        assert_int_equal(on_gpu, 1);
-    if (sl_table_num_rows(want) > 0)
-        compare(want, got, nk);
-    else
-        assert_int_equal(sl_table_num_rows(got), 0);
-    sl_table_unref(want);
-    sl_table_unref(got);
-}
-
-/* Closes both engines; the GPU's must have given back all its device memory. */
-static void close_engines(sl_engine_t *cpu, sl_engine_t *gpu)
-{
-    struct sl_mem_stats ms = SL_MEM_STATS_INIT;
-    sl_engine_mem_stats(gpu, &ms);
-    assert_int_equal(ms.gpu_in_use, 0);
-    sl_engine_close(cpu);
-    sl_engine_close(gpu);
-}
-
 static void check(const struct tspec *sp, const char *opts, int nk, int resident)
 {
     sl_table_t *in = make(sp);
@@ -547,10 +486,21 @@ static void check(const struct tspec *sp, const char *opts, int nk, int resident
     printf("%s rows=%lld groups=%lld: cpu %lld rows, gpu %lld rows, GPU finalize %d\n", opts,
            (long long)sp->rows, (long long)sp->groups, (long long)sl_table_num_rows(want),
            (long long)sl_table_num_rows(got), on_gpu);
+    if (sp->rows > 0)
+        assert_int_equal(on_gpu, 1);
+    if (sl_table_num_rows(want) > 0)
+        compare(want, got, nk);
+    else
+        assert_int_equal(sl_table_num_rows(got), 0);
     if (resident)
         sl_table_unref(gin);
-    expect_same(want, got, nk, sp->rows, on_gpu);
-    close_engines(cpu, gpu);
+    sl_table_unref(want);
+    sl_table_unref(got);
+    struct sl_mem_stats ms = SL_MEM_STATS_INIT;
+    sl_engine_mem_stats(gpu, &ms);
+    assert_int_equal(ms.gpu_in_use, 0);
+    sl_engine_close(cpu);
+    sl_engine_close(gpu);
     sl_table_unref(in);
 }
 
@@ -662,174 +612,4 @@ SL_TEST(op_auto_placement_picks_gpu)
     sl_table_unref(out);
     sl_engine_close(e);
     sl_table_unref(in);
-}
-
-/* ---------------- few groups, extreme keys, every integer type (issues 19, 17) ------- */
-
-/* Kernel level: the generic shared table (no_small) and the few-groups kernel give the
- * same exact results; a shared table smaller than the groups sends the rest to the
- * global table. */
-SL_TEST(kernel_few_groups_and_generic_agree)
-{
-    NEED_GPU();
-    kernel_setup();
-    for (int ns = 1; ns >= 0; ns--) { /* the generic kernel first, the new one last */
-        g_no_small = ns;
-        assert_int_equal(kernel_run(700000, 1, AGG_GDRV_TABLE, 0, 0, 0, 2, 0), 0);
-        assert_int_equal(kernel_run(700000, 1000, AGG_GDRV_TABLE, 0, 0, 0, 3, 0), 0);
-        assert_int_equal(kernel_run(700000, 40000, AGG_GDRV_TABLE, 0, 0, 0, 2, 0), 0);
-        /* 64 slots a block for 5,000 groups: most rows miss the shared table. */
-        assert_int_equal(kernel_run(300000, 5000, AGG_GDRV_TABLE, 32, 0, 0, 1, 0), 0);
-        assert_int_equal(kernel_run(3000, 3, AGG_GDRV_TABLE, 0, 0, 0, 1, 3), SL_EOVERFLOW);
-    }
-    g_no_small = 0;
-    assert_true(g_last_small > 0); /* the last runs went through the few-groups kernel */
-}
-
-/* One column of `type` with n random values in [lo, lo + span) (span 0: the full
- * width), a fraction `nulls` of them null, and every 97th value an extreme of the type
- * (its minimum or maximum, or the empty-slot marker of the shared table). */
-static void fill_col(sl_batch_t *b, int c, enum sl_type type, int64_t n, int64_t lo,
-                     uint64_t span, int nulls_pct, uint64_t *s)
-{
-    void *d = sl_batch_column_data(b, c);
-    int w = sl_type_width(type);
-    enum sl_type id = SL_TYPE_ID(type);
-    bool uns = id == SL_TYPE_UINT8 || id == SL_TYPE_UINT16 || id == SL_TYPE_UINT32 ||
-               id == SL_TYPE_UINT64 || id == SL_TYPE_BOOL;
-    for (int64_t i = 0; i < n; i++) {
-        uint64_t r = rnd(s);
-        int64_t x = lo + (int64_t)(span ? r % span : r);
-        if (id == SL_TYPE_BOOL)
-            x = (int64_t)(r & 1);
-        else if (i % 97 == 5 && span == 0) {
-            int bits = 8 * w;
-            uint64_t max = uns ? (bits == 64 ? ~0ull : (1ull << bits) - 1)
-                               : (1ull << (bits - 1)) - 1;
-            x = (r >> 8) % 3 == 0 ? (int64_t)max
-                : (r >> 8) % 3 == 1 ? (uns ? 0 : -(int64_t)max - 1)
-                                    : (int64_t)(1ull << (bits - 1)); /* the empty marker */
-        }
-        memcpy((char *)d + (size_t)i * (size_t)w, &x, (size_t)w); /* little endian */
-    }
-    uint8_t *valid = sl_batch_column_validity(b, c);
-    for (int64_t i = 0; i < n; i++)
-        if ((int)(rnd(s) % 100) < nulls_pct)
-            valid[i / 8] &= (uint8_t) ~(1u << (i % 8));
-}
-
-static const char *const tNames[] = {"kd", "kt", "kdec", "k8", "k16", "ku8", "ku16", "ku32",
-                                     "ku64", "kb", "vdec", "vbig", "v8", "vu32", "vb", "k32"};
-
-/* A table of every integer type: keys with `groups` distinct values where the type
- * allows (or the full range when wide = 1: extremes included), decimal values of
- * decimal(18,2) whose sums overflow int64 (vbig), nulls in 10% of the rows when
- * nulls = 1. */
-static sl_table_t *make_types(int64_t rows, int64_t groups, int wide, int nulls, uint64_t seed)
-{
-    enum sl_type ty[16] = {SL_TYPE_DATE32, SL_TYPE_TIMESTAMP, sl_type_decimal(15, 2),
-                           SL_TYPE_INT8, SL_TYPE_INT16, SL_TYPE_UINT8, SL_TYPE_UINT16,
-                           SL_TYPE_UINT32, SL_TYPE_UINT64, SL_TYPE_BOOL,
-                           sl_type_decimal(15, 2), sl_type_decimal(18, 2), SL_TYPE_INT8,
-                           SL_TYPE_UINT32, SL_TYPE_BOOL, SL_TYPE_INT32};
-    sl_table_t *t;
-    SL_ASSERT_OK(sl_table_create(&t));
-    uint64_t s = seed * 0x9E3779B97F4A7C15ull + 7;
-    const int64_t chunk = 50000;
-    for (int64_t lo = 0; lo < rows || lo == 0; lo += chunk) {
-        int64_t m = rows - lo < chunk ? rows - lo : chunk;
-        sl_batch_t *b;
-        SL_ASSERT_OK(sl_batch_create(&b, 16, tNames, ty, m));
-        int np = nulls ? 10 : 0;
-        for (int c = 0; c < 10; c++) {
-            int64_t base = c == 0 ? 10000 : c == 1 ? (int64_t)1600000000 * 1000000 : -groups / 2;
-            if (SL_TYPE_ID(ty[c]) >= SL_TYPE_UINT8 && SL_TYPE_ID(ty[c]) <= SL_TYPE_UINT64)
-                base = 0;
-            fill_col(b, c, ty[c], m, base, wide ? 0 : (uint64_t)groups, np, &s);
-        }
-        fill_col(b, 10, ty[10], m, -100000000, 200000000, np, &s);
-        fill_col(b, 11, ty[11], m, 900000000000000000ll, 90000000000000000ull, np, &s);
-        fill_col(b, 12, ty[12], m, 0, 0, np, &s);
-        fill_col(b, 13, ty[13], m, 0, 0, np, &s);
-        fill_col(b, 14, ty[14], m, 0, 2, np, &s);
-        fill_col(b, 15, ty[15], m, 0, wide ? 0 : (uint64_t)groups, np, &s);
-        SL_ASSERT_OK(sl_table_append(t, b));
-        sl_batch_unref(b);
-        if (m == 0)
-            break;
-    }
-    return t;
-}
-
-/* Every key type alone and in pairs, with sums (decimal ones exact past int64), avg,
- * min and max of each value type; GPU equal to the CPU, on the GPU. */
-static void check_types(const struct tspec *sp, int wide)
-{
-    static const char *const keys[] = {"kd", "kt", "kdec", "k8", "k16", "ku8", "ku16", "ku32",
-                                       "ku64", "kb", "k32", "\"kb,ku64\"", "\"k8,kdec\"",
-                                       "\"kd,kt\""};
-    static const char *const aggs[] = {
-        "aggs=\"count(*), sum(vdec), avg(vdec), min(vdec), max(vdec), count(vdec), sum(vbig), "
-        "avg(vbig)\"",
-        "aggs=\"sum(v8), min(v8), max(v8), avg(v8), sum(vu32), min(vu32), max(vu32), "
-        "sum(vb)\"",
-        "aggs=\"min(vb), max(vb), count(ku64), min(kd), max(kt), min(kdec), max(ku32), "
-        "min(k16)\""};
-    sl_table_t *in = make_types(sp->rows, sp->groups, wide, sp->nulls, sp->seed);
-    sl_engine_t *cpu = engine(SL_PLACE_CPU, 0), *gpu = engine(SL_PLACE_GPU, 0);
-    for (size_t k = 0; k < sizeof keys / sizeof *keys; k++) {
-        for (size_t a = 0; a < sizeof aggs / sizeof *aggs; a++) {
-            char opts[512];
-            snprintf(opts, sizeof opts, "keys=%s %s", keys[k], aggs[a]);
-            int nk = keys[k][0] == '"' ? 2 : 1;
-            sl_table_t *want, *got;
-            int on_gpu = 0;
-            char msg[256];
-            assert_int_equal(run(cpu, in, opts, 0, &want, NULL, msg, sizeof msg), SL_OK);
-            int rc = run(gpu, in, opts, 0, &got, &on_gpu, msg, sizeof msg);
-            if (rc != SL_OK)
-                fail_msg("%s: GPU query failed: %s", opts, msg);
-            printf("%s: cpu %lld rows, gpu %lld rows, GPU %d\n", opts,
-                   (long long)sl_table_num_rows(want), (long long)sl_table_num_rows(got), on_gpu);
-            expect_same(want, got, nk, sp->rows, on_gpu);
-        }
-    }
-    close_engines(cpu, gpu);
-    sl_table_unref(in);
-}
-
-SL_TEST(op_types_few_groups)
-{
-    NEED_GPU();
-    struct tspec s = {.rows = 200000, .groups = 50, .nulls = 1, .seed = 21};
-    check_types(&s, 0);
-    struct tspec e = {.rows = 0, .groups = 1, .seed = 22};
-    check_types(&e, 0);
-}
-
-SL_TEST(op_types_extremes_and_many_groups)
-{
-    NEED_GPU();
-    /* Keys over their full range: the extremes of each type and the shared table's
-     * empty-slot marker are keys; the wide types give ~all-distinct groups. */
-    struct tspec s = {.rows = 150000, .groups = 1, .nulls = 1, .seed = 23};
-    check_types(&s, 1);
-    struct tspec w = {.rows = 100000, .groups = 1, .nulls = 0, .seed = 27}; /* partitioned */
-    check_types(&w, 1);
-    struct tspec m = {.rows = 300000, .groups = 100000, .nulls = 0, .seed = 24};
-    check_types(&m, 0);
-}
-
-/* Group-by of 2^20 distinct int32 keys and of one key, skew, all-null groups: through
- * whichever method the estimate picks. */
-SL_TEST(op_distinct_and_all_null_groups)
-{
-    NEED_GPU();
-    struct tspec d = {.rows = (int64_t)1 << 21, .groups = (int64_t)1 << 20, .seed = 25};
-    check(&d, "keys=k aggs=\"count(*), sum(vl), min(vi), max(vd), avg(vl)\"", 1, 1);
-    /* Nulls in 20% of values over 3,000 groups of ~3 rows: some groups have only nulls
-     * (their sums, min, max and avg are null, their counts 0). */
-    struct tspec n = {.rows = 9000, .groups = 3000, .nulls = 1, .seed = 26};
-    check(&n, "keys=k aggs=\"count(vl), sum(vl), min(vi), max(vd), avg(vf), count(*)\"", 1, 0);
-    check(&n, "keys=k2 aggs=\"count(vl), sum(vl), min(vi), max(vd), avg(vf), count(*)\"", 1, 0);
 }

@@ -1,5 +1,5 @@
-/* GPU hash group-by (issues 7, 17): count(*), count, sum, min, max, avg over integer keys
- * of any width (one or several columns; null keys form one group) and integer or float
+/* GPU hash group-by (issue 7): count(*), count, sum, min, max, avg over int32/int64 keys
+ * (one or several columns; null keys form one group) and int32/int64/float32/float64
  * values. STYLE.md §8 launchers: stream last, never allocate or synchronize, return
  * cudaGetLastError(); sizes the host must know (group counts) are read by the caller.
  *
@@ -14,14 +14,11 @@
  *  table       sl_k_agg_update: each block pre-aggregates its rows in a shared-memory
  *              table, then merges its groups into a global lock-free table (dense group
  *              ids); rows that do not fit the shared table go to the global table
- *              directly. Best while the groups are few (they fit shared memory). One key
- *              column: sl_k_agg_update_small, whose shared slots hold the keys (one
- *              shared load and 32-bit shared atomics a row).
+ *              directly. Best while the groups are few (they fit shared memory).
  *  partitioned sl_k_agg_part_count + sl_k_agg_part_scatter radix-partition each batch by
  *              hash bits into a buffer; sl_k_agg_part_final aggregates one partition per
  *              block in shared memory (rounds if a partition has more groups than fit)
- *              and writes the output columns directly (one key without nulls: the
- *              key-slot table of sl_k_agg_update_small). For many groups.
+ *              and writes the output columns directly. For many groups.
  * Neither path can lose rows: a full global table sends rows to an overflow list and
  * groups of a shared table to a spill table; the caller grows the table and replays them.
  */
@@ -43,32 +40,7 @@ extern "C" {
 /* Same order as the CPU operator's enum agg_fn (operators/aggregate/agg_int.h). */
 enum { SL_K_AGG_COUNT_STAR, SL_K_AGG_COUNT, SL_K_AGG_SUM, SL_K_AGG_MIN, SL_K_AGG_MAX,
        SL_K_AGG_AVG };
-/* Element types. Integers of every width are read as int64 (sign- or zero-extended):
- * date32 is I32; timestamp and decimal of precision <= 18 are I64; bool (one byte, 0 or
- * 1) is U8. U64 values are not summed, nor compared (min/max): keys only. */
-enum { SL_K_I32, SL_K_I64, SL_K_F32, SL_K_F64, SL_K_I8, SL_K_I16, SL_K_U8, SL_K_U16, SL_K_U32,
-       SL_K_U64 };
-
-#ifdef __CUDACC__
-#define SL_HD __host__ __device__
-#else
-#define SL_HD
-#endif
-
-/* Bytes of an element of type t (SL_K_*), for the host and the kernels. */
-static inline SL_HD int sl_k_agg_type_width(int t)
-{
-    switch (t) {
-    case SL_K_I8:
-    case SL_K_U8: return 1;
-    case SL_K_I16:
-    case SL_K_U16: return 2;
-    case SL_K_I32:
-    case SL_K_U32:
-    case SL_K_F32: return 4;
-    default: return 8;
-    }
-}
+enum { SL_K_I32, SL_K_I64, SL_K_F32, SL_K_F64 };
 
 struct sl_k_agg_spec {
     int n_keys;                       /* 0..SL_K_AGG_MAX_KEYS (0: one global group) */
@@ -76,12 +48,6 @@ struct sl_k_agg_spec {
     int n_aggs;                       /* 0..SL_K_AGG_MAX_AGGS */
     int fn[SL_K_AGG_MAX_AGGS];        /* SL_K_AGG_* */
     int in_type[SL_K_AGG_MAX_AGGS];   /* SL_K_* of the input column (unused for count(*)) */
-    /* Integer sums written as 128-bit two's complement (16 bytes a row: Arrow decimal128,
-     * a sum of decimals), never an overflow; else as int64 (SL_EOVERFLOW if it does not
-     * fit). */
-    int sum_i128[SL_K_AGG_MAX_AGGS];
-    /* avg of integers divides the sum by this first (10^scale of a decimal; 0 = 1). */
-    double avg_unit[SL_K_AGG_MAX_AGGS];
 };
 
 struct sl_k_agg_col {
@@ -154,18 +120,6 @@ cudaError_t sl_k_agg_update(const struct sl_k_agg_spec *spec, const struct sl_k_
                             const struct sl_k_agg_table *tb, uint32_t *d_overflow_rows,
                             const struct sl_k_agg_table *spill, int shared_groups, int flags,
                             cudaStream_t stream);
-/* Few groups of one key column: as sl_k_agg_update, but each block's shared table keeps
- * the keys in its slots (no locks, 32-bit shared atomics; kernels/aggregate/
- * aggregate_small.cuh). slots: the shared table's size wanted (a power of two >= it,
- * fewer where shared memory cannot hold two blocks per SM); at most 3/4 of the slots
- * hold groups, further groups go to tb. Only for inputs sl_k_agg_small_ok accepts (one
- * key, no d_rowidx, no d_nullbits); cudaErrorInvalidValue otherwise. */
-int sl_k_agg_small_ok(const struct sl_k_agg_spec *spec, const struct sl_k_agg_input *in);
-cudaError_t sl_k_agg_update_small(const struct sl_k_agg_spec *spec,
-                                  const struct sl_k_agg_input *in,
-                                  const struct sl_k_agg_table *tb, uint32_t *d_overflow_rows,
-                                  const struct sl_k_agg_table *spill, int64_t slots,
-                                  cudaStream_t stream);
 /* Groups a spill table for sl_k_agg_update must hold (depends on the GPU). */
 int64_t sl_k_agg_spill_cap(const struct sl_k_agg_spec *spec, int shared_groups);
 /* Merges groups [0, *src->d_n) of src into dst (growing a table: carve a bigger one,
