@@ -223,8 +223,8 @@ static void check_agg(const struct spec *sp, const char *keys, const char *aggs,
            (long long)sp->groups, sp->zipf, sp->nulls, aggs, (long long)sl_table_num_rows(want),
            si.split, (long long)si.cpu_tasks, (long long)si.gpu_tasks);
     assert_int_equal(si.split, want_split);
-    if (want_split && sp->rows >= 1000000) /* ~120 morsels */
-        assert_true(si.cpu_tasks + si.gpu_tasks > 100);
+    if (want_split && sp->rows >= 1000000) /* many morsels (their size is the engine's) */
+        assert_true(si.cpu_tasks + si.gpu_tasks > 16);
     same_rows(want, got, 0);
     sl_table_unref(want);
     sl_table_unref(got);
