@@ -365,6 +365,7 @@ SL_TEST(kept_rows_freed_after_last_reader)
  * be kept, with SL_EBUDGET, and the engine runs the next queries. */
 SL_TEST(small_host_budget_fails_cleanly)
 {
+    sl_test_config_off(1); /* the budget is this case's own */
     sl_engine_t *e = open_engine(2, 65536, 4 << 20);
     char text[512];
     struct run r;
@@ -391,6 +392,7 @@ SL_TEST(small_host_budget_fails_cleanly)
  * that the aggregate's own state is the same in both runs. */
 SL_TEST(kept_rows_made_outside_the_budget_count_in_it)
 {
+    sl_test_config_off(1); /* the budget is this case's own */
     const char *text = "a = gen.sequence rows=1000000 column=x\n"
                        "p = aggregate(a) keys=x aggs=\"count(*)\"\n"
                        "s1 = aggregate.sum(p) column=x\n"
@@ -420,6 +422,7 @@ SL_TEST(kept_rows_made_outside_the_budget_count_in_it)
  * with SL_ECANCELED, nothing leaks, and the engine runs the plan again. */
 SL_TEST(cancel_while_readers_run)
 {
+    sl_test_config_off(1); /* the task counts waited for are those of one-row morsels */
     sl_engine_t *e = open_engine(2, 1, 0);
     char text[512];
     two_sums(text, sizeof text, 100000, true);
@@ -459,6 +462,7 @@ SL_TEST(cancel_while_readers_run)
  * leaks (the keeper, its readers and the kept batches are freed on every path). */
 SL_TEST(injected_allocation_failures)
 {
+    sl_test_config_off(1); /* the bound on k is for 100-row morsels */
     sl_engine_t *e = open_engine(2, 100, 0);
     int succeeded = 0, failed = 0;
     for (int k = 0; k < 1000 && !succeeded; k++) {
