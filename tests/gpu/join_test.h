@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "exec_int.h"
+#include "gpu_test.h"
 #include "sl_test.h"
 
 /* Rows as a multiset: count and the sum of a hash of each row (nulls hash apart). */
@@ -50,18 +51,6 @@ static struct fp fingerprint(sl_table_t *t)
         }
     }
     return f;
-}
-
-static sl_engine_t *engine(enum sl_placement pl, int64_t gpu_mem)
-{
-    struct sl_engine_config cfg;
-    sl_engine_config_init(&cfg);
-    cfg.n_threads = 2;
-    cfg.placement = pl;
-    cfg.gpu_mem_limit = gpu_mem;
-    sl_engine_t *e;
-    SL_ASSERT_OK(sl_test_engine_open(&e, &cfg));
-    return e;
 }
 
 /* Runs left JOIN right with `opts` and returns the result's fingerprint; *on_gpu says

@@ -11,6 +11,7 @@
 
 #include "common/materialize.h"
 #include "exec_int.h"
+#include "gpu_test.h"
 #include "sl_test.h"
 
 /* A table's rows as one 64-bit word per value, in order: the value's bytes
@@ -68,18 +69,6 @@ static struct flat flatten(sl_table_t *t)
     return f;
 }
 
-static sl_engine_t *engine(enum sl_placement pl, int64_t gpu_mem)
-{
-    struct sl_engine_config cfg;
-    sl_engine_config_init(&cfg);
-    cfg.n_threads = 2;
-    cfg.placement = pl;
-    cfg.gpu_mem_limit = gpu_mem;
-    sl_engine_t *e;
-    SL_ASSERT_OK(sl_test_engine_open(&e, &cfg));
-    return e;
-}
-
 /* Plans `op` (sort, partition or merge) with `opts` over the tables `in`. */
 static sl_query_t *query(sl_engine_t *e, sl_table_t **in, int n_in, const char *op,
                          const char *opts, int output_device, sl_plan_t **pp, int *node)
@@ -129,7 +118,7 @@ static struct flat run(sl_engine_t *e, sl_table_t **in, int n_in, const char *op
 static void check_tables(sl_table_t **in, int n_in, const char *op, const char *opts,
                          int expect_gpu, int64_t gpu_mem, int host_only, const char *what)
 {
-    sl_engine_t *cpu = engine(SL_PLACE_CPU, 0), *gpu = engine(SL_PLACE_GPU, gpu_mem);
+    sl_engine_t *cpu = gpu_test_engine(SL_PLACE_CPU, 0), *gpu = gpu_test_engine(SL_PLACE_GPU, gpu_mem);
     struct flat want = run(cpu, in, n_in, op, opts, 0, NULL);
     int64_t rows = 0;
     for (int i = 0; i < n_in; i++)

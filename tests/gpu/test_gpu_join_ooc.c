@@ -28,11 +28,11 @@ static void check_on(const struct spec *ls, const struct spec *rs, const char *o
                      int64_t gpu_mem, int need_gpu)
 {
     sl_table_t *l = make(ls, "l"), *r = make(rs, "r");
-    sl_engine_t *cpu = engine(SL_PLACE_CPU, 0);
+    sl_engine_t *cpu = gpu_test_engine(SL_PLACE_CPU, 0);
     struct fp want = run(cpu, l, r, opts, 0, NULL);
     size_t free0 = 0, free1 = 0, total = 0;
     assert_int_equal(cudaMemGetInfo(&free0, &total), cudaSuccess);
-    sl_engine_t *gpu = engine(SL_PLACE_GPU, gpu_mem);
+    sl_engine_t *gpu = gpu_test_engine(SL_PLACE_GPU, gpu_mem);
     int on_gpu = -1;
     struct fp got = run(gpu, l, r, opts, 0, &on_gpu);
     assert_int_equal(cudaMemGetInfo(&free1, &total), cudaSuccess);

@@ -141,7 +141,7 @@ static void check(const struct spec *ls, const struct spec *rs, const char *opts
                   int resident, int64_t gpu_mem)
 {
     sl_table_t *l = make(ls, "l"), *r = make(rs, "r");
-    sl_engine_t *cpu = engine(SL_PLACE_CPU, 0), *gpu = engine(SL_PLACE_GPU, gpu_mem);
+    sl_engine_t *cpu = gpu_test_engine(SL_PLACE_CPU, 0), *gpu = gpu_test_engine(SL_PLACE_GPU, gpu_mem);
     struct fp want = run(cpu, l, r, opts, 0, NULL);
     sl_table_t *gl = l, *gr = r;
     if (resident) {
@@ -239,7 +239,7 @@ SL_TEST(aggregate_overflow_is_an_error)
     struct spec c = {.rows = 80000, .key64 = 1, .n_pay = 1, .pay64 = 1, .huge = 1, .key_range = 900, .seed = 24};
     struct spec d = {.rows = 9000, .key64 = 1, .n_pay = 1, .pay64 = 1, .key_range = 900, .seed = 25};
     sl_table_t *l = make(&c, "l"), *r = make(&d, "r");
-    sl_engine_t *gpu = engine(SL_PLACE_GPU, 0);
+    sl_engine_t *gpu = gpu_test_engine(SL_PLACE_GPU, 0);
     sl_plan_t *p;
     int nl, nr, nj;
     SL_ASSERT_OK(sl_plan_create(&p));
@@ -271,7 +271,7 @@ SL_TEST(kinds_keys_payloads_algorithms)
     static const char *const kinds[] = {"inner", "left", "semi", "anti"};
     static const char *const algos[] = {"radix", "nopart", "sortmerge"};
     static const int pays[] = {0, 1, 2, 3, 5};
-    sl_engine_t *cpu = engine(SL_PLACE_CPU, 0), *gpu = engine(SL_PLACE_GPU, 0);
+    sl_engine_t *cpu = gpu_test_engine(SL_PLACE_CPU, 0), *gpu = gpu_test_engine(SL_PLACE_GPU, 0);
     for (int key = 0; key < 3; key++) {
         for (size_t pi = 0; pi < sizeof pays / sizeof pays[0]; pi++) {
             struct spec ls = {.rows = 20000, .key64 = key == 1, .key2 = key == 2,
@@ -313,7 +313,7 @@ SL_TEST(kinds_edge_cases)
     struct spec far = {.rows = 5000, .n_pay = 1, .key_offset = 1000000, .seed = 35};
     struct spec heavy = {.rows = 6000, .n_pay = 1, .key_range = 1, .seed = 36};
     struct spec few = {.rows = 3000, .n_pay = 1, .key_range = 3, .seed = 37};
-    sl_engine_t *cpu = engine(SL_PLACE_CPU, 0), *gpu = engine(SL_PLACE_GPU, 0);
+    sl_engine_t *cpu = gpu_test_engine(SL_PLACE_CPU, 0), *gpu = gpu_test_engine(SL_PLACE_GPU, 0);
     const struct spec *cases[][2] = {{&empty, &many}, {&many, &empty}, {&one, &many},
                                      {&one, &one},    {&skew, &pk},    {&pk, &far},
                                      {&few, &heavy},  {&heavy, &few}};
@@ -354,7 +354,7 @@ SL_TEST(nopart_wide_sides_dense_sparse_and_duplicate_builds)
     struct spec probe64 = {.rows = 40000, .key64 = 1, .n_pay = 2, .key_range = 25000, .key_offset = -5000, .seed = 67};
     struct spec pk64 = {.rows = 20000, .key64 = 1, .n_pay = 2, .pay64 = 1, .key_offset = -5000, .seed = 68};
     struct spec dup64 = {.rows = 20000, .key64 = 1, .n_pay = 1, .key_range = 15000, .seed = 69};
-    sl_engine_t *cpu = engine(SL_PLACE_CPU, 0), *gpu = engine(SL_PLACE_GPU, 0);
+    sl_engine_t *cpu = gpu_test_engine(SL_PLACE_CPU, 0), *gpu = gpu_test_engine(SL_PLACE_GPU, 0);
     const struct spec *cases[][2] = {{&probe, &pk},         {&probe, &dup},     {&probe, &far},
                                      {&probe, &sparse},     {&probe_neg, &neg}, {&probe64, &pk64},
                                      {&probe64, &dup64}};
@@ -380,7 +380,7 @@ static void small_cases(int tiny)
 {
     static const char *const kinds[] = {"inner", "left", "semi", "anti"};
     static const char *const algos[] = {"radix", "nopart", "sortmerge"};
-    sl_engine_t *cpu = engine(SL_PLACE_CPU, 0), *gpu = engine(SL_PLACE_GPU, 0);
+    sl_engine_t *cpu = gpu_test_engine(SL_PLACE_CPU, 0), *gpu = gpu_test_engine(SL_PLACE_GPU, 0);
     for (int v = 0; v < (tiny ? 1 : 5); v++) {
         struct spec ls = {.rows = tiny ? 600 : 3000, .n_pay = v == 1 ? 5 : v == 4 ? 10 : 3, .mixed = 1,
                           .key64 = v == 2, .key2 = v == 3, .key_range = 500, .seed = 50 + v};
@@ -461,7 +461,7 @@ SL_TEST(probe_filter_low_match)
     struct spec pk64 = {.rows = 150000, .key64 = 1, .n_pay = 1, .seed = 72};
     struct spec probe64 = {.rows = 1100000, .key64 = 1, .n_pay = 3, .mixed = 1, .key_range = 600000, .seed = 73};
     struct spec sparse = {.rows = 200000, .n_pay = 1, .key_mul = 5, .seed = 74};
-    sl_engine_t *cpu = engine(SL_PLACE_CPU, 0), *gpu = engine(SL_PLACE_GPU, 0);
+    sl_engine_t *cpu = gpu_test_engine(SL_PLACE_CPU, 0), *gpu = gpu_test_engine(SL_PLACE_GPU, 0);
     const struct spec *cases[][2] = {{&probe, &pk}, {&probe64, &pk64}, {&probe, &sparse}};
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         sl_table_t *l = make(cases[c][0], "l"), *r = make(cases[c][1], "r");
@@ -573,7 +573,7 @@ SL_TEST(typed_keys_as_integers)
     struct spec l8 = l, r8 = r;
     l8.key64 = r8.key64 = l8.pay64 = r8.pay64 = 1;
     sl_table_t *L4 = make(&l, "l"), *R4 = make(&r, "r"), *L8 = make(&l8, "l"), *R8 = make(&r8, "r");
-    sl_engine_t *cpu = engine(SL_PLACE_CPU, 0), *gpu = engine(SL_PLACE_GPU, 0);
+    sl_engine_t *cpu = gpu_test_engine(SL_PLACE_CPU, 0), *gpu = gpu_test_engine(SL_PLACE_GPU, 0);
     struct {
         sl_table_t *l, *r;
         enum sl_type key, pay;

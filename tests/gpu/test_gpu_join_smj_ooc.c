@@ -57,13 +57,13 @@ static void check(const struct spec *ls, const struct spec *rs, const char *opts
 {
     (void)run; /* join_test.h's, unused here */
     sl_table_t *l = make(ls, "l"), *r = make(rs, "r");
-    sl_engine_t *cpu = engine(SL_PLACE_CPU, 0);
+    sl_engine_t *cpu = gpu_test_engine(SL_PLACE_CPU, 0);
     int ooc = -1;
     struct fp want = run_smj(cpu, l, r, opts, &ooc);
     sl_engine_close(cpu);
     size_t free0 = 0, free1 = 0, total = 0;
     assert_int_equal(cudaMemGetInfo(&free0, &total), cudaSuccess);
-    sl_engine_t *gpu = engine(SL_PLACE_GPU, gpu_mem);
+    sl_engine_t *gpu = gpu_test_engine(SL_PLACE_GPU, gpu_mem);
     struct fp got = run_smj(gpu, l, r, opts, &ooc);
     assert_int_equal(cudaMemGetInfo(&free1, &total), cudaSuccess);
     struct sl_mem_stats ms = SL_MEM_STATS_INIT;

@@ -520,18 +520,6 @@ static sl_table_t *points_table(int64_t n, int d, int kt, uint64_t seed, int gri
     return t;
 }
 
-static sl_engine_t *km_engine(enum sl_placement pl, int64_t gpu_mem)
-{
-    struct sl_engine_config cfg;
-    sl_engine_config_init(&cfg);
-    cfg.n_threads = 2;
-    cfg.placement = pl;
-    cfg.gpu_mem_limit = gpu_mem;
-    sl_engine_t *e;
-    SL_ASSERT_OK(sl_test_engine_open(&e, &cfg));
-    return e;
-}
-
 /* Runs kmeans(opts) over t; returns the result in host memory, or NULL with the error
  * code and message when the query fails. */
 static sl_table_t *km_run(sl_engine_t *e, sl_table_t *t, const char *opts, int *on_gpu, int *rc,
@@ -597,7 +585,7 @@ static void op_check(int64_t n, int d, int kt, uint64_t seed, int grid, const ch
                      int resident, int64_t gpu_mem, int expect_gpu)
 {
     sl_table_t *t = points_table(n, d, kt, seed, grid, 30000);
-    sl_engine_t *cpu = km_engine(SL_PLACE_CPU, 0), *gpu = km_engine(SL_PLACE_GPU, gpu_mem);
+    sl_engine_t *cpu = gpu_test_engine(SL_PLACE_CPU, 0), *gpu = gpu_test_engine(SL_PLACE_GPU, gpu_mem);
     int rc_c, rc_g, on_gpu = -1;
     char m_c[512] = "", m_g[512] = "";
     sl_table_t *want = km_run(cpu, t, opts, NULL, &rc_c, m_c, sizeof m_c);

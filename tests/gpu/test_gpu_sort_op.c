@@ -228,7 +228,7 @@ SL_TEST(small_budget_goes_to_cpu)
      * GPU memory: input and output cannot both fit 48 MiB whatever sorts, so the query
      * fails with SL_EBUDGET, and the engine runs the next query (host output) correctly. */
     sl_table_t *in = make(&a), *din;
-    sl_engine_t *e = engine(SL_PLACE_GPU, 48 << 20);
+    sl_engine_t *e = gpu_test_engine(SL_PLACE_GPU, 48 << 20);
     SL_ASSERT_OK(sl_table_to_device(e, in, 0, &din));
     sl_plan_t *p;
     int ns;
@@ -317,7 +317,7 @@ SL_TEST(merge_errors_and_fallbacks)
     struct spec a = {.rows = 30000, .n_pay = 1, .keys = K_SORTED, .seed = 110};
     struct spec r = {.rows = 30000, .n_pay = 1, .keys = K_FEW, .seed = 111};
     sl_table_t *in[2] = {make(&a), make(&r)};
-    sl_engine_t *cpu = engine(SL_PLACE_CPU, 0), *gpu = engine(SL_PLACE_GPU, 0);
+    sl_engine_t *cpu = gpu_test_engine(SL_PLACE_CPU, 0), *gpu = gpu_test_engine(SL_PLACE_GPU, 0);
     char msg[2][512];
     for (int g = 0; g < 2; g++) {
         sl_plan_t *p;

@@ -308,7 +308,7 @@ SL_TEST(sort_dict_and_wide_decimal_on_the_cpu)
         SL_ASSERT_OK(sl_table_append(t, b));
         sl_batch_unref(b);
     }
-    sl_engine_t *cpu = engine(SL_PLACE_CPU, 0), *gpu = engine(SL_PLACE_GPU, 0);
+    sl_engine_t *cpu = gpu_test_engine(SL_PLACE_CPU, 0), *gpu = gpu_test_engine(SL_PLACE_GPU, 0);
     const char *bys[3] = {"by=k", "by=\"s DESC\"", "by=w"};
     for (int i = 0; i < 3; i++) {
         int on_gpu = -1;
