@@ -39,7 +39,8 @@ GENERATED = {
 }
 # The runtime headers that operators may include: the runtime's internal services
 # published to built-in operators. Everything else in runtime/ is the runtime's own.
-RUNTIME_PUBLISHED = ("runtime/internal.h", "runtime/gpu_ext.h", "runtime/value_text.h")
+RUNTIME_PUBLISHED = ("runtime/internal.h", "runtime/gpu_ext.h", "runtime/value_text.h",
+                     "runtime/exchange.h")
 # The one place for helpers shared by operator families: the files directly in
 # operators/ (operators.h and its sources). Should the shared helpers move into a folder
 # of their own (operators/<name>/), add it here and in docs/ARCHITECTURE.md.

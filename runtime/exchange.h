@@ -1,0 +1,89 @@
+/* Exchange: moving partitions between the participants of one query (logical or
+ * physical GPUs of one process, or MPI ranks), behind a pluggable transport.
+ *
+ * One exchange is an all-to-all among n participants. A sender hands the exchange
+ * packets (bytes in host memory or in one device's memory) addressed to a participant
+ * and a channel (which table or column group they belong to); each receiver takes the
+ * packets addressed to it, in the order each sender sent them on a channel, until every
+ * sender has closed that channel. Code that partitions, balances and joins sees only
+ * this interface; it never knows whether device copies, peer copies or MPI carry the
+ * bytes (DESIGN.md, "Several GPUs, then several machines").
+ *
+ * Flow control: a transport admits at most `credits` packets in flight to one receiver
+ * (sent and not yet released by it); send() returns SL_EBUSY when the receiver has no
+ * credit left, and the sender receives or waits before trying again. No receiver's
+ * buffers can therefore overflow whatever the skew.
+ *
+ * Published to operators (docs/ARCHITECTURE.md, layers). Status codes are sl_status. */
+#ifndef SL_RUNTIME_EXCHANGE_H
+#define SL_RUNTIME_EXCHANGE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Where a packet's bytes live. */
+enum sl_xchg_mem { SL_XCHG_HOST = 0, SL_XCHG_DEVICE = 1 };
+
+typedef struct sl_xchg_packet {
+    int src;               /* sending participant, 0..n-1 */
+    int dst;               /* receiving participant, 0..n-1 */
+    int channel;           /* 0..channels-1: which stream of packets (table, column set) */
+    enum sl_xchg_mem mem;  /* where data lives */
+    int device;            /* the participant's device when mem is SL_XCHG_DEVICE */
+    void *data;            /* owned by the sender until send() returns SL_OK and the
+                            * transport says it is done with it (see wait_sent); owned
+                            * by the transport on the receiving side until release() */
+    size_t bytes;
+    int64_t rows;          /* rows the packet carries (for accounting and explain) */
+    uint64_t seq;          /* set by the transport: order within (src, dst, channel) */
+} sl_xchg_packet;
+
+typedef struct sl_xchg_config {
+    int n;                 /* participants */
+    int channels;          /* independent packet streams, >= 1 */
+    int credits;           /* packets in flight to one receiver, >= 1 */
+    size_t packet_bytes;   /* the largest packet a sender will hand over */
+} sl_xchg_config;
+
+typedef struct sl_xchg_stats {
+    uint64_t packets;      /* sent by this process's participants */
+    uint64_t bytes;
+    double seconds;        /* wall time the transport spent moving them */
+} sl_xchg_stats;
+
+/* A transport. ctx is the transport's own state (an MPI communicator, a set of devices
+ * and their streams); one transport may run several exchanges one after another. */
+typedef struct sl_xchg_transport {
+    const char *name;  /* "device" (logical devices of one GPU), "peer", "mpi", "local" */
+    void *ctx;
+    /* Participants this process holds: for in-process devices all n; for MPI one (the
+     * rank). Fills first and count. */
+    void (*local)(void *ctx, int *first, int *count);
+    int (*open)(void *ctx, const sl_xchg_config *cfg, void **xchg);
+    /* Queues p (src must be local). SL_OK: accepted (the data must stay valid until
+     * wait_sent); SL_EBUSY: p->dst has no credit; retry after receiving or waiting. */
+    int (*send)(void *xchg, sl_xchg_packet *p);
+    /* Waits until every accepted packet of participant src has left its buffers. */
+    int (*wait_sent)(void *xchg, int src);
+    /* Ends channel ch from local participant src to every receiver. */
+    int (*close_channel)(void *xchg, int src, int ch);
+    /* Next packet for local participant dst on channel ch: SL_OK with *out filled,
+     * *done = true (and no packet) once every sender closed ch and all its packets were
+     * taken; waits for one otherwise (until the query is canceled: SL_ECANCELED). */
+    int (*recv)(void *xchg, int dst, int ch, sl_xchg_packet *out, bool *done);
+    /* Gives a received packet's buffer back (returns its sender a credit). */
+    void (*release)(void *xchg, sl_xchg_packet *p);
+    /* Ends the exchange; fills stats when non-NULL. Safe after an error. */
+    int (*close)(void *xchg, sl_xchg_stats *stats);
+} sl_xchg_transport;
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
