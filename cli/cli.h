@@ -64,6 +64,9 @@ void cli_put_json_string(const char *s);
 /* Prints at most `limit` rows of a result table. */
 void cli_print_table(const char *name, sl_table_t *t, enum cli_format fmt, int64_t limit);
 
+/* A plan file's text (at most 16 MiB, no NUL bytes; free() it); prints the error and
+ * returns NULL on failure. */
+char *cli_read_plan_text(const char *path);
 /* Reads and parses a plan file; prints the error and returns NULL on failure. */
 sl_plan_t *cli_load_plan(const char *path);
 /* The same, with named tables registered first (scan.table name=NAME reads them). */

@@ -65,6 +65,15 @@ static int run_all(struct tpch_args *a, bool json)
                TPCH_TABLES, dir, total_rows, d.total_ms, a->residency);
     }
     fflush(stdout);
+    /* The floor: reading each query's columns once where the data lives, at the memory's
+     * or the link's bandwidth (measured once; docs/TPCH.md). */
+    struct bench_floor fl = {0};
+    bool cpu = a->common.placement == SL_PLACE_CPU || sl_engine_device_count(eng) < 2;
+    enum bench_where where = cpu                                  ? BENCH_ON_CPU
+                             : !strcmp(a->residency, "gpu")       ? BENCH_ON_GPU
+                                                                  : BENCH_LINK;
+    if (json)
+        bench_floor_measure(eng, where, (double)((int64_t)1 << 30), 0, &fl);
     int n[4] = {0};
     double log_sum = 0, total_ms = 0;
     for (int q = 1; q <= TPCH_QUERIES; q++) {
@@ -93,10 +102,16 @@ static int run_all(struct tpch_args *a, bool json)
                    device);
             if (r.checked)
                 printf(",\"matches_expected\":%s", r.status == TPCH_WRONG ? "false" : "true");
-            struct sl_mem_stats ms = SL_MEM_STATS_INIT;
-            if (sl_engine_device_count(eng) > 1 && sl_engine_mem_stats(eng, &ms) == SL_OK)
+            if (r.gpu_peak_bytes >= 0)
                 printf(",\"gpu_peak_bytes\":%" PRId64 ",\"gpu_resident_bytes\":%" PRId64,
-                       ms.gpu_peak, resident_bytes);
+                       r.gpu_peak_bytes, resident_bytes);
+            printf(",\"scan_bytes\":%" PRId64, r.scan_bytes);
+            if (fl.kind && fl.in_gbps > 0) {
+                double f_ms = (double)r.scan_bytes / (fl.in_gbps * 1e6);
+                printf(",\"floor\":\"%s\",\"floor_gbps\":%.3f,\"floor_ms\":%.4f,"
+                       "\"x_floor\":%.2f", fl.kind, fl.in_gbps, f_ms,
+                       f_ms > 0 ? r.median_ms / f_ms : 0);
+            }
             printf("}\n");
         } else if (r.status == TPCH_MISSING) {
             printf("q%02d  missing (%s)\n", q, r.message);

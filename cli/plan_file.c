@@ -7,7 +7,7 @@
 
 #define MAX_PLAN_BYTES (16 << 20)
 
-static char *read_file(const char *path)
+char *cli_read_plan_text(const char *path)
 {
     FILE *f = cli_open_input(path, "plan");
     if (!f)
@@ -39,7 +39,7 @@ sl_plan_t *cli_load_plan(const char *path)
 sl_plan_t *cli_load_plan_tables(const char *path, const char *const names[],
                                 sl_table_t *const tables[], int n_tables)
 {
-    char *text = read_file(path);
+    char *text = cli_read_plan_text(path);
     if (!text)
         return NULL;
     sl_plan_t *plan;

@@ -10,6 +10,7 @@
 
 #define TPCH_TABLES 8
 #define TPCH_QUERIES 22
+#define TPCH_MAX_COLS 16 /* lineitem's */
 
 /* The command line of both commands (tpch_args_parse). */
 struct tpch_args {
@@ -40,6 +41,7 @@ struct tpch_data {
     sl_table_t *tables[TPCH_TABLES];
     int64_t rows[TPCH_TABLES];
     double ms[TPCH_TABLES];     /* reading (and moving into the residency) each table */
+    int64_t col_bytes[TPCH_TABLES][TPCH_MAX_COLS]; /* each column's bytes (tpch_floor.c) */
     double total_ms;
 };
 
@@ -54,6 +56,12 @@ const char *tpch_data_dir(struct tpch_args *a);
 int tpch_load(sl_engine_t *eng, const char *plans_dir, const char *dir, const char *residency,
               struct tpch_data *d, bool progress);
 void tpch_data_release(struct tpch_data *d);
+/* Fills d->col_bytes[t] from table t's host batches (tpch_load calls it before the move
+ * into the residency). */
+void tpch_measure_columns(struct tpch_data *d, int t);
+/* Bytes of the table columns a plan (its text) reads: what the query must read at least
+ * once. */
+int64_t tpch_scan_bytes(const char *plan_text, const struct tpch_data *d);
 /* The plans directory: --plans, else ./plans/tpch, else the source tree's (built in). */
 const char *tpch_plans_dir(const struct tpch_args *a);
 
@@ -67,6 +75,8 @@ struct tpch_run {
     int64_t rows;
     uint64_t checksum;
     bool checked;               /* compared with an expected answer */
+    int64_t scan_bytes;         /* tpch_scan_bytes of the plan */
+    int64_t gpu_peak_bytes;     /* the engine's GPU peak during the runs (-1: none) */
     char message[512];          /* why it failed, or is wrong */
 };
 /* Runs plans/tpch/qNN.plan on the loaded tables: one warm-up (the run checked against

@@ -249,6 +249,8 @@ int tpch_load(sl_engine_t *eng, const char *plans_dir, const char *dir, const ch
         int64_t t0 = cli_now_ns();
         rc = load_table(eng, path, name, cols, &d->tables[t]);
         if (!rc)
+            tpch_measure_columns(d, t);
+        if (!rc)
             rc = place_table(eng, residency, name, &d->tables[t]);
         if (rc)
             break;

@@ -157,8 +157,12 @@ void tpch_run_query(sl_engine_t *eng, const struct tpch_args *a, const char *pla
         sl_plan_destroy(plan);
         return;
     }
+    char *text = cli_read_plan_text(path);
+    r->scan_bytes = text ? tpch_scan_bytes(text, d) : 0;
+    free(text);
     struct bench_result res;
     bench_result_init(&res, 0);
+    sl_engine_reset_peaks(eng);
     struct check_ctx ctx = {a, name, r};
     char what[16];
     snprintf(what, sizeof what, "tpch %s", name);
@@ -168,6 +172,9 @@ void tpch_run_query(sl_engine_t *eng, const struct tpch_args *a, const char *pla
         snprintf(r->message, sizeof r->message, "the query failed (message above)");
     }
     sl_plan_destroy(plan);
+    struct sl_mem_stats ms = SL_MEM_STATS_INIT;
+    r->gpu_peak_bytes = sl_engine_device_count(eng) > 1 && sl_engine_mem_stats(eng, &ms) == SL_OK
+                            ? ms.gpu_peak : -1;
     r->runs = res.n;
     r->rows = res.output_rows;
     r->checksum = res.checksum;

@@ -359,6 +359,16 @@ int sl_engine_mem_stats(const sl_engine_t *eng, struct sl_mem_stats *out)
     return sl__out_fill(out, st, sizeof *st, "sl_engine_mem_stats");
 }
 
+int sl_engine_reset_peaks(sl_engine_t *eng)
+{
+    if (!eng)
+        return sl__set_last_error(SL_EINVAL, "sl_engine_reset_peaks: NULL engine");
+    atomic_store(&eng->host_peak, atomic_load(&eng->hb->in_use));
+    for (int i = 0; eng->gpus && i < eng->n_gpus; i++)
+        sl__gpu_mem_reset_peak(eng->gpus[i]);
+    return SL_OK;
+}
+
 int sl__engine_charge_host(sl_engine_t *eng, int64_t bytes)
 {
     int64_t now = atomic_fetch_add(&eng->hb->in_use, bytes) + bytes;

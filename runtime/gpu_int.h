@@ -60,6 +60,8 @@ int sl__gpu_measure_copy(struct sl__gpu *g, int64_t bytes, double *gbps);
 int sl__gpu_fp32_peak(struct sl__gpu *g, double *gflops);
 /* Memory counters of the GPU's pool. */
 void sl__gpu_mem(struct sl__gpu *g, int64_t *in_use, int64_t *peak, int64_t *limit);
+/* Sets the GPU pool's peak to what is in use now. */
+void sl__gpu_mem_reset_peak(struct sl__gpu *g);
 bool sl__batch_on_device(const sl_batch_t *b);
 /* Device memory of a task (sl_task_device_alloc): from the pool of the task's GPU,
  * ordered on the task's stream. bytes > 0. */

@@ -860,6 +860,11 @@ int sl__gpu_run_sync(struct sl__gpu *g, sl_task_t *t, const struct sl_impl *im)
     return rc;
 }
 
+void sl__gpu_mem_reset_peak(struct sl__gpu *g)
+{
+    sl__dpool_reset_peak(g->pool);
+}
+
 void sl__gpu_mem(struct sl__gpu *g, int64_t *in_use, int64_t *peak, int64_t *limit)
 {
     struct sl__dpool_stats st;

@@ -178,6 +178,11 @@ struct sl_mem_stats {
  * Added in 0.1; returns int and is growable since 0.3 (it returned void). */
 SL_API int sl_engine_mem_stats(const sl_engine_t *eng, struct sl_mem_stats *st);
 
+/* Sets host_peak and gpu_peak of sl_engine_mem_stats to the bytes in use now, so that
+ * the next query's peak can be read after it (with no other query running: the peaks
+ * are the engine's, not one query's). Errors: SL_EINVAL (NULL). Thread-safe. Since 0.3. */
+SL_API int sl_engine_reset_peaks(sl_engine_t *eng);
+
 #ifdef __cplusplus
 }
 #endif

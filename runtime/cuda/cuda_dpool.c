@@ -134,6 +134,11 @@ int sl__dpool_trim(struct sl__dpool *p, int64_t keep_bytes)
     return rc;
 }
 
+void sl__dpool_reset_peak(struct sl__dpool *p)
+{
+    atomic_store(&p->peak_bytes, atomic_load(&p->in_use_bytes));
+}
+
 void sl__dpool_stats(const struct sl__dpool *p, struct sl__dpool_stats *st)
 {
     st->in_use_bytes = atomic_load(&p->in_use_bytes);

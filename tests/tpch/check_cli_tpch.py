@@ -216,6 +216,14 @@ def main():
           and by_q["q02"]["sf"] == "0.01" and by_q["q02"]["placement"] == "cpu",
           "bench tpch: q02's line")
     check(by_q.get("q03", {}).get("status") == "missing", "bench tpch: q03 missing")
+    # Q6 reads l_shipdate (date32) and three decimal(15,2) columns: 4 + 3 * 8 bytes a row.
+    with open(os.path.join(data, "lineitem.tbl")) as f:
+        li_rows = sum(1 for _ in f)
+    q6 = by_q.get("q06", {})
+    check(q6.get("scan_bytes") == 28 * li_rows and q6.get("floor") == "memory"
+          and q6.get("floor_ms", 0) > 0
+          and abs(q6["x_floor"] - q6["time_ms"] / q6["floor_ms"]) < 0.01 * q6["x_floor"] + 0.01,
+          f"bench tpch: q06's scan bytes and floor ({q6.get('scan_bytes')} vs {28 * li_rows})")
     s = lines[-1] if lines else {}
     check(s.get("summary") and s["ok"] == 2 and s["missing"] == 1 and s["error"] == 1
           and s["geomean_ms"] > 0,

@@ -226,3 +226,32 @@ SL_TEST(measure_links_without_gpus_is_a_no_op)
     assert_int_equal(cpu.kind, SL_DEVICE_CPU);
     sl_engine_close(e);
 }
+
+SL_TEST(reset_peaks_starts_the_next_measurement)
+{
+    sl_engine_t *e = cpu_engine(2, 4096);
+    /* A sort keeps all 2^20 rows (8 MiB) at once: the peak rises past that. */
+    sl_plan_t *p = sl_test_plan_parse("n = gen.sequence rows=1048576 column=x\n"
+                                      "s = sort(n) by=\"x DESC\"\noutput s\n");
+    sl_query_t *q;
+    SL_ASSERT_OK(sl_query_create(e, p, &q));
+    SL_ASSERT_OK(sl_query_run(q));
+    sl_query_destroy(q);
+    struct sl_mem_stats st = SL_MEM_STATS_INIT;
+    SL_ASSERT_OK(sl_engine_mem_stats(e, &st));
+    assert_true(st.host_peak >= ((int64_t)8 << 20));
+    assert_true(st.host_in_use < st.host_peak);
+    assert_int_equal(sl_engine_reset_peaks(NULL), SL_EINVAL);
+    SL_ASSERT_OK(sl_engine_reset_peaks(e));
+    SL_ASSERT_OK(sl_engine_mem_stats(e, &st));
+    assert_true(st.host_peak < ((int64_t)8 << 20));
+    assert_true(st.host_peak >= st.host_in_use);
+    /* The next query's peak is measured from there. */
+    SL_ASSERT_OK(sl_query_create(e, p, &q));
+    SL_ASSERT_OK(sl_query_run(q));
+    sl_query_destroy(q);
+    SL_ASSERT_OK(sl_engine_mem_stats(e, &st));
+    assert_true(st.host_peak >= ((int64_t)8 << 20));
+    sl_plan_destroy(p);
+    sl_engine_close(e);
+}
