@@ -175,6 +175,9 @@ def measure_per_query(spec, build, no_peers, timeout):
     for q in sorted(set(mine) | set(peer)):
         m, p = mine.get(q, {"status": "missing"}), peer.get(q)
         e = {"status": m.get("status", "ok"), "rows": m.get("rows")}
+        for k in ("floor_ms", "floor", "gpu_peak_bytes"):  # sluice tpch's extras
+            if m.get(k) is not None:
+                e[k] = m[k]
         if e["status"] == "ok":
             e["sluice"] = float(m[metric])
         if p is not None and p.get("status", "ok") == "ok":
@@ -313,19 +316,32 @@ def per_query_table(spec, rec):
     """The Markdown table of a per-query spec's newest record: each query's figure, its
     peer's and their ratio, then the geometric means."""
     unit, vs = spec.get("unit", "ms"), spec.get("vs", {}).get("name", "peer")
+    qs = rec["queries"]
+    floor = next((e["floor"] for e in qs.values() if "floor" in e), None)
+    peak = any("gpu_peak_bytes" in e for e in qs.values())
+    extra_head = (f" {floor} floor | × floor |" if floor else "") + (" peak GPU memory |"
+                                                                       if peak else "")
     out = [f"### `{spec['name']}` per query ({rec['device']}, {rec['date']}, {rec['commit']})",
-           "", f"| query | sluice | {vs} | sluice / {vs} | rows | status | met |",
-           "|---|---|---|---|---|---|---|"]
-    for q, e in sorted(rec["queries"].items()):
+           "", f"| query | sluice | {vs} | sluice / {vs} | rows | status | met |{extra_head}",
+           "|---|---|---|---|---|---|---|" + "---|" * extra_head.count("|")]
+    for q, e in sorted(qs.items()):
         ratio = (f"×{e['sluice'] / e['vs']:.2f}" if "sluice" in e and e.get("vs", 0) > 0
                  else "—")
+        extra = ""
+        if floor:
+            f = e.get("floor_ms")
+            extra += (f" {fmt(f, unit)} | ×{e['sluice'] / f:.1f} |" if f and "sluice" in e
+                      else " — | — |")
+        if peak:
+            b = e.get("gpu_peak_bytes")
+            extra += f" {b / 2**20:,.0f} MiB |" if b is not None else " — |"
         out.append(f"| {q} | {fmt(e.get('sluice'), unit)} | {fmt(e.get('vs'), unit)} | "
                    f"{ratio} | {e.get('rows') if e.get('rows') is not None else '—'} | "
-                   f"{e['status']} | {query_met(spec, e)} |")
+                   f"{e['status']} | {query_met(spec, e)} |{extra}")
     ratio = f"×{rec['sluice'] / rec['vs']:.2f}" if rec.get("vs") else "—"
     out.append(f"| geometric mean ({rec['n_queries']} answered by both) | "
                f"{fmt(rec['sluice'], unit)} | {fmt(rec.get('vs'), unit)} | {ratio} | | | "
-               f"{met(spec, rec)} |")
+               f"{met(spec, rec)} |" + " |" * extra_head.count("|"))
     return out + [""]
 
 
