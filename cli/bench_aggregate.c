@@ -1,6 +1,9 @@
 /* sluice bench aggregate: hash group-by of N rows on G distinct random 32-bit keys
  * (uniform, or Zipf with --zipf), int64 value column, count(*) and sum(v) per group
- * (docs/BENCH_PROTOCOL.md, "Aggregate"). The input table is generated outside the timed
+ * (docs/BENCH_PROTOCOL.md, "Aggregate"). --key-type utf8 or dict makes each key a 16-byte
+ * string (the hex digits of two mixes of the group: utf8 values, or codes into one
+ * dictionary of the G strings); --value-type decimal makes v a decimal(15,2) of the
+ * same digits (cents), summed exactly into a decimal(38,2). The input table is generated outside the timed
  * span; each repeat times one query (create, run, result) of table -> aggregate -> output.
  * The result is checked once: the counts add up to N and the sums to the sum of v.
  * The floor (bench_floor.c) is that of the residency: the key and value columns read
@@ -22,11 +25,14 @@ static int usage(void)
     printf("usage: sluice bench aggregate [--rows N] [--groups G] [--zipf Z] [--repeat R]\n"
            "                              [--seed S] [--threads N] [--placement cpu|gpu|auto|coprocess]\n"
            "                              [--resident host|pinned|device] [--json]\n"
+           "                              [--key-type int32|utf8|dict] [--value-type int64|decimal]\n"
            "Groups N rows (default 2^24) by G distinct random 32-bit keys (default 1000),\n"
            "uniform or Zipf(Z), computing count(*) and sum(v) of an int64 column; 5 repeats\n"
            "after one warm-up; prints the protocol's JSON line. --resident pinned pins the\n"
            "host input (sl_table_pin) before timing; co-processed runs report the morsels\n"
-           "each device ran (cpu_morsels, gpu_morsels).\n");
+           "each device ran (cpu_morsels, gpu_morsels). --key-type utf8|dict: 16-byte\n"
+           "string keys (plain, or codes into one dictionary); --value-type decimal: v is a\n"
+           "decimal(15,2), its sum exact.\n");
     return 0;
 }
 
@@ -49,18 +55,72 @@ static uint64_t next(uint64_t *x)
     return *x;
 }
 
-static sl_table_t *make_input(int64_t n, int64_t groups, double zipf, uint64_t seed, int64_t *vsum)
+enum key_type { KEY_INT32, KEY_UTF8, KEY_DICT };
+#define KEY_CHARS 16
+
+/* Group g's 16-byte string key: hex digits of two bijective mixes, distinct for each g. */
+static void key_text(uint32_t g, char out[KEY_CHARS + 1])
+{
+    snprintf(out, KEY_CHARS + 1, "%08x%08x", key_of(g), key_of(g ^ 0x5bd1e995U));
+}
+
+/* Turns the group numbers in k[] into the key column of `kt` (utf8: each row's string;
+ * dict: the codes stay, the dictionary holds every group's string). */
+static int string_keys(sl_batch_t *b, enum key_type kt, const int32_t *grp, int64_t n,
+                       int64_t groups)
+{
+    char text[KEY_CHARS + 1];
+    if (kt == KEY_DICT) {
+        int32_t *codes = sl_batch_column_data(b, 0);
+        memcpy(codes, grp, (size_t)n * sizeof *codes);
+        int32_t *off = malloc((size_t)(groups + 1) * sizeof *off);
+        char *chars = malloc((size_t)groups * KEY_CHARS + 1);
+        int rc = off && chars ? SL_OK : SL_ENOMEM;
+        for (int64_t g = 0; rc == SL_OK && g < groups; g++) {
+            key_text((uint32_t)g, text);
+            memcpy(chars + g * KEY_CHARS, text, KEY_CHARS);
+            off[g] = (int32_t)(g * KEY_CHARS);
+        }
+        if (rc == SL_OK) {
+            off[groups] = (int32_t)(groups * KEY_CHARS);
+            rc = sl_batch_column_set_dictionary(b, 0, groups, off, chars);
+        }
+        free(off);
+        free(chars);
+        return rc;
+    }
+    int64_t *off = sl_batch_column_data(b, 0); /* large_utf8: 2^24 x 16 bytes pass 2^31 */
+    char *chars = sl_batch_column_chars(b, 0, n * KEY_CHARS);
+    if (!off || !chars)
+        return SL_ENOMEM;
+    for (int64_t i = 0; i < n; i++) {
+        key_text((uint32_t)grp[i], text);
+        memcpy(chars + i * KEY_CHARS, text, KEY_CHARS);
+        off[i + 1] = (i + 1) * KEY_CHARS;
+    }
+    return SL_OK;
+}
+
+static sl_table_t *make_input(int64_t n, int64_t groups, double zipf, uint64_t seed,
+                              enum key_type kt, bool dec, int64_t *vsum)
 {
     const char *names[2] = {"k", "v"};
-    enum sl_type types[2] = {SL_TYPE_INT32, SL_TYPE_INT64};
+    enum sl_type types[2] = {kt == KEY_UTF8   ? SL_TYPE_LARGE_UTF8
+                             : kt == KEY_DICT ? SL_TYPE_DICT
+                                              : SL_TYPE_INT32,
+                             dec ? sl_type_decimal(15, 2) : SL_TYPE_INT64};
     sl_batch_t *b;
-    if (sl_batch_create(&b, 2, names, types, n) != SL_OK)
+    int32_t *grp = kt != KEY_INT32 ? malloc((size_t)n * sizeof *grp) : NULL;
+    if ((kt != KEY_INT32 && !grp) || sl_batch_create(&b, 2, names, types, n) != SL_OK) {
+        free(grp);
         return NULL;
+    }
     double *cdf = NULL;
     if (zipf > 0) {
         cdf = malloc((size_t)groups * sizeof *cdf);
         if (!cdf) {
             sl_batch_unref(b);
+            free(grp);
             return NULL;
         }
         double s = 0;
@@ -90,11 +150,22 @@ static sl_table_t *make_input(int64_t n, int64_t groups, double zipf, uint64_t s
         } else {
             g = (int64_t)(r % (uint64_t)groups);
         }
-        k[i] = (int32_t)key_of((uint32_t)g);
+        if (grp)
+            grp[i] = (int32_t)g;
+        else
+            k[i] = (int32_t)key_of((uint32_t)g);
         v[i] = (int64_t)(next(&x) % 1000);
         *vsum += v[i];
     }
     free(cdf);
+    if (grp) {
+        int rc = string_keys(b, kt, grp, n, groups);
+        free(grp);
+        if (rc != SL_OK) {
+            sl_batch_unref(b);
+            return NULL;
+        }
+    }
     sl_table_t *t;
     if (sl_table_create(&t) != SL_OK || sl_table_append(t, b) != SL_OK) {
         sl_batch_unref(b);
@@ -113,9 +184,16 @@ static void result_sums(sl_table_t *t, int64_t *cnt, int64_t *sum)
         struct sl_column c, s;
         sl_batch_column(bt, 1, &c);
         sl_batch_column(bt, 2, &s);
+        bool wide = sl_type_width(s.type) == 16; /* a decimal(38, 2) sum */
         for (int64_t i = 0; i < c.length; i++) {
             *cnt += ((const int64_t *)c.data)[c.offset + i];
-            *sum += ((const int64_t *)s.data)[s.offset + i];
+            if (wide) {
+                __int128 w;
+                memcpy(&w, (const char *)s.data + (s.offset + i) * 16, 16);
+                *sum += (int64_t)w;
+            } else {
+                *sum += ((const int64_t *)s.data)[s.offset + i];
+            }
         }
     }
 }
@@ -150,10 +228,18 @@ int bench_aggregate(int argc, char **argv)
     cli_common_init(&c);
     int64_t n = (int64_t)1 << 24, groups = 1000, repeat = 5, seed = 42;
     double zipf = 0;
-    const char *resident = "host";
+    const char *resident = "host", *key_name = "int32", *value_name = "int64";
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--help"))
             return usage();
+        if (!strcmp(argv[i], "--key-type") && i + 1 < argc) {
+            key_name = argv[++i];
+            continue;
+        }
+        if (!strcmp(argv[i], "--value-type") && i + 1 < argc) {
+            value_name = argv[++i];
+            continue;
+        }
         if (!strcmp(argv[i], "--resident") && i + 1 < argc) {
             resident = argv[++i];
             continue;
@@ -176,8 +262,18 @@ int bench_aggregate(int argc, char **argv)
         repeat > BENCH_MAX_REPEAT)
         return cli_fail("bench aggregate: need --rows >= 1, --groups 1..2^32, --zipf >= 0, "
                         "--repeat 1..%d", BENCH_MAX_REPEAT);
+    enum key_type kt = !strcmp(key_name, "utf8") ? KEY_UTF8
+                       : !strcmp(key_name, "dict") ? KEY_DICT
+                                                   : KEY_INT32;
+    bool dec = !strcmp(value_name, "decimal");
+    if ((kt == KEY_INT32 && strcmp(key_name, "int32")) || (!dec && strcmp(value_name, "int64")))
+        return cli_usage_fail("bench aggregate: --key-type is int32, utf8 or dict and "
+                              "--value-type int64 or decimal");
+    if (kt == KEY_DICT && groups > ((int64_t)1 << 26))
+        return cli_usage_fail("bench aggregate: --key-type dict takes at most 2^26 groups "
+                              "(the dictionary's int32 offsets)");
     int64_t vsum;
-    sl_table_t *in = make_input(n, groups, zipf, (uint64_t)seed, &vsum);
+    sl_table_t *in = make_input(n, groups, zipf, (uint64_t)seed, kt, dec, &vsum);
     if (!in)
         return cli_fail("bench aggregate: out of memory for the input");
     sl_engine_t *eng = cli_open_engine(&c);
@@ -227,14 +323,16 @@ int bench_aggregate(int argc, char **argv)
          * host memory on the CPU or sent over the link to a GPU; GPU-resident input
          * read once from device memory. */
         struct bench_floor fl;
+        double key_bytes = kt == KEY_UTF8 ? KEY_CHARS + 8 : 4; /* bytes + large offset */
         bench_floor_measure(eng, on_device ? BENCH_ON_GPU
                                  : c.placement == SL_PLACE_GPU ? BENCH_LINK : BENCH_ON_CPU,
-                            (double)n * 12, (double)res.output_rows * 20, &fl);
+                            (double)n * (key_bytes + 8), (double)res.output_rows * 20, &fl);
         double med = bench_median(res.ms, res.n);
         char extra[600];
         int len = snprintf(extra, sizeof extra,
                  ",\"rows\":%" PRId64 ",\"groups\":%" PRId64 ",\"zipf\":%g,\"threads\":%d"
-                 ",\"resident\":\"%s\"", n, groups, zipf, threads, resident);
+                 ",\"resident\":\"%s\",\"key_type\":\"%s\",\"value_type\":\"%s\"", n, groups,
+                 zipf, threads, resident, key_name, value_name);
         len += bench_floor_json(&fl, med, extra + len, sizeof extra - (size_t)len);
         if (res.split && len > 0 && (size_t)len < sizeof extra)
             snprintf(extra + len, sizeof extra - (size_t)len,
