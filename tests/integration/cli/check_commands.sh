@@ -97,6 +97,9 @@ done <<EOF_CASES
 2 gen gen.keys rows=10 -o "$scratch/x.dat" --format xml
 2 gen gen.keys rows=10 -o
 2 demo --json --rows 7
+2 bench aggregate --key-type float --json
+2 bench aggregate --value-type text --json
+2 bench aggregate --key-type dict --groups 2^27 --json
 EOF_CASES
 
 # run: an aligned table by default, CSV and JSON with --format.
@@ -210,6 +213,14 @@ run gen gen.keys rows=10 -o "$scratch/g.dat" --format csv
 run gen gen.keys rows=10 -o "$scratch/g.parquet"
 [[ ! -e $scratch/g.parquet ]] || fail "gen -o g.parquet wrote a file"
 grep -qF "cannot tell the format of" "$err" || fail "gen -o g.parquet: $(<"$err")"
+
+# bench aggregate's string keys and decimal values: every row counted, the groups kept.
+for kv in "utf8 int64" "dict decimal" "int32 decimal"; do
+    read -r kt vt <<<"$kv"
+    run bench aggregate --rows 5000 --groups 37 --key-type "$kt" --value-type "$vt" --repeat 1 --json
+    ((rc == 0)) && grep -q "\"key_type\":\"$kt\",\"value_type\":\"$vt\"" "$out" &&
+        grep -q '"output_rows":37' "$out" || fail "bench aggregate $kt $vt: $(<"$out") $(<"$err")"
+done
 
 if ((failures)); then
     echo "$failures failure(s)"
