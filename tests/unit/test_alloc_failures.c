@@ -17,42 +17,11 @@
 
 #include "internal.h"
 #include "sl_test.h"
+#include "table_hash.h"
 
 #define DENSE_UNTIL 400  /* every k below this; sampled above */
 #define MAX_K 50000      /* no plan here needs this many allocations */
 #define CHECK_EVERY 16   /* a run without faults after every 16th failed attempt */
-
-struct result {
-    int64_t rows;
-    uint64_t hash; /* sum of a hash of each row's text: a multiset fingerprint */
-};
-
-static uint64_t text_hash(const char *s)
-{
-    uint64_t h = 1469598103934665603ull;
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    return h;
-}
-
-static void table_hash(sl_table_t *t, struct result *out)
-{
-    *out = (struct result){0, 0};
-    for (int64_t b = 0; b < sl_table_num_batches(t); b++) {
-        sl_batch_t *batch = sl_table_batch(t, b);
-        for (int64_t i = 0; i < sl_batch_num_rows(batch); i++) {
-            uint64_t h = 0;
-            for (int c = 0; c < sl_batch_num_columns(batch); c++) {
-                char cell[64];
-                int null;
-                sl_batch_value_format(batch, c, i, cell, sizeof cell, &null);
-                h = h * 31 + (null ? 7 : text_hash(cell));
-            }
-            out->hash += h;
-            out->rows++;
-        }
-    }
-}
 
 /* The table exported as an Arrow stream and imported again (*t replaced). */
 static int arrow_round_trip(sl_table_t **t)
@@ -73,7 +42,7 @@ static int arrow_round_trip(sl_table_t **t)
 }
 
 /* Runs plan text (its one output named r); SL_OK and *out, or the error. */
-static int run(sl_engine_t *e, const char *text, bool arrow, struct result *out)
+static int run(sl_engine_t *e, const char *text, bool arrow, struct sl_test_rows *out)
 {
     sl_plan_t *p = NULL;
     sl_query_t *q = NULL;
@@ -90,7 +59,7 @@ static int run(sl_engine_t *e, const char *text, bool arrow, struct result *out)
     if (rc == SL_OK && arrow)
         rc = arrow_round_trip(&t);
     if (rc == SL_OK)
-        table_hash(t, out);
+        sl_test_table_hash(t, out);
     sl_table_unref(t);
     sl_query_destroy(q);
     sl_plan_destroy(p);
@@ -132,7 +101,7 @@ static void sweep(const char *text, bool arrow, const char *dir)
     sl_test_config_off(1); /* the allocation counts are for these settings */
     sl_engine_t *e;
     SL_ASSERT_OK(sl_test_engine_open(&e, &cfg));
-    struct result want, got;
+    struct sl_test_rows want, got;
     SL_ASSERT_OK(run(e, text, arrow, &want));
     assert_true(want.rows > 0);
     int64_t base = live_allocs(); /* what the engine keeps between queries */
