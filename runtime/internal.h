@@ -158,6 +158,7 @@ void sl__io_faults_off(void);
 struct sl__out_file {
     int fd;
     FILE *stream;       /* set by sl__out_file_stream; writes to fd */
+    int stream_errno;   /* the stream's first failed write, for the message */
     char *path;         /* as given, for messages */
     char *target;       /* what the temporary file is renamed over (a symlink resolved) */
     char *tmp;          /* the temporary file; NULL when written in place */

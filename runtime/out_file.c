@@ -136,10 +136,13 @@ ssize_t sl__out_file_write(struct sl__out_file *o, const void *data, size_t len)
  * hooks); the descriptor stays the out_file's, so commit can sync it after the flush. */
 static ssize_t stream_write(void *cookie, const char *data, size_t len)
 {
+    struct sl__out_file *o = cookie;
     ssize_t k;
-    while ((k = sl__out_file_write(cookie, data, len)) < 0 && errno == EINTR)
+    while ((k = sl__out_file_write(o, data, len)) < 0 && errno == EINTR)
         ;
-    return k > 0 ? k : -1; /* stdio takes 0 as an error too, without errno */
+    if (k <= 0 && !o->stream_errno) /* the first failure is the one to report */
+        o->stream_errno = k < 0 ? errno : EIO;
+    return k > 0 ? k : -1;
 }
 
 FILE *sl__out_file_stream(struct sl__out_file *o, char *err, size_t err_len)
@@ -159,7 +162,7 @@ int sl__out_file_commit(struct sl__out_file *o, char *err, size_t err_len)
         FILE *f = o->stream;
         o->stream = NULL;
         bool bad = fflush(f) != 0 || ferror(f);
-        int e = errno;
+        int e = o->stream_errno ? o->stream_errno : errno;
         fclose(f); /* only frees the stream: the descriptor is closed below */
         if (bad)
             return fail(o, SL_EIO, err, err_len, "writing it", e);
