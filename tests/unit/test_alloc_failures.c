@@ -19,7 +19,7 @@
 #include "sl_test.h"
 #include "table_hash.h"
 
-#define DENSE_UNTIL 400  /* every k below this; sampled above */
+#define DENSE_UNTIL 2000 /* every k below this; sampled above */
 #define MAX_K 50000      /* no plan here needs this many allocations */
 #define CHECK_EVERY 16   /* a run without faults after every 16th failed attempt */
 
