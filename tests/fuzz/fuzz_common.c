@@ -65,6 +65,8 @@ int fuzz_query_run(sl_query_t *q, int ms)
     pthread_mutex_unlock(&w.mu);
     pthread_join(t, NULL);
     fuzz_check_code(rc);
+    if (getenv("SLUICE_FUZZ_VERBOSE")) /* to see how far a corpus gets */
+        fprintf(stderr, "fuzz: query: %s %s\n", sl_err_name(rc), sl_query_errmsg(q));
     return rc;
 }
 

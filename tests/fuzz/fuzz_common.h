@@ -14,7 +14,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 /* An engine of two CPU workers, no GPU and a 256 MiB host budget; aborts if none opens
  * (the fuzzer then reports it). */
 sl_engine_t *fuzz_engine_open(void);
-/* Runs the query; a watchdog cancels it after `ms` milliseconds. Returns its code. */
+/* Runs the query; a watchdog cancels it after `ms` milliseconds. Returns its code
+ * (printed with the message when SLUICE_FUZZ_VERBOSE is set). */
 int fuzz_query_run(sl_query_t *q, int ms);
 /* Formats every value of every batch of the result `name` (if the query has it):
  * reading what the library produced is part of the check. */
