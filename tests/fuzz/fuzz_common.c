@@ -87,6 +87,36 @@ void fuzz_touch_result(sl_query_t *q, const char *name)
     sl_table_unref(t);
 }
 
+void fuzz_plan_text_run(const char *text, int ms)
+{
+    sl_plan_t *p;
+    if (sl_plan_create(&p) != SL_OK)
+        return;
+    int rc = sl_plan_parse(p, text, "fuzz");
+    fuzz_check_code(rc);
+    if (rc == SL_OK) {
+        sl_engine_t *e = fuzz_engine_open();
+        sl_query_t *q;
+        if (sl_query_create(e, p, &q) == SL_OK) {
+            if (fuzz_query_run(q, ms) == SL_OK)
+                fuzz_touch_result(q, "r");
+            sl_query_destroy(q);
+        }
+        sl_engine_close(e);
+    }
+    sl_plan_destroy(p);
+}
+
+char *fuzz_text(const uint8_t *data, size_t size)
+{
+    char *text = malloc(size + 1);
+    if (text) {
+        memcpy(text, data, size);
+        text[size] = 0;
+    }
+    return text;
+}
+
 void fuzz_check_code(int rc)
 {
     if (rc > 0)

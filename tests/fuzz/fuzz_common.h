@@ -20,6 +20,11 @@ int fuzz_query_run(sl_query_t *q, int ms);
 /* Formats every value of every batch of the result `name` (if the query has it):
  * reading what the library produced is part of the check. */
 void fuzz_touch_result(sl_query_t *q, const char *name);
+/* Parses plan text and runs it on a fresh engine under the watchdog, formatting its
+ * result r; any step may fail with an error. */
+void fuzz_plan_text_run(const char *text, int ms);
+/* data[0, size) as a NUL-terminated string (malloc'ed; NULL when out of memory). */
+char *fuzz_text(const uint8_t *data, size_t size);
 /* Aborts when a library call returned a positive code (only SL_OK or errors exist). */
 void fuzz_check_code(int rc);
 /* Aborts if any allocation of the library is still live (after the engine closed). */

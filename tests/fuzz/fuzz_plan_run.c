@@ -65,11 +65,9 @@ static void run_plan(sl_plan_t *p)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    char *text = malloc(size + 1);
+    char *text = fuzz_text(data, size);
     if (!text)
         return 0;
-    memcpy(text, data, size);
-    text[size] = 0;
     sl_plan_t *plan;
     if (sl_plan_create(&plan) == SL_OK) {
         int rc = sl_plan_parse(plan, text, "fuzz");

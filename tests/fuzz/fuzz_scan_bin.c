@@ -71,22 +71,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     char text[512];
     snprintf(text, sizeof text, "r = scan.bin path=\"%s\" verify=%s\noutput r\n", path,
              o & 1 ? "true" : "false");
-    sl_plan_t *p;
-    if (sl_plan_create(&p) == SL_OK) {
-        int rc = sl_plan_parse(p, text, "fuzz"); /* scan.bin reads the header here */
-        fuzz_check_code(rc);
-        if (rc == SL_OK) {
-            sl_engine_t *e = fuzz_engine_open();
-            sl_query_t *q;
-            if (sl_query_create(e, p, &q) == SL_OK) {
-                if (fuzz_query_run(q, 5000) == SL_OK)
-                    fuzz_touch_result(q, "r");
-                sl_query_destroy(q);
-            }
-            sl_engine_close(e);
-        }
-        sl_plan_destroy(p);
-    }
+    fuzz_plan_text_run(text, 5000);
     fuzz_check_no_live_allocs();
     return 0;
 }

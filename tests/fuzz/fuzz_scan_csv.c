@@ -33,22 +33,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
              path, column_sets[(o >> 4) & 7], o & 1 ? "true" : "false", delimiters[(o >> 1) & 3],
              o & 8 ? "quote=\"\"" : "", o & 128 ? "true" : "false", r & 1 ? "NULL" : "",
              r & 2 ? 1 + (r >> 4) * 3 : 1 << 20, filters[(r >> 2) & 3]);
-    sl_plan_t *p;
-    if (sl_plan_create(&p) == SL_OK) {
-        int rc = sl_plan_parse(p, text, "fuzz");
-        fuzz_check_code(rc);
-        if (rc == SL_OK) {
-            sl_engine_t *e = fuzz_engine_open();
-            sl_query_t *q;
-            if (sl_query_create(e, p, &q) == SL_OK) {
-                if (fuzz_query_run(q, 5000) == SL_OK)
-                    fuzz_touch_result(q, "r");
-                sl_query_destroy(q);
-            }
-            sl_engine_close(e);
-        }
-        sl_plan_destroy(p);
-    }
+    fuzz_plan_text_run(text, 5000);
     fuzz_check_no_live_allocs();
     return 0;
 }

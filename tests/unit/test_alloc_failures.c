@@ -93,14 +93,8 @@ static int64_t next_k(int64_t k)
 /* The sweep over plan `text`; `dir`: a folder it writes to (or NULL). */
 static void sweep(const char *text, bool arrow, const char *dir)
 {
-    struct sl_engine_config cfg;
-    sl_engine_config_init(&cfg);
-    cfg.n_threads = 2;
-    cfg.n_gpus = 0;
-    cfg.morsel_rows_cpu = 500;
     sl_test_config_off(1); /* the allocation counts are for these settings */
-    sl_engine_t *e;
-    SL_ASSERT_OK(sl_test_engine_open(&e, &cfg));
+    sl_engine_t *e = sl_test_cpu_engine(2, 500);
     struct sl_test_rows want, got;
     SL_ASSERT_OK(run(e, text, arrow, &want));
     assert_true(want.rows > 0);

@@ -32,17 +32,6 @@ static void remove_dir(void)
     assert_int_equal(system(cmd), 0);
 }
 
-static sl_engine_t *open_engine(void)
-{
-    struct sl_engine_config cfg;
-    sl_engine_config_init(&cfg);
-    cfg.n_threads = 2;
-    cfg.n_gpus = 0;
-    sl_engine_t *e;
-    SL_ASSERT_OK(sl_test_engine_open(&e, &cfg));
-    return e;
-}
-
 /* Parses and runs plan text (scan.bin reads its file's header when parsed); its output
  * r (if any) goes to *rows. The message is in g_msg. */
 static int run(sl_engine_t *e, const char *text, int64_t *rows)
@@ -142,7 +131,7 @@ static const char *scan_text(const char *op, char *buf, size_t len)
 static void read_fault(enum sl__io_call call, int kind, int err, const char *reason)
 {
     make_dir();
-    sl_engine_t *e = open_engine();
+    sl_engine_t *e = sl_test_cpu_engine(2, 0);
     write_inputs(e);
     const char *ops[] = {"csv", "bin"};
     for (int i = 0; i < 2; i++) {
@@ -193,7 +182,7 @@ SL_TEST(file_shrinking_during_the_read_is_an_error)
 SL_TEST(short_reads_give_every_row)
 {
     make_dir();
-    sl_engine_t *e = open_engine();
+    sl_engine_t *e = sl_test_cpu_engine(2, 0);
     write_inputs(e);
     const char *ops[] = {"csv", "bin"};
     for (int i = 0; i < 2; i++) {
@@ -237,7 +226,7 @@ static const char *writer_text(const struct writer *w, int seed, char *buf, size
 static void write_sweep(const struct writer *w, enum sl__io_call call, int err)
 {
     make_dir();
-    sl_engine_t *e = open_engine();
+    sl_engine_t *e = sl_test_cpu_engine(2, 0);
     char text[512], path[128], want_text[512];
     snprintf(path, sizeof path, "%s/%s", g_dir, w->file);
     SL_ASSERT_OK(run(e, writer_text(w, 1, text, sizeof text), NULL));
@@ -274,35 +263,22 @@ static void write_sweep(const struct writer *w, enum sl__io_call call, int err)
     remove_dir();
 }
 
-SL_TEST(no_space_at_every_write)
+static void sweep_each_writer(enum sl__io_call call, int err)
 {
     for (size_t i = 0; i < sizeof writers / sizeof *writers; i++)
-        write_sweep(&writers[i], SL__IO_WRITE, ENOSPC);
+        write_sweep(&writers[i], call, err);
 }
 
-SL_TEST(failed_sync_keeps_the_old_file)
-{
-    for (size_t i = 0; i < sizeof writers / sizeof *writers; i++)
-        write_sweep(&writers[i], SL__IO_SYNC, EIO);
-}
-
-SL_TEST(failed_rename_keeps_the_old_file)
-{
-    for (size_t i = 0; i < sizeof writers / sizeof *writers; i++)
-        write_sweep(&writers[i], SL__IO_RENAME, EXDEV);
-}
-
-SL_TEST(failed_temporary_open_is_an_error)
-{
-    for (size_t i = 0; i < sizeof writers / sizeof *writers; i++)
-        write_sweep(&writers[i], SL__IO_OPEN, ENOSPC);
-}
+SL_TEST(no_space_at_every_write) { sweep_each_writer(SL__IO_WRITE, ENOSPC); }
+SL_TEST(failed_sync_keeps_the_old_file) { sweep_each_writer(SL__IO_SYNC, EIO); }
+SL_TEST(failed_rename_keeps_the_old_file) { sweep_each_writer(SL__IO_RENAME, EXDEV); }
+SL_TEST(failed_temporary_open_is_an_error) { sweep_each_writer(SL__IO_OPEN, ENOSPC); }
 
 /* Every write short: the writers loop; the file is the same as without faults. */
 SL_TEST(short_writes_give_the_same_file)
 {
     make_dir();
-    sl_engine_t *e = open_engine();
+    sl_engine_t *e = sl_test_cpu_engine(2, 0);
     for (size_t i = 0; i < sizeof writers / sizeof *writers; i++) {
         char text[512], path[128];
         snprintf(path, sizeof path, "%s/%s", g_dir, writers[i].file);
