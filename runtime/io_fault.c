@@ -63,7 +63,7 @@ static int transfer_fault(enum sl__io_call call, size_t *len)
     int err = 0;
     switch (fault_now(call, &err)) {
     case SL__IO_ERRNO:
-        errno = err;
+        errno = err ? err : EIO;
         return -1;
     case SL__IO_SHORT:
         if (*len > 1)

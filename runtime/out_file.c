@@ -186,7 +186,7 @@ int sl__out_file_commit(struct sl__out_file *o, char *err, size_t err_len)
 void sl__out_file_abort(struct sl__out_file *o)
 {
     if (o->stream)
-        fclose(o->stream); /* unflushed data is dropped with the temporary file */
+        fclose(o->stream); /* flushes what it holds: into the temporary file removed below */
     if (o->fd >= 0)
         close(o->fd);
     o->stream = NULL;
