@@ -6,7 +6,8 @@
  * faults every few attempts) or give the same rows as the run without faults. Plans: the
  * heavy operators (join of every algorithm, group-by, sort, k-means), a pipeline of
  * filter, join, aggregate, sort and top-k, TPC-H Q3's shape over CSV files with its
- * result written as CSV, and results taken out through an Arrow stream and back. */
+ * result written as CSV, results taken out through an Arrow stream and back, and the
+ * seed plans of the fuzz target fuzz_plan_run. */
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,12 +42,28 @@ static int arrow_round_trip(sl_table_t **t)
     return rc;
 }
 
-/* Runs plan text (its one output named r); SL_OK and *out, or the error. */
+/* Adds output `name` of q (through Arrow and back when `arrow`) to *out. */
+static int add_output(sl_query_t *q, const char *name, bool arrow, struct sl_test_rows *out)
+{
+    sl_table_t *t = NULL;
+    int rc = sl_query_result(q, name, &t);
+    if (rc == SL_OK && arrow)
+        rc = arrow_round_trip(&t);
+    if (rc == SL_OK) {
+        struct sl_test_rows r;
+        sl_test_table_hash(t, &r);
+        out->rows += r.rows;
+        out->hash = out->hash * 1000003u + r.hash;
+    }
+    sl_table_unref(t);
+    return rc;
+}
+
+/* Runs plan text; SL_OK and the fingerprint of all its outputs in *out, or the error. */
 static int run(sl_engine_t *e, const char *text, bool arrow, struct sl_test_rows *out)
 {
     sl_plan_t *p = NULL;
     sl_query_t *q = NULL;
-    sl_table_t *t = NULL;
     int rc = sl_plan_create(&p);
     if (rc == SL_OK)
         rc = sl_plan_parse(p, text, "t.plan");
@@ -54,13 +71,9 @@ static int run(sl_engine_t *e, const char *text, bool arrow, struct sl_test_rows
         rc = sl_query_create(e, p, &q);
     if (rc == SL_OK)
         rc = sl_query_run(q);
-    if (rc == SL_OK)
-        rc = sl_query_result(q, "r", &t);
-    if (rc == SL_OK && arrow)
-        rc = arrow_round_trip(&t);
-    if (rc == SL_OK)
-        sl_test_table_hash(t, out);
-    sl_table_unref(t);
+    *out = (struct sl_test_rows){0, 0};
+    for (int i = 0; rc == SL_OK && i < sl_plan_num_outputs(p); i++)
+        rc = add_output(q, sl_plan_output_at(p, i, NULL), arrow, out);
     sl_query_destroy(q);
     sl_plan_destroy(p);
     return rc;
@@ -250,3 +263,24 @@ SL_TEST(tpch_q3_over_csv)
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     assert_int_equal(system(cmd), 0);
 }
+
+/* The fuzz target fuzz_plan_run's seed plans (tests/fuzz/corpus/plan_run): every join
+ * kind, shared nodes, strings, dictionaries and decimals, k-means. */
+static void sweep_seed_plan(const char *name)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s.plan", SL_FUZZ_PLANS_DIR, name);
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    char text[4096];
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[n] = 0;
+    sweep(text, false, NULL);
+}
+
+SL_TEST(seed_plan_groupby) { sweep_seed_plan("groupby"); }
+SL_TEST(seed_plan_join_kinds) { sweep_seed_plan("join_kinds"); }
+SL_TEST(seed_plan_pipeline) { sweep_seed_plan("pipeline"); }
+SL_TEST(seed_plan_shared) { sweep_seed_plan("shared"); }
+SL_TEST(seed_plan_values) { sweep_seed_plan("values"); }
