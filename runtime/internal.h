@@ -113,6 +113,9 @@ void sl__mem_reset_peak(void);
 /* After `n` more successful allocations, the next one fails (n = 0: the very next).
  * n < 0 disables. Counted globally, across threads. */
 void sl__mem_fail_after(int64_t n);
+/* True when the injector fails this allocation (counting it as one): for memory the
+ * library takes from elsewhere than sl__malloc (a file's pages from mmap). */
+bool sl__mem_fault_now(void);
 /* The name of the active allocator: "jemalloc (N NUMA arenas)" or "libc ...". */
 const char *sl__mem_allocator(void);
 /* Gives the cached big blocks back to the allocator (see mem_host.c), and how many
@@ -122,6 +125,31 @@ int64_t sl__mem_cached_bytes(void);
 /* Makes the calling thread allocate from NUMA node `node`'s arena (workers call it). */
 void sl__mem_set_node(int node);
 
+/* ---------------- file calls (io_fault.c) ---------------- */
+
+/* The library's file calls go through these wrappers (same arguments and results as the
+ * system calls) so that tests can inject faults, as sl__mem_fail_after does for memory. */
+int sl__io_open(const char *path, int flags, mode_t mode);
+ssize_t sl__io_pread(int fd, void *buf, size_t len, off_t off);
+ssize_t sl__io_write(int fd, const void *buf, size_t len);
+ssize_t sl__io_pwrite(int fd, const void *buf, size_t len, off_t off);
+int sl__io_fsync(int fd);
+int sl__io_rename(const char *from, const char *to);
+
+enum sl__io_call { SL__IO_OPEN, SL__IO_READ, SL__IO_WRITE, SL__IO_SYNC, SL__IO_RENAME,
+                   SL__IO_CALLS };
+enum sl__io_fault {
+    SL__IO_ERRNO, /* the call fails with errno `err` (EIO, ENOSPC, ...) */
+    SL__IO_SHORT, /* a read or write moves at most half the bytes asked (not an error) */
+    SL__IO_EOF,   /* a read returns 0, as at the end of a file that shrank */
+};
+#define SL__IO_STICKY 0x100 /* or-ed into the kind: every later call faults too */
+/* Tests only: after `n` more calls of `call` (any file, any thread) the next one gets
+ * fault `kind`; once, or on every call from then on with SL__IO_STICKY. n < 0 disarms
+ * it; sl__io_faults_off disarms all. */
+void sl__io_fail_after(enum sl__io_call call, int64_t n, int kind, int err);
+void sl__io_faults_off(void);
+
 /* ---------------- output files (out_file.c) ---------------- */
 
 /* A file being written for the user: to a temporary file beside a regular target,
@@ -129,7 +157,8 @@ void sl__mem_set_node(int node);
  * file with several links; a symlink is followed. out_file.c says which and why. */
 struct sl__out_file {
     int fd;
-    FILE *stream;       /* set by sl__out_file_stream; owns the descriptor then */
+    FILE *stream;       /* set by sl__out_file_stream; writes to fd */
+    int stream_errno;   /* the stream's first failed write, for the message */
     char *path;         /* as given, for messages */
     char *target;       /* what the temporary file is renamed over (a symlink resolved) */
     char *tmp;          /* the temporary file; NULL when written in place */
@@ -140,7 +169,7 @@ int sl__out_file_open(struct sl__out_file *o, const char *path, char *err, size_
 /* write(2) to the file; a FIFO whose reader left fails with EPIPE instead of killing
  * the process with SIGPIPE. */
 ssize_t sl__out_file_write(struct sl__out_file *o, const void *data, size_t len);
-/* A stdio stream over the file (owns its descriptor); NULL on failure, with the
+/* A stdio stream writing to the file (commit or abort closes both); NULL on failure, with the
  * reason in err and the file aborted. */
 FILE *sl__out_file_stream(struct sl__out_file *o, char *err, size_t err_len);
 /* Flushes, syncs, closes and renames over the target; on failure everything is undone

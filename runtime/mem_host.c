@@ -41,6 +41,11 @@ static bool injected_failure(void)
     return false;
 }
 
+bool sl__mem_fault_now(void)
+{
+    return injected_failure();
+}
+
 void sl__mem_fail_after(int64_t n)
 {
     atomic_store(&fail_countdown, n < 0 ? -1 : n);

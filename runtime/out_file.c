@@ -35,7 +35,7 @@ static int fail(struct sl__out_file *o, int code, char *err, size_t err_len, con
 static int open_in_place(struct sl__out_file *o, const char *path, char *err, size_t err_len)
 {
     /* O_NONBLOCK: a FIFO with no reader fails with ENXIO instead of blocking forever. */
-    int fd = open(path, O_WRONLY | O_CREAT | O_NOCTTY | O_NONBLOCK | O_CLOEXEC, 0666);
+    int fd = sl__io_open(path, O_WRONLY | O_CREAT | O_NOCTTY | O_NONBLOCK | O_CLOEXEC, 0666);
     if (fd < 0)
         return fail(o, SL_EIO, err, err_len,
                     errno == ENXIO ? "no process reads it" : "opening it", errno);
@@ -84,7 +84,7 @@ int sl__out_file_open(struct sl__out_file *o, const char *path, char *err, size_
         return fail(o, SL_ENOMEM, err, err_len, "copying its name", ENOMEM);
     snprintf(o->tmp, n, "%s.tmp-%ld-%llu", o->target, (long)getpid(),
              (unsigned long long)atomic_fetch_add(&counter, 1));
-    o->fd = open(o->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    o->fd = sl__io_open(o->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
     if (o->fd < 0) {
         int e = errno;
         sl__free_str(o->tmp);
@@ -108,7 +108,7 @@ int sl__out_file_open(struct sl__out_file *o, const char *path, char *err, size_
 ssize_t sl__out_file_write(struct sl__out_file *o, const void *data, size_t len)
 {
     if (o->regular)
-        return write(o->fd, data, len);
+        return sl__io_write(o->fd, data, len);
     /* A FIFO or socket whose reader left raises SIGPIPE, which kills the process by
      * default: blocked in this thread for the write (the signal goes to the writing
      * thread), and one this write raised taken back, so it fails with EPIPE instead. */
@@ -118,7 +118,7 @@ ssize_t sl__out_file_write(struct sl__out_file *o, const void *data, size_t len)
     sigpending(&pending);
     bool was_pending = sigismember(&pending, SIGPIPE);
     pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
-    ssize_t k = write(o->fd, data, len);
+    ssize_t k = sl__io_write(o->fd, data, len);
     int e = errno;
     /* Also after a partial write: the reader left while the write waited for room. */
     sigpending(&pending);
@@ -132,14 +132,27 @@ ssize_t sl__out_file_write(struct sl__out_file *o, const void *data, size_t len)
     return k;
 }
 
+/* The stream writes through sl__out_file_write (the FIFO's SIGPIPE guard, the fault
+ * hooks); the descriptor stays the out_file's, so commit can sync it after the flush. */
+static ssize_t stream_write(void *cookie, const char *data, size_t len)
+{
+    struct sl__out_file *o = cookie;
+    ssize_t k;
+    while ((k = sl__out_file_write(o, data, len)) < 0 && errno == EINTR)
+        ;
+    if (k <= 0 && !o->stream_errno) /* the first failure is the one to report */
+        o->stream_errno = k < 0 ? errno : EIO;
+    return k > 0 ? k : -1;
+}
+
 FILE *sl__out_file_stream(struct sl__out_file *o, char *err, size_t err_len)
 {
-    o->stream = fdopen(o->fd, "w");
+    static const cookie_io_functions_t io = {.write = stream_write};
+    o->stream = fopencookie(o, "w", io);
     if (!o->stream) {
         fail(o, SL_EIO, err, err_len, "opening a stream", errno);
         return NULL;
     }
-    o->fd = -1; /* the stream owns it now */
     return o->stream;
 }
 
@@ -148,19 +161,21 @@ int sl__out_file_commit(struct sl__out_file *o, char *err, size_t err_len)
     if (o->stream) {
         FILE *f = o->stream;
         o->stream = NULL;
-        bool bad = fflush(f) != 0 || ferror(f) || (o->regular && fsync(fileno(f)) != 0);
-        int e = errno;
-        if (fclose(f) != 0 || bad)
-            return fail(o, SL_EIO, err, err_len, "writing it", bad ? e : errno);
-    } else if (o->fd >= 0) {
-        if (o->regular && fsync(o->fd) != 0)
+        bool bad = fflush(f) != 0 || ferror(f);
+        int e = o->stream_errno ? o->stream_errno : errno;
+        fclose(f); /* only frees the stream: the descriptor is closed below */
+        if (bad)
+            return fail(o, SL_EIO, err, err_len, "writing it", e);
+    }
+    if (o->fd >= 0) {
+        if (o->regular && sl__io_fsync(o->fd) != 0)
             return fail(o, SL_EIO, err, err_len, "syncing it", errno);
         int fd = o->fd;
         o->fd = -1;
         if (close(fd) != 0)
             return fail(o, SL_EIO, err, err_len, "closing it", errno);
     }
-    if (o->tmp && rename(o->tmp, o->target) != 0)
+    if (o->tmp && sl__io_rename(o->tmp, o->target) != 0)
         return fail(o, SL_EIO, err, err_len, "renaming the temporary file over it", errno);
     sl__free_str(o->tmp);
     o->tmp = NULL; /* renamed: nothing to remove */
@@ -171,8 +186,8 @@ int sl__out_file_commit(struct sl__out_file *o, char *err, size_t err_len)
 void sl__out_file_abort(struct sl__out_file *o)
 {
     if (o->stream)
-        fclose(o->stream);
-    else if (o->fd >= 0)
+        fclose(o->stream); /* flushes what it holds: into the temporary file removed below */
+    if (o->fd >= 0)
         close(o->fd);
     o->stream = NULL;
     o->fd = -1;

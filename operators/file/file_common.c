@@ -170,7 +170,8 @@ int sl__path_not_special(const char *path, char *err, size_t err_len)
 /* Reads [0, bytes) with pread into m->base; a file that shrank is an error. */
 static int fmap_read(int fd, struct sl__fmap *m, const char *path, char *err, size_t err_len)
 {
-    void *p = mmap(NULL, m->bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    void *p = sl__mem_fault_now() ? MAP_FAILED
+              : mmap(NULL, m->bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) {
         snprintf(err, err_len, "cannot read '%s': no memory for its %zu bytes", path, m->bytes);
         return SL_ENOMEM;
@@ -178,7 +179,7 @@ static int fmap_read(int fd, struct sl__fmap *m, const char *path, char *err, si
     m->base = p;
     for (size_t off = 0; off < m->bytes;) {
         size_t step = m->bytes - off < (64u << 20) ? m->bytes - off : (64u << 20);
-        ssize_t k = pread(fd, (uint8_t *)p + off, step, (off_t)off);
+        ssize_t k = sl__io_pread(fd, (uint8_t *)p + off, step, (off_t)off);
         if (k < 0 && errno == EINTR)
             continue;
         if (k < 0) {
@@ -202,7 +203,7 @@ int sl__fmap_open(const char *path, uint64_t limit, struct sl__fmap **out, char 
     *out = NULL;
     /* O_NONBLOCK: opening a FIFO with no writer would block; a FIFO or device is refused
      * by the fstat below before any read. */
-    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    int fd = sl__io_open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC, 0);
     if (fd < 0) {
         snprintf(err, err_len, "cannot open '%s': %s", path, strerror(errno));
         return SL_EIO;
@@ -556,7 +557,7 @@ int sl__wfile_pwrite(struct sl__wfile *w, const void *data, size_t len, uint64_t
         return rc;
     const uint8_t *p = data;
     while (len) {
-        ssize_t k = pwrite(w->out.fd, p, len, (off_t)off);
+        ssize_t k = sl__io_pwrite(w->out.fd, p, len, (off_t)off);
         if (k < 0 && errno == EINTR)
             continue;
         if (k <= 0) {

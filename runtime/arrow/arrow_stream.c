@@ -105,7 +105,8 @@ static const char import_fn[] = "sl_table_import_stream";
 static int producer_error(struct ArrowArrayStream *s, const char *call, int err)
 {
     const char *msg = s->get_last_error ? s->get_last_error(s) : NULL;
-    return sl__set_last_error(SL_EIO, "%s: the stream's %s failed (errno %d): %s", import_fn,
+    /* A producer out of memory is what sluice's own ENOMEM is: the caller may retry. */
+    return sl__set_last_error(err == ENOMEM ? SL_ENOMEM : SL_EIO, "%s: the stream's %s failed (errno %d): %s", import_fn,
                               call, err, msg ? msg : "no message");
 }
 

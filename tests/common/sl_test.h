@@ -46,6 +46,9 @@ void sl_test_trap_crashes(void);
 struct sl_engine;
 struct sl_engine_config;
 int sl_test_engine_open(struct sl_engine **out, const struct sl_engine_config *cfg);
+/* An engine of `threads` CPU workers, no GPU and `morsel_rows` rows per morsel (0: the
+ * default), opened as sl_test_engine_open does; fails the case if it cannot open. */
+struct sl_engine *sl_test_cpu_engine(int threads, int64_t morsel_rows);
 /* The same mapping onto a config the test fills itself. */
 int sl_test_config_from_env(struct sl_engine_config *cfg);
 /* on = 1: the running case's engines open as the case set them, outside the

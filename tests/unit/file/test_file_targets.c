@@ -92,17 +92,6 @@ static char *read_all(const char *path, size_t *n)
     return buf;
 }
 
-static sl_engine_t *open_engine(void)
-{
-    struct sl_engine_config cfg;
-    sl_engine_config_init(&cfg);
-    cfg.n_threads = 2;
-    cfg.n_gpus = 0;
-    sl_engine_t *e;
-    SL_ASSERT_OK(sl_test_engine_open(&e, &cfg));
-    return e;
-}
-
 /* gen.sequence of n rows written by op to path; the query's code, message in g_msg. */
 static int run_write(sl_engine_t *e, const char *op, int64_t n, const char *path)
 {
@@ -163,7 +152,7 @@ static char *reference_output(sl_engine_t *e, const char *op, size_t *n)
 
 SL_TEST(device_target_stays_a_device)
 {
-    sl_engine_t *e = open_engine();
+    sl_engine_t *e = sl_test_cpu_engine(2, 0);
     dir_create();
     /* A private copy of /dev/null first (root only): should the writer replace the node,
      * the test fails here and never touches the real /dev/null. */
@@ -192,7 +181,7 @@ SL_TEST(device_target_stays_a_device)
 
 SL_TEST(symlink_target_is_followed)
 {
-    sl_engine_t *e = open_engine();
+    sl_engine_t *e = sl_test_cpu_engine(2, 0);
     dir_create();
     const char *ops[] = {"write.csv", "write.bin"};
     for (int i = 0; i < 2; i++) {
@@ -225,7 +214,7 @@ SL_TEST(symlink_target_is_followed)
 
 SL_TEST(hard_linked_target_keeps_its_links)
 {
-    sl_engine_t *e = open_engine();
+    sl_engine_t *e = sl_test_cpu_engine(2, 0);
     dir_create();
     size_t n_ref, n;
     char *ref = reference_output(e, "write.csv", &n_ref);
@@ -244,7 +233,7 @@ SL_TEST(hard_linked_target_keeps_its_links)
 
 SL_TEST(target_mode_is_kept)
 {
-    sl_engine_t *e = open_engine();
+    sl_engine_t *e = sl_test_cpu_engine(2, 0);
     dir_create();
     const char *ops[] = {"write.csv", "write.bin"};
     for (int i = 0; i < 2; i++) {
@@ -290,7 +279,7 @@ static void *fifo_read(void *arg)
 
 SL_TEST(fifo_target_is_written_in_place)
 {
-    sl_engine_t *e = open_engine();
+    sl_engine_t *e = sl_test_cpu_engine(2, 0);
     dir_create();
     assert_int_equal(mkfifo(fpath("fifo"), 0600), 0);
     /* No reader: an error at once, not a query blocked forever. */
@@ -337,7 +326,7 @@ static void *fifo_read_and_leave(void *arg)
 
 SL_TEST(fifo_reader_leaving_is_an_error_not_sigpipe)
 {
-    sl_engine_t *e = open_engine();
+    sl_engine_t *e = sl_test_cpu_engine(2, 0);
     dir_create();
     assert_int_equal(mkfifo(fpath("fifo"), 0600), 0);
     const char *ops[] = {"write.csv", "write.bin"};
@@ -362,7 +351,7 @@ SL_TEST(fifo_reader_leaving_is_an_error_not_sigpipe)
 
 SL_TEST(failed_write_keeps_old_file_and_leaves_no_temporary)
 {
-    sl_engine_t *e = open_engine();
+    sl_engine_t *e = sl_test_cpu_engine(2, 0);
     dir_create();
     /* A file size limit makes the writes fail part-way (EFBIG instead of SIGXFSZ). */
     signal(SIGXFSZ, SIG_IGN);
@@ -398,7 +387,7 @@ SL_TEST(failed_write_keeps_old_file_and_leaves_no_temporary)
 
 SL_TEST(fifo_or_device_input_fails_at_once)
 {
-    sl_engine_t *e = open_engine();
+    sl_engine_t *e = sl_test_cpu_engine(2, 0);
     dir_create();
     assert_int_equal(mkfifo(fpath("fifo"), 0600), 0);
     const char *ops[] = {"scan.csv", "scan.bin"};
@@ -469,7 +458,7 @@ static void *cancel_when_tmp(void *arg)
 
 SL_TEST(cancel_while_writing_leaves_no_temporary)
 {
-    sl_engine_t *e = open_engine();
+    sl_engine_t *e = sl_test_cpu_engine(2, 0);
     dir_create();
     const char *ops[] = {"write.csv", "write.bin"};
     for (int i = 0; i < 2; i++) {
