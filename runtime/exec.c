@@ -187,7 +187,8 @@ static void morsel(struct sl__node *n, struct sl__worker *w, int64_t index)
         .count = n->count,
         .rows_emitted = &rows,
     };
-    if (atomic_load_explicit(&t.q->failed, memory_order_relaxed))
+    if (atomic_load_explicit(&t.q->failed, memory_order_relaxed) ||
+        sl__query_past_deadline(t.q))
         return;
     bool on_gpu = w && w->gpu >= 0;
     atomic_fetch_add_explicit(on_gpu ? &p->gpu_tasks : &p->cpu_tasks, 1, memory_order_relaxed);
@@ -215,6 +216,42 @@ static void morsel(struct sl__node *n, struct sl__worker *w, int64_t index)
     }
 }
 
+/* Morsel tasks are made as the query advances: a window of them when the pipeline
+ * starts, and each one that ends makes the next, so memory and the time a cancel takes
+ * depend on the window, not on the input (2^42 rows made 35.8 M tasks up front: 4 GB,
+ * and 9 s to cancel). The window: 4 tasks per CPU worker keep every worker fed, as
+ * tasks wait in the queues behind one another; a GPU gets twice its in-flight depth. */
+static int64_t morsel_window(struct sl_query *q, bool gpu)
+{
+    int64_t w = gpu ? 2 * (int64_t)q->eng->cfg.gpu_depth : 4 * (int64_t)q->eng->n_threads;
+    return w < 8 ? 8 : w;
+}
+
+/* A morsel node of pipeline p, child of the pipeline's start node. Its memory is reused
+ * once it completes (the window's nodes recycle). */
+static int add_morsel_node(struct sl__node *start, struct sl__pipeline *p, bool gpu,
+                           int64_t index, int64_t tasks);
+
+/* The task after `n`, if morsels are left and the query goes on. `n`'s parent, the
+ * start node, cannot complete meanwhile: `n` has not completed. */
+static void spawn_next(struct sl__node *n, struct sl__pipeline *p)
+{
+    struct sl_query *q = n->graph->on_finish_user;
+    if (atomic_load_explicit(&q->failed, memory_order_relaxed))
+        return;
+    int64_t i = 0;
+    if (p->split) { /* a GPU node: another while the range holds morsels */
+        uint64_t r = atomic_load_explicit(&p->split_range, memory_order_relaxed);
+        if ((r & 0xffffffffu) >= (r >> 32))
+            return;
+    } else if ((i = atomic_fetch_add_explicit(&p->next_morsel, 1, memory_order_relaxed)) >=
+               n->count) {
+        return;
+    }
+    if (add_morsel_node(n->parent, p, n->device >= 0, i, n->count) != SL_OK)
+        sl__query_fail(q, p->source->op->def->name, SL_ENOMEM, "out of memory creating tasks");
+}
+
 /* A morsel node. Co-processed, a GPU node takes the next morsel from the front when the
  * GPU worker gets to it, and a CPU node loops over morsels from the back until none is
  * left (spawn_morsels makes fewer CPU nodes than workers: see there). */
@@ -223,6 +260,7 @@ static void run_morsel(struct sl__node *n, struct sl__worker *w)
     struct sl__pipeline *p = n->arg;
     if (!p->split) {
         morsel(n, w, n->index);
+        spawn_next(n, p);
         return;
     }
     bool on_gpu = w && w->gpu >= 0;
@@ -231,8 +269,10 @@ static void run_morsel(struct sl__node *n, struct sl__worker *w)
     while (!atomic_load_explicit(&q->failed, memory_order_relaxed) &&
            (i = split_claim(p, on_gpu)) >= 0) {
         morsel(n, w, i);
-        if (on_gpu)
-            break; /* one task per GPU node: its node is held until the GPU is done */
+        if (on_gpu) { /* one task per GPU node: its node is held until the GPU is done */
+            spawn_next(n, p);
+            break;
+        }
     }
 }
 
@@ -264,9 +304,25 @@ static int64_t split_cpu_nodes(struct sl_query *q, int64_t tasks)
     return n < tasks ? n : tasks;
 }
 
-/* Spawns one morsel node per source task on the pipeline's device. A co-processed one
- * gets `tasks` GPU nodes and split_cpu_nodes CPU nodes, which take their morsels when
- * they run (split_claim), so either device could run them all. */
+static int add_morsel_node(struct sl__node *start, struct sl__pipeline *p, bool gpu,
+                           int64_t index, int64_t tasks)
+{
+    struct sl__node *m = sl__node_new(start->graph, run_morsel, p,
+                                      (gpu ? SL__NODE_GPU : SL__NODE_CPU) | SL__NODE_REUSE);
+    if (!m)
+        return SL_ENOMEM;
+    m->device = gpu ? p->device : -1;
+    m->index = index;
+    m->count = tasks;
+    sl__node_adopt(start, m);
+    sl__node_release(m);
+    return SL_OK;
+}
+
+/* Spawns the first window of morsel nodes on the pipeline's device (spawn_next makes
+ * the rest). A co-processed one gets a window of GPU nodes and split_cpu_nodes CPU
+ * nodes, which take their morsels when they run (split_claim), so either device could
+ * run them all. */
 static int spawn_morsels(struct sl__node *n, struct sl__pipeline *p, int64_t tasks)
 {
     struct sl_query *q = n->graph->on_finish_user;
@@ -276,17 +332,14 @@ static int spawn_morsels(struct sl__node *n, struct sl__pipeline *p, int64_t tas
     for (int dev = 0; dev < (p->split ? 2 : 1); dev++) {
         bool gpu = p->device >= 0 && dev == 0;
         int64_t count = p->split && !gpu ? split_cpu_nodes(q, tasks) : tasks;
-        for (int64_t i = 0; i < count; i++) {
-            struct sl__node *m = sl__node_new(n->graph, run_morsel, p,
-                                              gpu ? SL__NODE_GPU : SL__NODE_CPU);
-            if (!m)
-                return SL_ENOMEM;
-            m->device = gpu ? p->device : -1;
-            m->index = i;
-            m->count = tasks;
-            sl__node_adopt(n, m);
-            sl__node_release(m);
+        if (!(p->split && !gpu)) {
+            int64_t window = morsel_window(q, gpu);
+            count = count < window ? count : window;
+            atomic_store_explicit(&p->next_morsel, count, memory_order_relaxed);
         }
+        for (int64_t i = 0; i < count; i++)
+            if (add_morsel_node(n, p, gpu, i, tasks) != SL_OK)
+                return SL_ENOMEM;
     }
     return SL_OK;
 }

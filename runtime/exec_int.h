@@ -56,6 +56,7 @@ struct sl__pipeline {
     double split_gpu_share;          /* estimated share of rows on the GPU, < 0 unknown */
     int64_t morsel_rows;             /* one morsel size for both devices; 0 = per device */
     _Atomic uint64_t split_range;    /* morsels not yet taken: [lo, hi) as hi << 32 | lo */
+    _Atomic int64_t next_morsel;     /* the next morsel index to give a task (not split) */
     _Atomic int64_t cpu_tasks, gpu_tasks; /* morsels run on each kind of device */
 };
 
@@ -91,10 +92,15 @@ struct sl_query {
     int n_slots;                     /* local-state slots = scheduler workers */
 
     pthread_mutex_t mu;
-    pthread_cond_t cv;
+    pthread_cond_t cv;               /* signalled when `waiters` drops to 0 */
     enum sl__qstate state;
     int rc;                          /* final status */
     bool graph_ready;
+    bool counted;                    /* counted in eng->running until its graph finishes */
+    bool detached;                   /* its engine was closed: q->eng is gone (under mu) */
+    int waiters;                     /* threads inside sl_query_wait (under mu) */
+    int64_t deadline_ns;             /* sl__now_ns() past which it fails; 0 = none */
+    struct sl_query *eng_prev, *eng_next; /* the engine's list of queries */
 
     /* first error wins */
     pthread_mutex_t err_mu;
@@ -166,6 +172,9 @@ int sl__query_fail(struct sl_query *q, const char *op_name, int code, const char
 /* The same for a failure of a task on engine device index `device` (0 = the CPU). */
 int sl__query_fail_on(struct sl_query *q, const char *op_name, int device, int code,
                       const char *fmt, ...) SL__PRINTF(5, 6);
+/* Fails the query with SL_ETIMEDOUT if its deadline (option deadline_ms) has passed;
+ * returns whether it has. */
+bool sl__query_past_deadline(struct sl_query *q);
 /* Picks the implementation of a phase for a device kind; NULL if none. */
 const struct sl_impl *sl__phase_impl(const struct sl_phase *ph, enum sl_device_kind kind,
                                      const sl_task_t *t);

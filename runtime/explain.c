@@ -237,6 +237,8 @@ int sl_query_explain(sl_query_t *q, const struct sl_explain **out)
 {
     if (!q || !out)
         return sl__set_last_error(SL_EINVAL, "sl_query_explain: NULL argument");
+    if (!q->eng)
+        return sl__set_last_error(SL_ESTATE, "sl_query_explain: the query's engine was closed");
     if (!q->explain_st && build(q) != SL_OK)
         return sl__set_last_error(SL_ENOMEM, "out of memory explaining the query");
     measure(q, q->explain_st);
