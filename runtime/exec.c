@@ -35,7 +35,7 @@ static int check_consumers(struct sl_query *q)
     for (int i = 0; i < q->plan->n_nodes; i++) {
         const struct sl_op *op = q->plan->nodes[i];
         bool has_output = (op->def->flags & (SL_OP_SOURCE | SL_OP_STREAM)) != 0;
-        int c = sl__node_consumers(q->plan, i);
+        int c = q->consumers[i];
         if (has_output && c == 0)
             return sl__query_fail(q, op->def->name, SL_EINVAL,
                                   "%snode %d (%s): its output is not used; connect it to another "
@@ -102,6 +102,8 @@ static int add_pipeline(struct sl_query *q, struct sl__opstate *sink, int port, 
     }
     p->device = -1;
     sl__pipeline_signature(p);
+    if (sink->n_pipes_in++ == 0) /* a sink's pipelines are added one after another */
+        sink->pipe0 = p->id;
     q->n_pipes++;
     return SL_OK;
 }
@@ -381,8 +383,8 @@ static struct sl__worker *sink_gpu_worker(struct sl_query *q, struct sl__opstate
     if (os->op->placement == SL_PLACE_CPU)
         return NULL;
     int gpu = -1;
-    for (int k = 0; k < q->n_pipes && gpu < 0; k++)
-        if (q->pipes[k].sink == os && q->pipes[k].device >= 0)
+    for (int k = os->pipe0; k < os->pipe0 + os->n_pipes_in && gpu < 0; k++)
+        if (q->pipes[k].device >= 0)
             gpu = q->pipes[k].device;
     for (int i = 0; gpu >= 0 && i < q->n_slots; i++) {
         struct sl__worker *sw = sl__sched_worker(q->eng->sched, i);
@@ -408,8 +410,8 @@ static void run_finalize(struct sl__node *n, struct sl__worker *w)
     };
     int64_t t0 = sl__now_ns();
     /* Pipelines into this node have all finished; GPU ones recorded no end of their own. */
-    for (int k = 0; k < q->n_pipes; k++)
-        if (q->pipes[k].sink == os && atomic_load(&q->pipes[k].end_ns) == 0)
+    for (int k = os->pipe0; k < os->pipe0 + os->n_pipes_in; k++)
+        if (atomic_load(&q->pipes[k].end_ns) == 0)
             atomic_store(&q->pipes[k].end_ns, t0);
     if (d->combine) {
         for (int i = 0; i < q->n_slots; i++) {

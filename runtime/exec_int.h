@@ -17,6 +17,8 @@ struct sl__opstate {
     void *gstate;
     void **lstates;                  /* one per worker; created on first use */
     struct sl__node *finalize;       /* combine + finalize node (sink ops) */
+    int pipe0, n_pipes_in;           /* the pipelines into it (sinks): q->pipes[pipe0...],
+                                        consecutive as lowering adds them */
     /* Shared nodes (share.c): a reader's keeper; a keeper's reader pipelines not done. */
     struct sl__opstate *share;
     _Atomic int share_readers;
@@ -87,6 +89,9 @@ struct sl_query {
     struct sl_op *share_ops;         /* synthetic nodes of shared nodes: keepers, readers */
     int *share_at;                   /* per plan node: its keeper's op index and its next
                                         unused reader's, or -1 -1 if it is not shared */
+    int *consumers;                  /* per plan node: how many consume its rows */
+    unsigned char *cut;              /* per plan node: 1 = kept like a shared node, as it
+                                        ends a chain too long for one pipeline (share.c) */
     int n_pipes;
     struct sl__pipeline *pipes;
     int n_slots;                     /* local-state slots = scheduler workers */
@@ -217,10 +222,11 @@ void sl__collect_drop(void *gstate);
  * finalize; the last reader done lets the rows go. */
 extern const struct sl_op_def sl__share_def;
 extern const struct sl_op_def sl__share_read_def;
-/* Consumers of plan node `node`: inputs of nodes that name it, and outputs of it. */
-int sl__node_consumers(const sl_plan_t *p, int node);
+/* Counts the consumers of every plan node (inputs of nodes that name it, outputs of it)
+ * into q->consumers, in one pass over the plan's edges. SL_ENOMEM or SL_OK. */
+int sl__count_consumers(struct sl_query *q);
 /* Synthetic operators the plan's shared nodes need: a keeper and one reader per consumer. */
-int sl__share_count(const sl_plan_t *p);
+int sl__share_count(const struct sl_query *q);
 /* Makes them as q->ops[first...] (q->ops sized with sl__share_count). */
 int sl__share_setup(struct sl_query *q, int first);
 /* The next reader of shared plan node `node`, for the consumer whose pipeline is being

@@ -56,9 +56,9 @@ static int64_t bytes_of(int64_t rows, int64_t width)
 static bool source_state_on_gpu(const struct sl_query *q, const struct sl__explain *ex,
                                 const struct sl__pipeline *p)
 {
-    for (int k = 0; k < q->n_pipes; k++)
-        if (q->pipes[k].sink == p->source && ex->pipes[k].device >= 0 &&
-            ex->pipes[k].stages[ex->pipes[k].n_stages - 1].on_gpu)
+    const struct sl__opstate *src = p->source;
+    for (int k = src->pipe0; k < src->pipe0 + src->n_pipes_in; k++)
+        if (ex->pipes[k].device >= 0 && ex->pipes[k].stages[ex->pipes[k].n_stages - 1].on_gpu)
             return true;
     return false;
 }

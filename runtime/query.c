@@ -151,8 +151,10 @@ static int setup_ops(struct sl_query *q)
         if (!q->collect_ops)
             return SL_ENOMEM;
     }
+    if (sl__count_consumers(q) != SL_OK)
+        return SL_ENOMEM;
     int first_share = p->n_nodes + q->n_outputs;
-    q->n_ops = first_share + sl__share_count(p);
+    q->n_ops = first_share + sl__share_count(q);
     q->ops = sl__calloc((size_t)(q->n_ops ? q->n_ops : 1), sizeof *q->ops);
     if (!q->ops)
         return SL_ENOMEM;
@@ -498,6 +500,8 @@ void sl_query_destroy(sl_query_t *q)
     sl__free(q->collect_ops, 0);
     sl__free(q->share_ops, 0);
     sl__free(q->share_at, 0);
+    sl__free(q->consumers, 0);
+    sl__free(q->cut, 0);
     sl__free(q->profile, 0);
     sl__free(q->explain, 0);
     sl__explain_free(q);
