@@ -42,10 +42,14 @@ SL_API void sl_query_destroy(sl_query_t *q);
  * already started. A query runs once. Call from one thread. Added in 0.1. */
 SL_API int sl_query_run(sl_query_t *q);
 /* Starts the query and returns at once; sl_query_wait collects the outcome. Errors:
- * SL_ESTATE (already started), SL_ENOMEM. Call from one thread. Added in 0.1. */
+ * SL_ESTATE (already started, or its engine was closed), SL_ENOMEM. Call from one
+ * thread. The engine option deadline_ms, if set, counts from here. Added in 0.1. */
 SL_API int sl_query_start(sl_query_t *q);
 /* Waits for a started query; returns what sl_query_run would (SL_ESTATE if it was not
- * started). The progress callback runs on this thread while it waits. Added in 0.1. */
+ * started, or if its engine was closed before this call; a wait in progress when the
+ * engine closes returns SL_ECANCELED). Several threads may wait at once. The progress
+ * callback runs on a waiting thread while it waits. A query past its deadline_ms fails
+ * with SL_ETIMEDOUT. Added in 0.1. */
 SL_API int sl_query_wait(sl_query_t *q);
 /* Asks a running query to stop; it then fails with SL_ECANCELED. Safe from any thread,
  * also on a query that has finished (then it does nothing). Cannot fail. Added in 0.1. */

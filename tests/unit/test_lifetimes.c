@@ -155,7 +155,7 @@ static void *wait_thread(void *arg)
 SL_TEST(destroy_while_another_thread_waits)
 {
     sl_engine_t *e = open_engine(2, 0);
-    sl_plan_t *p = sum_plan("2^26");
+    sl_plan_t *p = sum_plan("2^22");
     for (int i = 0; i < 8; i++) {
         struct waiter w = {0};
         SL_ASSERT_OK(sl_query_create(e, p, &w.q));

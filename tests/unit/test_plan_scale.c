@@ -16,7 +16,22 @@
 
 #include <sluice/sluice.h>
 
-#define N_NODES 77000
+/* ThreadSanitizer's own allocator runs out on the 77,000-filter chain (its memory for
+ * every lock and atomic the filters' states make); under it the plans are 10x smaller,
+ * which still cuts chains and checks the results (the time is checked elsewhere). */
+#if defined(__SANITIZE_THREAD__)
+#define UNDER_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define UNDER_TSAN 1
+#endif
+#endif
+#ifdef UNDER_TSAN
+#define SCALE 10
+#else
+#define SCALE 1
+#endif
+#define N_NODES (77000 / SCALE)
 #define BOUND_CPU_MS 30000
 
 /* CPU time of the whole process (the workers' too). */
@@ -106,7 +121,7 @@ SL_TEST(chain_of_77000_nodes_is_linear)
 SL_TEST(fan_in_of_77000_nodes_is_linear)
 {
     struct text t = {0};
-    int n = 16 * 4736, level = 0;
+    int n = 16 * 4736 / SCALE, level = 0;
     for (int i = 0; i < n; i++)
         add(&t, "l0_%d = gen.sequence rows=2 start=%d\n", i, i);
     while (n > 1) {
@@ -122,7 +137,7 @@ SL_TEST(fan_in_of_77000_nodes_is_linear)
     }
     add(&t, "output l%d_0 as r\n", level);
     int64_t first = -1;
-    assert_int_equal(run_timed("fan-in", t.s, 0, &first), 2 * 16 * 4736);
+    assert_int_equal(run_timed("fan-in", t.s, 0, &first), 2 * (16 * 4736 / SCALE));
     assert_int_equal(first, 0);
     free(t.s);
 }
