@@ -176,6 +176,23 @@ static int setup_ops(struct sl_query *q)
     return sl__share_setup(q, first_share);
 }
 
+/* Adds q to its engine's list (sl_engine_close detaches what is on it); false if the
+ * engine is closing. */
+static bool register_query(struct sl_query *q)
+{
+    sl_engine_t *eng = q->eng;
+    pthread_mutex_lock(&registry_mu);
+    bool open = !eng->closing;
+    if (open) {
+        q->eng_next = eng->queries;
+        if (eng->queries)
+            eng->queries->eng_prev = q;
+        eng->queries = q;
+    }
+    pthread_mutex_unlock(&registry_mu);
+    return open;
+}
+
 int sl_query_create(sl_engine_t *eng, sl_plan_t *plan, sl_query_t **out)
 {
     SL__CHECK_ARGS(out);
@@ -188,22 +205,12 @@ int sl_query_create(sl_engine_t *eng, sl_plan_t *plan, sl_query_t **out)
     if (!q)
         return sl__set_last_error(SL_ENOMEM, "out of memory creating a query");
     q->eng = eng;
-    q->plan = plan;
-    sl__plan_ref(plan);
-    pthread_mutex_lock(&registry_mu);
-    bool closing = eng->closing;
-    if (!closing) {
-        q->eng_next = eng->queries;
-        if (eng->queries)
-            eng->queries->eng_prev = q;
-        eng->queries = q;
-    }
-    pthread_mutex_unlock(&registry_mu);
-    if (closing) {
-        sl__plan_unref(plan);
+    if (!register_query(q)) {
         sl__free(q, sizeof *q);
         return sl__set_last_error(SL_ESTATE, "sl_query_create: the engine is being closed");
     }
+    q->plan = plan;
+    sl__plan_ref(plan);
     sl__options_for_query(eng, plan, &q->opts);
     q->n_slots = sl__sched_num_workers(eng->sched);
     q->err_device = -1;
