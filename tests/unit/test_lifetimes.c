@@ -4,6 +4,7 @@
  * its tasks up front nor delays a cancel, and that the deadline option ends a query. */
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -19,18 +20,6 @@ static int64_t now_ms(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static sl_engine_t *open_engine(int threads, int64_t host_mem)
-{
-    struct sl_engine_config cfg;
-    sl_engine_config_init(&cfg);
-    cfg.n_threads = threads;
-    cfg.n_gpus = 0;
-    cfg.host_mem_limit = host_mem;
-    sl_engine_t *e;
-    SL_ASSERT_OK(sl_test_engine_open(&e, &cfg));
-    return e;
 }
 
 /* gen.sequence rows=`rows` -> aggregate.sum, output "r". */
@@ -54,38 +43,38 @@ static int64_t result_sum(sl_query_t *q)
     return sum;
 }
 
-SL_TEST(plan_destroyed_after_create_keeps_query_valid)
+/* The plan destroyed after sl_query_create (before the start), or while it runs: the
+ * query keeps its plan alive. */
+static void plan_destroyed(bool running)
 {
-    sl_engine_t *e = open_engine(2, 0);
-    sl_plan_t *p = sum_plan("100000");
+    sl_engine_t *e = sl_test_cpu_engine(2, 0);
+    sl_plan_t *p = sum_plan("2^24");
     sl_query_t *q;
     SL_ASSERT_OK(sl_query_create(e, p, &q));
-    sl_plan_destroy(p); /* the query keeps its plan alive */
-    SL_ASSERT_OK(sl_query_run(q));
-    assert_int_equal(result_sum(q), (int64_t)100000 * 99999 / 2);
+    if (running)
+        SL_ASSERT_OK(sl_query_start(q));
+    sl_plan_destroy(p);
+    SL_ASSERT_OK(running ? sl_query_wait(q) : sl_query_run(q));
+    int64_t n = (int64_t)1 << 24;
+    assert_int_equal(result_sum(q), n * (n - 1) / 2);
     assert_non_null(strstr(sl_query_explain_json(q), "gen.sequence"));
     sl_query_destroy(q);
     sl_engine_close(e);
 }
 
+SL_TEST(plan_destroyed_after_create_keeps_query_valid)
+{
+    plan_destroyed(false);
+}
+
 SL_TEST(plan_destroyed_while_query_runs)
 {
-    sl_engine_t *e = open_engine(2, 0);
-    sl_plan_t *p = sum_plan("2^24");
-    sl_query_t *q;
-    SL_ASSERT_OK(sl_query_create(e, p, &q));
-    SL_ASSERT_OK(sl_query_start(q));
-    sl_plan_destroy(p);
-    SL_ASSERT_OK(sl_query_wait(q));
-    int64_t n = (int64_t)1 << 24;
-    assert_int_equal(result_sum(q), n * (n - 1) / 2);
-    sl_query_destroy(q);
-    sl_engine_close(e);
+    plan_destroyed(true);
 }
 
 SL_TEST(engine_closed_before_unstarted_query_is_destroyed)
 {
-    sl_engine_t *e = open_engine(2, 0);
+    sl_engine_t *e = sl_test_cpu_engine(2, 0);
     sl_plan_t *p = sum_plan("1000");
     sl_query_t *q;
     SL_ASSERT_OK(sl_query_create(e, p, &q));
@@ -108,7 +97,7 @@ SL_TEST(engine_close_returns_with_an_unwaited_query)
 {
     alarm(20); /* a hang fails the case instead of waiting for meson's timeout */
     for (int late = 0; late < 2; late++) {
-        sl_engine_t *e = open_engine(2, 0);
+        sl_engine_t *e = sl_test_cpu_engine(2, 0);
         sl_plan_t *p = sum_plan(late ? "1000" : "2^40");
         sl_query_t *q;
         SL_ASSERT_OK(sl_query_create(e, p, &q));
@@ -154,7 +143,7 @@ static void *wait_thread(void *arg)
  * waiter to leave the query before freeing it. */
 SL_TEST(destroy_while_another_thread_waits)
 {
-    sl_engine_t *e = open_engine(2, 0);
+    sl_engine_t *e = sl_test_cpu_engine(2, 0);
     sl_plan_t *p = sum_plan("2^22");
     for (int i = 0; i < 8; i++) {
         struct waiter w = {0};
@@ -182,7 +171,7 @@ SL_TEST(destroy_while_another_thread_waits)
 SL_TEST(huge_input_makes_tasks_lazily_and_cancels_fast)
 {
     int64_t budget = (int64_t)64 << 20;
-    sl_engine_t *e = open_engine(2, budget);
+    sl_engine_t *e = sl_test_cpu_engine(2, budget);
     sl_plan_t *p = sum_plan("2^42");
     sl_query_t *q;
     int64_t t0 = now_ms();
@@ -214,7 +203,7 @@ SL_TEST(huge_input_makes_tasks_lazily_and_cancels_fast)
 /* The deadline option ends a query with SL_ETIMEDOUT, from the engine or per plan. */
 SL_TEST(deadline_ends_the_query)
 {
-    sl_engine_t *e = open_engine(2, 0);
+    sl_engine_t *e = sl_test_cpu_engine(2, 0);
     for (int per_plan = 0; per_plan < 2; per_plan++) {
         sl_plan_t *p = sum_plan("2^42");
         if (per_plan)
@@ -248,7 +237,7 @@ SL_TEST(deadline_ends_the_query)
  * that rounded it and came out negative ("source_tasks returned -75059993789507"). */
 SL_TEST(task_count_of_int64_max_rows_does_not_wrap)
 {
-    sl_engine_t *e = open_engine(2, (int64_t)64 << 20);
+    sl_engine_t *e = sl_test_cpu_engine(2, (int64_t)64 << 20);
     SL_ASSERT_OK(sl_engine_option_set(e, "deadline_ms", "200"));
     const char *plans[] = {"g = gen.sequence rows=9223372036854775807\n",
                            "g = gen.values rows=9223372036854775807 type=bool\n"};

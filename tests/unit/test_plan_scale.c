@@ -19,14 +19,7 @@
 /* ThreadSanitizer's own allocator runs out on the 77,000-filter chain (its memory for
  * every lock and atomic the filters' states make); under it the plans are 10x smaller,
  * which still cuts chains and checks the results (the time is checked elsewhere). */
-#if defined(__SANITIZE_THREAD__)
-#define UNDER_TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define UNDER_TSAN 1
-#endif
-#endif
-#ifdef UNDER_TSAN
+#ifdef SL_TEST_UNDER_TSAN
 #define SCALE 10
 #else
 #define SCALE 1
@@ -71,12 +64,7 @@ static void add(struct text *t, const char *fmt, ...)
  * first int64 value of its column `col` in *first). */
 static int64_t run_timed(const char *what, char *text, int col, int64_t *first)
 {
-    struct sl_engine_config cfg;
-    sl_engine_config_init(&cfg);
-    cfg.n_threads = 2;
-    cfg.n_gpus = 0;
-    sl_engine_t *e;
-    SL_ASSERT_OK(sl_test_engine_open(&e, &cfg));
+    sl_engine_t *e = sl_test_cpu_engine(2, 0);
     int64_t t0 = cpu_ms();
     sl_plan_t *p = sl_test_plan_parse(text);
     int64_t t1 = cpu_ms();
