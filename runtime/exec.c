@@ -333,8 +333,9 @@ static int spawn_morsels(struct sl__node *n, struct sl__pipeline *p, int64_t tas
     /* GPU nodes first, so that the GPU worker starts while the CPU nodes are made. */
     for (int dev = 0; dev < (p->split ? 2 : 1); dev++) {
         bool gpu = p->device >= 0 && dev == 0;
-        int64_t count = p->split && !gpu ? split_cpu_nodes(q, tasks) : tasks;
-        if (!(p->split && !gpu)) {
+        bool loops = p->split && !gpu; /* co-processing CPU nodes: no window, no refill */
+        int64_t count = loops ? split_cpu_nodes(q, tasks) : tasks;
+        if (!loops) {
             int64_t window = morsel_window(q, gpu);
             count = count < window ? count : window;
             atomic_store_explicit(&p->next_morsel, count, memory_order_relaxed);
