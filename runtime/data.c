@@ -225,7 +225,7 @@ int64_t sl__morsels_cut(struct sl__morsels *m, const sl_table_t *t, int64_t mors
     int64_t n = 0;
     for (int64_t i = 0; i < t->n_batches; i++) {
         m->first_task[i] = n;
-        n += (t->batches[i]->n_rows + morsel - 1) / morsel;
+        n += t->batches[i]->n_rows / morsel + (t->batches[i]->n_rows % morsel != 0);
     }
     m->first_task[t->n_batches] = n;
     return n;

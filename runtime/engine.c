@@ -225,10 +225,7 @@ void sl_engine_close(sl_engine_t *eng)
 {
     if (!eng)
         return;
-    pthread_mutex_lock(&eng->mu);
-    while (eng->running > 0)
-        pthread_cond_wait(&eng->cv, &eng->mu);
-    pthread_mutex_unlock(&eng->mu);
+    sl__engine_stop_queries(eng);
     sl__sched_destroy(eng->sched);
     if (eng->cfg.cost_cache_path && eng->n_costs > 0 &&
         sl__cost_save(eng, eng->cfg.cost_cache_path) != SL_OK)

@@ -33,7 +33,9 @@ struct sl_engine {
 
     pthread_mutex_t mu;              /* running, and the query options of cfg */
     pthread_cond_t cv;
-    int running;                     /* queries started and not yet finished */
+    int running;                     /* queries started whose task graph has not finished */
+    struct sl_query *queries;        /* queries not yet destroyed (query.c's registry lock) */
+    bool closing;                    /* sl_engine_close has begun: no new queries */
 
     /* cost history for placement (cost.c) */
     pthread_mutex_t cost_mu;
@@ -54,5 +56,9 @@ int sl__engine_charge_host(sl_engine_t *eng, int64_t bytes);
 void sl__engine_release_host(sl_engine_t *eng, int64_t bytes);
 void sl__engine_query_started(sl_engine_t *eng);
 void sl__engine_query_finished(sl_engine_t *eng);
+/* sl_engine_close's first step (query.c): cancels the engine's running queries, waits
+ * for their tasks, drains the unstarted ones and detaches them all from the engine, so
+ * that each later call on them returns SL_ESTATE and sl_query_destroy frees what is left. */
+void sl__engine_stop_queries(sl_engine_t *eng);
 
 #endif /* SLUICE_RUNTIME_ENGINE_INT_H */

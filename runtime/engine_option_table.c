@@ -51,6 +51,10 @@ const struct sl__option sl__options[] = {
     {{"host_gbps", SL_ENGINE_OPT_FLOAT, Q, "0",
       "Host memory bandwidth (GB/s) that bounds a co-processed pipeline in placement's "
       "estimate; 0 = the measured host-to-GPU link's.", NULL, 0, 0}, FIELD(host_gbps, F64)},
+    {{"deadline_ms", SL_ENGINE_OPT_INT, Q, "0",
+      "Milliseconds a query may run after its start; past them it fails with SL_ETIMEDOUT "
+      "(\"deadline exceeded\"), as a cancel would. 0 = no deadline.", NULL, 0, BIG},
+     FIELD(deadline_ms, I64)},
     {{"agg_gpu_part_threshold", SL_ENGINE_OPT_INT, Q, "65536",
       "Estimated groups above which the GPU group-by partitions its input instead of "
       "using one hash table.", NULL, 1, BIG}, FIELD(agg_gpu_part_threshold, I64)},

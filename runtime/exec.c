@@ -35,7 +35,7 @@ static int check_consumers(struct sl_query *q)
     for (int i = 0; i < q->plan->n_nodes; i++) {
         const struct sl_op *op = q->plan->nodes[i];
         bool has_output = (op->def->flags & (SL_OP_SOURCE | SL_OP_STREAM)) != 0;
-        int c = sl__node_consumers(q->plan, i);
+        int c = q->consumers[i];
         if (has_output && c == 0)
             return sl__query_fail(q, op->def->name, SL_EINVAL,
                                   "%snode %d (%s): its output is not used; connect it to another "
@@ -102,6 +102,8 @@ static int add_pipeline(struct sl_query *q, struct sl__opstate *sink, int port, 
     }
     p->device = -1;
     sl__pipeline_signature(p);
+    if (sink->n_pipes_in++ == 0) /* a sink's pipelines are added one after another */
+        sink->pipe0 = p->id;
     q->n_pipes++;
     return SL_OK;
 }
@@ -187,7 +189,8 @@ static void morsel(struct sl__node *n, struct sl__worker *w, int64_t index)
         .count = n->count,
         .rows_emitted = &rows,
     };
-    if (atomic_load_explicit(&t.q->failed, memory_order_relaxed))
+    if (atomic_load_explicit(&t.q->failed, memory_order_relaxed) ||
+        sl__query_past_deadline(t.q))
         return;
     bool on_gpu = w && w->gpu >= 0;
     atomic_fetch_add_explicit(on_gpu ? &p->gpu_tasks : &p->cpu_tasks, 1, memory_order_relaxed);
@@ -215,6 +218,42 @@ static void morsel(struct sl__node *n, struct sl__worker *w, int64_t index)
     }
 }
 
+/* Morsel tasks are made as the query advances: a window of them when the pipeline
+ * starts, and each one that ends makes the next, so memory and the time a cancel takes
+ * depend on the window, not on the input (2^42 rows made 35.8 M tasks up front: 4 GB,
+ * and 9 s to cancel). The window: 4 tasks per CPU worker keep every worker fed, as
+ * tasks wait in the queues behind one another; a GPU gets twice its in-flight depth. */
+static int64_t morsel_window(struct sl_query *q, bool gpu)
+{
+    int64_t w = gpu ? 2 * (int64_t)q->eng->cfg.gpu_depth : 4 * (int64_t)q->eng->n_threads;
+    return w < 8 ? 8 : w;
+}
+
+/* A morsel node of pipeline p, child of the pipeline's start node. Its memory is reused
+ * once it completes (the window's nodes recycle). */
+static int add_morsel_node(struct sl__node *start, struct sl__pipeline *p, bool gpu,
+                           int64_t index, int64_t tasks);
+
+/* The task after `n`, if morsels are left and the query goes on. `n`'s parent, the
+ * start node, cannot complete meanwhile: `n` has not completed. */
+static void spawn_next(struct sl__node *n, struct sl__pipeline *p)
+{
+    struct sl_query *q = n->graph->on_finish_user;
+    if (atomic_load_explicit(&q->failed, memory_order_relaxed))
+        return;
+    int64_t i = 0;
+    if (p->split) { /* a GPU node: another while the range holds morsels */
+        uint64_t r = atomic_load_explicit(&p->split_range, memory_order_relaxed);
+        if ((r & 0xffffffffu) >= (r >> 32))
+            return;
+    } else if ((i = atomic_fetch_add_explicit(&p->next_morsel, 1, memory_order_relaxed)) >=
+               n->count) {
+        return;
+    }
+    if (add_morsel_node(n->parent, p, n->device >= 0, i, n->count) != SL_OK)
+        sl__query_fail(q, p->source->op->def->name, SL_ENOMEM, "out of memory creating tasks");
+}
+
 /* A morsel node. Co-processed, a GPU node takes the next morsel from the front when the
  * GPU worker gets to it, and a CPU node loops over morsels from the back until none is
  * left (spawn_morsels makes fewer CPU nodes than workers: see there). */
@@ -223,6 +262,7 @@ static void run_morsel(struct sl__node *n, struct sl__worker *w)
     struct sl__pipeline *p = n->arg;
     if (!p->split) {
         morsel(n, w, n->index);
+        spawn_next(n, p);
         return;
     }
     bool on_gpu = w && w->gpu >= 0;
@@ -231,8 +271,10 @@ static void run_morsel(struct sl__node *n, struct sl__worker *w)
     while (!atomic_load_explicit(&q->failed, memory_order_relaxed) &&
            (i = split_claim(p, on_gpu)) >= 0) {
         morsel(n, w, i);
-        if (on_gpu)
-            break; /* one task per GPU node: its node is held until the GPU is done */
+        if (on_gpu) { /* one task per GPU node: its node is held until the GPU is done */
+            spawn_next(n, p);
+            break;
+        }
     }
 }
 
@@ -264,9 +306,25 @@ static int64_t split_cpu_nodes(struct sl_query *q, int64_t tasks)
     return n < tasks ? n : tasks;
 }
 
-/* Spawns one morsel node per source task on the pipeline's device. A co-processed one
- * gets `tasks` GPU nodes and split_cpu_nodes CPU nodes, which take their morsels when
- * they run (split_claim), so either device could run them all. */
+static int add_morsel_node(struct sl__node *start, struct sl__pipeline *p, bool gpu,
+                           int64_t index, int64_t tasks)
+{
+    struct sl__node *m = sl__node_new(start->graph, run_morsel, p,
+                                      (gpu ? SL__NODE_GPU : SL__NODE_CPU) | SL__NODE_REUSE);
+    if (!m)
+        return SL_ENOMEM;
+    m->device = gpu ? p->device : -1;
+    m->index = index;
+    m->count = tasks;
+    sl__node_adopt(start, m);
+    sl__node_release(m);
+    return SL_OK;
+}
+
+/* Spawns the first window of morsel nodes on the pipeline's device (spawn_next makes
+ * the rest). A co-processed one gets a window of GPU nodes and split_cpu_nodes CPU
+ * nodes, which take their morsels when they run (split_claim), so either device could
+ * run them all. */
 static int spawn_morsels(struct sl__node *n, struct sl__pipeline *p, int64_t tasks)
 {
     struct sl_query *q = n->graph->on_finish_user;
@@ -275,18 +333,16 @@ static int spawn_morsels(struct sl__node *n, struct sl__pipeline *p, int64_t tas
     /* GPU nodes first, so that the GPU worker starts while the CPU nodes are made. */
     for (int dev = 0; dev < (p->split ? 2 : 1); dev++) {
         bool gpu = p->device >= 0 && dev == 0;
-        int64_t count = p->split && !gpu ? split_cpu_nodes(q, tasks) : tasks;
-        for (int64_t i = 0; i < count; i++) {
-            struct sl__node *m = sl__node_new(n->graph, run_morsel, p,
-                                              gpu ? SL__NODE_GPU : SL__NODE_CPU);
-            if (!m)
-                return SL_ENOMEM;
-            m->device = gpu ? p->device : -1;
-            m->index = i;
-            m->count = tasks;
-            sl__node_adopt(n, m);
-            sl__node_release(m);
+        bool loops = p->split && !gpu; /* co-processing CPU nodes: no window, no refill */
+        int64_t count = loops ? split_cpu_nodes(q, tasks) : tasks;
+        if (!loops) {
+            int64_t window = morsel_window(q, gpu);
+            count = count < window ? count : window;
+            atomic_store_explicit(&p->next_morsel, count, memory_order_relaxed);
         }
+        for (int64_t i = 0; i < count; i++)
+            if (add_morsel_node(n, p, gpu, i, tasks) != SL_OK)
+                return SL_ENOMEM;
     }
     return SL_OK;
 }
@@ -328,8 +384,8 @@ static struct sl__worker *sink_gpu_worker(struct sl_query *q, struct sl__opstate
     if (os->op->placement == SL_PLACE_CPU)
         return NULL;
     int gpu = -1;
-    for (int k = 0; k < q->n_pipes && gpu < 0; k++)
-        if (q->pipes[k].sink == os && q->pipes[k].device >= 0)
+    for (int k = os->pipe0; k < os->pipe0 + os->n_pipes_in && gpu < 0; k++)
+        if (q->pipes[k].device >= 0)
             gpu = q->pipes[k].device;
     for (int i = 0; gpu >= 0 && i < q->n_slots; i++) {
         struct sl__worker *sw = sl__sched_worker(q->eng->sched, i);
@@ -355,8 +411,8 @@ static void run_finalize(struct sl__node *n, struct sl__worker *w)
     };
     int64_t t0 = sl__now_ns();
     /* Pipelines into this node have all finished; GPU ones recorded no end of their own. */
-    for (int k = 0; k < q->n_pipes; k++)
-        if (q->pipes[k].sink == os && atomic_load(&q->pipes[k].end_ns) == 0)
+    for (int k = os->pipe0; k < os->pipe0 + os->n_pipes_in; k++)
+        if (atomic_load(&q->pipes[k].end_ns) == 0)
             atomic_store(&q->pipes[k].end_ns, t0);
     if (d->combine) {
         for (int i = 0; i < q->n_slots; i++) {

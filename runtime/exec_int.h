@@ -17,6 +17,8 @@ struct sl__opstate {
     void *gstate;
     void **lstates;                  /* one per worker; created on first use */
     struct sl__node *finalize;       /* combine + finalize node (sink ops) */
+    int pipe0, n_pipes_in;           /* the pipelines into it (sinks): q->pipes[pipe0...],
+                                        consecutive as lowering adds them */
     /* Shared nodes (share.c): a reader's keeper; a keeper's reader pipelines not done. */
     struct sl__opstate *share;
     _Atomic int share_readers;
@@ -56,6 +58,7 @@ struct sl__pipeline {
     double split_gpu_share;          /* estimated share of rows on the GPU, < 0 unknown */
     int64_t morsel_rows;             /* one morsel size for both devices; 0 = per device */
     _Atomic uint64_t split_range;    /* morsels not yet taken: [lo, hi) as hi << 32 | lo */
+    _Atomic int64_t next_morsel;     /* the next morsel index to give a task (not split) */
     _Atomic int64_t cpu_tasks, gpu_tasks; /* morsels run on each kind of device */
 };
 
@@ -86,15 +89,23 @@ struct sl_query {
     struct sl_op *share_ops;         /* synthetic nodes of shared nodes: keepers, readers */
     int *share_at;                   /* per plan node: its keeper's op index and its next
                                         unused reader's, or -1 -1 if it is not shared */
+    int *consumers;                  /* per plan node: how many consume its rows */
+    unsigned char *cut;              /* per plan node: 1 = kept like a shared node, as it
+                                        ends a chain too long for one pipeline (share.c) */
     int n_pipes;
     struct sl__pipeline *pipes;
     int n_slots;                     /* local-state slots = scheduler workers */
 
     pthread_mutex_t mu;
-    pthread_cond_t cv;
+    pthread_cond_t cv;               /* signalled when `waiters` drops to 0 */
     enum sl__qstate state;
     int rc;                          /* final status */
     bool graph_ready;
+    bool counted;                    /* counted in eng->running until its graph finishes */
+    bool detached;                   /* its engine was closed: q->eng is gone (under mu) */
+    int waiters;                     /* threads inside sl_query_wait (under mu) */
+    int64_t deadline_ns;             /* sl__now_ns() past which it fails; 0 = none */
+    struct sl_query *eng_prev, *eng_next; /* the engine's list of queries */
 
     /* first error wins */
     pthread_mutex_t err_mu;
@@ -166,6 +177,9 @@ int sl__query_fail(struct sl_query *q, const char *op_name, int code, const char
 /* The same for a failure of a task on engine device index `device` (0 = the CPU). */
 int sl__query_fail_on(struct sl_query *q, const char *op_name, int device, int code,
                       const char *fmt, ...) SL__PRINTF(5, 6);
+/* Fails the query with SL_ETIMEDOUT if its deadline (option deadline_ms) has passed;
+ * returns whether it has. */
+bool sl__query_past_deadline(struct sl_query *q);
 /* Picks the implementation of a phase for a device kind; NULL if none. */
 const struct sl_impl *sl__phase_impl(const struct sl_phase *ph, enum sl_device_kind kind,
                                      const sl_task_t *t);
@@ -208,10 +222,11 @@ void sl__collect_drop(void *gstate);
  * finalize; the last reader done lets the rows go. */
 extern const struct sl_op_def sl__share_def;
 extern const struct sl_op_def sl__share_read_def;
-/* Consumers of plan node `node`: inputs of nodes that name it, and outputs of it. */
-int sl__node_consumers(const sl_plan_t *p, int node);
+/* Counts the consumers of every plan node (inputs of nodes that name it, outputs of it)
+ * into q->consumers, in one pass over the plan's edges. SL_ENOMEM or SL_OK. */
+int sl__count_consumers(struct sl_query *q);
 /* Synthetic operators the plan's shared nodes need: a keeper and one reader per consumer. */
-int sl__share_count(const sl_plan_t *p);
+int sl__share_count(const struct sl_query *q);
 /* Makes them as q->ops[first...] (q->ops sized with sl__share_count). */
 int sl__share_setup(struct sl_query *q, int first);
 /* The next reader of shared plan node `node`, for the consumer whose pipeline is being

@@ -56,9 +56,9 @@ static int64_t bytes_of(int64_t rows, int64_t width)
 static bool source_state_on_gpu(const struct sl_query *q, const struct sl__explain *ex,
                                 const struct sl__pipeline *p)
 {
-    for (int k = 0; k < q->n_pipes; k++)
-        if (q->pipes[k].sink == p->source && ex->pipes[k].device >= 0 &&
-            ex->pipes[k].stages[ex->pipes[k].n_stages - 1].on_gpu)
+    const struct sl__opstate *src = p->source;
+    for (int k = src->pipe0; k < src->pipe0 + src->n_pipes_in; k++)
+        if (ex->pipes[k].device >= 0 && ex->pipes[k].stages[ex->pipes[k].n_stages - 1].on_gpu)
             return true;
     return false;
 }
@@ -237,6 +237,8 @@ int sl_query_explain(sl_query_t *q, const struct sl_explain **out)
 {
     if (!q || !out)
         return sl__set_last_error(SL_EINVAL, "sl_query_explain: NULL argument");
+    if (!q->eng)
+        return sl__set_last_error(SL_ESTATE, "sl_query_explain: the query's engine was closed");
     if (!q->explain_st && build(q) != SL_OK)
         return sl__set_last_error(SL_ENOMEM, "out of memory explaining the query");
     measure(q, q->explain_st);

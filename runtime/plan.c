@@ -16,6 +16,7 @@ int sl_plan_create(sl_plan_t **out)
     *out = p;
     if (!p)
         return sl__set_last_error(SL_ENOMEM, "out of memory creating a plan");
+    atomic_init(&p->refs, 1);
     return SL_OK;
 }
 
@@ -33,7 +34,19 @@ static void op_free(struct sl_op *op)
 
 void sl_plan_destroy(sl_plan_t *p)
 {
-    if (!p)
+    sl__plan_unref(p);
+}
+
+void sl__plan_ref(struct sl_plan *p)
+{
+    atomic_fetch_add_explicit(&p->refs, 1, memory_order_relaxed);
+}
+
+/* The last reference frees the plan; acq_rel: the freeing thread sees every query's
+ * last use of it. */
+void sl__plan_unref(struct sl_plan *p)
+{
+    if (!p || atomic_fetch_sub_explicit(&p->refs, 1, memory_order_acq_rel) != 1)
         return;
     for (int i = 0; i < p->n_nodes; i++)
         op_free(p->nodes[i]);

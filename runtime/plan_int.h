@@ -60,6 +60,7 @@ struct sl_plan {
     int n_outputs, cap_outputs;      /* in the order they were added */
     struct sl__plan_output *outputs;
     _Atomic int frozen;              /* set when a query is created */
+    _Atomic int refs;                /* the creator's, and one per query of it */
     struct sl__opts settings;        /* engine options set for this plan's queries */
     struct sl__errslot err;
     int n_tables, cap_tables;        /* the catalog of named tables (sl_plan_register_table) */
@@ -78,6 +79,11 @@ struct sl_bind {
     struct sl__errslot *err;
     int failed;
 };
+
+/* A query's hold on its plan: the plan is freed when the creator has destroyed it and
+ * the last query of it is gone. */
+void sl__plan_ref(struct sl_plan *plan);
+void sl__plan_unref(struct sl_plan *plan);
 
 /* Binds (or rebinds) a node: options and input schemas to output schema. */
 int sl__op_bind(struct sl_plan *plan, struct sl_op *op);

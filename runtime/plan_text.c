@@ -13,6 +13,7 @@
  * exactly as they do for C callers. */
 #include <ctype.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -21,10 +22,14 @@
 #define MAX_NAME 64
 #define MAX_INPUTS 16
 
+/* The plan's node names, with a hash index (open addressing, linear probing) so that a
+ * plan of N nodes parses in O(N): the linear search took 51 s at 77,000 nodes. */
 struct names {
     int n, cap;
     char (*name)[MAX_NAME];
     int *node;
+    int *slot;                       /* 1 + index into name/node, 0 = empty */
+    int n_slots;                     /* a power of two, at least twice n */
 };
 
 struct parser {
@@ -80,17 +85,55 @@ static int read_name(struct parser *ps, char *out, bool dotted, const char *what
     return SL_OK;
 }
 
+static uint32_t name_hash(const char *s)
+{
+    uint32_t h = 2166136261u; /* FNV-1a */
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 16777619u;
+    return h;
+}
+
+/* The slot holding `name`, or the empty slot where it would go. */
+static int *name_slot(const struct names *nm, const char *name)
+{
+    uint32_t mask = (uint32_t)nm->n_slots - 1;
+    for (uint32_t i = name_hash(name) & mask;; i = (i + 1) & mask) {
+        int *s = &nm->slot[i];
+        if (*s == 0 || strcmp(nm->name[*s - 1], name) == 0)
+            return s;
+    }
+}
+
 static int find_name(const struct names *nm, const char *name)
 {
+    if (nm->n_slots == 0)
+        return -1;
+    int at = *name_slot(nm, name);
+    return at ? nm->node[at - 1] : -1;
+}
+
+/* Doubles the index when it is half full, keeping probe sequences short. */
+static int grow_index(struct names *nm)
+{
+    if (2 * (nm->n + 1) <= nm->n_slots)
+        return SL_OK;
+    int n_slots = nm->n_slots ? nm->n_slots * 2 : 64;
+    int *slot = sl__calloc((size_t)n_slots, sizeof *slot);
+    if (!slot)
+        return SL_ENOMEM;
+    sl__free(nm->slot, 0);
+    nm->slot = slot;
+    nm->n_slots = n_slots;
     for (int i = 0; i < nm->n; i++)
-        if (strcmp(nm->name[i], name) == 0)
-            return nm->node[i];
-    return -1;
+        *name_slot(nm, nm->name[i]) = i + 1;
+    return SL_OK;
 }
 
 static int add_name(struct parser *ps, const char *name, int node)
 {
     struct names *nm = &ps->names;
+    if (grow_index(nm) != SL_OK)
+        return SL_ENOMEM;
     if (nm->n == nm->cap) {
         int cap = nm->cap ? nm->cap * 2 : 16;
         char(*nn)[MAX_NAME] = sl__realloc(nm->name, (size_t)nm->cap * MAX_NAME, (size_t)cap * MAX_NAME);
@@ -104,7 +147,9 @@ static int add_name(struct parser *ps, const char *name, int node)
         nm->cap = cap;
     }
     snprintf(nm->name[nm->n], MAX_NAME, "%s", name);
-    nm->node[nm->n++] = node;
+    nm->node[nm->n] = node;
+    *name_slot(nm, nm->name[nm->n]) = nm->n + 1; /* a new name: its slot is empty */
+    nm->n++;
     return SL_OK;
 }
 
@@ -325,5 +370,6 @@ int sl_plan_parse(sl_plan_t *plan, const char *text, const char *source_name)
     }
     sl__free(ps.names.name, 0);
     sl__free(ps.names.node, 0);
+    sl__free(ps.names.slot, 0);
     return rc;
 }

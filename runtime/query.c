@@ -11,6 +11,21 @@
 
 static void progress_now(const sl_query_t *q, struct sl_progress *p);
 
+/* Guards every engine's list of queries and each query's link to its engine: a query
+ * can be destroyed while its engine closes, so neither list nor link may belong to
+ * the other's lock. Order: registry_mu, then a query's mu, then an engine's mu. */
+static pthread_mutex_t registry_mu = PTHREAD_MUTEX_INITIALIZER;
+static const char closed_msg[] = "the query's engine was closed (sl_engine_close)";
+
+/* Whether the query's engine was closed; the owner's calls check it first. */
+static bool detached(sl_query_t *q)
+{
+    pthread_mutex_lock(&q->mu);
+    bool d = q->detached;
+    pthread_mutex_unlock(&q->mu);
+    return d;
+}
+
 static int query_failv(struct sl_query *q, const char *op_name, int device, int code,
                        const char *fmt, va_list ap)
 {
@@ -51,12 +66,26 @@ int sl__query_fail_on(struct sl_query *q, const char *op_name, int device, int c
     return code;
 }
 
+bool sl__query_past_deadline(struct sl_query *q)
+{
+    if (q->deadline_ns == 0 || sl__now_ns() < q->deadline_ns)
+        return false;
+    if (!atomic_load(&q->failed))
+        sl__query_fail(q, "", SL_ETIMEDOUT, "the query's deadline of %" PRId64 " ms exceeded "
+                       "(option deadline_ms)", q->opts.deadline_ms);
+    return true;
+}
+
+/* Called once, by the last task of the query's graph. The engine counts the query as
+ * running until here, not until somebody waits for it: sl_engine_close waits for this. */
 static void on_graph_finish(struct sl__graph *g, void *user)
 {
     struct sl_query *q = user;
     (void)g;
     q->end_ns = sl__now_ns();
     q->rc = atomic_load(&q->failed) ? q->err.code : SL_OK;
+    if (q->counted)
+        sl__engine_query_finished(q->eng);
 }
 
 static void free_states(struct sl_query *q)
@@ -74,10 +103,12 @@ static void free_states(struct sl_query *q)
             sl__free(os->lstates[s], d->local_state_bytes);
         }
         sl__free(os->lstates, 0);
+        os->lstates = NULL;
         if (os->gstate) {
             if (d->fini_global)
                 d->fini_global(os->op, os->gstate);
             sl__free(os->gstate, d->global_state_bytes);
+            os->gstate = NULL;
         }
     }
 }
@@ -120,8 +151,10 @@ static int setup_ops(struct sl_query *q)
         if (!q->collect_ops)
             return SL_ENOMEM;
     }
+    if (sl__count_consumers(q) != SL_OK)
+        return SL_ENOMEM;
     int first_share = p->n_nodes + q->n_outputs;
-    q->n_ops = first_share + sl__share_count(p);
+    q->n_ops = first_share + sl__share_count(q);
     q->ops = sl__calloc((size_t)(q->n_ops ? q->n_ops : 1), sizeof *q->ops);
     if (!q->ops)
         return SL_ENOMEM;
@@ -143,6 +176,23 @@ static int setup_ops(struct sl_query *q)
     return sl__share_setup(q, first_share);
 }
 
+/* Adds q to its engine's list (sl_engine_close detaches what is on it); false if the
+ * engine is closing. */
+static bool register_query(struct sl_query *q)
+{
+    sl_engine_t *eng = q->eng;
+    pthread_mutex_lock(&registry_mu);
+    bool open = !eng->closing;
+    if (open) {
+        q->eng_next = eng->queries;
+        if (eng->queries)
+            eng->queries->eng_prev = q;
+        eng->queries = q;
+    }
+    pthread_mutex_unlock(&registry_mu);
+    return open;
+}
+
 int sl_query_create(sl_engine_t *eng, sl_plan_t *plan, sl_query_t **out)
 {
     SL__CHECK_ARGS(out);
@@ -155,7 +205,12 @@ int sl_query_create(sl_engine_t *eng, sl_plan_t *plan, sl_query_t **out)
     if (!q)
         return sl__set_last_error(SL_ENOMEM, "out of memory creating a query");
     q->eng = eng;
+    if (!register_query(q)) {
+        sl__free(q, sizeof *q);
+        return sl__set_last_error(SL_ESTATE, "sl_query_create: the engine is being closed");
+    }
     q->plan = plan;
+    sl__plan_ref(plan);
     sl__options_for_query(eng, plan, &q->opts);
     q->n_slots = sl__sched_num_workers(eng->sched);
     q->err_device = -1;
@@ -210,6 +265,8 @@ int sl_query_trace(sl_query_t *q, const char *path)
 {
     if (!q || !path || !*path)
         return sl__set_last_error(SL_EINVAL, "sl_query_trace: needs a query and a path");
+    if (detached(q))
+        return sl__set_last_error(SL_ESTATE, "sl_query_trace: %s", closed_msg);
     if (q->state != SL__Q_CREATED)
         return sl__set_last_error(SL_ESTATE, "sl_query_trace: the query has started");
     char *p = sl__strdup(path);
@@ -230,18 +287,70 @@ int sl_query_start(sl_query_t *q)
     if (!q)
         return sl__set_last_error(SL_EINVAL, "sl_query_start: NULL query");
     pthread_mutex_lock(&q->mu);
-    if (q->state != SL__Q_CREATED) {
+    if (q->detached || q->state != SL__Q_CREATED) {
+        bool detached = q->detached;
         pthread_mutex_unlock(&q->mu);
-        return sl__set_last_error(SL_ESTATE, "the query was already started; create a new "
-                                  "query to run the plan again");
+        return detached ? sl__set_last_error(SL_ESTATE, "sl_query_start: %s", closed_msg)
+                        : sl__set_last_error(SL_ESTATE, "the query was already started; "
+                                             "create a new query to run the plan again");
     }
     q->state = SL__Q_RUNNING;
+    q->counted = true; /* before the graph can finish: it cannot until sealed below */
     pthread_mutex_unlock(&q->mu);
     sl__engine_query_started(q->eng);
     q->start_ns = sl__now_ns();
+    int64_t ms = q->opts.deadline_ms;
+    if (ms > 0) /* saturates: a deadline beyond INT64_MAX ns is none in practice */
+        q->deadline_ns = ms > (INT64_MAX - q->start_ns) / 1000000 ? INT64_MAX
+                                                                  : q->start_ns + ms * 1000000;
     release_all(q);
     sl__graph_seal(&q->graph);
     return SL_OK;
+}
+
+/* Waits for the query's graph, reporting progress and enforcing the deadline meanwhile:
+ * the waiting thread wakes at the deadline, so a query whose tasks are long still
+ * fails then (the workers check it between morsels too). */
+static void wait_graph(struct sl_query *q)
+{
+    int every = q->progress_cb ? (q->progress_ms > 0 ? q->progress_ms : 100) : 0;
+    bool deadline_open = q->deadline_ns != 0;
+    struct sl_progress pr = SL_PROGRESS_INIT;
+    for (;;) {
+        int step = every;
+        if (deadline_open) {
+            int64_t left = (q->deadline_ns - sl__now_ns()) / 1000000 + 1;
+            if (step == 0 || left < step)
+                step = left > INT32_MAX ? INT32_MAX : (int)left;
+        }
+        if (step <= 0) {
+            sl__graph_wait(&q->graph);
+            return;
+        }
+        if (sl__graph_wait_ms(&q->graph, step))
+            return;
+        if (deadline_open && sl__query_past_deadline(q))
+            deadline_open = false;
+        if (q->progress_cb) {
+            progress_now(q, &pr);
+            q->progress_cb(q->progress_user, &pr);
+        }
+    }
+}
+
+/* The first thread past the graph's end finishes the query: its profile and trace.
+ * Under q->mu, with the engine attached. */
+static void finish_locked(struct sl_query *q)
+{
+    if (q->state != SL__Q_RUNNING)
+        return;
+    q->state = SL__Q_DONE;
+    q->profile = sl__query_profile(q);
+    if (q->trace_on) {
+        char err[256];
+        if (sl__trace_write(&q->trace, q->trace_path, err, sizeof err) != SL_OK)
+            sl__engine_log(q->eng, 1, "%s", err);
+    }
 }
 
 int sl_query_wait(sl_query_t *q)
@@ -250,36 +359,28 @@ int sl_query_wait(sl_query_t *q)
         return sl__set_last_error(SL_EINVAL, "sl_query_wait: NULL query");
     pthread_mutex_lock(&q->mu);
     enum sl__qstate st = q->state;
+    bool detached = q->detached;
+    if (!detached && st != SL__Q_CREATED)
+        q->waiters++; /* sl_query_destroy frees q only after we have left */
     pthread_mutex_unlock(&q->mu);
+    if (detached)
+        return sl__set_last_error(SL_ESTATE, "sl_query_wait: %s", closed_msg);
     if (st == SL__Q_CREATED)
         return sl__set_last_error(SL_ESTATE, "the query was not started");
-    if (st == SL__Q_RUNNING) {
-        if (q->progress_cb) {
-            /* The waiting thread reports progress while it waits. */
-            int ms = q->progress_ms > 0 ? q->progress_ms : 100;
-            struct sl_progress pr = SL_PROGRESS_INIT;
-            while (!sl__graph_wait_ms(&q->graph, ms)) {
-                progress_now(q, &pr);
-                q->progress_cb(q->progress_user, &pr);
-            }
-        }
-        sl__graph_wait(&q->graph);
-        pthread_mutex_lock(&q->mu);
-        if (q->state == SL__Q_RUNNING) {
-            q->state = SL__Q_DONE;
-            q->profile = sl__query_profile(q);
-            if (q->trace_on) {
-                char err[256];
-                if (sl__trace_write(&q->trace, q->trace_path, err, sizeof err) != SL_OK)
-                    sl__engine_log(q->eng, 1, "%s", err);
-            }
-            sl__engine_query_finished(q->eng);
-        }
-        pthread_mutex_unlock(&q->mu);
-    }
-    if (q->rc != SL_OK)
-        sl__set_last_error(q->rc, "%s", q->err.msg);
-    return q->rc;
+    if (st == SL__Q_RUNNING)
+        wait_graph(q);
+    pthread_mutex_lock(&q->mu);
+    finish_locked(q);
+    int rc = q->rc;
+    char msg[SL__MSG_MAX] = "";
+    if (rc != SL_OK)
+        snprintf(msg, sizeof msg, "%s", q->err.msg);
+    if (--q->waiters == 0)
+        pthread_cond_broadcast(&q->cv);
+    pthread_mutex_unlock(&q->mu); /* q may be freed from here on */
+    if (rc != SL_OK)
+        sl__set_last_error(rc, "%s", msg);
+    return rc;
 }
 
 int sl_query_run(sl_query_t *q)
@@ -296,37 +397,28 @@ void sl_query_cancel(sl_query_t *q)
         sl__query_fail(q, "", SL_ECANCELED, "the query was cancelled");
 }
 
-void sl_query_destroy(sl_query_t *q)
+/* A query never started: its nodes drain without running. */
+static void drain_unstarted(struct sl_query *q)
 {
-    if (!q)
-        return;
-    pthread_mutex_lock(&q->mu);
-    enum sl__qstate st = q->state;
-    pthread_mutex_unlock(&q->mu);
-    if (st == SL__Q_RUNNING)
-        sl_query_wait(q);
-    if (st == SL__Q_CREATED && q->graph_ready) {
-        /* Never started: let the unreleased nodes drain without running. */
+    if (q->graph_ready) {
         sl__graph_skip(&q->graph);
         if (q->ops && q->pipes)
             release_all(q);
         sl__graph_seal(&q->graph);
         sl__graph_wait(&q->graph);
-    } else if (st == SL__Q_CREATED) {
+    } else {
         sl__graph_seal(&q->graph);
     }
-    sl__graph_fini(&q->graph);
+}
+
+/* What the query holds of its engine: device memory, operator states (their fini may
+ * give device memory back), host blocks charged to the engine's budget. Once. */
+static void release_engine_parts(struct sl_query *q)
+{
     sl__query_drop_replicas(q);
     sl__query_free_device(q);
     if (q->ops)
         free_states(q);
-    for (int k = 0; q->pipes && k < q->n_pipes; k++)
-        sl__free(q->pipes[k].chain, 0);
-    sl__free(q->pipes, 0);
-    sl__free(q->ops, 0);
-    sl__free(q->collect_ops, 0);
-    sl__free(q->share_ops, 0);
-    sl__free(q->share_at, 0);
     struct sl__qalloc *h = q->allocs;
     while (h) {
         struct sl__qalloc *next = h->next;
@@ -334,6 +426,89 @@ void sl_query_destroy(sl_query_t *q)
         sl__free(h, sizeof *h + (size_t)h->bytes);
         h = next;
     }
+    q->allocs = NULL;
+}
+
+static void unlink_query(struct sl_query *q)
+{
+    if (q->eng_prev)
+        q->eng_prev->eng_next = q->eng_next;
+    else
+        q->eng->queries = q->eng_next;
+    if (q->eng_next)
+        q->eng_next->eng_prev = q->eng_prev;
+    q->eng_prev = q->eng_next = NULL;
+}
+
+void sl__engine_stop_queries(sl_engine_t *eng)
+{
+    pthread_mutex_lock(&registry_mu);
+    eng->closing = true;
+    for (struct sl_query *q = eng->queries; q; q = q->eng_next) {
+        pthread_mutex_lock(&q->mu);
+        bool running = q->state == SL__Q_RUNNING && !sl__graph_wait_ms(&q->graph, 0);
+        pthread_mutex_unlock(&q->mu);
+        if (running)
+            sl__query_fail(q, "", SL_ECANCELED, "the engine was closed while the query ran");
+    }
+    pthread_mutex_unlock(&registry_mu);
+    /* Cancelled, their queued tasks complete without running. */
+    pthread_mutex_lock(&eng->mu);
+    while (eng->running > 0)
+        pthread_cond_wait(&eng->cv, &eng->mu);
+    pthread_mutex_unlock(&eng->mu);
+    pthread_mutex_lock(&registry_mu);
+    while (eng->queries) {
+        struct sl_query *q = eng->queries;
+        pthread_mutex_lock(&q->mu);
+        if (q->state == SL__Q_CREATED) {
+            drain_unstarted(q);
+        } else {
+            sl__graph_wait(&q->graph); /* its last task may still be leaving */
+            finish_locked(q);
+        }
+        release_engine_parts(q);
+        unlink_query(q);
+        q->detached = true;
+        q->eng = NULL; /* a stray use fails loudly instead of reading freed memory */
+        pthread_mutex_unlock(&q->mu);
+    }
+    pthread_mutex_unlock(&registry_mu);
+}
+
+void sl_query_destroy(sl_query_t *q)
+{
+    if (!q)
+        return;
+    pthread_mutex_lock(&q->mu);
+    enum sl__qstate st = q->state;
+    bool detached = q->detached;
+    pthread_mutex_unlock(&q->mu);
+    if (!detached && st == SL__Q_RUNNING)
+        sl_query_wait(q);
+    else if (!detached && st == SL__Q_CREATED)
+        drain_unstarted(q);
+    /* Other threads' sl_query_wait leave before the memory goes. */
+    pthread_mutex_lock(&q->mu);
+    while (q->waiters > 0)
+        pthread_cond_wait(&q->cv, &q->mu);
+    pthread_mutex_unlock(&q->mu);
+    pthread_mutex_lock(&registry_mu);
+    if (!q->detached)
+        unlink_query(q);
+    pthread_mutex_unlock(&registry_mu);
+    if (!q->detached)
+        release_engine_parts(q);
+    sl__graph_fini(&q->graph);
+    for (int k = 0; q->pipes && k < q->n_pipes; k++)
+        sl__free(q->pipes[k].chain, 0);
+    sl__free(q->pipes, 0);
+    sl__free(q->ops, 0);
+    sl__free(q->collect_ops, 0);
+    sl__free(q->share_ops, 0);
+    sl__free(q->share_at, 0);
+    sl__free(q->consumers, 0);
+    sl__free(q->cut, 0);
     sl__free(q->profile, 0);
     sl__free(q->explain, 0);
     sl__explain_free(q);
@@ -345,6 +520,7 @@ void sl_query_destroy(sl_query_t *q)
     pthread_mutex_destroy(&q->err_mu);
     pthread_mutex_destroy(&q->alloc_mu);
     pthread_mutex_destroy(&q->replica_mu);
+    sl__plan_unref(q->plan);
     sl__free(q, sizeof *q);
 }
 
@@ -410,8 +586,10 @@ int sl_query_result(sl_query_t *q, const char *name, sl_table_t **out)
     if (!q || !name)
         return sl__set_last_error(SL_EINVAL, "sl_query_result: NULL argument");
     pthread_mutex_lock(&q->mu);
-    bool done = q->state == SL__Q_DONE;
+    bool done = q->state == SL__Q_DONE, gone = q->detached;
     pthread_mutex_unlock(&q->mu);
+    if (gone)
+        return sl__set_last_error(SL_ESTATE, "sl_query_result: %s", closed_msg);
     if (!done || q->rc != SL_OK)
         return sl__set_last_error(SL_ESTATE, "the query has not finished successfully");
     for (int k = 0; k < q->n_outputs; k++) {

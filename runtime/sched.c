@@ -285,6 +285,14 @@ static void node_complete(struct sl__node *n)
         struct sl__node *parent = n->parent;
         if (parent && atomic_fetch_sub_explicit(&parent->pending, 1, memory_order_acq_rel) != 1)
             parent = NULL;
+        if (n->flags & SL__NODE_REUSE) { /* before graph_node_done: g may go after it */
+            sl__free(n->succ_more, 0);
+            n->succ_more = NULL;
+            spin_lock(&g->slab_lock);
+            n->next_free = g->free_nodes;
+            g->free_nodes = n;
+            spin_unlock(&g->slab_lock);
+        }
         graph_node_done(g);
         n = parent;
     }
@@ -300,23 +308,34 @@ static void node_run(struct sl__node *n, struct sl__worker *w)
         node_complete(n);
 }
 
-struct sl__node *sl__node_new(struct sl__graph *g, sl__node_fn fn, void *arg, uint32_t flags)
+/* A node's memory: a completed SL__NODE_REUSE node, else the next of the newest slab.
+ * Under the graph's slab lock. */
+static struct sl__node *node_memory(struct sl__graph *g)
 {
-    spin_lock(&g->slab_lock);
+    struct sl__node *n = g->free_nodes;
+    if (n) {
+        g->free_nodes = n->next_free;
+        return n;
+    }
     struct sl__slab *sl = g->slabs;
     if (!sl || sl->used == SLAB_NODES) {
         sl = sl__malloc(sizeof *sl);
-        if (!sl) {
-            spin_unlock(&g->slab_lock);
+        if (!sl)
             return NULL;
-        }
         sl->next = g->slabs;
         sl->used = 0;
         g->slabs = sl;
     }
-    struct sl__node *n = &sl->nodes[sl->used++];
-    spin_unlock(&g->slab_lock);
+    return &sl->nodes[sl->used++];
+}
 
+struct sl__node *sl__node_new(struct sl__graph *g, sl__node_fn fn, void *arg, uint32_t flags)
+{
+    spin_lock(&g->slab_lock);
+    struct sl__node *n = node_memory(g);
+    spin_unlock(&g->slab_lock);
+    if (!n)
+        return NULL;
     memset(n, 0, sizeof *n);
     n->fn = fn;
     n->arg = arg;

@@ -27,7 +27,10 @@ typedef void (*sl__node_fn)(struct sl__node *n, struct sl__worker *w);
 
 enum sl__node_flags {
     SL__NODE_CPU = 1u << 0, /* may run on a CPU worker */
-    SL__NODE_GPU = 1u << 1  /* may run on a GPU worker */
+    SL__NODE_GPU = 1u << 1, /* may run on a GPU worker */
+    SL__NODE_REUSE = 1u << 2 /* nobody keeps a pointer to it after it completes: its memory
+                                goes to the graph's next sl__node_new (bounded memory for
+                                the morsel tasks made as a query advances) */
 };
 
 #define SL__NODE_INLINE_SUCC 2
@@ -47,6 +50,7 @@ struct sl__node {
     int32_t n_succ, cap_succ;
     struct sl__node *succ_inline[SL__NODE_INLINE_SUCC];
     struct sl__node **succ_more;     /* when more than SL__NODE_INLINE_SUCC */
+    struct sl__node *next_free;      /* the graph's free list (SL__NODE_REUSE) */
 };
 
 /* A graph: the nodes of one query. Completion of all nodes is observable. */
@@ -60,6 +64,7 @@ struct sl__graph {
     bool finished;                   /* live reached 0 after sealing */
     atomic_flag slab_lock;
     struct sl__slab *slabs;
+    struct sl__node *free_nodes;     /* completed SL__NODE_REUSE nodes (under slab_lock) */
     void (*on_finish)(struct sl__graph *g, void *user); /* called once, by the last node */
     void *on_finish_user;
 };
@@ -122,7 +127,8 @@ void sl__node_release(struct sl__node *n);
 void sl__node_hold(struct sl__node *n);
 void sl__node_unhold(struct sl__node *n);
 /* Makes `child` part of `parent`: parent completes only after child. Call before
- * releasing the child, from parent's function (or before parent is released). */
+ * releasing the child, from parent's function (or before parent is released), or from
+ * the function of another child of parent's, which keeps parent from completing. */
 void sl__node_adopt(struct sl__node *parent, struct sl__node *child);
 /* Blocks until every node created in the graph has completed. */
 void sl__graph_wait(struct sl__graph *g);

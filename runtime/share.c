@@ -18,25 +18,66 @@
 
 #include "exec_int.h"
 
-int sl__node_consumers(const sl_plan_t *p, int node)
+/* The most streaming nodes one pipeline chains. A batch passes a pipeline's stages by
+ * nested calls (sl_task_emit), some 300 bytes of a worker's stack per stage: a chain of
+ * 77,000 filters overflowed it. A longer chain is cut: its node at the limit is kept
+ * as a shared node is, and the rest of the chain reads it (a few copies per 512 stages). */
+#define MAX_CHAIN 512
+
+/* The readers of node i: its consumers if it is shared or cuts a long chain, else 0. */
+static int readers(const struct sl_query *q, int i)
 {
-    int n = 0;
+    return q->consumers[i] > 1 || q->cut[i] ? q->consumers[i] : 0;
+}
+
+/* Marks in q->cut the nodes that end MAX_CHAIN streaming nodes in a row. Nodes come
+ * in order (inputs before the nodes using them), so one pass finds every chain's length
+ * (`depth`: streaming nodes since the pipeline's source, this one included). */
+static void cut_long_chains(struct sl_query *q, int *depth)
+{
+    const sl_plan_t *p = q->plan;
+    for (int i = 0; i < p->n_nodes; i++) {
+        const struct sl_op *op = p->nodes[i];
+        uint32_t f = op->def->flags;
+        depth[i] = 0;
+        if ((f & SL_OP_SOURCE) || !(f & SL_OP_STREAM) || op->n_inputs != 1)
+            continue;
+        int in = op->inputs[0];
+        depth[i] = readers(q, in) ? 1 : depth[in] + 1;
+        if (depth[i] >= MAX_CHAIN && q->consumers[i] == 1)
+            q->cut[i] = 1;
+    }
+}
+
+int sl__count_consumers(struct sl_query *q)
+{
+    const sl_plan_t *p = q->plan;
+    size_t n = (size_t)(p->n_nodes ? p->n_nodes : 1);
+    q->consumers = sl__calloc(n, sizeof *q->consumers);
+    q->cut = sl__calloc(n, sizeof *q->cut);
+    int *depth = sl__malloc(n * sizeof *depth);
+    if (!q->consumers || !q->cut || !depth) {
+        sl__free(depth, 0);
+        return SL_ENOMEM;
+    }
     for (int i = 0; i < p->n_outputs; i++)
-        n += p->outputs[i].node == node;
+        q->consumers[p->outputs[i].node]++;
     for (int i = 0; i < p->n_nodes; i++) {
         const struct sl_op *op = p->nodes[i];
         for (int k = 0; k < op->n_inputs; k++)
-            n += op->inputs[k] == node;
+            q->consumers[op->inputs[k]]++;
     }
-    return n;
+    cut_long_chains(q, depth);
+    sl__free(depth, 0);
+    return SL_OK;
 }
 
-int sl__share_count(const sl_plan_t *p)
+int sl__share_count(const struct sl_query *q)
 {
     int n = 0;
-    for (int i = 0; i < p->n_nodes; i++) {
-        int c = sl__node_consumers(p, i);
-        n += c > 1 ? 1 + c : 0;
+    for (int i = 0; i < q->plan->n_nodes; i++) {
+        int c = readers(q, i);
+        n += c ? 1 + c : 0;
     }
     return n;
 }
@@ -59,16 +100,16 @@ static void share_op_init(struct sl_op *o, const struct sl_op *node, bool keeper
 int sl__share_setup(struct sl_query *q, int first)
 {
     sl_plan_t *p = q->plan;
-    int n = sl__share_count(p);
+    int n = sl__share_count(q);
     q->share_at = sl__malloc(2 * (size_t)(p->n_nodes ? p->n_nodes : 1) * sizeof *q->share_at);
     q->share_ops = n ? sl__calloc((size_t)n, sizeof *q->share_ops) : NULL;
     if (!q->share_at || (n && !q->share_ops))
         return SL_ENOMEM;
     int k = 0;
     for (int i = 0; i < p->n_nodes; i++) {
-        int c = sl__node_consumers(p, i);
+        int c = readers(q, i);
         q->share_at[2 * i] = q->share_at[2 * i + 1] = -1;
-        if (c < 2)
+        if (c == 0)
             continue;
         int keeper = first + k;
         for (int r = 0; r <= c; r++, k++) {

@@ -295,6 +295,10 @@ void *sl_task_alloc(sl_task_t *t, size_t bytes)
     if (!t)
         return NULL;
     struct sl_query *q = t->q;
+    if (bytes > (size_t)INT64_MAX - sizeof(struct sl__qalloc)) { /* would wrap below */
+        sl_task_fail(t, SL_EBUDGET, "sl_task_alloc: %zu bytes exceed any host budget", bytes);
+        return NULL;
+    }
     if (sl__engine_charge_host(q->eng, (int64_t)bytes) != SL_OK) {
         sl_task_fail(t, SL_EBUDGET, "needs %zu more bytes of host memory, over the engine's "
                      "host budget of %lld bytes", bytes, (long long)q->eng->host_limit);

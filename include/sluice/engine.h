@@ -89,6 +89,9 @@ struct sl_engine_config {
     int debug_ooc_sort_merge;   /* out-of-core sort merge: 0 auto, 1 cpu, 2 gpu */
     int debug_ooc_readback;     /* out-of-core join read-back: 0 copy, 1 kernel */
     int debug_join_phase_times; /* 1: the GPU join's phase times go to the query profile */
+    /* Fields added after 0.3. */
+    int64_t deadline_ms;        /* deadline_ms: a query running longer than this after its
+                                   start fails with SL_ETIMEDOUT; 0 = none */
 };
 
 /* Fills *cfg with the defaults and sets cfg->size. Cannot fail. Thread-safe (touches
@@ -107,9 +110,14 @@ SL_API void sl_engine_config_init(struct sl_engine_config *cfg);
  * owns the engine and frees it with sl_engine_close. Thread-safe. Added in 0.1;
  * smaller (older) configs accepted since 0.3. */
 SL_API int sl_engine_open(sl_engine_t **out, const struct sl_engine_config *cfg);
-/* Waits for running queries to finish, stops the workers and frees the engine. NULL
- * is allowed. Call it once, from one thread, after every query of the engine has been
- * destroyed or has finished; the engine must not be used afterwards. Added in 0.1. */
+/* Cancels the engine's running queries (their error: SL_ECANCELED, "the engine was
+ * closed"), waits for their tasks to stop, stops the workers and frees the engine. NULL
+ * is allowed. Queries not yet destroyed are detached: sl_query_destroy still frees them,
+ * every other call on them returns SL_ESTATE (results included: read them before).
+ * Threads blocked in sl_query_wait return. Call it once; no other thread may create,
+ * start or destroy a query of the engine meanwhile; the engine must not be used
+ * afterwards. Added in 0.1; cancels and detaches since the release after 0.3 (it waited
+ * forever on a query started and never waited for). */
 SL_API void sl_engine_close(sl_engine_t *eng);
 /* The message of the last error on this engine; "" if none (also for NULL). Owned by
  * the engine, valid until the next failing call on it or its close. Thread-safe, but

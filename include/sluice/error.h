@@ -15,7 +15,8 @@
 extern "C" {
 #endif
 
-/* XX(name, value, text): the single list that generates codes, names and texts. */
+/* XX(name, value, text): the single list that generates codes, names and texts.
+ * SL_ETIMEDOUT (a query ran past its deadline_ms option) was added after 0.3. */
 #define SL_ERRNO_MAP(XX)                                                     \
     XX(EINVAL, -1, "invalid argument")                                       \
     XX(ENOMEM, -2, "out of memory")                                          \
@@ -35,7 +36,8 @@ extern "C" {
     XX(ESTATE, -16, "invalid state")                                         \
     XX(ENOSPC, -17, "no space left")                                         \
     XX(EEXIST, -18, "already exists")                                        \
-    XX(EINTERNAL, -19, "internal error")
+    XX(EINTERNAL, -19, "internal error")                                     \
+    XX(ETIMEDOUT, -20, "deadline exceeded")
 
 enum sl_status {
     SL_OK = 0,

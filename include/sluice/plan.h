@@ -30,8 +30,10 @@ typedef struct sl_schema sl_schema_t;
 /* Creates an empty plan, owned by the caller (sl_plan_destroy). Errors: SL_ENOMEM
  * (message in sl_last_errmsg). Thread-safe. Added in 0.1. */
 SL_API int sl_plan_create(sl_plan_t **out);
-/* Frees the plan; call it after every query made from it has been destroyed. NULL is
- * allowed. Added in 0.1. */
+/* Lets go of the plan. Queries made from it keep it alive (each holds a reference, also
+ * while it runs): the plan is freed when it has been destroyed and its last query is;
+ * after this call the caller must not use the plan itself. NULL is allowed. Call it
+ * once. Added in 0.1; queries hold the plan since the release after 0.3 (it had to outlive them). */
 SL_API void sl_plan_destroy(sl_plan_t *plan);
 /* Message of the last failing call on this plan; "" if none (also for NULL). Owned by
  * the plan, valid until its next failing call. Added in 0.1. */

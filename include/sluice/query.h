@@ -21,15 +21,20 @@ extern "C" {
 typedef struct sl_query sl_query_t;
 
 /* Creates a query of `plan` on `eng` and freezes the plan (it can no longer change, and
- * may back several queries at once). The plan and the engine must outlive the query.
+ * may back several queries at once). The query holds the plan: sl_plan_destroy may come
+ * before sl_query_destroy, also while the query runs. The engine may be closed before the
+ * query is destroyed (sl_engine_close cancels and detaches it; every later call on the
+ * query but sl_query_destroy and the accessors of its error returns SL_ESTATE). Errors:
+ * SL_ESTATE (the engine is being closed).
  * On success *out is the query, owned by the caller (sl_query_destroy). Errors:
  * SL_EINVAL (NULL argument, an empty plan), an operator's error lowering the plan,
  * SL_ENOMEM; the message is in sl_plan_errmsg or sl_last_errmsg. Thread-safe. Added in
  * 0.1. */
 SL_API int sl_query_create(sl_engine_t *eng, sl_plan_t *plan, sl_query_t **out);
 /* Frees a query and its results (tables handed out by sl_query_result keep their own
- * references); waits for it if it still runs. NULL is allowed. Call it once, from one
- * thread. Added in 0.1. */
+ * references); waits for it if it still runs, and for threads still inside
+ * sl_query_wait on it to leave. NULL is allowed. Call it once, from one thread, after
+ * every other call on q has been made (waits may still be in progress). Added in 0.1. */
 SL_API void sl_query_destroy(sl_query_t *q);
 
 /* Runs the query on the engine's workers and waits for it. Returns SL_OK or the
@@ -37,10 +42,14 @@ SL_API void sl_query_destroy(sl_query_t *q);
  * already started. A query runs once. Call from one thread. Added in 0.1. */
 SL_API int sl_query_run(sl_query_t *q);
 /* Starts the query and returns at once; sl_query_wait collects the outcome. Errors:
- * SL_ESTATE (already started), SL_ENOMEM. Call from one thread. Added in 0.1. */
+ * SL_ESTATE (already started, or its engine was closed), SL_ENOMEM. Call from one
+ * thread. The engine option deadline_ms, if set, counts from here. Added in 0.1. */
 SL_API int sl_query_start(sl_query_t *q);
 /* Waits for a started query; returns what sl_query_run would (SL_ESTATE if it was not
- * started). The progress callback runs on this thread while it waits. Added in 0.1. */
+ * started, or if its engine was closed before this call; a wait in progress when the
+ * engine closes returns SL_ECANCELED). Several threads may wait at once. The progress
+ * callback runs on a waiting thread while it waits. A query past its deadline_ms fails
+ * with SL_ETIMEDOUT. Added in 0.1. */
 SL_API int sl_query_wait(sl_query_t *q);
 /* Asks a running query to stop; it then fails with SL_ECANCELED. Safe from any thread,
  * also on a query that has finished (then it does nothing). Cannot fail. Added in 0.1. */

@@ -281,7 +281,7 @@ int64_t sl__morsel_tasks(sl_task_t *t, const sl_batch_t *out, int64_t n)
     if (!out)
         return 0;
     int64_t m = sl_task_morsel_rows(t);
-    return (n + m - 1) / m;
+    return n / m + (n % m != 0); /* rounded up without n + m - 1 overflowing */
 }
 
 int sl__emit_rows(sl_task_t *t, sl_batch_t *out, int64_t lo, int64_t rows)

@@ -6,7 +6,7 @@ int64_t sl__gen_tasks(sl_task_t *t)
 {
     int64_t rows = *(const int64_t *)sl_op_data(sl_task_op(t)); /* the data's first member */
     int64_t m = sl_task_morsel_rows(t);
-    return (rows + m - 1) / m;
+    return rows / m + (rows % m != 0); /* rounded up without rows + m - 1 overflowing */
 }
 
 #define CPU_DEF(id, name_, doc_, n_options_, cost_, split_, can_cuda_)                     \

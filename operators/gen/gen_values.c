@@ -292,7 +292,7 @@ static int64_t val_tasks(sl_task_t *t)
                                 "(or more than 2^31 bytes)", (long long)d->card);
     }
     int64_t m = sl_task_morsel_rows(t);
-    return (d->rows + m - 1) / m;
+    return d->rows / m + (d->rows % m != 0); /* rounded up without overflowing */
 }
 
 static void val_fini_global(const sl_op_t *op, void *gs)

@@ -49,6 +49,9 @@ int sl_test_engine_open(struct sl_engine **out, const struct sl_engine_config *c
 /* An engine of `threads` CPU workers, no GPU and `morsel_rows` rows per morsel (0: the
  * default), opened as sl_test_engine_open does; fails the case if it cannot open. */
 struct sl_engine *sl_test_cpu_engine(int threads, int64_t morsel_rows);
+/* An engine on `threads` CPU workers and no GPU, with host budget `host_mem` (0 = the
+ * default), opened with sl_test_engine_open; fails the case if it cannot open. */
+struct sl_engine *sl_test_cpu_engine_budget(int threads, int64_t host_mem);
 /* The same mapping onto a config the test fills itself. */
 int sl_test_config_from_env(struct sl_engine_config *cfg);
 /* on = 1: the running case's engines open as the case set them, outside the
@@ -61,6 +64,16 @@ const char *sl_test_forced_option(const char *name);
 /* A plan parsed from text (source name "t.plan"); fails the case on an error. */
 struct sl_plan;
 struct sl_plan *sl_test_plan_parse(const char *text);
+
+/* SL_TEST_UNDER_TSAN is defined in a ThreadSanitizer build (gcc or clang): for cases
+ * that must be smaller there, or skip. */
+#if defined(__SANITIZE_THREAD__)
+#define SL_TEST_UNDER_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define SL_TEST_UNDER_TSAN 1
+#endif
+#endif
 
 /* Asserts that a sluice call returned SL_OK, printing the code and message if not. */
 #define SL_ASSERT_OK(expr)                                                              \

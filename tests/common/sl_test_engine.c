@@ -89,3 +89,15 @@ sl_engine_t *sl_test_cpu_engine(int threads, int64_t morsel_rows)
     SL_ASSERT_OK(sl_test_engine_open(&e, &cfg));
     return e;
 }
+
+sl_engine_t *sl_test_cpu_engine_budget(int threads, int64_t host_mem)
+{
+    struct sl_engine_config cfg;
+    sl_engine_config_init(&cfg);
+    cfg.n_threads = threads;
+    cfg.n_gpus = 0;
+    cfg.host_mem_limit = host_mem;
+    sl_engine_t *e = NULL;
+    SL_ASSERT_OK(sl_test_engine_open(&e, &cfg));
+    return e;
+}

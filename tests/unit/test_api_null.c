@@ -372,17 +372,9 @@ static int run_case(int i)
 
 /* ThreadSanitizer makes each forked child's engine slow (207 of them pass the time
  * limit) and this case has no threads to check: it runs in the other builds. */
-#if defined(__SANITIZE_THREAD__)
-#define UNDER_TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define UNDER_TSAN 1
-#endif
-#endif
-
 SL_TEST(every_pointer_argument_null)
 {
-#ifdef UNDER_TSAN
+#ifdef SL_TEST_UNDER_TSAN
     SL_SKIP("under ThreadSanitizer (checked in the default and ASan builds)");
 #endif
     char bad[8192] = "";

@@ -914,6 +914,12 @@ SL_TEST(bin_errors_name_what_and_where)
     reseal(m);
     expect_bin_error(e, m, n, SL_EFORMAT, "column 1 'id': values section has 3992 bytes",
                      "need 4000");
+    /* 2^63 rows: named as too many, not "9223372036854775808 rows of int64 need 0"
+     * (their byte count wrapped). */
+    memcpy(m, f, n);
+    sl__put_u64(m + 16, (uint64_t)1 << 63);
+    reseal(m);
+    expect_bin_error(e, m, n, SL_EFORMAT, "row count 9223372036854775808 is too large", NULL);
     /* A section running past the end of the file. */
     memcpy(m, f, n);
     sl__put_u64(m + SL__SLCF_FIXED_BYTES + 16, sl__align64(n));
