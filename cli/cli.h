@@ -73,6 +73,17 @@ sl_plan_t *cli_load_plan_tables(const char *path, const char *const names[],
  * a common option or the plan file (*path). 0 if consumed, else the exit code (the
  * message printed). */
 int cli_plan_arg(struct cli_common *c, int argc, char **argv, int *i, const char **path);
+/* Several ranks (ranks.c, docs/DISTRIBUTED.md). */
+/* Whether mpirun (or another MPI launcher) started this process: the engine then joins
+ * the job (option mpi). */
+bool cli_under_mpirun(void);
+/* The engine's rank (0 without MPI). */
+int cli_engine_rank(sl_engine_t *eng);
+/* Replaces this process by `mpirun -n N` running the same command without --ranks N
+ * (argv[0] is the command's name, e.g. "run"); returns only on failure (the exit code,
+ * message printed). */
+int cli_ranks_exec(int n, int argc, char **argv);
+
 /* A plan file, an engine and a query of it. */
 struct cli_session {
     sl_plan_t *plan;

@@ -89,6 +89,15 @@ struct sl_engine_config {
     int debug_ooc_sort_merge;   /* out-of-core sort merge: 0 auto, 1 cpu, 2 gpu */
     int debug_ooc_readback;     /* out-of-core join read-back: 0 copy, 1 kernel */
     int debug_join_phase_times; /* 1: the GPU join's phase times go to the query profile */
+    /* Fields added with the exchange between ranks (docs/DISTRIBUTED.md). */
+    int mpi;                    /* mpi: 1 joins the MPI job the process runs in (mpirun) */
+    int rank, ranks;            /* rank, ranks: this process's share of the data; set from
+                                   MPI with mpi; 0 and 1 by default */
+    double exchange_timeout;    /* exchange_timeout: seconds an exchange waits for the other
+                                   ranks before failing; 0 = 60 */
+    int64_t exchange_packet_bytes; /* exchange_packet_bytes: bytes per packet; 0 = 1 MiB */
+    int exchange_credits;       /* exchange_credits: packets in flight per link; 0 = 4 */
+    double exchange_gbps;       /* exchange_gbps: link bandwidth explain assumes; 0 = 5 */
 };
 
 /* Fills *cfg with the defaults and sets cfg->size. Cannot fail. Thread-safe (touches

@@ -1,0 +1,380 @@
+/* exchange: moves rows between the ranks running a plan (docs/DISTRIBUTED.md). Every
+ * rank runs the same plan on its share of the data; an exchange node sends each of its
+ * input rows to one rank and outputs the rows it receives:
+ *   mode=hash by=k    rows with equal keys meet on one rank (before a join or group-by:
+ *                     both join inputs exchanged by their keys);
+ *   mode=range by=k   rank r gets the r-th range of keys, from splitters sampled on
+ *                     every rank (before a sort: the ranks' sorted results, in rank
+ *                     order, are the sorted table; equal keys may be split between
+ *                     ranks, so a hot key does not land on one);
+ *   mode=gather to=R  every row to rank R (results to rank 0 for output); its output
+ *                     holds the senders' rows in rank order.
+ * On one rank (no MPI) it passes its input through.
+ *
+ * Sink: the skeleton's (materialize.h). Finalize, one task: the rows are routed and
+ * packed into a staging buffer per destination, each sent as soon as it fills, so
+ * packets travel while the rest is partitioned; a send refused for lack of credit
+ * (exchange.h) takes and keeps the packets that arrived meanwhile, then retries. The
+ * finalize holds a worker while it waits for the other ranks: a rank needs as many
+ * workers as exchanges that can run at once (two for a join's inputs). */
+#include <string.h>
+#include <time.h>
+
+#include "exchange_int.h"
+
+const struct sl_option_def sl__xchg_options[3] = {
+    {"mode", SL_OPT_STRING, "hash", "hash, range or gather"},
+    {"by", SL_OPT_STRING, "", "hash, range: the key column (int32, int64, date32, timestamp, "
+                              "decimal(p<=18))"},
+    {"to", SL_OPT_INT, "0", "gather: the rank that receives every row"},
+};
+
+enum { CH_ROWS = 0, CH_SAMPLES = 1 };
+
+static void data_free(void *p)
+{
+    sl__free(p, sizeof(struct xchg_data));
+}
+
+static int bind_mode(sl_bind_t *b, struct xchg_data *d)
+{
+    const char *mode, *by;
+    int64_t to;
+    int rc;
+    if ((rc = sl_bind_option_str(b, "mode", &mode)) < 0 ||
+        (rc = sl_bind_option_str(b, "by", &by)) < 0 ||
+        (rc = sl_bind_option_int(b, "to", &to)) < 0)
+        return rc;
+    if (!strcmp(mode, "hash"))
+        d->mode = X_HASH;
+    else if (!strcmp(mode, "range"))
+        d->mode = X_RANGE;
+    else if (!strcmp(mode, "gather"))
+        d->mode = X_GATHER;
+    else
+        return sl_bind_fail(b, SL_EINVAL, "mode: '%s' is not hash, range or gather", mode);
+    if (to < 0 || to > (1 << 20))
+        return sl_bind_fail(b, SL_EINVAL, "to: %lld is no rank", (long long)to);
+    d->to = (int)to;
+    d->key = -1;
+    if (d->mode == X_GATHER)
+        return SL_OK;
+    const sl_schema_t *in = sl_bind_input_schema(b, 0);
+    if (!*by)
+        return sl_bind_fail(b, SL_EINVAL, "mode %s needs a key column (by=)", mode);
+    if ((d->key = sl_schema_find(in, by)) < 0)
+        return sl_bind_fail(b, SL_ENOTFOUND, "by: no column '%s' in its input", by);
+    enum sl_type kt;
+    sl_schema_field(in, d->key, NULL, &kt);
+    if (!sl__type_signed_word(kt))
+        return sl_bind_fail(b, SL_ETYPE, "by: column '%s' is %s; int32, int64, date32, "
+                            "timestamp or decimal(p <= 18) needed", by, sl_type_name(kt));
+    return SL_OK;
+}
+
+static int xchg_bind(sl_bind_t *b)
+{
+    struct xchg_data d = {.n_cols = sl_schema_num_fields(sl_bind_input_schema(b, 0))};
+    int rc = bind_mode(b, &d);
+    if (rc < 0)
+        return rc;
+    if (d.n_cols > 64)
+        return sl_bind_fail(b, SL_EUNSUPPORTED, "more than 64 columns");
+    if ((rc = sl__mat_bind_word_columns(b, "exchange")) < 0)
+        return rc;
+    struct xchg_data *p = sl__malloc(sizeof *p);
+    if (!p)
+        return sl_bind_fail(b, SL_ENOMEM, "out of memory");
+    *p = d;
+    sl_bind_set_data(b, p, data_free);
+    sl_bind_set_rows(b, sl_bind_input_rows(b, 0));
+    return SL_OK;
+}
+
+static void xchg_fini_global(const sl_op_t *op, void *gs)
+{
+    (void)op;
+    sl__mat_fini(&((struct xchg_global *)gs)->m);
+}
+
+/* ---------------- one exchange, as this rank sees it ---------------- */
+
+struct run {
+    sl_task_t *t;
+    sl_xchg_transport *tr;
+    void *x;
+    int rank, ranks;
+    double timeout_s;
+    struct xchg_layout lay;
+    struct xchg_inbox inbox;
+    struct xchg_sample *samples; /* range: every rank's, as they arrive */
+    int64_t n_samples;
+    /* staging buffers: one per destination, plus those handed to the transport */
+    struct xchg_stage *stage;
+    uint8_t **spare, **sent;
+    int n_spare, n_sent, max_bufs;
+    size_t buf_bytes;
+};
+
+static int64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static int task_cancelled(void *t)
+{
+    return sl_task_cancelled(t);
+}
+
+/* Keeps an arrived packet (rows or samples) and releases it. */
+static int take(struct run *r, sl_xchg_packet *p)
+{
+    int rc = SL_OK;
+    if (p->channel == CH_ROWS) {
+        rc = sl__xchg_inbox_add(&r->inbox, &r->lay, p->src, p->data, p->bytes);
+    } else {
+        size_t n = p->bytes / sizeof(struct xchg_sample);
+        if (p->bytes % sizeof(struct xchg_sample) || n > SL__XCHG_SAMPLES_PER_RANK ||
+            r->n_samples + (int64_t)n > (int64_t)r->ranks * SL__XCHG_SAMPLES_PER_RANK)
+            rc = SL_EFORMAT;
+        else
+            memcpy(r->samples + r->n_samples, p->data, p->bytes);
+        r->n_samples += (int64_t)n;
+    }
+    r->tr->release(r->x, p);
+    return rc == SL_EFORMAT ? sl_task_fail(r->t, rc, "exchange: a malformed packet from rank "
+                                           "%d", p->src) : rc;
+}
+
+/* Takes every packet that has arrived; returns how many, or an error. */
+static int drain(struct run *r)
+{
+    int taken = 0;
+    for (int ch = CH_ROWS; ch <= CH_SAMPLES; ch++) {
+        sl_xchg_packet p;
+        int rc;
+        while ((rc = r->tr->try_recv(r->x, r->rank, ch, &p)) > 0) {
+            if ((rc = take(r, &p)) < 0)
+                return rc;
+            taken++;
+        }
+        if (rc < 0)
+            return rc;
+    }
+    return taken;
+}
+
+/* Sends a packet, taking arrivals while the destination has no credit. */
+static int send_packet(struct run *r, int dst, int ch, void *data, size_t bytes, int64_t rows)
+{
+    sl_xchg_packet p = {.src = r->rank, .dst = dst, .channel = ch, .mem = SL_XCHG_HOST,
+                        .data = data, .bytes = bytes, .rows = rows};
+    int64_t last = now_ns();
+    for (;;) {
+        int rc = r->tr->send(r->x, &p);
+        if (rc != SL_EBUSY)
+            return rc < 0 ? rc : drain(r);
+        if ((rc = drain(r)) < 0)
+            return rc;
+        int64_t now = now_ns();
+        if (rc > 0)
+            last = now;
+        if (sl_task_cancelled(r->t))
+            return SL_ECANCELED;
+        if ((double)(now - last) / 1e9 > r->timeout_s)
+            return sl__set_last_error(SL_EIO, "rank %d waited %.1f s for a credit from rank "
+                                      "%d (one failed or stopped?)", r->rank, r->timeout_s,
+                                      dst);
+        struct timespec ts = {0, 20000};
+        nanosleep(&ts, NULL);
+    }
+}
+
+/* A staging buffer for a destination: a spare one, a new one, or, with max_bufs in
+ * flight, the sent ones back once the transport is done with them. */
+static uint8_t *stage_buffer(struct run *r)
+{
+    if (!r->n_spare && r->n_sent >= r->max_bufs) {
+        if (r->tr->wait_sent(r->x, r->rank) < 0)
+            return NULL;
+        memcpy(r->spare, r->sent, (size_t)r->n_sent * sizeof *r->sent);
+        r->n_spare = r->n_sent;
+        r->n_sent = 0;
+    }
+    if (r->n_spare)
+        return r->spare[--r->n_spare];
+    return sl__malloc(r->buf_bytes);
+}
+
+static int flush(struct run *r, int d)
+{
+    struct xchg_stage *st = &r->stage[d];
+    size_t bytes = sl__xchg_stage_seal(&r->lay, st);
+    int rc = send_packet(r, d, CH_ROWS, st->buf, bytes, st->rows);
+    r->sent[r->n_sent++] = st->buf;
+    st->buf = NULL;
+    st->rows = 0;
+    if (rc < 0)
+        return rc;
+    if (!(st->buf = stage_buffer(r)))
+        return SL_ENOMEM;
+    return SL_OK;
+}
+
+/* Range mode: every rank's sample to every rank, then the same splitters everywhere. */
+static int choose_splitters(struct run *r, const struct sl__rowsview *key, int64_t n,
+                            struct xchg_split *splits)
+{
+    struct xchg_sample *mine = sl_task_alloc(r->t, SL__XCHG_SAMPLES_PER_RANK * sizeof *mine);
+    if (!mine)
+        return SL_ENOMEM;
+    int64_t m = n ? sl__xchg_sample(key, n, r->rank, mine) : 0;
+    int rc = SL_OK;
+    for (int d = 0; d < r->ranks && rc >= 0; d++)
+        rc = send_packet(r, d, CH_SAMPLES, mine, (size_t)m * sizeof *mine, m);
+    if (rc >= 0)
+        rc = r->tr->close_channel(r->x, r->rank, CH_SAMPLES);
+    bool done = false;
+    while (rc >= 0 && !done) {
+        sl_xchg_packet p;
+        if ((rc = r->tr->recv(r->x, r->rank, CH_SAMPLES, &p, &done)) >= 0 && !done)
+            rc = take(r, &p);
+    }
+    if (rc >= 0)
+        rc = r->tr->wait_sent(r->x, r->rank); /* `mine` is freed next */
+    sl_task_free(r->t, mine);
+    if (rc >= 0)
+        sl__xchg_splitters(r->samples, r->n_samples, r->ranks, splits);
+    return rc;
+}
+
+/* Routes and sends the n local rows, then receives until every rank is done. */
+static int exchange_rows(struct run *r, const struct xchg_route *route, int64_t n)
+{
+    int rc = SL_OK;
+    for (int d = 0; d < r->ranks; d++)
+        if (!(r->stage[d].buf = stage_buffer(r)))
+            return SL_ENOMEM;
+    for (int64_t i = 0; i < n && rc >= 0; i++) {
+        int d = sl__xchg_route(route, i);
+        sl__xchg_stage_add(&r->lay, &r->stage[d], i);
+        if (r->stage[d].rows == r->lay.cap)
+            rc = flush(r, d);
+    }
+    for (int d = 0; d < r->ranks && rc >= 0; d++)
+        if (r->stage[d].rows)
+            rc = flush(r, d);
+    if (rc >= 0)
+        rc = r->tr->close_channel(r->x, r->rank, CH_ROWS);
+    bool done = false;
+    while (rc >= 0 && !done) {
+        sl_xchg_packet p;
+        if ((rc = r->tr->recv(r->x, r->rank, CH_ROWS, &p, &done)) >= 0 && !done)
+            rc = take(r, &p);
+    }
+    return rc >= 0 ? r->tr->wait_sent(r->x, r->rank) : rc;
+}
+
+static void run_fini(struct run *r)
+{
+    if (r->x)
+        r->tr->close(r->x, NULL);
+    for (int d = 0; r->stage && d < r->ranks; d++)
+        sl__free(r->stage[d].buf, r->buf_bytes);
+    for (int i = 0; i < r->n_spare; i++)
+        sl__free(r->spare[i], r->buf_bytes);
+    for (int i = 0; i < r->n_sent; i++)
+        sl__free(r->sent[i], r->buf_bytes);
+    sl__free(r->stage, 0);
+    sl__free(r->spare, 0);
+    sl__free(r->sent, 0);
+    sl__free(r->samples, 0);
+    sl__xchg_inbox_fini(&r->inbox);
+}
+
+static int run_open(struct run *r, sl_task_t *t, const struct sl__rowsview *views, int tag)
+{
+    int64_t packet = 0, credits = 0;
+    double timeout = 0;
+    sl_task_option_int(t, "exchange_packet_bytes", &packet);
+    sl_task_option_int(t, "exchange_credits", &credits);
+    sl_task_option_float(t, "exchange_timeout", &timeout);
+    r->timeout_s = timeout > 0 ? timeout : 60;
+    r->buf_bytes = (size_t)(packet > 0 ? packet : 1 << 20);
+    if (r->buf_bytes < SL__XCHG_SAMPLES_PER_RANK * sizeof(struct xchg_sample))
+        r->buf_bytes = SL__XCHG_SAMPLES_PER_RANK * sizeof(struct xchg_sample);
+    sl__xchg_layout_init(&r->lay, sl_op_output_schema(sl_task_op(t)), views, r->buf_bytes);
+    if (r->lay.cap * (int64_t)r->lay.row_bytes + 16 > (int64_t)r->buf_bytes)
+        r->buf_bytes = (size_t)r->lay.cap * r->lay.row_bytes + 16; /* one wide row */
+    int cr = credits > 0 ? (int)credits : 4;
+    r->max_bufs = 2 * cr * r->ranks + r->ranks;
+    r->stage = sl__calloc((size_t)r->ranks, sizeof *r->stage);
+    r->spare = sl__calloc((size_t)r->max_bufs + r->ranks, sizeof *r->spare);
+    r->sent = sl__calloc((size_t)r->max_bufs + r->ranks, sizeof *r->sent);
+    r->samples = sl__calloc((size_t)r->ranks * SL__XCHG_SAMPLES_PER_RANK, sizeof *r->samples);
+    if (!r->stage || !r->spare || !r->sent || !r->samples ||
+        sl__xchg_inbox_init(&r->inbox, r->ranks) < 0)
+        return SL_ENOMEM;
+    sl_xchg_config cfg = {.n = r->ranks, .channels = 2, .credits = cr,
+                          .packet_bytes = r->buf_bytes, .tag = tag, .timeout_s = r->timeout_s,
+                          .cancelled = task_cancelled, .cancel_arg = t};
+    return r->tr->open(r->tr->ctx, &cfg, &r->x);
+}
+
+static int xchg_finalize(sl_task_t *t)
+{
+    struct xchg_global *g = sl_task_gstate(t);
+    const struct xchg_data *d = sl_op_data(sl_task_op(t));
+    int rc = sl__mat_begin(t, &g->m, d->n_cols);
+    if (rc < 0)
+        return rc;
+    int64_t n = rc ? g->m.n : 0;
+    for (int c = 0; n && c < d->n_cols; c++)
+        if ((rc = sl__rows_view(t, &g->m.rows, 0, g->m.rows.n, c, &g->m.views[c])) < 0)
+            return rc;
+    struct run r = {.t = t};
+    int tag;
+    if ((rc = sl__task_ranks_transport(t, &r.tr, &r.rank, &r.ranks, &tag)) < 0)
+        return sl_task_fail(t, rc, "exchange: %s", sl_last_errmsg());
+    struct xchg_route route = {d->mode, r.ranks, r.rank, d->to, NULL, NULL};
+    if (d->mode == X_GATHER && d->to >= r.ranks)
+        return sl_task_fail(t, SL_EINVAL, "exchange: to=%d but there are %d ranks", d->to,
+                            r.ranks);
+    rc = run_open(&r, t, n ? g->m.views : NULL, tag);
+    if (rc >= 0 && d->mode != X_GATHER)
+        route.key = n ? &g->m.views[d->key] : NULL;
+    if (rc >= 0 && d->mode == X_RANGE) {
+        route.splits = sl_task_alloc(t, (size_t)r.ranks * sizeof *route.splits);
+        rc = route.splits ? choose_splitters(&r, route.key, n, route.splits) : SL_ENOMEM;
+    }
+    if (rc >= 0)
+        rc = exchange_rows(&r, &route, n);
+    if (rc >= 0 && !(g->m.out = sl__xchg_inbox_batch(&r.inbox, &r.lay,
+                                                    sl_op_output_schema(sl_task_op(t)))))
+        rc = SL_ENOMEM;
+    if (rc >= 0) {
+        g->m.n = r.inbox.rows;
+        rc = r.tr->close(r.x, &g->stats);
+        r.x = NULL;
+        sl_task_profile_value(t, "exchange_bytes_sent", (int64_t)g->stats.bytes);
+        sl_task_profile_value(t, "exchange_packets_sent", (int64_t)g->stats.packets);
+    }
+    run_fini(&r);
+    if (rc < 0 && !sl_task_cancelled(t))
+        return sl_task_fail(t, rc, "exchange (rank %d of %d): %s", r.rank, r.ranks,
+                            sl_last_errmsg());
+    return rc < 0 ? rc : SL_OK;
+}
+
+#define XCHG_FIELDS()                                                                      \
+    .name = "exchange",                                                                    \
+    .doc = "moves rows between the ranks of an MPI run: mode=hash|range by=KEY, or "      \
+           "mode=gather to=RANK",                                                          \
+    .min_inputs = 1, .max_inputs = 1, .options = sl__xchg_options, .n_options = 3,          \
+    .bind = xchg_bind, .global_state_bytes = sizeof(struct xchg_global),                  \
+    .fini_global = xchg_fini_global, .source_tasks = sl__mat_morsel_tasks,                  \
+    SL__MAT_LOCAL_FIELDS
+
+SL__MAT_CPU_DEF(sl__xchg_def, XCHG_FIELDS, xchg_finalize, sl__mat_emit_morsel);

@@ -1,0 +1,188 @@
+/* Rows into packets and back (exchange_int.h). A staging buffer holds each column at a
+ * stride of the packet's capacity; sealing moves the columns down to the stride of the
+ * rows it holds, so a packet carries no unused room. */
+#include <string.h>
+
+#include "exchange_int.h"
+
+#define HDR_BYTES 16 /* int64 rows, uint64 mask of columns with validity bytes */
+
+struct xchg_piece {
+    struct xchg_piece *next;
+    int64_t rows;
+    uint64_t mask;
+    size_t bytes;
+    uint8_t *data; /* the packet, header included */
+};
+
+static size_t sum_width(const struct xchg_layout *l)
+{
+    size_t s = 0;
+    for (int c = 0; c < l->n_cols; c++)
+        s += l->width[c];
+    return s;
+}
+
+void sl__xchg_layout_init(struct xchg_layout *l, const sl_schema_t *schema,
+                          const struct sl__rowsview *cols, size_t packet_bytes)
+{
+    l->n_cols = sl_schema_num_fields(schema);
+    l->cols = cols;
+    l->row_bytes = 0;
+    for (int c = 0; c < l->n_cols; c++) {
+        enum sl_type type;
+        sl_schema_field(schema, c, NULL, &type);
+        l->width[c] = sl_type_width(type);
+        l->row_bytes += l->width[c] + 1;
+    }
+    int64_t cap = (int64_t)((packet_bytes - HDR_BYTES) / (l->row_bytes ? l->row_bytes : 1));
+    l->cap = cap > 0 ? cap : 1;
+}
+
+void sl__xchg_stage_add(const struct xchg_layout *l, struct xchg_stage *st, int64_t i)
+{
+    uint8_t *p = st->buf + HDR_BYTES;
+    size_t off = 0, sw = sum_width(l);
+    for (int c = 0; c < l->n_cols; c++) {
+        const struct sl__rowsview *v = &l->cols[c];
+        size_t w = l->width[c];
+        uint8_t *dst = p + (size_t)l->cap * off + (size_t)st->rows * w;
+        if (w == 4)
+            memcpy(dst, (const uint8_t *)v->data + (size_t)i * 4, 4);
+        else
+            memcpy(dst, (const uint8_t *)v->data + (size_t)i * 8, 8);
+        off += w;
+        if (v->validity)
+            p[(size_t)l->cap * (sw + (size_t)c) + (size_t)st->rows] = sl__rowsview_valid(v, i);
+    }
+    st->rows++;
+}
+
+size_t sl__xchg_stage_seal(const struct xchg_layout *l, struct xchg_stage *st)
+{
+    uint8_t *p = st->buf + HDR_BYTES;
+    size_t n = (size_t)st->rows, cap = (size_t)l->cap, off = 0, sw = sum_width(l);
+    uint64_t mask = 0;
+    for (int c = 0; c < l->n_cols; c++) { /* destinations never pass their sources */
+        memmove(p + n * off, p + cap * off, n * l->width[c]);
+        off += l->width[c];
+    }
+    int j = 0;
+    for (int c = 0; c < l->n_cols; c++) {
+        if (!l->cols[c].validity)
+            continue;
+        memmove(p + n * (sw + (size_t)j++), p + cap * (sw + (size_t)c), n);
+        mask |= 1ull << c;
+    }
+    int64_t rows = st->rows;
+    memcpy(st->buf, &rows, 8);
+    memcpy(st->buf + 8, &mask, 8);
+    return HDR_BYTES + n * (sw + (size_t)j);
+}
+
+int sl__xchg_inbox_init(struct xchg_inbox *in, int ranks)
+{
+    memset(in, 0, sizeof *in);
+    in->ranks = ranks;
+    in->head = sl__calloc((size_t)ranks, sizeof *in->head);
+    in->tail = sl__calloc((size_t)ranks, sizeof *in->tail);
+    return in->head && in->tail ? SL_OK : SL_ENOMEM;
+}
+
+int sl__xchg_inbox_add(struct xchg_inbox *in, const struct xchg_layout *l, int src,
+                       const void *p, size_t bytes)
+{
+    int64_t rows;
+    uint64_t mask;
+    if (bytes < HDR_BYTES || src < 0 || src >= in->ranks)
+        return SL_EFORMAT;
+    memcpy(&rows, p, 8);
+    memcpy(&mask, (const uint8_t *)p + 8, 8);
+    size_t want = HDR_BYTES + (size_t)rows * sum_width(l) +
+                  (size_t)rows * (size_t)__builtin_popcountll(mask);
+    if (rows < 0 || want != bytes || (l->n_cols < 64 && mask >> l->n_cols))
+        return SL_EFORMAT;
+    struct xchg_piece *k = sl__malloc(sizeof *k);
+    uint8_t *data = sl__malloc(bytes);
+    if (!k || !data) {
+        sl__free(k, sizeof *k);
+        sl__free(data, bytes);
+        return SL_ENOMEM;
+    }
+    memcpy(data, p, bytes);
+    *k = (struct xchg_piece){NULL, rows, mask, bytes, data};
+    if (in->tail[src])
+        in->tail[src]->next = k;
+    else
+        in->head[src] = k;
+    in->tail[src] = k;
+    in->rows += rows;
+    in->has_nulls |= mask;
+    return SL_OK;
+}
+
+/* Writes piece k's column c into out at row `at`; returns its nulls. */
+static int64_t unpack_column(const struct xchg_layout *l, const struct xchg_piece *k, int c,
+                             sl_batch_t *out, int64_t at)
+{
+    size_t n = (size_t)k->rows, off = 0, sw = sum_width(l);
+    for (int j = 0; j < c; j++)
+        off += l->width[j];
+    const uint8_t *p = k->data + HDR_BYTES;
+    memcpy((uint8_t *)sl__col_values(out, c) + (size_t)at * l->width[c], p + n * off,
+           n * l->width[c]);
+    if (!(k->mask >> c & 1))
+        return 0;
+    int j = __builtin_popcountll(k->mask & ((1ull << c) - 1));
+    const uint8_t *valid = p + n * (sw + (size_t)j);
+    uint8_t *bits = out->cols[c].validity->ptr;
+    int64_t nulls = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (valid[i])
+            continue;
+        int64_t b = at + (int64_t)i;
+        bits[b >> 3] &= (uint8_t) ~(1u << (b & 7));
+        nulls++;
+    }
+    return nulls;
+}
+
+sl_batch_t *sl__xchg_inbox_batch(struct xchg_inbox *in, const struct xchg_layout *l,
+                                 const sl_schema_t *schema)
+{
+    sl_batch_t *b = sl__batch_new(schema, in->rows);
+    if (!b || sl__batch_alloc_columns(b) != SL_OK) {
+        sl_batch_unref(b);
+        return NULL;
+    }
+    for (int c = 0; c < l->n_cols; c++) {
+        b->cols[c].null_count = 0;
+        if ((in->has_nulls >> c & 1) && !sl_batch_column_validity(b, c)) {
+            sl_batch_unref(b);
+            return NULL;
+        }
+    }
+    int64_t at = 0;
+    for (int s = 0; s < in->ranks; s++) {
+        for (const struct xchg_piece *k = in->head[s]; k; k = k->next) {
+            for (int c = 0; c < l->n_cols; c++)
+                b->cols[c].null_count += unpack_column(l, k, c, b, at);
+            at += k->rows;
+        }
+    }
+    return b;
+}
+
+void sl__xchg_inbox_fini(struct xchg_inbox *in)
+{
+    for (int s = 0; in->head && s < in->ranks; s++) {
+        for (struct xchg_piece *k = in->head[s], *next; k; k = next) {
+            next = k->next;
+            sl__free(k->data, k->bytes);
+            sl__free(k, sizeof *k);
+        }
+    }
+    sl__free(in->head, 0);
+    sl__free(in->tail, 0);
+    in->head = in->tail = NULL;
+}
