@@ -2,6 +2,8 @@
  * engine joined an MPI job, else a local one of one participant. */
 #include "ranks.h"
 
+#include <unistd.h>
+
 #include "engine_int.h"
 #include "exec_int.h"
 #include "plan_int.h"
@@ -22,6 +24,12 @@ int sl__ranks_open(sl_engine_t *eng, struct sl__ranks **out)
     if (eng->cfg.mpi) { /* the options tell what MPI says */
         eng->cfg.rank = r->rank;
         eng->cfg.ranks = r->ranks;
+        /* An exchange holds a worker while it waits for the other ranks, and ranks may
+         * reach a plan's exchanges in different orders: each needs a worker of its own,
+         * and one more keeps the pipelines feeding them going. */
+        long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+        if (!eng->cfg.n_threads)
+            eng->cfg.n_threads = ncpu > SL__RANKS_MIN_THREADS ? (int)ncpu : SL__RANKS_MIN_THREADS;
     }
     *out = r;
     return SL_OK;

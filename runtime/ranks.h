@@ -7,6 +7,9 @@
 #include "exchange.h"
 #include "internal.h"
 
+/* Workers an engine in an MPI job starts at least when the option threads is 0. */
+#define SL__RANKS_MIN_THREADS 8
+
 struct sl__ranks {
     sl_xchg_transport *t; /* MPI's, or a one-participant local transport */
     int rank, ranks;

@@ -363,7 +363,7 @@ static int xchg_finalize(sl_task_t *t)
     }
     run_fini(&r);
     if (rc < 0 && !sl_task_cancelled(t))
-        return sl_task_fail(t, rc, "exchange (rank %d of %d): %s", r.rank, r.ranks,
+        return sl_task_fail(t, rc, "on rank %d of %d: %s", r.rank, r.ranks,
                             sl_last_errmsg());
     return rc < 0 ? rc : SL_OK;
 }
