@@ -97,7 +97,11 @@ void cli_session_close(struct cli_session *s);
 void cli_format_bytes(int64_t bytes, char *out, size_t len);
 /* The human-readable report of sl_query_explain (explain_text.c). */
 void cli_explain_text(const char *path, const sl_plan_t *plan, const struct sl_explain *ex,
-                      enum sl_placement asked);
+                      enum sl_placement asked, sl_engine_t *eng);
+/* explain's line for a pipeline that ends in an exchange (ranks.c): bytes per link
+ * between the engine's ranks and the estimated time at the option exchange_gbps. */
+void cli_explain_exchange(const sl_plan_t *plan, const struct sl_explain_pipeline *p,
+                          sl_engine_t *eng);
 
 /* Reads only a regular file: a FIFO or device is refused at once, before a read could
  * block or never end. NULL with the error printed ("cannot read <what> '<path>': ..."). */

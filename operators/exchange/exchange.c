@@ -360,6 +360,7 @@ static int xchg_finalize(sl_task_t *t)
         r.x = NULL;
         sl_task_profile_value(t, "exchange_bytes_sent", (int64_t)g->stats.bytes);
         sl_task_profile_value(t, "exchange_packets_sent", (int64_t)g->stats.packets);
+        sl_task_profile_value(t, "exchange_us", (int64_t)(g->stats.seconds * 1e6));
     }
     run_fini(&r);
     if (rc < 0 && !sl_task_cancelled(t))
