@@ -15,6 +15,7 @@
 static int usage(void)
 {
     printf("usage: sluice bench exchange [--rows N] [--repeat R] [--ranks R] [--json]\n"
+           "                             [engine options: --threads N, --set NAME=VALUE ...]\n"
            "Sends each rank's share of N rows (int64 key and payload; default 2^24) through\n"
            "exchange by=k and reports its throughput per rank against memcpy.\n");
     return 0;
@@ -54,7 +55,14 @@ int bench_exchange(int argc, char **argv)
 {
     int64_t rows = (int64_t)1 << 24, repeat = 5;
     bool json = false;
+    struct cli_common c;
+    cli_common_init(&c);
     for (int i = 1; i < argc; i++) {
+        int k = cli_common_option(&c, argc, argv, &i);
+        if (k < 0)
+            return CLI_EXIT_USAGE;
+        if (k)
+            continue;
         const struct bench_count_opt counts[] = {{"--rows", &rows}, {"--repeat", &repeat}};
         int r = bench_count_option(argc, argv, &i, counts, 2);
         if (r < 0)
@@ -76,8 +84,6 @@ int bench_exchange(int argc, char **argv)
             return cli_usage_fail("bench exchange: unknown argument '%s'", argv[i]);
         }
     }
-    struct cli_common c;
-    cli_common_init(&c);
     sl_engine_t *eng = cli_open_engine(&c);
     if (!eng)
         return 1;
@@ -116,8 +122,9 @@ int bench_exchange(int argc, char **argv)
     if (json)
         printf("{\"bench\":\"exchange\",\"ranks\":%s,\"rows\":%lld,\"bytes_per_rank\":%.0f,"
                "\"exchange_ms\":%.3f,\"exchange_gbps\":%.3f,\"memcpy_gbps\":%.3f,"
-               "\"fraction_of_memcpy\":%.3f}\n", ranks, (long long)rows, bytes, best_s * 1e3,
-               gbps, mbps / 1e9, mbps > 0 ? gbps * 1e9 / mbps : 0);
+               "\"fraction_of_memcpy\":%.3f,\"floor\":\"memcpy\",\"floor_ms\":%.3f}\n", ranks,
+               (long long)rows, bytes, best_s * 1e3, gbps, mbps / 1e9,
+               mbps > 0 ? gbps * 1e9 / mbps : 0, mbps > 0 ? bytes / mbps * 1e3 : 0);
     else
         printf("exchange over %s ranks: %.0f bytes per rank in %.2f ms = %.2f GB/s per rank; "
                "memcpy %.2f GB/s; %.3f of memcpy\n", ranks, bytes, best_s * 1e3, gbps,

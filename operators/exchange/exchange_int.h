@@ -69,6 +69,8 @@ struct xchg_layout {
     size_t width[64];
     size_t row_bytes;                 /* all values and validity bytes of a row */
     int64_t cap;                      /* rows per packet */
+    size_t sum_width;                 /* value bytes of a row */
+    size_t stage_off[64];             /* column c's values in a staging buffer */
 };
 /* The layout of `schema`'s rows; cols may be NULL on a rank without rows (it only
  * receives). */

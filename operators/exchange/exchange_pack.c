@@ -17,10 +17,7 @@ struct xchg_piece {
 
 static size_t sum_width(const struct xchg_layout *l)
 {
-    size_t s = 0;
-    for (int c = 0; c < l->n_cols; c++)
-        s += l->width[c];
-    return s;
+    return l->sum_width;
 }
 
 void sl__xchg_layout_init(struct xchg_layout *l, const sl_schema_t *schema,
@@ -37,23 +34,26 @@ void sl__xchg_layout_init(struct xchg_layout *l, const sl_schema_t *schema,
     }
     int64_t cap = (int64_t)((packet_bytes - HDR_BYTES) / (l->row_bytes ? l->row_bytes : 1));
     l->cap = cap > 0 ? cap : 1;
+    l->sum_width = 0;
+    for (int c = 0; c < l->n_cols; c++) {
+        l->stage_off[c] = HDR_BYTES + (size_t)l->cap * l->sum_width;
+        l->sum_width += l->width[c];
+    }
 }
 
 void sl__xchg_stage_add(const struct xchg_layout *l, struct xchg_stage *st, int64_t i)
 {
-    uint8_t *p = st->buf + HDR_BYTES;
-    size_t off = 0, sw = sum_width(l);
+    size_t r = (size_t)st->rows, vbase = HDR_BYTES + (size_t)l->cap * l->sum_width;
     for (int c = 0; c < l->n_cols; c++) {
         const struct sl__rowsview *v = &l->cols[c];
-        size_t w = l->width[c];
-        uint8_t *dst = p + (size_t)l->cap * off + (size_t)st->rows * w;
-        if (w == 4)
-            memcpy(dst, (const uint8_t *)v->data + (size_t)i * 4, 4);
+        uint8_t *dst = st->buf + l->stage_off[c];
+        /* fixed-size copies (moves): a column may start unaligned in the buffer */
+        if (l->width[c] == 4)
+            memcpy(dst + r * 4, (const uint8_t *)v->data + (size_t)i * 4, 4);
         else
-            memcpy(dst, (const uint8_t *)v->data + (size_t)i * 8, 8);
-        off += w;
+            memcpy(dst + r * 8, (const uint8_t *)v->data + (size_t)i * 8, 8);
         if (v->validity)
-            p[(size_t)l->cap * (sw + (size_t)c) + (size_t)st->rows] = sl__rowsview_valid(v, i);
+            st->buf[vbase + (size_t)l->cap * (size_t)c + r] = sl__rowsview_valid(v, i);
     }
     st->rows++;
 }

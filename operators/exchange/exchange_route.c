@@ -38,8 +38,8 @@ int sl__xchg_route(const struct xchg_route *r, int64_t i)
     if (!sl__rowsview_valid(r->key, i)) /* nulls sort last: the last rank's in a range */
         return r->mode == X_RANGE ? r->ranks - 1 : 0;
     int64_t k = key_at(r->key, i);
-    if (r->mode == X_HASH)
-        return (int)(mix64((uint64_t)k) % (uint64_t)r->ranks);
+    if (r->mode == X_HASH) /* the hash's high bits scaled to [0, ranks): no division */
+        return (int)(((unsigned __int128)mix64((uint64_t)k) * (uint64_t)r->ranks) >> 64);
     /* Range: the first splitter above (k, rank, i) names the destination. */
     struct xchg_split at = {k, r->rank, i};
     int lo = 0, hi = r->ranks - 1;
