@@ -84,6 +84,7 @@ int bench_exchange(int argc, char **argv)
             return cli_usage_fail("bench exchange: unknown argument '%s'", argv[i]);
         }
     }
+    json |= c.json; /* --json is also a common option */
     sl_engine_t *eng = cli_open_engine(&c);
     if (!eng)
         return 1;

@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "exchange.h"
+#include "exec_int.h"
 #include "internal.h"
 
 #define WAIT_SLICE_NS 20000000L
@@ -36,13 +37,6 @@ struct local_xchg {
     sl_xchg_stats stats;
     int64_t t0;
 };
-
-static int64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 static void local_participants(void *ctx, int *first, int *count)
 {
@@ -90,7 +84,7 @@ static int local_open(void *ctx, const sl_xchg_config *cfg, void **out)
         xchg_free(x);
         return SL_ENOMEM;
     }
-    x->t0 = now_ns();
+    x->t0 = sl__now_ns();
     *out = x;
     return SL_OK;
 }
@@ -196,7 +190,7 @@ static int local_recv(void *xv, int dst, int ch, sl_xchg_packet *out, bool *done
     struct local_xchg *x = xv;
     if (dst < 0 || dst >= x->cfg.n || ch < 0 || ch >= x->cfg.channels)
         return SL_EINVAL;
-    int64_t start = now_ns();
+    int64_t start = sl__now_ns();
     int rc = SL_OK;
     *done = false;
     pthread_mutex_lock(&x->mu);
@@ -209,7 +203,7 @@ static int local_recv(void *xv, int dst, int ch, sl_xchg_packet *out, bool *done
             rc = SL_ECANCELED;
             break;
         }
-        int64_t now = now_ns();
+        int64_t now = sl__now_ns();
         if (x->cfg.timeout_s > 0 && (double)(now - start) / 1e9 > x->cfg.timeout_s) {
             rc = sl__set_last_error(SL_EIO, "exchange: participant %d got no packet on "
                                     "channel %d for %.1f s (%d of %d senders done)", dst, ch,
@@ -247,7 +241,7 @@ static int local_close(void *xv, sl_xchg_stats *stats)
         return SL_OK;
     if (stats) {
         *stats = x->stats;
-        stats->seconds = (double)(now_ns() - x->t0) / 1e9;
+        stats->seconds = (double)(sl__now_ns() - x->t0) / 1e9;
     }
     xchg_free(x);
     return SL_OK;

@@ -18,6 +18,7 @@
 #include <time.h>
 
 #include "exchange.h"
+#include "exec_int.h"
 #include "exchange_mpi.h"
 #include "internal.h"
 
@@ -61,13 +62,6 @@ struct mpi_xchg {
     sl_xchg_stats stats;
     int64_t t0;
 };
-
-static int64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 static void nap(void)
 {
@@ -137,7 +131,7 @@ static int mpi_open(void *ctx, const sl_xchg_config *cfg, void **out)
     }
     for (int d = 0; d < c->size; d++)
         x->credit[d] = cfg->credits;
-    x->t0 = now_ns();
+    x->t0 = sl__now_ns();
     *out = x;
     return SL_OK;
 }
@@ -298,7 +292,7 @@ static int mpi_send(void *xv, sl_xchg_packet *p)
 static int wait_until(struct mpi_xchg *x, int (*done)(struct mpi_xchg *x, int arg), int arg,
                       const char *what)
 {
-    int64_t last = now_ns();
+    int64_t last = sl__now_ns();
     for (;;) {
         pthread_mutex_lock(&x->c->mu);
         int rc = poll_locked(x);
@@ -313,7 +307,7 @@ static int wait_until(struct mpi_xchg *x, int (*done)(struct mpi_xchg *x, int ar
             return rc;
         if (ok)
             return SL_OK;
-        int64_t now = now_ns();
+        int64_t now = sl__now_ns();
         if (rc > 0)
             last = now;
         if (x->cfg.cancelled && x->cfg.cancelled(x->cfg.cancel_arg))
@@ -420,7 +414,7 @@ static int mpi_close(void *xv, sl_xchg_stats *stats)
         return SL_OK;
     if (stats) {
         *stats = x->stats;
-        stats->seconds = (double)(now_ns() - x->t0) / 1e9;
+        stats->seconds = (double)(sl__now_ns() - x->t0) / 1e9;
     }
     pthread_mutex_lock(&x->c->mu);
     /* After an error, sends still pending are cancelled; credits still arriving are

@@ -11,7 +11,8 @@
  *                     holds the senders' rows in rank order.
  * On one rank (no MPI) it passes its input through.
  *
- * Sink: the skeleton's (materialize.h). Finalize, one task: the rows are routed and
+ * Sink: the skeleton's (materialize.h). Source: task i emits the i-th received packet's
+ * batch (senders in rank order). Finalize, one task: the rows are routed and
  * packed into a staging buffer per destination, each sent as soon as it fills, so
  * packets travel while the rest is partitioned; a send refused for lack of credit
  * (exchange.h) takes and keeps the packets that arrived meanwhile, then retries. The
@@ -94,7 +95,25 @@ static int xchg_bind(sl_bind_t *b)
 static void xchg_fini_global(const sl_op_t *op, void *gs)
 {
     (void)op;
-    sl__mat_fini(&((struct xchg_global *)gs)->m);
+    struct xchg_global *g = gs;
+    for (int64_t i = 0; i < g->n_out; i++)
+        sl_batch_unref(g->out[i]);
+    sl__free(g->out, 0);
+    sl__mat_fini(&g->m);
+}
+
+/* Source: task i emits received batch i. */
+static int64_t xchg_source_tasks(sl_task_t *t)
+{
+    return ((struct xchg_global *)sl_task_gstate(t))->n_out;
+}
+
+static int xchg_source(sl_task_t *t)
+{
+    struct xchg_global *g = sl_task_gstate(t);
+    sl_batch_t *b = g->out[sl_task_index(t)];
+    sl_batch_ref(b); /* the state keeps its own until the query ends */
+    return sl_task_emit(t, b);
 }
 
 /* ---------------- one exchange, as this rank sees it ---------------- */
@@ -133,7 +152,8 @@ static int take(struct run *r, sl_xchg_packet *p)
 {
     int rc = SL_OK;
     if (p->channel == CH_ROWS) {
-        rc = sl__xchg_inbox_add(&r->inbox, &r->lay, p->src, p->data, p->bytes);
+        rc = sl__xchg_inbox_add(&r->inbox, &r->lay, sl_op_output_schema(sl_task_op(r->t)),
+                                p->src, p->data, p->bytes);
     } else {
         size_t n = p->bytes / sizeof(struct xchg_sample);
         if (p->bytes % sizeof(struct xchg_sample) || n > SL__XCHG_SAMPLES_PER_RANK ||
@@ -223,6 +243,20 @@ static int flush(struct run *r, int d)
     return SL_OK;
 }
 
+/* Ends this rank's sending on channel ch, takes packets until every rank ended it, then
+ * waits until this rank's own packets have left its buffers. */
+static int close_and_receive(struct run *r, int ch)
+{
+    int rc = r->tr->close_channel(r->x, r->rank, ch);
+    bool done = false;
+    while (rc >= 0 && !done) {
+        sl_xchg_packet p;
+        if ((rc = r->tr->recv(r->x, r->rank, ch, &p, &done)) >= 0 && !done)
+            rc = take(r, &p);
+    }
+    return rc >= 0 ? r->tr->wait_sent(r->x, r->rank) : rc;
+}
+
 /* Range mode: every rank's sample to every rank, then the same splitters everywhere. */
 static int choose_splitters(struct run *r, const struct sl__rowsview *key, int64_t n,
                             struct xchg_split *splits)
@@ -235,15 +269,7 @@ static int choose_splitters(struct run *r, const struct sl__rowsview *key, int64
     for (int d = 0; d < r->ranks && rc >= 0; d++)
         rc = send_packet(r, d, CH_SAMPLES, mine, (size_t)m * sizeof *mine, m);
     if (rc >= 0)
-        rc = r->tr->close_channel(r->x, r->rank, CH_SAMPLES);
-    bool done = false;
-    while (rc >= 0 && !done) {
-        sl_xchg_packet p;
-        if ((rc = r->tr->recv(r->x, r->rank, CH_SAMPLES, &p, &done)) >= 0 && !done)
-            rc = take(r, &p);
-    }
-    if (rc >= 0)
-        rc = r->tr->wait_sent(r->x, r->rank); /* `mine` is freed next */
+        rc = close_and_receive(r, CH_SAMPLES); /* and `mine` sent: it is freed next */
     sl_task_free(r->t, mine);
     if (rc >= 0)
         sl__xchg_splitters(r->samples, r->n_samples, r->ranks, splits);
@@ -266,15 +292,7 @@ static int exchange_rows(struct run *r, const struct xchg_route *route, int64_t 
     for (int d = 0; d < r->ranks && rc >= 0; d++)
         if (r->stage[d].rows)
             rc = flush(r, d);
-    if (rc >= 0)
-        rc = r->tr->close_channel(r->x, r->rank, CH_ROWS);
-    bool done = false;
-    while (rc >= 0 && !done) {
-        sl_xchg_packet p;
-        if ((rc = r->tr->recv(r->x, r->rank, CH_ROWS, &p, &done)) >= 0 && !done)
-            rc = take(r, &p);
-    }
-    return rc >= 0 ? r->tr->wait_sent(r->x, r->rank) : rc;
+    return rc >= 0 ? close_and_receive(r, CH_ROWS) : rc;
 }
 
 static void run_fini(struct run *r)
@@ -351,8 +369,7 @@ static int xchg_finalize(sl_task_t *t)
     }
     if (rc >= 0)
         rc = exchange_rows(&r, &route, n);
-    if (rc >= 0 && !(g->m.out = sl__xchg_inbox_batch(&r.inbox, &r.lay,
-                                                    sl_op_output_schema(sl_task_op(t)))))
+    if (rc >= 0 && !(g->out = sl__xchg_inbox_take(&r.inbox, &g->n_out)))
         rc = SL_ENOMEM;
     if (rc >= 0) {
         g->m.n = r.inbox.rows;
@@ -375,7 +392,7 @@ static int xchg_finalize(sl_task_t *t)
            "mode=gather to=RANK",                                                          \
     .min_inputs = 1, .max_inputs = 1, .options = sl__xchg_options, .n_options = 3,          \
     .bind = xchg_bind, .global_state_bytes = sizeof(struct xchg_global),                  \
-    .fini_global = xchg_fini_global, .source_tasks = sl__mat_morsel_tasks,                  \
+    .fini_global = xchg_fini_global, .source_tasks = xchg_source_tasks,                  \
     SL__MAT_LOCAL_FIELDS
 
-SL__MAT_CPU_DEF(sl__xchg_def, XCHG_FIELDS, xchg_finalize, sl__mat_emit_morsel);
+SL__MAT_CPU_DEF(sl__xchg_def, XCHG_FIELDS, xchg_finalize, xchg_source);

@@ -17,7 +17,9 @@ struct xchg_data {
 };
 
 struct xchg_global {
-    struct sl__mat m;  /* the skeleton's part: the sink's batches and the result */
+    struct sl__mat m;  /* the skeleton's part: the sink's batches; n = rows received */
+    sl_batch_t **out;  /* the received batches, one per packet, senders in rank order */
+    int64_t n_out;
     sl_xchg_stats stats;
 };
 _Static_assert(offsetof(struct xchg_global, m) == 0, "struct sl__mat comes first");
@@ -87,23 +89,22 @@ void sl__xchg_stage_add(const struct xchg_layout *l, struct xchg_stage *st, int6
  * returns its bytes. */
 size_t sl__xchg_stage_seal(const struct xchg_layout *l, struct xchg_stage *st);
 
-/* Received packets, kept per sender in arrival order, then written into one batch in
- * sender order. */
+/* Received packets, each unpacked into a batch of its own as it arrives (so its buffer
+ * and credit go back at once), kept per sender in arrival order. */
+struct xchg_piece;
 struct xchg_inbox {
     struct xchg_piece **head, **tail; /* [ranks] */
     int ranks;
-    int64_t rows;
-    uint64_t has_nulls;                /* columns with a null somewhere */
+    int64_t rows, n_batches;
 };
-struct xchg_piece;
 int sl__xchg_inbox_init(struct xchg_inbox *in, int ranks);
-/* Copies packet p (bytes from sender src) into the inbox. SL_EFORMAT on a malformed one. */
-int sl__xchg_inbox_add(struct xchg_inbox *in, const struct xchg_layout *l, int src,
-                       const void *p, size_t bytes);
-/* The inbox's rows as one batch of `schema` (senders in rank order); NULL without
- * memory. */
-sl_batch_t *sl__xchg_inbox_batch(struct xchg_inbox *in, const struct xchg_layout *l,
-                                 const sl_schema_t *schema);
+/* Unpacks packet p (bytes from sender src) into a batch of `schema`. SL_EFORMAT on a
+ * malformed packet, SL_ENOMEM. */
+int sl__xchg_inbox_add(struct xchg_inbox *in, const struct xchg_layout *l,
+                       const sl_schema_t *schema, int src, const void *p, size_t bytes);
+/* The batches, senders in rank order (*n of them; the caller owns the array, from
+ * sl__calloc, and the references); NULL without memory. */
+sl_batch_t **sl__xchg_inbox_take(struct xchg_inbox *in, int64_t *n);
 void sl__xchg_inbox_fini(struct xchg_inbox *in);
 
 #endif

@@ -9,10 +9,7 @@
 
 struct xchg_piece {
     struct xchg_piece *next;
-    int64_t rows;
-    uint64_t mask;
-    size_t bytes;
-    uint8_t *data; /* the packet, header included */
+    sl_batch_t *batch; /* one packet's rows */
 };
 
 static size_t sum_width(const struct xchg_layout *l)
@@ -89,8 +86,33 @@ int sl__xchg_inbox_init(struct xchg_inbox *in, int ranks)
     return in->head && in->tail ? SL_OK : SL_ENOMEM;
 }
 
-int sl__xchg_inbox_add(struct xchg_inbox *in, const struct xchg_layout *l, int src,
-                       const void *p, size_t bytes)
+/* Writes column c of packet p (rows n, mask) into batch b; returns its nulls. */
+static int64_t unpack_column(const struct xchg_layout *l, const uint8_t *p, int64_t rows,
+                             uint64_t mask, int c, sl_batch_t *b)
+{
+    size_t n = (size_t)rows, off = 0;
+    for (int j = 0; j < c; j++)
+        off += l->width[j];
+    memcpy(sl__col_values(b, c), p + n * off, n * l->width[c]);
+    if (!(mask >> c & 1))
+        return 0;
+    int j = __builtin_popcountll(mask & ((1ull << c) - 1));
+    const uint8_t *valid = p + n * (l->sum_width + (size_t)j);
+    uint8_t *bits = sl_batch_column_validity(b, c);
+    if (!bits)
+        return -1;
+    int64_t nulls = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!valid[i]) {
+            bits[i >> 3] &= (uint8_t) ~(1u << (i & 7));
+            nulls++;
+        }
+    }
+    return nulls;
+}
+
+int sl__xchg_inbox_add(struct xchg_inbox *in, const struct xchg_layout *l,
+                       const sl_schema_t *schema, int src, const void *p, size_t bytes)
 {
     int64_t rows;
     uint64_t mask;
@@ -103,74 +125,45 @@ int sl__xchg_inbox_add(struct xchg_inbox *in, const struct xchg_layout *l, int s
     if (rows < 0 || want != bytes || (l->n_cols < 64 && mask >> l->n_cols))
         return SL_EFORMAT;
     struct xchg_piece *k = sl__malloc(sizeof *k);
-    uint8_t *data = sl__malloc(bytes);
-    if (!k || !data) {
+    sl_batch_t *b = sl__batch_new(schema, rows);
+    if (!k || !b || sl__batch_alloc_columns(b) != SL_OK) {
         sl__free(k, sizeof *k);
-        sl__free(data, bytes);
+        sl_batch_unref(b);
         return SL_ENOMEM;
     }
-    memcpy(data, p, bytes);
-    *k = (struct xchg_piece){NULL, rows, mask, bytes, data};
+    for (int c = 0; c < l->n_cols; c++) {
+        int64_t nulls = unpack_column(l, (const uint8_t *)p + HDR_BYTES, rows, mask, c, b);
+        if (nulls < 0) {
+            sl__free(k, sizeof *k);
+            sl_batch_unref(b);
+            return SL_ENOMEM;
+        }
+        b->cols[c].null_count = nulls;
+    }
+    *k = (struct xchg_piece){NULL, b};
     if (in->tail[src])
         in->tail[src]->next = k;
     else
         in->head[src] = k;
     in->tail[src] = k;
     in->rows += rows;
-    in->has_nulls |= mask;
+    in->n_batches++;
     return SL_OK;
 }
 
-/* Writes piece k's column c into out at row `at`; returns its nulls. */
-static int64_t unpack_column(const struct xchg_layout *l, const struct xchg_piece *k, int c,
-                             sl_batch_t *out, int64_t at)
+sl_batch_t **sl__xchg_inbox_take(struct xchg_inbox *in, int64_t *n)
 {
-    size_t n = (size_t)k->rows, off = 0, sw = sum_width(l);
-    for (int j = 0; j < c; j++)
-        off += l->width[j];
-    const uint8_t *p = k->data + HDR_BYTES;
-    memcpy((uint8_t *)sl__col_values(out, c) + (size_t)at * l->width[c], p + n * off,
-           n * l->width[c]);
-    if (!(k->mask >> c & 1))
-        return 0;
-    int j = __builtin_popcountll(k->mask & ((1ull << c) - 1));
-    const uint8_t *valid = p + n * (sw + (size_t)j);
-    uint8_t *bits = out->cols[c].validity->ptr;
-    int64_t nulls = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (valid[i])
-            continue;
-        int64_t b = at + (int64_t)i;
-        bits[b >> 3] &= (uint8_t) ~(1u << (b & 7));
-        nulls++;
-    }
-    return nulls;
-}
-
-sl_batch_t *sl__xchg_inbox_batch(struct xchg_inbox *in, const struct xchg_layout *l,
-                                 const sl_schema_t *schema)
-{
-    sl_batch_t *b = sl__batch_new(schema, in->rows);
-    if (!b || sl__batch_alloc_columns(b) != SL_OK) {
-        sl_batch_unref(b);
+    sl_batch_t **bs = sl__calloc((size_t)(in->n_batches ? in->n_batches : 1), sizeof *bs);
+    *n = 0;
+    if (!bs)
         return NULL;
-    }
-    for (int c = 0; c < l->n_cols; c++) {
-        b->cols[c].null_count = 0;
-        if ((in->has_nulls >> c & 1) && !sl_batch_column_validity(b, c)) {
-            sl_batch_unref(b);
-            return NULL;
-        }
-    }
-    int64_t at = 0;
     for (int s = 0; s < in->ranks; s++) {
-        for (const struct xchg_piece *k = in->head[s]; k; k = k->next) {
-            for (int c = 0; c < l->n_cols; c++)
-                b->cols[c].null_count += unpack_column(l, k, c, b, at);
-            at += k->rows;
+        for (struct xchg_piece *k = in->head[s]; k; k = k->next) {
+            bs[(*n)++] = k->batch;
+            k->batch = NULL;
         }
     }
-    return b;
+    return bs;
 }
 
 void sl__xchg_inbox_fini(struct xchg_inbox *in)
@@ -178,7 +171,7 @@ void sl__xchg_inbox_fini(struct xchg_inbox *in)
     for (int s = 0; in->head && s < in->ranks; s++) {
         for (struct xchg_piece *k = in->head[s], *next; k; k = next) {
             next = k->next;
-            sl__free(k->data, k->bytes);
+            sl_batch_unref(k->batch);
             sl__free(k, sizeof *k);
         }
     }

@@ -3,23 +3,14 @@
 #include <stdlib.h>
 
 #include "exchange_int.h"
+#include "sluice_k/gen_math.h"
 
 static int64_t key_at(const struct sl__rowsview *k, int64_t i)
 {
-    if (sl_type_width(k->type) == 4)
+    enum sl_type id = SL_TYPE_ID(k->type);
+    if (id == SL_TYPE_INT32 || id == SL_TYPE_DATE32) /* the 4-byte ones */
         return ((const int32_t *)k->data)[i];
     return ((const int64_t *)k->data)[i];
-}
-
-/* The murmur3 finalizer: every key bit moves every bucket bit. */
-static uint64_t mix64(uint64_t x)
-{
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdull;
-    x ^= x >> 33;
-    x *= 0xc4ceb93fe53a87ebull;
-    x ^= x >> 33;
-    return x;
 }
 
 static int cmp_split(const struct xchg_split *a, const struct xchg_split *b)
@@ -38,8 +29,10 @@ int sl__xchg_route(const struct xchg_route *r, int64_t i)
     if (!sl__rowsview_valid(r->key, i)) /* nulls sort last: the last rank's in a range */
         return r->mode == X_RANGE ? r->ranks - 1 : 0;
     int64_t k = key_at(r->key, i);
-    if (r->mode == X_HASH) /* the hash's high bits scaled to [0, ranks): no division */
-        return (int)(((unsigned __int128)mix64((uint64_t)k) * (uint64_t)r->ranks) >> 64);
+    /* splitmix64's finalizer (every key bit moves the high bits), scaled to [0, ranks)
+     * without a division */
+    if (r->mode == X_HASH)
+        return (int)(((unsigned __int128)sl__gen_mix64((uint64_t)k) * (uint64_t)r->ranks) >> 64);
     /* Range: the first splitter above (k, rank, i) names the destination. */
     struct xchg_split at = {k, r->rank, i};
     int lo = 0, hi = r->ranks - 1;
