@@ -2,23 +2,10 @@
  * CUDA builds register gen_cuda.c's instead, which add the GPU sources. */
 #include "gen_int.h"
 
-/* Rank r of R makes rows [rows * r / R, rows * (r + 1) / R): the ranks' shares are the
- * one-process table, row for row. */
-static void share(const sl_task_t *t, int64_t rows, int64_t *lo, int64_t *hi)
-{
-    int64_t rank = 0, ranks = 1;
-    sl_task_option_int(t, "rank", &rank);
-    sl_task_option_int(t, "ranks", &ranks);
-    if (ranks < 1 || rank < 0 || rank >= ranks)
-        rank = 0, ranks = 1;
-    *lo = (int64_t)((__int128)rows * rank / ranks);
-    *hi = (int64_t)((__int128)rows * (rank + 1) / ranks);
-}
-
 int64_t sl__gen_share_tasks(const sl_task_t *t, int64_t rows)
 {
     int64_t m = sl_task_morsel_rows(t), lo, hi;
-    share(t, rows, &lo, &hi);
+    sl__rank_share(t, rows, &lo, &hi);
     return (hi - lo + m - 1) / m;
 }
 
@@ -31,7 +18,7 @@ int64_t sl__gen_tasks(sl_task_t *t)
 void sl__gen_morsel(const sl_task_t *t, int64_t rows, int64_t *first, int64_t *n)
 {
     int64_t m = sl_task_morsel_rows(t), lo, hi;
-    share(t, rows, &lo, &hi);
+    sl__rank_share(t, rows, &lo, &hi);
     *first = lo + sl_task_index(t) * m;
     *n = sl__morsel_len(hi - lo, m, sl_task_index(t));
 }

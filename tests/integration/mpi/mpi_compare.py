@@ -55,6 +55,20 @@ CASES = {
     "sort_uniform": SORTS.format(keys="kind=m2m distinct=2^40 null_rate=0.01"),
     "sort_zipf": SORTS.format(keys="kind=m2m distinct=1000 zipf=1.0"),
 }
+# Each rank reads its share of two files' rows (scan.bin), written first by `sluice gen`.
+FILES = """
+build = scan.bin path={dir}/build.bin
+probe = scan.bin path={dir}/probe.bin
+bx = exchange(build) by=k
+px = exchange(probe) by=k
+j = join(px, bx) on=k kind=left
+g = exchange(j) mode=gather
+output g
+"""
+FILE_GENS = {"build.bin": "gen.keys rows=30000 kind=m2m distinct=9000 seed=3 payloads=1 type=int64",
+             "probe.bin": "gen.keys rows=50000 kind=m2m distinct=12000 zipf=1 seed=4 payloads=1 "
+                          "type=int64"}
+CASES["scan_share"] = FILES
 SORTED_OUTPUTS = {0}  # the sort cases' one output
 
 
@@ -87,7 +101,13 @@ def compare(sluice, case, ranks):
     with tempfile.TemporaryDirectory() as d:
         plan = os.path.join(d, case + ".plan")
         with open(plan, "w") as f:
-            f.write(CASES[case])
+            f.write(CASES[case].replace("{dir}", d))
+        if case == "scan_share":
+            for name, gen in FILE_GENS.items():
+                rc, _, err = run([sluice, "gen"] + gen.split() + ["-o", os.path.join(d, name)])
+                if rc:
+                    print("sluice gen failed:", err)
+                    return 1
         base = [sluice, "run", plan, "--format", "csv", "--limit", "10000000"]
         rc, ref, err = run(base)
         if rc:
