@@ -112,6 +112,8 @@ int bench_exchange(int argc, char **argv)
         sl_query_destroy(q);
     }
     int rank = cli_engine_rank(eng);
+    char device[128];
+    bench_device_name(eng, SL_PLACE_CPU, device, sizeof device);
     char ranks[32] = "1";
     sl_engine_option_get(eng, "ranks", ranks, sizeof ranks);
     sl_plan_destroy(plan);
@@ -121,9 +123,9 @@ int bench_exchange(int argc, char **argv)
     double mbps = memcpy_bps(bytes > 0 ? (size_t)bytes : 1 << 20);
     double gbps = best_s > 0 ? bytes / best_s / 1e9 : 0;
     if (json)
-        printf("{\"bench\":\"exchange\",\"ranks\":%s,\"rows\":%lld,\"bytes_per_rank\":%.0f,"
+        printf("{\"bench\":\"exchange\",\"device\":\"%s\",\"ranks\":%s,\"rows\":%lld,\"bytes_per_rank\":%.0f,"
                "\"exchange_ms\":%.3f,\"exchange_gbps\":%.3f,\"memcpy_gbps\":%.3f,"
-               "\"fraction_of_memcpy\":%.3f,\"floor\":\"memcpy\",\"floor_ms\":%.3f}\n", ranks,
+               "\"fraction_of_memcpy\":%.3f,\"floor\":\"memcpy\",\"floor_ms\":%.3f}\n", device, ranks,
                (long long)rows, bytes, best_s * 1e3, gbps, mbps / 1e9,
                mbps > 0 ? gbps * 1e9 / mbps : 0, mbps > 0 ? bytes / mbps * 1e3 : 0);
     else
