@@ -116,6 +116,13 @@ void sl__xchg_local_destroy(sl_xchg_transport *t);
 struct sl_task;
 int sl__task_ranks_transport(struct sl_task *t, sl_xchg_transport **out, int *rank, int *ranks,
                              int *tag);
+/* Sizes that the exchange nodes of one query sharing a balance group (their option
+ * `balance`, e.g. both inputs of a join) add together (runtime/ranks_group.c): adds the
+ * n sizes into the group's sum, waits until every such node of the query added its own,
+ * then copies the sum back into sizes. SL_EIO after timeout_s seconds, SL_ECANCELED when
+ * the query failed meanwhile, SL_ENOMEM. */
+int sl__task_xchg_group_sum(struct sl_task *t, const char *group, int64_t *sizes, int n,
+                            double timeout_s);
 
 #ifdef __cplusplus
 }

@@ -16,6 +16,8 @@ int sl__ranks_open(sl_engine_t *eng, struct sl__ranks **out)
         return sl__set_last_error(SL_ENOMEM, "out of memory");
     r->rank = 0;
     r->ranks = 1;
+    pthread_mutex_init(&r->group_mu, NULL);
+    pthread_cond_init(&r->group_cv, NULL);
     int rc = eng->cfg.mpi ? sl__ranks_mpi_join(r) : sl__xchg_local_create(1, &r->t);
     if (rc < 0) {
         sl__ranks_close(r);
@@ -43,6 +45,9 @@ void sl__ranks_close(struct sl__ranks *r)
         sl__ranks_mpi_leave(r);
     else if (r->t)
         sl__xchg_local_destroy(r->t);
+    sl__ranks_groups_free(r); /* those a failed query left behind */
+    pthread_mutex_destroy(&r->group_mu);
+    pthread_cond_destroy(&r->group_cv);
     sl__free(r, sizeof *r);
 }
 

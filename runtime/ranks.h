@@ -4,6 +4,8 @@
 #ifndef SL_RUNTIME_RANKS_H
 #define SL_RUNTIME_RANKS_H
 
+#include <pthread.h>
+
 #include "exchange.h"
 #include "internal.h"
 
@@ -14,6 +16,10 @@ struct sl__ranks {
     sl_xchg_transport *t; /* MPI's, or a one-participant local transport */
     int rank, ranks;
     void *mpi;            /* ranks_mpi.c's state; NULL without MPI */
+    /* balance groups of running queries (ranks_group.c) */
+    pthread_mutex_t group_mu;
+    pthread_cond_t group_cv;
+    struct sl__xchg_group *groups;
 };
 
 /* Called by sl_engine_open once the options are checked: with option mpi, joins the
@@ -23,6 +29,9 @@ struct sl__ranks {
 int sl__ranks_open(sl_engine_t *eng, struct sl__ranks **out);
 /* Leaves the job (MPI_Finalize if sl__ranks_open initialized MPI) and frees r. */
 void sl__ranks_close(struct sl__ranks *r);
+
+/* Frees the balance groups still held (ranks_group.c). */
+void sl__ranks_groups_free(struct sl__ranks *r);
 
 /* The MPI half (ranks_mpi.c, or ranks_nompi.c's refusals). */
 int sl__ranks_mpi_join(struct sl__ranks *r);

@@ -23,11 +23,13 @@
 
 #include "exchange_int.h"
 
-const struct sl_option_def sl__xchg_options[3] = {
+const struct sl_option_def sl__xchg_options[4] = {
     {"mode", SL_OPT_STRING, "hash", "hash, range or gather"},
     {"by", SL_OPT_STRING, "", "hash, range: the key column (int32, int64, date32, timestamp, "
                               "decimal(p<=18))"},
     {"to", SL_OPT_INT, "0", "gather: the rank that receives every row"},
+    {"balance", SL_OPT_STRING, "", "hash: a group name; the group's exchanges (both inputs of "
+                                   "a join) assign hash buckets to ranks by their summed sizes"},
 };
 
 enum { CH_ROWS = 0, CH_SAMPLES = 1 };
@@ -39,12 +41,13 @@ static void data_free(void *p)
 
 static int bind_mode(sl_bind_t *b, struct xchg_data *d)
 {
-    const char *mode, *by;
+    const char *mode, *by, *balance;
     int64_t to;
     int rc;
     if ((rc = sl_bind_option_str(b, "mode", &mode)) < 0 ||
         (rc = sl_bind_option_str(b, "by", &by)) < 0 ||
-        (rc = sl_bind_option_int(b, "to", &to)) < 0)
+        (rc = sl_bind_option_int(b, "to", &to)) < 0 ||
+        (rc = sl_bind_option_str(b, "balance", &balance)) < 0)
         return rc;
     if (!strcmp(mode, "hash"))
         d->mode = X_HASH;
@@ -58,6 +61,10 @@ static int bind_mode(sl_bind_t *b, struct xchg_data *d)
         return sl_bind_fail(b, SL_EINVAL, "to: %lld is no rank", (long long)to);
     d->to = (int)to;
     d->key = -1;
+    if (*balance && (d->mode != X_HASH || strlen(balance) >= sizeof d->balance))
+        return sl_bind_fail(b, SL_EINVAL, "balance: a group name (< %zu bytes) for mode=hash",
+                            sizeof d->balance);
+    snprintf(d->balance, sizeof d->balance, "%s", balance);
     if (d->mode == X_GATHER)
         return SL_OK;
     const sl_schema_t *in = sl_bind_input_schema(b, 0);
@@ -126,8 +133,9 @@ struct run {
     double timeout_s;
     struct xchg_layout lay;
     struct xchg_inbox inbox;
-    struct xchg_sample *samples; /* range: every rank's, as they arrive */
-    int64_t n_samples;
+    uint8_t *meta;               /* channel 1's packets from every rank, end to end: range
+                                  * samples or balanced hash bucket sizes */
+    size_t n_meta, cap_meta;
     /* staging buffers: one per destination, plus those handed to the transport */
     struct xchg_stage *stage;
     uint8_t **spare, **sent;
@@ -154,14 +162,11 @@ static int take(struct run *r, sl_xchg_packet *p)
     if (p->channel == CH_ROWS) {
         rc = sl__xchg_inbox_add(&r->inbox, &r->lay, sl_op_output_schema(sl_task_op(r->t)),
                                 p->src, p->data, p->bytes);
+    } else if (r->n_meta + p->bytes > r->cap_meta || p->bytes % 8) {
+        rc = SL_EFORMAT;
     } else {
-        size_t n = p->bytes / sizeof(struct xchg_sample);
-        if (p->bytes % sizeof(struct xchg_sample) || n > SL__XCHG_SAMPLES_PER_RANK ||
-            r->n_samples + (int64_t)n > (int64_t)r->ranks * SL__XCHG_SAMPLES_PER_RANK)
-            rc = SL_EFORMAT;
-        else
-            memcpy(r->samples + r->n_samples, p->data, p->bytes);
-        r->n_samples += (int64_t)n;
+        memcpy(r->meta + r->n_meta, p->data, p->bytes);
+        r->n_meta += p->bytes;
     }
     r->tr->release(r->x, p);
     return rc == SL_EFORMAT ? sl_task_fail(r->t, rc, "exchange: a malformed packet from rank "
@@ -272,7 +277,44 @@ static int choose_splitters(struct run *r, const struct sl__rowsview *key, int64
         rc = close_and_receive(r, CH_SAMPLES); /* and `mine` sent: it is freed next */
     sl_task_free(r->t, mine);
     if (rc >= 0)
-        sl__xchg_splitters(r->samples, r->n_samples, r->ranks, splits);
+        sl__xchg_splitters((struct xchg_sample *)r->meta,
+                           (int64_t)(r->n_meta / sizeof(struct xchg_sample)), r->ranks, splits);
+    return rc;
+}
+
+/* Balanced hash: every rank's bucket sizes to every rank, summed, then summed with the
+ * other exchanges of the balance group (on this rank; theirs are the same sums on every
+ * rank), then the buckets assigned to ranks. */
+static int balance_buckets(struct run *r, const struct xchg_data *d,
+                           const struct sl__rowsview *key, int64_t n, int32_t *bucket_rank)
+{
+    int nb = SL__XCHG_BUCKETS_PER_RANK * r->ranks;
+    int64_t *mine = sl_task_alloc(r->t, (size_t)nb * sizeof *mine);
+    if (!mine)
+        return SL_ENOMEM;
+    if (n)
+        sl__xchg_bucket_sizes(key, n, nb, mine);
+    else
+        memset(mine, 0, (size_t)nb * sizeof *mine);
+    int rc = SL_OK;
+    for (int dst = 0; dst < r->ranks && rc >= 0; dst++)
+        rc = send_packet(r, dst, CH_SAMPLES, mine, (size_t)nb * sizeof *mine, nb);
+    if (rc >= 0)
+        rc = close_and_receive(r, CH_SAMPLES);
+    if (rc >= 0 && r->n_meta != (size_t)r->ranks * (size_t)nb * sizeof *mine)
+        rc = SL_EFORMAT;
+    if (rc >= 0) {
+        const int64_t *all = (const int64_t *)r->meta;
+        for (int b = 0; b < nb; b++) {
+            mine[b] = 0;
+            for (int s = 0; s < r->ranks; s++)
+                mine[b] += all[(size_t)s * (size_t)nb + (size_t)b];
+        }
+        rc = sl__task_xchg_group_sum(r->t, d->balance, mine, nb, r->timeout_s);
+    }
+    if (rc >= 0)
+        sl__xchg_assign_buckets(mine, nb, r->ranks, bucket_rank);
+    sl_task_free(r->t, mine);
     return rc;
 }
 
@@ -308,7 +350,7 @@ static void run_fini(struct run *r)
     sl__free(r->stage, 0);
     sl__free(r->spare, 0);
     sl__free(r->sent, 0);
-    sl__free(r->samples, 0);
+    sl__free(r->meta, 0);
     sl__xchg_inbox_fini(&r->inbox);
 }
 
@@ -321,8 +363,11 @@ static int run_open(struct run *r, sl_task_t *t, const struct sl__rowsview *view
     sl_task_option_float(t, "exchange_timeout", &timeout);
     r->timeout_s = timeout > 0 ? timeout : 60;
     r->buf_bytes = (size_t)(packet > 0 ? packet : 1 << 20);
-    if (r->buf_bytes < SL__XCHG_SAMPLES_PER_RANK * sizeof(struct xchg_sample))
-        r->buf_bytes = SL__XCHG_SAMPLES_PER_RANK * sizeof(struct xchg_sample);
+    size_t meta_packet = SL__XCHG_SAMPLES_PER_RANK * sizeof(struct xchg_sample);
+    if (meta_packet < SL__XCHG_BUCKETS_PER_RANK * (size_t)r->ranks * sizeof(int64_t))
+        meta_packet = SL__XCHG_BUCKETS_PER_RANK * (size_t)r->ranks * sizeof(int64_t);
+    if (r->buf_bytes < meta_packet) /* one packet carries a rank's sample or bucket sizes */
+        r->buf_bytes = meta_packet;
     sl__xchg_layout_init(&r->lay, sl_op_output_schema(sl_task_op(t)), views, r->buf_bytes);
     if (r->lay.cap * (int64_t)r->lay.row_bytes + 16 > (int64_t)r->buf_bytes)
         r->buf_bytes = (size_t)r->lay.cap * r->lay.row_bytes + 16; /* one wide row */
@@ -331,8 +376,11 @@ static int run_open(struct run *r, sl_task_t *t, const struct sl__rowsview *view
     r->stage = sl__calloc((size_t)r->ranks, sizeof *r->stage);
     r->spare = sl__calloc((size_t)r->max_bufs + r->ranks, sizeof *r->spare);
     r->sent = sl__calloc((size_t)r->max_bufs + r->ranks, sizeof *r->sent);
-    r->samples = sl__calloc((size_t)r->ranks * SL__XCHG_SAMPLES_PER_RANK, sizeof *r->samples);
-    if (!r->stage || !r->spare || !r->sent || !r->samples ||
+    size_t sample_bytes = SL__XCHG_SAMPLES_PER_RANK * sizeof(struct xchg_sample),
+           bucket_bytes = SL__XCHG_BUCKETS_PER_RANK * (size_t)r->ranks * sizeof(int64_t);
+    r->cap_meta = (size_t)r->ranks * (sample_bytes > bucket_bytes ? sample_bytes : bucket_bytes);
+    r->meta = sl__malloc(r->cap_meta);
+    if (!r->stage || !r->spare || !r->sent || !r->meta ||
         sl__xchg_inbox_init(&r->inbox, r->ranks) < 0)
         return SL_ENOMEM;
     sl_xchg_config cfg = {.n = r->ranks, .channels = 2, .credits = cr,
@@ -356,7 +404,7 @@ static int xchg_finalize(sl_task_t *t)
     int tag;
     if ((rc = sl__task_ranks_transport(t, &r.tr, &r.rank, &r.ranks, &tag)) < 0)
         return sl_task_fail(t, rc, "exchange: %s", sl_last_errmsg());
-    struct xchg_route route = {d->mode, r.ranks, r.rank, d->to, NULL, NULL};
+    struct xchg_route route = {.mode = d->mode, .ranks = r.ranks, .rank = r.rank, .to = d->to};
     if (d->mode == X_GATHER && d->to >= r.ranks)
         return sl_task_fail(t, SL_EINVAL, "exchange: to=%d but there are %d ranks", d->to,
                             r.ranks);
@@ -366,6 +414,12 @@ static int xchg_finalize(sl_task_t *t)
     if (rc >= 0 && d->mode == X_RANGE) {
         route.splits = sl_task_alloc(t, (size_t)r.ranks * sizeof *route.splits);
         rc = route.splits ? choose_splitters(&r, route.key, n, route.splits) : SL_ENOMEM;
+    }
+    if (rc >= 0 && d->mode == X_HASH && d->balance[0]) {
+        route.n_buckets = SL__XCHG_BUCKETS_PER_RANK * r.ranks;
+        int32_t *map = sl_task_alloc(t, (size_t)route.n_buckets * sizeof *map);
+        rc = map ? balance_buckets(&r, d, route.key, n, map) : SL_ENOMEM;
+        route.bucket_rank = map;
     }
     if (rc >= 0)
         rc = exchange_rows(&r, &route, n);
@@ -390,7 +444,7 @@ static int xchg_finalize(sl_task_t *t)
     .name = "exchange",                                                                    \
     .doc = "moves rows between the ranks of an MPI run: mode=hash|range by=KEY, or "      \
            "mode=gather to=RANK",                                                          \
-    .min_inputs = 1, .max_inputs = 1, .options = sl__xchg_options, .n_options = 3,          \
+    .min_inputs = 1, .max_inputs = 1, .options = sl__xchg_options, .n_options = sizeof sl__xchg_options / sizeof sl__xchg_options[0],          \
     .bind = xchg_bind, .global_state_bytes = sizeof(struct xchg_global),                  \
     .fini_global = xchg_fini_global, .source_tasks = xchg_source_tasks,                  \
     SL__MAT_LOCAL_FIELDS

@@ -14,6 +14,7 @@ struct xchg_data {
     int key;    /* the key column (hash, range); -1 for gather */
     int to;     /* gather: the receiving rank */
     int n_cols;
+    char balance[64]; /* hash: the balance group, "" = none */
 };
 
 struct xchg_global {
@@ -42,10 +43,22 @@ struct xchg_route {
     int ranks, rank, to;
     const struct sl__rowsview *key;
     struct xchg_split *splits; /* range: ranks - 1 */
+    const int32_t *bucket_rank; /* balanced hash: the rank of each of n_buckets buckets */
+    int n_buckets;
 };
 
 /* The destination of local row i. */
 int sl__xchg_route(const struct xchg_route *r, int64_t i);
+
+/* Balanced hash: SL__XCHG_BUCKETS_PER_RANK x ranks buckets of the key's hash, counted
+ * (hist, n_buckets) over the n local rows (null keys are not counted: they go to rank
+ * 0), then assigned to ranks from the group's summed sizes, largest first, each to the
+ * rank with the fewest rows so far (the LPT rule: no rank gets more than the mean plus
+ * the largest bucket). Every rank, given the same sums, makes the same assignment. */
+#define SL__XCHG_BUCKETS_PER_RANK 64
+void sl__xchg_bucket_sizes(const struct sl__rowsview *key, int64_t n, int n_buckets,
+                           int64_t *hist);
+void sl__xchg_assign_buckets(const int64_t *sizes, int n_buckets, int ranks, int32_t *out);
 
 /* A sample of n local rows for range splitters: about SAMPLES_PER_RANK rows at a
  * regular stride, each weighted by the rows it stands for. */

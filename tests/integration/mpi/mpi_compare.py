@@ -21,8 +21,8 @@ import time
 JOINS = """
 build = gen.keys rows={rows} {build} seed=1 payloads=1 column=k type=int64
 probe = gen.keys rows={probe_rows} {probe} seed=2 payloads=1 column=k type=int64
-bx = exchange(build) by=k
-px = exchange(probe) by=k
+bx = exchange(build) by=k{balance}
+px = exchange(probe) by=k{balance}
 inner = join(px, bx) on=k
 semi  = join(px, bx) on=k kind=semi
 anti  = join(px, bx) on=k kind=anti
@@ -45,13 +45,18 @@ output g as sorted
 """
 CASES = {
     "join_uniform": JOINS.format(rows=20000, probe_rows=30000, build="kind=unique",
-                                 probe="kind=fk pk_rows=20000 match=0.8"),
+                                 probe="kind=fk pk_rows=20000 match=0.8", balance=""),
     "join_zipf": JOINS.format(rows=20000, probe_rows=30000, build="kind=unique",
-                              probe="kind=fk pk_rows=20000 zipf=1.0 match=0.9"),
+                              probe="kind=fk pk_rows=20000 zipf=1.0 match=0.9", balance=""),
+    # both inputs' hash buckets assigned to ranks by their summed sizes
+    "join_zipf_balanced": JOINS.format(rows=20000, probe_rows=30000, build="kind=unique",
+                                       probe="kind=fk pk_rows=20000 zipf=1.0 match=0.9",
+                                       balance=" balance=j"),
     # duplicates on both sides, and null keys (left and anti keep them)
     "join_dups": JOINS.format(rows=6000, probe_rows=8000,
                               build="kind=m2m distinct=3000 null_rate=0.02",
-                              probe="kind=m2m distinct=4000 zipf=1.0 null_rate=0.02"),
+                              probe="kind=m2m distinct=4000 zipf=1.0 null_rate=0.02",
+                              balance=" balance=j"),
     "sort_uniform": SORTS.format(keys="kind=m2m distinct=2^40 null_rate=0.01"),
     "sort_zipf": SORTS.format(keys="kind=m2m distinct=1000 zipf=1.0"),
 }
