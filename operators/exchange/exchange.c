@@ -2,7 +2,9 @@
  * rank runs the same plan on its share of the data; an exchange node sends each of its
  * input rows to one rank and outputs the rows it receives:
  *   mode=hash by=k    rows with equal keys meet on one rank (before a join or group-by:
- *                     both join inputs exchanged by their keys);
+ *                     both join inputs exchanged by their keys; with balance=G, the
+ *                     exchanges of group G assign hash buckets to ranks by their summed
+ *                     sizes, so skewed keys do not pile up on one rank);
  *   mode=range by=k   rank r gets the r-th range of keys, from splitters sampled on
  *                     every rank (before a sort: the ranks' sorted results, in rank
  *                     order, are the sorted table; equal keys may be split between
