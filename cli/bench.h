@@ -76,6 +76,7 @@ struct bench_entry {
 };
 
 int bench_tasks(int argc, char **argv);
+int bench_exchange(int argc, char **argv);
 int bench_join(int argc, char **argv);
 int bench_sort(int argc, char **argv);
 int bench_partition(int argc, char **argv);

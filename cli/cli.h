@@ -76,6 +76,17 @@ sl_plan_t *cli_load_plan_tables(const char *path, const char *const names[],
  * a common option or the plan file (*path). 0 if consumed, else the exit code (the
  * message printed). */
 int cli_plan_arg(struct cli_common *c, int argc, char **argv, int *i, const char **path);
+/* Several ranks (ranks.c, docs/DISTRIBUTED.md). */
+/* Whether mpirun (or another MPI launcher) started this process: the engine then joins
+ * the job (option mpi). */
+bool cli_under_mpirun(void);
+/* The engine's rank (0 without MPI). */
+int cli_engine_rank(sl_engine_t *eng);
+/* Replaces this process by `mpirun -n N` running the same command without --ranks N
+ * (argv[0] is the command's name, e.g. "run"); returns only on failure (the exit code,
+ * message printed). */
+int cli_ranks_exec(int n, int argc, char **argv);
+
 /* A plan file, an engine and a query of it. */
 struct cli_session {
     sl_plan_t *plan;
@@ -89,7 +100,11 @@ void cli_session_close(struct cli_session *s);
 void cli_format_bytes(int64_t bytes, char *out, size_t len);
 /* The human-readable report of sl_query_explain (explain_text.c). */
 void cli_explain_text(const char *path, const sl_plan_t *plan, const struct sl_explain *ex,
-                      enum sl_placement asked);
+                      enum sl_placement asked, sl_engine_t *eng);
+/* explain's line for a pipeline that ends in an exchange (ranks.c): bytes per link
+ * between the engine's ranks and the estimated time at the option exchange_gbps. */
+void cli_explain_exchange(const sl_plan_t *plan, const struct sl_explain_pipeline *p,
+                          sl_engine_t *eng);
 
 /* Reads only a regular file: a FIFO or device is refused at once, before a read could
  * block or never end. NULL with the error printed ("cannot read <what> '<path>': ..."). */

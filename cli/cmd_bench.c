@@ -97,6 +97,7 @@ static const struct bench_entry benches[] = {
     {"kmeans", "Lloyd k-means iterations on float32 blobs", bench_kmeans},
     {"mixed", "a plan of joins, an aggregate and k-means under placement cpu, gpu and auto",
      bench_mixed},
+    {"exchange", "throughput of the exchange between MPI ranks against memcpy", bench_exchange},
     {"tpch", "TPC-H queries on loaded tables, one JSON line each (docs/TPCH.md)", bench_tpch},
 };
 

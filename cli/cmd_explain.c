@@ -64,7 +64,7 @@ int cmd_explain(int argc, char **argv)
     } else if (sl_query_explain(q, &ex) != SL_OK) { /* again: adds what the run measured */
         exit_code = cli_fail("%s", sl_last_errmsg());
     } else {
-        cli_explain_text(path, s.plan, ex, c.placement);
+        cli_explain_text(path, s.plan, ex, c.placement, s.eng);
     }
     cli_session_close(&s);
     return exit_code;

@@ -12,11 +12,13 @@ static int usage(FILE *f, int rc)
     fprintf(f, "usage: sluice run PLAN_FILE [--format table|csv|json] [--limit N] [--json]\n"
            "       [--threads N] [--gpus N] [--gpu-mem BYTES] [--host-mem BYTES]\n"
            "       [--placement cpu|gpu|auto|coprocess] [--trace FILE] [--plugin FILE.so ...]\n"
-           "       [--set NAME=VALUE ...] (engine options: sluice options)\n"
+           "       [--set NAME=VALUE ...] (engine options: sluice options) [--ranks N]\n"
            "Runs a plan file (docs/PLAN_FORMAT.md) and prints its outputs: an aligned table\n"
            "per output by default (at most --limit rows, 20 by default), or CSV/JSON with\n"
            "--format; --json adds the profile. A progress bar is drawn on stderr when it\n"
-           "is a terminal.\n");
+           "is a terminal. --ranks N runs it on N MPI ranks (mpirun -n N), as does starting\n"
+           "it under mpirun: each rank runs the plan on its share; rank 0 prints\n"
+           "(docs/DISTRIBUTED.md).\n");
     return rc;
 }
 
@@ -41,6 +43,12 @@ int cmd_run(int argc, char **argv)
             if ((int)fmt < 0)
                 return cli_usage_fail("--format: '%s' is not table, csv or json", f);
             continue;
+        }
+        if (!strcmp(argv[i], "--ranks")) {
+            int64_t n;
+            if (i + 1 >= argc || cli_parse_count(argv[++i], &n) < 0 || n < 1 || n > 4096)
+                return cli_usage_fail("--ranks needs a count of ranks (1..4096)");
+            return cli_ranks_exec((int)n, argc, argv);
         }
         if (!strcmp(argv[i], "--limit")) {
             if (cli_parse_count(argv[++i], &limit) < 0)
@@ -69,9 +77,11 @@ int cmd_run(int argc, char **argv)
     int rc = cli_query_run(q);
     double ms = (cli_now_ns() - t0) / 1e6;
     cli_progress_clear(&pr);
+    int rank = cli_engine_rank(s.eng);
     if (rc != SL_OK) {
-        exit_code = cli_fail("the plan failed: %s", sl_query_errmsg(q));
-    } else {
+        exit_code = rank ? cli_fail("rank %d: the plan failed: %s", rank, sl_query_errmsg(q))
+                         : cli_fail("the plan failed: %s", sl_query_errmsg(q));
+    } else if (rank == 0) { /* the other ranks' results are their shares */
         for (int n = 0; n < sl_plan_num_outputs(plan); n++) {
             const char *out = sl_plan_output_at(plan, n, NULL);
             sl_table_t *t;

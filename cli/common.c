@@ -236,6 +236,8 @@ int cli_engine_config(const struct cli_common *c, struct sl_engine_config *cfg)
     sl_engine_config_init(cfg);
     if (option_env_foreach(set_from_env, cfg))
         return 2;
+    if (cli_under_mpirun() && sl_engine_config_set(cfg, "mpi", "true") != SL_OK)
+        return cli_fail("%s", sl_last_errmsg()) + 1;
     /* The flags, where given (or set by the command), as the options they stand for. */
     static const char *const places[] = {"auto", "cpu", "gpu", "coprocess"};
     char v[4][24];

@@ -123,7 +123,7 @@ static void print_cost(const struct sl_explain_pipeline *p)
 }
 
 static void print_pipeline(const sl_plan_t *plan, const struct sl_explain *ex,
-                           const struct sl_explain_pipeline *p)
+                           const struct sl_explain_pipeline *p, sl_engine_t *eng)
 {
     char a[32], b[32];
     print_flow(plan, ex, p);
@@ -140,6 +140,8 @@ static void print_pipeline(const sl_plan_t *plan, const struct sl_explain *ex,
         printf("  tasks    unknown until it runs (morsels of %lld rows)",
                (long long)p->morsel_rows);
     print_cost(p);
+    if (!strcmp(p->stages[p->n_stages - 1].op, "exchange"))
+        cli_explain_exchange(plan, p, eng);
     cli_format_bytes(p->host_bytes, a, sizeof a);
     cli_format_bytes(p->gpu_bytes, b, sizeof b);
     printf("  memory   host %s, gpu %s (estimated); moves ", a, b);
@@ -183,7 +185,7 @@ static void print_memory(const char *what, int64_t peak, int64_t budget, const c
 }
 
 void cli_explain_text(const char *path, const sl_plan_t *plan, const struct sl_explain *ex,
-                      enum sl_placement asked)
+                      enum sl_placement asked, sl_engine_t *eng)
 {
     printf("plan %s: %d pipeline%s on %d CPU thread%s and %d GPU%s\n", path, ex->n_pipelines,
            ex->n_pipelines == 1 ? "" : "s", ex->n_threads, ex->n_threads == 1 ? "" : "s",
@@ -193,7 +195,7 @@ void cli_explain_text(const char *path, const sl_plan_t *plan, const struct sl_e
                "pipeline runs on the CPU\n");
     printf("\n");
     for (int k = 0; k < ex->n_pipelines; k++)
-        print_pipeline(plan, ex, &ex->pipelines[k]);
+        print_pipeline(plan, ex, &ex->pipelines[k], eng);
     printf("\nmemory\n");
     print_memory("host", ex->host_peak, ex->host_budget, "--host-mem", ex->host_peak_measured,
                  ex->measured);

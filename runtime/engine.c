@@ -11,6 +11,7 @@
 #include "engine_int.h"
 #include "engine_option_int.h"
 #include "gpu_int.h"
+#include "ranks.h"
 
 /* Engines open in the process: the last one to close trims the allocator's cache. */
 static _Atomic int open_engines;
@@ -26,6 +27,7 @@ void sl_engine_config_init(struct sl_engine_config *cfg)
     cfg->placement = SL_PLACE_AUTO;
     cfg->agg_gpu_part_threshold = (int64_t)1 << 16;
     cfg->debug_kmeans_method = -1;
+    cfg->ranks = 1;
 }
 
 void sl__engine_log(sl_engine_t *eng, int level, const char *fmt, ...)
@@ -167,8 +169,10 @@ int sl_engine_open(sl_engine_t **out, const struct sl_engine_config *cfg_in)
     rc = sl__options_check(cfg);
     if (rc < 0)
         return sl__errslot_set(&eng->err, rc, "engine config: %s", sl_last_errmsg());
+    if ((rc = sl__ranks_open(eng, &eng->ranks)) < 0)
+        return sl__errslot_set(&eng->err, rc, "%s", sl_last_errmsg());
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-    eng->n_threads = cfg->n_threads ? cfg->n_threads : (int)(ncpu > 0 ? ncpu : 1);
+    eng->n_threads = eng->cfg.n_threads ? eng->cfg.n_threads : (int)(ncpu > 0 ? ncpu : 1);
     sl__options_resolve_query(&eng->cfg);
     int64_t ram = host_memory_bytes();
     eng->host_limit = cfg->host_mem_limit ? cfg->host_mem_limit : ram / 10 * 8;
@@ -227,6 +231,7 @@ void sl_engine_close(sl_engine_t *eng)
         return;
     sl__engine_stop_queries(eng);
     sl__sched_destroy(eng->sched);
+    sl__ranks_close(eng->ranks);
     if (eng->cfg.cost_cache_path && eng->n_costs > 0 &&
         sl__cost_save(eng, eng->cfg.cost_cache_path) != SL_OK)
         sl__engine_log(eng, 1, "%s", sl_last_errmsg());

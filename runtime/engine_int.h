@@ -42,6 +42,7 @@ struct sl_engine {
     int n_costs;
     struct sl__cost_entry costs[SL__MAX_COSTS];
     double link_gbps;                /* measured host->device bandwidth, 0 = unknown */
+    struct sl__ranks *ranks;         /* this process's place among ranks (ranks.h) */
 };
 
 double sl__cost_lookup(sl_engine_t *eng, const char *name, enum sl_device_kind k);

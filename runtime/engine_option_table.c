@@ -33,7 +33,29 @@ const struct sl__option sl__options[] = {
     {{"trace", SL_ENGINE_OPT_STRING, 0, "",
       "File to write a Chrome trace of every query to; \"\" = none.", NULL, 0, 0},
      FIELD(trace_path, STR)},
+    {{"mpi", SL_ENGINE_OPT_BOOL, 0, "false",
+      "Joins the MPI job the process was started in (mpirun): rank and ranks come from "
+      "MPI and exchange operators move rows between the ranks.", NULL, 0, 1},
+     FIELD(mpi, INT)},
+    {{"rank", SL_ENGINE_OPT_INT, 0, "0",
+      "This process's rank: generators make its share of their rows; set by MPI with "
+      "mpi.", NULL, 0, 1 << 20}, FIELD(rank, INT)},
+    {{"ranks", SL_ENGINE_OPT_INT, 0, "1",
+      "Processes sharing the data (each makes 1/ranks of every generated table); set by "
+      "MPI with mpi.", NULL, 1, 1 << 20}, FIELD(ranks, INT)},
     /* query options: also on an open engine and per plan */
+    {{"exchange_timeout", SL_ENGINE_OPT_FLOAT, Q, "0",
+      "Seconds an exchange waits for the other ranks without progress before the query "
+      "fails; 0 = 60.", NULL, 0, 0}, FIELD(exchange_timeout, F64)},
+    {{"exchange_packet_bytes", SL_ENGINE_OPT_INT, Q, "0",
+      "Bytes per exchange packet; 0 = 1 MiB.", NULL, 0, (int64_t)1 << 30},
+     FIELD(exchange_packet_bytes, I64)},
+    {{"exchange_credits", SL_ENGINE_OPT_INT, Q, "0",
+      "Exchange packets in flight from one rank to another; 0 = 4.", NULL, 0, 1024},
+     FIELD(exchange_credits, INT)},
+    {{"exchange_gbps", SL_ENGINE_OPT_FLOAT, Q, "0",
+      "Bandwidth between ranks (GB/s) that explain's exchange estimates assume; 0 = 5 "
+      "(sluice bench exchange measures it).", NULL, 0, 0}, FIELD(exchange_gbps, F64)},
     {{"placement", SL_ENGINE_OPT_ENUM, Q, "auto",
       "Where pipelines run: chosen by estimated cost, CPU only, GPU where possible, or "
       "split across both (co-processing).", "auto,cpu,gpu,coprocess", 0, 3},

@@ -48,7 +48,18 @@ typedef struct sl_xchg_config {
     int channels;          /* independent packet streams, >= 1 */
     int credits;           /* packets in flight to one receiver, >= 1 */
     size_t packet_bytes;   /* the largest packet a sender will hand over */
+    /* Added with the MPI transport (zero: the defaults). */
+    int tag;               /* tells apart exchanges running at once over one transport:
+                            * every participant opens a given exchange with the same tag,
+                            * 0..SL_XCHG_MAX_TAG */
+    double timeout_s;      /* recv, wait_sent and try_recv's callers give up with SL_EIO
+                            * after this long without a packet or a credit; 0 = never */
+    int (*cancelled)(void *arg); /* polled while waiting: nonzero ends the wait with
+                                  * SL_ECANCELED (NULL: never) */
+    void *cancel_arg;
 } sl_xchg_config;
+
+#define SL_XCHG_MAX_TAG 4095
 
 typedef struct sl_xchg_stats {
     uint64_t packets;      /* sent by this process's participants */
@@ -80,7 +91,38 @@ typedef struct sl_xchg_transport {
     void (*release)(void *xchg, sl_xchg_packet *p);
     /* Ends the exchange; fills stats when non-NULL. Safe after an error. */
     int (*close)(void *xchg, sl_xchg_stats *stats);
+    /* Added with the MPI transport: recv that never waits. Returns 1 with *out filled
+     * when a packet for dst on ch is there, 0 when none is (yet, or any more), < 0 on
+     * an error. A sender that got SL_EBUSY calls it (and releases what it takes) so that
+     * two participants out of credit towards each other both make progress. */
+    int (*try_recv)(void *xchg, int dst, int ch, sl_xchg_packet *out);
 } sl_xchg_transport;
+
+/* ---------------- transports (the runtime's) ----------------
+ * Flow control in both: `credits` counts the packets in flight from one sender to one
+ * receiver (sent and not yet released). */
+
+/* In one process, n participants, every packet copied with memcpy on send (so wait_sent
+ * never waits): tests of the exchange logic without MPI, and single-rank runs
+ * (runtime/exchange_local.c). SL_EINVAL if n < 1; SL_ENOMEM. */
+int sl__xchg_local_create(int n, sl_xchg_transport **out);
+void sl__xchg_local_destroy(sl_xchg_transport *t);
+
+/* The engine's transport between ranks (runtime/ranks.c): MPI's when the engine joined
+ * an MPI job (option mpi), else a one-participant local transport. *rank and *ranks
+ * are this process's participant and the participant count; *tag, the task's plan node
+ * id, is the same on every rank running the plan (an exchange's sl_xchg_config.tag).
+ * The engine owns the transport. SL_EUNSUPPORTED when ranks > 1 without MPI. */
+struct sl_task;
+int sl__task_ranks_transport(struct sl_task *t, sl_xchg_transport **out, int *rank, int *ranks,
+                             int *tag);
+/* Sizes that the exchange nodes of one query sharing a balance group (their option
+ * `balance`, e.g. both inputs of a join) add together (runtime/ranks_group.c): adds the
+ * n sizes into the group's sum, waits until every such node of the query added its own,
+ * then copies the sum back into sizes. SL_EIO after timeout_s seconds, SL_ECANCELED when
+ * the query failed meanwhile, SL_ENOMEM. */
+int sl__task_xchg_group_sum(struct sl_task *t, const char *group, int64_t *sizes, int n,
+                            double timeout_s);
 
 #ifdef __cplusplus
 }

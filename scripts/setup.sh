@@ -6,7 +6,8 @@
 set -euo pipefail
 
 packages=(meson ninja-build pkg-config gcc g++ libck-dev libjemalloc-dev libnuma-dev
-          libcmocka-dev python3 python3-pip clang libclang-rt-dev)
+          libcmocka-dev python3 python3-pip clang libclang-rt-dev
+          libopenmpi-dev openmpi-bin)  # MPI: the exchange between ranks (docs/DISTRIBUTED.md)
 python_modules=(pyarrow duckdb)
 python_tools=(tpchgen-cli)   # TPC-H data for tests and benchmarks (a program, not a module)
 

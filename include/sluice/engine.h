@@ -92,6 +92,15 @@ struct sl_engine_config {
     /* Fields added after 0.3. */
     int64_t deadline_ms;        /* deadline_ms: a query running longer than this after its
                                    start fails with SL_ETIMEDOUT; 0 = none */
+    /* Fields added with the exchange between ranks (docs/DISTRIBUTED.md). */
+    int mpi;                    /* mpi: 1 joins the MPI job the process runs in (mpirun) */
+    int rank, ranks;            /* rank, ranks: this process's share of the data; set from
+                                   MPI with mpi; 0 and 1 by default */
+    double exchange_timeout;    /* exchange_timeout: seconds an exchange waits for the other
+                                   ranks before failing; 0 = 60 */
+    int64_t exchange_packet_bytes; /* exchange_packet_bytes: bytes per packet; 0 = 1 MiB */
+    int exchange_credits;       /* exchange_credits: packets in flight per link; 0 = 4 */
+    double exchange_gbps;       /* exchange_gbps: link bandwidth explain assumes; 0 = 5 */
 };
 
 /* Fills *cfg with the defaults and sets cfg->size. Cannot fail. Thread-safe (touches

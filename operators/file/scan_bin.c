@@ -2,7 +2,8 @@
  * zero-copy: the file is mapped read-only and each morsel's batch points into the
  * mapping (a slice by row offset of each column's value and validity sections). Every
  * such buffer holds a reference to the mapping, so it is unmapped when the last batch
- * using it is freed, possibly after the query, inside a result table.
+ * using it is freed, possibly after the query, inside a result table. On several ranks
+ * (docs/DISTRIBUTED.md) each reads its share of the rows (sl__rank_share).
  *
  * The header is read and validated when the node is bound (to learn the schema) and
  * again when the query starts; with verify=true the start also checks the checksum of
@@ -47,6 +48,7 @@ struct bin_global {
     struct slcf_header h;
     struct sl__dict **dicts;  /* per file column: its dictionary (DICT), else NULL */
     int64_t morsel;
+    int64_t lo, hi;           /* this rank's share of the rows (sl__rank_share) */
 };
 
 static const struct sl_option_def bin_options[] = {
@@ -560,15 +562,16 @@ static int64_t bin_tasks(sl_task_t *t)
     if (rc < 0)
         return sl_task_fail(t, rc, "%s", err);
     g->morsel = sl_task_morsel_rows(t);
-    return ((int64_t)g->h.n_rows + g->morsel - 1) / g->morsel;
+    sl__rank_share(t, (int64_t)g->h.n_rows, &g->lo, &g->hi);
+    return (g->hi - g->lo + g->morsel - 1) / g->morsel;
 }
 
 static int bin_source(sl_task_t *t)
 {
     const struct bin_data *d = sl_op_data(sl_task_op(t));
     struct bin_global *g = sl_task_gstate(t);
-    int64_t first = sl_task_index(t) * g->morsel;
-    int64_t n = sl__morsel_len((int64_t)g->h.n_rows, g->morsel, sl_task_index(t));
+    int64_t first = g->lo + sl_task_index(t) * g->morsel;
+    int64_t n = sl__morsel_len(g->hi - g->lo, g->morsel, sl_task_index(t));
     sl_batch_t *b = sl__batch_new(sl_op_output_schema(sl_task_op(t)), n);
     if (!b)
         return sl_task_fail(t, SL_ENOMEM, "out of memory");

@@ -91,9 +91,8 @@ int sl__gen_blobs_bind(sl_bind_t *b)
 int sl__gen_blobs_source(sl_task_t *t)
 {
     const struct sl__gen_blobs_data *d = sl_op_data(sl_task_op(t));
-    int64_t m = sl_task_morsel_rows(t);
-    int64_t first = sl_task_index(t) * m;
-    int64_t n = sl__morsel_len(d->points, m, sl_task_index(t));
+    int64_t first, n;
+    sl__gen_morsel(t, d->points, &first, &n);
     sl_batch_t *b = sl_task_new_batch(t, sl_op_output_schema(sl_task_op(t)), n);
     if (!b)
         return SL_ENOMEM;

@@ -16,9 +16,7 @@
 /* The task's morsel of `rows` rows and a device batch of the output schema for it. */
 static sl_batch_t *morsel_batch(sl_task_t *t, int64_t rows, int64_t *first, int64_t *n)
 {
-    int64_t m = sl_task_morsel_rows(t);
-    *first = sl_task_index(t) * m;
-    *n = sl__morsel_len(rows, m, sl_task_index(t));
+    sl__gen_morsel(t, rows, first, n);
     return sl_task_new_batch(t, sl_op_output_schema(sl_task_op(t)), *n);
 }
 

@@ -107,8 +107,13 @@ struct sl__gen_blobs_data {
 SL__GEN_TABLE(SL__GEN_DECLARE)
 #undef SL__GEN_DECLARE
 
-/* Morsels of the row count that starts every generator's bind data. */
+/* Morsels of the row count that starts every generator's bind data: of this rank's
+ * share of the rows when the plan runs on several ranks (options rank and ranks). */
 int64_t sl__gen_tasks(sl_task_t *t);
+int64_t sl__gen_share_tasks(const sl_task_t *t, int64_t rows);
+/* The rows [*first, *first + *n) of a generator's `rows` that task t makes (its morsel of
+ * the rank's share; row numbers are the whole table's). */
+void sl__gen_morsel(const sl_task_t *t, int64_t rows, int64_t *first, int64_t *n);
 /* Costs that stay the CPU's where the CPU makes the rows (gen_keys.c, gen_blobs.c), and
  * which tasks the GPU can make (gen_cuda.c). */
 double sl__gen_keys_cost(const sl_op_t *op, enum sl_device_kind kind, int64_t rows);

@@ -187,9 +187,8 @@ static void fill_payload(void *out, enum sl_type t, int64_t first, int64_t n, in
 int sl__gen_keys_source(sl_task_t *t)
 {
     const struct sl__gen_keys_data *d = sl_op_data(sl_task_op(t));
-    int64_t m = sl_task_morsel_rows(t);
-    int64_t first = sl_task_index(t) * m;
-    int64_t n = sl__morsel_len(d->rows, m, sl_task_index(t));
+    int64_t first, n;
+    sl__gen_morsel(t, d->rows, &first, &n);
     sl_batch_t *b = sl_task_new_batch(t, sl_op_output_schema(sl_task_op(t)), n);
     if (!b)
         return SL_ENOMEM;

@@ -291,8 +291,7 @@ static int64_t val_tasks(sl_task_t *t)
             return sl_task_fail(t, SL_ENOMEM, "out of memory for a dictionary of %lld strings "
                                 "(or more than 2^31 bytes)", (long long)d->card);
     }
-    int64_t m = sl_task_morsel_rows(t);
-    return d->rows / m + (d->rows % m != 0); /* rounded up without overflowing */
+    return sl__gen_share_tasks(t, d->rows);
 }
 
 static void val_fini_global(const sl_op_t *op, void *gs)
@@ -305,9 +304,9 @@ static int val_source(sl_task_t *t)
 {
     const struct val_data *d = sl_op_data(sl_task_op(t));
     struct val_global *g = sl_task_gstate(t);
-    int64_t m = sl_task_morsel_rows(t);
-    uint64_t first = (uint64_t)(sl_task_index(t) * m);
-    int64_t n = sl__morsel_len(d->rows, m, sl_task_index(t));
+    int64_t first_row, n;
+    sl__gen_morsel(t, d->rows, &first_row, &n);
+    uint64_t first = (uint64_t)first_row;
     sl_batch_t *b = sl_task_new_batch(t, sl_op_output_schema(sl_task_op(t)), n);
     if (!b)
         return SL_ENOMEM;

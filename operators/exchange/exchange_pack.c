@@ -1,0 +1,181 @@
+/* Rows into packets and back (exchange_int.h). A staging buffer holds each column at a
+ * stride of the packet's capacity; sealing moves the columns down to the stride of the
+ * rows it holds, so a packet carries no unused room. */
+#include <string.h>
+
+#include "exchange_int.h"
+
+#define HDR_BYTES 16 /* int64 rows, uint64 mask of columns with validity bytes */
+
+struct xchg_piece {
+    struct xchg_piece *next;
+    sl_batch_t *batch; /* one packet's rows */
+};
+
+static size_t sum_width(const struct xchg_layout *l)
+{
+    return l->sum_width;
+}
+
+void sl__xchg_layout_init(struct xchg_layout *l, const sl_schema_t *schema,
+                          const struct sl__rowsview *cols, size_t packet_bytes)
+{
+    l->n_cols = sl_schema_num_fields(schema);
+    l->cols = cols;
+    l->row_bytes = 0;
+    for (int c = 0; c < l->n_cols; c++) {
+        enum sl_type type;
+        sl_schema_field(schema, c, NULL, &type);
+        l->width[c] = sl_type_width(type);
+        l->row_bytes += l->width[c] + 1;
+    }
+    int64_t cap = (int64_t)((packet_bytes - HDR_BYTES) / (l->row_bytes ? l->row_bytes : 1));
+    l->cap = cap > 0 ? cap : 1;
+    l->sum_width = 0;
+    for (int c = 0; c < l->n_cols; c++) {
+        l->stage_off[c] = HDR_BYTES + (size_t)l->cap * l->sum_width;
+        l->sum_width += l->width[c];
+    }
+}
+
+void sl__xchg_stage_add(const struct xchg_layout *l, struct xchg_stage *st, int64_t i)
+{
+    size_t r = (size_t)st->rows, vbase = HDR_BYTES + (size_t)l->cap * l->sum_width;
+    for (int c = 0; c < l->n_cols; c++) {
+        const struct sl__rowsview *v = &l->cols[c];
+        uint8_t *dst = st->buf + l->stage_off[c];
+        /* fixed-size copies (moves): a column may start unaligned in the buffer */
+        if (l->width[c] == 4)
+            memcpy(dst + r * 4, (const uint8_t *)v->data + (size_t)i * 4, 4);
+        else
+            memcpy(dst + r * 8, (const uint8_t *)v->data + (size_t)i * 8, 8);
+        if (v->validity)
+            st->buf[vbase + (size_t)l->cap * (size_t)c + r] = sl__rowsview_valid(v, i);
+    }
+    st->rows++;
+}
+
+size_t sl__xchg_stage_seal(const struct xchg_layout *l, struct xchg_stage *st)
+{
+    uint8_t *p = st->buf + HDR_BYTES;
+    size_t n = (size_t)st->rows, cap = (size_t)l->cap, off = 0, sw = sum_width(l);
+    uint64_t mask = 0;
+    for (int c = 0; c < l->n_cols; c++) { /* destinations never pass their sources */
+        memmove(p + n * off, p + cap * off, n * l->width[c]);
+        off += l->width[c];
+    }
+    int j = 0;
+    for (int c = 0; c < l->n_cols; c++) {
+        if (!l->cols[c].validity)
+            continue;
+        memmove(p + n * (sw + (size_t)j++), p + cap * (sw + (size_t)c), n);
+        mask |= 1ull << c;
+    }
+    int64_t rows = st->rows;
+    memcpy(st->buf, &rows, 8);
+    memcpy(st->buf + 8, &mask, 8);
+    return HDR_BYTES + n * (sw + (size_t)j);
+}
+
+int sl__xchg_inbox_init(struct xchg_inbox *in, int ranks)
+{
+    memset(in, 0, sizeof *in);
+    in->ranks = ranks;
+    in->head = sl__calloc((size_t)ranks, sizeof *in->head);
+    in->tail = sl__calloc((size_t)ranks, sizeof *in->tail);
+    return in->head && in->tail ? SL_OK : SL_ENOMEM;
+}
+
+/* Writes column c of packet p (rows n, mask) into batch b; returns its nulls. */
+static int64_t unpack_column(const struct xchg_layout *l, const uint8_t *p, int64_t rows,
+                             uint64_t mask, int c, sl_batch_t *b)
+{
+    size_t n = (size_t)rows, off = 0;
+    for (int j = 0; j < c; j++)
+        off += l->width[j];
+    memcpy(sl__col_values(b, c), p + n * off, n * l->width[c]);
+    if (!(mask >> c & 1))
+        return 0;
+    int j = __builtin_popcountll(mask & ((1ull << c) - 1));
+    const uint8_t *valid = p + n * (l->sum_width + (size_t)j);
+    uint8_t *bits = sl_batch_column_validity(b, c);
+    if (!bits)
+        return -1;
+    int64_t nulls = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!valid[i]) {
+            bits[i >> 3] &= (uint8_t) ~(1u << (i & 7));
+            nulls++;
+        }
+    }
+    return nulls;
+}
+
+int sl__xchg_inbox_add(struct xchg_inbox *in, const struct xchg_layout *l,
+                       const sl_schema_t *schema, int src, const void *p, size_t bytes)
+{
+    int64_t rows;
+    uint64_t mask;
+    if (bytes < HDR_BYTES || src < 0 || src >= in->ranks)
+        return SL_EFORMAT;
+    memcpy(&rows, p, 8);
+    memcpy(&mask, (const uint8_t *)p + 8, 8);
+    size_t want = HDR_BYTES + (size_t)rows * sum_width(l) +
+                  (size_t)rows * (size_t)__builtin_popcountll(mask);
+    if (rows < 0 || want != bytes || (l->n_cols < 64 && mask >> l->n_cols))
+        return SL_EFORMAT;
+    struct xchg_piece *k = sl__malloc(sizeof *k);
+    sl_batch_t *b = sl__batch_new(schema, rows);
+    if (!k || !b || sl__batch_alloc_columns(b) != SL_OK) {
+        sl__free(k, sizeof *k);
+        sl_batch_unref(b);
+        return SL_ENOMEM;
+    }
+    for (int c = 0; c < l->n_cols; c++) {
+        int64_t nulls = unpack_column(l, (const uint8_t *)p + HDR_BYTES, rows, mask, c, b);
+        if (nulls < 0) {
+            sl__free(k, sizeof *k);
+            sl_batch_unref(b);
+            return SL_ENOMEM;
+        }
+        b->cols[c].null_count = nulls;
+    }
+    *k = (struct xchg_piece){NULL, b};
+    if (in->tail[src])
+        in->tail[src]->next = k;
+    else
+        in->head[src] = k;
+    in->tail[src] = k;
+    in->rows += rows;
+    in->n_batches++;
+    return SL_OK;
+}
+
+sl_batch_t **sl__xchg_inbox_take(struct xchg_inbox *in, int64_t *n)
+{
+    sl_batch_t **bs = sl__calloc((size_t)(in->n_batches ? in->n_batches : 1), sizeof *bs);
+    *n = 0;
+    if (!bs)
+        return NULL;
+    for (int s = 0; s < in->ranks; s++) {
+        for (struct xchg_piece *k = in->head[s]; k; k = k->next) {
+            bs[(*n)++] = k->batch;
+            k->batch = NULL;
+        }
+    }
+    return bs;
+}
+
+void sl__xchg_inbox_fini(struct xchg_inbox *in)
+{
+    for (int s = 0; in->head && s < in->ranks; s++) {
+        for (struct xchg_piece *k = in->head[s], *next; k; k = next) {
+            next = k->next;
+            sl_batch_unref(k->batch);
+            sl__free(k, sizeof *k);
+        }
+    }
+    sl__free(in->head, 0);
+    sl__free(in->tail, 0);
+    in->head = in->tail = NULL;
+}
