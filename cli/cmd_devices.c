@@ -28,8 +28,9 @@ int cmd_devices(int argc, char **argv)
     cli_common_init(&c);
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            printf("usage: sluice devices [--json] [--threads N] [--gpus N]\n"
-                   "Lists the CPU (cores, NUMA nodes) and the GPUs the engine sees.\n");
+            printf("usage: sluice devices [--json] [--threads N] [--gpus N [--split-gpu]]\n"
+                   "Lists the CPU (cores, NUMA nodes) and the GPUs the engine sees; with\n"
+                   "--split-gpu, how many logical devices it makes of them.\n");
             return 0;
         }
         int r = cli_common_option(&c, argc, argv, &i);
@@ -70,6 +71,12 @@ int cmd_devices(int argc, char **argv)
     }
     if (gpus == 0)
         printf("no GPU\n");
+    char n_used[32] = "0", split[16] = "false";
+    sl_engine_option_get(eng, "gpus", n_used, sizeof n_used);
+    sl_engine_option_get(eng, "split_gpu", split, sizeof split);
+    if (gpus > 0 && !strcmp(split, "true"))
+        printf("logical devices: %s over %d GPU%s (split_gpu; each its part of its GPU's "
+               "memory, its own streams and worker)\n", n_used, gpus, gpus == 1 ? "" : "s");
     sl_engine_close(eng);
     return 0;
 }

@@ -77,7 +77,9 @@ static int probe_gpus(sl_engine_t *eng)
     static _Atomic int warned;
     int n = sl__cuda_device_count();
     eng->devices = sl__calloc((size_t)(1 + n), sizeof *eng->devices);
-    eng->gpu_ordinals = sl__calloc((size_t)(n ? n : 1), sizeof *eng->gpu_ordinals);
+    /* Logical devices may outnumber the GPUs (split_gpu). */
+    size_t slots = (size_t)(n > eng->cfg.n_gpus ? n : eng->cfg.n_gpus);
+    eng->gpu_ordinals = sl__calloc(slots ? slots : 1, sizeof *eng->gpu_ordinals);
     if (!eng->devices || !eng->gpu_ordinals)
         return SL_ENOMEM;
     eng->n_devices = 1 + n;
@@ -107,6 +109,22 @@ static void choose_gpus(sl_engine_t *eng)
             break;
         eng->gpu_ordinals[eng->n_gpus++] = eng->devices[i].ordinal;
     }
+    /* split_gpu: `gpus` logical devices, round robin over the usable GPUs. */
+    int physical = eng->n_gpus;
+    if (!eng->cfg.split_gpu || physical == 0 || want <= physical)
+        return;
+    for (int i = physical; i < want; i++)
+        eng->gpu_ordinals[i] = eng->gpu_ordinals[i % physical];
+    eng->n_gpus = want;
+}
+
+/* Logical devices sharing GPU `ordinal` (1 without split_gpu). */
+static int gpu_share(const sl_engine_t *eng, int ordinal)
+{
+    int share = 0;
+    for (int i = 0; i < eng->n_gpus; i++)
+        share += eng->gpu_ordinals[i] == ordinal;
+    return share;
 }
 
 /* Keeps a copy of a config string in the engine, so the caller's may go after open. */
@@ -194,7 +212,7 @@ int sl_engine_open(sl_engine_t **out, const struct sl_engine_config *cfg_in)
             return sl__errslot_set(&eng->err, SL_ENOMEM, "out of memory");
         for (int i = 0; i < eng->n_gpus; i++) {
             rc = sl__gpu_create(&eng->gpus[i], eng, eng->gpu_ordinals[i], cfg->gpu_mem_limit,
-                                cfg->gpu_depth);
+                                gpu_share(eng, eng->gpu_ordinals[i]), cfg->gpu_depth);
             if (rc < 0)
                 return sl__errslot_set(&eng->err, rc, "cannot set up GPU %d: %s",
                                        eng->gpu_ordinals[i], sl_last_errmsg());

@@ -89,6 +89,10 @@ struct sl_engine_config {
     int debug_ooc_sort_merge;   /* out-of-core sort merge: 0 auto, 1 cpu, 2 gpu */
     int debug_ooc_readback;     /* out-of-core join read-back: 0 copy, 1 kernel */
     int debug_join_phase_times; /* 1: the GPU join's phase times go to the query profile */
+    /* Fields added in 0.4. */
+    int split_gpu;              /* split_gpu: 1 = `gpus` logical devices over the GPUs
+                                   found (round robin), each with its part of the GPU's
+                                   memory, its own streams and worker (docs/MULTI_GPU.md) */
 };
 
 /* Fills *cfg with the defaults and sets cfg->size. Cannot fail. Thread-safe (touches

@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "cuda_int.h"
+#include "exchange_dev.h"
 
 int sl__cuda_device_count(void)
 {
@@ -31,4 +32,15 @@ void sl__cuda_fail_after(int64_t n, int err)
 int64_t sl__cuda_checked_calls(void)
 {
     return 0;
+}
+
+int sl__xchg_cuda_mover(const int *ordinals, struct sl__dpool *const *pools, int n,
+                        struct sl__xchg_mover *out)
+{
+    (void)ordinals;
+    (void)pools;
+    (void)n;
+    (void)out;
+    return sl__set_last_error(SL_EUNSUPPORTED, "device exchange: sluice was built without "
+                              "CUDA (no GPU)");
 }
