@@ -84,6 +84,8 @@ struct sl__mg_move {
  * every row has landed (stats filled). */
 int sl__mg_exchange(struct sl__mdev *m, const struct sl__mg_move *mv,
                     const struct sl__mg_opts *o, sl_xchg_stats *stats);
+/* Waits for every device's stream; the first error. */
+int sl__mg_sync_all(struct sl__mdev *m);
 /* Options with the defaults filled in. */
 struct sl__mg_opts sl__mg_opts_resolve(const struct sl__mg_opts *o);
 

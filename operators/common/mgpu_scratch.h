@@ -34,4 +34,9 @@ static inline void sl__mg_scratch_free(struct sl__mdev *m, int d, struct sl__mg_
     sc->n = 0;
 }
 
+/* Device d's share of t in device memory: *k and *v as they are, or uploaded into
+ * scratch (enqueued on d's stream) when t is in host memory. */
+int sl__mg_share_on_device(struct sl__mdev *m, int d, struct sl__mg_scratch *sc,
+                           const struct sl__mg_table *t, const void **k, const void **v);
+
 #endif

@@ -23,9 +23,8 @@ static int partition_share(struct sl__mdev *m, int d, struct sl__mg_scratch *sc,
 {
     int64_t n = t->n[d], fanout = (int64_t)1 << bits;
     cudaStream_t st = m->stream[d];
-    const int64_t *k = t->keys[d];
-    const uint64_t *v = t->vals[d];
-    void *dk, *dv, *pid, *pid_s, *ids, *ids_s, *off, *temp;
+    const void *k, *v;
+    void *pid, *pid_s, *ids, *ids_s, *off, *temp;
     int rc;
     if ((rc = sl__mg_scratch_alloc(m, d, sc, n * 8, (void **)keys_out)) < 0 ||
         (rc = sl__mg_scratch_alloc(m, d, sc, n * 8, (void **)vals_out)) < 0)
@@ -34,18 +33,8 @@ static int partition_share(struct sl__mdev *m, int d, struct sl__mg_scratch *sc,
         memset(h_off, 0, (size_t)(fanout + 1) * sizeof *h_off);
         return SL_OK;
     }
-    if (t->on_host) {
-        if ((rc = sl__mg_scratch_alloc(m, d, sc, n * 8, &dk)) < 0 ||
-            (rc = sl__mg_scratch_alloc(m, d, sc, n * 8, &dv)) < 0)
-            return rc;
-        MG_CUDA(rc, cudaMemcpyAsync(dk, k, (size_t)n * 8, cudaMemcpyHostToDevice, st));
-        if (rc == SL_OK)
-            MG_CUDA(rc, cudaMemcpyAsync(dv, v, (size_t)n * 8, cudaMemcpyHostToDevice, st));
-        if (rc < 0)
-            return rc;
-        k = dk;
-        v = dv;
-    }
+    if ((rc = sl__mg_share_on_device(m, d, sc, t, &k, &v)) < 0)
+        return rc;
     size_t tb = 0;
     if ((rc = sl__mg_scratch_alloc(m, d, sc, n * 4, &pid)) < 0 ||
         (rc = sl__mg_scratch_alloc(m, d, sc, n * 4, &pid_s)) < 0 ||
@@ -162,16 +151,6 @@ static void plan_moves(int n, int64_t fanout, const int64_t *off, const int *fir
     }
 }
 
-static int sync_all(struct sl__mdev *m)
-{
-    int rc = SL_OK;
-    for (int d = 0; d < m->n; d++) {
-        int r = sl__mdev_sync(m, d);
-        rc = rc < 0 ? rc : r;
-    }
-    return rc;
-}
-
 int sl__mg_hash_join(struct sl__mdev *m, const struct sl__mg_table *r,
                      const struct sl__mg_table *s, int kind, const struct sl__mg_opts *o,
                      struct sl__mg_result *out)
@@ -198,7 +177,7 @@ int sl__mg_hash_join(struct sl__mdev *m, const struct sl__mg_table *r,
                                  &pa.vals[side][d],
                                  pa.off + (size_t)(side * n + d) * (size_t)(fanout + 1));
     }
-    int sr = sync_all(m);
+    int sr = sl__mg_sync_all(m);
     rc = rc < 0 ? rc : sr;
     /* 2. partition ranges per device, balanced by rows */
     int first[SL__MG_MAX_DEV + 1];
@@ -238,7 +217,7 @@ int sl__mg_hash_join(struct sl__mdev *m, const struct sl__mg_table *r,
             mv.dst[0][d] = rk[side][d];
             mv.dst[1][d] = rv[side][d];
         }
-        sr = sync_all(m); /* the receive buffers come ordered on the devices' streams */
+        sr = sl__mg_sync_all(m); /* the receive buffers come ordered on the devices' streams */
         rc = rc < 0 ? rc : sr;
         sl_xchg_stats st = {0};
         if (rc == SL_OK)
@@ -253,7 +232,7 @@ int sl__mg_hash_join(struct sl__mdev *m, const struct sl__mg_table *r,
             rc = join_local(m, d, &sc[d], kind, rk[0][d], rv[0][d], total[0][d], rk[1][d],
                             rv[1][d], total[1][d], out);
     }
-    sr = sync_all(m);
+    sr = sl__mg_sync_all(m);
     rc = rc < 0 ? rc : sr;
     for (int d = 0; d < n; d++)
         if (sl__mdev_use(m, d) == SL_OK)

@@ -36,24 +36,14 @@ static int sort_share(struct sl__mdev *m, int d, struct sl__mg_scratch *sc,
     int64_t n = t->n[d];
     cudaStream_t st = m->stream[d];
     const void *k = t->keys[d], *v = t->vals[d];
-    void *dk, *dv, *samp;
+    void *samp;
     int rc;
     *n_samp = 0;
     if ((rc = sl__mg_scratch_alloc(m, d, sc, n * 8, (void **)keys)) < 0 ||
         (rc = sl__mg_scratch_alloc(m, d, sc, n * 8, (void **)vals)) < 0 || n == 0)
         return rc;
-    if (t->on_host) {
-        if ((rc = sl__mg_scratch_alloc(m, d, sc, n * 8, &dk)) < 0 ||
-            (rc = sl__mg_scratch_alloc(m, d, sc, n * 8, &dv)) < 0)
-            return rc;
-        MG_CUDA(rc, cudaMemcpyAsync(dk, k, (size_t)n * 8, cudaMemcpyHostToDevice, st));
-        if (rc == SL_OK)
-            MG_CUDA(rc, cudaMemcpyAsync(dv, v, (size_t)n * 8, cudaMemcpyHostToDevice, st));
-        if (rc < 0)
-            return rc;
-        k = dk;
-        v = dv;
-    }
+    if ((rc = sl__mg_share_on_device(m, d, sc, t, &k, &v)) < 0)
+        return rc;
     if ((rc = sort_pairs(m, d, sc, k, *keys, v, *vals, n)) < 0)
         return rc;
     int64_t want = (int64_t)((double)SAMPLES_PER_DEVICE * m->n * (double)n / (double)total);
@@ -98,16 +88,6 @@ static int cut_share(struct sl__mdev *m, int d, struct sl__mg_scratch *sc, const
     return rc;
 }
 
-static int sync_all(struct sl__mdev *m)
-{
-    int rc = SL_OK;
-    for (int d = 0; d < m->n; d++) {
-        int r = sl__mdev_sync(m, d);
-        rc = rc < 0 ? rc : r;
-    }
-    return rc;
-}
-
 int sl__mg_sort(struct sl__mdev *m, const struct sl__mg_table *t, const struct sl__mg_opts *o,
                 struct sl__mg_result *out)
 {
@@ -131,7 +111,7 @@ int sl__mg_sort(struct sl__mdev *m, const struct sl__mg_table *t, const struct s
         if ((rc = sl__mdev_use(m, d)) == SL_OK)
             rc = sort_share(m, d, &sc[d], t, total_rows, &keys[d], &vals[d],
                             samples + (size_t)d * (size_t)cap_samp, &n_samp[d]);
-    int sr = sync_all(m);
+    int sr = sl__mg_sync_all(m);
     rc = rc < 0 ? rc : sr;
     /* 2. splitters, cuts, and the receive layout */
     int64_t split[SL__MG_MAX_DEV], cut[SL__MG_MAX_DEV + 1];
@@ -172,7 +152,7 @@ int sl__mg_sort(struct sl__mdev *m, const struct sl__mg_table *t, const struct s
         mv.dst[0][d] = rk[d];
         mv.dst[1][d] = rv[d];
     }
-    sr = sync_all(m);
+    sr = sl__mg_sync_all(m);
     rc = rc < 0 ? rc : sr;
     if (rc == SL_OK)
         rc = sl__mg_exchange(m, &mv, &op, &out->xchg);
@@ -184,7 +164,7 @@ int sl__mg_sort(struct sl__mdev *m, const struct sl__mg_table *t, const struct s
                             total[d]);
         out->n[d] = total[d];
     }
-    sr = sync_all(m);
+    sr = sl__mg_sync_all(m);
     rc = rc < 0 ? rc : sr;
     for (int d = 0; d < n; d++)
         if (sl__mdev_use(m, d) == SL_OK)
