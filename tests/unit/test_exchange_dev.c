@@ -7,7 +7,9 @@
 #include <sched.h>
 #include <string.h>
 
+#include "cuda/cuda_int.h"
 #include "exchange_dev.h"
+#include "gpu_ext.h"
 #include "internal.h"
 #include "sl_test.h"
 
@@ -202,4 +204,30 @@ SL_TEST(misuse_is_refused)
     struct sl__mem_counters c;
     sl__mem_counters(&c);
     assert_int_equal(c.live_allocs, 0);
+}
+
+/* Without a GPU (or CUDA), split_gpu is accepted and changes nothing: no device is used,
+ * and a multi-device operation answers SL_ENODEV instead of failing later. */
+SL_TEST(split_gpu_without_gpu)
+{
+    (void)state;
+    if (sl__cuda_device_count() > 0)
+        SL_SKIP("a GPU is present: tests/gpu/test_gpu_multi.c covers split_gpu");
+    struct sl_engine_config cfg;
+    sl_engine_config_init(&cfg);
+    SL_ASSERT_OK(sl_engine_config_set(&cfg, "gpus", "4"));
+    SL_ASSERT_OK(sl_engine_config_set(&cfg, "split_gpu", "true"));
+    cfg.n_threads = 1;
+    sl_engine_t *e;
+    SL_ASSERT_OK(sl_engine_open(&e, &cfg));
+    char buf[16];
+    SL_ASSERT_OK(sl_engine_option_get(e, "gpus", buf, sizeof buf));
+    assert_string_equal(buf, "0");
+    struct sl__mdev m;
+    assert_int_equal(sl__mdev_open(e, &m), SL_ENODEV);
+    assert_non_null(strstr(sl_last_errmsg(), "no GPU"));
+    sl__mdev_close(&m);
+    sl_engine_close(e);
+    struct sl__xchg_mover mv;
+    assert_true(sl__xchg_cuda_mover((int[]){0}, NULL, 1, &mv) < 0); /* no device 0 */
 }
