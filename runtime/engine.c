@@ -349,6 +349,20 @@ int sl_engine_device_fp32_peak(const sl_engine_t *eng, int i, double *gflops)
     return rc == SL_OK ? sl__gpu_fp32_peak(g, gflops) : rc;
 }
 
+int sl_engine_device_peer(const sl_engine_t *eng, int i, int j, int *access)
+{
+    SL__CHECK_ARGS(eng && access);
+    *access = 0;
+    if (i < 1 || i >= eng->n_devices || j < 1 || j >= eng->n_devices)
+        return sl__set_last_error(SL_EINVAL, "devices %d and %d: not both GPUs (%d devices)",
+                                  i, j, eng->n_devices);
+    if (i == j) {
+        *access = 1;
+        return SL_OK;
+    }
+    return sl__cuda_peer_access(eng->devices[i].ordinal, eng->devices[j].ordinal, access);
+}
+
 int sl_engine_num_threads(const sl_engine_t *eng)
 {
     if (!eng)

@@ -163,6 +163,11 @@ SL_API int sl_engine_measure_device_copy(sl_engine_t *eng, int i, int64_t bytes,
  * fp32 lanes per SM x 2 flops. Same errors as sl_engine_measure_device_copy. Thread-safe.
  * Added in 0.3. */
 SL_API int sl_engine_device_fp32_peak(const sl_engine_t *eng, int i, double *gflops);
+/* Whether GPU device i can read and write GPU device j's memory directly (peer access,
+ * which the multi-device exchange enables and uses for its copies): *access = 1 or 0;
+ * 1 for i == j. SL_EINVAL if i or j is not a GPU or access is NULL. Thread-safe. Added
+ * in 0.4 (docs/MULTI_GPU.md). */
+SL_API int sl_engine_device_peer(const sl_engine_t *eng, int i, int j, int *access);
 /* Number of CPU worker threads. Cannot fail. Thread-safe. Added in 0.1. */
 SL_API int sl_engine_num_threads(const sl_engine_t *eng);
 

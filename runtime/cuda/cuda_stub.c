@@ -23,6 +23,13 @@ int sl__cuda_probe(int ordinal, struct sl_device_info *info)
     return sl__set_last_error(SL_ENODEV, "no GPU %d: sluice was built without CUDA", ordinal);
 }
 
+int sl__cuda_peer_access(int a, int b, int *can)
+{
+    *can = 0;
+    return sl__set_last_error(SL_ENODEV, "no GPUs %d and %d: sluice was built without CUDA",
+                              a, b);
+}
+
 void sl__cuda_fail_after(int64_t n, int err)
 {
     (void)n;
