@@ -296,8 +296,10 @@ static void check_join(struct sl__mdev *m, enum dist dist, int kind, int on_devi
                      (unsigned long long)got[i].rv, (unsigned long long)got[i].sv,
                      got[i].rnull, (long long)ref[i].key, (unsigned long long)ref[i].rv,
                      (unsigned long long)ref[i].sv, ref[i].rnull);
-    if (m->n > 1)
+    if (m->n > 1 && ns >= 1000) /* enough rows that device 0 sends some to device 1 */
         assert_non_null(strstr(res.explain, "exchange: 0->1"));
+    if (on_device && dist == UNIFORM && kind == SL_K_JOIN_INNER)
+        printf("%s", res.explain);
     sl__mg_result_free(m, &res);
     unspread(m, &r.t, &r);
     unspread(m, &s.t, &s);
