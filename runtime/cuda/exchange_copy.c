@@ -153,8 +153,22 @@ static void cuda_destroy(void *ctx)
     sl__free(c, sizeof *c);
 }
 
-/* Peer access between every pair of distinct GPUs that allows it. */
-static int enable_peers(const int *ord, int n)
+/* Lets GPU `ordinal` read and write what pool p hands out: pool memory does not follow
+ * cudaDeviceEnablePeerAccess, each pool says which devices may map it. */
+static int pool_share(struct sl__dpool *p, int ordinal)
+{
+    struct cudaMemAccessDesc desc = {
+        .location = {.type = cudaMemLocationTypeDevice, .id = ordinal},
+        .flags = cudaMemAccessFlagsProtReadWrite,
+    };
+    int rc;
+    SL__CUDA_CALL(rc, NULL, cudaMemPoolSetAccess(p->pool, &desc, 1));
+    return rc;
+}
+
+/* Peer access between every pair of distinct GPUs that allows it, for the contexts and
+ * for the participants' pools (slots and the operators' buffers come from them). */
+static int enable_peers(const int *ord, struct sl__dpool *const *pools, int n)
 {
     for (int i = 0; i < n; i++)
         for (int j = 0; j < n; j++) {
@@ -173,6 +187,8 @@ static int enable_peers(const int *ord, int n)
                 rc = sl__cuda_check(e, "cudaDeviceEnablePeerAccess", __FILE__, __LINE__, NULL,
                                     0);
             sl__cuda_set_device(prev, NULL);
+            if (rc == SL_OK && pools && pools[j]) /* i reads and writes j's pool */
+                rc = pool_share(pools[j], ord[i]);
             if (rc < 0)
                 return rc;
         }
@@ -196,7 +212,7 @@ int sl__xchg_cuda_mover(const int *ordinals, struct sl__dpool *const *pools, int
         rc = sl__cuda_streams_create(ordinals[i], 1, &c->copy[i]);
     }
     if (rc == SL_OK)
-        rc = enable_peers(c->ord, n);
+        rc = enable_peers(c->ord, c->pool, n);
     if (rc < 0) {
         cuda_destroy(c);
         return rc;
