@@ -15,6 +15,7 @@
 struct cli_common {
     int threads;            /* --threads N */
     int gpus;               /* --gpus N (-1 = all) */
+    bool split_gpu;         /* --split-gpu: --gpus N logical devices (split_gpu=1) */
     int64_t gpu_mem;        /* --gpu-mem BYTES */
     int64_t host_mem;       /* --host-mem BYTES */
     enum sl_placement placement; /* --placement cpu|gpu|auto|coprocess */

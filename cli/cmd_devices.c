@@ -14,9 +14,13 @@ static void print_json(sl_engine_t *eng)
                "\"cores\":%d,\"numa\":%d,\"usable\":%s",
                i ? "," : "", d.kind == SL_DEVICE_CPU ? "cpu" : "cuda", d.ordinal, d.name,
                (long long)d.memory_bytes, d.n_cores, d.numa_node, d.usable ? "true" : "false");
+        double copy = 0;
+        if (d.kind == SL_DEVICE_CUDA && d.usable)
+            sl_engine_measure_device_copy(eng, i, 256 << 20, &copy);
         if (d.kind == SL_DEVICE_CUDA)
-            printf(",\"compute\":\"%d.%d\",\"reason\":\"%s\",\"h2d_gbps\":%.1f,\"d2h_gbps\":%.1f",
-                   d.compute_major, d.compute_minor, d.reason, d.h2d_gbps, d.d2h_gbps);
+            printf(",\"compute\":\"%d.%d\",\"reason\":\"%s\",\"h2d_gbps\":%.1f,\"d2h_gbps\":%.1f"
+                   ",\"copy_gbps\":%.1f",
+                   d.compute_major, d.compute_minor, d.reason, d.h2d_gbps, d.d2h_gbps, copy);
         printf("}");
     }
     printf("]}\n");
@@ -28,8 +32,9 @@ int cmd_devices(int argc, char **argv)
     cli_common_init(&c);
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            printf("usage: sluice devices [--json] [--threads N] [--gpus N]\n"
-                   "Lists the CPU (cores, NUMA nodes) and the GPUs the engine sees.\n");
+            printf("usage: sluice devices [--json] [--threads N] [--gpus N [--split-gpu]]\n"
+                   "Lists the CPU (cores, NUMA nodes) and the GPUs the engine sees; with\n"
+                   "--split-gpu, how many logical devices it makes of them.\n");
             return 0;
         }
         int r = cli_common_option(&c, argc, argv, &i);
@@ -66,10 +71,30 @@ int cmd_devices(int argc, char **argv)
             printf("%s", d.reason);
         if (d.h2d_gbps > 0)
             printf(", host->device %.1f GB/s, device->host %.1f GB/s", d.h2d_gbps, d.d2h_gbps);
+        double copy = 0; /* what an exchange between logical devices of this GPU moves at */
+        if (d.usable && sl_engine_measure_device_copy(eng, i, 256 << 20, &copy) == SL_OK)
+            printf(", device copy %.1f GB/s (read + write)", copy);
         printf("\n");
     }
     if (gpus == 0)
         printf("no GPU\n");
+    /* Peer access between the GPUs: the exchange copies directly where it is on, through
+     * the host where it is off. */
+    for (int i = 1; i < sl_engine_device_count(eng); i++)
+        for (int j = i + 1; j < sl_engine_device_count(eng); j++) {
+            int ij = 0, ji = 0;
+            if (sl_engine_device_peer(eng, i, j, &ij) == SL_OK &&
+                sl_engine_device_peer(eng, j, i, &ji) == SL_OK)
+                printf("peer     gpu %d <-> gpu %d: %s\n", i - 1, j - 1,
+                       ij && ji ? "peer access" : ij || ji ? "peer access one way"
+                                                          : "no peer access (via the host)");
+        }
+    char n_used[32] = "0", split[16] = "false";
+    sl_engine_option_get(eng, "gpus", n_used, sizeof n_used);
+    sl_engine_option_get(eng, "split_gpu", split, sizeof split);
+    if (gpus > 0 && !strcmp(split, "true"))
+        printf("logical devices: %s over %d GPU%s (split_gpu; each its part of its GPU's "
+               "memory, its own streams and worker)\n", n_used, gpus, gpus == 1 ? "" : "s");
     sl_engine_close(eng);
     return 0;
 }

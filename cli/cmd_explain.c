@@ -8,7 +8,7 @@
 static int usage(FILE *f, int rc)
 {
     fprintf(f, "usage: sluice explain PLAN_FILE [--analyze] [--json | --format text|json]\n"
-               "       [--threads N] [--gpus N] [--gpu-mem BYTES] [--host-mem BYTES]\n"
+               "       [--threads N] [--gpus N [--split-gpu]] [--gpu-mem BYTES] [--host-mem BYTES]\n"
                "       [--placement cpu|gpu|auto|coprocess] [--trace FILE] [--plugin FILE.so ...]\n"
                "       [--set NAME=VALUE ...] (engine options: sluice options)\n"
                "Shows each pipeline of a plan file (source -> operators -> sink), where it\n"

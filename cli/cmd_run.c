@@ -10,7 +10,7 @@
 static int usage(FILE *f, int rc)
 {
     fprintf(f, "usage: sluice run PLAN_FILE [--format table|csv|json] [--limit N] [--json]\n"
-           "       [--threads N] [--gpus N] [--gpu-mem BYTES] [--host-mem BYTES]\n"
+           "       [--threads N] [--gpus N [--split-gpu]] [--gpu-mem BYTES] [--host-mem BYTES]\n"
            "       [--placement cpu|gpu|auto|coprocess] [--trace FILE] [--plugin FILE.so ...]\n"
            "       [--set NAME=VALUE ...] (engine options: sluice options) [--ranks N]\n"
            "Runs a plan file (docs/PLAN_FORMAT.md) and prints its outputs: an aligned table\n"

@@ -152,6 +152,10 @@ int cli_common_option(struct cli_common *c, int argc, char **argv, int *i)
             c->host_mem = v;
         return 1;
     }
+    if (!strcmp(a, "--split-gpu")) {
+        c->split_gpu = true;
+        return 1;
+    }
     if (!strcmp(a, "--placement")) {
         if (need_value(argc, argv, i) < 0)
             return -1;
@@ -251,6 +255,7 @@ int cli_engine_config(const struct cli_common *c, struct sl_engine_config *cfg)
     } flags[] = {
         {c->threads != 0, "threads", v[0]},
         {c->gpus != -1, "gpus", v[1]},
+        {c->split_gpu, "split_gpu", "true"},
         {c->gpu_mem != 0, "gpu_mem", v[2]},
         {c->host_mem != 0, "host_mem", v[3]},
         {c->placement != SL_PLACE_AUTO, "placement",

@@ -79,7 +79,9 @@ static int probe_gpus(sl_engine_t *eng)
     static _Atomic int warned;
     int n = sl__cuda_device_count();
     eng->devices = sl__calloc((size_t)(1 + n), sizeof *eng->devices);
-    eng->gpu_ordinals = sl__calloc((size_t)(n ? n : 1), sizeof *eng->gpu_ordinals);
+    /* Logical devices may outnumber the GPUs (split_gpu). */
+    size_t slots = (size_t)(n > eng->cfg.n_gpus ? n : eng->cfg.n_gpus);
+    eng->gpu_ordinals = sl__calloc(slots ? slots : 1, sizeof *eng->gpu_ordinals);
     if (!eng->devices || !eng->gpu_ordinals)
         return SL_ENOMEM;
     eng->n_devices = 1 + n;
@@ -109,6 +111,22 @@ static void choose_gpus(sl_engine_t *eng)
             break;
         eng->gpu_ordinals[eng->n_gpus++] = eng->devices[i].ordinal;
     }
+    /* split_gpu: `gpus` logical devices, round robin over the usable GPUs. */
+    int physical = eng->n_gpus;
+    if (!eng->cfg.split_gpu || physical == 0 || want <= physical)
+        return;
+    for (int i = physical; i < want; i++)
+        eng->gpu_ordinals[i] = eng->gpu_ordinals[i % physical];
+    eng->n_gpus = want;
+}
+
+/* Logical devices sharing GPU `ordinal` (1 without split_gpu). */
+static int gpu_share(const sl_engine_t *eng, int ordinal)
+{
+    int share = 0;
+    for (int i = 0; i < eng->n_gpus; i++)
+        share += eng->gpu_ordinals[i] == ordinal;
+    return share;
 }
 
 /* Keeps a copy of a config string in the engine, so the caller's may go after open. */
@@ -198,7 +216,7 @@ int sl_engine_open(sl_engine_t **out, const struct sl_engine_config *cfg_in)
             return sl__errslot_set(&eng->err, SL_ENOMEM, "out of memory");
         for (int i = 0; i < eng->n_gpus; i++) {
             rc = sl__gpu_create(&eng->gpus[i], eng, eng->gpu_ordinals[i], cfg->gpu_mem_limit,
-                                cfg->gpu_depth);
+                                gpu_share(eng, eng->gpu_ordinals[i]), cfg->gpu_depth);
             if (rc < 0)
                 return sl__errslot_set(&eng->err, rc, "cannot set up GPU %d: %s",
                                        eng->gpu_ordinals[i], sl_last_errmsg());
@@ -331,6 +349,20 @@ int sl_engine_device_fp32_peak(const sl_engine_t *eng, int i, double *gflops)
     struct sl__gpu *g = NULL;
     int rc = gpu_of_device(eng, i, &g);
     return rc == SL_OK ? sl__gpu_fp32_peak(g, gflops) : rc;
+}
+
+int sl_engine_device_peer(const sl_engine_t *eng, int i, int j, int *access)
+{
+    SL__CHECK_ARGS(eng && access);
+    *access = 0;
+    if (i < 1 || i >= eng->n_devices || j < 1 || j >= eng->n_devices)
+        return sl__set_last_error(SL_EINVAL, "devices %d and %d: not both GPUs (%d devices)",
+                                  i, j, eng->n_devices);
+    if (i == j) {
+        *access = 1;
+        return SL_OK;
+    }
+    return sl__cuda_peer_access(eng->devices[i].ordinal, eng->devices[j].ordinal, access);
 }
 
 int sl_engine_num_threads(const sl_engine_t *eng)

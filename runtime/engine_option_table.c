@@ -22,6 +22,10 @@ const struct sl__option sl__options[] = {
     {{"gpu_mem", SL_ENGINE_OPT_INT, 0, "0",
       "Bytes of device memory per GPU; 0 = 90% of its free memory.", NULL, 0, BIG},
      FIELD(gpu_mem_limit, I64)},
+    {{"split_gpu", SL_ENGINE_OPT_BOOL, 0, "false",
+      "Presents the GPUs as `gpus` logical devices (round robin; several per GPU share its "
+      "memory budget), each with its own streams and worker.", NULL, 0, 1},
+     FIELD(split_gpu, INT)},
     {{"pin_threads", SL_ENGINE_OPT_BOOL, 0, "true", "Pins the CPU workers to cores.", NULL, 0, 1},
      FIELD(pin_threads, INT)},
     {{"gpu_depth", SL_ENGINE_OPT_INT, 0, "0",

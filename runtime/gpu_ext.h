@@ -10,6 +10,7 @@
 #define SLUICE_RUNTIME_GPU_EXT_H
 
 #include "internal.h"
+#include "exchange.h"
 
 /* The one CUDA error path of the built-in CUDA operators: fails the task with
  * SL_EDEVICE for CUDA error `err` (a cudaError_t) of `what` at file:line, worded by the
@@ -79,5 +80,31 @@ int sl__task_tracing(const sl_task_t *t);
  * kind: 1 h2d copy, 2 d2h copy, 3 kernel (enum sl__trace_kind); lane: the trace lane. */
 void sl__task_trace_gpu(sl_task_t *t, const char *name, int kind, int lane, void *ev0,
                         void *ev1, int64_t bytes, int64_t rows);
+
+/* ---- The engine's devices for multi-device operations (docs/MULTI_GPU.md) ----
+ * Every GPU the engine uses, logical devices (split_gpu) included, with one stream of
+ * its own each, memory from its budget (its pool) and the device exchange among them
+ * (exchange.h; name "device"). Opened outside the GPU workers (by an operator's
+ * finalize or a test), used from any threads, closed when done. */
+#define SL__MDEV_MAX 16
+struct sl__gpu;
+struct sl__mdev {
+    int n;                             /* devices */
+    int ordinal[SL__MDEV_MAX];         /* CUDA ordinal of each (logical ones repeat) */
+    struct sl__gpu *gpu[SL__MDEV_MAX];
+    void *stream[SL__MDEV_MAX];        /* cudaStream_t, one per device, owned here */
+    sl_xchg_transport xchg;
+};
+/* SL_ENODEV when the engine has no GPU (or the build no CUDA); SL_EINVAL for more than
+ * SL__MDEV_MAX devices. */
+int sl__mdev_open(sl_engine_t *eng, struct sl__mdev *m);
+void sl__mdev_close(struct sl__mdev *m);
+/* Device memory of device d, ordered on its stream; bytes == 0 gives NULL. */
+int sl__mdev_alloc(struct sl__mdev *m, int d, int64_t bytes, void **out);
+void sl__mdev_free(struct sl__mdev *m, int d, void *p, int64_t bytes);
+/* Makes device d current on the calling thread. */
+int sl__mdev_use(const struct sl__mdev *m, int d);
+/* Waits for device d's stream. */
+int sl__mdev_sync(const struct sl__mdev *m, int d);
 
 #endif /* SLUICE_RUNTIME_GPU_EXT_H */

@@ -13,9 +13,10 @@ struct sl__gpu;
 #define SL__GPU_DEPTH_DEFAULT 4
 
 /* Creates the context of GPU `ordinal` (pool with the engine's budget, streams, events,
- * status words). Runs on the engine-opening thread. */
+ * status words). share > 1: a logical device, one of `share` on this GPU, which gets
+ * that part of the budget. Runs on the engine-opening thread. */
 int sl__gpu_create(struct sl__gpu **out, sl_engine_t *eng, int ordinal, int64_t mem_limit,
-                   int depth);
+                   int share, int depth);
 void sl__gpu_destroy(struct sl__gpu *g);
 /* Scheduler hooks for the GPU worker thread (user = the engine). */
 int sl__gpu_worker_init(struct sl__worker *w, void *user);

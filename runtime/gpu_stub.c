@@ -1,11 +1,14 @@
 /* Without CUDA there is no GPU worker: these stand in for gpu_worker.c. The engine
  * never places tasks on a GPU then, so the task functions are never reached. */
+#include <string.h>
+
+#include "gpu_ext.h"
 #include "gpu_int.h"
 
 int sl__gpu_create(struct sl__gpu **out, sl_engine_t *eng, int ordinal, int64_t mem_limit,
-                   int depth)
+                   int share, int depth)
 {
-    (void)eng, (void)ordinal, (void)mem_limit, (void)depth;
+    (void)eng, (void)ordinal, (void)mem_limit, (void)share, (void)depth;
     *out = NULL;
     return sl__set_last_error(SL_ENODEV, "sluice was built without CUDA");
 }
@@ -190,4 +193,16 @@ int sl_table_to_host(sl_table_t *t, sl_table_t **out)
     }
     *out = ht;
     return SL_OK;
+}
+
+int sl__mdev_open(sl_engine_t *eng, struct sl__mdev *m)
+{
+    (void)eng;
+    memset(m, 0, sizeof *m);
+    return sl__set_last_error(SL_ENODEV, "multi-device: sluice was built without CUDA (no GPU)");
+}
+
+void sl__mdev_close(struct sl__mdev *m)
+{
+    (void)m;
 }

@@ -30,7 +30,7 @@ int sl__gpu_cuda_fail(struct sl_query *q, cudaError_t e, const char *what, const
 #define cuda_fail(q, e, what) GPU_CUDA_FAIL(q, e, what)
 
 int sl__gpu_create(struct sl__gpu **out, sl_engine_t *eng, int ordinal, int64_t mem_limit,
-                   int depth)
+                   int share, int depth)
 {
     int stage_threads = eng->n_threads / 2 < 6 ? eng->n_threads / 2 : 6;
     *out = NULL;
@@ -52,6 +52,8 @@ int sl__gpu_create(struct sl__gpu **out, sl_engine_t *eng, int ordinal, int64_t 
         }
         mem_limit = (int64_t)(free_b / 10 * 9);
     }
+    if (share > 1) /* a logical device: its part of the physical GPU's budget */
+        mem_limit /= share;
     if ((rc = sl__dpool_create(&g->pool, ordinal, mem_limit)) < 0 ||
         (rc = sl__pinned_create(&g->pinned, (int64_t)1 << 30)) < 0 ||
         (rc = sl__pinned_create(&g->spill, (int64_t)1 << 40)) < 0 || /* bound: host budget */
@@ -146,11 +148,12 @@ void sl__gpu_destroy(struct sl__gpu *g)
 int sl__gpu_worker_init(struct sl__worker *w, void *user)
 {
     sl_engine_t *eng = user;
-    for (int i = 0; i < eng->n_gpus; i++) {
-        if (eng->gpus[i] && eng->gpus[i]->ordinal == w->gpu) {
-            w->gpu_ctx = eng->gpus[i];
-            eng->gpus[i]->worker = w;
-        }
+    /* GPU workers follow the CPU ones in the engine's GPU order (with logical devices
+     * several share one ordinal). */
+    int i = w->id - eng->n_threads;
+    if (i >= 0 && i < eng->n_gpus && eng->gpus[i] && eng->gpus[i]->ordinal == w->gpu) {
+        w->gpu_ctx = eng->gpus[i];
+        eng->gpus[i]->worker = w;
     }
     return sl__cuda_set_device(w->gpu, NULL);
 }

@@ -101,6 +101,10 @@ struct sl_engine_config {
     int64_t exchange_packet_bytes; /* exchange_packet_bytes: bytes per packet; 0 = 1 MiB */
     int exchange_credits;       /* exchange_credits: packets in flight per link; 0 = 4 */
     double exchange_gbps;       /* exchange_gbps: link bandwidth explain assumes; 0 = 5 */
+    /* Fields added with logical GPUs (docs/MULTI_GPU.md). */
+    int split_gpu;              /* split_gpu: 1 = `gpus` logical devices over the GPUs
+                                   found (round robin), each with its part of the GPU's
+                                   memory, its own streams and worker (docs/MULTI_GPU.md) */
 };
 
 /* Fills *cfg with the defaults and sets cfg->size. Cannot fail. Thread-safe (touches
@@ -176,6 +180,11 @@ SL_API int sl_engine_measure_device_copy(sl_engine_t *eng, int i, int64_t bytes,
  * fp32 lanes per SM x 2 flops. Same errors as sl_engine_measure_device_copy. Thread-safe.
  * Added in 0.3. */
 SL_API int sl_engine_device_fp32_peak(const sl_engine_t *eng, int i, double *gflops);
+/* Whether GPU device i can read and write GPU device j's memory directly (peer access,
+ * which the multi-device exchange enables and uses for its copies): *access = 1 or 0;
+ * 1 for i == j. SL_EINVAL if i or j is not a GPU or access is NULL. Thread-safe. Added
+ * in 0.4 (docs/MULTI_GPU.md). */
+SL_API int sl_engine_device_peer(const sl_engine_t *eng, int i, int j, int *access);
 /* Number of CPU worker threads. Cannot fail. Thread-safe. Added in 0.1. */
 SL_API int sl_engine_num_threads(const sl_engine_t *eng);
 

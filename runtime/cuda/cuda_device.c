@@ -58,6 +58,14 @@ int sl__cuda_set_device(int ordinal, int *prev)
     return rc;
 }
 
+int sl__cuda_peer_access(int a, int b, int *can)
+{
+    int rc;
+    *can = 0;
+    SL__CUDA_CALL(rc, NULL, cudaDeviceCanAccessPeer(can, a, b));
+    return rc;
+}
+
 /* The nearest NUMA node of a PCI device from sysfs; -1 when unknown. */
 static int pci_numa_node(int domain, int bus, int dev)
 {

@@ -39,6 +39,10 @@ const char *sl__cuda_absent_reason(void);
  * CUDA fails while asking (message in sl_last_errmsg). */
 int sl__cuda_probe(int ordinal, struct sl_device_info *info);
 
+/* *can = 1 when GPU a can access GPU b's memory (cudaDeviceCanAccessPeer), else 0.
+ * Without CUDA: 0 and SL_ENODEV. */
+int sl__cuda_peer_access(int a, int b, int *can);
+
 /* Fault injector for tests (SQLite's test_malloc): after `n` more checked CUDA calls
  * succeed, the next one fails with CUDA error `err` (a cudaError_t value) without being
  * made. Single-shot; n < 0 disables. Counted globally, across threads. */

@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "cuda_int.h"
+#include "exchange_dev.h"
 
 int sl__cuda_device_count(void)
 {
@@ -22,6 +23,13 @@ int sl__cuda_probe(int ordinal, struct sl_device_info *info)
     return sl__set_last_error(SL_ENODEV, "no GPU %d: sluice was built without CUDA", ordinal);
 }
 
+int sl__cuda_peer_access(int a, int b, int *can)
+{
+    *can = 0;
+    return sl__set_last_error(SL_ENODEV, "no GPUs %d and %d: sluice was built without CUDA",
+                              a, b);
+}
+
 void sl__cuda_fail_after(int64_t n, int err)
 {
     (void)n;
@@ -31,4 +39,15 @@ void sl__cuda_fail_after(int64_t n, int err)
 int64_t sl__cuda_checked_calls(void)
 {
     return 0;
+}
+
+int sl__xchg_cuda_mover(const int *ordinals, struct sl__dpool *const *pools, int n,
+                        struct sl__xchg_mover *out)
+{
+    (void)ordinals;
+    (void)pools;
+    (void)n;
+    (void)out;
+    return sl__set_last_error(SL_EUNSUPPORTED, "device exchange: sluice was built without "
+                              "CUDA (no GPU)");
 }

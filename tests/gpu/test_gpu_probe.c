@@ -81,6 +81,14 @@ SL_TEST(device_copy_and_peak_measure_gpus_only)
     int n = sl_engine_device_count(eng);
     assert_int_equal(sl_engine_measure_device_copy(eng, n, 1 << 20, &v), SL_EINVAL);
     assert_int_equal(sl_engine_device_fp32_peak(eng, -1, &v), SL_EINVAL);
+    int peer = -1;
+    assert_int_equal(sl_engine_device_peer(eng, 0, n - 1, &peer), SL_EINVAL); /* the CPU */
+    assert_int_equal(peer, 0);
+    for (int i = 1; i < n; i++)
+        for (int j = 1; j < n; j++) {
+            SL_ASSERT_OK(sl_engine_device_peer(eng, i, j, &peer));
+            assert_true(i == j ? peer == 1 : (peer == 0 || peer == 1));
+        }
     for (int i = 1; i < n; i++) {
         struct sl_device_info info = SL_DEVICE_INFO_INIT;
         SL_ASSERT_OK(sl_engine_device_info(eng, i, &info));

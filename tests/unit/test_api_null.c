@@ -183,6 +183,8 @@ enum expect {
     X(engine_measure_device_copy_out, E_ERR, sl_engine_measure_device_copy(f->eng, 0, 1024, NULL)) \
     X(engine_device_fp32_peak_engine, E_ERR, sl_engine_device_fp32_peak(NULL, 0, &f->f64))      \
     X(engine_device_fp32_peak_out, E_ERR, sl_engine_device_fp32_peak(f->eng, 0, NULL))          \
+    X(engine_device_peer_engine, E_ERR, sl_engine_device_peer(NULL, 1, 1, &f->id))               \
+    X(engine_device_peer_out, E_ERR, sl_engine_device_peer(f->eng, 1, 1, NULL))                  \
     X(engine_num_threads, E_ANY, sl_engine_num_threads(NULL))                                    \
     X(engine_mem_stats_engine, E_ERR, sl_engine_mem_stats(NULL, &f->mem))                        \
     X(engine_mem_stats_out, E_ERR, sl_engine_mem_stats(f->eng, NULL))                            \

@@ -45,6 +45,12 @@ cudaError_t sl_k_part_ids(const void *d_keys, int key_bytes, int64_t n, int bits
 cudaError_t sl_k_part_bounds(const uint32_t *d_pid_sorted, int64_t n, int64_t fanout,
                              int64_t *d_off, cudaStream_t stream);
 
+/* Range bounds of a multi-device sort (splitters): d_pos[j] = the number of keys in
+ * d_sorted (n int64 keys, ascending) smaller than d_values[j], for j in [0, m): one
+ * binary search per value, one thread each. */
+cudaError_t sl_k_lower_bounds_i64(const int64_t *d_sorted, int64_t n, const int64_t *d_values,
+                                  int m, int64_t *d_pos, cudaStream_t stream);
+
 #ifdef __cplusplus
 }
 #endif

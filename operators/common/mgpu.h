@@ -1,0 +1,92 @@
+/* Multi-device join and sort over the engine's devices (docs/MULTI_GPU.md; issue 20,
+ * paper-002 MG-Join and paper-000's multi-GPU sort). CUDA builds only.
+ *
+ * A table is spread over the devices: share d has n[d] rows of int64 keys and one 8-byte
+ * payload, in device d's memory or (on_host) in host memory, uploaded first.
+ *  sl__mg_hash_join: every device hash-partitions its shares of R (build) and S (probe)
+ *    into many partitions, contiguous partition ranges go to devices balanced by their
+ *    rows (mgpu_plan.h), the exchange moves them in packets, and each device joins what
+ *    it received with the GPU no-partitioning join (inner, semi, anti, left as
+ *    join_types.h). Output per device: keys, R payload, S payload, R position
+ *    (SL_K_NULL_POS: a LEFT row without partner, R payload 0).
+ *  sl__mg_sort: every device sorts its share, splitters from samples cut the key range
+ *    into one range per device, the exchange moves each range to its device, and each
+ *    device sorts what it received (stable: the result, device 0 first, is the stable
+ *    sort of the table in share order). Output: keys and payload (in s_vals). */
+#ifndef SL_OPERATORS_MGPU_H
+#define SL_OPERATORS_MGPU_H
+
+#include <cuda_runtime_api.h>
+
+#include "common/mgpu_plan.h"
+#include "gpu_ext.h"
+
+/* MG_CUDA(rc, expr): makes the CUDA call and, when it fails, sets rc to SL_EDEVICE with
+ * the call, the error and the place in the thread's last error. */
+int sl__mg_cuda_fail(cudaError_t e, const char *what, const char *file, int line);
+#define MG_CUDA(rc, expr)                                                                  \
+    do {                                                                                   \
+        cudaError_t mg_e_ = (expr);                                                        \
+        (rc) = mg_e_ == cudaSuccess ? SL_OK : sl__mg_cuda_fail(mg_e_, #expr, __FILE__,      \
+                                                               __LINE__);                  \
+    } while (0)
+
+struct sl__mg_table {
+    int on_host;
+    int64_t n[SL__MG_MAX_DEV];
+    const int64_t *keys[SL__MG_MAX_DEV];
+    const uint64_t *vals[SL__MG_MAX_DEV];
+};
+
+struct sl__mg_result {
+    int64_t n[SL__MG_MAX_DEV];
+    int64_t cap[SL__MG_MAX_DEV]; /* rows allocated */
+    int64_t *keys[SL__MG_MAX_DEV];
+    uint64_t *r_vals[SL__MG_MAX_DEV];
+    uint64_t *s_vals[SL__MG_MAX_DEV];
+    uint32_t *r_pos[SL__MG_MAX_DEV];
+    struct sl__mg_cost cost;   /* the exchange's estimate (rows of key + payload) */
+    sl_xchg_stats xchg;        /* what it measured */
+    char explain[2048];        /* sl__mg_cost_text of the estimate */
+};
+
+/* Tuning of the exchange (0: defaults). */
+struct sl__mg_opts {
+    size_t packet_bytes;       /* 0 = 4 MiB */
+    int credits;               /* 0 = 4 per receiver */
+    int part_bits;             /* join: 2^bits hash partitions; 0 = 10 */
+    double link_gbps;          /* for the estimate; 0 = 200 */
+};
+
+int sl__mg_hash_join(struct sl__mdev *m, const struct sl__mg_table *r,
+                     const struct sl__mg_table *s, int kind, const struct sl__mg_opts *o,
+                     struct sl__mg_result *out);
+int sl__mg_sort(struct sl__mdev *m, const struct sl__mg_table *t, const struct sl__mg_opts *o,
+                struct sl__mg_result *out);
+void sl__mg_result_free(struct sl__mdev *m, struct sl__mg_result *r);
+/* Allocates cap rows of each output column of device d (free with the result). */
+int sl__mg_result_alloc(struct sl__mdev *m, int d, int64_t cap, struct sl__mg_result *r);
+
+/* ---- shared by the two (mgpu_xchg_cuda.c) ---- */
+
+/* Columns moved by one exchange: sender s's rows [from[s*n+d], + count[s*n+d]) of
+ * column c (src[c][s], width[c] bytes a row, on device s) land in receiver d's dst[c][d]
+ * at row base[s*n+d]. Channels are the columns, sent one after another by all senders. */
+#define SL__MG_MAX_COLS 4
+struct sl__mg_move {
+    int n_cols;
+    int width[SL__MG_MAX_COLS];
+    const void *src[SL__MG_MAX_COLS][SL__MG_MAX_DEV];
+    void *dst[SL__MG_MAX_COLS][SL__MG_MAX_DEV];
+    const int64_t *from, *count, *base;
+};
+/* Runs the exchange with one sender and one receiver thread per device; returns when
+ * every row has landed (stats filled). */
+int sl__mg_exchange(struct sl__mdev *m, const struct sl__mg_move *mv,
+                    const struct sl__mg_opts *o, sl_xchg_stats *stats);
+/* Waits for every device's stream; the first error. */
+int sl__mg_sync_all(struct sl__mdev *m);
+/* Options with the defaults filled in. */
+struct sl__mg_opts sl__mg_opts_resolve(const struct sl__mg_opts *o);
+
+#endif

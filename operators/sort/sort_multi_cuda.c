@@ -1,0 +1,176 @@
+/* Multi-device sort (mgpu.h; paper-000): local sort, splitters from samples, exchange
+ * by key range, local re-sort of the received runs (stable, senders in order). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/mgpu_scratch.h"
+#include "sluice_k/columns.h"
+#include "sluice_k/sort.h"
+
+#define SAMPLES_PER_DEVICE 256
+
+/* Enqueues the stable sort of (key, payload) pairs: keys_in -> keys_out. */
+static int sort_pairs(struct sl__mdev *m, int d, struct sl__mg_scratch *sc, const void *kin,
+                      void *kout, const void *vin, void *vout, int64_t n)
+{
+    size_t tb = 0;
+    void *temp;
+    int rc;
+    if (n == 0)
+        return SL_OK;
+    MG_CUDA(rc, sl_k_sort_pairs(NULL, &tb, 8, 0, kin, kout, vin, vout, 8, n, m->stream[d]));
+    if (rc == SL_OK)
+        rc = sl__mg_scratch_alloc(m, d, sc, (int64_t)tb, &temp);
+    if (rc == SL_OK)
+        MG_CUDA(rc, sl_k_sort_pairs(temp, &tb, 8, 0, kin, kout, vin, vout, 8, n,
+                                    m->stream[d]));
+    return rc;
+}
+
+/* Device d's share sorted into *keys and *vals, and a strided sample of it copied to h_samp
+ * (*n_samp values, in proportion to the share's rows). */
+static int sort_share(struct sl__mdev *m, int d, struct sl__mg_scratch *sc,
+                      const struct sl__mg_table *t, int64_t total, int64_t **keys,
+                      uint64_t **vals, int64_t *h_samp, int64_t *n_samp)
+{
+    int64_t n = t->n[d];
+    cudaStream_t st = m->stream[d];
+    const void *k = t->keys[d], *v = t->vals[d];
+    void *samp;
+    int rc;
+    *n_samp = 0;
+    if ((rc = sl__mg_scratch_alloc(m, d, sc, n * 8, (void **)keys)) < 0 ||
+        (rc = sl__mg_scratch_alloc(m, d, sc, n * 8, (void **)vals)) < 0 || n == 0)
+        return rc;
+    if ((rc = sl__mg_share_on_device(m, d, sc, t, &k, &v)) < 0)
+        return rc;
+    if ((rc = sort_pairs(m, d, sc, k, *keys, v, *vals, n)) < 0)
+        return rc;
+    int64_t want = (int64_t)((double)SAMPLES_PER_DEVICE * m->n * (double)n / (double)total);
+    want = want < 1 ? 1 : (want > n ? n : want);
+    if ((rc = sl__mg_scratch_alloc(m, d, sc, want * 8, &samp)) < 0)
+        return rc;
+    MG_CUDA(rc, sl_k_strided_b64((const uint64_t *)*keys, n / want, samp, want, st));
+    if (rc == SL_OK)
+        MG_CUDA(rc, cudaMemcpyAsync(h_samp, samp, (size_t)want * 8, cudaMemcpyDeviceToHost,
+                                    st));
+    *n_samp = want;
+    return rc;
+}
+
+/* Where the splitters cut device d's sorted keys: cut[0] = 0 ... cut[n_dev] = n. */
+static int cut_share(struct sl__mdev *m, int d, struct sl__mg_scratch *sc, const int64_t *keys,
+                     int64_t n, const int64_t *split, int64_t *cut)
+{
+    cudaStream_t st = m->stream[d];
+    int nd = m->n, rc = SL_OK;
+    void *dsplit, *dpos;
+    cut[0] = 0;
+    cut[nd] = n;
+    if (nd == 1)
+        return SL_OK;
+    if (n == 0) {
+        memset(cut, 0, (size_t)(nd + 1) * sizeof *cut);
+        return SL_OK;
+    }
+    if ((rc = sl__mg_scratch_alloc(m, d, sc, (nd - 1) * 8, &dsplit)) < 0 ||
+        (rc = sl__mg_scratch_alloc(m, d, sc, (nd - 1) * 8, &dpos)) < 0)
+        return rc;
+    MG_CUDA(rc, cudaMemcpyAsync(dsplit, split, (size_t)(nd - 1) * 8, cudaMemcpyHostToDevice,
+                                st));
+    if (rc == SL_OK)
+        MG_CUDA(rc, sl_k_lower_bounds_i64(keys, n, dsplit, nd - 1, dpos, st));
+    if (rc == SL_OK)
+        MG_CUDA(rc, cudaMemcpyAsync(cut + 1, dpos, (size_t)(nd - 1) * 8,
+                                    cudaMemcpyDeviceToHost, st));
+    if (rc == SL_OK)
+        MG_CUDA(rc, cudaStreamSynchronize(st));
+    return rc;
+}
+
+int sl__mg_sort(struct sl__mdev *m, const struct sl__mg_table *t, const struct sl__mg_opts *o,
+                struct sl__mg_result *out)
+{
+    struct sl__mg_opts op = sl__mg_opts_resolve(o);
+    int n = m->n, rc = SL_OK;
+    memset(out, 0, sizeof *out);
+    if (n > SL__MG_MAX_DEV)
+        return sl__set_last_error(SL_EINVAL, "multi-device sort: %d devices", n);
+    struct sl__mg_scratch sc[SL__MG_MAX_DEV] = {0};
+    int64_t *keys[SL__MG_MAX_DEV] = {0}, *rk[SL__MG_MAX_DEV] = {0};
+    uint64_t *vals[SL__MG_MAX_DEV] = {0}, *rv[SL__MG_MAX_DEV] = {0};
+    int64_t total_rows = 0, n_samp[SL__MG_MAX_DEV] = {0};
+    for (int d = 0; d < n; d++)
+        total_rows += t->n[d];
+    int64_t cap_samp = (int64_t)SAMPLES_PER_DEVICE * n + n; /* rounding: one more each */
+    int64_t *samples = calloc((size_t)cap_samp * (size_t)n, sizeof *samples);
+    if (!samples)
+        return sl__set_last_error(SL_ENOMEM, "multi-device sort: out of memory");
+    /* 1. local sorts and samples (samples[d * cap_samp ...]) */
+    for (int d = 0; d < n && rc == SL_OK; d++)
+        if ((rc = sl__mdev_use(m, d)) == SL_OK)
+            rc = sort_share(m, d, &sc[d], t, total_rows, &keys[d], &vals[d],
+                            samples + (size_t)d * (size_t)cap_samp, &n_samp[d]);
+    int sr = sl__mg_sync_all(m);
+    rc = rc < 0 ? rc : sr;
+    /* 2. splitters, cuts, and the receive layout */
+    int64_t split[SL__MG_MAX_DEV], cut[SL__MG_MAX_DEV + 1];
+    int64_t from[SL__MG_MAX_DEV * SL__MG_MAX_DEV], count[SL__MG_MAX_DEV * SL__MG_MAX_DEV];
+    int64_t base[SL__MG_MAX_DEV * SL__MG_MAX_DEV], total[SL__MG_MAX_DEV] = {0};
+    if (rc == SL_OK) {
+        int64_t got = 0;
+        for (int d = 0; d < n; d++) {
+            memmove(samples + got, samples + (size_t)d * (size_t)cap_samp,
+                    (size_t)n_samp[d] * sizeof *samples);
+            got += n_samp[d];
+        }
+        sl__mg_splitters_i64(samples, got, n, split);
+    }
+    for (int d = 0; d < n && rc == SL_OK; d++) {
+        if ((rc = sl__mdev_use(m, d)) == SL_OK)
+            rc = cut_share(m, d, &sc[d], keys[d], t->n[d], split, cut);
+        for (int e = 0; e < n && rc == SL_OK; e++) {
+            from[d * n + e] = cut[e];
+            count[d * n + e] = cut[e + 1] - cut[e];
+        }
+    }
+    if (rc == SL_OK) {
+        sl__mg_recv_layout(count, n, base, total);
+        sl__mg_cost(count, n, 16, op.link_gbps, &out->cost);
+        sl__mg_cost_text(&out->cost, n, out->explain, sizeof out->explain);
+    }
+    /* 3. the exchange by range */
+    struct sl__mg_move mv = {.n_cols = 2, .width = {8, 8}, .from = from, .count = count,
+                             .base = base};
+    for (int d = 0; d < n && rc == SL_OK; d++) {
+        mv.src[0][d] = keys[d];
+        mv.src[1][d] = vals[d];
+        if ((rc = sl__mdev_use(m, d)) == SL_OK)
+            rc = sl__mg_scratch_alloc(m, d, &sc[d], total[d] * 8, (void **)&rk[d]);
+        if (rc == SL_OK)
+            rc = sl__mg_scratch_alloc(m, d, &sc[d], total[d] * 8, (void **)&rv[d]);
+        mv.dst[0][d] = rk[d];
+        mv.dst[1][d] = rv[d];
+    }
+    sr = sl__mg_sync_all(m);
+    rc = rc < 0 ? rc : sr;
+    if (rc == SL_OK)
+        rc = sl__mg_exchange(m, &mv, &op, &out->xchg);
+    /* 4. each device sorts its range (runs in sender order: stable overall) */
+    for (int d = 0; d < n && rc == SL_OK; d++) {
+        if ((rc = sl__mdev_use(m, d)) == SL_OK &&
+            (rc = sl__mg_result_alloc(m, d, total[d], out)) == SL_OK)
+            rc = sort_pairs(m, d, &sc[d], rk[d], out->keys[d], rv[d], out->s_vals[d],
+                            total[d]);
+        out->n[d] = total[d];
+    }
+    sr = sl__mg_sync_all(m);
+    rc = rc < 0 ? rc : sr;
+    for (int d = 0; d < n; d++)
+        if (sl__mdev_use(m, d) == SL_OK)
+            sl__mg_scratch_free(m, d, &sc[d]);
+    free(samples);
+    if (rc < 0)
+        sl__mg_result_free(m, out);
+    return rc;
+}

@@ -1,0 +1,72 @@
+/* The engine's devices for multi-device operations (gpu_ext.h, sl__mdev): a stream per
+ * device and the device exchange over the engine's GPUs, logical devices included. */
+#include <string.h>
+
+#include "exchange_dev.h"
+#include "gpu_ext.h"
+#include "gpu_worker_int.h"
+
+int sl__mdev_open(sl_engine_t *eng, struct sl__mdev *m)
+{
+    memset(m, 0, sizeof *m);
+    if (eng->n_gpus < 1)
+        return sl__set_last_error(SL_ENODEV, "multi-device: the engine uses no GPU");
+    if (eng->n_gpus > SL__MDEV_MAX)
+        return sl__set_last_error(SL_EINVAL, "multi-device: %d GPUs, at most %d", eng->n_gpus,
+                                  SL__MDEV_MAX);
+    struct sl__dpool *pools[SL__MDEV_MAX];
+    int rc = SL_OK;
+    m->n = eng->n_gpus;
+    for (int d = 0; d < m->n && rc == SL_OK; d++) {
+        m->gpu[d] = eng->gpus[d];
+        m->ordinal[d] = eng->gpus[d]->ordinal;
+        pools[d] = eng->gpus[d]->pool;
+        cudaStream_t s = NULL;
+        rc = sl__cuda_streams_create(m->ordinal[d], 1, &s);
+        m->stream[d] = s;
+    }
+    struct sl__xchg_mover mv;
+    if (rc == SL_OK && (rc = sl__xchg_cuda_mover(m->ordinal, pools, m->n, &mv)) == SL_OK &&
+        (rc = sl__xchg_dev_create(&mv, m->n, &m->xchg)) < 0)
+        mv.destroy(mv.ctx);
+    if (rc < 0)
+        sl__mdev_close(m);
+    return rc;
+}
+
+void sl__mdev_close(struct sl__mdev *m)
+{
+    if (!m)
+        return;
+    sl__xchg_dev_destroy(&m->xchg);
+    for (int d = 0; d < m->n; d++) {
+        cudaStream_t s = m->stream[d];
+        if (s) {
+            (void)sl__cuda_stream_sync(s);
+            (void)sl__cuda_streams_destroy(1, &s);
+        }
+        m->stream[d] = NULL;
+    }
+    m->n = 0;
+}
+
+int sl__mdev_alloc(struct sl__mdev *m, int d, int64_t bytes, void **out)
+{
+    return sl__dpool_alloc_async(m->gpu[d]->pool, bytes, m->stream[d], out);
+}
+
+void sl__mdev_free(struct sl__mdev *m, int d, void *p, int64_t bytes)
+{
+    if (p)
+        (void)sl__dpool_free_async(m->gpu[d]->pool, p, bytes, m->stream[d]);
+}
+
+int sl__mdev_use(const struct sl__mdev *m, int d)
+{
+    return sl__cuda_set_device(m->ordinal[d], NULL);
+}
+
+int sl__mdev_sync(const struct sl__mdev *m, int d)
+{
+    return sl__cuda_stream_sync(m->stream[d]);
+}

@@ -1,0 +1,148 @@
+/* The device-independent decisions of the multi-device join and sort
+ * (operators/common/mgpu_plan.c): balanced partition ranges under skew, splitters that
+ * never split equal keys, receive layouts, packet counts and the exchange estimate,
+ * each against a brute-force reference. */
+#include <stdbool.h>
+#include <string.h>
+
+#include "common/mgpu_plan.h"
+#include "sl_test.h"
+
+static uint64_t rng = 88172645463325252ull;
+static uint64_t next(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return rng;
+}
+
+/* The best largest range over all cuts, by brute force over small cases. */
+static int64_t best_max(const int64_t *sizes, int n_parts, int n_dev, int from)
+{
+    if (n_dev == 1) {
+        int64_t s = 0;
+        for (int p = from; p < n_parts; p++)
+            s += sizes[p];
+        return s;
+    }
+    int64_t best = INT64_MAX, s = 0;
+    for (int cut = from; cut <= n_parts; cut++) {
+        int64_t rest = best_max(sizes, n_parts, n_dev - 1, cut);
+        int64_t m = s > rest ? s : rest;
+        best = m < best ? m : best;
+        if (cut < n_parts)
+            s += sizes[cut];
+    }
+    return best;
+}
+
+SL_TEST(balance_ranges_near_best)
+{
+    (void)state;
+    for (int trial = 0; trial < 300; trial++) {
+        int n_parts = 1 + (int)(next() % 12), n_dev = 1 + (int)(next() % 4);
+        int64_t sizes[12], total = 0, biggest = 0;
+        bool skew = trial % 3 == 0;
+        for (int p = 0; p < n_parts; p++) {
+            sizes[p] = (int64_t)(next() % 100);
+            if (skew && p == (int)(next() % (uint64_t)n_parts))
+                sizes[p] *= 50; /* one hot partition */
+            total += sizes[p];
+            biggest = sizes[p] > biggest ? sizes[p] : biggest;
+        }
+        int first[5];
+        sl__mg_balance_ranges(sizes, n_parts, n_dev, first);
+        assert_int_equal(first[0], 0);
+        assert_int_equal(first[n_dev], n_parts);
+        int64_t worst = 0;
+        for (int d = 0; d < n_dev; d++) {
+            assert_true(first[d] <= first[d + 1]);
+            int64_t s = 0;
+            for (int p = first[d]; p < first[d + 1]; p++)
+                s += sizes[p];
+            worst = s > worst ? s : worst;
+        }
+        /* within one partition of the ideal share, and never below the best possible */
+        assert_true(worst <= total / n_dev + 1 + biggest);
+        assert_true(worst >= best_max(sizes, n_parts, n_dev, 0));
+    }
+}
+
+SL_TEST(balance_ranges_uniform_is_even)
+{
+    (void)state;
+    int64_t sizes[1024];
+    for (int p = 0; p < 1024; p++)
+        sizes[p] = 100;
+    int first[9];
+    sl__mg_balance_ranges(sizes, 1024, 8, first);
+    for (int d = 0; d <= 8; d++)
+        assert_int_equal(first[d], d * 128);
+}
+
+SL_TEST(splitters_cut_evenly_and_keep_equal_keys_together)
+{
+    (void)state;
+    enum { NS = 1000 };
+    int64_t samples[NS], split[7];
+    for (int i = 0; i < NS; i++)
+        samples[i] = (int64_t)(next() % 5000) - 2500;
+    sl__mg_splitters_i64(samples, NS, 8, split);
+    for (int i = 1; i < NS; i++)
+        assert_true(samples[i - 1] <= samples[i]); /* sorted in place */
+    for (int j = 0; j < 7; j++) {
+        assert_int_equal(split[j], samples[(j + 1) * NS / 8]);
+        if (j)
+            assert_true(split[j - 1] <= split[j]);
+    }
+    /* all equal: every splitter the same key, so one device takes them all */
+    for (int i = 0; i < NS; i++)
+        samples[i] = 42;
+    sl__mg_splitters_i64(samples, NS, 4, split);
+    for (int j = 0; j < 3; j++)
+        assert_int_equal(split[j], 42);
+    sl__mg_splitters_i64(samples, 0, 4, split);
+    for (int j = 0; j < 3; j++)
+        assert_int_equal(split[j], INT64_MAX);
+}
+
+SL_TEST(recv_layout_orders_senders)
+{
+    (void)state;
+    int64_t count[9] = {1, 2, 3, 4, 5, 6, 7, 8, 9}, base[9], total[3];
+    sl__mg_recv_layout(count, 3, base, total);
+    /* receiver 1 gets 2 (from 0), 5 (from 1), 8 (from 2) */
+    assert_int_equal(base[0 * 3 + 1], 0);
+    assert_int_equal(base[1 * 3 + 1], 2);
+    assert_int_equal(base[2 * 3 + 1], 7);
+    assert_int_equal(total[0], 1 + 4 + 7);
+    assert_int_equal(total[1], 2 + 5 + 8);
+    assert_int_equal(total[2], 3 + 6 + 9);
+}
+
+SL_TEST(packets_and_cost)
+{
+    (void)state;
+    assert_int_equal(sl__mg_packet_rows((size_t)4 << 20, 8), 524288);
+    assert_int_equal(sl__mg_packet_rows(4, 8), 1); /* never 0 */
+    assert_int_equal(sl__mg_packets(0, 10), 0);
+    assert_int_equal(sl__mg_packets(10, 10), 1);
+    assert_int_equal(sl__mg_packets(11, 10), 2);
+    int64_t count[4] = {100, 1000, 3000, 50}; /* 0->0, 0->1, 1->0, 1->1 */
+    struct sl__mg_cost c;
+    sl__mg_cost(count, 2, 16, 1.0, &c);
+    assert_int_equal(c.link_bytes[0 * SL__MG_MAX_DEV + 1], 16000);
+    assert_int_equal(c.link_bytes[1 * SL__MG_MAX_DEV + 0], 48000);
+    assert_int_equal(c.link_bytes[0], 0); /* local rows do not cross a link */
+    assert_int_equal(c.total_bytes, 64000);
+    assert_true(c.seconds > 47999e-9 && c.seconds < 48001e-9); /* receiver 0, 1 GB/s */
+    char text[256], tiny[8];
+    int len = sl__mg_cost_text(&c, 2, text, sizeof text);
+    assert_int_equal(len, (int)strlen(text));
+    assert_non_null(strstr(text, "exchange: 0->1 0.0 MiB"));
+    assert_non_null(strstr(text, "exchange: 1->0 0.0 MiB"));
+    assert_non_null(strstr(text, "estimated 0.048 ms"));
+    assert_int_equal(sl__mg_cost_text(&c, 2, tiny, sizeof tiny), len); /* truncated */
+    assert_int_equal(strlen(tiny), sizeof tiny - 1);
+}
