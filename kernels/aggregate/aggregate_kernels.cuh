@@ -403,16 +403,20 @@ __global__ void __launch_bounds__(kThreads)
 
 /* One block per partition: aggregates its rows of every batch in shared memory and
  * writes the groups out. A partition with more groups than C takes several rounds: rows
- * that found no room are marked in `pending` and retried with an empty table. */
+ * that found no room are marked in `pending` and retried with an empty table. `only`:
+ * a bitmap of the partitions to do (NULL: all). */
 template <int KM>
 __global__ void __launch_bounds__(kThreads)
     part_final_kernel(sl_k_agg_spec sp, const sl_k_agg_pbatch *batches, int n_batches,
-                      uint32_t *pending, sl_k_agg_out out, int32_t *status, int C)
+                      uint32_t *pending, sl_k_agg_out out, int32_t *status, int C,
+                      const uint32_t *only)
 {
     __shared__ Smem s;
     __shared__ unsigned int fails;
     __shared__ unsigned long long out_base;
     const int p = blockIdx.x;
+    if (only && !(only[p >> 5] >> (p & 31) & 1))
+        return; /* done by small_part_final_kernel */
     if (threadIdx.x == 0)
         s = smem_carve(sp, C);
     __syncthreads();
