@@ -229,13 +229,12 @@ template <int KM>
 cudaError_t scatter_km(const sl_k_agg_spec *sp, const sl_k_agg_input *in, int bits,
                        int64_t *cursor, const sl_k_agg_input *out, cudaStream_t stream)
 {
-    size_t smem = al8((size_t)4 << bits) + ((size_t)8 << bits);
+    size_t smem = (size_t)4 << bits;
     int grid = 0;
     cudaError_t e = grid_for((const void *)part_scatter_kernel<KM>, kThreads, smem, &grid);
     if (e != cudaSuccess)
         return e;
-    int64_t tile = (int64_t)kScatterItems * kThreads;
-    int64_t need = (in->n + tile - 1) / tile;
+    int64_t need = (in->n + kThreads - 1) / kThreads;
     if (need < grid)
         grid = (int)need;
     part_scatter_kernel<KM><<<grid, kThreads, smem, stream>>>(*sp, *in, bits, cursor, *out);

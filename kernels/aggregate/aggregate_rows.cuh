@@ -438,6 +438,28 @@ __device__ __forceinline__ void g_merge(const sl_k_agg_spec &sp, const sl_k_agg_
     }
 }
 
+/* Merges a block's group (key, rows, states) into tb, or into `spill` when tb is full
+ * (counted in tb.d_n[2]; d_n[3] if the spill is full too: a bug). */
+__device__ __forceinline__ void g_merge_or_spill(const sl_k_agg_spec &sp,
+                                                 const sl_k_agg_table &tb,
+                                                 const sl_k_agg_table &spill, const Key &key,
+                                                 unsigned long long rows,
+                                                 const unsigned long long *v0,
+                                                 const long long *v1, const unsigned long long *nn)
+{
+    const sl_k_agg_table *dst = &tb;
+    int64_t g = g_find(sp, tb, key);
+    if (g < 0) {
+        dst = &spill;
+        g = g_find(sp, spill, key);
+        atomicAdd(&tb.d_n[2], 1ull);
+    }
+    if (g >= 0)
+        g_merge(sp, *dst, g, rows, v0, v1, nn);
+    else
+        atomicAdd(&tb.d_n[3], 1ull);
+}
+
 /* Writes one group as output row r: keys, then each aggregate (null where no value). */
 __device__ inline void write_row(const sl_k_agg_spec &sp, const sl_k_agg_out &out, int64_t r,
                                  const int64_t *k, int64_t kstride, uint32_t nm,

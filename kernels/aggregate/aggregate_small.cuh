@@ -176,6 +176,34 @@ __device__ __forceinline__ void small_rows(const sl_k_agg_spec &sp, const sl_k_a
     }
 }
 
+/* Empties the block's table: no keys, no rows, initial states. */
+template <typename K>
+__device__ __forceinline__ void small_clear(const sl_k_agg_spec &sp, const SmallLayout &L,
+                                            long long *st, K *skey, unsigned *srows, int C)
+{
+    for (int i = threadIdx.x; i < C; i += blockDim.x) {
+        skey[i] = SmallKey<K>::kEmpty;
+        srows[i] = 0;
+        for (int a = 0; a < sp.n_aggs; a++)
+            if (L.st[a] >= 0)
+                st[(size_t)L.st[a] * C + i] = (long long)v0_init(kind_of(sp.fn[a], sp.in_type[a]));
+    }
+}
+
+/* Slot i's states as the 64-bit arrays g_merge and write_row take. */
+__device__ __forceinline__ void small_states(const sl_k_agg_spec &sp, const SmallLayout &L,
+                                             const long long *st, int C, int i,
+                                             unsigned long long *v0, long long *v1,
+                                             unsigned long long *nn)
+{
+    for (int a = 0; a < sp.n_aggs; a++) {
+        long long x = L.st[a] >= 0 ? st[(size_t)L.st[a] * C + i] : 0;
+        v0[a] = (unsigned long long)x;
+        v1[a] = kind_of(sp.fn[a], sp.in_type[a]) == K_SUMI && x < 0 ? -1 : 0;
+        nn[a] = 0;
+    }
+}
+
 template <typename K>
 __global__ void __launch_bounds__(kThreads, 2)
     small_update_kernel(sl_k_agg_spec sp, sl_k_agg_input in, sl_k_agg_table tb,
@@ -185,13 +213,7 @@ __global__ void __launch_bounds__(kThreads, 2)
     long long *st = (long long *)agg_smem;
     K *skey = (K *)(st + (size_t)L.n_st * C);
     unsigned *srows = (unsigned *)(skey + C);
-    for (int i = threadIdx.x; i < C; i += blockDim.x) {
-        skey[i] = SmallKey<K>::kEmpty;
-        srows[i] = 0;
-        for (int a = 0; a < sp.n_aggs; a++)
-            if (L.st[a] >= 0)
-                st[(size_t)L.st[a] * C + i] = (long long)v0_init(kind_of(sp.fn[a], sp.in_type[a]));
-    }
+    small_clear<K>(sp, L, st, skey, srows, C);
     __syncthreads();
     const int64_t nq = in.n / kSmallItems;
     for (int64_t q = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; q < nq;
@@ -207,24 +229,8 @@ __global__ void __launch_bounds__(kThreads, 2)
             continue;
         unsigned long long v0[kMaxA], nn[kMaxA];
         long long v1[kMaxA];
-        for (int a = 0; a < sp.n_aggs; a++) {
-            long long x = L.st[a] >= 0 ? st[(size_t)L.st[a] * C + i] : 0;
-            v0[a] = (unsigned long long)x;
-            v1[a] = kind_of(sp.fn[a], sp.in_type[a]) == K_SUMI && x < 0 ? -1 : 0;
-            nn[a] = 0;
-        }
-        const Key key = small_gkey((int64_t)k);
-        const sl_k_agg_table *dst = &tb;
-        int64_t g = g_find(sp, tb, key);
-        if (g < 0) {
-            dst = &spill;
-            g = g_find(sp, spill, key);
-            atomicAdd(&tb.d_n[2], 1ull);
-        }
-        if (g >= 0)
-            g_merge(sp, *dst, g, srows[i], v0, v1, nn);
-        else
-            atomicAdd(&tb.d_n[3], 1ull); /* lost: the spill was too small (a bug) */
+        small_states(sp, L, st, C, i, v0, v1, nn);
+        g_merge_or_spill(sp, tb, spill, small_gkey((int64_t)k), srows[i], v0, v1, nn);
     }
 }
 
@@ -248,13 +254,7 @@ __global__ void __launch_bounds__(kThreads)
     __shared__ int failed;
     __shared__ unsigned int n_groups, at;
     __shared__ unsigned long long out_base;
-    for (int i = threadIdx.x; i < C; i += blockDim.x) {
-        skey[i] = SmallKey<K>::kEmpty;
-        srows[i] = 0;
-        for (int a = 0; a < sp.n_aggs; a++)
-            if (L.st[a] >= 0)
-                st[(size_t)L.st[a] * C + i] = (long long)v0_init(kind_of(sp.fn[a], sp.in_type[a]));
-    }
+    small_clear<K>(sp, L, st, skey, srows, C);
     if (threadIdx.x == 0)
         failed = 0, n_groups = 0, at = 0;
     __syncthreads();
@@ -314,12 +314,7 @@ __global__ void __launch_bounds__(kThreads)
             continue;
         unsigned long long v0[kMaxA], nn[kMaxA];
         long long v1[kMaxA];
-        for (int a = 0; a < sp.n_aggs; a++) {
-            long long x = L.st[a] >= 0 ? st[(size_t)L.st[a] * C + i] : 0;
-            v0[a] = (unsigned long long)x;
-            v1[a] = kind_of(sp.fn[a], sp.in_type[a]) == K_SUMI && x < 0 ? -1 : 0;
-            nn[a] = 0;
-        }
+        small_states(sp, L, st, C, i, v0, v1, nn);
         const int64_t k = (int64_t)skey[i];
         write_row(sp, out, r, &k, 1, 0, srows[i], v0, v1, nn, status);
     }
