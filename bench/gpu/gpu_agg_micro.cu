@@ -25,15 +25,7 @@
 
 #include <cub/device/device_scan.cuh>
 
-#define CK(x)                                                                           \
-    do {                                                                                \
-        cudaError_t e_ = (x);                                                           \
-        if (e_ != cudaSuccess) {                                                        \
-            fprintf(stderr, "%s:%d: %s -> %s\n", __FILE__, __LINE__, #x,                \
-                    cudaGetErrorName(e_));                                              \
-            exit(2);                                                                    \
-        }                                                                               \
-    } while (0)
+#include "agg_bench_util.h"
 
 constexpr uint32_t kEmpty = 0x80000000u; /* INT32_MIN: the bench never draws it */
 
@@ -364,22 +356,6 @@ __global__ void __launch_bounds__(1024)
 }
 
 /* ---------------------------------------------------------------- host ------------- */
-static uint64_t rng(uint64_t *s)
-{
-    *s ^= *s >> 12;
-    *s ^= *s << 25;
-    *s ^= *s >> 27;
-    return *s * 0x2545F4914F6CDD1DULL;
-}
-static uint32_t key_of(uint32_t i)
-{
-    i ^= i >> 16;
-    i *= 0x7feb352dU;
-    i ^= i >> 15;
-    i *= 0x846ca68bU;
-    i ^= i >> 16;
-    return i;
-}
 
 static int g_sms;
 /* Reference: count and sum per group g, and the (key, g) pairs sorted by key. */

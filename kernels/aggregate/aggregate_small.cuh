@@ -32,7 +32,10 @@ template <typename K> struct SmallKey;
 template <> struct SmallKey<int32_t> {
     static constexpr int32_t kEmpty = (int32_t)0x80000000;
     __device__ static uint32_t hash(int32_t k) { return (uint32_t)k * 0x9E3779B1u; }
-    __device__ static int32_t cas(int32_t *p, int32_t want, int32_t k) { return atomicCAS(p, want, k); }
+    __device__ static int32_t cas(int32_t *p, int32_t want, int32_t k)
+    {
+        return atomicCAS(p, want, k);
+    }
 };
 template <> struct SmallKey<int64_t> {
     static constexpr int64_t kEmpty = (int64_t)0x8000000000000000ull;
