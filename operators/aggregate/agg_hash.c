@@ -481,8 +481,9 @@ double sl__agg_cost(const sl_op_t *op, enum sl_device_kind kind, int64_t rows)
     for (int a = 0; a < p->n_aggs; a++)
         if (p->aggs[a].col >= 0)
             bytes += (double)sl_type_width(p->aggs[a].in_type);
-    if (kind == SL_DEVICE_CUDA)
-        return AGG_GPU_FIXED_S + (double)rows * bytes / AGG_GPU_BYTES_PER_S;
+    if (kind == SL_DEVICE_CUDA) /* types the GPU does not take: unknown, placement says so */
+        return p->any || !p->gpu_types ? -1
+                                       : AGG_GPU_FIXED_S + (double)rows * bytes / AGG_GPU_BYTES_PER_S;
     return (double)rows * (1.0 / 150e6 + bytes / 10e9);
 }
 
