@@ -24,16 +24,7 @@
 #include <vector>
 
 #include "../../operators/aggregate/agg_gpu.h"
-
-#define CK(x)                                                                           \
-    do {                                                                                \
-        cudaError_t e_ = (x);                                                           \
-        if (e_ != cudaSuccess) {                                                        \
-            fprintf(stderr, "%s:%d: %s -> %s\n", __FILE__, __LINE__, #x,                \
-                    cudaGetErrorName(e_));                                              \
-            exit(2);                                                                    \
-        }                                                                               \
-    } while (0)
+#include "agg_bench_util.h"
 
 static cudaStream_t g_s;
 static int64_t g_part_threshold; /* $AGG_PART_THRESHOLD; 0 = the driver's default */
@@ -67,14 +58,6 @@ static void h_free(void *, void *p, size_t)
     free(p);
 }
 static const agg_gdrv_mem g_mem = {m_alloc, m_free, h_alloc, h_free, NULL};
-
-static uint64_t rng(uint64_t *s)
-{
-    *s ^= *s >> 12;
-    *s ^= *s << 25;
-    *s ^= *s >> 27;
-    return *s * 0x2545F4914F6CDD1DULL;
-}
 
 /* ------------------------------------------------------------------ check ---------- */
 
@@ -627,16 +610,6 @@ static int cmd_check(double scale)
 }
 
 /* ------------------------------------------------------------------ bench ---------- */
-
-__device__ __host__ inline uint32_t key_of(uint32_t i)
-{
-    i ^= i >> 16;
-    i *= 0x7feb352dU;
-    i ^= i >> 15;
-    i *= 0x846ca68bU;
-    i ^= i >> 16;
-    return i;
-}
 
 __device__ __host__ inline uint64_t mixr(uint64_t x)
 {

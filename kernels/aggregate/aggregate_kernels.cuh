@@ -9,7 +9,6 @@ namespace agg {
 
 constexpr int kThreads = 512;
 constexpr int kItems = 4;          /* rows per thread in flight (independent loads) */
-constexpr int kScatterItems = 8;   /* rows per thread per scatter tile */
 
 /* State arrays of the shared table (SAcc) or the global table (GAcc) as update_rows uses
  * them: rows per group, and per aggregate the value word, the hi word of integer sums and
@@ -201,17 +200,7 @@ __global__ void __launch_bounds__(kThreads, PRE ? 1 : 2)
         unsigned long long v0[kMaxA], nn[kMaxA];
         long long v1[kMaxA];
         smem_group(sp, s, lid, v0, v1, nn);
-        const sl_k_agg_table *dst = &tb;
-        int64_t g = g_find(sp, tb, key);
-        if (g < 0) {
-            dst = &spill;
-            g = g_find(sp, spill, key);
-            atomicAdd(&tb.d_n[2], 1ull);
-        }
-        if (g >= 0)
-            g_merge(sp, *dst, g, s.rows()[lid], v0, v1, nn);
-        else
-            atomicAdd(&tb.d_n[3], 1ull); /* lost: the spill was too small (a bug) */
+        g_merge_or_spill(sp, tb, spill, key, s.rows()[lid], v0, v1, nn);
     }
 }
 
@@ -340,79 +329,79 @@ __host__ __device__ inline int type_width(int t)
     return t == SL_K_I32 || t == SL_K_F32 ? 4 : 8;
 }
 
-/* Scatters tiles of kScatterItems * kThreads rows: a shared histogram ranks each row
- * within the tile's run of its partition, one global atomic per (tile, partition)
- * reserves the run, then every column is copied to its place. */
+/* Copies row i of `in` (keys, values, null bits) to row d of `out`. */
+__device__ __forceinline__ void copy_row(const sl_k_agg_spec &sp, const sl_k_agg_input &in,
+                                         int64_t i, const sl_k_agg_input &out, int64_t d)
+{
+    uint32_t nb = 0;
+    for (int j = 0; j < sp.n_keys; j++) {
+        copy_elem(in.keys[j].d_data, i, (void *)out.keys[j].d_data, d,
+                  type_width(sp.key_type[j]));
+        if (out.d_nullbits && !bit_valid(in.keys[j], i))
+            nb |= 1u << j;
+    }
+    for (int a = 0; a < sp.n_aggs; a++) {
+        if (sp.fn[a] == SL_K_AGG_COUNT_STAR)
+            continue;
+        copy_elem(in.vals[a].d_data, i, (void *)out.vals[a].d_data, d, type_width(sp.in_type[a]));
+        if (out.d_nullbits && !bit_valid(in.vals[a], i))
+            nb |= 1u << (16 + a);
+    }
+    if (out.d_nullbits)
+        ((uint32_t *)out.d_nullbits)[d] = nb;
+}
+
+/* Scatters the rows of `in` by partition. Each block takes one contiguous chunk: it counts
+ * the chunk's rows per partition in shared memory, reserves each partition's run with one
+ * global atomic per (block, partition), then copies every row to its run, ranked by a
+ * shared cursor. (Reserving per tile of 4,096 rows made a global atomic for nearly every
+ * row once the partitions outnumbered a tile's rows.) Offsets fit 32 bits (n < 2^32). */
 template <int KM>
 __global__ void __launch_bounds__(kThreads)
     part_scatter_kernel(sl_k_agg_spec sp, sl_k_agg_input in, int bits, int64_t *cursor,
                         sl_k_agg_input out)
 {
     const int P = 1 << bits;
-    unsigned int *hist = (unsigned int *)agg_smem;
-    unsigned long long *base = (unsigned long long *)(agg_smem + al8((size_t)P * 4));
-    const int64_t tile = (int64_t)kScatterItems * blockDim.x;
-    for (int64_t t0 = (int64_t)blockIdx.x * tile; t0 < in.n; t0 += (int64_t)gridDim.x * tile) {
-        for (int i = threadIdx.x; i < P; i += blockDim.x)
-            hist[i] = 0;
-        __syncthreads();
-        uint32_t part[kScatterItems], rank[kScatterItems];
-#pragma unroll
-        for (int it = 0; it < kScatterItems; it++) {
-            int64_t i = t0 + (int64_t)it * blockDim.x + threadIdx.x;
-            if (i < in.n) {
-                Key key;
-                load_key<KM>(sp, in, i, key);
-                part[it] = part_of(key.h, bits);
-                rank[it] = atomicAdd(&hist[part[it]], 1u);
-            }
-        }
-        __syncthreads();
-        for (int i = threadIdx.x; i < P; i += blockDim.x)
-            if (hist[i])
-                base[i] = (unsigned long long)atomicAdd((unsigned long long *)&cursor[i],
-                                                        (unsigned long long)hist[i]);
-        __syncthreads();
-#pragma unroll
-        for (int it = 0; it < kScatterItems; it++) {
-            int64_t i = t0 + (int64_t)it * blockDim.x + threadIdx.x;
-            if (i >= in.n)
-                continue;
-            int64_t d = (int64_t)base[part[it]] + rank[it];
-            uint32_t nb = 0;
-            for (int j = 0; j < sp.n_keys; j++) {
-                copy_elem(in.keys[j].d_data, i, (void *)out.keys[j].d_data, d,
-                          type_width(sp.key_type[j]));
-                if (out.d_nullbits && !bit_valid(in.keys[j], i))
-                    nb |= 1u << j;
-            }
-            for (int a = 0; a < sp.n_aggs; a++) {
-                if (sp.fn[a] == SL_K_AGG_COUNT_STAR)
-                    continue;
-                copy_elem(in.vals[a].d_data, i, (void *)out.vals[a].d_data, d,
-                          type_width(sp.in_type[a]));
-                if (out.d_nullbits && !bit_valid(in.vals[a], i))
-                    nb |= 1u << (16 + a);
-            }
-            if (out.d_nullbits)
-                ((uint32_t *)out.d_nullbits)[d] = nb;
-        }
-        __syncthreads();
+    unsigned int *run = (unsigned int *)agg_smem; /* counts, then each run's next row */
+    const int64_t per = (in.n + gridDim.x - 1) / gridDim.x;
+    const int64_t lo = min(in.n, (int64_t)blockIdx.x * per), hi = min(in.n, lo + per);
+    for (int i = threadIdx.x; i < P; i += blockDim.x)
+        run[i] = 0;
+    __syncthreads();
+    for (int64_t i = lo + threadIdx.x; i < hi; i += blockDim.x) {
+        Key key;
+        load_key<KM>(sp, in, i, key);
+        atomicAdd(&run[part_of(key.h, bits)], 1u);
+    }
+    __syncthreads();
+    for (int i = threadIdx.x; i < P; i += blockDim.x)
+        if (run[i])
+            run[i] = (unsigned int)atomicAdd((unsigned long long *)&cursor[i],
+                                             (unsigned long long)run[i]);
+    __syncthreads();
+    for (int64_t i = lo + threadIdx.x; i < hi; i += blockDim.x) {
+        Key key;
+        load_key<KM>(sp, in, i, key);
+        copy_row(sp, in, i, out, (int64_t)atomicAdd(&run[part_of(key.h, bits)], 1u));
     }
 }
 
 /* One block per partition: aggregates its rows of every batch in shared memory and
  * writes the groups out. A partition with more groups than C takes several rounds: rows
- * that found no room are marked in `pending` and retried with an empty table. */
+ * that found no room are marked in `pending` and retried with an empty table. `only`:
+ * a bitmap of the partitions to do (NULL: all). */
 template <int KM>
 __global__ void __launch_bounds__(kThreads)
     part_final_kernel(sl_k_agg_spec sp, const sl_k_agg_pbatch *batches, int n_batches,
-                      uint32_t *pending, sl_k_agg_out out, int32_t *status, int C)
+                      uint32_t *pending, sl_k_agg_out out, int32_t *status, int C,
+                      const uint32_t *only)
 {
     __shared__ Smem s;
     __shared__ unsigned int fails;
     __shared__ unsigned long long out_base;
     const int p = blockIdx.x;
+    if (only && !(only[p >> 5] >> (p & 31) & 1))
+        return; /* done by small_part_final_kernel */
     if (threadIdx.x == 0)
         s = smem_carve(sp, C);
     __syncthreads();

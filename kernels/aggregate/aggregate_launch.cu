@@ -5,6 +5,7 @@
 #include <cub/device/device_scan.cuh>
 
 #include "aggregate_kernels.cuh"
+#include "aggregate_small.cuh"
 
 using namespace sluice_k::agg;
 
@@ -135,6 +136,79 @@ cudaError_t update_pre(const sl_k_agg_spec *sp, const sl_k_agg_input *in,
     }
 }
 
+/* Shared slots per block of the few-groups path (fewer when the states do not leave room
+ * for two blocks per SM): holds 2048 groups at half load. */
+constexpr int kSmallLogSlots = 12;
+
+/* Whether the shared-table kernels take this spec (inputs without nulls), and their
+ * state layout. */
+bool small_spec_ok(const sl_k_agg_spec *sp, SmallLayout *L)
+{
+    if (sp->n_keys != 1 || (sp->key_type[0] != SL_K_I32 && sp->key_type[0] != SL_K_I64))
+        return false;
+    L->n_st = 0;
+    for (int a = 0; a < kMaxA; a++)
+        L->st[a] = -1;
+    for (int a = 0; a < sp->n_aggs; a++) {
+        int kd = kind_of(sp->fn[a], sp->in_type[a]);
+        if (kd == K_NONE || kd == K_COUNT)
+            continue;
+        if (kd != K_SUMI && kd != K_MINI && kd != K_MAXI)
+            return false;
+        L->st[a] = L->n_st++;
+    }
+    return true;
+}
+
+/* Whether the few-groups path takes this input. */
+bool small_ok(const sl_k_agg_spec *sp, const sl_k_agg_input *in, SmallLayout *L)
+{
+    if (!small_spec_ok(sp, L) || in->keys[0].d_valid || in->d_nullbits || in->d_rowidx)
+        return false;
+    for (int a = 0; a < sp->n_aggs; a++)
+        if (sp->fn[a] != SL_K_AGG_COUNT_STAR && in->vals[a].d_valid)
+            return false;
+    return true;
+}
+
+/* Shared bytes of a table of 1 << log_c slots of key type K. */
+template <typename K>
+size_t small_bytes(const SmallLayout &L, int log_c)
+{
+    return ((size_t)L.n_st * 8 + sizeof(K) + 4) << log_c;
+}
+
+bool aligned16(const void *p)
+{
+    return ((uintptr_t)p & 15) == 0;
+}
+
+template <typename K>
+cudaError_t small_launch(const sl_k_agg_spec *sp, const sl_k_agg_input *in,
+                         const sl_k_agg_table *tb, const sl_k_agg_table *spill,
+                         const SmallLayout &L, cudaStream_t stream)
+{
+    const size_t limit = smem_optin() / 2 - 1024;
+    int log_c = kSmallLogSlots;
+    while (log_c > 8 && small_bytes<K>(L, log_c) > limit)
+        log_c--;
+    const size_t smem = small_bytes<K>(L, log_c);
+    bool vec = aligned16(in->keys[0].d_data);
+    for (int a = 0; a < sp->n_aggs; a++)
+        if (L.st[a] >= 0)
+            vec = vec && aligned16(in->vals[a].d_data);
+    int grid = 0;
+    cudaError_t e = grid_for((const void *)small_update_kernel<K>, kThreads, smem, &grid);
+    if (e != cudaSuccess)
+        return e;
+    int64_t need = (in->n / kSmallItems + kThreads - 1) / kThreads;
+    if (need < grid)
+        grid = need < 1 ? 1 : (int)need;
+    small_update_kernel<K><<<grid, kThreads, smem, stream>>>(*sp, *in, *tb, *spill, L, log_c,
+                                                              vec);
+    return cudaGetLastError();
+}
+
 template <int KM>
 cudaError_t count_km(const sl_k_agg_spec *sp, const sl_k_agg_input *in, int bits,
                      unsigned long long *counts, cudaStream_t stream)
@@ -155,13 +229,12 @@ template <int KM>
 cudaError_t scatter_km(const sl_k_agg_spec *sp, const sl_k_agg_input *in, int bits,
                        int64_t *cursor, const sl_k_agg_input *out, cudaStream_t stream)
 {
-    size_t smem = al8((size_t)4 << bits) + ((size_t)8 << bits);
+    size_t smem = (size_t)4 << bits;
     int grid = 0;
     cudaError_t e = grid_for((const void *)part_scatter_kernel<KM>, kThreads, smem, &grid);
     if (e != cudaSuccess)
         return e;
-    int64_t tile = (int64_t)kScatterItems * kThreads;
-    int64_t need = (in->n + tile - 1) / tile;
+    int64_t need = (in->n + kThreads - 1) / kThreads;
     if (need < grid)
         grid = (int)need;
     part_scatter_kernel<KM><<<grid, kThreads, smem, stream>>>(*sp, *in, bits, cursor, *out);
@@ -274,6 +347,10 @@ extern "C" cudaError_t sl_k_agg_update(const struct sl_k_agg_spec *sp,
         return cudaErrorInvalidValue;
     if (in->n == 0)
         return cudaSuccess;
+    SmallLayout L;
+    if ((flags & SL_K_AGG_SMALL) && small_ok(sp, in, &L))
+        return sp->key_type[0] == SL_K_I32 ? small_launch<int32_t>(sp, in, tb, spill, L, stream)
+                                           : small_launch<int64_t>(sp, in, tb, spill, L, stream);
     int C = shared_groups_of(sp, shared_groups);
     return flags & SL_K_AGG_PRELOAD ? update_pre<true>(sp, in, tb, ovf, spill, C, stream)
                                     : update_pre<false>(sp, in, tb, ovf, spill, C, stream);
@@ -422,10 +499,42 @@ extern "C" int64_t sl_k_agg_part_groups_per_block(const struct sl_k_agg_spec *sp
     return spec_ok(sp) ? part_groups_of(sp) : 0;
 }
 
+/* Partitions per redo bitmap of sl_k_agg_part_final (at the start of d_pending). */
+static size_t redo_words(int bits)
+{
+    return ((size_t)1 << bits) / 32 + 1;
+}
+
+extern "C" size_t sl_k_agg_part_pending_bytes(int64_t rows, int bits)
+{
+    return ((size_t)(rows < 0 ? 0 : rows) + 31) / 32 * 4 + redo_words(bits) * 4;
+}
+
+/* The shared-table partition kernel (groups per partition at half the slots' load), then
+ * part_final_kernel on the partitions it left. */
+template <typename K>
+static cudaError_t small_final(const sl_k_agg_spec *sp, const SmallLayout &L,
+                               const sl_k_agg_pbatch *d_batches, int n_batches, int bits,
+                               uint32_t *d_redo, const sl_k_agg_out *out, int32_t *d_status,
+                               cudaStream_t stream)
+{
+    int log_c = kSmallLogSlots;
+    while (log_c > 8 && small_bytes<K>(L, log_c) > smem_optin() / 2 - 1024)
+        log_c--;
+    const size_t smem = small_bytes<K>(L, log_c);
+    cudaError_t e = cudaFuncSetAttribute((const void *)small_part_final_kernel<K>,
+                                         cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+    if (e != cudaSuccess)
+        return e;
+    small_part_final_kernel<K><<<1 << bits, kThreads, smem, stream>>>(
+        *sp, d_batches, n_batches, d_redo, *out, d_status, L, log_c);
+    return cudaGetLastError();
+}
+
 template <int KM>
 static cudaError_t final_km(const sl_k_agg_spec *sp, const sl_k_agg_pbatch *d_batches,
                             int n_batches, int bits, uint32_t *d_pending, const sl_k_agg_out *out,
-                            int32_t *d_status, cudaStream_t stream)
+                            int32_t *d_status, const uint32_t *only, cudaStream_t stream)
 {
     const int C = part_groups_of(sp);
     size_t smem = smem_bytes(*sp, C);
@@ -434,13 +543,14 @@ static cudaError_t final_km(const sl_k_agg_spec *sp, const sl_k_agg_pbatch *d_ba
     if (e != cudaSuccess)
         return e;
     part_final_kernel<KM><<<1 << bits, kThreads, smem, stream>>>(*sp, d_batches, n_batches,
-                                                                  d_pending, *out, d_status, C);
+                                                                  d_pending, *out, d_status, C,
+                                                                  only);
     return cudaGetLastError();
 }
 
 extern "C" cudaError_t sl_k_agg_part_final(const struct sl_k_agg_spec *sp,
                                            const struct sl_k_agg_pbatch *d_batches,
-                                           int n_batches, int bits, int any_nulls,
+                                           int n_batches, int bits, int any_nulls, int flags,
                                            uint32_t *d_pending, const struct sl_k_agg_out *out,
                                            int32_t *d_status, cudaStream_t stream)
 {
@@ -449,9 +559,24 @@ extern "C" cudaError_t sl_k_agg_part_final(const struct sl_k_agg_spec *sp,
         return cudaErrorInvalidValue;
     if (n_batches == 0)
         return cudaSuccess;
+    uint32_t *redo = d_pending, *pending = d_pending + redo_words(bits);
+    SmallLayout L;
+    const uint32_t *only = NULL;
+    if (!any_nulls && !(flags & SL_K_AGG_NO_SMALL) && small_spec_ok(sp, &L)) {
+        cudaError_t e = sp->key_type[0] == SL_K_I32
+                            ? small_final<int32_t>(sp, L, d_batches, n_batches, bits, redo, out,
+                                                   d_status, stream)
+                            : small_final<int64_t>(sp, L, d_batches, n_batches, bits, redo, out,
+                                                   d_status, stream);
+        if (e != cudaSuccess)
+            return e;
+        only = redo;
+    }
     if (sp->n_keys == 1 && !any_nulls)
         return sp->key_type[0] == SL_K_I32
-                   ? final_km<1>(sp, d_batches, n_batches, bits, d_pending, out, d_status, stream)
-                   : final_km<2>(sp, d_batches, n_batches, bits, d_pending, out, d_status, stream);
-    return final_km<0>(sp, d_batches, n_batches, bits, d_pending, out, d_status, stream);
+                   ? final_km<1>(sp, d_batches, n_batches, bits, pending, out, d_status, only,
+                                 stream)
+                   : final_km<2>(sp, d_batches, n_batches, bits, pending, out, d_status, only,
+                                 stream);
+    return final_km<0>(sp, d_batches, n_batches, bits, pending, out, d_status, only, stream);
 }

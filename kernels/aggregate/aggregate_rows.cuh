@@ -438,6 +438,28 @@ __device__ __forceinline__ void g_merge(const sl_k_agg_spec &sp, const sl_k_agg_
     }
 }
 
+/* Merges a block's group (key, rows, states) into tb, or into `spill` when tb is full
+ * (counted in tb.d_n[2]; d_n[3] if the spill is full too: a bug). */
+__device__ __forceinline__ void g_merge_or_spill(const sl_k_agg_spec &sp,
+                                                 const sl_k_agg_table &tb,
+                                                 const sl_k_agg_table &spill, const Key &key,
+                                                 unsigned long long rows,
+                                                 const unsigned long long *v0,
+                                                 const long long *v1, const unsigned long long *nn)
+{
+    const sl_k_agg_table *dst = &tb;
+    int64_t g = g_find(sp, tb, key);
+    if (g < 0) {
+        dst = &spill;
+        g = g_find(sp, spill, key);
+        atomicAdd(&tb.d_n[2], 1ull);
+    }
+    if (g >= 0)
+        g_merge(sp, *dst, g, rows, v0, v1, nn);
+    else
+        atomicAdd(&tb.d_n[3], 1ull);
+}
+
 /* Writes one group as output row r: keys, then each aggregate (null where no value). */
 __device__ inline void write_row(const sl_k_agg_spec &sp, const sl_k_agg_out &out, int64_t r,
                                  const int64_t *k, int64_t kstride, uint32_t nm,
@@ -463,9 +485,12 @@ __device__ inline void write_row(const sl_k_agg_spec &sp, const sl_k_agg_out &ou
             ((int64_t *)o)[r] = (int64_t)cnt;
             continue;
         }
+        const bool wide = sp.fn[a] == SL_K_AGG_SUM && kd == K_SUMI && sp.sum128[a];
         if (cnt == 0) {
-            if (sp.fn[a] == SL_K_AGG_AVG || sp.fn[a] == SL_K_AGG_SUM || sp.in_type[a] == SL_K_I64 ||
-                sp.in_type[a] == SL_K_F64)
+            if (wide)
+                ((int64_t *)o)[2 * r] = ((int64_t *)o)[2 * r + 1] = 0;
+            else if (sp.fn[a] == SL_K_AGG_AVG || sp.fn[a] == SL_K_AGG_SUM ||
+                     sp.in_type[a] == SL_K_I64 || sp.in_type[a] == SL_K_F64)
                 ((int64_t *)o)[r] = 0;
             else
                 ((int32_t *)o)[r] = 0;
@@ -477,6 +502,11 @@ __device__ inline void write_row(const sl_k_agg_spec &sp, const sl_k_agg_out &ou
         switch (kd) {
         case K_SUMI: {
             long long hi = v1[a];
+            if (wide) { /* decimal128: 2^32 values of 18 digits stay within 38 */
+                ((int64_t *)o)[2 * r] = (int64_t)lo;
+                ((int64_t *)o)[2 * r + 1] = hi;
+                break;
+            }
             /* Only a sum must fit int64; an average is a double (as on the CPU). */
             if (sp.fn[a] == SL_K_AGG_SUM && hi != ((long long)lo < 0 ? -1 : 0))
                 atomicCAS(status, 0, kEOverflow);
@@ -484,8 +514,8 @@ __device__ inline void write_row(const sl_k_agg_spec &sp, const sl_k_agg_out &ou
             double s = hi == ((long long)lo < 0 ? -1 : 0)
                            ? (double)(long long)lo
                            : (double)hi * 18446744073709551616.0 + (double)lo;
-            if (sp.fn[a] == SL_K_AGG_AVG)
-                ((double *)o)[r] = s / (double)cnt;
+            if (sp.fn[a] == SL_K_AGG_AVG) /* as the CPU: sum / unit / count */
+                ((double *)o)[r] = s / (sp.avg_unit[a] > 0 ? sp.avg_unit[a] : 1.0) / (double)cnt;
             else
                 ((int64_t *)o)[r] = (int64_t)lo;
             break;

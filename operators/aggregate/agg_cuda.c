@@ -5,6 +5,9 @@
  *   synchronization of the sink); few groups use the table method (per-block
  *   shared-memory pre-aggregation merged into a device hash table), many use the
  *   partitioned method (each batch is radix-partitioned by hash into device buffers).
+ *   One key without nulls and integer count/sum/avg/min/max (the common case) take
+ *   kernels with per-block shared tables of stored keys (SL_K_AGG_SMALL, and the
+ *   partitioned output's first kernel); the generic kernels take what they cannot.
  *   The table method keeps a reference to every batch: if the table turns out too
  *   small (checked once, at finalize) the batches are aggregated again into a bigger
  *   one, so no row is lost. Device memory comes from sl_task_device_alloc, so the
@@ -20,8 +23,10 @@
  * co-processing (issue 8): when CPU workers sank rows too, finalize brings the GPU's
  *   groups to the host as partial states and the CPU finalize merges all (merge_on_host).
  *
- * Not on the GPU (can_run says no, the CPU sink runs): a key or value column of a type
- * beyond int32/int64/float32/float64 or count(DISTINCT) (agg_any.c), no key (a global aggregate), more
+ * Types: keys and values of int32, int64, date32, timestamp and decimal up to precision
+ * 18 (as int32/int64), values also float32/float64; decimal sums are exact decimal(38, s).
+ * Not on the GPU (can_run says no, the CPU sink runs): other types (bool, int8/16, uint,
+ * strings) or count(DISTINCT) (agg_any.c), no key (a global aggregate), more
  * than SL_K_AGG_MAX_KEYS keys or SL_K_AGG_MAX_AGGS aggregates. One GPU's locals only: a
  * plan whose sink ran on several GPUs fails with SL_EUNSUPPORTED (multi-GPU merge is
  * future work). */
@@ -29,6 +34,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include "../common/values.h"
 #include "agg_gpu.h"
 #include "gpu_ext.h"
 #include "agg_int.h"
@@ -115,13 +121,16 @@ static void drv_bind(struct agg_gdrv *d, sl_task_t *t)
     d->stream = sl_task_stream(t);
 }
 
+/* The kernels' type of a column: dates are int32, timestamps and decimals (precision up
+ * to 18) int64 (bind allows only these, sl__agg_gpu_type). */
 static int k_type(enum sl_type t)
 {
-    switch (t) {
-    case SL_TYPE_INT32: return SL_K_I32;
-    case SL_TYPE_INT64: return SL_K_I64;
+    switch (SL_TYPE_ID(t)) {
+    case SL_TYPE_INT32:
+    case SL_TYPE_DATE32: return SL_K_I32;
     case SL_TYPE_FLOAT32: return SL_K_F32;
-    default: return SL_K_F64;
+    case SL_TYPE_FLOAT64: return SL_K_F64;
+    default: return SL_K_I64;
     }
 }
 
@@ -135,6 +144,12 @@ static void spec_of(const struct agg_plan *p, struct sl_k_agg_spec *sp)
     for (int a = 0; a < p->n_aggs; a++) {
         sp->fn[a] = (int)p->aggs[a].fn; /* same order as SL_K_AGG_* */
         sp->in_type[a] = p->aggs[a].col >= 0 ? k_type(p->aggs[a].in_type) : SL_K_I64;
+        /* Decimal sums are decimal(38, s) (exact, 16 bytes); averages divide by 10^s
+         * first, as the CPU finalize does. */
+        if (p->aggs[a].col >= 0 && SL_TYPE_ID(p->aggs[a].in_type) == SL_TYPE_DECIMAL) {
+            sp->sum128[a] = 1;
+            sp->avg_unit[a] = (double)sl__pow10_i128(sl_type_scale(p->aggs[a].in_type));
+        }
     }
 }
 

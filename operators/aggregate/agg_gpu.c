@@ -10,6 +10,10 @@
  * H100 (see bench/results_gpuagg.md). */
 #define DEFAULT_PART_THRESHOLD ((int64_t)1 << 16)
 
+/* Estimated groups up to which the table method asks for the few-groups kernel
+ * (SL_K_AGG_SMALL: 4096 shared slots per block, half full). */
+#define DEFAULT_SMALL_THRESHOLD 2048
+
 /* Sample rows for the group estimate. */
 #define SAMPLE_ROWS 65536
 
@@ -161,8 +165,13 @@ static int table_new(struct agg_gdrv *d, int64_t cap, struct sl_k_agg_table *tb,
  * runs every kept input again into a bigger table if any is set. */
 static int table_launch(struct agg_gdrv *d, const struct sl_k_agg_input *in)
 {
-    CU(d, sl_k_agg_update(&d->spec, in, &d->tb, NULL, &d->spill, d->shared_groups,
-                          d->update_flags, d->stream), "aggregating");
+    /* Few groups by the estimate, and no table growth yet (which says it was wrong). */
+    int64_t small = d->small_threshold ? d->small_threshold : DEFAULT_SMALL_THRESHOLD;
+    int flags = d->update_flags;
+    if (small > 0 && d->g_est <= (double)small && !d->grows)
+        flags |= SL_K_AGG_SMALL;
+    CU(d, sl_k_agg_update(&d->spec, in, &d->tb, NULL, &d->spill, d->shared_groups, flags,
+                          d->stream), "aggregating");
     return AGG_GDRV_OK;
 }
 
@@ -394,7 +403,7 @@ static int part_output(struct agg_gdrv *d, agg_gdrv_out_fn fn, void *ctx, int32_
                        struct sl_k_agg_out *out, int64_t *n_groups)
 {
     size_t pb_bytes = (size_t)d->n_parts * sizeof(struct sl_k_agg_pbatch);
-    size_t pend_bytes = (size_t)(d->rows + 31) / 32 * 4;
+    size_t pend_bytes = sl_k_agg_part_pending_bytes(d->rows, d->bits);
     char *tmp = dalloc(d, al256(pb_bytes) + pend_bytes);
     if (!tmp)
         return AGG_GDRV_ENOMEM;
@@ -419,7 +428,9 @@ static int part_output(struct agg_gdrv *d, agg_gdrv_out_fn fn, void *ctx, int32_
             break;
         CU(d, cudaMemsetAsync(pending, 0, pend_bytes, d->stream), "zeroing pending rows");
         CU(d, sl_k_agg_part_final(&d->spec, (const struct sl_k_agg_pbatch *)tmp, d->n_parts,
-                                  d->bits, d->any_nulls, pending, out, d_status, d->stream),
+                                  d->bits, d->any_nulls,
+                                  d->small_threshold < 0 ? SL_K_AGG_NO_SMALL : 0, pending, out,
+                                  d_status, d->stream),
            "aggregating partitions");
         unsigned long long n;
         if ((rc = sync_read(d, &n, out->d_count, 8, "reading the group count")) < 0)

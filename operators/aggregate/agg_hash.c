@@ -91,7 +91,7 @@ static int bind_keys(sl_bind_t *b, struct agg_plan *p, const char *keys)
         enum sl_type ty;
         sl_schema_field(in, idx, NULL, &ty);
         p->any |= !sl__agg_table_int_type(ty);
-        p->gpu_types &= ty == SL_TYPE_INT32 || ty == SL_TYPE_INT64;
+        p->gpu_types &= sl__agg_table_int_type(ty); /* int32/int64 bits on the GPU */
         p->key_cols[p->n_keys] = idx;
         p->key_types[p->n_keys++] = ty;
         int rc = sl_bind_add_column(b, name, ty);
@@ -174,7 +174,7 @@ static int bind_one_agg(sl_bind_t *b, struct agg_plan *p, const char *item)
     s->is_int = sl__agg_table_int_type(s->in_type);
     bool flt = s->in_type == SL_TYPE_FLOAT32 || s->in_type == SL_TYPE_FLOAT64;
     p->any |= !(s->is_int || flt) || s->fn == AGG_COUNT_DISTINCT;
-    p->gpu_types &= flt || s->in_type == SL_TYPE_INT32 || s->in_type == SL_TYPE_INT64;
+    p->gpu_types &= flt || s->is_int;
     int rc = agg_out_type(s);
     if (rc < 0)
         return sl_bind_fail(b, SL_ETYPE, "option aggs: %s(%s): column '%s' is %s, which %s "
@@ -481,8 +481,9 @@ double sl__agg_cost(const sl_op_t *op, enum sl_device_kind kind, int64_t rows)
     for (int a = 0; a < p->n_aggs; a++)
         if (p->aggs[a].col >= 0)
             bytes += (double)sl_type_width(p->aggs[a].in_type);
-    if (kind == SL_DEVICE_CUDA)
-        return AGG_GPU_FIXED_S + (double)rows * bytes / AGG_GPU_BYTES_PER_S;
+    if (kind == SL_DEVICE_CUDA) /* types the GPU does not take: unknown, placement says so */
+        return p->any || !p->gpu_types ? -1
+                                       : AGG_GPU_FIXED_S + (double)rows * bytes / AGG_GPU_BYTES_PER_S;
     return (double)rows * (1.0 / 150e6 + bytes / 10e9);
 }
 

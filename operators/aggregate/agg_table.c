@@ -524,13 +524,22 @@ sl_batch_t *sl__agg_table_output(sl_task_t *t, const struct agg_plan *p, const s
 }
 
 
-/* Reads value i of column c (int32/int64/float32/float64) as int64 or double. */
-static void read_value(const sl_batch_t *b, int c, int64_t i, int64_t *vi, double *vf)
+/* Reads value i of column c as an integer (int32, int64, date32, timestamp, decimal of 8
+ * or 16 bytes: the GPU's partial states) or a double (float32/float64). */
+static void read_value(const sl_batch_t *b, int c, int64_t i, __int128 *vi, double *vf)
 {
     const void *v = sl__col_values(b, c);
-    switch (b->cols[c].type) {
-    case SL_TYPE_INT32: *vi = ((const int32_t *)v)[i]; break;
-    case SL_TYPE_INT64: *vi = ((const int64_t *)v)[i]; break;
+    switch (SL_TYPE_ID(b->cols[c].type)) {
+    case SL_TYPE_INT32:
+    case SL_TYPE_DATE32: *vi = ((const int32_t *)v)[i]; break;
+    case SL_TYPE_INT64:
+    case SL_TYPE_TIMESTAMP: *vi = ((const int64_t *)v)[i]; break;
+    case SL_TYPE_DECIMAL:
+        if (sl_type_width(b->cols[c].type) == 16)
+            memcpy(vi, (const char *)v + 16 * i, 16);
+        else
+            *vi = ((const int64_t *)v)[i];
+        break;
     case SL_TYPE_FLOAT32: *vf = ((const float *)v)[i]; break;
     default: *vf = ((const double *)v)[i]; break;
     }
@@ -551,11 +560,12 @@ int sl__agg_add_partials(sl_task_t *t, const struct agg_plan *p, struct agg_glob
         uint64_t nm = 0, h = 0x9E3779B97F4A7C15ull;
         for (int j = 0; j < p->n_keys; j++) {
             double unused;
-            kv[j] = 0;
+            __int128 key = 0;
             if (sl__col_valid(&b->cols[j], i))
-                read_value(b, j, i, &kv[j], &unused);
+                read_value(b, j, i, &key, &unused);
             else
                 nm |= 1ull << j;
+            kv[j] = (int64_t)key;
             h = mix64(h ^ ((uint64_t)kv[j] + (uint64_t)j * 0x632BE59BD9B4E019ull));
         }
         h = nm ? mix64(h ^ nm) : h;
@@ -565,20 +575,20 @@ int sl__agg_add_partials(sl_task_t *t, const struct agg_plan *p, struct agg_glob
         for (int a = 0; a < p->n_aggs; a++) {
             const struct agg_spec *s = &p->aggs[a];
             int c = p->n_keys + a;
-            int64_t vi = 0;
+            __int128 vi = 0;
             double vf = 0;
             bool valid = sl__col_valid(&b->cols[c], i);
             if (valid)
                 read_value(b, c, i, &vi, &vf);
             if (s->fn == AGG_COUNT_STAR || s->fn == AGG_COUNT) {
-                k->tb.cnt[a][g] += vi;
+                k->tb.cnt[a][g] += (int64_t)vi;
                 continue;
             }
             union agg_val v = {0};
             if (s->fn == AGG_SUM && s->is_int)
                 v.s = vi;
             else if (s->is_int && s->fn != AGG_SUM)
-                v.i = vi;
+                v.i = (int64_t)vi;
             else
                 v.f = vf;
             merge_state(s, &k->tb, a, g, valid ? 1 : 0, &v);

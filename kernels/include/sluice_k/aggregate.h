@@ -48,6 +48,11 @@ struct sl_k_agg_spec {
     int n_aggs;                       /* 0..SL_K_AGG_MAX_AGGS */
     int fn[SL_K_AGG_MAX_AGGS];        /* SL_K_AGG_* */
     int in_type[SL_K_AGG_MAX_AGGS];   /* SL_K_* of the input column (unused for count(*)) */
+    /* Integer sums written as 16-byte two's complement (decimal128: lo word, hi word),
+     * which cannot overflow; 0 = int64 (overflow -> SL_EOVERFLOW). */
+    int sum128[SL_K_AGG_MAX_AGGS];
+    /* Divisor of an integer average before the count (a decimal's 10^scale; 0 = 1). */
+    double avg_unit[SL_K_AGG_MAX_AGGS];
 };
 
 struct sl_k_agg_col {
@@ -84,8 +89,8 @@ struct sl_k_agg_table {
 };
 
 /* Output columns: d_cols[j] for key j, d_cols[n_keys + a] for aggregate a (types as the
- * CPU operator: keys keep their type; count int64; sum int64 or float64; avg float64;
- * min/max the input type). d_valid[c] are 32-bit-word bitmaps the caller set to all ones
+ * CPU operator: keys keep their type; count int64; sum int64, float64 or (spec.sum128)
+ * 16 bytes; avg float64; min/max the input type). d_valid[c] are 32-bit-word bitmaps the caller set to all ones
  * (NULL where the column never has nulls: count columns); the kernels clear bits of null
  * values and add to d_null_count[c]. At most `cap` rows are written; *d_count receives the
  * number of groups (also those that did not fit, for count -> allocate -> write). */
@@ -114,8 +119,12 @@ cudaError_t sl_k_agg_table_clear(const struct sl_k_agg_table *tb, cudaStream_t s
  * only happen when tb->d_n[0] reaches tb->cap. shared_groups: capacity of each block's
  * shared table (0: default; -1: no shared table, global atomics only; measured). flags:
  * SL_K_AGG_PRELOAD loads the first two aggregates' values with the keys (one memory wait
- * per tile, one block per SM) instead of after the lookups (two waits, two blocks). */
-enum { SL_K_AGG_PRELOAD = 1 };
+ * per tile, one block per SM) instead of after the lookups (two waits, two blocks).
+ * SL_K_AGG_SMALL (for an input expected to hold at most a few thousand groups): one int32
+ * or int64 key and count/sum/avg/min/max of int32/int64 values, all without nulls, take
+ * a per-block shared hash table of stored keys merged once per block (kernels/aggregate/
+ * aggregate_small.cuh); other inputs ignore the flag. Same results and contract. */
+enum { SL_K_AGG_PRELOAD = 1, SL_K_AGG_SMALL = 2 };
 cudaError_t sl_k_agg_update(const struct sl_k_agg_spec *spec, const struct sl_k_agg_input *in,
                             const struct sl_k_agg_table *tb, uint32_t *d_overflow_rows,
                             const struct sl_k_agg_table *spill, int shared_groups, int flags,
@@ -166,14 +175,20 @@ cudaError_t sl_k_agg_part_scatter(void *d_temp, size_t *temp_bytes,
                                   const struct sl_k_agg_pbatch *out, cudaStream_t stream);
 /* Aggregates partition p of every batch (d_batches: n_batches descriptors in device
  * memory) in one block each and writes the groups to `out` (count -> allocate -> write:
- * groups past out->cap are counted, not written; run again with room). d_pending: a
- * bitmap of (sum of batch rows) bits zeroed by the caller (rows left for the next round
- * of a partition with more groups than a block holds). any_nulls: some batch has
- * d_nullbits (else one-key loops are specialized). */
+ * groups past out->cap are counted, not written; run again with room). d_pending:
+ * sl_k_agg_part_pending_bytes(rows of all batches, bits) bytes zeroed by the caller
+ * (partitions and rows left for a second kernel or the next round of a partition with
+ * more groups than a block holds). any_nulls: some batch has d_nullbits (else one-key
+ * loops are specialized). Specs that SL_K_AGG_SMALL takes (without nulls) go first
+ * through a kernel of per-partition shared tables of stored keys; flags
+ * SL_K_AGG_NO_SMALL: only the generic kernel (to compare). */
+enum { SL_K_AGG_NO_SMALL = 4 };
+size_t sl_k_agg_part_pending_bytes(int64_t rows, int bits);
 cudaError_t sl_k_agg_part_final(const struct sl_k_agg_spec *spec,
                                 const struct sl_k_agg_pbatch *d_batches, int n_batches, int bits,
-                                int any_nulls, uint32_t *d_pending, const struct sl_k_agg_out *out,
-                                int32_t *d_status, cudaStream_t stream);
+                                int any_nulls, int flags, uint32_t *d_pending,
+                                const struct sl_k_agg_out *out, int32_t *d_status,
+                                cudaStream_t stream);
 /* Groups one block holds in shared memory in sl_k_agg_part_final (to choose bits). */
 int64_t sl_k_agg_part_groups_per_block(const struct sl_k_agg_spec *spec);
 

@@ -572,6 +572,38 @@ SL_TEST(agg_bad_options)
 /* The sink's cost estimates (seconds) let automatic placement choose the GPU for a large
  * group-by: per row the GPU's compute beats even 16 CPU workers, and 2 workers also with
  * the host-to-GPU copy at 25 GB/s that placement.c adds; a tiny one stays on the CPU. */
+/* The GPU cost knows the types the GPU group-by takes (date32, timestamp, decimal keys and
+ * values, issue 17): others (a bool key, a bool sum, count(DISTINCT)) have no GPU cost, so
+ * automatic placement keeps them on the CPU and explain says why. */
+SL_TEST(agg_gpu_cost_knows_types)
+{
+    const char *names[4] = {"d", "c", "b", "v"};
+    enum sl_type types[4] = {SL_TYPE_DATE32, sl_type_decimal(15, 2), SL_TYPE_BOOL, SL_TYPE_INT64};
+    sl_batch_t *b;
+    SL_ASSERT_OK(sl_batch_create(&b, 4, names, types, 1));
+    sl_table_t *t;
+    SL_ASSERT_OK(sl_table_create(&t));
+    SL_ASSERT_OK(sl_table_append(t, b));
+    sl_batch_unref(b);
+    const char *const opts[5] = {"keys=d aggs=\"count(*), sum(c), avg(c), min(d)\"",
+                                 "keys=\"c,d\" aggs=\"sum(v), max(c)\"", "keys=b aggs=\"count(*)\"",
+                                 "keys=d aggs=\"sum(b)\"", "keys=d aggs=\"count(distinct v)\""};
+    for (int i = 0; i < 5; i++) {
+        sl_plan_t *p;
+        int s, o;
+        SL_ASSERT_OK(sl_plan_create(&p));
+        SL_ASSERT_OK(sl_plan_add_table(p, t, &s));
+        SL_ASSERT_OK(sl_plan_add(p, "aggregate", &s, 1, opts[i], &o));
+        double gpu = sl__agg_cost(p->nodes[o], SL_DEVICE_CUDA, 1 << 20);
+        printf("%s: gpu cost %g\n", opts[i], gpu);
+        assert_true(sl__agg_cost(p->nodes[o], SL_DEVICE_CPU, 1 << 20) > 0);
+        assert_true(i < 2 ? gpu > 0 : gpu < 0);
+        sl_plan_destroy(p);
+    }
+    sl_table_unref(t);
+    assert_no_leaks();
+}
+
 SL_TEST(agg_cost_prefers_gpu_for_large_inputs)
 {
     struct tcol c[2];

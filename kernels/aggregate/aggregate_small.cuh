@@ -1,0 +1,329 @@
+/* Few-groups path of sl_k_agg_update (issue 19): one int32 or int64 key column and
+ * count(*), count, sum, avg, min, max of int32/int64 values, none of them with nulls.
+ *
+ * Each block keeps its own shared hash table: C slots of stored keys (a multiplicative
+ * 32-bit hash, linear probing, CAS insert, no slot -> group indirection), 32-bit row
+ * counts and one 64-bit partial state per sum/min/max, and merges it once into the global
+ * table at the end. Rows are read four at a time per thread with vector loads. A row
+ * the shared table cannot take goes to the global table alone, as in the generic kernel:
+ * its key is the empty marker, or no free slot within kProbeLimit probes (more groups than
+ * the estimate said). A sum value outside the int32 range goes to the global 128-bit state
+ * alone (its row still counts in shared memory): with |values| < 2^31 and fewer than 2^32
+ * rows a block's 64-bit partial cannot overflow, so sums stay exact. */
+#ifndef SLUICE_K_AGGREGATE_SMALL_CUH
+#define SLUICE_K_AGGREGATE_SMALL_CUH
+
+#include "aggregate_rows.cuh"
+
+namespace sluice_k {
+namespace agg {
+
+constexpr int kSmallItems = 4;
+constexpr int kProbeLimit = 32;
+
+/* Shared state of each aggregate: index into the block's state arrays, -1 = none (count(*)
+ * and count of a column without nulls read the row count). Built by the launcher. */
+struct SmallLayout {
+    int n_st;
+    int st[kMaxA];
+};
+
+template <typename K> struct SmallKey;
+template <> struct SmallKey<int32_t> {
+    static constexpr int32_t kEmpty = (int32_t)0x80000000;
+    __device__ static uint32_t hash(int32_t k) { return (uint32_t)k * 0x9E3779B1u; }
+    __device__ static int32_t cas(int32_t *p, int32_t want, int32_t k)
+    {
+        return atomicCAS(p, want, k);
+    }
+};
+template <> struct SmallKey<int64_t> {
+    static constexpr int64_t kEmpty = (int64_t)0x8000000000000000ull;
+    __device__ static uint32_t hash(int64_t k)
+    {
+        return ((uint32_t)k ^ (uint32_t)((uint64_t)k >> 32)) * 0x9E3779B1u;
+    }
+    __device__ static int64_t cas(int64_t *p, int64_t want, int64_t k)
+    {
+        return (int64_t)atomicCAS((unsigned long long *)p, (unsigned long long)want,
+                                  (unsigned long long)k);
+    }
+};
+
+/* Slot of key k in the block's table (claimed if new), -1 if it takes the global path. */
+template <typename K>
+__device__ __forceinline__ int small_find(K *skey, int log_c, K k)
+{
+    if (k == SmallKey<K>::kEmpty)
+        return -1;
+    const uint32_t mask = (1u << log_c) - 1;
+    uint32_t h = SmallKey<K>::hash(k) >> (32 - log_c);
+    for (int p = 0; p < kProbeLimit; p++) {
+        K cur = *(volatile K *)&skey[h];
+        if (cur == SmallKey<K>::kEmpty)
+            cur = SmallKey<K>::cas(&skey[h], SmallKey<K>::kEmpty, k);
+        if (cur == SmallKey<K>::kEmpty || cur == k)
+            return (int)h;
+        h = (h + 1) & mask;
+    }
+    return -1;
+}
+
+/* Elements [r0, r0 + N) of a column of `type` as int64 (vector loads when `vec`). */
+template <int N>
+__device__ __forceinline__ void small_load(const void *p, int type, int64_t r0, bool vec,
+                                           int64_t *x)
+{
+    if (type == SL_K_I32) {
+        const int32_t *q = (const int32_t *)p + r0;
+        if constexpr (N == 4) {
+            if (vec) {
+                int4 v = __ldcs((const int4 *)q);
+                x[0] = v.x, x[1] = v.y, x[2] = v.z, x[3] = v.w;
+                return;
+            }
+        }
+#pragma unroll
+        for (int i = 0; i < N; i++)
+            x[i] = __ldcs(q + i);
+        return;
+    }
+    const int64_t *q = (const int64_t *)p + r0;
+    if constexpr (N == 4) {
+        if (vec) {
+            longlong2 a = __ldcs((const longlong2 *)q), b = __ldcs((const longlong2 *)q + 1);
+            x[0] = a.x, x[1] = a.y, x[2] = b.x, x[3] = b.y;
+            return;
+        }
+    }
+#pragma unroll
+    for (int i = 0; i < N; i++)
+        x[i] = __ldcs(q + i);
+}
+
+__device__ __forceinline__ Key small_gkey(int64_t k)
+{
+    Key key;
+#pragma unroll
+    for (int j = 0; j < kMaxK; j++)
+        key.k[j] = 0;
+    key.k[0] = k;
+    key.nm = 0;
+    key.h = mix64(0x9E3779B97F4A7C15ull ^ (uint64_t)k); /* as load_key<1/2> */
+    return key;
+}
+
+/* Global group of key k, or -1 after counting a row that found no room (the caller runs
+ * the inputs again into a bigger table). */
+__device__ __forceinline__ int64_t small_gfind(const sl_k_agg_spec &sp, const sl_k_agg_table &tb,
+                                               int64_t k)
+{
+    int64_t g = g_find(sp, tb, small_gkey(k));
+    if (g < 0)
+        atomicAdd(&tb.d_n[1], 1ull);
+    return g;
+}
+
+__device__ __forceinline__ bool small_wide(int kd, int type, int64_t v)
+{
+    return kd == K_SUMI && type == SL_K_I64 && (uint64_t)(v + 0x80000000ll) >> 32 != 0;
+}
+
+/* Rows [r0, r0 + N) of the input. */
+template <typename K, int N>
+__device__ __forceinline__ void small_rows(const sl_k_agg_spec &sp, const sl_k_agg_input &in,
+                                           const sl_k_agg_table &tb, const SmallLayout &L,
+                                           long long *st, K *skey, unsigned *srows, int log_c,
+                                           int64_t r0, bool vec)
+{
+    const int C = 1 << log_c;
+    int64_t kx[N];
+    small_load<N>(in.keys[0].d_data, sizeof(K) == 4 ? SL_K_I32 : SL_K_I64, r0, vec, kx);
+    int slot[N];
+    int64_t g[N];
+#pragma unroll
+    for (int i = 0; i < N; i++) {
+        slot[i] = small_find<K>(skey, log_c, (K)kx[i]);
+        g[i] = -1;
+        if (slot[i] >= 0) {
+            atomicAdd(&srows[slot[i]], 1u);
+        } else if ((g[i] = small_gfind(sp, tb, kx[i])) >= 0) {
+            atomicAdd(&tb.d_rows[g[i]], 1ull);
+        }
+    }
+    for (int a = 0; a < sp.n_aggs; a++) {
+        int s = L.st[a];
+        if (s < 0)
+            continue;
+        const int kd = kind_of(sp.fn[a], sp.in_type[a]);
+        int64_t v[N];
+        small_load<N>(in.vals[a].d_data, sp.in_type[a], r0, vec, v);
+#pragma unroll
+        for (int i = 0; i < N; i++) {
+            int64_t gi = g[i];
+            if (slot[i] >= 0 && !small_wide(kd, sp.in_type[a], v[i])) {
+                long long *p = &st[(size_t)s * C + slot[i]];
+                if (kd == K_SUMI)
+                    atomicAdd((unsigned long long *)p, (unsigned long long)v[i]);
+                else if (kd == K_MINI)
+                    atomicMin(p, (long long)v[i]);
+                else
+                    atomicMax(p, (long long)v[i]);
+                continue;
+            }
+            if (slot[i] >= 0) /* a wide sum value; its row counts in shared memory */
+                gi = small_gfind(sp, tb, kx[i]);
+            if (gi >= 0)
+                update_val(kd, tb.d_v0[a], tb.d_v1[a], gi, (uint64_t)v[i]);
+        }
+    }
+}
+
+/* Empties the block's table: no keys, no rows, initial states. */
+template <typename K>
+__device__ __forceinline__ void small_clear(const sl_k_agg_spec &sp, const SmallLayout &L,
+                                            long long *st, K *skey, unsigned *srows, int C)
+{
+    for (int i = threadIdx.x; i < C; i += blockDim.x) {
+        skey[i] = SmallKey<K>::kEmpty;
+        srows[i] = 0;
+        for (int a = 0; a < sp.n_aggs; a++)
+            if (L.st[a] >= 0)
+                st[(size_t)L.st[a] * C + i] = (long long)v0_init(kind_of(sp.fn[a], sp.in_type[a]));
+    }
+}
+
+/* Slot i's states as the 64-bit arrays g_merge and write_row take. */
+__device__ __forceinline__ void small_states(const sl_k_agg_spec &sp, const SmallLayout &L,
+                                             const long long *st, int C, int i,
+                                             unsigned long long *v0, long long *v1,
+                                             unsigned long long *nn)
+{
+    for (int a = 0; a < sp.n_aggs; a++) {
+        long long x = L.st[a] >= 0 ? st[(size_t)L.st[a] * C + i] : 0;
+        v0[a] = (unsigned long long)x;
+        v1[a] = kind_of(sp.fn[a], sp.in_type[a]) == K_SUMI && x < 0 ? -1 : 0;
+        nn[a] = 0;
+    }
+}
+
+template <typename K>
+__global__ void __launch_bounds__(kThreads, 2)
+    small_update_kernel(sl_k_agg_spec sp, sl_k_agg_input in, sl_k_agg_table tb,
+                        sl_k_agg_table spill, SmallLayout L, int log_c, bool vec)
+{
+    const int C = 1 << log_c;
+    long long *st = (long long *)agg_smem;
+    K *skey = (K *)(st + (size_t)L.n_st * C);
+    unsigned *srows = (unsigned *)(skey + C);
+    small_clear<K>(sp, L, st, skey, srows, C);
+    __syncthreads();
+    const int64_t nq = in.n / kSmallItems;
+    for (int64_t q = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; q < nq;
+         q += (int64_t)gridDim.x * blockDim.x)
+        small_rows<K, kSmallItems>(sp, in, tb, L, st, skey, srows, log_c, q * kSmallItems, vec);
+    if (blockIdx.x == gridDim.x - 1)
+        for (int64_t r = nq * kSmallItems + threadIdx.x; r < in.n; r += blockDim.x)
+            small_rows<K, 1>(sp, in, tb, L, st, skey, srows, log_c, r, false);
+    __syncthreads();
+    for (int i = threadIdx.x; i < C; i += blockDim.x) {
+        K k = skey[i];
+        if (k == SmallKey<K>::kEmpty)
+            continue;
+        unsigned long long v0[kMaxA], nn[kMaxA];
+        long long v1[kMaxA];
+        small_states(sp, L, st, C, i, v0, v1, nn);
+        g_merge_or_spill(sp, tb, spill, small_gkey((int64_t)k), srows[i], v0, v1, nn);
+    }
+}
+
+/* The partitioned method's output for the same inputs: one block per partition p
+ * aggregates its rows of every batch in a shared table as above and writes its groups
+ * (count -> allocate -> write, as part_final_kernel). A partition it cannot finish (more
+ * groups than its slots, a key equal to the empty marker, a sum value outside int32 that
+ * could overflow the 64-bit partial) writes nothing and sets its bit in `redo`, for
+ * part_final_kernel to do it. */
+template <typename K>
+__global__ void __launch_bounds__(kThreads)
+    small_part_final_kernel(sl_k_agg_spec sp, const sl_k_agg_pbatch *batches, int n_batches,
+                            uint32_t *redo, sl_k_agg_out out, int32_t *status, SmallLayout L,
+                            int log_c)
+{
+    const int C = 1 << log_c;
+    const int p = blockIdx.x;
+    long long *st = (long long *)agg_smem;
+    K *skey = (K *)(st + (size_t)L.n_st * C);
+    unsigned *srows = (unsigned *)(skey + C);
+    __shared__ int failed;
+    __shared__ unsigned int n_groups, at;
+    __shared__ unsigned long long out_base;
+    small_clear<K>(sp, L, st, skey, srows, C);
+    if (threadIdx.x == 0)
+        failed = 0, n_groups = 0, at = 0;
+    __syncthreads();
+    for (int b = 0; b < n_batches; b++) {
+        const sl_k_agg_input &in = batches[b].in;
+        const K *keys = (const K *)in.keys[0].d_data;
+        const int64_t lo = batches[b].d_offsets[p], hi = batches[b].d_offsets[p + 1];
+        for (int64_t i = lo + threadIdx.x; i < hi; i += blockDim.x) {
+            if (*(volatile int *)&failed)
+                break;
+            int slot = small_find<K>(skey, log_c, keys[i]);
+            bool ok = slot >= 0;
+            for (int a = 0; ok && a < sp.n_aggs; a++)
+                ok = L.st[a] < 0 || !small_wide(kind_of(sp.fn[a], sp.in_type[a]), sp.in_type[a],
+                                                ld_int(in.vals[a].d_data, sp.in_type[a], i));
+            if (!ok) {
+                atomicExch(&failed, 1);
+                break;
+            }
+            if (atomicAdd(&srows[slot], 1u) == 0)
+                atomicAdd(&n_groups, 1u);
+            for (int a = 0; a < sp.n_aggs; a++) {
+                int s = L.st[a];
+                if (s < 0)
+                    continue;
+                const int kd = kind_of(sp.fn[a], sp.in_type[a]);
+                long long v = ld_int(in.vals[a].d_data, sp.in_type[a], i);
+                long long *q = &st[(size_t)s * C + slot];
+                if (kd == K_SUMI)
+                    atomicAdd((unsigned long long *)q, (unsigned long long)v);
+                else if (kd == K_MINI)
+                    atomicMin(q, v);
+                else
+                    atomicMax(q, v);
+            }
+        }
+    }
+    __syncthreads();
+    if (failed) {
+        if (threadIdx.x == 0)
+            atomicOr(&redo[p >> 5], 1u << (p & 31));
+        return;
+    }
+    if (threadIdx.x == 0)
+        out_base = n_groups ? atomicAdd(out.d_count, (unsigned long long)n_groups) : 0;
+    __syncthreads();
+    for (int i0 = 0; i0 < C; i0 += blockDim.x) {
+        const int i = i0 + threadIdx.x;
+        const bool has = i < C && skey[i] != SmallKey<K>::kEmpty;
+        const unsigned m = __ballot_sync(~0u, has);
+        unsigned w = 0;
+        if ((threadIdx.x & 31) == 0 && m)
+            w = atomicAdd(&at, (unsigned)__popc(m));
+        w = __shfl_sync(~0u, w, 0) + __popc(m & ((1u << (threadIdx.x & 31)) - 1));
+        const int64_t r = (int64_t)out_base + w;
+        if (!has || r >= out.cap)
+            continue;
+        unsigned long long v0[kMaxA], nn[kMaxA];
+        long long v1[kMaxA];
+        small_states(sp, L, st, C, i, v0, v1, nn);
+        const int64_t k = (int64_t)skey[i];
+        write_row(sp, out, r, &k, 1, 0, srows[i], v0, v1, nn, status);
+    }
+}
+
+} // namespace agg
+} // namespace sluice_k
+
+#endif /* SLUICE_K_AGGREGATE_SMALL_CUH */

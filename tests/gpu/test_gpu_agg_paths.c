@@ -1,0 +1,439 @@
+/* Tests the GPU group-by's few-groups path (SL_K_AGG_SMALL: per-block shared hash tables
+ * of stored keys, kernels/aggregate/aggregate_small.cuh) and its key and value types
+ * (issues 17 and 19).
+ *
+ * Kernel level: the host driver with one int32 or int64 key and eight aggregates (count,
+ * sum, min, max, avg of int64 and int32 values) against a plain reference: empty input,
+ * one row, one group, 1,000 groups, keys at the type's extremes (the shared table's empty
+ * marker among them), values at int64's extremes (they take the global 128-bit path),
+ * skew, unaligned input with a tail that is not a multiple of four, a forced few-groups
+ * path on many more groups than its tables hold, and a first batch whose sample sees ten
+ * groups where the input has 50,000 (the table grows; the rerun takes the generic path).
+ *
+ * Operator level: date32, timestamp and decimal keys and values on the GPU equal the CPU
+ * engine (decimal sums exact decimal(38, s), averages as the CPU), with and without nulls;
+ * a bool key stays on the CPU (placement says so) with the same result. Skipped without
+ * a GPU. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../operators/aggregate/agg_gpu.h"
+#include "../common/typed_rows.h"
+#include "exec_int.h"
+#include "gpu_test.h"
+
+static uint64_t rnd(uint64_t *s)
+{
+    *s ^= *s << 13, *s ^= *s >> 7, *s ^= *s << 17;
+    return *s;
+}
+
+/* ---------------- kernel level ---------------- */
+
+static cudaStream_t g_stream;
+
+static void *k_alloc(void *ctx, size_t b)
+{
+    (void)ctx;
+    void *p = NULL;
+    return cudaMallocAsync(&p, b, g_stream) == cudaSuccess ? p : NULL;
+}
+
+static void k_free(void *ctx, void *p)
+{
+    (void)ctx;
+    if (p)
+        CU(cudaFreeAsync(p, g_stream));
+}
+
+static void *h_alloc(void *ctx, size_t b)
+{
+    (void)ctx;
+    return malloc(b);
+}
+
+static void h_free(void *ctx, void *p, size_t b)
+{
+    (void)ctx, (void)b;
+    free(p);
+}
+
+enum { NA = 8, NC = 1 + NA };
+
+struct kout {
+    void *cols[NC];
+    uint32_t *valid[NC];
+};
+
+static int kout_fn(void *ctx, int64_t rows, struct sl_k_agg_out *out)
+{
+    struct kout *o = ctx;
+    for (int c = 0; c < NC; c++) {
+        k_free(NULL, o->cols[c]);
+        k_free(NULL, o->valid[c]);
+        o->valid[c] = NULL;
+        o->cols[c] = out->d_cols[c] = k_alloc(NULL, (size_t)(rows + 1) * 8);
+        if (c >= 4)
+            o->valid[c] = out->d_valid[c] = k_alloc(NULL, (size_t)(rows + 32) / 32 * 4);
+    }
+    return AGG_GDRV_OK;
+}
+
+struct kcase {
+    int key64;            /* int64 key (else int32) */
+    int64_t n, groups;
+    int extremes;         /* the first groups' keys and values at the type's extremes */
+    int skew;             /* 90% of the rows in group 0 */
+    int offset;           /* columns start one element past an aligned address */
+    int few_first;        /* the first batch (half the rows) holds only 10 groups */
+    int64_t small;        /* driver's small_threshold (0 default, < 0 never) */
+    int batches;
+};
+
+struct ref {
+    int64_t cnt, min, max, maxi;
+    __int128 sum, sumi;
+};
+
+static int64_t key_of(const struct kcase *c, int64_t g)
+{
+    static const int64_t x32[] = {INT32_MIN, INT32_MAX, 0, -1, INT32_MIN + 1};
+    static const int64_t x64[] = {INT64_MIN, INT64_MAX, 0, -1, INT32_MIN, (int64_t)1 << 32};
+    if (c->extremes && !c->key64 && g < 5)
+        return x32[g];
+    if (c->extremes && c->key64 && g < 6)
+        return x64[g];
+    int64_t k = g * 7919 + 1000003;
+    return c->key64 ? k * 1000003 : k;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static void kcase_run(const struct kcase *c)
+{
+    const int64_t n = c->n, G = c->groups, off = c->offset ? 1 : 0;
+    int64_t *hk = malloc((size_t)(n + 1) * 8), *hv = malloc((size_t)(n + 1) * 8);
+    int32_t *hk32 = malloc((size_t)(n + 1) * 4), *hi = malloc((size_t)(n + 1) * 4);
+    int64_t *gk = malloc((size_t)G * 2 * 8);
+    struct ref *r = calloc((size_t)G, sizeof *r);
+    for (int64_t g = 0; g < G; g++) {
+        gk[2 * g] = key_of(c, g);
+        gk[2 * g + 1] = g;
+        r[g].min = INT64_MAX, r[g].max = INT64_MIN, r[g].maxi = INT64_MIN;
+    }
+    qsort(gk, (size_t)G, 16, cmp_i64);
+    for (int64_t g = 1; g < G; g++)
+        assert_true(gk[2 * g] != gk[2 * g - 2]); /* distinct keys */
+    uint64_t s = 0x51ed2701 + (uint64_t)n * 31 + (uint64_t)G;
+    for (int64_t i = 0; i < n; i++) {
+        int64_t g = (int64_t)(rnd(&s) % (uint64_t)G);
+        if (c->skew && rnd(&s) % 10 < 9)
+            g = 0;
+        if (c->few_first && i < n / 2)
+            g %= 10;
+        int64_t v = (int64_t)(rnd(&s) % 2000001) - 1000000;
+        if (c->extremes && i < 4) /* group 0: both extremes (the total fits) */
+            g = 0, v = i == 0 ? INT64_MAX : i == 1 ? INT64_MIN : v;
+        if (c->extremes && i % 97 == 5)
+            v = (i & 1 ? 1 : -1) * ((int64_t)1 << 40); /* outside int32: global path */
+        hk[i] = key_of(c, g);
+        hk32[i] = (int32_t)hk[i];
+        hv[i] = v;
+        hi[i] = (int32_t)(rnd(&s) % 2000001) - 1000000;
+        struct ref *x = &r[g];
+        x->cnt++;
+        x->sum += v, x->sumi += hi[i];
+        x->min = v < x->min ? v : x->min;
+        x->max = v > x->max ? v : x->max;
+        x->maxi = hi[i] > x->maxi ? hi[i] : x->maxi;
+    }
+    void *dk;
+    int64_t *dv;
+    int32_t *di, *d_status;
+    size_t kw = c->key64 ? 8 : 4;
+    CU(cudaMalloc(&dk, (size_t)(n + 2) * kw));
+    CU(cudaMalloc((void **)&dv, (size_t)(n + 2) * 8));
+    CU(cudaMalloc((void **)&di, (size_t)(n + 2) * 4));
+    CU(cudaMalloc((void **)&d_status, 4));
+    CU(cudaMemcpy((char *)dk + off * kw, c->key64 ? (void *)hk : (void *)hk32, (size_t)n * kw,
+                  cudaMemcpyHostToDevice));
+    CU(cudaMemcpy(dv + off, hv, (size_t)n * 8, cudaMemcpyHostToDevice));
+    CU(cudaMemcpy(di + off, hi, (size_t)n * 4, cudaMemcpyHostToDevice));
+    CU(cudaMemset(d_status, 0, 4));
+    struct sl_k_agg_spec sp = {
+        .n_keys = 1, .key_type = {c->key64 ? SL_K_I64 : SL_K_I32}, .n_aggs = NA,
+        .fn = {SL_K_AGG_COUNT_STAR, SL_K_AGG_COUNT, SL_K_AGG_SUM, SL_K_AGG_MIN, SL_K_AGG_MAX,
+               SL_K_AGG_AVG, SL_K_AGG_SUM, SL_K_AGG_MAX},
+        .in_type = {SL_K_I64, SL_K_I64, SL_K_I64, SL_K_I64, SL_K_I64, SL_K_I64, SL_K_I32,
+                    SL_K_I32}};
+    const struct agg_gdrv_mem mem = {k_alloc, k_free, h_alloc, h_free, NULL, NULL};
+    struct agg_gdrv d;
+    assert_int_equal(agg_gdrv_init(&d, &sp, g_stream, &mem), 0);
+    d.small_threshold = c->small;
+    for (int b = 0; b < c->batches; b++) {
+        int64_t lo = n * b / c->batches, hi_ = n * (b + 1) / c->batches;
+        struct sl_k_agg_input in;
+        memset(&in, 0, sizeof in);
+        in.n = hi_ - lo;
+        in.keys[0].d_data = (const char *)dk + (size_t)(off + lo) * kw;
+        for (int a = 1; a < 6; a++)
+            in.vals[a].d_data = dv + off + lo;
+        in.vals[6].d_data = in.vals[7].d_data = di + off + lo;
+        int rc = agg_gdrv_add(&d, &in);
+        if (rc)
+            fail_msg("add: %d (%s: %s)", rc, d.what, cudaGetErrorName(d.cuerr));
+    }
+    struct kout o;
+    memset(&o, 0, sizeof o);
+    int64_t ng = -1, nulls[NC];
+    int rc = agg_gdrv_output(&d, kout_fn, &o, d_status, &ng, nulls);
+    if (rc)
+        fail_msg("output: %d (%s: %s)", rc, d.what, cudaGetErrorName(d.cuerr));
+    int32_t status;
+    CU(cudaMemcpy(&status, d_status, 4, cudaMemcpyDeviceToHost));
+    printf("key64=%d n=%lld groups=%lld extremes=%d skew=%d offset=%d few_first=%d small=%lld: "
+           "mode %d, %lld groups, grows %lld, status %d\n", c->key64, (long long)n,
+           (long long)G, c->extremes, c->skew, c->offset, c->few_first, (long long)c->small,
+           d.mode, (long long)ng, (long long)d.grows, status);
+    assert_int_equal(status, 0);
+    int64_t want = 0;
+    for (int64_t g = 0; g < G; g++)
+        want += r[g].cnt > 0;
+    assert_int_equal(ng, want);
+    int64_t *col[NC];
+    for (int j = 0; j < NC; j++) {
+        col[j] = malloc((size_t)(ng + 1) * 8);
+        CU(cudaMemcpy(col[j], o.cols[j], (size_t)ng * 8, cudaMemcpyDeviceToHost));
+    }
+    const int32_t *k32 = (const int32_t *)col[0], *maxi = (const int32_t *)col[8];
+    for (int64_t i = 0; i < ng; i++) {
+        int64_t k = c->key64 ? col[0][i] : k32[i], lo = 0, hi_ = G - 1;
+        while (lo < hi_) { /* group of k */
+            int64_t m = (lo + hi_) / 2;
+            if (gk[2 * m] < k)
+                lo = m + 1;
+            else
+                hi_ = m;
+        }
+        assert_true(gk[2 * lo] == k);
+        struct ref *x = &r[gk[2 * lo + 1]];
+        assert_true(x->cnt > 0);
+        assert_int_equal(col[1][i], x->cnt);
+        assert_int_equal(col[2][i], x->cnt);
+        assert_true((__int128)col[3][i] == x->sum);
+        assert_int_equal(col[4][i], x->min);
+        assert_int_equal(col[5][i], x->max);
+        double avg, want_avg = (double)x->sum / (double)x->cnt;
+        memcpy(&avg, &col[6][i], 8);
+        assert_true(fabs(avg - want_avg) <= 1e-9 * fmax(1.0, fabs(want_avg)));
+        assert_true((__int128)col[7][i] == x->sumi);
+        assert_int_equal(maxi[i], x->maxi);
+        x->cnt = -x->cnt; /* each group once */
+    }
+    for (int j = 0; j < NC; j++) {
+        free(col[j]);
+        k_free(NULL, o.cols[j]);
+        k_free(NULL, o.valid[j]);
+    }
+    agg_gdrv_free(&d);
+    CU(cudaStreamSynchronize(g_stream));
+    cudaFree(dk), cudaFree(dv), cudaFree(di), cudaFree(d_status);
+    free(hk), free(hv), free(hk32), free(hi), free(gk), free(r);
+}
+
+static void kernel_setup(void)
+{
+    if (!g_stream)
+        CU(cudaStreamCreateWithFlags(&g_stream, cudaStreamNonBlocking));
+}
+
+SL_TEST(small_path_basic_cases)
+{
+    NEED_GPU();
+    kernel_setup();
+    for (int k64 = 0; k64 < 2; k64++) {
+        const int64_t sizes[][2] = {{0, 1}, {1, 1}, {3, 2}, {100000, 1}, {300001, 1000}};
+        for (int i = 0; i < 5; i++) {
+            struct kcase c = {.key64 = k64, .n = sizes[i][0], .groups = sizes[i][1],
+                              .batches = 1};
+            kcase_run(&c);
+        }
+        struct kcase gen = {.key64 = k64, .n = 300001, .groups = 1000, .small = -1,
+                            .batches = 2};
+        kcase_run(&gen); /* the generic kernel on the same data */
+    }
+}
+
+SL_TEST(small_path_extremes_skew_alignment)
+{
+    NEED_GPU();
+    kernel_setup();
+    for (int k64 = 0; k64 < 2; k64++) {
+        struct kcase x = {.key64 = k64, .n = 200000, .groups = 700, .extremes = 1,
+                          .batches = 3};
+        kcase_run(&x);
+        struct kcase sk = {.key64 = k64, .n = 250000, .groups = 1500, .skew = 1,
+                           .batches = 1};
+        kcase_run(&sk);
+        struct kcase un = {.key64 = k64, .n = 100003, .groups = 300, .offset = 1,
+                           .extremes = 1, .batches = 2};
+        kcase_run(&un);
+    }
+}
+
+/* The estimate is wrong: the few-groups path forced on 50,000 groups (rows that find no
+ * shared slot go to the global table), and a sample that saw ten groups. */
+SL_TEST(small_path_wrong_estimates)
+{
+    NEED_GPU();
+    kernel_setup();
+    for (int k64 = 0; k64 < 2; k64++) {
+        struct kcase forced = {.key64 = k64, .n = 400000, .groups = 50000,
+                               .small = (int64_t)1 << 40, .batches = 2};
+        kcase_run(&forced);
+        struct kcase late = {.key64 = k64, .n = 400000, .groups = 50000, .few_first = 1,
+                             .batches = 2};
+        kcase_run(&late);
+    }
+}
+
+/* ---------------- operator level ---------------- */
+
+/* Rows of kd (date32), kt (timestamp), kc (decimal(12,2)), v (int64), dv (decimal(15,2)),
+ * dd (date32), groups groups; nulls: 10% of keys and 20% of values. */
+static sl_table_t *typed_input(int64_t rows, int64_t groups, int nulls, uint64_t seed)
+{
+    const char *names[7] = {"kd", "kt", "kc", "v", "dv", "dd", "kb"};
+    enum sl_type ty[7] = {SL_TYPE_DATE32, SL_TYPE_TIMESTAMP, sl_type_decimal(12, 2),
+                          SL_TYPE_INT64, sl_type_decimal(15, 2), SL_TYPE_DATE32, SL_TYPE_BOOL};
+    sl_batch_t *b;
+    SL_ASSERT_OK(sl_batch_create(&b, 7, names, ty, rows));
+    int32_t *kd = sl_batch_column_data(b, 0), *dd = sl_batch_column_data(b, 5);
+    int64_t *kt = sl_batch_column_data(b, 1), *kc = sl_batch_column_data(b, 2);
+    int64_t *v = sl_batch_column_data(b, 3), *dv = sl_batch_column_data(b, 4);
+    uint8_t *kb = sl_batch_column_data(b, 6);
+    uint64_t s = seed * 0x9E3779B97F4A7C15ull + 7;
+    for (int64_t i = 0; i < rows; i++) {
+        int64_t g = (int64_t)(rnd(&s) % (uint64_t)groups);
+        kd[i] = (int32_t)(g * 3 - 20000);                          /* days around 1915 */
+        kt[i] = g * 86400000000ll + 123456;                        /* microseconds */
+        kc[i] = g * 101 - 999999999ll;                             /* -9999999.99 .. */
+        kb[i] = (uint8_t)(g & 1);
+        v[i] = (int64_t)(rnd(&s) % 2000001) - 1000000;
+        dv[i] = (int64_t)(rnd(&s) % 999999999999999ull) - 499999999999999ll; /* 15 digits */
+        dd[i] = (int32_t)(rnd(&s) % 40000) - 10000;
+    }
+    if (nulls)
+        for (int c = 0; c < 7; c++) {
+            uint8_t *valid = sl_batch_column_validity(b, c);
+            for (int64_t i = 0; i < rows; i++)
+                if (rnd(&s) % 100 < (c < 3 ? 10u : 20u))
+                    valid[i / 8] &= (uint8_t) ~(1u << (i % 8));
+        }
+    sl_table_t *t;
+    SL_ASSERT_OK(sl_table_create(&t));
+    SL_ASSERT_OK(sl_table_append(t, b));
+    sl_batch_unref(b);
+    return t;
+}
+
+/* Every row of t as "cell|cell|...", sorted. */
+static char **rows_text(sl_table_t *t, int64_t *n)
+{
+    *n = sl_table_num_rows(t);
+    char **r = calloc((size_t)*n + 1, sizeof *r);
+    int64_t at = 0;
+    for (int64_t bi = 0; bi < sl_table_num_batches(t); bi++) {
+        const sl_batch_t *b = sl_table_batch(t, bi);
+        for (int64_t i = 0; i < sl_batch_num_rows(b); i++, at++) {
+            char line[1024] = "", cell[96];
+            for (int c = 0; c < sl_batch_num_columns(b); c++) {
+                tr_cell(b, c, i, cell, sizeof cell);
+                strncat(line, cell, sizeof line - strlen(line) - 2);
+                strcat(line, "|");
+            }
+            r[at] = strdup(line);
+        }
+    }
+    qsort(r, (size_t)*n, sizeof *r, tr_cmp_str);
+    return r;
+}
+
+static int run_on(enum sl_placement pl, sl_table_t *in, const char *opts, sl_table_t **out,
+                  int *on_gpu)
+{
+    sl_engine_t *e = gpu_test_engine(pl, 0);
+    sl_plan_t *p;
+    int ni, na;
+    SL_ASSERT_OK(sl_plan_create(&p));
+    SL_ASSERT_OK(sl_plan_add_table(p, in, &ni));
+    SL_ASSERT_OK(sl_plan_add(p, "aggregate", &ni, 1, opts, &na));
+    SL_ASSERT_OK(sl_plan_output(p, na, "o"));
+    sl_query_t *q;
+    SL_ASSERT_OK(sl_query_create(e, p, &q));
+    int rc = sl_query_run(q);
+    if (rc != SL_OK)
+        fail_msg("%s: %s", opts, sl_query_errmsg(q));
+    *on_gpu = q->ops[na].home_gpu >= 0;
+    SL_ASSERT_OK(sl_query_result(q, "o", out));
+    sl_query_destroy(q);
+    sl_plan_destroy(p);
+    sl_engine_close(e);
+    return rc;
+}
+
+/* The plan on the CPU and on the GPU: equal rows; want_gpu: where the GPU run must be. */
+static void typed_check(sl_table_t *in, const char *opts, int want_gpu)
+{
+    sl_table_t *want, *got;
+    int on_gpu = 0;
+    run_on(SL_PLACE_CPU, in, opts, &want, &on_gpu);
+    run_on(SL_PLACE_GPU, in, opts, &got, &on_gpu);
+    int64_t nw, ng;
+    char **w = rows_text(want, &nw), **g = rows_text(got, &ng);
+    printf("%s: %lld rows, on the GPU %d\n", opts, (long long)nw, on_gpu);
+    assert_int_equal(on_gpu, want_gpu);
+    assert_int_equal(ng, nw);
+    for (int64_t i = 0; i < nw; i++) {
+        if (strcmp(w[i], g[i]))
+            fail_msg("%s: row %lld: cpu %s gpu %s", opts, (long long)i, w[i], g[i]);
+        free(w[i]), free(g[i]);
+    }
+    free(w), free(g);
+    sl_table_unref(want);
+    sl_table_unref(got);
+}
+
+#define TYPED_AGGS "aggs=\"count(*), sum(dv), avg(dv), min(dv), max(dv), min(dd), max(kt), " \
+                   "sum(v)\""
+
+SL_TEST(op_date_timestamp_decimal_keys_and_values)
+{
+    NEED_GPU();
+    for (int nulls = 0; nulls < 2; nulls++) {
+        sl_table_t *few = typed_input(300000, 1000, nulls, 21 + (uint64_t)nulls);
+        typed_check(few, "keys=kd " TYPED_AGGS, 1);
+        typed_check(few, "keys=kt " TYPED_AGGS, 1);
+        typed_check(few, "keys=kc " TYPED_AGGS, 1);
+        typed_check(few, "keys=\"kd,kc\" " TYPED_AGGS, 1);
+        sl_table_unref(few);
+        sl_table_t *many = typed_input(400000, 150000, nulls, 23 + (uint64_t)nulls);
+        typed_check(many, "keys=kc " TYPED_AGGS, 1);
+        sl_table_unref(many);
+    }
+}
+
+/* A type the GPU group-by does not take: the CPU runs it, results as the CPU's. */
+SL_TEST(op_bool_key_stays_on_cpu)
+{
+    NEED_GPU();
+    sl_table_t *in = typed_input(20000, 100, 1, 31);
+    typed_check(in, "keys=kb aggs=\"count(*), sum(v)\"", 0);
+    sl_table_unref(in);
+}
