@@ -1,0 +1,196 @@
+/* filter on a GPU (issue 17): the predicate, compiled at bind into a program
+ * (expr_prog.c), runs over the device batch, one thread per row (kernels/expr); CUB
+ * compacts the passing row numbers; their count is read back (one wait per batch: the
+ * output's size), and every column is gathered by them, validity included. A batch
+ * whose rows all pass goes on as it is; one with none emits nothing. Predicates on DICT
+ * columns are evaluated once per dictionary entry on the host (sl__expr_dict_hits, the
+ * CPU evaluator's loop), and the kernel looks codes up in those tables.
+ *
+ * can_run says no (the CPU filter runs, on the host, in the GPU pipeline) when the
+ * predicate is not a program (filter_op.h's `why`), a column cannot be carried (strings
+ * that are not dictionary codes), or a batch has 2^31 rows or more. */
+#include <string.h>
+
+#include <cuda_runtime_api.h>
+
+#include "filter_op.h"
+#include "gpu_ext.h"
+#include "sluice_k/columns.h"
+#include "sluice_k/expr.h"
+
+/* Device memory of one batch's run: flags, row numbers, CUB's scratch, the error word
+ * and the count, and the dictionary tables; carved from one allocation. */
+struct xp_run {
+    struct sl_xp_prog prog;   /* x->prog with the tables' offsets patched in */
+    struct sl_xp_cols cols;
+    uint8_t *d_tables;
+    void *d_mem;
+};
+
+/* A pooled device buffer of `words` 32-bit words that a batch can own: allocated as a
+ * one-column batch, whose buffer is then kept (as gen_cuda.c does). */
+static struct sl__buf *device_words(sl_task_t *t, int64_t words)
+{
+    sl_schema_t *s = sl__schema_new(1);
+    if (!s || sl__schema_set(s, 0, "w", SL_TYPE_INT32) != SL_OK) {
+        sl__schema_free(s);
+        sl_task_fail(t, SL_ENOMEM, "out of memory");
+        return NULL;
+    }
+    sl_batch_t *vb = sl_task_new_batch(t, s, words);
+    sl__schema_free(s);
+    if (!vb)
+        return NULL;
+    struct sl__buf *buf = vb->cols[0].data;
+    sl__buf_ref(buf);
+    sl_batch_unref(vb);
+    return buf;
+}
+
+/* The program's columns and dictionary tables for batch b (tables uploaded). */
+static int xp_prepare(sl_task_t *t, const struct sl__expr *e, const struct sl__xp *x,
+                      const sl_batch_t *b, struct xp_run *run)
+{
+    run->prog = x->prog;
+    run->d_tables = NULL;
+    sl__xp_cols(&run->prog, b, &run->cols);
+    if (x->n_dicts == 0)
+        return SL_OK;
+    int64_t need = 0;
+    sl__xp_tables(e, x, b, &run->prog, NULL, 0, &need);
+    uint8_t *h = sl__malloc((size_t)need + 1);
+    if (!h)
+        return sl_task_fail(t, SL_ENOMEM, "out of memory for dictionary tables");
+    sl__xp_tables(e, x, b, &run->prog, h, need, &need);
+    run->d_tables = sl_task_device_alloc(t, (size_t)need + 1);
+    cudaError_t err = cudaErrorMemoryAllocation;
+    if (run->d_tables) /* pageable: the copy has read h when it returns */
+        err = cudaMemcpyAsync(run->d_tables, h, (size_t)need, cudaMemcpyHostToDevice,
+                              sl_task_stream(t));
+    sl__free(h, (size_t)need + 1);
+    if (!run->d_tables)
+        return SL_ENOMEM;
+    return err == cudaSuccess ? SL_OK : SL_TASK_CUDA_FAIL(t, err, "dictionary tables");
+}
+
+/* Reads back the count and the error word; fails the task on a data error. */
+static int read_back(sl_task_t *t, const struct sl__filter_data *d, const void *d_small,
+                     int32_t *count)
+{
+    struct {
+        struct sl_k_expr_err err;
+        int32_t count, pad;
+    } h;
+    cudaStream_t s = sl_task_stream(t);
+    SL_TASK_CUDA_TRY(t, cudaMemcpyAsync(&h, d_small, sizeof h, cudaMemcpyDeviceToHost, s),
+                     "filter count");
+    SL_TASK_CUDA_TRY(t, cudaStreamSynchronize(s), "filter on the GPU");
+    if (h.err.code) {
+        char msg[400];
+        sl__xp_error_text(d->e, &d->xp, h.err.code, h.err.ins, h.err.row, msg, sizeof msg);
+        return sl_task_fail(t, h.err.code == SL_XP_EOVERFLOW ? SL_EOVERFLOW : SL_EINTERNAL,
+                            "where: %s", msg);
+    }
+    *count = h.count;
+    return SL_OK;
+}
+
+/* Column c of `in` at the k rows d_idx into column c of `out`. */
+static int gather_column(sl_task_t *t, sl_batch_t *in, sl_batch_t *out, int c,
+                         const uint32_t *d_idx, int64_t k)
+{
+    const struct sl__col *ic = &in->cols[c];
+    cudaStream_t s = sl_task_stream(t);
+    size_t w = sl_type_width(ic->type);
+    cudaError_t e = w == 16 ? sl_k_expr_gather_b128(sl__col_values(in, c), d_idx,
+                                                    sl__col_values(out, c), k, s)
+                            : sl_k_gather_width(sl__col_values(in, c), d_idx,
+                                                sl__col_values(out, c), (int)w, k, s);
+    if (e == cudaSuccess && ic->validity && ic->null_count != 0) {
+        struct sl__buf *vb = device_words(t, (k + 31) / 32);
+        if (!vb)
+            return SL_ENOMEM;
+        out->cols[c].validity = vb;
+        out->cols[c].null_count = -1;
+        e = sl_k_expr_gather_valid(ic->validity->ptr, ic->offset, d_idx, vb->ptr, k, s);
+    }
+    return e == cudaSuccess ? SL_OK : SL_TASK_CUDA_FAIL(t, e, "filter gather");
+}
+
+/* The passing rows of `in` (k of n, row numbers at d_idx) as a new device batch. */
+static int emit_selected(sl_task_t *t, sl_batch_t *in, const uint32_t *d_idx, int64_t k)
+{
+    sl_batch_t *out = sl_task_new_batch(t, in->schema, k);
+    if (!out)
+        return SL_ENOMEM;
+    for (int c = 0; c < in->n_cols; c++) {
+        int rc = gather_column(t, in, out, c, d_idx, k);
+        if (rc < 0) {
+            sl_batch_unref(out);
+            return rc;
+        }
+    }
+    sl__batch_share_dicts(out, in);
+    return sl_task_emit(t, out);
+}
+
+static int filter_gpu(sl_task_t *t)
+{
+    const struct sl__filter_data *d = sl_op_data(sl_task_op(t));
+    sl_batch_t *in = sl_task_input(t);
+    int64_t n = sl_batch_num_rows(in);
+    if (n == 0)
+        return SL_OK;
+    struct xp_run run;
+    int rc = xp_prepare(t, d->e, &d->xp, in, &run);
+    if (rc < 0)
+        return rc;
+    size_t temp = 0;
+    cudaStream_t s = sl_task_stream(t);
+    SL_TASK_CUDA_TRY(t, sl_k_expr_select(NULL, &temp, NULL, NULL, NULL, n, s), "filter select");
+    size_t idx_at = ((size_t)n + 255) & ~(size_t)255, small_at = idx_at + (size_t)n * 4;
+    size_t temp_at = small_at + 256;
+    char *m = sl_task_device_alloc(t, temp_at + temp);
+    if (!m) {
+        sl_task_device_free(t, run.d_tables);
+        return SL_ENOMEM;
+    }
+    uint8_t *d_flags = (uint8_t *)m;
+    uint32_t *d_idx = (uint32_t *)(m + idx_at);
+    struct sl_k_expr_err *d_err = (struct sl_k_expr_err *)(m + small_at);
+    int32_t *d_count = (int32_t *)(m + small_at + sizeof *d_err);
+    cudaError_t e = cudaMemsetAsync(d_err, 0, 64, s);
+    if (e == cudaSuccess)
+        e = sl_k_expr_flags(&run.prog, &run.cols, run.d_tables, n, d_flags, d_err, s);
+    if (e == cudaSuccess)
+        e = sl_k_expr_select(m + temp_at, &temp, d_flags, d_idx, d_count, n, s);
+    int32_t k = 0;
+    rc = e == cudaSuccess ? read_back(t, d, d_err, &k) : SL_TASK_CUDA_FAIL(t, e, "filter");
+    sl_task_device_free(t, run.d_tables);
+    if (rc == SL_OK && k == n) { /* every row passes: the batch goes on as it is */
+        sl_task_device_free(t, m);
+        sl_batch_ref(in);
+        return sl_task_emit(t, in);
+    }
+    if (rc == SL_OK && k > 0)
+        rc = emit_selected(t, in, d_idx, k);
+    sl_task_device_free(t, m); /* stream-ordered: after the gathers */
+    return rc;
+}
+
+/* Batches of fewer than 2^31 rows (CUB's counts) and a predicate the program takes. */
+static int filter_gpu_can_run(const sl_task_t *t)
+{
+    const struct sl__filter_data *d = sl_op_data(sl_task_op((sl_task_t *)t));
+    const sl_batch_t *b = sl_task_input(t);
+    return d->gpu_ok && (!b || sl_batch_num_rows(b) < INT32_MAX);
+}
+
+static const struct sl_impl filter_cuda_impls[] = {
+    {.device = SL_DEVICE_CPU, .run = sl__filter_execute},
+    {.device = SL_DEVICE_CUDA, .run = filter_gpu, .can_run = filter_gpu_can_run},
+};
+static const struct sl_phase filter_cuda_phase = {filter_cuda_impls, 2, sl__filter_cost};
+
+/* The definition CUDA builds register (operators/expr/meson.build). */
+SL__FILTER_DEF(sl__filter_cuda_def, filter_cuda_phase);
