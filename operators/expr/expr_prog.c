@@ -322,9 +322,16 @@ static int emit_node(struct comp *cp, int i)
     case EX_NOT:
         return (rc = emit_node(cp, n->a)) < 0 ? rc : emit(cp, n, SL_XP_NOT, SL_XK_I, 0, 0, 0, 1);
     case EX_IS_NULL: case EX_IS_NOT_NULL:
-        if (cp->e->nodes[n->a].vk == SL__VK_STR) /* the nulls of a string column */
-            return refuse(cp, n, "IS NULL of a string");
-        return (rc = emit_node(cp, n->a)) < 0
+        if (cp->e->nodes[n->a].vk == SL__VK_STR) { /* only the nulls of dictionary codes */
+            const struct ex_node *a = &cp->e->nodes[n->a];
+            if (a->op != EX_COL || SL_TYPE_ID(cp->in->fields[a->col].type) != SL_TYPE_DICT)
+                return refuse(cp, n, "IS NULL of a plain string");
+            int s = slot_of(cp, a, a->col);
+            rc = s < 0 ? s : emit(cp, a, SL_XP_COL, SL_XK_I, SL_XS_I32, s, 0, 0);
+        } else {
+            rc = emit_node(cp, n->a);
+        }
+        return rc < 0
                    ? rc
                    : emit(cp, n, SL_XP_ISNULL, SL_XK_I, n->op == EX_IS_NULL, 0, 0, 1);
     case EX_IN: case EX_NOT_IN: return emit_in(cp, n);
