@@ -4,7 +4,7 @@
 #include "sluice_k/expr.h"
 
 #include <cub/device/device_select.cuh>
-#include <cub/iterator/counting_input_iterator.cuh>
+#include <thrust/iterator/counting_iterator.h>
 
 #include "../common/grid.cuh"
 
@@ -123,7 +123,7 @@ extern "C" cudaError_t sl_k_expr_select(void *d_temp, size_t *temp_bytes, const 
                                         uint32_t *d_idx, int32_t *d_count, int64_t n,
                                         cudaStream_t stream)
 {
-    cub::CountingInputIterator<uint32_t> rows(0);
+    thrust::counting_iterator<uint32_t> rows(0);
     cudaError_t e = cub::DeviceSelect::Flagged(d_temp, *temp_bytes, rows, d_flags, d_idx, d_count,
                                                (int)n, stream);
     if (e != cudaSuccess || !d_temp)
