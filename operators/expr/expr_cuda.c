@@ -1,4 +1,6 @@
-/* filter on a GPU (issue 17): the predicate, compiled at bind into a program
+/* filter and project on a GPU (issue 17).
+ *
+ * filter: the predicate, compiled at bind into a program
  * (expr_prog.c), runs over the device batch, one thread per row (kernels/expr); CUB
  * compacts the passing row numbers; their count is read back (one wait per batch: the
  * output's size), and every column is gathered by them, validity included. A batch
@@ -8,13 +10,19 @@
  *
  * can_run says no (the CPU filter runs, on the host, in the GPU pipeline) when the
  * predicate is not a program (filter_op.h's `why`), a column cannot be carried (strings
- * that are not dictionary codes), or a batch has 2^31 rows or more. */
+ * that are not dictionary codes), or a batch has 2^31 rows or more.
+ *
+ * project: bare columns are passed on as they are; each computed item's program writes
+ * its column and validity words (null count left unknown, -1) into a device batch of the
+ * computed columns; one read-back per batch for the error word. can_run says no when an
+ * item is not a program or gives strings. */
 #include <string.h>
 
 #include <cuda_runtime_api.h>
 
 #include "filter_op.h"
 #include "gpu_ext.h"
+#include "project_op.h"
 #include "sluice_k/columns.h"
 #include "sluice_k/expr.h"
 
@@ -73,9 +81,10 @@ static int xp_prepare(sl_task_t *t, const struct sl__expr *e, const struct sl__x
     return err == cudaSuccess ? SL_OK : SL_TASK_CUDA_FAIL(t, err, "dictionary tables");
 }
 
-/* Reads back the count and the error word; fails the task on a data error. */
-static int read_back(sl_task_t *t, const struct sl__filter_data *d, const void *d_small,
-                     int32_t *count)
+/* Reads back the count and the error word; fails the task on a data error, naming
+ * the expression of `e`/`x` (the first one, for project: the item is not known). */
+static int read_back(sl_task_t *t, const char *what, const struct sl__expr *e,
+                     const struct sl__xp *x, const void *d_small, int32_t *count)
 {
     struct {
         struct sl_k_expr_err err;
@@ -87,9 +96,9 @@ static int read_back(sl_task_t *t, const struct sl__filter_data *d, const void *
     SL_TASK_CUDA_TRY(t, cudaStreamSynchronize(s), "filter on the GPU");
     if (h.err.code) {
         char msg[400];
-        sl__xp_error_text(d->e, &d->xp, h.err.code, h.err.ins, h.err.row, msg, sizeof msg);
+        sl__xp_error_text(e, x, h.err.code, h.err.ins, h.err.row, msg, sizeof msg);
         return sl_task_fail(t, h.err.code == SL_XP_EOVERFLOW ? SL_EOVERFLOW : SL_EINTERNAL,
-                            "where: %s", msg);
+                            "%s: %s", what, msg);
     }
     *count = h.count;
     return SL_OK;
@@ -165,7 +174,8 @@ static int filter_gpu(sl_task_t *t)
     if (e == cudaSuccess)
         e = sl_k_expr_select(m + temp_at, &temp, d_flags, d_idx, d_count, n, s);
     int32_t k = 0;
-    rc = e == cudaSuccess ? read_back(t, d, d_err, &k) : SL_TASK_CUDA_FAIL(t, e, "filter");
+    rc = e == cudaSuccess ? read_back(t, "where", d->e, &d->xp, d_err, &k)
+                           : SL_TASK_CUDA_FAIL(t, e, "filter");
     sl_task_device_free(t, run.d_tables);
     if (rc == SL_OK && k == n) { /* every row passes: the batch goes on as it is */
         sl_task_device_free(t, m);
@@ -194,3 +204,94 @@ static const struct sl_phase filter_cuda_phase = {filter_cuda_impls, 2, sl__filt
 
 /* The definition CUDA builds register (operators/expr/meson.build). */
 SL__FILTER_DEF(sl__filter_cuda_def, filter_cuda_phase);
+
+/* ---------------- project ---------------- */
+
+/* Computed item i of d into column c of tmp (values and validity), errors into d_err. */
+static int project_item(sl_task_t *t, const struct proj_data *d, int i, sl_batch_t *in,
+                        sl_batch_t *tmp, struct sl_k_expr_err *d_err)
+{
+    const struct proj_item *it = &d->items[i];
+    int64_t n = sl_batch_num_rows(in);
+    struct xp_run run;
+    int rc = xp_prepare(t, it->e, &d->xp[i], in, &run);
+    if (rc < 0)
+        return rc;
+    struct sl__buf *vb = device_words(t, (n + 31) / 32);
+    if (!vb) {
+        sl_task_device_free(t, run.d_tables);
+        return SL_ENOMEM;
+    }
+    tmp->cols[it->tmp_col].validity = vb;
+    tmp->cols[it->tmp_col].null_count = -1;
+    cudaError_t e = sl_k_expr_project(&run.prog, &run.cols, run.d_tables, n,
+                                      sl__xp_store_of(sl__expr_type(it->e)),
+                                      sl__col_values(tmp, it->tmp_col), vb->ptr, d_err,
+                                      sl_task_stream(t));
+    sl_task_device_free(t, run.d_tables);
+    return e == cudaSuccess ? SL_OK : SL_TASK_CUDA_FAIL(t, e, "project");
+}
+
+static int project_gpu(sl_task_t *t)
+{
+    const struct proj_data *d = sl_op_data(sl_task_op(t));
+    sl_batch_t *in = sl_task_input(t);
+    int64_t n = sl_batch_num_rows(in);
+    if (n == 0)
+        return SL_OK;
+    sl_batch_t *tmp = NULL;
+    if (d->n_exprs) {
+        tmp = sl_task_new_batch(t, d->computed, n);
+        struct sl_k_expr_err *d_err = sl_task_device_alloc(t, 64);
+        if (!tmp || !d_err) {
+            sl_batch_unref(tmp);
+            sl_task_device_free(t, d_err);
+            return SL_ENOMEM;
+        }
+        cudaError_t ce = cudaMemsetAsync(d_err, 0, 64, sl_task_stream(t));
+        int rc = ce == cudaSuccess ? SL_OK : SL_TASK_CUDA_FAIL(t, ce, "project");
+        int first = -1;
+        for (int i = 0; rc == SL_OK && i < d->n; i++) {
+            if (d->items[i].tmp_col < 0)
+                continue;
+            first = first < 0 ? i : first;
+            rc = project_item(t, d, i, in, tmp, d_err);
+        }
+        int32_t unused;
+        if (rc == SL_OK)
+            rc = read_back(t, "project", d->items[first].e, &d->xp[first], d_err, &unused);
+        sl_task_device_free(t, d_err);
+        if (rc < 0) {
+            sl_batch_unref(tmp);
+            return rc;
+        }
+    }
+    sl_batch_t *out = sl__batch_new(sl_op_output_schema(sl_task_op(t)), n);
+    if (!out) {
+        sl_batch_unref(tmp);
+        return sl_task_fail(t, SL_ENOMEM, "project: out of memory");
+    }
+    for (int i = 0; i < d->n; i++) {
+        const struct proj_item *it = &d->items[i];
+        sl__project_share_col(&out->cols[i], it->tmp_col >= 0 ? &tmp->cols[it->tmp_col]
+                                                              : &in->cols[it->in_col]);
+    }
+    sl_batch_unref(tmp);
+    return sl_task_emit(t, out);
+}
+
+/* Batches of any size whose computed items the program takes (bare columns of any type
+ * are passed on as they are). */
+static int project_gpu_can_run(const sl_task_t *t)
+{
+    const struct proj_data *d = sl_op_data(sl_task_op((sl_task_t *)t));
+    return d->gpu_ok;
+}
+
+static const struct sl_impl project_cuda_impls[] = {
+    {.device = SL_DEVICE_CPU, .run = sl__project_execute},
+    {.device = SL_DEVICE_CUDA, .run = project_gpu, .can_run = project_gpu_can_run},
+};
+static const struct sl_phase project_cuda_phase = {project_cuda_impls, 2, sl__project_cost};
+
+SL__PROJECT_DEF(sl__project_cuda_def, project_cuda_phase);

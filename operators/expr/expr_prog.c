@@ -69,8 +69,7 @@ static int scale_of(const struct ex_node *n)
     return n->vk == SL__VK_DEC ? sl_type_scale(n->type) : 0;
 }
 
-/* How column type t is read, or -1. */
-static int store_of(enum sl_type t)
+int sl__xp_store_of(enum sl_type t)
 {
     switch (SL_TYPE_ID(t)) {
     case SL_TYPE_INT8: return SL_XS_I8;
@@ -290,7 +289,7 @@ static int emit_choice(struct comp *cp, const struct ex_node *n)
 static int emit_col(struct comp *cp, const struct ex_node *n)
 {
     enum sl_type t = cp->in->fields[n->col].type;
-    int st = store_of(t);
+    int st = sl__xp_store_of(t);
     if (st < 0)
         return refuse(cp, n, sl_type_is_string(t) ? "a string column used as a value"
                                                   : "a column of this type");

@@ -35,6 +35,9 @@ int sl__xp_compile(const struct sl__expr *e, const sl_schema_t *in, struct sl__x
 int sl__xp_tables(const struct sl__expr *e, const struct sl__xp *x, const sl_batch_t *b,
                   struct sl_xp_prog *prog, uint8_t *tables, int64_t cap, int64_t *n_bytes);
 
+/* How a column of type t is read and written (enum sl_xp_store), or -1 (strings). */
+int sl__xp_store_of(enum sl_type t);
+
 /* Fills c with the column slots of prog over batch b (device or host memory alike). */
 void sl__xp_cols(const struct sl_xp_prog *prog, const sl_batch_t *b, struct sl_xp_cols *c);
 
