@@ -4,8 +4,9 @@
  * expression there on a CPU engine and on a GPU engine (placement forced), the kept
  * rows compared as multisets of whole rows, failures (overflow) by their code; and the
  * DuckDB-checked boolean type cases (expr_types_cases.h, without the utf8 column) on the
- * GPU against DuckDB's answers. The filter must have run on the GPU where its program
- * takes the predicate. Skipped without a GPU. */
+ * GPU against DuckDB's answers; the same for project (every computed column, all type
+ * cases). The operators must have run on the GPU where the program takes the
+ * expression. Skipped without a GPU. */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -33,18 +34,18 @@ static sl_engine_t *engine(enum sl_placement pl, int gpus)
     return e;
 }
 
-/* Runs table -> filter(where) on e: the result in host memory (NULL on failure, with
- * *rc and msg), and where the filter ran (*mask: 1 CPU, 2 GPU). */
-static sl_table_t *filter_on(sl_engine_t *e, sl_table_t *in, const char *where, int *rc,
-                             int *mask, char *msg, size_t len)
+/* Runs table -> op(option="text") on e: the result in host memory (NULL on failure,
+ * with *rc and msg), and where the operator ran (*mask: 1 CPU, 2 GPU). */
+static sl_table_t *op_on(sl_engine_t *e, sl_table_t *in, const char *op, const char *option,
+                         const char *text, int *rc, int *mask, char *msg, size_t len)
 {
     sl_plan_t *p;
     SL_ASSERT_OK(sl_plan_create(&p));
     int s, o;
     char opts[600];
-    snprintf(opts, sizeof opts, "where=\"%s\"", where);
+    snprintf(opts, sizeof opts, "%s=\"%s\"", option, text);
     SL_ASSERT_OK(sl_plan_add_table(p, in, &s));
-    *rc = sl_plan_add(p, "filter", &s, 1, opts, &o);
+    *rc = sl_plan_add(p, op, &s, 1, opts, &o);
     if (*rc != SL_OK) {
         snprintf(msg, len, "%s", sl_plan_errmsg(p));
         sl_plan_destroy(p);
@@ -65,6 +66,12 @@ static sl_table_t *filter_on(sl_engine_t *e, sl_table_t *in, const char *where, 
     sl_query_destroy(q);
     sl_plan_destroy(p);
     return host;
+}
+
+static sl_table_t *filter_on(sl_engine_t *e, sl_table_t *in, const char *where, int *rc,
+                             int *mask, char *msg, size_t len)
+{
+    return op_on(e, in, "filter", "where", where, rc, mask, msg, len);
 }
 
 /* A hash of every row (all columns' bytes, NULL as a marker), sorted: equal arrays mean
@@ -114,9 +121,9 @@ static void predicate_of(const char *x, const sl_schema_t *schema, char *buf, si
     sl__expr_free(e);
 }
 
-SL_TEST(random_filters_match_the_cpu)
+/* Batches of 70000, 1, 0 and 45000 random rows. */
+static sl_table_t *random_table(void)
 {
-    NEED_GPU();
     static const int64_t sizes[] = {70000, 1, 0, 45000};
     sl_table_t *t;
     SL_ASSERT_OK(sl_table_create(&t));
@@ -125,6 +132,63 @@ SL_TEST(random_filters_match_the_cpu)
         SL_ASSERT_OK(sl_table_append(t, b));
         sl_batch_unref(b);
     }
+    return t;
+}
+
+/* The same rows (as multisets) or the same failure from both devices. */
+static bool same_outcome(const char *what, sl_table_t *want, int rc1, const char *m1,
+                         sl_table_t *got, int rc2, const char *m2, int mask2, int64_t *rows)
+{
+    if (rc1 != rc2)
+        fail_msg("%s: the CPU gives %s (%s), the GPU %s (%s)", what, sl_err_name(rc1), m1,
+                 sl_err_name(rc2), m2);
+    if (!(mask2 & 2))
+        fail_msg("%s: did not run on the GPU", what);
+    if (rc1 != SL_OK) {
+        if (!strstr(m2, "position"))
+            fail_msg("%s: the GPU's error \"%s\" names no position", what, m2);
+        return false;
+    }
+    uint64_t *h1, *h2;
+    int64_t n1 = row_hashes(want, &h1), n2 = row_hashes(got, &h2);
+    if (n1 != n2 || memcmp(h1, h2, (size_t)n1 * 8) != 0)
+        fail_msg("%s: the GPU gives %lld rows, the CPU %lld%s", what, (long long)n2,
+                 (long long)n1, n1 == n2 ? " (other rows or values)" : "");
+    *rows += n1;
+    free(h1);
+    free(h2);
+    sl_table_unref(want);
+    sl_table_unref(got);
+    return true;
+}
+
+SL_TEST(random_projects_match_the_cpu)
+{
+    NEED_GPU();
+    sl_table_t *t = random_table();
+    sl_engine_t *cpu = engine(SL_PLACE_CPU, 0), *gpu = engine(SL_PLACE_GPU, -1);
+    int n = (int)(sizeof xr_exprs / sizeof xr_exprs[0]), failing = 0;
+    int64_t rows = 0;
+    for (int k = 0; k < n; k++) {
+        char cols[400], m1[400], m2[400];
+        snprintf(cols, sizeof cols, "a, dc, v = %s", xr_exprs[k]);
+        int rc1, rc2, mask1 = 0, mask2 = 0;
+        sl_table_t *want = op_on(cpu, t, "project", "columns", cols, &rc1, &mask1, m1, sizeof m1);
+        sl_table_t *got = op_on(gpu, t, "project", "columns", cols, &rc2, &mask2, m2, sizeof m2);
+        failing += !same_outcome(cols, want, rc1, m1, got, rc2, m2, mask2, &rows);
+    }
+    print_message("%d projections equal on the GPU and the CPU (%d fail alike, %lld rows)\n", n,
+                  failing, (long long)rows);
+    assert_true(failing > 0 && failing < n);
+    sl_table_unref(t);
+    sl_engine_close(cpu);
+    sl_engine_close(gpu);
+}
+
+SL_TEST(random_filters_match_the_cpu)
+{
+    NEED_GPU();
+    sl_table_t *t = random_table();
     sl_engine_t *cpu = engine(SL_PLACE_CPU, 0), *gpu = engine(SL_PLACE_GPU, -1);
     const sl_schema_t *schema = sl_table_batch(t, 0)->schema;
     int n = (int)(sizeof xr_exprs / sizeof xr_exprs[0]), failing = 0;
@@ -135,27 +199,7 @@ SL_TEST(random_filters_match_the_cpu)
         int rc1, rc2, mask1 = 0, mask2 = 0;
         sl_table_t *want = filter_on(cpu, t, where, &rc1, &mask1, m1, sizeof m1);
         sl_table_t *got = filter_on(gpu, t, where, &rc2, &mask2, m2, sizeof m2);
-        if (rc1 != rc2)
-            fail_msg("where %s: the CPU gives %s (%s), the GPU %s (%s)", where, sl_err_name(rc1),
-                     m1, sl_err_name(rc2), m2);
-        if (!(mask2 & 2))
-            fail_msg("where %s: the filter did not run on the GPU", where);
-        if (rc1 != SL_OK) {
-            failing++;
-            if (!strstr(m2, "position"))
-                fail_msg("where %s: the GPU's error \"%s\" names no position", where, m2);
-            continue;
-        }
-        uint64_t *h1, *h2;
-        int64_t n1 = row_hashes(want, &h1), n2 = row_hashes(got, &h2);
-        if (n1 != n2 || memcmp(h1, h2, (size_t)n1 * 8) != 0)
-            fail_msg("where %s: the GPU keeps %lld rows, the CPU %lld%s", where, (long long)n2,
-                     (long long)n1, n1 == n2 ? " (other rows or values)" : "");
-        kept += n1;
-        free(h1);
-        free(h2);
-        sl_table_unref(want);
-        sl_table_unref(got);
+        failing += !same_outcome(where, want, rc1, m1, got, rc2, m2, mask2, &kept);
     }
     print_message("%d predicates equal on the GPU and the CPU (%d fail alike, %lld rows kept)\n",
                   n, failing, (long long)kept);
@@ -163,6 +207,29 @@ SL_TEST(random_filters_match_the_cpu)
     sl_table_unref(t);
     sl_engine_close(cpu);
     sl_engine_close(gpu);
+}
+
+/* Type case c through project under GPU placement: every row equals DuckDB's text.
+ * Returns 1 when the GPU project computed it, 0 when the CPU did or it reads s. */
+static int project_case(sl_engine_t *gpu, sl_table_t *t, const struct et_case *c)
+{
+    char cols[400], msg[400];
+    snprintf(cols, sizeof cols, "id, v = %s", c->expr);
+    int rc, mask = 0;
+    sl_table_t *res = op_on(gpu, t, "project", "columns", cols, &rc, &mask, msg, sizeof msg);
+    if (rc == SL_ENOTFOUND)
+        return 0;
+    if (rc != SL_OK)
+        fail_msg("project %s on the GPU: %s", cols, msg);
+    char got[ET_ROWS][96];
+    bool seen[ET_ROWS];
+    result_texts(res, 1, got, seen);
+    for (int r = 0; r < ET_ROWS; r++)
+        if (!seen[r] || strcmp(got[r], c->want[r]) != 0)
+            fail_msg("%s on the GPU, row %d: got '%s', DuckDB gives '%s'", c->expr, r, got[r],
+                     c->want[r]);
+    sl_table_unref(res);
+    return (mask & 2) != 0;
 }
 
 SL_TEST(type_cases_on_the_gpu_equal_duckdb)
@@ -173,9 +240,10 @@ SL_TEST(type_cases_on_the_gpu_equal_duckdb)
     /* The columns the GPU carries: all but the utf8 column s. */
     sl_table_t *t = run_on(cpu, full, "project",
                            "columns=\"id, i8, u64, f, b, d, ts, p, q, w, ds\"", NULL, NULL, 0);
-    int n = (int)(sizeof et_cases / sizeof et_cases[0]), ran = 0, on_gpu = 0;
+    int n = (int)(sizeof et_cases / sizeof et_cases[0]), ran = 0, on_gpu = 0, projected = 0;
     for (int k = 0; k < n; k++) {
         const struct et_case *c = &et_cases[k];
+        projected += project_case(gpu, t, c);
         if (strcmp(c->type, "BOOLEAN") != 0)
             continue;
         int rc, mask = 0;
@@ -205,8 +273,9 @@ SL_TEST(type_cases_on_the_gpu_equal_duckdb)
         sl_table_unref(res);
     }
     print_message("%d boolean type cases equal DuckDB's under GPU placement, %d of them run by "
-                  "the GPU filter\n", ran, on_gpu);
-    assert_true(on_gpu > 0);
+                  "the GPU filter; %d cases projected by the GPU equal DuckDB's\n", ran, on_gpu,
+                  projected);
+    assert_true(on_gpu > 0 && projected > 0);
     sl_table_unref(t);
     sl_table_unref(full);
     sl_engine_close(cpu);
