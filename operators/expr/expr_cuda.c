@@ -20,6 +20,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include "common/rows_cuda.h"
 #include "filter_op.h"
 #include "gpu_ext.h"
 #include "project_op.h"
@@ -34,26 +35,6 @@ struct xp_run {
     uint8_t *d_tables;
     void *d_mem;
 };
-
-/* A pooled device buffer of `words` 32-bit words that a batch can own: allocated as a
- * one-column batch, whose buffer is then kept (as gen_cuda.c does). */
-static struct sl__buf *device_words(sl_task_t *t, int64_t words)
-{
-    sl_schema_t *s = sl__schema_new(1);
-    if (!s || sl__schema_set(s, 0, "w", SL_TYPE_INT32) != SL_OK) {
-        sl__schema_free(s);
-        sl_task_fail(t, SL_ENOMEM, "out of memory");
-        return NULL;
-    }
-    sl_batch_t *vb = sl_task_new_batch(t, s, words);
-    sl__schema_free(s);
-    if (!vb)
-        return NULL;
-    struct sl__buf *buf = vb->cols[0].data;
-    sl__buf_ref(buf);
-    sl_batch_unref(vb);
-    return buf;
-}
 
 /* The program's columns and dictionary tables for batch b (tables uploaded). */
 static int xp_prepare(sl_task_t *t, const struct sl__expr *e, const struct sl__xp *x,
@@ -116,7 +97,7 @@ static int gather_column(sl_task_t *t, sl_batch_t *in, sl_batch_t *out, int c,
                             : sl_k_gather_width(sl__col_values(in, c), d_idx,
                                                 sl__col_values(out, c), (int)w, k, s);
     if (e == cudaSuccess && ic->validity && ic->null_count != 0) {
-        struct sl__buf *vb = device_words(t, (k + 31) / 32);
+        struct sl__buf *vb = sl__device_words(t, (k + 31) / 32);
         if (!vb)
             return SL_ENOMEM;
         out->cols[c].validity = vb;
@@ -217,7 +198,7 @@ static int project_item(sl_task_t *t, const struct proj_data *d, int i, sl_batch
     int rc = xp_prepare(t, it->e, &d->xp[i], in, &run);
     if (rc < 0)
         return rc;
-    struct sl__buf *vb = device_words(t, (n + 31) / 32);
+    struct sl__buf *vb = sl__device_words(t, (n + 31) / 32);
     if (!vb) {
         sl_task_device_free(t, run.d_tables);
         return SL_ENOMEM;
@@ -266,18 +247,7 @@ static int project_gpu(sl_task_t *t)
             return rc;
         }
     }
-    sl_batch_t *out = sl__batch_new(sl_op_output_schema(sl_task_op(t)), n);
-    if (!out) {
-        sl_batch_unref(tmp);
-        return sl_task_fail(t, SL_ENOMEM, "project: out of memory");
-    }
-    for (int i = 0; i < d->n; i++) {
-        const struct proj_item *it = &d->items[i];
-        sl__project_share_col(&out->cols[i], it->tmp_col >= 0 ? &tmp->cols[it->tmp_col]
-                                                              : &in->cols[it->in_col]);
-    }
-    sl_batch_unref(tmp);
-    return sl_task_emit(t, out);
+    return sl__project_emit(t, d, in, tmp);
 }
 
 /* Batches of any size whose computed items the program takes (bare columns of any type

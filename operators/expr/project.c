@@ -323,7 +323,7 @@ static int compute(sl_task_t *t, const struct proj_data *d, struct proj_local *l
     return SL_OK;
 }
 
-void sl__project_share_col(struct sl__col *dst, const struct sl__col *src)
+static void share_col(struct sl__col *dst, const struct sl__col *src)
 {
     *dst = *src;
     sl__buf_ref(dst->data);
@@ -333,6 +333,22 @@ void sl__project_share_col(struct sl__col *dst, const struct sl__col *src)
         sl__buf_ref(dst->chars);
     if (dst->dict)
         sl__dict_ref(dst->dict);
+}
+
+int sl__project_emit(sl_task_t *t, const struct proj_data *d, sl_batch_t *in, sl_batch_t *tmp)
+{
+    sl_batch_t *out = sl__batch_new(sl_op_output_schema(sl_task_op(t)), sl_batch_num_rows(in));
+    if (!out) {
+        sl_batch_unref(tmp);
+        return sl_task_fail(t, SL_ENOMEM, "project: out of memory");
+    }
+    for (int i = 0; i < d->n; i++) {
+        const struct proj_item *it = &d->items[i];
+        share_col(&out->cols[i],
+                  it->tmp_col >= 0 ? &tmp->cols[it->tmp_col] : &in->cols[it->in_col]);
+    }
+    sl_batch_unref(tmp);
+    return sl_task_emit(t, out);
 }
 
 int sl__project_execute(sl_task_t *t)
@@ -356,18 +372,7 @@ int sl__project_execute(sl_task_t *t)
             return rc;
         }
     }
-    sl_batch_t *out = sl__batch_new(sl_op_output_schema(sl_task_op(t)), n);
-    if (!out) {
-        sl_batch_unref(tmp);
-        return sl_task_fail(t, SL_ENOMEM, "project: out of memory");
-    }
-    for (int i = 0; i < d->n; i++) {
-        const struct proj_item *it = &d->items[i];
-        sl__project_share_col(&out->cols[i],
-                  it->tmp_col >= 0 ? &tmp->cols[it->tmp_col] : &in->cols[it->in_col]);
-    }
-    sl_batch_unref(tmp);
-    return sl_task_emit(t, out);
+    return sl__project_emit(t, d, in, tmp);
 }
 
 /* The CPU's figure on either device when the GPU project cannot take the items. */

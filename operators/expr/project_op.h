@@ -36,8 +36,9 @@ int sl__project_init_local(const sl_op_t *op, void *gs, void *ls);
 void sl__project_fini_local(const sl_op_t *op, void *gs, void *ls);
 int sl__project_execute(sl_task_t *t);
 double sl__project_cost(const sl_op_t *op, enum sl_device_kind kind, int64_t rows);
-/* dst = src with new references to its buffers. */
-void sl__project_share_col(struct sl__col *dst, const struct sl__col *src);
+/* Emits the output batch of input `in`: the computed columns from tmp (NULL when none;
+ * its reference is taken over), the bare ones from `in`, buffers shared. */
+int sl__project_emit(sl_task_t *t, const struct proj_data *d, sl_batch_t *in, sl_batch_t *tmp);
 
 #define SL__PROJECT_DEF(def, phase)                                                         \
     const struct sl_op_def def = {                                                          \

@@ -162,8 +162,8 @@ SL_XP_HD static inline int sl__xp_cmp(int kind, sl_xp_val x, sl_xp_val y)
     return (x.f > y.f) - (x.f < y.f);
 }
 
-/* Civil date of a day number (Howard Hinnant's algorithm, as expr_date.c). */
-SL_XP_HD static inline int64_t sl__xp_extract(int64_t z, int unit)
+/* The civil date of a day number (Howard Hinnant's algorithm; expr_date.c uses it too). */
+SL_XP_HD static inline void sl__xp_civil(int64_t z, int64_t *y, unsigned *m, unsigned *d)
 {
     z += 719468;
     int64_t era = (z >= 0 ? z : z - 146096) / 146097;
@@ -171,11 +171,18 @@ SL_XP_HD static inline int64_t sl__xp_extract(int64_t z, int unit)
     unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
     unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
     unsigned mp = (5 * doy + 2) / 153;
-    unsigned d = doy - (153 * mp + 2) / 5 + 1;
-    unsigned m = mp < 10 ? mp + 3 : mp - 9;
-    if (unit == 0)
-        return (int64_t)yoe + era * 400 + (m <= 2);
-    return unit == 1 ? (int64_t)m : (int64_t)d;
+    *d = doy - (153 * mp + 2) / 5 + 1;
+    *m = mp < 10 ? mp + 3 : mp - 9;
+    *y = (int64_t)yoe + era * 400 + (*m <= 2);
+}
+
+/* unit 0: the year, 1: the month, 2: the day of a day number. */
+SL_XP_HD static inline int64_t sl__xp_extract(int64_t z, int unit)
+{
+    int64_t y;
+    unsigned m, d;
+    sl__xp_civil(z, &y, &m, &d);
+    return unit == 0 ? y : unit == 1 ? (int64_t)m : (int64_t)d;
 }
 
 /* ---------------- the interpreter ---------------- */
