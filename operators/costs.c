@@ -26,8 +26,8 @@ static const struct cost_model models[] = {
     {"gen.uniform", 4.0, 0.01, 5e-6},
     {"gen.sequence", 1.0, 0.005, 5e-6},
     {"gen.blobs", 12.0, 0.02, 5e-6},       /* GPU: float32 only */
-    {"filter", 2.0, -1, 0},
-    {"project", 2.0, -1, 0},
+    {"filter", 2.0, 0.02, 30e-6},     /* GPU estimate: program per row, CUB, a read-back */
+    {"project", 2.0, 0.02, 30e-6},    /* GPU estimate: program per column, a read-back */
     {"join", 20.0, 0.05, 100e-6},          /* sink: build + probe, per input row */
     {"join.source", 0.5, 0.01, 5e-6},      /* emitting the joined rows */
     {"sort", 40.0, 0.04, 100e-6},          /* GPU: CUB radix sort ~9 ms per 2^28 (estimate) */

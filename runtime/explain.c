@@ -99,6 +99,12 @@ static void estimate_pipeline(struct sl_query *q, struct sl__explain *ex, int k,
         x->op = os->op->def->name;
         x->node = sl__opstate_node(q, os);
         x->on_gpu = gpu && sl__stage_on_gpu(p, s);
+        if (x->on_gpu && s >= 0 && s < p->n_chain) { /* a streaming stage (filter, project) */
+            /* Its CUDA implementation may refuse every batch (an expression the GPU
+             * program does not cover): then the host runs it. */
+            sl_task_t t = {.q = q, .os = os, .pipe = p, .stage = s, .kind = SL_DEVICE_CUDA};
+            x->on_gpu = sl__phase_impl(ph, SL_DEVICE_CUDA, &t) != NULL;
+        }
         enum sl_device_kind kind = x->on_gpu ? SL_DEVICE_CUDA : SL_DEVICE_CPU;
         x->task_seconds = ph && ph->cost ? ph->cost(os->op, kind, task_rows) : -1;
         if (x->task_seconds < 0) {

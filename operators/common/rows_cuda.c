@@ -184,3 +184,21 @@ int sl__mat_gpu_run(sl_task_t *t, struct sl__mat *m, sl__gpu_body_fn body, void 
     m->gpu = rc >= 0;
     return rc;
 }
+
+struct sl__buf *sl__device_words(sl_task_t *t, int64_t words)
+{
+    sl_schema_t *s = sl__schema_new(1);
+    if (!s || sl__schema_set(s, 0, "w", SL_TYPE_INT32) != SL_OK) {
+        sl__schema_free(s);
+        sl_task_fail(t, SL_ENOMEM, "out of memory");
+        return NULL;
+    }
+    sl_batch_t *vb = sl_task_new_batch(t, s, words);
+    sl__schema_free(s);
+    if (!vb)
+        return NULL;
+    struct sl__buf *buf = vb->cols[0].data;
+    sl__buf_ref(buf);
+    sl_batch_unref(vb);
+    return buf;
+}

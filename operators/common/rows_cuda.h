@@ -28,6 +28,11 @@ int sl__rows_sink_fits(const sl_task_t *t);
  * nulls in any of the n_cols columns, fewer than 2^31 rows), else -1. */
 int64_t sl__rows_gpu_rows(const struct sl__rows *r, int n_cols);
 
+/* A pooled device buffer of `words` 32-bit words that a batch can own (a validity
+ * bitmap): allocated as a one-column batch whose buffer is then kept, the engine's only
+ * way to hand operators such a buffer. NULL after recording the failure. */
+struct sl__buf *sl__device_words(sl_task_t *t, int64_t words);
+
 /* A GPU finalize's scratch memory and phase marks (CUDA events on the task's stream). */
 #define SL__GPU_WORK_PTRS 72
 #define SL__GPU_WORK_MARKS 5

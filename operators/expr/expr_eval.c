@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "expr_int.h"
+#include "expr_prog.h"
 
 /* Two spare vectors per scratch for operands converted to a common kind. */
 #define EX_TMPS 2
@@ -599,6 +600,30 @@ static int eval_coalesce(struct ex_ctx *c, int i, const struct ex_node *n)
     return SL_OK;
 }
 
+void sl__expr_dict_hits(const struct sl__expr *e, int node, int64_t n, const int32_t *offsets,
+                        const char *chars, uint8_t *out)
+{
+    const struct ex_node *x = &e->nodes[node];
+    for (int64_t d = 0; d < n; d++) {
+        struct sl__expr_str s = {chars + offsets[d], offsets[d + 1] - offsets[d]};
+        bool hit;
+        if (x->op == EX_LIKE || x->op == EX_NOT_LIKE) {
+            hit = ex_like_match(x, s.p, s.n) == (x->op == EX_LIKE);
+        } else if (x->op == EX_IN || x->op == EX_NOT_IN) {
+            hit = false;
+            for (int k = 0; k < x->n_list; k++) {
+                const struct ex_node *l = &e->nodes[e->list[x->list + k]];
+                hit |= sl__str_cmp(s.p, s.n, l->str, l->slen) == 0;
+            }
+            hit ^= x->op == EX_NOT_IN;
+        } else {
+            const struct ex_node *l = &e->nodes[x->b];
+            hit = ex_cmp_holds(x->op, sl__str_cmp(s.p, s.n, l->str, l->slen));
+        }
+        out[d] = hit;
+    }
+}
+
 /* A predicate of a DICT column and literals (n->on_dict): evaluated once per entry of
  * the batch's dictionary (cached while the dictionary stays the same), then by code. */
 static int eval_on_dict(struct ex_ctx *c, int i, const struct ex_node *n)
@@ -616,25 +641,8 @@ static int eval_on_dict(struct ex_ctx *c, int i, const struct ex_node *n)
             x->dict_res = nr;
             x->dict_cap = v.s.dict_length;
         }
-        for (int64_t d = 0; d < v.s.dict_length; d++) {
-            struct sl__expr_str s = {v.s.dict_chars + v.s.dict_offsets[d],
-                                     v.s.dict_offsets[d + 1] - v.s.dict_offsets[d]};
-            bool hit;
-            if (n->op == EX_LIKE || n->op == EX_NOT_LIKE) {
-                hit = ex_like_match(n, s.p, s.n) == (n->op == EX_LIKE);
-            } else if (n->op == EX_IN || n->op == EX_NOT_IN) {
-                hit = false;
-                for (int k = 0; k < n->n_list; k++) {
-                    const struct ex_node *l = &c->e->nodes[c->e->list[n->list + k]];
-                    hit |= sl__str_cmp(s.p, s.n, l->str, l->slen) == 0;
-                }
-                hit ^= n->op == EX_NOT_IN;
-            } else {
-                const struct ex_node *l = &c->e->nodes[n->b];
-                hit = ex_cmp_holds(n->op, sl__str_cmp(s.p, s.n, l->str, l->slen));
-            }
-            x->dict_res[d] = hit;
-        }
+        sl__expr_dict_hits(c->e, i, v.s.dict_length, v.s.dict_offsets, v.s.dict_chars,
+                           x->dict_res);
         if (x->dict)
             sl__dict_unref(x->dict);
         sl__dict_ref(dict);

@@ -6,6 +6,7 @@
 
 #include "common/values.h"
 #include "expr.h"
+#include "sluice_k/expr_prog.h"
 
 enum ex_op {
     EX_COL, EX_INT, EX_FLOAT, EX_DEC, EX_STR, EX_BOOL, EX_INTERVAL,
@@ -114,14 +115,7 @@ static inline bool ex_null_at(const struct ex_ctx *c, int i, int64_t r)
 /* The truth of `op` (EX_EQ .. EX_GE) for a three-way comparison result. */
 static inline uint8_t ex_cmp_holds(enum ex_op op, int cmp)
 {
-    switch (op) {
-    case EX_EQ: return cmp == 0;
-    case EX_NE: return cmp != 0;
-    case EX_LT: return cmp < 0;
-    case EX_LE: return cmp <= 0;
-    case EX_GT: return cmp > 0;
-    default: return cmp >= 0;
-    }
+    return (uint8_t)sl__xp_cmp_holds((int)op - EX_EQ, cmp);
 }
 
 /* Records an evaluation error (message with position and row); returns `code`. */

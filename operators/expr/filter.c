@@ -5,23 +5,38 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "expr.h"
-#include "operators.h"
+#include "filter_op.h"
 
-struct filter_local {
-    struct sl__pred_state pred;
-};
-
-static const struct sl_option_def filter_options[] = {
+const struct sl_option_def sl__filter_options[1] = {
     {"where", SL_OPT_STRING, NULL, "predicate, e.g. \"x > 3 AND y IN (1, 2)\""},
 };
 
 static void filter_free(void *p)
 {
-    sl__expr_free(p);
+    struct sl__filter_data *d = p;
+    sl__expr_free(d->e);
+    sl__free(d, sizeof *d);
 }
 
-static int filter_bind(sl_bind_t *b)
+/* Whether the GPU filter takes the predicate and the columns it carries (why not, else). */
+static void filter_gpu_check(struct sl__filter_data *d, const sl_schema_t *in)
+{
+    if (sl__xp_compile(d->e, in, &d->xp, d->why, sizeof d->why) < 0)
+        return;
+    for (int i = 0; i < sl_schema_num_fields(in); i++) {
+        const char *name;
+        enum sl_type type;
+        sl_schema_field(in, i, &name, &type);
+        if (sl_type_width(type) == 0) {
+            snprintf(d->why, sizeof d->why, "column %s (%s) cannot be carried on the GPU", name,
+                     sl_type_name(type));
+            return;
+        }
+    }
+    d->gpu_ok = true;
+}
+
+int sl__filter_bind(sl_bind_t *b)
 {
     const char *where;
     int rc;
@@ -42,7 +57,14 @@ static int filter_bind(sl_bind_t *b)
         return sl_bind_fail(b, SL_ETYPE, "where must be a condition, but \"%s\" gives %s values "
                             "(hint: compare it, e.g. %s != 0)", where, sl_type_name(type), where);
     }
-    sl_bind_set_data(b, e, filter_free);
+    struct sl__filter_data *d = sl__calloc(1, sizeof *d);
+    if (!d) {
+        sl__expr_free(e);
+        return sl_bind_fail(b, SL_ENOMEM, "out of memory");
+    }
+    d->e = e;
+    filter_gpu_check(d, in);
+    sl_bind_set_data(b, d, filter_free);
     sl_bind_set_rows(b, sl_bind_input_rows(b, 0));
     for (int i = 0; i < sl_schema_num_fields(in); i++) {
         const char *name;
@@ -54,42 +76,36 @@ static int filter_bind(sl_bind_t *b)
     return SL_OK;
 }
 
-static void filter_fini_local(const sl_op_t *op, void *gs, void *ls)
+void sl__filter_fini_local(const sl_op_t *op, void *gs, void *ls)
 {
     (void)op;
     (void)gs;
-    struct filter_local *l = ls;
+    struct sl__filter_local *l = ls;
     sl__pred_state_fini(&l->pred);
 }
 
-static int filter_execute(sl_task_t *t)
+int sl__filter_execute(sl_task_t *t)
 {
-    const struct sl__expr *e = sl_op_data(sl_task_op(t));
-    struct filter_local *l = sl_task_lstate(t);
+    const struct sl__filter_data *d = sl_op_data(sl_task_op(t));
+    struct sl__filter_local *l = sl_task_lstate(t);
     if (!l) /* the runtime recorded the failure */
         return SL_ENOMEM;
     sl_batch_t *out;
-    int rc = sl__pred_apply(t, e, &l->pred, sl_task_input(t), &out);
+    int rc = sl__pred_apply(t, d->e, &l->pred, sl_task_input(t), &out);
     if (rc < 0 || !out)
         return rc;
     return sl_task_emit(t, out);
 }
 
-static const struct sl_impl filter_impls[] = {{.device = SL_DEVICE_CPU, .run = filter_execute}};
-static const struct sl_phase filter_phase = {filter_impls, 1, sl__cost_linear};
+/* The CPU's figure on either device when the GPU filter cannot take the predicate (in a
+ * GPU pipeline it then runs on the host), else the model's. */
+double sl__filter_cost(const sl_op_t *op, enum sl_device_kind kind, int64_t rows)
+{
+    const struct sl__filter_data *d = sl_op_data(op);
+    return sl__cost_linear(op, d && d->gpu_ok ? kind : SL_DEVICE_CPU, rows);
+}
 
-const struct sl_op_def sl__filter_def = {
-    .abi_version = SL_OP_ABI_VERSION,
-    .flags = SL_OP_STREAM,
-    .name = "filter",
-    .doc = "keeps the rows where the predicate `where` is true",
-    .min_inputs = 1,
-    .max_inputs = 1,
-    .options = filter_options,
-    .n_options = sizeof filter_options / sizeof filter_options[0],
-    .bind = filter_bind,
-    .local_state_bytes = sizeof(struct filter_local),
-    .fini_local = filter_fini_local,
-    .execute = &filter_phase,
-    .can_split = sl__split_yes,
-};
+/* The CPU-only definition; CUDA builds register sl__filter_cuda_def (expr_cuda.c). */
+static const struct sl_impl filter_impls[] = {{.device = SL_DEVICE_CPU, .run = sl__filter_execute}};
+static const struct sl_phase filter_phase = {filter_impls, 1, sl__filter_cost};
+SL__FILTER_DEF(sl__filter_def, filter_phase);

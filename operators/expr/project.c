@@ -8,29 +8,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "expr.h"
-#include "operators.h"
+#include "project_op.h"
 
-struct proj_item {
-    char *name;
-    struct sl__expr *e;
-    int in_col;          /* >= 0: a bare input column, passed on as is */
-    int tmp_col;         /* computed: its column in the batch of computed columns */
-};
-
-struct proj_data {
-    int n;
-    struct proj_item *items;
-    sl_schema_t *computed;  /* schema of the computed columns (NULL if none) */
-    int n_exprs;            /* computed items, for scratch sizes */
-};
-
-struct proj_local {
-    struct sl__expr_scratch *scratch; /* one per item */
-    int n;
-};
-
-static const struct sl_option_def proj_options[] = {
+const struct sl_option_def sl__project_options[1] = {
     {"columns", SL_OPT_STRING, NULL, "output columns: \"a, b, c=a*2+b, d=CAST(x AS float64)\""},
 };
 
@@ -41,6 +21,7 @@ static void proj_free(void *p)
         sl__free_str(d->items[i].name);
         sl__expr_free(d->items[i].e);
     }
+    sl__free(d->xp, 0);
     sl__free(d->items, 0);
     if (d->computed)
         sl__schema_free(d->computed);
@@ -145,7 +126,29 @@ static int declare_columns(sl_bind_t *b, struct proj_data *d)
     return SL_OK;
 }
 
-static int proj_bind(sl_bind_t *b)
+/* Whether the GPU project takes every computed item (why not, else). */
+static int proj_gpu_check(sl_bind_t *b, struct proj_data *d)
+{
+    d->xp = sl__calloc((size_t)d->n, sizeof *d->xp);
+    if (!d->xp)
+        return sl_bind_fail(b, SL_ENOMEM, "out of memory");
+    const sl_schema_t *in = sl_bind_input_schema(b, 0);
+    for (int i = 0; i < d->n; i++) {
+        const struct proj_item *it = &d->items[i];
+        if (it->tmp_col < 0)
+            continue;
+        if (sl__xp_compile(it->e, in, &d->xp[i], d->why, sizeof d->why) < 0 ||
+            sl__xp_store_of(sl__expr_type(it->e)) < 0) {
+            if (!d->why[0])
+                snprintf(d->why, sizeof d->why, "column %s is a string", it->name);
+            return SL_OK;
+        }
+    }
+    d->gpu_ok = true;
+    return SL_OK;
+}
+
+int sl__project_bind(sl_bind_t *b)
 {
     const char *text;
     int rc;
@@ -170,10 +173,12 @@ static int proj_bind(sl_bind_t *b)
         p = end + 1;
     }
     sl_bind_set_rows(b, sl_bind_input_rows(b, 0));
-    return declare_columns(b, d);
+    if ((rc = declare_columns(b, d)) < 0)
+        return rc;
+    return proj_gpu_check(b, d);
 }
 
-static void proj_fini_local(const sl_op_t *op, void *gs, void *ls)
+void sl__project_fini_local(const sl_op_t *op, void *gs, void *ls)
 {
     (void)gs;
     (void)op;
@@ -183,7 +188,7 @@ static void proj_fini_local(const sl_op_t *op, void *gs, void *ls)
     sl__free(l->scratch, (size_t)l->n * sizeof *l->scratch);
 }
 
-static int proj_init_local(const sl_op_t *op, void *gs, void *ls)
+int sl__project_init_local(const sl_op_t *op, void *gs, void *ls)
 {
     (void)gs;
     const struct proj_data *d = sl_op_data(op);
@@ -195,7 +200,7 @@ static int proj_init_local(const sl_op_t *op, void *gs, void *ls)
     for (int i = 0; i < d->n; i++) {
         if (d->items[i].tmp_col >= 0 && sl__expr_scratch_init(&l->scratch[i], d->items[i].e) < 0) {
             /* The runtime frees the state without fini_local when init_local fails. */
-            proj_fini_local(op, gs, ls);
+            sl__project_fini_local(op, gs, ls);
             return SL_ENOMEM;
         }
     }
@@ -330,7 +335,23 @@ static void share_col(struct sl__col *dst, const struct sl__col *src)
         sl__dict_ref(dst->dict);
 }
 
-static int proj_execute(sl_task_t *t)
+int sl__project_emit(sl_task_t *t, const struct proj_data *d, sl_batch_t *in, sl_batch_t *tmp)
+{
+    sl_batch_t *out = sl__batch_new(sl_op_output_schema(sl_task_op(t)), sl_batch_num_rows(in));
+    if (!out) {
+        sl_batch_unref(tmp);
+        return sl_task_fail(t, SL_ENOMEM, "project: out of memory");
+    }
+    for (int i = 0; i < d->n; i++) {
+        const struct proj_item *it = &d->items[i];
+        share_col(&out->cols[i],
+                  it->tmp_col >= 0 ? &tmp->cols[it->tmp_col] : &in->cols[it->in_col]);
+    }
+    sl_batch_unref(tmp);
+    return sl_task_emit(t, out);
+}
+
+int sl__project_execute(sl_task_t *t)
 {
     const struct proj_data *d = sl_op_data(sl_task_op(t));
     struct proj_local *l = sl_task_lstate(t);
@@ -351,36 +372,17 @@ static int proj_execute(sl_task_t *t)
             return rc;
         }
     }
-    sl_batch_t *out = sl__batch_new(sl_op_output_schema(sl_task_op(t)), n);
-    if (!out) {
-        sl_batch_unref(tmp);
-        return sl_task_fail(t, SL_ENOMEM, "project: out of memory");
-    }
-    for (int i = 0; i < d->n; i++) {
-        const struct proj_item *it = &d->items[i];
-        share_col(&out->cols[i],
-                  it->tmp_col >= 0 ? &tmp->cols[it->tmp_col] : &in->cols[it->in_col]);
-    }
-    sl_batch_unref(tmp);
-    return sl_task_emit(t, out);
+    return sl__project_emit(t, d, in, tmp);
 }
 
-static const struct sl_impl proj_impls[] = {{.device = SL_DEVICE_CPU, .run = proj_execute}};
-static const struct sl_phase proj_phase = {proj_impls, 1, sl__cost_linear};
+/* The CPU's figure on either device when the GPU project cannot take the items. */
+double sl__project_cost(const sl_op_t *op, enum sl_device_kind kind, int64_t rows)
+{
+    const struct proj_data *d = sl_op_data(op);
+    return sl__cost_linear(op, d && d->gpu_ok ? kind : SL_DEVICE_CPU, rows);
+}
 
-const struct sl_op_def sl__project_def = {
-    .abi_version = SL_OP_ABI_VERSION,
-    .flags = SL_OP_STREAM,
-    .name = "project",
-    .doc = "computes the listed columns: \"a, c=a*2+b, d=CAST(x AS float64)\"",
-    .min_inputs = 1,
-    .max_inputs = 1,
-    .options = proj_options,
-    .n_options = sizeof proj_options / sizeof proj_options[0],
-    .bind = proj_bind,
-    .local_state_bytes = sizeof(struct proj_local),
-    .init_local = proj_init_local,
-    .fini_local = proj_fini_local,
-    .execute = &proj_phase,
-    .can_split = sl__split_yes,
-};
+/* The CPU-only definition; CUDA builds register sl__project_cuda_def (expr_cuda.c). */
+static const struct sl_impl proj_impls[] = {{.device = SL_DEVICE_CPU, .run = sl__project_execute}};
+static const struct sl_phase proj_phase = {proj_impls, 1, sl__project_cost};
+SL__PROJECT_DEF(sl__project_def, proj_phase);

@@ -8,6 +8,7 @@
  * null count is left unknown (-1) rather than read back, which would stall the stream. */
 #include <cuda_runtime_api.h>
 
+#include "common/rows_cuda.h"
 #include "gen_int.h"
 #include "gpu_ext.h"
 #include "operators.h"
@@ -20,24 +21,12 @@ static sl_batch_t *morsel_batch(sl_task_t *t, int64_t rows, int64_t *first, int6
     return sl_task_new_batch(t, sl_op_output_schema(sl_task_op(t)), *n);
 }
 
-/* A device validity bitmap for column c of b: (n + 31) / 32 words, filled by a kernel.
- * Allocated as a one-column batch, whose buffer is then kept (the engine's only way to
- * hand operators a pooled device buffer that a batch can own). */
+/* A device validity bitmap for column c of b: (n + 31) / 32 words, filled by a kernel. */
 static uint32_t *device_validity(sl_task_t *t, sl_batch_t *b, int c, int64_t n)
 {
-    sl_schema_t *s = sl__schema_new(1);
-    if (!s || sl__schema_set(s, 0, "w", SL_TYPE_INT32) != SL_OK) {
-        sl__schema_free(s);
-        sl_task_fail(t, SL_ENOMEM, "out of memory");
+    struct sl__buf *buf = sl__device_words(t, (n + 31) / 32);
+    if (!buf)
         return NULL;
-    }
-    sl_batch_t *vb = sl_task_new_batch(t, s, (n + 31) / 32);
-    sl__schema_free(s);
-    if (!vb)
-        return NULL;
-    struct sl__buf *buf = vb->cols[0].data;
-    sl__buf_ref(buf);
-    sl_batch_unref(vb);
     b->cols[c].validity = buf;
     b->cols[c].null_count = -1;
     return buf->ptr;

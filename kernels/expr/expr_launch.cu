@@ -1,0 +1,164 @@
+/* The GPU filter and project: one thread per row runs the expression program (the
+ * interpreter of sluice_k/expr_prog.h, the same code the host test runs), grid-stride;
+ * validity words are built by warp ballots. Contracts in sluice_k/expr.h. */
+#include "sluice_k/expr.h"
+
+#include <cub/device/device_select.cuh>
+#include <thrust/iterator/counting_iterator.h>
+
+#include "../common/grid.cuh"
+
+namespace {
+
+constexpr int kThreads = 256;
+
+unsigned grid_for(int64_t n)
+{
+    int64_t b = (n + kThreads - 1) / kThreads;
+    return (unsigned)sl_grid::capped(b, 8);
+}
+
+__device__ void report(sl_k_expr_err *err, int code, int ins, int64_t r)
+{
+    if (atomicCAS(&err->code, 0, code) == 0) {
+        err->ins = ins;
+        err->row = r;
+    }
+}
+
+__global__ void flags_kernel(const sl_xp_prog prog, const sl_xp_cols cols,
+                             const uint8_t *__restrict__ tables, int64_t n,
+                             uint8_t *__restrict__ flags, sl_k_expr_err *err)
+{
+    for (int64_t r = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; r < n;
+         r += (int64_t)gridDim.x * blockDim.x) {
+        sl_xp_val v;
+        int null = 0, bad = 0;
+        int rc = sl__xp_eval_row(&prog, &cols, tables, r, &v, &null, &bad);
+        if (rc != SL_XP_OK)
+            report(err, rc, bad, r);
+        flags[r] = rc == SL_XP_OK && !null && v.i != 0;
+    }
+}
+
+__device__ void store_value(void *out, int store, int64_t r, sl_xp_val v, int null)
+{
+    if (null)
+        v.d = 0;
+    switch (store) {
+    case SL_XS_I8: case SL_XS_U8: case SL_XS_BOOL: ((int8_t *)out)[r] = (int8_t)v.i; break;
+    case SL_XS_I16: case SL_XS_U16: ((int16_t *)out)[r] = (int16_t)v.i; break;
+    case SL_XS_I32: case SL_XS_U32: ((int32_t *)out)[r] = (int32_t)v.i; break;
+    case SL_XS_F32: ((float *)out)[r] = null ? 0.0f : (float)v.f; break;
+    case SL_XS_F64: ((double *)out)[r] = null ? 0.0 : v.f; break;
+    case SL_XS_U64: ((uint64_t *)out)[r] = (uint64_t)v.d; break;
+    case SL_XS_D64: ((int64_t *)out)[r] = (int64_t)v.d; break;
+    case SL_XS_D128: ((__int128 *)out)[r] = v.d; break;
+    default: ((int64_t *)out)[r] = v.i; break;
+    }
+}
+
+/* Rows are walked in whole warps (r rounded up to 32) so that a ballot makes each word. */
+__global__ void project_kernel(const sl_xp_prog prog, const sl_xp_cols cols,
+                               const uint8_t *__restrict__ tables, int64_t n, int store,
+                               void *out, uint32_t *valid, sl_k_expr_err *err)
+{
+    int64_t n32 = (n + 31) & ~(int64_t)31;
+    for (int64_t r = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; r < n32;
+         r += (int64_t)gridDim.x * blockDim.x) {
+        int ok = 0;
+        if (r < n) {
+            sl_xp_val v;
+            int null = 0, bad = 0;
+            int rc = sl__xp_eval_row(&prog, &cols, tables, r, &v, &null, &bad);
+            if (rc != SL_XP_OK)
+                report(err, rc, bad, r);
+            store_value(out, store, r, v, null || rc != SL_XP_OK);
+            ok = rc == SL_XP_OK && !null;
+        }
+        unsigned w = __ballot_sync(0xffffffffu, ok);
+        if ((threadIdx.x & 31) == 0)
+            valid[r >> 5] = w;
+    }
+}
+
+__global__ void gather_valid_kernel(const uint8_t *__restrict__ in, int64_t voff,
+                                    const uint32_t *__restrict__ idx, uint32_t *out, int64_t k)
+{
+    int64_t k32 = (k + 31) & ~(int64_t)31;
+    for (int64_t j = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; j < k32;
+         j += (int64_t)gridDim.x * blockDim.x) {
+        int bit = 0;
+        if (j < k) {
+            int64_t b = voff + idx[j];
+            bit = (in[b >> 3] >> (b & 7)) & 1;
+        }
+        unsigned w = __ballot_sync(0xffffffffu, bit);
+        if ((threadIdx.x & 31) == 0)
+            out[j >> 5] = w;
+    }
+}
+
+__global__ void gather_b128_kernel(const uint4 *__restrict__ src, const uint32_t *__restrict__ idx,
+                                   uint4 *__restrict__ dst, int64_t k)
+{
+    for (int64_t j = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; j < k;
+         j += (int64_t)gridDim.x * blockDim.x)
+        dst[j] = src[idx[j]];
+}
+
+} // namespace
+
+extern "C" cudaError_t sl_k_expr_flags(const struct sl_xp_prog *prog, const struct sl_xp_cols *cols,
+                                       const uint8_t *d_tables, int64_t n, uint8_t *d_flags,
+                                       struct sl_k_expr_err *d_err, cudaStream_t stream)
+{
+    if (n <= 0)
+        return cudaSuccess;
+    flags_kernel<<<grid_for(n), kThreads, 0, stream>>>(*prog, *cols, d_tables, n, d_flags, d_err);
+    return cudaGetLastError();
+}
+
+extern "C" cudaError_t sl_k_expr_select(void *d_temp, size_t *temp_bytes, const uint8_t *d_flags,
+                                        uint32_t *d_idx, int32_t *d_count, int64_t n,
+                                        cudaStream_t stream)
+{
+    thrust::counting_iterator<uint32_t> rows(0);
+    cudaError_t e = cub::DeviceSelect::Flagged(d_temp, *temp_bytes, rows, d_flags, d_idx, d_count,
+                                               (int)n, stream);
+    if (e != cudaSuccess || !d_temp)
+        return e;
+    return cudaGetLastError();
+}
+
+extern "C" cudaError_t sl_k_expr_gather_valid(const uint8_t *d_valid, int64_t voff,
+                                              const uint32_t *d_idx, uint32_t *d_out, int64_t k,
+                                              cudaStream_t stream)
+{
+    if (k <= 0)
+        return cudaSuccess;
+    gather_valid_kernel<<<grid_for(k), kThreads, 0, stream>>>(d_valid, voff, d_idx, d_out, k);
+    return cudaGetLastError();
+}
+
+extern "C" cudaError_t sl_k_expr_gather_b128(const void *d_src, const uint32_t *d_idx, void *d_dst,
+                                             int64_t k, cudaStream_t stream)
+{
+    if (k <= 0)
+        return cudaSuccess;
+    gather_b128_kernel<<<grid_for(k), kThreads, 0, stream>>>((const uint4 *)d_src, d_idx,
+                                                             (uint4 *)d_dst, k);
+    return cudaGetLastError();
+}
+
+extern "C" cudaError_t sl_k_expr_project(const struct sl_xp_prog *prog,
+                                         const struct sl_xp_cols *cols, const uint8_t *d_tables,
+                                         int64_t n, int store, void *d_out, uint32_t *d_valid,
+                                         struct sl_k_expr_err *d_err, cudaStream_t stream)
+{
+    if (n <= 0)
+        return cudaSuccess;
+    project_kernel<<<grid_for(n), kThreads, 0, stream>>>(*prog, *cols, d_tables, n, store, d_out,
+                                                         d_valid, d_err);
+    return cudaGetLastError();
+}

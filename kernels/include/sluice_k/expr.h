@@ -1,0 +1,59 @@
+/* Launchers of the GPU filter and project (kernels/expr): expression programs
+ * (sluice_k/expr_prog.h) run over a batch's columns, the selection compacted with CUB,
+ * columns gathered by the selected rows. STYLE.md §8: stream last, no allocation or
+ * synchronization inside, cudaGetLastError() after the launch; n == 0 launches nothing.
+ */
+#ifndef SLUICE_K_EXPR_H
+#define SLUICE_K_EXPR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cuda_runtime_api.h>
+
+#include "sluice_k/expr_prog.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The first error a kernel met (code 0: none): SL_XP_EOVERFLOW or SL_XP_EBAD, the
+ * instruction and the row. Zero it before the launch. */
+struct sl_k_expr_err {
+    int32_t code;
+    int32_t ins;
+    int64_t row;
+};
+
+/* d_flags[r] = 1 where the program gives TRUE on row r (0 for FALSE and NULL), r < n. */
+cudaError_t sl_k_expr_flags(const struct sl_xp_prog *prog, const struct sl_xp_cols *cols,
+                            const uint8_t *d_tables, int64_t n, uint8_t *d_flags,
+                            struct sl_k_expr_err *d_err, cudaStream_t stream);
+
+/* The rows r < n where d_flags[r] != 0, in order, into d_idx; their count into
+ * *d_count. CUB's two-phase temporary storage: a NULL d_temp only sets *temp_bytes. */
+cudaError_t sl_k_expr_select(void *d_temp, size_t *temp_bytes, const uint8_t *d_flags,
+                             uint32_t *d_idx, int32_t *d_count, int64_t n, cudaStream_t stream);
+
+/* Output validity: bit j of d_out (words of 32 bits, (k + 31) / 32 of them) is bit
+ * voff + d_idx[j] of d_valid (Arrow's LSB-first bytes). */
+cudaError_t sl_k_expr_gather_valid(const uint8_t *d_valid, int64_t voff, const uint32_t *d_idx,
+                                   uint32_t *d_out, int64_t k, cudaStream_t stream);
+
+/* d_dst[j] = d_src[d_idx[j]] for 16-byte values (wide decimals). */
+cudaError_t sl_k_expr_gather_b128(const void *d_src, const uint32_t *d_idx, void *d_dst,
+                                  int64_t k, cudaStream_t stream);
+
+/* Project: the program's value of every row r < n stored as `store` (enum sl_xp_store:
+ * the output column's type) at d_out, zero where NULL, and its validity into d_valid
+ * ((n + 31) / 32 words). */
+cudaError_t sl_k_expr_project(const struct sl_xp_prog *prog, const struct sl_xp_cols *cols,
+                              const uint8_t *d_tables, int64_t n, int store, void *d_out,
+                              uint32_t *d_valid, struct sl_k_expr_err *d_err,
+                              cudaStream_t stream);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SLUICE_K_EXPR_H */

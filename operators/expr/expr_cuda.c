@@ -1,0 +1,267 @@
+/* filter and project on a GPU (issue 17).
+ *
+ * filter: the predicate, compiled at bind into a program
+ * (expr_prog.c), runs over the device batch, one thread per row (kernels/expr); CUB
+ * compacts the passing row numbers; their count is read back (one wait per batch: the
+ * output's size), and every column is gathered by them, validity included. A batch
+ * whose rows all pass goes on as it is; one with none emits nothing. Predicates on DICT
+ * columns are evaluated once per dictionary entry on the host (sl__expr_dict_hits, the
+ * CPU evaluator's loop), and the kernel looks codes up in those tables.
+ *
+ * can_run says no (the CPU filter runs, on the host, in the GPU pipeline) when the
+ * predicate is not a program (filter_op.h's `why`), a column cannot be carried (strings
+ * that are not dictionary codes), or a batch has 2^31 rows or more.
+ *
+ * project: bare columns are passed on as they are; each computed item's program writes
+ * its column and validity words (null count left unknown, -1) into a device batch of the
+ * computed columns; one read-back per batch for the error word. can_run says no when an
+ * item is not a program or gives strings. */
+#include <string.h>
+
+#include <cuda_runtime_api.h>
+
+#include "common/rows_cuda.h"
+#include "filter_op.h"
+#include "gpu_ext.h"
+#include "project_op.h"
+#include "sluice_k/columns.h"
+#include "sluice_k/expr.h"
+
+/* Device memory of one batch's run: flags, row numbers, CUB's scratch, the error word
+ * and the count, and the dictionary tables; carved from one allocation. */
+struct xp_run {
+    struct sl_xp_prog prog;   /* x->prog with the tables' offsets patched in */
+    struct sl_xp_cols cols;
+    uint8_t *d_tables;
+    void *d_mem;
+};
+
+/* The program's columns and dictionary tables for batch b (tables uploaded). */
+static int xp_prepare(sl_task_t *t, const struct sl__expr *e, const struct sl__xp *x,
+                      const sl_batch_t *b, struct xp_run *run)
+{
+    run->prog = x->prog;
+    run->d_tables = NULL;
+    sl__xp_cols(&run->prog, b, &run->cols);
+    if (x->n_dicts == 0)
+        return SL_OK;
+    int64_t need = 0;
+    sl__xp_tables(e, x, b, &run->prog, NULL, 0, &need);
+    uint8_t *h = sl__malloc((size_t)need + 1);
+    if (!h)
+        return sl_task_fail(t, SL_ENOMEM, "out of memory for dictionary tables");
+    sl__xp_tables(e, x, b, &run->prog, h, need, &need);
+    run->d_tables = sl_task_device_alloc(t, (size_t)need + 1);
+    cudaError_t err = cudaErrorMemoryAllocation;
+    if (run->d_tables) /* pageable: the copy has read h when it returns */
+        err = cudaMemcpyAsync(run->d_tables, h, (size_t)need, cudaMemcpyHostToDevice,
+                              sl_task_stream(t));
+    sl__free(h, (size_t)need + 1);
+    if (!run->d_tables)
+        return SL_ENOMEM;
+    return err == cudaSuccess ? SL_OK : SL_TASK_CUDA_FAIL(t, err, "dictionary tables");
+}
+
+/* Reads back the count and the error word; fails the task on a data error, naming
+ * the expression of `e`/`x` (the first one, for project: the item is not known). */
+static int read_back(sl_task_t *t, const char *what, const struct sl__expr *e,
+                     const struct sl__xp *x, const void *d_small, int32_t *count)
+{
+    struct {
+        struct sl_k_expr_err err;
+        int32_t count, pad;
+    } h;
+    cudaStream_t s = sl_task_stream(t);
+    SL_TASK_CUDA_TRY(t, cudaMemcpyAsync(&h, d_small, sizeof h, cudaMemcpyDeviceToHost, s),
+                     "filter count");
+    SL_TASK_CUDA_TRY(t, cudaStreamSynchronize(s), "filter on the GPU");
+    if (h.err.code) {
+        char msg[400];
+        sl__xp_error_text(e, x, h.err.code, h.err.ins, h.err.row, msg, sizeof msg);
+        return sl_task_fail(t, h.err.code == SL_XP_EOVERFLOW ? SL_EOVERFLOW : SL_EINTERNAL,
+                            "%s: %s", what, msg);
+    }
+    *count = h.count;
+    return SL_OK;
+}
+
+/* Column c of `in` at the k rows d_idx into column c of `out`. */
+static int gather_column(sl_task_t *t, sl_batch_t *in, sl_batch_t *out, int c,
+                         const uint32_t *d_idx, int64_t k)
+{
+    const struct sl__col *ic = &in->cols[c];
+    cudaStream_t s = sl_task_stream(t);
+    size_t w = sl_type_width(ic->type);
+    cudaError_t e = w == 16 ? sl_k_expr_gather_b128(sl__col_values(in, c), d_idx,
+                                                    sl__col_values(out, c), k, s)
+                            : sl_k_gather_width(sl__col_values(in, c), d_idx,
+                                                sl__col_values(out, c), (int)w, k, s);
+    if (e == cudaSuccess && ic->validity && ic->null_count != 0) {
+        struct sl__buf *vb = sl__device_words(t, (k + 31) / 32);
+        if (!vb)
+            return SL_ENOMEM;
+        out->cols[c].validity = vb;
+        out->cols[c].null_count = -1;
+        e = sl_k_expr_gather_valid(ic->validity->ptr, ic->offset, d_idx, vb->ptr, k, s);
+    }
+    return e == cudaSuccess ? SL_OK : SL_TASK_CUDA_FAIL(t, e, "filter gather");
+}
+
+/* The passing rows of `in` (k of n, row numbers at d_idx) as a new device batch. */
+static int emit_selected(sl_task_t *t, sl_batch_t *in, const uint32_t *d_idx, int64_t k)
+{
+    sl_batch_t *out = sl_task_new_batch(t, in->schema, k);
+    if (!out)
+        return SL_ENOMEM;
+    for (int c = 0; c < in->n_cols; c++) {
+        int rc = gather_column(t, in, out, c, d_idx, k);
+        if (rc < 0) {
+            sl_batch_unref(out);
+            return rc;
+        }
+    }
+    sl__batch_share_dicts(out, in);
+    return sl_task_emit(t, out);
+}
+
+static int filter_gpu(sl_task_t *t)
+{
+    const struct sl__filter_data *d = sl_op_data(sl_task_op(t));
+    sl_batch_t *in = sl_task_input(t);
+    int64_t n = sl_batch_num_rows(in);
+    if (n == 0)
+        return SL_OK;
+    struct xp_run run;
+    int rc = xp_prepare(t, d->e, &d->xp, in, &run);
+    if (rc < 0)
+        return rc;
+    size_t temp = 0;
+    cudaStream_t s = sl_task_stream(t);
+    SL_TASK_CUDA_TRY(t, sl_k_expr_select(NULL, &temp, NULL, NULL, NULL, n, s), "filter select");
+    size_t idx_at = ((size_t)n + 255) & ~(size_t)255, small_at = idx_at + (size_t)n * 4;
+    size_t temp_at = small_at + 256;
+    char *m = sl_task_device_alloc(t, temp_at + temp);
+    if (!m) {
+        sl_task_device_free(t, run.d_tables);
+        return SL_ENOMEM;
+    }
+    uint8_t *d_flags = (uint8_t *)m;
+    uint32_t *d_idx = (uint32_t *)(m + idx_at);
+    struct sl_k_expr_err *d_err = (struct sl_k_expr_err *)(m + small_at);
+    int32_t *d_count = (int32_t *)(m + small_at + sizeof *d_err);
+    cudaError_t e = cudaMemsetAsync(d_err, 0, 64, s);
+    if (e == cudaSuccess)
+        e = sl_k_expr_flags(&run.prog, &run.cols, run.d_tables, n, d_flags, d_err, s);
+    if (e == cudaSuccess)
+        e = sl_k_expr_select(m + temp_at, &temp, d_flags, d_idx, d_count, n, s);
+    int32_t k = 0;
+    rc = e == cudaSuccess ? read_back(t, "where", d->e, &d->xp, d_err, &k)
+                           : SL_TASK_CUDA_FAIL(t, e, "filter");
+    sl_task_device_free(t, run.d_tables);
+    if (rc == SL_OK && k == n) { /* every row passes: the batch goes on as it is */
+        sl_task_device_free(t, m);
+        sl_batch_ref(in);
+        return sl_task_emit(t, in);
+    }
+    if (rc == SL_OK && k > 0)
+        rc = emit_selected(t, in, d_idx, k);
+    sl_task_device_free(t, m); /* stream-ordered: after the gathers */
+    return rc;
+}
+
+/* Batches of fewer than 2^31 rows (CUB's counts) and a predicate the program takes. */
+static int filter_gpu_can_run(const sl_task_t *t)
+{
+    const struct sl__filter_data *d = sl_op_data(sl_task_op((sl_task_t *)t));
+    const sl_batch_t *b = sl_task_input(t);
+    return d->gpu_ok && (!b || sl_batch_num_rows(b) < INT32_MAX);
+}
+
+static const struct sl_impl filter_cuda_impls[] = {
+    {.device = SL_DEVICE_CPU, .run = sl__filter_execute},
+    {.device = SL_DEVICE_CUDA, .run = filter_gpu, .can_run = filter_gpu_can_run},
+};
+static const struct sl_phase filter_cuda_phase = {filter_cuda_impls, 2, sl__filter_cost};
+
+/* The definition CUDA builds register (operators/expr/meson.build). */
+SL__FILTER_DEF(sl__filter_cuda_def, filter_cuda_phase);
+
+/* ---------------- project ---------------- */
+
+/* Computed item i of d into column c of tmp (values and validity), errors into d_err. */
+static int project_item(sl_task_t *t, const struct proj_data *d, int i, sl_batch_t *in,
+                        sl_batch_t *tmp, struct sl_k_expr_err *d_err)
+{
+    const struct proj_item *it = &d->items[i];
+    int64_t n = sl_batch_num_rows(in);
+    struct xp_run run;
+    int rc = xp_prepare(t, it->e, &d->xp[i], in, &run);
+    if (rc < 0)
+        return rc;
+    struct sl__buf *vb = sl__device_words(t, (n + 31) / 32);
+    if (!vb) {
+        sl_task_device_free(t, run.d_tables);
+        return SL_ENOMEM;
+    }
+    tmp->cols[it->tmp_col].validity = vb;
+    tmp->cols[it->tmp_col].null_count = -1;
+    cudaError_t e = sl_k_expr_project(&run.prog, &run.cols, run.d_tables, n,
+                                      sl__xp_store_of(sl__expr_type(it->e)),
+                                      sl__col_values(tmp, it->tmp_col), vb->ptr, d_err,
+                                      sl_task_stream(t));
+    sl_task_device_free(t, run.d_tables);
+    return e == cudaSuccess ? SL_OK : SL_TASK_CUDA_FAIL(t, e, "project");
+}
+
+static int project_gpu(sl_task_t *t)
+{
+    const struct proj_data *d = sl_op_data(sl_task_op(t));
+    sl_batch_t *in = sl_task_input(t);
+    int64_t n = sl_batch_num_rows(in);
+    if (n == 0)
+        return SL_OK;
+    sl_batch_t *tmp = NULL;
+    if (d->n_exprs) {
+        tmp = sl_task_new_batch(t, d->computed, n);
+        struct sl_k_expr_err *d_err = sl_task_device_alloc(t, 64);
+        if (!tmp || !d_err) {
+            sl_batch_unref(tmp);
+            sl_task_device_free(t, d_err);
+            return SL_ENOMEM;
+        }
+        cudaError_t ce = cudaMemsetAsync(d_err, 0, 64, sl_task_stream(t));
+        int rc = ce == cudaSuccess ? SL_OK : SL_TASK_CUDA_FAIL(t, ce, "project");
+        int first = -1;
+        for (int i = 0; rc == SL_OK && i < d->n; i++) {
+            if (d->items[i].tmp_col < 0)
+                continue;
+            first = first < 0 ? i : first;
+            rc = project_item(t, d, i, in, tmp, d_err);
+        }
+        int32_t unused;
+        if (rc == SL_OK)
+            rc = read_back(t, "project", d->items[first].e, &d->xp[first], d_err, &unused);
+        sl_task_device_free(t, d_err);
+        if (rc < 0) {
+            sl_batch_unref(tmp);
+            return rc;
+        }
+    }
+    return sl__project_emit(t, d, in, tmp);
+}
+
+/* Batches of any size whose computed items the program takes (bare columns of any type
+ * are passed on as they are). */
+static int project_gpu_can_run(const sl_task_t *t)
+{
+    const struct proj_data *d = sl_op_data(sl_task_op((sl_task_t *)t));
+    return d->gpu_ok;
+}
+
+static const struct sl_impl project_cuda_impls[] = {
+    {.device = SL_DEVICE_CPU, .run = sl__project_execute},
+    {.device = SL_DEVICE_CUDA, .run = project_gpu, .can_run = project_gpu_can_run},
+};
+static const struct sl_phase project_cuda_phase = {project_cuda_impls, 2, sl__project_cost};
+
+SL__PROJECT_DEF(sl__project_cuda_def, project_cuda_phase);

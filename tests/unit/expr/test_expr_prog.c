@@ -1,0 +1,156 @@
+/* Tests of the GPU expression programs on the host: every expression compiled by
+ * sl__xp_compile and run by the interpreter the GPU kernels run (sluice_k/expr_prog.h,
+ * here as plain C) must give the CPU evaluator's values and nulls on every row, and fail
+ * exactly where it fails (overflow). Inputs: the DuckDB-checked type cases
+ * (expr_types_cases.h) and random columns with nulls and extremes (expr_random_input.h),
+ * also empty and one-row. Constructs the program does not cover are refused with a
+ * reason. */
+#include <stdio.h>
+
+#include "../gen/gen_test_util.h"
+#include "expr/expr_prog.h"
+
+#include "expr_types_cases.h"
+#include "expr_types_input.h"
+#include "expr_random_input.h"
+
+/* Evaluates e on rows [0, n) of b with the CPU evaluator: values and nulls into the
+ * arrays (as the program's values), or the error code. */
+static int cpu_values(const struct sl__expr *e, const sl_batch_t *b, sl_xp_val *vals,
+                      uint8_t *nulls)
+{
+    struct sl__expr_scratch s;
+    SL_ASSERT_OK(sl__expr_scratch_init(&s, e));
+    int64_t n = sl_batch_num_rows(b);
+    int rc = SL_OK;
+    for (int64_t at = 0; at < n && rc == SL_OK; at += SL__EXPR_VEC) {
+        int64_t len = n - at < SL__EXPR_VEC ? n - at : SL__EXPR_VEC;
+        struct sl__expr_vec v;
+        char err[400];
+        rc = sl__expr_eval(e, b, at, len, &s, &v, err, sizeof err);
+        for (int64_t r = 0; rc == SL_OK && r < len; r++) {
+            sl_xp_val *o = &vals[at + r];
+            o->d = 0;
+            switch (v.vk) {
+            case SL__VK_FLOAT: o->f = v.f[r]; break;
+            case SL__VK_DEC: o->d = v.d[r]; break;
+            case SL__VK_BOOL: o->i = v.b[r]; break;
+            default: o->i = v.i[r]; break;
+            }
+            nulls[at + r] = v.null && v.null[r];
+        }
+    }
+    sl__expr_scratch_fini(&s);
+    return rc;
+}
+
+static bool same_value(int kind, sl_xp_val x, sl_xp_val y)
+{
+    if (kind == SL_XK_F)
+        return memcmp(&x.f, &y.f, 8) == 0 || (isnan(x.f) && isnan(y.f));
+    return kind == SL_XK_D ? x.d == y.d : x.i == y.i;
+}
+
+/* Compiles `text` over b's schema and compares the program with the CPU on every row.
+ * Returns whether it compiled; fails the test on any difference. */
+static bool program_agrees(const char *text, const sl_batch_t *b)
+{
+    char err[400];
+    struct sl__expr *e;
+    if (sl__expr_parse(text, 0, -1, &e, err, sizeof err) < 0 ||
+        sl__expr_bind(e, b->schema, err, sizeof err) < 0)
+        fail_msg("%s: %s", text, err);
+    struct sl__xp *x = sl__malloc(sizeof *x);
+    assert_non_null(x);
+    if (sl__xp_compile(e, b->schema, x, err, sizeof err) < 0) {
+        assert_true(err[0] != 0); /* a refusal says why */
+        sl__free(x, sizeof *x);
+        sl__expr_free(e);
+        return false;
+    }
+    int64_t n = sl_batch_num_rows(b);
+    sl_xp_val *want = sl__malloc(sizeof *want * (size_t)(n + 1));
+    uint8_t *want_null = sl__malloc((size_t)n + 1), tables[256];
+    int cpu_rc = cpu_values(e, b, want, want_null);
+    struct sl_xp_prog prog = x->prog;
+    struct sl_xp_cols cols;
+    int64_t used;
+    SL_ASSERT_OK(sl__xp_tables(e, x, b, &prog, tables, sizeof tables, &used));
+    sl__xp_cols(&prog, b, &cols);
+    int kind = x->vk == SL__VK_FLOAT ? SL_XK_F : x->vk == SL__VK_DEC ? SL_XK_D : SL_XK_I;
+    bool failed = false;
+    for (int64_t r = 0; r < n; r++) {
+        sl_xp_val v;
+        int null = 0, bad = -1;
+        int rc = sl__xp_eval_row(&prog, &cols, tables, r, &v, &null, &bad);
+        assert_true(rc == SL_XP_OK || rc == SL_XP_EOVERFLOW);
+        failed |= rc != SL_XP_OK;
+        if (rc != SL_XP_OK || cpu_rc != SL_OK)
+            continue;
+        if (null != want_null[r] || (!null && !same_value(kind, v, want[r])))
+            fail_msg("%s, row %lld: the program gives %s%lld, the CPU %s%lld", text, (long long)r,
+                     null ? "NULL " : "", (long long)v.i, want_null[r] ? "NULL " : "",
+                     (long long)want[r].i);
+    }
+    if (failed != (cpu_rc != SL_OK))
+        fail_msg("%s: the program %s, the CPU %s", text, failed ? "fails" : "does not fail",
+                 cpu_rc != SL_OK ? "fails" : "does not");
+    sl__free(want, sizeof *want * (size_t)(n + 1));
+    sl__free(want_null, (size_t)n + 1);
+    sl__free(x, sizeof *x);
+    sl__expr_free(e);
+    return true;
+}
+
+SL_TEST(type_cases_agree_with_the_cpu)
+{
+    sl_table_t *t = input_table();
+    sl_batch_t *b = sl_table_batch(t, 0);
+    int n = (int)(sizeof et_cases / sizeof et_cases[0]), compiled = 0;
+    for (int k = 0; k < n; k++)
+        compiled += program_agrees(et_cases[k].expr, b);
+    print_message("%d of %d type cases compile to GPU programs and agree\n", compiled, n);
+    assert_true(compiled >= n / 2);
+    sl_table_unref(t);
+}
+
+SL_TEST(random_columns_agree_with_the_cpu)
+{
+    static const int64_t sizes[] = {3000, 1, 0};
+    int n = (int)(sizeof xr_exprs / sizeof xr_exprs[0]);
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+        sl_batch_t *b = xr_batch(sizes[s], 42 + s);
+        for (int k = 0; k < n; k++)
+            if (!program_agrees(xr_exprs[k], b))
+                fail_msg("%s is not compiled to a GPU program", xr_exprs[k]);
+        sl_batch_unref(b);
+    }
+    print_message("%d expressions agree on 3000, 1 and 0 rows\n", n);
+}
+
+SL_TEST(refusals_say_why)
+{
+    static const char *const refused[][2] = {
+        {"CAST(b AS float64) > 1.5", "CAST"},
+        {"dt + INTERVAL '1' MONTH > DATE '2000-01-01'", "interval"},
+        {"s LIKE 'a%'", "string"},
+        {"LENGTH(s) > 2", "LENGTH"},
+    };
+    enum sl_type types[] = {SL_TYPE_INT32, SL_TYPE_DATE32, SL_TYPE_UTF8};
+    const char *names[] = {"b", "dt", "s"};
+    sl_batch_t *b;
+    SL_ASSERT_OK(sl_batch_create(&b, 3, names, types, 0));
+    for (size_t k = 0; k < sizeof refused / sizeof refused[0]; k++) {
+        char err[400], why[200];
+        struct sl__expr *e;
+        SL_ASSERT_OK(sl__expr_parse(refused[k][0], 0, -1, &e, err, sizeof err));
+        SL_ASSERT_OK(sl__expr_bind(e, b->schema, err, sizeof err));
+        struct sl__xp *x = sl__malloc(sizeof *x);
+        assert_int_equal(sl__xp_compile(e, b->schema, x, why, sizeof why), SL_EUNSUPPORTED);
+        if (!strcasestr(why, refused[k][1]))
+            fail_msg("%s: the reason \"%s\" does not name %s", refused[k][0], why, refused[k][1]);
+        sl__free(x, sizeof *x);
+        sl__expr_free(e);
+    }
+    sl_batch_unref(b);
+}
