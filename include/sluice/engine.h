@@ -89,6 +89,7 @@ struct sl_engine_config {
     int debug_ooc_sort_merge;   /* out-of-core sort merge: 0 auto, 1 cpu, 2 gpu */
     int debug_ooc_readback;     /* out-of-core join read-back: 0 copy, 1 kernel */
     int debug_join_phase_times; /* 1: the GPU join's phase times go to the query profile */
+    int debug_join_weak_hash;   /* 1: the GPU join hashes string keys to 8 bits (tests) */
 };
 
 /* Fills *cfg with the defaults and sets cfg->size. Cannot fail. Thread-safe (touches
