@@ -118,8 +118,9 @@ static sl_batch_t *make_dict_holder(int64_t n)
     int32_t *off = malloc((size_t)(n + 1) * sizeof *off);
     char *chars = malloc((size_t)n * KEY_STR_BYTES + 1);
     int64_t *vals = malloc((size_t)n * sizeof *vals);
-    int rc = off && chars && vals ? sl_batch_create(&b, 1, &name, &t, 0) : SL_ENOMEM;
+    int rc = off && chars && vals ? sl_batch_create(&b, 1, &name, &t, 1) : SL_ENOMEM;
     if (rc == SL_OK) {
+        *(int32_t *)sl_batch_column_data(b, 0) = 0; /* one row: a batch of none has no buffer */
         for (int64_t i = 0; i < n; i++)
             vals[i] = i;
         off[0] = 0;
