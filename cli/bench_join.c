@@ -20,7 +20,9 @@ struct join_args {
     int64_t build_rows, probe_rows, payloads, key_bytes, repeat, seed;
     double match_ratio, zipf;
     const char *algo, *output, *kind, *resident;
+    const char *key_type;               /* int (--key-bytes), utf8 or dict: 16-byte strings */
     int pageable;                       /* host-resident GPU inputs left pageable */
+    int payload_only;                   /* the output: payload columns, not the key */
     int64_t sequence, dim_rows;         /* --sequence N (bench_joinseq.c) */
 };
 
@@ -80,10 +82,81 @@ static void fill_range(void *p, int64_t lo, int64_t hi)
     }
 }
 
+/* String keys (--key-type utf8|dict): key value v as 16 bytes, "k" and 15 hex digits. */
+#define KEY_STR_BYTES 16
+
+static void key_str(int64_t v, char *out)
+{
+    char buf[24];
+    snprintf(buf, sizeof buf, "k%015llx", (unsigned long long)v);
+    memcpy(out, buf, KEY_STR_BYTES);
+}
+
+struct fill_str {
+    char *chars;
+    int32_t *off;
+    const int64_t *keys;
+    int64_t base;
+};
+
+static void fill_str_range(void *p, int64_t lo, int64_t hi)
+{
+    const struct fill_str *f = p;
+    for (int64_t i = lo; i < hi; i++) {
+        key_str(f->keys[f->base + i], f->chars + i * KEY_STR_BYTES);
+        f->off[i + 1] = (int32_t)((i + 1) * KEY_STR_BYTES);
+    }
+}
+
+/* The one dictionary of --key-type dict: the strings of key values 0..n-1 (build keys
+ * and, past nb, the probe keys without a partner), code = key value. */
+static sl_batch_t *make_dict_holder(int64_t n)
+{
+    const char *name = "k";
+    enum sl_type t = SL_TYPE_DICT;
+    sl_batch_t *b;
+    int32_t *off = malloc((size_t)(n + 1) * sizeof *off);
+    char *chars = malloc((size_t)n * KEY_STR_BYTES + 1);
+    int64_t *vals = malloc((size_t)n * sizeof *vals);
+    int rc = off && chars && vals ? sl_batch_create(&b, 1, &name, &t, 1) : SL_ENOMEM;
+    if (rc == SL_OK) {
+        *(int32_t *)sl_batch_column_data(b, 0) = 0; /* one row: a batch of none has no buffer */
+        for (int64_t i = 0; i < n; i++)
+            vals[i] = i;
+        off[0] = 0;
+        struct fill_str f = {chars, off, vals, 0};
+        bench_par_for(n, fill_str_range, &f);
+        rc = sl_batch_column_set_dictionary(b, 0, n, off, chars);
+        if (rc < 0)
+            sl_batch_unref(b);
+    }
+    free(off);
+    free(chars);
+    free(vals);
+    return rc == SL_OK ? b : NULL;
+}
+
+/* Key column 0 of batch b (m rows from keys + lo) as --key-type says. */
+static int fill_key(const struct join_args *a, sl_batch_t *b, const int64_t *keys, int64_t lo,
+                    int64_t m, sl_batch_t *dict)
+{
+    if (!strcmp(a->key_type, "dict")) {
+        struct fill f = {sl_batch_column_data(b, 0), keys, lo, 0, 0};
+        bench_par_for(m, fill_range, &f);
+        return sl_batch_share_dictionary(b, 0, dict, 0);
+    }
+    char *chars = sl_batch_column_chars(b, 0, m * KEY_STR_BYTES);
+    if (!chars)
+        return SL_ENOMEM;
+    struct fill_str f = {chars, sl_batch_column_data(b, 0), keys, lo};
+    bench_par_for(m, fill_str_range, &f);
+    return SL_OK;
+}
+
 /* A table of n rows in batches of `chunk` rows: key column "k" and payload columns
  * p<i>_<side>. */
 static sl_table_t *make_table(const struct join_args *a, int64_t n, const int64_t *keys,
-                              const char *side, int64_t chunk)
+                              const char *side, int64_t chunk, sl_batch_t *dict)
 {
     sl_table_t *t;
     if (sl_table_create(&t) < 0)
@@ -98,12 +171,20 @@ static sl_table_t *make_table(const struct join_args *a, int64_t n, const int64_
         np[c] = names[c];
         ty[c] = kt;
     }
+    int str = strcmp(a->key_type, "int") != 0;
+    if (str)
+        ty[0] = !strcmp(a->key_type, "dict") ? SL_TYPE_DICT : SL_TYPE_UTF8;
     for (int64_t lo = 0; lo < n; lo += chunk) {
         int64_t m = n - lo < chunk ? n - lo : chunk;
         sl_batch_t *b;
         if (sl_batch_create(&b, nc, np, ty, m) < 0)
             return NULL;
-        for (int c = 0; c < nc; c++) {
+        if (str && fill_key(a, b, keys, lo, m, dict) < 0) {
+            sl_batch_unref(b);
+            sl_table_unref(t);
+            return NULL;
+        }
+        for (int c = str; c < nc; c++) {
             struct fill f = {sl_batch_column_data(b, c), keys, lo, c, kt == SL_TYPE_INT64};
             bench_par_for(m, fill_range, &f);
         }
@@ -119,10 +200,11 @@ static int parse_args(int argc, char **argv, struct join_args *a, struct cli_com
         const char *o = argv[i];
         if (!strcmp(o, "--help")) {
             printf("usage: sluice bench join [--build-rows N] [--probe-rows N] [--payloads P]\n"
-                   "  [--key-bytes 4|8] [--match-ratio F] [--zipf Z] [--algo auto|radix|nopart|"
+                   "  [--key-bytes 4|8] [--key-type int|utf8|dict] [--match-ratio F] [--zipf Z] [--algo auto|radix|nopart|"
                    "sortmerge]\n  [--output materialize|aggregate] [--kind inner|left|semi|anti]"
                    " [--repeat R]\n  [--placement cpu|gpu|auto] [--resident host|device]"
-                   " [--threads N] [--json]\n  [--pageable] [--gpu-mem BYTES] [--trace FILE]\n"
+                   " [--threads N] [--json]\n  [--pageable] [--payload-only] [--gpu-mem BYTES]"
+                   " [--trace FILE]\n"
                    "  --resident device: inputs copied to GPU 0 before timing, the output left"
                    " in GPU memory\n  (the timed span ends when it is complete there;"
                    " the checksum is read afterwards)\n"
@@ -134,6 +216,10 @@ static int parse_args(int argc, char **argv, struct join_args *a, struct cli_com
         }
         if (!strcmp(o, "--pageable")) {
             a->pageable = 1;
+            continue;
+        }
+        if (!strcmp(o, "--payload-only")) {
+            a->payload_only = 1;
             continue;
         }
         if (i + 1 < argc) {
@@ -162,6 +248,7 @@ static int parse_args(int argc, char **argv, struct join_args *a, struct cli_com
                              : !strcmp(o, "--output")   ? &a->output
                              : !strcmp(o, "--kind")     ? &a->kind
                              : !strcmp(o, "--resident") ? &a->resident
+                             : !strcmp(o, "--key-type") ? &a->key_type
                                                         : NULL;
             if (s) {
                 *s = v;
@@ -177,6 +264,8 @@ static int parse_args(int argc, char **argv, struct join_args *a, struct cli_com
     }
     if (strcmp(a->resident, "host") && strcmp(a->resident, "device"))
         return -cli_fail("bench join: --resident must be host or device");
+    if (strcmp(a->key_type, "int") && strcmp(a->key_type, "utf8") && strcmp(a->key_type, "dict"))
+        return -cli_fail("bench join: --key-type must be int, utf8 or dict");
     if (a->key_bytes != 4 && a->key_bytes != 8)
         return -cli_fail("bench join: --key-bytes must be 4 or 8");
     if (a->payloads < 0 || a->payloads > 16 || a->repeat < 1 || a->build_rows < 1)
@@ -329,7 +418,7 @@ int bench_join(int argc, char **argv)
     struct join_args a = {.build_rows = 1 << 24, .probe_rows = 1 << 24, .payloads = 1,
                           .key_bytes = 4, .repeat = 5, .seed = 42, .match_ratio = 1,
                           .zipf = 0, .algo = "auto", .output = "materialize", .kind = "inner",
-                          .resident = "host", .sequence = -1};
+                          .resident = "host", .key_type = "int", .sequence = -1};
     int pr = parse_args(argc, argv, &a, &c);
     if (pr != 0)
         return pr > 0 ? 0 : 1;
@@ -349,8 +438,11 @@ int bench_join(int argc, char **argv)
     gen_keys(&a, bk, pk);
     int on_device = !strcmp(a.resident, "device");
     int64_t chunk = on_device ? INT64_MAX / 2 : (int64_t)1 << 20;
-    sl_table_t *bt = make_table(&a, a.build_rows, bk, "r", chunk);
-    sl_table_t *pt = make_table(&a, a.probe_rows, pk, "s", chunk);
+    /* dict: one dictionary for both sides (probe keys without a partner are < 2 nb) */
+    sl_batch_t *dict = strcmp(a.key_type, "dict") ? NULL : make_dict_holder(2 * a.build_rows);
+    sl_table_t *bt = make_table(&a, a.build_rows, bk, "r", chunk, dict);
+    sl_table_t *pt = make_table(&a, a.probe_rows, pk, "s", chunk, dict);
+    sl_batch_unref(dict);
     free(bk);
     free(pk);
     if (!bt || !pt)
@@ -386,8 +478,16 @@ int bench_join(int argc, char **argv)
         if (sl_engine_measure_links(eng) == SL_OK && sl_engine_device_count(eng) > 1)
             sl_engine_device_info(eng, 1, &di);
     }
-    char opts[256];
-    snprintf(opts, sizeof opts, "on=k kind=%s algo=%s output=%s", a.kind, a.algo, a.output);
+    char opts[512];
+    int at_o = snprintf(opts, sizeof opts, "on=k kind=%s algo=%s output=%s", a.kind, a.algo,
+                        a.output);
+    for (int s = 0; a.payload_only && s < 2 && a.payloads > 0; s++) { /* s<i> and r<i> */
+        at_o += snprintf(opts + at_o, sizeof opts - (size_t)at_o, " %s_columns=",
+                         s ? "right" : "left");
+        for (int64_t i = 1; i <= a.payloads; i++)
+            at_o += snprintf(opts + at_o, sizeof opts - (size_t)at_o, "%s%s%lld", i > 1 ? "," : "",
+                             s ? "r" : "s", (long long)i);
+    }
     struct bench_result r;
     bench_result_init(&r, a.build_rows + a.probe_rows);
     bench_device_name(eng, c.placement, r.device, sizeof r.device);
@@ -413,10 +513,11 @@ int bench_join(int argc, char **argv)
         char extra[1024];
         int at = snprintf(extra, sizeof extra,
                  ",\"build_rows\":%" PRId64 ",\"probe_rows\":%" PRId64 ",\"payloads\":%" PRId64
-                 ",\"key_bytes\":%" PRId64 ",\"match_ratio\":%g,\"zipf\":%g,\"algo\":\"%s\","
-                 "\"output\":\"%s\",\"kind\":\"%s\",\"resident\":\"%s\",\"threads\":%d",
-                 a.build_rows, a.probe_rows, a.payloads, a.key_bytes, a.match_ratio, a.zipf,
-                 a.algo, a.output, a.kind, a.resident, sl_engine_num_threads(eng));
+                 ",\"key_bytes\":%" PRId64 ",\"key_type\":\"%s\",\"match_ratio\":%g,\"zipf\":%g,\"algo\":\"%s\","
+                 "\"output\":\"%s\",\"kind\":\"%s\",\"resident\":\"%s\",\"payload_only\":%d,"
+                 "\"threads\":%d",
+                 a.build_rows, a.probe_rows, a.payloads, a.key_bytes, a.key_type, a.match_ratio, a.zipf,
+                 a.algo, a.output, a.kind, a.resident, a.payload_only, sl_engine_num_threads(eng));
         if (on_device || c.placement != SL_PLACE_GPU) {
             /* GPU-resident or CPU run: inputs read once, output written once, in the
              * memory they live in (bench_floor.c). */

@@ -565,3 +565,24 @@ sl_batch_t *sl_table_batch(const sl_table_t *t, int64_t i)
         return NULL;
     return (i >= 0 && i < t->n_batches) ? t->batches[i] : NULL;
 }
+
+int64_t sl__batch_bytes(const sl_batch_t *b)
+{
+    int64_t total = 0;
+    for (int i = 0; b && i < b->n_cols; i++) {
+        const struct sl__col *c = &b->cols[i];
+        total += sl__col_data_bytes(c->type, b->n_rows) + (c->validity ? (b->n_rows + 7) / 8 : 0);
+        if (!c->chars || !c->data)
+            continue;
+        if (c->data->kind == SL__MEM_DEVICE) {
+            total += c->chars->bytes;
+        } else if (c->type == SL_TYPE_UTF8) {
+            const int32_t *o = (const int32_t *)c->data->ptr + c->offset;
+            total += o[b->n_rows] - o[0];
+        } else {
+            const int64_t *o = (const int64_t *)c->data->ptr + c->offset;
+            total += o[b->n_rows] - o[0];
+        }
+    }
+    return total;
+}

@@ -98,6 +98,9 @@ const struct sl__option sl__options[] = {
     {{"debug_join_phase_times", SL_ENGINE_OPT_BOOL, DBG, "false",
       "Times the GPU join's phases with CUDA events and adds them to the query profile.",
       NULL, 0, 1}, FIELD(debug_join_phase_times, INT)},
+    {{"debug_join_weak_hash", SL_ENGINE_OPT_BOOL, DBG, "false",
+      "Keeps only 8 bits of the GPU join's string-key hashes, so that different keys "
+      "collide (tests of the collision check).", NULL, 0, 1}, FIELD(debug_join_weak_hash, INT)},
 };
 
 const int sl__n_options = (int)(sizeof sl__options / sizeof sl__options[0]);

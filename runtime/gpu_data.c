@@ -37,19 +37,97 @@ int64_t sl__gpu_budget_left(struct sl__gpu *g)
     return left > 0 ? left : 0;
 }
 
-int sl__gpu_refuse_strings(struct sl_query *q, const sl_batch_t *b)
+/* ---------------- strings (utf8, large_utf8) ---------------- */
+
+int sl__gpu_str_range(struct sl_query *q, const struct sl__col *c, int64_t first, int64_t rows,
+                      bool on_device, void *stream, int64_t *lo, int64_t *hi)
 {
-    for (int i = 0; i < b->n_cols; i++) {
-        enum sl_type t = b->cols[i].type;
-        if (t != SL_TYPE_UTF8 && t != SL_TYPE_LARGE_UTF8)
-            continue;
-        static const char fmt[] = "column '%s' is of type %s: strings of offsets and bytes "
-                                  "cannot go to the GPU (dictionary-encoded ones can: cast "
-                                  "to dict); run this plan on the CPU";
-        const char *name = b->schema->fields[i].name, *type = sl_type_name(t);
-        return q ? sl__query_fail(q, "", SL_EUNSUPPORTED, fmt, name, type)
-                 : sl__set_last_error(SL_EUNSUPPORTED, fmt, name, type);
+    size_t ow = c->type == SL_TYPE_UTF8 ? 4 : 8;
+    const char *at = (const char *)c->data->ptr + (size_t)first * ow;
+    unsigned char raw[2][8] = {{0}};
+    if (on_device) {
+        cudaStream_t st = (cudaStream_t)stream;
+        cudaError_t e = cudaMemcpyAsync(raw[0], at, ow, cudaMemcpyDeviceToHost, st);
+        if (e == cudaSuccess)
+            e = cudaMemcpyAsync(raw[1], at + (size_t)rows * ow, ow, cudaMemcpyDeviceToHost, st);
+        if (e == cudaSuccess)
+            e = cudaStreamSynchronize(st);
+        if (e != cudaSuccess)
+            return GPU_CUDA_FAIL(q, e, "reading string offsets");
+    } else {
+        memcpy(raw[0], at, ow);
+        memcpy(raw[1], at + (size_t)rows * ow, ow);
     }
+    int32_t a32, b32;
+    if (ow == 4) {
+        memcpy(&a32, raw[0], 4);
+        memcpy(&b32, raw[1], 4);
+        *lo = a32;
+        *hi = b32;
+    } else {
+        memcpy(lo, raw[0], 8);
+        memcpy(hi, raw[1], 8);
+    }
+    if (*lo < 0 || *hi < *lo || (*hi > *lo && (!c->chars || *hi > c->chars->bytes))) {
+        static const char fmt[] = "string offsets [%lld, %lld) outside the column's bytes";
+        return q ? sl__query_fail(q, "", SL_EINVAL, fmt, (long long)*lo, (long long)*hi)
+                 : sl__set_last_error(SL_EINVAL, fmt, (long long)*lo, (long long)*hi);
+    }
+    return SL_OK;
+}
+
+void sl__gpu_str_rebase(void *offsets, enum sl_type t, int64_t n, int64_t lo)
+{
+    if (t == SL_TYPE_UTF8) {
+        int32_t *o = offsets;
+        for (int64_t i = 0; i < n; i++)
+            o[i] -= (int32_t)lo;
+    } else {
+        int64_t *o = offsets;
+        for (int64_t i = 0; i < n; i++)
+            o[i] -= lo;
+    }
+}
+
+/* Rows [first, first + rows) of string column c into fresh buffers of d (offsets rebased
+ * to 0, then the bytes they span), as copy_columns copies. A rebase of a host source goes
+ * through a host copy; of a device source, in the host buffer once the copy is done. */
+static int copy_strings(struct sl_query *q, struct sl__col *d, const struct sl__col *c,
+                        int64_t first, int64_t rows,
+                        int (*alloc)(void *ctx, int64_t bytes, struct sl__buf **out), void *ctx,
+                        enum cudaMemcpyKind kind, cudaStream_t st)
+{
+    int64_t lo = 0, hi = 0, ow = c->type == SL_TYPE_UTF8 ? 4 : 8, ob = (rows + 1) * ow;
+    bool from_dev = kind == cudaMemcpyDeviceToHost;
+    int rc = sl__gpu_str_range(q, c, first, rows, from_dev, st, &lo, &hi);
+    if (rc >= 0)
+        rc = alloc(ctx, ob, &d->data);
+    if (rc >= 0 && hi > lo)
+        rc = alloc(ctx, hi - lo, &d->chars);
+    if (rc < 0)
+        return rc;
+    const char *off = (const char *)c->data->ptr + first * ow;
+    void *tmp = NULL;
+    if (lo != 0 && !from_dev) {
+        if (!(tmp = sl__malloc((size_t)ob)))
+            return q ? sl__query_fail(q, "", SL_ENOMEM, "out of memory")
+                     : sl__set_last_error(SL_ENOMEM, "out of memory");
+        memcpy(tmp, off, (size_t)ob);
+        sl__gpu_str_rebase(tmp, c->type, rows + 1, lo);
+        off = tmp;
+    }
+    cudaError_t e = cudaMemcpyAsync(d->data->ptr, off, (size_t)ob, kind, st);
+    if (e == cudaSuccess && hi > lo)
+        e = cudaMemcpyAsync(d->chars->ptr, (const char *)c->chars->ptr + lo, (size_t)(hi - lo),
+                            kind, st);
+    /* the host copy or the downloaded offsets are used below: wait for the copies */
+    if (e == cudaSuccess && lo != 0)
+        e = cudaStreamSynchronize(st);
+    sl__free(tmp, (size_t)ob);
+    if (e != cudaSuccess)
+        return GPU_CUDA_FAIL(q, e, "copying a string column");
+    if (lo != 0 && from_dev)
+        sl__gpu_str_rebase(d->data->ptr, c->type, rows + 1, lo);
     return SL_OK;
 }
 
@@ -57,14 +135,12 @@ int sl__gpu_refuse_strings(struct sl_query *q, const sl_batch_t *b)
  * src's schema, with cudaMemcpyAsync on `st`. `alloc` makes a buffer. A slice shares
  * its parent's whole buffers: only its rows are copied, from row offset - offset % 8 so
  * that a bitmap keeps its bit positions (dst's offset becomes offset % 8); buffers
- * smaller than that range (foreign layouts) are copied whole. */
+ * smaller than that range (foreign layouts) are copied whole. Strings move as offsets
+ * and the bytes of those rows (copy_strings). */
 static int copy_columns(struct sl_query *q, sl_batch_t *dst, const sl_batch_t *src,
                         int (*alloc)(void *ctx, int64_t bytes, struct sl__buf **out), void *ctx,
                         enum cudaMemcpyKind kind, cudaStream_t st)
 {
-    int refused = sl__gpu_refuse_strings(q, src);
-    if (refused != SL_OK)
-        return refused;
     sl__batch_share_dicts(dst, src); /* codes move; dictionaries stay in host memory */
     for (int i = 0; i < src->n_cols; i++) {
         const struct sl__col *c = &src->cols[i];
@@ -73,9 +149,21 @@ static int copy_columns(struct sl_query *q, sl_batch_t *dst, const sl_batch_t *s
         int64_t rows = c->offset % 8 + src->n_rows;
         int64_t from[2] = {lo * w, lo / 8}, bytes[2] = {rows * w, (rows + 7) / 8};
         struct sl__buf *parts[2] = {c->data, c->validity};
-        int whole = w == 0;
+        int whole = 0;
         for (int k = 0; k < 2; k++)
             whole |= parts[k] && from[k] + bytes[k] > parts[k]->bytes;
+        if (w == 0) { /* strings: their offsets and bytes; the bitmap below */
+            int rc = c->data ? copy_strings(q, d, c, lo, rows, alloc, ctx, kind, st) : SL_OK;
+            if (rc < 0)
+                return rc;
+            parts[0] = NULL;
+            whole = c->validity && bytes[1] + from[1] > c->validity->bytes;
+            if (whole && c->data) /* cannot happen for sluice's own bitmaps */
+                return q ? sl__query_fail(q, "", SL_EINVAL, "a string column's bitmap is "
+                                          "shorter than its rows")
+                         : sl__set_last_error(SL_EINVAL, "a string column's bitmap is "
+                                              "shorter than its rows");
+        }
         d->offset = whole ? c->offset : c->offset % 8;
         d->null_count = c->null_count;
         struct sl__buf **to[2] = {&d->data, &d->validity};

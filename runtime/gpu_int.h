@@ -32,17 +32,22 @@ void sl__gpu_task_end(sl_task_t *t);
 /* Moves a batch to the task's GPU (returns a new reference; a batch already there is
  * returned with a new reference). */
 int sl__gpu_batch_to_device(sl_task_t *t, sl_batch_t *b, sl_batch_t **out);
-/* SL_EUNSUPPORTED, naming the column, when batch b has a utf8 or large_utf8 column:
- * strings of offsets and bytes do not go to the GPU (dictionary-encoded ones do: their
- * codes, the dictionary shared in host memory); the query fails cleanly instead (q may
- * be NULL: the message then goes to the thread's last error). SL_OK otherwise. */
-int sl__gpu_refuse_strings(struct sl_query *q, const sl_batch_t *b);
+/* Strings (utf8, large_utf8) move between host and GPU as the offsets of their rows,
+ * rebased to start at 0, and the bytes those span, so that a slice moves only its own
+ * bytes. sl__gpu_str_range reads the byte range [*lo, *hi) of rows [first, first + rows)
+ * of string column c (from device memory on `stream`, waiting, when on_device) and
+ * checks it against the bytes buffer; sl__gpu_str_rebase subtracts lo from n host
+ * offsets of type t. */
+int sl__gpu_str_range(struct sl_query *q, const struct sl__col *c, int64_t first, int64_t rows,
+                      bool on_device, void *stream, int64_t *lo, int64_t *hi);
+void sl__gpu_str_rebase(void *offsets, enum sl_type t, int64_t n, int64_t lo);
 /* A device batch going to a host stage: enqueues its download and defers `next` (the
  * host stage, with phase `ph`) until the task retires, so that the download overlaps
  * later tasks; the rest of the task then runs on the host. */
 int sl__gpu_defer_to_host(sl_task_t *t, sl_batch_t *b, sl_task_t *next,
                           const struct sl_phase *ph);
-/* A new batch on the task's GPU, uninitialized. */
+/* A new batch on the task's GPU, uninitialized (string columns: rows + 1 offsets and
+ * no bytes buffer yet, for the producer to attach). */
 sl_batch_t *sl__gpu_batch_new(sl_task_t *t, const sl_schema_t *s, int64_t rows);
 /* Runs a CUDA combine implementation for a GPU worker's local state from a CPU thread:
  * on that GPU's compute stream, then waits for it. */

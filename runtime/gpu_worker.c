@@ -419,12 +419,9 @@ sl_batch_t *sl__gpu_batch_new(sl_task_t *t, const sl_schema_t *schema, int64_t r
         sl__query_fail(t->q, "", SL_ENOMEM, "out of memory");
         return NULL;
     }
-    if (sl__gpu_refuse_strings(t->q, b) != SL_OK) {
-        sl_batch_unref(b);
-        return NULL;
-    }
     for (int i = 0; i < b->n_cols; i++) {
-        b->cols[i].data = sl__gpu_device_buf(g, t, rows * (int64_t)sl_type_width(b->cols[i].type),
+        /* strings: rows + 1 offsets; the producer attaches their bytes once it knows them */
+        b->cols[i].data = sl__gpu_device_buf(g, t, sl__col_data_bytes(b->cols[i].type, rows),
                                      g->s[S_COMPUTE]);
         if (!b->cols[i].data) {
             sl_batch_unref(b);
@@ -465,6 +462,38 @@ static int upload(struct sl__gpu *g, sl_task_t *t, struct slot *s, const void *s
         return cuda_fail(t->q, e, "cudaMemcpyAsync(h2d)");
     s->bytes_h2d += bytes;
     return SL_OK;
+}
+
+/* Rows [first, first + rows) of host string column c into d on g: the offsets (rebased
+ * to 0 through a host copy when they do not start there) and the bytes they span. */
+static int upload_strings(struct sl__gpu *g, sl_task_t *t, struct slot *s,
+                          const struct sl__col *c, int64_t first, int64_t rows, struct sl__col *d)
+{
+    int64_t lo = 0, hi = 0, ow = c->type == SL_TYPE_UTF8 ? 4 : 8, ob = (rows + 1) * ow;
+    int rc = sl__gpu_str_range(t->q, c, first, rows, false, NULL, &lo, &hi);
+    if (rc < 0)
+        return rc;
+    const char *off = (const char *)c->data->ptr + ow * first;
+    void *tmp = NULL;
+    if (lo != 0) {
+        if (!(tmp = sl__malloc((size_t)ob)))
+            return sl__query_fail(t->q, "", SL_ENOMEM, "out of memory");
+        memcpy(tmp, off, (size_t)ob);
+        sl__gpu_str_rebase(tmp, c->type, rows + 1, lo);
+        off = tmp;
+    }
+    /* upload() has staged a pageable source before it returns: tmp may go then */
+    d->data = sl__gpu_device_buf(g, t, ob, g->s[S_H2D]);
+    rc = d->data ? upload(g, t, s, off, ob, d->data->ptr, tmp ? SL__MEM_HOST : c->data->kind)
+                 : SL_ENOMEM;
+    sl__free(tmp, (size_t)ob);
+    if (rc >= 0 && hi > lo) {
+        d->chars = sl__gpu_device_buf(g, t, hi - lo, g->s[S_H2D]);
+        rc = d->chars ? upload(g, t, s, (const char *)c->chars->ptr + lo, hi - lo, d->chars->ptr,
+                               c->chars->kind)
+                      : SL_ENOMEM;
+    }
+    return rc;
 }
 
 static struct sl__replica *replica_find(struct sl_query *q, struct sl__buf *host,
@@ -569,9 +598,6 @@ int sl__gpu_batch_to_device(sl_task_t *t, sl_batch_t *src, sl_batch_t **out)
         *out = src;
         return SL_OK;
     }
-    int refused = sl__gpu_refuse_strings(t->q, src);
-    if (refused != SL_OK)
-        return refused;
     sl_batch_t *b = sl__batch_new(src->schema, src->n_rows);
     if (!b)
         return sl__query_fail(t->q, "", SL_ENOMEM, "out of memory");
@@ -589,8 +615,12 @@ int sl__gpu_batch_to_device(sl_task_t *t, sl_batch_t *src, sl_batch_t **out)
         /* A column that is a whole host buffer may already have a copy on this GPU. Only
          * buffers someone else also holds (a table's) are worth remembering: a morsel a
          * source just made is used once, and remembering it would keep it alive. */
-        bool whole = !c->validity && c->offset == 0 && rows * w == c->data->bytes &&
+        bool whole = w > 0 && !c->validity && c->offset == 0 && rows * w == c->data->bytes &&
                      atomic_load(&c->data->refs) > 1;
+        if (w == 0) { /* strings: offsets and bytes (upload_strings); no replicas */
+            if (c->data && upload_strings(g, t, s, c, c->offset - lead, rows, &b->cols[i]) < 0)
+                goto fail;
+        }
         struct sl__replica *r = whole ? replica_find(t->q, c->data, g) : NULL;
         if (r) {
             sl__buf_ref(r->dev);
@@ -602,8 +632,9 @@ int sl__gpu_batch_to_device(sl_task_t *t, sl_batch_t *src, sl_batch_t **out)
             atomic_fetch_add(&t->q->replica_hits, 1);
             continue;
         }
-        b->cols[i].data = sl__gpu_device_buf(g, t, rows * w, g->s[S_H2D]);
-        if (!b->cols[i].data ||
+        if (w > 0 && !(b->cols[i].data = sl__gpu_device_buf(g, t, rows * w, g->s[S_H2D])))
+            goto fail;
+        if (w > 0 &&
             upload(g, t, s, (const char *)c->data->ptr + (c->offset - lead) * w, rows * w,
                    b->cols[i].data->ptr, c->data->kind) < 0)
             goto fail;
@@ -648,6 +679,50 @@ int sl__gpu_stream_wait(sl_task_t *t)
     return e == cudaSuccess ? SL_OK : cuda_fail(t->q, e, "waiting for a blocked task");
 }
 
+static int pinned_buf(struct sl__gpu *g, sl_task_t *t, int64_t bytes, struct sl__buf **out)
+{
+    void *h = NULL;
+    bytes = bytes > 0 ? bytes : 1;
+    int rc = sl__pinned_alloc(g->pinned, bytes, &h);
+    if (rc < 0)
+        return sl__query_fail(t->q, "", rc, "%s", sl_last_errmsg());
+    if (!(*out = sl__buf_wrap(h, bytes, SL__MEM_PINNED, pinned_buf_release, g))) {
+        sl__pinned_free(g->pinned, h, bytes);
+        return sl__query_fail(t->q, "", SL_ENOMEM, "out of memory");
+    }
+    return SL_OK;
+}
+
+/* Rows [first, first + rows) of device string column c into pinned buffers of d, waiting
+ * for them: the offsets must be rebased on the host once they are there, and their byte
+ * range read first (the work that made the column is waited for: this costs the overlap
+ * of downloads with later tasks, for batches with strings only). */
+static int download_strings(struct sl__gpu *g, sl_task_t *t, struct slot *s,
+                            const struct sl__col *c, int64_t first, int64_t rows,
+                            struct sl__col *d)
+{
+    int64_t lo = 0, hi = 0, ow = c->type == SL_TYPE_UTF8 ? 4 : 8, ob = (rows + 1) * ow;
+    int rc = sl__gpu_str_range(t->q, c, first, rows, true, g->s[S_D2H], &lo, &hi);
+    if (rc >= 0)
+        rc = pinned_buf(g, t, ob, &d->data);
+    if (rc >= 0 && hi > lo)
+        rc = pinned_buf(g, t, hi - lo, &d->chars);
+    if (rc < 0)
+        return rc;
+    cudaError_t e = cudaMemcpyAsync(d->data->ptr, (const char *)c->data->ptr + first * ow,
+                                    (size_t)ob, cudaMemcpyDeviceToHost, g->s[S_D2H]);
+    if (e == cudaSuccess && hi > lo)
+        e = cudaMemcpyAsync(d->chars->ptr, (const char *)c->chars->ptr + lo, (size_t)(hi - lo),
+                            cudaMemcpyDeviceToHost, g->s[S_D2H]);
+    if (e == cudaSuccess)
+        e = cudaStreamSynchronize(g->s[S_D2H]);
+    if (e != cudaSuccess)
+        return cuda_fail(t->q, e, "downloading a string column");
+    sl__gpu_str_rebase(d->data->ptr, c->type, rows + 1, lo);
+    s->bytes_d2h += ob + hi - lo;
+    return SL_OK;
+}
+
 int sl__gpu_defer_to_host(sl_task_t *t, sl_batch_t *src, sl_task_t *next,
                           const struct sl_phase *ph)
 {
@@ -690,6 +765,14 @@ int sl__gpu_defer_to_host(sl_task_t *t, sl_batch_t *src, sl_task_t *next,
         int64_t from[2] = {first * w, first / 8}, len[2] = {rows * w, (rows + 7) / 8};
         b->cols[i].offset = lead;
         b->cols[i].null_count = c->null_count;
+        if (w == 0) { /* strings: offsets and bytes, here and now (download_strings) */
+            int rc = c->data ? download_strings(g, t, s, c, first, rows, &b->cols[i]) : SL_OK;
+            if (rc < 0) {
+                sl_batch_unref(b);
+                return rc;
+            }
+            parts[0] = NULL;
+        }
         for (int k = 0; k < 2; k++) {
             if (!parts[k])
                 continue;

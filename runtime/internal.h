@@ -323,6 +323,10 @@ static inline int64_t sl__col_data_bytes(enum sl_type type, int64_t rows)
         return (rows + 1) * 8;
     return rows * (int64_t)sl_type_width(type);
 }
+/* Bytes batch b's rows occupy (values, string bytes, bitmaps): for budgets and
+ * placement. A host string column counts the bytes of its rows; a device one its whole
+ * bytes buffer (its offsets are not readable here). */
+int64_t sl__batch_bytes(const sl_batch_t *b);
 static inline bool sl__col_valid(const struct sl__col *c, int64_t row)
 {
     if (!c->validity)

@@ -93,20 +93,6 @@ void sl__pipeline_signature(struct sl__pipeline *p)
                                 s < 0 ? "" : ">", stage_op(p, s)->op->def->name);
 }
 
-/* Whether any stage of the pipeline produces a string column of offsets and bytes (utf8,
- * large_utf8): those stay on the host, so such pipelines run on the CPU rather than fail
- * on the GPU. Dictionary-encoded strings go as their codes. */
-static bool pipeline_has_strings(const struct sl__pipeline *p)
-{
-    for (int s = -1; s <= p->n_chain; s++) {
-        const sl_schema_t *sc = stage_op(p, s)->op->schema;
-        for (int i = 0; sc && i < sc->n_fields; i++)
-            if (sl_type_is_string(sc->fields[i].type) && sc->fields[i].type != SL_TYPE_DICT)
-                return true;
-    }
-    return false;
-}
-
 bool sl__pipeline_splittable(const struct sl__pipeline *p)
 {
     for (int s = -1; s <= p->n_chain; s++) {
@@ -172,11 +158,6 @@ int sl__place_pipeline_why(struct sl_query *q, struct sl__pipeline *p, char *why
     if (!sl__pipeline_gpu_capable(p)) {
         WHY("%sno operator of it has a GPU implementation",
             forced == SL_PLACE_GPU ? "forced to the GPU, but " : "");
-        return -1;
-    }
-    if (pipeline_has_strings(p)) {
-        WHY("%sit carries utf8 string columns, which cannot go to the GPU (dictionary-encoded "
-            "ones can): stays on the CPU", forced == SL_PLACE_GPU ? "forced to the GPU, but " : "");
         return -1;
     }
     /* Results a GPU finalize left in its memory are read there (op.h, "GPU placement"). */

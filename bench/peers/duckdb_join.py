@@ -9,8 +9,11 @@ before timing, then timed with N threads (median of --repeat runs after one warm
                 FROM s JOIN r USING (k)   (the join result written to a table; dropped
                 after each run, outside the timed span)
 
+With --key-type utf8 the keys are 16-byte strings ('k' and 15 hex digits of the integer
+key, as `sluice bench join --key-type utf8` makes them).
+
 Usage: python3 bench/peers/duckdb_join.py [--build-rows N] [--probe-rows N] [--threads 2]
-       [--repeat 5]. Prints one JSON line per query.
+       [--repeat 5] [--key-type int|utf8]. Prints one JSON line per query.
 """
 import argparse
 import json
@@ -26,14 +29,17 @@ def main():
     ap.add_argument("--probe-rows", type=int, default=1 << 24)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--key-type", choices=["int", "utf8"], default="int")
     a = ap.parse_args()
     con = duckdb.connect()
     con.execute(f"SET threads = {a.threads}")
     con.execute("SET preserve_insertion_order = false")
     nb, np_ = a.build_rows, a.probe_rows
-    con.execute(f"""CREATE TABLE r AS SELECT k::INTEGER AS k, (row_number() OVER () + 1)::INTEGER AS p
+    key = "printf('k%015x', {})" if a.key_type == "utf8" else "({})::INTEGER"
+    con.execute(f"""CREATE TABLE r AS SELECT {key.format('k')} AS k,
+                    (row_number() OVER () + 1)::INTEGER AS p
                     FROM (SELECT range AS k FROM range({nb}) ORDER BY hash(range + 42))""")
-    con.execute(f"""CREATE TABLE s AS SELECT (hash(range * 7 + 1) % {nb})::INTEGER AS k,
+    con.execute(f"""CREATE TABLE s AS SELECT {key.format(f'hash(range * 7 + 1) % {nb}')} AS k,
                     (range + 1)::INTEGER AS p FROM range({np_})""")
     queries = {
         "aggregate": ("SELECT count(*), sum(r.p), sum(s.p) FROM s JOIN r USING (k)", None),
@@ -55,7 +61,7 @@ def main():
             if rep > 0:
                 times.append(ms)
         med = statistics.median(times)
-        print(json.dumps({"bench": "duckdb_join", "output": name, "time_ms": round(med, 3),
+        print(json.dumps({"bench": "duckdb_join", "key_type": a.key_type, "output": name, "time_ms": round(med, 3),
                           "min_ms": round(min(times), 3), "max_ms": round(max(times), 3),
                           "gtuples_per_s": round((nb + np_) / (med * 1e6), 4),
                           "threads": a.threads, "duckdb": duckdb.__version__,

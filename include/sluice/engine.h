@@ -105,6 +105,8 @@ struct sl_engine_config {
     int split_gpu;              /* split_gpu: 1 = `gpus` logical devices over the GPUs
                                    found (round robin), each with its part of the GPU's
                                    memory, its own streams and worker (docs/MULTI_GPU.md) */
+    /* Fields added with GPU joins on string keys. */
+    int debug_join_weak_hash;   /* 1: the GPU join hashes string keys to 8 bits (tests) */
 };
 
 /* Fills *cfg with the defaults and sets cfg->size. Cannot fail. Thread-safe (touches

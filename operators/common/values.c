@@ -347,16 +347,19 @@ static void union_add(const struct sl__colview *v, int32_t *table, uint64_t slot
 
 /* The index of the first batch before k whose column c has batch k's dictionary, or k
  * (ptab: batch index + 1 per slot, keyed by the dictionary's address). */
-static int64_t union_first(sl_batch_t *const *bs, int64_t k, int c, int64_t *ptab,
-                           uint64_t pslots)
+/* The column of batch k: cols[k], or c for every batch when cols is NULL. */
+#define UNION_COL(k) (cols ? cols[k] : c)
+
+static int64_t union_first(sl_batch_t *const *bs, int64_t k, int c, const int *cols,
+                           int64_t *ptab, uint64_t pslots)
 {
-    const struct sl__dict *d = bs[k]->cols[c].dict;
+    const struct sl__dict *d = bs[k]->cols[UNION_COL(k)].dict;
     for (uint64_t h = mix64((uint64_t)(uintptr_t)d) & (pslots - 1);; h = (h + 1) & (pslots - 1)) {
         if (!ptab[h]) {
             ptab[h] = k + 1;
             return k;
         }
-        if (bs[ptab[h] - 1]->cols[c].dict == d)
+        if (bs[ptab[h] - 1]->cols[UNION_COL(ptab[h] - 1)].dict == d)
             return ptab[h] - 1;
     }
 }
@@ -371,6 +374,12 @@ void sl__dict_union_fini(struct sl__dict_union *u)
 
 int sl__dict_union_init(struct sl__dict_union *u, sl_batch_t *const *bs, int64_t n, int c)
 {
+    return sl__dict_union_init_cols(u, bs, n, c, NULL);
+}
+
+int sl__dict_union_init_cols(struct sl__dict_union *u, sl_batch_t *const *bs, int64_t n, int c,
+                             const int *cols)
+{
     memset(u, 0, sizeof *u);
     uint64_t pslots = 16;
     while (pslots < 2 * (uint64_t)n)
@@ -383,8 +392,8 @@ int sl__dict_union_init(struct sl__dict_union *u, sl_batch_t *const *bs, int64_t
     int64_t n_entries = 0, bytes = 0;
     for (int64_t k = 0; rc == SL_OK && k < n; k++) {
         struct sl__colview v;
-        sl__colview_get(bs[k], c, &v);
-        int64_t first = union_first(bs, k, c, ptab, pslots);
+        sl__colview_get(bs[k], UNION_COL(k), &v);
+        int64_t first = union_first(bs, k, c, cols, ptab, pslots);
         u->src[k].n = v.s.dict_length;
         u->src[k].base = first < k ? u->src[first].base : n_entries;
         u->src[k].fresh = first == k;
@@ -415,7 +424,7 @@ int sl__dict_union_init(struct sl__dict_union *u, sl_batch_t *const *bs, int64_t
         if (!u->src[k].fresh)
             continue;
         struct sl__colview v;
-        sl__colview_get(bs[k], c, &v);
+        sl__colview_get(bs[k], UNION_COL(k), &v);
         union_add(&v, table, slots, offs, chars, &m, u->remap + u->src[k].base);
     }
     if (rc == SL_OK && !(u->dict = sl__dict_new(m, offs, chars)))

@@ -121,6 +121,10 @@ struct sl__dict_union {
 /* Builds *u over column c of bs[0..n). Errors: SL_ENOMEM, SL_EOVERFLOW (2^31 entries or
  * bytes); *u is then empty. */
 int sl__dict_union_init(struct sl__dict_union *u, sl_batch_t *const *bs, int64_t n, int c);
+/* The same over column cols[k] of each batch bs[k] (c unused unless cols is NULL): the
+ * key columns of both sides of a join. */
+int sl__dict_union_init_cols(struct sl__dict_union *u, sl_batch_t *const *bs, int64_t n, int c,
+                             const int *cols);
 void sl__dict_union_fini(struct sl__dict_union *u);
 /* Makes DICT column c of b (a batch being built) use u's dictionary. */
 int sl__dict_union_attach(const struct sl__dict_union *u, sl_batch_t *b, int c);

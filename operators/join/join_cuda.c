@@ -19,15 +19,19 @@
  * (always PHJ, whose kernel orders them so). Keys: one int32/int64 column, or two int32
  * columns packed into one 64-bit key (dates, timestamps, decimal(p <= 18) as those;
  * dictionary-encoded strings as their int32 codes when both sides' dictionaries agree,
- * the output's DICT columns then sharing their side's dictionary: gj_dicts_agree). The
- * result is sized by count -> allocate -> write (PHJ/NPJ: the probe side's size first,
+ * the output's DICT columns then sharing their side's dictionary: gj_key_dicts_agree);
+ * strings, DICT keys whose dictionaries differ and other composite keys as one 64-bit hash
+ * a row, proven exact before the join (join_cuda_str.c), string outputs gathered by row
+ * id after it. The result is sized by count -> allocate -> write (PHJ/NPJ: the probe side's size first,
  * again with the exact count only when it is larger; SMJ counts first). output=aggregate
  * sums the output columns on the GPU.
  *
  * Left to the CPU (can_run says no; the batches go back to host memory): null keys,
- * nulls in an output column, other composite keys, anti/left joins with an empty right
- * side, sides of 2^32 rows or more, and joins that do not fit the GPU budget (except
- * those join_smj_ooc.c, for algo=sortmerge, or join_cuda_ooc.c run out of core).
+ * nulls in an output column, anti/left joins with an empty right side, sides of 2^32
+ * rows or more, hashed keys over 2^31 rows in all or with a side not in GPU memory, and
+ * joins that do not fit the GPU budget (except those join_smj_ooc.c, for
+ * algo=sortmerge, or join_cuda_ooc.c run out of core, never with hashed keys). Two
+ * different keys with one hash send a finalize to the CPU's (GJ_HASH_COLLIDED).
  *
  * Each GPU finalize puts its choices in the query profile's "values" (gpu_algo: 0 PHJ,
  * 1 NPJ, 2 SMJ; radix_bits, begin_bit, probe_rows: the probe rows it joined after the
@@ -45,6 +49,7 @@
 #include "sluice_k/join_gftr.h"
 #include "sluice_k/join_npj.h"
 #include "sluice_k/join_smj.h"
+#include "sluice_k/join_str.h"
 
 #define BUILD_ROWS_PER_PARTITION 4096 /* fits one shared-memory table */
 /* auto picks NPJ (no partitioning) while its table stays in the H100's 50 MB L2 cache
@@ -69,23 +74,41 @@ static int col_nulls(const struct join_side *sd, int col)
     return 0;
 }
 
-/* What the GPU join takes (join_gpu_type): the four kinds without a residual, integer-
- * like keys (one, or two 32-bit ones; dictionary codes) and 4- and 8-byte output columns;
- * the rest joins on the CPU. */
+/* What the GPU join takes (join_gpu_type): the four kinds without a residual; keys of
+ * integer-like types (dictionary codes among them) or strings, both sides of one type
+ * (utf8 and large_utf8 mix); 4- and 8-byte output columns and strings (each string
+ * column output once); the rest joins on the CPU. */
 static int composite_ok(const struct join_data *d)
 {
-    if (d->kind > JOIN_ANTI || d->n_resid)
+    if (d->kind > JOIN_ANTI || d->n_resid || d->n_keys > SL_K_MAX_KEYS)
         return 0;
     for (int k = 0; k < d->n_keys; k++) {
         enum sl_type g = join_gpu_type(d->ktype[k]);
-        if ((g != SL_TYPE_INT32 && g != SL_TYPE_INT64) || d->rktype[k] != d->ktype[k])
+        int str = gj_str_type(d->ktype[k]) && gj_str_type(d->rktype[k]);
+        if (!str && ((g != SL_TYPE_INT32 && g != SL_TYPE_INT64) || d->rktype[k] != d->ktype[k]))
             return 0;
     }
-    for (int oc = 0; oc < d->n_out; oc++)
-        if (join_gpu_type(d->out[oc].type) == SL_TYPE_INVALID)
+    for (int oc = 0; oc < d->n_out; oc++) {
+        const struct join_ocol *o = &d->out[oc];
+        if (gj_str_type(o->type) && !d->aggregate) {
+            for (int p = 0; p < oc; p++)
+                if (d->out[p].side == o->side && d->out[p].col == o->col)
+                    return 0;
+        } else if (join_gpu_type(o->type) == SL_TYPE_INVALID) {
             return 0;
-    return d->n_keys == 1 || (d->n_keys == 2 && join_gpu_type(d->ktype[0]) == SL_TYPE_INT32 &&
-                              join_gpu_type(d->ktype[1]) == SL_TYPE_INT32);
+        }
+    }
+    return 1;
+}
+
+/* Every batch with rows of both sides is in device memory (string views need it). */
+static int sides_on_device(const struct join_state *st)
+{
+    for (int s = 0; s < 2; s++)
+        for (int64_t i = 0; i < st->side[s].n_batches; i++)
+            if (st->side[s].batches[i]->n_rows > 0 && sl_batch_device(st->side[s].batches[i]) < 0)
+                return 0;
+    return 1;
 }
 
 /* Device bytes the in-GPU join needs, bounded from above: each side copied, packed and
@@ -104,7 +127,10 @@ int join_gpu_can_run(const sl_task_t *t)
 {
     const struct join_data *d = sl_op_data(sl_task_op(t));
     const struct join_state *st = sl_task_gstate((sl_task_t *)t);
-    if (!composite_ok(d) || !gj_dicts_agree(d, st))
+    if (!composite_ok(d) || !gj_out_dicts_agree(d, st))
+        return 0;
+    int hashed = gj_keys_hashed(d, st);
+    if (hashed && !sides_on_device(st))
         return 0;
     int64_t n[2] = {0, 0};
     for (int s = 0; s < 2; s++) {
@@ -121,9 +147,12 @@ int join_gpu_can_run(const sl_task_t *t)
             return 0;
     if ((d->kind == JOIN_ANTI || d->kind == JOIN_LEFT) && n[1] == 0 && n[0] > 0)
         return 0;
-    /* More than the budget runs out of core (join_cuda_ooc.c) where that path can. */
-    return gpu_need(d, n) <= sl_task_device_budget(t) || join_smj_ooc_can_run(t) ||
-           join_ooc_can_run(t);
+    if (hashed && n[0] + n[1] >= ((int64_t)1 << 31)) /* the hash check sorts both sides */
+        return 0;
+    /* More than the budget runs out of core (join_cuda_ooc.c) where that path can (not
+     * with hashed keys). */
+    return gpu_need(d, n) <= sl_task_device_budget(t) ||
+           (!hashed && (join_smj_ooc_can_run(t) || join_ooc_can_run(t)));
 }
 
 /* 1 when the in-GPU join fits the budget (else join_cuda_ooc.c runs it out of core). */
@@ -142,7 +171,7 @@ static int fits_in_gpu(sl_task_t *t)
 /* An output column comes from the join's key output (else from a payload). */
 static int from_key(const struct gj *g, const struct join_ocol *o)
 {
-    return !g->composite && o->col == g->d->key[o->side][0] &&
+    return !g->composite && !g->hashed && o->col == g->d->key[o->side][0] &&
            (g->kind == SL_K_JOIN_INNER || o->side != g->build);
 }
 
@@ -186,22 +215,26 @@ static int plan(sl_task_t *t, const struct join_state *st, struct gj *g)
                                 [JOIN_SEMI] = SL_K_JOIN_SEMI, [JOIN_ANTI] = SL_K_JOIN_ANTI};
     g->d = d;
     g->kind = kinds[d->kind];
-    g->composite = d->n_keys == 2;
-    g->k8 = g->composite || join_gpu_type(d->ktype[0]) == SL_TYPE_INT64;
+    g->hashed = gj_keys_hashed(d, st);
+    g->composite = d->n_keys == 2 && !g->hashed;
+    g->k8 = g->hashed || g->composite || join_gpu_type(d->ktype[0]) == SL_TYPE_INT64;
     g->build = g->kind == SL_K_JOIN_INNER && st->side[0].n_rows < st->side[1].n_rows ? 0 : 1;
-    for (int oc = 0; oc < d->n_out; oc++) {
-        const struct join_ocol *o = &d->out[oc];
-        struct gj_side *sd = &g->s[o->side];
-        if (!from_key(g, o) && pay_index(sd, o->col) < 0) {
-            sd->pay_col[sd->n_pay] = o->col;
-            sd->pay_w[sd->n_pay++] = (int)sl_type_width(o->type);
+    for (int str = 0; str < 2; str++) { /* strings last: gathered by row id */
+        for (int oc = 0; oc < d->n_out; oc++) {
+            const struct join_ocol *o = &d->out[oc];
+            struct gj_side *sd = &g->s[o->side];
+            if (gj_str_type(o->type) == str && !from_key(g, o) && pay_index(sd, o->col) < 0) {
+                sd->pay_col[sd->n_pay] = o->col;
+                sd->pay_w[sd->n_pay++] = (int)sl_type_width(o->type);
+                sd->n_str += str;
+            }
         }
     }
     int64_t nb = st->side[g->build].n_rows;
     int npj_ok = nb < ((int64_t)1 << 31) && g->kind != SL_K_JOIN_LEFT;
     /* (auto: only when a direct table of nb slots could fit; the range costs a read of
      * the keys and a synchronization) */
-    if (npj_ok && (d->algo == JOIN_NOPART ||
+    if (npj_ok && !g->hashed && (d->algo == JOIN_NOPART ||
                    (d->algo == JOIN_AUTO && nb * 4 <= NPJ_MAX_TABLE_BYTES))) {
         int rc = gj_key_range(t, st, g->build, g->k8, &g->kmin, &g->range);
         if (rc < 0)
@@ -220,15 +253,17 @@ static int plan(sl_task_t *t, const struct join_state *st, struct gj *g)
         int total = 0;
         for (int j = 0; j < sd->n_pay; j++)
             total += sd->pay_w[j];
+        int fixed = sd->n_pay - sd->n_str; /* columns that can go into the row */
         if (g->algo == GJ_NPJ) { /* the probe copies up to SL_K_MAX_COLS columns a side */
-            sd->n_row = sd->n_pay < SL_K_MAX_COLS ? sd->n_pay : SL_K_MAX_COLS;
+            sd->n_row = fixed < SL_K_MAX_COLS ? fixed : SL_K_MAX_COLS;
             sd->id_word = sd->n_pay > sd->n_row; /* the rest: gathered by row number */
             sd->bytes = total;
-        } else if (sd->n_pay <= 4 && total <= GJ_ROW_MAX) {
+        } else if (sd->n_str == 0 && sd->n_pay <= 4 && total <= GJ_ROW_MAX) {
             sd->n_row = sd->n_pay;
             sd->bytes = total;
         } else { /* leading columns in <= 12 bytes, then the row id */
-            while (sd->n_row < 3 && sd->bytes + sd->pay_w[sd->n_row] <= GJ_ROW_MAX - 4)
+            while (sd->n_row < 3 && sd->n_row < fixed &&
+                   sd->bytes + sd->pay_w[sd->n_row] <= GJ_ROW_MAX - 4)
                 sd->bytes += sd->pay_w[sd->n_row++];
             sd->id_word = 1;
             sd->bytes += 4;
@@ -546,6 +581,15 @@ static int merge_join(sl_task_t *t, struct gj *g, struct gj_out *o, unsigned lon
 
 /* ---------------- after the join ---------------- */
 
+/* The first output column taken from column col of side `side`. */
+static int out_index(const struct join_data *d, int side, int col)
+{
+    for (int oc = 0; oc < d->n_out; oc++)
+        if (d->out[oc].side == side && d->out[oc].col == col)
+            return oc;
+    return -1; /* cannot happen: payloads come from output columns */
+}
+
 /* Columns past the packed row, gathered by row id; left outer: the build side's values
  * of rows without a partner are zeroed (sums skip them as the CPU's do). */
 static int gather_rest(sl_task_t *t, const struct join_state *st, struct gj *g, struct gj_out *o)
@@ -554,6 +598,16 @@ static int gather_rest(sl_task_t *t, const struct join_state *st, struct gj *g, 
     for (int side = 0; side < 2; side++) {
         struct gj_side *sd = &g->s[side];
         for (int j = sd->id_word ? sd->n_row : sd->n_pay; j < sd->n_pay; j++) {
+            if (j >= sd->n_pay - sd->n_str) { /* a string: gathered with its bytes */
+                int64_t valid = g->kind == SL_K_JOIN_LEFT && side == g->build ? o->inner : o->count;
+                int oc = out_index(g->d, side, sd->pay_col[j]);
+                int rc = o->batch ? gj_gather_strings(t, st, g, side, sd->pay_col[j], o->ids[side],
+                                                      o->count, valid, o->batch, oc)
+                                  : SL_OK;
+                if (rc < 0)
+                    return rc;
+                continue;
+            }
             const void *src;
             void *owned;
             int rc = gj_side_column(t, st, side, sd, sd->pay_col[j], &src, &owned);
@@ -711,7 +765,11 @@ static void phase_mark(struct phases *p, sl_task_t *t, int i)
  * "finalize" the host's time for the whole finalize (its launches and waits included). */
 static void phases_report(struct phases *p, sl_task_t *t, const struct gj *g, int rc)
 {
-    if (rc >= 0) {
+    if (g->hashed)
+        sl_task_profile_value(t, "key_hash_seeds", g->hash_attempts);
+    if (rc == GJ_HASH_COLLIDED)
+        sl_task_profile_value(t, "key_hash_collided", 1);
+    if (rc == SL_OK) {
         sl_task_profile_value(t, "gpu_algo", g->algo);
         sl_task_profile_value(t, "radix_bits", g->bits);
         sl_task_profile_value(t, "begin_bit", g->begin);
@@ -738,6 +796,18 @@ static void phases_report(struct phases *p, sl_task_t *t, const struct gj *g, in
 
 /* ---------------- finalize ---------------- */
 
+/* The string columns of an output of no rows: their one offset, 0. */
+static int empty_strings(sl_task_t *t, struct gj_out *o)
+{
+    for (int oc = 0; oc < o->batch->n_cols; oc++)
+        if (gj_str_type(o->batch->cols[oc].type))
+            SL_TASK_CUDA_TRY(t, cudaMemsetAsync(sl__col_values(o->batch, oc), 0,
+                                                o->batch->cols[oc].type == SL_TYPE_UTF8 ? 4 : 8,
+                                                sl_task_stream(t)),
+                             "empty output strings");
+    return SL_OK;
+}
+
 static int finalize(sl_task_t *t, struct join_state *st, struct gj *g, struct gj_out *o,
                     struct phases *ph)
 {
@@ -745,6 +815,8 @@ static int finalize(sl_task_t *t, struct join_state *st, struct gj *g, struct gj
     int rc = plan(t, st, g);
     if (rc >= 0)
         rc = gj_prepare(t, st, g);
+    if (rc >= 0 && g->hashed && (rc = gj_hash_keys(t, st, g)) == GJ_HASH_COLLIDED)
+        return rc; /* the CPU joins instead */
     if (rc >= 0)
         rc = gj_filter_probe(t, g); /* PHJ inner/semi with dense build keys */
     if (rc < 0)
@@ -754,7 +826,7 @@ static int finalize(sl_task_t *t, struct join_state *st, struct gj *g, struct gj
     if (R->n == 0 || S->n == 0) { /* anti/left with an empty build side stay on the CPU */
         phase_mark(ph, t, PH_PARTITIONED);
         phase_mark(ph, t, PH_JOINED);
-        if (!d->aggregate && (rc = out_alloc(t, g, o, 0)) < 0)
+        if (!d->aggregate && ((rc = out_alloc(t, g, o, 0)) < 0 || (rc = empty_strings(t, o)) < 0))
             return rc;
     } else {
         if (g->algo == GJ_PHJ && (rc = gj_pick_bits(t, g)) < 0)
@@ -810,6 +882,10 @@ int join_finalize_cuda(sl_task_t *t)
     phases_report(&ph, t, &g, rc);
     gj_sides_free(t, &g);
     out_free(t, &o);
+    if (rc == GJ_HASH_COLLIDED) { /* two different keys share a hash: the CPU joins */
+        st->gpu = 0;
+        return join_finalize(t);
+    }
     return rc;
 }
 

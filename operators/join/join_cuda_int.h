@@ -13,6 +13,8 @@
 #define GJ_ROW_MAX 16                   /* widest packed row (SL_K_MAX_ROW_BYTES) */
 
 enum gj_algo { GJ_PHJ = 0, GJ_NPJ = 1, GJ_SMJ = 2 };
+/* gj_hash_keys: two different keys share a hash (a success code: the CPU joins). */
+#define GJ_HASH_COLLIDED 1
 
 /* One input side on the GPU. */
 struct gj_side {
@@ -22,7 +24,8 @@ struct gj_side {
     /* payload columns, in row order: the first n_row are packed into the row, then (if
      * id_word) the row id, and the rest are gathered by that id after the join */
     int n_pay, n_row, id_word, bytes;
-    int pay_col[GJ_MAX_PAY], pay_w[GJ_MAX_PAY];
+    int pay_col[GJ_MAX_PAY], pay_w[GJ_MAX_PAY]; /* strings: width 0, last, by row id */
+    int n_str;                          /* string payloads (the last n_str) */
     const void *keys;                   /* contiguous keys (composite: packed to 64 bits) */
     const void *rows;                   /* packed rows (row_bytes each), NULL if none */
     void *keys_own, *rows_own, *ids_own; /* what prepare allocated */
@@ -37,6 +40,8 @@ struct gj {
     int algo;                           /* enum gj_algo */
     int build;                          /* input side of the build (R) relation */
     int k8, composite;
+    int hashed;                         /* keys hashed to 64 bits (join_cuda_str.c) */
+    int hash_attempts;                  /* seeds tried (profile value) */
     int row_bytes;                      /* rows of both sides (0: none) */
     int narrow;                         /* PHJ inner, one payload of row_bytes per side */
     int bits, begin;                    /* PHJ radix bits [begin, begin + bits) */
@@ -81,13 +86,35 @@ void gj_sides_release(sl_task_t *t, struct gj *g);
 void gj_sides_free(sl_task_t *t, struct gj *g);
 
 /* Dictionary-encoded columns on the GPU join as their int32 codes, their dictionaries
- * staying in host memory. 1 when that is right: every batch of both sides has one
- * dictionary for each DICT key (the same object, or equal strings in the same order:
- * then codes compare as strings do), and one for each DICT output column of its side
- * (so one dictionary describes every output row); else 0 and the CPU joins. */
-int gj_dicts_agree(const struct join_data *d, const struct join_state *st);
+ * staying in host memory. gj_key_dicts_agree: 1 when every batch of both sides has one
+ * dictionary for DICT key k (the same object, or equal strings in the same order: then
+ * codes compare as strings do; else the key is hashed from codes remapped onto a merged
+ * dictionary). gj_out_dicts_agree: 1 when every batch of a side has one dictionary for
+ * each DICT output column of that side (so one dictionary describes every output row);
+ * else 0 and the CPU joins. */
+int gj_key_dicts_agree(const struct join_data *d, const struct join_state *st, int k);
+int gj_out_dicts_agree(const struct join_data *d, const struct join_state *st);
 /* Gives the DICT output columns of b (an output batch of the GPU join) the dictionary
  * of their side (shared). */
 void gj_out_share_dicts(const struct join_data *d, const struct join_state *st, sl_batch_t *b);
+
+/* ---------------- string keys and outputs (join_cuda_str.c) ---------------- */
+
+/* 1 for utf8 and large_utf8 (offsets and bytes). */
+int gj_str_type(enum sl_type t);
+/* 1 when the join's keys are hashed: a utf8/large_utf8 key, a DICT key whose
+ * dictionaries differ (gj_key_dicts_agree), or a composite key other than two int32s. */
+int gj_keys_hashed(const struct join_data *d, const struct join_state *st);
+/* The sides' keys as 64-bit hashes (sd->keys, after gj_prepare ordered the batches; every
+ * batch in device memory), proven exact: GJ_HASH_COLLIDED when two different keys share
+ * a hash under both seeds tried. */
+int gj_hash_keys(sl_task_t *t, struct join_state *st, struct gj *g);
+/* Output string column oc of b (output rows [0, n)) from column col of side s by row
+ * ids; rows from `valid` on are empty. */
+int gj_gather_strings(sl_task_t *t, const struct join_state *st, const struct gj *g, int s,
+                      int col, const uint32_t *ids, int64_t n, int64_t valid, sl_batch_t *b,
+                      int oc);
+/* Gives string column oc of device batch b a bytes buffer of `bytes` (none for 0). */
+int gj_attach_chars(sl_task_t *t, sl_batch_t *b, int oc, int64_t bytes);
 
 #endif /* SLUICE_OPERATORS_JOIN_CUDA_INT_H */

@@ -107,9 +107,7 @@ int join_gpu_sink_can_run(const sl_task_t *t)
     struct join_state *st = sl_task_gstate((sl_task_t *)t);
     if (atomic_load(&st->gpu_sink_host))
         return 0;
-    int64_t bytes = 0;
-    for (int c = 0; c < sl_batch_num_columns(b); c++)
-        bytes += sl_batch_num_rows(b) * (int64_t)sl_type_width(b->cols[c].type);
+    int64_t bytes = sl__batch_bytes(b);
     int64_t up = atomic_fetch_add(&st->gpu_sink_bytes, bytes) + bytes;
     if (8 * up + 64 * MIB > sl_task_device_budget(t) + up) {
         atomic_store(&st->gpu_sink_host, 1);

@@ -246,6 +246,8 @@ static int side_keys(sl_task_t *t, const struct join_state *st, int s, struct gj
 {
     struct gj_side *sd = &g->s[s];
     const struct join_data *d = g->d;
+    if (g->hashed)
+        return SL_OK; /* gj_hash_keys, once both sides are ordered */
     if (!g->composite)
         return gj_side_column(t, st, s, sd, d->key[s][0], &sd->keys, &sd->keys_own);
     if (!(sd->keys_own = sl_task_device_alloc(t, (size_t)sd->n * 8)))
@@ -453,15 +455,16 @@ static int side_dicts_agree(const struct join_side *sd, int col, const struct sl
     return 1;
 }
 
-int gj_dicts_agree(const struct join_data *d, const struct join_state *st)
+int gj_key_dicts_agree(const struct join_data *d, const struct join_state *st, int k)
 {
-    for (int k = 0; k < d->n_keys; k++) {
-        const struct sl__dict *ref = NULL;
-        if (d->ktype[k] == SL_TYPE_DICT &&
-            (!side_dicts_agree(&st->side[0], d->key[0][k], &ref) ||
-             !side_dicts_agree(&st->side[1], d->key[1][k], &ref)))
-            return 0;
-    }
+    const struct sl__dict *ref = NULL;
+    return d->ktype[k] != SL_TYPE_DICT ||
+           (side_dicts_agree(&st->side[0], d->key[0][k], &ref) &&
+            side_dicts_agree(&st->side[1], d->key[1][k], &ref));
+}
+
+int gj_out_dicts_agree(const struct join_data *d, const struct join_state *st)
+{
     for (int oc = 0; oc < d->n_out; oc++) {
         const struct sl__dict *ref = NULL;
         if (d->out[oc].type == SL_TYPE_DICT &&

@@ -215,7 +215,11 @@ static int inline_col(struct join_emit *e, sl_batch_t *out, int oc, int64_t n)
     int is_key = c->col == st->side[c->side].key[0];
     int probe = c->side != st->build;
     const uint64_t *src = is_key ? e->kv : probe ? e->pv : e->bv;
-    if (c->type == SL_TYPE_INT32) {
+    /* a DICT key's codes (of one shared dictionary) need that dictionary */
+    int rc = c->type == SL_TYPE_DICT ? share_dict(e, out, oc) : SL_OK;
+    if (rc < 0)
+        return rc;
+    if (sl_type_width(c->type) == 4) {
         int32_t *dst = sl__col_values(out, oc);
         for (int64_t i = 0; i < n; i++)
             dst[i] = (int32_t)(uint32_t)src[i];

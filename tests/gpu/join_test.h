@@ -32,7 +32,20 @@ static struct fp fingerprint(sl_table_t *t)
                 struct sl_strings str;
                 if (col.validity && !(col.validity[i / 8] >> (i % 8) & 1))
                     v = 0xDEADBEEFCAFEull;
-                else if (col.type == SL_TYPE_DICT) { /* the string, not its code */
+                else if (col.type == SL_TYPE_UTF8 || col.type == SL_TYPE_LARGE_UTF8) {
+                    SL_ASSERT_OK(sl_batch_column_strings(b, c, &str));
+                    int64_t lo, hi;
+                    if (col.type == SL_TYPE_UTF8) {
+                        lo = ((const int32_t *)col.data)[i];
+                        hi = ((const int32_t *)col.data)[i + 1];
+                    } else {
+                        lo = ((const int64_t *)col.data)[i];
+                        hi = ((const int64_t *)col.data)[i + 1];
+                    }
+                    v = 0xcbf29ce484222325ull ^ (uint64_t)(hi - lo); /* as DICT's, plus length */
+                    for (int64_t k = lo; k < hi; k++)
+                        v = (v ^ (uint8_t)str.chars[k]) * 0x100000001b3ull;
+                } else if (col.type == SL_TYPE_DICT) { /* the string, not its code */
                     SL_ASSERT_OK(sl_batch_column_strings(b, c, &str));
                     int32_t code = ((const int32_t *)col.data)[i];
                     assert_true(code >= 0 && code < str.dict_length);

@@ -540,3 +540,60 @@ SL_TEST(join_payloads_and_columns)
     sl_engine_close(e);
     assert_no_leaks();
 }
+
+/* A DICT key whose sides share one dictionary, with one payload a side (inline values):
+ * the output's key column must carry that dictionary (its codes were written without
+ * one), in every algorithm; each output key's string is that of its payload's row. */
+SL_TEST(join_dict_key_shared_dictionary_output)
+{
+    sl_engine_t *e = open_engine(2, 64);
+    enum { N = 500, DICT = 50 };
+    int32_t off[DICT + 1];
+    char chars[DICT * 8];
+    off[0] = 0;
+    for (int i = 0; i < DICT; i++)
+        off[i + 1] = off[i] + snprintf(chars + off[i], 8, "s%d", i * 7);
+    const char *names[2][2] = {{"k", "p"}, {"k", "q"}};
+    enum sl_type ty[] = {SL_TYPE_DICT, SL_TYPE_INT32};
+    sl_table_t *t[2];
+    sl_batch_t *first = NULL;
+    for (int s = 0; s < 2; s++) {
+        SL_ASSERT_OK(sl_table_create(&t[s]));
+        sl_batch_t *b;
+        SL_ASSERT_OK(sl_batch_create(&b, 2, names[s], ty, N));
+        int32_t *k = sl_batch_column_data(b, 0), *p = sl_batch_column_data(b, 1);
+        for (int i = 0; i < N; i++) {
+            k[i] = (int32_t)(rnd() % DICT);
+            p[i] = k[i] * 1000 + i; /* the code is p / 1000 */
+        }
+        SL_ASSERT_OK(first ? sl_batch_share_dictionary(b, 0, first, 0)
+                           : sl_batch_column_set_dictionary(b, 0, DICT, off, chars));
+        SL_ASSERT_OK(sl_table_append(t[s], b));
+        if (!first)
+            first = b;
+        else
+            sl_batch_unref(b);
+    }
+    for (int a = 0; a < 4; a++) {
+        char opts[96];
+        snprintf(opts, sizeof opts, "on=k algo=%s left_columns=\"k,p\" right_columns=q", algos[a]);
+        sl_table_t *res;
+        SL_ASSERT_OK(run_join(e, t[0], t[1], opts, &res));
+        assert_true(sl_table_num_rows(res) > 0);
+        for (int64_t bi = 0; bi < sl_table_num_batches(res); bi++) {
+            sl_batch_t *b = sl_table_batch(res, bi);
+            for (int64_t i = 0; i < sl_batch_num_rows(b); i++) {
+                char got[32], want[16];
+                SL_ASSERT_OK(sl_batch_value_format(b, 0, i, got, sizeof got, NULL) < 0
+                                 ? SL_EINVAL : SL_OK);
+                snprintf(want, sizeof want, "s%d", (int)(cell(b, 1, i) / 1000) * 7);
+                assert_string_equal(got, want);
+            }
+        }
+        sl_table_unref(res);
+    }
+    sl_batch_unref(first);
+    sl_table_unref(t[0]);
+    sl_table_unref(t[1]);
+    sl_engine_close(e);
+}
