@@ -3,8 +3,9 @@
 # needs into .carry/ (git-ignored), for a machine that has none of our Debian libraries:
 #
 #   .carry/build-gpu/...     every executable of the build (tests, bench, cli), same paths
-#   .carry/lib/              libsluice.so.0 and libjemalloc.so.2, libck.so.0,
-#                            libnuma.so.1, libcmocka.so.0 from this machine
+#   .carry/lib/              libsluice.so.0 and the system libraries it and the CLI load
+#                            (jemalloc, ck, libnuma, Open MPI's) and libcmocka.so.0 from
+#                            this machine
 #   .carry/run_tests.sh      runs every meson test case without meson (exit 77 = skip)
 #
 #   scripts/pack_for_gpu.sh [MESON OPTIONS...]      (e.g. -Dgpu_arch=80,90)
@@ -42,8 +43,15 @@ ln -sf libsluice.so.0 "$carry/lib/libsluice.so"
 for f in "$builddir"/libsluice.so.0.*; do
     [[ -f $f ]] && ln -sf libsluice.so.0 "$carry/lib/${f##*/}"
 done
-for l in libjemalloc.so.2 libck.so.0 libnuma.so.1 libcmocka.so.0; do
-    cp -L "$sysdir/$l" "$carry/lib/$l"
+# The system libraries the library and the tests load (Open MPI's too where the build has
+# MPI: they load even when no rank exchange runs), less the C library's own.
+{
+    ldd "$builddir/libsluice.so.0" "$builddir/cli/sluice"
+    echo "libcmocka.so.0 => $sysdir/libcmocka.so.0"
+    echo "libck.so.0 => $sysdir/libck.so.0"
+} | awk '$2 == "=>" && $3 ~ /^\// {print $3}' | sort -u | while read -r l; do
+    case ${l##*/} in libc.so.*|libm.so.*|libpthread.so.*|libdl.so.*|librt.so.*|ld-linux*|libstdc++*|libgcc_s*|libsluice*) continue ;; esac
+    cp -L "$l" "$carry/lib/${l##*/}"
 done
 
 # Every meson test that runs a built executable, as one line of a shell script that
@@ -108,7 +116,7 @@ fi
 ' "$builddir" >"$carry/run_tests.sh"
 
 bytes=$(du -sbL "$carry" | cut -f1)
-echo "pack: $n_exe executables, libsluice and 4 system libraries in $carry/:" \
+echo "pack: $n_exe executables, libsluice and $(($(ls "$carry/lib" | wc -l) - 1)) other libraries in $carry/:" \
      "$((bytes / 1024 / 1024)) MiB ($bytes bytes)"
 if ((bytes >= limit)); then
     echo "pack: over the 60 MiB budget" >&2
