@@ -187,11 +187,13 @@ static sl_batch_t *unpin(struct sl__gpu *g, sl_batch_t *pb)
         return NULL;
     sl__batch_share_dicts(b, pb);
     for (int i = 0; i < b->n_cols; i++) {
-        struct sl__buf *parts[2] = {pb->cols[i].data, pb->cols[i].validity};
-        struct sl__buf **dst[2] = {&b->cols[i].data, &b->cols[i].validity};
+        /* a string column's bytes too: left pointing into the pinned pool, they were
+         * overwritten by later downloads once their block went back */
+        struct sl__buf *parts[3] = {pb->cols[i].data, pb->cols[i].validity, pb->cols[i].chars};
+        struct sl__buf **dst[3] = {&b->cols[i].data, &b->cols[i].validity, &b->cols[i].chars};
         b->cols[i].offset = pb->cols[i].offset;
         b->cols[i].null_count = pb->cols[i].null_count;
-        for (int k = 0; k < 2; k++) {
+        for (int k = 0; k < 3; k++) {
             if (!parts[k])
                 continue;
             *dst[k] = sl__buf_new(parts[k]->bytes);

@@ -169,10 +169,17 @@ static int filter_gpu(sl_task_t *t)
     return rc;
 }
 
-/* Batches of fewer than 2^31 rows (CUB's counts) and a predicate the program takes. */
+/* Batches of fewer than 2^31 rows (CUB's counts), a predicate the program takes, and no
+ * utf8/large_utf8 column: gather_column moves fixed-width values only (the strings'
+ * offsets and bytes would need the gather the GPU join has). */
 static int filter_gpu_can_run(const sl_task_t *t)
 {
-    const struct sl__filter_data *d = sl_op_data(sl_task_op((sl_task_t *)t));
+    const sl_op_t *op = sl_task_op((sl_task_t *)t);
+    const struct sl__filter_data *d = sl_op_data(op);
+    const sl_schema_t *sc = sl_op_output_schema(op);
+    for (int c = 0; sc && c < sc->n_fields; c++)
+        if (sc->fields[c].type == SL_TYPE_UTF8 || sc->fields[c].type == SL_TYPE_LARGE_UTF8)
+            return 0;
     const sl_batch_t *b = sl_task_input(t);
     return d->gpu_ok && (!b || sl_batch_num_rows(b) < INT32_MAX);
 }

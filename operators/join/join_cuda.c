@@ -129,8 +129,10 @@ int join_gpu_can_run(const sl_task_t *t)
     const struct join_state *st = sl_task_gstate((sl_task_t *)t);
     if (!composite_ok(d) || !gj_out_dicts_agree(d, st))
         return 0;
-    int hashed = gj_keys_hashed(d, st);
-    if (hashed && !sides_on_device(st))
+    int hashed = gj_keys_hashed(d, st), str_out = 0;
+    for (int oc = 0; oc < d->n_out; oc++)
+        str_out |= gj_str_type(d->out[oc].type);
+    if ((hashed || str_out) && !sides_on_device(st)) /* string views read device memory */
         return 0;
     int64_t n[2] = {0, 0};
     for (int s = 0; s < 2; s++) {

@@ -14,11 +14,12 @@
 struct fp {
     int64_t rows;
     uint64_t hash;
+    uint64_t col[16]; /* each of the first 16 columns alone, as a multiset (diagnostics) */
 };
 
 static struct fp fingerprint(sl_table_t *t)
 {
-    struct fp f = {0, 0};
+    struct fp f = {0, 0, {0}};
     for (int64_t bi = 0; bi < sl_table_num_batches(t); bi++) {
         sl_batch_t *b = sl_table_batch(t, bi);
         int nc = sl_batch_num_columns(b);
@@ -58,6 +59,8 @@ static struct fp fingerprint(sl_table_t *t)
                     v = (uint64_t)(int64_t)((const int32_t *)col.data)[i];
                 h = (h ^ v) * 0x9E3779B97F4A7C15ull;
                 h ^= h >> 31;
+                if (c < 16)
+                    f.col[c] += (v ^ (v >> 29)) * 0xBF58476D1CE4E5B9ull;
             }
             f.rows++;
             f.hash += h;

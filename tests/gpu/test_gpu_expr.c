@@ -74,9 +74,9 @@ static sl_table_t *filter_on(sl_engine_t *e, sl_table_t *in, const char *where, 
     return op_on(e, in, "filter", "where", where, rc, mask, msg, len);
 }
 
-/* A hash of every row (all columns' bytes, NULL as a marker), sorted: equal arrays mean
- * equal multisets of rows. Returns the row count. */
-static int64_t row_hashes(sl_table_t *t, uint64_t **out)
+/* A hash of every row (all columns' bytes, NULL as a marker; only column `only` when it
+ * is >= 0), sorted: equal arrays mean equal multisets of rows. Returns the row count. */
+static int64_t column_hashes(sl_table_t *t, int only, uint64_t **out)
 {
     int64_t n = t ? sl_table_num_rows(t) : 0, at = 0;
     uint64_t *h = calloc((size_t)n + 1, 8);
@@ -85,6 +85,8 @@ static int64_t row_hashes(sl_table_t *t, uint64_t **out)
         for (int64_t r = 0; r < sl_batch_num_rows(b); r++, at++) {
             uint64_t x = 0x12345;
             for (int c = 0; c < sl_batch_num_columns(b); c++) {
+                if (only >= 0 && c != only)
+                    continue;
                 struct sl_column v;
                 SL_ASSERT_OK(sl_batch_column(b, c, &v));
                 int64_t i = v.offset + r;
@@ -150,7 +152,21 @@ static bool same_outcome(const char *what, sl_table_t *want, int rc1, const char
         return false;
     }
     uint64_t *h1, *h2;
-    int64_t n1 = row_hashes(want, &h1), n2 = row_hashes(got, &h2);
+    int64_t n1 = column_hashes(want, -1, &h1), n2 = column_hashes(got, -1, &h2);
+    if (n1 == n2 && memcmp(h1, h2, (size_t)n1 * 8) != 0) /* which columns differ */
+        for (int c = 0; c < sl_batch_num_columns(sl_table_batch(want, 0)); c++) {
+            uint64_t *c1, *c2;
+            column_hashes(want, c, &c1);
+            column_hashes(got, c, &c2);
+            int64_t diff = 0;
+            for (int64_t i = 0; i < n1; i++)
+                diff += c1[i] != c2[i];
+            if (diff)
+                print_message("%s: column %d differs in %lld of the sorted values\n", what, c,
+                              (long long)diff);
+            free(c1);
+            free(c2);
+        }
     if (n1 != n2 || memcmp(h1, h2, (size_t)n1 * 8) != 0)
         fail_msg("%s: the GPU gives %lld rows, the CPU %lld%s", what, (long long)n2,
                  (long long)n1, n1 == n2 ? " (other rows or values)" : "");

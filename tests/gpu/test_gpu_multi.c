@@ -57,7 +57,7 @@ static void zipf_keys(int64_t *out, int64_t n, int64_t k)
 static void make_keys(enum dist d, int64_t *r, int64_t nr, int64_t *s, int64_t ns)
 {
     rng_state = 1234 + (uint64_t)d;
-    int64_t range = d == DUPS ? nr / 4 + 1 : 2 * nr;
+    int64_t range = d == DUPS ? nr / 4 + 1 : 2 * nr + 1; /* + 1: an empty side still has a range */
     for (int64_t i = 0; i < nr; i++)
         r[i] = d == ZIPF ? i : (int64_t)(rnd() % (uint64_t)range);
     if (d == ZIPF)

@@ -349,7 +349,9 @@ SL_XP_HD static inline int sl__xp_eval_row(const struct sl_xp_prog *p, const str
         }
         case SL_XP_NEG:
             if (in->kind == SL_XK_F) {
-                st[sp - 1].f = -st[sp - 1].f;
+                /* the sign bit flipped, as the host's negation does: the GPU's neg.f64
+                 * may turn a NaN into another NaN (PTX leaves it unspecified) */
+                st[sp - 1].i = (int64_t)((uint64_t)st[sp - 1].i ^ (uint64_t)1 << 63);
             } else if (in->kind == SL_XK_D) {
                 st[sp - 1].d = -st[sp - 1].d;
             } else {
