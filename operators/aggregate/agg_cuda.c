@@ -25,8 +25,11 @@
  *
  * Types: keys and values of int32, int64, date32, timestamp and decimal up to precision
  * 18 (as int32/int64), values also float32/float64; decimal sums are exact decimal(38, s).
+ * DICT keys as their int32 codes when the GPU's batches agree on one dictionary of
+ * distinct strings, which the output's key column gets (agg_cuda_dict.c); a batch with
+ * another dictionary is the CPU's, its groups merged with the GPU's at finalize.
  * Not on the GPU (can_run says no, the CPU sink runs): other types (bool, int8/16, uint,
- * strings) or count(DISTINCT) (agg_any.c), no key (a global aggregate), more
+ * utf8 keys, DICT values) or count(DISTINCT) (agg_any.c), no key (a global aggregate), more
  * than SL_K_AGG_MAX_KEYS keys or SL_K_AGG_MAX_AGGS aggregates. One GPU's locals only: a
  * plan whose sink ran on several GPUs fails with SL_EUNSUPPORTED (multi-GPU merge is
  * future work). */
@@ -121,12 +124,13 @@ static void drv_bind(struct agg_gdrv *d, sl_task_t *t)
     d->stream = sl_task_stream(t);
 }
 
-/* The kernels' type of a column: dates are int32, timestamps and decimals (precision up
- * to 18) int64 (bind allows only these, sl__agg_gpu_type). */
+/* The kernels' type of a column: dates and DICT codes are int32, timestamps and decimals
+ * (precision up to 18) int64 (bind allows only these: agg_plan.gpu_types). */
 static int k_type(enum sl_type t)
 {
     switch (SL_TYPE_ID(t)) {
     case SL_TYPE_INT32:
+    case SL_TYPE_DICT:
     case SL_TYPE_DATE32: return SL_K_I32;
     case SL_TYPE_FLOAT32: return SL_K_F32;
     case SL_TYPE_FLOAT64: return SL_K_F64;
@@ -157,8 +161,13 @@ int agg_gpu_sink_can_run(const sl_task_t *t)
 {
     const struct agg_plan *p = sl_op_data(sl_task_op((sl_task_t *)t));
     /* Types beyond int32/int64/float32/float64, count(DISTINCT): the CPU's. */
-    return !p->any && p->gpu_types && p->n_keys >= 1 && p->n_keys <= SL_K_AGG_MAX_KEYS &&
-           p->n_aggs <= SL_K_AGG_MAX_AGGS;
+    if (p->any || !p->gpu_types || p->n_keys < 1 || p->n_keys > SL_K_AGG_MAX_KEYS ||
+        p->n_aggs > SL_K_AGG_MAX_AGGS)
+        return 0;
+    /* DICT keys: only batches on the GPU's dictionary (no batch yet: explain asks). */
+    struct agg_global *gs = sl_task_gstate(t);
+    const sl_batch_t *b = sl_task_input(t);
+    return !gs || !b || agg_gpu_dicts_accept(p, gs, b);
 }
 
 static void col_of(const sl_batch_t *b, int c, int64_t off, struct sl_k_agg_col *o)
@@ -282,6 +291,17 @@ static int merge_on_host(sl_task_t *t, const struct agg_plan *p, struct agg_glob
     gs->n_gpu_locals = 0;
     if (rc < 0)
         return rc;
+    if (sl__agg_dict_keys(p)) { /* the GPU's codes as codes of the CPU's merged dictionary */
+        int cols[AGG_MAX_KEYS]; /* key j is column j of an output batch */
+        for (int j = 0; j < p->n_keys; j++)
+            cols[j] = j;
+        sl_batch_t *coded = NULL;
+        rc = sl__agg_dict_input(t, p, gs, h, cols, &coded);
+        sl_batch_unref(h);
+        if (rc < 0)
+            return rc;
+        h = coded;
+    }
     rc = sl__agg_add_partials(t, p, gs, h);
     sl_batch_unref(h);
     return rc < 0 ? rc : sl__agg_finalize_cpu(t);
@@ -322,6 +342,10 @@ int agg_gpu_finalize(sl_task_t *t)
             sl__buf_unref(col->validity);
             col->validity = NULL;
         }
+    }
+    if ((rc = agg_gpu_dicts_attach(p, gs, o.b)) < 0) {
+        sl_batch_unref(o.b);
+        return sl_task_fail(t, rc, "aggregate on the GPU: out of memory");
     }
     gs->gpu_out = sl_task_batch_slice(t, o.b, 0, n);
     sl_batch_unref(o.b);

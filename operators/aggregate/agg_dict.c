@@ -164,7 +164,7 @@ static void unlock(struct agg_dicts *ds)
 }
 
 int sl__agg_dict_input(sl_task_t *t, const struct agg_plan *p, struct agg_global *gs,
-                       sl_batch_t *b, sl_batch_t **out)
+                       sl_batch_t *b, const int *cols, sl_batch_t **out)
 {
     *out = NULL;
     struct agg_dicts *ds = atomic_load_explicit(&gs->dicts, memory_order_acquire);
@@ -193,7 +193,7 @@ int sl__agg_dict_input(sl_task_t *t, const struct agg_plan *p, struct agg_global
     }
     int rc = SL_OK;
     for (int j = 0; j < p->n_keys && rc == SL_OK; j++) {
-        int c = p->key_cols[j];
+        int c = cols[j];
         if (p->key_types[j] != SL_TYPE_DICT)
             continue;
         lock(ds);

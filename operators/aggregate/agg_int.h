@@ -5,6 +5,7 @@
 #define SLUICE_AGG_INT_H
 
 #include "common/op_def.h"
+#include "common/values.h"
 
 #define AGG_MAX_KEYS 16
 #define AGG_MAX_AGGS 32
@@ -50,7 +51,8 @@ struct agg_plan {
     /* A key or aggregated column beyond int32/int64/float32/float64, or count(DISTINCT):
      * the group-by of any type (agg_any.c) runs instead of the table below. */
     bool any;
-    /* Every key and value column is int32/int64/float32/float64: the GPU may run it. */
+    /* Every key and value column is one the GPU kernels take (integers and floats, DICT
+     * keys as their int32 codes): the GPU may run it. */
     bool gpu_types;
 };
 
@@ -130,18 +132,25 @@ struct agg_global {
                                           * -1: i starts no run; 0: none made (i alone) */
     /* DICT keys on the table (agg_dict.c): one merged dictionary per key column. */
     _Atomic(struct agg_dicts *) dicts;
+    /* DICT keys on the GPU (agg_cuda_dict.c): the dictionary key j of every GPU batch
+     * agrees on (ref: one reference) and whether its strings are distinct (1 yes, -1
+     * no, 0 not checked yet), under gpu_dict_lock. */
+    _Atomic int gpu_dict_lock;
+    struct sl__dict_agree gpu_dict[AGG_MAX_KEYS];
+    int8_t gpu_dict_distinct[AGG_MAX_KEYS];
 };
 
 /* DICT group keys on the group table (agg_dict.c). Whether the plan has such keys (and
- * runs the table, not agg_any.c); a sunk batch with its DICT keys as int32 codes of the
- * merged dictionaries (*out: a new reference); the merged dictionaries made final
+ * runs the table, not agg_any.c); a sunk batch (key j in column cols[j]: p->key_cols, or
+ * 0, 1, ... for an output batch of partial states) with its DICT keys as int32 codes of
+ * the merged dictionaries (*out: a new reference); the merged dictionaries made final
  * (finalize); an output batch's key columns given them; and the state freed. */
 struct agg_dicts;
 bool sl__agg_dict_keys(const struct agg_plan *p);
 /* Whether a key's type sends the plan to agg_any.c: neither the table's nor DICT. */
 bool sl__agg_keys_need_any(const struct agg_plan *p);
 int sl__agg_dict_input(sl_task_t *t, const struct agg_plan *p, struct agg_global *gs,
-                       sl_batch_t *b, sl_batch_t **out);
+                       sl_batch_t *b, const int *cols, sl_batch_t **out);
 int sl__agg_dict_finish(sl_task_t *t, const struct agg_plan *p, struct agg_global *gs);
 void sl__agg_dict_attach(const struct agg_plan *p, struct agg_global *gs, sl_batch_t *b);
 void sl__agg_dicts_free(struct agg_global *gs);
@@ -178,6 +187,11 @@ int sl__agg_source(sl_task_t *t);
 /* Drops the batches a GPU local keeps (agg_cuda.c); NULL is fine. */
 void agg_gpu_local_release(struct agg_gpu_local *g);
 int agg_gpu_sink_can_run(const sl_task_t *t);
+/* DICT keys on the GPU (agg_cuda_dict.c): whether batch b's DICT keys are on the GPU's
+ * dictionaries (the first batch with rows sets them); an output batch's DICT key columns
+ * given them (an empty dictionary where no row was sunk). */
+bool agg_gpu_dicts_accept(const struct agg_plan *p, struct agg_global *gs, const sl_batch_t *b);
+int agg_gpu_dicts_attach(const struct agg_plan *p, struct agg_global *gs, sl_batch_t *b);
 int agg_gpu_sink(sl_task_t *t);
 int agg_gpu_finalize_can_run(const sl_task_t *t);
 int agg_gpu_finalize(sl_task_t *t);
