@@ -25,9 +25,9 @@
  *
  * Types: keys and values of int32, int64, date32, timestamp and decimal up to precision
  * 18 (as int32/int64), values also float32/float64; decimal sums are exact decimal(38, s).
- * DICT keys as their int32 codes when the GPU's batches agree on one dictionary of
- * distinct strings, which the output's key column gets (agg_cuda_dict.c); a batch with
- * another dictionary is the CPU's, its groups merged with the GPU's at finalize.
+ * DICT keys as int32 codes of the merged dictionary the CPU uses too, which the output's
+ * key column gets (agg_cuda_dict.c: a batch on a dictionary merged first goes in as it
+ * is, others are remapped by one gather).
  * Not on the GPU (can_run says no, the CPU sink runs): other types (bool, int8/16, uint,
  * utf8 keys, DICT values) or count(DISTINCT) (agg_any.c), no key (a global aggregate), more
  * than SL_K_AGG_MAX_KEYS keys or SL_K_AGG_MAX_AGGS aggregates. One GPU's locals only: a
@@ -161,13 +161,8 @@ int agg_gpu_sink_can_run(const sl_task_t *t)
 {
     const struct agg_plan *p = sl_op_data(sl_task_op((sl_task_t *)t));
     /* Types beyond int32/int64/float32/float64, count(DISTINCT): the CPU's. */
-    if (p->any || !p->gpu_types || p->n_keys < 1 || p->n_keys > SL_K_AGG_MAX_KEYS ||
-        p->n_aggs > SL_K_AGG_MAX_AGGS)
-        return 0;
-    /* DICT keys: only batches on the GPU's dictionary (no batch yet: explain asks). */
-    struct agg_global *gs = sl_task_gstate(t);
-    const sl_batch_t *b = sl_task_input(t);
-    return !gs || !b || agg_gpu_dicts_accept(p, gs, b);
+    return !p->any && p->gpu_types && p->n_keys >= 1 && p->n_keys <= SL_K_AGG_MAX_KEYS &&
+           p->n_aggs <= SL_K_AGG_MAX_AGGS;
 }
 
 static void col_of(const sl_batch_t *b, int c, int64_t off, struct sl_k_agg_col *o)
@@ -176,6 +171,14 @@ static void col_of(const sl_batch_t *b, int c, int64_t off, struct sl_k_agg_col 
     o->d_data = (const char *)sl__col_values(b, c) + (size_t)off * sl_type_width(col->type);
     o->d_valid = col->validity && col->null_count != 0 ? col->validity->ptr : NULL;
     o->valid_off = col->offset + off;
+}
+
+/* Drops the remapped key codes of a sunk batch (kept ones hold their own reference). */
+static int drop_batches(sl_batch_t **bs, int rc)
+{
+    for (int j = 0; j < SL_K_AGG_MAX_KEYS; j++)
+        sl_batch_unref(bs[j]);
+    return rc;
 }
 
 int agg_gpu_sink(sl_task_t *t)
@@ -207,24 +210,36 @@ int agg_gpu_sink(sl_task_t *t)
     struct agg_gdrv *d = &ls->gpu->drv;
     drv_bind(d, t);
     sl_task_option_int(t, "agg_gpu_part_threshold", &d->part_threshold);
+    /* DICT keys as merged codes: b's own, or remapped into a batch of their own. */
+    sl_batch_t *remapped[SL_K_AGG_MAX_KEYS] = {NULL};
+    for (int j = 0; j < p->n_keys; j++)
+        if (p->key_types[j] == SL_TYPE_DICT &&
+            (rc = agg_gpu_dict_codes(t, sl_task_gstate(t), b, j, p->key_cols[j], &remapped[j])) < 0)
+            return drop_batches(remapped, rc);
     /* The kernels count rows in 32 bits: batches go in pieces of at most 2^30 rows. */
     const int64_t piece = (int64_t)1 << 30;
     for (int64_t off = 0; off < b->n_rows; off += piece) {
         struct sl_k_agg_input in;
         memset(&in, 0, sizeof in);
         in.n = b->n_rows - off < piece ? b->n_rows - off : piece;
-        for (int j = 0; j < p->n_keys; j++)
+        for (int j = 0; j < p->n_keys; j++) {
             col_of(b, p->key_cols[j], off, &in.keys[j]);
+            if (remapped[j]) /* the validity stays b's */
+                in.keys[j].d_data = (const int32_t *)sl__col_values(remapped[j], 0) + off;
+        }
         for (int a = 0; a < p->n_aggs; a++)
             if (p->aggs[a].col >= 0)
                 col_of(b, p->aggs[a].col, off, &in.vals[a]);
         if ((rc = agg_gdrv_add(d, &in)) < 0)
-            return drv_failed(t, d, rc);
+            return drop_batches(remapped, drv_failed(t, d, rc));
     }
     /* The table method may run the batch again at finalize (agg_gdrv_output). */
-    if (d->mode == AGG_GDRV_TABLE && b->n_rows > 0)
-        return keep_batch(t, ls->gpu, b);
-    return SL_OK;
+    rc = SL_OK;
+    for (int j = 0; j < p->n_keys && rc == SL_OK && d->mode == AGG_GDRV_TABLE; j++)
+        rc = remapped[j] ? keep_batch(t, ls->gpu, remapped[j]) : SL_OK;
+    if (rc == SL_OK && d->mode == AGG_GDRV_TABLE && b->n_rows > 0)
+        rc = keep_batch(t, ls->gpu, b);
+    return drop_batches(remapped, rc);
 }
 
 /* ---------------- finalize ---------------- */
@@ -343,9 +358,9 @@ int agg_gpu_finalize(sl_task_t *t)
             col->validity = NULL;
         }
     }
-    if ((rc = agg_gpu_dicts_attach(p, gs, o.b)) < 0) {
+    if ((rc = agg_gpu_dicts_attach(t, p, gs, o.b)) < 0) {
         sl_batch_unref(o.b);
-        return sl_task_fail(t, rc, "aggregate on the GPU: out of memory");
+        return rc;
     }
     gs->gpu_out = sl_task_batch_slice(t, o.b, 0, n);
     sl_batch_unref(o.b);

@@ -1,67 +1,65 @@
 /* DICT group keys on the GPU (agg_cuda.c). The kernels group integers, so a DICT key goes
- * in as its int32 codes when every GPU batch's key column has one dictionary (the same
- * object, or equal strings in the same order: sl__dict_agree_add) whose strings are
- * distinct (else two codes of one string would make two groups where the CPU makes
- * one). The output's key column then gets that dictionary: the strings of each group
- * are the CPU's. A batch whose dictionary is another stays on the CPU (can_run says
- * no); finalize then merges the GPU's groups into the CPU's through the CPU's merged
- * dictionary (agg_dict.c). */
-#include <stdatomic.h>
+ * in as int32 codes of the merged dictionary the CPU sink uses too (agg_dict.c: the
+ * distinct strings of every dictionary seen, equal strings one code). A batch whose
+ * dictionary merged first with distinct strings (the common case: every batch shares
+ * one dictionary, or equal copies of it) has such codes already and goes in as it is;
+ * another is remapped on the GPU through its map (one gather). The output's key column
+ * gets the merged dictionary, as the CPU's does, so both give the same strings and the
+ * GPU's groups merge with CPU workers' by code. */
+#include <cuda_runtime_api.h>
 
 #include "agg_int.h"
+#include "gpu_ext.h"
 #include "internal.h"
+#include "sluice_k/columns.h"
 
-static void lock(struct agg_global *gs)
+int agg_gpu_dict_codes(sl_task_t *t, struct agg_global *gs, const sl_batch_t *b, int j, int c,
+                       sl_batch_t **remapped)
 {
-    while (atomic_exchange_explicit(&gs->gpu_dict_lock, 1, memory_order_acquire))
-        ;
-}
-
-static void unlock(struct agg_global *gs)
-{
-    atomic_store_explicit(&gs->gpu_dict_lock, 0, memory_order_release);
-}
-
-/* Whether key j's dictionary in b agrees with the GPU's (taking it when first) and is
- * distinct. Called under the lock. */
-static bool key_accepts(struct agg_global *gs, int j, const struct sl__dict *d)
-{
-    struct sl__dict_agree *a = &gs->gpu_dict[j];
-    bool first = !a->ref;
-    if (!sl__dict_agree_add(a, d))
-        return false;
-    if (first && a->ref)
-        sl__dict_ref((struct sl__dict *)a->ref); /* freed by sl__agg_fini_global */
-    if (!gs->gpu_dict_distinct[j]) /* out of memory counts as not distinct: the CPU's */
-        gs->gpu_dict_distinct[j] = sl__dict_distinct(a->ref) == 1 ? 1 : -1;
-    return gs->gpu_dict_distinct[j] == 1;
-}
-
-bool agg_gpu_dicts_accept(const struct agg_plan *p, struct agg_global *gs, const sl_batch_t *b)
-{
-    if (!sl__agg_dict_keys(p) || b->n_rows == 0) /* an empty batch's dictionary: no row */
-        return true;
-    bool ok = true;
-    lock(gs);
-    for (int j = 0; j < p->n_keys && ok; j++)
-        if (p->key_types[j] == SL_TYPE_DICT)
-            ok = key_accepts(gs, j, b->cols[p->key_cols[j]].dict);
-    unlock(gs);
-    return ok;
-}
-
-int agg_gpu_dicts_attach(const struct agg_plan *p, struct agg_global *gs, sl_batch_t *b)
-{
-    for (int j = 0; j < p->n_keys; j++) {
-        if (p->key_types[j] != SL_TYPE_DICT)
-            continue;
-        struct sl__dict *d = (struct sl__dict *)gs->gpu_dict[j].ref;
-        static const int32_t zero = 0;
-        struct sl__dict *empty = d ? NULL : sl__dict_new(0, &zero, ""); /* no row sunk */
-        if (!d && !empty)
-            return SL_ENOMEM;
-        sl__batch_share_dict(b, j, d ? d : empty);
-        sl__dict_unref(empty);
+    *remapped = NULL;
+    int64_t n = 0;
+    bool identity = false;
+    const int32_t *map = sl__agg_dict_map(gs, j, b, c, &n, &identity);
+    if (!map)
+        return sl_task_fail(t, SL_ENOMEM, "aggregate on the GPU: out of memory merging key "
+                            "dictionaries");
+    if (identity || b->n_rows == 0)
+        return SL_OK;
+    /* The map on the GPU, then merged code = map[code] per row. A null row's code must
+     * still lie in the dictionary (as for the GPU join's remap, join_cuda_str.c). */
+    sl_schema_t *sc = sl__schema_new(1);
+    if (!sc || sl__schema_set(sc, 0, "code", SL_TYPE_INT32) != SL_OK) {
+        sl__schema_free(sc);
+        return sl_task_fail(t, SL_ENOMEM, "aggregate on the GPU: out of memory");
     }
+    sl_batch_t *rb = sl_task_new_batch(t, sc, b->n_rows);
+    sl__schema_free(sc);
+    void *d_map = rb ? sl_task_device_alloc(t, (size_t)(n ? n : 1) * sizeof *map) : NULL;
+    if (!d_map) {
+        sl_batch_unref(rb);
+        return sl_task_fail(t, SL_ENOMEM, "aggregate on the GPU: out of memory remapping "
+                            "dictionary codes");
+    }
+    cudaStream_t s = sl_task_stream(t);
+    cudaError_t e = n ? cudaMemcpyAsync(d_map, map, (size_t)n * sizeof *map,
+                                        cudaMemcpyHostToDevice, s)
+                      : cudaSuccess;
+    if (e == cudaSuccess)
+        e = sl_k_gather_b32(d_map, sl__col_values(b, c), sl__col_values(rb, 0), b->n_rows, s);
+    sl_task_device_free(t, d_map); /* stream-ordered: after the gather */
+    if (e != cudaSuccess) {
+        sl_batch_unref(rb);
+        return SL_TASK_CUDA_FAIL(t, e, "aggregate on the GPU: remapping dictionary codes");
+    }
+    *remapped = rb;
     return SL_OK;
+}
+
+int agg_gpu_dicts_attach(sl_task_t *t, const struct agg_plan *p, struct agg_global *gs,
+                         sl_batch_t *b)
+{
+    int rc = sl__agg_dict_finish(t, p, gs);
+    if (rc == SL_OK)
+        sl__agg_dict_attach(p, gs, b);
+    return rc;
 }

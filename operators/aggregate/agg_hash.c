@@ -409,8 +409,6 @@ void sl__agg_fini_global(const sl_op_t *op, void *gstate)
     sl_batch_unref(gs->any_out);
     sl__agg_any_release(&gs->batches);
     sl__agg_dicts_free(gs);
-    for (int j = 0; j < AGG_MAX_KEYS; j++)
-        sl__dict_unref((struct sl__dict *)gs->gpu_dict[j].ref);
 }
 
 /* A failed query's locals may still hold batches (combine or finalize take them

@@ -5,7 +5,6 @@
 #define SLUICE_AGG_INT_H
 
 #include "common/op_def.h"
-#include "common/values.h"
 
 #define AGG_MAX_KEYS 16
 #define AGG_MAX_AGGS 32
@@ -132,12 +131,6 @@ struct agg_global {
                                           * -1: i starts no run; 0: none made (i alone) */
     /* DICT keys on the table (agg_dict.c): one merged dictionary per key column. */
     _Atomic(struct agg_dicts *) dicts;
-    /* DICT keys on the GPU (agg_cuda_dict.c): the dictionary key j of every GPU batch
-     * agrees on (ref: one reference) and whether its strings are distinct (1 yes, -1
-     * no, 0 not checked yet), under gpu_dict_lock. */
-    _Atomic int gpu_dict_lock;
-    struct sl__dict_agree gpu_dict[AGG_MAX_KEYS];
-    int8_t gpu_dict_distinct[AGG_MAX_KEYS];
 };
 
 /* DICT group keys on the group table (agg_dict.c). Whether the plan has such keys (and
@@ -151,6 +144,12 @@ bool sl__agg_dict_keys(const struct agg_plan *p);
 bool sl__agg_keys_need_any(const struct agg_plan *p);
 int sl__agg_dict_input(sl_task_t *t, const struct agg_plan *p, struct agg_global *gs,
                        sl_batch_t *b, const int *cols, sl_batch_t **out);
+/* The map of key j's dictionary (column c of b) onto key j's merged dictionary (merged
+ * on first sight): *n entries; *identity when every code is its merged code already (the
+ * dictionary merged first, its strings distinct). NULL when out of memory. The GPU sink
+ * remaps the codes of other dictionaries with it (agg_cuda_dict.c). */
+const int32_t *sl__agg_dict_map(struct agg_global *gs, int j, const sl_batch_t *b, int c,
+                                int64_t *n, bool *identity);
 int sl__agg_dict_finish(sl_task_t *t, const struct agg_plan *p, struct agg_global *gs);
 void sl__agg_dict_attach(const struct agg_plan *p, struct agg_global *gs, sl_batch_t *b);
 void sl__agg_dicts_free(struct agg_global *gs);
@@ -187,11 +186,15 @@ int sl__agg_source(sl_task_t *t);
 /* Drops the batches a GPU local keeps (agg_cuda.c); NULL is fine. */
 void agg_gpu_local_release(struct agg_gpu_local *g);
 int agg_gpu_sink_can_run(const sl_task_t *t);
-/* DICT keys on the GPU (agg_cuda_dict.c): whether batch b's DICT keys are on the GPU's
- * dictionaries (the first batch with rows sets them); an output batch's DICT key columns
- * given them (an empty dictionary where no row was sunk). */
-bool agg_gpu_dicts_accept(const struct agg_plan *p, struct agg_global *gs, const sl_batch_t *b);
-int agg_gpu_dicts_attach(const struct agg_plan *p, struct agg_global *gs, sl_batch_t *b);
+/* DICT keys on the GPU (agg_cuda_dict.c): the codes of key j (column c) of device batch
+ * b as codes of the merged dictionary: *remapped NULL when b's codes are such already,
+ * else a new one-column device batch holding them (the caller's reference); and the
+ * output batch's DICT key columns given the merged dictionaries. Failures are recorded
+ * on the task. */
+int agg_gpu_dict_codes(sl_task_t *t, struct agg_global *gs, const sl_batch_t *b, int j, int c,
+                       sl_batch_t **remapped);
+int agg_gpu_dicts_attach(sl_task_t *t, const struct agg_plan *p, struct agg_global *gs,
+                         sl_batch_t *b);
 int agg_gpu_sink(sl_task_t *t);
 int agg_gpu_finalize_can_run(const sl_task_t *t);
 int agg_gpu_finalize(sl_task_t *t);

@@ -448,50 +448,6 @@ int sl__dict_union_attach(const struct sl__dict_union *u, sl_batch_t *b, int c)
     return SL_OK;
 }
 
-bool sl__dict_agree_add(struct sl__dict_agree *a, const struct sl__dict *d)
-{
-    if (!a->ref)
-        a->ref = d;
-    if (d == a->ref || d == a->same)
-        return true;
-    if (!sl__dict_same(a->ref, d))
-        return false;
-    a->same = d;
-    return true;
-}
-
-int sl__dict_distinct(const struct sl__dict *d)
-{
-    if (!d || d->n < 2)
-        return 1;
-    uint64_t slots = 16;
-    while (slots < 2 * (uint64_t)d->n)
-        slots <<= 1;
-    int32_t *table = sl__calloc(slots, sizeof *table); /* entry + 1; 0 = empty */
-    if (!table)
-        return SL_ENOMEM;
-    const int32_t *offs = d->offsets->ptr;
-    const char *chars = d->chars ? d->chars->ptr : "";
-    int distinct = 1;
-    for (int64_t e = 0; e < d->n && distinct; e++) {
-        const char *str = chars + offs[e];
-        int64_t len = offs[e + 1] - offs[e];
-        for (uint64_t h = hash_bytes(str, len) & (slots - 1);; h = (h + 1) & (slots - 1)) {
-            int32_t g = table[h];
-            if (!g) {
-                table[h] = (int32_t)e + 1;
-                break;
-            }
-            if (offs[g] - offs[g - 1] == len && !memcmp(chars + offs[g - 1], str, (size_t)len)) {
-                distinct = 0;
-                break;
-            }
-        }
-    }
-    sl__free(table, 0);
-    return distinct;
-}
-
 /* Concatenates DICT column c of batches whose dictionaries differ: one merged
  * dictionary of their distinct strings (first seen first), codes remapped. */
 static int concat_dict_merged(sl_batch_t *out, int c, sl_batch_t *const *bs, int64_t n)

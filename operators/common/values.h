@@ -129,19 +129,6 @@ void sl__dict_union_fini(struct sl__dict_union *u);
 /* Makes DICT column c of b (a batch being built) use u's dictionary. */
 int sl__dict_union_attach(const struct sl__dict_union *u, sl_batch_t *b, int c);
 
-/* Whether DICT columns agree on one dictionary (the same object, or equal strings in the
- * same order: sl__dict_same), fed one column's dictionary at a time. ref is the first one
- * given; `same` the last other object found equal, so columns sharing one dictionary
- * cost a pointer compare. Start from {0}. Used by the GPU join and group-by, which then
- * work on the codes. */
-struct sl__dict_agree {
-    const struct sl__dict *ref, *same;
-};
-bool sl__dict_agree_add(struct sl__dict_agree *a, const struct sl__dict *d);
-/* 1 when d holds no string twice (its codes and its strings correspond one to one, so
- * grouping by code is grouping by string), 0 when it does, SL_ENOMEM. */
-int sl__dict_distinct(const struct sl__dict *d);
-
 /* Batch k's code as a merged code (0 for a code outside its dictionary: a null row's). */
 static inline int32_t sl__dict_union_code(const struct sl__dict_union *u, int64_t k,
                                           int32_t code)

@@ -433,20 +433,31 @@ void gj_sides_free(sl_task_t *t, struct gj *g)
 
 /* ---------------- dictionary-encoded columns ---------------- */
 
-/* 1 if column col of every batch of side s with rows has the dictionary of *a (the
- * first such batch's when *a is fresh). */
-static int side_dicts_agree(const struct join_side *sd, int col, struct sl__dict_agree *a)
+/* 1 if column col of every batch of side s with rows has a dictionary equal to *ref (set
+ * from the first such batch when NULL). Content is compared only where the object
+ * differs from the last one found equal, so batches sharing one dictionary cost a
+ * pointer compare. */
+static int side_dicts_agree(const struct join_side *sd, int col, const struct sl__dict **ref)
 {
-    for (int64_t i = 0; i < sd->n_batches; i++)
-        if (sd->batches[i]->n_rows > 0 && /* an empty batch's dictionary describes no row */
-            !sl__dict_agree_add(a, sd->batches[i]->cols[col].dict))
+    const struct sl__dict *same = NULL;
+    for (int64_t i = 0; i < sd->n_batches; i++) {
+        if (sd->batches[i]->n_rows == 0)
+            continue; /* an empty batch's dictionary describes no row */
+        const struct sl__dict *x = sd->batches[i]->cols[col].dict;
+        if (!*ref)
+            *ref = x;
+        if (x == *ref || x == same)
+            continue;
+        if (!sl__dict_same(*ref, x))
             return 0;
+        same = x;
+    }
     return 1;
 }
 
 int gj_key_dicts_agree(const struct join_data *d, const struct join_state *st, int k)
 {
-    struct sl__dict_agree ref = {0};
+    const struct sl__dict *ref = NULL;
     return d->ktype[k] != SL_TYPE_DICT ||
            (side_dicts_agree(&st->side[0], d->key[0][k], &ref) &&
             side_dicts_agree(&st->side[1], d->key[1][k], &ref));
@@ -455,7 +466,7 @@ int gj_key_dicts_agree(const struct join_data *d, const struct join_state *st, i
 int gj_out_dicts_agree(const struct join_data *d, const struct join_state *st)
 {
     for (int oc = 0; oc < d->n_out; oc++) {
-        struct sl__dict_agree ref = {0};
+        const struct sl__dict *ref = NULL;
         if (d->out[oc].type == SL_TYPE_DICT &&
             !side_dicts_agree(&st->side[d->out[oc].side], d->out[oc].col, &ref))
             return 0;

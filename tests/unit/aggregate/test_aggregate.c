@@ -646,3 +646,80 @@ SL_TEST(agg_cost_prefers_gpu_for_large_inputs)
     tcol_free(&c[1]);
     assert_no_leaks();
 }
+
+/* A one-row batch whose DICT column 0 has the dictionary strs[0..n). */
+static sl_batch_t *dict_batch(const char *const *strs, int n)
+{
+    const char *names[1] = {"k"};
+    enum sl_type types[1] = {SL_TYPE_DICT};
+    sl_batch_t *b;
+    SL_ASSERT_OK(sl_batch_create(&b, 1, names, types, 1));
+    int32_t offs[8] = {0};
+    char chars[64];
+    for (int e = 0; e < n; e++) {
+        memcpy(chars + offs[e], strs[e], strlen(strs[e]));
+        offs[e + 1] = offs[e] + (int32_t)strlen(strs[e]);
+    }
+    SL_ASSERT_OK(sl_batch_column_set_dictionary(b, 0, n, offs, chars));
+    ((int32_t *)sl_batch_column_data(b, 0))[0] = 0;
+    return b;
+}
+
+/* The maps the GPU sink remaps DICT codes with (sl__agg_dict_map): the first dictionary
+ * and equal copies of it map to themselves (no remap); a reordered one or one holding a
+ * string twice map onto the first one's codes, new strings appended. */
+SL_TEST(dict_key_maps)
+{
+    static const char *const first[3] = {"x", "y", "z"}, *const rev[3] = {"z", "y", "x"},
+                             *const dup[3] = {"x", "w", "x"};
+    sl_batch_t *a = dict_batch(first, 3), *copy = dict_batch(first, 3), *r = dict_batch(rev, 3),
+               *d = dict_batch(dup, 3);
+    struct agg_global *gs = calloc(1, sizeof *gs);
+    assert_non_null(gs);
+    int64_t n;
+    bool identity;
+    const int32_t *m = sl__agg_dict_map(gs, 0, a, 0, &n, &identity);
+    assert_non_null(m);
+    assert_true(identity && n == 3);
+    m = sl__agg_dict_map(gs, 0, copy, 0, &n, &identity);
+    assert_true(identity && n == 3 && m[2] == 2);
+    m = sl__agg_dict_map(gs, 0, r, 0, &n, &identity);
+    assert_false(identity);
+    assert_true(m[0] == 2 && m[1] == 1 && m[2] == 0);
+    m = sl__agg_dict_map(gs, 0, d, 0, &n, &identity);
+    assert_false(identity);
+    assert_true(m[0] == 0 && m[1] == 3 && m[2] == 0);
+    /* another key column keeps its own merged dictionary: r merges first there */
+    m = sl__agg_dict_map(gs, 1, r, 0, &n, &identity);
+    assert_true(identity && m[0] == 0);
+    sl__agg_dicts_free(gs);
+    free(gs);
+    sl_batch_unref(a), sl_batch_unref(copy), sl_batch_unref(r), sl_batch_unref(d);
+    assert_no_leaks();
+}
+
+/* DICT keys are the GPU's (as int32 codes): its cost is known; DICT values are not. */
+SL_TEST(dict_key_gpu_cost)
+{
+    const char *names[2] = {"k", "v"};
+    enum sl_type types[2] = {SL_TYPE_DICT, SL_TYPE_INT64};
+    sl_batch_t *b;
+    SL_ASSERT_OK(sl_batch_create(&b, 2, names, types, 1));
+    sl_table_t *t;
+    SL_ASSERT_OK(sl_table_create(&t));
+    SL_ASSERT_OK(sl_table_append(t, b));
+    sl_batch_unref(b);
+    const char *const opts[2] = {"keys=k aggs=\"count(*), sum(v)\"", "keys=v aggs=\"min(k)\""};
+    for (int i = 0; i < 2; i++) {
+        sl_plan_t *p;
+        int s, o;
+        SL_ASSERT_OK(sl_plan_create(&p));
+        SL_ASSERT_OK(sl_plan_add_table(p, t, &s));
+        SL_ASSERT_OK(sl_plan_add(p, "aggregate", &s, 1, opts[i], &o));
+        double gpu = sl__agg_cost(p->nodes[o], SL_DEVICE_CUDA, 1 << 20);
+        assert_true(i == 0 ? gpu > 0 : gpu < 0);
+        sl_plan_destroy(p);
+    }
+    sl_table_unref(t);
+    assert_no_leaks();
+}
