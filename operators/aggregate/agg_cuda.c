@@ -233,9 +233,10 @@ int agg_gpu_sink(sl_task_t *t)
         if ((rc = agg_gdrv_add(d, &in)) < 0)
             return drop_batches(remapped, drv_failed(t, d, rc));
     }
-    /* The table method may run the batch again at finalize (agg_gdrv_output). */
+    /* The table method may run the batch again at finalize (agg_gdrv_output); remapped
+     * codes stay until then in any case (kernels on the stream may still read them). */
     rc = SL_OK;
-    for (int j = 0; j < p->n_keys && rc == SL_OK && d->mode == AGG_GDRV_TABLE; j++)
+    for (int j = 0; j < p->n_keys && rc == SL_OK; j++)
         rc = remapped[j] ? keep_batch(t, ls->gpu, remapped[j]) : SL_OK;
     if (rc == SL_OK && d->mode == AGG_GDRV_TABLE && b->n_rows > 0)
         rc = keep_batch(t, ls->gpu, b);
