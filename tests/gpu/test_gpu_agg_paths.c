@@ -571,3 +571,16 @@ SL_TEST(op_dict_key_dictionaries_differ)
     dict_check(repeats, "keys=ks " DICT_AGGS, 1, 0);
     sl_table_unref(repeats);
 }
+
+/* Small inputs for compute-sanitizer: one shared dictionary with nulls (codes as they
+ * are), reordered dictionaries (remapped), a composite key. */
+SL_TEST(op_dict_key_small)
+{
+    NEED_GPU();
+    sl_table_t *shared = dict_input(3000, 40, 1, 2, DICT_SHARED, 61);
+    dict_check(shared, "keys=\"ks,ki\" " DICT_AGGS, 1, 0);
+    sl_table_unref(shared);
+    sl_table_t *others = dict_input(3000, 40, 1, 3, DICT_OTHERS, 63);
+    dict_check(others, "keys=ks " DICT_AGGS, 1, 0);
+    sl_table_unref(others);
+}
