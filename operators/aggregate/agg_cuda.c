@@ -25,8 +25,11 @@
  *
  * Types: keys and values of int32, int64, date32, timestamp and decimal up to precision
  * 18 (as int32/int64), values also float32/float64; decimal sums are exact decimal(38, s).
+ * DICT keys as int32 codes of the merged dictionary the CPU uses too, which the output's
+ * key column gets (agg_cuda_dict.c: a batch on a dictionary merged first goes in as it
+ * is, others are remapped by one gather).
  * Not on the GPU (can_run says no, the CPU sink runs): other types (bool, int8/16, uint,
- * strings) or count(DISTINCT) (agg_any.c), no key (a global aggregate), more
+ * utf8 keys, DICT values) or count(DISTINCT) (agg_any.c), no key (a global aggregate), more
  * than SL_K_AGG_MAX_KEYS keys or SL_K_AGG_MAX_AGGS aggregates. One GPU's locals only: a
  * plan whose sink ran on several GPUs fails with SL_EUNSUPPORTED (multi-GPU merge is
  * future work). */
@@ -121,12 +124,13 @@ static void drv_bind(struct agg_gdrv *d, sl_task_t *t)
     d->stream = sl_task_stream(t);
 }
 
-/* The kernels' type of a column: dates are int32, timestamps and decimals (precision up
- * to 18) int64 (bind allows only these, sl__agg_gpu_type). */
+/* The kernels' type of a column: dates and DICT codes are int32, timestamps and decimals
+ * (precision up to 18) int64 (bind allows only these: agg_plan.gpu_types). */
 static int k_type(enum sl_type t)
 {
     switch (SL_TYPE_ID(t)) {
     case SL_TYPE_INT32:
+    case SL_TYPE_DICT:
     case SL_TYPE_DATE32: return SL_K_I32;
     case SL_TYPE_FLOAT32: return SL_K_F32;
     case SL_TYPE_FLOAT64: return SL_K_F64;
@@ -169,6 +173,14 @@ static void col_of(const sl_batch_t *b, int c, int64_t off, struct sl_k_agg_col 
     o->valid_off = col->offset + off;
 }
 
+/* Drops the remapped key codes of a sunk batch (kept ones hold their own reference). */
+static int drop_batches(sl_batch_t **bs, int rc)
+{
+    for (int j = 0; j < SL_K_AGG_MAX_KEYS; j++)
+        sl_batch_unref(bs[j]);
+    return rc;
+}
+
 int agg_gpu_sink(sl_task_t *t)
 {
     const struct agg_plan *p = sl_op_data(sl_task_op(t));
@@ -198,24 +210,37 @@ int agg_gpu_sink(sl_task_t *t)
     struct agg_gdrv *d = &ls->gpu->drv;
     drv_bind(d, t);
     sl_task_option_int(t, "agg_gpu_part_threshold", &d->part_threshold);
+    /* DICT keys as merged codes: b's own, or remapped into a batch of their own. */
+    sl_batch_t *remapped[SL_K_AGG_MAX_KEYS] = {NULL};
+    for (int j = 0; j < p->n_keys; j++)
+        if (p->key_types[j] == SL_TYPE_DICT &&
+            (rc = agg_gpu_dict_codes(t, sl_task_gstate(t), b, j, p->key_cols[j], &remapped[j])) < 0)
+            return drop_batches(remapped, rc);
     /* The kernels count rows in 32 bits: batches go in pieces of at most 2^30 rows. */
     const int64_t piece = (int64_t)1 << 30;
     for (int64_t off = 0; off < b->n_rows; off += piece) {
         struct sl_k_agg_input in;
         memset(&in, 0, sizeof in);
         in.n = b->n_rows - off < piece ? b->n_rows - off : piece;
-        for (int j = 0; j < p->n_keys; j++)
+        for (int j = 0; j < p->n_keys; j++) {
             col_of(b, p->key_cols[j], off, &in.keys[j]);
+            if (remapped[j]) /* the validity stays b's */
+                in.keys[j].d_data = (const int32_t *)sl__col_values(remapped[j], 0) + off;
+        }
         for (int a = 0; a < p->n_aggs; a++)
             if (p->aggs[a].col >= 0)
                 col_of(b, p->aggs[a].col, off, &in.vals[a]);
         if ((rc = agg_gdrv_add(d, &in)) < 0)
-            return drv_failed(t, d, rc);
+            return drop_batches(remapped, drv_failed(t, d, rc));
     }
-    /* The table method may run the batch again at finalize (agg_gdrv_output). */
-    if (d->mode == AGG_GDRV_TABLE && b->n_rows > 0)
-        return keep_batch(t, ls->gpu, b);
-    return SL_OK;
+    /* The table method may run the batch again at finalize (agg_gdrv_output); remapped
+     * codes stay until then in any case (kernels on the stream may still read them). */
+    rc = SL_OK;
+    for (int j = 0; j < p->n_keys && rc == SL_OK; j++)
+        rc = remapped[j] ? keep_batch(t, ls->gpu, remapped[j]) : SL_OK;
+    if (rc == SL_OK && d->mode == AGG_GDRV_TABLE && b->n_rows > 0)
+        rc = keep_batch(t, ls->gpu, b);
+    return drop_batches(remapped, rc);
 }
 
 /* ---------------- finalize ---------------- */
@@ -282,6 +307,17 @@ static int merge_on_host(sl_task_t *t, const struct agg_plan *p, struct agg_glob
     gs->n_gpu_locals = 0;
     if (rc < 0)
         return rc;
+    if (sl__agg_dict_keys(p)) { /* the GPU's codes as codes of the CPU's merged dictionary */
+        int cols[AGG_MAX_KEYS]; /* key j is column j of an output batch */
+        for (int j = 0; j < p->n_keys; j++)
+            cols[j] = j;
+        sl_batch_t *coded = NULL;
+        rc = sl__agg_dict_input(t, p, gs, h, cols, &coded);
+        sl_batch_unref(h);
+        if (rc < 0)
+            return rc;
+        h = coded;
+    }
     rc = sl__agg_add_partials(t, p, gs, h);
     sl_batch_unref(h);
     return rc < 0 ? rc : sl__agg_finalize_cpu(t);
@@ -322,6 +358,10 @@ int agg_gpu_finalize(sl_task_t *t)
             sl__buf_unref(col->validity);
             col->validity = NULL;
         }
+    }
+    if ((rc = agg_gpu_dicts_attach(t, p, gs, o.b)) < 0) {
+        sl_batch_unref(o.b);
+        return rc;
     }
     gs->gpu_out = sl_task_batch_slice(t, o.b, 0, n);
     sl_batch_unref(o.b);

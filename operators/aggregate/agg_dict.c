@@ -16,6 +16,7 @@ struct dict_src {
     const struct sl__dict *dict;
     int32_t *map;
     int64_t n;
+    bool identity;                      /* map[e] == e for every e */
 };
 
 /* The merged dictionary of one key column, grown under agg_dicts.lock. */
@@ -148,7 +149,10 @@ static const struct dict_src *source(struct dict_key *k, const sl_batch_t *b, in
         }
         map[e] = (int32_t)g;
     }
-    k->srcs[k->n_srcs] = (struct dict_src){d, map, v.s.dict_length};
+    bool identity = true;
+    for (int64_t e = 0; e < v.s.dict_length && identity; e++)
+        identity = map[e] == e;
+    k->srcs[k->n_srcs] = (struct dict_src){d, map, v.s.dict_length, identity};
     return &k->srcs[k->n_srcs++];
 }
 
@@ -163,20 +167,44 @@ static void unlock(struct agg_dicts *ds)
     atomic_store_explicit(&ds->lock, 0, memory_order_release);
 }
 
-int sl__agg_dict_input(sl_task_t *t, const struct agg_plan *p, struct agg_global *gs,
-                       sl_batch_t *b, sl_batch_t **out)
+/* gs's merged dictionaries, made by the first caller; NULL when out of memory. */
+static struct agg_dicts *dicts_of(struct agg_global *gs)
 {
-    *out = NULL;
     struct agg_dicts *ds = atomic_load_explicit(&gs->dicts, memory_order_acquire);
     if (!ds) {
         struct agg_dicts *fresh = sl__calloc(1, sizeof *fresh);
         if (!fresh)
-            return sl_task_fail(t, SL_ENOMEM, "aggregate: out of memory");
+            return NULL;
         if (!atomic_compare_exchange_strong(&gs->dicts, &ds, fresh))
             sl__free(fresh, 0); /* another worker's won; ds is it */
         else
             ds = fresh;
     }
+    return ds;
+}
+
+const int32_t *sl__agg_dict_map(struct agg_global *gs, int j, const sl_batch_t *b, int c,
+                                int64_t *n, bool *identity)
+{
+    struct agg_dicts *ds = dicts_of(gs);
+    if (!ds)
+        return NULL;
+    lock(ds);
+    const struct dict_src *src = source(&ds->key[j], b, c);
+    const int32_t *map = src ? src->map : NULL; /* freed only with the state */
+    *n = src ? src->n : 0;
+    *identity = src && src->identity;
+    unlock(ds); /* srcs may move when another dictionary comes; its maps do not */
+    return map;
+}
+
+int sl__agg_dict_input(sl_task_t *t, const struct agg_plan *p, struct agg_global *gs,
+                       sl_batch_t *b, const int *cols, sl_batch_t **out)
+{
+    *out = NULL;
+    struct agg_dicts *ds = dicts_of(gs);
+    if (!ds)
+        return sl_task_fail(t, SL_ENOMEM, "aggregate: out of memory");
     sl_batch_t *nb = sl__batch_new(b->schema, b->n_rows);
     if (!nb)
         return sl_task_fail(t, SL_ENOMEM, "aggregate: out of memory");
@@ -193,7 +221,7 @@ int sl__agg_dict_input(sl_task_t *t, const struct agg_plan *p, struct agg_global
     }
     int rc = SL_OK;
     for (int j = 0; j < p->n_keys && rc == SL_OK; j++) {
-        int c = p->key_cols[j];
+        int c = cols[j];
         if (p->key_types[j] != SL_TYPE_DICT)
             continue;
         lock(ds);
@@ -256,6 +284,7 @@ int sl__agg_dict_finish(sl_task_t *t, const struct agg_plan *p, struct agg_globa
             sl__dict_unref(d); /* no input rows, no groups: nothing to attach */
             continue;
         }
+        sl__dict_unref(ds->key[j].out); /* made before: a GPU finalize, then the CPU's */
         ds->key[j].out = d;
     }
     return SL_OK;

@@ -91,7 +91,8 @@ static int bind_keys(sl_bind_t *b, struct agg_plan *p, const char *keys)
         enum sl_type ty;
         sl_schema_field(in, idx, NULL, &ty);
         p->any |= !sl__agg_table_int_type(ty);
-        p->gpu_types &= sl__agg_table_int_type(ty); /* int32/int64 bits on the GPU */
+        /* int32/int64 bits on the GPU; DICT keys as codes (agg_cuda_dict.c) */
+        p->gpu_types &= sl__agg_table_int_type(ty) || ty == SL_TYPE_DICT;
         p->key_cols[p->n_keys] = idx;
         p->key_types[p->n_keys++] = ty;
         int rc = sl_bind_add_column(b, name, ty);
@@ -232,7 +233,7 @@ int sl__agg_sink(sl_task_t *t)
     }
     sl_batch_t *in = sl_task_input(t), *coded = NULL;
     if (sl__agg_dict_keys(p)) {
-        int rc = sl__agg_dict_input(t, p, sl_task_gstate(t), in, &coded);
+        int rc = sl__agg_dict_input(t, p, sl_task_gstate(t), in, p->key_cols, &coded);
         if (rc < 0)
             return rc;
         in = coded;

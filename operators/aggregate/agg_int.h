@@ -50,7 +50,8 @@ struct agg_plan {
     /* A key or aggregated column beyond int32/int64/float32/float64, or count(DISTINCT):
      * the group-by of any type (agg_any.c) runs instead of the table below. */
     bool any;
-    /* Every key and value column is int32/int64/float32/float64: the GPU may run it. */
+    /* Every key and value column is one the GPU kernels take (integers and floats, DICT
+     * keys as their int32 codes): the GPU may run it. */
     bool gpu_types;
 };
 
@@ -133,15 +134,22 @@ struct agg_global {
 };
 
 /* DICT group keys on the group table (agg_dict.c). Whether the plan has such keys (and
- * runs the table, not agg_any.c); a sunk batch with its DICT keys as int32 codes of the
- * merged dictionaries (*out: a new reference); the merged dictionaries made final
+ * runs the table, not agg_any.c); a sunk batch (key j in column cols[j]: p->key_cols, or
+ * 0, 1, ... for an output batch of partial states) with its DICT keys as int32 codes of
+ * the merged dictionaries (*out: a new reference); the merged dictionaries made final
  * (finalize); an output batch's key columns given them; and the state freed. */
 struct agg_dicts;
 bool sl__agg_dict_keys(const struct agg_plan *p);
 /* Whether a key's type sends the plan to agg_any.c: neither the table's nor DICT. */
 bool sl__agg_keys_need_any(const struct agg_plan *p);
 int sl__agg_dict_input(sl_task_t *t, const struct agg_plan *p, struct agg_global *gs,
-                       sl_batch_t *b, sl_batch_t **out);
+                       sl_batch_t *b, const int *cols, sl_batch_t **out);
+/* The map of key j's dictionary (column c of b) onto key j's merged dictionary (merged
+ * on first sight): *n entries; *identity when every code is its merged code already (the
+ * dictionary merged first, its strings distinct). NULL when out of memory. The GPU sink
+ * remaps the codes of other dictionaries with it (agg_cuda_dict.c). */
+const int32_t *sl__agg_dict_map(struct agg_global *gs, int j, const sl_batch_t *b, int c,
+                                int64_t *n, bool *identity);
 int sl__agg_dict_finish(sl_task_t *t, const struct agg_plan *p, struct agg_global *gs);
 void sl__agg_dict_attach(const struct agg_plan *p, struct agg_global *gs, sl_batch_t *b);
 void sl__agg_dicts_free(struct agg_global *gs);
@@ -178,6 +186,15 @@ int sl__agg_source(sl_task_t *t);
 /* Drops the batches a GPU local keeps (agg_cuda.c); NULL is fine. */
 void agg_gpu_local_release(struct agg_gpu_local *g);
 int agg_gpu_sink_can_run(const sl_task_t *t);
+/* DICT keys on the GPU (agg_cuda_dict.c): the codes of key j (column c) of device batch
+ * b as codes of the merged dictionary: *remapped NULL when b's codes are such already,
+ * else a new one-column device batch holding them (the caller's reference); and the
+ * output batch's DICT key columns given the merged dictionaries. Failures are recorded
+ * on the task. */
+int agg_gpu_dict_codes(sl_task_t *t, struct agg_global *gs, const sl_batch_t *b, int j, int c,
+                       sl_batch_t **remapped);
+int agg_gpu_dicts_attach(sl_task_t *t, const struct agg_plan *p, struct agg_global *gs,
+                         sl_batch_t *b);
 int agg_gpu_sink(sl_task_t *t);
 int agg_gpu_finalize_can_run(const sl_task_t *t);
 int agg_gpu_finalize(sl_task_t *t);

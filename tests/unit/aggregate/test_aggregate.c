@@ -573,22 +573,26 @@ SL_TEST(agg_bad_options)
  * group-by: per row the GPU's compute beats even 16 CPU workers, and 2 workers also with
  * the host-to-GPU copy at 25 GB/s that placement.c adds; a tiny one stays on the CPU. */
 /* The GPU cost knows the types the GPU group-by takes (date32, timestamp, decimal keys and
- * values, issue 17): others (a bool key, a bool sum, count(DISTINCT)) have no GPU cost, so
- * automatic placement keeps them on the CPU and explain says why. */
+ * values, DICT keys as codes, issue 17): others (a bool key, a bool sum, count(DISTINCT),
+ * a DICT value) have no GPU cost, so automatic placement keeps them on the CPU and
+ * explain says why. */
 SL_TEST(agg_gpu_cost_knows_types)
 {
-    const char *names[4] = {"d", "c", "b", "v"};
-    enum sl_type types[4] = {SL_TYPE_DATE32, sl_type_decimal(15, 2), SL_TYPE_BOOL, SL_TYPE_INT64};
+    const char *names[5] = {"d", "c", "b", "v", "k"};
+    enum sl_type types[5] = {SL_TYPE_DATE32, sl_type_decimal(15, 2), SL_TYPE_BOOL, SL_TYPE_INT64,
+                             SL_TYPE_DICT};
     sl_batch_t *b;
-    SL_ASSERT_OK(sl_batch_create(&b, 4, names, types, 1));
+    SL_ASSERT_OK(sl_batch_create(&b, 5, names, types, 1));
     sl_table_t *t;
     SL_ASSERT_OK(sl_table_create(&t));
     SL_ASSERT_OK(sl_table_append(t, b));
     sl_batch_unref(b);
-    const char *const opts[5] = {"keys=d aggs=\"count(*), sum(c), avg(c), min(d)\"",
-                                 "keys=\"c,d\" aggs=\"sum(v), max(c)\"", "keys=b aggs=\"count(*)\"",
-                                 "keys=d aggs=\"sum(b)\"", "keys=d aggs=\"count(distinct v)\""};
-    for (int i = 0; i < 5; i++) {
+    const char *const opts[7] = {"keys=d aggs=\"count(*), sum(c), avg(c), min(d)\"",
+                                 "keys=\"c,d\" aggs=\"sum(v), max(c)\"",
+                                 "keys=\"k,d\" aggs=\"count(*), sum(v)\"", "keys=b aggs=\"count(*)\"",
+                                 "keys=d aggs=\"sum(b)\"", "keys=d aggs=\"count(distinct v)\"",
+                                 "keys=d aggs=\"min(k)\""};
+    for (int i = 0; i < 7; i++) {
         sl_plan_t *p;
         int s, o;
         SL_ASSERT_OK(sl_plan_create(&p));
@@ -597,7 +601,7 @@ SL_TEST(agg_gpu_cost_knows_types)
         double gpu = sl__agg_cost(p->nodes[o], SL_DEVICE_CUDA, 1 << 20);
         printf("%s: gpu cost %g\n", opts[i], gpu);
         assert_true(sl__agg_cost(p->nodes[o], SL_DEVICE_CPU, 1 << 20) > 0);
-        assert_true(i < 2 ? gpu > 0 : gpu < 0);
+        assert_true(i < 3 ? gpu > 0 : gpu < 0);
         sl_plan_destroy(p);
     }
     sl_table_unref(t);
@@ -644,5 +648,56 @@ SL_TEST(agg_cost_prefers_gpu_for_large_inputs)
     sl_table_unref(t);
     tcol_free(&c[0]);
     tcol_free(&c[1]);
+    assert_no_leaks();
+}
+
+/* A one-row batch whose DICT column 0 has the dictionary strs[0..n). */
+static sl_batch_t *dict_batch(const char *const *strs, int n)
+{
+    const char *names[1] = {"k"};
+    enum sl_type types[1] = {SL_TYPE_DICT};
+    sl_batch_t *b;
+    SL_ASSERT_OK(sl_batch_create(&b, 1, names, types, 1));
+    int32_t offs[8] = {0};
+    char chars[64];
+    for (int e = 0; e < n; e++) {
+        memcpy(chars + offs[e], strs[e], strlen(strs[e]));
+        offs[e + 1] = offs[e] + (int32_t)strlen(strs[e]);
+    }
+    SL_ASSERT_OK(sl_batch_column_set_dictionary(b, 0, n, offs, chars));
+    ((int32_t *)sl_batch_column_data(b, 0))[0] = 0;
+    return b;
+}
+
+/* The maps the GPU sink remaps DICT codes with (sl__agg_dict_map): the first dictionary
+ * and equal copies of it map to themselves (no remap); a reordered one or one holding a
+ * string twice map onto the first one's codes, new strings appended. */
+SL_TEST(dict_key_maps)
+{
+    static const char *const first[3] = {"x", "y", "z"}, *const rev[3] = {"z", "y", "x"},
+                             *const dup[3] = {"x", "w", "x"};
+    sl_batch_t *a = dict_batch(first, 3), *copy = dict_batch(first, 3), *r = dict_batch(rev, 3),
+               *d = dict_batch(dup, 3);
+    struct agg_global *gs = calloc(1, sizeof *gs);
+    assert_non_null(gs);
+    int64_t n;
+    bool identity;
+    const int32_t *m = sl__agg_dict_map(gs, 0, a, 0, &n, &identity);
+    assert_non_null(m);
+    assert_true(identity && n == 3);
+    m = sl__agg_dict_map(gs, 0, copy, 0, &n, &identity);
+    assert_true(identity && n == 3 && m[2] == 2);
+    m = sl__agg_dict_map(gs, 0, r, 0, &n, &identity);
+    assert_false(identity);
+    assert_true(m[0] == 2 && m[1] == 1 && m[2] == 0);
+    m = sl__agg_dict_map(gs, 0, d, 0, &n, &identity);
+    assert_false(identity);
+    assert_true(m[0] == 0 && m[1] == 3 && m[2] == 0);
+    /* another key column keeps its own merged dictionary: r merges first there */
+    m = sl__agg_dict_map(gs, 1, r, 0, &n, &identity);
+    assert_true(identity && m[0] == 0);
+    sl__agg_dicts_free(gs);
+    free(gs);
+    sl_batch_unref(a), sl_batch_unref(copy), sl_batch_unref(r), sl_batch_unref(d);
     assert_no_leaks();
 }
