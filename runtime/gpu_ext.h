@@ -20,11 +20,14 @@
 int sl__task_cuda_fail(sl_task_t *t, int err, const char *what, const char *file, int line);
 #define SL_TASK_CUDA_FAIL(t, err, what)                                                            \
     sl__task_cuda_fail((t), (int)(err), (what), __FILE__, __LINE__)
+/* sl__cuda_result (runtime/cuda/cuda_int.h) for code that includes no CUDA header. */
+int sl__cuda_result_code(int err);
 /* Runs `expr` (a CUDA call or launcher, giving a cudaError_t); on failure fails the task
- * as above and returns the code from the enclosing function. */
+ * as above and returns the code from the enclosing function. A checked call: the CUDA
+ * fault injector may fail it (after it was made). */
 #define SL_TASK_CUDA_TRY(t, expr, what)                                                            \
     do {                                                                                           \
-        int sl_tce_ = (int)(expr); /* cudaSuccess is 0 */                                          \
+        int sl_tce_ = sl__cuda_result_code((int)(expr)); /* cudaSuccess is 0 */                    \
         if (sl_tce_ != 0)                                                                          \
             return SL_TASK_CUDA_FAIL((t), sl_tce_, (what));                                        \
     } while (0)

@@ -1,9 +1,12 @@
 /* CUDA error mapping and the CUDA fault injector.
  *
- * Every CUDA call of the runtime goes through SL__CUDA_CALL / SL_CUDA_TRY (cuda_int.h),
- * which ask sl__cuda_fault() first: that is where tests make the Nth call fail
- * (SQLite's test_malloc.c), without making it, so no resource is half-created. A
- * failing result becomes SL_EDEVICE with the CUDA error's name, the call and the place.
+ * The runtime's CUDA calls that create or allocate go through SL__CUDA_CALL / SL_CUDA_TRY
+ * (cuda_int.h), which ask sl__cuda_fault() first: that is where tests make the Nth call
+ * fail (SQLite's test_malloc.c), without making it, so no resource is half-created.
+ * Calls that only queue or wait (copies, event records, synchronizations, launches: the
+ * GPU worker's and SL_TASK_CUDA_TRY's) are made, then their result passes through
+ * sl__cuda_result(), which counts them the same way. A failing result becomes
+ * SL_EDEVICE with the CUDA error's name, the call and the place.
  */
 #include <stdio.h>
 #include <string.h>
@@ -46,6 +49,17 @@ cudaError_t sl__cuda_fault(void)
         }
     }
     return cudaSuccess;
+}
+
+cudaError_t sl__cuda_result(cudaError_t e)
+{
+    cudaError_t f = sl__cuda_fault();
+    return e != cudaSuccess ? e : f;
+}
+
+int sl__cuda_result_code(int e)
+{
+    return (int)sl__cuda_result((cudaError_t)e);
 }
 
 bool sl__cuda_error_is_sticky(cudaError_t e)

@@ -76,6 +76,15 @@ int sl__cuda_check_slot(struct sl__errslot *slot, cudaError_t e, const char *wha
                         const char *file, int line);
 /* The injected error for this checked call, or cudaSuccess to make the call. */
 cudaError_t sl__cuda_fault(void);
+/* The result `e` of a CUDA call already made, counted as a checked call: the injected
+ * error instead of cudaSuccess when the fault injector fires here. For calls that create
+ * nothing (copies, event records, stream waits, synchronizations, kernel launches), so
+ * that the work is still queued or done when the failure is reported: an injected
+ * failure then exercises the caller's error path without leaving work in flight that
+ * the error path does not expect (a real failure of such a call leaves none either). */
+cudaError_t sl__cuda_result(cudaError_t e);
+/* The same on int codes (gpu_ext.h's SL_TASK_CUDA_TRY, which includes no CUDA header). */
+int sl__cuda_result_code(int e);
 /* True for errors that leave the context unusable (illegal address, launch failure,
  * ...): the scheduler must stop using the device. */
 bool sl__cuda_error_is_sticky(cudaError_t e);
