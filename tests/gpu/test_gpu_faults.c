@@ -23,7 +23,7 @@
 #include "table_hash.h"
 
 #define DEFAULT_POINTS 360
-#define DEADLINE_MS 20000
+#define DEADLINE_MS 10000
 #define CHECK_EVERY 8 /* a clean run after every 8th failed one */
 #define MAX_SHOWN 24  /* distinct error messages printed per case */
 
@@ -161,20 +161,74 @@ static int names_the_fault(const char *msg)
 }
 
 /* Prints msg the first time one with its first 72 characters is seen. */
-static void show_once(char seen[][73], int *n_seen, int64_t k, int rc, const char *msg)
+static void show_once(int64_t k, int rc, const char *msg)
 {
-    for (int i = 0; i < *n_seen; i++)
+    static char seen[MAX_SHOWN][73];
+    static int n_seen;
+    for (int i = 0; i < n_seen; i++)
         if (strncmp(seen[i], msg, 72) == 0)
             return;
-    if (*n_seen >= MAX_SHOWN)
+    if (n_seen >= MAX_SHOWN)
         return;
-    snprintf(seen[(*n_seen)++], 73, "%s", msg);
+    snprintf(seen[n_seen++], 73, "%s", msg);
     printf("  k=%lld: %s: %s\n", (long long)k, sl_err_name(rc), msg);
+}
+
+/* What a sweep found wrong: every problem is printed (the first MAX_SHOWN of a case)
+ * and the case fails at its end, so that one GPU run shows them all. */
+static int n_problems;
+#define PROBLEM(...)                                                                    \
+    do {                                                                                \
+        if (n_problems++ < MAX_SHOWN) {                                                 \
+            printf("PROBLEM: " __VA_ARGS__);                                            \
+            printf("\n");                                                               \
+        }                                                                               \
+    } while (0)
+
+/* One run with the k-th checked call failing; checks its outcome and what it left. */
+static void fault_at(sl_engine_t *e, const struct fault_plan *fp, const struct host_tables *ht,
+                     int64_t k, const struct sl_test_rows *want, int64_t *base, int *failed)
+{
+    char msg[1024];
+    struct sl_test_rows got;
+    fprintf(stderr, "k=%lld\n", (long long)k); /* the last one names the call of a crash */
+    sl__cuda_fail_after(k, cudaErrorMemoryAllocation);
+    int rc = run(e, fp, ht, &got, msg, sizeof msg, NULL);
+    sl__cuda_fail_after(-1, 0);
+    if (rc == SL_OK && (got.rows != want->rows || got.hash != want->hash))
+        PROBLEM("call %lld failing: %lld rows, want %lld (or other values)", (long long)k,
+                (long long)got.rows, (long long)want->rows);
+    if (rc != SL_OK && rc != SL_EDEVICE && rc != SL_EBUDGET && rc != SL_ENOMEM)
+        PROBLEM("call %lld failing: %s (%s)", (long long)k, sl_err_name(rc), msg);
+    else if (rc != SL_OK && !names_the_fault(msg))
+        PROBLEM("call %lld failing: %s with a message naming neither the CUDA error nor the "
+                "GPU: \"%s\"", (long long)k, sl_err_name(rc), msg);
+    if (rc != SL_OK) {
+        (*failed)++;
+        show_once(k, rc, msg);
+    }
+    int64_t left = gpu_in_use(e);
+    if (left != 0)
+        PROBLEM("call %lld failing: %lld bytes of GPU memory left in use", (long long)k,
+                (long long)left);
+    if (live_allocs() != *base) {
+        PROBLEM("call %lld failing: %lld host allocations left, want %lld", (long long)k,
+                (long long)live_allocs(), (long long)*base);
+        *base = live_allocs(); /* report each leak once */
+    }
+    if (rc != SL_OK && *failed % CHECK_EVERY == 0) { /* the engine still works */
+        rc = run(e, fp, ht, &got, msg, sizeof msg, NULL);
+        if (rc != SL_OK || got.rows != want->rows || got.hash != want->hash)
+            PROBLEM("after call %lld failed: a clean run gives %s (%s), %lld rows of %lld",
+                    (long long)k, sl_err_name(rc), msg, (long long)got.rows,
+                    (long long)want->rows);
+    }
 }
 
 static void sweep(const struct fault_plan *fp)
 {
     NEED_GPU();
+    setvbuf(stdout, NULL, _IOLBF, 0);
     sl_test_config_off(1); /* the call counts are for these settings */
     struct host_tables ht;
     host_tables_make(fp, &ht);
@@ -196,53 +250,24 @@ static void sweep(const struct fault_plan *fp)
            (long long)on_gpu, (long long)want.rows);
     assert_true(on_gpu > 0 && k_max > 0);
 
-    int64_t n = points_wanted(), tried = 0, failed = 0, ok = 0;
-    char seen[MAX_SHOWN][73];
-    int n_seen = 0;
-    for (int64_t i = 0; i < n && i < k_max; i++) {
-        int64_t k = point_at(i, n, k_max);
-        sl__cuda_fail_after(k, cudaErrorMemoryAllocation);
-        int rc = run(e, fp, &ht, &got, msg, sizeof msg, NULL);
-        sl__cuda_fail_after(-1, 0);
-        tried++;
-        if (rc == SL_OK) {
-            if (got.rows != want.rows || got.hash != want.hash)
-                fail_msg("fault at call %lld of %lld: %lld rows, want %lld (or other values)",
-                         (long long)k, (long long)k_max, (long long)got.rows,
-                         (long long)want.rows);
-            ok++;
-        } else {
-            if (rc != SL_EDEVICE && rc != SL_EBUDGET && rc != SL_ENOMEM)
-                fail_msg("fault at call %lld of %lld: %s (%s)", (long long)k, (long long)k_max,
-                         sl_err_name(rc), msg);
-            if (!names_the_fault(msg))
-                fail_msg("fault at call %lld of %lld: %s with a message naming neither the "
-                         "CUDA error nor the GPU: \"%s\"", (long long)k, (long long)k_max,
-                         sl_err_name(rc), msg);
-            show_once(seen, &n_seen, k, rc, msg);
-            failed++;
-        }
-        if (gpu_in_use(e) != 0)
-            fail_msg("fault at call %lld of %lld: %lld bytes of GPU memory left in use",
-                     (long long)k, (long long)k_max, (long long)gpu_in_use(e));
-        if (live_allocs() != base)
-            fail_msg("fault at call %lld of %lld: %lld host allocations left, want %lld",
-                     (long long)k, (long long)k_max, (long long)live_allocs(), (long long)base);
-        if (rc != SL_OK && failed % CHECK_EVERY == 0) { /* the engine still works */
-            SL_ASSERT_OK(run(e, fp, &ht, &got, msg, sizeof msg, NULL));
-            assert_true(got.rows == want.rows && got.hash == want.hash);
-        }
-    }
-    SL_ASSERT_OK(run(e, fp, &ht, &got, msg, sizeof msg, &on_gpu));
-    assert_true(got.rows == want.rows && got.hash == want.hash);
-    printf("%lld of %lld calls failed in turn: %lld queries failed cleanly, %lld gave the "
+    int64_t n = points_wanted(), tried = 0;
+    int failed = 0;
+    for (int64_t i = 0; i < n && i < k_max; i++, tried++)
+        fault_at(e, fp, &ht, point_at(i, n, k_max), &want, &base, &failed);
+    int rc = run(e, fp, &ht, &got, msg, sizeof msg, &on_gpu);
+    if (rc != SL_OK || got.rows != want.rows || got.hash != want.hash)
+        PROBLEM("after the sweep: a clean run gives %s (%s)", sl_err_name(rc), msg);
+    printf("%lld of %lld calls failed in turn: %d queries failed cleanly, %lld gave the "
            "right rows; afterwards %lld tasks ran on the GPU\n", (long long)tried,
-           (long long)k_max, (long long)failed, (long long)ok, (long long)on_gpu);
-    assert_true(failed > 0);
+           (long long)k_max, failed, (long long)(tried - failed), (long long)on_gpu);
     sl_engine_close(e);
     sl_table_unref(ht.a);
     sl_table_unref(ht.b);
-    assert_int_equal(live_allocs(), 0);
+    if (live_allocs() != 0)
+        PROBLEM("after closing the engine: %lld host allocations left", (long long)live_allocs());
+    if (n_problems)
+        fail_msg("%d problems (the first %d printed above)", n_problems, MAX_SHOWN);
+    assert_true(failed > 0);
 }
 
 static void sweep_text(const char *text)
