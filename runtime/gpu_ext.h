@@ -20,14 +20,18 @@
 int sl__task_cuda_fail(sl_task_t *t, int err, const char *what, const char *file, int line);
 #define SL_TASK_CUDA_FAIL(t, err, what)                                                            \
     sl__task_cuda_fail((t), (int)(err), (what), __FILE__, __LINE__)
-/* sl__cuda_result (runtime/cuda/cuda_int.h) for code that includes no CUDA header. */
-int sl__cuda_result_code(int err);
+/* The CUDA fault injector's hooks (runtime/cuda/cuda_int.h), declared here too: this
+ * header includes no CUDA header. */
+int sl__cuda_fault_before(const char *call);
+int sl__cuda_fault_after(int e);
 /* Runs `expr` (a CUDA call or launcher, giving a cudaError_t); on failure fails the task
  * as above and returns the code from the enclosing function. A checked call: the CUDA
- * fault injector may fail it (after it was made). */
+ * fault injector may fail it. */
 #define SL_TASK_CUDA_TRY(t, expr, what)                                                            \
     do {                                                                                           \
-        int sl_tce_ = sl__cuda_result_code((int)(expr)); /* cudaSuccess is 0 */                    \
+        int sl_tce_ = sl__cuda_fault_before(#expr);                                                \
+        if (sl_tce_ == 0) /* cudaSuccess is 0 */                                                   \
+            sl_tce_ = sl__cuda_fault_after((int)(expr));                                           \
         if (sl_tce_ != 0)                                                                          \
             return SL_TASK_CUDA_FAIL((t), sl_tce_, (what));                                        \
     } while (0)

@@ -348,7 +348,7 @@ int sl__gpu_task_begin(sl_task_t *t)
     t->gpu_slot = idx;
     t->stream = g->s[S_COMPUTE];
     t->status = s->d_status;
-    cudaError_t e = sl__cuda_result(cudaEventRecord(s->k0, g->s[S_COMPUTE]));
+    cudaError_t e = SL__CUDA_RESULT(cudaEventRecord(s->k0, g->s[S_COMPUTE]));
     if (e != cudaSuccess)
         return cuda_fail(t->q, e, "cudaEventRecord");
     return SL_OK;
@@ -359,12 +359,12 @@ void sl__gpu_task_end(sl_task_t *t)
     struct sl__gpu *g = t->gpu;
     struct slot *s = &g->slots[t->gpu_slot];
     cudaError_t e;
-    if ((e = sl__cuda_result(cudaEventRecord(s->k1, g->s[S_COMPUTE]))) != cudaSuccess ||
-        (e = sl__cuda_result(cudaEventRecord(s->done, g->s[S_COMPUTE]))) != cudaSuccess) {
+    if ((e = SL__CUDA_RESULT(cudaEventRecord(s->k1, g->s[S_COMPUTE]))) != cudaSuccess ||
+        (e = SL__CUDA_RESULT(cudaEventRecord(s->done, g->s[S_COMPUTE]))) != cudaSuccess) {
         cuda_fail(t->q, e, "cudaEventRecord");
         /* Nothing to wait for: retire at the next poll; the event reports the error. */
     }
-    if (s->have_d2h && (e = sl__cuda_result(cudaEventRecord(s->d1, g->s[S_D2H]))) != cudaSuccess)
+    if (s->have_d2h && (e = SL__CUDA_RESULT(cudaEventRecord(s->d1, g->s[S_D2H]))) != cudaSuccess)
         cuda_fail(t->q, e, "cudaEventRecord");
     s->rows = t->rows_emitted ? *t->rows_emitted : s->rows;
     s->signature = t->pipe ? t->pipe->signature : NULL;
@@ -445,7 +445,7 @@ static int upload(struct sl__gpu *g, sl_task_t *t, struct slot *s, const void *s
         int rc = s->n_staging < MAX_STAGING ? sl__pinned_alloc(g->pinned, bytes, &h) : SL_ENOSPC;
         if (rc < 0) {
             /* No staging room: let the driver stage it (slower, still correct). */
-            e = sl__cuda_result(
+            e = SL__CUDA_RESULT(
                 cudaMemcpyAsync(dst, src, (size_t)bytes, cudaMemcpyHostToDevice, g->s[S_H2D]));
             return e == cudaSuccess ? SL_OK : cuda_fail(t->q, e, "cudaMemcpyAsync(h2d)");
         }
@@ -456,11 +456,11 @@ static int upload(struct sl__gpu *g, sl_task_t *t, struct slot *s, const void *s
     }
     /* The copy span starts when the copy engine gets work, not while the host stages. */
     if (!s->copy_started) {
-        if ((e = sl__cuda_result(cudaEventRecord(s->c0, g->s[S_H2D]))) != cudaSuccess)
+        if ((e = SL__CUDA_RESULT(cudaEventRecord(s->c0, g->s[S_H2D]))) != cudaSuccess)
             return cuda_fail(t->q, e, "cudaEventRecord");
         s->copy_started = true;
     }
-    e = sl__cuda_result(
+    e = SL__CUDA_RESULT(
         cudaMemcpyAsync(dst, from, (size_t)bytes, cudaMemcpyHostToDevice, g->s[S_H2D]));
     if (e != cudaSuccess)
         return cuda_fail(t->q, e, "cudaMemcpyAsync(h2d)");
@@ -521,7 +521,7 @@ static int replica_add(sl_task_t *t, struct sl__buf *host, struct sl__buf *dev, 
     if (!r)
         return sl__query_fail(q, "", SL_ENOMEM, "out of memory");
     int rc = sl__cuda_event_create(g->ordinal, false, &r->ready);
-    cudaError_t e = rc < 0 ? cudaSuccess : sl__cuda_result(cudaEventRecord(r->ready, g->s[S_H2D]));
+    cudaError_t e = rc < 0 ? cudaSuccess : SL__CUDA_RESULT(cudaEventRecord(r->ready, g->s[S_H2D]));
     if (rc < 0 || e != cudaSuccess) {
         if (r->ready)
             sl__cuda_event_destroy(r->ready);
@@ -629,7 +629,7 @@ int sl__gpu_batch_to_device(sl_task_t *t, sl_batch_t *src, sl_batch_t **out)
         if (r) {
             sl__buf_ref(r->dev);
             b->cols[i].data = r->dev;
-            e = sl__cuda_result(cudaStreamWaitEvent(g->s[S_COMPUTE], r->ready, 0));
+            e = SL__CUDA_RESULT(cudaStreamWaitEvent(g->s[S_COMPUTE], r->ready, 0));
             if (e != cudaSuccess) {
                 sl_batch_unref(b);
                 return cuda_fail(t->q, e, "waiting for a replica");
@@ -655,13 +655,13 @@ int sl__gpu_batch_to_device(sl_task_t *t, sl_batch_t *src, sl_batch_t **out)
         }
     }
     if (!s->copy_started &&
-        (e = sl__cuda_result(cudaEventRecord(s->c0, g->s[S_H2D]))) != cudaSuccess) {
+        (e = SL__CUDA_RESULT(cudaEventRecord(s->c0, g->s[S_H2D]))) != cudaSuccess) {
         sl_batch_unref(b);
         return cuda_fail(t->q, e, "cudaEventRecord");
     }
-    if ((e = sl__cuda_result(cudaEventRecord(s->c1, g->s[S_H2D]))) != cudaSuccess ||
-        (e = sl__cuda_result(cudaStreamWaitEvent(g->s[S_COMPUTE], s->c1, 0))) != cudaSuccess ||
-        (e = sl__cuda_result(cudaEventRecord(s->k0, g->s[S_COMPUTE]))) != cudaSuccess) {
+    if ((e = SL__CUDA_RESULT(cudaEventRecord(s->c1, g->s[S_H2D]))) != cudaSuccess ||
+        (e = SL__CUDA_RESULT(cudaStreamWaitEvent(g->s[S_COMPUTE], s->c1, 0))) != cudaSuccess ||
+        (e = SL__CUDA_RESULT(cudaEventRecord(s->k0, g->s[S_COMPUTE]))) != cudaSuccess) {
         sl_batch_unref(b);
         return cuda_fail(t->q, e, "ordering the upload");
     }
@@ -681,7 +681,7 @@ static void pinned_buf_release(struct sl__buf *b)
 
 int sl__gpu_stream_wait(sl_task_t *t)
 {
-    cudaError_t e = sl__cuda_result(cudaStreamSynchronize((cudaStream_t)t->stream));
+    cudaError_t e = SL__CUDA_RESULT(cudaStreamSynchronize((cudaStream_t)t->stream));
     return e == cudaSuccess ? SL_OK : cuda_fail(t->q, e, "waiting for a blocked task");
 }
 
@@ -715,16 +715,16 @@ static int download_strings(struct sl__gpu *g, sl_task_t *t, struct slot *s,
         rc = pinned_buf(g, t, hi - lo, &d->chars);
     if (rc < 0)
         return rc;
-    cudaError_t e = sl__cuda_result(cudaMemcpyAsync(d->data->ptr,
+    cudaError_t e = SL__CUDA_RESULT(cudaMemcpyAsync(d->data->ptr,
                                                     (const char *)c->data->ptr + first * ow,
                                                     (size_t)ob, cudaMemcpyDeviceToHost,
                                                     g->s[S_D2H]));
     if (e == cudaSuccess && hi > lo)
-        e = sl__cuda_result(cudaMemcpyAsync(d->chars->ptr, (const char *)c->chars->ptr + lo,
+        e = SL__CUDA_RESULT(cudaMemcpyAsync(d->chars->ptr, (const char *)c->chars->ptr + lo,
                                             (size_t)(hi - lo), cudaMemcpyDeviceToHost,
                                             g->s[S_D2H]));
     if (e == cudaSuccess)
-        e = sl__cuda_result(cudaStreamSynchronize(g->s[S_D2H]));
+        e = SL__CUDA_RESULT(cudaStreamSynchronize(g->s[S_D2H]));
     if (e != cudaSuccess)
         return cuda_fail(t->q, e, "downloading a string column");
     sl__gpu_str_rebase(d->data->ptr, c->type, rows + 1, lo);
@@ -751,12 +751,12 @@ int sl__gpu_defer_to_host(sl_task_t *t, sl_batch_t *src, sl_task_t *next,
         return sl__query_fail(t->q, "", SL_ENOMEM, "out of memory");
     sl__batch_share_dicts(b, src); /* codes move; dictionaries stay in host memory */
     cudaError_t e;
-    if ((e = sl__cuda_result(cudaEventRecord(s->kd, g->s[S_COMPUTE]))) != cudaSuccess ||
-        (e = sl__cuda_result(cudaStreamWaitEvent(g->s[S_D2H], s->kd, 0))) != cudaSuccess) {
+    if ((e = SL__CUDA_RESULT(cudaEventRecord(s->kd, g->s[S_COMPUTE]))) != cudaSuccess ||
+        (e = SL__CUDA_RESULT(cudaStreamWaitEvent(g->s[S_D2H], s->kd, 0))) != cudaSuccess) {
         sl_batch_unref(b);
         return cuda_fail(t->q, e, "ordering the download");
     }
-    if (!s->have_d2h && (e = sl__cuda_result(cudaEventRecord(s->d0, g->s[S_D2H]))) != cudaSuccess) {
+    if (!s->have_d2h && (e = SL__CUDA_RESULT(cudaEventRecord(s->d0, g->s[S_D2H]))) != cudaSuccess) {
         sl_batch_unref(b);
         return cuda_fail(t->q, e, "cudaEventRecord");
     }
@@ -800,7 +800,7 @@ int sl__gpu_defer_to_host(sl_task_t *t, sl_batch_t *src, sl_task_t *next,
                 return sl__query_fail(t->q, "", SL_ENOMEM, "out of memory");
             }
             if (len[k] > 0) {
-                e = sl__cuda_result(cudaMemcpyAsync(h, (const char *)parts[k]->ptr + from[k],
+                e = SL__CUDA_RESULT(cudaMemcpyAsync(h, (const char *)parts[k]->ptr + from[k],
                                                     (size_t)len[k], cudaMemcpyDeviceToHost,
                                                     g->s[S_D2H]));
                 if (e != cudaSuccess) {
@@ -909,7 +909,7 @@ int sl__gpu_run_sync(struct sl__gpu *g, sl_task_t *t, const struct sl_impl *im)
     rc = sl__dpool_alloc_async(g->pool, sizeof(int32_t), g->s[S_COMPUTE], &d_status);
     if (rc < 0) {
         sl__query_fail(t->q, "", rc, "%s", sl_last_errmsg());
-    } else if ((e = sl__cuda_result(cudaMemsetAsync(d_status, 0, sizeof(int32_t),
+    } else if ((e = SL__CUDA_RESULT(cudaMemsetAsync(d_status, 0, sizeof(int32_t),
                                                     g->s[S_COMPUTE]))) != cudaSuccess) {
         rc = cuda_fail(t->q, e, "cudaMemsetAsync");
     } else {
@@ -929,9 +929,9 @@ int sl__gpu_run_sync(struct sl__gpu *g, sl_task_t *t, const struct sl_impl *im)
     t->sync_gpu = false;
     t->status = NULL;
     int32_t status = 0;
-    e = sl__cuda_result(cudaStreamSynchronize(g->s[S_COMPUTE]));
+    e = SL__CUDA_RESULT(cudaStreamSynchronize(g->s[S_COMPUTE]));
     if (e == cudaSuccess && d_status)
-        e = sl__cuda_result(cudaMemcpy(&status, d_status, sizeof status, cudaMemcpyDeviceToHost));
+        e = SL__CUDA_RESULT(cudaMemcpy(&status, d_status, sizeof status, cudaMemcpyDeviceToHost));
     if (d_status)
         sl__dpool_free_async(g->pool, d_status, sizeof(int32_t), g->s[S_COMPUTE]);
     if (e != cudaSuccess && rc >= 0)

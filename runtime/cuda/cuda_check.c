@@ -3,10 +3,10 @@
  * The runtime's CUDA calls that create or allocate go through SL__CUDA_CALL / SL_CUDA_TRY
  * (cuda_int.h), which ask sl__cuda_fault() first: that is where tests make the Nth call
  * fail (SQLite's test_malloc.c), without making it, so no resource is half-created.
- * Calls that only queue or wait (copies, event records, synchronizations, launches: the
- * GPU worker's and SL_TASK_CUDA_TRY's) are made, then their result passes through
- * sl__cuda_result(), which counts them the same way. A failing result becomes
- * SL_EDEVICE with the CUDA error's name, the call and the place.
+ * The GPU worker's calls and SL_TASK_CUDA_TRY's count the same way through
+ * sl__cuda_fault_before/_after, which fail waits and stream marks after making them
+ * (see cuda_int.h). A failing result becomes SL_EDEVICE with the CUDA error's name, the
+ * call and the place.
  */
 #include <stdio.h>
 #include <string.h>
@@ -51,15 +51,40 @@ cudaError_t sl__cuda_fault(void)
     return cudaSuccess;
 }
 
-cudaError_t sl__cuda_result(cudaError_t e)
+/* Calls that an injected failure must leave made: waits and stream marks. */
+static bool fails_after(const char *call)
 {
-    cudaError_t f = sl__cuda_fault();
-    return e != cudaSuccess ? e : f;
+    return strstr(call, "Synchronize") || strstr(call, "EventRecord") ||
+           strstr(call, "StreamWaitEvent") || strncmp(call, "cudaMemcpy(", 11) == 0;
 }
 
-int sl__cuda_result_code(int e)
+static _Thread_local cudaError_t injected_error, pending_error;
+
+int sl__cuda_fault_before(const char *call)
 {
-    return (int)sl__cuda_result((cudaError_t)e);
+    cudaError_t e = sl__cuda_fault();
+    if (SL__LIKELY(e == cudaSuccess))
+        return 0;
+    injected_error = e;
+    if (!fails_after(call))
+        return (int)e;
+    pending_error = e; /* made first; sl__cuda_fault_after reports it */
+    return 0;
+}
+
+int sl__cuda_fault_after(int e)
+{
+    if (SL__LIKELY(pending_error == cudaSuccess))
+        return e;
+    cudaError_t p = pending_error;
+    pending_error = cudaSuccess;
+    injected_now = e == (int)cudaSuccess; /* no error inside CUDA to clear then */
+    return e != (int)cudaSuccess ? e : (int)p;
+}
+
+cudaError_t sl__cuda_fault_injected(void)
+{
+    return injected_error;
 }
 
 bool sl__cuda_error_is_sticky(cudaError_t e)

@@ -76,15 +76,24 @@ int sl__cuda_check_slot(struct sl__errslot *slot, cudaError_t e, const char *wha
                         const char *file, int line);
 /* The injected error for this checked call, or cudaSuccess to make the call. */
 cudaError_t sl__cuda_fault(void);
-/* The result `e` of a CUDA call already made, counted as a checked call: the injected
- * error instead of cudaSuccess when the fault injector fires here. For calls that create
- * nothing (copies, event records, stream waits, synchronizations, kernel launches), so
- * that the work is still queued or done when the failure is reported: an injected
- * failure then exercises the caller's error path without leaving work in flight that
- * the error path does not expect (a real failure of such a call leaves none either). */
-cudaError_t sl__cuda_result(cudaError_t e);
-/* The same on int codes (gpu_ext.h's SL_TASK_CUDA_TRY, which includes no CUDA header). */
-int sl__cuda_result_code(int e);
+/* Checked calls outside SL__CUDA_CALL (the GPU worker's, SL_TASK_CUDA_TRY's) go through
+ * these two: sl__cuda_fault_before(call) before the call, with its text; when it gives
+ * an error, that is the call's result and the call is not made. Otherwise the call is
+ * made and its result passes through sl__cuda_fault_after(). Where the injector fires
+ * depends on the call, so that an injected failure leaves what a real one would:
+ * calls that queue work on memory or create something (copies, memsets, launches,
+ * creations) fail before they are made, as a real failure queues nothing; calls that
+ * wait or mark a point in a stream (synchronizations, event records, stream waits)
+ * fail after they are made, so that no work is left in flight that the error path does
+ * not expect (a real failure there is a sticky error, when the device is lost anyway). */
+int sl__cuda_fault_before(const char *call);
+int sl__cuda_fault_after(int e);
+/* SL__CUDA_RESULT(expr): the result of CUDA call `expr` through the two above. */
+#define SL__CUDA_RESULT(expr)                                                           \
+    (sl__cuda_fault_before(#expr) != 0 ? sl__cuda_fault_injected()                      \
+                                       : (cudaError_t)sl__cuda_fault_after((int)(expr)))
+/* The error the injector gave this thread last. */
+cudaError_t sl__cuda_fault_injected(void);
 /* True for errors that leave the context unusable (illegal address, launch failure,
  * ...): the scheduler must stop using the device. */
 bool sl__cuda_error_is_sticky(cudaError_t e);
