@@ -186,8 +186,15 @@ static int n_problems;
     } while (0)
 
 /* One run with the k-th checked call failing; checks its outcome and what it left. */
+struct sweep_state {
+    struct sl_test_rows want;
+    int64_t host_base; /* host allocations the engine keeps between queries */
+    int64_t gpu_base;  /* GPU bytes in use between queries (0 expected) */
+    int failed;
+};
+
 static void fault_at(sl_engine_t *e, const struct fault_plan *fp, const struct host_tables *ht,
-                     int64_t k, const struct sl_test_rows *want, int64_t *base, int *failed)
+                     int64_t k, struct sweep_state *st)
 {
     char msg[1024];
     struct sl_test_rows got;
@@ -195,33 +202,35 @@ static void fault_at(sl_engine_t *e, const struct fault_plan *fp, const struct h
     sl__cuda_fail_after(k, cudaErrorMemoryAllocation);
     int rc = run(e, fp, ht, &got, msg, sizeof msg, NULL);
     sl__cuda_fail_after(-1, 0);
-    if (rc == SL_OK && (got.rows != want->rows || got.hash != want->hash))
+    if (rc == SL_OK && (got.rows != st->want.rows || got.hash != st->want.hash))
         PROBLEM("call %lld failing: %lld rows, want %lld (or other values)", (long long)k,
-                (long long)got.rows, (long long)want->rows);
+                (long long)got.rows, (long long)st->want.rows);
     if (rc != SL_OK && rc != SL_EDEVICE && rc != SL_EBUDGET && rc != SL_ENOMEM)
         PROBLEM("call %lld failing: %s (%s)", (long long)k, sl_err_name(rc), msg);
     else if (rc != SL_OK && !names_the_fault(msg))
         PROBLEM("call %lld failing: %s with a message naming neither the CUDA error nor the "
                 "GPU: \"%s\"", (long long)k, sl_err_name(rc), msg);
     if (rc != SL_OK) {
-        (*failed)++;
+        st->failed++;
         show_once(k, rc, msg);
     }
     int64_t left = gpu_in_use(e);
-    if (left != 0)
-        PROBLEM("call %lld failing: %lld bytes of GPU memory left in use", (long long)k,
-                (long long)left);
-    if (live_allocs() != *base) {
-        PROBLEM("call %lld failing: %lld host allocations left, want %lld", (long long)k,
-                (long long)live_allocs(), (long long)*base);
-        *base = live_allocs(); /* report each leak once */
+    if (left != st->gpu_base) {
+        PROBLEM("call %lld failing: %lld bytes of GPU memory in use after the query, want "
+                "%lld", (long long)k, (long long)left, (long long)st->gpu_base);
+        st->gpu_base = left; /* report each leak once */
     }
-    if (rc != SL_OK && *failed % CHECK_EVERY == 0) { /* the engine still works */
+    if (live_allocs() != st->host_base) {
+        PROBLEM("call %lld failing: %lld host allocations left, want %lld", (long long)k,
+                (long long)live_allocs(), (long long)st->host_base);
+        st->host_base = live_allocs();
+    }
+    if (rc != SL_OK && st->failed % CHECK_EVERY == 0) { /* the engine still works */
         rc = run(e, fp, ht, &got, msg, sizeof msg, NULL);
-        if (rc != SL_OK || got.rows != want->rows || got.hash != want->hash)
+        if (rc != SL_OK || got.rows != st->want.rows || got.hash != st->want.hash)
             PROBLEM("after call %lld failed: a clean run gives %s (%s), %lld rows of %lld",
                     (long long)k, sl_err_name(rc), msg, (long long)got.rows,
-                    (long long)want->rows);
+                    (long long)st->want.rows);
     }
 }
 
@@ -233,33 +242,38 @@ static void sweep(const struct fault_plan *fp)
     struct host_tables ht;
     host_tables_make(fp, &ht);
     char msg[1024];
-    struct sl_test_rows want, got;
+    struct sweep_state st = {.failed = 0};
+    struct sl_test_rows got;
     sl_engine_t *cpu = engine_at(SL_PLACE_CPU);
-    SL_ASSERT_OK(run(cpu, fp, &ht, &want, msg, sizeof msg, NULL));
+    SL_ASSERT_OK(run(cpu, fp, &ht, &st.want, msg, sizeof msg, NULL));
     sl_engine_close(cpu);
-    assert_true(want.rows > 0);
+    assert_true(st.want.rows > 0);
 
     sl_engine_t *e = engine_at(SL_PLACE_GPU);
     int64_t on_gpu = 0;
     SL_ASSERT_OK(run(e, fp, &ht, &got, msg, sizeof msg, NULL)); /* fills the caches */
-    int64_t base = live_allocs(), calls0 = sl__cuda_checked_calls();
+    int64_t calls0 = sl__cuda_checked_calls();
     SL_ASSERT_OK(run(e, fp, &ht, &got, msg, sizeof msg, &on_gpu));
     int64_t k_max = sl__cuda_checked_calls() - calls0;
-    assert_true(got.rows == want.rows && got.hash == want.hash);
-    printf("%lld checked CUDA calls, %lld tasks on the GPU, %lld rows\n", (long long)k_max,
-           (long long)on_gpu, (long long)want.rows);
+    st.host_base = live_allocs();
+    st.gpu_base = gpu_in_use(e);
+    assert_true(got.rows == st.want.rows && got.hash == st.want.hash);
+    printf("%lld checked CUDA calls, %lld tasks on the GPU, %lld rows; between queries %lld "
+           "GPU bytes in use\n", (long long)k_max, (long long)on_gpu, (long long)st.want.rows,
+           (long long)st.gpu_base);
     assert_true(on_gpu > 0 && k_max > 0);
+    if (st.gpu_base != 0)
+        PROBLEM("%lld bytes of GPU memory in use between queries", (long long)st.gpu_base);
 
     int64_t n = points_wanted(), tried = 0;
-    int failed = 0;
     for (int64_t i = 0; i < n && i < k_max; i++, tried++)
-        fault_at(e, fp, &ht, point_at(i, n, k_max), &want, &base, &failed);
+        fault_at(e, fp, &ht, point_at(i, n, k_max), &st);
     int rc = run(e, fp, &ht, &got, msg, sizeof msg, &on_gpu);
-    if (rc != SL_OK || got.rows != want.rows || got.hash != want.hash)
+    if (rc != SL_OK || got.rows != st.want.rows || got.hash != st.want.hash)
         PROBLEM("after the sweep: a clean run gives %s (%s)", sl_err_name(rc), msg);
     printf("%lld of %lld calls failed in turn: %d queries failed cleanly, %lld gave the "
            "right rows; afterwards %lld tasks ran on the GPU\n", (long long)tried,
-           (long long)k_max, failed, (long long)(tried - failed), (long long)on_gpu);
+           (long long)k_max, st.failed, (long long)(tried - st.failed), (long long)on_gpu);
     sl_engine_close(e);
     sl_table_unref(ht.a);
     sl_table_unref(ht.b);
@@ -267,7 +281,7 @@ static void sweep(const struct fault_plan *fp)
         PROBLEM("after closing the engine: %lld host allocations left", (long long)live_allocs());
     if (n_problems)
         fail_msg("%d problems (the first %d printed above)", n_problems, MAX_SHOWN);
-    assert_true(failed > 0);
+    assert_true(st.failed > 0);
 }
 
 static void sweep_text(const char *text)
