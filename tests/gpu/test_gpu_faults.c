@@ -185,7 +185,7 @@ static int n_problems;
         }                                                                               \
     } while (0)
 
-/* One run with the k-th checked call failing; checks its outcome and what it left. */
+/* A sweep's reference and counters. */
 struct sweep_state {
     struct sl_test_rows want;
     int64_t host_base; /* host allocations the engine keeps between queries */
@@ -193,6 +193,7 @@ struct sweep_state {
     int failed;
 };
 
+/* One run with the k-th checked call failing; checks its outcome and what it left. */
 static void fault_at(sl_engine_t *e, const struct fault_plan *fp, const struct host_tables *ht,
                      int64_t k, struct sweep_state *st)
 {
