@@ -592,6 +592,19 @@ void sl__query_drop_replicas(struct sl_query *q)
     q->n_replicas = q->cap_replicas = 0;
 }
 
+/* Drops a batch whose upload failed part way. Its device buffers are freed in the
+ * compute stream's order, which has not been made to wait for the copies into them
+ * already queued on the copy stream: wait for those here, so that no copy writes into
+ * memory the pool has handed out again. The query has failed already; a failure of
+ * this wait adds nothing to report (a sticky error is noted by the call that made it). */
+static void drop_partial(struct sl__gpu *g, sl_batch_t *b)
+{
+    int rc;
+    SL__CUDA_CALL(rc, NULL, cudaStreamSynchronize(g->s[S_H2D]));
+    (void)rc;
+    sl_batch_unref(b);
+}
+
 int sl__gpu_batch_to_device(sl_task_t *t, sl_batch_t *src, sl_batch_t **out)
 {
     struct sl__gpu *g = t->gpu;
@@ -631,7 +644,7 @@ int sl__gpu_batch_to_device(sl_task_t *t, sl_batch_t *src, sl_batch_t **out)
             b->cols[i].data = r->dev;
             e = SL__CUDA_RESULT(cudaStreamWaitEvent(g->s[S_COMPUTE], r->ready, 0));
             if (e != cudaSuccess) {
-                sl_batch_unref(b);
+                drop_partial(g, b);
                 return cuda_fail(t->q, e, "waiting for a replica");
             }
             atomic_fetch_add(&t->q->replica_hits, 1);
@@ -656,20 +669,20 @@ int sl__gpu_batch_to_device(sl_task_t *t, sl_batch_t *src, sl_batch_t **out)
     }
     if (!s->copy_started &&
         (e = SL__CUDA_RESULT(cudaEventRecord(s->c0, g->s[S_H2D]))) != cudaSuccess) {
-        sl_batch_unref(b);
+        drop_partial(g, b);
         return cuda_fail(t->q, e, "cudaEventRecord");
     }
     if ((e = SL__CUDA_RESULT(cudaEventRecord(s->c1, g->s[S_H2D]))) != cudaSuccess ||
         (e = SL__CUDA_RESULT(cudaStreamWaitEvent(g->s[S_COMPUTE], s->c1, 0))) != cudaSuccess ||
         (e = SL__CUDA_RESULT(cudaEventRecord(s->k0, g->s[S_COMPUTE]))) != cudaSuccess) {
-        sl_batch_unref(b);
+        drop_partial(g, b);
         return cuda_fail(t->q, e, "ordering the upload");
     }
     s->have_copy = true;
     *out = b;
     return SL_OK;
 fail:
-    sl_batch_unref(b);
+    drop_partial(g, b);
     return t->q->err.code ? t->q->err.code : SL_EDEVICE;
 }
 
