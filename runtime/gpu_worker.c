@@ -592,15 +592,16 @@ void sl__query_drop_replicas(struct sl_query *q)
     q->n_replicas = q->cap_replicas = 0;
 }
 
-/* Drops a batch whose upload failed part way. Its device buffers are freed in the
- * compute stream's order, which has not been made to wait for the copies into them
- * already queued on the copy stream: wait for those here, so that no copy writes into
- * memory the pool has handed out again. The query has failed already; a failure of
- * this wait adds nothing to report (a sticky error is noted by the call that made it). */
-static void drop_partial(struct sl__gpu *g, sl_batch_t *b)
+/* Drops a batch whose copy failed part way. Its buffers are freed at once (pinned ones
+ * back to the cache) or in the compute stream's order (device ones), neither of which
+ * waits for the copies into them already queued on `copies` (the copy stream of the
+ * batch's direction): wait for those here, so that no copy writes into memory that has
+ * been handed out again. The query has failed already; a failure of this wait adds
+ * nothing to report (a sticky error is noted by the call that made it). */
+static void drop_partial(sl_batch_t *b, cudaStream_t copies)
 {
     int rc;
-    SL__CUDA_CALL(rc, NULL, cudaStreamSynchronize(g->s[S_H2D]));
+    SL__CUDA_CALL(rc, NULL, cudaStreamSynchronize(copies));
     (void)rc;
     sl_batch_unref(b);
 }
@@ -644,7 +645,7 @@ int sl__gpu_batch_to_device(sl_task_t *t, sl_batch_t *src, sl_batch_t **out)
             b->cols[i].data = r->dev;
             e = SL__CUDA_RESULT(cudaStreamWaitEvent(g->s[S_COMPUTE], r->ready, 0));
             if (e != cudaSuccess) {
-                drop_partial(g, b);
+                drop_partial(b, g->s[S_H2D]);
                 return cuda_fail(t->q, e, "waiting for a replica");
             }
             atomic_fetch_add(&t->q->replica_hits, 1);
@@ -669,20 +670,20 @@ int sl__gpu_batch_to_device(sl_task_t *t, sl_batch_t *src, sl_batch_t **out)
     }
     if (!s->copy_started &&
         (e = SL__CUDA_RESULT(cudaEventRecord(s->c0, g->s[S_H2D]))) != cudaSuccess) {
-        drop_partial(g, b);
+        drop_partial(b, g->s[S_H2D]);
         return cuda_fail(t->q, e, "cudaEventRecord");
     }
     if ((e = SL__CUDA_RESULT(cudaEventRecord(s->c1, g->s[S_H2D]))) != cudaSuccess ||
         (e = SL__CUDA_RESULT(cudaStreamWaitEvent(g->s[S_COMPUTE], s->c1, 0))) != cudaSuccess ||
         (e = SL__CUDA_RESULT(cudaEventRecord(s->k0, g->s[S_COMPUTE]))) != cudaSuccess) {
-        drop_partial(g, b);
+        drop_partial(b, g->s[S_H2D]);
         return cuda_fail(t->q, e, "ordering the upload");
     }
     s->have_copy = true;
     *out = b;
     return SL_OK;
 fail:
-    drop_partial(g, b);
+    drop_partial(b, g->s[S_H2D]);
     return t->q->err.code ? t->q->err.code : SL_EDEVICE;
 }
 
@@ -790,7 +791,7 @@ int sl__gpu_defer_to_host(sl_task_t *t, sl_batch_t *src, sl_task_t *next,
         if (w == 0) { /* strings: offsets and bytes, here and now (download_strings) */
             int rc = c->data ? download_strings(g, t, s, c, first, rows, &b->cols[i]) : SL_OK;
             if (rc < 0) {
-                sl_batch_unref(b);
+                drop_partial(b, g->s[S_D2H]);
                 return rc;
             }
             parts[0] = NULL;
@@ -803,13 +804,13 @@ int sl__gpu_defer_to_host(sl_task_t *t, sl_batch_t *src, sl_task_t *next,
             void *h = NULL;
             int rc = sl__pinned_alloc(g->pinned, len[k] > 0 ? len[k] : 1, &h);
             if (rc < 0) {
-                sl_batch_unref(b);
+                drop_partial(b, g->s[S_D2H]);
                 return sl__query_fail(t->q, "", rc, "%s", sl_last_errmsg());
             }
             *dst[k] = sl__buf_wrap(h, len[k] > 0 ? len[k] : 1, SL__MEM_PINNED, pinned_buf_release, g);
             if (!*dst[k]) {
                 sl__pinned_free(g->pinned, h, len[k] > 0 ? len[k] : 1);
-                sl_batch_unref(b);
+                drop_partial(b, g->s[S_D2H]);
                 return sl__query_fail(t->q, "", SL_ENOMEM, "out of memory");
             }
             if (len[k] > 0) {
@@ -817,7 +818,7 @@ int sl__gpu_defer_to_host(sl_task_t *t, sl_batch_t *src, sl_task_t *next,
                                                     (size_t)len[k], cudaMemcpyDeviceToHost,
                                                     g->s[S_D2H]));
                 if (e != cudaSuccess) {
-                    sl_batch_unref(b);
+                    drop_partial(b, g->s[S_D2H]);
                     return cuda_fail(t->q, e, "cudaMemcpyAsync(d2h)");
                 }
             }
