@@ -170,7 +170,7 @@ static void show_once(int64_t k, int rc, const char *msg)
             return;
     if (n_seen >= MAX_SHOWN)
         return;
-    snprintf(seen[n_seen++], 73, "%s", msg);
+    snprintf(seen[n_seen++], 73, "%.72s", msg);
     printf("  k=%lld: %s: %s\n", (long long)k, sl_err_name(rc), msg);
 }
 
