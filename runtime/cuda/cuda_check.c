@@ -87,6 +87,11 @@ cudaError_t sl__cuda_fault_injected(void)
     return injected_error;
 }
 
+int sl__cuda_fault_injected_code(void)
+{
+    return (int)injected_error;
+}
+
 bool sl__cuda_error_is_sticky(cudaError_t e)
 {
     switch (e) {

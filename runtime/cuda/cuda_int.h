@@ -92,8 +92,9 @@ int sl__cuda_fault_after(int e);
 #define SL__CUDA_RESULT(expr)                                                           \
     (sl__cuda_fault_before(#expr) != 0 ? sl__cuda_fault_injected()                      \
                                        : (cudaError_t)sl__cuda_fault_after((int)(expr)))
-/* The error the injector gave this thread last. */
+/* The error the injector gave this thread last (as an int: gpu_ext.h's). */
 cudaError_t sl__cuda_fault_injected(void);
+int sl__cuda_fault_injected_code(void);
 /* True for errors that leave the context unusable (illegal address, launch failure,
  * ...): the scheduler must stop using the device. */
 bool sl__cuda_error_is_sticky(cudaError_t e);
