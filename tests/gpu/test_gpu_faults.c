@@ -104,12 +104,8 @@ static int run(sl_engine_t *e, const struct fault_plan *fp, const struct host_ta
     for (int i = 0; rc == SL_OK && i < sl_plan_num_outputs(p); i++) {
         sl_table_t *t = NULL;
         rc = sl_query_result(q, sl_plan_output_at(p, i, NULL), &t);
-        if (rc == SL_OK) {
-            struct sl_test_rows r;
-            sl_test_table_hash(t, &r);
-            out->rows += r.rows;
-            out->hash = out->hash * 1000003u + r.hash;
-        }
+        if (rc == SL_OK)
+            sl_test_rows_add(out, t);
         sl_table_unref(t);
     }
     const struct sl_explain *ex;
