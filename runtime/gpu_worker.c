@@ -358,12 +358,15 @@ void sl__gpu_task_end(sl_task_t *t)
 {
     struct sl__gpu *g = t->gpu;
     struct slot *s = &g->slots[t->gpu_slot];
-    cudaError_t e;
-    if ((e = SL__CUDA_RESULT(cudaEventRecord(s->k1, g->s[S_COMPUTE]))) != cudaSuccess ||
-        (e = SL__CUDA_RESULT(cudaEventRecord(s->done, g->s[S_COMPUTE]))) != cudaSuccess) {
+    /* `done` is recorded even when recording k1 failed: the slot retires when `done`
+     * completes, and left unrecorded it would complete at once (its last recording),
+     * retiring the slot while the task's work still runs (found by the CUDA fault sweep,
+     * as compute-sanitizer's "cudaErrorNotReady on cudaEventElapsedTime" at retire). */
+    cudaError_t e = SL__CUDA_RESULT(cudaEventRecord(s->k1, g->s[S_COMPUTE]));
+    if (e != cudaSuccess)
         cuda_fail(t->q, e, "cudaEventRecord");
-        /* Nothing to wait for: retire at the next poll; the event reports the error. */
-    }
+    if ((e = SL__CUDA_RESULT(cudaEventRecord(s->done, g->s[S_COMPUTE]))) != cudaSuccess)
+        cuda_fail(t->q, e, "cudaEventRecord"); /* a sticky error: nothing left to wait for */
     if (s->have_d2h && (e = SL__CUDA_RESULT(cudaEventRecord(s->d1, g->s[S_D2H]))) != cudaSuccess)
         cuda_fail(t->q, e, "cudaEventRecord");
     s->rows = t->rows_emitted ? *t->rows_emitted : s->rows;
@@ -555,11 +558,15 @@ static int replica_add(sl_task_t *t, struct sl__buf *host, struct sl__buf *dev, 
 
 static void replica_drop(struct sl__replica *r)
 {
+    /* prev stays -1 when reading it failed: then there is nothing to restore, and
+     * setting device -1 would be a second error (found by the CUDA fault sweep). The
+     * frees below name their pool, stream and event: they need no current device. */
     int prev = -1;
     sl__cuda_set_device(r->g->ordinal, &prev);
     sl__buf_unref(r->dev); /* stream-ordered free on the GPU's compute stream */
     sl__cuda_event_destroy(r->ready);
-    sl__cuda_set_device(prev, NULL);
+    if (prev >= 0)
+        sl__cuda_set_device(prev, NULL);
     sl__buf_unref(r->host);
     sl__free(r, sizeof *r);
 }
