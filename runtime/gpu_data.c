@@ -47,11 +47,13 @@ int sl__gpu_str_range(struct sl_query *q, const struct sl__col *c, int64_t first
     unsigned char raw[2][8] = {{0}};
     if (on_device) {
         cudaStream_t st = (cudaStream_t)stream;
-        cudaError_t e = cudaMemcpyAsync(raw[0], at, ow, cudaMemcpyDeviceToHost, st);
+        cudaError_t e =
+            SL__CUDA_RESULT(cudaMemcpyAsync(raw[0], at, ow, cudaMemcpyDeviceToHost, st));
         if (e == cudaSuccess)
-            e = cudaMemcpyAsync(raw[1], at + (size_t)rows * ow, ow, cudaMemcpyDeviceToHost, st);
+            e = SL__CUDA_RESULT(cudaMemcpyAsync(raw[1], at + (size_t)rows * ow, ow,
+                                                cudaMemcpyDeviceToHost, st));
         if (e == cudaSuccess)
-            e = cudaStreamSynchronize(st);
+            e = SL__CUDA_RESULT(cudaStreamSynchronize(st));
         if (e != cudaSuccess)
             return GPU_CUDA_FAIL(q, e, "reading string offsets");
     } else {
@@ -116,13 +118,13 @@ static int copy_strings(struct sl_query *q, struct sl__col *d, const struct sl__
         sl__gpu_str_rebase(tmp, c->type, rows + 1, lo);
         off = tmp;
     }
-    cudaError_t e = cudaMemcpyAsync(d->data->ptr, off, (size_t)ob, kind, st);
+    cudaError_t e = SL__CUDA_RESULT(cudaMemcpyAsync(d->data->ptr, off, (size_t)ob, kind, st));
     if (e == cudaSuccess && hi > lo)
-        e = cudaMemcpyAsync(d->chars->ptr, (const char *)c->chars->ptr + lo, (size_t)(hi - lo),
-                            kind, st);
+        e = SL__CUDA_RESULT(cudaMemcpyAsync(d->chars->ptr, (const char *)c->chars->ptr + lo,
+                                            (size_t)(hi - lo), kind, st));
     /* the host copy or the downloaded offsets are used below: wait for the copies */
     if (e == cudaSuccess && lo != 0)
-        e = cudaStreamSynchronize(st);
+        e = SL__CUDA_RESULT(cudaStreamSynchronize(st));
     sl__free(tmp, (size_t)ob);
     if (e != cudaSuccess)
         return GPU_CUDA_FAIL(q, e, "copying a string column");
@@ -179,8 +181,9 @@ static int copy_columns(struct sl_query *q, sl_batch_t *dst, const sl_batch_t *s
                 return rc;
             if (bytes[k] == 0)
                 continue;
-            cudaError_t e = cudaMemcpyAsync((*to[k])->ptr, (const char *)parts[k]->ptr + from[k],
-                                            (size_t)bytes[k], kind, st);
+            cudaError_t e = SL__CUDA_RESULT(
+                cudaMemcpyAsync((*to[k])->ptr, (const char *)parts[k]->ptr + from[k],
+                                (size_t)bytes[k], kind, st));
             if (e != cudaSuccess)
                 return GPU_CUDA_FAIL(q, e, "cudaMemcpyAsync");
         }
@@ -203,13 +206,14 @@ int sl__gpu_batch_download(sl_task_t *t, sl_batch_t *src, sl_batch_t **out)
     *out = NULL;
     cudaError_t e;
     /* The batch may have been made by work still queued on this task's stream. */
-    if (t->stream && (e = cudaStreamSynchronize((cudaStream_t)t->stream)) != cudaSuccess)
+    if (t->stream &&
+        (e = SL__CUDA_RESULT(cudaStreamSynchronize((cudaStream_t)t->stream))) != cudaSuccess)
         return GPU_CUDA_FAIL(t->q, e, "cudaStreamSynchronize");
     sl_batch_t *b = sl__batch_new(src->schema, src->n_rows);
     if (!b)
         return sl__query_fail(t->q, "", SL_ENOMEM, "out of memory");
     int rc = copy_columns(t->q, b, src, host_alloc, t, cudaMemcpyDeviceToHost, 0);
-    if (rc >= 0 && (e = cudaDeviceSynchronize()) != cudaSuccess)
+    if (rc >= 0 && (e = SL__CUDA_RESULT(cudaDeviceSynchronize())) != cudaSuccess)
         rc = GPU_CUDA_FAIL(t->q, e, "cudaDeviceSynchronize");
     if (rc < 0) {
         sl_batch_unref(b);
@@ -277,7 +281,7 @@ int sl__gpu_table_to_device(struct sl__gpu *g, sl_table_t *t, sl_table_t **out)
             rc = sl_table_append(dt, b);
         sl_batch_unref(b);
     }
-    cudaError_t e = cudaStreamSynchronize(g->s[S_COMPUTE]);
+    cudaError_t e = SL__CUDA_RESULT(cudaStreamSynchronize(g->s[S_COMPUTE]));
     if (rc >= 0 && e != cudaSuccess)
         rc = GPU_CUDA_FAIL(NULL, e, "cudaStreamSynchronize");
     sl__cuda_set_device(prev, NULL);
@@ -313,7 +317,7 @@ int sl_table_to_host(sl_table_t *t, sl_table_t **out)
                 break;
             }
             rc = copy_columns(NULL, b, src, plain_host_alloc, NULL, cudaMemcpyDeviceToHost, 0);
-            cudaError_t e = cudaStreamSynchronize(0);
+            cudaError_t e = SL__CUDA_RESULT(cudaStreamSynchronize(0));
             if (rc >= 0 && e != cudaSuccess)
                 rc = GPU_CUDA_FAIL(NULL, e, "copying a table to the host");
         } else {

@@ -20,11 +20,22 @@
 int sl__task_cuda_fail(sl_task_t *t, int err, const char *what, const char *file, int line);
 #define SL_TASK_CUDA_FAIL(t, err, what)                                                            \
     sl__task_cuda_fail((t), (int)(err), (what), __FILE__, __LINE__)
-/* Runs `expr` (a CUDA call or launcher, giving a cudaError_t); on failure fails the task
- * as above and returns the code from the enclosing function. */
+/* The CUDA fault injector's hooks (runtime/cuda/cuda_int.h), declared here too: this
+ * header includes no CUDA header. */
+int sl__cuda_fault_before(const char *call);
+int sl__cuda_fault_after(int e);
+int sl__cuda_fault_injected_code(void);
+/* The result of `expr` (a CUDA call or launcher) as an int (cudaSuccess is 0), for code
+ * that checks it by hand: a checked call, which the CUDA fault injector may fail (before
+ * the call is made or after, as runtime/cuda/cuda_int.h says). */
+#define SL_TASK_CUDA_CALL(expr)                                                                    \
+    (sl__cuda_fault_before(#expr) != 0 ? sl__cuda_fault_injected_code()                            \
+                                       : sl__cuda_fault_after((int)(expr)))
+/* Runs `expr` (a CUDA call or launcher, giving a cudaError_t) as SL_TASK_CUDA_CALL does;
+ * on failure fails the task as above and returns the code from the enclosing function. */
 #define SL_TASK_CUDA_TRY(t, expr, what)                                                            \
     do {                                                                                           \
-        int sl_tce_ = (int)(expr); /* cudaSuccess is 0 */                                          \
+        int sl_tce_ = SL_TASK_CUDA_CALL(expr);                                                     \
         if (sl_tce_ != 0)                                                                          \
             return SL_TASK_CUDA_FAIL((t), sl_tce_, (what));                                        \
     } while (0)

@@ -348,7 +348,7 @@ int sl__gpu_task_begin(sl_task_t *t)
     t->gpu_slot = idx;
     t->stream = g->s[S_COMPUTE];
     t->status = s->d_status;
-    cudaError_t e = cudaEventRecord(s->k0, g->s[S_COMPUTE]);
+    cudaError_t e = SL__CUDA_RESULT(cudaEventRecord(s->k0, g->s[S_COMPUTE]));
     if (e != cudaSuccess)
         return cuda_fail(t->q, e, "cudaEventRecord");
     return SL_OK;
@@ -358,13 +358,16 @@ void sl__gpu_task_end(sl_task_t *t)
 {
     struct sl__gpu *g = t->gpu;
     struct slot *s = &g->slots[t->gpu_slot];
-    cudaError_t e;
-    if ((e = cudaEventRecord(s->k1, g->s[S_COMPUTE])) != cudaSuccess ||
-        (e = cudaEventRecord(s->done, g->s[S_COMPUTE])) != cudaSuccess) {
+    /* `done` is recorded even when recording k1 failed: the slot retires when `done`
+     * completes, and left unrecorded it would complete at once (its last recording),
+     * retiring the slot while the task's work still runs (found by the CUDA fault sweep,
+     * as compute-sanitizer's "cudaErrorNotReady on cudaEventElapsedTime" at retire). */
+    cudaError_t e = SL__CUDA_RESULT(cudaEventRecord(s->k1, g->s[S_COMPUTE]));
+    if (e != cudaSuccess)
         cuda_fail(t->q, e, "cudaEventRecord");
-        /* Nothing to wait for: retire at the next poll; the event reports the error. */
-    }
-    if (s->have_d2h && (e = cudaEventRecord(s->d1, g->s[S_D2H])) != cudaSuccess)
+    if ((e = SL__CUDA_RESULT(cudaEventRecord(s->done, g->s[S_COMPUTE]))) != cudaSuccess)
+        cuda_fail(t->q, e, "cudaEventRecord"); /* a sticky error: nothing left to wait for */
+    if (s->have_d2h && (e = SL__CUDA_RESULT(cudaEventRecord(s->d1, g->s[S_D2H]))) != cudaSuccess)
         cuda_fail(t->q, e, "cudaEventRecord");
     s->rows = t->rows_emitted ? *t->rows_emitted : s->rows;
     s->signature = t->pipe ? t->pipe->signature : NULL;
@@ -445,7 +448,8 @@ static int upload(struct sl__gpu *g, sl_task_t *t, struct slot *s, const void *s
         int rc = s->n_staging < MAX_STAGING ? sl__pinned_alloc(g->pinned, bytes, &h) : SL_ENOSPC;
         if (rc < 0) {
             /* No staging room: let the driver stage it (slower, still correct). */
-            e = cudaMemcpyAsync(dst, src, (size_t)bytes, cudaMemcpyHostToDevice, g->s[S_H2D]);
+            e = SL__CUDA_RESULT(
+                cudaMemcpyAsync(dst, src, (size_t)bytes, cudaMemcpyHostToDevice, g->s[S_H2D]));
             return e == cudaSuccess ? SL_OK : cuda_fail(t->q, e, "cudaMemcpyAsync(h2d)");
         }
         sl__stager_copy(g->stager, h, src, (size_t)bytes);
@@ -455,11 +459,12 @@ static int upload(struct sl__gpu *g, sl_task_t *t, struct slot *s, const void *s
     }
     /* The copy span starts when the copy engine gets work, not while the host stages. */
     if (!s->copy_started) {
-        if ((e = cudaEventRecord(s->c0, g->s[S_H2D])) != cudaSuccess)
+        if ((e = SL__CUDA_RESULT(cudaEventRecord(s->c0, g->s[S_H2D]))) != cudaSuccess)
             return cuda_fail(t->q, e, "cudaEventRecord");
         s->copy_started = true;
     }
-    e = cudaMemcpyAsync(dst, from, (size_t)bytes, cudaMemcpyHostToDevice, g->s[S_H2D]);
+    e = SL__CUDA_RESULT(
+        cudaMemcpyAsync(dst, from, (size_t)bytes, cudaMemcpyHostToDevice, g->s[S_H2D]));
     if (e != cudaSuccess)
         return cuda_fail(t->q, e, "cudaMemcpyAsync(h2d)");
     s->bytes_h2d += bytes;
@@ -519,7 +524,7 @@ static int replica_add(sl_task_t *t, struct sl__buf *host, struct sl__buf *dev, 
     if (!r)
         return sl__query_fail(q, "", SL_ENOMEM, "out of memory");
     int rc = sl__cuda_event_create(g->ordinal, false, &r->ready);
-    cudaError_t e = rc < 0 ? cudaSuccess : cudaEventRecord(r->ready, g->s[S_H2D]);
+    cudaError_t e = rc < 0 ? cudaSuccess : SL__CUDA_RESULT(cudaEventRecord(r->ready, g->s[S_H2D]));
     if (rc < 0 || e != cudaSuccess) {
         if (r->ready)
             sl__cuda_event_destroy(r->ready);
@@ -553,11 +558,15 @@ static int replica_add(sl_task_t *t, struct sl__buf *host, struct sl__buf *dev, 
 
 static void replica_drop(struct sl__replica *r)
 {
+    /* prev stays -1 when reading it failed: then there is nothing to restore, and
+     * setting device -1 would be a second error (found by the CUDA fault sweep). The
+     * frees below name their pool, stream and event: they need no current device. */
     int prev = -1;
     sl__cuda_set_device(r->g->ordinal, &prev);
     sl__buf_unref(r->dev); /* stream-ordered free on the GPU's compute stream */
     sl__cuda_event_destroy(r->ready);
-    sl__cuda_set_device(prev, NULL);
+    if (prev >= 0)
+        sl__cuda_set_device(prev, NULL);
     sl__buf_unref(r->host);
     sl__free(r, sizeof *r);
 }
@@ -588,6 +597,20 @@ void sl__query_drop_replicas(struct sl_query *q)
     sl__free(q->replicas, 0);
     q->replicas = NULL;
     q->n_replicas = q->cap_replicas = 0;
+}
+
+/* Drops a batch whose copy failed part way. Its buffers are freed at once (pinned ones
+ * back to the cache) or in the compute stream's order (device ones), neither of which
+ * waits for the copies into them already queued on `copies` (the copy stream of the
+ * batch's direction): wait for those here, so that no copy writes into memory that has
+ * been handed out again. The query has failed already; a failure of this wait adds
+ * nothing to report (a sticky error is noted by the call that made it). */
+static void drop_partial(sl_batch_t *b, cudaStream_t copies)
+{
+    int rc;
+    SL__CUDA_CALL(rc, NULL, cudaStreamSynchronize(copies));
+    (void)rc;
+    sl_batch_unref(b);
 }
 
 int sl__gpu_batch_to_device(sl_task_t *t, sl_batch_t *src, sl_batch_t **out)
@@ -627,8 +650,9 @@ int sl__gpu_batch_to_device(sl_task_t *t, sl_batch_t *src, sl_batch_t **out)
         if (r) {
             sl__buf_ref(r->dev);
             b->cols[i].data = r->dev;
-            if ((e = cudaStreamWaitEvent(g->s[S_COMPUTE], r->ready, 0)) != cudaSuccess) {
-                sl_batch_unref(b);
+            e = SL__CUDA_RESULT(cudaStreamWaitEvent(g->s[S_COMPUTE], r->ready, 0));
+            if (e != cudaSuccess) {
+                drop_partial(b, g->s[S_H2D]);
                 return cuda_fail(t->q, e, "waiting for a replica");
             }
             atomic_fetch_add(&t->q->replica_hits, 1);
@@ -651,21 +675,22 @@ int sl__gpu_batch_to_device(sl_task_t *t, sl_batch_t *src, sl_batch_t **out)
                 goto fail;
         }
     }
-    if (!s->copy_started && (e = cudaEventRecord(s->c0, g->s[S_H2D])) != cudaSuccess) {
-        sl_batch_unref(b);
+    if (!s->copy_started &&
+        (e = SL__CUDA_RESULT(cudaEventRecord(s->c0, g->s[S_H2D]))) != cudaSuccess) {
+        drop_partial(b, g->s[S_H2D]);
         return cuda_fail(t->q, e, "cudaEventRecord");
     }
-    if ((e = cudaEventRecord(s->c1, g->s[S_H2D])) != cudaSuccess ||
-        (e = cudaStreamWaitEvent(g->s[S_COMPUTE], s->c1, 0)) != cudaSuccess ||
-        (e = cudaEventRecord(s->k0, g->s[S_COMPUTE])) != cudaSuccess) {
-        sl_batch_unref(b);
+    if ((e = SL__CUDA_RESULT(cudaEventRecord(s->c1, g->s[S_H2D]))) != cudaSuccess ||
+        (e = SL__CUDA_RESULT(cudaStreamWaitEvent(g->s[S_COMPUTE], s->c1, 0))) != cudaSuccess ||
+        (e = SL__CUDA_RESULT(cudaEventRecord(s->k0, g->s[S_COMPUTE]))) != cudaSuccess) {
+        drop_partial(b, g->s[S_H2D]);
         return cuda_fail(t->q, e, "ordering the upload");
     }
     s->have_copy = true;
     *out = b;
     return SL_OK;
 fail:
-    sl_batch_unref(b);
+    drop_partial(b, g->s[S_H2D]);
     return t->q->err.code ? t->q->err.code : SL_EDEVICE;
 }
 
@@ -677,7 +702,7 @@ static void pinned_buf_release(struct sl__buf *b)
 
 int sl__gpu_stream_wait(sl_task_t *t)
 {
-    cudaError_t e = cudaStreamSynchronize((cudaStream_t)t->stream);
+    cudaError_t e = SL__CUDA_RESULT(cudaStreamSynchronize((cudaStream_t)t->stream));
     return e == cudaSuccess ? SL_OK : cuda_fail(t->q, e, "waiting for a blocked task");
 }
 
@@ -711,13 +736,16 @@ static int download_strings(struct sl__gpu *g, sl_task_t *t, struct slot *s,
         rc = pinned_buf(g, t, hi - lo, &d->chars);
     if (rc < 0)
         return rc;
-    cudaError_t e = cudaMemcpyAsync(d->data->ptr, (const char *)c->data->ptr + first * ow,
-                                    (size_t)ob, cudaMemcpyDeviceToHost, g->s[S_D2H]);
+    cudaError_t e = SL__CUDA_RESULT(cudaMemcpyAsync(d->data->ptr,
+                                                    (const char *)c->data->ptr + first * ow,
+                                                    (size_t)ob, cudaMemcpyDeviceToHost,
+                                                    g->s[S_D2H]));
     if (e == cudaSuccess && hi > lo)
-        e = cudaMemcpyAsync(d->chars->ptr, (const char *)c->chars->ptr + lo, (size_t)(hi - lo),
-                            cudaMemcpyDeviceToHost, g->s[S_D2H]);
+        e = SL__CUDA_RESULT(cudaMemcpyAsync(d->chars->ptr, (const char *)c->chars->ptr + lo,
+                                            (size_t)(hi - lo), cudaMemcpyDeviceToHost,
+                                            g->s[S_D2H]));
     if (e == cudaSuccess)
-        e = cudaStreamSynchronize(g->s[S_D2H]);
+        e = SL__CUDA_RESULT(cudaStreamSynchronize(g->s[S_D2H]));
     if (e != cudaSuccess)
         return cuda_fail(t->q, e, "downloading a string column");
     sl__gpu_str_rebase(d->data->ptr, c->type, rows + 1, lo);
@@ -744,12 +772,12 @@ int sl__gpu_defer_to_host(sl_task_t *t, sl_batch_t *src, sl_task_t *next,
         return sl__query_fail(t->q, "", SL_ENOMEM, "out of memory");
     sl__batch_share_dicts(b, src); /* codes move; dictionaries stay in host memory */
     cudaError_t e;
-    if ((e = cudaEventRecord(s->kd, g->s[S_COMPUTE])) != cudaSuccess ||
-        (e = cudaStreamWaitEvent(g->s[S_D2H], s->kd, 0)) != cudaSuccess) {
+    if ((e = SL__CUDA_RESULT(cudaEventRecord(s->kd, g->s[S_COMPUTE]))) != cudaSuccess ||
+        (e = SL__CUDA_RESULT(cudaStreamWaitEvent(g->s[S_D2H], s->kd, 0))) != cudaSuccess) {
         sl_batch_unref(b);
         return cuda_fail(t->q, e, "ordering the download");
     }
-    if (!s->have_d2h && (e = cudaEventRecord(s->d0, g->s[S_D2H])) != cudaSuccess) {
+    if (!s->have_d2h && (e = SL__CUDA_RESULT(cudaEventRecord(s->d0, g->s[S_D2H]))) != cudaSuccess) {
         sl_batch_unref(b);
         return cuda_fail(t->q, e, "cudaEventRecord");
     }
@@ -770,7 +798,7 @@ int sl__gpu_defer_to_host(sl_task_t *t, sl_batch_t *src, sl_task_t *next,
         if (w == 0) { /* strings: offsets and bytes, here and now (download_strings) */
             int rc = c->data ? download_strings(g, t, s, c, first, rows, &b->cols[i]) : SL_OK;
             if (rc < 0) {
-                sl_batch_unref(b);
+                drop_partial(b, g->s[S_D2H]);
                 return rc;
             }
             parts[0] = NULL;
@@ -783,20 +811,21 @@ int sl__gpu_defer_to_host(sl_task_t *t, sl_batch_t *src, sl_task_t *next,
             void *h = NULL;
             int rc = sl__pinned_alloc(g->pinned, len[k] > 0 ? len[k] : 1, &h);
             if (rc < 0) {
-                sl_batch_unref(b);
+                drop_partial(b, g->s[S_D2H]);
                 return sl__query_fail(t->q, "", rc, "%s", sl_last_errmsg());
             }
             *dst[k] = sl__buf_wrap(h, len[k] > 0 ? len[k] : 1, SL__MEM_PINNED, pinned_buf_release, g);
             if (!*dst[k]) {
                 sl__pinned_free(g->pinned, h, len[k] > 0 ? len[k] : 1);
-                sl_batch_unref(b);
+                drop_partial(b, g->s[S_D2H]);
                 return sl__query_fail(t->q, "", SL_ENOMEM, "out of memory");
             }
             if (len[k] > 0) {
-                e = cudaMemcpyAsync(h, (const char *)parts[k]->ptr + from[k], (size_t)len[k],
-                                    cudaMemcpyDeviceToHost, g->s[S_D2H]);
+                e = SL__CUDA_RESULT(cudaMemcpyAsync(h, (const char *)parts[k]->ptr + from[k],
+                                                    (size_t)len[k], cudaMemcpyDeviceToHost,
+                                                    g->s[S_D2H]));
                 if (e != cudaSuccess) {
-                    sl_batch_unref(b);
+                    drop_partial(b, g->s[S_D2H]);
                     return cuda_fail(t->q, e, "cudaMemcpyAsync(d2h)");
                 }
             }
@@ -901,7 +930,8 @@ int sl__gpu_run_sync(struct sl__gpu *g, sl_task_t *t, const struct sl_impl *im)
     rc = sl__dpool_alloc_async(g->pool, sizeof(int32_t), g->s[S_COMPUTE], &d_status);
     if (rc < 0) {
         sl__query_fail(t->q, "", rc, "%s", sl_last_errmsg());
-    } else if ((e = cudaMemsetAsync(d_status, 0, sizeof(int32_t), g->s[S_COMPUTE])) != cudaSuccess) {
+    } else if ((e = SL__CUDA_RESULT(cudaMemsetAsync(d_status, 0, sizeof(int32_t),
+                                                    g->s[S_COMPUTE]))) != cudaSuccess) {
         rc = cuda_fail(t->q, e, "cudaMemsetAsync");
     } else {
         t->status = d_status;
@@ -920,9 +950,9 @@ int sl__gpu_run_sync(struct sl__gpu *g, sl_task_t *t, const struct sl_impl *im)
     t->sync_gpu = false;
     t->status = NULL;
     int32_t status = 0;
-    e = cudaStreamSynchronize(g->s[S_COMPUTE]);
+    e = SL__CUDA_RESULT(cudaStreamSynchronize(g->s[S_COMPUTE]));
     if (e == cudaSuccess && d_status)
-        e = cudaMemcpy(&status, d_status, sizeof status, cudaMemcpyDeviceToHost);
+        e = SL__CUDA_RESULT(cudaMemcpy(&status, d_status, sizeof status, cudaMemcpyDeviceToHost));
     if (d_status)
         sl__dpool_free_async(g->pool, d_status, sizeof(int32_t), g->s[S_COMPUTE]);
     if (e != cudaSuccess && rc >= 0)

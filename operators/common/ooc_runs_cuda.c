@@ -505,7 +505,7 @@ int sl__ooc_runs_merge(sl_task_t *t, struct sl__ooc_sorted *st, const int64_t *c
             break;
         }
         if (b >= 2) { /* bucket b - 2 is down (its set is next): hand it over */
-            if ((e = cudaEventSynchronize(r.s[b & 1].down)) != cudaSuccess) {
+            if ((e = SL_TASK_CUDA_CALL(cudaEventSynchronize(r.s[b & 1].down))) != cudaSuccess) {
                 rc = SL_TASK_CUDA_FAIL(t, e, "waiting for a bucket");
                 break;
             }

@@ -43,9 +43,9 @@ int sl__rows_device_column(sl_task_t *t, const struct sl__rows *r, int c, int64_
     int64_t at = 0;
     for (int64_t i = 0; i < r->n; i++) {
         const sl_batch_t *b = r->items[i].batch;
-        cudaError_t e = cudaMemcpyAsync(d + (size_t)at * w, sl__col_values(b, c),
-                                        (size_t)b->n_rows * w, cudaMemcpyDeviceToDevice,
-                                        sl_task_stream(t));
+        cudaError_t e = SL_TASK_CUDA_CALL(
+            cudaMemcpyAsync(d + (size_t)at * w, sl__col_values(b, c), (size_t)b->n_rows * w,
+                            cudaMemcpyDeviceToDevice, sl_task_stream(t)));
         if (e != cudaSuccess)
             return SL_TASK_CUDA_FAIL(t, e, "copying a column");
         at += b->n_rows;

@@ -54,8 +54,8 @@ static int xp_prepare(sl_task_t *t, const struct sl__expr *e, const struct sl__x
     run->d_tables = sl_task_device_alloc(t, (size_t)need + 1);
     cudaError_t err = cudaErrorMemoryAllocation;
     if (run->d_tables) /* pageable: the copy has read h when it returns */
-        err = cudaMemcpyAsync(run->d_tables, h, (size_t)need, cudaMemcpyHostToDevice,
-                              sl_task_stream(t));
+        err = SL_TASK_CUDA_CALL(cudaMemcpyAsync(run->d_tables, h, (size_t)need,
+                                                cudaMemcpyHostToDevice, sl_task_stream(t)));
     sl__free(h, (size_t)need + 1);
     if (!run->d_tables)
         return SL_ENOMEM;
@@ -102,7 +102,8 @@ static int gather_column(sl_task_t *t, sl_batch_t *in, sl_batch_t *out, int c,
             return SL_ENOMEM;
         out->cols[c].validity = vb;
         out->cols[c].null_count = -1;
-        e = sl_k_expr_gather_valid(ic->validity->ptr, ic->offset, d_idx, vb->ptr, k, s);
+        e = SL_TASK_CUDA_CALL(
+            sl_k_expr_gather_valid(ic->validity->ptr, ic->offset, d_idx, vb->ptr, k, s));
     }
     return e == cudaSuccess ? SL_OK : SL_TASK_CUDA_FAIL(t, e, "filter gather");
 }
@@ -149,11 +150,12 @@ static int filter_gpu(sl_task_t *t)
     uint32_t *d_idx = (uint32_t *)(m + idx_at);
     struct sl_k_expr_err *d_err = (struct sl_k_expr_err *)(m + small_at);
     int32_t *d_count = (int32_t *)(m + small_at + sizeof *d_err);
-    cudaError_t e = cudaMemsetAsync(d_err, 0, 64, s);
+    cudaError_t e = SL_TASK_CUDA_CALL(cudaMemsetAsync(d_err, 0, 64, s));
     if (e == cudaSuccess)
-        e = sl_k_expr_flags(&run.prog, &run.cols, run.d_tables, n, d_flags, d_err, s);
+        e = SL_TASK_CUDA_CALL(
+            sl_k_expr_flags(&run.prog, &run.cols, run.d_tables, n, d_flags, d_err, s));
     if (e == cudaSuccess)
-        e = sl_k_expr_select(m + temp_at, &temp, d_flags, d_idx, d_count, n, s);
+        e = SL_TASK_CUDA_CALL(sl_k_expr_select(m + temp_at, &temp, d_flags, d_idx, d_count, n, s));
     int32_t k = 0;
     rc = e == cudaSuccess ? read_back(t, "where", d->e, &d->xp, d_err, &k)
                            : SL_TASK_CUDA_FAIL(t, e, "filter");
@@ -212,10 +214,9 @@ static int project_item(sl_task_t *t, const struct proj_data *d, int i, sl_batch
     }
     tmp->cols[it->tmp_col].validity = vb;
     tmp->cols[it->tmp_col].null_count = -1;
-    cudaError_t e = sl_k_expr_project(&run.prog, &run.cols, run.d_tables, n,
-                                      sl__xp_store_of(sl__expr_type(it->e)),
-                                      sl__col_values(tmp, it->tmp_col), vb->ptr, d_err,
-                                      sl_task_stream(t));
+    cudaError_t e = SL_TASK_CUDA_CALL(sl_k_expr_project(
+        &run.prog, &run.cols, run.d_tables, n, sl__xp_store_of(sl__expr_type(it->e)),
+        sl__col_values(tmp, it->tmp_col), vb->ptr, d_err, sl_task_stream(t)));
     sl_task_device_free(t, run.d_tables);
     return e == cudaSuccess ? SL_OK : SL_TASK_CUDA_FAIL(t, e, "project");
 }
@@ -236,7 +237,7 @@ static int project_gpu(sl_task_t *t)
             sl_task_device_free(t, d_err);
             return SL_ENOMEM;
         }
-        cudaError_t ce = cudaMemsetAsync(d_err, 0, 64, sl_task_stream(t));
+        cudaError_t ce = SL_TASK_CUDA_CALL(cudaMemsetAsync(d_err, 0, 64, sl_task_stream(t)));
         int rc = ce == cudaSuccess ? SL_OK : SL_TASK_CUDA_FAIL(t, ce, "project");
         int first = -1;
         for (int i = 0; rc == SL_OK && i < d->n; i++) {

@@ -45,9 +45,10 @@ static int keys_on_gpu(sl_task_t *t, const struct sl__gen_keys *g, int key64,
         sl_batch_unref(b);
         return SL_ENOMEM;
     }
-    cudaError_t e = sl_k_gen_keys(g, key64, first, n, sl__col_values(b, 0), valid, st);
+    cudaError_t e =
+        SL_TASK_CUDA_CALL(sl_k_gen_keys(g, key64, first, n, sl__col_values(b, 0), valid, st));
     for (int j = 1; e == cudaSuccess && j <= payloads; j++)
-        e = sl_k_gen_payload(ptype, j, first, n, sl__col_values(b, j), st);
+        e = SL_TASK_CUDA_CALL(sl_k_gen_payload(ptype, j, first, n, sl__col_values(b, j), st));
     if (e != cudaSuccess) {
         sl_batch_unref(b);
         return SL_TASK_CUDA_FAIL(t, e, "gen.keys");
@@ -66,8 +67,8 @@ static int uniform_on_gpu(sl_task_t *t, const struct sl__gen_uni *u, int64_t row
         sl_batch_unref(b);
         return SL_ENOMEM;
     }
-    cudaError_t e = sl_k_gen_uniform(u, first, n, sl__col_values(b, 0), valid,
-                                     (cudaStream_t)sl_task_stream(t));
+    cudaError_t e = SL_TASK_CUDA_CALL(sl_k_gen_uniform(u, first, n, sl__col_values(b, 0), valid,
+                                                       (cudaStream_t)sl_task_stream(t)));
     if (e != cudaSuccess) {
         sl_batch_unref(b);
         return SL_TASK_CUDA_FAIL(t, e, "gen.uniform");
@@ -81,8 +82,8 @@ static int sequence_on_gpu(sl_task_t *t, int64_t start, int64_t step, int is64, 
     sl_batch_t *b = morsel_batch(t, rows, &first, &n);
     if (!b)
         return SL_ENOMEM;
-    cudaError_t e = sl_k_gen_sequence(start, step, is64, first, n, sl__col_values(b, 0),
-                                      (cudaStream_t)sl_task_stream(t));
+    cudaError_t e = SL_TASK_CUDA_CALL(sl_k_gen_sequence(
+        start, step, is64, first, n, sl__col_values(b, 0), (cudaStream_t)sl_task_stream(t)));
     if (e != cudaSuccess) {
         sl_batch_unref(b);
         return SL_TASK_CUDA_FAIL(t, e, "gen.sequence");
@@ -105,8 +106,9 @@ static int blobs_on_gpu(sl_task_t *t, uint64_t seed, int64_t k, int dims, double
         float *cols[SL_K_GEN_BLOBS_COLS];
         for (int j = 0; j < nd; j++)
             cols[j] = sl__col_values(b, j0 + j);
-        e = sl_k_gen_blobs_f32(seed, k, dims, spread, first, n, j0, nd, cols,
-                               label && j0 == 0 ? sl__col_values(b, dims) : NULL, st);
+        e = SL_TASK_CUDA_CALL(sl_k_gen_blobs_f32(seed, k, dims, spread, first, n, j0, nd, cols,
+                                                 label && j0 == 0 ? sl__col_values(b, dims) : NULL,
+                                                 st));
     }
     if (e != cudaSuccess) {
         sl_batch_unref(b);

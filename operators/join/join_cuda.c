@@ -441,9 +441,10 @@ static int npj_table(sl_task_t *t, struct gj *g, void **temp, size_t *need)
                               : sl_k_npj_dense_build_k32(*temp, need, R->keys, R->n, (uint32_t)g->kmin,
                                                          g->range, s);
         if (e == cudaSuccess)
-            e = cudaMemcpyAsync(&dup, (char *)*temp + *need - 16, sizeof dup, cudaMemcpyDeviceToHost, s);
+            e = SL_TASK_CUDA_CALL(cudaMemcpyAsync(&dup, (char *)*temp + *need - 16, sizeof dup,
+                                                  cudaMemcpyDeviceToHost, s));
         if (e == cudaSuccess)
-            e = cudaStreamSynchronize(s);
+            e = SL_TASK_CUDA_CALL(cudaStreamSynchronize(s));
         if (e != cudaSuccess)
             return SL_TASK_CUDA_FAIL(t, e, "building the direct table");
         if (!dup)
@@ -652,11 +653,11 @@ static int left_validity(sl_task_t *t, struct gj *g, struct gj_out *o)
     unsigned char *v = sl__col_values(vb, 0);
     cudaStream_t s = sl_task_stream(t);
     int64_t full = o->inner / 8;
-    cudaError_t e = cudaMemsetAsync(v, 0xff, (size_t)full, s);
+    cudaError_t e = SL_TASK_CUDA_CALL(cudaMemsetAsync(v, 0xff, (size_t)full, s));
     if (e == cudaSuccess && bytes > full)
-        e = cudaMemsetAsync(v + full, 0, (size_t)(bytes - full), s);
+        e = SL_TASK_CUDA_CALL(cudaMemsetAsync(v + full, 0, (size_t)(bytes - full), s));
     if (e == cudaSuccess && o->inner % 8)
-        e = cudaMemsetAsync(v + full, (1 << (o->inner % 8)) - 1, 1, s);
+        e = SL_TASK_CUDA_CALL(cudaMemsetAsync(v + full, (1 << (o->inner % 8)) - 1, 1, s));
     for (int oc = 0; e == cudaSuccess && oc < d->n_out; oc++) {
         if (d->out[oc].side != g->build || from_key(g, &d->out[oc]))
             continue;
@@ -697,20 +698,26 @@ static int aggregate(sl_task_t *t, struct join_state *st, const struct gj *g,
     for (int oc = 0; oc < d->n_out && rc >= 0; oc++) {
         const void *vals = o->dest[oc];
         const struct join_ocol *c = &d->out[oc];
-        cudaError_t e = cudaMemsetAsync(acc, 0, 2 * sizeof *acc, s);
+        cudaError_t e = SL_TASK_CUDA_CALL(cudaMemsetAsync(acc, 0, 2 * sizeof *acc, s));
         if (e == cudaSuccess) {
             switch (join_gpu_type(c->type)) {
-            case SL_TYPE_INT32: e = sl_k_sum_i32(vals, o->count, (long long *)acc, s); break;
-            case SL_TYPE_INT64: e = sl_k_sum_i64_exact(vals, o->count, acc, s); break;
-            case SL_TYPE_FLOAT32: e = sl_k_sum_f32(vals, o->count, (double *)acc, s); break;
-            default: e = sl_k_sum_f64(vals, o->count, (double *)acc, s); break;
+            case SL_TYPE_INT32:
+                e = SL_TASK_CUDA_CALL(sl_k_sum_i32(vals, o->count, (long long *)acc, s));
+                break;
+            case SL_TYPE_INT64:
+                e = SL_TASK_CUDA_CALL(sl_k_sum_i64_exact(vals, o->count, acc, s));
+                break;
+            case SL_TYPE_FLOAT32:
+                e = SL_TASK_CUDA_CALL(sl_k_sum_f32(vals, o->count, (double *)acc, s));
+                break;
+            default: e = SL_TASK_CUDA_CALL(sl_k_sum_f64(vals, o->count, (double *)acc, s)); break;
             }
         }
         unsigned long long h[2] = {0, 0};
         if (e == cudaSuccess)
-            e = cudaMemcpyAsync(h, acc, sizeof h, cudaMemcpyDeviceToHost, s);
+            e = SL_TASK_CUDA_CALL(cudaMemcpyAsync(h, acc, sizeof h, cudaMemcpyDeviceToHost, s));
         if (e == cudaSuccess)
-            e = cudaStreamSynchronize(s);
+            e = SL_TASK_CUDA_CALL(cudaStreamSynchronize(s));
         if (e != cudaSuccess) {
             rc = SL_TASK_CUDA_FAIL(t, e, "summing");
             break;

@@ -61,9 +61,10 @@ static int select_rows(sl_task_t *t, struct gj *g, uint64_t kmin, uint64_t kmax)
                               : sl_k_select_in_range_k32(temp, &temp_bytes, S->keys, S->n, (uint32_t)kmin,
                                                          range, idx, d_count, s);
         if (e == cudaSuccess)
-            e = cudaMemcpyAsync(&count, d_count, sizeof count, cudaMemcpyDeviceToHost, s);
+            e = SL_TASK_CUDA_CALL(
+                cudaMemcpyAsync(&count, d_count, sizeof count, cudaMemcpyDeviceToHost, s));
         if (e == cudaSuccess)
-            e = cudaStreamSynchronize(s);
+            e = SL_TASK_CUDA_CALL(cudaStreamSynchronize(s));
         if (e != cudaSuccess)
             rc = SL_TASK_CUDA_FAIL(t, e, "filtering the probe side");
     }
@@ -75,9 +76,9 @@ static int select_rows(sl_task_t *t, struct gj *g, uint64_t kmin, uint64_t kmax)
             rc = SL_ENOMEM;
         cudaError_t e = cudaSuccess;
         if (rc == SL_OK)
-            e = sl_k_gather_bytes(S->keys, (int)kw, idx, count, keys, s);
+            e = SL_TASK_CUDA_CALL(sl_k_gather_bytes(S->keys, (int)kw, idx, count, keys, s));
         if (rc == SL_OK && e == cudaSuccess && rb)
-            e = sl_k_gather_bytes(S->rows, rb, idx, count, rows, s);
+            e = SL_TASK_CUDA_CALL(sl_k_gather_bytes(S->rows, rb, idx, count, rows, s));
         if (rc == SL_OK && e != cudaSuccess)
             rc = SL_TASK_CUDA_FAIL(t, e, "gathering the kept probe rows");
     }

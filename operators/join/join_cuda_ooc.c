@@ -839,10 +839,16 @@ static int sum_job(struct ooc *o, struct gset *g)
         unsigned long long *acc = o->d_acc + 2 * oc;
         cudaError_t e;
         switch (c->type) {
-        case SL_TYPE_INT32: e = sl_k_sum_i32(vals, g->count, (long long *)acc, o->cs); break;
-        case SL_TYPE_INT64: e = sl_k_sum_i64_exact(vals, g->count, acc, o->cs); break;
-        case SL_TYPE_FLOAT32: e = sl_k_sum_f32(vals, g->count, (double *)acc, o->cs); break;
-        default: e = sl_k_sum_f64(vals, g->count, (double *)acc, o->cs); break;
+        case SL_TYPE_INT32:
+            e = SL_TASK_CUDA_CALL(sl_k_sum_i32(vals, g->count, (long long *)acc, o->cs));
+            break;
+        case SL_TYPE_INT64:
+            e = SL_TASK_CUDA_CALL(sl_k_sum_i64_exact(vals, g->count, acc, o->cs));
+            break;
+        case SL_TYPE_FLOAT32:
+            e = SL_TASK_CUDA_CALL(sl_k_sum_f32(vals, g->count, (double *)acc, o->cs));
+            break;
+        default: e = SL_TASK_CUDA_CALL(sl_k_sum_f64(vals, g->count, (double *)acc, o->cs)); break;
         }
         SL_TASK_CUDA_TRY(o->t, e, "summing");
     }
@@ -1250,7 +1256,7 @@ int join_ooc_finalize(sl_task_t *t)
     if (!(o->d_status = sl_task_device_alloc(t, sizeof(int32_t))))
         rc = SL_ENOMEM;
     if (rc >= 0) {
-        e = cudaMemsetAsync(o->d_status, 0, sizeof(int32_t), o->cs);
+        e = SL_TASK_CUDA_CALL(cudaMemsetAsync(o->d_status, 0, sizeof(int32_t), o->cs));
         rc = e == cudaSuccess ? run(o) : SL_TASK_CUDA_FAIL(t, e, "zeroing");
     }
     cudaStreamSynchronize(o->cs);

@@ -85,17 +85,18 @@ int gj_range_of(sl_task_t *t, int k8, int64_t parts, const void *const *keys, co
         return SL_ENOMEM;
     cudaStream_t s = sl_task_stream(t);
     size_t w = k8 ? 8 : 4;
-    cudaError_t e = cudaMemsetAsync(mm, 0xFF, w, s); /* smallest: all ones, largest: 0 */
+    cudaError_t e =
+        SL_TASK_CUDA_CALL(cudaMemsetAsync(mm, 0xFF, w, s)); /* smallest: all ones, largest: 0 */
     if (e == cudaSuccess)
-        e = cudaMemsetAsync((char *)mm + w, 0, w, s);
+        e = SL_TASK_CUDA_CALL(cudaMemsetAsync((char *)mm + w, 0, w, s));
     for (int64_t i = 0; e == cudaSuccess && i < parts; i++)
         if (n[i] > 0)
             e = k8 ? sl_k_npj_key_range_k64(keys[i], n[i], mm, s)
                    : sl_k_npj_key_range_k32(keys[i], n[i], (uint32_t *)mm, s);
     if (e == cudaSuccess)
-        e = cudaMemcpyAsync(h, mm, 2 * w, cudaMemcpyDeviceToHost, s);
+        e = SL_TASK_CUDA_CALL(cudaMemcpyAsync(h, mm, 2 * w, cudaMemcpyDeviceToHost, s));
     if (e == cudaSuccess)
-        e = cudaStreamSynchronize(s);
+        e = SL_TASK_CUDA_CALL(cudaStreamSynchronize(s));
     sl_task_device_free(t, mm);
     if (e != cudaSuccess)
         return SL_TASK_CUDA_FAIL(t, e, "key range");
@@ -153,9 +154,10 @@ int gj_sample_keys(sl_task_t *t, int k8, int parts, const struct gj_side *const 
     }
     unsigned char *raw = (unsigned char *)h; /* 64-bit slots, widened in place below */
     if (e == cudaSuccess)
-        e = cudaMemcpyAsync(raw, d, (size_t)(parts * per) * kw, cudaMemcpyDeviceToHost, s);
+        e = SL_TASK_CUDA_CALL(
+            cudaMemcpyAsync(raw, d, (size_t)(parts * per) * kw, cudaMemcpyDeviceToHost, s));
     if (e == cudaSuccess)
-        e = cudaStreamSynchronize(s);
+        e = SL_TASK_CUDA_CALL(cudaStreamSynchronize(s));
     sl_task_device_free(t, d);
     if (e != cudaSuccess)
         return SL_TASK_CUDA_FAIL(t, e, "sampling keys");
@@ -233,7 +235,7 @@ static int pack_side(sl_task_t *t, const struct join_state *st, int s, struct gj
         kc.ptr[j] = (void *)p;
     }
     if (rc >= 0) {
-        cudaError_t e = sl_k_pack_rows(&kc, g->n, rb, dst, stream);
+        cudaError_t e = SL_TASK_CUDA_CALL(sl_k_pack_rows(&kc, g->n, rb, dst, stream));
         if (e != cudaSuccess)
             rc = SL_TASK_CUDA_FAIL(t, e, "packing payload rows");
     }

@@ -205,23 +205,26 @@ static int check_hashes(sl_task_t *t, struct gj *g, const sl_k_keycols_t *kc, in
     unsigned flag = 0;
     cudaError_t e = cudaSuccess;
     if (rc == SL_OK) {
-        e = cudaMemcpyAsync(p[0], A->keys, (size_t)A->n * 8, cudaMemcpyDeviceToDevice, s);
+        e = SL_TASK_CUDA_CALL(
+            cudaMemcpyAsync(p[0], A->keys, (size_t)A->n * 8, cudaMemcpyDeviceToDevice, s));
         if (e == cudaSuccess)
-            e = cudaMemcpyAsync((char *)p[0] + A->n * 8, B->keys, (size_t)B->n * 8,
-                                cudaMemcpyDeviceToDevice, s);
+            e = SL_TASK_CUDA_CALL(cudaMemcpyAsync((char *)p[0] + A->n * 8, B->keys,
+                                                  (size_t)B->n * 8, cudaMemcpyDeviceToDevice, s));
         if (e == cudaSuccess)
-            e = sl_k_iota_u32(p[2], n, 0, s);
+            e = SL_TASK_CUDA_CALL(sl_k_iota_u32(p[2], n, 0, s));
         if (e == cudaSuccess)
-            e = cudaMemsetAsync(p[5], 0, 8, s);
+            e = SL_TASK_CUDA_CALL(cudaMemsetAsync(p[5], 0, 8, s));
         size_t tb = need;
         if (e == cudaSuccess)
-            e = sl_k_sort_pairs(p[4], &tb, 8, 0, p[0], p[1], p[2], p[3], 4, n, s);
+            e = SL_TASK_CUDA_CALL(
+                sl_k_sort_pairs(p[4], &tb, 8, 0, p[0], p[1], p[2], p[3], 4, n, s));
         if (e == cudaSuccess)
-            e = sl_k_key_collisions(kc, p[1], p[3], n, (uint32_t)A->n, p[5], s);
+            e = SL_TASK_CUDA_CALL(sl_k_key_collisions(kc, p[1], p[3], n, (uint32_t)A->n, p[5], s));
         if (e == cudaSuccess)
-            e = cudaMemcpyAsync(&flag, p[5], sizeof flag, cudaMemcpyDeviceToHost, s);
+            e = SL_TASK_CUDA_CALL(
+                cudaMemcpyAsync(&flag, p[5], sizeof flag, cudaMemcpyDeviceToHost, s));
         if (e == cudaSuccess)
-            e = cudaStreamSynchronize(s);
+            e = SL_TASK_CUDA_CALL(cudaStreamSynchronize(s));
         if (e != cudaSuccess)
             rc = SL_TASK_CUDA_FAIL(t, e, "checking key hashes");
     }
@@ -249,8 +252,8 @@ int gj_hash_keys(sl_task_t *t, struct join_state *st, struct gj *g)
     for (int attempt = 0; rc >= 0 && collided && attempt < 2; attempt++) {
         uint64_t seed = SEED0 + 0x9E3779B97F4A7C15ull * (uint64_t)attempt;
         for (int s = 0; s < 2 && rc >= 0; s++) {
-            cudaError_t e = sl_k_key_hash(&kc, s, g->s[s].n, seed, weak != 0, g->s[s].keys_own,
-                                          sl_task_stream(t));
+            cudaError_t e = SL_TASK_CUDA_CALL(sl_k_key_hash(&kc, s, g->s[s].n, seed, weak != 0,
+                                                            g->s[s].keys_own, sl_task_stream(t)));
             if (e != cudaSuccess)
                 rc = SL_TASK_CUDA_FAIL(t, e, "hashing join keys");
         }
@@ -286,13 +289,14 @@ int gj_gather_strings(sl_task_t *t, const struct join_state *st, const struct gj
     }
     int64_t total = 0;
     if (rc >= 0 && e == cudaSuccess)
-        e = sl_k_str_gather_lengths(views, ids, n, valid, p[0], stream);
+        e = SL_TASK_CUDA_CALL(sl_k_str_gather_lengths(views, ids, n, valid, p[0], stream));
     if (rc >= 0 && e == cudaSuccess)
-        e = sl_k_scan_i64(p[2], &need, p[0], p[1], n + 1, stream);
+        e = SL_TASK_CUDA_CALL(sl_k_scan_i64(p[2], &need, p[0], p[1], n + 1, stream));
     if (rc >= 0 && e == cudaSuccess)
-        e = cudaMemcpyAsync(&total, (int64_t *)p[1] + n, 8, cudaMemcpyDeviceToHost, stream);
+        e = SL_TASK_CUDA_CALL(
+            cudaMemcpyAsync(&total, (int64_t *)p[1] + n, 8, cudaMemcpyDeviceToHost, stream));
     if (rc >= 0 && e == cudaSuccess)
-        e = cudaStreamSynchronize(stream);
+        e = SL_TASK_CUDA_CALL(cudaStreamSynchronize(stream));
     if (e != cudaSuccess)
         rc = SL_TASK_CUDA_FAIL(t, e, "sizing output strings");
     if (rc >= 0 && b->cols[oc].type == SL_TYPE_UTF8 && total > INT32_MAX)
@@ -302,8 +306,9 @@ int gj_gather_strings(sl_task_t *t, const struct join_state *st, const struct gj
         rc = gj_attach_chars(t, b, oc, total);
     if (rc >= 0) {
         char *chars = b->cols[oc].chars ? b->cols[oc].chars->ptr : NULL;
-        e = sl_k_str_gather_bytes(views, ids, p[1], n, valid, chars, sl__col_values(b, oc),
-                                  b->cols[oc].type == SL_TYPE_UTF8 ? 4 : 8, stream);
+        e = SL_TASK_CUDA_CALL(
+            sl_k_str_gather_bytes(views, ids, p[1], n, valid, chars, sl__col_values(b, oc),
+                                  b->cols[oc].type == SL_TYPE_UTF8 ? 4 : 8, stream));
         if (e != cudaSuccess)
             rc = SL_TASK_CUDA_FAIL(t, e, "gathering output strings");
     }

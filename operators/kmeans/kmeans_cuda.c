@@ -239,14 +239,16 @@ static int init_random(sl_task_t *t, const struct km_plan *p, struct km_global *
         if (rc < 0)
             return rc;
         cudaStream_t st = sl_task_stream(t);
-        cudaError_t e = cudaMemcpyAsync(d_rows, rows, (size_t)m * 8, cudaMemcpyHostToDevice, st);
+        cudaError_t e = SL_TASK_CUDA_CALL(
+            cudaMemcpyAsync(d_rows, rows, (size_t)m * 8, cudaMemcpyHostToDevice, st));
         if (e == cudaSuccess)
-            e = cudaMemcpyAsync(d_dst, dst, (size_t)m * 4, cudaMemcpyHostToDevice, st);
+            e = SL_TASK_CUDA_CALL(
+                cudaMemcpyAsync(d_dst, dst, (size_t)m * 4, cudaMemcpyHostToDevice, st));
         if (e == cudaSuccess)
-            e = sl_k_kmeans_gather_f32(cols, p->d, d_rows, d_dst, m, s->c64, st);
+            e = SL_TASK_CUDA_CALL(sl_k_kmeans_gather_f32(cols, p->d, d_rows, d_dst, m, s->c64, st));
         /* the host arrays are reused by the next batch: wait for the copies */
         if (e == cudaSuccess)
-            e = cudaStreamSynchronize(st);
+            e = SL_TASK_CUDA_CALL(cudaStreamSynchronize(st));
         sl_batch_unref(dev);
         if (e != cudaSuccess)
             return SL_TASK_CUDA_FAIL(t, e, "gathering the initial centroids");
@@ -282,16 +284,18 @@ static int init_plusplus(sl_task_t *t, const struct km_plan *p, struct km_global
             break;
         int64_t row = pick - g->start[bi];
         int32_t dst = c;
-        cudaError_t e = cudaMemcpyAsync(row_d, &row, 8, cudaMemcpyHostToDevice, st);
+        cudaError_t e =
+            SL_TASK_CUDA_CALL(cudaMemcpyAsync(row_d, &row, 8, cudaMemcpyHostToDevice, st));
         if (e == cudaSuccess)
-            e = cudaMemcpyAsync(dst_d, &dst, 4, cudaMemcpyHostToDevice, st);
+            e = SL_TASK_CUDA_CALL(cudaMemcpyAsync(dst_d, &dst, 4, cudaMemcpyHostToDevice, st));
         if (e == cudaSuccess)
-            e = sl_k_kmeans_gather_f32(cols, p->d, row_d, dst_d, 1, s->c64, st);
+            e = SL_TASK_CUDA_CALL(sl_k_kmeans_gather_f32(cols, p->d, row_d, dst_d, 1, s->c64, st));
         if (e == cudaSuccess)
-            e = cudaMemcpyAsync(last, s->c64 + (size_t)c * p->d, (size_t)p->d * 8,
-                                cudaMemcpyDeviceToDevice, st);
+            e = SL_TASK_CUDA_CALL(cudaMemcpyAsync(last, s->c64 + (size_t)c * p->d, (size_t)p->d * 8,
+                                                  cudaMemcpyDeviceToDevice, st));
         if (e == cudaSuccess)
-            e = cudaStreamSynchronize(st); /* row and dst are on this stack frame */
+            e = SL_TASK_CUDA_CALL(
+                cudaStreamSynchronize(st)); /* row and dst are on this stack frame */
         sl_batch_unref(dev);
         if (e != cudaSuccess) {
             rc = SL_TASK_CUDA_FAIL(t, e, "k-means++");
@@ -302,8 +306,8 @@ static int init_plusplus(sl_task_t *t, const struct km_plan *p, struct km_global
         for (int64_t i = 0; i < g->in[0].n && e == cudaSuccess; i++) {
             if ((rc = batch_cols(t, p, g, i, &dev, cols)) < 0)
                 break;
-            e = sl_k_kmeans_pp_update_f32(cols, p->d, g->in[0].v[i].batch->n_rows, last, c == 0,
-                                          d2 + g->start[i], st);
+            e = SL_TASK_CUDA_CALL(sl_k_kmeans_pp_update_f32(cols, p->d, g->in[0].v[i].batch->n_rows,
+                                                            last, c == 0, d2 + g->start[i], st));
             sl_batch_unref(dev);
         }
         if (rc < 0)
@@ -311,11 +315,11 @@ static int init_plusplus(sl_task_t *t, const struct km_plan *p, struct km_global
         size_t tb = s->temp_bytes;
         double tot = 0;
         if (e == cudaSuccess)
-            e = sl_k_kmeans_pp_total(s->temp, &tb, d2, g->n, total, st);
+            e = SL_TASK_CUDA_CALL(sl_k_kmeans_pp_total(s->temp, &tb, d2, g->n, total, st));
         if (e == cudaSuccess)
-            e = cudaMemcpyAsync(&tot, total, 8, cudaMemcpyDeviceToHost, st);
+            e = SL_TASK_CUDA_CALL(cudaMemcpyAsync(&tot, total, 8, cudaMemcpyDeviceToHost, st));
         if (e == cudaSuccess)
-            e = cudaStreamSynchronize(st);
+            e = SL_TASK_CUDA_CALL(cudaStreamSynchronize(st));
         if (e != cudaSuccess) {
             rc = SL_TASK_CUDA_FAIL(t, e, "k-means++");
             break;
@@ -325,11 +329,11 @@ static int init_plusplus(sl_task_t *t, const struct km_plan *p, struct km_global
             long long v = 0;
             double u = sl__km_rng_unit(&seed) * tot;
             tb = s->temp_bytes;
-            e = sl_k_kmeans_pp_pick(s->temp, &tb, d2, g->n, u, pick_d, st);
+            e = SL_TASK_CUDA_CALL(sl_k_kmeans_pp_pick(s->temp, &tb, d2, g->n, u, pick_d, st));
             if (e == cudaSuccess)
-                e = cudaMemcpyAsync(&v, pick_d, 8, cudaMemcpyDeviceToHost, st);
+                e = SL_TASK_CUDA_CALL(cudaMemcpyAsync(&v, pick_d, 8, cudaMemcpyDeviceToHost, st));
             if (e == cudaSuccess)
-                e = cudaStreamSynchronize(st);
+                e = SL_TASK_CUDA_CALL(cudaStreamSynchronize(st));
             if (e != cudaSuccess) {
                 rc = SL_TASK_CUDA_FAIL(t, e, "k-means++");
                 break;
@@ -362,9 +366,9 @@ static int iterate(sl_task_t *t, const struct km_plan *p, struct km_global *g, s
         if (rc < 0)
             return rc;
         size_t tb = s->temp_bytes;
-        cudaError_t e = sl_k_kmeans_step_f32_if(
+        cudaError_t e = SL_TASK_CUDA_CALL(sl_k_kmeans_step_f32_if(
             s->temp, &tb, cols, p->d, dev->n_rows, s->cent, p->k, s->method, s->sums, s->counts,
-            s->inertia, s->labels ? s->labels + g->start[i] : NULL, s->state, st);
+            s->inertia, s->labels ? s->labels + g->start[i] : NULL, s->state, st));
         sl_batch_unref(dev); /* a streamed copy is freed in stream order, after the step */
         if (e != cudaSuccess)
             return SL_TASK_CUDA_FAIL(t, e, "assign and sum");

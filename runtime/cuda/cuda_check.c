@@ -1,9 +1,12 @@
 /* CUDA error mapping and the CUDA fault injector.
  *
- * Every CUDA call of the runtime goes through SL__CUDA_CALL / SL_CUDA_TRY (cuda_int.h),
- * which ask sl__cuda_fault() first: that is where tests make the Nth call fail
- * (SQLite's test_malloc.c), without making it, so no resource is half-created. A
- * failing result becomes SL_EDEVICE with the CUDA error's name, the call and the place.
+ * The runtime's CUDA calls that create or allocate go through SL__CUDA_CALL / SL_CUDA_TRY
+ * (cuda_int.h), which ask sl__cuda_fault() first: that is where tests make the Nth call
+ * fail (SQLite's test_malloc.c), without making it, so no resource is half-created.
+ * The GPU worker's calls and SL_TASK_CUDA_TRY's count the same way through
+ * sl__cuda_fault_before/_after, which fail waits and stream marks after making them
+ * (see cuda_int.h). A failing result becomes SL_EDEVICE with the CUDA error's name, the
+ * call and the place.
  */
 #include <stdio.h>
 #include <string.h>
@@ -46,6 +49,47 @@ cudaError_t sl__cuda_fault(void)
         }
     }
     return cudaSuccess;
+}
+
+/* Calls that an injected failure must leave made: waits and stream marks. */
+static bool fails_after(const char *call)
+{
+    return strstr(call, "Synchronize") || strstr(call, "EventRecord") ||
+           strstr(call, "StreamWaitEvent") || strncmp(call, "cudaMemcpy(", 11) == 0;
+}
+
+static _Thread_local cudaError_t injected_error, pending_error;
+
+int sl__cuda_fault_before(const char *call)
+{
+    cudaError_t e = sl__cuda_fault();
+    if (SL__LIKELY(e == cudaSuccess))
+        return 0;
+    injected_error = e;
+    if (!fails_after(call))
+        return (int)e;
+    pending_error = e; /* made first; sl__cuda_fault_after reports it */
+    return 0;
+}
+
+int sl__cuda_fault_after(int e)
+{
+    if (SL__LIKELY(pending_error == cudaSuccess))
+        return e;
+    cudaError_t p = pending_error;
+    pending_error = cudaSuccess;
+    injected_now = e == (int)cudaSuccess; /* no error inside CUDA to clear then */
+    return e != (int)cudaSuccess ? e : (int)p;
+}
+
+cudaError_t sl__cuda_fault_injected(void)
+{
+    return injected_error;
+}
+
+int sl__cuda_fault_injected_code(void)
+{
+    return (int)injected_error;
 }
 
 bool sl__cuda_error_is_sticky(cudaError_t e)

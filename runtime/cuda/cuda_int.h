@@ -76,6 +76,25 @@ int sl__cuda_check_slot(struct sl__errslot *slot, cudaError_t e, const char *wha
                         const char *file, int line);
 /* The injected error for this checked call, or cudaSuccess to make the call. */
 cudaError_t sl__cuda_fault(void);
+/* Checked calls outside SL__CUDA_CALL (the GPU worker's, SL_TASK_CUDA_TRY's) go through
+ * these two: sl__cuda_fault_before(call) before the call, with its text; when it gives
+ * an error, that is the call's result and the call is not made. Otherwise the call is
+ * made and its result passes through sl__cuda_fault_after(). Where the injector fires
+ * depends on the call, so that an injected failure leaves what a real one would:
+ * calls that queue work on memory or create something (copies, memsets, launches,
+ * creations) fail before they are made, as a real failure queues nothing; calls that
+ * wait or mark a point in a stream (synchronizations, event records, stream waits)
+ * fail after they are made, so that no work is left in flight that the error path does
+ * not expect (a real failure there is a sticky error, when the device is lost anyway). */
+int sl__cuda_fault_before(const char *call);
+int sl__cuda_fault_after(int e);
+/* SL__CUDA_RESULT(expr): the result of CUDA call `expr` through the two above. */
+#define SL__CUDA_RESULT(expr)                                                           \
+    (sl__cuda_fault_before(#expr) != 0 ? sl__cuda_fault_injected()                      \
+                                       : (cudaError_t)sl__cuda_fault_after((int)(expr)))
+/* The error the injector gave this thread last (as an int: gpu_ext.h's). */
+cudaError_t sl__cuda_fault_injected(void);
+int sl__cuda_fault_injected_code(void);
 /* True for errors that leave the context unusable (illegal address, launch failure,
  * ...): the scheduler must stop using the device. */
 bool sl__cuda_error_is_sticky(cudaError_t e);

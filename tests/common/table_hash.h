@@ -40,4 +40,13 @@ static inline void sl_test_table_hash(const sl_table_t *t, struct sl_test_rows *
     }
 }
 
+/* Folds table t into *acc, a fingerprint of a query's outputs in their order. */
+static inline void sl_test_rows_add(struct sl_test_rows *acc, const sl_table_t *t)
+{
+    struct sl_test_rows r;
+    sl_test_table_hash(t, &r);
+    acc->rows += r.rows;
+    acc->hash = acc->hash * 1000003u + r.hash;
+}
+
 #endif /* SLUICE_TEST_TABLE_HASH_H */

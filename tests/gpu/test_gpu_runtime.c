@@ -8,6 +8,7 @@
  * which adds compute-sanitizer memcheck. */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cuda/cuda_int.h"
 #include "gpu_test.h"
@@ -201,6 +202,41 @@ SL_TEST(check_and_injector)
     assert_int_equal(strncmp(msg, "cudaErrorInvalidValue", 21), 0);
     assert_int_equal(sl__cuda_check(cudaSuccess, "x", __FILE__, __LINE__, msg, sizeof msg),
                      SL_OK);
+}
+
+static void CUDART_CB slow_host_fn(void *flag)
+{
+    usleep(50 * 1000);
+    *(volatile int *)flag = 1;
+}
+
+/* Where SL__CUDA_RESULT fails a call: one that queues work (a memset) before it is made,
+ * so the memory stays as it was; a wait after it is made, so the work it waits for is
+ * done when the injected error comes back; once only. */
+SL_TEST(injector_fails_work_before_and_waits_after)
+{
+    REQUIRE_GPU();
+    cudaStream_t s;
+    CU(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    uint32_t *d = NULL, h = 1;
+    CU(cudaMalloc((void **)&d, sizeof *d));
+    CU(cudaMemset(d, 0, sizeof *d));
+    sl__cuda_fail_after(0, cudaErrorMemoryAllocation);
+    assert_int_equal(SL__CUDA_RESULT(cudaMemsetAsync(d, 0xff, sizeof *d, s)),
+                     cudaErrorMemoryAllocation);
+    CU(cudaStreamSynchronize(s));
+    CU(cudaMemcpy(&h, d, sizeof h, cudaMemcpyDeviceToHost));
+    assert_int_equal(h, 0);
+
+    volatile int done = 0;
+    CU(cudaLaunchHostFunc(s, slow_host_fn, (void *)&done));
+    sl__cuda_fail_after(0, cudaErrorMemoryAllocation);
+    assert_int_equal(SL__CUDA_RESULT(cudaStreamSynchronize(s)), cudaErrorMemoryAllocation);
+    assert_int_equal(done, 1);
+    assert_int_equal(SL__CUDA_RESULT(cudaStreamSynchronize(s)), cudaSuccess);
+    CU(cudaFree(d));
+    CU(cudaStreamDestroy(s));
+    assert_no_leaks();
 }
 
 /* Helper that returns from the case: SL_TEST bodies cannot share a skip otherwise. */

@@ -49,12 +49,8 @@ static int add_output(sl_query_t *q, const char *name, bool arrow, struct sl_tes
     int rc = sl_query_result(q, name, &t);
     if (rc == SL_OK && arrow)
         rc = arrow_round_trip(&t);
-    if (rc == SL_OK) {
-        struct sl_test_rows r;
-        sl_test_table_hash(t, &r);
-        out->rows += r.rows;
-        out->hash = out->hash * 1000003u + r.hash;
-    }
+    if (rc == SL_OK)
+        sl_test_rows_add(out, t);
     sl_table_unref(t);
     return rc;
 }
