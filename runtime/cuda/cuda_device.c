@@ -213,7 +213,7 @@ int sl__cuda_streams_destroy(int n, cudaStream_t *s)
         if (!s[i])
             continue;
         int rc;
-        SL__CUDA_CALL(rc, NULL, cudaStreamDestroy(s[i]));
+        SL__CUDA_RELEASE(rc, NULL, cudaStreamDestroy(s[i]));
         if (rc < 0 && first == SL_OK)
             first = rc;
         s[i] = NULL;
@@ -250,7 +250,7 @@ int sl__cuda_event_destroy(cudaEvent_t ev)
     if (!ev)
         return SL_OK;
     int rc;
-    SL__CUDA_CALL(rc, NULL, cudaEventDestroy(ev));
+    SL__CUDA_RELEASE(rc, NULL, cudaEventDestroy(ev));
     return rc;
 }
 

@@ -49,7 +49,7 @@ int sl__dpool_destroy(struct sl__dpool *p)
         return SL_OK;
     int64_t live = atomic_load(&p->live_allocs);
     int rc;
-    SL__CUDA_CALL(rc, NULL, cudaMemPoolDestroy(p->pool));
+    SL__CUDA_RELEASE(rc, NULL, cudaMemPoolDestroy(p->pool));
     if (rc == SL_OK && live != 0)
         rc = sl__set_last_error(SL_EBUSY, "GPU %d pool destroyed with %lld allocations "
                                 "(%lld bytes) live", p->device, (long long)live,
@@ -119,7 +119,7 @@ int sl__dpool_free_async(struct sl__dpool *p, void *d_ptr, int64_t bytes, cudaSt
     if (!d_ptr)
         return SL_OK;
     int rc;
-    SL__CUDA_CALL(rc, NULL, cudaFreeAsync(d_ptr, stream));
+    SL__CUDA_RELEASE(rc, NULL, cudaFreeAsync(d_ptr, stream));
     /* Credit the budget even on failure: the pointer is not the caller's any more, and
      * a failed free means a lost device, whose pool is going away. */
     atomic_fetch_sub_explicit(&p->in_use_bytes, bytes, memory_order_relaxed);

@@ -87,6 +87,8 @@ cudaError_t sl__cuda_fault(void);
  * fail after they are made, so that no work is left in flight that the error path does
  * not expect (a real failure there is a sticky error, when the device is lost anyway). */
 int sl__cuda_fault_before(const char *call);
+/* Marks this thread's current call as one the injector does not touch (SL__CUDA_RELEASE). */
+void sl__cuda_fault_skip(void);
 int sl__cuda_fault_after(int e);
 /* SL__CUDA_RESULT(expr): the result of CUDA call `expr` through the two above. */
 #define SL__CUDA_RESULT(expr)                                                           \
@@ -114,6 +116,19 @@ bool sl__cuda_error_is_sticky(cudaError_t e);
         cudaError_t sl_ce_ = sl__cuda_fault();                                          \
         if (sl_ce_ == cudaSuccess)                                                      \
             sl_ce_ = (expr);                                                            \
+        (rc) = sl_ce_ == cudaSuccess                                                    \
+                   ? SL_OK                                                              \
+                   : sl__cuda_check_slot((slot), sl_ce_, #expr, __FILE__, __LINE__);    \
+    } while (0)
+
+/* SL__CUDA_RELEASE(rc, slot, expr): SL__CUDA_CALL for calls that give something back
+ * (frees, destroys, unregisters). The fault injector never fails them: a real free does
+ * not fail short of a lost device, and an injected one would leave the memory allocated
+ * while the engine's accounting drops it (compute-sanitizer then reports it leaked). */
+#define SL__CUDA_RELEASE(rc, slot, expr)                                                \
+    do {                                                                                \
+        sl__cuda_fault_skip();                                                          \
+        cudaError_t sl_ce_ = (expr);                                                    \
         (rc) = sl_ce_ == cudaSuccess                                                    \
                    ? SL_OK                                                              \
                    : sl__cuda_check_slot((slot), sl_ce_, #expr, __FILE__, __LINE__);    \

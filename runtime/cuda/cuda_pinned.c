@@ -60,7 +60,7 @@ static int release_cache_locked(struct sl__pinned *p)
             p->free_list[c] = *(void **)h;
             p->reserved_bytes -= class_bytes(c);
             int rc;
-            SL__CUDA_CALL(rc, NULL, cudaFreeHost(h));
+            SL__CUDA_RELEASE(rc, NULL, cudaFreeHost(h));
             if (rc < 0 && first == SL_OK)
                 first = rc;
         }

@@ -30,7 +30,7 @@ static void free_slot(struct cuda_mover *c, int s)
     } else {
         int prev = -1;
         if (sl__cuda_set_device(c->ord[dst], &prev) == SL_OK) {
-            SL__CUDA_CALL(rc, NULL, cudaFree(c->slots[s]));
+            SL__CUDA_RELEASE(rc, NULL, cudaFree(c->slots[s]));
             (void)rc;
             sl__cuda_set_device(prev, NULL);
         }
