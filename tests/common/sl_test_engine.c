@@ -78,26 +78,25 @@ sl_plan_t *sl_test_plan_parse(const char *text)
     return p;
 }
 
-sl_engine_t *sl_test_cpu_engine(int threads, int64_t morsel_rows)
+static sl_engine_t *cpu_engine(int threads, int64_t morsel_rows, int64_t host_mem)
 {
     struct sl_engine_config cfg;
     sl_engine_config_init(&cfg);
     cfg.n_threads = threads;
     cfg.n_gpus = 0;
     cfg.morsel_rows_cpu = morsel_rows;
+    cfg.host_mem_limit = host_mem;
     sl_engine_t *e = NULL;
     SL_ASSERT_OK(sl_test_engine_open(&e, &cfg));
     return e;
 }
 
+sl_engine_t *sl_test_cpu_engine(int threads, int64_t morsel_rows)
+{
+    return cpu_engine(threads, morsel_rows, 0);
+}
+
 sl_engine_t *sl_test_cpu_engine_budget(int threads, int64_t host_mem)
 {
-    struct sl_engine_config cfg;
-    sl_engine_config_init(&cfg);
-    cfg.n_threads = threads;
-    cfg.n_gpus = 0;
-    cfg.host_mem_limit = host_mem;
-    sl_engine_t *e = NULL;
-    SL_ASSERT_OK(sl_test_engine_open(&e, &cfg));
-    return e;
+    return cpu_engine(threads, 0, host_mem);
 }
