@@ -199,14 +199,18 @@ SL_TEST(upload_download_round_trip)
     sl_engine_close(gpu);
 }
 
+/* The two sides most cases join: utf8 keys of 0..64 bytes on the left, large_utf8 on
+ * the right, duplicates on both, some keys on one side only. */
+static const struct str_spec pair_l = {.rows = 100000, .key_range = 20000, .seed = 1};
+static const struct str_spec pair_r = {.rows = 60000, .key_range = 30000, .large = 1, .seed = 2};
+
 /* Every kind and algorithm on plain string keys, host and GPU-resident inputs. */
 SL_TEST(string_keys_every_kind)
 {
     NEED_GPU();
     setvbuf(stdout, NULL, _IOLBF, 0);
     sl_engine_t *cpu = gpu_test_engine(SL_PLACE_CPU, 0), *gpu = gpu_test_engine(SL_PLACE_GPU, 0);
-    struct str_spec ls = {.rows = 100000, .key_range = 20000, .seed = 1};
-    struct str_spec rs = {.rows = 60000, .key_range = 30000, .large = 1, .seed = 2};
+    struct str_spec ls = pair_l, rs = pair_r;
     sl_table_t *l = make(&ls, "l"), *r = make(&rs, "r");
     const char *opts[] = {
         "on=k",
@@ -260,9 +264,7 @@ SL_TEST(string_join_residencies)
     NEED_GPU();
     setvbuf(stdout, NULL, _IOLBF, 0);
     sl_engine_t *cpu = gpu_test_engine(SL_PLACE_CPU, 0), *gpu = gpu_test_engine(SL_PLACE_GPU, 0);
-    struct str_spec ls = {.rows = 100000, .key_range = 20000, .seed = 1};
-    struct str_spec rs = {.rows = 60000, .key_range = 30000, .large = 1, .seed = 2};
-    sl_table_t *l = make(&ls, "l"), *r = make(&rs, "r");
+    sl_table_t *l = make(&pair_l, "l"), *r = make(&pair_r, "r");
     check_soft = 1;
     check_soft_failures = 0;
     for (int resident = 0; resident < 4; resident++)
