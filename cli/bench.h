@@ -114,6 +114,8 @@ enum bench_where {
     BENCH_ON_CPU, /* a CPU run: host memory bandwidth */
     BENCH_ON_GPU, /* a GPU run on GPU-resident data: device copy bandwidth */
     BENCH_LINK,   /* a GPU run on host-resident data: the host<->device link */
+    BENCH_LINK_SERIAL, /* the same for an operator whose first output row needs its last
+                        * input row (sort): every byte goes up before any comes down */
 };
 struct bench_floor {
     const char *kind;          /* "memory", "device_copy", "link"; NULL = none */

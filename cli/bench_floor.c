@@ -2,7 +2,8 @@
  * (docs/BENCH_PROTOCOL.md, "Floors"):
  *   CPU run:                   (bytes in + bytes out) / host memory bandwidth
  *   GPU run, data on the GPU:  (bytes in + bytes out) / device copy bandwidth
- *   GPU run, data on the host: max(bytes in / host->device, bytes out / device->host)
+ *   GPU run, data on the host: max(bytes in / host->device, bytes out / device->host);
+ *                              for a sort the sum (its first output needs its last input)
  * Both memory bandwidths count bytes read + written (a copy of B bytes moves 2B), so a
  * floor is a time no run can beat. Every bandwidth is measured in the bench's own run,
  * with probes sized to the data: large enough to leave the caches, never more than the
@@ -121,9 +122,9 @@ void bench_floor_measure(sl_engine_t *eng, enum bench_where where, double bytes_
     }
     if (f->in_gbps <= 0 || f->out_gbps <= 0)
         return; /* not measured: no floor */
-    if (where == BENCH_LINK) {
+    if (where == BENCH_LINK || where == BENCH_LINK_SERIAL) {
         double up = bytes_in / (f->in_gbps * 1e6), down = bytes_out / (f->out_gbps * 1e6);
-        f->ms = up > down ? up : down;
+        f->ms = where == BENCH_LINK_SERIAL ? up + down : up > down ? up : down;
     } else {
         f->ms = (bytes_in + bytes_out) / (f->in_gbps * 1e6);
     }

@@ -543,6 +543,11 @@ int bench_join(int argc, char **argv)
             double f_in = in / (di.h2d_gbps * 1e6), f_out = out / (di.d2h_gbps * 1e6);
             double o_in = (in + spill) / (di.h2d_gbps * 1e6);
             double o_out = (spill + out) / (di.d2h_gbps * 1e6);
+            /* no row comes out before the whole build side is in */
+            double f_build = (double)a.build_rows * w * (double)(1 + a.payloads) /
+                             (di.h2d_gbps * 1e6);
+            f_out += f_build;
+            o_out += f_build;
             double floor = f_in > f_out ? f_in : f_out, ooc = o_in > o_out ? o_in : o_out;
             double med = bench_median(r.ms, r.n);
             at += snprintf(extra + at, sizeof extra - (size_t)at,

@@ -3,8 +3,8 @@
 - a tiny sort probes 64 MiB, not 1 GiB (it took 3.6 s for 2^10 rows before);
 - CPU runs use the host memory floor; k-means never reaches more GFLOP/s than the FMA
   peak it measured, and no run beats its floor;
-- with a usable GPU also: host-resident input gets the link floor, GPU-resident input the
-  device copy floor, and host-resident k-means adds the upload to its floor.
+- with a usable GPU also: host-resident input gets the link floor (a sort's: up + down),
+  GPU-resident input the device copy floor, and host-resident k-means adds the upload to its floor.
 
 usage: check_floors.py SLUICE
 """
@@ -55,7 +55,12 @@ def main():
         print("check_floors: CPU floors right; no usable GPU, GPU floors not checked")
         return
     gpu = ("--placement", "gpu", "--repeat", "1")
-    floor_ok(bench("sort", "--rows", "2^20", *gpu), "link")
+    s = bench("sort", "--rows", "2^20", *gpu)
+    floor_ok(s, "link")
+    # a sort's first row needs its last input row: up, then down
+    b = s["rows"] * s["key_bytes"] * (1 + s["payloads"])
+    serial = b / (s["floor_in_gbps"] * 1e6) + b / (s["floor_out_gbps"] * 1e6)
+    expect(abs(s["floor_ms"] - serial) <= 0.01 * serial + 1e-3, "sort link floor is not up + down", s)
     floor_ok(bench("sort", "--rows", "2^20", "--resident", "device", *gpu), "device_copy")
     floor_ok(bench("aggregate", "--rows", "2^20", "--resident", "pinned", *gpu), "link")
     floor_ok(bench("aggregate", "--rows", "2^20", "--resident", "device", *gpu), "device_copy")
