@@ -3,10 +3,12 @@
  * count(DISTINCT)): keys of any type and number, compared and hashed through
  * operators/common/values.h.
  *
- * sink: each worker keeps references to its batches; combine moves them to the global
- * list; finalize concatenates them (DICT columns end up on one dictionary) and groups
- * the rows in one task: a hash of the keys per row, an open-addressing table of groups
- * (each group remembers its first row), then one pass per aggregate. DICT keys compare
+ * sink: each worker keeps references to its batches and, without DICT keys, groups each
+ * batch's rows (in parallel: hashing and comparing the keys is most of the work);
+ * combine moves them to the global list; finalize concatenates them (DICT columns end
+ * up on one dictionary) and groups the rows in one task: a hash of the keys per row (or
+ * per group of a batch grouped by the sink), an open-addressing table of groups (each
+ * group remembers its first row), then one pass per aggregate. DICT keys compare
  * by a canonical code per dictionary entry (equal strings, equal code), so a dictionary
  * is hashed once, not per row. Output keys and min/max are gathered rows of the input
  * (sl__col_take), so every type comes out as it went in. */
@@ -195,6 +197,13 @@ static bool rows_equal(const struct agg_plan *p, const struct any_run *r, int64_
             continue;
         if (k->canon) {
             if (k->canon[dict_code(k, a)] != k->canon[dict_code(k, b)])
+                return false;
+        } else if (k->v.c.type == SL_TYPE_UTF8 || k->v.c.type == SL_TYPE_LARGE_UTF8) {
+            /* Equal or not needs no order: lengths, then bytes (most rows of a group
+             * by strings come here). */
+            int64_t al, bl;
+            const char *as = sl__colview_str(&k->v, a, &al), *bs = sl__colview_str(&k->v, b, &bl);
+            if (al != bl || memcmp(as, bs, (size_t)al) != 0)
                 return false;
         } else if (sl__val_cmp(&k->v, a, &k->v, b) != 0) {
             return false;

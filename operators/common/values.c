@@ -136,7 +136,8 @@ static uint64_t hash_bytes(const char *p, int64_t n)
         h = mix64(h ^ w);
     }
     uint64_t tail = 0;
-    memcpy(&tail, p + i, (size_t)(n - i));
+    if (i < n) /* no libc call per value when the length is a multiple of 8 */
+        memcpy(&tail, p + i, (size_t)(n - i));
     return mix64(h ^ tail ^ ((uint64_t)(n - i) << 56));
 }
 
