@@ -47,7 +47,8 @@ bool sl__agg_dict_keys(const struct agg_plan *p)
 bool sl__agg_keys_need_any(const struct agg_plan *p)
 {
     for (int j = 0; j < p->n_keys; j++)
-        if (!sl__agg_table_int_type(p->key_types[j]) && p->key_types[j] != SL_TYPE_DICT)
+        if (!sl__agg_table_int_type(p->key_types[j]) && p->key_types[j] != SL_TYPE_DICT &&
+            !sl__agg_str_key_type(p->key_types[j]))
             return true;
     return false;
 }
@@ -198,18 +199,10 @@ const int32_t *sl__agg_dict_map(struct agg_global *gs, int j, const sl_batch_t *
     return map;
 }
 
-int sl__agg_dict_input(sl_task_t *t, const struct agg_plan *p, struct agg_global *gs,
-                       sl_batch_t *b, const int *cols, sl_batch_t **out)
+sl_batch_t *sl__agg_batch_share(const sl_batch_t *b)
 {
-    *out = NULL;
-    struct agg_dicts *ds = dicts_of(gs);
-    if (!ds)
-        return sl_task_fail(t, SL_ENOMEM, "aggregate: out of memory");
     sl_batch_t *nb = sl__batch_new(b->schema, b->n_rows);
-    if (!nb)
-        return sl_task_fail(t, SL_ENOMEM, "aggregate: out of memory");
-    /* Every column shared as it is; the DICT keys replaced by int32 merged codes. */
-    for (int c = 0; c < b->n_cols; c++) {
+    for (int c = 0; nb && c < b->n_cols; c++) {
         nb->cols[c] = b->cols[c];
         sl__buf_ref(nb->cols[c].data);
         if (nb->cols[c].validity)
@@ -219,6 +212,47 @@ int sl__agg_dict_input(sl_task_t *t, const struct agg_plan *p, struct agg_global
         if (nb->cols[c].dict)
             sl__dict_ref(nb->cols[c].dict);
     }
+    return nb;
+}
+
+int sl__agg_col_replace(sl_batch_t *nb, const sl_batch_t *b, int c, struct sl__buf *data,
+                        enum sl_type type)
+{
+    struct sl__col *col = &nb->cols[c];
+    sl__buf_unref(col->data);
+    sl__buf_unref(col->chars);
+    sl__dict_unref(col->dict);
+    col->chars = NULL;
+    col->dict = NULL;
+    col->data = data;
+    col->type = type;
+    col->offset = 0;
+    if (!col->validity)
+        return SL_OK;
+    /* The bitmap keeps the source's offset; the new values start at 0. */
+    struct sl__buf *v = sl__buf_new((b->n_rows + 7) / 8);
+    if (!v)
+        return SL_ENOMEM;
+    memset(v->ptr, 0, (size_t)(b->n_rows + 7) / 8);
+    for (int64_t i = 0; i < b->n_rows; i++)
+        if (sl__col_valid(&b->cols[c], i))
+            ((uint8_t *)v->ptr)[i >> 3] |= (uint8_t)(1u << (i & 7));
+    sl__buf_unref(col->validity);
+    col->validity = v;
+    return SL_OK;
+}
+
+int sl__agg_dict_input(sl_task_t *t, const struct agg_plan *p, struct agg_global *gs,
+                       sl_batch_t *b, const int *cols, sl_batch_t **out)
+{
+    *out = NULL;
+    struct agg_dicts *ds = dicts_of(gs);
+    if (!ds)
+        return sl_task_fail(t, SL_ENOMEM, "aggregate: out of memory");
+    /* Every column shared as it is; the DICT keys replaced by int32 merged codes. */
+    sl_batch_t *nb = sl__agg_batch_share(b);
+    if (!nb)
+        return sl_task_fail(t, SL_ENOMEM, "aggregate: out of memory");
     int rc = SL_OK;
     for (int j = 0; j < p->n_keys && rc == SL_OK; j++) {
         int c = cols[j];
@@ -239,26 +273,7 @@ int sl__agg_dict_input(sl_task_t *t, const struct agg_plan *p, struct agg_global
         int32_t *o = codes->ptr;
         for (int64_t i = 0; i < b->n_rows; i++)
             o[i] = in[i] >= 0 && in[i] < n ? map[in[i]] : 0; /* a null row's code: any */
-        struct sl__col *col = &nb->cols[c];
-        sl__buf_unref(col->data);
-        sl__dict_unref(col->dict);
-        col->dict = NULL;
-        col->data = codes;
-        col->type = SL_TYPE_INT32;
-        if (col->validity) { /* the bitmap keeps the source's offset; the codes start at 0 */
-            struct sl__buf *v = sl__buf_new((b->n_rows + 7) / 8);
-            if (!v) {
-                rc = SL_ENOMEM;
-                break;
-            }
-            memset(v->ptr, 0, (size_t)(b->n_rows + 7) / 8);
-            for (int64_t i = 0; i < b->n_rows; i++)
-                if (sl__col_valid(&b->cols[c], i))
-                    ((uint8_t *)v->ptr)[i >> 3] |= (uint8_t)(1u << (i & 7));
-            sl__buf_unref(col->validity);
-            col->validity = v;
-        }
-        col->offset = 0;
+        rc = sl__agg_col_replace(nb, b, c, codes, SL_TYPE_INT32);
     }
     if (rc < 0) {
         sl_batch_unref(nb);

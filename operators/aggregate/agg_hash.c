@@ -231,15 +231,24 @@ int sl__agg_sink(sl_task_t *t)
             return SL_ENOMEM;
         ls->ready = true;
     }
-    sl_batch_t *in = sl_task_input(t), *coded = NULL;
+    sl_batch_t *in = sl_task_input(t), *coded = NULL, *ids = NULL;
     if (sl__agg_dict_keys(p)) {
         int rc = sl__agg_dict_input(t, p, sl_task_gstate(t), in, p->key_cols, &coded);
         if (rc < 0)
             return rc;
         in = coded;
     }
+    if (sl__agg_str_keys(p)) {
+        int rc = sl__agg_str_input(t, p, sl_task_gstate(t), ls, in, &ids);
+        if (rc < 0) {
+            sl_batch_unref(coded);
+            return rc;
+        }
+        in = ids;
+    }
     int rc = sl__agg_table_sink(t, p, &ls->tb, in, ls->parts, &ls->flushed);
     sl_batch_unref(coded);
+    sl_batch_unref(ids);
     return rc;
 }
 
@@ -409,6 +418,7 @@ void sl__agg_fini_global(const sl_op_t *op, void *gstate)
     sl_batch_unref(gs->any_out);
     sl__agg_any_release(&gs->batches);
     sl__agg_dicts_free(gs);
+    sl__agg_strs_free(gs);
 }
 
 /* A failed query's locals may still hold batches (combine or finalize take them
@@ -417,8 +427,10 @@ void sl__agg_fini_local(const sl_op_t *op, void *gstate, void *lstate)
 {
     (void)op, (void)gstate;
     struct agg_local *ls = lstate;
-    if (ls)
+    if (ls) {
         sl__agg_any_release(&ls->batches);
+        sl__agg_str_local_free(ls);
+    }
 }
 
 int64_t sl__agg_source_tasks(sl_task_t *t)

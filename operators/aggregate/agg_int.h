@@ -97,6 +97,7 @@ struct agg_local {
     struct agg_chunk *parts[AGG_PARTS];
     struct agg_gpu_local *gpu;
     struct agg_kept_batch *batches;      /* plan->any: the batches sunk */
+    struct agg_str_local *str;           /* utf8 keys: this worker's cache (agg_str.c) */
 };
 
 /* What combine keeps of one worker's local state. */
@@ -131,6 +132,8 @@ struct agg_global {
                                           * -1: i starts no run; 0: none made (i alone) */
     /* DICT keys on the table (agg_dict.c): one merged dictionary per key column. */
     _Atomic(struct agg_dicts *) dicts;
+    /* utf8/large_utf8 keys on the table (agg_str.c): the distinct strings per key. */
+    _Atomic(struct agg_strs *) strs;
 };
 
 /* DICT group keys on the group table (agg_dict.c). Whether the plan has such keys (and
@@ -140,7 +143,7 @@ struct agg_global {
  * (finalize); an output batch's key columns given them; and the state freed. */
 struct agg_dicts;
 bool sl__agg_dict_keys(const struct agg_plan *p);
-/* Whether a key's type sends the plan to agg_any.c: neither the table's nor DICT. */
+/* Whether a key's type sends the plan to agg_any.c: neither the table's, DICT nor utf8. */
 bool sl__agg_keys_need_any(const struct agg_plan *p);
 int sl__agg_dict_input(sl_task_t *t, const struct agg_plan *p, struct agg_global *gs,
                        sl_batch_t *b, const int *cols, sl_batch_t **out);
@@ -153,6 +156,28 @@ const int32_t *sl__agg_dict_map(struct agg_global *gs, int j, const sl_batch_t *
 int sl__agg_dict_finish(sl_task_t *t, const struct agg_plan *p, struct agg_global *gs);
 void sl__agg_dict_attach(const struct agg_plan *p, struct agg_global *gs, sl_batch_t *b);
 void sl__agg_dicts_free(struct agg_global *gs);
+/* A new batch sharing every column of b (NULL when out of memory), and its column c
+ * replaced by data (b->n_rows values of type, the reference taken over) with b's
+ * validity moved to offset 0: the coded batches the table sinks. */
+sl_batch_t *sl__agg_batch_share(const sl_batch_t *b);
+int sl__agg_col_replace(sl_batch_t *nb, const sl_batch_t *b, int c, struct sl__buf *data,
+                        enum sl_type type);
+
+/* utf8/large_utf8 group keys on the group table (agg_str.c). Whether a key type is
+ * one; whether the plan has such keys (and runs the table, not agg_any.c); a sunk batch
+ * with those keys as int64 ids of one shared table of distinct strings per key (*out: a
+ * new reference); the strings of key j of tb's groups written into column j of b (an
+ * output batch being built); and the states freed. */
+struct agg_strs;
+struct agg_str_local;
+bool sl__agg_str_key_type(enum sl_type t);
+bool sl__agg_str_keys(const struct agg_plan *p);
+int sl__agg_str_input(sl_task_t *t, const struct agg_plan *p, struct agg_global *gs,
+                      struct agg_local *ls, sl_batch_t *b, sl_batch_t **out);
+int sl__agg_str_output(sl_task_t *t, const struct agg_plan *p, const struct agg_table *tb,
+                       sl_batch_t *b, int j);
+void sl__agg_str_local_free(struct agg_local *ls);
+void sl__agg_strs_free(struct agg_global *gs);
 
 /* The pieces of the definition (agg_hash.c), shared by the CPU-only definition and the
  * one with the GPU implementations (agg_cuda.c, registered by CUDA builds). */
