@@ -12,9 +12,9 @@
  * 64-bit words (strings up to 16 bytes) or the bytes. Strings missing from the cache
  * are looked up in (or added to) the shared table once per batch under its lock; that
  * table keeps each string's bytes in chunks that never move, so cache entries may point
- * at them. The cache is emptied when it passes STR_CACHE_MAX entries, so memory stays
- * bounded; with that many distinct keys per batch the shared table's lock serializes
- * their first sightings (bench/specs/aggregate.json says what that costs). */
+ * at them. The cache is emptied when it reaches STR_CACHE_MAX entries, so its memory
+ * stays bounded; with that many distinct keys the shared table's lock serializes their
+ * first sightings in each worker (bench/specs/aggregate.json says what that costs). */
 #include <stdatomic.h>
 #include <string.h>
 
@@ -22,8 +22,10 @@
 #include "agg_int.h"
 #include "internal.h"
 
-/* Entries of a worker's cache before it is emptied (48 bytes a slot, 2 slots an entry:
- * 3 MiB, in L2 on the hosts we measure). */
+/* A worker's cache starts with STR_CACHE_MIN slots (16 bytes each, and an entry of 48
+ * bytes per two slots: 160 KiB), doubles when half full and is emptied at STR_CACHE_MAX
+ * entries (2.5 MiB). */
+#define STR_CACHE_MIN (1 << 12)
 #define STR_CACHE_MAX (1 << 15)
 /* Bytes of one chunk of the shared table's string bytes. */
 #define STR_CHUNK_BYTES (1 << 20)
@@ -36,15 +38,23 @@ struct str_ref {
     const char *s;
 };
 
-/* A worker's cache slot: a string and its shared id (+ 1; 0 = empty); a negative id is
- * -(pending index + 1) while the batch's new strings wait for the lock. */
+/* A worker's cache: open addressing over (hash, entry + 1) slots, 16 bytes each so
+ * that the probed slots stay in L1; an entry holds the string and its shared id + 1 (a
+ * negative id is -(pending index + 1) while the batch's new strings wait for the lock).
+ * ents has room for half the slots. */
 struct str_slot {
+    uint64_t h;
+    int64_t ent;                        /* 0 = empty */
+};
+
+struct str_ent {
     struct str_ref r;
     int64_t id;
 };
 
 struct str_cache {
     struct str_slot *slots;
+    struct str_ent *ents;
     uint64_t mask;
     int64_t n;
 };
@@ -70,17 +80,15 @@ struct agg_strs {
     struct str_key key[AGG_MAX_KEYS];
 };
 
-/* A string new to a worker's cache, waiting for the lock: its cache slot and then its
- * shared id. */
+/* A string new to a worker's cache, waiting for the lock, and then its shared id. */
 struct str_pending {
     struct str_ref r;
-    uint64_t slot;
     int64_t id;
 };
 
 struct agg_str_local {
     struct str_cache cache[AGG_MAX_KEYS];
-    struct str_pending *pending;        /* this segment's strings new to the cache */
+    struct str_pending *pending;        /* this batch's strings new to the cache */
     int64_t n_pending, cap_pending;
 };
 
@@ -260,17 +268,43 @@ static int64_t key_id(struct str_key *k, struct str_ref *r)
     return k->n - 1;
 }
 
-/* Empties a cache, making its slots when it has none; false when out of memory. */
-static bool cache_reset(struct str_cache *c)
+/* The slot of r in c: its entry's, or the empty slot where it belongs. */
+static inline struct str_slot *cache_slot(const struct str_cache *c, const struct str_ref *r)
 {
-    if (!c->slots) {
-        c->mask = 2 * STR_CACHE_MAX - 1;
-        c->slots = sl__malloc((c->mask + 1) * sizeof *c->slots);
-        if (!c->slots)
-            return false;
+    for (uint64_t s = r->h & c->mask;; s = (s + 1) & c->mask) {
+        struct str_slot *e = &c->slots[s];
+        if (!e->ent || (e->h == r->h && str_ref_eq(&c->ents[e->ent - 1].r, r)))
+            return e;
     }
-    memset(c->slots, 0, (c->mask + 1) * sizeof *c->slots);
-    c->n = 0;
+}
+
+/* Room in c for one more entry: its first slots, twice the slots at half full, or all
+ * slots emptied at STR_CACHE_MAX entries (a pending string dropped so is found again
+ * under the lock); false when out of memory. */
+static bool cache_room(struct str_cache *c)
+{
+    if (c->slots && 2 * (uint64_t)(c->n + 1) <= c->mask + 1)
+        return true;
+    if (c->n >= STR_CACHE_MAX) {
+        memset(c->slots, 0, (c->mask + 1) * sizeof *c->slots);
+        c->n = 0;
+        return true;
+    }
+    struct str_cache g = {.mask = c->slots ? 2 * c->mask + 1 : STR_CACHE_MIN - 1, .n = c->n};
+    g.slots = sl__calloc(g.mask + 1, sizeof *g.slots);
+    g.ents = sl__malloc((g.mask + 1) / 2 * sizeof *g.ents);
+    if (!g.slots || !g.ents) {
+        sl__free(g.slots, 0);
+        sl__free(g.ents, 0);
+        return false;
+    }
+    if (c->n)
+        memcpy(g.ents, c->ents, (size_t)c->n * sizeof *g.ents);
+    for (int64_t e = 0; e < c->n; e++)
+        *cache_slot(&g, &g.ents[e].r) = (struct str_slot){g.ents[e].r.h, e + 1};
+    sl__free(c->slots, 0);
+    sl__free(c->ents, 0);
+    *c = g;
     return true;
 }
 
@@ -292,24 +326,20 @@ static bool pending_room(struct agg_str_local *l)
 }
 
 /* The cache's id + 1 of r, or -(pending index + 1) for a string new to the cache (added
- * as pending); 0 when out of memory. The hot loop of the sink: one probe per row. */
+ * as pending); 0 when out of memory. */
 static inline int64_t cache_id(struct agg_str_local *l, struct str_cache *c,
                                const struct str_ref *r)
 {
-    for (uint64_t s = r->h & c->mask;; s = (s + 1) & c->mask) {
-        struct str_slot *e = &c->slots[s];
-        if (!e->id) {
-            if (!pending_room(l))
-                return 0;
-            l->pending[l->n_pending] = (struct str_pending){*r, s, 0};
-            e->r = *r;
-            e->id = -(++l->n_pending);
-            c->n++;
-            return e->id;
-        }
-        if (str_ref_eq(&e->r, r))
-            return e->id;
-    }
+    struct str_slot *e = cache_slot(c, r);
+    if (e->ent)
+        return c->ents[e->ent - 1].id;
+    if (!pending_room(l) || !cache_room(c))
+        return 0;
+    e = cache_slot(c, r); /* the slots may have moved */
+    l->pending[l->n_pending] = (struct str_pending){*r, 0};
+    c->ents[c->n] = (struct str_ent){*r, -(++l->n_pending)};
+    *e = (struct str_slot){r->h, ++c->n};
+    return -l->n_pending;
 }
 
 /* The shared ids of the pending strings, taken under the lock; the cache then points at
@@ -329,16 +359,22 @@ static int resolve_pending(struct agg_strs *ss, struct str_key *k, struct agg_st
     }
     unlock(ss);
     for (int64_t q = 0; q < l->n_pending; q++) {
-        struct str_slot *e = &c->slots[l->pending[q].slot];
-        e->r = l->pending[q].r;
-        e->id = l->pending[q].id + 1;
+        struct str_slot *e = cache_slot(c, &l->pending[q].r);
+        struct str_ent *en = e->ent ? &c->ents[e->ent - 1] : NULL;
+        if (en && en->id < 0) { /* no entry when the cache was emptied since */
+            en->r = l->pending[q].r;
+            en->id = l->pending[q].id + 1;
+        }
     }
     return SL_OK;
 }
 
-/* Key column j's strings in b (column col) as shared ids into ids[0..n), in segments
- * the cache has room for: the cache first, then the segment's new strings under the
- * lock. */
+/* Rows hashed at once before their probes (so the probes can be prefetched). */
+#define STR_VEC 256
+
+/* Key column j's strings in b (column col) as shared ids into ids[0..n): the worker's
+ * cache first, then the batch's new strings under the lock. A tight loop hashes
+ * STR_VEC rows, then a second probes the cache for them, prefetching ahead. */
 static int code_column(struct agg_strs *ss, struct agg_str_local *l, int j, const sl_batch_t *b,
                        int col, int64_t *ids)
 {
@@ -348,25 +384,31 @@ static int code_column(struct agg_strs *ss, struct agg_str_local *l, int j, cons
     bool wide = v.c.type == SL_TYPE_LARGE_UTF8;
     const int32_t *o32 = (const int32_t *)v.c.data + v.c.offset;
     const int64_t *o64 = (const int64_t *)v.c.data + v.c.offset;
-    for (int64_t from = 0; from < b->n_rows; from += STR_CACHE_MAX) {
-        int64_t to = b->n_rows - from < STR_CACHE_MAX ? b->n_rows : from + STR_CACHE_MAX;
-        if ((!c->slots || c->n + (to - from) > STR_CACHE_MAX) && !cache_reset(c))
-            return SL_ENOMEM;
-        l->n_pending = 0;
-        for (int64_t i = from; i < to; i++) {
-            /* A null row's offsets are those of an empty string: any id does. */
-            int64_t lo = wide ? o64[i] : o32[i], hi = wide ? o64[i + 1] : o32[i + 1];
-            struct str_ref r;
-            str_ref_make(&r, v.s.chars + lo, hi - lo);
-            ids[i] = cache_id(l, c, &r);
-            if (!ids[i])
+    if (!c->slots && !cache_room(c))
+        return SL_ENOMEM;
+    l->n_pending = 0;
+    struct str_ref rs[STR_VEC];
+    for (int64_t off = 0; off < b->n_rows; off += STR_VEC) {
+        int64_t n = b->n_rows - off < STR_VEC ? b->n_rows - off : STR_VEC;
+        /* A null row's offsets are those of an empty string: any id does. */
+        if (wide)
+            for (int64_t i = 0; i < n; i++)
+                str_ref_make(&rs[i], v.s.chars + o64[off + i], o64[off + i + 1] - o64[off + i]);
+        else
+            for (int64_t i = 0; i < n; i++)
+                str_ref_make(&rs[i], v.s.chars + o32[off + i], o32[off + i + 1] - o32[off + i]);
+        for (int64_t i = 0; i < n; i++) {
+            if (i + 8 < n)
+                __builtin_prefetch(&c->slots[rs[i + 8].h & c->mask]);
+            ids[off + i] = cache_id(l, c, &rs[i]);
+            if (!ids[off + i])
                 return SL_ENOMEM;
         }
-        if (resolve_pending(ss, &ss->key[j], l, c) < 0)
-            return SL_ENOMEM;
-        for (int64_t i = from; i < to; i++)
-            ids[i] = ids[i] > 0 ? ids[i] - 1 : l->pending[-ids[i] - 1].id;
     }
+    if (resolve_pending(ss, &ss->key[j], l, c) < 0)
+        return SL_ENOMEM;
+    for (int64_t i = 0; i < b->n_rows; i++)
+        ids[i] = ids[i] > 0 ? ids[i] - 1 : l->pending[-ids[i] - 1].id;
     return SL_OK;
 }
 
@@ -434,8 +476,10 @@ void sl__agg_str_local_free(struct agg_local *ls)
     struct agg_str_local *l = ls->str;
     if (!l)
         return;
-    for (int j = 0; j < AGG_MAX_KEYS; j++)
+    for (int j = 0; j < AGG_MAX_KEYS; j++) {
         sl__free(l->cache[j].slots, 0);
+        sl__free(l->cache[j].ents, 0);
+    }
     sl__free(l->pending, 0);
     sl__free(l, 0);
     ls->str = NULL;
