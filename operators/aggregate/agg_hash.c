@@ -14,10 +14,12 @@
  * does not fit its type is SL_EOVERFLOW (never a wrap), whatever the order of the rows.
  * NaN is the largest float and equal to itself (min/max, keys; docs/TYPES.md).
  *
- * Keys of int32/int64, date32, timestamp and decimal(p <= 18) and values of those or
- * floats take the hash table below (on the GPU only int32/int64 keys and
- * int32/int64/float32/float64 values); any other type, and count(DISTINCT), the
- * group-by of any type (agg_any.c, one finalize task, CPU only).
+ * Keys of int32/int64, date32, timestamp and decimal(p <= 18) (DICT keys as codes of
+ * one merged dictionary, agg_dict.c; utf8/large_utf8 keys as ids of one table of
+ * distinct strings, agg_str.c) and values of those or floats take the hash table below
+ * (on the GPU only int32/int64 and DICT keys and int32/int64/float32/float64 values);
+ * any other type, and count(DISTINCT), the group-by of any type (agg_any.c, one
+ * finalize task, CPU only).
  *
  * Execution. sink: each worker pre-aggregates into a local open-addressing table of at
  * most AGG_LOCAL_GROUPS groups (it stays in L2); when it fills, its groups are flushed
@@ -26,8 +28,7 @@
  * the groups are few, one table merges the local tables (one output task); otherwise the
  * remaining local groups are flushed too and one spawned task per partition merges that
  * partition's records of every worker; consecutive partitions then form morsel-sized
- * runs. source: one task per output table or run. DICT keys enter the table as codes of
- * one merged dictionary (agg_dict.c).
+ * runs. source: one task per output table or run.
  *
  * On a GPU (agg_cuda.c, CUDA builds): the sink aggregates device batches into a device
  * table (or radix partitions), combine keeps those, finalize writes the result on the GPU
