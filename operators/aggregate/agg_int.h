@@ -4,6 +4,8 @@
 #ifndef SLUICE_AGG_INT_H
 #define SLUICE_AGG_INT_H
 
+#include <stdatomic.h>
+
 #include "common/op_def.h"
 
 #define AGG_MAX_KEYS 16
@@ -131,9 +133,9 @@ struct agg_global {
     int16_t run_end[AGG_PARTS];          /* partitions [i, run_end[i]) leave as one batch;
                                           * -1: i starts no run; 0: none made (i alone) */
     /* DICT keys on the table (agg_dict.c): one merged dictionary per key column. */
-    _Atomic(struct agg_dicts *) dicts;
+    void *_Atomic dicts;                 /* struct agg_dicts (sl__agg_shared_state) */
     /* utf8/large_utf8 keys on the table (agg_str.c): the distinct strings per key. */
-    _Atomic(struct agg_strs *) strs;
+    void *_Atomic strs;                  /* struct agg_strs */
 };
 
 /* DICT group keys on the group table (agg_dict.c). Whether the plan has such keys (and
@@ -156,6 +158,22 @@ const int32_t *sl__agg_dict_map(struct agg_global *gs, int j, const sl_batch_t *
 int sl__agg_dict_finish(sl_task_t *t, const struct agg_plan *p, struct agg_global *gs);
 void sl__agg_dict_attach(const struct agg_plan *p, struct agg_global *gs, sl_batch_t *b);
 void sl__agg_dicts_free(struct agg_global *gs);
+/* The key tables the workers share (agg_dict.c, agg_str.c): the state *slot points at,
+ * made (`bytes`, zeroed) by the first of the workers racing for it; NULL when out of
+ * memory. A spin lock guards each table while a worker adds to it. And *p (*cap
+ * elements of width bytes) grown to hold need elements (false when out of memory). */
+void *sl__agg_shared_state(void *_Atomic *slot, size_t bytes);
+static inline void sl__agg_lock(_Atomic int *l)
+{
+    while (atomic_exchange_explicit(l, 1, memory_order_acquire))
+        ;
+}
+static inline void sl__agg_unlock(_Atomic int *l)
+{
+    atomic_store_explicit(l, 0, memory_order_release);
+}
+bool sl__agg_grow(void **p, int64_t *cap, int64_t need, size_t width);
+
 /* A new batch sharing every column of b (NULL when out of memory), and its column c
  * replaced by data (b->n_rows values of type, the reference taken over) with b's
  * validity moved to offset 0: the coded batches the table sinks. */

@@ -15,7 +15,6 @@
  * at them. The cache is emptied when it reaches STR_CACHE_MAX entries, so its memory
  * stays bounded; with that many distinct keys the shared table's lock serializes their
  * first sightings in each worker (bench/specs/aggregate.json says what that costs). */
-#include <stdatomic.h>
 #include <string.h>
 
 #include "../common/values.h"
@@ -66,7 +65,7 @@ struct str_chunk {
     char bytes[];
 };
 
-/* The distinct strings of one key column, grown under agg_strs.lock. */
+/* The distinct strings of one key column, grown under agg_strs.lock (sl__agg_lock). */
 struct str_key {
     struct str_ref *refs;               /* by id */
     int64_t n, cap;
@@ -163,33 +162,6 @@ static inline bool str_ref_eq(const struct str_ref *a, const struct str_ref *b)
     return a->len <= 16 || memcmp(a->s, b->s, (size_t)a->len) == 0;
 }
 
-static void lock(struct agg_strs *ss)
-{
-    while (atomic_exchange_explicit(&ss->lock, 1, memory_order_acquire))
-        ;
-}
-
-static void unlock(struct agg_strs *ss)
-{
-    atomic_store_explicit(&ss->lock, 0, memory_order_release);
-}
-
-/* gs's shared string tables, made by the first caller; NULL when out of memory. */
-static struct agg_strs *strs_of(struct agg_global *gs)
-{
-    struct agg_strs *ss = atomic_load_explicit(&gs->strs, memory_order_acquire);
-    if (!ss) {
-        struct agg_strs *fresh = sl__calloc(1, sizeof *fresh);
-        if (!fresh)
-            return NULL;
-        if (!atomic_compare_exchange_strong(&gs->strs, &ss, fresh))
-            sl__free(fresh, 0); /* another worker's won; ss is it */
-        else
-            ss = fresh;
-    }
-    return ss;
-}
-
 /* A copy of r's bytes in k's chunks (r->s then points there); false when out of
  * memory. */
 static bool key_keep_bytes(struct str_key *k, struct str_ref *r)
@@ -216,17 +188,8 @@ static bool key_grow(struct str_key *k)
 {
     if (2 * (uint64_t)(k->n + 1) <= k->mask + 1 && k->n < k->cap)
         return true;
-    if (k->n == k->cap) {
-        int64_t cap = k->cap ? 2 * k->cap : 1024;
-        struct str_ref *refs = sl__malloc((size_t)cap * sizeof *refs);
-        if (!refs)
-            return false;
-        if (k->n)
-            memcpy(refs, k->refs, (size_t)k->n * sizeof *refs);
-        sl__free(k->refs, 0);
-        k->refs = refs;
-        k->cap = cap;
-    }
+    if (!sl__agg_grow((void **)&k->refs, &k->cap, k->n + 1, sizeof *k->refs))
+        return false;
     if (2 * (uint64_t)(k->n + 1) <= k->mask + 1)
         return true;
     uint64_t mask = k->mask ? 2 * k->mask + 1 : 2047;
@@ -311,18 +274,8 @@ static bool cache_room(struct str_cache *c)
 /* Room for one more pending string; false when out of memory. */
 static bool pending_room(struct agg_str_local *l)
 {
-    if (l->n_pending < l->cap_pending)
-        return true;
-    int64_t cap = l->cap_pending ? 2 * l->cap_pending : 1024;
-    struct str_pending *p = sl__malloc((size_t)cap * sizeof *p);
-    if (!p)
-        return false;
-    if (l->n_pending)
-        memcpy(p, l->pending, (size_t)l->n_pending * sizeof *p);
-    sl__free(l->pending, 0);
-    l->pending = p;
-    l->cap_pending = cap;
-    return true;
+    return sl__agg_grow((void **)&l->pending, &l->cap_pending, l->n_pending + 1,
+                        sizeof *l->pending);
 }
 
 /* The cache's id + 1 of r, or -(pending index + 1) for a string new to the cache (added
@@ -349,15 +302,15 @@ static int resolve_pending(struct agg_strs *ss, struct str_key *k, struct agg_st
 {
     if (!l->n_pending)
         return SL_OK;
-    lock(ss);
+    sl__agg_lock(&ss->lock);
     for (int64_t q = 0; q < l->n_pending; q++) {
         l->pending[q].id = key_id(k, &l->pending[q].r);
         if (l->pending[q].id < 0) {
-            unlock(ss);
+            sl__agg_unlock(&ss->lock);
             return SL_ENOMEM;
         }
     }
-    unlock(ss);
+    sl__agg_unlock(&ss->lock);
     for (int64_t q = 0; q < l->n_pending; q++) {
         struct str_slot *e = cache_slot(c, &l->pending[q].r);
         struct str_ent *en = e->ent ? &c->ents[e->ent - 1] : NULL;
@@ -416,7 +369,7 @@ int sl__agg_str_input(sl_task_t *t, const struct agg_plan *p, struct agg_global 
                       struct agg_local *ls, sl_batch_t *b, sl_batch_t **out)
 {
     *out = NULL;
-    struct agg_strs *ss = strs_of(gs);
+    struct agg_strs *ss = sl__agg_shared_state(&gs->strs, sizeof(struct agg_strs));
     if (!ls->str)
         ls->str = sl__calloc(1, sizeof *ls->str);
     sl_batch_t *nb = ss && ls->str ? sl__agg_batch_share(b) : NULL;
