@@ -10,11 +10,12 @@
  * Per row: one hash of the bytes (8 bytes at a time) and one probe of the worker's own
  * cache of (hash, id) slots, which compares the full hash, then the length, then two
  * 64-bit words (strings up to 16 bytes) or the bytes. Strings missing from the cache
- * are looked up in (or added to) the shared table once per batch under its lock; that
- * table keeps each string's bytes in chunks that never move, so cache entries may point
- * at them. The cache is emptied when it reaches STR_CACHE_MAX entries, so its memory
- * stays bounded; with that many distinct keys the shared table's lock serializes their
- * first sightings in each worker (bench/specs/aggregate.json says what that costs). */
+ * are looked up in (or added to) the shared table at the end of the batch, under the
+ * lock of one of its STR_PARTS parts (split by hash); that table keeps each string's
+ * bytes in chunks that never move, so cache entries may point at them. The cache is
+ * emptied when it reaches STR_CACHE_MAX entries, so its memory stays bounded; with that
+ * many distinct keys most rows go to the shared table (bench/specs/aggregate.json says
+ * what that costs). */
 #include <string.h>
 
 #include "../common/values.h"
@@ -65,18 +66,25 @@ struct str_chunk {
     char bytes[];
 };
 
-/* The distinct strings of one key column, grown under agg_strs.lock (sl__agg_lock). */
+/* The distinct strings of one key column are split by the top STR_PART_BITS bits of
+ * their hash into parts, each with its own lock, so that workers add new strings in
+ * parallel; a string's id is its part << STR_INDEX_BITS | its index in the part. */
+#define STR_PART_BITS 6
+#define STR_PARTS (1 << STR_PART_BITS)
+#define STR_INDEX_BITS 40
+
+/* One part of a key column's strings, grown under its lock (sl__agg_lock). */
 struct str_key {
-    struct str_ref *refs;               /* by id */
+    _Atomic int lock;
+    struct str_ref *refs;               /* by index */
     int64_t n, cap;
-    int64_t *slots;                     /* id + 1; 0 = empty */
+    int64_t *slots;                     /* index + 1; 0 = empty */
     uint64_t mask;
     struct str_chunk *chunks;
 };
 
 struct agg_strs {
-    _Atomic int lock;
-    struct str_key key[AGG_MAX_KEYS];
+    struct str_key key[AGG_MAX_KEYS][STR_PARTS];
 };
 
 /* A string new to a worker's cache, waiting for the lock, and then its shared id. */
@@ -89,6 +97,8 @@ struct agg_str_local {
     struct str_cache cache[AGG_MAX_KEYS];
     struct str_pending *pending;        /* this batch's strings new to the cache */
     int64_t n_pending, cap_pending;
+    int64_t *order;                     /* pending indices in part order */
+    int64_t cap_order;
 };
 
 bool sl__agg_str_key_type(enum sl_type t)
@@ -192,7 +202,7 @@ static bool key_grow(struct str_key *k)
         return false;
     if (2 * (uint64_t)(k->n + 1) <= k->mask + 1)
         return true;
-    uint64_t mask = k->mask ? 2 * k->mask + 1 : 2047;
+    uint64_t mask = k->mask ? 2 * k->mask + 1 : 127;
     int64_t *slots = sl__calloc(mask + 1, sizeof *slots);
     if (!slots)
         return false;
@@ -295,22 +305,39 @@ static inline int64_t cache_id(struct agg_str_local *l, struct str_cache *c,
     return -l->n_pending;
 }
 
-/* The shared ids of the pending strings, taken under the lock; the cache then points at
- * the shared copies (the batch may go). */
-static int resolve_pending(struct agg_strs *ss, struct str_key *k, struct agg_str_local *l,
-                           struct str_cache *c)
+/* The shared ids of the pending strings, taken part by part, each under its part's
+ * lock once; the cache then points at the shared copies (the batch may go). */
+static int resolve_pending(struct str_key *parts, struct agg_str_local *l, struct str_cache *c)
 {
-    if (!l->n_pending)
-        return SL_OK;
-    sl__agg_lock(&ss->lock);
-    for (int64_t q = 0; q < l->n_pending; q++) {
-        l->pending[q].id = key_id(k, &l->pending[q].r);
-        if (l->pending[q].id < 0) {
-            sl__agg_unlock(&ss->lock);
-            return SL_ENOMEM;
+    /* The pending strings in part order (a counting sort on the hash's top bits). */
+    int64_t start[STR_PARTS + 1] = {0};
+    if (!sl__agg_grow((void **)&l->order, &l->cap_order, l->n_pending, sizeof *l->order))
+        return SL_ENOMEM;
+    for (int64_t q = 0; q < l->n_pending; q++)
+        start[(l->pending[q].r.h >> (64 - STR_PART_BITS)) + 1]++;
+    for (int part = 0; part < STR_PARTS; part++)
+        start[part + 1] += start[part];
+    for (int64_t q = 0; q < l->n_pending; q++)
+        l->order[start[l->pending[q].r.h >> (64 - STR_PART_BITS)]++] = q;
+    int64_t from = 0;
+    for (int part = 0; part < STR_PARTS; part++) {
+        struct str_key *k = &parts[part];
+        int64_t to = start[part]; /* the end of this part's run now */
+        if (from == to)
+            continue;
+        sl__agg_lock(&k->lock);
+        for (int64_t o = from; o < to; o++) {
+            struct str_pending *pe = &l->pending[l->order[o]];
+            int64_t i = key_id(k, &pe->r);
+            pe->id = i < 0 ? -1 : (int64_t)((uint64_t)part << STR_INDEX_BITS) | i;
+            if (i < 0) {
+                sl__agg_unlock(&k->lock);
+                return SL_ENOMEM;
+            }
         }
+        sl__agg_unlock(&k->lock);
+        from = to;
     }
-    sl__agg_unlock(&ss->lock);
     for (int64_t q = 0; q < l->n_pending; q++) {
         struct str_slot *e = cache_slot(c, &l->pending[q].r);
         struct str_ent *en = e->ent ? &c->ents[e->ent - 1] : NULL;
@@ -358,7 +385,7 @@ static int code_column(struct agg_strs *ss, struct agg_str_local *l, int j, cons
                 return SL_ENOMEM;
         }
     }
-    if (resolve_pending(ss, &ss->key[j], l, c) < 0)
+    if (resolve_pending(ss->key[j], l, c) < 0)
         return SL_ENOMEM;
     for (int64_t i = 0; i < b->n_rows; i++)
         ids[i] = ids[i] > 0 ? ids[i] - 1 : l->pending[-ids[i] - 1].id;
@@ -394,16 +421,22 @@ int sl__agg_str_input(sl_task_t *t, const struct agg_plan *p, struct agg_global 
     return SL_OK;
 }
 
+/* The string of id in key column j. */
+static inline const struct str_ref *str_of(const struct agg_strs *ss, int j, int64_t id)
+{
+    const struct str_key *k = &ss->key[j][id >> STR_INDEX_BITS];
+    return &k->refs[id & (((int64_t)1 << STR_INDEX_BITS) - 1)];
+}
+
 int sl__agg_str_output(sl_task_t *t, const struct agg_plan *p, const struct agg_table *tb,
                        sl_batch_t *b, int j)
 {
     /* After every sink: the shared table no longer changes, so no lock. */
     const struct agg_strs *ss = ((struct agg_global *)sl_task_gstate(t))->strs;
-    const struct str_ref *refs = ss ? ss->key[j].refs : NULL;
     int64_t total = 0, nk = p->n_keys;
     for (int64_t g = 0; g < tb->n; g++)
         if (!(tb->nulls[g] >> j & 1))
-            total += refs[tb->keys[g * nk + j]].len;
+            total += str_of(ss, j, tb->keys[g * nk + j])->len;
     char *chars = sl_batch_column_chars(b, j, total);
     if (!chars && total)
         return total > INT32_MAX && p->key_types[j] == SL_TYPE_UTF8 ? SL_EOVERFLOW : SL_ENOMEM;
@@ -417,7 +450,7 @@ int sl__agg_str_output(sl_task_t *t, const struct agg_plan *p, const struct agg_
             ((int32_t *)off)[g] = (int32_t)at;
         if (g == tb->n || tb->nulls[g] >> j & 1)
             continue;
-        const struct str_ref *r = &refs[tb->keys[g * nk + j]];
+        const struct str_ref *r = str_of(ss, j, tb->keys[g * nk + j]);
         memcpy(chars + at, r->s, (size_t)r->len);
         at += r->len;
     }
@@ -434,6 +467,7 @@ void sl__agg_str_local_free(struct agg_local *ls)
         sl__free(l->cache[j].ents, 0);
     }
     sl__free(l->pending, 0);
+    sl__free(l->order, 0);
     sl__free(l, 0);
     ls->str = NULL;
 }
@@ -443,8 +477,8 @@ void sl__agg_strs_free(struct agg_global *gs)
     struct agg_strs *ss = gs->strs;
     if (!ss)
         return;
-    for (int j = 0; j < AGG_MAX_KEYS; j++) {
-        struct str_key *k = &ss->key[j];
+    for (int j = 0; j < AGG_MAX_KEYS * STR_PARTS; j++) {
+        struct str_key *k = &ss->key[j / STR_PARTS][j % STR_PARTS];
         sl__free(k->refs, 0);
         sl__free(k->slots, 0);
         while (k->chunks) {
