@@ -30,7 +30,8 @@
 /* Bytes of one chunk of the shared table's string bytes. */
 #define STR_CHUNK_BYTES (1 << 20)
 
-/* One string: its hash, length, first 16 bytes as two words (see str_words) and bytes. */
+/* One string: its hash, length, two words that determine it up to 16 bytes (see
+ * str_ref_make) and its bytes. */
 struct str_ref {
     uint64_t h;
     int64_t len;
