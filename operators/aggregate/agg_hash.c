@@ -203,7 +203,7 @@ int sl__agg_bind(sl_bind_t *b)
     sl_bind_set_data(b, p, plan_free);
     if ((rc = bind_keys(b, p, keys)) < 0)
         return rc;
-    p->any = sl__agg_keys_need_any(p); /* DICT keys run on the table too (agg_dict.c) */
+    p->any = sl__agg_keys_need_any(p); /* DICT and utf8 keys run on the table too */
     char item[160];
     while (next_item(&aggs, item, sizeof item)) {
         if (p->n_aggs == AGG_MAX_AGGS)

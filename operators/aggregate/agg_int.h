@@ -49,8 +49,9 @@ struct agg_plan {
     int n_aggs;
     struct agg_spec aggs[AGG_MAX_AGGS];
     size_t rec_bytes;      /* bytes of one flushed group record */
-    /* A key or aggregated column beyond int32/int64/float32/float64, or count(DISTINCT):
-     * the group-by of any type (agg_any.c) runs instead of the table below. */
+    /* A key the table cannot take (as an integer, DICT codes or utf8 ids), an aggregated
+     * column that is not integer-like or a float, or count(DISTINCT): the group-by of
+     * any type (agg_any.c) runs instead of the table below. */
     bool any;
     /* Every key and value column is one the GPU kernels take (integers and floats, DICT
      * keys as their int32 codes): the GPU may run it. */
