@@ -85,9 +85,9 @@ with Sluice() as sl:
     # batches.
     for large in (False, True):
         cases += 1
-        m = 400000
+        m = 250000
         st = pa.large_string() if large else pa.string()
-        big = pa.table({"s": pa.array([f"key-{(i * 7919) % 150000:07d}" + "x" * (i % 3 * 9)
+        big = pa.table({"s": pa.array([f"key-{(i * 7919) % 100000:07d}" + "x" * (i % 3 * 9)
                                        for i in range(m)], st),
                         "v": pa.array([i % 13 for i in range(m)], pa.int64())})
         got = sl.run("a = scan.table name=big\nr = aggregate(a) keys=s aggs=\"sum(v), "
