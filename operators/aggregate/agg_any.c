@@ -3,10 +3,12 @@
  * count(DISTINCT)): keys of any type and number, compared and hashed through
  * operators/common/values.h.
  *
- * sink: each worker keeps references to its batches; combine moves them to the global
- * list; finalize concatenates them (DICT columns end up on one dictionary) and groups
- * the rows in one task: a hash of the keys per row, an open-addressing table of groups
- * (each group remembers its first row), then one pass per aggregate. DICT keys compare
+ * sink: each worker keeps references to its batches and, without DICT keys, groups each
+ * batch's rows (in parallel: hashing and comparing the keys is most of the work);
+ * combine moves them to the global list; finalize concatenates them (DICT columns end
+ * up on one dictionary) and groups the rows in one task: a hash of the keys per row (or
+ * per group of a batch grouped by the sink), an open-addressing table of groups (each
+ * group remembers its first row), then one pass per aggregate. DICT keys compare
  * by a canonical code per dictionary entry (equal strings, equal code), so a dictionary
  * is hashed once, not per row. Output keys and min/max are gathered rows of the input
  * (sl__col_take), so every type comes out as it went in. */
@@ -19,7 +21,14 @@
 struct agg_kept_batch {
     struct agg_kept_batch *next;
     sl_batch_t *batch;
+    /* The batch's rows grouped by the sink (keys without DICT): each row's local group
+     * and each local group's first row; NULL where finalize groups the rows itself. */
+    int64_t *lgid, *lrep;
+    int64_t n_local;
 };
+
+static bool any_dict_key(const struct agg_plan *p);
+static int sink_group(const struct agg_plan *p, const sl_batch_t *b, struct agg_kept_batch *k);
 
 int sl__agg_any_sink(sl_task_t *t)
 {
@@ -31,9 +40,19 @@ int sl__agg_any_sink(sl_task_t *t)
         return SL_OK;
     if (sl_batch_device(b) >= 0)
         return sl_task_fail(t, SL_EINTERNAL, "aggregate: a device batch reached the CPU sink");
+    const struct agg_plan *p = sl_op_data(sl_task_op(t));
     struct agg_kept_batch *k = sl_task_alloc(t, sizeof *k);
     if (!k)
         return SL_ENOMEM;
+    memset(k, 0, sizeof *k);
+    if (p->n_keys > 0 && !any_dict_key(p)) {
+        /* Hashing and comparing the keys is most of the work: each worker groups its
+         * own batches here, so finalize only merges their groups (a DICT key waits for
+         * the one dictionary that concatenation gives it). */
+        int rc = sink_group(p, b, k);
+        if (rc < 0)
+            return sl_task_fail(t, rc, "aggregate: %s", sl_strerror(rc));
+    }
     sl_batch_ref(b);
     k->batch = b;
     k->next = ls->batches;
@@ -53,8 +72,12 @@ void sl__agg_any_combine(struct agg_global *gs, struct agg_local *ls)
 
 void sl__agg_any_release(struct agg_kept_batch **list)
 {
-    for (struct agg_kept_batch *k = *list; k; k = k->next)
+    for (struct agg_kept_batch *k = *list; k; k = k->next) {
         sl_batch_unref(k->batch);
+        sl__free(k->lgid, 0);
+        sl__free(k->lrep, 0);
+        k->lgid = k->lrep = NULL;
+    }
     *list = NULL;
 }
 
@@ -175,6 +198,13 @@ static bool rows_equal(const struct agg_plan *p, const struct any_run *r, int64_
         if (k->canon) {
             if (k->canon[dict_code(k, a)] != k->canon[dict_code(k, b)])
                 return false;
+        } else if (k->v.c.type == SL_TYPE_UTF8 || k->v.c.type == SL_TYPE_LARGE_UTF8) {
+            /* Equal or not needs no order: lengths, then bytes (most rows of a group
+             * by strings come here). */
+            int64_t al, bl;
+            const char *as = sl__colview_str(&k->v, a, &al), *bs = sl__colview_str(&k->v, b, &bl);
+            if (al != bl || memcmp(as, bs, (size_t)al) != 0)
+                return false;
         } else if (sl__val_cmp(&k->v, a, &k->v, b) != 0) {
             return false;
         }
@@ -201,8 +231,30 @@ static int grow_slots(struct any_run *r)
     return SL_OK;
 }
 
-/* Assigns every row its group (r->gid) and every group its first row (r->rep). */
-static int group_rows(const struct agg_plan *p, const sl_batch_t *in, struct any_run *r)
+/* The group of row i (made when new: its hash and first row) in *g. */
+static int row_group(const struct agg_plan *p, struct any_run *r, int64_t i, int64_t *g)
+{
+    uint64_t h = p->n_keys ? row_hash(p, r, i) : 0;
+    for (uint64_t s = h & r->mask;; s = (s + 1) & r->mask) {
+        uint64_t e = r->slots[s];
+        if (!e) {
+            r->ghash[r->groups] = h;
+            r->rep[r->groups] = i;
+            *g = r->groups++;
+            r->slots[s] = (uint64_t)r->groups;
+            return 2 * (uint64_t)r->groups > r->mask ? grow_slots(r) : SL_OK;
+        }
+        if (r->ghash[e - 1] == h && rows_equal(p, r, r->rep[e - 1], i)) {
+            *g = (int64_t)e - 1;
+            return SL_OK;
+        }
+    }
+}
+
+/* Assigns every row of in its group (r->gid) and every group its first row (r->rep);
+ * in is the concatenation of the batches of kept (NULL: any batch) in their order. */
+static int group_rows(const struct agg_plan *p, const sl_batch_t *in,
+                      const struct agg_kept_batch *kept, struct any_run *r)
 {
     int64_t n = r->n;
     for (int j = 0; j < p->n_keys; j++) {
@@ -219,31 +271,66 @@ static int group_rows(const struct agg_plan *p, const sl_batch_t *in, struct any
     r->rep = sl__malloc((size_t)(n ? n : 1) * sizeof(int64_t));
     if (!r->slots || !r->ghash || !r->gid || !r->rep)
         return SL_ENOMEM;
-    for (int64_t i = 0; i < n; i++) {
-        uint64_t h = p->n_keys ? row_hash(p, r, i) : 0;
-        for (uint64_t s = h & r->mask;; s = (s + 1) & r->mask) {
-            uint64_t e = r->slots[s];
-            if (!e) {
-                r->ghash[r->groups] = h;
-                r->rep[r->groups] = i;
-                r->gid[i] = r->groups++;
-                r->slots[s] = (uint64_t)r->groups;
-                if (2 * (uint64_t)r->groups > r->mask && grow_slots(r) < 0)
-                    return SL_ENOMEM;
-                break;
-            }
-            int64_t g = (int64_t)e - 1;
-            if (r->ghash[g] == h && rows_equal(p, r, r->rep[g], i)) {
-                r->gid[i] = g;
-                break;
+    for (const struct agg_kept_batch *k = kept; k; k = k->next)
+        if (!k->lgid)
+            kept = NULL; /* not all grouped by the sink: every row here */
+    for (int64_t i = 0; !kept && i < n; i++) {
+        if (row_group(p, r, i, &r->gid[i]) < 0)
+            return SL_ENOMEM;
+    }
+    /* Grouped by the sink: the first row of each local group finds (or makes) its
+     * group, in the order of the rows, so groups and their first rows are those of the
+     * loop above; then every row takes its local group's group. */
+    int64_t base = 0;
+    for (const struct agg_kept_batch *k = kept; k; k = k->next) {
+        int64_t *map = sl__malloc((size_t)(k->n_local ? k->n_local : 1) * sizeof *map);
+        if (!map)
+            return SL_ENOMEM;
+        for (int64_t l = 0; l < k->n_local; l++) {
+            if (row_group(p, r, base + k->lrep[l], &map[l]) < 0) {
+                sl__free(map, 0);
+                return SL_ENOMEM;
             }
         }
+        int64_t rows = sl_batch_num_rows(k->batch);
+        for (int64_t i = 0; i < rows; i++)
+            r->gid[base + i] = map[k->lgid[i]];
+        sl__free(map, 0);
+        base += rows;
     }
     if (p->n_keys == 0 && r->groups == 0) {
         r->rep[0] = -1; /* a global aggregate has one row even without input rows */
         r->groups = 1;
     }
     return SL_OK;
+}
+
+static bool any_dict_key(const struct agg_plan *p)
+{
+    for (int j = 0; j < p->n_keys; j++)
+        if (SL_TYPE_ID(p->key_types[j]) == SL_TYPE_DICT)
+            return true;
+    return false;
+}
+
+/* The sink's grouping of one batch into k (lgid, lrep, n_local). */
+static int sink_group(const struct agg_plan *p, const sl_batch_t *b, struct agg_kept_batch *k)
+{
+    struct any_run r = {0};
+    r.n = sl_batch_num_rows(b);
+    int rc = group_rows(p, b, NULL, &r);
+    if (rc == SL_OK) {
+        k->lrep = sl__malloc((size_t)r.groups * sizeof *k->lrep);
+        rc = k->lrep ? SL_OK : SL_ENOMEM;
+    }
+    if (rc == SL_OK) {
+        memcpy(k->lrep, r.rep, (size_t)r.groups * sizeof *k->lrep);
+        k->lgid = r.gid;
+        k->n_local = r.groups;
+        r.gid = NULL;
+    }
+    any_free(p, &r);
+    return rc;
 }
 
 /* The distinct values of column v per group: the count of each group in cnt. */
@@ -381,7 +468,8 @@ static int aggregate_one(sl_task_t *t, const struct agg_spec *s, const sl_batch_
     return rc;
 }
 
-/* All kept batches as one (a new reference), or an empty batch of the input schema. */
+/* All kept batches as one, in the order of the list (a new reference), or an empty
+ * batch of the input schema. */
 static int concat_input(sl_task_t *t, struct agg_global *gs, sl_batch_t **in)
 {
     int64_t n = 0;
@@ -399,7 +487,6 @@ static int concat_input(sl_task_t *t, struct agg_global *gs, sl_batch_t **in)
         bs[n++] = k->batch;
     int rc = sl__batch_concat(bs, n, in);
     sl__free(bs, 0);
-    sl__agg_any_release(&gs->batches);
     return rc;
 }
 
@@ -412,8 +499,9 @@ int sl__agg_any_finalize(sl_task_t *t)
     int rc = concat_input(t, gs, &in);
     if (rc == SL_OK) {
         r.n = sl_batch_num_rows(in);
-        rc = group_rows(p, in, &r);
+        rc = group_rows(p, in, gs->batches, &r);
     }
+    sl__agg_any_release(&gs->batches);
     if (rc == SL_OK) {
         out = sl__batch_new(sl_op_output_schema(sl_task_op(t)), r.groups);
         rc = out && sl__batch_alloc_columns(out) == SL_OK ? SL_OK : SL_ENOMEM;

@@ -47,7 +47,8 @@ bool sl__agg_dict_keys(const struct agg_plan *p)
 bool sl__agg_keys_need_any(const struct agg_plan *p)
 {
     for (int j = 0; j < p->n_keys; j++)
-        if (!sl__agg_table_int_type(p->key_types[j]) && p->key_types[j] != SL_TYPE_DICT)
+        if (!sl__agg_table_int_type(p->key_types[j]) && p->key_types[j] != SL_TYPE_DICT &&
+            !sl__agg_str_key_type(p->key_types[j]))
             return true;
     return false;
 }
@@ -60,7 +61,7 @@ static uint64_t hash_str(const char *s, int64_t n)
     return h ^ (h >> 29);
 }
 
-static bool grow(void **p, int64_t *cap, int64_t need, size_t width)
+bool sl__agg_grow(void **p, int64_t *cap, int64_t need, size_t width)
 {
     if (need <= *cap)
         return true;
@@ -113,8 +114,8 @@ static int64_t merged_code(struct dict_key *k, const char *s, int64_t len)
             return g - 1;
     }
     if (k->bytes + len >= INT32_MAX || k->n + 1 >= INT32_MAX ||
-        !grow((void **)&k->offs, &k->cap_n, k->n + 2, sizeof *k->offs) ||
-        !grow((void **)&k->chars, &k->cap_bytes, k->bytes + len + 1, 1))
+        !sl__agg_grow((void **)&k->offs, &k->cap_n, k->n + 2, sizeof *k->offs) ||
+        !sl__agg_grow((void **)&k->chars, &k->cap_bytes, k->bytes + len + 1, 1))
         return -1;
     if (k->n == 0)
         k->offs[0] = 0;
@@ -133,7 +134,7 @@ static const struct dict_src *source(struct dict_key *k, const sl_batch_t *b, in
     for (int64_t i = k->n_srcs - 1; i >= 0; i--)
         if (k->srcs[i].dict == d)
             return &k->srcs[i];
-    if (!grow((void **)&k->srcs, &k->cap_srcs, k->n_srcs + 1, sizeof *k->srcs))
+    if (!sl__agg_grow((void **)&k->srcs, &k->cap_srcs, k->n_srcs + 1, sizeof *k->srcs))
         return NULL;
     struct sl__colview v;
     sl__colview_get(b, c, &v);
@@ -156,31 +157,26 @@ static const struct dict_src *source(struct dict_key *k, const sl_batch_t *b, in
     return &k->srcs[k->n_srcs++];
 }
 
-static void lock(struct agg_dicts *ds)
+void *sl__agg_shared_state(void *_Atomic *slot, size_t bytes)
 {
-    while (atomic_exchange_explicit(&ds->lock, 1, memory_order_acquire))
-        ;
-}
-
-static void unlock(struct agg_dicts *ds)
-{
-    atomic_store_explicit(&ds->lock, 0, memory_order_release);
+    void *st = atomic_load_explicit(slot, memory_order_acquire);
+    if (!st) {
+        void *fresh = sl__calloc(1, bytes);
+        if (!fresh)
+            return NULL;
+        /* Publishes the zeroed state to the workers that load *slot after. */
+        if (!atomic_compare_exchange_strong(slot, &st, fresh))
+            sl__free(fresh, 0); /* another worker's won; st is it */
+        else
+            st = fresh;
+    }
+    return st;
 }
 
 /* gs's merged dictionaries, made by the first caller; NULL when out of memory. */
 static struct agg_dicts *dicts_of(struct agg_global *gs)
 {
-    struct agg_dicts *ds = atomic_load_explicit(&gs->dicts, memory_order_acquire);
-    if (!ds) {
-        struct agg_dicts *fresh = sl__calloc(1, sizeof *fresh);
-        if (!fresh)
-            return NULL;
-        if (!atomic_compare_exchange_strong(&gs->dicts, &ds, fresh))
-            sl__free(fresh, 0); /* another worker's won; ds is it */
-        else
-            ds = fresh;
-    }
-    return ds;
+    return sl__agg_shared_state(&gs->dicts, sizeof(struct agg_dicts));
 }
 
 const int32_t *sl__agg_dict_map(struct agg_global *gs, int j, const sl_batch_t *b, int c,
@@ -189,27 +185,19 @@ const int32_t *sl__agg_dict_map(struct agg_global *gs, int j, const sl_batch_t *
     struct agg_dicts *ds = dicts_of(gs);
     if (!ds)
         return NULL;
-    lock(ds);
+    sl__agg_lock(&ds->lock);
     const struct dict_src *src = source(&ds->key[j], b, c);
     const int32_t *map = src ? src->map : NULL; /* freed only with the state */
     *n = src ? src->n : 0;
     *identity = src && src->identity;
-    unlock(ds); /* srcs may move when another dictionary comes; its maps do not */
+    sl__agg_unlock(&ds->lock); /* srcs may move when another dictionary comes; its maps do not */
     return map;
 }
 
-int sl__agg_dict_input(sl_task_t *t, const struct agg_plan *p, struct agg_global *gs,
-                       sl_batch_t *b, const int *cols, sl_batch_t **out)
+sl_batch_t *sl__agg_batch_share(const sl_batch_t *b)
 {
-    *out = NULL;
-    struct agg_dicts *ds = dicts_of(gs);
-    if (!ds)
-        return sl_task_fail(t, SL_ENOMEM, "aggregate: out of memory");
     sl_batch_t *nb = sl__batch_new(b->schema, b->n_rows);
-    if (!nb)
-        return sl_task_fail(t, SL_ENOMEM, "aggregate: out of memory");
-    /* Every column shared as it is; the DICT keys replaced by int32 merged codes. */
-    for (int c = 0; c < b->n_cols; c++) {
+    for (int c = 0; nb && c < b->n_cols; c++) {
         nb->cols[c] = b->cols[c];
         sl__buf_ref(nb->cols[c].data);
         if (nb->cols[c].validity)
@@ -219,16 +207,57 @@ int sl__agg_dict_input(sl_task_t *t, const struct agg_plan *p, struct agg_global
         if (nb->cols[c].dict)
             sl__dict_ref(nb->cols[c].dict);
     }
+    return nb;
+}
+
+int sl__agg_col_replace(sl_batch_t *nb, const sl_batch_t *b, int c, struct sl__buf *data,
+                        enum sl_type type)
+{
+    struct sl__col *col = &nb->cols[c];
+    sl__buf_unref(col->data);
+    sl__buf_unref(col->chars);
+    sl__dict_unref(col->dict);
+    col->chars = NULL;
+    col->dict = NULL;
+    col->data = data;
+    col->type = type;
+    col->offset = 0;
+    if (!col->validity)
+        return SL_OK;
+    /* The bitmap keeps the source's offset; the new values start at 0. */
+    struct sl__buf *v = sl__buf_new((b->n_rows + 7) / 8);
+    if (!v)
+        return SL_ENOMEM;
+    memset(v->ptr, 0, (size_t)(b->n_rows + 7) / 8);
+    for (int64_t i = 0; i < b->n_rows; i++)
+        if (sl__col_valid(&b->cols[c], i))
+            ((uint8_t *)v->ptr)[i >> 3] |= (uint8_t)(1u << (i & 7));
+    sl__buf_unref(col->validity);
+    col->validity = v;
+    return SL_OK;
+}
+
+int sl__agg_dict_input(sl_task_t *t, const struct agg_plan *p, struct agg_global *gs,
+                       sl_batch_t *b, const int *cols, sl_batch_t **out)
+{
+    *out = NULL;
+    struct agg_dicts *ds = dicts_of(gs);
+    if (!ds)
+        return sl_task_fail(t, SL_ENOMEM, "aggregate: out of memory");
+    /* Every column shared as it is; the DICT keys replaced by int32 merged codes. */
+    sl_batch_t *nb = sl__agg_batch_share(b);
+    if (!nb)
+        return sl_task_fail(t, SL_ENOMEM, "aggregate: out of memory");
     int rc = SL_OK;
     for (int j = 0; j < p->n_keys && rc == SL_OK; j++) {
         int c = cols[j];
         if (p->key_types[j] != SL_TYPE_DICT)
             continue;
-        lock(ds);
+        sl__agg_lock(&ds->lock);
         const struct dict_src *src = source(&ds->key[j], b, c);
         const int32_t *map = src ? src->map : NULL;
         int64_t n = src ? src->n : 0;
-        unlock(ds);
+        sl__agg_unlock(&ds->lock);
         struct sl__buf *codes = sl__buf_new(b->n_rows * 4 + 4);
         if (!map || !codes) {
             sl__buf_unref(codes);
@@ -239,26 +268,7 @@ int sl__agg_dict_input(sl_task_t *t, const struct agg_plan *p, struct agg_global
         int32_t *o = codes->ptr;
         for (int64_t i = 0; i < b->n_rows; i++)
             o[i] = in[i] >= 0 && in[i] < n ? map[in[i]] : 0; /* a null row's code: any */
-        struct sl__col *col = &nb->cols[c];
-        sl__buf_unref(col->data);
-        sl__dict_unref(col->dict);
-        col->dict = NULL;
-        col->data = codes;
-        col->type = SL_TYPE_INT32;
-        if (col->validity) { /* the bitmap keeps the source's offset; the codes start at 0 */
-            struct sl__buf *v = sl__buf_new((b->n_rows + 7) / 8);
-            if (!v) {
-                rc = SL_ENOMEM;
-                break;
-            }
-            memset(v->ptr, 0, (size_t)(b->n_rows + 7) / 8);
-            for (int64_t i = 0; i < b->n_rows; i++)
-                if (sl__col_valid(&b->cols[c], i))
-                    ((uint8_t *)v->ptr)[i >> 3] |= (uint8_t)(1u << (i & 7));
-            sl__buf_unref(col->validity);
-            col->validity = v;
-        }
-        col->offset = 0;
+        rc = sl__agg_col_replace(nb, b, c, codes, SL_TYPE_INT32);
     }
     if (rc < 0) {
         sl_batch_unref(nb);
@@ -292,8 +302,9 @@ int sl__agg_dict_finish(sl_task_t *t, const struct agg_plan *p, struct agg_globa
 
 void sl__agg_dict_attach(const struct agg_plan *p, struct agg_global *gs, sl_batch_t *b)
 {
-    for (int j = 0; b && gs->dicts && j < p->n_keys; j++) {
-        struct sl__dict *d = gs->dicts->key[j].out;
+    struct agg_dicts *ds = gs->dicts;
+    for (int j = 0; b && ds && j < p->n_keys; j++) {
+        struct sl__dict *d = ds->key[j].out;
         if (p->key_types[j] != SL_TYPE_DICT || !d)
             continue;
         sl__dict_ref(d);

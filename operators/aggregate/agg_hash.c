@@ -14,10 +14,12 @@
  * does not fit its type is SL_EOVERFLOW (never a wrap), whatever the order of the rows.
  * NaN is the largest float and equal to itself (min/max, keys; docs/TYPES.md).
  *
- * Keys of int32/int64, date32, timestamp and decimal(p <= 18) and values of those or
- * floats take the hash table below (on the GPU only int32/int64 keys and
- * int32/int64/float32/float64 values); any other type, and count(DISTINCT), the
- * group-by of any type (agg_any.c, one finalize task, CPU only).
+ * Keys of int32/int64, date32, timestamp and decimal(p <= 18) (DICT keys as codes of
+ * one merged dictionary, agg_dict.c; utf8/large_utf8 keys as ids of one table of
+ * distinct strings, agg_str.c) and values of those or floats take the hash table below
+ * (on the GPU only int32/int64 and DICT keys and int32/int64/float32/float64 values);
+ * any other type, and count(DISTINCT), the group-by of any type (agg_any.c, one
+ * finalize task, CPU only).
  *
  * Execution. sink: each worker pre-aggregates into a local open-addressing table of at
  * most AGG_LOCAL_GROUPS groups (it stays in L2); when it fills, its groups are flushed
@@ -26,8 +28,7 @@
  * the groups are few, one table merges the local tables (one output task); otherwise the
  * remaining local groups are flushed too and one spawned task per partition merges that
  * partition's records of every worker; consecutive partitions then form morsel-sized
- * runs. source: one task per output table or run. DICT keys enter the table as codes of
- * one merged dictionary (agg_dict.c).
+ * runs. source: one task per output table or run.
  *
  * On a GPU (agg_cuda.c, CUDA builds): the sink aggregates device batches into a device
  * table (or radix partitions), combine keeps those, finalize writes the result on the GPU
@@ -202,7 +203,7 @@ int sl__agg_bind(sl_bind_t *b)
     sl_bind_set_data(b, p, plan_free);
     if ((rc = bind_keys(b, p, keys)) < 0)
         return rc;
-    p->any = sl__agg_keys_need_any(p); /* DICT keys run on the table too (agg_dict.c) */
+    p->any = sl__agg_keys_need_any(p); /* DICT and utf8 keys run on the table too */
     char item[160];
     while (next_item(&aggs, item, sizeof item)) {
         if (p->n_aggs == AGG_MAX_AGGS)
@@ -231,15 +232,24 @@ int sl__agg_sink(sl_task_t *t)
             return SL_ENOMEM;
         ls->ready = true;
     }
-    sl_batch_t *in = sl_task_input(t), *coded = NULL;
+    sl_batch_t *in = sl_task_input(t), *coded = NULL, *ids = NULL;
     if (sl__agg_dict_keys(p)) {
         int rc = sl__agg_dict_input(t, p, sl_task_gstate(t), in, p->key_cols, &coded);
         if (rc < 0)
             return rc;
         in = coded;
     }
+    if (sl__agg_str_keys(p)) {
+        int rc = sl__agg_str_input(t, p, sl_task_gstate(t), ls, in, &ids);
+        if (rc < 0) {
+            sl_batch_unref(coded);
+            return rc;
+        }
+        in = ids;
+    }
     int rc = sl__agg_table_sink(t, p, &ls->tb, in, ls->parts, &ls->flushed);
     sl_batch_unref(coded);
+    sl_batch_unref(ids);
     return rc;
 }
 
@@ -409,6 +419,7 @@ void sl__agg_fini_global(const sl_op_t *op, void *gstate)
     sl_batch_unref(gs->any_out);
     sl__agg_any_release(&gs->batches);
     sl__agg_dicts_free(gs);
+    sl__agg_strs_free(gs);
 }
 
 /* A failed query's locals may still hold batches (combine or finalize take them
@@ -417,8 +428,10 @@ void sl__agg_fini_local(const sl_op_t *op, void *gstate, void *lstate)
 {
     (void)op, (void)gstate;
     struct agg_local *ls = lstate;
-    if (ls)
+    if (ls) {
         sl__agg_any_release(&ls->batches);
+        sl__agg_str_local_free(ls);
+    }
 }
 
 int64_t sl__agg_source_tasks(sl_task_t *t)

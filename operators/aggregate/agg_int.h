@@ -4,6 +4,8 @@
 #ifndef SLUICE_AGG_INT_H
 #define SLUICE_AGG_INT_H
 
+#include <stdatomic.h>
+
 #include "common/op_def.h"
 
 #define AGG_MAX_KEYS 16
@@ -47,8 +49,9 @@ struct agg_plan {
     int n_aggs;
     struct agg_spec aggs[AGG_MAX_AGGS];
     size_t rec_bytes;      /* bytes of one flushed group record */
-    /* A key or aggregated column beyond int32/int64/float32/float64, or count(DISTINCT):
-     * the group-by of any type (agg_any.c) runs instead of the table below. */
+    /* A key the table cannot take (as an integer, DICT codes or utf8 ids), an aggregated
+     * column that is not integer-like or a float, or count(DISTINCT): the group-by of
+     * any type (agg_any.c) runs instead of the table below. */
     bool any;
     /* Every key and value column is one the GPU kernels take (integers and floats, DICT
      * keys as their int32 codes): the GPU may run it. */
@@ -97,6 +100,7 @@ struct agg_local {
     struct agg_chunk *parts[AGG_PARTS];
     struct agg_gpu_local *gpu;
     struct agg_kept_batch *batches;      /* plan->any: the batches sunk */
+    struct agg_str_local *str;           /* utf8 keys: this worker's cache (agg_str.c) */
 };
 
 /* What combine keeps of one worker's local state. */
@@ -130,7 +134,9 @@ struct agg_global {
     int16_t run_end[AGG_PARTS];          /* partitions [i, run_end[i]) leave as one batch;
                                           * -1: i starts no run; 0: none made (i alone) */
     /* DICT keys on the table (agg_dict.c): one merged dictionary per key column. */
-    _Atomic(struct agg_dicts *) dicts;
+    void *_Atomic dicts;                 /* struct agg_dicts (sl__agg_shared_state) */
+    /* utf8/large_utf8 keys on the table (agg_str.c): the distinct strings per key. */
+    void *_Atomic strs;                  /* struct agg_strs */
 };
 
 /* DICT group keys on the group table (agg_dict.c). Whether the plan has such keys (and
@@ -140,7 +146,7 @@ struct agg_global {
  * (finalize); an output batch's key columns given them; and the state freed. */
 struct agg_dicts;
 bool sl__agg_dict_keys(const struct agg_plan *p);
-/* Whether a key's type sends the plan to agg_any.c: neither the table's nor DICT. */
+/* Whether a key's type sends the plan to agg_any.c: neither the table's, DICT nor utf8. */
 bool sl__agg_keys_need_any(const struct agg_plan *p);
 int sl__agg_dict_input(sl_task_t *t, const struct agg_plan *p, struct agg_global *gs,
                        sl_batch_t *b, const int *cols, sl_batch_t **out);
@@ -153,6 +159,44 @@ const int32_t *sl__agg_dict_map(struct agg_global *gs, int j, const sl_batch_t *
 int sl__agg_dict_finish(sl_task_t *t, const struct agg_plan *p, struct agg_global *gs);
 void sl__agg_dict_attach(const struct agg_plan *p, struct agg_global *gs, sl_batch_t *b);
 void sl__agg_dicts_free(struct agg_global *gs);
+/* The key tables the workers share (agg_dict.c, agg_str.c): the state *slot points at,
+ * made (`bytes`, zeroed) by the first of the workers racing for it; NULL when out of
+ * memory. A spin lock guards each table while a worker adds to it. And *p (*cap
+ * elements of width bytes) grown to hold need elements (false when out of memory). */
+void *sl__agg_shared_state(void *_Atomic *slot, size_t bytes);
+static inline void sl__agg_lock(_Atomic int *l)
+{
+    while (atomic_exchange_explicit(l, 1, memory_order_acquire))
+        ;
+}
+static inline void sl__agg_unlock(_Atomic int *l)
+{
+    atomic_store_explicit(l, 0, memory_order_release);
+}
+bool sl__agg_grow(void **p, int64_t *cap, int64_t need, size_t width);
+
+/* A new batch sharing every column of b (NULL when out of memory), and its column c
+ * replaced by data (b->n_rows values of type, the reference taken over) with b's
+ * validity moved to offset 0: the coded batches the table sinks. */
+sl_batch_t *sl__agg_batch_share(const sl_batch_t *b);
+int sl__agg_col_replace(sl_batch_t *nb, const sl_batch_t *b, int c, struct sl__buf *data,
+                        enum sl_type type);
+
+/* utf8/large_utf8 group keys on the group table (agg_str.c). Whether a key type is
+ * one; whether the plan has such keys (and runs the table, not agg_any.c); a sunk batch
+ * with those keys as int64 ids of one shared table of distinct strings per key (*out: a
+ * new reference); the strings of key j of tb's groups written into column j of b (an
+ * output batch being built); and the states freed. */
+struct agg_strs;
+struct agg_str_local;
+bool sl__agg_str_key_type(enum sl_type t);
+bool sl__agg_str_keys(const struct agg_plan *p);
+int sl__agg_str_input(sl_task_t *t, const struct agg_plan *p, struct agg_global *gs,
+                      struct agg_local *ls, sl_batch_t *b, sl_batch_t **out);
+int sl__agg_str_output(sl_task_t *t, const struct agg_plan *p, const struct agg_table *tb,
+                       sl_batch_t *b, int j);
+void sl__agg_str_local_free(struct agg_local *ls);
+void sl__agg_strs_free(struct agg_global *gs);
 
 /* The pieces of the definition (agg_hash.c), shared by the CPU-only definition and the
  * one with the GPU implementations (agg_cuda.c, registered by CUDA builds). */

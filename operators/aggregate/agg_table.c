@@ -460,9 +460,18 @@ sl_batch_t *sl__agg_table_output(sl_task_t *t, const struct agg_plan *p, const s
     for (int j = 0; j < p->n_keys; j++) {
         void *o = sl__col_values(b, j);
         bool w4 = sl_type_width(p->key_types[j]) == 4;
+        bool str = sl__agg_str_key_type(p->key_types[j]); /* ids of strings */
+        int src = str ? sl__agg_str_output(t, p, tb, b, j) : SL_OK;
+        if (src < 0) {
+            sl_batch_unref(b);
+            sl_task_fail(t, src, "aggregate: %s for the strings of key %d", sl_strerror(src), j);
+            return NULL;
+        }
         for (int64_t g = 0; g < tb->n; g++) {
             int64_t k = tb->keys[g * p->n_keys + j];
-            if (w4)
+            if (str)
+                ;
+            else if (w4)
                 ((int32_t *)o)[g] = (int32_t)k;
             else
                 ((int64_t *)o)[g] = k;

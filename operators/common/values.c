@@ -136,7 +136,8 @@ static uint64_t hash_bytes(const char *p, int64_t n)
         h = mix64(h ^ w);
     }
     uint64_t tail = 0;
-    memcpy(&tail, p + i, (size_t)(n - i));
+    if (i < n) /* no libc call per value when the length is a multiple of 8 */
+        memcpy(&tail, p + i, (size_t)(n - i));
     return mix64(h ^ tail ^ ((uint64_t)(n - i) << 56));
 }
 
@@ -504,18 +505,26 @@ static int concat_column(sl_batch_t *out, int c, sl_batch_t *const *bs, int64_t 
     for (int64_t k = 0; k < n; k++) {
         sl__colview_get(bs[k], c, &v);
         int64_t len = v.c.length;
-        if (str) {
-            for (int64_t i = 0; i < len; i++) {
-                int64_t sl;
-                const char *s = sl__colview_str(&v, i, &sl);
-                memcpy(chars + at, s, (size_t)sl);
-                at += sl;
-                if (type == SL_TYPE_UTF8)
-                    ((int32_t *)data)[row + i + 1] = (int32_t)at;
-                else
-                    ((int64_t *)data)[row + i + 1] = at;
+        if (str && len > 0) {
+            /* A slice's strings are one run of bytes: one copy, then its offsets moved. */
+            int64_t o = v.c.offset, lo, hi;
+            if (type == SL_TYPE_UTF8) {
+                const int32_t *src = v.c.data;
+                lo = src[o];
+                hi = src[o + len];
+                for (int64_t i = 0; i < len; i++)
+                    ((int32_t *)data)[row + i + 1] = (int32_t)(at + src[o + i + 1] - lo);
+            } else {
+                const int64_t *src = v.c.data;
+                lo = src[o];
+                hi = src[o + len];
+                for (int64_t i = 0; i < len; i++)
+                    ((int64_t *)data)[row + i + 1] = at + src[o + i + 1] - lo;
             }
-        } else if (len > 0) {
+            if (hi > lo)
+                memcpy(chars + at, v.s.chars + lo, (size_t)(hi - lo));
+            at += hi - lo;
+        } else if (!str && len > 0) {
             memcpy(data + (size_t)row * w, (const char *)v.c.data + (size_t)v.c.offset * w,
                    (size_t)len * w);
         }

@@ -161,6 +161,16 @@ SL_TEST(aggregate)
                    "output r\n");
 }
 
+/* String keys (agg_str.c): the shared table of strings, the workers' caches, the output
+ * strings; null keys too. */
+SL_TEST(aggregate_string_keys)
+{
+    faults_through("a = gen.keys rows=4000 kind=m2m distinct=300 seed=3 payloads=1 null_rate=0.1\n"
+                   "p = project(a) columns=\"s = CAST(k AS VARCHAR), t = CAST(p1 % 7 AS VARCHAR), p1\"\n"
+                   "r = aggregate(p) keys=\"s, t\" aggs=\"count(*), sum(p1)\"\n"
+                   "output r\n");
+}
+
 SL_TEST(sort)
 {
     faults_through("a = gen.keys rows=4000 kind=m2m distinct=2^30 seed=5 payloads=1\n"
