@@ -7,7 +7,9 @@
  * (Keys of other types: see enum join_key_mode.)
  * The val is the row id (batch << shift | row) or, for fused aggregates with at most
  * one payload column per side and no nulls in it, the payload itself ("inline").
- * Tuples are 8 bytes (32-bit key and val) when both fit, else 16 bytes.
+ * Tuples are 8 bytes (32-bit key and val) when both fit, else 16 bytes; a single utf8 or
+ * large_utf8 key whose strings are all at most 16 bytes makes 32-byte tuples in the radix
+ * join, the key's bytes carried beside its hash and compared exactly (join_str16.c).
  */
 #ifndef SLUICE_OPERATORS_JOIN_INT_H
 #define SLUICE_OPERATORS_JOIN_INT_H

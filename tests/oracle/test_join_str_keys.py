@@ -2,9 +2,10 @@
 join's tuples, operators/join/join_str16.c) against DuckDB: keys of 0, 1, 7, 8, 9, 15,
 16, 17 and 200 bytes (17 and 200 take the hashed path), keys that differ only in a
 trailing zero byte or their last byte, utf8 and large_utf8 sides; empty sides, one row,
-duplicates on both sides, no matches and null keys; every join kind, a residual
-condition, materialized rows and the fused aggregate (with payloads inline and by row);
-composite string + int keys. Exits 1 listing every case that differs."""
+duplicates on both sides, no matches, null keys, several sliced batches; every join
+kind, a residual condition, materialized rows and the fused aggregate (with payloads
+inline and by row); composite string + int keys. Exits 1 listing every case that
+differs."""
 import random
 
 from oracle_common import require_modules, Sluice, finish, run_diff
@@ -62,8 +63,11 @@ def sides(pool, nl, nr, lt, rt):
     matches); of a large pool of random strings at 3000 x 2000."""
     if nl == 400:
         return table(pool[: len(pool) // 2], nl, lt), table(pool[len(pool) // 2:], nr, rt)
-    if nl == 3000:
+    if nl == 3000:  # also in several batches, sliced (columns with an offset)
         pool = random_pool(1500, max(len(k) for k in pool))
+        l, r = table(pool, nl, lt), table(pool, nr, rt)
+        return (pa.concat_tables([l.slice(0, 1001), l.slice(1001)]),
+                pa.concat_tables([r.slice(0, 7), r.slice(7, 1500), r.slice(1507)]))
     return table(pool, nl, lt), table(pool, nr, rt)
 
 
