@@ -81,7 +81,7 @@ with Sluice() as sl:
                 name = f"{pname} {lt}/{rt} {nl}x{nr}"
                 for kind, sql in SQL.items():
                     rc = "" if kind in ("semi", "anti") else " right_columns=\"k,v\""
-                    for algo in ("radix", "auto"):
+                    for algo in ("radix", "auto") + (("sortmerge",) if nl == 300 else ()):
                         check(f"{name} {kind} {algo}",
                               HEAD + f"j = join(a, b) on=k kind={kind} algo={algo}{rc}\n"
                               "output j\n", {"l": l, "r": r}, sql.format(on="l.k = r.k"))
