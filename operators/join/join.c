@@ -374,10 +374,15 @@ int join_sink(sl_task_t *t)
     if (sl_batch_num_rows(b) == 0)
         return SL_OK;
     sl_batch_ref(b);
-    if (side_push(&ls[sl_task_port(t)], b) < 0) {
+    int port = sl_task_port(t);
+    if (side_push(&ls[port], b) < 0) {
         sl_batch_unref(b);
         return sl_task_fail(t, SL_ENOMEM, "out of memory keeping input batches");
     }
+    /* Measured here, while the batch is in cache: may its key travel in the tuples? */
+    const struct join_data *d = sl_op_data(sl_task_op(t));
+    if (d->n_keys == 1 && sl_type_is_string(d->ktype[0]) && sl_batch_device(b) < 0)
+        ls[port].n_short += join_str16_rows(b, d->key[port][0]);
     return SL_OK;
 }
 
@@ -392,6 +397,8 @@ int join_combine(sl_task_t *t)
             ls[s].batches[i] = NULL;
         }
         ls[s].n_batches = 0;
+        st->side[s].n_short += ls[s].n_short;
+        ls[s].n_short = 0;
     }
     return SL_OK;
 }
@@ -478,14 +485,19 @@ static inline uint64_t row_key(const struct join_shape *sh, const struct sl__col
 }
 
 int64_t join_load(const struct join_state *st, int s, int64_t bi, int64_t lo, int64_t n,
-                  uint64_t *k, uint64_t *v, uint8_t *nul)
+                  uint64_t *k, uint64_t *v, uint8_t *nul, uint64_t *w)
 {
     const struct join_side *sd = &st->side[s];
     const sl_batch_t *b = sd->batches[bi];
     int64_t nulls = 0;
     const struct sl__col *k0 = &b->cols[sd->key[0]];
     enum join_key_mode m0 = st->shape.kmode[0];
-    if (st->shape.n_keys == 1 && !k0->validity &&
+    if (st->shape.str16) {
+        uint64_t wbuf[2 * JOIN_CHUNK];
+        struct sl__colview kv;
+        sl__colview_get(b, sd->key[0], &kv);
+        nulls = join_str16_load(&kv, lo, n, k, w ? w : wbuf, nul);
+    } else if (st->shape.n_keys == 1 && !k0->validity &&
         (m0 == JOIN_KEY_BITS4 || m0 == JOIN_KEY_BITS8)) {
         /* The common case: one 4- or 8-byte key column without nulls, a tight loop. */
         if (m0 == JOIN_KEY_BITS4) {
@@ -640,7 +652,9 @@ static void choose_vals(struct join_state *st)
         }
         sd->val_col = -1;
         sd->inline_val = 0;
-        if (!st->shape.exact || n > 1 || (!d->aggregate && d->n_keys != 1) || d->n_resid ||
+        /* Materialized rows take the key from an exact key; a str16 key is a hash. */
+        if (!st->shape.exact || n > 1 ||
+            (!d->aggregate && (d->n_keys != 1 || st->shape.str16)) || d->n_resid ||
             d->kind == JOIN_FULL)
             continue;
         if (!d->aggregate && col_has_nulls(sd, d->key[s][0]))
@@ -659,6 +673,36 @@ static void choose_vals(struct join_state *st)
             st->side[s].val_col = -1;
         }
     }
+}
+
+static int str16_type(enum sl_type t)
+{
+    return t == SL_TYPE_UTF8 || t == SL_TYPE_LARGE_UTF8;
+}
+
+/* Tuple layout and vals (after the key modes and the build side): exact keys, inline
+ * vals where choose_vals allows, 8-byte tuples where key and val fit 32 bits, 32-byte
+ * ones for a str16 key. `narrow`: every key component fits 32 bits exactly. */
+static void choose_layout(struct join_state *st, int narrow)
+{
+    const struct join_data *d = st->d;
+    st->shape.exact = d->n_keys == 1 || (d->n_keys == 2 && narrow);
+    for (int i = 0; i < d->n_keys; i++)
+        st->shape.exact &= st->shape.kmode[i] != JOIN_KEY_HASH;
+    st->shape.exact |= st->shape.str16;
+    choose_vals(st);
+    int key32 = d->n_keys == 1 && narrow;
+    int val32 = 1;
+    for (int s = 0; s < 2; s++) {
+        const struct join_side *sd = &st->side[s];
+        for (int i = 0; i < d->n_out; i++)
+            if (sd->inline_val && d->out[i].side == s && d->out[i].col == sd->val_col &&
+                d->out[i].type == SL_TYPE_INT64)
+                val32 = 0;
+        if (!sd->inline_val && (sd->n_batches << sd->shift) > ((int64_t)1 << 32) - 2)
+            val32 = 0;
+    }
+    st->shape.wide = !(key32 && val32) || st->shape.str16;
 }
 
 static int side_prepare(sl_task_t *t, struct join_state *st, int s)
@@ -779,13 +823,10 @@ int join_finalize(sl_task_t *t)
     st->shape.n_keys = d->n_keys;
     memcpy(st->shape.ktype, d->ktype, sizeof d->ktype);
     int narrow = 1; /* every component fits 32 bits exactly */
-    st->shape.exact = 1;
     for (int i = 0; i < d->n_keys; i++) {
         st->shape.kmode[i] = key_mode(st, i);
-        st->shape.exact &= st->shape.kmode[i] != JOIN_KEY_HASH;
         narrow &= st->shape.kmode[i] != JOIN_KEY_HASH && st->shape.kmode[i] != JOIN_KEY_BITS8;
     }
-    st->shape.exact &= d->n_keys == 1 || (d->n_keys == 2 && narrow);
     /* Inner joins build on the smaller side; right joins keep right rows and probe with
      * them; the others keep left rows and probe with them. */
     st->build = (d->kind == JOIN_INNER && st->side[0].n_rows < st->side[1].n_rows) ||
@@ -798,20 +839,17 @@ int join_finalize(sl_task_t *t)
             return sl_task_fail(t, SL_ENOMEM, "out of memory");
         memset(st->bmatch, 0, (size_t)(nb ? nb : 1));
     }
-    choose_vals(st);
-    int key32 = d->n_keys == 1 && narrow;
-    int val32 = 1;
-    for (int s = 0; s < 2; s++) {
-        const struct join_side *sd = &st->side[s];
-        for (int i = 0; i < d->n_out; i++)
-            if (sd->inline_val && d->out[i].side == s && d->out[i].col == sd->val_col &&
-                d->out[i].type == SL_TYPE_INT64)
-                val32 = 0;
-        if (!sd->inline_val && (sd->n_batches << sd->shift) > ((int64_t)1 << 32) - 2)
-            val32 = 0;
-    }
-    st->shape.wide = !(key32 && val32);
+    /* A short string key rides in the tuples (join_str16.c) where the radix join runs:
+     * the other algorithms keep (hash, row) tuples and verify candidates on the rows. */
+    st->shape.str16 = d->n_keys == 1 && str16_type(d->ktype[0]) && str16_type(d->rktype[0]) &&
+                      st->side[0].n_short == st->side[0].n_rows &&
+                      st->side[1].n_short == st->side[1].n_rows;
+    choose_layout(st, narrow);
     st->algo = choose_algo(st);
+    if (st->shape.str16 && st->algo != JOIN_RADIX) {
+        st->shape.str16 = 0;
+        choose_layout(st, narrow);
+    }
     /* Nothing to probe: an empty probe side, or no build rows for kinds that output only
      * matches (left, right and anti joins still output every probe row; a full join its
      * build rows too, join_after_build). */

@@ -35,6 +35,7 @@ static inline void join_stream_line(void *dst, const void *src)
 #endif
 }
 
+#define TUP_WORDS 0
 #define TUP struct join_t8
 #define SVAL int32_t
 #define FN(x) x##_8
@@ -50,6 +51,17 @@ static inline void join_stream_line(void *dst, const void *src)
 #undef TUP
 #undef SVAL
 #undef FN
+#undef TUP_WORDS
+
+#define TUP_WORDS 1
+#define TUP struct join_t32
+#define SVAL int64_t
+#define FN(x) x##_32
+#include "join_tmpl.h"
+#undef TUP
+#undef SVAL
+#undef FN
+#undef TUP_WORDS
 
 #define EMPTY8 0x9E3779B9ull
 #define EMPTY16 0x9E3779B97F4A7C15ull
@@ -59,7 +71,9 @@ static inline void join_stream_line(void *dst, const void *src)
 
 static size_t tup_bytes(const struct join_state *st)
 {
-    return st->shape.wide ? sizeof(struct join_t16) : sizeof(struct join_t8);
+    return st->shape.str16  ? sizeof(struct join_t32)
+           : st->shape.wide ? sizeof(struct join_t16)
+                            : sizeof(struct join_t8);
 }
 
 static int64_t task_rows(int64_t n, int64_t tasks, int64_t i)
@@ -77,7 +91,9 @@ static int part_hist_task(sl_task_t *t)
     int64_t n = st->side[s].n_rows;
     int64_t *h = st->hist[s] + (int64_t)k * (st->fanout + 1);
     int64_t lo = task_rows(n, st->n_ptasks, k), hi = task_rows(n, st->n_ptasks, k + 1);
-    if (st->shape.wide)
+    if (st->shape.str16)
+        part_hist_32(st, s, lo, hi, h);
+    else if (st->shape.wide)
         part_hist_16(st, s, lo, hi, h);
     else
         part_hist_8(st, s, lo, hi, h);
@@ -100,7 +116,9 @@ static int part_scatter_task(sl_task_t *t)
         sl__free(fill, 0);
         return sl_task_fail(t, SL_ENOMEM, "out of memory for partitioning buffers");
     }
-    if (st->shape.wide)
+    if (st->shape.str16)
+        part_scatter_32(st, s, lo, hi, pos, st->tup[s], buf, fill);
+    else if (st->shape.wide)
         part_scatter_16(st, s, lo, hi, pos, st->tup[s], buf, fill);
     else
         part_scatter_8(st, s, lo, hi, pos, st->tup[s], buf, fill);
@@ -266,10 +284,12 @@ static void part_probe_range(struct join_emit *e, const struct join_work *w)
     const char *B = st->tup[b], *P = st->tup[p];
     if (w->p0 == st->fanout) { /* null keys: unmatched by definition */
         for (int64_t i = w->lo; i < w->hi && e->rc >= 0; i++) {
-            uint64_t v = st->shape.wide ? ((const struct join_t16 *)P)[i].v
-                                        : ((const struct join_t8 *)P)[i].v;
-            uint64_t k = st->shape.wide ? ((const struct join_t16 *)P)[i].k
-                                        : ((const struct join_t8 *)P)[i].k;
+            /* k and v lead every layout: read them at the tuple's size. */
+            const char *tp = P + (size_t)i * tb;
+            uint64_t v = st->shape.wide ? ((const struct join_t16 *)tp)->v
+                                        : ((const struct join_t8 *)tp)->v;
+            uint64_t k = st->shape.wide ? ((const struct join_t16 *)tp)->k
+                                        : ((const struct join_t8 *)tp)->k;
             if (e->vinl)
                 v = st->shape.wide ? v : (uint64_t)(int64_t)(int32_t)(uint32_t)v;
             join_emit_alone(e, k, v);
@@ -299,7 +319,9 @@ static void part_probe_range(struct join_emit *e, const struct join_work *w)
         int64_t pn = (w->lo >= 0 ? w->hi : st->off[p][q + 1]) - po;
         const void *Bq = B + bo * tb, *Pq = P + po * tb;
         if (st->algo == JOIN_RADIX) {
-            if (st->shape.wide)
+            if (st->shape.str16)
+                probe_hash_32(e, Bq, bn, Pq, pn, heads, next);
+            else if (st->shape.wide)
                 probe_hash_16(e, Bq, bn, Pq, pn, heads, next);
             else
                 probe_hash_8(e, Bq, bn, Pq, pn, heads, next);
@@ -361,7 +383,7 @@ static int np_insert_task(sl_task_t *t)
     uint64_t empty = np_empty(st);
     for (int64_t r = lo; r < hi;) {
         int64_t in, c = join_next_load(sd, r, hi, &bi, &in);
-        join_load(st, s, bi, in, c, k, v, nul);
+        join_load(st, s, bi, in, c, k, v, nul, NULL);
         for (int64_t j = 0; j < c; j++) {
             if (nul[j])
                 continue;

@@ -7,7 +7,9 @@
  * (Keys of other types: see enum join_key_mode.)
  * The val is the row id (batch << shift | row) or, for fused aggregates with at most
  * one payload column per side and no nulls in it, the payload itself ("inline").
- * Tuples are 8 bytes (32-bit key and val) when both fit, else 16 bytes.
+ * Tuples are 8 bytes (32-bit key and val) when both fit, else 16 bytes; a single utf8 or
+ * large_utf8 key whose strings are all at most 16 bytes makes 32-byte tuples in the radix
+ * join, the key's bytes carried beside its hash and compared exactly (join_str16.c).
  */
 #ifndef SLUICE_OPERATORS_JOIN_INT_H
 #define SLUICE_OPERATORS_JOIN_INT_H
@@ -131,6 +133,8 @@ struct join_side {
     const int *key;                     /* key columns */
     int val_col;                        /* inline payload column, or -1 */
     int inline_val;                     /* 1: val = payload (or 0 without one); 0: row id */
+    int64_t n_short;                    /* rows whose one string key is at most
+                                         * JOIN_STR16_BYTES long (counted by the sink) */
 };
 
 /* Which tuple layout and how keys are made. */
@@ -140,6 +144,8 @@ struct join_shape {
     enum join_key_mode kmode[JOIN_MAX_KEYS];
     int exact;                          /* 1: equal keys mean equal rows */
     int wide;                           /* 1: 16-byte tuples */
+    int str16;                          /* 1: 32-byte tuples carrying the one string key
+                                         * (join_str16.c); implies exact and wide */
 };
 
 struct join_t8 {
@@ -147,6 +153,12 @@ struct join_t8 {
 };
 struct join_t16 {
     uint64_t k, v;
+};
+/* A string key of at most 16 bytes as two little-endian words, zero-padded; k holds its
+ * hash with the length in the low 5 bits, so equal k and words mean equal strings. */
+struct join_t32 {
+    uint64_t k, v;
+    uint64_t w[2];
 };
 
 /* Aggregate accumulators (exact; checked against int64 at the end). */
@@ -218,9 +230,21 @@ struct join_state {
 };
 
 /* join_load: rows [lo, lo + n) of batch bi of a side as keys, vals and null flags
- * (nul[i] = 1: some key component is null). Returns the number of null keys. */
+ * (nul[i] = 1: some key component is null), and with the str16 shape the key words
+ * (w[2i], w[2i + 1]; w may be NULL). Returns the number of null keys. */
 int64_t join_load(const struct join_state *st, int s, int64_t bi, int64_t lo, int64_t n,
-                  uint64_t *k, uint64_t *v, uint8_t *nul);
+                  uint64_t *k, uint64_t *v, uint8_t *nul, uint64_t *w);
+
+/* ---------------- short string keys (join_str16.c) ---------------- */
+
+#define JOIN_STR16_BYTES 16
+/* Rows of batch b whose key column col is a utf8 or large_utf8 column with no string
+ * longer than JOIN_STR16_BYTES (all of them or 0). */
+int64_t join_str16_rows(const sl_batch_t *b, int col);
+/* Keys (hash | length) and words of rows [lo, lo + n) of string column v (see struct
+ * join_t32); a null row gets nul[i] = 1. Returns the number of null rows. */
+int64_t join_str16_load(const struct sl__colview *v, int64_t lo, int64_t n, uint64_t *k,
+                        uint64_t *w, uint8_t *nul);
 /* Walking rows [lo, hi) of a side in loads of at most JOIN_CHUNK rows within one batch:
  * join_first_batch gives the batch holding row lo; join_next_load moves *bi to the batch
  * holding row r, sets *in to r's row in it and returns the rows to load from there. */

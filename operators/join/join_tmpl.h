@@ -3,6 +3,8 @@
  *   TUP   the tuple struct (struct join_t8 or struct join_t16)
  *   SVAL  the signed type an inline val is stored as (int32_t or int64_t)
  *   FN(x) the name of x for this layout
+ *   TUP_WORDS 1 when the tuple carries a short string key's words (struct join_t32: the
+ *         radix join only, so the sort-merge and no-partitioning loops are left out)
  * Long flat loops here are on purpose: they are the join's inner loops. */
 
 /* A loaded val as the emitter wants it: inline payloads sign-extended, row ids as is. */
@@ -13,6 +15,16 @@
 static inline uint32_t FN(pid)(uint64_t k, int bits)
 {
     return (uint32_t)(join_hash(k) >> (64 - bits));
+}
+
+/* Whether tuples a and b hold equal keys. */
+static inline int FN(key_eq)(const TUP *a, const TUP *b)
+{
+#if TUP_WORDS
+    return a->k == b->k && a->w[0] == b->w[0] && a->w[1] == b->w[1];
+#else
+    return a->k == b->k;
+#endif
 }
 
 /* Histogram of the rows [lo, hi) (global row numbers) of side s into h[fanout + 1]
@@ -26,7 +38,7 @@ TMPL_FN void FN(part_hist)(const struct join_state *st, int s, int64_t lo, int64
     int64_t bi = join_first_batch(sd, lo);
     for (int64_t r = lo; r < hi;) {
         int64_t in, n = join_next_load(sd, r, hi, &bi, &in);
-        int64_t nulls = join_load(st, s, bi, in, n, k, NULL, nul);
+        int64_t nulls = join_load(st, s, bi, in, n, k, NULL, nul, NULL);
         if (nulls == 0) {
             for (int64_t i = 0; i < n; i++)
                 h[FN(pid)(k[i], bits)]++;
@@ -48,19 +60,28 @@ TMPL_FN void FN(part_scatter)(const struct join_state *st, int s, int64_t lo, in
     const struct join_side *sd = &st->side[s];
     uint64_t k[JOIN_CHUNK], v[JOIN_CHUNK];
     uint8_t nul[JOIN_CHUNK];
+#if TUP_WORDS
+    uint64_t w[2 * JOIN_CHUNK];
+#else
+    uint64_t *w = NULL;
+#endif
     int bits = st->bits;
     int64_t fanout = st->fanout;
     memset(fill, 0, (size_t)fanout + 1);
     int64_t bi = join_first_batch(sd, lo);
     for (int64_t r = lo; r < hi;) {
         int64_t in, n = join_next_load(sd, r, hi, &bi, &in);
-        int64_t nulls = join_load(st, s, bi, in, n, k, v, nul);
+        int64_t nulls = join_load(st, s, bi, in, n, k, v, nul, w);
         for (int64_t i = 0; i < n; i++) {
             uint32_t p = nulls && nul[i] ? (uint32_t)fanout : FN(pid)(k[i], bits);
             TUP *line = buf + (int64_t)p * LINE_TUPS;
             int f = fill[p];
             line[f].k = (__typeof__(line[f].k))k[i];
             line[f].v = (__typeof__(line[f].v))v[i];
+#if TUP_WORDS
+            line[f].w[0] = w[2 * i];
+            line[f].w[1] = w[2 * i + 1];
+#endif
             if (++f == LINE_TUPS) {
                 join_stream_line(dst + pos[p], line);
                 pos[p] += LINE_TUPS;
@@ -76,6 +97,7 @@ TMPL_FN void FN(part_scatter)(const struct join_state *st, int s, int64_t lo, in
     }
 }
 
+#if !TUP_WORDS
 /* ---------------- sorting a partition (sort-merge join) ---------------- */
 
 /* LSD radix sort of a[0, n) by key, 8-bit digits, skipping digits every key shares.
@@ -110,6 +132,8 @@ TMPL_FN void FN(sort_part)(TUP *a, TUP *tmp, int64_t n)
     if (src != a)
         memcpy(a, src, (size_t)n * sizeof(TUP));
 }
+
+#endif /* !TUP_WORDS */
 
 /* ---------------- probing ---------------- */
 
@@ -164,7 +188,7 @@ TMPL_FN void FN(probe_hash)(struct join_emit *e, const TUP *B, int64_t nb, const
             uint32_t b = (uint32_t)((join_hash(k) << pbits) >> rs);
             int64_t m = 0, s = 0;
             for (uint32_t j = heads[b]; j; j = next[j - 1]) {
-                if (B[j - 1].k == k) {
+                if (FN(key_eq)(&B[j - 1], &P[i])) {
                     m++;
                     s += (SVAL)B[j - 1].v;
                 }
@@ -182,11 +206,13 @@ TMPL_FN void FN(probe_hash)(struct join_emit *e, const TUP *B, int64_t nb, const
         uint64_t k = P[i].k;
         uint32_t b = (uint32_t)((join_hash(k) << pbits) >> rs);
         PROBE_ROW(e, st, k, P[i].v,
-                  for (uint32_t j = heads[b]; j; j = next[j - 1]) if (B[j - 1].k == k),
+                  for (uint32_t j = heads[b]; j; j = next[j - 1])
+                      if (FN(key_eq)(&B[j - 1], &P[i])),
                   B[j - 1].v);
     }
 }
 
+#if !TUP_WORDS
 /* Merge join of one sorted partition pair (P may be a chunk of a sorted partition). */
 TMPL_FN void FN(probe_merge)(struct join_emit *e, const TUP *B, int64_t nb, const TUP *P,
                             int64_t np)
@@ -279,7 +305,7 @@ TMPL_FN void FN(np_probe)(struct join_emit *e, int s, int64_t bi, int64_t lo, in
     const __typeof__(tab[0].k) E = (__typeof__(tab[0].k))empty;
     for (int64_t r = lo; r < hi && e->rc >= 0;) {
         int64_t n = hi - r < JOIN_CHUNK ? hi - r : JOIN_CHUNK;
-        int64_t nulls = join_load(st, s, bi, r, n, k, v, nul);
+        int64_t nulls = join_load(st, s, bi, r, n, k, v, nul, NULL);
         for (int64_t i = 0; i < n; i++) {
             slot[i] = (uint32_t)(join_hash(k[i]) >> (64 - tbits));
             if (i < PREFETCH)
@@ -332,6 +358,8 @@ TMPL_FN void FN(np_probe)(struct join_emit *e, int s, int64_t bi, int64_t lo, in
         r += n;
     }
 }
+
+#endif /* !TUP_WORDS */
 
 #undef VAL_OUT
 #undef LINE_TUPS
