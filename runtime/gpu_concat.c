@@ -14,20 +14,6 @@
 
 #include "gpu_worker_int.h"
 
-/* Whether column c of b has the plain layout the run copies from: its buffers cover
- * [offset, offset + rows) (a foreign layout may not; such a batch goes alone). */
-static bool col_plain(const sl_batch_t *b, int c)
-{
-    const struct sl__col *col = &b->cols[c];
-    int64_t w = (int64_t)sl_type_width(col->type), end = col->offset + b->n_rows;
-    if (col->validity && col->validity->bytes < (end + 7) / 8)
-        return false;
-    if (w > 0)
-        return !col->data || col->data->bytes >= end * w;
-    int64_t ow = col->type == SL_TYPE_UTF8 ? 4 : 8;
-    return col->data && col->data->bytes >= (end + 1) * ow;
-}
-
 /* The byte range [lo, hi) of rows [offset, offset + rows) of a host string column. */
 static void str_span(const sl_batch_t *b, int c, int64_t *lo, int64_t *hi)
 {
@@ -40,6 +26,30 @@ static void str_span(const sl_batch_t *b, int c, int64_t *lo, int64_t *hi)
         const int64_t *o = col->data->ptr;
         *lo = o[at], *hi = o[at + n];
     }
+}
+
+/* Whether the rows of string column c of b span no bytes (no bytes buffer needed). */
+static bool str_bytes_empty(const sl_batch_t *b, int c)
+{
+    int64_t lo, hi;
+    str_span(b, c, &lo, &hi);
+    return hi == lo;
+}
+
+/* Whether column c of b has the plain layout the run copies from: its buffers cover
+ * [offset, offset + rows) (a foreign layout may not; such a batch goes alone). */
+static bool col_plain(const sl_batch_t *b, int c)
+{
+    const struct sl__col *col = &b->cols[c];
+    int64_t w = (int64_t)sl_type_width(col->type), end = col->offset + b->n_rows;
+    if (b->n_rows == 0)
+        return w > 0 || col->data; /* a string column's span reads its offsets */
+    if (!col->data || (col->validity && col->validity->bytes < (end + 7) / 8))
+        return false;
+    if (w > 0)
+        return col->data->bytes >= end * w;
+    int64_t ow = col->type == SL_TYPE_UTF8 ? 4 : 8;
+    return col->data->bytes >= (end + 1) * ow && (col->chars || str_bytes_empty(b, c));
 }
 
 /* Whether batch b may follow batch f in a run: host batches of the same column types
