@@ -84,7 +84,10 @@ int64_t sl__gpu_concat_run(sl_batch_t *const *bs, int64_t n, int64_t max_rows)
         }
         k = j;
     }
-    return k > 0 ? k : 1;
+    rows = 0;
+    for (int64_t j = 0; j < k; j++)
+        rows += bs[j]->n_rows;
+    return k > 1 && rows > 0 ? k : 1; /* an empty run goes as its first batch */
 }
 
 /* The run's bitmap of column c on the host (*out, NULL when no row is null), and its
@@ -150,6 +153,16 @@ static void *run_offsets(sl_batch_t *const *bs, int64_t n, int c, int64_t rows,
     return o;
 }
 
+/* Uploads `bytes` of the host array h to dst and frees h once the copy has read it. */
+static cudaError_t upload_free(void *dst, void *h, size_t bytes, cudaStream_t st)
+{
+    cudaError_t e = SL__CUDA_RESULT(cudaMemcpyAsync(dst, h, bytes, cudaMemcpyHostToDevice, st));
+    if (e == cudaSuccess)
+        e = SL__CUDA_RESULT(cudaStreamSynchronize(st));
+    sl__free(h, bytes);
+    return e;
+}
+
 /* The values of column c of the run at their places in d->data (fixed width w). */
 static cudaError_t run_values(sl_batch_t *const *bs, int64_t n, int c, int64_t w,
                               struct sl__col *d, cudaStream_t st)
@@ -185,10 +198,10 @@ static int run_strings(sl_batch_t *const *bs, int64_t n, int c, int64_t rows,
     if (rc >= 0 && total > 0)
         rc = alloc(ctx, total, &d->chars);
     cudaError_t e = cudaSuccess;
-    if (rc >= 0) /* pageable: the copy has staged o when it returns */
-        e = SL__CUDA_RESULT(cudaMemcpyAsync(d->data->ptr, o, (size_t)ob, cudaMemcpyHostToDevice,
-                                            st));
-    sl__free(o, (size_t)ob);
+    if (rc >= 0)
+        e = upload_free(d->data->ptr, o, (size_t)ob, st);
+    else
+        sl__free(o, (size_t)ob);
     for (int64_t k = 0, at = 0; rc >= 0 && k < n && e == cudaSuccess; k++) {
         int64_t lo, hi;
         str_span(bs[k], c, &lo, &hi);
@@ -213,7 +226,7 @@ static int run_dict_codes(sl_batch_t *const *bs, int64_t n, int c, int64_t rows,
     int rc = sl__dict_union_init(&u, bs, n, c);
     if (rc < 0)
         return sl__set_last_error(rc, "merging the dictionaries of a table's column %d", c);
-    int32_t *codes = sl__malloc((size_t)(rows ? rows : 1) * 4);
+    int32_t *codes = sl__malloc((size_t)rows * 4);
     if (!codes) {
         sl__dict_union_fini(&u);
         return sl__set_last_error(SL_ENOMEM, "out of memory for dictionary codes");
@@ -224,14 +237,14 @@ static int run_dict_codes(sl_batch_t *const *bs, int64_t n, int c, int64_t rows,
             codes[at++] = sl__dict_union_code(&u, k, src[r]);
     }
     cudaError_t e = cudaSuccess;
-    if ((rc = alloc(ctx, rows * 4, &d->data)) >= 0) { /* pageable: staged on return */
-        e = SL__CUDA_RESULT(cudaMemcpyAsync(d->data->ptr, codes, (size_t)rows * 4,
-                                            cudaMemcpyHostToDevice, st));
+    if ((rc = alloc(ctx, rows * 4, &d->data)) >= 0) {
+        e = upload_free(d->data->ptr, codes, (size_t)rows * 4, st);
         sl__dict_ref(u.dict);
         sl__dict_unref(d->dict);
         d->dict = u.dict;
+    } else {
+        sl__free(codes, (size_t)rows * 4);
     }
-    sl__free(codes, (size_t)(rows ? rows : 1) * 4);
     sl__dict_union_fini(&u);
     if (rc < 0)
         return rc;
@@ -269,9 +282,9 @@ static int run_column(sl_batch_t *const *bs, int64_t n, int c, int64_t rows, str
     int64_t vb = (rows + 7) / 8;
     cudaError_t e = cudaSuccess;
     if ((rc = alloc(ctx, vb, &d->validity)) >= 0)
-        e = SL__CUDA_RESULT(cudaMemcpyAsync(d->validity->ptr, m, (size_t)vb,
-                                            cudaMemcpyHostToDevice, st));
-    sl__free(m, (size_t)vb);
+        e = upload_free(d->validity->ptr, m, (size_t)vb, st);
+    else
+        sl__free(m, (size_t)vb);
     if (rc < 0)
         return rc;
     return e == cudaSuccess ? SL_OK : GPU_CUDA_FAIL(NULL, e, "copying a table's bitmap");
