@@ -272,7 +272,9 @@ int sl__gpu_table_to_device(struct sl__gpu *g, sl_table_t *t, sl_table_t **out)
     struct dev_ctx c = {g, &tk, g->s[S_COMPUTE], SL_EBUDGET};
     /* Runs of small host batches become one device batch each (gpu_concat.c), up to a
      * resident morsel (sources cut at least one morsel per batch). */
+    pthread_mutex_lock(&g->eng->mu); /* options may be set on the open engine */
     int64_t max_rows = sl__options_resident_morsel_rows(&g->eng->cfg);
+    pthread_mutex_unlock(&g->eng->mu);
     max_rows = max_rows < SL__GPU_RUN_MAX_ROWS ? max_rows : SL__GPU_RUN_MAX_ROWS;
     for (int64_t i = 0, k = 1; rc >= 0 && i < t->n_batches; i += k) {
         sl_batch_t *src = t->batches[i], *b = NULL;
