@@ -15,6 +15,9 @@ _Static_assert(sizeof(enum sl_placement) == sizeof(int), "placement is stored as
 
 #define DEFAULT_MORSEL_CPU 122880
 #define DEFAULT_MORSEL_GPU ((int64_t)16 << 20)
+/* A table already on the GPU has no copies for small morsels to overlap: each morsel is
+ * only launches, syncs and per-launch merges, so one morsel per 2^28 rows (issue 19). */
+#define DEFAULT_MORSEL_GPU_RESIDENT ((int64_t)1 << 28)
 
 static void *field(const struct sl__option *o, const struct sl_engine_config *cfg)
 {
@@ -230,6 +233,15 @@ void sl__options_resolve_query(struct sl_engine_config *cfg)
         cfg->morsel_rows_cpu = DEFAULT_MORSEL_CPU;
     if (cfg->morsel_rows_gpu == 0)
         cfg->morsel_rows_gpu = DEFAULT_MORSEL_GPU;
+}
+
+int64_t sl__options_resident_morsel_rows(const struct sl_engine_config *cfg)
+{
+    if (cfg->gpu_resident_morsel_rows > 0)
+        return cfg->gpu_resident_morsel_rows;
+    /* A gpu_morsel_rows set on purpose (tests cutting several morsels) holds here too. */
+    return cfg->morsel_rows_gpu == DEFAULT_MORSEL_GPU ? DEFAULT_MORSEL_GPU_RESIDENT
+                                                      : cfg->morsel_rows_gpu;
 }
 
 int sl__options_check(const struct sl_engine_config *cfg)

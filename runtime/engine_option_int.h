@@ -32,6 +32,9 @@ double sl__option_float(const struct sl__option *o, const struct sl_engine_confi
 int sl__options_check(const struct sl_engine_config *cfg);
 /* Replaces the "0 = default" values of query options by the defaults they stand for. */
 void sl__options_resolve_query(struct sl_engine_config *cfg);
+/* Rows per GPU morsel of a table already in that GPU's memory (gpu_resident_morsel_rows;
+ * resolved at use, since its default follows whether gpu_morsel_rows kept its own). */
+int64_t sl__options_resident_morsel_rows(const struct sl_engine_config *cfg);
 
 /* The options a query of plan runs with: the engine's, then the plan's settings. */
 void sl__options_for_query(sl_engine_t *eng, const sl_plan_t *plan,

@@ -359,7 +359,7 @@ static void run_pipeline_start(struct sl__node *n, struct sl__worker *w)
     sl_task_t t = {
         .q = q, .os = p->source, .pipe = p->split ? p : NULL, .stage = -1, .gnode = n,
         .worker = w, .kind = p->device >= 0 && !p->split ? SL_DEVICE_CUDA : SL_DEVICE_CPU,
-        .count = 1,
+        .count = 1, .source_gpu = p->device >= 0 && !p->split ? p->device + 1 : 0,
     };
     int64_t tasks = d->source_tasks ? d->source_tasks(&t) : 1;
     if (tasks < 0) {

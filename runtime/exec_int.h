@@ -163,6 +163,8 @@ struct sl_task {
     int32_t *status;                 /* GPU tasks: device pointer to the status word */
     int64_t *rows_emitted;           /* the morsel task's count of source rows */
     bool sync_gpu;                   /* CUDA combine/finalize: no in-flight slot */
+    int source_gpu;                  /* source_tasks of a pipeline placed on one GPU (not
+                                        co-processed): its ordinal + 1; else 0 */
 };
 
 int64_t sl__now_ns(void);

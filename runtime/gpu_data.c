@@ -5,6 +5,7 @@
  * copied to a GPU for plans over GPU-resident data. */
 #include <string.h>
 
+#include "engine_option_int.h"
 #include "gpu_worker_int.h"
 
 int sl__gpu_dalloc(sl_task_t *t, int64_t bytes, void **out)
@@ -269,14 +270,22 @@ int sl__gpu_table_to_device(struct sl__gpu *g, sl_table_t *t, sl_table_t **out)
     /* A task context only to carry errors: the table copy belongs to no query. */
     sl_task_t tk = {.gpu = g, .stream = g->s[S_COMPUTE]};
     struct dev_ctx c = {g, &tk, g->s[S_COMPUTE], SL_EBUDGET};
-    for (int64_t i = 0; rc >= 0 && i < t->n_batches; i++) {
-        sl_batch_t *src = t->batches[i];
-        sl_batch_t *b = sl__batch_new(src->schema, src->n_rows);
-        if (!b) {
+    /* Runs of small host batches become one device batch each (gpu_concat.c), up to a
+     * resident morsel (sources cut at least one morsel per batch). */
+    pthread_mutex_lock(&g->eng->mu); /* options may be set on the open engine */
+    int64_t max_rows = sl__options_resident_morsel_rows(&g->eng->cfg);
+    pthread_mutex_unlock(&g->eng->mu);
+    max_rows = max_rows < SL__GPU_RUN_MAX_ROWS ? max_rows : SL__GPU_RUN_MAX_ROWS;
+    for (int64_t i = 0, k = 1; rc >= 0 && i < t->n_batches; i += k) {
+        sl_batch_t *src = t->batches[i], *b = NULL;
+        k = sl__gpu_concat_run(t->batches + i, t->n_batches - i, max_rows);
+        if (k > 1) {
+            rc = sl__gpu_concat_to_device(t->batches + i, k, dev_alloc, &c, c.st, &b);
+        } else if (!(b = sl__batch_new(src->schema, src->n_rows))) {
             rc = sl__set_last_error(SL_ENOMEM, "out of memory");
-            break;
+        } else {
+            rc = copy_columns(NULL, b, src, dev_alloc, &c, cudaMemcpyHostToDevice, c.st);
         }
-        rc = copy_columns(NULL, b, src, dev_alloc, &c, cudaMemcpyHostToDevice, c.st);
         if (rc >= 0)
             rc = sl_table_append(dt, b);
         sl_batch_unref(b);

@@ -262,6 +262,43 @@ void sl__dict_unref(struct sl__dict *d);
  * equal offsets and bytes): codes of one mean the same strings in the other. */
 bool sl__dict_same(const struct sl__dict *a, const struct sl__dict *b);
 
+/* One dictionary for DICT column c of batches that may each hold another (batches of
+ * several sources, of a file read in parts, or a table's run copied to a GPU as one batch): the distinct strings, first seen first,
+ * and the map from each batch's codes to the merged ones. */
+struct sl__dict_union {
+    struct sl__dict *dict;              /* the merged dictionary (one reference) */
+    int32_t *remap;                     /* merged code of each source dictionary entry */
+    struct {
+        int64_t base;                   /* its dictionary's first entry in remap */
+        int64_t n;                      /* its dictionary's size */
+        bool fresh;                     /* the first batch with this dictionary */
+    } *src;                             /* per batch */
+};
+
+/* Builds *u over column c of bs[0..n). Errors: SL_ENOMEM, SL_EOVERFLOW (2^31 entries or
+ * bytes); *u is then empty. */
+int sl__dict_union_init(struct sl__dict_union *u, sl_batch_t *const *bs, int64_t n, int c);
+/* The same over column cols[k] of each batch bs[k] (c unused unless cols is NULL): the
+ * key columns of both sides of a join. */
+int sl__dict_union_init_cols(struct sl__dict_union *u, sl_batch_t *const *bs, int64_t n, int c,
+                             const int *cols);
+void sl__dict_union_fini(struct sl__dict_union *u);
+/* Makes DICT column c of b (a batch being built) use u's dictionary. */
+int sl__dict_union_attach(const struct sl__dict_union *u, sl_batch_t *b, int c);
+
+/* Batch k's code as a merged code (0 for a code outside its dictionary: a null row's). */
+static inline int32_t sl__dict_union_code(const struct sl__dict_union *u, int64_t k,
+                                          int32_t code)
+{
+    return code >= 0 && code < u->src[k].n ? u->remap[u->src[k].base + code] : 0;
+}
+
+
+/* 64-bit mixers (runtime/dict_union.c): splitmix64's finalizer for words, FNV-1a-then-mix
+ * for bytes. */
+uint64_t sl__mix64(uint64_t z);
+uint64_t sl__hash_bytes(const char *p, int64_t n);
+
 /* One column of a batch: values in `data` (offset applies), optional validity. String
  * columns keep offsets in `data` (offset applies to them, as in Arrow) and their bytes
  * in `chars`; DICT columns keep codes in `data` and their dictionary in `dict`. */
@@ -302,6 +339,9 @@ struct sl__morsels {
 };
 /* Cuts t into morsels of `morsel` rows; returns the number of tasks, or SL_ENOMEM. */
 int64_t sl__morsels_cut(struct sl__morsels *m, const sl_table_t *t, int64_t morsel);
+/* Rows per morsel for a source cutting table tab: sl_task_morsel_rows, except on the GPU
+ * whose memory already holds every batch of tab (option gpu_resident_morsel_rows). */
+int64_t sl__task_table_morsel_rows(const sl_task_t *t, const sl_table_t *tab);
 /* The slice task `task` emits (a new reference), or NULL when out of memory. */
 sl_batch_t *sl__morsels_slice(const struct sl__morsels *m, const sl_table_t *t, int64_t task);
 void sl__morsels_free(struct sl__morsels *m);

@@ -175,6 +175,17 @@ int64_t sl_task_morsel_rows(const sl_task_t *t)
     return gpu ? t->q->opts.morsel_rows_gpu : t->q->opts.morsel_rows_cpu;
 }
 
+int64_t sl__task_table_morsel_rows(const sl_task_t *t, const sl_table_t *tab)
+{
+    int64_t m = sl_task_morsel_rows(t);
+    if (!t || !tab || t->source_gpu <= 0 || tab->n_batches == 0)
+        return m;
+    for (int64_t i = 0; i < tab->n_batches; i++)
+        if (sl_batch_device(tab->batches[i]) != t->source_gpu - 1)
+            return m;
+    return sl__options_resident_morsel_rows(&t->q->opts);
+}
+
 int sl_task_option_int(const sl_task_t *t, const char *name, int64_t *out)
 {
     const struct sl__option *o = sl__option_find(name);

@@ -107,6 +107,10 @@ struct sl_engine_config {
                                    memory, its own streams and worker (docs/MULTI_GPU.md) */
     /* Fields added with GPU joins on string keys. */
     int debug_join_weak_hash;   /* 1: the GPU join hashes string keys to 8 bits (tests) */
+    /* Fields added with large morsels over GPU-resident tables (issue 19). */
+    int64_t gpu_resident_morsel_rows; /* gpu_resident_morsel_rows: rows per GPU morsel of a
+                                         table already in that GPU's memory; 0 = 2^28 while
+                                         gpu_morsel_rows has its default, else that */
 };
 
 /* Fills *cfg with the defaults and sets cfg->size. Cannot fail. Thread-safe (touches

@@ -103,38 +103,7 @@ int sl__col_take(sl_batch_t *dst, int dc, const sl_batch_t *src, int sc, const i
  * src, every column gathered by sl__col_take. */
 int sl__batch_take(const sl_batch_t *src, const int64_t *idx, int64_t n, sl_batch_t **out);
 
-struct sl__dict;
-
-/* One dictionary for DICT column c of batches that may each hold another (batches of
- * several sources, or of a file read in parts): the distinct strings, first seen first,
- * and the map from each batch's codes to the merged ones. */
-struct sl__dict_union {
-    struct sl__dict *dict;              /* the merged dictionary (one reference) */
-    int32_t *remap;                     /* merged code of each source dictionary entry */
-    struct {
-        int64_t base;                   /* its dictionary's first entry in remap */
-        int64_t n;                      /* its dictionary's size */
-        bool fresh;                     /* the first batch with this dictionary */
-    } *src;                             /* per batch */
-};
-
-/* Builds *u over column c of bs[0..n). Errors: SL_ENOMEM, SL_EOVERFLOW (2^31 entries or
- * bytes); *u is then empty. */
-int sl__dict_union_init(struct sl__dict_union *u, sl_batch_t *const *bs, int64_t n, int c);
-/* The same over column cols[k] of each batch bs[k] (c unused unless cols is NULL): the
- * key columns of both sides of a join. */
-int sl__dict_union_init_cols(struct sl__dict_union *u, sl_batch_t *const *bs, int64_t n, int c,
-                             const int *cols);
-void sl__dict_union_fini(struct sl__dict_union *u);
-/* Makes DICT column c of b (a batch being built) use u's dictionary. */
-int sl__dict_union_attach(const struct sl__dict_union *u, sl_batch_t *b, int c);
-
-/* Batch k's code as a merged code (0 for a code outside its dictionary: a null row's). */
-static inline int32_t sl__dict_union_code(const struct sl__dict_union *u, int64_t k,
-                                          int32_t code)
-{
-    return code >= 0 && code < u->src[k].n ? u->remap[u->src[k].base + code] : 0;
-}
+/* Merging dictionaries (struct sl__dict_union) is the runtime's: runtime/internal.h. */
 
 /* A new host batch (*out, caller's reference) holding the rows of batches[0..n), in
  * order, all of one schema. A DICT column keeps its dictionary when every batch shares

@@ -1,5 +1,6 @@
 /* scan.table: the source over an in-memory table (sl_plan_add_table). Each task emits a
- * zero-copy slice of at most one morsel. */
+ * zero-copy slice of at most one morsel; on a GPU that already holds the table, a morsel
+ * is gpu_resident_morsel_rows (2^28 by default: nothing to copy, so fewer launches). */
 #include "operators.h"
 
 struct scan_table_global {
@@ -44,7 +45,8 @@ static void scan_table_fini_global(const sl_op_t *op, void *gs)
 static int64_t scan_table_tasks(sl_task_t *task)
 {
     struct scan_table_global *g = sl_task_gstate(task);
-    int64_t n = sl__morsels_cut(&g->m, sl_op_data(sl_task_op(task)), sl_task_morsel_rows(task));
+    const sl_table_t *tab = sl_op_data(sl_task_op(task));
+    int64_t n = sl__morsels_cut(&g->m, tab, sl__task_table_morsel_rows(task, tab));
     return n < 0 ? sl_task_fail(task, SL_ENOMEM, "out of memory") : n;
 }
 
