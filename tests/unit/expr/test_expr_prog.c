@@ -3,8 +3,9 @@
  * here as plain C) must give the CPU evaluator's values and nulls on every row, and fail
  * exactly where it fails (overflow). Inputs: the DuckDB-checked type cases
  * (expr_types_cases.h) and random columns with nulls and extremes (expr_random_input.h),
- * also empty and one-row. Constructs the program does not cover are refused with a
- * reason. */
+ * also empty and one-row; random string predicates over utf8 and large_utf8 columns
+ * (expr_str_input.h), also on a slice whose offsets do not start at 0. Constructs the
+ * program does not cover are refused with a reason. */
 #include <stdio.h>
 
 #include "../gen/gen_test_util.h"
@@ -13,6 +14,7 @@
 #include "expr_types_cases.h"
 #include "expr_types_input.h"
 #include "expr_random_input.h"
+#include "expr_str_input.h"
 
 /* Evaluates e on rows [0, n) of b with the CPU evaluator: values and nulls into the
  * arrays (as the program's values), or the error code. */
@@ -128,13 +130,31 @@ SL_TEST(random_columns_agree_with_the_cpu)
     print_message("%d expressions agree on 3000, 1 and 0 rows\n", n);
 }
 
+SL_TEST(random_string_predicates_agree_with_the_cpu)
+{
+    sl_batch_t *big = xs_batch(2000, 99);
+    sl_batch_t *batches[] = {big, xs_batch(1, 5), xs_batch(0, 6), sl__batch_slice(big, 37, 1500)};
+    uint64_t seed = 1234;
+    int n = 400;
+    for (int k = 0; k < n; k++) {
+        char where[512];
+        xs_predicate(&seed, where, 2);
+        for (size_t i = 0; i < sizeof batches / sizeof batches[0]; i++)
+            if (!program_agrees(where, batches[i]))
+                fail_msg("%s is not compiled to a GPU program", where);
+    }
+    for (size_t i = 0; i < sizeof batches / sizeof batches[0]; i++)
+        sl_batch_unref(batches[i]);
+    print_message("%d string predicates agree on 2000, 1, 0 rows and a slice\n", n);
+}
+
 SL_TEST(refusals_say_why)
 {
     static const char *const refused[][2] = {
         {"CAST(b AS float64) > 1.5", "CAST"},
         {"dt + INTERVAL '1' MONTH > DATE '2000-01-01'", "interval"},
-        {"s LIKE 'a%'", "string"},
-        {"LENGTH(s) > 2", "LENGTH"},
+        {"SUBSTRING(s, 1, 2) = 'ab'", "SUBSTRING"},
+        {"s", "string result"},
     };
     enum sl_type types[] = {SL_TYPE_INT32, SL_TYPE_DATE32, SL_TYPE_UTF8};
     const char *names[] = {"b", "dt", "s"};
