@@ -147,8 +147,8 @@ static inline void xs_predicate(uint64_t *seed, char *out, int depth)
     default:
         xs_predicate(seed, a, depth - 1);
         xs_predicate(seed, b, depth - 1);
-        sprintf(out, "(%s) %s %s(%s)", a, xr_next(seed) % 2 ? "AND" : "OR",
-                xr_next(seed) % 3 == 0 ? "NOT " : "", b);
+        snprintf(out, 512, "(%.200s) %s %s(%.200s)", a, xr_next(seed) % 2 ? "AND" : "OR",
+                 xr_next(seed) % 3 == 0 ? "NOT " : "", b);
         break;
     }
 }
