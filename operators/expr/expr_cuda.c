@@ -18,7 +18,7 @@
  * project: bare columns are passed on as they are; each computed item's program writes
  * its column and validity words (null count left unknown, -1) into a device batch of the
  * computed columns; one read-back per batch for the error word. can_run says no when an
- * item is not a program or gives strings. */
+ * item is not a program or gives strings, or reads strings of a batch in host memory. */
 #include <string.h>
 
 #include <cuda_runtime_api.h>
@@ -303,11 +303,19 @@ static int project_gpu(sl_task_t *t)
 }
 
 /* Batches of any size whose computed items the program takes (bare columns of any type
- * are passed on as they are). */
+ * are passed on as they are); a batch in host memory only when no item reads a
+ * utf8/large_utf8 column (as for the filter: strings are not uploaded to be read). */
 static int project_gpu_can_run(const sl_task_t *t)
 {
     const struct proj_data *d = sl_op_data(sl_task_op((sl_task_t *)t));
-    return d->gpu_ok;
+    const sl_batch_t *b = sl_task_input(t);
+    if (!d->gpu_ok || !b || sl_batch_device(b) >= 0)
+        return d->gpu_ok;
+    for (int i = 0; i < d->n; i++)
+        for (int s = 0; d->items[i].tmp_col >= 0 && s < d->xp[i].prog.n_cols; s++)
+            if (is_utf8(b->cols[d->xp[i].prog.col[s]].type))
+                return 0;
+    return 1;
 }
 
 static const struct sl_impl project_cuda_impls[] = {
