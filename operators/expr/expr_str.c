@@ -54,40 +54,6 @@ enum ex_like ex_like_kind(const char *p, int64_t n)
     return LIKE_SEGMENTS;
 }
 
-/* Bytes of the UTF-8 character starting with byte b (1 for a stray byte). */
-static int char_bytes(unsigned char b)
-{
-    return b < 0xC0 ? 1 : b < 0xE0 ? 2 : b < 0xF0 ? 3 : 4;
-}
-
-/* The general matcher: '%' any run of characters, '_' one character. Iterative with one
- * backtrack point (the last '%'), which is enough because '%' absorbs any run. */
-static bool like_general(const char *p, int64_t pn, const char *s, int64_t sn)
-{
-    int64_t pi = 0, si = 0, star = -1, mark = 0;
-    while (si < sn) {
-        if (pi < pn && p[pi] == '%') {
-            star = ++pi;
-            mark = si;
-        } else if (pi < pn && p[pi] == '_') {
-            pi++;
-            si += char_bytes((unsigned char)s[si]);
-        } else if (pi < pn && p[pi] == s[si]) {
-            pi++;
-            si++;
-        } else if (star >= 0) {
-            pi = star;
-            mark += char_bytes((unsigned char)s[mark]);
-            si = mark;
-        } else {
-            return false;
-        }
-    }
-    while (pi < pn && p[pi] == '%')
-        pi++;
-    return pi == pn && si == sn;
-}
-
 static bool contains(const char *s, int64_t sn, const char *w, int64_t wn)
 {
     return wn == 0 || memmem(s, (size_t)sn, w, (size_t)wn) != NULL;
@@ -135,7 +101,7 @@ bool ex_like_match(const struct ex_node *n, const char *s, int64_t len)
         return len >= pn - 1 && memcmp(s + len - (pn - 1), p + 1, (size_t)(pn - 1)) == 0;
     case LIKE_CONTAINS: return contains(s, len, p + 1, pn - 2);
     case LIKE_SEGMENTS: return like_segments(p, pn, s, len);
-    default: return like_general(p, pn, s, len);
+    default: return sl__xp_like_general(p, pn, s, len); /* shared with the GPU */
     }
 }
 
@@ -153,10 +119,7 @@ int ex_like(struct ex_ctx *c, int i, const struct ex_node *n)
 /* Characters of a UTF-8 string (bytes that do not continue a character). */
 static int64_t char_count(const char *s, int64_t n)
 {
-    int64_t k = 0;
-    for (int64_t b = 0; b < n; b++)
-        k += ((unsigned char)s[b] & 0xC0) != 0x80;
-    return k;
+    return sl__xp_char_count((struct sl_xp_str){s, n});
 }
 
 /* Byte offset of character `ch` (0 <= ch <= chars) of s. */
@@ -164,7 +127,7 @@ static int64_t char_offset(const char *s, int64_t n, int64_t ch)
 {
     int64_t b = 0;
     while (ch-- > 0 && b < n)
-        b += char_bytes((unsigned char)s[b]);
+        b += sl__xp_char_bytes((unsigned char)s[b]);
     return b < n ? b : n;
 }
 

@@ -172,8 +172,9 @@ SL_XP_HD static inline int64_t sl__xp_char_bytes(unsigned char b)
     return b < 0xC0 ? 1 : b < 0xE0 ? 2 : b < 0xF0 ? 3 : 4;
 }
 
-/* '%' any run of characters, '_' one character; one backtrack point (the last '%'),
- * step for step as expr_str.c's like_general. */
+/* '%' any run of characters, '_' one character; iterative with one backtrack point (the
+ * last '%'), which is enough because '%' absorbs any run. The CPU evaluator's matcher
+ * too (expr_str.c). */
 SL_XP_HD static inline int sl__xp_like_general(const char *p, int64_t pn, const char *s, int64_t sn)
 {
     int64_t pi = 0, si = 0, star = -1, mark = 0;
