@@ -14,13 +14,18 @@
  * The program travels as a kernel parameter (no upload), so its size is bounded: the
  * compiler refuses larger expressions, which then stay on the CPU.
  *
- * This header includes no CUDA or sluice header (only <math.h> and <stdint.h>).
+ * This header includes no CUDA or sluice header (only <math.h>, <stdint.h> and, on the
+ * host, <string.h>). Its LIKE matchers and character count are the CPU evaluator's too
+ * (expr_str.c), so both devices answer alike by construction.
  */
 #ifndef SLUICE_K_EXPR_PROG_H
 #define SLUICE_K_EXPR_PROG_H
 
 #include <math.h>
 #include <stdint.h>
+#ifndef __CUDA_ARCH__
+#include <string.h> /* memcmp, memmem (with _GNU_SOURCE) */
+#endif
 
 #ifdef __CUDACC__
 #define SL_XP_HD __host__ __device__
@@ -147,23 +152,36 @@ SL_XP_HD static inline int sl__xp_str_cmp(struct sl_xp_str x, struct sl_xp_str y
     return (x.n > y.n) - (x.n < y.n);
 }
 
+/* The host (the CPU evaluator, which shares these matchers) uses the C library's
+ * memcmp and memmem; a GPU thread compares byte by byte. */
 SL_XP_HD static inline int sl__xp_bytes_eq(const char *a, const char *b, int64_t n)
 {
+#ifdef __CUDA_ARCH__
     for (int64_t k = 0; k < n; k++)
         if (a[k] != b[k])
             return 0;
     return 1;
+#else
+    return n <= 0 || memcmp(a, b, (size_t)n) == 0;
+#endif
 }
 
-/* The first place at or after `from` where w (wn bytes) occurs in s (sn bytes), or -1:
- * the leftmost match, as memmem finds it. */
+/* The first place at or after `from` (<= sn) where w (wn bytes) occurs in s (sn bytes),
+ * or -1: the leftmost match. */
 SL_XP_HD static inline int64_t sl__xp_find(const char *s, int64_t sn, int64_t from, const char *w,
                                            int64_t wn)
 {
+#ifdef __CUDA_ARCH__
     for (int64_t at = from; at + wn <= sn; at++)
         if (wn == 0 || (s[at] == w[0] && sl__xp_bytes_eq(s + at + 1, w + 1, wn - 1)))
             return at;
     return -1;
+#else
+    if (wn == 0)
+        return from;
+    const char *hit = (const char *)memmem(s + from, (size_t)(sn - from), w, (size_t)wn);
+    return hit ? hit - s : -1;
+#endif
 }
 
 /* Bytes of the UTF-8 character starting with byte b (1 for a stray byte). */
