@@ -5,14 +5,17 @@
  * (tests/unit/expr/test_expr_prog.c) runs the very code the GPU kernel runs.
  *
  * Values are int64 (integers, booleans 0/1, dates in days, timestamps in microseconds),
- * double, or int128 (decimals scaled by their type's scale, uint64): the CPU evaluator's
- * kinds (operators/expr/expr.h), with its rules: int64 + - * overflow and decimal
- * results past their precision are errors (never a wrap) unless the row is NULL, integer
- * / and % by zero give NULL, floats order NaN above everything and equal to itself, AND
- * and OR are three-valued, every operand is evaluated.
+ * double, int128 (decimals scaled by their type's scale, uint64), or strings (views of
+ * utf8/large_utf8 bytes in the column or of literals in the program): the CPU
+ * evaluator's kinds (operators/expr/expr.h), with its rules: int64 + - * overflow and
+ * decimal results past their precision are errors (never a wrap) unless the row is NULL,
+ * integer / and % by zero give NULL, floats order NaN above everything and equal to
+ * itself, strings order by bytes, AND and OR are three-valued, every operand is
+ * evaluated.
  *
- * The program travels as a kernel parameter (no upload), so its size is bounded: the
- * compiler refuses larger expressions, which then stay on the CPU.
+ * The program travels as a kernel parameter (no upload; __grid_constant__, so that views
+ * into its string bytes need no per-thread copy), so its size is bounded: the compiler
+ * refuses larger expressions, which then stay on the CPU.
  *
  * This header includes no CUDA or sluice header (only <math.h>, <stdint.h> and, on the
  * host, <string.h>). Its LIKE matchers and character count are the CPU evaluator's too
