@@ -26,7 +26,8 @@ __device__ void report(sl_k_expr_err *err, int code, int ins, int64_t r)
     }
 }
 
-__global__ void flags_kernel(const sl_xp_prog prog, const sl_xp_cols cols,
+__global__ void flags_kernel(const __grid_constant__ sl_xp_prog prog,
+                             const __grid_constant__ sl_xp_cols cols,
                              const uint8_t *__restrict__ tables, int64_t n,
                              uint8_t *__restrict__ flags, sl_k_expr_err *err)
 {
@@ -59,7 +60,8 @@ __device__ void store_value(void *out, int store, int64_t r, sl_xp_val v, int nu
 }
 
 /* Rows are walked in whole warps (r rounded up to 32) so that a ballot makes each word. */
-__global__ void project_kernel(const sl_xp_prog prog, const sl_xp_cols cols,
+__global__ void project_kernel(const __grid_constant__ sl_xp_prog prog,
+                               const __grid_constant__ sl_xp_cols cols,
                                const uint8_t *__restrict__ tables, int64_t n, int store,
                                void *out, uint32_t *valid, sl_k_expr_err *err)
 {

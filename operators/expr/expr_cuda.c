@@ -8,19 +8,23 @@
  * columns are evaluated once per dictionary entry on the host (sl__expr_dict_hits, the
  * CPU evaluator's loop), and the kernel looks codes up in those tables.
  *
+ * utf8/large_utf8 columns are gathered with their bytes (common/str_cuda.c), and string
+ * predicates on them run in the program (sluice_k/expr_prog.h).
+ *
  * can_run says no (the CPU filter runs, on the host, in the GPU pipeline) when the
- * predicate is not a program (filter_op.h's `why`), a column cannot be carried (strings
- * that are not dictionary codes), or a batch has 2^31 rows or more.
+ * predicate is not a program (filter_op.h's `why`), a batch with strings is in host
+ * memory, or a batch has 2^31 rows or more.
  *
  * project: bare columns are passed on as they are; each computed item's program writes
  * its column and validity words (null count left unknown, -1) into a device batch of the
  * computed columns; one read-back per batch for the error word. can_run says no when an
- * item is not a program or gives strings. */
+ * item is not a program or gives strings, or reads strings of a batch in host memory. */
 #include <string.h>
 
 #include <cuda_runtime_api.h>
 
 #include "common/rows_cuda.h"
+#include "common/str_cuda.h"
 #include "filter_op.h"
 #include "gpu_ext.h"
 #include "project_op.h"
@@ -85,17 +89,24 @@ static int read_back(sl_task_t *t, const char *what, const struct sl__expr *e,
     return SL_OK;
 }
 
-/* Column c of `in` at the k rows d_idx into column c of `out`. */
+static int is_utf8(enum sl_type t)
+{
+    return t == SL_TYPE_UTF8 || t == SL_TYPE_LARGE_UTF8;
+}
+
+/* Column c of `in` at the k rows d_idx into column c of `out`: its values (strings: by
+ * gather_strings) and its validity. */
 static int gather_column(sl_task_t *t, sl_batch_t *in, sl_batch_t *out, int c,
                          const uint32_t *d_idx, int64_t k)
 {
     const struct sl__col *ic = &in->cols[c];
     cudaStream_t s = sl_task_stream(t);
     size_t w = sl_type_width(ic->type);
-    cudaError_t e = w == 16 ? sl_k_expr_gather_b128(sl__col_values(in, c), d_idx,
-                                                    sl__col_values(out, c), k, s)
-                            : sl_k_gather_width(sl__col_values(in, c), d_idx,
-                                                sl__col_values(out, c), (int)w, k, s);
+    cudaError_t e = is_utf8(ic->type) ? cudaSuccess
+                    : w == 16 ? sl_k_expr_gather_b128(sl__col_values(in, c), d_idx,
+                                                      sl__col_values(out, c), k, s)
+                              : sl_k_gather_width(sl__col_values(in, c), d_idx,
+                                                  sl__col_values(out, c), (int)w, k, s);
     if (e == cudaSuccess && ic->validity && ic->null_count != 0) {
         struct sl__buf *vb = sl__device_words(t, (k + 31) / 32);
         if (!vb)
@@ -108,18 +119,48 @@ static int gather_column(sl_task_t *t, sl_batch_t *in, sl_batch_t *out, int c,
     return e == cudaSuccess ? SL_OK : SL_TASK_CUDA_FAIL(t, e, "filter gather");
 }
 
+/* The utf8/large_utf8 columns of `in` at the k rows d_idx into `out`, all at once (one
+ * wait for their sizes): views of each, then common/str_cuda.c's gather. */
+static int gather_strings(sl_task_t *t, sl_batch_t *in, sl_batch_t *out, const uint32_t *d_idx,
+                          int64_t k)
+{
+    int n_str = 0;
+    for (int c = 0; c < in->n_cols; c++)
+        n_str += is_utf8(in->cols[c].type);
+    if (n_str == 0)
+        return SL_OK;
+    int64_t n = in->n_rows;
+    struct sl__str_gather *g = sl_task_alloc(t, (size_t)n_str * sizeof *g);
+    sl_k_strview_t *views = sl_task_device_alloc(t, (size_t)n_str * (size_t)n * sizeof *views);
+    int rc = g && views ? SL_OK : SL_ENOMEM;
+    for (int c = 0, j = 0; c < in->n_cols && rc == SL_OK; c++) {
+        if (!is_utf8(in->cols[c].type))
+            continue;
+        g[j] = (struct sl__str_gather){views + (size_t)j * (size_t)n, c};
+        rc = sl__str_views(t, in, c, views + (size_t)j * (size_t)n);
+        j++;
+    }
+    if (rc == SL_OK)
+        rc = sl__str_gather_columns(t, g, n_str, d_idx, k, k, out, "where");
+    sl_task_device_free(t, views); /* stream-ordered: after the gather */
+    sl_task_free(t, g);
+    return rc;
+}
+
 /* The passing rows of `in` (k of n, row numbers at d_idx) as a new device batch. */
 static int emit_selected(sl_task_t *t, sl_batch_t *in, const uint32_t *d_idx, int64_t k)
 {
     sl_batch_t *out = sl_task_new_batch(t, in->schema, k);
     if (!out)
         return SL_ENOMEM;
-    for (int c = 0; c < in->n_cols; c++) {
-        int rc = gather_column(t, in, out, c, d_idx, k);
-        if (rc < 0) {
-            sl_batch_unref(out);
-            return rc;
-        }
+    int rc = SL_OK;
+    for (int c = 0; c < in->n_cols && rc == SL_OK; c++)
+        rc = gather_column(t, in, out, c, d_idx, k);
+    if (rc == SL_OK)
+        rc = gather_strings(t, in, out, d_idx, k);
+    if (rc < 0) {
+        sl_batch_unref(out);
+        return rc;
     }
     sl__batch_share_dicts(out, in);
     return sl_task_emit(t, out);
@@ -171,19 +212,22 @@ static int filter_gpu(sl_task_t *t)
     return rc;
 }
 
-/* Batches of fewer than 2^31 rows (CUB's counts), a predicate the program takes, and no
- * utf8/large_utf8 column: gather_column moves fixed-width values only (the strings'
- * offsets and bytes would need the gather the GPU join has). */
+/* Batches of fewer than 2^31 rows (CUB's counts) and a predicate the program takes. A
+ * batch with utf8/large_utf8 columns only when it is in device memory already: strings
+ * are not uploaded just to be filtered (the CPU filter reads them where they are, as
+ * before; the GPU join likewise reads strings only from device batches). */
 static int filter_gpu_can_run(const sl_task_t *t)
 {
-    const sl_op_t *op = sl_task_op((sl_task_t *)t);
-    const struct sl__filter_data *d = sl_op_data(op);
-    const sl_schema_t *sc = sl_op_output_schema(op);
-    for (int c = 0; sc && c < sc->n_fields; c++)
-        if (sc->fields[c].type == SL_TYPE_UTF8 || sc->fields[c].type == SL_TYPE_LARGE_UTF8)
-            return 0;
+    const struct sl__filter_data *d = sl_op_data(sl_task_op((sl_task_t *)t));
     const sl_batch_t *b = sl_task_input(t);
-    return d->gpu_ok && (!b || sl_batch_num_rows(b) < INT32_MAX);
+    if (!d->gpu_ok)
+        return 0;
+    if (!b)
+        return 1;
+    for (int c = 0; c < b->n_cols && sl_batch_device(b) < 0; c++)
+        if (is_utf8(b->cols[c].type))
+            return 0;
+    return sl_batch_num_rows(b) < INT32_MAX;
 }
 
 static const struct sl_impl filter_cuda_impls[] = {
@@ -259,11 +303,19 @@ static int project_gpu(sl_task_t *t)
 }
 
 /* Batches of any size whose computed items the program takes (bare columns of any type
- * are passed on as they are). */
+ * are passed on as they are); a batch in host memory only when no item reads a
+ * utf8/large_utf8 column (as for the filter: strings are not uploaded to be read). */
 static int project_gpu_can_run(const sl_task_t *t)
 {
     const struct proj_data *d = sl_op_data(sl_task_op((sl_task_t *)t));
-    return d->gpu_ok;
+    const sl_batch_t *b = sl_task_input(t);
+    if (!d->gpu_ok || !b || sl_batch_device(b) >= 0)
+        return d->gpu_ok;
+    for (int i = 0; i < d->n; i++)
+        for (int s = 0; d->items[i].tmp_col >= 0 && s < d->xp[i].prog.n_cols; s++)
+            if (is_utf8(b->cols[d->xp[i].prog.col[s]].type))
+                return 0;
+    return 1;
 }
 
 static const struct sl_impl project_cuda_impls[] = {

@@ -61,7 +61,30 @@ static int pool_add(struct comp *cp, const struct ex_node *n, sl_xp_val v)
 
 static int kind_of(enum sl__expr_vk vk)
 {
-    return vk == SL__VK_FLOAT ? SL_XK_F : vk == SL__VK_DEC ? SL_XK_D : SL_XK_I;
+    return vk == SL__VK_FLOAT ? SL_XK_F
+           : vk == SL__VK_DEC ? SL_XK_D
+           : vk == SL__VK_STR ? SL_XK_S
+                              : SL_XK_I;
+}
+
+/* The LIKE fast paths keep the evaluator's numbering. */
+_Static_assert((int)LIKE_EXACT == SL_XL_EXACT && (int)LIKE_PREFIX == SL_XL_PREFIX &&
+                   (int)LIKE_SUFFIX == SL_XL_SUFFIX && (int)LIKE_CONTAINS == SL_XL_CONTAINS &&
+                   (int)LIKE_SEGMENTS == SL_XL_SEGMENTS && (int)LIKE_GENERAL == SL_XL_GENERAL,
+               "enum ex_like and SL_XL_* differ");
+
+/* Bytes s (len) copied into the program's string bytes: their offset, or < 0 after
+ * refusing. */
+static int64_t sbytes_add(struct comp *cp, const struct ex_node *n, const char *s, int64_t len)
+{
+    struct sl_xp_prog *p = &cp->x->prog;
+    if (len > SL_XP_MAX_SBYTES - p->n_sbytes)
+        return refuse(cp, n, "string constants of more than 448 bytes");
+    int64_t at = p->n_sbytes;
+    if (len > 0)
+        memcpy(p->sbytes + at, s, (size_t)len);
+    p->n_sbytes += (int32_t)len;
+    return at;
 }
 
 static int scale_of(const struct ex_node *n)
@@ -150,7 +173,12 @@ static int emit_literal(struct comp *cp, const struct ex_node *n)
     case EX_FLOAT: v.f = n->fval; break;
     case EX_DEC: v.d = n->dval; break;
     case EX_INT: case EX_BOOL: v.i = n->ival; break;
-    default: return refuse(cp, n, n->op == EX_STR ? "a string value" : "an interval value");
+    case EX_STR: {
+        int64_t at = sbytes_add(cp, n, n->str, n->slen);
+        return at < 0 ? SL_EUNSUPPORTED
+                      : emit(cp, n, SL_XP_STR, SL_XK_S, 0, (int)at, n->slen, 0);
+    }
+    default: return refuse(cp, n, "an interval value");
     }
     int k = pool_add(cp, n, v);
     return k < 0 ? SL_EUNSUPPORTED : emit(cp, n, SL_XP_LIT, kind_of(n->vk), 0, k, 0, 0);
@@ -162,8 +190,15 @@ static int in_constant(struct comp *cp, const struct ex_node *n, const struct ex
                        sl_xp_val *v)
 {
     v->d = 0;
-    if (l->op == EX_NULL)
+    if (l->op == EX_NULL) /* a string NULL is "" there */
         return SL_OK;
+    if (n->ck == SL__VK_STR) {
+        int64_t at = l->op == EX_STR ? sbytes_add(cp, l, l->str, l->slen) : -1;
+        if (at < 0)
+            return l->op == EX_STR ? SL_EUNSUPPORTED : refuse(cp, l, "this IN list");
+        v->i = (int64_t)((uint64_t)at << 32 | (uint64_t)l->slen);
+        return SL_OK;
+    }
     if (l->op != EX_INT && l->op != EX_DEC && l->op != EX_FLOAT && l->op != EX_BOOL)
         return refuse(cp, l, "this IN list");
     switch (n->ck) {
@@ -251,11 +286,9 @@ static int emit_arith(struct comp *cp, const struct ex_node *n)
 
 static int emit_cmp(struct comp *cp, const struct ex_node *n)
 {
-    if (n->ck == SL__VK_STR)
-        return refuse(cp, n, "a comparison of plain strings");
     enum sl__expr_vk to = n->ck == SL__VK_BOOL || n->ck == SL__VK_DATE ? SL__VK_INT : n->ck;
     int rc;
-    if (to == SL__VK_INT) { /* compared as stored: no conversion (expr_eval.c) */
+    if (to == SL__VK_INT || to == SL__VK_STR) { /* as stored: no conversion (expr_eval.c) */
         if ((rc = emit_node(cp, n->a)) < 0 || (rc = emit_node(cp, n->b)) < 0)
             return rc;
     } else if ((rc = emit_as(cp, n->a, to, n->cscale, true)) < 0 ||
@@ -263,6 +296,18 @@ static int emit_cmp(struct comp *cp, const struct ex_node *n)
         return rc;
     }
     return emit(cp, n, SL_XP_CMP, kind_of(to), n->op - EX_EQ, 0, 0, 2);
+}
+
+/* s [NOT] LIKE 'pattern': the pattern's bytes and fast path (chosen by the parser) go
+ * with the instruction. */
+static int emit_like(struct comp *cp, const struct ex_node *n)
+{
+    int rc = emit_node(cp, n->a);
+    int64_t at = rc < 0 ? rc : sbytes_add(cp, n, n->str, n->slen);
+    if (at < 0 || emit(cp, n, SL_XP_LIKE, SL_XK_I, n->like, (int)at, n->slen, 1) < 0)
+        return SL_EUNSUPPORTED;
+    cp->x->prog.ins[cp->x->prog.n_ins - 1].flag = n->op == EX_NOT_LIKE;
+    return SL_OK;
 }
 
 /* CASE and COALESCE: every operand converted to the node's kind, then one selection. */
@@ -286,12 +331,16 @@ static int emit_choice(struct comp *cp, const struct ex_node *n)
     return emit(cp, n, SL_XP_COALESCE, kind_of(n->vk), 0, n->n_list, 0, n->n_list);
 }
 
+/* utf8 and large_utf8 columns are read as strings (offsets and bytes); dictionary codes
+ * only through their predicates' tables (emit_dict). */
 static int emit_col(struct comp *cp, const struct ex_node *n)
 {
     enum sl_type t = cp->in->fields[n->col].type;
-    int st = sl__xp_store_of(t);
+    int st = t == SL_TYPE_UTF8         ? SL_XS_STR32
+             : t == SL_TYPE_LARGE_UTF8 ? SL_XS_STR64
+                                       : sl__xp_store_of(t);
     if (st < 0)
-        return refuse(cp, n, sl_type_is_string(t) ? "a string column used as a value"
+        return refuse(cp, n, sl_type_is_string(t) ? "a dictionary column used as a value"
                                                   : "a column of this type");
     int s = slot_of(cp, n, n->col);
     return s < 0 ? s : emit(cp, n, SL_XP_COL, kind_of(n->vk), st, s, 0, 0);
@@ -301,13 +350,14 @@ static int emit_node(struct comp *cp, int i)
 {
     const struct ex_node *n = &cp->e->nodes[i];
     int rc;
-    if (n->vk == SL__VK_STR || n->vk == SL__VK_INTERVAL)
-        return refuse(cp, n, n->vk == SL__VK_STR ? "a string value" : "an interval value");
+    if (n->vk == SL__VK_INTERVAL)
+        return refuse(cp, n, "an interval value");
     if (n->on_dict)
         return emit_dict(cp, i, n);
     switch (n->op) {
     case EX_COL: return emit_col(cp, n);
-    case EX_INT: case EX_FLOAT: case EX_DEC: case EX_BOOL: return emit_literal(cp, n);
+    case EX_INT: case EX_FLOAT: case EX_DEC: case EX_BOOL: case EX_STR:
+        return emit_literal(cp, n);
     case EX_NULL: return emit(cp, n, SL_XP_NULL, kind_of(n->vk), 0, 0, 0, 0);
     case EX_NEG:
         return (rc = emit_node(cp, n->a)) < 0 ? rc
@@ -321,10 +371,9 @@ static int emit_node(struct comp *cp, int i)
     case EX_NOT:
         return (rc = emit_node(cp, n->a)) < 0 ? rc : emit(cp, n, SL_XP_NOT, SL_XK_I, 0, 0, 0, 1);
     case EX_IS_NULL: case EX_IS_NOT_NULL:
-        if (cp->e->nodes[n->a].vk == SL__VK_STR) { /* only the nulls of dictionary codes */
-            const struct ex_node *a = &cp->e->nodes[n->a];
-            if (a->op != EX_COL || SL_TYPE_ID(cp->in->fields[a->col].type) != SL_TYPE_DICT)
-                return refuse(cp, n, "IS NULL of a plain string");
+        if (cp->e->nodes[n->a].op == EX_COL &&
+            SL_TYPE_ID(cp->in->fields[cp->e->nodes[n->a].col].type) == SL_TYPE_DICT) {
+            const struct ex_node *a = &cp->e->nodes[n->a]; /* the nulls of its codes */
             int s = slot_of(cp, a, a->col);
             rc = s < 0 ? s : emit(cp, a, SL_XP_COL, SL_XK_I, SL_XS_I32, s, 0, 0);
         } else {
@@ -345,9 +394,11 @@ static int emit_node(struct comp *cp, int i)
         return SL_OK;
     }
     case EX_CAST: return refuse(cp, n, "CAST");
-    case EX_LIKE: case EX_NOT_LIKE: return refuse(cp, n, "LIKE on a plain string");
+    case EX_LIKE: case EX_NOT_LIKE: return emit_like(cp, n);
     case EX_SUBSTR: return refuse(cp, n, "SUBSTRING");
-    case EX_LENGTH: return refuse(cp, n, "LENGTH");
+    case EX_LENGTH:
+        return (rc = emit_node(cp, n->a)) < 0 ? rc
+                                               : emit(cp, n, SL_XP_LENGTH, SL_XK_I, 0, 0, 0, 1);
     default: return refuse(cp, n, "this operation");
     }
 }
@@ -359,6 +410,8 @@ int sl__xp_compile(const struct sl__expr *e, const sl_schema_t *in, struct sl__x
     struct comp cp = {e, in, x, 0, 0, why, why_len};
     if (why_len)
         why[0] = 0;
+    if (e->nodes[e->root].vk == SL__VK_STR)
+        return refuse(&cp, &e->nodes[e->root], "a string result");
     int rc = emit_node(&cp, e->root);
     if (rc < 0)
         return SL_EUNSUPPORTED;
@@ -395,6 +448,7 @@ void sl__xp_cols(const struct sl_xp_prog *prog, const sl_batch_t *b, struct sl_x
         c->data[s] = sl__col_values(b, prog->col[s]);
         c->valid[s] = col->validity && col->null_count != 0 ? col->validity->ptr : NULL;
         c->voff[s] = col->offset;
+        c->chars[s] = col->chars ? col->chars->ptr : NULL;
     }
 }
 

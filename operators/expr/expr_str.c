@@ -1,6 +1,7 @@
 /* Expressions: strings. Comparisons by bytes (SQL's default collation), LIKE with fast
- * paths for exact, prefix, suffix and contains patterns, SUBSTRING and LENGTH counting
- * UTF-8 characters as DuckDB does. Results are views into the input's bytes (SUBSTRING
+ * paths for exact, prefix, suffix and contains patterns (the matchers of
+ * sluice_k/expr_prog.h, which the GPU runs too), SUBSTRING and LENGTH counting UTF-8
+ * characters as DuckDB does. Results are views into the input's bytes (SUBSTRING
  * copies nothing); bytes a node makes itself live in its scratch buffer. */
 #include <string.h>
 
@@ -54,89 +55,9 @@ enum ex_like ex_like_kind(const char *p, int64_t n)
     return LIKE_SEGMENTS;
 }
 
-/* Bytes of the UTF-8 character starting with byte b (1 for a stray byte). */
-static int char_bytes(unsigned char b)
-{
-    return b < 0xC0 ? 1 : b < 0xE0 ? 2 : b < 0xF0 ? 3 : 4;
-}
-
-/* The general matcher: '%' any run of characters, '_' one character. Iterative with one
- * backtrack point (the last '%'), which is enough because '%' absorbs any run. */
-static bool like_general(const char *p, int64_t pn, const char *s, int64_t sn)
-{
-    int64_t pi = 0, si = 0, star = -1, mark = 0;
-    while (si < sn) {
-        if (pi < pn && p[pi] == '%') {
-            star = ++pi;
-            mark = si;
-        } else if (pi < pn && p[pi] == '_') {
-            pi++;
-            si += char_bytes((unsigned char)s[si]);
-        } else if (pi < pn && p[pi] == s[si]) {
-            pi++;
-            si++;
-        } else if (star >= 0) {
-            pi = star;
-            mark += char_bytes((unsigned char)s[mark]);
-            si = mark;
-        } else {
-            return false;
-        }
-    }
-    while (pi < pn && p[pi] == '%')
-        pi++;
-    return pi == pn && si == sn;
-}
-
-static bool contains(const char *s, int64_t sn, const char *w, int64_t wn)
-{
-    return wn == 0 || memmem(s, (size_t)sn, w, (size_t)wn) != NULL;
-}
-
-/* Patterns of '%' and literal runs only ('%special%requests%'): the first run is a
- * prefix, the last a suffix, and each run between is found after the one before it
- * (the leftmost match leaves the most room for the rest, so no backtracking). */
-static bool like_segments(const char *p, int64_t pn, const char *s, int64_t sn)
-{
-    int64_t head = 0, tail = 0;
-    while (head < pn && p[head] != '%')
-        head++;
-    while (tail < pn - head && p[pn - 1 - tail] != '%')
-        tail++;
-    if (head + tail > sn || memcmp(s, p, (size_t)head) ||
-        memcmp(s + sn - tail, p + pn - tail, (size_t)tail))
-        return false;
-    int64_t si = head, end = sn - tail;
-    for (int64_t pi = head; pi < pn - tail;) {
-        if (p[pi] == '%') {
-            pi++;
-            continue;
-        }
-        int64_t q = pi;
-        while (p[q] != '%')
-            q++;
-        const char *hit = memmem(s + si, (size_t)(end - si), p + pi, (size_t)(q - pi));
-        if (!hit)
-            return false;
-        si = hit - s + (q - pi);
-        pi = q;
-    }
-    return true;
-}
-
 bool ex_like_match(const struct ex_node *n, const char *s, int64_t len)
 {
-    const char *p = n->str;
-    int64_t pn = n->slen;
-    switch (n->like) {
-    case LIKE_EXACT: return len == pn && memcmp(s, p, (size_t)pn) == 0;
-    case LIKE_PREFIX: return len >= pn - 1 && memcmp(s, p, (size_t)(pn - 1)) == 0;
-    case LIKE_SUFFIX:
-        return len >= pn - 1 && memcmp(s + len - (pn - 1), p + 1, (size_t)(pn - 1)) == 0;
-    case LIKE_CONTAINS: return contains(s, len, p + 1, pn - 2);
-    case LIKE_SEGMENTS: return like_segments(p, pn, s, len);
-    default: return like_general(p, pn, s, len);
-    }
+    return sl__xp_like((int)n->like, n->str, n->slen, (struct sl_xp_str){s, len});
 }
 
 int ex_like(struct ex_ctx *c, int i, const struct ex_node *n)
@@ -153,10 +74,7 @@ int ex_like(struct ex_ctx *c, int i, const struct ex_node *n)
 /* Characters of a UTF-8 string (bytes that do not continue a character). */
 static int64_t char_count(const char *s, int64_t n)
 {
-    int64_t k = 0;
-    for (int64_t b = 0; b < n; b++)
-        k += ((unsigned char)s[b] & 0xC0) != 0x80;
-    return k;
+    return sl__xp_char_count((struct sl_xp_str){s, n});
 }
 
 /* Byte offset of character `ch` (0 <= ch <= chars) of s. */
@@ -164,7 +82,7 @@ static int64_t char_offset(const char *s, int64_t n, int64_t ch)
 {
     int64_t b = 0;
     while (ch-- > 0 && b < n)
-        b += char_bytes((unsigned char)s[b]);
+        b += sl__xp_char_bytes((unsigned char)s[b]);
     return b < n ? b : n;
 }
 

@@ -27,7 +27,7 @@ static void filter_gpu_check(struct sl__filter_data *d, const sl_schema_t *in)
         const char *name;
         enum sl_type type;
         sl_schema_field(in, i, &name, &type);
-        if (sl_type_width(type) == 0) {
+        if (sl_type_width(type) == 0 && type != SL_TYPE_UTF8 && type != SL_TYPE_LARGE_UTF8) {
             snprintf(d->why, sizeof d->why, "column %s (%s) cannot be carried on the GPU", name,
                      sl_type_name(type));
             return;

@@ -114,7 +114,5 @@ int gj_hash_keys(sl_task_t *t, struct join_state *st, struct gj *g);
 int gj_gather_strings(sl_task_t *t, const struct join_state *st, const struct gj *g, int s,
                       int col, const uint32_t *ids, int64_t n, int64_t valid, sl_batch_t *b,
                       int oc);
-/* Gives string column oc of device batch b a bytes buffer of `bytes` (none for 0). */
-int gj_attach_chars(sl_task_t *t, sl_batch_t *b, int oc, int64_t bytes);
 
 #endif /* SLUICE_OPERATORS_JOIN_CUDA_INT_H */

@@ -13,10 +13,11 @@
  * seed, then the CPU joins (GJ_HASH_COLLIDED).
  *
  * Output strings are carried as row ids and gathered after the join (lengths, a scan,
- * the bytes) rather than packed into the rows: a row holds at most 16 bytes, and only
- * the output rows' bytes move, once. */
+ * the bytes: common/str_cuda.c) rather than packed into the rows: a row holds at most 16
+ * bytes, and only the output rows' bytes move, once. */
 #include <string.h>
 
+#include "common/str_cuda.h"
 #include "join_cuda_int.h"
 #include "sluice_k/columns.h"
 #include "sluice_k/join_str.h"
@@ -59,20 +60,12 @@ static int side_views(sl_task_t *t, const struct join_state *st, int s, const st
     *out = v;
     if (!v)
         return SL_ENOMEM;
-    cudaStream_t stream = sl_task_stream(t);
     int64_t at = 0;
     for (int64_t i = 0; i < sd->n_batches; i++) {
         const sl_batch_t *b = sd->batches[g->order[i]];
-        const struct sl__col *c = &b->cols[col];
-        if (b->n_rows == 0)
-            continue;
-        const char *chars = c->chars ? c->chars->ptr : NULL;
-        cudaError_t e =
-            c->type == SL_TYPE_UTF8
-                ? sl_k_str_views_o32(sl__col_values(b, col), chars, b->n_rows, v + at, stream)
-                : sl_k_str_views_o64(sl__col_values(b, col), chars, b->n_rows, v + at, stream);
-        if (e != cudaSuccess)
-            return SL_TASK_CUDA_FAIL(t, e, "string views");
+        int rc = sl__str_views(t, b, col, v + at);
+        if (rc < 0)
+            return rc;
         at += b->n_rows;
     }
     return SL_OK;
@@ -275,64 +268,11 @@ int gj_gather_strings(sl_task_t *t, const struct join_state *st, const struct gj
                       int col, const uint32_t *ids, int64_t n, int64_t valid, sl_batch_t *b,
                       int oc)
 {
-    cudaStream_t stream = sl_task_stream(t);
     sl_k_strview_t *views = NULL;
-    void *p[3] = {NULL, NULL, NULL};
-    size_t need = 0;
     int rc = side_views(t, st, s, &g->s[s], col, &views);
-    cudaError_t e = rc < 0 ? cudaSuccess : sl_k_scan_i64(NULL, &need, NULL, NULL, n + 1, stream);
-    if (rc >= 0 && e == cudaSuccess) {
-        p[0] = sl_task_device_alloc(t, (size_t)(n + 1) * 8);
-        p[1] = sl_task_device_alloc(t, (size_t)(n + 1) * 8);
-        p[2] = sl_task_device_alloc(t, need ? need : 8);
-        rc = p[0] && p[1] && p[2] ? SL_OK : SL_ENOMEM;
-    }
-    int64_t total = 0;
-    if (rc >= 0 && e == cudaSuccess)
-        e = SL_TASK_CUDA_CALL(sl_k_str_gather_lengths(views, ids, n, valid, p[0], stream));
-    if (rc >= 0 && e == cudaSuccess)
-        e = SL_TASK_CUDA_CALL(sl_k_scan_i64(p[2], &need, p[0], p[1], n + 1, stream));
-    if (rc >= 0 && e == cudaSuccess)
-        e = SL_TASK_CUDA_CALL(
-            cudaMemcpyAsync(&total, (int64_t *)p[1] + n, 8, cudaMemcpyDeviceToHost, stream));
-    if (rc >= 0 && e == cudaSuccess)
-        e = SL_TASK_CUDA_CALL(cudaStreamSynchronize(stream));
-    if (e != cudaSuccess)
-        rc = SL_TASK_CUDA_FAIL(t, e, "sizing output strings");
-    if (rc >= 0 && b->cols[oc].type == SL_TYPE_UTF8 && total > INT32_MAX)
-        rc = sl_task_fail(t, SL_EOVERFLOW, "join output column %d: %lld bytes of strings do not "
-                          "fit utf8's 32-bit offsets (use large_utf8)", oc, (long long)total);
+    struct sl__str_gather one = {views, oc};
     if (rc >= 0)
-        rc = gj_attach_chars(t, b, oc, total);
-    if (rc >= 0) {
-        char *chars = b->cols[oc].chars ? b->cols[oc].chars->ptr : NULL;
-        e = SL_TASK_CUDA_CALL(
-            sl_k_str_gather_bytes(views, ids, p[1], n, valid, chars, sl__col_values(b, oc),
-                                  b->cols[oc].type == SL_TYPE_UTF8 ? 4 : 8, stream));
-        if (e != cudaSuccess)
-            rc = SL_TASK_CUDA_FAIL(t, e, "gathering output strings");
-    }
+        rc = sl__str_gather_columns(t, &one, 1, ids, n, valid, b, "join output");
     sl_task_device_free(t, views);
-    free_all(t, p, 3);
     return rc;
-}
-
-int gj_attach_chars(sl_task_t *t, sl_batch_t *b, int oc, int64_t bytes)
-{
-    if (bytes == 0)
-        return SL_OK;
-    sl_schema_t *sc = sl__schema_new(1);
-    if (!sc || sl__schema_set(sc, 0, "chars", SL_TYPE_UINT8) < 0) {
-        sl__schema_free(sc);
-        return sl_task_fail(t, SL_ENOMEM, "out of memory");
-    }
-    sl_batch_t *cb = sl_task_new_batch(t, sc, bytes);
-    sl__schema_free(sc);
-    if (!cb)
-        return SL_ENOMEM;
-    sl__buf_ref(cb->cols[0].data);
-    sl__buf_unref(b->cols[oc].chars);
-    b->cols[oc].chars = cb->cols[0].data;
-    sl_batch_unref(cb);
-    return SL_OK;
 }

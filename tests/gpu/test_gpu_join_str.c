@@ -288,8 +288,9 @@ SL_TEST(string_join_residencies)
     sl_engine_close(gpu);
 }
 
-/* left JOIN right on k after a filter the GPU program cannot take (a LIKE on a string):
- * the left side reaches the join in host memory, the right side may not; string outputs
+/* left JOIN right on k after a filter on host-resident strings (which the CPU filter
+ * takes: strings are not uploaded just to be filtered): the left side reaches the join in
+ * host memory, the right side may not; string outputs
  * are gathered on the GPU only when every input batch is in device memory. */
 static struct fp run_filtered(sl_engine_t *e, sl_table_t *l, sl_table_t *r)
 {

@@ -5,22 +5,30 @@
  * (tests/unit/expr/test_expr_prog.c) runs the very code the GPU kernel runs.
  *
  * Values are int64 (integers, booleans 0/1, dates in days, timestamps in microseconds),
- * double, or int128 (decimals scaled by their type's scale, uint64): the CPU evaluator's
- * kinds (operators/expr/expr.h), with its rules: int64 + - * overflow and decimal
- * results past their precision are errors (never a wrap) unless the row is NULL, integer
- * / and % by zero give NULL, floats order NaN above everything and equal to itself, AND
- * and OR are three-valued, every operand is evaluated.
+ * double, int128 (decimals scaled by their type's scale, uint64), or strings (views of
+ * utf8/large_utf8 bytes in the column or of literals in the program): the CPU
+ * evaluator's kinds (operators/expr/expr.h), with its rules: int64 + - * overflow and
+ * decimal results past their precision are errors (never a wrap) unless the row is NULL,
+ * integer / and % by zero give NULL, floats order NaN above everything and equal to
+ * itself, strings order by bytes, AND and OR are three-valued, every operand is
+ * evaluated.
  *
- * The program travels as a kernel parameter (no upload), so its size is bounded: the
- * compiler refuses larger expressions, which then stay on the CPU.
+ * The program travels as a kernel parameter (no upload; __grid_constant__, so that views
+ * into its string bytes need no per-thread copy), so its size is bounded: the compiler
+ * refuses larger expressions, which then stay on the CPU.
  *
- * This header includes no CUDA or sluice header (only <math.h> and <stdint.h>).
+ * This header includes no CUDA or sluice header (only <math.h>, <stdint.h> and, on the
+ * host, <string.h>). Its LIKE matchers and character count are the CPU evaluator's too
+ * (expr_str.c), so both devices answer alike by construction.
  */
 #ifndef SLUICE_K_EXPR_PROG_H
 #define SLUICE_K_EXPR_PROG_H
 
 #include <math.h>
 #include <stdint.h>
+#ifndef __CUDA_ARCH__
+#include <string.h> /* memcmp, memmem (with _GNU_SOURCE) */
+#endif
 
 #ifdef __CUDACC__
 #define SL_XP_HD __host__ __device__
@@ -46,17 +54,23 @@ extern "C" {
 #define SL_XP_MAX_POOL 32  /* constants (literals, powers of ten, IN lists) */
 #define SL_XP_MAX_COLS 16  /* input columns read */
 #define SL_XP_STACK 16     /* value stack depth */
+#define SL_XP_MAX_SBYTES 448 /* bytes of string literals and LIKE patterns */
 
-/* Value kinds on the stack. */
-enum sl_xp_kind { SL_XK_I = 0, SL_XK_F = 1, SL_XK_D = 2 };
+/* Value kinds on the stack. S: a string, as a view of its bytes (pointer, length). */
+enum sl_xp_kind { SL_XK_I = 0, SL_XK_F = 1, SL_XK_D = 2, SL_XK_S = 3 };
 
 /* How a column is stored (SL_XP_COL's sub). */
 enum sl_xp_store {
     SL_XS_I8, SL_XS_I16, SL_XS_I32, SL_XS_I64, SL_XS_U8, SL_XS_U16, SL_XS_U32,
     SL_XS_U64,   /* read as int128 (decimal(20,0)) */
     SL_XS_F32, SL_XS_F64, SL_XS_BOOL,
-    SL_XS_D64, SL_XS_D128   /* decimals, read as int128 */
+    SL_XS_D64, SL_XS_D128,  /* decimals, read as int128 */
+    SL_XS_STR32, SL_XS_STR64 /* utf8, large_utf8: offsets (data) and bytes (chars) */
 };
+
+/* LIKE patterns (SL_XP_LIKE's sub): the CPU evaluator's fast paths (expr_int.h's
+ * enum ex_like, in its order). */
+enum { SL_XL_EXACT, SL_XL_PREFIX, SL_XL_SUFFIX, SL_XL_CONTAINS, SL_XL_SEGMENTS, SL_XL_GENERAL };
 
 enum sl_xp_op {
     SL_XP_COL,      /* push column a (sub: enum sl_xp_store; slot a of the columns) */
@@ -78,7 +92,11 @@ enum sl_xp_op {
     SL_XP_IN,       /* top IN pool[a .. a + imm) (kind); sub 1: NOT IN */
     SL_XP_CASE,     /* a WHEN/THEN pairs then, with sub 1, an ELSE value, all on the stack */
     SL_XP_COALESCE, /* the first non-NULL of the top a values */
-    SL_XP_EXTRACT   /* sub: 0 year, 1 month, 2 day; flag 1: of a timestamp */
+    SL_XP_EXTRACT,  /* sub: 0 year, 1 month, 2 day; flag 1: of a timestamp */
+    SL_XP_STR,      /* push the string sbytes[a .. a + imm) */
+    SL_XP_LIKE,     /* top (a string) LIKE the pattern sbytes[a .. a + imm); sub: SL_XL_*;
+                     * flag 1: NOT LIKE (NULL stays NULL) */
+    SL_XP_LENGTH    /* top (a string) -> its UTF-8 characters */
 };
 enum { SL_XA_ADD, SL_XA_SUB, SL_XA_MUL, SL_XA_DIV, SL_XA_MOD };
 enum { SL_XC_EQ, SL_XC_NE, SL_XC_LT, SL_XC_LE, SL_XC_GT, SL_XC_GE };
@@ -89,28 +107,182 @@ struct sl_xp_ins {
     int64_t imm;
 };
 
+/* A string on the stack: a view of bytes in the column or in the program. */
+struct sl_xp_str {
+    const char *p;
+    int64_t n;
+};
+
 typedef union sl_xp_val {
     int64_t i;
     double f;
     __int128 d;
+    struct sl_xp_str s;
 } sl_xp_val;
 
+/* String constants of IN lists are pool entries holding (offset in sbytes << 32) | length. */
 struct sl_xp_prog {
     int32_t n_ins;
     int32_t n_cols;                 /* column slots read */
     int32_t n_pool;                 /* constants */
+    int32_t n_sbytes;               /* string bytes used */
     int32_t col[SL_XP_MAX_COLS];    /* slot -> input column index (host side) */
     struct sl_xp_ins ins[SL_XP_MAX_INS];
     sl_xp_val pool[SL_XP_MAX_POOL];
+    char sbytes[SL_XP_MAX_SBYTES];  /* string literals and patterns */
 };
 
-/* The columns a program reads, by slot: values (offset applied), validity bytes (NULL:
- * no nulls) and the validity's bit offset. */
+/* The columns a program reads, by slot: values (offset applied; strings: their offsets),
+ * validity bytes (NULL: no nulls), the validity's bit offset, and strings' bytes. */
 struct sl_xp_cols {
     const void *data[SL_XP_MAX_COLS];
     const uint8_t *valid[SL_XP_MAX_COLS];
     int64_t voff[SL_XP_MAX_COLS];
+    const char *chars[SL_XP_MAX_COLS];
 };
+
+/* ---------------- strings, by the CPU evaluator's rules (expr_str.c) ---------------- */
+
+/* Byte order (memcmp's, unsigned), then the shorter first: -1, 0 or 1. */
+SL_XP_HD static inline int sl__xp_str_cmp(struct sl_xp_str x, struct sl_xp_str y)
+{
+    int64_t n = x.n < y.n ? x.n : y.n;
+    for (int64_t k = 0; k < n; k++) {
+        unsigned char a = (unsigned char)x.p[k], b = (unsigned char)y.p[k];
+        if (a != b)
+            return a < b ? -1 : 1;
+    }
+    return (x.n > y.n) - (x.n < y.n);
+}
+
+/* The host (the CPU evaluator, which shares these matchers) uses the C library's
+ * memcmp and memmem; a GPU thread compares byte by byte. */
+SL_XP_HD static inline int sl__xp_bytes_eq(const char *a, const char *b, int64_t n)
+{
+#ifdef __CUDA_ARCH__
+    for (int64_t k = 0; k < n; k++)
+        if (a[k] != b[k])
+            return 0;
+    return 1;
+#else
+    return n <= 0 || memcmp(a, b, (size_t)n) == 0;
+#endif
+}
+
+/* The first place at or after `from` (<= sn) where w (wn bytes) occurs in s (sn bytes),
+ * or -1: the leftmost match. */
+SL_XP_HD static inline int64_t sl__xp_find(const char *s, int64_t sn, int64_t from, const char *w,
+                                           int64_t wn)
+{
+#ifdef __CUDA_ARCH__
+    for (int64_t at = from; at + wn <= sn; at++)
+        if (wn == 0 || (s[at] == w[0] && sl__xp_bytes_eq(s + at + 1, w + 1, wn - 1)))
+            return at;
+    return -1;
+#else
+    if (wn == 0)
+        return from;
+    const char *hit = (const char *)memmem(s + from, (size_t)(sn - from), w, (size_t)wn);
+    return hit ? hit - s : -1;
+#endif
+}
+
+/* Bytes of the UTF-8 character starting with byte b (1 for a stray byte). */
+SL_XP_HD static inline int64_t sl__xp_char_bytes(unsigned char b)
+{
+    return b < 0xC0 ? 1 : b < 0xE0 ? 2 : b < 0xF0 ? 3 : 4;
+}
+
+/* '%' any run of characters, '_' one character; iterative with one backtrack point (the
+ * last '%'), which is enough because '%' absorbs any run. The CPU evaluator's matcher
+ * too (expr_str.c). */
+SL_XP_HD static inline int sl__xp_like_general(const char *p, int64_t pn, const char *s, int64_t sn)
+{
+    int64_t pi = 0, si = 0, star = -1, mark = 0;
+    while (si < sn) {
+        if (pi < pn && p[pi] == '%') {
+            star = ++pi;
+            mark = si;
+        } else if (pi < pn && p[pi] == '_') {
+            pi++;
+            si += sl__xp_char_bytes((unsigned char)s[si]);
+        } else if (pi < pn && p[pi] == s[si]) {
+            pi++;
+            si++;
+        } else if (star >= 0) {
+            pi = star;
+            mark += sl__xp_char_bytes((unsigned char)s[mark]);
+            si = mark;
+        } else {
+            return 0;
+        }
+    }
+    while (pi < pn && p[pi] == '%')
+        pi++;
+    return pi == pn && si == sn;
+}
+
+/* '%' and literal runs only ('%special%requests%'): the first run a prefix, the last a
+ * suffix, each run between found leftmost after the one before it (expr_str.c). */
+SL_XP_HD static inline int sl__xp_like_segments(const char *p, int64_t pn, const char *s,
+                                                int64_t sn)
+{
+    int64_t head = 0, tail = 0;
+    while (head < pn && p[head] != '%')
+        head++;
+    while (tail < pn - head && p[pn - 1 - tail] != '%')
+        tail++;
+    if (head + tail > sn || !sl__xp_bytes_eq(s, p, head) ||
+        !sl__xp_bytes_eq(s + sn - tail, p + pn - tail, tail))
+        return 0;
+    int64_t si = head, end = sn - tail;
+    for (int64_t pi = head; pi < pn - tail;) {
+        if (p[pi] == '%') {
+            pi++;
+            continue;
+        }
+        int64_t q = pi;
+        while (p[q] != '%')
+            q++;
+        int64_t hit = sl__xp_find(s, end, si, p + pi, q - pi);
+        if (hit < 0)
+            return 0;
+        si = hit + (q - pi);
+        pi = q;
+    }
+    return 1;
+}
+
+/* s LIKE pattern p (pn bytes) of fast path `kind` (SL_XL_*): 1 or 0. */
+SL_XP_HD static inline int sl__xp_like(int kind, const char *p, int64_t pn, struct sl_xp_str s)
+{
+    switch (kind) {
+    case SL_XL_EXACT: return s.n == pn && sl__xp_bytes_eq(s.p, p, pn);
+    case SL_XL_PREFIX: return s.n >= pn - 1 && sl__xp_bytes_eq(s.p, p, pn - 1);
+    case SL_XL_SUFFIX: return s.n >= pn - 1 && sl__xp_bytes_eq(s.p + s.n - (pn - 1), p + 1, pn - 1);
+    case SL_XL_CONTAINS: return sl__xp_find(s.p, s.n, 0, p + 1, pn - 2) >= 0;
+    case SL_XL_SEGMENTS: return sl__xp_like_segments(p, pn, s.p, s.n);
+    default: return sl__xp_like_general(p, pn, s.p, s.n);
+    }
+}
+
+/* Characters of a UTF-8 string: the bytes that do not continue one (expr_str.c). */
+SL_XP_HD static inline int64_t sl__xp_char_count(struct sl_xp_str s)
+{
+    int64_t k = 0;
+    for (int64_t b = 0; b < s.n; b++)
+        k += ((unsigned char)s.p[b] & 0xC0) != 0x80;
+    return k;
+}
+
+/* The string constant `packed` ((offset << 32) | length) of program p. */
+SL_XP_HD static inline struct sl_xp_str sl__xp_sconst(const struct sl_xp_prog *p, int64_t packed)
+{
+    struct sl_xp_str v;
+    v.p = p->sbytes + (packed >> 32);
+    v.n = packed & 0xFFFFFFFF;
+    return v;
+}
 
 /* ---------------- conversions, shared by the interpreter and the compiler ---------------- */
 
@@ -156,6 +328,8 @@ SL_XP_HD static inline int sl__xp_cmp(int kind, sl_xp_val x, sl_xp_val y)
         return (x.i > y.i) - (x.i < y.i);
     if (kind == SL_XK_D)
         return (x.d > y.d) - (x.d < y.d);
+    if (kind == SL_XK_S)
+        return sl__xp_str_cmp(x.s, y.s);
     int an = x.f != x.f, bn = y.f != y.f;
     if (an || bn)
         return an - bn;
@@ -208,6 +382,18 @@ SL_XP_HD static inline sl_xp_val sl__xp_load(const struct sl_xp_cols *c, int slo
     case SL_XS_F64: v.f = ((const double *)p)[r]; break;
     case SL_XS_D64: v.d = (__int128)((const int64_t *)p)[r]; break;
     case SL_XS_D128: v.d = ((const __int128 *)p)[r]; break;
+    case SL_XS_STR32: {
+        const int32_t *o = (const int32_t *)p;
+        v.s.p = c->chars[slot] + o[r];
+        v.s.n = o[r + 1] - o[r];
+        break;
+    }
+    case SL_XS_STR64: {
+        const int64_t *o = (const int64_t *)p;
+        v.s.p = c->chars[slot] + o[r];
+        v.s.n = o[r + 1] - o[r];
+        break;
+    }
     default: v.i = ((const int64_t *)p)[r]; break; /* I64 */
     }
     return v;
@@ -392,8 +578,12 @@ SL_XP_HD static inline int sl__xp_eval_row(const struct sl_xp_prog *p, const str
             break;
         case SL_XP_IN: {
             int hit = 0;
-            for (int64_t j = 0; j < in->imm; j++)
-                hit |= sl__xp_cmp(in->kind, st[sp - 1], p->pool[in->a + j]) == 0;
+            for (int64_t j = 0; j < in->imm; j++) {
+                sl_xp_val y = p->pool[in->a + j];
+                if (in->kind == SL_XK_S)
+                    y.s = sl__xp_sconst(p, y.i);
+                hit |= sl__xp_cmp(in->kind, st[sp - 1], y) == 0;
+            }
             st[sp - 1].d = 0;
             st[sp - 1].i = hit ^ in->sub;
             break;
@@ -438,6 +628,24 @@ SL_XP_HD static inline int sl__xp_eval_row(const struct sl_xp_prog *p, const str
                 day -= (x % 86400000000LL) < 0;
             }
             st[sp - 1].i = sl__xp_extract(day, in->sub);
+            break;
+        }
+        case SL_XP_STR:
+            nu[sp] = 0;
+            st[sp].d = 0;
+            st[sp].s.p = p->sbytes + in->a;
+            st[sp++].s.n = in->imm;
+            break;
+        case SL_XP_LIKE: { /* a NULL row is not matched: its answer is NULL anyway */
+            int h = !nu[sp - 1] && sl__xp_like(in->sub, p->sbytes + in->a, in->imm, st[sp - 1].s);
+            st[sp - 1].d = 0;
+            st[sp - 1].i = h ^ in->flag;
+            break;
+        }
+        case SL_XP_LENGTH: {
+            int64_t len = sl__xp_char_count(st[sp - 1].s);
+            st[sp - 1].d = 0;
+            st[sp - 1].i = len;
             break;
         }
         default:

@@ -2,8 +2,8 @@
  * (STYLE.md §8 launchers: stream last, no allocation or synchronization inside, the
  * result of cudaGetLastError() after the launch; n == 0 launches nothing).
  *
- * A string is read through a view (pointer to its bytes in device memory, length) made
- * from Arrow's offsets and bytes, so that rows of several batches form one array. A row's
+ * A string is read through a view (sluice_k/str_gather.h), so that rows of several
+ * batches form one array. A row's
  * key becomes one 64-bit hash of all its components; the join runs on the hashes, and
  * sl_k_key_collisions proves them exact first (equal hashes <=> equal keys), so that a
  * collision can never join rows whose keys differ.
@@ -16,16 +16,11 @@
 
 #include <cuda_runtime_api.h>
 
+#include "str_gather.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-/* A string as the kernels read it (16 bytes). */
-typedef struct sl_k_strview {
-    const char *p;
-    uint32_t len;
-    uint32_t pad;
-} sl_k_strview_t;
 
 enum { SL_K_KEY_B32 = 0, SL_K_KEY_B64 = 1, SL_K_KEY_STR = 2 };
 #define SL_K_MAX_KEYS 8
@@ -37,13 +32,6 @@ typedef struct sl_k_keycols {
     int kind[SL_K_MAX_KEYS];
     const void *d[2][SL_K_MAX_KEYS];
 } sl_k_keycols_t;
-
-/* Views of n strings given by n + 1 offsets (int32: _o32, int64: _o64; the first one may
- * be nonzero) into d_chars. */
-cudaError_t sl_k_str_views_o32(const int32_t *d_off, const char *d_chars, int64_t n,
-                               sl_k_strview_t *d_out, cudaStream_t stream);
-cudaError_t sl_k_str_views_o64(const int64_t *d_off, const char *d_chars, int64_t n,
-                               sl_k_strview_t *d_out, cudaStream_t stream);
 
 /* d_h[i] = the 64-bit hash of row i of side `side` (n rows) over every component of kc,
  * from `seed`. weak != 0 keeps only the hash's low 8 bits (a test hook that makes
@@ -57,21 +45,6 @@ cudaError_t sl_k_key_hash(const sl_k_keycols_t *kc, int side, int64_t n, uint64_
 cudaError_t sl_k_key_collisions(const sl_k_keycols_t *kc, const uint64_t *d_h,
                                 const uint32_t *d_row, int64_t n, uint32_t n0,
                                 unsigned *d_flag, cudaStream_t stream);
-
-/* Output strings gathered by row ids: d_len[i] = length of d_views[d_ids[i]] for
- * i < valid, 0 for valid <= i < n, and d_len[n] = 0 (n + 1 entries, ready for an
- * exclusive scan into offsets). */
-cudaError_t sl_k_str_gather_lengths(const sl_k_strview_t *d_views, const uint32_t *d_ids,
-                                    int64_t n, int64_t valid, int64_t *d_len,
-                                    cudaStream_t stream);
-/* Exclusive prefix sum of n int64 values (CUB's two-phase temp storage). */
-cudaError_t sl_k_scan_i64(void *d_temp, size_t *temp_bytes, const int64_t *d_in, int64_t *d_out,
-                          int64_t n, cudaStream_t stream);
-/* Copies the bytes of output row i (d_views[d_ids[i]], i < valid) to d_chars + d_pos[i]
- * and writes the n + 1 offsets d_pos as off_bytes (4 or 8) wide integers to d_off. */
-cudaError_t sl_k_str_gather_bytes(const sl_k_strview_t *d_views, const uint32_t *d_ids,
-                                  const int64_t *d_pos, int64_t n, int64_t valid, char *d_chars,
-                                  void *d_off, int off_bytes, cudaStream_t stream);
 
 #ifdef __cplusplus
 }
