@@ -284,7 +284,14 @@ int sl_task_emit(sl_task_t *t, sl_batch_t *b)
         return drc;
     }
     sl_batch_t *moved = NULL;
-    int mrc = sub.kind == SL_DEVICE_CUDA ? sl__gpu_batch_to_device(t, b, &moved) : SL_OK;
+    int mrc = SL_OK;
+    if (sub.kind == SL_DEVICE_CUDA)
+        mrc = sl__gpu_batch_to_device(t, b, &moved);
+    else if (!t->gpu && sl__batch_on_device(b))
+        /* a CPU worker's task over device memory (a GPU-resident table scanned by a
+         * pipeline that auto or coprocess placement gave the CPU workers): the host
+         * stages need the rows here */
+        mrc = sl__gpu_batch_download(t, b, &moved);
     if (mrc < 0) {
         sl_batch_unref(b);
         return mrc;

@@ -530,6 +530,39 @@ SL_TEST(op_1000_groups)
     check(&s, "keys=k aggs=\"count(*), sum(vl)\"", 1, 1); /* resident in and out */
 }
 
+/* A GPU-resident table under every placement: pipelines that CPU workers run (cpu, auto,
+ * coprocess's host share) read device batches, which reach their host stages downloaded
+ * (a CPU worker dereferenced device memory before: TPC-H with placement auto on
+ * GPU-resident tables crashed in Q1). */
+SL_TEST(resident_input_on_every_placement)
+{
+    NEED_GPU();
+    struct tspec s = {.rows = 300000, .groups = 1000, .seed = 11};
+    sl_table_t *in = make(&s);
+    sl_engine_t *cpu = engine(SL_PLACE_CPU, 0);
+    sl_table_t *want;
+    assert_int_equal(run(cpu, in, "keys=k " ALL_AGGS, 0, &want, NULL, NULL, 0), SL_OK);
+    const enum sl_placement pls[] = {SL_PLACE_CPU, SL_PLACE_AUTO, SL_PLACE_COPROCESS, SL_PLACE_GPU};
+    for (size_t i = 0; i < sizeof pls / sizeof pls[0]; i++) {
+        sl_engine_t *e = engine(pls[i], 0);
+        sl_table_t *gin, *got;
+        SL_ASSERT_OK(sl_table_to_device(e, in, 0, &gin));
+        char msg[256];
+        if (run(e, gin, "keys=k " ALL_AGGS, 0, &got, NULL, msg, sizeof msg) != SL_OK)
+            fail_msg("placement %d: %s", (int)pls[i], msg);
+        compare(want, got, 1);
+        sl_table_unref(got);
+        sl_table_unref(gin);
+        struct sl_mem_stats ms = SL_MEM_STATS_INIT;
+        sl_engine_mem_stats(e, &ms);
+        assert_int_equal(ms.gpu_in_use, 0);
+        sl_engine_close(e);
+    }
+    sl_table_unref(want);
+    sl_engine_close(cpu);
+    sl_table_unref(in);
+}
+
 SL_TEST(op_many_groups_partitioned)
 {
     NEED_GPU();
