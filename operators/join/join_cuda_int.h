@@ -117,4 +117,12 @@ int gj_gather_strings(sl_task_t *t, const struct join_state *st, const struct gj
 /* Gives string column oc of device batch b a bytes buffer of `bytes` (none for 0). */
 int gj_attach_chars(sl_task_t *t, sl_batch_t *b, int oc, int64_t bytes);
 
+/* ---------------- over several devices (join_mg_cuda.c) ---------------- */
+
+/* Whether this finalize goes over all of the engine's devices (0) or why not (enum
+ * sl__mg_why, common/mgpu_choice.h); st->side[].n_rows counted first. */
+int join_mg_choice(sl_task_t *t);
+/* The join over every device; the result in st->gpu_out as the one-device join's. */
+int join_mg_finalize(sl_task_t *t);
+
 #endif /* SLUICE_OPERATORS_JOIN_CUDA_INT_H */
