@@ -4,7 +4,9 @@
  * of 1 to 8 bytes of one type on both sides, output columns of 1 to 8 bytes, rows not
  * aggregated), the CUDA finalize spreads (key, row id) of both sides over every device
  * and joins them with sl__mg_hash_join (MG-Join: partition, one exchange balanced by
- * size, a local join per device); the matched row ids come back to the task's GPU,
+ * size, a local join per device) or, with algo=sortmerge, sl__mg_sort_merge_join (both
+ * sides sorted over the devices with one set of splitters, a merge join per device's
+ * key range; left joins included); the matched row ids come back to the task's GPU,
  * where every output column is gathered by them. The right input builds, the left
  * probes, as on one device.
  *
@@ -137,8 +139,12 @@ static int join_devices(sl_task_t *t, const struct join_state *st, struct mg_joi
                                 st->side[s].n_rows, 1, &tab[s]);
     if (rc == SL_OK)
         rc = sl__mg_sync_all(&m);
-    if (rc == SL_OK) /* R = the right input (builds), S = the left (probes) */
-        rc = sl__mg_hash_join(&m, &tab[1], &tab[0], kind, NULL, &res);
+    /* R = the right input (builds), S = the left (probes); algo=sortmerge: the
+     * multi-device sort-merge join */
+    int smj = d->algo == JOIN_SORTMERGE;
+    if (rc == SL_OK)
+        rc = smj ? sl__mg_sort_merge_join(&m, &tab[1], &tab[0], kind, NULL, &res)
+                 : sl__mg_hash_join(&m, &tab[1], &tab[0], kind, NULL, &res);
     for (int dv = 0; dv < m.n && rc == SL_OK; dv++)
         *n_out += res.n[dv];
     for (int s = 0; s < 2 && rc == SL_OK; s++) {
@@ -152,8 +158,10 @@ static int join_devices(sl_task_t *t, const struct join_state *st, struct mg_joi
         if (rc == SL_OK)
             rc = sl__mg_collect_ids(&m, &res, s == 1, mj->ids[s]);
     }
-    if (rc == SL_OK)
+    if (rc == SL_OK) {
         sl__mg_profile(t, m.n, &res);
+        sl_task_profile_value(t, "gpu_algo", smj ? 2 : 0); /* as join_cuda.c's: SMJ, PHJ */
+    }
     sl__mg_result_free(&m, &res);
     for (int dv = 0; dv < m.n; dv++)
         if (sl__mdev_use(&m, dv) == SL_OK)

@@ -1,7 +1,7 @@
 /* Plans over several devices (docs/MULTI_GPU.md): the join and sort operators of a plan
  * run with gpus = 1, 2, 4 and 8 logical devices of one GPU (split_gpu) against the same
- * plan on the CPU engine. Joins (inner, semi, anti, left; 8- and 4-byte keys) on uniform
- * keys, Zipf 1.0 probe keys, duplicates on both sides, no matches and empty sides, as
+ * plan on the CPU engine. Joins (inner, semi, anti, left; 8- and 4-byte keys; the hash
+ * join and, with algo=sortmerge, the multi-device sort-merge join) on uniform keys, Zipf 1.0 probe keys, duplicates on both sides, no matches and empty sides, as
  * row multisets; sorts (stable, so row for row) on the same key sets. With several
  * devices the profile must show the multi-device path (multi_device = N) where the
  * shape allows it, and its reason where not (a DESC sort, a composite key). Case
@@ -112,23 +112,36 @@ static void check_profile(int n_dev, int want_multi, int why)
     assert_non_null(strstr(last_profile, want));
 }
 
-static void join_case(sl_engine_t *cpu, sl_engine_t *gpu, int n_dev, sl_table_t *l,
-                      sl_table_t *r, const char *kind, const char *what, int want_multi)
+static const char *const algos[] = {"auto", "sortmerge"};
+
+static void join_algo_case(sl_engine_t *cpu, sl_engine_t *gpu, int n_dev, sl_table_t *l,
+                           sl_table_t *r, const char *kind, const char *algo, const char *what,
+                           int want_multi)
 {
     char opts[128];
-    snprintf(opts, sizeof opts, "on=k kind=%s", kind);
+    snprintf(opts, sizeof opts, "on=k kind=%s algo=%s", kind, algo);
     struct fp want = run(cpu, l, r, opts, 0, NULL);
     int on_gpu = -1;
     struct fp got = run(gpu, l, r, opts, 0, &on_gpu);
-    printf("join %-5s %-8s gpus=%d: cpu %lld rows, gpu %lld rows%s\n", kind, what, n_dev,
-           (long long)want.rows, (long long)got.rows,
+    printf("join %-5s %-9s %-8s gpus=%d: cpu %lld rows, gpu %lld rows%s\n", kind, algo, what,
+           n_dev, (long long)want.rows, (long long)got.rows,
            got.rows == want.rows && got.hash == want.hash ? "" : " MISMATCH");
     assert_int_equal(got.rows, want.rows);
     assert_true(got.hash == want.hash);
     check_profile(n_dev, want_multi && on_gpu, 0);
+    if (n_dev > 1 && want_multi && on_gpu) /* the multi-device SMJ for algo=sortmerge */
+        assert_non_null(strstr(last_profile, strcmp(algo, "sortmerge") ? "\"gpu_algo\":0"
+                                                                        : "\"gpu_algo\":2"));
     struct sl_mem_stats ms = SL_MEM_STATS_INIT;
     sl_engine_mem_stats(gpu, &ms);
     assert_int_equal(ms.gpu_in_use, 0); /* every device block went back to its pool */
+}
+
+static void join_case(sl_engine_t *cpu, sl_engine_t *gpu, int n_dev, sl_table_t *l,
+                      sl_table_t *r, const char *kind, const char *what, int want_multi)
+{
+    for (int a = 0; a < 2; a++)
+        join_algo_case(cpu, gpu, n_dev, l, r, kind, algos[a], what, want_multi);
 }
 
 /* Every kind on every key set with n_dev devices; rows of the probe (left) side. */
