@@ -111,6 +111,9 @@ void cli_explain_exchange(const sl_plan_t *plan, const struct sl_explain_pipelin
  * estimate, or on one and why. */
 void cli_explain_devices(const sl_plan_t *plan, const struct sl_explain *ex,
                          const struct sl_explain_pipeline *p);
+/* After a run: per join or sort that went over several devices, what its exchange
+ * measured (and estimated), from the query profile (sl_query_profile_json). */
+void cli_explain_devices_measured(const char *profile);
 
 /* Reads only a regular file: a FIFO or device is refused at once, before a read could
  * block or never end. NULL with the error printed ("cannot read <what> '<path>': ..."). */

@@ -65,6 +65,8 @@ int cmd_explain(int argc, char **argv)
         exit_code = cli_fail("%s", sl_last_errmsg());
     } else {
         cli_explain_text(path, s.plan, ex, c.placement, s.eng);
+        if (analyze && ex->n_gpus > 1)
+            cli_explain_devices_measured(sl_query_profile_json(q));
     }
     cli_session_close(&s);
     return exit_code;

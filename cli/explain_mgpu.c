@@ -3,9 +3,10 @@
  * exchange's estimate (bytes per link, time), as operators/common/mgpu_plan.c's
  * sl__mg_cost estimates it for rows spread evenly: each device holds rows / N and sends
  * rows / N^2 to every other, 16 bytes a row (key and row id), every receiver taking
- * (N - 1) links' bytes at 200 GB/s. What the exchange measured is in the query profile
- * (values xchg_bytes, xchg_packets, xchg_us). */
+ * (N - 1) links' bytes at 200 GB/s. After a run (--analyze), what the exchange
+ * measured, from the query profile's values (xchg_bytes, xchg_packets, xchg_us). */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -100,4 +101,37 @@ void cli_explain_devices(const sl_plan_t *plan, const struct sl_explain *ex,
     printf("; exchange of %s: %s per link, %s into each device, estimated %.3f ms at "
            "%.0f GB/s\n", strcmp(sink->op, "join") ? "its rows" : "this input", a, b,
            sec * 1e3, LINK_GBPS);
+}
+
+/* The value `name` inside [p, end) of the profile JSON, or -1. */
+static long long value_in(const char *p, const char *end, const char *name)
+{
+    char key[64];
+    snprintf(key, sizeof key, "\"%s\":", name);
+    const char *v = strstr(p, key);
+    return v && v < end ? atoll(v + strlen(key)) : -1;
+}
+
+void cli_explain_devices_measured(const char *profile)
+{
+    const char *p = profile ? strstr(profile, "\"operators\":") : NULL;
+    const char *stop = p ? strstr(p, "],\"pipelines\"") : NULL;
+    while (p && stop && (p = strstr(p + 1, "{\"node\":")) && p < stop) {
+        const char *end = strstr(p + 1, "{\"node\":");
+        end = end && end < stop ? end : stop;
+        long long n = value_in(p, end, "multi_device"), why = value_in(p, end,
+                                                                       "multi_device_fallback");
+        int node = atoi(p + strlen("{\"node\":"));
+        if (why > 0)
+            printf("  node %d: on one device (multi_device_fallback %lld, docs/MULTI_GPU.md)\n",
+                   node, why);
+        if (n < 2)
+            continue;
+        char a[32], b[32];
+        cli_format_bytes(value_in(p, end, "xchg_bytes"), a, sizeof a);
+        cli_format_bytes(value_in(p, end, "xchg_est_bytes"), b, sizeof b);
+        printf("  node %d: over %lld devices; exchange measured %s in %lld packets, %.3f ms "
+               "(estimated %s, %.3f ms)\n", node, n, a, value_in(p, end, "xchg_packets"),
+               value_in(p, end, "xchg_us") / 1e3, b, value_in(p, end, "xchg_est_us") / 1e3);
+    }
 }
