@@ -220,10 +220,10 @@ static uint64_t run_sort(sl_engine_t *e, sl_table_t *in, const char *opts, int64
     return h;
 }
 
-static void sorts(int n_dev, int64_t rows)
+static void sorts(int n_dev, int64_t rows, int n_dist)
 {
     sl_engine_t *cpu = engine(0), *gpu = engine(n_dev);
-    for (int dist = 0; dist < N_DIST; dist++) {
+    for (int dist = 0; dist < n_dist; dist++) {
         int64_t range = dist == DUPS ? rows / 40 + 1 : rows / 2;
         sl_table_t *t = make(dist, 1, rows, range, 1, 5 + (uint64_t)dist);
         /* ASC goes over the devices; DESC stays on one (SL__MG_KIND = 3) */
@@ -260,7 +260,7 @@ SL_TEST(joins_int32_1dev)
 SL_TEST(sorts_1dev)
 {
     NEED_GPU();
-    sorts(1, 300000);
+    sorts(1, 300000, N_DIST);
 }
 
 SL_TEST(joins_2dev)
@@ -279,7 +279,7 @@ SL_TEST(joins_int32_2dev)
 SL_TEST(sorts_2dev)
 {
     NEED_GPU();
-    sorts(2, 300000);
+    sorts(2, 300000, N_DIST);
 }
 
 SL_TEST(joins_4dev)
@@ -298,7 +298,7 @@ SL_TEST(joins_int32_4dev)
 SL_TEST(sorts_4dev)
 {
     NEED_GPU();
-    sorts(4, 300000);
+    sorts(4, 300000, N_DIST);
 }
 
 SL_TEST(joins_8dev)
@@ -317,15 +317,24 @@ SL_TEST(joins_int32_8dev)
 SL_TEST(sorts_8dev)
 {
     NEED_GPU();
-    sorts(8, 300000);
+    sorts(8, 300000, N_DIST);
 }
 
-/* Small inputs on 2 devices, for compute-sanitizer memcheck. */
+/* Small inputs on 2 devices, for compute-sanitizer memcheck: duplicates on both sides
+ * through every kind and algorithm, an empty build side, and a sort. */
 SL_TEST(small_2dev)
 {
     NEED_GPU();
-    joins(2, 3000, 1);
-    joins(2, 2000, 0);
-    empty_sides(2);
-    sorts(2, 5000);
+    sl_engine_t *cpu = engine(0), *gpu = engine(2);
+    sl_table_t *l = make(DUPS, 1, 3000, 80, 1, 21), *r = make(DUPS, 0, 750, 80, 1, 22);
+    sl_table_t *none = make(UNIFORM, 0, 0, 100, 1, 23);
+    for (int k = 0; k < 4; k++)
+        join_case(cpu, gpu, 2, l, r, kinds[k], "dups", 1);
+    join_case(cpu, gpu, 2, l, none, "inner", "empty-r", 1);
+    sl_table_unref(l);
+    sl_table_unref(r);
+    sl_table_unref(none);
+    sl_engine_close(cpu);
+    sl_engine_close(gpu);
+    sorts(2, 5000, 1);
 }
