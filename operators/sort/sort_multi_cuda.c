@@ -98,7 +98,8 @@ static int exchange_sorted(struct sl__mdev *m, struct sl__mg_scratch *sc, const 
     int n = m->n, rc = SL_OK;
     int64_t *rk[SL__MG_MAX_DEV] = {0}, cut[SL__MG_MAX_DEV + 1];
     uint64_t *rv[SL__MG_MAX_DEV] = {0};
-    int64_t from[SL__MG_MAX_DEV * SL__MG_MAX_DEV], count[SL__MG_MAX_DEV * SL__MG_MAX_DEV];
+    int64_t from[SL__MG_MAX_DEV * SL__MG_MAX_DEV] = {0};
+    int64_t count[SL__MG_MAX_DEV * SL__MG_MAX_DEV] = {0};
     int64_t base[SL__MG_MAX_DEV * SL__MG_MAX_DEV], total[SL__MG_MAX_DEV] = {0};
     for (int d = 0; d < n && rc == SL_OK; d++) {
         if ((rc = sl__mdev_use(m, d)) == SL_OK)
