@@ -25,6 +25,12 @@ int sl__mg_spread_keys(struct sl__mdev *m, struct sl__mg_scratch *sc, const void
 int sl__mg_collect_ids(struct sl__mdev *m, const struct sl__mg_result *out, int r,
                        uint32_t *d_ids);
 
+/* Ends an operator's use of the devices: frees res and every device's scratch sc[d],
+ * waits for the devices, makes device `self` (the task's GPU; -1: none) current again
+ * and closes m. Returns rc, or the error of making self current when rc is SL_OK. */
+int sl__mg_close(struct sl__mdev *m, struct sl__mg_scratch *sc, struct sl__mg_result *res,
+                 int self, int rc);
+
 /* The measured and estimated exchange, into the task's profile values (docs/MULTI_GPU.md):
  * multi_device (devices), xchg_bytes, xchg_packets, xchg_us, xchg_est_bytes,
  * xchg_est_us. */

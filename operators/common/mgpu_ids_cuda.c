@@ -80,6 +80,19 @@ int sl__mg_collect_ids(struct sl__mdev *m, const struct sl__mg_result *out, int 
     return rc < 0 ? rc : sr;
 }
 
+int sl__mg_close(struct sl__mdev *m, struct sl__mg_scratch *sc, struct sl__mg_result *res,
+                 int self, int rc)
+{
+    sl__mg_result_free(m, res);
+    for (int d = 0; d < m->n; d++)
+        if (sl__mdev_use(m, d) == SL_OK)
+            sl__mg_scratch_free(m, d, &sc[d]);
+    (void)sl__mg_sync_all(m);
+    int rs = self >= 0 ? sl__mdev_use(m, self) : SL_OK; /* the worker's GPU again */
+    sl__mdev_close(m);
+    return rc < 0 ? rc : rs;
+}
+
 void sl__mg_profile(sl_task_t *t, int n_devices, const struct sl__mg_result *out)
 {
     sl_task_profile_value(t, "multi_device", n_devices);

@@ -162,14 +162,7 @@ static int join_devices(sl_task_t *t, const struct join_state *st, struct mg_joi
         sl__mg_profile(t, m.n, &res);
         sl_task_profile_value(t, "gpu_algo", smj ? 2 : 0); /* as join_cuda.c's: SMJ, PHJ */
     }
-    sl__mg_result_free(&m, &res);
-    for (int dv = 0; dv < m.n; dv++)
-        if (sl__mdev_use(&m, dv) == SL_OK)
-            sl__mg_scratch_free(&m, dv, &sc[dv]);
-    (void)sl__mg_sync_all(&m);
-    int rs = self >= 0 ? sl__mdev_use(&m, self) : SL_OK; /* the worker's GPU again */
-    sl__mdev_close(&m);
-    rc = rc < 0 ? rc : rs;
+    rc = sl__mg_close(&m, sc, &res, self, rc);
     return rc < 0 ? sl_task_fail(t, rc, "join over several devices: %s", sl_last_errmsg()) : rc;
 }
 

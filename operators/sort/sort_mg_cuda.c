@@ -74,14 +74,7 @@ static int run_mg(struct sl__gpu_work *w, void *arg)
         rc = sl__mg_collect_ids(&m, &res, 0, ids);
     if (rc == SL_OK)
         sl__mg_profile(t, m.n, &res);
-    sl__mg_result_free(&m, &res);
-    for (int dv = 0; dv < m.n; dv++)
-        if (sl__mdev_use(&m, dv) == SL_OK)
-            sl__mg_scratch_free(&m, dv, &sc[dv]);
-    (void)sl__mg_sync_all(&m);
-    int rs = self >= 0 ? sl__mdev_use(&m, self) : SL_OK; /* the worker's GPU again */
-    sl__mdev_close(&m);
-    rc = rc < 0 ? rc : rs;
+    rc = sl__mg_close(&m, sc, &res, self, rc);
     if (rc < 0)
         return sl_task_fail(t, rc, "sort over several devices: %s", sl_last_errmsg());
     sl__gpu_work_mark(w, 2);
