@@ -114,6 +114,12 @@ void cli_explain_devices(const sl_plan_t *plan, const struct sl_explain *ex,
 /* After a run: per join or sort that went over several devices, what its exchange
  * measured (and estimated), from the query profile (sl_query_profile_json). */
 void cli_explain_devices_measured(const char *profile);
+/* Prints the explain JSON `json` with a member "devices" added: per join or sort
+ * pipeline on the GPU of an engine with several devices, whether it spreads over them
+ * ("spread", else "why") and the exchange's estimate (link_bytes, device_bytes,
+ * exchange_ms; null while the rows are unknown). */
+void cli_explain_devices_json(const sl_plan_t *plan, const struct sl_explain *ex,
+                              const char *json);
 
 /* Reads only a regular file: a FIFO or device is refused at once, before a read could
  * block or never end. NULL with the error printed ("cannot read <what> '<path>': ..."). */

@@ -75,32 +75,83 @@ static const char *why_not(const sl_plan_t *plan, int node, const char *op)
     return NULL;
 }
 
-void cli_explain_devices(const sl_plan_t *plan, const struct sl_explain *ex,
-                         const struct sl_explain_pipeline *p)
+/* A pipeline's multi-device estimate: 0 when it is no join or sort on the GPU of an
+ * engine with several devices; else *why (NULL: over every device) and, when its rows
+ * are known (rows >= 0), the bytes per link, into each device and the seconds. */
+struct estimate {
+    const char *op, *why;
+    int node, n;
+    int64_t rows;
+    double link, into, sec;
+};
+
+static int estimate_of(const sl_plan_t *plan, const struct sl_explain *ex,
+                       const struct sl_explain_pipeline *p, struct estimate *e)
 {
     const struct sl_explain_stage *sink = &p->stages[p->n_stages - 1];
     int n = ex->n_gpus;
     if (n < 2 || !sink->on_gpu || sink->node < 0 ||
         (strcmp(sink->op, "join") && strcmp(sink->op, "sort")))
+        return 0;
+    *e = (struct estimate){.op = sink->op, .node = sink->node, .n = n, .rows = p->rows};
+    e->why = why_not(plan, sink->node, sink->op);
+    e->link = (double)(p->rows > 0 ? p->rows : 0) / ((double)n * n) * ROW_BYTES;
+    e->into = e->link * (n - 1);
+    e->sec = e->into / (LINK_GBPS * 1e9);
+    return 1;
+}
+
+void cli_explain_devices(const sl_plan_t *plan, const struct sl_explain *ex,
+                         const struct sl_explain_pipeline *p)
+{
+    struct estimate e;
+    if (!estimate_of(plan, ex, p, &e))
         return;
-    const char *why = why_not(plan, sink->node, sink->op);
-    if (why) {
-        printf("  devices  %s on one of %d GPU devices: %s\n", sink->op, n, why);
+    if (e.why) {
+        printf("  devices  %s on one of %d GPU devices: %s\n", e.op, e.n, e.why);
         return;
     }
-    printf("  devices  %s over all %d GPU devices", sink->op, n);
-    if (p->rows < 0) {
+    printf("  devices  %s over all %d GPU devices", e.op, e.n);
+    if (e.rows < 0) {
         printf("; exchange bytes unknown until it runs\n");
         return;
     }
-    double link = (double)p->rows / ((double)n * n) * ROW_BYTES;
-    double into = link * (n - 1), sec = into / (LINK_GBPS * 1e9);
     char a[32], b[32];
-    cli_format_bytes((int64_t)link, a, sizeof a);
-    cli_format_bytes((int64_t)into, b, sizeof b);
+    cli_format_bytes((int64_t)e.link, a, sizeof a);
+    cli_format_bytes((int64_t)e.into, b, sizeof b);
     printf("; exchange of %s: %s per link, %s into each device, estimated %.3f ms at "
-           "%.0f GB/s\n", strcmp(sink->op, "join") ? "its rows" : "this input", a, b,
-           sec * 1e3, LINK_GBPS);
+           "%.0f GB/s\n", strcmp(e.op, "join") ? "its rows" : "this input", a, b,
+           e.sec * 1e3, LINK_GBPS);
+}
+
+void cli_explain_devices_json(const sl_plan_t *plan, const struct sl_explain *ex,
+                              const char *json)
+{
+    size_t len = strlen(json);
+    while (len > 0 && json[len - 1] != '}')
+        len--;
+    if (len == 0) {
+        printf("%s\n", json);
+        return;
+    }
+    printf("%.*s,\"devices\":[", (int)(len - 1), json);
+    int k = 0;
+    for (int i = 0; i < ex->n_pipelines; i++) {
+        struct estimate e;
+        if (!estimate_of(plan, ex, &ex->pipelines[i], &e))
+            continue;
+        printf("%s{\"pipeline\":%d,\"op\":\"%s\",\"node\":%d,\"devices\":%d,", k++ ? "," : "",
+               ex->pipelines[i].id, e.op, e.node, e.n);
+        if (e.why)
+            printf("\"spread\":false,\"why\":\"%s\"}", e.why);
+        else if (e.rows < 0)
+            printf("\"spread\":true,\"link_bytes\":null,\"device_bytes\":null,"
+                   "\"exchange_ms\":null}");
+        else
+            printf("\"spread\":true,\"link_bytes\":%.0f,\"device_bytes\":%.0f,"
+                   "\"exchange_ms\":%.4f}", e.link, e.into, e.sec * 1e3);
+    }
+    printf("]}\n");
 }
 
 /* The value `name` inside [p, end) of the profile JSON, or -1. */
