@@ -1,59 +1,42 @@
 /* Plans over several devices (docs/MULTI_GPU.md): the join and sort operators of a plan
  * run with gpus = 1, 2, 4 and 8 logical devices of one GPU (split_gpu) against the same
  * plan on the CPU engine. Joins (inner, semi, anti, left; 8- and 4-byte keys; the hash
- * join and, with algo=sortmerge, the multi-device sort-merge join) on uniform keys, Zipf 1.0 probe keys, duplicates on both sides, no matches and empty sides, as
- * row multisets; sorts (stable, so row for row) on the same key sets. With several
- * devices the profile must show the multi-device path (multi_device = N) where the
- * shape allows it, and its reason where not (a DESC sort, a composite key). Case
- * `small_2dev` keeps inputs small for compute-sanitizer. Skipped without a GPU. Run one
- * case: test_gpu_multi_plan <case>. */
+ * join and, with algo=sortmerge, the multi-device sort-merge join) on uniform keys, Zipf
+ * 1.0 probe keys, duplicates on both sides, no matches and empty sides, as row
+ * multisets; sorts (stable, so row for row) on the same key sets. With several devices
+ * the profile must show the multi-device path (multi_device = N, gpu_algo 0 or 2) where
+ * the shape allows it, and its reason where not (a DESC sort). Case `small_2dev` keeps
+ * inputs small for compute-sanitizer. Skipped without a GPU. Run one case:
+ * test_gpu_multi_plan <case>. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "join_test.h"
+#include "multi_keys.h"
 
 enum dist { UNIFORM, ZIPF, DUPS, NOMATCH, N_DIST };
 static const char *const dist_name[] = {"uniform", "zipf1.0", "dups", "nomatch"};
 static const char *const kinds[] = {"inner", "semi", "anti", "left"};
 
-static uint64_t rng;
-static uint64_t rnd(void)
-{
-    uint64_t z = (rng += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
-/* Zipf(1.0) ranks over [0, k), by the inverse of the CDF. */
-static int64_t zipf(const double *cdf, int64_t k)
-{
-    double u = (double)(rnd() >> 11) / 9007199254740992.0 * cdf[k - 1];
-    int64_t lo = 0, hi = k - 1;
-    while (lo < hi) {
-        int64_t mid = (lo + hi) / 2;
-        if (cdf[mid] < u)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
 /* A table (k, p64, p32) of n rows in batches of 30,000: keys by `dist` over `range`
- * (the build side of ZIPF: a permutation of [0, range)), `base` added (no matches),
- * negative keys mixed in so that signed order matters. */
+ * (ZIPF: Zipf ranks on the probe side, keys 0, 1, ... on the build side), moved past
+ * the build keys on NOMATCH's probe side, negative ones mixed in so that signed order
+ * matters. */
 static sl_table_t *make(enum dist dist, int probe, int64_t n, int64_t range, int key64,
                         uint64_t seed)
 {
-    rng = seed;
-    double *cdf = NULL;
-    if (dist == ZIPF && probe) {
-        cdf = malloc((size_t)range * sizeof *cdf);
-        double s = 0;
-        for (int64_t i = 0; i < range; i++)
-            cdf[i] = (s += 1.0 / (double)(i + 1));
+    rng_state = seed;
+    int64_t *keys = malloc((size_t)(n + 1) * sizeof *keys);
+    assert_non_null(keys);
+    if (dist == ZIPF && probe)
+        zipf_keys(keys, n, range);
+    for (int64_t i = 0; i < n; i++) {
+        if (dist != ZIPF)
+            keys[i] = (int64_t)(rnd() % (uint64_t)range) - range / 3;
+        else if (!probe)
+            keys[i] = i % range;
+        keys[i] += dist == NOMATCH && probe ? 10 * range : 0;
     }
     sl_table_t *t;
     SL_ASSERT_OK(sl_table_create(&t));
@@ -64,15 +47,11 @@ static sl_table_t *make(enum dist dist, int probe, int64_t n, int64_t range, int
         sl_batch_t *b;
         SL_ASSERT_OK(sl_batch_create(&b, 3, names, ty, m));
         for (int64_t i = 0; i < m; i++) {
-            int64_t k = cdf ? zipf(cdf, range)
-                        : dist == ZIPF ? (lo + i) % range
-                                       : (int64_t)(rnd() % (uint64_t)range) - range / 3;
-            k += dist == NOMATCH && probe ? 10 * range : 0;
             if (key64)
-                ((int64_t *)sl_batch_column_data(b, 0))[i] = k * 1000003;
+                ((int64_t *)sl_batch_column_data(b, 0))[i] = keys[lo + i] * 1000003;
             else
-                ((int32_t *)sl_batch_column_data(b, 0))[i] = (int32_t)k;
-            ((int64_t *)sl_batch_column_data(b, 1))[i] = (int64_t)(lo + i) - 7;
+                ((int32_t *)sl_batch_column_data(b, 0))[i] = (int32_t)keys[lo + i];
+            ((int64_t *)sl_batch_column_data(b, 1))[i] = lo + i - 7;
             ((int32_t *)sl_batch_column_data(b, 2))[i] = (int32_t)(rnd() % 1000);
         }
         SL_ASSERT_OK(sl_table_append(t, b));
@@ -80,7 +59,7 @@ static sl_table_t *make(enum dist dist, int probe, int64_t n, int64_t range, int
         if (m == 0)
             break;
     }
-    free(cdf);
+    free(keys);
     return t;
 }
 
@@ -244,80 +223,37 @@ static void sorts(int n_dev, int64_t rows, int n_dist)
     sl_engine_close(gpu);
 }
 
-SL_TEST(joins_1dev)
+/* Every join and sort case on n_dev devices. */
+static void all_cases(int n_dev)
 {
-    NEED_GPU();
-    joins(1, 200000, 1);
-    empty_sides(1);
+    joins(n_dev, 200000, 1);
+    joins(n_dev, 100000, 0);
+    empty_sides(n_dev);
+    sorts(n_dev, 300000, N_DIST);
 }
 
-SL_TEST(joins_int32_1dev)
+SL_TEST(plans_1dev)
 {
     NEED_GPU();
-    joins(1, 100000, 0);
+    all_cases(1);
 }
 
-SL_TEST(sorts_1dev)
+SL_TEST(plans_2dev)
 {
     NEED_GPU();
-    sorts(1, 300000, N_DIST);
+    all_cases(2);
 }
 
-SL_TEST(joins_2dev)
+SL_TEST(plans_4dev)
 {
     NEED_GPU();
-    joins(2, 200000, 1);
-    empty_sides(2);
+    all_cases(4);
 }
 
-SL_TEST(joins_int32_2dev)
+SL_TEST(plans_8dev)
 {
     NEED_GPU();
-    joins(2, 100000, 0);
-}
-
-SL_TEST(sorts_2dev)
-{
-    NEED_GPU();
-    sorts(2, 300000, N_DIST);
-}
-
-SL_TEST(joins_4dev)
-{
-    NEED_GPU();
-    joins(4, 200000, 1);
-    empty_sides(4);
-}
-
-SL_TEST(joins_int32_4dev)
-{
-    NEED_GPU();
-    joins(4, 100000, 0);
-}
-
-SL_TEST(sorts_4dev)
-{
-    NEED_GPU();
-    sorts(4, 300000, N_DIST);
-}
-
-SL_TEST(joins_8dev)
-{
-    NEED_GPU();
-    joins(8, 200000, 1);
-    empty_sides(8);
-}
-
-SL_TEST(joins_int32_8dev)
-{
-    NEED_GPU();
-    joins(8, 100000, 0);
-}
-
-SL_TEST(sorts_8dev)
-{
-    NEED_GPU();
-    sorts(8, 300000, N_DIST);
+    all_cases(8);
 }
 
 /* Small inputs on 2 devices, for compute-sanitizer memcheck: duplicates on both sides
