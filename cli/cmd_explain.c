@@ -1,6 +1,7 @@
 /* sluice explain PLAN: what the engine would do with a plan file (sl_query_explain), as a
  * report or as JSON; with --analyze it runs the plan and adds what it measured. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
@@ -60,11 +61,19 @@ int cmd_explain(int argc, char **argv)
     } else if (analyze && cli_query_run(q) != SL_OK) {
         exit_code = cli_fail("the plan failed: %s", sl_query_errmsg(q));
     } else if (json) {
-        printf("%s\n", sl_query_explain_json(q));
+        /* the JSON text and the explanation each last until the other is asked for */
+        char *text = strdup(sl_query_explain_json(q));
+        if (!text || sl_query_explain(q, &ex) != SL_OK)
+            exit_code = cli_fail("out of memory");
+        else
+            cli_explain_devices_json(s.plan, ex, text);
+        free(text);
     } else if (sl_query_explain(q, &ex) != SL_OK) { /* again: adds what the run measured */
         exit_code = cli_fail("%s", sl_last_errmsg());
     } else {
         cli_explain_text(path, s.plan, ex, c.placement, s.eng);
+        if (analyze && ex->n_gpus > 1)
+            cli_explain_devices_measured(sl_query_profile_json(q));
     }
     cli_session_close(&s);
     return exit_code;

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "exchange_dev.h"
+#include "exec_int.h"
 #include "gpu_ext.h"
 #include "gpu_worker_int.h"
 
@@ -69,4 +70,19 @@ int sl__mdev_use(const struct sl__mdev *m, int d)
 int sl__mdev_sync(const struct sl__mdev *m, int d)
 {
     return sl__cuda_stream_sync(m->stream[d]);
+}
+
+int sl__task_mdev_open(sl_task_t *t, struct sl__mdev *m, int *self)
+{
+    int rc = sl__mdev_open(t->q->eng, m);
+    *self = -1;
+    for (int d = 0; rc == SL_OK && d < m->n; d++)
+        if (m->gpu[d] == t->gpu)
+            *self = d;
+    return rc;
+}
+
+int sl__task_n_devices(const sl_task_t *t)
+{
+    return t->q->eng->n_gpus;
 }

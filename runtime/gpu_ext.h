@@ -117,5 +117,11 @@ void sl__mdev_free(struct sl__mdev *m, int d, void *p, int64_t bytes);
 int sl__mdev_use(const struct sl__mdev *m, int d);
 /* Waits for device d's stream. */
 int sl__mdev_sync(const struct sl__mdev *m, int d);
+/* The devices of the engine running t's query (sl__mdev_open), for an operator's CUDA
+ * finalize that spreads its work over them; *self = the index of t's own GPU among them
+ * (-1 when t runs on none). The caller closes m and makes its GPU current again. */
+int sl__task_mdev_open(sl_task_t *t, struct sl__mdev *m, int *self);
+/* GPU devices of the engine running t's query (logical devices count; 0: none). */
+int sl__task_n_devices(const sl_task_t *t);
 
 #endif /* SLUICE_RUNTIME_GPU_EXT_H */

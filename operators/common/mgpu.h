@@ -63,6 +63,18 @@ int sl__mg_hash_join(struct sl__mdev *m, const struct sl__mg_table *r,
                      struct sl__mg_result *out);
 int sl__mg_sort(struct sl__mdev *m, const struct sl__mg_table *t, const struct sl__mg_opts *o,
                 struct sl__mg_result *out);
+/* n_t (1 or 2) tables sorted as sl__mg_sort does, with one set of splitters from the
+ * samples of all of them: equal keys of every table land on one device (out[i] for
+ * table i). */
+int sl__mg_sort_tables(struct sl__mdev *m, const struct sl__mg_table *const *t, int n_t,
+                       const struct sl__mg_opts *o, struct sl__mg_result *out);
+/* Multi-device sort-merge join (paper-000): R and S through sl__mg_sort_tables (keys
+ * ordered as unsigned 64-bit values, which the merge compares), then each device
+ * merge-joins its key range (sluice_k/join_smj.h). Output as sl__mg_hash_join's, with
+ * r_pos of a LEFT row without partner SL_K_NULL_POS and its R payload 0. */
+int sl__mg_sort_merge_join(struct sl__mdev *m, const struct sl__mg_table *r,
+                           const struct sl__mg_table *s, int kind, const struct sl__mg_opts *o,
+                           struct sl__mg_result *out);
 void sl__mg_result_free(struct sl__mdev *m, struct sl__mg_result *r);
 /* Allocates cap rows of each output column of device d (free with the result). */
 int sl__mg_result_alloc(struct sl__mdev *m, int d, int64_t cap, struct sl__mg_result *r);

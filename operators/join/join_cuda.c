@@ -881,6 +881,12 @@ int join_finalize_cuda(sl_task_t *t)
         for (int64_t i = 0; i < st->side[s].n_batches; i++)
             st->side[s].n_rows += st->side[s].batches[i]->n_rows;
     }
+    if (sl__task_n_devices(t) > 1) { /* several devices: join_mg_cuda.c, or why not */
+        int why = join_mg_choice(t);
+        sl_task_profile_value(t, "multi_device_fallback", why);
+        if (why == 0)
+            return join_mg_finalize(t);
+    }
     struct gj g;
     struct gj_out o;
     struct phases ph;

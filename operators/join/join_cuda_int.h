@@ -115,4 +115,12 @@ int gj_gather_strings(sl_task_t *t, const struct join_state *st, const struct gj
                       int col, const uint32_t *ids, int64_t n, int64_t valid, sl_batch_t *b,
                       int oc);
 
+/* ---------------- over several devices (join_mg_cuda.c) ---------------- */
+
+/* Whether this finalize goes over all of the engine's devices (0) or why not (enum
+ * sl__mg_why, common/mgpu_choice.h); st->side[].n_rows counted first. */
+int join_mg_choice(sl_task_t *t);
+/* The join over every device; the result in st->gpu_out as the one-device join's. */
+int join_mg_finalize(sl_task_t *t);
+
 #endif /* SLUICE_OPERATORS_JOIN_CUDA_INT_H */

@@ -234,6 +234,12 @@ int sl__sort_gpu_finalize(sl_task_t *t)
         return SL_OK;
     if (!fits_in_gpu(t, g, d))
         return sl__sort_ooc_finalize(t);
+    if (sl__task_n_devices(t) > 1) { /* several devices: sort_mg_cuda.c, or why not */
+        int why = sl__sort_mg_choice(t);
+        sl_task_profile_value(t, "multi_device_fallback", why);
+        if (why == 0)
+            return sl__sort_mg_finalize(t);
+    }
     int concat = sl__rows_copy_bytes(&g->m.rows, d->n_cols, g->m.n) > 0;
     const char *const names[3] = {concat ? "gpu_concat" : NULL, "gpu_sort",
                                   shape_of(g, d).direct ? NULL : "gpu_gather"};

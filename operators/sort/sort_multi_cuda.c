@@ -88,44 +88,19 @@ static int cut_share(struct sl__mdev *m, int d, struct sl__mg_scratch *sc, const
     return rc;
 }
 
-int sl__mg_sort(struct sl__mdev *m, const struct sl__mg_table *t, const struct sl__mg_opts *o,
-                struct sl__mg_result *out)
+/* One table's steps after the splitters: cuts, the exchange by range, and the re-sort
+ * of what each device received (runs in sender order: stable overall) into out. */
+static int exchange_sorted(struct sl__mdev *m, struct sl__mg_scratch *sc, const int64_t *split,
+                           const struct sl__mg_table *t, int64_t *const *keys,
+                           uint64_t *const *vals, const struct sl__mg_opts *op,
+                           struct sl__mg_result *out)
 {
-    struct sl__mg_opts op = sl__mg_opts_resolve(o);
     int n = m->n, rc = SL_OK;
-    memset(out, 0, sizeof *out);
-    if (n > SL__MG_MAX_DEV)
-        return sl__set_last_error(SL_EINVAL, "multi-device sort: %d devices", n);
-    struct sl__mg_scratch sc[SL__MG_MAX_DEV] = {0};
-    int64_t *keys[SL__MG_MAX_DEV] = {0}, *rk[SL__MG_MAX_DEV] = {0};
-    uint64_t *vals[SL__MG_MAX_DEV] = {0}, *rv[SL__MG_MAX_DEV] = {0};
-    int64_t total_rows = 0, n_samp[SL__MG_MAX_DEV] = {0};
-    for (int d = 0; d < n; d++)
-        total_rows += t->n[d];
-    int64_t cap_samp = (int64_t)SAMPLES_PER_DEVICE * n + n; /* rounding: one more each */
-    int64_t *samples = calloc((size_t)cap_samp * (size_t)n, sizeof *samples);
-    if (!samples)
-        return sl__set_last_error(SL_ENOMEM, "multi-device sort: out of memory");
-    /* 1. local sorts and samples (samples[d * cap_samp ...]) */
-    for (int d = 0; d < n && rc == SL_OK; d++)
-        if ((rc = sl__mdev_use(m, d)) == SL_OK)
-            rc = sort_share(m, d, &sc[d], t, total_rows, &keys[d], &vals[d],
-                            samples + (size_t)d * (size_t)cap_samp, &n_samp[d]);
-    int sr = sl__mg_sync_all(m);
-    rc = rc < 0 ? rc : sr;
-    /* 2. splitters, cuts, and the receive layout */
-    int64_t split[SL__MG_MAX_DEV], cut[SL__MG_MAX_DEV + 1];
-    int64_t from[SL__MG_MAX_DEV * SL__MG_MAX_DEV], count[SL__MG_MAX_DEV * SL__MG_MAX_DEV];
+    int64_t *rk[SL__MG_MAX_DEV] = {0}, cut[SL__MG_MAX_DEV + 1];
+    uint64_t *rv[SL__MG_MAX_DEV] = {0};
+    int64_t from[SL__MG_MAX_DEV * SL__MG_MAX_DEV] = {0};
+    int64_t count[SL__MG_MAX_DEV * SL__MG_MAX_DEV] = {0};
     int64_t base[SL__MG_MAX_DEV * SL__MG_MAX_DEV], total[SL__MG_MAX_DEV] = {0};
-    if (rc == SL_OK) {
-        int64_t got = 0;
-        for (int d = 0; d < n; d++) {
-            memmove(samples + got, samples + (size_t)d * (size_t)cap_samp,
-                    (size_t)n_samp[d] * sizeof *samples);
-            got += n_samp[d];
-        }
-        sl__mg_splitters_i64(samples, got, n, split);
-    }
     for (int d = 0; d < n && rc == SL_OK; d++) {
         if ((rc = sl__mdev_use(m, d)) == SL_OK)
             rc = cut_share(m, d, &sc[d], keys[d], t->n[d], split, cut);
@@ -136,10 +111,9 @@ int sl__mg_sort(struct sl__mdev *m, const struct sl__mg_table *t, const struct s
     }
     if (rc == SL_OK) {
         sl__mg_recv_layout(count, n, base, total);
-        sl__mg_cost(count, n, 16, op.link_gbps, &out->cost);
+        sl__mg_cost(count, n, 16, op->link_gbps, &out->cost);
         sl__mg_cost_text(&out->cost, n, out->explain, sizeof out->explain);
     }
-    /* 3. the exchange by range */
     struct sl__mg_move mv = {.n_cols = 2, .width = {8, 8}, .from = from, .count = count,
                              .base = base};
     for (int d = 0; d < n && rc == SL_OK; d++) {
@@ -152,11 +126,10 @@ int sl__mg_sort(struct sl__mdev *m, const struct sl__mg_table *t, const struct s
         mv.dst[0][d] = rk[d];
         mv.dst[1][d] = rv[d];
     }
-    sr = sl__mg_sync_all(m);
+    int sr = sl__mg_sync_all(m);
     rc = rc < 0 ? rc : sr;
     if (rc == SL_OK)
-        rc = sl__mg_exchange(m, &mv, &op, &out->xchg);
-    /* 4. each device sorts its range (runs in sender order: stable overall) */
+        rc = sl__mg_exchange(m, &mv, op, &out->xchg);
     for (int d = 0; d < n && rc == SL_OK; d++) {
         if ((rc = sl__mdev_use(m, d)) == SL_OK &&
             (rc = sl__mg_result_alloc(m, d, total[d], out)) == SL_OK)
@@ -165,12 +138,66 @@ int sl__mg_sort(struct sl__mdev *m, const struct sl__mg_table *t, const struct s
         out->n[d] = total[d];
     }
     sr = sl__mg_sync_all(m);
+    return rc < 0 ? rc : sr;
+}
+
+int sl__mg_sort_tables(struct sl__mdev *m, const struct sl__mg_table *const *t, int n_t,
+                       const struct sl__mg_opts *o, struct sl__mg_result *out)
+{
+    struct sl__mg_opts op = sl__mg_opts_resolve(o);
+    int n = m->n, rc = SL_OK;
+    for (int i = 0; i < n_t && i < 2; i++)
+        memset(&out[i], 0, sizeof out[i]);
+    if (n > SL__MG_MAX_DEV || n_t < 1 || n_t > 2)
+        return sl__set_last_error(SL_EINVAL, "multi-device sort: %d devices, %d tables", n,
+                                  n_t);
+    struct sl__mg_scratch sc[SL__MG_MAX_DEV] = {0};
+    int64_t *keys[2][SL__MG_MAX_DEV] = {{0}};
+    uint64_t *vals[2][SL__MG_MAX_DEV] = {{0}};
+    int64_t total_rows = 0, n_samp[2][SL__MG_MAX_DEV] = {{0}};
+    for (int i = 0; i < n_t; i++)
+        for (int d = 0; d < n; d++)
+            total_rows += t[i]->n[d];
+    /* samples in proportion to rows over every table: one set of splitters for all */
+    int64_t cap_samp = (int64_t)SAMPLES_PER_DEVICE * n + n; /* rounding: one more each */
+    int64_t *samples = calloc((size_t)cap_samp * (size_t)(n * n_t), sizeof *samples);
+    if (!samples)
+        return sl__set_last_error(SL_ENOMEM, "multi-device sort: out of memory");
+    /* 1. local sorts and samples (samples[(i * n + d) * cap_samp ...]) */
+    for (int i = 0; i < n_t; i++)
+        for (int d = 0; d < n && rc == SL_OK; d++)
+            if ((rc = sl__mdev_use(m, d)) == SL_OK)
+                rc = sort_share(m, d, &sc[d], t[i], total_rows, &keys[i][d], &vals[i][d],
+                                samples + (size_t)(i * n + d) * (size_t)cap_samp,
+                                &n_samp[i][d]);
+    int sr = sl__mg_sync_all(m);
     rc = rc < 0 ? rc : sr;
+    /* 2. splitters from every table's samples */
+    int64_t split[SL__MG_MAX_DEV];
+    if (rc == SL_OK) {
+        int64_t got = 0;
+        for (int i = 0; i < n_t; i++)
+            for (int d = 0; d < n; d++) {
+                memmove(samples + got, samples + (size_t)(i * n + d) * (size_t)cap_samp,
+                        (size_t)n_samp[i][d] * sizeof *samples);
+                got += n_samp[i][d];
+            }
+        sl__mg_splitters_i64(samples, got, n, split);
+    }
+    /* 3. each table by range to its devices, re-sorted there */
+    for (int i = 0; i < n_t && rc == SL_OK; i++)
+        rc = exchange_sorted(m, sc, split, t[i], keys[i], vals[i], &op, &out[i]);
     for (int d = 0; d < n; d++)
         if (sl__mdev_use(m, d) == SL_OK)
             sl__mg_scratch_free(m, d, &sc[d]);
     free(samples);
-    if (rc < 0)
-        sl__mg_result_free(m, out);
+    for (int i = 0; i < n_t && rc < 0; i++)
+        sl__mg_result_free(m, &out[i]);
     return rc;
+}
+
+int sl__mg_sort(struct sl__mdev *m, const struct sl__mg_table *t, const struct sl__mg_opts *o,
+                struct sl__mg_result *out)
+{
+    return sl__mg_sort_tables(m, &t, 1, o, out);
 }

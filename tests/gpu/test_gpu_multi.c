@@ -11,47 +11,17 @@
 #include "common/mgpu.h"
 #include "gpu_int.h"
 #include "gpu_test.h"
+#include "multi_keys.h"
 #include "sluice_k/join_types.h"
 
 enum dist { UNIFORM, ZIPF, DUPS, WIDE, N_DIST };
 static const char *const dist_name[] = {"uniform", "zipf1.0", "dups", "wide64"};
 static const char *const kind_name[] = {"inner", "semi", "anti", "left"};
 
-static uint64_t rng_state;
-static uint64_t rnd(void)
-{
-    uint64_t z = (rng_state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
 static int64_t mix64(int64_t k)
 {
     uint64_t z = (uint64_t)k * 0x9E3779B97F4A7C15ull;
     return (int64_t)(z ^ (z >> 29));
-}
-
-/* Zipf(1.0) ranks over [0, k): the inverse of the CDF by binary search. */
-static void zipf_keys(int64_t *out, int64_t n, int64_t k)
-{
-    double *cdf = malloc((size_t)k * sizeof *cdf), s = 0;
-    assert_non_null(cdf);
-    for (int64_t i = 0; i < k; i++)
-        cdf[i] = (s += 1.0 / (double)(i + 1));
-    for (int64_t i = 0; i < n; i++) {
-        double u = (double)(rnd() >> 11) / 9007199254740992.0 * s;
-        int64_t lo = 0, hi = k - 1;
-        while (lo < hi) {
-            int64_t mid = (lo + hi) / 2;
-            if (cdf[mid] < u)
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
-        out[i] = lo;
-    }
-    free(cdf);
 }
 
 static void make_keys(enum dist d, int64_t *r, int64_t nr, int64_t *s, int64_t ns)

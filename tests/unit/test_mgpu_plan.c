@@ -1,10 +1,12 @@
 /* The device-independent decisions of the multi-device join and sort
  * (operators/common/mgpu_plan.c): balanced partition ranges under skew, splitters that
  * never split equal keys, receive layouts, packet counts and the exchange estimate,
- * each against a brute-force reference. */
+ * each against a brute-force reference; and when a plan's join or sort goes over several
+ * devices (mgpu_choice.h). */
 #include <stdbool.h>
 #include <string.h>
 
+#include "common/mgpu_choice.h"
 #include "common/mgpu_plan.h"
 #include "sl_test.h"
 
@@ -145,4 +147,62 @@ SL_TEST(packets_and_cost)
     assert_non_null(strstr(text, "estimated 0.048 ms"));
     assert_int_equal(sl__mg_cost_text(&c, 2, tiny, sizeof tiny), len); /* truncated */
     assert_int_equal(strlen(tiny), sizeof tiny - 1);
+}
+
+/* A join and a sort the multi-device path takes, on `n` devices. */
+static struct sl__mg_shape good_shape(int n)
+{
+    return (struct sl__mg_shape){.n_devices = n, .n_keys = 1, .key_width = 8, .key_signed8 = 1,
+                                 .kind_ok = 1, .cols_ok = 1, .in_gpu = 1, .rows = {1000, 10}};
+}
+
+SL_TEST(choice_takes_good_shapes)
+{
+    (void)state;
+    for (int n = 2; n <= 8; n *= 2) {
+        struct sl__mg_shape s = good_shape(n);
+        assert_int_equal(sl__mg_join_choice(&s), SL__MG_YES);
+        assert_int_equal(sl__mg_sort_choice(&s), SL__MG_YES);
+        for (int w = 1; w <= 4; w *= 2) { /* narrower join keys widen; sorts need 8 */
+            s.key_width = w;
+            s.key_signed8 = 0;
+            assert_int_equal(sl__mg_join_choice(&s), SL__MG_YES);
+            assert_int_equal(sl__mg_sort_choice(&s), SL__MG_KEYS);
+        }
+        s.rows[0] = s.rows[1] = 0; /* empty sides are answered by the local joins */
+        s.key_width = 8;
+        assert_int_equal(sl__mg_join_choice(&s), SL__MG_YES);
+    }
+}
+
+SL_TEST(choice_says_why_not)
+{
+    (void)state;
+    struct sl__mg_shape s = good_shape(1);
+    assert_int_equal(sl__mg_join_choice(&s), SL__MG_ONE_DEVICE);
+    assert_int_equal(sl__mg_sort_choice(&s), SL__MG_ONE_DEVICE);
+    s = good_shape(2), s.n_keys = 2;
+    assert_int_equal(sl__mg_join_choice(&s), SL__MG_KEYS);
+    assert_int_equal(sl__mg_sort_choice(&s), SL__MG_KEYS);
+    s = good_shape(2), s.key_width = 0; /* a string or float key */
+    assert_int_equal(sl__mg_join_choice(&s), SL__MG_KEYS);
+    s = good_shape(2), s.key_width = 16;
+    assert_int_equal(sl__mg_join_choice(&s), SL__MG_KEYS);
+    s = good_shape(2), s.kind_ok = 0;
+    assert_int_equal(sl__mg_join_choice(&s), SL__MG_KIND);
+    assert_int_equal(sl__mg_sort_choice(&s), SL__MG_KIND);
+    s = good_shape(4), s.cols_ok = 0;
+    assert_int_equal(sl__mg_join_choice(&s), SL__MG_COLUMNS);
+    s = good_shape(4), s.aggregate = 1;
+    assert_int_equal(sl__mg_join_choice(&s), SL__MG_AGGREGATE);
+    s = good_shape(4), s.rows[1] = ((int64_t)1 << 32) - 1;
+    assert_int_equal(sl__mg_join_choice(&s), SL__MG_ROWS);
+    assert_int_equal(sl__mg_sort_choice(&s), SL__MG_YES); /* a sort has one side */
+    s.rows[0] = s.rows[1];
+    assert_int_equal(sl__mg_sort_choice(&s), SL__MG_ROWS);
+    s = good_shape(8), s.in_gpu = 0;
+    assert_int_equal(sl__mg_join_choice(&s), SL__MG_NOT_IN_GPU);
+    for (int w = 0; w < SL__MG_N_WHY; w++)
+        assert_true(strlen(sl__mg_why_text((enum sl__mg_why)w)) > 8);
+    assert_string_equal(sl__mg_why_text(SL__MG_N_WHY), "?");
 }

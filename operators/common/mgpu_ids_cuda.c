@@ -1,0 +1,104 @@
+/* Row ids to and from the multi-device join and sort (mgpu_ids.h). */
+#include <string.h>
+
+#include "common/mgpu_ids.h"
+#include "sluice_k/columns.h"
+
+int sl__mg_int_key_width(enum sl_type t)
+{
+    switch (SL_TYPE_ID(t)) {
+    case SL_TYPE_BOOL: case SL_TYPE_INT8: case SL_TYPE_UINT8: return 1;
+    case SL_TYPE_INT16: case SL_TYPE_UINT16: return 2;
+    case SL_TYPE_INT32: case SL_TYPE_UINT32: case SL_TYPE_DATE32: return 4;
+    case SL_TYPE_INT64: case SL_TYPE_UINT64: case SL_TYPE_TIMESTAMP: return 8;
+    case SL_TYPE_DECIMAL: return sl_type_width(t) == 8 ? 8 : 0;
+    default: return 0;
+    }
+}
+
+/* Device d's share: keys widened by a strided copy (the copy engine, no kernel), row
+ * ids as 32-bit values spread into zeroed 64-bit words the same way. */
+static int spread_share(struct sl__mdev *m, int d, struct sl__mg_scratch *sc, const char *keys,
+                        int w, int64_t n, uint32_t first, int64_t **dk, uint64_t **dv)
+{
+    cudaStream_t st = m->stream[d];
+    void *ids;
+    int rc;
+    if ((rc = sl__mdev_use(m, d)) < 0 ||
+        (rc = sl__mg_scratch_alloc(m, d, sc, n * 8, (void **)dk)) < 0 ||
+        (rc = sl__mg_scratch_alloc(m, d, sc, n * 8, (void **)dv)) < 0 ||
+        (rc = sl__mg_scratch_alloc(m, d, sc, n * 4, &ids)) < 0 || n == 0)
+        return rc;
+    if (w == 8)
+        MG_CUDA(rc, cudaMemcpyAsync(*dk, keys, (size_t)n * 8, cudaMemcpyDefault, st));
+    else
+        MG_CUDA(rc, cudaMemsetAsync(*dk, 0, (size_t)n * 8, st));
+    if (rc == SL_OK && w != 8)
+        MG_CUDA(rc, cudaMemcpy2DAsync(*dk, 8, keys, (size_t)w, (size_t)w, (size_t)n,
+                                      cudaMemcpyDefault, st));
+    if (rc == SL_OK)
+        MG_CUDA(rc, cudaMemsetAsync(*dv, 0, (size_t)n * 8, st));
+    if (rc == SL_OK)
+        MG_CUDA(rc, sl_k_iota_u32(ids, n, first, st));
+    if (rc == SL_OK)
+        MG_CUDA(rc, cudaMemcpy2DAsync(*dv, 8, ids, 4, 4, (size_t)n, cudaMemcpyDeviceToDevice,
+                                      st));
+    return rc;
+}
+
+int sl__mg_spread_keys(struct sl__mdev *m, struct sl__mg_scratch *sc, const void *d_keys,
+                       int key_width, int64_t n, uint32_t id_base, struct sl__mg_table *t)
+{
+    memset(t, 0, sizeof *t);
+    int rc = SL_OK;
+    for (int d = 0; d < m->n && rc == SL_OK; d++) {
+        int64_t lo = n * d / m->n, hi = n * (d + 1) / m->n;
+        int64_t *dk;
+        uint64_t *dv;
+        rc = spread_share(m, d, &sc[d], (const char *)d_keys + lo * key_width, key_width,
+                          hi - lo, id_base + (uint32_t)lo, &dk, &dv);
+        t->n[d] = hi - lo;
+        t->keys[d] = dk;
+        t->vals[d] = dv;
+    }
+    return rc;
+}
+
+int sl__mg_collect_ids(struct sl__mdev *m, const struct sl__mg_result *out, int r,
+                       uint32_t *d_ids)
+{
+    int rc = SL_OK;
+    int64_t at = 0;
+    for (int d = 0; d < m->n && rc == SL_OK; d++) {
+        const uint64_t *v = r ? out->r_vals[d] : out->s_vals[d];
+        if (out->n[d] > 0 && (rc = sl__mdev_use(m, d)) == SL_OK)
+            MG_CUDA(rc, cudaMemcpy2DAsync(d_ids + at, 4, v, 8, 4, (size_t)out->n[d],
+                                          cudaMemcpyDefault, m->stream[d]));
+        at += out->n[d];
+    }
+    int sr = sl__mg_sync_all(m);
+    return rc < 0 ? rc : sr;
+}
+
+int sl__mg_close(struct sl__mdev *m, struct sl__mg_scratch *sc, struct sl__mg_result *res,
+                 int self, int rc)
+{
+    sl__mg_result_free(m, res);
+    for (int d = 0; d < m->n; d++)
+        if (sl__mdev_use(m, d) == SL_OK)
+            sl__mg_scratch_free(m, d, &sc[d]);
+    (void)sl__mg_sync_all(m);
+    int rs = self >= 0 ? sl__mdev_use(m, self) : SL_OK; /* the worker's GPU again */
+    sl__mdev_close(m);
+    return rc < 0 ? rc : rs;
+}
+
+void sl__mg_profile(sl_task_t *t, int n_devices, const struct sl__mg_result *out)
+{
+    sl_task_profile_value(t, "multi_device", n_devices);
+    sl_task_profile_value(t, "xchg_bytes", (int64_t)out->xchg.bytes);
+    sl_task_profile_value(t, "xchg_packets", (int64_t)out->xchg.packets);
+    sl_task_profile_value(t, "xchg_us", (int64_t)(out->xchg.seconds * 1e6));
+    sl_task_profile_value(t, "xchg_est_bytes", out->cost.total_bytes);
+    sl_task_profile_value(t, "xchg_est_us", (int64_t)(out->cost.seconds * 1e6));
+}

@@ -1,0 +1,276 @@
+/* Plans over several devices (docs/MULTI_GPU.md): the join and sort operators of a plan
+ * run with gpus = 1, 2, 4 and 8 logical devices of one GPU (split_gpu) against the same
+ * plan on the CPU engine. Joins (inner, semi, anti, left; 8- and 4-byte keys; the hash
+ * join and, with algo=sortmerge, the multi-device sort-merge join) on uniform keys, Zipf
+ * 1.0 probe keys, duplicates on both sides, no matches and empty sides, as row
+ * multisets; sorts (stable, so row for row) on the same key sets. With several devices
+ * the profile must show the multi-device path (multi_device = N, gpu_algo 0 or 2) where
+ * the shape allows it, and its reason where not (a DESC sort). Case `small_2dev` keeps
+ * inputs small for compute-sanitizer. Skipped without a GPU. Run one case:
+ * test_gpu_multi_plan <case>. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "join_test.h"
+#include "multi_keys.h"
+
+enum dist { UNIFORM, ZIPF, DUPS, NOMATCH, N_DIST };
+static const char *const dist_name[] = {"uniform", "zipf1.0", "dups", "nomatch"};
+static const char *const kinds[] = {"inner", "semi", "anti", "left"};
+
+/* A table (k, p64, p32) of n rows in batches of 30,000: keys by `dist` over `range`
+ * (ZIPF: Zipf ranks on the probe side, keys 0, 1, ... on the build side), moved past
+ * the build keys on NOMATCH's probe side, negative ones mixed in so that signed order
+ * matters. */
+static sl_table_t *make(enum dist dist, int probe, int64_t n, int64_t range, int key64,
+                        uint64_t seed)
+{
+    rng_state = seed;
+    int64_t *keys = malloc((size_t)(n + 1) * sizeof *keys);
+    assert_non_null(keys);
+    if (dist == ZIPF && probe)
+        zipf_keys(keys, n, range);
+    for (int64_t i = 0; i < n; i++) {
+        if (dist != ZIPF)
+            keys[i] = (int64_t)(rnd() % (uint64_t)range) - range / 3;
+        else if (!probe)
+            keys[i] = i % range;
+        keys[i] += dist == NOMATCH && probe ? 10 * range : 0;
+    }
+    sl_table_t *t;
+    SL_ASSERT_OK(sl_table_create(&t));
+    const char *names[3] = {"k", probe ? "lp" : "rp", probe ? "lq" : "rq"};
+    enum sl_type ty[3] = {key64 ? SL_TYPE_INT64 : SL_TYPE_INT32, SL_TYPE_INT64, SL_TYPE_INT32};
+    for (int64_t lo = 0; lo < n || lo == 0; lo += 30000) {
+        int64_t m = n - lo < 30000 ? n - lo : 30000;
+        sl_batch_t *b;
+        SL_ASSERT_OK(sl_batch_create(&b, 3, names, ty, m));
+        for (int64_t i = 0; i < m; i++) {
+            if (key64)
+                ((int64_t *)sl_batch_column_data(b, 0))[i] = keys[lo + i] * 1000003;
+            else
+                ((int32_t *)sl_batch_column_data(b, 0))[i] = (int32_t)keys[lo + i];
+            ((int64_t *)sl_batch_column_data(b, 1))[i] = lo + i - 7;
+            ((int32_t *)sl_batch_column_data(b, 2))[i] = (int32_t)(rnd() % 1000);
+        }
+        SL_ASSERT_OK(sl_table_append(t, b));
+        sl_batch_unref(b);
+        if (m == 0)
+            break;
+    }
+    free(keys);
+    return t;
+}
+
+static sl_engine_t *engine(int n_dev)
+{
+    struct sl_engine_config cfg;
+    sl_engine_config_init(&cfg);
+    cfg.n_threads = 2;
+    cfg.placement = n_dev ? SL_PLACE_GPU : SL_PLACE_CPU;
+    cfg.n_gpus = n_dev;
+    cfg.split_gpu = n_dev > 0;
+    sl_engine_t *e;
+    SL_ASSERT_OK(sl_test_engine_open(&e, &cfg));
+    return e;
+}
+
+/* The profile says the multi-device path ran on n devices (want_multi), or why not. */
+static void check_profile(int n_dev, int want_multi, int why)
+{
+    char want[64];
+    if (n_dev > 1 && want_multi)
+        snprintf(want, sizeof want, "\"multi_device\":%d", n_dev);
+    else if (n_dev > 1 && why > 0)
+        snprintf(want, sizeof want, "\"multi_device_fallback\":%d", why);
+    else
+        return;
+    if (!strstr(last_profile, want))
+        printf("profile without %s: %s\n", want, last_profile);
+    assert_non_null(strstr(last_profile, want));
+}
+
+static const char *const algos[] = {"auto", "sortmerge"};
+
+static void join_algo_case(sl_engine_t *cpu, sl_engine_t *gpu, int n_dev, sl_table_t *l,
+                           sl_table_t *r, const char *kind, const char *algo, const char *what,
+                           int want_multi)
+{
+    char opts[128];
+    snprintf(opts, sizeof opts, "on=k kind=%s algo=%s", kind, algo);
+    struct fp want = run(cpu, l, r, opts, 0, NULL);
+    int on_gpu = -1;
+    struct fp got = run(gpu, l, r, opts, 0, &on_gpu);
+    printf("join %-5s %-9s %-8s gpus=%d: cpu %lld rows, gpu %lld rows%s\n", kind, algo, what,
+           n_dev, (long long)want.rows, (long long)got.rows,
+           got.rows == want.rows && got.hash == want.hash ? "" : " MISMATCH");
+    assert_int_equal(got.rows, want.rows);
+    assert_true(got.hash == want.hash);
+    check_profile(n_dev, want_multi && on_gpu, 0);
+    if (n_dev > 1 && want_multi && on_gpu) /* the multi-device SMJ for algo=sortmerge */
+        assert_non_null(strstr(last_profile, strcmp(algo, "sortmerge") ? "\"gpu_algo\":0"
+                                                                        : "\"gpu_algo\":2"));
+    struct sl_mem_stats ms = SL_MEM_STATS_INIT;
+    sl_engine_mem_stats(gpu, &ms);
+    assert_int_equal(ms.gpu_in_use, 0); /* every device block went back to its pool */
+}
+
+static void join_case(sl_engine_t *cpu, sl_engine_t *gpu, int n_dev, sl_table_t *l,
+                      sl_table_t *r, const char *kind, const char *what, int want_multi)
+{
+    for (int a = 0; a < 2; a++)
+        join_algo_case(cpu, gpu, n_dev, l, r, kind, algos[a], what, want_multi);
+}
+
+/* Every kind on every key set with n_dev devices; rows of the probe (left) side. */
+static void joins(int n_dev, int64_t rows, int key64)
+{
+    sl_engine_t *cpu = engine(0), *gpu = engine(n_dev);
+    for (int dist = 0; dist < N_DIST; dist++) {
+        int64_t range = dist == DUPS ? rows / 40 + 1 : rows / 2;
+        sl_table_t *l = make(dist, 1, rows, range, key64, 11 + (uint64_t)dist);
+        sl_table_t *r = make(dist, 0, rows / 4, range, key64, 99 + (uint64_t)dist);
+        for (int k = 0; k < 4; k++)
+            join_case(cpu, gpu, n_dev, l, r, kinds[k], dist_name[dist], 1);
+        sl_table_unref(l);
+        sl_table_unref(r);
+    }
+    sl_engine_close(cpu);
+    sl_engine_close(gpu);
+}
+
+/* Empty sides: an empty right side sends anti and left joins to the CPU (join_cuda.c). */
+static void empty_sides(int n_dev)
+{
+    sl_engine_t *cpu = engine(0), *gpu = engine(n_dev);
+    sl_table_t *none = make(UNIFORM, 1, 0, 100, 1, 1), *some = make(UNIFORM, 0, 5000, 100, 1, 2);
+    for (int k = 0; k < 4; k++) {
+        join_case(cpu, gpu, n_dev, none, some, kinds[k], "empty-l", 1);
+        join_case(cpu, gpu, n_dev, some, none, kinds[k], "empty-r", k < 2);
+    }
+    sl_table_unref(none);
+    sl_table_unref(some);
+    sl_engine_close(cpu);
+    sl_engine_close(gpu);
+}
+
+/* A table's rows in order, as one hash (exact order: sorts are stable). */
+static uint64_t ordered_hash(sl_table_t *t, int64_t *rows)
+{
+    uint64_t h = 0;
+    *rows = 0;
+    for (int64_t bi = 0; bi < sl_table_num_batches(t); bi++) {
+        sl_batch_t *b = sl_table_batch(t, bi);
+        for (int64_t r = 0; r < sl_batch_num_rows(b); r++, ++*rows)
+            for (int c = 0; c < sl_batch_num_columns(b); c++) {
+                struct sl_column col;
+                sl_batch_column(b, c, &col);
+                uint64_t v = 0;
+                memcpy(&v, (const char *)col.data + (col.offset + r) * sl_type_width(col.type),
+                       sl_type_width(col.type));
+                h = (h ^ v) * 0x100000001b3ull + (uint64_t)c;
+            }
+    }
+    return h;
+}
+
+static uint64_t run_sort(sl_engine_t *e, sl_table_t *in, const char *opts, int64_t *rows)
+{
+    sl_plan_t *p;
+    int ni, ns;
+    SL_ASSERT_OK(sl_plan_create(&p));
+    SL_ASSERT_OK(sl_plan_add_table(p, in, &ni));
+    SL_ASSERT_OK(sl_plan_add(p, "sort", &ni, 1, opts, &ns));
+    SL_ASSERT_OK(sl_plan_output(p, ns, "o"));
+    sl_query_t *q;
+    SL_ASSERT_OK(sl_query_create(e, p, &q));
+    if (sl_query_run(q) != SL_OK)
+        fail_msg("sort %s: query failed: %s", opts, sl_query_errmsg(q));
+    snprintf(last_profile, sizeof last_profile, "%s", sl_query_profile_json(q));
+    sl_table_t *out, *host;
+    SL_ASSERT_OK(sl_query_result(q, "o", &out));
+    SL_ASSERT_OK(sl_table_to_host(out, &host));
+    uint64_t h = ordered_hash(host, rows);
+    sl_table_unref(host);
+    sl_table_unref(out);
+    sl_query_destroy(q);
+    sl_plan_destroy(p);
+    return h;
+}
+
+static void sorts(int n_dev, int64_t rows, int n_dist)
+{
+    sl_engine_t *cpu = engine(0), *gpu = engine(n_dev);
+    for (int dist = 0; dist < n_dist; dist++) {
+        int64_t range = dist == DUPS ? rows / 40 + 1 : rows / 2;
+        sl_table_t *t = make(dist, 1, rows, range, 1, 5 + (uint64_t)dist);
+        /* ASC goes over the devices; DESC stays on one (SL__MG_KIND = 3) */
+        for (int desc = 0; desc < 2; desc++) {
+            const char *opts = desc ? "by=\"k DESC\"" : "by=k";
+            int64_t nw, ng;
+            uint64_t want = run_sort(cpu, t, opts, &nw), got = run_sort(gpu, t, opts, &ng);
+            printf("sort %-10s %-8s gpus=%d: cpu %lld rows, gpu %lld rows%s\n", opts,
+                   dist_name[dist], n_dev, (long long)nw, (long long)ng,
+                   nw == ng && want == got ? "" : " MISMATCH");
+            assert_int_equal(ng, nw);
+            assert_true(got == want);
+            check_profile(n_dev, !desc, 3);
+        }
+        sl_table_unref(t);
+    }
+    sl_engine_close(cpu);
+    sl_engine_close(gpu);
+}
+
+/* Every join and sort case on n_dev devices. */
+static void all_cases(int n_dev)
+{
+    joins(n_dev, 200000, 1);
+    joins(n_dev, 100000, 0);
+    empty_sides(n_dev);
+    sorts(n_dev, 300000, N_DIST);
+}
+
+SL_TEST(plans_1dev)
+{
+    NEED_GPU();
+    all_cases(1);
+}
+
+SL_TEST(plans_2dev)
+{
+    NEED_GPU();
+    all_cases(2);
+}
+
+SL_TEST(plans_4dev)
+{
+    NEED_GPU();
+    all_cases(4);
+}
+
+SL_TEST(plans_8dev)
+{
+    NEED_GPU();
+    all_cases(8);
+}
+
+/* Small inputs on 2 devices, for compute-sanitizer memcheck: duplicates on both sides
+ * through every kind and algorithm, an empty build side, and a sort. */
+SL_TEST(small_2dev)
+{
+    NEED_GPU();
+    sl_engine_t *cpu = engine(0), *gpu = engine(2);
+    sl_table_t *l = make(DUPS, 1, 3000, 80, 1, 21), *r = make(DUPS, 0, 750, 80, 1, 22);
+    sl_table_t *none = make(UNIFORM, 0, 0, 100, 1, 23);
+    for (int k = 0; k < 4; k++)
+        join_case(cpu, gpu, 2, l, r, kinds[k], "dups", 1);
+    join_case(cpu, gpu, 2, l, none, "inner", "empty-r", 1);
+    sl_table_unref(l);
+    sl_table_unref(r);
+    sl_table_unref(none);
+    sl_engine_close(cpu);
+    sl_engine_close(gpu);
+    sorts(2, 5000, 1);
+}
