@@ -180,16 +180,14 @@ int64_t sl__task_table_morsel_rows(const sl_task_t *t, const sl_table_t *tab)
     int64_t m = sl_task_morsel_rows(t);
     if (!t || !tab || t->source_gpu <= 0 || tab->n_batches == 0)
         return m;
+    /* Only where every stage after the source runs on the GPU: a host stage would get
+     * one huge morsel on one CPU thread (TPC-H Q21 and Q22 at SF 10 took 2x longer). */
+    for (int s = 0; t->pipe && s <= t->pipe->n_chain; s++)
+        if (!sl__stage_on_gpu(t->pipe, s))
+            return m;
     for (int64_t i = 0; i < tab->n_batches; i++)
         if (sl_batch_device(tab->batches[i]) != t->source_gpu - 1)
             return m;
-    /* The table is in this GPU's memory. A pipeline with a host stage downloads every
-     * morsel: CPU-sized morsels keep those downloads in cached pinned blocks and
-     * overlapped with later kernels (one 2^24-row morsel made TPC-H Q21 at SF 10 take
-     * 0.93 s instead of 0.55). Otherwise nothing moves: large morsels, fewer launches. */
-    for (int s = 0; t->pipe && s <= t->pipe->n_chain; s++)
-        if (!sl__stage_on_gpu(t->pipe, s))
-            return t->q->opts.morsel_rows_cpu;
     return sl__options_resident_morsel_rows(&t->q->opts);
 }
 
