@@ -181,7 +181,7 @@ int64_t sl__task_table_morsel_rows(const sl_task_t *t, const sl_table_t *tab)
     if (!t || !tab || t->source_gpu <= 0 || tab->n_batches == 0)
         return m;
     /* Only where every stage after the source runs on the GPU: a host stage would get
-     * one huge morsel on one CPU thread (TPC-H Q21 and Q22 at SF 10 took 2x longer). */
+     * one huge morsel on one CPU thread (TPC-H Q22 at SF 10: 198 ms, 144 with this). */
     for (int s = 0; t->pipe && s <= t->pipe->n_chain; s++)
         if (!sl__stage_on_gpu(t->pipe, s))
             return m;
