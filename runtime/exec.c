@@ -357,7 +357,7 @@ static void run_pipeline_start(struct sl__node *n, struct sl__worker *w)
     p->morsel_rows = p->split ? sl__split_morsel_rows(q, p) : 0;
     /* The task count depends on the morsel size of the device the tasks run on. */
     sl_task_t t = {
-        .q = q, .os = p->source, .pipe = p->split ? p : NULL, .stage = -1, .gnode = n,
+        .q = q, .os = p->source, .pipe = p, .stage = -1, .gnode = n,
         .worker = w, .kind = p->device >= 0 && !p->split ? SL_DEVICE_CUDA : SL_DEVICE_CPU,
         .count = 1, .source_gpu = p->device >= 0 && !p->split ? p->device + 1 : 0,
     };

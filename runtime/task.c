@@ -180,11 +180,13 @@ int64_t sl__task_table_morsel_rows(const sl_task_t *t, const sl_table_t *tab)
     int64_t m = sl_task_morsel_rows(t);
     if (!t || !tab || t->source_gpu <= 0 || tab->n_batches == 0)
         return m;
-    /* Only where every stage after the source runs on the GPU: a host stage would get
-     * one huge morsel on one CPU thread (TPC-H Q22 at SF 10: 198 ms, 144 with this). */
+    /* Large morsels only where every stage after the source runs on the GPU. A pipeline
+     * with a host stage downloads every morsel: CPU-sized ones keep the downloads in
+     * cached pinned blocks and overlapped with later kernels (one morsel of the filtered
+     * lineitem took a 286 ms download in TPC-H Q21 at SF 10). */
     for (int s = 0; t->pipe && s <= t->pipe->n_chain; s++)
         if (!sl__stage_on_gpu(t->pipe, s))
-            return m;
+            return t->q->opts.morsel_rows_cpu;
     for (int64_t i = 0; i < tab->n_batches; i++)
         if (sl_batch_device(tab->batches[i]) != t->source_gpu - 1)
             return m;
