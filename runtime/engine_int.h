@@ -13,6 +13,7 @@ struct sl__cost_entry {
     char name[64];
     enum sl_device_kind kind;
     double ns_per_row;
+    int samples; /* the first is a warm-up and not trusted (cost.c) */
 };
 
 struct sl_engine {
@@ -48,6 +49,7 @@ struct sl_engine {
 double sl__cost_lookup(sl_engine_t *eng, const char *name, enum sl_device_kind k);
 void sl__cost_record(sl_engine_t *eng, const char *name, enum sl_device_kind k, int64_t rows,
                      int64_t ns);
+double sl__cost_task_ns(enum sl_device_kind k);
 void sl__cost_load(sl_engine_t *eng, const char *path);
 int sl__cost_save(sl_engine_t *eng, const char *path);
 

@@ -12,7 +12,7 @@
  *   transfer(d) = bytes of the pipeline's input that are not on d / link bandwidth
  *                 (rows x the source schema's row bytes: each type's width, a DICT
  *                 column its 4-byte codes, sl__schema_row_bytes)
- *   compute(d)  = rows * ns_per_row(d) / workers(d)
+ *   compute(d)  = (rows * ns_per_row(d) + tasks(d) * task_ns(d)) / workers(d)
  *
  * except that a GPU overlaps one morsel's copies with another's kernels: over n GPU
  * morsels, transfer + compute becomes max(transfer, compute) + min(transfer, compute) / n.
@@ -41,6 +41,7 @@
  * SL_PLACE_COPROCESS splits whenever the nodes allow it. The runtime hands morsels out
  * dynamically (exec.c), so f is only the estimate explain shows.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -190,13 +191,16 @@ int sl__place_pipeline_why(struct sl_query *q, struct sl__pipeline *p, char *why
     double rows = p->source->op->rows_estimate > 0 ? (double)p->source->op->rows_estimate : 1e6;
     double bytes = rows * (double)sl__schema_row_bytes(p->source->op->schema);
     double link = eng->link_gbps > 0 ? eng->link_gbps : 25.0; /* GB/s */
-    double cpu_ns = rows * cpu / eng->n_threads;
-    double xfer = bytes / link, gpu_ov = rows * gpu_c > xfer ? rows * gpu_c : xfer;
+    /* Each task also pays its device's fixed cost (cost.c), which the history leaves out. */
+    double cpu_tasks = ceil(rows / (double)q->opts.morsel_rows_cpu);
+    double chunks = ceil(rows / (double)q->opts.morsel_rows_gpu);
+    chunks = chunks < 1 ? 1 : chunks;
+    double cpu_ns = (rows * cpu + cpu_tasks * sl__cost_task_ns(SL_DEVICE_CPU)) / eng->n_threads;
+    double gpu_work = rows * gpu_c + chunks * sl__cost_task_ns(SL_DEVICE_CUDA);
+    double xfer = bytes / link, gpu_ov = gpu_work > xfer ? gpu_work : xfer;
     /* One GPU task per morsel: the copies of one overlap the kernels of another
      * (gpu_worker.c), so n morsels take the longer of the two plus 1/n of the shorter. */
-    double chunks = rows / (double)q->opts.morsel_rows_gpu;
-    chunks = chunks < 1 ? 1 : chunks;
-    double gpu_ns = gpu_ov + (rows * gpu_c + xfer - gpu_ov) / chunks;
+    double gpu_ns = gpu_ov + (gpu_work + xfer - gpu_ov) / chunks;
     double host_bw = q->opts.host_gbps > 0 ? q->opts.host_gbps : link; /* GB/s = bytes/ns */
     double split_ns = cpu_ns * gpu_ov / (cpu_ns + gpu_ov);
     split_ns = split_ns > bytes / host_bw ? split_ns : bytes / host_bw;
