@@ -742,10 +742,6 @@ int sl__gpu_stream_wait(sl_task_t *t)
     return e == cudaSuccess ? SL_OK : cuda_fail(t->q, e, "waiting for a blocked task");
 }
 
-/* A host buffer for `bytes` downloaded from g: a block of the pinned result pool, which
- * the result keeps and which counts in the host budget like any result buffer; or, when
- * that pool is off or full or the budget is spent, a staging block that unpin() copies
- * out of once the download is done. */
 int sl__gpu_result_buf(struct sl__gpu *g, sl_engine_t *eng, int64_t bytes, struct sl__buf **out)
 {
     struct sl__buf *rb = NULL;
@@ -762,6 +758,10 @@ int sl__gpu_result_buf(struct sl__gpu *g, sl_engine_t *eng, int64_t bytes, struc
     return SL_OK;
 }
 
+/* A host buffer for `bytes` downloaded from g: a block of the pinned result pool, which
+ * the result keeps and which counts in the host budget like any result buffer; or, when
+ * that pool is off or full or the budget is spent, a staging block that unpin() copies
+ * out of once the download is done. */
 static int download_buf(struct sl__gpu *g, sl_task_t *t, int64_t bytes, struct sl__buf **out)
 {
     bytes = bytes > 0 ? bytes : 1;
