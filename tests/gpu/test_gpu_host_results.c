@@ -43,10 +43,7 @@ static sl_table_t *pairs(int64_t rows, uint64_t seed)
 static sl_engine_t *engine_with(enum sl_placement pl, int64_t gpu_mem, int64_t result_pinned)
 {
     struct sl_engine_config cfg;
-    sl_engine_config_init(&cfg);
-    cfg.n_threads = 2;
-    cfg.placement = pl;
-    cfg.gpu_mem_limit = gpu_mem;
+    gpu_test_config(&cfg, pl, gpu_mem);
     cfg.gpu_result_pinned = result_pinned;
     cfg.deadline_ms = 60000; /* a fault that hangs a query fails the case instead */
     sl_engine_t *e;
