@@ -9,10 +9,12 @@
  * Arrow outlives its engine: read after sl_engine_close, released last. Host allocation
  * failures and CUDA failures (the pool's cudaHostAlloc among them) during a query on a
  * fresh engine fail it cleanly or give the right rows, and leave nothing allocated once
- * the engine is closed. Skipped without a GPU. */
+ * the engine is closed. A GPU join materialized to the host gives the CPU's rows with the
+ * pool on, full and off. Skipped without a GPU. */
 #include "cuda/cuda_int.h"
 #include "sluice/arrow.h"
 #include "sort_test.h"
+#include "table_hash.h"
 
 #define MIB ((int64_t)1 << 20)
 
@@ -133,6 +135,58 @@ SL_TEST(sort_equals_cpu_across_budgets_and_pools)
     free(want2.v);
     sl_table_unref(in);
     sl_table_unref(big);
+}
+
+/* The rows (an order-free fingerprint) of plan `text` on e; *pooled / *other: result
+ * bytes in pool blocks and elsewhere. */
+static struct sl_test_rows plan_rows(sl_engine_t *e, const char *text, int64_t *pooled,
+                                     int64_t *other)
+{
+    sl_plan_t *p;
+    SL_ASSERT_OK(sl_plan_create(&p));
+    SL_ASSERT_OK(sl_plan_parse(p, text, "join"));
+    sl_query_t *q;
+    SL_ASSERT_OK(sl_query_create(e, p, &q));
+    if (sl_query_run(q) != SL_OK)
+        fail_msg("join failed: %s", sl_query_errmsg(q));
+    sl_table_t *out;
+    SL_ASSERT_OK(sl_query_result(q, sl_plan_output_at(p, 0, NULL), &out));
+    struct sl_test_rows rows = {0, 0};
+    sl_test_rows_add(&rows, out);
+    result_blocks(out, pooled, other);
+    sl_table_unref(out);
+    sl_query_destroy(q);
+    sl_plan_destroy(p);
+    return rows;
+}
+
+SL_TEST(join_equals_cpu_with_pool_on_full_off)
+{
+    NEED_GPU();
+    const char *text = "b = gen.keys rows=2^20 kind=unique seed=1 payloads=1\n"
+                       "a = gen.keys rows=2^21 kind=fk pk_rows=2^20 match=0.8 seed=2 payloads=1\n"
+                       "r = join(a, b) on=k\noutput r\n";
+    int64_t pooled = 0, other = 0;
+    sl_engine_t *cpu = gpu_test_engine(SL_PLACE_CPU, 0);
+    struct sl_test_rows want = plan_rows(cpu, text, &pooled, &other);
+    sl_engine_close(cpu);
+    assert_true(want.rows > 0);
+    const int64_t pools[] = {0, 8 * MIB, -1}; /* default, full part way, off */
+    for (int k = 0; k < 3; k++) {
+        sl_engine_t *e = engine_with(SL_PLACE_GPU, 0, pools[k]);
+        struct sl_test_rows got = plan_rows(e, text, &pooled, &other);
+        printf("join, result pool %lld: %lld rows (want %lld), %.1f MiB in pool blocks, %.1f "
+               "MiB elsewhere\n", (long long)pools[k], (long long)got.rows,
+               (long long)want.rows, pooled / 1048576.0, other / 1048576.0);
+        assert_int_equal(got.rows, want.rows);
+        assert_true(got.hash == want.hash);
+        if (pools[k] < 0)
+            assert_int_equal(pooled, 0);
+        if (pools[k] == 0) /* downloads land in the pool by default */
+            assert_true(pooled > 0);
+        assert_true(pools[k] <= 0 || pooled <= pools[k]);
+        sl_engine_close(e);
+    }
 }
 
 static int64_t live_allocs(void)
