@@ -26,6 +26,11 @@ const struct sl__option sl__options[] = {
       "Presents the GPUs as `gpus` logical devices (round robin; several per GPU share its "
       "memory budget), each with its own streams and worker.", NULL, 0, 1},
      FIELD(split_gpu, INT)},
+    {{"gpu_result_pinned", SL_ENGINE_OPT_INT, 0, "0",
+      "Bytes of pinned host memory per GPU that results downloaded from it keep, reused "
+      "across queries (a download lands where the result stays); past it results are "
+      "copied into pageable memory. 0 = host_mem / 8, at most 8 GiB; -1 = none.", NULL, -1,
+      BIG}, FIELD(gpu_result_pinned, I64)},
     {{"pin_threads", SL_ENGINE_OPT_BOOL, 0, "true", "Pins the CPU workers to cores.", NULL, 0, 1},
      FIELD(pin_threads, INT)},
     {{"gpu_depth", SL_ENGINE_OPT_INT, 0, "0",

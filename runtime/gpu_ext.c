@@ -173,6 +173,39 @@ sl_batch_t *sl__task_new_host_batch(sl_task_t *t, const sl_schema_t *schema, int
     return b;
 }
 
+/* Every column's values in a block of the pinned result pool; SL_EBUDGET when one does
+ * not fit (the pool is off or full, or the host budget spent). */
+static int result_columns(sl_task_t *t, sl_batch_t *b)
+{
+    for (int c = 0; c < b->n_cols; c++) {
+        if (sl_type_width(b->cols[c].type) == 0)
+            return SL_EBUDGET; /* strings: their bytes are not known yet */
+        int64_t bytes = sl__col_data_bytes(b->cols[c].type, b->n_rows);
+        int rc = sl__gpu_result_buf(t->gpu, t->q->eng, bytes > 0 ? bytes : 1, &b->cols[c].data);
+        if (rc < 0)
+            return rc;
+    }
+    return SL_OK;
+}
+
+sl_batch_t *sl__task_new_result_batch(sl_task_t *t, const sl_schema_t *schema, int64_t rows,
+                                      int *pinned)
+{
+    *pinned = 0;
+    sl_batch_t *b = t->gpu ? sl__batch_new(schema, rows) : NULL;
+    int rc = b ? result_columns(t, b) : SL_EBUDGET;
+    if (rc == SL_OK) {
+        *pinned = 1;
+        return b;
+    }
+    sl_batch_unref(b);
+    if (rc != SL_EBUDGET) {
+        sl_task_fail(t, rc, "pinned result memory: %s", sl_last_errmsg());
+        return NULL;
+    }
+    return sl__task_new_host_batch(t, schema, rows);
+}
+
 int sl__task_tracing(const sl_task_t *t)
 {
     return t->q->trace_on && t->worker;

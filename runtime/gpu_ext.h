@@ -74,6 +74,12 @@ void sl__task_pinned_owner(sl_task_t *t, struct sl__pinned_owner *o);
 void sl__pinned_owner_free(const struct sl__pinned_owner *o, void *h, int64_t bytes);
 /* A batch in ordinary host memory (charged to the host budget), on any task. */
 sl_batch_t *sl__task_new_host_batch(sl_task_t *t, const sl_schema_t *schema, int64_t rows);
+/* The same for a GPU task's result, in the GPU's pinned result memory (option
+ * gpu_result_pinned) when it has room: downloads may then fill it directly, and the
+ * result keeps it (no copy out of staging blocks); *pinned tells which. Fixed-width
+ * columns only in pinned memory; NULL (the task failed) on error. */
+sl_batch_t *sl__task_new_result_batch(sl_task_t *t, const sl_schema_t *schema, int64_t rows,
+                                      int *pinned);
 /* Extra CUDA streams (cudaStream_t, non-blocking) on the task's GPU, for an operator that
  * overlaps its own copies with its kernels (the out-of-core join and sort): `n` of them,
  * 1 to SL__TASK_STREAMS_MAX, into out[]. They come from a pool the runtime keeps per GPU,

@@ -29,6 +29,19 @@ int sl__gpu_cuda_fail(struct sl_query *q, cudaError_t e, const char *what, const
 
 #define cuda_fail(q, e, what) GPU_CUDA_FAIL(q, e, what)
 
+/* The pinned result memory of one GPU (option gpu_result_pinned): 0 chooses host_mem / 8,
+ * at most 8 GiB, enough to keep a 2^28-row sort's result with room to spare while a
+ * tenth of a large host's RAM stays unpinned; logical devices split their GPU's share. */
+static int64_t result_pinned_cap(const sl_engine_t *eng, int share)
+{
+    int64_t cap = eng->cfg.gpu_result_pinned;
+    if (cap == 0) {
+        cap = eng->host_limit / 8;
+        cap = cap < ((int64_t)8 << 30) ? cap : (int64_t)8 << 30;
+    }
+    return share > 1 && cap > 0 ? cap / share : cap;
+}
+
 int sl__gpu_create(struct sl__gpu **out, sl_engine_t *eng, int ordinal, int64_t mem_limit,
                    int share, int depth)
 {
@@ -55,6 +68,7 @@ int sl__gpu_create(struct sl__gpu **out, sl_engine_t *eng, int ordinal, int64_t 
     if (share > 1) /* a logical device: its part of the physical GPU's budget */
         mem_limit /= share;
     if ((rc = sl__dpool_create(&g->pool, ordinal, mem_limit)) < 0 ||
+        (rc = sl__pinned_results_create(&g->results, result_pinned_cap(eng, share))) < 0 ||
         (rc = sl__pinned_create(&g->pinned, (int64_t)1 << 30)) < 0 ||
         (rc = sl__pinned_create(&g->spill, (int64_t)1 << 40)) < 0 || /* bound: host budget */
         (sl__pinned_set_mapped(g->spill), 0) ||
@@ -136,6 +150,7 @@ void sl__gpu_destroy(struct sl__gpu *g)
         cudaFreeHost(g->h_status_all);
     sl__pinned_destroy(g->pinned);
     sl__pinned_destroy(g->spill);
+    sl__pinned_results_release(g->results); /* results still held keep their blocks */
     sl__dpool_destroy(g->pool);
     if (prev >= 0)
         sl__cuda_set_device(prev, NULL);
@@ -177,11 +192,27 @@ static int64_t event_ns(struct sl__gpu *g, cudaEvent_t ev)
 
 static void pinned_buf_release(struct sl__buf *b);
 
-/* Copies a batch out of pinned blocks into ordinary host memory, so that results do not
- * hold the pinned pool. The staging threads share large copies: one thread copying a
- * 200 MB join result took longer than the join (H100 trace, 2026-11-23). */
+static bool batch_in_result_blocks(const sl_batch_t *b)
+{
+    for (int i = 0; i < b->n_cols; i++) {
+        const struct sl__buf *parts[3] = {b->cols[i].data, b->cols[i].validity, b->cols[i].chars};
+        for (int k = 0; k < 3; k++)
+            if (parts[k] && !sl__pinned_results_owns(parts[k]))
+                return false;
+    }
+    return true;
+}
+
+/* The host batch a download becomes. Blocks of the pinned result pool stay as they are
+ * (the result keeps them). Staging blocks are copied into ordinary host memory, so that
+ * results do not hold the staging pool; the staging threads share large copies: one
+ * thread copying a 200 MB join result took longer than the join (H100 trace, 2026-11-23). */
 static sl_batch_t *unpin(struct sl__gpu *g, sl_batch_t *pb)
 {
+    if (batch_in_result_blocks(pb)) {
+        sl_batch_ref(pb);
+        return pb;
+    }
     sl_batch_t *b = sl__batch_new(pb->schema, pb->n_rows);
     if (!b)
         return NULL;
@@ -196,6 +227,11 @@ static sl_batch_t *unpin(struct sl__gpu *g, sl_batch_t *pb)
         for (int k = 0; k < 3; k++) {
             if (!parts[k])
                 continue;
+            if (sl__pinned_results_owns(parts[k])) {
+                sl__buf_ref(parts[k]);
+                *dst[k] = parts[k];
+                continue;
+            }
             *dst[k] = sl__buf_new(parts[k]->bytes);
             if (!*dst[k]) {
                 sl_batch_unref(b);
@@ -706,11 +742,36 @@ int sl__gpu_stream_wait(sl_task_t *t)
     return e == cudaSuccess ? SL_OK : cuda_fail(t->q, e, "waiting for a blocked task");
 }
 
-static int pinned_buf(struct sl__gpu *g, sl_task_t *t, int64_t bytes, struct sl__buf **out)
+int sl__gpu_result_buf(struct sl__gpu *g, sl_engine_t *eng, int64_t bytes, struct sl__buf **out)
 {
-    void *h = NULL;
+    struct sl__buf *rb = NULL;
+    int rc = sl__pinned_results_buf(g->results, bytes, &rb);
+    if (rc < 0)
+        return rc;
+    if (sl__engine_charge_host(eng, rb->bytes) != SL_OK) {
+        sl__buf_unref(rb); /* back to the pool */
+        return SL_EBUDGET;
+    }
+    rb->charged = eng->hb;
+    atomic_fetch_add_explicit(&rb->charged->refs, 1, memory_order_relaxed);
+    *out = rb;
+    return SL_OK;
+}
+
+/* A host buffer for `bytes` downloaded from g: a block of the pinned result pool, which
+ * the result keeps and which counts in the host budget like any result buffer; or, when
+ * that pool is off or full or the budget is spent, a staging block that unpin() copies
+ * out of once the download is done. */
+static int download_buf(struct sl__gpu *g, sl_task_t *t, int64_t bytes, struct sl__buf **out)
+{
     bytes = bytes > 0 ? bytes : 1;
-    int rc = sl__pinned_alloc(g->pinned, bytes, &h);
+    int rc = sl__gpu_result_buf(g, t->q->eng, bytes, out);
+    if (rc == SL_OK)
+        return SL_OK;
+    if (rc != SL_EBUDGET)
+        return sl__query_fail(t->q, "", rc, "pinned result memory: %s", sl_last_errmsg());
+    void *h = NULL; /* the pool is off or full, or the budget spent: copy out instead */
+    rc = sl__pinned_alloc(g->pinned, bytes, &h);
     if (rc < 0)
         return sl__query_fail(t->q, "", rc, "%s", sl_last_errmsg());
     if (!(*out = sl__buf_wrap(h, bytes, SL__MEM_PINNED, pinned_buf_release, g))) {
@@ -731,9 +792,9 @@ static int download_strings(struct sl__gpu *g, sl_task_t *t, struct slot *s,
     int64_t lo = 0, hi = 0, ow = c->type == SL_TYPE_UTF8 ? 4 : 8, ob = (rows + 1) * ow;
     int rc = sl__gpu_str_range(t->q, c, first, rows, true, g->s[S_D2H], &lo, &hi);
     if (rc >= 0)
-        rc = pinned_buf(g, t, ob, &d->data);
+        rc = download_buf(g, t, ob, &d->data);
     if (rc >= 0 && hi > lo)
-        rc = pinned_buf(g, t, hi - lo, &d->chars);
+        rc = download_buf(g, t, hi - lo, &d->chars);
     if (rc < 0)
         return rc;
     cudaError_t e = SL__CUDA_RESULT(cudaMemcpyAsync(d->data->ptr,
@@ -808,20 +869,13 @@ int sl__gpu_defer_to_host(sl_task_t *t, sl_batch_t *src, sl_task_t *next,
                 continue;
             if (from[k] + len[k] > parts[k]->bytes) /* never past the buffer */
                 len[k] = parts[k]->bytes - from[k];
-            void *h = NULL;
-            int rc = sl__pinned_alloc(g->pinned, len[k] > 0 ? len[k] : 1, &h);
-            if (rc < 0) {
+            if (download_buf(g, t, len[k], dst[k]) < 0) {
                 drop_partial(b, g->s[S_D2H]);
-                return sl__query_fail(t->q, "", rc, "%s", sl_last_errmsg());
-            }
-            *dst[k] = sl__buf_wrap(h, len[k] > 0 ? len[k] : 1, SL__MEM_PINNED, pinned_buf_release, g);
-            if (!*dst[k]) {
-                sl__pinned_free(g->pinned, h, len[k] > 0 ? len[k] : 1);
-                drop_partial(b, g->s[S_D2H]);
-                return sl__query_fail(t->q, "", SL_ENOMEM, "out of memory");
+                return t->q->err.code ? t->q->err.code : SL_ENOMEM;
             }
             if (len[k] > 0) {
-                e = SL__CUDA_RESULT(cudaMemcpyAsync(h, (const char *)parts[k]->ptr + from[k],
+                e = SL__CUDA_RESULT(cudaMemcpyAsync((*dst[k])->ptr,
+                                                    (const char *)parts[k]->ptr + from[k],
                                                     (size_t)len[k], cudaMemcpyDeviceToHost,
                                                     g->s[S_D2H]));
                 if (e != cudaSuccess) {

@@ -58,6 +58,11 @@ struct sl__replica {
 
 struct sl__gpu;
 struct sl_query;
+/* A host buffer of `bytes` (> 0) in g's pinned result memory, counted in eng's host
+ * budget until its last unref (from any thread, engine closed or not). SL_EBUDGET when
+ * that memory is off or full or the budget is spent (the caller copies instead), else
+ * the pool's error (SL_ENOMEM, SL_EDEVICE; message in sl_last_errmsg). */
+int sl__gpu_result_buf(struct sl__gpu *g, sl_engine_t *eng, int64_t bytes, struct sl__buf **out);
 /* Drops q's copies of table columns on g that only the replica list still holds (none in
  * use), so that an allocation over the budget can be tried again; returns how many. */
 int sl__gpu_evict_replicas(struct sl_query *q, struct sl__gpu *g);
@@ -75,6 +80,7 @@ struct sl__gpu {
     struct slot *slots;
     int32_t *h_status_all;           /* pinned mapped, one word per slot */
     struct sl__stager *stager;       /* threads that stage pageable uploads */
+    struct sl__pinned_results *results; /* pinned blocks results keep; NULL: off */
     pthread_mutex_t side_mu;         /* guards side[]: streams operators borrow (gpu_ext.c) */
     int n_side;
     cudaStream_t side[SL__GPU_SIDE_MAX];

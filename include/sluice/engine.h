@@ -111,6 +111,11 @@ struct sl_engine_config {
     int64_t gpu_resident_morsel_rows; /* gpu_resident_morsel_rows: rows per GPU morsel of a
                                          table already in that GPU's memory; 0 = 2^28 while
                                          gpu_morsel_rows has its default, else that */
+    /* Fields added with pinned result memory (issue 23). */
+    int64_t gpu_result_pinned;  /* gpu_result_pinned: bytes of pinned host memory per GPU
+                                   that results downloaded from it keep (reused across
+                                   queries); past it they are copied into pageable
+                                   memory; 0 = host_mem / 8, at most 8 GiB; -1 = none */
 };
 
 /* Fills *cfg with the defaults and sets cfg->size. Cannot fail. Thread-safe (touches

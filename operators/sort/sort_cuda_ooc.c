@@ -3,12 +3,14 @@
  * GPU memory budget, or the sink kept batches in host memory (it does once the budget
  * is short). docs/OUT_OF_CORE.md has the design; in short:
  *
- * finalize: allocates the result (one host batch) and spawns tasks that fault its pages
- *   in on the CPU workers while the kept rows, in input order, are sorted in
+ * finalize: allocates the result (one host batch: in the GPU's pinned result memory
+ *   when it has room, else pageable, with tasks that fault its pages in on the CPU
+ *   workers) while the kept rows, in input order, are sorted in
  *   GPU-budget-sized runs into pinned host memory (ooc_runs_cuda.c: upload, CUB sort,
  *   download, overlapped). Then, up to 64 runs (merge_on_gpu), the GPU merge: buckets of
- *   output ranks (cut at sampled keys) re-sorted on the GPU from the runs' slices into
- *   pinned blocks, which CPU tasks copy into the result while the next buckets sort.
+ *   output ranks (cut at sampled keys) re-sorted on the GPU from the runs' slices,
+ *   downloaded straight into a pinned result, or into pinned blocks which CPU tasks copy
+ *   into a pageable one while the next buckets sort.
  *   Else the CPU merge: the output cut into key ranges of about 2^15 rows at sampled
  *   key codes, and merge tasks on the CPU workers that each put a few consecutive
  *   ranges in order into their place in the result (a stable radix sort of each range's
@@ -56,6 +58,7 @@ struct ooc_state {
     double t0;                       /* when the merge started */
     struct bucket *bk;               /* GPU merge: its buckets */
     int64_t nb;
+    int direct;                      /* the result is pinned: buckets download into it */
     struct sl__pinned_owner owner;
 };
 
@@ -244,7 +247,10 @@ static const struct sl_phase copy_phase = {copy_impl, 1, NULL};
  * sorts the next ones. */
 static int bucket_ready(sl_task_t *t, void *arg, int64_t b)
 {
-    struct bucket *bk = &((struct ooc_state *)arg)->bk[b];
+    struct ooc_state *st = arg;
+    struct bucket *bk = &st->bk[b];
+    if (st->direct)
+        return SL_OK; /* downloaded in place */
     int64_t n = (bk->rows + COPY_ROWS - 1) / COPY_ROWS;
     atomic_store(&bk->left, n);
     return n ? sl_task_spawn(t, &copy_phase, n, bk, NULL) : SL_OK;
@@ -294,8 +300,9 @@ static int64_t *make_cuts(sl_task_t *t, const struct sl__ooc_runs *m, int64_t n,
 
 /* 1 to merge on the GPU: the option debug_ooc_sort_merge=gpu or cpu forces it; by default when
  * there are at most 64 runs (a bucket is k slices per column, one copy call each) and the
- * pinned blocks of the result fit the host budget beside the runs. */
-static int merge_on_gpu(sl_task_t *t, const struct sl__ooc_sorted *so, int64_t R)
+ * pinned blocks of the result fit the host budget beside the runs (none when the result
+ * is pinned itself: `direct`). */
+static int merge_on_gpu(sl_task_t *t, const struct sl__ooc_sorted *so, int64_t R, int direct)
 {
     enum { AUTO, CPU, GPU };
     int64_t force = AUTO;
@@ -306,7 +313,7 @@ static int merge_on_gpu(sl_task_t *t, const struct sl__ooc_sorted *so, int64_t R
     for (int c = 0; c < so->runs.n_cols; c++)
         row_bytes += so->runs.width[c];
     /* pinned classes are powers of two: up to twice the bytes */
-    if (!sl__task_host_room(t, 2 * so->n * row_bytes) ||
+    if ((!direct && !sl__task_host_room(t, 2 * so->n * row_bytes)) ||
         !sl__ooc_merge_fits(t, so, R, (so->n + R - 1) / R + 1))
         return 0;
     return force == GPU || so->runs.n_runs <= 64;
@@ -337,6 +344,11 @@ static int gpu_merge(sl_task_t *t, struct sort_global *g, struct ooc_state *st, 
             bk->rows += cuts[(b + 1) * m->n_runs + j] - cuts[b * m->n_runs + j];
         row0 += bk->rows;
         for (int c = 0; c < m->n_cols; c++) {
+            if (st->direct) { /* into the result: no blocks, no copy */
+                dst[b * m->n_cols + c] = (char *)sl__col_values(g->m.out, c) +
+                                         bk->row0 * m->width[c];
+                continue;
+            }
             bk->bytes[c] = bk->rows * m->width[c];
             if (!(bk->cols[c] = dst[b * m->n_cols + c] = sl__task_pinned_alloc(t, bk->bytes[c]))) {
                 free(cuts), free(dst);
@@ -373,11 +385,13 @@ int sl__sort_ooc_finalize(sl_task_t *t)
     g->ooc_state = st; /* freed with the query's state, whatever happens below */
     g->ooc_free = ooc_free;
     /* The result: one host batch that the source hands out in morsel slices, as the CPU
-     * sort's; its pages are faulted in by CPU tasks while the GPU sorts the runs. */
-    g->m.out = sl__task_new_host_batch(t, sl_op_output_schema(sl_task_op(t)), input_rows(&in));
+     * sort's; pinned (faulted in already) or pageable, whose pages CPU tasks fault in
+     * while the GPU sorts the runs. */
+    g->m.out = sl__task_new_result_batch(t, sl_op_output_schema(sl_task_op(t)),
+                                         input_rows(&in), &st->direct);
     if (!g->m.out)
         return SL_ENOMEM;
-    int rc = spawn_populate(t, g->m.out);
+    int rc = st->direct ? SL_OK : spawn_populate(t, g->m.out);
     if (rc < 0)
         return rc;
     rc = sl__ooc_runs_sort(t, &in, &st->sorted);
@@ -391,7 +405,7 @@ int sl__sort_ooc_finalize(sl_task_t *t)
     int64_t R = 0; /* the runs' size: every bucket of the GPU merge fits a run's buffers */
     for (int64_t j = 0; j < st->sorted->runs.n_runs; j++)
         R = st->sorted->rows[j] > R ? st->sorted->rows[j] : R;
-    if (merge_on_gpu(t, st->sorted, R)) {
+    if (merge_on_gpu(t, st->sorted, R, st->direct)) {
         g->gpu_merge = 1;
         return gpu_merge(t, g, st, R);
     }

@@ -253,5 +253,26 @@ int sl__pinned_trim(struct sl__pinned *p);
 void sl__pinned_set_mapped(struct sl__pinned *p);
 void sl__pinned_stats(struct sl__pinned *p, struct sl__pinned_stats *st);
 
+/* ---------------- pinned result memory (cuda_pinned_results.c) ---------------- */
+
+/* Pinned blocks that downloaded results keep (no copy into pageable memory), under a
+ * cap on the pinned bytes held (in use + cached for the next query). Reference counted
+ * apart from its creator: each block holds a reference and may be freed from any
+ * thread after the engine has closed. */
+struct sl__pinned_results;
+
+/* cap_bytes <= 0 gives *out = NULL (off) and SL_OK. */
+int sl__pinned_results_create(struct sl__pinned_results **out, int64_t cap_bytes);
+/* Drops the creator's reference; the blocks still in use keep the pool. NULL allowed. */
+void sl__pinned_results_release(struct sl__pinned_results *r);
+/* A pinned host buffer (SL__MEM_PINNED) of `bytes`; its last unref gives the block back.
+ * SL_EBUDGET when r is NULL or the cap is reached (the caller falls back to copying),
+ * SL_ENOMEM, SL_EDEVICE (cudaHostAlloc failed; message in sl_last_errmsg). */
+int sl__pinned_results_buf(struct sl__pinned_results *r, int64_t bytes, struct sl__buf **out);
+/* Whether b is a block of a pinned result pool. */
+bool sl__pinned_results_owns(const struct sl__buf *b);
+/* Zeros for NULL. */
+void sl__pinned_results_stats(struct sl__pinned_results *r, struct sl__pinned_stats *st);
+
 #endif /* SL_HAVE_CUDA */
 #endif /* SLUICE_RUNTIME_CUDA_INT_H */

@@ -32,15 +32,21 @@ static inline int gpu_expected(void)
 }
 
 /* Ends the case for want of a usable GPU: a failure where one is expected, else a skip. */
-/* An engine of two CPU workers with this placement and GPU budget (0: the default), as
- * the test configuration allows. */
+/* An engine (its config) of two CPU workers with this placement and GPU budget (0: the
+ * default), as the test configuration allows. */
+static inline void gpu_test_config(struct sl_engine_config *cfg, enum sl_placement pl,
+                                   int64_t gpu_mem)
+{
+    sl_engine_config_init(cfg);
+    cfg->n_threads = 2;
+    cfg->placement = pl;
+    cfg->gpu_mem_limit = gpu_mem;
+}
+
 static inline sl_engine_t *gpu_test_engine(enum sl_placement pl, int64_t gpu_mem)
 {
     struct sl_engine_config cfg;
-    sl_engine_config_init(&cfg);
-    cfg.n_threads = 2;
-    cfg.placement = pl;
-    cfg.gpu_mem_limit = gpu_mem;
+    gpu_test_config(&cfg, pl, gpu_mem);
     sl_engine_t *e;
     SL_ASSERT_OK(sl_test_engine_open(&e, &cfg));
     return e;

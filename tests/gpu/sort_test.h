@@ -115,8 +115,9 @@ static struct flat run(sl_engine_t *e, sl_table_t **in, int n_in, const char *op
  * GPU-resident inputs with the output left on the GPU), compared row for row; the GPU
  * must have finalized it iff expect_gpu, and given every device block back. `what`
  * names the case in the log. */
-static void check_tables(sl_table_t **in, int n_in, const char *op, const char *opts,
-                         int expect_gpu, int64_t gpu_mem, int host_only, const char *what)
+static __attribute__((unused)) void
+check_tables(sl_table_t **in, int n_in, const char *op, const char *opts, int expect_gpu,
+             int64_t gpu_mem, int host_only, const char *what)
 {
     sl_engine_t *cpu = gpu_test_engine(SL_PLACE_CPU, 0), *gpu = gpu_test_engine(SL_PLACE_GPU, gpu_mem);
     struct flat want = run(cpu, in, n_in, op, opts, 0, NULL);
