@@ -9,6 +9,11 @@ namespace {
 
 constexpr int kThreads = 256;
 
+/* A 16-byte value (decimal128) as two words: 8-byte alignment is all a column promises. */
+struct b128 {
+    unsigned long long w[2];
+};
+
 unsigned grid_for(int64_t n)
 {
     int64_t b = (n + kThreads - 1) / kThreads;
@@ -151,6 +156,7 @@ extern "C" cudaError_t sl_k_gather_width(const void *d_src, const uint32_t *d_id
     case 2: return gather((const uint16_t *)d_src, d_idx, (uint16_t *)d_dst, n, stream);
     case 4: return gather((const uint32_t *)d_src, d_idx, (uint32_t *)d_dst, n, stream);
     case 8: return gather((const uint64_t *)d_src, d_idx, (uint64_t *)d_dst, n, stream);
+    case 16: return gather((const b128 *)d_src, d_idx, (b128 *)d_dst, n, stream);
     default: return cudaErrorInvalidValue;
     }
 }

@@ -26,8 +26,8 @@ cudaError_t sl_k_gather_b32(const uint32_t *d_src, const uint32_t *d_idx, uint32
                             int64_t n, cudaStream_t stream);
 cudaError_t sl_k_gather_b64(const uint64_t *d_src, const uint32_t *d_idx, uint64_t *d_dst,
                             int64_t n, cudaStream_t stream);
-/* The same for values of `width` bytes (1, 2, 4 or 8: bools, small integers and the
- * rest); cudaErrorInvalidValue for another width. */
+/* The same for values of `width` bytes (1, 2, 4, 8 or 16: bools, small integers, the
+ * rest and decimal128); cudaErrorInvalidValue for another width. */
 cudaError_t sl_k_gather_width(const void *d_src, const uint32_t *d_idx, void *d_dst, int width,
                               int64_t n, cudaStream_t stream);
 
