@@ -371,11 +371,13 @@ static int64_t place_and_count(struct sl__node *n, struct sl__worker *w, struct 
     struct sl_query *q = n->graph->on_finish_user;
     p->device = sl__place_pipeline(q, p);
     p->morsel_rows = p->split ? sl__split_morsel_rows(q, p) : 0;
+    p->host_source = false;
     if (p->device < 0 || p->split || !sl__pipeline_source_on_host(q, p))
         return source_task_count(n, w, p);
     int gpu = p->device;
     p->device = -1; /* counted as the CPU cuts them */
     int64_t tasks = source_task_count(n, w, p);
+    p->host_source = tasks != 1;
     if (tasks == 1) { /* back to the GPU, with the one morsel size both counts agree on */
         p->device = gpu;
         p->morsel_rows = q->opts.morsel_rows_cpu;

@@ -57,6 +57,8 @@ struct sl__pipeline {
     bool split;
     double split_gpu_share;          /* estimated share of rows on the GPU, < 0 unknown */
     int64_t morsel_rows;             /* one morsel size for both devices; 0 = per device */
+    bool host_source;                /* placed on a GPU, run by the CPU workers: its source
+                                      * finalized on the host (exec.c, place_and_count) */
     _Atomic uint64_t split_range;    /* morsels not yet taken: [lo, hi) as hi << 32 | lo */
     _Atomic int64_t next_morsel;     /* the next morsel index to give a task (not split) */
     _Atomic int64_t cpu_tasks, gpu_tasks; /* morsels run on each kind of device */

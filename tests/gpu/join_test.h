@@ -53,8 +53,16 @@ static struct fp fingerprint(sl_table_t *t)
                     v = 0xcbf29ce484222325ull;
                     for (int32_t k = str.dict_offsets[code]; k < str.dict_offsets[code + 1]; k++)
                         v = (v ^ (uint8_t)str.dict_chars[k]) * 0x100000001b3ull;
+                } else if (sl_type_width(col.type) == 16) { /* decimal128: both words */
+                    uint64_t w[2];
+                    memcpy(w, (const char *)col.data + i * 16, 16);
+                    v = w[0] ^ (w[1] * 0xC2B2AE3D27D4EB4Full);
                 } else if (sl_type_width(col.type) == 8)
                     memcpy(&v, (const char *)col.data + i * 8, 8);
+                else if (sl_type_width(col.type) == 2)
+                    v = (uint64_t)(int64_t)((const int16_t *)col.data)[i];
+                else if (sl_type_width(col.type) == 1)
+                    v = ((const uint8_t *)col.data)[i];
                 else
                     v = (uint64_t)(int64_t)((const int32_t *)col.data)[i];
                 h = (h ^ v) * 0x9E3779B97F4A7C15ull;
