@@ -76,33 +76,6 @@ static sl_table_t *make(const struct late_spec *sp, const char *side)
     return t;
 }
 
-/* The join on the CPU and on the GPU engine (inputs on the host or both GPU-resident),
- * compared as row multisets; expect_gpu: whether the GPU must have finalized it. */
-static void check_on(sl_engine_t *cpu, sl_engine_t *gpu, sl_table_t *l, sl_table_t *r,
-                     const char *opts, int expect_gpu, int resident)
-{
-    struct fp want = run(cpu, l, r, opts, 0, NULL);
-    sl_table_t *gl = l, *gr = r;
-    if (resident) {
-        SL_ASSERT_OK(sl_table_to_device(gpu, l, 0, &gl));
-        SL_ASSERT_OK(sl_table_to_device(gpu, r, 0, &gr));
-    }
-    int on_gpu = -1;
-    struct fp got = run(gpu, gl, gr, opts, resident, &on_gpu);
-    if (resident) {
-        sl_table_unref(gl);
-        sl_table_unref(gr);
-    }
-    printf("%s (resident %d): cpu %lld rows, gpu %lld rows, on the GPU %d\n", opts, resident,
-           (long long)want.rows, (long long)got.rows, on_gpu);
-    assert_int_equal(got.rows, want.rows);
-    assert_true(got.hash == want.hash);
-    assert_int_equal(on_gpu, expect_gpu);
-    struct sl_mem_stats ms = SL_MEM_STATS_INIT;
-    sl_engine_mem_stats(gpu, &ms);
-    assert_int_equal(ms.gpu_in_use, 0);
-}
-
 static const char *const late_opts[] = {
     "on=k left_columns=\"k, lb, lh, ld\" right_columns=\"rb, rd, ri\"",
     "on=k algo=nopart left_columns=\"lb, ld, li, ls\" right_columns=\"rh, rb, rd\"",
@@ -123,7 +96,7 @@ static void late_cases(const struct late_spec *ls, const struct late_spec *rs, i
         int empty_right = rs->rows == 0 && ls->rows > 0 &&
                           (strstr(late_opts[i], "kind=left") || strstr(late_opts[i], "kind=anti"));
         for (int resident = 0; resident < 2; resident++)
-            check_on(cpu, gpu, l, r, late_opts[i], expect_gpu && !empty_right, resident);
+            join_check_on(cpu, gpu, l, r, late_opts[i], expect_gpu && !empty_right, resident);
     }
     sl_engine_close(cpu);
     sl_engine_close(gpu);
@@ -166,8 +139,8 @@ SL_TEST(null_payloads_stay_on_the_cpu)
     struct late_spec r = {.rows = 10000, .key_range = 8000, .seed = 9};
     sl_table_t *lt = make(&l, "l"), *rt = make(&r, "r");
     sl_engine_t *cpu = gpu_test_engine(SL_PLACE_CPU, 0), *gpu = gpu_test_engine(SL_PLACE_GPU, 0);
-    check_on(cpu, gpu, lt, rt, late_opts[0], 0, 0); /* lb has nulls */
-    check_on(cpu, gpu, lt, rt, "on=k left_columns=\"lh, ld\" right_columns=\"rb\"", 1, 1);
+    join_check_on(cpu, gpu, lt, rt, late_opts[0], 0, 0); /* lb has nulls */
+    join_check_on(cpu, gpu, lt, rt, "on=k left_columns=\"lh, ld\" right_columns=\"rb\"", 1, 1);
     sl_engine_close(cpu);
     sl_engine_close(gpu);
     sl_table_unref(lt);
