@@ -200,8 +200,8 @@ double sl__pipeline_ns_per_row(struct sl_query *q, const struct sl__pipeline *p,
                                enum sl_device_kind kind);
 bool sl__pipeline_gpu_capable(const struct sl__pipeline *p);
 bool sl__stage_on_gpu(const struct sl__pipeline *p, int stage);
-/* Whether p's source emits host rows from its CPU implementation: a sink that finalized
- * on the host (not placed on the GPU by its node), whose CUDA source, if any, refuses. */
+/* Whether p's source emits host rows from its CPU implementation: a sink (not placed on
+ * the GPU by its node) whose CUDA source, if any, refuses: it finalized on the host. */
 bool sl__pipeline_source_on_host(struct sl_query *q, struct sl__pipeline *p);
 /* Whether every node of p allows a split across devices (sl_op_def.can_split). */
 bool sl__pipeline_splittable(const struct sl__pipeline *p);

@@ -66,11 +66,17 @@
 
 /* ---------------- can the GPU do it ---------------- */
 
+/* Nulls in a column: known ones, or an unknown count in host memory. An unknown count
+ * in device memory (every column a GPU projection computes) is counted by finalize,
+ * which leaves a column with nulls to the CPU (gj_count_unknown_nulls). */
 static int col_nulls(const struct join_side *sd, int col)
 {
-    for (int64_t i = 0; i < sd->n_batches; i++)
-        if (sd->batches[i]->cols[col].validity && sd->batches[i]->cols[col].null_count != 0)
+    for (int64_t i = 0; i < sd->n_batches; i++) {
+        const struct sl__col *c = &sd->batches[i]->cols[col];
+        if (c->validity && (c->null_count > 0 ||
+                            (c->null_count < 0 && sl_batch_device(sd->batches[i]) < 0)))
             return 1;
+    }
     return 0;
 }
 
@@ -872,6 +878,12 @@ static int finalize(sl_task_t *t, struct join_state *st, struct gj *g, struct gj
 
 int join_finalize_cuda(sl_task_t *t)
 {
+    int64_t nulls;
+    int rc = gj_count_unknown_nulls(t, sl_task_gstate(t), &nulls);
+    if (rc < 0)
+        return rc;
+    if (nulls > 0) /* in a key or an output column: the CPU joins (can_run's rule) */
+        return join_finalize(t);
     if (!fits_in_gpu(t) && join_smj_ooc_can_run(t)) /* algo=sortmerge */
         return join_smj_ooc_finalize(t);
     if (!fits_in_gpu(t) && join_ooc_can_run(t))
@@ -896,7 +908,7 @@ int join_finalize_cuda(sl_task_t *t)
     memset(&g, 0, sizeof g);
     memset(&o, 0, sizeof o);
     phases_init(&ph, t);
-    int rc = finalize(t, st, &g, &o, &ph);
+    rc = finalize(t, st, &g, &o, &ph);
     phases_report(&ph, t, &g, rc);
     gj_sides_free(t, &g);
     out_free(t, &o);

@@ -38,6 +38,12 @@ cudaError_t sl_k_strided_b32(const uint32_t *d_src, int64_t stride, uint32_t *d_
 cudaError_t sl_k_strided_b64(const uint64_t *d_src, int64_t stride, uint64_t *d_dst, int64_t n,
                              cudaStream_t stream);
 
+/* Adds to *d_count the number of zero bits among validity bits [offset, offset + n) of
+ * d_validity (bit i in byte i / 8, least significant first: Arrow's order): the nulls of
+ * a column whose null count is not known. */
+cudaError_t sl_k_count_nulls(const uint8_t *d_validity, int64_t offset, int64_t n,
+                             unsigned long long *d_count, cudaStream_t stream);
+
 /* Sums of n values into d_sum (the caller zeroes it first; sums add up over calls):
  *  i32 -> int64 (cannot overflow below 2^32 rows), f32/f64 -> double;
  *  i64 -> exact: d_sum is two words {low 64 bits, high 64 bits} of a 128-bit two's
