@@ -66,17 +66,13 @@
 
 /* ---------------- can the GPU do it ---------------- */
 
-/* Nulls in a column: known ones, or an unknown count in host memory. An unknown count
- * in device memory (every column a GPU projection computes) is counted by finalize,
- * which leaves a column with nulls to the CPU (gj_count_unknown_nulls). */
+/* Nulls in a column, or an unknown count (the GPU sink's batches have theirs counted by
+ * the GPU combine: combine_cuda). */
 static int col_nulls(const struct join_side *sd, int col)
 {
-    for (int64_t i = 0; i < sd->n_batches; i++) {
-        const struct sl__col *c = &sd->batches[i]->cols[col];
-        if (c->validity && (c->null_count > 0 ||
-                            (c->null_count < 0 && sl_batch_device(sd->batches[i]) < 0)))
+    for (int64_t i = 0; i < sd->n_batches; i++)
+        if (sd->batches[i]->cols[col].validity && sd->batches[i]->cols[col].null_count != 0)
             return 1;
-    }
     return 0;
 }
 
@@ -878,12 +874,6 @@ static int finalize(sl_task_t *t, struct join_state *st, struct gj *g, struct gj
 
 int join_finalize_cuda(sl_task_t *t)
 {
-    int64_t nulls;
-    int rc = gj_count_unknown_nulls(t, sl_task_gstate(t), &nulls);
-    if (rc < 0)
-        return rc;
-    if (nulls > 0) /* in a key or an output column: the CPU joins (can_run's rule) */
-        return join_finalize(t);
     if (!fits_in_gpu(t) && join_smj_ooc_can_run(t)) /* algo=sortmerge */
         return join_smj_ooc_finalize(t);
     if (!fits_in_gpu(t) && join_ooc_can_run(t))
@@ -908,7 +898,7 @@ int join_finalize_cuda(sl_task_t *t)
     memset(&g, 0, sizeof g);
     memset(&o, 0, sizeof o);
     phases_init(&ph, t);
-    rc = finalize(t, st, &g, &o, &ph);
+    int rc = finalize(t, st, &g, &o, &ph);
     phases_report(&ph, t, &g, rc);
     gj_sides_free(t, &g);
     out_free(t, &o);
@@ -979,8 +969,20 @@ static int gpu_source_can_run(const sl_task_t *t)
     return ((const struct join_state *)sl_task_gstate((sl_task_t *)t))->gpu;
 }
 
+/* A GPU worker's input batches: the nulls of computed columns (a GPU projection leaves
+ * their count unknown) are counted on its GPU before they join the global state, so
+ * can_run knows whether the GPU can take the join (TPC-H Q10's and Q14's revenue
+ * columns kept their joins on the host). */
+static int combine_cuda(sl_task_t *t)
+{
+    int rc = gj_count_unknown_nulls(t, sl_op_data(sl_task_op(t)), sl_task_lstate(t));
+    return rc < 0 ? rc : join_combine(t);
+}
+
+static const struct sl_impl def_combine[] = {SL__IMPL_CPU(join_combine),
+                                             SL__IMPL_CUDA(combine_cuda, NULL)};
 SL__IMPLS_CPU_CUDA(def_sink, join_sink, join_sink, join_gpu_sink_can_run);
 SL__IMPLS_CPU_CUDA(def_finalize, join_finalize, join_finalize_cuda, join_gpu_can_run);
 SL__IMPLS_CPU_CUDA(def_source, source_any, source_any, gpu_source_can_run);
 SL__SINK_SOURCE_DEF(sl__join_cuda_def, JOIN_DEF_FIELDS, (source_tasks, fini_global),
-                    sl__cost_linear, def_sink, join_combine_cpu, def_finalize, def_source);
+                    sl__cost_linear, def_sink, def_combine, def_finalize, def_source);

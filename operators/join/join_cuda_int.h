@@ -53,9 +53,9 @@ struct gj {
 };
 
 /* Counts the nulls of the keys and output columns whose null count is unknown (-1: a GPU
- * projection's result) in the sides' device batches, one synchronization, and keeps
- * each count on its batch; *nulls: how many there are in all. */
-int gj_count_unknown_nulls(sl_task_t *t, struct join_state *st, int64_t *nulls);
+ * projection's result) in the device batches of sides[0] and sides[1] (one
+ * synchronization) and keeps each count on its batch. */
+int gj_count_unknown_nulls(sl_task_t *t, const struct join_data *d, struct join_side *sides);
 /* Column `col` of side s as one device array (in place when the batches are consecutive
  * slices of one device buffer, else copied; *owned set then). */
 int gj_side_column(sl_task_t *t, const struct join_state *st, int s, const struct gj_side *g,

@@ -52,19 +52,17 @@ static int side_used_cols(const struct join_data *d, int s, int *cols)
     return n;
 }
 
-int gj_count_unknown_nulls(sl_task_t *t, struct join_state *st, int64_t *nulls)
+int gj_count_unknown_nulls(sl_task_t *t, const struct join_data *d, struct join_side *sides)
 {
-    const struct join_data *d = sl_op_data(sl_task_op(t));
     cudaStream_t stream = sl_task_stream(t);
     int cols[JOIN_MAX_KEYS + 2 * JOIN_MAX_COLS];
-    *nulls = 0;
     int64_t n = 0; /* columns of unknown null count in device memory, each its counter */
     for (int s = 0; s < 2; s++)
-        for (int64_t i = 0; i < st->side[s].n_batches; i++)
+        for (int64_t i = 0; i < sides[s].n_batches; i++)
             for (int c = 0, nc = side_used_cols(d, s, cols); c < nc; c++) {
-                const struct sl__col *col = &st->side[s].batches[i]->cols[cols[c]];
+                const struct sl__col *col = &sides[s].batches[i]->cols[cols[c]];
                 n += col->validity && col->null_count < 0 &&
-                     sl_batch_device(st->side[s].batches[i]) >= 0;
+                     sl_batch_device(sides[s].batches[i]) >= 0;
             }
     if (n == 0)
         return SL_OK;
@@ -75,8 +73,8 @@ int gj_count_unknown_nulls(sl_task_t *t, struct join_state *st, int64_t *nulls)
                                        : cudaErrorMemoryAllocation;
     int64_t k = 0;
     for (int s = 0; s < 2 && e == cudaSuccess; s++)
-        for (int64_t i = 0; i < st->side[s].n_batches && e == cudaSuccess; i++) {
-            const sl_batch_t *b = st->side[s].batches[i];
+        for (int64_t i = 0; i < sides[s].n_batches && e == cudaSuccess; i++) {
+            const sl_batch_t *b = sides[s].batches[i];
             for (int c = 0, nc = side_used_cols(d, s, cols); c < nc && e == cudaSuccess; c++) {
                 const struct sl__col *col = &b->cols[cols[c]];
                 if (col->validity && col->null_count < 0 && sl_batch_device(b) >= 0)
@@ -92,14 +90,12 @@ int gj_count_unknown_nulls(sl_task_t *t, struct join_state *st, int64_t *nulls)
     /* The counts are kept on the batches (each consumer has batch objects of its own). */
     k = 0;
     for (int s = 0; s < 2 && e == cudaSuccess; s++)
-        for (int64_t i = 0; i < st->side[s].n_batches; i++) {
-            sl_batch_t *b = st->side[s].batches[i];
+        for (int64_t i = 0; i < sides[s].n_batches; i++) {
+            sl_batch_t *b = sides[s].batches[i];
             for (int c = 0, nc = side_used_cols(d, s, cols); c < nc; c++) {
                 struct sl__col *col = &b->cols[cols[c]];
-                if (col->validity && col->null_count < 0 && sl_batch_device(b) >= 0) {
+                if (col->validity && col->null_count < 0 && sl_batch_device(b) >= 0)
                     col->null_count = (int64_t)h_count[k++];
-                    *nulls += col->null_count;
-                }
             }
         }
     sl_task_device_free(t, d_count);
