@@ -114,26 +114,7 @@ static void check(const struct spec *ls, const struct spec *rs, const char *opts
 {
     sl_table_t *l = make(ls, "l"), *r = make(rs, "r");
     sl_engine_t *cpu = gpu_test_engine(SL_PLACE_CPU, 0), *gpu = gpu_test_engine(SL_PLACE_GPU, gpu_mem);
-    struct fp want = run(cpu, l, r, opts, 0, NULL);
-    sl_table_t *gl = l, *gr = r;
-    if (resident) {
-        SL_ASSERT_OK(sl_table_to_device(gpu, l, 0, &gl));
-        SL_ASSERT_OK(sl_table_to_device(gpu, r, 0, &gr));
-    }
-    int on_gpu = -1;
-    struct fp got = run(gpu, gl, gr, opts, resident, &on_gpu);
-    if (resident) {
-        sl_table_unref(gl);
-        sl_table_unref(gr);
-    }
-    printf("%s: cpu %lld rows, gpu %lld rows, finalized on the GPU: %d\n", opts,
-           (long long)want.rows, (long long)got.rows, on_gpu);
-    assert_int_equal(got.rows, want.rows);
-    assert_true(got.hash == want.hash);
-    assert_int_equal(on_gpu, expect_gpu);
-    struct sl_mem_stats ms = SL_MEM_STATS_INIT;
-    sl_engine_mem_stats(gpu, &ms);
-    assert_int_equal(ms.gpu_in_use, 0); /* every device block went back to the pool */
+    join_check_on(cpu, gpu, l, r, opts, expect_gpu, resident);
     sl_engine_close(cpu);
     sl_engine_close(gpu);
     sl_table_unref(l);
