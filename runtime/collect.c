@@ -216,10 +216,11 @@ static int share_sink(sl_task_t *t)
 
 /* On a GPU the keeper keeps device batches where they are, so consumers on that GPU
  * read them in place (share.c); a host batch is kept by the CPU implementation, never
- * uploaded only to be kept. */
+ * uploaded only to be kept. With several GPUs a reader may run on another GPU than the
+ * batches': there they are kept on the host, as before. */
 static int share_sink_can_run_cuda(const sl_task_t *t)
 {
-    return sl_batch_device(sl_task_input(t)) >= 0;
+    return t->q->eng->n_gpus == 1 && sl_batch_device(sl_task_input(t)) >= 0;
 }
 
 static const struct sl_impl share_sink_impl[] = {
