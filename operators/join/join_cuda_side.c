@@ -332,8 +332,10 @@ static int side_rows(sl_task_t *t, const struct join_state *st, int s, struct gj
 {
     struct gj_side *sd = &g->s[s];
     int rb = g->row_bytes;
-    if (rb == 0 || sd->n_row == 0)
-        return SL_OK; /* no rows, or rows it never outputs (gj_transform) */
+    /* No rows, or rows it never outputs (gj_transform); a side whose every payload is
+     * gathered after the join (strings, gj_late_fixed) still carries its row ids. */
+    if (rb == 0 || (sd->n_row == 0 && !sd->id_word))
+        return SL_OK;
     if (sd->n_row == 1 && !sd->id_word && sd->pay_w[0] == rb)
         return gj_side_column(t, st, s, sd, sd->pay_col[0], &sd->rows, &sd->rows_own);
     int cols[5], nc = 0;
