@@ -214,8 +214,20 @@ static int share_sink(sl_task_t *t)
     return rc < 0 ? rc : collect_sink(t);
 }
 
-static const struct sl_impl share_sink_impl[] = {{.device = SL_DEVICE_CPU, .run = share_sink}};
-static const struct sl_phase share_sink_phase = {share_sink_impl, 1, collect_cost};
+/* On a GPU the keeper keeps device batches where they are, so consumers on that GPU
+ * read them in place (share.c); a host batch is kept by the CPU implementation, never
+ * uploaded only to be kept. With several GPUs a reader may run on another GPU than the
+ * batches': there they are kept on the host, as before. */
+static int share_sink_can_run_cuda(const sl_task_t *t)
+{
+    return t->q->eng->n_gpus == 1 && sl_batch_device(sl_task_input(t)) >= 0;
+}
+
+static const struct sl_impl share_sink_impl[] = {
+    {.device = SL_DEVICE_CPU, .run = share_sink},
+    {.device = SL_DEVICE_CUDA, .run = share_sink, .can_run = share_sink_can_run_cuda},
+};
+static const struct sl_phase share_sink_phase = {share_sink_impl, 2, collect_device_cost};
 
 const struct sl_op_def sl__share_def = {
     COLLECT_DEF_COMMON,

@@ -347,21 +347,51 @@ static int spawn_morsels(struct sl__node *n, struct sl__pipeline *p, int64_t tas
     return SL_OK;
 }
 
+/* The source's task count as the device the tasks run on cuts it (its morsel size). */
+static int64_t source_task_count(struct sl__node *n, struct sl__worker *w, struct sl__pipeline *p)
+{
+    const struct sl_op_def *d = p->source->op->def;
+    bool gpu = p->device >= 0 && !p->split;
+    sl_task_t t = {
+        .q = n->graph->on_finish_user, .os = p->source, .pipe = p, .stage = -1, .gnode = n,
+        .worker = w, .kind = gpu ? SL_DEVICE_CUDA : SL_DEVICE_CPU,
+        .count = 1, .source_gpu = gpu ? p->device + 1 : 0,
+    };
+    return d->source_tasks ? d->source_tasks(&t) : 1;
+}
+
+/* Places pipeline p and counts its source's tasks. A GPU pipeline whose source emits
+ * host rows after finalizing on the host (sl__pipeline_source_on_host: a join the GPU
+ * could not take) would run that source's tasks one at a time inside the GPU worker's
+ * tasks, each probe then uploaded (TPC-H Q18 at SF 10: 110 probes of 1.3 ms in a row);
+ * the CPU workers run them at once. A source of one task (a top-k's rows) stays with
+ * the GPU pipeline: its rows are few, and the stages after it read device data. */
+static int64_t place_and_count(struct sl__node *n, struct sl__worker *w, struct sl__pipeline *p)
+{
+    struct sl_query *q = n->graph->on_finish_user;
+    p->device = sl__place_pipeline(q, p);
+    p->morsel_rows = p->split ? sl__split_morsel_rows(q, p) : 0;
+    p->host_source = false;
+    if (p->device < 0 || p->split || !sl__pipeline_source_on_host(q, p))
+        return source_task_count(n, w, p);
+    int gpu = p->device;
+    p->device = -1; /* counted as the CPU cuts them */
+    int64_t tasks = source_task_count(n, w, p);
+    p->host_source = tasks != 1;
+    if (tasks == 1) { /* back to the GPU, with the one morsel size both counts agree on */
+        p->device = gpu;
+        p->morsel_rows = q->opts.morsel_rows_cpu;
+    }
+    return tasks;
+}
+
 static void run_pipeline_start(struct sl__node *n, struct sl__worker *w)
 {
     struct sl__pipeline *p = n->arg;
     struct sl_query *q = n->graph->on_finish_user;
     const struct sl_op_def *d = p->source->op->def;
     p->start_ns = sl__now_ns();
-    p->device = sl__place_pipeline(q, p);
-    p->morsel_rows = p->split ? sl__split_morsel_rows(q, p) : 0;
-    /* The task count depends on the morsel size of the device the tasks run on. */
-    sl_task_t t = {
-        .q = q, .os = p->source, .pipe = p, .stage = -1, .gnode = n,
-        .worker = w, .kind = p->device >= 0 && !p->split ? SL_DEVICE_CUDA : SL_DEVICE_CPU,
-        .count = 1, .source_gpu = p->device >= 0 && !p->split ? p->device + 1 : 0,
-    };
-    int64_t tasks = d->source_tasks ? d->source_tasks(&t) : 1;
+    int64_t tasks = place_and_count(n, w, p);
     if (tasks < 0) {
         if (!atomic_load(&q->failed))
             sl__query_fail(q, d->name, SL_EINTERNAL, "%s: source_tasks returned %" PRId64,

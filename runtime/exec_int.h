@@ -57,6 +57,8 @@ struct sl__pipeline {
     bool split;
     double split_gpu_share;          /* estimated share of rows on the GPU, < 0 unknown */
     int64_t morsel_rows;             /* one morsel size for both devices; 0 = per device */
+    bool host_source;                /* placed on a GPU, run by the CPU workers: its source
+                                      * finalized on the host (exec.c, place_and_count) */
     _Atomic uint64_t split_range;    /* morsels not yet taken: [lo, hi) as hi << 32 | lo */
     _Atomic int64_t next_morsel;     /* the next morsel index to give a task (not split) */
     _Atomic int64_t cpu_tasks, gpu_tasks; /* morsels run on each kind of device */
@@ -198,6 +200,9 @@ double sl__pipeline_ns_per_row(struct sl_query *q, const struct sl__pipeline *p,
                                enum sl_device_kind kind);
 bool sl__pipeline_gpu_capable(const struct sl__pipeline *p);
 bool sl__stage_on_gpu(const struct sl__pipeline *p, int stage);
+/* Whether p's source emits host rows from its CPU implementation: a sink (not placed on
+ * the GPU by its node) whose CUDA source, if any, refuses: it finalized on the host. */
+bool sl__pipeline_source_on_host(struct sl_query *q, struct sl__pipeline *p);
 /* Whether every node of p allows a split across devices (sl_op_def.can_split). */
 bool sl__pipeline_splittable(const struct sl__pipeline *p);
 void sl__pipeline_signature(struct sl__pipeline *p);

@@ -6,6 +6,7 @@
  * breaker keeps its whole input until the query ends (joins, sorts, k-means and
  * outputs do; aggregates keep less), plus the batches in flight of the busiest
  * pipeline: one morsel in and one out per CPU worker, or per GPU slot. */
+#include <stdio.h>
 #include <string.h>
 
 #include "exec_int.h"
@@ -230,6 +231,10 @@ static void measure(struct sl_query *q, struct sl__explain *ex)
         int64_t end = atomic_load(&p->end_ns);
         e->measured = 1;
         e->device_measured = p->device;
+        if (p->host_source) /* moved when it started (exec.c): say so beside the estimate */
+            snprintf(e->why, sizeof e->why, "placed on GPU %d, but its source finalized on "
+                     "the host: the CPU workers ran its %lld tasks", e->device,
+                     (long long)p->n_tasks);
         e->ms_measured = p->start_ns && end > p->start_ns ? (double)(end - p->start_ns) / 1e6 : 0;
         e->rows_measured = atomic_load(&p->source->rows_out);
         e->tasks_measured = p->n_tasks;

@@ -231,6 +231,19 @@ double sl__pipeline_ns_per_row(struct sl_query *q, const struct sl__pipeline *p,
     return pipeline_cost(q, p, kind);
 }
 
+bool sl__pipeline_source_on_host(struct sl_query *q, struct sl__pipeline *p)
+{
+    const struct sl_op_def *d = p->source->op->def;
+    if (!(d->flags & SL_OP_SINK) || p->source->op->placement == SL_PLACE_GPU)
+        return false;
+    /* The CUDA source, where there is one, reads the GPU finalize's result: it refuses
+     * after a host finalize, also one a GPU finalize handed over to (a join's, on nulls
+     * it counted or colliding hashes); can_run sees only the operator's state. */
+    sl_task_t t = {.q = q, .os = p->source, .pipe = p, .stage = -1, .kind = SL_DEVICE_CUDA,
+                   .count = 1};
+    return !sl__phase_impl(d->source, SL_DEVICE_CUDA, &t);
+}
+
 /* Whether stage `s` of a GPU task runs its CUDA implementation (else its CPU one). */
 bool sl__stage_on_gpu(const struct sl__pipeline *p, int stage)
 {

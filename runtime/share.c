@@ -2,7 +2,8 @@
  * self-join's two sides, plan outputs) is computed once per query.
  *
  * Lowering (exec.c) ends the node's pipeline in a keeper, `core.share`: a collector
- * (collect.c) that keeps the node's batches on the host, in source-task order. Each
+ * (collect.c) that keeps the node's batches in source-task order, where they were made
+ * (a GPU pipeline's in that GPU's memory, so GPU consumers read them in place). Each
  * consumer's pipeline starts at a reader of its own, `core.share_read`, a source that
  * emits zero-copy slices of the kept batches (one morsel each, like scan.table) and
  * starts after the keeper's finalize, as a pipeline whose source has sinks does. The
@@ -214,7 +215,8 @@ static int64_t reader_tasks(sl_task_t *t)
 {
     struct reader_global *g = sl_task_gstate(t);
     sl_table_t *kept = sl__collect_result(t->os->share->gstate);
-    int64_t n = sl__morsels_cut(&g->m, kept, sl_task_morsel_rows(t));
+    /* Kept device batches read on their GPU are resident: large morsels, as scan.table's */
+    int64_t n = sl__morsels_cut(&g->m, kept, sl__task_table_morsel_rows(t, kept));
     return n < 0 ? sl_task_fail(t, SL_ENOMEM, "out of memory") : n;
 }
 

@@ -9,6 +9,11 @@ namespace {
 
 constexpr int kThreads = 256;
 
+/* A 16-byte value (decimal128) as two words: 8-byte alignment is all a column promises. */
+struct b128 {
+    unsigned long long w[2];
+};
+
 unsigned grid_for(int64_t n)
 {
     int64_t b = (n + kThreads - 1) / kThreads;
@@ -43,6 +48,23 @@ __global__ void sum_kernel(const T *__restrict__ in, int64_t n, A *out)
         acc += (A)in[i];
     A total = R(tmp).Sum(acc);
     if (threadIdx.x == 0)
+        atomicAdd(out, total);
+}
+
+/* Zero bits of validity bits [off, off + n); one atomic per block. */
+__global__ void count_nulls_kernel(const uint8_t *__restrict__ v, int64_t off, int64_t n,
+                                   unsigned long long *out)
+{
+    using R = cub::BlockReduce<unsigned long long, kThreads>;
+    __shared__ typename R::TempStorage tmp;
+    unsigned long long acc = 0;
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
+         i += (int64_t)gridDim.x * blockDim.x) {
+        int64_t b = off + i;
+        acc += !(v[b >> 3] >> (b & 7) & 1);
+    }
+    unsigned long long total = R(tmp).Sum(acc);
+    if (threadIdx.x == 0 && total)
         atomicAdd(out, total);
 }
 
@@ -151,8 +173,20 @@ extern "C" cudaError_t sl_k_gather_width(const void *d_src, const uint32_t *d_id
     case 2: return gather((const uint16_t *)d_src, d_idx, (uint16_t *)d_dst, n, stream);
     case 4: return gather((const uint32_t *)d_src, d_idx, (uint32_t *)d_dst, n, stream);
     case 8: return gather((const uint64_t *)d_src, d_idx, (uint64_t *)d_dst, n, stream);
+    case 16: return gather((const b128 *)d_src, d_idx, (b128 *)d_dst, n, stream);
     default: return cudaErrorInvalidValue;
     }
+}
+
+extern "C" cudaError_t sl_k_count_nulls(const uint8_t *d_validity, int64_t offset, int64_t n,
+                                        unsigned long long *d_count, cudaStream_t stream)
+{
+    if (n < 0 || offset < 0)
+        return cudaErrorInvalidValue;
+    if (n == 0)
+        return cudaSuccess;
+    count_nulls_kernel<<<grid_for(n), kThreads, 0, stream>>>(d_validity, offset, n, d_count);
+    return cudaGetLastError();
 }
 
 template <typename T, typename A>

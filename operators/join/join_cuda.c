@@ -66,6 +66,8 @@
 
 /* ---------------- can the GPU do it ---------------- */
 
+/* Nulls in a column, or an unknown count (the GPU sink's batches have theirs counted by
+ * the GPU combine: combine_cuda). */
 static int col_nulls(const struct join_side *sd, int col)
 {
     for (int64_t i = 0; i < sd->n_batches; i++)
@@ -76,8 +78,9 @@ static int col_nulls(const struct join_side *sd, int col)
 
 /* What the GPU join takes (join_gpu_type): the four kinds without a residual; keys of
  * integer-like types (dictionary codes among them) or strings, both sides of one type
- * (utf8 and large_utf8 mix); 4- and 8-byte output columns and strings (each string
- * column output once); the rest joins on the CPU. */
+ * (utf8 and large_utf8 mix); 4- and 8-byte output columns, strings (each string column
+ * output once) and, materialized, the other fixed widths (gj_late_fixed: bools, small
+ * integers, decimal128); the rest joins on the CPU. */
 static int composite_ok(const struct join_data *d)
 {
     if (d->kind > JOIN_ANTI || d->n_resid || d->n_keys > SL_K_MAX_KEYS)
@@ -94,20 +97,20 @@ static int composite_ok(const struct join_data *d)
             for (int p = 0; p < oc; p++)
                 if (d->out[p].side == o->side && d->out[p].col == o->col)
                     return 0;
-        } else if (join_gpu_type(o->type) == SL_TYPE_INVALID) {
+        } else if (join_gpu_type(o->type) == SL_TYPE_INVALID &&
+                   (d->aggregate || !gj_late_fixed(o->type))) {
             return 0;
         }
     }
     return 1;
 }
 
-/* Every batch with rows of both sides is in device memory (string views need it). */
-static int sides_on_device(const struct join_state *st)
+/* Every batch with rows of side s is in device memory (string views need it). */
+static int side_on_device(const struct join_state *st, int s)
 {
-    for (int s = 0; s < 2; s++)
-        for (int64_t i = 0; i < st->side[s].n_batches; i++)
-            if (st->side[s].batches[i]->n_rows > 0 && sl_batch_device(st->side[s].batches[i]) < 0)
-                return 0;
+    for (int64_t i = 0; i < st->side[s].n_batches; i++)
+        if (st->side[s].batches[i]->n_rows > 0 && sl_batch_device(st->side[s].batches[i]) < 0)
+            return 0;
     return 1;
 }
 
@@ -129,11 +132,14 @@ int join_gpu_can_run(const sl_task_t *t)
     const struct join_state *st = sl_task_gstate((sl_task_t *)t);
     if (!composite_ok(d) || !gj_out_dicts_agree(d, st))
         return 0;
-    int hashed = gj_keys_hashed(d, st), str_out = 0;
+    /* String views read device memory: hashed keys need both sides there, string
+     * outputs the side they come from (the other may be a few host rows, e.g. a top-k). */
+    int hashed = gj_keys_hashed(d, st), str_out[2] = {0, 0};
     for (int oc = 0; oc < d->n_out; oc++)
-        str_out |= gj_str_type(d->out[oc].type);
-    if ((hashed || str_out) && !sides_on_device(st)) /* string views read device memory */
-        return 0;
+        str_out[d->out[oc].side] |= gj_str_type(d->out[oc].type);
+    for (int s = 0; s < 2; s++)
+        if ((hashed || str_out[s]) && !side_on_device(st, s))
+            return 0;
     int64_t n[2] = {0, 0};
     for (int s = 0; s < 2; s++) {
         for (int64_t i = 0; i < st->side[s].n_batches; i++)
@@ -221,14 +227,15 @@ static int plan(sl_task_t *t, const struct join_state *st, struct gj *g)
     g->composite = d->n_keys == 2 && !g->hashed;
     g->k8 = g->hashed || g->composite || join_gpu_type(d->ktype[0]) == SL_TYPE_INT64;
     g->build = g->kind == SL_K_JOIN_INNER && st->side[0].n_rows < st->side[1].n_rows ? 0 : 1;
-    for (int str = 0; str < 2; str++) { /* strings last: gathered by row id */
+    for (int late = 0; late < 2; late++) { /* strings and odd widths last: by row id */
         for (int oc = 0; oc < d->n_out; oc++) {
             const struct join_ocol *o = &d->out[oc];
             struct gj_side *sd = &g->s[o->side];
-            if (gj_str_type(o->type) == str && !from_key(g, o) && pay_index(sd, o->col) < 0) {
+            int is_late = gj_str_type(o->type) || gj_late_fixed(o->type);
+            if (is_late == late && !from_key(g, o) && pay_index(sd, o->col) < 0) {
                 sd->pay_col[sd->n_pay] = o->col;
                 sd->pay_w[sd->n_pay++] = (int)sl_type_width(o->type);
-                sd->n_str += str;
+                sd->n_late += late;
             }
         }
     }
@@ -255,12 +262,12 @@ static int plan(sl_task_t *t, const struct join_state *st, struct gj *g)
         int total = 0;
         for (int j = 0; j < sd->n_pay; j++)
             total += sd->pay_w[j];
-        int fixed = sd->n_pay - sd->n_str; /* columns that can go into the row */
+        int fixed = sd->n_pay - sd->n_late; /* columns that can go into the row */
         if (g->algo == GJ_NPJ) { /* the probe copies up to SL_K_MAX_COLS columns a side */
             sd->n_row = fixed < SL_K_MAX_COLS ? fixed : SL_K_MAX_COLS;
             sd->id_word = sd->n_pay > sd->n_row; /* the rest: gathered by row number */
             sd->bytes = total;
-        } else if (sd->n_str == 0 && sd->n_pay <= 4 && total <= GJ_ROW_MAX) {
+        } else if (sd->n_late == 0 && sd->n_pay <= 4 && total <= GJ_ROW_MAX) {
             sd->n_row = sd->n_pay;
             sd->bytes = total;
         } else { /* leading columns in <= 12 bytes, then the row id */
@@ -601,7 +608,7 @@ static int gather_rest(sl_task_t *t, const struct join_state *st, struct gj *g, 
     for (int side = 0; side < 2; side++) {
         struct gj_side *sd = &g->s[side];
         for (int j = sd->id_word ? sd->n_row : sd->n_pay; j < sd->n_pay; j++) {
-            if (j >= sd->n_pay - sd->n_str) { /* a string: gathered with its bytes */
+            if (sd->pay_w[j] == 0) { /* a string: gathered with its bytes */
                 int64_t valid = g->kind == SL_K_JOIN_LEFT && side == g->build ? o->inner : o->count;
                 int oc = out_index(g->d, side, sd->pay_col[j]);
                 int rc = o->batch ? gj_gather_strings(t, st, g, side, sd->pay_col[j], o->ids[side],
@@ -616,12 +623,10 @@ static int gather_rest(sl_task_t *t, const struct join_state *st, struct gj *g, 
             int rc = gj_side_column(t, st, side, sd, sd->pay_col[j], &src, &owned);
             if (rc < 0)
                 return rc;
-            SL_TASK_CUDA_TRY(
-                t,
-                sd->pay_w[j] == 8
-                    ? sl_k_gather_b64(src, o->ids[side], o->pay_dest[side][j], o->count, s)
-                    : sl_k_gather_b32(src, o->ids[side], o->pay_dest[side][j], o->count, s),
-                "gathering payloads");
+            SL_TASK_CUDA_TRY(t,
+                             sl_k_gather_width(src, o->ids[side], o->pay_dest[side][j],
+                                               sd->pay_w[j], o->count, s),
+                             "gathering payloads");
             sl_task_device_free(t, owned);
         }
         if (g->kind == SL_K_JOIN_LEFT && side == g->build && sd->id_word && o->count > o->inner)
@@ -964,8 +969,20 @@ static int gpu_source_can_run(const sl_task_t *t)
     return ((const struct join_state *)sl_task_gstate((sl_task_t *)t))->gpu;
 }
 
+/* A GPU worker's input batches: the nulls of computed columns (a GPU projection leaves
+ * their count unknown) are counted on its GPU before they join the global state, so
+ * can_run knows whether the GPU can take the join (TPC-H Q10's and Q14's revenue
+ * columns kept their joins on the host). */
+static int combine_cuda(sl_task_t *t)
+{
+    int rc = gj_count_unknown_nulls(t, sl_op_data(sl_task_op(t)), sl_task_lstate(t));
+    return rc < 0 ? rc : join_combine(t);
+}
+
+static const struct sl_impl def_combine[] = {SL__IMPL_CPU(join_combine),
+                                             SL__IMPL_CUDA(combine_cuda, NULL)};
 SL__IMPLS_CPU_CUDA(def_sink, join_sink, join_sink, join_gpu_sink_can_run);
 SL__IMPLS_CPU_CUDA(def_finalize, join_finalize, join_finalize_cuda, join_gpu_can_run);
 SL__IMPLS_CPU_CUDA(def_source, source_any, source_any, gpu_source_can_run);
 SL__SINK_SOURCE_DEF(sl__join_cuda_def, JOIN_DEF_FIELDS, (source_tasks, fini_global),
-                    sl__cost_linear, def_sink, join_combine_cpu, def_finalize, def_source);
+                    sl__cost_linear, def_sink, def_combine, def_finalize, def_source);

@@ -24,8 +24,9 @@ struct gj_side {
     /* payload columns, in row order: the first n_row are packed into the row, then (if
      * id_word) the row id, and the rest are gathered by that id after the join */
     int n_pay, n_row, id_word, bytes;
-    int pay_col[GJ_MAX_PAY], pay_w[GJ_MAX_PAY]; /* strings: width 0, last, by row id */
-    int n_str;                          /* string payloads (the last n_str) */
+    int pay_col[GJ_MAX_PAY], pay_w[GJ_MAX_PAY]; /* strings: width 0 */
+    int n_late;                         /* the last n_late payloads, always gathered by row
+                                         * id: strings and gj_late_fixed columns */
     const void *keys;                   /* contiguous keys (composite: packed to 64 bits) */
     const void *rows;                   /* packed rows (row_bytes each), NULL if none */
     void *keys_own, *rows_own, *ids_own; /* what prepare allocated */
@@ -51,6 +52,10 @@ struct gj {
     struct gj_side s[2];                /* by input side */
 };
 
+/* Counts the nulls of the keys and output columns whose null count is unknown (-1: a GPU
+ * projection's result) in the device batches of sides[0] and sides[1] (one
+ * synchronization) and keeps each count on its batch. */
+int gj_count_unknown_nulls(sl_task_t *t, const struct join_data *d, struct join_side *sides);
 /* Column `col` of side s as one device array (in place when the batches are consecutive
  * slices of one device buffer, else copied; *owned set then). */
 int gj_side_column(sl_task_t *t, const struct join_state *st, int s, const struct gj_side *g,
@@ -102,6 +107,15 @@ void gj_out_share_dicts(const struct join_data *d, const struct join_state *st, 
 
 /* 1 for utf8 and large_utf8 (offsets and bytes). */
 int gj_str_type(enum sl_type t);
+/* 1 for fixed-width types the packed row does not take (1, 2 and 16 bytes, and 4- and
+ * 8-byte ones join_gpu_type does not map): output columns gathered by row id after the
+ * join (sl_k_gather_width). */
+static inline int gj_late_fixed(enum sl_type t)
+{
+    size_t w = sl_type_width(t);
+    return join_gpu_type(t) == SL_TYPE_INVALID &&
+           (w == 1 || w == 2 || w == 4 || w == 8 || w == 16);
+}
 /* 1 when the join's keys are hashed: a utf8/large_utf8 key, a DICT key whose
  * dictionaries differ (gj_key_dicts_agree), or a composite key other than two int32s. */
 int gj_keys_hashed(const struct join_data *d, const struct join_state *st);

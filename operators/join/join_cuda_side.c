@@ -35,6 +35,76 @@ static int by_offset(const void *a, const void *b)
     return x->offset < y->offset ? -1 : x->offset > y->offset;
 }
 
+/* The columns whose nulls matter on side s: its keys and its output columns. */
+static int side_used_cols(const struct join_data *d, int s, int *cols)
+{
+    int n = 0;
+    for (int k = 0; k < d->n_keys + d->n_out; k++) {
+        int c = k < d->n_keys ? d->key[s][k] : d->out[k - d->n_keys].col;
+        if (k >= d->n_keys && d->out[k - d->n_keys].side != s)
+            continue;
+        int seen = 0; /* each column once: its count is kept on the batch */
+        for (int j = 0; j < n; j++)
+            seen |= cols[j] == c;
+        if (!seen)
+            cols[n++] = c;
+    }
+    return n;
+}
+
+int gj_count_unknown_nulls(sl_task_t *t, const struct join_data *d, struct join_side *sides)
+{
+    cudaStream_t stream = sl_task_stream(t);
+    int cols[JOIN_MAX_KEYS + 2 * JOIN_MAX_COLS];
+    int64_t n = 0; /* columns of unknown null count in device memory, each its counter */
+    for (int s = 0; s < 2; s++)
+        for (int64_t i = 0; i < sides[s].n_batches; i++)
+            for (int c = 0, nc = side_used_cols(d, s, cols); c < nc; c++) {
+                const struct sl__col *col = &sides[s].batches[i]->cols[cols[c]];
+                n += col->validity && col->null_count < 0 &&
+                     sl_batch_device(sides[s].batches[i]) >= 0;
+            }
+    if (n == 0)
+        return SL_OK;
+    unsigned long long *d_count = sl_task_device_alloc(t, (size_t)n * sizeof *d_count);
+    unsigned long long *h_count = sl_task_alloc(t, (size_t)n * sizeof *h_count);
+    cudaError_t e = d_count && h_count ? SL_TASK_CUDA_CALL(cudaMemsetAsync(
+                                             d_count, 0, (size_t)n * sizeof *d_count, stream))
+                                       : cudaErrorMemoryAllocation;
+    int64_t k = 0;
+    for (int s = 0; s < 2 && e == cudaSuccess; s++)
+        for (int64_t i = 0; i < sides[s].n_batches && e == cudaSuccess; i++) {
+            const sl_batch_t *b = sides[s].batches[i];
+            for (int c = 0, nc = side_used_cols(d, s, cols); c < nc && e == cudaSuccess; c++) {
+                const struct sl__col *col = &b->cols[cols[c]];
+                if (col->validity && col->null_count < 0 && sl_batch_device(b) >= 0)
+                    e = SL_TASK_CUDA_CALL(sl_k_count_nulls(col->validity->ptr, col->offset,
+                                                           b->n_rows, d_count + k++, stream));
+            }
+        }
+    if (e == cudaSuccess)
+        e = SL_TASK_CUDA_CALL(cudaMemcpyAsync(h_count, d_count, (size_t)n * sizeof *d_count,
+                                              cudaMemcpyDeviceToHost, stream));
+    if (e == cudaSuccess)
+        e = SL_TASK_CUDA_CALL(cudaStreamSynchronize(stream));
+    /* The counts are kept on the batches (each consumer has batch objects of its own). */
+    k = 0;
+    for (int s = 0; s < 2 && e == cudaSuccess; s++)
+        for (int64_t i = 0; i < sides[s].n_batches; i++) {
+            sl_batch_t *b = sides[s].batches[i];
+            for (int c = 0, nc = side_used_cols(d, s, cols); c < nc; c++) {
+                struct sl__col *col = &b->cols[cols[c]];
+                if (col->validity && col->null_count < 0 && sl_batch_device(b) >= 0)
+                    col->null_count = (int64_t)h_count[k++];
+            }
+        }
+    sl_task_device_free(t, d_count);
+    sl_task_free(t, h_count);
+    if (e == cudaErrorMemoryAllocation && (!d_count || !h_count))
+        return SL_ENOMEM;
+    return e == cudaSuccess ? SL_OK : SL_TASK_CUDA_FAIL(t, e, "counting nulls");
+}
+
 int gj_side_column(sl_task_t *t, const struct join_state *st, int s, const struct gj_side *g,
                    int col, const void **out, void **owned)
 {
@@ -262,8 +332,10 @@ static int side_rows(sl_task_t *t, const struct join_state *st, int s, struct gj
 {
     struct gj_side *sd = &g->s[s];
     int rb = g->row_bytes;
-    if (rb == 0 || sd->n_row == 0)
-        return SL_OK; /* no rows, or rows it never outputs (gj_transform) */
+    /* No rows, or rows it never outputs (gj_transform); a side whose every payload is
+     * gathered after the join (strings, gj_late_fixed) still carries its row ids. */
+    if (rb == 0 || (sd->n_row == 0 && !sd->id_word))
+        return SL_OK;
     if (sd->n_row == 1 && !sd->id_word && sd->pay_w[0] == rb)
         return gj_side_column(t, st, s, sd, sd->pay_col[0], &sd->rows, &sd->rows_own);
     int cols[5], nc = 0;

@@ -412,7 +412,8 @@ int join_source(sl_task_t *t);
     .bind = join_bind, .global_state_bytes = sizeof(struct join_state),                    \
     .local_state_bytes = 2 * sizeof(struct join_side), .fini_global = fini_global_,        \
     .fini_local = join_fini_local, .source_tasks = source_tasks_
-/* Combine runs on the CPU in both definitions. */
+/* Combine on the CPU (the CUDA definition adds a GPU one that first counts unknown
+ * nulls: join_cuda.c). */
 extern const struct sl_impl join_combine_cpu[1];
 
 /* GPU finalize and source (join_cuda.c, CUDA builds only). */

@@ -1,6 +1,6 @@
-/* Shared by the GPU join operator tests (test_gpu_join_op.c, test_gpu_join_ooc.c): a
- * join's result as a row multiset fingerprint, an engine with a placement and GPU budget,
- * and one join run through a plan. */
+/* Shared by the GPU join operator tests (test_gpu_join_op.c, test_gpu_join_ooc.c,
+ * test_gpu_join_late.c, ...): a join's result as a row multiset fingerprint, one join
+ * run through a plan, and the same join compared on a CPU and a GPU engine. */
 #ifndef SLUICE_TESTS_JOIN_TEST_H
 #define SLUICE_TESTS_JOIN_TEST_H
 
@@ -53,8 +53,16 @@ static struct fp fingerprint(sl_table_t *t)
                     v = 0xcbf29ce484222325ull;
                     for (int32_t k = str.dict_offsets[code]; k < str.dict_offsets[code + 1]; k++)
                         v = (v ^ (uint8_t)str.dict_chars[k]) * 0x100000001b3ull;
+                } else if (sl_type_width(col.type) == 16) { /* decimal128: both words */
+                    uint64_t w[2];
+                    memcpy(w, (const char *)col.data + i * 16, 16);
+                    v = w[0] ^ (w[1] * 0xC2B2AE3D27D4EB4Full);
                 } else if (sl_type_width(col.type) == 8)
                     memcpy(&v, (const char *)col.data + i * 8, 8);
+                else if (sl_type_width(col.type) == 2)
+                    v = (uint64_t)(int64_t)((const int16_t *)col.data)[i];
+                else if (sl_type_width(col.type) == 1)
+                    v = ((const uint8_t *)col.data)[i];
                 else
                     v = (uint64_t)(int64_t)((const int32_t *)col.data)[i];
                 h = (h ^ v) * 0x9E3779B97F4A7C15ull;
@@ -101,6 +109,35 @@ static struct fp run(sl_engine_t *e, sl_table_t *l, sl_table_t *r, const char *o
     sl_query_destroy(q);
     sl_plan_destroy(p);
     return f;
+}
+
+/* The join on the CPU engine and on the GPU engine (inputs on the host, or GPU-resident
+ * with the output left on the GPU), compared as row multisets; expect_gpu: whether the
+ * GPU must have finalized it. */
+static inline void join_check_on(sl_engine_t *cpu, sl_engine_t *gpu, sl_table_t *l,
+                                 sl_table_t *r, const char *opts, int expect_gpu, int resident)
+{
+    struct fp want = run(cpu, l, r, opts, 0, NULL);
+    sl_table_t *gl = l, *gr = r;
+    if (resident) {
+        SL_ASSERT_OK(sl_table_to_device(gpu, l, 0, &gl));
+        SL_ASSERT_OK(sl_table_to_device(gpu, r, 0, &gr));
+    }
+    int on_gpu = -1;
+    struct fp got = run(gpu, gl, gr, opts, resident, &on_gpu);
+    if (resident) {
+        sl_table_unref(gl);
+        sl_table_unref(gr);
+    }
+    if (got.rows != want.rows || got.hash != want.hash || on_gpu != expect_gpu)
+        printf("MISMATCH %s (resident %d): cpu %lld rows, gpu %lld rows, on the GPU: %d\n",
+               opts, resident, (long long)want.rows, (long long)got.rows, on_gpu);
+    assert_int_equal(got.rows, want.rows);
+    assert_true(got.hash == want.hash);
+    assert_int_equal(on_gpu, expect_gpu);
+    struct sl_mem_stats ms = SL_MEM_STATS_INIT;
+    sl_engine_mem_stats(gpu, &ms);
+    assert_int_equal(ms.gpu_in_use, 0);
 }
 
 #endif /* SLUICE_TESTS_JOIN_TEST_H */

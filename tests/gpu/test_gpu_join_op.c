@@ -107,34 +107,6 @@ static sl_table_t *make(const struct spec *sp, const char *side)
     return t;
 }
 
-/* The join on the CPU engine and on the GPU engine (inputs on the host, or GPU-resident
- * with the output left on the GPU), compared as row multisets. */
-static void check_on(sl_engine_t *cpu, sl_engine_t *gpu, sl_table_t *l, sl_table_t *r,
-                     const char *opts, int expect_gpu, int resident)
-{
-    struct fp want = run(cpu, l, r, opts, 0, NULL);
-    sl_table_t *gl = l, *gr = r;
-    if (resident) {
-        SL_ASSERT_OK(sl_table_to_device(gpu, l, 0, &gl));
-        SL_ASSERT_OK(sl_table_to_device(gpu, r, 0, &gr));
-    }
-    int on_gpu = -1;
-    struct fp got = run(gpu, gl, gr, opts, resident, &on_gpu);
-    if (resident) {
-        sl_table_unref(gl);
-        sl_table_unref(gr);
-    }
-    if (got.rows != want.rows || got.hash != want.hash || on_gpu != expect_gpu)
-        printf("MISMATCH %s (resident %d): cpu %lld rows, gpu %lld rows, on the GPU: %d\n",
-               opts, resident, (long long)want.rows, (long long)got.rows, on_gpu);
-    assert_int_equal(got.rows, want.rows);
-    assert_true(got.hash == want.hash);
-    assert_int_equal(on_gpu, expect_gpu);
-    struct sl_mem_stats ms = SL_MEM_STATS_INIT;
-    sl_engine_mem_stats(gpu, &ms);
-    assert_int_equal(ms.gpu_in_use, 0);
-}
-
 /* The same join on the CPU and on the GPU; `expect_gpu` says whether the GPU should
  * have finalized it (else it must have left it to the CPU). */
 static void check(const struct spec *ls, const struct spec *rs, const char *opts, int expect_gpu,
@@ -142,26 +114,7 @@ static void check(const struct spec *ls, const struct spec *rs, const char *opts
 {
     sl_table_t *l = make(ls, "l"), *r = make(rs, "r");
     sl_engine_t *cpu = gpu_test_engine(SL_PLACE_CPU, 0), *gpu = gpu_test_engine(SL_PLACE_GPU, gpu_mem);
-    struct fp want = run(cpu, l, r, opts, 0, NULL);
-    sl_table_t *gl = l, *gr = r;
-    if (resident) {
-        SL_ASSERT_OK(sl_table_to_device(gpu, l, 0, &gl));
-        SL_ASSERT_OK(sl_table_to_device(gpu, r, 0, &gr));
-    }
-    int on_gpu = -1;
-    struct fp got = run(gpu, gl, gr, opts, resident, &on_gpu);
-    if (resident) {
-        sl_table_unref(gl);
-        sl_table_unref(gr);
-    }
-    printf("%s: cpu %lld rows, gpu %lld rows, finalized on the GPU: %d\n", opts,
-           (long long)want.rows, (long long)got.rows, on_gpu);
-    assert_int_equal(got.rows, want.rows);
-    assert_true(got.hash == want.hash);
-    assert_int_equal(on_gpu, expect_gpu);
-    struct sl_mem_stats ms = SL_MEM_STATS_INIT;
-    sl_engine_mem_stats(gpu, &ms);
-    assert_int_equal(ms.gpu_in_use, 0); /* every device block went back to the pool */
+    join_check_on(cpu, gpu, l, r, opts, expect_gpu, resident);
     sl_engine_close(cpu);
     sl_engine_close(gpu);
     sl_table_unref(l);
@@ -288,7 +241,7 @@ SL_TEST(kinds_keys_payloads_algorithms)
                     char opts[128];
                     snprintf(opts, sizeof opts, "on=%s kind=%s algo=%s", key == 2 ? "\"k,k2\"" : "k",
                              kinds[k], algos[a]);
-                    check_on(cpu, gpu, l, r, opts, 1, a == 0);
+                    join_check_on(cpu, gpu, l, r, opts, 1, a == 0);
                 }
             }
             sl_table_unref(l);
@@ -325,7 +278,7 @@ SL_TEST(kinds_edge_cases)
                 char opts[128];
                 snprintf(opts, sizeof opts, "on=k kind=%s algo=radix%s", kinds[k],
                          agg ? " output=aggregate" : "");
-                check_on(cpu, gpu, l, r, opts, gpu_ok, agg == 0);
+                join_check_on(cpu, gpu, l, r, opts, gpu_ok, agg == 0);
             }
         }
         sl_table_unref(l);
@@ -364,7 +317,7 @@ SL_TEST(nopart_wide_sides_dense_sparse_and_duplicate_builds)
             for (int a = 0; a < 2; a++) {
                 char opts[128];
                 snprintf(opts, sizeof opts, "on=k kind=%s algo=%s", kinds[k], a ? "auto" : "nopart");
-                check_on(cpu, gpu, l, r, opts, 1, a);
+                join_check_on(cpu, gpu, l, r, opts, 1, a);
             }
         sl_table_unref(l);
         sl_table_unref(r);
@@ -394,7 +347,7 @@ static void small_cases(int tiny)
                 char opts[128];
                 snprintf(opts, sizeof opts, "on=%s kind=%s algo=%s", v == 3 ? "\"k,k2\"" : "k",
                          kinds[k], algos[a]);
-                check_on(cpu, gpu, l, r, opts, 1, 1);
+                join_check_on(cpu, gpu, l, r, opts, 1, 1);
             }
         sl_table_unref(l);
         sl_table_unref(r);
@@ -468,7 +421,7 @@ SL_TEST(probe_filter_low_match)
         for (int k = 0; k < 4; k++) {
             char opts[128];
             snprintf(opts, sizeof opts, "on=k kind=%s algo=radix", kinds[k]);
-            check_on(cpu, gpu, l, r, opts, 1, 1);
+            join_check_on(cpu, gpu, l, r, opts, 1, 1);
             long long kept = probe_rows_of_last_join();
             printf("%s, case %zu: %lld of %lld probe rows partitioned\n", opts, c, kept,
                    (long long)cases[c][0]->rows);
@@ -599,7 +552,7 @@ SL_TEST(typed_keys_as_integers)
             if (k == 4 && !join_sum_ok(cases[i].pay))
                 continue;
             printf("key %s, payload %s: ", sl_type_name(cases[i].key), sl_type_name(cases[i].pay));
-            check_on(cpu, gpu, lp, rt, opts[k], cases[i].gpu, 0);
+            join_check_on(cpu, gpu, lp, rt, opts[k], cases[i].gpu, 0);
         }
         sl_table_unref(lp);
         sl_table_unref(rt);
@@ -607,8 +560,8 @@ SL_TEST(typed_keys_as_integers)
     /* A dictionary payload, inputs on the host and GPU-resident (codes on the GPU, the
      * dictionary shared in host memory). */
     sl_table_t *ld = retype(L4, 1, SL_TYPE_DICT);
-    check_on(cpu, gpu, ld, R4, "on=k", 1, 0);
-    check_on(cpu, gpu, ld, R4, "on=k", 1, 1);
+    join_check_on(cpu, gpu, ld, R4, "on=k", 1, 0);
+    join_check_on(cpu, gpu, ld, R4, "on=k", 1, 1);
     sl_table_unref(ld);
     /* Dictionary keys whose dictionaries differ (a code means another string on each
      * side): the GPU joins them by codes remapped onto one merged dictionary. */
@@ -616,8 +569,8 @@ SL_TEST(typed_keys_as_integers)
     make_dict(1);
     sl_table_t *rk = retype(R4, 0, SL_TYPE_DICT);
     make_dict(0);
-    check_on(cpu, gpu, lk, rk, "on=k", 1, 0);
-    check_on(cpu, gpu, lk, rk, "on=k kind=semi", 1, 1);
+    join_check_on(cpu, gpu, lk, rk, "on=k", 1, 0);
+    join_check_on(cpu, gpu, lk, rk, "on=k kind=semi", 1, 1);
     sl_table_unref(lk);
     sl_table_unref(rk);
     sl_engine_close(cpu);

@@ -26,8 +26,8 @@ cudaError_t sl_k_gather_b32(const uint32_t *d_src, const uint32_t *d_idx, uint32
                             int64_t n, cudaStream_t stream);
 cudaError_t sl_k_gather_b64(const uint64_t *d_src, const uint32_t *d_idx, uint64_t *d_dst,
                             int64_t n, cudaStream_t stream);
-/* The same for values of `width` bytes (1, 2, 4 or 8: bools, small integers and the
- * rest); cudaErrorInvalidValue for another width. */
+/* The same for values of `width` bytes (1, 2, 4, 8 or 16: bools, small integers, the
+ * rest and decimal128); cudaErrorInvalidValue for another width. */
 cudaError_t sl_k_gather_width(const void *d_src, const uint32_t *d_idx, void *d_dst, int width,
                               int64_t n, cudaStream_t stream);
 
@@ -37,6 +37,12 @@ cudaError_t sl_k_strided_b32(const uint32_t *d_src, int64_t stride, uint32_t *d_
                              cudaStream_t stream);
 cudaError_t sl_k_strided_b64(const uint64_t *d_src, int64_t stride, uint64_t *d_dst, int64_t n,
                              cudaStream_t stream);
+
+/* Adds to *d_count the number of zero bits among validity bits [offset, offset + n) of
+ * d_validity (bit i in byte i / 8, least significant first: Arrow's order): the nulls of
+ * a column whose null count is not known. */
+cudaError_t sl_k_count_nulls(const uint8_t *d_validity, int64_t offset, int64_t n,
+                             unsigned long long *d_count, cudaStream_t stream);
 
 /* Sums of n values into d_sum (the caller zeroes it first; sums add up over calls):
  *  i32 -> int64 (cannot overflow below 2^32 rows), f32/f64 -> double;
