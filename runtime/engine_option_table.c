@@ -85,6 +85,11 @@ const struct sl__option sl__options[] = {
       "Milliseconds a query may run after its start; past them it fails with SL_ETIMEDOUT "
       "(\"deadline exceeded\"), as a cancel would. 0 = no deadline.", NULL, 0, BIG},
      FIELD(deadline_ms, I64)},
+    {{"multi_gpu", SL_ENGINE_OPT_ENUM, Q, "auto",
+      "A join or sort over several GPU devices: auto = when its shape, every device's "
+      "memory budget and its size (at least 2^20 rows) allow; off = never; on = whenever "
+      "its shape and the budgets allow (docs/MULTI_GPU.md).", "auto,off,on", 0, 2},
+     FIELD(multi_gpu, INT)},
     {{"agg_gpu_part_threshold", SL_ENGINE_OPT_INT, Q, "65536",
       "Estimated groups above which the GPU group-by partitions its input instead of "
       "using one hash table.", NULL, 1, BIG}, FIELD(agg_gpu_part_threshold, I64)},

@@ -111,6 +111,9 @@ struct sl_engine_config {
     int64_t gpu_resident_morsel_rows; /* gpu_resident_morsel_rows: rows per GPU morsel of a
                                          table already in that GPU's memory; 0 = 2^28 while
                                          gpu_morsel_rows has its default, else that */
+    /* Fields added with the multi-GPU option (docs/MULTI_GPU.md). */
+    int multi_gpu;              /* multi_gpu: 0 auto, 1 off, 2 on: when a join or sort
+                                   spreads over several GPU devices */
 };
 
 /* Fills *cfg with the defaults and sets cfg->size. Cannot fail. Thread-safe (touches

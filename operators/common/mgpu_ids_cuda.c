@@ -16,6 +16,38 @@ int sl__mg_int_key_width(enum sl_type t)
     }
 }
 
+void sl__mg_pick_devices(sl_task_t *t, int64_t bytes, struct sl__mg_shape *sh,
+                         struct sl__mg_pick *pick)
+{
+    int64_t room[SL__MG_MAX_DEV], mode = SL__MG_AUTO;
+    int self;
+    sl_task_option_int(t, "multi_gpu", &mode);
+    sh->mode = (int)mode;
+    sh->n_devices = sl__task_n_devices(t);
+    int n = sl__task_device_rooms(t, room, SL__MG_MAX_DEV, &self);
+    pick->k = sl__mg_fit_devices(room, n, self, bytes, SL__MG_DEV_FIXED, pick->use);
+    pick->self = self;
+    sh->n_fit = pick->k;
+}
+
+int sl__mg_pick_self(sl_task_t *t, struct sl__mg_pick *pick)
+{
+    if (pick->self < 0 || pick->k < 2)
+        return SL_EBUDGET;
+    sl_task_profile_value(t, "multi_device_fallback", SL__MG_BUDGET);
+    pick->k = 1;
+    pick->use[0] = pick->self;
+    return SL_OK;
+}
+
+int sl__mg_open_picked(sl_task_t *t, const struct sl__mg_pick *pick, struct sl__mdev *m,
+                       int *self)
+{
+    if (pick->k < sl__task_n_devices(t)) /* over fewer devices: the budgets are why */
+        sl_task_profile_value(t, "multi_device_fallback", SL__MG_BUDGET);
+    return sl__task_mdev_open(t, pick->use, pick->k, m, self);
+}
+
 /* Device d's share: keys widened by a strided copy (the copy engine, no kernel), row
  * ids as 32-bit values spread into zeroed 64-bit words the same way. */
 static int spread_share(struct sl__mdev *m, int d, struct sl__mg_scratch *sc, const char *keys,
