@@ -110,6 +110,10 @@ const struct sl__option sl__options[] = {
     {{"debug_join_weak_hash", SL_ENGINE_OPT_BOOL, DBG, "false",
       "Keeps only 8 bits of the GPU join's string-key hashes, so that different keys "
       "collide (tests of the collision check).", NULL, 0, 1}, FIELD(debug_join_weak_hash, INT)},
+    {{"debug_mgpu_packets", SL_ENGINE_OPT_BOOL, DBG, "false",
+      "Moves a multi-device join's or sort's rows through the exchange transport in "
+      "packets (receive slots and credits, as between processes) instead of copying them "
+      "straight into place.", NULL, 0, 1}, FIELD(debug_mgpu_packets, INT)},
 };
 
 const int sl__n_options = (int)(sizeof sl__options / sizeof sl__options[0]);

@@ -17,13 +17,15 @@ struct sl__mg_pick {
     int k;
     int use[SL__MG_MAX_DEV];
     int self;                   /* the task's GPU among the engine's devices (-1: none) */
+    struct sl__mg_opts opts;    /* the exchange's (the option debug_mgpu_packets) */
 };
 /* Fills sh->n_devices, sh->mode (the query's option multi_gpu) and sh->n_fit, and pick:
  * the devices of t's engine whose budgets hold a spread of `bytes` (what the operation
- * needs on all devices together; SL__MG_DEV_FIXED more on each). */
+ * needs on all devices together; SL__MG_DEV_FIXED more on each), the task's own device
+ * self_bytes more (the ids and columns it gathers, next to the input it holds). */
 #define SL__MG_DEV_FIXED ((int64_t)64 << 20)
-void sl__mg_pick_devices(sl_task_t *t, int64_t bytes, struct sl__mg_shape *sh,
-                         struct sl__mg_pick *pick);
+void sl__mg_pick_devices(sl_task_t *t, int64_t bytes, int64_t self_bytes,
+                         struct sl__mg_shape *sh, struct sl__mg_pick *pick);
 /* The task's own device alone: where a spread goes when the plan it made does not fit
  * the devices' budgets (SL_EBUDGET before anything moved); the profile value
  * multi_device_fallback says SL__MG_BUDGET. SL_EBUDGET again when there is no such

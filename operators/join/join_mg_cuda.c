@@ -51,7 +51,7 @@ int join_mg_choice(sl_task_t *t, struct sl__mg_pick *pick)
     for (int oc = 0; oc < d->n_out; oc++)
         cols_ok &= !sl_type_is_string(d->out[oc].type) && sl_type_width(d->out[oc].type) >= 1 &&
                    sl_type_width(d->out[oc].type) <= 8;
-    int64_t n0 = st->side[0].n_rows, n1 = st->side[1].n_rows;
+    int64_t n0 = st->side[0].n_rows, n1 = st->side[1].n_rows, self_bytes = 48 * (n0 + n1);
     struct sl__mg_shape sh = {
         .n_devices = sl__task_n_devices(t), .n_keys = d->n_keys,
         /* an empty side has no batch to tell the type: its bind type does */
@@ -60,13 +60,13 @@ int join_mg_choice(sl_task_t *t, struct sl__mg_pick *pick)
                                        d->kind == JOIN_SEMI || d->kind == JOIN_ANTI),
         .cols_ok = cols_ok, .aggregate = d->aggregate,
         /* both sides' keys and ids twice over, their columns once, and the ids back */
-        .in_gpu = on_device && 48 * (n0 + n1) + ((int64_t)64 << 20) <= sl_task_device_budget(t),
+        .in_gpu = on_device && self_bytes + ((int64_t)64 << 20) <= sl_task_device_budget(t),
         .rows = {n0, n1}};
     if (d->ktype[0] != d->rktype[0])
         sh.key_width = 0;
     /* on the devices: (key, id) spread, partitioned and received, 16 B each, sort
      * scratch, and an output row per probe row (28 B) */
-    sl__mg_pick_devices(t, 96 * (n0 + n1), &sh, pick);
+    sl__mg_pick_devices(t, 96 * (n0 + n1), self_bytes, &sh, pick);
     return sl__mg_join_choice(&sh);
 }
 
@@ -146,8 +146,8 @@ static int join_on(sl_task_t *t, const struct join_state *st, struct mg_join *mj
      * multi-device sort-merge join */
     int smj = d->algo == JOIN_SORTMERGE;
     if (rc == SL_OK)
-        rc = smj ? sl__mg_sort_merge_join(&m, &tab[1], &tab[0], kind, NULL, &res)
-                 : sl__mg_hash_join(&m, &tab[1], &tab[0], kind, NULL, &res);
+        rc = smj ? sl__mg_sort_merge_join(&m, &tab[1], &tab[0], kind, &pick->opts, &res)
+                 : sl__mg_hash_join(&m, &tab[1], &tab[0], kind, &pick->opts, &res);
     for (int dv = 0; dv < m.n && rc == SL_OK; dv++)
         *n_out += res.n[dv];
     for (int s = 0; s < 2 && rc == SL_OK; s++) {

@@ -264,38 +264,42 @@ int sl__mg_hash_join(struct sl__mdev *m, const struct sl__mg_table *r,
         /* received rows (16 B), the build table (about 16 B a row), the output (28 B) */
         rc = sl__mg_check_room(m, d, 32 * lj[d].nr + 16 * lj[d].ns + 28 * out_rows);
     }
-    /* 4. the exchange, both sides enqueued: receive arrays, then direct copies */
+    /* 4. the exchange: both sides' receive arrays, then both sides' copies enqueued */
+    struct sl__mg_move mv[2];
     struct sl__mg_xfer xf[2];
     memset(xf, 0, sizeof xf);
-    for (int side = 0; side < 2 && rc == SL_OK; side++) {
-        struct sl__mg_move mv = {.n_cols = 2, .width = {8, 8}, .from = from[side],
-                                 .count = count[side], .base = base[side]};
-        int64_t *rk[SL__MG_MAX_DEV] = {0};
-        uint64_t *rv[SL__MG_MAX_DEV] = {0};
+    for (int side = 0; side < 2; side++) {
+        mv[side] = (struct sl__mg_move){.n_cols = 2, .width = {8, 8}, .from = from[side],
+                                        .count = count[side], .base = base[side]};
         for (int d = 0; d < n && rc == SL_OK; d++) {
-            mv.src[0][d] = pa.keys[side][d];
-            mv.src[1][d] = pa.vals[side][d];
+            void *k, *v;
+            mv[side].src[0][d] = pa.keys[side][d];
+            mv[side].src[1][d] = pa.vals[side][d];
             if ((rc = sl__mdev_use(m, d)) == SL_OK)
-                rc = sl__mg_scratch_alloc(m, d, &sc[d], total[side][d] * 8, (void **)&rk[d]);
+                rc = sl__mg_scratch_alloc(m, d, &sc[d], total[side][d] * 8, &k);
             if (rc == SL_OK)
-                rc = sl__mg_scratch_alloc(m, d, &sc[d], total[side][d] * 8, (void **)&rv[d]);
-            mv.dst[0][d] = rk[d];
-            mv.dst[1][d] = rv[d];
+                rc = sl__mg_scratch_alloc(m, d, &sc[d], total[side][d] * 8, &v);
+            if (rc < 0)
+                break;
+            mv[side].dst[0][d] = k;
+            mv[side].dst[1][d] = v;
             if (side == 0)
-                lj[d].rk = rk[d], lj[d].rv = rv[d];
+                lj[d].rk = k, lj[d].rv = v;
             else
-                lj[d].sk = rk[d], lj[d].sv = rv[d];
+                lj[d].sk = k, lj[d].sv = v;
         }
-        if (rc == SL_OK && op.packets) {
+    }
+    if (rc == SL_OK && op.packets && (rc = sl__mg_sync_all(m)) == SL_OK) {
+        for (int side = 0; side < 2 && rc == SL_OK; side++) {
             sl_xchg_stats st = {0};
-            if ((rc = sl__mg_sync_all(m)) == SL_OK)
-                rc = sl__mg_exchange(m, &mv, &op, &st);
+            rc = sl__mg_exchange(m, &mv[side], &op, &st);
             out->xchg.packets += st.packets;
             out->xchg.bytes += st.bytes;
             out->xchg.seconds += st.seconds;
-        } else if (rc == SL_OK) {
-            rc = sl__mg_exchange_start(m, &mv, &xf[side]);
         }
+    } else {
+        for (int side = 0; side < 2 && rc == SL_OK; side++)
+            rc = sl__mg_exchange_start(m, &mv[side], &xf[side]);
     }
     /* 5. each device joins its partitions once its own rows landed (its stream waits for
      * the copies into it), all devices at once; then the counts */
