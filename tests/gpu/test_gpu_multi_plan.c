@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/mgpu.h"
+#include "gpu_int.h"
 #include "join_test.h"
 #include "multi_keys.h"
 
@@ -308,30 +310,65 @@ SL_TEST(option_4dev)
     sl_engine_close(cpu);
 }
 
-/* Devices whose budgets cannot hold a spread: 4 devices of 192 MiB. The task's own
- * device holds the input (20 B a row) and the one-device join or sort, but not that
- * and its share of a spread as well (the join: 48 B a row of its own, 64 MiB and twice
- * an even share of 96 B a row; the sort: 40, 64 MiB and twice 80 / 4). The join and the
- * sort stay on one device with multi_device_fallback 9, and their results are the
- * CPU's. */
+/* Fills device d's budget but for 64 MiB (as another query's memory would), less than a
+ * share needs (64 MiB and more); *p and *bytes to free it with. */
+static void fill_device(struct sl__mdev *m, int d, void **p, int64_t *bytes)
+{
+    int64_t in_use, peak, limit;
+    sl__gpu_mem(m->gpu[d], &in_use, &peak, &limit);
+    *bytes = limit - in_use - ((int64_t)64 << 20);
+    SL_ASSERT_OK(sl__mdev_use(m, d));
+    SL_ASSERT_OK(sl__mdev_alloc(m, d, *bytes, p));
+    SL_ASSERT_OK(sl__mdev_sync(m, d));
+}
+
+/* Devices whose budgets cannot hold their share: with the inputs resident on device 0
+ * (where the join and sort then run) and device 3's budget full, the join and the sort
+ * spread over the other 3 (multi_device 3 next to multi_device_fallback 9); with devices
+ * 1, 2 and 3 full, they stay on device 0 (multi_device_fallback 9). Results as the
+ * CPU's either way. */
 SL_TEST(budget_4dev)
 {
     NEED_GPU();
-    sl_engine_t *cpu = engine(0), *gpu = engine_with(4, 0, (int64_t)768 << 20);
-    sl_table_t *l = make(UNIFORM, 1, 1200000, 600000, 1, 41);
-    sl_table_t *r = make(UNIFORM, 0, 300000, 600000, 1, 42);
+    sl_engine_t *cpu = engine(0), *gpu = engine(4);
+    sl_table_t *l = make(UNIFORM, 1, 200000, 100000, 1, 41);
+    sl_table_t *r = make(UNIFORM, 0, 50000, 100000, 1, 42), *dl, *dr;
+    SL_ASSERT_OK(sl_table_to_device(gpu, l, 0, &dl));
+    SL_ASSERT_OK(sl_table_to_device(gpu, r, 0, &dr));
+    struct sl__mdev m;
+    SL_ASSERT_OK(sl__mdev_open(gpu, &m));
+    void *p[4] = {0};
+    int64_t bytes[4] = {0};
     struct fp want = run(cpu, l, r, "on=k kind=inner", 0, NULL);
-    struct fp got = run(gpu, l, r, "on=k kind=inner", 0, NULL);
-    assert_int_equal(got.rows, want.rows);
-    assert_true(got.hash == want.hash);
-    check_profile(4, 0, 9);
-    sl_table_t *t = make(UNIFORM, 1, 1800000, 900000, 1, 43);
-    int64_t nw, ng;
-    uint64_t sw = run_sort(cpu, t, "by=k", &nw), sg = run_sort(gpu, t, "by=k", &ng);
-    assert_int_equal(ng, nw);
-    assert_true(sg == sw);
-    check_profile(4, 0, 9);
-    sl_table_unref(t);
+    int64_t nw;
+    uint64_t sw = run_sort(cpu, l, "by=k", &nw);
+    for (int full = 1; full <= 3; full += 2) { /* devices 3, then 1 to 3 */
+        for (int d = 4 - full; d < 4; d++)
+            if (!p[d])
+                fill_device(&m, d, &p[d], &bytes[d]);
+        struct fp got = run(gpu, dl, dr, "on=k kind=inner", 0, NULL);
+        printf("join with %d device(s) full: cpu %lld rows, gpu %lld rows\n", full,
+               (long long)want.rows, (long long)got.rows);
+        assert_int_equal(got.rows, want.rows);
+        assert_true(got.hash == want.hash);
+        check_profile(4, 0, 9);
+        if (full == 1)
+            assert_non_null(strstr(last_profile, "\"multi_device\":3"));
+        int64_t ng;
+        uint64_t sg = run_sort(gpu, dl, "by=k", &ng);
+        assert_int_equal(ng, nw);
+        assert_true(sg == sw);
+        check_profile(4, 0, 9);
+        if (full == 1)
+            assert_non_null(strstr(last_profile, "\"multi_device\":3"));
+    }
+    for (int d = 0; d < 4; d++) {
+        sl__mdev_use(&m, d);
+        sl__mdev_free(&m, d, p[d], bytes[d]);
+    }
+    sl__mdev_close(&m);
+    sl_table_unref(dl);
+    sl_table_unref(dr);
     sl_table_unref(l);
     sl_table_unref(r);
     sl_engine_close(gpu);
