@@ -5,9 +5,10 @@
  * over the devices; each through the direct exchange and through the packet exchange
  * (sl__mg_opts.packets). Case `small_2dev` keeps inputs small for compute-sanitizer;
  * `budget_skew_2dev` checks that a spread whose receiver cannot hold its rows ends with
- * SL_EBUDGET before anything moves; `exchange_throughput` prints both exchanges' rates
- * as a fraction of a plain device-to-device copy, and the packet exchange's cost per
- * packet. Run one case: test_gpu_multi <case>. */
+ * SL_EBUDGET before anything moves; `fixed_cost_4dev` prints what opening the devices
+ * and a small join cost; `exchange_throughput` prints both exchanges' rates as a
+ * fraction of a plain device-to-device copy, and the packet exchange's cost per packet.
+ * Run one case: test_gpu_multi <case>. */
 #include <math.h>
 #include <time.h>
 
@@ -462,6 +463,57 @@ SL_TEST(budget_skew_2dev)
     }
     free(rk), free(sk), free(rv), free(sv);
     sl__mdev_close(&m);
+    sl_engine_close(e);
+}
+
+/* Where the fixed cost of a small spread goes: opening and closing 4 devices, and a
+ * 2^18 join 2^19 already spread over them (the median of 5 each), against the same join
+ * through one device. Prints only; a failing step fails the case. */
+SL_TEST(fixed_cost_4dev)
+{
+    (void)state;
+    NEED_GPU();
+    sl_engine_t *e = open_split(4);
+    const int64_t nr = (int64_t)1 << 18, ns = (int64_t)1 << 19;
+    int64_t *rk = malloc((size_t)nr * 8), *sk = malloc((size_t)ns * 8);
+    uint64_t *rv = calloc((size_t)nr, 8), *sv = calloc((size_t)ns, 8);
+    assert_true(rk && sk && rv && sv);
+    make_keys(UNIFORM, rk, nr, sk, ns);
+    for (int k = 1; k <= 4; k += 3) {
+        int use[4] = {0, 1, 2, 3};
+        double t_open[5], t_join[5], t_close[5];
+        for (int i = 0; i < 5; i++) {
+            struct sl__mdev m;
+            double t0 = now_s();
+            SL_ASSERT_OK(sl__mdev_open_some(e, use, k, &m));
+            double t1 = now_s();
+            struct spread r, s;
+            spread(&m, rk, rv, nr, 1, &r);
+            spread(&m, sk, sv, ns, 1, &s);
+            struct sl__mg_result res;
+            double t2 = now_s();
+            SL_ASSERT_OK(sl__mg_hash_join(&m, &r.t, &s.t, SL_K_JOIN_INNER, NULL, &res));
+            double t3 = now_s();
+            sl__mg_result_free(&m, &res);
+            unspread(&m, &r.t, &r);
+            unspread(&m, &s.t, &s);
+            double t4 = now_s();
+            sl__mdev_close(&m);
+            t_open[i] = t1 - t0, t_join[i] = t3 - t2, t_close[i] = now_s() - t4;
+        }
+        for (int a = 0; a < 5; a++) /* medians: sort each column (5 values) */
+            for (int b = a + 1; b < 5; b++) {
+                double *col[3] = {t_open, t_join, t_close};
+                for (int c = 0; c < 3; c++)
+                    if (col[c][b] < col[c][a]) {
+                        double x = col[c][a];
+                        col[c][a] = col[c][b], col[c][b] = x;
+                    }
+            }
+        printf("%d device(s): open %.3f ms, join 2^18 x 2^19 %.3f ms, close %.3f ms "
+               "(medians of 5)\n", k, t_open[2] * 1e3, t_join[2] * 1e3, t_close[2] * 1e3);
+    }
+    free(rk), free(sk), free(rv), free(sv);
     sl_engine_close(e);
 }
 
