@@ -16,9 +16,10 @@ struct parts {
 
 /* Enqueues the hash partitioning of device d's share of one side: partition numbers,
  * a stable sort of (partition, row), the rows gathered in that order (into sc), and the
- * partition bounds (*d_off, fanout + 1 of them; NULL for an empty share). Everything else (an uploaded share, partition
- * numbers, the sort's scratch) goes into tmp, freed once every share is partitioned so
- * that the devices' budgets hold what they receive. */
+ * partition bounds (*d_off, fanout + 1 of them; NULL for an empty share). Everything
+ * else (an uploaded share, partition numbers, the sort's scratch) goes into tmp, freed
+ * once every share is partitioned so that the devices' budgets hold what they
+ * receive. */
 static int partition_share(struct sl__mdev *m, int d, struct sl__mg_scratch *sc,
                            struct sl__mg_scratch *tmp, const struct sl__mg_table *t, int bits,
                            int64_t **keys_out, uint64_t **vals_out, int64_t **d_off)

@@ -7,8 +7,8 @@
  * the profile must show the multi-device path (multi_device = N, gpu_algo 0 or 2) where
  * the shape allows it, and its reason where not (a DESC sort). `option_4dev` and
  * `budget_4dev` check the option multi_gpu and the fallback when the devices' budgets
- * cannot hold a spread. Case `small_2dev` keeps inputs small for compute-sanitizer. Skipped without a GPU. Run one case:
- * test_gpu_multi_plan <case>. */
+ * cannot hold a spread. Case `small_2dev` keeps inputs small for compute-sanitizer.
+ * Skipped without a GPU. Run one case: test_gpu_multi_plan <case>. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
