@@ -173,7 +173,7 @@ void cli_explain_devices_measured(const char *profile)
         long long n = value_in(p, end, "multi_device"), why = value_in(p, end,
                                                                        "multi_device_fallback");
         int node = atoi(p + strlen("{\"node\":"));
-        if (why > 0)
+        if (why > 0 && n < 2)
             printf("  node %d: on one device (multi_device_fallback %lld, docs/MULTI_GPU.md)\n",
                    node, why);
         if (n < 2)
@@ -181,8 +181,10 @@ void cli_explain_devices_measured(const char *profile)
         char a[32], b[32];
         cli_format_bytes(value_in(p, end, "xchg_bytes"), a, sizeof a);
         cli_format_bytes(value_in(p, end, "xchg_est_bytes"), b, sizeof b);
-        printf("  node %d: over %lld devices; exchange measured %s in %lld packets, %.3f ms "
-               "(estimated %s, %.3f ms)\n", node, n, a, value_in(p, end, "xchg_packets"),
-               value_in(p, end, "xchg_us") / 1e3, b, value_in(p, end, "xchg_est_us") / 1e3);
+        printf("  node %d: over %lld devices%s; exchange measured %s in %lld packets, %.3f ms "
+               "(estimated %s, %.3f ms)\n", node, n,
+               why > 0 ? " (the others' memory budgets too full)" : "", a,
+               value_in(p, end, "xchg_packets"), value_in(p, end, "xchg_us") / 1e3, b,
+               value_in(p, end, "xchg_est_us") / 1e3);
     }
 }

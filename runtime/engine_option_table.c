@@ -90,6 +90,11 @@ const struct sl__option sl__options[] = {
       "Milliseconds a query may run after its start; past them it fails with SL_ETIMEDOUT "
       "(\"deadline exceeded\"), as a cancel would. 0 = no deadline.", NULL, 0, BIG},
      FIELD(deadline_ms, I64)},
+    {{"multi_gpu", SL_ENGINE_OPT_ENUM, Q, "auto",
+      "A join or sort over several GPU devices: auto = when its shape, every device's "
+      "memory budget and its size (at least 2^20 rows) allow; off = never; on = whenever "
+      "its shape and the budgets allow (docs/MULTI_GPU.md).", "auto,off,on", 0, 2},
+     FIELD(multi_gpu, INT)},
     {{"agg_gpu_part_threshold", SL_ENGINE_OPT_INT, Q, "65536",
       "Estimated groups above which the GPU group-by partitions its input instead of "
       "using one hash table.", NULL, 1, BIG}, FIELD(agg_gpu_part_threshold, I64)},
@@ -110,6 +115,10 @@ const struct sl__option sl__options[] = {
     {{"debug_join_weak_hash", SL_ENGINE_OPT_BOOL, DBG, "false",
       "Keeps only 8 bits of the GPU join's string-key hashes, so that different keys "
       "collide (tests of the collision check).", NULL, 0, 1}, FIELD(debug_join_weak_hash, INT)},
+    {{"debug_mgpu_packets", SL_ENGINE_OPT_BOOL, DBG, "false",
+      "Moves a multi-device join's or sort's rows through the exchange transport in "
+      "packets (receive slots and credits, as between processes) instead of copying them "
+      "straight into place.", NULL, 0, 1}, FIELD(debug_mgpu_packets, INT)},
 };
 
 const int sl__n_options = (int)(sizeof sl__options / sizeof sl__options[0]);

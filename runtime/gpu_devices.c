@@ -9,19 +9,31 @@
 
 int sl__mdev_open(sl_engine_t *eng, struct sl__mdev *m)
 {
+    int all[SL__MDEV_MAX];
+    for (int d = 0; d < SL__MDEV_MAX; d++)
+        all[d] = d;
+    return sl__mdev_open_some(eng, all, eng->n_gpus, m);
+}
+
+int sl__mdev_open_some(sl_engine_t *eng, const int *use, int k, struct sl__mdev *m)
+{
     memset(m, 0, sizeof *m);
-    if (eng->n_gpus < 1)
+    if (eng->n_gpus < 1 || k < 1)
         return sl__set_last_error(SL_ENODEV, "multi-device: the engine uses no GPU");
-    if (eng->n_gpus > SL__MDEV_MAX)
-        return sl__set_last_error(SL_EINVAL, "multi-device: %d GPUs, at most %d", eng->n_gpus,
+    if (k > SL__MDEV_MAX)
+        return sl__set_last_error(SL_EINVAL, "multi-device: %d GPUs, at most %d", k,
                                   SL__MDEV_MAX);
+    for (int d = 0; d < k; d++)
+        if (use[d] < 0 || use[d] >= eng->n_gpus)
+            return sl__set_last_error(SL_EINVAL, "multi-device: no device %d of %d", use[d],
+                                      eng->n_gpus);
     struct sl__dpool *pools[SL__MDEV_MAX];
     int rc = SL_OK;
-    m->n = eng->n_gpus;
+    m->n = k;
     for (int d = 0; d < m->n && rc == SL_OK; d++) {
-        m->gpu[d] = eng->gpus[d];
-        m->ordinal[d] = eng->gpus[d]->ordinal;
-        pools[d] = eng->gpus[d]->pool;
+        m->gpu[d] = eng->gpus[use[d]];
+        m->ordinal[d] = m->gpu[d]->ordinal;
+        pools[d] = m->gpu[d]->pool;
         cudaStream_t s = NULL;
         rc = sl__cuda_streams_create(m->ordinal[d], 1, &s);
         m->stream[d] = s;
@@ -72,9 +84,14 @@ int sl__mdev_sync(const struct sl__mdev *m, int d)
     return sl__cuda_stream_sync(m->stream[d]);
 }
 
-int sl__task_mdev_open(sl_task_t *t, struct sl__mdev *m, int *self)
+int64_t sl__mdev_room(const struct sl__mdev *m, int d)
 {
-    int rc = sl__mdev_open(t->q->eng, m);
+    return sl__gpu_budget_left(m->gpu[d]);
+}
+
+int sl__task_mdev_open(sl_task_t *t, const int *use, int k, struct sl__mdev *m, int *self)
+{
+    int rc = sl__mdev_open_some(t->q->eng, use, k, m);
     *self = -1;
     for (int d = 0; rc == SL_OK && d < m->n; d++)
         if (m->gpu[d] == t->gpu)
@@ -85,4 +102,17 @@ int sl__task_mdev_open(sl_task_t *t, struct sl__mdev *m, int *self)
 int sl__task_n_devices(const sl_task_t *t)
 {
     return t->q->eng->n_gpus;
+}
+
+int sl__task_device_rooms(const sl_task_t *t, int64_t *room, int max, int *self)
+{
+    const sl_engine_t *eng = t->q->eng;
+    int n = eng->n_gpus < max ? eng->n_gpus : max;
+    *self = -1;
+    for (int d = 0; d < n; d++) {
+        room[d] = sl__gpu_budget_left(eng->gpus[d]);
+        if (eng->gpus[d] == t->gpu)
+            *self = d;
+    }
+    return n;
 }

@@ -115,6 +115,8 @@ struct sl__mdev {
 /* SL_ENODEV when the engine has no GPU (or the build no CUDA); SL_EINVAL for more than
  * SL__MDEV_MAX devices. */
 int sl__mdev_open(sl_engine_t *eng, struct sl__mdev *m);
+/* The same over some of the engine's devices: use[0..k), indices into its GPUs. */
+int sl__mdev_open_some(sl_engine_t *eng, const int *use, int k, struct sl__mdev *m);
 void sl__mdev_close(struct sl__mdev *m);
 /* Device memory of device d, ordered on its stream; bytes == 0 gives NULL. */
 int sl__mdev_alloc(struct sl__mdev *m, int d, int64_t bytes, void **out);
@@ -123,10 +125,17 @@ void sl__mdev_free(struct sl__mdev *m, int d, void *p, int64_t bytes);
 int sl__mdev_use(const struct sl__mdev *m, int d);
 /* Waits for device d's stream. */
 int sl__mdev_sync(const struct sl__mdev *m, int d);
-/* The devices of the engine running t's query (sl__mdev_open), for an operator's CUDA
- * finalize that spreads its work over them; *self = the index of t's own GPU among them
- * (-1 when t runs on none). The caller closes m and makes its GPU current again. */
-int sl__task_mdev_open(sl_task_t *t, struct sl__mdev *m, int *self);
+/* Bytes left under device d's memory budget (a hint: other tasks allocate too). */
+int64_t sl__mdev_room(const struct sl__mdev *m, int d);
+/* Devices use[0..k) (indices as sl__task_device_rooms's) of the engine running t's
+ * query (sl__mdev_open_some), for an operator's CUDA finalize that spreads its work
+ * over them; *self = the index of t's own GPU among them (-1 when t runs on none). The
+ * caller closes m and makes its GPU current again. */
+int sl__task_mdev_open(sl_task_t *t, const int *use, int k, struct sl__mdev *m, int *self);
+/* Bytes left under the memory budget of each GPU device of t's engine (room[0..n), n =
+ * sl__task_n_devices, at most max) and *self, the index of t's GPU (-1: none). Returns
+ * n. A hint: other tasks may allocate in between. */
+int sl__task_device_rooms(const sl_task_t *t, int64_t *room, int max, int *self);
 /* GPU devices of the engine running t's query (logical devices count; 0: none). */
 int sl__task_n_devices(const sl_task_t *t);
 

@@ -116,6 +116,10 @@ struct sl_engine_config {
                                    that results downloaded from it keep (reused across
                                    queries); past it they are copied into pageable
                                    memory; 0 = host_mem / 8, at most 8 GiB; -1 = none */
+    /* Fields added with the multi-GPU option (docs/MULTI_GPU.md). */
+    int multi_gpu;              /* multi_gpu: 0 auto, 1 off, 2 on: when a join or sort
+                                   spreads over several GPU devices */
+    int debug_mgpu_packets;     /* 1: the multi-device exchange goes in packets (tests) */
 };
 
 /* Fills *cfg with the defaults and sets cfg->size. Cannot fail. Thread-safe (touches

@@ -20,11 +20,12 @@ unsigned grid_for(int64_t n)
     return (unsigned)sl_grid::capped(b, 16); /* grid-stride beyond ~16 blocks/SM */
 }
 
-__global__ void iota_kernel(uint32_t *out, int64_t n, uint32_t first)
+template <typename T>
+__global__ void iota_kernel(T *out, int64_t n, T first)
 {
     for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
          i += (int64_t)gridDim.x * blockDim.x)
-        out[i] = first + (uint32_t)i;
+        out[i] = first + (T)i;
 }
 
 template <typename T>
@@ -98,15 +99,27 @@ __global__ void sum_i64_exact_kernel(const int64_t *__restrict__ in, int64_t n,
 
 } // namespace
 
-extern "C" cudaError_t sl_k_iota_u32(uint32_t *d_out, int64_t n, uint32_t first,
-                                     cudaStream_t stream)
+template <typename T>
+static cudaError_t iota(T *d_out, int64_t n, T first, cudaStream_t stream)
 {
     if (n < 0)
         return cudaErrorInvalidValue;
     if (n == 0)
         return cudaSuccess;
-    iota_kernel<<<grid_for(n), kThreads, 0, stream>>>(d_out, n, first);
+    iota_kernel<T><<<grid_for(n), kThreads, 0, stream>>>(d_out, n, first);
     return cudaGetLastError();
+}
+
+extern "C" cudaError_t sl_k_iota_u32(uint32_t *d_out, int64_t n, uint32_t first,
+                                     cudaStream_t stream)
+{
+    return iota(d_out, n, first, stream);
+}
+
+extern "C" cudaError_t sl_k_iota_u64(uint64_t *d_out, int64_t n, uint64_t first,
+                                     cudaStream_t stream)
+{
+    return iota(d_out, n, first, stream);
 }
 
 template <typename T>

@@ -56,6 +56,10 @@ struct sl__mg_opts {
     int credits;               /* 0 = 4 per receiver */
     int part_bits;             /* join: 2^bits hash partitions; 0 = 10 */
     double link_gbps;          /* for the estimate; 0 = 200 */
+    int packets;               /* 1: through the engine's exchange transport in packets
+                                * (receive slots, credits), as between processes; 0: each
+                                * sender copies straight into the receivers' arrays where
+                                * the devices share a process (mgpu_direct_cuda.c) */
 };
 
 int sl__mg_hash_join(struct sl__mdev *m, const struct sl__mg_table *r,
@@ -92,10 +96,42 @@ struct sl__mg_move {
     void *dst[SL__MG_MAX_COLS][SL__MG_MAX_DEV];
     const int64_t *from, *count, *base;
 };
-/* Runs the exchange with one sender and one receiver thread per device; returns when
- * every row has landed (stats filled). */
+/* Runs the exchange and returns when every row has landed (stats filled): the direct
+ * copies below, or with o->packets one sender and one receiver thread per device over
+ * the engine's exchange transport. */
 int sl__mg_exchange(struct sl__mdev *m, const struct sl__mg_move *mv,
                     const struct sl__mg_opts *o, sl_xchg_stats *stats);
+
+/* The direct exchange (mgpu_direct_cuda.c), enqueued without a host wait: each sender's
+ * stream waits until every receiver's arrays exist (events recorded on the receivers'
+ * streams after their allocation), copies each of its ranges straight to its place in
+ * the receiver's array (one copy per sender, receiver and column: a device-to-device
+ * copy between logical devices of one GPU, a peer copy between GPUs), and every
+ * receiver's stream waits for every sender's copies. Work the caller enqueues next on a
+ * receiver's stream (the local join or sort) thus starts when its own rows have landed,
+ * while other devices still copy. No receiver can overflow: its arrays hold exactly the
+ * rows planned for it and a sender writes only its planned range. dst arrays must be
+ * allocated on the receivers' streams (sl__mdev_alloc) before the call, and src ready on
+ * (or before) the senders' streams. */
+struct sl__mg_xfer {
+    int n;
+    void *ready[SL__MG_MAX_DEV];  /* cudaEvent_t: receiver d's arrays allocated */
+    void *t0[SL__MG_MAX_DEV];     /* cudaEvent_t: sender s starts copying, and is done */
+    void *t1[SL__MG_MAX_DEV];
+    uint64_t packets, bytes;
+};
+int sl__mg_exchange_start(struct sl__mdev *m, const struct sl__mg_move *mv,
+                          struct sl__mg_xfer *x);
+/* Waits for the senders' copies and adds to stats: packets (copies), bytes, and seconds
+ * (the longest sender's copy time on its stream). Frees the events; safe after a failed
+ * start and on a zeroed x. */
+int sl__mg_exchange_finish(struct sl__mdev *m, struct sl__mg_xfer *x, sl_xchg_stats *stats);
+/* SL_EBUDGET (with the device and the sizes in the message) unless device d has room
+ * for `bytes` more plus SL__MG_ROOM_SLACK (sort and scan temporaries) under its budget:
+ * checked before anything moves, so a spread that cannot fit ends cleanly, never with an
+ * allocation failing between two packets. */
+#define SL__MG_ROOM_SLACK ((int64_t)32 << 20)
+int sl__mg_check_room(struct sl__mdev *m, int d, int64_t bytes);
 /* Waits for every device's stream; the first error. */
 int sl__mg_sync_all(struct sl__mdev *m);
 /* Options with the defaults filled in. */

@@ -1,38 +1,96 @@
 /* When a plan's join or sort runs over several devices (mgpu_choice.h). */
+#include <stdbool.h>
+
 #include "common/mgpu_choice.h"
+#include "common/mgpu_plan.h"
 
 /* Row ids ride as 32-bit gather indices after the exchange. */
 #define MAX_ROWS (((int64_t)1 << 32) - 1)
 
+/* Shape first (what cannot spread whatever the memory), then memory, then size. */
 static enum sl__mg_why common(const struct sl__mg_shape *s, int sides)
 {
-    if (s->n_devices < 2)
-        return SL__MG_ONE_DEVICE;
     if (!s->kind_ok)
         return SL__MG_KIND;
     if (!s->cols_ok)
         return SL__MG_COLUMNS;
-    for (int i = 0; i < sides; i++)
+    int64_t rows = 0;
+    for (int i = 0; i < sides; i++) {
         if (s->rows[i] >= MAX_ROWS)
             return SL__MG_ROWS;
-    return s->in_gpu ? SL__MG_YES : SL__MG_NOT_IN_GPU;
+        rows += s->rows[i];
+    }
+    if (!s->in_gpu)
+        return SL__MG_NOT_IN_GPU;
+    if (s->n_fit < 2)
+        return SL__MG_BUDGET;
+    return s->mode == SL__MG_AUTO && rows < SL__MG_MIN_ROWS ? SL__MG_SMALL : SL__MG_YES;
+}
+
+/* Before any shape check: the engine's devices and the option. */
+static enum sl__mg_why devices(const struct sl__mg_shape *s)
+{
+    if (s->n_devices < 2)
+        return SL__MG_ONE_DEVICE;
+    return s->mode == SL__MG_MODE_OFF ? SL__MG_OFF : SL__MG_YES;
 }
 
 enum sl__mg_why sl__mg_join_choice(const struct sl__mg_shape *s)
 {
-    if (s->n_devices >= 2 && s->aggregate)
+    enum sl__mg_why w = devices(s);
+    if (w != SL__MG_YES)
+        return w;
+    if (s->aggregate)
         return SL__MG_AGGREGATE;
-    int w = s->key_width;
-    if (s->n_devices >= 2 && (s->n_keys != 1 || (w != 1 && w != 2 && w != 4 && w != 8)))
+    int kw = s->key_width;
+    if (s->n_keys != 1 || (kw != 1 && kw != 2 && kw != 4 && kw != 8))
         return SL__MG_KEYS;
     return common(s, 2);
 }
 
 enum sl__mg_why sl__mg_sort_choice(const struct sl__mg_shape *s)
 {
-    if (s->n_devices >= 2 && (s->n_keys != 1 || !s->key_signed8))
+    enum sl__mg_why w = devices(s);
+    if (w != SL__MG_YES)
+        return w;
+    if (s->n_keys != 1 || !s->key_signed8)
         return SL__MG_KEYS;
     return common(s, 1);
+}
+
+int sl__mg_fit_devices(const int64_t *room, int n, int self, int64_t bytes, int64_t fixed,
+                       int *use)
+{
+    int order[SL__MG_MAX_DEV], m = 0;
+    n = n > SL__MG_MAX_DEV ? SL__MG_MAX_DEV : n;
+    if (self >= 0 && self < n)
+        order[m++] = self;
+    for (int d = 0; d < n; d++) { /* the others by room, largest first (insertion) */
+        if (d == self)
+            continue;
+        int at = m++;
+        while (at > (self >= 0 && self < n) && room[order[at - 1]] < room[d]) {
+            order[at] = order[at - 1];
+            at--;
+        }
+        order[at] = d;
+    }
+    for (int k = n; k >= 2; k--) {
+        int64_t need = fixed + 2 * (bytes / k + 1);
+        bool fits = true;
+        for (int i = 0; i < k; i++)
+            fits &= room[order[i]] >= need;
+        if (!fits)
+            continue;
+        bool in[SL__MG_MAX_DEV] = {0};
+        for (int i = 0; i < k; i++)
+            in[order[i]] = true;
+        for (int d = 0, j = 0; d < n; d++)
+            if (in[d])
+                use[j++] = d;
+        return k;
+    }
+    return 0;
 }
 
 const char *sl__mg_why_text(enum sl__mg_why w)
@@ -46,6 +104,9 @@ const char *sl__mg_why_text(enum sl__mg_why w)
         [SL__MG_AGGREGATE] = "one device: output=aggregate",
         [SL__MG_ROWS] = "one device: 2^32 - 1 rows or more on a side",
         [SL__MG_NOT_IN_GPU] = "one device: input not all in GPU memory or over the budget",
+        [SL__MG_OFF] = "one device: multi_gpu=off",
+        [SL__MG_BUDGET] = "one device: no two devices' memory budgets hold their shares",
+        [SL__MG_SMALL] = "one device: fewer than 2^20 rows (multi_gpu=auto; on spreads them)",
     };
     return (unsigned)w < SL__MG_N_WHY ? text[w] : "?";
 }

@@ -19,8 +19,19 @@ enum sl__mg_why {
     SL__MG_AGGREGATE = 5,    /* join output=aggregate */
     SL__MG_ROWS = 6,         /* 2^32 - 1 rows or more on a side (row ids are 32 bits) */
     SL__MG_NOT_IN_GPU = 7,   /* input not all in device memory, or over the budget */
+    SL__MG_OFF = 8,          /* the option multi_gpu=off */
+    SL__MG_BUDGET = 9,       /* no two devices' memory budgets can hold their shares */
+    SL__MG_SMALL = 10,       /* multi_gpu=auto and fewer than SL__MG_MIN_ROWS rows */
     SL__MG_N_WHY
 };
+
+/* The option multi_gpu (docs/OPTIONS.md). */
+enum sl__mg_mode { SL__MG_AUTO = 0, SL__MG_MODE_OFF = 1, SL__MG_MODE_ON = 2 };
+
+/* Below this many rows (both sides of a join together) multi_gpu=auto keeps one device:
+ * opening the devices and the exchange's fixed steps (a host wait per phase, launches on
+ * every device) cost about 1 ms, more than such an input takes on one GPU. */
+#define SL__MG_MIN_ROWS ((int64_t)1 << 20)
 
 struct sl__mg_shape {
     int n_devices;
@@ -32,10 +43,22 @@ struct sl__mg_shape {
     int aggregate;
     int in_gpu;             /* every input batch in device memory, within the budget */
     int64_t rows[2];        /* rows of each side (a sort: rows[0]) */
+    int mode;               /* enum sl__mg_mode */
+    int n_fit;              /* devices whose budgets hold their shares (sl__mg_fit_devices) */
 };
 
 enum sl__mg_why sl__mg_join_choice(const struct sl__mg_shape *s);
 enum sl__mg_why sl__mg_sort_choice(const struct sl__mg_shape *s);
+/* Which devices a spread of `bytes` (what the operation needs on the devices together)
+ * may use: every device d needs fixed + 2 * bytes / k bytes of room[d] (its budget left)
+ * for a spread over k devices; twice the even share because a device may receive more
+ * than its share (partitions are balanced only to partition boundaries, and skewed keys
+ * make large ones). Device `self` (the operator's own GPU, which holds the input; -1:
+ * none) is always taken when any is; the others in order of room. Returns the largest
+ * such k (0 when not even two fit) and fills use[0..k) with the chosen devices in
+ * increasing index order. */
+int sl__mg_fit_devices(const int64_t *room, int n, int self, int64_t bytes, int64_t fixed,
+                       int *use);
 /* One line: "multi-device: N devices" or "one device: <why>". */
 const char *sl__mg_why_text(enum sl__mg_why w);
 

@@ -5,11 +5,37 @@
 #ifndef SL_OPERATORS_MGPU_IDS_H
 #define SL_OPERATORS_MGPU_IDS_H
 
+#include "common/mgpu_choice.h"
 #include "common/mgpu_scratch.h"
 
 /* 1 for a type whose values join as integers of 1, 2, 4 or 8 bytes (its width), else 0:
  * floats (NaN and -0.0 have their own equality), strings and wide decimals. */
 int sl__mg_int_key_width(enum sl_type t);
+
+/* The devices an operator spreads over (sl__mg_fit_devices' choice). */
+struct sl__mg_pick {
+    int k;
+    int use[SL__MG_MAX_DEV];
+    int self;                   /* the task's GPU among the engine's devices (-1: none) */
+    struct sl__mg_opts opts;    /* the exchange's (the option debug_mgpu_packets) */
+};
+/* Fills sh->n_devices, sh->mode (the query's option multi_gpu) and sh->n_fit, and pick:
+ * the devices of t's engine whose budgets hold a spread of `bytes` (what the operation
+ * needs on all devices together; SL__MG_DEV_FIXED more on each), the task's own device
+ * self_bytes more (the ids and columns it gathers, next to the input it holds). */
+#define SL__MG_DEV_FIXED ((int64_t)64 << 20)
+void sl__mg_pick_devices(sl_task_t *t, int64_t bytes, int64_t self_bytes,
+                         struct sl__mg_shape *sh, struct sl__mg_pick *pick);
+/* The task's own device alone: where a spread goes when the plan it made does not fit
+ * the devices' budgets (SL_EBUDGET before anything moved); the profile value
+ * multi_device_fallback says SL__MG_BUDGET. SL_EBUDGET again when there is no such
+ * device or pick had one already. */
+int sl__mg_pick_self(sl_task_t *t, struct sl__mg_pick *pick);
+/* Opens the picked devices (sl__task_mdev_open); when the budgets left some of the
+ * engine's devices out, t's profile value multi_device_fallback says SL__MG_BUDGET next
+ * to multi_device (the devices used). */
+int sl__mg_open_picked(sl_task_t *t, const struct sl__mg_pick *pick, struct sl__mdev *m,
+                       int *self);
 
 /* Spreads n keys of key_width bytes at d_keys (device memory, ready: the caller waited
  * for its stream) over the devices of m in contiguous shares, widened to 8 bytes

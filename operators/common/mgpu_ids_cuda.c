@@ -16,18 +16,53 @@ int sl__mg_int_key_width(enum sl_type t)
     }
 }
 
-/* Device d's share: keys widened by a strided copy (the copy engine, no kernel), row
- * ids as 32-bit values spread into zeroed 64-bit words the same way. */
+void sl__mg_pick_devices(sl_task_t *t, int64_t bytes, int64_t self_bytes,
+                         struct sl__mg_shape *sh, struct sl__mg_pick *pick)
+{
+    int64_t room[SL__MG_MAX_DEV], mode = SL__MG_AUTO, packets = 0;
+    int self;
+    sl_task_option_int(t, "multi_gpu", &mode);
+    sl_task_option_int(t, "debug_mgpu_packets", &packets);
+    pick->opts = (struct sl__mg_opts){.packets = packets != 0};
+    sh->mode = (int)mode;
+    sh->n_devices = sl__task_n_devices(t);
+    int n = sl__task_device_rooms(t, room, SL__MG_MAX_DEV, &self);
+    if (self >= 0)
+        room[self] -= self_bytes;
+    pick->k = sl__mg_fit_devices(room, n, self, bytes, SL__MG_DEV_FIXED, pick->use);
+    pick->self = self;
+    sh->n_fit = pick->k;
+}
+
+int sl__mg_pick_self(sl_task_t *t, struct sl__mg_pick *pick)
+{
+    if (pick->self < 0 || pick->k < 2)
+        return SL_EBUDGET;
+    sl_task_profile_value(t, "multi_device_fallback", SL__MG_BUDGET);
+    pick->k = 1;
+    pick->use[0] = pick->self;
+    return SL_OK;
+}
+
+int sl__mg_open_picked(sl_task_t *t, const struct sl__mg_pick *pick, struct sl__mdev *m,
+                       int *self)
+{
+    if (pick->k < sl__task_n_devices(t)) /* over fewer devices: the budgets are why */
+        sl_task_profile_value(t, "multi_device_fallback", SL__MG_BUDGET);
+    return sl__task_mdev_open(t, pick->use, pick->k, m, self);
+}
+
+/* Device d's share: keys widened by a strided copy (the copy engine, no kernel; 8-byte
+ * keys by a plain copy), row ids written as 64-bit values (a 2-D copy of 4-byte rows
+ * would move them at a small fraction of the device's bandwidth). */
 static int spread_share(struct sl__mdev *m, int d, struct sl__mg_scratch *sc, const char *keys,
                         int w, int64_t n, uint32_t first, int64_t **dk, uint64_t **dv)
 {
     cudaStream_t st = m->stream[d];
-    void *ids;
     int rc;
     if ((rc = sl__mdev_use(m, d)) < 0 ||
         (rc = sl__mg_scratch_alloc(m, d, sc, n * 8, (void **)dk)) < 0 ||
-        (rc = sl__mg_scratch_alloc(m, d, sc, n * 8, (void **)dv)) < 0 ||
-        (rc = sl__mg_scratch_alloc(m, d, sc, n * 4, &ids)) < 0 || n == 0)
+        (rc = sl__mg_scratch_alloc(m, d, sc, n * 8, (void **)dv)) < 0 || n == 0)
         return rc;
     if (w == 8)
         MG_CUDA(rc, cudaMemcpyAsync(*dk, keys, (size_t)n * 8, cudaMemcpyDefault, st));
@@ -37,12 +72,7 @@ static int spread_share(struct sl__mdev *m, int d, struct sl__mg_scratch *sc, co
         MG_CUDA(rc, cudaMemcpy2DAsync(*dk, 8, keys, (size_t)w, (size_t)w, (size_t)n,
                                       cudaMemcpyDefault, st));
     if (rc == SL_OK)
-        MG_CUDA(rc, cudaMemsetAsync(*dv, 0, (size_t)n * 8, st));
-    if (rc == SL_OK)
-        MG_CUDA(rc, sl_k_iota_u32(ids, n, first, st));
-    if (rc == SL_OK)
-        MG_CUDA(rc, cudaMemcpy2DAsync(*dv, 8, ids, 4, 4, (size_t)n, cudaMemcpyDeviceToDevice,
-                                      st));
+        MG_CUDA(rc, sl_k_iota_u64(*dv, n, first, st));
     return rc;
 }
 
@@ -64,6 +94,22 @@ int sl__mg_spread_keys(struct sl__mdev *m, struct sl__mg_scratch *sc, const void
     return rc;
 }
 
+/* Device d's ids: their low words (little-endian: the first 4 bytes of each 8) into a
+ * contiguous block on d by a kernel, then one plain copy to the task's GPU. */
+static int collect_one(struct sl__mdev *m, int d, const uint64_t *v, int64_t n, uint32_t *dst)
+{
+    cudaStream_t st = m->stream[d];
+    uint32_t *low;
+    int rc = sl__mdev_alloc(m, d, n * 4, (void **)&low);
+    if (rc < 0)
+        return rc;
+    MG_CUDA(rc, sl_k_strided_b32((const uint32_t *)v, 2, low, n, st));
+    if (rc == SL_OK)
+        MG_CUDA(rc, cudaMemcpyAsync(dst, low, (size_t)n * 4, cudaMemcpyDefault, st));
+    sl__mdev_free(m, d, low, n * 4); /* ordered after the copy on d's stream */
+    return rc;
+}
+
 int sl__mg_collect_ids(struct sl__mdev *m, const struct sl__mg_result *out, int r,
                        uint32_t *d_ids)
 {
@@ -72,8 +118,7 @@ int sl__mg_collect_ids(struct sl__mdev *m, const struct sl__mg_result *out, int 
     for (int d = 0; d < m->n && rc == SL_OK; d++) {
         const uint64_t *v = r ? out->r_vals[d] : out->s_vals[d];
         if (out->n[d] > 0 && (rc = sl__mdev_use(m, d)) == SL_OK)
-            MG_CUDA(rc, cudaMemcpy2DAsync(d_ids + at, 4, v, 8, 4, (size_t)out->n[d],
-                                          cudaMemcpyDefault, m->stream[d]));
+            rc = collect_one(m, d, v, out->n[d], d_ids + at);
         at += out->n[d];
     }
     int sr = sl__mg_sync_all(m);

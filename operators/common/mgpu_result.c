@@ -62,3 +62,14 @@ int sl__mg_share_on_device(struct sl__mdev *m, int d, struct sl__mg_scratch *sc,
     *v = dv;
     return rc;
 }
+
+int sl__mg_check_room(struct sl__mdev *m, int d, int64_t bytes)
+{
+    int64_t room = sl__mdev_room(m, d);
+    if (bytes + SL__MG_ROOM_SLACK <= room)
+        return SL_OK;
+    return sl__set_last_error(SL_EBUDGET, "multi-device: device %d would need %lld MiB for "
+                              "its share, %lld MiB are left under its budget", d,
+                              (long long)((bytes + SL__MG_ROOM_SLACK) >> 20),
+                              (long long)(room >> 20));
+}

@@ -1,5 +1,6 @@
-/* The exchange step of the multi-device join and sort (mgpu.h): one sender and one
- * receiver thread per device over the engine's device exchange. Columns are channels,
+/* The exchange step of the multi-device join and sort (mgpu.h) in packets: one sender
+ * and one receiver thread per device over the engine's exchange transport (with
+ * o->packets; the direct copies of mgpu_direct_cuda.c otherwise). Columns are channels,
  * sent one after another by every sender (a barrier between them), so that a receiver
  * draining column c never waits on credits held by packets of column c + 1. */
 #include <pthread.h>
@@ -158,6 +159,13 @@ static void *receiver(void *arg)
 int sl__mg_exchange(struct sl__mdev *m, const struct sl__mg_move *mv,
                     const struct sl__mg_opts *o, sl_xchg_stats *stats)
 {
+    if (!o || !o->packets) {
+        struct sl__mg_xfer x;
+        *stats = (sl_xchg_stats){0};
+        int rc = sl__mg_exchange_start(m, mv, &x);
+        int fr = sl__mg_exchange_finish(m, &x, stats);
+        return rc < 0 ? rc : fr;
+    }
     struct shared sh = {.m = m, .mv = mv, .o = sl__mg_opts_resolve(o)};
     int n = m->n;
     size_t widest = 0;

@@ -42,6 +42,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/mgpu_ids.h"
 #include "common/op_common.h"
 #include "join_cuda_int.h"
 #include "sluice_k/columns.h"
@@ -887,10 +888,11 @@ int join_finalize_cuda(sl_task_t *t)
             st->side[s].n_rows += st->side[s].batches[i]->n_rows;
     }
     if (sl__task_n_devices(t) > 1) { /* several devices: join_mg_cuda.c, or why not */
-        int why = join_mg_choice(t);
+        struct sl__mg_pick pick;
+        int why = join_mg_choice(t, &pick);
         sl_task_profile_value(t, "multi_device_fallback", why);
         if (why == 0)
-            return join_mg_finalize(t);
+            return join_mg_finalize(t, &pick);
     }
     struct gj g;
     struct gj_out o;

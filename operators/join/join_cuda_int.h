@@ -131,10 +131,11 @@ int gj_gather_strings(sl_task_t *t, const struct join_state *st, const struct gj
 
 /* ---------------- over several devices (join_mg_cuda.c) ---------------- */
 
-/* Whether this finalize goes over all of the engine's devices (0) or why not (enum
- * sl__mg_why, common/mgpu_choice.h); st->side[].n_rows counted first. */
-int join_mg_choice(sl_task_t *t);
-/* The join over every device; the result in st->gpu_out as the one-device join's. */
-int join_mg_finalize(sl_task_t *t);
+/* Whether this finalize goes over several of the engine's devices (0; pick says which)
+ * or why not (enum sl__mg_why, common/mgpu_choice.h); st->side[].n_rows counted first. */
+struct sl__mg_pick;
+int join_mg_choice(sl_task_t *t, struct sl__mg_pick *pick);
+/* The join over the picked devices; the result in st->gpu_out as the one-device join's. */
+int join_mg_finalize(sl_task_t *t, struct sl__mg_pick *pick);
 
 #endif /* SLUICE_OPERATORS_JOIN_CUDA_INT_H */

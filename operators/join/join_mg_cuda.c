@@ -38,7 +38,7 @@ static enum sl_type key_type(const struct join_state *st, const struct join_data
     return kt;
 }
 
-int join_mg_choice(sl_task_t *t)
+int join_mg_choice(sl_task_t *t, struct sl__mg_pick *pick)
 {
     const struct join_data *d = sl_op_data(sl_task_op(t));
     const struct join_state *st = sl_task_gstate(t);
@@ -51,7 +51,7 @@ int join_mg_choice(sl_task_t *t)
     for (int oc = 0; oc < d->n_out; oc++)
         cols_ok &= !sl_type_is_string(d->out[oc].type) && sl_type_width(d->out[oc].type) >= 1 &&
                    sl_type_width(d->out[oc].type) <= 8;
-    int64_t n0 = st->side[0].n_rows, n1 = st->side[1].n_rows;
+    int64_t n0 = st->side[0].n_rows, n1 = st->side[1].n_rows, self_bytes = 48 * (n0 + n1);
     struct sl__mg_shape sh = {
         .n_devices = sl__task_n_devices(t), .n_keys = d->n_keys,
         /* an empty side has no batch to tell the type: its bind type does */
@@ -60,10 +60,13 @@ int join_mg_choice(sl_task_t *t)
                                        d->kind == JOIN_SEMI || d->kind == JOIN_ANTI),
         .cols_ok = cols_ok, .aggregate = d->aggregate,
         /* both sides' keys and ids twice over, their columns once, and the ids back */
-        .in_gpu = on_device && 48 * (n0 + n1) + ((int64_t)64 << 20) <= sl_task_device_budget(t),
+        .in_gpu = on_device && self_bytes + ((int64_t)64 << 20) <= sl_task_device_budget(t),
         .rows = {n0, n1}};
     if (d->ktype[0] != d->rktype[0])
         sh.key_width = 0;
+    /* on the devices: (key, id) spread, partitioned and received, 16 B each, sort
+     * scratch, and an output row per probe row (28 B) */
+    sl__mg_pick_devices(t, 96 * (n0 + n1), self_bytes, &sh, pick);
     return sl__mg_join_choice(&sh);
 }
 
@@ -117,9 +120,10 @@ static int gather_inputs(sl_task_t *t, const struct join_state *st, struct mg_jo
     return SL_OK;
 }
 
-/* The join over every device; the matched ids of each side into mj->ids (n_out rows). */
-static int join_devices(sl_task_t *t, const struct join_state *st, struct mg_join *mj,
-                        int64_t *n_out)
+/* The join over the picked devices; the matched ids of each side into mj->ids (n_out
+ * rows). Leaves the query alone on failure: the caller fails it, or tries again. */
+static int join_on(sl_task_t *t, const struct join_state *st, struct mg_join *mj,
+                   const struct sl__mg_pick *pick, int64_t *n_out)
 {
     static const int kinds[] = {[JOIN_INNER] = SL_K_JOIN_INNER, [JOIN_LEFT] = SL_K_JOIN_LEFT,
                                 [JOIN_SEMI] = SL_K_JOIN_SEMI, [JOIN_ANTI] = SL_K_JOIN_ANTI};
@@ -130,9 +134,8 @@ static int join_devices(sl_task_t *t, const struct join_state *st, struct mg_joi
     struct sl__mg_table tab[2];
     struct sl__mg_result res = {0};
     *n_out = 0;
-    SL_TASK_CUDA_TRY(t, cudaStreamSynchronize(sl_task_stream(t)), "waiting for the inputs");
-    if ((rc = sl__task_mdev_open(t, &m, &self)) < 0)
-        return sl_task_fail(t, rc, "join over several devices: %s", sl_last_errmsg());
+    if ((rc = sl__mg_open_picked(t, pick, &m, &self)) < 0)
+        return rc;
     rc = self < 0 ? sl__set_last_error(SL_EINTERNAL, "the task's GPU is not a device") : SL_OK;
     for (int s = 0; s < 2 && rc == SL_OK; s++)
         rc = sl__mg_spread_keys(&m, sc, mj->key[s], (int)sl_type_width(d->ktype[0]),
@@ -143,8 +146,8 @@ static int join_devices(sl_task_t *t, const struct join_state *st, struct mg_joi
      * multi-device sort-merge join */
     int smj = d->algo == JOIN_SORTMERGE;
     if (rc == SL_OK)
-        rc = smj ? sl__mg_sort_merge_join(&m, &tab[1], &tab[0], kind, NULL, &res)
-                 : sl__mg_hash_join(&m, &tab[1], &tab[0], kind, NULL, &res);
+        rc = smj ? sl__mg_sort_merge_join(&m, &tab[1], &tab[0], kind, &pick->opts, &res)
+                 : sl__mg_hash_join(&m, &tab[1], &tab[0], kind, &pick->opts, &res);
     for (int dv = 0; dv < m.n && rc == SL_OK; dv++)
         *n_out += res.n[dv];
     for (int s = 0; s < 2 && rc == SL_OK; s++) {
@@ -162,7 +165,23 @@ static int join_devices(sl_task_t *t, const struct join_state *st, struct mg_joi
         sl__mg_profile(t, m.n, &res);
         sl_task_profile_value(t, "gpu_algo", smj ? 2 : 0); /* as join_cuda.c's: SMJ, PHJ */
     }
-    rc = sl__mg_close(&m, sc, &res, self, rc);
+    return sl__mg_close(&m, sc, &res, self, rc);
+}
+
+/* The join over the picked devices, or over the task's device alone when the devices'
+ * budgets cannot hold what the plan would send them (found before anything moved). */
+static int join_devices(sl_task_t *t, const struct join_state *st, struct mg_join *mj,
+                        struct sl__mg_pick *pick, int64_t *n_out)
+{
+    SL_TASK_CUDA_TRY(t, cudaStreamSynchronize(sl_task_stream(t)), "waiting for the inputs");
+    int rc = join_on(t, st, mj, pick, n_out);
+    if (rc == SL_EBUDGET && sl__mg_pick_self(t, pick) == SL_OK) {
+        for (int s = 0; s < 2; s++) { /* ids of the failed try, if it got that far */
+            sl_task_device_free(t, mj->ids[s]);
+            mj->ids[s] = NULL;
+        }
+        rc = join_on(t, st, mj, pick, n_out);
+    }
     return rc < 0 ? sl_task_fail(t, rc, "join over several devices: %s", sl_last_errmsg()) : rc;
 }
 
@@ -191,13 +210,14 @@ static int left_validity(sl_task_t *t, const struct join_data *d, struct mg_join
     return e == 0 ? SL_OK : SL_TASK_CUDA_FAIL(t, e, "validity");
 }
 
-static int run(sl_task_t *t, struct join_state *st, struct mg_join *mj)
+static int run(sl_task_t *t, struct join_state *st, struct mg_join *mj,
+               struct sl__mg_pick *pick)
 {
     const struct join_data *d = st->d;
     int64_t n;
     int rc = gather_inputs(t, st, mj);
     if (rc >= 0)
-        rc = join_devices(t, st, mj, &n);
+        rc = join_devices(t, st, mj, pick, &n);
     if (rc < 0)
         return rc;
     sl_batch_t *out = sl_task_new_batch(t, sl_op_output_schema(sl_task_op(t)), n);
@@ -219,11 +239,11 @@ static int run(sl_task_t *t, struct join_state *st, struct mg_join *mj)
     return rc;
 }
 
-int join_mg_finalize(sl_task_t *t)
+int join_mg_finalize(sl_task_t *t, struct sl__mg_pick *pick)
 {
     struct join_state *st = sl_task_gstate(t);
     struct mg_join mj = {0};
-    int rc = run(t, st, &mj);
+    int rc = run(t, st, &mj, pick);
     for (int s = 0; s < 2; s++) {
         sl_task_device_free(t, mj.key[s]);
         sl_task_device_free(t, mj.ids[s]);

@@ -43,31 +43,46 @@ static int unflip(struct sl__mdev *m, int d, struct sl__mg_scratch *sc,
     return rc;
 }
 
-/* Device d merge-joins its range: sorted R and S (keys, payloads), count -> allocate ->
- * write into out's arrays of device d. */
-static int merge_local(struct sl__mdev *m, int d, struct sl__mg_scratch *sc, int kind,
-                       const struct sl__mg_result *sorted, struct sl__mg_result *out)
+/* Device d's merge: its sorted keys flipped back, the count kernel's scratch and count. */
+struct merge {
+    void *rk, *sk, *temp, *dcount;
+    size_t tb;
+};
+
+/* Enqueues device d's count of its range's output rows (sorted R and S); merge_write
+ * reads it. No host wait: every device counts at once. */
+static int merge_count(struct sl__mdev *m, int d, struct sl__mg_scratch *sc, int kind,
+                       const struct sl__mg_result *sorted, struct merge *mg)
 {
     cudaStream_t st = m->stream[d];
     int64_t nr = sorted[0].n[d], ns = sorted[1].n[d];
-    void *rk, *sk, *temp, *dcount;
-    size_t tb = 0;
+    int rc = unflip(m, d, sc, &sorted[0], &mg->rk);
+    if (rc == SL_OK)
+        rc = unflip(m, d, sc, &sorted[1], &mg->sk);
+    if (rc == SL_OK)
+        rc = sl__mg_scratch_alloc(m, d, sc, 16, &mg->dcount);
+    if (rc == SL_OK)
+        MG_CUDA(rc, sl_k_smj_count_k64(NULL, &mg->tb, mg->rk, nr, mg->sk, ns, kind, mg->dcount,
+                                       st));
+    if (rc == SL_OK)
+        rc = sl__mg_scratch_alloc(m, d, sc, (int64_t)mg->tb, &mg->temp);
+    if (rc == SL_OK)
+        MG_CUDA(rc, cudaMemsetAsync(mg->dcount, 0, 16, st));
+    if (rc == SL_OK)
+        MG_CUDA(rc, sl_k_smj_count_k64(mg->temp, &mg->tb, mg->rk, nr, mg->sk, ns, kind,
+                                       mg->dcount, st));
+    return rc;
+}
+
+/* Waits for device d's count, allocates its output and enqueues the merge's writes. */
+static int merge_write(struct sl__mdev *m, int d, int kind, const struct sl__mg_result *sorted,
+                       struct merge *mg, struct sl__mg_result *out)
+{
+    cudaStream_t st = m->stream[d];
+    int64_t nr = sorted[0].n[d], ns = sorted[1].n[d];
     unsigned long long h_count[2] = {0, 0};
-    int rc = unflip(m, d, sc, &sorted[0], &rk);
-    if (rc == SL_OK)
-        rc = unflip(m, d, sc, &sorted[1], &sk);
-    if (rc == SL_OK)
-        rc = sl__mg_scratch_alloc(m, d, sc, 16, &dcount);
-    if (rc == SL_OK)
-        MG_CUDA(rc, sl_k_smj_count_k64(NULL, &tb, rk, nr, sk, ns, kind, dcount, st));
-    if (rc == SL_OK)
-        rc = sl__mg_scratch_alloc(m, d, sc, (int64_t)tb, &temp);
-    if (rc == SL_OK)
-        MG_CUDA(rc, cudaMemsetAsync(dcount, 0, 16, st));
-    if (rc == SL_OK)
-        MG_CUDA(rc, sl_k_smj_count_k64(temp, &tb, rk, nr, sk, ns, kind, dcount, st));
-    if (rc == SL_OK)
-        MG_CUDA(rc, cudaMemcpyAsync(h_count, dcount, 16, cudaMemcpyDeviceToHost, st));
+    int rc;
+    MG_CUDA(rc, cudaMemcpyAsync(h_count, mg->dcount, 16, cudaMemcpyDeviceToHost, st));
     if (rc == SL_OK)
         MG_CUDA(rc, cudaStreamSynchronize(st));
     if (rc == SL_OK)
@@ -81,8 +96,8 @@ static int merge_local(struct sl__mdev *m, int d, struct sl__mg_scratch *sc, int
                           .s = {.n = 1, .width = {8}, .ptr = {out->s_vals[d]}},
                           .capacity = out->n[d]};
     if (out->n[d] > 0)
-        MG_CUDA(rc, sl_k_smj_write_k64(temp, tb, rk, sorted[0].s_vals[d], nr, sk,
-                                       sorted[1].s_vals[d], ns, 8, kind, &jo, st));
+        MG_CUDA(rc, sl_k_smj_write_k64(mg->temp, mg->tb, mg->rk, sorted[0].s_vals[d], nr,
+                                       mg->sk, sorted[1].s_vals[d], ns, 8, kind, &jo, st));
     return rc;
 }
 
@@ -107,9 +122,14 @@ int sl__mg_sort_merge_join(struct sl__mdev *m, const struct sl__mg_table *r,
     const struct sl__mg_table *both[2] = {&f[0], &f[1]};
     if (rc == SL_OK)
         rc = sl__mg_sort_tables(m, both, 2, o, sorted);
+    struct merge mg[SL__MG_MAX_DEV];
+    memset(mg, 0, sizeof mg);
     for (int d = 0; d < n && rc == SL_OK; d++)
         if ((rc = sl__mdev_use(m, d)) == SL_OK)
-            rc = merge_local(m, d, &sc[d], kind, sorted, out);
+            rc = merge_count(m, d, &sc[d], kind, sorted, &mg[d]);
+    for (int d = 0; d < n && rc == SL_OK; d++)
+        if ((rc = sl__mdev_use(m, d)) == SL_OK)
+            rc = merge_write(m, d, kind, sorted, &mg[d], out);
     sr = sl__mg_sync_all(m);
     rc = rc < 0 ? rc : sr;
     if (rc == SL_OK) { /* both sides' exchanges, as one */

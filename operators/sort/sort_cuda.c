@@ -29,6 +29,7 @@
 #include <cuda_runtime_api.h>
 
 #include "sluice_k/columns.h"
+#include "common/mgpu_ids.h"
 #include "common/rows_cuda.h"
 #include "sluice_k/sort.h"
 #include "sort_op.h"
@@ -235,10 +236,11 @@ int sl__sort_gpu_finalize(sl_task_t *t)
     if (!fits_in_gpu(t, g, d))
         return sl__sort_ooc_finalize(t);
     if (sl__task_n_devices(t) > 1) { /* several devices: sort_mg_cuda.c, or why not */
-        int why = sl__sort_mg_choice(t);
+        struct sl__mg_pick pick;
+        int why = sl__sort_mg_choice(t, &pick);
         sl_task_profile_value(t, "multi_device_fallback", why);
         if (why == 0)
-            return sl__sort_mg_finalize(t);
+            return sl__sort_mg_finalize(t, &pick);
     }
     int concat = sl__rows_copy_bytes(&g->m.rows, d->n_cols, g->m.n) > 0;
     const char *const names[3] = {concat ? "gpu_concat" : NULL, "gpu_sort",

@@ -13,28 +13,56 @@
 #include "common/rows_cuda.h"
 #include "sort_op.h"
 
-int sl__sort_mg_choice(sl_task_t *t)
+int sl__sort_mg_choice(sl_task_t *t, struct sl__mg_pick *pick)
 {
     struct sort_global *g = sl_task_gstate(t);
     const struct sort_data *d = sl_op_data(sl_task_op(t));
     const sl_batch_t *b0 = g->m.rows.items[0].batch;
     enum sl_type kt = b0->cols[d->spec.keys[0].col].type;
-    int64_t n = sl__rows_gpu_rows(&g->m.rows, d->n_cols);
+    int64_t n = sl__rows_gpu_rows(&g->m.rows, d->n_cols), self_bytes = 40 * (n < 0 ? 0 : n);
     struct sl__mg_shape s = {
         .n_devices = sl__task_n_devices(t), .n_keys = d->spec.n_keys,
         .key_width = sl__mg_int_key_width(kt),
         .key_signed8 = sl__type_signed_word(kt) && sl_type_width(kt) == 8,
         .kind_ok = !d->spec.keys[0].desc, .cols_ok = 1,
         /* keys and ids twice on the devices, the ids and the output on this one */
-        .in_gpu = n >= 0 && 40 * n + ((int64_t)64 << 20) <= sl_task_device_budget(t),
+        .in_gpu = n >= 0 && self_bytes + ((int64_t)64 << 20) <= sl_task_device_budget(t),
         .rows = {n < 0 ? 0 : n, 0}};
+    /* on the devices: (key, id) spread, sorted, received and re-sorted, 16 B each */
+    sl__mg_pick_devices(t, 80 * s.rows[0], self_bytes, &s, pick);
     return sl__mg_sort_choice(&s);
 }
 
 struct mg_sort {
     struct sort_global *g;
     const struct sort_data *d;
+    struct sl__mg_pick *pick;
 };
+
+/* The sorted row ids of the key column over the picked devices into ids (n rows). */
+static int sort_on(sl_task_t *t, const struct sl__mg_pick *pick, const void *keys, int64_t n,
+                   uint32_t *ids)
+{
+    struct sl__mdev m;
+    struct sl__mg_scratch sc[SL__MG_MAX_DEV] = {0};
+    struct sl__mg_table tab;
+    struct sl__mg_result res = {0};
+    int self, rc = sl__mg_open_picked(t, pick, &m, &self);
+    if (rc < 0)
+        return rc;
+    rc = self < 0 ? sl__set_last_error(SL_EINTERNAL, "the task's GPU is not a device") : SL_OK;
+    if (rc == SL_OK)
+        rc = sl__mg_spread_keys(&m, sc, keys, 8, n, 0, &tab);
+    if (rc == SL_OK)
+        rc = sl__mg_sync_all(&m);
+    if (rc == SL_OK)
+        rc = sl__mg_sort(&m, &tab, &pick->opts, &res);
+    if (rc == SL_OK)
+        rc = sl__mg_collect_ids(&m, &res, 0, ids);
+    if (rc == SL_OK)
+        sl__mg_profile(t, m.n, &res);
+    return sl__mg_close(&m, sc, &res, self, rc);
+}
 
 /* Sorts on every device and gathers the columns by the sorted ids (a sl__gpu_body_fn). */
 static int run_mg(struct sl__gpu_work *w, void *arg)
@@ -44,7 +72,7 @@ static int run_mg(struct sl__gpu_work *w, void *arg)
     struct sort_global *g = ms->g;
     const struct sort_data *d = ms->d;
     int64_t n = g->m.n;
-    int kc = d->spec.keys[0].col, self;
+    int kc = d->spec.keys[0].col;
     const void *cols[64]; /* sort_cuda.c's SG_MAX_COLS: its can_run says so */
     sl__gpu_work_mark(w, 0);
     int rc = sl__gpu_work_columns(w, &g->m.rows, d->n_cols, n, cols);
@@ -57,24 +85,9 @@ static int run_mg(struct sl__gpu_work *w, void *arg)
                                           "rows", (long long)n);
     SL_TASK_CUDA_TRY(t, cudaStreamSynchronize(sl_task_stream(t)), "waiting for the input");
     sl__gpu_work_mark(w, 1);
-    struct sl__mdev m;
-    struct sl__mg_scratch sc[SL__MG_MAX_DEV] = {0};
-    struct sl__mg_table tab;
-    struct sl__mg_result res = {0};
-    if ((rc = sl__task_mdev_open(t, &m, &self)) < 0)
-        return sl_task_fail(t, rc, "sort over several devices: %s", sl_last_errmsg());
-    rc = self < 0 ? sl__set_last_error(SL_EINTERNAL, "the task's GPU is not a device") : SL_OK;
-    if (rc == SL_OK)
-        rc = sl__mg_spread_keys(&m, sc, cols[kc], 8, n, 0, &tab);
-    if (rc == SL_OK)
-        rc = sl__mg_sync_all(&m);
-    if (rc == SL_OK)
-        rc = sl__mg_sort(&m, &tab, NULL, &res);
-    if (rc == SL_OK)
-        rc = sl__mg_collect_ids(&m, &res, 0, ids);
-    if (rc == SL_OK)
-        sl__mg_profile(t, m.n, &res);
-    rc = sl__mg_close(&m, sc, &res, self, rc);
+    rc = sort_on(t, ms->pick, cols[kc], n, ids);
+    if (rc == SL_EBUDGET && sl__mg_pick_self(t, ms->pick) == SL_OK) /* nothing moved yet */
+        rc = sort_on(t, ms->pick, cols[kc], n, ids);
     if (rc < 0)
         return sl_task_fail(t, rc, "sort over several devices: %s", sl_last_errmsg());
     sl__gpu_work_mark(w, 2);
@@ -84,9 +97,9 @@ static int run_mg(struct sl__gpu_work *w, void *arg)
     return SL_OK;
 }
 
-int sl__sort_mg_finalize(sl_task_t *t)
+int sl__sort_mg_finalize(sl_task_t *t, struct sl__mg_pick *pick)
 {
-    struct mg_sort ms = {sl_task_gstate(t), sl_op_data(sl_task_op(t))};
+    struct mg_sort ms = {sl_task_gstate(t), sl_op_data(sl_task_op(t)), pick};
     static const char *const names[3] = {"gpu_concat", "mg_sort", "gpu_gather"};
     return sl__mat_gpu_run(t, &ms.g->m, run_mg, &ms, names, 3, "sort over several devices");
 }

@@ -27,11 +27,12 @@ static int sort_pairs(struct sl__mdev *m, int d, struct sl__mg_scratch *sc, cons
     return rc;
 }
 
-/* Device d's share sorted into *keys and *vals, and a strided sample of it copied to h_samp
- * (*n_samp values, in proportion to the share's rows). */
+/* Device d's share sorted into *keys and *vals, and a strided sample of it in *d_samp
+ * (*n_samp values, in proportion to the share's rows). Enqueued only: the host copies
+ * the samples once every device is done, so the devices sort at once. */
 static int sort_share(struct sl__mdev *m, int d, struct sl__mg_scratch *sc,
                       const struct sl__mg_table *t, int64_t total, int64_t **keys,
-                      uint64_t **vals, int64_t *h_samp, int64_t *n_samp)
+                      uint64_t **vals, void **d_samp, int64_t *n_samp)
 {
     int64_t n = t->n[d];
     cudaStream_t st = m->stream[d];
@@ -51,9 +52,7 @@ static int sort_share(struct sl__mdev *m, int d, struct sl__mg_scratch *sc,
     if ((rc = sl__mg_scratch_alloc(m, d, sc, want * 8, &samp)) < 0)
         return rc;
     MG_CUDA(rc, sl_k_strided_b64((const uint64_t *)*keys, n / want, samp, want, st));
-    if (rc == SL_OK)
-        MG_CUDA(rc, cudaMemcpyAsync(h_samp, samp, (size_t)want * 8, cudaMemcpyDeviceToHost,
-                                    st));
+    *d_samp = samp;
     *n_samp = want;
     return rc;
 }
@@ -114,6 +113,10 @@ static int exchange_sorted(struct sl__mdev *m, struct sl__mg_scratch *sc, const 
         sl__mg_cost(count, n, 16, op->link_gbps, &out->cost);
         sl__mg_cost_text(&out->cost, n, out->explain, sizeof out->explain);
     }
+    /* received (16 B a row), re-sorted (16 B) and the sort's temporaries: checked before
+     * anything moves (a hot key sends all its rows to one device) */
+    for (int d = 0; d < n && rc == SL_OK; d++)
+        rc = sl__mg_check_room(m, d, 48 * total[d]);
     struct sl__mg_move mv = {.n_cols = 2, .width = {8, 8}, .from = from, .count = count,
                              .base = base};
     for (int d = 0; d < n && rc == SL_OK; d++) {
@@ -126,10 +129,12 @@ static int exchange_sorted(struct sl__mdev *m, struct sl__mg_scratch *sc, const 
         mv.dst[0][d] = rk[d];
         mv.dst[1][d] = rv[d];
     }
-    int sr = sl__mg_sync_all(m);
-    rc = rc < 0 ? rc : sr;
-    if (rc == SL_OK)
+    /* direct: each device re-sorts once its own rows landed, while others still copy */
+    struct sl__mg_xfer xf = {0};
+    if (rc == SL_OK && op->packets && (rc = sl__mg_sync_all(m)) == SL_OK)
         rc = sl__mg_exchange(m, &mv, op, &out->xchg);
+    else if (rc == SL_OK)
+        rc = sl__mg_exchange_start(m, &mv, &xf);
     for (int d = 0; d < n && rc == SL_OK; d++) {
         if ((rc = sl__mdev_use(m, d)) == SL_OK &&
             (rc = sl__mg_result_alloc(m, d, total[d], out)) == SL_OK)
@@ -137,6 +142,8 @@ static int exchange_sorted(struct sl__mdev *m, struct sl__mg_scratch *sc, const 
                             total[d]);
         out->n[d] = total[d];
     }
+    int sr = sl__mg_exchange_finish(m, &xf, &out->xchg);
+    rc = rc < 0 ? rc : sr;
     sr = sl__mg_sync_all(m);
     return rc < 0 ? rc : sr;
 }
@@ -164,14 +171,20 @@ int sl__mg_sort_tables(struct sl__mdev *m, const struct sl__mg_table *const *t, 
     if (!samples)
         return sl__set_last_error(SL_ENOMEM, "multi-device sort: out of memory");
     /* 1. local sorts and samples (samples[(i * n + d) * cap_samp ...]) */
+    void *d_samp[2][SL__MG_MAX_DEV] = {{0}};
     for (int i = 0; i < n_t; i++)
         for (int d = 0; d < n && rc == SL_OK; d++)
             if ((rc = sl__mdev_use(m, d)) == SL_OK)
                 rc = sort_share(m, d, &sc[d], t[i], total_rows, &keys[i][d], &vals[i][d],
-                                samples + (size_t)(i * n + d) * (size_t)cap_samp,
-                                &n_samp[i][d]);
+                                &d_samp[i][d], &n_samp[i][d]);
     int sr = sl__mg_sync_all(m);
     rc = rc < 0 ? rc : sr;
+    for (int i = 0; i < n_t && rc == SL_OK; i++)
+        for (int d = 0; d < n && rc == SL_OK; d++)
+            if (n_samp[i][d] > 0 && (rc = sl__mdev_use(m, d)) == SL_OK)
+                MG_CUDA(rc, cudaMemcpy(samples + (size_t)(i * n + d) * (size_t)cap_samp,
+                                       d_samp[i][d], (size_t)n_samp[i][d] * 8,
+                                       cudaMemcpyDeviceToHost));
     /* 2. splitters from every table's samples */
     int64_t split[SL__MG_MAX_DEV];
     if (rc == SL_OK) {

@@ -71,7 +71,8 @@ int sl__sort_ooc_can_run(const sl_task_t *t);
 int sl__sort_ooc_finalize(sl_task_t *t);
 /* Over several devices (sort_mg_cuda.c): whether this finalize goes over all of the
  * engine's devices (0, SL__MG_YES) or why not (enum sl__mg_why), and that finalize. */
-int sl__sort_mg_choice(sl_task_t *t);
-int sl__sort_mg_finalize(sl_task_t *t);
+struct sl__mg_pick;
+int sl__sort_mg_choice(sl_task_t *t, struct sl__mg_pick *pick);
+int sl__sort_mg_finalize(sl_task_t *t, struct sl__mg_pick *pick);
 
 #endif /* SL_SORT_OP_H */

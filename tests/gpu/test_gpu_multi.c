@@ -2,9 +2,13 @@
  * of one GPU (split_gpu), against a CPU reference: joins inner, semi, anti and left on
  * uniform keys, Zipf 1.0 probe keys, duplicates on both sides and keys spread over all
  * 64 bits; sorts (stable) on the same key sets; data starting in host memory or spread
- * over the devices. Cases `small_2dev_*` keep inputs small for compute-sanitizer;
- * `exchange_throughput` prints the device exchange's rate as a fraction of a plain
- * device-to-device copy. Run one case: test_gpu_multi <case>. */
+ * over the devices; each through the direct exchange and through the packet exchange
+ * (sl__mg_opts.packets). Case `small_2dev` keeps inputs small for compute-sanitizer;
+ * `budget_skew_2dev` checks that a spread whose receiver cannot hold its rows ends with
+ * SL_EBUDGET before anything moves; `fixed_cost_4dev` prints what opening the devices
+ * and a small join cost; `exchange_throughput` prints both exchanges' rates as a
+ * fraction of a plain device-to-device copy, and the packet exchange's cost per packet.
+ * Run one case: test_gpu_multi <case>. */
 #include <math.h>
 #include <time.h>
 
@@ -49,6 +53,10 @@ static double now_s(void)
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
+
+/* 1: the joins and sorts below go through the packet exchange, 0: the direct one. */
+static int use_packets;
+static const char *const path_name[] = {"direct", "packets"};
 
 /* ---- a table spread over the devices ---- */
 
@@ -212,16 +220,23 @@ static struct row *download_join(struct sl__mdev *m, const struct sl__mg_result 
     return out;
 }
 
-static sl_engine_t *open_split(int n_dev)
+/* n_dev logical devices sharing gpu_mem bytes (0: the default budget). */
+static sl_engine_t *open_split_mem(int n_dev, int64_t gpu_mem)
 {
     struct sl_engine_config cfg;
     sl_engine_config_init(&cfg);
     cfg.n_threads = 2;
     cfg.n_gpus = n_dev;
     cfg.split_gpu = 1;
+    cfg.gpu_mem_limit = gpu_mem;
     sl_engine_t *e;
     SL_ASSERT_OK(sl_test_engine_open(&e, &cfg));
     return e;
+}
+
+static sl_engine_t *open_split(int n_dev)
+{
+    return open_split_mem(n_dev, 0);
 }
 
 static void check_join(struct sl__mdev *m, enum dist dist, int kind, int on_device,
@@ -238,7 +253,8 @@ static void check_join(struct sl__mdev *m, enum dist dist, int kind, int on_devi
     struct spread r, s;
     spread(m, rk, rv, nr, on_device, &r);
     spread(m, sk, sv, ns, on_device, &s);
-    struct sl__mg_opts o = {.packet_bytes = 256 << 10}; /* many packets, few credits */
+    /* many packets, few credits */
+    struct sl__mg_opts o = {.packet_bytes = 256 << 10, .packets = use_packets};
     struct sl__mg_result res;
     double t0 = now_s();
     int rc = sl__mg_hash_join(m, &r.t, &s.t, kind, &o, &res);
@@ -253,9 +269,10 @@ static void check_join(struct sl__mdev *m, enum dist dist, int kind, int on_devi
         most = res.n[d] > most ? res.n[d] : most;
         all += res.n[d];
     }
-    printf("join %-8s %-5s %d dev %-6s: %lld rows (ref %lld), biggest device %.0f%%, "
+    printf("join %-8s %-5s %d dev %-6s %-7s: %lld rows (ref %lld), biggest device %.0f%%, "
            "%llu packets %.1f MiB, %.3f s\n", dist_name[dist], kind_name[kind], m->n,
-           on_device ? "device" : "host", (long long)n_got, (long long)n_ref,
+           on_device ? "device" : "host", path_name[use_packets], (long long)n_got,
+           (long long)n_ref,
            all ? 100.0 * (double)most / (double)all : 0.0,
            (unsigned long long)res.xchg.packets, (double)res.xchg.bytes / (1 << 20), t1 - t0);
     assert_int_equal(n_got, n_ref);
@@ -287,7 +304,8 @@ static void check_sort(struct sl__mdev *m, enum dist dist, int on_device, int64_
     struct spread sp;
     spread(m, k, v, n, on_device, &sp);
     struct sl__mg_result res;
-    if (sl__mg_sort(m, &sp.t, &(struct sl__mg_opts){.packet_bytes = 256 << 10}, &res) != SL_OK)
+    struct sl__mg_opts o = {.packet_bytes = 256 << 10, .packets = use_packets};
+    if (sl__mg_sort(m, &sp.t, &o, &res) != SL_OK)
         fail_msg("sort %s on %d devices: %s", dist_name[dist], m->n, sl_last_errmsg());
     struct kv *ref = malloc((size_t)(n + 1) * sizeof *ref);
     for (int64_t i = 0; i < n; i++)
@@ -314,8 +332,9 @@ static void check_sort(struct sl__mdev *m, enum dist dist, int on_device, int64_
         free(gk), free(gv);
     }
     assert_int_equal(at, n);
-    printf("sort %-8s %d dev %-6s: %lld rows, biggest device %.0f%%, %llu packets\n",
-           dist_name[dist], m->n, on_device ? "device" : "host", (long long)n,
+    printf("sort %-8s %d dev %-6s %-7s: %lld rows, biggest device %.0f%%, %llu packets\n",
+           dist_name[dist], m->n, on_device ? "device" : "host", path_name[use_packets],
+           (long long)n,
            n ? 100.0 * (double)most / (double)n : 0.0, (unsigned long long)res.xchg.packets);
     sl__mg_result_free(m, &res);
     unspread(m, &sp.t, &sp);
@@ -330,13 +349,15 @@ static void joins_and_sorts(int n_dev, int64_t nr, int64_t ns, bool sorts)
     SL_ASSERT_OK(sl__mdev_open(e, &m));
     assert_int_equal(m.n, n_dev);
     assert_string_equal(m.xchg.name, "device");
-    for (int on_device = 0; on_device < 2; on_device++)
-        for (int dist = 0; dist < N_DIST; dist++) {
-            for (int kind = 0; kind < 4; kind++)
-                check_join(&m, (enum dist)dist, kind, on_device, nr, ns);
-            if (sorts)
-                check_sort(&m, (enum dist)dist, on_device, ns);
-        }
+    for (use_packets = 0; use_packets < 2; use_packets++)
+        for (int on_device = 0; on_device < 2; on_device++)
+            for (int dist = 0; dist < N_DIST; dist++) {
+                for (int kind = 0; kind < 4; kind++)
+                    check_join(&m, (enum dist)dist, kind, on_device, nr, ns);
+                if (sorts)
+                    check_sort(&m, (enum dist)dist, on_device, ns);
+            }
+    use_packets = 0;
     sl__mdev_close(&m);
     sl_engine_close(e);
 }
@@ -373,7 +394,9 @@ SL_TEST(small_2dev)
     sl_engine_t *e = open_split(2);
     struct sl__mdev m;
     SL_ASSERT_OK(sl__mdev_open(e, &m));
-    for (int on_device = 0; on_device < 2; on_device++) {
+    for (int i = 0; i < 4; i++) {
+        int on_device = i & 1;
+        use_packets = i >> 1;
         for (int dist = 0; dist < N_DIST; dist++) {
             for (int kind = 0; kind < 4; kind++)
                 check_join(&m, (enum dist)dist, kind, on_device, 300, 1000);
@@ -383,7 +406,114 @@ SL_TEST(small_2dev)
         check_join(&m, UNIFORM, SL_K_JOIN_ANTI, on_device, 0, 5);
         check_sort(&m, UNIFORM, on_device, 1);
     }
+    use_packets = 0;
     sl__mdev_close(&m);
+    sl_engine_close(e);
+}
+
+/* A spread whose receiver cannot hold what it would receive (every probe row has one
+ * key, so one device gets them all) ends with SL_EBUDGET before anything moves, and
+ * leaves the devices' memory as it found it; the same rows with spread keys fit. Two
+ * devices of 256 MiB each; 6 Mi probe rows from host memory, semi join. */
+SL_TEST(budget_skew_2dev)
+{
+    (void)state;
+    NEED_GPU();
+    sl_engine_t *e = open_split_mem(2, (int64_t)512 << 20);
+    struct sl__mdev m;
+    SL_ASSERT_OK(sl__mdev_open(e, &m));
+    const int64_t nr = 1000, ns = (int64_t)6 << 20;
+    int64_t *rk = malloc((size_t)nr * 8), *sk = malloc((size_t)ns * 8);
+    uint64_t *rv = calloc((size_t)nr, 8), *sv = calloc((size_t)ns, 8);
+    assert_true(rk && sk && rv && sv);
+    for (int64_t i = 0; i < nr; i++)
+        rk[i] = i;
+    int64_t before[2], in_use, peak, limit;
+    for (int d = 0; d < 2; d++)
+        sl__gpu_mem(m.gpu[d], &before[d], &peak, &limit);
+    for (int hot = 1; hot >= 0; hot--) {
+        int64_t want = 0, got = 0;
+        for (int64_t i = 0; i < ns; i++) {
+            sk[i] = hot ? 7 : i % (2 * nr);
+            want += sk[i] < nr;
+        }
+        struct spread r, s;
+        spread(&m, rk, rv, nr, 0, &r);
+        spread(&m, sk, sv, ns, 0, &s);
+        struct sl__mg_result res;
+        int rc = sl__mg_hash_join(&m, &r.t, &s.t, SL_K_JOIN_SEMI, NULL, &res);
+        printf("semi join, %s probe keys: %s\n", hot ? "one" : "spread",
+               rc == SL_OK ? "ok" : sl_last_errmsg());
+        if (hot) {
+            assert_int_equal(rc, SL_EBUDGET);
+            assert_non_null(strstr(sl_last_errmsg(), "budget"));
+        } else {
+            SL_ASSERT_OK(rc);
+            for (int d = 0; d < 2; d++)
+                got += res.n[d];
+            assert_int_equal(got, want);
+            sl__mg_result_free(&m, &res);
+        }
+        unspread(&m, &r.t, &r);
+        unspread(&m, &s.t, &s);
+        for (int d = 0; d < 2; d++) {
+            sl__gpu_mem(m.gpu[d], &in_use, &peak, &limit);
+            assert_int_equal(in_use, before[d]); /* nothing left behind */
+        }
+    }
+    free(rk), free(sk), free(rv), free(sv);
+    sl__mdev_close(&m);
+    sl_engine_close(e);
+}
+
+/* Where the fixed cost of a small spread goes: opening and closing 4 devices, and a
+ * 2^18 join 2^19 already spread over them (the median of 5 each), against the same join
+ * through one device. Prints only; a failing step fails the case. */
+SL_TEST(fixed_cost_4dev)
+{
+    (void)state;
+    NEED_GPU();
+    sl_engine_t *e = open_split(4);
+    const int64_t nr = (int64_t)1 << 18, ns = (int64_t)1 << 19;
+    int64_t *rk = malloc((size_t)nr * 8), *sk = malloc((size_t)ns * 8);
+    uint64_t *rv = calloc((size_t)nr, 8), *sv = calloc((size_t)ns, 8);
+    assert_true(rk && sk && rv && sv);
+    make_keys(UNIFORM, rk, nr, sk, ns);
+    for (int k = 1; k <= 4; k += 3) {
+        int use[4] = {0, 1, 2, 3};
+        double t_open[5], t_join[5], t_close[5];
+        for (int i = 0; i < 5; i++) {
+            struct sl__mdev m;
+            double t0 = now_s();
+            SL_ASSERT_OK(sl__mdev_open_some(e, use, k, &m));
+            double t1 = now_s();
+            struct spread r, s;
+            spread(&m, rk, rv, nr, 1, &r);
+            spread(&m, sk, sv, ns, 1, &s);
+            struct sl__mg_result res;
+            double t2 = now_s();
+            SL_ASSERT_OK(sl__mg_hash_join(&m, &r.t, &s.t, SL_K_JOIN_INNER, NULL, &res));
+            double t3 = now_s();
+            sl__mg_result_free(&m, &res);
+            unspread(&m, &r.t, &r);
+            unspread(&m, &s.t, &s);
+            double t4 = now_s();
+            sl__mdev_close(&m);
+            t_open[i] = t1 - t0, t_join[i] = t3 - t2, t_close[i] = now_s() - t4;
+        }
+        for (int a = 0; a < 5; a++) /* medians: sort each column (5 values) */
+            for (int b = a + 1; b < 5; b++) {
+                double *col[3] = {t_open, t_join, t_close};
+                for (int c = 0; c < 3; c++)
+                    if (col[c][b] < col[c][a]) {
+                        double x = col[c][a];
+                        col[c][a] = col[c][b], col[c][b] = x;
+                    }
+            }
+        printf("%d device(s): open %.3f ms, join 2^18 x 2^19 %.3f ms, close %.3f ms "
+               "(medians of 5)\n", k, t_open[2] * 1e3, t_join[2] * 1e3, t_close[2] * 1e3);
+    }
+    free(rk), free(sk), free(rv), free(sv);
     sl_engine_close(e);
 }
 
@@ -454,17 +584,29 @@ SL_TEST(exchange_throughput)
             SL_ASSERT_OK(sl__mdev_alloc(&m, d, total[d] * 8, &mv.dst[0][d]));
             SL_ASSERT_OK(sl__mdev_sync(&m, d));
         }
-        for (int packet_mib = 1; packet_mib <= 16; packet_mib *= 4) {
-            struct sl__mg_opts o = {.packet_bytes = (size_t)packet_mib << 20, .credits = 4};
+        /* the direct exchange (packet_kib 0), then packets of 64 KiB (where the copy
+         * itself takes well under a microsecond: the time is the cost per packet), 1, 4
+         * and 16 MiB */
+        static const int kibs[] = {0, 64, 1024, 4096, 16384};
+        for (int i = 0; i < 5; i++) {
+            int packet_kib = kibs[i];
+            struct sl__mg_opts o = {.packet_bytes = (size_t)packet_kib << 10, .credits = 4,
+                                    .packets = packet_kib > 0};
             sl_xchg_stats st;
             SL_ASSERT_OK(sl__mg_exchange(&m, &mv, &o, &st)); /* warm */
             t0 = now_s();
             SL_ASSERT_OK(sl__mg_exchange(&m, &mv, &o, &st));
             double sec = now_s() - t0;
             double gbps = (double)st.bytes / sec / 1e9;
-            printf("exchange %d logical devices, %d MiB packets, 4 credits: %.1f MiB in "
-                   "%.2f ms, %.1f GB/s = %.2f of the device copy\n", n_dev, packet_mib,
-                   (double)st.bytes / (1 << 20), sec * 1e3, gbps, gbps / copy_gbps);
+            char what[64];
+            if (packet_kib)
+                snprintf(what, sizeof what, "%d KiB packets, 4 credits", packet_kib);
+            else
+                snprintf(what, sizeof what, "direct");
+            printf("exchange %d logical devices, %s: %.1f MiB in %llu packets, %.2f ms "
+                   "(%.1f us a packet), %.1f GB/s = %.2f of the device copy\n", n_dev, what,
+                   (double)st.bytes / (1 << 20), (unsigned long long)st.packets, sec * 1e3,
+                   sec * 1e6 / (double)st.packets, gbps, gbps / copy_gbps);
             assert_int_equal(st.bytes, (uint64_t)(per * n_dev * n_dev * 8));
         }
         for (int d = 0; d < n_dev; d++) {

@@ -5,13 +5,16 @@
  * 1.0 probe keys, duplicates on both sides, no matches and empty sides, as row
  * multisets; sorts (stable, so row for row) on the same key sets. With several devices
  * the profile must show the multi-device path (multi_device = N, gpu_algo 0 or 2) where
- * the shape allows it, and its reason where not (a DESC sort). Case `small_2dev` keeps
- * inputs small for compute-sanitizer. Skipped without a GPU. Run one case:
- * test_gpu_multi_plan <case>. */
+ * the shape allows it, and its reason where not (a DESC sort). `option_4dev` and
+ * `budget_4dev` check the option multi_gpu and the fallback when the devices' budgets
+ * cannot hold a spread. Case `small_2dev` keeps inputs small for compute-sanitizer.
+ * Skipped without a GPU. Run one case: test_gpu_multi_plan <case>. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/mgpu.h"
+#include "gpu_int.h"
 #include "join_test.h"
 #include "multi_keys.h"
 
@@ -63,7 +66,9 @@ static sl_table_t *make(enum dist dist, int probe, int64_t n, int64_t range, int
     return t;
 }
 
-static sl_engine_t *engine(int n_dev)
+/* n_dev logical devices (0: the CPU engine) with the option multi_gpu = mode (0 auto,
+ * 1 off, 2 on) sharing gpu_mem bytes (0: the default budget). */
+static sl_engine_t *engine_with(int n_dev, int mode, int64_t gpu_mem)
 {
     struct sl_engine_config cfg;
     sl_engine_config_init(&cfg);
@@ -71,9 +76,17 @@ static sl_engine_t *engine(int n_dev)
     cfg.placement = n_dev ? SL_PLACE_GPU : SL_PLACE_CPU;
     cfg.n_gpus = n_dev;
     cfg.split_gpu = n_dev > 0;
+    cfg.multi_gpu = mode;
+    cfg.gpu_mem_limit = gpu_mem;
     sl_engine_t *e;
     SL_ASSERT_OK(sl_test_engine_open(&e, &cfg));
     return e;
+}
+
+/* multi_gpu=on: these inputs are below the 2^20 rows that auto asks for. */
+static sl_engine_t *engine(int n_dev)
+{
+    return engine_with(n_dev, 2, 0);
 }
 
 /* The profile says the multi-device path ran on n devices (want_multi), or why not. */
@@ -254,6 +267,112 @@ SL_TEST(plans_8dev)
 {
     NEED_GPU();
     all_cases(8);
+}
+
+/* One join (hash, inner) and one sort on gpu, against the CPU; the profile must say
+ * multi_device = n_dev (want_multi) or multi_device_fallback = why. */
+static void join_and_sort(sl_engine_t *cpu, sl_engine_t *gpu, int n_dev, sl_table_t *l,
+                          sl_table_t *r, int want_multi, int why)
+{
+    struct fp want = run(cpu, l, r, "on=k kind=inner", 0, NULL);
+    struct fp got = run(gpu, l, r, "on=k kind=inner", 0, NULL);
+    printf("join inner gpus=%d: cpu %lld rows, gpu %lld rows\n", n_dev, (long long)want.rows,
+           (long long)got.rows);
+    assert_int_equal(got.rows, want.rows);
+    assert_true(got.hash == want.hash);
+    check_profile(n_dev, want_multi, why);
+    int64_t nw, ng;
+    uint64_t sw = run_sort(cpu, l, "by=k", &nw), sg = run_sort(gpu, l, "by=k", &ng);
+    assert_int_equal(ng, nw);
+    assert_true(sg == sw);
+    check_profile(n_dev, want_multi, why);
+    struct sl_mem_stats ms = SL_MEM_STATS_INIT;
+    sl_engine_mem_stats(gpu, &ms);
+    assert_int_equal(ms.gpu_in_use, 0);
+}
+
+/* The option multi_gpu: off keeps one device (multi_device_fallback 8), auto keeps
+ * inputs under 2^20 rows on one (10), on spreads them. */
+SL_TEST(option_4dev)
+{
+    NEED_GPU();
+    sl_engine_t *cpu = engine(0);
+    sl_table_t *l = make(UNIFORM, 1, 200000, 100000, 1, 31);
+    sl_table_t *r = make(UNIFORM, 0, 50000, 100000, 1, 32);
+    static const int why[3] = {10, 8, 0};
+    for (int mode = 0; mode < 3; mode++) {
+        sl_engine_t *gpu = engine_with(4, mode, 0);
+        join_and_sort(cpu, gpu, 4, l, r, mode == 2, why[mode]);
+        sl_engine_close(gpu);
+    }
+    sl_table_unref(l);
+    sl_table_unref(r);
+    sl_engine_close(cpu);
+}
+
+/* Fills device d's budget but for 64 MiB (as another query's memory would), less than a
+ * share needs (64 MiB and more); *p and *bytes to free it with. */
+static void fill_device(struct sl__mdev *m, int d, void **p, int64_t *bytes)
+{
+    int64_t in_use, peak, limit;
+    sl__gpu_mem(m->gpu[d], &in_use, &peak, &limit);
+    *bytes = limit - in_use - ((int64_t)64 << 20);
+    SL_ASSERT_OK(sl__mdev_use(m, d));
+    SL_ASSERT_OK(sl__mdev_alloc(m, d, *bytes, p));
+    SL_ASSERT_OK(sl__mdev_sync(m, d));
+}
+
+/* Devices whose budgets cannot hold their share: with the inputs resident on device 0
+ * (where the join and sort then run) and device 3's budget full, the join and the sort
+ * spread over the other 3 (multi_device 3 next to multi_device_fallback 9); with devices
+ * 1, 2 and 3 full, they stay on device 0 (multi_device_fallback 9). Results as the
+ * CPU's either way. */
+SL_TEST(budget_4dev)
+{
+    NEED_GPU();
+    sl_engine_t *cpu = engine(0), *gpu = engine(4);
+    sl_table_t *l = make(UNIFORM, 1, 200000, 100000, 1, 41);
+    sl_table_t *r = make(UNIFORM, 0, 50000, 100000, 1, 42), *dl, *dr;
+    SL_ASSERT_OK(sl_table_to_device(gpu, l, 0, &dl));
+    SL_ASSERT_OK(sl_table_to_device(gpu, r, 0, &dr));
+    struct sl__mdev m;
+    SL_ASSERT_OK(sl__mdev_open(gpu, &m));
+    void *p[4] = {0};
+    int64_t bytes[4] = {0};
+    struct fp want = run(cpu, l, r, "on=k kind=inner", 0, NULL);
+    int64_t nw;
+    uint64_t sw = run_sort(cpu, l, "by=k", &nw);
+    for (int full = 1; full <= 3; full += 2) { /* devices 3, then 1 to 3 */
+        for (int d = 4 - full; d < 4; d++)
+            if (!p[d])
+                fill_device(&m, d, &p[d], &bytes[d]);
+        struct fp got = run(gpu, dl, dr, "on=k kind=inner", 0, NULL);
+        printf("join with %d device(s) full: cpu %lld rows, gpu %lld rows\n", full,
+               (long long)want.rows, (long long)got.rows);
+        assert_int_equal(got.rows, want.rows);
+        assert_true(got.hash == want.hash);
+        check_profile(4, 0, 9);
+        if (full == 1)
+            assert_non_null(strstr(last_profile, "\"multi_device\":3"));
+        int64_t ng;
+        uint64_t sg = run_sort(gpu, dl, "by=k", &ng);
+        assert_int_equal(ng, nw);
+        assert_true(sg == sw);
+        check_profile(4, 0, 9);
+        if (full == 1)
+            assert_non_null(strstr(last_profile, "\"multi_device\":3"));
+    }
+    for (int d = 0; d < 4; d++) {
+        sl__mdev_use(&m, d);
+        sl__mdev_free(&m, d, p[d], bytes[d]);
+    }
+    sl__mdev_close(&m);
+    sl_table_unref(dl);
+    sl_table_unref(dr);
+    sl_table_unref(l);
+    sl_table_unref(r);
+    sl_engine_close(gpu);
+    sl_engine_close(cpu);
 }
 
 /* Small inputs on 2 devices, for compute-sanitizer memcheck: duplicates on both sides

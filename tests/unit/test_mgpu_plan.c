@@ -2,7 +2,8 @@
  * (operators/common/mgpu_plan.c): balanced partition ranges under skew, splitters that
  * never split equal keys, receive layouts, packet counts and the exchange estimate,
  * each against a brute-force reference; and when a plan's join or sort goes over several
- * devices (mgpu_choice.h). */
+ * devices (mgpu_choice.h): the option multi_gpu, the size rule and the devices'
+ * memory budgets (which devices fit, and the fallback when too few do). */
 #include <stdbool.h>
 #include <string.h>
 
@@ -153,7 +154,8 @@ SL_TEST(packets_and_cost)
 static struct sl__mg_shape good_shape(int n)
 {
     return (struct sl__mg_shape){.n_devices = n, .n_keys = 1, .key_width = 8, .key_signed8 = 1,
-                                 .kind_ok = 1, .cols_ok = 1, .in_gpu = 1, .rows = {1000, 10}};
+                                 .kind_ok = 1, .cols_ok = 1, .in_gpu = 1, .rows = {1000, 10},
+                                 .mode = SL__MG_MODE_ON, .n_fit = n};
 }
 
 SL_TEST(choice_takes_good_shapes)
@@ -205,4 +207,97 @@ SL_TEST(choice_says_why_not)
     for (int w = 0; w < SL__MG_N_WHY; w++)
         assert_true(strlen(sl__mg_why_text((enum sl__mg_why)w)) > 8);
     assert_string_equal(sl__mg_why_text(SL__MG_N_WHY), "?");
+}
+
+SL_TEST(choice_follows_the_option_and_the_size)
+{
+    (void)state;
+    struct sl__mg_shape s = good_shape(4);
+    s.mode = SL__MG_MODE_OFF;
+    assert_int_equal(sl__mg_join_choice(&s), SL__MG_OFF);
+    assert_int_equal(sl__mg_sort_choice(&s), SL__MG_OFF);
+    s = good_shape(1), s.mode = SL__MG_MODE_OFF; /* one device says so first */
+    assert_int_equal(sl__mg_join_choice(&s), SL__MG_ONE_DEVICE);
+    s = good_shape(4), s.mode = SL__MG_AUTO; /* 1,010 rows: too few for auto */
+    assert_int_equal(sl__mg_join_choice(&s), SL__MG_SMALL);
+    assert_int_equal(sl__mg_sort_choice(&s), SL__MG_SMALL);
+    s.rows[0] = SL__MG_MIN_ROWS - 10; /* both sides of a join count */
+    assert_int_equal(sl__mg_join_choice(&s), SL__MG_YES);
+    assert_int_equal(sl__mg_sort_choice(&s), SL__MG_SMALL);
+    s.rows[0] = SL__MG_MIN_ROWS;
+    assert_int_equal(sl__mg_sort_choice(&s), SL__MG_YES);
+    s = good_shape(4), s.mode = SL__MG_MODE_ON, s.kind_ok = 0; /* on cannot force a shape */
+    assert_int_equal(sl__mg_join_choice(&s), SL__MG_KIND);
+}
+
+SL_TEST(choice_falls_back_when_budgets_do_not_fit)
+{
+    (void)state;
+    struct sl__mg_shape s = good_shape(4);
+    s.n_fit = 1;
+    assert_int_equal(sl__mg_join_choice(&s), SL__MG_BUDGET);
+    assert_int_equal(sl__mg_sort_choice(&s), SL__MG_BUDGET);
+    s.n_fit = 0, s.mode = SL__MG_AUTO; /* memory before size: the reason that binds */
+    assert_int_equal(sl__mg_join_choice(&s), SL__MG_BUDGET);
+    s = good_shape(4), s.n_fit = 0, s.cols_ok = 0; /* the shape's reason first */
+    assert_int_equal(sl__mg_join_choice(&s), SL__MG_COLUMNS);
+    s = good_shape(4), s.n_fit = 2; /* fewer devices than the engine has still spread */
+    assert_int_equal(sl__mg_join_choice(&s), SL__MG_YES);
+}
+
+/* Every device of use[0..k) has room for fixed + 2 * bytes / k, self among them. */
+static void assert_fits(const int64_t *room, int self, int64_t bytes, int64_t fixed,
+                        const int *use, int k)
+{
+    bool has_self = self < 0;
+    for (int i = 0; i < k; i++) {
+        assert_true(room[use[i]] >= fixed + 2 * (bytes / k + 1));
+        assert_true(i == 0 || use[i - 1] < use[i]);
+        has_self |= use[i] == self;
+    }
+    assert_true(has_self);
+}
+
+SL_TEST(fit_devices_takes_the_most_that_fit)
+{
+    (void)state;
+    const int64_t mib = (int64_t)1 << 20, fixed = 64 * mib;
+    int64_t room[8];
+    int use[8];
+    for (int d = 0; d < 8; d++)
+        room[d] = 1000 * mib;
+    /* 8 devices with room for a 3,000 MiB spread: each needs 64 + 750 MiB */
+    assert_int_equal(sl__mg_fit_devices(room, 8, 0, 3000 * mib, fixed, use), 8);
+    assert_fits(room, 0, 3000 * mib, fixed, use, 8);
+    /* 6,000 MiB: 1,564 MiB each over 8 does not fit; over 7 or fewer neither */
+    assert_int_equal(sl__mg_fit_devices(room, 8, 0, 6000 * mib, fixed, use), 0);
+    /* a full device (another query's memory) is left out; self 5 stays */
+    room[2] = 100 * mib;
+    int k = sl__mg_fit_devices(room, 8, 5, 3000 * mib, fixed, use);
+    assert_int_equal(k, 7);
+    assert_fits(room, 5, 3000 * mib, fixed, use, k);
+    for (int i = 0; i < k; i++)
+        assert_int_not_equal(use[i], 2);
+    /* self without room: no spread at all (its rows would have nowhere to go first) */
+    room[5] = 10 * mib;
+    assert_int_equal(sl__mg_fit_devices(room, 8, 5, 3000 * mib, fixed, use), 0);
+    /* uneven rooms: the roomiest devices with self, as many as hold the share */
+    int64_t uneven[4] = {900 * mib, 2000 * mib, 300 * mib, 1500 * mib};
+    k = sl__mg_fit_devices(uneven, 4, 0, 1000 * mib, fixed, use);
+    assert_int_equal(k, 3); /* 4 need 564 MiB each (device 2 lacks it), 3 need 731 */
+    assert_fits(uneven, 0, 1000 * mib, fixed, use, k);
+    assert_int_equal(use[0], 0);
+    assert_int_equal(use[1], 1);
+    assert_int_equal(use[2], 3);
+    /* no self (a test's own devices): 1,300 MiB over 3 needs 930 MiB (device 0 lacks
+     * it), over 2 1,364 MiB: devices 1 and 3 */
+    k = sl__mg_fit_devices(uneven, 4, -1, 1300 * mib, fixed, use);
+    assert_int_equal(k, 2);
+    assert_fits(uneven, -1, 1300 * mib, fixed, use, k);
+    assert_int_equal(use[0], 1);
+    assert_int_equal(use[1], 3);
+    /* self with the least room still comes first in the choice */
+    k = sl__mg_fit_devices(uneven, 4, 2, 100 * mib, fixed, use);
+    assert_int_equal(k, 4); /* 64 + 50 MiB each */
+    assert_fits(uneven, 2, 100 * mib, fixed, use, k);
 }

@@ -20,6 +20,7 @@ extern "C" {
 
 /* d_out[i] = first + i for i in [0, n). */
 cudaError_t sl_k_iota_u32(uint32_t *d_out, int64_t n, uint32_t first, cudaStream_t stream);
+cudaError_t sl_k_iota_u64(uint64_t *d_out, int64_t n, uint64_t first, cudaStream_t stream);
 
 /* d_dst[i] = d_src[d_idx[i]] for i in [0, n); 4- or 8-byte values. */
 cudaError_t sl_k_gather_b32(const uint32_t *d_src, const uint32_t *d_idx, uint32_t *d_dst,

@@ -1,0 +1,108 @@
+/* The direct exchange between the devices of one process (mgpu.h, sl__mg_exchange_start):
+ * senders copy straight into the receivers' final arrays, ordered by events instead of
+ * host waits. Between logical devices of one GPU the packet exchange paid about 40 us a
+ * packet in host round trips (an event wait for the slot, a copy out of the slot and a
+ * stream wait before the slot went back, a 20 us nap on a missing credit): here a copy
+ * costs its enqueue, and the bytes move once instead of twice. */
+#include <string.h>
+
+#include "common/mgpu.h"
+
+static int event_new(cudaEvent_t *e, bool timing)
+{
+    int rc;
+    MG_CUDA(rc, cudaEventCreateWithFlags(e, timing ? cudaEventDefault
+                                                   : cudaEventDisableTiming));
+    if (rc < 0)
+        *e = NULL;
+    return rc;
+}
+
+/* Sender s's rows of column c for receiver d, one copy. */
+static int copy_range(struct sl__mdev *m, const struct sl__mg_move *mv, int s, int d, int c,
+                      struct sl__mg_xfer *x)
+{
+    int n = m->n, w = mv->width[c], rc;
+    int64_t rows = mv->count[s * n + d];
+    if (rows == 0)
+        return SL_OK;
+    const char *src = (const char *)mv->src[c][s] + mv->from[s * n + d] * w;
+    char *dst = (char *)mv->dst[c][d] + mv->base[s * n + d] * w;
+    size_t bytes = (size_t)(rows * w);
+    cudaStream_t st = m->stream[s];
+    if (m->ordinal[s] == m->ordinal[d]) /* logical devices of one GPU */
+        MG_CUDA(rc, cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, st));
+    else
+        MG_CUDA(rc, cudaMemcpyPeerAsync(dst, m->ordinal[d], src, m->ordinal[s], bytes, st));
+    x->packets++;
+    x->bytes += bytes;
+    return rc;
+}
+
+int sl__mg_exchange_start(struct sl__mdev *m, const struct sl__mg_move *mv,
+                          struct sl__mg_xfer *x)
+{
+    int n = m->n, rc = SL_OK;
+    memset(x, 0, sizeof *x);
+    x->n = n;
+    /* receivers: their arrays exist once their streams reach this point */
+    for (int d = 0; d < n && rc == SL_OK; d++)
+        if ((rc = sl__mdev_use(m, d)) == SL_OK &&
+            (rc = event_new((cudaEvent_t *)&x->ready[d], false)) == SL_OK)
+            MG_CUDA(rc, cudaEventRecord(x->ready[d], m->stream[d]));
+    /* senders: after their own work so far and every receiver's allocation */
+    for (int s = 0; s < n && rc == SL_OK; s++) {
+        if ((rc = sl__mdev_use(m, s)) < 0 ||
+            (rc = event_new((cudaEvent_t *)&x->t0[s], true)) < 0 ||
+            (rc = event_new((cudaEvent_t *)&x->t1[s], true)) < 0)
+            break;
+        for (int d = 0; d < n && rc == SL_OK; d++)
+            if (d != s)
+                MG_CUDA(rc, cudaStreamWaitEvent(m->stream[s], x->ready[d], 0));
+        if (rc == SL_OK)
+            MG_CUDA(rc, cudaEventRecord(x->t0[s], m->stream[s]));
+        for (int c = 0; c < mv->n_cols && rc == SL_OK; c++)
+            for (int k = 0; k < n && rc == SL_OK; k++) /* the farthest first, itself last */
+                rc = copy_range(m, mv, s, (s + 1 + k) % n, c, x);
+        if (rc == SL_OK)
+            MG_CUDA(rc, cudaEventRecord(x->t1[s], m->stream[s]));
+    }
+    /* receivers' next work: after every sender's copies */
+    for (int d = 0; d < n && rc == SL_OK; d++) {
+        if ((rc = sl__mdev_use(m, d)) < 0)
+            break;
+        for (int s = 0; s < n && rc == SL_OK; s++)
+            if (s != d)
+                MG_CUDA(rc, cudaStreamWaitEvent(m->stream[d], x->t1[s], 0));
+    }
+    return rc;
+}
+
+int sl__mg_exchange_finish(struct sl__mdev *m, struct sl__mg_xfer *x, sl_xchg_stats *stats)
+{
+    int rc = SL_OK, r;
+    float longest = 0;
+    for (int s = 0; s < x->n; s++) {
+        if (sl__mdev_use(m, s) < 0)
+            continue;
+        if (x->t1[s]) {
+            float ms = 0;
+            MG_CUDA(r, cudaEventSynchronize(x->t1[s]));
+            if (r == SL_OK && x->t0[s])
+                MG_CUDA(r, cudaEventElapsedTime(&ms, x->t0[s], x->t1[s]));
+            rc = rc < 0 ? rc : r;
+            longest = ms > longest ? ms : longest;
+        }
+        void *ev[3] = {x->ready[s], x->t0[s], x->t1[s]};
+        for (int i = 0; i < 3; i++)
+            if (ev[i])
+                (void)cudaEventDestroy(ev[i]);
+    }
+    if (stats) {
+        stats->packets += x->packets;
+        stats->bytes += x->bytes;
+        stats->seconds += longest * 1e-3;
+    }
+    memset(x, 0, sizeof *x);
+    return rc;
+}
