@@ -5,6 +5,7 @@
 #include <cub/device/device_scan.cuh>
 
 #include "aggregate_kernels.cuh"
+#include "aggregate_direct.cuh"
 #include "aggregate_small.cuh"
 
 using namespace sluice_k::agg;
@@ -207,6 +208,41 @@ cudaError_t small_launch(const sl_k_agg_spec *sp, const sl_k_agg_input *in,
     small_update_kernel<K><<<grid, kThreads, smem, stream>>>(*sp, *in, *tb, *spill, L, log_c,
                                                               vec);
     return cudaGetLastError();
+}
+
+/* The record layout of the many-groups table: key, rows, then per aggregate with a
+ * state its words (a sum two, min/max one). */
+bool direct_layout(const sl_k_agg_spec *sp, DirectLayout *L)
+{
+    SmallLayout S;
+    if (!small_spec_ok(sp, &S))
+        return false;
+    L->words = 2;
+    for (int a = 0; a < kMaxA; a++) {
+        L->off[a] = -1;
+        if (a >= sp->n_aggs || S.st[a] < 0)
+            continue;
+        L->off[a] = L->words;
+        L->words += kind_of(sp->fn[a], sp->in_type[a]) == K_SUMI ? 2 : 1;
+    }
+    return true;
+}
+
+/* Slots for `groups` groups at a load of at most 2/3 (a sampled estimate is off by some
+ * percent: a table of twice the slots would double the clear and output scans). */
+uint64_t direct_slots(int64_t groups)
+{
+    uint64_t slots = 16, g = (uint64_t)(groups < 1 ? 1 : groups);
+    while (slots < g + g / 2)
+        slots <<= 1;
+    return slots;
+}
+
+/* Blocks of a grid-stride kernel over n items, 256 threads each. */
+unsigned blocks_for(uint64_t n)
+{
+    uint64_t b = (n + 255) / 256;
+    return (unsigned)(b < 1 ? 1 : b > 65536 ? 65536 : b);
 }
 
 template <int KM>
@@ -579,4 +615,91 @@ extern "C" cudaError_t sl_k_agg_part_final(const struct sl_k_agg_spec *sp,
                    : final_km<2>(sp, d_batches, n_batches, bits, pending, out, d_status, only,
                                  stream);
     return final_km<0>(sp, d_batches, n_batches, bits, pending, out, d_status, only, stream);
+}
+
+extern "C" int sl_k_agg_direct_ok(const struct sl_k_agg_spec *sp, const struct sl_k_agg_input *in)
+{
+    SmallLayout L;
+    return spec_ok(sp) && in && small_ok(sp, in, &L);
+}
+
+extern "C" size_t sl_k_agg_direct_bytes(const struct sl_k_agg_spec *sp, int64_t groups)
+{
+    DirectLayout L;
+    if (!spec_ok(sp) || !direct_layout(sp, &L))
+        return 0;
+    return align_up((direct_slots(groups) + 1) * (size_t)L.words * 8) + align_up(2 * 8);
+}
+
+extern "C" void sl_k_agg_direct_carve(const struct sl_k_agg_spec *sp, int64_t groups,
+                                      void *d_mem, struct sl_k_agg_dtable *dt)
+{
+    DirectLayout L;
+    memset(dt, 0, sizeof *dt);
+    if (!spec_ok(sp) || !direct_layout(sp, &L))
+        return;
+    dt->n_slots = direct_slots(groups);
+    while (((uint64_t)1 << dt->log_slots) < dt->n_slots)
+        dt->log_slots++;
+    dt->words = L.words;
+    dt->d_rec = (unsigned long long *)d_mem;
+    dt->d_n = (unsigned long long *)((char *)d_mem +
+                                     align_up((dt->n_slots + 1) * (size_t)L.words * 8));
+}
+
+extern "C" cudaError_t sl_k_agg_direct_clear(const struct sl_k_agg_spec *sp,
+                                             const struct sl_k_agg_dtable *dt,
+                                             cudaStream_t stream)
+{
+    DirectLayout L;
+    if (!spec_ok(sp) || !dt || !dt->d_rec || !direct_layout(sp, &L) || L.words != dt->words)
+        return cudaErrorInvalidValue;
+    direct_clear_kernel<<<blocks_for(dt->n_slots + 1), 256, 0, stream>>>(*sp, *dt, L);
+    return cudaGetLastError();
+}
+
+extern "C" cudaError_t sl_k_agg_direct_update(const struct sl_k_agg_spec *sp,
+                                              const struct sl_k_agg_input *in,
+                                              const struct sl_k_agg_dtable *dt,
+                                              cudaStream_t stream)
+{
+    DirectLayout L;
+    if (!sl_k_agg_direct_ok(sp, in) || !dt || !dt->d_rec || in->n < 0 ||
+        !direct_layout(sp, &L) || L.words != dt->words)
+        return cudaErrorInvalidValue;
+    if (in->n == 0)
+        return cudaSuccess;
+    bool vec = aligned16(in->keys[0].d_data);
+    for (int a = 0; a < sp->n_aggs; a++)
+        if (L.off[a] >= 0)
+            vec = vec && aligned16(in->vals[a].d_data);
+    const bool k32 = sp->key_type[0] == SL_K_I32;
+    const void *kern = k32 ? (const void *)direct_update_kernel<int32_t>
+                           : (const void *)direct_update_kernel<int64_t>;
+    int grid = 0;
+    cudaError_t e = grid_for(kern, kThreads, 0, &grid);
+    if (e != cudaSuccess)
+        return e;
+    int64_t need = (in->n / kSmallItems + kThreads - 1) / kThreads;
+    if (need < grid)
+        grid = need < 1 ? 1 : (int)need;
+    if (k32)
+        direct_update_kernel<int32_t><<<grid, kThreads, 0, stream>>>(*sp, *in, *dt, L, vec);
+    else
+        direct_update_kernel<int64_t><<<grid, kThreads, 0, stream>>>(*sp, *in, *dt, L, vec);
+    return cudaGetLastError();
+}
+
+extern "C" cudaError_t sl_k_agg_direct_output(const struct sl_k_agg_spec *sp,
+                                              const struct sl_k_agg_dtable *dt,
+                                              const struct sl_k_agg_out *out, int32_t *d_status,
+                                              cudaStream_t stream)
+{
+    DirectLayout L;
+    if (!spec_ok(sp) || !dt || !dt->d_rec || !out || !d_status || out->cap < 0 ||
+        !direct_layout(sp, &L) || L.words != dt->words)
+        return cudaErrorInvalidValue;
+    direct_output_kernel<<<blocks_for(dt->n_slots + 1), 256, 0, stream>>>(*sp, *dt, L, *out,
+                                                                         d_status);
+    return cudaGetLastError();
 }

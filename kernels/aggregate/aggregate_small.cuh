@@ -20,6 +20,8 @@ namespace agg {
 
 constexpr int kSmallItems = 4;
 constexpr int kProbeLimit = 32;
+constexpr int kSmallPre = 2; /* aggregates whose values load with the keys */
+static_assert(kSmallPre == 2, "small_rows and direct_rows pick pre[0] or pre[1]");
 
 /* Shared state of each aggregate: index into the block's state arrays, -1 = none (count(*)
  * and count of a column without nulls read the row count). Built by the launcher. */
@@ -137,8 +139,13 @@ __device__ __forceinline__ void small_rows(const sl_k_agg_spec &sp, const sl_k_a
                                            int64_t r0, bool vec)
 {
     const int C = 1 << log_c;
-    int64_t kx[N];
+    int64_t kx[N], pre[kSmallPre][N];
     small_load<N>(in.keys[0].d_data, sizeof(K) == 4 ? SL_K_I32 : SL_K_I64, r0, vec, kx);
+    /* The first states' values load with the keys: one memory wait per step. */
+#pragma unroll
+    for (int a = 0; a < kSmallPre; a++)
+        if (a < sp.n_aggs && L.st[a] >= 0)
+            small_load<N>(in.vals[a].d_data, sp.in_type[a], r0, vec, pre[a]);
     int slot[N];
     int64_t g[N];
 #pragma unroll
@@ -157,7 +164,13 @@ __device__ __forceinline__ void small_rows(const sl_k_agg_spec &sp, const sl_k_a
             continue;
         const int kd = kind_of(sp.fn[a], sp.in_type[a]);
         int64_t v[N];
-        small_load<N>(in.vals[a].d_data, sp.in_type[a], r0, vec, v);
+        if (a < kSmallPre) { /* constant indices: pre stays in registers */
+#pragma unroll
+            for (int i = 0; i < N; i++)
+                v[i] = a == 0 ? pre[0][i] : pre[kSmallPre - 1][i];
+        } else {
+            small_load<N>(in.vals[a].d_data, sp.in_type[a], r0, vec, v);
+        }
 #pragma unroll
         for (int i = 0; i < N; i++) {
             int64_t gi = g[i];

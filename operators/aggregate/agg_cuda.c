@@ -6,9 +6,10 @@
  *   shared-memory pre-aggregation merged into a device hash table), many use the
  *   partitioned method (each batch is radix-partitioned by hash into device buffers).
  *   One key without nulls and integer count/sum/avg/min/max (the common case) take
- *   kernels with per-block shared tables of stored keys (SL_K_AGG_SMALL, and the
- *   partitioned output's first kernel); the generic kernels take what they cannot.
- *   The table method keeps a reference to every batch: if the table turns out too
+ *   kernels with per-block shared tables of stored keys (SL_K_AGG_SMALL) for few groups
+ *   and, for many, the record table (AGG_GDRV_DIRECT: one record per group, the batch
+ *   partitioned first so that the table region in use stays in L2); the generic kernels
+ *   take what they cannot. The table methods keep a reference to every batch: if the table turns out too
  *   small (checked once, at finalize) the batches are aggregated again into a bigger
  *   one, so no row is lost. Device memory comes from sl_task_device_alloc, so the
  *   engine's GPU budget bounds it; a table the budget cannot hold is SL_EBUDGET.
@@ -233,12 +234,12 @@ int agg_gpu_sink(sl_task_t *t)
         if ((rc = agg_gdrv_add(d, &in)) < 0)
             return drop_batches(remapped, drv_failed(t, d, rc));
     }
-    /* The table method may run the batch again at finalize (agg_gdrv_output); remapped
+    /* The table methods may run the batch again at finalize (agg_gdrv_output); remapped
      * codes stay until then in any case (kernels on the stream may still read them). */
     rc = SL_OK;
     for (int j = 0; j < p->n_keys && rc == SL_OK; j++)
         rc = remapped[j] ? keep_batch(t, ls->gpu, remapped[j]) : SL_OK;
-    if (rc == SL_OK && d->mode == AGG_GDRV_TABLE && b->n_rows > 0)
+    if (rc == SL_OK && d->mode != AGG_GDRV_PART && b->n_rows > 0)
         rc = keep_batch(t, ls->gpu, b);
     return drop_batches(remapped, rc);
 }

@@ -30,7 +30,7 @@ enum { AGG_GDRV_OK = 0, AGG_GDRV_ECUDA = -1, AGG_GDRV_ENOMEM = -2,
 /* Phases timed with CUDA events (phase_ms, -1 where not timed). */
 enum { AGG_PH_SAMPLE, AGG_PH_AGGREGATE, AGG_PH_RETRY, AGG_PH_OUTPUT, AGG_PH_N };
 enum { AGG_EV_START, AGG_EV_AGG0, AGG_EV_AGG1, AGG_EV_RETRY, AGG_EV_OUT, AGG_EV_N };
-enum { AGG_GDRV_AUTO = 0, AGG_GDRV_TABLE = 1, AGG_GDRV_PART = 2 };
+enum { AGG_GDRV_AUTO = 0, AGG_GDRV_TABLE = 1, AGG_GDRV_PART = 2, AGG_GDRV_DIRECT = 3 };
 
 struct agg_gdrv_mem {
     void *(*alloc)(void *ctx, size_t bytes);   /* stream-ordered; NULL on failure */
@@ -65,7 +65,10 @@ struct agg_gdrv {
                                      only, for both methods (SL_K_AGG_NO_SMALL) */
     int64_t part_threshold;       /* estimated groups above which the partitioned method
                                      is chosen (0 = 65536, measured: bench/results_gpuagg.md;
-                                     the operator passes agg_gpu_part_threshold) */
+                                     the operator passes agg_gpu_part_threshold); inputs the
+                                     record table takes (sl_k_agg_direct_ok) take it instead */
+    int direct_bits;              /* record table: radix bits of the partitioning pass
+                                     before it (0 = from the table's size, < 0 = none) */
     /* state */
     int mode;
     double g_est;                 /* estimated groups (first batch) */
@@ -74,7 +77,11 @@ struct agg_gdrv {
     int64_t groups;               /* table: groups after the last add */
     struct sl_k_agg_table tb, spill;
     void *tb_mem, *spill_mem;
-    struct sl_k_agg_input *ins;   /* table method: the inputs added (run again on growth) */
+    struct sl_k_agg_dtable dt;    /* record table (AGG_GDRV_DIRECT) */
+    void *dt_mem;
+    int dbits;                    /* its partitioning bits (0: none) */
+    struct sl_k_agg_input *ins;   /* table and record table: the inputs added (run again
+                                     on growth) */
     int n_ins, cap_ins;
     int64_t grows, replayed;      /* table growths and rows replayed (statistics) */
     int64_t need_groups, need_bytes; /* AGG_GDRV_EBUDGET: the table that did not fit */
