@@ -838,6 +838,8 @@ static int cmd_bench(int lg, const char *glist, bool sweep)
         }
         bench_one("auto", AGG_GDRV_AUTO, 0, 0, n, g, dk, dv, vsum);
         if (g <= 65536) {
+            bench_one("table_split", AGG_GDRV_TABLE, 0, 0, n, g, dk, dv, vsum,
+                      SL_K_AGG_PRELOAD | SL_K_AGG_SMALL_SPLIT);
             bench_one("table_s2048_lazy", AGG_GDRV_TABLE, 0, 0, n, g, dk, dv, vsum, 0);
             bench_one("table_s1024", AGG_GDRV_TABLE, 1024, 0, n, g, dk, dv, vsum);
             bench_one("table_s2048", AGG_GDRV_TABLE, 2048, 0, n, g, dk, dv, vsum);

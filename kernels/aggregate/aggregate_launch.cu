@@ -184,7 +184,7 @@ bool aligned16(const void *p)
     return ((uintptr_t)p & 15) == 0;
 }
 
-template <typename K>
+template <typename K, bool SPLIT>
 cudaError_t small_launch(const sl_k_agg_spec *sp, const sl_k_agg_input *in,
                          const sl_k_agg_table *tb, const sl_k_agg_table *spill,
                          const SmallLayout &L, cudaStream_t stream)
@@ -199,14 +199,14 @@ cudaError_t small_launch(const sl_k_agg_spec *sp, const sl_k_agg_input *in,
         if (L.st[a] >= 0)
             vec = vec && aligned16(in->vals[a].d_data);
     int grid = 0;
-    cudaError_t e = grid_for((const void *)small_update_kernel<K>, kThreads, smem, &grid);
+    cudaError_t e = grid_for((const void *)small_update_kernel<K, SPLIT>, kThreads, smem, &grid);
     if (e != cudaSuccess)
         return e;
     int64_t need = (in->n / kSmallItems + kThreads - 1) / kThreads;
     if (need < grid)
         grid = need < 1 ? 1 : (int)need;
-    small_update_kernel<K><<<grid, kThreads, smem, stream>>>(*sp, *in, *tb, *spill, L, log_c,
-                                                              vec);
+    small_update_kernel<K, SPLIT><<<grid, kThreads, smem, stream>>>(*sp, *in, *tb, *spill, L,
+                                                                     log_c, vec);
     return cudaGetLastError();
 }
 
@@ -385,8 +385,13 @@ extern "C" cudaError_t sl_k_agg_update(const struct sl_k_agg_spec *sp,
         return cudaSuccess;
     SmallLayout L;
     if ((flags & SL_K_AGG_SMALL) && small_ok(sp, in, &L))
-        return sp->key_type[0] == SL_K_I32 ? small_launch<int32_t>(sp, in, tb, spill, L, stream)
-                                           : small_launch<int64_t>(sp, in, tb, spill, L, stream);
+        return (flags & SL_K_AGG_SMALL_SPLIT)
+                   ? (sp->key_type[0] == SL_K_I32
+                          ? small_launch<int32_t, true>(sp, in, tb, spill, L, stream)
+                          : small_launch<int64_t, true>(sp, in, tb, spill, L, stream))
+                   : (sp->key_type[0] == SL_K_I32
+                          ? small_launch<int32_t, false>(sp, in, tb, spill, L, stream)
+                          : small_launch<int64_t, false>(sp, in, tb, spill, L, stream));
     int C = shared_groups_of(sp, shared_groups);
     return flags & SL_K_AGG_PRELOAD ? update_pre<true>(sp, in, tb, ovf, spill, C, stream)
                                     : update_pre<false>(sp, in, tb, ovf, spill, C, stream);

@@ -131,8 +131,22 @@ __device__ __forceinline__ bool small_wide(int kd, int type, int64_t v)
     return kd == K_SUMI && type == SL_K_I64 && (uint64_t)(v + 0x80000000ll) >> 32 != 0;
 }
 
+/* Adds v (|v| < 2^31) to a 64-bit two's complement word as two 32-bit halves: the low
+ * half's atomic returns its old value, and the high half changes only where a carry out
+ * of the low half does not cancel v's sign (rarely), so a row costs one 32-bit atomic
+ * instead of a 64-bit one (SL_K_AGG_SMALL_SPLIT; which is faster is measured). */
+__device__ __forceinline__ void small_add_split(long long *p, int64_t v)
+{
+    unsigned *w = (unsigned *)p; /* little-endian: w[0] low, w[1] high */
+    const unsigned lo = (unsigned)v;
+    const unsigned old = atomicAdd(&w[0], lo);
+    const unsigned hi = (v < 0 ? 0xffffffffu : 0u) + (old + lo < old ? 1u : 0u);
+    if (hi)
+        atomicAdd(&w[1], hi);
+}
+
 /* Rows [r0, r0 + N) of the input. */
-template <typename K, int N>
+template <typename K, int N, bool SPLIT>
 __device__ __forceinline__ void small_rows(const sl_k_agg_spec &sp, const sl_k_agg_input &in,
                                            const sl_k_agg_table &tb, const SmallLayout &L,
                                            long long *st, K *skey, unsigned *srows, int log_c,
@@ -176,7 +190,9 @@ __device__ __forceinline__ void small_rows(const sl_k_agg_spec &sp, const sl_k_a
             int64_t gi = g[i];
             if (slot[i] >= 0 && !small_wide(kd, sp.in_type[a], v[i])) {
                 long long *p = &st[(size_t)s * C + slot[i]];
-                if (kd == K_SUMI)
+                if (kd == K_SUMI && SPLIT)
+                    small_add_split(p, v[i]);
+                else if (kd == K_SUMI)
                     atomicAdd((unsigned long long *)p, (unsigned long long)v[i]);
                 else if (kd == K_MINI)
                     atomicMin(p, (long long)v[i]);
@@ -220,7 +236,7 @@ __device__ __forceinline__ void small_states(const sl_k_agg_spec &sp, const Smal
     }
 }
 
-template <typename K>
+template <typename K, bool SPLIT>
 __global__ void __launch_bounds__(kThreads, 2)
     small_update_kernel(sl_k_agg_spec sp, sl_k_agg_input in, sl_k_agg_table tb,
                         sl_k_agg_table spill, SmallLayout L, int log_c, bool vec)
@@ -234,10 +250,11 @@ __global__ void __launch_bounds__(kThreads, 2)
     const int64_t nq = in.n / kSmallItems;
     for (int64_t q = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; q < nq;
          q += (int64_t)gridDim.x * blockDim.x)
-        small_rows<K, kSmallItems>(sp, in, tb, L, st, skey, srows, log_c, q * kSmallItems, vec);
+        small_rows<K, kSmallItems, SPLIT>(sp, in, tb, L, st, skey, srows, log_c, q * kSmallItems,
+                                          vec);
     if (blockIdx.x == gridDim.x - 1)
         for (int64_t r = nq * kSmallItems + threadIdx.x; r < in.n; r += blockDim.x)
-            small_rows<K, 1>(sp, in, tb, L, st, skey, srows, log_c, r, false);
+            small_rows<K, 1, SPLIT>(sp, in, tb, L, st, skey, srows, log_c, r, false);
     __syncthreads();
     for (int i = threadIdx.x; i < C; i += blockDim.x) {
         K k = skey[i];

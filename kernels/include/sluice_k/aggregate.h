@@ -127,8 +127,10 @@ cudaError_t sl_k_agg_table_clear(const struct sl_k_agg_table *tb, cudaStream_t s
  * SL_K_AGG_SMALL (for an input expected to hold at most a few thousand groups): one int32
  * or int64 key and count/sum/avg/min/max of int32/int64 values, all without nulls, take
  * a per-block shared hash table of stored keys merged once per block (kernels/aggregate/
- * aggregate_small.cuh); other inputs ignore the flag. Same results and contract. */
-enum { SL_K_AGG_PRELOAD = 1, SL_K_AGG_SMALL = 2 };
+ * aggregate_small.cuh); other inputs ignore the flag. Same results and contract.
+ * SL_K_AGG_SMALL_SPLIT (with SL_K_AGG_SMALL): the shared sums take two 32-bit atomics
+ * (the high one rarely) instead of one 64-bit atomic. */
+enum { SL_K_AGG_PRELOAD = 1, SL_K_AGG_SMALL = 2, SL_K_AGG_SMALL_SPLIT = 8 };
 cudaError_t sl_k_agg_update(const struct sl_k_agg_spec *spec, const struct sl_k_agg_input *in,
                             const struct sl_k_agg_table *tb, uint32_t *d_overflow_rows,
                             const struct sl_k_agg_table *spill, int shared_groups, int flags,
