@@ -73,12 +73,9 @@ __device__ __forceinline__ void direct_rows(const sl_k_agg_spec &sp, const sl_k_
                                             int64_t r0, bool vec, unsigned *claims,
                                             unsigned *fails)
 {
-    int64_t kx[N], v[kSmallPre][N];
+    int64_t kx[N], pre[kSmallPre][N];
     small_load<N>(in.keys[0].d_data, sizeof(K) == 4 ? SL_K_I32 : SL_K_I64, r0, vec, kx);
-#pragma unroll
-    for (int a = 0; a < kSmallPre; a++)
-        if (a < sp.n_aggs && L.off[a] >= 0)
-            small_load<N>(in.vals[a].d_data, sp.in_type[a], r0, vec, v[a]);
+    small_preload<N>(sp, in, L.off, r0, vec, pre);
     int64_t s[N];
 #pragma unroll
     for (int i = 0; i < N; i++) {
@@ -94,13 +91,7 @@ __device__ __forceinline__ void direct_rows(const sl_k_agg_spec &sp, const sl_k_
             continue;
         const int kd = kind_of(sp.fn[a], sp.in_type[a]);
         int64_t x[N];
-        if (a < kSmallPre) {
-#pragma unroll
-            for (int i = 0; i < N; i++)
-                x[i] = a == 0 ? v[0][i] : v[kSmallPre - 1][i];
-        } else {
-            small_load<N>(in.vals[a].d_data, sp.in_type[a], r0, vec, x);
-        }
+        small_vals<N>(sp, in, a, pre, r0, vec, x);
 #pragma unroll
         for (int i = 0; i < N; i++) {
             if (s[i] < 0)

@@ -103,6 +103,34 @@ __device__ __forceinline__ void small_load(const void *p, int type, int64_t r0, 
         x[i] = __ldcs(q + i);
 }
 
+/* The values of the first kSmallPre aggregates with a state (has[a] >= 0), loaded with
+ * the keys so that a step waits for memory once. */
+template <int N>
+__device__ __forceinline__ void small_preload(const sl_k_agg_spec &sp, const sl_k_agg_input &in,
+                                              const int *has, int64_t r0, bool vec,
+                                              int64_t (&pre)[kSmallPre][N])
+{
+#pragma unroll
+    for (int a = 0; a < kSmallPre; a++)
+        if (a < sp.n_aggs && has[a] >= 0)
+            small_load<N>(in.vals[a].d_data, sp.in_type[a], r0, vec, pre[a]);
+}
+
+/* Aggregate a's values of rows [r0, r0 + N): preloaded, or loaded now. */
+template <int N>
+__device__ __forceinline__ void small_vals(const sl_k_agg_spec &sp, const sl_k_agg_input &in,
+                                           int a, const int64_t (&pre)[kSmallPre][N], int64_t r0,
+                                           bool vec, int64_t *v)
+{
+    if (a < kSmallPre) { /* constant indices: pre stays in registers */
+#pragma unroll
+        for (int i = 0; i < N; i++)
+            v[i] = a == 0 ? pre[0][i] : pre[kSmallPre - 1][i];
+    } else {
+        small_load<N>(in.vals[a].d_data, sp.in_type[a], r0, vec, v);
+    }
+}
+
 __device__ __forceinline__ Key small_gkey(int64_t k)
 {
     Key key;
@@ -155,11 +183,7 @@ __device__ __forceinline__ void small_rows(const sl_k_agg_spec &sp, const sl_k_a
     const int C = 1 << log_c;
     int64_t kx[N], pre[kSmallPre][N];
     small_load<N>(in.keys[0].d_data, sizeof(K) == 4 ? SL_K_I32 : SL_K_I64, r0, vec, kx);
-    /* The first states' values load with the keys: one memory wait per step. */
-#pragma unroll
-    for (int a = 0; a < kSmallPre; a++)
-        if (a < sp.n_aggs && L.st[a] >= 0)
-            small_load<N>(in.vals[a].d_data, sp.in_type[a], r0, vec, pre[a]);
+    small_preload<N>(sp, in, L.st, r0, vec, pre);
     int slot[N];
     int64_t g[N];
 #pragma unroll
@@ -178,13 +202,7 @@ __device__ __forceinline__ void small_rows(const sl_k_agg_spec &sp, const sl_k_a
             continue;
         const int kd = kind_of(sp.fn[a], sp.in_type[a]);
         int64_t v[N];
-        if (a < kSmallPre) { /* constant indices: pre stays in registers */
-#pragma unroll
-            for (int i = 0; i < N; i++)
-                v[i] = a == 0 ? pre[0][i] : pre[kSmallPre - 1][i];
-        } else {
-            small_load<N>(in.vals[a].d_data, sp.in_type[a], r0, vec, v);
-        }
+        small_vals<N>(sp, in, a, pre, r0, vec, v);
 #pragma unroll
         for (int i = 0; i < N; i++) {
             int64_t gi = g[i];

@@ -186,20 +186,29 @@ static int table_launch(struct agg_gdrv *d, const struct sl_k_agg_input *in)
     return AGG_GDRV_OK;
 }
 
+/* Room for one more element in a host array of *cap elements of `size` bytes, n used
+ * (doubling, in the driver's host memory). */
+static int grow_host(struct agg_gdrv *d, void **arr, int *cap, int n, size_t size)
+{
+    if (n < *cap)
+        return AGG_GDRV_OK;
+    int nc = *cap ? 2 * *cap : 16;
+    void *na = d->mem.host_alloc(d->mem.ctx, (size_t)nc * size);
+    if (!na)
+        return AGG_GDRV_ENOMEM;
+    if (n)
+        memcpy(na, *arr, (size_t)n * size);
+    d->mem.host_free(d->mem.ctx, *arr, (size_t)*cap * size);
+    *arr = na;
+    *cap = nc;
+    return AGG_GDRV_OK;
+}
+
 /* Keeps an input's descriptor, to run it again into a bigger table. */
 static int keep_input(struct agg_gdrv *d, const struct sl_k_agg_input *in)
 {
-    if (d->n_ins == d->cap_ins) {
-        int cap = d->cap_ins ? 2 * d->cap_ins : 16;
-        struct sl_k_agg_input *ni = d->mem.host_alloc(d->mem.ctx, (size_t)cap * sizeof *ni);
-        if (!ni)
-            return AGG_GDRV_ENOMEM;
-        if (d->n_ins)
-            memcpy(ni, d->ins, (size_t)d->n_ins * sizeof *ni);
-        d->mem.host_free(d->mem.ctx, d->ins, (size_t)d->cap_ins * sizeof *ni);
-        d->ins = ni;
-        d->cap_ins = cap;
-    }
+    if (grow_host(d, (void **)&d->ins, &d->cap_ins, d->n_ins, sizeof *d->ins) < 0)
+        return AGG_GDRV_ENOMEM;
     d->ins[d->n_ins++] = *in;
     return AGG_GDRV_OK;
 }
@@ -379,17 +388,8 @@ static int part_add(struct agg_gdrv *d, const struct sl_k_agg_input *in)
     }
     int nulls = input_nulls(sp, in);
     d->any_nulls |= nulls;
-    if (d->n_parts == d->cap_parts) {
-        int cap = d->cap_parts ? 2 * d->cap_parts : 16;
-        struct agg_gdrv_part *np = d->mem.host_alloc(d->mem.ctx, (size_t)cap * sizeof *np);
-        if (!np)
-            return AGG_GDRV_ENOMEM;
-        if (d->n_parts)
-            memcpy(np, d->parts, (size_t)d->n_parts * sizeof *np);
-        d->mem.host_free(d->mem.ctx, d->parts, (size_t)d->cap_parts * sizeof *np);
-        d->parts = np;
-        d->cap_parts = cap;
-    }
+    if (grow_host(d, (void **)&d->parts, &d->cap_parts, d->n_parts, sizeof *d->parts) < 0)
+        return AGG_GDRV_ENOMEM;
     int rc = part_into(d, in, d->bits, nulls, &d->parts[d->n_parts]);
     if (d->parts[d->n_parts].mem)
         d->n_parts++; /* freed with the driver even if partitioning failed */
