@@ -9,9 +9,9 @@
  *   kernels with per-block shared tables of stored keys (SL_K_AGG_SMALL) for few groups
  *   and, for many, the record table (AGG_GDRV_DIRECT: one record per group, the batch
  *   partitioned first so that the table region in use stays in L2); the generic kernels
- *   take what they cannot. The table methods keep a reference to every batch: if the table turns out too
- *   small (checked once, at finalize) the batches are aggregated again into a bigger
- *   one, so no row is lost. Device memory comes from sl_task_device_alloc, so the
+ *   take what they cannot. The table methods keep a reference to every batch: if the
+ *   table turns out too small (checked once, at finalize) the batches are aggregated
+ *   again into a bigger one, so no row is lost. Device memory comes from sl_task_device_alloc, so the
  *   engine's GPU budget bounds it; a table the budget cannot hold is SL_EBUDGET.
  * combine (agg_hash.c): keeps the GPU locals.
  * finalize: reads the table's counters (growing and running again if needed), writes
