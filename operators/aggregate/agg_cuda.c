@@ -11,9 +11,10 @@
  *   partitioned first so that the table region in use stays in L2); the generic kernels
  *   take what they cannot. The table methods keep a reference to every batch: if the
  *   table turns out too small (checked once, at finalize) the batches are aggregated
- *   again into a bigger one, so no row is lost. Device memory comes from sl_task_device_alloc, so the
- *   engine's GPU budget bounds it; a table the budget cannot hold is SL_EBUDGET.
- * combine (agg_hash.c): keeps the GPU locals.
+ *   again into a bigger one, so no row is lost. Device memory comes from
+ *   sl_task_device_alloc, so the engine's GPU budget bounds it; a table the budget
+ *   cannot hold is SL_EBUDGET.
+ * combine (agg_hash.c, on the CPU): files the GPU locals under the global state.
  * finalize: reads the table's counters (growing and running again if needed), writes
  *   the groups into a device batch (table: one kernel over the groups; partitioned: one
  *   block per partition aggregates it in shared memory, count -> allocate -> write),
@@ -420,7 +421,10 @@ static int source_any(sl_task_t *t)
 }
 
 SL__IMPLS_CPU_CUDA(def_sink, sl__agg_sink, agg_gpu_sink, agg_gpu_sink_can_run);
-SL__IMPLS_CPU_CUDA(def_combine, sl__agg_combine, sl__agg_combine, NULL);
+/* Combine only files a GPU worker's driver under the global state (its tasks have all
+ * completed when combine runs): on the CPU, so that it costs no synchronous GPU task
+ * (a status word, a stream wait; engine time, issue 19). */
+static const struct sl_impl def_combine[] = {SL__IMPL_CPU(sl__agg_combine)};
 SL__IMPLS_CPU_CUDA(def_finalize, sl__agg_finalize_cpu, agg_gpu_finalize, agg_gpu_finalize_can_run);
 SL__IMPLS_CPU_CUDA(def_source, source_any, source_any, agg_gpu_source_can_run);
 SL__SINK_SOURCE_DEF(sl__aggregate_cuda_def, SL__AGG_DEF_FIELDS, (source_tasks, fini_local),
