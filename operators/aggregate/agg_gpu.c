@@ -650,11 +650,14 @@ static int output(struct agg_gdrv *d, agg_gdrv_out_fn fn, void *ctx, int32_t *d_
         return rc;
     mark(d, AGG_EV_OUT);
     /* Without null keys or values no output value is null (every group has a row, every
-     * row a value): no counts to wait for. */
+     * row a value): no counts to read, only the phase events to wait for (elapsed times
+     * of events not yet reached are errors). */
     unsigned long long h[SL_K_AGG_MAX_KEYS + SL_K_AGG_MAX_AGGS] = {0};
     if (d->any_nulls &&
         (rc = sync_read(d, h, d->d_small, (size_t)nc * 8, "reading null counts")) < 0)
         return rc;
+    if (!d->any_nulls && (d->ev_set >> AGG_EV_OUT & 1))
+        CU(d, cudaEventSynchronize(d->ev[AGG_EV_OUT]), "waiting for the output");
     for (int c = 0; c < nc; c++)
         h_null_count[c] = (int64_t)h[c];
     d->phase_ms[AGG_PH_SAMPLE] = span_ms(d, AGG_EV_START, AGG_EV_AGG0);
