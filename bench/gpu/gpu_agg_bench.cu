@@ -702,7 +702,7 @@ __global__ void sums_kernel(const int64_t *cnt, const int64_t *sum, int64_t n,
 /* One configuration: median of 5 after a warm-up. */
 static void bench_one(const char *method, int mode, int shared, int bits, int64_t n,
                       int64_t groups, int32_t *dk, int64_t *dv, uint64_t vsum,
-                      int flags = SL_K_AGG_PRELOAD)
+                      int flags = SL_K_AGG_PRELOAD | SL_K_AGG_SMALL_SPLIT)
 {
     sl_k_agg_spec sp;
     memset(&sp, 0, sizeof sp);
@@ -838,8 +838,8 @@ static int cmd_bench(int lg, const char *glist, bool sweep)
         }
         bench_one("auto", AGG_GDRV_AUTO, 0, 0, n, g, dk, dv, vsum);
         if (g <= 65536) {
-            bench_one("table_split", AGG_GDRV_TABLE, 0, 0, n, g, dk, dv, vsum,
-                      SL_K_AGG_PRELOAD | SL_K_AGG_SMALL_SPLIT);
+            bench_one("table_atom64", AGG_GDRV_TABLE, 0, 0, n, g, dk, dv, vsum,
+                      SL_K_AGG_PRELOAD);
             bench_one("table_s2048_lazy", AGG_GDRV_TABLE, 0, 0, n, g, dk, dv, vsum, 0);
             bench_one("table_s1024", AGG_GDRV_TABLE, 1024, 0, n, g, dk, dv, vsum);
             bench_one("table_s2048", AGG_GDRV_TABLE, 2048, 0, n, g, dk, dv, vsum);
