@@ -695,6 +695,82 @@ extern "C" cudaError_t sl_k_agg_direct_update(const struct sl_k_agg_spec *sp,
     return cudaGetLastError();
 }
 
+/* The partitioner's grid and value columns (the same for the size query and the run). */
+template <typename K>
+static cudaError_t dpart_setup(const sl_k_agg_spec *sp, const sl_k_agg_input *in,
+                               const sl_k_agg_input *out, DPartCols *c, int *grid,
+                               size_t *smem)
+{
+    DirectLayout L;
+    if (!direct_layout(sp, &L))
+        return cudaErrorInvalidValue;
+    memset(c, 0, sizeof *c);
+    for (int a = 0; a < sp->n_aggs; a++) {
+        if (L.off[a] < 0)
+            continue;
+        if (c->n_vals == kPartVals)
+            return cudaErrorInvalidValue; /* the caller partitions generically */
+        c->src[c->n_vals] = in->vals[a].d_data;
+        c->dst[c->n_vals] = out ? (void *)out->vals[a].d_data : NULL;
+        c->w[c->n_vals++] = sp->in_type[a] == SL_K_I32 ? 4 : 8;
+    }
+    *smem = (size_t)kPartTile * (8 * kPartVals + sizeof(K) + 2);
+    cudaError_t e = grid_for((const void *)dpart_scatter_kernel<K>, kThreads, *smem, grid);
+    int64_t need = (in->n + kPartTile - 1) / kPartTile;
+    if (e == cudaSuccess && need < *grid)
+        *grid = need < 1 ? 1 : (int)need;
+    return e;
+}
+
+template <typename K>
+static cudaError_t dpart_run(void *d_temp, size_t *temp_bytes, const sl_k_agg_spec *sp,
+                             const sl_k_agg_input *in, int bits, const sl_k_agg_input *out,
+                             cudaStream_t stream)
+{
+    DPartCols c;
+    int grid = 0;
+    size_t smem = 0, scan_bytes = 0;
+    cudaError_t e = dpart_setup<K>(sp, in, d_temp ? out : NULL, &c, &grid, &smem);
+    const size_t cells = (size_t)grid << bits;
+    if (e == cudaSuccess)
+        e = cub::DeviceScan::ExclusiveSum((void *)NULL, scan_bytes, (const unsigned *)NULL,
+                                          (unsigned *)NULL, (int)cells, stream);
+    if (e != cudaSuccess)
+        return e;
+    const size_t need = 2 * align_up(cells * 4) + align_up(scan_bytes);
+    if (!d_temp) {
+        *temp_bytes = need;
+        return cudaSuccess;
+    }
+    if (*temp_bytes < need || !out || !out->keys[0].d_data)
+        return cudaErrorInvalidValue;
+    unsigned *hist = (unsigned *)d_temp, *offs = (unsigned *)((char *)d_temp + align_up(cells * 4));
+    void *scan_tmp = (char *)d_temp + 2 * align_up(cells * 4);
+    const K *keys = (const K *)in->keys[0].d_data;
+    dpart_count_kernel<K><<<grid, kThreads, 0, stream>>>(keys, in->n, bits, hist);
+    if ((e = cudaGetLastError()) != cudaSuccess ||
+        (e = cub::DeviceScan::ExclusiveSum(scan_tmp, scan_bytes, hist, offs, (int)cells,
+                                           stream)) != cudaSuccess)
+        return e;
+    dpart_scatter_kernel<K><<<grid, kThreads, smem, stream>>>(keys, in->n, bits, offs,
+                                                              (K *)out->keys[0].d_data, c);
+    return cudaGetLastError();
+}
+
+extern "C" cudaError_t sl_k_agg_direct_partition(void *d_temp, size_t *temp_bytes,
+                                                 const struct sl_k_agg_spec *sp,
+                                                 const struct sl_k_agg_input *in, int bits,
+                                                 const struct sl_k_agg_input *out,
+                                                 cudaStream_t stream)
+{
+    if (!temp_bytes || !sl_k_agg_direct_ok(sp, in) || in->n < 0 || in->n >= ((int64_t)1 << 32) ||
+        bits < 1 || bits > 8)
+        return cudaErrorInvalidValue;
+    return sp->key_type[0] == SL_K_I32
+               ? dpart_run<int32_t>(d_temp, temp_bytes, sp, in, bits, out, stream)
+               : dpart_run<int64_t>(d_temp, temp_bytes, sp, in, bits, out, stream);
+}
+
 extern "C" cudaError_t sl_k_agg_direct_output(const struct sl_k_agg_spec *sp,
                                               const struct sl_k_agg_dtable *dt,
                                               const struct sl_k_agg_out *out, int32_t *d_status,
@@ -704,7 +780,7 @@ extern "C" cudaError_t sl_k_agg_direct_output(const struct sl_k_agg_spec *sp,
     if (!spec_ok(sp) || !dt || !dt->d_rec || !out || !d_status || out->cap < 0 ||
         !direct_layout(sp, &L) || L.words != dt->words)
         return cudaErrorInvalidValue;
-    direct_output_kernel<<<blocks_for(dt->n_slots + 1), 256, 0, stream>>>(*sp, *dt, L, *out,
-                                                                         d_status);
+    direct_output_kernel<<<blocks_for((dt->n_slots + 1) / kOutItems), kOutThreads, 0, stream>>>(
+        *sp, *dt, L, *out, d_status);
     return cudaGetLastError();
 }

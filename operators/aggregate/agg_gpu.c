@@ -424,6 +424,41 @@ static int direct_new(struct agg_gdrv *d, int64_t groups)
     return AGG_GDRV_OK;
 }
 
+/* Partitions `in` for the record table into a new block (*mem): the tile partitioner
+ * (sl_k_agg_direct_partition) for at most four aggregates with a state, else the
+ * partitioned method's. */
+static int direct_partition(struct agg_gdrv *d, const struct sl_k_agg_input *in,
+                            struct agg_gdrv_part *pt)
+{
+    const struct sl_k_agg_spec *sp = &d->spec;
+    size_t tb = 0;
+    memset(pt, 0, sizeof *pt);
+    if (sl_k_agg_direct_partition(NULL, &tb, sp, in, d->dbits, NULL, d->stream) != cudaSuccess) {
+        (void)cudaGetLastError(); /* a size query's refusal is no launch error */
+        return part_into(d, in, d->dbits, 0, pt);
+    }
+    size_t bytes = al256((size_t)in->n * width_of(sp->key_type[0])) + al256(tb);
+    for (int a = 0; a < sp->n_aggs; a++)
+        if (sp->fn[a] != SL_K_AGG_COUNT_STAR && sp->fn[a] != SL_K_AGG_COUNT)
+            bytes += al256((size_t)in->n * width_of(sp->in_type[a]));
+    if (!(pt->mem = dalloc(d, bytes)))
+        return AGG_GDRV_ENOMEM;
+    char *p = pt->mem;
+    struct sl_k_agg_input *o = &pt->pb.in;
+    o->n = in->n;
+    o->keys[0].d_data = p;
+    p += al256((size_t)in->n * width_of(sp->key_type[0]));
+    for (int a = 0; a < sp->n_aggs; a++) {
+        if (sp->fn[a] == SL_K_AGG_COUNT_STAR || sp->fn[a] == SL_K_AGG_COUNT)
+            continue;
+        o->vals[a].d_data = p;
+        p += al256((size_t)in->n * width_of(sp->in_type[a]));
+    }
+    CU(d, sl_k_agg_direct_partition(p, &tb, sp, in, d->dbits, o, d->stream),
+       "partitioning for the record table");
+    return AGG_GDRV_OK;
+}
+
 /* Aggregates one input into the record table: partitioned first (a temporary block, freed
  * in stream order) when the table is bigger than L2 and the budget holds the copy. */
 static int direct_launch(struct agg_gdrv *d, const struct sl_k_agg_input *in)
@@ -437,7 +472,7 @@ static int direct_launch(struct agg_gdrv *d, const struct sl_k_agg_input *in)
     int part = d->dbits > 0 && (d->direct_bits > 0 || in->n >= ((int64_t)1 << 20)) &&
                (!d->mem.budget || in->n * row_bytes + (1 << 20) < d->mem.budget(d->mem.ctx));
     if (part) {
-        int rc = part_into(d, in, d->dbits, 0, &pt);
+        int rc = direct_partition(d, in, &pt);
         if (rc < 0) {
             dfree(d, pt.mem);
             return rc;

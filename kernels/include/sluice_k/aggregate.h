@@ -183,6 +183,17 @@ cudaError_t sl_k_agg_direct_clear(const struct sl_k_agg_spec *spec,
 cudaError_t sl_k_agg_direct_update(const struct sl_k_agg_spec *spec,
                                    const struct sl_k_agg_input *in,
                                    const struct sl_k_agg_dtable *dt, cudaStream_t stream);
+/* Partitions `in` (what sl_k_agg_direct_ok takes) by the top `bits` (1..8) bits of its
+ * keys' hashes into `out` (out->keys[0] and out->vals[a] of every aggregate with a state,
+ * in->n elements of the input's widths, caller-allocated), each partition contiguous,
+ * so that sl_k_agg_direct_update on `out` visits the table region by region. At most
+ * four aggregates with a state (count(*) and count have none): cudaErrorInvalidValue
+ * otherwise, already from the size query (then use sl_k_agg_part_*). Two-call temp
+ * storage; the size depends on in->n and bits. */
+cudaError_t sl_k_agg_direct_partition(void *d_temp, size_t *temp_bytes,
+                                      const struct sl_k_agg_spec *spec,
+                                      const struct sl_k_agg_input *in, int bits,
+                                      const struct sl_k_agg_input *out, cudaStream_t stream);
 /* Writes every group (order unspecified) as output rows [0, n) (out->d_count zeroed by the
  * caller receives n; rows past out->cap are counted, not written). */
 cudaError_t sl_k_agg_direct_output(const struct sl_k_agg_spec *spec,
