@@ -36,6 +36,7 @@
  * plan whose sink ran on several GPUs fails with SL_EUNSUPPORTED (multi-GPU merge is
  * future work). */
 #include <string.h>
+#include <time.h>
 
 #include <cuda_runtime_api.h>
 
@@ -183,7 +184,27 @@ static int drop_batches(sl_batch_t **bs, int rc)
     return rc;
 }
 
+/* Host wall time in ms since t0 (engine time, issue 19: the host's share of a GPU query
+ * goes to the profile as phases gpu_host_sink, gpu_host_finalize and gpu_host_output). */
+static double host_ms(const struct timespec *t0)
+{
+    struct timespec t1;
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    return (double)(t1.tv_sec - t0->tv_sec) * 1e3 + (double)(t1.tv_nsec - t0->tv_nsec) / 1e6;
+}
+
+static int sink(sl_task_t *t);
+
 int agg_gpu_sink(sl_task_t *t)
+{
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    int rc = sink(t);
+    sl_task_phase_time(t, "gpu_host_sink", host_ms(&t0));
+    return rc;
+}
+
+static int sink(sl_task_t *t)
 {
     const struct agg_plan *p = sl_op_data(sl_task_op(t));
     struct agg_local *ls = sl_task_lstate(t);
@@ -325,7 +346,18 @@ static int merge_on_host(sl_task_t *t, const struct agg_plan *p, struct agg_glob
     return rc < 0 ? rc : sl__agg_finalize_cpu(t);
 }
 
+static int finalize(sl_task_t *t);
+
 int agg_gpu_finalize(sl_task_t *t)
+{
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    int rc = finalize(t);
+    sl_task_phase_time(t, "gpu_host_finalize", host_ms(&t0));
+    return rc;
+}
+
+static int finalize(sl_task_t *t)
 {
     const struct agg_plan *p = sl_op_data(sl_task_op(t));
     struct agg_global *gs = sl_task_gstate(t);
@@ -340,7 +372,10 @@ int agg_gpu_finalize(sl_task_t *t)
         return sl_task_fail(t, SL_ENOMEM, "out of memory");
     }
     int64_t n = 0, nulls[SL_K_AGG_MAX_KEYS + SL_K_AGG_MAX_AGGS];
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
     int rc = agg_gdrv_output(d, out_alloc, &o, sl_task_status(t), &n, nulls);
+    sl_task_phase_time(t, "gpu_host_output", host_ms(&t0));
     sl__schema_free(o.vschema);
     if (rc < 0) {
         sl_batch_unref(o.b);
