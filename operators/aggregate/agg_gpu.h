@@ -1,6 +1,11 @@
-/* The host side of the GPU group-by (agg_gpu.c): chooses between the table and the
- * partitioned method, keeps the partitioned batches, and writes the result (count ->
- * allocate -> write). It knows nothing of the engine: memory comes from callbacks, so
+/* The host side of the GPU group-by (agg_gpu.c): chooses between the table, the record
+ * table and the partitioned method, keeps the partitioned batches, and writes the result
+ * (count -> allocate -> write). Past part_threshold estimated groups, inputs the record
+ * table takes (one integer key, integer aggregates, no nulls: sl_k_agg_direct_ok) go
+ * there (each batch partitioned by the key hash's top bits first when the table is
+ * bigger than L2); a later batch it cannot take moves every kept batch to the
+ * partitioned method, and rows that found no room run again into a table twice the
+ * groups seen (twice at most, then partitions). It knows nothing of the engine: memory comes from callbacks, so
  * the operator (agg_cuda.c, task device memory) and the standalone bench and kernel
  * tests (bench/gpu/gpu_agg_bench.cu, cudaMallocAsync) run the same code.
  *
