@@ -193,15 +193,21 @@ static double host_ms(const struct timespec *t0)
     return (double)(t1.tv_sec - t0->tv_sec) * 1e3 + (double)(t1.tv_nsec - t0->tv_nsec) / 1e6;
 }
 
+/* Runs fn(t) and adds its host wall time to the profile phase `phase`. */
+static int timed(sl_task_t *t, int (*fn)(sl_task_t *), const char *phase)
+{
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    int rc = fn(t);
+    sl_task_phase_time(t, phase, host_ms(&t0));
+    return rc;
+}
+
 static int sink(sl_task_t *t);
 
 int agg_gpu_sink(sl_task_t *t)
 {
-    struct timespec t0;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    int rc = sink(t);
-    sl_task_phase_time(t, "gpu_host_sink", host_ms(&t0));
-    return rc;
+    return timed(t, sink, "gpu_host_sink");
 }
 
 static int sink(sl_task_t *t)
@@ -350,11 +356,7 @@ static int finalize(sl_task_t *t);
 
 int agg_gpu_finalize(sl_task_t *t)
 {
-    struct timespec t0;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    int rc = finalize(t);
-    sl_task_phase_time(t, "gpu_host_finalize", host_ms(&t0));
-    return rc;
+    return timed(t, finalize, "gpu_host_finalize");
 }
 
 static int finalize(sl_task_t *t)
