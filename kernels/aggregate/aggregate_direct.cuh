@@ -152,57 +152,39 @@ __global__ void direct_clear_kernel(sl_k_agg_spec sp, sl_k_agg_dtable dt, Direct
         dt.d_n[threadIdx.x] = 0;
 }
 
-/* Writes every used record as an output row. A block takes tiles of kOutItems records a
- * thread and reserves the tile's rows with one atomic on *out.d_count (zeroed by the
- * caller, ends at the number of groups): one per warp made 2^20 atomics on one word
- * at 2^24 groups (1.85 ms of output). */
-constexpr int kOutThreads = 256, kOutItems = 8;
-__global__ void __launch_bounds__(kOutThreads)
-    direct_output_kernel(sl_k_agg_spec sp, sl_k_agg_dtable dt, DirectLayout L,
-                         sl_k_agg_out out, int32_t *status)
+/* Writes every used record as an output row; rows are placed by a warp-aggregated
+ * cursor (*out.d_count, zeroed by the caller, ends at the number of groups), so a warp's
+ * rows are contiguous (coalesced writes). One atomic per block tile instead (rows
+ * placed per thread) took 2.90 ms at 2^24 groups against 1.85 (H100). */
+__global__ void direct_output_kernel(sl_k_agg_spec sp, sl_k_agg_dtable dt, DirectLayout L,
+                                     sl_k_agg_out out, int32_t *status)
 {
-    using Scan = cub::BlockScan<unsigned, kOutThreads>;
-    __shared__ typename Scan::TempStorage scan_tmp;
-    __shared__ unsigned long long base;
-    const uint64_t n = dt.n_slots + 1, tile = (uint64_t)kOutThreads * kOutItems;
-    for (uint64_t t0 = (uint64_t)blockIdx.x * tile; t0 < n; t0 += (uint64_t)gridDim.x * tile) {
-        unsigned mask = 0, c = 0;
-#pragma unroll
-        for (int j = 0; j < kOutItems; j++) {
-            const uint64_t r = t0 + (uint64_t)j * kOutThreads + threadIdx.x;
-            const unsigned long long *w = dt.d_rec + r * dt.words;
-            if (r < n && (r == dt.n_slots ? w[0] != 0 : (long long)w[0] != kDirectEmpty)) {
-                mask |= 1u << j;
-                c++;
-            }
+    const uint64_t n = dt.n_slots + 1;
+    const uint64_t step = (uint64_t)gridDim.x * blockDim.x;
+    for (uint64_t r0 = (uint64_t)blockIdx.x * blockDim.x; r0 < n; r0 += step) {
+        const uint64_t r = r0 + threadIdx.x;
+        const unsigned long long *w = dt.d_rec + r * dt.words;
+        const bool extra = r == dt.n_slots;
+        const bool has = r < n && (extra ? w[0] != 0 : (long long)w[0] != kDirectEmpty);
+        const unsigned m = __ballot_sync(~0u, has);
+        unsigned long long base = 0;
+        if ((threadIdx.x & 31) == 0 && m)
+            base = atomicAdd(out.d_count, (unsigned long long)__popc(m));
+        base = __shfl_sync(~0u, base, 0);
+        const int64_t o = (int64_t)base + __popc(m & ((1u << (threadIdx.x & 31)) - 1));
+        if (!has || o >= out.cap)
+            continue;
+        unsigned long long v0[kMaxA], nn[kMaxA];
+        long long v1[kMaxA];
+        for (int a = 0; a < sp.n_aggs; a++) {
+            const int off = L.off[a];
+            const int kd = kind_of(sp.fn[a], sp.in_type[a]);
+            v0[a] = off >= 0 ? w[off] : 0;
+            v1[a] = off >= 0 && kd == K_SUMI ? (long long)w[off + 1] : 0;
+            nn[a] = 0;
         }
-        unsigned at, total;
-        Scan(scan_tmp).ExclusiveSum(c, at, total);
-        if (threadIdx.x == 0)
-            base = total ? atomicAdd(out.d_count, (unsigned long long)total) : 0;
-        __syncthreads();
-        const unsigned long long b = base;
-        for (int j = 0; j < kOutItems; j++) {
-            if (!(mask >> j & 1))
-                continue;
-            const uint64_t r = t0 + (uint64_t)j * kOutThreads + threadIdx.x;
-            const int64_t o = (int64_t)(b + at++);
-            if (o >= out.cap)
-                continue;
-            const unsigned long long *w = dt.d_rec + r * dt.words;
-            unsigned long long v0[kMaxA], nn[kMaxA];
-            long long v1[kMaxA];
-            for (int a = 0; a < sp.n_aggs; a++) {
-                const int off = L.off[a];
-                const int kd = kind_of(sp.fn[a], sp.in_type[a]);
-                v0[a] = off >= 0 ? w[off] : 0;
-                v1[a] = off >= 0 && kd == K_SUMI ? (long long)w[off + 1] : 0;
-                nn[a] = 0;
-            }
-            const int64_t k = r == dt.n_slots ? (int64_t)kDirectEmpty : (int64_t)w[0];
-            write_row(sp, out, o, &k, 1, 0, w[1], v0, v1, nn, status);
-        }
-        __syncthreads(); /* base and scan_tmp are reused */
+        const int64_t k = extra ? (int64_t)kDirectEmpty : (int64_t)w[0];
+        write_row(sp, out, o, &k, 1, 0, w[1], v0, v1, nn, status);
     }
 }
 

@@ -780,7 +780,7 @@ extern "C" cudaError_t sl_k_agg_direct_output(const struct sl_k_agg_spec *sp,
     if (!spec_ok(sp) || !dt || !dt->d_rec || !out || !d_status || out->cap < 0 ||
         !direct_layout(sp, &L) || L.words != dt->words)
         return cudaErrorInvalidValue;
-    direct_output_kernel<<<blocks_for((dt->n_slots + 1) / kOutItems), kOutThreads, 0, stream>>>(
-        *sp, *dt, L, *out, d_status);
+    direct_output_kernel<<<blocks_for(dt->n_slots + 1), 256, 0, stream>>>(*sp, *dt, L, *out,
+                                                                         d_status);
     return cudaGetLastError();
 }
