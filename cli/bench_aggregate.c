@@ -26,13 +26,16 @@ static int usage(void)
            "                              [--seed S] [--threads N] [--placement cpu|gpu|auto|coprocess]\n"
            "                              [--resident host|pinned|device] [--json]\n"
            "                              [--key-type int32|utf8|dict] [--value-type int64|decimal]\n"
+           "                              [--engine-time]\n"
            "Groups N rows (default 2^24) by G distinct random 32-bit keys (default 1000),\n"
            "uniform or Zipf(Z), computing count(*) and sum(v) of an int64 column; 5 repeats\n"
            "after one warm-up; prints the protocol's JSON line. --resident pinned pins the\n"
            "host input (sl_table_pin) before timing; co-processed runs report the morsels\n"
            "each device ran (cpu_morsels, gpu_morsels). --key-type utf8|dict: 16-byte\n"
            "string keys (plain, or codes into one dictionary); --value-type decimal: v is a\n"
-           "decimal(15,2), its sum exact.\n");
+           "decimal(15,2), its sum exact. --engine-time adds the host's time in query\n"
+           "creation, run and result to the phases (host_create, host_run, host_result)\n"
+           "and prints the last query's profile to stderr.\n");
     return 0;
 }
 
@@ -229,6 +232,7 @@ int bench_aggregate(int argc, char **argv)
     int64_t n = (int64_t)1 << 24, groups = 1000, repeat = 5, seed = 42;
     double zipf = 0;
     const char *resident = "host", *key_name = "int32", *value_name = "int64";
+    int engine_time = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--help"))
             return usage();
@@ -242,6 +246,10 @@ int bench_aggregate(int argc, char **argv)
         }
         if (!strcmp(argv[i], "--resident") && i + 1 < argc) {
             resident = argv[++i];
+            continue;
+        }
+        if (!strcmp(argv[i], "--engine-time")) {
+            engine_time = 1;
             continue;
         }
         if (!strcmp(argv[i], "--zipf") && i + 1 < argc) {
@@ -313,6 +321,7 @@ int bench_aggregate(int argc, char **argv)
         cli_fail("bench aggregate: %s", sl_plan_errmsg(plan));
     struct bench_result res;
     bench_result_init(&res, n);
+    res.host_phases = res.print_profile = engine_time;
     bench_device_name(eng, c.placement, res.device, sizeof res.device);
     struct agg_check chk = {n, groups, vsum};
     if (rc == SL_OK)

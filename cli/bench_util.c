@@ -209,11 +209,14 @@ int bench_run_plan(sl_engine_t *eng, sl_plan_t *plan, const char *output, int64_
         sl_table_t *out = NULL;
         int64_t t0 = cli_now_ns();
         rc = sl_query_create(eng, plan, &q);
+        int64_t t1 = cli_now_ns();
         if (rc == SL_OK)
             rc = cli_query_run(q);
+        int64_t t2 = cli_now_ns();
         if (rc == SL_OK)
             rc = sl_query_result(q, output, &out);
-        double ms = (cli_now_ns() - t0) / 1e6;
+        int64_t t3 = cli_now_ns();
+        double ms = (t3 - t0) / 1e6;
         if (rc != SL_OK)
             cli_fail("bench %s: %s", bench, q ? sl_query_errmsg(q) : sl_plan_errmsg(plan));
         else if (r == -1) /* checked once, outside the timed runs */
@@ -224,6 +227,13 @@ int bench_run_plan(sl_engine_t *eng, sl_plan_t *plan, const char *output, int64_
             else
                 bench_profile_phases(res, sl_query_profile_json(q));
             split_from_profile(res, sl_query_profile_json(q));
+            if (res->host_phases) {
+                bench_add_phase(res, "host_create", (t1 - t0) / 1e6);
+                bench_add_phase(res, "host_run", (t2 - t1) / 1e6);
+                bench_add_phase(res, "host_result", (t3 - t2) / 1e6);
+            }
+            if (res->print_profile && r == repeat - 1)
+                fprintf(stderr, "%s\n", sl_query_profile_json(q));
             bench_add(res, ms);
         }
         sl_table_unref(out);

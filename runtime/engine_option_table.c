@@ -96,8 +96,10 @@ const struct sl__option sl__options[] = {
       "its shape and the budgets allow (docs/MULTI_GPU.md).", "auto,off,on", 0, 2},
      FIELD(multi_gpu, INT)},
     {{"agg_gpu_part_threshold", SL_ENGINE_OPT_INT, Q, "65536",
-      "Estimated groups above which the GPU group-by partitions its input instead of "
-      "using one hash table.", NULL, 1, BIG}, FIELD(agg_gpu_part_threshold, I64)},
+      "Estimated groups above which the GPU group-by uses one record per group in a "
+      "table visited partition by partition (one integer key, integer aggregates, no "
+      "nulls) or partitions its input, instead of per-block shared tables merged into "
+      "one hash table.", NULL, 1, BIG}, FIELD(agg_gpu_part_threshold, I64)},
     /* debug switches: tests and experiments */
     {{"debug_kmeans_method", SL_ENGINE_OPT_INT, DBG, "-1",
       "Forces the GPU k-means kernel (an SL_K_KMEANS_* number) where it can run; -1 = "

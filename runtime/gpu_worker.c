@@ -1004,9 +1004,13 @@ int sl__gpu_run_sync(struct sl__gpu *g, sl_task_t *t, const struct sl_impl *im)
     t->sync_gpu = false;
     t->status = NULL;
     int32_t status = 0;
-    e = SL__CUDA_RESULT(cudaStreamSynchronize(g->s[S_COMPUTE]));
-    if (e == cudaSuccess && d_status)
-        e = SL__CUDA_RESULT(cudaMemcpy(&status, d_status, sizeof status, cudaMemcpyDeviceToHost));
+    /* The status word's copy on the task's stream ends after the task's work: one wait
+     * (a plain cudaMemcpy after the stream's wait was a second). */
+    e = d_status ? SL__CUDA_RESULT(cudaMemcpyAsync(&status, d_status, sizeof status,
+                                                   cudaMemcpyDeviceToHost, g->s[S_COMPUTE]))
+                 : cudaSuccess;
+    if (e == cudaSuccess)
+        e = SL__CUDA_RESULT(cudaStreamSynchronize(g->s[S_COMPUTE]));
     if (d_status)
         sl__dpool_free_async(g->pool, d_status, sizeof(int32_t), g->s[S_COMPUTE]);
     if (e != cudaSuccess && rc >= 0)

@@ -228,6 +228,10 @@ static const Cfg kCfgs[] = {
     {"table_grow", AGG_GDRV_TABLE, 16, 0, 64, 2, 0},
     {"part", AGG_GDRV_PART, 0, 0, 0, 3, 0},
     {"part_rounds", AGG_GDRV_PART, 0, 1, 0, 2, 0},
+    /* The record table (inputs it cannot take switch to partitions), partitioned first
+     * by two bits; unpartitioned, from a table of 64 groups. */
+    {"direct", AGG_GDRV_DIRECT, 0, 2, 0, 3, 0},
+    {"direct_grow", AGG_GDRV_DIRECT, 0, -1, 64, 2, 0},
 };
 
 static int g_fail = 0;
@@ -252,6 +256,7 @@ static void run_case(const Case &c, const Cfg &cfg)
     d.force_mode = cfg.mode;
     d.shared_groups = cfg.shared;
     d.force_bits = cfg.bits;
+    d.direct_bits = cfg.bits;
     d.init_cap = cfg.init_cap;
     d.update_flags = cfg.flags;
     std::vector<DevCol> dev;
@@ -697,7 +702,7 @@ __global__ void sums_kernel(const int64_t *cnt, const int64_t *sum, int64_t n,
 /* One configuration: median of 5 after a warm-up. */
 static void bench_one(const char *method, int mode, int shared, int bits, int64_t n,
                       int64_t groups, int32_t *dk, int64_t *dv, uint64_t vsum,
-                      int flags = SL_K_AGG_PRELOAD)
+                      int flags = SL_K_AGG_PRELOAD | SL_K_AGG_SMALL_SPLIT)
 {
     sl_k_agg_spec sp;
     memset(&sp, 0, sizeof sp);
@@ -739,6 +744,7 @@ static void bench_one(const char *method, int mode, int shared, int bits, int64_
         d.force_mode = mode;
         d.shared_groups = shared;
         d.force_bits = bits;
+        d.direct_bits = bits;
         d.update_flags = flags;
         int rc = agg_gdrv_add(&d, &in);
         cudaEventRecord(e1, g_s);
@@ -832,6 +838,8 @@ static int cmd_bench(int lg, const char *glist, bool sweep)
         }
         bench_one("auto", AGG_GDRV_AUTO, 0, 0, n, g, dk, dv, vsum);
         if (g <= 65536) {
+            bench_one("table_atom64", AGG_GDRV_TABLE, 0, 0, n, g, dk, dv, vsum,
+                      SL_K_AGG_PRELOAD);
             bench_one("table_s2048_lazy", AGG_GDRV_TABLE, 0, 0, n, g, dk, dv, vsum, 0);
             bench_one("table_s1024", AGG_GDRV_TABLE, 1024, 0, n, g, dk, dv, vsum);
             bench_one("table_s2048", AGG_GDRV_TABLE, 2048, 0, n, g, dk, dv, vsum);
@@ -839,6 +847,11 @@ static int cmd_bench(int lg, const char *glist, bool sweep)
             bench_one("table_global", AGG_GDRV_TABLE, -1, 0, n, g, dk, dv, vsum);
         } else {
             bench_one("table", AGG_GDRV_TABLE, 0, 0, n, g, dk, dv, vsum);
+            /* The record table: partitioning bits from its size, none, 4 and 7. */
+            bench_one("direct", AGG_GDRV_DIRECT, 0, 0, n, g, dk, dv, vsum);
+            bench_one("direct_b0", AGG_GDRV_DIRECT, 0, -1, n, g, dk, dv, vsum);
+            bench_one("direct_b4", AGG_GDRV_DIRECT, 0, 4, n, g, dk, dv, vsum);
+            bench_one("direct_b7", AGG_GDRV_DIRECT, 0, 7, n, g, dk, dv, vsum);
             for (int b = 11; b <= 13; b++) {
                 char name[32];
                 snprintf(name, sizeof name, "part_b%d", b);

@@ -5,6 +5,7 @@
 #include <cub/device/device_scan.cuh>
 
 #include "aggregate_kernels.cuh"
+#include "aggregate_direct.cuh"
 #include "aggregate_small.cuh"
 
 using namespace sluice_k::agg;
@@ -183,7 +184,7 @@ bool aligned16(const void *p)
     return ((uintptr_t)p & 15) == 0;
 }
 
-template <typename K>
+template <typename K, bool SPLIT>
 cudaError_t small_launch(const sl_k_agg_spec *sp, const sl_k_agg_input *in,
                          const sl_k_agg_table *tb, const sl_k_agg_table *spill,
                          const SmallLayout &L, cudaStream_t stream)
@@ -198,15 +199,50 @@ cudaError_t small_launch(const sl_k_agg_spec *sp, const sl_k_agg_input *in,
         if (L.st[a] >= 0)
             vec = vec && aligned16(in->vals[a].d_data);
     int grid = 0;
-    cudaError_t e = grid_for((const void *)small_update_kernel<K>, kThreads, smem, &grid);
+    cudaError_t e = grid_for((const void *)small_update_kernel<K, SPLIT>, kThreads, smem, &grid);
     if (e != cudaSuccess)
         return e;
     int64_t need = (in->n / kSmallItems + kThreads - 1) / kThreads;
     if (need < grid)
         grid = need < 1 ? 1 : (int)need;
-    small_update_kernel<K><<<grid, kThreads, smem, stream>>>(*sp, *in, *tb, *spill, L, log_c,
-                                                              vec);
+    small_update_kernel<K, SPLIT><<<grid, kThreads, smem, stream>>>(*sp, *in, *tb, *spill, L,
+                                                                     log_c, vec);
     return cudaGetLastError();
+}
+
+/* The record layout of the many-groups table: key, rows, then per aggregate with a
+ * state its words (a sum two, min/max one). */
+bool direct_layout(const sl_k_agg_spec *sp, DirectLayout *L)
+{
+    SmallLayout S;
+    if (!small_spec_ok(sp, &S))
+        return false;
+    L->words = 2;
+    for (int a = 0; a < kMaxA; a++) {
+        L->off[a] = -1;
+        if (a >= sp->n_aggs || S.st[a] < 0)
+            continue;
+        L->off[a] = L->words;
+        L->words += kind_of(sp->fn[a], sp->in_type[a]) == K_SUMI ? 2 : 1;
+    }
+    return true;
+}
+
+/* Slots for `groups` groups at a load of at most 2/3 (a sampled estimate is off by some
+ * percent: a table of twice the slots would double the clear and output scans). */
+uint64_t direct_slots(int64_t groups)
+{
+    uint64_t slots = 16, g = (uint64_t)(groups < 1 ? 1 : groups);
+    while (slots < g + g / 2)
+        slots <<= 1;
+    return slots;
+}
+
+/* Blocks of a grid-stride kernel over n items, 256 threads each. */
+unsigned blocks_for(uint64_t n)
+{
+    uint64_t b = (n + 255) / 256;
+    return (unsigned)(b < 1 ? 1 : b > 65536 ? 65536 : b);
 }
 
 template <int KM>
@@ -349,8 +385,13 @@ extern "C" cudaError_t sl_k_agg_update(const struct sl_k_agg_spec *sp,
         return cudaSuccess;
     SmallLayout L;
     if ((flags & SL_K_AGG_SMALL) && small_ok(sp, in, &L))
-        return sp->key_type[0] == SL_K_I32 ? small_launch<int32_t>(sp, in, tb, spill, L, stream)
-                                           : small_launch<int64_t>(sp, in, tb, spill, L, stream);
+        return (flags & SL_K_AGG_SMALL_SPLIT)
+                   ? (sp->key_type[0] == SL_K_I32
+                          ? small_launch<int32_t, true>(sp, in, tb, spill, L, stream)
+                          : small_launch<int64_t, true>(sp, in, tb, spill, L, stream))
+                   : (sp->key_type[0] == SL_K_I32
+                          ? small_launch<int32_t, false>(sp, in, tb, spill, L, stream)
+                          : small_launch<int64_t, false>(sp, in, tb, spill, L, stream));
     int C = shared_groups_of(sp, shared_groups);
     return flags & SL_K_AGG_PRELOAD ? update_pre<true>(sp, in, tb, ovf, spill, C, stream)
                                     : update_pre<false>(sp, in, tb, ovf, spill, C, stream);
@@ -579,4 +620,167 @@ extern "C" cudaError_t sl_k_agg_part_final(const struct sl_k_agg_spec *sp,
                    : final_km<2>(sp, d_batches, n_batches, bits, pending, out, d_status, only,
                                  stream);
     return final_km<0>(sp, d_batches, n_batches, bits, pending, out, d_status, only, stream);
+}
+
+extern "C" int sl_k_agg_direct_ok(const struct sl_k_agg_spec *sp, const struct sl_k_agg_input *in)
+{
+    SmallLayout L;
+    return spec_ok(sp) && in && small_ok(sp, in, &L);
+}
+
+extern "C" size_t sl_k_agg_direct_bytes(const struct sl_k_agg_spec *sp, int64_t groups)
+{
+    DirectLayout L;
+    if (!spec_ok(sp) || !direct_layout(sp, &L))
+        return 0;
+    return align_up((direct_slots(groups) + 1) * (size_t)L.words * 8) + align_up(2 * 8);
+}
+
+extern "C" void sl_k_agg_direct_carve(const struct sl_k_agg_spec *sp, int64_t groups,
+                                      void *d_mem, struct sl_k_agg_dtable *dt)
+{
+    DirectLayout L;
+    memset(dt, 0, sizeof *dt);
+    if (!spec_ok(sp) || !direct_layout(sp, &L))
+        return;
+    dt->n_slots = direct_slots(groups);
+    while (((uint64_t)1 << dt->log_slots) < dt->n_slots)
+        dt->log_slots++;
+    dt->words = L.words;
+    dt->d_rec = (unsigned long long *)d_mem;
+    dt->d_n = (unsigned long long *)((char *)d_mem +
+                                     align_up((dt->n_slots + 1) * (size_t)L.words * 8));
+}
+
+extern "C" cudaError_t sl_k_agg_direct_clear(const struct sl_k_agg_spec *sp,
+                                             const struct sl_k_agg_dtable *dt,
+                                             cudaStream_t stream)
+{
+    DirectLayout L;
+    if (!spec_ok(sp) || !dt || !dt->d_rec || !direct_layout(sp, &L) || L.words != dt->words)
+        return cudaErrorInvalidValue;
+    direct_clear_kernel<<<blocks_for(dt->n_slots + 1), 256, 0, stream>>>(*sp, *dt, L);
+    return cudaGetLastError();
+}
+
+extern "C" cudaError_t sl_k_agg_direct_update(const struct sl_k_agg_spec *sp,
+                                              const struct sl_k_agg_input *in,
+                                              const struct sl_k_agg_dtable *dt,
+                                              cudaStream_t stream)
+{
+    DirectLayout L;
+    if (!sl_k_agg_direct_ok(sp, in) || !dt || !dt->d_rec || in->n < 0 ||
+        !direct_layout(sp, &L) || L.words != dt->words)
+        return cudaErrorInvalidValue;
+    if (in->n == 0)
+        return cudaSuccess;
+    bool vec = aligned16(in->keys[0].d_data);
+    for (int a = 0; a < sp->n_aggs; a++)
+        if (L.off[a] >= 0)
+            vec = vec && aligned16(in->vals[a].d_data);
+    const bool k32 = sp->key_type[0] == SL_K_I32;
+    const void *kern = k32 ? (const void *)direct_update_kernel<int32_t>
+                           : (const void *)direct_update_kernel<int64_t>;
+    int grid = 0;
+    cudaError_t e = grid_for(kern, kThreads, 0, &grid);
+    if (e != cudaSuccess)
+        return e;
+    int64_t need = (in->n / kSmallItems + kThreads - 1) / kThreads;
+    if (need < grid)
+        grid = need < 1 ? 1 : (int)need;
+    if (k32)
+        direct_update_kernel<int32_t><<<grid, kThreads, 0, stream>>>(*sp, *in, *dt, L, vec);
+    else
+        direct_update_kernel<int64_t><<<grid, kThreads, 0, stream>>>(*sp, *in, *dt, L, vec);
+    return cudaGetLastError();
+}
+
+/* The partitioner's grid and value columns (the same for the size query and the run). */
+template <typename K>
+static cudaError_t dpart_setup(const sl_k_agg_spec *sp, const sl_k_agg_input *in,
+                               const sl_k_agg_input *out, DPartCols *c, int *grid,
+                               size_t *smem)
+{
+    DirectLayout L;
+    if (!direct_layout(sp, &L))
+        return cudaErrorInvalidValue;
+    memset(c, 0, sizeof *c);
+    for (int a = 0; a < sp->n_aggs; a++) {
+        if (L.off[a] < 0)
+            continue;
+        if (c->n_vals == kPartVals)
+            return cudaErrorInvalidValue; /* the caller partitions generically */
+        c->src[c->n_vals] = in->vals[a].d_data;
+        c->dst[c->n_vals] = out ? (void *)out->vals[a].d_data : NULL;
+        c->w[c->n_vals++] = sp->in_type[a] == SL_K_I32 ? 4 : 8;
+    }
+    *smem = (size_t)kPartTile * (8 * kPartVals + sizeof(K) + 2);
+    cudaError_t e = grid_for((const void *)dpart_scatter_kernel<K>, kThreads, *smem, grid);
+    int64_t need = (in->n + kPartTile - 1) / kPartTile;
+    if (e == cudaSuccess && need < *grid)
+        *grid = need < 1 ? 1 : (int)need;
+    return e;
+}
+
+template <typename K>
+static cudaError_t dpart_run(void *d_temp, size_t *temp_bytes, const sl_k_agg_spec *sp,
+                             const sl_k_agg_input *in, int bits, const sl_k_agg_input *out,
+                             cudaStream_t stream)
+{
+    DPartCols c;
+    int grid = 0;
+    size_t smem = 0, scan_bytes = 0;
+    cudaError_t e = dpart_setup<K>(sp, in, d_temp ? out : NULL, &c, &grid, &smem);
+    const size_t cells = (size_t)grid << bits;
+    if (e == cudaSuccess)
+        e = cub::DeviceScan::ExclusiveSum((void *)NULL, scan_bytes, (const unsigned *)NULL,
+                                          (unsigned *)NULL, (int)cells, stream);
+    if (e != cudaSuccess)
+        return e;
+    const size_t need = 2 * align_up(cells * 4) + align_up(scan_bytes);
+    if (!d_temp) {
+        *temp_bytes = need;
+        return cudaSuccess;
+    }
+    if (*temp_bytes < need || !out || !out->keys[0].d_data)
+        return cudaErrorInvalidValue;
+    unsigned *hist = (unsigned *)d_temp, *offs = (unsigned *)((char *)d_temp + align_up(cells * 4));
+    void *scan_tmp = (char *)d_temp + 2 * align_up(cells * 4);
+    const K *keys = (const K *)in->keys[0].d_data;
+    dpart_count_kernel<K><<<grid, kThreads, 0, stream>>>(keys, in->n, bits, hist);
+    if ((e = cudaGetLastError()) != cudaSuccess ||
+        (e = cub::DeviceScan::ExclusiveSum(scan_tmp, scan_bytes, hist, offs, (int)cells,
+                                           stream)) != cudaSuccess)
+        return e;
+    dpart_scatter_kernel<K><<<grid, kThreads, smem, stream>>>(keys, in->n, bits, offs,
+                                                              (K *)out->keys[0].d_data, c);
+    return cudaGetLastError();
+}
+
+extern "C" cudaError_t sl_k_agg_direct_partition(void *d_temp, size_t *temp_bytes,
+                                                 const struct sl_k_agg_spec *sp,
+                                                 const struct sl_k_agg_input *in, int bits,
+                                                 const struct sl_k_agg_input *out,
+                                                 cudaStream_t stream)
+{
+    if (!temp_bytes || !sl_k_agg_direct_ok(sp, in) || in->n < 0 || in->n >= ((int64_t)1 << 32) ||
+        bits < 1 || bits > 8)
+        return cudaErrorInvalidValue;
+    return sp->key_type[0] == SL_K_I32
+               ? dpart_run<int32_t>(d_temp, temp_bytes, sp, in, bits, out, stream)
+               : dpart_run<int64_t>(d_temp, temp_bytes, sp, in, bits, out, stream);
+}
+
+extern "C" cudaError_t sl_k_agg_direct_output(const struct sl_k_agg_spec *sp,
+                                              const struct sl_k_agg_dtable *dt,
+                                              const struct sl_k_agg_out *out, int32_t *d_status,
+                                              cudaStream_t stream)
+{
+    DirectLayout L;
+    if (!spec_ok(sp) || !dt || !dt->d_rec || !out || !d_status || out->cap < 0 ||
+        !direct_layout(sp, &L) || L.words != dt->words)
+        return cudaErrorInvalidValue;
+    direct_output_kernel<<<blocks_for(dt->n_slots + 1), 256, 0, stream>>>(*sp, *dt, L, *out,
+                                                                         d_status);
+    return cudaGetLastError();
 }

@@ -20,6 +20,8 @@ namespace agg {
 
 constexpr int kSmallItems = 4;
 constexpr int kProbeLimit = 32;
+constexpr int kSmallPre = 2; /* aggregates whose values load with the keys */
+static_assert(kSmallPre == 2, "small_rows and direct_rows pick pre[0] or pre[1]");
 
 /* Shared state of each aggregate: index into the block's state arrays, -1 = none (count(*)
  * and count of a column without nulls read the row count). Built by the launcher. */
@@ -101,6 +103,34 @@ __device__ __forceinline__ void small_load(const void *p, int type, int64_t r0, 
         x[i] = __ldcs(q + i);
 }
 
+/* The values of the first kSmallPre aggregates with a state (has[a] >= 0), loaded with
+ * the keys so that a step waits for memory once. */
+template <int N>
+__device__ __forceinline__ void small_preload(const sl_k_agg_spec &sp, const sl_k_agg_input &in,
+                                              const int *has, int64_t r0, bool vec,
+                                              int64_t (&pre)[kSmallPre][N])
+{
+#pragma unroll
+    for (int a = 0; a < kSmallPre; a++)
+        if (a < sp.n_aggs && has[a] >= 0)
+            small_load<N>(in.vals[a].d_data, sp.in_type[a], r0, vec, pre[a]);
+}
+
+/* Aggregate a's values of rows [r0, r0 + N): preloaded, or loaded now. */
+template <int N>
+__device__ __forceinline__ void small_vals(const sl_k_agg_spec &sp, const sl_k_agg_input &in,
+                                           int a, const int64_t (&pre)[kSmallPre][N], int64_t r0,
+                                           bool vec, int64_t *v)
+{
+    if (a < kSmallPre) { /* constant indices: pre stays in registers */
+#pragma unroll
+        for (int i = 0; i < N; i++)
+            v[i] = a == 0 ? pre[0][i] : pre[kSmallPre - 1][i];
+    } else {
+        small_load<N>(in.vals[a].d_data, sp.in_type[a], r0, vec, v);
+    }
+}
+
 __device__ __forceinline__ Key small_gkey(int64_t k)
 {
     Key key;
@@ -129,16 +159,31 @@ __device__ __forceinline__ bool small_wide(int kd, int type, int64_t v)
     return kd == K_SUMI && type == SL_K_I64 && (uint64_t)(v + 0x80000000ll) >> 32 != 0;
 }
 
+/* Adds v (|v| < 2^31) to a 64-bit two's complement word as two 32-bit halves: the low
+ * half's atomic returns its old value, and the high half changes only where a carry out
+ * of the low half does not cancel v's sign (rarely), so a row costs one 32-bit atomic
+ * instead of a 64-bit one (SL_K_AGG_SMALL_SPLIT; which is faster is measured). */
+__device__ __forceinline__ void small_add_split(long long *p, int64_t v)
+{
+    unsigned *w = (unsigned *)p; /* little-endian: w[0] low, w[1] high */
+    const unsigned lo = (unsigned)v;
+    const unsigned old = atomicAdd(&w[0], lo);
+    const unsigned hi = (v < 0 ? 0xffffffffu : 0u) + (old + lo < old ? 1u : 0u);
+    if (hi)
+        atomicAdd(&w[1], hi);
+}
+
 /* Rows [r0, r0 + N) of the input. */
-template <typename K, int N>
+template <typename K, int N, bool SPLIT>
 __device__ __forceinline__ void small_rows(const sl_k_agg_spec &sp, const sl_k_agg_input &in,
                                            const sl_k_agg_table &tb, const SmallLayout &L,
                                            long long *st, K *skey, unsigned *srows, int log_c,
                                            int64_t r0, bool vec)
 {
     const int C = 1 << log_c;
-    int64_t kx[N];
+    int64_t kx[N], pre[kSmallPre][N];
     small_load<N>(in.keys[0].d_data, sizeof(K) == 4 ? SL_K_I32 : SL_K_I64, r0, vec, kx);
+    small_preload<N>(sp, in, L.st, r0, vec, pre);
     int slot[N];
     int64_t g[N];
 #pragma unroll
@@ -157,13 +202,15 @@ __device__ __forceinline__ void small_rows(const sl_k_agg_spec &sp, const sl_k_a
             continue;
         const int kd = kind_of(sp.fn[a], sp.in_type[a]);
         int64_t v[N];
-        small_load<N>(in.vals[a].d_data, sp.in_type[a], r0, vec, v);
+        small_vals<N>(sp, in, a, pre, r0, vec, v);
 #pragma unroll
         for (int i = 0; i < N; i++) {
             int64_t gi = g[i];
             if (slot[i] >= 0 && !small_wide(kd, sp.in_type[a], v[i])) {
                 long long *p = &st[(size_t)s * C + slot[i]];
-                if (kd == K_SUMI)
+                if (kd == K_SUMI && SPLIT)
+                    small_add_split(p, v[i]);
+                else if (kd == K_SUMI)
                     atomicAdd((unsigned long long *)p, (unsigned long long)v[i]);
                 else if (kd == K_MINI)
                     atomicMin(p, (long long)v[i]);
@@ -207,7 +254,7 @@ __device__ __forceinline__ void small_states(const sl_k_agg_spec &sp, const Smal
     }
 }
 
-template <typename K>
+template <typename K, bool SPLIT>
 __global__ void __launch_bounds__(kThreads, 2)
     small_update_kernel(sl_k_agg_spec sp, sl_k_agg_input in, sl_k_agg_table tb,
                         sl_k_agg_table spill, SmallLayout L, int log_c, bool vec)
@@ -221,10 +268,11 @@ __global__ void __launch_bounds__(kThreads, 2)
     const int64_t nq = in.n / kSmallItems;
     for (int64_t q = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; q < nq;
          q += (int64_t)gridDim.x * blockDim.x)
-        small_rows<K, kSmallItems>(sp, in, tb, L, st, skey, srows, log_c, q * kSmallItems, vec);
+        small_rows<K, kSmallItems, SPLIT>(sp, in, tb, L, st, skey, srows, log_c, q * kSmallItems,
+                                          vec);
     if (blockIdx.x == gridDim.x - 1)
         for (int64_t r = nq * kSmallItems + threadIdx.x; r < in.n; r += blockDim.x)
-            small_rows<K, 1>(sp, in, tb, L, st, skey, srows, log_c, r, false);
+            small_rows<K, 1, SPLIT>(sp, in, tb, L, st, skey, srows, log_c, r, false);
     __syncthreads();
     for (int i = threadIdx.x; i < C; i += blockDim.x) {
         K k = skey[i];

@@ -6,13 +6,15 @@
  *   shared-memory pre-aggregation merged into a device hash table), many use the
  *   partitioned method (each batch is radix-partitioned by hash into device buffers).
  *   One key without nulls and integer count/sum/avg/min/max (the common case) take
- *   kernels with per-block shared tables of stored keys (SL_K_AGG_SMALL, and the
- *   partitioned output's first kernel); the generic kernels take what they cannot.
- *   The table method keeps a reference to every batch: if the table turns out too
- *   small (checked once, at finalize) the batches are aggregated again into a bigger
- *   one, so no row is lost. Device memory comes from sl_task_device_alloc, so the
- *   engine's GPU budget bounds it; a table the budget cannot hold is SL_EBUDGET.
- * combine (agg_hash.c): keeps the GPU locals.
+ *   kernels with per-block shared tables of stored keys (SL_K_AGG_SMALL) for few groups
+ *   and, for many, the record table (AGG_GDRV_DIRECT: one record per group, the batch
+ *   partitioned first so that the table region in use stays in L2); the generic kernels
+ *   take what they cannot. The table methods keep a reference to every batch: if the
+ *   table turns out too small (checked once, at finalize) the batches are aggregated
+ *   again into a bigger one, so no row is lost. Device memory comes from
+ *   sl_task_device_alloc, so the engine's GPU budget bounds it; a table the budget
+ *   cannot hold is SL_EBUDGET.
+ * combine (agg_hash.c, on the CPU): files the GPU locals under the global state.
  * finalize: reads the table's counters (growing and running again if needed), writes
  *   the groups into a device batch (table: one kernel over the groups; partitioned: one
  *   block per partition aggregates it in shared memory, count -> allocate -> write),
@@ -34,6 +36,7 @@
  * plan whose sink ran on several GPUs fails with SL_EUNSUPPORTED (multi-GPU merge is
  * future work). */
 #include <string.h>
+#include <time.h>
 
 #include <cuda_runtime_api.h>
 
@@ -181,7 +184,33 @@ static int drop_batches(sl_batch_t **bs, int rc)
     return rc;
 }
 
+/* Host wall time in ms since t0 (engine time, issue 19: the host's share of a GPU query
+ * goes to the profile as phases gpu_host_sink, gpu_host_finalize and gpu_host_output). */
+static double host_ms(const struct timespec *t0)
+{
+    struct timespec t1;
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    return (double)(t1.tv_sec - t0->tv_sec) * 1e3 + (double)(t1.tv_nsec - t0->tv_nsec) / 1e6;
+}
+
+/* Runs fn(t) and adds its host wall time to the profile phase `phase`. */
+static int timed(sl_task_t *t, int (*fn)(sl_task_t *), const char *phase)
+{
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    int rc = fn(t);
+    sl_task_phase_time(t, phase, host_ms(&t0));
+    return rc;
+}
+
+static int sink(sl_task_t *t);
+
 int agg_gpu_sink(sl_task_t *t)
+{
+    return timed(t, sink, "gpu_host_sink");
+}
+
+static int sink(sl_task_t *t)
 {
     const struct agg_plan *p = sl_op_data(sl_task_op(t));
     struct agg_local *ls = sl_task_lstate(t);
@@ -233,12 +262,12 @@ int agg_gpu_sink(sl_task_t *t)
         if ((rc = agg_gdrv_add(d, &in)) < 0)
             return drop_batches(remapped, drv_failed(t, d, rc));
     }
-    /* The table method may run the batch again at finalize (agg_gdrv_output); remapped
+    /* The table methods may run the batch again at finalize (agg_gdrv_output); remapped
      * codes stay until then in any case (kernels on the stream may still read them). */
     rc = SL_OK;
     for (int j = 0; j < p->n_keys && rc == SL_OK; j++)
         rc = remapped[j] ? keep_batch(t, ls->gpu, remapped[j]) : SL_OK;
-    if (rc == SL_OK && d->mode == AGG_GDRV_TABLE && b->n_rows > 0)
+    if (rc == SL_OK && d->mode != AGG_GDRV_PART && b->n_rows > 0)
         rc = keep_batch(t, ls->gpu, b);
     return drop_batches(remapped, rc);
 }
@@ -323,7 +352,14 @@ static int merge_on_host(sl_task_t *t, const struct agg_plan *p, struct agg_glob
     return rc < 0 ? rc : sl__agg_finalize_cpu(t);
 }
 
+static int finalize(sl_task_t *t);
+
 int agg_gpu_finalize(sl_task_t *t)
+{
+    return timed(t, finalize, "gpu_host_finalize");
+}
+
+static int finalize(sl_task_t *t)
 {
     const struct agg_plan *p = sl_op_data(sl_task_op(t));
     struct agg_global *gs = sl_task_gstate(t);
@@ -338,7 +374,10 @@ int agg_gpu_finalize(sl_task_t *t)
         return sl_task_fail(t, SL_ENOMEM, "out of memory");
     }
     int64_t n = 0, nulls[SL_K_AGG_MAX_KEYS + SL_K_AGG_MAX_AGGS];
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
     int rc = agg_gdrv_output(d, out_alloc, &o, sl_task_status(t), &n, nulls);
+    sl_task_phase_time(t, "gpu_host_output", host_ms(&t0));
     sl__schema_free(o.vschema);
     if (rc < 0) {
         sl_batch_unref(o.b);
@@ -419,7 +458,10 @@ static int source_any(sl_task_t *t)
 }
 
 SL__IMPLS_CPU_CUDA(def_sink, sl__agg_sink, agg_gpu_sink, agg_gpu_sink_can_run);
-SL__IMPLS_CPU_CUDA(def_combine, sl__agg_combine, sl__agg_combine, NULL);
+/* Combine only files a GPU worker's driver under the global state (its tasks have all
+ * completed when combine runs): on the CPU, so that it costs no synchronous GPU task
+ * (a status word, a stream wait; engine time, issue 19). */
+static const struct sl_impl def_combine[] = {SL__IMPL_CPU(sl__agg_combine)};
 SL__IMPLS_CPU_CUDA(def_finalize, sl__agg_finalize_cpu, agg_gpu_finalize, agg_gpu_finalize_can_run);
 SL__IMPLS_CPU_CUDA(def_source, source_any, source_any, agg_gpu_source_can_run);
 SL__SINK_SOURCE_DEF(sl__aggregate_cuda_def, SL__AGG_DEF_FIELDS, (source_tasks, fini_local),

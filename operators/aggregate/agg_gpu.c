@@ -17,6 +17,10 @@
 /* Sample rows for the group estimate. */
 #define SAMPLE_ROWS 65536
 
+/* A first batch of at most this many rows is not sampled: its row count is the estimate
+ * (the few-groups path holds that many), which saves the sample's wait. */
+#define TINY_ROWS 2048
+
 #define CU(d, expr, w)                                                                      \
     do {                                                                                    \
         cudaError_t e_ = (expr);                                                            \
@@ -104,7 +108,9 @@ int agg_gdrv_init(struct agg_gdrv *d, const struct sl_k_agg_spec *spec, cudaStre
     d->spec = *spec;
     d->stream = stream;
     d->mem = *mem;
-    d->update_flags = SL_K_AGG_PRELOAD; /* or 0; to be measured */
+    /* Shared sums as 32-bit halves: the few-groups kernel at 2^28 rows, 1,000 groups
+     * took 1.80 ms against 2.11 with 64-bit shared atomics (H100, 2026-11-26). */
+    d->update_flags = SL_K_AGG_PRELOAD | SL_K_AGG_SMALL_SPLIT;
     for (int i = 0; i < AGG_PH_N; i++)
         d->phase_ms[i] = -1;
     d->d_small = dalloc(d, 16 * sizeof(unsigned long long));
@@ -122,6 +128,12 @@ static int64_t part_threshold(const struct agg_gdrv *d)
 static int choose(struct agg_gdrv *d, const struct sl_k_agg_input *in)
 {
     mark(d, AGG_EV_START);
+    if (in->n <= TINY_ROWS) { /* its rows bound the groups: no sample, no wait */
+        d->g_est = (double)in->n;
+        mark(d, AGG_EV_AGG0);
+        d->mode = d->force_mode ? d->force_mode : AGG_GDRV_TABLE;
+        return AGG_GDRV_OK;
+    }
     int64_t m = in->n < SAMPLE_ROWS ? in->n : SAMPLE_ROWS;
     size_t tb = 0;
     CU(d, sl_k_agg_sample_distinct(NULL, &tb, &d->spec, in, m, NULL, d->stream), "sample size");
@@ -138,8 +150,9 @@ static int choose(struct agg_gdrv *d, const struct sl_k_agg_input *in)
     d->g_est = sl_k_agg_estimate_groups(in->n, m, (int64_t)distinct);
     mark(d, AGG_EV_AGG0);
     d->mode = d->force_mode ? d->force_mode
-                            : d->g_est > (double)part_threshold(d) ? AGG_GDRV_PART
-                                                                   : AGG_GDRV_TABLE;
+              : d->g_est <= (double)part_threshold(d) ? AGG_GDRV_TABLE
+              : sl_k_agg_direct_ok(&d->spec, in)      ? AGG_GDRV_DIRECT
+                                                      : AGG_GDRV_PART;
     return AGG_GDRV_OK;
 }
 
@@ -175,6 +188,33 @@ static int table_launch(struct agg_gdrv *d, const struct sl_k_agg_input *in)
     return AGG_GDRV_OK;
 }
 
+/* Room for one more element in a host array of *cap elements of `size` bytes, n used
+ * (doubling, in the driver's host memory). */
+static int grow_host(struct agg_gdrv *d, void **arr, int *cap, int n, size_t size)
+{
+    if (n < *cap)
+        return AGG_GDRV_OK;
+    int nc = *cap ? 2 * *cap : 16;
+    void *na = d->mem.host_alloc(d->mem.ctx, (size_t)nc * size);
+    if (!na)
+        return AGG_GDRV_ENOMEM;
+    if (n)
+        memcpy(na, *arr, (size_t)n * size);
+    d->mem.host_free(d->mem.ctx, *arr, (size_t)*cap * size);
+    *arr = na;
+    *cap = nc;
+    return AGG_GDRV_OK;
+}
+
+/* Keeps an input's descriptor, to run it again into a bigger table. */
+static int keep_input(struct agg_gdrv *d, const struct sl_k_agg_input *in)
+{
+    if (grow_host(d, (void **)&d->ins, &d->cap_ins, d->n_ins, sizeof *d->ins) < 0)
+        return AGG_GDRV_ENOMEM;
+    d->ins[d->n_ins++] = *in;
+    return AGG_GDRV_OK;
+}
+
 static int table_add(struct agg_gdrv *d, const struct sl_k_agg_input *in)
 {
     int rc;
@@ -186,18 +226,8 @@ static int table_add(struct agg_gdrv *d, const struct sl_k_agg_input *in)
             (rc = table_new(d, 1, &d->spill, &d->spill_mem)) < 0)
             return rc;
     }
-    if (d->n_ins == d->cap_ins) {
-        int cap = d->cap_ins ? 2 * d->cap_ins : 16;
-        struct sl_k_agg_input *ni = d->mem.host_alloc(d->mem.ctx, (size_t)cap * sizeof *ni);
-        if (!ni)
-            return AGG_GDRV_ENOMEM;
-        if (d->n_ins)
-            memcpy(ni, d->ins, (size_t)d->n_ins * sizeof *ni);
-        d->mem.host_free(d->mem.ctx, d->ins, (size_t)d->cap_ins * sizeof *ni);
-        d->ins = ni;
-        d->cap_ins = cap;
-    }
-    d->ins[d->n_ins++] = *in;
+    if ((rc = keep_input(d, in)) < 0)
+        return rc;
     return table_launch(d, in);
 }
 
@@ -208,7 +238,8 @@ static int part_add(struct agg_gdrv *d, const struct sl_k_agg_input *in);
 static int table_to_part(struct agg_gdrv *d, double groups)
 {
     dfree(d, d->tb_mem);
-    d->tb_mem = NULL;
+    dfree(d, d->dt_mem);
+    d->tb_mem = d->dt_mem = NULL;
     d->mode = AGG_GDRV_PART;
     d->switched = 1;
     d->g_est = groups;
@@ -282,22 +313,24 @@ static size_t al256(size_t x)
     return (x + 255) & ~(size_t)255;
 }
 
-static int part_add(struct agg_gdrv *d, const struct sl_k_agg_input *in)
+/* Whether some key or aggregated value of `in` may be null. */
+static int input_nulls(const struct sl_k_agg_spec *sp, const struct sl_k_agg_input *in)
 {
-    const struct sl_k_agg_spec *sp = &d->spec;
-    if (!d->bits) {
-        double per = (double)sl_k_agg_part_groups_per_block(sp) / 2;
-        double parts = d->g_est / per > 2 ? d->g_est / per : 2;
-        int b = d->force_bits ? d->force_bits : (int)ceil(log2(parts));
-        d->bits = b < 1 ? 1 : b > 13 ? 13 : b;
-    }
-    int nulls = 0;
+    int nulls = in->d_nullbits != NULL;
     for (int j = 0; j < sp->n_keys; j++)
         nulls |= in->keys[j].d_valid != NULL;
     for (int a = 0; a < sp->n_aggs; a++)
         nulls |= sp->fn[a] != SL_K_AGG_COUNT_STAR && in->vals[a].d_valid != NULL;
-    d->any_nulls |= nulls;
-    const int64_t P = (int64_t)1 << d->bits;
+    return nulls;
+}
+
+/* Partitions `in` by the top `bits` bits of its rows' hashes into a new block (pt->mem):
+ * columns in pt->pb.in, offsets in pt->pb.d_offsets; the rows' null bits too when `nulls`. */
+static int part_into(struct agg_gdrv *d, const struct sl_k_agg_input *in, int bits, int nulls,
+                     struct agg_gdrv_part *pt)
+{
+    const struct sl_k_agg_spec *sp = &d->spec;
+    const int64_t P = (int64_t)1 << bits;
     size_t bytes = 0;
     for (int j = 0; j < sp->n_keys; j++)
         bytes += al256((size_t)in->n * width_of(sp->key_type[j]));
@@ -307,22 +340,9 @@ static int part_add(struct agg_gdrv *d, const struct sl_k_agg_input *in)
     if (nulls)
         bytes += al256((size_t)in->n * 4);
     bytes += al256((size_t)(P + 1) * 8);
-    if (d->n_parts == d->cap_parts) {
-        int cap = d->cap_parts ? 2 * d->cap_parts : 16;
-        struct agg_gdrv_part *np = d->mem.host_alloc(d->mem.ctx, (size_t)cap * sizeof *np);
-        if (!np)
-            return AGG_GDRV_ENOMEM;
-        if (d->n_parts)
-            memcpy(np, d->parts, (size_t)d->n_parts * sizeof *np);
-        d->mem.host_free(d->mem.ctx, d->parts, (size_t)d->cap_parts * sizeof *np);
-        d->parts = np;
-        d->cap_parts = cap;
-    }
-    struct agg_gdrv_part *pt = &d->parts[d->n_parts];
     memset(pt, 0, sizeof *pt);
     if (!(pt->mem = dalloc(d, bytes)))
         return AGG_GDRV_ENOMEM;
-    d->n_parts++;
     char *p = pt->mem;
     struct sl_k_agg_input *o = &pt->pb.in;
     o->n = in->n;
@@ -344,18 +364,173 @@ static int part_add(struct agg_gdrv *d, const struct sl_k_agg_input *in)
     pt->pb.bit_base = d->rows;
 
     size_t tb = 0;
-    CU(d, sl_k_agg_part_scatter(NULL, &tb, sp, in, d->bits, NULL, NULL, &pt->pb, d->stream),
+    CU(d, sl_k_agg_part_scatter(NULL, &tb, sp, in, bits, NULL, NULL, &pt->pb, d->stream),
        "scatter size");
     char *tmp = dalloc(d, al256((size_t)P * 8) + tb);
     if (!tmp)
         return AGG_GDRV_ENOMEM;
     unsigned long long *counts = (unsigned long long *)tmp;
     CU(d, cudaMemsetAsync(counts, 0, (size_t)P * 8, d->stream), "zeroing counts");
-    CU(d, sl_k_agg_part_count(sp, in, d->bits, counts, d->stream), "counting partitions");
-    CU(d, sl_k_agg_part_scatter(tmp + al256((size_t)P * 8), &tb, sp, in, d->bits, counts,
+    CU(d, sl_k_agg_part_count(sp, in, bits, counts, d->stream), "counting partitions");
+    CU(d, sl_k_agg_part_scatter(tmp + al256((size_t)P * 8), &tb, sp, in, bits, counts,
                                 (int64_t *)pt->pb.d_offsets, &pt->pb, d->stream),
        "partitioning");
     dfree(d, tmp);
+    return AGG_GDRV_OK;
+}
+
+static int part_add(struct agg_gdrv *d, const struct sl_k_agg_input *in)
+{
+    const struct sl_k_agg_spec *sp = &d->spec;
+    if (!d->bits) {
+        double per = (double)sl_k_agg_part_groups_per_block(sp) / 2;
+        double parts = d->g_est / per > 2 ? d->g_est / per : 2;
+        int b = d->force_bits ? d->force_bits : (int)ceil(log2(parts));
+        d->bits = b < 1 ? 1 : b > 13 ? 13 : b;
+    }
+    int nulls = input_nulls(sp, in);
+    d->any_nulls |= nulls;
+    if (grow_host(d, (void **)&d->parts, &d->cap_parts, d->n_parts, sizeof *d->parts) < 0)
+        return AGG_GDRV_ENOMEM;
+    int rc = part_into(d, in, d->bits, nulls, &d->parts[d->n_parts]);
+    if (d->parts[d->n_parts].mem)
+        d->n_parts++; /* freed with the driver even if partitioning failed */
+    return rc;
+}
+
+/* ---------------- record table (many groups, AGG_GDRV_DIRECT) ---------------- */
+
+/* Bytes of the table region one partition visits at a time: the L2 cache holds it. */
+#define DIRECT_REGION_BYTES ((int64_t)16 << 20)
+
+/* A new cleared record table for `groups` groups; over the budget: AGG_GDRV_EBUDGET. */
+static int direct_new(struct agg_gdrv *d, int64_t groups)
+{
+    size_t bytes = sl_k_agg_direct_bytes(&d->spec, groups);
+    if (d->mem.budget && (int64_t)bytes > d->mem.budget(d->mem.ctx)) {
+        d->need_bytes = (int64_t)bytes;
+        d->need_groups = groups;
+        return AGG_GDRV_EBUDGET;
+    }
+    if (!(d->dt_mem = dalloc(d, bytes)))
+        return AGG_GDRV_ENOMEM;
+    sl_k_agg_direct_carve(&d->spec, groups, d->dt_mem, &d->dt);
+    CU(d, sl_k_agg_direct_clear(&d->spec, &d->dt, d->stream), "clearing the record table");
+    /* Partitions whose table regions fit L2: 2^bits >= table bytes / region bytes. */
+    int b = 0;
+    while (b < 8 && ((int64_t)bytes >> b) > DIRECT_REGION_BYTES)
+        b++;
+    d->dbits = d->direct_bits < 0 ? 0 : d->direct_bits > 0 ? d->direct_bits : b;
+    return AGG_GDRV_OK;
+}
+
+/* Partitions `in` for the record table into a new block (*mem): the tile partitioner
+ * (sl_k_agg_direct_partition) for at most four aggregates with a state, else the
+ * partitioned method's. */
+static int direct_partition(struct agg_gdrv *d, const struct sl_k_agg_input *in,
+                            struct agg_gdrv_part *pt)
+{
+    const struct sl_k_agg_spec *sp = &d->spec;
+    size_t tb = 0;
+    memset(pt, 0, sizeof *pt);
+    if (sl_k_agg_direct_partition(NULL, &tb, sp, in, d->dbits, NULL, d->stream) != cudaSuccess) {
+        (void)cudaGetLastError(); /* a size query's refusal is no launch error */
+        return part_into(d, in, d->dbits, 0, pt);
+    }
+    size_t bytes = al256((size_t)in->n * width_of(sp->key_type[0])) + al256(tb);
+    for (int a = 0; a < sp->n_aggs; a++)
+        if (sp->fn[a] != SL_K_AGG_COUNT_STAR && sp->fn[a] != SL_K_AGG_COUNT)
+            bytes += al256((size_t)in->n * width_of(sp->in_type[a]));
+    if (!(pt->mem = dalloc(d, bytes)))
+        return AGG_GDRV_ENOMEM;
+    char *p = pt->mem;
+    struct sl_k_agg_input *o = &pt->pb.in;
+    o->n = in->n;
+    o->keys[0].d_data = p;
+    p += al256((size_t)in->n * width_of(sp->key_type[0]));
+    for (int a = 0; a < sp->n_aggs; a++) {
+        if (sp->fn[a] == SL_K_AGG_COUNT_STAR || sp->fn[a] == SL_K_AGG_COUNT)
+            continue;
+        o->vals[a].d_data = p;
+        p += al256((size_t)in->n * width_of(sp->in_type[a]));
+    }
+    CU(d, sl_k_agg_direct_partition(p, &tb, sp, in, d->dbits, o, d->stream),
+       "partitioning for the record table");
+    return AGG_GDRV_OK;
+}
+
+/* Aggregates one input into the record table: partitioned first (a temporary block, freed
+ * in stream order) when the table is bigger than L2 and the budget holds the copy. */
+static int direct_launch(struct agg_gdrv *d, const struct sl_k_agg_input *in)
+{
+    struct agg_gdrv_part pt = {0};
+    const struct sl_k_agg_input *src = in;
+    int64_t row_bytes = 8; /* an upper bound of the copy's bytes a row */
+    for (int a = 0; a < d->spec.n_aggs; a++)
+        row_bytes += 8;
+    /* Small inputs fit L2 anyway (unless the bits were forced, for tests). */
+    int part = d->dbits > 0 && (d->direct_bits > 0 || in->n >= ((int64_t)1 << 20)) &&
+               (!d->mem.budget || in->n * row_bytes + (1 << 20) < d->mem.budget(d->mem.ctx));
+    if (part) {
+        int rc = direct_partition(d, in, &pt);
+        if (rc < 0) {
+            dfree(d, pt.mem);
+            return rc;
+        }
+        src = &pt.pb.in;
+    }
+    cudaError_t e = sl_k_agg_direct_update(&d->spec, src, &d->dt, d->stream);
+    dfree(d, pt.mem);
+    CU(d, e, "aggregating into the record table");
+    return AGG_GDRV_OK;
+}
+
+static int direct_add(struct agg_gdrv *d, const struct sl_k_agg_input *in)
+{
+    int rc;
+    if (!sl_k_agg_direct_ok(&d->spec, in)) { /* a batch with nulls: partition them all */
+        if ((rc = table_to_part(d, d->g_est)) < 0)
+            return rc;
+        d->switched = 0; /* output as the partitioned method, once */
+        return part_add(d, in);
+    }
+    if (!d->dt_mem && (rc = direct_new(d, d->init_cap ? d->init_cap
+                                                      : (int64_t)d->g_est + 1024)) < 0)
+        return rc;
+    if ((rc = keep_input(d, in)) < 0)
+        return rc;
+    return direct_launch(d, in);
+}
+
+/* After the last add: reads the counters (the one synchronization); if some row found no
+ * room, runs every kept input again into a table for twice the groups seen. */
+static int direct_finish(struct agg_gdrv *d)
+{
+    unsigned long long n[2];
+    int rc;
+    for (;;) {
+        if ((rc = sync_read(d, n, d->dt.d_n, sizeof n, "reading the record table's counts")) < 0)
+            return rc;
+        if (!n[1])
+            break;
+        /* Rows keep finding no room in tables at most half full (keys whose hashes
+         * cluster): partition them instead. */
+        if (d->grows >= 2)
+            return table_to_part(d, (double)(n[0] + n[1]));
+        int64_t want = 2 * (int64_t)(n[0] + n[1]) + 1024;
+        want = want < d->rows + 1024 ? want : d->rows + 1024;
+        dfree(d, d->dt_mem);
+        d->dt_mem = NULL;
+        if ((rc = direct_new(d, want)) < 0)
+            return rc;
+        d->grows++;
+        for (int i = 0; i < d->n_ins; i++) {
+            d->replayed += d->ins[i].n;
+            if ((rc = direct_launch(d, &d->ins[i])) < 0)
+                return rc;
+        }
+    }
+    d->groups = (int64_t)n[0];
     return AGG_GDRV_OK;
 }
 
@@ -366,7 +541,10 @@ static int add(struct agg_gdrv *d, const struct sl_k_agg_input *in)
     int rc;
     if (!d->mode && (rc = choose(d, in)) < 0)
         return rc;
-    rc = d->mode == AGG_GDRV_TABLE ? table_add(d, in) : part_add(d, in);
+    d->any_nulls |= input_nulls(&d->spec, in);
+    rc = d->mode == AGG_GDRV_TABLE    ? table_add(d, in)
+         : d->mode == AGG_GDRV_DIRECT ? direct_add(d, in)
+                                      : part_add(d, in);
     if (rc == AGG_GDRV_OK)
         d->rows += in->n;
     return rc;
@@ -484,21 +662,23 @@ static int output(struct agg_gdrv *d, agg_gdrv_out_fn fn, void *ctx, int32_t *d_
     out.d_null_count = d->d_small;
     *n_groups = 0;
     mark(d, AGG_EV_AGG1);
-    if (d->mode == AGG_GDRV_PART) {
-        mark(d, AGG_EV_RETRY);
-        rc = part_output(d, fn, ctx, d_status, &out, n_groups);
-    } else if (d->tb_mem && (rc = table_finish(d)) < 0) {
+    /* The table's counters (the table method may switch to partitions here). */
+    if (d->mode == AGG_GDRV_TABLE && d->tb_mem && (rc = table_finish(d)) < 0)
         return rc;
-    }
-    if (d->mode == AGG_GDRV_PART && d->switched) {
-        mark(d, AGG_EV_RETRY);
+    if (d->mode == AGG_GDRV_DIRECT && d->dt_mem && (rc = direct_finish(d)) < 0)
+        return rc;
+    mark(d, AGG_EV_RETRY);
+    if (d->mode == AGG_GDRV_PART) {
         rc = part_output(d, fn, ctx, d_status, &out, n_groups);
-    } else if (d->mode != AGG_GDRV_PART) {
-        mark(d, AGG_EV_RETRY);
-        int64_t n = d->tb_mem ? d->groups : 0;
+    } else {
+        int direct = d->mode == AGG_GDRV_DIRECT;
+        int64_t n = (direct ? d->dt_mem : d->tb_mem) ? d->groups : 0;
         if ((rc = out_prepare(d, fn, ctx, n, &out)) < 0)
             return rc;
-        if (n > 0)
+        if (n > 0 && direct)
+            CU(d, sl_k_agg_direct_output(&d->spec, &d->dt, &out, d_status, d->stream),
+               "writing groups");
+        else if (n > 0)
             CU(d, sl_k_agg_table_output(&d->spec, &d->tb, &out, d_status, d->stream),
                "writing groups");
         *n_groups = n;
@@ -506,9 +686,15 @@ static int output(struct agg_gdrv *d, agg_gdrv_out_fn fn, void *ctx, int32_t *d_
     if (rc < 0)
         return rc;
     mark(d, AGG_EV_OUT);
-    unsigned long long h[SL_K_AGG_MAX_KEYS + SL_K_AGG_MAX_AGGS];
-    if ((rc = sync_read(d, h, d->d_small, (size_t)nc * 8, "reading null counts")) < 0)
+    /* Without null keys or values no output value is null (every group has a row, every
+     * row a value): no counts to read, only the phase events to wait for (elapsed times
+     * of events not yet reached are errors). */
+    unsigned long long h[SL_K_AGG_MAX_KEYS + SL_K_AGG_MAX_AGGS] = {0};
+    if (d->any_nulls &&
+        (rc = sync_read(d, h, d->d_small, (size_t)nc * 8, "reading null counts")) < 0)
         return rc;
+    if (!d->any_nulls && (d->ev_set >> AGG_EV_OUT & 1))
+        CU(d, cudaEventSynchronize(d->ev[AGG_EV_OUT]), "waiting for the output");
     for (int c = 0; c < nc; c++)
         h_null_count[c] = (int64_t)h[c];
     d->phase_ms[AGG_PH_SAMPLE] = span_ms(d, AGG_EV_START, AGG_EV_AGG0);
@@ -522,6 +708,7 @@ void agg_gdrv_free(struct agg_gdrv *d)
 {
     dfree(d, d->tb_mem);
     dfree(d, d->spill_mem);
+    dfree(d, d->dt_mem);
     if (d->ins)
         d->mem.host_free(d->mem.ctx, d->ins, (size_t)d->cap_ins * sizeof *d->ins);
     for (int i = 0; i < AGG_EV_N; i++)

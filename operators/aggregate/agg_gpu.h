@@ -1,6 +1,11 @@
-/* The host side of the GPU group-by (agg_gpu.c): chooses between the table and the
- * partitioned method, keeps the partitioned batches, and writes the result (count ->
- * allocate -> write). It knows nothing of the engine: memory comes from callbacks, so
+/* The host side of the GPU group-by (agg_gpu.c): chooses between the table, the record
+ * table and the partitioned method, keeps the partitioned batches, and writes the result
+ * (count -> allocate -> write). Past part_threshold estimated groups, inputs the record
+ * table takes (one integer key, integer aggregates, no nulls: sl_k_agg_direct_ok) go
+ * there (each batch partitioned by the key hash's top bits first when the table is
+ * bigger than L2); a later batch it cannot take moves every kept batch to the
+ * partitioned method, and rows that found no room run again into a table twice the
+ * groups seen (twice at most, then partitions). It knows nothing of the engine: memory comes from callbacks, so
  * the operator (agg_cuda.c, task device memory) and the standalone bench and kernel
  * tests (bench/gpu/gpu_agg_bench.cu, cudaMallocAsync) run the same code.
  *
@@ -30,7 +35,7 @@ enum { AGG_GDRV_OK = 0, AGG_GDRV_ECUDA = -1, AGG_GDRV_ENOMEM = -2,
 /* Phases timed with CUDA events (phase_ms, -1 where not timed). */
 enum { AGG_PH_SAMPLE, AGG_PH_AGGREGATE, AGG_PH_RETRY, AGG_PH_OUTPUT, AGG_PH_N };
 enum { AGG_EV_START, AGG_EV_AGG0, AGG_EV_AGG1, AGG_EV_RETRY, AGG_EV_OUT, AGG_EV_N };
-enum { AGG_GDRV_AUTO = 0, AGG_GDRV_TABLE = 1, AGG_GDRV_PART = 2 };
+enum { AGG_GDRV_AUTO = 0, AGG_GDRV_TABLE = 1, AGG_GDRV_PART = 2, AGG_GDRV_DIRECT = 3 };
 
 struct agg_gdrv_mem {
     void *(*alloc)(void *ctx, size_t bytes);   /* stream-ordered; NULL on failure */
@@ -59,13 +64,17 @@ struct agg_gdrv {
     int shared_groups;            /* table method's shared groups per block (0 default) */
     int force_bits;               /* partitioned: radix bits (0 = from the estimate) */
     int64_t init_cap;             /* table method: first capacity (0 = from the estimate) */
-    int update_flags;             /* sl_k_agg_update flags (SL_K_AGG_PRELOAD by default) */
+    int update_flags;             /* sl_k_agg_update flags (SL_K_AGG_PRELOAD |
+                                     SL_K_AGG_SMALL_SPLIT by default) */
     int64_t small_threshold;      /* estimated groups up to which the table method adds
                                      SL_K_AGG_SMALL (0 = 2048); < 0: the generic kernels
                                      only, for both methods (SL_K_AGG_NO_SMALL) */
     int64_t part_threshold;       /* estimated groups above which the partitioned method
                                      is chosen (0 = 65536, measured: bench/results_gpuagg.md;
-                                     the operator passes agg_gpu_part_threshold) */
+                                     the operator passes agg_gpu_part_threshold); inputs the
+                                     record table takes (sl_k_agg_direct_ok) take it instead */
+    int direct_bits;              /* record table: radix bits of the partitioning pass
+                                     before it (0 = from the table's size, < 0 = none) */
     /* state */
     int mode;
     double g_est;                 /* estimated groups (first batch) */
@@ -74,7 +83,11 @@ struct agg_gdrv {
     int64_t groups;               /* table: groups after the last add */
     struct sl_k_agg_table tb, spill;
     void *tb_mem, *spill_mem;
-    struct sl_k_agg_input *ins;   /* table method: the inputs added (run again on growth) */
+    struct sl_k_agg_dtable dt;    /* record table (AGG_GDRV_DIRECT) */
+    void *dt_mem;
+    int dbits;                    /* its partitioning bits (0: none) */
+    struct sl_k_agg_input *ins;   /* table and record table: the inputs added (run again
+                                     on growth) */
     int n_ins, cap_ins;
     int64_t grows, replayed;      /* table growths and rows replayed (statistics) */
     int64_t need_groups, need_bytes; /* AGG_GDRV_EBUDGET: the table that did not fit */

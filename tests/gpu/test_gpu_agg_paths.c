@@ -93,6 +93,10 @@ struct kcase {
     int few_first;        /* the first batch (half the rows) holds only 10 groups */
     int64_t small;        /* driver's small_threshold (0 default, < 0 never) */
     int batches;
+    int mode;             /* driver's force_mode (0: by the estimate) */
+    int dbits;            /* record table: partitioning bits (0 by its size, < 0 none) */
+    int64_t init_cap;     /* first table capacity (0: from the estimate) */
+    int split;            /* SL_K_AGG_SMALL_SPLIT: shared sums as 32-bit halves */
 };
 
 struct ref {
@@ -179,6 +183,11 @@ static void kcase_run(const struct kcase *c)
     struct agg_gdrv d;
     assert_int_equal(agg_gdrv_init(&d, &sp, g_stream, &mem), 0);
     d.small_threshold = c->small;
+    d.force_mode = c->mode;
+    d.direct_bits = c->dbits;
+    d.init_cap = c->init_cap;
+    if (c->split)
+        d.update_flags |= SL_K_AGG_SMALL_SPLIT;
     for (int b = 0; b < c->batches; b++) {
         int64_t lo = n * b / c->batches, hi_ = n * (b + 1) / c->batches;
         struct sl_k_agg_input in;
@@ -287,6 +296,13 @@ SL_TEST(small_path_extremes_skew_alignment)
         struct kcase un = {.key64 = k64, .n = 100003, .groups = 300, .offset = 1,
                            .extremes = 1, .batches = 2};
         kcase_run(&un);
+        /* The shared sums as two 32-bit halves: negative values, carries, wide values. */
+        struct kcase sx = {.key64 = k64, .n = 200000, .groups = 700, .extremes = 1,
+                           .batches = 2, .split = 1};
+        kcase_run(&sx);
+        struct kcase ss = {.key64 = k64, .n = 250000, .groups = 1500, .skew = 1,
+                           .batches = 1, .split = 1};
+        kcase_run(&ss);
     }
 }
 
@@ -303,6 +319,38 @@ SL_TEST(small_path_wrong_estimates)
         struct kcase late = {.key64 = k64, .n = 400000, .groups = 50000, .few_first = 1,
                              .batches = 2};
         kcase_run(&late);
+    }
+}
+
+/* The record table (AGG_GDRV_DIRECT, many groups) on the same cases: empty, one row, all
+ * rows in one group, keys and values at the extremes (the key equal to its empty marker,
+ * 128-bit carries), skew, unaligned columns, many groups, with and without the
+ * partitioning pass, and a first table far too small (runs again into bigger ones). */
+SL_TEST(direct_path_cases)
+{
+    NEED_GPU();
+    kernel_setup();
+    const int D = AGG_GDRV_DIRECT;
+    for (int k64 = 0; k64 < 2; k64++) {
+        const int64_t sizes[][2] = {{0, 1}, {1, 1}, {3, 2}, {100000, 1}, {300001, 120000}};
+        for (int i = 0; i < 5; i++)
+            for (int dbits = -1; dbits <= 2; dbits += 3) {
+                struct kcase c = {.key64 = k64, .n = sizes[i][0], .groups = sizes[i][1],
+                                  .batches = 1, .mode = D, .dbits = dbits};
+                kcase_run(&c);
+            }
+        struct kcase x = {.key64 = k64, .n = 200000, .groups = 700, .extremes = 1,
+                          .batches = 3, .mode = D, .dbits = 3};
+        kcase_run(&x);
+        struct kcase sk = {.key64 = k64, .n = 250000, .groups = 100000, .skew = 1,
+                           .batches = 1, .mode = D};
+        kcase_run(&sk);
+        struct kcase un = {.key64 = k64, .n = 100003, .groups = 30000, .offset = 1,
+                           .extremes = 1, .batches = 2, .mode = D, .dbits = -1};
+        kcase_run(&un);
+        struct kcase grow = {.key64 = k64, .n = 400000, .groups = 90000, .batches = 3,
+                             .mode = D, .init_cap = 16, .dbits = 1};
+        kcase_run(&grow);
     }
 }
 

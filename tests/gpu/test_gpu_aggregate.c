@@ -133,6 +133,7 @@ static int32_t kernel_run(int64_t n, int64_t groups, int mode, int shared, int b
     d.force_mode = mode;
     d.shared_groups = shared;
     d.force_bits = bits;
+    d.direct_bits = bits; /* the record table's partitioning pass (0 = by its size) */
     d.init_cap = init_cap;
     d.part_threshold = g_add_threshold; /* 0 = the default */
     for (int b = 0; b < batches; b++) {
@@ -216,8 +217,9 @@ SL_TEST(kernel_methods)
 {
     NEED_GPU();
     kernel_setup();
-    for (int m = 0; m < 3; m++) {
-        int mode = m == 0 ? AGG_GDRV_AUTO : m == 1 ? AGG_GDRV_TABLE : AGG_GDRV_PART;
+    static const int modes[] = {AGG_GDRV_AUTO, AGG_GDRV_TABLE, AGG_GDRV_PART, AGG_GDRV_DIRECT};
+    for (int m = 0; m < 4; m++) {
+        int mode = modes[m];
         assert_int_equal(kernel_run(0, 1, mode, 0, 0, 0, 1, 0), 0);
         assert_int_equal(kernel_run(1, 1, mode, 0, 0, 0, 1, 0), 0);
         assert_int_equal(kernel_run(100000, 1, mode, 0, 0, 0, 2, 0), 0);
@@ -229,6 +231,13 @@ SL_TEST(kernel_methods)
     assert_int_equal(kernel_run(300000, 5000, AGG_GDRV_TABLE, -1, 0, 0, 1, 0), 0);
     assert_int_equal(kernel_run(300000, 50000, AGG_GDRV_TABLE, 16, 0, 64, 3, 0), 0);
     assert_int_equal(kernel_run(300000, 50000, AGG_GDRV_PART, 0, 1, 0, 2, 0), 0);
+    /* The record table partitioned first (one and three bits), unpartitioned, and one for
+     * 64 groups that holds 50,000 (every batch runs again into bigger ones). */
+    assert_int_equal(kernel_run(300000, 50000, AGG_GDRV_DIRECT, 0, 1, 0, 2, 0), 0);
+    assert_int_equal(kernel_run(300001, 200000, AGG_GDRV_DIRECT, 0, 3, 0, 3, 0), 0);
+    assert_int_equal(kernel_run(300000, 50000, AGG_GDRV_DIRECT, 0, -1, 0, 2, 0), 0);
+    assert_int_equal(kernel_run(300000, 50000, AGG_GDRV_DIRECT, 0, 0, 64, 3, 0), 0);
+    assert_true(g_last_grows >= 1);
 }
 
 /* A table sized from the sample that turns out too small (forced tiny here) is checked
@@ -262,6 +271,8 @@ SL_TEST(kernel_int64_overflow_in_status_word)
     /* Every 3rd row is INT64_MAX / 16 in 3 groups: sums overflow int64. */
     assert_int_equal(kernel_run(3000, 3, AGG_GDRV_TABLE, 0, 0, 0, 1, 3), SL_EOVERFLOW);
     assert_int_equal(kernel_run(3000, 3, AGG_GDRV_PART, 0, 0, 0, 1, 3), SL_EOVERFLOW);
+    assert_int_equal(kernel_run(3000, 3, AGG_GDRV_DIRECT, 0, 0, 0, 1, 3), SL_EOVERFLOW);
+    assert_int_equal(kernel_run(3000, 3000, AGG_GDRV_DIRECT, 0, 0, 0, 1, 3), 0);
     /* About one big value per group (never 16 in one): the sums fit. */
     assert_int_equal(kernel_run(3000, 3000, AGG_GDRV_TABLE, 0, 0, 0, 1, 3), 0);
 }

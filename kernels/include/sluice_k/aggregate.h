@@ -10,7 +10,7 @@
  * relative 1e-9). Min/max of floats compare an order-preserving int64 encoding (NaN not
  * specified).
  *
- * Two ways (chosen by the caller, decided by measurement, see bench/results_gpuagg.md):
+ * Three ways (chosen by the caller, decided by measurement, see bench/results_gpuagg.md):
  *  table       sl_k_agg_update: each block pre-aggregates its rows in a shared-memory
  *              table, then merges its groups into a global lock-free table (dense group
  *              ids); rows that do not fit the shared table go to the global table
@@ -19,6 +19,10 @@
  *              hash bits into a buffer; sl_k_agg_part_final aggregates one partition per
  *              block in shared memory (rounds if a partition has more groups than fit)
  *              and writes the output columns directly. For many groups.
+ *  records     sl_k_agg_direct_*: one record per group in a global open-addressing table,
+ *              for one integer key and integer aggregates without nulls (the common case)
+ *              and many groups; the caller partitions by hash first (as above, few bits)
+ *              so that the table region in use stays in L2.
  * Neither path can lose rows: a full global table sends rows to an overflow list and
  * groups of a shared table to a spill table; the caller grows the table and replays them.
  */
@@ -123,8 +127,10 @@ cudaError_t sl_k_agg_table_clear(const struct sl_k_agg_table *tb, cudaStream_t s
  * SL_K_AGG_SMALL (for an input expected to hold at most a few thousand groups): one int32
  * or int64 key and count/sum/avg/min/max of int32/int64 values, all without nulls, take
  * a per-block shared hash table of stored keys merged once per block (kernels/aggregate/
- * aggregate_small.cuh); other inputs ignore the flag. Same results and contract. */
-enum { SL_K_AGG_PRELOAD = 1, SL_K_AGG_SMALL = 2 };
+ * aggregate_small.cuh); other inputs ignore the flag. Same results and contract.
+ * SL_K_AGG_SMALL_SPLIT (with SL_K_AGG_SMALL): the shared sums take two 32-bit atomics
+ * (the high one rarely) instead of one 64-bit atomic. */
+enum { SL_K_AGG_PRELOAD = 1, SL_K_AGG_SMALL = 2, SL_K_AGG_SMALL_SPLIT = 8 };
 cudaError_t sl_k_agg_update(const struct sl_k_agg_spec *spec, const struct sl_k_agg_input *in,
                             const struct sl_k_agg_table *tb, uint32_t *d_overflow_rows,
                             const struct sl_k_agg_table *spill, int shared_groups, int flags,
@@ -150,6 +156,50 @@ cudaError_t sl_k_agg_sample_distinct(void *d_temp, size_t *temp_bytes,
                                      const struct sl_k_agg_input *in, int64_t m,
                                      unsigned long long *d_distinct, cudaStream_t stream);
 double sl_k_agg_estimate_groups(int64_t n, int64_t m, int64_t distinct);
+
+/* --- many groups: a table of records --- */
+/* For what SL_K_AGG_SMALL takes (one int32/int64 key, count/sum/avg/min/max of int32/int64
+ * values, no nulls) and many groups: each group is one record of 64-bit words [key, rows,
+ * states] in an open-addressing table (slot: top bits of the key's 64-bit hash, the bits
+ * the partitioned method partitions by; linear probing), so a row touches one record. An
+ * input partitioned first (sl_k_agg_part_count/scatter) visits the table region by region.
+ * Groups are counted (d_n[0]); rows that found no room within a probe limit are counted
+ * (d_n[1]) and not aggregated: the caller runs every input again into a bigger table. */
+struct sl_k_agg_dtable {
+    uint64_t n_slots;                  /* power of two */
+    int log_slots;
+    int words;                         /* 64-bit words per record */
+    unsigned long long *d_rec;         /* n_slots + 1 records (the last: the key INT64_MIN) */
+    unsigned long long *d_n;           /* [0] groups, [1] rows that found no room */
+};
+/* Whether the spec and input take this path. */
+int sl_k_agg_direct_ok(const struct sl_k_agg_spec *spec, const struct sl_k_agg_input *in);
+/* Device bytes of a table for `groups` groups (load at most 2/3), and its carving. */
+size_t sl_k_agg_direct_bytes(const struct sl_k_agg_spec *spec, int64_t groups);
+void sl_k_agg_direct_carve(const struct sl_k_agg_spec *spec, int64_t groups, void *d_mem,
+                           struct sl_k_agg_dtable *dt);
+cudaError_t sl_k_agg_direct_clear(const struct sl_k_agg_spec *spec,
+                                  const struct sl_k_agg_dtable *dt, cudaStream_t stream);
+cudaError_t sl_k_agg_direct_update(const struct sl_k_agg_spec *spec,
+                                   const struct sl_k_agg_input *in,
+                                   const struct sl_k_agg_dtable *dt, cudaStream_t stream);
+/* Partitions `in` (what sl_k_agg_direct_ok takes) by the top `bits` (1..8) bits of its
+ * keys' hashes into `out` (out->keys[0] and out->vals[a] of every aggregate with a state,
+ * in->n elements of the input's widths, caller-allocated), each partition contiguous,
+ * so that sl_k_agg_direct_update on `out` visits the table region by region. At most
+ * four aggregates with a state (count(*) and count have none): cudaErrorInvalidValue
+ * otherwise, already from the size query (then use sl_k_agg_part_*). Two-call temp
+ * storage; the size depends on in->n and bits. */
+cudaError_t sl_k_agg_direct_partition(void *d_temp, size_t *temp_bytes,
+                                      const struct sl_k_agg_spec *spec,
+                                      const struct sl_k_agg_input *in, int bits,
+                                      const struct sl_k_agg_input *out, cudaStream_t stream);
+/* Writes every group (order unspecified) as output rows [0, n) (out->d_count zeroed by the
+ * caller receives n; rows past out->cap are counted, not written). */
+cudaError_t sl_k_agg_direct_output(const struct sl_k_agg_spec *spec,
+                                   const struct sl_k_agg_dtable *dt,
+                                   const struct sl_k_agg_out *out, int32_t *d_status,
+                                   cudaStream_t stream);
 
 /* --- partitioned --- */
 /* A batch partitioned into 1 << bits partitions by the top bits of the row hash: SoA
