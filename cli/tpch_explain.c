@@ -34,7 +34,8 @@ static int explain_plan(sl_engine_t *eng, const struct tpch_args *a, const char 
     else if (sl_query_explain(q, &ex) != SL_OK) /* again: adds what the run measured */
         exit_code = cli_fail("%s: %s", path, sl_last_errmsg());
     else
-        cli_explain_text(path, plan, ex, a->common.placement, eng);
+        cli_explain_text(path, plan, ex, a->common.placement, eng,
+                         a->explain == TPCH_EXPLAIN_ANALYZE ? sl_query_profile_json(q) : NULL);
     sl_query_destroy(q);
     return exit_code;
 }
