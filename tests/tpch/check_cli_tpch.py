@@ -17,7 +17,8 @@
   tables in host, pinned and GPU memory.
 - `bench tpch` prints a load line, one JSON line per query and a summary.
 - `tpch --explain` names every pipeline of each query's plan (each node of the plan
-  file, where it runs and why); `--explain-analyze` adds a measured line to each.
+  file, where it runs and why); `--explain-analyze` adds to each a measured line and
+  one of where each of its stages ran.
 Exit 77 (skip) without duckdb, pyarrow or tpchgen-cli.
 """
 import json
@@ -263,16 +264,17 @@ def check_explain(common, plans):
             flows = [l for l in lines if l.startswith("pipeline ")]
             devices = [l for l in lines if l.startswith("  device   cpu: ")]
             measured = [l for l in lines if l.startswith("  measured ")]
+            ran = [l for l in lines if l.startswith("  ran ") and "not measured" not in l]
             text = open(os.path.join(plans, f"q{q:02d}.plan")).read()
             nodes = [l.split("=")[0].strip() for l in text.splitlines()
                      if "=" in l and not l.startswith(("#", "output"))]
             named = all(any(f"{nd} (" in f for f in flows) for nd in nodes)
             check(n >= 1 and [f.split(":")[0] for f in flows] ==
                   [f"pipeline {k}" for k in range(n)] and len(devices) == n and named
-                  and len(measured) == (n if flag == "--explain-analyze" else 0),
+                  and len(measured) == len(ran) == (n if flag == "--explain-analyze" else 0),
                   f"tpch {flag}: q{q:02d} names its {n} pipelines, every node "
                   f"({nodes}) and where each runs ({len(devices)} device lines, "
-                  f"{len(measured)} measured)")
+                  f"{len(measured)} measured, {len(ran)} with where each stage ran)")
     rc, out, err = sluice("tpch", *common, "--query", "3", "--explain")
     check(rc == 1 and "q03.plan" in err, f"tpch --explain: a missing plan is named (rc {rc})")
 
