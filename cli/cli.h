@@ -99,9 +99,17 @@ int cli_session_open(struct cli_session *s, const char *path, const struct cli_c
 void cli_session_close(struct cli_session *s);
 /* "12 B", "3.5 MiB" */
 void cli_format_bytes(int64_t bytes, char *out, size_t len);
-/* The human-readable report of sl_query_explain (explain_text.c). */
+/* The human-readable report of sl_query_explain (explain_text.c); `profile`: the
+ * query's sl_query_profile_json after an analyzed run (each pipeline then gets a line of
+ * where its stages ran), else NULL. */
 void cli_explain_text(const char *path, const sl_plan_t *plan, const struct sl_explain *ex,
-                      enum sl_placement asked, sl_engine_t *eng);
+                      enum sl_placement asked, sl_engine_t *eng, const char *profile);
+/* explain --analyze's line "ran" of pipeline p: per stage, the devices its operator's
+ * tasks ran on, their number and time, from the query profile (explain_stages.c). An
+ * operator appears in several pipelines (a join's build, probe and output): its numbers
+ * are over all of them. */
+void cli_explain_stages_measured(const sl_plan_t *plan, const struct sl_explain_pipeline *p,
+                                 const char *profile);
 /* explain's line for a pipeline that ends in an exchange (ranks.c): bytes per link
  * between the engine's ranks and the estimated time at the option exchange_gbps. */
 void cli_explain_exchange(const sl_plan_t *plan, const struct sl_explain_pipeline *p,

@@ -71,7 +71,8 @@ int cmd_explain(int argc, char **argv)
     } else if (sl_query_explain(q, &ex) != SL_OK) { /* again: adds what the run measured */
         exit_code = cli_fail("%s", sl_last_errmsg());
     } else {
-        cli_explain_text(path, s.plan, ex, c.placement, s.eng);
+        cli_explain_text(path, s.plan, ex, c.placement, s.eng,
+                         analyze ? sl_query_profile_json(q) : NULL);
         if (analyze && ex->n_gpus > 1)
             cli_explain_devices_measured(sl_query_profile_json(q));
     }

@@ -13,12 +13,17 @@ static const char tpch_usage[] =
     "usage: sluice tpch [--sf X | --data DIR] [--cache DIR] [--query N,M|all]\n"
     "       [--placement cpu|gpu|auto] [--residency host|pinned|gpu] [--repeat N]\n"
     "       [--expected DIR] [--print] [--plans DIR] [--threads N] [--set NAME=VALUE ...]\n"
+    "       [--explain | --explain-analyze]\n"
     "Loads the eight TPC-H tables of DIR (or of the cache ./tpch-sf<X>, which tpchgen-cli\n"
     "fills when a file is missing; --sf 1 by default) once into memory, then runs each\n"
     "query's plan (plans/tpch/qNN.plan; a missing plan is reported, not an error): one\n"
     "warm-up, then --repeat timed runs (1 by default), printing the median. --expected\n"
     "compares each answer with DIR/qNN.csv (tests/tpch/tpch_check.py --write-expected\n"
-    "DIR writes them) and exits 1 on a difference; --print shows the result rows.\n";
+    "DIR writes them) and exits 1 on a difference; --print shows the result rows.\n"
+    "--explain prints, instead of the runs, each query's `sluice explain` report on the\n"
+    "loaded tables (every pipeline, where it runs and why, tasks, costs, bytes);\n"
+    "--explain-analyze runs each query once to warm up, then once measured, and adds what\n"
+    "it measured beside the estimates.\n";
 
 static const char bench_usage[] =
     "usage: sluice bench tpch [--sf X | --data DIR] [--query N,M|all] [--repeat N]\n"
@@ -65,6 +70,14 @@ static int run_all(struct tpch_args *a, bool json)
                TPCH_TABLES, dir, total_rows, d.total_ms, a->residency);
     }
     fflush(stdout);
+    if (a->explain) {
+        int failed = 0;
+        for (int q = 1; q <= TPCH_QUERIES; q++)
+            failed |= a->queries[q] ? tpch_explain_query(eng, a, plans, &d, q) : 0;
+        tpch_data_release(&d);
+        sl_engine_close(eng);
+        return failed;
+    }
     /* The floor: reading each query's columns once where the data lives, at the memory's
      * or the link's bandwidth (measured once; docs/TPCH.md). */
     struct bench_floor fl = {0};
@@ -152,6 +165,8 @@ static int tpch_main(int argc, char **argv, const char *what, const char *usage,
     int rc = tpch_args_parse(&a, argc, argv, what, usage);
     if (rc)
         return rc == 1 ? 0 : rc;
+    if (json && a.explain)
+        return cli_usage_fail("%s: --explain is an option of sluice tpch", what);
     return run_all(&a, json);
 }
 

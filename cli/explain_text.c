@@ -123,7 +123,8 @@ static void print_cost(const struct sl_explain_pipeline *p)
 }
 
 static void print_pipeline(const sl_plan_t *plan, const struct sl_explain *ex,
-                           const struct sl_explain_pipeline *p, sl_engine_t *eng)
+                           const struct sl_explain_pipeline *p, sl_engine_t *eng,
+                           const char *profile)
 {
     char a[32], b[32];
     print_flow(plan, ex, p);
@@ -163,6 +164,8 @@ static void print_pipeline(const sl_plan_t *plan, const struct sl_explain *ex,
             printf(" (%lld morsels on the CPU, %lld on the GPU)",
                    (long long)p->cpu_tasks_measured, (long long)p->gpu_tasks_measured);
         printf("\n");
+        if (profile)
+            cli_explain_stages_measured(plan, p, profile);
     }
 }
 
@@ -186,7 +189,7 @@ static void print_memory(const char *what, int64_t peak, int64_t budget, const c
 }
 
 void cli_explain_text(const char *path, const sl_plan_t *plan, const struct sl_explain *ex,
-                      enum sl_placement asked, sl_engine_t *eng)
+                      enum sl_placement asked, sl_engine_t *eng, const char *profile)
 {
     printf("plan %s: %d pipeline%s on %d CPU thread%s and %d GPU%s\n", path, ex->n_pipelines,
            ex->n_pipelines == 1 ? "" : "s", ex->n_threads, ex->n_threads == 1 ? "" : "s",
@@ -196,7 +199,7 @@ void cli_explain_text(const char *path, const sl_plan_t *plan, const struct sl_e
                "pipeline runs on the CPU\n");
     printf("\n");
     for (int k = 0; k < ex->n_pipelines; k++)
-        print_pipeline(plan, ex, &ex->pipelines[k], eng);
+        print_pipeline(plan, ex, &ex->pipelines[k], eng, profile);
     printf("\nmemory\n");
     print_memory("host", ex->host_peak, ex->host_budget, "--host-mem", ex->host_peak_measured,
                  ex->measured);

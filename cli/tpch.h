@@ -12,6 +12,10 @@
 #define TPCH_QUERIES 22
 #define TPCH_MAX_COLS 16 /* lineitem's */
 
+/* --explain: each query's explain report instead of its runs; --explain-analyze: the
+ * report after a warm-up and a measured run (tpch_explain.c). */
+enum tpch_explain { TPCH_EXPLAIN_NONE, TPCH_EXPLAIN_PLAN, TPCH_EXPLAIN_ANALYZE };
+
 /* The command line of both commands (tpch_args_parse). */
 struct tpch_args {
     struct cli_common common;   /* --threads, --placement, --set, ... */
@@ -25,6 +29,7 @@ struct tpch_args {
     bool queries[TPCH_QUERIES + 1]; /* --query N,M|all: queries[n] */
     int64_t repeat;             /* --repeat N timed runs after one warm-up */
     bool print;                 /* --print: the result rows */
+    enum tpch_explain explain;  /* --explain, --explain-analyze: reports, no timings */
     char cache_buf[64], sf_buf[32];
 };
 
@@ -83,6 +88,12 @@ struct tpch_run {
  * a->expected and printed with a->print), then a->repeat timed runs. */
 void tpch_run_query(sl_engine_t *eng, const struct tpch_args *a, const char *plans_dir,
                     const struct tpch_data *d, int query, struct tpch_run *r);
+
+/* Prints `sluice explain`'s report of plans/tpch/qNN.plan bound to the loaded tables
+ * (with a->explain == TPCH_EXPLAIN_ANALYZE: after a warm-up, the measured run beside the
+ * estimates), under a line "== qNN ==". 0, or 1 with the error printed. */
+int tpch_explain_query(sl_engine_t *eng, const struct tpch_args *a, const char *plans_dir,
+                       const struct tpch_data *d, int query);
 
 /* Compares a result with the expected answer file `path` (docs/TPCH.md: a header of
  * name:kind cells, an optional "# order: a, b" line, CSV rows): as multisets of rows,

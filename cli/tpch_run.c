@@ -58,6 +58,10 @@ int tpch_args_parse(struct tpch_args *a, int argc, char **argv, const char *what
             a->print = true;
             continue;
         }
+        if (!strcmp(o, "--explain") || !strcmp(o, "--explain-analyze")) {
+            a->explain = o[9] ? TPCH_EXPLAIN_ANALYZE : TPCH_EXPLAIN_PLAN;
+            continue;
+        }
         int k = 0;
         while (k < 8 && strcmp(o, valued[k]))
             k++;

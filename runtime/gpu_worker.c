@@ -257,7 +257,10 @@ static void run_deferred(struct sl__gpu *g, struct slot *s)
             continue;
         }
         d->task.input = hb;
+        int64_t t0 = sl__now_ns();
         sl__task_run_phase(&d->task, d->phase);
+        /* Host work on the GPU worker's thread: a task in the trace, not a gap in it. */
+        sl__trace_span(d->task.q, g->worker, d->task.os->op->def->name, t0, hb->n_rows);
         sl_batch_unref(hb);
     }
     s->n_defer = 0;

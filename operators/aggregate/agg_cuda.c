@@ -30,9 +30,11 @@
  * DICT keys as int32 codes of the merged dictionary the CPU uses too, which the output's
  * key column gets (agg_cuda_dict.c: a batch on a dictionary merged first goes in as it
  * is, others are remapped by one gather).
+ * No key (a global aggregate, TPC-H Q6): one group, the kernels' generic path; without
+ * input rows the CPU finalize and source write its one row (empty_global).
  * Not on the GPU (can_run says no, the CPU sink runs): other types (bool, int8/16, uint,
- * utf8 keys, DICT values) or count(DISTINCT) (agg_any.c), no key (a global aggregate), more
- * than SL_K_AGG_MAX_KEYS keys or SL_K_AGG_MAX_AGGS aggregates. One GPU's locals only: a
+ * utf8 keys, DICT values) or count(DISTINCT) (agg_any.c), more than SL_K_AGG_MAX_KEYS
+ * keys or SL_K_AGG_MAX_AGGS aggregates. One GPU's locals only: a
  * plan whose sink ran on several GPUs fails with SL_EUNSUPPORTED (multi-GPU merge is
  * future work). */
 #include <string.h>
@@ -164,7 +166,7 @@ int agg_gpu_sink_can_run(const sl_task_t *t)
 {
     const struct agg_plan *p = sl_op_data(sl_task_op((sl_task_t *)t));
     /* Types beyond int32/int64/float32/float64, count(DISTINCT): the CPU's. */
-    return !p->any && p->gpu_types && p->n_keys >= 1 && p->n_keys <= SL_K_AGG_MAX_KEYS &&
+    return !p->any && p->gpu_types && p->n_keys <= SL_K_AGG_MAX_KEYS &&
            p->n_aggs <= SL_K_AGG_MAX_AGGS;
 }
 
@@ -354,6 +356,16 @@ static int merge_on_host(sl_task_t *t, const struct agg_plan *p, struct agg_glob
 
 static int finalize(sl_task_t *t);
 
+/* A global aggregate over no rows has one row all the same (count 0, the others NULL):
+ * the GPU made no group, so the CPU finalize and source write it, as for a query whose
+ * sink never ran. */
+static int empty_global(sl_task_t *t, struct agg_global *gs, sl_batch_t *unused)
+{
+    sl_batch_unref(unused);
+    gs->n_gpu_locals = 0;
+    return sl__agg_finalize_cpu(t);
+}
+
 int agg_gpu_finalize(sl_task_t *t)
 {
     return timed(t, finalize, "gpu_host_finalize");
@@ -390,6 +402,8 @@ static int finalize(sl_task_t *t)
             sl_task_phase_time(t, names[i], d->phase_ms[i]);
     agg_gdrv_free(d); /* the table and partitions are no longer needed */
     agg_gpu_local_release(gs->gpu_locals[0]);
+    if (n == 0 && p->n_keys == 0 && !gs->locals)
+        return empty_global(t, gs, o.b);
     for (int c = 0; c < p->n_keys + p->n_aggs; c++) {
         struct sl__col *col = &o.b->cols[c];
         col->null_count = col->validity ? nulls[c] : 0;

@@ -9,7 +9,7 @@
  *
  * Operator level: the same plan placed on the GPU and on the CPU, results equal
  * (integers exactly, floats within a relative 1e-9): empty input, one row, all one
- * group, 1,000 groups, more than 2^16 groups (the partitioned method), Zipf skew, null
+ * group, no key, 1,000 groups, more than 2^16 groups (the partitioned method), Zipf skew, null
  * keys and values with composite keys and every value type, GPU-resident input with the
  * output kept on the GPU; an int64 overflow fails the query with SL_EOVERFLOW and a clear
  * message and the engine runs the next query. Skipped without a GPU. */
@@ -530,6 +530,25 @@ SL_TEST(op_empty_one_row_one_group)
     check(&one, "keys=k " ALL_AGGS, 1, 0);
     struct tspec all = {.rows = 200000, .groups = 1, .seed = 3};
     check(&all, "keys=k " ALL_AGGS, 1, 0);
+}
+
+/* No key (a global aggregate, as TPC-H Q6's sum): one group on the GPU; without input
+ * rows still one row (count 0, the others NULL), as on the CPU. Null values, many small
+ * batches, and a GPU-resident input with the output kept there. */
+SL_TEST(op_keyless)
+{
+    NEED_GPU();
+    struct tspec e = {.rows = 0, .groups = 1, .seed = 31};
+    check(&e, ALL_AGGS, 0, 0);
+    check(&e, ALL_AGGS2, 0, 1);
+    struct tspec one = {.rows = 1, .groups = 1, .seed = 32};
+    check(&one, ALL_AGGS, 0, 0);
+    struct tspec s = {.rows = 300000, .groups = 1000, .nulls = 1, .seed = 33};
+    check(&s, ALL_AGGS, 0, 0);
+    check(&s, ALL_AGGS2, 0, 1);
+    g_morsel_gpu = 3000;
+    check(&s, "aggs=\"count(*), sum(vl), avg(vd)\"", 0, 0);
+    g_morsel_gpu = 0;
 }
 
 SL_TEST(op_1000_groups)

@@ -16,6 +16,9 @@
 - The same answers under placement auto, and with a GPU under placement gpu with the
   tables in host, pinned and GPU memory.
 - `bench tpch` prints a load line, one JSON line per query and a summary.
+- `tpch --explain` names every pipeline of each query's plan (each node of the plan
+  file, where it runs and why); `--explain-analyze` adds to each a measured line and
+  one of where each of its stages ran.
 Exit 77 (skip) without duckdb, pyarrow or tpchgen-cli.
 """
 import json
@@ -157,6 +160,8 @@ def main():
     else:
         print("skip  placement gpu: no GPU")
 
+    check_explain(common, plans)
+
     rc, out, err = sluice("tpch", *common, "--query", f"6,{FAILING_PLAN}", "--expected", exp)
     check(rc == 1 and "q07  ERROR" in out and "no_such_table" in err and
           "q06         1 rows" in out, f"tpch: a failing plan exits 1, the others run (rc {rc})")
@@ -230,6 +235,48 @@ def main():
           "bench tpch: the summary line last")
     print(f"{len(failures)} failed")
     return 1 if failures else 0
+
+
+def explain_sections(out):
+    """{query number: its report's lines} of `tpch --explain` output."""
+    sections, cur = {}, None
+    for line in out.splitlines():
+        if line.startswith("== q") and line.endswith(" =="):
+            cur = sections.setdefault(int(line[4:6]), [])
+        elif cur is not None:
+            cur.append(line)
+    return sections
+
+
+def check_explain(common, plans):
+    """Each query's report names its pipelines 0..N-1 (N from its header line), every
+    node of its plan file, and where each pipeline runs and why."""
+    queries = (2, 4, 5, 6)
+    for flag in ("--explain", "--explain-analyze"):
+        rc, out, err = sluice("tpch", *common, "--query", ",".join(map(str, queries)), flag)
+        secs = explain_sections(out)
+        check(rc == 0 and sorted(secs) == list(queries),
+              f"tpch {flag}: a report per query (rc {rc}) {err.strip()}")
+        for q in queries:
+            lines = secs.get(q, [])
+            head = next((l for l in lines if l.startswith("plan ")), "")
+            n = int(head.split(": ")[1].split()[0]) if ": " in head else -1
+            flows = [l for l in lines if l.startswith("pipeline ")]
+            devices = [l for l in lines if l.startswith("  device   cpu: ")]
+            measured = [l for l in lines if l.startswith("  measured ")]
+            ran = [l for l in lines if l.startswith("  ran ") and "not measured" not in l]
+            text = open(os.path.join(plans, f"q{q:02d}.plan")).read()
+            nodes = [l.split("=")[0].strip() for l in text.splitlines()
+                     if "=" in l and not l.startswith(("#", "output"))]
+            named = all(any(f"{nd} (" in f for f in flows) for nd in nodes)
+            check(n >= 1 and [f.split(":")[0] for f in flows] ==
+                  [f"pipeline {k}" for k in range(n)] and len(devices) == n and named
+                  and len(measured) == len(ran) == (n if flag == "--explain-analyze" else 0),
+                  f"tpch {flag}: q{q:02d} names its {n} pipelines, every node "
+                  f"({nodes}) and where each runs ({len(devices)} device lines, "
+                  f"{len(measured)} measured, {len(ran)} with where each stage ran)")
+    rc, out, err = sluice("tpch", *common, "--query", "3", "--explain")
+    check(rc == 1 and "q03.plan" in err, f"tpch --explain: a missing plan is named (rc {rc})")
 
 
 def engine_usable_after_load_error(bad_tbl, data):
