@@ -45,7 +45,7 @@ double sl__cost_lookup(sl_engine_t *eng, const char *name, enum sl_device_kind k
 {
     pthread_mutex_lock(&eng->cost_mu);
     struct sl__cost_entry *e = find(eng, name, k);
-    double v = e && e->samples >= 2 ? e->ns_per_row : -1;
+    double v = e && e->trusted ? e->ns_per_row : -1;
     pthread_mutex_unlock(&eng->cost_mu);
     return v;
 }
@@ -65,16 +65,14 @@ void sl__cost_record(sl_engine_t *eng, const char *name, enum sl_device_kind k, 
         snprintf(e->name, sizeof e->name, "%s", name);
         e->kind = k;
         e->ns_per_row = sample;
-        e->samples = 1;
-    } else if (e && e->samples < 2) {
+        e->trusted = false;
+    } else if (e && !e->trusted) {
         e->ns_per_row = sample; /* the warm-up's sample goes */
-        e->samples = 2;
+        e->trusted = true;
     } else if (e) {
         if (sample > MAX_JUMP * e->ns_per_row && e->ns_per_row > 0)
             sample = MAX_JUMP * e->ns_per_row;
         e->ns_per_row = (1 - weight) * e->ns_per_row + weight * sample;
-        if (e->samples < 1000000)
-            e->samples++;
     }
     pthread_mutex_unlock(&eng->cost_mu);
 }
@@ -91,7 +89,7 @@ void sl__cost_load(sl_engine_t *eng, const char *path)
         snprintf(e->name, sizeof e->name, "%s", name);
         e->kind = strcmp(kind, "cuda") == 0 ? SL_DEVICE_CUDA : SL_DEVICE_CPU;
         e->ns_per_row = v;
-        e->samples = 2; /* saved by an engine that had measured it */
+        e->trusted = true; /* saved by an engine that had measured it */
     }
     fclose(f);
 }
@@ -106,7 +104,7 @@ int sl__cost_save(sl_engine_t *eng, const char *path)
         return sl__set_last_error(SL_EIO, "cannot write cost cache: %s", err);
     pthread_mutex_lock(&eng->cost_mu);
     for (int i = 0; i < eng->n_costs; i++)
-        if (eng->costs[i].samples >= 2) /* a warm-up alone is not worth keeping */
+        if (eng->costs[i].trusted) /* a warm-up alone is not worth keeping */
             fprintf(f, "%s %s %.6g\n", eng->costs[i].name,
                     eng->costs[i].kind == SL_DEVICE_CUDA ? "cuda" : "cpu",
                     eng->costs[i].ns_per_row);

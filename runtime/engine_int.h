@@ -13,7 +13,7 @@ struct sl__cost_entry {
     char name[64];
     enum sl_device_kind kind;
     double ns_per_row;
-    int samples; /* the first is a warm-up and not trusted (cost.c) */
+    bool trusted; /* a second sample came: the first is a warm-up (cost.c) */
 };
 
 struct sl_engine {
