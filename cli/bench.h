@@ -33,7 +33,7 @@ struct bench_result {
     /* engine time (issue 19): the host's time in sl_query_create, the run and
      * sl_query_result as phases "host_create", "host_run", "host_result"; and the last
      * timed query's profile JSON printed to stderr */
-    int host_phases, print_profile;
+    int engine_time;
 };
 
 void bench_result_init(struct bench_result *r, int64_t input_rows);

@@ -321,7 +321,7 @@ int bench_aggregate(int argc, char **argv)
         cli_fail("bench aggregate: %s", sl_plan_errmsg(plan));
     struct bench_result res;
     bench_result_init(&res, n);
-    res.host_phases = res.print_profile = engine_time;
+    res.engine_time = engine_time;
     bench_device_name(eng, c.placement, res.device, sizeof res.device);
     struct agg_check chk = {n, groups, vsum};
     if (rc == SL_OK)

@@ -227,13 +227,13 @@ int bench_run_plan(sl_engine_t *eng, sl_plan_t *plan, const char *output, int64_
             else
                 bench_profile_phases(res, sl_query_profile_json(q));
             split_from_profile(res, sl_query_profile_json(q));
-            if (res->host_phases) {
+            if (res->engine_time) {
                 bench_add_phase(res, "host_create", (t1 - t0) / 1e6);
                 bench_add_phase(res, "host_run", (t2 - t1) / 1e6);
                 bench_add_phase(res, "host_result", (t3 - t2) / 1e6);
+                if (r == repeat - 1)
+                    fprintf(stderr, "%s\n", sl_query_profile_json(q));
             }
-            if (res->print_profile && r == repeat - 1)
-                fprintf(stderr, "%s\n", sl_query_profile_json(q));
             bench_add(res, ms);
         }
         sl_table_unref(out);
