@@ -110,6 +110,16 @@ void cli_explain_text(const char *path, const sl_plan_t *plan, const struct sl_e
  * are over all of them. */
 void cli_explain_stages_measured(const sl_plan_t *plan, const struct sl_explain_pipeline *p,
                                  const char *profile);
+/* The operator entries of a query profile (sl_query_profile_json), one at a time: after
+ * cli_profile_ops_begin, each true cli_profile_ops_next gives one entry, [at, end)
+ * (explain_stages.c). */
+struct cli_profile_ops {
+    const char *at, *end, *stop;
+};
+void cli_profile_ops_begin(struct cli_profile_ops *it, const char *profile);
+bool cli_profile_ops_next(struct cli_profile_ops *it);
+/* The number `name` inside [p, end) of a profile's JSON, or dflt. */
+double cli_profile_number(const char *p, const char *end, const char *name, double dflt);
 /* explain's line for a pipeline that ends in an exchange (ranks.c): bytes per link
  * between the engine's ranks and the estimated time at the option exchange_gbps. */
 void cli_explain_exchange(const sl_plan_t *plan, const struct sl_explain_pipeline *p,

@@ -154,22 +154,18 @@ void cli_explain_devices_json(const sl_plan_t *plan, const struct sl_explain *ex
     printf("]}\n");
 }
 
-/* The value `name` inside [p, end) of the profile JSON, or -1. */
+/* The integer `name` inside [p, end) of the profile JSON, or -1. */
 static long long value_in(const char *p, const char *end, const char *name)
 {
-    char key[64];
-    snprintf(key, sizeof key, "\"%s\":", name);
-    const char *v = strstr(p, key);
-    return v && v < end ? atoll(v + strlen(key)) : -1;
+    return (long long)cli_profile_number(p, end, name, -1);
 }
 
 void cli_explain_devices_measured(const char *profile)
 {
-    const char *p = profile ? strstr(profile, "\"operators\":") : NULL;
-    const char *stop = p ? strstr(p, "],\"pipelines\"") : NULL;
-    while (p && stop && (p = strstr(p + 1, "{\"node\":")) && p < stop) {
-        const char *end = strstr(p + 1, "{\"node\":");
-        end = end && end < stop ? end : stop;
+    struct cli_profile_ops it;
+    cli_profile_ops_begin(&it, profile);
+    while (cli_profile_ops_next(&it)) {
+        const char *p = it.at, *end = it.end;
         long long n = value_in(p, end, "multi_device"), why = value_in(p, end,
                                                                        "multi_device_fallback");
         int node = atoi(p + strlen("{\"node\":"));

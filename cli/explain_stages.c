@@ -2,40 +2,59 @@
  * profile (sl_query_profile_json), per operator the devices its tasks ran on, its tasks
  * and their time. The estimate says where a stage would run; an implementation may still
  * decline a batch (a GPU aggregate of count(DISTINCT), a GPU project of SUBSTRING), and
- * this line shows it, e.g. "agg (aggregate) cpu, 1 task, 313.10 ms". */
+ * this line shows it, e.g. "agg (aggregate) cpu, 1 task, 313.10 ms". The profile's
+ * readers here serve explain_mgpu.c too. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
 
-/* The profile's entry of operator `op` at plan node `node`: [*at, *end), or 0. */
-static int find_op(const char *profile, int node, const char *op, const char **at,
-                   const char **end)
+void cli_profile_ops_begin(struct cli_profile_ops *it, const char *profile)
 {
-    const char *p = profile ? strstr(profile, "\"operators\":[") : NULL;
-    const char *stop = p ? strstr(p, "],\"pipelines\"") : NULL;
-    char want[160];
-    snprintf(want, sizeof want, "\"op\":\"%s\",", op);
-    while (p && stop && (p = strstr(p + 1, "{\"node\":")) && p < stop) {
-        const char *e = strstr(p + 1, "{\"node\":");
-        e = e && e < stop ? e : stop;
-        const char *o = strstr(p, want);
-        if (atoi(p + strlen("{\"node\":")) == node && o && o < e) {
-            *at = p;
-            *end = e;
-            return 1;
-        }
-    }
-    return 0;
+    it->at = profile ? strstr(profile, "\"operators\":[") : NULL;
+    it->stop = it->at ? strstr(it->at, "],\"pipelines\"") : NULL;
+    it->end = NULL;
 }
 
-static double number_in(const char *p, const char *end, const char *name)
+bool cli_profile_ops_next(struct cli_profile_ops *it)
+{
+    if (it->at && it->stop)
+        it->at = strstr(it->at + 1, "{\"node\":");
+    if (!it->at || !it->stop || it->at >= it->stop) {
+        it->at = NULL;
+        return false;
+    }
+    const char *e = strstr(it->at + 1, "{\"node\":");
+    it->end = e && e < it->stop ? e : it->stop;
+    return true;
+}
+
+double cli_profile_number(const char *p, const char *end, const char *name, double dflt)
 {
     char key[64];
     snprintf(key, sizeof key, "\"%s\":", name);
     const char *v = strstr(p, key);
-    return v && v < end ? atof(v + strlen(key)) : 0;
+    return v && v < end ? atof(v + strlen(key)) : dflt;
+}
+
+/* The profile's entry of operator `op` at plan node `node`: [*at, *end), or 0. */
+static int find_op(const char *profile, int node, const char *op, const char **at,
+                   const char **end)
+{
+    char want[160];
+    snprintf(want, sizeof want, "\"op\":\"%s\",", op);
+    struct cli_profile_ops it;
+    cli_profile_ops_begin(&it, profile);
+    while (cli_profile_ops_next(&it)) {
+        const char *o = strstr(it.at, want);
+        if (atoi(it.at + strlen("{\"node\":")) == node && o && o < it.end) {
+            *at = it.at;
+            *end = it.end;
+            return 1;
+        }
+    }
+    return 0;
 }
 
 void cli_explain_stages_measured(const sl_plan_t *plan, const struct sl_explain_pipeline *p,
@@ -56,9 +75,10 @@ void cli_explain_stages_measured(const sl_plan_t *plan, const struct sl_explain_
         }
         const char *dev = strstr(at, "\"device\":\"");
         int dl = dev && dev < end ? (int)strcspn(dev + 10, "\"") : 0;
-        double tasks = number_in(at, end, "tasks"), kernel = number_in(at, end, "kernel_ms");
+        double tasks = cli_profile_number(at, end, "tasks", 0),
+               kernel = cli_profile_number(at, end, "kernel_ms", 0);
         printf(" %.*s, %.0f task%s, %.2f ms", dl, dl ? dev + 10 : "?", tasks,
-               tasks == 1 ? "" : "s", number_in(at, end, "busy_ms"));
+               tasks == 1 ? "" : "s", cli_profile_number(at, end, "busy_ms", 0));
         if (kernel > 0)
             printf(" (GPU %.2f ms)", kernel);
     }
