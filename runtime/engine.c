@@ -416,6 +416,15 @@ int sl__engine_charge_host(sl_engine_t *eng, int64_t bytes)
     return SL_OK;
 }
 
+int sl__engine_charge_buf(sl_engine_t *eng, struct sl__buf *b)
+{
+    if (sl__engine_charge_host(eng, b->bytes) != SL_OK)
+        return SL_EBUDGET;
+    b->charged = eng->hb;
+    atomic_fetch_add_explicit(&b->charged->refs, 1, memory_order_relaxed);
+    return SL_OK;
+}
+
 void sl__engine_release_host(sl_engine_t *eng, int64_t bytes)
 {
     atomic_fetch_sub(&eng->hb->in_use, bytes);

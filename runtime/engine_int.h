@@ -56,6 +56,8 @@ int sl__cost_save(sl_engine_t *eng, const char *path);
 /* Charges `bytes` against the engine's host budget; SL_EBUDGET (nothing charged) if it
  * would exceed the limit. */
 int sl__engine_charge_host(sl_engine_t *eng, int64_t bytes);
+/* The same for host buffer b's bytes, which b then gives back on its last unref. */
+int sl__engine_charge_buf(sl_engine_t *eng, struct sl__buf *b);
 void sl__engine_release_host(sl_engine_t *eng, int64_t bytes);
 void sl__engine_query_started(sl_engine_t *eng);
 void sl__engine_query_finished(sl_engine_t *eng);

@@ -751,12 +751,10 @@ int sl__gpu_result_buf(struct sl__gpu *g, sl_engine_t *eng, int64_t bytes, struc
     int rc = sl__pinned_results_buf(g->results, bytes, &rb);
     if (rc < 0)
         return rc;
-    if (sl__engine_charge_host(eng, rb->bytes) != SL_OK) {
+    if (sl__engine_charge_buf(eng, rb) != SL_OK) {
         sl__buf_unref(rb); /* back to the pool */
         return SL_EBUDGET;
     }
-    rb->charged = eng->hb;
-    atomic_fetch_add_explicit(&rb->charged->refs, 1, memory_order_relaxed);
     *out = rb;
     return SL_OK;
 }

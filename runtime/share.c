@@ -193,13 +193,11 @@ int sl__share_charge(sl_task_t *t, sl_batch_t *b)
             if (!u || u->charged || u->kind == SL__MEM_DEVICE || u->kind == SL__MEM_FOREIGN ||
                 atomic_load(&u->refs) != 1)
                 continue;
-            if (sl__engine_charge_host(t->q->eng, u->bytes) != SL_OK)
+            if (sl__engine_charge_buf(t->q->eng, u) != SL_OK)
                 return sl_task_fail(t, SL_EBUDGET, "the shared rows of node %d do not fit the "
                                     "engine's host budget of %lld bytes",
                                     sl__opstate_node(t->q, t->os),
                                     (long long)t->q->eng->host_limit);
-            u->charged = t->q->eng->hb;
-            atomic_fetch_add_explicit(&u->charged->refs, 1, memory_order_relaxed);
         }
     }
     return SL_OK;

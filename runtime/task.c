@@ -471,16 +471,13 @@ sl_batch_t *sl_task_new_batch(sl_task_t *t, const sl_schema_t *schema, int64_t r
     }
     /* Host batches count against the engine's host budget until their buffers go. */
     for (int i = 0; i < b->n_cols; i++) {
-        struct sl__buf *buf = b->cols[i].data;
-        if (sl__engine_charge_host(t->q->eng, buf->bytes) != SL_OK) {
+        if (sl__engine_charge_buf(t->q->eng, b->cols[i].data) != SL_OK) {
             sl_batch_unref(b);
             sl_task_fail(t, SL_EBUDGET, "a batch of %lld rows does not fit the engine's host "
                          "budget of %lld bytes", (long long)rows,
                          (long long)t->q->eng->host_limit);
             return NULL;
         }
-        buf->charged = t->q->eng->hb;
-        atomic_fetch_add_explicit(&buf->charged->refs, 1, memory_order_relaxed);
     }
     return b;
 }
