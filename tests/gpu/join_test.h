@@ -77,19 +77,26 @@ static struct fp fingerprint(sl_table_t *t)
     return f;
 }
 
-/* Runs left JOIN right with `opts` and returns the result's fingerprint; *on_gpu says
- * whether the join finalized on the GPU. */
 /* The profile of the last query run() ran (the GPU join's choices are in its "values"). */
 static char last_profile[16384];
 
-static struct fp run(sl_engine_t *e, sl_table_t *l, sl_table_t *r, const char *opts,
-                     int output_device, int *on_gpu)
+/* Runs left JOIN right with `opts`, the left side through a filter `where` first (NULL:
+ * none), and returns the result's fingerprint; *on_gpu says whether the join finalized
+ * on the GPU. */
+static struct fp run_where(sl_engine_t *e, sl_table_t *l, sl_table_t *r, const char *where,
+                           const char *opts, int output_device, int *on_gpu)
 {
     sl_plan_t *p;
-    int nl, nr, nj;
+    int nl, nr, nf, nj;
     SL_ASSERT_OK(sl_plan_create(&p));
     SL_ASSERT_OK(sl_plan_add_table(p, l, &nl));
     SL_ASSERT_OK(sl_plan_add_table(p, r, &nr));
+    if (where) {
+        char fo[256];
+        snprintf(fo, sizeof fo, "where=\"%s\"", where);
+        SL_ASSERT_OK(sl_plan_add(p, "filter", &nl, 1, fo, &nf));
+        nl = nf;
+    }
     SL_ASSERT_OK(sl_plan_add(p, "join", (int[]){nl, nr}, 2, opts, &nj));
     SL_ASSERT_OK(output_device ? sl_plan_output_device(p, nj, "o") : sl_plan_output(p, nj, "o"));
     sl_query_t *q;
@@ -111,24 +118,42 @@ static struct fp run(sl_engine_t *e, sl_table_t *l, sl_table_t *r, const char *o
     return f;
 }
 
+static struct fp run(sl_engine_t *e, sl_table_t *l, sl_table_t *r, const char *opts,
+                     int output_device, int *on_gpu)
+{
+    return run_where(e, l, r, NULL, opts, output_device, on_gpu);
+}
+
+/* The join on the CPU engine (*want: inputs and output on the host) and on the GPU engine
+ * (*got, *on_gpu: inputs uploaded first with in_dev, the output left on the GPU with
+ * out_dev). */
+static inline void join_both(sl_engine_t *cpu, sl_engine_t *gpu, sl_table_t *l, sl_table_t *r,
+                             const char *opts, int in_dev, int out_dev, struct fp *want,
+                             struct fp *got, int *on_gpu)
+{
+    *want = run(cpu, l, r, opts, 0, NULL);
+    sl_table_t *gl = l, *gr = r;
+    if (in_dev) {
+        SL_ASSERT_OK(sl_table_to_device(gpu, l, 0, &gl));
+        SL_ASSERT_OK(sl_table_to_device(gpu, r, 0, &gr));
+    }
+    *on_gpu = -1;
+    *got = run(gpu, gl, gr, opts, out_dev, on_gpu);
+    if (in_dev) {
+        sl_table_unref(gl);
+        sl_table_unref(gr);
+    }
+}
+
 /* The join on the CPU engine and on the GPU engine (inputs on the host, or GPU-resident
  * with the output left on the GPU), compared as row multisets; expect_gpu: whether the
  * GPU must have finalized it. */
 static inline void join_check_on(sl_engine_t *cpu, sl_engine_t *gpu, sl_table_t *l,
                                  sl_table_t *r, const char *opts, int expect_gpu, int resident)
 {
-    struct fp want = run(cpu, l, r, opts, 0, NULL);
-    sl_table_t *gl = l, *gr = r;
-    if (resident) {
-        SL_ASSERT_OK(sl_table_to_device(gpu, l, 0, &gl));
-        SL_ASSERT_OK(sl_table_to_device(gpu, r, 0, &gr));
-    }
-    int on_gpu = -1;
-    struct fp got = run(gpu, gl, gr, opts, resident, &on_gpu);
-    if (resident) {
-        sl_table_unref(gl);
-        sl_table_unref(gr);
-    }
+    struct fp want, got;
+    int on_gpu;
+    join_both(cpu, gpu, l, r, opts, resident, resident, &want, &got, &on_gpu);
     if (got.rows != want.rows || got.hash != want.hash || on_gpu != expect_gpu)
         printf("MISMATCH %s (resident %d): cpu %lld rows, gpu %lld rows, on the GPU: %d\n",
                opts, resident, (long long)want.rows, (long long)got.rows, on_gpu);

@@ -179,38 +179,6 @@ SL_TEST(string_side_resident_other_side_on_host)
     sl_table_unref(rt);
 }
 
-/* left JOIN right with `opts` after a filter `where` on the left side; inputs and output
- * as run() takes them. */
-static struct fp run_filtered(sl_engine_t *e, sl_table_t *l, sl_table_t *r, const char *where,
-                              const char *opts, int output_device, int *on_gpu)
-{
-    sl_plan_t *p;
-    int nl, nr, nf, nj;
-    char fo[128];
-    snprintf(fo, sizeof fo, "where=\"%s\"", where);
-    SL_ASSERT_OK(sl_plan_create(&p));
-    SL_ASSERT_OK(sl_plan_add_table(p, l, &nl));
-    SL_ASSERT_OK(sl_plan_add_table(p, r, &nr));
-    SL_ASSERT_OK(sl_plan_add(p, "filter", &nl, 1, fo, &nf));
-    SL_ASSERT_OK(sl_plan_add(p, "join", (int[]){nf, nr}, 2, opts, &nj));
-    SL_ASSERT_OK(output_device ? sl_plan_output_device(p, nj, "o") : sl_plan_output(p, nj, "o"));
-    sl_query_t *q;
-    SL_ASSERT_OK(sl_query_create(e, p, &q));
-    if (sl_query_run(q) != SL_OK)
-        fail_msg("query failed: %s", sl_query_errmsg(q));
-    if (on_gpu)
-        *on_gpu = q->ops[nj].home_gpu >= 0;
-    sl_table_t *out, *host;
-    SL_ASSERT_OK(sl_query_result(q, "o", &out));
-    SL_ASSERT_OK(sl_table_to_host(out, &host));
-    struct fp f = fingerprint(host);
-    sl_table_unref(host);
-    sl_table_unref(out);
-    sl_query_destroy(q);
-    sl_plan_destroy(p);
-    return f;
-}
-
 /* GPU-resident sides, the left one's lb with nulls (a known count) through a GPU filter,
  * which leaves the count of what it keeps unknown: with the nulls filtered out the count
  * comes to 0 and the GPU joins; with nulls kept it does not, and the CPU's rows are
@@ -236,9 +204,9 @@ SL_TEST(unknown_null_counts_of_resident_inputs)
         {"li > 0", "on=k left_columns=\"k, lh, ld\" right_columns=\"rb, ri\"", 1},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        struct fp want = run_filtered(cpu, lt, rt, cases[i].where, cases[i].opts, 0, NULL);
+        struct fp want = run_where(cpu, lt, rt, cases[i].where, cases[i].opts, 0, NULL);
         int on_gpu = -1;
-        struct fp got = run_filtered(gpu, gl, gr, cases[i].where, cases[i].opts, 1, &on_gpu);
+        struct fp got = run_where(gpu, gl, gr, cases[i].where, cases[i].opts, 1, &on_gpu);
         printf("where %s, %s: cpu %lld rows, gpu %lld rows, on the GPU %d\n", cases[i].where,
                cases[i].opts, (long long)want.rows, (long long)got.rows, on_gpu);
         assert_true(want.rows > 0);

@@ -124,19 +124,10 @@ static int check_soft, check_soft_failures; /* 1: check records a difference, th
 static void check(sl_engine_t *cpu, sl_engine_t *gpu, sl_table_t *l, sl_table_t *r,
                   const char *opts, int expect_gpu, int resident)
 {
-    struct fp want = run(cpu, l, r, opts, 0, NULL);
-    sl_table_t *gl = l, *gr = r;
-    int in_dev = resident == 1 || resident == 2, out_dev = resident == 1 || resident == 3;
-    if (in_dev) {
-        SL_ASSERT_OK(sl_table_to_device(gpu, l, 0, &gl));
-        SL_ASSERT_OK(sl_table_to_device(gpu, r, 0, &gr));
-    }
-    int on_gpu = -1;
-    struct fp got = run(gpu, gl, gr, opts, out_dev, &on_gpu);
-    if (in_dev) {
-        sl_table_unref(gl);
-        sl_table_unref(gr);
-    }
+    struct fp want, got;
+    int on_gpu;
+    join_both(cpu, gpu, l, r, opts, resident == 1 || resident == 2, resident == 1 || resident == 3,
+              &want, &got, &on_gpu);
     int joined_on_gpu = on_gpu && strstr(last_profile, "\"gpu_algo\"") != NULL;
     printf("%-60s resident %d: cpu %lld rows, gpu %lld rows, joined on the GPU %d%s\n", opts,
            resident, (long long)want.rows, (long long)got.rows, joined_on_gpu,
@@ -294,25 +285,7 @@ SL_TEST(string_join_residencies)
  * are gathered on the GPU only when every input batch is in device memory. */
 static struct fp run_filtered(sl_engine_t *e, sl_table_t *l, sl_table_t *r)
 {
-    sl_plan_t *p;
-    int nl, nr, nf, nj;
-    SL_ASSERT_OK(sl_plan_create(&p));
-    SL_ASSERT_OK(sl_plan_add_table(p, l, &nl));
-    SL_ASSERT_OK(sl_plan_add_table(p, r, &nr));
-    SL_ASSERT_OK(sl_plan_add(p, "filter", &nl, 1, "where=\"ls LIKE 'a%' OR l1 < 500\"", &nf));
-    SL_ASSERT_OK(sl_plan_add(p, "join", (int[]){nf, nr}, 2, "on=k2", &nj));
-    SL_ASSERT_OK(sl_plan_output(p, nj, "o"));
-    sl_query_t *q;
-    SL_ASSERT_OK(sl_query_create(e, p, &q));
-    if (sl_query_run(q) != SL_OK)
-        fail_msg("query failed: %s", sl_query_errmsg(q));
-    sl_table_t *out;
-    SL_ASSERT_OK(sl_query_result(q, "o", &out));
-    struct fp f = fingerprint(out);
-    sl_table_unref(out);
-    sl_query_destroy(q);
-    sl_plan_destroy(p);
-    return f;
+    return run_where(e, l, r, "ls LIKE 'a%' OR l1 < 500", "on=k2", 0, NULL);
 }
 
 SL_TEST(string_outputs_with_a_host_side)
