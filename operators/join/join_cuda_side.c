@@ -52,18 +52,23 @@ static int side_used_cols(const struct join_data *d, int s, int *cols)
     return n;
 }
 
+/* Column c of b: in device memory, with a bitmap and an unknown null count. */
+static int unknown_nulls(const sl_batch_t *b, int c)
+{
+    return b->cols[c].validity && b->cols[c].null_count < 0 && sl_batch_device(b) >= 0;
+}
+
 int gj_count_unknown_nulls(sl_task_t *t, const struct join_data *d, struct join_side *sides)
 {
     cudaStream_t stream = sl_task_stream(t);
-    int cols[JOIN_MAX_KEYS + 2 * JOIN_MAX_COLS];
+    int cols[2][JOIN_MAX_KEYS + 2 * JOIN_MAX_COLS], nc[2];
     int64_t n = 0; /* columns of unknown null count in device memory, each its counter */
-    for (int s = 0; s < 2; s++)
+    for (int s = 0; s < 2; s++) {
+        nc[s] = side_used_cols(d, s, cols[s]);
         for (int64_t i = 0; i < sides[s].n_batches; i++)
-            for (int c = 0, nc = side_used_cols(d, s, cols); c < nc; c++) {
-                const struct sl__col *col = &sides[s].batches[i]->cols[cols[c]];
-                n += col->validity && col->null_count < 0 &&
-                     sl_batch_device(sides[s].batches[i]) >= 0;
-            }
+            for (int c = 0; c < nc[s]; c++)
+                n += unknown_nulls(sides[s].batches[i], cols[s][c]);
+    }
     if (n == 0)
         return SL_OK;
     unsigned long long *d_count = sl_task_device_alloc(t, (size_t)n * sizeof *d_count);
@@ -75,9 +80,9 @@ int gj_count_unknown_nulls(sl_task_t *t, const struct join_data *d, struct join_
     for (int s = 0; s < 2 && e == cudaSuccess; s++)
         for (int64_t i = 0; i < sides[s].n_batches && e == cudaSuccess; i++) {
             const sl_batch_t *b = sides[s].batches[i];
-            for (int c = 0, nc = side_used_cols(d, s, cols); c < nc && e == cudaSuccess; c++) {
-                const struct sl__col *col = &b->cols[cols[c]];
-                if (col->validity && col->null_count < 0 && sl_batch_device(b) >= 0)
+            for (int c = 0; c < nc[s] && e == cudaSuccess; c++) {
+                const struct sl__col *col = &b->cols[cols[s][c]];
+                if (unknown_nulls(b, cols[s][c]))
                     e = SL_TASK_CUDA_CALL(sl_k_count_nulls(col->validity->ptr, col->offset,
                                                            b->n_rows, d_count + k++, stream));
             }
@@ -92,11 +97,9 @@ int gj_count_unknown_nulls(sl_task_t *t, const struct join_data *d, struct join_
     for (int s = 0; s < 2 && e == cudaSuccess; s++)
         for (int64_t i = 0; i < sides[s].n_batches; i++) {
             sl_batch_t *b = sides[s].batches[i];
-            for (int c = 0, nc = side_used_cols(d, s, cols); c < nc; c++) {
-                struct sl__col *col = &b->cols[cols[c]];
-                if (col->validity && col->null_count < 0 && sl_batch_device(b) >= 0)
-                    col->null_count = (int64_t)h_count[k++];
-            }
+            for (int c = 0; c < nc[s]; c++)
+                if (unknown_nulls(b, cols[s][c]))
+                    b->cols[cols[s][c]].null_count = (int64_t)h_count[k++];
         }
     sl_task_device_free(t, d_count);
     sl_task_free(t, h_count);
