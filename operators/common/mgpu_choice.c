@@ -63,13 +63,14 @@ int sl__mg_fit_devices(const int64_t *room, int n, int self, int64_t bytes, int6
 {
     int order[SL__MG_MAX_DEV], m = 0;
     n = n > SL__MG_MAX_DEV ? SL__MG_MAX_DEV : n;
-    if (self >= 0 && self < n)
+    int first = self >= 0 && self < n; /* order[0] is self, whatever its room */
+    if (first)
         order[m++] = self;
     for (int d = 0; d < n; d++) { /* the others by room, largest first (insertion) */
         if (d == self)
             continue;
         int at = m++;
-        while (at > (self >= 0 && self < n) && room[order[at - 1]] < room[d]) {
+        while (at > first && room[order[at - 1]] < room[d]) {
             order[at] = order[at - 1];
             at--;
         }

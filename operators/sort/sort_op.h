@@ -69,8 +69,9 @@ int sl__sort_gpu_finalize(sl_task_t *t);
  * by spawned CPU tasks; the source is the CPU sort's). */
 int sl__sort_ooc_can_run(const sl_task_t *t);
 int sl__sort_ooc_finalize(sl_task_t *t);
-/* Over several devices (sort_mg_cuda.c): whether this finalize goes over all of the
- * engine's devices (0, SL__MG_YES) or why not (enum sl__mg_why), and that finalize. */
+/* Over several devices (sort_mg_cuda.c): whether this finalize goes over several of the
+ * engine's devices (0, SL__MG_YES; pick says which) or why not (enum sl__mg_why), and
+ * that finalize. */
 struct sl__mg_pick;
 int sl__sort_mg_choice(sl_task_t *t, struct sl__mg_pick *pick);
 int sl__sort_mg_finalize(sl_task_t *t, struct sl__mg_pick *pick);
