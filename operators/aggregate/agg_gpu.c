@@ -388,11 +388,10 @@ static int part_add(struct agg_gdrv *d, const struct sl_k_agg_input *in)
         int b = d->force_bits ? d->force_bits : (int)ceil(log2(parts));
         d->bits = b < 1 ? 1 : b > 13 ? 13 : b;
     }
-    int nulls = input_nulls(sp, in);
-    d->any_nulls |= nulls;
     if (grow_host(d, (void **)&d->parts, &d->cap_parts, d->n_parts, sizeof *d->parts) < 0)
         return AGG_GDRV_ENOMEM;
-    int rc = part_into(d, in, d->bits, nulls, &d->parts[d->n_parts]);
+    /* d->any_nulls already has this input's nulls: add() (every input passes it first). */
+    int rc = part_into(d, in, d->bits, input_nulls(sp, in), &d->parts[d->n_parts]);
     if (d->parts[d->n_parts].mem)
         d->n_parts++; /* freed with the driver even if partitioning failed */
     return rc;
@@ -465,9 +464,7 @@ static int direct_launch(struct agg_gdrv *d, const struct sl_k_agg_input *in)
 {
     struct agg_gdrv_part pt = {0};
     const struct sl_k_agg_input *src = in;
-    int64_t row_bytes = 8; /* an upper bound of the copy's bytes a row */
-    for (int a = 0; a < d->spec.n_aggs; a++)
-        row_bytes += 8;
+    const int64_t row_bytes = 8 + 8 * (int64_t)d->spec.n_aggs; /* the copy's, at most */
     /* Small inputs fit L2 anyway (unless the bits were forced, for tests). */
     int part = d->dbits > 0 && (d->direct_bits > 0 || in->n >= ((int64_t)1 << 20)) &&
                (!d->mem.budget || in->n * row_bytes + (1 << 20) < d->mem.budget(d->mem.ctx));
@@ -491,7 +488,7 @@ static int direct_add(struct agg_gdrv *d, const struct sl_k_agg_input *in)
     if (!sl_k_agg_direct_ok(&d->spec, in)) { /* a batch with nulls: partition them all */
         if ((rc = table_to_part(d, d->g_est)) < 0)
             return rc;
-        d->switched = 0; /* output as the partitioned method, once */
+        d->switched = 0; /* no table overflowed (a statistic; output() does not read it) */
         return part_add(d, in);
     }
     if (!d->dt_mem && (rc = direct_new(d, d->init_cap ? d->init_cap
