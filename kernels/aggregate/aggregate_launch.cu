@@ -184,6 +184,30 @@ bool aligned16(const void *p)
     return ((uintptr_t)p & 15) == 0;
 }
 
+/* Whether the key and the values of the aggregates with a state (has[a] >= 0) load as
+ * 16-byte vectors. */
+bool small_vec(const sl_k_agg_spec *sp, const sl_k_agg_input *in, const int *has)
+{
+    bool vec = aligned16(in->keys[0].d_data);
+    for (int a = 0; a < sp->n_aggs; a++)
+        if (has[a] >= 0)
+            vec = vec && aligned16(in->vals[a].d_data);
+    return vec;
+}
+
+/* Grid of a persistent kernel of kThreads threads taking kSmallItems rows a step: the
+ * resident blocks, fewer for a small input (at least one). */
+cudaError_t small_grid(const void *kern, size_t smem, int64_t n, int *grid)
+{
+    cudaError_t e = grid_for(kern, kThreads, smem, grid);
+    if (e != cudaSuccess)
+        return e;
+    int64_t need = (n / kSmallItems + kThreads - 1) / kThreads;
+    if (need < *grid)
+        *grid = need < 1 ? 1 : (int)need;
+    return cudaSuccess;
+}
+
 template <typename K, bool SPLIT>
 cudaError_t small_launch(const sl_k_agg_spec *sp, const sl_k_agg_input *in,
                          const sl_k_agg_table *tb, const sl_k_agg_table *spill,
@@ -194,17 +218,11 @@ cudaError_t small_launch(const sl_k_agg_spec *sp, const sl_k_agg_input *in,
     while (log_c > 8 && small_bytes<K>(L, log_c) > limit)
         log_c--;
     const size_t smem = small_bytes<K>(L, log_c);
-    bool vec = aligned16(in->keys[0].d_data);
-    for (int a = 0; a < sp->n_aggs; a++)
-        if (L.st[a] >= 0)
-            vec = vec && aligned16(in->vals[a].d_data);
+    const bool vec = small_vec(sp, in, L.st);
     int grid = 0;
-    cudaError_t e = grid_for((const void *)small_update_kernel<K, SPLIT>, kThreads, smem, &grid);
+    cudaError_t e = small_grid((const void *)small_update_kernel<K, SPLIT>, smem, in->n, &grid);
     if (e != cudaSuccess)
         return e;
-    int64_t need = (in->n / kSmallItems + kThreads - 1) / kThreads;
-    if (need < grid)
-        grid = need < 1 ? 1 : (int)need;
     small_update_kernel<K, SPLIT><<<grid, kThreads, smem, stream>>>(*sp, *in, *tb, *spill, L,
                                                                      log_c, vec);
     return cudaGetLastError();
@@ -674,20 +692,14 @@ extern "C" cudaError_t sl_k_agg_direct_update(const struct sl_k_agg_spec *sp,
         return cudaErrorInvalidValue;
     if (in->n == 0)
         return cudaSuccess;
-    bool vec = aligned16(in->keys[0].d_data);
-    for (int a = 0; a < sp->n_aggs; a++)
-        if (L.off[a] >= 0)
-            vec = vec && aligned16(in->vals[a].d_data);
+    const bool vec = small_vec(sp, in, L.off);
     const bool k32 = sp->key_type[0] == SL_K_I32;
     const void *kern = k32 ? (const void *)direct_update_kernel<int32_t>
                            : (const void *)direct_update_kernel<int64_t>;
     int grid = 0;
-    cudaError_t e = grid_for(kern, kThreads, 0, &grid);
+    cudaError_t e = small_grid(kern, 0, in->n, &grid);
     if (e != cudaSuccess)
         return e;
-    int64_t need = (in->n / kSmallItems + kThreads - 1) / kThreads;
-    if (need < grid)
-        grid = need < 1 ? 1 : (int)need;
     if (k32)
         direct_update_kernel<int32_t><<<grid, kThreads, 0, stream>>>(*sp, *in, *dt, L, vec);
     else
