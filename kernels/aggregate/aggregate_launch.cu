@@ -437,12 +437,7 @@ extern "C" cudaError_t sl_k_agg_table_output(const struct sl_k_agg_spec *sp,
     if (!spec_ok(sp) || !tb || !out || !d_status || out->cap < 0)
         return cudaErrorInvalidValue;
     int64_t rows = tb->cap < out->cap ? tb->cap : out->cap;
-    int64_t blocks = (rows + 255) / 256;
-    if (blocks < 1)
-        blocks = 1;
-    if (blocks > 65536)
-        blocks = 65536;
-    table_output_kernel<<<(unsigned)blocks, 256, 0, stream>>>(*sp, *tb, *out, d_status);
+    table_output_kernel<<<blocks_for((uint64_t)rows), 256, 0, stream>>>(*sp, *tb, *out, d_status);
     return cudaGetLastError();
 }
 
