@@ -5,9 +5,10 @@
  * there (each batch partitioned by the key hash's top bits first when the table is
  * bigger than L2); a later batch it cannot take moves every kept batch to the
  * partitioned method, and rows that found no room run again into a table twice the
- * groups seen (twice at most, then partitions). It knows nothing of the engine: memory comes from callbacks, so
- * the operator (agg_cuda.c, task device memory) and the standalone bench and kernel
- * tests (bench/gpu/gpu_agg_bench.cu, cudaMallocAsync) run the same code.
+ * groups seen (twice at most, then partitions). It knows nothing of the engine: memory
+ * comes from callbacks, so the operator (agg_cuda.c, task device memory) and the
+ * standalone bench and kernel tests (bench/gpu/gpu_agg_bench.cu, cudaMallocAsync) run
+ * the same code.
  *
  * Synchronization: the first agg_gdrv_add reads a sample's distinct count (once per
  * driver); later adds only launch. The table method does not look at the table's

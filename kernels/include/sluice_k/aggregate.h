@@ -23,8 +23,9 @@
  *              for one integer key and integer aggregates without nulls (the common case)
  *              and many groups; the caller partitions by hash first (as above, few bits)
  *              so that the table region in use stays in L2.
- * Neither path can lose rows: a full global table sends rows to an overflow list and
- * groups of a shared table to a spill table; the caller grows the table and replays them.
+ * No way can lose rows: a full global table sends rows to an overflow list, groups of a
+ * shared table go to a spill table, and rows the record table found no room for are
+ * counted; the caller grows the table and replays them.
  */
 #ifndef SLUICE_K_AGGREGATE_H
 #define SLUICE_K_AGGREGATE_H
