@@ -96,7 +96,8 @@ struct kcase {
     int mode;             /* driver's force_mode (0: by the estimate) */
     int dbits;            /* record table: partitioning bits (0 by its size, < 0 none) */
     int64_t init_cap;     /* first table capacity (0: from the estimate) */
-    int split;            /* SL_K_AGG_SMALL_SPLIT: shared sums as 32-bit halves */
+    int atom64;           /* shared sums as one 64-bit atomic: without SL_K_AGG_SMALL_SPLIT
+                             (32-bit halves, the driver's default) */
 };
 
 struct ref {
@@ -186,8 +187,8 @@ static void kcase_run(const struct kcase *c)
     d.force_mode = c->mode;
     d.direct_bits = c->dbits;
     d.init_cap = c->init_cap;
-    if (c->split)
-        d.update_flags |= SL_K_AGG_SMALL_SPLIT;
+    if (c->atom64)
+        d.update_flags &= ~SL_K_AGG_SMALL_SPLIT;
     for (int b = 0; b < c->batches; b++) {
         int64_t lo = n * b / c->batches, hi_ = n * (b + 1) / c->batches;
         struct sl_k_agg_input in;
@@ -296,12 +297,13 @@ SL_TEST(small_path_extremes_skew_alignment)
         struct kcase un = {.key64 = k64, .n = 100003, .groups = 300, .offset = 1,
                            .extremes = 1, .batches = 2};
         kcase_run(&un);
-        /* The shared sums as two 32-bit halves: negative values, carries, wide values. */
+        /* The shared sums as one 64-bit atomic (every other case runs the default, two
+         * 32-bit halves): negative values, wide values. */
         struct kcase sx = {.key64 = k64, .n = 200000, .groups = 700, .extremes = 1,
-                           .batches = 2, .split = 1};
+                           .batches = 2, .atom64 = 1};
         kcase_run(&sx);
         struct kcase ss = {.key64 = k64, .n = 250000, .groups = 1500, .skew = 1,
-                           .batches = 1, .split = 1};
+                           .batches = 1, .atom64 = 1};
         kcase_run(&ss);
     }
 }
