@@ -53,14 +53,25 @@ static sl_engine_t *engine_with(enum sl_placement pl, int64_t gpu_mem, int64_t r
     return e;
 }
 
-/* Bytes of t's buffers in blocks of a pinned result pool, and in other memory. */
+/* Bytes of t's buffers in blocks of a pinned result pool, and in other memory; a buffer
+ * several batches share (slices of one out-of-core result) counts once. */
 static void result_blocks(sl_table_t *t, int64_t *pooled, int64_t *other)
 {
     *pooled = *other = 0;
+    enum { MAX_SEEN = 4096 };
+    static const struct sl__buf *seen[MAX_SEEN];
+    int n_seen = 0;
     for (int64_t bi = 0; bi < sl_table_num_batches(t); bi++) {
         sl_batch_t *b = sl_table_batch(t, bi);
         for (int c = 0; c < b->n_cols; c++) {
             struct sl__buf *u = b->cols[c].data;
+            int k = 0;
+            while (k < n_seen && seen[k] != u)
+                k++;
+            if (k < n_seen)
+                continue;
+            assert_true(n_seen < MAX_SEEN);
+            seen[n_seen++] = u;
             *(sl__pinned_results_owns(u) ? pooled : other) += u->bytes;
         }
     }
