@@ -43,9 +43,33 @@ static int mixed_plan(sl_plan_t *p, int64_t rows, int64_t seed)
     return sl_plan_parse(p, text, "mixed");
 }
 
+/* Where a finished query's pipelines ran, one letter each (C: CPU workers, G: a GPU, S:
+ * split between both, -: no task), printed per timed auto query by --placements: a run
+ * whose ratio stands out then shows whether the placement changed or only the time. */
+static void mixed_print_placements(sl_query_t *q, double ms)
+{
+    const struct sl_explain *ex;
+    char sig[64] = "";
+    if (sl_query_explain(q, &ex) != SL_OK)
+        return;
+    int n = ex->n_pipelines < (int)sizeof sig - 1 ? ex->n_pipelines : (int)sizeof sig - 1;
+    for (int i = 0; i < n; i++) {
+        const struct sl_explain_pipeline *pp = &ex->pipelines[i];
+        int64_t cpu = pp->cpu_tasks_measured, gpu = pp->gpu_tasks_measured;
+        if (!pp->split && pp->tasks_measured > 0 && pp->device_measured >= 0)
+            gpu = pp->tasks_measured;
+        else if (!pp->split && pp->tasks_measured > 0)
+            cpu = pp->tasks_measured;
+        sig[i] = cpu && gpu ? 'S' : gpu ? 'G' : cpu ? 'C' : '-';
+    }
+    sig[n] = 0;
+    fprintf(stderr, " %.2f:%s", ms, sig);
+}
+
 /* Median time of `repeat` queries under one placement; the warm-up's exact checksums. */
 static int mixed_run(struct cli_common *c, enum sl_placement pl, int64_t rows, int64_t seed,
-                     int64_t repeat, double *med, uint64_t sums[N_OUT], char *dev, int dev_len)
+                     int64_t repeat, double *med, uint64_t sums[N_OUT], char *dev, int dev_len,
+                     bool placements)
 {
     c->placement = pl;
     sl_engine_t *eng = cli_open_engine(c);
@@ -80,6 +104,8 @@ static int mixed_run(struct cli_common *c, enum sl_placement pl, int64_t rows, i
         }
         if (rc == SL_OK && rep >= 0)
             bench_add(&r, ms);
+        if (rc == SL_OK && placements)
+            mixed_print_placements(q, ms);
         sl_query_destroy(q);
     }
     *med = rc == SL_OK ? bench_median(r.ms, r.n) : 0;
@@ -93,17 +119,20 @@ int bench_mixed(int argc, char **argv)
     struct cli_common c;
     cli_common_init(&c);
     int64_t rows = (int64_t)1 << 25, repeat = 3, seed = 1, runs = 1, cpu_repeat = -1;
+    bool placements = false;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--help")) {
             printf("usage: sluice bench mixed [--rows N] [--repeat R] [--runs K] [--cpu-repeat R]"
-                   " [--seed S]\n       [--threads N] [--gpu-mem BYTES] [--json]\n"
+                   " [--seed S]\n       [--placements] [--threads N] [--gpu-mem BYTES] [--json]\n"
                    "One plan: a small join (N/256 x N/4096 rows), a large join (N x N), an"
                    " aggregate of N rows\ninto 16 groups and k-means (N/16 points, d = 16,"
                    " k = 64, 5 iterations), run with\nplacement cpu, gpu and auto, each a"
                    " fresh engine; prints the medians and auto / min(cpu, gpu)\n(target <= 1.1)."
                    " --runs K repeats the gpu and auto runs K times (fresh engines) and\n"
                    "reports every run's ratio and the worst; --cpu-repeat sets the CPU's"
-                   " repeats (default --repeat).\n");
+                   " repeats (default --repeat).\n--placements prints to stderr, per auto"
+                   " query (warm-up first), its time and where\neach pipeline ran (C cpu, G"
+                   " gpu, S split).\n");
             return 0;
         }
         const struct bench_count_opt counts[] = {{"--rows", &rows},
@@ -111,6 +140,10 @@ int bench_mixed(int argc, char **argv)
                                                  {"--seed", &seed},
                                                  {"--runs", &runs},
                                                  {"--cpu-repeat", &cpu_repeat}};
+        if (!strcmp(argv[i], "--placements")) {
+            placements = true;
+            continue;
+        }
         int r = bench_count_option(argc, argv, &i, counts, 5);
         if (r == 0)
             r = cli_common_option(&c, argc, argv, &i);
@@ -130,11 +163,17 @@ int bench_mixed(int argc, char **argv)
     double cpu_ms, gpu_ms[BENCH_MAX_REPEAT], auto_ms[BENCH_MAX_REPEAT];
     uint64_t sums[3][N_OUT];
     char dev[160] = "";
-    int rc = mixed_run(&c, pls[0], rows, seed, cpu_repeat, &cpu_ms, sums[0], NULL, 0);
+    int rc = mixed_run(&c, pls[0], rows, seed, cpu_repeat, &cpu_ms, sums[0], NULL, 0, false);
     for (int64_t k = 0; k < runs && rc == SL_OK; k++) {
-        rc = mixed_run(&c, pls[1], rows, seed, repeat, &gpu_ms[k], sums[1], dev, sizeof dev);
+        rc = mixed_run(&c, pls[1], rows, seed, repeat, &gpu_ms[k], sums[1], dev, sizeof dev,
+                       false);
+        if (placements)
+            fprintf(stderr, "run %" PRId64 ": gpu %.2f ms, auto", k, gpu_ms[k]);
         if (rc == SL_OK)
-            rc = mixed_run(&c, pls[2], rows, seed, repeat, &auto_ms[k], sums[2], NULL, 0);
+            rc = mixed_run(&c, pls[2], rows, seed, repeat, &auto_ms[k], sums[2], NULL, 0,
+                           placements);
+        if (placements)
+            fprintf(stderr, "\n");
         for (int p = 1; p < 3 && rc == SL_OK; p++)
             for (int i = 0; i < N_EXACT; i++)
                 if (sums[p][i] != sums[0][i]) {
