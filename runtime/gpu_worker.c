@@ -206,16 +206,18 @@ static bool batch_in_result_blocks(const sl_batch_t *b)
 /* The host batch a download becomes. Blocks of the pinned result pool stay as they are
  * (the result keeps them). Staging blocks are copied into ordinary host memory, so that
  * results do not hold the staging pool; the staging threads share large copies: one
- * thread copying a 200 MB join result took longer than the join (H100 trace, 2026-11-23). */
-static sl_batch_t *unpin(struct sl__gpu *g, sl_batch_t *pb)
+ * thread copying a 200 MB join result took longer than the join (H100 trace, 2026-11-23).
+ * Those copies count in the host budget like any host batch (SL_EBUDGET past it). */
+static int unpin(struct sl__gpu *g, sl_engine_t *eng, sl_batch_t *pb, sl_batch_t **out)
 {
     if (batch_in_result_blocks(pb)) {
         sl_batch_ref(pb);
-        return pb;
+        *out = pb;
+        return SL_OK;
     }
     sl_batch_t *b = sl__batch_new(pb->schema, pb->n_rows);
     if (!b)
-        return NULL;
+        return SL_ENOMEM;
     sl__batch_share_dicts(b, pb);
     for (int i = 0; i < b->n_cols; i++) {
         /* a string column's bytes too: left pointing into the pinned pool, they were
@@ -233,14 +235,16 @@ static sl_batch_t *unpin(struct sl__gpu *g, sl_batch_t *pb)
                 continue;
             }
             *dst[k] = sl__buf_new(parts[k]->bytes);
-            if (!*dst[k]) {
+            int rc = !*dst[k] ? SL_ENOMEM : sl__engine_charge_buf(eng, *dst[k]);
+            if (rc != SL_OK) {
                 sl_batch_unref(b);
-                return NULL;
+                return rc;
             }
             sl__stager_copy(g->stager, (*dst[k])->ptr, parts[k]->ptr, (size_t)parts[k]->bytes);
         }
     }
-    return b;
+    *out = b;
+    return SL_OK;
 }
 
 /* Runs the host stages that waited for downloads of this task (on the GPU worker). */
@@ -249,13 +253,20 @@ static void run_deferred(struct sl__gpu *g, struct slot *s)
     for (int i = 0; i < s->n_defer; i++) {
         struct deferred *d = &s->defer[i];
         sl_batch_unref(d->dev);
-        sl_batch_t *hb = atomic_load(&d->task.q->failed) ? NULL : unpin(g, d->pinned);
+        sl_batch_t *hb = NULL;
+        int64_t rows = d->pinned->n_rows;
+        int rc = SL_OK;
+        if (!atomic_load(&d->task.q->failed))
+            rc = unpin(g, d->task.q->eng, d->pinned, &hb);
         sl_batch_unref(d->pinned);
-        if (!hb) {
-            if (!atomic_load(&d->task.q->failed))
-                sl__query_fail(d->task.q, "", SL_ENOMEM, "out of memory for a download");
+        if (rc == SL_EBUDGET)
+            sl__query_fail(d->task.q, "", rc, "a batch of %lld rows downloaded from the GPU "
+                           "does not fit the engine's host budget of %lld bytes",
+                           (long long)rows, (long long)d->task.q->eng->host_limit);
+        else if (rc != SL_OK)
+            sl__query_fail(d->task.q, "", rc, "out of memory for a download");
+        if (!hb)
             continue;
-        }
         d->task.input = hb;
         int64_t t0 = sl__now_ns();
         sl__task_run_phase(&d->task, d->phase);

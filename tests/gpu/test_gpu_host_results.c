@@ -10,7 +10,9 @@
  * failures and CUDA failures (the pool's cudaHostAlloc among them) during a query on a
  * fresh engine fail it cleanly or give the right rows, and leave nothing allocated once
  * the engine is closed. A GPU join materialized to the host gives the CPU's rows with the
- * pool on, full and off. Skipped without a GPU. */
+ * pool on, full and off. With the pool off, results copied out of staging blocks count in
+ * the host budget too: past it the query fails with SL_EBUDGET and the engine runs the
+ * next query. Skipped without a GPU. */
 #include "cuda/cuda_int.h"
 #include "sluice/arrow.h"
 #include "sort_test.h"
@@ -109,7 +111,7 @@ static void check(sl_table_t *in, const struct flat *want, int64_t gpu_mem, int6
            held / 1048576.0);
     assert_int_equal(got.rows, want->rows);
     assert_int_equal(memcmp(got.v, want->v, (size_t)(want->rows * want->cols) * 8), 0);
-    assert_true(held >= pooled);          /* the pool's blocks count in the host budget */
+    assert_true(held >= pooled + other);  /* every result byte counts in the host budget */
     if (pool < 0)
         assert_int_equal(pooled, 0);
     if (gpu_mem == 0 && pool == 0)        /* in GPU memory, default cap: all in the pool */
@@ -198,6 +200,56 @@ SL_TEST(join_equals_cpu_with_pool_on_full_off)
         assert_true(pools[k] <= 0 || pooled <= pools[k]);
         sl_engine_close(e);
     }
+}
+
+/* Pool off: a GPU-resident sort's 8 MiB result is downloaded through staging blocks and
+ * copied out; the copies count in the host budget, so under a 2 MiB budget the query
+ * fails with SL_EBUDGET saying so, and the same engine then sorts a small table. */
+SL_TEST(copied_out_results_respect_the_host_budget)
+{
+    NEED_GPU();
+    struct sl_engine_config cfg;
+    gpu_test_config(&cfg, SL_PLACE_GPU, 0);
+    cfg.gpu_result_pinned = -1;
+    cfg.host_mem_limit = 2 * MIB;
+    sl_engine_t *e;
+    SL_ASSERT_OK(sl_test_engine_open(&e, &cfg));
+    sl_table_t *big = pairs((int64_t)1 << 20, 5), *small = pairs(1000, 6), *dbig, *dsmall;
+    SL_ASSERT_OK(sl_table_to_device(e, big, 0, &dbig));
+    SL_ASSERT_OK(sl_table_to_device(e, small, 0, &dsmall));
+    sl_plan_t *p;
+    int ns;
+    sl_query_t *q = query(e, &dbig, 1, "sort", "by=k", 0, &p, &ns);
+    assert_int_equal(sl_query_run(q), SL_EBUDGET);
+    printf("1M rows under a 2 MiB host budget: %s\n", sl_query_errmsg(q));
+    assert_non_null(strstr(sl_query_errmsg(q), "host budget"));
+    sl_query_destroy(q);
+    sl_plan_destroy(p);
+    sl_engine_t *cpu = gpu_test_engine(SL_PLACE_CPU, 0);
+    struct flat want = run(cpu, &small, 1, "sort", "by=k", 0, NULL);
+    sl_engine_close(cpu);
+    int64_t base = host_in_use(e);
+    q = query(e, &dsmall, 1, "sort", "by=k", 0, &p, &ns);
+    SL_ASSERT_OK(sl_query_run(q));
+    sl_table_t *out;
+    SL_ASSERT_OK(sl_query_result(q, "o", &out));
+    int64_t pooled = 0, other = 0;
+    result_blocks(out, &pooled, &other);
+    assert_int_equal(pooled, 0);
+    assert_true(host_in_use(e) - base >= other); /* the copies are charged while held */
+    struct flat got = flatten(out);
+    assert_int_equal(got.rows, want.rows);
+    assert_int_equal(memcmp(got.v, want.v, (size_t)(want.rows * want.cols) * 8), 0);
+    free(got.v);
+    free(want.v);
+    sl_table_unref(out);
+    sl_query_destroy(q);
+    sl_plan_destroy(p);
+    sl_table_unref(dbig);
+    sl_table_unref(dsmall);
+    sl_table_unref(big);
+    sl_table_unref(small);
+    sl_engine_close(e);
 }
 
 static int64_t live_allocs(void)
