@@ -23,6 +23,10 @@
  * measured on d, the phases' cost functions are asked; with neither, the pipeline stays
  * on the CPU, where every operator can run.
  *
+ * The inputs of one multi-input sink (a join's build and probe sides) are placed
+ * together: each compares the sums of its own and its siblings' estimates, so both go
+ * where the pair is cheaper (sibling_sums).
+ *
  * Co-processing (issue 8): a pipeline whose nodes all allow it (sl_op_def.can_split) may
  * run its morsels on the CPU workers and a GPU at once. The GPU's copies overlap its
  * kernels there (a split pipeline streams many morsels), so its time is
@@ -128,13 +132,16 @@ static double pipeline_cost(struct sl_query *q, const struct sl__pipeline *p,
 /* Records why a pipeline goes where it goes (for explain); `why` may be NULL. */
 #define WHY(...) (why ? (void)snprintf(why, cap, __VA_ARGS__) : (void)0)
 
-int sl__place_pipeline_why(struct sl_query *q, struct sl__pipeline *p, char *why, size_t cap)
+enum { DECIDE_BY_COST = -2 };
+
+/* The device a pipeline goes to whatever the costs (forced, no GPU, not GPU-capable,
+ * reading a GPU's results), with why; DECIDE_BY_COST when the engine chooses, *forced
+ * then being auto or co-processing and *gpu the GPU it would use. */
+static int fixed_device(struct sl_query *q, const struct sl__pipeline *p, char *why, size_t cap,
+                        enum sl_placement *forced_out, int *gpu_out)
 {
     sl_engine_t *eng = q->eng;
     enum sl_placement forced = SL_PLACE_AUTO;
-    p->split = false;
-    p->split_gpu_share = -1;
-    bool by_node = false;
     for (int s = -1; s <= p->n_chain; s++) {
         enum sl_placement pl = stage_op(p, s)->op->placement;
         if (pl == SL_PLACE_GPU)
@@ -143,9 +150,10 @@ int sl__place_pipeline_why(struct sl_query *q, struct sl__pipeline *p, char *why
                  phase_has_cuda(stage_phase(p, s)))
             forced = SL_PLACE_CPU;
     }
-    by_node = forced != SL_PLACE_AUTO;
+    bool by_node = forced != SL_PLACE_AUTO;
     if (forced == SL_PLACE_AUTO)
         forced = q->opts.placement;
+    *forced_out = forced;
     const char *by = by_node ? "a 'place' of one of its nodes"
                               : "the engine's placement option (--placement)";
     if (eng->n_gpus == 0) {
@@ -167,27 +175,32 @@ int sl__place_pipeline_why(struct sl_query *q, struct sl__pipeline *p, char *why
         return p->source->home_gpu;
     }
     /* The GPU used: spread pipelines over the GPUs round-robin. */
-    int gpu = eng->gpu_ordinals[p->id % eng->n_gpus];
+    *gpu_out = eng->gpu_ordinals[p->id % eng->n_gpus];
     if (forced == SL_PLACE_GPU) {
         WHY("forced to the GPU by %s", by);
-        return gpu;
+        return *gpu_out;
     }
     if (forced == SL_PLACE_CPU) {
         WHY("forced to the CPU by %s", by);
         return -1;
     }
-    double cpu = pipeline_cost(q, p, SL_DEVICE_CPU);
-    double gpu_c = pipeline_cost(q, p, SL_DEVICE_CUDA);
-    bool split_ok = sl__pipeline_splittable(p);
-    if (cpu < 0 || gpu_c < 0) {
-        if (forced == SL_PLACE_COPROCESS && split_ok) {
-            p->split = true;
-            WHY("co-processed with GPU %d, forced by %s (share unknown: no cost)", gpu, by);
-            return gpu;
-        }
-        WHY("cost unknown on the %s: stays on the CPU", cpu < 0 ? "CPU" : "GPU");
-        return -1;
-    }
+    return DECIDE_BY_COST;
+}
+
+/* A pipeline's estimates (ns) on the CPU workers, on a GPU (copies overlapped across
+ * morsels) and co-processed; known = false when a device's cost is unknown. */
+struct estimate {
+    bool known;
+    double cpu_ns, gpu_ns, gpu_ov, split_ns;
+};
+
+static struct estimate estimate(struct sl_query *q, const struct sl__pipeline *p)
+{
+    sl_engine_t *eng = q->eng;
+    struct estimate e = {.known = false};
+    double cpu = pipeline_cost(q, p, SL_DEVICE_CPU), gpu_c = pipeline_cost(q, p, SL_DEVICE_CUDA);
+    if (cpu < 0 || gpu_c < 0)
+        return e;
     double rows = p->source->op->rows_estimate > 0 ? (double)p->source->op->rows_estimate : 1e6;
     double bytes = rows * (double)sl__schema_row_bytes(p->source->op->schema);
     double link = eng->link_gbps > 0 ? eng->link_gbps : 25.0; /* GB/s */
@@ -195,27 +208,89 @@ int sl__place_pipeline_why(struct sl_query *q, struct sl__pipeline *p, char *why
     double cpu_tasks = ceil(rows / (double)q->opts.morsel_rows_cpu);
     double chunks = ceil(rows / (double)q->opts.morsel_rows_gpu);
     chunks = chunks < 1 ? 1 : chunks;
-    double cpu_ns = (rows * cpu + cpu_tasks * sl__cost_task_ns(SL_DEVICE_CPU)) / eng->n_threads;
+    e.cpu_ns = (rows * cpu + cpu_tasks * sl__cost_task_ns(SL_DEVICE_CPU)) / eng->n_threads;
     double gpu_work = rows * gpu_c + chunks * sl__cost_task_ns(SL_DEVICE_CUDA);
-    double xfer = bytes / link, gpu_ov = gpu_work > xfer ? gpu_work : xfer;
+    double xfer = bytes / link;
+    e.gpu_ov = gpu_work > xfer ? gpu_work : xfer;
     /* One GPU task per morsel: the copies of one overlap the kernels of another
      * (gpu_worker.c), so n morsels take the longer of the two plus 1/n of the shorter. */
-    double gpu_ns = gpu_ov + (gpu_work + xfer - gpu_ov) / chunks;
+    e.gpu_ns = e.gpu_ov + (gpu_work + xfer - e.gpu_ov) / chunks;
     double host_bw = q->opts.host_gbps > 0 ? q->opts.host_gbps : link; /* GB/s = bytes/ns */
-    double split_ns = cpu_ns * gpu_ov / (cpu_ns + gpu_ov);
-    split_ns = split_ns > bytes / host_bw ? split_ns : bytes / host_bw;
-    double best_ns = gpu_ov < cpu_ns ? gpu_ov : cpu_ns;
-    if (split_ok && (forced == SL_PLACE_COPROCESS || best_ns > SPLIT_GAIN * split_ns)) {
+    e.split_ns = e.cpu_ns * e.gpu_ov / (e.cpu_ns + e.gpu_ov);
+    e.split_ns = e.split_ns > bytes / host_bw ? e.split_ns : bytes / host_bw;
+    e.known = true;
+    return e;
+}
+
+/* The inputs of one multi-input sink (a join's build and probe sides) go to one device:
+ * its finalize runs where the sides were sunk, so a side sunk elsewhere crosses the link
+ * first, and a build on the CPU beside a probe on the GPU is never the cheaper plan. The
+ * estimates of every sibling the engine places by cost are summed; *n_sides counts the
+ * pipelines summed (1: no sibling). (`bench mixed` at 2^22 rows, H100 2026-11-26: the
+ * small join's 1,024-row build went to the CPU and its 16,384-row probe to the GPU in
+ * one run of ten, 1.15x the GPU's time.) */
+static void sibling_sums(struct sl_query *q, const struct sl__pipeline *p,
+                         const struct estimate *own, double *cpu_ns, double *gpu_ns, int *n_sides)
+{
+    *cpu_ns = own->cpu_ns, *gpu_ns = own->gpu_ns, *n_sides = 1;
+    const struct sl__opstate *sk = p->sink;
+    for (int i = 0; sk && sk->n_pipes_in > 1 && i < sk->n_pipes_in; i++) {
+        const struct sl__pipeline *o = &q->pipes[sk->pipe0 + i];
+        enum sl_placement forced;
+        int gpu;
+        if (o == p || o->sink != sk || fixed_device(q, o, NULL, 0, &forced, &gpu) != DECIDE_BY_COST)
+            continue;
+        struct estimate oe = estimate(q, o);
+        if (!oe.known)
+            continue;
+        *cpu_ns += oe.cpu_ns, *gpu_ns += oe.gpu_ns, (*n_sides)++;
+    }
+}
+
+int sl__place_pipeline_why(struct sl_query *q, struct sl__pipeline *p, char *why, size_t cap)
+{
+    enum sl_placement forced = SL_PLACE_AUTO;
+    int gpu = -1;
+    p->split = false;
+    p->split_gpu_share = -1;
+    int fixed = fixed_device(q, p, why, cap, &forced, &gpu);
+    if (fixed != DECIDE_BY_COST)
+        return fixed;
+    const char *by = "the engine's placement option (--placement)";
+    bool split_ok = sl__pipeline_splittable(p);
+    struct estimate e = estimate(q, p);
+    if (!e.known) {
+        if (forced == SL_PLACE_COPROCESS && split_ok) {
+            p->split = true;
+            WHY("co-processed with GPU %d, forced by %s (share unknown: no cost)", gpu, by);
+            return gpu;
+        }
+        WHY("cost unknown on the %s: stays on the CPU",
+            pipeline_cost(q, p, SL_DEVICE_CPU) < 0 ? "CPU" : "GPU");
+        return -1;
+    }
+    double best_ns = e.gpu_ov < e.cpu_ns ? e.gpu_ov : e.cpu_ns;
+    if (split_ok && (forced == SL_PLACE_COPROCESS || best_ns > SPLIT_GAIN * e.split_ns)) {
         p->split = true;
-        p->split_gpu_share = cpu_ns / (cpu_ns + gpu_ov);
+        p->split_gpu_share = e.cpu_ns / (e.cpu_ns + e.gpu_ov);
         WHY("co-processed with GPU %d%s: ~%.0f%% of rows to the GPU, est. %.3g ms (GPU alone "
             "%.3g, CPU %.3g)", gpu, forced == SL_PLACE_COPROCESS ? " (forced)" : "",
-            100 * p->split_gpu_share, split_ns / 1e6, gpu_ov / 1e6, cpu_ns / 1e6);
+            100 * p->split_gpu_share, e.split_ns / 1e6, e.gpu_ov / 1e6, e.cpu_ns / 1e6);
         return gpu;
     }
-    WHY("estimated %.3g ms on GPU %d (copies included) against %.3g ms on the CPU%s", gpu_ns / 1e6,
-        gpu, cpu_ns / 1e6, forced == SL_PLACE_COPROCESS ? "; its nodes do not allow a split" : "");
-    return gpu_ns < cpu_ns ? gpu : -1;
+    double cpu_sum, gpu_sum;
+    int n_sides;
+    sibling_sums(q, p, &e, &cpu_sum, &gpu_sum, &n_sides);
+    if (n_sides > 1)
+        WHY("estimated %.3g ms on GPU %d (copies included) against %.3g ms on the CPU; with "
+            "the %d other input%s of its sink, which go%s to the same device: %.3g against "
+            "%.3g ms", e.gpu_ns / 1e6, gpu, e.cpu_ns / 1e6, n_sides - 1, n_sides > 2 ? "s" : "",
+            n_sides > 2 ? "" : "es", gpu_sum / 1e6, cpu_sum / 1e6);
+    else
+        WHY("estimated %.3g ms on GPU %d (copies included) against %.3g ms on the CPU%s",
+            e.gpu_ns / 1e6, gpu, e.cpu_ns / 1e6,
+            forced == SL_PLACE_COPROCESS ? "; its nodes do not allow a split" : "");
+    return gpu_sum < cpu_sum ? gpu : -1;
 }
 
 int sl__place_pipeline(struct sl_query *q, struct sl__pipeline *p)

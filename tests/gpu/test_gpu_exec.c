@@ -2,7 +2,8 @@
  * host-resident data on the GPU equals the CPU result; its trace shows host-to-device
  * copies overlapping kernels; errors from the device status word and injected CUDA
  * failures fail the query cleanly, leave no device memory behind, and the engine runs
- * the next query; the GPU budget is enforced. Skipped without a GPU. */
+ * the next query; the GPU budget is enforced; under placement auto a join's two inputs go
+ * to one device. Skipped without a GPU. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,7 @@
 #include "exec_int.h"
 #include "gpu_test.h"
 #include "sl_test.h"
+#include "table_hash.h"
 #include "test_ops.h"
 
 static void assert_no_leaks(void)
@@ -439,4 +441,67 @@ SL_TEST(blocked_flow_on_gpu)
     assert_gpu_pool_empty(e);
     sl_engine_close(e);
     assert_no_leaks();
+}
+
+/* Placement auto with a cost history where a join's 1,024-row build side alone is
+ * cheaper on the CPU (a GPU task's fixed cost) and its 16,384-row probe side on the GPU:
+ * both inputs go to one device, the one their summed estimates favour (the GPU), and the
+ * answer equals the CPU engine's (runtime/placement.c, sibling_sums). */
+SL_TEST(join_inputs_placed_together)
+{
+    NEED_GPU();
+    char path[] = "/tmp/sluice-costs-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    const char *costs = "gen.keys>join cpu 10\ngen.keys>join cuda 1\n";
+    assert_int_equal(write(fd, costs, strlen(costs)), (ssize_t)strlen(costs));
+    close(fd);
+    const char *text = "b = gen.keys rows=1024 kind=unique seed=1 payloads=1\n"
+                       "a = gen.keys rows=16384 kind=fk pk_rows=1024 seed=2 payloads=1\n"
+                       "j = join(a, b) on=k\noutput j\n";
+    struct sl_test_rows want = {0, 0}, got = {0, 0};
+    for (int auto_pl = 0; auto_pl < 2; auto_pl++) {
+        struct sl_engine_config cfg;
+        sl_engine_config_init(&cfg);
+        cfg.n_threads = 2;
+        cfg.placement = auto_pl ? SL_PLACE_AUTO : SL_PLACE_CPU;
+        cfg.cost_cache_path = auto_pl ? path : NULL;
+        sl_engine_t *e;
+        SL_ASSERT_OK(sl_test_engine_open(&e, &cfg));
+        sl_plan_t *p;
+        SL_ASSERT_OK(sl_plan_create(&p));
+        SL_ASSERT_OK(sl_plan_parse(p, text, "join"));
+        sl_query_t *q;
+        SL_ASSERT_OK(sl_query_create(e, p, &q));
+        const struct sl_explain *ex;
+        SL_ASSERT_OK(sl_query_explain(q, &ex));
+        int n_in = 0, dev[2] = {-9, -9};
+        for (int i = 0; i < ex->n_pipelines; i++) {
+            const struct sl_explain_pipeline *pp = &ex->pipelines[i];
+            if (strcmp(pp->stages[pp->n_stages - 1].op, "join") != 0)
+                continue;
+            printf("placement %s, pipeline %d into the join: device %d: %s\n",
+                   auto_pl ? "auto" : "cpu", pp->id, pp->device, pp->why);
+            assert_true(n_in < 2);
+            dev[n_in++] = pp->device;
+            if (auto_pl)
+                assert_non_null(strstr(pp->why, "same device"));
+        }
+        assert_int_equal(n_in, 2);
+        assert_int_equal(dev[0], dev[1]);
+        if (auto_pl)
+            assert_true(dev[0] >= 0); /* the summed estimates favour the GPU */
+        SL_ASSERT_OK(sl_query_run(q));
+        sl_table_t *r;
+        SL_ASSERT_OK(sl_query_result(q, sl_plan_output_at(p, 0, NULL), &r));
+        sl_test_table_hash(r, auto_pl ? &got : &want);
+        sl_table_unref(r);
+        sl_query_destroy(q);
+        sl_plan_destroy(p);
+        sl_engine_close(e);
+    }
+    unlink(path);
+    assert_true(want.rows > 0);
+    assert_int_equal(got.rows, want.rows);
+    assert_true(got.hash == want.hash);
 }
