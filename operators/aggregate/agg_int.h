@@ -77,10 +77,16 @@ struct agg_table {
     int64_t rows;               /* rows added since the table was last emptied */
     int64_t cap_alloc;          /* groups the arrays have room for */
     uint64_t slots_alloc;       /* slots allocated */
+    bool null_keys;             /* some group has a null key (nulls[g] != 0) */
     uint64_t *hashes, *nulls;
     int64_t *keys;              /* n_keys per group */
     int64_t *cnt[AGG_MAX_AGGS];
     union agg_val *val[AGG_MAX_AGGS];
+    /* Integer sums (sum, avg): int64 partial sums the sink adds rows to, and how much
+     * their magnitudes may still grow (INT64_MAX: all zero); sl__agg_table_fold adds them
+     * to val. NULL for other aggregates. */
+    int64_t *part[AGG_MAX_AGGS];
+    uint64_t room[AGG_MAX_AGGS];
 };
 
 /* A block of flushed group records of one partition. */
@@ -272,6 +278,9 @@ void sl__agg_table_clear(struct agg_table *tb);
  * the task. */
 int sl__agg_table_sink(sl_task_t *t, const struct agg_plan *p, struct agg_table *tb,
                        const sl_batch_t *b, struct agg_chunk **parts, int64_t *flushed);
+/* Adds the int64 partial sums into the exact sums (val) and zeroes them. The sink does
+ * so before it returns and before each flush, so readers see exact sums. */
+void sl__agg_table_fold(const struct agg_plan *p, struct agg_table *tb);
 /* Appends every group of tb as a record to the partition lists and clears tb. */
 int sl__agg_table_flush(sl_task_t *t, const struct agg_plan *p, struct agg_table *tb,
                         struct agg_chunk **parts);
