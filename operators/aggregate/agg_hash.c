@@ -228,7 +228,8 @@ int sl__agg_sink(sl_task_t *t)
     if (p->any)
         return sl__agg_any_sink(t);
     if (!ls->ready) {
-        if (sl__agg_table_init(t, p, &ls->tb, AGG_LOCAL_GROUPS) < 0)
+        if (sl__agg_table_init(t, p, &ls->tb, AGG_LOCAL_GROUPS) < 0 ||
+            sl__agg_table_use_partials(t, p, &ls->tb) < 0)
             return SL_ENOMEM;
         ls->ready = true;
     }

@@ -82,9 +82,10 @@ struct agg_table {
     int64_t *keys;              /* n_keys per group */
     int64_t *cnt[AGG_MAX_AGGS];
     union agg_val *val[AGG_MAX_AGGS];
-    /* Integer sums (sum, avg): int64 partial sums the sink adds rows to, and how much
-     * their magnitudes may still grow (INT64_MAX: all zero); sl__agg_table_fold adds them
-     * to val. NULL for other aggregates. */
+    /* Integer sums (sum, avg) of a sink's table (sl__agg_table_use_partials): int64
+     * partial sums the sink adds rows to, and how much their magnitudes may still grow
+     * (INT64_MAX: all zero); sl__agg_table_fold adds them to val. NULL for other
+     * aggregates and tables. */
     int64_t *part[AGG_MAX_AGGS];
     uint64_t room[AGG_MAX_AGGS];
 };
@@ -269,6 +270,9 @@ void sl__agg_any_release(struct agg_kept_batch **list);
 /* Allocates a table for cap groups (slots: at least 2 * cap) from the query's memory;
  * SL_ENOMEM after recording the failure. */
 int sl__agg_table_init(sl_task_t *t, const struct agg_plan *p, struct agg_table *tb, int64_t cap);
+/* Gives a table int64 partial sums for its integer sums (a sink's table; see struct
+ * agg_table). SL_ENOMEM after recording the failure. */
+int sl__agg_table_use_partials(sl_task_t *t, const struct agg_plan *p, struct agg_table *tb);
 /* Empties a table and sizes it for cap groups (at most its cap_alloc). */
 void sl__agg_table_reset(struct agg_table *tb, int64_t cap);
 /* Empties a table. */

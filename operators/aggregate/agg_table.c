@@ -56,15 +56,23 @@ int sl__agg_table_init(sl_task_t *t, const struct agg_plan *p, struct agg_table 
             if (!tb->val[a])
                 return SL_ENOMEM;
         }
-        bool sum = p->aggs[a].fn == AGG_SUM || p->aggs[a].fn == AGG_AVG;
-        if (sum && p->aggs[a].is_int) {
-            tb->part[a] = sl__agg_alloc(t, (size_t)cap * 8);
-            if (!tb->part[a])
-                return SL_ENOMEM;
-            tb->room[a] = INT64_MAX;
-        }
     }
     memset(tb->slots, 0, slots * 8);
+    return SL_OK;
+}
+
+int sl__agg_table_use_partials(sl_task_t *t, const struct agg_plan *p, struct agg_table *tb)
+{
+    for (int a = 0; a < p->n_aggs; a++) {
+        bool sum = p->aggs[a].fn == AGG_SUM || p->aggs[a].fn == AGG_AVG;
+        if (!sum || !p->aggs[a].is_int)
+            continue;
+        /* Zeroed as groups are added (add_group). */
+        tb->part[a] = sl__agg_alloc(t, (size_t)tb->cap_alloc * 8);
+        if (!tb->part[a])
+            return SL_ENOMEM;
+        tb->room[a] = INT64_MAX;
+    }
     return SL_OK;
 }
 
@@ -288,7 +296,7 @@ static void update_agg(const struct agg_spec *s, int64_t *cnt, union agg_val *va
             cnt[gid[i]] += valid[i];
         return;
     }
-    /* Integer sums without nulls take sum_int_rows. */
+    /* On a sink's table (partial sums) integer sums without nulls take sum_int_rows. */
     bool sum = s->fn == AGG_SUM || s->fn == AGG_AVG;
     if (sum && !s->is_int && !has_null) {
         for (int64_t i = 0; i < n; i++) {

@@ -8,6 +8,8 @@
 
 #define KM_MAX_DIMS 256
 #define KM_MAX_TASKS 64
+/* Fewest rows an assignment task takes (more tasks than that would be mostly overhead). */
+#define KM_TASK_MIN_ROWS 1024
 
 enum km_init { KM_PLUSPLUS, KM_RANDOM, KM_GIVEN };
 
