@@ -38,6 +38,16 @@ static inline bool sl__agg_table_int_type(enum sl_type t)
            t == SL_TYPE_TIMESTAMP || (SL_TYPE_ID(t) == SL_TYPE_DECIMAL && sl_type_width(t) == 8);
 }
 
+/* Bytes of an aggregate's value in a flushed record (after its 8-byte count): none for
+ * counts, 16 for the exact 128-bit sum of integers (sum, avg), else 8 (an int64 min or
+ * max, a double). */
+static inline size_t sl__agg_rec_val_bytes(const struct agg_spec *s)
+{
+    if (s->fn == AGG_COUNT_STAR || s->fn == AGG_COUNT)
+        return 0;
+    return (s->fn == AGG_SUM || s->fn == AGG_AVG) && s->is_int ? 16 : 8;
+}
+
 /* Batches the group-by of any type (agg_any.c) keeps until finalize. */
 struct agg_kept_batch;
 
@@ -48,7 +58,7 @@ struct agg_plan {
     enum sl_type key_types[AGG_MAX_KEYS];
     int n_aggs;
     struct agg_spec aggs[AGG_MAX_AGGS];
-    size_t rec_bytes;      /* bytes of one flushed group record */
+    size_t rec_bytes;      /* bytes of one flushed group record (write_record) */
     /* A key the table cannot take (as an integer, DICT codes or utf8 ids), an aggregated
      * column that is not integer-like or a float, or count(DISTINCT): the group-by of
      * any type (agg_any.c) runs instead of the table below. */

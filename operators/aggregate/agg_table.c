@@ -408,17 +408,21 @@ int sl__agg_table_sink(sl_task_t *t, const struct agg_plan *p, struct agg_table 
     return SL_OK;
 }
 
-/* Record layout: hash, null mask, keys, then per aggregate count and value. */
+/* Record layout: hash, null mask, keys, then per aggregate its count and the first
+ * sl__agg_rec_val_bytes of its value (the union's members all start at its first byte),
+ * so that a count takes 8 bytes and a sum of int64 24. */
 static void write_record(const struct agg_plan *p, const struct agg_table *tb, int64_t g, char *r)
 {
     memcpy(r, &tb->hashes[g], 8);
     memcpy(r + 8, &tb->nulls[g], 8);
     memcpy(r + 16, tb->keys + g * p->n_keys, (size_t)p->n_keys * 8);
     char *q = r + 16 + (size_t)p->n_keys * 8;
-    for (int a = 0; a < p->n_aggs; a++, q += 24) {
+    for (int a = 0; a < p->n_aggs; a++) {
+        size_t vb = sl__agg_rec_val_bytes(&p->aggs[a]);
         memcpy(q, &tb->cnt[a][g], 8);
-        if (tb->val[a])
-            memcpy(q + 8, &tb->val[a][g], 16);
+        if (vb)
+            memcpy(q + 8, &tb->val[a][g], vb);
+        q += 8 + vb;
     }
 }
 
@@ -507,12 +511,14 @@ void sl__agg_table_merge_chunks(const struct agg_plan *p, struct agg_table *dst,
             memcpy(keys, rec + 16, (size_t)p->n_keys * 8);
             int64_t d = find_group(p, dst, h, nm, keys, 1);
             const char *q = rec + 16 + (size_t)p->n_keys * 8;
-            for (int a = 0; a < p->n_aggs; a++, q += 24) {
+            for (int a = 0; a < p->n_aggs; a++) {
+                size_t vb = sl__agg_rec_val_bytes(&p->aggs[a]);
                 int64_t cnt;
-                union agg_val v;
+                union agg_val v = {0};
                 memcpy(&cnt, q, 8);
-                memcpy(&v, q + 8, 16);
+                memcpy(&v, q + 8, vb);
                 merge_state(&p->aggs[a], dst, a, d, cnt, &v);
+                q += 8 + vb;
             }
         }
     }
