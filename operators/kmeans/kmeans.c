@@ -516,10 +516,8 @@ static int km_assign_task(sl_task_t *t)
         double inertia = 0;
         if (p->type == SL_TYPE_FLOAT32) {
             float *dist = (float *)g->dist + r0;
-            sl__km_assign_sum_f32((const float *const *)cols, n, d, g->ct, g->hn, p->kp, lab, dist,
-                                  a->sums, a->cnt);
-            for (int64_t r = 0; r < n; r++)
-                inertia += dist[r];
+            inertia = sl__km_assign_sum_f32((const float *const *)cols, n, d, g->ct, g->hn,
+                                            p->kp, lab, dist, a->sums, a->cnt);
         } else {
             double *dist = (double *)g->dist + r0;
             sl__km_assign_f64((const double *const *)cols, n, d, g->ct, g->hn, p->kp, lab, dist);

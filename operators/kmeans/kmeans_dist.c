@@ -194,25 +194,33 @@ __attribute__((target("avx2,fma"))) static void accumulate8_avx2(const float *co
         accumulate_f32_scalar(cols, i, i + 8, d8, d, labels - i, sums);
 }
 
-/* Blocks of KM_BLOCK points: assigned, then summed while they are still in L1. The last
- * partial block is copied into a zero-padded one, so every point goes through the same
- * arithmetic whatever its position. */
-__attribute__((target("avx2,fma"))) static void assign_sum_avx2(const float *const *cols,
-                                                                int64_t n, int d,
-                                                                const float *ct, const float *hn,
-                                                                int kp, int32_t *labels,
-                                                                float *dist, double *sums)
+/* Blocks of KM_BLOCK points: assigned, then summed, counted and their distances added
+ * (in row order) while they are still in L1. The last partial block is copied into a
+ * zero-padded one, so every point goes through the same arithmetic whatever its
+ * position. Returns the sum of the distances. */
+__attribute__((target("avx2,fma"))) static double assign_sum_avx2(const float *const *cols,
+                                                                  int64_t n, int d,
+                                                                  const float *ct, const float *hn,
+                                                                  int kp, int32_t *labels,
+                                                                  float *dist, double *sums,
+                                                                  int64_t *cnt)
 {
     int64_t i = 0;
+    double inertia = 0;
     for (; i + KM_BLOCK <= n; i += KM_BLOCK) {
         assign_block_avx2(cols, i, d, ct, hn, kp, labels + i, dist + i);
         for (int v = 0; v < KM_BLOCK; v += 8)
             accumulate8_avx2(cols, i + v, d, labels + i + v, sums);
+        for (int q = 0; q < KM_BLOCK; q++) {
+            cnt[labels[i + q]]++;
+            inertia += dist[i + q];
+        }
     }
     if (i == n)
-        return;
+        return inertia;
     float pad[KM_MAX_DIMS * KM_BLOCK];
-    const float *pcols[KM_MAX_DIMS];
+    /* d of them are used; zeroed for -Wmaybe-uninitialized, which cannot see that. */
+    const float *pcols[KM_MAX_DIMS] = {0};
     int32_t plab[KM_BLOCK];
     float pdist[KM_BLOCK];
     int r = (int)(n - i);
@@ -226,6 +234,11 @@ __attribute__((target("avx2,fma"))) static void assign_sum_avx2(const float *con
     memcpy(labels + i, plab, (size_t)r * sizeof(int32_t));
     memcpy(dist + i, pdist, (size_t)r * sizeof(float));
     accumulate_f32_scalar(cols, i, n, 0, d, labels, sums);
+    for (int q = 0; q < r; q++) {
+        cnt[plab[q]]++;
+        inertia += pdist[q];
+    }
+    return inertia;
 }
 #endif
 
@@ -247,21 +260,22 @@ int sl__km_have_avx2(void)
 #endif
 }
 
-void sl__km_assign_sum_f32(const float *const *cols, int64_t n, int d, const float *ct,
-                           const float *hn, int kp, int32_t *labels, float *dist, double *sums,
-                           int64_t *cnt)
+double sl__km_assign_sum_f32(const float *const *cols, int64_t n, int d, const float *ct,
+                             const float *hn, int kp, int32_t *labels, float *dist, double *sums,
+                             int64_t *cnt)
 {
 #ifdef KM_X86
     if (sl__km_have_avx2())
-        assign_sum_avx2(cols, n, d, ct, hn, kp, labels, dist, sums);
-    else
+        return assign_sum_avx2(cols, n, d, ct, hn, kp, labels, dist, sums, cnt);
 #endif
-    {
-        assign_f32_scalar(cols, 0, n, d, ct, hn, kp, labels, dist);
-        accumulate_f32_scalar(cols, 0, n, 0, d, labels, sums);
-    }
-    for (int64_t i = 0; i < n; i++)
+    assign_f32_scalar(cols, 0, n, d, ct, hn, kp, labels, dist);
+    accumulate_f32_scalar(cols, 0, n, 0, d, labels, sums);
+    double inertia = 0;
+    for (int64_t i = 0; i < n; i++) {
         cnt[labels[i]]++;
+        inertia += dist[i];
+    }
+    return inertia;
 }
 
 void sl__km_assign_f64(const double *const *cols, int64_t n, int d, const double *ct,

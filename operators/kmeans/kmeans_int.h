@@ -130,12 +130,13 @@ int sl__km_gpu_can_run(const sl_task_t *t);
  * for padding). Writes labels[i] and dist[i] = ||x - c||^2 (computed as ||x||^2 -
  * 2 (x.c - hn[c]), float32 accumulation; ties go to the lowest centroid index), adds
  * point i to sums[labels[i] * d + j] (float64, in row order, so results are the same on
- * every path) and counts it in cnt[labels[i]]. With AVX2+FMA (checked at run time) the
- * points go in blocks of KM_BLOCK, each summed right after its assignment while it is
- * in L1; else portable code. */
-void sl__km_assign_sum_f32(const float *const *cols, int64_t n, int d, const float *ct,
-                           const float *hn, int kp, int32_t *labels, float *dist, double *sums,
-                           int64_t *cnt);
+ * every path) and counts it in cnt[labels[i]]. Returns the sum of dist[0..n) (float64,
+ * in row order). With AVX2+FMA (checked at run time) the points go in blocks of
+ * KM_BLOCK, each summed right after its assignment while it is in L1; else portable
+ * code. */
+double sl__km_assign_sum_f32(const float *const *cols, int64_t n, int d, const float *ct,
+                             const float *hn, int kp, int32_t *labels, float *dist,
+                             double *sums, int64_t *cnt);
 /* Assigns as above for float64 columns and centroids (portable code, float64
  * throughout); no sums. */
 void sl__km_assign_f64(const double *const *cols, int64_t n, int d, const double *ct,

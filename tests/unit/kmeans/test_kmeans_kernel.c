@@ -5,8 +5,8 @@
  * Each label is the reference's nearest centroid, or one whose float64 distance is
  * within the float32 rounding of the nearest (a near-tie); each distance is within that
  * rounding of the float64 distance to the chosen centroid; the sums equal, bit for bit,
- * float64 sums of the points in row order under the kernel's labels, and the counts
- * theirs. Exact ties go to the lowest index, and a point gets the same label and
+ * float64 sums of the points in row order under the kernel's labels, the counts theirs,
+ * and the returned inertia the row-order float64 sum of the distances. Exact ties go to the lowest index, and a point gets the same label and
  * distance in a full block as in the zero-padded last one. */
 #include <math.h>
 #include <stdio.h>
@@ -113,9 +113,10 @@ static int64_t check_case(const struct kcase *c)
     double *want = calloc((size_t)c->kp * d, sizeof(double));
     int64_t *cnt = calloc((size_t)c->kp, sizeof(int64_t));
     int64_t *wcnt = calloc((size_t)c->kp, sizeof(int64_t));
-    sl__km_assign_sum_f32((const float *const *)c->cols, n, d, c->ct, c->hn, c->kp, lab, dist,
-                          sums, cnt);
+    double inertia = sl__km_assign_sum_f32((const float *const *)c->cols, n, d, c->ct, c->hn,
+                                           c->kp, lab, dist, sums, cnt);
     int64_t near = 0;
+    double want_inertia = 0;
     for (int64_t i = 0; i < n; i++) {
         int best = 0;
         for (int q = 1; q < c->k; q++)
@@ -138,7 +139,9 @@ static int64_t check_case(const struct kcase *c)
         for (int j = 0; j < d; j++)
             want[(int64_t)got * d + j] += c->cols[j][i];
         wcnt[got]++;
+        want_inertia += dist[i];
     }
+    assert_memory_equal(&inertia, &want_inertia, sizeof inertia);
     assert_memory_equal(sums, want, (size_t)c->kp * d * sizeof(double));
     assert_memory_equal(cnt, wcnt, (size_t)c->kp * sizeof(int64_t));
     free(lab);
