@@ -24,6 +24,8 @@
 
 /* Blocks ahead that assign_block_avx2 prefetches. */
 #define KM_PREFETCH 2
+/* Centroids a block is scored against at once (kp is a multiple of it). */
+#define KM_CBLOCK 4
 
 /* Portable: one point at a time, float32 accumulation as in the vector kernel. */
 static void assign_f32_scalar(const float *const *cols, int64_t i0, int64_t n, int d,
@@ -80,52 +82,41 @@ __attribute__((target("avx2,fma"))) static void assign_block_avx2(const float *c
         __builtin_prefetch(ahead);
         __builtin_prefetch(ahead + 64);
     }
-    for (int c = 0; c < kp; c += 4) {
+    /* a[v][q]: point vector v against centroid c + q. The loops over v and q are unrolled
+     * (constant bounds), so the arrays live in registers. */
+    for (int c = 0; c < kp; c += KM_CBLOCK) {
         const float *c0 = ct + (int64_t)c * d;
-        __m256 a00 = _mm256_set1_ps(-hn[c]), a01 = _mm256_set1_ps(-hn[c + 1]);
-        __m256 a02 = _mm256_set1_ps(-hn[c + 2]), a03 = _mm256_set1_ps(-hn[c + 3]);
-        __m256 a10 = a00, a11 = a01, a12 = a02, a13 = a03;
-        __m256 a20 = a00, a21 = a01, a22 = a02, a23 = a03;
+        __m256 a[KM_BLOCK / 8][KM_CBLOCK];
+#pragma GCC unroll 4
+        for (int q = 0; q < KM_CBLOCK; q++) {
+            __m256 h = _mm256_set1_ps(-hn[c + q]);
+#pragma GCC unroll 3
+            for (int v = 0; v < KM_BLOCK / 8; v++)
+                a[v][q] = h;
+        }
         for (int j = 0; j < d; j++) {
             const float *x = cols[j] + i;
-            __m256 x0 = _mm256_loadu_ps(x), x1 = _mm256_loadu_ps(x + 8);
-            __m256 x2 = _mm256_loadu_ps(x + 16);
-            __m256 w = _mm256_broadcast_ss(c0 + j);
-            a00 = _mm256_fmadd_ps(x0, w, a00);
-            a10 = _mm256_fmadd_ps(x1, w, a10);
-            a20 = _mm256_fmadd_ps(x2, w, a20);
-            w = _mm256_broadcast_ss(c0 + d + j);
-            a01 = _mm256_fmadd_ps(x0, w, a01);
-            a11 = _mm256_fmadd_ps(x1, w, a11);
-            a21 = _mm256_fmadd_ps(x2, w, a21);
-            w = _mm256_broadcast_ss(c0 + 2 * d + j);
-            a02 = _mm256_fmadd_ps(x0, w, a02);
-            a12 = _mm256_fmadd_ps(x1, w, a12);
-            a22 = _mm256_fmadd_ps(x2, w, a22);
-            w = _mm256_broadcast_ss(c0 + 3 * d + j);
-            a03 = _mm256_fmadd_ps(x0, w, a03);
-            a13 = _mm256_fmadd_ps(x1, w, a13);
-            a23 = _mm256_fmadd_ps(x2, w, a23);
+            __m256 xv[KM_BLOCK / 8];
+#pragma GCC unroll 3
+            for (int v = 0; v < KM_BLOCK / 8; v++)
+                xv[v] = _mm256_loadu_ps(x + 8 * v);
+#pragma GCC unroll 4
+            for (int q = 0; q < KM_CBLOCK; q++) {
+                __m256 w = _mm256_broadcast_ss(c0 + q * d + j);
+#pragma GCC unroll 3
+                for (int v = 0; v < KM_BLOCK / 8; v++)
+                    a[v][q] = _mm256_fmadd_ps(xv[v], w, a[v][q]);
+            }
         }
-#define KM_TAKE(a, v, q)                                                                  \
-    do {                                                                                  \
-        __m256i m_ = _mm256_castps_si256(_mm256_cmp_ps(a, best[v], _CMP_GT_OQ));          \
-        best[v] = _mm256_max_ps(a, best[v]);                                              \
-        bidx[v] = _mm256_max_epi32(bidx[v], _mm256_and_si256(m_, _mm256_set1_epi32(c + q))); \
-    } while (0)
-        KM_TAKE(a00, 0, 0);
-        KM_TAKE(a01, 0, 1);
-        KM_TAKE(a02, 0, 2);
-        KM_TAKE(a03, 0, 3);
-        KM_TAKE(a10, 1, 0);
-        KM_TAKE(a11, 1, 1);
-        KM_TAKE(a12, 1, 2);
-        KM_TAKE(a13, 1, 3);
-        KM_TAKE(a20, 2, 0);
-        KM_TAKE(a21, 2, 1);
-        KM_TAKE(a22, 2, 2);
-        KM_TAKE(a23, 2, 3);
-#undef KM_TAKE
+#pragma GCC unroll 3
+        for (int v = 0; v < KM_BLOCK / 8; v++) {
+#pragma GCC unroll 4
+            for (int q = 0; q < KM_CBLOCK; q++) {
+                __m256i m = _mm256_castps_si256(_mm256_cmp_ps(a[v][q], best[v], _CMP_GT_OQ));
+                best[v] = _mm256_max_ps(a[v][q], best[v]);
+                bidx[v] = _mm256_max_epi32(bidx[v], _mm256_and_si256(m, _mm256_set1_epi32(c + q)));
+            }
+        }
     }
     for (int v = 0; v < KM_BLOCK / 8; v++) {
         __m256 nn = _mm256_setzero_ps();

@@ -20,14 +20,11 @@
 static uint64_t rng = 0x9E3779B97F4A7C15ull;
 static uint64_t rnd(void)
 {
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return rng;
+    return sl_test_rand(&rng);
 }
 static double unit(void)
 {
-    return (double)(rnd() >> 11) * 0x1.0p-53;
+    return sl_test_unit(&rng);
 }
 
 /* The kernel's inputs: d columns of n points, kp centroid rows (k used), half norms. */
