@@ -415,15 +415,44 @@ static void write_record(const struct agg_plan *p, const struct agg_table *tb, i
 {
     memcpy(r, &tb->hashes[g], 8);
     memcpy(r + 8, &tb->nulls[g], 8);
-    memcpy(r + 16, tb->keys + g * p->n_keys, (size_t)p->n_keys * 8);
+    /* Copies of constant sizes only: the compiler inlines them (a variable size is a
+     * call to memcpy a field). */
+    for (int j = 0; j < p->n_keys; j++)
+        memcpy(r + 16 + 8 * j, &tb->keys[g * p->n_keys + j], 8);
     char *q = r + 16 + (size_t)p->n_keys * 8;
     for (int a = 0; a < p->n_aggs; a++) {
         size_t vb = sl__agg_rec_val_bytes(&p->aggs[a]);
         memcpy(q, &tb->cnt[a][g], 8);
-        if (vb)
-            memcpy(q + 8, &tb->val[a][g], vb);
+        if (vb == 16)
+            memcpy(q + 8, &tb->val[a][g], 16);
+        else if (vb == 8)
+            memcpy(q + 8, &tb->val[a][g], 8);
         q += 8 + vb;
     }
+}
+
+/* Makes room for k more records in partition q's newest chunk: a new chunk when it has
+ * less. Chunks grow from 16 records to 64 KiB (or k records), so that many partitions
+ * with few groups each cost little memory. */
+static int chunk_room(sl_task_t *t, struct agg_chunk **parts, int q, int64_t k, size_t rb)
+{
+    struct agg_chunk *c = parts[q];
+    if (c && c->cap - c->n >= k)
+        return SL_OK;
+    int64_t cap = c ? c->cap * 2 : 16;
+    if ((size_t)cap * rb > 65536)
+        cap = c ? c->cap : cap;
+    if (cap < k)
+        cap = k;
+    struct agg_chunk *nc = sl_task_alloc(t, sizeof *nc + (size_t)cap * rb);
+    if (!nc)
+        return SL_ENOMEM;
+    nc->next = c;
+    nc->n = 0;
+    nc->cap = cap;
+    nc->data = (char *)(nc + 1);
+    parts[q] = nc;
+    return SL_OK;
 }
 
 int sl__agg_table_flush(sl_task_t *t, const struct agg_plan *p, struct agg_table *tb,
@@ -431,25 +460,25 @@ int sl__agg_table_flush(sl_task_t *t, const struct agg_plan *p, struct agg_table
 {
     size_t rb = p->rec_bytes;
     sl__agg_table_fold(p, tb);
+    /* The records of each partition are counted, given room in one chunk, then written
+     * through cursors kept here: writing a record reads no chunk header (a header a
+     * partition, on as many pages, missed the cache and the TLB on every record). */
+    uint32_t k[AGG_PARTS] = {0};
+    char *cur[AGG_PARTS];
+    for (int64_t g = 0; g < tb->n; g++)
+        k[tb->hashes[g] >> (64 - AGG_PART_BITS)]++;
+    for (int q = 0; q < AGG_PARTS; q++) {
+        if (!k[q])
+            continue;
+        if (chunk_room(t, parts, q, k[q], rb) < 0)
+            return SL_ENOMEM;
+        cur[q] = parts[q]->data + (size_t)parts[q]->n * rb;
+        parts[q]->n += k[q];
+    }
     for (int64_t g = 0; g < tb->n; g++) {
-        int part = (int)(tb->hashes[g] >> (64 - AGG_PART_BITS));
-        struct agg_chunk *c = parts[part];
-        if (!c || c->n == c->cap) {
-            /* Chunks grow from 16 records to 64 KiB, so that many partitions with few
-             * groups each cost little memory. */
-            int64_t cap = c ? c->cap * 2 : 16;
-            if ((size_t)cap * rb > 65536)
-                cap = c ? c->cap : cap;
-            struct agg_chunk *nc = sl_task_alloc(t, sizeof *nc + (size_t)cap * rb);
-            if (!nc)
-                return SL_ENOMEM;
-            nc->next = c;
-            nc->n = 0;
-            nc->cap = cap;
-            nc->data = (char *)(nc + 1);
-            parts[part] = c = nc;
-        }
-        write_record(p, tb, g, c->data + (size_t)c->n++ * rb);
+        int q = (int)(tb->hashes[g] >> (64 - AGG_PART_BITS));
+        write_record(p, tb, g, cur[q]);
+        cur[q] += rb;
     }
     sl__agg_table_clear(tb);
     return SL_OK;
@@ -508,7 +537,8 @@ void sl__agg_table_merge_chunks(const struct agg_plan *p, struct agg_table *dst,
             uint64_t h, nm;
             memcpy(&h, rec, 8);
             memcpy(&nm, rec + 8, 8);
-            memcpy(keys, rec + 16, (size_t)p->n_keys * 8);
+            for (int j = 0; j < p->n_keys; j++)
+                memcpy(&keys[j], rec + 16 + 8 * j, 8);
             int64_t d = find_group(p, dst, h, nm, keys, 1);
             const char *q = rec + 16 + (size_t)p->n_keys * 8;
             for (int a = 0; a < p->n_aggs; a++) {
@@ -516,7 +546,10 @@ void sl__agg_table_merge_chunks(const struct agg_plan *p, struct agg_table *dst,
                 int64_t cnt;
                 union agg_val v = {0};
                 memcpy(&cnt, q, 8);
-                memcpy(&v, q + 8, vb);
+                if (vb == 16)
+                    memcpy(&v, q + 8, 16);
+                else if (vb == 8)
+                    memcpy(&v, q + 8, 8);
                 merge_state(&p->aggs[a], dst, a, d, cnt, &v);
                 q += 8 + vb;
             }
