@@ -213,7 +213,9 @@ int sl__agg_bind(sl_bind_t *b)
     }
     if (p->n_aggs == 0 && p->n_keys == 0)
         return sl_bind_fail(b, SL_EINVAL, "option aggs: no aggregate and no key");
-    p->rec_bytes = 16 + 8 * (size_t)p->n_keys + 24 * (size_t)p->n_aggs;
+    p->rec_bytes = 16 + 8 * (size_t)p->n_keys;
+    for (int a = 0; a < p->n_aggs; a++)
+        p->rec_bytes += 8 + sl__agg_rec_val_bytes(&p->aggs[a]);
     if (p->n_keys == 0)
         sl_bind_set_rows(b, 1);
     return SL_OK;
@@ -228,7 +230,8 @@ int sl__agg_sink(sl_task_t *t)
     if (p->any)
         return sl__agg_any_sink(t);
     if (!ls->ready) {
-        if (sl__agg_table_init(t, p, &ls->tb, AGG_LOCAL_GROUPS) < 0)
+        if (sl__agg_table_init(t, p, &ls->tb, AGG_LOCAL_GROUPS) < 0 ||
+            sl__agg_table_use_partials(t, p, &ls->tb) < 0)
             return SL_ENOMEM;
         ls->ready = true;
     }

@@ -38,6 +38,16 @@ static inline bool sl__agg_table_int_type(enum sl_type t)
            t == SL_TYPE_TIMESTAMP || (SL_TYPE_ID(t) == SL_TYPE_DECIMAL && sl_type_width(t) == 8);
 }
 
+/* Bytes of an aggregate's value in a flushed record (after its 8-byte count): none for
+ * counts, 16 for the exact 128-bit sum of integers (sum, avg), else 8 (an int64 min or
+ * max, a double). */
+static inline size_t sl__agg_rec_val_bytes(const struct agg_spec *s)
+{
+    if (s->fn == AGG_COUNT_STAR || s->fn == AGG_COUNT)
+        return 0;
+    return (s->fn == AGG_SUM || s->fn == AGG_AVG) && s->is_int ? 16 : 8;
+}
+
 /* Batches the group-by of any type (agg_any.c) keeps until finalize. */
 struct agg_kept_batch;
 
@@ -48,7 +58,7 @@ struct agg_plan {
     enum sl_type key_types[AGG_MAX_KEYS];
     int n_aggs;
     struct agg_spec aggs[AGG_MAX_AGGS];
-    size_t rec_bytes;      /* bytes of one flushed group record */
+    size_t rec_bytes;      /* bytes of one flushed group record (write_record) */
     /* A key the table cannot take (as an integer, DICT codes or utf8 ids), an aggregated
      * column that is not integer-like or a float, or count(DISTINCT): the group-by of
      * any type (agg_any.c) runs instead of the table below. */
@@ -77,10 +87,17 @@ struct agg_table {
     int64_t rows;               /* rows added since the table was last emptied */
     int64_t cap_alloc;          /* groups the arrays have room for */
     uint64_t slots_alloc;       /* slots allocated */
+    bool null_keys;             /* some group has a null key (nulls[g] != 0) */
     uint64_t *hashes, *nulls;
     int64_t *keys;              /* n_keys per group */
     int64_t *cnt[AGG_MAX_AGGS];
     union agg_val *val[AGG_MAX_AGGS];
+    /* Integer sums (sum, avg) of a sink's table (sl__agg_table_use_partials): int64
+     * partial sums the sink adds rows to, and how much their magnitudes may still grow
+     * (INT64_MAX: all zero); sl__agg_table_fold adds them to val. NULL for other
+     * aggregates and tables. */
+    int64_t *part[AGG_MAX_AGGS];
+    uint64_t room[AGG_MAX_AGGS];
 };
 
 /* A block of flushed group records of one partition. */
@@ -263,6 +280,9 @@ void sl__agg_any_release(struct agg_kept_batch **list);
 /* Allocates a table for cap groups (slots: at least 2 * cap) from the query's memory;
  * SL_ENOMEM after recording the failure. */
 int sl__agg_table_init(sl_task_t *t, const struct agg_plan *p, struct agg_table *tb, int64_t cap);
+/* Gives a table int64 partial sums for its integer sums (a sink's table; see struct
+ * agg_table). SL_ENOMEM after recording the failure. */
+int sl__agg_table_use_partials(sl_task_t *t, const struct agg_plan *p, struct agg_table *tb);
 /* Empties a table and sizes it for cap groups (at most its cap_alloc). */
 void sl__agg_table_reset(struct agg_table *tb, int64_t cap);
 /* Empties a table. */
@@ -272,6 +292,9 @@ void sl__agg_table_clear(struct agg_table *tb);
  * the task. */
 int sl__agg_table_sink(sl_task_t *t, const struct agg_plan *p, struct agg_table *tb,
                        const sl_batch_t *b, struct agg_chunk **parts, int64_t *flushed);
+/* Adds the int64 partial sums into the exact sums (val) and zeroes them. The sink does
+ * so before it returns and before each flush, so readers see exact sums. */
+void sl__agg_table_fold(const struct agg_plan *p, struct agg_table *tb);
 /* Appends every group of tb as a record to the partition lists and clears tb. */
 int sl__agg_table_flush(sl_task_t *t, const struct agg_plan *p, struct agg_table *tb,
                         struct agg_chunk **parts);

@@ -61,6 +61,21 @@ int sl__agg_table_init(sl_task_t *t, const struct agg_plan *p, struct agg_table 
     return SL_OK;
 }
 
+int sl__agg_table_use_partials(sl_task_t *t, const struct agg_plan *p, struct agg_table *tb)
+{
+    for (int a = 0; a < p->n_aggs; a++) {
+        bool sum = p->aggs[a].fn == AGG_SUM || p->aggs[a].fn == AGG_AVG;
+        if (!sum || !p->aggs[a].is_int)
+            continue;
+        /* Zeroed as groups are added (add_group). */
+        tb->part[a] = sl__agg_alloc(t, (size_t)tb->cap_alloc * 8);
+        if (!tb->part[a])
+            return SL_ENOMEM;
+        tb->room[a] = INT64_MAX;
+    }
+    return SL_OK;
+}
+
 void sl__agg_table_reset(struct agg_table *tb, int64_t cap)
 {
     uint64_t slots = 32;
@@ -78,6 +93,7 @@ void sl__agg_table_clear(struct agg_table *tb)
     memset(tb->slots, 0, (tb->mask + 1) * 8);
     tb->n = 0;
     tb->rows = 0;
+    tb->null_keys = false;
 }
 
 /* A new group: keys and zeroed states; returns its id. */
@@ -87,12 +103,15 @@ static inline int64_t add_group(const struct agg_plan *p, struct agg_table *tb, 
     int64_t g = tb->n++;
     tb->hashes[g] = h;
     tb->nulls[g] = nm;
+    tb->null_keys |= nm != 0;
     for (int j = 0; j < p->n_keys; j++)
         tb->keys[g * p->n_keys + j] = kv[j * stride];
     for (int a = 0; a < p->n_aggs; a++) {
         tb->cnt[a][g] = 0;
         if (tb->val[a])
             memset(&tb->val[a][g], 0, sizeof(union agg_val));
+        if (tb->part[a])
+            tb->part[a][g] = 0;
     }
     return g;
 }
@@ -125,7 +144,8 @@ static inline int64_t find_group(const struct agg_plan *p, struct agg_table *tb,
     }
 }
 
-/* find_group for one key column: the common case, without the key loop. */
+/* find_group for one key column: the common case, without the key loop, and without
+ * reading the group's null mask while the table holds no null key. */
 static inline int64_t find_group1(const struct agg_plan *p, struct agg_table *tb, uint64_t h,
                                   uint64_t nm, int64_t k)
 {
@@ -139,10 +159,44 @@ static inline int64_t find_group1(const struct agg_plan *p, struct agg_table *tb
         }
         if ((s >> 32) == tag) {
             int64_t g = (int64_t)(s & 0xffffffffu) - 1;
-            if (tb->keys[g] == k && tb->nulls[g] == nm)
+            if (tb->keys[g] == k && (tb->null_keys ? tb->nulls[g] == nm : nm == 0))
                 return g;
         }
         pos = (pos + 1) & tb->mask;
+    }
+}
+
+/* find_group1 for a row without a null key whose first slot does not hold its group: out
+ * of line, so that the loop of ids_one_key keeps its values in registers. */
+static __attribute__((noinline)) int64_t find_group1_miss(const struct agg_plan *p,
+                                                         struct agg_table *tb, uint64_t h,
+                                                         int64_t k)
+{
+    return find_group1(p, tb, h, 0, k);
+}
+
+/* Group ids of rows [off, off + n) of one key column without nulls (int32 when w4, else
+ * int64): hash, first slot and id in one pass, with no key, hash or null-mask arrays in
+ * between (hashing all rows first and prefetching slots measured slower). A row whose
+ * first slot holds its group (almost every row once the groups are known) makes no call.
+ * Called with w4 constant, so each width gets its own loop. */
+static inline void ids_one_key(const struct agg_plan *p, struct agg_table *tb, const void *kd,
+                               bool w4, int64_t off, int64_t n, int64_t *gid)
+{
+    /* A miss adds groups but never moves these arrays, changes the mask or (no null key
+     * here) sets null_keys. */
+    const uint64_t *slots = tb->slots, *nulls = tb->nulls;
+    const int64_t *keys = tb->keys;
+    uint64_t mask = tb->mask;
+    bool null_keys = tb->null_keys;
+    for (int64_t i = 0; i < n; i++) {
+        int64_t k = w4 ? ((const int32_t *)kd)[off + i] : ((const int64_t *)kd)[off + i];
+        uint64_t h = mix64(0x9E3779B97F4A7C15ull ^ (uint64_t)k);
+        uint64_t s = slots[h & mask];
+        int64_t g = (int64_t)(s & 0xffffffffu) - 1;
+        if (s == 0 || (s >> 32) != (h >> 32) || keys[g] != k || (null_keys && nulls[g]))
+            g = find_group1_miss(p, tb, h, k);
+        gid[i] = g;
     }
 }
 
@@ -185,6 +239,48 @@ static int load_col(const sl_batch_t *b, int c, int64_t off, int64_t n, int64_t 
     return any;
 }
 
+void sl__agg_table_fold(const struct agg_plan *p, struct agg_table *tb)
+{
+    for (int a = 0; a < p->n_aggs; a++) {
+        if (!tb->part[a] || tb->room[a] == INT64_MAX)
+            continue;
+        for (int64_t g = 0; g < tb->n; g++) {
+            tb->val[a][g].s += tb->part[a][g];
+            tb->part[a][g] = 0;
+        }
+        tb->room[a] = INT64_MAX;
+    }
+}
+
+/* Integer sums of n rows without nulls: into the int64 partial sums while the rows'
+ * magnitudes fit the room left (so no partial sum can overflow, whatever the groups),
+ * else (after a fold, if that does not make room) into the exact 128-bit sums. The
+ * bound is OR over x ^ (x >> 63) (>= |x| - 1, < 2 max |x|), plus one: one vectorized
+ * pass, no 128-bit add per row. */
+static void sum_int_rows(struct agg_table *tb, const struct agg_plan *p, int a, const int64_t *gid,
+                         int64_t n, const int64_t *xi)
+{
+    int64_t *cnt = tb->cnt[a], *part = tb->part[a];
+    uint64_t m = 0;
+    for (int64_t i = 0; i < n; i++)
+        m |= (uint64_t)(xi[i] ^ (xi[i] >> 63));
+    if (n > 0 && m + 1 > tb->room[a] / (uint64_t)n)
+        sl__agg_table_fold(p, tb);
+    if (n > 0 && m + 1 <= tb->room[a] / (uint64_t)n) {
+        tb->room[a] -= (m + 1) * (uint64_t)n;
+        for (int64_t i = 0; i < n; i++) {
+            part[gid[i]] += xi[i];
+            cnt[gid[i]]++;
+        }
+        return;
+    }
+    union agg_val *val = tb->val[a];
+    for (int64_t i = 0; i < n; i++) {
+        val[gid[i]].s += xi[i];
+        cnt[gid[i]]++;
+    }
+}
+
 /* One aggregate over AGG_VEC rows with group ids gid: a flat loop per case on purpose. */
 static void update_agg(const struct agg_spec *s, int64_t *cnt, union agg_val *val,
                        const int64_t *gid, int64_t n, const int64_t *xi, const double *xf,
@@ -200,14 +296,8 @@ static void update_agg(const struct agg_spec *s, int64_t *cnt, union agg_val *va
             cnt[gid[i]] += valid[i];
         return;
     }
+    /* On a sink's table (partial sums) integer sums without nulls take sum_int_rows. */
     bool sum = s->fn == AGG_SUM || s->fn == AGG_AVG;
-    if (sum && s->is_int && !has_null) {
-        for (int64_t i = 0; i < n; i++) {
-            val[gid[i]].s += xi[i];
-            cnt[gid[i]]++;
-        }
-        return;
-    }
     if (sum && !s->is_int && !has_null) {
         for (int64_t i = 0; i < n; i++) {
             val[gid[i]].f += xf[i];
@@ -264,30 +354,16 @@ int sl__agg_table_sink(sl_task_t *t, const struct agg_plan *p, struct agg_table 
         /* Keys and hashes. A null key is stored as 0 with its bit in the null mask. One
          * key without nulls (the common case) takes one fused pass with the same hash. */
         const struct sl__col *kc = nk == 1 ? &b->cols[p->key_cols[0]] : NULL;
-        if (kc && (!kc->validity || kc->null_count == 0)) {
-            const void *kd = sl__col_values(b, p->key_cols[0]);
-            if (sl_type_width(kc->type) == 4) {
-                for (int64_t i = 0; i < n; i++) {
-                    int64_t k = ((const int32_t *)kd)[off + i];
-                    kv[0][i] = k;
-                    nm[i] = 0;
-                    h[i] = mix64(0x9E3779B97F4A7C15ull ^ (uint64_t)k);
-                }
-            } else {
-                for (int64_t i = 0; i < n; i++) {
-                    int64_t k = ((const int64_t *)kd)[off + i];
-                    kv[0][i] = k;
-                    nm[i] = 0;
-                    h[i] = mix64(0x9E3779B97F4A7C15ull ^ (uint64_t)k);
-                }
-            }
-        } else {
-            for (int64_t i = 0; i < n; i++) {
-                nm[i] = 0;
-                h[i] = 0x9E3779B97F4A7C15ull;
-            }
+        bool one_key = kc && (!kc->validity || kc->null_count == 0);
+        if (one_key && sl_type_width(kc->type) == 4)
+            ids_one_key(p, tb, sl__col_values(b, p->key_cols[0]), true, off, n, gid);
+        else if (one_key)
+            ids_one_key(p, tb, sl__col_values(b, p->key_cols[0]), false, off, n, gid);
+        for (int64_t i = 0; i < n && !one_key; i++) {
+            nm[i] = 0;
+            h[i] = 0x9E3779B97F4A7C15ull;
         }
-        for (int j = 0; j < nk && !(kc && (!kc->validity || kc->null_count == 0)); j++) {
+        for (int j = 0; j < nk && !one_key; j++) {
             const int64_t *kp = NULL;
             const double *unused;
             int any = load_col(b, p->key_cols[j], off, n, kv[j], NULL, &kp, &unused, valid);
@@ -304,11 +380,10 @@ int sl__agg_table_sink(sl_task_t *t, const struct agg_plan *p, struct agg_table 
             for (int64_t i = 0; i < n; i++)
                 h[i] = mix64(h[i] ^ ((uint64_t)kv[j][i] + (uint64_t)j * 0x632BE59BD9B4E019ull));
         }
-        if (!(kc && (!kc->validity || kc->null_count == 0)))
-            for (int64_t i = 0; i < n; i++)
-                h[i] = nm[i] ? mix64(h[i] ^ nm[i]) : h[i];
+        for (int64_t i = 0; i < n && !one_key; i++)
+            h[i] = nm[i] ? mix64(h[i] ^ nm[i]) : h[i];
         /* Group ids. Prefetching the slot helps once the table outgrows L1. */
-        for (int64_t i = 0; i < n; i++) {
+        for (int64_t i = 0; i < n && !one_key; i++) {
             if (i + 8 < n)
                 __builtin_prefetch(&tb->slots[h[i + 8] & tb->mask]);
             gid[i] = nk == 1 ? find_group1(p, tb, h[i], nm[i], kv[0][i])
@@ -322,49 +397,88 @@ int sl__agg_table_sink(sl_task_t *t, const struct agg_plan *p, struct agg_table 
             const double *pf = xf;
             if (s->col >= 0)
                 has_null = load_col(b, s->col, off, n, xi, xf, &pi, &pf, valid);
-            update_agg(s, tb->cnt[a], tb->val[a], gid, n, pi, pf, valid, has_null);
+            if (tb->part[a] && !has_null)
+                sum_int_rows(tb, p, a, gid, n, pi);
+            else
+                update_agg(s, tb->cnt[a], tb->val[a], gid, n, pi, pf, valid, has_null);
         }
     }
+    /* Readers of the table (flush, merge, output) see exact sums. */
+    sl__agg_table_fold(p, tb);
     return SL_OK;
 }
 
-/* Record layout: hash, null mask, keys, then per aggregate count and value. */
+/* Record layout: hash, null mask, keys, then per aggregate its count and the first
+ * sl__agg_rec_val_bytes of its value (the union's members all start at its first byte),
+ * so that a count takes 8 bytes and a sum of int64 24. */
 static void write_record(const struct agg_plan *p, const struct agg_table *tb, int64_t g, char *r)
 {
     memcpy(r, &tb->hashes[g], 8);
     memcpy(r + 8, &tb->nulls[g], 8);
-    memcpy(r + 16, tb->keys + g * p->n_keys, (size_t)p->n_keys * 8);
+    /* Copies of constant sizes only: the compiler inlines them (a variable size is a
+     * call to memcpy a field). */
+    for (int j = 0; j < p->n_keys; j++)
+        memcpy(r + 16 + 8 * j, &tb->keys[g * p->n_keys + j], 8);
     char *q = r + 16 + (size_t)p->n_keys * 8;
-    for (int a = 0; a < p->n_aggs; a++, q += 24) {
+    for (int a = 0; a < p->n_aggs; a++) {
+        size_t vb = sl__agg_rec_val_bytes(&p->aggs[a]);
         memcpy(q, &tb->cnt[a][g], 8);
-        if (tb->val[a])
+        if (vb == 16)
             memcpy(q + 8, &tb->val[a][g], 16);
+        else if (vb == 8)
+            memcpy(q + 8, &tb->val[a][g], 8);
+        q += 8 + vb;
     }
+}
+
+/* Makes room for k more records in partition q's newest chunk: a new chunk when it has
+ * less. Chunks grow from 16 records to 64 KiB (or k records), so that many partitions
+ * with few groups each cost little memory. */
+static int chunk_room(sl_task_t *t, struct agg_chunk **parts, int q, int64_t k, size_t rb)
+{
+    struct agg_chunk *c = parts[q];
+    if (c && c->cap - c->n >= k)
+        return SL_OK;
+    int64_t cap = c ? c->cap * 2 : 16;
+    if ((size_t)cap * rb > 65536)
+        cap = c ? c->cap : cap;
+    if (cap < k)
+        cap = k;
+    struct agg_chunk *nc = sl_task_alloc(t, sizeof *nc + (size_t)cap * rb);
+    if (!nc)
+        return SL_ENOMEM;
+    nc->next = c;
+    nc->n = 0;
+    nc->cap = cap;
+    nc->data = (char *)(nc + 1);
+    parts[q] = nc;
+    return SL_OK;
 }
 
 int sl__agg_table_flush(sl_task_t *t, const struct agg_plan *p, struct agg_table *tb,
                         struct agg_chunk **parts)
 {
     size_t rb = p->rec_bytes;
+    sl__agg_table_fold(p, tb);
+    /* The records of each partition are counted, given room in one chunk, then written
+     * through cursors kept here: writing a record reads no chunk header (a header a
+     * partition, on as many pages, missed the cache and the TLB on every record). */
+    uint32_t k[AGG_PARTS] = {0};
+    char *cur[AGG_PARTS];
+    for (int64_t g = 0; g < tb->n; g++)
+        k[tb->hashes[g] >> (64 - AGG_PART_BITS)]++;
+    for (int q = 0; q < AGG_PARTS; q++) {
+        if (!k[q])
+            continue;
+        if (chunk_room(t, parts, q, k[q], rb) < 0)
+            return SL_ENOMEM;
+        cur[q] = parts[q]->data + (size_t)parts[q]->n * rb;
+        parts[q]->n += k[q];
+    }
     for (int64_t g = 0; g < tb->n; g++) {
-        int part = (int)(tb->hashes[g] >> (64 - AGG_PART_BITS));
-        struct agg_chunk *c = parts[part];
-        if (!c || c->n == c->cap) {
-            /* Chunks grow from 16 records to 64 KiB, so that many partitions with few
-             * groups each cost little memory. */
-            int64_t cap = c ? c->cap * 2 : 16;
-            if ((size_t)cap * rb > 65536)
-                cap = c ? c->cap : cap;
-            struct agg_chunk *nc = sl_task_alloc(t, sizeof *nc + (size_t)cap * rb);
-            if (!nc)
-                return SL_ENOMEM;
-            nc->next = c;
-            nc->n = 0;
-            nc->cap = cap;
-            nc->data = (char *)(nc + 1);
-            parts[part] = c = nc;
-        }
-        write_record(p, tb, g, c->data + (size_t)c->n++ * rb);
+        int q = (int)(tb->hashes[g] >> (64 - AGG_PART_BITS));
+        write_record(p, tb, g, cur[q]);
+        cur[q] += rb;
     }
     sl__agg_table_clear(tb);
     return SL_OK;
@@ -423,15 +537,21 @@ void sl__agg_table_merge_chunks(const struct agg_plan *p, struct agg_table *dst,
             uint64_t h, nm;
             memcpy(&h, rec, 8);
             memcpy(&nm, rec + 8, 8);
-            memcpy(keys, rec + 16, (size_t)p->n_keys * 8);
+            for (int j = 0; j < p->n_keys; j++)
+                memcpy(&keys[j], rec + 16 + 8 * j, 8);
             int64_t d = find_group(p, dst, h, nm, keys, 1);
             const char *q = rec + 16 + (size_t)p->n_keys * 8;
-            for (int a = 0; a < p->n_aggs; a++, q += 24) {
+            for (int a = 0; a < p->n_aggs; a++) {
+                size_t vb = sl__agg_rec_val_bytes(&p->aggs[a]);
                 int64_t cnt;
-                union agg_val v;
+                union agg_val v = {0};
                 memcpy(&cnt, q, 8);
-                memcpy(&v, q + 8, 16);
+                if (vb == 16)
+                    memcpy(&v, q + 8, 16);
+                else if (vb == 8)
+                    memcpy(&v, q + 8, 8);
                 merge_state(&p->aggs[a], dst, a, d, cnt, &v);
+                q += 8 + vb;
             }
         }
     }

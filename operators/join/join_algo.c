@@ -16,6 +16,7 @@
  */
 #include <string.h>
 
+#include "common/op_common.h"
 #include "join_int.h"
 
 #define TMPL_FN static __attribute__((unused))
@@ -66,8 +67,14 @@ static inline void join_stream_line(void *dst, const void *src)
 #define EMPTY8 0x9E3779B9ull
 #define EMPTY16 0x9E3779B97F4A7C15ull
 
-/* Bytes of a build partition plus its table that should stay in one core's L2. */
-#define JOIN_PART_BYTES (1 << 20)
+/* Bytes of a build partition plus its table: half of one core's L2 (1 MiB on a 2 MiB L2,
+ * 256 KiB on a 512 KiB one, where 1 MiB partitions made the probe wait on L3 for most
+ * build tuples), so that the probe's stream and output share the rest. */
+static int64_t join_part_bytes(void)
+{
+    int64_t b = sl__cpu_cache_bytes(2) / 2;
+    return b < (128 << 10) ? 128 << 10 : b;
+}
 
 static size_t tup_bytes(const struct join_state *st)
 {
@@ -246,15 +253,14 @@ static const struct sl_phase part_hist_phase = {part_hist_impl, 1, NULL};
 static const struct sl_impl part_prefix_impl[] = {{.device = SL_DEVICE_CPU, .run = part_prefix}};
 static const struct sl_phase part_prefix_phase = {part_prefix_impl, 1, NULL};
 
-/* Radix bits: build bytes per partition (tuples + chained table) at most
- * JOIN_PART_BYTES, i.e. bits = ceil(log2(ceil(build rows * (tuple + 8) / JOIN_PART_BYTES))),
- * between 1 and 12 (4096 partitions keep the write-combining buffers in L2); one pass. */
+/* Radix bits: build bytes per partition (tuples + chained table) at most P =
+ * join_part_bytes(), i.e. bits = ceil(log2(ceil(build rows * (tuple + 8) / P))), between
+ * 1 and 12 (4096 partitions keep the write-combining buffers in L2); one pass. */
 int join_part_start(sl_task_t *t)
 {
     struct join_state *st = sl_task_gstate(t);
-    int64_t nb = st->side[st->build].n_rows;
-    int bits = join_log2_ceil((nb * (int64_t)(tup_bytes(st) + 8) + JOIN_PART_BYTES - 1) /
-                              JOIN_PART_BYTES);
+    int64_t nb = st->side[st->build].n_rows, pb = join_part_bytes();
+    int bits = join_log2_ceil((nb * (int64_t)(tup_bytes(st) + 8) + pb - 1) / pb);
     st->bits = bits < 1 ? 1 : bits > 12 ? 12 : bits;
     st->fanout = (int64_t)1 << st->bits;
     int64_t maxn = st->side[0].n_rows > st->side[1].n_rows ? st->side[0].n_rows

@@ -10,12 +10,13 @@
  *   output=centroids  centroids | assignments
  *
  * Each iteration is a pipeline breaker: the points are kept (the input batches, by
- * reference) and every iteration spawns one task per group of batches; a task assigns
- * each point to its nearest centroid (kmeans_dist.c) and adds the point to its own
- * per-centroid float64 feature sums and counts; the continuation adds the task sums in
- * task order (so results do not depend on the number of threads), divides, and starts
- * the next iteration unless the relative centroid shift sqrt(sum ||c' - c||^2) /
- * sqrt(sum ||c||^2) is at most tol (tol = 0: exactly max_iter iterations).
+ * reference) and every iteration spawns one task per equal range of rows (at most
+ * KM_MAX_TASKS, whatever the batch sizes); a task assigns each point to its nearest
+ * centroid (kmeans_dist.c) and adds the point to its own per-centroid float64 feature
+ * sums and counts; the continuation adds the task sums in task order (so results do not
+ * depend on the number of threads), divides, and starts the next iteration unless the
+ * relative centroid shift sqrt(sum ||c' - c||^2) / sqrt(sum ||c||^2) is at most tol
+ * (tol = 0: exactly max_iter iterations).
  * A cluster that gets no point keeps its previous centroid.
  *
  * output=centroids: k rows: the feature columns (float64, same names), "cluster"
@@ -357,8 +358,8 @@ static double point_value(const struct km_plan *p, const sl_batch_t *b, int col,
     return p->type == SL_TYPE_FLOAT32 ? ((const float *)v)[i] : ((const double *)v)[i];
 }
 
-/* Row r of the input as doubles. */
-static void get_point(const struct km_plan *p, const struct km_global *g, int64_t r, double *x)
+/* The last kept batch that starts at or before row r (g->start ascends). */
+static int64_t batch_of(const struct km_global *g, int64_t r)
 {
     int64_t lo = 0, hi = g->in[0].n - 1;
     while (lo < hi) {
@@ -368,6 +369,13 @@ static void get_point(const struct km_plan *p, const struct km_global *g, int64_
         else
             hi = mid - 1;
     }
+    return lo;
+}
+
+/* Row r of the input as doubles. */
+static void get_point(const struct km_plan *p, const struct km_global *g, int64_t r, double *x)
+{
+    int64_t lo = batch_of(g, r);
     const sl_batch_t *b = g->in[0].v[lo].batch;
     for (int j = 0; j < p->d; j++)
         x[j] = point_value(p, b, p->cols[j], r - g->start[lo]);
@@ -479,32 +487,37 @@ static void prepare_kernel(const struct km_plan *p, struct km_global *g)
     }
 }
 
-/* Spawned: assigns the points of batches [lo, hi) of task i and sums them. */
+/* Spawned: assigns rows [n i / T, n (i + 1) / T) of the input (T tasks: equal shares
+ * whatever the batch sizes, so that the workers finish together) and sums them. */
 static int km_assign_task(sl_task_t *t)
 {
     const struct km_plan *p = sl_op_data(sl_task_op(t));
     struct km_global *g = sl_task_gstate(t);
     int64_t i = sl_task_index(t), nb = g->in[0].n;
-    int64_t lo = nb * i / g->n_tasks, hi = nb * (i + 1) / g->n_tasks;
+    int64_t r_lo = g->n * i / g->n_tasks, r_hi = g->n * (i + 1) / g->n_tasks;
     struct km_acc *a = &g->acc[i];
     int d = p->d;
+    size_t w = p->type == SL_TYPE_FLOAT32 ? 4 : 8;
     memset(a->sums, 0, (size_t)p->k * (size_t)d * sizeof(double));
     memset(a->cnt, 0, (size_t)p->k * sizeof(int64_t));
     a->inertia = 0;
-    for (int64_t bi = lo; bi < hi; bi++) {
+    for (int64_t bi = batch_of(g, r_lo); r_lo < r_hi && bi < nb && g->start[bi] < r_hi; bi++) {
         const sl_batch_t *b = g->in[0].v[bi].batch;
-        int64_t n = b->n_rows, r0 = g->start[bi];
+        /* This task's rows of the batch: [lo, lo + n) of it, rows r0.. of the input. */
+        int64_t lo = r_lo > g->start[bi] ? r_lo - g->start[bi] : 0;
+        int64_t end = r_hi < g->start[bi + 1] ? r_hi - g->start[bi] : b->n_rows;
+        int64_t n = end - lo, r0 = g->start[bi] + lo;
+        if (n <= 0)
+            continue;
         int32_t *lab = g->labels + r0;
         const void *cols[KM_MAX_DIMS];
         for (int j = 0; j < d; j++)
-            cols[j] = sl__col_values(b, p->cols[j]);
+            cols[j] = (const char *)sl__col_values(b, p->cols[j]) + (size_t)lo * w;
         double inertia = 0;
         if (p->type == SL_TYPE_FLOAT32) {
             float *dist = (float *)g->dist + r0;
-            sl__km_assign_f32((const float *const *)cols, n, d, g->ct, g->hn, p->kp, lab, dist);
-            sl__km_accumulate_f32((const float *const *)cols, n, d, lab, a->sums, a->cnt);
-            for (int64_t r = 0; r < n; r++)
-                inertia += dist[r];
+            inertia = sl__km_assign_sum_f32((const float *const *)cols, n, d, g->ct, g->hn,
+                                            p->kp, lab, dist, a->sums, a->cnt);
         } else {
             double *dist = (double *)g->dist + r0;
             sl__km_assign_f64((const double *const *)cols, n, d, g->ct, g->hn, p->kp, lab, dist);
@@ -604,7 +617,6 @@ static int km_setup(sl_task_t *t, const struct km_plan *p, struct km_global *g)
         rc = sl__km_order(t, p, g);
     if (rc < 0)
         return rc;
-    int64_t nb = g->in[0].n;
     size_t w = p->type == SL_TYPE_FLOAT32 ? 4 : 8;
     g->labels = sl_task_alloc(t, (size_t)g->n * 4 + 64);
     g->dist = sl_task_alloc(t, (size_t)g->n * w + 64);
@@ -614,7 +626,9 @@ static int km_setup(sl_task_t *t, const struct km_plan *p, struct km_global *g)
     g->size = sl_task_alloc(t, (size_t)p->k * sizeof(int64_t));
     if (!g->labels || !g->dist || !g->c || !g->ct || !g->hn || !g->size)
         return SL_ENOMEM;
-    g->n_tasks = (int)(nb < KM_MAX_TASKS ? nb : KM_MAX_TASKS);
+    /* Row ranges of at least KM_TASK_MIN_ROWS, at most KM_MAX_TASKS of them (n >= k >= 1). */
+    int64_t tasks = (g->n + KM_TASK_MIN_ROWS - 1) / KM_TASK_MIN_ROWS;
+    g->n_tasks = (int)(tasks < KM_MAX_TASKS ? tasks : KM_MAX_TASKS);
     for (int i = 0; i < g->n_tasks; i++) {
         g->acc[i].sums = sl_task_alloc(t, (size_t)p->k * p->d * sizeof(double));
         g->acc[i].cnt = sl_task_alloc(t, (size_t)p->k * sizeof(int64_t));

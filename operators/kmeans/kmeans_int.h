@@ -8,6 +8,8 @@
 
 #define KM_MAX_DIMS 256
 #define KM_MAX_TASKS 64
+/* Fewest rows an assignment task takes (more tasks than that would be mostly overhead). */
+#define KM_TASK_MIN_ROWS 1024
 
 enum km_init { KM_PLUSPLUS, KM_RANDOM, KM_GIVEN };
 
@@ -119,23 +121,26 @@ int sl__km_sink_cuda(sl_task_t *t);
 int sl__km_finalize_cuda(sl_task_t *t);
 int sl__km_gpu_can_run(const sl_task_t *t);
 
+/* Points per block of the AVX2 assignment kernel (3 vectors of 8). */
+#define KM_BLOCK 24
+
 /* Assigns rows [0, n) of a batch whose d feature columns are cols[j] (float32) to the
- * nearest of k centroids. ct holds the centroids row-major as float32 (kp rows of d,
- * kp = k rounded up to 4, padding rows zero) and hn[c] = ||c||^2 / 2 (+inf for padding).
- * Writes labels[i] and dist[i] = ||x - c||^2 (computed as ||x||^2 - 2 (x.c - hn[c]),
- * float32 accumulation). Ties go to the lowest centroid index. Uses AVX2+FMA when the
- * CPU has them (checked at run time), else portable code. */
-void sl__km_assign_f32(const float *const *cols, int64_t n, int d, const float *ct,
-                       const float *hn, int kp, int32_t *labels, float *dist);
-/* The same for float64 columns and centroids (portable code, float64 throughout). */
+ * nearest of k centroids and sums them. ct holds the centroids row-major as float32 (kp
+ * rows of d, kp = k rounded up to 4, padding rows zero) and hn[c] = ||c||^2 / 2 (+inf
+ * for padding). Writes labels[i] and dist[i] = ||x - c||^2 (computed as ||x||^2 -
+ * 2 (x.c - hn[c]), float32 accumulation; ties go to the lowest centroid index), adds
+ * point i to sums[labels[i] * d + j] (float64, in row order, so results are the same on
+ * every path) and counts it in cnt[labels[i]]. Returns the sum of dist[0..n) (float64,
+ * in row order). With AVX2+FMA (checked at run time) the points go in blocks of
+ * KM_BLOCK, each summed right after its assignment while it is in L1; else portable
+ * code. */
+double sl__km_assign_sum_f32(const float *const *cols, int64_t n, int d, const float *ct,
+                             const float *hn, int kp, int32_t *labels, float *dist,
+                             double *sums, int64_t *cnt);
+/* Assigns as above for float64 columns and centroids (portable code, float64
+ * throughout); no sums. */
 void sl__km_assign_f64(const double *const *cols, int64_t n, int d, const double *ct,
                        const double *hn, int kp, int32_t *labels, double *dist);
-/* Adds point i (features cols[j][i]) to sums[labels[i] * d + j] (float64) and counts
- * it in cnt[labels[i]], for i in [0, n), in row order (so results are the same on every
- * path). AVX2 path: 8 points x 8 features transposed in registers, then 4-wide float64
- * adds of each point's features. */
-void sl__km_accumulate_f32(const float *const *cols, int64_t n, int d, const int32_t *labels,
-                           double *sums, int64_t *cnt);
 /* 1 if the AVX2+FMA kernel is used. */
 int sl__km_have_avx2(void);
 

@@ -33,6 +33,21 @@ void sl_test_trap_crashes(void);
     }                                                                   \
     static void sl_test_##name(void **state)
 
+/* A step of xorshift64 on *s (nonzero): a case's own reproducible pseudo-random numbers. */
+static inline uint64_t sl_test_rand(uint64_t *s)
+{
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    return *s;
+}
+
+/* A uniform double in [0, 1) from sl_test_rand. */
+static inline double sl_test_unit(uint64_t *s)
+{
+    return (double)(sl_test_rand(s) >> 11) * 0x1.0p-53;
+}
+
 #define SL_SKIP(why)                 \
     do {                             \
         sl_test_mark_skipped(why);   \
