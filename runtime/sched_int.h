@@ -28,9 +28,13 @@ typedef void (*sl__node_fn)(struct sl__node *n, struct sl__worker *w);
 enum sl__node_flags {
     SL__NODE_CPU = 1u << 0, /* may run on a CPU worker */
     SL__NODE_GPU = 1u << 1, /* may run on a GPU worker */
-    SL__NODE_REUSE = 1u << 2 /* nobody keeps a pointer to it after it completes: its memory
-                                goes to the graph's next sl__node_new (bounded memory for
-                                the morsel tasks made as a query advances) */
+    SL__NODE_REUSE = 1u << 2, /* nobody keeps a pointer to it after it completes: its memory
+                                 goes to the graph's next sl__node_new (bounded memory for
+                                 the morsel tasks made as a query advances) */
+    SL__NODE_FOLLOW = 1u << 3 /* a CPU node that, made ready by the GPU worker of an engine
+                                 with one GPU, runs on that worker's thread: a pipeline's
+                                 start or a sink's finalize after GPU tasks, where a hop to
+                                 a sleeping CPU worker costs more than the node (issue 19) */
 };
 
 #define SL__NODE_INLINE_SUCC 2
