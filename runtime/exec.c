@@ -569,11 +569,18 @@ int sl__query_build_graph(struct sl_query *q)
                 return sl__query_fail(q, "", SL_ENOMEM, "out of memory building the task graph");
         }
     }
+    /* Every pipeline forced onto the one GPU: the starts go to its worker from the outset,
+     * which spawns its tasks there (a CPU worker would first have to wake it). */
+    int start_dev = q->opts.placement == SL_PLACE_GPU && q->eng->n_gpus == 1 &&
+                            !q->opts.debug_gpu_handoffs
+                        ? q->eng->gpu_ordinals[0]
+                        : -1;
     for (int k = 0; k < q->n_pipes; k++) {
         struct sl__pipeline *p = &q->pipes[k];
         p->start = sl__node_new(g, run_pipeline_start, p, follow);
         if (!p->start)
             return sl__query_fail(q, "", SL_ENOMEM, "out of memory building the task graph");
+        p->start->device = start_dev;
     }
     for (int k = 0; k < q->n_pipes; k++) {
         struct sl__pipeline *p = &q->pipes[k];
