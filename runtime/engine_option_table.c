@@ -123,8 +123,9 @@ const struct sl__option sl__options[] = {
       "straight into place.", NULL, 0, 1}, FIELD(debug_mgpu_packets, INT)},
     {{"debug_gpu_handoffs", SL_ENGINE_OPT_BOOL, DBG, "false",
       "Hands the pipeline starts and sink finalizes that GPU tasks make ready to the CPU "
-      "workers, as before they ran on the GPU worker's thread (A/B runs of the engine's "
-      "time between GPU pipelines).", NULL, 0, 1}, FIELD(debug_gpu_handoffs, INT)},
+      "workers, and has the thread waiting for a query on a GPU sleep at once, as before "
+      "both were cut (A/B runs of the engine's time between GPU pipelines).", NULL, 0, 1},
+     FIELD(debug_gpu_handoffs, INT)},
 };
 
 const int sl__n_options = (int)(sizeof sl__options / sizeof sl__options[0]);

@@ -458,6 +458,25 @@ bool sl__graph_wait_ms(struct sl__graph *g, int ms)
     return done;
 }
 
+bool sl__graph_spin_us(struct sl__graph *g, int us)
+{
+    struct timespec t0, t;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (;;) {
+        /* `finished` is read under the mutex: its setter may still hold it, and g may go
+         * as soon as a waiter has seen it (graph_node_done). */
+        pthread_mutex_lock(&g->mu);
+        bool done = g->finished;
+        pthread_mutex_unlock(&g->mu);
+        if (done)
+            return true;
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        if ((t.tv_sec - t0.tv_sec) * 1000000L + (t.tv_nsec - t0.tv_nsec) / 1000 >= us)
+            return false;
+        sched_yield();
+    }
+}
+
 void sl__graph_skip(struct sl__graph *g)
 {
     atomic_store(&g->skip, 1);

@@ -138,6 +138,10 @@ void sl__node_adopt(struct sl__node *parent, struct sl__node *child);
 void sl__graph_wait(struct sl__graph *g);
 /* Waits at most `ms` milliseconds; true if the graph has finished. */
 bool sl__graph_wait_ms(struct sl__graph *g, int ms);
+/* Polls for at most `us` microseconds, yielding the core between looks; true if the
+ * graph has finished. A waiter that expects a short graph saves the wake-up of a
+ * sleeping thread (tens of microseconds) this way. */
+bool sl__graph_spin_us(struct sl__graph *g, int us);
 /* Stops running node functions of this graph; queued nodes complete without running. */
 void sl__graph_skip(struct sl__graph *g);
 
