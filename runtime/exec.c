@@ -436,7 +436,9 @@ static void run_finalize_cpu(struct sl__node *n, struct sl__worker *w)
         .q = n->graph->on_finish_user, .os = os, .stage = -1, .gnode = n, .worker = w,
         .kind = SL_DEVICE_CPU, .count = 1,
     };
+    int64_t t0 = sl__now_ns();
     sl__task_run_phase(&t, os->op->def->finalize);
+    sl__trace_span(t.q, w, os->op->def->name, t0, 0);
 }
 
 /* Runs fn(n's opstate) as a child of finalize node n on the CPU workers: n completes
@@ -465,11 +467,15 @@ static bool finalize_stays(struct sl_query *q, struct sl__opstate *os, struct sl
     return true;
 }
 
-/* The runtime's collectors finalize in microseconds (a sort of batch references): no
- * reason to leave the GPU worker for that. */
-static bool finalize_light(const struct sl_op_def *d)
+/* A CPU finalize that takes microseconds: the runtime's collectors (a sort of batch
+ * references) and any sink of at most FINALIZE_LIGHT_ROWS input rows (a top-k's or a
+ * one-row sort's). No reason to leave the GPU worker for that. */
+#define FINALIZE_LIGHT_ROWS 1024
+static bool finalize_light(const struct sl__opstate *os)
 {
-    return d == &sl__collect_def || d == &sl__collect_device_def || d == &sl__share_def;
+    const struct sl_op_def *d = os->op->def;
+    return d == &sl__collect_def || d == &sl__collect_device_def || d == &sl__share_def ||
+           atomic_load(&os->rows_in) <= FINALIZE_LIGHT_ROWS;
 }
 
 static void run_finalize(struct sl__node *n, struct sl__worker *w)
@@ -545,7 +551,7 @@ static void run_finalize(struct sl__node *n, struct sl__worker *w)
             int rc = sl__gpu_run_sync(gw->gpu_ctx, &t, fim);
             if (rc < 0 && !atomic_load(&q->failed))
                 sl__query_fail(q, d->name, rc, "%s: finalize failed", d->name);
-        } else if (on_gpu_worker && !finalize_light(d)) {
+        } else if (on_gpu_worker && !finalize_light(os)) {
             finalize_to_cpu(n, run_finalize_cpu);
         } else {
             sl__task_run_phase(&t, d->finalize);
