@@ -467,15 +467,14 @@ static bool finalize_stays(struct sl_query *q, struct sl__opstate *os, struct sl
     return true;
 }
 
-/* A CPU finalize that takes microseconds: the runtime's collectors (a sort of batch
- * references) and any sink of at most FINALIZE_LIGHT_ROWS input rows (a top-k's or a
- * one-row sort's). No reason to leave the GPU worker for that. */
-#define FINALIZE_LIGHT_ROWS 1024
+/* The runtime's collectors finalize in microseconds (a sort of batch references): no
+ * reason to leave the GPU worker for that. Other CPU finalizes go to the CPU workers,
+ * even small ones: one may block on other ranks (an exchange's), and the GPU worker must
+ * keep this rank's GPU pipelines going meanwhile. */
 static bool finalize_light(const struct sl__opstate *os)
 {
     const struct sl_op_def *d = os->op->def;
-    return d == &sl__collect_def || d == &sl__collect_device_def || d == &sl__share_def ||
-           atomic_load(&os->rows_in) <= FINALIZE_LIGHT_ROWS;
+    return d == &sl__collect_def || d == &sl__collect_device_def || d == &sl__share_def;
 }
 
 static void run_finalize(struct sl__node *n, struct sl__worker *w)
