@@ -235,19 +235,6 @@ static int take_validity(sl_batch_t *dst, int dc, const struct sl__colview *v,
     return SL_OK;
 }
 
-void sl__col_share(sl_batch_t *dst, int dc, const sl_batch_t *src, int sc)
-{
-    struct sl__col *d = &dst->cols[dc];
-    *d = src->cols[sc];
-    sl__buf_ref(d->data);
-    if (d->validity)
-        sl__buf_ref(d->validity);
-    if (d->chars)
-        sl__buf_ref(d->chars);
-    if (d->dict)
-        sl__dict_ref(d->dict);
-}
-
 int sl__col_take(sl_batch_t *dst, int dc, const sl_batch_t *src, int sc, const int64_t *idx,
                  int64_t n)
 {

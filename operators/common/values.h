@@ -99,10 +99,6 @@ __int128 sl__pow10_i128(int n);
 int sl__col_take(sl_batch_t *dst, int dc, const sl_batch_t *src, int sc, const int64_t *idx,
                  int64_t n);
 
-/* Column dc of dst (a batch being built, columns unset) becomes column sc of src, sharing
- * its buffers and dictionary by reference (no copy; any device). */
-void sl__col_share(sl_batch_t *dst, int dc, const sl_batch_t *src, int sc);
-
 /* A new host batch (*out, caller's reference) of src's schema holding rows idx[0..n) of
  * src, every column gathered by sl__col_take. */
 int sl__batch_take(const sl_batch_t *src, const int64_t *idx, int64_t n, sl_batch_t **out);

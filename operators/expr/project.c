@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "common/values.h"
 #include "project_op.h"
 
 const struct sl_option_def sl__project_options[1] = {
