@@ -379,9 +379,9 @@ static int null_where_zero(sl_batch_t *out, int c, const int64_t *cnt, int64_t g
 
 /* Output column c: aggregate s over the groups. */
 /* min (want -1) or max (want 1) per group of a decimal(38) column, compared as its 128-bit
- * integers: sl__val_cmp looks the type up twice a row, which was most of a keyless max
- * over 100,000 sums (TPC-H Q15: 3.8 ms at SF 10). best[g] becomes the group's first row
- * with that value, as the generic loop keeps it. */
+ * integers: sl__val_cmp looks the type up twice a row, the largest item in a profile of
+ * a keyless max over such a column (TPC-H Q15's over 100,000 sums took 3.8 ms at SF 10).
+ * best[g] becomes the group's first row with that value, as the generic loop keeps it. */
 static int minmax_i128(const struct sl__colview *v, const struct any_run *r, int64_t *best,
                        int want)
 {
