@@ -194,6 +194,19 @@ void sl__batch_share_dict(sl_batch_t *b, int col, struct sl__dict *dict)
     b->cols[col].dict = dict;
 }
 
+void sl__col_share(sl_batch_t *dst, int dc, const sl_batch_t *src, int sc)
+{
+    struct sl__col *d = &dst->cols[dc];
+    *d = src->cols[sc];
+    sl__buf_ref(d->data);
+    if (d->validity)
+        sl__buf_ref(d->validity);
+    if (d->chars)
+        sl__buf_ref(d->chars);
+    if (d->dict)
+        sl__dict_ref(d->dict);
+}
+
 sl_batch_t *sl__batch_slice(sl_batch_t *src, int64_t off, int64_t len)
 {
     sl_batch_t *b = sl__batch_new(src->schema, len);
@@ -201,17 +214,9 @@ sl_batch_t *sl__batch_slice(sl_batch_t *src, int64_t off, int64_t len)
         return NULL;
     for (int i = 0; i < b->n_cols; i++) {
         struct sl__col *d = &b->cols[i];
-        const struct sl__col *s = &src->cols[i];
-        *d = *s;
-        d->offset = s->offset + off;
-        d->null_count = s->validity ? -1 : 0;
-        sl__buf_ref(d->data);
-        if (d->validity)
-            sl__buf_ref(d->validity);
-        if (d->chars)
-            sl__buf_ref(d->chars);
-        if (d->dict)
-            sl__dict_ref(d->dict);
+        sl__col_share(b, i, src, i);
+        d->offset += off;
+        d->null_count = d->validity ? -1 : 0;
     }
     return b;
 }

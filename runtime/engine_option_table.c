@@ -121,6 +121,11 @@ const struct sl__option sl__options[] = {
       "Moves a multi-device join's or sort's rows through the exchange transport in "
       "packets (receive slots and credits, as between processes) instead of copying them "
       "straight into place.", NULL, 0, 1}, FIELD(debug_mgpu_packets, INT)},
+    {{"debug_gpu_handoffs", SL_ENGINE_OPT_BOOL, DBG, "false",
+      "Hands the pipeline starts and sink finalizes that GPU tasks make ready to the CPU "
+      "workers, and has the thread waiting for a query on a GPU sleep at once, as before "
+      "both were cut (A/B runs of the engine's time between GPU pipelines).", NULL, 0, 1},
+     FIELD(debug_gpu_handoffs, INT)},
 };
 
 const int sl__n_options = (int)(sizeof sl__options / sizeof sl__options[0]);

@@ -425,11 +425,68 @@ static struct sl__worker *sink_gpu_worker(struct sl_query *q, struct sl__opstate
     return NULL;
 }
 
+static void run_finalize(struct sl__node *n, struct sl__worker *w);
+
+/* A sink's CPU finalize, handed to the CPU workers by a finalize node that runs on the GPU
+ * worker (SL__NODE_FOLLOW) because the sink could not finalize on the GPU. */
+static void run_finalize_cpu(struct sl__node *n, struct sl__worker *w)
+{
+    struct sl__opstate *os = n->arg;
+    sl_task_t t = {
+        .q = n->graph->on_finish_user, .os = os, .stage = -1, .gnode = n, .worker = w,
+        .kind = SL_DEVICE_CPU, .count = 1,
+    };
+    int64_t t0 = sl__now_ns();
+    sl__task_run_phase(&t, os->op->def->finalize);
+    sl__trace_span(t.q, w, os->op->def->name, t0, 0);
+}
+
+/* Runs fn(n's opstate) as a child of finalize node n on the CPU workers: n completes
+ * when it has (and whatever it spawns). */
+static void finalize_to_cpu(struct sl__node *n, sl__node_fn fn)
+{
+    struct sl_query *q = n->graph->on_finish_user;
+    struct sl__node *c = sl__node_new(n->graph, fn, n->arg, SL__NODE_CPU);
+    if (!c) {
+        sl__query_fail(q, "", SL_ENOMEM, "out of memory building the task graph");
+        return;
+    }
+    sl__node_adopt(n, c);
+    sl__node_release(c);
+}
+
+/* Whether a finalize node running on the GPU worker w keeps the whole phase there: only
+ * w's slot has a local state (every pipeline into the sink ran on the GPU alone), so
+ * combine is that slot's and light. States of CPU workers (a co-processed or CPU
+ * pipeline) may take long to merge: the CPU workers do it. */
+static bool finalize_stays(struct sl_query *q, struct sl__opstate *os, struct sl__worker *w)
+{
+    for (int i = 0; i < q->n_slots; i++)
+        if (os->lstates[i] && i != w->id)
+            return false;
+    return true;
+}
+
+/* The runtime's collectors finalize in microseconds (a sort of batch references): no
+ * reason to leave the GPU worker for that. Other CPU finalizes go to the CPU workers,
+ * even small ones: one may block on other ranks (an exchange's), and the GPU worker must
+ * keep this rank's GPU pipelines going meanwhile. */
+static bool finalize_light(const struct sl__opstate *os)
+{
+    const struct sl_op_def *d = os->op->def;
+    return d == &sl__collect_def || d == &sl__collect_device_def || d == &sl__share_def;
+}
+
 static void run_finalize(struct sl__node *n, struct sl__worker *w)
 {
     struct sl__opstate *os = n->arg;
     struct sl_query *q = n->graph->on_finish_user;
     const struct sl_op_def *d = os->op->def;
+    bool on_gpu_worker = w && w->gpu >= 0;
+    if (on_gpu_worker && !finalize_stays(q, os, w)) {
+        finalize_to_cpu(n, run_finalize);
+        return;
+    }
     sl_task_t t = {
         .q = q,
         .os = os,
@@ -493,6 +550,8 @@ static void run_finalize(struct sl__node *n, struct sl__worker *w)
             int rc = sl__gpu_run_sync(gw->gpu_ctx, &t, fim);
             if (rc < 0 && !atomic_load(&q->failed))
                 sl__query_fail(q, d->name, rc, "%s: finalize failed", d->name);
+        } else if (on_gpu_worker && !finalize_light(os)) {
+            finalize_to_cpu(n, run_finalize_cpu);
         } else {
             sl__task_run_phase(&t, d->finalize);
         }
@@ -505,19 +564,28 @@ static void run_finalize(struct sl__node *n, struct sl__worker *w)
 int sl__query_build_graph(struct sl_query *q)
 {
     struct sl__graph *g = &q->graph;
+    /* Starts and finalizes may run on the GPU worker that makes them ready (sched_int.h). */
+    uint32_t follow = SL__NODE_CPU | (q->opts.debug_gpu_handoffs ? 0 : SL__NODE_FOLLOW);
     for (int i = 0; i < q->n_ops; i++) {
         struct sl__opstate *os = &q->ops[i];
         if (os->op->def->flags & SL_OP_SINK) {
-            os->finalize = sl__node_new(g, run_finalize, os, SL__NODE_CPU);
+            os->finalize = sl__node_new(g, run_finalize, os, follow);
             if (!os->finalize)
                 return sl__query_fail(q, "", SL_ENOMEM, "out of memory building the task graph");
         }
     }
+    /* Every pipeline forced onto the one GPU: the starts go to its worker from the outset,
+     * which spawns its tasks there (a CPU worker would first have to wake it). */
+    int start_dev = q->opts.placement == SL_PLACE_GPU && q->eng->n_gpus == 1 &&
+                            !q->opts.debug_gpu_handoffs
+                        ? q->eng->gpu_ordinals[0]
+                        : -1;
     for (int k = 0; k < q->n_pipes; k++) {
         struct sl__pipeline *p = &q->pipes[k];
-        p->start = sl__node_new(g, run_pipeline_start, p, SL__NODE_CPU);
+        p->start = sl__node_new(g, run_pipeline_start, p, follow);
         if (!p->start)
             return sl__query_fail(q, "", SL_ENOMEM, "out of memory building the task graph");
+        p->start->device = start_dev;
     }
     for (int k = 0; k < q->n_pipes; k++) {
         struct sl__pipeline *p = &q->pipes[k];

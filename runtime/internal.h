@@ -329,6 +329,10 @@ int sl__batch_alloc_columns(sl_batch_t *b);
 void sl__batch_share_dicts(sl_batch_t *dst, const sl_batch_t *src);
 /* Gives column col of b the dictionary dict (shared; NULL leaves it as it is). */
 void sl__batch_share_dict(sl_batch_t *b, int col, struct sl__dict *dict);
+/* Column dc of dst (a batch being built, columns unset) becomes column sc of src, sharing
+ * its buffers and dictionary by reference (no copy; any device): a projection's or a
+ * cross join's output column, a slice's. */
+void sl__col_share(sl_batch_t *dst, int dc, const sl_batch_t *src, int sc);
 /* A zero-copy slice: rows [off, off + len) sharing the buffers. */
 sl_batch_t *sl__batch_slice(sl_batch_t *b, int64_t off, int64_t len);
 /* Morsels over a table's batches, for the sources that scan one (scan.table, a shared

@@ -184,9 +184,17 @@ static void wake_gpu(struct sl__sched *s, int gi)
     }
 }
 
-/* Makes a ready node runnable: to its GPU worker, or to a CPU ring. */
+/* Makes a ready node runnable: to its GPU worker, or to a CPU ring. A SL__NODE_FOLLOW
+ * node made ready on the one GPU worker stays on that worker's ring: the worker is awake
+ * and takes it next, where a CPU worker would first have to be woken (tens of
+ * microseconds a hop; issue 19). With several GPUs it could hold up another GPU's work,
+ * so it goes to the CPU workers as before. */
 static void push_ready(struct sl__sched *s, struct sl__node *n)
 {
+    struct sl__worker *cw = current_worker;
+    if ((n->flags & SL__NODE_FOLLOW) && n->device < 0 && s->n_gpu == 1 && cw && cw->sched == s &&
+        cw->gpu >= 0 && ring_push(cw, n))
+        return;
     if (n->device >= 0) {
         int gi = -1;
         for (int i = 0; i < s->n_gpu; i++) {
@@ -202,7 +210,7 @@ static void push_ready(struct sl__sched *s, struct sl__node *n)
         }
         n->device = -1; /* no such GPU worker: fall back to CPU */
     }
-    struct sl__worker *w = current_worker;
+    struct sl__worker *w = cw;
     if (!w || w->sched != s || w->gpu >= 0)
         w = &s->workers[atomic_fetch_add_explicit(&s->rr, 1, memory_order_relaxed) %
                         (uint32_t)s->n_cpu];
@@ -448,6 +456,25 @@ bool sl__graph_wait_ms(struct sl__graph *g, int ms)
     bool done = g->finished;
     pthread_mutex_unlock(&g->mu);
     return done;
+}
+
+bool sl__graph_spin_us(struct sl__graph *g, int us)
+{
+    struct timespec t0, t;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (;;) {
+        /* `finished` is read under the mutex: its setter may still hold it, and g may go
+         * as soon as a waiter has seen it (graph_node_done). */
+        pthread_mutex_lock(&g->mu);
+        bool done = g->finished;
+        pthread_mutex_unlock(&g->mu);
+        if (done)
+            return true;
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        if ((t.tv_sec - t0.tv_sec) * 1000000L + (t.tv_nsec - t0.tv_nsec) / 1000 >= us)
+            return false;
+        sched_yield();
+    }
 }
 
 void sl__graph_skip(struct sl__graph *g)

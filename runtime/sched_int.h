@@ -28,9 +28,13 @@ typedef void (*sl__node_fn)(struct sl__node *n, struct sl__worker *w);
 enum sl__node_flags {
     SL__NODE_CPU = 1u << 0, /* may run on a CPU worker */
     SL__NODE_GPU = 1u << 1, /* may run on a GPU worker */
-    SL__NODE_REUSE = 1u << 2 /* nobody keeps a pointer to it after it completes: its memory
-                                goes to the graph's next sl__node_new (bounded memory for
-                                the morsel tasks made as a query advances) */
+    SL__NODE_REUSE = 1u << 2, /* nobody keeps a pointer to it after it completes: its memory
+                                 goes to the graph's next sl__node_new (bounded memory for
+                                 the morsel tasks made as a query advances) */
+    SL__NODE_FOLLOW = 1u << 3 /* a CPU node that, made ready by the GPU worker of an engine
+                                 with one GPU, runs on that worker's thread: a pipeline's
+                                 start or a sink's finalize after GPU tasks, where a hop to
+                                 a sleeping CPU worker costs more than the node (issue 19) */
 };
 
 #define SL__NODE_INLINE_SUCC 2
@@ -134,6 +138,10 @@ void sl__node_adopt(struct sl__node *parent, struct sl__node *child);
 void sl__graph_wait(struct sl__graph *g);
 /* Waits at most `ms` milliseconds; true if the graph has finished. */
 bool sl__graph_wait_ms(struct sl__graph *g, int ms);
+/* Polls for at most `us` microseconds, yielding the core between looks; true if the
+ * graph has finished. A waiter that expects a short graph saves the wake-up of a
+ * sleeping thread (tens of microseconds) this way. */
+bool sl__graph_spin_us(struct sl__graph *g, int us);
 /* Stops running node functions of this graph; queued nodes complete without running. */
 void sl__graph_skip(struct sl__graph *g);
 

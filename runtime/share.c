@@ -171,7 +171,8 @@ int sl__share_graph(struct sl_query *q, struct sl__pipeline *p)
     struct sl__opstate *keeper = p->source->share;
     if (!keeper)
         return SL_OK;
-    p->done = sl__node_new(&q->graph, run_share_done, p, SL__NODE_CPU);
+    p->done = sl__node_new(&q->graph, run_share_done, p,
+                           SL__NODE_CPU | (q->opts.debug_gpu_handoffs ? 0 : SL__NODE_FOLLOW));
     if (!p->done || sl__node_depend(keeper->finalize, p->start) != SL_OK ||
         sl__node_depend(p->start, p->done) != SL_OK)
         return sl__query_fail(q, "", SL_ENOMEM, "out of memory building the task graph");

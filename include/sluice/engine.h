@@ -120,6 +120,9 @@ struct sl_engine_config {
     int multi_gpu;              /* multi_gpu: 0 auto, 1 off, 2 on: when a join or sort
                                    spreads over several GPU devices */
     int debug_mgpu_packets;     /* 1: the multi-device exchange goes in packets (tests) */
+    /* Fields added with pipeline starts and finalizes on the GPU worker (issue 19). */
+    int debug_gpu_handoffs;     /* 1: those go to the CPU workers and the waiting thread
+                                   sleeps at once, as before (A/B runs) */
 };
 
 /* Fills *cfg with the defaults and sets cfg->size. Cannot fail. Thread-safe (touches

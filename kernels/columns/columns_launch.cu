@@ -37,6 +37,24 @@ __global__ void gather_kernel(const T *__restrict__ src, const uint32_t *__restr
         dst[i] = src[idx[i]];
 }
 
+template <typename T>
+__global__ void broadcast_kernel(const T *__restrict__ src, T *__restrict__ dst, int64_t n)
+{
+    T v = *src;
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
+         i += (int64_t)gridDim.x * blockDim.x)
+        dst[i] = v;
+}
+
+__global__ void broadcast_validity_kernel(const uint8_t *__restrict__ src, int64_t bit,
+                                          uint32_t *__restrict__ dst, int64_t words)
+{
+    uint32_t w = !src || (src[bit >> 3] >> (bit & 7) & 1) ? ~0u : 0u;
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < words;
+         i += (int64_t)gridDim.x * blockDim.x)
+        dst[i] = w;
+}
+
 /* Sum with the accumulator type A; one atomic per block. */
 template <typename T, typename A>
 __global__ void sum_kernel(const T *__restrict__ in, int64_t n, A *out)
@@ -189,6 +207,42 @@ extern "C" cudaError_t sl_k_gather_width(const void *d_src, const uint32_t *d_id
     case 16: return gather((const b128 *)d_src, d_idx, (b128 *)d_dst, n, stream);
     default: return cudaErrorInvalidValue;
     }
+}
+
+template <typename T>
+static cudaError_t broadcast(const void *src, void *dst, int64_t n, cudaStream_t stream)
+{
+    if (n < 0)
+        return cudaErrorInvalidValue;
+    if (n == 0)
+        return cudaSuccess;
+    broadcast_kernel<T><<<grid_for(n), kThreads, 0, stream>>>((const T *)src, (T *)dst, n);
+    return cudaGetLastError();
+}
+
+extern "C" cudaError_t sl_k_broadcast_width(const void *d_src, void *d_dst, int width, int64_t n,
+                                            cudaStream_t stream)
+{
+    switch (width) {
+    case 1: return broadcast<uint8_t>(d_src, d_dst, n, stream);
+    case 2: return broadcast<uint16_t>(d_src, d_dst, n, stream);
+    case 4: return broadcast<uint32_t>(d_src, d_dst, n, stream);
+    case 8: return broadcast<uint64_t>(d_src, d_dst, n, stream);
+    case 16: return broadcast<b128>(d_src, d_dst, n, stream);
+    default: return cudaErrorInvalidValue;
+    }
+}
+
+extern "C" cudaError_t sl_k_broadcast_validity(const uint8_t *d_src_validity, int64_t bit,
+                                               uint32_t *d_dst, int64_t words, cudaStream_t stream)
+{
+    if (words < 0 || bit < 0)
+        return cudaErrorInvalidValue;
+    if (words == 0)
+        return cudaSuccess;
+    broadcast_validity_kernel<<<grid_for(words), kThreads, 0, stream>>>(d_src_validity, bit,
+                                                                          d_dst, words);
+    return cudaGetLastError();
 }
 
 extern "C" cudaError_t sl_k_count_nulls(const uint8_t *d_validity, int64_t offset, int64_t n,

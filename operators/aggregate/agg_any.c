@@ -378,6 +378,33 @@ static int null_where_zero(sl_batch_t *out, int c, const int64_t *cnt, int64_t g
 }
 
 /* Output column c: aggregate s over the groups. */
+/* min (want -1) or max (want 1) per group of a decimal(38) column, compared as its 128-bit
+ * integers: sl__val_cmp looks the type up twice a row, the largest item in a profile of
+ * a keyless max over such a column (TPC-H Q15's over 100,000 sums took 3.8 ms at SF 10).
+ * best[g] becomes the group's first row with that value, as the generic loop keeps it. */
+static int minmax_i128(const struct sl__colview *v, const struct any_run *r, int64_t *best,
+                       int want)
+{
+    size_t bytes = (size_t)(r->groups ? r->groups : 1) * sizeof(__int128);
+    __int128 *bv = sl__malloc(bytes);
+    if (!bv)
+        return SL_ENOMEM;
+    const char *base = (const char *)v->c.data + (size_t)v->c.offset * 16;
+    for (int64_t i = 0; i < r->n; i++) {
+        if (!sl__colview_valid(v, i))
+            continue;
+        __int128 x;
+        memcpy(&x, base + (size_t)i * 16, 16);
+        int64_t g = r->gid[i];
+        if (best[g] < 0 || (want > 0 ? x > bv[g] : x < bv[g])) {
+            best[g] = i;
+            bv[g] = x;
+        }
+    }
+    sl__free(bv, bytes);
+    return SL_OK;
+}
+
 static int aggregate_one(sl_task_t *t, const struct agg_spec *s, const sl_batch_t *in,
                          const struct any_run *r, sl_batch_t *out, int c)
 {
@@ -398,7 +425,10 @@ static int aggregate_one(sl_task_t *t, const struct agg_spec *s, const sl_batch_
         for (int64_t g = 0; best && g < G; g++)
             best[g] = -1;
         int want = s->fn == AGG_MIN ? -1 : 1;
-        for (int64_t i = 0; best && i < r->n; i++) {
+        bool wide = SL_TYPE_ID(v.c.type) == SL_TYPE_DECIMAL && sl_type_width(v.c.type) == 16;
+        if (best && wide && (rc = minmax_i128(&v, r, best, want)) < 0)
+            best = NULL;
+        for (int64_t i = 0; best && !wide && i < r->n; i++) {
             if (!sl__colview_valid(&v, i))
                 continue;
             int64_t g = r->gid[i];

@@ -187,13 +187,18 @@ int sl__mat_gpu_run(sl_task_t *t, struct sl__mat *m, sl__gpu_body_fn body, void 
 
 struct sl__buf *sl__device_words(sl_task_t *t, int64_t words)
 {
+    return sl__device_values(t, SL_TYPE_INT32, words);
+}
+
+struct sl__buf *sl__device_values(sl_task_t *t, enum sl_type type, int64_t n)
+{
     sl_schema_t *s = sl__schema_new(1);
-    if (!s || sl__schema_set(s, 0, "w", SL_TYPE_INT32) != SL_OK) {
+    if (!s || sl__schema_set(s, 0, "v", type) != SL_OK) {
         sl__schema_free(s);
         sl_task_fail(t, SL_ENOMEM, "out of memory");
         return NULL;
     }
-    sl_batch_t *vb = sl_task_new_batch(t, s, words);
+    sl_batch_t *vb = sl_task_new_batch(t, s, n);
     sl__schema_free(s);
     if (!vb)
         return NULL;

@@ -32,6 +32,8 @@ int64_t sl__rows_gpu_rows(const struct sl__rows *r, int n_cols);
  * bitmap): allocated as a one-column batch whose buffer is then kept, the engine's only
  * way to hand operators such a buffer. NULL after recording the failure. */
 struct sl__buf *sl__device_words(sl_task_t *t, int64_t words);
+/* The same for n values of `type` (a column's values; fixed widths). */
+struct sl__buf *sl__device_values(sl_task_t *t, enum sl_type type, int64_t n);
 
 /* A GPU finalize's scratch memory and phase marks (CUDA events on the task's stream). */
 #define SL__GPU_WORK_PTRS 72

@@ -323,18 +323,6 @@ static int compute(sl_task_t *t, const struct proj_data *d, struct proj_local *l
     return SL_OK;
 }
 
-static void share_col(struct sl__col *dst, const struct sl__col *src)
-{
-    *dst = *src;
-    sl__buf_ref(dst->data);
-    if (dst->validity)
-        sl__buf_ref(dst->validity);
-    if (dst->chars)
-        sl__buf_ref(dst->chars);
-    if (dst->dict)
-        sl__dict_ref(dst->dict);
-}
-
 int sl__project_emit(sl_task_t *t, const struct proj_data *d, sl_batch_t *in, sl_batch_t *tmp)
 {
     sl_batch_t *out = sl__batch_new(sl_op_output_schema(sl_task_op(t)), sl_batch_num_rows(in));
@@ -344,8 +332,10 @@ int sl__project_emit(sl_task_t *t, const struct proj_data *d, sl_batch_t *in, sl
     }
     for (int i = 0; i < d->n; i++) {
         const struct proj_item *it = &d->items[i];
-        share_col(&out->cols[i],
-                  it->tmp_col >= 0 ? &tmp->cols[it->tmp_col] : &in->cols[it->in_col]);
+        if (it->tmp_col >= 0)
+            sl__col_share(out, i, tmp, it->tmp_col);
+        else
+            sl__col_share(out, i, in, it->in_col);
     }
     sl_batch_unref(tmp);
     return sl_task_emit(t, out);

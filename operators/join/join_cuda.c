@@ -131,6 +131,8 @@ int join_gpu_can_run(const sl_task_t *t)
 {
     const struct join_data *d = sl_op_data(sl_task_op(t));
     const struct join_state *st = sl_task_gstate((sl_task_t *)t);
+    if (d->kind == JOIN_CROSS)
+        return join_cross_gpu_can_run(t);
     if (!composite_ok(d) || !gj_out_dicts_agree(d, st))
         return 0;
     /* String views read device memory: hashed keys need both sides there, string
@@ -875,6 +877,8 @@ static int finalize(sl_task_t *t, struct join_state *st, struct gj *g, struct gj
 
 int join_finalize_cuda(sl_task_t *t)
 {
+    if (((const struct join_data *)sl_op_data(sl_task_op(t)))->kind == JOIN_CROSS)
+        return join_cross_gpu_finalize(t);
     if (!fits_in_gpu(t) && join_smj_ooc_can_run(t)) /* algo=sortmerge */
         return join_smj_ooc_finalize(t);
     if (!fits_in_gpu(t) && join_ooc_can_run(t))
@@ -949,6 +953,8 @@ static int64_t source_tasks(sl_task_t *t)
     const struct join_data *d = sl_op_data(sl_task_op(t));
     if (st->smj_ooc)
         return join_smj_ooc_source_tasks(t);
+    if (st->cross_gpu)
+        return join_cross_gpu_source_tasks(t);
     if (st->gpu && !d->aggregate)
         return join_gpu_source_tasks(t);
     return join_source_tasks(t);
@@ -959,6 +965,8 @@ static int source_any(sl_task_t *t)
     struct join_state *st = sl_task_gstate(t);
     if (st->smj_ooc)
         return join_smj_ooc_source(t);
+    if (st->cross_gpu)
+        return join_cross_gpu_source(t);
     if (st->gpu)
         return join_gpu_source(t);
     return join_source(t);

@@ -103,19 +103,18 @@ int join_full_source(sl_task_t *t)
     return sl_task_emit(t, b);
 }
 
-int join_cross_source(sl_task_t *t, struct join_state *st, int64_t w)
+/* Host batch lb once per row of the host batches rbs[0..n_rb). */
+static int cross_emit(sl_task_t *t, sl_batch_t *lb, sl_batch_t *const *rbs, int64_t n_rb)
 {
-    const struct join_data *d = st->d;
-    sl_batch_t *lb = st->side[0].batches[w];
+    const struct join_data *d = sl_op_data(sl_task_op(t));
     int64_t n = lb->n_rows;
     int64_t *lidx = sl__malloc((size_t)n * sizeof *lidx);
     int64_t *ridx = sl__malloc((size_t)n * sizeof *ridx);
     int rc = lidx && ridx ? SL_OK : SL_ENOMEM;
     for (int64_t i = 0; i < n && rc == SL_OK; i++)
         lidx[i] = i;
-    const struct join_side *R = &st->side[1];
-    for (int64_t bi = 0; bi < R->n_batches && rc == SL_OK; bi++) {
-        sl_batch_t *rb = R->batches[bi];
+    for (int64_t bi = 0; bi < n_rb && rc == SL_OK; bi++) {
+        sl_batch_t *rb = rbs[bi];
         for (int64_t r = 0; r < rb->n_rows && rc == SL_OK; r++) {
             if (sl_task_cancelled(t)) {
                 rc = SL_ECANCELED;
@@ -142,4 +141,33 @@ int join_cross_source(sl_task_t *t, struct join_state *st, int64_t w)
     sl__free(lidx, 0);
     sl__free(ridx, 0);
     return rc < 0 ? sl_task_fail(t, rc, "cross join: %s", sl_strerror(rc)) : SL_OK;
+}
+
+int join_cross_source(sl_task_t *t, struct join_state *st, int64_t w)
+{
+    return join_cross_host(t, st->side[0].batches[w], &st->side[1]);
+}
+
+/* Batches on a GPU come to host memory first (one reference each in *hb). */
+static int cross_to_host(sl_task_t *t, sl_batch_t *lb, const struct join_side *R,
+                         sl_batch_t **hb)
+{
+    int rc = sl_task_batch_to_host(t, lb, &hb[0]);
+    for (int64_t i = 0; i < R->n_batches && rc == SL_OK; i++)
+        rc = sl_task_batch_to_host(t, R->batches[i], &hb[1 + i]);
+    return rc;
+}
+
+int join_cross_host(sl_task_t *t, sl_batch_t *lb, const struct join_side *R)
+{
+    sl_batch_t **hb = sl__calloc((size_t)R->n_batches + 1, sizeof *hb);
+    if (!hb)
+        return sl_task_fail(t, SL_ENOMEM, "cross join: out of memory");
+    int rc = cross_to_host(t, lb, R, hb);
+    if (rc == SL_OK)
+        rc = cross_emit(t, hb[0], hb + 1, R->n_batches);
+    for (int64_t i = 0; i <= R->n_batches; i++)
+        sl_batch_unref(hb[i]);
+    sl__free(hb, ((size_t)R->n_batches + 1) * sizeof *hb);
+    return rc;
 }

@@ -217,6 +217,7 @@ struct join_state {
     /* GPU (join_cuda.c) */
     int gpu;                            /* 1: finalized on a GPU */
     sl_batch_t *gpu_out;                /* materialize: the result, in GPU memory */
+    int cross_gpu;                      /* 1: a cross join finalized on a GPU */
     /* out-of-core GPU join (join_cuda_ooc.c) */
     _Atomic int64_t gpu_sink_bytes;     /* host input bytes the GPU sink uploaded */
     _Atomic int gpu_sink_host;          /* 1: the GPU sink keeps later host batches there */
@@ -388,6 +389,9 @@ int join_full_keep(struct join_state *st, sl_batch_t *b);
 int join_full_source(sl_task_t *t);
 /* Cross joins (join_full.c): every left batch with every right row. */
 int join_cross_source(sl_task_t *t, struct join_state *st, int64_t w);
+/* Left batch lb once per row of side R, emitted as host batches (batches on a GPU are
+ * downloaded first). */
+int join_cross_host(sl_task_t *t, sl_batch_t *lb, const struct join_side *R);
 
 /* The pieces of the definition (join.c), shared by the CPU-only definition and the one
  * with the GPU implementations (join_cuda.c, registered by CUDA builds). */
@@ -421,6 +425,11 @@ int join_gpu_can_run(const sl_task_t *t);
 int join_finalize_cuda(sl_task_t *t);
 int64_t join_gpu_source_tasks(sl_task_t *t);
 int join_gpu_source(sl_task_t *t);
+/* Cross join on a GPU (join_cuda_cross.c): finalize's can_run, finalize, source. */
+int join_cross_gpu_can_run(const sl_task_t *t);
+int join_cross_gpu_finalize(sl_task_t *t);
+int64_t join_cross_gpu_source_tasks(sl_task_t *t);
+int join_cross_gpu_source(sl_task_t *t);
 /* Out-of-core GPU join (join_cuda_ooc.c): the GPU sink's can_run, and finalize, source
  * and cleanup when the in-GPU join does not fit the GPU budget. */
 int join_gpu_sink_can_run(const sl_task_t *t);

@@ -293,3 +293,5 @@ SL_TEST(star_join_step2) { plan_case("tests/gpu/star_j2.plan"); }
 SL_TEST(star_join_step3) { plan_case("tests/gpu/star_j3.plan"); }
 /* Shared nodes: kept on the host, read back by GPU pipelines. */
 SL_TEST(shared_nodes) { plan_case("tests/gpu/shared_nodes.plan"); }
+/* Cross joins with one- and two-row right sides, a NULL scalar among them. */
+SL_TEST(cross_join) { plan_case("tests/gpu/cross_join.plan"); }

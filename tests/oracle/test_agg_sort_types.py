@@ -43,6 +43,10 @@ cases = [
      "select d, dt, sum(i), max(f), count(distinct s) from t group by d, dt", False),
     ('r = aggregate(a) aggs="sum(p), sum(w), min(s), max(d), count(DISTINCT f)"',
      "select sum(p), sum(w), min(s), max(d), count(distinct f) from t", False),
+    # min/max of a decimal(38)-wide column compare 128-bit integers (agg_any.c), nulls skipped
+    ('r = aggregate(a) keys="b" aggs="min(w), max(w), count(w)"',
+     "select b, min(w), max(w), count(w) from t group by b", False),
+    ('r = aggregate(a) aggs="max(w), min(w)"', "select max(w), min(w) from t", False),
     ('r = sort.topk(a) keys="f DESC NULLS LAST, s NULLS FIRST" limit=25',
      "select * from t order by f desc nulls last, s nulls first, d nulls last, dt nulls last, "
      "p nulls last, w nulls last, b nulls last, i nulls last limit 25", True),

@@ -5,8 +5,10 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "internal.h"
+#include "sched_int.h"
 #include "sl_test.h"
 
 static void assert_no_leaks(void)
@@ -371,4 +373,20 @@ SL_TEST(outputs_keep_source_task_order)
     }
     sl_engine_close(e);
     assert_no_leaks();
+}
+
+/* The waiting thread's poll (sl__graph_spin_us, query.c): false after about its time
+ * while the graph runs, true at once when it has finished. */
+SL_TEST(graph_spin_until_finished)
+{
+    struct sl__graph g;
+    SL_ASSERT_OK(sl__graph_init(&g, NULL));
+    struct timespec a, b;
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    assert_false(sl__graph_spin_us(&g, 2000));
+    clock_gettime(CLOCK_MONOTONIC, &b);
+    assert_true((b.tv_sec - a.tv_sec) * 1000000L + (b.tv_nsec - a.tv_nsec) / 1000 >= 2000);
+    sl__graph_seal(&g); /* the builder's hold was the last node */
+    assert_true(sl__graph_spin_us(&g, 0));
+    sl__graph_fini(&g);
 }

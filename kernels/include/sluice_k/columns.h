@@ -32,6 +32,16 @@ cudaError_t sl_k_gather_b64(const uint64_t *d_src, const uint32_t *d_idx, uint64
 cudaError_t sl_k_gather_width(const void *d_src, const uint32_t *d_idx, void *d_dst, int width,
                               int64_t n, cudaStream_t stream);
 
+/* d_dst[i] = *d_src for i in [0, n): one value of `width` bytes (1, 2, 4, 8 or 16)
+ * repeated, a scalar subquery's value beside every row of a cross join;
+ * cudaErrorInvalidValue for another width. */
+cudaError_t sl_k_broadcast_width(const void *d_src, void *d_dst, int width, int64_t n,
+                                 cudaStream_t stream);
+/* d_dst[0..words) all ones when bit `bit` of d_src_validity is set (or d_src_validity is
+ * NULL), else all zeros: the validity words of a broadcast value. */
+cudaError_t sl_k_broadcast_validity(const uint8_t *d_src_validity, int64_t bit, uint32_t *d_dst,
+                                    int64_t words, cudaStream_t stream);
+
 /* d_dst[i] = d_src[i * stride] for i in [0, n) (a sample; one contiguous result to copy
  * back instead of a 2-D copy of n tiny rows); 4- or 8-byte values, stride >= 1. */
 cudaError_t sl_k_strided_b32(const uint32_t *d_src, int64_t stride, uint32_t *d_dst, int64_t n,
