@@ -1,5 +1,7 @@
 /* The GPU filter and project: one thread per row runs the expression program (the
- * interpreter of sluice_k/expr_prog.h, the same code the host test runs), grid-stride;
+ * interpreter of sluice_k/expr_prog.h, the same code the host test runs; an AND of simple
+ * tests, sluice_k/expr_conj.h, and integer/decimal arithmetic, sluice_k/expr_arith.h,
+ * by their own loops), grid-stride;
  * validity words are built by warp ballots. Contracts in sluice_k/expr.h. */
 #include "sluice_k/expr.h"
 
@@ -42,6 +44,17 @@ __global__ void flags_kernel(const __grid_constant__ sl_xp_prog prog,
     }
 }
 
+/* The filter's flags for a predicate that is an AND of simple tests (expr_conj.h). */
+__global__ void conj_flags_kernel(const __grid_constant__ sl_xj_conj conj,
+                                  const __grid_constant__ sl_xp_cols cols,
+                                  const uint8_t *__restrict__ tables, int64_t n,
+                                  uint8_t *__restrict__ flags)
+{
+    for (int64_t r = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; r < n;
+         r += (int64_t)gridDim.x * blockDim.x)
+        flags[r] = (uint8_t)sl__xj_row(&conj, &cols, tables, r);
+}
+
 __device__ void store_value(void *out, int store, int64_t r, sl_xp_val v, int null)
 {
     if (null)
@@ -59,7 +72,10 @@ __device__ void store_value(void *out, int store, int64_t r, sl_xp_val v, int nu
     }
 }
 
-/* Rows are walked in whole warps (r rounded up to 32) so that a ballot makes each word. */
+/* Rows are walked in whole warps (r rounded up to 32) so that a ballot makes each word.
+ * ARITH: the program is integer/decimal arithmetic (expr_arith.h), run with its stack in
+ * registers. */
+template <bool ARITH>
 __global__ void project_kernel(const __grid_constant__ sl_xp_prog prog,
                                const __grid_constant__ sl_xp_cols cols,
                                const uint8_t *__restrict__ tables, int64_t n, int store,
@@ -72,7 +88,8 @@ __global__ void project_kernel(const __grid_constant__ sl_xp_prog prog,
         if (r < n) {
             sl_xp_val v;
             int null = 0, bad = 0;
-            int rc = sl__xp_eval_row(&prog, &cols, tables, r, &v, &null, &bad);
+            int rc = ARITH ? sl__xa_eval_row(&prog, &cols, r, &v, &null, &bad)
+                           : sl__xp_eval_row(&prog, &cols, tables, r, &v, &null, &bad);
             if (rc != SL_XP_OK)
                 report(err, rc, bad, r);
             store_value(out, store, r, v, null || rc != SL_XP_OK);
@@ -121,6 +138,17 @@ extern "C" cudaError_t sl_k_expr_flags(const struct sl_xp_prog *prog, const stru
     return cudaGetLastError();
 }
 
+extern "C" cudaError_t sl_k_expr_conj_flags(const struct sl_xj_conj *conj,
+                                            const struct sl_xp_cols *cols,
+                                            const uint8_t *d_tables, int64_t n, uint8_t *d_flags,
+                                            cudaStream_t stream)
+{
+    if (n <= 0)
+        return cudaSuccess;
+    conj_flags_kernel<<<grid_for(n), kThreads, 0, stream>>>(*conj, *cols, d_tables, n, d_flags);
+    return cudaGetLastError();
+}
+
 extern "C" cudaError_t sl_k_expr_select(void *d_temp, size_t *temp_bytes, const uint8_t *d_flags,
                                         uint32_t *d_idx, int32_t *d_count, int64_t n,
                                         cudaStream_t stream)
@@ -160,7 +188,11 @@ extern "C" cudaError_t sl_k_expr_project(const struct sl_xp_prog *prog,
 {
     if (n <= 0)
         return cudaSuccess;
-    project_kernel<<<grid_for(n), kThreads, 0, stream>>>(*prog, *cols, d_tables, n, store, d_out,
-                                                         d_valid, d_err);
+    if (sl__xa_fits(prog))
+        project_kernel<true><<<grid_for(n), kThreads, 0, stream>>>(*prog, *cols, d_tables, n,
+                                                                   store, d_out, d_valid, d_err);
+    else
+        project_kernel<false><<<grid_for(n), kThreads, 0, stream>>>(*prog, *cols, d_tables, n,
+                                                                    store, d_out, d_valid, d_err);
     return cudaGetLastError();
 }

@@ -1,7 +1,8 @@
 /* filter and project on a GPU (issue 17).
  *
  * filter: the predicate, compiled at bind into a program
- * (expr_prog.c), runs over the device batch, one thread per row (kernels/expr); CUB
+ * (expr_prog.c), runs over the device batch, one thread per row (kernels/expr), or,
+ * when it is an AND of simple tests (expr_conj.c), those tests without the program; CUB
  * compacts the passing row numbers; their count is read back (one wait per batch: the
  * output's size), and every column is gathered by them, validity included. A batch
  * whose rows all pass goes on as it is; one with none emits nothing. Predicates on DICT
@@ -191,8 +192,12 @@ static int filter_gpu(sl_task_t *t)
     uint32_t *d_idx = (uint32_t *)(m + idx_at);
     struct sl_k_expr_err *d_err = (struct sl_k_expr_err *)(m + small_at);
     int32_t *d_count = (int32_t *)(m + small_at + sizeof *d_err);
+    struct sl_xj_conj conj;
     cudaError_t e = SL_TASK_CUDA_CALL(cudaMemsetAsync(d_err, 0, 64, s));
-    if (e == cudaSuccess)
+    if (e == cudaSuccess && sl__xj_from_prog(&run.prog, &conj))
+        e = SL_TASK_CUDA_CALL(
+            sl_k_expr_conj_flags(&conj, &run.cols, run.d_tables, n, d_flags, s));
+    else if (e == cudaSuccess)
         e = SL_TASK_CUDA_CALL(
             sl_k_expr_flags(&run.prog, &run.cols, run.d_tables, n, d_flags, d_err, s));
     if (e == cudaSuccess)

@@ -11,6 +11,8 @@
 
 #include <cuda_runtime_api.h>
 
+#include "sluice_k/expr_arith.h"
+#include "sluice_k/expr_conj.h"
 #include "sluice_k/expr_prog.h"
 
 #ifdef __cplusplus
@@ -30,6 +32,12 @@ cudaError_t sl_k_expr_flags(const struct sl_xp_prog *prog, const struct sl_xp_co
                             const uint8_t *d_tables, int64_t n, uint8_t *d_flags,
                             struct sl_k_expr_err *d_err, cudaStream_t stream);
 
+/* The same flags for a predicate that is an AND of simple tests (sluice_k/expr_conj.h):
+ * d_flags[r] = sl__xj_row(conj, cols, d_tables, r). These tests cannot fail. */
+cudaError_t sl_k_expr_conj_flags(const struct sl_xj_conj *conj, const struct sl_xp_cols *cols,
+                                 const uint8_t *d_tables, int64_t n, uint8_t *d_flags,
+                                 cudaStream_t stream);
+
 /* The rows r < n where d_flags[r] != 0, in order, into d_idx; their count into
  * *d_count. CUB's two-phase temporary storage: a NULL d_temp only sets *temp_bytes. */
 cudaError_t sl_k_expr_select(void *d_temp, size_t *temp_bytes, const uint8_t *d_flags,
@@ -46,7 +54,7 @@ cudaError_t sl_k_expr_gather_b128(const void *d_src, const uint32_t *d_idx, void
 
 /* Project: the program's value of every row r < n stored as `store` (enum sl_xp_store:
  * the output column's type) at d_out, zero where NULL, and its validity into d_valid
- * ((n + 31) / 32 words). */
+ * ((n + 31) / 32 words). A program that sl__xa_fits runs as sl__xa_eval_row. */
 cudaError_t sl_k_expr_project(const struct sl_xp_prog *prog, const struct sl_xp_cols *cols,
                               const uint8_t *d_tables, int64_t n, int store, void *d_out,
                               uint32_t *d_valid, struct sl_k_expr_err *d_err,

@@ -54,7 +54,12 @@ static bool same_value(int kind, sl_xp_val x, sl_xp_val y)
     return kind == SL_XK_D ? x.d == y.d : x.i == y.i;
 }
 
-/* Compiles `text` over b's schema and compares the program with the CPU on every row.
+/* Programs that sl__xj_from_prog and sl__xa_fits took (then checked row by row against
+ * the program). */
+static int conj_programs, arith_programs;
+
+/* Compiles `text` over b's schema and compares the program with the CPU on every row,
+ * and, where it is an AND of simple tests (expr_conj.h), those tests with the program.
  * Returns whether it compiled; fails the test on any difference. */
 static bool program_agrees(const char *text, const sl_batch_t *b)
 {
@@ -81,13 +86,31 @@ static bool program_agrees(const char *text, const sl_batch_t *b)
     SL_ASSERT_OK(sl__xp_tables(e, x, b, &prog, tables, sizeof tables, &used));
     sl__xp_cols(&prog, b, &cols);
     int kind = x->vk == SL__VK_FLOAT ? SL_XK_F : x->vk == SL__VK_DEC ? SL_XK_D : SL_XK_I;
-    bool failed = false;
+    struct sl_xj_conj conj;
+    bool is_conj = sl__xj_from_prog(&prog, &conj), failed = false;
+    conj_programs += is_conj;
+    bool is_arith = sl__xa_fits(&prog);
+    arith_programs += is_arith;
     for (int64_t r = 0; r < n; r++) {
         sl_xp_val v;
         int null = 0, bad = -1;
         int rc = sl__xp_eval_row(&prog, &cols, tables, r, &v, &null, &bad);
         assert_true(rc == SL_XP_OK || rc == SL_XP_EOVERFLOW);
         failed |= rc != SL_XP_OK;
+        if (is_arith) {
+            sl_xp_val av;
+            int anull = 0, abad = -1;
+            int arc = sl__xa_eval_row(&prog, &cols, r, &av, &anull, &abad);
+            if (arc != rc || abad != bad ||
+                (rc == SL_XP_OK && (anull != null || (!null && !same_value(kind, av, v)))))
+                fail_msg("%s, row %lld: the arithmetic loop (expr_arith.h) gives rc %d at %d, "
+                         "%s%lld; the program rc %d at %d, %s%lld", text, (long long)r, arc,
+                         abad, anull ? "NULL " : "", (long long)av.i, rc, bad,
+                         null ? "NULL " : "", (long long)v.i);
+        }
+        if (is_conj && sl__xj_row(&conj, &cols, tables, r) != (rc == SL_XP_OK && !null && v.i))
+            fail_msg("%s, row %lld: the AND of tests (expr_conj.h) keeps the row %s",
+                     text, (long long)r, rc == SL_XP_OK && !null && v.i ? "not" : "wrongly");
         if (rc != SL_XP_OK || cpu_rc != SL_OK)
             continue;
         if (null != want_null[r] || (!null && !same_value(kind, v, want[r])))
@@ -129,6 +152,77 @@ SL_TEST(random_columns_agree_with_the_cpu)
         sl_batch_unref(b);
     }
     print_message("%d expressions agree on 3000, 1 and 0 rows\n", n);
+}
+
+/* Filters that are ANDs of simple tests are recognized (and agree with the program on
+ * random columns with nulls and extremes, on 3000, 1 and 0 rows); those with a test
+ * the program must run (a converted column, a wide decimal, an unsigned 64-bit column,
+ * a constant past 64 bits at the column's scale, OR, NOT, IN) are not. */
+SL_TEST(and_of_simple_tests_agrees_with_the_program)
+{
+    static const char *const taken[] = {
+        "a > b", "d <= e", "dt BETWEEN DATE '1990-01-01' AND DATE '2010-12-31'", "dc = 'red'",
+        "dt >= DATE '1994-01-01' AND dt < DATE '1995-01-01' AND d BETWEEN 0.05 AND 0.07 "
+        "AND d < 24",
+        "24 > d AND 10.5 <= e AND -3 < c", "b <> 3 AND (c <> 0 AND dc IN ('red', 'blue'))",
+        "a < 9223372036854775807 AND a > -9223372036854775807 AND a = a",
+        "d > -92233720368547758.08 AND e < 92233720368547758.07", "bo = true AND dt <= dt",
+    };
+    static const char *const refused[] = {
+        "w > d", "u > 5", "d < 100000000000000000.5", "b > 0 OR c < 0", "NOT (b < c)",
+        "b IN (1, 2)", "bo AND b > 0", "dt < ts", "f < 1.5 AND b > 0", "b + 1 > c",
+    };
+    static const int64_t sizes[] = {3000, 1, 0};
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+        sl_batch_t *b = xr_batch(sizes[s], 7 + s);
+        for (size_t k = 0; k < sizeof taken / sizeof taken[0]; k++) {
+            int before = conj_programs;
+            assert_true(program_agrees(taken[k], b));
+            if (conj_programs != before + 1)
+                fail_msg("%s is not taken as an AND of simple tests", taken[k]);
+        }
+        for (size_t k = 0; k < sizeof refused / sizeof refused[0]; k++) {
+            int before = conj_programs;
+            assert_true(program_agrees(refused[k], b));
+            if (conj_programs != before)
+                fail_msg("%s is taken as an AND of simple tests", refused[k]);
+        }
+        sl_batch_unref(b);
+    }
+}
+
+/* Integer and decimal arithmetic runs with its stack in registers (expr_arith.h): the
+ * same values, NULLs and errors (overflow at the same instruction and row) as the
+ * program on random columns with nulls and extremes, on 3000, 1 and 0 rows; other
+ * programs (division, floats, CASE, comparisons) and deeper ones keep the program. */
+SL_TEST(arithmetic_agrees_with_the_program)
+{
+    static const char *const taken[] = {
+        "a + b", "a - b", "a * b", "b * 3 + c", "-a", "-b", "d + 0.05", "d - e", "d * e",
+        "d * (1 - e)", "d * (1 - e) * (1 + e)", "w - d", "w * 2", "u + d", "dt + 30", "dt - 7",
+        "dt - dt", "a + a", "c * c * c * c * c", "-(d * e) + w", "a * b * c - (b + c)",
+    };
+    static const char *const refused[] = {
+        "a / b", "a % b", "f + 1.5", "d * 2.5 + f", "CASE WHEN b > 0 THEN d ELSE w END",
+        "COALESCE(d, 0.5)", "a > b", "EXTRACT(YEAR FROM dt)", "a + (b + (c + (a + (b + c))))",
+    };
+    static const int64_t sizes[] = {3000, 1, 0};
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+        sl_batch_t *b = xr_batch(sizes[s], 17 + s);
+        for (size_t k = 0; k < sizeof taken / sizeof taken[0]; k++) {
+            int before = arith_programs;
+            assert_true(program_agrees(taken[k], b));
+            if (arith_programs != before + 1)
+                fail_msg("%s does not run as arithmetic", taken[k]);
+        }
+        for (size_t k = 0; k < sizeof refused / sizeof refused[0]; k++) {
+            int before = arith_programs;
+            assert_true(program_agrees(refused[k], b));
+            if (arith_programs != before)
+                fail_msg("%s runs as arithmetic", refused[k]);
+        }
+        sl_batch_unref(b);
+    }
 }
 
 SL_TEST(random_string_predicates_agree_with_the_cpu)
