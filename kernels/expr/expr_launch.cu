@@ -118,12 +118,23 @@ __global__ void gather_valid_kernel(const uint8_t *__restrict__ in, int64_t voff
     }
 }
 
-__global__ void gather_b128_kernel(const uint4 *__restrict__ src, const uint32_t *__restrict__ idx,
-                                   uint4 *__restrict__ dst, int64_t k)
+/* All columns of g at the same rows: each row's index is read once. */
+__global__ void gather_cols_kernel(const __grid_constant__ sl_k_gather_cols g,
+                                   const uint32_t *__restrict__ idx, int64_t k)
 {
     for (int64_t j = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; j < k;
-         j += (int64_t)gridDim.x * blockDim.x)
-        dst[j] = src[idx[j]];
+         j += (int64_t)gridDim.x * blockDim.x) {
+        uint32_t i = idx[j];
+        for (int c = 0; c < g.n; c++) {
+            switch (g.width[c]) {
+            case 1: ((uint8_t *)g.dst[c])[j] = ((const uint8_t *)g.src[c])[i]; break;
+            case 2: ((uint16_t *)g.dst[c])[j] = ((const uint16_t *)g.src[c])[i]; break;
+            case 4: ((uint32_t *)g.dst[c])[j] = ((const uint32_t *)g.src[c])[i]; break;
+            case 8: ((uint64_t *)g.dst[c])[j] = ((const uint64_t *)g.src[c])[i]; break;
+            default: ((uint4 *)g.dst[c])[j] = ((const uint4 *)g.src[c])[i]; break;
+            }
+        }
+    }
 }
 
 } // namespace
@@ -171,13 +182,19 @@ extern "C" cudaError_t sl_k_expr_gather_valid(const uint8_t *d_valid, int64_t vo
     return cudaGetLastError();
 }
 
-extern "C" cudaError_t sl_k_expr_gather_b128(const void *d_src, const uint32_t *d_idx, void *d_dst,
-                                             int64_t k, cudaStream_t stream)
+extern "C" cudaError_t sl_k_expr_gather_cols(const struct sl_k_gather_cols *g,
+                                              const uint32_t *d_idx, int64_t k,
+                                              cudaStream_t stream)
 {
-    if (k <= 0)
+    if (g->n < 0 || g->n > SL_K_GATHER_COLS)
+        return cudaErrorInvalidValue;
+    for (int c = 0; c < g->n; c++)
+        if (g->width[c] != 1 && g->width[c] != 2 && g->width[c] != 4 && g->width[c] != 8 &&
+            g->width[c] != 16)
+            return cudaErrorInvalidValue;
+    if (k <= 0 || g->n == 0)
         return cudaSuccess;
-    gather_b128_kernel<<<grid_for(k), kThreads, 0, stream>>>((const uint4 *)d_src, d_idx,
-                                                             (uint4 *)d_dst, k);
+    gather_cols_kernel<<<grid_for(k), kThreads, 0, stream>>>(*g, d_idx, k);
     return cudaGetLastError();
 }
 
