@@ -154,6 +154,26 @@ SL_TEST(random_columns_agree_with_the_cpu)
     print_message("%d expressions agree on 3000, 1 and 0 rows\n", n);
 }
 
+/* Every expression of `taken` compiles, agrees with the CPU, and is counted in *counter
+ * (taken by the loop named `what`, which then agreed with the program); none of
+ * `refused` is: on random columns of 3000, 1 and 0 rows. */
+static void check_taken(const char *const *taken, size_t n_taken, const char *const *refused,
+                        size_t n_refused, const int *counter, const char *what)
+{
+    static const int64_t sizes[] = {3000, 1, 0};
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+        sl_batch_t *b = xr_batch(sizes[s], 7 + s);
+        for (size_t k = 0; k < n_taken + n_refused; k++) {
+            const char *text = k < n_taken ? taken[k] : refused[k - n_taken];
+            int before = *counter;
+            assert_true(program_agrees(text, b));
+            if (*counter != before + (k < n_taken))
+                fail_msg("%s is %staken as %s", text, k < n_taken ? "not " : "", what);
+        }
+        sl_batch_unref(b);
+    }
+}
+
 /* Filters that are ANDs of simple tests are recognized (and agree with the program on
  * random columns with nulls and extremes, on 3000, 1 and 0 rows); those with a test
  * the program must run (a converted column, a wide decimal, an unsigned 64-bit column,
@@ -172,23 +192,8 @@ SL_TEST(and_of_simple_tests_agrees_with_the_program)
         "w > d", "u > 5", "d < 100000000000000000.5", "b > 0 OR c < 0", "NOT (b < c)",
         "b IN (1, 2)", "bo AND b > 0", "dt < ts", "f < 1.5 AND b > 0", "b + 1 > c",
     };
-    static const int64_t sizes[] = {3000, 1, 0};
-    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
-        sl_batch_t *b = xr_batch(sizes[s], 7 + s);
-        for (size_t k = 0; k < sizeof taken / sizeof taken[0]; k++) {
-            int before = conj_programs;
-            assert_true(program_agrees(taken[k], b));
-            if (conj_programs != before + 1)
-                fail_msg("%s is not taken as an AND of simple tests", taken[k]);
-        }
-        for (size_t k = 0; k < sizeof refused / sizeof refused[0]; k++) {
-            int before = conj_programs;
-            assert_true(program_agrees(refused[k], b));
-            if (conj_programs != before)
-                fail_msg("%s is taken as an AND of simple tests", refused[k]);
-        }
-        sl_batch_unref(b);
-    }
+    check_taken(taken, sizeof taken / sizeof taken[0], refused,
+                sizeof refused / sizeof refused[0], &conj_programs, "an AND of simple tests");
 }
 
 /* Integer and decimal arithmetic runs with its stack in registers (expr_arith.h): the
@@ -206,23 +211,8 @@ SL_TEST(arithmetic_agrees_with_the_program)
         "a / b", "a % b", "f + 1.5", "d * 2.5 + f", "CASE WHEN b > 0 THEN d ELSE w END",
         "COALESCE(d, 0.5)", "a > b", "EXTRACT(YEAR FROM dt)", "a + (b + (c + (a + (b + c))))",
     };
-    static const int64_t sizes[] = {3000, 1, 0};
-    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
-        sl_batch_t *b = xr_batch(sizes[s], 17 + s);
-        for (size_t k = 0; k < sizeof taken / sizeof taken[0]; k++) {
-            int before = arith_programs;
-            assert_true(program_agrees(taken[k], b));
-            if (arith_programs != before + 1)
-                fail_msg("%s does not run as arithmetic", taken[k]);
-        }
-        for (size_t k = 0; k < sizeof refused / sizeof refused[0]; k++) {
-            int before = arith_programs;
-            assert_true(program_agrees(refused[k], b));
-            if (arith_programs != before)
-                fail_msg("%s runs as arithmetic", refused[k]);
-        }
-        sl_batch_unref(b);
-    }
+    check_taken(taken, sizeof taken / sizeof taken[0], refused,
+                sizeof refused / sizeof refused[0], &arith_programs, "arithmetic");
 }
 
 SL_TEST(random_string_predicates_agree_with_the_cpu)
