@@ -1,6 +1,6 @@
 /* The GPU filter and project: one thread per row runs the expression program (the
- * interpreter of sluice_k/expr_prog.h, the same code the host test runs; an AND of simple
- * tests, sluice_k/expr_conj.h, and integer/decimal arithmetic, sluice_k/expr_arith.h,
+ * interpreter of sluice_k/expr_prog.h, the same code the host test runs; an OR of ANDs of
+ * simple tests, sluice_k/expr_conj.h, and integer/decimal arithmetic, sluice_k/expr_arith.h,
  * by their own loops), grid-stride;
  * validity words are built by warp ballots. Contracts in sluice_k/expr.h. */
 #include "sluice_k/expr.h"
@@ -44,7 +44,7 @@ __global__ void flags_kernel(const __grid_constant__ sl_xp_prog prog,
     }
 }
 
-/* The filter's flags for a predicate that is an AND of simple tests (expr_conj.h). */
+/* The filter's flags for a predicate that is an OR of ANDs of simple tests (expr_conj.h). */
 __global__ void conj_flags_kernel(const __grid_constant__ sl_xj_conj conj,
                                   const __grid_constant__ sl_xp_cols cols,
                                   const uint8_t *__restrict__ tables, int64_t n,

@@ -1,19 +1,24 @@
-/* Recognizing filter programs that are an AND of simple tests (sluice_k/expr_conj.h).
+/* Recognizing filter programs that are an OR of ANDs of simple tests
+ * (sluice_k/expr_conj.h).
  *
- * The program is replayed on a stack of what each value is (a column, a constant, a
- * test, an AND of tests) instead of values; anything else refuses. A constant's
- * conversion (I2D, D2D: an integer literal compared with a decimal column) is folded
- * here with the interpreter's own sl__xp_rescale; a constant that then does not fit 64
- * bits (or whose conversion fails, which the interpreter must report) refuses, as does
- * a column that the program converts: the general path takes those. */
+ * The program is replayed on a stack of what each value is (a column, a constant, a run
+ * of tests) instead of values; anything else refuses. The tests are appended in the
+ * program's order, so every boolean value on the stack is a contiguous run of them: an
+ * AND of two conjunctions joins their runs into one conjunction, an OR of two runs
+ * keeps their conjunctions; an AND over an OR (which would need distributing) refuses.
+ * A constant's conversion (I2D, D2D: an integer literal compared with a decimal column)
+ * is folded here with the interpreter's own sl__xp_rescale; a constant that then does
+ * not fit 64 bits (or whose conversion fails, which the interpreter must report)
+ * refuses, as does a column that the program converts: the general path takes those. */
 #include "expr_prog.h"
 
 enum item_kind { IT_COL, IT_CONST, IT_BOOL };
 
 struct item {
     enum item_kind kind;
-    int slot, store;
-    __int128 v;
+    int slot, store; /* IT_COL */
+    __int128 v;      /* IT_CONST */
+    int first, ors;  /* IT_BOOL: its first test, its conjunctions */
 };
 
 /* The comparison `a op b` read as `b op' a`. */
@@ -60,7 +65,8 @@ bool sl__xj_from_prog(const struct sl_xp_prog *p, struct sl_xj_conj *j)
         const struct sl_xp_ins *in = &p->ins[k];
         switch (in->op) {
         case SL_XP_COL:
-            if (sp == SL_XP_STACK || !sl__xj_store_ok(in->sub) || (in->kind != SL_XK_I && in->kind != SL_XK_D))
+            if (sp == SL_XP_STACK || !sl__xj_store_ok(in->sub) ||
+                (in->kind != SL_XK_I && in->kind != SL_XK_D))
                 return false;
             st[sp++] = (struct item){.kind = IT_COL, .slot = in->a, .store = in->sub};
             break;
@@ -81,20 +87,32 @@ bool sl__xj_from_prog(const struct sl_xp_prog *p, struct sl_xj_conj *j)
             if (sp < 2 || j->n == SL_XJ_MAX_TERMS ||
                 !term_of(in->sub, in->kind, &st[sp - 2], &st[sp - 1], &j->t[j->n]))
                 return false;
-            j->n++;
-            st[--sp - 1] = (struct item){.kind = IT_BOOL};
+            j->t[j->n].last = 1;
+            st[--sp - 1] = (struct item){.kind = IT_BOOL, .first = j->n++, .ors = 1};
             break;
         case SL_XP_DICT:
             if (sp == SL_XP_STACK || j->n == SL_XJ_MAX_TERMS)
                 return false;
-            j->t[j->n++] = (struct sl_xj_term){.form = SL_XJ_DICT, .a = in->a, .imm = in->imm};
-            st[sp++] = (struct item){.kind = IT_BOOL};
+            j->t[j->n] = (struct sl_xj_term){.form = SL_XJ_DICT, .last = 1, .a = in->a,
+                                             .imm = in->imm};
+            st[sp++] = (struct item){.kind = IT_BOOL, .first = j->n++, .ors = 1};
             break;
-        case SL_XP_AND:
-            if (sp < 2 || st[sp - 1].kind != IT_BOOL || st[sp - 2].kind != IT_BOOL)
+        case SL_XP_AND: case SL_XP_OR: {
+            if (sp < 2)
                 return false;
+            struct item *x = &st[sp - 2], *y = &st[sp - 1];
+            if (x->kind != IT_BOOL || y->kind != IT_BOOL)
+                return false;
+            if (in->op == SL_XP_AND) {
+                if (x->ors != 1 || y->ors != 1)
+                    return false;
+                j->t[y->first - 1].last = 0; /* x's run goes on into y's */
+            } else {
+                x->ors += y->ors;
+            }
             sp--;
             break;
+        }
         default:
             return false;
         }

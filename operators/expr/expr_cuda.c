@@ -1,10 +1,11 @@
 /* filter and project on a GPU (issue 17).
  *
- * filter: the predicate, compiled at bind into a program
- * (expr_prog.c), runs over the device batch, one thread per row (kernels/expr), or,
- * when it is an AND of simple tests (expr_conj.c), those tests without the program; CUB
- * compacts the passing row numbers; their count is read back (one wait per batch: the
- * output's size), and every column is gathered by them, validity included. A batch
+ * filter: the predicate, compiled at bind into a program (expr_prog.c), runs over the
+ * device batch, one thread per row (kernels/expr), or, when it is an OR of ANDs of
+ * simple tests (expr_conj.c), those tests without the program; CUB compacts the
+ * passing row numbers; their count is read back (one wait per batch: the output's
+ * size), and every column is gathered by them (the fixed-width ones together),
+ * validity included. A batch
  * whose rows all pass goes on as it is; one with none emits nothing. Predicates on DICT
  * columns are evaluated once per dictionary entry on the host (sl__expr_dict_hits, the
  * CPU evaluator's loop), and the kernel looks codes up in those tables.

@@ -53,7 +53,7 @@ void sl__expr_dict_hits(const struct sl__expr *e, int node, int64_t n, const int
                         const char *chars, uint8_t *out);
 
 /* Whether program p (a filter's predicate, its dictionary tables' offsets patched in)
- * is an AND of simple tests, filled into *j (expr_conj.c): then sl__xj_row gives the
+ * is an OR of ANDs of simple tests, filled into *j (expr_conj.c): then sl__xj_row gives the
  * filter's answer for every row, without the interpreter. */
 bool sl__xj_from_prog(const struct sl_xp_prog *p, struct sl_xj_conj *j);
 

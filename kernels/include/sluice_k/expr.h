@@ -32,7 +32,7 @@ cudaError_t sl_k_expr_flags(const struct sl_xp_prog *prog, const struct sl_xp_co
                             const uint8_t *d_tables, int64_t n, uint8_t *d_flags,
                             struct sl_k_expr_err *d_err, cudaStream_t stream);
 
-/* The same flags for a predicate that is an AND of simple tests (sluice_k/expr_conj.h):
+/* The same flags for a predicate that is an OR of ANDs of simple tests (expr_conj.h):
  * d_flags[r] = sl__xj_row(conj, cols, d_tables, r). These tests cannot fail. */
 cudaError_t sl_k_expr_conj_flags(const struct sl_xj_conj *conj, const struct sl_xp_cols *cols,
                                  const uint8_t *d_tables, int64_t n, uint8_t *d_flags,

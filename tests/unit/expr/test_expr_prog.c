@@ -109,7 +109,7 @@ static bool program_agrees(const char *text, const sl_batch_t *b)
                          null ? "NULL " : "", (long long)v.i);
         }
         if (is_conj && sl__xj_row(&conj, &cols, tables, r) != (rc == SL_XP_OK && !null && v.i))
-            fail_msg("%s, row %lld: the AND of tests (expr_conj.h) keeps the row %s",
+            fail_msg("%s, row %lld: the OR of ANDs of tests (expr_conj.h) keeps the row %s",
                      text, (long long)r, rc == SL_XP_OK && !null && v.i ? "not" : "wrongly");
         if (rc != SL_XP_OK || cpu_rc != SL_OK)
             continue;
@@ -174,10 +174,11 @@ static void check_taken(const char *const *taken, size_t n_taken, const char *co
     }
 }
 
-/* Filters that are ANDs of simple tests are recognized (and agree with the program on
- * random columns with nulls and extremes, on 3000, 1 and 0 rows); those with a test
- * the program must run (a converted column, a wide decimal, an unsigned 64-bit column,
- * a constant past 64 bits at the column's scale, OR, NOT, IN) are not. */
+/* Filters that are ORs of ANDs of simple tests are recognized (and agree with the
+ * program on random columns with nulls and extremes, on 3000, 1 and 0 rows); those with
+ * a test the program must run (a converted column, a wide decimal, an unsigned 64-bit
+ * column, a constant past 64 bits at the column's scale, NOT, IN, an AND over an OR)
+ * are not. */
 SL_TEST(and_of_simple_tests_agrees_with_the_program)
 {
     static const char *const taken[] = {
@@ -187,13 +188,18 @@ SL_TEST(and_of_simple_tests_agrees_with_the_program)
         "24 > d AND 10.5 <= e AND -3 < c", "b <> 3 AND (c <> 0 AND dc IN ('red', 'blue'))",
         "a < 9223372036854775807 AND a > -9223372036854775807 AND a = a",
         "d > -92233720368547758.08 AND e < 92233720368547758.07", "bo = true AND dt <= dt",
+        "b > 0 OR c < 0",
+        "(a > b AND dc = 'red') OR (c < 0 AND d > 10.5) OR dt < DATE '1975-01-01'",
+        "a = 5 OR (b <> 3 AND c <> 0 AND e <= d) OR (dc = 'blue' OR dc > 'p')",
     };
     static const char *const refused[] = {
-        "w > d", "u > 5", "d < 100000000000000000.5", "b > 0 OR c < 0", "NOT (b < c)",
-        "b IN (1, 2)", "bo AND b > 0", "dt < ts", "f < 1.5 AND b > 0", "b + 1 > c",
+        "w > d", "u > 5", "d < 100000000000000000.5", "NOT (b < c)", "b IN (1, 2)",
+        "bo AND b > 0", "dt < ts", "f < 1.5 AND b > 0", "b + 1 > c",
+        "(b > 0 OR c < 0) AND a > 0", "a > 0 AND (b > 0 OR c < 0)", "dc IS NULL OR b > 0",
     };
     check_taken(taken, sizeof taken / sizeof taken[0], refused,
-                sizeof refused / sizeof refused[0], &conj_programs, "an AND of simple tests");
+                sizeof refused / sizeof refused[0], &conj_programs,
+                "an OR of ANDs of simple tests");
 }
 
 /* Integer and decimal arithmetic runs with its stack in registers (expr_arith.h): the
