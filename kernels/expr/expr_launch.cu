@@ -44,15 +44,80 @@ __global__ void flags_kernel(const __grid_constant__ sl_xp_prog prog,
     }
 }
 
-/* The filter's flags for a predicate that is an OR of ANDs of simple tests (expr_conj.h). */
+/* The filter's flags for a predicate that is an OR of ANDs of simple tests (expr_conj.h),
+ * sl__xj_row's answer for every row, kConjRows rows a thread at a time: each test loads
+ * the value of all of them (those still open) before comparing any, so that their loads
+ * are in flight together; a block's rows are kConjRows runs of blockDim.x. */
+constexpr int kConjRows = 4;
+
+/* x[i] = the stored integer of row r[i] in column p of `store` (sl__xj_load), where on[i]. */
+__device__ __forceinline__ void conj_load(const void *p, int store, const int64_t (&r)[kConjRows],
+                                          const bool (&on)[kConjRows], int64_t (&x)[kConjRows])
+{
+#define SL__CONJ_LOAD(T)                                                                   \
+    _Pragma("unroll") for (int i = 0; i < kConjRows; i++) x[i] =                           \
+        on[i] ? (int64_t)((const T *)p)[r[i]] : 0;                                          \
+    break
+    switch (store) {
+    case SL_XS_I8: SL__CONJ_LOAD(int8_t);
+    case SL_XS_I16: SL__CONJ_LOAD(int16_t);
+    case SL_XS_I32: SL__CONJ_LOAD(int32_t);
+    case SL_XS_U8: case SL_XS_BOOL: SL__CONJ_LOAD(uint8_t);
+    case SL_XS_U16: SL__CONJ_LOAD(uint16_t);
+    case SL_XS_U32: SL__CONJ_LOAD(uint32_t);
+    default: SL__CONJ_LOAD(int64_t); /* I64, D64 */
+    }
+#undef SL__CONJ_LOAD
+}
+
 __global__ void conj_flags_kernel(const __grid_constant__ sl_xj_conj conj,
                                   const __grid_constant__ sl_xp_cols cols,
                                   const uint8_t *__restrict__ tables, int64_t n,
                                   uint8_t *__restrict__ flags)
 {
-    for (int64_t r = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; r < n;
-         r += (int64_t)gridDim.x * blockDim.x)
-        flags[r] = (uint8_t)sl__xj_row(&conj, &cols, tables, r);
+    const int64_t tile = (int64_t)kConjRows * blockDim.x;
+    for (int64_t base = blockIdx.x * tile; base < n; base += (int64_t)gridDim.x * tile) {
+        int64_t r[kConjRows], x[kConjRows], y[kConjRows];
+        bool ok[kConjRows], pass[kConjRows];
+#pragma unroll
+        for (int i = 0; i < kConjRows; i++) {
+            r[i] = base + (int64_t)i * blockDim.x + threadIdx.x;
+            ok[i] = r[i] < n;
+            pass[i] = false;
+        }
+        for (int k = 0; k < conj.n; k++) {
+            const sl_xj_term *t = &conj.t[k];
+            if (t->form == SL_XJ_DICT) {
+                conj_load(cols.data[t->a], SL_XS_I32, r, ok, x);
+#pragma unroll
+                for (int i = 0; i < kConjRows; i++)
+                    ok[i] = ok[i] && !sl__xp_null_at(&cols, t->a, r[i]) && tables[t->imm + x[i]];
+            } else {
+                conj_load(cols.data[t->a], t->sa, r, ok, x);
+#pragma unroll
+                for (int i = 0; i < kConjRows; i++)
+                    y[i] = t->imm;
+                if (t->form == SL_XJ_COLS)
+                    conj_load(cols.data[t->b], t->sb, r, ok, y);
+#pragma unroll
+                for (int i = 0; i < kConjRows; i++)
+                    ok[i] = ok[i] && !sl__xp_null_at(&cols, t->a, r[i]) &&
+                            (t->form != SL_XJ_COLS || !sl__xp_null_at(&cols, t->b, r[i])) &&
+                            sl__xp_cmp_holds(t->cmp, (x[i] > y[i]) - (x[i] < y[i]));
+            }
+            if (t->last) {
+#pragma unroll
+                for (int i = 0; i < kConjRows; i++) {
+                    pass[i] = pass[i] || ok[i];
+                    ok[i] = r[i] < n && !pass[i];
+                }
+            }
+        }
+#pragma unroll
+        for (int i = 0; i < kConjRows; i++)
+            if (r[i] < n)
+                flags[r[i]] = pass[i];
+    }
 }
 
 __device__ void store_value(void *out, int store, int64_t r, sl_xp_val v, int null)
@@ -72,10 +137,7 @@ __device__ void store_value(void *out, int store, int64_t r, sl_xp_val v, int nu
     }
 }
 
-/* Rows are walked in whole warps (r rounded up to 32) so that a ballot makes each word.
- * ARITH: the program is integer/decimal arithmetic (expr_arith.h), run with its stack in
- * registers. */
-template <bool ARITH>
+/* Rows are walked in whole warps (r rounded up to 32) so that a ballot makes each word. */
 __global__ void project_kernel(const __grid_constant__ sl_xp_prog prog,
                                const __grid_constant__ sl_xp_cols cols,
                                const uint8_t *__restrict__ tables, int64_t n, int store,
@@ -88,8 +150,7 @@ __global__ void project_kernel(const __grid_constant__ sl_xp_prog prog,
         if (r < n) {
             sl_xp_val v;
             int null = 0, bad = 0;
-            int rc = ARITH ? sl__xa_eval_row(&prog, &cols, r, &v, &null, &bad)
-                           : sl__xp_eval_row(&prog, &cols, tables, r, &v, &null, &bad);
+            int rc = sl__xp_eval_row(&prog, &cols, tables, r, &v, &null, &bad);
             if (rc != SL_XP_OK)
                 report(err, rc, bad, r);
             store_value(out, store, r, v, null || rc != SL_XP_OK);
@@ -98,6 +159,46 @@ __global__ void project_kernel(const __grid_constant__ sl_xp_prog prog,
         unsigned w = __ballot_sync(0xffffffffu, ok);
         if ((threadIdx.x & 31) == 0)
             valid[r >> 5] = w;
+    }
+}
+
+/* project_kernel for integer/decimal arithmetic (expr_arith.h): each thread takes
+ * kArithRows rows a step (a block's rows are kArithRows runs of blockDim.x, so lanes
+ * stay on consecutive rows and each ballot still makes one word) and fetches all their
+ * columns before evaluating any, so that their loads are in flight together. */
+constexpr int kArithRows = 4;
+
+__global__ void arith_project_kernel(const __grid_constant__ sl_xp_prog prog,
+                                     const __grid_constant__ sl_xa_slots slots,
+                                     const __grid_constant__ sl_xp_cols cols, int64_t n,
+                                     int store, void *out, uint32_t *valid, sl_k_expr_err *err)
+{
+    const int64_t n32 = (n + 31) & ~(int64_t)31, tile = (int64_t)kArithRows * blockDim.x;
+    for (int64_t base = blockIdx.x * tile; base < n32; base += (int64_t)gridDim.x * tile) {
+        sl_xa_row rows[kArithRows];
+#pragma unroll
+        for (int i = 0; i < kArithRows; i++) {
+            int64_t r = base + (int64_t)i * blockDim.x + threadIdx.x;
+            if (r < n)
+                sl__xa_fetch(&slots, &cols, r, &rows[i]);
+        }
+#pragma unroll
+        for (int i = 0; i < kArithRows; i++) {
+            int64_t r = base + (int64_t)i * blockDim.x + threadIdx.x;
+            int ok = 0;
+            if (r < n) {
+                sl_xp_val v;
+                int null = 0, bad = 0;
+                int rc = sl__xa_eval(&prog, &rows[i], &v, &null, &bad);
+                if (rc != SL_XP_OK)
+                    report(err, rc, bad, r);
+                store_value(out, store, r, v, null || rc != SL_XP_OK);
+                ok = rc == SL_XP_OK && !null;
+            }
+            unsigned w = __ballot_sync(0xffffffffu, ok);
+            if (r < n32 && (threadIdx.x & 31) == 0)
+                valid[r >> 5] = w;
+        }
     }
 }
 
@@ -156,7 +257,8 @@ extern "C" cudaError_t sl_k_expr_conj_flags(const struct sl_xj_conj *conj,
 {
     if (n <= 0)
         return cudaSuccess;
-    conj_flags_kernel<<<grid_for(n), kThreads, 0, stream>>>(*conj, *cols, d_tables, n, d_flags);
+    conj_flags_kernel<<<grid_for((n + kConjRows - 1) / kConjRows), kThreads, 0, stream>>>(
+        *conj, *cols, d_tables, n, d_flags);
     return cudaGetLastError();
 }
 
@@ -205,11 +307,12 @@ extern "C" cudaError_t sl_k_expr_project(const struct sl_xp_prog *prog,
 {
     if (n <= 0)
         return cudaSuccess;
-    if (sl__xa_fits(prog))
-        project_kernel<true><<<grid_for(n), kThreads, 0, stream>>>(*prog, *cols, d_tables, n,
-                                                                   store, d_out, d_valid, d_err);
+    sl_xa_slots slots;
+    if (sl__xa_fits(prog, &slots))
+        arith_project_kernel<<<grid_for((n + kArithRows - 1) / kArithRows), kThreads, 0, stream>>>(
+            *prog, slots, *cols, n, store, d_out, d_valid, d_err);
     else
-        project_kernel<false><<<grid_for(n), kThreads, 0, stream>>>(*prog, *cols, d_tables, n,
-                                                                    store, d_out, d_valid, d_err);
+        project_kernel<<<grid_for(n), kThreads, 0, stream>>>(*prog, *cols, d_tables, n, store,
+                                                             d_out, d_valid, d_err);
     return cudaGetLastError();
 }

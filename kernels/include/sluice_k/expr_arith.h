@@ -4,17 +4,20 @@
  * The interpreter (expr_prog.h) keeps its value stack in an array that a GPU thread can
  * only hold in local memory; at 60M rows the stack's traffic, not the columns', sets the
  * time (TPC-H Q1's l_extendedprice * (1 - l_discount) * (1 + l_tax)). A program made
- * only of integer-like and decimal columns, constants, their conversions (I2D, D2D),
- * + - * and unary minus, at most SL_XA_DEPTH values deep, runs here instead: the same
- * instructions with the interpreter's own arithmetic, conversions and overflow checks
- * (so the same values, NULLs and errors at the same instruction), on SL_XA_DEPTH named
- * values that stay in registers. The host test checks it against the interpreter row by
- * row.
+ * only of integer-like and 64-bit decimal columns (at most SL_XA_DEPTH of them),
+ * constants, their conversions (I2D, D2D), + - * and unary minus, at most SL_XA_DEPTH
+ * values deep, runs here instead: the same instructions with the interpreter's own
+ * arithmetic, conversions and overflow checks (so the same values, NULLs and errors at
+ * the same instruction), on SL_XA_DEPTH named values that stay in registers. A row's
+ * columns are fetched before it is evaluated (sl__xa_fetch), so that a kernel can have
+ * the loads of several rows in flight at once. The host test checks it against the
+ * interpreter row by row.
  *
  * Like expr_prog.h, this header includes no CUDA or sluice header. */
 #ifndef SLUICE_K_EXPR_ARITH_H
 #define SLUICE_K_EXPR_ARITH_H
 
+#include "sluice_k/expr_conj.h" /* sl__xj_load, sl__xj_store_ok */
 #include "sluice_k/expr_prog.h"
 
 #ifdef __cplusplus
@@ -23,20 +26,30 @@ extern "C" {
 
 #define SL_XA_DEPTH 4
 
-/* Whether program p runs on sl__xa_eval_row: only COL (not float or string), LIT and
- * NEG (integer or decimal), I2D, D2D, and ARITH + - * (integer or decimal), its stack
- * never deeper than SL_XA_DEPTH. */
-SL_XP_HD static inline int sl__xa_fits(const struct sl_xp_prog *p)
+/* The columns a program reads, by slot: their stores (enum sl_xp_store). */
+struct sl_xa_slots {
+    int32_t n;
+    uint8_t store[SL_XA_DEPTH];
+};
+
+/* Whether program p runs on sl__xa_eval_row (its slots into *sl): only COL (integer-like
+ * or 64-bit decimal, sl__xj_store_ok; at most SL_XA_DEPTH columns), LIT and NEG
+ * (integer or decimal), I2D, D2D, and ARITH + - * (integer or decimal), its stack never
+ * deeper than SL_XA_DEPTH. */
+SL_XP_HD static inline int sl__xa_fits(const struct sl_xp_prog *p, struct sl_xa_slots *sl)
 {
     int sp = 0;
+    if (p->n_cols > SL_XA_DEPTH)
+        return 0;
+    sl->n = p->n_cols;
     for (int k = 0; k < p->n_ins; k++) {
         const struct sl_xp_ins *in = &p->ins[k];
         int int_or_dec = in->kind == SL_XK_I || in->kind == SL_XK_D;
         switch (in->op) {
         case SL_XP_COL:
-            if (!int_or_dec || in->sub == SL_XS_F32 || in->sub == SL_XS_F64 ||
-                in->sub == SL_XS_STR32 || in->sub == SL_XS_STR64)
+            if (!int_or_dec || !sl__xj_store_ok(in->sub))
                 return 0;
+            sl->store[in->a] = in->sub;
             sp++;
             break;
         case SL_XP_LIT:
@@ -65,6 +78,34 @@ SL_XP_HD static inline int sl__xa_fits(const struct sl_xp_prog *p)
     return sp == 1;
 }
 
+/* A row's columns by slot (stored integers as int64) and their nulls (bit s). Read
+ * only by constant indices, so that they stay in registers. */
+struct sl_xa_row {
+    int64_t v[SL_XA_DEPTH];
+    unsigned null;
+};
+
+#ifdef __CUDA_ARCH__
+#define SL__XA_UNROLL _Pragma("unroll")
+#else
+#define SL__XA_UNROLL
+#endif
+
+/* Row r's columns: loads only, none of them waited for here. */
+SL_XP_HD static inline void sl__xa_fetch(const struct sl_xa_slots *sl, const struct sl_xp_cols *c,
+                                         int64_t r, struct sl_xa_row *o)
+{
+    o->null = 0;
+    SL__XA_UNROLL
+    for (int s = 0; s < SL_XA_DEPTH; s++) {
+        o->v[s] = 0;
+        if (s < sl->n) {
+            o->v[s] = sl__xj_load(c->data[s], sl->store[s], r);
+            o->null |= (unsigned)sl__xp_null_at(c, s, r) << s;
+        }
+    }
+}
+
 /* The stack's value k (0 <= k < SL_XA_DEPTH), read and written by name so that it stays
  * in registers (an array indexed at run time would not). */
 #define SL__XA_GET(k) ((k) == 0 ? s0 : (k) == 1 ? s1 : (k) == 2 ? s2 : s3)
@@ -79,10 +120,11 @@ SL_XP_HD static inline int sl__xa_fits(const struct sl_xp_prog *p)
         }                                                                                  \
     } while (0)
 
-/* sl__xp_eval_row for a program that sl__xa_fits: the same value (integers in out->i,
- * decimals in out->d), nullness and error. Integers are held sign-extended. */
-SL_XP_HD static inline int sl__xa_eval_row(const struct sl_xp_prog *p, const struct sl_xp_cols *c,
-                                           int64_t r, sl_xp_val *out, int *out_null, int *bad)
+/* sl__xp_eval_row for a program that sl__xa_fits, on its row's fetched columns: the
+ * same value (integers in out->i, decimals in out->d), nullness and error. Integers are
+ * held sign-extended. */
+SL_XP_HD static inline int sl__xa_eval(const struct sl_xp_prog *p, const struct sl_xa_row *row,
+                                       sl_xp_val *out, int *out_null, int *bad)
 {
     __int128 s0 = 0, s1 = 0, s2 = 0, s3 = 0;
     unsigned nu = 0; /* bit k: value k is NULL */
@@ -92,10 +134,10 @@ SL_XP_HD static inline int sl__xa_eval_row(const struct sl_xp_prog *p, const str
         int err = 0;
         switch (in->op) {
         case SL_XP_COL: {
-            sl_xp_val v = sl__xp_load(c, in->a, in->sub, r);
-            unsigned n = (unsigned)sl__xp_null_at(c, in->a, r);
-            SL__XA_SET(sp, in->kind == SL_XK_D ? v.d : (__int128)v.i);
-            nu = (nu & ~(1u << sp)) | n << sp;
+            int s = in->a;
+            int64_t v = s == 0 ? row->v[0] : s == 1 ? row->v[1] : s == 2 ? row->v[2] : row->v[3];
+            SL__XA_SET(sp, (__int128)v);
+            nu = (nu & ~(1u << sp)) | (row->null >> s & 1) << sp;
             sp++;
             break;
         }
@@ -158,6 +200,16 @@ SL_XP_HD static inline int sl__xa_eval_row(const struct sl_xp_prog *p, const str
         out->i = (int64_t)s0;
     *out_null = (int)(nu & 1);
     return SL_XP_OK;
+}
+
+/* Fetch and evaluate row r. */
+SL_XP_HD static inline int sl__xa_eval_row(const struct sl_xp_prog *p, const struct sl_xa_slots *sl,
+                                           const struct sl_xp_cols *c, int64_t r, sl_xp_val *out,
+                                           int *out_null, int *bad)
+{
+    struct sl_xa_row row;
+    sl__xa_fetch(sl, c, r, &row);
+    return sl__xa_eval(p, &row, out, out_null, bad);
 }
 
 #undef SL__XA_GET
