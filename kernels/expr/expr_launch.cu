@@ -219,20 +219,50 @@ __global__ void gather_valid_kernel(const uint8_t *__restrict__ in, int64_t voff
     }
 }
 
-/* All columns of g at the same rows: each row's index is read once. */
+/* All columns of g at the same rows, kGatherRows rows a thread at a time (a block's rows
+ * are kGatherRows runs of blockDim.x): each row's index is read once, and a column's
+ * values of all the rows are loaded before any is stored, so that their loads are in
+ * flight together. */
+constexpr int kGatherRows = 4;
+
+template <typename T>
+__device__ __forceinline__ void gather_rows(const void *src, void *dst,
+                                            const int64_t (&j)[kGatherRows],
+                                            const uint32_t (&i)[kGatherRows],
+                                            const bool (&on)[kGatherRows])
+{
+    T v[kGatherRows];
+#pragma unroll
+    for (int r = 0; r < kGatherRows; r++)
+        if (on[r])
+            v[r] = ((const T *)src)[i[r]];
+#pragma unroll
+    for (int r = 0; r < kGatherRows; r++)
+        if (on[r])
+            ((T *)dst)[j[r]] = v[r];
+}
+
 __global__ void gather_cols_kernel(const __grid_constant__ sl_k_gather_cols g,
                                    const uint32_t *__restrict__ idx, int64_t k)
 {
-    for (int64_t j = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; j < k;
-         j += (int64_t)gridDim.x * blockDim.x) {
-        uint32_t i = idx[j];
+    const int64_t tile = (int64_t)kGatherRows * blockDim.x;
+    for (int64_t base = blockIdx.x * tile; base < k; base += (int64_t)gridDim.x * tile) {
+        int64_t j[kGatherRows];
+        uint32_t i[kGatherRows];
+        bool on[kGatherRows];
+#pragma unroll
+        for (int r = 0; r < kGatherRows; r++) {
+            j[r] = base + (int64_t)r * blockDim.x + threadIdx.x;
+            on[r] = j[r] < k;
+            i[r] = on[r] ? idx[j[r]] : 0;
+        }
         for (int c = 0; c < g.n; c++) {
             switch (g.width[c]) {
-            case 1: ((uint8_t *)g.dst[c])[j] = ((const uint8_t *)g.src[c])[i]; break;
-            case 2: ((uint16_t *)g.dst[c])[j] = ((const uint16_t *)g.src[c])[i]; break;
-            case 4: ((uint32_t *)g.dst[c])[j] = ((const uint32_t *)g.src[c])[i]; break;
-            case 8: ((uint64_t *)g.dst[c])[j] = ((const uint64_t *)g.src[c])[i]; break;
-            default: ((uint4 *)g.dst[c])[j] = ((const uint4 *)g.src[c])[i]; break;
+            case 1: gather_rows<uint8_t>(g.src[c], g.dst[c], j, i, on); break;
+            case 2: gather_rows<uint16_t>(g.src[c], g.dst[c], j, i, on); break;
+            case 4: gather_rows<uint32_t>(g.src[c], g.dst[c], j, i, on); break;
+            case 8: gather_rows<uint64_t>(g.src[c], g.dst[c], j, i, on); break;
+            default: gather_rows<uint4>(g.src[c], g.dst[c], j, i, on); break;
             }
         }
     }
@@ -296,7 +326,8 @@ extern "C" cudaError_t sl_k_expr_gather_cols(const struct sl_k_gather_cols *g,
             return cudaErrorInvalidValue;
     if (k <= 0 || g->n == 0)
         return cudaSuccess;
-    gather_cols_kernel<<<grid_for(k), kThreads, 0, stream>>>(*g, d_idx, k);
+    gather_cols_kernel<<<grid_for((k + kGatherRows - 1) / kGatherRows), kThreads, 0, stream>>>(
+        *g, d_idx, k);
     return cudaGetLastError();
 }
 
