@@ -1,7 +1,6 @@
 /* The GPU filter and project: one thread per row runs the expression program (the
  * interpreter of sluice_k/expr_prog.h, the same code the host test runs; an OR of ANDs of
- * simple tests, sluice_k/expr_conj.h, and integer/decimal arithmetic, sluice_k/expr_arith.h,
- * by their own loops), grid-stride;
+ * simple tests, sluice_k/expr_conj.h, by its own loop), grid-stride;
  * validity words are built by warp ballots. Contracts in sluice_k/expr.h. */
 #include "sluice_k/expr.h"
 
@@ -162,46 +161,6 @@ __global__ void project_kernel(const __grid_constant__ sl_xp_prog prog,
     }
 }
 
-/* project_kernel for integer/decimal arithmetic (expr_arith.h): each thread takes
- * kArithRows rows a step (a block's rows are kArithRows runs of blockDim.x, so lanes
- * stay on consecutive rows and each ballot still makes one word) and fetches all their
- * columns before evaluating any, so that their loads are in flight together. */
-constexpr int kArithRows = 4;
-
-__global__ void arith_project_kernel(const __grid_constant__ sl_xp_prog prog,
-                                     const __grid_constant__ sl_xa_slots slots,
-                                     const __grid_constant__ sl_xp_cols cols, int64_t n,
-                                     int store, void *out, uint32_t *valid, sl_k_expr_err *err)
-{
-    const int64_t n32 = (n + 31) & ~(int64_t)31, tile = (int64_t)kArithRows * blockDim.x;
-    for (int64_t base = blockIdx.x * tile; base < n32; base += (int64_t)gridDim.x * tile) {
-        sl_xa_row rows[kArithRows];
-#pragma unroll
-        for (int i = 0; i < kArithRows; i++) {
-            int64_t r = base + (int64_t)i * blockDim.x + threadIdx.x;
-            if (r < n)
-                sl__xa_fetch(&slots, &cols, r, &rows[i]);
-        }
-#pragma unroll
-        for (int i = 0; i < kArithRows; i++) {
-            int64_t r = base + (int64_t)i * blockDim.x + threadIdx.x;
-            int ok = 0;
-            if (r < n) {
-                sl_xp_val v;
-                int null = 0, bad = 0;
-                int rc = sl__xa_eval(&prog, &rows[i], &v, &null, &bad);
-                if (rc != SL_XP_OK)
-                    report(err, rc, bad, r);
-                store_value(out, store, r, v, null || rc != SL_XP_OK);
-                ok = rc == SL_XP_OK && !null;
-            }
-            unsigned w = __ballot_sync(0xffffffffu, ok);
-            if (r < n32 && (threadIdx.x & 31) == 0)
-                valid[r >> 5] = w;
-        }
-    }
-}
-
 __global__ void gather_valid_kernel(const uint8_t *__restrict__ in, int64_t voff,
                                     const uint32_t *__restrict__ idx, uint32_t *out, int64_t k)
 {
@@ -338,12 +297,7 @@ extern "C" cudaError_t sl_k_expr_project(const struct sl_xp_prog *prog,
 {
     if (n <= 0)
         return cudaSuccess;
-    sl_xa_slots slots;
-    if (sl__xa_fits(prog, &slots))
-        arith_project_kernel<<<grid_for((n + kArithRows - 1) / kArithRows), kThreads, 0, stream>>>(
-            *prog, slots, *cols, n, store, d_out, d_valid, d_err);
-    else
-        project_kernel<<<grid_for(n), kThreads, 0, stream>>>(*prog, *cols, d_tables, n, store,
-                                                             d_out, d_valid, d_err);
+    project_kernel<<<grid_for(n), kThreads, 0, stream>>>(*prog, *cols, d_tables, n, store, d_out,
+                                                         d_valid, d_err);
     return cudaGetLastError();
 }

@@ -5,7 +5,6 @@
 #define SLUICE_EXPR_PROG_H
 
 #include "expr.h"
-#include "sluice_k/expr_arith.h"
 #include "sluice_k/expr_conj.h"
 #include "sluice_k/expr_prog.h"
 

@@ -11,7 +11,6 @@
 
 #include <cuda_runtime_api.h>
 
-#include "sluice_k/expr_arith.h"
 #include "sluice_k/expr_conj.h"
 #include "sluice_k/expr_prog.h"
 
@@ -63,7 +62,7 @@ cudaError_t sl_k_expr_gather_cols(const struct sl_k_gather_cols *g, const uint32
 
 /* Project: the program's value of every row r < n stored as `store` (enum sl_xp_store:
  * the output column's type) at d_out, zero where NULL, and its validity into d_valid
- * ((n + 31) / 32 words). A program that sl__xa_fits runs as sl__xa_eval_row. */
+ * ((n + 31) / 32 words). */
 cudaError_t sl_k_expr_project(const struct sl_xp_prog *prog, const struct sl_xp_cols *cols,
                               const uint8_t *d_tables, int64_t n, int store, void *d_out,
                               uint32_t *d_valid, struct sl_k_expr_err *d_err,

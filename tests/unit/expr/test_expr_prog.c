@@ -54,12 +54,11 @@ static bool same_value(int kind, sl_xp_val x, sl_xp_val y)
     return kind == SL_XK_D ? x.d == y.d : x.i == y.i;
 }
 
-/* Programs that sl__xj_from_prog and sl__xa_fits took (then checked row by row against
- * the program). */
-static int conj_programs, arith_programs;
+/* Programs that sl__xj_from_prog took (then checked row by row against the program). */
+static int conj_programs;
 
 /* Compiles `text` over b's schema and compares the program with the CPU on every row,
- * and, where it is an AND of simple tests (expr_conj.h), those tests with the program.
+ * and, where it is an OR of ANDs of simple tests (expr_conj.h), those tests with the program.
  * Returns whether it compiled; fails the test on any difference. */
 static bool program_agrees(const char *text, const sl_batch_t *b)
 {
@@ -89,26 +88,12 @@ static bool program_agrees(const char *text, const sl_batch_t *b)
     struct sl_xj_conj conj;
     bool is_conj = sl__xj_from_prog(&prog, &conj), failed = false;
     conj_programs += is_conj;
-    struct sl_xa_slots slots;
-    bool is_arith = sl__xa_fits(&prog, &slots);
-    arith_programs += is_arith;
     for (int64_t r = 0; r < n; r++) {
         sl_xp_val v;
         int null = 0, bad = -1;
         int rc = sl__xp_eval_row(&prog, &cols, tables, r, &v, &null, &bad);
         assert_true(rc == SL_XP_OK || rc == SL_XP_EOVERFLOW);
         failed |= rc != SL_XP_OK;
-        if (is_arith) {
-            sl_xp_val av;
-            int anull = 0, abad = -1;
-            int arc = sl__xa_eval_row(&prog, &slots, &cols, r, &av, &anull, &abad);
-            if (arc != rc || abad != bad ||
-                (rc == SL_XP_OK && (anull != null || (!null && !same_value(kind, av, v)))))
-                fail_msg("%s, row %lld: the arithmetic loop (expr_arith.h) gives rc %d at %d, "
-                         "%s%lld; the program rc %d at %d, %s%lld", text, (long long)r, arc,
-                         abad, anull ? "NULL " : "", (long long)av.i, rc, bad,
-                         null ? "NULL " : "", (long long)v.i);
-        }
         if (is_conj && sl__xj_row(&conj, &cols, tables, r) != (rc == SL_XP_OK && !null && v.i))
             fail_msg("%s, row %lld: the OR of ANDs of tests (expr_conj.h) keeps the row %s",
                      text, (long long)r, rc == SL_XP_OK && !null && v.i ? "not" : "wrongly");
@@ -201,27 +186,6 @@ SL_TEST(and_of_simple_tests_agrees_with_the_program)
     check_taken(taken, sizeof taken / sizeof taken[0], refused,
                 sizeof refused / sizeof refused[0], &conj_programs,
                 "an OR of ANDs of simple tests");
-}
-
-/* Integer and decimal arithmetic runs with its stack in registers (expr_arith.h): the
- * same values, NULLs and errors (overflow at the same instruction and row) as the
- * program on random columns with nulls and extremes, on 3000, 1 and 0 rows; other
- * programs (division, floats, CASE, comparisons, wide decimals, more than four columns)
- * and deeper ones keep the program. */
-SL_TEST(arithmetic_agrees_with_the_program)
-{
-    static const char *const taken[] = {
-        "a + b", "a - b", "a * b", "b * 3 + c", "-a", "-b", "d + 0.05", "d - e", "d * e",
-        "d * (1 - e)", "d * (1 - e) * (1 + e)", "dt + 30", "dt - 7", "dt - dt", "a + a",
-        "c * c * c * c * c", "-(d * e) + a", "a * b * c - (b + c)", "a + b + c + d",
-    };
-    static const char *const refused[] = {
-        "a / b", "a % b", "f + 1.5", "d * 2.5 + f", "CASE WHEN b > 0 THEN d ELSE w END",
-        "COALESCE(d, 0.5)", "a > b", "EXTRACT(YEAR FROM dt)", "a + (b + (c + (a + (b + c))))",
-        "w - d", "w * 2", "u + d", "a + b + c + (d - e)",
-    };
-    check_taken(taken, sizeof taken / sizeof taken[0], refused,
-                sizeof refused / sizeof refused[0], &arith_programs, "arithmetic");
 }
 
 SL_TEST(random_string_predicates_agree_with_the_cpu)
