@@ -110,6 +110,105 @@ __device__ __forceinline__ void update_rows(const sl_k_agg_spec &sp, const sl_k_
     }
 }
 
+/* The sum of the 128-bit values (lo, hi) of the lanes in `peers` (this lane's group,
+ * __match_any_sync), at the lowest of them; other lanes' results are partial. A
+ * pairwise tree over the peers' ranks: each round a lane adds the next peer above it
+ * that is still open, then the lanes at odd ranks close (their value was taken).
+ * Every lane of the warp must call it (shuffles and ballots take the whole warp). */
+__device__ __forceinline__ void peers_sum128(unsigned peers, uint64_t &lo, long long &hi)
+{
+    const int lane = threadIdx.x & 31;
+    unsigned rank = __popc(peers & ((1u << lane) - 1));
+    unsigned above = peers & (0xfffffffeu << lane);
+    while (__any_sync(0xffffffffu, above)) {
+        int next = __ffs(above) - 1; /* -1: none; the shuffle then reads this lane */
+        uint64_t tlo = __shfl_sync(0xffffffffu, lo, next < 0 ? lane : next);
+        long long thi = __shfl_sync(0xffffffffu, hi, next < 0 ? lane : next);
+        if (next >= 0) {
+            uint64_t s = lo + tlo;
+            hi += thi + (s < lo ? 1 : 0);
+            lo = s;
+        }
+        above &= ~__ballot_sync(0xffffffffu, rank & 1);
+        rank >>= 1;
+    }
+}
+
+/* Aggregate a's values of the rows e (groups idx, -1 = not here): preloaded (a < kPre,
+ * read by constant indices so that pre stays in registers) or loaded now, the kItems
+ * loads issued together. */
+static_assert(kPre == 2, "agg_values reads pre.x[0] or pre.x[1]");
+__device__ __forceinline__ void agg_values(const sl_k_agg_spec &sp, const sl_k_agg_input &in,
+                                           const Pre &pre, const int64_t *e, const int64_t *idx,
+                                           int a, uint64_t (&x)[kItems], bool (&null)[kItems])
+{
+#pragma unroll
+    for (int it = 0; it < kItems; it++) {
+        if (a < kPre) {
+            x[it] = a == 0 ? pre.x[0][it] : pre.x[1][it];
+            null[it] = a == 0 ? pre.null[0][it] : pre.null[1][it];
+        } else {
+            load_val(sp, in, a, idx[it] >= 0 ? e[it] : -1, x[it], null[it]);
+        }
+    }
+}
+
+/* update_rows for the shared table when a warp's rows fall into few groups (TPC-H Q1:
+ * 4 groups; a global aggregate: 1): the lanes of one group first sum their rows and
+ * integer values (peers_sum128, exact), then one lane adds the group's partial, so a
+ * warp makes one atomic per group and state instead of one per row (same-address
+ * shared atomics serialize). Other states (float sums, min, max) go row by row as in
+ * update_rows. The next aggregate's values load while this one's are summed. All lanes
+ * call it together (update_kernel's loop is uniform). */
+__device__ __forceinline__ void update_rows_warp(const sl_k_agg_spec &sp,
+                                                 const sl_k_agg_input &in, const SAcc &st,
+                                                 const int64_t *e, const int64_t *idx,
+                                                 const Pre &pre)
+{
+    const int lane = threadIdx.x & 31;
+    unsigned peers[kItems];
+    bool lead[kItems];
+#pragma unroll
+    for (int it = 0; it < kItems; it++) {
+        peers[it] = __match_any_sync(0xffffffffu, (unsigned long long)idx[it]);
+        lead[it] = idx[it] >= 0 && lane == __ffs(peers[it]) - 1;
+        if (lead[it])
+            atomicAdd(&st.rows()[idx[it]], (unsigned)__popc(peers[it]));
+    }
+    uint64_t x[kItems], nx[kItems];
+    bool null[kItems], nnull[kItems];
+    if (sp.n_aggs > 0)
+        agg_values(sp, in, pre, e, idx, 0, nx, nnull);
+    for (int a = 0; a < sp.n_aggs; a++) {
+#pragma unroll
+        for (int it = 0; it < kItems; it++) {
+            x[it] = nx[it];
+            null[it] = nnull[it];
+        }
+        if (a + 1 < sp.n_aggs)
+            agg_values(sp, in, pre, e, idx, a + 1, nx, nnull);
+        int kd = kind_of(sp.fn[a], sp.in_type[a]);
+        if (kd == K_NONE)
+            continue;
+#pragma unroll
+        for (int it = 0; it < kItems; it++) {
+            const int64_t g = idx[it];
+            unsigned nulls = __ballot_sync(0xffffffffu, g >= 0 && null[it]) & peers[it];
+            if (lead[it] && nulls)
+                atomicAdd(&st.nn(a)[g], (unsigned)__popc(nulls));
+            if (kd == K_SUMI) {
+                uint64_t lo = null[it] || g < 0 ? 0 : x[it];
+                long long hi = (long long)lo < 0 ? -1 : 0;
+                peers_sum128(peers[it], lo, hi);
+                if (lead[it])
+                    add128(&st.v0(a)[g], &st.v1(a)[g], lo, hi);
+            } else if (kd != K_COUNT && g >= 0 && !null[it]) {
+                update_val(kd, st.v0(a), st.v1(a), g, x[it]);
+            }
+        }
+    }
+}
+
 /* Shared group lid's states as the 64-bit arrays g_merge and write_row take. */
 __device__ inline void smem_group(const sl_k_agg_spec &sp, const Smem &s, int lid,
                                   unsigned long long *v0, long long *v1, unsigned long long *nn)
@@ -180,7 +279,7 @@ __global__ void __launch_bounds__(kThreads, PRE ? 1 : 2)
         if (!PRE)
             load_pre(sp, in, e, pre);
         if (C > 0)
-            update_rows(sp, in, sst, e, lidx, pre);
+            update_rows_warp(sp, in, sst, e, lidx, pre);
         if (any_global)
             update_rows(sp, in, gst, e, gidx, pre);
     }

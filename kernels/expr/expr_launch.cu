@@ -1,5 +1,6 @@
 /* The GPU filter and project: one thread per row runs the expression program (the
- * interpreter of sluice_k/expr_prog.h, the same code the host test runs), grid-stride;
+ * interpreter of sluice_k/expr_prog.h, the same code the host test runs; an OR of ANDs of
+ * simple tests, sluice_k/expr_conj.h, by its own loop), grid-stride;
  * validity words are built by warp ballots. Contracts in sluice_k/expr.h. */
 #include "sluice_k/expr.h"
 
@@ -39,6 +40,82 @@ __global__ void flags_kernel(const __grid_constant__ sl_xp_prog prog,
         if (rc != SL_XP_OK)
             report(err, rc, bad, r);
         flags[r] = rc == SL_XP_OK && !null && v.i != 0;
+    }
+}
+
+/* The filter's flags for a predicate that is an OR of ANDs of simple tests (expr_conj.h),
+ * sl__xj_row's answer for every row, kConjRows rows a thread at a time: each test loads
+ * the value of all of them (those still open) before comparing any, so that their loads
+ * are in flight together; a block's rows are kConjRows runs of blockDim.x. */
+constexpr int kConjRows = 4;
+
+/* x[i] = the stored integer of row r[i] in column p of `store` (sl__xj_load), where on[i]. */
+__device__ __forceinline__ void conj_load(const void *p, int store, const int64_t (&r)[kConjRows],
+                                          const bool (&on)[kConjRows], int64_t (&x)[kConjRows])
+{
+#define SL__CONJ_LOAD(T)                                                                   \
+    _Pragma("unroll") for (int i = 0; i < kConjRows; i++) x[i] =                           \
+        on[i] ? (int64_t)((const T *)p)[r[i]] : 0;                                          \
+    break
+    switch (store) {
+    case SL_XS_I8: SL__CONJ_LOAD(int8_t);
+    case SL_XS_I16: SL__CONJ_LOAD(int16_t);
+    case SL_XS_I32: SL__CONJ_LOAD(int32_t);
+    case SL_XS_U8: case SL_XS_BOOL: SL__CONJ_LOAD(uint8_t);
+    case SL_XS_U16: SL__CONJ_LOAD(uint16_t);
+    case SL_XS_U32: SL__CONJ_LOAD(uint32_t);
+    default: SL__CONJ_LOAD(int64_t); /* I64, D64 */
+    }
+#undef SL__CONJ_LOAD
+}
+
+__global__ void conj_flags_kernel(const __grid_constant__ sl_xj_conj conj,
+                                  const __grid_constant__ sl_xp_cols cols,
+                                  const uint8_t *__restrict__ tables, int64_t n,
+                                  uint8_t *__restrict__ flags)
+{
+    const int64_t tile = (int64_t)kConjRows * blockDim.x;
+    for (int64_t base = blockIdx.x * tile; base < n; base += (int64_t)gridDim.x * tile) {
+        int64_t r[kConjRows], x[kConjRows], y[kConjRows];
+        bool ok[kConjRows], pass[kConjRows];
+#pragma unroll
+        for (int i = 0; i < kConjRows; i++) {
+            r[i] = base + (int64_t)i * blockDim.x + threadIdx.x;
+            ok[i] = r[i] < n;
+            pass[i] = false;
+        }
+        for (int k = 0; k < conj.n; k++) {
+            const sl_xj_term *t = &conj.t[k];
+            if (t->form == SL_XJ_DICT) {
+                conj_load(cols.data[t->a], SL_XS_I32, r, ok, x);
+#pragma unroll
+                for (int i = 0; i < kConjRows; i++)
+                    ok[i] = ok[i] && !sl__xp_null_at(&cols, t->a, r[i]) && tables[t->imm + x[i]];
+            } else {
+                conj_load(cols.data[t->a], t->sa, r, ok, x);
+#pragma unroll
+                for (int i = 0; i < kConjRows; i++)
+                    y[i] = t->imm;
+                if (t->form == SL_XJ_COLS)
+                    conj_load(cols.data[t->b], t->sb, r, ok, y);
+#pragma unroll
+                for (int i = 0; i < kConjRows; i++)
+                    ok[i] = ok[i] && !sl__xp_null_at(&cols, t->a, r[i]) &&
+                            (t->form != SL_XJ_COLS || !sl__xp_null_at(&cols, t->b, r[i])) &&
+                            sl__xp_cmp_holds(t->cmp, (x[i] > y[i]) - (x[i] < y[i]));
+            }
+            if (t->last) {
+#pragma unroll
+                for (int i = 0; i < kConjRows; i++) {
+                    pass[i] = pass[i] || ok[i];
+                    ok[i] = r[i] < n && !pass[i];
+                }
+            }
+        }
+#pragma unroll
+        for (int i = 0; i < kConjRows; i++)
+            if (r[i] < n)
+                flags[r[i]] = pass[i];
     }
 }
 
@@ -101,12 +178,53 @@ __global__ void gather_valid_kernel(const uint8_t *__restrict__ in, int64_t voff
     }
 }
 
-__global__ void gather_b128_kernel(const uint4 *__restrict__ src, const uint32_t *__restrict__ idx,
-                                   uint4 *__restrict__ dst, int64_t k)
+/* All columns of g at the same rows, kGatherRows rows a thread at a time (a block's rows
+ * are kGatherRows runs of blockDim.x): each row's index is read once, and a column's
+ * values of all the rows are loaded before any is stored, so that their loads are in
+ * flight together. */
+constexpr int kGatherRows = 4;
+
+template <typename T>
+__device__ __forceinline__ void gather_rows(const void *src, void *dst,
+                                            const int64_t (&j)[kGatherRows],
+                                            const uint32_t (&i)[kGatherRows],
+                                            const bool (&on)[kGatherRows])
 {
-    for (int64_t j = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; j < k;
-         j += (int64_t)gridDim.x * blockDim.x)
-        dst[j] = src[idx[j]];
+    T v[kGatherRows];
+#pragma unroll
+    for (int r = 0; r < kGatherRows; r++)
+        if (on[r])
+            v[r] = ((const T *)src)[i[r]];
+#pragma unroll
+    for (int r = 0; r < kGatherRows; r++)
+        if (on[r])
+            ((T *)dst)[j[r]] = v[r];
+}
+
+__global__ void gather_cols_kernel(const __grid_constant__ sl_k_gather_cols g,
+                                   const uint32_t *__restrict__ idx, int64_t k)
+{
+    const int64_t tile = (int64_t)kGatherRows * blockDim.x;
+    for (int64_t base = blockIdx.x * tile; base < k; base += (int64_t)gridDim.x * tile) {
+        int64_t j[kGatherRows];
+        uint32_t i[kGatherRows];
+        bool on[kGatherRows];
+#pragma unroll
+        for (int r = 0; r < kGatherRows; r++) {
+            j[r] = base + (int64_t)r * blockDim.x + threadIdx.x;
+            on[r] = j[r] < k;
+            i[r] = on[r] ? idx[j[r]] : 0;
+        }
+        for (int c = 0; c < g.n; c++) {
+            switch (g.width[c]) {
+            case 1: gather_rows<uint8_t>(g.src[c], g.dst[c], j, i, on); break;
+            case 2: gather_rows<uint16_t>(g.src[c], g.dst[c], j, i, on); break;
+            case 4: gather_rows<uint32_t>(g.src[c], g.dst[c], j, i, on); break;
+            case 8: gather_rows<uint64_t>(g.src[c], g.dst[c], j, i, on); break;
+            default: gather_rows<uint4>(g.src[c], g.dst[c], j, i, on); break;
+            }
+        }
+    }
 }
 
 } // namespace
@@ -118,6 +236,18 @@ extern "C" cudaError_t sl_k_expr_flags(const struct sl_xp_prog *prog, const stru
     if (n <= 0)
         return cudaSuccess;
     flags_kernel<<<grid_for(n), kThreads, 0, stream>>>(*prog, *cols, d_tables, n, d_flags, d_err);
+    return cudaGetLastError();
+}
+
+extern "C" cudaError_t sl_k_expr_conj_flags(const struct sl_xj_conj *conj,
+                                            const struct sl_xp_cols *cols,
+                                            const uint8_t *d_tables, int64_t n, uint8_t *d_flags,
+                                            cudaStream_t stream)
+{
+    if (n <= 0)
+        return cudaSuccess;
+    conj_flags_kernel<<<grid_for((n + kConjRows - 1) / kConjRows), kThreads, 0, stream>>>(
+        *conj, *cols, d_tables, n, d_flags);
     return cudaGetLastError();
 }
 
@@ -143,13 +273,20 @@ extern "C" cudaError_t sl_k_expr_gather_valid(const uint8_t *d_valid, int64_t vo
     return cudaGetLastError();
 }
 
-extern "C" cudaError_t sl_k_expr_gather_b128(const void *d_src, const uint32_t *d_idx, void *d_dst,
-                                             int64_t k, cudaStream_t stream)
+extern "C" cudaError_t sl_k_expr_gather_cols(const struct sl_k_gather_cols *g,
+                                              const uint32_t *d_idx, int64_t k,
+                                              cudaStream_t stream)
 {
-    if (k <= 0)
+    if (g->n < 0 || g->n > SL_K_GATHER_COLS)
+        return cudaErrorInvalidValue;
+    for (int c = 0; c < g->n; c++)
+        if (g->width[c] != 1 && g->width[c] != 2 && g->width[c] != 4 && g->width[c] != 8 &&
+            g->width[c] != 16)
+            return cudaErrorInvalidValue;
+    if (k <= 0 || g->n == 0)
         return cudaSuccess;
-    gather_b128_kernel<<<grid_for(k), kThreads, 0, stream>>>((const uint4 *)d_src, d_idx,
-                                                             (uint4 *)d_dst, k);
+    gather_cols_kernel<<<grid_for((k + kGatherRows - 1) / kGatherRows), kThreads, 0, stream>>>(
+        *g, d_idx, k);
     return cudaGetLastError();
 }
 

@@ -3,7 +3,8 @@
  * sink: each device batch goes through the host driver (agg_gpu.c), which only launches
  *   kernels: on the first batch a sample of the keys estimates the groups (the one
  *   synchronization of the sink); few groups use the table method (per-block
- *   shared-memory pre-aggregation merged into a device hash table), many use the
+ *   shared-memory pre-aggregation, a warp's rows of one group summed before one shared
+ *   atomic, merged into a device hash table), many use the
  *   partitioned method (each batch is radix-partitioned by hash into device buffers).
  *   One key without nulls and integer count/sum/avg/min/max (the common case) take
  *   kernels with per-block shared tables of stored keys (SL_K_AGG_SMALL) for few groups

@@ -1,9 +1,11 @@
 /* filter and project on a GPU (issue 17).
  *
- * filter: the predicate, compiled at bind into a program
- * (expr_prog.c), runs over the device batch, one thread per row (kernels/expr); CUB
- * compacts the passing row numbers; their count is read back (one wait per batch: the
- * output's size), and every column is gathered by them, validity included. A batch
+ * filter: the predicate, compiled at bind into a program (expr_prog.c), runs over the
+ * device batch, one thread per row (kernels/expr), or, when it is an OR of ANDs of
+ * simple tests (expr_conj.c), those tests without the program; CUB compacts the
+ * passing row numbers; their count is read back (one wait per batch: the output's
+ * size), and every column is gathered by them (the fixed-width ones together),
+ * validity included. A batch
  * whose rows all pass goes on as it is; one with none emits nothing. Predicates on DICT
  * columns are evaluated once per dictionary entry on the host (sl__expr_dict_hits, the
  * CPU evaluator's loop), and the kernel looks codes up in those tables.
@@ -28,7 +30,6 @@
 #include "filter_op.h"
 #include "gpu_ext.h"
 #include "project_op.h"
-#include "sluice_k/columns.h"
 #include "sluice_k/expr.h"
 
 /* Device memory of one batch's run: flags, row numbers, CUB's scratch, the error word
@@ -94,20 +95,30 @@ static int is_utf8(enum sl_type t)
     return t == SL_TYPE_UTF8 || t == SL_TYPE_LARGE_UTF8;
 }
 
-/* Column c of `in` at the k rows d_idx into column c of `out`: its values (strings: by
- * gather_strings) and its validity. */
-static int gather_column(sl_task_t *t, sl_batch_t *in, sl_batch_t *out, int c,
-                         const uint32_t *d_idx, int64_t k)
+/* The fixed-width columns of `in` at the k rows d_idx into `out`: their values by one
+ * kernel per SL_K_GATHER_COLS columns (each row's index read once), then the validity
+ * of those with nulls. */
+static int gather_fixed(sl_task_t *t, sl_batch_t *in, sl_batch_t *out, const uint32_t *d_idx,
+                        int64_t k)
 {
-    const struct sl__col *ic = &in->cols[c];
     cudaStream_t s = sl_task_stream(t);
-    size_t w = sl_type_width(ic->type);
-    cudaError_t e = is_utf8(ic->type) ? cudaSuccess
-                    : w == 16 ? sl_k_expr_gather_b128(sl__col_values(in, c), d_idx,
-                                                      sl__col_values(out, c), k, s)
-                              : sl_k_gather_width(sl__col_values(in, c), d_idx,
-                                                  sl__col_values(out, c), (int)w, k, s);
-    if (e == cudaSuccess && ic->validity && ic->null_count != 0) {
+    struct sl_k_gather_cols g = {.n = 0};
+    cudaError_t e = cudaSuccess;
+    for (int c = 0; c < in->n_cols && e == cudaSuccess; c++) {
+        if (!is_utf8(in->cols[c].type)) {
+            g.width[g.n] = (int32_t)sl_type_width(in->cols[c].type);
+            g.src[g.n] = sl__col_values(in, c);
+            g.dst[g.n++] = sl__col_values(out, c);
+        }
+        if (g.n == SL_K_GATHER_COLS || (c == in->n_cols - 1 && g.n > 0)) {
+            e = SL_TASK_CUDA_CALL(sl_k_expr_gather_cols(&g, d_idx, k, s));
+            g.n = 0;
+        }
+    }
+    for (int c = 0; c < in->n_cols && e == cudaSuccess; c++) {
+        const struct sl__col *ic = &in->cols[c];
+        if (is_utf8(ic->type) || !ic->validity || ic->null_count == 0)
+            continue;
         struct sl__buf *vb = sl__device_words(t, (k + 31) / 32);
         if (!vb)
             return SL_ENOMEM;
@@ -153,9 +164,7 @@ static int emit_selected(sl_task_t *t, sl_batch_t *in, const uint32_t *d_idx, in
     sl_batch_t *out = sl_task_new_batch(t, in->schema, k);
     if (!out)
         return SL_ENOMEM;
-    int rc = SL_OK;
-    for (int c = 0; c < in->n_cols && rc == SL_OK; c++)
-        rc = gather_column(t, in, out, c, d_idx, k);
+    int rc = gather_fixed(t, in, out, d_idx, k);
     if (rc == SL_OK)
         rc = gather_strings(t, in, out, d_idx, k);
     if (rc < 0) {
@@ -191,8 +200,12 @@ static int filter_gpu(sl_task_t *t)
     uint32_t *d_idx = (uint32_t *)(m + idx_at);
     struct sl_k_expr_err *d_err = (struct sl_k_expr_err *)(m + small_at);
     int32_t *d_count = (int32_t *)(m + small_at + sizeof *d_err);
+    struct sl_xj_conj conj;
     cudaError_t e = SL_TASK_CUDA_CALL(cudaMemsetAsync(d_err, 0, 64, s));
-    if (e == cudaSuccess)
+    if (e == cudaSuccess && sl__xj_from_prog(&run.prog, &conj))
+        e = SL_TASK_CUDA_CALL(
+            sl_k_expr_conj_flags(&conj, &run.cols, run.d_tables, n, d_flags, s));
+    else if (e == cudaSuccess)
         e = SL_TASK_CUDA_CALL(
             sl_k_expr_flags(&run.prog, &run.cols, run.d_tables, n, d_flags, d_err, s));
     if (e == cudaSuccess)

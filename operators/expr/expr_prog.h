@@ -5,6 +5,7 @@
 #define SLUICE_EXPR_PROG_H
 
 #include "expr.h"
+#include "sluice_k/expr_conj.h"
 #include "sluice_k/expr_prog.h"
 
 /* Dictionary predicates per program (each a SL_XP_DICT instruction and its table). */
@@ -49,5 +50,10 @@ void sl__xp_error_text(const struct sl__expr *e, const struct sl__xp *x, int cod
  * strings (offsets, chars): the CPU evaluator's own loop (expr_eval.c). */
 void sl__expr_dict_hits(const struct sl__expr *e, int node, int64_t n, const int32_t *offsets,
                         const char *chars, uint8_t *out);
+
+/* Whether program p (a filter's predicate, its dictionary tables' offsets patched in)
+ * is an OR of ANDs of simple tests, filled into *j (expr_conj.c): then sl__xj_row gives the
+ * filter's answer for every row, without the interpreter. */
+bool sl__xj_from_prog(const struct sl_xp_prog *p, struct sl_xj_conj *j);
 
 #endif /* SLUICE_EXPR_PROG_H */

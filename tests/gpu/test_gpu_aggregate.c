@@ -11,7 +11,8 @@
  * (integers exactly, floats within a relative 1e-9): empty input, one row, all one
  * group, no key, 1,000 groups, more than 2^16 groups (the partitioned method), Zipf skew, null
  * keys and values with composite keys and every value type, GPU-resident input with the
- * output kept on the GPU; an int64 overflow fails the query with SL_EOVERFLOW and a clear
+ * output kept on the GPU, few groups under composite keys with nulls and with a warp's
+ * partial sums past 2^64; an int64 overflow fails the query with SL_EOVERFLOW and a clear
  * message and the engine runs the next query. Skipped without a GPU. */
 #include <math.h>
 #include <stdio.h>
@@ -284,6 +285,7 @@ struct tspec {
     double zipf;
     int nulls;          /* 1: null keys (10%) and null values (20%), composite keys */
     int overflow;       /* 1: int64 values that overflow one group's sum */
+    int wide;           /* 1: runs of 64 rows in one group, vl +-(INT64_MAX / 4) by 16 */
     uint64_t seed;
 };
 
@@ -330,10 +332,14 @@ static sl_table_t *make(const struct tspec *sp)
             } else {
                 g = (int64_t)(rnd(&s) % (uint64_t)sp->groups);
             }
+            if (sp->wide) /* a warp's 32 rows: one group, 16 of +B then 16 of -B */
+                g = (lo + i) / 64 % sp->groups;
             k[i] = (int32_t)(g * 2654435761u);
             k2[i] = sp->nulls ? (int64_t)(rnd(&s) % 3) << 35 : 0;
             vi[i] = (int32_t)(rnd(&s) % 2000001) - 1000000;
             vl[i] = sp->overflow && g == 0 ? INT64_MAX / 2 : (int64_t)(rnd(&s) % 2000001) - 1000000;
+            if (sp->wide)
+                vl[i] = (lo + i) / 16 % 2 ? -(INT64_MAX / 4) : INT64_MAX / 4;
             vf[i] = (float)((int64_t)(rnd(&s) % 20001) - 10000) / 8.0f;
             vd[i] = (double)((int64_t)(rnd(&s) % 2000001) - 1000000) / 16.0;
         }
@@ -618,6 +624,21 @@ SL_TEST(op_null_and_composite_keys)
     struct tspec many = {.rows = 300000, .groups = 200000, .nulls = 1, .seed = 8};
     check(&many, "keys=k " ALL_AGGS, 1, 0);
     check(&many, "keys=\"k,k2\" " ALL_AGGS2, 2, 0);
+}
+
+/* Few groups under composite keys (TPC-H Q1's shape: the generic table kernel, whose
+ * warps sum each group's rows before one shared atomic): with nulls; and with partial
+ * sums of a warp's rows past 2^64 whose group totals fit (exact 128-bit partials). */
+SL_TEST(op_few_groups_warp_partials)
+{
+    NEED_GPU();
+    struct tspec s = {.rows = 300000, .groups = 4, .nulls = 1, .seed = 12};
+    check(&s, "keys=\"k,k2\" " ALL_AGGS, 2, 0);
+    check(&s, "keys=\"k,k2\" " ALL_AGGS2, 2, 1);
+    struct tspec w = {.rows = 300000, .groups = 4, .wide = 1, .seed = 13};
+    check(&w, "keys=\"k,k2\" aggs=\"count(*), sum(vl), min(vl), max(vl), sum(vi)\"", 2, 0);
+    struct tspec one = {.rows = 1, .groups = 4, .nulls = 1, .seed = 14};
+    check(&one, "keys=\"k,k2\" " ALL_AGGS, 2, 0);
 }
 
 SL_TEST(op_int64_overflow_fails_and_engine_stays_usable)

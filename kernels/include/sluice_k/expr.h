@@ -11,6 +11,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include "sluice_k/expr_conj.h"
 #include "sluice_k/expr_prog.h"
 
 #ifdef __cplusplus
@@ -30,6 +31,12 @@ cudaError_t sl_k_expr_flags(const struct sl_xp_prog *prog, const struct sl_xp_co
                             const uint8_t *d_tables, int64_t n, uint8_t *d_flags,
                             struct sl_k_expr_err *d_err, cudaStream_t stream);
 
+/* The same flags for a predicate that is an OR of ANDs of simple tests (expr_conj.h):
+ * d_flags[r] = sl__xj_row(conj, cols, d_tables, r). These tests cannot fail. */
+cudaError_t sl_k_expr_conj_flags(const struct sl_xj_conj *conj, const struct sl_xp_cols *cols,
+                                 const uint8_t *d_tables, int64_t n, uint8_t *d_flags,
+                                 cudaStream_t stream);
+
 /* The rows r < n where d_flags[r] != 0, in order, into d_idx; their count into
  * *d_count. CUB's two-phase temporary storage: a NULL d_temp only sets *temp_bytes. */
 cudaError_t sl_k_expr_select(void *d_temp, size_t *temp_bytes, const uint8_t *d_flags,
@@ -40,8 +47,17 @@ cudaError_t sl_k_expr_select(void *d_temp, size_t *temp_bytes, const uint8_t *d_
 cudaError_t sl_k_expr_gather_valid(const uint8_t *d_valid, int64_t voff, const uint32_t *d_idx,
                                    uint32_t *d_out, int64_t k, cudaStream_t stream);
 
-/* d_dst[j] = d_src[d_idx[j]] for 16-byte values (wide decimals). */
-cudaError_t sl_k_expr_gather_b128(const void *d_src, const uint32_t *d_idx, void *d_dst,
+/* Fixed-width columns gathered together (the filter's output): dst[c][j] =
+ * src[c][d_idx[j]] for j < k, values of width[c] bytes (1, 2, 4, 8 or 16; 16-byte
+ * columns 16-byte aligned). */
+#define SL_K_GATHER_COLS 16
+struct sl_k_gather_cols {
+    int32_t n;
+    int32_t width[SL_K_GATHER_COLS];
+    const void *src[SL_K_GATHER_COLS];
+    void *dst[SL_K_GATHER_COLS];
+};
+cudaError_t sl_k_expr_gather_cols(const struct sl_k_gather_cols *g, const uint32_t *d_idx,
                                   int64_t k, cudaStream_t stream);
 
 /* Project: the program's value of every row r < n stored as `store` (enum sl_xp_store:

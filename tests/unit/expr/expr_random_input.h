@@ -48,6 +48,11 @@ static const char *const xr_exprs[] = {
     "dc <> 'forest' OR dc IS NULL", "a / 0", "b % 7 = 3", "a + a", "c * c * c * c * c",
     "(a > 0 AND b > 0) OR (c < 0 AND f > 0) OR NOT bo",
     "d * 100000000000000000.0 > w",
+    /* ORs of ANDs of simple tests (the GPU filter's path without the program, expr_conj.h) */
+    "dt >= DATE '1994-01-01' AND dt < DATE '2005-01-01' AND d BETWEEN 0.05 AND 700 AND d < 24",
+    "24 > d AND 10.5 <= e AND -3 < c", "b <> 3 AND (c <> 0 AND dc IN ('red', 'blue'))",
+    "d > -92233720368547758.08 AND e < 92233720368547758.07 AND a >= b",
+    "(b > 0 AND dc = 'red') OR (c < 0 AND d > 10.5) OR dt < DATE '1975-01-01'",
 };
 
 static inline uint64_t xr_next(uint64_t *s)

@@ -54,7 +54,11 @@ static bool same_value(int kind, sl_xp_val x, sl_xp_val y)
     return kind == SL_XK_D ? x.d == y.d : x.i == y.i;
 }
 
-/* Compiles `text` over b's schema and compares the program with the CPU on every row.
+/* Programs that sl__xj_from_prog took (then checked row by row against the program). */
+static int conj_programs;
+
+/* Compiles `text` over b's schema and compares the program with the CPU on every row,
+ * and, where it is an OR of ANDs of simple tests (expr_conj.h), those tests with the program.
  * Returns whether it compiled; fails the test on any difference. */
 static bool program_agrees(const char *text, const sl_batch_t *b)
 {
@@ -81,13 +85,18 @@ static bool program_agrees(const char *text, const sl_batch_t *b)
     SL_ASSERT_OK(sl__xp_tables(e, x, b, &prog, tables, sizeof tables, &used));
     sl__xp_cols(&prog, b, &cols);
     int kind = x->vk == SL__VK_FLOAT ? SL_XK_F : x->vk == SL__VK_DEC ? SL_XK_D : SL_XK_I;
-    bool failed = false;
+    struct sl_xj_conj conj;
+    bool is_conj = sl__xj_from_prog(&prog, &conj), failed = false;
+    conj_programs += is_conj;
     for (int64_t r = 0; r < n; r++) {
         sl_xp_val v;
         int null = 0, bad = -1;
         int rc = sl__xp_eval_row(&prog, &cols, tables, r, &v, &null, &bad);
         assert_true(rc == SL_XP_OK || rc == SL_XP_EOVERFLOW);
         failed |= rc != SL_XP_OK;
+        if (is_conj && sl__xj_row(&conj, &cols, tables, r) != (rc == SL_XP_OK && !null && v.i))
+            fail_msg("%s, row %lld: the OR of ANDs of tests (expr_conj.h) keeps the row %s",
+                     text, (long long)r, rc == SL_XP_OK && !null && v.i ? "not" : "wrongly");
         if (rc != SL_XP_OK || cpu_rc != SL_OK)
             continue;
         if (null != want_null[r] || (!null && !same_value(kind, v, want[r])))
@@ -129,6 +138,54 @@ SL_TEST(random_columns_agree_with_the_cpu)
         sl_batch_unref(b);
     }
     print_message("%d expressions agree on 3000, 1 and 0 rows\n", n);
+}
+
+/* Every expression of `taken` compiles, agrees with the CPU, and is counted in *counter
+ * (taken by the loop named `what`, which then agreed with the program); none of
+ * `refused` is: on random columns of 3000, 1 and 0 rows. */
+static void check_taken(const char *const *taken, size_t n_taken, const char *const *refused,
+                        size_t n_refused, const int *counter, const char *what)
+{
+    static const int64_t sizes[] = {3000, 1, 0};
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+        sl_batch_t *b = xr_batch(sizes[s], 7 + s);
+        for (size_t k = 0; k < n_taken + n_refused; k++) {
+            const char *text = k < n_taken ? taken[k] : refused[k - n_taken];
+            int before = *counter;
+            assert_true(program_agrees(text, b));
+            if (*counter != before + (k < n_taken))
+                fail_msg("%s is %staken as %s", text, k < n_taken ? "not " : "", what);
+        }
+        sl_batch_unref(b);
+    }
+}
+
+/* Filters that are ORs of ANDs of simple tests are recognized (and agree with the
+ * program on random columns with nulls and extremes, on 3000, 1 and 0 rows); those with
+ * a test the program must run (a converted column, a wide decimal, an unsigned 64-bit
+ * column, a constant past 64 bits at the column's scale, NOT, IN, an AND over an OR)
+ * are not. */
+SL_TEST(and_of_simple_tests_agrees_with_the_program)
+{
+    static const char *const taken[] = {
+        "a > b", "d <= e", "dt BETWEEN DATE '1990-01-01' AND DATE '2010-12-31'", "dc = 'red'",
+        "dt >= DATE '1994-01-01' AND dt < DATE '1995-01-01' AND d BETWEEN 0.05 AND 0.07 "
+        "AND d < 24",
+        "24 > d AND 10.5 <= e AND -3 < c", "b <> 3 AND (c <> 0 AND dc IN ('red', 'blue'))",
+        "a < 9223372036854775807 AND a > -9223372036854775807 AND a = a",
+        "d > -92233720368547758.08 AND e < 92233720368547758.07", "bo = true AND dt <= dt",
+        "b > 0 OR c < 0",
+        "(a > b AND dc = 'red') OR (c < 0 AND d > 10.5) OR dt < DATE '1975-01-01'",
+        "a = 5 OR (b <> 3 AND c <> 0 AND e <= d) OR (dc = 'blue' OR dc > 'p')",
+    };
+    static const char *const refused[] = {
+        "w > d", "u > 5", "d < 100000000000000000.5", "NOT (b < c)", "b IN (1, 2)",
+        "bo AND b > 0", "dt < ts", "f < 1.5 AND b > 0", "b + 1 > c",
+        "(b > 0 OR c < 0) AND a > 0", "a > 0 AND (b > 0 OR c < 0)", "dc IS NULL OR b > 0",
+    };
+    check_taken(taken, sizeof taken / sizeof taken[0], refused,
+                sizeof refused / sizeof refused[0], &conj_programs,
+                "an OR of ANDs of simple tests");
 }
 
 SL_TEST(random_string_predicates_agree_with_the_cpu)
