@@ -121,6 +121,10 @@ const struct sl__option sl__options[] = {
       "Moves a multi-device join's or sort's rows through the exchange transport in "
       "packets (receive slots and credits, as between processes) instead of copying them "
       "straight into place.", NULL, 0, 1}, FIELD(debug_mgpu_packets, INT)},
+    {{"debug_exchange_packets", SL_ENGINE_OPT_BOOL, DBG, "false",
+      "Makes exchange nodes send their rows between ranks in packets with credits, as "
+      "before the bulk exchange, instead of all at once in a few large messages.", NULL,
+      0, 1}, FIELD(debug_exchange_packets, INT)},
 };
 
 const int sl__n_options = (int)(sizeof sl__options / sizeof sl__options[0]);

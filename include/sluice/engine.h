@@ -120,6 +120,8 @@ struct sl_engine_config {
     int multi_gpu;              /* multi_gpu: 0 auto, 1 off, 2 on: when a join or sort
                                    spreads over several GPU devices */
     int debug_mgpu_packets;     /* 1: the multi-device exchange goes in packets (tests) */
+    int debug_exchange_packets; /* 1: exchange nodes send packets between ranks even where
+                                   the transport moves all rows at once (tests) */
 };
 
 /* Fills *cfg with the defaults and sets cfg->size. Cannot fail. Thread-safe (touches

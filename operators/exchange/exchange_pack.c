@@ -77,6 +77,103 @@ size_t sl__xchg_stage_seal(const struct xchg_layout *l, struct xchg_stage *st)
     return HDR_BYTES + n * (sw + (size_t)j);
 }
 
+/* ---------------- all rows at once (sl__xchg_pack_all) ----------------
+ * A destination's buffer is m packets: m - 1 full ones of cap rows (F bytes each), then
+ * one of the rest. A part of a packet (a column's values or validity bytes) starts at
+ * HDR + rows * roff, where roff is the sum of the widths before it. */
+struct run_shape {
+    uint8_t *buf;
+    int64_t m, last_rows;   /* packets; rows of the last one */
+    size_t full_bytes;      /* F */
+};
+
+struct cursor {
+    uint8_t *at;
+    int64_t left, pkt;
+};
+
+static void cursor_set(const struct run_shape *rs, int64_t cap, size_t roff, struct cursor *c,
+                       int64_t pkt)
+{
+    int64_t rows = pkt < rs->m - 1 ? cap : rs->last_rows;
+    c->pkt = pkt;
+    c->left = rows;
+    c->at = rs->buf + (size_t)pkt * rs->full_bytes + HDR_BYTES + (size_t)rows * roff;
+}
+
+/* Scatters one part (w bytes a row, from src, or validity bytes from v when src is
+ * NULL) of every row to its destination's packets. A hot loop: one store a row. */
+static void scatter(const struct run_shape *rs, struct cursor *cur, int ranks, int64_t cap,
+                    const int32_t *dest, int64_t n, size_t roff, size_t w, const uint8_t *src,
+                    const struct sl__rowsview *v)
+{
+    for (int d = 0; d < ranks; d++)
+        if (rs[d].m)
+            cursor_set(&rs[d], cap, roff, &cur[d], 0);
+#define SCATTER_LOOP(STORE)                                                                \
+    for (int64_t i = 0; i < n; i++) {                                                      \
+        struct cursor *c = &cur[dest[i]];                                                  \
+        STORE;                                                                             \
+        c->at += w;                                                                        \
+        if (--c->left == 0 && c->pkt + 1 < rs[dest[i]].m)                                  \
+            cursor_set(&rs[dest[i]], cap, roff, c, c->pkt + 1);                            \
+    }
+    if (!src)
+        SCATTER_LOOP(*c->at = (uint8_t)sl__rowsview_valid(v, i))
+    else if (w == 4)
+        SCATTER_LOOP(memcpy(c->at, src + (size_t)i * 4, 4))
+    else
+        SCATTER_LOOP(memcpy(c->at, src + (size_t)i * 8, 8))
+#undef SCATTER_LOOP
+}
+
+int sl__xchg_pack_all(const struct xchg_layout *l, const int32_t *dest, int64_t n, int ranks,
+                      const int64_t *count, uint8_t **buf, size_t *bytes)
+{
+    uint64_t mask = 0;
+    for (int c = 0; c < l->n_cols; c++)
+        if (n && l->cols[c].validity)
+            mask |= 1ull << c;
+    size_t per_row = l->sum_width + (size_t)__builtin_popcountll(mask);
+    struct run_shape *rs = sl__calloc((size_t)ranks, sizeof *rs);
+    struct cursor *cur = sl__calloc((size_t)ranks, sizeof *cur);
+    int rc = rs && cur ? SL_OK : SL_ENOMEM;
+    for (int d = 0; d < ranks; d++) {
+        buf[d] = NULL;
+        bytes[d] = 0;
+        int64_t m = (count[d] + l->cap - 1) / l->cap;
+        if (rc < 0 || m == 0)
+            continue;
+        rs[d] = (struct run_shape){.m = m, .last_rows = count[d] - (m - 1) * l->cap,
+                                   .full_bytes = HDR_BYTES + (size_t)l->cap * per_row};
+        bytes[d] = (size_t)(m - 1) * rs[d].full_bytes + HDR_BYTES +
+                   (size_t)rs[d].last_rows * per_row;
+        if (!(buf[d] = rs[d].buf = sl__malloc(bytes[d])))
+            rc = SL_ENOMEM;
+        for (int64_t p = 0; rc >= 0 && p < m; p++) {
+            int64_t rows = p < m - 1 ? l->cap : rs[d].last_rows;
+            memcpy(buf[d] + (size_t)p * rs[d].full_bytes, &rows, 8);
+            memcpy(buf[d] + (size_t)p * rs[d].full_bytes + 8, &mask, 8);
+        }
+    }
+    size_t off = 0;
+    for (int c = 0; rc >= 0 && c < l->n_cols; c++) {
+        scatter(rs, cur, ranks, l->cap, dest, n, off, l->width[c], l->cols[c].data, NULL);
+        off += l->width[c];
+    }
+    for (int c = 0, j = 0; rc >= 0 && c < l->n_cols; c++)
+        if (mask >> c & 1)
+            scatter(rs, cur, ranks, l->cap, dest, n, l->sum_width + (size_t)j++, 1, NULL,
+                    &l->cols[c]);
+    for (int d = 0; rc < 0 && d < ranks; d++) {
+        sl__free(buf[d], bytes[d]);
+        buf[d] = NULL;
+    }
+    sl__free(rs, 0);
+    sl__free(cur, 0);
+    return rc;
+}
+
 int sl__xchg_inbox_init(struct xchg_inbox *in, int ranks)
 {
     memset(in, 0, sizeof *in);
@@ -148,6 +245,29 @@ int sl__xchg_inbox_add(struct xchg_inbox *in, const struct xchg_layout *l,
     in->tail[src] = k;
     in->rows += rows;
     in->n_batches++;
+    return SL_OK;
+}
+
+int sl__xchg_inbox_add_run(struct xchg_inbox *in, const struct xchg_layout *l,
+                           const sl_schema_t *schema, int src, const uint8_t *p, size_t bytes)
+{
+    while (bytes > 0) {
+        int64_t rows;
+        uint64_t mask;
+        if (bytes < HDR_BYTES)
+            return SL_EFORMAT;
+        memcpy(&rows, p, 8);
+        memcpy(&mask, p + 8, 8);
+        size_t per_row = l->sum_width + (size_t)__builtin_popcountll(mask);
+        if (rows < 0 || (uint64_t)rows > (bytes - HDR_BYTES) / (per_row ? per_row : 1))
+            return SL_EFORMAT;
+        size_t one = HDR_BYTES + (size_t)rows * per_row;
+        int rc = sl__xchg_inbox_add(in, l, schema, src, p, one);
+        if (rc < 0)
+            return rc;
+        p += one;
+        bytes -= one;
+    }
     return SL_OK;
 }
 
