@@ -105,9 +105,11 @@ typedef struct sl_xchg_transport {
      * overflow; the transport moves the bytes in a few large messages and progresses
      * them itself (no credit round trip per packet). Every participant calls it once per
      * exchange, on no channel; packets of the channels may come before it. Errors as
-     * recv's (SL_EIO after timeout_s without progress, SL_ECANCELED), SL_ENOMEM; the
-     * send buffers stay the caller's. */
-    int (*send_all)(void *xchg, void *const *send, const size_t *send_bytes, void **recv,
+     * recv's (SL_EIO after timeout_s without progress, SL_ECANCELED), SL_ENOMEM. The
+     * send buffers stay the caller's, but for its own participant's, which becomes its
+     * receive buffer without a copy (on success: recv[own] = send[own], send[own] =
+     * NULL). */
+    int (*send_all)(void *xchg, void **send, const size_t *send_bytes, void **recv,
                     size_t *recv_bytes);
 } sl_xchg_transport;
 

@@ -521,7 +521,7 @@ static int bulk_sizes(struct mpi_xchg *x, const size_t *send_bytes, uint64_t *mi
     return rc >= 0 ? bulk_wait(x, r, k, "the other ranks' sizes") : rc;
 }
 
-static int mpi_send_all(void *xv, void *const *send, const size_t *send_bytes, void **recv,
+static int mpi_send_all(void *xv, void **send, const size_t *send_bytes, void **recv,
                         size_t *recv_bytes)
 {
     struct mpi_xchg *x = xv;
@@ -545,16 +545,14 @@ static int mpi_send_all(void *xv, void *const *send, const size_t *send_bytes, v
         if (p != me && (rc = bulk_post(x, 0, p, recv[p], recv_bytes[p], r, &k)) >= 0)
             rc = bulk_post(x, 1, p, send[p], send_bytes[p], r, &k);
     pthread_mutex_unlock(&x->c->mu);
-    if (rc >= 0 && send_bytes[me]) { /* its own run: a copy */
-        recv_bytes[me] = send_bytes[me];
-        if ((recv[me] = sl__malloc(recv_bytes[me])))
-            memcpy(recv[me], send[me], recv_bytes[me]);
-        else
-            rc = SL_ENOMEM;
-    }
     /* Posted requests complete (or are cancelled) whatever happened since. */
     int w = bulk_wait(x, r, k, "the other ranks' rows");
     rc = rc < 0 ? rc : w;
+    if (rc >= 0) { /* its own run changes hands, no copy */
+        recv[me] = send[me];
+        recv_bytes[me] = send_bytes[me];
+        send[me] = NULL;
+    }
     for (int p = 0; p < n; p++) {
         x->stats.bytes += rc >= 0 ? send_bytes[p] : 0;
         x->stats.packets += rc >= 0 && send_bytes[p] ? (uint64_t)pieces(send_bytes[p]) : 0;

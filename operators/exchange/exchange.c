@@ -342,16 +342,19 @@ static int exchange_bulk(struct run *r, const struct xchg_route *route, int64_t 
     sl__free(dest, 0);
     dest = NULL;
     if (rc >= 0)
-        rc = r->tr->send_all(r->x, (void *const *)send, sent_bytes, recv, recv_bytes);
+        rc = r->tr->send_all(r->x, (void **)send, sent_bytes, recv, recv_bytes);
     for (int d = 0; send && d < r->ranks; d++)
         sl__free(send[d], sent_bytes[d]);
     const sl_schema_t *schema = sl_op_output_schema(sl_task_op(r->t));
     for (int s = 0; recv && s < r->ranks; s++) {
-        if (rc >= 0)
-            rc = sl__xchg_inbox_add_run(&r->inbox, &r->lay, schema, s, recv[s], recv_bytes[s]);
+        if (rc < 0) {
+            sl__free(recv[s], recv_bytes[s]);
+            continue;
+        }
+        /* takes recv[s]: the batches are slices of it */
+        rc = sl__xchg_inbox_add_run(&r->inbox, &r->lay, schema, s, recv[s], recv_bytes[s]);
         if (rc == SL_EFORMAT)
             rc = sl_task_fail(r->t, rc, "exchange: a malformed run of packets from rank %d", s);
-        sl__free(recv[s], recv_bytes[s]);
     }
     sl__free(count, 0);
     sl__free(send, per_rank);

@@ -126,10 +126,13 @@ int sl__xchg_inbox_init(struct xchg_inbox *in, int ranks);
  * malformed packet, SL_ENOMEM. */
 int sl__xchg_inbox_add(struct xchg_inbox *in, const struct xchg_layout *l,
                        const sl_schema_t *schema, int src, const void *p, size_t bytes);
-/* Unpacks a run of packets from src (sl__xchg_pack_all's buffer for this rank), each
- * into a batch of its own. SL_EFORMAT on a malformed run, SL_ENOMEM. */
+/* Takes a run of packets from src (sl__xchg_pack_all's buffer for this rank; `run`, from
+ * sl__malloc, bytes long, may be NULL for 0 bytes), each packet a batch of its own whose
+ * columns are slices of the run where aligned for their width (no copy), copies
+ * elsewhere. Takes ownership of run: it is freed with the last batch that holds a slice
+ * (or at once). SL_EFORMAT on a malformed run, SL_ENOMEM. */
 int sl__xchg_inbox_add_run(struct xchg_inbox *in, const struct xchg_layout *l,
-                           const sl_schema_t *schema, int src, const uint8_t *p, size_t bytes);
+                           const sl_schema_t *schema, int src, void *run, size_t bytes);
 /* The batches, senders in rank order (*n of them; the caller owns the array, from
  * sl__calloc, and the references); NULL without memory. */
 sl_batch_t **sl__xchg_inbox_take(struct xchg_inbox *in, int64_t *n);
