@@ -1,6 +1,5 @@
 /* When a plan's join or sort runs over several devices (mgpu_choice.h). */
 #include <stdbool.h>
-#include <stdio.h>
 
 #include "common/mgpu_choice.h"
 #include "common/mgpu_plan.h"
@@ -144,9 +143,11 @@ void sl__mg_judge(struct sl__mg_shape *s, int sides, const struct sl__mg_env *en
 {
     bool known = true;
     int64_t rows = 0;
-    for (int i = 0; i < sides; i++) {
+    for (int i = 0; i < sides; i++) { /* estimates may saturate: past 2^40 (too many
+                                          * anyway) the bytes below could overflow */
         known &= env->rows[i] >= 0;
         s->rows[i] = env->rows[i] < 0 ? SL__MG_MIN_ROWS : env->rows[i];
+        s->rows[i] = s->rows[i] > ((int64_t)1 << 40) ? (int64_t)1 << 40 : s->rows[i];
         rows += s->rows[i];
     }
     int n = env->n_devices < SL__MG_MAX_DEV ? env->n_devices : SL__MG_MAX_DEV;

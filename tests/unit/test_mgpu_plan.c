@@ -352,6 +352,8 @@ SL_TEST(judge_says_what_the_finalize_will_do)
     assert_int_equal(v.why, SL__MG_BUDGET);
     /* over the own device's budget altogether: not in GPU memory */
     assert_int_equal(judge(1, SL__MG_AUTO, 16 * m, -1, 500).why, SL__MG_NOT_IN_GPU);
+    /* saturated estimates (INT64_MAX rows): too many rows, no overflow on the way */
+    assert_int_equal(judge(2, SL__MG_AUTO, INT64_MAX, INT64_MAX, 64 << 10).why, SL__MG_ROWS);
 }
 
 SL_TEST(judge_spreads_over_the_devices_that_fit)
