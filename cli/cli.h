@@ -125,19 +125,12 @@ double cli_profile_number(const char *p, const char *end, const char *name, doub
 void cli_explain_exchange(const sl_plan_t *plan, const struct sl_explain_pipeline *p,
                           sl_engine_t *eng);
 /* explain's line for a pipeline whose sink is a join or sort on the GPU when the engine
- * has several GPU devices (explain_mgpu.c): over every device with the exchange's
- * estimate, or on one and why. */
-void cli_explain_devices(const sl_plan_t *plan, const struct sl_explain *ex,
-                         const struct sl_explain_pipeline *p);
+ * has several GPU devices (explain_mgpu.c): the library's verdict (over how many devices
+ * with the exchange's estimate, or on one and why). */
+void cli_explain_devices(const struct sl_explain *ex, const struct sl_explain_pipeline *p);
 /* After a run: per join or sort that went over several devices, what its exchange
  * measured (and estimated), from the query profile (sl_query_profile_json). */
 void cli_explain_devices_measured(const char *profile);
-/* Prints the explain JSON `json` with a member "devices" added: per join or sort
- * pipeline on the GPU of an engine with several devices, whether it spreads over them
- * ("spread", else "why") and the exchange's estimate (link_bytes, device_bytes,
- * exchange_ms; null while the rows are unknown). */
-void cli_explain_devices_json(const sl_plan_t *plan, const struct sl_explain *ex,
-                              const char *json);
 
 /* Reads only a regular file: a FIFO or device is refused at once, before a read could
  * block or never end. NULL with the error printed ("cannot read <what> '<path>': ..."). */

@@ -143,7 +143,7 @@ static void print_pipeline(const sl_plan_t *plan, const struct sl_explain *ex,
     print_cost(p);
     if (!strcmp(p->stages[p->n_stages - 1].op, "exchange"))
         cli_explain_exchange(plan, p, eng);
-    cli_explain_devices(plan, ex, p);
+    cli_explain_devices(ex, p);
     cli_format_bytes(p->host_bytes, a, sizeof a);
     cli_format_bytes(p->gpu_bytes, b, sizeof b);
     printf("  memory   host %s, gpu %s (estimated); moves ", a, b);

@@ -126,6 +126,10 @@ const struct sl__option sl__options[] = {
       "workers, and has the thread waiting for a query on a GPU sleep at once, as before "
       "both were cut (A/B runs of the engine's time between GPU pipelines).", NULL, 0, 1},
      FIELD(debug_gpu_handoffs, INT)},
+    {{"debug_exchange_packets", SL_ENGINE_OPT_BOOL, DBG, "false",
+      "Makes exchange nodes send their rows between ranks in packets with credits, as "
+      "before the bulk exchange, instead of all at once in a few large messages.", NULL,
+      0, 1}, FIELD(debug_exchange_packets, INT)},
 };
 
 const int sl__n_options = (int)(sizeof sl__options / sizeof sl__options[0]);

@@ -96,6 +96,21 @@ typedef struct sl_xchg_transport {
      * an error. A sender that got SL_EBUSY calls it (and releases what it takes) so that
      * two participants out of credit towards each other both make progress. */
     int (*try_recv)(void *xchg, int dst, int ch, sl_xchg_packet *out);
+    /* Added for the bulk exchange; NULL where a transport lacks it (senders then use
+     * packets). One collective step of a transport holding one participant (MPI): it
+     * sends send[d] (send_bytes[d] bytes of host memory, possibly 0) to every participant
+     * d, itself included, and receives what every participant s sent it into recv[s]
+     * (recv_bytes[s]; memory from sl__malloc, the caller frees it; NULL for 0 bytes).
+     * Each receiver is told its sizes first and allocates exactly them, so nothing can
+     * overflow; the transport moves the bytes in a few large messages and progresses
+     * them itself (no credit round trip per packet). Every participant calls it once per
+     * exchange, on no channel; packets of the channels may come before it. Errors as
+     * recv's (SL_EIO after timeout_s without progress, SL_ECANCELED), SL_ENOMEM. The
+     * send buffers stay the caller's, but for its own participant's, which becomes its
+     * receive buffer without a copy (on success: recv[own] = send[own], send[own] =
+     * NULL). */
+    int (*send_all)(void *xchg, void **send, const size_t *send_bytes, void **recv,
+                    size_t *recv_bytes);
 } sl_xchg_transport;
 
 /* ---------------- transports (the runtime's) ----------------

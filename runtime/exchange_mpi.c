@@ -14,6 +14,7 @@
  * the timeout and the cancel callback. */
 #include <mpi.h>
 #include <pthread.h>
+#include <sched.h>
 #include <string.h>
 #include <time.h>
 
@@ -428,6 +429,144 @@ static int mpi_close(void *xv, sl_xchg_stats *stats)
     return SL_OK;
 }
 
+/* ---------------- send_all: the bulk exchange ----------------
+ * Sizes first (one message each way between every two ranks), then every run in pieces
+ * of at most BULK_PIECE bytes (an MPI count is an int), all posted at once and completed
+ * by MPI_Testsome: MPI progresses every transfer while it polls, instead of one packet
+ * per credit round trip. Its tag is apart from the packets' so that the two never
+ * match each other; two exchanges at once use two tags. */
+#define BULK_PIECE ((size_t)1 << 30)
+#define BULK_TAG(x) (TAG_BASE + 2 * (SL_XCHG_MAX_TAG + 1) + (x)->cfg.tag)
+
+static int64_t pieces(size_t bytes)
+{
+    return (int64_t)((bytes + BULK_PIECE - 1) / BULK_PIECE);
+}
+
+/* Completes the requests r[0..n) (polling with yields, the mutex held only per call);
+ * SL_EIO after the timeout without any completing, SL_ECANCELED. On failure the rest are
+ * cancelled and freed. */
+static int bulk_wait(struct mpi_xchg *x, MPI_Request *r, int n, const char *what)
+{
+    int *idx = sl__malloc((size_t)(n ? n : 1) * sizeof *idx), rc = idx ? SL_OK : SL_ENOMEM;
+    int64_t last = sl__now_ns();
+    while (rc == SL_OK) {
+        int done = 0;
+        pthread_mutex_lock(&x->c->mu);
+        int e = MPI_Testsome(n, r, &done, idx, MPI_STATUSES_IGNORE);
+        pthread_mutex_unlock(&x->c->mu);
+        if (e != MPI_SUCCESS)
+            rc = mpi_fail(e, "MPI_Testsome");
+        else if (done == MPI_UNDEFINED)
+            break; /* every request complete */
+        int64_t now = sl__now_ns();
+        if (done > 0)
+            last = now;
+        else if (x->cfg.cancelled && x->cfg.cancelled(x->cfg.cancel_arg))
+            rc = SL_ECANCELED;
+        else if (x->cfg.timeout_s > 0 && (double)(now - last) / 1e9 > x->cfg.timeout_s)
+            rc = sl__set_last_error(SL_EIO, "exchange: rank %d waited %.1f s for %s (one "
+                                    "failed or stopped?)", x->c->rank, x->cfg.timeout_s, what);
+        else
+            sched_yield();
+    }
+    for (int i = 0; rc < 0 && i < n; i++) {
+        if (r[i] == MPI_REQUEST_NULL)
+            continue;
+        pthread_mutex_lock(&x->c->mu);
+        MPI_Cancel(&r[i]);
+        MPI_Request_free(&r[i]);
+        pthread_mutex_unlock(&x->c->mu);
+    }
+    sl__free(idx, 0);
+    return rc;
+}
+
+/* Posts a receive (send = 0) or send of `bytes` at p with peer in pieces; *k counts the
+ * requests. The caller holds the mutex. */
+static int bulk_post(struct mpi_xchg *x, int send, int peer, void *p, size_t bytes,
+                     MPI_Request *r, int *k)
+{
+    for (size_t at = 0; at < bytes; at += BULK_PIECE) {
+        int len = (int)(bytes - at < BULK_PIECE ? bytes - at : BULK_PIECE);
+        int e = send ? MPI_Isend((char *)p + at, len, MPI_BYTE, peer, BULK_TAG(x), x->c->comm,
+                                 &r[*k])
+                     : MPI_Irecv((char *)p + at, len, MPI_BYTE, peer, BULK_TAG(x), x->c->comm,
+                                 &r[*k]);
+        if (e != MPI_SUCCESS)
+            return mpi_fail(e, send ? "MPI_Isend (run)" : "MPI_Irecv (run)");
+        (*k)++;
+    }
+    return SL_OK;
+}
+
+/* Every rank's sizes for this one: sizes[s] = what rank s sends here. */
+static int bulk_sizes(struct mpi_xchg *x, const size_t *send_bytes, uint64_t *mine,
+                      uint64_t *sizes, MPI_Request *r)
+{
+    int n = x->c->size, me = x->c->rank, k = 0, rc = SL_OK;
+    pthread_mutex_lock(&x->c->mu);
+    for (int d = 0; d < n && rc >= 0; d++) {
+        mine[d] = send_bytes[d];
+        if (d == me)
+            continue;
+        int e = MPI_Irecv(&sizes[d], 1, MPI_UINT64_T, d, BULK_TAG(x), x->c->comm, &r[k++]);
+        if (e == MPI_SUCCESS)
+            e = MPI_Isend(&mine[d], 1, MPI_UINT64_T, d, BULK_TAG(x), x->c->comm, &r[k++]);
+        if (e != MPI_SUCCESS)
+            rc = mpi_fail(e, "MPI_Isend (sizes)");
+    }
+    pthread_mutex_unlock(&x->c->mu);
+    sizes[me] = send_bytes[me];
+    return rc >= 0 ? bulk_wait(x, r, k, "the other ranks' sizes") : rc;
+}
+
+static int mpi_send_all(void *xv, void **send, const size_t *send_bytes, void **recv,
+                        size_t *recv_bytes)
+{
+    struct mpi_xchg *x = xv;
+    int n = x->c->size, me = x->c->rank, k = 0;
+    uint64_t *mine = sl__calloc((size_t)n, sizeof *mine);
+    uint64_t *sizes = sl__calloc((size_t)n, sizeof *sizes);
+    MPI_Request *r = sl__malloc((size_t)(2 * n) * sizeof *r);
+    int rc = mine && sizes && r ? bulk_sizes(x, send_bytes, mine, sizes, r) : SL_ENOMEM;
+    int64_t n_req = 0;
+    for (int p = 0; rc >= 0 && p < n; p++) {
+        recv_bytes[p] = p == me ? 0 : (size_t)sizes[p];
+        n_req += p == me ? 0 : pieces(send_bytes[p]) + pieces(recv_bytes[p]);
+        if (recv_bytes[p] && !(recv[p] = sl__malloc(recv_bytes[p])))
+            rc = SL_ENOMEM;
+    }
+    sl__free(r, 0);
+    r = rc >= 0 ? sl__malloc((size_t)(n_req ? n_req : 1) * sizeof *r) : NULL;
+    rc = rc >= 0 && !r ? SL_ENOMEM : rc;
+    pthread_mutex_lock(&x->c->mu);
+    for (int p = 0; rc >= 0 && p < n; p++)
+        if (p != me && (rc = bulk_post(x, 0, p, recv[p], recv_bytes[p], r, &k)) >= 0)
+            rc = bulk_post(x, 1, p, send[p], send_bytes[p], r, &k);
+    pthread_mutex_unlock(&x->c->mu);
+    /* Posted requests complete (or are cancelled) whatever happened since. */
+    int w = bulk_wait(x, r, k, "the other ranks' rows");
+    rc = rc < 0 ? rc : w;
+    if (rc >= 0) { /* its own run changes hands, no copy */
+        recv[me] = send[me];
+        recv_bytes[me] = send_bytes[me];
+        send[me] = NULL;
+    }
+    for (int p = 0; p < n; p++) {
+        x->stats.bytes += rc >= 0 ? send_bytes[p] : 0;
+        x->stats.packets += rc >= 0 && send_bytes[p] ? (uint64_t)pieces(send_bytes[p]) : 0;
+        if (rc < 0) {
+            sl__free(recv[p], recv_bytes[p]);
+            recv[p] = NULL;
+        }
+    }
+    sl__free(r, 0);
+    sl__free(mine, 0);
+    sl__free(sizes, 0);
+    return rc;
+}
+
 int sl__xchg_mpi_create(MPI_Comm comm, sl_xchg_transport **out)
 {
     *out = NULL;
@@ -446,7 +585,7 @@ int sl__xchg_mpi_create(MPI_Comm comm, sl_xchg_transport **out)
                              .open = mpi_open, .send = mpi_send, .wait_sent = mpi_wait_sent,
                              .close_channel = mpi_close_channel, .recv = mpi_recv,
                              .release = mpi_release, .close = mpi_close,
-                             .try_recv = mpi_try_recv};
+                             .try_recv = mpi_try_recv, .send_all = mpi_send_all};
     *out = t;
     return SL_OK;
 }

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "exec_int.h"
+#include "gpu_int.h"
 
 struct sl__explain {
     struct sl_explain pub;
@@ -118,6 +119,36 @@ static void estimate_pipeline(struct sl_query *q, struct sl__explain *ex, int k,
     e->task_seconds = known ? total : hist >= 0 ? hist * (double)task_rows / 1e9 : -1;
 }
 
+/* Several GPU devices: what the join or sort that pipeline k sinks into would do (its
+ * operator's judge, registered at bind), with the budgets and rows known now. */
+static void estimate_devices(struct sl_query *q, struct sl__explain *ex, int k)
+{
+    struct sl__pipeline *p = &q->pipes[k];
+    struct sl_explain_pipeline *e = &ex->pipes[k];
+    const struct sl_op *op = p->sink->op;
+    const sl_engine_t *eng = q->eng;
+    if (!op->mg_judge || eng->n_gpus < 2 || e->device < 0 || !e->stages[e->n_stages - 1].on_gpu)
+        return;
+    struct sl__mg_env env = {.mode = q->opts.multi_gpu, .self = -1, .rows = {-1, -1}};
+    env.n_devices = eng->n_gpus < SL__MG_ENV_MAX_DEV ? eng->n_gpus : SL__MG_ENV_MAX_DEV;
+    for (int d = 0; d < env.n_devices; d++) {
+        env.room[d] = sl__gpu_budget_left(eng->gpus[d]);
+        if (env.self < 0 && sl__gpu_ordinal(eng->gpus[d]) == e->device)
+            env.self = d;
+    }
+    for (int i = 0; i < op->n_inputs && i < 2; i++)
+        env.rows[i] = q->plan->nodes[op->inputs[i]]->rows_estimate;
+    struct sl__mg_verdict v = {.rows = -1, .link_bytes = -1, .device_bytes = -1, .seconds = -1};
+    op->mg_judge(op, &env, &v);
+    e->multi_devices = v.devices;
+    e->multi_why = v.why;
+    snprintf(e->multi_why_text, sizeof e->multi_why_text, "%s", v.why_text ? v.why_text : "");
+    e->multi_rows = v.rows;
+    e->xchg_link_bytes = v.link_bytes;
+    e->xchg_device_bytes = v.device_bytes;
+    e->xchg_seconds = v.seconds;
+}
+
 /* Bytes to move and memory, once every pipeline is placed. *kept is the state the
  * pipeline leaves (kept until the query ends), on the host [0] and the GPU [1]. */
 static void estimate_data(struct sl_query *q, struct sl__explain *ex, int k, int64_t kept_at[2])
@@ -186,6 +217,7 @@ static int build(struct sl_query *q)
     struct sl_explain_stage *st = ex->stages;
     for (int k = 0; k < q->n_pipes; k++) {
         estimate_pipeline(q, ex, k, st);
+        estimate_devices(q, ex, k);
         st += q->pipes[k].n_chain + 2;
     }
     /* Kept states add up; batches in flight count for the busiest pipeline only. */

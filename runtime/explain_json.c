@@ -80,6 +80,15 @@ static void put_pipeline(struct jbuf *b, const sl_plan_t *plan,
     put(b, "],\"bytes_h2d\":%lld,\"bytes_d2h\":%lld,\"host_bytes\":%lld,\"gpu_bytes\":%lld",
         (long long)p->bytes_h2d, (long long)p->bytes_d2h, (long long)p->host_bytes,
         (long long)p->gpu_bytes);
+    if (p->multi_devices > 0) { /* its sink over several GPU devices (docs/MULTI_GPU.md) */
+        put(b, ",\"multi_device\":{\"devices\":%d,\"why\":%d,\"why_text\":\"%s\"",
+            p->multi_devices, p->multi_why, p->multi_why_text);
+        put_num(b, "rows", (double)p->multi_rows, true);
+        put_num(b, "link_bytes", (double)p->xchg_link_bytes, true);
+        put_num(b, "device_bytes", (double)p->xchg_device_bytes, true);
+        put_num(b, "exchange_ms", p->xchg_seconds < 0 ? -1 : p->xchg_seconds * 1e3, false);
+        put(b, "}");
+    }
     if (p->measured)
         put(b, ",\"measured\":{\"device\":\"%s\",\"gpu\":%d,\"ms\":%.3f,\"rows\":%lld,"
                "\"tasks\":%lld}",

@@ -399,6 +399,32 @@ struct sl__builtin_table {
 };
 extern const struct sl__builtin_table sl__builtin_ops;
 
+/* ---------------- several GPU devices in explain (plan.c, explain.c) ----------------
+ * An operator that can spread over several GPU devices (join, sort: docs/MULTI_GPU.md)
+ * registers a judge at bind; sl_query_explain calls it for a pipeline that sinks into
+ * the operator on a GPU of an engine with several GPU devices, with what the engine
+ * knows before the run, and publishes the verdict (struct sl_explain_pipeline). */
+#define SL__MG_ENV_MAX_DEV 16
+struct sl__mg_env {
+    int n_devices;                      /* the engine's GPU devices (at most 16 counted) */
+    int self;                           /* the index of the pipeline's GPU among them */
+    int mode;                           /* the query's option multi_gpu: 0 auto, 1 off, 2 on */
+    int64_t room[SL__MG_ENV_MAX_DEV];   /* each device's memory budget left */
+    int64_t rows[2];                    /* estimated rows of each input, -1 unknown */
+};
+struct sl__mg_verdict {
+    int devices;                        /* devices it would use (1: it stays on one) */
+    int why;                            /* the profile's multi_device_fallback; 0 none */
+    const char *why_text;               /* static text for why */
+    int64_t rows;                       /* rows it would spread; -1 unknown */
+    int64_t link_bytes, device_bytes;   /* the exchange's estimate, -1 unknown */
+    double seconds;                     /* the exchange's estimated time, -1 unknown */
+};
+typedef void (*sl__mg_judge_fn)(const sl_op_t *op, const struct sl__mg_env *env,
+                                struct sl__mg_verdict *out);
+/* Registers the judge of the node being bound (NULL: none, the default). */
+void sl__bind_mg_judge(sl_bind_t *b, sl__mg_judge_fn judge);
+
 /* ---------------- engine-wide logging ---------------- */
 void sl__engine_log(sl_engine_t *eng, int level, const char *fmt, ...) SL__PRINTF(3, 4);
 

@@ -144,6 +144,7 @@ int sl__op_bind(struct sl_plan *plan, struct sl_op *op)
     if (!op->schema)
         return sl__errslot_set(&plan->err, SL_ENOMEM, "out of memory");
     op->rows_estimate = -1;
+    op->mg_judge = NULL;
     int rc = op->def->bind(&b);
     if (rc < 0 && !b.failed)
         sl__errslot_set(&plan->err, rc, "%s: bind failed (%s)", op->def->name, sl_strerror(rc));
@@ -558,6 +559,12 @@ void sl_bind_set_data(sl_bind_t *b, void *data, void (*free_fn)(void *))
         return;
     b->op->data = data;
     b->op->data_free = free_fn;
+}
+
+void sl__bind_mg_judge(sl_bind_t *b, sl__mg_judge_fn judge)
+{
+    if (b)
+        b->op->mg_judge = judge;
 }
 
 void sl_bind_set_rows(sl_bind_t *b, int64_t rows)

@@ -44,6 +44,7 @@ struct sl_op {
                                         outputs), or NULL if it is no output */
     char where[160];                 /* "FILE:LINE:COL: " of its plan-file line, or "" */
     char name[64];                   /* its name in the plan file, or "" */
+    sl__mg_judge_fn mg_judge;        /* from bind: explain's multi-device verdict, or NULL */
 };
 
 /* A plan output: a node's rows kept as the result `name`. A node may be several outputs

@@ -123,6 +123,9 @@ struct sl_engine_config {
     /* Fields added with pipeline starts and finalizes on the GPU worker (issue 19). */
     int debug_gpu_handoffs;     /* 1: those go to the CPU workers and the waiting thread
                                    sleeps at once, as before (A/B runs) */
+    /* Fields added with the bulk MPI exchange (issue 20). */
+    int debug_exchange_packets; /* 1: exchange nodes send packets between ranks even where
+                                   the transport moves all rows at once (tests) */
 };
 
 /* Fills *cfg with the defaults and sets cfg->size. Cannot fail. Thread-safe (touches

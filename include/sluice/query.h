@@ -165,6 +165,22 @@ struct sl_explain_pipeline {
     int split;
     double gpu_share;
     int64_t cpu_tasks_measured, gpu_tasks_measured;
+    /* several GPU devices (added in 0.3, issue 20; docs/MULTI_GPU.md): for a pipeline
+     * that sinks into a join or sort on a GPU of an engine with several GPU devices, what
+     * that operator's finalize would do, judged as it judges (its shape, the option
+     * multi_gpu, the 2^20-row rule of multi_gpu=auto, the devices' memory budgets):
+     * multi_devices = the devices it would spread over (1: it stays on one; 0: no such
+     * pipeline), multi_why = the reason it does not use all of them (the profile value
+     * multi_device_fallback's numbers; 0: none), multi_why_text that reason in words;
+     * multi_rows = the rows it spreads (both sides of a join), and the exchange's
+     * estimate for them spread evenly: bytes on each link between two devices, bytes
+     * into each device and the time (-1 = unknown: rows unknown or it stays on one) */
+    int multi_devices;
+    int multi_why;
+    char multi_why_text[96];
+    int64_t multi_rows;
+    int64_t xchg_link_bytes, xchg_device_bytes;
+    double xchg_seconds;
 };
 
 struct sl_explain {

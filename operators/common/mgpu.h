@@ -122,9 +122,10 @@ struct sl__mg_xfer {
 };
 int sl__mg_exchange_start(struct sl__mdev *m, const struct sl__mg_move *mv,
                           struct sl__mg_xfer *x);
-/* Waits for the senders' copies and adds to stats: packets (copies), bytes, and seconds
- * (the longest sender's copy time on its stream). Frees the events; safe after a failed
- * start and on a zeroed x. */
+/* Waits for the senders' copies and adds to stats: packets (copies), bytes (a device's
+ * copy into its own array too), and seconds (between devices of one GPU from the first
+ * sender's start to the last one's end, across GPUs the longest sender's copy time on
+ * its stream). Frees the events; safe after a failed start and on a zeroed x. */
 int sl__mg_exchange_finish(struct sl__mdev *m, struct sl__mg_xfer *x, sl_xchg_stats *stats);
 /* SL_EBUDGET (with the device and the sizes in the message) unless device d has room
  * for `bytes` more plus SL__MG_ROOM_SLACK (sort and scan temporaries) under its budget:

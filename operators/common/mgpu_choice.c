@@ -111,3 +111,71 @@ const char *sl__mg_why_text(enum sl__mg_why w)
     };
     return (unsigned)w < SL__MG_N_WHY ? text[w] : "?";
 }
+
+int sl__mg_int_key_width(enum sl_type t)
+{
+    switch (SL_TYPE_ID(t)) {
+    case SL_TYPE_BOOL: case SL_TYPE_INT8: case SL_TYPE_UINT8: return 1;
+    case SL_TYPE_INT16: case SL_TYPE_UINT16: return 2;
+    case SL_TYPE_INT32: case SL_TYPE_UINT32: case SL_TYPE_DATE32: return 4;
+    case SL_TYPE_INT64: case SL_TYPE_UINT64: case SL_TYPE_TIMESTAMP: return 8;
+    case SL_TYPE_DECIMAL: return sl_type_width(t) == 8 ? 8 : 0;
+    default: return 0;
+    }
+}
+
+/* The exchange's estimate for `rows` spread evenly over k devices: every device holds
+ * rows / k and sends rows / k^2 to each (16 bytes a row: key and row id). */
+static void judge_cost(int64_t rows, int k, struct sl__mg_verdict *v)
+{
+    int64_t count[SL__MG_MAX_DEV * SL__MG_MAX_DEV];
+    for (int i = 0; i < k * k; i++)
+        count[i] = rows / ((int64_t)k * k);
+    struct sl__mg_cost c;
+    sl__mg_cost(count, k, 16, SL__MG_LINK_GBPS, &c);
+    v->link_bytes = c.link_bytes[1]; /* 0 -> 1: every link carries as much */
+    v->device_bytes = c.total_bytes / k;
+    v->seconds = c.seconds;
+}
+
+void sl__mg_judge(struct sl__mg_shape *s, int sides, const struct sl__mg_env *env,
+                  struct sl__mg_verdict *out)
+{
+    bool known = true;
+    int64_t rows = 0;
+    for (int i = 0; i < sides; i++) { /* estimates may saturate: past 2^40 (too many
+                                          * anyway) the bytes below could overflow */
+        known &= env->rows[i] >= 0;
+        s->rows[i] = env->rows[i] < 0 ? SL__MG_MIN_ROWS : env->rows[i];
+        s->rows[i] = s->rows[i] > ((int64_t)1 << 40) ? (int64_t)1 << 40 : s->rows[i];
+        rows += s->rows[i];
+    }
+    int n = env->n_devices < SL__MG_MAX_DEV ? env->n_devices : SL__MG_MAX_DEV;
+    int64_t room[SL__MG_MAX_DEV], per_row = sides == 2 ? SL__MG_JOIN_ROW_BYTES
+                                                       : SL__MG_SORT_ROW_BYTES;
+    int64_t self_bytes = rows * (sides == 2 ? SL__MG_JOIN_SELF_ROW_BYTES
+                                            : SL__MG_SORT_SELF_ROW_BYTES);
+    for (int d = 0; d < n; d++)
+        room[d] = env->room[d];
+    int self = env->self >= 0 && env->self < n ? env->self : -1;
+    s->in_gpu = self < 0 || self_bytes + SL__MG_DEV_FIXED <= room[self];
+    if (self >= 0)
+        room[self] -= self_bytes;
+    int use[SL__MG_MAX_DEV];
+    s->n_devices = env->n_devices;
+    s->mode = env->mode;
+    s->n_fit = sl__mg_fit_devices(room, n, self, per_row * rows, SL__MG_DEV_FIXED, use);
+    enum sl__mg_why w = sides == 2 ? sl__mg_join_choice(s) : sl__mg_sort_choice(s);
+    *out = (struct sl__mg_verdict){.devices = 1, .why = w, .why_text = sl__mg_why_text(w),
+                                   .rows = known ? rows : -1, .link_bytes = -1,
+                                   .device_bytes = -1, .seconds = -1};
+    if (w != SL__MG_YES)
+        return;
+    out->devices = s->n_fit;
+    if (s->n_fit < s->n_devices) { /* as the profile: multi_device k, fallback 9 */
+        out->why = SL__MG_BUDGET;
+        out->why_text = "over fewer devices: the others' memory budgets cannot hold shares";
+    }
+    if (known)
+        judge_cost(rows, s->n_fit, out);
+}

@@ -7,6 +7,8 @@
 
 #include <stdint.h>
 
+#include "internal.h"
+
 /* Why a join or sort stays on one device (0: it goes over all of them). The numbers are
  * the profile value "multi_device_fallback" (docs/MULTI_GPU.md lists them). */
 enum sl__mg_why {
@@ -61,5 +63,31 @@ int sl__mg_fit_devices(const int64_t *room, int n, int self, int64_t bytes, int6
                        int *use);
 /* One line: "multi-device: N devices" or "one device: <why>". */
 const char *sl__mg_why_text(enum sl__mg_why w);
+
+/* The bytes of the width of a type whose values join as integers of 1, 2, 4 or 8 bytes,
+ * else 0: floats (NaN and -0.0 have their own equality), strings and wide decimals. */
+int sl__mg_int_key_width(enum sl_type t);
+
+/* What a spread holds, per row of the operation (both sides of a join): on all the
+ * devices together (SL__MG_DEV_FIXED more on each), and on the operator's own device
+ * next to the input it holds. Join: (key, id) spread, partitioned and received, 16 B
+ * each, sort scratch and an output row per probe row (28 B); on its own device both
+ * sides' keys and ids twice over, their columns once and the ids back. Sort: (key, id)
+ * spread, sorted, received and re-sorted, 16 B each; on its own device the ids and the
+ * output. */
+#define SL__MG_DEV_FIXED ((int64_t)64 << 20)
+#define SL__MG_JOIN_ROW_BYTES 96
+#define SL__MG_JOIN_SELF_ROW_BYTES 48
+#define SL__MG_SORT_ROW_BYTES 80
+#define SL__MG_SORT_SELF_ROW_BYTES 40
+
+/* explain's verdict (runtime/internal.h) for a join (sides 2) or sort (sides 1) whose
+ * shape s holds what the plan tells (keys, kind, columns): the rest comes from env (the
+ * devices, their budgets, the option multi_gpu, the estimated rows), judged as the
+ * finalize judges it (sl__mg_join_choice / sl__mg_sort_choice, sl__mg_fit_devices),
+ * with the exchange's estimate for the rows spread evenly (sl__mg_cost). Rows not known
+ * yet are judged as many (the 2^20-row rule decides at run time); out->rows is then -1. */
+void sl__mg_judge(struct sl__mg_shape *s, int sides, const struct sl__mg_env *env,
+                  struct sl__mg_verdict *out);
 
 #endif

@@ -78,21 +78,44 @@ int sl__mg_exchange_start(struct sl__mdev *m, const struct sl__mg_move *mv,
     return rc;
 }
 
+/* The exchange's time on the GPU: between devices of one GPU, from the first sender's
+ * start to the last one's end (their events can be compared: one device; senders
+ * overlap only in part, so the longest sender alone would leave out the others' time);
+ * across GPUs the longest sender's own time. 0 when nothing was timed. */
+static float span_ms(struct sl__mdev *m, const struct sl__mg_xfer *x)
+{
+    float longest = 0, first = 0, last = 0, ms;
+    bool one_gpu = x->t0[0] != NULL;
+    for (int s = 0; s < x->n; s++) {
+        one_gpu &= m->ordinal[s] == m->ordinal[0] && x->t0[s] && x->t1[s];
+        if (x->t0[s] && x->t1[s] && sl__mdev_use(m, s) == SL_OK &&
+            cudaEventElapsedTime(&ms, x->t0[s], x->t1[s]) == cudaSuccess && ms > longest)
+            longest = ms;
+    }
+    for (int s = 0; one_gpu && s < x->n; s++) { /* relative to sender 0's start */
+        float a = 0, b = 0;
+        one_gpu = cudaEventElapsedTime(&a, x->t0[0], x->t0[s]) == cudaSuccess &&
+                  cudaEventElapsedTime(&b, x->t0[0], x->t1[s]) == cudaSuccess;
+        first = a < first ? a : first;
+        last = b > last ? b : last;
+    }
+    (void)cudaGetLastError(); /* a failed comparison is no error of the exchange */
+    return one_gpu && last - first > longest ? last - first : longest;
+}
+
 int sl__mg_exchange_finish(struct sl__mdev *m, struct sl__mg_xfer *x, sl_xchg_stats *stats)
 {
     int rc = SL_OK, r;
-    float longest = 0;
+    for (int s = 0; s < x->n; s++) {
+        if (x->t1[s] && sl__mdev_use(m, s) == SL_OK) {
+            MG_CUDA(r, cudaEventSynchronize(x->t1[s]));
+            rc = rc < 0 ? rc : r;
+        }
+    }
+    float ms = rc == SL_OK ? span_ms(m, x) : 0;
     for (int s = 0; s < x->n; s++) {
         if (sl__mdev_use(m, s) < 0)
             continue;
-        if (x->t1[s]) {
-            float ms = 0;
-            MG_CUDA(r, cudaEventSynchronize(x->t1[s]));
-            if (r == SL_OK && x->t0[s])
-                MG_CUDA(r, cudaEventElapsedTime(&ms, x->t0[s], x->t1[s]));
-            rc = rc < 0 ? rc : r;
-            longest = ms > longest ? ms : longest;
-        }
         void *ev[3] = {x->ready[s], x->t0[s], x->t1[s]};
         for (int i = 0; i < 3; i++)
             if (ev[i])
@@ -101,7 +124,7 @@ int sl__mg_exchange_finish(struct sl__mdev *m, struct sl__mg_xfer *x, sl_xchg_st
     if (stats) {
         stats->packets += x->packets;
         stats->bytes += x->bytes;
-        stats->seconds += longest * 1e-3;
+        stats->seconds += ms * 1e-3;
     }
     memset(x, 0, sizeof *x);
     return rc;

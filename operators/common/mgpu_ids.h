@@ -8,10 +8,6 @@
 #include "common/mgpu_choice.h"
 #include "common/mgpu_scratch.h"
 
-/* 1 for a type whose values join as integers of 1, 2, 4 or 8 bytes (its width), else 0:
- * floats (NaN and -0.0 have their own equality), strings and wide decimals. */
-int sl__mg_int_key_width(enum sl_type t);
-
 /* The devices an operator spreads over (sl__mg_fit_devices' choice). */
 struct sl__mg_pick {
     int k;
@@ -23,7 +19,6 @@ struct sl__mg_pick {
  * the devices of t's engine whose budgets hold a spread of `bytes` (what the operation
  * needs on all devices together; SL__MG_DEV_FIXED more on each), the task's own device
  * self_bytes more (the ids and columns it gathers, next to the input it holds). */
-#define SL__MG_DEV_FIXED ((int64_t)64 << 20)
 void sl__mg_pick_devices(sl_task_t *t, int64_t bytes, int64_t self_bytes,
                          struct sl__mg_shape *sh, struct sl__mg_pick *pick);
 /* The task's own device alone: where a spread goes when the plan it made does not fit

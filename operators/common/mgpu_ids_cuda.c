@@ -4,18 +4,6 @@
 #include "common/mgpu_ids.h"
 #include "sluice_k/columns.h"
 
-int sl__mg_int_key_width(enum sl_type t)
-{
-    switch (SL_TYPE_ID(t)) {
-    case SL_TYPE_BOOL: case SL_TYPE_INT8: case SL_TYPE_UINT8: return 1;
-    case SL_TYPE_INT16: case SL_TYPE_UINT16: return 2;
-    case SL_TYPE_INT32: case SL_TYPE_UINT32: case SL_TYPE_DATE32: return 4;
-    case SL_TYPE_INT64: case SL_TYPE_UINT64: case SL_TYPE_TIMESTAMP: return 8;
-    case SL_TYPE_DECIMAL: return sl_type_width(t) == 8 ? 8 : 0;
-    default: return 0;
-    }
-}
-
 void sl__mg_pick_devices(sl_task_t *t, int64_t bytes, int64_t self_bytes,
                          struct sl__mg_shape *sh, struct sl__mg_pick *pick)
 {

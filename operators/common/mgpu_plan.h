@@ -37,6 +37,7 @@ int64_t sl__mg_packets(int64_t rows, int64_t packet_rows);
 /* The exchange's estimate: bytes on each link (sender s to receiver d; s == d stays
  * local and is not counted), and the time if every receiver takes its incoming bytes at
  * gbps (GB/s) and receivers work in parallel. */
+#define SL__MG_LINK_GBPS 200.0 /* a link's rate for the estimate, unless told another */
 struct sl__mg_cost {
     int64_t link_bytes[SL__MG_MAX_DEV * SL__MG_MAX_DEV];
     int64_t total_bytes;

@@ -26,7 +26,7 @@ struct sl__mg_opts sl__mg_opts_resolve(const struct sl__mg_opts *o)
     if (r.part_bits <= 0)
         r.part_bits = 10;
     if (r.link_gbps <= 0)
-        r.link_gbps = 200;
+        r.link_gbps = SL__MG_LINK_GBPS;
     return r;
 }
 

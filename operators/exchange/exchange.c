@@ -320,9 +320,57 @@ static int balance_buckets(struct run *r, const struct xchg_data *d,
     return rc;
 }
 
+/* All at once, for a transport with send_all (MPI): every row routed in one pass, packed
+ * column by column into one run of packets per destination, the runs moved by the
+ * transport in a few large messages, and unpacked packet by packet. No host round trip
+ * per packet: with packets each one cost a credit's trip between two ranks, which on a
+ * loaded machine is a scheduling delay. */
+static int exchange_bulk(struct run *r, const struct xchg_route *route, int64_t n)
+{
+    size_t per_rank = (size_t)r->ranks * sizeof(void *);
+    int32_t *dest = sl__malloc((size_t)(n ? n : 1) * sizeof *dest);
+    int64_t *count = sl__malloc((size_t)r->ranks * sizeof *count);
+    uint8_t **send = sl__calloc((size_t)r->ranks, sizeof *send);
+    void **recv = sl__calloc((size_t)r->ranks, sizeof *recv);
+    size_t *sent_bytes = sl__calloc((size_t)r->ranks, sizeof *sent_bytes);
+    size_t *recv_bytes = sl__calloc((size_t)r->ranks, sizeof *recv_bytes);
+    int rc = dest && count && send && recv && sent_bytes && recv_bytes ? SL_OK : SL_ENOMEM;
+    if (rc >= 0) {
+        sl__xchg_route_all(route, n, dest, count);
+        rc = sl__xchg_pack_all(&r->lay, dest, n, r->ranks, count, send, sent_bytes);
+    }
+    sl__free(dest, 0);
+    dest = NULL;
+    if (rc >= 0)
+        rc = r->tr->send_all(r->x, (void **)send, sent_bytes, recv, recv_bytes);
+    for (int d = 0; send && d < r->ranks; d++)
+        sl__free(send[d], sent_bytes[d]);
+    const sl_schema_t *schema = sl_op_output_schema(sl_task_op(r->t));
+    for (int s = 0; recv && s < r->ranks; s++) {
+        if (rc < 0) {
+            sl__free(recv[s], recv_bytes[s]);
+            continue;
+        }
+        /* takes recv[s]: the batches are slices of it */
+        rc = sl__xchg_inbox_add_run(&r->inbox, &r->lay, schema, s, recv[s], recv_bytes[s]);
+        if (rc == SL_EFORMAT)
+            rc = sl_task_fail(r->t, rc, "exchange: a malformed run of packets from rank %d", s);
+    }
+    sl__free(count, 0);
+    sl__free(send, per_rank);
+    sl__free(recv, per_rank);
+    sl__free(sent_bytes, 0);
+    sl__free(recv_bytes, 0);
+    return rc;
+}
+
 /* Routes and sends the n local rows, then receives until every rank is done. */
 static int exchange_rows(struct run *r, const struct xchg_route *route, int64_t n)
 {
+    int64_t packets = 0;
+    sl_task_option_int(r->t, "debug_exchange_packets", &packets);
+    if (r->tr->send_all && !packets)
+        return exchange_bulk(r, route, n);
     int rc = SL_OK;
     for (int d = 0; d < r->ranks; d++)
         if (!(r->stage[d].buf = stage_buffer(r)))

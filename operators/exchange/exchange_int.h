@@ -49,6 +49,9 @@ struct xchg_route {
 
 /* The destination of local row i. */
 int sl__xchg_route(const struct xchg_route *r, int64_t i);
+/* The destinations of all n local rows into dest (one pass, the mode and key type
+ * chosen once), and count[d], how many go to each of r->ranks destinations. */
+void sl__xchg_route_all(const struct xchg_route *r, int64_t n, int32_t *dest, int64_t *count);
 
 /* Balanced hash: SL__XCHG_BUCKETS_PER_RANK x ranks buckets of the key's hash, counted
  * (hist, n_buckets) over the n local rows (null keys are not counted: they go to rank
@@ -102,6 +105,14 @@ void sl__xchg_stage_add(const struct xchg_layout *l, struct xchg_stage *st, int6
  * returns its bytes. */
 size_t sl__xchg_stage_seal(const struct xchg_layout *l, struct xchg_stage *st);
 
+/* All at once (a transport with send_all): the n local rows, routed to dest[i] (count[d]
+ * to each of `ranks`), packed column by column into one buffer per destination: a run of
+ * packets of at most l->cap rows, each as sl__xchg_stage_seal makes it. buf[d] comes from
+ * sl__malloc (bytes[d]; NULL and 0 for a destination without rows). SL_ENOMEM (buffers
+ * made so far freed). */
+int sl__xchg_pack_all(const struct xchg_layout *l, const int32_t *dest, int64_t n, int ranks,
+                      const int64_t *count, uint8_t **buf, size_t *bytes);
+
 /* Received packets, each unpacked into a batch of its own as it arrives (so its buffer
  * and credit go back at once), kept per sender in arrival order. */
 struct xchg_piece;
@@ -115,6 +126,13 @@ int sl__xchg_inbox_init(struct xchg_inbox *in, int ranks);
  * malformed packet, SL_ENOMEM. */
 int sl__xchg_inbox_add(struct xchg_inbox *in, const struct xchg_layout *l,
                        const sl_schema_t *schema, int src, const void *p, size_t bytes);
+/* Takes a run of packets from src (sl__xchg_pack_all's buffer for this rank; `run`, from
+ * sl__malloc, bytes long, may be NULL for 0 bytes), each packet a batch of its own whose
+ * columns are slices of the run where aligned for their width (no copy), copies
+ * elsewhere. Takes ownership of run: it is freed with the last batch that holds a slice
+ * (or at once). SL_EFORMAT on a malformed run, SL_ENOMEM. */
+int sl__xchg_inbox_add_run(struct xchg_inbox *in, const struct xchg_layout *l,
+                           const sl_schema_t *schema, int src, void *run, size_t bytes);
 /* The batches, senders in rank order (*n of them; the caller owns the array, from
  * sl__calloc, and the references); NULL without memory. */
 sl_batch_t **sl__xchg_inbox_take(struct xchg_inbox *in, int64_t *n);

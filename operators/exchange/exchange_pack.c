@@ -1,6 +1,8 @@
 /* Rows into packets and back (exchange_int.h). A staging buffer holds each column at a
  * stride of the packet's capacity; sealing moves the columns down to the stride of the
  * rows it holds, so a packet carries no unused room. */
+#include <stdbool.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "exchange_int.h"
@@ -77,6 +79,103 @@ size_t sl__xchg_stage_seal(const struct xchg_layout *l, struct xchg_stage *st)
     return HDR_BYTES + n * (sw + (size_t)j);
 }
 
+/* ---------------- all rows at once (sl__xchg_pack_all) ----------------
+ * A destination's buffer is m packets: m - 1 full ones of cap rows (F bytes each), then
+ * one of the rest. A part of a packet (a column's values or validity bytes) starts at
+ * HDR + rows * roff, where roff is the sum of the widths before it. */
+struct run_shape {
+    uint8_t *buf;
+    int64_t m, last_rows;   /* packets; rows of the last one */
+    size_t full_bytes;      /* F */
+};
+
+struct cursor {
+    uint8_t *at;
+    int64_t left, pkt;
+};
+
+static void cursor_set(const struct run_shape *rs, int64_t cap, size_t roff, struct cursor *c,
+                       int64_t pkt)
+{
+    int64_t rows = pkt < rs->m - 1 ? cap : rs->last_rows;
+    c->pkt = pkt;
+    c->left = rows;
+    c->at = rs->buf + (size_t)pkt * rs->full_bytes + HDR_BYTES + (size_t)rows * roff;
+}
+
+/* Scatters one part (w bytes a row, from src, or validity bytes from v when src is
+ * NULL) of every row to its destination's packets. A hot loop: one store a row. */
+static void scatter(const struct run_shape *rs, struct cursor *cur, int ranks, int64_t cap,
+                    const int32_t *dest, int64_t n, size_t roff, size_t w, const uint8_t *src,
+                    const struct sl__rowsview *v)
+{
+    for (int d = 0; d < ranks; d++)
+        if (rs[d].m)
+            cursor_set(&rs[d], cap, roff, &cur[d], 0);
+#define SCATTER_LOOP(STORE)                                                                \
+    for (int64_t i = 0; i < n; i++) {                                                      \
+        struct cursor *c = &cur[dest[i]];                                                  \
+        STORE;                                                                             \
+        c->at += w;                                                                        \
+        if (--c->left == 0 && c->pkt + 1 < rs[dest[i]].m)                                  \
+            cursor_set(&rs[dest[i]], cap, roff, c, c->pkt + 1);                            \
+    }
+    if (!src)
+        SCATTER_LOOP(*c->at = (uint8_t)sl__rowsview_valid(v, i))
+    else if (w == 4)
+        SCATTER_LOOP(memcpy(c->at, src + (size_t)i * 4, 4))
+    else
+        SCATTER_LOOP(memcpy(c->at, src + (size_t)i * 8, 8))
+#undef SCATTER_LOOP
+}
+
+int sl__xchg_pack_all(const struct xchg_layout *l, const int32_t *dest, int64_t n, int ranks,
+                      const int64_t *count, uint8_t **buf, size_t *bytes)
+{
+    uint64_t mask = 0;
+    for (int c = 0; c < l->n_cols; c++)
+        if (n && l->cols[c].validity)
+            mask |= 1ull << c;
+    size_t per_row = l->sum_width + (size_t)__builtin_popcountll(mask);
+    struct run_shape *rs = sl__calloc((size_t)ranks, sizeof *rs);
+    struct cursor *cur = sl__calloc((size_t)ranks, sizeof *cur);
+    int rc = rs && cur ? SL_OK : SL_ENOMEM;
+    for (int d = 0; d < ranks; d++) {
+        buf[d] = NULL;
+        bytes[d] = 0;
+        int64_t m = (count[d] + l->cap - 1) / l->cap;
+        if (rc < 0 || m == 0)
+            continue;
+        rs[d] = (struct run_shape){.m = m, .last_rows = count[d] - (m - 1) * l->cap,
+                                   .full_bytes = HDR_BYTES + (size_t)l->cap * per_row};
+        bytes[d] = (size_t)(m - 1) * rs[d].full_bytes + HDR_BYTES +
+                   (size_t)rs[d].last_rows * per_row;
+        if (!(buf[d] = rs[d].buf = sl__malloc(bytes[d])))
+            rc = SL_ENOMEM;
+        for (int64_t p = 0; rc >= 0 && p < m; p++) {
+            int64_t rows = p < m - 1 ? l->cap : rs[d].last_rows;
+            memcpy(buf[d] + (size_t)p * rs[d].full_bytes, &rows, 8);
+            memcpy(buf[d] + (size_t)p * rs[d].full_bytes + 8, &mask, 8);
+        }
+    }
+    size_t off = 0;
+    for (int c = 0; rc >= 0 && c < l->n_cols; c++) {
+        scatter(rs, cur, ranks, l->cap, dest, n, off, l->width[c], l->cols[c].data, NULL);
+        off += l->width[c];
+    }
+    for (int c = 0, j = 0; rc >= 0 && c < l->n_cols; c++)
+        if (mask >> c & 1)
+            scatter(rs, cur, ranks, l->cap, dest, n, l->sum_width + (size_t)j++, 1, NULL,
+                    &l->cols[c]);
+    for (int d = 0; rc < 0 && d < ranks; d++) {
+        sl__free(buf[d], bytes[d]);
+        buf[d] = NULL;
+    }
+    sl__free(rs, 0);
+    sl__free(cur, 0);
+    return rc;
+}
+
 int sl__xchg_inbox_init(struct xchg_inbox *in, int ranks)
 {
     memset(in, 0, sizeof *in);
@@ -86,14 +185,16 @@ int sl__xchg_inbox_init(struct xchg_inbox *in, int ranks)
     return in->head && in->tail ? SL_OK : SL_ENOMEM;
 }
 
-/* Writes column c of packet p (rows n, mask) into batch b; returns its nulls. */
+/* Column c of packet p (rows n, mask) into batch b, its values copied unless `copy` is
+ * false (they are b's already: a slice of the packet); returns its nulls. */
 static int64_t unpack_column(const struct xchg_layout *l, const uint8_t *p, int64_t rows,
-                             uint64_t mask, int c, sl_batch_t *b)
+                             uint64_t mask, int c, sl_batch_t *b, bool copy)
 {
     size_t n = (size_t)rows, off = 0;
     for (int j = 0; j < c; j++)
         off += l->width[j];
-    memcpy(sl__col_values(b, c), p + n * off, n * l->width[c]);
+    if (copy)
+        memcpy(sl__col_values(b, c), p + n * off, n * l->width[c]);
     if (!(mask >> c & 1))
         return 0;
     int j = __builtin_popcountll(mask & ((1ull << c) - 1));
@@ -111,34 +212,64 @@ static int64_t unpack_column(const struct xchg_layout *l, const uint8_t *p, int6
     return nulls;
 }
 
-int sl__xchg_inbox_add(struct xchg_inbox *in, const struct xchg_layout *l,
-                       const sl_schema_t *schema, int src, const void *p, size_t bytes)
+static void slice_release(struct sl__buf *b)
+{
+    sl__buf_unref(b->owner);
+}
+
+/* Batch b's column c as a slice of the received run `run` (referenced) at v, n values of
+ * w bytes, where v is aligned for them: 1 when done, 0 when not possible (copy them), or
+ * SL_ENOMEM. */
+static int wrap_column(sl_batch_t *b, int c, const uint8_t *v, size_t n, size_t w,
+                       struct sl__buf *run)
+{
+    if (!run || n == 0 || (uintptr_t)v % w)
+        return 0;
+    struct sl__buf *sb = sl__buf_wrap((void *)v, (int64_t)(n * w), SL__MEM_HOST,
+                                      slice_release, run);
+    if (!sb)
+        return SL_ENOMEM;
+    sl__buf_ref(run);
+    b->cols[c].data = sb;
+    return 1;
+}
+
+/* One packet into a batch of its own, queued behind src's: its values copied, or with a
+ * received run `run` (not NULL) taken as slices of it where aligned. */
+static int add_packet(struct xchg_inbox *in, const struct xchg_layout *l,
+                      const sl_schema_t *schema, int src, const uint8_t *p, size_t bytes,
+                      struct sl__buf *run)
 {
     int64_t rows;
     uint64_t mask;
     if (bytes < HDR_BYTES || src < 0 || src >= in->ranks)
         return SL_EFORMAT;
     memcpy(&rows, p, 8);
-    memcpy(&mask, (const uint8_t *)p + 8, 8);
+    memcpy(&mask, p + 8, 8);
     size_t want = HDR_BYTES + (size_t)rows * sum_width(l) +
                   (size_t)rows * (size_t)__builtin_popcountll(mask);
     if (rows < 0 || want != bytes || (l->n_cols < 64 && mask >> l->n_cols))
         return SL_EFORMAT;
     struct xchg_piece *k = sl__malloc(sizeof *k);
     sl_batch_t *b = sl__batch_new(schema, rows);
-    if (!k || !b || sl__batch_alloc_columns(b) != SL_OK) {
+    bool wrapped[64] = {0};
+    int rc = k && b ? SL_OK : SL_ENOMEM;
+    for (int c = 0, off = 0; rc >= 0 && c < l->n_cols; off += (int)l->width[c++]) {
+        rc = wrap_column(b, c, p + HDR_BYTES + (size_t)rows * (size_t)off, (size_t)rows,
+                         l->width[c], run);
+        wrapped[c] = rc > 0;
+    }
+    if (rc >= 0)
+        rc = sl__batch_alloc_columns(b);
+    for (int c = 0; rc >= 0 && c < l->n_cols; c++) {
+        int64_t nulls = unpack_column(l, p + HDR_BYTES, rows, mask, c, b, !wrapped[c]);
+        rc = nulls < 0 ? SL_ENOMEM : SL_OK;
+        b->cols[c].null_count = nulls;
+    }
+    if (rc < 0) {
         sl__free(k, sizeof *k);
         sl_batch_unref(b);
-        return SL_ENOMEM;
-    }
-    for (int c = 0; c < l->n_cols; c++) {
-        int64_t nulls = unpack_column(l, (const uint8_t *)p + HDR_BYTES, rows, mask, c, b);
-        if (nulls < 0) {
-            sl__free(k, sizeof *k);
-            sl_batch_unref(b);
-            return SL_ENOMEM;
-        }
-        b->cols[c].null_count = nulls;
+        return rc;
     }
     *k = (struct xchg_piece){NULL, b};
     if (in->tail[src])
@@ -149,6 +280,46 @@ int sl__xchg_inbox_add(struct xchg_inbox *in, const struct xchg_layout *l,
     in->rows += rows;
     in->n_batches++;
     return SL_OK;
+}
+
+int sl__xchg_inbox_add(struct xchg_inbox *in, const struct xchg_layout *l,
+                       const sl_schema_t *schema, int src, const void *p, size_t bytes)
+{
+    return add_packet(in, l, schema, src, p, bytes, NULL);
+}
+
+int sl__xchg_inbox_add_run(struct xchg_inbox *in, const struct xchg_layout *l,
+                           const sl_schema_t *schema, int src, void *run, size_t bytes)
+{
+    struct sl__buf *rb = run ? sl__buf_wrap(run, (int64_t)bytes, SL__MEM_HOST, NULL, NULL)
+                             : NULL;
+    if (run && !rb) {
+        sl__free(run, bytes);
+        return SL_ENOMEM;
+    }
+    const uint8_t *p = run;
+    int rc = SL_OK;
+    while (rc >= 0 && bytes > 0) {
+        int64_t rows;
+        uint64_t mask;
+        if (bytes < HDR_BYTES) {
+            rc = SL_EFORMAT;
+            break;
+        }
+        memcpy(&rows, p, 8);
+        memcpy(&mask, p + 8, 8);
+        size_t per_row = l->sum_width + (size_t)__builtin_popcountll(mask);
+        if (rows < 0 || (uint64_t)rows > (bytes - HDR_BYTES) / (per_row ? per_row : 1)) {
+            rc = SL_EFORMAT;
+            break;
+        }
+        size_t one = HDR_BYTES + (size_t)rows * per_row;
+        rc = add_packet(in, l, schema, src, p, one, rb);
+        p += one;
+        bytes -= one;
+    }
+    sl__buf_unref(rb); /* the batches keep their slices' references */
+    return rc;
 }
 
 sl_batch_t **sl__xchg_inbox_take(struct xchg_inbox *in, int64_t *n)

@@ -54,6 +54,35 @@ int sl__xchg_route(const struct xchg_route *r, int64_t i)
     return lo;
 }
 
+/* The hash modes over keys of type T without nulls: one tight loop. */
+#define ROUTE_HASH(T)                                                                      \
+    do {                                                                                   \
+        const T *k = r->key->data;                                                         \
+        for (int64_t i = 0; i < n; i++) {                                                  \
+            int b = bucket_of(k[i], nb);                                                   \
+            dest[i] = map ? map[b] : b;                                                    \
+        }                                                                                  \
+    } while (0)
+
+void sl__xchg_route_all(const struct xchg_route *r, int64_t n, int32_t *dest, int64_t *count)
+{
+    enum sl_type id = r->key ? SL_TYPE_ID(r->key->type) : SL_TYPE_INVALID;
+    if (r->mode == X_HASH && n && !r->key->validity) {
+        const int32_t *map = r->bucket_rank;
+        int nb = map ? r->n_buckets : r->ranks;
+        if (id == SL_TYPE_INT32 || id == SL_TYPE_DATE32)
+            ROUTE_HASH(int32_t);
+        else
+            ROUTE_HASH(int64_t);
+    } else {
+        for (int64_t i = 0; i < n; i++)
+            dest[i] = sl__xchg_route(r, i);
+    }
+    memset(count, 0, (size_t)r->ranks * sizeof *count);
+    for (int64_t i = 0; i < n; i++)
+        count[dest[i]]++;
+}
+
 int64_t sl__xchg_sample(const struct sl__rowsview *key, int64_t n, int rank,
                         struct xchg_sample *s)
 {

@@ -345,6 +345,7 @@ int join_bind(sl_bind_t *b)
         int64_t l = sl_bind_input_rows(b, 0);
         sl_bind_set_rows(b, l);
     }
+    sl__bind_mg_judge(b, join_mg_judge);
     return SL_OK;
 }
 

@@ -445,4 +445,10 @@ int64_t join_smj_ooc_source_tasks(sl_task_t *t);
 int join_smj_ooc_source(sl_task_t *t);
 void join_smj_ooc_free(struct join_state *st);
 
+/* The join's shape for the multi-device choice (what bind knows) and explain's judge
+ * (join_mg_judge.c, every build; registered at bind). */
+struct sl__mg_shape;
+void join_mg_shape(const struct join_data *d, struct sl__mg_shape *sh);
+void join_mg_judge(const sl_op_t *op, const struct sl__mg_env *env, struct sl__mg_verdict *out);
+
 #endif /* SLUICE_OPERATORS_JOIN_INT_H */

@@ -43,30 +43,23 @@ int join_mg_choice(sl_task_t *t, struct sl__mg_pick *pick)
     const struct join_data *d = sl_op_data(sl_task_op(t));
     const struct join_state *st = sl_task_gstate(t);
     enum sl_type k0 = key_type(st, d, 0), k1 = key_type(st, d, 1);
-    int on_device = 1, cols_ok = 1;
+    int on_device = 1;
     for (int s = 0; s < 2; s++)
         for (int64_t i = 0; i < st->side[s].n_batches; i++)
             on_device &= sl_batch_device(st->side[s].batches[i]) >= 0 ||
                          st->side[s].batches[i]->n_rows == 0;
-    for (int oc = 0; oc < d->n_out; oc++)
-        cols_ok &= !sl_type_is_string(d->out[oc].type) && sl_type_width(d->out[oc].type) >= 1 &&
-                   sl_type_width(d->out[oc].type) <= 8;
-    int64_t n0 = st->side[0].n_rows, n1 = st->side[1].n_rows, self_bytes = 48 * (n0 + n1);
-    struct sl__mg_shape sh = {
-        .n_devices = sl__task_n_devices(t), .n_keys = d->n_keys,
-        /* an empty side has no batch to tell the type: its bind type does */
-        .key_width = k0 == k1 || !n0 || !n1 ? sl__mg_int_key_width(d->ktype[0]) : 0,
-        .kind_ok = d->n_resid == 0 && (d->kind == JOIN_INNER || d->kind == JOIN_LEFT ||
-                                       d->kind == JOIN_SEMI || d->kind == JOIN_ANTI),
-        .cols_ok = cols_ok, .aggregate = d->aggregate,
-        /* both sides' keys and ids twice over, their columns once, and the ids back */
-        .in_gpu = on_device && self_bytes + ((int64_t)64 << 20) <= sl_task_device_budget(t),
-        .rows = {n0, n1}};
-    if (d->ktype[0] != d->rktype[0])
+    int64_t n0 = st->side[0].n_rows, n1 = st->side[1].n_rows,
+            self_bytes = SL__MG_JOIN_SELF_ROW_BYTES * (n0 + n1);
+    struct sl__mg_shape sh;
+    join_mg_shape(d, &sh);
+    sh.n_devices = sl__task_n_devices(t);
+    /* the batches' key types (an empty side has none: its bind type stands) */
+    if (n0 && n1 && k0 != k1)
         sh.key_width = 0;
-    /* on the devices: (key, id) spread, partitioned and received, 16 B each, sort
-     * scratch, and an output row per probe row (28 B) */
-    sl__mg_pick_devices(t, 96 * (n0 + n1), self_bytes, &sh, pick);
+    sh.in_gpu = on_device && self_bytes + SL__MG_DEV_FIXED <= sl_task_device_budget(t);
+    sh.rows[0] = n0;
+    sh.rows[1] = n1;
+    sl__mg_pick_devices(t, SL__MG_JOIN_ROW_BYTES * (n0 + n1), self_bytes, &sh, pick);
     return sl__mg_join_choice(&sh);
 }
 

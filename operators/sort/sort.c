@@ -56,6 +56,7 @@ int sl__sort_bind(sl_bind_t *b)
     *p = d;
     sl_bind_set_data(b, p, sort_free);
     sl_bind_set_rows(b, sl_bind_input_rows(b, 0));
+    sl__bind_mg_judge(b, sl__sort_mg_judge);
     return SL_OK;
 }
 

@@ -19,17 +19,13 @@ int sl__sort_mg_choice(sl_task_t *t, struct sl__mg_pick *pick)
     const struct sort_data *d = sl_op_data(sl_task_op(t));
     const sl_batch_t *b0 = g->m.rows.items[0].batch;
     enum sl_type kt = b0->cols[d->spec.keys[0].col].type;
-    int64_t n = sl__rows_gpu_rows(&g->m.rows, d->n_cols), self_bytes = 40 * (n < 0 ? 0 : n);
-    struct sl__mg_shape s = {
-        .n_devices = sl__task_n_devices(t), .n_keys = d->spec.n_keys,
-        .key_width = sl__mg_int_key_width(kt),
-        .key_signed8 = sl__type_signed_word(kt) && sl_type_width(kt) == 8,
-        .kind_ok = !d->spec.keys[0].desc, .cols_ok = 1,
-        /* keys and ids twice on the devices, the ids and the output on this one */
-        .in_gpu = n >= 0 && self_bytes + ((int64_t)64 << 20) <= sl_task_device_budget(t),
-        .rows = {n < 0 ? 0 : n, 0}};
-    /* on the devices: (key, id) spread, sorted, received and re-sorted, 16 B each */
-    sl__mg_pick_devices(t, 80 * s.rows[0], self_bytes, &s, pick);
+    int64_t n = sl__rows_gpu_rows(&g->m.rows, d->n_cols), self_bytes = SL__MG_SORT_SELF_ROW_BYTES * (n < 0 ? 0 : n);
+    struct sl__mg_shape s;
+    sl__sort_mg_shape(d, kt, &s);
+    s.n_devices = sl__task_n_devices(t);
+    s.in_gpu = n >= 0 && self_bytes + SL__MG_DEV_FIXED <= sl_task_device_budget(t);
+    s.rows[0] = n < 0 ? 0 : n;
+    sl__mg_pick_devices(t, SL__MG_SORT_ROW_BYTES * s.rows[0], self_bytes, &s, pick);
     return sl__mg_sort_choice(&s);
 }
 

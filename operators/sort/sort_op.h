@@ -75,5 +75,12 @@ int sl__sort_ooc_finalize(sl_task_t *t);
 struct sl__mg_pick;
 int sl__sort_mg_choice(sl_task_t *t, struct sl__mg_pick *pick);
 int sl__sort_mg_finalize(sl_task_t *t, struct sl__mg_pick *pick);
+/* The shape of a sort on a key of key_type for the multi-device choice, and explain's
+ * judge (sort_mg_judge.c, every build; registered at bind). */
+struct sl__mg_shape;
+void sl__sort_mg_shape(const struct sort_data *d, enum sl_type key_type,
+                       struct sl__mg_shape *sh);
+void sl__sort_mg_judge(const sl_op_t *op, const struct sl__mg_env *env,
+                       struct sl__mg_verdict *out);
 
 #endif /* SL_SORT_OP_H */

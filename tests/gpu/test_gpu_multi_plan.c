@@ -310,6 +310,77 @@ SL_TEST(option_4dev)
     sl_engine_close(cpu);
 }
 
+/* What explain says of the join (l, r) or, with r NULL, the sort of l on gpu (n_dev
+ * devices): over want_dev devices (1: on one) for reason why, with the exchange's estimate
+ * for their rows spread evenly; then the run's profile must say the same. */
+static void check_explain(sl_engine_t *gpu, int n_dev, sl_table_t *l, sl_table_t *r,
+                          int want_dev, int why)
+{
+    sl_plan_t *p;
+    int in[2], node;
+    SL_ASSERT_OK(sl_plan_create(&p));
+    SL_ASSERT_OK(sl_plan_add_table(p, l, &in[0]));
+    if (r)
+        SL_ASSERT_OK(sl_plan_add_table(p, r, &in[1]));
+    SL_ASSERT_OK(sl_plan_add(p, r ? "join" : "sort", in, r ? 2 : 1, r ? "on=k" : "by=k",
+                             &node));
+    SL_ASSERT_OK(sl_plan_output(p, node, "o"));
+    sl_query_t *q;
+    SL_ASSERT_OK(sl_query_create(gpu, p, &q));
+    const struct sl_explain *ex;
+    SL_ASSERT_OK(sl_query_explain(q, &ex));
+    int seen = 0;
+    int64_t rows = sl_table_num_rows(l) + (r ? sl_table_num_rows(r) : 0);
+    for (int i = 0; i < ex->n_pipelines; i++) {
+        const struct sl_explain_pipeline *e = &ex->pipelines[i];
+        if (e->multi_devices == 0)
+            continue;
+        printf("explain %s: %d of %d devices, why %d (%s), rows %lld, %lld B a link, "
+               "%.4f ms\n", r ? "join" : "sort", e->multi_devices, n_dev, e->multi_why,
+               e->multi_why_text, (long long)e->multi_rows, (long long)e->xchg_link_bytes,
+               e->xchg_seconds * 1e3);
+        seen++;
+        assert_int_equal(e->multi_devices, want_dev);
+        assert_int_equal(e->multi_why, why);
+        assert_int_equal(e->multi_rows, rows);
+        int k = want_dev;
+        assert_int_equal(e->xchg_link_bytes, k > 1 ? rows / (k * k) * 16 : -1);
+        assert_int_equal(e->xchg_device_bytes, k > 1 ? rows / (k * k) * 16 * (k - 1) : -1);
+    }
+    assert_int_equal(seen, r ? 2 : 1); /* the pipelines into the join or sort */
+    const char *json = sl_query_explain_json(q);
+    assert_non_null(strstr(json, "\"multi_device\":{\"devices\":"));
+    if (sl_query_run(q) != SL_OK)
+        fail_msg("explain case: query failed: %s", sl_query_errmsg(q));
+    snprintf(last_profile, sizeof last_profile, "%s", sl_query_profile_json(q));
+    check_profile(n_dev, 0, why);
+    if (want_dev > 1) {
+        char want[32];
+        snprintf(want, sizeof want, "\"multi_device\":%d", want_dev);
+        assert_non_null(strstr(last_profile, want));
+    }
+    sl_query_destroy(q);
+    sl_plan_destroy(p);
+}
+
+/* explain knows the option multi_gpu, the 2^20-row rule and the budgets, and says what
+ * the run then does: auto keeps these inputs on one device, off too, on spreads them. */
+SL_TEST(explain_4dev)
+{
+    NEED_GPU();
+    sl_table_t *l = make(UNIFORM, 1, 200000, 100000, 1, 51);
+    sl_table_t *r = make(UNIFORM, 0, 50000, 100000, 1, 52);
+    static const int why[3] = {10, 8, 0}, devs[3] = {1, 1, 4};
+    for (int mode = 0; mode < 3; mode++) {
+        sl_engine_t *gpu = engine_with(4, mode, 0);
+        check_explain(gpu, 4, l, r, devs[mode], why[mode]);
+        check_explain(gpu, 4, l, NULL, devs[mode], why[mode]);
+        sl_engine_close(gpu);
+    }
+    sl_table_unref(l);
+    sl_table_unref(r);
+}
+
 /* Fills device d's budget but for 64 MiB (as another query's memory would), less than a
  * share needs (64 MiB and more); *p and *bytes to free it with. */
 static void fill_device(struct sl__mdev *m, int d, void **p, int64_t *bytes)
@@ -361,6 +432,9 @@ SL_TEST(budget_4dev)
         check_profile(4, 0, 9);
         if (full == 1)
             assert_non_null(strstr(last_profile, "\"multi_device\":3"));
+        /* explain sees the full budgets too */
+        check_explain(gpu, 4, dl, dr, full == 1 ? 3 : 1, 9);
+        check_explain(gpu, 4, dl, NULL, full == 1 ? 3 : 1, 9);
     }
     for (int d = 0; d < 4; d++) {
         sl__mdev_use(&m, d);

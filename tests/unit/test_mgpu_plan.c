@@ -3,7 +3,9 @@
  * never split equal keys, receive layouts, packet counts and the exchange estimate,
  * each against a brute-force reference; and when a plan's join or sort goes over several
  * devices (mgpu_choice.h): the option multi_gpu, the size rule and the devices'
- * memory budgets (which devices fit, and the fallback when too few do). */
+ * memory budgets (which devices fit, and the fallback when too few do); and what
+ * explain says of them (sl__mg_judge). */
+#include <math.h>
 #include <stdbool.h>
 #include <string.h>
 
@@ -300,4 +302,78 @@ SL_TEST(fit_devices_takes_the_most_that_fit)
     k = sl__mg_fit_devices(uneven, 4, 2, 100 * mib, fixed, use);
     assert_int_equal(k, 4); /* 64 + 50 MiB each */
     assert_fits(uneven, 2, 100 * mib, fixed, use, k);
+}
+
+/* explain's verdict (sl__mg_judge) for 4 devices of `room` MiB each, the first the
+ * pipeline's own. */
+static struct sl__mg_verdict judge(int sides, int mode, int64_t rows0, int64_t rows1,
+                                   int64_t room_mib)
+{
+    struct sl__mg_env env = {.n_devices = 4, .self = 0, .mode = mode, .rows = {rows0, rows1}};
+    for (int d = 0; d < 4; d++)
+        env.room[d] = room_mib << 20;
+    struct sl__mg_shape s = good_shape(4);
+    struct sl__mg_verdict v;
+    sl__mg_judge(&s, sides, &env, &v);
+    return v;
+}
+
+SL_TEST(judge_says_what_the_finalize_will_do)
+{
+    (void)state;
+    const int64_t m = SL__MG_MIN_ROWS;
+    /* 2^22 + 2^24 rows of a join over 4 devices with room: every device, the estimate
+     * for an even spread: (rows / 16) x 16 bytes per link, 3 links into each device */
+    struct sl__mg_verdict v = judge(2, SL__MG_AUTO, 4 * m, 16 * m, 64 << 10);
+    assert_int_equal(v.devices, 4);
+    assert_int_equal(v.why, SL__MG_YES);
+    assert_int_equal(v.rows, 20 * m);
+    assert_int_equal(v.link_bytes, 20 * m / 16 * 16);
+    assert_int_equal(v.device_bytes, 3 * v.link_bytes);
+    assert_true(fabs(v.seconds - (double)v.device_bytes / (SL__MG_LINK_GBPS * 1e9)) < 1e-12);
+    /* the option and the 2^20-row rule */
+    assert_int_equal(judge(2, SL__MG_MODE_OFF, 4 * m, 16 * m, 64 << 10).why, SL__MG_OFF);
+    v = judge(2, SL__MG_AUTO, m / 4, m / 2, 64 << 10);
+    assert_int_equal(v.why, SL__MG_SMALL);
+    assert_int_equal(v.devices, 1);
+    assert_int_equal(v.link_bytes, -1);
+    assert_int_equal(judge(1, SL__MG_MODE_ON, m / 4, -1, 64 << 10).devices, 4);
+    /* rows unknown: over every device as far as memory goes, bytes unknown */
+    v = judge(1, SL__MG_AUTO, -1, -1, 64 << 10);
+    assert_int_equal(v.devices, 4);
+    assert_int_equal(v.rows, -1);
+    assert_int_equal(v.link_bytes, -1);
+    /* the budgets: 2^24 sort rows need 64 + 2 x 80 x 2^24 / k MiB on each of k devices
+     * (and 40 x 2^24 on the own one besides): 2,000 MiB each holds a spread over 4,
+     * 1,000 MiB none (over 4: 704 + 640 on the own; fewer need more) */
+    assert_int_equal(judge(1, SL__MG_AUTO, 16 * m, -1, 2000).devices, 4);
+    v = judge(1, SL__MG_AUTO, 16 * m, -1, 1000);
+    assert_int_equal(v.devices, 1);
+    assert_int_equal(v.why, SL__MG_BUDGET);
+    /* over the own device's budget altogether: not in GPU memory */
+    assert_int_equal(judge(1, SL__MG_AUTO, 16 * m, -1, 500).why, SL__MG_NOT_IN_GPU);
+    /* saturated estimates (INT64_MAX rows): too many rows, no overflow on the way */
+    assert_int_equal(judge(2, SL__MG_AUTO, INT64_MAX, INT64_MAX, 64 << 10).why, SL__MG_ROWS);
+}
+
+SL_TEST(judge_spreads_over_the_devices_that_fit)
+{
+    (void)state;
+    struct sl__mg_env env = {.n_devices = 4, .self = 0, .mode = SL__MG_AUTO,
+                             .rows = {(int64_t)16 << 20, -1}};
+    for (int d = 0; d < 4; d++) /* devices 1 and 2 nearly full (another query's memory) */
+        env.room[d] = (d == 1 || d == 2 ? 100 : 4000) * ((int64_t)1 << 20);
+    struct sl__mg_shape s = good_shape(4);
+    struct sl__mg_verdict v;
+    sl__mg_judge(&s, 1, &env, &v);
+    assert_int_equal(v.devices, 2);
+    assert_int_equal(v.why, SL__MG_BUDGET); /* as the profile: multi_device 2, fallback 9 */
+    assert_int_equal(v.link_bytes, ((int64_t)16 << 20) / 4 * 16);
+    /* a shape the path does not take stays on one whatever the memory */
+    s = good_shape(4);
+    s.key_signed8 = 0;
+    sl__mg_judge(&s, 1, &env, &v);
+    assert_int_equal(v.devices, 1);
+    assert_int_equal(v.why, SL__MG_KEYS);
+    assert_non_null(strstr(v.why_text, "key"));
 }

@@ -52,14 +52,17 @@ CASES = {
     "join_zipf_balanced": JOINS.format(rows=20000, probe_rows=30000, build="kind=unique",
                                        probe="kind=fk pk_rows=20000 zipf=1.0 match=0.9",
                                        balance=" balance=j"),
-    # duplicates on both sides, and null keys (left and anti keep them)
-    "join_dups": JOINS.format(rows=6000, probe_rows=8000,
+    # duplicates on both sides, and null keys (left and anti keep them); small packets, so
+    # that each rank's rows for another go as a run of many
+    "join_dups": "set exchange_packet_bytes = 16Ki\n" + JOINS.format(rows=6000, probe_rows=8000,
                               build="kind=m2m distinct=3000 null_rate=0.02",
                               probe="kind=m2m distinct=4000 zipf=1.0 null_rate=0.02",
                               balance=" balance=j"),
     "sort_uniform": SORTS.format(keys="kind=m2m distinct=2^40 null_rate=0.01"),
     "sort_zipf": SORTS.format(keys="kind=m2m distinct=1000 zipf=1.0"),
 }
+# The packet path (credits per packet), which the bulk exchange replaced between ranks
+CASES["join_dups_packets"] = "set debug_exchange_packets = true\n" + CASES["join_dups"]
 # Each rank reads its share of two files' rows (scan.bin), written first by `sluice gen`.
 FILES = """
 build = scan.bin path={dir}/build.bin

@@ -1,0 +1,25 @@
+/* The sort's multi-device shape (docs/MULTI_GPU.md), from what bind knows: the CUDA
+ * finalize starts from it (sort_mg_cuda.c) and explain judges by it (its judge,
+ * registered at bind: runtime/internal.h), so both say the same. Plain C, every build. */
+#include "common/mgpu_choice.h"
+#include "sort_op.h"
+
+void sl__sort_mg_shape(const struct sort_data *d, enum sl_type key_type,
+                       struct sl__mg_shape *sh)
+{
+    *sh = (struct sl__mg_shape){
+        .n_keys = d->spec.n_keys, .key_width = sl__mg_int_key_width(key_type),
+        .key_signed8 = sl__type_signed_word(key_type) && sl_type_width(key_type) == 8,
+        .kind_ok = !d->spec.keys[0].desc, .cols_ok = 1};
+}
+
+void sl__sort_mg_judge(const sl_op_t *op, const struct sl__mg_env *env,
+                       struct sl__mg_verdict *out)
+{
+    const struct sort_data *d = sl_op_data(op);
+    enum sl_type kt;
+    sl_schema_field(sl_op_input_schema(op, 0), d->spec.keys[0].col, NULL, &kt);
+    struct sl__mg_shape sh;
+    sl__sort_mg_shape(d, kt, &sh);
+    sl__mg_judge(&sh, 1, env, out);
+}
