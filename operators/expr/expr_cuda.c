@@ -96,8 +96,8 @@ static int is_utf8(enum sl_type t)
 }
 
 /* The fixed-width columns of `in` at the k rows d_idx into `out`: their values by one
- * kernel per SL_K_GATHER_COLS columns (each row's index read once), then the validity
- * of those with nulls. */
+ * kernel per SL_K_GATHER_COLS columns (each row's index read once); then the validity of
+ * every column with nulls, strings included (gather_strings moves only their bytes). */
 static int gather_fixed(sl_task_t *t, sl_batch_t *in, sl_batch_t *out, const uint32_t *d_idx,
                         int64_t k)
 {
@@ -117,7 +117,7 @@ static int gather_fixed(sl_task_t *t, sl_batch_t *in, sl_batch_t *out, const uin
     }
     for (int c = 0; c < in->n_cols && e == cudaSuccess; c++) {
         const struct sl__col *ic = &in->cols[c];
-        if (is_utf8(ic->type) || !ic->validity || ic->null_count == 0)
+        if (!ic->validity || ic->null_count == 0) /* strings' validity too */
             continue;
         struct sl__buf *vb = sl__device_words(t, (k + 31) / 32);
         if (!vb)
