@@ -10,11 +10,15 @@
  * the CPU's heap (sl__topk_keep_best) orders them by every key. Their columns are
  * gathered on the GPU and downloaded when every column is fixed-width without a
  * validity bitmap; otherwise the batch is downloaded and the candidates taken on the
- * host. A batch of at most `limit` rows, or a host batch, goes to the heap as it is.
+ * host.
  *
  * The GPU sink takes a first key of a type sl_k_topk_codes reads (4- and 8-byte
- * integers, dates, timestamps, decimals, floats) and batches under 2^31 rows; strings
- * and small integers as the first key keep the CPU sink. */
+ * integers, dates, timestamps, decimals, floats; strings and small integers keep the
+ * CPU sink) and batches of more than `limit` rows and under 2^31: device batches of
+ * more than MIN_DEVICE_ROWS, host ones (which it uploads first) of more than
+ * MIN_HOST_ROWS. Smaller ones go to the CPU sink as they are (the runtime downloads a
+ * device batch on its copy stream): the heap's comparisons (some 30 ns a row) cost
+ * less than the GPU's synchronizations there. */
 #include <cuda_runtime_api.h>
 
 #include "sluice_k/sort.h"
@@ -24,6 +28,8 @@
 #include "topk_op.h"
 
 #define ALIGN_UP(x) (((x) + 255) & ~(size_t)255)
+#define MIN_DEVICE_ROWS 4096
+#define MIN_HOST_ROWS 65536
 
 static int key_kind(enum sl_type t, enum sl_k_topk_key *kind)
 {
@@ -46,9 +52,14 @@ static int topk_gpu_sink_can_run(const sl_task_t *t)
     enum sl_type type;
     enum sl_k_topk_key kind;
     sl_schema_field(sl_op_output_schema(op), d->spec.keys[0].col, NULL, &type);
+    if (d->spec.n_keys == 0 || !key_kind(type, &kind))
+        return 0;
     const sl_batch_t *b = sl_task_input(t);
-    return d->spec.n_keys > 0 && key_kind(type, &kind) &&
-           (!b || sl_batch_num_rows(b) < INT32_MAX);
+    if (!b) /* placement: no batch yet */
+        return 1;
+    int64_t n = sl_batch_num_rows(b);
+    return n > d->limit && n < INT32_MAX &&
+           n > (sl_batch_device(b) >= 0 ? MIN_DEVICE_ROWS : MIN_HOST_ROWS);
 }
 
 /* The candidates of device batch b (n > limit rows): *m row ids at *d_ids, inside
@@ -60,8 +71,10 @@ static int find_candidates(sl_task_t *t, const struct topk_data *d, const sl_bat
     const struct sl__sort_key *key = &d->spec.keys[0];
     const struct sl__col *kc = &b->cols[key->col];
     int64_t n = sl_batch_num_rows(b), k = d->limit;
-    enum sl_k_topk_key kind;
-    key_kind(kc->type, &kind);
+    enum sl_k_topk_key kind = SL_K_TOPK_I64;
+    if (!key_kind(kc->type, &kind)) /* can_run took only these */
+        return sl_task_fail(t, SL_EINTERNAL, "sort.topk: a key of type %s on the GPU",
+                            sl_type_name(kc->type));
     size_t temp_bytes = 0;
     SL_TASK_CUDA_TRY(t,
                      sl_k_sort_pairs(NULL, &temp_bytes, 8, key->desc, NULL, NULL, NULL, NULL,
@@ -184,7 +197,7 @@ static int topk_gpu_sink(sl_task_t *t)
     if (n == 0 || d->limit == 0)
         return SL_OK;
     int rc;
-    if (sl_batch_device(b) < 0 || n <= d->limit) {
+    if (n <= d->limit) { /* can_run sends these to the CPU; kept for callers that do not */
         rc = sl_task_batch_to_host(t, b, &rows);
     } else {
         void *scratch = NULL;

@@ -26,6 +26,7 @@ struct spec {
     int few;       /* keys from 5 values */
     int nulls;     /* every 7th key and every 3rd `p` null */
     uint64_t seed;
+    int64_t chunk; /* rows per batch (0: 7001) */
 };
 
 static uint64_t rnd(uint64_t *s)
@@ -65,7 +66,7 @@ static char dict_chars[64];
 static int32_t dict_offs[9];
 
 /* The table: key k, `row` (the input position), s (a dictionary of 8 strings whose
- * codes run against their order), p (int32, nullable). Batches of 7001 rows. */
+ * codes run against their order), p (int32, nullable), in batches of sp->chunk rows. */
 static sl_table_t *make(const struct spec *sp)
 {
     for (int i = 0, at = 0; i <= 8; i++) {
@@ -78,8 +79,9 @@ static sl_table_t *make(const struct spec *sp)
     SL_ASSERT_OK(sl_table_create(&t));
     uint64_t s = sp->seed * 0x9E3779B97F4A7C15ull + 1;
     sl_batch_t *first = NULL;
-    for (int64_t lo = 0; lo < sp->rows || lo == 0; lo += 7001) {
-        int64_t m = sp->rows - lo < 7001 ? sp->rows - lo : 7001;
+    int64_t chunk = sp->chunk ? sp->chunk : 7001;
+    for (int64_t lo = 0; lo < sp->rows || lo == 0; lo += chunk) {
+        int64_t m = sp->rows - lo < chunk ? sp->rows - lo : chunk;
         sl_batch_t *b;
         SL_ASSERT_OK(sl_batch_create(&b, N_COLS, names, ty, m));
         int64_t *row = sl_batch_column_data(b, 1);
@@ -131,7 +133,8 @@ static struct flat run_topk(sl_engine_t *e, sl_table_t *in, const char *opts, in
 static sl_engine_t *cpu, *gpu; /* opened by each case */
 
 /* The CPU engine's rows and the GPU engine's (host input, then GPU-resident), equal;
- * min(limit, rows) of them; the GPU sink ran when the input has rows. */
+ * min(limit, rows) of them. The GPU sink ran where a batch has more than `limit` rows
+ * and more than 4096 on the GPU (65536 on the host: topk_cuda.c's MIN_*_ROWS). */
 static void check(const struct spec *sp, const char *keys, int64_t limit)
 {
     sl_table_t *in = make(sp);
@@ -161,8 +164,9 @@ static void check(const struct spec *sp, const char *keys, int64_t limit)
                    (long long)(bad % want.rows));
         assert_int_equal(got.rows, want.rows);
         assert_true(bad < 0);
-        if (sp->rows > 0)
-            assert_true(mask & 2);
+        int64_t batch = sp->rows < (sp->chunk ? sp->chunk : 7001) ? sp->rows
+                                                                   : (sp->chunk ? sp->chunk : 7001);
+        assert_int_equal((mask & 2) != 0, batch > limit && batch > (resident ? 4096 : 65536));
         free(got.v);
         struct sl_mem_stats ms = SL_MEM_STATS_INIT;
         sl_engine_mem_stats(gpu, &ms);
@@ -222,6 +226,19 @@ SL_TEST(topk_nulls)
         check(&a, "k NULLS FIRST", 5);
         check(&a, "k", 5);
     }
+    engines_close();
+}
+
+/* Host batches big enough to be uploaded for the GPU sink, and the same resident. */
+SL_TEST(topk_host_batches_uploaded)
+{
+    NEED_GPU();
+    engines_open();
+    struct spec a = {.key = sl_type_decimal(38, 2), .rows = 200000, .chunk = 100000, .seed = 70};
+    check(&a, "k DESC", 20);
+    struct spec f = {.key = SL_TYPE_FLOAT64, .rows = 150000, .chunk = 75000, .few = 1,
+                     .nulls = 1, .seed = 71};
+    check(&f, "k, row DESC", 100);
     engines_close();
 }
 
