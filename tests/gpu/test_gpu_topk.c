@@ -119,15 +119,7 @@ static struct flat run_topk(sl_engine_t *e, sl_table_t *in, const char *opts, in
     if (sl_query_run(q) != SL_OK)
         fail_msg("sort.topk %s: query failed: %s", opts, sl_query_errmsg(q));
     *mask = atomic_load(&q->ops[node].device_mask);
-    sl_table_t *out, *host;
-    SL_ASSERT_OK(sl_query_result(q, "o", &out));
-    SL_ASSERT_OK(sl_table_to_host(out, &host));
-    struct flat f = flatten(host);
-    sl_table_unref(host);
-    sl_table_unref(out);
-    sl_query_destroy(q);
-    sl_plan_destroy(p);
-    return f;
+    return result_flat(q, p);
 }
 
 static sl_engine_t *cpu, *gpu; /* opened by each case */
