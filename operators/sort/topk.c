@@ -13,22 +13,14 @@
  * sink: each worker keeps its best `limit` rows: a bounded max-heap of row indices
  * selects a batch's best rows, which are merged with the worker's earlier ones the same
  * way. combine merges the workers' rows, finalize sorts those (at most workers x limit)
- * and the source emits them. CPU only (the plugin example examples/plugin/topk.c is the
- * operator `topk`; this one is built in). */
-#include "sort_any.h"
+ * and the source emits them. On a GPU the sink first cuts each device batch to its
+ * candidates (topk_cuda.c); the rest runs on the CPU. (The plugin example
+ * examples/plugin/topk.c is the operator `topk`; this one is built in.) */
+#include "topk_op.h"
 
 #include "internal.h"
 
-struct topk_data {
-    struct sl__sort_spec spec;   /* the keys, then the tie-breaking columns */
-    int64_t limit;
-};
-
-struct topk_state {
-    sl_batch_t *best;            /* at most limit rows, in no order */
-};
-
-static const struct sl_option_def topk_options[] = {
+const struct sl_option_def sl__topk_options[2] = {
     {"keys", SL_OPT_STRING, NULL, "order: \"a DESC NULLS FIRST, b\" (ASC default)"},
     {"limit", SL_OPT_INT, NULL, "rows to keep (>= 0)"},
 };
@@ -38,7 +30,7 @@ static void topk_free(void *p)
     sl__free(p, sizeof(struct topk_data));
 }
 
-static int topk_bind(sl_bind_t *b)
+int sl__topk_bind(sl_bind_t *b)
 {
     const char *keys;
     struct topk_data d = {0};
@@ -122,8 +114,7 @@ static int select_best(const struct topk_data *d, sl_batch_t *b, sl_batch_t **ou
     return rc;
 }
 
-/* Merges rows b into the best rows *best (replaced). */
-static int keep_best(const struct topk_data *d, sl_batch_t **best, sl_batch_t *b)
+int sl__topk_keep_best(const struct topk_data *d, sl_batch_t **best, sl_batch_t *b)
 {
     sl_batch_t *sel = NULL, *both = NULL;
     int rc = select_best(d, b, &sel);
@@ -143,7 +134,7 @@ static int keep_best(const struct topk_data *d, sl_batch_t **best, sl_batch_t *b
     return SL_OK;
 }
 
-static int topk_sink(sl_task_t *t)
+int sl__topk_sink(sl_task_t *t)
 {
     const struct topk_data *d = sl_op_data(sl_task_op(t));
     struct topk_state *ls = sl_task_lstate(t);
@@ -154,23 +145,23 @@ static int topk_sink(sl_task_t *t)
         return SL_OK;
     if (sl_batch_device(b) >= 0)
         return sl_task_fail(t, SL_EINTERNAL, "sort.topk: a device batch reached the CPU sink");
-    int rc = keep_best(d, &ls->best, b);
+    int rc = sl__topk_keep_best(d, &ls->best, b);
     return rc < 0 ? sl_task_fail(t, rc, "sort.topk: %s", sl_strerror(rc)) : SL_OK;
 }
 
-static int topk_combine(sl_task_t *t)
+int sl__topk_combine(sl_task_t *t)
 {
     const struct topk_data *d = sl_op_data(sl_task_op(t));
     struct topk_state *gs = sl_task_gstate(t), *ls = sl_task_lstate(t);
     if (!ls || !ls->best)
         return SL_OK;
-    int rc = keep_best(d, &gs->best, ls->best);
+    int rc = sl__topk_keep_best(d, &gs->best, ls->best);
     sl_batch_unref(ls->best);
     ls->best = NULL;
     return rc < 0 ? sl_task_fail(t, rc, "sort.topk: %s", sl_strerror(rc)) : SL_OK;
 }
 
-static int topk_finalize(sl_task_t *t)
+int sl__topk_finalize(sl_task_t *t)
 {
     const struct topk_data *d = sl_op_data(sl_task_op(t));
     struct topk_state *gs = sl_task_gstate(t);
@@ -185,7 +176,7 @@ static int topk_finalize(sl_task_t *t)
     return SL_OK;
 }
 
-static int topk_source(sl_task_t *t)
+int sl__topk_source(sl_task_t *t)
 {
     struct topk_state *gs = sl_task_gstate(t);
     sl_batch_t *b = gs->best;
@@ -193,53 +184,24 @@ static int topk_source(sl_task_t *t)
     return b ? sl_task_emit(t, b) : SL_OK;
 }
 
-static int64_t topk_source_tasks(sl_task_t *t)
+int64_t sl__topk_source_tasks(sl_task_t *t)
 {
     (void)t;
     return 1;
 }
 
-static void topk_fini_global(const sl_op_t *op, void *gs)
+void sl__topk_fini_global(const sl_op_t *op, void *gs)
 {
     (void)op;
     sl_batch_unref(((struct topk_state *)gs)->best);
 }
 
-static void topk_fini_local(const sl_op_t *op, void *gs, void *ls)
+void sl__topk_fini_local(const sl_op_t *op, void *gs, void *ls)
 {
     (void)op, (void)gs;
     if (ls)
         sl_batch_unref(((struct topk_state *)ls)->best);
 }
 
-static const struct sl_impl topk_sink_impl[] = {{.device = SL_DEVICE_CPU, .run = topk_sink}};
-static const struct sl_impl topk_combine_impl[] = {{.device = SL_DEVICE_CPU, .run = topk_combine}};
-static const struct sl_impl topk_finalize_impl[] = {
-    {.device = SL_DEVICE_CPU, .run = topk_finalize}};
-static const struct sl_impl topk_source_impl[] = {{.device = SL_DEVICE_CPU, .run = topk_source}};
-static const struct sl_phase topk_sink_phase = {topk_sink_impl, 1, sl__cost_linear};
-static const struct sl_phase topk_combine_phase = {topk_combine_impl, 1, NULL};
-static const struct sl_phase topk_finalize_phase = {topk_finalize_impl, 1, NULL};
-static const struct sl_phase topk_source_phase = {topk_source_impl, 1, sl__cost_linear_source};
-
-const struct sl_op_def sl__sort_topk_def = {
-    .abi_version = SL_OP_ABI_VERSION,
-    .flags = SL_OP_SINK | SL_OP_SOURCE,
-    .name = "sort.topk",
-    .doc = "first `limit` rows by keys=\"a DESC, b\" of any type, without a full sort "
-           "(ORDER BY ... LIMIT n; ties by the other columns)",
-    .min_inputs = 1,
-    .max_inputs = 1,
-    .options = topk_options,
-    .n_options = 2,
-    .bind = topk_bind,
-    .global_state_bytes = sizeof(struct topk_state),
-    .local_state_bytes = sizeof(struct topk_state),
-    .fini_global = topk_fini_global,
-    .fini_local = topk_fini_local,
-    .source_tasks = topk_source_tasks,
-    .sink = &topk_sink_phase,
-    .combine = &topk_combine_phase,
-    .finalize = &topk_finalize_phase,
-    .source = &topk_source_phase,
-};
+static const struct sl_impl topk_sink_impl[] = {SL__IMPL_CPU(sl__topk_sink)};
+SL__TOPK_DEF(sl__sort_topk_def, topk_sink_impl);

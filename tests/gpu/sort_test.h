@@ -87,6 +87,20 @@ static sl_query_t *query(sl_engine_t *e, sl_table_t **in, int n_in, const char *
     return q;
 }
 
+/* The result "o" of the query that ran, flattened; destroys the query and its plan. */
+static struct flat result_flat(sl_query_t *q, sl_plan_t *p)
+{
+    sl_table_t *out, *host;
+    SL_ASSERT_OK(sl_query_result(q, "o", &out));
+    SL_ASSERT_OK(sl_table_to_host(out, &host));
+    struct flat f = flatten(host);
+    sl_table_unref(host);
+    sl_table_unref(out);
+    sl_query_destroy(q);
+    sl_plan_destroy(p);
+    return f;
+}
+
 /* Runs `op` with `opts` on the tables `in`; *on_gpu (if not NULL): whether the GPU
  * finalized it. */
 static struct flat run(sl_engine_t *e, sl_table_t **in, int n_in, const char *op,
@@ -100,15 +114,7 @@ static struct flat run(sl_engine_t *e, sl_table_t **in, int n_in, const char *op
     const void *gs = q->ops[ns].gstate;
     if (on_gpu)
         *on_gpu = ((const struct sl__mat *)gs)->gpu; /* each global state starts with one */
-    sl_table_t *out, *host;
-    SL_ASSERT_OK(sl_query_result(q, "o", &out));
-    SL_ASSERT_OK(sl_table_to_host(out, &host));
-    struct flat f = flatten(host);
-    sl_table_unref(host);
-    sl_table_unref(out);
-    sl_query_destroy(q);
-    sl_plan_destroy(p);
-    return f;
+    return result_flat(q, p);
 }
 
 /* `op` on the CPU engine and on the GPU engine (host inputs, then, unless host_only,
