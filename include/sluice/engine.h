@@ -120,6 +120,9 @@ struct sl_engine_config {
     int multi_gpu;              /* multi_gpu: 0 auto, 1 off, 2 on: when a join or sort
                                    spreads over several GPU devices */
     int debug_mgpu_packets;     /* 1: the multi-device exchange goes in packets (tests) */
+    /* Fields added with the out-of-core sort's bucket gather (issue 23). */
+    int debug_ooc_sort_gather;  /* out-of-core sort GPU merge's bucket reads: 0 auto,
+                                   1 copy, 2 batch, 3 kernel */
 };
 
 /* Fills *cfg with the defaults and sets cfg->size. Cannot fail. Thread-safe (touches

@@ -54,17 +54,25 @@ int sl__ooc_runs_can(sl_task_t *t, const struct sl__ooc_input *in);
  * failure past its allocation (then freed by the caller like a result). Returns SL_OK or
  * the failure recorded on the task. */
 int sl__ooc_runs_sort(sl_task_t *t, const struct sl__ooc_input *in, struct sl__ooc_sorted **out);
+/* How pass 2 brings a bucket's slices (one per run) into GPU memory: a copy call per
+ * slice and column; the same copies in one cudaMemcpyBatchAsync call; or one kernel
+ * reading them from the pinned runs (zero-copy; kernels/sort/ooc_gather.cu). */
+enum sl__ooc_gather { SL__OOC_GATHER_COPY, SL__OOC_GATHER_BATCH, SL__OOC_GATHER_KERNEL };
+
 /* Pass 2, the merge on the GPU (docs/OUT_OF_CORE.md): bucket b of nb is rows
  * [cuts[b k + j], cuts[(b + 1) k + j]) of every run j (k runs; at most R rows in all, a
  * range of output ranks). Each bucket's slices are uploaded in run order, sorted
  * stably by CUB (so ties keep run order: the bucket is in its final order) and
- * downloaded into the pinned host columns dst[b * n_cols + c]; ready(t, arg, b) is
+ * downloaded into the pinned host columns dst[b * n_cols + c]. ready(t, arg, b) is
  * called on this thread, in order, once bucket b is down (two buckets behind the
- * uploads). sl__ooc_merge_fits: 1 if the budget left holds pass 2's buffers. */
-int sl__ooc_merge_fits(sl_task_t *t, const struct sl__ooc_sorted *st, int64_t R, int64_t nb);
+ * uploads); with ready NULL the host never waits for a bucket and enqueues them all.
+ * sl__ooc_merge_fits: 1 if the budget left holds pass 2's buffers (and tables) for at
+ * most nb buckets. */
+int sl__ooc_merge_fits(sl_task_t *t, const struct sl__ooc_sorted *st, int64_t R, int64_t nb,
+                       enum sl__ooc_gather gather);
 int sl__ooc_runs_merge(sl_task_t *t, struct sl__ooc_sorted *st, const int64_t *cuts, int64_t nb,
-                       int64_t R, void *const *dst, int (*ready)(sl_task_t *, void *, int64_t),
-                       void *arg);
+                       int64_t R, enum sl__ooc_gather gather, void *const *dst,
+                       int (*ready)(sl_task_t *, void *, int64_t), void *arg);
 /* Frees runs from any thread while the engine is open. NULL is fine. */
 void sl__ooc_sorted_free(struct sl__ooc_sorted *s);
 

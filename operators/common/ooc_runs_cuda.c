@@ -8,6 +8,7 @@
 #include "op_common.h"
 #include "ooc_runs.h"
 #include "sluice_k/columns.h"
+#include "sluice_k/ooc_gather.h"
 #include "sluice_k/sort.h"
 
 #define MIB ((int64_t)1 << 20)
@@ -130,6 +131,12 @@ struct runner {
     struct sl__upload_stage stage;   /* pass 1, pageable input: per set (gpu_ext.h) */
     int64_t bi, brow;                /* upload cursor: batch, row within it */
     const int64_t *cuts;             /* pass 2: bucket b is rows [cuts[b k + j], cuts[(b + 1) k + j]) of run j */
+    enum sl__ooc_gather gather;      /* pass 2: how a bucket's slices reach the GPU */
+    void **h_dst, **h_src;           /* GATHER_BATCH: one bucket's copies */
+    size_t *h_size;
+    int64_t *d_tables;               /* GATHER_KERNEL, one allocation: */
+    const void **d_src;              /*   the runs' columns (k x n_cols), */
+    int64_t *d_cuts, *d_at;          /*   the cuts, each bucket's slice starts (nb x (k + 1)) */
 };
 
 /* Work on `to` after what was enqueued on `from` so far. */
@@ -145,26 +152,77 @@ static int order(sl_task_t *t, cudaStream_t from, cudaStream_t to)
     return SL_OK;
 }
 
-/* Pass 2: uploads bucket b's slice of every run, in run order, into set s. */
-static int upload_bucket(struct runner *r, struct set *s, int64_t b)
+/* Pass 2: the copies that bring bucket b's slice of every run, in run order, into set s
+ * (k x n_cols at most), listed in r->h_dst/h_src/h_size; returns their number. */
+static size_t bucket_copies(struct runner *r, struct set *s, int64_t b)
 {
     const struct sl__ooc_runs *m = &r->st->runs;
     const int64_t k = m->n_runs, *lo = r->cuts + b * k, *hi = lo + k;
+    size_t n = 0;
     int64_t at = 0;
     for (int64_t j = 0; j < k; j++) {
         int64_t len = hi[j] - lo[j];
-        for (int c = 0; c < r->p.n_cols && len > 0; c++) {
+        for (int c = 0; c < r->p.n_cols && len > 0; c++, n++) {
             size_t w = (size_t)r->p.width[c];
-            SL_TASK_CUDA_TRY(
-                r->t,
-                cudaMemcpyAsync((char *)s->in[c] + (size_t)at * w,
-                                (const char *)m->cols[j * m->n_cols + c] + (size_t)lo[j] * w,
-                                (size_t)len * w, cudaMemcpyHostToDevice, r->h2d),
-                "uploading a bucket");
+            r->h_dst[n] = (char *)s->in[c] + (size_t)at * w;
+            r->h_src[n] = (char *)m->cols[j * m->n_cols + c] + (size_t)lo[j] * w;
+            r->h_size[n] = (size_t)len * w;
         }
         at += len > 0 ? len : 0;
     }
+    return n;
+}
+
+/* GATHER_COPY: one copy call per slice and column; GATHER_BATCH: all of them in one
+ * cudaMemcpyBatchAsync (CUDA 13; before it, one by one). */
+static int upload_bucket_copies(struct runner *r, struct set *s, int64_t b)
+{
+    size_t n = bucket_copies(r, s, b);
+#if CUDART_VERSION >= 13000
+    if (r->gather == SL__OOC_GATHER_BATCH && n > 0) {
+        struct cudaMemcpyAttributes attr;
+        memset(&attr, 0, sizeof attr);
+        attr.srcAccessOrder = cudaMemcpySrcAccessOrderStream;
+        size_t first = 0;
+        SL_TASK_CUDA_TRY(r->t,
+                         cudaMemcpyBatchAsync(r->h_dst, (const void *const *)r->h_src, r->h_size,
+                                              n, &attr, &first, 1, r->h2d),
+                         "uploading a bucket (batch)");
+        return SL_OK;
+    }
+#endif
+    for (size_t i = 0; i < n; i++)
+        SL_TASK_CUDA_TRY(r->t,
+                         cudaMemcpyAsync(r->h_dst[i], r->h_src[i], r->h_size[i],
+                                         cudaMemcpyHostToDevice, r->h2d),
+                         "uploading a bucket");
     return SL_OK;
+}
+
+/* GATHER_KERNEL: one kernel on the h2d stream reads the slices from the pinned runs
+ * (zero-copy) into set s. */
+static int upload_bucket_kernel(struct runner *r, struct set *s, int64_t b, int64_t rows)
+{
+    const int64_t k = r->st->runs.n_runs;
+    struct sl_k_ooc_gather_dst w;
+    memset(&w, 0, sizeof w);
+    w.n_cols = r->p.n_cols;
+    for (int c = 0; c < r->p.n_cols; c++) {
+        w.col[c] = s->in[c];
+        w.width[c] = (unsigned char)r->p.width[c];
+    }
+    SL_TASK_CUDA_TRY(r->t,
+                     sl_k_ooc_bucket_gather((const void *const *)r->d_src, r->d_cuts + b * k,
+                                            r->d_at + b * (k + 1), k, rows, &w, r->h2d),
+                     "reading a bucket from the runs");
+    return SL_OK;
+}
+
+static int upload_bucket(struct runner *r, struct set *s, int64_t b, int64_t rows)
+{
+    if (r->gather == SL__OOC_GATHER_KERNEL)
+        return upload_bucket_kernel(r, s, b, rows);
+    return upload_bucket_copies(r, s, b);
 }
 
 /* Uploads the next `rows` input rows (every column) into set s, on the h2d stream. */
@@ -235,19 +293,23 @@ static int64_t run_rows(const struct plan *p, int64_t i)
     return p->n - i * p->R < p->R ? p->n - i * p->R : p->R;
 }
 
-/* Run (or pass-2 bucket) i of `rows` rows through set i & 1: upload (after the set's
- * previous download), sort, download into the host columns dst[c]. */
+/* Run (or pass-2 bucket) i of `rows` rows through set i & 1: upload, sort, download into
+ * the host columns dst[c]. The set's input buffers are free once the sort of its
+ * previous run (i - 2) has read them, its output buffers once that run is down: so run
+ * i uploads while run i - 2 downloads (the link busy both ways) and run i - 1 sorts. */
 static int one_run(struct runner *r, int64_t i, int64_t rows, void *const *dst)
 {
     struct set *s = &r->s[i & 1];
     const struct plan *p = &r->p;
     int rc;
     if (i >= 2)
-        SL_TASK_CUDA_TRY(r->t, cudaStreamWaitEvent(r->h2d, s->down, 0), "ordering a buffer set");
-    if ((rc = r->cuts ? upload_bucket(r, s, i) : upload(r, s, rows)) < 0)
+        SL_TASK_CUDA_TRY(r->t, cudaStreamWaitEvent(r->h2d, s->sorted, 0), "ordering a buffer set");
+    if ((rc = r->cuts ? upload_bucket(r, s, i, rows) : upload(r, s, rows)) < 0)
         return rc;
     SL_TASK_CUDA_TRY(r->t, cudaEventRecord(s->up, r->h2d), "cudaEventRecord");
     SL_TASK_CUDA_TRY(r->t, cudaStreamWaitEvent(r->cs, s->up, 0), "ordering the upload");
+    if (i >= 2)
+        SL_TASK_CUDA_TRY(r->t, cudaStreamWaitEvent(r->cs, s->down, 0), "ordering a buffer set");
     if ((rc = sort_run(r, s, rows)) < 0)
         return rc;
     SL_TASK_CUDA_TRY(r->t, cudaEventRecord(s->sorted, r->cs), "cudaEventRecord");
@@ -312,6 +374,10 @@ static void free_all(struct runner *r)
             cudaEventDestroy(s->down);
     }
     sl_task_device_free(r->t, r->temp);
+    sl_task_device_free(r->t, r->d_tables);
+    free(r->h_dst);
+    free(r->h_src);
+    free(r->h_size);
 }
 
 void sl__ooc_sorted_free(struct sl__ooc_sorted *st)
@@ -439,9 +505,58 @@ int sl__ooc_runs_sort(sl_task_t *t, const struct sl__ooc_input *in, struct sl__o
 
 /* ---------------- pass 2: buckets of the runs re-sorted on the GPU ---------------- */
 
+/* GATHER_KERNEL's tables in device memory (bytes): the runs' column pointers, the cuts,
+ * each bucket's slice starts. */
+static int64_t table_bytes(int64_t k, int64_t n_cols, int64_t nb)
+{
+    return 8 * (k * n_cols + (nb + 1) * k + nb * (k + 1));
+}
+
+/* What a bucket's upload needs: the copy lists (GATHER_COPY, GATHER_BATCH), or the
+ * kernel's tables, uploaded once on the task's stream before any bucket. */
+static int tables_open(struct runner *r, int64_t nb)
+{
+    const struct sl__ooc_runs *m = &r->st->runs;
+    const int64_t k = m->n_runs, nc = m->n_cols;
+    if (r->gather != SL__OOC_GATHER_KERNEL) {
+        r->h_dst = malloc((size_t)(k * nc) * sizeof *r->h_dst);
+        r->h_src = malloc((size_t)(k * nc) * sizeof *r->h_src);
+        r->h_size = malloc((size_t)(k * nc) * sizeof *r->h_size);
+        return r->h_dst && r->h_src && r->h_size ? SL_OK
+                                                 : sl_task_fail(r->t, SL_ENOMEM, "out of memory");
+    }
+    int64_t bytes = table_bytes(k, nc, nb);
+    int64_t *h = malloc((size_t)bytes);
+    if (!h)
+        return sl_task_fail(r->t, SL_ENOMEM, "out of memory");
+    for (int64_t i = 0; i < k * nc; i++)
+        h[i] = (int64_t)(uintptr_t)m->cols[i];
+    int64_t *cuts = h + k * nc, *at = cuts + (nb + 1) * k;
+    memcpy(cuts, r->cuts, (size_t)((nb + 1) * k) * sizeof *cuts);
+    for (int64_t b = 0; b < nb; b++) {
+        int64_t *a = at + b * (k + 1);
+        a[0] = 0;
+        for (int64_t j = 0; j < k; j++)
+            a[j + 1] = a[j] + cuts[(b + 1) * k + j] - cuts[b * k + j];
+    }
+    if (!(r->d_tables = sl_task_device_alloc(r->t, (size_t)bytes))) {
+        free(h);
+        return SL_ENOMEM;
+    }
+    cudaError_t e = cudaMemcpyAsync(r->d_tables, h, (size_t)bytes, cudaMemcpyHostToDevice, r->cs);
+    if (e == cudaSuccess)
+        e = cudaStreamSynchronize(r->cs); /* h is pageable and freed next */
+    free(h);
+    SL_TASK_CUDA_TRY(r->t, e, "uploading the bucket tables");
+    r->d_src = (const void **)r->d_tables;
+    r->d_cuts = r->d_tables + k * nc;
+    r->d_at = r->d_cuts + (nb + 1) * k;
+    return SL_OK;
+}
+
 /* The plan of pass 2 from the runs: buckets of at most R rows, the runs' columns. */
 static int plan_buckets(sl_task_t *t, const struct sl__ooc_sorted *st, int64_t R, int64_t nb,
-                        struct plan *p)
+                        enum sl__ooc_gather gather, struct plan *p)
 {
     const struct sl__ooc_runs *m = &st->runs;
     memset(p, 0, sizeof *p);
@@ -467,26 +582,29 @@ static int plan_buckets(sl_task_t *t, const struct sl__ooc_sorted *st, int64_t R
         cudaSuccess)
         return 0;
     int64_t sets = nb > 1 ? 2 : 1;
-    return sets * R * p->slot_row + (int64_t)p->temp + 2 * MIB <=
+    int64_t tables = gather == SL__OOC_GATHER_KERNEL ? table_bytes(m->n_runs, m->n_cols, nb) : 0;
+    return sets * R * p->slot_row + (int64_t)p->temp + tables + 2 * MIB <=
            sl_task_device_budget(t) - SLACK;
 }
 
-int sl__ooc_merge_fits(sl_task_t *t, const struct sl__ooc_sorted *st, int64_t R, int64_t nb)
+int sl__ooc_merge_fits(sl_task_t *t, const struct sl__ooc_sorted *st, int64_t R, int64_t nb,
+                       enum sl__ooc_gather gather)
 {
     struct plan p;
-    return plan_buckets(t, st, R, nb, &p);
+    return plan_buckets(t, st, R, nb, gather, &p);
 }
 
 int sl__ooc_runs_merge(sl_task_t *t, struct sl__ooc_sorted *st, const int64_t *cuts, int64_t nb,
-                       int64_t R, void *const *dst, int (*ready)(sl_task_t *, void *, int64_t),
-                       void *arg)
+                       int64_t R, enum sl__ooc_gather gather, void *const *dst,
+                       int (*ready)(sl_task_t *, void *, int64_t), void *arg)
 {
     struct runner r;
     memset(&r, 0, sizeof r);
     r.t = t;
     r.st = st;
     r.cuts = cuts;
-    if (!plan_buckets(t, st, R, nb, &r.p))
+    r.gather = gather;
+    if (!plan_buckets(t, st, R, nb, gather, &r.p))
         return sl_task_fail(t, SL_EBUDGET, "out-of-core sort on the GPU: the budget left holds "
                             "no bucket of %lld rows", (long long)R);
     const int64_t k = st->runs.n_runs, nc = st->runs.n_cols;
@@ -496,7 +614,7 @@ int sl__ooc_runs_merge(sl_task_t *t, struct sl__ooc_sorted *st, const int64_t *c
         return rc;
     cudaError_t e;
     rc = alloc_all(&r);
-    if (rc >= 0 && (rc = order(t, r.cs, r.h2d)) >= 0)
+    if (rc >= 0 && (rc = tables_open(&r, nb)) >= 0 && (rc = order(t, r.cs, r.h2d)) >= 0)
         rc = order(t, r.cs, r.d2h);
     int64_t told = 0; /* buckets handed to `ready` so far */
     for (int64_t b = 0; b < nb && rc >= 0; b++) {
@@ -504,7 +622,7 @@ int sl__ooc_runs_merge(sl_task_t *t, struct sl__ooc_sorted *st, const int64_t *c
             rc = SL_ECANCELED;
             break;
         }
-        if (b >= 2) { /* bucket b - 2 is down (its set is next): hand it over */
+        if (b >= 2 && ready) { /* bucket b - 2 is down (its set is next): hand it over */
             if ((e = SL_TASK_CUDA_CALL(cudaEventSynchronize(r.s[b & 1].down))) != cudaSuccess) {
                 rc = SL_TASK_CUDA_FAIL(t, e, "waiting for a bucket");
                 break;
@@ -521,7 +639,7 @@ int sl__ooc_runs_merge(sl_task_t *t, struct sl__ooc_sorted *st, const int64_t *c
     free_all(&r);
     if (rc >= 0 && e != cudaSuccess)
         rc = SL_TASK_CUDA_FAIL(t, e, "sorting buckets");
-    while (rc >= 0 && told < nb)
+    while (rc >= 0 && ready && told < nb)
         rc = ready(t, arg, told++);
     return rc;
 }

@@ -7,7 +7,7 @@
  *   when it has room, else pageable, with tasks that fault its pages in on the CPU
  *   workers) while the kept rows, in input order, are sorted in
  *   GPU-budget-sized runs into pinned host memory (ooc_runs_cuda.c: upload, CUB sort,
- *   download, overlapped). Then, up to 64 runs (merge_on_gpu), the GPU merge: buckets of
+ *   download, overlapped). Then, when its buffers fit (merge_on_gpu), the GPU merge: buckets of
  *   output ranks (cut at sampled keys) re-sorted on the GPU from the runs' slices,
  *   downloaded straight into a pinned result, or into pinned blocks which CPU tasks copy
  *   into a pageable one while the next buckets sort.
@@ -298,30 +298,45 @@ static int64_t *make_cuts(sl_task_t *t, const struct sl__ooc_runs *m, int64_t n,
     return cuts;
 }
 
-/* 1 to merge on the GPU: the option debug_ooc_sort_merge=gpu or cpu forces it; by default when
- * there are at most 64 runs (a bucket is k slices per column, one copy call each) and the
- * pinned blocks of the result fit the host budget beside the runs (none when the result
- * is pinned itself: `direct`). */
-static int merge_on_gpu(sl_task_t *t, const struct sl__ooc_sorted *so, int64_t R, int direct)
+/* 1 to merge on the GPU: the option debug_ooc_sort_merge=gpu or cpu forces it; by default
+ * when the budget left holds pass 2's buffers and tables for buckets of *R rows (the
+ * runs' size, halved while the tables do not fit beside them), and the pinned blocks of
+ * the result fit the host budget beside the runs (none when the result is pinned
+ * itself: `direct`). *gather: how buckets reach the GPU (option debug_ooc_sort_gather;
+ * auto is the kernel reading the pinned runs in place, whatever the number of runs).
+ * With copy calls (one per run and column a bucket), only up to 64 runs: at 128 they
+ * dominate. */
+static int merge_on_gpu(sl_task_t *t, const struct sl__ooc_sorted *so, int64_t *R, int direct,
+                        enum sl__ooc_gather *gather)
 {
     enum { AUTO, CPU, GPU };
-    int64_t force = AUTO;
+    int64_t force = AUTO, how = 0; /* how: auto, copy, batch, kernel */
     sl_task_option_int(t, "debug_ooc_sort_merge", &force);
+    sl_task_option_int(t, "debug_ooc_sort_gather", &how);
+    *gather = how == 1 ? SL__OOC_GATHER_COPY : how == 2 ? SL__OOC_GATHER_BATCH
+                                                        : SL__OOC_GATHER_KERNEL;
     if (so->runs.n_runs < 2 || force == CPU)
         return 0;
     int64_t row_bytes = 0;
     for (int c = 0; c < so->runs.n_cols; c++)
         row_bytes += so->runs.width[c];
     /* pinned classes are powers of two: up to twice the bytes */
-    if ((!direct && !sl__task_host_room(t, 2 * so->n * row_bytes)) ||
-        !sl__ooc_merge_fits(t, so, R, (so->n + R - 1) / R + 1))
+    if (!direct && !sl__task_host_room(t, 2 * so->n * row_bytes))
         return 0;
-    return force == GPU || so->runs.n_runs <= 64;
+    for (int64_t r = *R; r >= SL__OOC_MIN_RUN; r /= 2) {
+        int64_t nb_max = (so->n + r * 3 / 4 - 1) / (r * 3 / 4) + so->n / r + 2; /* make_cuts */
+        if (sl__ooc_merge_fits(t, so, r, nb_max, *gather)) {
+            *R = r;
+            return force == GPU || *gather != SL__OOC_GATHER_COPY || so->runs.n_runs <= 64;
+        }
+    }
+    return 0;
 }
 
 /* Pass 2 on the GPU; the result is complete once the copy tasks are (the finalize's
  * children). */
-static int gpu_merge(sl_task_t *t, struct sort_global *g, struct ooc_state *st, int64_t R)
+static int gpu_merge(sl_task_t *t, struct sort_global *g, struct ooc_state *st, int64_t R,
+                     enum sl__ooc_gather gather)
 {
     const struct sl__ooc_runs *m = &st->sorted->runs;
     int64_t nb = 0;
@@ -357,7 +372,9 @@ static int gpu_merge(sl_task_t *t, struct sort_global *g, struct ooc_state *st, 
         }
     }
     double t0 = now_ms();
-    int rc = sl__ooc_runs_merge(t, st->sorted, cuts, nb, R, dst, bucket_ready, st);
+    /* A pinned result needs no hand-over: the host enqueues every bucket without waiting. */
+    int rc = sl__ooc_runs_merge(t, st->sorted, cuts, nb, R, gather, dst,
+                                st->direct ? NULL : bucket_ready, st);
     free(cuts), free(dst);
     sl_task_phase_time(t, "ooc_gpu_merge", now_ms() - t0);
     sl__ooc_sorted_free(st->sorted); /* the pinned runs go back to the pool now */
@@ -399,15 +416,17 @@ int sl__sort_ooc_finalize(sl_task_t *t)
         return rc;
     g->m.n = st->sorted->n;
     g->ooc = 1;
+    g->n_ooc_runs = st->sorted->runs.n_runs;
     sl__rows_fini(&g->m.rows); /* the input's device batches go back to the pool now */
     sl_task_phase_time(t, "ooc_gpu_runs", st->sorted->gpu_ms);
     st->owner = st->sorted->owner;
-    int64_t R = 0; /* the runs' size: every bucket of the GPU merge fits a run's buffers */
+    int64_t R = 0; /* the runs' size: a bucket of the GPU merge fits a run's buffers */
     for (int64_t j = 0; j < st->sorted->runs.n_runs; j++)
         R = st->sorted->rows[j] > R ? st->sorted->rows[j] : R;
-    if (merge_on_gpu(t, st->sorted, R, st->direct)) {
+    enum sl__ooc_gather gather;
+    if (merge_on_gpu(t, st->sorted, &R, st->direct, &gather)) {
         g->gpu_merge = 1;
-        return gpu_merge(t, g, st, R);
+        return gpu_merge(t, g, st, R, gather);
     }
     st->t0 = now_ms();
     if ((rc = plan_ranges(t, st, g->m.n)) < 0)
