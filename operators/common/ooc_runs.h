@@ -66,13 +66,25 @@ enum sl__ooc_gather { SL__OOC_GATHER_COPY, SL__OOC_GATHER_BATCH, SL__OOC_GATHER_
  * downloaded into the pinned host columns dst[b * n_cols + c]. ready(t, arg, b) is
  * called on this thread, in order, once bucket b is down (two buckets behind the
  * uploads); with ready NULL the host never waits for a bucket and enqueues them all.
- * sl__ooc_merge_fits: 1 if the budget left holds pass 2's buffers (and tables) for at
- * most nb buckets. */
-int sl__ooc_merge_fits(sl_task_t *t, const struct sl__ooc_sorted *st, int64_t R, int64_t nb,
-                       enum sl__ooc_gather gather);
+ * The budget left must hold pass 2's buffers and tables (sl__ooc_merge_rows). */
 int sl__ooc_runs_merge(sl_task_t *t, struct sl__ooc_sorted *st, const int64_t *cuts, int64_t nb,
                        int64_t R, enum sl__ooc_gather gather, void *const *dst,
                        int (*ready)(sl_task_t *, void *, int64_t), void *arg);
+/* Pass 2's buckets: output ranks cut at sampled keys into pieces of about 3/4 R rows, a
+ * piece larger than R (few keys, many rows) cut again at exact ranks, empty ones
+ * dropped; *nb buckets. Returns cuts, (nb + 1) x k, the caller's to free(); NULL on
+ * failure (recorded on the task). */
+int64_t *sl__ooc_bucket_cuts(sl_task_t *t, const struct sl__ooc_runs *m, int64_t n, int64_t R,
+                             int64_t *nb);
+/* Rows per bucket for pass 2: R, halved while the budget left does not hold pass 2's
+ * buffers and tables beside it; 0 when not even SL__OOC_MIN_RUN rows fit. */
+int64_t sl__ooc_merge_rows(sl_task_t *t, const struct sl__ooc_sorted *st, int64_t R,
+                           enum sl__ooc_gather gather);
+/* Merges st's runs into one on the GPU (pass 2, the gather kernel) into pinned memory of
+ * its own, then gives the runs back: st holds one run. Returns 1 when merged, 0 when
+ * not (one run already, or the GPU or host budget left is too small: st unchanged),
+ * or the failure recorded on the task. */
+int sl__ooc_runs_merge_all(sl_task_t *t, struct sl__ooc_sorted *st);
 /* Frees runs from any thread while the engine is open. NULL is fine. */
 void sl__ooc_sorted_free(struct sl__ooc_sorted *s);
 

@@ -554,6 +554,48 @@ static int tables_open(struct runner *r, int64_t nb)
     return SL_OK;
 }
 
+/* Buckets: output ranks cut at sampled keys into pieces of about 3/4 R rows, a piece
+ * larger than R (few keys, many rows) cut again at exact ranks (ooc_runs.h). */
+int64_t *sl__ooc_bucket_cuts(sl_task_t *t, const struct sl__ooc_runs *m, int64_t n, int64_t R,
+                             int64_t *nb_out)
+{
+    const int64_t k = m->n_runs, P = (n + R * 3 / 4 - 1) / (R * 3 / 4);
+    int64_t cap = P + n / R + 2, nb = 0; /* pieces: sum of ceil(rows / R) <= P + n / R */
+    int64_t *cuts = calloc((size_t)((cap + 1) * k), sizeof *cuts);
+    int64_t *next = malloc((size_t)k * sizeof *next);
+    uint64_t *codes = malloc((size_t)P * sizeof *codes);
+    void *scratch = sl_task_alloc(t, (size_t)sl__ooc_splitter_scratch_bytes(m, P));
+    if (!cuts || !next || !codes || !scratch) {
+        free(cuts), free(next), free(codes), sl_task_free(t, scratch);
+        if (scratch)
+            sl_task_fail(t, SL_ENOMEM, "out of memory");
+        return NULL;
+    }
+    sl__ooc_splitters(m, P, codes, scratch);
+    sl_task_free(t, scratch);
+    for (int64_t i = 1; i <= P; i++) { /* cuts[0] = 0 */
+        if (i < P)
+            sl__ooc_split_below(m, codes[i - 1], next);
+        else
+            memcpy(next, m->rows, (size_t)k * sizeof *next);
+        int64_t off = 0, rows = 0;
+        for (int64_t j = 0; j < k; j++) {
+            off += cuts[nb * k + j];
+            rows += next[j] - cuts[nb * k + j];
+        }
+        if (rows == 0)
+            continue; /* equal splitters */
+        int64_t pieces = (rows + R - 1) / R;
+        for (int64_t q = 1; q < pieces; q++, nb++)
+            sl__ooc_corank(m, off + rows * q / pieces, cuts + (nb + 1) * k);
+        memcpy(cuts + (nb + 1) * k, next, (size_t)k * sizeof *next);
+        nb++;
+    }
+    free(next), free(codes);
+    *nb_out = nb;
+    return cuts;
+}
+
 /* The plan of pass 2 from the runs: buckets of at most R rows, the runs' columns. */
 static int plan_buckets(sl_task_t *t, const struct sl__ooc_sorted *st, int64_t R, int64_t nb,
                         enum sl__ooc_gather gather, struct plan *p)
@@ -587,11 +629,16 @@ static int plan_buckets(sl_task_t *t, const struct sl__ooc_sorted *st, int64_t R
            sl_task_device_budget(t) - SLACK;
 }
 
-int sl__ooc_merge_fits(sl_task_t *t, const struct sl__ooc_sorted *st, int64_t R, int64_t nb,
-                       enum sl__ooc_gather gather)
+int64_t sl__ooc_merge_rows(sl_task_t *t, const struct sl__ooc_sorted *st, int64_t R,
+                           enum sl__ooc_gather gather)
 {
     struct plan p;
-    return plan_buckets(t, st, R, nb, gather, &p);
+    for (int64_t r = R; r >= SL__OOC_MIN_RUN; r /= 2) {
+        int64_t nb_max = (st->n + r * 3 / 4 - 1) / (r * 3 / 4) + st->n / r + 2; /* bucket_cuts */
+        if (plan_buckets(t, st, r, nb_max, gather, &p))
+            return r;
+    }
+    return 0;
 }
 
 int sl__ooc_runs_merge(sl_task_t *t, struct sl__ooc_sorted *st, const int64_t *cuts, int64_t nb,
@@ -642,4 +689,65 @@ int sl__ooc_runs_merge(sl_task_t *t, struct sl__ooc_sorted *st, const int64_t *c
     while (rc >= 0 && ready && told < nb)
         rc = ready(t, arg, told++);
     return rc;
+}
+
+/* The merged run's columns (pinned, from the pool the runs came from) and each bucket's
+ * place in them: dst[b * n_cols + c]. */
+static int merged_alloc(sl_task_t *t, const struct sl__ooc_sorted *st, const int64_t *cuts,
+                        int64_t nb, void **col, void **dst)
+{
+    const int64_t k = st->runs.n_runs, nc = st->runs.n_cols;
+    for (int c = 0; c < nc; c++)
+        if (!(col[c] = sl__task_pinned_alloc(t, st->n * st->runs.width[c])))
+            return SL_EBUDGET;
+    int64_t row0 = 0;
+    for (int64_t b = 0; b < nb; b++) {
+        for (int c = 0; c < nc; c++)
+            dst[b * nc + c] = (char *)col[c] + row0 * st->runs.width[c];
+        for (int64_t j = 0; j < k; j++)
+            row0 += cuts[(b + 1) * k + j] - cuts[b * k + j];
+    }
+    return SL_OK;
+}
+
+int sl__ooc_runs_merge_all(sl_task_t *t, struct sl__ooc_sorted *st)
+{
+    const int64_t k = st->runs.n_runs, nc = st->runs.n_cols;
+    int64_t R = 0, row_bytes = 0;
+    for (int64_t j = 0; j < k; j++)
+        R = st->rows[j] > R ? st->rows[j] : R;
+    for (int c = 0; c < nc; c++)
+        row_bytes += st->runs.width[c];
+    /* pinned classes are powers of two: up to twice the bytes */
+    if (k < 2 || !sl__task_host_room(t, 2 * st->n * row_bytes) ||
+        !(R = sl__ooc_merge_rows(t, st, R, SL__OOC_GATHER_KERNEL)))
+        return 0;
+    int64_t nb = 0;
+    int64_t *cuts = sl__ooc_bucket_cuts(t, &st->runs, st->n, R, &nb);
+    void **dst = calloc((size_t)(nb * nc + 1), sizeof *dst);
+    void *col[SL__OOC_MAX_COLS] = {NULL};
+    if (!cuts || !dst) {
+        free(cuts), free(dst);
+        return cuts ? sl_task_fail(t, SL_ENOMEM, "out of memory") : SL_ENOMEM;
+    }
+    int rc = merged_alloc(t, st, cuts, nb, col, dst);
+    if (rc >= 0)
+        rc = sl__ooc_runs_merge(t, st, cuts, nb, R, SL__OOC_GATHER_KERNEL, dst, NULL, NULL);
+    free(cuts), free(dst);
+    /* On failure the merged columns go back; else the runs do, and the merged run
+     * takes their place. */
+    for (int64_t i = 0; i < (rc < 0 ? nc : k * nc); i++) {
+        void **p = rc < 0 ? &col[i] : &st->cols[i];
+        sl__pinned_owner_free(&st->owner, *p, rc < 0 ? st->n * st->runs.width[i] : st->bytes[i]);
+        *p = NULL;
+    }
+    if (rc < 0)
+        return rc;
+    for (int c = 0; c < nc; c++) {
+        st->cols[c] = col[c];
+        st->bytes[c] = st->n * st->runs.width[c];
+    }
+    st->rows[0] = st->n;
+    st->runs.n_runs = 1;
+    return 1;
 }

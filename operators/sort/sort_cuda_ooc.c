@@ -256,48 +256,6 @@ static int bucket_ready(sl_task_t *t, void *arg, int64_t b)
     return n ? sl_task_spawn(t, &copy_phase, n, bk, NULL) : SL_OK;
 }
 
-/* The buckets: output ranks cut at sampled keys into pieces of about 3/4 R rows, a piece
- * larger than R (few keys, many rows) cut again at exact ranks. cuts: (nb + 1) x k. */
-static int64_t *make_cuts(sl_task_t *t, const struct sl__ooc_runs *m, int64_t n, int64_t R,
-                          int64_t *nb_out)
-{
-    const int64_t k = m->n_runs, P = (n + R * 3 / 4 - 1) / (R * 3 / 4);
-    int64_t cap = P + n / R + 2, nb = 0; /* pieces: sum of ceil(rows / R) <= P + n / R */
-    int64_t *cuts = calloc((size_t)((cap + 1) * k), sizeof *cuts);
-    int64_t *next = malloc((size_t)k * sizeof *next);
-    uint64_t *codes = malloc((size_t)P * sizeof *codes);
-    void *scratch = sl_task_alloc(t, (size_t)sl__ooc_splitter_scratch_bytes(m, P));
-    if (!cuts || !next || !codes || !scratch) {
-        free(cuts), free(next), free(codes), sl_task_free(t, scratch);
-        if (scratch)
-            sl_task_fail(t, SL_ENOMEM, "out of memory");
-        return NULL;
-    }
-    sl__ooc_splitters(m, P, codes, scratch);
-    sl_task_free(t, scratch);
-    for (int64_t i = 1; i <= P; i++) { /* cuts[0] = 0 */
-        if (i < P)
-            sl__ooc_split_below(m, codes[i - 1], next);
-        else
-            memcpy(next, m->rows, (size_t)k * sizeof *next);
-        int64_t off = 0, rows = 0;
-        for (int64_t j = 0; j < k; j++) {
-            off += cuts[nb * k + j];
-            rows += next[j] - cuts[nb * k + j];
-        }
-        if (rows == 0)
-            continue; /* equal splitters */
-        int64_t pieces = (rows + R - 1) / R;
-        for (int64_t q = 1; q < pieces; q++, nb++)
-            sl__ooc_corank(m, off + rows * q / pieces, cuts + (nb + 1) * k);
-        memcpy(cuts + (nb + 1) * k, next, (size_t)k * sizeof *next);
-        nb++;
-    }
-    free(next), free(codes);
-    *nb_out = nb;
-    return cuts;
-}
-
 /* 1 to merge on the GPU: the option debug_ooc_sort_merge=gpu or cpu forces it; by default
  * when the budget left holds pass 2's buffers and tables for buckets of *R rows (the
  * runs' size, halved while the tables do not fit beside them), and the pinned blocks of
@@ -323,14 +281,9 @@ static int merge_on_gpu(sl_task_t *t, const struct sl__ooc_sorted *so, int64_t *
     /* pinned classes are powers of two: up to twice the bytes */
     if (!direct && !sl__task_host_room(t, 2 * so->n * row_bytes))
         return 0;
-    for (int64_t r = *R; r >= SL__OOC_MIN_RUN; r /= 2) {
-        int64_t nb_max = (so->n + r * 3 / 4 - 1) / (r * 3 / 4) + so->n / r + 2; /* make_cuts */
-        if (sl__ooc_merge_fits(t, so, r, nb_max, *gather)) {
-            *R = r;
-            return force == GPU || *gather != SL__OOC_GATHER_COPY || so->runs.n_runs <= 64;
-        }
-    }
-    return 0;
+    if (!(*R = sl__ooc_merge_rows(t, so, *R, *gather)))
+        return 0;
+    return force == GPU || *gather != SL__OOC_GATHER_COPY || so->runs.n_runs <= 64;
 }
 
 /* Pass 2 on the GPU; the result is complete once the copy tasks are (the finalize's
@@ -340,7 +293,7 @@ static int gpu_merge(sl_task_t *t, struct sort_global *g, struct ooc_state *st, 
 {
     const struct sl__ooc_runs *m = &st->sorted->runs;
     int64_t nb = 0;
-    int64_t *cuts = make_cuts(t, m, g->m.n, R, &nb);
+    int64_t *cuts = sl__ooc_bucket_cuts(t, m, g->m.n, R, &nb);
     if (!cuts)
         return SL_ENOMEM;
     void **dst = calloc((size_t)(nb * m->n_cols + 1), sizeof *dst);
