@@ -1,30 +1,19 @@
 /* Launcher and kernel of the out-of-core sort's bucket gather (sluice_k/ooc_gather.h). */
 #include "sluice_k/ooc_gather.h"
 
+#include "../common/grid.cuh"
+#include "../common/search.cuh"
+
 namespace {
 
 constexpr int THREADS = 256;
 constexpr int ITEMS = 8; /* rows per thread: 8 loads in flight each, to hide the link's
                             latency (about a microsecond per read from host memory) */
-/* Blocks at most: 256 x 256 threads x 8 loads keep some 2 MiB of reads in flight, far
- * more than the link's bandwidth-delay product (~100 KiB), while leaving most of the
- * GPU to the sort of the other buffer set, which runs at the same time. */
-constexpr int64_t MAX_BLOCKS = 256;
-
-/* The slice holding bucket row i: the last j with at[j] <= i (empty slices share their
- * start with the next one, which then wins). */
-__device__ int64_t slice_of(const int64_t *at, int64_t k, int64_t i)
-{
-    int64_t lo = 0, hi = k - 1;
-    while (lo < hi) {
-        int64_t mid = (lo + hi + 1) >> 1;
-        if (at[mid] <= i)
-            lo = mid;
-        else
-            hi = mid - 1;
-    }
-    return lo;
-}
+/* Blocks at most: two per SM (264 on an H100 SXM) x 256 threads x 8 loads keep some
+ * 2 MiB of reads in flight, far more than the link's bandwidth-delay product (~100 KiB),
+ * while leaving most of the GPU to the sort of the other buffer set, which runs at the
+ * same time. */
+constexpr int BLOCKS_PER_SM = 2;
 
 template <typename T>
 __device__ void copy_col(const void *const *src, int n_cols, int c, const int64_t *j,
@@ -54,7 +43,8 @@ __global__ void bucket_gather_kernel(const void *const *src, const int64_t *lo,
 #pragma unroll
         for (int u = 0; u < ITEMS; u++) {
             int64_t i = i0 + u * THREADS;
-            j[u] = i < rows ? slice_of(at, k, i) : 0;
+            /* the slice holding row i (empty slices share the next one's start) */
+            j[u] = i < rows ? sl_search::last_at_or_below(at, k, i) : 0;
             row[u] = i < rows ? lo[j[u]] + (i - at[j[u]]) : 0;
         }
         for (int c = 0; c < w.n_cols; c++) {
@@ -80,9 +70,9 @@ extern "C" cudaError_t sl_k_ooc_bucket_gather(const void *const *d_src, const in
         if (w->width[c] != 4 && w->width[c] != 8)
             return cudaErrorInvalidValue;
     int64_t grid = (rows + THREADS * ITEMS - 1) / (THREADS * ITEMS);
-    grid = grid < MAX_BLOCKS ? grid : MAX_BLOCKS;
     if (grid > 0)
-        bucket_gather_kernel<<<(unsigned)grid, THREADS, 0, stream>>>(d_src, d_lo, d_at, k, rows,
+        bucket_gather_kernel<<<(unsigned)sl_grid::capped(grid, BLOCKS_PER_SM), THREADS, 0,
+                               stream>>>(d_src, d_lo, d_at, k, rows,
                                                                      *w);
     return cudaGetLastError();
 }
