@@ -58,6 +58,9 @@ int sl__ooc_runs_sort(sl_task_t *t, const struct sl__ooc_input *in, struct sl__o
  * slice and column; the same copies in one cudaMemcpyBatchAsync call; or one kernel
  * reading them from the pinned runs (zero-copy; kernels/sort/ooc_gather.cu). */
 enum sl__ooc_gather { SL__OOC_GATHER_COPY, SL__OOC_GATHER_BATCH, SL__OOC_GATHER_KERNEL };
+/* The task's choice (option debug_ooc_sort_gather; auto: the kernel, whatever the number
+ * of runs). */
+enum sl__ooc_gather sl__ooc_gather_of(sl_task_t *t);
 
 /* Pass 2, the merge on the GPU (docs/OUT_OF_CORE.md): bucket b of nb is rows
  * [cuts[b k + j], cuts[(b + 1) k + j]) of every run j (k runs; at most R rows in all, a
@@ -80,7 +83,7 @@ int64_t *sl__ooc_bucket_cuts(sl_task_t *t, const struct sl__ooc_runs *m, int64_t
  * buffers and tables beside it; 0 when not even SL__OOC_MIN_RUN rows fit. */
 int64_t sl__ooc_merge_rows(sl_task_t *t, const struct sl__ooc_sorted *st, int64_t R,
                            enum sl__ooc_gather gather);
-/* Merges st's runs into one on the GPU (pass 2, the gather kernel) into pinned memory of
+/* Merges st's runs into one on the GPU (pass 2, sl__ooc_gather_of) into pinned memory of
  * its own, then gives the runs back: st holds one run. Returns 1 when merged, 0 when
  * not (one run already, or the GPU or host budget left is too small: st unchanged),
  * or the failure recorded on the task. */

@@ -218,6 +218,14 @@ static int upload_bucket_kernel(struct runner *r, struct set *s, int64_t b, int6
     return SL_OK;
 }
 
+enum sl__ooc_gather sl__ooc_gather_of(sl_task_t *t)
+{
+    int64_t how = 0; /* auto, copy, batch, kernel */
+    sl_task_option_int(t, "debug_ooc_sort_gather", &how);
+    return how == 1 ? SL__OOC_GATHER_COPY : how == 2 ? SL__OOC_GATHER_BATCH
+                                                     : SL__OOC_GATHER_KERNEL;
+}
+
 static int upload_bucket(struct runner *r, struct set *s, int64_t b, int64_t rows)
 {
     if (r->gather == SL__OOC_GATHER_KERNEL)
@@ -719,8 +727,9 @@ int sl__ooc_runs_merge_all(sl_task_t *t, struct sl__ooc_sorted *st)
     for (int c = 0; c < nc; c++)
         row_bytes += st->runs.width[c];
     /* pinned classes are powers of two: up to twice the bytes */
+    enum sl__ooc_gather gather = sl__ooc_gather_of(t);
     if (k < 2 || !sl__task_host_room(t, 2 * st->n * row_bytes) ||
-        !(R = sl__ooc_merge_rows(t, st, R, SL__OOC_GATHER_KERNEL)))
+        !(R = sl__ooc_merge_rows(t, st, R, gather)))
         return 0;
     int64_t nb = 0;
     int64_t *cuts = sl__ooc_bucket_cuts(t, &st->runs, st->n, R, &nb);
@@ -732,7 +741,7 @@ int sl__ooc_runs_merge_all(sl_task_t *t, struct sl__ooc_sorted *st)
     }
     int rc = merged_alloc(t, st, cuts, nb, col, dst);
     if (rc >= 0)
-        rc = sl__ooc_runs_merge(t, st, cuts, nb, R, SL__OOC_GATHER_KERNEL, dst, NULL, NULL);
+        rc = sl__ooc_runs_merge(t, st, cuts, nb, R, gather, dst, NULL, NULL);
     free(cuts), free(dst);
     /* On failure the merged columns go back; else the runs do, and the merged run
      * takes their place. */

@@ -260,19 +260,16 @@ static int bucket_ready(sl_task_t *t, void *arg, int64_t b)
  * when the budget left holds pass 2's buffers and tables for buckets of *R rows (the
  * runs' size, halved while the tables do not fit beside them), and the pinned blocks of
  * the result fit the host budget beside the runs (none when the result is pinned
- * itself: `direct`). *gather: how buckets reach the GPU (option debug_ooc_sort_gather;
- * auto is the kernel reading the pinned runs in place, whatever the number of runs).
- * With copy calls (one per run and column a bucket), only up to 64 runs: at 128 they
+ * itself: `direct`). *gather: how buckets reach the GPU (sl__ooc_gather_of). With
+ * copy calls (one per run and column a bucket), only up to 64 runs: at 128 they
  * dominate. */
 static int merge_on_gpu(sl_task_t *t, const struct sl__ooc_sorted *so, int64_t *R, int direct,
                         enum sl__ooc_gather *gather)
 {
     enum { AUTO, CPU, GPU };
-    int64_t force = AUTO, how = 0; /* how: auto, copy, batch, kernel */
+    int64_t force = AUTO;
     sl_task_option_int(t, "debug_ooc_sort_merge", &force);
-    sl_task_option_int(t, "debug_ooc_sort_gather", &how);
-    *gather = how == 1 ? SL__OOC_GATHER_COPY : how == 2 ? SL__OOC_GATHER_BATCH
-                                                        : SL__OOC_GATHER_KERNEL;
+    *gather = sl__ooc_gather_of(t);
     if (so->runs.n_runs < 2 || force == CPU)
         return 0;
     int64_t row_bytes = 0;
