@@ -136,7 +136,9 @@ struct runner {
     size_t *h_size;
     int64_t *d_tables;               /* GATHER_KERNEL, one allocation: */
     const void **d_src;              /*   the runs' columns (k x n_cols), */
-    int64_t *d_cuts, *d_at;          /*   the cuts, each bucket's slice starts (nb x (k + 1)) */
+    int64_t *d_cuts, *d_at, *d_vat;  /*   the cuts, each bucket's slice starts, real and
+                                           virtual (nb x (k + 1) each: ooc_gather.h) */
+    int64_t *h_vrows;                /*   each bucket's virtual rows */
 };
 
 /* Work on `to` after what was enqueued on `from` so far. */
@@ -201,7 +203,7 @@ static int upload_bucket_copies(struct runner *r, struct set *s, int64_t b)
 
 /* GATHER_KERNEL: one kernel on the h2d stream reads the slices from the pinned runs
  * (zero-copy) into set s. */
-static int upload_bucket_kernel(struct runner *r, struct set *s, int64_t b, int64_t rows)
+static int upload_bucket_kernel(struct runner *r, struct set *s, int64_t b)
 {
     const int64_t k = r->st->runs.n_runs;
     struct sl_k_ooc_gather_dst w;
@@ -213,7 +215,8 @@ static int upload_bucket_kernel(struct runner *r, struct set *s, int64_t b, int6
     }
     SL_TASK_CUDA_TRY(r->t,
                      sl_k_ooc_bucket_gather((const void *const *)r->d_src, r->d_cuts + b * k,
-                                            r->d_at + b * (k + 1), k, rows, &w, r->h2d),
+                                            r->d_at + b * (k + 1), r->d_vat + b * (k + 1), k,
+                                            r->h_vrows[b], &w, r->h2d),
                      "reading a bucket from the runs");
     return SL_OK;
 }
@@ -235,10 +238,10 @@ enum sl__ooc_gather sl__ooc_gather_of(sl_task_t *t, int64_t n_runs)
                                                      : SL__OOC_GATHER_KERNEL;
 }
 
-static int upload_bucket(struct runner *r, struct set *s, int64_t b, int64_t rows)
+static int upload_bucket(struct runner *r, struct set *s, int64_t b)
 {
     if (r->gather == SL__OOC_GATHER_KERNEL)
-        return upload_bucket_kernel(r, s, b, rows);
+        return upload_bucket_kernel(r, s, b);
     return upload_bucket_copies(r, s, b);
 }
 
@@ -321,7 +324,7 @@ static int one_run(struct runner *r, int64_t i, int64_t rows, void *const *dst)
     int rc;
     if (i >= 2)
         SL_TASK_CUDA_TRY(r->t, cudaStreamWaitEvent(r->h2d, s->sorted, 0), "ordering a buffer set");
-    if ((rc = r->cuts ? upload_bucket(r, s, i, rows) : upload(r, s, rows)) < 0)
+    if ((rc = r->cuts ? upload_bucket(r, s, i) : upload(r, s, rows)) < 0)
         return rc;
     SL_TASK_CUDA_TRY(r->t, cudaEventRecord(s->up, r->h2d), "cudaEventRecord");
     SL_TASK_CUDA_TRY(r->t, cudaStreamWaitEvent(r->cs, s->up, 0), "ordering the upload");
@@ -395,6 +398,7 @@ static void free_all(struct runner *r)
     free(r->h_dst);
     free(r->h_src);
     free(r->h_size);
+    free(r->h_vrows);
 }
 
 void sl__ooc_sorted_free(struct sl__ooc_sorted *st)
@@ -523,10 +527,10 @@ int sl__ooc_runs_sort(sl_task_t *t, const struct sl__ooc_input *in, struct sl__o
 /* ---------------- pass 2: buckets of the runs re-sorted on the GPU ---------------- */
 
 /* GATHER_KERNEL's tables in device memory (bytes): the runs' column pointers, the cuts,
- * each bucket's slice starts. */
+ * each bucket's slice starts (real and virtual). */
 static int64_t table_bytes(int64_t k, int64_t n_cols, int64_t nb)
 {
-    return 8 * (k * n_cols + (nb + 1) * k + nb * (k + 1));
+    return 8 * (k * n_cols + (nb + 1) * k + 2 * nb * (k + 1));
 }
 
 /* What a bucket's upload needs: the copy lists (GATHER_COPY, GATHER_BATCH), or the
@@ -544,17 +548,23 @@ static int tables_open(struct runner *r, int64_t nb)
     }
     int64_t bytes = table_bytes(k, nc, nb);
     int64_t *h = malloc((size_t)bytes);
-    if (!h)
+    if (!h || !(r->h_vrows = malloc((size_t)nb * sizeof *r->h_vrows))) {
+        free(h);
         return sl_task_fail(r->t, SL_ENOMEM, "out of memory");
+    }
     for (int64_t i = 0; i < k * nc; i++)
         h[i] = (int64_t)(uintptr_t)m->cols[i];
-    int64_t *cuts = h + k * nc, *at = cuts + (nb + 1) * k;
+    int64_t *cuts = h + k * nc, *at = cuts + (nb + 1) * k, *vat = at + nb * (k + 1);
     memcpy(cuts, r->cuts, (size_t)((nb + 1) * k) * sizeof *cuts);
     for (int64_t b = 0; b < nb; b++) {
-        int64_t *a = at + b * (k + 1);
-        a[0] = 0;
-        for (int64_t j = 0; j < k; j++)
-            a[j + 1] = a[j] + cuts[(b + 1) * k + j] - cuts[b * k + j];
+        int64_t *a = at + b * (k + 1), *v = vat + b * (k + 1);
+        a[0] = v[0] = 0;
+        for (int64_t j = 0; j < k; j++) {
+            int64_t lo = cuts[b * k + j], n = cuts[(b + 1) * k + j] - lo;
+            a[j + 1] = a[j] + n;
+            v[j + 1] = v[j] + sl_k_ooc_gather_span(lo, n);
+        }
+        r->h_vrows[b] = v[k];
     }
     if (!(r->d_tables = sl_task_device_alloc(r->t, (size_t)bytes))) {
         free(h);
@@ -568,6 +578,7 @@ static int tables_open(struct runner *r, int64_t nb)
     r->d_src = (const void **)r->d_tables;
     r->d_cuts = r->d_tables + k * nc;
     r->d_at = r->d_cuts + (nb + 1) * k;
+    r->d_vat = r->d_at + nb * (k + 1);
     return SL_OK;
 }
 
