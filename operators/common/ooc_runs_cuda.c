@@ -221,12 +221,13 @@ static int upload_bucket_kernel(struct runner *r, struct set *s, int64_t b)
     return SL_OK;
 }
 
-/* auto: batched copies up to 64 runs, the kernel past them. On an H100 (2026-11-26, 2^28
- * int32 pairs): at 32 runs the batched copies move a 1/4-budget merge in 53.9 ms, one
- * copy call each 61.8, the kernel 92.7 (its zero-copy reads reach some 23 GB/s, the
- * copies the link's 54); at 128 runs a bucket is 256 small slices, and the kernel's
- * 97.9 ms beat the calls (452 ms before batching) and the CPU merge (292). */
-#define GATHER_BATCH_RUNS 64
+/* auto: batched copies up to 128 runs, the kernel past them. On an H100 (2026-11-26,
+ * 2^28 int32 pairs, merge phase): at 32 runs (1/4 budget) batched copies 53.9 ms, one
+ * copy call each 61.8, the first (unaligned) kernel 92.7 (its zero-copy reads reached
+ * some 23 GB/s, the copies the link's 54); at 128 runs (1/16) batched 69.8, that kernel
+ * 95.0, the CPU merge 348.7. Past 128 runs (not measured) the slices of a bucket get
+ * small enough for the kernel's one launch to win over per-slice DMA. */
+#define GATHER_BATCH_RUNS 128
 
 enum sl__ooc_gather sl__ooc_gather_of(sl_task_t *t, int64_t n_runs)
 {
@@ -583,7 +584,13 @@ static int tables_open(struct runner *r, int64_t nb)
 }
 
 /* Buckets: output ranks cut at sampled keys into pieces of about 3/4 R rows, a piece
- * larger than R (few keys, many rows) cut again at exact ranks (ooc_runs.h). */
+ * larger than R (few keys, many rows) cut again at exact ranks (ooc_runs.h).
+ * Samples per bucket: with 16 (the CPU merge's), bucket sizes vary by about 1/4, so some
+ * 9% of them passed R and took an exact cut, each some 32 x k binary searches over the
+ * pinned runs: 180 ms of a 1/16 sort on an H100 (128 runs, 171 buckets). 256 samples a
+ * bucket make that 1/16 (a 5-sigma miss) for a few thousand more reads. */
+#define OVERSAMPLE 256
+
 int64_t *sl__ooc_bucket_cuts(sl_task_t *t, const struct sl__ooc_runs *m, int64_t n, int64_t R,
                              int64_t *nb_out)
 {
@@ -592,14 +599,14 @@ int64_t *sl__ooc_bucket_cuts(sl_task_t *t, const struct sl__ooc_runs *m, int64_t
     int64_t *cuts = calloc((size_t)((cap + 1) * k), sizeof *cuts);
     int64_t *next = malloc((size_t)k * sizeof *next);
     uint64_t *codes = malloc((size_t)P * sizeof *codes);
-    void *scratch = sl_task_alloc(t, (size_t)sl__ooc_splitter_scratch_bytes(m, P));
+    void *scratch = sl_task_alloc(t, (size_t)sl__ooc_splitter_scratch_bytes(m, P, OVERSAMPLE));
     if (!cuts || !next || !codes || !scratch) {
         free(cuts), free(next), free(codes), sl_task_free(t, scratch);
         if (scratch)
             sl_task_fail(t, SL_ENOMEM, "out of memory");
         return NULL;
     }
-    sl__ooc_splitters(m, P, codes, scratch);
+    sl__ooc_splitters(m, P, OVERSAMPLE, codes, scratch);
     sl_task_free(t, scratch);
     for (int64_t i = 1; i <= P; i++) { /* cuts[0] = 0 */
         if (i < P)

@@ -206,12 +206,13 @@ static int plan_ranges(sl_task_t *t, struct ooc_state *st, int64_t n)
     st->group = st->n_ranges / 256 < 1 ? 1 : st->n_ranges / 256 > 4 ? 4 : st->n_ranges / 256;
     st->n_tasks = (st->n_ranges + st->group - 1) / st->group;
     st->codes = calloc((size_t)st->n_ranges, sizeof *st->codes);
-    void *scratch = sl_task_alloc(t, (size_t)sl__ooc_splitter_scratch_bytes(m, st->n_ranges));
+    void *scratch = sl_task_alloc(t, (size_t)sl__ooc_splitter_scratch_bytes(m, st->n_ranges,
+                                                                      SL__OOC_OVERSAMPLE));
     if (!st->codes || !scratch) {
         sl_task_free(t, scratch);
         return st->codes ? SL_ENOMEM : sl_task_fail(t, SL_ENOMEM, "out of memory");
     }
-    sl__ooc_splitters(m, st->n_ranges, st->codes, scratch);
+    sl__ooc_splitters(m, st->n_ranges, SL__OOC_OVERSAMPLE, st->codes, scratch);
     sl_task_free(t, scratch);
     return SL_OK;
 }
