@@ -7,12 +7,14 @@
  * sorted stably by CUB (task's stream: key + payload as pairs, or key + row id and a
  * gather per other column) and downloaded (a d2h stream, borrowed too) into pinned
  * host memory. Two buffer sets, so
- * run i+1 uploads while run i sorts and run i-1 downloads. ooc_merge.h then merges the
- * runs on CPU threads.
+ * run i+1 uploads while run i sorts and run i-1 downloads. Then sl__ooc_runs_merge
+ * re-sorts buckets of the runs on the GPU (pass 2), or ooc_merge.h merges the runs on
+ * CPU threads.
  *
  * R: the largest power of two (>= SL__OOC_MIN_RUN rows unless every row fits one run)
  * with sets * R * (every column's bytes in and out, + 8 for row ids with three columns
- * or more) + CUB's temp for R rows <= GPU budget left - 6 MiB. All device memory comes
+ * or more) + CUB's temp for R rows <= GPU budget left - 6 MiB, and, with several runs,
+ * at least 32 runs. All device memory comes
  * from sl_task_device_alloc: the budget is never passed. Pinned runs count against the
  * host budget and live until sl__ooc_sorted_free. */
 #ifndef SL_SORT_OOC_RUNS_H
