@@ -97,7 +97,10 @@ static int plan_run(sl_task_t *t, struct plan *p)
             cudaSuccess)
             return 0;
         int64_t sets = rr < p->n ? 2 : 1;
-        if ((sets == 1 || rr <= cap) && sets * rr * p->slot_row + (int64_t)temp + 2 * MIB <= budget) {
+        /* past the cap only when halving would go below SL__OOC_MIN_RUN (r need not be a
+         * power of two once all rows did not fit one run) */
+        int ok_size = sets == 1 || rr <= cap || rr / 2 < SL__OOC_MIN_RUN;
+        if (ok_size && sets * rr * p->slot_row + (int64_t)temp + 2 * MIB <= budget) {
             p->R = rr;
             p->temp = temp;
             p->n_runs = (p->n + rr - 1) / rr;
