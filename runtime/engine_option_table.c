@@ -107,6 +107,12 @@ const struct sl__option sl__options[] = {
     {{"debug_ooc_sort_merge", SL_ENGINE_OPT_ENUM, DBG, "auto",
       "Forces the out-of-core sort's merge onto the CPU or the GPU.", "auto,cpu,gpu", 0, 2},
      FIELD(debug_ooc_sort_merge, INT)},
+    {{"debug_ooc_sort_gather", SL_ENGINE_OPT_ENUM, DBG, "auto",
+      "How the out-of-core sort's GPU merge reads each bucket's slices of the sorted runs: "
+      "auto (batch up to 64 runs, else kernel), a copy call per slice and column, those "
+      "copies batched in one call, or a kernel reading the pinned runs in place "
+      "(zero-copy).", "auto,copy,batch,kernel",
+      0, 3}, FIELD(debug_ooc_sort_gather, INT)},
     {{"debug_ooc_readback", SL_ENGINE_OPT_ENUM, DBG, "copy",
       "How the out-of-core join reads pinned host partitions back: copies, or a kernel "
       "reading host memory (zero-copy).", "copy,kernel", 0, 1},

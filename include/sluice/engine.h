@@ -126,6 +126,9 @@ struct sl_engine_config {
     /* Fields added with the bulk MPI exchange (issue 20). */
     int debug_exchange_packets; /* 1: exchange nodes send packets between ranks even where
                                    the transport moves all rows at once (tests) */
+    /* Fields added with the out-of-core sort's bucket gather (issue 23). */
+    int debug_ooc_sort_gather;  /* out-of-core sort GPU merge's bucket reads: 0 auto,
+                                   1 copy, 2 batch, 3 kernel */
 };
 
 /* Fills *cfg with the defaults and sets cfg->size. Cannot fail. Thread-safe (touches

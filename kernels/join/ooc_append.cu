@@ -1,6 +1,8 @@
 /* Launcher and kernels of the out-of-core join's block append (sluice_k/join_ooc.h). */
 #include "sluice_k/join_ooc.h"
 
+#include "../common/search.cuh"
+
 namespace {
 
 /* plan[4p..4p+3] = {first block of the run (+1; 0 none), rows left in it, first new
@@ -43,16 +45,8 @@ __global__ void scatter_kernel(const K *keys, const V *vals, int64_t n, const in
 {
     for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
          i += (int64_t)gridDim.x * blockDim.x) {
-        /* The partition of row i: the last p with off[p] <= i (binary search). */
-        int lo = 0, hi = parts - 1;
-        while (lo < hi) {
-            int mid = (lo + hi + 1) >> 1;
-            if (off[mid] <= i)
-                lo = mid;
-            else
-                hi = mid - 1;
-        }
-        const int64_t *pl = plan + 4 * lo;
+        /* The partition of row i: the last p with off[p] <= i. */
+        const int64_t *pl = plan + 4 * sl_search::last_at_or_below(off, parts, i);
         if (pl[2] < 0)
             continue; /* out of blocks: reported by plan */
         int64_t j = i - pl[3], b, s;

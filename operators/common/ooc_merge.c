@@ -512,35 +512,36 @@ void sl__ooc_merge_by_sort(const struct sl__ooc_runs *m, const int64_t *from, co
 
 /* ---------------- output ranges cut at sampled keys ---------------- */
 
-#define OVERSAMPLE 16
 
-static int64_t sample_count(const struct sl__ooc_runs *m, int64_t P, int64_t total, int64_t j)
+static int64_t sample_count(const struct sl__ooc_runs *m, int64_t P, int64_t over, int64_t total,
+                            int64_t j)
 {
     if (m->rows[j] == 0 || total == 0)
         return 0;
-    int64_t s = (int64_t)((double)OVERSAMPLE * (double)P * (double)m->rows[j] / (double)total);
+    int64_t s = (int64_t)((double)over * (double)P * (double)m->rows[j] / (double)total);
     s = s < 1 ? 1 : s;
     return s > m->rows[j] ? m->rows[j] : s;
 }
 
-int64_t sl__ooc_splitter_scratch_bytes(const struct sl__ooc_runs *m, int64_t P)
+int64_t sl__ooc_splitter_scratch_bytes(const struct sl__ooc_runs *m, int64_t P, int64_t over)
 {
     int64_t total = sl__ooc_total(m), s = 0;
     for (int64_t j = 0; j < m->n_runs; j++)
-        s += sample_count(m, P, total, j);
+        s += sample_count(m, P, over, total, j);
     return 2 * align64((s + 1) * (int64_t)sizeof(struct sl__kv64)) + 64;
 }
 
-void sl__ooc_splitters(const struct sl__ooc_runs *m, int64_t P, uint64_t *codes, void *scratch)
+void sl__ooc_splitters(const struct sl__ooc_runs *m, int64_t P, int64_t over, uint64_t *codes,
+                       void *scratch)
 {
     int64_t total = sl__ooc_total(m), s = 0;
     for (int64_t j = 0; j < m->n_runs; j++)
-        s += sample_count(m, P, total, j);
+        s += sample_count(m, P, over, total, j);
     struct sl__kv64 *a = (void *)(((uintptr_t)scratch + 63) & ~(uintptr_t)63);
     struct sl__kv64 *tmp = (void *)((char *)a + align64((s + 1) * (int64_t)sizeof *a));
     int64_t at = 0;
     for (int64_t j = 0; j < m->n_runs; j++) { /* regular samples: the middles of s_j slices */
-        int64_t sj = sample_count(m, P, total, j);
+        int64_t sj = sample_count(m, P, over, total, j);
         for (int64_t i = 0; i < sj; i++)
             a[at++] = (struct sl__kv64){code_at(m, j, (2 * i + 1) * m->rows[j] / (2 * sj)), 0};
     }

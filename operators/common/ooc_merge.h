@@ -63,13 +63,16 @@ void sl__ooc_merge_by_sort(const struct sl__ooc_runs *m, const int64_t *from, co
                            void *const *out, void *scratch);
 
 /* Output ranges cut at key codes (the sort's merge tasks): P - 1 splitter codes from
- * about 16 P regular samples of the runs, sorted; range i holds the rows with codes in
+ * about over * P regular samples of the runs (over: SL__OOC_OVERSAMPLE, or more where an
+ * oversized range costs more than sampling), sorted; range i holds the rows with codes in
  * [codes[i - 1], codes[i]) (no bottom for i = 0, no top for i = P - 1), about total / P
  * rows unless few keys fill many rows (equal splitters: empty ranges, and one large).
  * A range needs one binary search per run at each end, where an exact rank
  * (sl__ooc_corank) needs some 32. `scratch`: sl__ooc_splitter_scratch_bytes bytes. */
-int64_t sl__ooc_splitter_scratch_bytes(const struct sl__ooc_runs *m, int64_t P);
-void sl__ooc_splitters(const struct sl__ooc_runs *m, int64_t P, uint64_t *codes, void *scratch);
+#define SL__OOC_OVERSAMPLE 16
+int64_t sl__ooc_splitter_scratch_bytes(const struct sl__ooc_runs *m, int64_t P, int64_t over);
+void sl__ooc_splitters(const struct sl__ooc_runs *m, int64_t P, int64_t over, uint64_t *codes,
+                       void *scratch);
 
 /* Puts ranges [first, last) of P into the output columns out[c] (the whole output, from
  * row 0; a range finds its offset): each by sl__ooc_merge_by_sort, in pieces of at most

@@ -7,12 +7,14 @@
  * sorted stably by CUB (task's stream: key + payload as pairs, or key + row id and a
  * gather per other column) and downloaded (a d2h stream, borrowed too) into pinned
  * host memory. Two buffer sets, so
- * run i+1 uploads while run i sorts and run i-1 downloads. ooc_merge.h then merges the
- * runs on CPU threads.
+ * run i+1 uploads while run i sorts and run i-1 downloads. Then sl__ooc_runs_merge
+ * re-sorts buckets of the runs on the GPU (pass 2), or ooc_merge.h merges the runs on
+ * CPU threads.
  *
  * R: the largest power of two (>= SL__OOC_MIN_RUN rows unless every row fits one run)
  * with sets * R * (every column's bytes in and out, + 8 for row ids with three columns
- * or more) + CUB's temp for R rows <= GPU budget left - 6 MiB. All device memory comes
+ * or more) + CUB's temp for R rows <= GPU budget left - 6 MiB, and, with several runs,
+ * at least 32 runs. All device memory comes
  * from sl_task_device_alloc: the budget is never passed. Pinned runs count against the
  * host budget and live until sl__ooc_sorted_free. */
 #ifndef SL_SORT_OOC_RUNS_H
@@ -54,17 +56,40 @@ int sl__ooc_runs_can(sl_task_t *t, const struct sl__ooc_input *in);
  * failure past its allocation (then freed by the caller like a result). Returns SL_OK or
  * the failure recorded on the task. */
 int sl__ooc_runs_sort(sl_task_t *t, const struct sl__ooc_input *in, struct sl__ooc_sorted **out);
+/* How pass 2 brings a bucket's slices (one per run) into GPU memory: a copy call per
+ * slice and column; the same copies in one cudaMemcpyBatchAsync call; or one kernel
+ * reading them from the pinned runs (zero-copy; kernels/sort/ooc_gather.cu). */
+enum sl__ooc_gather { SL__OOC_GATHER_COPY, SL__OOC_GATHER_BATCH, SL__OOC_GATHER_KERNEL };
+/* The task's choice for n_runs runs (option debug_ooc_sort_gather; auto: batched copies
+ * up to 64 runs, the kernel past them, as measured in ooc_runs_cuda.c). */
+enum sl__ooc_gather sl__ooc_gather_of(sl_task_t *t, int64_t n_runs);
+
 /* Pass 2, the merge on the GPU (docs/OUT_OF_CORE.md): bucket b of nb is rows
  * [cuts[b k + j], cuts[(b + 1) k + j]) of every run j (k runs; at most R rows in all, a
  * range of output ranks). Each bucket's slices are uploaded in run order, sorted
  * stably by CUB (so ties keep run order: the bucket is in its final order) and
- * downloaded into the pinned host columns dst[b * n_cols + c]; ready(t, arg, b) is
+ * downloaded into the pinned host columns dst[b * n_cols + c]. ready(t, arg, b) is
  * called on this thread, in order, once bucket b is down (two buckets behind the
- * uploads). sl__ooc_merge_fits: 1 if the budget left holds pass 2's buffers. */
-int sl__ooc_merge_fits(sl_task_t *t, const struct sl__ooc_sorted *st, int64_t R, int64_t nb);
+ * uploads); with ready NULL the host never waits for a bucket and enqueues them all.
+ * The budget left must hold pass 2's buffers and tables (sl__ooc_merge_rows). */
 int sl__ooc_runs_merge(sl_task_t *t, struct sl__ooc_sorted *st, const int64_t *cuts, int64_t nb,
-                       int64_t R, void *const *dst, int (*ready)(sl_task_t *, void *, int64_t),
-                       void *arg);
+                       int64_t R, enum sl__ooc_gather gather, void *const *dst,
+                       int (*ready)(sl_task_t *, void *, int64_t), void *arg);
+/* Pass 2's buckets: output ranks cut at sampled keys into pieces of about 3/4 R rows, a
+ * piece larger than R (few keys, many rows) cut again at exact ranks, empty ones
+ * dropped; *nb buckets. Returns cuts, (nb + 1) x k, the caller's to free(); NULL on
+ * failure (recorded on the task). */
+int64_t *sl__ooc_bucket_cuts(sl_task_t *t, const struct sl__ooc_runs *m, int64_t n, int64_t R,
+                             int64_t *nb);
+/* Rows per bucket for pass 2: R, halved while the budget left does not hold pass 2's
+ * buffers and tables beside it; 0 when not even SL__OOC_MIN_RUN rows fit. */
+int64_t sl__ooc_merge_rows(sl_task_t *t, const struct sl__ooc_sorted *st, int64_t R,
+                           enum sl__ooc_gather gather);
+/* Merges st's runs into one on the GPU (pass 2, sl__ooc_gather_of) into pinned memory of
+ * its own, then gives the runs back: st holds one run. Returns 1 when merged, 0 when
+ * not (one run already, or the GPU or host budget left is too small: st unchanged),
+ * or the failure recorded on the task. */
+int sl__ooc_runs_merge_all(sl_task_t *t, struct sl__ooc_sorted *st);
 /* Frees runs from any thread while the engine is open. NULL is fine. */
 void sl__ooc_sorted_free(struct sl__ooc_sorted *s);
 

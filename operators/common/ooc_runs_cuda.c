@@ -8,11 +8,13 @@
 #include "op_common.h"
 #include "ooc_runs.h"
 #include "sluice_k/columns.h"
+#include "sluice_k/ooc_gather.h"
 #include "sluice_k/sort.h"
 
 #define MIB ((int64_t)1 << 20)
 #define SLACK (4 * MIB)              /* the budget kept free: pool rounding, small buffers */
 #define MAX_RUN ((int64_t)1 << 30)   /* CUB takes < 2^31 rows */
+#define PIPE_RUNS 32                 /* runs at least, when there are several (plan_run) */
 
 static const sl_batch_t *batch_at(const struct sl__ooc_input *in, int64_t i)
 {
@@ -78,6 +80,13 @@ static int plan_run(sl_task_t *t, struct plan *p)
         row_bytes += p->width[c];
     p->slot_row = 2 * row_bytes + (p->np >= 2 ? 8 : 0);
     int64_t budget = sl_task_device_budget(t) - SLACK;
+    /* Several runs: at least PIPE_RUNS of them (runs of at most `cap` rows). The first
+     * upload and the last download of each pass overlap nothing, so fewer, larger runs
+     * are slower: on an H100 2^28 pairs took 100.9 ms in 16 runs (1 GiB budget) and
+     * 99.5 ms in 32 (512 MiB); a larger budget must never be slower. */
+    int64_t cap = SL__OOC_MIN_RUN;
+    while (cap * PIPE_RUNS < p->n)
+        cap *= 2;
     int64_t r = MAX_RUN;
     while (r / 2 >= p->n && r > SL__OOC_MIN_RUN)
         r /= 2;
@@ -88,7 +97,10 @@ static int plan_run(sl_task_t *t, struct plan *p)
             cudaSuccess)
             return 0;
         int64_t sets = rr < p->n ? 2 : 1;
-        if (sets * rr * p->slot_row + (int64_t)temp + 2 * MIB <= budget) {
+        /* past the cap only when halving would go below SL__OOC_MIN_RUN (r need not be a
+         * power of two once all rows did not fit one run) */
+        int ok_size = sets == 1 || rr <= cap || rr / 2 < SL__OOC_MIN_RUN;
+        if (ok_size && sets * rr * p->slot_row + (int64_t)temp + 2 * MIB <= budget) {
             p->R = rr;
             p->temp = temp;
             p->n_runs = (p->n + rr - 1) / rr;
@@ -130,6 +142,14 @@ struct runner {
     struct sl__upload_stage stage;   /* pass 1, pageable input: per set (gpu_ext.h) */
     int64_t bi, brow;                /* upload cursor: batch, row within it */
     const int64_t *cuts;             /* pass 2: bucket b is rows [cuts[b k + j], cuts[(b + 1) k + j]) of run j */
+    enum sl__ooc_gather gather;      /* pass 2: how a bucket's slices reach the GPU */
+    void **h_dst, **h_src;           /* GATHER_BATCH: one bucket's copies */
+    size_t *h_size;
+    int64_t *d_tables;               /* GATHER_KERNEL, one allocation: */
+    const void **d_src;              /*   the runs' columns (k x n_cols), */
+    int64_t *d_cuts, *d_at, *d_vat;  /*   the cuts, each bucket's slice starts, real and
+                                           virtual (nb x (k + 1) each: ooc_gather.h) */
+    int64_t *h_vrows;                /*   each bucket's virtual rows */
 };
 
 /* Work on `to` after what was enqueued on `from` so far. */
@@ -145,26 +165,96 @@ static int order(sl_task_t *t, cudaStream_t from, cudaStream_t to)
     return SL_OK;
 }
 
-/* Pass 2: uploads bucket b's slice of every run, in run order, into set s. */
-static int upload_bucket(struct runner *r, struct set *s, int64_t b)
+/* Pass 2: the copies that bring bucket b's slice of every run, in run order, into set s
+ * (k x n_cols at most), listed in r->h_dst/h_src/h_size; returns their number. */
+static size_t bucket_copies(struct runner *r, struct set *s, int64_t b)
 {
     const struct sl__ooc_runs *m = &r->st->runs;
     const int64_t k = m->n_runs, *lo = r->cuts + b * k, *hi = lo + k;
+    size_t n = 0;
     int64_t at = 0;
     for (int64_t j = 0; j < k; j++) {
         int64_t len = hi[j] - lo[j];
-        for (int c = 0; c < r->p.n_cols && len > 0; c++) {
+        for (int c = 0; c < r->p.n_cols && len > 0; c++, n++) {
             size_t w = (size_t)r->p.width[c];
-            SL_TASK_CUDA_TRY(
-                r->t,
-                cudaMemcpyAsync((char *)s->in[c] + (size_t)at * w,
-                                (const char *)m->cols[j * m->n_cols + c] + (size_t)lo[j] * w,
-                                (size_t)len * w, cudaMemcpyHostToDevice, r->h2d),
-                "uploading a bucket");
+            r->h_dst[n] = (char *)s->in[c] + (size_t)at * w;
+            r->h_src[n] = (char *)m->cols[j * m->n_cols + c] + (size_t)lo[j] * w;
+            r->h_size[n] = (size_t)len * w;
         }
         at += len > 0 ? len : 0;
     }
+    return n;
+}
+
+/* GATHER_COPY: one copy call per slice and column; GATHER_BATCH: all of them in one
+ * cudaMemcpyBatchAsync (CUDA 13; before it, one by one). */
+static int upload_bucket_copies(struct runner *r, struct set *s, int64_t b)
+{
+    size_t n = bucket_copies(r, s, b);
+#if CUDART_VERSION >= 13000
+    if (r->gather == SL__OOC_GATHER_BATCH && n > 0) {
+        struct cudaMemcpyAttributes attr;
+        memset(&attr, 0, sizeof attr);
+        attr.srcAccessOrder = cudaMemcpySrcAccessOrderStream;
+        size_t first = 0;
+        SL_TASK_CUDA_TRY(r->t,
+                         cudaMemcpyBatchAsync(r->h_dst, (const void *const *)r->h_src, r->h_size,
+                                              n, &attr, &first, 1, r->h2d),
+                         "uploading a bucket (batch)");
+        return SL_OK;
+    }
+#endif
+    for (size_t i = 0; i < n; i++)
+        SL_TASK_CUDA_TRY(r->t,
+                         cudaMemcpyAsync(r->h_dst[i], r->h_src[i], r->h_size[i],
+                                         cudaMemcpyHostToDevice, r->h2d),
+                         "uploading a bucket");
     return SL_OK;
+}
+
+/* GATHER_KERNEL: one kernel on the h2d stream reads the slices from the pinned runs
+ * (zero-copy) into set s. */
+static int upload_bucket_kernel(struct runner *r, struct set *s, int64_t b)
+{
+    const int64_t k = r->st->runs.n_runs;
+    struct sl_k_ooc_gather_dst w;
+    memset(&w, 0, sizeof w);
+    w.n_cols = r->p.n_cols;
+    for (int c = 0; c < r->p.n_cols; c++) {
+        w.col[c] = s->in[c];
+        w.width[c] = (unsigned char)r->p.width[c];
+    }
+    SL_TASK_CUDA_TRY(r->t,
+                     sl_k_ooc_bucket_gather((const void *const *)r->d_src, r->d_cuts + b * k,
+                                            r->d_at + b * (k + 1), r->d_vat + b * (k + 1), k,
+                                            r->h_vrows[b], &w, r->h2d),
+                     "reading a bucket from the runs");
+    return SL_OK;
+}
+
+/* auto: batched copies up to 128 runs, the kernel past them. On an H100 (2026-11-26,
+ * 2^28 int32 pairs, merge phase): at 32 runs (1/4 budget) batched copies 53.9 ms, one
+ * copy call each 61.8, the first (unaligned) kernel 92.7 (its zero-copy reads reached
+ * some 23 GB/s, the copies the link's 54); at 128 runs (1/16) batched 69.8, that kernel
+ * 95.0, the CPU merge 348.7. Past 128 runs (not measured) the slices of a bucket get
+ * small enough for the kernel's one launch to win over per-slice DMA. */
+#define GATHER_BATCH_RUNS 128
+
+enum sl__ooc_gather sl__ooc_gather_of(sl_task_t *t, int64_t n_runs)
+{
+    int64_t how = 0; /* auto, copy, batch, kernel */
+    sl_task_option_int(t, "debug_ooc_sort_gather", &how);
+    if (how == 0)
+        return n_runs <= GATHER_BATCH_RUNS ? SL__OOC_GATHER_BATCH : SL__OOC_GATHER_KERNEL;
+    return how == 1 ? SL__OOC_GATHER_COPY : how == 2 ? SL__OOC_GATHER_BATCH
+                                                     : SL__OOC_GATHER_KERNEL;
+}
+
+static int upload_bucket(struct runner *r, struct set *s, int64_t b)
+{
+    if (r->gather == SL__OOC_GATHER_KERNEL)
+        return upload_bucket_kernel(r, s, b);
+    return upload_bucket_copies(r, s, b);
 }
 
 /* Uploads the next `rows` input rows (every column) into set s, on the h2d stream. */
@@ -235,19 +325,23 @@ static int64_t run_rows(const struct plan *p, int64_t i)
     return p->n - i * p->R < p->R ? p->n - i * p->R : p->R;
 }
 
-/* Run (or pass-2 bucket) i of `rows` rows through set i & 1: upload (after the set's
- * previous download), sort, download into the host columns dst[c]. */
+/* Run (or pass-2 bucket) i of `rows` rows through set i & 1: upload, sort, download into
+ * the host columns dst[c]. The set's input buffers are free once the sort of its
+ * previous run (i - 2) has read them, its output buffers once that run is down: so run
+ * i uploads while run i - 2 downloads (the link busy both ways) and run i - 1 sorts. */
 static int one_run(struct runner *r, int64_t i, int64_t rows, void *const *dst)
 {
     struct set *s = &r->s[i & 1];
     const struct plan *p = &r->p;
     int rc;
     if (i >= 2)
-        SL_TASK_CUDA_TRY(r->t, cudaStreamWaitEvent(r->h2d, s->down, 0), "ordering a buffer set");
+        SL_TASK_CUDA_TRY(r->t, cudaStreamWaitEvent(r->h2d, s->sorted, 0), "ordering a buffer set");
     if ((rc = r->cuts ? upload_bucket(r, s, i) : upload(r, s, rows)) < 0)
         return rc;
     SL_TASK_CUDA_TRY(r->t, cudaEventRecord(s->up, r->h2d), "cudaEventRecord");
     SL_TASK_CUDA_TRY(r->t, cudaStreamWaitEvent(r->cs, s->up, 0), "ordering the upload");
+    if (i >= 2)
+        SL_TASK_CUDA_TRY(r->t, cudaStreamWaitEvent(r->cs, s->down, 0), "ordering a buffer set");
     if ((rc = sort_run(r, s, rows)) < 0)
         return rc;
     SL_TASK_CUDA_TRY(r->t, cudaEventRecord(s->sorted, r->cs), "cudaEventRecord");
@@ -312,6 +406,11 @@ static void free_all(struct runner *r)
             cudaEventDestroy(s->down);
     }
     sl_task_device_free(r->t, r->temp);
+    sl_task_device_free(r->t, r->d_tables);
+    free(r->h_dst);
+    free(r->h_src);
+    free(r->h_size);
+    free(r->h_vrows);
 }
 
 void sl__ooc_sorted_free(struct sl__ooc_sorted *st)
@@ -439,9 +538,113 @@ int sl__ooc_runs_sort(sl_task_t *t, const struct sl__ooc_input *in, struct sl__o
 
 /* ---------------- pass 2: buckets of the runs re-sorted on the GPU ---------------- */
 
+/* GATHER_KERNEL's tables in device memory (bytes): the runs' column pointers, the cuts,
+ * each bucket's slice starts (real and virtual). */
+static int64_t table_bytes(int64_t k, int64_t n_cols, int64_t nb)
+{
+    return 8 * (k * n_cols + (nb + 1) * k + 2 * nb * (k + 1));
+}
+
+/* What a bucket's upload needs: the copy lists (GATHER_COPY, GATHER_BATCH), or the
+ * kernel's tables, uploaded once on the task's stream before any bucket. */
+static int tables_open(struct runner *r, int64_t nb)
+{
+    const struct sl__ooc_runs *m = &r->st->runs;
+    const int64_t k = m->n_runs, nc = m->n_cols;
+    if (r->gather != SL__OOC_GATHER_KERNEL) {
+        r->h_dst = malloc((size_t)(k * nc) * sizeof *r->h_dst);
+        r->h_src = malloc((size_t)(k * nc) * sizeof *r->h_src);
+        r->h_size = malloc((size_t)(k * nc) * sizeof *r->h_size);
+        return r->h_dst && r->h_src && r->h_size ? SL_OK
+                                                 : sl_task_fail(r->t, SL_ENOMEM, "out of memory");
+    }
+    int64_t bytes = table_bytes(k, nc, nb);
+    int64_t *h = malloc((size_t)bytes);
+    if (!h || !(r->h_vrows = malloc((size_t)nb * sizeof *r->h_vrows))) {
+        free(h);
+        return sl_task_fail(r->t, SL_ENOMEM, "out of memory");
+    }
+    for (int64_t i = 0; i < k * nc; i++)
+        h[i] = (int64_t)(uintptr_t)m->cols[i];
+    int64_t *cuts = h + k * nc, *at = cuts + (nb + 1) * k, *vat = at + nb * (k + 1);
+    memcpy(cuts, r->cuts, (size_t)((nb + 1) * k) * sizeof *cuts);
+    for (int64_t b = 0; b < nb; b++) {
+        int64_t *a = at + b * (k + 1), *v = vat + b * (k + 1);
+        a[0] = v[0] = 0;
+        for (int64_t j = 0; j < k; j++) {
+            int64_t lo = cuts[b * k + j], n = cuts[(b + 1) * k + j] - lo;
+            a[j + 1] = a[j] + n;
+            v[j + 1] = v[j] + sl_k_ooc_gather_span(lo, n);
+        }
+        r->h_vrows[b] = v[k];
+    }
+    if (!(r->d_tables = sl_task_device_alloc(r->t, (size_t)bytes))) {
+        free(h);
+        return SL_ENOMEM;
+    }
+    cudaError_t e = cudaMemcpyAsync(r->d_tables, h, (size_t)bytes, cudaMemcpyHostToDevice, r->cs);
+    if (e == cudaSuccess)
+        e = cudaStreamSynchronize(r->cs); /* h is pageable and freed next */
+    free(h);
+    SL_TASK_CUDA_TRY(r->t, e, "uploading the bucket tables");
+    r->d_src = (const void **)r->d_tables;
+    r->d_cuts = r->d_tables + k * nc;
+    r->d_at = r->d_cuts + (nb + 1) * k;
+    r->d_vat = r->d_at + nb * (k + 1);
+    return SL_OK;
+}
+
+/* Buckets: output ranks cut at sampled keys into pieces of about 3/4 R rows, a piece
+ * larger than R (few keys, many rows) cut again at exact ranks (ooc_runs.h).
+ * Samples per bucket: with 16 (the CPU merge's), bucket sizes vary by about 1/4, so some
+ * 9% of them passed R and took an exact cut, each some 32 x k binary searches over the
+ * pinned runs: 180 ms of a 1/16 sort on an H100 (128 runs, 171 buckets). 256 samples a
+ * bucket make that 1/16 (a 5-sigma miss) for a few thousand more reads. */
+#define OVERSAMPLE 256
+
+int64_t *sl__ooc_bucket_cuts(sl_task_t *t, const struct sl__ooc_runs *m, int64_t n, int64_t R,
+                             int64_t *nb_out)
+{
+    const int64_t k = m->n_runs, P = (n + R * 3 / 4 - 1) / (R * 3 / 4);
+    int64_t cap = P + n / R + 2, nb = 0; /* pieces: sum of ceil(rows / R) <= P + n / R */
+    int64_t *cuts = calloc((size_t)((cap + 1) * k), sizeof *cuts);
+    int64_t *next = malloc((size_t)k * sizeof *next);
+    uint64_t *codes = malloc((size_t)P * sizeof *codes);
+    void *scratch = sl_task_alloc(t, (size_t)sl__ooc_splitter_scratch_bytes(m, P, OVERSAMPLE));
+    if (!cuts || !next || !codes || !scratch) {
+        free(cuts), free(next), free(codes), sl_task_free(t, scratch);
+        if (scratch)
+            sl_task_fail(t, SL_ENOMEM, "out of memory");
+        return NULL;
+    }
+    sl__ooc_splitters(m, P, OVERSAMPLE, codes, scratch);
+    sl_task_free(t, scratch);
+    for (int64_t i = 1; i <= P; i++) { /* cuts[0] = 0 */
+        if (i < P)
+            sl__ooc_split_below(m, codes[i - 1], next);
+        else
+            memcpy(next, m->rows, (size_t)k * sizeof *next);
+        int64_t off = 0, rows = 0;
+        for (int64_t j = 0; j < k; j++) {
+            off += cuts[nb * k + j];
+            rows += next[j] - cuts[nb * k + j];
+        }
+        if (rows == 0)
+            continue; /* equal splitters */
+        int64_t pieces = (rows + R - 1) / R;
+        for (int64_t q = 1; q < pieces; q++, nb++)
+            sl__ooc_corank(m, off + rows * q / pieces, cuts + (nb + 1) * k);
+        memcpy(cuts + (nb + 1) * k, next, (size_t)k * sizeof *next);
+        nb++;
+    }
+    free(next), free(codes);
+    *nb_out = nb;
+    return cuts;
+}
+
 /* The plan of pass 2 from the runs: buckets of at most R rows, the runs' columns. */
 static int plan_buckets(sl_task_t *t, const struct sl__ooc_sorted *st, int64_t R, int64_t nb,
-                        struct plan *p)
+                        enum sl__ooc_gather gather, struct plan *p)
 {
     const struct sl__ooc_runs *m = &st->runs;
     memset(p, 0, sizeof *p);
@@ -467,26 +670,34 @@ static int plan_buckets(sl_task_t *t, const struct sl__ooc_sorted *st, int64_t R
         cudaSuccess)
         return 0;
     int64_t sets = nb > 1 ? 2 : 1;
-    return sets * R * p->slot_row + (int64_t)p->temp + 2 * MIB <=
+    int64_t tables = gather == SL__OOC_GATHER_KERNEL ? table_bytes(m->n_runs, m->n_cols, nb) : 0;
+    return sets * R * p->slot_row + (int64_t)p->temp + tables + 2 * MIB <=
            sl_task_device_budget(t) - SLACK;
 }
 
-int sl__ooc_merge_fits(sl_task_t *t, const struct sl__ooc_sorted *st, int64_t R, int64_t nb)
+int64_t sl__ooc_merge_rows(sl_task_t *t, const struct sl__ooc_sorted *st, int64_t R,
+                           enum sl__ooc_gather gather)
 {
     struct plan p;
-    return plan_buckets(t, st, R, nb, &p);
+    for (int64_t r = R; r >= SL__OOC_MIN_RUN; r /= 2) {
+        int64_t nb_max = (st->n + r * 3 / 4 - 1) / (r * 3 / 4) + st->n / r + 2; /* bucket_cuts */
+        if (plan_buckets(t, st, r, nb_max, gather, &p))
+            return r;
+    }
+    return 0;
 }
 
 int sl__ooc_runs_merge(sl_task_t *t, struct sl__ooc_sorted *st, const int64_t *cuts, int64_t nb,
-                       int64_t R, void *const *dst, int (*ready)(sl_task_t *, void *, int64_t),
-                       void *arg)
+                       int64_t R, enum sl__ooc_gather gather, void *const *dst,
+                       int (*ready)(sl_task_t *, void *, int64_t), void *arg)
 {
     struct runner r;
     memset(&r, 0, sizeof r);
     r.t = t;
     r.st = st;
     r.cuts = cuts;
-    if (!plan_buckets(t, st, R, nb, &r.p))
+    r.gather = gather;
+    if (!plan_buckets(t, st, R, nb, gather, &r.p))
         return sl_task_fail(t, SL_EBUDGET, "out-of-core sort on the GPU: the budget left holds "
                             "no bucket of %lld rows", (long long)R);
     const int64_t k = st->runs.n_runs, nc = st->runs.n_cols;
@@ -496,7 +707,7 @@ int sl__ooc_runs_merge(sl_task_t *t, struct sl__ooc_sorted *st, const int64_t *c
         return rc;
     cudaError_t e;
     rc = alloc_all(&r);
-    if (rc >= 0 && (rc = order(t, r.cs, r.h2d)) >= 0)
+    if (rc >= 0 && (rc = tables_open(&r, nb)) >= 0 && (rc = order(t, r.cs, r.h2d)) >= 0)
         rc = order(t, r.cs, r.d2h);
     int64_t told = 0; /* buckets handed to `ready` so far */
     for (int64_t b = 0; b < nb && rc >= 0; b++) {
@@ -504,7 +715,7 @@ int sl__ooc_runs_merge(sl_task_t *t, struct sl__ooc_sorted *st, const int64_t *c
             rc = SL_ECANCELED;
             break;
         }
-        if (b >= 2) { /* bucket b - 2 is down (its set is next): hand it over */
+        if (b >= 2 && ready) { /* bucket b - 2 is down (its set is next): hand it over */
             if ((e = SL_TASK_CUDA_CALL(cudaEventSynchronize(r.s[b & 1].down))) != cudaSuccess) {
                 rc = SL_TASK_CUDA_FAIL(t, e, "waiting for a bucket");
                 break;
@@ -521,7 +732,69 @@ int sl__ooc_runs_merge(sl_task_t *t, struct sl__ooc_sorted *st, const int64_t *c
     free_all(&r);
     if (rc >= 0 && e != cudaSuccess)
         rc = SL_TASK_CUDA_FAIL(t, e, "sorting buckets");
-    while (rc >= 0 && told < nb)
+    while (rc >= 0 && ready && told < nb)
         rc = ready(t, arg, told++);
     return rc;
+}
+
+/* The merged run's columns (pinned, from the pool the runs came from) and each bucket's
+ * place in them: dst[b * n_cols + c]. */
+static int merged_alloc(sl_task_t *t, const struct sl__ooc_sorted *st, const int64_t *cuts,
+                        int64_t nb, void **col, void **dst)
+{
+    const int64_t k = st->runs.n_runs, nc = st->runs.n_cols;
+    for (int c = 0; c < nc; c++)
+        if (!(col[c] = sl__task_pinned_alloc(t, st->n * st->runs.width[c])))
+            return SL_EBUDGET;
+    int64_t row0 = 0;
+    for (int64_t b = 0; b < nb; b++) {
+        for (int c = 0; c < nc; c++)
+            dst[b * nc + c] = (char *)col[c] + row0 * st->runs.width[c];
+        for (int64_t j = 0; j < k; j++)
+            row0 += cuts[(b + 1) * k + j] - cuts[b * k + j];
+    }
+    return SL_OK;
+}
+
+int sl__ooc_runs_merge_all(sl_task_t *t, struct sl__ooc_sorted *st)
+{
+    const int64_t k = st->runs.n_runs, nc = st->runs.n_cols;
+    int64_t R = 0, row_bytes = 0;
+    for (int64_t j = 0; j < k; j++)
+        R = st->rows[j] > R ? st->rows[j] : R;
+    for (int c = 0; c < nc; c++)
+        row_bytes += st->runs.width[c];
+    /* pinned classes are powers of two: up to twice the bytes */
+    enum sl__ooc_gather gather = sl__ooc_gather_of(t, k);
+    if (k < 2 || !sl__task_host_room(t, 2 * st->n * row_bytes) ||
+        !(R = sl__ooc_merge_rows(t, st, R, gather)))
+        return 0;
+    int64_t nb = 0;
+    int64_t *cuts = sl__ooc_bucket_cuts(t, &st->runs, st->n, R, &nb);
+    void **dst = calloc((size_t)(nb * nc + 1), sizeof *dst);
+    void *col[SL__OOC_MAX_COLS] = {NULL};
+    if (!cuts || !dst) {
+        free(cuts), free(dst);
+        return cuts ? sl_task_fail(t, SL_ENOMEM, "out of memory") : SL_ENOMEM;
+    }
+    int rc = merged_alloc(t, st, cuts, nb, col, dst);
+    if (rc >= 0)
+        rc = sl__ooc_runs_merge(t, st, cuts, nb, R, gather, dst, NULL, NULL);
+    free(cuts), free(dst);
+    /* On failure the merged columns go back; else the runs do, and the merged run
+     * takes their place. */
+    for (int64_t i = 0; i < (rc < 0 ? nc : k * nc); i++) {
+        void **p = rc < 0 ? &col[i] : &st->cols[i];
+        sl__pinned_owner_free(&st->owner, *p, rc < 0 ? st->n * st->runs.width[i] : st->bytes[i]);
+        *p = NULL;
+    }
+    if (rc < 0)
+        return rc;
+    for (int c = 0; c < nc; c++) {
+        st->cols[c] = col[c];
+        st->bytes[c] = st->n * st->runs.width[c];
+    }
+    st->rows[0] = st->n;
+    st->runs.n_runs = 1;
+    return 1;
 }

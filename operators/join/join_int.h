@@ -225,8 +225,9 @@ struct join_state {
     sl_batch_t **ooc_out;               /* materialize: the result, host batches */
     int64_t n_ooc_out, cap_ooc_out, ooc_rows;
     /* out-of-core sort-merge join (join_smj_ooc.c): sorted runs, ordered and joined by
-     * key ranges in tasks the finalize spawns on CPU workers; the source emits results */
-    int smj_ooc;
+     * key ranges in tasks the finalize spawns on CPU workers; the source emits results;
+     * smj_gpu_merged: sides whose runs were merged into one on the GPU (0..2) */
+    int smj_ooc, smj_gpu_merged;
     void *smj;
 };
 

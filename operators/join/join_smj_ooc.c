@@ -5,12 +5,14 @@
  * finalize (GPU worker): each side's key and output columns are sorted in GPU-budget-
  *   sized runs into pinned host memory (common/ooc_runs_cuda.c: upload, CUB sort,
  *   download, overlapped through two buffer sets and three streams), left side first,
- *   each with the whole budget.
+ *   each with the whole budget; then, where the budgets hold it, the side's runs are
+ *   merged into one on the GPU (sl__ooc_runs_merge_all: buckets re-sorted, as the sort's
+ *   GPU merge), so that a range of it is already in order.
  *   Then it spawns one task per key range on the CPU workers: task i takes the keys in
  *   [v_i, v_i+1) where v_i is the key at rank i * n / P of the larger side's merged
  *   order, so both sides split at the same key values and every key lands in one task.
- *   It puts that range of each side in order (co-ranks, a radix sort: common/ooc_merge.c)
- *   and merge-joins the two sorted ranges (count, then write) into host batches of at
+ *   It puts that range of each side in order (one run: its slice as it is; several:
+ *   co-ranks and a radix sort, common/ooc_merge.c) and merge-joins the two sorted ranges (count, then write) into host batches of at
  *   most a morsel, kept per range.
  * source: task i emits range i's batches.
  *
@@ -136,13 +138,23 @@ int join_smj_ooc_finalize(sl_task_t *t)
         return sl_task_fail(t, SL_EINTERNAL, "out-of-core sort-merge join: not a shape it takes");
     if (m->n[0] == 0 || m->n[1] == 0)
         return SL_OK; /* no ranges: an empty result */
-    double ms = 0;
+    double ms = 0, merge_ms = 0;
+    int64_t force = 0; /* debug_ooc_sort_merge: auto, cpu, gpu */
+    sl_task_option_int(t, "debug_ooc_sort_merge", &force);
     for (int s = 0; s < 2; s++) {
         int rc = sl__ooc_runs_sort(t, &m->in[s], &m->side[s]);
         if (rc < 0)
             return rc;
         ms += m->side[s]->gpu_ms;
+        /* The side's runs merged into one on the GPU (pass 2), before the other side's
+         * runs take the budget: the range tasks then only merge-join. */
+        double t0 = now_ms();
+        if (force != 1 && (rc = sl__ooc_runs_merge_all(t, m->side[s])) < 0)
+            return rc;
+        st->smj_gpu_merged += force != 1 && rc == 1;
+        merge_ms += now_ms() - t0;
     }
+    sl_task_phase_time(t, "ooc_gpu_merge", merge_ms);
     m->big = m->n[1] > m->n[0];
     int64_t r = (m->n[m->big] + RANGE_ROWS - 1) / RANGE_ROWS;
     r = r < 1 ? 1 : r > MAX_RANGES ? MAX_RANGES : r;
@@ -183,6 +195,7 @@ struct side_range {
     int64_t n;
     void *col[SL__OOC_MAX_COLS];        /* the merged rows, column by column */
     int w[SL__OOC_MAX_COLS];
+    int owned;                          /* col[] allocated here (else inside the one run) */
 };
 
 static inline int64_t key_at(const struct side_range *r, int64_t i)
@@ -210,12 +223,17 @@ static int merge_range(sl_task_t *t, const struct sl__ooc_runs *runs, uint64_t l
     r->n = 0;
     for (int64_t j = 0; j < k; j++)
         r->n += to[j] > from[j] ? to[j] - from[j] : 0;
-    for (int c = 0; c < runs->n_cols; c++) {
+    r->owned = k > 1;
+    for (int c = 0; c < runs->n_cols && k == 1; c++) { /* merged on the GPU: in order */
+        r->w[c] = runs->width[c];
+        r->col[c] = (char *)runs->cols[c] + from[0] * r->w[c];
+    }
+    for (int c = 0; c < runs->n_cols && k > 1; c++) {
         r->w[c] = runs->width[c];
         if (!(r->col[c] = sl_task_alloc(t, (size_t)(r->n > 0 ? r->n : 1) * (size_t)r->w[c])))
             return SL_ENOMEM;
     }
-    if (r->n > 0) { /* the range's rows in order (common/ooc_merge.c) */
+    if (r->n > 0 && k > 1) { /* the range's rows in order (common/ooc_merge.c) */
         void *scratch = sl_task_alloc(t, (size_t)sl__ooc_sort_scratch_bytes(runs, r->n));
         if (!scratch)
             return SL_ENOMEM;
@@ -345,7 +363,7 @@ static int join_range(sl_task_t *t)
         return rc;
     }
     for (int s = 0; s < 2; s++)
-        for (int c = 0; c < m->side[s]->runs.n_cols; c++)
+        for (int c = 0; c < m->side[s]->runs.n_cols && r[s].owned; c++)
             sl_task_free(t, r[s].col[c]);
     return SL_OK;
 }

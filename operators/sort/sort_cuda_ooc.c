@@ -7,7 +7,7 @@
  *   when it has room, else pageable, with tasks that fault its pages in on the CPU
  *   workers) while the kept rows, in input order, are sorted in
  *   GPU-budget-sized runs into pinned host memory (ooc_runs_cuda.c: upload, CUB sort,
- *   download, overlapped). Then, up to 64 runs (merge_on_gpu), the GPU merge: buckets of
+ *   download, overlapped). Then, when its buffers fit (merge_on_gpu), the GPU merge: buckets of
  *   output ranks (cut at sampled keys) re-sorted on the GPU from the runs' slices,
  *   downloaded straight into a pinned result, or into pinned blocks which CPU tasks copy
  *   into a pageable one while the next buckets sort.
@@ -206,12 +206,13 @@ static int plan_ranges(sl_task_t *t, struct ooc_state *st, int64_t n)
     st->group = st->n_ranges / 256 < 1 ? 1 : st->n_ranges / 256 > 4 ? 4 : st->n_ranges / 256;
     st->n_tasks = (st->n_ranges + st->group - 1) / st->group;
     st->codes = calloc((size_t)st->n_ranges, sizeof *st->codes);
-    void *scratch = sl_task_alloc(t, (size_t)sl__ooc_splitter_scratch_bytes(m, st->n_ranges));
+    void *scratch = sl_task_alloc(t, (size_t)sl__ooc_splitter_scratch_bytes(m, st->n_ranges,
+                                                                      SL__OOC_OVERSAMPLE));
     if (!st->codes || !scratch) {
         sl_task_free(t, scratch);
         return st->codes ? SL_ENOMEM : sl_task_fail(t, SL_ENOMEM, "out of memory");
     }
-    sl__ooc_splitters(m, st->n_ranges, st->codes, scratch);
+    sl__ooc_splitters(m, st->n_ranges, SL__OOC_OVERSAMPLE, st->codes, scratch);
     sl_task_free(t, scratch);
     return SL_OK;
 }
@@ -256,76 +257,41 @@ static int bucket_ready(sl_task_t *t, void *arg, int64_t b)
     return n ? sl_task_spawn(t, &copy_phase, n, bk, NULL) : SL_OK;
 }
 
-/* The buckets: output ranks cut at sampled keys into pieces of about 3/4 R rows, a piece
- * larger than R (few keys, many rows) cut again at exact ranks. cuts: (nb + 1) x k. */
-static int64_t *make_cuts(sl_task_t *t, const struct sl__ooc_runs *m, int64_t n, int64_t R,
-                          int64_t *nb_out)
-{
-    const int64_t k = m->n_runs, P = (n + R * 3 / 4 - 1) / (R * 3 / 4);
-    int64_t cap = P + n / R + 2, nb = 0; /* pieces: sum of ceil(rows / R) <= P + n / R */
-    int64_t *cuts = calloc((size_t)((cap + 1) * k), sizeof *cuts);
-    int64_t *next = malloc((size_t)k * sizeof *next);
-    uint64_t *codes = malloc((size_t)P * sizeof *codes);
-    void *scratch = sl_task_alloc(t, (size_t)sl__ooc_splitter_scratch_bytes(m, P));
-    if (!cuts || !next || !codes || !scratch) {
-        free(cuts), free(next), free(codes), sl_task_free(t, scratch);
-        if (scratch)
-            sl_task_fail(t, SL_ENOMEM, "out of memory");
-        return NULL;
-    }
-    sl__ooc_splitters(m, P, codes, scratch);
-    sl_task_free(t, scratch);
-    for (int64_t i = 1; i <= P; i++) { /* cuts[0] = 0 */
-        if (i < P)
-            sl__ooc_split_below(m, codes[i - 1], next);
-        else
-            memcpy(next, m->rows, (size_t)k * sizeof *next);
-        int64_t off = 0, rows = 0;
-        for (int64_t j = 0; j < k; j++) {
-            off += cuts[nb * k + j];
-            rows += next[j] - cuts[nb * k + j];
-        }
-        if (rows == 0)
-            continue; /* equal splitters */
-        int64_t pieces = (rows + R - 1) / R;
-        for (int64_t q = 1; q < pieces; q++, nb++)
-            sl__ooc_corank(m, off + rows * q / pieces, cuts + (nb + 1) * k);
-        memcpy(cuts + (nb + 1) * k, next, (size_t)k * sizeof *next);
-        nb++;
-    }
-    free(next), free(codes);
-    *nb_out = nb;
-    return cuts;
-}
-
-/* 1 to merge on the GPU: the option debug_ooc_sort_merge=gpu or cpu forces it; by default when
- * there are at most 64 runs (a bucket is k slices per column, one copy call each) and the
- * pinned blocks of the result fit the host budget beside the runs (none when the result
- * is pinned itself: `direct`). */
-static int merge_on_gpu(sl_task_t *t, const struct sl__ooc_sorted *so, int64_t R, int direct)
+/* 1 to merge on the GPU: the option debug_ooc_sort_merge=gpu or cpu forces it; by default
+ * when the budget left holds pass 2's buffers and tables for buckets of *R rows (the
+ * runs' size, halved while the tables do not fit beside them), and the pinned blocks of
+ * the result fit the host budget beside the runs (none when the result is pinned
+ * itself: `direct`). *gather: how buckets reach the GPU (sl__ooc_gather_of). With
+ * copy calls (one per run and column a bucket), only up to 64 runs: at 128 they
+ * dominate. */
+static int merge_on_gpu(sl_task_t *t, const struct sl__ooc_sorted *so, int64_t *R, int direct,
+                        enum sl__ooc_gather *gather)
 {
     enum { AUTO, CPU, GPU };
     int64_t force = AUTO;
     sl_task_option_int(t, "debug_ooc_sort_merge", &force);
+    *gather = sl__ooc_gather_of(t, so->runs.n_runs);
     if (so->runs.n_runs < 2 || force == CPU)
         return 0;
     int64_t row_bytes = 0;
     for (int c = 0; c < so->runs.n_cols; c++)
         row_bytes += so->runs.width[c];
     /* pinned classes are powers of two: up to twice the bytes */
-    if ((!direct && !sl__task_host_room(t, 2 * so->n * row_bytes)) ||
-        !sl__ooc_merge_fits(t, so, R, (so->n + R - 1) / R + 1))
+    if (!direct && !sl__task_host_room(t, 2 * so->n * row_bytes))
         return 0;
-    return force == GPU || so->runs.n_runs <= 64;
+    if (!(*R = sl__ooc_merge_rows(t, so, *R, *gather)))
+        return 0;
+    return force == GPU || *gather != SL__OOC_GATHER_COPY || so->runs.n_runs <= 64;
 }
 
 /* Pass 2 on the GPU; the result is complete once the copy tasks are (the finalize's
  * children). */
-static int gpu_merge(sl_task_t *t, struct sort_global *g, struct ooc_state *st, int64_t R)
+static int gpu_merge(sl_task_t *t, struct sort_global *g, struct ooc_state *st, int64_t R,
+                     enum sl__ooc_gather gather)
 {
     const struct sl__ooc_runs *m = &st->sorted->runs;
     int64_t nb = 0;
-    int64_t *cuts = make_cuts(t, m, g->m.n, R, &nb);
+    int64_t *cuts = sl__ooc_bucket_cuts(t, m, g->m.n, R, &nb);
     if (!cuts)
         return SL_ENOMEM;
     void **dst = calloc((size_t)(nb * m->n_cols + 1), sizeof *dst);
@@ -357,7 +323,9 @@ static int gpu_merge(sl_task_t *t, struct sort_global *g, struct ooc_state *st, 
         }
     }
     double t0 = now_ms();
-    int rc = sl__ooc_runs_merge(t, st->sorted, cuts, nb, R, dst, bucket_ready, st);
+    /* A pinned result needs no hand-over: the host enqueues every bucket without waiting. */
+    int rc = sl__ooc_runs_merge(t, st->sorted, cuts, nb, R, gather, dst,
+                                st->direct ? NULL : bucket_ready, st);
     free(cuts), free(dst);
     sl_task_phase_time(t, "ooc_gpu_merge", now_ms() - t0);
     sl__ooc_sorted_free(st->sorted); /* the pinned runs go back to the pool now */
@@ -399,15 +367,17 @@ int sl__sort_ooc_finalize(sl_task_t *t)
         return rc;
     g->m.n = st->sorted->n;
     g->ooc = 1;
+    g->n_ooc_runs = st->sorted->runs.n_runs;
     sl__rows_fini(&g->m.rows); /* the input's device batches go back to the pool now */
     sl_task_phase_time(t, "ooc_gpu_runs", st->sorted->gpu_ms);
     st->owner = st->sorted->owner;
-    int64_t R = 0; /* the runs' size: every bucket of the GPU merge fits a run's buffers */
+    int64_t R = 0; /* the runs' size: a bucket of the GPU merge fits a run's buffers */
     for (int64_t j = 0; j < st->sorted->runs.n_runs; j++)
         R = st->sorted->rows[j] > R ? st->sorted->rows[j] : R;
-    if (merge_on_gpu(t, st->sorted, R, st->direct)) {
+    enum sl__ooc_gather gather;
+    if (merge_on_gpu(t, st->sorted, &R, st->direct, &gather)) {
         g->gpu_merge = 1;
-        return gpu_merge(t, g, st, R);
+        return gpu_merge(t, g, st, R, gather);
     }
     st->t0 = now_ms();
     if ((rc = plan_ranges(t, st, g->m.n)) < 0)

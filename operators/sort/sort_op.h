@@ -32,8 +32,9 @@ struct sort_global {
     int64_t *hist;     /* n_chunks x SL__RS_BUCKETS: counts, then positions */
     /* Out of core (sort_cuda_ooc.c): sorted runs in pinned host memory, merged into out
      * (a host batch) by spawned CPU tasks or re-sorted in buckets on the GPU (gpu_merge
-     * 1); ooc_state freed by ooc_free. */
+     * 1) of n_ooc_runs runs; ooc_state freed by ooc_free. */
     int ooc, gpu_merge;
+    int64_t n_ooc_runs;
     _Atomic int64_t sink_dev_bytes;   /* host input bytes the GPU sink uploaded */
     _Atomic int sink_host;            /* 1: the GPU sink keeps later host batches there */
     void *ooc_state;

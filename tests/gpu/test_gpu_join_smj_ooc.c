@@ -1,7 +1,8 @@
 /* Tests the out-of-core sort-merge join on a GPU (operators/join/join_smj_ooc.c over
  * common/ooc_runs_cuda.c and common/ooc_merge.c): algo=sortmerge joins of host-resident
  * sides larger than the GPU budget (8 to 48 MiB), each side sorted in runs on the GPU,
- * the runs merged and joined by key ranges on the CPU. The result must equal the CPU
+ * the runs merged into one on the GPU (or, forced, by the range tasks on the CPU) and
+ * joined by key ranges on the CPU (smj_ooc_gpu_and_cpu_merge runs both). The result must equal the CPU
  * join's as a row multiset (count and hash of every row), for uniform PK-FK keys, Zipf
  * and one-heavy-key skew, duplicates on both sides, 8-byte keys and payloads, two
  * payloads per side, no matches, an empty side. Every case checks that the join went
@@ -25,6 +26,12 @@
 #define MIB ((int64_t)1 << 20)
 
 
+/* The merge of each side's runs the GPU engines force (option debug_ooc_sort_merge:
+ * "cpu" keeps the runs for the range tasks), and how many sides the last join merged on
+ * the GPU. */
+static const char *force_merge = "auto";
+static int last_gpu_merged;
+
 /* Like join_test.h's run, also saying whether the sort-merge join went out of core. */
 static struct fp run_smj(sl_engine_t *e, sl_table_t *l, sl_table_t *r, const char *opts,
                          int *smj_ooc)
@@ -42,6 +49,7 @@ static struct fp run_smj(sl_engine_t *e, sl_table_t *l, sl_table_t *r, const cha
     if (rc != SL_OK)
         fail_msg("query failed: %s", sl_query_errmsg(q));
     *smj_ooc = ((const struct join_state *)q->ops[nj].gstate)->smj_ooc;
+    last_gpu_merged = ((const struct join_state *)q->ops[nj].gstate)->smj_gpu_merged;
     sl_table_t *out;
     SL_ASSERT_OK(sl_query_result(q, "o", &out));
     struct fp f = fingerprint(out);
@@ -63,15 +71,20 @@ static void check(const struct spec *ls, const struct spec *rs, const char *opts
     sl_engine_close(cpu);
     size_t free0 = 0, free1 = 0, total = 0;
     assert_int_equal(cudaMemGetInfo(&free0, &total), cudaSuccess);
-    sl_engine_t *gpu = gpu_test_engine(SL_PLACE_GPU, gpu_mem);
+    struct sl_engine_config cfg;
+    gpu_test_config(&cfg, SL_PLACE_GPU, gpu_mem);
+    SL_ASSERT_OK(sl_engine_config_set(&cfg, "debug_ooc_sort_merge", force_merge));
+    sl_engine_t *gpu;
+    SL_ASSERT_OK(sl_test_engine_open(&gpu, &cfg));
     struct fp got = run_smj(gpu, l, r, opts, &ooc);
     assert_int_equal(cudaMemGetInfo(&free1, &total), cudaSuccess);
     struct sl_mem_stats ms = SL_MEM_STATS_INIT;
     sl_engine_mem_stats(gpu, &ms);
     printf("%s (%lld x %lld rows, budget %lld MiB): cpu %lld rows, gpu %lld rows, out of core "
-           "%d, pool peak %.1f MiB, device free memory %+.1f MiB\n", opts, (long long)ls->rows,
-           (long long)rs->rows, (long long)(gpu_mem >> 20), (long long)want.rows,
-           (long long)got.rows, ooc, ms.gpu_peak / 1048576.0,
+           "%d (sides merged on the GPU %d), pool peak %.1f MiB, device free memory %+.1f MiB\n",
+           opts, (long long)ls->rows, (long long)rs->rows, (long long)(gpu_mem >> 20),
+           (long long)want.rows, (long long)got.rows, ooc, last_gpu_merged,
+           ms.gpu_peak / 1048576.0,
            ((double)free1 - (double)free0) / 1048576.0);
     assert_int_equal(got.rows, want.rows);
     assert_true(got.hash == want.hash);
@@ -158,4 +171,32 @@ SL_TEST(smj_ooc_sanitize_small)
     struct spec pk = {.rows = 100000, .n_pay = 1, .seed = 19};
     struct spec fk = {.rows = 200000, .n_pay = 1, .key_range = 100000, .seed = 20};
     check(&fk, &pk, SMJ, 8 * MIB, 1);
+}
+
+/* The runs of each side merged on the GPU (the default where the budgets hold it) and by
+ * the range tasks on the CPU (forced): the same result; uniform keys, duplicates on both
+ * sides, one heavy key, 8-byte keys with two payloads. */
+SL_TEST(smj_ooc_gpu_and_cpu_merge)
+{
+    NEED_GPU();
+    const char *modes[] = {"auto", "cpu"};
+    for (int m = 0; m < 2; m++) {
+        force_merge = modes[m];
+        struct spec pk = {.rows = 1 << 20, .n_pay = 1, .seed = 21};
+        struct spec fk = {.rows = 3 << 20, .n_pay = 1, .key_range = 1 << 20, .seed = 22};
+        check(&fk, &pk, SMJ, 16 * MIB, 1);
+        if (m == 0)
+            assert_true(last_gpu_merged > 0); /* a side of one run has nothing to merge */
+        else
+            assert_int_equal(last_gpu_merged, 0);
+        struct spec a = {.rows = 1 << 19, .n_pay = 1, .key_range = 1 << 17, .seed = 23};
+        struct spec hot = {.rows = 2 << 20, .n_pay = 1, .key_range = 1 << 20, .skew = 1,
+                           .seed = 24};
+        check(&hot, &a, SMJ, 16 * MIB, 1);
+        struct spec p8 = {.rows = 1 << 20, .key64 = 1, .n_pay = 2, .pay64 = 1, .seed = 25};
+        struct spec f8 = {.rows = 2 << 20, .key64 = 1, .n_pay = 2, .pay64 = 1,
+                          .key_range = 1 << 20, .seed = 26};
+        check(&f8, &p8, SMJ, 48 * MIB, 1);
+    }
+    force_merge = "auto";
 }

@@ -1,7 +1,8 @@
 /* Tests the out-of-core sort on a GPU (operators/sort/sort_cuda_ooc.c, ooc_runs_cuda.c,
  * ooc_merge.c): host-resident inputs larger than the engine's GPU budget (8 to 64 MiB)
  * are sorted in several runs on the GPU and merged (buckets re-sorted on the GPU, or
- * ranges on CPU threads: ooc_gpu_and_cpu_merge forces each); the result must equal the
+ * ranges on CPU threads: ooc_gpu_and_cpu_merge forces each; the buckets read by copies,
+ * batched copies or the zero-copy kernel: ooc_gpu_merge_gathers); the result must equal the
  * CPU sort row for row (both are stable; payload p1 is the input position). Keys: int32
  * and int64, random, few distinct (duplicates), one heavy key, power-law (Zipf-like)
  * skew, already sorted, reversed, extremes; ascending and descending; 0, 1 and 4 payload
@@ -134,8 +135,11 @@ static struct flat flatten(sl_table_t *t)
     return f;
 }
 
-/* The out-of-core merge the engines force (option debug_ooc_sort_merge). */
-static const char *force_merge = "auto";
+/* The out-of-core merge the engines force (option debug_ooc_sort_merge), how its GPU
+ * merge reads buckets (debug_ooc_sort_gather), and their pinned result memory
+ * (gpu_result_pinned: -1 = none, so buckets go through pinned blocks and copy tasks). */
+static const char *force_merge = "auto", *force_gather = "auto";
+static int64_t result_pinned = 0;
 
 static sl_engine_t *engine(enum sl_placement pl, int64_t gpu_mem)
 {
@@ -145,6 +149,8 @@ static sl_engine_t *engine(enum sl_placement pl, int64_t gpu_mem)
     cfg.placement = pl;
     cfg.gpu_mem_limit = gpu_mem;
     SL_ASSERT_OK(sl_engine_config_set(&cfg, "debug_ooc_sort_merge", force_merge));
+    SL_ASSERT_OK(sl_engine_config_set(&cfg, "debug_ooc_sort_gather", force_gather));
+    cfg.gpu_result_pinned = result_pinned;
     sl_engine_t *e;
     SL_ASSERT_OK(sl_test_engine_open(&e, &cfg));
     return e;
@@ -152,6 +158,7 @@ static sl_engine_t *engine(enum sl_placement pl, int64_t gpu_mem)
 
 /* Sorts `in` by `by`; *ooc / *gpu: how the GPU finalized it. */
 static int last_gpu_merge; /* the last run's merge: 1 on the GPU, 0 on CPU threads */
+static int64_t last_runs;  /* and its number of runs */
 
 static struct flat run(sl_engine_t *e, sl_table_t *in, const char *by, int *ooc, int *gpu)
 {
@@ -170,6 +177,7 @@ static struct flat run(sl_engine_t *e, sl_table_t *in, const char *by, int *ooc,
     if (ooc)
         *ooc = g->ooc;
     last_gpu_merge = g->gpu_merge;
+    last_runs = g->n_ooc_runs;
     if (gpu)
         *gpu = g->m.gpu;
     sl_table_t *out;
@@ -194,7 +202,8 @@ static void compare(const struct flat *want, const struct flat *got, const char 
     assert_true(bad < 0);
 }
 
-/* The CPU sort vs the GPU engine with budget gpu_mem; expect_ooc: 1 out of core, 0 not. */
+/* The CPU sort vs the GPU engine with budget gpu_mem; expect_ooc: 1 out of core, 0 not,
+ * -1 either. */
 static void check(const struct spec *sp, const char *by, int64_t gpu_mem, int expect_ooc)
 {
     sl_table_t *in = make(sp);
@@ -211,16 +220,17 @@ static void check(const struct spec *sp, const char *by, int64_t gpu_mem, int ex
     struct sl_mem_stats ms = SL_MEM_STATS_INIT;
     sl_engine_mem_stats(gpu, &ms);
     printf("sort %s: %lld rows, key %d B, %d payloads, keys %d, budget %lld MiB: out of core "
-           "%d, in GPU %d, GPU merge %d, pool peak %.1f MiB, device free memory %+.1f MiB\n", by,
+           "%d (%lld runs), in GPU %d, GPU merge %d, pool peak %.1f MiB, device free memory %+.1f MiB\n", by,
            (long long)sp->rows, sp->key64 ? 8 : 4, sp->n_pay, sp->keys,
-           (long long)(gpu_mem >> 20), ooc, on_gpu, last_gpu_merge, ms.gpu_peak / 1048576.0,
+           (long long)(gpu_mem >> 20), ooc, (long long)last_runs, on_gpu, last_gpu_merge, ms.gpu_peak / 1048576.0,
            ((double)free1 - (double)free0) / 1048576.0);
     compare(&want, &got, by);
-    assert_int_equal(ooc, expect_ooc);
+    if (expect_ooc >= 0)
+        assert_int_equal(ooc, expect_ooc);
     assert_int_equal(ms.gpu_in_use, 0); /* every device block went back to the pool */
     /* The copy streams were borrowed from the runtime and given back: the GPU's pool
      * holds the two (pass 2 borrows pass 1's again) and the operator made none. */
-    if (expect_ooc)
+    if (ooc == 1)
         assert_int_equal(gpu->gpus[0]->n_side, 2);
     assert_true(ms.gpu_peak <= gpu_mem);
     /* Nothing allocates behind the pool: the device lost at most the budget (plus the
@@ -356,4 +366,69 @@ SL_TEST(ooc_gpu_and_cpu_merge)
         check(&z, "by=k", 16 * MIB, 1);
     }
     force_merge = "auto";
+}
+
+/* The GPU merge with each way of reading a bucket's slices (debug_ooc_sort_gather), into
+ * a pinned result and into a pageable one (pinned blocks, copy tasks): many runs,
+ * 8-byte keys with 4- and 8-byte payloads, one heavy key (buckets of one run's slice,
+ * the others empty), few keys without payloads, descending; then budgets from 7 to
+ * 12 MiB in steps of 1/2 MiB, so that pass 2's tables fit beside whole runs or only
+ * beside smaller buckets (or not at all: the CPU merges). */
+SL_TEST(ooc_gpu_merge_gathers)
+{
+    REQUIRE_GPU();
+    const char *how[] = {"copy", "batch", "kernel"};
+    force_merge = "gpu";
+    for (int m = 0; m < 3; m++) {
+        force_gather = how[m];
+        struct spec a = {.rows = (int64_t)1 << 22, .n_pay = 1, .seed = 31};
+        check(&a, "by=k", 10 * MIB, 1);
+        assert_int_equal(last_gpu_merge, 1);
+        assert_true(last_runs >= 32);
+        struct spec h = {.rows = 3000000, .key64 = 1, .n_pay = 4, .keys = K_HEAVY, .seed = 32};
+        check(&h, "by=\"k DESC\"", 32 * MIB, 1);
+        assert_int_equal(last_gpu_merge, 1);
+        struct spec f = {.rows = 2000000, .n_pay = 0, .keys = K_FEW, .chunk = 77777, .seed = 33};
+        result_pinned = -1;
+        check(&f, "by=k", 8 * MIB, 1);
+        assert_int_equal(last_gpu_merge, 1);
+        struct spec z = {.rows = 1500000, .key64 = 1, .n_pay = 1, .keys = K_ZIPF, .seed = 34};
+        check(&z, "by=\"k DESC\"", 12 * MIB, 1);
+        result_pinned = 0;
+    }
+    force_gather = "kernel";
+    struct spec b = {.rows = 1000000, .n_pay = 1, .keys = K_FEW, .seed = 35};
+    for (int64_t kib = 7 * 1024; kib <= 12 * 1024; kib += 512)
+        check(&b, "by=k", kib * 1024, -1);
+    force_merge = force_gather = "auto";
+}
+
+/* By default the GPU merge takes more than 64 runs (batched copies, or the kernel): 2^24
+ * rows under 16 MiB are well over 64 runs (runs of 2^17 rows or fewer), merged on the
+ * GPU (up to 64 runs before, else on the CPU); the same with the kernel forced. */
+SL_TEST(ooc_many_runs_merge_on_gpu)
+{
+    REQUIRE_GPU();
+    const char *how[] = {"auto", "kernel"};
+    for (int m = 0; m < 2; m++) {
+        force_gather = how[m];
+        struct spec a = {.rows = (int64_t)1 << 24, .n_pay = 1, .keys = K_ZIPF, .seed = 36};
+        check(&a, "by=k", 16 * MIB, 1);
+        assert_int_equal(last_gpu_merge, 1);
+        assert_true(last_runs > 64);
+    }
+    force_gather = "auto";
+}
+
+/* Small input for compute-sanitizer: the zero-copy gather of the GPU merge. */
+SL_TEST(ooc_sanitize_gather)
+{
+    REQUIRE_GPU();
+    force_merge = "gpu";
+    force_gather = "kernel";
+    struct spec a = {.rows = 300000, .key64 = 1, .n_pay = 4, .keys = K_FEW, .chunk = 7777,
+                     .seed = 37};
+    check(&a, "by=k", 8 * MIB, 1);
+    assert_int_equal(last_gpu_merge, 1);
+    force_merge = force_gather = "auto";
 }

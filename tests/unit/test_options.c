@@ -108,6 +108,8 @@ SL_TEST(config_set_get_each_type)
     /* a field written directly reads back by name */
     cfg.debug_ooc_sort_merge = 2;
     assert_cfg_value(&cfg, "debug_ooc_sort_merge", "gpu");
+    SL_ASSERT_OK(sl_engine_config_set(&cfg, "debug_ooc_sort_gather", "batch"));
+    assert_int_equal(cfg.debug_ooc_sort_gather, 2);
     char small[3];
     assert_fails(sl_engine_config_get(&cfg, "placement", small, sizeof small), SL_EINVAL,
                  "buffer");

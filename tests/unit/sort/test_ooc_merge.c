@@ -113,8 +113,8 @@ static void check1(int kw, int desc, int mode, const int64_t *lens, int k, int n
     if (by_sort == 2) { /* ranges cut at sampled keys, in groups, small pieces */
         int64_t P = n_parts, sub = 1 + (int64_t)(rnd() % 700), group = 1 + (int64_t)(rnd() % 4);
         uint64_t *codes = malloc((size_t)P * 8);
-        void *ss = malloc((size_t)sl__ooc_splitter_scratch_bytes(&m, P));
-        sl__ooc_splitters(&m, P, codes, ss);
+        void *ss = malloc((size_t)sl__ooc_splitter_scratch_bytes(&m, P, SL__OOC_OVERSAMPLE));
+        sl__ooc_splitters(&m, P, SL__OOC_OVERSAMPLE, codes, ss);
         for (int64_t i = 1; i + 1 < P; i++)
             assert_true(codes[i - 1] <= codes[i]);
         int64_t *split = malloc((size_t)(4 * k + 1) * 8);
