@@ -197,16 +197,8 @@ const int32_t *sl__agg_dict_map(struct agg_global *gs, int j, const sl_batch_t *
 sl_batch_t *sl__agg_batch_share(const sl_batch_t *b)
 {
     sl_batch_t *nb = sl__batch_new(b->schema, b->n_rows);
-    for (int c = 0; nb && c < b->n_cols; c++) {
-        nb->cols[c] = b->cols[c];
-        sl__buf_ref(nb->cols[c].data);
-        if (nb->cols[c].validity)
-            sl__buf_ref(nb->cols[c].validity);
-        if (nb->cols[c].chars)
-            sl__buf_ref(nb->cols[c].chars);
-        if (nb->cols[c].dict)
-            sl__dict_ref(nb->cols[c].dict);
-    }
+    for (int c = 0; nb && c < b->n_cols; c++)
+        sl__col_share(nb, c, b, c);
     return nb;
 }
 
