@@ -98,6 +98,11 @@ struct agg_table {
      * aggregates and tables. */
     int64_t *part[AGG_MAX_AGGS];
     uint64_t room[AGG_MAX_AGGS];
+    /* The memory flushed records' chunks are cut from (sl__agg_table_flush): slabs of
+     * 1 MiB doubling to 128 MiB, so they come from the host allocator's cache of large
+     * blocks (kept from query to query, on huge pages) instead of fresh 4 KiB pages. */
+    char *slab;
+    size_t slab_left, slab_next;
 };
 
 /* A block of flushed group records of one partition. */

@@ -434,7 +434,8 @@ static void write_record(const struct agg_plan *p, const struct agg_table *tb, i
 /* Makes room for k more records in partition q's newest chunk: a new chunk when it has
  * less. Chunks grow from 16 records to 64 KiB (or k records), so that many partitions
  * with few groups each cost little memory. */
-static int chunk_room(sl_task_t *t, struct agg_chunk **parts, int q, int64_t k, size_t rb)
+static int chunk_room(sl_task_t *t, struct agg_table *tb, struct agg_chunk **parts, int q,
+                      int64_t k, size_t rb)
 {
     struct agg_chunk *c = parts[q];
     if (c && c->cap - c->n >= k)
@@ -444,9 +445,21 @@ static int chunk_room(sl_task_t *t, struct agg_chunk **parts, int q, int64_t k, 
         cap = c ? c->cap : cap;
     if (cap < k)
         cap = k;
-    struct agg_chunk *nc = sl_task_alloc(t, sizeof *nc + (size_t)cap * rb);
-    if (!nc)
-        return SL_ENOMEM;
+    size_t bytes = (sizeof(struct agg_chunk) + (size_t)cap * rb + 15) & ~(size_t)15;
+    if (bytes > tb->slab_left) {
+        /* 2,000 rows of 2^24 groups flushed 1.1 GB of records a query into 64 KiB
+         * chunks, all on fresh pages: a quarter of the CPU time went to page faults. */
+        size_t sb = tb->slab_next ? tb->slab_next : (size_t)1 << 20;
+        tb->slab_next = sb < ((size_t)128 << 20) ? sb * 2 : sb;
+        if (sb < bytes)
+            sb = bytes;
+        if (!(tb->slab = sl_task_alloc(t, sb)))
+            return SL_ENOMEM;
+        tb->slab_left = sb;
+    }
+    struct agg_chunk *nc = (struct agg_chunk *)tb->slab;
+    tb->slab += bytes;
+    tb->slab_left -= bytes;
     nc->next = c;
     nc->n = 0;
     nc->cap = cap;
@@ -470,7 +483,7 @@ int sl__agg_table_flush(sl_task_t *t, const struct agg_plan *p, struct agg_table
     for (int q = 0; q < AGG_PARTS; q++) {
         if (!k[q])
             continue;
-        if (chunk_room(t, parts, q, k[q], rb) < 0)
+        if (chunk_room(t, tb, parts, q, k[q], rb) < 0)
             return SL_ENOMEM;
         cur[q] = parts[q]->data + (size_t)parts[q]->n * rb;
         parts[q]->n += k[q];
