@@ -18,6 +18,9 @@
 #define AGG_LOCAL_GROUPS (1 << 14)
 /* Rows handled at once by the vectorized sink loops. */
 #define AGG_VEC 1024
+/* A sink's table of at most this many groups counts a vector's rows once and adds
+ * integer sums through per-lane arrays (agg_table.c, small_rows). */
+#define AGG_FEW_GROUPS 64
 
 enum agg_fn { AGG_COUNT_STAR, AGG_COUNT, AGG_SUM, AGG_MIN, AGG_MAX, AGG_AVG, AGG_COUNT_DISTINCT };
 
