@@ -387,10 +387,15 @@ static int np_insert_task(sl_task_t *t)
     uint8_t nul[JOIN_CHUNK];
     int64_t bi = join_first_batch(sd, lo);
     uint64_t empty = np_empty(st);
+    uint64_t tb = tup_bytes(st);
     for (int64_t r = lo; r < hi;) {
         int64_t in, c = join_next_load(sd, r, hi, &bi, &in);
         join_load(st, s, bi, in, c, k, v, nul, NULL);
         for (int64_t j = 0; j < c; j++) {
+            /* A table past L2 misses on almost every insert: fetch the slot ahead. */
+            if (j + 16 < c)
+                __builtin_prefetch((const char *)st->table +
+                                       (join_hash(k[j + 16]) >> (64 - st->tbits)) * tb, 1);
             if (nul[j])
                 continue;
             if (st->filter) { /* keys of the side list too: a filter miss is no match */
