@@ -15,6 +15,8 @@
 struct bench_result {
     int n;                                /* repeats recorded */
     double ms[BENCH_MAX_REPEAT];
+    double cpu_ms[BENCH_MAX_REPEAT];      /* the process's CPU time of each repeat
+                                           * (bench_run_plan; 0 where not measured) */
     int n_phases;
     const char *phase_names[BENCH_MAX_PHASES];
     double phase_ms[BENCH_MAX_PHASES][BENCH_MAX_REPEAT];

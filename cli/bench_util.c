@@ -207,7 +207,7 @@ int bench_run_plan(sl_engine_t *eng, sl_plan_t *plan, const char *output, int64_
     for (int64_t r = -1; r < repeat && rc == SL_OK; r++) { /* r = -1: warm-up */
         sl_query_t *q = NULL;
         sl_table_t *out = NULL;
-        int64_t t0 = cli_now_ns();
+        int64_t t0 = cli_now_ns(), c0 = cli_cpu_ns();
         rc = sl_query_create(eng, plan, &q);
         int64_t t1 = cli_now_ns();
         if (rc == SL_OK)
@@ -215,7 +215,7 @@ int bench_run_plan(sl_engine_t *eng, sl_plan_t *plan, const char *output, int64_
         int64_t t2 = cli_now_ns();
         if (rc == SL_OK)
             rc = sl_query_result(q, output, &out);
-        int64_t t3 = cli_now_ns();
+        int64_t t3 = cli_now_ns(), c3 = cli_cpu_ns();
         double ms = (t3 - t0) / 1e6;
         if (rc != SL_OK)
             cli_fail("bench %s: %s", bench, q ? sl_query_errmsg(q) : sl_plan_errmsg(plan));
@@ -234,6 +234,8 @@ int bench_run_plan(sl_engine_t *eng, sl_plan_t *plan, const char *output, int64_
                 if (r == repeat - 1)
                     fprintf(stderr, "%s\n", sl_query_profile_json(q));
             }
+            if (res->n < BENCH_MAX_REPEAT)
+                res->cpu_ms[res->n] = (c3 - c0) / 1e6;
             bench_add(res, ms);
         }
         sl_table_unref(out);

@@ -41,6 +41,9 @@ sl_engine_t *cli_open_engine(const struct cli_common *c);
 /* Parses "2^24", "16M", "1000" (k/M/G = 1000s; Ki/Mi/Gi = 1024s). */
 int cli_parse_count(const char *s, int64_t *out);
 int64_t cli_now_ns(void);
+/* The CPU time of the whole process (every thread) so far, in ns: on a shared machine a
+ * run's CPU time says what its wall time would be when others' jobs take cores. */
+int64_t cli_cpu_ns(void);
 /* Prints an error message "sluice: ..." to stderr; returns 1 (the exit code). */
 int cli_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* The same for a mistake on the command line (unknown option, missing or malformed

@@ -107,11 +107,11 @@ static int run_all(struct tpch_args *a, bool json)
         } else if (json) {
             printf("{\"bench\":\"tpch\",\"query\":\"q%02d\",\"status\":\"%s\",\"sf\":\"%s\","
                    "\"placement\":\"%s\",\"residency\":\"%s\",\"time_ms\":%.3f,"
-                   "\"median_ms\":%.3f,\"min_ms\":%.3f,\"max_ms\":%.3f,\"runs\":%d,"
+                   "\"median_ms\":%.3f,\"min_ms\":%.3f,\"max_ms\":%.3f,\"cpu_ms\":%.3f,\"runs\":%d,"
                    "\"rows\":%" PRId64 ",\"checksum\":%" PRIu64 ",\"load_ms\":%.3f,"
                    "\"device\":\"%s\"",
                    q, status_names[r.status], a->sf, place, a->residency, r.median_ms,
-                   r.median_ms, r.min_ms, r.max_ms, r.runs, r.rows, r.checksum, d.total_ms,
+                   r.median_ms, r.min_ms, r.max_ms, r.cpu_ms, r.runs, r.rows, r.checksum, d.total_ms,
                    device);
             if (r.checked)
                 printf(",\"matches_expected\":%s", r.status == TPCH_WRONG ? "false" : "true");
@@ -131,8 +131,8 @@ static int run_all(struct tpch_args *a, bool json)
         } else if (r.status == TPCH_ERROR) {
             printf("q%02d  ERROR (%s)\n", q, r.message);
         } else {
-            printf("q%02d  %8" PRId64 " rows %10.2f ms (median of %d)  %s%s\n", q, r.rows,
-                   r.median_ms, r.runs,
+            printf("q%02d  %8" PRId64 " rows %10.2f ms (median of %d, CPU %.2f ms)  %s%s\n", q,
+                   r.rows, r.median_ms, r.runs, r.cpu_ms,
                    r.status == TPCH_WRONG ? "WRONG: " : r.checked ? "matches the expected answer"
                                                                   : "",
                    r.status == TPCH_WRONG ? r.message : "");

@@ -76,6 +76,7 @@ struct tpch_run {
     int query;
     enum tpch_status status;
     double median_ms, min_ms, max_ms;
+    double cpu_ms;              /* median CPU time of the process per timed run */
     int runs;
     int64_t rows;
     uint64_t checksum;

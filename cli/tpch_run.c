@@ -183,6 +183,7 @@ void tpch_run_query(sl_engine_t *eng, const struct tpch_args *a, const char *pla
     r->rows = res.output_rows;
     r->checksum = res.checksum;
     r->median_ms = bench_median(res.ms, res.n);
+    r->cpu_ms = bench_median(res.cpu_ms, res.n);
     r->min_ms = r->max_ms = res.n ? res.ms[0] : 0;
     for (int i = 1; i < res.n; i++) {
         r->min_ms = res.ms[i] < r->min_ms ? res.ms[i] : r->min_ms;

@@ -231,7 +231,12 @@ const char *sl__mem_allocator(void)
  * BIG_MIN bytes are rounded up to a size class (four per power of two: 25% waste at
  * most) and kept on free, up to BIG_CAP bytes in all, for the next allocation of that
  * class. sl__mem_trim gives them back (the last engine's close calls it). Sanitizer
- * builds skip the cache so that AddressSanitizer sees every reuse. */
+ * builds skip the cache so that AddressSanitizer sees every reuse.
+ * BIG_MIN is 256 KiB and a class keeps up to BIG_SLOTS blocks: a filter's output
+ * columns (a morsel's passing rows, 0.25-0.5 MiB a column) that a join sink keeps until
+ * the query ends were 4 KiB pages faulted in again by every query (jemalloc handed out
+ * fresh pages for them) with 1 MiB and 16 blocks: TPC-H Q3 at SF 1 on 2 cores, CPU time
+ * 73 -> 49 ms a query. */
 #if defined(__SANITIZE_ADDRESS__)
 #define SL__BIG_CACHE 0
 #elif defined(__has_feature)
@@ -243,10 +248,10 @@ const char *sl__mem_allocator(void)
 #define SL__BIG_CACHE 1
 #endif
 
-#define BIG_MIN ((size_t)1 << 20)
+#define BIG_MIN ((size_t)1 << 18)
 #define BIG_CAP ((size_t)4 << 30)
 #define BIG_CLASSES 160
-#define BIG_SLOTS 16
+#define BIG_SLOTS 128
 
 #include <pthread.h>
 

@@ -66,8 +66,8 @@ size_t sl_type_width(enum sl_type type)
     case SL_TYPE_UINT64:
     case SL_TYPE_TIMESTAMP:
         return 8;
-    case SL_TYPE_DECIMAL:
-        return sl_type_precision(type) <= SL_DECIMAL64_MAX_PRECISION ? 8 : 16;
+    case SL_TYPE_DECIMAL: /* the precision of a valid type, without a call through the PLT */
+        return (((unsigned)type >> 8) & 0xffu) <= SL_DECIMAL64_MAX_PRECISION ? 8 : 16;
     default:
         return 0; /* UTF8, LARGE_UTF8: variable width */
     }

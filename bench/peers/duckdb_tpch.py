@@ -69,17 +69,20 @@ def main():
     logs = []
     for q in queries:
         sql = query_sql(q)
-        times = []
+        times, cpu = [], []
         for r in range(a.repeat + 1):  # r = 0: the warm-up
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             rows = result_rows(con.sql(sql))
             if r:
                 times.append((time.perf_counter() - t0) * 1e3)
+                cpu.append((time.process_time() - c0) * 1e3)  # every thread of the process
         med = statistics.median(times)
         logs.append(math.log(max(med, 1e-6)))
         print(json.dumps({**base, "query": f"q{q:02d}", "status": "ok",
                           "time_ms": round(med, 3), "min_ms": round(min(times), 3),
-                          "max_ms": round(max(times), 3), "runs": a.repeat, "rows": rows}),
+                          "max_ms": round(max(times), 3),
+                          "cpu_ms": round(statistics.median(cpu), 3), "runs": a.repeat,
+                          "rows": rows}),
               flush=True)
     print(json.dumps({**base, "summary": True,
                       "geomean_ms": round(math.exp(sum(logs) / len(logs)), 3),

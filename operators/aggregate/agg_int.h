@@ -18,6 +18,9 @@
 #define AGG_LOCAL_GROUPS (1 << 14)
 /* Rows handled at once by the vectorized sink loops. */
 #define AGG_VEC 1024
+/* A sink's table of at most this many groups counts a vector's rows once and adds
+ * integer sums through per-lane arrays (agg_table.c, small_rows). */
+#define AGG_FEW_GROUPS 64
 
 enum agg_fn { AGG_COUNT_STAR, AGG_COUNT, AGG_SUM, AGG_MIN, AGG_MAX, AGG_AVG, AGG_COUNT_DISTINCT };
 
@@ -98,6 +101,11 @@ struct agg_table {
      * aggregates and tables. */
     int64_t *part[AGG_MAX_AGGS];
     uint64_t room[AGG_MAX_AGGS];
+    /* The memory flushed records' chunks are cut from (sl__agg_table_flush): slabs of
+     * 1 MiB doubling to 128 MiB, so they come from the host allocator's cache of large
+     * blocks (kept from query to query, on huge pages) instead of fresh 4 KiB pages. */
+    char *slab;
+    size_t slab_left, slab_next;
 };
 
 /* A block of flushed group records of one partition. */

@@ -60,12 +60,67 @@ bool ex_like_match(const struct ex_node *n, const char *s, int64_t len)
     return sl__xp_like((int)n->like, n->str, n->slen, (struct sl_xp_str){s, len});
 }
 
+/* The first literal run of a '%'-led pattern without '_' ('%special%requests%':
+ * "special"), which every matching string contains; false for other patterns. */
+static bool like_needle(const struct ex_node *n, const char **w, int64_t *wn)
+{
+    if ((n->like != LIKE_CONTAINS && n->like != LIKE_SEGMENTS) || n->slen < 1 || n->str[0] != '%')
+        return false;
+    int64_t a = 1;
+    while (a < n->slen && n->str[a] == '%')
+        a++;
+    int64_t b = a;
+    while (b < n->slen && n->str[b] != '%')
+        b++;
+    *w = n->str + a;
+    *wn = b - a;
+    return *wn >= 2;
+}
+
+/* LIKE over strings that lie back to back in memory (a column's rows): the needle of
+ * like_needle is searched once through all of their bytes, and only rows holding a
+ * whole occurrence are matched against the pattern; every other row does not match.
+ * One memmem over the vector instead of one call a row (TPC-H Q13's NOT LIKE
+ * '%special%requests%' on 1.5M comments spent 40% of its CPU time in memmem calls). */
+static bool like_contiguous(const struct ex_node *n, const struct sl__expr_str *x, int64_t len,
+                            uint8_t *o, uint8_t want)
+{
+    const char *w;
+    int64_t wn;
+    if (len == 0 || !like_needle(n, &w, &wn))
+        return false;
+    for (int64_t r = 1; r < len; r++)
+        if (x[r].p != x[r - 1].p + x[r - 1].n)
+            return false;
+    const char *base = x[0].p, *end = x[len - 1].p + x[len - 1].n;
+    memset(o, !want, (size_t)len);
+    int64_t r = 0;
+    for (const char *at = base; at + wn <= end;) {
+        const char *hit = memmem(at, (size_t)(end - at), w, (size_t)wn);
+        if (!hit)
+            break;
+        while (x[r].p + x[r].n <= hit) /* the row holding the hit's first byte */
+            r++;
+        if (hit + wn <= x[r].p + x[r].n) { /* wholly inside row r: match the pattern */
+            o[r] = ex_like_match(n, x[r].p, x[r].n) == want;
+            if (++r == len)
+                break;
+            at = x[r].p;
+        } else {
+            at = hit + 1; /* spans two rows: look again from its next byte */
+        }
+    }
+    return true;
+}
+
 int ex_like(struct ex_ctx *c, int i, const struct ex_node *n)
 {
     const struct sl__expr_str *x = ex_vals(c, n->a);
     uint8_t *o = ex_vals(c, i);
     ex_merge_nulls(c, i, n->a, -1);
     uint8_t want = n->op == EX_LIKE;
+    if (like_contiguous(n, x, c->n, o, want))
+        return SL_OK;
     for (int64_t r = 0; r < c->n; r++)
         o[r] = ex_like_match(n, x[r].p, x[r].n) == want;
     return SL_OK;

@@ -267,6 +267,11 @@ static int64_t store(sl_batch_t *tmp, int c, enum sl_type type, int64_t s,
         int rc = store_strings(tmp, c, s, v, cap);
         if (rc < 0)
             return rc;
+    } else if (v->vk == SL__VK_DEC && SL_TYPE_ID(type) == SL_TYPE_DECIMAL &&
+               sl_type_width(type) == 8) { /* the common decimal(p <= 18): one tight loop */
+        int64_t *out = (int64_t *)sl__col_values(tmp, c) + s;
+        for (int64_t r = 0; r < v->n; r++)
+            out[r] = (int64_t)v->d[r];
     } else {
         char *out = sl__col_values(tmp, c);
         size_t w = sl_type_width(type);

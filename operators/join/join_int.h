@@ -196,6 +196,8 @@ struct join_state {
     /* nopart */
     int tbits;
     void *table;
+    uint64_t *filter;                   /* the probe filter, or NULL (join_filter_word) */
+    int fbits;                          /* its words: 2^fbits */
     _Atomic int side_lock;
     int64_t n_side, cap_side;           /* tuples whose key is the empty marker */
     int side_oom;                       /* the side list could not grow */
@@ -277,6 +279,18 @@ int join_residual_ok(const struct join_state *st, uint64_t lrow, uint64_t rrow);
 static inline uint64_t join_hash(uint64_t k)
 {
     return k * JOIN_HASH_MUL;
+}
+
+/* The no-partitioning join's probe filter (join_nopart_start says when there is one): a
+ * blocked Bloom filter of the build keys, one 64-bit word a key with three of its bits
+ * set. Returns key k's word (of 2^fbits) and sets *bits to its bits. The word comes from
+ * a product's top bits and the bits from its middle ones, a second hash beside the
+ * table's slot (join_hash's top bits). */
+static inline uint64_t join_filter_word(uint64_t k, int fbits, uint64_t *bits)
+{
+    uint64_t f = (k ^ (k >> 29)) * 0xD6E8FEB86659FD93ull;
+    *bits = (1ull << ((f >> 20) & 63)) | (1ull << ((f >> 26) & 63)) | (1ull << ((f >> 32) & 63));
+    return f >> (64 - fbits);
 }
 static inline int join_log2_ceil(int64_t n)
 {

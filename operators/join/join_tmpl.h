@@ -303,9 +303,31 @@ TMPL_FN void FN(np_probe)(struct join_emit *e, int s, int64_t bi, int64_t lo, in
     uint8_t nul[JOIN_CHUNK];
     uint64_t mask = ((uint64_t)1 << tbits) - 1;
     const __typeof__(tab[0].k) E = (__typeof__(tab[0].k))empty;
+    /* The filter (inner and semi joins only) drops rows without partner before the table
+     * is touched; where most rows pass it, it costs more than it saves and is left off
+     * for the rest of the work item. */
+    const uint64_t *filt = st->filter;
+    int64_t f_seen = 0, f_kept = 0;
     for (int64_t r = lo; r < hi && e->rc >= 0;) {
         int64_t n = hi - r < JOIN_CHUNK ? hi - r : JOIN_CHUNK;
         int64_t nulls = join_load(st, s, bi, r, n, k, v, nul, NULL);
+        r += n;
+        if (filt) {
+            int64_t m = 0;
+            for (int64_t i = 0; i < n; i++) {
+                uint64_t bits, w = filt[join_filter_word(k[i], st->fbits, &bits)];
+                int keep = (w & bits) == bits && !(nulls && nul[i]);
+                k[m] = k[i];
+                v[m] = v[i];
+                m += keep;
+            }
+            f_seen += n;
+            f_kept += m;
+            if (f_seen >= 4 * JOIN_CHUNK && 2 * f_kept > f_seen)
+                filt = NULL;
+            n = m;
+            nulls = 0;
+        }
         for (int64_t i = 0; i < n; i++) {
             slot[i] = (uint32_t)(join_hash(k[i]) >> (64 - tbits));
             if (i < PREFETCH)
@@ -331,7 +353,6 @@ TMPL_FN void FN(np_probe)(struct join_emit *e, int s, int64_t bi, int64_t lo, in
             e->acc->count += cnt;
             e->acc->isum[e->ip] += sp;
             e->acc->isum[e->ib] += sb;
-            r += n;
             continue;
         }
         for (int64_t i = 0; i < n && e->rc >= 0; i++) {
@@ -355,7 +376,6 @@ TMPL_FN void FN(np_probe)(struct join_emit *e, int s, int64_t bi, int64_t lo, in
                           if (tab[j].k == kk),
                       tab[j].v);
         }
-        r += n;
     }
 }
 

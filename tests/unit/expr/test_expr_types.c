@@ -231,6 +231,66 @@ SL_TEST(like_paths_agree)
     assert_int_equal(ex_like_kind("a_b%", 4), LIKE_GENERAL);
 }
 
+/* LIKE over a utf8 column, whose rows lie back to back, searches the pattern's first
+ * literal run through the whole vector at once (expr_str.c): every row's answer must be
+ * the general matcher's, with occurrences spanning two rows, rows holding the run but
+ * not the pattern, empty rows and a null row; and from an offset (start > 0). */
+SL_TEST(like_over_contiguous_rows)
+{
+    static const char *const rows[] = {"xxspe", "cialyy", "special requests", "", "requests special",
+                                       "specia", "l", "nospecial", "specialrequests!", "spe",
+                                       "cial requests", "a special b requests c", "special"};
+    static const char *const pats[] = {"%special%requests%", "%special%", "%pec%", "%al%re%",
+                                       "%cial", "%%special%"};
+    int n = (int)(sizeof rows / sizeof rows[0]);
+    const char *name = "s";
+    enum sl_type type = SL_TYPE_UTF8;
+    sl_batch_t *b;
+    SL_ASSERT_OK(sl_batch_create(&b, 1, &name, &type, n));
+    int32_t *off = sl_batch_column_data(b, 0);
+    int32_t total = 0;
+    for (int r = 0; r < n; r++)
+        total += (int32_t)strlen(rows[r]);
+    char *chars = sl_batch_column_chars(b, 0, total);
+    off[0] = 0;
+    for (int r = 0; r < n; r++) {
+        memcpy(chars + off[r], rows[r], strlen(rows[r]));
+        off[r + 1] = off[r] + (int32_t)strlen(rows[r]);
+    }
+    uint8_t *valid = sl_batch_column_validity(b, 0);
+    valid[0] &= (uint8_t)~(1u << 3); /* row 3 (empty) is null */
+    b->cols[0].null_count = 1;
+    for (size_t p = 0; p < sizeof pats / sizeof pats[0]; p++) {
+        for (int neg = 0; neg < 2; neg++) {
+            char text[96], err[200];
+            snprintf(text, sizeof text, "s %sLIKE '%s'", neg ? "NOT " : "", pats[p]);
+            struct sl__expr *e;
+            SL_ASSERT_OK(sl__expr_parse(text, 0, -1, &e, err, sizeof err));
+            SL_ASSERT_OK(sl__expr_bind(e, b->schema, err, sizeof err));
+            struct sl__expr_scratch sc;
+            SL_ASSERT_OK(sl__expr_scratch_init(&sc, e));
+            struct ex_node g = {.str = (char *)pats[p], .slen = (int64_t)strlen(pats[p]),
+                                .like = LIKE_GENERAL};
+            for (int start = 0; start < 3; start++) {
+                struct sl__expr_vec v;
+                SL_ASSERT_OK(sl__expr_eval(e, b, start, n - start, &sc, &v, err, sizeof err));
+                for (int r = start; r < n; r++) {
+                    if (r == 3) {
+                        assert_true(v.null && v.null[r - start]);
+                        continue;
+                    }
+                    bool want = ex_like_match(&g, rows[r], (int64_t)strlen(rows[r])) != neg;
+                    if (v.b[r - start] != want)
+                        fail_msg("'%s' %s: %d, expected %d", rows[r], text, v.b[r - start], want);
+                }
+            }
+            sl__expr_scratch_fini(&sc);
+            sl__expr_free(e);
+        }
+    }
+    sl_batch_unref(b);
+}
+
 /* A batch of one DICT column "ds" with dictionary dict[0..nd) and the given codes. */
 static sl_batch_t *dict_batch(const char *const *dict, int nd, const int32_t *codes, int n)
 {
