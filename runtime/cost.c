@@ -11,7 +11,10 @@
  * there again):
  *  - the first sample of a pipeline on a device is a warm-up (CUDA modules load on a
  *    kernel's first launch, pools and pages are first touched): it is kept but not
- *    trusted, and the second replaces it;
+ *    trusted, and the next of at least 2^16 rows replaces it (a pipeline whose tasks are
+ *    all smaller keeps its cost functions' estimate: the small join of `bench mixed`
+ *    shares its operators' names with the large one, and a 1,024-row task's 10 ns a row
+ *    on the GPU would have sent the 4M-row join to the CPU);
  *  - a sample weighs in proportion to its rows up to 2^16 rows, so a small input that
  *    shares the pipeline's operators (a 16,384-row join beside a 4M-row one) barely
  *    moves the average;
@@ -67,8 +70,12 @@ void sl__cost_record(sl_engine_t *eng, const char *name, enum sl_device_kind k, 
         e->ns_per_row = sample;
         e->trusted = false;
     } else if (e && !e->trusted) {
-        e->ns_per_row = sample; /* the warm-up's sample goes */
-        e->trusted = true;
+        /* The warm-up's sample goes, for a sample of full weight only: a small task's
+         * ns per row is mostly what its fixed cost was off by. */
+        if ((double)rows >= FULL_WEIGHT_ROWS) {
+            e->ns_per_row = sample;
+            e->trusted = true;
+        }
     } else if (e) {
         if (sample > MAX_JUMP * e->ns_per_row && e->ns_per_row > 0)
             sample = MAX_JUMP * e->ns_per_row;

@@ -1,8 +1,9 @@
 /* The engine's cost history (runtime/cost.c), which automatic placement reads: a
- * pipeline's first sample on a device is a warm-up and not trusted, the second replaces
- * it, small samples and outliers move the average little, the fixed cost per task is
- * left out, and the cost cache keeps only trusted entries. Each rule is what kept
- * `bench mixed` from sending a large join to the CPU after one slow warm-up task. */
+ * pipeline's first sample on a device is a warm-up and not trusted, the next one of at
+ * least 2^16 rows replaces it, small samples and outliers move the average little, the
+ * fixed cost per task is left out, and the cost cache keeps only trusted entries. Each
+ * rule is what kept `bench mixed` from sending a large join to the CPU after one slow or
+ * small task. */
 #include <math.h>
 #include <stdio.h>
 #include <unistd.h>
@@ -48,13 +49,35 @@ SL_TEST(fixed_cost_per_task_is_left_out)
     for (int k = 0; k < 2; k++) {
         enum sl_device_kind d = k ? SL_DEVICE_CUDA : SL_DEVICE_CPU;
         for (int i = 0; i < 3; i++)
-            sl__cost_record(e, "x", d, 1000, task_ns(d, 1000, 5));
+            sl__cost_record(e, "x", d, 1 << 16, task_ns(d, 1 << 16, 5));
         assert_true(fabs(sl__cost_lookup(e, "x", d) - 5) < 0.01);
         /* a task shorter than the fixed cost counts as no work a row, not less */
-        sl__cost_record(e, "tiny", d, 10, 1);
-        sl__cost_record(e, "tiny", d, 10, 1);
+        sl__cost_record(e, "tiny", d, 1 << 16, 1);
+        sl__cost_record(e, "tiny", d, 1 << 16, 1);
         assert_true(sl__cost_lookup(e, "tiny", d) == 0);
     }
+    sl_engine_close(e);
+}
+
+/* A small task's ns per row is mostly the error in its fixed cost: it never ends the
+ * warm-up, so a pipeline that only ever runs small tasks keeps the cost functions'
+ * estimate, and one that shares its name with a large one is not judged by the small. */
+SL_TEST(small_samples_do_not_end_the_warm_up)
+{
+    sl_engine_t *e = open_engine(NULL);
+    enum sl_device_kind g = SL_DEVICE_CUDA;
+    sl__cost_record(e, "gen>join", g, 1 << 22, task_ns(g, 1 << 22, 50)); /* warm-up */
+    sl__cost_record(e, "gen>join", g, 1024, task_ns(g, 1024, 10));
+    sl__cost_record(e, "gen>join", g, 16384, task_ns(g, 16384, 2));
+    assert_true(sl__cost_lookup(e, "gen>join", g) < 0);
+    sl__cost_record(e, "gen>join", g, 1 << 22, task_ns(g, 1 << 22, 0.3));
+    assert_true(fabs(sl__cost_lookup(e, "gen>join", g) - 0.3) < 0.01);
+    /* trusted, a small sample moves it by its weight only (1,024 / 2^16 of ALPHA) */
+    sl__cost_record(e, "gen>join", g, 1024, task_ns(g, 1024, 1.2));
+    assert_true(sl__cost_lookup(e, "gen>join", g) < 0.31);
+    for (int i = 0; i < 10; i++)
+        sl__cost_record(e, "small", SL_DEVICE_CPU, 1000, task_ns(SL_DEVICE_CPU, 1000, 30));
+    assert_true(sl__cost_lookup(e, "small", SL_DEVICE_CPU) < 0);
     sl_engine_close(e);
 }
 
