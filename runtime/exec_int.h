@@ -215,6 +215,8 @@ int sl__place_pipeline(struct sl_query *q, struct sl__pipeline *p);
 int sl__place_pipeline_why(struct sl_query *q, struct sl__pipeline *p, char *why, size_t cap);
 /* The GPU pipeline p likely runs on alone, guessed before the query runs (placement.c). */
 int sl__place_guess(struct sl_query *q, struct sl__pipeline *p, const int *guess);
+double sl__pipeline_estimate_ms(struct sl_query *q, const struct sl__pipeline *p, int device,
+                                bool split);
 double sl__pipeline_ns_per_row(struct sl_query *q, const struct sl__pipeline *p,
                                enum sl_device_kind kind);
 bool sl__pipeline_gpu_capable(const struct sl__pipeline *p);

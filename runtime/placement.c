@@ -215,12 +215,11 @@ void sl__place_estimate(const struct sl__place_input *in, struct sl__place_estim
     e->known = true;
 }
 
-static struct sl__place_estimate estimate(struct sl_query *q, const struct sl__pipeline *p)
+/* The estimates of pipeline p at these ns per row on one CPU thread and on the GPU. */
+static struct sl__place_estimate estimate_of(struct sl_query *q, const struct sl__pipeline *p,
+                                             double cpu, double gpu_c)
 {
     struct sl__place_estimate e = {.known = false};
-    double cpu = pipeline_cost(q, p, SL_DEVICE_CPU), gpu_c = pipeline_cost(q, p, SL_DEVICE_CUDA);
-    if (cpu < 0 || gpu_c < 0)
-        return e;
     double rows = p->source->op->rows_estimate > 0 ? (double)p->source->op->rows_estimate : 1e6;
     struct sl__place_input in = {
         .rows = rows,
@@ -235,6 +234,14 @@ static struct sl__place_estimate estimate(struct sl_query *q, const struct sl__p
     };
     sl__place_estimate(&in, &e);
     return e;
+}
+
+static struct sl__place_estimate estimate(struct sl_query *q, const struct sl__pipeline *p)
+{
+    double cpu = pipeline_cost(q, p, SL_DEVICE_CPU), gpu = pipeline_cost(q, p, SL_DEVICE_CUDA);
+    if (cpu < 0 || gpu < 0)
+        return (struct sl__place_estimate){.known = false};
+    return estimate_of(q, p, cpu, gpu);
 }
 
 /* The inputs of one multi-input sink (a join's build and probe sides) go to one device:
@@ -332,6 +339,18 @@ int sl__place_guess(struct sl_query *q, struct sl__pipeline *p, const int *guess
     p->split = false;
     p->split_gpu_share = -1;
     return split ? -1 : dev;
+}
+
+/* The estimated ms of pipeline p on `device` (-1: the CPU), or co-processed, or < 0 when
+ * its cost there is unknown (explain sets it beside the measured time). */
+double sl__pipeline_estimate_ms(struct sl_query *q, const struct sl__pipeline *p, int device,
+                                bool split)
+{
+    double cpu = pipeline_cost(q, p, SL_DEVICE_CPU), gpu = pipeline_cost(q, p, SL_DEVICE_CUDA);
+    if (split ? cpu < 0 || gpu < 0 : (device >= 0 ? gpu : cpu) < 0)
+        return -1;
+    struct sl__place_estimate e = estimate_of(q, p, cpu < 0 ? gpu : cpu, gpu < 0 ? cpu : gpu);
+    return (split ? e.split_ns : device >= 0 ? e.gpu_ns : e.cpu_ns) / 1e6;
 }
 
 /* ns per row of pipeline p on `kind` as placement sees it (history, else cost
