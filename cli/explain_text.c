@@ -154,12 +154,16 @@ static void print_pipeline(const sl_plan_t *plan, const struct sl_explain *ex,
     } else {
         printf("nothing between host and GPU\n");
     }
+    if (!p->measured && p->ms_estimated >= 0)
+        printf("  estimate %.3g ms on its device\n", p->ms_estimated);
     if (p->measured) {
         char dev[32] = "cpu";
         if (p->device_measured >= 0)
             snprintf(dev, sizeof dev, "%sgpu %d", p->split ? "cpu + " : "", p->device_measured);
         printf("  measured %s, %lld tasks, %lld rows, %.2f ms", dev,
                (long long)p->tasks_measured, (long long)p->rows_measured, p->ms_measured);
+        if (p->ms_estimated >= 0)
+            printf(" (estimated %.3g ms)", p->ms_estimated);
         if (p->split)
             printf(" (%lld morsels on the CPU, %lld on the GPU)",
                    (long long)p->cpu_tasks_measured, (long long)p->gpu_tasks_measured);

@@ -11,7 +11,12 @@
  * there again):
  *  - the first sample of a pipeline on a device is a warm-up (CUDA modules load on a
  *    kernel's first launch, pools and pages are first touched): it is kept but not
- *    trusted, and the second replaces it;
+ *    trusted; the next two of at least 2^16 rows replace it, and the smaller of them is
+ *    trusted (one slow task, a hiccup of the host or a kernel's first launch, is not
+ *    enough to judge a device by; a pipeline whose tasks are all smaller keeps its cost
+ *    functions' estimate: the small join of `bench mixed` shares its operators' names
+ *    with the large one, and a 1,024-row task's 10 ns a row on the GPU would have sent
+ *    the 4M-row join to the CPU);
  *  - a sample weighs in proportion to its rows up to 2^16 rows, so a small input that
  *    shares the pipeline's operators (a 16,384-row join beside a 4M-row one) barely
  *    moves the average;
@@ -66,9 +71,16 @@ void sl__cost_record(sl_engine_t *eng, const char *name, enum sl_device_kind k, 
         e->kind = k;
         e->ns_per_row = sample;
         e->trusted = false;
+        e->candidate = false;
     } else if (e && !e->trusted) {
-        e->ns_per_row = sample; /* the warm-up's sample goes */
-        e->trusted = true;
+        /* Samples of full weight only (a small task's ns per row is mostly what its fixed
+         * cost was off by): the first replaces the warm-up's, the second makes the entry
+         * trusted with the smaller of the two. */
+        if ((double)rows >= FULL_WEIGHT_ROWS) {
+            e->ns_per_row = e->candidate && e->ns_per_row < sample ? e->ns_per_row : sample;
+            e->trusted = e->candidate;
+            e->candidate = true;
+        }
     } else if (e) {
         if (sample > MAX_JUMP * e->ns_per_row && e->ns_per_row > 0)
             sample = MAX_JUMP * e->ns_per_row;

@@ -13,7 +13,8 @@ struct sl__cost_entry {
     char name[64];
     enum sl_device_kind kind;
     double ns_per_row;
-    bool trusted; /* a second sample came: the first is a warm-up (cost.c) */
+    bool trusted; /* two full samples came after the warm-up (cost.c) */
+    bool candidate; /* one came: ns_per_row is it, not yet trusted */
 };
 
 struct sl_engine {

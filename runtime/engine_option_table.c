@@ -74,8 +74,9 @@ const struct sl__option sl__options[] = {
     {{"gpu_morsel_rows", SL_ENGINE_OPT_INT, Q, "0", "Rows per GPU chunk; 0 = 16 Mi.", NULL, 0,
       BIG}, FIELD(morsel_rows_gpu, I64)},
     {{"gpu_resident_morsel_rows", SL_ENGINE_OPT_INT, Q, "0",
-      "Rows per GPU morsel of a table already in that GPU's memory (no copies for small "
-      "morsels to overlap, so fewer launches); 0 = 2^28 while gpu_morsel_rows has its "
+      "Rows per GPU morsel of a table already in that GPU's memory, or of a sort's or "
+      "merge's result left there for GPU stages (no copies for small morsels to overlap, "
+      "so fewer launches); 0 = 2^28 while gpu_morsel_rows has its "
       "default, else gpu_morsel_rows.", NULL, 0, BIG}, FIELD(gpu_resident_morsel_rows, I64)},
     {{"coproc_morsel_rows", SL_ENGINE_OPT_INT, Q, "0",
       "Rows per morsel of a co-processed pipeline; 0 = about 32 morsels per CPU worker, "

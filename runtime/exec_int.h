@@ -62,6 +62,7 @@ struct sl__pipeline {
     _Atomic uint64_t split_range;    /* morsels not yet taken: [lo, hi) as hi << 32 | lo */
     _Atomic int64_t next_morsel;     /* the next morsel index to give a task (not split) */
     _Atomic int64_t cpu_tasks, gpu_tasks; /* morsels run on each kind of device */
+    bool started_on_gpu;             /* its start ran on a GPU worker (the profile's "start") */
 };
 
 enum sl__qstate { SL__Q_CREATED = 0, SL__Q_RUNNING = 1, SL__Q_DONE = 2 };
@@ -192,10 +193,30 @@ int sl__task_run_phase(sl_task_t *t, const struct sl_phase *ph);
 /* Local state of a node for the worker running t (created on first use). */
 void *sl__task_lstate(sl_task_t *t);
 
+/* What placement's estimate of one pipeline takes (placement.c, top comment): its source
+ * rows and their bytes, its ns per row on one CPU thread and on the GPU (history, else
+ * cost functions), the morsel sizes, CPU workers and bandwidths (GB/s; <= 0: defaults). */
+struct sl__place_input {
+    double rows, bytes, cpu_ns_per_row, gpu_ns_per_row, morsel_rows_cpu, morsel_rows_gpu;
+    int threads;
+    double link_gbps, host_gbps;
+};
+/* The estimates (ns): on the CPU workers, on a GPU (gpu_ov: its copies overlapped with
+ * its kernels as across many morsels) and co-processed; known = false when a device's
+ * cost is unknown. */
+struct sl__place_estimate {
+    bool known;
+    double cpu_ns, gpu_ns, gpu_ov, split_ns;
+};
+void sl__place_estimate(const struct sl__place_input *in, struct sl__place_estimate *e);
 /* Placement (placement.c): the GPU ordinal a pipeline runs on, or -1 for the CPU. */
 int sl__place_pipeline(struct sl_query *q, struct sl__pipeline *p);
 /* The same, writing why into `why` (cap bytes) when it is not NULL. */
 int sl__place_pipeline_why(struct sl_query *q, struct sl__pipeline *p, char *why, size_t cap);
+/* The GPU pipeline p likely runs on alone, guessed before the query runs (placement.c). */
+int sl__place_guess(struct sl_query *q, struct sl__pipeline *p, const int *guess);
+double sl__pipeline_estimate_ms(struct sl_query *q, const struct sl__pipeline *p, int device,
+                                bool split);
 double sl__pipeline_ns_per_row(struct sl_query *q, const struct sl__pipeline *p,
                                enum sl_device_kind kind);
 bool sl__pipeline_gpu_capable(const struct sl__pipeline *p);

@@ -80,6 +80,7 @@ static void estimate_pipeline(struct sl_query *q, struct sl__explain *ex, int k,
     bool gpu = e->device >= 0;
     e->split = p->split;
     e->gpu_share = p->split ? p->split_gpu_share : -1;
+    e->ms_estimated = sl__pipeline_estimate_ms(q, p, e->device, p->split);
     e->rows = p->source->op->rows_estimate;
     e->morsel_rows = gpu ? q->opts.morsel_rows_gpu : q->opts.morsel_rows_cpu;
     if (p->split) /* as run_pipeline_start will cut them (its morsel size is the same) */

@@ -65,6 +65,7 @@ static void put_pipeline(struct jbuf *b, const sl_plan_t *plan,
     put(b, ",\"morsel_rows\":%lld", (long long)p->morsel_rows);
     put_num(b, "tasks", (double)p->tasks, true);
     put_num(b, "task_seconds", p->task_seconds, false);
+    put_num(b, "ms_estimated", p->ms_estimated, false);
     put(b, ",\"stages\":[");
     for (int s = 0; s < p->n_stages; s++) {
         const struct sl_explain_stage *x = &p->stages[s];

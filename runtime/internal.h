@@ -346,6 +346,12 @@ int64_t sl__morsels_cut(struct sl__morsels *m, const sl_table_t *t, int64_t mors
 /* Rows per morsel for a source cutting table tab: sl_task_morsel_rows, except on the GPU
  * whose memory already holds every batch of tab (option gpu_resident_morsel_rows). */
 int64_t sl__task_table_morsel_rows(const sl_task_t *t, const sl_table_t *tab);
+/* Rows per morsel for a source handing out slices of batch b (a sink's result):
+ * sl_task_morsel_rows, except that a result in the memory of the GPU the pipeline runs
+ * on, read by GPU stages only, goes in morsels of gpu_resident_morsel_rows (as a
+ * GPU-resident table's). The same at source_tasks and in each task, so a source may
+ * call it in both. */
+int64_t sl__task_result_morsel_rows(const sl_task_t *t, const sl_batch_t *b);
 /* The slice task `task` emits (a new reference), or NULL when out of memory. */
 sl_batch_t *sl__morsels_slice(const struct sl__morsels *m, const sl_table_t *t, int64_t task);
 void sl__morsels_free(struct sl__morsels *m);

@@ -12,7 +12,7 @@
  *   transfer(d) = bytes of the pipeline's input that are not on d / link bandwidth
  *                 (rows x the source schema's row bytes: each type's width, a DICT
  *                 column its 4-byte codes, sl__schema_row_bytes)
- *   compute(d)  = (rows * ns_per_row(d) + tasks(d) * task_ns(d)) / workers(d)
+ *   compute(d)  = (rows * ns_per_row(d) + tasks(d) * task_ns(d)) / min(workers(d), tasks(d))
  *
  * except that a GPU overlaps one morsel's copies with another's kernels: over n GPU
  * morsels, transfer + compute becomes max(transfer, compute) + min(transfer, compute) / n.
@@ -188,38 +188,60 @@ static int fixed_device(struct sl_query *q, const struct sl__pipeline *p, char *
 }
 
 /* A pipeline's estimates (ns) on the CPU workers, on a GPU (copies overlapped across
- * morsels) and co-processed; known = false when a device's cost is unknown. */
-struct estimate {
-    bool known;
-    double cpu_ns, gpu_ns, gpu_ov, split_ns;
-};
-
-static struct estimate estimate(struct sl_query *q, const struct sl__pipeline *p)
+ * morsels) and co-processed, from what sl__place_estimate takes (exec_int.h); pure
+ * arithmetic, so the unit tests check the rules without a GPU. */
+void sl__place_estimate(const struct sl__place_input *in, struct sl__place_estimate *e)
 {
-    sl_engine_t *eng = q->eng;
-    struct estimate e = {.known = false};
-    double cpu = pipeline_cost(q, p, SL_DEVICE_CPU), gpu_c = pipeline_cost(q, p, SL_DEVICE_CUDA);
-    if (cpu < 0 || gpu_c < 0)
-        return e;
-    double rows = p->source->op->rows_estimate > 0 ? (double)p->source->op->rows_estimate : 1e6;
-    double bytes = rows * (double)sl__schema_row_bytes(p->source->op->schema);
-    double link = eng->link_gbps > 0 ? eng->link_gbps : 25.0; /* GB/s */
+    double rows = in->rows, bytes = in->bytes;
+    double link = in->link_gbps > 0 ? in->link_gbps : 25.0; /* GB/s = bytes/ns */
     /* Each task also pays its device's fixed cost (cost.c), which the history leaves out. */
-    double cpu_tasks = ceil(rows / (double)q->opts.morsel_rows_cpu);
-    double chunks = ceil(rows / (double)q->opts.morsel_rows_gpu);
+    double cpu_tasks = ceil(rows / in->morsel_rows_cpu);
+    cpu_tasks = cpu_tasks < 1 ? 1 : cpu_tasks;
+    double chunks = ceil(rows / in->morsel_rows_gpu);
     chunks = chunks < 1 ? 1 : chunks;
-    e.cpu_ns = (rows * cpu + cpu_tasks * sl__cost_task_ns(SL_DEVICE_CPU)) / eng->n_threads;
-    double gpu_work = rows * gpu_c + chunks * sl__cost_task_ns(SL_DEVICE_CUDA);
+    /* The history is one thread's ns per row: the workers share the tasks, but a pipeline
+     * of fewer tasks than workers runs on that many only. */
+    double cpu_par = cpu_tasks < in->threads ? cpu_tasks : in->threads;
+    e->cpu_ns = (rows * in->cpu_ns_per_row + cpu_tasks * sl__cost_task_ns(SL_DEVICE_CPU)) / cpu_par;
+    double gpu_work = rows * in->gpu_ns_per_row + chunks * sl__cost_task_ns(SL_DEVICE_CUDA);
     double xfer = bytes / link;
-    e.gpu_ov = gpu_work > xfer ? gpu_work : xfer;
+    e->gpu_ov = gpu_work > xfer ? gpu_work : xfer;
     /* One GPU task per morsel: the copies of one overlap the kernels of another
      * (gpu_worker.c), so n morsels take the longer of the two plus 1/n of the shorter. */
-    e.gpu_ns = e.gpu_ov + (gpu_work + xfer - e.gpu_ov) / chunks;
-    double host_bw = q->opts.host_gbps > 0 ? q->opts.host_gbps : link; /* GB/s = bytes/ns */
-    e.split_ns = e.cpu_ns * e.gpu_ov / (e.cpu_ns + e.gpu_ov);
-    e.split_ns = e.split_ns > bytes / host_bw ? e.split_ns : bytes / host_bw;
-    e.known = true;
+    e->gpu_ns = e->gpu_ov + (gpu_work + xfer - e->gpu_ov) / chunks;
+    double host_bw = in->host_gbps > 0 ? in->host_gbps : link;
+    e->split_ns = e->cpu_ns * e->gpu_ov / (e->cpu_ns + e->gpu_ov);
+    e->split_ns = e->split_ns > bytes / host_bw ? e->split_ns : bytes / host_bw;
+    e->known = true;
+}
+
+/* The estimates of pipeline p at these ns per row on one CPU thread and on the GPU. */
+static struct sl__place_estimate estimate_of(struct sl_query *q, const struct sl__pipeline *p,
+                                             double cpu, double gpu_c)
+{
+    struct sl__place_estimate e = {.known = false};
+    double rows = p->source->op->rows_estimate > 0 ? (double)p->source->op->rows_estimate : 1e6;
+    struct sl__place_input in = {
+        .rows = rows,
+        .bytes = rows * (double)sl__schema_row_bytes(p->source->op->schema),
+        .cpu_ns_per_row = cpu,
+        .gpu_ns_per_row = gpu_c,
+        .morsel_rows_cpu = (double)q->opts.morsel_rows_cpu,
+        .morsel_rows_gpu = (double)q->opts.morsel_rows_gpu,
+        .threads = q->eng->n_threads,
+        .link_gbps = q->eng->link_gbps,
+        .host_gbps = q->opts.host_gbps,
+    };
+    sl__place_estimate(&in, &e);
     return e;
+}
+
+static struct sl__place_estimate estimate(struct sl_query *q, const struct sl__pipeline *p)
+{
+    double cpu = pipeline_cost(q, p, SL_DEVICE_CPU), gpu = pipeline_cost(q, p, SL_DEVICE_CUDA);
+    if (cpu < 0 || gpu < 0)
+        return (struct sl__place_estimate){.known = false};
+    return estimate_of(q, p, cpu, gpu);
 }
 
 /* The inputs of one multi-input sink (a join's build and probe sides) go to one device:
@@ -230,7 +252,7 @@ static struct estimate estimate(struct sl_query *q, const struct sl__pipeline *p
  * small join's 1,024-row build went to the CPU and its 16,384-row probe to the GPU in
  * one run of ten, 1.15x the GPU's time.) */
 static void sibling_sums(struct sl_query *q, const struct sl__pipeline *p,
-                         const struct estimate *own, double *cpu_ns, double *gpu_ns, int *n_sides)
+                         const struct sl__place_estimate *own, double *cpu_ns, double *gpu_ns, int *n_sides)
 {
     *cpu_ns = own->cpu_ns, *gpu_ns = own->gpu_ns, *n_sides = 1;
     const struct sl__opstate *sk = p->sink;
@@ -240,7 +262,7 @@ static void sibling_sums(struct sl_query *q, const struct sl__pipeline *p,
         int gpu;
         if (o == p || o->sink != sk || fixed_device(q, o, NULL, 0, &forced, &gpu) != DECIDE_BY_COST)
             continue;
-        struct estimate oe = estimate(q, o);
+        struct sl__place_estimate oe = estimate(q, o);
         if (!oe.known)
             continue;
         *cpu_ns += oe.cpu_ns, *gpu_ns += oe.gpu_ns, (*n_sides)++;
@@ -258,7 +280,7 @@ int sl__place_pipeline_why(struct sl_query *q, struct sl__pipeline *p, char *why
         return fixed;
     const char *by = "the engine's placement option (--placement)";
     bool split_ok = sl__pipeline_splittable(p);
-    struct estimate e = estimate(q, p);
+    struct sl__place_estimate e = estimate(q, p);
     if (!e.known) {
         if (forced == SL_PLACE_COPROCESS && split_ok) {
             p->split = true;
@@ -296,6 +318,39 @@ int sl__place_pipeline_why(struct sl_query *q, struct sl__pipeline *p, char *why
 int sl__place_pipeline(struct sl_query *q, struct sl__pipeline *p)
 {
     return sl__place_pipeline_why(q, p, NULL, 0);
+}
+
+/* The GPU pipeline p will most likely run on alone, guessed when the query's graph is
+ * built (its start then goes to that GPU's worker, exec.c), or -1: the CPU, a split, or
+ * no guess. The pipeline is placed for real when it starts; a wrong guess costs a hop.
+ * A source that is a sink leaves its results on the GPU its inputs ran on (its
+ * home_gpu, known only after its finalize): `guess` holds the guesses of the pipelines
+ * before p, -1 where none, and sink inputs come before the pipelines that read the sink. */
+int sl__place_guess(struct sl_query *q, struct sl__pipeline *p, const int *guess)
+{
+    const struct sl__opstate *src = p->source;
+    if (src->n_pipes_in > 0 && src->op->placement != SL_PLACE_CPU &&
+        phase_has_cuda(stage_phase(p, -1)))
+        for (int k = src->pipe0; k < src->pipe0 + src->n_pipes_in && k < p->id; k++)
+            if (guess[k] >= 0)
+                return guess[k];
+    int dev = sl__place_pipeline(q, p);
+    bool split = p->split;
+    p->split = false;
+    p->split_gpu_share = -1;
+    return split ? -1 : dev;
+}
+
+/* The estimated ms of pipeline p on `device` (-1: the CPU), or co-processed, or < 0 when
+ * its cost there is unknown (explain sets it beside the measured time). */
+double sl__pipeline_estimate_ms(struct sl_query *q, const struct sl__pipeline *p, int device,
+                                bool split)
+{
+    double cpu = pipeline_cost(q, p, SL_DEVICE_CPU), gpu = pipeline_cost(q, p, SL_DEVICE_CUDA);
+    if (split ? cpu < 0 || gpu < 0 : (device >= 0 ? gpu : cpu) < 0)
+        return -1;
+    struct sl__place_estimate e = estimate_of(q, p, cpu < 0 ? gpu : cpu, gpu < 0 ? cpu : gpu);
+    return (split ? e.split_ns : device >= 0 ? e.gpu_ns : e.cpu_ns) / 1e6;
 }
 
 /* ns per row of pipeline p on `kind` as placement sees it (history, else cost

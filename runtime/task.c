@@ -193,6 +193,24 @@ int64_t sl__task_table_morsel_rows(const sl_task_t *t, const sl_table_t *tab)
     return sl__options_resident_morsel_rows(&t->q->opts);
 }
 
+int64_t sl__task_result_morsel_rows(const sl_task_t *t, const sl_batch_t *b)
+{
+    int64_t m = sl_task_morsel_rows(t);
+    const struct sl__pipeline *p = t ? t->pipe : NULL;
+    /* A co-processed or host-source pipeline has one morsel size of its own (morsel_rows);
+     * p->device is where its tasks run, set before source_tasks is asked. */
+    if (!p || !b || p->morsel_rows > 0 || p->split || p->device < 0 ||
+        sl_batch_device(b) != p->device)
+        return m;
+    /* Every stage after the source on the GPU: a host stage downloads every morsel, which
+     * CPU-sized ones keep overlapped (sl__task_table_morsel_rows). A 2^28-row sort's 16
+     * morsels of 16 Mi were 16 GPU tasks in a row: 0.13 ms of a 9.0 ms query (H100). */
+    for (int s = 0; s <= p->n_chain; s++)
+        if (!sl__stage_on_gpu(p, s))
+            return m;
+    return sl__options_resident_morsel_rows(&t->q->opts);
+}
+
 int sl_task_option_int(const sl_task_t *t, const char *name, int64_t *out)
 {
     const struct sl__option *o = sl__option_find(name);

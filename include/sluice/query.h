@@ -181,6 +181,10 @@ struct sl_explain_pipeline {
     int64_t multi_rows;
     int64_t xchg_link_bytes, xchg_device_bytes;
     double xchg_seconds;
+    /* (added in 0.3, issue 23) placement's estimate of the pipeline's time on the device
+     * it goes to (CPU workers, GPU with its copies, or split), in ms, to set beside
+     * ms_measured; < 0 = unknown (no history and no cost function) */
+    double ms_estimated;
 };
 
 struct sl_explain {

@@ -27,16 +27,22 @@ void sl__mat_fini(struct sl__mat *m)
     sl_batch_unref(m->out);
 }
 
+/* The result goes in morsels as sl__task_result_morsel_rows cuts it: one morsel of up to
+ * 2^28 rows where it stays on the GPU for GPU stages. */
 int64_t sl__mat_morsel_tasks(sl_task_t *t)
 {
     struct sl__mat *m = sl_task_gstate(t);
-    return sl__morsel_tasks(t, m->out, m->n);
+    if (!m->out)
+        return 0;
+    int64_t rows = sl__task_result_morsel_rows(t, m->out);
+    return m->n / rows + (m->n % rows != 0); /* rounded up without overflow */
 }
 
 int sl__mat_emit_morsel(sl_task_t *t)
 {
     struct sl__mat *m = sl_task_gstate(t);
-    return sl__emit_morsel(t, m->out, m->n);
+    int64_t rows = sl__task_result_morsel_rows(t, m->out), i = sl_task_index(t);
+    return sl__emit_rows(t, m->out, i * rows, sl__morsel_len(m->n, rows, i));
 }
 
 int sl__mat_out_on_gpu(const sl_task_t *t)
@@ -100,5 +106,3 @@ int sl__mat_spawn(sl_task_t *t, struct sl__mat *m, const struct sl_phase *work,
 
 const struct sl_impl sl__mat_sink_cpu[1] = {SL__IMPL_CPU(sl__mat_sink)};
 const struct sl_impl sl__mat_combine_cpu[1] = {SL__IMPL_CPU(sl__mat_combine)};
-const struct sl_impl sl__mat_combine_any[2] = {SL__IMPL_CPU(sl__mat_combine),
-                                               SL__IMPL_CUDA(sl__mat_combine, NULL)};

@@ -102,9 +102,11 @@ int sl__mat_spawn(sl_task_t *t, struct sl__mat *m, const struct sl_phase *work,
 #define SL__MAT_LOCAL_FIELDS                                                               \
     .local_state_bytes = sizeof(struct sl__mat_local), .fini_local = sl__mat_fini_local
 
-/* The sink and combine of every materializing operator on the CPU, and its combine on
- * the CPU or a GPU (wherever the sink ran). */
-extern const struct sl_impl sl__mat_sink_cpu[1], sl__mat_combine_cpu[1], sl__mat_combine_any[2];
+/* The sink and combine of every materializing operator on the CPU. The combine only
+ * moves batch references, so a GPU worker's local state is combined there too: as a
+ * CUDA implementation it went through the GPU's synchronous path (a status word, its
+ * read-back and a stream synchronization: about 30 us of a 2^28-row sort on the H100). */
+extern const struct sl_impl sl__mat_sink_cpu[1], sl__mat_combine_cpu[1];
 
 /* The CPU-only definition `def` of a materializing operator: `fields` as in
  * SL__SINK_SOURCE_DEF, its CPU finalize finalize_ and its source source_. */
@@ -124,6 +126,6 @@ extern const struct sl_impl sl__mat_sink_cpu[1], sl__mat_combine_cpu[1], sl__mat
     SL__IMPLS_CPU_CUDA(def##_finalize_impls, finalize_, finalize_gpu_, finalize_can_run_); \
     SL__IMPLS_CPU_CUDA(def##_source_impls, source_, source_, sl__mat_out_on_gpu);          \
     SL__SINK_SOURCE_DEF(def, fields, (), sl__cost_linear, def##_sink_impls,                \
-                        sl__mat_combine_any, def##_finalize_impls, def##_source_impls)
+                        sl__mat_combine_cpu, def##_finalize_impls, def##_source_impls)
 
 #endif /* SLUICE_OPERATORS_MATERIALIZE_H */

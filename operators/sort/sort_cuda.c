@@ -126,15 +126,24 @@ static struct sort_shape shape_of(const struct sort_global *g, const struct sort
 /* Device bytes the GPU finalize needs: the output, copies of columns that are not one
  * run of one buffer, row ids (unless CUB writes the output), a coded key's codes and
  * CUB's temp storage. */
-static int64_t need_bytes(const struct sort_global *g, const struct sort_data *d, int64_t n,
+static int64_t need_bytes(struct sort_global *g, const struct sort_data *d, int64_t n,
                           size_t *temp_bytes)
 {
     const sl_batch_t *b0 = g->m.rows.items[0].batch;
     struct sort_shape sh = shape_of(g, d);
-    *temp_bytes = 0;
-    if (sl_k_sort_pairs(NULL, temp_bytes, sh.code_bytes ? sh.code_bytes : sh.kw,
-                        d->spec.keys[0].desc, NULL, NULL, NULL, NULL, sh.vb, n, 0) != cudaSuccess)
-        return INT64_MAX;
+    /* The can_run, the finalize and its body all ask, for the same rows and shape (the
+     * shape is the operator's): asked once, since CUB's size query computes its kernels'
+     * occupancy on the device each time. */
+    if (g->gpu_temp_n != n) {
+        size_t bytes = 0;
+        if (sl_k_sort_pairs(NULL, &bytes, sh.code_bytes ? sh.code_bytes : sh.kw,
+                            d->spec.keys[0].desc, NULL, NULL, NULL, NULL, sh.vb, n, 0) !=
+            cudaSuccess)
+            return INT64_MAX;
+        g->gpu_temp_n = n;
+        g->gpu_temp_bytes = bytes;
+    }
+    *temp_bytes = g->gpu_temp_bytes;
     int64_t need = (int64_t)*temp_bytes + (sh.direct ? 0 : 8 * n) + 2 * sh.code_bytes * n +
                    sl__rows_copy_bytes(&g->m.rows, d->n_cols, n);
     for (int c = 0; c < d->n_cols; c++)

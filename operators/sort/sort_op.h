@@ -36,6 +36,10 @@ struct sort_global {
     int ooc, gpu_merge;
     int64_t n_ooc_runs;
     _Atomic int64_t sink_dev_bytes;   /* host input bytes the GPU sink uploaded */
+    /* CUB's temp bytes for gpu_temp_n rows (sort_cuda.c, need_bytes), asked once: each ask
+     * queries the device's occupancy for CUB's kernels. 0 rows: not asked yet. */
+    int64_t gpu_temp_n;
+    size_t gpu_temp_bytes;
     _Atomic int sink_host;            /* 1: the GPU sink keeps later host batches there */
     void *ooc_state;
     void (*ooc_free)(void *ooc_state);

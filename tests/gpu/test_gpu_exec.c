@@ -3,7 +3,8 @@
  * copies overlapping kernels; errors from the device status word and injected CUDA
  * failures fail the query cleanly, leave no device memory behind, and the engine runs
  * the next query; the GPU budget is enforced; under placement auto a join's two inputs go
- * to one device. Skipped without a GPU. */
+ * to one device, and the starts of the pipelines it expects on the GPU run on the GPU
+ * worker. Skipped without a GPU. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -443,6 +444,27 @@ SL_TEST(blocked_flow_on_gpu)
     assert_no_leaks();
 }
 
+/* Pipelines in the profile whose source is `source` and that ran on a GPU: *n_gpu of
+ * them, *n_started of those with their start on the GPU worker (the profile's "start"). */
+static void gpu_starts(const char *prof, const char *source, int *n_gpu, int *n_started)
+{
+    *n_gpu = *n_started = 0;
+    char key[80];
+    snprintf(key, sizeof key, "\"source\":\"%s\"", source);
+    const char *at = strstr(prof, "\"pipelines\":[");
+    assert_non_null(at);
+    while ((at = strstr(at, key)) != NULL) {
+        const char *end = strchr(at, '}'), *dev = strstr(at, "\"device\":"),
+                   *st = strstr(at, "\"start\":\"");
+        assert_true(end && dev && st && dev < end && st < end);
+        if (atoi(dev + 9) >= 0) {
+            ++*n_gpu;
+            *n_started += strncmp(st + 9, "gpu", 3) == 0;
+        }
+        at = end;
+    }
+}
+
 /* Placement auto with a cost history where a join's 1,024-row build side alone is
  * cheaper on the CPU (a GPU task's fixed cost) and its 16,384-row probe side on the GPU:
  * both inputs go to one device, the one their summed estimates favour (the GPU), and the
@@ -492,6 +514,12 @@ SL_TEST(join_inputs_placed_together)
         if (auto_pl)
             assert_true(dev[0] >= 0); /* the summed estimates favour the GPU */
         SL_ASSERT_OK(sl_query_run(q));
+        /* Expected on the GPU, the join's inputs start on the GPU worker (exec.c,
+         * start_devices), as with placement gpu. */
+        int n_gpu, n_started;
+        gpu_starts(sl_query_profile_json(q), "gen.keys", &n_gpu, &n_started);
+        assert_int_equal(n_gpu, auto_pl ? 2 : 0);
+        assert_int_equal(n_started, n_gpu);
         sl_table_t *r;
         SL_ASSERT_OK(sl_query_result(q, sl_plan_output_at(p, 0, NULL), &r));
         sl_test_table_hash(r, auto_pl ? &got : &want);

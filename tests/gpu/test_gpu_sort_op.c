@@ -5,7 +5,7 @@
  * sorted, int32 and int64 keys with negative values and extremes, ascending and
  * descending, 0, 1 and 3 payloads of mixed widths (int32, int64, float64), odd batch
  * sizes; each with host-resident input and GPU-resident input (sl_table_to_device) with
- * the output left on the GPU. Then the cases the GPU leaves to the CPU, which must still
+ * the output left on the GPU, which the sort hands out in one resident-size morsel. Then the cases the GPU leaves to the CPU, which must still
  * give the CPU's result: nulls in the key or in a payload, two sort keys, a float key, a
  * GPU budget too small. Partition: radix and hash, 1 to 16 bits; merge: two runs, an
  * unsorted run (the same error as the CPU). Whether the GPU finalized is read from the
@@ -159,6 +159,63 @@ SL_TEST(int64_keys_payloads_0_1_3)
         check(&a, "by=k", 1, 0);
         check(&a, "by=\"k DESC\"", 1, 0);
     }
+}
+
+/* Source tasks of the pipeline reading `source` in a finished query's profile. */
+static int64_t source_tasks(sl_query_t *q, const char *source)
+{
+    char key[64];
+    snprintf(key, sizeof key, "\"source\":\"%s\",", source);
+    const char *at = strstr(sl_query_profile_json(q), "\"pipelines\":[");
+    assert_non_null(at);
+    at = strstr(at, key);
+    assert_non_null(at);
+    const char *tasks = strstr(at, "\"tasks\":");
+    assert_non_null(tasks);
+    return atoll(tasks + 8);
+}
+
+/* A sort finalized on the GPU whose result stays there for GPU stages (an output kept
+ * on the device) hands it out in morsels of gpu_resident_morsel_rows, as a GPU-resident
+ * table's (runtime/task.c, sl__task_result_morsel_rows): one task here instead of four of
+ * gpu_morsel_rows. Downloaded for a host output, it keeps the GPU morsel size. Both equal
+ * the CPU's sort. */
+SL_TEST(device_result_in_resident_morsels)
+{
+    NEED_GPU();
+    struct spec sp = {.rows = 150000, .n_pay = 1, .chunk = 1 << 20, .seed = 90};
+    sl_table_t *in = make(&sp);
+    sl_engine_t *cpu = gpu_test_engine(SL_PLACE_CPU, 0);
+    struct flat want = run(cpu, &in, 1, "sort", "by=k", 0, NULL);
+    sl_engine_close(cpu);
+    struct sl_engine_config cfg;
+    gpu_test_config(&cfg, SL_PLACE_GPU, 0);
+    SL_ASSERT_OK(sl_engine_config_set(&cfg, "gpu_morsel_rows", "40000"));
+    SL_ASSERT_OK(sl_engine_config_set(&cfg, "gpu_resident_morsel_rows", "1048576"));
+    sl_engine_t *e;
+    SL_ASSERT_OK(sl_test_engine_open(&e, &cfg));
+    sl_table_t *din;
+    SL_ASSERT_OK(sl_table_to_device(e, in, 0, &din));
+    for (int device_out = 0; device_out < 2; device_out++) {
+        sl_plan_t *p;
+        int ns;
+        sl_query_t *q = query(e, &din, 1, "sort", "by=k", device_out, &p, &ns);
+        SL_ASSERT_OK(sl_query_run(q));
+        assert_true(((const struct sl__mat *)q->ops[ns].gstate)->gpu);
+        int64_t n = source_tasks(q, "sort");
+        printf("sort of %lld GPU-resident rows, output on the %s: %lld source tasks\n",
+               (long long)sp.rows, device_out ? "GPU" : "host", (long long)n);
+        assert_int_equal(n, device_out ? 1 : 4);
+        struct flat got = result_flat(q, p);
+        assert_int_equal(got.rows, want.rows);
+        assert_int_equal(got.cols, want.cols);
+        assert_true(memcmp(got.v, want.v, (size_t)(want.rows * want.cols) * 8) == 0);
+        free(got.v);
+    }
+    free(want.v);
+    sl_table_unref(din);
+    sl_table_unref(in);
+    sl_engine_close(e);
 }
 
 /* Equal keys keep their input order (payload p1 is the input position). */

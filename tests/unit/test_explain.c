@@ -125,6 +125,11 @@ SL_TEST(costs_tasks_and_memory)
     assert_true(p0->stages[0].task_seconds > 0.99e-4 && p0->stages[0].task_seconds < 1.01e-4);
     assert_true(p0->stages[1].task_seconds > 0);
     assert_true(p0->task_seconds > p0->stages[0].task_seconds);
+    /* Placement's estimate of the pipeline: its 10 tasks shared by the 2 workers (each
+     * task's fixed 1 us included; the cost functions taken at 1M rows, near linear). */
+    double est = (10 * p0->task_seconds * 1e3 + 10 * 1e-3) / 2;
+    printf("estimated %.4f ms, from the tasks' cost %.4f ms\n", p0->ms_estimated, est);
+    assert_true(p0->ms_estimated > 0.8 * est && p0->ms_estimated < 1.25 * est);
     assert_int_equal(p0->bytes_h2d, 0);
     assert_int_equal(p0->bytes_d2h, 0);
     /* The aggregate keeps its input (8-byte keys); two workers hold a morsel in, one out. */
@@ -162,8 +167,9 @@ SL_TEST(over_budget_and_gpu_absent)
     assert_non_null(strstr(p0->why, "engine's placement"));
     assert_true(p0->stages[0].task_seconds < 0); /* the source has no cost function */
     assert_true(p0->task_seconds < 0);
+    assert_true(p0->ms_estimated < 0);
     json_has(q, (const char *const[]){"\"host_over_budget\":true", "\"task_seconds\":null",
-                                      NULL});
+                                      "\"ms_estimated\":null", NULL});
     fx_close(&f);
 }
 
