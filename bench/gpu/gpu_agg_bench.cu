@@ -795,12 +795,15 @@ static void bench_one(const char *method, int mode, int shared, int bits, int64_
            "\"time_ms\":%.3f,\"min_ms\":%.3f,\"max_ms\":%.3f,\"gtuples_per_s\":%.2f,"
            "\"output_rows\":%lld,\"check_ok\":%s,\"peak_device_bytes\":%zu,\"floor_ms\":%.3f,"
            "\"x_floor\":%.2f,\"vs_pytorch\":%.1f,\"mode\":%d,\"bits\":%d,\"g_est\":%.0f,"
-           "\"grows\":%lld,\"device\":\"%s\",\"phases\":{\"%s\":%.3f,\"%s\":%.3f}}\n",
+           "\"grows\":%lld,\"clustered\":%d,\"device\":\"%s\",\"phases\":{\"%s\":%.3f,"
+           "\"%s\":%.3f,\"record_partition\":%.3f}}\n",
            method, (long long)n, (long long)groups, t, tt.front(), tt.back(),
            (double)n / (t * 1e6), (long long)ng, ok ? "true" : "false", peak, floor_ms,
            t / floor_ms, (groups <= 1000 ? 17.0 : 35.0) / t, last.mode, last.bits, last.g_est,
-           (long long)last.grows, g_dev.c_str(), last.mode == AGG_GDRV_PART ? "partition" : "aggregate",
-           med(ta), last.mode == AGG_GDRV_PART ? "aggregate_partitions" : "output", med(to));
+           (long long)last.grows, last.clustered, g_dev.c_str(),
+           last.mode == AGG_GDRV_PART ? "partition" : "aggregate", med(ta),
+           last.mode == AGG_GDRV_PART ? "aggregate_partitions" : "output", med(to),
+           last.phase_ms[AGG_PH_PARTITION]);
     fflush(stdout);
     cudaFree(d_status);
     cudaFree(acc);

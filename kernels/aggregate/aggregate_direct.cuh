@@ -67,8 +67,18 @@ __device__ __forceinline__ int64_t direct_find(const sl_k_agg_dtable &dt, int64_
     return -1;
 }
 
+/* Whether a + b overflows int64 (then a run's partial sum is flushed first). */
+__device__ __forceinline__ bool add_overflows(int64_t a, int64_t b)
+{
+    const int64_t s = (int64_t)((uint64_t)a + (uint64_t)b);
+    return ((a ^ s) & (b ^ s)) < 0;
+}
+
 /* Rows [r0, r0 + N): the keys and the first two states' values load together (one
- * memory wait), then each row updates its record. */
+ * memory wait), then each run of equal keys among them updates its record once (an
+ * input clustered by key, such as lineitem by l_orderkey, has runs of several rows; an
+ * unclustered one rarely: one compare a row). The runs are walked backwards so that
+ * every array index is a constant (registers, no local memory). */
 template <typename K, int N>
 __device__ __forceinline__ void direct_rows(const sl_k_agg_spec &sp, const sl_k_agg_input &in,
                                             const sl_k_agg_dtable &dt, const DirectLayout &L,
@@ -78,14 +88,24 @@ __device__ __forceinline__ void direct_rows(const sl_k_agg_spec &sp, const sl_k_
     int64_t kx[N], pre[kSmallPre][N];
     small_load<N>(in.keys[0].d_data, sizeof(K) == 4 ? SL_K_I32 : SL_K_I64, r0, vec, kx);
     small_preload<N>(sp, in, L.off, r0, vec, pre);
+    bool head[N];
     int64_t s[N];
 #pragma unroll
     for (int i = 0; i < N; i++) {
-        s[i] = direct_find(dt, kx[i], claims);
+        head[i] = i == 0 || kx[i] != kx[i - 1];
+        s[i] = head[i] ? direct_find(dt, kx[i], claims) : s[i > 0 ? i - 1 : 0];
+    }
+    unsigned run = 0;
+#pragma unroll
+    for (int i = N - 1; i >= 0; i--) {
+        run++;
+        if (!head[i])
+            continue;
         if (s[i] < 0)
-            (*fails)++;
+            *fails += run;
         else
-            atomicAdd(&dt.d_rec[s[i] * dt.words + 1], 1ull);
+            atomicAdd(&dt.d_rec[s[i] * dt.words + 1], (unsigned long long)run);
+        run = 0;
     }
     for (int a = 0; a < sp.n_aggs; a++) {
         const int o = L.off[a];
@@ -94,12 +114,28 @@ __device__ __forceinline__ void direct_rows(const sl_k_agg_spec &sp, const sl_k_
         const int kd = kind_of(sp.fn[a], sp.in_type[a]);
         int64_t x[N];
         small_vals<N>(sp, in, a, pre, r0, vec, x);
+        int64_t acc = 0;
+        bool any = false;
 #pragma unroll
-        for (int i = 0; i < N; i++) {
+        for (int i = N - 1; i >= 0; i--) {
             if (s[i] < 0)
-                continue;
+                continue; /* the whole run failed (counted above) */
             unsigned long long *w = dt.d_rec + s[i] * dt.words + o;
-            update_val(kd, w, (long long *)(w + 1), 0, (uint64_t)x[i]);
+            if (!any) {
+                acc = x[i];
+            } else if (kd == K_SUMI) {
+                if (add_overflows(acc, x[i])) { /* flush the partial, go on from x[i] */
+                    update_val(kd, w, (long long *)(w + 1), 0, (uint64_t)acc);
+                    acc = x[i];
+                } else {
+                    acc += x[i];
+                }
+            } else {
+                acc = kd == K_MINI ? (x[i] < acc ? x[i] : acc) : (x[i] > acc ? x[i] : acc);
+            }
+            any = !head[i];
+            if (head[i])
+                update_val(kd, w, (long long *)(w + 1), 0, (uint64_t)acc);
         }
     }
 }

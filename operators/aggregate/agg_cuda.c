@@ -242,6 +242,9 @@ static int sink(sl_task_t *t)
     struct agg_gdrv *d = &ls->gpu->drv;
     drv_bind(d, t);
     sl_task_option_int(t, "agg_gpu_part_threshold", &d->part_threshold);
+    int64_t strided = 0;
+    sl_task_option_int(t, "debug_agg_gpu_strided_estimate", &strided);
+    d->strided_estimate = strided != 0;
     /* DICT keys as merged codes: b's own, or remapped into a batch of their own. */
     sl_batch_t *remapped[SL_K_AGG_MAX_KEYS] = {NULL};
     for (int j = 0; j < p->n_keys; j++)
@@ -397,7 +400,7 @@ static int finalize(sl_task_t *t)
         return drv_failed(t, d, rc);
     }
     static const char *const names[AGG_PH_N] = {"gpu_sample", "gpu_aggregate", "gpu_retry",
-                                                  "gpu_output"};
+                                                  "gpu_output", "gpu_partition"};
     for (int i = 0; i < AGG_PH_N; i++)
         if (d->phase_ms[i] >= 0)
             sl_task_phase_time(t, names[i], d->phase_ms[i]);

@@ -34,8 +34,11 @@ extern "C" {
 enum { AGG_GDRV_OK = 0, AGG_GDRV_ECUDA = -1, AGG_GDRV_ENOMEM = -2,
        AGG_GDRV_EBUDGET = -3 /* a table of need_groups groups (need_bytes) is over budget */ };
 /* Phases timed with CUDA events (phase_ms, -1 where not timed). */
-enum { AGG_PH_SAMPLE, AGG_PH_AGGREGATE, AGG_PH_RETRY, AGG_PH_OUTPUT, AGG_PH_N };
-enum { AGG_EV_START, AGG_EV_AGG0, AGG_EV_AGG1, AGG_EV_RETRY, AGG_EV_OUT, AGG_EV_N };
+enum { AGG_PH_SAMPLE, AGG_PH_AGGREGATE, AGG_PH_RETRY, AGG_PH_OUTPUT,
+       AGG_PH_PARTITION /* the record table's partitioning of the first batch (part of
+                           AGG_PH_AGGREGATE) */, AGG_PH_N };
+enum { AGG_EV_START, AGG_EV_AGG0, AGG_EV_AGG1, AGG_EV_RETRY, AGG_EV_OUT, AGG_EV_PART0,
+       AGG_EV_PART1, AGG_EV_N };
 enum { AGG_GDRV_AUTO = 0, AGG_GDRV_TABLE = 1, AGG_GDRV_PART = 2, AGG_GDRV_DIRECT = 3 };
 
 struct agg_gdrv_mem {
@@ -75,10 +78,16 @@ struct agg_gdrv {
                                      the operator passes agg_gpu_part_threshold); inputs the
                                      record table takes (sl_k_agg_direct_ok) take it instead */
     int direct_bits;              /* record table: radix bits of the partitioning pass
-                                     before it (0 = from the table's size, < 0 = none) */
+                                     before it (0 = from the table's size, none for a
+                                     clustered input; < 0 = none) */
+    int strided_estimate;         /* the group estimate from the sample's distinct count
+                                     alone, as before the key-change bound (A/B runs:
+                                     debug_agg_gpu_estimate) */
     /* state */
     int mode;
     double g_est;                 /* estimated groups (first batch) */
+    int clustered;                /* the first batch comes in runs of a key (sorted by it,
+                                     say): sl_k_agg_estimate_groups */
     unsigned long long *d_small;  /* 8 counters */
     int64_t rows;                 /* rows added */
     int64_t groups;               /* table: groups after the last add */

@@ -98,6 +98,18 @@ struct kcase {
     int64_t init_cap;     /* first table capacity (0: from the estimate) */
     int atom64;           /* shared sums as one 64-bit atomic: without SL_K_AGG_SMALL_SPLIT
                              (32-bit halves, the driver's default) */
+    int sorted;           /* rows in runs of their group (clustered, as lineitem by
+                             l_orderkey): 1 = row i in group i * groups / n; 2 = runs of
+                             1..7 rows, the groups in turn (wrapping: a group may come
+                             back) */
+    int alt_big;          /* values INT64_MAX, INT64_MAX, -INT64_MAX, -INT64_MAX, ... (with
+                             sorted = 1 and n = 4 * groups every group sums to 0, but a
+                             run's partial sums overflow) */
+    int strided;          /* the driver's strided_estimate (the estimate before the
+                             key-change bound) */
+    int want_mode;        /* the mode the driver must choose (0: not checked) */
+    int want_clustered;   /* 1: the driver must see the input as clustered, -1: not */
+    double est_within;    /* > 0: the estimate within a factor est_within of the groups */
 };
 
 struct ref {
@@ -139,13 +151,26 @@ static void kcase_run(const struct kcase *c)
     for (int64_t g = 1; g < G; g++)
         assert_true(gk[2 * g] != gk[2 * g - 2]); /* distinct keys */
     uint64_t s = 0x51ed2701 + (uint64_t)n * 31 + (uint64_t)G;
+    int64_t run_g = 0, run_left = 0;
     for (int64_t i = 0; i < n; i++) {
         int64_t g = (int64_t)(rnd(&s) % (uint64_t)G);
+        if (c->sorted == 1)
+            g = (int64_t)((__int128)i * G / n);
+        if (c->sorted == 2) {
+            if (run_left == 0) {
+                run_g = i ? (run_g + 1) % G : 0;
+                run_left = 1 + (int64_t)(rnd(&s) % 7);
+            }
+            run_left--;
+            g = run_g;
+        }
         if (c->skew && rnd(&s) % 10 < 9)
             g = 0;
         if (c->few_first && i < n / 2)
             g %= 10;
         int64_t v = (int64_t)(rnd(&s) % 2000001) - 1000000;
+        if (c->alt_big)
+            v = (i >> 1 & 1) ? -INT64_MAX : INT64_MAX;
         if (c->extremes && i < 4) /* group 0: both extremes (the total fits) */
             g = 0, v = i == 0 ? INT64_MAX : i == 1 ? INT64_MIN : v;
         if (c->extremes && i % 97 == 5)
@@ -187,6 +212,7 @@ static void kcase_run(const struct kcase *c)
     d.force_mode = c->mode;
     d.direct_bits = c->dbits;
     d.init_cap = c->init_cap;
+    d.strided_estimate = c->strided;
     if (c->atom64)
         d.update_flags &= ~SL_K_AGG_SMALL_SPLIT;
     for (int b = 0; b < c->batches; b++) {
@@ -214,6 +240,14 @@ static void kcase_run(const struct kcase *c)
            "mode %d, %lld groups, grows %lld, status %d\n", c->key64, (long long)n,
            (long long)G, c->extremes, c->skew, c->offset, c->few_first, (long long)c->small,
            d.mode, (long long)ng, (long long)d.grows, status);
+    printf("  estimate %.0f, clustered %d\n", d.g_est, d.clustered);
+    if (c->want_mode)
+        assert_int_equal(d.mode, c->want_mode);
+    if (c->want_clustered)
+        assert_int_equal(d.clustered, c->want_clustered > 0);
+    if (c->est_within > 0)
+        assert_true(d.g_est <= (double)G * c->est_within &&
+                    d.g_est >= (double)G / c->est_within);
     assert_int_equal(status, 0);
     int64_t want = 0;
     for (int64_t g = 0; g < G; g++)
@@ -353,6 +387,44 @@ SL_TEST(direct_path_cases)
         struct kcase grow = {.key64 = k64, .n = 400000, .groups = 90000, .batches = 3,
                              .mode = D, .init_cap = 16, .dbits = 1};
         kcase_run(&grow);
+    }
+}
+
+/* Inputs clustered by key (issue 18: lineitem sorted by l_orderkey, 4 rows an order):
+ * the estimate must see about the groups there are, not one a row (the sampled rows
+ * are all distinct), and the record table then skips its partitioning pass and updates
+ * each run of a key in a thread's rows once. Runs of 4 and of 1..7 rows (groups coming
+ * back), both key widths, partial sums of a run that overflow int64 (the group sums
+ * fit), the estimate before the key-change bound on the same input (a table for one
+ * group a row: same result), a sorted input with few groups (the sample sees no key
+ * change: the estimate must still hold the distinct keys it saw), and an unclustered
+ * one that must not look clustered. */
+SL_TEST(direct_path_clustered_keys)
+{
+    NEED_GPU();
+    kernel_setup();
+    const int D = AGG_GDRV_DIRECT, T = AGG_GDRV_TABLE;
+    for (int k64 = 0; k64 < 2; k64++) {
+        struct kcase r4 = {.key64 = k64, .n = 1000000, .groups = 250000, .sorted = 1,
+                           .batches = 1, .want_mode = D, .want_clustered = 1,
+                           .est_within = 1.1};
+        kcase_run(&r4);
+        struct kcase r7 = {.key64 = k64, .n = 1200003, .groups = 200000, .sorted = 2,
+                           .batches = 1, .want_mode = D, .want_clustered = 1};
+        kcase_run(&r7);
+        struct kcase big = {.key64 = k64, .n = 800000, .groups = 200000, .sorted = 1,
+                            .alt_big = 1, .batches = 1, .want_mode = D};
+        kcase_run(&big);
+        struct kcase old = {.key64 = k64, .n = 1000000, .groups = 250000, .sorted = 1,
+                            .strided = 1, .batches = 1, .want_mode = D,
+                            .want_clustered = -1};
+        kcase_run(&old);
+        struct kcase few = {.key64 = k64, .n = 2000000, .groups = 300, .sorted = 1,
+                            .batches = 2, .want_mode = T};
+        kcase_run(&few);
+        struct kcase rnd_ = {.key64 = k64, .n = 1000000, .groups = 250000, .batches = 1,
+                             .want_mode = D, .want_clustered = -1, .est_within = 1.2};
+        kcase_run(&rnd_);
     }
 }
 
