@@ -224,12 +224,16 @@ __global__ void direct_output_kernel(sl_k_agg_spec sp, sl_k_agg_dtable dt, Direc
     }
 }
 
-/* ---- partitioning for the record table (sl_k_agg_direct_partition) ----
+/* ---- the tile partitioner (sl_k_agg_direct_partition, sl_k_agg_tile_partition) ----
  * Each block takes one contiguous chunk of the input. A count kernel writes each block's
- * rows per partition (hist[p * G + b]); their exclusive sum gives every (partition,
- * block) run its place. The scatter kernel then takes its chunk a tile at a time, sorts
- * the tile by partition in shared memory and writes each partition's rows of the tile
- * as one contiguous run (coalesced; scattering row by row made 2^28 rows take ~30 ms). */
+ * rows per partition (hist[cell]); their exclusive sum gives every (partition, block)
+ * run its place. The scatter kernel then takes its chunk a tile at a time, sorts the
+ * tile by partition in shared memory and writes each partition's rows of the tile as
+ * one contiguous run (coalesced; scattering row by row made 2^28 rows take ~30 ms).
+ * A pass takes at most 8 bits. A second pass (DPartSeg.o1 set) splits each partition of
+ * the first by the next bits: its blocks' chunks lie within one first-level partition
+ * (chunk table cstart), so a block still sees at most 256 partitions, and its cells are
+ * ordered (first-level partition, digit, chunk): the scan keeps the first level's order. */
 constexpr int kPartTile = kThreads * 4;
 constexpr int kPartVals = 4; /* value columns it moves (more: the generic partitioner) */
 
@@ -240,29 +244,76 @@ struct DPartCols {
     int w[kPartVals];
 };
 
-__device__ __forceinline__ void dpart_chunk(int64_t n, int64_t *lo, int64_t *hi)
+/* Where a block's rows and cells are. Pass 1 (o1 NULL): chunk blockIdx of n rows in
+ * gridDim pieces, cell of digit q = q * gridDim + blockIdx. Pass 2: the first-level
+ * partition p1 with cstart[p1] <= blockIdx < cstart[p1 + 1] (cstart[p1_count]: chunks in
+ * all), chunk j = blockIdx - cstart[p1] of `chunk` rows of [o1[p1], o1[p1 + 1]), cell
+ * cstart[p1] * 2^bits + q * (its chunks) + j. */
+struct DPartSeg {
+    const int64_t *o1;
+    const unsigned *cstart;
+    int p1_count;
+    int shift;          /* bits of the hash above this pass's digit */
+    int64_t chunk;
+};
+
+struct DPartBlock {
+    int64_t lo, hi, cell0, cell_step;
+};
+
+__device__ __forceinline__ DPartBlock dpart_block(const DPartSeg &g, int64_t n, int bits)
 {
-    const int64_t per = (n + gridDim.x - 1) / gridDim.x;
-    *lo = min(n, (int64_t)blockIdx.x * per);
-    *hi = min(n, *lo + per);
+    DPartBlock r;
+    if (!g.o1) {
+        const int64_t per = (n + gridDim.x - 1) / gridDim.x;
+        r.lo = min(n, (int64_t)blockIdx.x * per);
+        r.hi = min(n, r.lo + per);
+        r.cell0 = blockIdx.x;
+        r.cell_step = gridDim.x;
+        return r;
+    }
+    const unsigned b = blockIdx.x;
+    r.lo = r.hi = r.cell0 = r.cell_step = 0;
+    if (b >= g.cstart[g.p1_count])
+        return r;
+    int lo = 0, hi = g.p1_count - 1; /* last p1 with cstart[p1] <= b */
+    while (lo < hi) {
+        const int m = (lo + hi + 1) / 2;
+        if (g.cstart[m] <= b)
+            lo = m;
+        else
+            hi = m - 1;
+    }
+    const unsigned c0 = g.cstart[lo], nc = g.cstart[lo + 1] - c0, j = b - c0;
+    r.lo = g.o1[lo] + (int64_t)j * g.chunk;
+    r.hi = min(g.o1[lo + 1], r.lo + g.chunk);
+    r.cell0 = ((int64_t)c0 << bits) + j;
+    r.cell_step = nc;
+    return r;
+}
+
+__device__ __forceinline__ unsigned dpart_digit(int64_t k, int shift, int bits)
+{
+    return (unsigned)((direct_hash(k) << shift) >> (64 - bits));
 }
 
 template <typename K>
 __global__ void __launch_bounds__(kThreads)
-    dpart_count_kernel(const K *keys, int64_t n, int bits, unsigned *hist)
+    dpart_count_kernel(const K *keys, int64_t n, int bits, DPartSeg g, unsigned *hist)
 {
     __shared__ unsigned h[256];
     const int P = 1 << bits;
+    const DPartBlock r = dpart_block(g, n, bits);
+    if (r.cell_step == 0)
+        return;
     for (int i = threadIdx.x; i < P; i += blockDim.x)
         h[i] = 0;
     __syncthreads();
-    int64_t lo, hi;
-    dpart_chunk(n, &lo, &hi);
-    for (int64_t r = lo + threadIdx.x; r < hi; r += blockDim.x)
-        atomicAdd(&h[direct_hash((int64_t)keys[r]) >> (64 - bits)], 1u);
+    for (int64_t i = r.lo + threadIdx.x; i < r.hi; i += blockDim.x)
+        atomicAdd(&h[dpart_digit((int64_t)keys[i], g.shift, bits)], 1u);
     __syncthreads();
     for (int i = threadIdx.x; i < P; i += blockDim.x)
-        hist[(size_t)i * gridDim.x + blockIdx.x] = h[i];
+        hist[r.cell0 + (int64_t)i * r.cell_step] = h[i];
 }
 
 __device__ __forceinline__ uint64_t dpart_ld(const void *p, int w, int64_t i)
@@ -278,11 +329,11 @@ __device__ __forceinline__ void dpart_st(void *p, int w, int64_t i, uint64_t x)
         ((uint64_t *)p)[i] = x;
 }
 
-/* offs[p * G + b]: where block b's rows of partition p start in the output. */
+/* offs[cell]: where a block's rows of a digit start in the output. */
 template <typename K>
 __global__ void __launch_bounds__(kThreads)
-    dpart_scatter_kernel(const K *keys, int64_t n, int bits, const unsigned *offs, K *okeys,
-                         DPartCols c)
+    dpart_scatter_kernel(const K *keys, int64_t n, int bits, DPartSeg g, const unsigned *offs,
+                         K *okeys, DPartCols c)
 {
     using Scan = cub::BlockScan<unsigned, kThreads>;
     __shared__ typename Scan::TempStorage scan_tmp;
@@ -291,12 +342,13 @@ __global__ void __launch_bounds__(kThreads)
     K *sk = (K *)(sv + (size_t)kPartVals * kPartTile);
     unsigned short *spart = (unsigned short *)(sk + kPartTile);
     const int P = 1 << bits;
-    int64_t lo, hi;
-    dpart_chunk(n, &lo, &hi);
+    const DPartBlock r = dpart_block(g, n, bits);
+    if (r.cell_step == 0)
+        return;
     if (threadIdx.x < P)
-        cur[threadIdx.x] = offs[(size_t)threadIdx.x * gridDim.x + blockIdx.x];
-    for (int64_t base = lo; base < hi; base += kPartTile) {
-        const int tn = (int)min((int64_t)kPartTile, hi - base);
+        cur[threadIdx.x] = offs[r.cell0 + (int64_t)threadIdx.x * r.cell_step];
+    for (int64_t base = r.lo; base < r.hi; base += kPartTile) {
+        const int tn = (int)min((int64_t)kPartTile, r.hi - base);
         if (threadIdx.x < P)
             th[threadIdx.x] = 0;
         __syncthreads();
@@ -309,7 +361,7 @@ __global__ void __launch_bounds__(kThreads)
             if (i >= tn)
                 continue;
             k[it] = keys[base + i];
-            q[it] = (unsigned)(direct_hash((int64_t)k[it]) >> (64 - bits));
+            q[it] = dpart_digit((int64_t)k[it], g.shift, bits);
             rank[it] = atomicAdd(&th[q[it]], 1u);
 #pragma unroll
             for (int j = 0; j < kPartVals; j++)
@@ -345,6 +397,47 @@ __global__ void __launch_bounds__(kThreads)
         __syncthreads();
         if (threadIdx.x < P)
             cur[threadIdx.x] += th[threadIdx.x];
+    }
+}
+
+/* Between the passes (one block): the first level's partition starts o1[p] = offs1[p *
+ * grid1] (o1[p1_count] = n) and its chunk table: cstart[p] = chunks of `chunk` rows of
+ * the partitions before p. */
+constexpr int kChunkThreads = 512; /* dpart_chunks_kernel: first-level partitions + 1 */
+__global__ void __launch_bounds__(kChunkThreads)
+    dpart_chunks_kernel(const unsigned *offs1, int grid1, int p1_count, int64_t n,
+                        int64_t chunk, int64_t *o1, unsigned *cstart)
+{
+    using Scan = cub::BlockScan<unsigned, kChunkThreads>;
+    __shared__ typename Scan::TempStorage tmp;
+    const int p = threadIdx.x;
+    const int64_t lo = p < p1_count ? (int64_t)offs1[(int64_t)p * grid1] : n;
+    const int64_t hi = p + 1 < p1_count ? (int64_t)offs1[(int64_t)(p + 1) * grid1] : n;
+    const unsigned nc = p < p1_count ? (unsigned)((hi - lo + chunk - 1) / chunk) : 0;
+    unsigned ex;
+    Scan(tmp).ExclusiveSum(nc, ex);
+    if (p <= p1_count) {
+        o1[p] = lo;
+        cstart[p] = ex;
+    }
+}
+
+/* The partitions' offsets (2^(b1 + b2) + 1) after the second pass: partition (p1, q)
+ * starts at its first chunk's cell, or at o1[p1] when p1 has no rows. */
+__global__ void dpart_offsets_kernel(const unsigned *offs2, const int64_t *o1,
+                                     const unsigned *cstart, int b1, int b2, int64_t n,
+                                     int64_t *d_offsets)
+{
+    const int P = 1 << (b1 + b2);
+    for (int pid = blockIdx.x * blockDim.x + threadIdx.x; pid <= P;
+         pid += gridDim.x * blockDim.x) {
+        if (pid == P) {
+            d_offsets[pid] = n;
+            continue;
+        }
+        const int p1 = pid >> b2, q = pid & ((1 << b2) - 1);
+        const unsigned c0 = cstart[p1], nc = cstart[p1 + 1] - c0;
+        d_offsets[pid] = nc ? (int64_t)offs2[((int64_t)c0 << b2) + (int64_t)q * nc] : o1[p1];
     }
 }
 

@@ -755,38 +755,143 @@ static cudaError_t dpart_setup(const sl_k_agg_spec *sp, const sl_k_agg_input *in
     return e;
 }
 
+/* One pass of the tile partitioner: keys and the columns of c from `keys` into `okeys`
+ * and c.dst, `bits` bits below g.shift, over `grid` blocks (hist and offs: grid << bits
+ * cells each). */
+template <typename K>
+static cudaError_t dpart_pass(const K *keys, int64_t n, int bits, const DPartSeg &g, int grid,
+                              size_t smem, unsigned *hist, unsigned *offs, void *scan_tmp,
+                              size_t scan_bytes, K *okeys, const DPartCols &c,
+                              cudaStream_t stream)
+{
+    const size_t cells = (size_t)grid << bits;
+    dpart_count_kernel<K><<<grid, kThreads, 0, stream>>>(keys, n, bits, g, hist);
+    cudaError_t e = cudaGetLastError();
+    if (e == cudaSuccess)
+        e = cub::DeviceScan::ExclusiveSum(scan_tmp, scan_bytes, hist, offs, (int)cells, stream);
+    if (e != cudaSuccess)
+        return e;
+    dpart_scatter_kernel<K><<<grid, kThreads, smem, stream>>>(keys, n, bits, g, offs, okeys, c);
+    return cudaGetLastError();
+}
+
+/* The temp block of sl_k_agg_tile_partition (the record table's one pass: offsets NULL,
+ * no second level). */
+struct DPartPlan {
+    int b1, b2, grid1, grid2;
+    int64_t chunk;
+    size_t smem, scan_bytes;
+    size_t o_hist1, o_offs1, o_scan, o_o1, o_cstart, o_hist2, o_offs2, o_mid, bytes;
+};
+
+template <typename K>
+static cudaError_t dpart_plan(const sl_k_agg_spec *sp, const sl_k_agg_input *in, int bits,
+                              bool offsets, DPartPlan *pl)
+{
+    DPartCols c;
+    memset(pl, 0, sizeof *pl);
+    cudaError_t e = dpart_setup<K>(sp, in, NULL, &c, &pl->grid1, &pl->smem);
+    if (e != cudaSuccess)
+        return e;
+    pl->b1 = bits > 8 ? (bits + 1) / 2 : bits;
+    pl->b2 = bits - pl->b1;
+    const int P1 = 1 << pl->b1;
+    if (pl->b2) {
+        pl->chunk = (in->n + pl->grid1 - 1) / pl->grid1;
+        if (pl->chunk < kPartTile)
+            pl->chunk = kPartTile;
+        pl->grid2 = (int)((in->n + pl->chunk - 1) / pl->chunk) + P1;
+    }
+    const size_t cells1 = (size_t)pl->grid1 << pl->b1, cells2 = (size_t)pl->grid2 << pl->b2;
+    size_t s1 = 0, s2 = 0;
+    e = cub::DeviceScan::ExclusiveSum((void *)NULL, s1, (const unsigned *)NULL, (unsigned *)NULL,
+                                      (int)cells1);
+    if (e == cudaSuccess && pl->b2)
+        e = cub::DeviceScan::ExclusiveSum((void *)NULL, s2, (const unsigned *)NULL,
+                                          (unsigned *)NULL, (int)cells2);
+    if (e != cudaSuccess)
+        return e;
+    pl->scan_bytes = s1 > s2 ? s1 : s2;
+    size_t p = 0;
+    pl->o_hist1 = p, p += align_up(cells1 * 4);
+    pl->o_offs1 = p, p += align_up(cells1 * 4);
+    pl->o_scan = p, p += align_up(pl->scan_bytes);
+    if (offsets || pl->b2) {
+        pl->o_o1 = p, p += align_up((size_t)(P1 + 1) * 8);
+        pl->o_cstart = p, p += align_up((size_t)(P1 + 1) * 4);
+    }
+    if (pl->b2) {
+        pl->o_hist2 = p, p += align_up(cells2 * 4);
+        pl->o_offs2 = p, p += align_up(cells2 * 4);
+        pl->o_mid = p, p += align_up((size_t)in->n * sizeof(K));
+        for (int j = 0; j < c.n_vals; j++)
+            p += align_up((size_t)in->n * c.w[j]);
+    }
+    pl->bytes = p;
+    return cudaSuccess;
+}
+
 template <typename K>
 static cudaError_t dpart_run(void *d_temp, size_t *temp_bytes, const sl_k_agg_spec *sp,
                              const sl_k_agg_input *in, int bits, const sl_k_agg_input *out,
-                             cudaStream_t stream)
+                             int64_t *d_offsets, cudaStream_t stream)
 {
-    DPartCols c;
-    int grid = 0;
-    size_t smem = 0, scan_bytes = 0;
-    cudaError_t e = dpart_setup<K>(sp, in, d_temp ? out : NULL, &c, &grid, &smem);
-    const size_t cells = (size_t)grid << bits;
-    if (e == cudaSuccess)
-        e = cub::DeviceScan::ExclusiveSum((void *)NULL, scan_bytes, (const unsigned *)NULL,
-                                          (unsigned *)NULL, (int)cells, stream);
+    DPartPlan pl;
+    cudaError_t e = dpart_plan<K>(sp, in, bits, d_offsets != NULL, &pl);
     if (e != cudaSuccess)
         return e;
-    const size_t need = 2 * align_up(cells * 4) + align_up(scan_bytes);
     if (!d_temp) {
-        *temp_bytes = need;
+        *temp_bytes = pl.bytes;
         return cudaSuccess;
     }
-    if (*temp_bytes < need || !out || !out->keys[0].d_data)
+    if (*temp_bytes < pl.bytes || !out || !out->keys[0].d_data)
         return cudaErrorInvalidValue;
-    unsigned *hist = (unsigned *)d_temp, *offs = (unsigned *)((char *)d_temp + align_up(cells * 4));
-    void *scan_tmp = (char *)d_temp + 2 * align_up(cells * 4);
-    const K *keys = (const K *)in->keys[0].d_data;
-    dpart_count_kernel<K><<<grid, kThreads, 0, stream>>>(keys, in->n, bits, hist);
-    if ((e = cudaGetLastError()) != cudaSuccess ||
-        (e = cub::DeviceScan::ExclusiveSum(scan_tmp, scan_bytes, hist, offs, (int)cells,
-                                           stream)) != cudaSuccess)
+    char *t = (char *)d_temp;
+    DPartCols c;
+    int grid = 0;
+    size_t smem = 0;
+    if ((e = dpart_setup<K>(sp, in, out, &c, &grid, &smem)) != cudaSuccess)
         return e;
-    dpart_scatter_kernel<K><<<grid, kThreads, smem, stream>>>(keys, in->n, bits, offs,
-                                                              (K *)out->keys[0].d_data, c);
+    const int P1 = 1 << pl.b1;
+    DPartSeg g1 = {NULL, NULL, 0, 0, 0};
+    const K *keys = (const K *)in->keys[0].d_data;
+    K *okeys = (K *)out->keys[0].d_data;
+    DPartCols c1 = c;
+    K *mid_keys = NULL;
+    if (pl.b2) { /* the first pass into the middle buffer */
+        char *m = t + pl.o_mid;
+        mid_keys = (K *)m;
+        m += align_up((size_t)in->n * sizeof(K));
+        for (int j = 0; j < c.n_vals; j++) {
+            c1.dst[j] = m;
+            m += align_up((size_t)in->n * c.w[j]);
+        }
+    }
+    unsigned *offs1 = (unsigned *)(t + pl.o_offs1);
+    e = dpart_pass<K>(keys, in->n, pl.b1, g1, pl.grid1, pl.smem, (unsigned *)(t + pl.o_hist1),
+                      offs1, t + pl.o_scan, pl.scan_bytes, pl.b2 ? mid_keys : okeys, c1,
+                      stream);
+    if (e != cudaSuccess)
+        return e;
+    if (!d_offsets && !pl.b2)
+        return cudaSuccess;
+    int64_t *o1 = pl.b2 ? (int64_t *)(t + pl.o_o1) : d_offsets;
+    unsigned *cstart = (unsigned *)(t + pl.o_cstart);
+    dpart_chunks_kernel<<<1, kChunkThreads, 0, stream>>>(offs1, pl.grid1, P1, in->n,
+                                                         pl.b2 ? pl.chunk : 1, o1, cstart);
+    if ((e = cudaGetLastError()) != cudaSuccess || !pl.b2)
+        return e;
+    DPartSeg g2 = {o1, cstart, P1, pl.b1, pl.chunk};
+    DPartCols c2 = c;
+    for (int j = 0; j < c.n_vals; j++)
+        c2.src[j] = c1.dst[j];
+    unsigned *offs2 = (unsigned *)(t + pl.o_offs2);
+    e = dpart_pass<K>(mid_keys, in->n, pl.b2, g2, pl.grid2, pl.smem, (unsigned *)(t + pl.o_hist2),
+                      offs2, t + pl.o_scan, pl.scan_bytes, okeys, c2, stream);
+    if (e != cudaSuccess || !d_offsets)
+        return e;
+    dpart_offsets_kernel<<<(((1 << bits) + 1) + 255) / 256, 256, 0, stream>>>(
+        offs2, o1, cstart, pl.b1, pl.b2, in->n, d_offsets);
     return cudaGetLastError();
 }
 
@@ -800,8 +905,23 @@ extern "C" cudaError_t sl_k_agg_direct_partition(void *d_temp, size_t *temp_byte
         bits < 1 || bits > 8)
         return cudaErrorInvalidValue;
     return sp->key_type[0] == SL_K_I32
-               ? dpart_run<int32_t>(d_temp, temp_bytes, sp, in, bits, out, stream)
-               : dpart_run<int64_t>(d_temp, temp_bytes, sp, in, bits, out, stream);
+               ? dpart_run<int32_t>(d_temp, temp_bytes, sp, in, bits, out, NULL, stream)
+               : dpart_run<int64_t>(d_temp, temp_bytes, sp, in, bits, out, NULL, stream);
+}
+
+extern "C" cudaError_t sl_k_agg_tile_partition(void *d_temp, size_t *temp_bytes,
+                                               const struct sl_k_agg_spec *sp,
+                                               const struct sl_k_agg_input *in, int bits,
+                                               const struct sl_k_agg_input *out,
+                                               int64_t *d_offsets, cudaStream_t stream)
+{
+    if (!temp_bytes || !sl_k_agg_direct_ok(sp, in) || in->n < 0 || in->n >= ((int64_t)1 << 32) ||
+        bits < 1 || bits > 16 || (d_temp && !d_offsets))
+        return cudaErrorInvalidValue;
+    int64_t *offs = d_temp ? d_offsets : (int64_t *)1; /* the size query: plan with offsets */
+    return sp->key_type[0] == SL_K_I32
+               ? dpart_run<int32_t>(d_temp, temp_bytes, sp, in, bits, out, offs, stream)
+               : dpart_run<int64_t>(d_temp, temp_bytes, sp, in, bits, out, offs, stream);
 }
 
 extern "C" cudaError_t sl_k_agg_direct_output(const struct sl_k_agg_spec *sp,

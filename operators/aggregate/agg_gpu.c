@@ -326,6 +326,50 @@ static int input_nulls(const struct sl_k_agg_spec *sp, const struct sl_k_agg_inp
     return nulls;
 }
 
+/* part_into with the tile partitioner (sl_k_agg_tile_partition: runs of a partition
+ * written together, two passes past 8 bits) for what it takes (one integer key, integer
+ * aggregates, no nulls, at most four with a state); 1: not taken. */
+static int part_tile(struct agg_gdrv *d, const struct sl_k_agg_input *in, int bits,
+                     struct agg_gdrv_part *pt)
+{
+    const struct sl_k_agg_spec *sp = &d->spec;
+    const int64_t P = (int64_t)1 << bits;
+    size_t tb = 0;
+    if (d->row_partition || !sl_k_agg_direct_ok(sp, in) || in->n >= ((int64_t)1 << 32))
+        return 1;
+    if (sl_k_agg_tile_partition(NULL, &tb, sp, in, bits, NULL, NULL, d->stream) != cudaSuccess) {
+        (void)cudaGetLastError(); /* a size query's refusal is no launch error */
+        return 1;
+    }
+    size_t bytes = al256((size_t)in->n * width_of(sp->key_type[0])) + al256((size_t)(P + 1) * 8);
+    for (int a = 0; a < sp->n_aggs; a++)
+        if (sp->fn[a] != SL_K_AGG_COUNT_STAR && sp->fn[a] != SL_K_AGG_COUNT)
+            bytes += al256((size_t)in->n * width_of(sp->in_type[a]));
+    memset(pt, 0, sizeof *pt);
+    if (!(pt->mem = dalloc(d, bytes)))
+        return AGG_GDRV_ENOMEM;
+    char *p = pt->mem;
+    struct sl_k_agg_input *o = &pt->pb.in;
+    o->n = in->n;
+    o->keys[0].d_data = p;
+    p += al256((size_t)in->n * width_of(sp->key_type[0]));
+    for (int a = 0; a < sp->n_aggs; a++) {
+        if (sp->fn[a] == SL_K_AGG_COUNT_STAR || sp->fn[a] == SL_K_AGG_COUNT)
+            continue;
+        o->vals[a].d_data = p;
+        p += al256((size_t)in->n * width_of(sp->in_type[a]));
+    }
+    pt->pb.d_offsets = (const int64_t *)p;
+    pt->pb.bit_base = d->rows;
+    void *tmp = dalloc(d, tb);
+    if (!tmp)
+        return AGG_GDRV_ENOMEM;
+    cudaError_t e = sl_k_agg_tile_partition(tmp, &tb, sp, in, bits, o, (int64_t *)p, d->stream);
+    dfree(d, tmp);
+    CU(d, e, "partitioning (tile partitioner)");
+    return AGG_GDRV_OK;
+}
+
 /* Partitions `in` by the top `bits` bits of its rows' hashes into a new block (pt->mem):
  * columns in pt->pb.in, offsets in pt->pb.d_offsets; the rows' null bits too when `nulls`. */
 static int part_into(struct agg_gdrv *d, const struct sl_k_agg_input *in, int bits, int nulls,
@@ -333,6 +377,9 @@ static int part_into(struct agg_gdrv *d, const struct sl_k_agg_input *in, int bi
 {
     const struct sl_k_agg_spec *sp = &d->spec;
     const int64_t P = (int64_t)1 << bits;
+    int rc;
+    if (!nulls && (rc = part_tile(d, in, bits, pt)) != 1)
+        return rc;
     size_t bytes = 0;
     for (int j = 0; j < sp->n_keys; j++)
         bytes += al256((size_t)in->n * width_of(sp->key_type[j]));

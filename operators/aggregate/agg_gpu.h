@@ -80,6 +80,9 @@ struct agg_gdrv {
     int direct_bits;              /* record table: radix bits of the partitioning pass
                                      before it (0 = from the table's size, none for a
                                      clustered input; < 0 = none) */
+    int row_partition;            /* partitioned method: the row-by-row partitioner
+                                     (sl_k_agg_part_scatter) also where the tile
+                                     partitioner could run (A/B) */
     int strided_estimate;         /* the group estimate from the sample's distinct count
                                      alone, as before the key-change bound (A/B runs:
                                      debug_agg_gpu_estimate) */

@@ -110,6 +110,8 @@ struct kcase {
     int want_mode;        /* the mode the driver must choose (0: not checked) */
     int want_clustered;   /* 1: the driver must see the input as clustered, -1: not */
     double est_within;    /* > 0: the estimate within a factor est_within of the groups */
+    int pbits;            /* partitioned method: radix bits (driver's force_bits) */
+    int rowpart;          /* partitioned method: the row-by-row partitioner */
 };
 
 struct ref {
@@ -213,6 +215,8 @@ static void kcase_run(const struct kcase *c)
     d.direct_bits = c->dbits;
     d.init_cap = c->init_cap;
     d.strided_estimate = c->strided;
+    d.force_bits = c->pbits;
+    d.row_partition = c->rowpart;
     if (c->atom64)
         d.update_flags &= ~SL_K_AGG_SMALL_SPLIT;
     for (int b = 0; b < c->batches; b++) {
@@ -425,6 +429,48 @@ SL_TEST(direct_path_clustered_keys)
         struct kcase rnd_ = {.key64 = k64, .n = 1000000, .groups = 250000, .batches = 1,
                              .want_mode = D, .want_clustered = -1, .est_within = 1.2};
         kcase_run(&rnd_);
+    }
+}
+
+/* The partitioned method with the tile partitioner (one pass up to 8 bits, two past
+ * it: 11 = 6 + 5, 13 = 7 + 6) against the reference, and the row-by-row
+ * partitioner on the same data: empty, one row, a tail that is no multiple of a tile,
+ * unaligned columns, keys and values at the extremes, skew (one partition holds most
+ * rows, many of the second pass's partitions stay empty), clustered keys, several
+ * batches, and partitions with more groups than a block's shared table (the generic
+ * kernel redoes them). */
+SL_TEST(part_path_tile_partitioner)
+{
+    NEED_GPU();
+    kernel_setup();
+    const int P = AGG_GDRV_PART;
+    for (int k64 = 0; k64 < 2; k64++) {
+        const int64_t sizes[][2] = {{0, 1}, {1, 1}, {3, 2}, {5001, 3000}, {300001, 120000}};
+        const int bits[] = {3, 8, 11, 13};
+        for (int i = 0; i < 5; i++)
+            for (int b = 0; b < 4; b++) {
+                struct kcase c = {.key64 = k64, .n = sizes[i][0], .groups = sizes[i][1],
+                                  .batches = 1, .mode = P, .pbits = bits[b]};
+                kcase_run(&c);
+            }
+        struct kcase x = {.key64 = k64, .n = 200000, .groups = 700, .extremes = 1,
+                          .batches = 3, .mode = P, .pbits = 11};
+        kcase_run(&x);
+        struct kcase sk = {.key64 = k64, .n = 250000, .groups = 100000, .skew = 1,
+                           .batches = 1, .mode = P, .pbits = 13};
+        kcase_run(&sk);
+        struct kcase un = {.key64 = k64, .n = 100003, .groups = 30000, .offset = 1,
+                           .batches = 2, .mode = P, .pbits = 12};
+        kcase_run(&un);
+        struct kcase so = {.key64 = k64, .n = 1000000, .groups = 250000, .sorted = 2,
+                           .batches = 2, .mode = P, .pbits = 13};
+        kcase_run(&so);
+        struct kcase redo = {.key64 = k64, .n = 300001, .groups = 120000, .batches = 2,
+                             .mode = P, .pbits = 2};
+        kcase_run(&redo);
+        struct kcase rows = {.key64 = k64, .n = 300001, .groups = 120000, .batches = 2,
+                             .mode = P, .pbits = 13, .rowpart = 1};
+        kcase_run(&rows);
     }
 }
 

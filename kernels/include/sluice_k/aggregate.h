@@ -201,6 +201,19 @@ cudaError_t sl_k_agg_direct_partition(void *d_temp, size_t *temp_bytes,
                                       const struct sl_k_agg_spec *spec,
                                       const struct sl_k_agg_input *in, int bits,
                                       const struct sl_k_agg_input *out, cudaStream_t stream);
+/* The same partitioner for the partitioned method: by the top `bits` (1..16) bits in one
+ * pass up to 8 bits, else in two (the top (bits + 1) / 2 bits, then the rest within each
+ * of those partitions: each pass writes runs of a partition, so that 13 bits cost two
+ * streaming passes instead of a scatter row by row), and the partitions' offsets
+ * (d_offsets: 2^bits + 1 entries; partition p at rows [d_offsets[p], d_offsets[p + 1])),
+ * as sl_k_agg_part_scatter writes them for sl_k_agg_part_final (out's columns of count(*)
+ * and count are not written: without nulls they are not read). Two-call temp storage (two
+ * passes: it holds a copy of the moved columns). */
+cudaError_t sl_k_agg_tile_partition(void *d_temp, size_t *temp_bytes,
+                                    const struct sl_k_agg_spec *spec,
+                                    const struct sl_k_agg_input *in, int bits,
+                                    const struct sl_k_agg_input *out, int64_t *d_offsets,
+                                    cudaStream_t stream);
 /* Writes every group (order unspecified) as output rows [0, n) (out->d_count zeroed by the
  * caller receives n; rows past out->cap are counted, not written). */
 cudaError_t sl_k_agg_direct_output(const struct sl_k_agg_spec *spec,
