@@ -326,6 +326,34 @@ static int input_nulls(const struct sl_k_agg_spec *sp, const struct sl_k_agg_inp
     return nulls;
 }
 
+/* A new block (pt->mem) for the tile partitioner's output of `in`: the key and the
+ * columns of the aggregates with a state (count(*) and count have none) in pt->pb.in,
+ * then `extra` bytes, whose start it returns (NULL: out of memory). */
+static char *tile_block(struct agg_gdrv *d, const struct sl_k_agg_input *in, size_t extra,
+                        struct agg_gdrv_part *pt)
+{
+    const struct sl_k_agg_spec *sp = &d->spec;
+    size_t bytes = al256((size_t)in->n * width_of(sp->key_type[0])) + al256(extra);
+    for (int a = 0; a < sp->n_aggs; a++)
+        if (sp->fn[a] != SL_K_AGG_COUNT_STAR && sp->fn[a] != SL_K_AGG_COUNT)
+            bytes += al256((size_t)in->n * width_of(sp->in_type[a]));
+    memset(pt, 0, sizeof *pt);
+    if (!(pt->mem = dalloc(d, bytes)))
+        return NULL;
+    char *p = pt->mem;
+    struct sl_k_agg_input *o = &pt->pb.in;
+    o->n = in->n;
+    o->keys[0].d_data = p;
+    p += al256((size_t)in->n * width_of(sp->key_type[0]));
+    for (int a = 0; a < sp->n_aggs; a++) {
+        if (sp->fn[a] == SL_K_AGG_COUNT_STAR || sp->fn[a] == SL_K_AGG_COUNT)
+            continue;
+        o->vals[a].d_data = p;
+        p += al256((size_t)in->n * width_of(sp->in_type[a]));
+    }
+    return p;
+}
+
 /* part_into with the tile partitioner (sl_k_agg_tile_partition: runs of a partition
  * written together, two passes past 8 bits) for what it takes (one integer key, integer
  * aggregates, no nulls, at most four with a state); 1: not taken. */
@@ -341,24 +369,10 @@ static int part_tile(struct agg_gdrv *d, const struct sl_k_agg_input *in, int bi
         (void)cudaGetLastError(); /* a size query's refusal is no launch error */
         return 1;
     }
-    size_t bytes = al256((size_t)in->n * width_of(sp->key_type[0])) + al256((size_t)(P + 1) * 8);
-    for (int a = 0; a < sp->n_aggs; a++)
-        if (sp->fn[a] != SL_K_AGG_COUNT_STAR && sp->fn[a] != SL_K_AGG_COUNT)
-            bytes += al256((size_t)in->n * width_of(sp->in_type[a]));
-    memset(pt, 0, sizeof *pt);
-    if (!(pt->mem = dalloc(d, bytes)))
+    char *p = tile_block(d, in, (size_t)(P + 1) * 8, pt);
+    if (!p)
         return AGG_GDRV_ENOMEM;
-    char *p = pt->mem;
     struct sl_k_agg_input *o = &pt->pb.in;
-    o->n = in->n;
-    o->keys[0].d_data = p;
-    p += al256((size_t)in->n * width_of(sp->key_type[0]));
-    for (int a = 0; a < sp->n_aggs; a++) {
-        if (sp->fn[a] == SL_K_AGG_COUNT_STAR || sp->fn[a] == SL_K_AGG_COUNT)
-            continue;
-        o->vals[a].d_data = p;
-        p += al256((size_t)in->n * width_of(sp->in_type[a]));
-    }
     pt->pb.d_offsets = (const int64_t *)p;
     pt->pb.bit_base = d->rows;
     void *tmp = dalloc(d, tb);
@@ -489,23 +503,10 @@ static int direct_partition(struct agg_gdrv *d, const struct sl_k_agg_input *in,
         (void)cudaGetLastError(); /* a size query's refusal is no launch error */
         return part_into(d, in, d->dbits, 0, pt);
     }
-    size_t bytes = al256((size_t)in->n * width_of(sp->key_type[0])) + al256(tb);
-    for (int a = 0; a < sp->n_aggs; a++)
-        if (sp->fn[a] != SL_K_AGG_COUNT_STAR && sp->fn[a] != SL_K_AGG_COUNT)
-            bytes += al256((size_t)in->n * width_of(sp->in_type[a]));
-    if (!(pt->mem = dalloc(d, bytes)))
+    char *p = tile_block(d, in, tb, pt);
+    if (!p)
         return AGG_GDRV_ENOMEM;
-    char *p = pt->mem;
     struct sl_k_agg_input *o = &pt->pb.in;
-    o->n = in->n;
-    o->keys[0].d_data = p;
-    p += al256((size_t)in->n * width_of(sp->key_type[0]));
-    for (int a = 0; a < sp->n_aggs; a++) {
-        if (sp->fn[a] == SL_K_AGG_COUNT_STAR || sp->fn[a] == SL_K_AGG_COUNT)
-            continue;
-        o->vals[a].d_data = p;
-        p += al256((size_t)in->n * width_of(sp->in_type[a]));
-    }
     CU(d, sl_k_agg_direct_partition(p, &tb, sp, in, d->dbits, o, d->stream),
        "partitioning for the record table");
     return AGG_GDRV_OK;
