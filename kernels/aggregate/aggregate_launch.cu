@@ -698,7 +698,14 @@ extern "C" cudaError_t sl_k_agg_direct_clear(const struct sl_k_agg_spec *sp,
     DirectLayout L;
     if (!spec_ok(sp) || !dt || !dt->d_rec || !direct_layout(sp, &L) || L.words != dt->words)
         return cudaErrorInvalidValue;
-    direct_clear_kernel<<<blocks_for(dt->n_slots + 1), 256, 0, stream>>>(*sp, *dt, L);
+    DirectInit init;
+    memset(&init, 0, sizeof init);
+    init.w[0] = (unsigned long long)kDirectEmpty;
+    for (int a = 0; a < sp->n_aggs; a++)
+        if (L.off[a] >= 0)
+            init.w[L.off[a]] = v0_init(kind_of(sp->fn[a], sp->in_type[a]));
+    direct_clear_kernel<<<blocks_for((dt->n_slots + 1) * (uint64_t)L.words), 256, 0, stream>>>(
+        *dt, init);
     return cudaGetLastError();
 }
 
@@ -933,7 +940,7 @@ extern "C" cudaError_t sl_k_agg_direct_output(const struct sl_k_agg_spec *sp,
     if (!spec_ok(sp) || !dt || !dt->d_rec || !out || !d_status || out->cap < 0 ||
         !direct_layout(sp, &L) || L.words != dt->words)
         return cudaErrorInvalidValue;
-    direct_output_kernel<<<blocks_for(dt->n_slots + 1), 256, 0, stream>>>(*sp, *dt, L, *out,
-                                                                         d_status);
+    direct_output_kernel<<<blocks_for((dt->n_slots + 1 + kOutItems - 1) / kOutItems), 256, 0,
+                           stream>>>(*sp, *dt, L, *out, d_status);
     return cudaGetLastError();
 }

@@ -399,7 +399,8 @@ SL_TEST(direct_path_cases)
  * are all distinct), and the record table then skips its partitioning pass and updates
  * each run of a key in a thread's rows once. Runs of 4 and of 1..7 rows (groups coming
  * back), both key widths, partial sums of a run that overflow int64 (the group sums
- * fit), the estimate before the key-change bound on the same input (a table for one
+ * fit), groups that come back in later runs, the estimate before the key-change bound
+ * on the same input (a table for one
  * group a row: same result), a sorted input with few groups (the sample sees no key
  * change: the estimate must still hold the distinct keys it saw), and an unclustered
  * one that must not look clustered. */
@@ -413,9 +414,15 @@ SL_TEST(direct_path_clustered_keys)
                            .batches = 1, .want_mode = D, .want_clustered = 1,
                            .est_within = 1.1};
         kcase_run(&r4);
-        struct kcase r7 = {.key64 = k64, .n = 1200003, .groups = 200000, .sorted = 2,
+        struct kcase r7 = {.key64 = k64, .n = 1200003, .groups = 400000, .sorted = 2,
                            .batches = 1, .want_mode = D, .want_clustered = 1};
         kcase_run(&r7);
+        /* Runs of 1..7 rows whose groups come back (1.5 runs a group): the key-change
+         * bound is about the runs, above half the spread sample's estimate, so the
+         * input is not taken as clustered; the estimate stays within the runs. */
+        struct kcase wrap = {.key64 = k64, .n = 1200003, .groups = 200000, .sorted = 2,
+                             .batches = 1, .want_mode = D, .est_within = 1.6};
+        kcase_run(&wrap);
         struct kcase big = {.key64 = k64, .n = 800000, .groups = 200000, .sorted = 1,
                             .alt_big = 1, .batches = 1, .want_mode = D};
         kcase_run(&big);
