@@ -1,7 +1,8 @@
 /* aggregate on a GPU (issue 7): the CUDA sink, finalize and source of the hash group-by.
  *
  * sink: each device batch goes through the host driver (agg_gpu.c), which only launches
- *   kernels: on the first batch a sample of the keys estimates the groups (the one
+ *   kernels: on the first batch a sample of the keys (distinct keys and key changes,
+ *   agg_gpu.h) estimates the groups (the one
  *   synchronization of the sink); few groups use the table method (per-block
  *   shared-memory pre-aggregation, a warp's rows of one group summed before one shared
  *   atomic, merged into a device hash table), many use the
@@ -21,7 +22,8 @@
  *   block per partition aggregates it in shared memory, count -> allocate -> write),
  *   int64 sums that overflow write SL_EOVERFLOW to the task's status word, which fails
  *   the query; null key and null aggregate bitmaps are built on the GPU. The phases
- *   (sample, aggregate, retry, output; CUDA events) go to the query profile.
+ *   (sample, aggregate, retry, output, and the record table's partitioning of the first
+ *   batch as gpu_partition; CUDA events) go to the query profile.
  * source: slices of that batch, on the GPU for GPU consumers or downloaded for host ones.
  * co-processing (issue 8): when CPU workers sank rows too, finalize brings the GPU's
  *   groups to the host as partial states and the CPU finalize merges all (merge_on_host).

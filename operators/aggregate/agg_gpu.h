@@ -5,7 +5,14 @@
  * there (each batch partitioned by the key hash's top bits first when the table is
  * bigger than L2); a later batch it cannot take moves every kept batch to the
  * partitioned method, and rows that found no room run again into a table twice the
- * groups seen (twice at most, then partitions). It knows nothing of the engine: memory
+ * groups seen (twice at most, then partitions). The estimate (first batch) is the
+ * smaller of what a spread sample's distinct keys say and the bound 1 + (rows whose next
+ * row has another key), sampled at the same rows (sl_k_agg_estimate_groups): an input
+ * clustered by key (lineitem sorted by l_orderkey) has all sampled rows distinct but a
+ * key change only every few rows. Such an input skips the record table's partitioning
+ * (each record is touched by one run of rows). The partitioned method moves rows with
+ * the tile partitioner (sl_k_agg_tile_partition) where it can. It knows nothing of the
+ * engine: memory
  * comes from callbacks, so the operator (agg_cuda.c, task device memory) and the
  * standalone bench and kernel tests (bench/gpu/gpu_agg_bench.cu, cudaMallocAsync) run
  * the same code.
