@@ -735,6 +735,19 @@ extern "C" cudaError_t sl_k_agg_direct_update(const struct sl_k_agg_spec *sp,
     return cudaGetLastError();
 }
 
+/* The scatter kernel for nv value columns (0..kPartVals). */
+template <typename K>
+static const void *dpart_scatter_fn(int nv)
+{
+    switch (nv) {
+    case 0: return (const void *)dpart_scatter_kernel<K, 0>;
+    case 1: return (const void *)dpart_scatter_kernel<K, 1>;
+    case 2: return (const void *)dpart_scatter_kernel<K, 2>;
+    case 3: return (const void *)dpart_scatter_kernel<K, 3>;
+    default: return (const void *)dpart_scatter_kernel<K, 4>;
+    }
+}
+
 /* The partitioner's grid and value columns (the same for the size query and the run). */
 template <typename K>
 static cudaError_t dpart_setup(const sl_k_agg_spec *sp, const sl_k_agg_input *in,
@@ -754,8 +767,8 @@ static cudaError_t dpart_setup(const sl_k_agg_spec *sp, const sl_k_agg_input *in
         c->dst[c->n_vals] = out ? (void *)out->vals[a].d_data : NULL;
         c->w[c->n_vals++] = sp->in_type[a] == SL_K_I32 ? 4 : 8;
     }
-    *smem = (size_t)kPartTile * (8 * kPartVals + sizeof(K) + 2);
-    cudaError_t e = grid_for((const void *)dpart_scatter_kernel<K>, kThreads, *smem, grid);
+    *smem = dpart_smem<K>(c->n_vals);
+    cudaError_t e = grid_for(dpart_scatter_fn<K>(c->n_vals), kThreads, *smem, grid);
     int64_t need = (in->n + kPartTile - 1) / kPartTile;
     if (e == cudaSuccess && need < *grid)
         *grid = need < 1 ? 1 : (int)need;
@@ -778,8 +791,10 @@ static cudaError_t dpart_pass(const K *keys, int64_t n, int bits, const DPartSeg
         e = cub::DeviceScan::ExclusiveSum(scan_tmp, scan_bytes, hist, offs, (int)cells, stream);
     if (e != cudaSuccess)
         return e;
-    dpart_scatter_kernel<K><<<grid, kThreads, smem, stream>>>(keys, n, bits, g, offs, okeys, c);
-    return cudaGetLastError();
+    void *args[] = {(void *)&keys, (void *)&n, (void *)&bits, (void *)&g, (void *)&offs,
+                    (void *)&okeys, (void *)&c};
+    return cudaLaunchKernel(dpart_scatter_fn<K>(c.n_vals), dim3(grid), dim3(kThreads), args,
+                            smem, stream);
 }
 
 /* The temp block of sl_k_agg_tile_partition (the record table's one pass: offsets NULL,
