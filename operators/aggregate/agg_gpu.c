@@ -369,6 +369,11 @@ static int part_tile(struct agg_gdrv *d, const struct sl_k_agg_input *in, int bi
         (void)cudaGetLastError(); /* a size query's refusal is no launch error */
         return 1;
     }
+    /* Two passes hold a second copy of the moved columns: where the budget cannot, the
+     * row-by-row partitioner (one copy). */
+    const int64_t row_bytes = 8 + 8 * (int64_t)sp->n_aggs; /* the output block's, at most */
+    if (d->mem.budget && (int64_t)tb + in->n * row_bytes > d->mem.budget(d->mem.ctx))
+        return 1;
     char *p = tile_block(d, in, (size_t)(P + 1) * 8, pt);
     if (!p)
         return AGG_GDRV_ENOMEM;
