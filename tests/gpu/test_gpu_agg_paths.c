@@ -414,7 +414,7 @@ SL_TEST(direct_path_clustered_keys)
                            .batches = 1, .want_mode = D, .want_clustered = 1,
                            .est_within = 1.1};
         kcase_run(&r4);
-        struct kcase r7 = {.key64 = k64, .n = 1200003, .groups = 400000, .sorted = 2,
+        struct kcase r7 = {.key64 = k64, .n = 800003, .groups = 260000, .sorted = 2,
                            .batches = 1, .want_mode = D, .want_clustered = 1};
         kcase_run(&r7);
         /* Runs of 1..7 rows whose groups come back (1.5 runs a group): the key-change
@@ -479,6 +479,16 @@ SL_TEST(part_path_tile_partitioner)
                              .mode = P, .pbits = 13, .rowpart = 1};
         kcase_run(&rows);
     }
+    /* Chosen by the estimate: past 2^20 groups of an unclustered input, the partitioned
+     * method; clustered, the record table (int64 keys: key_of's int32 keys stop at
+     * 271,000 groups). */
+    struct kcase many = {.key64 = 1, .n = 3000000, .groups = 2000000, .batches = 1,
+                         .want_mode = P};
+    kcase_run(&many);
+    struct kcase many_sorted = {.key64 = 1, .n = 6000000, .groups = 1500000, .sorted = 1,
+                                .batches = 1, .want_mode = AGG_GDRV_DIRECT,
+                                .want_clustered = 1};
+    kcase_run(&many_sorted);
 }
 
 /* ---------------- operator level ---------------- */
