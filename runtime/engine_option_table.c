@@ -137,6 +137,11 @@ const struct sl__option sl__options[] = {
       "Makes exchange nodes send their rows between ranks in packets with credits, as "
       "before the bulk exchange, instead of all at once in a few large messages.", NULL,
       0, 1}, FIELD(debug_exchange_packets, INT)},
+    {{"debug_agg_gpu_strided_estimate", SL_ENGINE_OPT_BOOL, DBG, "false",
+      "Has the GPU group-by estimate its groups from the distinct keys of its spread sample "
+      "alone, as before the bound from the key changes after the sampled rows (A/B runs; "
+      "an input sorted by key then looks like one group a row).", NULL, 0, 1},
+     FIELD(debug_agg_gpu_strided_estimate, INT)},
 };
 
 const int sl__n_options = (int)(sizeof sl__options / sizeof sl__options[0]);

@@ -702,7 +702,7 @@ __global__ void sums_kernel(const int64_t *cnt, const int64_t *sum, int64_t n,
 /* One configuration: median of 5 after a warm-up. */
 static void bench_one(const char *method, int mode, int shared, int bits, int64_t n,
                       int64_t groups, int32_t *dk, int64_t *dv, uint64_t vsum,
-                      int flags = SL_K_AGG_PRELOAD | SL_K_AGG_SMALL_SPLIT)
+                      int flags = SL_K_AGG_PRELOAD | SL_K_AGG_SMALL_SPLIT, int rowpart = 0)
 {
     sl_k_agg_spec sp;
     memset(&sp, 0, sizeof sp);
@@ -746,6 +746,7 @@ static void bench_one(const char *method, int mode, int shared, int bits, int64_
         d.force_bits = bits;
         d.direct_bits = bits;
         d.update_flags = flags;
+        d.row_partition = rowpart;
         int rc = agg_gdrv_add(&d, &in);
         cudaEventRecord(e1, g_s);
         int64_t nulls[3];
@@ -795,12 +796,15 @@ static void bench_one(const char *method, int mode, int shared, int bits, int64_
            "\"time_ms\":%.3f,\"min_ms\":%.3f,\"max_ms\":%.3f,\"gtuples_per_s\":%.2f,"
            "\"output_rows\":%lld,\"check_ok\":%s,\"peak_device_bytes\":%zu,\"floor_ms\":%.3f,"
            "\"x_floor\":%.2f,\"vs_pytorch\":%.1f,\"mode\":%d,\"bits\":%d,\"g_est\":%.0f,"
-           "\"grows\":%lld,\"device\":\"%s\",\"phases\":{\"%s\":%.3f,\"%s\":%.3f}}\n",
+           "\"grows\":%lld,\"clustered\":%d,\"device\":\"%s\",\"phases\":{\"%s\":%.3f,"
+           "\"%s\":%.3f,\"record_partition\":%.3f}}\n",
            method, (long long)n, (long long)groups, t, tt.front(), tt.back(),
            (double)n / (t * 1e6), (long long)ng, ok ? "true" : "false", peak, floor_ms,
            t / floor_ms, (groups <= 1000 ? 17.0 : 35.0) / t, last.mode, last.bits, last.g_est,
-           (long long)last.grows, g_dev.c_str(), last.mode == AGG_GDRV_PART ? "partition" : "aggregate",
-           med(ta), last.mode == AGG_GDRV_PART ? "aggregate_partitions" : "output", med(to));
+           (long long)last.grows, last.clustered, g_dev.c_str(),
+           last.mode == AGG_GDRV_PART ? "partition" : "aggregate", med(ta),
+           last.mode == AGG_GDRV_PART ? "aggregate_partitions" : "output", med(to),
+           last.phase_ms[AGG_PH_PARTITION]);
     fflush(stdout);
     cudaFree(d_status);
     cudaFree(acc);
@@ -852,11 +856,15 @@ static int cmd_bench(int lg, const char *glist, bool sweep)
             bench_one("direct_b0", AGG_GDRV_DIRECT, 0, -1, n, g, dk, dv, vsum);
             bench_one("direct_b4", AGG_GDRV_DIRECT, 0, 4, n, g, dk, dv, vsum);
             bench_one("direct_b7", AGG_GDRV_DIRECT, 0, 7, n, g, dk, dv, vsum);
-            for (int b = 11; b <= 13; b++) {
+            /* The partitioned method: the tile partitioner (two passes past 8 bits),
+             * and the row-by-row one it replaces. */
+            for (int b = 11; b <= 14; b++) {
                 char name[32];
                 snprintf(name, sizeof name, "part_b%d", b);
                 bench_one(name, AGG_GDRV_PART, 0, b, n, g, dk, dv, vsum);
             }
+            bench_one("part_b13_rows", AGG_GDRV_PART, 0, 13, n, g, dk, dv, vsum,
+                      SL_K_AGG_PRELOAD | SL_K_AGG_SMALL_SPLIT, 1);
         }
     }
     cudaFree(dk);

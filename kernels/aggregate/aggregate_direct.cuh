@@ -67,8 +67,18 @@ __device__ __forceinline__ int64_t direct_find(const sl_k_agg_dtable &dt, int64_
     return -1;
 }
 
+/* Whether a + b overflows int64 (then a run's partial sum is flushed first). */
+__device__ __forceinline__ bool add_overflows(int64_t a, int64_t b)
+{
+    const int64_t s = (int64_t)((uint64_t)a + (uint64_t)b);
+    return ((a ^ s) & (b ^ s)) < 0;
+}
+
 /* Rows [r0, r0 + N): the keys and the first two states' values load together (one
- * memory wait), then each row updates its record. */
+ * memory wait), then each run of equal keys among them updates its record once (an
+ * input clustered by key, such as lineitem by l_orderkey, has runs of several rows; an
+ * unclustered one rarely: one compare a row). The runs are walked backwards so that
+ * every array index is a constant (registers, no local memory). */
 template <typename K, int N>
 __device__ __forceinline__ void direct_rows(const sl_k_agg_spec &sp, const sl_k_agg_input &in,
                                             const sl_k_agg_dtable &dt, const DirectLayout &L,
@@ -78,14 +88,24 @@ __device__ __forceinline__ void direct_rows(const sl_k_agg_spec &sp, const sl_k_
     int64_t kx[N], pre[kSmallPre][N];
     small_load<N>(in.keys[0].d_data, sizeof(K) == 4 ? SL_K_I32 : SL_K_I64, r0, vec, kx);
     small_preload<N>(sp, in, L.off, r0, vec, pre);
+    bool head[N];
     int64_t s[N];
 #pragma unroll
     for (int i = 0; i < N; i++) {
-        s[i] = direct_find(dt, kx[i], claims);
+        head[i] = i == 0 || kx[i] != kx[i - 1];
+        s[i] = head[i] ? direct_find(dt, kx[i], claims) : s[i > 0 ? i - 1 : 0];
+    }
+    unsigned run = 0;
+#pragma unroll
+    for (int i = N - 1; i >= 0; i--) {
+        run++;
+        if (!head[i])
+            continue;
         if (s[i] < 0)
-            (*fails)++;
+            *fails += run;
         else
-            atomicAdd(&dt.d_rec[s[i] * dt.words + 1], 1ull);
+            atomicAdd(&dt.d_rec[s[i] * dt.words + 1], (unsigned long long)run);
+        run = 0;
     }
     for (int a = 0; a < sp.n_aggs; a++) {
         const int o = L.off[a];
@@ -94,12 +114,28 @@ __device__ __forceinline__ void direct_rows(const sl_k_agg_spec &sp, const sl_k_
         const int kd = kind_of(sp.fn[a], sp.in_type[a]);
         int64_t x[N];
         small_vals<N>(sp, in, a, pre, r0, vec, x);
+        int64_t acc = 0;
+        bool any = false;
 #pragma unroll
-        for (int i = 0; i < N; i++) {
+        for (int i = N - 1; i >= 0; i--) {
             if (s[i] < 0)
-                continue;
+                continue; /* the whole run failed (counted above) */
             unsigned long long *w = dt.d_rec + s[i] * dt.words + o;
-            update_val(kd, w, (long long *)(w + 1), 0, (uint64_t)x[i]);
+            if (!any) {
+                acc = x[i];
+            } else if (kd == K_SUMI) {
+                if (add_overflows(acc, x[i])) { /* flush the partial, go on from x[i] */
+                    update_val(kd, w, (long long *)(w + 1), 0, (uint64_t)acc);
+                    acc = x[i];
+                } else {
+                    acc += x[i];
+                }
+            } else {
+                acc = kd == K_MINI ? (x[i] < acc ? x[i] : acc) : (x[i] > acc ? x[i] : acc);
+            }
+            any = !head[i];
+            if (head[i])
+                update_val(kd, w, (long long *)(w + 1), 0, (uint64_t)acc);
         }
     }
 }
@@ -134,66 +170,100 @@ __global__ void __launch_bounds__(kThreads, 2)
 }
 
 /* Empties every record: key empty (the extra record's key word 0), rows 0, states at
- * their initial values. */
-__global__ void direct_clear_kernel(sl_k_agg_spec sp, sl_k_agg_dtable dt, DirectLayout L)
+ * their initial values. Thread i writes word i of the table (init[i % words]), so that a
+ * warp's stores are contiguous (a record per thread wrote 8 bytes of every 32-byte
+ * sector at a time). */
+struct DirectInit {
+    unsigned long long w[2 + 2 * kMaxA];
+};
+
+__global__ void direct_clear_kernel(sl_k_agg_dtable dt, DirectInit init)
 {
-    const uint64_t n = dt.n_slots + 1;
-    for (uint64_t r = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; r < n;
-         r += (uint64_t)gridDim.x * blockDim.x) {
-        unsigned long long *w = dt.d_rec + r * dt.words;
-        w[0] = r == dt.n_slots ? 0ull : (unsigned long long)kDirectEmpty;
-        for (int i = 1; i < dt.words; i++)
-            w[i] = 0;
-        for (int a = 0; a < sp.n_aggs; a++)
-            if (L.off[a] >= 0)
-                w[L.off[a]] = v0_init(kind_of(sp.fn[a], sp.in_type[a]));
+    /* A stride that is a multiple of the record: each thread keeps its word's value. */
+    const uint64_t W = (uint64_t)dt.words, n = dt.n_slots * W;
+    const uint64_t step = (uint64_t)gridDim.x * blockDim.x / W * W;
+    const uint64_t i0 = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i0 < step) {
+        const unsigned long long v = init.w[i0 % W];
+        for (uint64_t i = i0; i < n; i += step)
+            dt.d_rec[i] = v;
     }
+    if (blockIdx.x == 0 && threadIdx.x < W) /* the extra record: key word 0 */
+        dt.d_rec[n + threadIdx.x] = threadIdx.x == 0 ? 0ull : init.w[threadIdx.x];
     if (blockIdx.x == 0 && threadIdx.x < 2)
         dt.d_n[threadIdx.x] = 0;
 }
 
-/* Writes every used record as an output row; rows are placed by a warp-aggregated
- * cursor (*out.d_count, zeroed by the caller, ends at the number of groups), so a warp's
- * rows are contiguous (coalesced writes). One atomic per block tile instead (rows
- * placed per thread) took 2.90 ms at 2^24 groups against 1.85 (H100). */
-__global__ void direct_output_kernel(sl_k_agg_spec sp, sl_k_agg_dtable dt, DirectLayout L,
-                                     sl_k_agg_out out, int32_t *status)
+/* Writes every used record as an output row. Each block takes tiles of kOutItems
+ * consecutive records a thread; a block scan of the threads' used records places the
+ * tile's rows after one atomic on *out.d_count (zeroed by the caller, ends at the number
+ * of groups), so a thread's rows are consecutive and a warp's too. At 2^24 groups (2^25
+ * slots) it takes 1.79 ms, as one atomic a warp did (1.77; H100, ncu: L2 93% busy, DRAM
+ * 37%): the limit is the L2 traffic of the reads and the scattered stores, not the
+ * counter. */
+constexpr int kOutItems = 4;
+
+__global__ void __launch_bounds__(256)
+    direct_output_kernel(sl_k_agg_spec sp, sl_k_agg_dtable dt, DirectLayout L,
+                         sl_k_agg_out out, int32_t *status)
 {
+    using Scan = cub::BlockScan<unsigned, 256>;
+    __shared__ typename Scan::TempStorage scan_tmp;
+    __shared__ unsigned long long tile_base;
     const uint64_t n = dt.n_slots + 1;
-    const uint64_t step = (uint64_t)gridDim.x * blockDim.x;
-    for (uint64_t r0 = (uint64_t)blockIdx.x * blockDim.x; r0 < n; r0 += step) {
-        const uint64_t r = r0 + threadIdx.x;
-        const unsigned long long *w = dt.d_rec + r * dt.words;
-        const bool extra = r == dt.n_slots;
-        const bool has = r < n && (extra ? w[0] != 0 : (long long)w[0] != kDirectEmpty);
-        const unsigned m = __ballot_sync(~0u, has);
-        unsigned long long base = 0;
-        if ((threadIdx.x & 31) == 0 && m)
-            base = atomicAdd(out.d_count, (unsigned long long)__popc(m));
-        base = __shfl_sync(~0u, base, 0);
-        const int64_t o = (int64_t)base + __popc(m & ((1u << (threadIdx.x & 31)) - 1));
-        if (!has || o >= out.cap)
-            continue;
-        unsigned long long v0[kMaxA], nn[kMaxA];
-        long long v1[kMaxA];
-        for (int a = 0; a < sp.n_aggs; a++) {
-            const int off = L.off[a];
-            const int kd = kind_of(sp.fn[a], sp.in_type[a]);
-            v0[a] = off >= 0 ? w[off] : 0;
-            v1[a] = off >= 0 && kd == K_SUMI ? (long long)w[off + 1] : 0;
-            nn[a] = 0;
+    const uint64_t tile = (uint64_t)blockDim.x * kOutItems;
+    for (uint64_t t0 = (uint64_t)blockIdx.x * tile; t0 < n; t0 += (uint64_t)gridDim.x * tile) {
+        const uint64_t r0 = t0 + (uint64_t)threadIdx.x * kOutItems;
+        bool has[kOutItems];
+        unsigned c = 0;
+#pragma unroll
+        for (int i = 0; i < kOutItems; i++) {
+            const uint64_t r = r0 + i;
+            const unsigned long long kw = r < n ? dt.d_rec[r * dt.words] : 0;
+            has[i] = r < n && (r == dt.n_slots ? kw != 0 : (long long)kw != kDirectEmpty);
+            c += has[i];
         }
-        const int64_t k = extra ? (int64_t)kDirectEmpty : (int64_t)w[0];
-        write_row(sp, out, o, &k, 1, 0, w[1], v0, v1, nn, status);
+        unsigned ex, total;
+        Scan(scan_tmp).ExclusiveSum(c, ex, total);
+        if (threadIdx.x == 0)
+            tile_base = total ? atomicAdd(out.d_count, (unsigned long long)total) : 0;
+        __syncthreads();
+        int64_t o = (int64_t)tile_base + ex;
+        __syncthreads(); /* tile_base and scan_tmp are reused by the next tile */
+#pragma unroll
+        for (int i = 0; i < kOutItems; i++) {
+            if (!has[i])
+                continue;
+            const uint64_t r = r0 + i;
+            if (o < out.cap) {
+                const unsigned long long *w = dt.d_rec + r * dt.words;
+                unsigned long long v0[kMaxA], nn[kMaxA];
+                long long v1[kMaxA];
+                for (int a = 0; a < sp.n_aggs; a++) {
+                    const int off = L.off[a];
+                    const int kd = kind_of(sp.fn[a], sp.in_type[a]);
+                    v0[a] = off >= 0 ? w[off] : 0;
+                    v1[a] = off >= 0 && kd == K_SUMI ? (long long)w[off + 1] : 0;
+                    nn[a] = 0;
+                }
+                const int64_t k = r == dt.n_slots ? (int64_t)kDirectEmpty : (int64_t)w[0];
+                write_row(sp, out, o, &k, 1, 0, w[1], v0, v1, nn, status);
+            }
+            o++;
+        }
     }
 }
 
-/* ---- partitioning for the record table (sl_k_agg_direct_partition) ----
+/* ---- the tile partitioner (sl_k_agg_direct_partition, sl_k_agg_tile_partition) ----
  * Each block takes one contiguous chunk of the input. A count kernel writes each block's
- * rows per partition (hist[p * G + b]); their exclusive sum gives every (partition,
- * block) run its place. The scatter kernel then takes its chunk a tile at a time, sorts
- * the tile by partition in shared memory and writes each partition's rows of the tile
- * as one contiguous run (coalesced; scattering row by row made 2^28 rows take ~30 ms). */
+ * rows per partition (hist[cell]); their exclusive sum gives every (partition, block)
+ * run its place. The scatter kernel then takes its chunk a tile at a time, sorts the
+ * tile by partition in shared memory and writes each partition's rows of the tile as
+ * one contiguous run (coalesced; scattering row by row made 2^28 rows take ~30 ms).
+ * A pass takes at most 8 bits. A second pass (DPartSeg.o1 set) splits each partition of
+ * the first by the next bits: its blocks' chunks lie within one first-level partition
+ * (chunk table cstart), so a block still sees at most 256 partitions, and its cells are
+ * ordered (first-level partition, digit, chunk): the scan keeps the first level's order. */
 constexpr int kPartTile = kThreads * 4;
 constexpr int kPartVals = 4; /* value columns it moves (more: the generic partitioner) */
 
@@ -204,29 +274,76 @@ struct DPartCols {
     int w[kPartVals];
 };
 
-__device__ __forceinline__ void dpart_chunk(int64_t n, int64_t *lo, int64_t *hi)
+/* Where a block's rows and cells are. Pass 1 (o1 NULL): chunk blockIdx of n rows in
+ * gridDim pieces, cell of digit q = q * gridDim + blockIdx. Pass 2: the first-level
+ * partition p1 with cstart[p1] <= blockIdx < cstart[p1 + 1] (cstart[p1_count]: chunks in
+ * all), chunk j = blockIdx - cstart[p1] of `chunk` rows of [o1[p1], o1[p1 + 1]), cell
+ * cstart[p1] * 2^bits + q * (its chunks) + j. */
+struct DPartSeg {
+    const int64_t *o1;
+    const unsigned *cstart;
+    int p1_count;
+    int shift;          /* bits of the hash above this pass's digit */
+    int64_t chunk;
+};
+
+struct DPartBlock {
+    int64_t lo, hi, cell0, cell_step;
+};
+
+__device__ __forceinline__ DPartBlock dpart_block(const DPartSeg &g, int64_t n, int bits)
 {
-    const int64_t per = (n + gridDim.x - 1) / gridDim.x;
-    *lo = min(n, (int64_t)blockIdx.x * per);
-    *hi = min(n, *lo + per);
+    DPartBlock r;
+    if (!g.o1) {
+        const int64_t per = (n + gridDim.x - 1) / gridDim.x;
+        r.lo = min(n, (int64_t)blockIdx.x * per);
+        r.hi = min(n, r.lo + per);
+        r.cell0 = blockIdx.x;
+        r.cell_step = gridDim.x;
+        return r;
+    }
+    const unsigned b = blockIdx.x;
+    r.lo = r.hi = r.cell0 = r.cell_step = 0;
+    if (b >= g.cstart[g.p1_count])
+        return r;
+    int lo = 0, hi = g.p1_count - 1; /* last p1 with cstart[p1] <= b */
+    while (lo < hi) {
+        const int m = (lo + hi + 1) / 2;
+        if (g.cstart[m] <= b)
+            lo = m;
+        else
+            hi = m - 1;
+    }
+    const unsigned c0 = g.cstart[lo], nc = g.cstart[lo + 1] - c0, j = b - c0;
+    r.lo = g.o1[lo] + (int64_t)j * g.chunk;
+    r.hi = min(g.o1[lo + 1], r.lo + g.chunk);
+    r.cell0 = ((int64_t)c0 << bits) + j;
+    r.cell_step = nc;
+    return r;
+}
+
+__device__ __forceinline__ unsigned dpart_digit(int64_t k, int shift, int bits)
+{
+    return (unsigned)((direct_hash(k) << shift) >> (64 - bits));
 }
 
 template <typename K>
 __global__ void __launch_bounds__(kThreads)
-    dpart_count_kernel(const K *keys, int64_t n, int bits, unsigned *hist)
+    dpart_count_kernel(const K *keys, int64_t n, int bits, DPartSeg g, unsigned *hist)
 {
     __shared__ unsigned h[256];
     const int P = 1 << bits;
+    const DPartBlock r = dpart_block(g, n, bits);
+    if (r.cell_step == 0)
+        return;
     for (int i = threadIdx.x; i < P; i += blockDim.x)
         h[i] = 0;
     __syncthreads();
-    int64_t lo, hi;
-    dpart_chunk(n, &lo, &hi);
-    for (int64_t r = lo + threadIdx.x; r < hi; r += blockDim.x)
-        atomicAdd(&h[direct_hash((int64_t)keys[r]) >> (64 - bits)], 1u);
+    for (int64_t i = r.lo + threadIdx.x; i < r.hi; i += blockDim.x)
+        atomicAdd(&h[dpart_digit((int64_t)keys[i], g.shift, bits)], 1u);
     __syncthreads();
     for (int i = threadIdx.x; i < P; i += blockDim.x)
-        hist[(size_t)i * gridDim.x + blockIdx.x] = h[i];
+        hist[r.cell0 + (int64_t)i * r.cell_step] = h[i];
 }
 
 __device__ __forceinline__ uint64_t dpart_ld(const void *p, int w, int64_t i)
@@ -242,43 +359,54 @@ __device__ __forceinline__ void dpart_st(void *p, int w, int64_t i, uint64_t x)
         ((uint64_t *)p)[i] = x;
 }
 
-/* offs[p * G + b]: where block b's rows of partition p start in the output. */
+/* Shared bytes of the scatter kernel's tile with NV value columns. */
 template <typename K>
-__global__ void __launch_bounds__(kThreads)
-    dpart_scatter_kernel(const K *keys, int64_t n, int bits, const unsigned *offs, K *okeys,
-                         DPartCols c)
+__host__ __device__ constexpr size_t dpart_smem(int nv)
+{
+    return (size_t)kPartTile * (8 * (size_t)nv + sizeof(K) + 2);
+}
+
+/* offs[cell]: where a block's rows of a digit start in the output. NV: value columns
+ * (c.n_vals), so that the tile in shared memory and the values in registers are sized
+ * for them: with room for four, a block of one value column held 78 KB and its
+ * registers one block an SM (a 6-bit pass of 2^28 rows took 7.8 ms, H100; sized,
+ * the two passes of 13 bits take 11.5 ms against 15.6). */
+template <typename K, int NV>
+__global__ void __launch_bounds__(kThreads, 2)
+    dpart_scatter_kernel(const K *keys, int64_t n, int bits, DPartSeg g, const unsigned *offs,
+                         K *okeys, DPartCols c)
 {
     using Scan = cub::BlockScan<unsigned, kThreads>;
     __shared__ typename Scan::TempStorage scan_tmp;
     __shared__ unsigned cur[256], th[256], tof[256];
-    uint64_t *sv = (uint64_t *)agg_smem; /* [kPartVals][kPartTile] */
-    K *sk = (K *)(sv + (size_t)kPartVals * kPartTile);
+    uint64_t *sv = (uint64_t *)agg_smem; /* [NV][kPartTile] */
+    K *sk = (K *)(sv + (size_t)NV * kPartTile);
     unsigned short *spart = (unsigned short *)(sk + kPartTile);
     const int P = 1 << bits;
-    int64_t lo, hi;
-    dpart_chunk(n, &lo, &hi);
+    const DPartBlock r = dpart_block(g, n, bits);
+    if (r.cell_step == 0)
+        return;
     if (threadIdx.x < P)
-        cur[threadIdx.x] = offs[(size_t)threadIdx.x * gridDim.x + blockIdx.x];
-    for (int64_t base = lo; base < hi; base += kPartTile) {
-        const int tn = (int)min((int64_t)kPartTile, hi - base);
+        cur[threadIdx.x] = offs[r.cell0 + (int64_t)threadIdx.x * r.cell_step];
+    for (int64_t base = r.lo; base < r.hi; base += kPartTile) {
+        const int tn = (int)min((int64_t)kPartTile, r.hi - base);
         if (threadIdx.x < P)
             th[threadIdx.x] = 0;
         __syncthreads();
         K k[4];
         unsigned q[4], rank[4];
-        uint64_t v[kPartVals][4];
+        uint64_t v[NV > 0 ? NV : 1][4];
 #pragma unroll
         for (int it = 0; it < 4; it++) {
             const int i = it * kThreads + threadIdx.x;
             if (i >= tn)
                 continue;
             k[it] = keys[base + i];
-            q[it] = (unsigned)(direct_hash((int64_t)k[it]) >> (64 - bits));
+            q[it] = dpart_digit((int64_t)k[it], g.shift, bits);
             rank[it] = atomicAdd(&th[q[it]], 1u);
 #pragma unroll
-            for (int j = 0; j < kPartVals; j++)
-                if (j < c.n_vals)
-                    v[j][it] = dpart_ld(c.src[j], c.w[j], base + i);
+            for (int j = 0; j < NV; j++)
+                v[j][it] = dpart_ld(c.src[j], c.w[j], base + i);
         }
         __syncthreads();
         unsigned x = threadIdx.x < P ? th[threadIdx.x] : 0, ex;
@@ -294,21 +422,62 @@ __global__ void __launch_bounds__(kThreads)
             sk[pos] = k[it];
             spart[pos] = (unsigned short)q[it];
 #pragma unroll
-            for (int j = 0; j < kPartVals; j++)
-                if (j < c.n_vals)
-                    sv[(size_t)j * kPartTile + pos] = v[j][it];
+            for (int j = 0; j < NV; j++)
+                sv[(size_t)j * kPartTile + pos] = v[j][it];
         }
         __syncthreads();
         for (int i = threadIdx.x; i < tn; i += kThreads) {
             const unsigned p = spart[i];
             const int64_t d = (int64_t)cur[p] + (i - (int)tof[p]);
             okeys[d] = sk[i];
-            for (int j = 0; j < c.n_vals; j++)
+#pragma unroll
+            for (int j = 0; j < NV; j++)
                 dpart_st(c.dst[j], c.w[j], d, sv[(size_t)j * kPartTile + i]);
         }
         __syncthreads();
         if (threadIdx.x < P)
             cur[threadIdx.x] += th[threadIdx.x];
+    }
+}
+
+/* Between the passes (one block): the first level's partition starts o1[p] = offs1[p *
+ * grid1] (o1[p1_count] = n) and its chunk table: cstart[p] = chunks of `chunk` rows of
+ * the partitions before p. */
+constexpr int kChunkThreads = 512; /* dpart_chunks_kernel: first-level partitions + 1 */
+__global__ void __launch_bounds__(kChunkThreads)
+    dpart_chunks_kernel(const unsigned *offs1, int grid1, int p1_count, int64_t n,
+                        int64_t chunk, int64_t *o1, unsigned *cstart)
+{
+    using Scan = cub::BlockScan<unsigned, kChunkThreads>;
+    __shared__ typename Scan::TempStorage tmp;
+    const int p = threadIdx.x;
+    const int64_t lo = p < p1_count ? (int64_t)offs1[(int64_t)p * grid1] : n;
+    const int64_t hi = p + 1 < p1_count ? (int64_t)offs1[(int64_t)(p + 1) * grid1] : n;
+    const unsigned nc = p < p1_count ? (unsigned)((hi - lo + chunk - 1) / chunk) : 0;
+    unsigned ex;
+    Scan(tmp).ExclusiveSum(nc, ex);
+    if (p <= p1_count) {
+        o1[p] = lo;
+        cstart[p] = ex;
+    }
+}
+
+/* The partitions' offsets (2^(b1 + b2) + 1) after the second pass: partition (p1, q)
+ * starts at its first chunk's cell, or at o1[p1] when p1 has no rows. */
+__global__ void dpart_offsets_kernel(const unsigned *offs2, const int64_t *o1,
+                                     const unsigned *cstart, int b1, int b2, int64_t n,
+                                     int64_t *d_offsets)
+{
+    const int P = 1 << (b1 + b2);
+    for (int pid = blockIdx.x * blockDim.x + threadIdx.x; pid <= P;
+         pid += gridDim.x * blockDim.x) {
+        if (pid == P) {
+            d_offsets[pid] = n;
+            continue;
+        }
+        const int p1 = pid >> b2, q = pid & ((1 << b2) - 1);
+        const unsigned c0 = cstart[p1], nc = cstart[p1 + 1] - c0;
+        d_offsets[pid] = nc ? (int64_t)offs2[((int64_t)c0 << b2) + (int64_t)q * nc] : o1[p1];
     }
 }
 

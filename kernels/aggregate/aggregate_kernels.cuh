@@ -352,22 +352,34 @@ __global__ void table_output_kernel(sl_k_agg_spec sp, sl_k_agg_table tb, sl_k_ag
     }
 }
 
-/* Distinct 64-bit row hashes of m sample rows (set of `slots` entries, 0 = empty). */
+/* Distinct 64-bit row hashes of m sample rows (set of `slots` entries, 0 = empty) into
+ * counts[0]; into counts[1] the sample rows whose next row has another key hash (the last
+ * row counts). */
 __global__ void sample_kernel(sl_k_agg_spec sp, sl_k_agg_input in, int64_t m,
                               unsigned long long *set, uint64_t slots,
-                              unsigned long long *distinct)
+                              unsigned long long *counts)
 {
+    unsigned changes = 0;
     for (int64_t s = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; s < m;
          s += (int64_t)gridDim.x * blockDim.x) {
         int64_t e = (int64_t)((double)s * (double)in.n / (double)m);
         Key key;
         load_key<0>(sp, in, e, key);
+        /* The row after it: does the key change there (an input clustered by key, such
+         * as one sorted by it, changes at most once per group)? */
+        if (e + 1 < in.n) {
+            Key next;
+            load_key<0>(sp, in, e + 1, next);
+            changes += next.h != key.h;
+        } else {
+            changes++;
+        }
         unsigned long long h = key.h | 1;
         uint64_t pos = h & (slots - 1);
         for (;;) {
             unsigned long long v = atomicCAS(&set[pos], 0ull, h);
             if (v == 0) {
-                atomicAdd(distinct, 1ull);
+                atomicAdd(&counts[0], 1ull);
                 break;
             }
             if (v == h)
@@ -375,6 +387,8 @@ __global__ void sample_kernel(sl_k_agg_spec sp, sl_k_agg_input in, int64_t m,
             pos = (pos + 1) & (slots - 1);
         }
     }
+    if (changes)
+        atomicAdd(&counts[1], (unsigned long long)changes);
 }
 
 /* Partition of a hash: its top `bits` bits. */

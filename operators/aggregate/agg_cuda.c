@@ -1,7 +1,8 @@
 /* aggregate on a GPU (issue 7): the CUDA sink, finalize and source of the hash group-by.
  *
  * sink: each device batch goes through the host driver (agg_gpu.c), which only launches
- *   kernels: on the first batch a sample of the keys estimates the groups (the one
+ *   kernels: on the first batch a sample of the keys (distinct keys and key changes,
+ *   agg_gpu.h) estimates the groups (the one
  *   synchronization of the sink); few groups use the table method (per-block
  *   shared-memory pre-aggregation, a warp's rows of one group summed before one shared
  *   atomic, merged into a device hash table), many use the
@@ -21,7 +22,8 @@
  *   block per partition aggregates it in shared memory, count -> allocate -> write),
  *   int64 sums that overflow write SL_EOVERFLOW to the task's status word, which fails
  *   the query; null key and null aggregate bitmaps are built on the GPU. The phases
- *   (sample, aggregate, retry, output; CUDA events) go to the query profile.
+ *   (sample, aggregate, retry, output, and the record table's partitioning of the first
+ *   batch as gpu_partition; CUDA events) go to the query profile.
  * source: slices of that batch, on the GPU for GPU consumers or downloaded for host ones.
  * co-processing (issue 8): when CPU workers sank rows too, finalize brings the GPU's
  *   groups to the host as partial states and the CPU finalize merges all (merge_on_host).
@@ -242,6 +244,9 @@ static int sink(sl_task_t *t)
     struct agg_gdrv *d = &ls->gpu->drv;
     drv_bind(d, t);
     sl_task_option_int(t, "agg_gpu_part_threshold", &d->part_threshold);
+    int64_t strided = 0;
+    sl_task_option_int(t, "debug_agg_gpu_strided_estimate", &strided);
+    d->strided_estimate = strided != 0;
     /* DICT keys as merged codes: b's own, or remapped into a batch of their own. */
     sl_batch_t *remapped[SL_K_AGG_MAX_KEYS] = {NULL};
     for (int j = 0; j < p->n_keys; j++)
@@ -397,7 +402,7 @@ static int finalize(sl_task_t *t)
         return drv_failed(t, d, rc);
     }
     static const char *const names[AGG_PH_N] = {"gpu_sample", "gpu_aggregate", "gpu_retry",
-                                                  "gpu_output"};
+                                                  "gpu_output", "gpu_partition"};
     for (int i = 0; i < AGG_PH_N; i++)
         if (d->phase_ms[i] >= 0)
             sl_task_phase_time(t, names[i], d->phase_ms[i]);

@@ -5,7 +5,14 @@
  * there (each batch partitioned by the key hash's top bits first when the table is
  * bigger than L2); a later batch it cannot take moves every kept batch to the
  * partitioned method, and rows that found no room run again into a table twice the
- * groups seen (twice at most, then partitions). It knows nothing of the engine: memory
+ * groups seen (twice at most, then partitions). The estimate (first batch) is the
+ * smaller of what a spread sample's distinct keys say and the bound 1 + (rows whose next
+ * row has another key), sampled at the same rows (sl_k_agg_estimate_groups): an input
+ * clustered by key (lineitem sorted by l_orderkey) has all sampled rows distinct but a
+ * key change only every few rows. Such an input skips the record table's partitioning
+ * (each record is touched by one run of rows). The partitioned method moves rows with
+ * the tile partitioner (sl_k_agg_tile_partition) where it can. It knows nothing of the
+ * engine: memory
  * comes from callbacks, so the operator (agg_cuda.c, task device memory) and the
  * standalone bench and kernel tests (bench/gpu/gpu_agg_bench.cu, cudaMallocAsync) run
  * the same code.
@@ -34,8 +41,11 @@ extern "C" {
 enum { AGG_GDRV_OK = 0, AGG_GDRV_ECUDA = -1, AGG_GDRV_ENOMEM = -2,
        AGG_GDRV_EBUDGET = -3 /* a table of need_groups groups (need_bytes) is over budget */ };
 /* Phases timed with CUDA events (phase_ms, -1 where not timed). */
-enum { AGG_PH_SAMPLE, AGG_PH_AGGREGATE, AGG_PH_RETRY, AGG_PH_OUTPUT, AGG_PH_N };
-enum { AGG_EV_START, AGG_EV_AGG0, AGG_EV_AGG1, AGG_EV_RETRY, AGG_EV_OUT, AGG_EV_N };
+enum { AGG_PH_SAMPLE, AGG_PH_AGGREGATE, AGG_PH_RETRY, AGG_PH_OUTPUT,
+       AGG_PH_PARTITION /* the record table's partitioning of the first batch (part of
+                           AGG_PH_AGGREGATE) */, AGG_PH_N };
+enum { AGG_EV_START, AGG_EV_AGG0, AGG_EV_AGG1, AGG_EV_RETRY, AGG_EV_OUT, AGG_EV_PART0,
+       AGG_EV_PART1, AGG_EV_N };
 enum { AGG_GDRV_AUTO = 0, AGG_GDRV_TABLE = 1, AGG_GDRV_PART = 2, AGG_GDRV_DIRECT = 3 };
 
 struct agg_gdrv_mem {
@@ -75,10 +85,19 @@ struct agg_gdrv {
                                      the operator passes agg_gpu_part_threshold); inputs the
                                      record table takes (sl_k_agg_direct_ok) take it instead */
     int direct_bits;              /* record table: radix bits of the partitioning pass
-                                     before it (0 = from the table's size, < 0 = none) */
+                                     before it (0 = from the table's size, none for a
+                                     clustered input; < 0 = none) */
+    int row_partition;            /* partitioned method: the row-by-row partitioner
+                                     (sl_k_agg_part_scatter) also where the tile
+                                     partitioner could run (A/B) */
+    int strided_estimate;         /* the group estimate from the sample's distinct count
+                                     alone, as before the key-change bound (A/B runs:
+                                     debug_agg_gpu_estimate) */
     /* state */
     int mode;
     double g_est;                 /* estimated groups (first batch) */
+    int clustered;                /* the first batch comes in runs of a key (sorted by it,
+                                     say): sl_k_agg_estimate_groups */
     unsigned long long *d_small;  /* 8 counters */
     int64_t rows;                 /* rows added */
     int64_t groups;               /* table: groups after the last add */

@@ -98,6 +98,20 @@ struct kcase {
     int64_t init_cap;     /* first table capacity (0: from the estimate) */
     int atom64;           /* shared sums as one 64-bit atomic: without SL_K_AGG_SMALL_SPLIT
                              (32-bit halves, the driver's default) */
+    int sorted;           /* rows in runs of their group (clustered, as lineitem by
+                             l_orderkey): 1 = row i in group i * groups / n; 2 = runs of
+                             1..7 rows, the groups in turn (wrapping: a group may come
+                             back) */
+    int alt_big;          /* values INT64_MAX, INT64_MAX, -INT64_MAX, -INT64_MAX, ... (with
+                             sorted = 1 and n = 4 * groups every group sums to 0, but a
+                             run's partial sums overflow) */
+    int strided;          /* the driver's strided_estimate (the estimate before the
+                             key-change bound) */
+    int want_mode;        /* the mode the driver must choose (0: not checked) */
+    int want_clustered;   /* 1: the driver must see the input as clustered, -1: not */
+    double est_within;    /* > 0: the estimate within a factor est_within of the groups */
+    int pbits;            /* partitioned method: radix bits (driver's force_bits) */
+    int rowpart;          /* partitioned method: the row-by-row partitioner */
 };
 
 struct ref {
@@ -139,13 +153,26 @@ static void kcase_run(const struct kcase *c)
     for (int64_t g = 1; g < G; g++)
         assert_true(gk[2 * g] != gk[2 * g - 2]); /* distinct keys */
     uint64_t s = 0x51ed2701 + (uint64_t)n * 31 + (uint64_t)G;
+    int64_t run_g = 0, run_left = 0;
     for (int64_t i = 0; i < n; i++) {
         int64_t g = (int64_t)(rnd(&s) % (uint64_t)G);
+        if (c->sorted == 1)
+            g = (int64_t)((__int128)i * G / n);
+        if (c->sorted == 2) {
+            if (run_left == 0) {
+                run_g = i ? (run_g + 1) % G : 0;
+                run_left = 1 + (int64_t)(rnd(&s) % 7);
+            }
+            run_left--;
+            g = run_g;
+        }
         if (c->skew && rnd(&s) % 10 < 9)
             g = 0;
         if (c->few_first && i < n / 2)
             g %= 10;
         int64_t v = (int64_t)(rnd(&s) % 2000001) - 1000000;
+        if (c->alt_big)
+            v = (i >> 1 & 1) ? -INT64_MAX : INT64_MAX;
         if (c->extremes && i < 4) /* group 0: both extremes (the total fits) */
             g = 0, v = i == 0 ? INT64_MAX : i == 1 ? INT64_MIN : v;
         if (c->extremes && i % 97 == 5)
@@ -187,6 +214,9 @@ static void kcase_run(const struct kcase *c)
     d.force_mode = c->mode;
     d.direct_bits = c->dbits;
     d.init_cap = c->init_cap;
+    d.strided_estimate = c->strided;
+    d.force_bits = c->pbits;
+    d.row_partition = c->rowpart;
     if (c->atom64)
         d.update_flags &= ~SL_K_AGG_SMALL_SPLIT;
     for (int b = 0; b < c->batches; b++) {
@@ -214,6 +244,14 @@ static void kcase_run(const struct kcase *c)
            "mode %d, %lld groups, grows %lld, status %d\n", c->key64, (long long)n,
            (long long)G, c->extremes, c->skew, c->offset, c->few_first, (long long)c->small,
            d.mode, (long long)ng, (long long)d.grows, status);
+    printf("  estimate %.0f, clustered %d\n", d.g_est, d.clustered);
+    if (c->want_mode)
+        assert_int_equal(d.mode, c->want_mode);
+    if (c->want_clustered)
+        assert_int_equal(d.clustered, c->want_clustered > 0);
+    if (c->est_within > 0)
+        assert_true(d.g_est <= (double)G * c->est_within &&
+                    d.g_est >= (double)G / c->est_within);
     assert_int_equal(status, 0);
     int64_t want = 0;
     for (int64_t g = 0; g < G; g++)
@@ -354,6 +392,103 @@ SL_TEST(direct_path_cases)
                              .mode = D, .init_cap = 16, .dbits = 1};
         kcase_run(&grow);
     }
+}
+
+/* Inputs clustered by key (issue 18: lineitem sorted by l_orderkey, 4 rows an order):
+ * the estimate must see about the groups there are, not one a row (the sampled rows
+ * are all distinct), and the record table then skips its partitioning pass and updates
+ * each run of a key in a thread's rows once. Runs of 4 and of 1..7 rows (groups coming
+ * back), both key widths, partial sums of a run that overflow int64 (the group sums
+ * fit), groups that come back in later runs, the estimate before the key-change bound
+ * on the same input (a table for one
+ * group a row: same result), a sorted input with few groups (the sample sees no key
+ * change: the estimate must still hold the distinct keys it saw), and an unclustered
+ * one that must not look clustered. */
+SL_TEST(direct_path_clustered_keys)
+{
+    NEED_GPU();
+    kernel_setup();
+    const int D = AGG_GDRV_DIRECT, T = AGG_GDRV_TABLE;
+    for (int k64 = 0; k64 < 2; k64++) {
+        struct kcase r4 = {.key64 = k64, .n = 1000000, .groups = 250000, .sorted = 1,
+                           .batches = 1, .want_mode = D, .want_clustered = 1,
+                           .est_within = 1.1};
+        kcase_run(&r4);
+        struct kcase r7 = {.key64 = k64, .n = 800003, .groups = 260000, .sorted = 2,
+                           .batches = 1, .want_mode = D, .want_clustered = 1};
+        kcase_run(&r7);
+        /* Runs of 1..7 rows whose groups come back (1.5 runs a group): the key-change
+         * bound is about the runs, above half the spread sample's estimate, so the
+         * input is not taken as clustered; the estimate stays within the runs. */
+        struct kcase wrap = {.key64 = k64, .n = 1200003, .groups = 200000, .sorted = 2,
+                             .batches = 1, .want_mode = D, .est_within = 1.6};
+        kcase_run(&wrap);
+        struct kcase big = {.key64 = k64, .n = 800000, .groups = 200000, .sorted = 1,
+                            .alt_big = 1, .batches = 1, .want_mode = D};
+        kcase_run(&big);
+        struct kcase old = {.key64 = k64, .n = 1000000, .groups = 250000, .sorted = 1,
+                            .strided = 1, .batches = 1, .want_mode = D,
+                            .want_clustered = -1};
+        kcase_run(&old);
+        struct kcase few = {.key64 = k64, .n = 2000000, .groups = 300, .sorted = 1,
+                            .batches = 2, .want_mode = T};
+        kcase_run(&few);
+        struct kcase rnd_ = {.key64 = k64, .n = 1000000, .groups = 250000, .batches = 1,
+                             .want_mode = D, .want_clustered = -1, .est_within = 1.2};
+        kcase_run(&rnd_);
+    }
+}
+
+/* The partitioned method with the tile partitioner (one pass up to 8 bits, two past
+ * it: 11 = 6 + 5, 13 = 7 + 6) against the reference, and the row-by-row
+ * partitioner on the same data: empty, one row, a tail that is no multiple of a tile,
+ * unaligned columns, keys and values at the extremes, skew (one partition holds most
+ * rows, many of the second pass's partitions stay empty), clustered keys, several
+ * batches, and partitions with more groups than a block's shared table (the generic
+ * kernel redoes them). */
+SL_TEST(part_path_tile_partitioner)
+{
+    NEED_GPU();
+    kernel_setup();
+    const int P = AGG_GDRV_PART;
+    for (int k64 = 0; k64 < 2; k64++) {
+        const int64_t sizes[][2] = {{0, 1}, {1, 1}, {3, 2}, {5001, 3000}, {300001, 120000}};
+        const int bits[] = {3, 8, 11, 13};
+        for (int i = 0; i < 5; i++)
+            for (int b = 0; b < 4; b++) {
+                struct kcase c = {.key64 = k64, .n = sizes[i][0], .groups = sizes[i][1],
+                                  .batches = 1, .mode = P, .pbits = bits[b]};
+                kcase_run(&c);
+            }
+        struct kcase x = {.key64 = k64, .n = 200000, .groups = 700, .extremes = 1,
+                          .batches = 3, .mode = P, .pbits = 11};
+        kcase_run(&x);
+        struct kcase sk = {.key64 = k64, .n = 250000, .groups = 100000, .skew = 1,
+                           .batches = 1, .mode = P, .pbits = 13};
+        kcase_run(&sk);
+        struct kcase un = {.key64 = k64, .n = 100003, .groups = 30000, .offset = 1,
+                           .batches = 2, .mode = P, .pbits = 12};
+        kcase_run(&un);
+        struct kcase so = {.key64 = k64, .n = 1000000, .groups = 250000, .sorted = 2,
+                           .batches = 2, .mode = P, .pbits = 13};
+        kcase_run(&so);
+        struct kcase redo = {.key64 = k64, .n = 300001, .groups = 120000, .batches = 2,
+                             .mode = P, .pbits = 2};
+        kcase_run(&redo);
+        struct kcase rows = {.key64 = k64, .n = 300001, .groups = 120000, .batches = 2,
+                             .mode = P, .pbits = 13, .rowpart = 1};
+        kcase_run(&rows);
+    }
+    /* Chosen by the estimate: past 2^20 groups of an unclustered input, the partitioned
+     * method; clustered, the record table (int64 keys: key_of's int32 keys stop at
+     * 271,000 groups). */
+    struct kcase many = {.key64 = 1, .n = 3000000, .groups = 2000000, .batches = 1,
+                         .want_mode = P};
+    kcase_run(&many);
+    struct kcase many_sorted = {.key64 = 1, .n = 6000000, .groups = 1500000, .sorted = 1,
+                                .batches = 1, .want_mode = AGG_GDRV_DIRECT,
+                                .want_clustered = 1};
+    kcase_run(&many_sorted);
 }
 
 /* ---------------- operator level ---------------- */

@@ -605,6 +605,10 @@ SL_TEST(op_many_groups_partitioned)
     struct tspec s = {.rows = 800000, .groups = 300000, .seed = 5};
     check(&s, "keys=k " ALL_AGGS, 1, 0);
     check(&s, "keys=k aggs=\"count(*), sum(vl)\"", 1, 1);
+    /* Past 2^20 estimated groups the partitioned method with the tile partitioner (two
+     * passes) is chosen for one key without nulls. */
+    struct tspec m = {.rows = 3000000, .groups = 2000000, .seed = 9};
+    check(&m, "keys=k aggs=\"count(*), sum(vl), min(vi), max(vl)\"", 1, 1);
 }
 
 SL_TEST(op_zipf)

@@ -149,14 +149,20 @@ cudaError_t sl_k_agg_table_output(const struct sl_k_agg_spec *spec,
                                   int32_t *d_status, cudaStream_t stream);
 
 /* Estimates distinct groups: inserts the 64-bit hashes of m rows spread over `in` into a
- * set in d_temp and adds the number of distinct hashes to *d_distinct (zeroed by the
- * caller). Two-call temp storage. sl_k_agg_estimate_groups turns (n, m, distinct) into
- * an estimate of the groups of all n rows (host function). */
+ * set in d_temp and adds the number of distinct hashes to d_counts[0], and the number of
+ * those rows whose next row has another key to d_counts[1] (both zeroed by the caller).
+ * Two-call temp storage. sl_k_agg_estimate_groups turns (n, m, distinct, changes) into an
+ * estimate of the groups of all n rows (host function): the smaller of what the distinct
+ * count says of equally likely groups drawn at random and of the bound 1 + changes
+ * extrapolated to n rows (changes < 0: the first only); *clustered (may be NULL) is set
+ * when the bound is below half the first (the input comes in runs of a key, as one sorted
+ * by it does). */
 cudaError_t sl_k_agg_sample_distinct(void *d_temp, size_t *temp_bytes,
                                      const struct sl_k_agg_spec *spec,
                                      const struct sl_k_agg_input *in, int64_t m,
-                                     unsigned long long *d_distinct, cudaStream_t stream);
-double sl_k_agg_estimate_groups(int64_t n, int64_t m, int64_t distinct);
+                                     unsigned long long *d_counts, cudaStream_t stream);
+double sl_k_agg_estimate_groups(int64_t n, int64_t m, int64_t distinct, int64_t changes,
+                                int *clustered);
 
 /* --- many groups: a table of records --- */
 /* For what SL_K_AGG_SMALL takes (one int32/int64 key, count/sum/avg/min/max of int32/int64
@@ -195,6 +201,19 @@ cudaError_t sl_k_agg_direct_partition(void *d_temp, size_t *temp_bytes,
                                       const struct sl_k_agg_spec *spec,
                                       const struct sl_k_agg_input *in, int bits,
                                       const struct sl_k_agg_input *out, cudaStream_t stream);
+/* The same partitioner for the partitioned method: by the top `bits` (1..16) bits in one
+ * pass up to 8 bits, else in two (the top (bits + 1) / 2 bits, then the rest within each
+ * of those partitions: each pass writes runs of a partition, so that 13 bits cost two
+ * streaming passes instead of a scatter row by row), and the partitions' offsets
+ * (d_offsets: 2^bits + 1 entries; partition p at rows [d_offsets[p], d_offsets[p + 1])),
+ * as sl_k_agg_part_scatter writes them for sl_k_agg_part_final (out's columns of count(*)
+ * and count are not written: without nulls they are not read). Two-call temp storage (two
+ * passes: it holds a copy of the moved columns). */
+cudaError_t sl_k_agg_tile_partition(void *d_temp, size_t *temp_bytes,
+                                    const struct sl_k_agg_spec *spec,
+                                    const struct sl_k_agg_input *in, int bits,
+                                    const struct sl_k_agg_input *out, int64_t *d_offsets,
+                                    cudaStream_t stream);
 /* Writes every group (order unspecified) as output rows [0, n) (out->d_count zeroed by the
  * caller receives n; rows past out->cap are counted, not written). */
 cudaError_t sl_k_agg_direct_output(const struct sl_k_agg_spec *spec,
