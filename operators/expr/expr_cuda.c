@@ -20,7 +20,9 @@
  * project: bare columns are passed on as they are; each computed item's program writes
  * its column and validity words (null count left unknown, -1) into a device batch of the
  * computed columns; one read-back per batch for the error word. can_run says no when an
- * item is not a program or gives strings, or reads strings of a batch in host memory. */
+ * item is not a program or gives strings, or reads strings of a batch in host memory, and
+ * to a batch in host memory that it only selects fixed-width columns from (then the next
+ * GPU stage uploads only the columns selected). */
 #include <string.h>
 
 #include <cuda_runtime_api.h>
@@ -316,14 +318,24 @@ static int project_gpu(sl_task_t *t)
 }
 
 /* Batches of any size whose computed items the program takes (bare columns of any type
- * are passed on as they are); a batch in host memory only when no item reads a
- * utf8/large_utf8 column (as for the filter: strings are not uploaded to be read). */
+ * are passed on as they are); a batch in host memory only when some item is computed and
+ * none reads a utf8/large_utf8 column (as for the filter: strings are not uploaded to be
+ * read). A host batch that is only selected or renamed, no strings kept, stays on the
+ * host: there that costs nothing, and the GPU stage after it uploads the columns kept, not
+ * every column of the scanned table (TPC-H Q1 on pinned tables uploaded all 16 of
+ * lineitem's columns, its comments included, to read 7). */
 static int project_gpu_can_run(const sl_task_t *t)
 {
     const struct proj_data *d = sl_op_data(sl_task_op((sl_task_t *)t));
     const sl_batch_t *b = sl_task_input(t);
     if (!d->gpu_ok || !b || sl_batch_device(b) >= 0)
         return d->gpu_ok;
+    if (d->n_exprs == 0) { /* strings selected: uploaded here, for the GPU stages after */
+        for (int i = 0; i < d->n; i++)
+            if (is_utf8(b->cols[d->items[i].in_col].type))
+                return 1;
+        return 0;
+    }
     for (int i = 0; i < d->n; i++)
         for (int s = 0; d->items[i].tmp_col >= 0 && s < d->xp[i].prog.n_cols; s++)
             if (is_utf8(b->cols[d->xp[i].prog.col[s]].type))
