@@ -65,6 +65,20 @@ uint64_t sl__ooc_code_at_rank(const struct sl__ooc_runs *m, int64_t r)
     return lo;
 }
 
+/* First row in [lo, hi) of run j whose code is >= v (hi if none). */
+static int64_t bound_in(const struct sl__ooc_runs *m, int64_t j, uint64_t v, int64_t lo,
+                        int64_t hi)
+{
+    while (lo < hi) {
+        int64_t mid = lo + (hi - lo) / 2;
+        if (code_at(m, j, mid) < v)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 void sl__ooc_split_below(const struct sl__ooc_runs *m, uint64_t v, int64_t *split)
 {
     for (int64_t j = 0; j < m->n_runs; j++)
@@ -83,15 +97,7 @@ void sl__ooc_split_below_from(const struct sl__ooc_runs *m, uint64_t v, const in
             lo += step;
             step *= 2;
         }
-        int64_t hi = lo + step <= n ? lo + step - 1 : n;
-        while (lo < hi) {
-            int64_t mid = lo + (hi - lo) / 2;
-            if (code_at(m, j, mid) < v)
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
-        split[j] = lo;
+        split[j] = bound_in(m, j, v, lo, lo + step <= n ? lo + step - 1 : n);
     }
 }
 
@@ -572,20 +578,6 @@ void sl__ooc_splitters(const struct sl__ooc_runs *m, int64_t P, int64_t over, ui
     const struct sl__kv64 *sorted = s ? sl__rsort_k64(a, tmp, s) : a;
     for (int64_t i = 1; i < P; i++)
         codes[i - 1] = s ? sorted[i * s / P].key : 0;
-}
-
-/* First row in [lo, hi) of run j whose code is >= v (hi if none). */
-static int64_t bound_in(const struct sl__ooc_runs *m, int64_t j, uint64_t v, int64_t lo,
-                        int64_t hi)
-{
-    while (lo < hi) {
-        int64_t mid = lo + (hi - lo) / 2;
-        if (code_at(m, j, mid) < v)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
 }
 
 /* Puts rows lo[j]..hi[j] of every run (one fine range) at output row `off`, in pieces of
