@@ -334,27 +334,64 @@ int sl__gpu_host_alloc(void *ctx, int64_t bytes, struct sl__buf **out)
                                             (long long)bytes);
 }
 
+/* Whether DICT column c's dictionaries differ between the batches of t. */
+static bool table_dicts_differ(const sl_table_t *t, int c)
+{
+    return t->batches[0]->cols[c].type == SL_TYPE_DICT && dicts_differ(t->batches, t->n_batches, c);
+}
+
+/* Gives DICT column c of the (new, unshared) batches bs[0..n) one merged dictionary, their
+ * codes remapped in place (a null row's code becomes 0): the GPU join passes a DICT output on only when its side's
+ * batches agree (TPC-H Q4's o_orderpriority), the GPU aggregate remaps each batch's keys
+ * otherwise. */
+static int unify_dicts(sl_batch_t **bs, int64_t n, int c)
+{
+    struct sl__dict_union u;
+    int rc = sl__dict_union_init(&u, bs, n, c);
+    if (rc < 0)
+        return sl__set_last_error(rc, "merging the dictionaries of a table's column %d", c);
+    for (int64_t k = 0; rc >= 0 && k < n; k++) {
+        int32_t *codes = sl_batch_column_data(bs[k], c);
+        for (int64_t r = 0; codes && r < bs[k]->n_rows; r++)
+            codes[r] = sl__dict_union_code(&u, k, codes[r]);
+        rc = codes ? sl__dict_union_attach(&u, bs[k], c)
+                   : sl__set_last_error(SL_EINTERNAL, "a combined batch is shared");
+    }
+    sl__dict_union_fini(&u);
+    return rc;
+}
+
 int sl__table_combine_runs(sl_table_t *t, int64_t max_rows)
 {
     int64_t n = 0;
     for (int64_t i = 0, k; i < t->n_batches; i += k, n++)
         k = sl__gpu_concat_run(t->batches + i, t->n_batches - i, max_rows);
-    if (n == t->n_batches)
+    bool differ = false;
+    for (int c = 0; n > 0 && c < t->batches[0]->n_cols; c++)
+        differ |= table_dicts_differ(t, c);
+    if (n == t->n_batches && !differ)
         return SL_OK;
     sl_batch_t **nb = sl__calloc((size_t)n, sizeof *nb);
     if (!nb)
         return sl__set_last_error(SL_ENOMEM, "out of memory");
     int rc = SL_OK;
+    bool copied = true; /* every batch of nb is a copy of ours (its codes may change) */
     for (int64_t i = 0, j = 0, k = 1; rc >= 0 && i < t->n_batches; i += k, j++) {
+        /* every run copied, one plain host batch alone too (its codes may be remapped
+         * below); another (device memory, a foreign layout) is kept as it is */
         k = sl__gpu_concat_run(t->batches + i, t->n_batches - i, max_rows);
-        if (k > 1) {
+        if (k > 1 || run_joins(t->batches[i], t->batches[i])) {
             rc = sl__gpu_concat_to_device(t->batches + i, k, sl__gpu_host_alloc, NULL, NULL,
                                           &nb[j]);
         } else {
             sl_batch_ref(t->batches[i]);
             nb[j] = t->batches[i];
+            copied = false;
         }
     }
+    for (int c = 0; rc >= 0 && copied && c < nb[0]->n_cols; c++)
+        if (nb[0]->cols[c].type == SL_TYPE_DICT && dicts_differ(nb, n, c))
+            rc = unify_dicts(nb, n, c);
     if (rc < 0) { /* the table stays as it was */
         for (int64_t j = 0; j < n; j++)
             sl_batch_unref(nb[j]);

@@ -201,9 +201,9 @@ struct sl__buf {
 int sl__host_register(void *ptr, int64_t bytes);
 void sl__host_unregister(void *ptr);
 /* Replaces each run of t's small host batches (at most max_rows rows together, the same
- * column types) by one batch in new host memory, their dictionaries merged
- * (gpu_concat.c; sl_table_pin, so that a GPU task reads a large morsel). SL_ENOMEM leaves
- * t as it was; without CUDA it does nothing. */
+ * column types) by one batch in new host memory, each DICT column with one dictionary for
+ * the whole table (gpu_concat.c; sl_table_pin, so that a GPU task reads a large morsel).
+ * An error leaves t as it was; without CUDA it does nothing. */
 #define SL__PIN_RUN_ROWS ((int64_t)1 << 23)
 int sl__table_combine_runs(sl_table_t *t, int64_t max_rows);
 /* Returns bytes to an engine's host budget (engine.c). */

@@ -176,7 +176,7 @@ SL_API int sl_table_append(sl_table_t *t, sl_batch_t *b);
  * them directly and asynchronously instead of staging them; undone when the buffers
  * are freed. Runs of small batches (a reader's, 122,880 rows each) are first combined
  * into batches of up to 2^23 rows in new host memory, each DICT column's dictionaries
- * merged, so that a GPU task moves millions of rows at once: pointers to the old batches
+ * merged into one for the table, so that a GPU task moves millions of rows at once: pointers to the old batches
  * (sl_table_batch) no longer name the table's. Pinning is slow (about as slow as a copy)
  * and limited by the machine: pin tables that GPUs read more than once, before queries
  * read them. SL_EUNSUPPORTED without CUDA or a driver; the table is still usable then.

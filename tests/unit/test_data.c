@@ -267,8 +267,9 @@ static void assert_same_values(sl_batch_t *const *bs, int64_t n, const sl_table_
 }
 
 /* sl_table_pin first combines runs of small batches into batches of up to a limit
- * (sl__table_combine_runs): the same rows, values, nulls, strings and dictionary
- * strings, whatever each batch's dictionary, with empty batches, one-row batches and
+ * (sl__table_combine_runs), each DICT column with one dictionary for the whole table: the
+ * same rows, values, nulls, strings and dictionary strings, whatever each batch's
+ * dictionary, with empty batches, one-row batches and
  * a slice at an offset among them. Without a GPU the pin itself fails; the table is
  * combined and usable. */
 SL_TEST(pin_combines_small_batches)
@@ -293,6 +294,9 @@ SL_TEST(pin_combines_small_batches)
 #ifdef SL_HAVE_CUDA
     /* runs: 1000+0+1+777 | 3000 (alone over the limit) | 1000+64+1999 is over: 1000+64 | 1999 */
     assert_int_equal(sl_table_num_batches(t), 4);
+    for (int64_t i = 1; i < 4; i++) /* one dictionary for the whole table */
+        assert_true(sl__dict_same(sl_table_batch(t, 0)->cols[3].dict,
+                                  sl_table_batch(t, i)->cols[3].dict));
 #endif
     assert_int_equal(sl_table_num_rows(t), sl_table_num_rows(t2));
     assert_same_values(bs, N, t);
