@@ -361,11 +361,21 @@ static int unify_dicts(sl_batch_t **bs, int64_t n, int c)
     return rc;
 }
 
-int sl__table_combine_runs(sl_table_t *t, int64_t max_rows)
+/* The batches from bs[0] on that go into one batch: a run of small ones (concat_run's),
+ * or one large batch alone. */
+static int64_t pin_run(sl_batch_t *const *bs, int64_t n, int64_t small_rows, int64_t max_rows)
+{
+    int64_t small = 0;
+    while (small < n && bs[small]->n_rows < small_rows)
+        small++;
+    return small == 0 ? 1 : sl__gpu_concat_run(bs, small, max_rows);
+}
+
+int sl__table_combine_runs(sl_table_t *t, int64_t small_rows, int64_t max_rows)
 {
     int64_t n = 0;
     for (int64_t i = 0, k; i < t->n_batches; i += k, n++)
-        k = sl__gpu_concat_run(t->batches + i, t->n_batches - i, max_rows);
+        k = pin_run(t->batches + i, t->n_batches - i, small_rows, max_rows);
     bool differ = false;
     for (int c = 0; n > 0 && c < t->batches[0]->n_cols; c++)
         differ |= table_dicts_differ(t, c);
@@ -379,7 +389,7 @@ int sl__table_combine_runs(sl_table_t *t, int64_t max_rows)
     for (int64_t i = 0, j = 0, k = 1; rc >= 0 && i < t->n_batches; i += k, j++) {
         /* every run copied, one plain host batch alone too (its codes may be remapped
          * below); another (device memory, a foreign layout) is kept as it is */
-        k = sl__gpu_concat_run(t->batches + i, t->n_batches - i, max_rows);
+        k = pin_run(t->batches + i, t->n_batches - i, small_rows, max_rows);
         if (k > 1 || run_joins(t->batches[i], t->batches[i])) {
             rc = sl__gpu_concat_to_device(t->batches + i, k, sl__gpu_host_alloc, NULL, NULL,
                                           &nb[j]);

@@ -290,9 +290,10 @@ SL_TEST(pin_combines_small_batches)
         SL_ASSERT_OK(sl_table_append(t, bs[j]));
         SL_ASSERT_OK(sl_table_append(t2, bs[j]));
     }
-    SL_ASSERT_OK(sl__table_combine_runs(t, 2500));
+    SL_ASSERT_OK(sl__table_combine_runs(t, 1500, 2500));
 #ifdef SL_HAVE_CUDA
-    /* runs: 1000+0+1+777 | 3000 (alone over the limit) | 1000+64+1999 is over: 1000+64 | 1999 */
+    /* runs of batches under 1500 rows: 1000+0+1+777 | 3000 (large: alone) | 1000+64 |
+     * 1999 (large: alone) */
     assert_int_equal(sl_table_num_batches(t), 4);
     for (int64_t i = 1; i < 4; i++) /* one dictionary for the whole table */
         assert_true(sl__dict_same(sl_table_batch(t, 0)->cols[3].dict,
