@@ -535,6 +535,12 @@ int sl_table_pin(sl_table_t *t)
 {
     if (!t)
         return sl__set_last_error(SL_EINVAL, "sl_table_pin: NULL table");
+    /* Loaders make batches of a CPU morsel (122,880 rows) and a source cuts at least one
+     * morsel per batch: combined first, a GPU task moves millions of rows, not one
+     * loader batch (TPC-H on pinned tables ran 488 tasks per scan of lineitem at SF 10). */
+    int crc = sl__table_combine_runs(t, SL__PIN_SMALL_ROWS, SL__PIN_RUN_ROWS);
+    if (crc < 0)
+        return crc;
     for (int64_t i = 0; i < t->n_batches; i++) {
         sl_batch_t *b = t->batches[i];
         for (int c = 0; c < b->n_cols; c++) {

@@ -9,7 +9,11 @@
  * buffer; bitmaps and string offsets, whose positions shift, are rebuilt on the host for
  * the whole run and uploaded once. A DICT column whose batches hold dictionaries of their
  * own (the CSV reader makes one per batch) gets their merged dictionary, its codes
- * remapped on the host (sl__dict_union). */
+ * remapped on the host (sl__dict_union).
+ *
+ * sl_table_pin combines runs the same way, into host buffers (no stream: each part copied
+ * by memcpy), before it page-locks them: a pinned table of loader-sized batches ran a GPU
+ * task per 122,880 rows too (sl__table_combine_runs). */
 #include <string.h>
 
 #include "gpu_worker_int.h"
@@ -153,11 +157,22 @@ static void *run_offsets(sl_batch_t *const *bs, int64_t n, int c, int64_t rows,
     return o;
 }
 
+/* Copies `bytes` of host memory src to dst: to the device on st, or by memcpy when st is
+ * NULL (dst is host memory: sl__table_combine_runs). */
+static cudaError_t put(void *dst, const void *src, size_t bytes, cudaStream_t st)
+{
+    if (!st) {
+        memcpy(dst, src, bytes);
+        return cudaSuccess;
+    }
+    return SL__CUDA_RESULT(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, st));
+}
+
 /* Uploads `bytes` of the host array h to dst and frees h once the copy has read it. */
 static cudaError_t upload_free(void *dst, void *h, size_t bytes, cudaStream_t st)
 {
-    cudaError_t e = SL__CUDA_RESULT(cudaMemcpyAsync(dst, h, bytes, cudaMemcpyHostToDevice, st));
-    if (e == cudaSuccess)
+    cudaError_t e = put(dst, h, bytes, st);
+    if (e == cudaSuccess && st)
         e = SL__CUDA_RESULT(cudaStreamSynchronize(st));
     sl__free(h, bytes);
     return e;
@@ -171,10 +186,8 @@ static cudaError_t run_values(sl_batch_t *const *bs, int64_t n, int c, int64_t w
     for (int64_t k = 0, at = 0; k < n && e == cudaSuccess; at += bs[k++]->n_rows) {
         const struct sl__col *col = &bs[k]->cols[c];
         if (bs[k]->n_rows > 0)
-            e = SL__CUDA_RESULT(cudaMemcpyAsync((char *)d->data->ptr + at * w,
-                                                (const char *)col->data->ptr + col->offset * w,
-                                                (size_t)(bs[k]->n_rows * w),
-                                                cudaMemcpyHostToDevice, st));
+            e = put((char *)d->data->ptr + at * w, (const char *)col->data->ptr + col->offset * w,
+                    (size_t)(bs[k]->n_rows * w), st);
     }
     return e;
 }
@@ -206,9 +219,8 @@ static int run_strings(sl_batch_t *const *bs, int64_t n, int c, int64_t rows,
         int64_t lo, hi;
         str_span(bs[k], c, &lo, &hi);
         if (hi > lo)
-            e = SL__CUDA_RESULT(cudaMemcpyAsync((char *)d->chars->ptr + at,
-                                                (const char *)bs[k]->cols[c].chars->ptr + lo,
-                                                (size_t)(hi - lo), cudaMemcpyHostToDevice, st));
+            e = put((char *)d->chars->ptr + at, (const char *)bs[k]->cols[c].chars->ptr + lo,
+                    (size_t)(hi - lo), st);
         at += hi - lo;
     }
     if (rc < 0)
@@ -311,5 +323,95 @@ int sl__gpu_concat_to_device(sl_batch_t *const *bs, int64_t n,
         }
     }
     *out = b;
+    return SL_OK;
+}
+
+int sl__gpu_host_alloc(void *ctx, int64_t bytes, struct sl__buf **out)
+{
+    (void)ctx;
+    *out = sl__buf_new(bytes);
+    return *out ? SL_OK : sl__set_last_error(SL_ENOMEM, "out of memory for %lld bytes",
+                                            (long long)bytes);
+}
+
+/* Whether DICT column c's dictionaries differ between the batches of t. */
+static bool table_dicts_differ(const sl_table_t *t, int c)
+{
+    return t->batches[0]->cols[c].type == SL_TYPE_DICT && dicts_differ(t->batches, t->n_batches, c);
+}
+
+/* Gives DICT column c of the (new, unshared) batches bs[0..n) one merged dictionary, their
+ * codes remapped in place (a null row's code becomes 0): the GPU join passes a DICT output on only when its side's
+ * batches agree (TPC-H Q4's o_orderpriority), the GPU aggregate remaps each batch's keys
+ * otherwise. */
+static int unify_dicts(sl_batch_t **bs, int64_t n, int c)
+{
+    struct sl__dict_union u;
+    int rc = sl__dict_union_init(&u, bs, n, c);
+    if (rc < 0)
+        return sl__set_last_error(rc, "merging the dictionaries of a table's column %d", c);
+    for (int64_t k = 0; rc >= 0 && k < n; k++) {
+        int32_t *codes = sl_batch_column_data(bs[k], c);
+        for (int64_t r = 0; codes && r < bs[k]->n_rows; r++)
+            codes[r] = sl__dict_union_code(&u, k, codes[r]);
+        rc = codes ? sl__dict_union_attach(&u, bs[k], c)
+                   : sl__set_last_error(SL_EINTERNAL, "a combined batch is shared");
+    }
+    sl__dict_union_fini(&u);
+    return rc;
+}
+
+/* The batches from bs[0] on that go into one batch: a run of small ones (concat_run's),
+ * or one large batch alone. */
+static int64_t pin_run(sl_batch_t *const *bs, int64_t n, int64_t small_rows, int64_t max_rows)
+{
+    int64_t small = 0;
+    while (small < n && bs[small]->n_rows < small_rows)
+        small++;
+    return small == 0 ? 1 : sl__gpu_concat_run(bs, small, max_rows);
+}
+
+int sl__table_combine_runs(sl_table_t *t, int64_t small_rows, int64_t max_rows)
+{
+    int64_t n = 0;
+    for (int64_t i = 0, k; i < t->n_batches; i += k, n++)
+        k = pin_run(t->batches + i, t->n_batches - i, small_rows, max_rows);
+    bool differ = false;
+    for (int c = 0; n > 0 && c < t->batches[0]->n_cols; c++)
+        differ |= table_dicts_differ(t, c);
+    if (n == t->n_batches && !differ)
+        return SL_OK;
+    sl_batch_t **nb = sl__calloc((size_t)n, sizeof *nb);
+    if (!nb)
+        return sl__set_last_error(SL_ENOMEM, "out of memory");
+    int rc = SL_OK;
+    bool copied = true; /* every batch of nb is a copy of ours (its codes may change) */
+    for (int64_t i = 0, j = 0, k = 1; rc >= 0 && i < t->n_batches; i += k, j++) {
+        /* every run copied, one plain host batch alone too (its codes may be remapped
+         * below); another (device memory, a foreign layout) is kept as it is */
+        k = pin_run(t->batches + i, t->n_batches - i, small_rows, max_rows);
+        if (k > 1 || run_joins(t->batches[i], t->batches[i])) {
+            rc = sl__gpu_concat_to_device(t->batches + i, k, sl__gpu_host_alloc, NULL, NULL,
+                                          &nb[j]);
+        } else {
+            sl_batch_ref(t->batches[i]);
+            nb[j] = t->batches[i];
+            copied = false;
+        }
+    }
+    for (int c = 0; rc >= 0 && copied && c < nb[0]->n_cols; c++)
+        if (nb[0]->cols[c].type == SL_TYPE_DICT && dicts_differ(nb, n, c))
+            rc = unify_dicts(nb, n, c);
+    if (rc < 0) { /* the table stays as it was */
+        for (int64_t j = 0; j < n; j++)
+            sl_batch_unref(nb[j]);
+        sl__free(nb, (size_t)n * sizeof *nb);
+        return rc;
+    }
+    for (int64_t i = 0; i < t->n_batches; i++)
+        sl_batch_unref(t->batches[i]);
+    sl__free(t->batches, (size_t)t->cap * sizeof *t->batches);
+    t->batches = nb;
+    t->n_batches = t->cap = n;
     return SL_OK;
 }

@@ -302,14 +302,6 @@ int sl__gpu_table_to_device(struct sl__gpu *g, sl_table_t *t, sl_table_t **out)
     return SL_OK;
 }
 
-static int plain_host_alloc(void *ctx, int64_t bytes, struct sl__buf **out)
-{
-    (void)ctx;
-    *out = sl__buf_new(bytes);
-    return *out ? SL_OK : sl__set_last_error(SL_ENOMEM, "out of memory for %lld bytes",
-                                            (long long)bytes);
-}
-
 int sl_table_to_host(sl_table_t *t, sl_table_t **out)
 {
     SL__CHECK_ARGS(out);
@@ -325,7 +317,7 @@ int sl_table_to_host(sl_table_t *t, sl_table_t **out)
                 rc = sl__set_last_error(SL_ENOMEM, "out of memory");
                 break;
             }
-            rc = copy_columns(NULL, b, src, plain_host_alloc, NULL, cudaMemcpyDeviceToHost, 0);
+            rc = copy_columns(NULL, b, src, sl__gpu_host_alloc, NULL, cudaMemcpyDeviceToHost, 0);
             cudaError_t e = SL__CUDA_RESULT(cudaStreamSynchronize(0));
             if (rc >= 0 && e != cudaSuccess)
                 rc = GPU_CUDA_FAIL(NULL, e, "copying a table to the host");

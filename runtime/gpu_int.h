@@ -45,12 +45,15 @@ void sl__gpu_str_rebase(void *offsets, enum sl_type t, int64_t n, int64_t lo);
  * of the n batches at bs (at least 1) go into one device batch: host batches of the same
  * column types, dictionaries and plain layouts, at most max_rows rows unless the first
  * alone has more. sl__gpu_concat_to_device writes such a run into one new device batch
- * (*out; buffers from `alloc`, copies on st, which the caller waits for). */
+ * (*out; buffers from `alloc`, copies on st, which the caller waits for; with st NULL and
+ * host buffers from `alloc`, one host batch, copied by memcpy). */
 #define SL__GPU_RUN_MAX_ROWS ((int64_t)1 << 30)
 int64_t sl__gpu_concat_run(sl_batch_t *const *bs, int64_t n, int64_t max_rows);
 int sl__gpu_concat_to_device(sl_batch_t *const *bs, int64_t n,
                              int (*alloc)(void *ctx, int64_t bytes, struct sl__buf **out),
                              void *ctx, void *st, sl_batch_t **out);
+/* An allocator for the copies above that gives plain host buffers (ctx unused). */
+int sl__gpu_host_alloc(void *ctx, int64_t bytes, struct sl__buf **out);
 /* A device batch going to a host stage: enqueues its download and defers `next` (the
  * host stage, with phase `ph`) until the task retires, so that the download overlaps
  * later tasks; the rest of the task then runs on the host. */

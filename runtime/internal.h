@@ -200,6 +200,14 @@ struct sl__buf {
  * undoes it. Without CUDA, register fails with SL_EUNSUPPORTED. */
 int sl__host_register(void *ptr, int64_t bytes);
 void sl__host_unregister(void *ptr);
+/* Replaces each run of t's small host batches (of fewer than small_rows rows; at most
+ * max_rows rows together, the same column types) by one batch in new host memory, each
+ * DICT column with one dictionary for the whole table (gpu_concat.c; sl_table_pin, so
+ * that a GPU task reads a large morsel; batches of a million rows or more are large
+ * enough already). An error leaves t as it was; without CUDA it does nothing. */
+#define SL__PIN_SMALL_ROWS ((int64_t)1 << 20)
+#define SL__PIN_RUN_ROWS ((int64_t)1 << 23)
+int sl__table_combine_runs(sl_table_t *t, int64_t small_rows, int64_t max_rows);
 /* Returns bytes to an engine's host budget (engine.c). */
 void sl__engine_release_host(sl_engine_t *eng, int64_t bytes);
 /* An engine's host budget, reference counted apart from the engine: a result's buffers

@@ -174,9 +174,13 @@ SL_API void sl_table_unref(sl_table_t *t);
 SL_API int sl_table_append(sl_table_t *t, sl_batch_t *b);
 /* Page-locks the table's host buffers once (cudaHostRegister), so that GPU tasks copy
  * them directly and asynchronously instead of staging them; undone when the buffers
- * are freed. Pinning is slow (about as slow as a copy) and limited by the machine:
- * pin tables that GPUs read more than once. SL_EUNSUPPORTED without CUDA or a driver;
- * the table is still usable then. Added in 0.1. */
+ * are freed. Runs of small batches (under 2^20 rows: a reader's are 122,880) are first
+ * combined into batches of up to 2^23 rows in new host memory, and each DICT column
+ * gets one dictionary for the table, so that a GPU task moves millions of rows at once:
+ * pointers to the old batches (sl_table_batch) no longer name the table's then. Pinning
+ * is slow (about as slow as a copy) and limited by the machine: pin tables that GPUs
+ * read more than once, before queries read them. SL_EUNSUPPORTED without CUDA or a
+ * driver; the table is still usable then. Added in 0.1 (combining: 0.3). */
 SL_API int sl_table_pin(sl_table_t *t);
 /* Copies the table into the memory of GPU `gpu` of engine `eng` (its device pool, so
  * the engine's GPU budget applies) and returns the copy as a new table of device

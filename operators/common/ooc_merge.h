@@ -38,6 +38,10 @@ void sl__ooc_corank(const struct sl__ooc_runs *m, int64_t r, int64_t *split);
  * below v. */
 uint64_t sl__ooc_code_at_rank(const struct sl__ooc_runs *m, int64_t r);
 void sl__ooc_split_below(const struct sl__ooc_runs *m, uint64_t v, int64_t *split);
+/* The same, given from[j] <= the answer for run j (the split of a smaller or equal code):
+ * searches onwards from there (galloping), for splitters taken in increasing order. */
+void sl__ooc_split_below_from(const struct sl__ooc_runs *m, uint64_t v, const int64_t *from,
+                              int64_t *split);
 /* The key of row i of run j as that code. */
 uint64_t sl__ooc_code(const struct sl__ooc_runs *m, int64_t j, int64_t i);
 

@@ -621,7 +621,7 @@ int64_t *sl__ooc_bucket_cuts(sl_task_t *t, const struct sl__ooc_runs *m, int64_t
     sl_task_free(t, scratch);
     for (int64_t i = 1; i <= P; i++) { /* cuts[0] = 0 */
         if (i < P)
-            sl__ooc_split_below(m, codes[i - 1], next);
+            sl__ooc_split_below_from(m, codes[i - 1], cuts + nb * k, next); /* the last cut */
         else
             memcpy(next, m->rows, (size_t)k * sizeof *next);
         int64_t off = 0, rows = 0;

@@ -27,6 +27,16 @@ static inline sl_engine_t *engine(enum sl_placement pl, int gpus)
     return e;
 }
 
+/* Output "r" of finished query q, copied to host memory. */
+static inline sl_table_t *result_on_host(sl_query_t *q)
+{
+    sl_table_t *r, *host;
+    SL_ASSERT_OK(sl_query_result(q, "r", &r));
+    SL_ASSERT_OK(sl_table_to_host(r, &host));
+    sl_table_unref(r);
+    return host;
+}
+
 /* Runs table -> op(option="text") on e: the result in host memory (NULL on failure,
  * with *rc and msg), and where the operator ran (*mask: 1 CPU, 2 GPU). */
 static inline sl_table_t *op_on(sl_engine_t *e, sl_table_t *in, const char *op, const char *option,
@@ -50,12 +60,7 @@ static inline sl_table_t *op_on(sl_engine_t *e, sl_table_t *in, const char *op, 
     *rc = sl_query_run(q);
     snprintf(msg, len, "%s", *rc ? sl_query_errmsg(q) : "");
     *mask = atomic_load(&q->ops[o].device_mask);
-    sl_table_t *r = NULL, *host = NULL;
-    if (*rc == SL_OK) {
-        SL_ASSERT_OK(sl_query_result(q, "r", &r));
-        SL_ASSERT_OK(sl_table_to_host(r, &host));
-        sl_table_unref(r);
-    }
+    sl_table_t *host = *rc == SL_OK ? result_on_host(q) : NULL;
     sl_query_destroy(q);
     sl_plan_destroy(p);
     return host;

@@ -83,8 +83,11 @@ static char last_profile[16384];
 /* Runs left JOIN right with `opts`, the left side through a filter `where` first (NULL:
  * none), and returns the result's fingerprint; *on_gpu says whether the join finalized
  * on the GPU. */
-static struct fp run_where(sl_engine_t *e, sl_table_t *l, sl_table_t *r, const char *where,
-                           const char *opts, int output_device, int *on_gpu)
+/* run_where with the filter forced to the CPU when filter_on_cpu (a left side that
+ * reaches the join in host memory). */
+static struct fp run_where_placed(sl_engine_t *e, sl_table_t *l, sl_table_t *r,
+                                  const char *where, bool filter_on_cpu, const char *opts,
+                                  int output_device, int *on_gpu)
 {
     sl_plan_t *p;
     int nl, nr, nf, nj;
@@ -95,6 +98,8 @@ static struct fp run_where(sl_engine_t *e, sl_table_t *l, sl_table_t *r, const c
         char fo[256];
         snprintf(fo, sizeof fo, "where=\"%s\"", where);
         SL_ASSERT_OK(sl_plan_add(p, "filter", &nl, 1, fo, &nf));
+        if (filter_on_cpu)
+            SL_ASSERT_OK(sl_plan_place(p, nf, SL_PLACE_CPU));
         nl = nf;
     }
     SL_ASSERT_OK(sl_plan_add(p, "join", (int[]){nl, nr}, 2, opts, &nj));
@@ -116,6 +121,12 @@ static struct fp run_where(sl_engine_t *e, sl_table_t *l, sl_table_t *r, const c
     sl_query_destroy(q);
     sl_plan_destroy(p);
     return f;
+}
+
+static struct fp run_where(sl_engine_t *e, sl_table_t *l, sl_table_t *r, const char *where,
+                           const char *opts, int output_device, int *on_gpu)
+{
+    return run_where_placed(e, l, r, where, false, opts, output_device, on_gpu);
 }
 
 static struct fp run(sl_engine_t *e, sl_table_t *l, sl_table_t *r, const char *opts,

@@ -6,8 +6,9 @@
  * batches of many rows, one row and none, GPU-resident; the kept rows compared as
  * multisets of whole rows, strings and nulls included; the filter must have run on the
  * GPU. Also: predicates that keep every row and none; TPC-H's '%special%requests%';
- * string predicates computed by project; and host-resident input, which the CPU takes
- * (strings are not uploaded just to be read). Skipped without a GPU. */
+ * string predicates computed by project; host-resident input, uploaded strings and all;
+ * and a selection from host batches, which stays on the host so that only the columns
+ * selected go up. Skipped without a GPU. */
 #include <stdlib.h>
 
 #include "gpu_expr_util.h"
@@ -104,17 +105,88 @@ SL_TEST(string_predicates_project_like_the_cpu)
     sl_engine_close(gpu);
 }
 
-/* Under GPU placement, batches with strings in host memory are filtered (projected) by
- * the CPU, as before: strings are not uploaded just to be read. */
-SL_TEST(host_strings_stay_with_the_cpu)
+/* Under GPU placement, batches with strings in host memory are uploaded, strings too, and
+ * filtered (projected) on the GPU: a host stage of a GPU task runs on one thread. */
+SL_TEST(host_strings_go_to_the_gpu)
 {
     NEED_GPU();
     sl_engine_t *cpu = engine(SL_PLACE_CPU, 0), *gpu = engine(SL_PLACE_GPU, -1);
     sl_table_t *host = batches_table(xs_batch, 11);
-    int64_t kept = same_rows(cpu, gpu, host, host, false, "s LIKE '%a%' AND k > 0", false);
+    int64_t kept = same_rows(cpu, gpu, host, host, false, "s LIKE '%a%' AND k > 0", true);
     assert_true(kept > 0);
-    same_rows(cpu, gpu, host, host, true, "k, v = s LIKE '%a%'", false);
+    same_rows(cpu, gpu, host, host, true, "k, v = s LIKE '%a%'", true);
     sl_table_unref(host);
+    sl_engine_close(cpu);
+    sl_engine_close(gpu);
+}
+
+/* table -> project(columns) -> filter(where) on e: the result in host memory, where each
+ * operator ran (*pm, *fm: 1 CPU, 2 GPU) and the bytes the query uploaded. */
+static sl_table_t *select_filter(sl_engine_t *e, sl_table_t *in, const char *columns,
+                                 const char *where, int *pm, int *fm, int64_t *h2d)
+{
+    sl_plan_t *p;
+    SL_ASSERT_OK(sl_plan_create(&p));
+    int s, pr, f;
+    char opt[300];
+    SL_ASSERT_OK(sl_plan_add_table(p, in, &s));
+    snprintf(opt, sizeof opt, "columns=\"%s\"", columns);
+    SL_ASSERT_OK(sl_plan_add(p, "project", &s, 1, opt, &pr));
+    snprintf(opt, sizeof opt, "where=\"%s\"", where);
+    SL_ASSERT_OK(sl_plan_add(p, "filter", &pr, 1, opt, &f));
+    SL_ASSERT_OK(sl_plan_output(p, f, "r"));
+    sl_query_t *q;
+    SL_ASSERT_OK(sl_query_create(e, p, &q));
+    SL_ASSERT_OK(sl_query_run(q));
+    *pm = atomic_load(&q->ops[pr].device_mask);
+    *fm = atomic_load(&q->ops[f].device_mask);
+    const struct sl_explain *ex;
+    SL_ASSERT_OK(sl_query_explain(q, &ex));
+    *h2d = ex->bytes_h2d_measured;
+    sl_table_t *host = result_on_host(q);
+    sl_query_destroy(q);
+    sl_plan_destroy(p);
+    return host;
+}
+
+/* A project that only selects columns of a host batch (TPC-H's first step over every
+ * table) runs on the host, so the GPU filter after it uploads those columns alone, not
+ * the table's other strings: pinned and pageable input, the same rows as the CPU. */
+SL_TEST(host_selection_uploads_only_its_columns)
+{
+    NEED_GPU();
+    sl_engine_t *cpu = engine(SL_PLACE_CPU, 0), *gpu = engine(SL_PLACE_GPU, -1);
+    for (int pinned = 0; pinned < 2; pinned++) {
+        sl_table_t *host = batches_table(xs_batch, 11 + pinned);
+        if (pinned)
+            SL_ASSERT_OK(sl_table_pin(host));
+        int64_t n = sl_table_num_rows(host), all = 0, rows = 0, h2d, h2d_cpu;
+        for (int64_t i = 0; i < sl_table_num_batches(host); i++)
+            all += sl__batch_bytes(sl_table_batch(host, i));
+        int pm, fm, pm_cpu, fm_cpu;
+        sl_table_t *want = select_filter(cpu, host, "k, kk = k", "k > 2", &pm_cpu, &fm_cpu,
+                                         &h2d_cpu);
+        sl_table_t *got = select_filter(gpu, host, "k, kk = k", "k > 2", &pm, &fm, &h2d);
+        print_message("pinned %d: project on %d, filter on %d, %lld bytes up for %lld rows "
+                      "(%lld in the table)\n", pinned, pm, fm, (long long)h2d, (long long)n,
+                      (long long)all);
+        assert_int_equal(pm, 1);
+        same_outcome("k > 2 after a selection", want, SL_OK, "", got, SL_OK, "", fm, true,
+                     &rows);
+        assert_true(rows > 0 && rows < n);
+        /* two int32 columns sharing one buffer: at most 8 bytes a row, far below the
+         * strings' (about 3 x 34 bytes a row) */
+        assert_true(h2d > 0 && h2d <= n * 8 + 4096);
+        /* one string column of three selected: it goes up, the others stay */
+        want = select_filter(cpu, host, "k, s", "s LIKE '%a%'", &pm_cpu, &fm_cpu, &h2d_cpu);
+        got = select_filter(gpu, host, "k, s", "s LIKE '%a%'", &pm, &fm, &h2d);
+        print_message("with s: %lld bytes up\n", (long long)h2d);
+        assert_int_equal(pm, 1);
+        assert_true(h2d > n * 8 && h2d * 2 < all);
+        same_outcome("s LIKE '%a%' after a selection", want, SL_OK, "", got, SL_OK, "", fm,
+                     true, &rows);
+        sl_table_unref(host);
+    }
     sl_engine_close(cpu);
     sl_engine_close(gpu);
 }

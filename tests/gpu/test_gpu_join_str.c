@@ -279,13 +279,12 @@ SL_TEST(string_join_residencies)
     sl_engine_close(gpu);
 }
 
-/* left JOIN right on k after a filter on host-resident strings (which the CPU filter
- * takes: strings are not uploaded just to be filtered): the left side reaches the join in
- * host memory, the right side may not; string outputs
+/* left JOIN right on k after a filter on host-resident strings forced to the CPU: the
+ * left side reaches the join in host memory, the right side may not; string outputs
  * are gathered on the GPU only when every input batch is in device memory. */
 static struct fp run_filtered(sl_engine_t *e, sl_table_t *l, sl_table_t *r)
 {
-    return run_where(e, l, r, "ls LIKE 'a%' OR l1 < 500", "on=k2", 0, NULL);
+    return run_where_placed(e, l, r, "ls LIKE 'a%' OR l1 < 500", true, "on=k2", 0, NULL);
 }
 
 SL_TEST(string_outputs_with_a_host_side)

@@ -203,3 +203,113 @@ SL_TEST(big_blocks_are_reused_then_trimmed)
     sl__mem_trim();
     assert_int_equal(sl__mem_cached_bytes(), 0);
 }
+
+/* Batch j of the combine test: int64 with nulls, utf8 (nulls, empty strings), large_utf8,
+ * and a DICT column with a dictionary of its own (other strings, another order). */
+static sl_batch_t *combine_batch(int j, int64_t n)
+{
+    const char *names[] = {"k", "s", "ls", "d"};
+    enum sl_type types[] = {SL_TYPE_INT64, SL_TYPE_UTF8, SL_TYPE_LARGE_UTF8, SL_TYPE_DICT};
+    sl_batch_t *b;
+    SL_ASSERT_OK(sl_batch_create(&b, 4, names, types, n));
+    int64_t *k = sl_batch_column_data(b, 0);
+    uint8_t *kv = sl_batch_column_validity(b, 0), *sv = sl_batch_column_validity(b, 1);
+    int32_t *so = sl_batch_column_data(b, 1), *dc = sl_batch_column_data(b, 3);
+    int64_t *lo = sl_batch_column_data(b, 2);
+    char *sc = sl_batch_column_chars(b, 1, n * 8 + 1), *lc = sl_batch_column_chars(b, 2, n * 8 + 1);
+    int32_t at = 0;
+    for (int64_t r = 0; r < n; r++) {
+        k[r] = r * 31 + j;
+        if ((r + j) % 7 == 0)
+            kv[r >> 3] &= (uint8_t) ~(1u << (r & 7));
+        if ((r + j) % 5 == 0)
+            sv[r >> 3] &= (uint8_t) ~(1u << (r & 7));
+        int len = (int)((r * 3 + j) % 8); /* 0..7 bytes: empty strings too */
+        for (int i = 0; i < len; i++)
+            sc[at + i] = lc[at + i] = (char)('a' + (r + i + j) % 26);
+        at += len;
+        so[r + 1] = at;
+        lo[r + 1] = at;
+        dc[r] = (int32_t)((r + j) % 3);
+    }
+    char chars[32];
+    int32_t offs[4] = {0};
+    int m = snprintf(chars, sizeof chars, "x%d", j % 4);
+    offs[1] = m;
+    m += snprintf(chars + m, sizeof chars - (size_t)m, j % 2 ? "yy" : "z");
+    offs[2] = m;
+    m += snprintf(chars + m, sizeof chars - (size_t)m, j % 2 ? "z" : "yy");
+    offs[3] = m;
+    SL_ASSERT_OK(sl_batch_column_set_dictionary(b, 3, 3, offs, chars));
+    return b;
+}
+
+/* Every value of the rows of batches bs[0..n) equals, as text, the same row of t. */
+static void assert_same_values(sl_batch_t *const *bs, int64_t n, const sl_table_t *t)
+{
+    int64_t tb = 0, tr = 0;
+    for (int64_t i = 0; i < n; i++)
+        for (int64_t r = 0; r < sl_batch_num_rows(bs[i]); r++) {
+            while (tr == sl_batch_num_rows(sl_table_batch(t, tb)))
+                tb++, tr = 0;
+            const sl_batch_t *b = sl_table_batch(t, tb);
+            for (int c = 0; c < 4; c++) {
+                char want[64], got[64];
+                int wn = 0, gn = 0;
+                sl_batch_value_format(bs[i], c, r, want, sizeof want, &wn);
+                sl_batch_value_format(b, c, tr, got, sizeof got, &gn);
+                if (wn != gn || strcmp(want, got))
+                    fail_msg("batch %lld row %lld column %d: '%s'%s became '%s'%s", (long long)i,
+                             (long long)r, c, want, wn ? " (null)" : "", got, gn ? " (null)" : "");
+            }
+            tr++;
+        }
+}
+
+/* sl_table_pin first combines runs of small batches into batches of up to a limit
+ * (sl__table_combine_runs), each DICT column with one dictionary for the whole table: the
+ * same rows, values, nulls, strings and dictionary strings, whatever each batch's
+ * dictionary, with empty batches, one-row batches and
+ * a slice at an offset among them. Without a GPU the pin itself fails; the table is
+ * combined and usable. */
+SL_TEST(pin_combines_small_batches)
+{
+    static const int64_t sizes[] = {1000, 0, 1, 777, 3000, 1000, 64, 1999};
+    enum { N = sizeof sizes / sizeof sizes[0] };
+    sl_batch_t *bs[N];
+    sl_table_t *t, *t2;
+    SL_ASSERT_OK(sl_table_create(&t));
+    SL_ASSERT_OK(sl_table_create(&t2));
+    for (int j = 0; j < N; j++) {
+        bs[j] = combine_batch(j, sizes[j] + (j == 6 ? 13 : 0));
+        if (j == 6) { /* a slice of rows [13, 77): values and bitmaps at an offset */
+            sl_batch_t *s = sl__batch_slice(bs[j], 13, sizes[j]);
+            sl_batch_unref(bs[j]);
+            bs[j] = s;
+        }
+        SL_ASSERT_OK(sl_table_append(t, bs[j]));
+        SL_ASSERT_OK(sl_table_append(t2, bs[j]));
+    }
+    SL_ASSERT_OK(sl__table_combine_runs(t, 1500, 2500));
+#ifdef SL_HAVE_CUDA
+    /* runs of batches under 1500 rows: 1000+0+1+777 | 3000 (large: alone) | 1000+64 |
+     * 1999 (large: alone) */
+    assert_int_equal(sl_table_num_batches(t), 4);
+    for (int64_t i = 1; i < 4; i++) /* one dictionary for the whole table */
+        assert_true(sl__dict_same(sl_table_batch(t, 0)->cols[3].dict,
+                                  sl_table_batch(t, i)->cols[3].dict));
+#endif
+    assert_int_equal(sl_table_num_rows(t), sl_table_num_rows(t2));
+    assert_same_values(bs, N, t);
+    int rc = sl_table_pin(t2);
+    assert_true(rc == SL_OK || rc == SL_EUNSUPPORTED);
+#ifdef SL_HAVE_CUDA
+    assert_int_equal(sl_table_num_batches(t2), 1);
+#endif
+    assert_same_values(bs, N, t2);
+    for (int j = 0; j < N; j++)
+        sl_batch_unref(bs[j]);
+    sl_table_unref(t);
+    sl_table_unref(t2);
+    assert_no_leaks();
+}

@@ -167,6 +167,18 @@ static void check1(int kw, int desc, int mode, const int64_t *lens, int k, int n
         for (int j = 0; j < k; j++) /* the code of each run's first row at or above v */
             if (from[j] < rows[j])
                 assert_true(sl__ooc_code(&m, j, from[j]) >= v);
+        /* searching onwards from the split of a smaller code (or the run's start, or the
+         * answer itself) finds the same rows */
+        uint64_t u = sl__ooc_code_at_rank(&m, (int64_t)(rnd() % (uint64_t)(i + 1)));
+        int64_t lower[80], zero[80] = {0}, got[80];
+        assert_true(k <= 80);
+        sl__ooc_split_below(&m, u, lower);
+        const int64_t *starts[3] = {lower, zero, from};
+        for (int s = 0; s < 3; s++) {
+            sl__ooc_split_below_from(&m, v, starts[s], got);
+            for (int j = 0; j < k; j++)
+                assert_int_equal(got[j], from[j]);
+        }
     }
     for (int64_t i = 0; i < n; i++) {
         int64_t key = col_get(out[cols_of[0]], kw, i), pos = col_get(out[cols_of[1]], 4, i);
