@@ -136,6 +136,10 @@ const struct sl__option sl__options[] = {
       "Makes exchange nodes send their rows between ranks in packets with credits, as "
       "before the bulk exchange, instead of all at once in a few large messages.", NULL,
       0, 1}, FIELD(debug_exchange_packets, INT)},
+    {{"debug_gpu_generic", SL_ENGINE_OPT_BOOL, DBG, "false",
+      "Runs every GPU projection in the expression interpreter and GPU group-bys of a few "
+      "groups in the shared-table kernels, as before register programs and the few-groups "
+      "kernel (A/B runs).", NULL, 0, 1}, FIELD(debug_gpu_generic, INT)},
 };
 
 const int sl__n_options = (int)(sizeof sl__options / sizeof sl__options[0]);

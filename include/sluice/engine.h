@@ -129,6 +129,9 @@ struct sl_engine_config {
     /* Fields added with the out-of-core sort's bucket gather (issue 23). */
     int debug_ooc_sort_gather;  /* out-of-core sort GPU merge's bucket reads: 0 auto,
                                    1 copy, 2 batch, 3 kernel */
+    /* Fields added with register programs and the few-groups kernel (issue 18). */
+    int debug_gpu_generic;      /* 1: GPU projections all in the interpreter and few-group
+                                   GPU group-bys in the shared-table kernels (A/B runs) */
 };
 
 /* Fills *cfg with the defaults and sets cfg->size. Cannot fail. Thread-safe (touches

@@ -136,8 +136,12 @@ __device__ void store_value(void *out, int store, int64_t r, sl_xp_val v, int nu
     }
 }
 
-/* Rows are walked in whole warps (r rounded up to 32) so that a ballot makes each word. */
-__global__ void project_kernel(const __grid_constant__ sl_xp_prog prog,
+/* Rows are walked in whole warps (r rounded up to 32) so that a ballot makes each word.
+ * REG: the program runs in registers too (sluice_k/expr_reg.h): each row by sl__xr_row,
+ * the interpreter only for the rows it is unsure of. */
+template <bool REG>
+__global__ void project_kernel(const __grid_constant__ sl_xr_prog reg,
+                               const __grid_constant__ sl_xp_prog prog,
                                const __grid_constant__ sl_xp_cols cols,
                                const uint8_t *__restrict__ tables, int64_t n, int store,
                                void *out, uint32_t *valid, sl_k_expr_err *err)
@@ -148,8 +152,12 @@ __global__ void project_kernel(const __grid_constant__ sl_xp_prog prog,
         int ok = 0;
         if (r < n) {
             sl_xp_val v;
-            int null = 0, bad = 0;
-            int rc = sl__xp_eval_row(&prog, &cols, tables, r, &v, &null, &bad);
+            int64_t x;
+            int null = 0, bad = 0, rc = SL_XP_OK;
+            if (REG && sl__xr_row(&reg, &cols, r, &x, &null) == SL_XR_OK)
+                v.d = x;
+            else
+                rc = sl__xp_eval_row(&prog, &cols, tables, r, &v, &null, &bad);
             if (rc != SL_XP_OK)
                 report(err, rc, bad, r);
             store_value(out, store, r, v, null || rc != SL_XP_OK);
@@ -297,7 +305,22 @@ extern "C" cudaError_t sl_k_expr_project(const struct sl_xp_prog *prog,
 {
     if (n <= 0)
         return cudaSuccess;
-    project_kernel<<<grid_for(n), kThreads, 0, stream>>>(*prog, *cols, d_tables, n, store, d_out,
-                                                         d_valid, d_err);
+    sl_xr_prog none;
+    none.n = 0;
+    project_kernel<false><<<grid_for(n), kThreads, 0, stream>>>(none, *prog, *cols, d_tables, n,
+                                                                store, d_out, d_valid, d_err);
+    return cudaGetLastError();
+}
+
+extern "C" cudaError_t sl_k_expr_project_reg(const struct sl_xr_prog *reg,
+                                             const struct sl_xp_prog *prog,
+                                             const struct sl_xp_cols *cols, int64_t n, int store,
+                                             void *d_out, uint32_t *d_valid,
+                                             struct sl_k_expr_err *d_err, cudaStream_t stream)
+{
+    if (n <= 0)
+        return cudaSuccess;
+    project_kernel<true><<<grid_for(n), kThreads, 0, stream>>>(*reg, *prog, *cols, nullptr, n,
+                                                               store, d_out, d_valid, d_err);
     return cudaGetLastError();
 }

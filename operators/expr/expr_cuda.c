@@ -17,8 +17,8 @@
  * predicate is not a program (filter_op.h's `why`), a batch with strings is in host
  * memory, or a batch has 2^31 rows or more.
  *
- * project: bare columns are passed on as they are; each computed item's program writes
- * its column and validity words (null count left unknown, -1) into a device batch of the
+ * project: bare columns are passed on as they are; each computed item's program (in
+ * registers where it can: sluice_k/expr_reg.h) writes its column and validity words (null count left unknown, -1) into a device batch of the
  * computed columns; one read-back per batch for the error word. can_run says no when an
  * item is not a program or gives strings, or reads strings of a batch in host memory. */
 #include <string.h>
@@ -271,9 +271,16 @@ static int project_item(sl_task_t *t, const struct proj_data *d, int i, sl_batch
     }
     tmp->cols[it->tmp_col].validity = vb;
     tmp->cols[it->tmp_col].null_count = -1;
-    cudaError_t e = SL_TASK_CUDA_CALL(sl_k_expr_project(
-        &run.prog, &run.cols, run.d_tables, n, sl__xp_store_of(sl__expr_type(it->e)),
-        sl__col_values(tmp, it->tmp_col), vb->ptr, d_err, sl_task_stream(t)));
+    int64_t generic = 0;
+    int store = sl__xp_store_of(sl__expr_type(it->e));
+    sl_task_option_int(t, "debug_gpu_generic", &generic);
+    void *out = sl__col_values(tmp, it->tmp_col);
+    cudaError_t e = SL_TASK_CUDA_CALL(
+        d->xp[i].reg_ok && !generic
+            ? sl_k_expr_project_reg(&d->xp[i].reg, &run.prog, &run.cols, n, store, out, vb->ptr,
+                                    d_err, sl_task_stream(t))
+            : sl_k_expr_project(&run.prog, &run.cols, run.d_tables, n, store, out, vb->ptr,
+                                d_err, sl_task_stream(t)));
     sl_task_device_free(t, run.d_tables);
     return e == cudaSuccess ? SL_OK : SL_TASK_CUDA_FAIL(t, e, "project");
 }
