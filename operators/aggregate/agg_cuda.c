@@ -242,6 +242,9 @@ static int sink(sl_task_t *t)
     struct agg_gdrv *d = &ls->gpu->drv;
     drv_bind(d, t);
     sl_task_option_int(t, "agg_gpu_part_threshold", &d->part_threshold);
+    int64_t generic = 0;
+    sl_task_option_int(t, "debug_gpu_generic", &generic);
+    d->few_threshold = generic ? -1 : 0;
     /* DICT keys as merged codes: b's own, or remapped into a batch of their own. */
     sl_batch_t *remapped[SL_K_AGG_MAX_KEYS] = {NULL};
     for (int j = 0; j < p->n_keys; j++)
