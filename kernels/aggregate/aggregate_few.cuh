@@ -156,7 +156,7 @@ __device__ __forceinline__ void few_rows(const sl_k_agg_spec &sp, const FewLayou
 #pragma unroll
         for (int s = 0; s < kFewStates; s++)
             wide |= s < L.n_st && L.kd[s] == K_SUMI &&
-                    (uint64_t)(v[s][i] + (1ll << kFewWideBits)) >> (kFewWideBits + 1) != 0;
+                    ((uint64_t)v[s][i] + (1ull << kFewWideBits)) >> (kFewWideBits + 1) != 0;
         if (hit < 0 && !wide && used != (1u << kFewSlots) - 1) {
             hit = __ffs(~used) - 1;
             used |= 1u << hit;
