@@ -144,7 +144,8 @@ __global__ void project_kernel(const __grid_constant__ sl_xr_prog reg,
                                const __grid_constant__ sl_xp_prog prog,
                                const __grid_constant__ sl_xp_cols cols,
                                const uint8_t *__restrict__ tables, int64_t n, int store,
-                               void *out, uint32_t *valid, sl_k_expr_err *err)
+                               void *out, uint32_t *valid, unsigned long long *nulls,
+                               sl_k_expr_err *err)
 {
     int64_t n32 = (n + 31) & ~(int64_t)31;
     for (int64_t r = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; r < n32;
@@ -164,8 +165,12 @@ __global__ void project_kernel(const __grid_constant__ sl_xr_prog reg,
             ok = rc == SL_XP_OK && !null;
         }
         unsigned w = __ballot_sync(0xffffffffu, ok);
-        if ((threadIdx.x & 31) == 0)
+        unsigned rows = __ballot_sync(0xffffffffu, r < n);
+        if ((threadIdx.x & 31) == 0) {
             valid[r >> 5] = w;
+            if (rows & ~w)
+                atomicAdd(nulls, (unsigned long long)__popc(rows & ~w));
+        }
     }
 }
 
@@ -301,6 +306,7 @@ extern "C" cudaError_t sl_k_expr_gather_cols(const struct sl_k_gather_cols *g,
 extern "C" cudaError_t sl_k_expr_project(const struct sl_xp_prog *prog,
                                          const struct sl_xp_cols *cols, const uint8_t *d_tables,
                                          int64_t n, int store, void *d_out, uint32_t *d_valid,
+                                         unsigned long long *d_nulls,
                                          struct sl_k_expr_err *d_err, cudaStream_t stream)
 {
     if (n <= 0)
@@ -308,7 +314,8 @@ extern "C" cudaError_t sl_k_expr_project(const struct sl_xp_prog *prog,
     sl_xr_prog none;
     none.n = 0;
     project_kernel<false><<<grid_for(n), kThreads, 0, stream>>>(none, *prog, *cols, d_tables, n,
-                                                                store, d_out, d_valid, d_err);
+                                                                store, d_out, d_valid, d_nulls,
+                                                                d_err);
     return cudaGetLastError();
 }
 
@@ -316,11 +323,13 @@ extern "C" cudaError_t sl_k_expr_project_reg(const struct sl_xr_prog *reg,
                                              const struct sl_xp_prog *prog,
                                              const struct sl_xp_cols *cols, int64_t n, int store,
                                              void *d_out, uint32_t *d_valid,
+                                             unsigned long long *d_nulls,
                                              struct sl_k_expr_err *d_err, cudaStream_t stream)
 {
     if (n <= 0)
         return cudaSuccess;
     project_kernel<true><<<grid_for(n), kThreads, 0, stream>>>(*reg, *prog, *cols, nullptr, n,
-                                                               store, d_out, d_valid, d_err);
+                                                               store, d_out, d_valid, d_nulls,
+                                                               d_err);
     return cudaGetLastError();
 }
