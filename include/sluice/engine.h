@@ -132,6 +132,9 @@ struct sl_engine_config {
     /* Fields added with the GPU group-by's key-change estimate (issue 18). */
     int debug_agg_gpu_strided_estimate; /* 1: the GPU group-by estimates its groups from
                                            the sample's distinct keys alone (A/B runs) */
+    /* Fields added with register programs and the few-groups kernel (issue 18). */
+    int debug_gpu_generic;      /* 1: GPU projections all in the interpreter and few-group
+                                   GPU group-bys in the shared-table kernels (A/B runs) */
 };
 
 /* Fills *cfg with the defaults and sets cfg->size. Cannot fail. Thread-safe (touches

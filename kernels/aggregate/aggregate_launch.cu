@@ -6,6 +6,7 @@
 
 #include "aggregate_kernels.cuh"
 #include "aggregate_direct.cuh"
+#include "aggregate_few.cuh"
 #include "aggregate_small.cuh"
 
 using namespace sluice_k::agg;
@@ -228,6 +229,56 @@ cudaError_t small_launch(const sl_k_agg_spec *sp, const sl_k_agg_input *in,
     return cudaGetLastError();
 }
 
+/* Whether the few-groups kernel takes this input (aggregate_few.cuh), and its layout. */
+bool few_ok(const sl_k_agg_spec *sp, const sl_k_agg_input *in, FewLayout *L)
+{
+    if (sp->n_keys > 2 || in->d_nullbits || in->d_rowidx)
+        return false;
+    L->n_keys = sp->n_keys;
+    L->key_type = sp->n_keys ? sp->key_type[0] : SL_K_I32;
+    for (int j = 0; j < sp->n_keys; j++)
+        if (in->keys[j].d_valid || (sp->key_type[j] != SL_K_I32 &&
+                                    (sp->n_keys == 2 || sp->key_type[j] != SL_K_I64)))
+            return false;
+    L->n_st = 0;
+    for (int a = 0; a < kMaxA; a++)
+        L->st[a] = -1;
+    for (int a = 0; a < sp->n_aggs; a++) {
+        const int kd = kind_of(sp->fn[a], sp->in_type[a]);
+        if (kd != K_NONE && in->vals[a].d_valid)
+            return false;
+        if (kd == K_NONE || kd == K_COUNT)
+            continue;
+        if ((kd != K_SUMI && kd != K_MINI && kd != K_MAXI) || L->n_st == kFewStates)
+            return false;
+        L->agg[L->n_st] = a;
+        L->kd[L->n_st] = kd;
+        L->type[L->n_st] = sp->in_type[a];
+        L->st[a] = L->n_st++;
+    }
+    return true;
+}
+
+cudaError_t few_launch(const sl_k_agg_spec *sp, const sl_k_agg_input *in,
+                       const sl_k_agg_table *tb, const sl_k_agg_table *spill, const FewLayout &L,
+                       cudaStream_t stream)
+{
+    const size_t smem = ((size_t)L.n_st * 16 + 8 + 4) << kFewLogSlots;
+    bool vec = true;
+    for (int j = 0; j < sp->n_keys; j++)
+        vec = vec && aligned16(in->keys[j].d_data);
+    for (int s = 0; s < L.n_st; s++)
+        vec = vec && aligned16(in->vals[L.agg[s]].d_data);
+    int grid = 0;
+    cudaError_t e = grid_for((const void *)few_update_kernel, kFewThreads, smem, &grid);
+    if (e != cudaSuccess)
+        return e;
+    const int64_t need = (in->n / kFewItems + kFewThreads - 1) / kFewThreads;
+    grid = need < grid ? (need < 1 ? 1 : (int)need) : grid;
+    few_update_kernel<<<grid, kFewThreads, smem, stream>>>(*sp, *in, *tb, *spill, L, vec);
+    return cudaGetLastError();
+}
+
 /* The record layout of the many-groups table: key, rows, then per aggregate with a
  * state its words (a sum two, min/max one). */
 bool direct_layout(const sl_k_agg_spec *sp, DirectLayout *L)
@@ -401,6 +452,9 @@ extern "C" cudaError_t sl_k_agg_update(const struct sl_k_agg_spec *sp,
         return cudaErrorInvalidValue;
     if (in->n == 0)
         return cudaSuccess;
+    FewLayout F;
+    if ((flags & SL_K_AGG_FEW) && few_ok(sp, in, &F))
+        return few_launch(sp, in, tb, spill, F, stream);
     SmallLayout L;
     if ((flags & SL_K_AGG_SMALL) && small_ok(sp, in, &L))
         return (flags & SL_K_AGG_SMALL_SPLIT)

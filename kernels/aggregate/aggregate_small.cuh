@@ -71,7 +71,8 @@ __device__ __forceinline__ int small_find(K *skey, int log_c, K k)
     return -1;
 }
 
-/* Elements [r0, r0 + N) of a column of `type` as int64 (vector loads when `vec`). */
+/* Elements [r0, r0 + N) of a column of `type` as int64 (vector loads when `vec`: N 2 or
+ * 4, r0 a multiple of N, the column 16-byte aligned). */
 template <int N>
 __device__ __forceinline__ void small_load(const void *p, int type, int64_t r0, bool vec,
                                            int64_t *x)
@@ -85,6 +86,13 @@ __device__ __forceinline__ void small_load(const void *p, int type, int64_t r0, 
                 return;
             }
         }
+        if constexpr (N == 2) {
+            if (vec) {
+                int2 v = __ldcs((const int2 *)q);
+                x[0] = v.x, x[1] = v.y;
+                return;
+            }
+        }
 #pragma unroll
         for (int i = 0; i < N; i++)
             x[i] = __ldcs(q + i);
@@ -95,6 +103,13 @@ __device__ __forceinline__ void small_load(const void *p, int type, int64_t r0, 
         if (vec) {
             longlong2 a = __ldcs((const longlong2 *)q), b = __ldcs((const longlong2 *)q + 1);
             x[0] = a.x, x[1] = a.y, x[2] = b.x, x[3] = b.y;
+            return;
+        }
+    }
+    if constexpr (N == 2) {
+        if (vec) {
+            longlong2 a = __ldcs((const longlong2 *)q);
+            x[0] = a.x, x[1] = a.y;
             return;
         }
     }

@@ -136,11 +136,16 @@ __device__ void store_value(void *out, int store, int64_t r, sl_xp_val v, int nu
     }
 }
 
-/* Rows are walked in whole warps (r rounded up to 32) so that a ballot makes each word. */
-__global__ void project_kernel(const __grid_constant__ sl_xp_prog prog,
+/* Rows are walked in whole warps (r rounded up to 32) so that a ballot makes each word.
+ * REG: the program runs in registers too (sluice_k/expr_reg.h): each row by sl__xr_row,
+ * the interpreter only for the rows it is unsure of. */
+template <bool REG>
+__global__ void project_kernel(const __grid_constant__ sl_xr_prog reg,
+                               const __grid_constant__ sl_xp_prog prog,
                                const __grid_constant__ sl_xp_cols cols,
                                const uint8_t *__restrict__ tables, int64_t n, int store,
-                               void *out, uint32_t *valid, sl_k_expr_err *err)
+                               void *out, uint32_t *valid, unsigned long long *nulls,
+                               sl_k_expr_err *err)
 {
     int64_t n32 = (n + 31) & ~(int64_t)31;
     for (int64_t r = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; r < n32;
@@ -148,16 +153,24 @@ __global__ void project_kernel(const __grid_constant__ sl_xp_prog prog,
         int ok = 0;
         if (r < n) {
             sl_xp_val v;
-            int null = 0, bad = 0;
-            int rc = sl__xp_eval_row(&prog, &cols, tables, r, &v, &null, &bad);
+            int64_t x;
+            int null = 0, bad = 0, rc = SL_XP_OK;
+            if (REG && sl__xr_row(&reg, &cols, r, &x, &null) == SL_XR_OK)
+                v.d = x;
+            else
+                rc = sl__xp_eval_row(&prog, &cols, tables, r, &v, &null, &bad);
             if (rc != SL_XP_OK)
                 report(err, rc, bad, r);
             store_value(out, store, r, v, null || rc != SL_XP_OK);
             ok = rc == SL_XP_OK && !null;
         }
         unsigned w = __ballot_sync(0xffffffffu, ok);
-        if ((threadIdx.x & 31) == 0)
+        unsigned rows = __ballot_sync(0xffffffffu, r < n);
+        if ((threadIdx.x & 31) == 0) {
             valid[r >> 5] = w;
+            if (rows & ~w)
+                atomicAdd(nulls, (unsigned long long)__popc(rows & ~w));
+        }
     }
 }
 
@@ -293,11 +306,30 @@ extern "C" cudaError_t sl_k_expr_gather_cols(const struct sl_k_gather_cols *g,
 extern "C" cudaError_t sl_k_expr_project(const struct sl_xp_prog *prog,
                                          const struct sl_xp_cols *cols, const uint8_t *d_tables,
                                          int64_t n, int store, void *d_out, uint32_t *d_valid,
+                                         unsigned long long *d_nulls,
                                          struct sl_k_expr_err *d_err, cudaStream_t stream)
 {
     if (n <= 0)
         return cudaSuccess;
-    project_kernel<<<grid_for(n), kThreads, 0, stream>>>(*prog, *cols, d_tables, n, store, d_out,
-                                                         d_valid, d_err);
+    sl_xr_prog none;
+    none.n = 0;
+    project_kernel<false><<<grid_for(n), kThreads, 0, stream>>>(none, *prog, *cols, d_tables, n,
+                                                                store, d_out, d_valid, d_nulls,
+                                                                d_err);
+    return cudaGetLastError();
+}
+
+extern "C" cudaError_t sl_k_expr_project_reg(const struct sl_xr_prog *reg,
+                                             const struct sl_xp_prog *prog,
+                                             const struct sl_xp_cols *cols, int64_t n, int store,
+                                             void *d_out, uint32_t *d_valid,
+                                             unsigned long long *d_nulls,
+                                             struct sl_k_expr_err *d_err, cudaStream_t stream)
+{
+    if (n <= 0)
+        return cudaSuccess;
+    project_kernel<true><<<grid_for(n), kThreads, 0, stream>>>(*reg, *prog, *cols, nullptr, n,
+                                                               store, d_out, d_valid, d_nulls,
+                                                               d_err);
     return cudaGetLastError();
 }

@@ -247,6 +247,9 @@ static int sink(sl_task_t *t)
     int64_t strided = 0;
     sl_task_option_int(t, "debug_agg_gpu_strided_estimate", &strided);
     d->strided_estimate = strided != 0;
+    int64_t generic = 0;
+    sl_task_option_int(t, "debug_gpu_generic", &generic);
+    d->few_threshold = generic ? -1 : 0;
     /* DICT keys as merged codes: b's own, or remapped into a batch of their own. */
     sl_batch_t *remapped[SL_K_AGG_MAX_KEYS] = {NULL};
     for (int j = 0; j < p->n_keys; j++)

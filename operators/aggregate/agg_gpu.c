@@ -13,6 +13,10 @@
 /* Estimated groups up to which the table method asks for the few-groups kernel
  * (SL_K_AGG_SMALL: 4096 shared slots per block, half full). */
 #define DEFAULT_SMALL_THRESHOLD 2048
+/* Estimated groups up to which the table method adds SL_K_AGG_FEW: a thread keeps the
+ * first 4 groups it meets in registers and sends the rows of others one by one through
+ * the shared table (slower than the shared-table kernels), so only a handful. */
+#define DEFAULT_FEW_THRESHOLD 8
 
 /* Estimated groups from which an unclustered input takes the partitioned method instead
  * of the record table (choose()). */
@@ -196,6 +200,9 @@ static int table_launch(struct agg_gdrv *d, const struct sl_k_agg_input *in)
     int flags = d->update_flags;
     if (small > 0 && d->g_est <= (double)small && !d->grows)
         flags |= SL_K_AGG_SMALL;
+    int64_t few = d->few_threshold ? d->few_threshold : DEFAULT_FEW_THRESHOLD;
+    if (few > 0 && d->g_est <= (double)few && !d->grows)
+        flags |= SL_K_AGG_FEW;
     CU(d, sl_k_agg_update(&d->spec, in, &d->tb, NULL, &d->spill, d->shared_groups, flags,
                           d->stream), "aggregating");
     return AGG_GDRV_OK;

@@ -84,6 +84,8 @@ struct agg_gdrv {
                                      is chosen (0 = 65536, measured: bench/results_gpuagg.md;
                                      the operator passes agg_gpu_part_threshold); inputs the
                                      record table takes (sl_k_agg_direct_ok) take it instead */
+    int64_t few_threshold;        /* estimated groups up to which the table method adds
+                                     SL_K_AGG_FEW (0 = 8; < 0: never, debug_gpu_generic) */
     int direct_bits;              /* record table: radix bits of the partitioning pass
                                      before it (0 = from the table's size, none for a
                                      clustered input; < 0 = none) */

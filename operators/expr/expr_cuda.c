@@ -19,8 +19,8 @@
  * the GPU worker's one thread (TPC-H Q13's o_comment NOT LIKE on pinned tables at SF 10:
  * 883 ms there, against about 17 ms to move the column).
  *
- * project: bare columns are passed on as they are; each computed item's program writes
- * its column and validity words (null count left unknown, -1) into a device batch of the
+ * project: bare columns are passed on as they are; each computed item's program (in
+ * registers where it can: sluice_k/expr_reg.h) writes its column and validity words (null count left unknown, -1) into a device batch of the
  * computed columns; one read-back per batch for the error word. can_run says no when an
  * item is not a program or gives strings, and to a batch in host memory that it only
  * selects from (then the next GPU stage uploads only the columns selected). */
@@ -70,26 +70,23 @@ static int xp_prepare(sl_task_t *t, const struct sl__expr *e, const struct sl__x
     return err == cudaSuccess ? SL_OK : SL_TASK_CUDA_FAIL(t, err, "dictionary tables");
 }
 
-/* Reads back the count and the error word; fails the task on a data error, naming
- * the expression of `e`/`x` (the first one, for project: the item is not known). */
+/* Reads back `bytes` bytes of d_small into h (which starts with the error word: the
+ * filter's count follows it, the project's null counts); fails the task on a data error,
+ * naming the expression of `e`/`x` (the first one, for project: the item is not known). */
 static int read_back(sl_task_t *t, const char *what, const struct sl__expr *e,
-                     const struct sl__xp *x, const void *d_small, int32_t *count)
+                     const struct sl__xp *x, const void *d_small, void *h, size_t bytes)
 {
-    struct {
-        struct sl_k_expr_err err;
-        int32_t count, pad;
-    } h;
     cudaStream_t s = sl_task_stream(t);
-    SL_TASK_CUDA_TRY(t, cudaMemcpyAsync(&h, d_small, sizeof h, cudaMemcpyDeviceToHost, s),
+    SL_TASK_CUDA_TRY(t, cudaMemcpyAsync(h, d_small, bytes, cudaMemcpyDeviceToHost, s),
                      "filter count");
     SL_TASK_CUDA_TRY(t, cudaStreamSynchronize(s), "filter on the GPU");
-    if (h.err.code) {
+    const struct sl_k_expr_err *err = h;
+    if (err->code) {
         char msg[400];
-        sl__xp_error_text(e, x, h.err.code, h.err.ins, h.err.row, msg, sizeof msg);
-        return sl_task_fail(t, h.err.code == SL_XP_EOVERFLOW ? SL_EOVERFLOW : SL_EINTERNAL,
+        sl__xp_error_text(e, x, err->code, err->ins, err->row, msg, sizeof msg);
+        return sl_task_fail(t, err->code == SL_XP_EOVERFLOW ? SL_EOVERFLOW : SL_EINTERNAL,
                             "%s: %s", what, msg);
     }
-    *count = h.count;
     return SL_OK;
 }
 
@@ -213,9 +210,13 @@ static int filter_gpu(sl_task_t *t)
             sl_k_expr_flags(&run.prog, &run.cols, run.d_tables, n, d_flags, d_err, s));
     if (e == cudaSuccess)
         e = SL_TASK_CUDA_CALL(sl_k_expr_select(m + temp_at, &temp, d_flags, d_idx, d_count, n, s));
-    int32_t k = 0;
-    rc = e == cudaSuccess ? read_back(t, "where", d->e, &d->xp, d_err, &k)
+    struct {
+        struct sl_k_expr_err err;
+        int32_t count, pad;
+    } h;
+    rc = e == cudaSuccess ? read_back(t, "where", d->e, &d->xp, d_err, &h, sizeof h)
                            : SL_TASK_CUDA_FAIL(t, e, "filter");
+    int32_t k = rc == SL_OK ? h.count : 0;
     sl_task_device_free(t, run.d_tables);
     if (rc == SL_OK && k == n) { /* every row passes: the batch goes on as it is */
         sl_task_device_free(t, m);
@@ -251,7 +252,8 @@ SL__FILTER_DEF(sl__filter_cuda_def, filter_cuda_phase);
 
 /* Computed item i of d into column c of tmp (values and validity), errors into d_err. */
 static int project_item(sl_task_t *t, const struct proj_data *d, int i, sl_batch_t *in,
-                        sl_batch_t *tmp, struct sl_k_expr_err *d_err)
+                        sl_batch_t *tmp, struct sl_k_expr_err *d_err,
+                        unsigned long long *d_nulls)
 {
     const struct proj_item *it = &d->items[i];
     int64_t n = sl_batch_num_rows(in);
@@ -266,11 +268,57 @@ static int project_item(sl_task_t *t, const struct proj_data *d, int i, sl_batch
     }
     tmp->cols[it->tmp_col].validity = vb;
     tmp->cols[it->tmp_col].null_count = -1;
-    cudaError_t e = SL_TASK_CUDA_CALL(sl_k_expr_project(
-        &run.prog, &run.cols, run.d_tables, n, sl__xp_store_of(sl__expr_type(it->e)),
-        sl__col_values(tmp, it->tmp_col), vb->ptr, d_err, sl_task_stream(t)));
+    int64_t generic = 0;
+    int store = sl__xp_store_of(sl__expr_type(it->e));
+    sl_task_option_int(t, "debug_gpu_generic", &generic);
+    void *out = sl__col_values(tmp, it->tmp_col);
+    cudaError_t e = SL_TASK_CUDA_CALL(
+        d->xp[i].reg_ok && !generic
+            ? sl_k_expr_project_reg(&d->xp[i].reg, &run.prog, &run.cols, n, store, out, vb->ptr,
+                                    d_nulls, d_err, sl_task_stream(t))
+            : sl_k_expr_project(&run.prog, &run.cols, run.d_tables, n, store, out, vb->ptr,
+                                d_nulls, d_err, sl_task_stream(t)));
     sl_task_device_free(t, run.d_tables);
     return e == cudaSuccess ? SL_OK : SL_TASK_CUDA_FAIL(t, e, "project");
+}
+
+/* The computed columns' null counts (read back with the error word): exact, and a column
+ * without nulls drops its validity, so that the operators after it take their paths for
+ * columns without nulls (the GPU group-by's few-groups kernels). */
+static void set_null_counts(sl_batch_t *tmp, const unsigned long long *nulls)
+{
+    for (int c = 0; c < tmp->n_cols; c++) {
+        tmp->cols[c].null_count = (int64_t)nulls[c];
+        if (nulls[c] == 0) {
+            sl__buf_unref(tmp->cols[c].validity);
+            tmp->cols[c].validity = NULL;
+        }
+    }
+}
+
+/* Every computed item of d over `in` into tmp: errors and null counts into d_small (64
+ * bytes of error word, then one counter per computed column), read back once. */
+static int project_all(sl_task_t *t, const struct proj_data *d, sl_batch_t *in, sl_batch_t *tmp,
+                       char *d_small, char *h_small, size_t small_bytes)
+{
+    cudaError_t ce = SL_TASK_CUDA_CALL(cudaMemsetAsync(d_small, 0, small_bytes,
+                                                       sl_task_stream(t)));
+    int rc = ce == cudaSuccess ? SL_OK : SL_TASK_CUDA_FAIL(t, ce, "project");
+    int first = -1;
+    unsigned long long *d_nulls = (unsigned long long *)(d_small + 64);
+    for (int i = 0; rc == SL_OK && i < d->n; i++) {
+        if (d->items[i].tmp_col < 0)
+            continue;
+        first = first < 0 ? i : first;
+        rc = project_item(t, d, i, in, tmp, (struct sl_k_expr_err *)d_small,
+                          d_nulls + d->items[i].tmp_col);
+    }
+    if (rc == SL_OK)
+        rc = read_back(t, "project", d->items[first].e, &d->xp[first], d_small, h_small,
+                       small_bytes);
+    if (rc == SL_OK)
+        set_null_counts(tmp, (const unsigned long long *)(h_small + 64));
+    return rc;
 }
 
 static int project_gpu(sl_task_t *t)
@@ -282,26 +330,14 @@ static int project_gpu(sl_task_t *t)
         return SL_OK;
     sl_batch_t *tmp = NULL;
     if (d->n_exprs) {
+        size_t bytes = 64 + 8 * (size_t)d->n_exprs;
         tmp = sl_task_new_batch(t, d->computed, n);
-        struct sl_k_expr_err *d_err = sl_task_device_alloc(t, 64);
-        if (!tmp || !d_err) {
-            sl_batch_unref(tmp);
-            sl_task_device_free(t, d_err);
-            return SL_ENOMEM;
-        }
-        cudaError_t ce = SL_TASK_CUDA_CALL(cudaMemsetAsync(d_err, 0, 64, sl_task_stream(t)));
-        int rc = ce == cudaSuccess ? SL_OK : SL_TASK_CUDA_FAIL(t, ce, "project");
-        int first = -1;
-        for (int i = 0; rc == SL_OK && i < d->n; i++) {
-            if (d->items[i].tmp_col < 0)
-                continue;
-            first = first < 0 ? i : first;
-            rc = project_item(t, d, i, in, tmp, d_err);
-        }
-        int32_t unused;
-        if (rc == SL_OK)
-            rc = read_back(t, "project", d->items[first].e, &d->xp[first], d_err, &unused);
-        sl_task_device_free(t, d_err);
+        char *d_small = sl_task_device_alloc(t, bytes), *h_small = sl_task_alloc(t, bytes);
+        int rc = tmp && d_small && h_small ? project_all(t, d, in, tmp, d_small, h_small, bytes)
+                                           : SL_ENOMEM;
+        sl_task_device_free(t, d_small);
+        if (h_small)
+            sl_task_free(t, h_small);
         if (rc < 0) {
             sl_batch_unref(tmp);
             return rc;

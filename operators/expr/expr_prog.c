@@ -419,6 +419,7 @@ int sl__xp_compile(const struct sl__expr *e, const sl_schema_t *in, struct sl__x
     x->type = sl__expr_type(e);
     if (SL_NEVER(cp.sp != 1))
         return SL_EINTERNAL;
+    x->reg_ok = sl__xr_from_prog(&x->prog, &x->reg);
     return SL_OK;
 }
 

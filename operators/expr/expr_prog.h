@@ -7,6 +7,7 @@
 #include "expr.h"
 #include "sluice_k/expr_conj.h"
 #include "sluice_k/expr_prog.h"
+#include "sluice_k/expr_reg.h"
 
 /* Dictionary predicates per program (each a SL_XP_DICT instruction and its table). */
 #define SL__XP_MAX_DICTS 16
@@ -19,6 +20,8 @@ struct sl__xp {
     int dict_node[SL__XP_MAX_DICTS]; /* ... and the expression node it evaluates */
     enum sl__expr_vk vk;             /* the result's kind and stored type */
     enum sl_type type;
+    bool reg_ok;                     /* prog runs in registers too (expr_reg.c) */
+    struct sl_xr_prog reg;
 };
 
 /* Compiles bound expression e (whose input schema is `in`) into *x. SL_OK, or
@@ -55,5 +58,9 @@ void sl__expr_dict_hits(const struct sl__expr *e, int node, int64_t n, const int
  * is an OR of ANDs of simple tests, filled into *j (expr_conj.c): then sl__xj_row gives the
  * filter's answer for every row, without the interpreter. */
 bool sl__xj_from_prog(const struct sl_xp_prog *p, struct sl_xj_conj *j);
+
+/* Whether program p runs in registers (sluice_k/expr_reg.h), filled into *x
+ * (expr_reg.c): then sl__xr_row answers most rows without the interpreter. */
+bool sl__xr_from_prog(const struct sl_xp_prog *p, struct sl_xr_prog *x);
 
 #endif /* SLUICE_EXPR_PROG_H */

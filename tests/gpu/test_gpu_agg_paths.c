@@ -9,6 +9,8 @@
  * skew, unaligned input with a tail that is not a multiple of four, a forced few-groups
  * path on many more groups than its tables hold, and a first batch whose sample sees ten
  * groups where the input has 50,000 (the table grows; the rerun takes the generic path).
+ * The same for the kernel of a handful of groups (SL_K_AGG_FEW, aggregate_few.cuh), and
+ * through the operator with two int32 keys, one and none.
  *
  * Operator level: date32, timestamp and decimal keys and values on the GPU equal the CPU
  * engine (decimal sums exact decimal(38, s), averages as the CPU), with and without nulls;
@@ -112,6 +114,7 @@ struct kcase {
     double est_within;    /* > 0: the estimate within a factor est_within of the groups */
     int pbits;            /* partitioned method: radix bits (driver's force_bits) */
     int rowpart;          /* partitioned method: the row-by-row partitioner */
+    int64_t few;          /* driver's few_threshold (0 default, < 0 never) */
 };
 
 struct ref {
@@ -211,6 +214,7 @@ static void kcase_run(const struct kcase *c)
     struct agg_gdrv d;
     assert_int_equal(agg_gdrv_init(&d, &sp, g_stream, &mem), 0);
     d.small_threshold = c->small;
+    d.few_threshold = c->few;
     d.force_mode = c->mode;
     d.direct_bits = c->dbits;
     d.init_cap = c->init_cap;
@@ -240,10 +244,10 @@ static void kcase_run(const struct kcase *c)
         fail_msg("output: %d (%s: %s)", rc, d.what, cudaGetErrorName(d.cuerr));
     int32_t status;
     CU(cudaMemcpy(&status, d_status, 4, cudaMemcpyDeviceToHost));
-    printf("key64=%d n=%lld groups=%lld extremes=%d skew=%d offset=%d few_first=%d small=%lld: "
-           "mode %d, %lld groups, grows %lld, status %d\n", c->key64, (long long)n,
+    printf("key64=%d n=%lld groups=%lld extremes=%d skew=%d offset=%d few_first=%d small=%lld "
+           "few=%lld: mode %d, %lld groups, grows %lld, status %d\n", c->key64, (long long)n,
            (long long)G, c->extremes, c->skew, c->offset, c->few_first, (long long)c->small,
-           d.mode, (long long)ng, (long long)d.grows, status);
+           (long long)c->few, d.mode, (long long)ng, (long long)d.grows, status);
     printf("  estimate %.0f, clustered %d\n", d.g_est, d.clustered);
     if (c->want_mode)
         assert_int_equal(d.mode, c->want_mode);
@@ -359,6 +363,35 @@ SL_TEST(small_path_wrong_estimates)
         struct kcase late = {.key64 = k64, .n = 400000, .groups = 50000, .few_first = 1,
                              .batches = 2};
         kcase_run(&late);
+    }
+}
+
+/* The few-groups kernel (SL_K_AGG_FEW, aggregate_few.cuh: each thread's first four
+ * groups in registers; these six aggregates with a state are the most it takes): no
+ * rows, one row, four groups with keys and values at the extremes (the key equal to the
+ * shared table's empty marker, values that leave int64 in a group's sum and 2^40: the
+ * shared path), eight skewed groups (past a thread's four registers), unaligned
+ * columns with a tail, the same data through the shared-table kernels (few < 0), and
+ * the kernel forced on 50,000 groups (past the shared table's 256 slots: the global
+ * table, which grows). */
+SL_TEST(few_path_cases)
+{
+    NEED_GPU();
+    kernel_setup();
+    for (int k64 = 0; k64 < 2; k64++) {
+        struct kcase cases[] = {
+            {.key64 = k64, .n = 0, .groups = 1, .batches = 1},
+            {.key64 = k64, .n = 1, .groups = 1, .batches = 1},
+            {.key64 = k64, .n = 300001, .groups = 4, .extremes = 1, .batches = 2},
+            {.key64 = k64, .n = 250000, .groups = 8, .skew = 1, .batches = 1},
+            {.key64 = k64, .n = 250000, .groups = 8, .batches = 3},
+            {.key64 = k64, .n = 100003, .groups = 3, .offset = 1, .extremes = 1, .batches = 2},
+            {.key64 = k64, .n = 300001, .groups = 4, .extremes = 1, .batches = 2, .few = -1},
+            {.key64 = k64, .n = 400000, .groups = 50000, .few = (int64_t)1 << 40,
+             .small = -1, .batches = 2},
+        };
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+            kcase_run(&cases[i]);
     }
 }
 
@@ -497,15 +530,17 @@ SL_TEST(part_path_tile_partitioner)
  * dd (date32), groups groups; nulls: 10% of keys and 20% of values. */
 static sl_table_t *typed_input(int64_t rows, int64_t groups, int nulls, uint64_t seed)
 {
-    const char *names[7] = {"kd", "kt", "kc", "v", "dv", "dd", "kb"};
-    enum sl_type ty[7] = {SL_TYPE_DATE32, SL_TYPE_TIMESTAMP, sl_type_decimal(12, 2),
-                          SL_TYPE_INT64, sl_type_decimal(15, 2), SL_TYPE_DATE32, SL_TYPE_BOOL};
+    const char *names[8] = {"kd", "kt", "kc", "v", "dv", "dd", "kb", "ke"};
+    enum sl_type ty[8] = {SL_TYPE_DATE32, SL_TYPE_TIMESTAMP, sl_type_decimal(12, 2),
+                          SL_TYPE_INT64, sl_type_decimal(15, 2), SL_TYPE_DATE32, SL_TYPE_BOOL,
+                          SL_TYPE_INT32};
     sl_batch_t *b;
-    SL_ASSERT_OK(sl_batch_create(&b, 7, names, ty, rows));
+    SL_ASSERT_OK(sl_batch_create(&b, 8, names, ty, rows));
     int32_t *kd = sl_batch_column_data(b, 0), *dd = sl_batch_column_data(b, 5);
     int64_t *kt = sl_batch_column_data(b, 1), *kc = sl_batch_column_data(b, 2);
     int64_t *v = sl_batch_column_data(b, 3), *dv = sl_batch_column_data(b, 4);
     uint8_t *kb = sl_batch_column_data(b, 6);
+    int32_t *ke = sl_batch_column_data(b, 7);
     uint64_t s = seed * 0x9E3779B97F4A7C15ull + 7;
     for (int64_t i = 0; i < rows; i++) {
         int64_t g = (int64_t)(rnd(&s) % (uint64_t)groups);
@@ -513,12 +548,13 @@ static sl_table_t *typed_input(int64_t rows, int64_t groups, int nulls, uint64_t
         kt[i] = g * 86400000000ll + 123456;                        /* microseconds */
         kc[i] = g * 101 - 999999999ll;                             /* -9999999.99 .. */
         kb[i] = (uint8_t)(g & 1);
+        ke[i] = (int32_t)(g / 2) - 1; /* with kd: a second int32 key */
         v[i] = (int64_t)(rnd(&s) % 2000001) - 1000000;
         dv[i] = (int64_t)(rnd(&s) % 999999999999999ull) - 499999999999999ll; /* 15 digits */
         dd[i] = (int32_t)(rnd(&s) % 40000) - 10000;
     }
     if (nulls)
-        for (int c = 0; c < 7; c++) {
+        for (int c = 0; c < 8; c++) {
             uint8_t *valid = sl_batch_column_validity(b, c);
             for (int64_t i = 0; i < rows; i++)
                 if (rnd(&s) % 100 < (c < 3 ? 10u : 20u))
@@ -617,6 +653,27 @@ SL_TEST(op_date_timestamp_decimal_keys_and_values)
         sl_table_t *many = typed_input(400000, 150000, nulls, 23 + (uint64_t)nulls);
         typed_check(many, "keys=kc " TYPED_AGGS, 1);
         sl_table_unref(many);
+    }
+}
+
+/* The few-groups kernel (SL_K_AGG_FEW) through the operator: two int32 keys (TPC-H
+ * Q1's shape: 4 groups, decimal sums exact, an average, min/max of a date and a
+ * timestamp), one key and no key, with and without nulls (which send it to the
+ * shared-table kernels); equal to the CPU engine. */
+#define FEW_AGGS "aggs=\"count(*), sum(dv), avg(dv), min(dd), max(kt), sum(v)\""
+
+SL_TEST(op_few_groups_two_keys)
+{
+    NEED_GPU();
+    for (int nulls = 0; nulls < 2; nulls++) {
+        sl_table_t *in = typed_input(300001, 4, nulls, 41 + (uint64_t)nulls);
+        typed_check(in, "keys=\"kd,ke\" " FEW_AGGS, 1);
+        typed_check(in, "keys=\"ke\" " FEW_AGGS, 1);
+        typed_check(in, FEW_AGGS, 1);
+        sl_table_unref(in);
+        sl_table_t *eight = typed_input(200000, 8, nulls, 43 + (uint64_t)nulls);
+        typed_check(eight, "keys=\"kd,ke\" " FEW_AGGS, 1);
+        sl_table_unref(eight);
     }
 }
 

@@ -13,6 +13,7 @@
 
 #include "sluice_k/expr_conj.h"
 #include "sluice_k/expr_prog.h"
+#include "sluice_k/expr_reg.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -61,12 +62,20 @@ cudaError_t sl_k_expr_gather_cols(const struct sl_k_gather_cols *g, const uint32
                                   int64_t k, cudaStream_t stream);
 
 /* Project: the program's value of every row r < n stored as `store` (enum sl_xp_store:
- * the output column's type) at d_out, zero where NULL, and its validity into d_valid
- * ((n + 31) / 32 words). */
+ * the output column's type) at d_out, zero where NULL, its validity into d_valid
+ * ((n + 31) / 32 words), and its NULL rows added to *d_nulls. */
 cudaError_t sl_k_expr_project(const struct sl_xp_prog *prog, const struct sl_xp_cols *cols,
                               const uint8_t *d_tables, int64_t n, int store, void *d_out,
-                              uint32_t *d_valid, struct sl_k_expr_err *d_err,
-                              cudaStream_t stream);
+                              uint32_t *d_valid, unsigned long long *d_nulls,
+                              struct sl_k_expr_err *d_err, cudaStream_t stream);
+
+/* The same for a program that runs in registers too (reg: sl__xr_from_prog of prog):
+ * rows by sl__xr_row, those it is unsure of by the interpreter. prog reads no
+ * dictionary tables. */
+cudaError_t sl_k_expr_project_reg(const struct sl_xr_prog *reg, const struct sl_xp_prog *prog,
+                                  const struct sl_xp_cols *cols, int64_t n, int store,
+                                  void *d_out, uint32_t *d_valid, unsigned long long *d_nulls,
+                                  struct sl_k_expr_err *d_err, cudaStream_t stream);
 
 #ifdef __cplusplus
 }
