@@ -24,7 +24,7 @@ static const char tpch_usage[] =
     "loaded tables (every pipeline, where it runs and why, tasks, costs, bytes);\n"
     "--explain-analyze runs each query once to warm up, then once measured, and adds what\n"
     "it measured beside the estimates; --trace-dir DIR writes that run's Chrome trace\n"
-    "(sluice trace-render draws it) as DIR/qNN.json.\n";
+    "(sluice trace-render draws it) as DIR/qNN.json and its profile as qNN.profile.json.\n";
 
 static const char bench_usage[] =
     "usage: sluice bench tpch [--sf X | --data DIR] [--query N,M|all] [--repeat N]\n"

@@ -41,6 +41,13 @@ static int explain_plan(sl_engine_t *eng, const struct tpch_args *a, const char 
     else
         cli_explain_text(path, plan, ex, a->common.placement, eng,
                          a->explain == TPCH_EXPLAIN_ANALYZE ? sl_query_profile_json(q) : NULL);
+    if (!exit_code && a->trace && a->explain == TPCH_EXPLAIN_ANALYZE) { /* and its profile */
+        snprintf(trace, sizeof trace, "%s/q%02d.profile.json", a->trace, query);
+        FILE *f = fopen(trace, "w");
+        const char *prof = sl_query_profile_json(q);
+        if (!f || fputs(prof ? prof : "{}", f) < 0 || fclose(f) != 0)
+            exit_code = cli_fail("cannot write '%s'", trace);
+    }
     sl_query_destroy(q);
     return exit_code;
 }
