@@ -8,7 +8,7 @@
  *    columns. Columns past 16 bytes per side: the row carries the row id instead and
  *    they are gathered by it after the join.
  *  - NPJ (algo=nopart, or auto while the build side has at most 2^21 rows, 2^23 with a
- *    wide side, or its table fits NPJ_MAX_TABLE_BYTES): one global
+ *    wide side, integer keys, or its table fits NPJ_MAX_TABLE_BYTES): one global
  *    hash table of the build keys, the probe side streamed; payloads read in place, up
  *    to SL_K_MAX_COLS a side copied by the probe, the rest gathered by the row numbers
  *    it writes (near-sequential on the probe side). Left outer joins run as PHJ (its
@@ -69,7 +69,7 @@
  * PHJ partitions the whole probe side (keys and packed rows, read and written) and its
  * build side, which costs more than NPJ's probes into a table past the L2 cache while the
  * build side stays small. TPC-H at SF 10 on an H100 (session 11, the joins of Q3, Q5,
- * Q7, Q8, Q9, Q10, Q12 and Q21 forced each way): builds of 0.1-1.5M rows (hashed 8-byte
+ * Q7, Q8, Q9, Q10, Q12 and Q21 forced each way): builds of 0.1-1.5M rows (8-byte integer
  * keys, tables of up to 64 MB) under probe sides of 1-60M rows were 4-43% faster as NPJ
  * (Q3 10.3 -> 6.4 ms, Q9 10.0 -> 7.7, Q21 14.8 -> 11.3 for the whole query). The one
  * measured case the other way has 2^22 build rows (above). */
@@ -231,8 +231,9 @@ static int side_wide(const struct gj *g, int s)
 static int npj_pays(const struct gj *g, int64_t nb)
 {
     int wide = side_wide(g, 1 - g->build);
-    if (nb <= NPJ_AUTO_BUILD_ROWS ||
-        (nb <= NPJ_AUTO_WIDE_BUILD_ROWS && (wide || side_wide(g, g->build))))
+    /* (Hashed keys keep the table rule: measured only for integer keys.) */
+    if (!g->hashed && (nb <= NPJ_AUTO_BUILD_ROWS ||
+                       (nb <= NPJ_AUTO_WIDE_BUILD_ROWS && (wide || side_wide(g, g->build)))))
         return 1;
     int64_t limit = wide ? NPJ_MAX_TABLE_BYTES : NPJ_NARROW_TABLE_BYTES, table;
     if (dense_keys(g, nb)) {
