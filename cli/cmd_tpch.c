@@ -13,7 +13,7 @@ static const char tpch_usage[] =
     "usage: sluice tpch [--sf X | --data DIR] [--cache DIR] [--query N,M|all]\n"
     "       [--placement cpu|gpu|auto] [--residency host|pinned|gpu] [--repeat N]\n"
     "       [--expected DIR] [--print] [--plans DIR] [--threads N] [--set NAME=VALUE ...]\n"
-    "       [--explain | --explain-analyze]\n"
+    "       [--explain | --explain-analyze [--trace-dir DIR]]\n"
     "Loads the eight TPC-H tables of DIR (or of the cache ./tpch-sf<X>, which tpchgen-cli\n"
     "fills when a file is missing; --sf 1 by default) once into memory, then runs each\n"
     "query's plan (plans/tpch/qNN.plan; a missing plan is reported, not an error): one\n"
@@ -23,7 +23,8 @@ static const char tpch_usage[] =
     "--explain prints, instead of the runs, each query's `sluice explain` report on the\n"
     "loaded tables (every pipeline, where it runs and why, tasks, costs, bytes);\n"
     "--explain-analyze runs each query once to warm up, then once measured, and adds what\n"
-    "it measured beside the estimates.\n";
+    "it measured beside the estimates; --trace-dir DIR writes that run's Chrome trace\n"
+    "(sluice trace-render draws it) as DIR/qNN.json and its profile as qNN.profile.json.\n";
 
 static const char bench_usage[] =
     "usage: sluice bench tpch [--sf X | --data DIR] [--query N,M|all] [--repeat N]\n"
@@ -167,6 +168,8 @@ static int tpch_main(int argc, char **argv, const char *what, const char *usage,
         return rc == 1 ? 0 : rc;
     if (json && a.explain)
         return cli_usage_fail("%s: --explain is an option of sluice tpch", what);
+    if (a.trace && a.explain != TPCH_EXPLAIN_ANALYZE)
+        return cli_usage_fail("%s: --trace-dir goes with --explain-analyze", what);
     return run_all(&a, json);
 }
 

@@ -30,6 +30,8 @@ struct tpch_args {
     int64_t repeat;             /* --repeat N timed runs after one warm-up */
     bool print;                 /* --print: the result rows */
     enum tpch_explain explain;  /* --explain, --explain-analyze: reports, no timings */
+    const char *trace;          /* --trace-dir DIR: with --explain-analyze, the measured run's
+                                 * Chrome trace as DIR/qNN.json */
     char cache_buf[64], sf_buf[32];
 };
 

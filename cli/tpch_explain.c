@@ -9,7 +9,7 @@
 
 /* One query: the plan created, explained, (run,) explained again. 0 or 1. */
 static int explain_plan(sl_engine_t *eng, const struct tpch_args *a, const char *path,
-                        sl_plan_t *plan)
+                        sl_plan_t *plan, int query)
 {
     if (a->explain == TPCH_EXPLAIN_ANALYZE) { /* a warm-up, so the measured run is hot */
         sl_query_t *w = NULL;
@@ -27,8 +27,13 @@ static int explain_plan(sl_engine_t *eng, const struct tpch_args *a, const char 
         return cli_fail("%s: %s", path, sl_plan_errmsg(plan));
     const struct sl_explain *ex;
     int exit_code = 0;
+    char trace[4096];
+    if (a->trace && a->explain == TPCH_EXPLAIN_ANALYZE)
+        snprintf(trace, sizeof trace, "%s/q%02d.json", a->trace, query);
     if (sl_query_explain(q, &ex) != SL_OK)
         exit_code = cli_fail("%s: %s", path, sl_last_errmsg());
+    else if (a->trace && a->explain == TPCH_EXPLAIN_ANALYZE && sl_query_trace(q, trace) != SL_OK)
+        exit_code = cli_fail("%s: --trace: %s", path, sl_query_errmsg(q));
     else if (a->explain == TPCH_EXPLAIN_ANALYZE && cli_query_run(q) != SL_OK)
         exit_code = cli_fail("%s: the plan failed: %s", path, sl_query_errmsg(q));
     else if (sl_query_explain(q, &ex) != SL_OK) /* again: adds what the run measured */
@@ -36,6 +41,13 @@ static int explain_plan(sl_engine_t *eng, const struct tpch_args *a, const char 
     else
         cli_explain_text(path, plan, ex, a->common.placement, eng,
                          a->explain == TPCH_EXPLAIN_ANALYZE ? sl_query_profile_json(q) : NULL);
+    if (!exit_code && a->trace && a->explain == TPCH_EXPLAIN_ANALYZE) { /* and its profile */
+        snprintf(trace, sizeof trace, "%s/q%02d.profile.json", a->trace, query);
+        FILE *f = fopen(trace, "w");
+        const char *prof = sl_query_profile_json(q);
+        if (!f || fputs(prof ? prof : "{}", f) < 0 || fclose(f) != 0)
+            exit_code = cli_fail("cannot write '%s'", trace);
+    }
     sl_query_destroy(q);
     return exit_code;
 }
@@ -49,7 +61,7 @@ int tpch_explain_query(sl_engine_t *eng, const struct tpch_args *a, const char *
     sl_plan_t *plan = cli_load_plan_tables(path, d->names, d->tables, TPCH_TABLES);
     if (!plan) /* a missing plan too: the error names the file */
         return 1;
-    int rc = explain_plan(eng, a, path, plan);
+    int rc = explain_plan(eng, a, path, plan, query);
     sl_plan_destroy(plan);
     printf("\n");
     fflush(stdout);

@@ -47,7 +47,8 @@ int tpch_args_parse(struct tpch_args *a, int argc, char **argv, const char *what
     a->residency = "host";
     parse_queries(a, "all");
     static const char *const valued[] = {"--sf", "--data", "--cache", "--plans",
-                                         "--residency", "--expected", "--query", "--repeat"};
+                                         "--residency", "--expected", "--query", "--repeat",
+                                         "--trace-dir"};
     for (int i = 1; i < argc; i++) {
         const char *o = argv[i];
         if (!strcmp(o, "--help") || !strcmp(o, "-h")) {
@@ -63,15 +64,17 @@ int tpch_args_parse(struct tpch_args *a, int argc, char **argv, const char *what
             continue;
         }
         int k = 0;
-        while (k < 8 && strcmp(o, valued[k]))
+        while (k < 9 && strcmp(o, valued[k]))
             k++;
-        if (k < 8) {
+        if (k < 9) {
             if (i + 1 >= argc)
                 return cli_usage_fail("%s needs a value", o);
             const char *v = argv[++i];
             const char **slot[] = {&a->sf, &a->data, &a->cache, &a->plans, &a->residency,
                                    &a->expected};
-            if (k < 6) {
+            if (k == 8) {
+                a->trace = v;
+            } else if (k < 6) {
                 *slot[k] = v;
             } else if (k == 6) {
                 if (parse_queries(a, v))

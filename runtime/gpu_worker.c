@@ -84,13 +84,21 @@ int sl__gpu_create(struct sl__gpu **out, sl_engine_t *eng, int ordinal, int64_t 
      * 5-10 GB/s); they sleep when there is nothing to stage. */
     if ((rc = sl__stager_create(&g->stager, stage_threads)) < 0)
         goto fail;
-    cudaError_t e = cudaHostAlloc((void **)&g->h_status_all, sizeof(int32_t) * (size_t)g->depth,
+    size_t words = (size_t)g->depth + SL__GPU_SYNC_WORDS;
+    cudaError_t e = cudaHostAlloc((void **)&g->h_status_all, sizeof(int32_t) * words,
                                   cudaHostAllocMapped | cudaHostAllocPortable);
     if (e != cudaSuccess) {
         g->h_status_all = NULL;
         rc = cuda_fail(NULL, e, "cudaHostAlloc(status words)");
         goto fail;
     }
+    memset(g->h_status_all, 0, sizeof(int32_t) * words);
+    void *d_all = NULL;
+    if ((e = cudaHostGetDevicePointer(&d_all, g->h_status_all, 0)) != cudaSuccess) {
+        rc = cuda_fail(NULL, e, "cudaHostGetDevicePointer");
+        goto fail;
+    }
+    g->d_status_all = d_all;
     for (int i = 0; i < g->depth; i++) {
         struct slot *s = &g->slots[i];
         s->h_status = &g->h_status_all[i];
@@ -980,6 +988,24 @@ int sl__gpu_measure(struct sl__gpu *g, double *h2d_gbps, double *d2h_gbps)
     return rc;
 }
 
+/* A free sync status word of g (its index past the slots' words), or -1: taken with a
+ * bit of g->sync_words_used, given back by sync_word_put. */
+static int sync_word_take(struct sl__gpu *g)
+{
+    uint64_t used = atomic_load(&g->sync_words_used);
+    while (~used) {
+        int i = __builtin_ctzll(~used);
+        if (atomic_compare_exchange_weak(&g->sync_words_used, &used, used | (1ull << i)))
+            return i;
+    }
+    return -1;
+}
+
+static void sync_word_put(struct sl__gpu *g, int i)
+{
+    atomic_fetch_and(&g->sync_words_used, ~(1ull << i));
+}
+
 int sl__gpu_run_sync(struct sl__gpu *g, sl_task_t *t, const struct sl_impl *im)
 {
     int prev = -1;
@@ -989,17 +1015,27 @@ int sl__gpu_run_sync(struct sl__gpu *g, sl_task_t *t, const struct sl_impl *im)
     t->gpu = g;
     t->stream = g->s[S_COMPUTE];
     t->sync_gpu = true;
-    /* A status word of its own: several combine/finalize tasks may run at once. */
+    /* A status word of its own: several combine/finalize tasks may run at once. One of
+     * the pinned, mapped sync words (read on the host after the wait: no memset and no
+     * copy on the stream, two operations of every finalize), else one in device memory. */
     void *d_status = NULL;
     cudaEvent_t ev[2] = {NULL, NULL};
-    cudaError_t e;
-    rc = sl__dpool_alloc_async(g->pool, sizeof(int32_t), g->s[S_COMPUTE], &d_status);
-    if (rc < 0) {
-        sl__query_fail(t->q, "", rc, "%s", sl_last_errmsg());
-    } else if ((e = SL__CUDA_RESULT(cudaMemsetAsync(d_status, 0, sizeof(int32_t),
+    cudaError_t e = cudaSuccess;
+    int word = sync_word_take(g);
+    volatile int32_t *h_word = word >= 0 ? &g->h_status_all[g->depth + word] : NULL;
+    if (h_word) {
+        *h_word = 0;
+        d_status = g->d_status_all + g->depth + word;
+        rc = SL_OK;
+    } else if ((rc = sl__dpool_alloc_async(g->pool, sizeof(int32_t), g->s[S_COMPUTE],
+                                           &d_status)) >= 0 &&
+               (e = SL__CUDA_RESULT(cudaMemsetAsync(d_status, 0, sizeof(int32_t),
                                                     g->s[S_COMPUTE]))) != cudaSuccess) {
         rc = cuda_fail(t->q, e, "cudaMemsetAsync");
-    } else {
+    } else if (rc < 0) {
+        sl__query_fail(t->q, "", rc, "%s", sl_last_errmsg());
+    }
+    if (rc >= 0) {
         t->status = d_status;
         /* Timing events put the phase's GPU span in the trace (one kernel lane span). */
         if (t->q->trace_on) {
@@ -1018,13 +1054,18 @@ int sl__gpu_run_sync(struct sl__gpu *g, sl_task_t *t, const struct sl_impl *im)
     int32_t status = 0;
     /* The status word's copy on the task's stream ends after the task's work: one wait
      * (a plain cudaMemcpy after the stream's wait was a second). */
-    e = d_status ? SL__CUDA_RESULT(cudaMemcpyAsync(&status, d_status, sizeof status,
-                                                   cudaMemcpyDeviceToHost, g->s[S_COMPUTE]))
-                 : cudaSuccess;
+    e = d_status && !h_word
+            ? SL__CUDA_RESULT(cudaMemcpyAsync(&status, d_status, sizeof status,
+                                              cudaMemcpyDeviceToHost, g->s[S_COMPUTE]))
+            : cudaSuccess;
     if (e == cudaSuccess)
         e = SL__CUDA_RESULT(cudaStreamSynchronize(g->s[S_COMPUTE]));
-    if (d_status)
+    if (h_word) { /* the kernels' writes are visible once the stream has drained */
+        status = e == cudaSuccess ? *h_word : 0;
+        sync_word_put(g, word);
+    } else if (d_status) {
         sl__dpool_free_async(g->pool, d_status, sizeof(int32_t), g->s[S_COMPUTE]);
+    }
     if (e != cudaSuccess && rc >= 0)
         rc = cuda_fail(t->q, e, "cudaStreamSynchronize");
     if (ev[0] && ev[1] && e == cudaSuccess && g->worker) {

@@ -4,6 +4,7 @@
 #define SLUICE_RUNTIME_GPU_WORKER_INT_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 
 #include <cuda_runtime_api.h>
 
@@ -78,7 +79,10 @@ struct sl__gpu {
     int64_t zero_ns;
     int depth, head, count;          /* ring of in-flight slots */
     struct slot *slots;
-    int32_t *h_status_all;           /* pinned mapped, one word per slot */
+    int32_t *h_status_all;           /* pinned mapped, one word per slot, then
+                                        SL__GPU_SYNC_WORDS for synchronous runs */
+    int32_t *d_status_all;           /* the same words as the device sees them */
+    _Atomic uint64_t sync_words_used; /* bit i: sync word i taken (sl__gpu_run_sync) */
     struct sl__stager *stager;       /* threads that stage pageable uploads */
     struct sl__pinned_results *results; /* pinned blocks results keep; NULL: off */
     pthread_mutex_t side_mu;         /* guards side[]: streams operators borrow (gpu_ext.c) */
@@ -86,6 +90,10 @@ struct sl__gpu {
     cudaStream_t side[SL__GPU_SIDE_MAX];
     struct sl__worker *worker;
 };
+
+/* Status words of synchronous runs (finalize, combine) in flight at once before a run
+ * falls back to a word in device memory. */
+#define SL__GPU_SYNC_WORDS 64
 
 #define S_H2D 0
 #define S_COMPUTE 1

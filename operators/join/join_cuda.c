@@ -7,7 +7,8 @@
  *    shared-memory hash tables; the kernel unpacks the rows straight into the output
  *    columns. Columns past 16 bytes per side: the row carries the row id instead and
  *    they are gathered by it after the join.
- *  - NPJ (algo=nopart, or auto while its table fits NPJ_MAX_TABLE_BYTES): one global
+ *  - NPJ (algo=nopart, or auto while the build side has at most 2^21 rows, 2^23 with a
+ *    wide side, integer keys, or its table fits NPJ_MAX_TABLE_BYTES): one global
  *    hash table of the build keys, the probe side streamed; payloads read in place, up
  *    to SL_K_MAX_COLS a side copied by the probe, the rest gathered by the row numbers
  *    it writes (near-sequential on the probe side). Left outer joins run as PHJ (its
@@ -64,6 +65,21 @@
  * up to a power of two. */
 #define NPJ_MAX_TABLE_BYTES ((int64_t)32 << 20)
 #define NPJ_NARROW_TABLE_BYTES ((int64_t)4 << 20)
+/* ... and, past those tables, while the build side has at most NPJ_AUTO_BUILD_ROWS rows:
+ * PHJ partitions the whole probe side (keys and packed rows, read and written) and its
+ * build side, which costs more than NPJ's probes into a table past the L2 cache while the
+ * build side stays small. TPC-H at SF 10 on an H100 (session 11, the joins of Q3, Q5,
+ * Q7, Q8, Q9, Q10, Q12 and Q21 forced each way): builds of 0.1-1.5M rows (8-byte integer
+ * keys, tables of up to 64 MB) under probe sides of 1-60M rows were 4-43% faster as NPJ
+ * (Q3 10.3 -> 6.4 ms, Q9 10.0 -> 7.7, Q21 14.8 -> 11.3 for the whole query). The one
+ * measured case the other way has 2^22 build rows (above). */
+#define NPJ_AUTO_BUILD_ROWS ((int64_t)1 << 21)
+/* ... and up to NPJ_AUTO_WIDE_BUILD_ROWS when either side is wide (PHJ gathers its
+ * columns by row id): Q9's last join builds on 3.2M lines with 5 payload columns (36
+ * bytes) against 15M orders: 6.6 ms for the query as NPJ, 8.4 as PHJ (SF 10, H100,
+ * 2026-11-26 16:31). Builds past it stay PHJ: Q4's 38M lines and Q22's 15M orders took
+ * 14.3 and 10.2 ms as NPJ against 3.4 and 2.0 as PHJ (16:10). */
+#define NPJ_AUTO_WIDE_BUILD_ROWS ((int64_t)1 << 23)
 
 /* ---------------- can the GPU do it ---------------- */
 
@@ -201,12 +217,24 @@ static int dense_keys(const struct gj *g, int64_t nb)
     return g->range > 0 && g->range <= 2 * nb + 1024;
 }
 
-static int npj_pays(const struct gj *g, int64_t nb)
+/* Side s's payloads do not fit PHJ's packed row (more than 4 columns or 16 bytes): PHJ
+ * would carry a row id and gather them after the join. */
+static int side_wide(const struct gj *g, int s)
 {
-    const struct gj_side *S = &g->s[1 - g->build];
+    const struct gj_side *S = &g->s[s];
     int wide = S->n_pay > 4;
     for (int j = 0, bytes = 0; j < S->n_pay; j++)
         wide |= (bytes += S->pay_w[j]) > GJ_ROW_MAX;
+    return wide;
+}
+
+static int npj_pays(const struct gj *g, int64_t nb)
+{
+    int wide = side_wide(g, 1 - g->build);
+    /* (Hashed keys keep the table rule: measured only for integer keys.) */
+    if (!g->hashed && (nb <= NPJ_AUTO_BUILD_ROWS ||
+                       (nb <= NPJ_AUTO_WIDE_BUILD_ROWS && (wide || side_wide(g, g->build)))))
+        return 1;
     int64_t limit = wide ? NPJ_MAX_TABLE_BYTES : NPJ_NARROW_TABLE_BYTES, table;
     if (dense_keys(g, nb)) {
         table = g->range * 4;

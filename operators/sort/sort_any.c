@@ -111,9 +111,7 @@ static uint64_t rehash_ids(const struct sl__colview *d, int64_t *table, const in
     return slots;
 }
 
-/* rank[i] for rows (or dictionary entries) i of string column v: equal strings equal
- * ranks, ranks in byte order. DICT: ranks of the dictionary's entries. */
-static int string_ranks(const struct sl__colview *v, uint64_t **out, int64_t *n_out)
+int sl__sort_string_ranks(const struct sl__colview *v, uint64_t **out, int64_t *n_out)
 {
     struct sl__colview d = v->c.type == SL_TYPE_DICT ? dict_view(v) : *v;
     int64_t n = d.c.length, n_ids = 0;
@@ -250,7 +248,7 @@ static int sort_perm(const sl_batch_t *b, const struct sl__sort_spec *spec, int6
         int64_t n_rank = 0;
         if ((rc = sl__colview_get(b, key->col, &v)) < 0)
             break;
-        if (sl_type_is_string(v.c.type) && (rc = string_ranks(&v, &rank, &n_rank)) < 0)
+        if (sl_type_is_string(v.c.type) && (rc = sl__sort_string_ranks(&v, &rank, &n_rank)) < 0)
             break;
         p.rank = rank;
         run_pass(&p, perm, items, tmp, n);

@@ -25,6 +25,12 @@ int sl__sort_rows_compare(const struct sl__sort_rows_cmp *c, int64_t a, int64_t 
  * precision <= 18 as their integers. Other types take sl__sort_any on the CPU. */
 bool sl__sort_radix_types(const sl_schema_t *schema);
 
+/* *rank[i] for rows (or dictionary entries) i of string column v: equal strings equal
+ * ranks, ranks in byte order, as this sort orders them; a DICT column (whose codes may
+ * lie anywhere, e.g. on a GPU) the ranks of its dictionary's *n entries, read on the
+ * host. The caller frees *rank with sl__free(*rank, 0). Errors: SL_ENOMEM. */
+int sl__sort_string_ranks(const struct sl__colview *v, uint64_t **rank, int64_t *n);
+
 /* Sorts the rows of host batches[0..n) (one schema, in input order) stably by spec into
  * *out (a new batch, the caller's reference), every column type carried along. Errors:
  * SL_ENOMEM, SL_EINVAL. */

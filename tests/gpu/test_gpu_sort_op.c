@@ -5,9 +5,10 @@
  * sorted, int32 and int64 keys with negative values and extremes, ascending and
  * descending, 0, 1 and 3 payloads of mixed widths (int32, int64, float64), odd batch
  * sizes; each with host-resident input and GPU-resident input (sl_table_to_device) with
- * the output left on the GPU, which the sort hands out in one resident-size morsel. Then the cases the GPU leaves to the CPU, which must still
- * give the CPU's result: nulls in the key or in a payload, two sort keys, a float key, a
- * GPU budget too small. Partition: radix and hash, 1 to 16 bits; merge: two runs, an
+ * the output left on the GPU, which the sort hands out in one resident-size morsel; two and
+ * three keys in mixed directions. Then the cases the GPU leaves to the CPU, which must still
+ * give the CPU's result: nulls in the key or in a payload, a float key, a GPU budget too
+ * small. Partition: radix and hash, 1 to 16 bits; merge: two runs, an
  * unsorted run (the same error as the CPU). Whether the GPU finalized is read from the
  * operator's state. Last, cub_reference_times times CUB's radix sort alone for the
  * benchmark (docs/BENCH_PROTOCOL.md). Skipped without a GPU. */
@@ -267,10 +268,28 @@ SL_TEST(fallbacks_to_cpu)
     check(&kn, "by=\"k DESC NULLS LAST\"", 0, 0);
     struct spec pn = {.rows = 50000, .n_pay = 3, .pay_nulls = 1, .seed = 61};
     check(&pn, "by=k", 0, 0);
-    struct spec two = {.rows = 50000, .n_pay = 2, .keys = K_FEW, .seed = 62};
-    check(&two, "by=\"k, p2 DESC\"", 0, 0);
+    struct spec two = {.rows = 50000, .n_pay = 2, .keys = K_FEW, .key_nulls = 1, .seed = 62};
+    check(&two, "by=\"k, p2 DESC\"", 0, 0); /* two keys, one with nulls */
     struct spec fl = {.rows = 50000, .n_pay = 1, .key_float = 1, .seed = 63};
     check(&fl, "by=k", 0, 0);
+}
+
+/* Several keys (sort_keys: LSD passes of CUB sorts), as the CPU orders them: few
+ * distinct values in the first key so that the later ones decide, mixed directions,
+ * int32 and int64 keys, a payload key; p1 (the input position) shows stability. */
+SL_TEST(several_keys_vs_cpu)
+{
+    NEED_GPU();
+    struct spec two = {.rows = 50000, .n_pay = 2, .keys = K_FEW, .seed = 62};
+    check(&two, "by=\"k, p2 DESC\"", 1, 0);
+    check(&two, "by=\"k DESC, p1\"", 1, 0);
+    struct spec three = {.rows = 130000, .n_pay = 3, .keys = K_FEW, .key64 = 1, .seed = 64};
+    check(&three, "by=\"k DESC, p1 DESC, p2\"", 1, 0);
+    struct spec eq = {.rows = 30000, .n_pay = 3, .keys = K_EQUAL, .chunk = 777, .seed = 65};
+    check(&eq, "by=\"k, p2 DESC\"", 1, 0); /* the second key decides; p3 (float) carried */
+    check(&eq, "by=\"k, p3\"", 0, 0);       /* a float key: the CPU */
+    struct spec one = {.rows = 1, .n_pay = 2, .seed = 66};
+    check(&one, "by=\"k, p2\"", 1, 0);
 }
 
 SL_TEST(small_budget_goes_to_cpu)

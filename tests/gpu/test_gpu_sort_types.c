@@ -326,3 +326,97 @@ SL_TEST(sort_dict_and_wide_decimal_on_the_cpu)
     sl_engine_close(gpu);
     sl_table_unref(t);
 }
+
+/* DICT keys and several keys on the GPU (sort_keys): a DICT key whose codes run against
+ * its strings' order (ranked by the strings, as the CPU does), a second DICT column
+ * with an empty string and prefixes of one another ("", "a", "ab", "abc", "b"), int8 and int32
+ * keys, in mixed directions; `row` is the input position, so stability shows; two
+ * batches sharing the dictionaries. Batches whose dictionaries differ (the same strings
+ * in another order), a null in a DICT key, and a DICT key over an empty input and one
+ * row: the CPU's rows, the first two on the CPU. The TPC-H Q16 shape last: count DESC,
+ * two DICT strings, an int32. */
+static sl_table_t *dict_table(int64_t n, int other_dict, int null_row, uint64_t seed)
+{
+    enum { W = 50 };
+    static char chars[W * 8], chars2[W * 8];
+    static int32_t offs[W + 1], offs2[W + 1];
+    for (int i = 0, at = 0, at2 = 0; i <= W; i++) {
+        offs[i] = at; /* codes in the reverse of the strings' order */
+        offs2[i] = at2; /* the same strings in their order */
+        if (i < W) {
+            at += snprintf(chars + at, sizeof chars - (size_t)at, "s%02d", W - 1 - i);
+            at2 += snprintf(chars2 + at2, sizeof chars2 - (size_t)at2, "s%02d", i);
+        }
+    }
+    static const char tchars[] = "babaabc"; /* "", "b", "ab", "a", "abc": codes out of order */
+    static const int32_t toffs[6] = {0, 0, 1, 3, 4, 7};
+    const char *cols[6] = {"s", "t", "k", "i8", "row", "v"};
+    enum sl_type ty[6] = {SL_TYPE_DICT, SL_TYPE_DICT, SL_TYPE_INT32, SL_TYPE_INT8,
+                          SL_TYPE_INT32, SL_TYPE_INT64};
+    sl_table_t *t;
+    SL_ASSERT_OK(sl_table_create(&t));
+    uint64_t s = seed;
+    for (int part = 0; part < 2; part++) {
+        int64_t m = part == 0 ? (n + 1) / 2 : n / 2;
+        sl_batch_t *b;
+        SL_ASSERT_OK(sl_batch_create(&b, 6, cols, ty, m));
+        int32_t *sc = sl_batch_column_data(b, 0), *tc = sl_batch_column_data(b, 1);
+        int32_t *k = sl_batch_column_data(b, 2), *row = sl_batch_column_data(b, 4);
+        int8_t *i8 = sl_batch_column_data(b, 3);
+        int64_t *v = sl_batch_column_data(b, 5);
+        for (int64_t i = 0; i < m; i++) {
+            sc[i] = (int32_t)(rnd(&s) % W);
+            tc[i] = (int32_t)(rnd(&s) % 5);
+            k[i] = (int32_t)(rnd(&s) % 5) - 2;
+            i8[i] = (int8_t)((int)(rnd(&s) % 7) - 3);
+            row[i] = (int32_t)(part * ((n + 1) / 2) + i);
+            v[i] = (int64_t)rnd(&s);
+        }
+        if (part == 0 || other_dict) {
+            SL_ASSERT_OK(part == 0 ? sl_batch_column_set_dictionary(b, 0, W, offs, chars)
+                                   : sl_batch_column_set_dictionary(b, 0, W, offs2, chars2));
+            if (part == 1) /* the same strings in the other order: the codes follow them */
+                for (int64_t i = 0; i < m; i++)
+                    sc[i] = W - 1 - sc[i];
+            SL_ASSERT_OK(sl_batch_column_set_dictionary(b, 1, 5, toffs, tchars));
+        } else {
+            SL_ASSERT_OK(sl_batch_share_dictionary(b, 0, sl_table_batch(t, 0), 0));
+            SL_ASSERT_OK(sl_batch_share_dictionary(b, 1, sl_table_batch(t, 0), 1));
+        }
+        if (null_row >= 0 && part == 0 && null_row < m)
+            sl_batch_column_validity(b, 1)[null_row / 8] &= (uint8_t) ~(1u << (null_row % 8));
+        SL_ASSERT_OK(sl_table_append(t, b));
+        sl_batch_unref(b);
+    }
+    return t;
+}
+
+SL_TEST(sort_dict_and_several_keys_on_the_gpu)
+{
+    NEED_GPU();
+    const char *bys[] = {"by=s", "by=\"s DESC\"", "by=\"t, s DESC\"", "by=\"k DESC, t, row\"",
+                         "by=\"i8 DESC, s\"", "by=\"t DESC, i8, k DESC\"", "by=\"k, v\""};
+    sl_table_t *t = dict_table(60000, 0, -1, 7);
+    for (size_t i = 0; i < sizeof bys / sizeof bys[0]; i++)
+        check_tables(&t, 1, "sort", bys[i], 1, 0, 0, "dict keys");
+    sl_table_unref(t);
+    t = dict_table(20000, 1, -1, 8); /* dictionaries differ between the batches (host
+                                       * input: sl_table_to_device merges them into one) */
+    check_tables(&t, 1, "sort", "by=\"s, k\"", 0, 0, 1, "two dictionaries");
+    sl_table_unref(t);
+    t = dict_table(20000, 0, 11, 9); /* a null in t */
+    check_tables(&t, 1, "sort", "by=\"t, k\"", 0, 0, 0, "a null DICT key");
+    sl_table_unref(t);
+    t = dict_table(1, 0, -1, 10);
+    check_tables(&t, 1, "sort", "by=\"s DESC, k\"", 1, 0, 0, "one row");
+    sl_table_unref(t);
+}
+
+/* Q16's sort: count DESC, then two DICT strings and an int32 (the group keys). */
+SL_TEST(sort_q16_shape)
+{
+    NEED_GPU();
+    sl_table_t *t = dict_table(27840, 0, -1, 11);
+    check_tables(&t, 1, "sort", "by=\"i8 DESC, s, t, k\"", 1, 0, 0, "Q16 shape");
+    sl_table_unref(t);
+}

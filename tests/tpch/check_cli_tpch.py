@@ -18,7 +18,8 @@
 - `bench tpch` prints a load line, one JSON line per query and a summary.
 - `tpch --explain` names every pipeline of each query's plan (each node of the plan
   file, where it runs and why); `--explain-analyze` adds to each a measured line and
-  one of where each of its stages ran.
+  one of where each of its stages ran; with `--trace-dir DIR` it writes each query's
+  trace and profile (JSON), and `--trace-dir` alone is a usage error.
 Exit 77 (skip) without duckdb, pyarrow or tpchgen-cli.
 """
 import json
@@ -277,6 +278,24 @@ def check_explain(common, plans):
                   f"{len(measured)} measured, {len(ran)} with where each stage ran)")
     rc, out, err = sluice("tpch", *common, "--query", "3", "--explain")
     check(rc == 1 and "q03.plan" in err, f"tpch --explain: a missing plan is named (rc {rc})")
+    # --trace-dir: the measured run's trace (task spans) and profile per query
+    tdir = os.path.join(SCRATCH, "traces")
+    os.makedirs(tdir, exist_ok=True)
+    rc, out, err = sluice("tpch", *common, "--query", "5,6", "--explain-analyze",
+                          "--trace-dir", tdir)
+    for q in (5, 6):
+        try:
+            events = json.load(open(os.path.join(tdir, f"q{q:02d}.json")))
+            prof = json.load(open(os.path.join(tdir, f"q{q:02d}.profile.json")))
+        except (OSError, ValueError) as e:
+            events, prof = [], {"error": str(e)}
+        spans = [e for e in events if e.get("ph") == "X" and e.get("cat") == "task"]
+        check(rc == 0 and spans and prof.get("status") == "SL_OK" and prof.get("operators"),
+              f"tpch --explain-analyze --trace-dir: q{q:02d}'s trace ({len(spans)} task "
+              f"spans) and profile ({str(prof)[:80]}) (rc {rc}) {err.strip()}")
+    rc, out, err = sluice("tpch", *common, "--query", "6", "--trace-dir", tdir)
+    check(rc == 2 and "--explain-analyze" in err,
+          f"tpch --trace-dir without --explain-analyze is a usage error (rc {rc})")
 
 
 def engine_usable_after_load_error(bad_tbl, data):
