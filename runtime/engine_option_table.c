@@ -62,6 +62,11 @@ const struct sl__option sl__options[] = {
     {{"exchange_credits", SL_ENGINE_OPT_INT, Q, "0",
       "Exchange packets in flight from one rank to another; 0 = 4.", NULL, 0, 1024},
      FIELD(exchange_credits, INT)},
+    {{"exchange_bulk_bytes", SL_ENGINE_OPT_INT, Q, "0",
+      "The most host memory (bytes) an exchange between ranks may hold to move its rows "
+      "all at once (the runs a rank sends and receives); past it, or past the host budget "
+      "left, every rank of the exchange sends packets instead; 0 = the host budget alone.",
+      NULL, 0, BIG}, FIELD(exchange_bulk_bytes, I64)},
     {{"exchange_gbps", SL_ENGINE_OPT_FLOAT, Q, "0",
       "Bandwidth between ranks (GB/s) that explain's exchange estimates assume; 0 = 5 "
       "(sluice bench exchange measures it).", NULL, 0, 0}, FIELD(exchange_gbps, F64)},

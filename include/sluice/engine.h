@@ -129,6 +129,10 @@ struct sl_engine_config {
     /* Fields added with the out-of-core sort's bucket gather (issue 23). */
     int debug_ooc_sort_gather;  /* out-of-core sort GPU merge's bucket reads: 0 auto,
                                    1 copy, 2 batch, 3 kernel */
+    /* Fields added with the bulk exchange's memory limit (issue 20). */
+    int64_t exchange_bulk_bytes; /* exchange_bulk_bytes: the most host memory a rank's bulk
+                                    exchange may hold (runs sent and received); past it,
+                                    or past the host budget, packets; 0 = the budget */
 };
 
 /* Fills *cfg with the defaults and sets cfg->size. Cannot fail. Thread-safe (touches
