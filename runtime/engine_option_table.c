@@ -132,6 +132,11 @@ const struct sl__option sl__options[] = {
       "Moves a multi-device join's or sort's rows through the exchange transport in "
       "packets (receive slots and credits, as between processes) instead of copying them "
       "straight into place.", NULL, 0, 1}, FIELD(debug_mgpu_packets, INT)},
+    {{"debug_mgpu_chunk_rows", SL_ENGINE_OPT_INT, DBG, "0",
+      "Rows each device partitions at a time in a multi-device hash join, whose copies "
+      "leave while it partitions the next; 0 = 2^20; -1 = every device partitions all of "
+      "its rows before anything moves (as before the pipelined exchange).", NULL, -1, BIG},
+     FIELD(debug_mgpu_chunk_rows, I64)},
     {{"debug_gpu_handoffs", SL_ENGINE_OPT_BOOL, DBG, "false",
       "Hands the pipeline starts and sink finalizes that GPU tasks make ready to the CPU "
       "workers, and has the thread waiting for a query on a GPU sleep at once, as before "
