@@ -431,17 +431,10 @@ static int pipe_plan(struct sl__mdev *m, struct pipe *pp, int64_t *sizes, int *f
             for (int d = 0; d < n; d++)
                 count[side][s * n + d] = 0;
             for (int64_t c = 0; c < ps->chunks; c++) {
-                const uint32_t *h = ps->hist + c * pp->fanout;
-                int64_t at = 0;
-                for (int d = 0; d < n; d++) {
-                    int64_t rows = 0;
-                    for (int p = first[d]; p < first[d + 1]; p++)
-                        rows += h[p];
-                    ps->off[c * n + d] = at;
-                    ps->cnt[c * n + d] = rows;
-                    count[side][s * n + d] += rows;
-                    at += rows;
-                }
+                sl__mg_chunk_moves(ps->hist + c * pp->fanout, first, n, ps->cnt + c * n,
+                                   ps->off + c * n);
+                for (int d = 0; d < n; d++)
+                    count[side][s * n + d] += ps->cnt[c * n + d];
             }
         }
     }
