@@ -142,6 +142,7 @@ struct run {
     struct xchg_stage *stage;
     uint8_t **spare, **sent;
     int n_spare, n_sent, max_bufs;
+    int64_t n_bufs;              /* made, each charged to the host budget */
     size_t buf_bytes;
 };
 
@@ -219,20 +220,33 @@ static int send_packet(struct run *r, int dst, int ch, void *data, size_t bytes,
     }
 }
 
-/* A staging buffer for a destination: a spare one, a new one, or, with max_bufs in
- * flight, the sent ones back once the transport is done with them. */
-static uint8_t *stage_buffer(struct run *r)
+/* A staging buffer for a destination: a spare one, a new one (charged to the host
+ * budget), or, with max_bufs in flight, the sent ones back once the transport is done
+ * with them. */
+static int stage_buffer(struct run *r, uint8_t **out)
 {
+    *out = NULL;
     if (!r->n_spare && r->n_sent >= r->max_bufs) {
-        if (r->tr->wait_sent(r->x, r->rank) < 0)
-            return NULL;
+        int rc = r->tr->wait_sent(r->x, r->rank);
+        if (rc < 0)
+            return rc;
         memcpy(r->spare, r->sent, (size_t)r->n_sent * sizeof *r->sent);
         r->n_spare = r->n_sent;
         r->n_sent = 0;
     }
-    if (r->n_spare)
-        return r->spare[--r->n_spare];
-    return sl__malloc(r->buf_bytes);
+    if (r->n_spare) {
+        *out = r->spare[--r->n_spare];
+        return SL_OK;
+    }
+    if (sl__task_host_charge(r->t, (int64_t)r->buf_bytes) != SL_OK)
+        return sl__set_last_error(SL_EBUDGET, "exchange: a staging buffer of %zu bytes does "
+                                  "not fit the host budget", r->buf_bytes);
+    if (!(*out = sl__malloc(r->buf_bytes))) {
+        sl__task_host_release(r->t, (int64_t)r->buf_bytes);
+        return SL_ENOMEM;
+    }
+    r->n_bufs++;
+    return SL_OK;
 }
 
 static int flush(struct run *r, int d)
@@ -243,11 +257,7 @@ static int flush(struct run *r, int d)
     r->sent[r->n_sent++] = st->buf;
     st->buf = NULL;
     st->rows = 0;
-    if (rc < 0)
-        return rc;
-    if (!(st->buf = stage_buffer(r)))
-        return SL_ENOMEM;
-    return SL_OK;
+    return rc < 0 ? rc : stage_buffer(r, &st->buf);
 }
 
 /* Ends this rank's sending on channel ch, takes packets until every rank ended it, then
@@ -422,9 +432,8 @@ static int exchange_rows(struct run *r, const struct xchg_route *route, int64_t 
             return rc;
     }
     int rc = SL_OK;
-    for (int d = 0; d < r->ranks; d++)
-        if (!(r->stage[d].buf = stage_buffer(r)))
-            return SL_ENOMEM;
+    for (int d = 0; d < r->ranks && rc >= 0; d++)
+        rc = stage_buffer(r, &r->stage[d].buf);
     for (int64_t i = 0; i < n && rc >= 0; i++) {
         int d = sl__xchg_route(route, i);
         sl__xchg_stage_add(&r->lay, &r->stage[d], i);
@@ -451,6 +460,7 @@ static void run_fini(struct run *r)
     sl__free(r->spare, 0);
     sl__free(r->sent, 0);
     sl__free(r->meta, 0);
+    sl__task_host_release(r->t, r->n_bufs * (int64_t)r->buf_bytes);
     sl__xchg_inbox_fini(&r->inbox);
 }
 
