@@ -193,6 +193,32 @@ extern "C" cudaError_t sl_k_part_ids(const void *d_keys, int key_bytes, int64_t 
     return cudaGetLastError();
 }
 
+extern "C" cudaError_t sl_k_sort_pids(void *d_temp, size_t *temp_bytes, const uint32_t *d_pid_in,
+                                      uint32_t *d_pid_out, const uint32_t *d_ids_in,
+                                      uint32_t *d_ids_out, int bits, int64_t n,
+                                      cudaStream_t stream)
+{
+    if (temp_bytes == NULL || n < 0 || n >= ((int64_t)1 << 31) || bits < 1 || bits > 32)
+        return cudaErrorInvalidValue;
+    int nn = (int)n;
+    size_t need = 0;
+    cudaError_t e = cub::DeviceRadixSort::SortPairs((void *)NULL, need, d_pid_in, d_pid_out,
+                                                    d_ids_in, d_ids_out, nn, 0, bits, stream);
+    if (e != cudaSuccess)
+        return e;
+    if (d_temp == NULL) {
+        *temp_bytes = need;
+        return cudaSuccess;
+    }
+    if (*temp_bytes < need || (n > 0 && (!d_pid_in || !d_pid_out || !d_ids_in || !d_ids_out)))
+        return cudaErrorInvalidValue;
+    if (n == 0)
+        return cudaSuccess;
+    e = cub::DeviceRadixSort::SortPairs(d_temp, need, d_pid_in, d_pid_out, d_ids_in, d_ids_out,
+                                        nn, 0, bits, stream);
+    return e != cudaSuccess ? e : cudaGetLastError();
+}
+
 /* Per-chunk histograms of partition numbers: block b counts tile b % tiles of chunk
  * b / tiles in shared memory, then adds its counts to the chunk's row of hist. */
 #define PART_HIST_TILE 8192

@@ -49,11 +49,11 @@ static int partition_share(struct sl__mdev *m, int d, struct sl__mg_scratch *sc,
     if (rc == SL_OK)
         MG_CUDA(rc, sl_k_iota_u32(ids, n, 0, st));
     if (rc == SL_OK)
-        MG_CUDA(rc, sl_k_sort_pairs(NULL, &tb, 4, 0, pid, pid_s, ids, ids_s, 4, n, st));
+        MG_CUDA(rc, sl_k_sort_pids(NULL, &tb, pid, pid_s, ids, ids_s, bits, n, st));
     if (rc == SL_OK)
         rc = sl__mg_scratch_alloc(m, d, tmp, (int64_t)tb, &temp);
     if (rc == SL_OK)
-        MG_CUDA(rc, sl_k_sort_pairs(temp, &tb, 4, 0, pid, pid_s, ids, ids_s, 4, n, st));
+        MG_CUDA(rc, sl_k_sort_pids(temp, &tb, pid, pid_s, ids, ids_s, bits, n, st));
     if (rc == SL_OK)
         MG_CUDA(rc, sl_k_gather_b64((const uint64_t *)k, ids_s, (uint64_t *)*keys_out, n, st));
     if (rc == SL_OK)
@@ -475,7 +475,7 @@ static int pipe_send(struct sl__mdev *m, int s, struct sl__mg_scratch *tmp, stru
     size_t tb = 0;
     rc = SL_OK;
     if (chunk_max)
-        MG_CUDA(rc, sl_k_sort_pairs(NULL, &tb, 4, 0, NULL, NULL, NULL, NULL, 4, chunk_max, st));
+        MG_CUDA(rc, sl_k_sort_pids(NULL, &tb, NULL, NULL, NULL, NULL, pp->bits, chunk_max, st));
     if (rc == SL_OK && chunk_max &&
         ((rc = sl__mg_scratch_alloc(m, s, tmp, chunk_max * 4, &ids)) < 0 ||
          (rc = sl__mg_scratch_alloc(m, s, tmp, chunk_max * 4, &ids_s)) < 0 ||
@@ -498,8 +498,8 @@ static int pipe_send(struct sl__mdev *m, int s, struct sl__mg_scratch *tmp, stru
             if (rc == SL_OK)
                 MG_CUDA(rc, sl_k_iota_u32(ids, rows, (uint32_t)lo, st));
             if (rc == SL_OK)
-                MG_CUDA(rc, sl_k_sort_pairs(temp, &tb, 4, 0, ps->pid + lo, pid_s, ids, ids_s,
-                                            4, rows, st));
+                MG_CUDA(rc, sl_k_sort_pids(temp, &tb, ps->pid + lo, (uint32_t *)pid_s, ids, ids_s,
+                                           pp->bits, rows, st));
             if (rc == SL_OK)
                 MG_CUDA(rc, sl_k_gather_b64(ps->k, ids_s, kb[b], rows, st));
             if (rc == SL_OK)

@@ -45,6 +45,11 @@ cudaError_t sl_k_part_ids(const void *d_keys, int key_bytes, int64_t n, int bits
 cudaError_t sl_k_part_bounds(const uint32_t *d_pid_sorted, int64_t n, int64_t fanout,
                              int64_t *d_off, cudaStream_t stream);
 
+/* Stable sort of (partition number, row id) pairs on the numbers' low `bits` bits (all
+ * numbers < 2^bits: fewer radix passes than sl_k_sort_pairs's 32); temp as there. */
+cudaError_t sl_k_sort_pids(void *d_temp, size_t *temp_bytes, const uint32_t *d_pid_in,
+                           uint32_t *d_pid_out, const uint32_t *d_ids_in, uint32_t *d_ids_out,
+                           int bits, int64_t n, cudaStream_t stream);
 /* Histograms of partition numbers per chunk of chunk_rows rows (the pipelined exchange
  * of the multi-device join): d_hist[c * fanout + p] = rows i of chunk c (i / chunk_rows
  * == c) with d_pid[i] == p, for the ceil(n / chunk_rows) chunks (cleared first).
