@@ -62,6 +62,11 @@ const struct sl__option sl__options[] = {
     {{"exchange_credits", SL_ENGINE_OPT_INT, Q, "0",
       "Exchange packets in flight from one rank to another; 0 = 4.", NULL, 0, 1024},
      FIELD(exchange_credits, INT)},
+    {{"exchange_bulk_bytes", SL_ENGINE_OPT_INT, Q, "0",
+      "The most host memory (bytes) an exchange between ranks may hold to move its rows "
+      "all at once (the runs a rank sends and receives); past it, or past the host budget "
+      "left, every rank of the exchange sends packets instead; 0 = the host budget alone.",
+      NULL, 0, BIG}, FIELD(exchange_bulk_bytes, I64)},
     {{"exchange_gbps", SL_ENGINE_OPT_FLOAT, Q, "0",
       "Bandwidth between ranks (GB/s) that explain's exchange estimates assume; 0 = 5 "
       "(sluice bench exchange measures it).", NULL, 0, 0}, FIELD(exchange_gbps, F64)},
@@ -128,6 +133,11 @@ const struct sl__option sl__options[] = {
       "Moves a multi-device join's or sort's rows through the exchange transport in "
       "packets (receive slots and credits, as between processes) instead of copying them "
       "straight into place.", NULL, 0, 1}, FIELD(debug_mgpu_packets, INT)},
+    {{"debug_mgpu_chunk_rows", SL_ENGINE_OPT_INT, DBG, "0",
+      "Rows each device partitions at a time in a multi-device hash join, whose copies "
+      "leave while it partitions the next; 0 = 2^20; -1 = every device partitions all of "
+      "its rows before anything moves (as before the pipelined exchange).", NULL, -1, BIG},
+     FIELD(debug_mgpu_chunk_rows, I64)},
     {{"debug_gpu_handoffs", SL_ENGINE_OPT_BOOL, DBG, "false",
       "Hands the pipeline starts and sink finalizes that GPU tasks make ready to the CPU "
       "workers, and has the thread waiting for a query on a GPU sleep at once, as before "

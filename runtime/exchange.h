@@ -97,20 +97,29 @@ typedef struct sl_xchg_transport {
      * two participants out of credit towards each other both make progress. */
     int (*try_recv)(void *xchg, int dst, int ch, sl_xchg_packet *out);
     /* Added for the bulk exchange; NULL where a transport lacks it (senders then use
-     * packets). One collective step of a transport holding one participant (MPI): it
-     * sends send[d] (send_bytes[d] bytes of host memory, possibly 0) to every participant
-     * d, itself included, and receives what every participant s sent it into recv[s]
-     * (recv_bytes[s]; memory from sl__malloc, the caller frees it; NULL for 0 bytes).
-     * Each receiver is told its sizes first and allocates exactly them, so nothing can
-     * overflow; the transport moves the bytes in a few large messages and progresses
-     * them itself (no credit round trip per packet). Every participant calls it once per
-     * exchange, on no channel; packets of the channels may come before it. Errors as
-     * recv's (SL_EIO after timeout_s without progress, SL_ECANCELED), SL_ENOMEM. The
-     * send buffers stay the caller's, but for its own participant's, which becomes its
-     * receive buffer without a copy (on success: recv[own] = send[own], send[own] =
-     * NULL). */
+     * packets). Three collective steps of a transport holding one participant (MPI),
+     * each called once per exchange by every participant, in this order, on no channel
+     * (packets of the channels may come before them):
+     * sizes_all: tells every participant d send_bytes[d] (what this one will send it,
+     * itself included) and fills recv_bytes[s] with what participant s will send this
+     * one (recv_bytes[own] = send_bytes[own]).
+     * agree: *all = whether `mine` is true on every participant (whether every rank's
+     * budget holds its runs: if one's does not, all take the packet path).
+     * send_all: sends send[d] (send_bytes[d] bytes of host memory, possibly 0; the sizes
+     * given to sizes_all) to every participant d and receives what every participant s
+     * sent it into recv[s] (recv_bytes[s] as sizes_all gave them; memory from
+     * sl__malloc, the caller frees it; NULL for 0 bytes). Each receiver knows its sizes
+     * and allocates exactly them, so nothing can overflow; the transport moves the bytes
+     * in a few large messages and progresses them itself (no credit round trip per
+     * packet). The send buffers stay the caller's, but for its own participant's, which
+     * becomes its receive buffer without a copy (on success: recv[own] = send[own],
+     * send[own] = NULL).
+     * Errors as recv's (SL_EIO after timeout_s without progress, SL_ECANCELED),
+     * SL_ENOMEM. */
+    int (*sizes_all)(void *xchg, const size_t *send_bytes, size_t *recv_bytes);
+    int (*agree)(void *xchg, bool mine, bool *all);
     int (*send_all)(void *xchg, void **send, const size_t *send_bytes, void **recv,
-                    size_t *recv_bytes);
+                    const size_t *recv_bytes);
 } sl_xchg_transport;
 
 /* ---------------- transports (the runtime's) ----------------

@@ -430,7 +430,8 @@ static int mpi_close(void *xv, sl_xchg_stats *stats)
 }
 
 /* ---------------- send_all: the bulk exchange ----------------
- * Sizes first (one message each way between every two ranks), then every run in pieces
+ * Sizes first (one message each way between every two ranks), then whether every rank's
+ * budget holds its runs (one more each way), then every run in pieces
  * of at most BULK_PIECE bytes (an MPI count is an int), all posted at once and completed
  * by MPI_Testsome: MPI progresses every transfer while it polls, instead of one packet
  * per credit round trip. Its tag is apart from the packets' so that the two never
@@ -500,45 +501,84 @@ static int bulk_post(struct mpi_xchg *x, int send, int peer, void *p, size_t byt
     return SL_OK;
 }
 
-/* Every rank's sizes for this one: sizes[s] = what rank s sends here. */
-static int bulk_sizes(struct mpi_xchg *x, const size_t *send_bytes, uint64_t *mine,
-                      uint64_t *sizes, MPI_Request *r)
+/* One value each way between this rank and every other on the bulk tag: mine[d * stride]
+ * (elem bytes of MPI type `type`) to rank d, rank d's into theirs[d * elem]. */
+static int swap_with_all(struct mpi_xchg *x, const void *mine, size_t stride, void *theirs,
+                         size_t elem, MPI_Datatype type, const char *what)
 {
     int n = x->c->size, me = x->c->rank, k = 0, rc = SL_OK;
+    MPI_Request *r = sl__malloc((size_t)(2 * n) * sizeof *r);
+    if (!r)
+        return SL_ENOMEM;
     pthread_mutex_lock(&x->c->mu);
     for (int d = 0; d < n && rc >= 0; d++) {
-        mine[d] = send_bytes[d];
         if (d == me)
             continue;
-        int e = MPI_Irecv(&sizes[d], 1, MPI_UINT64_T, d, BULK_TAG(x), x->c->comm, &r[k++]);
+        int e = MPI_Irecv((char *)theirs + (size_t)d * elem, 1, type, d, BULK_TAG(x),
+                          x->c->comm, &r[k++]);
         if (e == MPI_SUCCESS)
-            e = MPI_Isend(&mine[d], 1, MPI_UINT64_T, d, BULK_TAG(x), x->c->comm, &r[k++]);
+            e = MPI_Isend((const char *)mine + (size_t)d * stride, 1, type, d, BULK_TAG(x),
+                          x->c->comm, &r[k++]);
         if (e != MPI_SUCCESS)
-            rc = mpi_fail(e, "MPI_Isend (sizes)");
+            rc = mpi_fail(e, "MPI_Isend (a size or an answer)");
     }
     pthread_mutex_unlock(&x->c->mu);
-    sizes[me] = send_bytes[me];
-    return rc >= 0 ? bulk_wait(x, r, k, "the other ranks' sizes") : rc;
+    int w = bulk_wait(x, r, k, what); /* posted requests complete or are cancelled */
+    sl__free(r, 0);
+    return rc < 0 ? rc : w;
+}
+
+/* Every rank's sizes for this one: recv_bytes[s] = what rank s sends here. */
+static int mpi_sizes_all(void *xv, const size_t *send_bytes, size_t *recv_bytes)
+{
+    struct mpi_xchg *x = xv;
+    int n = x->c->size, me = x->c->rank;
+    uint64_t *mine = sl__calloc((size_t)n, sizeof *mine);
+    uint64_t *sizes = sl__calloc((size_t)n, sizeof *sizes);
+    int rc = mine && sizes ? SL_OK : SL_ENOMEM;
+    for (int d = 0; rc >= 0 && d < n; d++)
+        mine[d] = send_bytes[d];
+    if (rc >= 0)
+        rc = swap_with_all(x, mine, sizeof *mine, sizes, sizeof *sizes, MPI_UINT64_T,
+                           "the other ranks' sizes");
+    for (int d = 0; rc >= 0 && d < n; d++)
+        recv_bytes[d] = d == me ? send_bytes[me] : (size_t)sizes[d];
+    sl__free(mine, 0);
+    sl__free(sizes, 0);
+    return rc;
+}
+
+/* Whether every rank said yes: after the sizes, before the runs (messages on one tag
+ * between two ranks keep their order). */
+static int mpi_agree(void *xv, bool mine, bool *all)
+{
+    struct mpi_xchg *x = xv;
+    int n = x->c->size, me = x->c->rank, flag = mine ? 1 : 0;
+    int *theirs = sl__calloc((size_t)n, sizeof *theirs);
+    int rc = theirs ? swap_with_all(x, &flag, 0, theirs, sizeof *theirs, MPI_INT,
+                                    "the other ranks' answers")
+                    : SL_ENOMEM;
+    *all = mine;
+    for (int d = 0; rc >= 0 && d < n; d++)
+        *all = *all && (d == me || theirs[d]);
+    sl__free(theirs, 0);
+    return rc;
 }
 
 static int mpi_send_all(void *xv, void **send, const size_t *send_bytes, void **recv,
-                        size_t *recv_bytes)
+                        const size_t *recv_bytes)
 {
     struct mpi_xchg *x = xv;
-    int n = x->c->size, me = x->c->rank, k = 0;
-    uint64_t *mine = sl__calloc((size_t)n, sizeof *mine);
-    uint64_t *sizes = sl__calloc((size_t)n, sizeof *sizes);
-    MPI_Request *r = sl__malloc((size_t)(2 * n) * sizeof *r);
-    int rc = mine && sizes && r ? bulk_sizes(x, send_bytes, mine, sizes, r) : SL_ENOMEM;
+    int n = x->c->size, me = x->c->rank, k = 0, rc = SL_OK;
     int64_t n_req = 0;
-    for (int p = 0; rc >= 0 && p < n; p++) {
-        recv_bytes[p] = p == me ? 0 : (size_t)sizes[p];
+    for (int p = 0; p < n; p++) {
+        recv[p] = NULL;
         n_req += p == me ? 0 : pieces(send_bytes[p]) + pieces(recv_bytes[p]);
-        if (recv_bytes[p] && !(recv[p] = sl__malloc(recv_bytes[p])))
-            rc = SL_ENOMEM;
     }
-    sl__free(r, 0);
-    r = rc >= 0 ? sl__malloc((size_t)(n_req ? n_req : 1) * sizeof *r) : NULL;
+    for (int p = 0; rc >= 0 && p < n; p++)
+        if (p != me && recv_bytes[p] && !(recv[p] = sl__malloc(recv_bytes[p])))
+            rc = SL_ENOMEM;
+    MPI_Request *r = rc >= 0 ? sl__malloc((size_t)(n_req ? n_req : 1) * sizeof *r) : NULL;
     rc = rc >= 0 && !r ? SL_ENOMEM : rc;
     pthread_mutex_lock(&x->c->mu);
     for (int p = 0; rc >= 0 && p < n; p++)
@@ -546,24 +586,21 @@ static int mpi_send_all(void *xv, void **send, const size_t *send_bytes, void **
             rc = bulk_post(x, 1, p, send[p], send_bytes[p], r, &k);
     pthread_mutex_unlock(&x->c->mu);
     /* Posted requests complete (or are cancelled) whatever happened since. */
-    int w = bulk_wait(x, r, k, "the other ranks' rows");
+    int w = r ? bulk_wait(x, r, k, "the other ranks' rows") : SL_OK;
     rc = rc < 0 ? rc : w;
     if (rc >= 0) { /* its own run changes hands, no copy */
         recv[me] = send[me];
-        recv_bytes[me] = send_bytes[me];
         send[me] = NULL;
     }
     for (int p = 0; p < n; p++) {
         x->stats.bytes += rc >= 0 ? send_bytes[p] : 0;
         x->stats.packets += rc >= 0 && send_bytes[p] ? (uint64_t)pieces(send_bytes[p]) : 0;
-        if (rc < 0) {
+        if (rc < 0 && p != me) {
             sl__free(recv[p], recv_bytes[p]);
             recv[p] = NULL;
         }
     }
     sl__free(r, 0);
-    sl__free(mine, 0);
-    sl__free(sizes, 0);
     return rc;
 }
 
@@ -585,7 +622,8 @@ int sl__xchg_mpi_create(MPI_Comm comm, sl_xchg_transport **out)
                              .open = mpi_open, .send = mpi_send, .wait_sent = mpi_wait_sent,
                              .close_channel = mpi_close_channel, .recv = mpi_recv,
                              .release = mpi_release, .close = mpi_close,
-                             .try_recv = mpi_try_recv, .send_all = mpi_send_all};
+                             .try_recv = mpi_try_recv, .sizes_all = mpi_sizes_all,
+                             .agree = mpi_agree, .send_all = mpi_send_all};
     *out = t;
     return SL_OK;
 }

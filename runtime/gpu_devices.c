@@ -34,9 +34,10 @@ int sl__mdev_open_some(sl_engine_t *eng, const int *use, int k, struct sl__mdev 
         m->gpu[d] = eng->gpus[use[d]];
         m->ordinal[d] = m->gpu[d]->ordinal;
         pools[d] = m->gpu[d]->pool;
-        cudaStream_t s = NULL;
-        rc = sl__cuda_streams_create(m->ordinal[d], 1, &s);
-        m->stream[d] = s;
+        cudaStream_t s[2] = {NULL, NULL};
+        rc = sl__cuda_streams_create(m->ordinal[d], 2, s);
+        m->stream[d] = s[0];
+        m->copy[d] = s[1];
     }
     struct sl__xchg_mover mv;
     if (rc == SL_OK && (rc = sl__xchg_cuda_mover(m->ordinal, pools, m->n, &mv)) == SL_OK &&
@@ -53,12 +54,14 @@ void sl__mdev_close(struct sl__mdev *m)
         return;
     sl__xchg_dev_destroy(&m->xchg);
     for (int d = 0; d < m->n; d++) {
-        cudaStream_t s = m->stream[d];
-        if (s) {
-            (void)sl__cuda_stream_sync(s);
-            (void)sl__cuda_streams_destroy(1, &s);
+        cudaStream_t s[2] = {m->copy[d], m->stream[d]};
+        for (int i = 0; i < 2; i++) {
+            if (s[i]) {
+                (void)sl__cuda_stream_sync(s[i]);
+                (void)sl__cuda_streams_destroy(1, &s[i]);
+            }
         }
-        m->stream[d] = NULL;
+        m->stream[d] = m->copy[d] = NULL;
     }
     m->n = 0;
 }

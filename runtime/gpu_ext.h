@@ -99,8 +99,8 @@ void sl__task_trace_gpu(sl_task_t *t, const char *name, int kind, int lane, void
                         void *ev1, int64_t bytes, int64_t rows);
 
 /* ---- The engine's devices for multi-device operations (docs/MULTI_GPU.md) ----
- * Every GPU the engine uses, logical devices (split_gpu) included, with one stream of
- * its own each, memory from its budget (its pool) and the device exchange among them
+ * Every GPU the engine uses, logical devices (split_gpu) included, with two streams of
+ * its own each (work, and the copies it sends), memory from its budget (its pool) and the device exchange among them
  * (exchange.h; name "device"). Opened outside the GPU workers (by an operator's
  * finalize or a test), used from any threads, closed when done. */
 #define SL__MDEV_MAX 16
@@ -110,6 +110,9 @@ struct sl__mdev {
     int ordinal[SL__MDEV_MAX];         /* CUDA ordinal of each (logical ones repeat) */
     struct sl__gpu *gpu[SL__MDEV_MAX];
     void *stream[SL__MDEV_MAX];        /* cudaStream_t, one per device, owned here */
+    void *copy[SL__MDEV_MAX];          /* cudaStream_t, a second one per device, owned
+                                        * here: the copies it sends while its stream
+                                        * works on (the pipelined exchange) */
     sl_xchg_transport xchg;
 };
 /* SL_ENODEV when the engine has no GPU (or the build no CUDA); SL_EINVAL for more than

@@ -219,6 +219,14 @@ struct sl__host_budget {
 };
 /* Gives `bytes` back to hb and drops one reference (the last frees it). */
 void sl__host_budget_release(struct sl__host_budget *hb, int64_t bytes);
+/* Host memory an operator holds outside sl_task_alloc (the bulk exchange's runs,
+ * runtime/task.c): charges `bytes` to the task's engine's host budget, SL_EBUDGET (nothing
+ * charged, the task not failed: the caller may take a path that needs less) when they
+ * would not fit; gives them back; or hands `b->bytes` of what was charged to host buffer
+ * b, which gives them back on its last unref. */
+int sl__task_host_charge(sl_task_t *t, int64_t bytes);
+void sl__task_host_release(sl_task_t *t, int64_t bytes);
+void sl__task_host_hand(sl_task_t *t, struct sl__buf *b);
 
 /* New host buffer of `bytes` (64-byte aligned, uninitialized); NULL on failure. */
 struct sl__buf *sl__buf_new(int64_t bytes);

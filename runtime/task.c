@@ -382,6 +382,23 @@ void sl_task_free(sl_task_t *t, void *p)
     sl__free(h, sizeof *h + (size_t)h->bytes);
 }
 
+int sl__task_host_charge(sl_task_t *t, int64_t bytes)
+{
+    return bytes <= 0 ? SL_OK : sl__engine_charge_host(t->q->eng, bytes);
+}
+
+void sl__task_host_release(sl_task_t *t, int64_t bytes)
+{
+    if (bytes > 0)
+        sl__engine_release_host(t->q->eng, bytes);
+}
+
+void sl__task_host_hand(sl_task_t *t, struct sl__buf *b)
+{
+    b->charged = t->q->eng->hb;
+    atomic_fetch_add_explicit(&b->charged->refs, 1, memory_order_relaxed);
+}
+
 struct spawn_info {
     struct sl__opstate *os;
     const struct sl_phase *work, *then;

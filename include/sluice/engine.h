@@ -135,6 +135,13 @@ struct sl_engine_config {
     /* Fields added with register programs and the few-groups kernel (issue 18). */
     int debug_gpu_generic;      /* 1: GPU projections all in the interpreter and few-group
                                    GPU group-bys in the shared-table kernels (A/B runs) */
+    /* Fields added with the bulk exchange's memory limit (issue 20). */
+    int64_t exchange_bulk_bytes; /* exchange_bulk_bytes: the most host memory a rank's bulk
+                                    exchange may hold (runs sent and received); past it,
+                                    or past the host budget, packets; 0 = the budget */
+    int64_t debug_mgpu_chunk_rows; /* rows a device partitions at a time in a multi-device
+                                      hash join's pipelined exchange; 0 = 2^20, -1 = all
+                                      before anything moves (A/B runs) */
 };
 
 /* Fills *cfg with the defaults and sets cfg->size. Cannot fail. Thread-safe (touches

@@ -193,6 +193,74 @@ extern "C" cudaError_t sl_k_part_ids(const void *d_keys, int key_bytes, int64_t 
     return cudaGetLastError();
 }
 
+extern "C" cudaError_t sl_k_sort_pids(void *d_temp, size_t *temp_bytes, const uint32_t *d_pid_in,
+                                      uint32_t *d_pid_out, const uint32_t *d_ids_in,
+                                      uint32_t *d_ids_out, int bits, int64_t n,
+                                      cudaStream_t stream)
+{
+    if (temp_bytes == NULL || n < 0 || n >= ((int64_t)1 << 31) || bits < 1 || bits > 32)
+        return cudaErrorInvalidValue;
+    int nn = (int)n;
+    size_t need = 0;
+    cudaError_t e = cub::DeviceRadixSort::SortPairs((void *)NULL, need, d_pid_in, d_pid_out,
+                                                    d_ids_in, d_ids_out, nn, 0, bits, stream);
+    if (e != cudaSuccess)
+        return e;
+    if (d_temp == NULL) {
+        *temp_bytes = need;
+        return cudaSuccess;
+    }
+    if (*temp_bytes < need || (n > 0 && (!d_pid_in || !d_pid_out || !d_ids_in || !d_ids_out)))
+        return cudaErrorInvalidValue;
+    if (n == 0)
+        return cudaSuccess;
+    e = cub::DeviceRadixSort::SortPairs(d_temp, need, d_pid_in, d_pid_out, d_ids_in, d_ids_out,
+                                        nn, 0, bits, stream);
+    return e != cudaSuccess ? e : cudaGetLastError();
+}
+
+/* Per-chunk histograms of partition numbers: block b counts tile b % tiles of chunk
+ * b / tiles in shared memory, then adds its counts to the chunk's row of hist. */
+#define PART_HIST_TILE 8192
+#define PART_HIST_SHARED 4096
+__global__ void part_hist_kernel(const uint32_t *pid, int64_t n, int64_t chunk_rows,
+                                 int64_t tiles, int fanout, uint32_t *hist)
+{
+    __shared__ uint32_t h[PART_HIST_SHARED];
+    int64_t chunk = blockIdx.x / tiles, tile = blockIdx.x % tiles;
+    int64_t lo = chunk * chunk_rows + tile * PART_HIST_TILE;
+    int64_t hi = min(min(lo + PART_HIST_TILE, (chunk + 1) * chunk_rows), n);
+    for (int p = threadIdx.x; p < fanout; p += blockDim.x)
+        h[p] = 0;
+    __syncthreads();
+    for (int64_t i = lo + threadIdx.x; i < hi; i += blockDim.x)
+        atomicAdd(&h[pid[i]], 1u);
+    __syncthreads();
+    uint32_t *row = hist + chunk * fanout;
+    for (int p = threadIdx.x; p < fanout; p += blockDim.x)
+        if (h[p])
+            atomicAdd(&row[p], h[p]);
+}
+
+extern "C" cudaError_t sl_k_part_hist(const uint32_t *d_pid, int64_t n, int64_t chunk_rows,
+                                      int64_t fanout, uint32_t *d_hist, cudaStream_t stream)
+{
+    if (n < 0 || chunk_rows < 1 || chunk_rows > UINT32_MAX || fanout < 1 ||
+        fanout > PART_HIST_SHARED || !d_hist || (n > 0 && !d_pid))
+        return cudaErrorInvalidValue;
+    int64_t chunks = (n + chunk_rows - 1) / chunk_rows;
+    int64_t tiles = (chunk_rows + PART_HIST_TILE - 1) / PART_HIST_TILE;
+    cudaError_t e = cudaMemsetAsync(d_hist, 0, (size_t)(chunks * fanout) * 4, stream);
+    if (e != cudaSuccess || n == 0)
+        return e;
+    if (chunks * tiles > INT32_MAX)
+        return cudaErrorInvalidValue;
+    part_hist_kernel<<<(unsigned)(chunks * tiles), 256, 0, stream>>>(d_pid, n, chunk_rows,
+                                                                     tiles, (int)fanout,
+                                                                     d_hist);
+    return cudaGetLastError();
+}
+
 extern "C" cudaError_t sl_k_part_bounds(const uint32_t *d_pid_sorted, int64_t n, int64_t fanout,
                                         int64_t *d_off, cudaStream_t stream)
 {

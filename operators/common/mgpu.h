@@ -60,6 +60,14 @@ struct sl__mg_opts {
                                 * (receive slots, credits), as between processes; 0: each
                                 * sender copies straight into the receivers' arrays where
                                 * the devices share a process (mgpu_direct_cuda.c) */
+    /* Join, direct exchange: rows each device partitions at a time (a chunk), whose
+     * copies leave on its copy stream while it partitions the next; 0 = 2^20; -1 = its
+     * whole share at once, every device partitioned before anything moves (as before
+     * the pipelined exchange: A/B runs). */
+    int64_t chunk_rows;
+    int chunks_in_flight;      /* partitioned chunks a device holds at once: it partitions
+                                * chunk c + k only once chunk c's copies are done (flow
+                                * control); 0 = 2 */
 };
 
 int sl__mg_hash_join(struct sl__mdev *m, const struct sl__mg_table *r,
@@ -127,6 +135,14 @@ int sl__mg_exchange_start(struct sl__mdev *m, const struct sl__mg_move *mv,
  * sender's start to the last one's end, across GPUs the longest sender's copy time on
  * its stream). Frees the events; safe after a failed start and on a zeroed x. */
 int sl__mg_exchange_finish(struct sl__mdev *m, struct sl__mg_xfer *x, sl_xchg_stats *stats);
+/* For exchanges that enqueue their own copies (the join's pipelined one): a CUDA event
+ * (cudaEvent_t; timing ones for t0/t1) into *e, NULL on failure; and one copy of `bytes`
+ * from device s's src to device d's dst on `stream` (cudaStream_t) of device s, counted
+ * in x (a device-to-device copy between logical devices of one GPU, a peer copy between
+ * GPUs). */
+int sl__mg_event_new(void **e, bool timing);
+int sl__mg_copy(struct sl__mdev *m, int s, int d, void *dst, const void *src, size_t bytes,
+                void *stream, struct sl__mg_xfer *x);
 /* SL_EBUDGET (with the device and the sizes in the message) unless device d has room
  * for `bytes` more plus SL__MG_ROOM_SLACK (sort and scan temporaries) under its budget:
  * checked before anything moves, so a spread that cannot fit ends cleanly, never with an

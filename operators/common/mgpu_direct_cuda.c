@@ -8,13 +8,30 @@
 
 #include "common/mgpu.h"
 
-static int event_new(cudaEvent_t *e, bool timing)
+int sl__mg_event_new(void **e, bool timing)
 {
     int rc;
-    MG_CUDA(rc, cudaEventCreateWithFlags(e, timing ? cudaEventDefault
-                                                   : cudaEventDisableTiming));
-    if (rc < 0)
-        *e = NULL;
+    cudaEvent_t ev = NULL;
+    MG_CUDA(rc, cudaEventCreateWithFlags(&ev, timing ? cudaEventDefault
+                                                     : cudaEventDisableTiming));
+    *e = rc < 0 ? NULL : ev;
+    return rc;
+}
+
+#define event_new(e, timing) sl__mg_event_new((void **)(e), (timing))
+
+int sl__mg_copy(struct sl__mdev *m, int s, int d, void *dst, const void *src, size_t bytes,
+                void *stream, struct sl__mg_xfer *x)
+{
+    int rc;
+    if (bytes == 0)
+        return SL_OK;
+    if (m->ordinal[s] == m->ordinal[d]) /* logical devices of one GPU */
+        MG_CUDA(rc, cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, stream));
+    else
+        MG_CUDA(rc, cudaMemcpyPeerAsync(dst, m->ordinal[d], src, m->ordinal[s], bytes, stream));
+    x->packets++;
+    x->bytes += bytes;
     return rc;
 }
 
@@ -22,21 +39,10 @@ static int event_new(cudaEvent_t *e, bool timing)
 static int copy_range(struct sl__mdev *m, const struct sl__mg_move *mv, int s, int d, int c,
                       struct sl__mg_xfer *x)
 {
-    int n = m->n, w = mv->width[c], rc;
-    int64_t rows = mv->count[s * n + d];
-    if (rows == 0)
-        return SL_OK;
+    int n = m->n, w = mv->width[c];
     const char *src = (const char *)mv->src[c][s] + mv->from[s * n + d] * w;
     char *dst = (char *)mv->dst[c][d] + mv->base[s * n + d] * w;
-    size_t bytes = (size_t)(rows * w);
-    cudaStream_t st = m->stream[s];
-    if (m->ordinal[s] == m->ordinal[d]) /* logical devices of one GPU */
-        MG_CUDA(rc, cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, st));
-    else
-        MG_CUDA(rc, cudaMemcpyPeerAsync(dst, m->ordinal[d], src, m->ordinal[s], bytes, st));
-    x->packets++;
-    x->bytes += bytes;
-    return rc;
+    return sl__mg_copy(m, s, d, dst, src, (size_t)(mv->count[s * n + d] * w), m->stream[s], x);
 }
 
 int sl__mg_exchange_start(struct sl__mdev *m, const struct sl__mg_move *mv,

@@ -55,6 +55,20 @@ void sl__mg_recv_layout(const int64_t *count, int n_dev, int64_t *base, int64_t 
     }
 }
 
+void sl__mg_chunk_moves(const uint32_t *hist, const int *first, int n_dev, int64_t *cnt,
+                        int64_t *off)
+{
+    int64_t at = 0;
+    for (int d = 0; d < n_dev; d++) {
+        int64_t rows = 0;
+        for (int p = first[d]; p < first[d + 1]; p++)
+            rows += hist[p];
+        off[d] = at;
+        cnt[d] = rows;
+        at += rows;
+    }
+}
+
 int64_t sl__mg_packet_rows(size_t packet_bytes, int row_bytes)
 {
     int64_t r = (int64_t)(packet_bytes / (size_t)row_bytes);

@@ -29,6 +29,13 @@ void sl__mg_splitters_i64(int64_t *samples, int64_t n, int n_dev, int64_t *split
  * a receiver keeps the input order of equal keys), total[d] = rows receiver d gets. */
 void sl__mg_recv_layout(const int64_t *count, int n_dev, int64_t *base, int64_t *total);
 
+/* The pipelined exchange's moves of one chunk of a device's rows (the multi-device hash
+ * join): hist[p] = the chunk's rows in partition p, and the chunk, once partitioned,
+ * holds them sorted by partition; receiver d takes partitions [first[d], first[d + 1]):
+ * cnt[d] of the chunk's rows, from row off[d] of the partitioned chunk on. */
+void sl__mg_chunk_moves(const uint32_t *hist, const int *first, int n_dev, int64_t *cnt,
+                        int64_t *off);
+
 /* Rows per packet for rows of row_bytes in packets of at most packet_bytes (>= 1). */
 int64_t sl__mg_packet_rows(size_t packet_bytes, int row_bytes);
 /* Packets needed for `rows` rows. */

@@ -27,6 +27,10 @@ struct sl__mg_opts sl__mg_opts_resolve(const struct sl__mg_opts *o)
         r.part_bits = 10;
     if (r.link_gbps <= 0)
         r.link_gbps = SL__MG_LINK_GBPS;
+    if (r.chunk_rows == 0)
+        r.chunk_rows = (int64_t)1 << 20;
+    if (r.chunks_in_flight <= 0)
+        r.chunks_in_flight = 2;
     return r;
 }
 

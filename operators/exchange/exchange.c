@@ -142,6 +142,7 @@ struct run {
     struct xchg_stage *stage;
     uint8_t **spare, **sent;
     int n_spare, n_sent, max_bufs;
+    int64_t n_bufs;              /* made, each charged to the host budget */
     size_t buf_bytes;
 };
 
@@ -163,7 +164,7 @@ static int take(struct run *r, sl_xchg_packet *p)
     int rc = SL_OK;
     if (p->channel == CH_ROWS) {
         rc = sl__xchg_inbox_add(&r->inbox, &r->lay, sl_op_output_schema(sl_task_op(r->t)),
-                                p->src, p->data, p->bytes);
+                                p->src, p->data, p->bytes, r->t);
     } else if (r->n_meta + p->bytes > r->cap_meta || p->bytes % 8) {
         rc = SL_EFORMAT;
     } else {
@@ -219,20 +220,33 @@ static int send_packet(struct run *r, int dst, int ch, void *data, size_t bytes,
     }
 }
 
-/* A staging buffer for a destination: a spare one, a new one, or, with max_bufs in
- * flight, the sent ones back once the transport is done with them. */
-static uint8_t *stage_buffer(struct run *r)
+/* A staging buffer for a destination: a spare one, a new one (charged to the host
+ * budget), or, with max_bufs in flight, the sent ones back once the transport is done
+ * with them. */
+static int stage_buffer(struct run *r, uint8_t **out)
 {
+    *out = NULL;
     if (!r->n_spare && r->n_sent >= r->max_bufs) {
-        if (r->tr->wait_sent(r->x, r->rank) < 0)
-            return NULL;
+        int rc = r->tr->wait_sent(r->x, r->rank);
+        if (rc < 0)
+            return rc;
         memcpy(r->spare, r->sent, (size_t)r->n_sent * sizeof *r->sent);
         r->n_spare = r->n_sent;
         r->n_sent = 0;
     }
-    if (r->n_spare)
-        return r->spare[--r->n_spare];
-    return sl__malloc(r->buf_bytes);
+    if (r->n_spare) {
+        *out = r->spare[--r->n_spare];
+        return SL_OK;
+    }
+    if (sl__task_host_charge(r->t, (int64_t)r->buf_bytes) != SL_OK)
+        return sl__set_last_error(SL_EBUDGET, "exchange: a staging buffer of %zu bytes does "
+                                  "not fit the host budget", r->buf_bytes);
+    if (!(*out = sl__malloc(r->buf_bytes))) {
+        sl__task_host_release(r->t, (int64_t)r->buf_bytes);
+        return SL_ENOMEM;
+    }
+    r->n_bufs++;
+    return SL_OK;
 }
 
 static int flush(struct run *r, int d)
@@ -243,11 +257,7 @@ static int flush(struct run *r, int d)
     r->sent[r->n_sent++] = st->buf;
     st->buf = NULL;
     st->rows = 0;
-    if (rc < 0)
-        return rc;
-    if (!(st->buf = stage_buffer(r)))
-        return SL_ENOMEM;
-    return SL_OK;
+    return rc < 0 ? rc : stage_buffer(r, &st->buf);
 }
 
 /* Ends this rank's sending on channel ch, takes packets until every rank ended it, then
@@ -320,12 +330,31 @@ static int balance_buckets(struct run *r, const struct xchg_data *d,
     return rc;
 }
 
+/* The bulk exchange's memory: the packed runs this rank sends (its own one included,
+ * which becomes its received run) and the runs it receives from the others, charged to
+ * the host budget before anything is packed; its option exchange_bulk_bytes caps it too.
+ * Returns the bytes charged, 0 when they do not fit (nothing charged). */
+static int64_t bulk_charge(struct run *r, const size_t *sent_bytes, const size_t *recv_bytes)
+{
+    int64_t need = 0, cap = 0;
+    for (int p = 0; p < r->ranks; p++)
+        need += (int64_t)sent_bytes[p] + (p == r->rank ? 0 : (int64_t)recv_bytes[p]);
+    sl_task_option_int(r->t, "exchange_bulk_bytes", &cap);
+    if (need == 0)
+        return 0;
+    if ((cap > 0 && need > cap) || sl__task_host_charge(r->t, need) != SL_OK)
+        return -need;
+    return need;
+}
+
 /* All at once, for a transport with send_all (MPI): every row routed in one pass, packed
  * column by column into one run of packets per destination, the runs moved by the
  * transport in a few large messages, and unpacked packet by packet. No host round trip
  * per packet: with packets each one cost a credit's trip between two ranks, which on a
- * loaded machine is a scheduling delay. */
-static int exchange_bulk(struct run *r, const struct xchg_route *route, int64_t n)
+ * loaded machine is a scheduling delay. The runs are charged to the host budget first
+ * (bulk_charge); when one rank's do not fit, every rank learns it (agree) and *bulk
+ * comes back false: the caller sends packets (staging buffers of bounded size). */
+static int exchange_bulk(struct run *r, const struct xchg_route *route, int64_t n, bool *bulk)
 {
     size_t per_rank = (size_t)r->ranks * sizeof(void *);
     int32_t *dest = sl__malloc((size_t)(n ? n : 1) * sizeof *dest);
@@ -335,27 +364,54 @@ static int exchange_bulk(struct run *r, const struct xchg_route *route, int64_t 
     size_t *sent_bytes = sl__calloc((size_t)r->ranks, sizeof *sent_bytes);
     size_t *recv_bytes = sl__calloc((size_t)r->ranks, sizeof *recv_bytes);
     int rc = dest && count && send && recv && sent_bytes && recv_bytes ? SL_OK : SL_ENOMEM;
+    int64_t charged = 0; /* host budget bytes held for the runs not yet handed over */
+    *bulk = false;
     if (rc >= 0) {
         sl__xchg_route_all(route, n, dest, count);
-        rc = sl__xchg_pack_all(&r->lay, dest, n, r->ranks, count, send, sent_bytes);
+        sl__xchg_run_sizes(&r->lay, n, r->ranks, count, sent_bytes);
+        rc = r->tr->sizes_all(r->x, sent_bytes, recv_bytes);
     }
+    if (rc >= 0) {
+        charged = bulk_charge(r, sent_bytes, recv_bytes);
+        rc = r->tr->agree(r->x, charged >= 0, bulk);
+        if (charged < 0 || !*bulk) {
+            if (charged < 0)
+                sl_task_profile_value(r->t, "exchange_bulk_refused", -charged);
+            sl__task_host_release(r->t, charged > 0 ? charged : 0);
+            charged = 0;
+        }
+    }
+    sl_task_profile_value(r->t, "exchange_bulk", rc >= 0 && *bulk);
+    if (rc >= 0 && *bulk)
+        rc = sl__xchg_pack_all(&r->lay, dest, n, r->ranks, count, send, sent_bytes);
     sl__free(dest, 0);
     dest = NULL;
-    if (rc >= 0)
+    if (rc >= 0 && *bulk)
         rc = r->tr->send_all(r->x, (void **)send, sent_bytes, recv, recv_bytes);
-    for (int d = 0; send && d < r->ranks; d++)
+    for (int d = 0; send && d < r->ranks; d++) {
+        if (send[d]) { /* sent (or not): its charge goes; a run received stays charged */
+            sl__task_host_release(r->t, (int64_t)sent_bytes[d]);
+            charged -= (int64_t)sent_bytes[d];
+        }
         sl__free(send[d], sent_bytes[d]);
+    }
     const sl_schema_t *schema = sl_op_output_schema(sl_task_op(r->t));
     for (int s = 0; recv && s < r->ranks; s++) {
+        if (!recv[s])
+            continue;
+        charged -= (int64_t)recv_bytes[s];
         if (rc < 0) {
+            sl__task_host_release(r->t, (int64_t)recv_bytes[s]);
             sl__free(recv[s], recv_bytes[s]);
             continue;
         }
-        /* takes recv[s]: the batches are slices of it */
-        rc = sl__xchg_inbox_add_run(&r->inbox, &r->lay, schema, s, recv[s], recv_bytes[s]);
+        /* takes recv[s] and its charge: the batches are slices of it */
+        rc = sl__xchg_inbox_add_run(&r->inbox, &r->lay, schema, s, recv[s], recv_bytes[s],
+                                    r->t);
         if (rc == SL_EFORMAT)
             rc = sl_task_fail(r->t, rc, "exchange: a malformed run of packets from rank %d", s);
     }
+    sl__task_host_release(r->t, charged > 0 ? charged : 0); /* runs that never came */
     sl__free(count, 0);
     sl__free(send, per_rank);
     sl__free(recv, per_rank);
@@ -369,12 +425,15 @@ static int exchange_rows(struct run *r, const struct xchg_route *route, int64_t 
 {
     int64_t packets = 0;
     sl_task_option_int(r->t, "debug_exchange_packets", &packets);
-    if (r->tr->send_all && !packets)
-        return exchange_bulk(r, route, n);
+    if (r->tr->send_all && !packets) {
+        bool bulk;
+        int rc = exchange_bulk(r, route, n, &bulk);
+        if (rc < 0 || bulk)
+            return rc;
+    }
     int rc = SL_OK;
-    for (int d = 0; d < r->ranks; d++)
-        if (!(r->stage[d].buf = stage_buffer(r)))
-            return SL_ENOMEM;
+    for (int d = 0; d < r->ranks && rc >= 0; d++)
+        rc = stage_buffer(r, &r->stage[d].buf);
     for (int64_t i = 0; i < n && rc >= 0; i++) {
         int d = sl__xchg_route(route, i);
         sl__xchg_stage_add(&r->lay, &r->stage[d], i);
@@ -401,6 +460,7 @@ static void run_fini(struct run *r)
     sl__free(r->spare, 0);
     sl__free(r->sent, 0);
     sl__free(r->meta, 0);
+    sl__task_host_release(r->t, r->n_bufs * (int64_t)r->buf_bytes);
     sl__xchg_inbox_fini(&r->inbox);
 }
 

@@ -112,6 +112,10 @@ size_t sl__xchg_stage_seal(const struct xchg_layout *l, struct xchg_stage *st);
  * made so far freed). */
 int sl__xchg_pack_all(const struct xchg_layout *l, const int32_t *dest, int64_t n, int ranks,
                       const int64_t *count, uint8_t **buf, size_t *bytes);
+/* The bytes sl__xchg_pack_all will make for each destination (before packing: what the
+ * bulk exchange charges to the host budget). */
+void sl__xchg_run_sizes(const struct xchg_layout *l, int64_t n, int ranks,
+                        const int64_t *count, size_t *bytes);
 
 /* Received packets, each unpacked into a batch of its own as it arrives (so its buffer
  * and credit go back at once), kept per sender in arrival order. */
@@ -122,17 +126,23 @@ struct xchg_inbox {
     int64_t rows, n_batches;
 };
 int sl__xchg_inbox_init(struct xchg_inbox *in, int ranks);
-/* Unpacks packet p (bytes from sender src) into a batch of `schema`. SL_EFORMAT on a
- * malformed packet, SL_ENOMEM. */
+/* Unpacks packet p (bytes from sender src) into a batch of `schema`, its buffers charged
+ * to the host budget of task `charged` (not when NULL). SL_EFORMAT on a malformed packet,
+ * SL_EBUDGET, SL_ENOMEM. */
 int sl__xchg_inbox_add(struct xchg_inbox *in, const struct xchg_layout *l,
-                       const sl_schema_t *schema, int src, const void *p, size_t bytes);
+                       const sl_schema_t *schema, int src, const void *p, size_t bytes,
+                       sl_task_t *charged);
 /* Takes a run of packets from src (sl__xchg_pack_all's buffer for this rank; `run`, from
  * sl__malloc, bytes long, may be NULL for 0 bytes), each packet a batch of its own whose
  * columns are slices of the run where aligned for their width (no copy), copies
  * elsewhere. Takes ownership of run: it is freed with the last batch that holds a slice
- * (or at once). SL_EFORMAT on a malformed run, SL_ENOMEM. */
+ * (or at once). With `charged` (not NULL), the run's bytes are charged to that task's
+ * host budget already (sl__task_host_charge) and go back with the run; columns copied
+ * out of it are charged as sl__xchg_inbox_add's. SL_EFORMAT on a malformed run,
+ * SL_EBUDGET, SL_ENOMEM. */
 int sl__xchg_inbox_add_run(struct xchg_inbox *in, const struct xchg_layout *l,
-                           const sl_schema_t *schema, int src, void *run, size_t bytes);
+                           const sl_schema_t *schema, int src, void *run, size_t bytes,
+                           sl_task_t *charged);
 /* The batches, senders in rank order (*n of them; the caller owns the array, from
  * sl__calloc, and the references); NULL without memory. */
 sl_batch_t **sl__xchg_inbox_take(struct xchg_inbox *in, int64_t *n);

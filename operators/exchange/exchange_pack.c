@@ -129,13 +129,38 @@ static void scatter(const struct run_shape *rs, struct cursor *cur, int ranks, i
 #undef SCATTER_LOOP
 }
 
-int sl__xchg_pack_all(const struct xchg_layout *l, const int32_t *dest, int64_t n, int ranks,
-                      const int64_t *count, uint8_t **buf, size_t *bytes)
+/* The columns whose validity bytes the n local rows' packets carry. */
+static uint64_t validity_mask(const struct xchg_layout *l, int64_t n)
 {
     uint64_t mask = 0;
     for (int c = 0; c < l->n_cols; c++)
         if (n && l->cols[c].validity)
             mask |= 1ull << c;
+    return mask;
+}
+
+/* Bytes of a run of `rows` rows in packets of cap rows, per_row bytes a row. */
+static size_t run_bytes(const struct xchg_layout *l, size_t per_row, int64_t rows)
+{
+    int64_t m = (rows + l->cap - 1) / l->cap;
+    if (m == 0)
+        return 0;
+    return (size_t)(m - 1) * (HDR_BYTES + (size_t)l->cap * per_row) + HDR_BYTES +
+           (size_t)(rows - (m - 1) * l->cap) * per_row;
+}
+
+void sl__xchg_run_sizes(const struct xchg_layout *l, int64_t n, int ranks,
+                        const int64_t *count, size_t *bytes)
+{
+    size_t per_row = l->sum_width + (size_t)__builtin_popcountll(validity_mask(l, n));
+    for (int d = 0; d < ranks; d++)
+        bytes[d] = run_bytes(l, per_row, count[d]);
+}
+
+int sl__xchg_pack_all(const struct xchg_layout *l, const int32_t *dest, int64_t n, int ranks,
+                      const int64_t *count, uint8_t **buf, size_t *bytes)
+{
+    uint64_t mask = validity_mask(l, n);
     size_t per_row = l->sum_width + (size_t)__builtin_popcountll(mask);
     struct run_shape *rs = sl__calloc((size_t)ranks, sizeof *rs);
     struct cursor *cur = sl__calloc((size_t)ranks, sizeof *cur);
@@ -148,8 +173,7 @@ int sl__xchg_pack_all(const struct xchg_layout *l, const int32_t *dest, int64_t 
             continue;
         rs[d] = (struct run_shape){.m = m, .last_rows = count[d] - (m - 1) * l->cap,
                                    .full_bytes = HDR_BYTES + (size_t)l->cap * per_row};
-        bytes[d] = (size_t)(m - 1) * rs[d].full_bytes + HDR_BYTES +
-                   (size_t)rs[d].last_rows * per_row;
+        bytes[d] = run_bytes(l, per_row, count[d]);
         if (!(buf[d] = rs[d].buf = sl__malloc(bytes[d])))
             rc = SL_ENOMEM;
         for (int64_t p = 0; rc >= 0 && p < m; p++) {
@@ -234,11 +258,30 @@ static int wrap_column(sl_batch_t *b, int c, const uint8_t *v, size_t n, size_t 
     return 1;
 }
 
+/* Charges batch b's buffers that it made itself (not the slices of a run, which the
+ * run's charge covers) to t's host budget; SL_EBUDGET when they do not fit. */
+static int charge_batch(sl_task_t *t, sl_batch_t *b, const bool *wrapped)
+{
+    for (int c = 0; t && c < b->n_cols; c++) {
+        struct sl__buf *bufs[2] = {wrapped[c] ? NULL : b->cols[c].data, b->cols[c].validity};
+        for (int k = 0; k < 2; k++) {
+            if (!bufs[k] || bufs[k]->charged)
+                continue;
+            if (sl__task_host_charge(t, bufs[k]->bytes) != SL_OK)
+                return sl__set_last_error(SL_EBUDGET, "exchange: the rows received do not "
+                                          "fit the host budget");
+            sl__task_host_hand(t, bufs[k]);
+        }
+    }
+    return SL_OK;
+}
+
 /* One packet into a batch of its own, queued behind src's: its values copied, or with a
- * received run `run` (not NULL) taken as slices of it where aligned. */
+ * received run `run` (not NULL) taken as slices of it where aligned; what it allocates
+ * is charged to t's host budget (when t is not NULL). */
 static int add_packet(struct xchg_inbox *in, const struct xchg_layout *l,
                       const sl_schema_t *schema, int src, const uint8_t *p, size_t bytes,
-                      struct sl__buf *run)
+                      struct sl__buf *run, sl_task_t *t)
 {
     int64_t rows;
     uint64_t mask;
@@ -266,6 +309,8 @@ static int add_packet(struct xchg_inbox *in, const struct xchg_layout *l,
         rc = nulls < 0 ? SL_ENOMEM : SL_OK;
         b->cols[c].null_count = nulls;
     }
+    if (rc >= 0)
+        rc = charge_batch(t, b, wrapped);
     if (rc < 0) {
         sl__free(k, sizeof *k);
         sl_batch_unref(b);
@@ -283,20 +328,26 @@ static int add_packet(struct xchg_inbox *in, const struct xchg_layout *l,
 }
 
 int sl__xchg_inbox_add(struct xchg_inbox *in, const struct xchg_layout *l,
-                       const sl_schema_t *schema, int src, const void *p, size_t bytes)
+                       const sl_schema_t *schema, int src, const void *p, size_t bytes,
+                       sl_task_t *charged)
 {
-    return add_packet(in, l, schema, src, p, bytes, NULL);
+    return add_packet(in, l, schema, src, p, bytes, NULL, charged);
 }
 
 int sl__xchg_inbox_add_run(struct xchg_inbox *in, const struct xchg_layout *l,
-                           const sl_schema_t *schema, int src, void *run, size_t bytes)
+                           const sl_schema_t *schema, int src, void *run, size_t bytes,
+                           sl_task_t *charged)
 {
     struct sl__buf *rb = run ? sl__buf_wrap(run, (int64_t)bytes, SL__MEM_HOST, NULL, NULL)
                              : NULL;
     if (run && !rb) {
         sl__free(run, bytes);
+        if (charged)
+            sl__task_host_release(charged, (int64_t)bytes);
         return SL_ENOMEM;
     }
+    if (rb && charged)
+        sl__task_host_hand(charged, rb);
     const uint8_t *p = run;
     int rc = SL_OK;
     while (rc >= 0 && bytes > 0) {
@@ -314,7 +365,7 @@ int sl__xchg_inbox_add_run(struct xchg_inbox *in, const struct xchg_layout *l,
             break;
         }
         size_t one = HDR_BYTES + (size_t)rows * per_row;
-        rc = add_packet(in, l, schema, src, p, one, rb);
+        rc = add_packet(in, l, schema, src, p, one, rb, charged);
         p += one;
         bytes -= one;
     }

@@ -3,7 +3,8 @@
  * uniform keys, Zipf 1.0 probe keys, duplicates on both sides and keys spread over all
  * 64 bits; sorts (stable) on the same key sets; data starting in host memory or spread
  * over the devices; each through the direct exchange and through the packet exchange
- * (sl__mg_opts.packets). Case `small_2dev` keeps inputs small for compute-sanitizer;
+ * (sl__mg_opts.packets), joins also through the pipelined exchange in many small chunks
+ * and through the direct exchange after all partitioning (enum path). Case `small_2dev` keeps inputs small for compute-sanitizer;
  * `budget_skew_2dev` checks that a spread whose receiver cannot hold its rows ends with
  * SL_EBUDGET before anything moves; `fixed_cost_4dev` prints what opening the devices
  * and a small join cost; `exchange_throughput` prints both exchanges' rates as a
@@ -54,9 +55,21 @@ static double now_s(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* 1: the joins and sorts below go through the packet exchange, 0: the direct one. */
+/* How the joins and sorts below exchange rows: the direct exchange (a join's pipelined
+ * one in chunks of 2^20 rows: one chunk a share here), the packet exchange, a join's
+ * pipelined exchange in chunks of 97 rows with one chunk in flight (many chunks, each
+ * waiting for the copies of the one before), and a join's direct exchange after all
+ * partitioning (chunk_rows -1). Sorts take only the first two. */
+enum path { DIRECT, PACKETS, CHUNKS, STAGED, N_PATHS };
 static int use_packets;
-static const char *const path_name[] = {"direct", "packets"};
+static const char *const path_name[] = {"direct", "packets", "chunks", "staged"};
+
+static struct sl__mg_opts path_opts(int path)
+{
+    return (struct sl__mg_opts){.packet_bytes = 256 << 10, .packets = path == PACKETS,
+                                .chunk_rows = path == CHUNKS ? 97 : path == STAGED ? -1 : 0,
+                                .chunks_in_flight = path == CHUNKS ? 1 : 0};
+}
 
 /* ---- a table spread over the devices ---- */
 
@@ -253,8 +266,7 @@ static void check_join(struct sl__mdev *m, enum dist dist, int kind, int on_devi
     struct spread r, s;
     spread(m, rk, rv, nr, on_device, &r);
     spread(m, sk, sv, ns, on_device, &s);
-    /* many packets, few credits */
-    struct sl__mg_opts o = {.packet_bytes = 256 << 10, .packets = use_packets};
+    struct sl__mg_opts o = path_opts(use_packets); /* packets: many, few credits */
     struct sl__mg_result res;
     double t0 = now_s();
     int rc = sl__mg_hash_join(m, &r.t, &s.t, kind, &o, &res);
@@ -304,7 +316,7 @@ static void check_sort(struct sl__mdev *m, enum dist dist, int on_device, int64_
     struct spread sp;
     spread(m, k, v, n, on_device, &sp);
     struct sl__mg_result res;
-    struct sl__mg_opts o = {.packet_bytes = 256 << 10, .packets = use_packets};
+    struct sl__mg_opts o = path_opts(use_packets);
     if (sl__mg_sort(m, &sp.t, &o, &res) != SL_OK)
         fail_msg("sort %s on %d devices: %s", dist_name[dist], m->n, sl_last_errmsg());
     struct kv *ref = malloc((size_t)(n + 1) * sizeof *ref);
@@ -349,12 +361,12 @@ static void joins_and_sorts(int n_dev, int64_t nr, int64_t ns, bool sorts)
     SL_ASSERT_OK(sl__mdev_open(e, &m));
     assert_int_equal(m.n, n_dev);
     assert_string_equal(m.xchg.name, "device");
-    for (use_packets = 0; use_packets < 2; use_packets++)
+    for (use_packets = 0; use_packets < N_PATHS; use_packets++)
         for (int on_device = 0; on_device < 2; on_device++)
             for (int dist = 0; dist < N_DIST; dist++) {
                 for (int kind = 0; kind < 4; kind++)
                     check_join(&m, (enum dist)dist, kind, on_device, nr, ns);
-                if (sorts)
+                if (sorts && use_packets <= PACKETS)
                     check_sort(&m, (enum dist)dist, on_device, ns);
             }
     use_packets = 0;
@@ -394,13 +406,14 @@ SL_TEST(small_2dev)
     sl_engine_t *e = open_split(2);
     struct sl__mdev m;
     SL_ASSERT_OK(sl__mdev_open(e, &m));
-    for (int i = 0; i < 4; i++) {
+    for (int i = 0; i < 2 * N_PATHS; i++) {
         int on_device = i & 1;
         use_packets = i >> 1;
         for (int dist = 0; dist < N_DIST; dist++) {
             for (int kind = 0; kind < 4; kind++)
                 check_join(&m, (enum dist)dist, kind, on_device, 300, 1000);
-            check_sort(&m, (enum dist)dist, on_device, 1000);
+            if (use_packets <= PACKETS)
+                check_sort(&m, (enum dist)dist, on_device, 1000);
         }
         check_join(&m, UNIFORM, SL_K_JOIN_LEFT, on_device, 1, 3); /* shares of 0 rows */
         check_join(&m, UNIFORM, SL_K_JOIN_ANTI, on_device, 0, 5);

@@ -41,11 +41,15 @@ static void round_trip(size_t packet_bytes)
         count[dest[i]]++;
     uint8_t *buf[RANKS];
     size_t bytes[RANKS];
+    size_t planned[RANKS]; /* what the bulk exchange charges before packing */
+    sl__xchg_run_sizes(&l, N, RANKS, count, planned);
     SL_ASSERT_OK(sl__xchg_pack_all(&l, dest, N, RANKS, count, buf, bytes));
+    for (int d = 0; d < RANKS; d++)
+        assert_int_equal(planned[d], bytes[d]);
     struct xchg_inbox in;
     SL_ASSERT_OK(sl__xchg_inbox_init(&in, RANKS));
     for (int d = 0; d < RANKS; d++) /* each run as if rank d had sent it */
-        SL_ASSERT_OK(sl__xchg_inbox_add_run(&in, &l, schema, d, buf[d], bytes[d]));
+        SL_ASSERT_OK(sl__xchg_inbox_add_run(&in, &l, schema, d, buf[d], bytes[d], NULL));
     assert_int_equal(in.rows, N);
     int64_t n_batches;
     sl_batch_t **got = sl__xchg_inbox_take(&in, &n_batches);

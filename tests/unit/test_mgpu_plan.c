@@ -1,7 +1,7 @@
 /* The device-independent decisions of the multi-device join and sort
  * (operators/common/mgpu_plan.c): balanced partition ranges under skew, splitters that
  * never split equal keys, receive layouts, packet counts and the exchange estimate,
- * each against a brute-force reference; and when a plan's join or sort goes over several
+ * each against a brute-force reference; the pipelined exchange's moves per chunk; and when a plan's join or sort goes over several
  * devices (mgpu_choice.h): the option multi_gpu, the size rule and the devices'
  * memory budgets (which devices fit, and the fallback when too few do); and what
  * explain says of them (sl__mg_judge). */
@@ -376,4 +376,46 @@ SL_TEST(judge_spreads_over_the_devices_that_fit)
     assert_int_equal(v.devices, 1);
     assert_int_equal(v.why, SL__MG_KEYS);
     assert_non_null(strstr(v.why_text, "key"));
+}
+
+/* A chunk's rows, stable-sorted by partition, cut by sl__mg_chunk_moves: receiver d's
+ * rows are exactly those of its partitions, at off[d], and the cuts cover the chunk. */
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+SL_TEST(chunk_moves_cut_partitioned_chunks)
+{
+    (void)state;
+    for (int trial = 0; trial < 200; trial++) {
+        int fanout = 1 + (int)(next() % 64), n_dev = 1 + (int)(next() % 8);
+        int rows = (int)(next() % 500); /* 0 included */
+        uint32_t pid[500], hist[64] = {0};
+        int64_t sizes[64];
+        for (int i = 0; i < rows; i++) {
+            pid[i] = trial % 4 == 0 && next() % 2 ? 3u % (uint32_t)fanout /* a hot one */
+                                                   : (uint32_t)(next() % (uint64_t)fanout);
+            hist[pid[i]]++;
+        }
+        for (int p = 0; p < fanout; p++)
+            sizes[p] = hist[p] + (int64_t)(next() % 3); /* other chunks' rows too */
+        int first[9];
+        sl__mg_balance_ranges(sizes, fanout, n_dev, first);
+        int64_t cnt[8], off[8], sum = 0;
+        sl__mg_chunk_moves(hist, first, n_dev, cnt, off);
+        qsort(pid, (size_t)rows, sizeof *pid, cmp_u32);
+        for (int d = 0; d < n_dev; d++) {
+            assert_int_equal(off[d], sum);
+            for (int64_t i = off[d]; i < off[d] + cnt[d]; i++)
+                assert_true((int)pid[i] >= first[d] && (int)pid[i] < first[d + 1]);
+            int64_t want = 0;
+            for (int i = 0; i < rows; i++)
+                want += (int)pid[i] >= first[d] && (int)pid[i] < first[d + 1];
+            assert_int_equal(cnt[d], want);
+            sum += cnt[d];
+        }
+        assert_int_equal(sum, rows);
+    }
 }

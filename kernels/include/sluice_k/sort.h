@@ -45,6 +45,17 @@ cudaError_t sl_k_part_ids(const void *d_keys, int key_bytes, int64_t n, int bits
 cudaError_t sl_k_part_bounds(const uint32_t *d_pid_sorted, int64_t n, int64_t fanout,
                              int64_t *d_off, cudaStream_t stream);
 
+/* Stable sort of (partition number, row id) pairs on the numbers' low `bits` bits (all
+ * numbers < 2^bits: fewer radix passes than sl_k_sort_pairs's 32); temp as there. */
+cudaError_t sl_k_sort_pids(void *d_temp, size_t *temp_bytes, const uint32_t *d_pid_in,
+                           uint32_t *d_pid_out, const uint32_t *d_ids_in, uint32_t *d_ids_out,
+                           int bits, int64_t n, cudaStream_t stream);
+/* Histograms of partition numbers per chunk of chunk_rows rows (the pipelined exchange
+ * of the multi-device join): d_hist[c * fanout + p] = rows i of chunk c (i / chunk_rows
+ * == c) with d_pid[i] == p, for the ceil(n / chunk_rows) chunks (cleared first).
+ * fanout <= 4096, chunk_rows < 2^32. */
+cudaError_t sl_k_part_hist(const uint32_t *d_pid, int64_t n, int64_t chunk_rows,
+                           int64_t fanout, uint32_t *d_hist, cudaStream_t stream);
 /* Range bounds of a multi-device sort (splitters): d_pos[j] = the number of keys in
  * d_sorted (n int64 keys, ascending) smaller than d_values[j], for j in [0, m): one
  * binary search per value, one thread each. */

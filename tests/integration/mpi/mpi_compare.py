@@ -11,6 +11,7 @@ usage: mpi_compare.py SLUICE CASE RANKS     (exit 77: mpirun missing, skipped)
 import csv
 import io
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -63,6 +64,18 @@ CASES = {
 }
 # The packet path (credits per packet), which the bulk exchange replaced between ranks
 CASES["join_dups_packets"] = "set debug_exchange_packets = true\n" + CASES["join_dups"]
+# The bulk exchange over its memory limit: every rank falls back to packets together
+CASES["join_dups_capped"] = "set exchange_bulk_bytes = 1\n" + CASES["join_dups"]
+# ... and over the host budget (4 ranks: a quarter of a million rows each, about 7.5 MB of
+# runs to send and receive beside the 4.3 MB of its input): the rows by key in packets
+# (of 16 KiB), whose received rows fit; the few that pass the filter gathered at once
+CASES["exchange_budget"] = """
+rows = gen.keys rows=1000000 kind=m2m distinct=2^40 null_rate=0.01 seed=5 payloads=1 column=k type=int64
+rx = exchange(rows) by=k
+few = filter(rx) where="p1 % 100 = 7"
+g = exchange(few) mode=gather
+output g
+"""
 # Each rank reads its share of two files' rows (scan.bin), written first by `sluice gen`.
 FILES = """
 build = scan.bin path={dir}/build.bin
@@ -78,6 +91,14 @@ FILE_GENS = {"build.bin": "gen.keys rows=30000 kind=m2m distinct=9000 seed=3 pay
                           "type=int64"}
 CASES["scan_share"] = FILES
 SORTED_OUTPUTS = {0}  # the sort cases' one output
+# Cases whose rank 0 profile (--json) must say how its exchanges moved rows over several
+# ranks, in plan order: exchange_bulk 1 = all at once, 0 = packets (the bulk runs did not
+# fit)
+EXCHANGE_BULK = {"join_dups": [1] * 6, "join_dups_capped": [0] * 6, "exchange_budget": [0, 1]}
+# Environment (SLUICE_<OPTION>) of the ranks only, per case: 13.5 MiB is amid the budgets
+# with which the plan runs through packets (13 and 14 MiB; 12 MiB fails, 16 MiB holds the
+# bulk runs)
+CASE_ENV = {"exchange_budget": {"SLUICE_HOST_MEM": str(27 << 19)}}
 
 
 def mpirun_args(ranks):
@@ -123,10 +144,21 @@ def compare(sluice, case, ranks):
             return 1
         env = dict(os.environ, SLUICE_EXCHANGE_TIMEOUT="30",
                    SLUICE_EXCHANGE_PACKET_BYTES="16384", SLUICE_EXCHANGE_CREDITS="2")
-        rc, got, err = run(mpirun_args(ranks) + base, env=env)
+        env.update(CASE_ENV.get(case, {}))
+        want_bulk = EXCHANGE_BULK.get(case) if ranks > 1 else None
+        rc, got, err = run(mpirun_args(ranks) + base + (["--json"] if want_bulk is not None
+                                                         else []), env=env)
         if rc:
             print(f"{ranks} ranks failed ({rc}):", err)
             return 1
+        if want_bulk is not None:
+            profile = [ln for ln in got.splitlines() if ln.startswith("{")]
+            got = "\n".join(ln for ln in got.splitlines() if not ln.startswith("{"))
+            values = re.findall(r'"exchange_bulk":(\d+)', profile[-1] if profile else "")
+            print(f"rank 0's exchanges, exchange_bulk: {values}")
+            if [int(v) for v in values] != want_bulk:
+                print(f"expected exchange_bulk {want_bulk}")
+                return 1
         want, have = outputs(ref), outputs(got)
         if sorted(want) != sorted(have):
             print("outputs differ:", sorted(want), sorted(have))
