@@ -10,6 +10,7 @@
  * Skipped without a GPU. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "exec_int.h"
 #include "expr/expr_prog.h"
@@ -56,7 +57,11 @@ SL_TEST(random_projects_match_the_cpu)
         int rc1, rc2, mask1 = 0, mask2 = 0;
         sl_table_t *want = op_on(cpu, t, "project", "columns", cols, &rc1, &mask1, m1, sizeof m1);
         sl_table_t *got = op_on(gpu, t, "project", "columns", cols, &rc2, &mask2, m2, sizeof m2);
-        failing += !same_outcome(cols, want, rc1, m1, got, rc2, m2, mask2, true, &rows);
+        /* A projection that only selects fixed-width columns of a host batch stays on the
+         * host (the next GPU stage uploads just those columns): "v = g" is one. */
+        const char *x = xr_exprs[k];
+        bool selection = strspn(x, "abcdefghijklmnopqrstuvwxyz") == strlen(x);
+        failing += !same_outcome(cols, want, rc1, m1, got, rc2, m2, mask2, !selection, &rows);
     }
     print_message("%d projections equal on the GPU and the CPU (%d fail alike, %lld rows)\n", n,
                   failing, (long long)rows);
