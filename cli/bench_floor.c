@@ -136,7 +136,7 @@ int bench_floor_json(const struct bench_floor *f, double time_ms, char *out, siz
         return snprintf(out, len, "%s", "");
     return snprintf(out, len,
                     ",\"floor\":\"%s\",\"floor_in_gbps\":%.3f,\"floor_out_gbps\":%.3f"
-                    ",\"probe_bytes\":%lld,\"floor_ms\":%.3f,\"x_floor\":%.2f",
+                    ",\"probe_bytes\":%lld,\"floor_ms\":%.6g,\"x_floor\":%.2f",
                     f->kind, f->in_gbps, f->out_gbps, (long long)f->probe_bytes, f->ms,
                     f->ms > 0 ? time_ms / f->ms : 0);
 }
