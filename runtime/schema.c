@@ -45,32 +45,10 @@ int sl_type_is_string(enum sl_type type)
 
 size_t sl_type_width(enum sl_type type)
 {
-    if (!type_valid(type))
+    /* UTF8, LARGE_UTF8: variable width (sl__col_value_width gives their offsets') */
+    if (!type_valid(type) || type == SL_TYPE_UTF8 || type == SL_TYPE_LARGE_UTF8)
         return 0;
-    switch (SL_TYPE_ID(type)) {
-    case SL_TYPE_BOOL:
-    case SL_TYPE_INT8:
-    case SL_TYPE_UINT8:
-        return 1;
-    case SL_TYPE_INT16:
-    case SL_TYPE_UINT16:
-        return 2;
-    case SL_TYPE_INT32:
-    case SL_TYPE_FLOAT32:
-    case SL_TYPE_UINT32:
-    case SL_TYPE_DATE32:
-    case SL_TYPE_DICT:
-        return 4;
-    case SL_TYPE_INT64:
-    case SL_TYPE_FLOAT64:
-    case SL_TYPE_UINT64:
-    case SL_TYPE_TIMESTAMP:
-        return 8;
-    case SL_TYPE_DECIMAL: /* the precision of a valid type, without a call through the PLT */
-        return (((unsigned)type >> 8) & 0xffu) <= SL_DECIMAL64_MAX_PRECISION ? 8 : 16;
-    default:
-        return 0; /* UTF8, LARGE_UTF8: variable width */
-    }
+    return sl__col_value_width(type);
 }
 
 bool sl__type_valid(enum sl_type type)
