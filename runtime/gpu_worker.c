@@ -101,14 +101,8 @@ int sl__gpu_create(struct sl__gpu **out, sl_engine_t *eng, int ordinal, int64_t 
     g->d_status_all = d_all;
     for (int i = 0; i < g->depth; i++) {
         struct slot *s = &g->slots[i];
-        s->h_status = &g->h_status_all[i];
-        *s->h_status = 0;
-        void *dp = NULL;
-        if ((e = cudaHostGetDevicePointer(&dp, (void *)&g->h_status_all[i], 0)) != cudaSuccess) {
-            rc = cuda_fail(NULL, e, "cudaHostGetDevicePointer");
-            goto fail;
-        }
-        s->d_status = dp;
+        s->h_status = &g->h_status_all[i]; /* zeroed above */
+        s->d_status = g->d_status_all + i;
         if ((rc = sl__cuda_event_create(ordinal, false, &s->kd)) < 0 ||
             (rc = sl__cuda_event_create(ordinal, true, &s->d0)) < 0 ||
             (rc = sl__cuda_event_create(ordinal, true, &s->d1)) < 0 ||
