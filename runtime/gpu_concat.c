@@ -263,9 +263,11 @@ static int run_dict_codes(sl_batch_t *const *bs, int64_t n, int c, int64_t rows,
     return e == cudaSuccess ? SL_OK : GPU_CUDA_FAIL(NULL, e, "copying dictionary codes");
 }
 
-/* Whether DICT column c's batches hold different dictionaries. */
+/* Whether column c is DICT and its batches hold different dictionaries. */
 static bool dicts_differ(sl_batch_t *const *bs, int64_t n, int c)
 {
+    if (bs[0]->cols[c].type != SL_TYPE_DICT)
+        return false;
     for (int64_t k = 1; k < n; k++)
         if (!sl__dict_same(bs[k]->cols[c].dict, bs[0]->cols[c].dict))
             return true;
@@ -282,7 +284,7 @@ static int run_column(sl_batch_t *const *bs, int64_t n, int c, int64_t rows, str
     int rc = SL_OK;
     if (w == 0) {
         rc = run_strings(bs, n, c, rows, d, alloc, ctx, st);
-    } else if (bs[0]->cols[c].type == SL_TYPE_DICT && dicts_differ(bs, n, c)) {
+    } else if (dicts_differ(bs, n, c)) {
         rc = run_dict_codes(bs, n, c, rows, d, alloc, ctx, st);
     } else if ((rc = alloc(ctx, rows * w, &d->data)) >= 0) {
         cudaError_t e = run_values(bs, n, c, w, d, st);
@@ -334,12 +336,6 @@ int sl__gpu_host_alloc(void *ctx, int64_t bytes, struct sl__buf **out)
                                             (long long)bytes);
 }
 
-/* Whether DICT column c's dictionaries differ between the batches of t. */
-static bool table_dicts_differ(const sl_table_t *t, int c)
-{
-    return t->batches[0]->cols[c].type == SL_TYPE_DICT && dicts_differ(t->batches, t->n_batches, c);
-}
-
 /* Gives DICT column c of the (new, unshared) batches bs[0..n) one merged dictionary, their
  * codes remapped in place (a null row's code becomes 0): the GPU join passes a DICT output on only when its side's
  * batches agree (TPC-H Q4's o_orderpriority), the GPU aggregate remaps each batch's keys
@@ -378,7 +374,7 @@ int sl__table_combine_runs(sl_table_t *t, int64_t small_rows, int64_t max_rows)
         k = pin_run(t->batches + i, t->n_batches - i, small_rows, max_rows);
     bool differ = false;
     for (int c = 0; n > 0 && c < t->batches[0]->n_cols; c++)
-        differ |= table_dicts_differ(t, c);
+        differ |= dicts_differ(t->batches, t->n_batches, c);
     if (n == t->n_batches && !differ)
         return SL_OK;
     sl_batch_t **nb = sl__calloc((size_t)n, sizeof *nb);
@@ -400,7 +396,7 @@ int sl__table_combine_runs(sl_table_t *t, int64_t small_rows, int64_t max_rows)
         }
     }
     for (int c = 0; rc >= 0 && copied && c < nb[0]->n_cols; c++)
-        if (nb[0]->cols[c].type == SL_TYPE_DICT && dicts_differ(nb, n, c))
+        if (dicts_differ(nb, n, c))
             rc = unify_dicts(nb, n, c);
     if (rc < 0) { /* the table stays as it was */
         for (int64_t j = 0; j < n; j++)
