@@ -852,21 +852,23 @@ static cudaError_t dpart_pass(const K *keys, int64_t n, int bits, const DPartSeg
 }
 
 /* The temp block of sl_k_agg_tile_partition (the record table's one pass: offsets NULL,
- * no second level). */
+ * no second level), and the moved columns (dpart_setup: into out's, NULL for the size
+ * query). */
 struct DPartPlan {
     int b1, b2, grid1, grid2;
     int64_t chunk;
     size_t smem, scan_bytes;
     size_t o_hist1, o_offs1, o_scan, o_o1, o_cstart, o_hist2, o_offs2, o_mid, bytes;
+    DPartCols c;
 };
 
 template <typename K>
 static cudaError_t dpart_plan(const sl_k_agg_spec *sp, const sl_k_agg_input *in, int bits,
-                              bool offsets, DPartPlan *pl)
+                              bool offsets, const sl_k_agg_input *out, DPartPlan *pl)
 {
-    DPartCols c;
     memset(pl, 0, sizeof *pl);
-    cudaError_t e = dpart_setup<K>(sp, in, NULL, &c, &pl->grid1, &pl->smem);
+    const DPartCols &c = pl->c;
+    cudaError_t e = dpart_setup<K>(sp, in, out, &pl->c, &pl->grid1, &pl->smem);
     if (e != cudaSuccess)
         return e;
     pl->b1 = bits > 8 ? (bits + 1) / 2 : bits;
@@ -913,7 +915,7 @@ static cudaError_t dpart_run(void *d_temp, size_t *temp_bytes, const sl_k_agg_sp
                              int64_t *d_offsets, cudaStream_t stream)
 {
     DPartPlan pl;
-    cudaError_t e = dpart_plan<K>(sp, in, bits, d_offsets != NULL, &pl);
+    cudaError_t e = dpart_plan<K>(sp, in, bits, d_offsets != NULL, d_temp ? out : NULL, &pl);
     if (e != cudaSuccess)
         return e;
     if (!d_temp) {
@@ -923,11 +925,7 @@ static cudaError_t dpart_run(void *d_temp, size_t *temp_bytes, const sl_k_agg_sp
     if (*temp_bytes < pl.bytes || !out || !out->keys[0].d_data)
         return cudaErrorInvalidValue;
     char *t = (char *)d_temp;
-    DPartCols c;
-    int grid = 0;
-    size_t smem = 0;
-    if ((e = dpart_setup<K>(sp, in, out, &c, &grid, &smem)) != cudaSuccess)
-        return e;
+    const DPartCols &c = pl.c;
     const int P1 = 1 << pl.b1;
     DPartSeg g1 = {NULL, NULL, 0, 0, 0};
     const K *keys = (const K *)in->keys[0].d_data;
