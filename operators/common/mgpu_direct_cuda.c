@@ -18,8 +18,6 @@ int sl__mg_event_new(void **e, bool timing)
     return rc;
 }
 
-#define event_new(e, timing) sl__mg_event_new((void **)(e), (timing))
-
 int sl__mg_copy(struct sl__mdev *m, int s, int d, void *dst, const void *src, size_t bytes,
                 void *stream, struct sl__mg_xfer *x)
 {
@@ -54,13 +52,13 @@ int sl__mg_exchange_start(struct sl__mdev *m, const struct sl__mg_move *mv,
     /* receivers: their arrays exist once their streams reach this point */
     for (int d = 0; d < n && rc == SL_OK; d++)
         if ((rc = sl__mdev_use(m, d)) == SL_OK &&
-            (rc = event_new((cudaEvent_t *)&x->ready[d], false)) == SL_OK)
+            (rc = sl__mg_event_new(&x->ready[d], false)) == SL_OK)
             MG_CUDA(rc, cudaEventRecord(x->ready[d], m->stream[d]));
     /* senders: after their own work so far and every receiver's allocation */
     for (int s = 0; s < n && rc == SL_OK; s++) {
         if ((rc = sl__mdev_use(m, s)) < 0 ||
-            (rc = event_new((cudaEvent_t *)&x->t0[s], true)) < 0 ||
-            (rc = event_new((cudaEvent_t *)&x->t1[s], true)) < 0)
+            (rc = sl__mg_event_new(&x->t0[s], true)) < 0 ||
+            (rc = sl__mg_event_new(&x->t1[s], true)) < 0)
             break;
         for (int d = 0; d < n && rc == SL_OK; d++)
             if (d != s)
