@@ -196,14 +196,15 @@ bool small_vec(const sl_k_agg_spec *sp, const sl_k_agg_input *in, const int *has
     return vec;
 }
 
-/* Grid of a persistent kernel of kThreads threads taking kSmallItems rows a step: the
+/* Grid of a persistent kernel of `threads` threads taking `items` rows a step: the
  * resident blocks, fewer for a small input (at least one). */
-cudaError_t small_grid(const void *kern, size_t smem, int64_t n, int *grid)
+cudaError_t small_grid(const void *kern, int threads, int items, size_t smem, int64_t n,
+                       int *grid)
 {
-    cudaError_t e = grid_for(kern, kThreads, smem, grid);
+    cudaError_t e = grid_for(kern, threads, smem, grid);
     if (e != cudaSuccess)
         return e;
-    int64_t need = (n / kSmallItems + kThreads - 1) / kThreads;
+    int64_t need = (n / items + threads - 1) / threads;
     if (need < *grid)
         *grid = need < 1 ? 1 : (int)need;
     return cudaSuccess;
@@ -221,7 +222,8 @@ cudaError_t small_launch(const sl_k_agg_spec *sp, const sl_k_agg_input *in,
     const size_t smem = small_bytes<K>(L, log_c);
     const bool vec = small_vec(sp, in, L.st);
     int grid = 0;
-    cudaError_t e = small_grid((const void *)small_update_kernel<K, SPLIT>, smem, in->n, &grid);
+    cudaError_t e = small_grid((const void *)small_update_kernel<K, SPLIT>, kThreads,
+                               kSmallItems, smem, in->n, &grid);
     if (e != cudaSuccess)
         return e;
     small_update_kernel<K, SPLIT><<<grid, kThreads, smem, stream>>>(*sp, *in, *tb, *spill, L,
@@ -270,11 +272,10 @@ cudaError_t few_launch(const sl_k_agg_spec *sp, const sl_k_agg_input *in,
     for (int s = 0; s < L.n_st; s++)
         vec = vec && aligned16(in->vals[L.agg[s]].d_data);
     int grid = 0;
-    cudaError_t e = grid_for((const void *)few_update_kernel, kFewThreads, smem, &grid);
+    cudaError_t e = small_grid((const void *)few_update_kernel, kFewThreads, kFewItems, smem,
+                               in->n, &grid);
     if (e != cudaSuccess)
         return e;
-    const int64_t need = (in->n / kFewItems + kFewThreads - 1) / kFewThreads;
-    grid = need < grid ? (need < 1 ? 1 : (int)need) : grid;
     few_update_kernel<<<grid, kFewThreads, smem, stream>>>(*sp, *in, *tb, *spill, L, vec);
     return cudaGetLastError();
 }
@@ -779,7 +780,7 @@ extern "C" cudaError_t sl_k_agg_direct_update(const struct sl_k_agg_spec *sp,
     const void *kern = k32 ? (const void *)direct_update_kernel<int32_t>
                            : (const void *)direct_update_kernel<int64_t>;
     int grid = 0;
-    cudaError_t e = small_grid(kern, 0, in->n, &grid);
+    cudaError_t e = small_grid(kern, kThreads, kSmallItems, 0, in->n, &grid);
     if (e != cudaSuccess)
         return e;
     if (k32)
