@@ -333,7 +333,8 @@ static int balance_buckets(struct run *r, const struct xchg_data *d,
 /* The bulk exchange's memory: the packed runs this rank sends (its own one included,
  * which becomes its received run) and the runs it receives from the others, charged to
  * the host budget before anything is packed; its option exchange_bulk_bytes caps it too.
- * Returns the bytes charged, 0 when they do not fit (nothing charged). */
+ * Returns the bytes charged (0 for none), or minus the bytes needed when they do not fit
+ * (nothing charged). */
 static int64_t bulk_charge(struct run *r, const size_t *sent_bytes, const size_t *recv_bytes)
 {
     int64_t need = 0, cap = 0;
