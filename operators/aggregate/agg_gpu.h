@@ -94,7 +94,7 @@ struct agg_gdrv {
                                      partitioner could run (A/B) */
     int strided_estimate;         /* the group estimate from the sample's distinct count
                                      alone, as before the key-change bound (A/B runs:
-                                     debug_agg_gpu_estimate) */
+                                     debug_agg_gpu_strided_estimate) */
     /* state */
     int mode;
     double g_est;                 /* estimated groups (first batch) */

@@ -20,10 +20,11 @@
  * 883 ms there, against about 17 ms to move the column).
  *
  * project: bare columns are passed on as they are; each computed item's program (in
- * registers where it can: sluice_k/expr_reg.h) writes its column and validity words (null count left unknown, -1) into a device batch of the
- * computed columns; one read-back per batch for the error word. can_run says no when an
- * item is not a program or gives strings, and to a batch in host memory that it only
- * selects from (then the next GPU stage uploads only the columns selected). */
+ * registers where it can: sluice_k/expr_reg.h) writes its column and validity words into
+ * a device batch of the computed columns; one read-back per batch for the error word and
+ * the columns' null counts (a column without nulls drops its validity). can_run says no
+ * when an item is not a program or gives strings, and to a batch in host memory that it
+ * only selects from (then the next GPU stage uploads only the columns selected). */
 #include <string.h>
 
 #include <cuda_runtime_api.h>
