@@ -25,6 +25,7 @@ struct sl__buf *sl__buf_new(int64_t bytes)
     b->owner = NULL;
     b->charged = NULL;
     b->registered = false;
+    b->narrow = NULL;
     return b;
 }
 
@@ -43,6 +44,7 @@ struct sl__buf *sl__buf_wrap(void *ptr, int64_t bytes, enum sl__mem_kind kind,
     b->owner = owner;
     b->charged = NULL;
     b->registered = false;
+    b->narrow = NULL;
     return b;
 }
 
@@ -62,6 +64,7 @@ void sl__buf_unref(struct sl__buf *b)
         sl__host_budget_release(b->charged, b->bytes);
     if (b->registered)
         sl__host_unregister(b->ptr);
+    sl__narrow_free(b->narrow);
     if (b->release)
         b->release(b);
     else
@@ -549,6 +552,14 @@ int sl_table_pin(sl_table_t *t)
                 rc = pin_buf(b->cols[c].validity);
             if (rc == SL_OK)
                 rc = pin_buf(b->cols[c].chars);
+            /* A narrow copy for GPU uploads (narrow.c), pinned like the values. */
+            const struct sl__col *col = &b->cols[c];
+            int wide = sl__narrow_wide_width(col->type);
+            struct sl__narrow *nw = NULL;
+            if (rc == SL_OK && wide > 0 && col->data)
+                rc = sl__buf_narrow(col->data, wide, col->offset, b->n_rows, &nw);
+            if (rc == SL_OK && nw)
+                rc = pin_buf(nw->buf);
             if (rc < 0)
                 return rc;
         }

@@ -156,6 +156,10 @@ const struct sl__option sl__options[] = {
       "Runs every GPU projection in the expression interpreter and GPU group-bys of a few "
       "groups in the shared-table kernels, as before register programs and the few-groups "
       "kernel (A/B runs).", NULL, 0, 1}, FIELD(debug_gpu_generic, INT)},
+    {{"debug_gpu_wide_upload", SL_ENGINE_OPT_BOOL, DBG, "false",
+      "Has GPU uploads move a pinned table's integer, date, decimal and dict columns at "
+      "their full width instead of the narrow copies sl_table_pin makes (A/B runs).", NULL,
+      0, 1}, FIELD(debug_gpu_wide_upload, INT)},
 };
 
 const int sl__n_options = (int)(sizeof sl__options / sizeof sl__options[0]);

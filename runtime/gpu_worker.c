@@ -523,6 +523,30 @@ static int upload(struct sl__gpu *g, sl_task_t *t, struct slot *s, const void *s
     return SL_OK;
 }
 
+/* Values [first, first + rows) of a host buffer with narrow copy nw (struct sl__narrow)
+ * into dst on g: the narrow bytes cross the link into scratch memory, where the runtime's
+ * widening kernel writes them out in their own width, on the copy stream (so the compute
+ * stream's wait for the upload covers it). 1 when done; 0 when the scratch memory does
+ * not fit, to move the wide values instead. */
+static int upload_narrow(struct sl__gpu *g, sl_task_t *t, struct slot *s,
+                         const struct sl__narrow *nw, int64_t first, int64_t rows, void *dst)
+{
+    int64_t bytes = rows * nw->width;
+    void *d_tmp = NULL;
+    if (rows <= 0 || sl__dpool_alloc_async(g->pool, bytes, g->s[S_H2D], &d_tmp) < 0)
+        return 0;
+    const char *src = (const char *)nw->buf->ptr + (first - nw->first) * nw->width;
+    int rc = upload(g, t, s, src, bytes, d_tmp, nw->buf->kind);
+    cudaError_t e = cudaSuccess;
+    if (rc >= 0)
+        e = SL__CUDA_RESULT(sl__cuda_widen(dst, nw->wide, d_tmp, nw->width, nw->base, rows,
+                                           g->s[S_H2D]));
+    sl__dpool_free_async(g->pool, d_tmp, bytes, g->s[S_H2D]);
+    if (rc < 0)
+        return rc;
+    return e == cudaSuccess ? 1 : cuda_fail(t->q, e, "sl__cuda_widen");
+}
+
 /* Rows [first, first + rows) of host string column c into d on g: the offsets (rebased
  * to 0 through a host copy when they do not start there) and the bytes they span. */
 static int upload_strings(struct sl__gpu *g, sl_task_t *t, struct slot *s,
@@ -712,7 +736,17 @@ int sl__gpu_batch_to_device(sl_task_t *t, sl_batch_t *src, sl_batch_t **out)
         }
         if (w > 0 && !(b->cols[i].data = sl__gpu_device_buf(g, t, rows * w, g->s[S_H2D])))
             goto fail;
-        if (w > 0 &&
+        /* A pinned table's column moves in its narrow form when it has one (narrow.c). */
+        const struct sl__narrow *nw =
+            w > 0 && !t->q->opts.debug_gpu_wide_upload
+                ? sl__narrow_of(c->data, (int)w, c->offset - lead, rows)
+                : NULL;
+        int narrowed = nw ? upload_narrow(g, t, s, nw, c->offset - lead, rows,
+                                          b->cols[i].data->ptr)
+                          : 0;
+        if (narrowed < 0)
+            goto fail;
+        if (w > 0 && !narrowed &&
             upload(g, t, s, (const char *)c->data->ptr + (c->offset - lead) * w, rows * w,
                    b->cols[i].data->ptr, c->data->kind) < 0)
             goto fail;

@@ -142,6 +142,9 @@ struct sl_engine_config {
     int64_t debug_mgpu_chunk_rows; /* rows a device partitions at a time in a multi-device
                                       hash join's pipelined exchange; 0 = 2^20, -1 = all
                                       before anything moves (A/B runs) */
+    /* Fields added with narrow uploads of pinned tables (issue 18). */
+    int debug_gpu_wide_upload;  /* 1: GPU uploads move a pinned table's columns at their
+                                   full width, not their narrow copies (A/B runs) */
 };
 
 /* Fills *cfg with the defaults and sets cfg->size. Cannot fail. Thread-safe (touches

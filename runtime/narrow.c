@@ -1,0 +1,162 @@
+/* Narrow copies of table columns (struct sl__narrow, internal.h; docs/TPCH.md, "Narrow
+ * uploads"): a fixed-width integer column's values as unsigned offsets from their minimum
+ * in 1, 2 or 4 bytes, made by sl_table_pin beside the column's own buffer, so that a GPU
+ * upload moves the narrow bytes over the link and widens them there. Exact: the width
+ * comes from the column's actual minimum and maximum (every slot, null rows' included),
+ * and a column whose range needs its full width gets no copy. */
+#include <inttypes.h>
+#include <string.h>
+
+#include "internal.h"
+
+int sl__narrow_wide_width(enum sl_type type)
+{
+    switch (SL_TYPE_ID(type)) {
+    case SL_TYPE_INT16:
+    case SL_TYPE_UINT16:
+    case SL_TYPE_INT32:
+    case SL_TYPE_UINT32:
+    case SL_TYPE_INT64:
+    case SL_TYPE_UINT64:
+    case SL_TYPE_DATE32:
+    case SL_TYPE_TIMESTAMP:
+    case SL_TYPE_DICT:
+        return (int)sl__col_value_width(type);
+    case SL_TYPE_DECIMAL: /* 64-bit decimals only: 128-bit ones stay as they are */
+        return sl__col_value_width(type) == 8 ? 8 : 0;
+    default: /* floats (their bits do not narrow), bools and 8-bit integers, strings */
+        return 0;
+    }
+}
+
+/* Value i of a wide array as a signed 64-bit integer. */
+static inline int64_t wide_get(const void *p, int wide, int64_t i)
+{
+    switch (wide) {
+    case 2: return ((const int16_t *)p)[i];
+    case 4: return ((const int32_t *)p)[i];
+    default: return ((const int64_t *)p)[i];
+    }
+}
+
+int sl__narrow_plan(const void *values, int wide, int64_t n, int64_t *base)
+{
+    *base = 0;
+    if (n <= 0 || (wide != 2 && wide != 4 && wide != 8))
+        return 0;
+    int64_t lo, hi;
+    /* One loop per width, so that the compiler vectorizes each. */
+#define MINMAX(T)                                                                          \
+    do {                                                                                   \
+        const T *v = values;                                                               \
+        T l = v[0], h = v[0];                                                              \
+        for (int64_t i = 1; i < n; i++) {                                                  \
+            l = v[i] < l ? v[i] : l;                                                       \
+            h = v[i] > h ? v[i] : h;                                                       \
+        }                                                                                  \
+        lo = l, hi = h;                                                                    \
+    } while (0)
+    if (wide == 8)
+        MINMAX(int64_t);
+    else if (wide == 4)
+        MINMAX(int32_t);
+    else
+        MINMAX(int16_t);
+#undef MINMAX
+    uint64_t range = (uint64_t)hi - (uint64_t)lo; /* hi >= lo: exact in 64 bits */
+    int width = range <= UINT8_MAX ? 1 : range <= UINT16_MAX ? 2 : range <= UINT32_MAX ? 4 : 8;
+    if (width >= wide)
+        return 0;
+    *base = lo;
+    return width;
+}
+
+#define ENCODE(NT)                                                                         \
+    do {                                                                                   \
+        NT *o = out;                                                                       \
+        for (int64_t i = 0; i < n; i++)                                                    \
+            o[i] = (NT)((uint64_t)wide_get(values, wide, i) - (uint64_t)base);             \
+    } while (0)
+
+void sl__narrow_encode(const void *values, int wide, int64_t n, int64_t base, int width,
+                       void *out)
+{
+    switch (width) {
+    case 1: ENCODE(uint8_t); break;
+    case 2: ENCODE(uint16_t); break;
+    default: ENCODE(uint32_t); break;
+    }
+}
+
+/* Narrow value i as an unsigned offset. */
+static inline uint64_t narrow_get(const void *p, int width, int64_t i)
+{
+    switch (width) {
+    case 1: return ((const uint8_t *)p)[i];
+    case 2: return ((const uint16_t *)p)[i];
+    default: return ((const uint32_t *)p)[i];
+    }
+}
+
+void sl__narrow_decode(const void *narrow, int width, int64_t n, int64_t base, int wide,
+                       void *out)
+{
+    for (int64_t i = 0; i < n; i++) {
+        uint64_t v = (uint64_t)base + narrow_get(narrow, width, i); /* wraps as the wide type */
+        switch (wide) {
+        case 2: ((uint16_t *)out)[i] = (uint16_t)v; break;
+        case 4: ((uint32_t *)out)[i] = (uint32_t)v; break;
+        default: ((uint64_t *)out)[i] = v; break;
+        }
+    }
+}
+
+int sl__buf_narrow(struct sl__buf *b, int wide, int64_t first, int64_t n,
+                   struct sl__narrow **out)
+{
+    *out = NULL;
+    if (!b || b->kind == SL__MEM_DEVICE || b->kind == SL__MEM_FOREIGN || n <= 0 || first < 0 ||
+        (first + n) * wide > b->bytes)
+        return SL_OK;
+    if (b->narrow) { /* another column shares the buffer: one copy serves both */
+        *out = b->narrow;
+        return SL_OK;
+    }
+    const char *values = (const char *)b->ptr + first * wide;
+    int64_t base;
+    int width = sl__narrow_plan(values, wide, n, &base);
+    if (width == 0)
+        return SL_OK;
+    struct sl__narrow *nw = sl__calloc(1, sizeof *nw);
+    if (!nw || !(nw->buf = sl__buf_new(n * width))) {
+        sl__free(nw, sizeof *nw);
+        return sl__set_last_error(SL_ENOMEM, "out of memory (a narrow copy of %" PRId64
+                                  " bytes)", n * width);
+    }
+    sl__narrow_encode(values, wide, n, base, width, nw->buf->ptr);
+    nw->base = base;
+    nw->first = first;
+    nw->n = n;
+    nw->width = (uint8_t)width;
+    nw->wide = (uint8_t)wide;
+    b->narrow = nw;
+    *out = nw;
+    return SL_OK;
+}
+
+void sl__narrow_free(struct sl__narrow *nw)
+{
+    if (!nw)
+        return;
+    sl__buf_unref(nw->buf);
+    sl__free(nw, sizeof *nw);
+}
+
+const struct sl__narrow *sl__narrow_of(const struct sl__buf *b, int wide, int64_t first,
+                                       int64_t n)
+{
+    const struct sl__narrow *nw = b ? b->narrow : NULL;
+    if (!nw || nw->wide != wide || first < nw->first || first + n > nw->first + nw->n)
+        return NULL;
+    return nw;
+}

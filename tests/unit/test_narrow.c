@@ -1,0 +1,211 @@
+/* Tests the narrow copies of table columns (runtime/narrow.c): the width chosen from the
+ * values' range for every wide width, negative values, the extremes of each type, a range
+ * that does not narrow, empty and one-value columns, exact round trips against the
+ * values, and the copies a buffer keeps (shared, bounded, freed with it). */
+#include <string.h>
+
+#include "internal.h"
+#include "sl_test.h"
+
+static void assert_no_leaks(void)
+{
+    struct sl__mem_counters c;
+    sl__mem_counters(&c);
+    assert_int_equal(c.live_allocs, 0);
+}
+
+/* Plans, encodes and decodes n values of `wide` bytes; checks the width and that the
+ * values come back bit for bit. */
+static void round_trip(const void *values, int wide, int64_t n, int want_width)
+{
+    int64_t base = 12345;
+    int width = sl__narrow_plan(values, wide, n, &base);
+    if (width != want_width)
+        fail_msg("wide %d, %lld values: width %d, want %d", wide, (long long)n, width,
+                 want_width);
+    if (width == 0) {
+        assert_true(base == 0);
+        return;
+    }
+    uint8_t *narrow = malloc((size_t)(n * width + 1));
+    uint8_t *back = malloc((size_t)(n * wide + 1));
+    assert_non_null(narrow);
+    assert_non_null(back);
+    sl__narrow_encode(values, wide, n, base, width, narrow);
+    sl__narrow_decode(narrow, width, n, base, wide, back);
+    assert_memory_equal(values, back, (size_t)(n * wide));
+    free(narrow);
+    free(back);
+}
+
+SL_TEST(narrow_widths_of_int64)
+{
+    int64_t v[300];
+    /* a range of 255 fits a byte, whatever the base (negative, near the extremes) */
+    const int64_t bases[] = {0, -128, -1000000007, INT64_MIN, INT64_MAX - 255, 1ll << 40};
+    for (size_t k = 0; k < sizeof bases / sizeof bases[0]; k++) {
+        for (int i = 0; i < 300; i++)
+            v[i] = bases[k] + (i * 37) % 256;
+        round_trip(v, 8, 300, 1);
+    }
+    for (int i = 0; i < 300; i++) /* 256 values apart: two bytes */
+        v[i] = -5 + (i % 2) * 256;
+    round_trip(v, 8, 300, 2);
+    for (int i = 0; i < 300; i++) /* the largest two-byte range, negative */
+        v[i] = -70000 + (i % 2) * 65535;
+    round_trip(v, 8, 300, 2);
+    v[7] = -70000 + 65536; /* one more: four bytes */
+    round_trip(v, 8, 300, 4);
+    for (int i = 0; i < 300; i++) /* the largest four-byte range, across zero */
+        v[i] = (i % 3 == 0) ? -(1ll << 31) : (i % 3 == 1) ? (1ll << 32) - 1 - (1ll << 31) : 0;
+    round_trip(v, 8, 300, 4);
+    v[5] = (1ll << 32) - (1ll << 31); /* 2^32 apart: does not narrow */
+    round_trip(v, 8, 300, 0);
+    v[0] = INT64_MIN, v[1] = INT64_MAX; /* the whole range: does not narrow */
+    round_trip(v, 8, 300, 0);
+    assert_no_leaks();
+}
+
+SL_TEST(narrow_widths_of_int32_and_int16)
+{
+    int32_t v[100];
+    for (int i = 0; i < 100; i++) /* dates of a few months */
+        v[i] = 8035 + i * 2;
+    round_trip(v, 4, 100, 1);
+    for (int i = 0; i < 100; i++) /* dates of 1992..1998: two bytes */
+        v[i] = 8035 + i * 25;
+    round_trip(v, 4, 100, 2);
+    for (int i = 0; i < 100; i++) /* the extremes of int32 */
+        v[i] = i % 2 ? INT32_MAX : INT32_MAX - 65535;
+    round_trip(v, 4, 100, 2);
+    v[3] = INT32_MIN; /* the whole range: four bytes, no narrower */
+    round_trip(v, 4, 100, 0);
+    for (int i = 0; i < 100; i++) /* negative, a byte's range */
+        v[i] = -300 + i;
+    round_trip(v, 4, 100, 1);
+    int16_t h[50];
+    for (int i = 0; i < 50; i++)
+        h[i] = (int16_t)(INT16_MIN + i * 5);
+    round_trip(h, 2, 50, 1);
+    h[9] = INT16_MAX; /* two bytes: no narrower */
+    round_trip(h, 2, 50, 0);
+    assert_no_leaks();
+}
+
+SL_TEST(narrow_empty_one_and_constant)
+{
+    int64_t v[5] = {-42, -42, -42, -42, -42};
+    round_trip(v, 8, 0, 0); /* empty: nothing to narrow */
+    round_trip(v, 8, 1, 1); /* one value: a byte of zeros */
+    round_trip(v, 8, 5, 1);
+    int64_t base;
+    assert_int_equal(sl__narrow_plan(v, 3, 5, &base), 0); /* no such width */
+    assert_no_leaks();
+}
+
+/* Which column types get copies: integers of 16 bits and more, dates, timestamps,
+ * 64-bit decimals, DICT codes; not floats, bools, 8-bit integers, strings or 128-bit
+ * decimals. */
+SL_TEST(narrow_types)
+{
+    assert_int_equal(sl__narrow_wide_width(SL_TYPE_INT64), 8);
+    assert_int_equal(sl__narrow_wide_width(SL_TYPE_UINT64), 8);
+    assert_int_equal(sl__narrow_wide_width(SL_TYPE_TIMESTAMP), 8);
+    assert_int_equal(sl__narrow_wide_width(sl_type_decimal(15, 2)), 8);
+    assert_int_equal(sl__narrow_wide_width(SL_TYPE_INT32), 4);
+    assert_int_equal(sl__narrow_wide_width(SL_TYPE_DATE32), 4);
+    assert_int_equal(sl__narrow_wide_width(SL_TYPE_DICT), 4);
+    assert_int_equal(sl__narrow_wide_width(SL_TYPE_UINT16), 2);
+    assert_int_equal(sl__narrow_wide_width(sl_type_decimal(38, 2)), 0);
+    assert_int_equal(sl__narrow_wide_width(SL_TYPE_FLOAT64), 0);
+    assert_int_equal(sl__narrow_wide_width(SL_TYPE_FLOAT32), 0);
+    assert_int_equal(sl__narrow_wide_width(SL_TYPE_BOOL), 0);
+    assert_int_equal(sl__narrow_wide_width(SL_TYPE_INT8), 0);
+    assert_int_equal(sl__narrow_wide_width(SL_TYPE_UTF8), 0);
+}
+
+/* Unsigned values compare as their signed bits: a range across 2^63 still narrows and
+ * comes back exactly. */
+SL_TEST(narrow_unsigned_bits)
+{
+    uint64_t v[64];
+    for (int i = 0; i < 64; i++)
+        v[i] = (1ull << 63) - 32 + (uint64_t)i; /* INT64_MAX - 31 .. INT64_MIN + 31 */
+    /* as signed: both ends of int64, a range of 2^64 - 64: does not narrow */
+    round_trip(v, 8, 64, 0);
+    for (int i = 0; i < 64; i++)
+        v[i] = UINT64_MAX - (uint64_t)i; /* -1 .. -64 as signed */
+    round_trip(v, 8, 64, 1);
+    assert_no_leaks();
+}
+
+/* A buffer's copy: of the rows asked (an offset, not the whole buffer), found only for
+ * ranges it holds and the width it was made for, shared by a second column on the
+ * buffer, freed with the buffer. */
+SL_TEST(narrow_buffer_copy)
+{
+    struct sl__buf *b = sl__buf_new(1000 * 8);
+    assert_non_null(b);
+    int64_t *v = b->ptr;
+    for (int i = 0; i < 1000; i++) /* rows [100, 900) span 3,000; the rest much more */
+        v[i] = (i >= 100 && i < 900) ? -1000000 + (i * 7919) % 3001 : (int64_t)i << 40;
+    struct sl__narrow *nw = NULL;
+    SL_ASSERT_OK(sl__buf_narrow(b, 8, 100, 800, &nw));
+    assert_non_null(nw);
+    assert_ptr_equal(b->narrow, nw);
+    assert_int_equal(nw->width, 2);
+    assert_int_equal(nw->wide, 8);
+    assert_int_equal(nw->first, 100);
+    assert_int_equal(nw->n, 800);
+    int64_t back[800];
+    sl__narrow_decode(nw->buf->ptr, nw->width, 800, nw->base, 8, back);
+    assert_memory_equal(back, v + 100, sizeof back);
+    assert_ptr_equal(sl__narrow_of(b, 8, 100, 800), nw);
+    assert_ptr_equal(sl__narrow_of(b, 8, 500, 400), nw);  /* a slice inside */
+    assert_ptr_equal(sl__narrow_of(b, 8, 900, 0), nw);    /* nothing, at the end */
+    assert_null(sl__narrow_of(b, 8, 99, 10));             /* starts before */
+    assert_null(sl__narrow_of(b, 8, 850, 51));            /* ends after */
+    assert_null(sl__narrow_of(b, 4, 100, 10));            /* another width */
+    struct sl__narrow *again = NULL;
+    SL_ASSERT_OK(sl__buf_narrow(b, 8, 100, 800, &again)); /* a second column on it */
+    assert_ptr_equal(again, nw);
+    sl__buf_unref(b); /* frees the copy too */
+
+    /* a range that does not narrow, one past the buffer, an empty one: no copy */
+    b = sl__buf_new(16 * 8);
+    assert_non_null(b);
+    v = b->ptr;
+    for (int i = 0; i < 16; i++)
+        v[i] = i % 2 ? INT64_MAX : INT64_MIN;
+    SL_ASSERT_OK(sl__buf_narrow(b, 8, 0, 16, &nw));
+    assert_null(nw);
+    SL_ASSERT_OK(sl__buf_narrow(b, 8, 10, 7, &nw));
+    assert_null(nw);
+    SL_ASSERT_OK(sl__buf_narrow(b, 8, 0, 0, &nw));
+    assert_null(nw);
+    assert_null(b->narrow);
+    assert_null(sl__narrow_of(b, 8, 0, 1));
+    sl__buf_unref(b);
+    assert_no_leaks();
+}
+
+/* Out of memory: SL_ENOMEM, no copy, nothing leaked. */
+SL_TEST(narrow_out_of_memory)
+{
+    struct sl__buf *b = sl__buf_new(64 * 4);
+    assert_non_null(b);
+    for (int i = 0; i < 64; i++)
+        ((int32_t *)b->ptr)[i] = i;
+    struct sl__narrow *nw = NULL;
+    for (int k = 0; k < 2; k++) {
+        sl__mem_fail_after(k);
+        assert_int_equal(sl__buf_narrow(b, 4, 0, 64, &nw), SL_ENOMEM);
+        sl__mem_fail_after(-1);
+        assert_null(nw);
+        assert_null(b->narrow);
+    }
+    SL_ASSERT_OK(sl__buf_narrow(b, 4, 0, 64, &nw));
+    assert_non_null(nw);
+    sl__buf_unref(b);
+    assert_no_leaks();
+}
