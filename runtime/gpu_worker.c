@@ -523,13 +523,24 @@ static int upload(struct sl__gpu *g, sl_task_t *t, struct slot *s, const void *s
     return SL_OK;
 }
 
-/* Values [first, first + rows) of a host buffer with narrow copy nw (struct sl__narrow)
- * into dst on g: the narrow bytes cross the link into scratch memory, where the runtime's
- * widening kernel writes them out in their own width, on the copy stream (so the compute
- * stream's wait for the upload covers it). 1 when done; 0 when the scratch memory does
- * not fit, to move the wide values instead. */
+/* A narrow upload waiting to be widened (struct sl__narrow, narrow.c): its values in
+ * scratch device memory, to be written to `dst` in their own width. */
+struct widen {
+    const struct sl__narrow *nw;
+    void *d_tmp;
+    int64_t rows;
+    void *dst;
+    struct sl__buf *host, *dev;      /* a whole host buffer: its replica, once widened */
+};
+
+/* Values [first, first + rows) of a host buffer with narrow copy nw: the narrow bytes
+ * cross the link into scratch memory (*wd), which widen_all writes out in their own width
+ * once the compute stream has waited for the upload, so the copy stream moves the next
+ * column meanwhile. 1 when queued; 0 when the scratch memory does not fit, to move the
+ * wide values instead. */
 static int upload_narrow(struct sl__gpu *g, sl_task_t *t, struct slot *s,
-                         const struct sl__narrow *nw, int64_t first, int64_t rows, void *dst)
+                         const struct sl__narrow *nw, int64_t first, int64_t rows, void *dst,
+                         struct widen *wd)
 {
     int64_t bytes = rows * nw->width;
     void *d_tmp = NULL;
@@ -537,14 +548,29 @@ static int upload_narrow(struct sl__gpu *g, sl_task_t *t, struct slot *s,
         return 0;
     const char *src = (const char *)nw->buf->ptr + (first - nw->first) * nw->width;
     int rc = upload(g, t, s, src, bytes, d_tmp, nw->buf->kind);
-    cudaError_t e = cudaSuccess;
-    if (rc >= 0)
-        e = SL__CUDA_RESULT(sl__cuda_widen(dst, nw->wide, d_tmp, nw->width, nw->base, rows,
-                                           g->s[S_H2D]));
-    sl__dpool_free_async(g->pool, d_tmp, bytes, g->s[S_H2D]);
-    if (rc < 0)
+    if (rc < 0) {
+        sl__dpool_free_async(g->pool, d_tmp, bytes, g->s[S_H2D]);
         return rc;
-    return e == cudaSuccess ? 1 : cuda_fail(t->q, e, "sl__cuda_widen");
+    }
+    *wd = (struct widen){nw, d_tmp, rows, dst, NULL, NULL};
+    return 1;
+}
+
+/* Widens the n queued narrow uploads on stream st (the compute stream, after the upload;
+ * the copy stream when they are dropped after a failure) and frees their scratch there;
+ * the first launch error, if any. */
+static cudaError_t widen_all(struct sl__gpu *g, struct widen *wd, int n, cudaStream_t st,
+                             bool launch)
+{
+    cudaError_t first = cudaSuccess;
+    for (int k = 0; k < n; k++) {
+        const struct sl__narrow *nw = wd[k].nw;
+        if (launch && first == cudaSuccess)
+            first = SL__CUDA_RESULT(sl__cuda_widen(wd[k].dst, nw->wide, wd[k].d_tmp, nw->width,
+                                                   nw->base, wd[k].rows, st));
+        sl__dpool_free_async(g->pool, wd[k].d_tmp, wd[k].rows * nw->width, st);
+    }
+    return first;
 }
 
 /* Rows [first, first + rows) of host string column c into d on g: the offsets (rebased
@@ -591,16 +617,17 @@ static struct sl__replica *replica_find(struct sl_query *q, struct sl__buf *host
     return r;
 }
 
-/* Remembers that `dev` is a copy of `host` on g, complete once the upload queued so far
- * on the copy stream has run. */
-static int replica_add(sl_task_t *t, struct sl__buf *host, struct sl__buf *dev, struct sl__gpu *g)
+/* Remembers that `dev` is a copy of `host` on g, complete once the work queued so far
+ * on stream st has run (the copy stream's upload; the compute stream's widening). */
+static int replica_add(sl_task_t *t, struct sl__buf *host, struct sl__buf *dev, struct sl__gpu *g,
+                       cudaStream_t st)
 {
     struct sl_query *q = t->q;
     struct sl__replica *r = sl__calloc(1, sizeof *r);
     if (!r)
         return sl__query_fail(q, "", SL_ENOMEM, "out of memory");
     int rc = sl__cuda_event_create(g->ordinal, false, &r->ready);
-    cudaError_t e = rc < 0 ? cudaSuccess : SL__CUDA_RESULT(cudaEventRecord(r->ready, g->s[S_H2D]));
+    cudaError_t e = rc < 0 ? cudaSuccess : SL__CUDA_RESULT(cudaEventRecord(r->ready, st));
     if (rc < 0 || e != cudaSuccess) {
         if (r->ready)
             sl__cuda_event_destroy(r->ready);
@@ -689,6 +716,18 @@ static void drop_partial(sl_batch_t *b, cudaStream_t copies)
     sl_batch_unref(b);
 }
 
+/* drop_partial for a batch with narrow uploads queued: their scratch goes back after the
+ * copies into it (nothing widened). */
+static void drop_widen(struct sl__gpu *g, sl_batch_t *b, struct widen *wd, int n_wd,
+                       struct widen *wd_local)
+{
+    int n_cols = b->n_cols;
+    drop_partial(b, g->s[S_H2D]);
+    widen_all(g, wd, n_wd, g->s[S_H2D], false);
+    if (wd != wd_local)
+        sl__free(wd, (size_t)n_cols * sizeof *wd);
+}
+
 int sl__gpu_batch_to_device(sl_task_t *t, sl_batch_t *src, sl_batch_t **out)
 {
     struct sl__gpu *g = t->gpu;
@@ -705,6 +744,12 @@ int sl__gpu_batch_to_device(sl_task_t *t, sl_batch_t *src, sl_batch_t **out)
     sl__batch_share_dicts(b, src); /* codes move; dictionaries stay in host memory */
     cudaError_t e;
     s->copy_started = false;
+    struct widen wd_local[16], *wd = wd_local;
+    int n_wd = 0;
+    if (b->n_cols > 16 && !(wd = sl__malloc((size_t)b->n_cols * sizeof *wd))) {
+        sl_batch_unref(b);
+        return sl__query_fail(t->q, "", SL_ENOMEM, "out of memory");
+    }
     for (int i = 0; i < b->n_cols; i++) {
         /* A column with a bitmap moves from the byte holding its first bit, so values and
          * bitmap keep one shared offset (< 8) on the device; others move exactly. */
@@ -728,7 +773,7 @@ int sl__gpu_batch_to_device(sl_task_t *t, sl_batch_t *src, sl_batch_t **out)
             b->cols[i].data = r->dev;
             e = SL__CUDA_RESULT(cudaStreamWaitEvent(g->s[S_COMPUTE], r->ready, 0));
             if (e != cudaSuccess) {
-                drop_partial(b, g->s[S_H2D]);
+                drop_widen(g, b, wd, n_wd, wd_local);
                 return cuda_fail(t->q, e, "waiting for a replica");
             }
             atomic_fetch_add(&t->q->replica_hits, 1);
@@ -742,15 +787,18 @@ int sl__gpu_batch_to_device(sl_task_t *t, sl_batch_t *src, sl_batch_t **out)
                 ? sl__narrow_of(c->data, (int)w, c->offset - lead, rows)
                 : NULL;
         int narrowed = nw ? upload_narrow(g, t, s, nw, c->offset - lead, rows,
-                                          b->cols[i].data->ptr)
+                                          b->cols[i].data->ptr, &wd[n_wd])
                           : 0;
         if (narrowed < 0)
             goto fail;
+        if (narrowed > 0 && whole) /* its replica is complete once widened */
+            wd[n_wd].host = c->data, wd[n_wd].dev = b->cols[i].data;
+        n_wd += narrowed > 0;
         if (w > 0 && !narrowed &&
             upload(g, t, s, (const char *)c->data->ptr + (c->offset - lead) * w, rows * w,
                    b->cols[i].data->ptr, c->data->kind) < 0)
             goto fail;
-        if (whole && replica_add(t, c->data, b->cols[i].data, g) < 0)
+        if (whole && !narrowed && replica_add(t, c->data, b->cols[i].data, g, g->s[S_H2D]) < 0)
             goto fail;
         if (c->validity) {
             int64_t bytes = (rows + 7) / 8;
@@ -763,20 +811,32 @@ int sl__gpu_batch_to_device(sl_task_t *t, sl_batch_t *src, sl_batch_t **out)
     }
     if (!s->copy_started &&
         (e = SL__CUDA_RESULT(cudaEventRecord(s->c0, g->s[S_H2D]))) != cudaSuccess) {
-        drop_partial(b, g->s[S_H2D]);
+        drop_widen(g, b, wd, n_wd, wd_local);
         return cuda_fail(t->q, e, "cudaEventRecord");
     }
     if ((e = SL__CUDA_RESULT(cudaEventRecord(s->c1, g->s[S_H2D]))) != cudaSuccess ||
         (e = SL__CUDA_RESULT(cudaStreamWaitEvent(g->s[S_COMPUTE], s->c1, 0))) != cudaSuccess ||
         (e = SL__CUDA_RESULT(cudaEventRecord(s->k0, g->s[S_COMPUTE]))) != cudaSuccess) {
-        drop_partial(b, g->s[S_H2D]);
+        drop_widen(g, b, wd, n_wd, wd_local);
         return cuda_fail(t->q, e, "ordering the upload");
     }
+    /* The narrow columns widen on the compute stream, the task's first kernels. */
+    e = widen_all(g, wd, n_wd, g->s[S_COMPUTE], true);
+    int rc = SL_OK;
+    for (int k = 0; k < n_wd && e == cudaSuccess && rc == SL_OK; k++)
+        if (wd[k].host)
+            rc = replica_add(t, wd[k].host, wd[k].dev, g, g->s[S_COMPUTE]);
+    if (wd != wd_local)
+        sl__free(wd, (size_t)b->n_cols * sizeof *wd);
     s->have_copy = true;
+    if (e != cudaSuccess || rc < 0) {
+        sl_batch_unref(b); /* its buffers free in the compute stream's order */
+        return rc < 0 ? rc : cuda_fail(t->q, e, "widening a narrow upload (sl__cuda_widen)");
+    }
     *out = b;
     return SL_OK;
 fail:
-    drop_partial(b, g->s[S_H2D]);
+    drop_widen(g, b, wd, n_wd, wd_local);
     return t->q->err.code ? t->q->err.code : SL_EDEVICE;
 }
 

@@ -38,9 +38,11 @@ static inline sl_table_t *result_on_host(sl_query_t *q)
 }
 
 /* Runs table -> op(option="text") on e: the result in host memory (NULL on failure,
- * with *rc and msg), and where the operator ran (*mask: 1 CPU, 2 GPU). */
-static inline sl_table_t *op_on(sl_engine_t *e, sl_table_t *in, const char *op, const char *option,
-                         const char *text, int *rc, int *mask, char *msg, size_t len)
+ * with *rc and msg), where the operator ran (*mask: 1 CPU, 2 GPU) and, when h2d is not
+ * NULL, the bytes the query uploaded. */
+static inline sl_table_t *op_on_h2d(sl_engine_t *e, sl_table_t *in, const char *op,
+                                    const char *option, const char *text, int *rc, int *mask,
+                                    char *msg, size_t len, int64_t *h2d)
 {
     sl_plan_t *p;
     SL_ASSERT_OK(sl_plan_create(&p));
@@ -60,10 +62,21 @@ static inline sl_table_t *op_on(sl_engine_t *e, sl_table_t *in, const char *op, 
     *rc = sl_query_run(q);
     snprintf(msg, len, "%s", *rc ? sl_query_errmsg(q) : "");
     *mask = atomic_load(&q->ops[o].device_mask);
+    const struct sl_explain *ex;
+    if (h2d) {
+        SL_ASSERT_OK(sl_query_explain(q, &ex));
+        *h2d = ex->bytes_h2d_measured;
+    }
     sl_table_t *host = *rc == SL_OK ? result_on_host(q) : NULL;
     sl_query_destroy(q);
     sl_plan_destroy(p);
     return host;
+}
+
+static inline sl_table_t *op_on(sl_engine_t *e, sl_table_t *in, const char *op, const char *option,
+                         const char *text, int *rc, int *mask, char *msg, size_t len)
+{
+    return op_on_h2d(e, in, op, option, text, rc, mask, msg, len, NULL);
 }
 
 /* A hash of every row (all columns' bytes, utf8/large_utf8 by their strings' bytes, NULL
