@@ -552,19 +552,19 @@ int sl_table_pin(sl_table_t *t)
                 rc = pin_buf(b->cols[c].validity);
             if (rc == SL_OK)
                 rc = pin_buf(b->cols[c].chars);
-            /* A narrow copy for GPU uploads (narrow.c), pinned like the values. */
-            const struct sl__col *col = &b->cols[c];
-            int wide = sl__narrow_wide_width(col->type);
-            struct sl__narrow *nw = NULL;
-            if (rc == SL_OK && wide > 0 && col->data)
-                rc = sl__buf_narrow(col->data, wide, col->offset, b->n_rows, &nw);
-            if (rc == SL_OK && nw)
-                rc = pin_buf(nw->buf);
             if (rc < 0)
                 return rc;
         }
     }
-    return SL_OK;
+    /* Narrow copies for GPU uploads (narrow.c), pinned like the values. */
+    int rc = sl__table_narrow(t);
+    for (int64_t i = 0; i < t->n_batches && rc == SL_OK; i++) {
+        sl_batch_t *b = t->batches[i];
+        for (int c = 0; c < b->n_cols && rc == SL_OK; c++)
+            if (b->cols[c].data && b->cols[c].data->narrow)
+                rc = pin_buf(b->cols[c].data->narrow->buf);
+    }
+    return rc;
 }
 
 int64_t sl_table_num_batches(const sl_table_t *t)

@@ -209,3 +209,78 @@ SL_TEST(narrow_out_of_memory)
     sl__buf_unref(b);
     assert_no_leaks();
 }
+
+/* sl__table_narrow (what sl_table_pin runs, on several threads): every batch's columns
+ * that narrow get copies of their rows (a slice's rows at its offset), a buffer two
+ * columns share gets one, floats and strings none; the copies decode to the values. */
+SL_TEST(narrow_table_columns)
+{
+    const char *names[] = {"k", "d", "f", "s"};
+    enum sl_type types[] = {SL_TYPE_INT64, SL_TYPE_DATE32, SL_TYPE_FLOAT64, SL_TYPE_UTF8};
+    sl_table_t *t;
+    SL_ASSERT_OK(sl_table_create(&t));
+    for (int k = 0; k < 5; k++) {
+        int64_t n = k == 2 ? 0 : 1000 * (k + 1);
+        sl_batch_t *b;
+        SL_ASSERT_OK(sl_batch_create(&b, 4, names, types, n + 7));
+        int64_t *key = sl_batch_column_data(b, 0);
+        int32_t *d = sl_batch_column_data(b, 1);
+        double *f = sl_batch_column_data(b, 2);
+        for (int64_t i = 0; i < n + 7; i++) {
+            key[i] = i < 7 ? INT64_MIN : -(int64_t)k * 100000 + i * (k == 4 ? 50 : 1);
+            d[i] = 9000 + (int32_t)(i % 300);
+            f[i] = (double)i;
+        }
+        sl_batch_t *s = sl__batch_slice(b, 7, n); /* rows past the first 7 (INT64_MIN) */
+        sl_batch_unref(b);
+        if (k != 3) {
+            SL_ASSERT_OK(sl_table_append(t, s));
+        } else { /* column d a second view of k's buffer, in a table of its own */
+            sl__buf_unref(s->cols[1].data);
+            s->cols[1].data = s->cols[0].data;
+            s->cols[1].type = SL_TYPE_INT64;
+            sl__buf_ref(s->cols[0].data);
+            SL_ASSERT_OK(sl__schema_set(s->schema, 1, "d", SL_TYPE_INT64));
+            sl_table_t *t3;
+            SL_ASSERT_OK(sl_table_create(&t3));
+            SL_ASSERT_OK(sl_table_append(t3, s));
+            SL_ASSERT_OK(sl__table_narrow(t3));
+            const struct sl__narrow *nw = s->cols[0].data->narrow;
+            assert_non_null(nw);
+            assert_ptr_equal(s->cols[1].data->narrow, nw);
+            assert_int_equal(nw->width, 2); /* 4000 values a step apart */
+            sl_table_unref(t3);
+        }
+        sl_batch_unref(s);
+    }
+    SL_ASSERT_OK(sl__table_narrow(t));
+    for (int64_t i = 0; i < sl_table_num_batches(t); i++) {
+        sl_batch_t *b = sl_table_batch(t, i);
+        int64_t n = b->n_rows;
+        const struct sl__narrow *nk = b->cols[0].data->narrow, *nd = b->cols[1].data->narrow;
+        assert_null(b->cols[2].data->narrow);
+        assert_null(b->cols[3].data->narrow);
+        if (n == 0) {
+            assert_null(nk);
+            assert_null(nd);
+            continue;
+        }
+        assert_non_null(nk);
+        assert_non_null(nd);
+        assert_int_equal(nk->first, 7);
+        assert_int_equal(nk->n, n);
+        /* the last batch's 5000 keys step by 50: four bytes; the others' ranges (1000 and
+         * 2000 values a step apart) two: INT64_MIN is only in the 7 rows before the slice */
+        assert_int_equal(nk->width, i == 3 ? 4 : 2);
+        assert_int_equal(nd->width, 2);
+        int64_t *back = malloc((size_t)n * 8);
+        sl__narrow_decode(nk->buf->ptr, nk->width, n, nk->base, 8, back);
+        assert_memory_equal(back, sl__col_values(b, 0), (size_t)n * 8);
+        sl__narrow_decode(nd->buf->ptr, nd->width, n, nd->base, 4, back);
+        assert_memory_equal(back, sl__col_values(b, 1), (size_t)n * 4);
+        free(back);
+    }
+    SL_ASSERT_OK(sl__table_narrow(t)); /* again: the copies are kept, nothing new */
+    sl_table_unref(t);
+    assert_no_leaks();
+}
