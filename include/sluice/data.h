@@ -177,7 +177,10 @@ SL_API int sl_table_append(sl_table_t *t, sl_batch_t *b);
  * are freed. Runs of small batches (under 2^20 rows: a reader's are 122,880) are first
  * combined into batches of up to 2^23 rows in new host memory, and each DICT column
  * gets one dictionary for the table, so that a GPU task moves millions of rows at once:
- * pointers to the old batches (sl_table_batch) no longer name the table's then. Pinning
+ * pointers to the old batches (sl_table_batch) no longer name the table's then. Integer,
+ * date, timestamp, decimal(p <= 18) and dict columns also get a pinned narrow copy (their
+ * values as 1-, 2- or 4-byte offsets from the batch's minimum, when that is narrower),
+ * which GPU uploads move and widen on the GPU (docs/TPCH.md, "Narrow uploads"). Pinning
  * is slow (about as slow as a copy) and limited by the machine: pin tables that GPUs
  * read more than once, before queries read them. SL_EUNSUPPORTED without CUDA or a
  * driver; the table is still usable then. Added in 0.1 (combining: 0.3). */
