@@ -567,7 +567,7 @@ static cudaError_t widen_all(struct sl__gpu *g, struct widen *wd, int n, cudaStr
         const struct sl__narrow *nw = wd[k].nw;
         if (launch && first == cudaSuccess)
             first = SL__CUDA_RESULT(sl__cuda_widen(wd[k].dst, nw->wide, wd[k].d_tmp, nw->width,
-                                                   nw->base, wd[k].rows, st));
+                                                   nw->base, nw->step, wd[k].rows, st));
         sl__dpool_free_async(g->pool, wd[k].d_tmp, wd[k].rows * nw->width, st);
     }
     return first;

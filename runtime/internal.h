@@ -199,28 +199,31 @@ struct sl__buf {
                                        freed with the buffer */
 };
 /* A narrow copy of a host buffer's fixed-width integer values (runtime/narrow.c): value
- * i (first <= i < first + n) of the buffer, `wide` bytes signed, is base + the unsigned
- * `width`-byte narrow value i - first, wrapping as the wide type. sl_table_pin makes them
- * (pinned like the buffer), GPU uploads move them and widen on the device (option
- * debug_gpu_wide_upload moves the wide values instead); host readers use the buffer. */
+ * i (first <= i < first + n) of the buffer, `wide` bytes signed, is base + step x the
+ * unsigned `width`-byte narrow value i - first (3 bytes: little endian), wrapping as the
+ * wide type. sl_table_pin makes them (pinned like the buffer), GPU uploads move them and
+ * widen on the device (option debug_gpu_wide_upload moves the wide values instead); host
+ * readers use the buffer. */
 struct sl__narrow {
     struct sl__buf *buf;            /* n values of `width` bytes */
     int64_t base;                   /* the smallest value */
+    uint64_t step;                  /* the values' common step above it (>= 1) */
     int64_t first, n;               /* the buffer's values it holds */
-    uint8_t width;                  /* 1, 2 or 4 */
+    uint8_t width;                  /* 1, 2, 3 or 4 */
     uint8_t wide;                   /* the buffer's value width: 2, 4 or 8 */
 };
 /* The value width of a column type that may have a narrow copy (integers of 16 bits and
  * more, dates, timestamps, 64-bit decimals, DICT codes), else 0. */
 int sl__narrow_wide_width(enum sl_type type);
-/* The narrowest width (1, 2 or 4) that holds n values of `wide` bytes as offsets from
- * their minimum (*base), or 0 when that is no narrower than `wide` (or n is 0). */
-int sl__narrow_plan(const void *values, int wide, int64_t n, int64_t *base);
-/* Writes the n values as `width`-byte offsets from base (sl__narrow_plan's), and back. */
-void sl__narrow_encode(const void *values, int wide, int64_t n, int64_t base, int width,
-                       void *out);
-void sl__narrow_decode(const void *narrow, int width, int64_t n, int64_t base, int wide,
-                       void *out);
+/* The narrowest width (1, 2, 3 or 4) that holds n values of `wide` bytes as offsets from
+ * their minimum (*base) in steps of their common divisor (*step), or 0 when that is no
+ * narrower than `wide` (or n is 0). */
+int sl__narrow_plan(const void *values, int wide, int64_t n, int64_t *base, uint64_t *step);
+/* Writes the n values as `width`-byte offsets (sl__narrow_plan's form), and back. */
+void sl__narrow_encode(const void *values, int wide, int64_t n, int64_t base, uint64_t step,
+                       int width, void *out);
+void sl__narrow_decode(const void *narrow, int width, int64_t n, int64_t base, uint64_t step,
+                       int wide, void *out);
 /* Gives host buffer b a narrow copy of its values [first, first + n) of `wide` bytes when
  * they narrow (*out, owned by b; also when b had one already), else leaves *out NULL.
  * SL_ENOMEM is the only error. */

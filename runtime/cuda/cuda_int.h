@@ -63,10 +63,11 @@ cudaError_t sl__cuda_image_probe(void);
  * for the last). Static storage. */
 const char *sl__cuda_built_archs(void);
 /* (cuda_widen.cu) Writes n values of `wide` bytes (2, 4 or 8) to d_out from their narrow
- * form d_in (`width`-byte unsigned offsets from base, width < wide: struct sl__narrow),
- * on stream st; the launch's error (cudaErrorInvalidValue for another pair of widths). */
+ * form d_in (`width`-byte unsigned offsets from base in steps of `step`, width < wide:
+ * struct sl__narrow), on stream st; the launch's error (cudaErrorInvalidValue for another
+ * pair of widths). */
 cudaError_t sl__cuda_widen(void *d_out, int wide, const void *d_in, int width, int64_t base,
-                           int64_t n, cudaStream_t st);
+                           uint64_t step, int64_t n, cudaStream_t st);
 
 /* ---------------- errors (cuda_check.c) ---------------- */
 

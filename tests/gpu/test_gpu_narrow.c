@@ -21,9 +21,11 @@ static uint64_t rng(uint64_t *s)
 SL_TEST(widen_kernel_every_width)
 {
     REQUIRE_GPU();
-    static const int pairs[][2] = {{2, 1}, {4, 1}, {4, 2}, {8, 1}, {8, 2}, {8, 4}};
+    static const int pairs[][2] = {{2, 1}, {4, 1}, {4, 2}, {4, 3}, {8, 1}, {8, 2}, {8, 3},
+                                   {8, 4}};
     static const int64_t bases[] = {0, -1, INT64_MIN, INT64_MAX - 300, -123456789012ll,
                                     INT32_MIN, INT16_MIN};
+    static const uint64_t steps[] = {1, 100, 7, 1ull << 40, UINT64_MAX};
     const int64_t n = 3000001; /* more values than the kernel's grid has threads */
     uint8_t *in = malloc((size_t)n * 4), *want = malloc((size_t)n * 8),
             *got = malloc((size_t)n * 8);
@@ -38,21 +40,23 @@ SL_TEST(widen_kernel_every_width)
             for (int64_t i = 0; i < n * width; i++)
                 in[i] = (uint8_t)rng(&seed);
             memset(in, 0xff, (size_t)width); /* the largest offset, first */
-            sl__narrow_decode(in, width, n, bases[k], wide, want);
+            uint64_t step = steps[k % (sizeof steps / sizeof steps[0])];
+            sl__narrow_decode(in, width, n, bases[k], step, wide, want);
             CU(cudaMemcpy(d_in, in, (size_t)(n * width), cudaMemcpyHostToDevice));
             CU(cudaMemset(d_out, 0xab, (size_t)n * 8 + 8));
-            CU(sl__cuda_widen(d_out, wide, d_in, width, bases[k], n, 0));
+            CU(sl__cuda_widen(d_out, wide, d_in, width, bases[k], step, n, 0));
             CU(cudaMemcpy(got, d_out, (size_t)(n * wide) + 8, cudaMemcpyDeviceToHost));
             if (memcmp(want, got, (size_t)(n * wide)))
-                fail_msg("wide %d width %d base %lld: the GPU's values differ", wide, width,
-                         (long long)bases[k]);
+                fail_msg("wide %d width %d base %lld step %llu: the GPU's values differ", wide,
+                         width, (long long)bases[k], (unsigned long long)step);
             for (int j = 0; j < 8; j++) /* nothing written past the n values */
                 assert_int_equal(got[n * wide + j], 0xab);
         }
     }
-    CU(sl__cuda_widen(d_out, 8, d_in, 1, 0, 0, 0)); /* nothing to do */
-    assert_int_equal(sl__cuda_widen(d_out, 4, d_in, 4, 0, 10, 0), cudaErrorInvalidValue);
-    assert_int_equal(sl__cuda_widen(d_out, 2, d_in, 2, 0, 10, 0), cudaErrorInvalidValue);
+    CU(sl__cuda_widen(d_out, 8, d_in, 1, 0, 1, 0, 0)); /* nothing to do */
+    assert_int_equal(sl__cuda_widen(d_out, 4, d_in, 4, 0, 1, 10, 0), cudaErrorInvalidValue);
+    assert_int_equal(sl__cuda_widen(d_out, 2, d_in, 2, 0, 1, 10, 0), cudaErrorInvalidValue);
+    assert_int_equal(sl__cuda_widen(d_out, 2, d_in, 3, 0, 1, 10, 0), cudaErrorInvalidValue);
     CU(cudaFree(d_in));
     CU(cudaFree(d_out));
     free(in);
@@ -62,10 +66,10 @@ SL_TEST(widen_kernel_every_width)
 
 /* Columns: what each narrows to (0: no copy). */
 enum { C_ID, C_I16, C_U16, C_I32, C_U32, C_BIG, C_TS, C_DATE, C_DEC, C_DICT, C_F64, C_NUL,
-       C_CONST, N_COLS };
+       C_CONST, C_QTY, N_COLS };
 static const char *col_names[N_COLS] = {"id", "i16", "u16", "i32", "u32", "big", "ts",
-                                        "d", "dec", "dict", "f", "nul", "one"};
-static const int col_width[N_COLS] = {4, 1, 1, 2, 0, 0, 4, 2, 2, 1, 0, 4, 1};
+                                        "d", "dec", "dict", "f", "nul", "one", "qty"};
+static const int col_width[N_COLS] = {3, 1, 1, 2, 0, 0, 4, 2, 2, 1, 0, 3, 1, 1};
 
 /* Rows [first, first + n) of the table; `first` makes values differ between batches. */
 static sl_batch_t *narrow_batch(int64_t first, int64_t n)
@@ -73,7 +77,8 @@ static sl_batch_t *narrow_batch(int64_t first, int64_t n)
     enum sl_type types[N_COLS] = {SL_TYPE_INT64, SL_TYPE_INT16, SL_TYPE_UINT16, SL_TYPE_INT32,
                                   SL_TYPE_UINT32, SL_TYPE_INT64, SL_TYPE_TIMESTAMP,
                                   SL_TYPE_DATE32, sl_type_decimal(15, 2), SL_TYPE_DICT,
-                                  SL_TYPE_FLOAT64, SL_TYPE_INT64, SL_TYPE_INT64};
+                                  SL_TYPE_FLOAT64, SL_TYPE_INT64, SL_TYPE_INT64,
+                                  sl_type_decimal(15, 2)};
     sl_batch_t *b;
     SL_ASSERT_OK(sl_batch_create(&b, N_COLS, col_names, types, n));
     int64_t *id = sl_batch_column_data(b, C_ID), *big = sl_batch_column_data(b, C_BIG);
@@ -85,12 +90,13 @@ static sl_batch_t *narrow_batch(int64_t first, int64_t n)
     int32_t *dict = sl_batch_column_data(b, C_DICT);
     double *f = sl_batch_column_data(b, C_F64);
     int64_t *nul = sl_batch_column_data(b, C_NUL), *one = sl_batch_column_data(b, C_CONST);
+    int64_t *qty = sl_batch_column_data(b, C_QTY);
     uint8_t *valid = sl_batch_column_validity(b, C_NUL);
     uint64_t seed = (uint64_t)first + 1;
     for (int64_t i = 0; i < n; i++) {
         int64_t r = first + i;
         uint64_t x = rng(&seed);
-        id[i] = r;                                          /* 1.3M rows: 4 bytes */
+        id[i] = r;                                          /* 1.2M rows: 3 bytes */
         i16[i] = (int16_t)(INT16_MIN + (int)(x % 256));     /* a byte's range at the minimum */
         u16[i] = (uint16_t)(UINT16_MAX - (x >> 8) % 200);   /* negative as int16 bits */
         i32[i] = -40000 + (int32_t)((x >> 16) % 60000);     /* two bytes, negative */
@@ -98,13 +104,14 @@ static sl_batch_t *narrow_batch(int64_t first, int64_t n)
         big[i] = (int64_t)x;                                /* all 64 bits: none */
         ts[i] = (int64_t)1700000000000000ll + (int64_t)((x >> 8) % 4000000000ull);
         d[i] = 8035 + (int32_t)((x >> 24) % 2526);          /* 1992-01-01 .. 1998-12-01 */
-        dec[i] = 100 + (int64_t)((x >> 32) % 4901);         /* l_quantity 1.00 .. 50.00 */
+        dec[i] = 100 + (int64_t)((x >> 32) % 4901);         /* 1.00 .. 50.00 by 0.01 */
         dict[i] = (int32_t)((x >> 40) % 3);
         f[i] = (double)(x >> 11) * 0x1p-53;
         nul[i] = (x >> 50) % 2 ? INT64_MIN / 2 + (int64_t)(x % 100000) : INT64_MIN / 2;
         if (x % 7 == 0)
             valid[i >> 3] &= (uint8_t) ~(1u << (i & 7)); /* null; its slot keeps a value */
         one[i] = -9;
+        qty[i] = 100 * (1 + (int64_t)((x >> 44) % 50)); /* l_quantity: a byte of steps of 100 */
     }
     /* u32 as signed 32-bit bits spans the whole range only with both signs present */
     if (n >= 2)
@@ -171,6 +178,7 @@ SL_TEST(pinned_table_uploads_narrow)
                 fail_msg("batch %lld column %s: narrow width %d, want %d", (long long)k,
                          col_names[c], got, col_width[c]);
             if (nw) {
+                assert_int_equal(nw->step, c == C_QTY ? 100 : 1);
                 assert_int_equal(nw->buf->kind, SL__MEM_PINNED);
                 assert_int_equal(nw->n, sl_batch_num_rows(b));
             }

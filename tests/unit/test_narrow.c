@@ -14,28 +14,36 @@ static void assert_no_leaks(void)
     assert_int_equal(c.live_allocs, 0);
 }
 
-/* Plans, encodes and decodes n values of `wide` bytes; checks the width and that the
- * values come back bit for bit. */
-static void round_trip(const void *values, int wide, int64_t n, int want_width)
+/* Plans, encodes and decodes n values of `wide` bytes; checks the width and step and that
+ * the values come back bit for bit. */
+static void round_trip_step(const void *values, int wide, int64_t n, int want_width,
+                            uint64_t want_step)
 {
     int64_t base = 12345;
-    int width = sl__narrow_plan(values, wide, n, &base);
-    if (width != want_width)
-        fail_msg("wide %d, %lld values: width %d, want %d", wide, (long long)n, width,
-                 want_width);
+    uint64_t step = 77;
+    int width = sl__narrow_plan(values, wide, n, &base, &step);
+    if (width != want_width || (width && step != want_step))
+        fail_msg("wide %d, %lld values: width %d step %llu, want %d and %llu", wide,
+                 (long long)n, width, (unsigned long long)step, want_width,
+                 (unsigned long long)want_step);
     if (width == 0) {
-        assert_true(base == 0);
+        assert_true(base == 0 && step == 1);
         return;
     }
     uint8_t *narrow = malloc((size_t)(n * width + 1));
     uint8_t *back = malloc((size_t)(n * wide + 1));
     assert_non_null(narrow);
     assert_non_null(back);
-    sl__narrow_encode(values, wide, n, base, width, narrow);
-    sl__narrow_decode(narrow, width, n, base, wide, back);
+    sl__narrow_encode(values, wide, n, base, step, width, narrow);
+    sl__narrow_decode(narrow, width, n, base, step, wide, back);
     assert_memory_equal(values, back, (size_t)(n * wide));
     free(narrow);
     free(back);
+}
+
+static void round_trip(const void *values, int wide, int64_t n, int want_width)
+{
+    round_trip_step(values, wide, n, want_width, 1);
 }
 
 SL_TEST(narrow_widths_of_int64)
@@ -48,13 +56,19 @@ SL_TEST(narrow_widths_of_int64)
             v[i] = bases[k] + (i * 37) % 256;
         round_trip(v, 8, 300, 1);
     }
-    for (int i = 0; i < 300; i++) /* 256 values apart: two bytes */
+    for (int i = 0; i < 300; i++) /* 256 apart, and one value between: two bytes */
         v[i] = -5 + (i % 2) * 256;
+    v[2] = -4;
     round_trip(v, 8, 300, 2);
     for (int i = 0; i < 300; i++) /* the largest two-byte range, negative */
         v[i] = -70000 + (i % 2) * 65535;
+    v[4] = -69999;
     round_trip(v, 8, 300, 2);
-    v[7] = -70000 + 65536; /* one more: four bytes */
+    v[7] = -70000 + 65536; /* one more: three bytes */
+    round_trip(v, 8, 300, 3);
+    v[9] = -70000 + (1 << 24) - 1; /* the largest three-byte range */
+    round_trip(v, 8, 300, 3);
+    v[9] = -70000 + (1 << 24); /* one more: four */
     round_trip(v, 8, 300, 4);
     for (int i = 0; i < 300; i++) /* the largest four-byte range, across zero */
         v[i] = (i % 3 == 0) ? -(1ll << 31) : (i % 3 == 1) ? (1ll << 32) - 1 - (1ll << 31) : 0;
@@ -66,18 +80,45 @@ SL_TEST(narrow_widths_of_int64)
     assert_no_leaks();
 }
 
+/* Values a common step apart narrow by the step: l_quantity (1.00 .. 50.00 as 100 ..
+ * 5000) in a byte, steps past four bytes' range, negative values; one value off the step
+ * and the step is 1 again. */
+SL_TEST(narrow_common_step)
+{
+    int64_t v[200];
+    for (int i = 0; i < 200; i++)
+        v[i] = 100 + (i * 7 % 50) * 100;
+    round_trip_step(v, 8, 200, 1, 100);
+    v[11] = 4999; /* off the step: 4900 apart, two bytes */
+    round_trip_step(v, 8, 200, 2, 1);
+    for (int i = 0; i < 200; i++) /* 2^40 apart, below zero: a byte of steps */
+        v[i] = -(1ll << 50) + (int64_t)(i % 200) * (1ll << 40);
+    round_trip_step(v, 8, 200, 1, 1ull << 40);
+    for (int i = 0; i < 200; i++) /* a step that wraps: INT64_MIN and INT64_MAX - 1 ... */
+        v[i] = i % 2 ? INT64_MIN : INT64_MAX - 1; /* 2^64 - 2 apart: one step */
+    round_trip_step(v, 8, 200, 1, UINT64_MAX - 1);
+    int32_t d[100];
+    for (int i = 0; i < 100; i++) /* weekly dates */
+        d[i] = 8035 + (i * 13 % 100) * 7;
+    round_trip_step(d, 4, 100, 1, 7);
+    assert_no_leaks();
+}
+
 SL_TEST(narrow_widths_of_int32_and_int16)
 {
     int32_t v[100];
     for (int i = 0; i < 100; i++) /* dates of a few months */
-        v[i] = 8035 + i * 2;
+        v[i] = 8035 + i * 3 % 200;
     round_trip(v, 4, 100, 1);
     for (int i = 0; i < 100; i++) /* dates of 1992..1998: two bytes */
-        v[i] = 8035 + i * 25;
+        v[i] = 8035 + (i * 2477) % 2526;
     round_trip(v, 4, 100, 2);
     for (int i = 0; i < 100; i++) /* the extremes of int32 */
         v[i] = i % 2 ? INT32_MAX : INT32_MAX - 65535;
+    v[6] = INT32_MAX - 1;
     round_trip(v, 4, 100, 2);
+    v[8] = INT32_MAX - 65536; /* three bytes */
+    round_trip(v, 4, 100, 3);
     v[3] = INT32_MIN; /* the whole range: four bytes, no narrower */
     round_trip(v, 4, 100, 0);
     for (int i = 0; i < 100; i++) /* negative, a byte's range */
@@ -85,7 +126,7 @@ SL_TEST(narrow_widths_of_int32_and_int16)
     round_trip(v, 4, 100, 1);
     int16_t h[50];
     for (int i = 0; i < 50; i++)
-        h[i] = (int16_t)(INT16_MIN + i * 5);
+        h[i] = (int16_t)(INT16_MIN + i * 5 + (i == 3));
     round_trip(h, 2, 50, 1);
     h[9] = INT16_MAX; /* two bytes: no narrower */
     round_trip(h, 2, 50, 0);
@@ -99,7 +140,8 @@ SL_TEST(narrow_empty_one_and_constant)
     round_trip(v, 8, 1, 1); /* one value: a byte of zeros */
     round_trip(v, 8, 5, 1);
     int64_t base;
-    assert_int_equal(sl__narrow_plan(v, 3, 5, &base), 0); /* no such width */
+    uint64_t step;
+    assert_int_equal(sl__narrow_plan(v, 3, 5, &base, &step), 0); /* no such width */
     assert_no_leaks();
 }
 
@@ -158,7 +200,7 @@ SL_TEST(narrow_buffer_copy)
     assert_int_equal(nw->first, 100);
     assert_int_equal(nw->n, 800);
     int64_t back[800];
-    sl__narrow_decode(nw->buf->ptr, nw->width, 800, nw->base, 8, back);
+    sl__narrow_decode(nw->buf->ptr, nw->width, 800, nw->base, nw->step, 8, back);
     assert_memory_equal(back, v + 100, sizeof back);
     assert_ptr_equal(sl__narrow_of(b, 8, 100, 800), nw);
     assert_ptr_equal(sl__narrow_of(b, 8, 500, 400), nw);  /* a slice inside */
@@ -175,8 +217,8 @@ SL_TEST(narrow_buffer_copy)
     b = sl__buf_new(16 * 8);
     assert_non_null(b);
     v = b->ptr;
-    for (int i = 0; i < 16; i++)
-        v[i] = i % 2 ? INT64_MAX : INT64_MIN;
+    for (int i = 0; i < 16; i++) /* both extremes, steps of no common divisor between */
+        v[i] = i == 0 ? INT64_MIN : i == 1 ? INT64_MAX : (int64_t)((uint64_t)i * 0x9e3779b97f4a7c15ull);
     SL_ASSERT_OK(sl__buf_narrow(b, 8, 0, 16, &nw));
     assert_null(nw);
     SL_ASSERT_OK(sl__buf_narrow(b, 8, 10, 7, &nw));
@@ -269,14 +311,16 @@ SL_TEST(narrow_table_columns)
         assert_non_null(nd);
         assert_int_equal(nk->first, 7);
         assert_int_equal(nk->n, n);
-        /* the last batch's 5000 keys step by 50: four bytes; the others' ranges (1000 and
-         * 2000 values a step apart) two: INT64_MIN is only in the 7 rows before the slice */
-        assert_int_equal(nk->width, i == 3 ? 4 : 2);
+        /* the last batch's 5000 keys 50 apart: two bytes of steps of 50; the others'
+         * ranges (1000 and 2000 values) two: INT64_MIN is only in the 7 rows before the
+         * slice */
+        assert_int_equal(nk->width, 2);
+        assert_int_equal(nk->step, i == 3 ? 50 : 1);
         assert_int_equal(nd->width, 2);
         int64_t *back = malloc((size_t)n * 8);
-        sl__narrow_decode(nk->buf->ptr, nk->width, n, nk->base, 8, back);
+        sl__narrow_decode(nk->buf->ptr, nk->width, n, nk->base, nk->step, 8, back);
         assert_memory_equal(back, sl__col_values(b, 0), (size_t)n * 8);
-        sl__narrow_decode(nd->buf->ptr, nd->width, n, nd->base, 4, back);
+        sl__narrow_decode(nd->buf->ptr, nd->width, n, nd->base, nd->step, 4, back);
         assert_memory_equal(back, sl__col_values(b, 1), (size_t)n * 4);
         free(back);
     }
