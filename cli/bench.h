@@ -32,6 +32,8 @@ struct bench_result {
     /* the last timed query's co-processed pipeline, if any: morsels each device ran */
     int split;
     int64_t split_cpu_tasks, split_gpu_tasks;
+    /* the last timed query's bytes copied from host to GPU memory (its profile) */
+    int64_t bytes_h2d;
     /* engine time (issue 19): the host's time in sl_query_create, the run and
      * sl_query_result as phases "host_create", "host_run", "host_result"; and the last
      * timed query's profile JSON printed to stderr */

@@ -227,6 +227,9 @@ int bench_run_plan(sl_engine_t *eng, sl_plan_t *plan, const char *output, int64_
             else
                 bench_profile_phases(res, sl_query_profile_json(q));
             split_from_profile(res, sl_query_profile_json(q));
+            const char *prof = sl_query_profile_json(q);
+            const char *h2d = prof ? strstr(prof, "\"bytes_h2d\":") : NULL;
+            res->bytes_h2d = h2d ? strtoll(h2d + 12, NULL, 10) : 0; /* the query's: first */
             if (res->engine_time) {
                 bench_add_phase(res, "host_create", (t1 - t0) / 1e6);
                 bench_add_phase(res, "host_run", (t2 - t1) / 1e6);

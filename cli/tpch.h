@@ -84,6 +84,7 @@ struct tpch_run {
     uint64_t checksum;
     bool checked;               /* compared with an expected answer */
     int64_t scan_bytes;         /* tpch_scan_bytes of the plan */
+    int64_t h2d_bytes;          /* what its last timed run copied to the GPU */
     int64_t gpu_peak_bytes;     /* the engine's GPU peak during the runs (-1: none) */
     char message[512];          /* why it failed, or is wrong */
 };

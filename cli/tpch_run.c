@@ -183,6 +183,7 @@ void tpch_run_query(sl_engine_t *eng, const struct tpch_args *a, const char *pla
     r->gpu_peak_bytes = sl_engine_device_count(eng) > 1 && sl_engine_mem_stats(eng, &ms) == SL_OK
                             ? ms.gpu_peak : -1;
     r->runs = res.n;
+    r->h2d_bytes = res.bytes_h2d;
     r->rows = res.output_rows;
     r->checksum = res.checksum;
     r->median_ms = bench_median(res.ms, res.n);
