@@ -160,6 +160,10 @@ const struct sl__option sl__options[] = {
       "Has GPU uploads move a pinned table's integer, date, decimal and dict columns at "
       "their full width instead of the narrow copies sl_table_pin makes (A/B runs).", NULL,
       0, 1}, FIELD(debug_gpu_wide_upload, INT)},
+    {{"debug_gpu_no_upload_ahead", SL_ENGINE_OPT_BOOL, DBG, "false",
+      "Has a GPU upload of a pinned table's narrow columns not send the same columns of "
+      "the table's next batch ahead, so each task's upload waits for the previous task's "
+      "kernels again (A/B runs).", NULL, 0, 1}, FIELD(debug_gpu_no_upload_ahead, INT)},
 };
 
 const int sl__n_options = (int)(sizeof sl__options / sizeof sl__options[0]);

@@ -666,6 +666,12 @@ static void replica_drop(struct sl__replica *r)
      * frees below name their pool, stream and event: they need no current device. */
     int prev = -1;
     sl__cuda_set_device(r->g->ordinal, &prev);
+    /* A copy sent ahead (upload_ahead) may still be on its way, on the copy stream: the
+     * device memory and the pinned source go only once it has arrived (at once, almost
+     * always). A failure leaves nothing to wait for (a sticky error). */
+    int rc;
+    SL__CUDA_CALL(rc, NULL, cudaEventSynchronize(r->ready));
+    (void)rc;
     sl__buf_unref(r->dev); /* stream-ordered free on the GPU's compute stream */
     sl__cuda_event_destroy(r->ready);
     if (prev >= 0)
@@ -700,6 +706,70 @@ void sl__query_drop_replicas(struct sl_query *q)
     sl__free(q->replicas, 0);
     q->replicas = NULL;
     q->n_replicas = q->cap_replicas = 0;
+}
+
+/* Drops device buffer dev whose copy on stream `copies` failed part way, once no copy
+ * into it is left (as drop_partial). */
+static void drop_partial_buf(struct sl__buf *dev, cudaStream_t copies)
+{
+    int rc;
+    SL__CUDA_CALL(rc, NULL, cudaStreamSynchronize(copies));
+    (void)rc;
+    sl__buf_unref(dev);
+}
+
+/* Sends the next batch's copies of the narrow columns of src that have one (nw->next)
+ * ahead, each as a replica of that column, complete once widened on the copy stream: the
+ * next task of the scan finds it there and waits for it instead of uploading, so its
+ * copy runs while this task computes (a GPU task's operators wait for their results, a
+ * filter for its count: the worker then enqueues nothing, and each task's upload waited
+ * for the previous task's kernels). Best effort: no room on the GPU, or a copy there or
+ * on its way already, and the column is skipped. After this task's own uploads, so its
+ * kernels do not wait for these. */
+static int upload_ahead(struct sl__gpu *g, sl_task_t *t, struct slot *s, const sl_batch_t *src)
+{
+    for (int i = 0; i < src->n_cols; i++) {
+        /* only after a whole batch's column: then the next task reads a whole one too */
+        const struct sl__col *c = &src->cols[i];
+        const struct sl__buf *b = c->data;
+        bool whole = b && b->kind != SL__MEM_DEVICE && b->narrow && !c->validity &&
+                     c->offset == 0 && src->n_rows * b->narrow->wide == b->bytes;
+        struct sl__buf *nb = whole ? b->narrow->next : NULL;
+        const struct sl__narrow *nn = nb ? nb->narrow : NULL;
+        if (!nn || replica_find(t->q, nb, g))
+            continue;
+        void *d = NULL, *d_tmp = NULL;
+        int64_t tmp_bytes = nn->n * nn->width;
+        if (sl__dpool_alloc_async(g->pool, nb->bytes, g->s[S_H2D], &d) < 0)
+            continue;
+        if (sl__dpool_alloc_async(g->pool, tmp_bytes, g->s[S_H2D], &d_tmp) < 0) {
+            sl__dpool_free_async(g->pool, d, nb->bytes, g->s[S_H2D]);
+            continue;
+        }
+        struct sl__buf *dev = sl__buf_wrap(d, nb->bytes, SL__MEM_DEVICE, device_buf_release, g);
+        if (!dev) {
+            sl__dpool_free_async(g->pool, d_tmp, tmp_bytes, g->s[S_H2D]);
+            sl__dpool_free_async(g->pool, d, nb->bytes, g->s[S_H2D]);
+            return sl__query_fail(t->q, "", SL_ENOMEM, "out of memory");
+        }
+        dev->device = g->ordinal;
+        int rc = upload(g, t, s, nn->buf->ptr, tmp_bytes, d_tmp, nn->buf->kind);
+        cudaError_t e = cudaSuccess;
+        if (rc >= 0)
+            e = SL__CUDA_RESULT(sl__cuda_widen(d, nn->wide, d_tmp, nn->width, nn->base, nn->step,
+                                               nn->n, g->s[S_H2D]));
+        sl__dpool_free_async(g->pool, d_tmp, tmp_bytes, g->s[S_H2D]);
+        if (rc >= 0 && e != cudaSuccess)
+            rc = cuda_fail(t->q, e, "widening a narrow upload (sl__cuda_widen)");
+        if (rc >= 0)
+            rc = replica_add(t, nb, dev, g, g->s[S_H2D]);
+        if (rc < 0) {
+            drop_partial_buf(dev, g->s[S_H2D]);
+            return rc;
+        }
+        sl__buf_unref(dev); /* the replica holds it */
+    }
+    return SL_OK;
 }
 
 /* Drops a batch whose copy failed part way. Its buffers are freed at once (pinned ones
@@ -832,6 +902,11 @@ int sl__gpu_batch_to_device(sl_task_t *t, sl_batch_t *src, sl_batch_t **out)
     if (e != cudaSuccess || rc < 0) {
         sl_batch_unref(b); /* its buffers free in the compute stream's order */
         return rc < 0 ? rc : cuda_fail(t->q, e, "widening a narrow upload (sl__cuda_widen)");
+    }
+    if (!t->q->opts.debug_gpu_wide_upload && !t->q->opts.debug_gpu_no_upload_ahead &&
+        (rc = upload_ahead(g, t, s, src)) < 0) {
+        sl_batch_unref(b);
+        return rc;
     }
     *out = b;
     return SL_OK;

@@ -211,6 +211,10 @@ struct sl__narrow {
     int64_t first, n;               /* the buffer's values it holds */
     uint8_t width;                  /* 1, 2, 3 or 4 */
     uint8_t wide;                   /* the buffer's value width: 2, 4 or 8 */
+    struct sl__buf *next;           /* the same column's buffer in the table's next batch
+                                       (referenced), when both are whole columns with
+                                       narrow copies: a GPU upload of this one sends that
+                                       one ahead (gpu_worker.c); else NULL */
 };
 /* The value width of a column type that may have a narrow copy (integers of 16 bits and
  * more, dates, timestamps, 64-bit decimals, DICT codes), else 0. */

@@ -182,6 +182,7 @@ void sl__narrow_free(struct sl__narrow *nw)
 {
     if (!nw)
         return;
+    sl__buf_unref(nw->next);
     sl__buf_unref(nw->buf);
     sl__free(nw, sizeof *nw);
 }
@@ -253,6 +254,21 @@ int sl__table_narrow(sl_table_t *t)
     for (int k = 0; k < started; k++)
         pthread_join(th[k], NULL);
     sl__free(js.job, (size_t)cap * sizeof *js.job);
+    /* Each whole column's copy names the same column's in the next batch: the scan's
+     * next morsel, which an upload can send ahead while this one is computed on. */
+    for (int64_t i = 0; i + 1 < t->n_batches; i++) {
+        const sl_batch_t *b = t->batches[i], *nb = t->batches[i + 1];
+        for (int c = 0; c < b->n_cols && c < nb->n_cols; c++) {
+            struct sl__buf *x = b->cols[c].data, *y = nb->cols[c].data;
+            struct sl__narrow *nx = x ? x->narrow : NULL, *ny = y ? y->narrow : NULL;
+            if (!nx || !ny || nx->next || x == y || nx->first != 0 ||
+                nx->n * nx->wide != x->bytes || ny->first != 0 || ny->n * ny->wide != y->bytes ||
+                ny->wide != nx->wide)
+                continue;
+            sl__buf_ref(y);
+            nx->next = y;
+        }
+    }
     int rc = atomic_load(&js.rc);
     return rc < 0 ? sl__set_last_error(rc, "out of memory (narrow copies of a table)") : SL_OK;
 }

@@ -145,6 +145,8 @@ struct sl_engine_config {
     /* Fields added with narrow uploads of pinned tables (issue 18). */
     int debug_gpu_wide_upload;  /* 1: GPU uploads move a pinned table's columns at their
                                    full width, not their narrow copies (A/B runs) */
+    int debug_gpu_no_upload_ahead; /* 1: an upload of a pinned table's narrow columns does
+                                      not send the next batch's ahead (A/B runs) */
 };
 
 /* Fills *cfg with the defaults and sets cfg->size. Cannot fail. Thread-safe (touches

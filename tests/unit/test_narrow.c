@@ -328,3 +328,42 @@ SL_TEST(narrow_table_columns)
     sl_table_unref(t);
     assert_no_leaks();
 }
+
+/* A whole column's copy names the same column's buffer in the table's next batch (an
+ * upload sends that one ahead), when that one has a copy too: not past the last batch,
+ * not to a batch whose column does not narrow, not for slices. */
+SL_TEST(narrow_next_batch)
+{
+    const char *names[] = {"k", "v"};
+    enum sl_type types[] = {SL_TYPE_INT64, SL_TYPE_INT32};
+    sl_table_t *t;
+    SL_ASSERT_OK(sl_table_create(&t));
+    sl_batch_t *bs[4];
+    for (int k = 0; k < 4; k++) {
+        SL_ASSERT_OK(sl_batch_create(&bs[k], 2, names, types, 100));
+        int64_t *key = sl_batch_column_data(bs[k], 0);
+        int32_t *v = sl_batch_column_data(bs[k], 1);
+        for (int i = 0; i < 100; i++) {
+            key[i] = k * 1000 + i;
+            v[i] = k == 2 && i == 5 ? INT32_MIN : i; /* batch 2's v does not narrow */
+        }
+        SL_ASSERT_OK(sl_table_append(t, bs[k]));
+    }
+    SL_ASSERT_OK(sl__table_narrow(t));
+    for (int k = 0; k < 4; k++) {
+        const struct sl__narrow *nk = bs[k]->cols[0].data->narrow;
+        const struct sl__narrow *nv = bs[k]->cols[1].data->narrow;
+        assert_non_null(nk);
+        assert_ptr_equal(nk->next, k < 3 ? bs[k + 1]->cols[0].data : NULL);
+        if (k == 2) {
+            assert_null(nv);
+            continue;
+        }
+        assert_non_null(nv);
+        assert_ptr_equal(nv->next, k == 0 ? bs[1]->cols[1].data : NULL);
+    }
+    for (int k = 0; k < 4; k++)
+        sl_batch_unref(bs[k]);
+    sl_table_unref(t); /* the chain of references goes with the batches */
+    assert_no_leaks();
+}
