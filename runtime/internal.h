@@ -235,7 +235,8 @@ int sl__buf_narrow(struct sl__buf *b, int wide, int64_t first, int64_t n,
                    struct sl__narrow **out);
 void sl__narrow_free(struct sl__narrow *nw);
 /* Gives the buffers of t's columns that narrow their copies (sl__buf_narrow over each
- * batch's rows), on up to 16 threads. SL_ENOMEM is the only error. */
+ * batch's rows), on up to 16 threads, and links each whole column's copy to the same
+ * column's buffer in the next batch (`next`). SL_ENOMEM is the only error. */
 int sl__table_narrow(sl_table_t *t);
 /* b's narrow copy when it holds values [first, first + n) of `wide` bytes, else NULL. */
 const struct sl__narrow *sl__narrow_of(const struct sl__buf *b, int wide, int64_t first,

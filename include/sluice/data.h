@@ -179,7 +179,7 @@ SL_API int sl_table_append(sl_table_t *t, sl_batch_t *b);
  * gets one dictionary for the table, so that a GPU task moves millions of rows at once:
  * pointers to the old batches (sl_table_batch) no longer name the table's then. Integer,
  * date, timestamp, decimal(p <= 18) and dict columns also get a pinned narrow copy (their
- * values as 1-, 2- or 4-byte offsets from the batch's minimum, when that is narrower),
+ * values as 1- to 4-byte offsets from the batch's minimum, when that is narrower),
  * which GPU uploads move and widen on the GPU (docs/TPCH.md, "Narrow uploads"). Pinning
  * is slow (about as slow as a copy) and limited by the machine: pin tables that GPUs
  * read more than once, before queries read them. SL_EUNSUPPORTED without CUDA or a
