@@ -383,8 +383,9 @@ SL_TEST(tpch_string_predicates_compile)
         FILE *f = fopen(path, "r");
         assert_non_null(f);
         while (fgets(line, sizeof line, f)) {
+            /* the option's text ends at the next double quote (other options follow) */
             char *w = strstr(line, "where=\""), *c = strstr(line, "columns=\"");
-            char *text = w ? w + 7 : c ? c + 9 : NULL, *end = text ? strrchr(text, '"') : NULL;
+            char *text = w ? w + 7 : c ? c + 9 : NULL, *end = text ? strchr(text, '"') : NULL;
             if (line[0] == '#' || !end)
                 continue;
             *end = 0;
