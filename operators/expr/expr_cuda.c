@@ -51,6 +51,11 @@ static int xp_prepare(sl_task_t *t, const struct sl__expr *e, const struct sl__x
 {
     run->prog = x->prog;
     run->d_tables = NULL;
+    int64_t generic = 0; /* LIKE's search a byte at a time, as before the word search */
+    sl_task_option_int(t, "debug_gpu_generic", &generic);
+    for (int i = 0; generic && i < run->prog.n_ins; i++)
+        if (run->prog.ins[i].op == SL_XP_LIKE)
+            run->prog.ins[i].flag |= 2;
     sl__xp_cols(&run->prog, b, &run->cols);
     if (x->n_dicts == 0)
         return SL_OK;

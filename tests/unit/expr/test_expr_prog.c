@@ -256,8 +256,8 @@ SL_TEST(random_string_predicates_agree_with_the_cpu)
     print_message("%d string predicates agree on 2000, 1, 0 rows and a slice\n", n);
 }
 
-/* The GPU's word-at-a-time search (sl__xp_find_words) against the host's memmem
- * (sl__xp_find) on random strings at every alignment, needles taken from the string or
+/* The GPU's word-at-a-time search (sl__xp_find_words) and its byte-at-a-time one
+ * (sl__xp_find_bytes, debug_gpu_generic) against the host's memmem (sl__xp_find) on random strings at every alignment, needles taken from the string or
  * random, empty ones, and starts past the end; each string lies flush against an
  * inaccessible page (before it or after it), so a read outside the string faults. */
 SL_TEST(word_search_agrees_with_memmem)
@@ -287,6 +287,8 @@ SL_TEST(word_search_agrees_with_memmem)
         int64_t from = (int64_t)(xr_next(&seed) % (uint64_t)(sn + 3));
         int64_t want = from <= sn ? sl__xp_find(str, sn, from, w, wn) : -1;
         int64_t got = sl__xp_find_words(str, sn, from, w, wn);
+        if (from <= sn)
+            assert_int_equal(sl__xp_find_bytes(str, sn, from, w, wn), want);
         if (got != want)
             fail_msg("find '%.*s' in '%.*s' from %lld: %lld, memmem %lld", (int)wn, w, (int)sn,
                      str, (long long)from, (long long)got, (long long)want);
