@@ -172,9 +172,13 @@ static void spec_of(const struct agg_plan *p, struct sl_k_agg_spec *sp)
 int agg_gpu_sink_can_run(const sl_task_t *t)
 {
     const struct agg_plan *p = sl_op_data(sl_task_op((sl_task_t *)t));
-    /* Types beyond int32/int64/float32/float64, count(DISTINCT): the CPU's. */
+    const sl_batch_t *b = sl_task_input(t);
+    /* Types beyond int32/int64/float32/float64, count(DISTINCT): the CPU's; so is a
+     * where= the GPU program does not take, or one over 2^31 rows or more (CUB's counts,
+     * as the GPU filter). */
     return !p->any && p->gpu_types && p->n_keys <= SL_K_AGG_MAX_KEYS &&
-           p->n_aggs <= SL_K_AGG_MAX_AGGS && (!p->where || p->where_xp);
+           p->n_aggs <= SL_K_AGG_MAX_AGGS &&
+           (!p->where || (p->where_xp && (!b || sl_batch_num_rows(b) < INT32_MAX)));
 }
 
 static void col_of(const sl_batch_t *b, int c, int64_t off, struct sl_k_agg_col *o)
