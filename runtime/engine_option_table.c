@@ -153,9 +153,10 @@ const struct sl__option sl__options[] = {
       "an input sorted by key then looks like one group a row).", NULL, 0, 1},
      FIELD(debug_agg_gpu_strided_estimate, INT)},
     {{"debug_gpu_generic", SL_ENGINE_OPT_BOOL, DBG, "false",
-      "Runs every GPU projection in the expression interpreter and GPU group-bys of a few "
-      "groups in the shared-table kernels, as before register programs and the few-groups "
-      "kernel (A/B runs).", NULL, 0, 1}, FIELD(debug_gpu_generic, INT)},
+      "Runs every GPU projection in the expression interpreter, GPU group-bys of a few "
+      "groups in the shared-table kernels and LIKE's GPU search a byte at a time, as before "
+      "register programs, the few-groups kernel and the word search (A/B runs).", NULL, 0, 1},
+     FIELD(debug_gpu_generic, INT)},
     {{"debug_gpu_wide_upload", SL_ENGINE_OPT_BOOL, DBG, "false",
       "Has GPU uploads move a pinned table's integer, date, decimal and dict columns at "
       "their full width instead of the narrow copies sl_table_pin makes (A/B runs).", NULL,

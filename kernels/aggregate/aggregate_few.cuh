@@ -1,7 +1,8 @@
 /* Few-groups path of sl_k_agg_update (SL_K_AGG_FEW, issue 18): a global aggregate or a
  * group-by on one int32/int64 key or two int32 keys (TPC-H Q1's flags: 4 groups), with
  * count(*), count, sum, avg, min, max of int32/int64 values (decimal sums exact in 128
- * bits), none of them with nulls.
+ * bits), none of them with nulls; the rows in place or read by number (in.d_rowidx: the
+ * passing rows of the aggregate's where=, no gathered copy of the columns).
  *
  * The shared-table kernels (aggregate_small.cuh, the generic ones) pay a shared atomic
  * per row and aggregate, and with four groups a warp's 32 rows hit the same few words:
@@ -44,20 +45,37 @@ struct FewLayout {
     int st[kMaxA];            /* aggregate -> state, -1 none (count(*), count) */
 };
 
+/* Elements of rows [r0, r0 + N) of a column of `type` as int64: in place (small_load), or
+ * where the input reads its rows by number (in.d_rowidx: e holds the rows' numbers). */
+template <int N>
+__device__ __forceinline__ void few_load(const void *p, int type, const int64_t (&e)[N],
+                                         bool by_number, int64_t r0, bool vec, int64_t *x)
+{
+    if (!by_number) {
+        small_load<N>(p, type, r0, vec, x);
+        return;
+    }
+#pragma unroll
+    for (int i = 0; i < N; i++)
+        x[i] = type == SL_K_I32 ? (int64_t)__ldcs((const int32_t *)p + e[i])
+                                : (int64_t)__ldcs((const int64_t *)p + e[i]);
+}
+
 /* Keys of rows [r0, r0 + N) as one int64 each (two int32 keys: k0 high, k1 low). */
 template <int N>
 __device__ __forceinline__ void few_keys(const FewLayout &L, const sl_k_agg_input &in, int64_t r0,
-                                         bool vec, int64_t (&k)[N])
+                                         const int64_t (&e)[N], bool vec, int64_t (&k)[N])
 {
 #pragma unroll
     for (int i = 0; i < N; i++)
         k[i] = 0;
     if (L.n_keys == 0)
         return;
-    small_load<N>(in.keys[0].d_data, L.key_type, r0, vec, k);
+    const bool by_number = in.d_rowidx != nullptr;
+    few_load<N>(in.keys[0].d_data, L.key_type, e, by_number, r0, vec, k);
     if (L.n_keys == 2) {
         int64_t k1[N];
-        small_load<N>(in.keys[1].d_data, SL_K_I32, r0, vec, k1);
+        few_load<N>(in.keys[1].d_data, SL_K_I32, e, by_number, r0, vec, k1);
 #pragma unroll
         for (int i = 0; i < N; i++)
             k[i] = (int64_t)(((uint64_t)(uint32_t)k[i] << 32) | (uint32_t)k1[i]);
@@ -135,15 +153,19 @@ __device__ __forceinline__ void few_rows(const sl_k_agg_spec &sp, const FewLayou
                                          unsigned (&cnt)[kFewSlots],
                                          long long (&acc)[kFewSlots][kFewStates])
 {
-    int64_t k[N], v[kFewStates][N];
-    few_keys<N>(L, in, r0, vec, k);
+    int64_t k[N], v[kFewStates][N], e[N];
+#pragma unroll
+    for (int i = 0; i < N; i++)
+        e[i] = in.d_rowidx ? (int64_t)__ldcs(in.d_rowidx + r0 + i) : r0 + i;
+    few_keys<N>(L, in, r0, e, vec, k);
 #pragma unroll
     for (int s = 0; s < kFewStates; s++) {
 #pragma unroll
         for (int i = 0; i < N; i++)
             v[s][i] = 0;
         if (s < L.n_st)
-            small_load<N>(in.vals[L.agg[s]].d_data, L.type[s], r0, vec, v[s]);
+            few_load<N>(in.vals[L.agg[s]].d_data, L.type[s], e, in.d_rowidx != nullptr, r0, vec,
+                        v[s]);
     }
 #pragma unroll
     for (int i = 0; i < N; i++) {

@@ -234,7 +234,7 @@ cudaError_t small_launch(const sl_k_agg_spec *sp, const sl_k_agg_input *in,
 /* Whether the few-groups kernel takes this input (aggregate_few.cuh), and its layout. */
 bool few_ok(const sl_k_agg_spec *sp, const sl_k_agg_input *in, FewLayout *L)
 {
-    if (sp->n_keys > 2 || in->d_nullbits || in->d_rowidx)
+    if (sp->n_keys > 2 || in->d_nullbits)
         return false;
     L->n_keys = sp->n_keys;
     L->key_type = sp->n_keys ? sp->key_type[0] : SL_K_I32;

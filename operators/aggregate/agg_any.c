@@ -30,10 +30,9 @@ struct agg_kept_batch {
 static bool any_dict_key(const struct agg_plan *p);
 static int sink_group(const struct agg_plan *p, const sl_batch_t *b, struct agg_kept_batch *k);
 
-int sl__agg_any_sink(sl_task_t *t)
+int sl__agg_any_sink(sl_task_t *t, sl_batch_t *b)
 {
     struct agg_local *ls = sl_task_lstate(t);
-    sl_batch_t *b = sl_task_input(t);
     if (!ls)
         return SL_ENOMEM;
     if (sl_batch_num_rows(b) == 0)

@@ -55,6 +55,7 @@ struct agg_gpu_local {
     struct agg_gdrv drv;
     sl_batch_t **kept;            /* table method: the batches, for a run into a bigger table */
     int n_kept, cap_kept;
+    sl_schema_t *rows_schema;     /* where=: one int32 column, the passing rows' numbers */
 };
 
 /* Drops the kept batches (after finalize, or when a failed query's states go). */
@@ -62,8 +63,11 @@ void agg_gpu_local_release(struct agg_gpu_local *g)
 {
     for (int i = 0; g && i < g->n_kept; i++)
         sl_batch_unref(g->kept[i]);
-    if (g)
+    if (g) {
         g->n_kept = 0;
+        sl__schema_free(g->rows_schema);
+        g->rows_schema = NULL;
+    }
 }
 
 static int keep_batch(sl_task_t *t, struct agg_gpu_local *g, sl_batch_t *b)
@@ -168,9 +172,13 @@ static void spec_of(const struct agg_plan *p, struct sl_k_agg_spec *sp)
 int agg_gpu_sink_can_run(const sl_task_t *t)
 {
     const struct agg_plan *p = sl_op_data(sl_task_op((sl_task_t *)t));
-    /* Types beyond int32/int64/float32/float64, count(DISTINCT): the CPU's. */
+    const sl_batch_t *b = sl_task_input(t);
+    /* Types beyond int32/int64/float32/float64, count(DISTINCT): the CPU's; so is a
+     * where= the GPU program does not take, or one over 2^31 rows or more (CUB's counts,
+     * as the GPU filter). */
     return !p->any && p->gpu_types && p->n_keys <= SL_K_AGG_MAX_KEYS &&
-           p->n_aggs <= SL_K_AGG_MAX_AGGS;
+           p->n_aggs <= SL_K_AGG_MAX_AGGS &&
+           (!p->where || (p->where_xp && (!b || sl_batch_num_rows(b) < INT32_MAX)));
 }
 
 static void col_of(const sl_batch_t *b, int c, int64_t off, struct sl_k_agg_col *o)
@@ -206,6 +214,71 @@ static int timed(sl_task_t *t, int (*fn)(sl_task_t *), const char *phase)
     int rc = fn(t);
     sl_task_phase_time(t, phase, host_ms(&t0));
     return rc;
+}
+
+/* where=: the numbers of the rows of device batch b where the predicate is TRUE, in a new
+ * device batch *rows of one int32 column, and their count *k. */
+static int where_rows(sl_task_t *t, const struct agg_plan *p, struct agg_gpu_local *g,
+                      sl_batch_t *b, sl_batch_t **rows, int64_t *k)
+{
+    *rows = NULL;
+    *k = 0;
+    if (b->n_rows == 0)
+        return SL_OK;
+    if (!g->rows_schema) {
+        g->rows_schema = sl__schema_new(1);
+        if (!g->rows_schema || sl__schema_set(g->rows_schema, 0, "row", SL_TYPE_INT32) != SL_OK)
+            return sl_task_fail(t, SL_ENOMEM, "out of memory");
+    }
+    if (!(*rows = sl_task_new_batch(t, g->rows_schema, b->n_rows)))
+        return SL_ENOMEM;
+    return sl__xp_select_gpu(t, p->where, p->where_xp, b, sl__col_values(*rows, 0), k);
+}
+
+/* Aggregates k rows of device batch b: rows d_idx[0 .. k) of its columns, or its first k
+ * (d_idx NULL: every row). SL_OK, an error, or ROWS_REFUSED (nothing added) when the
+ * driver's method does not read rows by number. */
+enum { ROWS_REFUSED = 1 };
+static int sink_rows(sl_task_t *t, const struct agg_plan *p, struct agg_gpu_local *g,
+                     sl_batch_t *b, const uint32_t *d_idx, int64_t k)
+{
+    struct agg_gdrv *d = &g->drv;
+    int rc;
+    /* DICT keys as merged codes: b's own, or remapped into a batch of their own. */
+    sl_batch_t *remapped[SL_K_AGG_MAX_KEYS] = {NULL};
+    for (int j = 0; j < p->n_keys; j++)
+        if (p->key_types[j] == SL_TYPE_DICT &&
+            (rc = agg_gpu_dict_codes(t, sl_task_gstate(t), b, j, p->key_cols[j], &remapped[j])) < 0)
+            return drop_batches(remapped, rc);
+    /* The kernels count rows in 32 bits: batches go in pieces of at most 2^30 rows. Rows
+     * read by number keep the columns whole (the numbers are of b's rows). */
+    const int64_t piece = (int64_t)1 << 30;
+    for (int64_t off = 0; off < k; off += piece) {
+        struct sl_k_agg_input in;
+        memset(&in, 0, sizeof in);
+        in.n = k - off < piece ? k - off : piece;
+        const int64_t coff = d_idx ? 0 : off;
+        in.d_rowidx = d_idx ? d_idx + off : NULL;
+        for (int j = 0; j < p->n_keys; j++) {
+            col_of(b, p->key_cols[j], coff, &in.keys[j]);
+            if (remapped[j]) /* the validity stays b's */
+                in.keys[j].d_data = (const int32_t *)sl__col_values(remapped[j], 0) + coff;
+        }
+        for (int a = 0; a < p->n_aggs; a++)
+            if (p->aggs[a].col >= 0)
+                col_of(b, p->aggs[a].col, coff, &in.vals[a]);
+        if ((rc = agg_gdrv_add(d, &in)) < 0)
+            return drop_batches(remapped, rc == AGG_GDRV_EROWS ? ROWS_REFUSED
+                                                               : drv_failed(t, d, rc));
+    }
+    /* The table methods may run the batch again at finalize (agg_gdrv_output); remapped
+     * codes stay until then in any case (kernels on the stream may still read them). */
+    rc = SL_OK;
+    for (int j = 0; j < p->n_keys && rc == SL_OK; j++)
+        rc = remapped[j] ? keep_batch(t, g, remapped[j]) : SL_OK;
+    if (rc == SL_OK && d->mode != AGG_GDRV_PART && b->n_rows > 0)
+        rc = keep_batch(t, g, b);
+    return drop_batches(remapped, rc);
 }
 
 static int sink(sl_task_t *t);
@@ -250,37 +323,29 @@ static int sink(sl_task_t *t)
     int64_t generic = 0;
     sl_task_option_int(t, "debug_gpu_generic", &generic);
     d->few_threshold = generic ? -1 : 0;
-    /* DICT keys as merged codes: b's own, or remapped into a batch of their own. */
-    sl_batch_t *remapped[SL_K_AGG_MAX_KEYS] = {NULL};
-    for (int j = 0; j < p->n_keys; j++)
-        if (p->key_types[j] == SL_TYPE_DICT &&
-            (rc = agg_gpu_dict_codes(t, sl_task_gstate(t), b, j, p->key_cols[j], &remapped[j])) < 0)
-            return drop_batches(remapped, rc);
-    /* The kernels count rows in 32 bits: batches go in pieces of at most 2^30 rows. */
-    const int64_t piece = (int64_t)1 << 30;
-    for (int64_t off = 0; off < b->n_rows; off += piece) {
-        struct sl_k_agg_input in;
-        memset(&in, 0, sizeof in);
-        in.n = b->n_rows - off < piece ? b->n_rows - off : piece;
-        for (int j = 0; j < p->n_keys; j++) {
-            col_of(b, p->key_cols[j], off, &in.keys[j]);
-            if (remapped[j]) /* the validity stays b's */
-                in.keys[j].d_data = (const int32_t *)sl__col_values(remapped[j], 0) + off;
-        }
-        for (int a = 0; a < p->n_aggs; a++)
-            if (p->aggs[a].col >= 0)
-                col_of(b, p->aggs[a].col, off, &in.vals[a]);
-        if ((rc = agg_gdrv_add(d, &in)) < 0)
-            return drop_batches(remapped, drv_failed(t, d, rc));
+    if (!p->where)
+        return sink_rows(t, p, ls->gpu, b, NULL, b->n_rows);
+    /* where=: the kernels read the passing rows by number, in place (no gathered copy of
+     * the columns); a method that cannot gets them gathered. */
+    int64_t k = 0;
+    sl_batch_t *rows = NULL;
+    if ((rc = where_rows(t, p, ls->gpu, b, &rows, &k)) < 0 || k == 0) {
+        sl_batch_unref(rows);
+        return rc;
     }
-    /* The table methods may run the batch again at finalize (agg_gdrv_output); remapped
-     * codes stay until then in any case (kernels on the stream may still read them). */
-    rc = SL_OK;
-    for (int j = 0; j < p->n_keys && rc == SL_OK; j++)
-        rc = remapped[j] ? keep_batch(t, ls->gpu, remapped[j]) : SL_OK;
-    if (rc == SL_OK && d->mode != AGG_GDRV_PART && b->n_rows > 0)
-        rc = keep_batch(t, ls->gpu, b);
-    return drop_batches(remapped, rc);
+    const uint32_t *d_idx = k < b->n_rows ? sl__col_values(rows, 0) : NULL;
+    rc = sink_rows(t, p, ls->gpu, b, d_idx, k);
+    if (rc == ROWS_REFUSED) {
+        sl_batch_t *taken = NULL;
+        rc = sl__gpu_take(t, b, d_idx, k, &taken);
+        if (rc == SL_OK)
+            rc = sink_rows(t, p, ls->gpu, taken, NULL, k);
+        sl_batch_unref(taken);
+    } else if (rc == SL_OK && d_idx && d->mode == AGG_GDRV_TABLE) {
+        rc = keep_batch(t, ls->gpu, rows); /* the numbers, for a run at finalize */
+    }
+    sl_batch_unref(rows);
+    return rc;
 }
 
 /* ---------------- finalize ---------------- */

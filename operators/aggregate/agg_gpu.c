@@ -275,9 +275,21 @@ static int table_to_part(struct agg_gdrv *d, double groups)
     return AGG_GDRV_OK;
 }
 
+/* Whether a kept input reads its rows by number (the partitioners do not: such inputs
+ * stay with the table, which grows instead). */
+static int any_rowidx(const struct agg_gdrv *d)
+{
+    for (int i = 0; i < d->n_ins; i++)
+        if (d->ins[i].d_rowidx)
+            return 1;
+    return 0;
+}
+
 /* After the last add: reads the table's counters (the one synchronization of the table
  * method) and, if some group found no room, runs every kept input again into a table
- * four times bigger, until all fit or the budget cannot hold the table. */
+ * four times bigger (past the partitioned method's threshold the inputs are partitioned
+ * instead, unless one reads its rows by number), until all fit or the budget cannot hold
+ * the table. */
 static int table_finish(struct agg_gdrv *d)
 {
     unsigned long long n[4];
@@ -302,7 +314,7 @@ static int table_finish(struct agg_gdrv *d)
         /* The sample saw far fewer groups than there are (a skewed head hides the tail):
          * a table past the partitioned method's threshold would need several runs, so
          * the kept inputs are partitioned instead (one pass) and output that way. */
-        if (4 * d->tb.cap > part_threshold(d) && !d->force_mode)
+        if (4 * d->tb.cap > part_threshold(d) && !d->force_mode && !any_rowidx(d))
             /* At most the table's groups plus one per row or group that found no room. */
             return table_to_part(d, (double)d->tb.cap + (double)(n[1] + n[2] + n[3]));
         /* More groups than rows cannot be: that bound ends the loop. */
@@ -620,6 +632,8 @@ static int add(struct agg_gdrv *d, const struct sl_k_agg_input *in)
     int rc;
     if (!d->mode && (rc = choose(d, in)) < 0)
         return rc;
+    if (in->d_rowidx && d->mode != AGG_GDRV_TABLE)
+        return AGG_GDRV_EROWS;
     d->any_nulls |= input_nulls(&d->spec, in);
     rc = d->mode == AGG_GDRV_TABLE    ? table_add(d, in)
          : d->mode == AGG_GDRV_DIRECT ? direct_add(d, in)

@@ -39,7 +39,9 @@ extern "C" {
 
 /* Results of agg_gdrv_* calls. */
 enum { AGG_GDRV_OK = 0, AGG_GDRV_ECUDA = -1, AGG_GDRV_ENOMEM = -2,
-       AGG_GDRV_EBUDGET = -3 /* a table of need_groups groups (need_bytes) is over budget */ };
+       AGG_GDRV_EBUDGET = -3, /* a table of need_groups groups (need_bytes) is over budget */
+       AGG_GDRV_EROWS = -4 /* an input with row numbers (d_rowidx) that the method chosen
+                              does not read: the caller compacts the rows and adds them so */ };
 /* Phases timed with CUDA events (phase_ms, -1 where not timed). */
 enum { AGG_PH_SAMPLE, AGG_PH_AGGREGATE, AGG_PH_RETRY, AGG_PH_OUTPUT,
        AGG_PH_PARTITION /* the record table's partitioning of the first batch (part of
@@ -130,7 +132,10 @@ typedef int (*agg_gdrv_out_fn)(void *ctx, int64_t rows, struct sl_k_agg_out *out
 
 int agg_gdrv_init(struct agg_gdrv *d, const struct sl_k_agg_spec *spec, cudaStream_t stream,
                   const struct agg_gdrv_mem *mem);
-/* Aggregates (or partitions) a batch of device columns. */
+/* Aggregates (or partitions) a batch of device columns. An input with row numbers
+ * (in->d_rowidx: a where= of the operator's) is taken by the table method only (the
+ * generic and few-groups kernels read rows by number); with another method chosen it is
+ * refused with AGG_GDRV_EROWS before anything is added. */
 int agg_gdrv_add(struct agg_gdrv *d, const struct sl_k_agg_input *in);
 /* Writes the groups through out_fn; *n_groups receives their number and h_null_count
  * (n_keys + n_aggs entries) the nulls per output column. Overflowing int64 sums write

@@ -51,10 +51,16 @@ const struct sl_option_def sl__agg_options[SL__AGG_N_OPTIONS] = {
     {"aggs", SL_OPT_STRING, "count(*)",
      "comma-separated aggregates: count(*), count(c), count(DISTINCT c), sum(c), min(c), "
      "max(c), avg(c)"},
+    {"where", SL_OPT_STRING, "",
+     "predicate on the input: only rows where it is true are aggregated (a filter before "
+     "the aggregate that reads the passing rows in place on the GPU)"},
 };
 
-static void plan_free(void *p)
+static void plan_free(void *v)
 {
+    struct agg_plan *p = v;
+    sl__expr_free(p->where);
+    sl__xp_delete(p->where_xp);
     sl__free(p, sizeof(struct agg_plan));
 }
 
@@ -189,10 +195,12 @@ static int bind_one_agg(sl_bind_t *b, struct agg_plan *p, const char *item)
 
 int sl__agg_bind(sl_bind_t *b)
 {
-    const char *keys, *aggs;
+    const char *keys, *aggs, *where;
     int rc = sl_bind_option_str(b, "keys", &keys);
     if (rc == SL_OK)
         rc = sl_bind_option_str(b, "aggs", &aggs);
+    if (rc == SL_OK)
+        rc = sl_bind_option_str(b, "where", &where);
     if (rc < 0)
         return rc;
     struct agg_plan *p = sl__malloc(sizeof *p);
@@ -201,6 +209,12 @@ int sl__agg_bind(sl_bind_t *b)
     memset(p, 0, sizeof *p);
     p->gpu_types = true;
     sl_bind_set_data(b, p, plan_free);
+    const sl_schema_t *in = sl_bind_input_schema(b, 0);
+    if ((rc = sl__pred_bind_to(b, where, in, &p->where)) < 0)
+        return rc;
+    char why[200];
+    if (p->where)
+        p->where_xp = sl__xp_new(p->where, in, why, sizeof why);
     if ((rc = bind_keys(b, p, keys)) < 0)
         return rc;
     p->any = sl__agg_keys_need_any(p); /* DICT and utf8 keys run on the table too */
@@ -227,25 +241,39 @@ int sl__agg_sink(sl_task_t *t)
     struct agg_local *ls = sl_task_lstate(t);
     if (!ls)
         return SL_ENOMEM;
-    if (p->any)
-        return sl__agg_any_sink(t);
+    sl_batch_t *in = sl_task_input(t), *sel = NULL, *coded = NULL, *ids = NULL;
+    if (p->where) { /* the passing rows only */
+        int rc = sl__pred_apply(t, p->where, &ls->pred, in, &sel);
+        if (rc < 0 || !sel)
+            return rc;
+        in = sel;
+    }
+    if (p->any) {
+        int rc = sl__agg_any_sink(t, in);
+        sl_batch_unref(sel);
+        return rc;
+    }
     if (!ls->ready) {
         if (sl__agg_table_init(t, p, &ls->tb, AGG_LOCAL_GROUPS) < 0 ||
-            sl__agg_table_use_partials(t, p, &ls->tb) < 0)
+            sl__agg_table_use_partials(t, p, &ls->tb) < 0) {
+            sl_batch_unref(sel);
             return SL_ENOMEM;
+        }
         ls->ready = true;
     }
-    sl_batch_t *in = sl_task_input(t), *coded = NULL, *ids = NULL;
     if (sl__agg_dict_keys(p)) {
         int rc = sl__agg_dict_input(t, p, sl_task_gstate(t), in, p->key_cols, &coded);
-        if (rc < 0)
+        if (rc < 0) {
+            sl_batch_unref(sel);
             return rc;
+        }
         in = coded;
     }
     if (sl__agg_str_keys(p)) {
         int rc = sl__agg_str_input(t, p, sl_task_gstate(t), ls, in, &ids);
         if (rc < 0) {
             sl_batch_unref(coded);
+            sl_batch_unref(sel);
             return rc;
         }
         in = ids;
@@ -253,6 +281,7 @@ int sl__agg_sink(sl_task_t *t)
     int rc = sl__agg_table_sink(t, p, &ls->tb, in, ls->parts, &ls->flushed);
     sl_batch_unref(coded);
     sl_batch_unref(ids);
+    sl_batch_unref(sel);
     return rc;
 }
 
@@ -434,6 +463,7 @@ void sl__agg_fini_local(const sl_op_t *op, void *gstate, void *lstate)
     if (ls) {
         sl__agg_any_release(&ls->batches);
         sl__agg_str_local_free(ls);
+        sl__pred_state_fini(&ls->pred);
     }
 }
 
@@ -499,7 +529,7 @@ double sl__agg_cost(const sl_op_t *op, enum sl_device_kind kind, int64_t rows)
         if (p->aggs[a].col >= 0)
             bytes += (double)sl_type_width(p->aggs[a].in_type);
     if (kind == SL_DEVICE_CUDA) /* types the GPU does not take: unknown, placement says so */
-        return p->any || !p->gpu_types ? -1
+        return p->any || !p->gpu_types || (p->where && !p->where_xp) ? -1
                                        : AGG_GPU_FIXED_S + (double)rows * bytes / AGG_GPU_BYTES_PER_S;
     return (double)rows * (1.0 / 150e6 + bytes / 10e9);
 }

@@ -7,6 +7,7 @@
 #include <stdatomic.h>
 
 #include "common/op_def.h"
+#include "expr/expr.h"
 
 #define AGG_MAX_KEYS 16
 #define AGG_MAX_AGGS 32
@@ -69,6 +70,11 @@ struct agg_plan {
     /* Every key and value column is one the GPU kernels take (integers and floats, DICT
      * keys as their int32 codes): the GPU may run it. */
     bool gpu_types;
+    /* where=: only rows where it is TRUE are aggregated (NULL: every row). The CPU sink
+     * selects them first (sl__pred_apply); the GPU sink gives its kernels their numbers
+     * (where_xp: the predicate's GPU program; NULL: the GPU cannot run it). */
+    struct sl__expr *where;
+    struct sl__xp *where_xp;
 };
 
 /* The running value of one aggregate of one group: an exact 128-bit sum of integers
@@ -126,6 +132,7 @@ struct agg_local {
     struct agg_gpu_local *gpu;
     struct agg_kept_batch *batches;      /* plan->any: the batches sunk */
     struct agg_str_local *str;           /* utf8 keys: this worker's cache (agg_str.c) */
+    struct sl__pred_state pred;          /* where= on the CPU */
 };
 
 /* What combine keeps of one worker's local state. */
@@ -227,7 +234,7 @@ void sl__agg_strs_free(struct agg_global *gs);
  * one with the GPU implementations (agg_cuda.c, registered by CUDA builds). */
 /* Releases what a worker's local state still holds (a failed query's batches). */
 void sl__agg_fini_local(const sl_op_t *op, void *gstate, void *lstate);
-#define SL__AGG_N_OPTIONS 2
+#define SL__AGG_N_OPTIONS 3
 extern const struct sl_option_def sl__agg_options[SL__AGG_N_OPTIONS];
 int sl__agg_bind(sl_bind_t *b);
 int sl__agg_can_split(const sl_op_t *op);
@@ -278,7 +285,7 @@ int sl__agg_finalize_cpu(sl_task_t *t);
 /* The group-by of any type (agg_any.c): the sink keeps the batch, combine moves a
  * worker's batches to the global list, finalize groups them all in one task, the
  * source emits the result (one task). */
-int sl__agg_any_sink(sl_task_t *t);
+int sl__agg_any_sink(sl_task_t *t, sl_batch_t *b);
 void sl__agg_any_combine(struct agg_global *gs, struct agg_local *ls);
 int sl__agg_any_finalize(sl_task_t *t);
 int sl__agg_any_source(sl_task_t *t);

@@ -171,10 +171,34 @@ void sl__pred_state_fini(struct sl__pred_state *s);
 /* Parses `text` and binds it to the node's output schema as declared so far (for a
  * scan: after its columns); *out = NULL for empty text. Errors go through sl_bind_fail. */
 int sl__pred_bind(sl_bind_t *b, const char *text, struct sl__expr **out);
+/* The same, bound to `schema` (an operator's input: the aggregate's where=). */
+int sl__pred_bind_to(sl_bind_t *b, const char *text, const sl_schema_t *schema,
+                     struct sl__expr **out);
 /* The rows of `in` where the predicate is TRUE: *out is `in` itself (a new reference)
  * when all pass, a zero-copy slice when they form one run, a compacted batch otherwise,
  * or NULL when none pass. `in` stays the caller's. Errors are recorded on the task. */
 int sl__pred_apply(sl_task_t *t, const struct sl__expr *e, struct sl__pred_state *s,
                    sl_batch_t *in, sl_batch_t **out);
+
+/* ---------------- predicates on device batches ----------------
+ * Shared by the GPU filter and operators that take a where= of their own on the GPU (the
+ * aggregate: its kernels read the passing rows by number instead of a gathered copy). */
+
+/* A bound predicate compiled for the GPU (expr_prog.c; opaque here). */
+struct sl__xp;
+/* The GPU program of predicate e (bound to `in`), or NULL when the GPU cannot run it
+ * (why says why) or memory ran out. */
+struct sl__xp *sl__xp_new(const struct sl__expr *e, const sl_schema_t *in, char *why,
+                          size_t why_len);
+void sl__xp_delete(struct sl__xp *x);
+/* CUDA builds (expr_cuda.c). The numbers (ascending) of the rows of device batch `in`
+ * where x (compiled from e) is TRUE into d_idx (device memory with room for every row) and
+ * their count into *k: one wait, for the count. A data error fails the task. */
+int sl__xp_select_gpu(sl_task_t *t, const struct sl__expr *e, const struct sl__xp *x,
+                      sl_batch_t *in, uint32_t *d_idx, int64_t *k);
+/* Rows d_idx[0 .. k) of device batch `in` (every column, validity and strings too) as a
+ * new device batch *out: the GPU filter's gather. */
+int sl__gpu_take(sl_task_t *t, sl_batch_t *in, const uint32_t *d_idx, int64_t k,
+                 sl_batch_t **out);
 
 #endif /* SLUICE_EXPR_H */

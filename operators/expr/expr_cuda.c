@@ -51,6 +51,11 @@ static int xp_prepare(sl_task_t *t, const struct sl__expr *e, const struct sl__x
 {
     run->prog = x->prog;
     run->d_tables = NULL;
+    int64_t generic = 0; /* LIKE's search a byte at a time, as before the word search */
+    sl_task_option_int(t, "debug_gpu_generic", &generic);
+    for (int i = 0; generic && i < run->prog.n_ins; i++)
+        if (run->prog.ins[i].op == SL_XP_LIKE)
+            run->prog.ins[i].flag |= 2;
     sl__xp_cols(&run->prog, b, &run->cols);
     if (x->n_dicts == 0)
         return SL_OK;
@@ -159,75 +164,90 @@ static int gather_strings(sl_task_t *t, sl_batch_t *in, sl_batch_t *out, const u
     return rc;
 }
 
-/* The passing rows of `in` (k of n, row numbers at d_idx) as a new device batch. */
-static int emit_selected(sl_task_t *t, sl_batch_t *in, const uint32_t *d_idx, int64_t k)
+int sl__gpu_take(sl_task_t *t, sl_batch_t *in, const uint32_t *d_idx, int64_t k,
+                 sl_batch_t **out)
 {
-    sl_batch_t *out = sl_task_new_batch(t, in->schema, k);
-    if (!out)
+    *out = sl_task_new_batch(t, in->schema, k);
+    if (!*out)
         return SL_ENOMEM;
-    int rc = gather_fixed(t, in, out, d_idx, k);
+    int rc = gather_fixed(t, in, *out, d_idx, k);
     if (rc == SL_OK)
-        rc = gather_strings(t, in, out, d_idx, k);
+        rc = gather_strings(t, in, *out, d_idx, k);
     if (rc < 0) {
-        sl_batch_unref(out);
+        sl_batch_unref(*out);
+        *out = NULL;
         return rc;
     }
-    sl__batch_share_dicts(out, in);
-    return sl_task_emit(t, out);
+    sl__batch_share_dicts(*out, in);
+    return SL_OK;
 }
 
-static int filter_gpu(sl_task_t *t)
+int sl__xp_select_gpu(sl_task_t *t, const struct sl__expr *e, const struct sl__xp *x,
+                      sl_batch_t *in, uint32_t *d_idx, int64_t *k)
 {
-    const struct sl__filter_data *d = sl_op_data(sl_task_op(t));
-    sl_batch_t *in = sl_task_input(t);
     int64_t n = sl_batch_num_rows(in);
+    *k = 0;
     if (n == 0)
         return SL_OK;
     struct xp_run run;
-    int rc = xp_prepare(t, d->e, &d->xp, in, &run);
+    int rc = xp_prepare(t, e, x, in, &run);
     if (rc < 0)
         return rc;
     size_t temp = 0;
     cudaStream_t s = sl_task_stream(t);
     SL_TASK_CUDA_TRY(t, sl_k_expr_select(NULL, &temp, NULL, NULL, NULL, n, s), "filter select");
-    size_t idx_at = ((size_t)n + 255) & ~(size_t)255, small_at = idx_at + (size_t)n * 4;
-    size_t temp_at = small_at + 256;
+    size_t small_at = ((size_t)n + 255) & ~(size_t)255, temp_at = small_at + 256;
     char *m = sl_task_device_alloc(t, temp_at + temp);
     if (!m) {
         sl_task_device_free(t, run.d_tables);
         return SL_ENOMEM;
     }
     uint8_t *d_flags = (uint8_t *)m;
-    uint32_t *d_idx = (uint32_t *)(m + idx_at);
     struct sl_k_expr_err *d_err = (struct sl_k_expr_err *)(m + small_at);
     int32_t *d_count = (int32_t *)(m + small_at + sizeof *d_err);
     struct sl_xj_conj conj;
-    cudaError_t e = SL_TASK_CUDA_CALL(cudaMemsetAsync(d_err, 0, 64, s));
-    if (e == cudaSuccess && sl__xj_from_prog(&run.prog, &conj))
-        e = SL_TASK_CUDA_CALL(
+    cudaError_t ce = SL_TASK_CUDA_CALL(cudaMemsetAsync(d_err, 0, 64, s));
+    if (ce == cudaSuccess && sl__xj_from_prog(&run.prog, &conj))
+        ce = SL_TASK_CUDA_CALL(
             sl_k_expr_conj_flags(&conj, &run.cols, run.d_tables, n, d_flags, s));
-    else if (e == cudaSuccess)
-        e = SL_TASK_CUDA_CALL(
+    else if (ce == cudaSuccess)
+        ce = SL_TASK_CUDA_CALL(
             sl_k_expr_flags(&run.prog, &run.cols, run.d_tables, n, d_flags, d_err, s));
-    if (e == cudaSuccess)
-        e = SL_TASK_CUDA_CALL(sl_k_expr_select(m + temp_at, &temp, d_flags, d_idx, d_count, n, s));
+    if (ce == cudaSuccess)
+        ce = SL_TASK_CUDA_CALL(sl_k_expr_select(m + temp_at, &temp, d_flags, d_idx, d_count, n, s));
     struct {
         struct sl_k_expr_err err;
         int32_t count, pad;
     } h;
-    rc = e == cudaSuccess ? read_back(t, "where", d->e, &d->xp, d_err, &h, sizeof h)
-                           : SL_TASK_CUDA_FAIL(t, e, "filter");
-    int32_t k = rc == SL_OK ? h.count : 0;
+    rc = ce == cudaSuccess ? read_back(t, "where", e, x, d_err, &h, sizeof h)
+                           : SL_TASK_CUDA_FAIL(t, ce, "filter");
+    *k = rc == SL_OK ? h.count : 0;
     sl_task_device_free(t, run.d_tables);
+    sl_task_device_free(t, m); /* stream-ordered */
+    return rc;
+}
+
+static int filter_gpu(sl_task_t *t)
+{
+    const struct sl__filter_data *d = sl_op_data(sl_task_op(t));
+    sl_batch_t *in = sl_task_input(t);
+    int64_t n = sl_batch_num_rows(in), k = 0;
+    if (n == 0)
+        return SL_OK;
+    uint32_t *d_idx = sl_task_device_alloc(t, (size_t)n * 4);
+    if (!d_idx)
+        return SL_ENOMEM;
+    int rc = sl__xp_select_gpu(t, d->e, &d->xp, in, d_idx, &k);
     if (rc == SL_OK && k == n) { /* every row passes: the batch goes on as it is */
-        sl_task_device_free(t, m);
+        sl_task_device_free(t, d_idx);
         sl_batch_ref(in);
         return sl_task_emit(t, in);
     }
+    sl_batch_t *out = NULL;
     if (rc == SL_OK && k > 0)
-        rc = emit_selected(t, in, d_idx, k);
-    sl_task_device_free(t, m); /* stream-ordered: after the gathers */
-    return rc;
+        rc = sl__gpu_take(t, in, d_idx, k, &out);
+    sl_task_device_free(t, d_idx); /* stream-ordered: after the gathers */
+    return out ? sl_task_emit(t, out) : rc;
 }
 
 /* Batches of fewer than 2^31 rows (CUB's counts) and a predicate the program takes. */

@@ -423,6 +423,27 @@ int sl__xp_compile(const struct sl__expr *e, const sl_schema_t *in, struct sl__x
     return SL_OK;
 }
 
+struct sl__xp *sl__xp_new(const struct sl__expr *e, const sl_schema_t *in, char *why,
+                          size_t why_len)
+{
+    struct sl__xp *x = sl__malloc(sizeof *x);
+    if (!x) {
+        snprintf(why, why_len, "out of memory");
+        return NULL;
+    }
+    if (sl__xp_compile(e, in, x, why, why_len) < 0) {
+        sl__free(x, sizeof *x);
+        return NULL;
+    }
+    return x;
+}
+
+void sl__xp_delete(struct sl__xp *x)
+{
+    if (x)
+        sl__free(x, sizeof *x);
+}
+
 int sl__xp_tables(const struct sl__expr *e, const struct sl__xp *x, const sl_batch_t *b,
                   struct sl_xp_prog *prog, uint8_t *tables, int64_t cap, int64_t *n_bytes)
 {

@@ -131,6 +131,12 @@ int sl__pred_apply(sl_task_t *t, const struct sl__expr *e, struct sl__pred_state
 
 int sl__pred_bind(sl_bind_t *b, const char *text, struct sl__expr **out)
 {
+    return sl__pred_bind_to(b, text, sl_op_output_schema(sl__bind_op(b)), out);
+}
+
+int sl__pred_bind_to(sl_bind_t *b, const char *text, const sl_schema_t *schema,
+                     struct sl__expr **out)
+{
     *out = NULL;
     if (!text || !*text)
         return SL_OK;
@@ -139,7 +145,7 @@ int sl__pred_bind(sl_bind_t *b, const char *text, struct sl__expr **out)
     int rc = sl__expr_parse(text, 0, -1, &e, err, sizeof err);
     if (rc < 0)
         return sl_bind_fail(b, rc, "where: %s", err);
-    rc = sl__expr_bind(e, sl_op_output_schema(sl__bind_op(b)), err, sizeof err);
+    rc = sl__expr_bind(e, schema, err, sizeof err);
     if (rc < 0) {
         sl__expr_free(e);
         return sl_bind_fail(b, rc, "where: %s", err);

@@ -115,6 +115,8 @@ struct kcase {
     int pbits;            /* partitioned method: radix bits (driver's force_bits) */
     int rowpart;          /* partitioned method: the row-by-row partitioner */
     int64_t few;          /* driver's few_threshold (0 default, < 0 never) */
+    int byrow;            /* rows read by number (d_rowidx, an aggregate's where=): every
+                             row but each third (i % 3 == 2) */
 };
 
 struct ref {
@@ -184,6 +186,8 @@ static void kcase_run(const struct kcase *c)
         hk32[i] = (int32_t)hk[i];
         hv[i] = v;
         hi[i] = (int32_t)(rnd(&s) % 2000001) - 1000000;
+        if (c->byrow && i % 3 == 2)
+            continue; /* not among the rows given by number */
         struct ref *x = &r[g];
         x->cnt++;
         x->sum += v, x->sumi += hi[i];
@@ -194,6 +198,7 @@ static void kcase_run(const struct kcase *c)
     void *dk;
     int64_t *dv;
     int32_t *di, *d_status;
+    uint32_t *didx = NULL;
     size_t kw = c->key64 ? 8 : 4;
     CU(cudaMalloc(&dk, (size_t)(n + 2) * kw));
     CU(cudaMalloc((void **)&dv, (size_t)(n + 2) * 8));
@@ -223,11 +228,32 @@ static void kcase_run(const struct kcase *c)
     d.row_partition = c->rowpart;
     if (c->atom64)
         d.update_flags &= ~SL_K_AGG_SMALL_SPLIT;
+    uint32_t *hidx = malloc((size_t)(n + 1) * 4);
+    int64_t n_idx = 0;
+    if (c->byrow) { /* per batch: its rows' numbers from the batch's first row */
+        for (int b = 0; b < c->batches; b++) {
+            int64_t lo = n * b / c->batches, hi_ = n * (b + 1) / c->batches;
+            for (int64_t i = lo; i < hi_; i++)
+                if (i % 3 != 2)
+                    hidx[n_idx++] = (uint32_t)(i - lo);
+        }
+        CU(cudaMalloc((void **)&didx, (size_t)(n_idx + 1) * 4));
+        CU(cudaMemcpy(didx, hidx, (size_t)n_idx * 4, cudaMemcpyHostToDevice));
+    }
+    int64_t at_idx = 0;
     for (int b = 0; b < c->batches; b++) {
         int64_t lo = n * b / c->batches, hi_ = n * (b + 1) / c->batches;
         struct sl_k_agg_input in;
         memset(&in, 0, sizeof in);
         in.n = hi_ - lo;
+        if (c->byrow) {
+            int64_t m = 0;
+            for (int64_t i = lo; i < hi_; i++)
+                m += i % 3 != 2;
+            in.n = m;
+            in.d_rowidx = didx + at_idx;
+            at_idx += m;
+        }
         in.keys[0].d_data = (const char *)dk + (size_t)(off + lo) * kw;
         for (int a = 1; a < 6; a++)
             in.vals[a].d_data = dv + off + lo;
@@ -298,8 +324,8 @@ static void kcase_run(const struct kcase *c)
     }
     agg_gdrv_free(&d);
     CU(cudaStreamSynchronize(g_stream));
-    cudaFree(dk), cudaFree(dv), cudaFree(di), cudaFree(d_status);
-    free(hk), free(hv), free(hk32), free(hi), free(gk), free(r);
+    cudaFree(dk), cudaFree(dv), cudaFree(di), cudaFree(d_status), cudaFree(didx);
+    free(hk), free(hv), free(hk32), free(hi), free(gk), free(r), free(hidx);
 }
 
 static void kernel_setup(void)
@@ -393,6 +419,63 @@ SL_TEST(few_path_cases)
         for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
             kcase_run(&cases[i]);
     }
+}
+
+/* Rows read by number (d_rowidx: an aggregate's where=, every third row left out): the
+ * few-groups kernel (extremes, skew past its registers, unaligned columns, forced on
+ * 50,000 groups), the shared-table size of groups (the generic kernels read them), and
+ * a first batch of 10 groups before 50,000 (the table grows past the partitioned
+ * method's threshold instead of partitioning: the partitioners read rows in place). A
+ * many-groups estimate refuses such an input (AGG_GDRV_EROWS, nothing added). */
+SL_TEST(rows_by_number)
+{
+    NEED_GPU();
+    kernel_setup();
+    for (int k64 = 0; k64 < 2; k64++) {
+        struct kcase cases[] = {
+            {.key64 = k64, .n = 1, .groups = 1, .batches = 1, .byrow = 1},
+            {.key64 = k64, .n = 300001, .groups = 4, .extremes = 1, .batches = 2, .byrow = 1},
+            {.key64 = k64, .n = 250000, .groups = 8, .skew = 1, .batches = 1, .byrow = 1},
+            {.key64 = k64, .n = 100003, .groups = 3, .offset = 1, .extremes = 1, .batches = 2,
+             .byrow = 1},
+            {.key64 = k64, .n = 300001, .groups = 4, .extremes = 1, .batches = 2, .few = -1,
+             .byrow = 1},
+            {.key64 = k64, .n = 400000, .groups = 50000, .few = (int64_t)1 << 40, .small = -1,
+             .batches = 2, .byrow = 1},
+            {.key64 = k64, .n = 200000, .groups = 1000, .batches = 2, .byrow = 1},
+            {.key64 = k64, .n = 400000, .groups = 50000, .few_first = 1, .batches = 2,
+             .byrow = 1, .want_mode = AGG_GDRV_TABLE},
+        };
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+            kcase_run(&cases[i]);
+    }
+    /* Many groups by the estimate: refused before anything is added. */
+    const int64_t n = 100000;
+    int32_t *hk = malloc((size_t)n * 4), *dk;
+    uint32_t *hidx = malloc((size_t)n * 4), *didx;
+    for (int64_t i = 0; i < n; i++)
+        hk[i] = (int32_t)(i * 7919), hidx[i] = (uint32_t)i;
+    CU(cudaMalloc((void **)&dk, (size_t)n * 4));
+    CU(cudaMalloc((void **)&didx, (size_t)n * 4));
+    CU(cudaMemcpy(dk, hk, (size_t)n * 4, cudaMemcpyHostToDevice));
+    CU(cudaMemcpy(didx, hidx, (size_t)n * 4, cudaMemcpyHostToDevice));
+    struct sl_k_agg_spec sp = {.n_keys = 1, .key_type = {SL_K_I32}, .n_aggs = 1,
+                               .fn = {SL_K_AGG_COUNT_STAR}, .in_type = {SL_K_I64}};
+    const struct agg_gdrv_mem mem = {k_alloc, k_free, h_alloc, h_free, NULL, NULL};
+    struct agg_gdrv d;
+    assert_int_equal(agg_gdrv_init(&d, &sp, g_stream, &mem), 0);
+    struct sl_k_agg_input in;
+    memset(&in, 0, sizeof in);
+    in.n = n;
+    in.keys[0].d_data = dk;
+    in.d_rowidx = didx;
+    assert_int_equal(agg_gdrv_add(&d, &in), AGG_GDRV_EROWS);
+    assert_true(d.mode != AGG_GDRV_TABLE);
+    assert_int_equal(d.rows, 0);
+    agg_gdrv_free(&d);
+    CU(cudaStreamSynchronize(g_stream));
+    cudaFree(dk), cudaFree(didx);
+    free(hk), free(hidx);
 }
 
 /* The record table (AGG_GDRV_DIRECT, many groups) on the same cases: empty, one row, all
@@ -674,6 +757,34 @@ SL_TEST(op_few_groups_two_keys)
         sl_table_t *eight = typed_input(200000, 8, nulls, 43 + (uint64_t)nulls);
         typed_check(eight, "keys=\"kd,ke\" " FEW_AGGS, 1);
         sl_table_unref(eight);
+    }
+}
+
+/* where= on the GPU (the kernels read the passing rows by number): the few-groups kernel
+ * (two keys, one, none), the table method's generic kernels (1,000 groups, or nulls),
+ * the partitioned method (150,000 groups: the rows gathered first), every row passing,
+ * none, a NULL predicate column; a predicate the GPU program does not take runs on the
+ * CPU. Equal to the CPU engine. */
+SL_TEST(op_where_rows_by_number)
+{
+    NEED_GPU();
+    for (int nulls = 0; nulls < 2; nulls++) {
+        sl_table_t *in = typed_input(300001, 4, nulls, 61 + (uint64_t)nulls);
+        typed_check(in, "where=\"dd > DATE '1970-01-01'\" keys=\"kd,ke\" " FEW_AGGS, 1);
+        typed_check(in, "where=\"dd > DATE '1970-01-01' AND v < 0\" keys=\"ke\" " FEW_AGGS, 1);
+        typed_check(in, "where=\"dd < DATE '1960-01-01' OR dd > DATE '2030-01-01'\" " FEW_AGGS, 1);
+        typed_check(in, "where=\"dd >= DATE '1940-01-01'\" keys=\"kd,ke\" " FEW_AGGS, 1); /* all */
+        typed_check(in, "where=\"dd < DATE '1940-01-01'\" keys=\"kd,ke\" " FEW_AGGS, 1); /* none */
+        typed_check(in, "where=\"dd < DATE '1940-01-01'\" " FEW_AGGS, 1);
+        typed_check(in, "where=\"v * 2 > v + 5\" keys=\"kd,ke\" " FEW_AGGS, 1); /* interpreter */
+        typed_check(in, "where=\"CAST(v AS float64) > 1.5\" keys=ke " FEW_AGGS, 0);
+        sl_table_unref(in);
+        sl_table_t *mid = typed_input(300000, 1000, nulls, 63 + (uint64_t)nulls);
+        typed_check(mid, "where=\"v > 0\" keys=kd " TYPED_AGGS, 1);
+        sl_table_unref(mid);
+        sl_table_t *many = typed_input(400000, 150000, nulls, 65 + (uint64_t)nulls);
+        typed_check(many, "where=\"v > 0\" keys=kc " TYPED_AGGS, 1);
+        sl_table_unref(many);
     }
 }
 

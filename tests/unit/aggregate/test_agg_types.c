@@ -29,6 +29,64 @@ SL_TEST(agg_string_key_every_aggregate)
     tt_assert_no_leaks();
 }
 
+/* where= on the paths of every key type (utf8, DICT, bool keys; count(DISTINCT)): the
+ * same rows as a filter before the aggregate. */
+SL_TEST(agg_where_equals_filter_first)
+{
+    static const char *const preds[] = {"p > 1", "d = 'x' OR f > 0", "bo", "p IS NULL",
+                                        "dt > DATE '2100-01-01'"};
+    static const char *const groups[] = {
+        "keys=k aggs=\"count(*), count(d), sum(p), min(dt), max(d), count(DISTINCT d), avg(p)\"",
+        "keys=\"d, bo\" aggs=\"count(*), min(k), max(p), min(f)\"",
+        "aggs=\"count(*), sum(w), max(k)\"",
+    };
+    static char a[TR_MAX_ROWS][160], b[TR_MAX_ROWS][160];
+    for (int th = 1; th <= 2; th++) {
+        sl_engine_t *e = tt_engine(th, 2);
+        sl_table_t *t = tt_table();
+        for (size_t i = 0; i < sizeof preds / sizeof preds[0]; i++) {
+            for (size_t g = 0; g < sizeof groups / sizeof groups[0]; g++) {
+                char fused[512], first[512];
+                snprintf(fused, sizeof fused, "a = scan.table name=t\nr = aggregate(a) "
+                         "where=\"%s\" %s\noutput r\n", preds[i], groups[g]);
+                snprintf(first, sizeof first, "a = scan.table name=t\nf = filter(a) "
+                         "where=\"%s\"\nr = aggregate(f) %s\noutput r\n", preds[i], groups[g]);
+                sl_table_t *x, *y;
+                SL_ASSERT_OK(tr_run(e, t, fused, &x));
+                SL_ASSERT_OK(tr_run(e, t, first, &y));
+                int m = tr_rows(x, a), n = tr_rows(y, b);
+                sl_table_unref(x);
+                sl_table_unref(y);
+                qsort(a, (size_t)m, sizeof a[0], tr_cmp_rows);
+                qsort(b, (size_t)n, sizeof b[0], tr_cmp_rows);
+                assert_int_equal(m, n);
+                for (int r = 0; r < m; r++)
+                    if (strcmp(a[r], b[r]))
+                        fail_msg("%s\nrow %d: %s, filter first: %s", fused, r, a[r], b[r]);
+            }
+        }
+        sl_table_unref(t);
+        sl_engine_close(e);
+    }
+    tt_assert_no_leaks();
+}
+
+/* where= must be a condition over the aggregate's input. */
+SL_TEST(agg_where_refused)
+{
+    sl_engine_t *e = tt_engine(1, 2);
+    sl_table_t *t = tt_table(), *out;
+    assert_int_equal(tr_run(e, t, "a = scan.table name=t\nr = aggregate(a) where=\"p + 1\" "
+                                  "aggs=\"count(*)\"\noutput r\n", &out), SL_ETYPE);
+    assert_int_equal(tr_run(e, t, "a = scan.table name=t\nr = aggregate(a) where=\"nope > 1\" "
+                                  "aggs=\"count(*)\"\noutput r\n", &out), SL_ENOTFOUND);
+    assert_int_equal(tr_run(e, t, "a = scan.table name=t\nr = aggregate(a) where=\"count > 1\" "
+                                  "aggs=\"count(*)\"\noutput r\n", &out), SL_ENOTFOUND);
+    sl_table_unref(t);
+    sl_engine_close(e);
+    tt_assert_no_leaks();
+}
+
 SL_TEST(agg_dict_and_bool_keys)
 {
     static const char *const want[] = {

@@ -256,22 +256,77 @@ static void check_float(double got, double want, double scale, const char *what,
 }
 
 /* Runs the aggregate over keys + v and compares every group with the reference. */
-static void check_groupby(sl_engine_t *e, struct tcol *keys, int nk, struct tcol *v, int64_t n,
-                          int64_t max_batch)
+/* The rows r where w > w_gt (w not null) of keys and v, copied into fk and fv (for the
+ * where= cases' reference); returns their count. */
+static int64_t filter_rows(const struct tcol *keys, int nk, const struct tcol *v,
+                           const struct tcol *w, int64_t w_gt, int64_t n, struct tcol *fk,
+                           struct tcol *fv)
 {
-    struct tcol all[9];
+    for (int j = 0; j < nk; j++)
+        tcol_alloc(&fk[j], keys[j].name, keys[j].type, n);
+    tcol_alloc(fv, v->name, v->type, n);
+    int64_t m = 0;
+    for (int64_t r = 0; r < n; r++) {
+        if (!w->valid[r] || w->i[r] <= w_gt)
+            continue;
+        for (int j = 0; j < nk; j++) {
+            fk[j].i[m] = keys[j].i[r];
+            fk[j].valid[m] = keys[j].valid[r];
+        }
+        fv->i[m] = v->i[r];
+        fv->f[m] = v->f[r];
+        fv->valid[m] = v->valid[r];
+        m++;
+    }
+    return m;
+}
+
+static void check_result(sl_table_t *out, struct tcol *keys, int nk, struct tcol *v, int64_t n);
+
+/* Runs the aggregate over keys + v and compares every group with the reference; with w,
+ * the aggregate's where="w > w_gt" against the reference of the passing rows. */
+static void check_groupby_w(sl_engine_t *e, struct tcol *keys, int nk, struct tcol *v,
+                            const struct tcol *w, int64_t w_gt, int64_t n, int64_t max_batch)
+{
+    struct tcol all[10];
     char kl[128] = "";
     for (int j = 0; j < nk; j++) {
         all[j] = keys[j];
         snprintf(kl + strlen(kl), sizeof kl - strlen(kl), "%s%s", j ? "," : "", keys[j].name);
     }
     all[nk] = *v;
-    sl_table_t *in = make_table(all, nk + 1, n, max_batch);
-    char opts[256];
-    snprintf(opts, sizeof opts, "keys=\"%s\" aggs=\"count(*), count(v), sum(v), min(v), max(v), "
-             "avg(v)\"", kl);
+    if (w)
+        all[nk + 1] = *w;
+    sl_table_t *in = make_table(all, nk + 1 + (w != NULL), n, max_batch);
+    char opts[320], where[64] = "";
+    if (w)
+        snprintf(where, sizeof where, "where=\"%s > %lld\" ", w->name, (long long)w_gt);
+    snprintf(opts, sizeof opts, "%skeys=\"%s\" aggs=\"count(*), count(v), sum(v), min(v), "
+             "max(v), avg(v)\"", where, kl);
     sl_table_t *out = run_agg(e, in, opts, NULL);
     sl_table_unref(in);
+    if (!w) {
+        check_result(out, keys, nk, v, n);
+    } else {
+        struct tcol fk[8], fv;
+        int64_t m = filter_rows(keys, nk, v, w, w_gt, n, fk, &fv);
+        check_result(out, fk, nk, &fv, m);
+        for (int j = 0; j < nk; j++)
+            tcol_free(&fk[j]);
+        tcol_free(&fv);
+    }
+    sl_table_unref(out);
+}
+
+static void check_groupby(sl_engine_t *e, struct tcol *keys, int nk, struct tcol *v, int64_t n,
+                          int64_t max_batch)
+{
+    check_groupby_w(e, keys, nk, v, NULL, 0, n, max_batch);
+}
+
+/* Every group of `out` against the reference of keys + v (n rows). */
+static void check_result(sl_table_t *out, struct tcol *keys, int nk, struct tcol *v, int64_t n)
+{
     struct ref_group *rg;
     int64_t ng = reference(keys, nk, v, n, &rg);
     struct tcol ok[8], cs, cv, sm, mn, mx, av;
@@ -328,7 +383,6 @@ static void check_groupby(sl_engine_t *e, struct tcol *keys, int nk, struct tcol
     tcol_free(&av);
     free(perm);
     free(rg);
-    sl_table_unref(out);
 }
 
 /* Fills a key column with `groups` distinct random values (Zipf-like skew when zipf > 0)
@@ -466,6 +520,46 @@ SL_TEST(agg_zipf_skew)
         sl_engine_t *e = open_engine(th, 512);
         for (int i = 0; i < 3; i++)
             one_key_case(e, SL_TYPE_INT32, SL_TYPE_INT64, 20000, 5000, 1.0 / (1 + z[i]), 0, 0, 0);
+        sl_engine_close(e);
+    }
+    assert_no_leaks();
+}
+
+/* where=: only the rows where the predicate is TRUE are aggregated (NULL and FALSE rows
+ * are not): against the reference of the passing rows, with nulls in the predicate's
+ * column, one and two keys and none, few and many groups (local tables flushed), all rows
+ * passing, none passing, no rows, small batches, 1 and 2 threads. */
+SL_TEST(agg_where)
+{
+    struct wcase {
+        int64_t n, groups, w_gt;
+        int nk, wnull;
+    } cases[] = {
+        {5000, 10, 0, 1, 10},   {5000, 4, 0, 2, 0},  {3000, 1, 0, 0, 20},
+        {120000, 60000, 0, 1, 5}, {2000, 30, INT64_MIN + 1, 1, 0}, /* every row passes */
+        {2000, 30, INT64_MAX - 1, 1, 10},                           /* none does */
+        {2000, 30, INT64_MAX - 1, 0, 10}, {0, 30, 0, 1, 0},  {1, 1, 0, 1, 0},
+    };
+    for (int th = 1; th <= 2; th++) {
+        sl_engine_t *e = open_engine(th, 1024);
+        for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+            const struct wcase *x = &cases[c];
+            struct tcol k[2], v, w;
+            const char *names[] = {"a", "b"};
+            for (int j = 0; j < x->nk; j++) {
+                tcol_alloc(&k[j], names[j], j ? SL_TYPE_INT32 : SL_TYPE_INT64, x->n);
+                fill_keys(&k[j], x->n, x->groups, 0, 5);
+            }
+            tcol_alloc(&v, "v", SL_TYPE_INT64, x->n);
+            fill_values(&v, x->n, 10);
+            tcol_alloc(&w, "w", SL_TYPE_INT64, x->n);
+            fill_values(&w, x->n, x->wnull);
+            check_groupby_w(e, k, x->nk, &v, &w, x->w_gt, x->n, 777);
+            for (int j = 0; j < x->nk; j++)
+                tcol_free(&k[j]);
+            tcol_free(&v);
+            tcol_free(&w);
+        }
         sl_engine_close(e);
     }
     assert_no_leaks();

@@ -8,6 +8,8 @@
  * program does not cover are refused with a reason. The TPC-H plans' filters and
  * computed columns on utf8 columns (plans/tpch) compile, but for SUBSTRING. */
 #include <stdio.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "../gen/gen_test_util.h"
 #include "expr/expr_prog.h"
@@ -254,6 +256,49 @@ SL_TEST(random_string_predicates_agree_with_the_cpu)
     print_message("%d string predicates agree on 2000, 1, 0 rows and a slice\n", n);
 }
 
+/* The GPU's word-at-a-time search (sl__xp_find_words) and its byte-at-a-time one
+ * (sl__xp_find_bytes, debug_gpu_generic) against the host's memmem (sl__xp_find) on random strings at every alignment, needles taken from the string or
+ * random, empty ones, and starts past the end; each string lies flush against an
+ * inaccessible page (before it or after it), so a read outside the string faults. */
+SL_TEST(word_search_agrees_with_memmem)
+{
+    const size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+    char *m = mmap(NULL, 3 * pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    assert_true(m != MAP_FAILED);
+    assert_int_equal(mprotect(m, pg, PROT_NONE), 0);
+    assert_int_equal(mprotect(m + 2 * pg, pg, PROT_NONE), 0);
+    uint64_t seed = 77;
+    int64_t hits = 0;
+    for (int it = 0; it < 200000; it++) {
+        int64_t sn = (int64_t)(xr_next(&seed) % 90);
+        char *str = it & 1 ? m + 2 * pg - sn : m + pg; /* flush with the page after or before */
+        for (int64_t i = 0; i < sn; i++)
+            str[i] = (char)('a' + xr_next(&seed) % 3);
+        char w[16];
+        int64_t wn = (int64_t)(xr_next(&seed) % 7);
+        if (sn > 0 && xr_next(&seed) % 2) { /* a piece of the string */
+            int64_t at = (int64_t)(xr_next(&seed) % (uint64_t)sn);
+            wn = wn > sn - at ? sn - at : wn;
+            memcpy(w, str + at, (size_t)wn);
+        } else {
+            for (int64_t i = 0; i < wn; i++)
+                w[i] = (char)('a' + xr_next(&seed) % 3);
+        }
+        int64_t from = (int64_t)(xr_next(&seed) % (uint64_t)(sn + 3));
+        int64_t want = from <= sn ? sl__xp_find(str, sn, from, w, wn) : -1;
+        int64_t got = sl__xp_find_words(str, sn, from, w, wn);
+        if (from <= sn)
+            assert_int_equal(sl__xp_find_bytes(str, sn, from, w, wn), want);
+        if (got != want)
+            fail_msg("find '%.*s' in '%.*s' from %lld: %lld, memmem %lld", (int)wn, w, (int)sn,
+                     str, (long long)from, (long long)got, (long long)want);
+        hits += got >= 0;
+    }
+    munmap(m, 3 * pg);
+    print_message("200000 searches, %lld found\n", (long long)hits);
+    assert_true(hits > 50000);
+}
+
 SL_TEST(refusals_say_why)
 {
     static const char *const refused[][2] = {
@@ -383,8 +428,9 @@ SL_TEST(tpch_string_predicates_compile)
         FILE *f = fopen(path, "r");
         assert_non_null(f);
         while (fgets(line, sizeof line, f)) {
+            /* the option's text ends at the next double quote (other options follow) */
             char *w = strstr(line, "where=\""), *c = strstr(line, "columns=\"");
-            char *text = w ? w + 7 : c ? c + 9 : NULL, *end = text ? strrchr(text, '"') : NULL;
+            char *text = w ? w + 7 : c ? c + 9 : NULL, *end = text ? strchr(text, '"') : NULL;
             if (line[0] == '#' || !end)
                 continue;
             *end = 0;
