@@ -6,9 +6,11 @@
  * to the last output fetched); the JSON line gives the three medians and auto / min(cpu,
  * gpu) (target at most 1.1). Without a GPU all three run on the CPU. The exact outputs
  * (joins, aggregate) must have the same checksum under every placement. */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "bench.h"
 
@@ -66,15 +68,26 @@ static void mixed_print_placements(sl_query_t *q, double ms)
     fprintf(stderr, " %.2f:%s", ms, sig);
 }
 
+/* What --placements and --trace-dir ask of one engine's queries. */
+struct mixed_diag {
+    bool placements;       /* print each query's time and pipelines' devices to stderr */
+    const char *trace_dir; /* each query's Chrome trace as DIR/<placement>_r<run>_q<n>.json */
+    const char *label;     /* placement name */
+    int64_t run;
+};
+
 /* Median time of `repeat` queries under one placement; the warm-up's exact checksums. */
 static int mixed_run(struct cli_common *c, enum sl_placement pl, int64_t rows, int64_t seed,
                      int64_t repeat, double *med, uint64_t sums[N_OUT], char *dev, int dev_len,
-                     bool placements)
+                     const struct mixed_diag *dg)
 {
     c->placement = pl;
+    int64_t t_open = cli_now_ns();
     sl_engine_t *eng = cli_open_engine(c);
     if (!eng)
         return SL_EINVAL;
+    if (dg->placements)
+        fprintf(stderr, " [open %.1f ms]", (cli_now_ns() - t_open) / 1e6);
     sl_plan_t *p;
     sl_plan_create(&p);
     int rc = mixed_plan(p, rows, seed);
@@ -89,6 +102,12 @@ static int mixed_run(struct cli_common *c, enum sl_placement pl, int64_t rows, i
         sl_table_t *out[N_OUT] = {0};
         int64_t t0 = cli_now_ns();
         rc = sl_query_create(eng, p, &q);
+        if (rc == SL_OK && dg->trace_dir) {
+            char path[1024];
+            snprintf(path, sizeof path, "%s/%s_r%" PRId64 "_q%" PRId64 ".json", dg->trace_dir,
+                     dg->label, dg->run, rep + 1);
+            rc = sl_query_trace(q, path);
+        }
         if (rc == SL_OK)
             rc = cli_query_run(q);
         for (int i = 0; i < N_OUT && rc == SL_OK; i++)
@@ -104,13 +123,16 @@ static int mixed_run(struct cli_common *c, enum sl_placement pl, int64_t rows, i
         }
         if (rc == SL_OK && rep >= 0)
             bench_add(&r, ms);
-        if (rc == SL_OK && placements)
+        if (rc == SL_OK && dg->placements)
             mixed_print_placements(q, ms);
         sl_query_destroy(q);
     }
     *med = rc == SL_OK ? bench_median(r.ms, r.n) : 0;
     sl_plan_destroy(p);
+    int64_t t_close = cli_now_ns();
     sl_engine_close(eng);
+    if (dg->placements)
+        fprintf(stderr, " [close %.1f ms]", (cli_now_ns() - t_close) / 1e6);
     return rc;
 }
 
@@ -120,6 +142,7 @@ int bench_mixed(int argc, char **argv)
     cli_common_init(&c);
     int64_t rows = (int64_t)1 << 25, repeat = 3, seed = 1, runs = 1, cpu_repeat = -1;
     bool placements = false;
+    const char *trace_dir = NULL;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--help")) {
             printf("usage: sluice bench mixed [--rows N] [--repeat R] [--runs K] [--cpu-repeat R]"
@@ -132,7 +155,10 @@ int bench_mixed(int argc, char **argv)
                    "reports every run's ratio and the worst; --cpu-repeat sets the CPU's"
                    " repeats (default --repeat).\n--placements prints to stderr, per auto"
                    " query (warm-up first), its time and where\neach pipeline ran (C cpu, G"
-                   " gpu, S split).\n");
+                   " gpu, S split),\nfor the gpu and auto engines, with each engine's open and close"
+                   " times. --trace-dir DIR\nwrites every gpu and auto query's Chrome trace"
+                   " as DIR/<placement>_r<run>_q<n>.json\n(q0 the warm-up; written when the"
+                   " query ends, so inside its time).\n");
             return 0;
         }
         const struct bench_count_opt counts[] = {{"--rows", &rows},
@@ -142,6 +168,10 @@ int bench_mixed(int argc, char **argv)
                                                  {"--cpu-repeat", &cpu_repeat}};
         if (!strcmp(argv[i], "--placements")) {
             placements = true;
+            continue;
+        }
+        if (!strcmp(argv[i], "--trace-dir") && i + 1 < argc) {
+            trace_dir = argv[++i];
             continue;
         }
         int r = bench_count_option(argc, argv, &i, counts, 5);
@@ -154,6 +184,8 @@ int bench_mixed(int argc, char **argv)
     }
     if (cpu_repeat < 0)
         cpu_repeat = repeat;
+    if (trace_dir && mkdir(trace_dir, 0777) != 0 && errno != EEXIST)
+        return cli_fail("bench mixed: --trace-dir %s: %s", trace_dir, strerror(errno));
     if (rows < 1 || repeat < 1 || repeat > BENCH_MAX_REPEAT || cpu_repeat < 1 ||
         cpu_repeat > BENCH_MAX_REPEAT || runs < 1 || runs > BENCH_MAX_REPEAT)
         return cli_fail("bench mixed: --rows must be at least 1, --repeat, --cpu-repeat and "
@@ -163,15 +195,23 @@ int bench_mixed(int argc, char **argv)
     double cpu_ms, gpu_ms[BENCH_MAX_REPEAT], auto_ms[BENCH_MAX_REPEAT];
     uint64_t sums[3][N_OUT];
     char dev[160] = "";
-    int rc = mixed_run(&c, pls[0], rows, seed, cpu_repeat, &cpu_ms, sums[0], NULL, 0, false);
+    struct mixed_diag dg[3] = {{false, NULL, names[0], 0},
+                               {placements, trace_dir, names[1], 0},
+                               {placements, trace_dir, names[2], 0}};
+    int rc = mixed_run(&c, pls[0], rows, seed, cpu_repeat, &cpu_ms, sums[0], NULL, 0, &dg[0]);
     for (int64_t k = 0; k < runs && rc == SL_OK; k++) {
-        rc = mixed_run(&c, pls[1], rows, seed, repeat, &gpu_ms[k], sums[1], dev, sizeof dev,
-                       false);
+        dg[1].run = dg[2].run = k;
         if (placements)
-            fprintf(stderr, "run %" PRId64 ": gpu %.2f ms, auto", k, gpu_ms[k]);
+            fprintf(stderr, "run %" PRId64 ": gpu", k);
+        rc = mixed_run(&c, pls[1], rows, seed, repeat, &gpu_ms[k], sums[1], dev, sizeof dev,
+                       &dg[1]);
+        if (placements)
+            fprintf(stderr, " = %.2f ms\n       auto", gpu_ms[k]);
         if (rc == SL_OK)
             rc = mixed_run(&c, pls[2], rows, seed, repeat, &auto_ms[k], sums[2], NULL, 0,
-                           placements);
+                           &dg[2]);
+        if (placements && rc == SL_OK)
+            fprintf(stderr, " = %.2f ms", auto_ms[k]);
         if (placements)
             fprintf(stderr, "\n");
         for (int p = 1; p < 3 && rc == SL_OK; p++)
