@@ -272,7 +272,8 @@ int sl_query_trace(sl_query_t *q, const char *path)
     char *p = sl__strdup(path);
     if (!p)
         return sl__set_last_error(SL_ENOMEM, "out of memory");
-    if (!q->trace_on && sl__trace_init(&q->trace, q->n_slots, sl__now_ns()) != SL_OK) {
+    if (!q->trace_on && sl__trace_init(&q->trace, q->n_slots,
+                                       sl__sched_num_cpu(q->eng->sched), sl__now_ns()) != SL_OK) {
         sl__free_str(p);
         return sl__set_last_error(SL_ENOMEM, "out of memory");
     }
