@@ -142,6 +142,9 @@ struct sl_engine_config {
     int64_t debug_mgpu_chunk_rows; /* rows a device partitions at a time in a multi-device
                                       hash join's pipelined exchange; 0 = 2^20, -1 = all
                                       before anything moves (A/B runs) */
+    /* Fields added with pinned GPU workers (issue 23). */
+    int pin_gpu_workers;        /* pin_gpu_workers: 1 (default, with pin_threads) pins each
+                                   GPU worker's thread to a core of its GPU's NUMA node */
 };
 
 /* Fills *cfg with the defaults and sets cfg->size. Cannot fail. Thread-safe (touches
