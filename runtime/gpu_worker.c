@@ -439,7 +439,7 @@ struct sl__buf *sl__gpu_device_buf(struct sl__gpu *g, sl_task_t *t, int64_t byte
     int rc = sl__dpool_alloc_async(g->pool, bytes, st, &d);
     /* Copies of table columns kept for reuse must never make a query fail: under budget
      * pressure the ones nobody uses now go, and the allocation is tried again. */
-    if (rc == SL_EBUDGET && t->q && sl__gpu_evict_replicas(t->q, g) > 0)
+    while (rc == SL_EBUDGET && t->q && sl__gpu_evict_replicas(t->q, g) > 0) /* 64 a call */
         rc = sl__dpool_alloc_async(g->pool, bytes, st, &d);
     const char *op = t->os ? t->os->op->def->name : "";
     if (rc < 0) {
