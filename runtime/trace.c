@@ -116,12 +116,14 @@ int sl__trace_write(const struct sl__trace *t, const char *path, char *err, size
     for (int w = 0; w < t->n_bufs; w++) {
         for (int64_t i = 0; i < t->bufs[w].n; i++) {
             const struct sl__trace_event *e = &t->bufs[w].ev[i];
+            int64_t skew = e->device >= 0 && e->device < SL__TRACE_MAX_GPU
+                               ? t->gpu_skew_ns[e->device] : 0;
             fprintf(f,
                     ",\n{\"ph\":\"X\",\"name\":\"%s\",\"cat\":\"%s\",\"pid\":%d,\"tid\":%d,"
                     "\"ts\":%.3f,\"dur\":%.3f,\"args\":{\"bytes\":%" PRId64 ",\"rows\":%" PRId64
                     "}}",
                     e->name, kind_cat(e->kind), e->device + 1, e->lane,
-                    (e->start_ns - t->origin_ns) / 1e3, (e->end_ns - e->start_ns) / 1e3,
+                    (e->start_ns + skew - t->origin_ns) / 1e3, (e->end_ns - e->start_ns) / 1e3,
                     e->bytes, e->rows);
         }
     }

@@ -25,8 +25,10 @@ struct sl__trace_buf {
     int64_t n, cap;
 };
 
+#define SL__TRACE_MAX_GPU 16
 struct sl__trace {
     int n_bufs;                      /* one per worker */
+    int64_t gpu_skew_ns[SL__TRACE_MAX_GPU]; /* added to GPU g's spans (sl__gpu_clock_skew) */
     int n_cpu;                       /* workers below it are CPU workers, the rest GPU ones */
     struct sl__trace_buf *bufs;
     int64_t origin_ns;
