@@ -24,7 +24,6 @@ void sl_engine_config_init(struct sl_engine_config *cfg)
     cfg->size = sizeof *cfg;
     cfg->n_gpus = -1;
     cfg->pin_threads = 1;
-    cfg->pin_gpu_workers = 1;
     cfg->placement = SL_PLACE_AUTO;
     cfg->agg_gpu_part_threshold = (int64_t)1 << 16;
     cfg->debug_kmeans_method = -1;

@@ -143,8 +143,9 @@ struct sl_engine_config {
                                       hash join's pipelined exchange; 0 = 2^20, -1 = all
                                       before anything moves (A/B runs) */
     /* Fields added with pinned GPU workers (issue 23). */
-    int pin_gpu_workers;        /* pin_gpu_workers: 1 (default, with pin_threads) pins each
-                                   GPU worker's thread to a core of its GPU's NUMA node */
+    int pin_gpu_workers;        /* pin_gpu_workers: 1 (with pin_threads) pins each GPU
+                                   worker's thread to a core of its GPU's NUMA node; 0
+                                   (default) leaves it to the OS */
 };
 
 /* Fills *cfg with the defaults and sets cfg->size. Cannot fail. Thread-safe (touches
