@@ -168,15 +168,12 @@ static char *read_text(const char *path)
     return buf;
 }
 
-static int64_t gpu_mem; /* the GPU engine's budget; 0 = the default */
-
 static sl_engine_t *engine(enum sl_placement pl)
 {
     struct sl_engine_config cfg;
     sl_engine_config_init(&cfg);
     cfg.n_threads = 2;
     cfg.placement = pl;
-    cfg.gpu_mem_limit = pl == SL_PLACE_GPU ? gpu_mem : 0;
     sl_engine_t *e;
     SL_ASSERT_OK(sl_test_engine_open(&e, &cfg));
     return e;
@@ -296,30 +293,5 @@ SL_TEST(star_join_step2) { plan_case("tests/gpu/star_j2.plan"); }
 SL_TEST(star_join_step3) { plan_case("tests/gpu/star_j3.plan"); }
 /* Shared nodes: kept on the host, read back by GPU pipelines. */
 SL_TEST(shared_nodes) { plan_case("tests/gpu/shared_nodes.plan"); }
-/* Morsels cut to fit a 64 MiB GPU budget (issue 18): the same answers as the CPU, every
- * pipeline on the GPU, and its explain says why the morsels are smaller. */
-SL_TEST(budget_morsels)
-{
-    NEED_GPU();
-    gpu_mem = (int64_t)64 << 20;
-    same_on_gpu("tests/gpu/budget_morsels.plan");
-    sl_engine_t *e = engine(SL_PLACE_GPU);
-    sl_plan_t *p;
-    SL_ASSERT_OK(sl_plan_create(&p));
-    SL_ASSERT_OK(sl_plan_parse(p, read_text("tests/gpu/budget_morsels.plan"), "budget"));
-    sl_query_t *q;
-    SL_ASSERT_OK(sl_query_create(e, p, &q));
-    const struct sl_explain *ex;
-    SL_ASSERT_OK(sl_query_explain(q, &ex));
-    assert_true(ex->n_pipelines >= 1);
-    printf("pipeline 0: %s; %lld tasks\n", ex->pipelines[0].why,
-           (long long)ex->pipelines[0].tasks);
-    assert_non_null(strstr(ex->pipelines[0].why, "fit the GPU's budget"));
-    assert_true(ex->pipelines[0].tasks > 4);
-    sl_query_destroy(q);
-    sl_plan_destroy(p);
-    sl_engine_close(e);
-    gpu_mem = 0;
-}
 /* Cross joins with one- and two-row right sides, a NULL scalar among them. */
 SL_TEST(cross_join) { plan_case("tests/gpu/cross_join.plan"); }
