@@ -97,9 +97,10 @@ int cmd_trace_render(int argc, char **argv)
     while (sp && fgets(line, sizeof line, f)) {
         struct span s;
         struct lane nl;
-        if (n_named < MAX_LANES &&
-            sscanf(line,
-                   "%*[^{]{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%d,\"tid\":%d,"
+        const char *m = strstr(line, "{\"ph\":\"M\",\"name\":\"thread_name\"");
+        if (m && n_named < MAX_LANES &&
+            sscanf(m,
+                   "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%d,\"tid\":%d,"
                    "\"args\":{\"name\":\"%47[^\"]\"",
                    &nl.pid, &nl.tid, nl.name) == 3) {
             named[n_named++] = nl;
