@@ -4,11 +4,16 @@
  * generators. It runs with placement forced to the CPU, forced to the GPU and left to the
  * engine (auto), each a fresh engine, one warm-up then --repeat timed queries (creation
  * to the last output fetched); the JSON line gives the three medians and auto / min(cpu,
- * gpu) (target at most 1.1). Without a GPU all three run on the CPU. The exact outputs
+ * gpu) (target at most 1.1). Each of --runs runs opens a fresh gpu and a fresh auto
+ * engine together and alternates their queries, so both medians are of the same
+ * seconds (BENCH_PROTOCOL.md: both sides of a ratio measured in the same run); the CPU's
+ * engine runs once, first. Without a GPU all three run on the CPU. The exact outputs
  * (joins, aggregate) must have the same checksum under every placement. */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "bench.h"
 
@@ -66,52 +71,89 @@ static void mixed_print_placements(sl_query_t *q, double ms)
     fprintf(stderr, " %.2f:%s", ms, sig);
 }
 
-/* Median time of `repeat` queries under one placement; the warm-up's exact checksums. */
-static int mixed_run(struct cli_common *c, enum sl_placement pl, int64_t rows, int64_t seed,
-                     int64_t repeat, double *med, uint64_t sums[N_OUT], char *dev, int dev_len,
-                     bool placements)
+/* One fresh engine of the bench: its plan, its timed queries, and what --placements and
+ * --trace-dir ask of them. */
+struct mixed_eng {
+    sl_engine_t *eng;
+    sl_plan_t *p;
+    struct bench_result r;
+    uint64_t *sums;        /* the warm-up's exact checksums (N_OUT) */
+    bool placements;       /* print each query's time and pipelines' devices to stderr */
+    const char *trace_dir; /* each query's Chrome trace as DIR/<placement>_r<run>_q<n>.json */
+    const char *label;     /* placement name */
+    int64_t run;
+};
+
+static int mixed_open(struct cli_common *c, enum sl_placement pl, int64_t rows, int64_t seed,
+                      struct mixed_eng *m, char *dev, int dev_len)
 {
     c->placement = pl;
-    sl_engine_t *eng = cli_open_engine(c);
-    if (!eng)
+    int64_t t_open = cli_now_ns();
+    m->eng = cli_open_engine(c);
+    m->p = NULL;
+    bench_result_init(&m->r, 0);
+    if (!m->eng)
         return SL_EINVAL;
-    sl_plan_t *p;
-    sl_plan_create(&p);
-    int rc = mixed_plan(p, rows, seed);
+    if (m->placements)
+        fprintf(stderr, " [%s open %.1f ms]", m->label, (cli_now_ns() - t_open) / 1e6);
+    sl_plan_create(&m->p);
+    int rc = mixed_plan(m->p, rows, seed);
     if (rc != SL_OK)
-        cli_fail("bench mixed: %s", sl_plan_errmsg(p));
-    struct bench_result r;
-    bench_result_init(&r, 0);
+        cli_fail("bench mixed: %s", sl_plan_errmsg(m->p));
     if (dev)
-        bench_device_name(eng, pl, dev, dev_len);
-    for (int64_t rep = -1; rep < repeat && rc == SL_OK; rep++) {
-        sl_query_t *q = NULL;
-        sl_table_t *out[N_OUT] = {0};
-        int64_t t0 = cli_now_ns();
-        rc = sl_query_create(eng, p, &q);
-        if (rc == SL_OK)
-            rc = cli_query_run(q);
-        for (int i = 0; i < N_OUT && rc == SL_OK; i++)
-            rc = sl_query_result(q, outputs[i], &out[i]);
-        double ms = (cli_now_ns() - t0) / 1e6;
-        if (rc != SL_OK)
-            cli_fail("bench mixed: %s", q ? sl_query_errmsg(q) : sl_engine_errmsg(eng));
-        for (int i = 0; i < N_OUT; i++) {
-            if (rc == SL_OK && rep < 0)
-                sums[i] = i < N_EXACT ? bench_checksum_table(out[i])
-                                      : (uint64_t)sl_table_num_rows(out[i]);
-            sl_table_unref(out[i]);
-        }
-        if (rc == SL_OK && rep >= 0)
-            bench_add(&r, ms);
-        if (rc == SL_OK && placements)
-            mixed_print_placements(q, ms);
-        sl_query_destroy(q);
-    }
-    *med = rc == SL_OK ? bench_median(r.ms, r.n) : 0;
-    sl_plan_destroy(p);
-    sl_engine_close(eng);
+        bench_device_name(m->eng, pl, dev, dev_len);
     return rc;
+}
+
+/* One query on m, timed from its creation to its last output fetched; rep < 0: the
+ * warm-up, whose exact checksums are kept and whose time is not. */
+static int mixed_query(struct mixed_eng *m, int64_t rep)
+{
+    sl_query_t *q = NULL;
+    sl_table_t *out[N_OUT] = {0};
+    int64_t t0 = cli_now_ns();
+    int rc = sl_query_create(m->eng, m->p, &q);
+    if (rc == SL_OK && m->trace_dir) {
+        char path[1024];
+        snprintf(path, sizeof path, "%s/%s_r%" PRId64 "_q%" PRId64 ".json", m->trace_dir,
+                 m->label, m->run, rep + 1);
+        rc = sl_query_trace(q, path);
+    }
+    if (rc == SL_OK)
+        rc = cli_query_run(q);
+    for (int i = 0; i < N_OUT && rc == SL_OK; i++)
+        rc = sl_query_result(q, outputs[i], &out[i]);
+    double ms = (cli_now_ns() - t0) / 1e6;
+    if (rc != SL_OK)
+        cli_fail("bench mixed: %s", q ? sl_query_errmsg(q) : sl_engine_errmsg(m->eng));
+    for (int i = 0; i < N_OUT; i++) {
+        if (rc == SL_OK && rep < 0)
+            m->sums[i] = i < N_EXACT ? bench_checksum_table(out[i])
+                                     : (uint64_t)sl_table_num_rows(out[i]);
+        sl_table_unref(out[i]);
+    }
+    if (rc == SL_OK && rep >= 0)
+        bench_add(&m->r, ms);
+    if (rc == SL_OK && m->placements) {
+        fprintf(stderr, " %c", m->label[0]);
+        mixed_print_placements(q, ms);
+    }
+    sl_query_destroy(q);
+    return rc;
+}
+
+/* Closes m; the median of its timed queries. */
+static double mixed_close(struct mixed_eng *m)
+{
+    double med = m->r.n ? bench_median(m->r.ms, m->r.n) : 0;
+    sl_plan_destroy(m->p);
+    int64_t t_close = cli_now_ns();
+    sl_engine_close(m->eng);
+    if (m->placements && m->eng)
+        fprintf(stderr, " [%s close %.1f ms]", m->label, (cli_now_ns() - t_close) / 1e6);
+    m->eng = NULL;
+    m->p = NULL;
+    return med;
 }
 
 int bench_mixed(int argc, char **argv)
@@ -120,19 +162,24 @@ int bench_mixed(int argc, char **argv)
     cli_common_init(&c);
     int64_t rows = (int64_t)1 << 25, repeat = 3, seed = 1, runs = 1, cpu_repeat = -1;
     bool placements = false;
+    const char *trace_dir = NULL;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--help")) {
             printf("usage: sluice bench mixed [--rows N] [--repeat R] [--runs K] [--cpu-repeat R]"
-                   " [--seed S]\n       [--placements] [--threads N] [--gpu-mem BYTES] [--json]\n"
+                   " [--seed S]\n       [--placements] [--trace-dir DIR] [--threads N]"
+                   " [--gpu-mem BYTES] [--json]\n"
                    "One plan: a small join (N/256 x N/4096 rows), a large join (N x N), an"
                    " aggregate of N rows\ninto 16 groups and k-means (N/16 points, d = 16,"
                    " k = 64, 5 iterations), run with\nplacement cpu, gpu and auto, each a"
                    " fresh engine; prints the medians and auto / min(cpu, gpu)\n(target <= 1.1)."
-                   " --runs K repeats the gpu and auto runs K times (fresh engines) and\n"
-                   "reports every run's ratio and the worst; --cpu-repeat sets the CPU's"
-                   " repeats (default --repeat).\n--placements prints to stderr, per auto"
-                   " query (warm-up first), its time and where\neach pipeline ran (C cpu, G"
-                   " gpu, S split).\n");
+                   " --runs K repeats the gpu and auto runs K times (fresh engines, both\n"
+                   "open at once, their queries alternating) and reports every run's ratio"
+                   " and the worst;\n--cpu-repeat sets the CPU's repeats (default --repeat).\n"
+                   "--placements prints to stderr each gpu (g) and auto (a) query's time and"
+                   " where each\npipeline ran (C cpu, G gpu, S split), warm-up first, and"
+                   " each engine's open and close\ntimes. --trace-dir DIR writes every gpu"
+                   " and auto query's Chrome trace as\nDIR/<placement>_r<run>_q<n>.json (q0"
+                   " the warm-up; written when the query ends, so\ninside its time).\n");
             return 0;
         }
         const struct bench_count_opt counts[] = {{"--rows", &rows},
@@ -142,6 +189,10 @@ int bench_mixed(int argc, char **argv)
                                                  {"--cpu-repeat", &cpu_repeat}};
         if (!strcmp(argv[i], "--placements")) {
             placements = true;
+            continue;
+        }
+        if (!strcmp(argv[i], "--trace-dir") && i + 1 < argc) {
+            trace_dir = argv[++i];
             continue;
         }
         int r = bench_count_option(argc, argv, &i, counts, 5);
@@ -154,6 +205,8 @@ int bench_mixed(int argc, char **argv)
     }
     if (cpu_repeat < 0)
         cpu_repeat = repeat;
+    if (trace_dir && mkdir(trace_dir, 0777) != 0 && errno != EEXIST)
+        return cli_fail("bench mixed: --trace-dir %s: %s", trace_dir, strerror(errno));
     if (rows < 1 || repeat < 1 || repeat > BENCH_MAX_REPEAT || cpu_repeat < 1 ||
         cpu_repeat > BENCH_MAX_REPEAT || runs < 1 || runs > BENCH_MAX_REPEAT)
         return cli_fail("bench mixed: --rows must be at least 1, --repeat, --cpu-repeat and "
@@ -163,17 +216,39 @@ int bench_mixed(int argc, char **argv)
     double cpu_ms, gpu_ms[BENCH_MAX_REPEAT], auto_ms[BENCH_MAX_REPEAT];
     uint64_t sums[3][N_OUT];
     char dev[160] = "";
-    int rc = mixed_run(&c, pls[0], rows, seed, cpu_repeat, &cpu_ms, sums[0], NULL, 0, false);
+    struct mixed_eng m[3] = {{.label = names[0], .sums = sums[0]},
+                             {.label = names[1], .sums = sums[1], .placements = placements,
+                              .trace_dir = trace_dir},
+                             {.label = names[2], .sums = sums[2], .placements = placements,
+                              .trace_dir = trace_dir}};
+    int rc = mixed_open(&c, pls[0], rows, seed, &m[0], NULL, 0);
+    for (int64_t rep = -1; rep < cpu_repeat && rc == SL_OK; rep++)
+        rc = mixed_query(&m[0], rep);
+    cpu_ms = mixed_close(&m[0]);
     for (int64_t k = 0; k < runs && rc == SL_OK; k++) {
-        rc = mixed_run(&c, pls[1], rows, seed, repeat, &gpu_ms[k], sums[1], dev, sizeof dev,
-                       false);
+        /* Both engines open at once and their queries alternate (gpu first in even
+         * repeats, auto first in odd ones and in the warm-up), so the two medians come
+         * from the same seconds: one engine after the other, a disturbance of the
+         * machine lasting a few queries (2-4x slower, H100 2026-11-27) landed on one
+         * side only. */
+        m[1].run = m[2].run = k;
         if (placements)
-            fprintf(stderr, "run %" PRId64 ": gpu %.2f ms, auto", k, gpu_ms[k]);
+            fprintf(stderr, "run %" PRId64 ":", k);
+        rc = mixed_open(&c, pls[1], rows, seed, &m[1], dev, sizeof dev);
         if (rc == SL_OK)
-            rc = mixed_run(&c, pls[2], rows, seed, repeat, &auto_ms[k], sums[2], NULL, 0,
-                           placements);
+            rc = mixed_open(&c, pls[2], rows, seed, &m[2], NULL, 0);
+        for (int64_t rep = -1; rep < repeat && rc == SL_OK; rep++) {
+            int first = (rep & 1) ? 2 : 1;
+            rc = mixed_query(&m[first], rep);
+            if (rc == SL_OK)
+                rc = mixed_query(&m[3 - first], rep);
+        }
+        if (m[2].eng)
+            auto_ms[k] = mixed_close(&m[2]);
+        if (m[1].eng)
+            gpu_ms[k] = mixed_close(&m[1]);
         if (placements)
-            fprintf(stderr, "\n");
+            fprintf(stderr, "\n  = gpu %.2f ms, auto %.2f ms\n", gpu_ms[k], auto_ms[k]);
         for (int p = 1; p < 3 && rc == SL_OK; p++)
             for (int i = 0; i < N_EXACT; i++)
                 if (sums[p][i] != sums[0][i]) {

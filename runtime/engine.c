@@ -227,11 +227,20 @@ int sl_engine_open(sl_engine_t **out, const struct sl_engine_config *cfg_in)
     eng->cfg.n_gpus = eng->n_gpus;
     eng->cfg.host_mem_limit = eng->host_limit;
     eng->cfg.gpu_depth = cfg->gpu_depth ? cfg->gpu_depth : 4;
+    int gpu_numa[64];
+    for (int i = 0; i < eng->n_gpus && i < 64; i++) {
+        gpu_numa[i] = -1;
+        for (int d = 1; d < eng->n_devices; d++)
+            if (eng->devices[d].ordinal == eng->gpu_ordinals[i])
+                gpu_numa[i] = eng->devices[d].numa_node;
+    }
     struct sl__sched_config sc = {
         .n_cpu = eng->n_threads,
         .n_gpu = eng->n_gpus,
         .gpu_ordinals = eng->gpu_ordinals,
         .pin = cfg->pin_threads != 0,
+        .pin_gpu = cfg->pin_gpu_workers != 0 && eng->n_gpus <= 64,
+        .gpu_numa = gpu_numa,
         .gpu_init = sl__gpu_worker_init,
         .gpu_fini = sl__gpu_worker_fini,
         .gpu_poll = sl__gpu_worker_poll,

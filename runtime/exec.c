@@ -278,6 +278,32 @@ static void run_morsel(struct sl__node *n, struct sl__worker *w)
     }
 }
 
+/* GPU morsels fitted to the budget (issue 18): at SF 10 with gpu_mem=256Mi and tables in
+ * pinned host memory, 16 Mi-row morsels of lineitem (64 MiB a column, four tasks in
+ * flight) failed 12 of the 22 TPC-H queries, 3 with 1Gi, and 14 at SF 1 with 64Mi. */
+int64_t sl__gpu_budget_morsel_rows(int64_t budget_left, int64_t row_bytes, int depth,
+                                   int64_t morsel_rows)
+{
+    int64_t per_row = (row_bytes > 0 ? row_bytes : 1) * SL__GPU_MORSEL_COPIES *
+                      (depth > 0 ? depth : 1);
+    int64_t fit = budget_left > 0 ? budget_left / per_row : 0;
+    fit = fit < SL__GPU_MORSEL_MIN ? SL__GPU_MORSEL_MIN : fit;
+    return fit < morsel_rows ? fit : morsel_rows;
+}
+
+int64_t sl__pipeline_gpu_morsel_rows(struct sl_query *q, const struct sl__pipeline *p,
+                                     int device)
+{
+    sl_engine_t *eng = q->eng;
+    int64_t m = q->opts.morsel_rows_gpu;
+    for (int i = 0; i < eng->n_gpus; i++)
+        if (eng->gpus[i] && sl__gpu_ordinal(eng->gpus[i]) == device)
+            return sl__gpu_budget_morsel_rows(sl__gpu_budget_left(eng->gpus[i]),
+                                              sl__schema_row_bytes(p->source->op->schema),
+                                              eng->cfg.gpu_depth, m);
+    return m;
+}
+
 /* Rows per morsel of a co-processed pipeline: both devices cut the same morsels, since a
  * source numbers its tasks by one size. The CPU's size would give the GPU many small
  * copies and launches, the GPU's would leave few morsels for the CPU workers and a long
@@ -371,6 +397,7 @@ static int64_t place_and_count(struct sl__node *n, struct sl__worker *w, struct 
     struct sl_query *q = n->graph->on_finish_user;
     p->device = sl__place_pipeline(q, p);
     p->morsel_rows = p->split ? sl__split_morsel_rows(q, p) : 0;
+    p->gpu_morsel_rows = p->device >= 0 && !p->split ? sl__pipeline_gpu_morsel_rows(q, p, p->device) : 0;
     p->host_source = false;
     if (p->device < 0 || p->split || !sl__pipeline_source_on_host(q, p))
         return source_task_count(n, w, p);

@@ -57,6 +57,8 @@ struct sl__pipeline {
     bool split;
     double split_gpu_share;          /* estimated share of rows on the GPU, < 0 unknown */
     int64_t morsel_rows;             /* one morsel size for both devices; 0 = per device */
+    int64_t gpu_morsel_rows;         /* placed on a GPU: its morsels' rows, fitted to the
+                                      * GPU's budget when it started; 0 = the option's */
     bool host_source;                /* placed on a GPU, run by the CPU workers: its source
                                       * finalized on the host (exec.c, place_and_count) */
     _Atomic uint64_t split_range;    /* morsels not yet taken: [lo, hi) as hi << 32 | lo */
@@ -232,6 +234,19 @@ void sl__pipeline_signature(struct sl__pipeline *p);
 int sl__query_lower(struct sl_query *q);
 int sl__query_build_graph(struct sl_query *q);
 char *sl__query_profile(struct sl_query *q);
+/* Rows per GPU morsel so that `depth` tasks in flight fit `budget_left` bytes of GPU
+ * memory, each taken to hold SL__GPU_MORSEL_COPIES times its input (row_bytes a row:
+ * what it uploads and what its stages make of it): at most morsel_rows, at least
+ * SL__GPU_MORSEL_MIN. Pure arithmetic (unit-tested). */
+#define SL__GPU_MORSEL_COPIES 4
+#define SL__GPU_MORSEL_MIN 4096
+int64_t sl__gpu_budget_morsel_rows(int64_t budget_left, int64_t row_bytes, int depth,
+                                   int64_t morsel_rows);
+/* Rows per morsel of pipeline p on GPU `device` (an ordinal): the option gpu_morsel_rows,
+ * fitted to that GPU's budget left now (sl__gpu_budget_morsel_rows, the source's row
+ * bytes). */
+int64_t sl__pipeline_gpu_morsel_rows(struct sl_query *q, const struct sl__pipeline *p,
+                                     int device);
 /* Rows per morsel of co-processed pipeline p (both devices cut the same morsels). */
 int64_t sl__split_morsel_rows(struct sl_query *q, const struct sl__pipeline *p);
 /* Frees what sl_query_explain made (explain.c). */

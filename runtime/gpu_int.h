@@ -71,6 +71,12 @@ int sl__gpu_stream_wait(sl_task_t *t);
 void sl__query_drop_replicas(struct sl_query *q);
 /* Frees the sl_task_device_alloc blocks the query's operators did not free. */
 void sl__query_free_device(struct sl_query *q);
+/* How far g's trace clock (its events' times converted to the host clock through the
+ * event recorded when g was set up) runs behind the host clock now, in ns: an event
+ * recorded on the calling thread's default stream and waited for. The two clocks drift
+ * apart (about 180 us after a 12 s load of TPC-H SF 10, H100), so a traced query takes
+ * it at its start. 0 when it cannot be measured. */
+int64_t sl__gpu_clock_skew(struct sl__gpu *g);
 /* Measures pinned host<->device bandwidth (64 MiB copies, four each way). */
 int sl__gpu_measure(struct sl__gpu *g, double *h2d_gbps, double *d2h_gbps);
 /* Device-to-device copy bandwidth of g (read + write, GB/s; gpu_measure.c). */

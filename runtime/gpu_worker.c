@@ -192,6 +192,25 @@ static int64_t event_ns(struct sl__gpu *g, cudaEvent_t ev)
     return g->zero_ns + (int64_t)((double)ms * 1e6);
 }
 
+int64_t sl__gpu_clock_skew(struct sl__gpu *g)
+{
+    int prev = -1;
+    cudaEvent_t ev = NULL;
+    int64_t skew = 0;
+    if (sl__cuda_set_device(g->ordinal, &prev) < 0)
+        return 0;
+    if (sl__cuda_event_create(g->ordinal, true, &ev) == SL_OK &&
+        sl__cuda_event_record(ev, cudaStreamPerThread) == SL_OK &&
+        SL__CUDA_RESULT(cudaEventSynchronize(ev)) == cudaSuccess) {
+        int64_t now = sl__now_ns(), t = event_ns(g, ev);
+        skew = t >= 0 ? now - t : 0;
+    }
+    if (ev)
+        sl__cuda_event_destroy(ev);
+    sl__cuda_set_device(prev, NULL);
+    return skew;
+}
+
 static void pinned_buf_release(struct sl__buf *b);
 
 static bool batch_in_result_blocks(const sl_batch_t *b)
@@ -439,7 +458,7 @@ struct sl__buf *sl__gpu_device_buf(struct sl__gpu *g, sl_task_t *t, int64_t byte
     int rc = sl__dpool_alloc_async(g->pool, bytes, st, &d);
     /* Copies of table columns kept for reuse must never make a query fail: under budget
      * pressure the ones nobody uses now go, and the allocation is tried again. */
-    if (rc == SL_EBUDGET && t->q && sl__gpu_evict_replicas(t->q, g) > 0)
+    while (rc == SL_EBUDGET && t->q && sl__gpu_evict_replicas(t->q, g) > 0) /* 64 a call */
         rc = sl__dpool_alloc_async(g->pool, bytes, st, &d);
     const char *op = t->os ? t->os->op->def->name : "";
     if (rc < 0) {

@@ -272,7 +272,8 @@ int sl_query_trace(sl_query_t *q, const char *path)
     char *p = sl__strdup(path);
     if (!p)
         return sl__set_last_error(SL_ENOMEM, "out of memory");
-    if (!q->trace_on && sl__trace_init(&q->trace, q->n_slots, sl__now_ns()) != SL_OK) {
+    if (!q->trace_on && sl__trace_init(&q->trace, q->n_slots,
+                                       sl__sched_num_cpu(q->eng->sched), sl__now_ns()) != SL_OK) {
         sl__free_str(p);
         return sl__set_last_error(SL_ENOMEM, "out of memory");
     }
@@ -298,6 +299,11 @@ int sl_query_start(sl_query_t *q)
     q->counted = true; /* before the graph can finish: it cannot until sealed below */
     pthread_mutex_unlock(&q->mu);
     sl__engine_query_started(q->eng);
+    for (int i = 0; q->trace_on && i < q->eng->n_gpus; i++) { /* GPU clocks drift */
+        int dev = sl__gpu_ordinal(q->eng->gpus[i]);
+        if (dev >= 0 && dev < SL__TRACE_MAX_GPU)
+            q->trace.gpu_skew_ns[dev] = sl__gpu_clock_skew(q->eng->gpus[i]);
+    }
     q->start_ns = sl__now_ns();
     int64_t ms = q->opts.deadline_ms;
     if (ms > 0) /* saturates: a deadline beyond INT64_MAX ns is none in practice */

@@ -607,6 +607,29 @@ static int online_cpus(int *list, int max)
     return n;
 }
 
+/* The core GPU worker i (a worker index, after the CPU workers) is pinned to: the last
+ * allowed core on its GPU's NUMA node that no earlier GPU worker took, else the last
+ * allowed core not taken, else the last allowed core. The GPU worker launches its GPU's
+ * work and spins while it waits for it: a GPU task of many small launches and waits
+ * (k-means++ seeding) runs at the speed of that thread. Left to the OS, it ran on
+ * whichever core the OS chose and moved it at times. */
+static int gpu_worker_cpu(const struct sl__sched *s, int i, const int *cpus, int n_cpus,
+                          bool have_numa)
+{
+    int node = s->cfg.gpu_numa ? s->cfg.gpu_numa[i - s->n_cpu] : -1;
+    for (int pass = 0; pass < 2; pass++)
+        for (int k = n_cpus - 1; k >= 0; k--) {
+            bool taken = false;
+            for (int j = s->n_cpu; j < i; j++)
+                taken |= s->workers[j].cpu == cpus[k];
+            if (taken || (pass == 0 && (node < 0 || !have_numa ||
+                                        numa_node_of_cpu(cpus[k]) != node)))
+                continue;
+            return cpus[k];
+        }
+    return cpus[n_cpus - 1];
+}
+
 int sl__sched_create(struct sl__sched **out, const struct sl__sched_config *cfg)
 {
     *out = NULL;
@@ -639,6 +662,8 @@ int sl__sched_create(struct sl__sched **out, const struct sl__sched_config *cfg)
         w->sched = s;
         w->gpu = i >= s->n_cpu ? cfg->gpu_ordinals[i - s->n_cpu] : -1;
         w->cpu = (cfg->pin && i < s->n_cpu) ? cpus[i % n_cpus] : -1;
+        if (cfg->pin && cfg->pin_gpu && i >= s->n_cpu)
+            w->cpu = gpu_worker_cpu(s, i, cpus, n_cpus, have_numa);
         w->numa_node = (have_numa && w->cpu >= 0) ? numa_node_of_cpu(w->cpu) : 0;
         if (w->numa_node < 0)
             w->numa_node = 0;
@@ -649,6 +674,7 @@ int sl__sched_create(struct sl__sched **out, const struct sl__sched_config *cfg)
             goto nomem;
         ck_ring_init(w->ring, RING_SIZE);
     }
+    s->cfg.gpu_numa = NULL; /* the caller's array: read above only */
     for (int i = 0; i < s->n_workers; i++) {
         int rc = pthread_create(&s->workers[i].thread, NULL, worker_main, &s->workers[i]);
         if (rc != 0) {

@@ -93,6 +93,10 @@ struct sl__sched_config {
     int n_gpu;                       /* GPU workers (one per GPU) */
     const int *gpu_ordinals;
     bool pin;
+    /* Pin each GPU worker too (with pin), to a core of NUMA node gpu_numa[i] (-1 or
+     * NULL: any node): the last allowed core there that no earlier GPU worker took. */
+    bool pin_gpu;
+    const int *gpu_numa;
     /* Called by each GPU worker before its loop, and after it. */
     int (*gpu_init)(struct sl__worker *w, void *user);
     void (*gpu_fini)(struct sl__worker *w, void *user);

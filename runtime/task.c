@@ -172,6 +172,8 @@ int64_t sl_task_morsel_rows(const sl_task_t *t)
     if (t->pipe && t->pipe->morsel_rows > 0) /* co-processed: one size on both devices */
         return t->pipe->morsel_rows;
     bool gpu = t->kind == SL_DEVICE_CUDA || t->gpu;
+    if (gpu && t->pipe && t->pipe->gpu_morsel_rows > 0) /* fitted to the GPU's budget */
+        return t->pipe->gpu_morsel_rows;
     return gpu ? t->q->opts.morsel_rows_gpu : t->q->opts.morsel_rows_cpu;
 }
 

@@ -25,18 +25,24 @@ struct sl__trace_buf {
     int64_t n, cap;
 };
 
+#define SL__TRACE_MAX_GPU 16
 struct sl__trace {
     int n_bufs;                      /* one per worker */
+    int64_t gpu_skew_ns[SL__TRACE_MAX_GPU]; /* added to GPU g's spans (sl__gpu_clock_skew) */
+    int n_cpu;                       /* workers below it are CPU workers, the rest GPU ones */
     struct sl__trace_buf *bufs;
     int64_t origin_ns;
 };
 
-int sl__trace_init(struct sl__trace *t, int n_workers, int64_t origin_ns);
+/* n_workers buffers, the first n_cpu of CPU workers (the rest the GPU workers' threads). */
+int sl__trace_init(struct sl__trace *t, int n_workers, int n_cpu, int64_t origin_ns);
 void sl__trace_fini(struct sl__trace *t);
 /* Appends an event to worker w's buffer (only worker w appends there). Drops the event
  * if memory runs out: tracing never fails a query. */
 void sl__trace_add(struct sl__trace *t, int w, const struct sl__trace_event *e);
-/* Writes all events as a Chrome trace JSON array. */
+/* Writes all events as a Chrome trace JSON array, with a name for every device
+ * ("process") and lane ("thread"): CPU worker i, GPU worker i (the host work of a GPU
+ * worker's thread), and per GPU its h2d, compute and d2h streams. */
 int sl__trace_write(const struct sl__trace *t, const char *path, char *err, size_t err_len);
 
 #endif /* SLUICE_RUNTIME_TRACE_H */

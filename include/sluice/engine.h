@@ -147,6 +147,10 @@ struct sl_engine_config {
                                    full width, not their narrow copies (A/B runs) */
     int debug_gpu_no_upload_ahead; /* 1: an upload of a pinned table's narrow columns does
                                       not send the next batch's ahead (A/B runs) */
+    /* Fields added with pinned GPU workers (issue 23). */
+    int pin_gpu_workers;        /* pin_gpu_workers: 1 (with pin_threads) pins each GPU
+                                   worker's thread to a core of its GPU's NUMA node; 0
+                                   (default) leaves it to the OS */
 };
 
 /* Fills *cfg with the defaults and sets cfg->size. Cannot fail. Thread-safe (touches

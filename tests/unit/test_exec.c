@@ -390,3 +390,35 @@ SL_TEST(graph_spin_until_finished)
     assert_true(sl__graph_spin_us(&g, 0));
     sl__graph_fini(&g);
 }
+
+/* GPU workers' threads are pinned (option pin_gpu_workers) to the last allowed cores, one
+ * each, and left to the OS without it or without pin_threads. The workers need no GPU
+ * here: without hooks a GPU worker only sleeps until the scheduler stops. */
+SL_TEST(gpu_workers_pinned_to_their_own_cores)
+{
+    cpu_set_t set;
+    assert_int_equal(sched_getaffinity(0, sizeof set, &set), 0);
+    int last = -1, before = -1;
+    for (int c = 0; c < CPU_SETSIZE; c++)
+        if (CPU_ISSET(c, &set))
+            before = last, last = c;
+    const int ordinals[2] = {0, 1}, numa[2] = {-1, -1};
+    struct sl__sched_config cfg = {.n_cpu = 1, .n_gpu = 2, .gpu_ordinals = ordinals,
+                                   .pin = true, .pin_gpu = true, .gpu_numa = numa};
+    struct sl__sched *s;
+    SL_ASSERT_OK(sl__sched_create(&s, &cfg));
+    assert_int_equal(sl__sched_worker(s, 1)->cpu, last);
+    /* the second GPU worker takes the next core back, where there is one */
+    assert_int_equal(sl__sched_worker(s, 2)->cpu, before >= 0 ? before : last);
+    sl__sched_destroy(s);
+    cfg.pin_gpu = false;
+    SL_ASSERT_OK(sl__sched_create(&s, &cfg));
+    assert_int_equal(sl__sched_worker(s, 1)->cpu, -1);
+    sl__sched_destroy(s);
+    cfg.pin_gpu = true, cfg.pin = false;
+    SL_ASSERT_OK(sl__sched_create(&s, &cfg));
+    assert_int_equal(sl__sched_worker(s, 1)->cpu, -1);
+    assert_int_equal(sl__sched_worker(s, 0)->cpu, -1);
+    sl__sched_destroy(s);
+    assert_no_leaks();
+}
