@@ -149,6 +149,7 @@ bool small_spec_ok(const sl_k_agg_spec *sp, SmallLayout *L)
     if (sp->n_keys != 1 || (sp->key_type[0] != SL_K_I32 && sp->key_type[0] != SL_K_I64))
         return false;
     L->n_st = 0;
+    L->pk_a = -1;
     for (int a = 0; a < kMaxA; a++)
         L->st[a] = -1;
     for (int a = 0; a < sp->n_aggs; a++) {
@@ -160,6 +161,21 @@ bool small_spec_ok(const sl_k_agg_spec *sp, SmallLayout *L)
         L->st[a] = L->n_st++;
     }
     return true;
+}
+
+/* With SL_K_AGG_SMALL_PACK: the first integer sum among the values loaded with the keys
+ * (aggregates 0 and 1) shares a packed word with the row count (aggregate_small.cuh,
+ * small_add_packed). */
+void small_pack_choose(const sl_k_agg_spec *sp, int flags, SmallLayout *L)
+{
+    L->pk_a = -1;
+    if (!(flags & SL_K_AGG_SMALL_PACK))
+        return;
+    for (int a = 0; a < kSmallPre && a < sp->n_aggs; a++)
+        if (L->st[a] >= 0 && kind_of(sp->fn[a], sp->in_type[a]) == K_SUMI) {
+            L->pk_a = a;
+            return;
+        }
 }
 
 /* Whether the few-groups path takes this input. */
@@ -177,7 +193,7 @@ bool small_ok(const sl_k_agg_spec *sp, const sl_k_agg_input *in, SmallLayout *L)
 template <typename K>
 size_t small_bytes(const SmallLayout &L, int log_c)
 {
-    return ((size_t)L.n_st * 8 + sizeof(K) + 4) << log_c;
+    return ((size_t)L.n_st * 8 + sizeof(K) + 4 + (L.pk_a >= 0 ? 8 : 0)) << log_c;
 }
 
 bool aligned16(const void *p)
@@ -457,14 +473,15 @@ extern "C" cudaError_t sl_k_agg_update(const struct sl_k_agg_spec *sp,
     if ((flags & SL_K_AGG_FEW) && few_ok(sp, in, &F))
         return few_launch(sp, in, tb, spill, F, stream);
     SmallLayout L;
-    if ((flags & SL_K_AGG_SMALL) && small_ok(sp, in, &L))
-        return (flags & SL_K_AGG_SMALL_SPLIT)
-                   ? (sp->key_type[0] == SL_K_I32
-                          ? small_launch<int32_t, true>(sp, in, tb, spill, L, stream)
-                          : small_launch<int64_t, true>(sp, in, tb, spill, L, stream))
-                   : (sp->key_type[0] == SL_K_I32
-                          ? small_launch<int32_t, false>(sp, in, tb, spill, L, stream)
-                          : small_launch<int64_t, false>(sp, in, tb, spill, L, stream));
+    if ((flags & SL_K_AGG_SMALL) && small_ok(sp, in, &L)) {
+        small_pack_choose(sp, flags, &L);
+        const bool k32 = sp->key_type[0] == SL_K_I32;
+        if (flags & SL_K_AGG_SMALL_SPLIT)
+            return k32 ? small_launch<int32_t, true>(sp, in, tb, spill, L, stream)
+                       : small_launch<int64_t, true>(sp, in, tb, spill, L, stream);
+        return k32 ? small_launch<int32_t, false>(sp, in, tb, spill, L, stream)
+                   : small_launch<int64_t, false>(sp, in, tb, spill, L, stream);
+    }
     int C = shared_groups_of(sp, shared_groups);
     return flags & SL_K_AGG_PRELOAD ? update_pre<true>(sp, in, tb, ovf, spill, C, stream)
                                     : update_pre<false>(sp, in, tb, ovf, spill, C, stream);
@@ -698,6 +715,7 @@ extern "C" cudaError_t sl_k_agg_part_final(const struct sl_k_agg_spec *sp,
     SmallLayout L;
     const uint32_t *only = NULL;
     if (!any_nulls && !(flags & SL_K_AGG_NO_SMALL) && small_spec_ok(sp, &L)) {
+        small_pack_choose(sp, flags, &L);
         cudaError_t e = sp->key_type[0] == SL_K_I32
                             ? small_final<int32_t>(sp, L, d_batches, n_batches, bits, redo, out,
                                                    d_status, stream)
