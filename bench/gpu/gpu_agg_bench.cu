@@ -11,6 +11,8 @@
  *                                 median of 5 after a warm-up (CUDA events), floor from a
  *                                 device copy measured in the same run; one JSON line each
  *   gpu_agg_bench sweep LG        table vs partitioned over G = 2^8 .. 2^24 (choice)
+ *
+ * $AGG_BENCH_ONLY=auto,part_b13 runs only the named methods of bench and sweep.
  */
 #include <algorithm>
 #include <cmath>
@@ -226,7 +228,10 @@ static const Cfg kCfgs[] = {
     {"table_lazy", AGG_GDRV_TABLE, 0, 0, 0, 2, 0},
     {"table_global", AGG_GDRV_TABLE, -1, 0, 0, 1, SL_K_AGG_PRELOAD},
     {"table_grow", AGG_GDRV_TABLE, 16, 0, 64, 2, 0},
+    {"auto_pack", AGG_GDRV_AUTO, 0, 0, 0, 2,
+     SL_K_AGG_PRELOAD | SL_K_AGG_SMALL_SPLIT | SL_K_AGG_SMALL_PACK},
     {"part", AGG_GDRV_PART, 0, 0, 0, 3, 0},
+    {"part_pack", AGG_GDRV_PART, 0, 0, 0, 2, SL_K_AGG_SMALL_PACK},
     {"part_rounds", AGG_GDRV_PART, 0, 1, 0, 2, 0},
     /* The record table (inputs it cannot take switch to partitions), partitioned first
      * by two bits; unpartitioned, from a table of 64 groups. */
@@ -699,11 +704,35 @@ __global__ void sums_kernel(const int64_t *cnt, const int64_t *sum, int64_t n,
     }
 }
 
+/* $AGG_BENCH_ONLY: the methods to run (comma-separated names; unset: all), so that a
+ * profiler run times only the kernels it looks at. */
+static bool method_wanted(const char *method)
+{
+    const char *only = getenv("AGG_BENCH_ONLY");
+    if (!only || !*only)
+        return true;
+    const size_t n = strlen(method);
+    for (const char *p = only; *p;) {
+        const char *e = strchr(p, ',');
+        const size_t len = e ? (size_t)(e - p) : strlen(p);
+        if (len == n && strncmp(p, method, n) == 0)
+            return true;
+        if (!e)
+            break;
+        p = e + 1;
+    }
+    return false;
+}
+
 /* One configuration: median of 5 after a warm-up. */
 static void bench_one(const char *method, int mode, int shared, int bits, int64_t n,
                       int64_t groups, int32_t *dk, int64_t *dv, uint64_t vsum,
-                      int flags = SL_K_AGG_PRELOAD | SL_K_AGG_SMALL_SPLIT, int rowpart = 0)
+                      int flags = SL_K_AGG_PRELOAD | SL_K_AGG_SMALL_SPLIT |
+                                  SL_K_AGG_SMALL_PACK,
+                      int rowpart = 0)
 {
+    if (!method_wanted(method))
+        return;
     sl_k_agg_spec sp;
     memset(&sp, 0, sizeof sp);
     sp.n_keys = 1;
@@ -842,6 +871,10 @@ static int cmd_bench(int lg, const char *glist, bool sweep)
         }
         bench_one("auto", AGG_GDRV_AUTO, 0, 0, n, g, dk, dv, vsum);
         if (g <= 65536) {
+            /* The row count and sum in two shared atomics (32-bit halves), as before
+             * SL_K_AGG_SMALL_PACK. */
+            bench_one("table_split", AGG_GDRV_TABLE, 0, 0, n, g, dk, dv, vsum,
+                      SL_K_AGG_PRELOAD | SL_K_AGG_SMALL_SPLIT);
             bench_one("table_atom64", AGG_GDRV_TABLE, 0, 0, n, g, dk, dv, vsum,
                       SL_K_AGG_PRELOAD);
             bench_one("table_s2048_lazy", AGG_GDRV_TABLE, 0, 0, n, g, dk, dv, vsum, 0);
@@ -863,8 +896,10 @@ static int cmd_bench(int lg, const char *glist, bool sweep)
                 snprintf(name, sizeof name, "part_b%d", b);
                 bench_one(name, AGG_GDRV_PART, 0, b, n, g, dk, dv, vsum);
             }
+            bench_one("part_b13_nopack", AGG_GDRV_PART, 0, 13, n, g, dk, dv, vsum,
+                      SL_K_AGG_PRELOAD | SL_K_AGG_SMALL_SPLIT);
             bench_one("part_b13_rows", AGG_GDRV_PART, 0, 13, n, g, dk, dv, vsum,
-                      SL_K_AGG_PRELOAD | SL_K_AGG_SMALL_SPLIT, 1);
+                      SL_K_AGG_PRELOAD | SL_K_AGG_SMALL_SPLIT | SL_K_AGG_SMALL_PACK, 1);
         }
     }
     cudaFree(dk);

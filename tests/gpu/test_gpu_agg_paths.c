@@ -115,6 +115,13 @@ struct kcase {
     int pbits;            /* partitioned method: radix bits (driver's force_bits) */
     int rowpart;          /* partitioned method: the row-by-row partitioner */
     int64_t few;          /* driver's few_threshold (0 default, < 0 never) */
+    int naggs;            /* the first naggs of the eight aggregates (0: all): 3 (count(*),
+                             count, sum: one moved value column) and 5 (and min, max:
+                             three) take the tile partitioner, eight do not */
+    int sum_first;        /* the sum second, the count third (count(*), sum, count, ...):
+                             the shared-table kernels pack the row count with that sum
+                             (SL_K_AGG_SMALL_PACK: only a sum among the first two) */
+    int nopack;           /* without SL_K_AGG_SMALL_PACK (the driver's default has it) */
 };
 
 struct ref {
@@ -205,8 +212,10 @@ static void kcase_run(const struct kcase *c)
     CU(cudaMemcpy(di + off, hi, (size_t)n * 4, cudaMemcpyHostToDevice));
     CU(cudaMemset(d_status, 0, 4));
     struct sl_k_agg_spec sp = {
-        .n_keys = 1, .key_type = {c->key64 ? SL_K_I64 : SL_K_I32}, .n_aggs = NA,
-        .fn = {SL_K_AGG_COUNT_STAR, SL_K_AGG_COUNT, SL_K_AGG_SUM, SL_K_AGG_MIN, SL_K_AGG_MAX,
+        .n_keys = 1, .key_type = {c->key64 ? SL_K_I64 : SL_K_I32},
+        .n_aggs = c->naggs ? c->naggs : NA,
+        .fn = {SL_K_AGG_COUNT_STAR, c->sum_first ? SL_K_AGG_SUM : SL_K_AGG_COUNT,
+               c->sum_first ? SL_K_AGG_COUNT : SL_K_AGG_SUM, SL_K_AGG_MIN, SL_K_AGG_MAX,
                SL_K_AGG_AVG, SL_K_AGG_SUM, SL_K_AGG_MAX},
         .in_type = {SL_K_I64, SL_K_I64, SL_K_I64, SL_K_I64, SL_K_I64, SL_K_I64, SL_K_I32,
                     SL_K_I32}};
@@ -223,6 +232,8 @@ static void kcase_run(const struct kcase *c)
     d.row_partition = c->rowpart;
     if (c->atom64)
         d.update_flags &= ~SL_K_AGG_SMALL_SPLIT;
+    if (c->nopack)
+        d.update_flags &= ~SL_K_AGG_SMALL_PACK;
     for (int b = 0; b < c->batches; b++) {
         int64_t lo = n * b / c->batches, hi_ = n * (b + 1) / c->batches;
         struct sl_k_agg_input in;
@@ -261,8 +272,9 @@ static void kcase_run(const struct kcase *c)
     for (int64_t g = 0; g < G; g++)
         want += r[g].cnt > 0;
     assert_int_equal(ng, want);
-    int64_t *col[NC];
-    for (int j = 0; j < NC; j++) {
+    const int nc = 1 + (c->naggs ? c->naggs : NA);
+    int64_t *col[NC] = {0};
+    for (int j = 0; j < nc; j++) {
         col[j] = malloc((size_t)(ng + 1) * 8);
         CU(cudaMemcpy(col[j], o.cols[j], (size_t)ng * 8, cudaMemcpyDeviceToHost));
     }
@@ -279,16 +291,21 @@ static void kcase_run(const struct kcase *c)
         assert_true(gk[2 * lo] == k);
         struct ref *x = &r[gk[2 * lo + 1]];
         assert_true(x->cnt > 0);
+        const int sum_col = c->sum_first ? 2 : 3;
         assert_int_equal(col[1][i], x->cnt);
-        assert_int_equal(col[2][i], x->cnt);
-        assert_true((__int128)col[3][i] == x->sum);
-        assert_int_equal(col[4][i], x->min);
-        assert_int_equal(col[5][i], x->max);
-        double avg, want_avg = (double)x->sum / (double)x->cnt;
-        memcpy(&avg, &col[6][i], 8);
-        assert_true(fabs(avg - want_avg) <= 1e-9 * fmax(1.0, fabs(want_avg)));
-        assert_true((__int128)col[7][i] == x->sumi);
-        assert_int_equal(maxi[i], x->maxi);
+        assert_int_equal(col[5 - sum_col][i], x->cnt);
+        assert_true((__int128)col[sum_col][i] == x->sum);
+        if (nc > 5) {
+            assert_int_equal(col[4][i], x->min);
+            assert_int_equal(col[5][i], x->max);
+        }
+        if (nc > 8) {
+            double avg, want_avg = (double)x->sum / (double)x->cnt;
+            memcpy(&avg, &col[6][i], 8);
+            assert_true(fabs(avg - want_avg) <= 1e-9 * fmax(1.0, fabs(want_avg)));
+            assert_true((__int128)col[7][i] == x->sumi);
+            assert_int_equal(maxi[i], x->maxi);
+        }
         x->cnt = -x->cnt; /* each group once */
     }
     for (int j = 0; j < NC; j++) {
@@ -522,6 +539,77 @@ SL_TEST(part_path_tile_partitioner)
                                 .batches = 1, .want_mode = AGG_GDRV_DIRECT,
                                 .want_clustered = 1};
     kcase_run(&many_sorted);
+}
+
+/* The same partitioned method and record table with the aggregates the tile partitioner
+ * takes: count(*), count and sum (one moved value column: the next tile loads while one
+ * is written) and with min and max too (three: loaded a tile at a time). Each pass of
+ * 3,000,001 rows gives a block several tiles and a tail; partitions of a few hundred rows
+ * to several hundred thousand reach the partition kernel's four rows a thread with and
+ * without a tail; values of 2^40 (extremes) make it give partitions up to the generic
+ * kernel; skew, unaligned columns, several batches. */
+SL_TEST(part_path_tile_partitioner_narrow)
+{
+    NEED_GPU();
+    kernel_setup();
+    const int P = AGG_GDRV_PART, D = AGG_GDRV_DIRECT;
+    for (int na = 3; na <= 5; na += 2)
+        for (int k64 = 0; k64 < 2; k64++) {
+            const int64_t sizes[][2] = {{0, 1}, {1, 1}, {5001, 3000}, {3000001, 250000}};
+            const int bits[] = {3, 8, 13};
+            for (int i = 0; i < 4; i++)
+                for (int b = 0; b < 3; b++) {
+                    struct kcase c = {.key64 = k64, .n = sizes[i][0], .groups = sizes[i][1],
+                                      .batches = 1, .mode = P, .pbits = bits[b], .naggs = na};
+                    kcase_run(&c);
+                }
+            struct kcase x = {.key64 = k64, .n = 1000000, .groups = 700, .extremes = 1,
+                              .batches = 3, .mode = P, .pbits = 11, .naggs = na};
+            kcase_run(&x);
+            struct kcase sk = {.key64 = k64, .n = 1500000, .groups = 100000, .skew = 1,
+                               .batches = 1, .mode = P, .pbits = 13, .naggs = na};
+            kcase_run(&sk);
+            struct kcase un = {.key64 = k64, .n = 1100003, .groups = 30000, .offset = 1,
+                               .batches = 2, .mode = P, .pbits = 12, .naggs = na};
+            kcase_run(&un);
+            struct kcase dr = {.key64 = k64, .n = 3000001, .groups = 250000, .batches = 2,
+                               .mode = D, .dbits = 7, .naggs = na};
+            kcase_run(&dr);
+        }
+}
+
+/* The row count packed with a sum in one shared word (SL_K_AGG_SMALL_PACK: the sum among
+ * the first two aggregates), in the few-groups table kernel and the partition kernel:
+ * 1,000 groups, values at the extremes (wide values take the unpacked path), one group
+ * holding 90% of 10,000,000 rows (a block's word fills past 2^14 rows and moves into the
+ * count and sum again and again), unaligned columns, and the same data without the flag. */
+SL_TEST(small_path_packed_count_sum)
+{
+    NEED_GPU();
+    kernel_setup();
+    const int P = AGG_GDRV_PART;
+    for (int k64 = 0; k64 < 2; k64++)
+        for (int nopack = 0; nopack < 2; nopack++) {
+            struct kcase cases[] = {
+                {.key64 = k64, .n = 300001, .groups = 1000, .batches = 1},
+                {.key64 = k64, .n = 200000, .groups = 700, .extremes = 1, .batches = 3},
+                {.key64 = k64, .n = 10000000, .groups = 1500, .skew = 1, .batches = 1},
+                {.key64 = k64, .n = 10000000, .groups = 3, .skew = 1, .batches = 2,
+                 .few = -1},
+                {.key64 = k64, .n = 100003, .groups = 300, .offset = 1, .batches = 2},
+                {.key64 = k64, .n = 1500000, .groups = 100000, .skew = 1, .batches = 1,
+                 .mode = P, .pbits = 13},
+                {.key64 = k64, .n = 1000000, .groups = 700, .extremes = 1, .batches = 2,
+                 .mode = P, .pbits = 11},
+                {.key64 = k64, .n = 3000001, .groups = 250000, .batches = 1, .mode = P,
+                 .pbits = 13, .naggs = 3},
+            };
+            for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+                cases[i].sum_first = 1;
+                cases[i].nopack = nopack;
+                kcase_run(&cases[i]);
+            }
+        }
 }
 
 /* ---------------- operator level ---------------- */
