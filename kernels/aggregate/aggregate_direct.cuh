@@ -264,7 +264,14 @@ __global__ void __launch_bounds__(256)
  * the first by the next bits: its blocks' chunks lie within one first-level partition
  * (chunk table cstart), so a block still sees at most 256 partitions, and its cells are
  * ordered (first-level partition, digit, chunk): the scan keeps the first level's order. */
-constexpr int kPartTile = kThreads * 4;
+/* Rows a thread of the scatter kernel takes a tile (a compile-time switch, so that a
+ * bench program can build the other size beside it: bench/meson.build). */
+#ifndef SL_K_AGG_PART_ITEMS
+#define SL_K_AGG_PART_ITEMS 4
+#endif
+constexpr int kPartItems = SL_K_AGG_PART_ITEMS;
+constexpr int kPartTile = kThreads * kPartItems;
+static_assert(kPartTile <= 65536, "the scatter kernel's ranks are 16-bit");
 constexpr int kPartVals = 4; /* value columns it moves (more: the generic partitioner) */
 
 struct DPartCols {
@@ -384,8 +391,8 @@ __host__ __device__ constexpr size_t dpart_smem(int nv)
 /* A tile's rows in registers: thread t holds rows t, t + kThreads, ... of the tile. */
 template <typename K, int NV>
 struct DPartRegs {
-    K k[4];
-    uint64_t v[NV > 0 ? NV : 1][4];
+    K k[kPartItems];
+    uint64_t v[NV > 0 ? NV : 1][kPartItems];
 };
 
 template <typename K, int NV>
@@ -393,7 +400,7 @@ __device__ __forceinline__ void dpart_tile_load(const K *keys, const DPartCols &
                                                 int tn, DPartRegs<K, NV> &t)
 {
 #pragma unroll
-    for (int it = 0; it < 4; it++) {
+    for (int it = 0; it < kPartItems; it++) {
         const int i = it * kThreads + threadIdx.x;
         if (i >= tn)
             continue;
@@ -409,15 +416,15 @@ __device__ __forceinline__ void dpart_tile_load(const K *keys, const DPartCols &
  * for them: with room for four, a block of one value column held 78 KB and its
  * registers one block an SM (a 6-bit pass of 2^28 rows took 7.8 ms, H100; sized,
  * the two passes of 13 bits take 11.5 ms against 15.6). The next tile's rows load while
- * this one is sorted and written (PF, up to two value columns: the registers of two
- * tiles), so that a block waits for memory once, not once a tile (ncu of the pass without:
+ * this one is sorted and written (PF: up to two value columns of four rows a thread, the
+ * registers of two tiles), so that a block waits for memory once, not once a tile (ncu of the pass without:
  * DRAM 32% busy, the loads of a tile waiting behind its four barriers). */
 template <typename K, int NV>
 __global__ void __launch_bounds__(kThreads, 2)
     dpart_scatter_kernel(const K *keys, int64_t n, int bits, DPartSeg g, const unsigned *offs,
                          K *okeys, DPartCols c)
 {
-    constexpr bool PF = NV <= 2;
+    constexpr bool PF = NV * kPartItems <= 8; /* the registers of two tiles */
     using Scan = cub::BlockScan<unsigned, kThreads>;
     __shared__ typename Scan::TempStorage scan_tmp;
     __shared__ unsigned cur[256], th[256], tof[256];
@@ -440,13 +447,13 @@ __global__ void __launch_bounds__(kThreads, 2)
         if (!PF)
             dpart_tile_load<K, NV>(keys, c, base, tn, t);
         __syncthreads();
-        unsigned q[4], rank[4];
+        unsigned qr[kPartItems]; /* digit << 16 | rank among the tile's rows of the digit */
 #pragma unroll
-        for (int it = 0; it < 4; it++) {
+        for (int it = 0; it < kPartItems; it++) {
             if (it * kThreads + (int)threadIdx.x >= tn)
                 continue;
-            q[it] = dpart_digit((int64_t)t.k[it], g.shift, bits);
-            rank[it] = atomicAdd(&th[q[it]], 1u);
+            const unsigned q = dpart_digit((int64_t)t.k[it], g.shift, bits);
+            qr[it] = q << 16 | atomicAdd(&th[q], 1u);
         }
         __syncthreads();
         unsigned x = threadIdx.x < P ? th[threadIdx.x] : 0, ex;
@@ -455,12 +462,12 @@ __global__ void __launch_bounds__(kThreads, 2)
             tof[threadIdx.x] = ex;
         __syncthreads();
 #pragma unroll
-        for (int it = 0; it < 4; it++) {
+        for (int it = 0; it < kPartItems; it++) {
             if (it * kThreads + (int)threadIdx.x >= tn)
                 continue;
-            const unsigned pos = tof[q[it]] + rank[it];
+            const unsigned q = qr[it] >> 16, pos = tof[q] + (qr[it] & 0xffffu);
             sk[pos] = t.k[it];
-            spart[pos] = (unsigned short)q[it];
+            spart[pos] = (unsigned short)q;
 #pragma unroll
             for (int j = 0; j < NV; j++)
                 sv[(size_t)j * kPartTile + pos] = t.v[j][it];
