@@ -228,10 +228,7 @@ static const Cfg kCfgs[] = {
     {"table_lazy", AGG_GDRV_TABLE, 0, 0, 0, 2, 0},
     {"table_global", AGG_GDRV_TABLE, -1, 0, 0, 1, SL_K_AGG_PRELOAD},
     {"table_grow", AGG_GDRV_TABLE, 16, 0, 64, 2, 0},
-    {"auto_pack", AGG_GDRV_AUTO, 0, 0, 0, 2,
-     SL_K_AGG_PRELOAD | SL_K_AGG_SMALL_SPLIT | SL_K_AGG_SMALL_PACK},
     {"part", AGG_GDRV_PART, 0, 0, 0, 3, 0},
-    {"part_pack", AGG_GDRV_PART, 0, 0, 0, 2, SL_K_AGG_SMALL_PACK},
     {"part_rounds", AGG_GDRV_PART, 0, 1, 0, 2, 0},
     /* The record table (inputs it cannot take switch to partitions), partitioned first
      * by two bits; unpartitioned, from a table of 64 groups. */
@@ -727,9 +724,7 @@ static bool method_wanted(const char *method)
 /* One configuration: median of 5 after a warm-up. */
 static void bench_one(const char *method, int mode, int shared, int bits, int64_t n,
                       int64_t groups, int32_t *dk, int64_t *dv, uint64_t vsum,
-                      int flags = SL_K_AGG_PRELOAD | SL_K_AGG_SMALL_SPLIT |
-                                  SL_K_AGG_SMALL_PACK,
-                      int rowpart = 0)
+                      int flags = SL_K_AGG_PRELOAD | SL_K_AGG_SMALL_SPLIT, int rowpart = 0)
 {
     if (!method_wanted(method))
         return;
@@ -871,10 +866,6 @@ static int cmd_bench(int lg, const char *glist, bool sweep)
         }
         bench_one("auto", AGG_GDRV_AUTO, 0, 0, n, g, dk, dv, vsum);
         if (g <= 65536) {
-            /* The row count and sum in two shared atomics (32-bit halves), as before
-             * SL_K_AGG_SMALL_PACK. */
-            bench_one("table_split", AGG_GDRV_TABLE, 0, 0, n, g, dk, dv, vsum,
-                      SL_K_AGG_PRELOAD | SL_K_AGG_SMALL_SPLIT);
             bench_one("table_atom64", AGG_GDRV_TABLE, 0, 0, n, g, dk, dv, vsum,
                       SL_K_AGG_PRELOAD);
             bench_one("table_s2048_lazy", AGG_GDRV_TABLE, 0, 0, n, g, dk, dv, vsum, 0);
@@ -896,10 +887,8 @@ static int cmd_bench(int lg, const char *glist, bool sweep)
                 snprintf(name, sizeof name, "part_b%d", b);
                 bench_one(name, AGG_GDRV_PART, 0, b, n, g, dk, dv, vsum);
             }
-            bench_one("part_b13_nopack", AGG_GDRV_PART, 0, 13, n, g, dk, dv, vsum,
-                      SL_K_AGG_PRELOAD | SL_K_AGG_SMALL_SPLIT);
             bench_one("part_b13_rows", AGG_GDRV_PART, 0, 13, n, g, dk, dv, vsum,
-                      SL_K_AGG_PRELOAD | SL_K_AGG_SMALL_SPLIT | SL_K_AGG_SMALL_PACK, 1);
+                      SL_K_AGG_PRELOAD | SL_K_AGG_SMALL_SPLIT, 1);
         }
     }
     cudaFree(dk);

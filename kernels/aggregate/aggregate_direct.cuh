@@ -264,14 +264,24 @@ __global__ void __launch_bounds__(256)
  * the first by the next bits: its blocks' chunks lie within one first-level partition
  * (chunk table cstart), so a block still sees at most 256 partitions, and its cells are
  * ordered (first-level partition, digit, chunk): the scan keeps the first level's order. */
-/* Rows a thread of the scatter kernel takes a tile (a compile-time switch, so that a
- * bench program can build the other size beside it: bench/meson.build). */
+/* Rows a thread of the scatter kernel takes a tile: eight for a 32-bit key and at most
+ * one value column (tiles of 4,096 rows: runs of a partition twice as long, half the
+ * barriers a row), four otherwise (their registers). The eight is a compile-time
+ * switch, so that a bench program can build four beside it (bench/meson.build). */
 #ifndef SL_K_AGG_PART_ITEMS
-#define SL_K_AGG_PART_ITEMS 4
+#define SL_K_AGG_PART_ITEMS 8
 #endif
-constexpr int kPartItems = SL_K_AGG_PART_ITEMS;
-constexpr int kPartTile = kThreads * kPartItems;
-static_assert(kPartTile <= 65536, "the scatter kernel's ranks are 16-bit");
+template <typename K>
+__host__ __device__ constexpr int dpart_items(int nv)
+{
+    return nv <= 1 && sizeof(K) == 4 ? SL_K_AGG_PART_ITEMS : 4;
+}
+template <typename K>
+__host__ __device__ constexpr int64_t dpart_tile(int nv)
+{
+    return (int64_t)kThreads * dpart_items<K>(nv);
+}
+static_assert(dpart_tile<int32_t>(0) <= 65536, "the scatter kernel's ranks are 16-bit");
 constexpr int kPartVals = 4; /* value columns it moves (more: the generic partitioner) */
 
 struct DPartCols {
@@ -385,14 +395,14 @@ __device__ __forceinline__ void dpart_st(void *p, int w, int64_t i, uint64_t x)
 template <typename K>
 __host__ __device__ constexpr size_t dpart_smem(int nv)
 {
-    return (size_t)kPartTile * (8 * (size_t)nv + sizeof(K) + 2);
+    return (size_t)dpart_tile<K>(nv) * (8 * (size_t)nv + sizeof(K) + 2);
 }
 
 /* A tile's rows in registers: thread t holds rows t, t + kThreads, ... of the tile. */
 template <typename K, int NV>
 struct DPartRegs {
-    K k[kPartItems];
-    uint64_t v[NV > 0 ? NV : 1][kPartItems];
+    K k[dpart_items<K>(NV)];
+    uint64_t v[NV > 0 ? NV : 1][dpart_items<K>(NV)];
 };
 
 template <typename K, int NV>
@@ -400,7 +410,7 @@ __device__ __forceinline__ void dpart_tile_load(const K *keys, const DPartCols &
                                                 int tn, DPartRegs<K, NV> &t)
 {
 #pragma unroll
-    for (int it = 0; it < kPartItems; it++) {
+    for (int it = 0; it < dpart_items<K>(NV); it++) {
         const int i = it * kThreads + threadIdx.x;
         if (i >= tn)
             continue;
@@ -416,21 +426,24 @@ __device__ __forceinline__ void dpart_tile_load(const K *keys, const DPartCols &
  * for them: with room for four, a block of one value column held 78 KB and its
  * registers one block an SM (a 6-bit pass of 2^28 rows took 7.8 ms, H100; sized,
  * the two passes of 13 bits take 11.5 ms against 15.6). The next tile's rows load while
- * this one is sorted and written (PF: up to two value columns of four rows a thread, the
- * registers of two tiles), so that a block waits for memory once, not once a tile (ncu of the pass without:
- * DRAM 32% busy, the loads of a tile waiting behind its four barriers). */
+ * this one is sorted and written (PF, where the registers hold two tiles), so that a
+ * block waits for memory once, not once a tile (ncu of the pass without: DRAM 32% busy,
+ * the loads of a tile waiting behind its four barriers). */
 template <typename K, int NV>
 __global__ void __launch_bounds__(kThreads, 2)
     dpart_scatter_kernel(const K *keys, int64_t n, int bits, DPartSeg g, const unsigned *offs,
                          K *okeys, DPartCols c)
 {
-    constexpr bool PF = NV * kPartItems <= 8; /* the registers of two tiles */
+    constexpr int IT = dpart_items<K>(NV);
+    constexpr int64_t TILE = dpart_tile<K>(NV);
+    /* The registers of two tiles: at most 24 32-bit words of a tile a thread. */
+    constexpr bool PF = ((int)sizeof(K) / 4 + 2 * NV) * IT <= 24;
     using Scan = cub::BlockScan<unsigned, kThreads>;
     __shared__ typename Scan::TempStorage scan_tmp;
     __shared__ unsigned cur[256], th[256], tof[256];
-    uint64_t *sv = (uint64_t *)agg_smem; /* [NV][kPartTile] */
-    K *sk = (K *)(sv + (size_t)NV * kPartTile);
-    unsigned short *spart = (unsigned short *)(sk + kPartTile);
+    uint64_t *sv = (uint64_t *)agg_smem; /* [NV][TILE] */
+    K *sk = (K *)(sv + (size_t)NV * TILE);
+    unsigned short *spart = (unsigned short *)(sk + TILE);
     const int P = 1 << bits;
     const DPartBlock r = dpart_block(g, n, bits);
     if (r.cell_step == 0)
@@ -439,17 +452,17 @@ __global__ void __launch_bounds__(kThreads, 2)
         cur[threadIdx.x] = offs[r.cell0 + (int64_t)threadIdx.x * r.cell_step];
     DPartRegs<K, NV> t;
     if (PF && r.lo < r.hi)
-        dpart_tile_load<K, NV>(keys, c, r.lo, (int)min((int64_t)kPartTile, r.hi - r.lo), t);
-    for (int64_t base = r.lo; base < r.hi; base += kPartTile) {
-        const int tn = (int)min((int64_t)kPartTile, r.hi - base);
+        dpart_tile_load<K, NV>(keys, c, r.lo, (int)min((int64_t)TILE, r.hi - r.lo), t);
+    for (int64_t base = r.lo; base < r.hi; base += TILE) {
+        const int tn = (int)min((int64_t)TILE, r.hi - base);
         if (threadIdx.x < P)
             th[threadIdx.x] = 0;
         if (!PF)
             dpart_tile_load<K, NV>(keys, c, base, tn, t);
         __syncthreads();
-        unsigned qr[kPartItems]; /* digit << 16 | rank among the tile's rows of the digit */
+        unsigned qr[IT]; /* digit << 16 | rank among the tile's rows of the digit */
 #pragma unroll
-        for (int it = 0; it < kPartItems; it++) {
+        for (int it = 0; it < IT; it++) {
             if (it * kThreads + (int)threadIdx.x >= tn)
                 continue;
             const unsigned q = dpart_digit((int64_t)t.k[it], g.shift, bits);
@@ -462,7 +475,7 @@ __global__ void __launch_bounds__(kThreads, 2)
             tof[threadIdx.x] = ex;
         __syncthreads();
 #pragma unroll
-        for (int it = 0; it < kPartItems; it++) {
+        for (int it = 0; it < IT; it++) {
             if (it * kThreads + (int)threadIdx.x >= tn)
                 continue;
             const unsigned q = qr[it] >> 16, pos = tof[q] + (qr[it] & 0xffffu);
@@ -470,11 +483,11 @@ __global__ void __launch_bounds__(kThreads, 2)
             spart[pos] = (unsigned short)q;
 #pragma unroll
             for (int j = 0; j < NV; j++)
-                sv[(size_t)j * kPartTile + pos] = t.v[j][it];
+                sv[(size_t)j * TILE + pos] = t.v[j][it];
         }
-        if (PF && base + kPartTile < r.hi) /* the next tile loads while this one is written */
-            dpart_tile_load<K, NV>(keys, c, base + kPartTile,
-                                   (int)min((int64_t)kPartTile, r.hi - base - kPartTile), t);
+        if (PF && base + TILE < r.hi) /* the next tile loads while this one is written */
+            dpart_tile_load<K, NV>(keys, c, base + TILE,
+                                   (int)min((int64_t)TILE, r.hi - base - TILE), t);
         __syncthreads();
         for (int i = threadIdx.x; i < tn; i += kThreads) {
             const unsigned p = spart[i];
@@ -482,7 +495,7 @@ __global__ void __launch_bounds__(kThreads, 2)
             okeys[d] = sk[i];
 #pragma unroll
             for (int j = 0; j < NV; j++)
-                dpart_st(c.dst[j], c.w[j], d, sv[(size_t)j * kPartTile + i]);
+                dpart_st(c.dst[j], c.w[j], d, sv[(size_t)j * TILE + i]);
         }
         __syncthreads();
         if (threadIdx.x < P)

@@ -149,7 +149,6 @@ bool small_spec_ok(const sl_k_agg_spec *sp, SmallLayout *L)
     if (sp->n_keys != 1 || (sp->key_type[0] != SL_K_I32 && sp->key_type[0] != SL_K_I64))
         return false;
     L->n_st = 0;
-    L->pk_a = -1;
     for (int a = 0; a < kMaxA; a++)
         L->st[a] = -1;
     for (int a = 0; a < sp->n_aggs; a++) {
@@ -161,21 +160,6 @@ bool small_spec_ok(const sl_k_agg_spec *sp, SmallLayout *L)
         L->st[a] = L->n_st++;
     }
     return true;
-}
-
-/* With SL_K_AGG_SMALL_PACK: the first integer sum among the values loaded with the keys
- * (aggregates 0 and 1) shares a packed word with the row count (aggregate_small.cuh,
- * small_add_packed). */
-void small_pack_choose(const sl_k_agg_spec *sp, int flags, SmallLayout *L)
-{
-    L->pk_a = -1;
-    if (!(flags & SL_K_AGG_SMALL_PACK))
-        return;
-    for (int a = 0; a < kSmallPre && a < sp->n_aggs; a++)
-        if (L->st[a] >= 0 && kind_of(sp->fn[a], sp->in_type[a]) == K_SUMI) {
-            L->pk_a = a;
-            return;
-        }
 }
 
 /* Whether the few-groups path takes this input. */
@@ -193,7 +177,7 @@ bool small_ok(const sl_k_agg_spec *sp, const sl_k_agg_input *in, SmallLayout *L)
 template <typename K>
 size_t small_bytes(const SmallLayout &L, int log_c)
 {
-    return ((size_t)L.n_st * 8 + sizeof(K) + 4 + (L.pk_a >= 0 ? 8 : 0)) << log_c;
+    return ((size_t)L.n_st * 8 + sizeof(K) + 4) << log_c;
 }
 
 bool aligned16(const void *p)
@@ -473,15 +457,14 @@ extern "C" cudaError_t sl_k_agg_update(const struct sl_k_agg_spec *sp,
     if ((flags & SL_K_AGG_FEW) && few_ok(sp, in, &F))
         return few_launch(sp, in, tb, spill, F, stream);
     SmallLayout L;
-    if ((flags & SL_K_AGG_SMALL) && small_ok(sp, in, &L)) {
-        small_pack_choose(sp, flags, &L);
-        const bool k32 = sp->key_type[0] == SL_K_I32;
-        if (flags & SL_K_AGG_SMALL_SPLIT)
-            return k32 ? small_launch<int32_t, true>(sp, in, tb, spill, L, stream)
-                       : small_launch<int64_t, true>(sp, in, tb, spill, L, stream);
-        return k32 ? small_launch<int32_t, false>(sp, in, tb, spill, L, stream)
-                   : small_launch<int64_t, false>(sp, in, tb, spill, L, stream);
-    }
+    if ((flags & SL_K_AGG_SMALL) && small_ok(sp, in, &L))
+        return (flags & SL_K_AGG_SMALL_SPLIT)
+                   ? (sp->key_type[0] == SL_K_I32
+                          ? small_launch<int32_t, true>(sp, in, tb, spill, L, stream)
+                          : small_launch<int64_t, true>(sp, in, tb, spill, L, stream))
+                   : (sp->key_type[0] == SL_K_I32
+                          ? small_launch<int32_t, false>(sp, in, tb, spill, L, stream)
+                          : small_launch<int64_t, false>(sp, in, tb, spill, L, stream));
     int C = shared_groups_of(sp, shared_groups);
     return flags & SL_K_AGG_PRELOAD ? update_pre<true>(sp, in, tb, ovf, spill, C, stream)
                                     : update_pre<false>(sp, in, tb, ovf, spill, C, stream);
@@ -715,7 +698,6 @@ extern "C" cudaError_t sl_k_agg_part_final(const struct sl_k_agg_spec *sp,
     SmallLayout L;
     const uint32_t *only = NULL;
     if (!any_nulls && !(flags & SL_K_AGG_NO_SMALL) && small_spec_ok(sp, &L)) {
-        small_pack_choose(sp, flags, &L);
         cudaError_t e = sp->key_type[0] == SL_K_I32
                             ? small_final<int32_t>(sp, L, d_batches, n_batches, bits, redo, out,
                                                    d_status, stream)
@@ -842,7 +824,8 @@ static cudaError_t dpart_setup(const sl_k_agg_spec *sp, const sl_k_agg_input *in
     }
     *smem = dpart_smem<K>(c->n_vals);
     cudaError_t e = grid_for(dpart_scatter_fn<K>(c->n_vals), kThreads, *smem, grid);
-    int64_t need = (in->n + kPartTile - 1) / kPartTile;
+    const int64_t tile = dpart_tile<K>(c->n_vals);
+    int64_t need = (in->n + tile - 1) / tile;
     if (e == cudaSuccess && need < *grid)
         *grid = need < 1 ? 1 : (int)need;
     return e;
@@ -895,8 +878,8 @@ static cudaError_t dpart_plan(const sl_k_agg_spec *sp, const sl_k_agg_input *in,
     const int P1 = 1 << pl->b1;
     if (pl->b2) {
         pl->chunk = (in->n + pl->grid1 - 1) / pl->grid1;
-        if (pl->chunk < kPartTile)
-            pl->chunk = kPartTile;
+        if (pl->chunk < dpart_tile<K>(c.n_vals))
+            pl->chunk = dpart_tile<K>(c.n_vals);
         pl->grid2 = (int)((in->n + pl->chunk - 1) / pl->chunk) + P1;
     }
     const size_t cells1 = (size_t)pl->grid1 << pl->b1, cells2 = (size_t)pl->grid2 << pl->b2;

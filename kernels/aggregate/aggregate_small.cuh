@@ -28,7 +28,6 @@ static_assert(kSmallPre == 2, "small_rows and direct_rows pick pre[0] or pre[1]"
 struct SmallLayout {
     int n_st;
     int st[kMaxA];
-    int pk_a; /* the sum whose state shares a packed word with the row count (-1: none) */
 };
 
 template <typename K> struct SmallKey;
@@ -74,43 +73,6 @@ __device__ __forceinline__ int small_find(K *skey, int log_c, K k, unsigned *cla
         h = (h + 1) & mask;
     }
     return -1;
-}
-
-/* The packed word of a slot (SL_K_AGG_SMALL_PACK): the row count in bits 48..63 and the
- * sum of the rows' values plus 2^31 (each in [0, 2^32): |v| < 2^31) in bits 0..47, so
- * that a row costs one shared atomic instead of two (count, sum). A thread whose add
- * finds kPackDrain rows there moves the word into the slot's row count and 64-bit
- * partial sum (atomicExch, then two atomics: other threads' adds land in the fresh
- * word), so neither field can fill: at most kPackDrain plus the adds of one step of the
- * block's threads (2^11 + ...) rows, < 2^16, whose biased values sum below 2^48. */
-constexpr unsigned long long kPackOne = 1ull << 48;
-constexpr unsigned long long kPackMask = kPackOne - 1;
-constexpr unsigned kPackDrain = 1u << 14;
-
-/* Adds a word's rows and values to a row count and a partial sum (non-atomic: the caller
- * owns the slot). */
-__device__ __forceinline__ void small_pack_take(unsigned long long w, unsigned *rows,
-                                                long long *sum, bool atomic)
-{
-    const unsigned c = (unsigned)(w >> 48);
-    const long long v = (long long)(w & kPackMask) - ((long long)c << 31);
-    if (!c)
-        return;
-    if (atomic) {
-        atomicAdd(rows, c);
-        atomicAdd((unsigned long long *)sum, (unsigned long long)v);
-    } else {
-        *rows += c;
-        *sum += v;
-    }
-}
-
-__device__ __forceinline__ void small_add_packed(unsigned long long *pk, unsigned *rows,
-                                                 long long *sum, int64_t v)
-{
-    const unsigned long long old = atomicAdd(pk, kPackOne + (unsigned long long)(v + 0x80000000ll));
-    if ((unsigned)(old >> 48) >= kPackDrain)
-        small_pack_take(atomicExch(pk, 0ull), rows, sum, true);
 }
 
 /* Elements [r0, r0 + N) of a column of `type` as int64 (vector loads when `vec`: N 2 or
@@ -243,22 +205,12 @@ __device__ __forceinline__ void small_rows(const sl_k_agg_spec &sp, const sl_k_a
     small_preload<N>(sp, in, L.st, r0, vec, pre);
     int slot[N];
     int64_t g[N];
-    bool packed[N];
-    unsigned long long *spk = (unsigned long long *)(srows + C); /* L.pk_a >= 0 */
 #pragma unroll
     for (int i = 0; i < N; i++) {
         slot[i] = small_find<K>(skey, log_c, (K)kx[i]);
         g[i] = -1;
-        packed[i] = false;
         if (slot[i] >= 0) {
-            /* The packed sum's value (pk_a < kSmallPre: preloaded). */
-            const int64_t pv = L.pk_a == 0 ? pre[0][i] : pre[kSmallPre - 1][i];
-            packed[i] = L.pk_a >= 0 && !small_wide(K_SUMI, sp.in_type[L.pk_a], pv);
-            if (packed[i])
-                small_add_packed(&spk[slot[i]], &srows[slot[i]],
-                                 &st[(size_t)L.st[L.pk_a] * C + slot[i]], pv);
-            else
-                atomicAdd(&srows[slot[i]], 1u);
+            atomicAdd(&srows[slot[i]], 1u);
         } else if ((g[i] = small_gfind(sp, tb, kx[i])) >= 0) {
             atomicAdd(&tb.d_rows[g[i]], 1ull);
         }
@@ -272,8 +224,6 @@ __device__ __forceinline__ void small_rows(const sl_k_agg_spec &sp, const sl_k_a
         small_vals<N>(sp, in, a, pre, r0, vec, v);
 #pragma unroll
         for (int i = 0; i < N; i++) {
-            if (packed[i] && a == L.pk_a)
-                continue; /* added with the row count */
             int64_t gi = g[i];
             if (slot[i] >= 0 && !small_wide(kd, sp.in_type[a], v[i])) {
                 long long *p = &st[(size_t)s * C + slot[i]];
@@ -303,8 +253,6 @@ __device__ __forceinline__ void small_clear(const sl_k_agg_spec &sp, const Small
     for (int i = threadIdx.x; i < C; i += blockDim.x) {
         skey[i] = SmallKey<K>::kEmpty;
         srows[i] = 0;
-        if (L.pk_a >= 0)
-            ((unsigned long long *)(srows + C))[i] = 0;
         for (int a = 0; a < sp.n_aggs; a++)
             if (L.st[a] >= 0)
                 st[(size_t)L.st[a] * C + i] = (long long)v0_init(kind_of(sp.fn[a], sp.in_type[a]));
@@ -323,18 +271,6 @@ __device__ __forceinline__ void small_states(const sl_k_agg_spec &sp, const Smal
         v1[a] = kind_of(sp.fn[a], sp.in_type[a]) == K_SUMI && x < 0 ? -1 : 0;
         nn[a] = 0;
     }
-}
-
-/* After the rows (the caller owns slot i): slot i's packed word into its row count and
- * partial sum. */
-__device__ __forceinline__ void small_pack_drain(const SmallLayout &L, long long *st,
-                                                 unsigned *srows, int C, int i)
-{
-    if (L.pk_a < 0)
-        return;
-    unsigned long long *pk = (unsigned long long *)(srows + C) + i;
-    small_pack_take(*pk, &srows[i], &st[(size_t)L.st[L.pk_a] * C + i], false);
-    *pk = 0;
 }
 
 template <typename K, bool SPLIT>
@@ -361,7 +297,6 @@ __global__ void __launch_bounds__(kThreads, 2)
         K k = skey[i];
         if (k == SmallKey<K>::kEmpty)
             continue;
-        small_pack_drain(L, st, srows, C, i);
         unsigned long long v0[kMaxA], nn[kMaxA];
         long long v1[kMaxA];
         small_states(sp, L, st, C, i, v0, v1, nn);
@@ -372,8 +307,9 @@ __global__ void __launch_bounds__(kThreads, 2)
 /* Rows i0, i0 + blockDim.x, ... (N of them, those below hi) of a partition into the
  * block's shared table: every key and the first kSmallPre states' values load before the
  * first lookup (one memory wait for N rows: one row at a time left the partition kernel
- * waiting on memory, 4.5 ms for 2^28 rows in 2^13 partitions on the H100), and sums add
- * as 32-bit halves (small_add_split). False: some row cannot be taken (no slot within
+ * waiting on memory), and sums add as 32-bit halves (small_add_split): 2^28 rows in 2^13
+ * partitions took 3.58 ms against 4.59 (H100, 2026-11-27; counting the row count and sum in
+ * one 64-bit shared atomic instead, 4.01). False: some row cannot be taken (no slot within
  * kProbeLimit probes, the empty marker as key, a sum value outside int32); then the
  * caller gives the partition up (its other rows may be half added). */
 template <typename K, int N>
@@ -386,7 +322,7 @@ __device__ __forceinline__ bool small_part_rows(const sl_k_agg_spec &sp, const s
     const K *keys = (const K *)in.keys[0].d_data;
     const int64_t step = blockDim.x;
     K kx[N];
-    int64_t pre[kSmallPre][N], pv[N]; /* pv: the packed sum's values */
+    int64_t pre[kSmallPre][N];
 #pragma unroll
     for (int i = 0; i < N; i++) {
         const int64_t r = i0 + i * step;
@@ -396,10 +332,8 @@ __device__ __forceinline__ bool small_part_rows(const sl_k_agg_spec &sp, const s
             pre[a][i] = a < sp.n_aggs && L.st[a] >= 0 && r < hi
                             ? ld_int(in.vals[a].d_data, sp.in_type[a], r)
                             : 0;
-        pv[i] = L.pk_a == 0 ? pre[0][i] : pre[kSmallPre - 1][i];
     }
     int slot[N];
-    unsigned long long *spk = (unsigned long long *)(srows + C); /* L.pk_a >= 0 */
 #pragma unroll
     for (int i = 0; i < N; i++) {
         slot[i] = -2; /* past hi */
@@ -407,18 +341,11 @@ __device__ __forceinline__ bool small_part_rows(const sl_k_agg_spec &sp, const s
             continue;
         if ((slot[i] = small_find<K>(skey, log_c, kx[i], claims)) < 0)
             return false;
-        if (L.pk_a < 0) {
-            atomicAdd(&srows[slot[i]], 1u);
-            continue;
-        }
-        if (small_wide(K_SUMI, sp.in_type[L.pk_a], pv[i]))
-            return false;
-        small_add_packed(&spk[slot[i]], &srows[slot[i]], &st[(size_t)L.st[L.pk_a] * C + slot[i]],
-                         pv[i]);
+        atomicAdd(&srows[slot[i]], 1u);
     }
     for (int a = 0; a < sp.n_aggs; a++) {
         const int s = L.st[a];
-        if (s < 0 || a == L.pk_a)
+        if (s < 0)
             continue;
         const int kd = kind_of(sp.fn[a], sp.in_type[a]);
 #pragma unroll
@@ -504,7 +431,6 @@ __global__ void __launch_bounds__(kThreads)
             continue;
         unsigned long long v0[kMaxA], nn[kMaxA];
         long long v1[kMaxA];
-        small_pack_drain(L, st, srows, C, i);
         small_states(sp, L, st, C, i, v0, v1, nn);
         const int64_t k = (int64_t)skey[i];
         write_row(sp, out, r, &k, 1, 0, srows[i], v0, v1, nn, status);

@@ -76,8 +76,7 @@ struct agg_gdrv {
     int force_bits;               /* partitioned: radix bits (0 = from the estimate) */
     int64_t init_cap;             /* table method: first capacity (0 = from the estimate) */
     int update_flags;             /* sl_k_agg_update flags (SL_K_AGG_PRELOAD |
-                                     SL_K_AGG_SMALL_SPLIT | SL_K_AGG_SMALL_PACK by default;
-                                     the partitioned method's output takes the last) */
+                                     SL_K_AGG_SMALL_SPLIT by default) */
     int64_t small_threshold;      /* estimated groups up to which the table method adds
                                      SL_K_AGG_SMALL (0 = 2048); < 0: the generic kernels
                                      only, for both methods (SL_K_AGG_NO_SMALL) */

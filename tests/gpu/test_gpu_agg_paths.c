@@ -119,9 +119,7 @@ struct kcase {
                              count, sum: one moved value column) and 5 (and min, max:
                              three) take the tile partitioner, eight do not */
     int sum_first;        /* the sum second, the count third (count(*), sum, count, ...):
-                             the shared-table kernels pack the row count with that sum
-                             (SL_K_AGG_SMALL_PACK: only a sum among the first two) */
-    int nopack;           /* without SL_K_AGG_SMALL_PACK (the driver's default has it) */
+                             the value the shared-table kernels load with the keys */
 };
 
 struct ref {
@@ -232,8 +230,6 @@ static void kcase_run(const struct kcase *c)
     d.row_partition = c->rowpart;
     if (c->atom64)
         d.update_flags &= ~SL_K_AGG_SMALL_SPLIT;
-    if (c->nopack)
-        d.update_flags &= ~SL_K_AGG_SMALL_PACK;
     for (int b = 0; b < c->batches; b++) {
         int64_t lo = n * b / c->batches, hi_ = n * (b + 1) / c->batches;
         struct sl_k_agg_input in;
@@ -578,38 +574,34 @@ SL_TEST(part_path_tile_partitioner_narrow)
         }
 }
 
-/* The row count packed with a sum in one shared word (SL_K_AGG_SMALL_PACK: the sum among
- * the first two aggregates), in the few-groups table kernel and the partition kernel:
- * 1,000 groups, values at the extremes (wide values take the unpacked path), one group
- * holding 90% of 10,000,000 rows (a block's word fills past 2^14 rows and moves into the
- * count and sum again and again), unaligned columns, and the same data without the flag. */
-SL_TEST(small_path_packed_count_sum)
+/* The shared-table kernels with the sum among the values they load with the keys
+ * (count(*), sum, count): 1,000 groups, values at the extremes (wide values take the
+ * global path, or make the partition kernel give a partition up), one group holding 90%
+ * of 10,000,000 rows, unaligned columns, and the partitioned method's partition kernel
+ * on skewed, extreme and narrow inputs. */
+SL_TEST(small_path_sum_loaded_with_keys)
 {
     NEED_GPU();
     kernel_setup();
     const int P = AGG_GDRV_PART;
-    for (int k64 = 0; k64 < 2; k64++)
-        for (int nopack = 0; nopack < 2; nopack++) {
-            struct kcase cases[] = {
-                {.key64 = k64, .n = 300001, .groups = 1000, .batches = 1},
-                {.key64 = k64, .n = 200000, .groups = 700, .extremes = 1, .batches = 3},
-                {.key64 = k64, .n = 10000000, .groups = 1500, .skew = 1, .batches = 1},
-                {.key64 = k64, .n = 10000000, .groups = 3, .skew = 1, .batches = 2,
-                 .few = -1},
-                {.key64 = k64, .n = 100003, .groups = 300, .offset = 1, .batches = 2},
-                {.key64 = k64, .n = 1500000, .groups = 100000, .skew = 1, .batches = 1,
-                 .mode = P, .pbits = 13},
-                {.key64 = k64, .n = 1000000, .groups = 700, .extremes = 1, .batches = 2,
-                 .mode = P, .pbits = 11},
-                {.key64 = k64, .n = 3000001, .groups = 250000, .batches = 1, .mode = P,
-                 .pbits = 13, .naggs = 3},
-            };
-            for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-                cases[i].sum_first = 1;
-                cases[i].nopack = nopack;
-                kcase_run(&cases[i]);
-            }
+    for (int k64 = 0; k64 < 2; k64++) {
+        struct kcase cases[] = {
+            {.key64 = k64, .n = 300001, .groups = 1000, .batches = 1},
+            {.key64 = k64, .n = 200000, .groups = 700, .extremes = 1, .batches = 3},
+            {.key64 = k64, .n = 10000000, .groups = 1500, .skew = 1, .batches = 1},
+            {.key64 = k64, .n = 100003, .groups = 300, .offset = 1, .batches = 2},
+            {.key64 = k64, .n = 1500000, .groups = 100000, .skew = 1, .batches = 1, .mode = P,
+             .pbits = 13},
+            {.key64 = k64, .n = 1000000, .groups = 700, .extremes = 1, .batches = 2, .mode = P,
+             .pbits = 11},
+            {.key64 = k64, .n = 3000001, .groups = 250000, .batches = 1, .mode = P,
+             .pbits = 13, .naggs = 3},
+        };
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+            cases[i].sum_first = 1;
+            kcase_run(&cases[i]);
         }
+    }
 }
 
 /* ---------------- operator level ---------------- */

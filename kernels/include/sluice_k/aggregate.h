@@ -134,14 +134,8 @@ cudaError_t sl_k_agg_table_clear(const struct sl_k_agg_table *tb, cudaStream_t s
  * SL_K_AGG_FEW (for an input expected to hold a few dozen groups at most): no key, one
  * int32/int64 key or two int32 keys, count(*), count and up to six sum/avg/min/max of
  * int32/int64 values, all without nulls, take a kernel that keeps each thread's first
- * groups in registers (kernels/aggregate/aggregate_few.cuh); others as without it.
- * SL_K_AGG_SMALL_PACK (with SL_K_AGG_SMALL; also a flag of sl_k_agg_part_final): the row
- * count and the first integer sum of aggregates 0 and 1 (whose values load with the
- * keys) share one 64-bit shared word, so that a row of count +
- * sum costs one shared atomic instead of two (the word moves into the slot's count and
- * sum before it can fill); other sums as without it. */
-enum { SL_K_AGG_PRELOAD = 1, SL_K_AGG_SMALL = 2, SL_K_AGG_SMALL_SPLIT = 8, SL_K_AGG_FEW = 16,
-       SL_K_AGG_SMALL_PACK = 32 };
+ * groups in registers (kernels/aggregate/aggregate_few.cuh); others as without it. */
+enum { SL_K_AGG_PRELOAD = 1, SL_K_AGG_SMALL = 2, SL_K_AGG_SMALL_SPLIT = 8, SL_K_AGG_FEW = 16 };
 cudaError_t sl_k_agg_update(const struct sl_k_agg_spec *spec, const struct sl_k_agg_input *in,
                             const struct sl_k_agg_table *tb, uint32_t *d_overflow_rows,
                             const struct sl_k_agg_table *spill, int shared_groups, int flags,
@@ -261,8 +255,7 @@ cudaError_t sl_k_agg_part_scatter(void *d_temp, size_t *temp_bytes,
  * more groups than a block holds). any_nulls: some batch has d_nullbits (else one-key
  * loops are specialized). Specs that SL_K_AGG_SMALL takes (without nulls) go first
  * through a kernel of per-partition shared tables of stored keys; flags
- * SL_K_AGG_NO_SMALL: only the generic kernel (to compare); SL_K_AGG_SMALL_PACK: that
- * kernel packs the row count with a sum as sl_k_agg_update does. */
+ * SL_K_AGG_NO_SMALL: only the generic kernel (to compare). */
 enum { SL_K_AGG_NO_SMALL = 4 };
 size_t sl_k_agg_part_pending_bytes(int64_t rows, int bits);
 cudaError_t sl_k_agg_part_final(const struct sl_k_agg_spec *spec,
