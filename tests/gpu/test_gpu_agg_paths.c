@@ -485,13 +485,14 @@ SL_TEST(direct_path_clustered_keys)
     }
 }
 
-/* The partitioned method with the tile partitioner (one pass up to 8 bits, two past
- * it: 11 = 6 + 5, 13 = 7 + 6) against the reference, and the row-by-row
- * partitioner on the same data: empty, one row, a tail that is no multiple of a tile,
- * unaligned columns, keys and values at the extremes, skew (one partition holds most
- * rows, many of the second pass's partitions stay empty), clustered keys, several
- * batches, and partitions with more groups than a block's shared table (the generic
- * kernel redoes them). */
+/* The partitioned method against the reference (the eight aggregates move six value
+ * columns, more than the tile partitioner takes: these cases partition row by row;
+ * part_path_tile_partitioner_narrow below runs the tile partitioner, one pass up to 8
+ * bits, two past it: 11 = 6 + 5, 13 = 7 + 6): empty, one row, a tail that is no
+ * multiple of a tile, unaligned columns, keys and values at the extremes, skew (one
+ * partition holds most rows, many of the second pass's partitions stay empty),
+ * clustered keys, several batches, and partitions with more groups than a block's
+ * shared table (the generic kernel redoes them). */
 SL_TEST(part_path_tile_partitioner)
 {
     NEED_GPU();
