@@ -853,13 +853,6 @@ static cudaError_t dpart_pass(const K *keys, int64_t n, int bits, const DPartSeg
                             smem, stream);
 }
 
-/* Second-pass chunks a first pass's block of rows: a compile-time switch, so that a bench
- * program can build one beside it (bench/meson.build). */
-#ifndef SL_K_AGG_PART_CHUNKS
-#define SL_K_AGG_PART_CHUNKS 4
-#endif
-constexpr int kPartChunks = SL_K_AGG_PART_CHUNKS;
-
 /* The temp block of sl_k_agg_tile_partition (the record table's one pass: offsets NULL,
  * no second level), and the moved columns (dpart_setup: into out's, NULL for the size
  * query). */
@@ -884,12 +877,7 @@ static cudaError_t dpart_plan(const sl_k_agg_spec *sp, const sl_k_agg_input *in,
     pl->b2 = bits - pl->b1;
     const int P1 = 1 << pl->b1;
     if (pl->b2) {
-        /* The second pass's blocks take chunks of a first-level partition: a partition of
-         * n / P1 rows in chunks of n / grid1 rows made about grid1 + P1 blocks of uneven
-         * sizes, one and a half waves; chunks of a fourth of that make several waves of
-         * them. */
-        const int64_t per = (int64_t)pl->grid1 * kPartChunks;
-        pl->chunk = (in->n + per - 1) / per;
+        pl->chunk = (in->n + pl->grid1 - 1) / pl->grid1;
         if (pl->chunk < dpart_tile<K>(c.n_vals))
             pl->chunk = dpart_tile<K>(c.n_vals);
         pl->grid2 = (int)((in->n + pl->chunk - 1) / pl->chunk) + P1;
