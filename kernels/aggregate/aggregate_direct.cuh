@@ -266,7 +266,8 @@ __global__ void __launch_bounds__(256)
  * ordered (first-level partition, digit, chunk): the scan keeps the first level's order. */
 /* Rows a thread of the scatter kernel takes a tile: eight for a 32-bit key and at most
  * one value column (tiles of 4,096 rows: runs of a partition twice as long, half the
- * barriers a row), four otherwise (their registers). The eight is a compile-time
+ * barriers a row; two passes of 13 bits over 2^28 rows, count + sum: 8.59 ms against
+ * 9.78 with four, H100, 2026-11-27), four otherwise (their registers). The eight is a compile-time
  * switch, so that a bench program can build four beside it (bench/meson.build). */
 #ifndef SL_K_AGG_PART_ITEMS
 #define SL_K_AGG_PART_ITEMS 8
@@ -359,7 +360,8 @@ __global__ void __launch_bounds__(kThreads)
         h[i] = 0;
     __syncthreads();
     /* kCountItems loads in flight a thread: one at a time, the count of a 7-bit pass over
-     * 2^28 keys took 1.8 ms (H100, ncu: DRAM 18% busy). */
+     * 2^28 keys took 1.8 ms (H100, ncu: DRAM 18% busy; a block an SM then), eight 0.44 ms
+     * (DRAM 77%, 2026-11-27). */
     const int64_t step = blockDim.x;
     int64_t e = r.lo + threadIdx.x;
     for (; e + (kCountItems - 1) * step < r.hi; e += kCountItems * step) {
@@ -427,8 +429,8 @@ __device__ __forceinline__ void dpart_tile_load(const K *keys, const DPartCols &
  * registers one block an SM (a 6-bit pass of 2^28 rows took 7.8 ms, H100; sized,
  * the two passes of 13 bits take 11.5 ms against 15.6). The next tile's rows load while
  * this one is sorted and written (PF, where the registers hold two tiles), so that a
- * block waits for memory once, not once a tile (ncu of the pass without: DRAM 32% busy,
- * the loads of a tile waiting behind its four barriers). */
+ * block's loads do not wait behind the tile's barriers (with the count's eight loads a
+ * thread, four rows a thread: the two passes of 13 bits 11.46 -> 9.72 ms, H100). */
 template <typename K, int NV>
 __global__ void __launch_bounds__(kThreads, 2)
     dpart_scatter_kernel(const K *keys, int64_t n, int bits, DPartSeg g, const unsigned *offs,

@@ -392,7 +392,8 @@ __global__ void sample_kernel(sl_k_agg_spec sp, sl_k_agg_input in, int64_t m,
         }
     }
     /* One atomic a warp on each counter (with many groups every sample is new: 65,536
-     * atomics on one word, in a kernel ncu timed at 70 us for 2^24 groups, H100). */
+     * atomics on one word). With the plain read: the sample phase 0.090 -> 0.044 ms at
+     * 1,000 groups, 0.134 -> 0.075 at 2^24 (2^28 rows, H100, 2026-11-27). */
 #pragma unroll
     for (int d = 16; d > 0; d >>= 1) {
         added += __shfl_down_sync(~0u, added, d);
