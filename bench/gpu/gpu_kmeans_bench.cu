@@ -22,7 +22,8 @@
         }                                                                                  \
     } while (0)
 
-static const char *mname[] = {"auto", "fused", "multipass", "tc_fused", "tc_multipass"};
+static const char *mname[] = {"auto", "fused", "multipass", "tc_fused", "tc_multipass",
+                              "mma_fused"};
 
 struct Data {
     int64_t n;
@@ -149,7 +150,7 @@ static void bench_shape(int64_t n, int d, int k, cudaStream_t s, double bw, doub
     cudaEvent_t e0, e1;
     CU(cudaEventCreate(&e0));
     CU(cudaEventCreate(&e1));
-    for (int m = 1; m <= 4; m++) {
+    for (int m = 1; m <= SL_K_KMEANS_MMA_FUSED; m++) {
         if (!sl_k_kmeans_supported(m, d, k))
             continue;
         std::vector<float> it_ms, st_ms;
@@ -250,6 +251,8 @@ static int run_bench(int lg, cudaStream_t s)
     if (getenv("KM_FIRST_SHAPE")) /* the target row only */
         return 0;
     bench_shape(n / 4, 4, 64, s, bw, peak);
+    bench_shape(n / 4, 8, 64, s, bw, peak);
+    bench_shape(n / 4, 13, 64, s, bw, peak);
     bench_shape(n / 4, 16, 256, s, bw, peak);
     bench_shape(n / 4, 16, 1024, s, bw, peak);
     bench_shape(n / 8, 64, 256, s, bw, peak);

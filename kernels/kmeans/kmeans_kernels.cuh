@@ -539,6 +539,268 @@ __global__ void __launch_bounds__(kThreads, D <= 16 ? 3 : 1) /* 3 blocks: hide H
     block_add(my_in, inertia);
 }
 
+/* ---- SL_K_KMEANS_MMA_FUSED: 2xTF32 tensor-core scores, packed top-2, exact re-check ---- */
+
+constexpr int kMmaMaxK = 256; /* centroid indices packed into the low 8 bits of a score */
+/* Half norm of a padding centroid (index k..k8-1): finite, so that packed keys stay
+ * ordered numbers, and far above any score of real data that does not overflow. */
+constexpr float kMmaPad = 0x1p126f;
+
+/* A warp's 32 points as mma A fragments (m16n8k8, row = point, column = feature), two
+ * 16-row tiles: x[mt][ks][q] = feature ks*8 + t + 4*(q >> 1) of row base + mt*16 + g +
+ * 8*(q & 1) (lane = 4g + t), zero past d and n. One load instruction reads 8 consecutive
+ * rows of 4 columns: whole 32-byte sectors. pc[ks][h]: column ks*8 + t + 4h, or NULL. */
+template <int D>
+__device__ __forceinline__ void mma_load(const float *const (&pc)[D / 8][2], int64_t n,
+                                         int64_t base, int g, float (&x)[2][D / 8][4])
+{
+#pragma unroll
+    for (int mt = 0; mt < 2; mt++)
+#pragma unroll
+        for (int ks = 0; ks < D / 8; ks++)
+#pragma unroll
+            for (int q = 0; q < 4; q++) {
+                const int64_t i = base + mt * 16 + g + 8 * (q & 1);
+                const float *p = pc[ks][q >> 1];
+                x[mt][ks][q] = (p && i < n) ? __ldg(p + i) : 0.f;
+            }
+}
+
+/* Keeps the two smallest packed keys of a row: the score with its low bits replaced by
+ * the centroid index (distinct keys, index recoverable; changes the score by at most
+ * 2^-15 of its magnitude for indices below 256). */
+__device__ __forceinline__ void mma_top2(float v, int c, unsigned imask, float &b1, float &b2)
+{
+    const float key = __int_as_float((__float_as_int(v) & ~(int)imask) | c);
+    const float m = fmaxf(b1, key);
+    b1 = fminf(b1, key);
+    b2 = fminf(b2, m);
+}
+
+/* The exact float32 label of point `row` (the CPU operator's score hn - x.c with FMAs in
+ * feature order, ties to the lowest index), the warp together: lane l scores centroids
+ * l, l + 32, ...; the (score, index) minimum over the warp. All lanes return it. */
+template <int D>
+__device__ int mma_rescan(const Cols<D> &cols, int d, int64_t row, const float *s_cf,
+                          const float *s_hn, int k, int lane)
+{
+    constexpr int SF = D + 1;
+    float xr[D];
+#pragma unroll
+    for (int j = 0; j < D; j++)
+        xr[j] = j < d ? __ldg(cols.p[j] + row) : 0.f;
+    float best = INFINITY;
+    int bi = 0x7fffffff;
+    for (int c = lane; c < k; c += 32) {
+        float a = s_hn[c];
+#pragma unroll
+        for (int j = 0; j < D; j++)
+            a = fmaf(-xr[j], s_cf[c * SF + j], a);
+        if (a < best) {
+            best = a;
+            bi = c;
+        }
+    }
+#pragma unroll
+    for (int o = 16; o; o >>= 1) {
+        const float ob = __shfl_xor_sync(0xffffffffu, best, o);
+        const int oi = __shfl_xor_sync(0xffffffffu, bi, o);
+        if (ob < best || (ob == best && oi < bi)) {
+            best = ob;
+            bi = oi;
+        }
+    }
+    return bi == 0x7fffffff ? 0 : bi;
+}
+
+/* Fused assignment + update with the scores on tensor cores (kmeans.h, MMA_FUSED).
+ * Each warp takes 32 points at a time (the next 32 are loaded while it works) as mma A
+ * fragments of x rounded to TF32; the centroids are the B operand split in two TF32
+ * parts (c = ch + cl to 2^-22), preformatted in shared memory, the half norms the
+ * accumulator input, so one score hn - x.c costs two mma per 8 features. A lane keeps,
+ * for each of its 4 rows, the two smallest scores with the centroid index packed into
+ * their low bits (4 instructions a score); the quad merges them. Error: x's rounding
+ * moves a score difference s(c) - s(c1) by at most 2^-11 ||x|| ||c - c1||, and a
+ * centroid that could beat c1 in float32 lies within about r1 = ||x - c1|| of x, so
+ * with ||c - c1|| <= 2 r1 the label c1 is exact when the gap to the second key exceeds
+ * E = 2^-9 ||x|| r1 + 2^-13 (||x|| cmax + hmax) (the last term: TF32 products and
+ * accumulation, the low part of c, the packed index, float32 rounding; a margin of 4
+ * or more on each). Rows within E (near-ties, equal centroids, overflow) are scored
+ * again exactly by the whole warp (mma_rescan). Then each lane adds its rows' residuals
+ * x - c to the warp's partial sums (shared atomics; features t, t + 4, ... of a lane
+ * are fixed) and counts; inertia is sum (x - c)^2. */
+template <int D>
+__global__ void __launch_bounds__(kThreads, 2)
+    mma_kernel(Cols<D> cols, int d, int64_t n, const float *__restrict__ cent, int k, int nw,
+               double *sums, unsigned long long *counts, double *inertia, int32_t *labels,
+               const int32_t *stop)
+{
+    if (stop && *stop)
+        return;
+    constexpr int KS = D / 8, SF = D + 1;
+    const int k8 = (k + 7) & ~7, nts = k8 / 8;
+    extern __shared__ __align__(16) float smem[];
+    float4 *s_b = (float4 *)smem;                      /* nts * KS * 32: {ch0, ch1, cl0, cl1} */
+    float *s_hn = (float *)(s_b + (size_t)nts * KS * 32); /* k8 half norms (pad: kMmaPad) */
+    float *s_cf = s_hn + k8;                           /* k * SF float32 centroids */
+    float *s_sum = s_cf + (size_t)k * SF;              /* nw * k * SF residual sums */
+    unsigned *s_cnt = (unsigned *)(s_sum + (size_t)nw * k * SF); /* nw * k */
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
+    for (int e = threadIdx.x; e < nts * KS * 32; e += kThreads) {
+        const int l = e & 31, ks = (e >> 5) % KS, c = ((e >> 5) / KS) * 8 + (l >> 2);
+        const int j0 = ks * 8 + (l & 3), j1 = j0 + 4;
+        const float v0 = (c < k && j0 < d) ? cent[(int64_t)c * d + j0] : 0.f;
+        const float v1 = (c < k && j1 < d) ? cent[(int64_t)c * d + j1] : 0.f;
+        const float h0 = __uint_as_float(to_tf32(v0)), h1 = __uint_as_float(to_tf32(v1));
+        s_b[e] = make_float4(h0, h1, __uint_as_float(to_tf32(v0 - h0)),
+                             __uint_as_float(to_tf32(v1 - h1)));
+    }
+    for (int c = threadIdx.x; c < k8; c += kThreads)
+        s_hn[c] = c < k ? half_norm(cent + (int64_t)c * d, d) : kMmaPad;
+    for (int e = threadIdx.x; e < k * SF; e += kThreads) {
+        const int c = e / SF, j = e % SF;
+        s_cf[e] = j < d ? cent[(int64_t)c * d + j] : 0.f;
+    }
+    fused_zero<D>(s_sum, s_cnt, k, nw);
+    __syncthreads();
+    float hmax = 0.f;
+    for (int c = 0; c < k; c++)
+        hmax = fmaxf(hmax, s_hn[c]); /* NaN-free: inf stays inf */
+    const float cmax = sqrtf(2.f * hmax);
+    const unsigned imask = (1u << (32 - __clz(k8 - 1))) - 1u;
+    float *wsum = s_sum + (nw > 1 ? (size_t)warp * k * SF : 0);
+    unsigned *wcnt = s_cnt + (nw > 1 ? (size_t)warp * k : 0);
+    const float *pc[KS][2];
+#pragma unroll
+    for (int ks = 0; ks < KS; ks++)
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            pc[ks][h] = NULL; /* constant indices: no local copy of the parameters */
+#pragma unroll
+            for (int tt = 0; tt < 4; tt++)
+                if (t == tt && ks * 8 + tt + 4 * h < d)
+                    pc[ks][h] = cols.p[ks * 8 + tt + 4 * h];
+        }
+
+    double my_in = 0;
+    const int64_t ntile = (n + 31) / 32, wstride = (int64_t)gridDim.x * kWarps;
+    int64_t tile = (int64_t)blockIdx.x * kWarps + warp;
+    float x[2][KS][4];
+    mma_load<D>(pc, n, tile * 32, g, x);
+    for (; tile < ntile; tile += wstride) {
+        const int64_t base = tile * 32;
+        float nx[2][KS][4];
+        mma_load<D>(pc, n, (tile + wstride) * 32, g, nx); /* zeros past the end */
+        uint32_t a[2][KS][4];
+#pragma unroll
+        for (int mt = 0; mt < 2; mt++)
+#pragma unroll
+            for (int ks = 0; ks < KS; ks++)
+#pragma unroll
+                for (int q = 0; q < 4; q++)
+                    a[mt][ks][q] = to_tf32(-x[mt][ks][q]);
+        float b1[4], b2[4];
+#pragma unroll
+        for (int r = 0; r < 4; r++)
+            b1[r] = b2[r] = INFINITY;
+        for (int nt = 0; nt < nts; nt++) {
+            const float2 h = ((const float2 *)s_hn)[nt * 4 + t];
+            float4 bf[KS];
+#pragma unroll
+            for (int ks = 0; ks < KS; ks++)
+                bf[ks] = s_b[(nt * KS + ks) * 32 + lane];
+            const int c = nt * 8 + 2 * t;
+#pragma unroll
+            for (int mt = 0; mt < 2; mt++) {
+                float acc[4] = {h.x, h.y, h.x, h.y};
+#pragma unroll
+                for (int ks = 0; ks < KS; ks++) {
+                    mma_tf32(acc, a[mt][ks], __float_as_uint(bf[ks].z), __float_as_uint(bf[ks].w));
+                    mma_tf32(acc, a[mt][ks], __float_as_uint(bf[ks].x), __float_as_uint(bf[ks].y));
+                }
+                mma_top2(acc[0], c, imask, b1[2 * mt], b2[2 * mt]);
+                mma_top2(acc[1], c + 1, imask, b1[2 * mt], b2[2 * mt]);
+                mma_top2(acc[2], c, imask, b1[2 * mt + 1], b2[2 * mt + 1]);
+                mma_top2(acc[3], c + 1, imask, b1[2 * mt + 1], b2[2 * mt + 1]);
+            }
+        }
+        /* slot r = 2 mt + h: row base + mt*16 + h*8 + g, features of x[mt][ks][h], [h + 2] */
+        int idx[4];
+        bool need[4];
+#pragma unroll
+        for (int r = 0; r < 4; r++) {
+#pragma unroll
+            for (int o = 1; o <= 2; o <<= 1) {
+                const float o1 = __shfl_xor_sync(0xffffffffu, b1[r], o);
+                const float o2 = __shfl_xor_sync(0xffffffffu, b2[r], o);
+                b2[r] = fminf(fminf(b2[r], o2), fmaxf(b1[r], o1));
+                b1[r] = fminf(b1[r], o1);
+            }
+            const int mt = r >> 1, h = r & 1;
+            float xn = 0.f;
+#pragma unroll
+            for (int ks = 0; ks < KS; ks++) {
+                xn = fmaf(x[mt][ks][h], x[mt][ks][h], xn);
+                xn = fmaf(x[mt][ks][h + 2], x[mt][ks][h + 2], xn);
+            }
+            xn += __shfl_xor_sync(0xffffffffu, xn, 1);
+            xn += __shfl_xor_sync(0xffffffffu, xn, 2);
+            idx[r] = __float_as_int(b1[r]) & (int)imask;
+            const float xl = sqrtf(xn), big = fmaf(xl, cmax, hmax);
+            const float r2 = fmaxf(0.f, fmaf(2.f, b1[r], xn) + 0x1p-9f * big);
+            /* + 2^-118: tensor cores may flush subnormal products (2^-126 each) */
+            const float bound = fmaf(0x1p-9f * xl, sqrtf(r2), fmaf(0x1p-13f, big, 0x1p-118f));
+            const int64_t row = base + mt * 16 + h * 8 + g;
+            need[r] = row < n && (!(b2[r] - b1[r] > bound) || idx[r] >= k);
+        }
+        /* near-ties: exact float32 labels, one row at a time by the whole warp */
+#pragma unroll
+        for (int r = 0; r < 4; r++) {
+            unsigned m = __ballot_sync(0xffffffffu, need[r] && t == 0);
+            while (m) {
+                const int src = __ffs(m) - 1;
+                m &= m - 1;
+                const int64_t row = base + (r >> 1) * 16 + (r & 1) * 8 + (src >> 2);
+                const int bi = mma_rescan<D>(cols, d, row, s_cf, s_hn, k, lane);
+                if (g == (src >> 2))
+                    idx[r] = bi;
+            }
+        }
+        /* residuals into the warp's partial sums; counts, inertia, labels */
+#pragma unroll
+        for (int r = 0; r < 4; r++) {
+            const int mt = r >> 1, h = r & 1;
+            const int64_t row = base + mt * 16 + h * 8 + g;
+            const bool ok = row < n;
+            const int l = ok ? idx[r] : 0;
+            float dd = 0.f;
+#pragma unroll
+            for (int ks = 0; ks < KS; ks++)
+#pragma unroll
+                for (int hh = 0; hh < 2; hh++) {
+                    const int j = ks * 8 + t + 4 * hh;
+                    const float v = x[mt][ks][h + 2 * hh] - s_cf[l * SF + j];
+                    dd = fmaf(v, v, dd);
+                    if (ok && j < d)
+                        atomicAdd(&wsum[l * SF + j], v);
+                }
+            dd += __shfl_xor_sync(0xffffffffu, dd, 1);
+            dd += __shfl_xor_sync(0xffffffffu, dd, 2);
+            if (ok && t == 0) {
+                my_in += dd;
+                atomicAdd(&wcnt[l], 1u);
+                if (labels)
+                    labels[row] = l;
+            }
+        }
+#pragma unroll
+        for (int e = 0; e < 8 * KS; e++) /* the prefetched tile becomes the current one */
+            (&x[0][0][0])[e] = (&nx[0][0][0])[e];
+    }
+    fused_flush<D>(s_sum, s_cnt, d, k, nw, sums, counts);
+    block_add(my_in, inertia);
+}
+
 /* Max half norm over the k centroids into *out (float bits as int: all values >= 0;
  * *out zeroed before). */
 __global__ void hmax_kernel(const float *__restrict__ cent, int k, int d, float *out)

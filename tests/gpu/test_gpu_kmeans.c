@@ -22,7 +22,7 @@
 #include "sluice_k/kmeans.h"
 
 static const int methods[] = {SL_K_KMEANS_FUSED, SL_K_KMEANS_MULTIPASS, SL_K_KMEANS_TC_FUSED,
-                              SL_K_KMEANS_TC_MULTIPASS};
+                              SL_K_KMEANS_TC_MULTIPASS, SL_K_KMEANS_MMA_FUSED};
 
 static double unit(uint64_t *x)
 {
@@ -39,6 +39,9 @@ struct pts {
     float *dv[SL_K_KMEANS_MAX_DIMS];
 };
 
+/* Every generated value is multiplied by this (extreme magnitudes; 1 otherwise). */
+static float pts_scale = 1.f;
+
 /* Blobs: kt centres in [-10, 10]^d, uniform noise +-1; integer values when grid. */
 static void pts_make(struct pts *p, int64_t n, int d, int kt, uint64_t seed, int grid)
 {
@@ -54,7 +57,7 @@ static void pts_make(struct pts *p, int64_t n, int d, int kt, uint64_t seed, int
         int w = (int)(unit(&x) * kt);
         for (int j = 0; j < d; j++) {
             float v = ctr[w * d + j] + (float)(unit(&x) * 2 - 1);
-            p->h[j][i] = grid ? floorf(v) : v;
+            p->h[j][i] = (grid ? floorf(v) : v) * pts_scale;
         }
     }
     for (int j = 0; j < d; j++) {
@@ -211,6 +214,38 @@ SL_TEST(step_small_k_and_d)
     check_all(4099, 5, 8, 8, 2, 0, 0);
     check_all(1, 3, 1, 1, 3, 0, 0);
     check_all(7, 16, 7, 3, 4, 0, 0); /* k = n */
+}
+
+/* Shapes of the tensor-core fused kernel's edges: d not a multiple of 4 or 8, k not a
+ * multiple of 8, k > n, k at its limit (256: 8 index bits), one point per cluster. */
+SL_TEST(step_mma_shapes)
+{
+    REQUIRE_GPU();
+    check_all(20011, 5, 64, 64, 60, 0, 0);
+    check_all(20011, 13, 37, 20, 61, 0, 0);
+    check_all(9000, 9, 256, 64, 62, 0, 0);
+    check_all(33, 16, 40, 8, 63, 0, 0);  /* k > n: centroids repeat points */
+    check_all(3, 7, 64, 2, 64, 0, 0);    /* k far above n */
+    check_all(100000, 16, 2, 2, 65, 0, 0);
+    assert_true(sl_k_kmeans_supported(SL_K_KMEANS_MMA_FUSED, 16, 256));
+    assert_false(sl_k_kmeans_supported(SL_K_KMEANS_MMA_FUSED, 16, 257));
+    assert_false(sl_k_kmeans_supported(SL_K_KMEANS_MMA_FUSED, 17, 64));
+}
+
+/* Extreme magnitudes (no NaN in the data): 1e17 puts the scores near the top of the
+ * float32 range (x.c ~ 1e37), 1e19 past it (scores inf - inf: every method and the
+ * reference give label 0, the tensor-core kernel through its exact re-check), 1e-18 near
+ * the bottom (products ~1e-34, the bound's terms subnormal). */
+SL_TEST(step_extreme_values)
+{
+    REQUIRE_GPU();
+    pts_scale = 1e17f;
+    check_all(5000, 16, 64, 16, 66, 0, 0);
+    pts_scale = 1e19f;
+    check_all(3000, 16, 64, 16, 67, 0, 0);
+    pts_scale = 1e-18f;
+    check_all(5000, 16, 64, 16, 68, 0, 0);
+    pts_scale = 1.f;
 }
 
 SL_TEST(step_k1)
@@ -370,7 +405,10 @@ SL_TEST(step_bad_arguments)
     assert_int_equal(sl_k_kmeans_step_f32(t, &tb, cols, 1, 10, (float *)16, 4, 0, ds, dc, ds,
                                           NULL, 0), cudaErrorInvalidValue);
     cudaFree(t);
-    assert_int_equal(sl_k_kmeans_pick(16, 64), SL_K_KMEANS_FUSED);
+    assert_int_equal(sl_k_kmeans_pick(16, 64), SL_K_KMEANS_MMA_FUSED);
+    assert_int_equal(sl_k_kmeans_pick(16, 256), SL_K_KMEANS_MMA_FUSED);
+    assert_int_equal(sl_k_kmeans_pick(4, 64), SL_K_KMEANS_FUSED);
+    assert_int_equal(sl_k_kmeans_pick(32, 64), SL_K_KMEANS_FUSED);
     assert_int_equal(sl_k_kmeans_pick(16, 3000), SL_K_KMEANS_MULTIPASS);
     assert_int_equal(sl_k_kmeans_pick(2, 64), SL_K_KMEANS_FUSED);
     assert_int_equal(sl_k_kmeans_pick(200, 64), SL_K_KMEANS_MULTIPASS);
