@@ -113,7 +113,7 @@ __device__ __forceinline__ void load_points(const Cols<D> &cols, int d, int64_t 
  * (D < 16) they use shared atomics on the warp's copy; with G = 1 nothing collides. A
  * float atomicAdd on shared memory is a compare-and-swap loop, so the shared copy
  * (nw = 1) serializes whenever lanes or warps meet. */
-template <int D, int SD>
+template <int D, int SD, int CS = D> /* CS: row stride of the centroids cf */
 __device__ __forceinline__ void warp_update(const float *wx, const int *wl, float *s_sum,
                                             unsigned *s_cnt, const float *cf, int d, int k,
                                             int nw)
@@ -136,7 +136,7 @@ __device__ __forceinline__ void warp_update(const float *wx, const int *wl, floa
 #pragma unroll
             for (int f = 0; f < F; f++) {
                 const int j = j0 + f * 32;
-                const float v = l >= 0 ? wx[p * SD + j] - cf[l * D + j] : 0.f;
+                const float v = l >= 0 ? wx[p * SD + j] - cf[l * CS + j] : 0.f;
                 const float ov = __shfl_xor_sync(0xffffffffu, v, 16);
                 if (l < 0 || j >= d || (l == ol && q == 1))
                     continue;
@@ -154,7 +154,7 @@ __device__ __forceinline__ void warp_update(const float *wx, const int *wl, floa
             const int j = j0 + f * 32;
             if (j >= d)
                 continue;
-            const float v = wx[p * SD + j] - cf[l * D + j];
+            const float v = wx[p * SD + j] - cf[l * CS + j];
             if (nw > 1 && G == 1)
                 s_sum[l * (D + 1) + j] += v;
             else
@@ -541,6 +541,9 @@ __global__ void __launch_bounds__(kThreads, D <= 16 ? 3 : 1) /* 3 blocks: hide H
 
 /* ---- SL_K_KMEANS_MMA_FUSED: 2xTF32 tensor-core scores, packed top-2, exact re-check ---- */
 
+#ifndef SL_K_KMEANS_MMA_NO_RECHECK
+#define SL_K_KMEANS_MMA_NO_RECHECK 0
+#endif
 constexpr int kMmaMaxK = 256; /* centroid indices packed into the low 8 bits of a score */
 /* Half norm of a padding centroid (index k..k8-1): finite, so that packed keys stay
  * ordered numbers, and far above any score of real data that does not overflow. */
@@ -623,12 +626,13 @@ __device__ int mma_rescan(const Cols<D> &cols, int d, int64_t row, const float *
  * moves a score difference s(c) - s(c1) by at most 2^-11 ||x|| ||c - c1||, and a
  * centroid that could beat c1 in float32 lies within about r1 = ||x - c1|| of x, so
  * with ||c - c1|| <= 2 r1 the label c1 is exact when the gap to the second key exceeds
- * E = 2^-9 ||x|| r1 + 2^-13 (||x|| cmax + hmax) (the last term: TF32 products and
- * accumulation, the low part of c, the packed index, float32 rounding; a margin of 4
- * or more on each). Rows within E (near-ties, equal centroids, overflow) are scored
- * again exactly by the whole warp (mma_rescan). Then each lane adds its rows' residuals
- * x - c to the warp's partial sums (shared atomics; features t, t + 4, ... of a lane
- * are fixed) and counts; inertia is sum (x - c)^2. */
+ * E = 2^-9 ||x|| r1 + slack (||x|| cmax + hmax) (the last term: TF32 products and
+ * accumulation, the low part of c, the packed index, float32 rounding; a margin of 2
+ * or more on each; the packed keys' term grows with k). Rows within E (near-ties, equal
+ * centroids, overflow) are scored again exactly by the whole warp (mma_rescan). The
+ * residuals x - c go to the warp's partial sums through warp_update (float atomics on
+ * shared memory are compare-and-swap loops that fail on bank conflicts: they took most
+ * of the time in a first version); inertia is sum (x - c)^2. */
 template <int D>
 __global__ void __launch_bounds__(kThreads, 2)
     mma_kernel(Cols<D> cols, int d, int64_t n, const float *__restrict__ cent, int k, int nw,
@@ -637,7 +641,7 @@ __global__ void __launch_bounds__(kThreads, 2)
 {
     if (stop && *stop)
         return;
-    constexpr int KS = D / 8, SF = D + 1;
+    constexpr int KS = D / 8, SF = D + 1, SX = D + 4;
     const int k8 = (k + 7) & ~7, nts = k8 / 8;
     extern __shared__ __align__(16) float smem[];
     float4 *s_b = (float4 *)smem;                      /* nts * KS * 32: {ch0, ch1, cl0, cl1} */
@@ -645,6 +649,8 @@ __global__ void __launch_bounds__(kThreads, 2)
     float *s_cf = s_hn + k8;                           /* k * SF float32 centroids */
     float *s_sum = s_cf + (size_t)k * SF;              /* nw * k * SF residual sums */
     unsigned *s_cnt = (unsigned *)(s_sum + (size_t)nw * k * SF); /* nw * k */
+    float *s_x = (float *)(s_cnt + (size_t)nw * k);    /* kWarps * 32 * SX staged points */
+    int *s_l = (int *)(s_x + kWarps * 32 * SX);        /* kWarps * 32 labels */
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
     for (int e = threadIdx.x; e < nts * KS * 32; e += kThreads) {
         const int l = e & 31, ks = (e >> 5) % KS, c = ((e >> 5) / KS) * 8 + (l >> 2);
@@ -667,9 +673,14 @@ __global__ void __launch_bounds__(kThreads, 2)
     for (int c = 0; c < k; c++)
         hmax = fmaxf(hmax, s_hn[c]); /* NaN-free: inf stays inf */
     const float cmax = sqrtf(2.f * hmax);
-    const unsigned imask = (1u << (32 - __clz(k8 - 1))) - 1u;
-    float *wsum = s_sum + (nw > 1 ? (size_t)warp * k * SF : 0);
-    unsigned *wcnt = s_cnt + (nw > 1 ? (size_t)warp * k : 0);
+    const int ib = 32 - __clz(k8 - 1); /* index bits of a key */
+    const unsigned imask = (1u << ib) - 1u;
+    /* bound's last term / (||x|| cmax + hmax): 2^-15 for products, accumulation, the low
+     * part of c and float32 rounding (about 2^-17.2 together), 2^(ib - 21) for the two
+     * packed keys (2^(ib - 23) each) */
+    const float slack = 0x1p-15f + __int_as_float((127 + ib - 21) << 23);
+    float *wx = s_x + warp * 32 * SX;
+    int *wl = s_l + warp * 32;
     const float *pc[KS][2];
 #pragma unroll
     for (int ks = 0; ks < KS; ks++)
@@ -710,18 +721,32 @@ __global__ void __launch_bounds__(kThreads, 2)
             for (int ks = 0; ks < KS; ks++)
                 bf[ks] = s_b[(nt * KS + ks) * 32 + lane];
             const int c = nt * 8 + 2 * t;
+            /* the two row tiles' chains interleaved (a warp issues in order): low parts
+             * of c first, then the high parts */
+            float acc[2][4];
 #pragma unroll
             for (int mt = 0; mt < 2; mt++) {
-                float acc[4] = {h.x, h.y, h.x, h.y};
+                acc[mt][0] = acc[mt][2] = h.x;
+                acc[mt][1] = acc[mt][3] = h.y;
+            }
 #pragma unroll
-                for (int ks = 0; ks < KS; ks++) {
-                    mma_tf32(acc, a[mt][ks], __float_as_uint(bf[ks].z), __float_as_uint(bf[ks].w));
-                    mma_tf32(acc, a[mt][ks], __float_as_uint(bf[ks].x), __float_as_uint(bf[ks].y));
-                }
-                mma_top2(acc[0], c, imask, b1[2 * mt], b2[2 * mt]);
-                mma_top2(acc[1], c + 1, imask, b1[2 * mt], b2[2 * mt]);
-                mma_top2(acc[2], c, imask, b1[2 * mt + 1], b2[2 * mt + 1]);
-                mma_top2(acc[3], c + 1, imask, b1[2 * mt + 1], b2[2 * mt + 1]);
+            for (int ks = 0; ks < KS; ks++)
+#pragma unroll
+                for (int mt = 0; mt < 2; mt++)
+                    mma_tf32(acc[mt], a[mt][ks], __float_as_uint(bf[ks].z),
+                             __float_as_uint(bf[ks].w));
+#pragma unroll
+            for (int ks = 0; ks < KS; ks++)
+#pragma unroll
+                for (int mt = 0; mt < 2; mt++)
+                    mma_tf32(acc[mt], a[mt][ks], __float_as_uint(bf[ks].x),
+                             __float_as_uint(bf[ks].y));
+#pragma unroll
+            for (int mt = 0; mt < 2; mt++) {
+                mma_top2(acc[mt][0], c, imask, b1[2 * mt], b2[2 * mt]);
+                mma_top2(acc[mt][1], c + 1, imask, b1[2 * mt], b2[2 * mt]);
+                mma_top2(acc[mt][2], c, imask, b1[2 * mt + 1], b2[2 * mt + 1]);
+                mma_top2(acc[mt][3], c + 1, imask, b1[2 * mt + 1], b2[2 * mt + 1]);
             }
         }
         /* slot r = 2 mt + h: row base + mt*16 + h*8 + g, features of x[mt][ks][h], [h + 2] */
@@ -749,13 +774,15 @@ __global__ void __launch_bounds__(kThreads, 2)
             const float xl = sqrtf(xn), big = fmaf(xl, cmax, hmax);
             const float r2 = fmaxf(0.f, fmaf(2.f, b1[r], xn) + 0x1p-9f * big);
             /* + 2^-118: tensor cores may flush subnormal products (2^-126 each) */
-            const float bound = fmaf(0x1p-9f * xl, sqrtf(r2), fmaf(0x1p-13f, big, 0x1p-118f));
+            const float bound = fmaf(0x1p-9f * xl, sqrtf(r2), fmaf(slack, big, 0x1p-118f));
             const int64_t row = base + mt * 16 + h * 8 + g;
             need[r] = row < n && (!(b2[r] - b1[r] > bound) || idx[r] >= k);
         }
-        /* near-ties: exact float32 labels, one row at a time by the whole warp */
+        /* near-ties: exact float32 labels, one row at a time by the whole warp
+         * (SL_K_KMEANS_MMA_NO_RECHECK: a benchmark variant that times the kernel without
+         * them; its labels are not exact) */
 #pragma unroll
-        for (int r = 0; r < 4; r++) {
+        for (int r = 0; r < 4 && !SL_K_KMEANS_MMA_NO_RECHECK; r++) {
             unsigned m = __ballot_sync(0xffffffffu, need[r] && t == 0);
             while (m) {
                 const int src = __ffs(m) - 1;
@@ -766,11 +793,13 @@ __global__ void __launch_bounds__(kThreads, 2)
                     idx[r] = bi;
             }
         }
-        /* residuals into the warp's partial sums; counts, inertia, labels */
+        /* inertia sum (x - c)^2; labels; the points staged row-wise (conflict-free: rows
+         * g apart by SX = D + 4) for warp_update, which adds the residuals x - c to the
+         * warp's partial sums without atomics */
 #pragma unroll
         for (int r = 0; r < 4; r++) {
-            const int mt = r >> 1, h = r & 1;
-            const int64_t row = base + mt * 16 + h * 8 + g;
+            const int mt = r >> 1, h = r & 1, pr = mt * 16 + h * 8 + g;
+            const int64_t row = base + pr;
             const bool ok = row < n;
             const int l = ok ? idx[r] : 0;
             float dd = 0.f;
@@ -779,20 +808,25 @@ __global__ void __launch_bounds__(kThreads, 2)
 #pragma unroll
                 for (int hh = 0; hh < 2; hh++) {
                     const int j = ks * 8 + t + 4 * hh;
-                    const float v = x[mt][ks][h + 2 * hh] - s_cf[l * SF + j];
+                    const float xv = x[mt][ks][h + 2 * hh];
+                    const float v = xv - s_cf[l * SF + j];
                     dd = fmaf(v, v, dd);
-                    if (ok && j < d)
-                        atomicAdd(&wsum[l * SF + j], v);
+                    wx[pr * SX + j] = xv;
                 }
             dd += __shfl_xor_sync(0xffffffffu, dd, 1);
             dd += __shfl_xor_sync(0xffffffffu, dd, 2);
-            if (ok && t == 0) {
-                my_in += dd;
-                atomicAdd(&wcnt[l], 1u);
-                if (labels)
-                    labels[row] = l;
+            if (t == 0) {
+                wl[pr] = ok ? l : -1;
+                if (ok) {
+                    my_in += dd;
+                    if (labels)
+                        labels[row] = l;
+                }
             }
         }
+        __syncwarp();
+        warp_update<D, SX, SF>(wx, wl, s_sum, s_cnt, s_cf, d, k, nw);
+        __syncwarp(); /* wx, wl are refilled by the next tile */
 #pragma unroll
         for (int e = 0; e < 8 * KS; e++) /* the prefetched tile becomes the current one */
             (&x[0][0][0])[e] = (&nx[0][0][0])[e];

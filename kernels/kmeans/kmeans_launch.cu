@@ -64,11 +64,13 @@ static int dims_mma(int d)
 }
 
 /* mma_kernel: B fragments (hi and lo parts) and half norms of k8 centroids, float32
- * centroids and nw copies of the partial sums and counts (row stride D + 1). */
+ * centroids and nw copies of the partial sums and counts (row stride D + 1), the warps'
+ * staged points (row stride D + 4) and labels. */
 static size_t mma_smem(int D, int k, int nw)
 {
     const size_t k8 = (size_t)((k + 7) & ~7), sf = D + 1;
-    return (k8 * D * 2 + k8 + (size_t)k * sf + (size_t)nw * ((size_t)k * sf + k)) * 4;
+    return (k8 * D * 2 + k8 + (size_t)k * sf + (size_t)nw * ((size_t)k * sf + k) +
+            (size_t)kWarps * 32 * (D + 4 + 1)) * 4;
 }
 
 extern "C" int sl_k_kmeans_supported(int method, int d, int k)
