@@ -255,6 +255,8 @@ static int run_bench(int lg, cudaStream_t s)
     bench_shape(n / 4, 4, 64, s, bw, peak);
     bench_shape(n / 4, 8, 64, s, bw, peak);
     bench_shape(n / 4, 13, 64, s, bw, peak);
+    bench_shape(n / 4, 16, 128, s, bw, peak);
+    bench_shape(n / 4, 16, 192, s, bw, peak);
     bench_shape(n / 4, 16, 256, s, bw, peak);
     bench_shape(n / 4, 16, 1024, s, bw, peak);
     bench_shape(n / 8, 64, 256, s, bw, peak);

@@ -96,13 +96,18 @@ extern "C" int sl_k_kmeans_supported(int method, int d, int k)
 /* AUTO, from the H100 measurements (bench/RESULTS.md, 2^26 x 16, k = 64, ms per
  * iteration; 2026-11-23 20:31 UTC with per-warp sums and 3xTF32: fused 6.27, tensor-core
  * fused 11.9, multi-pass 85.7, tensor-core multi-pass 96.0; first run, k = 1024:
- * multi-pass 20.2, tensor-core 121): the 2xTF32 fused kernel for 5 <= d <= 16 and
- * k <= 256 (below 5 features the float32 FMAs are cheaper than the tensor-core
- * argmin), else the float32 fused kernel while its block state fits shared memory, else
- * float32 multi-pass. */
+ * multi-pass 20.2, tensor-core 121). 2026-11-27 (s13-kmeans, gpu_kmeans_bench, same
+ * run): 2xTF32 fused (MMA_FUSED) against float32 fused, 2^26 x 16, k = 64: 8.93 / 6.31;
+ * 2^24 x 16, k = 256: 3.89 / 4.26; 2^24, k = 64, d = 4 / 8 / 13: 1.37 / 0.61,
+ * 1.43 / 1.00, 2.24 / 1.61. Its cost per centroid is about 0.6 of the float32 one but
+ * its fixed cost per point (near-tie re-checks, 2.2 ms of the 8.93; the update) is
+ * higher: the crossover is near k = 190 for 9 <= d <= 16 (both kernels run 16 padded
+ * features there). So: MMA_FUSED for 9 <= d <= 16 and k >= 192 (up to its 256), else
+ * the float32 fused kernel while its block state fits shared memory, else float32
+ * multi-pass. */
 extern "C" int sl_k_kmeans_pick(int d, int k)
 {
-    if (d >= 5 && sl_k_kmeans_supported(SL_K_KMEANS_MMA_FUSED, d, k))
+    if (d >= 9 && k >= 192 && sl_k_kmeans_supported(SL_K_KMEANS_MMA_FUSED, d, k))
         return SL_K_KMEANS_MMA_FUSED;
     if (sl_k_kmeans_supported(SL_K_KMEANS_FUSED, d, k))
         return SL_K_KMEANS_FUSED;

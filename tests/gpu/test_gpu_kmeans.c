@@ -411,10 +411,11 @@ SL_TEST(step_bad_arguments)
     assert_int_equal(sl_k_kmeans_step_f32(t, &tb, cols, 1, 10, (float *)16, 4, 0, ds, dc, ds,
                                           NULL, 0), cudaErrorInvalidValue);
     cudaFree(t);
-    assert_int_equal(sl_k_kmeans_pick(16, 64), SL_K_KMEANS_MMA_FUSED);
+    assert_int_equal(sl_k_kmeans_pick(16, 64), SL_K_KMEANS_FUSED);
     assert_int_equal(sl_k_kmeans_pick(16, 256), SL_K_KMEANS_MMA_FUSED);
-    assert_int_equal(sl_k_kmeans_pick(4, 64), SL_K_KMEANS_FUSED);
-    assert_int_equal(sl_k_kmeans_pick(32, 64), SL_K_KMEANS_FUSED);
+    assert_int_equal(sl_k_kmeans_pick(12, 200), SL_K_KMEANS_MMA_FUSED);
+    assert_int_equal(sl_k_kmeans_pick(8, 256), SL_K_KMEANS_FUSED);
+    assert_int_equal(sl_k_kmeans_pick(32, 256), SL_K_KMEANS_FUSED);
     assert_int_equal(sl_k_kmeans_pick(16, 3000), SL_K_KMEANS_MULTIPASS);
     assert_int_equal(sl_k_kmeans_pick(2, 64), SL_K_KMEANS_FUSED);
     assert_int_equal(sl_k_kmeans_pick(200, 64), SL_K_KMEANS_MULTIPASS);
@@ -714,6 +715,10 @@ SL_TEST(op_large_kd_and_ties)
 {
     NEED_GPU();
     op_check(60000, 16, 200, 49, 0, "k=2000 init=random seed=4 max_iter=4 tol=0", 0, 0, 1);
+    /* AUTO picks the tensor-core fused kernel (k >= 192): centroids, and labels row by row */
+    op_check(100000, 16, 64, 53, 0, "k=200 init=random seed=6 max_iter=5 tol=0", 1, 0, 1);
+    op_check(50000, 12, 64, 54, 0, "k=192 init=kmeans++ seed=2 max_iter=3 output=assignments", 0,
+             0, 1);
     op_check(20000, 80, 10, 50, 0, "k=20 init=kmeans++ seed=4 max_iter=6", 0, 0, 1);
     /* integer points and two equal given centroids: exact ties, lowest index everywhere */
     op_check(30000, 2, 3, 51, 1, "k=3 init=given centroids=\"1,1;1,1;-3,4\" max_iter=3 tol=0", 0, 0,
