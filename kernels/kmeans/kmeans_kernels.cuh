@@ -631,10 +631,11 @@ __device__ int mma_rescan(const float *xrow, const float *s_cf, const float *s_h
  * or more on each; the packed keys' term grows with k). Rows within E (near-ties, equal
  * centroids, overflow) are scored again exactly by the whole warp (mma_rescan). The
  * residuals x - c go to the warp's partial sums through warp_update; inertia is
- * sum (x - c)^2. On an H100 (2^26 x 16, k = 64) 8.9 ms an iteration, of which the
- * re-checks take 2.2 ms (3-6% of the rows of the benchmark's blobs are within E: a blob
- * holding two centroids); shared float atomics instead of warp_update measured the
- * same (8.7 ms). */
+ * sum (x - c)^2. On an H100 (2^26 x 16, k = 64) 7.4 ms an iteration, of which the
+ * re-checks take 0.6 ms (3-6% of the rows of the benchmark's blobs are within E: a blob
+ * holding two centroids; 2.2 ms while they read the row from global memory); shared
+ * float atomics instead of warp_update measured about the same (8.7 against 8.9 ms
+ * then). */
 template <int D>
 __global__ void __launch_bounds__(kThreads, 2)
     mma_kernel(Cols<D> cols, int d, int64_t n, const float *__restrict__ cent, int k, int nw,

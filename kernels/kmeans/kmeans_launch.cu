@@ -97,12 +97,13 @@ extern "C" int sl_k_kmeans_supported(int method, int d, int k)
  * iteration; 2026-11-23 20:31 UTC with per-warp sums and 3xTF32: fused 6.27, tensor-core
  * fused 11.9, multi-pass 85.7, tensor-core multi-pass 96.0; first run, k = 1024:
  * multi-pass 20.2, tensor-core 121). 2026-11-27 (s13-kmeans, gpu_kmeans_bench, same
- * run): 2xTF32 fused (MMA_FUSED) against float32 fused, 2^26 x 16, k = 64: 8.93 / 6.31;
- * 2^24 x 16, k = 256: 3.89 / 4.26; 2^24, k = 64, d = 4 / 8 / 13: 1.37 / 0.61,
- * 1.43 / 1.00, 2.24 / 1.61. Its cost per centroid is about 0.6 of the float32 one but
- * its fixed cost per point (near-tie re-checks, 2.2 ms of the 8.93; the update) is
- * higher: the crossover is near k = 190 for 9 <= d <= 16 (both kernels run 16 padded
- * features there). So: MMA_FUSED for 9 <= d <= 16 and k >= 192 (up to its 256), else
+ * run, 00:51 UTC): 2xTF32 fused (MMA_FUSED) against float32 fused, 2^26 x 16, k = 64:
+ * 7.41 / 6.32; 2^24 x 16, k = 128 / 192 / 256: 2.53 / 2.55, 3.18 / 3.39, 3.72 / 4.19;
+ * 2^24, k = 64, d = 4 / 8 / 13: 1.39 / 0.61, 1.44 / 1.00, 1.81 / 1.53. Its cost per
+ * centroid is about 0.6 of the float32 one but its fixed cost per point (the update,
+ * near-tie re-checks: 0.6 ms of the 7.41) is higher: even at k = 128 for
+ * 9 <= d <= 16 (both kernels run 16 padded features there). So: MMA_FUSED for
+ * 9 <= d <= 16 and k >= 192 (up to its 256), else
  * the float32 fused kernel while its block state fits shared memory, else float32
  * multi-pass. */
 extern "C" int sl_k_kmeans_pick(int d, int k)

@@ -415,7 +415,8 @@ SL_TEST(step_bad_arguments)
     assert_int_equal(sl_k_kmeans_pick(16, 256), SL_K_KMEANS_MMA_FUSED);
     assert_int_equal(sl_k_kmeans_pick(12, 200), SL_K_KMEANS_MMA_FUSED);
     assert_int_equal(sl_k_kmeans_pick(8, 256), SL_K_KMEANS_FUSED);
-    assert_int_equal(sl_k_kmeans_pick(32, 256), SL_K_KMEANS_FUSED);
+    assert_int_equal(sl_k_kmeans_pick(32, 64), SL_K_KMEANS_FUSED);
+    assert_int_equal(sl_k_kmeans_pick(32, 256), SL_K_KMEANS_MULTIPASS); /* 106 KB > 100 KB */
     assert_int_equal(sl_k_kmeans_pick(16, 3000), SL_K_KMEANS_MULTIPASS);
     assert_int_equal(sl_k_kmeans_pick(2, 64), SL_K_KMEANS_FUSED);
     assert_int_equal(sl_k_kmeans_pick(200, 64), SL_K_KMEANS_MULTIPASS);
