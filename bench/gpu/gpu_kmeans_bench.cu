@@ -4,7 +4,8 @@
  *   gpu_kmeans_bench bench [lg]   2^lg points (default 26), d=16, k=64 and other shapes:
  *                                 ms per iteration (clear + step + update) per method,
  *                                 median of 5 after a warm-up (CUDA events), with the
- *                                 measured device-copy bandwidth and fp32 FMA peak. */
+ *                                 measured device-copy bandwidth and fp32 FMA peak.
+ *   KM_FIRST_SHAPE=1: the first shape only; KM_METHODS=15: methods 1 and 5 only. */
 #include <algorithm>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,7 +23,8 @@
         }                                                                                  \
     } while (0)
 
-static const char *mname[] = {"auto", "fused", "multipass", "tc_fused", "tc_multipass"};
+static const char *mname[] = {"auto", "fused", "multipass", "tc_fused", "tc_multipass",
+                              "mma_fused"};
 
 struct Data {
     int64_t n;
@@ -149,8 +151,9 @@ static void bench_shape(int64_t n, int d, int k, cudaStream_t s, double bw, doub
     cudaEvent_t e0, e1;
     CU(cudaEventCreate(&e0));
     CU(cudaEventCreate(&e1));
-    for (int m = 1; m <= 4; m++) {
-        if (!sl_k_kmeans_supported(m, d, k))
+    const char *only = getenv("KM_METHODS"); /* e.g. "1,5": those methods only */
+    for (int m = 1; m <= SL_K_KMEANS_MMA_FUSED; m++) {
+        if (!sl_k_kmeans_supported(m, d, k) || (only && !strchr(only, '0' + m)))
             continue;
         std::vector<float> it_ms, st_ms;
         double inertia = 0;
@@ -250,6 +253,10 @@ static int run_bench(int lg, cudaStream_t s)
     if (getenv("KM_FIRST_SHAPE")) /* the target row only */
         return 0;
     bench_shape(n / 4, 4, 64, s, bw, peak);
+    bench_shape(n / 4, 8, 64, s, bw, peak);
+    bench_shape(n / 4, 13, 64, s, bw, peak);
+    bench_shape(n / 4, 16, 128, s, bw, peak);
+    bench_shape(n / 4, 16, 192, s, bw, peak);
     bench_shape(n / 4, 16, 256, s, bw, peak);
     bench_shape(n / 4, 16, 1024, s, bw, peak);
     bench_shape(n / 8, 64, 256, s, bw, peak);

@@ -113,7 +113,7 @@ __device__ __forceinline__ void load_points(const Cols<D> &cols, int d, int64_t 
  * (D < 16) they use shared atomics on the warp's copy; with G = 1 nothing collides. A
  * float atomicAdd on shared memory is a compare-and-swap loop, so the shared copy
  * (nw = 1) serializes whenever lanes or warps meet. */
-template <int D, int SD>
+template <int D, int SD, int CS = D> /* CS: row stride of the centroids cf */
 __device__ __forceinline__ void warp_update(const float *wx, const int *wl, float *s_sum,
                                             unsigned *s_cnt, const float *cf, int d, int k,
                                             int nw)
@@ -136,7 +136,7 @@ __device__ __forceinline__ void warp_update(const float *wx, const int *wl, floa
 #pragma unroll
             for (int f = 0; f < F; f++) {
                 const int j = j0 + f * 32;
-                const float v = l >= 0 ? wx[p * SD + j] - cf[l * D + j] : 0.f;
+                const float v = l >= 0 ? wx[p * SD + j] - cf[l * CS + j] : 0.f;
                 const float ov = __shfl_xor_sync(0xffffffffu, v, 16);
                 if (l < 0 || j >= d || (l == ol && q == 1))
                     continue;
@@ -154,7 +154,7 @@ __device__ __forceinline__ void warp_update(const float *wx, const int *wl, floa
             const int j = j0 + f * 32;
             if (j >= d)
                 continue;
-            const float v = wx[p * SD + j] - cf[l * D + j];
+            const float v = wx[p * SD + j] - cf[l * CS + j];
             if (nw > 1 && G == 1)
                 s_sum[l * (D + 1) + j] += v;
             else
@@ -536,6 +536,307 @@ __global__ void __launch_bounds__(kThreads, D <= 16 ? 3 : 1) /* 3 blocks: hide H
     }
     if (FUSE)
         fused_flush<D>(s_sum, s_cnt, d, k, nw, sums, counts);
+    block_add(my_in, inertia);
+}
+
+/* ---- SL_K_KMEANS_MMA_FUSED: 2xTF32 tensor-core scores, packed top-2, exact re-check ---- */
+
+#ifndef SL_K_KMEANS_MMA_NO_RECHECK
+#define SL_K_KMEANS_MMA_NO_RECHECK 0
+#endif
+constexpr int kMmaMaxK = 256; /* centroid indices packed into the low 8 bits of a score */
+/* Half norm of a padding centroid (index k..k8-1): finite, so that packed keys stay
+ * ordered numbers, and far above any score of real data that does not overflow. */
+constexpr float kMmaPad = 0x1p126f;
+
+/* A warp's 32 points as mma A fragments (m16n8k8, row = point, column = feature), two
+ * 16-row tiles: x[mt][ks][q] = feature ks*8 + t + 4*(q >> 1) of row base + mt*16 + g +
+ * 8*(q & 1) (lane = 4g + t), zero past d and n. One load instruction reads 8 consecutive
+ * rows of 4 columns: whole 32-byte sectors. pc[ks][h]: column ks*8 + t + 4h, or NULL. */
+template <int D>
+__device__ __forceinline__ void mma_load(const float *const (&pc)[D / 8][2], int64_t n,
+                                         int64_t base, int g, float (&x)[2][D / 8][4])
+{
+#pragma unroll
+    for (int mt = 0; mt < 2; mt++)
+#pragma unroll
+        for (int ks = 0; ks < D / 8; ks++)
+#pragma unroll
+            for (int q = 0; q < 4; q++) {
+                const int64_t i = base + mt * 16 + g + 8 * (q & 1);
+                const float *p = pc[ks][q >> 1];
+                x[mt][ks][q] = (p && i < n) ? __ldg(p + i) : 0.f;
+            }
+}
+
+/* Keeps the two smallest packed keys of a row: the score with its low bits replaced by
+ * the centroid index (distinct keys, index recoverable; changes the score by at most
+ * 2^-15 of its magnitude for indices below 256). */
+__device__ __forceinline__ void mma_top2(float v, int c, unsigned imask, float &b1, float &b2)
+{
+    const float key = __int_as_float((__float_as_int(v) & ~(int)imask) | c);
+    const float m = fmaxf(b1, key);
+    b1 = fminf(b1, key);
+    b2 = fminf(b2, m);
+}
+
+/* The exact float32 label of the point xrow (the CPU operator's score hn - x.c with FMAs
+ * in feature order, ties to the lowest index), the warp together: lane l scores centroids
+ * l, l + 32, ...; the (score, index) minimum over the warp. All lanes return it. */
+template <int D>
+__device__ int mma_rescan(const float *xrow, const float *s_cf, const float *s_hn, int k,
+                          int lane)
+{
+    constexpr int SF = D + 1;
+    float xr[D];
+#pragma unroll
+    for (int j = 0; j < D; j++)
+        xr[j] = xrow[j]; /* the row staged in shared memory (zero past d), a broadcast */
+    float best = INFINITY;
+    int bi = 0x7fffffff;
+    for (int c = lane; c < k; c += 32) {
+        float a = s_hn[c];
+#pragma unroll
+        for (int j = 0; j < D; j++)
+            a = fmaf(-xr[j], s_cf[c * SF + j], a);
+        if (a < best) {
+            best = a;
+            bi = c;
+        }
+    }
+#pragma unroll
+    for (int o = 16; o; o >>= 1) {
+        const float ob = __shfl_xor_sync(0xffffffffu, best, o);
+        const int oi = __shfl_xor_sync(0xffffffffu, bi, o);
+        if (ob < best || (ob == best && oi < bi)) {
+            best = ob;
+            bi = oi;
+        }
+    }
+    return bi == 0x7fffffff ? 0 : bi;
+}
+
+/* Fused assignment + update with the scores on tensor cores (kmeans.h, MMA_FUSED).
+ * Each warp takes 32 points at a time (the next 32 are loaded while it works) as mma A
+ * fragments of x rounded to TF32; the centroids are the B operand split in two TF32
+ * parts (c = ch + cl to 2^-22), preformatted in shared memory, the half norms the
+ * accumulator input, so one score hn - x.c costs two mma per 8 features. A lane keeps,
+ * for each of its 4 rows, the two smallest scores with the centroid index packed into
+ * their low bits (4 instructions a score); the quad merges them. Error: x's rounding
+ * moves a score difference s(c) - s(c1) by at most 2^-11 ||x|| ||c - c1||, and a
+ * centroid that could beat c1 in float32 lies within about r1 = ||x - c1|| of x, so
+ * with ||c - c1|| <= 2 r1 the label c1 is exact when the gap to the second key exceeds
+ * E = 2^-9 ||x|| r1 + slack (||x|| cmax + hmax) (the last term: TF32 products and
+ * accumulation, the low part of c, the packed index, float32 rounding; a margin of 2
+ * or more on each; the packed keys' term grows with k). Rows within E (near-ties, equal
+ * centroids, overflow) are scored again exactly by the whole warp (mma_rescan). The
+ * residuals x - c go to the warp's partial sums through warp_update; inertia is
+ * sum (x - c)^2. On an H100 (2^26 x 16, k = 64) 7.4 ms an iteration, of which the
+ * re-checks take 0.6 ms (3-6% of the rows of the benchmark's blobs are within E: a blob
+ * holding two centroids; 2.2 ms while they read the row from global memory); shared
+ * float atomics instead of warp_update measured about the same (8.7 against 8.9 ms
+ * then). */
+template <int D>
+__global__ void __launch_bounds__(kThreads, 2)
+    mma_kernel(Cols<D> cols, int d, int64_t n, const float *__restrict__ cent, int k, int nw,
+               double *sums, unsigned long long *counts, double *inertia, int32_t *labels,
+               const int32_t *stop)
+{
+    if (stop && *stop)
+        return;
+    constexpr int KS = D / 8, SF = D + 1, SX = D + 4;
+    const int k8 = (k + 7) & ~7, nts = k8 / 8;
+    extern __shared__ __align__(16) float smem[];
+    float4 *s_b = (float4 *)smem;                      /* nts * KS * 32: {ch0, ch1, cl0, cl1} */
+    float *s_hn = (float *)(s_b + (size_t)nts * KS * 32); /* k8 half norms (pad: kMmaPad) */
+    float *s_cf = s_hn + k8;                           /* k * SF float32 centroids */
+    float *s_sum = s_cf + (size_t)k * SF;              /* nw * k * SF residual sums */
+    unsigned *s_cnt = (unsigned *)(s_sum + (size_t)nw * k * SF); /* nw * k */
+    float *s_x = (float *)(s_cnt + (size_t)nw * k);    /* kWarps * 32 * SX staged points */
+    int *s_l = (int *)(s_x + kWarps * 32 * SX);        /* kWarps * 32 labels */
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
+    for (int e = threadIdx.x; e < nts * KS * 32; e += kThreads) {
+        const int l = e & 31, ks = (e >> 5) % KS, c = ((e >> 5) / KS) * 8 + (l >> 2);
+        const int j0 = ks * 8 + (l & 3), j1 = j0 + 4;
+        const float v0 = (c < k && j0 < d) ? cent[(int64_t)c * d + j0] : 0.f;
+        const float v1 = (c < k && j1 < d) ? cent[(int64_t)c * d + j1] : 0.f;
+        const float h0 = __uint_as_float(to_tf32(v0)), h1 = __uint_as_float(to_tf32(v1));
+        s_b[e] = make_float4(h0, h1, __uint_as_float(to_tf32(v0 - h0)),
+                             __uint_as_float(to_tf32(v1 - h1)));
+    }
+    for (int c = threadIdx.x; c < k8; c += kThreads)
+        s_hn[c] = c < k ? half_norm(cent + (int64_t)c * d, d) : kMmaPad;
+    for (int e = threadIdx.x; e < k * SF; e += kThreads) {
+        const int c = e / SF, j = e % SF;
+        s_cf[e] = j < d ? cent[(int64_t)c * d + j] : 0.f;
+    }
+    fused_zero<D>(s_sum, s_cnt, k, nw);
+    __syncthreads();
+    float hmax = 0.f;
+    for (int c = 0; c < k; c++)
+        hmax = fmaxf(hmax, s_hn[c]); /* NaN-free: inf stays inf */
+    const float cmax = sqrtf(2.f * hmax);
+    const int ib = 32 - __clz(k8 - 1); /* index bits of a key */
+    const unsigned imask = (1u << ib) - 1u;
+    /* bound's last term / (||x|| cmax + hmax): 2^-15 for products, accumulation, the low
+     * part of c and float32 rounding (about 2^-17.2 together), 2^(ib - 21) for the two
+     * packed keys (2^(ib - 23) each) */
+    const float slack = 0x1p-15f + __int_as_float((127 + ib - 21) << 23);
+    float *wx = s_x + warp * 32 * SX;
+    int *wl = s_l + warp * 32;
+    const float *pc[KS][2];
+#pragma unroll
+    for (int ks = 0; ks < KS; ks++)
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            pc[ks][h] = NULL; /* constant indices: no local copy of the parameters */
+#pragma unroll
+            for (int tt = 0; tt < 4; tt++)
+                if (t == tt && ks * 8 + tt + 4 * h < d)
+                    pc[ks][h] = cols.p[ks * 8 + tt + 4 * h];
+        }
+
+    double my_in = 0;
+    const int64_t ntile = (n + 31) / 32, wstride = (int64_t)gridDim.x * kWarps;
+    int64_t tile = (int64_t)blockIdx.x * kWarps + warp;
+    float x[2][KS][4];
+    mma_load<D>(pc, n, tile * 32, g, x);
+    for (; tile < ntile; tile += wstride) {
+        const int64_t base = tile * 32;
+        float nx[2][KS][4];
+        mma_load<D>(pc, n, (tile + wstride) * 32, g, nx); /* zeros past the end */
+        uint32_t a[2][KS][4];
+#pragma unroll
+        for (int mt = 0; mt < 2; mt++)
+#pragma unroll
+            for (int ks = 0; ks < KS; ks++)
+#pragma unroll
+                for (int q = 0; q < 4; q++)
+                    a[mt][ks][q] = to_tf32(-x[mt][ks][q]);
+        float b1[4], b2[4];
+#pragma unroll
+        for (int r = 0; r < 4; r++)
+            b1[r] = b2[r] = INFINITY;
+        for (int nt = 0; nt < nts; nt++) {
+            const float2 h = ((const float2 *)s_hn)[nt * 4 + t];
+            float4 bf[KS];
+#pragma unroll
+            for (int ks = 0; ks < KS; ks++)
+                bf[ks] = s_b[(nt * KS + ks) * 32 + lane];
+            const int c = nt * 8 + 2 * t;
+            /* the two row tiles' chains interleaved (a warp issues in order): low parts
+             * of c first, then the high parts */
+            float acc[2][4];
+#pragma unroll
+            for (int mt = 0; mt < 2; mt++) {
+                acc[mt][0] = acc[mt][2] = h.x;
+                acc[mt][1] = acc[mt][3] = h.y;
+            }
+#pragma unroll
+            for (int ks = 0; ks < KS; ks++)
+#pragma unroll
+                for (int mt = 0; mt < 2; mt++)
+                    mma_tf32(acc[mt], a[mt][ks], __float_as_uint(bf[ks].z),
+                             __float_as_uint(bf[ks].w));
+#pragma unroll
+            for (int ks = 0; ks < KS; ks++)
+#pragma unroll
+                for (int mt = 0; mt < 2; mt++)
+                    mma_tf32(acc[mt], a[mt][ks], __float_as_uint(bf[ks].x),
+                             __float_as_uint(bf[ks].y));
+#pragma unroll
+            for (int mt = 0; mt < 2; mt++) {
+                mma_top2(acc[mt][0], c, imask, b1[2 * mt], b2[2 * mt]);
+                mma_top2(acc[mt][1], c + 1, imask, b1[2 * mt], b2[2 * mt]);
+                mma_top2(acc[mt][2], c, imask, b1[2 * mt + 1], b2[2 * mt + 1]);
+                mma_top2(acc[mt][3], c + 1, imask, b1[2 * mt + 1], b2[2 * mt + 1]);
+            }
+        }
+        /* slot r = 2 mt + h: row base + mt*16 + h*8 + g, features of x[mt][ks][h], [h + 2] */
+        int idx[4];
+        bool need[4];
+#pragma unroll
+        for (int r = 0; r < 4; r++) {
+#pragma unroll
+            for (int o = 1; o <= 2; o <<= 1) {
+                const float o1 = __shfl_xor_sync(0xffffffffu, b1[r], o);
+                const float o2 = __shfl_xor_sync(0xffffffffu, b2[r], o);
+                b2[r] = fminf(fminf(b2[r], o2), fmaxf(b1[r], o1));
+                b1[r] = fminf(b1[r], o1);
+            }
+            const int mt = r >> 1, h = r & 1, pr = mt * 16 + h * 8 + g;
+            float xn = 0.f;
+#pragma unroll
+            for (int ks = 0; ks < KS; ks++)
+#pragma unroll
+                for (int hh = 0; hh < 2; hh++) {
+                    const float xv = x[mt][ks][h + 2 * hh];
+                    xn = fmaf(xv, xv, xn);
+                    /* staged row-wise for the re-check and warp_update (conflict-free:
+                     * rows g apart by SX = D + 4) */
+                    wx[pr * SX + ks * 8 + t + 4 * hh] = xv;
+                }
+            xn += __shfl_xor_sync(0xffffffffu, xn, 1);
+            xn += __shfl_xor_sync(0xffffffffu, xn, 2);
+            idx[r] = __float_as_int(b1[r]) & (int)imask;
+            const float xl = sqrtf(xn), big = fmaf(xl, cmax, hmax);
+            const float r2 = fmaxf(0.f, fmaf(2.f, b1[r], xn) + 0x1p-9f * big);
+            /* + 2^-118: tensor cores may flush subnormal products (2^-126 each) */
+            const float bound = fmaf(0x1p-9f * xl, sqrtf(r2), fmaf(slack, big, 0x1p-118f));
+            need[r] = base + pr < n && (!(b2[r] - b1[r] > bound) || idx[r] >= k);
+        }
+        __syncwarp();
+        /* near-ties: exact float32 labels, one row at a time by the whole warp
+         * (SL_K_KMEANS_MMA_NO_RECHECK: a benchmark variant that times the kernel without
+         * them; its labels are not exact) */
+#pragma unroll
+        for (int r = 0; r < 4 && !SL_K_KMEANS_MMA_NO_RECHECK; r++) {
+            unsigned m = __ballot_sync(0xffffffffu, need[r] && t == 0);
+            while (m) {
+                const int src = __ffs(m) - 1;
+                m &= m - 1;
+                const int pr = (r >> 1) * 16 + (r & 1) * 8 + (src >> 2);
+                const int bi = mma_rescan<D>(wx + pr * SX, s_cf, s_hn, k, lane);
+                if (g == (src >> 2))
+                    idx[r] = bi;
+            }
+        }
+        /* inertia sum (x - c)^2, labels; warp_update adds the residuals x - c to the
+         * warp's partial sums without atomics */
+#pragma unroll
+        for (int r = 0; r < 4; r++) {
+            const int mt = r >> 1, h = r & 1, pr = mt * 16 + h * 8 + g;
+            const int64_t row = base + pr;
+            const bool ok = row < n;
+            const int l = ok ? idx[r] : 0;
+            float dd = 0.f;
+#pragma unroll
+            for (int ks = 0; ks < KS; ks++)
+#pragma unroll
+                for (int hh = 0; hh < 2; hh++) {
+                    const int j = ks * 8 + t + 4 * hh;
+                    const float v = x[mt][ks][h + 2 * hh] - s_cf[l * SF + j];
+                    dd = fmaf(v, v, dd);
+                }
+            dd += __shfl_xor_sync(0xffffffffu, dd, 1);
+            dd += __shfl_xor_sync(0xffffffffu, dd, 2);
+            if (t == 0) {
+                wl[pr] = ok ? l : -1;
+                if (ok) {
+                    my_in += dd;
+                    if (labels)
+                        labels[row] = l;
+                }
+            }
+        }
+        __syncwarp();
+        warp_update<D, SX, SF>(wx, wl, s_sum, s_cnt, s_cf, d, k, nw);
+        __syncwarp(); /* wx, wl are refilled by the next tile */
+#pragma unroll
+        for (int e = 0; e < 8 * KS; e++) /* the prefetched tile becomes the current one */
+            (&x[0][0][0])[e] = (&nx[0][0][0])[e];
+    }
+    fused_flush<D>(s_sum, s_cnt, d, k, nw, sums, counts);
     block_add(my_in, inertia);
 }
 

@@ -58,6 +58,21 @@ static size_t tc_fused_smem(int D, int k, int nw)
     return tc_smem(D, (k + 7) & ~7, k, true, nw);
 }
 
+static int dims_mma(int d)
+{
+    return d <= 8 ? 8 : d <= 16 ? 16 : 0;
+}
+
+/* mma_kernel: B fragments (hi and lo parts) and half norms of k8 centroids, float32
+ * centroids and nw copies of the partial sums and counts (row stride D + 1), the warps'
+ * staged points (row stride D + 4) and labels. */
+static size_t mma_smem(int D, int k, int nw)
+{
+    const size_t k8 = (size_t)((k + 7) & ~7), sf = D + 1;
+    return (k8 * D * 2 + k8 + (size_t)k * sf + (size_t)nw * ((size_t)k * sf + k) +
+            (size_t)kWarps * 32 * (D + 4 + 1)) * 4;
+}
+
 extern "C" int sl_k_kmeans_supported(int method, int d, int k)
 {
     if (d < 1 || d > SL_K_KMEANS_MAX_DIMS || k < 1)
@@ -71,6 +86,8 @@ extern "C" int sl_k_kmeans_supported(int method, int d, int k)
         return dims_tc(d) && tc_fused_smem(dims_tc(d), k, 1) <= kFusedSmemCap;
     case SL_K_KMEANS_TC_MULTIPASS:
         return dims_tc(d) != 0;
+    case SL_K_KMEANS_MMA_FUSED:
+        return dims_mma(d) && k <= kMmaMaxK && mma_smem(dims_mma(d), k, 1) <= kFusedSmemCap;
     default:
         return 0;
     }
@@ -79,10 +96,20 @@ extern "C" int sl_k_kmeans_supported(int method, int d, int k)
 /* AUTO, from the H100 measurements (bench/RESULTS.md, 2^26 x 16, k = 64, ms per
  * iteration; 2026-11-23 20:31 UTC with per-warp sums and 3xTF32: fused 6.27, tensor-core
  * fused 11.9, multi-pass 85.7, tensor-core multi-pass 96.0; first run, k = 1024:
- * multi-pass 20.2, tensor-core 121): the float32 fused kernel while its block state
- * fits shared memory, else float32 multi-pass. */
+ * multi-pass 20.2, tensor-core 121). 2026-11-27 (s13-kmeans, gpu_kmeans_bench, same
+ * run, 00:51 UTC): 2xTF32 fused (MMA_FUSED) against float32 fused, 2^26 x 16, k = 64:
+ * 7.41 / 6.32; 2^24 x 16, k = 128 / 192 / 256: 2.53 / 2.55, 3.18 / 3.39, 3.72 / 4.19;
+ * 2^24, k = 64, d = 4 / 8 / 13: 1.39 / 0.61, 1.44 / 1.00, 1.81 / 1.53. Its cost per
+ * centroid is about 0.6 of the float32 one but its fixed cost per point (the update,
+ * near-tie re-checks: 0.6 ms of the 7.41) is higher: even at k = 128 for
+ * 9 <= d <= 16 (both kernels run 16 padded features there). So: MMA_FUSED for
+ * 9 <= d <= 16 and k >= 192 (up to its 256), else
+ * the float32 fused kernel while its block state fits shared memory, else float32
+ * multi-pass. */
 extern "C" int sl_k_kmeans_pick(int d, int k)
 {
+    if (d >= 9 && k >= 192 && sl_k_kmeans_supported(SL_K_KMEANS_MMA_FUSED, d, k))
+        return SL_K_KMEANS_MMA_FUSED;
     if (sl_k_kmeans_supported(SL_K_KMEANS_FUSED, d, k))
         return SL_K_KMEANS_FUSED;
     return SL_K_KMEANS_MULTIPASS;
@@ -224,6 +251,22 @@ static cudaError_t run_tc(bool fuse, const float *const *h_cols, int d, int64_t 
     return cudaGetLastError();
 }
 
+template <int D>
+static cudaError_t run_mma(const float *const *h_cols, int d, int64_t n, const float *cent, int k,
+                          double *sums, unsigned long long *counts, double *inertia,
+                          int32_t *labels, const int32_t *stop, cudaStream_t stream)
+{
+    const int nw = SL_K_KMEANS_PRIVATE_SUMS && mma_smem(D, k, kWarps) <= kFusedSmemCap ? kWarps : 1;
+    const size_t smem = mma_smem(D, k, nw);
+    unsigned grid = 0;
+    cudaError_t e = grid_for(mma_kernel<D>, smem, n, kThreads, &grid);
+    if (e != cudaSuccess)
+        return e;
+    mma_kernel<D><<<grid, kThreads, smem, stream>>>(cols_of<D>(h_cols, d), d, n, cent, k, nw,
+                                                   sums, counts, inertia, labels, stop);
+    return cudaGetLastError();
+}
+
 static cudaError_t run_generic(const float *const *h_cols, int d, int64_t n, const float *cent,
                                int k, double *inertia, int32_t *labels, const int32_t *stop,
                                cudaStream_t stream)
@@ -289,7 +332,8 @@ extern "C" cudaError_t sl_k_kmeans_step_f32_if(void *d_temp, size_t *temp_bytes,
         method = sl_k_kmeans_pick(d, k);
     if (!sl_k_kmeans_supported(method, d, k))
         return cudaErrorInvalidValue;
-    const bool fuse = method == SL_K_KMEANS_FUSED || method == SL_K_KMEANS_TC_FUSED;
+    const bool fuse = method == SL_K_KMEANS_FUSED || method == SL_K_KMEANS_TC_FUSED ||
+                      method == SL_K_KMEANS_MMA_FUSED;
     const bool tc = method == SL_K_KMEANS_TC_FUSED || method == SL_K_KMEANS_TC_MULTIPASS;
     const size_t lab_bytes = (!fuse && d_labels == NULL) ? align_up((size_t)n * 4) : 0;
     const size_t need = 256 + lab_bytes;
@@ -310,7 +354,13 @@ extern "C" cudaError_t sl_k_kmeans_step_f32_if(void *d_temp, size_t *temp_bytes,
     if (fuse && d_labels == NULL)
         lab = NULL;
     cudaError_t e = cudaSuccess;
-    if (tc) {
+    if (method == SL_K_KMEANS_MMA_FUSED) {
+        if (dims_mma(d) == 8)
+            e = run_mma<8>(h_cols, d, n, d_cent, k, d_sums, d_counts, d_inertia, lab, d_stop, stream);
+        else
+            e = run_mma<16>(h_cols, d, n, d_cent, k, d_sums, d_counts, d_inertia, lab, d_stop,
+                            stream);
+    } else if (tc) {
         switch (dims_tc(d)) {
             TC_CASE(8)
             TC_CASE(16)

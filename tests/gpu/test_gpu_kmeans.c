@@ -22,7 +22,7 @@
 #include "sluice_k/kmeans.h"
 
 static const int methods[] = {SL_K_KMEANS_FUSED, SL_K_KMEANS_MULTIPASS, SL_K_KMEANS_TC_FUSED,
-                              SL_K_KMEANS_TC_MULTIPASS};
+                              SL_K_KMEANS_TC_MULTIPASS, SL_K_KMEANS_MMA_FUSED};
 
 static double unit(uint64_t *x)
 {
@@ -39,6 +39,9 @@ struct pts {
     float *dv[SL_K_KMEANS_MAX_DIMS];
 };
 
+/* Every generated value is multiplied by this (extreme magnitudes; 1 otherwise). */
+static float pts_scale = 1.f;
+
 /* Blobs: kt centres in [-10, 10]^d, uniform noise +-1; integer values when grid. */
 static void pts_make(struct pts *p, int64_t n, int d, int kt, uint64_t seed, int grid)
 {
@@ -54,7 +57,7 @@ static void pts_make(struct pts *p, int64_t n, int d, int kt, uint64_t seed, int
         int w = (int)(unit(&x) * kt);
         for (int j = 0; j < d; j++) {
             float v = ctr[w * d + j] + (float)(unit(&x) * 2 - 1);
-            p->h[j][i] = grid ? floorf(v) : v;
+            p->h[j][i] = (grid ? floorf(v) : v) * pts_scale;
         }
     }
     for (int j = 0; j < d; j++) {
@@ -183,7 +186,13 @@ static int check_step(int64_t n, int d, int k, int kt, int method, uint64_t seed
                          method, (long long)n, d, k, c, j, g, r);
         }
     }
-    if (fabs(gi - ri) > 1e-4 * fabs(ri) + 1e-9)
+    /* the reference's xn + 2 score cancels: each point's term is off by a few ulps of
+     * its ||x||^2 (k >= n: 0 against 1.5e-5); the tensor-core kernel sums (x - c)^2 */
+    double xn_sum = 0;
+    for (int64_t i = 0; i < n; i++)
+        for (int j = 0; j < d; j++)
+            xn_sum += (double)p.h[j][i] * p.h[j][i];
+    if (fabs(gi - ri) > 1e-4 * fabs(ri) + 0x1p-21 * xn_sum + 1e-9)
         fail_msg("method %d: inertia %.9g, reference %.9g", method, gi, ri);
     free(gl); free(rl); free(gs); free(rs); free(gc); free(rc); free(cf);
     acc_fini(&a);
@@ -211,6 +220,38 @@ SL_TEST(step_small_k_and_d)
     check_all(4099, 5, 8, 8, 2, 0, 0);
     check_all(1, 3, 1, 1, 3, 0, 0);
     check_all(7, 16, 7, 3, 4, 0, 0); /* k = n */
+}
+
+/* Shapes of the tensor-core fused kernel's edges: d not a multiple of 4 or 8, k not a
+ * multiple of 8, k > n, k at its limit (256: 8 index bits), one point per cluster. */
+SL_TEST(step_mma_shapes)
+{
+    REQUIRE_GPU();
+    check_all(20011, 5, 64, 64, 60, 0, 0);
+    check_all(20011, 13, 37, 20, 61, 0, 0);
+    check_all(9000, 9, 256, 64, 62, 0, 0);
+    check_all(33, 16, 40, 8, 63, 0, 0);  /* k > n: centroids repeat points */
+    check_all(3, 7, 64, 2, 64, 0, 0);    /* k far above n */
+    check_all(100000, 16, 2, 2, 65, 0, 0);
+    assert_true(sl_k_kmeans_supported(SL_K_KMEANS_MMA_FUSED, 16, 256));
+    assert_false(sl_k_kmeans_supported(SL_K_KMEANS_MMA_FUSED, 16, 257));
+    assert_false(sl_k_kmeans_supported(SL_K_KMEANS_MMA_FUSED, 17, 64));
+}
+
+/* Extreme magnitudes (no NaN in the data): 1e17 puts the scores near the top of the
+ * float32 range (x.c ~ 1e37), 1e19 past it (scores inf - inf: every method and the
+ * reference give label 0, the tensor-core kernel through its exact re-check), 1e-18 near
+ * the bottom (products ~1e-34, the bound's terms subnormal). */
+SL_TEST(step_extreme_values)
+{
+    REQUIRE_GPU();
+    pts_scale = 1e17f;
+    check_all(5000, 16, 64, 16, 66, 0, 0);
+    pts_scale = 1e19f;
+    check_all(3000, 16, 64, 16, 67, 0, 0);
+    pts_scale = 1e-18f;
+    check_all(5000, 16, 64, 16, 68, 0, 0);
+    pts_scale = 1.f;
 }
 
 SL_TEST(step_k1)
@@ -371,6 +412,11 @@ SL_TEST(step_bad_arguments)
                                           NULL, 0), cudaErrorInvalidValue);
     cudaFree(t);
     assert_int_equal(sl_k_kmeans_pick(16, 64), SL_K_KMEANS_FUSED);
+    assert_int_equal(sl_k_kmeans_pick(16, 256), SL_K_KMEANS_MMA_FUSED);
+    assert_int_equal(sl_k_kmeans_pick(12, 200), SL_K_KMEANS_MMA_FUSED);
+    assert_int_equal(sl_k_kmeans_pick(8, 256), SL_K_KMEANS_FUSED);
+    assert_int_equal(sl_k_kmeans_pick(32, 64), SL_K_KMEANS_FUSED);
+    assert_int_equal(sl_k_kmeans_pick(32, 256), SL_K_KMEANS_MULTIPASS); /* 106 KB > 100 KB */
     assert_int_equal(sl_k_kmeans_pick(16, 3000), SL_K_KMEANS_MULTIPASS);
     assert_int_equal(sl_k_kmeans_pick(2, 64), SL_K_KMEANS_FUSED);
     assert_int_equal(sl_k_kmeans_pick(200, 64), SL_K_KMEANS_MULTIPASS);
@@ -670,6 +716,10 @@ SL_TEST(op_large_kd_and_ties)
 {
     NEED_GPU();
     op_check(60000, 16, 200, 49, 0, "k=2000 init=random seed=4 max_iter=4 tol=0", 0, 0, 1);
+    /* AUTO picks the tensor-core fused kernel (k >= 192): centroids, and labels row by row */
+    op_check(100000, 16, 64, 53, 0, "k=200 init=random seed=6 max_iter=5 tol=0", 1, 0, 1);
+    op_check(50000, 12, 64, 54, 0, "k=192 init=kmeans++ seed=2 max_iter=3 output=assignments", 0,
+             0, 1);
     op_check(20000, 80, 10, 50, 0, "k=20 init=kmeans++ seed=4 max_iter=6", 0, 0, 1);
     /* integer points and two equal given centroids: exact ties, lowest index everywhere */
     op_check(30000, 2, 3, 51, 1, "k=3 init=given centroids=\"1,1;1,1;-3,4\" max_iter=3 tol=0", 0, 0,

@@ -34,6 +34,13 @@
  *                          the float32 ones. Needs d >= 4 (padded to a multiple of 8).
  *                          (The kernels now use 3xTF32, x.c = xl.ch + xh.cl + xh.ch, and
  *                          a bound of 2^-14 (||x|| max||c|| + max||c||^2/2).)
+ *   SL_K_KMEANS_MMA_FUSED  single pass, d <= 16, k <= 256: scores on tensor cores with x
+ *                          in TF32 and the centroids as two TF32 parts (2xTF32), each row's
+ *                          two best scores kept with the centroid index packed into their
+ *                          low bits; a row whose gap is within the error bound
+ *                          (kmeans_kernels.cuh, mma_kernel) is scored again exactly in
+ *                          float32 by its warp, so labels are the float32 ones. Residual
+ *                          sums per warp in shared memory; one merge per block.
  *   SL_K_KMEANS_AUTO       sl_k_kmeans_pick(d, k) (from measurements on an H100).
  * d <= 64 for all methods except MULTIPASS, which takes d up to SL_K_KMEANS_MAX_DIMS.
  *
@@ -60,7 +67,8 @@ enum {
     SL_K_KMEANS_FUSED = 1,
     SL_K_KMEANS_MULTIPASS = 2,
     SL_K_KMEANS_TC_FUSED = 3,
-    SL_K_KMEANS_TC_MULTIPASS = 4
+    SL_K_KMEANS_TC_MULTIPASS = 4,
+    SL_K_KMEANS_MMA_FUSED = 5
 };
 
 /* The method AUTO runs for d features and k clusters (host only, no CUDA call). */
