@@ -142,6 +142,11 @@ struct sl_engine_config {
     int64_t debug_mgpu_chunk_rows; /* rows a device partitions at a time in a multi-device
                                       hash join's pipelined exchange; 0 = 2^20, -1 = all
                                       before anything moves (A/B runs) */
+    /* Fields added with the host-streamed GPU join (issue 23). */
+    int debug_join_stream;      /* host-resident GPU join inputs: 0 auto (large sides stay
+                                   in host memory and the probe side streams through the
+                                   join), 1 off (the sink uploads them, as before), 2 on
+                                   (every host batch stays there: tests) */
 };
 
 /* Fills *cfg with the defaults and sets cfg->size. Cannot fail. Thread-safe (touches

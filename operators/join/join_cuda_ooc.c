@@ -75,7 +75,7 @@ static int ooc_layout(const struct join_data *d, int pcol[2], int *vw)
     return n[0] == 1 && n[1] == 1 && w[0] == w[1] && (w[0] == 4 || w[0] == 8);
 }
 
-static int col_has_nulls(const struct join_side *sd, int col)
+int join_side_has_nulls(const struct join_side *sd, int col)
 {
     for (int64_t i = 0; i < sd->n_batches; i++)
         if (sd->batches[i]->cols[col].validity && sd->batches[i]->cols[col].null_count != 0)
@@ -91,7 +91,7 @@ int join_ooc_can_run(const sl_task_t *t)
     if (d->kind != JOIN_INNER || d->n_keys != 1 || !ooc_layout(d, pcol, &vw))
         return 0;
     for (int s = 0; s < 2; s++)
-        if (col_has_nulls(&st->side[s], pcol[s]) || col_has_nulls(&st->side[s], d->key[s][0]))
+        if (join_side_has_nulls(&st->side[s], pcol[s]) || join_side_has_nulls(&st->side[s], d->key[s][0]))
             return 0;
     return sl_task_device_budget(t) >= 16 * MIB;
 }
@@ -105,7 +105,7 @@ int join_gpu_sink_can_run(const sl_task_t *t)
     if (sl_batch_device(b) >= 0)
         return 1;
     struct join_state *st = sl_task_gstate((sl_task_t *)t);
-    if (atomic_load(&st->gpu_sink_host))
+    if (atomic_load(&st->gpu_sink_host) || join_stream_keep(t, b))
         return 0;
     int64_t bytes = sl__batch_bytes(b);
     int64_t up = atomic_fetch_add(&st->gpu_sink_bytes, bytes) + bytes;
@@ -196,15 +196,14 @@ struct ooc {
     int n_tr;
 };
 
-static int out_add(struct ooc *o, sl_batch_t *b)
+int join_ooc_out_add(sl_task_t *t, struct join_state *st, sl_batch_t *b)
 {
-    struct join_state *st = o->st;
     if (st->n_ooc_out == st->cap_ooc_out) {
         int64_t cap = st->cap_ooc_out ? 2 * st->cap_ooc_out : 64;
         sl_batch_t **nb = realloc(st->ooc_out, (size_t)cap * sizeof *nb);
         if (!nb) {
             sl_batch_unref(b);
-            return sl_task_fail(o->t, SL_ENOMEM, "out of memory");
+            return sl_task_fail(t, SL_ENOMEM, "out of memory");
         }
         st->ooc_out = nb;
         st->cap_ooc_out = cap;
@@ -826,32 +825,44 @@ static int drain(struct ooc *o, struct gset *g)
     par_copy(&pc);
     sl__task_pinned_free(o->t, g->stage, g->stage_bytes);
     g->stage = NULL;
-    return out_add(o, b);
+    return join_ooc_out_add(o->t, o->st, b);
+}
+
+int join_gpu_sums_add(sl_task_t *t, const struct join_data *d, const void *const *vals,
+                      int64_t count, unsigned long long *d_acc, cudaStream_t s)
+{
+    for (int oc = 0; oc < d->n_out; oc++) {
+        unsigned long long *acc = d_acc + 2 * oc;
+        cudaError_t e;
+        switch (join_gpu_type(d->out[oc].type)) {
+        case SL_TYPE_INT32:
+            e = SL_TASK_CUDA_CALL(sl_k_sum_i32(vals[oc], count, (long long *)acc, s));
+            break;
+        case SL_TYPE_INT64:
+            e = SL_TASK_CUDA_CALL(sl_k_sum_i64_exact(vals[oc], count, acc, s));
+            break;
+        case SL_TYPE_FLOAT32:
+            e = SL_TASK_CUDA_CALL(sl_k_sum_f32(vals[oc], count, (double *)acc, s));
+            break;
+        default: e = SL_TASK_CUDA_CALL(sl_k_sum_f64(vals[oc], count, (double *)acc, s)); break;
+        }
+        SL_TASK_CUDA_TRY(t, e, "summing");
+    }
+    return SL_OK;
 }
 
 /* Output sums of a finished job (aggregate), on the compute stream. */
 static int sum_job(struct ooc *o, struct gset *g)
 {
+    const void *vals[2 * JOIN_MAX_COLS];
     for (int oc = 0; oc < o->d->n_out; oc++) {
         const struct join_ocol *c = &o->d->out[oc];
         int role = c->col == o->d->key[c->side][0] ? 0 : c->side == o->build ? 1 : 2;
-        const void *vals = role == 0 ? g->ok : role == 1 ? g->ob : g->op;
-        unsigned long long *acc = o->d_acc + 2 * oc;
-        cudaError_t e;
-        switch (c->type) {
-        case SL_TYPE_INT32:
-            e = SL_TASK_CUDA_CALL(sl_k_sum_i32(vals, g->count, (long long *)acc, o->cs));
-            break;
-        case SL_TYPE_INT64:
-            e = SL_TASK_CUDA_CALL(sl_k_sum_i64_exact(vals, g->count, acc, o->cs));
-            break;
-        case SL_TYPE_FLOAT32:
-            e = SL_TASK_CUDA_CALL(sl_k_sum_f32(vals, g->count, (double *)acc, o->cs));
-            break;
-        default: e = SL_TASK_CUDA_CALL(sl_k_sum_f64(vals, g->count, (double *)acc, o->cs)); break;
-        }
-        SL_TASK_CUDA_TRY(o->t, e, "summing");
+        vals[oc] = role == 0 ? g->ok : role == 1 ? g->ob : g->op;
     }
+    int rc = join_gpu_sums_add(o->t, o->d, vals, g->count, o->d_acc, o->cs);
+    if (rc < 0)
+        return rc;
     SL_TASK_CUDA_TRY(o->t, cudaEventRecord(g->e_d2h, o->cs), "cudaEventRecord");
     return SL_OK;
 }
@@ -1021,7 +1032,7 @@ static int cpu_job(struct ooc *o, const struct job *jb)
                     ((uint32_t *)col)[n_out] = (uint32_t)v3[role];
             }
             if (++n_out == cap) {
-                if ((rc = out_add(o, out)) < 0)
+                if ((rc = join_ooc_out_add(o->t, o->st, out)) < 0)
                     return rc;
                 out = NULL;
                 n_out = 0;
@@ -1031,7 +1042,7 @@ static int cpu_job(struct ooc *o, const struct job *jb)
     if (out) {
         sl_batch_t *sl = sl_task_batch_slice(t, out, 0, n_out);
         sl_batch_unref(out);
-        if (!sl || (rc = out_add(o, sl)) < 0)
+        if (!sl || (rc = join_ooc_out_add(o->t, o->st, sl)) < 0)
             return sl ? rc : SL_ENOMEM;
     }
     sl_task_free(t, head);
@@ -1165,18 +1176,16 @@ static int pass2(struct ooc *o)
 
 /* ---------------- finalize ---------------- */
 
-static int aggregate_total(struct ooc *o)
+int join_gpu_sums_total(sl_task_t *t, struct join_state *st, const unsigned long long *d_acc,
+                        int64_t gpu_count)
 {
-    struct join_state *st = o->st;
-    const struct join_data *d = o->d;
+    const struct join_data *d = st->d;
     size_t bytes = (size_t)(2 * d->n_out) * sizeof(unsigned long long);
-    unsigned long long *h = sl_task_alloc(o->t, bytes + 8);
+    unsigned long long *h = sl_task_alloc(t, bytes + 8);
     if (!h)
         return SL_ENOMEM;
-    SL_TASK_CUDA_TRY(o->t, cudaMemcpy(h, o->d_acc, bytes, cudaMemcpyDeviceToHost),
-                     "reading the sums");
-    st->total = o->host_acc;
-    st->total.count += o->gpu_count;
+    SL_TASK_CUDA_TRY(t, cudaMemcpy(h, d_acc, bytes, cudaMemcpyDeviceToHost), "reading the sums");
+    st->total.count += gpu_count;
     for (int oc = 0; oc < d->n_out; oc++) {
         unsigned long long *a = h + 2 * oc;
         st->total.nonnull[oc] = (int64_t)st->total.count; /* inner, no nulls */
@@ -1190,7 +1199,7 @@ static int aggregate_total(struct ooc *o)
             st->total.fsum[oc] += x;
         }
     }
-    sl_task_free(o->t, h);
+    sl_task_free(t, h);
     return SL_OK;
 }
 
@@ -1262,8 +1271,10 @@ int join_ooc_finalize(sl_task_t *t)
     cudaStreamSynchronize(o->cs);
     cudaStreamSynchronize(o->h2d);
     cudaStreamSynchronize(o->d2h);
-    if (rc >= 0 && d->aggregate)
-        rc = aggregate_total(o);
+    if (rc >= 0 && d->aggregate) {
+        st->total = o->host_acc;
+        rc = join_gpu_sums_total(t, st, o->d_acc, o->gpu_count);
+    }
     for (int i = 0; i < o->n_tr; i++) {
         struct trace_ev *ev = &o->tr[i];
         if (rc >= 0 && ev->name)
