@@ -38,7 +38,6 @@
 
 #define MIB ((int64_t)1 << 20)
 #define HOST_PIECE (64 * MIB)          /* pinned spill memory comes in pieces of this */
-#define MAX_TRACE 4096
 
 static int64_t pow2_floor(int64_t x)
 {
@@ -119,13 +118,6 @@ int join_gpu_sink_can_run(const sl_task_t *t)
 
 /* ---------------- state ---------------- */
 
-struct trace_ev {
-    cudaEvent_t a, b;
-    const char *name;
-    int kind, lane;
-    int64_t bytes;
-};
-
 /* One side after pass 1: its blocks, listed by partition (CSR). */
 struct bside {
     int64_t n, b0, nb;                  /* rows; first block id and blocks reserved */
@@ -191,9 +183,7 @@ struct ooc {
     int32_t *d_status;
     /* trace */
     int zero_copy;                      /* read-back by a kernel (debug_ooc_readback=kernel) */
-    int tracing;
-    struct trace_ev *tr;
-    int n_tr;
+    struct gj_trace tr;
 };
 
 int join_ooc_out_add(sl_task_t *t, struct join_state *st, sl_batch_t *b)
@@ -213,32 +203,55 @@ int join_ooc_out_add(sl_task_t *t, struct join_state *st, sl_batch_t *b)
     return SL_OK;
 }
 
-/* Trace spans: an event pair around work on a stream (only while tracing). */
-static int tr_begin(struct ooc *o, cudaStream_t s)
+int gj_trace_open(sl_task_t *t, struct gj_trace *tr)
 {
-    if (!o->tracing || o->n_tr >= MAX_TRACE)
+    memset(tr, 0, sizeof *tr);
+    if (!sl__task_tracing(t))
+        return SL_OK;
+    if (!(tr->ev = sl_task_alloc(t, GJ_TRACE_MAX * sizeof *tr->ev)))
+        return SL_ENOMEM;
+    tr->on = 1;
+    return SL_OK;
+}
+
+int gj_trace_begin(struct gj_trace *tr, cudaStream_t s)
+{
+    if (!tr->on || tr->n >= GJ_TRACE_MAX)
         return -1;
-    struct trace_ev *e = &o->tr[o->n_tr];
+    struct gj_trace_ev *e = &tr->ev[tr->n];
+    memset(e, 0, sizeof *e);
     if (cudaEventCreate(&e->a) != cudaSuccess || cudaEventCreate(&e->b) != cudaSuccess ||
         cudaEventRecord(e->a, s) != cudaSuccess) {
         cudaGetLastError();
         return -1;
     }
-    return o->n_tr++;
+    return tr->n++;
 }
 
-static void tr_end(struct ooc *o, int i, cudaStream_t s, const char *name, int kind, int lane,
-                   int64_t bytes)
+void gj_trace_end(struct gj_trace *tr, int i, cudaStream_t s, const char *name, int kind,
+                  int lane, int64_t bytes)
 {
     if (i < 0)
         return;
-    struct trace_ev *e = &o->tr[i];
+    struct gj_trace_ev *e = &tr->ev[i];
     e->name = name;
     e->kind = kind;
     e->lane = lane;
     e->bytes = bytes;
     if (cudaEventRecord(e->b, s) != cudaSuccess)
         cudaGetLastError();
+}
+
+void gj_trace_close(sl_task_t *t, struct gj_trace *tr, int emit)
+{
+    for (int i = 0; i < tr->n; i++) {
+        struct gj_trace_ev *ev = &tr->ev[i];
+        if (emit && ev->name)
+            sl__task_trace_gpu(t, ev->name, ev->kind, ev->lane, ev->a, ev->b, ev->bytes, 0);
+        cudaEventDestroy(ev->a);
+        cudaEventDestroy(ev->b);
+    }
+    tr->n = 0;
 }
 
 /* Memory from sl_task_device_alloc is ordered on the task's stream: another stream that
@@ -430,7 +443,7 @@ static int pass1_side(struct ooc *o, int s, void *stg_k[2], void *stg_v[2], void
         int64_t n = 0;
         if (hs->stager && c >= 2) /* the slot's pinned buffer is free once its copies are */
             SL_TASK_CUDA_TRY(t, cudaEventSynchronize(e_h2d[slot]), "waiting for a staging buffer");
-        int tr = tr_begin(o, o->h2d);
+        int tr = gj_trace_begin(&o->tr, o->h2d);
         while (n < o->chunk && bi < js->n_batches) {
             const sl_batch_t *b = js->batches[bi];
             int64_t take = sl_batch_num_rows(b) - row;
@@ -458,10 +471,10 @@ static int pass1_side(struct ooc *o, int s, void *stg_k[2], void *stg_v[2], void
                 row = 0;
             }
         }
-        tr_end(o, tr, o->h2d, "ooc_upload", 1, 0, n * o->tw);
+        gj_trace_end(&o->tr, tr, o->h2d, "ooc_upload", 1, 0, n * o->tw);
         SL_TASK_CUDA_TRY(t, cudaEventRecord(e_h2d[slot], o->h2d), "cudaEventRecord");
         SL_TASK_CUDA_TRY(t, cudaStreamWaitEvent(o->cs, e_h2d[slot], 0), "ordering the upload");
-        tr = tr_begin(o, o->cs);
+        tr = gj_trace_begin(&o->tr, o->cs);
         size_t tb = o->ptemp_cap;
         SL_TASK_CUDA_TRY(t,
                          part_pairs(o, o->ptemp, &tb, stg_k[slot], pk, stg_v[slot], pv, n,
@@ -470,14 +483,14 @@ static int pass1_side(struct ooc *o, int s, void *stg_k[2], void *stg_v[2], void
         SL_TASK_CUDA_TRY(t, cudaEventRecord(e_used[slot], o->cs), "cudaEventRecord");
         SL_TASK_CUDA_TRY(t, part_offsets(o, pk, n, o->begin1, o->bits1, d_off, o->cs),
                          "partition offsets");
-        tr_end(o, tr, o->cs, "ooc_partition", 3, 1, 0);
-        tr = tr_begin(o, o->cs);
+        gj_trace_end(&o->tr, tr, o->cs, "ooc_partition", 3, 1, 0);
+        tr = gj_trace_begin(&o->tr, o->cs);
         SL_TASK_CUDA_TRY(t,
                          sl_k_ooc_append(pk, pv, n, o->kw, o->vw, d_off, o->bits1, o->bl,
                                          o->d_ptr + sd->b0, o->d_part + sd->b0, sd->nb, d_next,
                                          d_cur, d_fill, d_plan, o->d_status, o->cs),
                          "appending to blocks");
-        tr_end(o, tr, o->cs, "ooc_append_spill", 3, 1, n * o->tw);
+        gj_trace_end(&o->tr, tr, o->cs, "ooc_append_spill", 3, 1, n * o->tw);
         done += n;
         if (n == 0)
             return sl_task_fail(t, SL_EINTERNAL, "out-of-core join: input rows miscounted");
@@ -683,14 +696,14 @@ static cudaError_t materialize(const struct ooc *o, struct gset *g, size_t *tb)
 static int run_materialize(struct ooc *o, struct gset *g)
 {
     size_t tb = o->jtemp_cap;
-    int tr = tr_begin(o, o->cs);
+    int tr = gj_trace_begin(&o->tr, o->cs);
     SL_TASK_CUDA_TRY(o->t, cudaStreamWaitEvent(o->cs, g->e_d2h, 0), "ordering the result buffers");
     SL_TASK_CUDA_TRY(o->t, materialize(o, g, &tb), "join (pass 2)");
     SL_TASK_CUDA_TRY(
         o->t,
         cudaMemcpyAsync(g->h_count, g->d_count, sizeof *g->h_count, cudaMemcpyDeviceToHost, o->cs),
         "reading the match count");
-    tr_end(o, tr, o->cs, "ooc_join", 3, 1, 0);
+    gj_trace_end(&o->tr, tr, o->cs, "ooc_join", 3, 1, 0);
     SL_TASK_CUDA_TRY(o->t, cudaEventRecord(g->e_done, o->cs), "cudaEventRecord");
     return SL_OK;
 }
@@ -709,7 +722,7 @@ static int submit(struct ooc *o, struct gset *g, const struct job *j)
         return rc;
     /* The set's previous job has finished on the compute stream (finish synchronized);
      * its result download may still read the output buffers (run_materialize waits). */
-    int tr = tr_begin(o, o->h2d);
+    int tr = gj_trace_begin(&o->tr, o->h2d);
     g->n_list = 0;
     if ((rc = gather(o, g, r, r->p_start[j->p0], r->p_start[j->p1], g->k, g->v, 0)) < 0 ||
         (rc = gather(o, g, s, j->s0, j->s1, g->k, g->v, j->nr)) < 0)
@@ -727,14 +740,14 @@ static int submit(struct ooc *o, struct gset *g, const struct job *j)
                                          o->h2d),
                          "reading back");
     }
-    tr_end(o, tr, o->h2d, "ooc_read_back", 1, 0, (j->nr + j->ns) * o->tw);
+    gj_trace_end(&o->tr, tr, o->h2d, "ooc_read_back", 1, 0, (j->nr + j->ns) * o->tw);
     SL_TASK_CUDA_TRY(t, cudaEventRecord(g->e_gather, o->h2d), "cudaEventRecord");
     SL_TASK_CUDA_TRY(t, cudaStreamWaitEvent(o->cs, g->e_gather, 0), "ordering the read-back");
     g->bits2 = join_log2_ceil((j->nr + 4095) / 4096);
     g->bits2 = g->bits2 < 1 ? 1 : g->bits2 > o->max_bits2 ? o->max_bits2 : g->bits2;
     if ((rc = temp_for(o, j->nr > j->ns ? j->nr : j->ns, g->bits2)) < 0)
         return rc;
-    tr = tr_begin(o, o->cs);
+    tr = gj_trace_begin(&o->tr, o->cs);
     for (int k = 0; k < 2; k++) {
         int64_t at = k ? j->nr : 0, n = k ? j->ns : j->nr;
         size_t tb = o->ptemp_cap;
@@ -745,7 +758,7 @@ static int submit(struct ooc *o, struct gset *g, const struct job *j)
         SL_TASK_CUDA_TRY(t, part_offsets(o, pk, n, 0, g->bits2, k ? g->soff : g->roff, o->cs),
                          "partition offsets");
     }
-    tr_end(o, tr, o->cs, "ooc_partition2", 3, 1, 0);
+    gj_trace_end(&o->tr, tr, o->cs, "ooc_partition2", 3, 1, 0);
     g->busy = 1;
     o->jobs++;
     return run_materialize(o, g);
@@ -904,7 +917,7 @@ static int finish(struct ooc *o, struct gset *g)
         return SL_ENOMEM;
     g->stage_rows = g->count;
     SL_TASK_CUDA_TRY(o->t, cudaStreamWaitEvent(o->d2h, g->e_done, 0), "ordering the download");
-    int tr = tr_begin(o, o->d2h);
+    int tr = gj_trace_begin(&o->tr, o->d2h);
     char *h = g->stage;
     SL_TASK_CUDA_TRY(
         o->t, cudaMemcpyAsync(h, g->ok, (size_t)(g->count * o->kw), cudaMemcpyDeviceToHost, o->d2h),
@@ -917,7 +930,7 @@ static int finish(struct ooc *o, struct gset *g)
     SL_TASK_CUDA_TRY(
         o->t, cudaMemcpyAsync(h, g->op, (size_t)(g->count * o->vw), cudaMemcpyDeviceToHost, o->d2h),
         "downloading values");
-    tr_end(o, tr, o->d2h, "ooc_result", 2, 2, g->count * o->ow);
+    gj_trace_end(&o->tr, tr, o->d2h, "ooc_result", 2, 2, g->count * o->ow);
     SL_TASK_CUDA_TRY(o->t, cudaEventRecord(g->e_d2h, o->d2h), "cudaEventRecord");
     g->d2h_pending = 1;
     return SL_OK;
@@ -1177,14 +1190,17 @@ static int pass2(struct ooc *o)
 /* ---------------- finalize ---------------- */
 
 int join_gpu_sums_total(sl_task_t *t, struct join_state *st, const unsigned long long *d_acc,
-                        int64_t gpu_count)
+                        int64_t gpu_count, cudaStream_t s)
 {
     const struct join_data *d = st->d;
     size_t bytes = (size_t)(2 * d->n_out) * sizeof(unsigned long long);
     unsigned long long *h = sl_task_alloc(t, bytes + 8);
     if (!h)
         return SL_ENOMEM;
-    SL_TASK_CUDA_TRY(t, cudaMemcpy(h, d_acc, bytes, cudaMemcpyDeviceToHost), "reading the sums");
+    /* on the stream that summed (a non-blocking stream: cudaMemcpy would not wait) */
+    SL_TASK_CUDA_TRY(t, cudaMemcpyAsync(h, d_acc, bytes, cudaMemcpyDeviceToHost, s),
+                     "reading the sums");
+    SL_TASK_CUDA_TRY(t, cudaStreamSynchronize(s), "reading the sums");
     st->total.count += gpu_count;
     for (int oc = 0; oc < d->n_out; oc++) {
         unsigned long long *a = h + 2 * oc;
@@ -1249,11 +1265,10 @@ int join_ooc_finalize(sl_task_t *t)
     if (o->side[0].n == 0 || o->side[1].n == 0)
         return SL_OK;
     o->cs = sl_task_stream(t);
-    o->tracing = sl__task_tracing(t);
     int64_t readback = 0; /* an experiment's switch (OUT_OF_CORE.md): 1 = kernel */
     sl_task_option_int(t, "debug_ooc_readback", &readback);
     o->zero_copy = readback == 1;
-    if (o->tracing && !(o->tr = sl_task_alloc(t, MAX_TRACE * sizeof *o->tr)))
+    if (gj_trace_open(t, &o->tr) < 0)
         return SL_ENOMEM;
     void *side[2]; /* the copy streams, from the runtime */
     int rc = sl__task_streams_get(t, 2, side);
@@ -1273,15 +1288,9 @@ int join_ooc_finalize(sl_task_t *t)
     cudaStreamSynchronize(o->d2h);
     if (rc >= 0 && d->aggregate) {
         st->total = o->host_acc;
-        rc = join_gpu_sums_total(t, st, o->d_acc, o->gpu_count);
+        rc = join_gpu_sums_total(t, st, o->d_acc, o->gpu_count, o->cs);
     }
-    for (int i = 0; i < o->n_tr; i++) {
-        struct trace_ev *ev = &o->tr[i];
-        if (rc >= 0 && ev->name)
-            sl__task_trace_gpu(t, ev->name, ev->kind, ev->lane, ev->a, ev->b, ev->bytes, 0);
-        cudaEventDestroy(ev->a);
-        cudaEventDestroy(ev->b);
-    }
+    gj_trace_close(t, &o->tr, rc >= 0);
     free_blocks(o);
     sl_task_device_free(t, o->cache);
     sl_task_device_free(t, o->d_ptr);

@@ -40,6 +40,9 @@
 #define STREAM_MIN_BYTES (32 * MIB) /* auto: a side's host bytes past this stay there */
 #define CHUNK_ROWS ((int64_t)1 << 22)
 #define CHUNK_MIN ((int64_t)1 << 12)
+/* Result batches of about this many rows (several chunks' results each): the source
+ * emits one per task, and a GPU task costs its fixed overhead. */
+#define RESULT_ROWS ((int64_t)1 << 24)
 
 /* ---------------- which joins ---------------- */
 
@@ -206,7 +209,13 @@ struct sj {
     struct sl__upload_stage us;
     unsigned long long *d_acc;          /* aggregate: 2 words per output column */
     int64_t gpu_count;
-    double t_built;                     /* host ms from the start to the table's end */
+    double t_built;                     /* host clock when the table was built */
+    double wait_ms, alloc_ms;           /* host time waiting for counts, allocating results */
+    int64_t unpinned;                   /* result batches not in pinned result memory */
+    double stage_ms;                    /* host time enqueueing uploads (staging included) */
+    sl_batch_t *res;                    /* the result batch being filled: res_used rows */
+    int64_t res_used;
+    struct gj_trace tr;
 };
 
 static double now_ms(void)
@@ -270,15 +279,19 @@ static int stage_wait(struct sj *j, int slot)
 static int upload_build(struct sj *j)
 {
     struct cursor cur = {0, 0};
+    int tr = gj_trace_begin(&j->tr, j->h2d);
     for (int64_t at = 0, c = 0; at < j->n[j->build]; c++) {
         int slot = (int)(c & 1), rc;
         int64_t n = j->n[j->build] - at < j->chunk ? j->n[j->build] - at : j->chunk;
+        double h0 = now_ms();
         if ((rc = stage_wait(j, slot)) < 0 ||
             (rc = put_rows(j, j->build, &cur, n, j->r_keys, j->r_pay, at, slot)) < 0)
             return rc;
+        j->stage_ms += now_ms() - h0;
         SL_TASK_CUDA_TRY(j->t, cudaEventRecord(j->sl[slot].e_up, j->h2d), "cudaEventRecord");
         at += n;
     }
+    gj_trace_end(&j->tr, tr, j->h2d, "stream_build_upload", 1, 0, j->n[j->build]);
     for (int i = 0; i < 2; i++) /* the table build waits for the last chunks */
         SL_TASK_CUDA_TRY(j->t, cudaStreamWaitEvent(j->cs, j->sl[i].e_up, 0), "ordering");
     return SL_OK;
@@ -290,12 +303,16 @@ static int upload_chunk(struct sj *j, int64_t c, struct cursor *cur)
     struct slot *s = &j->sl[c & 1];
     int64_t left = j->n[j->probe] - c * j->chunk;
     s->rows = left < j->chunk ? left : j->chunk;
+    double h0 = now_ms();
     int rc = stage_wait(j, (int)(c & 1));
     if (rc < 0)
         return rc;
     SL_TASK_CUDA_TRY(j->t, cudaStreamWaitEvent(j->h2d, s->e_probed, 0), "ordering");
+    int tr = gj_trace_begin(&j->tr, j->h2d);
     if ((rc = put_rows(j, j->probe, cur, s->rows, s->keys, s->pay, 0, (int)(c & 1))) < 0)
         return rc;
+    gj_trace_end(&j->tr, tr, j->h2d, "stream_upload", 1, 0, s->rows);
+    j->stage_ms += now_ms() - h0;
     SL_TASK_CUDA_TRY(j->t, cudaEventRecord(s->e_up, j->h2d), "cudaEventRecord");
     return SL_OK;
 }
@@ -315,6 +332,7 @@ static int build_table(struct sj *j)
     g->s[j->build].n = j->n[j->build];
     uint64_t lo = 0, hi = 0;
     const void *keys = j->r_keys;
+    int tr = gj_trace_begin(&j->tr, j->cs);
     int rc = gj_range_of(j->t, g->k8, 1, &keys, &j->n[j->build], &lo, &hi);
     if (rc < 0)
         return rc;
@@ -325,6 +343,7 @@ static int build_table(struct sj *j)
     }
     if ((rc = gj_npj_table(j->t, g, &j->table, &j->table_bytes)) < 0)
         return rc;
+    gj_trace_end(&j->tr, tr, j->cs, "stream_table", 3, 1, nb);
     if (g->range)
         return SL_OK; /* the direct table holds unique keys only */
     unsigned dup[4] = {0, 0, 0, 0};
@@ -359,6 +378,7 @@ static int probe_chunk(struct sj *j, int64_t c)
     SL_TASK_CUDA_TRY(t, cudaStreamWaitEvent(j->cs, s->e_up, 0), "ordering");
     SL_TASK_CUDA_TRY(t, cudaStreamWaitEvent(j->cs, s->e_down, 0), "ordering");
     SL_TASK_CUDA_TRY(t, cudaMemsetAsync(s->d_count, 0, 2 * sizeof *s->d_count, j->cs), "counts");
+    int tr = gj_trace_begin(&j->tr, j->cs);
     sl_k_cols_t rin = cols_of(j->sh.n_pay[b], j->sh.pay_w[b], j->r_pay);
     sl_k_cols_t sin = cols_of(j->sh.n_pay[p], j->sh.pay_w[p], s->pay);
     sl_k_join_out_t ko;
@@ -383,6 +403,7 @@ static int probe_chunk(struct sj *j, int64_t c)
                   : sl_k_npj_probe_k32(j->table, j->table_bytes, nb, &rin, s->keys, s->rows, &sin,
                                        SL_K_JOIN_INNER, &ko, s->d_count, j->cs);
     SL_TASK_CUDA_TRY(t, e, "streamed join probe");
+    gj_trace_end(&j->tr, tr, j->cs, "stream_probe", 3, 1, s->rows);
     SL_TASK_CUDA_TRY(t, cudaEventRecord(s->e_probed, j->cs), "cudaEventRecord");
     SL_TASK_CUDA_TRY(t,
                      cudaMemcpyAsync(j->h_count + 2 * k, s->d_count, 2 * sizeof *j->h_count,
@@ -426,6 +447,22 @@ static const void *out_src(const struct sj *j, const struct slot *s, int oc)
     return side == j->build ? s->ob[i] : s->op[i];
 }
 
+/* The result batch being filled, cut to the rows it got, goes to the result list. */
+static int result_close(struct sj *j)
+{
+    sl_batch_t *b = j->res;
+    j->res = NULL;
+    if (!b || j->res_used == 0) {
+        sl_batch_unref(b);
+        return SL_OK;
+    }
+    sl_batch_t *cut = sl_task_batch_slice(j->t, b, 0, j->res_used);
+    sl_batch_unref(b);
+    if (!cut)
+        return SL_ENOMEM;
+    return join_ooc_out_add(j->t, j->st, cut);
+}
+
 /* Waits for chunk c's count; re-runs it with room for every row when its output was
  * short (build keys repeat: serial mode, so its input is still in the slot); then starts
  * its download into a host batch, or sums it. */
@@ -437,7 +474,9 @@ static int finish_chunk(struct sj *j, int64_t c)
     if (!s->busy)
         return SL_OK;
     s->busy = 0;
+    double w0 = now_ms();
     SL_TASK_CUDA_TRY(t, cudaEventSynchronize(s->e_cnt), "streamed join probe");
+    j->wait_ms += now_ms() - w0;
     s->count = (int64_t)j->h_count[2 * k];
     if (s->count > s->cap && !j->serial) /* unique build keys: at most a row each */
         return sl_task_fail(t, SL_EINTERNAL, "streamed join: %lld rows from a chunk of %lld",
@@ -469,21 +508,35 @@ static int finish_chunk(struct sj *j, int64_t c)
         SL_TASK_CUDA_TRY(t, cudaEventRecord(s->e_down, j->cs), "cudaEventRecord");
         return SL_OK;
     }
-    int pinned = 0;
-    sl_batch_t *b =
-        sl__task_new_result_batch(t, sl_op_output_schema(sl_task_op(t)), s->count, &pinned);
-    if (!b)
-        return SL_ENOMEM;
-    int rc = join_ooc_out_add(t, j->st, b);
-    if (rc < 0)
-        return rc;
+    if (j->res && j->res_used + s->count > sl_batch_num_rows(j->res)) {
+        int rc = result_close(j);
+        if (rc < 0)
+            return rc;
+    }
+    if (!j->res) {
+        int pinned = 0;
+        double a0 = now_ms();
+        int64_t left = j->n[j->probe] - c * j->chunk, rows = left < RESULT_ROWS ? left : RESULT_ROWS;
+        j->res = sl__task_new_result_batch(t, sl_op_output_schema(sl_task_op(t)),
+                                           rows > s->count ? rows : s->count, &pinned);
+        j->alloc_ms += now_ms() - a0;
+        if (!j->res)
+            return SL_ENOMEM;
+        j->res_used = 0;
+        j->unpinned += !pinned;
+    }
     SL_TASK_CUDA_TRY(t, cudaStreamWaitEvent(j->d2h, s->e_cnt, 0), "ordering the download");
-    for (int oc = 0; oc < j->d->n_out; oc++)
+    int tr = gj_trace_begin(&j->tr, j->d2h);
+    for (int oc = 0; oc < j->d->n_out; oc++) {
+        size_t w = sl_type_width(j->d->out[oc].type);
         SL_TASK_CUDA_TRY(t,
-                         cudaMemcpyAsync(sl__col_values(b, oc), out_src(j, s, oc),
-                                         (size_t)s->count * sl_type_width(j->d->out[oc].type),
+                         cudaMemcpyAsync((char *)sl__col_values(j->res, oc) + (size_t)j->res_used * w,
+                                         out_src(j, s, oc), (size_t)s->count * w,
                                          cudaMemcpyDeviceToHost, j->d2h),
                          "downloading a result");
+    }
+    j->res_used += s->count;
+    gj_trace_end(&j->tr, tr, j->d2h, "stream_download", 2, 2, s->count);
     SL_TASK_CUDA_TRY(t, cudaEventRecord(s->e_down, j->d2h), "cudaEventRecord");
     return SL_OK;
 }
@@ -569,7 +622,9 @@ static int run(struct sj *j)
             return rc;
         }
     }
-    return finish_chunk(j, chunks - 1);
+    if ((rc = finish_chunk(j, chunks - 1)) != SL_OK)
+        return rc;
+    return result_close(j);
 }
 
 static void release(struct sj *j)
@@ -599,6 +654,8 @@ static void release(struct sj *j)
         sl_task_device_free(t, j->r_pay[i]);
     sl_task_device_free(t, j->table);
     sl_task_device_free(t, j->d_acc);
+    sl_batch_unref(j->res); /* after a failure: its downloads are done (synchronized) */
+    j->res = NULL;
     if (j->h_count)
         sl__task_pinned_free(t, j->h_count, 4 * sizeof *j->h_count);
 }
@@ -639,17 +696,29 @@ int join_stream_finalize(sl_task_t *t)
     j->h2d = side[0];
     j->d2h = side[1];
     double t0 = now_ms();
-    rc = run(j);
+    rc = gj_trace_open(t, &j->tr);
+    if (rc == SL_OK)
+        rc = run(j);
     if (rc == SL_OK && j->d->aggregate)
-        rc = join_gpu_sums_total(t, st, j->d_acc, j->gpu_count);
+        rc = join_gpu_sums_total(t, st, j->d_acc, j->gpu_count, j->cs);
     release(j);
-    int64_t times = 0; /* the bench's phases (host clock: the table's end is a wait) */
+    gj_trace_close(t, &j->tr, rc == SL_OK);
+    /* The bench's phases (bench_join_phases), on the host clock (the table's end is a
+     * wait): prepare = the build side up and its table, join = the probe side streamed,
+     * finalize = all of it. */
+    int64_t times = 0;
     sl_task_option_int(t, "debug_join_phase_times", &times);
     if (rc == SL_OK && times && j->t_built > 0) {
-        sl_task_phase_time(t, "stream_build", j->t_built - t0);
-        sl_task_phase_time(t, "stream_probe", now_ms() - j->t_built);
+        double t1 = now_ms();
+        sl_task_phase_time(t, "prepare", j->t_built - t0);
+        sl_task_phase_time(t, "join", t1 - j->t_built);
+        sl_task_phase_time(t, "finalize", t1 - t0);
     }
     sl_task_profile_value(t, "stream_serial", j->serial);
+    sl_task_profile_value(t, "stream_wait_us", (int64_t)(j->wait_ms * 1e3));
+    sl_task_profile_value(t, "stream_alloc_us", (int64_t)(j->alloc_ms * 1e3));
+    sl_task_profile_value(t, "stream_unpinned", j->unpinned);
+    sl_task_profile_value(t, "stream_stage_us", (int64_t)(j->stage_ms * 1e3));
     sl__task_streams_put(t, 2, side);
     sl_task_free(t, j);
     if (rc == SJ_TO_CPU) { /* a result the budget cannot hold: the CPU joins instead */
