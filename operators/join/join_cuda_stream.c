@@ -100,7 +100,8 @@ int join_stream_keep(const sl_task_t *t, const sl_batch_t *b)
 {
     int64_t mode = stream_mode(t);
     struct sj_shape sh;
-    if (mode == 1 || sl_batch_device(b) >= 0 || !stream_shape(sl_op_data(sl_task_op(t)), &sh))
+    if (mode == 1 || sl_batch_device(b) >= 0 || sl__task_n_devices(t) > 1 ||
+        !stream_shape(sl_op_data(sl_task_op(t)), &sh))
         return 0;
     if (mode == 2)
         return 1;
