@@ -341,6 +341,37 @@ bool cols_match(const sl_k_cols_t *in, const sl_k_cols_t *o)
     return true;
 }
 
+template <typename K>
+cudaError_t npj_build(void *d_temp, size_t *temp_bytes, const K *rk, int64_t nr,
+                      cudaStream_t stream)
+{
+    if (temp_bytes == NULL || nr < 0 || nr >= ((int64_t)1 << 31))
+        return cudaErrorInvalidValue;
+    const int64_t slots = table_slots(nr);
+    const size_t need = table_bytes<K>(nr);
+    if (d_temp == NULL) {
+        *temp_bytes = need;
+        return cudaSuccess;
+    }
+    if (*temp_bytes < need || (nr > 0 && rk == NULL))
+        return cudaErrorInvalidValue;
+    unsigned *dup = dup_word<K>(d_temp, nr);
+    cudaError_t e = cudaMemsetAsync(d_temp, 0xFF, (size_t)slots * sizeof(Slot<K>), stream);
+    if (e == cudaSuccess)
+        e = cudaMemsetAsync(dup, 0, 16, stream);
+    if (e != cudaSuccess || nr == 0)
+        return e;
+    int64_t g = (nr + 255) / 256;
+    g = sl_grid::capped(g, 32);
+    build_kernel<K><<<(unsigned)g, 256, 0, stream>>>(rk, nr, 0u, (Slot<K> *)d_temp,
+                                                    (uint32_t)(slots - 1));
+    if ((e = cudaGetLastError()) != cudaSuccess)
+        return e;
+    dup_kernel<K><<<(unsigned)g, 256, 0, stream>>>(rk, nr, (const Slot<K> *)d_temp,
+                                                  (uint32_t)(slots - 1), dup);
+    return cudaGetLastError();
+}
+
 /* The same table built in parts: rows [row0, row0 + n) of nr (init: the first part,
  * which clears the table first). A part's duplicate check sees the parts before it, so
  * a key in two parts is found by the later one. */
@@ -370,19 +401,6 @@ cudaError_t npj_build_rows(void *d_temp, size_t temp_bytes, const K *rk, int64_t
     dup_kernel<K><<<(unsigned)g, 256, 0, stream>>>(rk, n, (const Slot<K> *)d_temp,
                                                   (uint32_t)(slots - 1), dup);
     return cudaGetLastError();
-}
-
-template <typename K>
-cudaError_t npj_build(void *d_temp, size_t *temp_bytes, const K *rk, int64_t nr,
-                      cudaStream_t stream)
-{
-    if (temp_bytes == NULL || nr < 0 || nr >= ((int64_t)1 << 31))
-        return cudaErrorInvalidValue;
-    if (d_temp == NULL) {
-        *temp_bytes = table_bytes<K>(nr);
-        return cudaSuccess;
-    }
-    return npj_build_rows<K>(d_temp, *temp_bytes, rk, 0, nr, nr, 1, stream);
 }
 
 /* Checks shared by both probes, then the launch. */
