@@ -65,16 +65,14 @@ template <typename K> unsigned *dup_word(void *d_temp, int64_t nr)
     return (unsigned *)((char *)d_temp + (size_t)table_slots(nr) * sizeof(Slot<K>));
 }
 
-/* Inserts R rows row0 + i (i < n, keys rk[i]). */
 template <typename K>
-__global__ void build_kernel(const K *__restrict__ rk, int64_t n, uint32_t row0, Slot<K> *tab,
-                             uint32_t mask)
+__global__ void build_kernel(const K *__restrict__ rk, int64_t nr, Slot<K> *tab, uint32_t mask)
 {
-    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < nr;
          i += (int64_t)gridDim.x * blockDim.x) {
         const K key = rk[i];
         uint32_t h = hash_of(key) & mask;
-        while (atomicCAS(&tab[h].idx, kEmpty, row0 + (uint32_t)i) != kEmpty)
+        while (atomicCAS(&tab[h].idx, kEmpty, (uint32_t)i) != kEmpty)
             h = (h + 1) & mask;
         tab[h].key = key; /* read only by later kernels */
     }
@@ -363,42 +361,11 @@ cudaError_t npj_build(void *d_temp, size_t *temp_bytes, const K *rk, int64_t nr,
         return e;
     int64_t g = (nr + 255) / 256;
     g = sl_grid::capped(g, 32);
-    build_kernel<K><<<(unsigned)g, 256, 0, stream>>>(rk, nr, 0u, (Slot<K> *)d_temp,
+    build_kernel<K><<<(unsigned)g, 256, 0, stream>>>(rk, nr, (Slot<K> *)d_temp,
                                                     (uint32_t)(slots - 1));
     if ((e = cudaGetLastError()) != cudaSuccess)
         return e;
     dup_kernel<K><<<(unsigned)g, 256, 0, stream>>>(rk, nr, (const Slot<K> *)d_temp,
-                                                  (uint32_t)(slots - 1), dup);
-    return cudaGetLastError();
-}
-
-/* The same table built in parts: rows [row0, row0 + n) of nr (init: the first part,
- * which clears the table first). A part's duplicate check sees the parts before it, so
- * a key in two parts is found by the later one. */
-template <typename K>
-cudaError_t npj_build_rows(void *d_temp, size_t temp_bytes, const K *rk, int64_t row0, int64_t n,
-                           int64_t nr, int init, cudaStream_t stream)
-{
-    if (d_temp == NULL || nr < 0 || nr >= ((int64_t)1 << 31) || row0 < 0 || n < 0 ||
-        row0 + n > nr || temp_bytes < table_bytes<K>(nr) || (n > 0 && rk == NULL))
-        return cudaErrorInvalidValue;
-    const int64_t slots = table_slots(nr);
-    unsigned *dup = dup_word<K>(d_temp, nr);
-    cudaError_t e = cudaSuccess;
-    if (init) {
-        e = cudaMemsetAsync(d_temp, 0xFF, (size_t)slots * sizeof(Slot<K>), stream);
-        if (e == cudaSuccess)
-            e = cudaMemsetAsync(dup, 0, 16, stream);
-    }
-    if (e != cudaSuccess || n == 0)
-        return e;
-    int64_t g = (n + 255) / 256;
-    g = sl_grid::capped(g, 32);
-    build_kernel<K><<<(unsigned)g, 256, 0, stream>>>(rk, n, (uint32_t)row0, (Slot<K> *)d_temp,
-                                                    (uint32_t)(slots - 1));
-    if ((e = cudaGetLastError()) != cudaSuccess)
-        return e;
-    dup_kernel<K><<<(unsigned)g, 256, 0, stream>>>(rk, n, (const Slot<K> *)d_temp,
                                                   (uint32_t)(slots - 1), dup);
     return cudaGetLastError();
 }
@@ -508,13 +475,6 @@ cudaError_t dense_probe(void *d_temp, size_t temp_bytes, int64_t nr, K kmin, int
                                                 cudaStream_t stream)                       \
     {                                                                                     \
         return npj_build<KT>(d_temp, temp_bytes, d_r_keys, nr, stream);                   \
-    }                                                                                     \
-    extern "C" cudaError_t sl_k_npj_build_rows_##SUF(void *d_temp, size_t temp_bytes,      \
-                                                     const KT *d_r_keys, int64_t row0,     \
-                                                     int64_t n, int64_t nr, int init,      \
-                                                     cudaStream_t stream)                  \
-    {                                                                                     \
-        return npj_build_rows<KT>(d_temp, temp_bytes, d_r_keys, row0, n, nr, init, stream); \
     }                                                                                     \
     extern "C" cudaError_t sl_k_npj_probe_##SUF(                                          \
         void *d_temp, size_t temp_bytes, int64_t nr, const sl_k_cols_t *r_cols,           \

@@ -457,10 +457,7 @@ static int read_count(sl_task_t *t, const unsigned long long *d_count, struct gj
     return SL_OK;
 }
 
-/* The NPJ table in *temp (*need bytes): the direct table when the build keys are dense
- * and unique (a duplicate found while building it sends the join to the hash table),
- * else the hash table. */
-static int npj_table(sl_task_t *t, struct gj *g, void **temp, size_t *need)
+int gj_npj_table(sl_task_t *t, struct gj *g, void **temp, size_t *need)
 {
     cudaStream_t s = sl_task_stream(t);
     const struct gj_side *R = &g->s[g->build];
@@ -546,7 +543,7 @@ static int hash_join(sl_task_t *t, struct gj *g, struct gj_out *o, unsigned long
     }
     void *temp = NULL;
     if (rc >= 0 && g->algo == GJ_NPJ)
-        rc = npj_table(t, g, &temp, &need);
+        rc = gj_npj_table(t, g, &temp, &need);
     else if (rc >= 0 && !(temp = sl_task_device_alloc(t, need)))
         rc = SL_ENOMEM;
     int64_t cap = S->n > 0 ? S->n : 1;

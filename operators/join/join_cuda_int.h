@@ -129,6 +129,11 @@ int gj_gather_strings(sl_task_t *t, const struct join_state *st, const struct gj
                       int col, const uint32_t *ids, int64_t n, int64_t valid, sl_batch_t *b,
                       int oc);
 
+/* The NPJ table (join_cuda.c) of the build side g->s[g->build] (keys, n) in *temp
+ * (*need bytes, its last 16 the duplicate word): the direct table when g->range is set
+ * and the keys are unique (a duplicate clears g->range), else the hash table. */
+int gj_npj_table(sl_task_t *t, struct gj *g, void **temp, size_t *need);
+
 /* ---------------- shared with the out-of-core join (join_cuda_ooc.c) ---------------- */
 
 /* Trace spans of a finalize that drives its own streams (only while the query writes a

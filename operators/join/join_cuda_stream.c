@@ -3,8 +3,8 @@
  * link instead of "upload everything, join, download everything":
  *
  *  1. the build side (the smaller) goes up in chunks into contiguous device columns (h2d
- *     stream), each chunk inserted into the NPJ hash table (sluice_k/join_npj.h) on the
- *     task's stream while the next one uploads;
+ *     stream), and the NPJ table of join_cuda.c is built on it (direct table when the
+ *     keys are dense and unique, else the hash table);
  *  2. the probe side streams up in chunks of CHUNK_ROWS rows through two input slots
  *     (h2d stream); chunk c is probed on the task's stream while chunk c + 1 uploads, and
  *     its result goes down on the d2h stream into a host batch of its own (pinned result
@@ -201,7 +201,8 @@ struct sj {
     int64_t n[2], chunk;
     cudaStream_t cs, h2d, d2h;
     void *r_keys, *r_pay[SL_K_MAX_COLS];
-    void *table;                        /* the NPJ hash table (sluice_k/join_npj.h) */
+    struct gj g;                        /* the NPJ table's description (join_cuda.c) */
+    void *table;
     size_t table_bytes;
     int serial;                         /* the build keys repeat: wait for each count */
     struct slot sl[2];
@@ -289,23 +290,11 @@ static int upload_build(struct sj *j)
             return rc;
         j->stage_ms += now_ms() - h0;
         SL_TASK_CUDA_TRY(j->t, cudaEventRecord(j->sl[slot].e_up, j->h2d), "cudaEventRecord");
-        /* the chunk goes into the table while the next one uploads */
-        SL_TASK_CUDA_TRY(j->t, cudaStreamWaitEvent(j->cs, j->sl[slot].e_up, 0), "ordering");
-        int tb = gj_trace_begin(&j->tr, j->cs);
-        const char *keys = (const char *)j->r_keys + at * j->sh.kw;
-        SL_TASK_CUDA_TRY(j->t,
-                         j->sh.kw == 8
-                             ? sl_k_npj_build_rows_k64(j->table, j->table_bytes,
-                                                       (const uint64_t *)keys, at, n,
-                                                       j->n[j->build], c == 0, j->cs)
-                             : sl_k_npj_build_rows_k32(j->table, j->table_bytes,
-                                                       (const uint32_t *)keys, at, n,
-                                                       j->n[j->build], c == 0, j->cs),
-                         "building the table");
-        gj_trace_end(&j->tr, tb, j->cs, "stream_table", 3, 1, n);
         at += n;
     }
     gj_trace_end(&j->tr, tr, j->h2d, "stream_build_upload", 1, 0, j->n[j->build]);
+    for (int i = 0; i < 2; i++) /* the table build waits for the last chunks */
+        SL_TASK_CUDA_TRY(j->t, cudaStreamWaitEvent(j->cs, j->sl[i].e_up, 0), "ordering");
     return SL_OK;
 }
 
@@ -331,12 +320,33 @@ static int upload_chunk(struct sj *j, int64_t c, struct cursor *cur)
 
 /* ---------------- the table and the probe ---------------- */
 
-/* The hash table was built chunk by chunk (upload_build); its duplicate word says
- * whether build keys repeat. A direct table (join_cuda.c's, for dense keys) would need
- * the keys' range before the first chunk could go in: built after the upload, it took
- * 10 ms of an H100's 2^27 rows with the link idle (run 2, 2026-11-27). */
-static int table_ready(struct sj *j)
+static int build_table(struct sj *j)
 {
+    struct gj *g = &j->g;
+    memset(g, 0, sizeof *g);
+    g->d = j->d;
+    g->kind = SL_K_JOIN_INNER;
+    g->algo = GJ_NPJ;
+    g->build = j->build;
+    g->k8 = j->sh.kw == 8;
+    g->s[j->build].keys = j->r_keys;
+    g->s[j->build].n = j->n[j->build];
+    uint64_t lo = 0, hi = 0;
+    const void *keys = j->r_keys;
+    int tr = gj_trace_begin(&j->tr, j->cs);
+    int rc = gj_range_of(j->t, g->k8, 1, &keys, &j->n[j->build], &lo, &hi);
+    if (rc < 0)
+        return rc;
+    int64_t nb = j->n[j->build];
+    if (hi >= lo && hi - lo < ((uint64_t)1 << 32) - 1 && (int64_t)(hi - lo) + 1 <= 2 * nb + 1024) {
+        g->kmin = lo;
+        g->range = (int64_t)(hi - lo) + 1;
+    }
+    if ((rc = gj_npj_table(j->t, g, &j->table, &j->table_bytes)) < 0)
+        return rc;
+    gj_trace_end(&j->tr, tr, j->cs, "stream_table", 3, 1, nb);
+    if (g->range)
+        return SL_OK; /* the direct table holds unique keys only */
     unsigned dup[4] = {0, 0, 0, 0};
     SL_TASK_CUDA_TRY(j->t,
                      cudaMemcpyAsync(dup, (char *)j->table + j->table_bytes - 16, sizeof dup,
@@ -378,12 +388,21 @@ static int probe_chunk(struct sj *j, int64_t c)
     ko.r = cols_of(j->sh.n_pay[b], j->sh.pay_w[b], s->ob);
     ko.s = cols_of(j->sh.n_pay[p], j->sh.pay_w[p], s->op);
     ko.capacity = s->cap;
+    const struct gj *g = &j->g;
     int64_t nb = j->n[b];
-    cudaError_t e =
-        j->sh.kw == 8 ? sl_k_npj_probe_k64(j->table, j->table_bytes, nb, &rin, s->keys, s->rows,
-                                           &sin, SL_K_JOIN_INNER, &ko, s->d_count, j->cs)
-                      : sl_k_npj_probe_k32(j->table, j->table_bytes, nb, &rin, s->keys, s->rows,
-                                           &sin, SL_K_JOIN_INNER, &ko, s->d_count, j->cs);
+    cudaError_t e;
+    if (g->range)
+        e = g->k8 ? sl_k_npj_dense_probe_k64(j->table, j->table_bytes, nb, g->kmin, g->range, &rin,
+                                             s->keys, s->rows, &sin, SL_K_JOIN_INNER, &ko,
+                                             s->d_count, j->cs)
+                  : sl_k_npj_dense_probe_k32(j->table, j->table_bytes, nb, (uint32_t)g->kmin,
+                                             g->range, &rin, s->keys, s->rows, &sin,
+                                             SL_K_JOIN_INNER, &ko, s->d_count, j->cs);
+    else
+        e = g->k8 ? sl_k_npj_probe_k64(j->table, j->table_bytes, nb, &rin, s->keys, s->rows, &sin,
+                                       SL_K_JOIN_INNER, &ko, s->d_count, j->cs)
+                  : sl_k_npj_probe_k32(j->table, j->table_bytes, nb, &rin, s->keys, s->rows, &sin,
+                                       SL_K_JOIN_INNER, &ko, s->d_count, j->cs);
     SL_TASK_CUDA_TRY(t, e, "streamed join probe");
     gj_trace_end(&j->tr, tr, j->cs, "stream_probe", 3, 1, s->rows);
     SL_TASK_CUDA_TRY(t, cudaEventRecord(s->e_probed, j->cs), "cudaEventRecord");
@@ -531,12 +550,6 @@ static int setup(struct sj *j)
     int b = j->build, p = j->probe;
     if (!(j->r_keys = sl_task_device_alloc(t, (size_t)j->n[b] * (size_t)j->sh.kw)))
         return SL_ENOMEM;
-    SL_TASK_CUDA_TRY(t,
-                     j->sh.kw == 8 ? sl_k_npj_build_k64(NULL, &j->table_bytes, NULL, j->n[b], j->cs)
-                                   : sl_k_npj_build_k32(NULL, &j->table_bytes, NULL, j->n[b], j->cs),
-                     "hash table size");
-    if (!(j->table = sl_task_device_alloc(t, j->table_bytes)))
-        return SL_ENOMEM;
     for (int i = 0; i < j->sh.n_pay[b]; i++)
         if (!(j->r_pay[i] = sl_task_device_alloc(t, (size_t)j->n[b] * (size_t)j->sh.pay_w[b][i])))
             return SL_ENOMEM;
@@ -594,7 +607,7 @@ static int run(struct sj *j)
         return rc;
     struct cursor cur = {0, 0};
     int64_t chunks = (j->n[j->probe] + j->chunk - 1) / j->chunk;
-    if ((rc = upload_chunk(j, 0, &cur)) < 0 || (rc = table_ready(j)) < 0)
+    if ((rc = upload_chunk(j, 0, &cur)) < 0 || (rc = build_table(j)) < 0)
         return rc;
     j->t_built = now_ms();
     for (int64_t c = 0; c < chunks; c++) {

@@ -40,18 +40,6 @@ cudaError_t sl_k_npj_build_k32(void *d_temp, size_t *temp_bytes, const uint32_t 
 cudaError_t sl_k_npj_build_k64(void *d_temp, size_t *temp_bytes, const uint64_t *d_r_keys,
                                int64_t nr, cudaStream_t stream);
 
-/* The same table built in parts as R's rows arrive (the host-streamed join uploads R in
- * chunks): rows [row0, row0 + n) of nr, keys at d_r_keys (R's key of row row0 first);
- * init = 1 for the first part, which clears the table. d_temp holds temp_bytes >= the
- * size sl_k_npj_build_* reports for nr. After every part (in stream order) the table and
- * its duplicate word are those sl_k_npj_build_* makes. */
-cudaError_t sl_k_npj_build_rows_k32(void *d_temp, size_t temp_bytes, const uint32_t *d_r_keys,
-                                    int64_t row0, int64_t n, int64_t nr, int init,
-                                    cudaStream_t stream);
-cudaError_t sl_k_npj_build_rows_k64(void *d_temp, size_t temp_bytes, const uint64_t *d_r_keys,
-                                    int64_t row0, int64_t n, int64_t nr, int init,
-                                    cudaStream_t stream);
-
 cudaError_t sl_k_npj_probe_k32(void *d_temp, size_t temp_bytes, int64_t nr,
                                const sl_k_cols_t *r_cols, const uint32_t *d_s_keys, int64_t ns,
                                const sl_k_cols_t *s_cols, int kind, const sl_k_join_out_t *out,
