@@ -172,6 +172,13 @@ const struct sl__option sl__options[] = {
       "Has a GPU upload of a pinned table's narrow columns not send the same columns of "
       "the table's next batch ahead, so each task's upload waits for the previous task's "
       "kernels again (A/B runs).", NULL, 0, 1}, FIELD(debug_gpu_no_upload_ahead, INT)},
+    {{"debug_join_stream", SL_ENGINE_OPT_ENUM, DBG, "auto",
+      "Host-resident inputs of a GPU join: auto = a side past 32 MiB stays in host memory "
+      "and the join uploads its build side, then streams the probe side through the probe "
+      "in chunks, downloading each chunk's result while the next one runs (inner joins of "
+      "one integer key and fixed-width columns); off = the sink uploads them as before "
+      "(A/B runs); on = every host batch stays there (tests).", "auto,off,on", 0, 2},
+     FIELD(debug_join_stream, INT)},
 };
 
 const int sl__n_options = (int)(sizeof sl__options / sizeof sl__options[0]);

@@ -151,6 +151,11 @@ struct sl_engine_config {
     int pin_gpu_workers;        /* pin_gpu_workers: 1 (with pin_threads) pins each GPU
                                    worker's thread to a core of its GPU's NUMA node; 0
                                    (default) leaves it to the OS */
+    /* Fields added with the host-streamed GPU join (issue 23). */
+    int debug_join_stream;      /* host-resident GPU join inputs: 0 auto (large sides stay
+                                   in host memory and the probe side streams through the
+                                   join), 1 off (the sink uploads them, as before), 2 on
+                                   (every host batch stays there: tests) */
 };
 
 /* Fills *cfg with the defaults and sets cfg->size. Cannot fail. Thread-safe (touches

@@ -1,4 +1,5 @@
 /* Multiway merge of sorted host runs for the out-of-core sort (ooc_merge.h). */
+#include <pthread.h>
 #include <string.h>
 
 #include "ooc_merge.h"
@@ -85,20 +86,88 @@ void sl__ooc_split_below(const struct sl__ooc_runs *m, uint64_t v, int64_t *spli
         split[j] = bound(m, j, v, 0);
 }
 
+/* Rows of run j below code v, searched onwards from row `from` (galloping: the first
+ * probes share its cache lines and pages, where a search over the whole run starts with
+ * a read per page; pinned runs of 2^21 rows: some 20 misses a search, 22,000 searches in
+ * a 1/16 sort). */
+static int64_t below_from(const struct sl__ooc_runs *m, int64_t j, uint64_t v, int64_t from)
+{
+    int64_t lo = from, n = m->rows[j], step = 1;
+    while (lo + step <= n && code_at(m, j, lo + step - 1) < v) {
+        lo += step;
+        step *= 2;
+    }
+    return bound_in(m, j, v, lo, lo + step <= n ? lo + step - 1 : n);
+}
+
 void sl__ooc_split_below_from(const struct sl__ooc_runs *m, uint64_t v, const int64_t *from,
                               int64_t *split)
 {
-    for (int64_t j = 0; j < m->n_runs; j++) {
-        /* galloping from from[j]: the first probes share its cache lines and pages, where
-         * a search over the whole run starts with a read per page (pinned runs of 2^21
-         * rows: some 20 misses a search, 22,000 searches in a 1/16 sort) */
-        int64_t lo = from[j], n = m->rows[j], step = 1;
-        while (lo + step <= n && code_at(m, j, lo + step - 1) < v) {
-            lo += step;
-            step *= 2;
-        }
-        split[j] = bound_in(m, j, v, lo, lo + step <= n ? lo + step - 1 : n);
+    for (int64_t j = 0; j < m->n_runs; j++)
+        split[j] = below_from(m, j, v, from[j]);
+}
+
+/* Runs fn(arg, j0, j1) over groups of consecutive runs on up to `threads` threads (the
+ * caller's among them); a thread that cannot start leaves its group to the caller. */
+#define MAX_THREADS 32
+struct over_runs {
+    void (*fn)(void *arg, int64_t j0, int64_t j1);
+    void *arg;
+    int64_t j0, j1;
+};
+
+static void *over_runs_main(void *p)
+{
+    struct over_runs *o = p;
+    o->fn(o->arg, o->j0, o->j1);
+    return NULL;
+}
+
+static void over_runs(int64_t k, int threads, void (*fn)(void *, int64_t, int64_t), void *arg)
+{
+    int n = threads < 1 ? 1 : threads > MAX_THREADS ? MAX_THREADS : threads;
+    if (n > k)
+        n = k < 1 ? 1 : (int)k;
+    struct over_runs w[MAX_THREADS];
+    pthread_t th[MAX_THREADS];
+    int started[MAX_THREADS] = {0};
+    for (int i = 0; i < n; i++) {
+        w[i] = (struct over_runs){fn, arg, k * i / n, k * (i + 1) / n};
+        if (i > 0)
+            started[i] = pthread_create(&th[i], NULL, over_runs_main, &w[i]) == 0;
     }
+    over_runs_main(&w[0]);
+    for (int i = 1; i < n; i++) {
+        if (started[i])
+            pthread_join(th[i], NULL);
+        else
+            over_runs_main(&w[i]);
+    }
+}
+
+struct split_all {
+    const struct sl__ooc_runs *m;
+    const uint64_t *codes;
+    int64_t n;
+    int64_t *split;
+};
+
+static void split_all_runs(void *p, int64_t j0, int64_t j1)
+{
+    const struct split_all *a = p;
+    const int64_t k = a->m->n_runs;
+    for (int64_t j = j0; j < j1; j++)
+        for (int64_t i = 0, from = 0; i < a->n; i++)
+            from = a->split[i * k + j] = below_from(a->m, j, a->codes[i], from);
+}
+
+void sl__ooc_split_below_all(const struct sl__ooc_runs *m, const uint64_t *codes, int64_t n,
+                             int64_t *split, int threads)
+{
+    struct split_all a = {m, codes, n, split};
+    /* a thread pays for some 2,000 searches (its start, ~50 us) */
+    int64_t most = m->n_runs * n / 2048 + 1;
+    over_runs(m->n_runs, most < threads ? (int)most : threads, split_all_runs, &a);
 }
 
 /* The smallest code v with (rows <= v) >= r splits the output: rows < v all come
@@ -561,20 +630,40 @@ int64_t sl__ooc_splitter_scratch_bytes(const struct sl__ooc_runs *m, int64_t P, 
     return 2 * align64((s + 1) * (int64_t)sizeof(struct sl__kv64)) + 64;
 }
 
+struct samples {
+    const struct sl__ooc_runs *m;
+    int64_t P, over, total;
+    struct sl__kv64 *a;
+};
+
+/* Regular samples of runs [j0, j1): the middles of s_j slices of run j, at the place the
+ * runs before it leave. */
+static void sample_runs(void *p, int64_t j0, int64_t j1)
+{
+    const struct samples *sa = p;
+    const struct sl__ooc_runs *m = sa->m;
+    int64_t at = 0;
+    for (int64_t j = 0; j < j0; j++)
+        at += sample_count(m, sa->P, sa->over, sa->total, j);
+    for (int64_t j = j0; j < j1; j++) {
+        int64_t sj = sample_count(m, sa->P, sa->over, sa->total, j);
+        for (int64_t i = 0; i < sj; i++)
+            sa->a[at++] = (struct sl__kv64){code_at(m, j, (2 * i + 1) * m->rows[j] / (2 * sj)), 0};
+    }
+}
+
 void sl__ooc_splitters(const struct sl__ooc_runs *m, int64_t P, int64_t over, uint64_t *codes,
-                       void *scratch)
+                       void *scratch, int threads)
 {
     int64_t total = sl__ooc_total(m), s = 0;
     for (int64_t j = 0; j < m->n_runs; j++)
         s += sample_count(m, P, over, total, j);
     struct sl__kv64 *a = (void *)(((uintptr_t)scratch + 63) & ~(uintptr_t)63);
     struct sl__kv64 *tmp = (void *)((char *)a + align64((s + 1) * (int64_t)sizeof *a));
-    int64_t at = 0;
-    for (int64_t j = 0; j < m->n_runs; j++) { /* regular samples: the middles of s_j slices */
-        int64_t sj = sample_count(m, P, over, total, j);
-        for (int64_t i = 0; i < sj; i++)
-            a[at++] = (struct sl__kv64){code_at(m, j, (2 * i + 1) * m->rows[j] / (2 * sj)), 0};
-    }
+    struct samples sa = {m, P, over, total, a};
+    /* a thread per some 4,000 reads (each a cache miss, often a TLB miss: pinned runs) */
+    int64_t most = s / 4096 + 1;
+    over_runs(m->n_runs, most < threads ? (int)most : threads, sample_runs, &sa);
     const struct sl__kv64 *sorted = s ? sl__rsort_k64(a, tmp, s) : a;
     for (int64_t i = 1; i < P; i++)
         codes[i - 1] = s ? sorted[i * s / P].key : 0;

@@ -42,6 +42,11 @@ void sl__ooc_split_below(const struct sl__ooc_runs *m, uint64_t v, int64_t *spli
  * searches onwards from there (galloping), for splitters taken in increasing order. */
 void sl__ooc_split_below_from(const struct sl__ooc_runs *m, uint64_t v, const int64_t *from,
                               int64_t *split);
+/* split[i * n_runs + j] = rows of run j whose code is below codes[i], for n codes in
+ * increasing order (each searched onwards from the previous one's answer), on up to
+ * `threads` threads that each take whole runs. */
+void sl__ooc_split_below_all(const struct sl__ooc_runs *m, const uint64_t *codes, int64_t n,
+                             int64_t *split, int threads);
 /* The key of row i of run j as that code. */
 uint64_t sl__ooc_code(const struct sl__ooc_runs *m, int64_t j, int64_t i);
 
@@ -72,11 +77,12 @@ void sl__ooc_merge_by_sort(const struct sl__ooc_runs *m, const int64_t *from, co
  * [codes[i - 1], codes[i]) (no bottom for i = 0, no top for i = P - 1), about total / P
  * rows unless few keys fill many rows (equal splitters: empty ranges, and one large).
  * A range needs one binary search per run at each end, where an exact rank
- * (sl__ooc_corank) needs some 32. `scratch`: sl__ooc_splitter_scratch_bytes bytes. */
+ * (sl__ooc_corank) needs some 32. `scratch`: sl__ooc_splitter_scratch_bytes bytes; the
+ * samples are read on up to `threads` threads. */
 #define SL__OOC_OVERSAMPLE 16
 int64_t sl__ooc_splitter_scratch_bytes(const struct sl__ooc_runs *m, int64_t P, int64_t over);
 void sl__ooc_splitters(const struct sl__ooc_runs *m, int64_t P, int64_t over, uint64_t *codes,
-                       void *scratch);
+                       void *scratch, int threads);
 
 /* Puts ranges [first, last) of P into the output columns out[c] (the whole output, from
  * row 0; a range finds its offset): each by sl__ooc_merge_by_sort, in pieces of at most

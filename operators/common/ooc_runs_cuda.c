@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cuda_runtime_api.h>
 
@@ -602,28 +603,42 @@ static int tables_open(struct runner *r, int64_t nb)
  * bucket make that 1/16 (a 5-sigma miss) for a few thousand more reads. */
 #define OVERSAMPLE 256
 
+/* Host threads for the searches between the passes: the CPU workers wait meanwhile. */
+static int host_threads(void)
+{
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    return cpus < 1 ? 1 : cpus > 16 ? 16 : (int)cpus;
+}
+
 int64_t *sl__ooc_bucket_cuts(sl_task_t *t, const struct sl__ooc_runs *m, int64_t n, int64_t R,
                              int64_t *nb_out)
 {
     const int64_t k = m->n_runs, P = (n + R * 3 / 4 - 1) / (R * 3 / 4);
     int64_t cap = P + n / R + 2, nb = 0; /* pieces: sum of ceil(rows / R) <= P + n / R */
+    /* the splits of up to `blk` splitters at a time (at most 2^22 words) */
+    int64_t blk = P - 1 < ((int64_t)1 << 22) / (k ? k : 1) ? P - 1 : ((int64_t)1 << 22) / (k ? k : 1);
+    blk = blk < 1 ? 1 : blk;
     int64_t *cuts = calloc((size_t)((cap + 1) * k), sizeof *cuts);
-    int64_t *next = malloc((size_t)k * sizeof *next);
+    int64_t *splits = malloc((size_t)(blk * k + 1) * sizeof *splits);
     uint64_t *codes = malloc((size_t)P * sizeof *codes);
     void *scratch = sl_task_alloc(t, (size_t)sl__ooc_splitter_scratch_bytes(m, P, OVERSAMPLE));
-    if (!cuts || !next || !codes || !scratch) {
-        free(cuts), free(next), free(codes), sl_task_free(t, scratch);
+    if (!cuts || !splits || !codes || !scratch) {
+        free(cuts), free(splits), free(codes), sl_task_free(t, scratch);
         if (scratch)
             sl_task_fail(t, SL_ENOMEM, "out of memory");
         return NULL;
     }
-    sl__ooc_splitters(m, P, OVERSAMPLE, codes, scratch);
+    const int threads = host_threads();
+    sl__ooc_splitters(m, P, OVERSAMPLE, codes, scratch, threads);
     sl_task_free(t, scratch);
     for (int64_t i = 1; i <= P; i++) { /* cuts[0] = 0 */
-        if (i < P)
-            sl__ooc_split_below_from(m, codes[i - 1], cuts + nb * k, next); /* the last cut */
-        else
-            memcpy(next, m->rows, (size_t)k * sizeof *next);
+        const int64_t *next = m->rows; /* the last cut */
+        if (i < P) {
+            if ((i - 1) % blk == 0) /* each block's searches start at row 0 */
+                sl__ooc_split_below_all(m, codes + i - 1, P - i < blk ? P - i : blk, splits,
+                                        threads);
+            next = splits + ((i - 1) % blk) * k;
+        }
         int64_t off = 0, rows = 0;
         for (int64_t j = 0; j < k; j++) {
             off += cuts[nb * k + j];
@@ -637,7 +652,7 @@ int64_t *sl__ooc_bucket_cuts(sl_task_t *t, const struct sl__ooc_runs *m, int64_t
         memcpy(cuts + (nb + 1) * k, next, (size_t)k * sizeof *next);
         nb++;
     }
-    free(next), free(codes);
+    free(splits), free(codes);
     *nb_out = nb;
     return cuts;
 }

@@ -178,7 +178,7 @@ int join_gpu_can_run(const sl_task_t *t)
         return 0;
     /* More than the budget runs out of core (join_cuda_ooc.c) where that path can (not
      * with hashed keys). */
-    return gpu_need(d, n) <= sl_task_device_budget(t) ||
+    return gpu_need(d, n) <= sl_task_device_budget(t) || join_stream_can_run(t) ||
            (!hashed && (join_smj_ooc_can_run(t) || join_ooc_can_run(t)));
 }
 
@@ -457,10 +457,7 @@ static int read_count(sl_task_t *t, const unsigned long long *d_count, struct gj
     return SL_OK;
 }
 
-/* The NPJ table in *temp (*need bytes): the direct table when the build keys are dense
- * and unique (a duplicate found while building it sends the join to the hash table),
- * else the hash table. */
-static int npj_table(sl_task_t *t, struct gj *g, void **temp, size_t *need)
+int gj_npj_table(sl_task_t *t, struct gj *g, void **temp, size_t *need)
 {
     cudaStream_t s = sl_task_stream(t);
     const struct gj_side *R = &g->s[g->build];
@@ -546,7 +543,7 @@ static int hash_join(sl_task_t *t, struct gj *g, struct gj_out *o, unsigned long
     }
     void *temp = NULL;
     if (rc >= 0 && g->algo == GJ_NPJ)
-        rc = npj_table(t, g, &temp, &need);
+        rc = gj_npj_table(t, g, &temp, &need);
     else if (rc >= 0 && !(temp = sl_task_device_alloc(t, need)))
         rc = SL_ENOMEM;
     int64_t cap = S->n > 0 ? S->n : 1;
@@ -907,6 +904,8 @@ int join_finalize_cuda(sl_task_t *t)
 {
     if (((const struct join_data *)sl_op_data(sl_task_op(t)))->kind == JOIN_CROSS)
         return join_cross_gpu_finalize(t);
+    if (join_stream_can_run(t)) /* host-resident probe side: join_cuda_stream.c */
+        return join_stream_finalize(t);
     if (!fits_in_gpu(t) && join_smj_ooc_can_run(t)) /* algo=sortmerge */
         return join_smj_ooc_finalize(t);
     if (!fits_in_gpu(t) && join_ooc_can_run(t))

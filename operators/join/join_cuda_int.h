@@ -129,6 +129,60 @@ int gj_gather_strings(sl_task_t *t, const struct join_state *st, const struct gj
                       int col, const uint32_t *ids, int64_t n, int64_t valid, sl_batch_t *b,
                       int oc);
 
+/* The NPJ table (join_cuda.c) of the build side g->s[g->build] (keys, n) in *temp
+ * (*need bytes, its last 16 the duplicate word): the direct table when g->range is set
+ * and the keys are unique (a duplicate clears g->range), else the hash table. */
+int gj_npj_table(sl_task_t *t, struct gj *g, void **temp, size_t *need);
+
+/* ---------------- shared with the out-of-core join (join_cuda_ooc.c) ---------------- */
+
+/* Trace spans of a finalize that drives its own streams (only while the query writes a
+ * trace): an event pair around work on a stream, given to the trace at close. kind and
+ * lane as sl__task_trace_gpu's (1 h2d, 2 d2h, 3 kernel). */
+#define GJ_TRACE_MAX 4096
+struct gj_trace_ev {
+    cudaEvent_t a, b;
+    const char *name;
+    int kind, lane;
+    int64_t bytes;
+};
+struct gj_trace {
+    int on, n;
+    struct gj_trace_ev *ev;
+};
+int gj_trace_open(sl_task_t *t, struct gj_trace *tr);
+int gj_trace_begin(struct gj_trace *tr, cudaStream_t s); /* -1: not traced */
+void gj_trace_end(struct gj_trace *tr, int i, cudaStream_t s, const char *name, int kind,
+                  int lane, int64_t bytes);
+/* Adds the spans to the trace when emit (their events complete), frees the events. */
+void gj_trace_close(sl_task_t *t, struct gj_trace *tr, int emit);
+
+/* 1 when column col of a side has nulls (or an unknown count of them). */
+int join_side_has_nulls(const struct join_side *sd, int col);
+/* Appends a result batch (host memory) to st->ooc_out, which join_ooc_source emits;
+ * takes over b's reference, also on failure. */
+int join_ooc_out_add(sl_task_t *t, struct join_state *st, sl_batch_t *b);
+/* output=aggregate: adds the sums of `count` values of each output column oc (vals[oc],
+ * device memory) into d_acc[2 oc], [2 oc + 1] on stream s (exact for integers). */
+int join_gpu_sums_add(sl_task_t *t, const struct join_data *d, const void *const *vals,
+                      int64_t count, unsigned long long *d_acc, cudaStream_t s);
+/* Reads d_acc into st->total once stream s (the one that summed) got there, with
+ * gpu_count more rows (inner, no nulls: every row has a value). */
+int join_gpu_sums_total(sl_task_t *t, struct join_state *st, const unsigned long long *d_acc,
+                        int64_t gpu_count, cudaStream_t s);
+
+/* ---------------- host-streamed join (join_cuda_stream.c) ---------------- */
+
+/* The GPU sink's rule: 1 when host batch b stays in host memory for the streamed join
+ * (option debug_join_stream; auto: its side already passed 32 MiB). */
+int join_stream_keep(const sl_task_t *t, const sl_batch_t *b);
+/* 1 when finalize can stream the probe side from host memory (the shape, one GPU, a
+ * probe batch in host memory, the budget). */
+int join_stream_can_run(const sl_task_t *t);
+/* The streamed join; the result in st->ooc_out (or st->total), or the CPU's join when a
+ * result with repeated build keys would pass the budget. */
+int join_stream_finalize(sl_task_t *t);
+
 /* ---------------- over several devices (join_mg_cuda.c) ---------------- */
 
 /* Whether this finalize goes over several of the engine's devices (0; pick says which)

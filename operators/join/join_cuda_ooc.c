@@ -38,7 +38,6 @@
 
 #define MIB ((int64_t)1 << 20)
 #define HOST_PIECE (64 * MIB)          /* pinned spill memory comes in pieces of this */
-#define MAX_TRACE 4096
 
 static int64_t pow2_floor(int64_t x)
 {
@@ -75,7 +74,7 @@ static int ooc_layout(const struct join_data *d, int pcol[2], int *vw)
     return n[0] == 1 && n[1] == 1 && w[0] == w[1] && (w[0] == 4 || w[0] == 8);
 }
 
-static int col_has_nulls(const struct join_side *sd, int col)
+int join_side_has_nulls(const struct join_side *sd, int col)
 {
     for (int64_t i = 0; i < sd->n_batches; i++)
         if (sd->batches[i]->cols[col].validity && sd->batches[i]->cols[col].null_count != 0)
@@ -91,7 +90,7 @@ int join_ooc_can_run(const sl_task_t *t)
     if (d->kind != JOIN_INNER || d->n_keys != 1 || !ooc_layout(d, pcol, &vw))
         return 0;
     for (int s = 0; s < 2; s++)
-        if (col_has_nulls(&st->side[s], pcol[s]) || col_has_nulls(&st->side[s], d->key[s][0]))
+        if (join_side_has_nulls(&st->side[s], pcol[s]) || join_side_has_nulls(&st->side[s], d->key[s][0]))
             return 0;
     return sl_task_device_budget(t) >= 16 * MIB;
 }
@@ -105,7 +104,7 @@ int join_gpu_sink_can_run(const sl_task_t *t)
     if (sl_batch_device(b) >= 0)
         return 1;
     struct join_state *st = sl_task_gstate((sl_task_t *)t);
-    if (atomic_load(&st->gpu_sink_host))
+    if (atomic_load(&st->gpu_sink_host) || join_stream_keep(t, b))
         return 0;
     int64_t bytes = sl__batch_bytes(b);
     int64_t up = atomic_fetch_add(&st->gpu_sink_bytes, bytes) + bytes;
@@ -118,13 +117,6 @@ int join_gpu_sink_can_run(const sl_task_t *t)
 }
 
 /* ---------------- state ---------------- */
-
-struct trace_ev {
-    cudaEvent_t a, b;
-    const char *name;
-    int kind, lane;
-    int64_t bytes;
-};
 
 /* One side after pass 1: its blocks, listed by partition (CSR). */
 struct bside {
@@ -191,20 +183,17 @@ struct ooc {
     int32_t *d_status;
     /* trace */
     int zero_copy;                      /* read-back by a kernel (debug_ooc_readback=kernel) */
-    int tracing;
-    struct trace_ev *tr;
-    int n_tr;
+    struct gj_trace tr;
 };
 
-static int out_add(struct ooc *o, sl_batch_t *b)
+int join_ooc_out_add(sl_task_t *t, struct join_state *st, sl_batch_t *b)
 {
-    struct join_state *st = o->st;
     if (st->n_ooc_out == st->cap_ooc_out) {
         int64_t cap = st->cap_ooc_out ? 2 * st->cap_ooc_out : 64;
         sl_batch_t **nb = realloc(st->ooc_out, (size_t)cap * sizeof *nb);
         if (!nb) {
             sl_batch_unref(b);
-            return sl_task_fail(o->t, SL_ENOMEM, "out of memory");
+            return sl_task_fail(t, SL_ENOMEM, "out of memory");
         }
         st->ooc_out = nb;
         st->cap_ooc_out = cap;
@@ -214,32 +203,55 @@ static int out_add(struct ooc *o, sl_batch_t *b)
     return SL_OK;
 }
 
-/* Trace spans: an event pair around work on a stream (only while tracing). */
-static int tr_begin(struct ooc *o, cudaStream_t s)
+int gj_trace_open(sl_task_t *t, struct gj_trace *tr)
 {
-    if (!o->tracing || o->n_tr >= MAX_TRACE)
+    memset(tr, 0, sizeof *tr);
+    if (!sl__task_tracing(t))
+        return SL_OK;
+    if (!(tr->ev = sl_task_alloc(t, GJ_TRACE_MAX * sizeof *tr->ev)))
+        return SL_ENOMEM;
+    tr->on = 1;
+    return SL_OK;
+}
+
+int gj_trace_begin(struct gj_trace *tr, cudaStream_t s)
+{
+    if (!tr->on || tr->n >= GJ_TRACE_MAX)
         return -1;
-    struct trace_ev *e = &o->tr[o->n_tr];
+    struct gj_trace_ev *e = &tr->ev[tr->n];
+    memset(e, 0, sizeof *e);
     if (cudaEventCreate(&e->a) != cudaSuccess || cudaEventCreate(&e->b) != cudaSuccess ||
         cudaEventRecord(e->a, s) != cudaSuccess) {
         cudaGetLastError();
         return -1;
     }
-    return o->n_tr++;
+    return tr->n++;
 }
 
-static void tr_end(struct ooc *o, int i, cudaStream_t s, const char *name, int kind, int lane,
-                   int64_t bytes)
+void gj_trace_end(struct gj_trace *tr, int i, cudaStream_t s, const char *name, int kind,
+                  int lane, int64_t bytes)
 {
     if (i < 0)
         return;
-    struct trace_ev *e = &o->tr[i];
+    struct gj_trace_ev *e = &tr->ev[i];
     e->name = name;
     e->kind = kind;
     e->lane = lane;
     e->bytes = bytes;
     if (cudaEventRecord(e->b, s) != cudaSuccess)
         cudaGetLastError();
+}
+
+void gj_trace_close(sl_task_t *t, struct gj_trace *tr, int emit)
+{
+    for (int i = 0; i < tr->n; i++) {
+        struct gj_trace_ev *ev = &tr->ev[i];
+        if (emit && ev->name)
+            sl__task_trace_gpu(t, ev->name, ev->kind, ev->lane, ev->a, ev->b, ev->bytes, 0);
+        cudaEventDestroy(ev->a);
+        cudaEventDestroy(ev->b);
+    }
+    tr->n = 0;
 }
 
 /* Memory from sl_task_device_alloc is ordered on the task's stream: another stream that
@@ -431,7 +443,7 @@ static int pass1_side(struct ooc *o, int s, void *stg_k[2], void *stg_v[2], void
         int64_t n = 0;
         if (hs->stager && c >= 2) /* the slot's pinned buffer is free once its copies are */
             SL_TASK_CUDA_TRY(t, cudaEventSynchronize(e_h2d[slot]), "waiting for a staging buffer");
-        int tr = tr_begin(o, o->h2d);
+        int tr = gj_trace_begin(&o->tr, o->h2d);
         while (n < o->chunk && bi < js->n_batches) {
             const sl_batch_t *b = js->batches[bi];
             int64_t take = sl_batch_num_rows(b) - row;
@@ -459,10 +471,10 @@ static int pass1_side(struct ooc *o, int s, void *stg_k[2], void *stg_v[2], void
                 row = 0;
             }
         }
-        tr_end(o, tr, o->h2d, "ooc_upload", 1, 0, n * o->tw);
+        gj_trace_end(&o->tr, tr, o->h2d, "ooc_upload", 1, 0, n * o->tw);
         SL_TASK_CUDA_TRY(t, cudaEventRecord(e_h2d[slot], o->h2d), "cudaEventRecord");
         SL_TASK_CUDA_TRY(t, cudaStreamWaitEvent(o->cs, e_h2d[slot], 0), "ordering the upload");
-        tr = tr_begin(o, o->cs);
+        tr = gj_trace_begin(&o->tr, o->cs);
         size_t tb = o->ptemp_cap;
         SL_TASK_CUDA_TRY(t,
                          part_pairs(o, o->ptemp, &tb, stg_k[slot], pk, stg_v[slot], pv, n,
@@ -471,14 +483,14 @@ static int pass1_side(struct ooc *o, int s, void *stg_k[2], void *stg_v[2], void
         SL_TASK_CUDA_TRY(t, cudaEventRecord(e_used[slot], o->cs), "cudaEventRecord");
         SL_TASK_CUDA_TRY(t, part_offsets(o, pk, n, o->begin1, o->bits1, d_off, o->cs),
                          "partition offsets");
-        tr_end(o, tr, o->cs, "ooc_partition", 3, 1, 0);
-        tr = tr_begin(o, o->cs);
+        gj_trace_end(&o->tr, tr, o->cs, "ooc_partition", 3, 1, 0);
+        tr = gj_trace_begin(&o->tr, o->cs);
         SL_TASK_CUDA_TRY(t,
                          sl_k_ooc_append(pk, pv, n, o->kw, o->vw, d_off, o->bits1, o->bl,
                                          o->d_ptr + sd->b0, o->d_part + sd->b0, sd->nb, d_next,
                                          d_cur, d_fill, d_plan, o->d_status, o->cs),
                          "appending to blocks");
-        tr_end(o, tr, o->cs, "ooc_append_spill", 3, 1, n * o->tw);
+        gj_trace_end(&o->tr, tr, o->cs, "ooc_append_spill", 3, 1, n * o->tw);
         done += n;
         if (n == 0)
             return sl_task_fail(t, SL_EINTERNAL, "out-of-core join: input rows miscounted");
@@ -684,14 +696,14 @@ static cudaError_t materialize(const struct ooc *o, struct gset *g, size_t *tb)
 static int run_materialize(struct ooc *o, struct gset *g)
 {
     size_t tb = o->jtemp_cap;
-    int tr = tr_begin(o, o->cs);
+    int tr = gj_trace_begin(&o->tr, o->cs);
     SL_TASK_CUDA_TRY(o->t, cudaStreamWaitEvent(o->cs, g->e_d2h, 0), "ordering the result buffers");
     SL_TASK_CUDA_TRY(o->t, materialize(o, g, &tb), "join (pass 2)");
     SL_TASK_CUDA_TRY(
         o->t,
         cudaMemcpyAsync(g->h_count, g->d_count, sizeof *g->h_count, cudaMemcpyDeviceToHost, o->cs),
         "reading the match count");
-    tr_end(o, tr, o->cs, "ooc_join", 3, 1, 0);
+    gj_trace_end(&o->tr, tr, o->cs, "ooc_join", 3, 1, 0);
     SL_TASK_CUDA_TRY(o->t, cudaEventRecord(g->e_done, o->cs), "cudaEventRecord");
     return SL_OK;
 }
@@ -710,7 +722,7 @@ static int submit(struct ooc *o, struct gset *g, const struct job *j)
         return rc;
     /* The set's previous job has finished on the compute stream (finish synchronized);
      * its result download may still read the output buffers (run_materialize waits). */
-    int tr = tr_begin(o, o->h2d);
+    int tr = gj_trace_begin(&o->tr, o->h2d);
     g->n_list = 0;
     if ((rc = gather(o, g, r, r->p_start[j->p0], r->p_start[j->p1], g->k, g->v, 0)) < 0 ||
         (rc = gather(o, g, s, j->s0, j->s1, g->k, g->v, j->nr)) < 0)
@@ -728,14 +740,14 @@ static int submit(struct ooc *o, struct gset *g, const struct job *j)
                                          o->h2d),
                          "reading back");
     }
-    tr_end(o, tr, o->h2d, "ooc_read_back", 1, 0, (j->nr + j->ns) * o->tw);
+    gj_trace_end(&o->tr, tr, o->h2d, "ooc_read_back", 1, 0, (j->nr + j->ns) * o->tw);
     SL_TASK_CUDA_TRY(t, cudaEventRecord(g->e_gather, o->h2d), "cudaEventRecord");
     SL_TASK_CUDA_TRY(t, cudaStreamWaitEvent(o->cs, g->e_gather, 0), "ordering the read-back");
     g->bits2 = join_log2_ceil((j->nr + 4095) / 4096);
     g->bits2 = g->bits2 < 1 ? 1 : g->bits2 > o->max_bits2 ? o->max_bits2 : g->bits2;
     if ((rc = temp_for(o, j->nr > j->ns ? j->nr : j->ns, g->bits2)) < 0)
         return rc;
-    tr = tr_begin(o, o->cs);
+    tr = gj_trace_begin(&o->tr, o->cs);
     for (int k = 0; k < 2; k++) {
         int64_t at = k ? j->nr : 0, n = k ? j->ns : j->nr;
         size_t tb = o->ptemp_cap;
@@ -746,7 +758,7 @@ static int submit(struct ooc *o, struct gset *g, const struct job *j)
         SL_TASK_CUDA_TRY(t, part_offsets(o, pk, n, 0, g->bits2, k ? g->soff : g->roff, o->cs),
                          "partition offsets");
     }
-    tr_end(o, tr, o->cs, "ooc_partition2", 3, 1, 0);
+    gj_trace_end(&o->tr, tr, o->cs, "ooc_partition2", 3, 1, 0);
     g->busy = 1;
     o->jobs++;
     return run_materialize(o, g);
@@ -826,32 +838,44 @@ static int drain(struct ooc *o, struct gset *g)
     par_copy(&pc);
     sl__task_pinned_free(o->t, g->stage, g->stage_bytes);
     g->stage = NULL;
-    return out_add(o, b);
+    return join_ooc_out_add(o->t, o->st, b);
+}
+
+int join_gpu_sums_add(sl_task_t *t, const struct join_data *d, const void *const *vals,
+                      int64_t count, unsigned long long *d_acc, cudaStream_t s)
+{
+    for (int oc = 0; oc < d->n_out; oc++) {
+        unsigned long long *acc = d_acc + 2 * oc;
+        cudaError_t e;
+        switch (join_gpu_type(d->out[oc].type)) {
+        case SL_TYPE_INT32:
+            e = SL_TASK_CUDA_CALL(sl_k_sum_i32(vals[oc], count, (long long *)acc, s));
+            break;
+        case SL_TYPE_INT64:
+            e = SL_TASK_CUDA_CALL(sl_k_sum_i64_exact(vals[oc], count, acc, s));
+            break;
+        case SL_TYPE_FLOAT32:
+            e = SL_TASK_CUDA_CALL(sl_k_sum_f32(vals[oc], count, (double *)acc, s));
+            break;
+        default: e = SL_TASK_CUDA_CALL(sl_k_sum_f64(vals[oc], count, (double *)acc, s)); break;
+        }
+        SL_TASK_CUDA_TRY(t, e, "summing");
+    }
+    return SL_OK;
 }
 
 /* Output sums of a finished job (aggregate), on the compute stream. */
 static int sum_job(struct ooc *o, struct gset *g)
 {
+    const void *vals[2 * JOIN_MAX_COLS];
     for (int oc = 0; oc < o->d->n_out; oc++) {
         const struct join_ocol *c = &o->d->out[oc];
         int role = c->col == o->d->key[c->side][0] ? 0 : c->side == o->build ? 1 : 2;
-        const void *vals = role == 0 ? g->ok : role == 1 ? g->ob : g->op;
-        unsigned long long *acc = o->d_acc + 2 * oc;
-        cudaError_t e;
-        switch (c->type) {
-        case SL_TYPE_INT32:
-            e = SL_TASK_CUDA_CALL(sl_k_sum_i32(vals, g->count, (long long *)acc, o->cs));
-            break;
-        case SL_TYPE_INT64:
-            e = SL_TASK_CUDA_CALL(sl_k_sum_i64_exact(vals, g->count, acc, o->cs));
-            break;
-        case SL_TYPE_FLOAT32:
-            e = SL_TASK_CUDA_CALL(sl_k_sum_f32(vals, g->count, (double *)acc, o->cs));
-            break;
-        default: e = SL_TASK_CUDA_CALL(sl_k_sum_f64(vals, g->count, (double *)acc, o->cs)); break;
-        }
-        SL_TASK_CUDA_TRY(o->t, e, "summing");
+        vals[oc] = role == 0 ? g->ok : role == 1 ? g->ob : g->op;
     }
+    int rc = join_gpu_sums_add(o->t, o->d, vals, g->count, o->d_acc, o->cs);
+    if (rc < 0)
+        return rc;
     SL_TASK_CUDA_TRY(o->t, cudaEventRecord(g->e_d2h, o->cs), "cudaEventRecord");
     return SL_OK;
 }
@@ -893,7 +917,7 @@ static int finish(struct ooc *o, struct gset *g)
         return SL_ENOMEM;
     g->stage_rows = g->count;
     SL_TASK_CUDA_TRY(o->t, cudaStreamWaitEvent(o->d2h, g->e_done, 0), "ordering the download");
-    int tr = tr_begin(o, o->d2h);
+    int tr = gj_trace_begin(&o->tr, o->d2h);
     char *h = g->stage;
     SL_TASK_CUDA_TRY(
         o->t, cudaMemcpyAsync(h, g->ok, (size_t)(g->count * o->kw), cudaMemcpyDeviceToHost, o->d2h),
@@ -906,7 +930,7 @@ static int finish(struct ooc *o, struct gset *g)
     SL_TASK_CUDA_TRY(
         o->t, cudaMemcpyAsync(h, g->op, (size_t)(g->count * o->vw), cudaMemcpyDeviceToHost, o->d2h),
         "downloading values");
-    tr_end(o, tr, o->d2h, "ooc_result", 2, 2, g->count * o->ow);
+    gj_trace_end(&o->tr, tr, o->d2h, "ooc_result", 2, 2, g->count * o->ow);
     SL_TASK_CUDA_TRY(o->t, cudaEventRecord(g->e_d2h, o->d2h), "cudaEventRecord");
     g->d2h_pending = 1;
     return SL_OK;
@@ -1021,7 +1045,7 @@ static int cpu_job(struct ooc *o, const struct job *jb)
                     ((uint32_t *)col)[n_out] = (uint32_t)v3[role];
             }
             if (++n_out == cap) {
-                if ((rc = out_add(o, out)) < 0)
+                if ((rc = join_ooc_out_add(o->t, o->st, out)) < 0)
                     return rc;
                 out = NULL;
                 n_out = 0;
@@ -1031,7 +1055,7 @@ static int cpu_job(struct ooc *o, const struct job *jb)
     if (out) {
         sl_batch_t *sl = sl_task_batch_slice(t, out, 0, n_out);
         sl_batch_unref(out);
-        if (!sl || (rc = out_add(o, sl)) < 0)
+        if (!sl || (rc = join_ooc_out_add(o->t, o->st, sl)) < 0)
             return sl ? rc : SL_ENOMEM;
     }
     sl_task_free(t, head);
@@ -1165,18 +1189,19 @@ static int pass2(struct ooc *o)
 
 /* ---------------- finalize ---------------- */
 
-static int aggregate_total(struct ooc *o)
+int join_gpu_sums_total(sl_task_t *t, struct join_state *st, const unsigned long long *d_acc,
+                        int64_t gpu_count, cudaStream_t s)
 {
-    struct join_state *st = o->st;
-    const struct join_data *d = o->d;
+    const struct join_data *d = st->d;
     size_t bytes = (size_t)(2 * d->n_out) * sizeof(unsigned long long);
-    unsigned long long *h = sl_task_alloc(o->t, bytes + 8);
+    unsigned long long *h = sl_task_alloc(t, bytes + 8);
     if (!h)
         return SL_ENOMEM;
-    SL_TASK_CUDA_TRY(o->t, cudaMemcpy(h, o->d_acc, bytes, cudaMemcpyDeviceToHost),
+    /* on the stream that summed (a non-blocking stream: cudaMemcpy would not wait) */
+    SL_TASK_CUDA_TRY(t, cudaMemcpyAsync(h, d_acc, bytes, cudaMemcpyDeviceToHost, s),
                      "reading the sums");
-    st->total = o->host_acc;
-    st->total.count += o->gpu_count;
+    SL_TASK_CUDA_TRY(t, cudaStreamSynchronize(s), "reading the sums");
+    st->total.count += gpu_count;
     for (int oc = 0; oc < d->n_out; oc++) {
         unsigned long long *a = h + 2 * oc;
         st->total.nonnull[oc] = (int64_t)st->total.count; /* inner, no nulls */
@@ -1190,7 +1215,7 @@ static int aggregate_total(struct ooc *o)
             st->total.fsum[oc] += x;
         }
     }
-    sl_task_free(o->t, h);
+    sl_task_free(t, h);
     return SL_OK;
 }
 
@@ -1240,11 +1265,10 @@ int join_ooc_finalize(sl_task_t *t)
     if (o->side[0].n == 0 || o->side[1].n == 0)
         return SL_OK;
     o->cs = sl_task_stream(t);
-    o->tracing = sl__task_tracing(t);
     int64_t readback = 0; /* an experiment's switch (OUT_OF_CORE.md): 1 = kernel */
     sl_task_option_int(t, "debug_ooc_readback", &readback);
     o->zero_copy = readback == 1;
-    if (o->tracing && !(o->tr = sl_task_alloc(t, MAX_TRACE * sizeof *o->tr)))
+    if (gj_trace_open(t, &o->tr) < 0)
         return SL_ENOMEM;
     void *side[2]; /* the copy streams, from the runtime */
     int rc = sl__task_streams_get(t, 2, side);
@@ -1262,15 +1286,11 @@ int join_ooc_finalize(sl_task_t *t)
     cudaStreamSynchronize(o->cs);
     cudaStreamSynchronize(o->h2d);
     cudaStreamSynchronize(o->d2h);
-    if (rc >= 0 && d->aggregate)
-        rc = aggregate_total(o);
-    for (int i = 0; i < o->n_tr; i++) {
-        struct trace_ev *ev = &o->tr[i];
-        if (rc >= 0 && ev->name)
-            sl__task_trace_gpu(t, ev->name, ev->kind, ev->lane, ev->a, ev->b, ev->bytes, 0);
-        cudaEventDestroy(ev->a);
-        cudaEventDestroy(ev->b);
+    if (rc >= 0 && d->aggregate) {
+        st->total = o->host_acc;
+        rc = join_gpu_sums_total(t, st, o->d_acc, o->gpu_count, o->cs);
     }
+    gj_trace_close(t, &o->tr, rc >= 0);
     free_blocks(o);
     sl_task_device_free(t, o->cache);
     sl_task_device_free(t, o->d_ptr);

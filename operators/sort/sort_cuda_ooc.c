@@ -212,7 +212,7 @@ static int plan_ranges(sl_task_t *t, struct ooc_state *st, int64_t n)
         sl_task_free(t, scratch);
         return st->codes ? SL_ENOMEM : sl_task_fail(t, SL_ENOMEM, "out of memory");
     }
-    sl__ooc_splitters(m, st->n_ranges, SL__OOC_OVERSAMPLE, st->codes, scratch);
+    sl__ooc_splitters(m, st->n_ranges, SL__OOC_OVERSAMPLE, st->codes, scratch, 1);
     sl_task_free(t, scratch);
     return SL_OK;
 }
@@ -291,9 +291,11 @@ static int gpu_merge(sl_task_t *t, struct sort_global *g, struct ooc_state *st, 
 {
     const struct sl__ooc_runs *m = &st->sorted->runs;
     int64_t nb = 0;
+    double t_cuts = now_ms();
     int64_t *cuts = sl__ooc_bucket_cuts(t, m, g->m.n, R, &nb);
     if (!cuts)
         return SL_ENOMEM;
+    sl_task_phase_time(t, "ooc_bucket_cuts", now_ms() - t_cuts);
     void **dst = calloc((size_t)(nb * m->n_cols + 1), sizeof *dst);
     st->bk = calloc((size_t)nb + 1, sizeof *st->bk);
     if (!dst || !st->bk) {

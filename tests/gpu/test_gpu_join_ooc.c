@@ -145,3 +145,145 @@ SL_TEST(host_resident_in_budget)
     check(&fk, &pk, "on=k", 0);
     check(&fk, &pk, "on=k", 1024 * MIB);
 }
+
+/* ---------------- the host-streamed join (operators/join/join_cuda_stream.c) ---------------- */
+
+/* The join on the CPU and on a GPU engine with debug_join_stream = mode (0 auto, 2 on),
+ * the tables pinned when `pin`; with `streamed` 1 the GPU must have streamed it (the
+ * profile's host_streamed), with 0 it must not have. */
+static void check_stream(const struct spec *ls, const struct spec *rs, const char *opts, int pin,
+                         int mode, int64_t gpu_mem, int streamed)
+{
+    sl_table_t *l = make(ls, "l"), *r = make(rs, "r");
+    sl_engine_t *cpu = gpu_test_engine(SL_PLACE_CPU, 0);
+    struct fp want = run(cpu, l, r, opts, 0, NULL);
+    struct sl_engine_config cfg;
+    gpu_test_config(&cfg, SL_PLACE_GPU, gpu_mem);
+    cfg.debug_join_stream = mode;
+    sl_engine_t *gpu;
+    SL_ASSERT_OK(sl_test_engine_open(&gpu, &cfg));
+    if (pin) {
+        SL_ASSERT_OK(sl_table_pin(l));
+        SL_ASSERT_OK(sl_table_pin(r));
+    }
+    int on_gpu = -1;
+    struct fp got = run(gpu, l, r, opts, 0, &on_gpu);
+    int was = strstr(last_profile, "\"host_streamed\":1") != NULL;
+    struct sl_mem_stats ms = SL_MEM_STATS_INIT;
+    sl_engine_mem_stats(gpu, &ms);
+    printf("%s (%lld x %lld rows, %s, mode %d, budget %lld MiB): cpu %lld rows, gpu %lld rows, "
+           "on the GPU %d, streamed %d, pool peak %.1f MiB\n", opts, (long long)ls->rows,
+           (long long)rs->rows, pin ? "pinned" : "pageable", mode, (long long)(gpu_mem >> 20),
+           (long long)want.rows, (long long)got.rows, on_gpu, was, ms.gpu_peak / 1048576.0);
+    assert_int_equal(got.rows, want.rows);
+    assert_true(got.hash == want.hash);
+    if (streamed >= 0)
+        assert_int_equal(was, streamed);
+    assert_int_equal(ms.gpu_in_use, 0);
+    if (gpu_mem > 0)
+        assert_true(ms.gpu_peak <= gpu_mem);
+    sl_engine_close(cpu);
+    sl_engine_close(gpu);
+    sl_table_unref(l);
+    sl_table_unref(r);
+}
+
+/* Unique dense build keys (the direct table), materialized and aggregated, pinned and
+ * pageable (staged), 4- and 8-byte keys, two payloads a side. */
+SL_TEST(stream_pk_fk)
+{
+    NEED_GPU();
+    struct spec pk = {.rows = 1 << 20, .n_pay = 1, .seed = 31};
+    struct spec fk = {.rows = 3 << 20, .n_pay = 1, .key_range = 1 << 20, .seed = 32};
+    for (int pin = 0; pin < 2; pin++) {
+        check_stream(&fk, &pk, "on=k", pin, 2, 0, 1);
+        check_stream(&fk, &pk, "on=k output=aggregate", pin, 2, 0, 1);
+    }
+    struct spec pk8 = {.rows = 1 << 19, .key64 = 1, .n_pay = 2, .pay64 = 1, .seed = 33};
+    struct spec fk8 = {.rows = (1 << 21) + 5, .key64 = 1, .n_pay = 2, .key_range = 1 << 19,
+                       .seed = 34};
+    check_stream(&fk8, &pk8, "on=k", 1, 2, 0, 1);
+    check_stream(&pk8, &fk8, "on=k output=aggregate", 0, 2, 0, 1);
+    /* Build keys spread over 2^30 (the hash table, no duplicates), probe chunks of 2^22
+     * rows and a last short one. */
+    struct spec sparse = {.rows = 1 << 20, .n_pay = 1, .key_range = 1 << 30, .seed = 35};
+    struct spec many = {.rows = (9 << 20) + 77, .n_pay = 1, .key_range = 1 << 30, .seed = 36};
+    check_stream(&many, &sparse, "on=k", 1, 2, 0, 1);
+}
+
+/* Repeated build keys: the hash table with duplicates, chunks with more results than rows
+ * (re-run with room for all), Zipf and one-key skew, and a result the budget cannot hold
+ * (the CPU joins it). */
+SL_TEST(stream_duplicates_and_skew)
+{
+    NEED_GPU();
+    struct spec a = {.rows = 1 << 19, .n_pay = 1, .key_range = 1 << 17, .seed = 41};
+    struct spec b = {.rows = 2 << 20, .n_pay = 1, .key_range = 1 << 17, .seed = 42};
+    check_stream(&b, &a, "on=k", 1, 2, 0, 1);
+    check_stream(&b, &a, "on=k output=aggregate", 0, 2, 0, 1);
+    struct spec pk = {.rows = 1 << 20, .n_pay = 1, .seed = 43};
+    struct spec zipf = {.rows = 3 << 20, .n_pay = 1, .key_range = 1 << 20, .zipf = 1, .seed = 44};
+    check_stream(&zipf, &pk, "on=k", 1, 2, 0, 1);
+    struct spec hot = {.rows = 1 << 20, .n_pay = 1, .key_range = 1 << 20, .skew = 1, .seed = 45};
+    struct spec fk = {.rows = 2 << 20, .n_pay = 1, .key_range = 1 << 24, .seed = 46};
+    check_stream(&fk, &hot, "on=k", 1, 2, 0, 1);
+    /* 2^13 probe rows over 4 keys against 2^12 build rows over the same 4: 2^23 result
+     * rows (96 MiB) under a 32 MiB budget. */
+    struct spec few_b = {.rows = 1 << 12, .n_pay = 1, .key_range = 4, .seed = 47};
+    struct spec few_p = {.rows = 1 << 13, .n_pay = 1, .key_range = 4, .seed = 48};
+    check_stream(&few_p, &few_b, "on=k", 1, 2, 32 * MIB, -1);
+}
+
+/* No matches, an empty side, one row, null keys (not streamed: another path joins). */
+SL_TEST(stream_edges)
+{
+    NEED_GPU();
+    struct spec pk = {.rows = 1 << 20, .n_pay = 1, .key_offset = 1 << 24, .seed = 51};
+    struct spec fk = {.rows = 3 << 20, .n_pay = 1, .key_range = 1 << 20, .seed = 52};
+    check_stream(&fk, &pk, "on=k", 1, 2, 0, 1);
+    check_stream(&fk, &pk, "on=k output=aggregate", 1, 2, 0, 1);
+    struct spec empty = {.rows = 0, .n_pay = 1, .seed = 53};
+    check_stream(&fk, &empty, "on=k", 1, 2, 0, -1);
+    check_stream(&fk, &empty, "on=k output=aggregate", 0, 2, 0, -1);
+    struct spec one = {.rows = 1, .n_pay = 1, .key_range = 1, .seed = 54};
+    struct spec small = {.rows = 1000, .n_pay = 1, .key_range = 3, .seed = 55};
+    check_stream(&small, &one, "on=k", 1, 2, 0, 1);
+    check_stream(&one, &small, "on=k", 0, 2, 0, 1);
+    struct spec nulls = {.rows = 1 << 20, .n_pay = 1, .key_range = 1 << 20, .nulls = 1,
+                         .seed = 56};
+    check_stream(&nulls, &pk, "on=k", 1, 2, 0, 0);
+    /* other kinds keep their paths */
+    check_stream(&fk, &pk, "on=k kind=semi", 1, 2, 0, 0);
+    check_stream(&fk, &pk, "on=k kind=left", 1, 2, 0, 0);
+}
+
+/* auto: sides past 32 MiB in host memory stream; small ones go up through the sink. */
+SL_TEST(stream_auto)
+{
+    NEED_GPU();
+    struct spec pk = {.rows = 1 << 23, .n_pay = 1, .seed = 61};
+    struct spec fk = {.rows = 1 << 23, .n_pay = 1, .key_range = 1 << 23, .seed = 62};
+    check_stream(&fk, &pk, "on=k", 1, 0, 0, 1);
+    check_stream(&fk, &pk, "on=k", 0, 0, 0, 1);
+    struct spec spk = {.rows = 1 << 20, .n_pay = 1, .seed = 63};
+    struct spec sfk = {.rows = 1 << 20, .n_pay = 1, .key_range = 1 << 20, .seed = 64};
+    check_stream(&sfk, &spk, "on=k", 1, 0, 0, 0);
+    /* off: never */
+    check_stream(&fk, &pk, "on=k", 1, 1, 0, 0);
+}
+
+/* Small enough for compute-sanitizer: pinned and pageable, unique and repeated build
+ * keys, materialized and aggregated. */
+SL_TEST(stream_small)
+{
+    NEED_GPU();
+    struct spec pk = {.rows = 1 << 14, .n_pay = 1, .seed = 71};
+    struct spec fk = {.rows = (1 << 15) + 3, .n_pay = 1, .key_range = 1 << 14, .seed = 72};
+    check_stream(&fk, &pk, "on=k", 1, 2, 0, 1);
+    check_stream(&fk, &pk, "on=k output=aggregate", 0, 2, 0, 1);
+    /* 2^13 build rows over 2^11 keys: each of the 2^15 probe rows meets 4 (one chunk of
+     * 2^16 rows, 2^17 results: re-run with room for them) */
+    struct spec dup = {.rows = 1 << 13, .n_pay = 1, .key_range = 1 << 11, .seed = 73};
+    struct spec fkd = {.rows = 1 << 15, .n_pay = 1, .key_range = 1 << 11, .seed = 74};
+    check_stream(&fkd, &dup, "on=k", 1, 2, 0, 1);
+}

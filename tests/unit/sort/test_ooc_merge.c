@@ -114,9 +114,22 @@ static void check1(int kw, int desc, int mode, const int64_t *lens, int k, int n
         int64_t P = n_parts, sub = 1 + (int64_t)(rnd() % 700), group = 1 + (int64_t)(rnd() % 4);
         uint64_t *codes = malloc((size_t)P * 8);
         void *ss = malloc((size_t)sl__ooc_splitter_scratch_bytes(&m, P, SL__OOC_OVERSAMPLE));
-        sl__ooc_splitters(&m, P, SL__OOC_OVERSAMPLE, codes, ss);
+        sl__ooc_splitters(&m, P, SL__OOC_OVERSAMPLE, codes, ss, 1 + (int)(rnd() % 5));
         for (int64_t i = 1; i + 1 < P; i++)
             assert_true(codes[i - 1] <= codes[i]);
+        /* the same splitters on one thread; every split equal to a plain search */
+        uint64_t *codes1 = malloc((size_t)P * 8);
+        sl__ooc_splitters(&m, P, SL__OOC_OVERSAMPLE, codes1, ss, 1);
+        for (int64_t i = 0; i + 1 < P; i++)
+            assert_true(codes1[i] == codes[i]);
+        int64_t *all_splits = malloc((size_t)(P * k + 1) * 8), *one = malloc((size_t)k * 8);
+        sl__ooc_split_below_all(&m, codes, P - 1, all_splits, 1 + (int)(rnd() % 6));
+        for (int64_t i = 0; i + 1 < P; i++) {
+            sl__ooc_split_below(&m, codes[i], one);
+            for (int j = 0; j < k; j++)
+                assert_int_equal(all_splits[i * k + j], one[j]);
+        }
+        free(codes1), free(all_splits), free(one);
         int64_t *split = malloc((size_t)(4 * k + 1) * 8);
         void *sc = malloc((size_t)sl__ooc_sort_scratch_bytes(&m, sub));
         for (int64_t g = 0; g < P; g += group) /* out of order: groups are independent */

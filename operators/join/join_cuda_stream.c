@@ -1,0 +1,733 @@
+/* Host-streamed GPU join (issue 23): an inner join whose inputs stay in host memory (a
+ * pinned or pageable table the GPU sink did not upload) runs as one pipeline over the
+ * link instead of "upload everything, join, download everything":
+ *
+ *  1. the build side (the smaller) goes up in chunks into contiguous device columns (h2d
+ *     stream), and the NPJ table of join_cuda.c is built on it (direct table when the
+ *     keys are dense and unique, else the hash table);
+ *  2. the probe side streams up in chunks of CHUNK_ROWS rows through two input slots
+ *     (h2d stream); chunk c is probed on the task's stream while chunk c + 1 uploads, and
+ *     its result goes down on the d2h stream into a host batch of its own (pinned result
+ *     memory, gpu_result_pinned) while chunk c + 1 is probed: the link carries the
+ *     probe side up and the result down at once. output=aggregate sums each chunk's
+ *     result on the GPU instead (nothing goes down).
+ *  Pageable input is copied into pinned staging by several threads first (gpu_ext.h,
+ *  sl__upload_stage), one chunk while the previous one uploads.
+ *
+ * So the time is about build side up + max(probe side up, result down) where the in-GPU
+ * join took inputs up + join + result down. With a build side whose keys repeat, a chunk
+ * may have more results than rows: the host then waits for each chunk's count before
+ * the next chunk uploads (and re-runs a chunk that overflowed its output), or gives the
+ * join to the CPU when that output would pass the budget.
+ *
+ * Shapes: inner, one int32/int64-like key (not a dictionary), fixed-width output columns
+ * of 4 or 8 bytes, at most SL_K_MAX_COLS payload columns a side, no nulls, algo auto or
+ * nopart, one GPU; the probe side has a batch in host memory (the sink's rule:
+ * join_stream_keep) and the build side, its table and two chunks' buffers fit the GPU
+ * budget. Anything else takes join_cuda.c's or join_cuda_ooc.c's paths. The result
+ * lives where the out-of-core join's does (st->ooc_out; join_ooc_source emits it). */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cuda_runtime_api.h>
+
+#include "gpu_ext.h"
+#include "join_cuda_int.h"
+#include "sluice_k/join_npj.h"
+
+#define MIB ((int64_t)1 << 20)
+#define STREAM_MIN_BYTES (32 * MIB) /* auto: a side's host bytes past this stay there */
+#define CHUNK_ROWS ((int64_t)1 << 22)
+#define CHUNK_MIN ((int64_t)1 << 12)
+/* Result batches of about this many rows (several chunks' results each): the source
+ * emits one per task, and a GPU task costs its fixed overhead. */
+#define RESULT_ROWS ((int64_t)1 << 24)
+
+/* ---------------- which joins ---------------- */
+
+/* The payload columns a side contributes (in the order the kernels get them) and each
+ * output column's role: -1 the key, else side * SL_K_MAX_COLS + payload index. */
+struct sj_shape {
+    int kw;
+    int n_pay[2];
+    int pay_col[2][SL_K_MAX_COLS], pay_w[2][SL_K_MAX_COLS];
+    int role[2 * JOIN_MAX_COLS];
+};
+
+static int stream_shape(const struct join_data *d, struct sj_shape *sh)
+{
+    memset(sh, 0, sizeof *sh);
+    if (d->kind != JOIN_INNER || d->n_keys != 1 || d->n_resid ||
+        (d->algo != JOIN_AUTO && d->algo != JOIN_NOPART))
+        return 0;
+    enum sl_type kt = join_gpu_type(d->ktype[0]);
+    if ((kt != SL_TYPE_INT32 && kt != SL_TYPE_INT64) || d->rktype[0] != d->ktype[0] ||
+        SL_TYPE_ID(d->ktype[0]) == SL_TYPE_DICT)
+        return 0;
+    sh->kw = kt == SL_TYPE_INT64 ? 8 : 4;
+    for (int oc = 0; oc < d->n_out; oc++) {
+        const struct join_ocol *o = &d->out[oc];
+        if (join_gpu_type(o->type) == SL_TYPE_INVALID)
+            return 0;
+        if (o->col == d->key[o->side][0]) {
+            sh->role[oc] = -1;
+            continue;
+        }
+        int s = o->side, j = 0;
+        while (j < sh->n_pay[s] && sh->pay_col[s][j] != o->col)
+            j++;
+        if (j == sh->n_pay[s]) {
+            if (j == SL_K_MAX_COLS)
+                return 0;
+            sh->pay_col[s][j] = o->col;
+            sh->pay_w[s][j] = (int)sl_type_width(o->type);
+            sh->n_pay[s]++;
+        }
+        sh->role[oc] = s * SL_K_MAX_COLS + j;
+    }
+    return 1;
+}
+
+static int64_t stream_mode(const sl_task_t *t)
+{
+    int64_t mode = 0; /* auto, off, on */
+    sl_task_option_int((sl_task_t *)t, "debug_join_stream", &mode);
+    return mode;
+}
+
+int join_stream_keep(const sl_task_t *t, const sl_batch_t *b)
+{
+    int64_t mode = stream_mode(t);
+    struct sj_shape sh;
+    if (mode == 1 || sl_batch_device(b) >= 0 || sl__task_n_devices(t) > 1 ||
+        !stream_shape(sl_op_data(sl_task_op(t)), &sh))
+        return 0;
+    if (mode == 2)
+        return 1;
+    struct join_state *st = sl_task_gstate((sl_task_t *)t);
+    int port = sl_task_port(t) ? 1 : 0;
+    int64_t bytes = sl__batch_bytes(b);
+    if (atomic_fetch_add(&st->stream_up[port], bytes) + bytes <= STREAM_MIN_BYTES)
+        return 0; /* a small side: the sink uploads it (the in-GPU join's path) */
+    atomic_fetch_sub(&st->stream_up[port], bytes);
+    return 1;
+}
+
+static int64_t side_rows(const struct join_side *sd)
+{
+    int64_t n = 0;
+    for (int64_t i = 0; i < sd->n_batches; i++)
+        n += sd->batches[i]->n_rows;
+    return n;
+}
+
+static int64_t pow2_ceil(int64_t x)
+{
+    int64_t p = 1;
+    while (p < x)
+        p *= 2;
+    return p;
+}
+
+static int64_t chunk_rows(int64_t probe_rows)
+{
+    int64_t c = pow2_ceil(probe_rows);
+    return c < CHUNK_MIN ? CHUNK_MIN : c > CHUNK_ROWS ? CHUNK_ROWS : c;
+}
+
+/* Device bytes: the build side, its table (the hash table's bound, which the direct
+ * table never passes), two chunks in and out, and 8 MiB of counters and slack. */
+static int64_t stream_need(const struct sj_shape *sh, int build, int64_t nb, int64_t np)
+{
+    int64_t rw = sh->kw, sw = sh->kw, ow = sh->kw;
+    for (int j = 0; j < sh->n_pay[build]; j++)
+        rw += sh->pay_w[build][j];
+    for (int j = 0; j < sh->n_pay[1 - build]; j++)
+        sw += sh->pay_w[1 - build][j];
+    ow += rw - sh->kw + sw - sh->kw;
+    int64_t table = pow2_ceil(2 * nb < 1024 ? 1024 : 2 * nb) * 2 * sh->kw + 4096;
+    return nb * rw + table + 2 * chunk_rows(np) * (sw + ow) + 8 * MIB;
+}
+
+int join_stream_can_run(const sl_task_t *t)
+{
+    const struct join_data *d = sl_op_data(sl_task_op(t));
+    const struct join_state *st = sl_task_gstate((sl_task_t *)t);
+    struct sj_shape sh;
+    if (stream_mode(t) == 1 || !stream_shape(d, &sh) || sl__task_n_devices(t) > 1)
+        return 0;
+    int64_t n[2] = {side_rows(&st->side[0]), side_rows(&st->side[1])};
+    int build = n[0] < n[1] ? 0 : 1, probe = 1 - build;
+    if (n[build] >= ((int64_t)1 << 31) || n[probe] >= ((int64_t)1 << 40))
+        return 0;
+    int host = 0;
+    for (int64_t i = 0; i < st->side[probe].n_batches && !host; i++)
+        host = st->side[probe].batches[i]->n_rows > 0 &&
+               sl_batch_device(st->side[probe].batches[i]) < 0;
+    if (!host)
+        return 0; /* all in GPU memory: the in-GPU join */
+    for (int s = 0; s < 2; s++)
+        if (join_side_has_nulls(&st->side[s], d->key[s][0]))
+            return 0;
+    for (int oc = 0; oc < d->n_out; oc++)
+        if (join_side_has_nulls(&st->side[d->out[oc].side], d->out[oc].col))
+            return 0;
+    return stream_need(&sh, build, n[build], n[probe]) <= sl_task_device_budget(t);
+}
+
+/* ---------------- state ---------------- */
+
+struct slot {
+    void *keys, *pay[SL_K_MAX_COLS];    /* a probe chunk */
+    void *ok, *ob[SL_K_MAX_COLS], *op[SL_K_MAX_COLS]; /* its result: key, build, probe */
+    int64_t cap, rows, count;
+    unsigned long long *d_count;
+    cudaEvent_t e_up, e_probed, e_cnt, e_down;
+    int busy;
+};
+
+/* Where a side is read from: batch bi, row `row` of it. */
+struct cursor {
+    int64_t bi, row;
+};
+
+struct sj {
+    sl_task_t *t;
+    struct join_state *st;
+    const struct join_data *d;
+    struct sj_shape sh;
+    int build, probe;
+    int64_t n[2], chunk;
+    cudaStream_t cs, h2d, d2h;
+    void *r_keys, *r_pay[SL_K_MAX_COLS];
+    struct gj g;                        /* the NPJ table's description (join_cuda.c) */
+    void *table;
+    size_t table_bytes;
+    int serial;                         /* the build keys repeat: wait for each count */
+    struct slot sl[2];
+    unsigned long long *h_count;        /* pinned: 2 words per slot */
+    struct sl__upload_stage us;
+    unsigned long long *d_acc;          /* aggregate: 2 words per output column */
+    int64_t gpu_count;
+    double t_built;                     /* host clock when the table was built */
+    double wait_ms, alloc_ms;           /* host time waiting for counts, allocating results */
+    int64_t unpinned;                   /* result batches not in pinned result memory */
+    double stage_ms;                    /* host time enqueueing uploads (staging included) */
+    sl_batch_t *res;                    /* the result batch being filled: res_used rows */
+    int64_t res_used;
+    struct gj_trace tr;
+};
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/* The join goes to the CPU (a result the budget cannot hold); a success code. */
+#define SJ_TO_CPU 1
+
+/* ---------------- uploads ---------------- */
+
+/* Rows of side s from *cur, n of them, into keys (and the side's payload columns) at
+ * row `at`, on the h2d stream, through staging buffer `slot` when pageable. */
+static int put_rows(struct sj *j, int s, struct cursor *cur, int64_t n, void *keys,
+                    void *const *pay, int64_t at, int slot)
+{
+    const struct join_side *js = &j->st->side[s];
+    const int nc = 1 + j->sh.n_pay[s];
+    int64_t staged = 0, done = 0;
+    while (done < n && cur->bi < js->n_batches) {
+        const sl_batch_t *b = js->batches[cur->bi];
+        int64_t take = b->n_rows - cur->row;
+        if (take > n - done)
+            take = n - done;
+        for (int c = 0; c < nc && take > 0; c++) {
+            int col = c == 0 ? j->d->key[s][0] : j->sh.pay_col[s][c - 1];
+            size_t w = c == 0 ? (size_t)j->sh.kw : (size_t)j->sh.pay_w[s][c - 1];
+            char *dst = (char *)(c == 0 ? keys : pay[c - 1]) + (size_t)(at + done) * w;
+            const struct sl__col *bc = &b->cols[col];
+            const void *src = (const char *)bc->data->ptr + (size_t)(bc->offset + cur->row) * w;
+            src = sl__upload_stage_src(&j->us, slot, staged, bc->data, src, (size_t)take * w);
+            if (j->us.stager && bc->data->kind == SL__MEM_HOST)
+                staged += take * (int64_t)w;
+            SL_TASK_CUDA_TRY(j->t,
+                             cudaMemcpyAsync(dst, src, (size_t)take * w, cudaMemcpyDefault, j->h2d),
+                             "uploading a chunk");
+        }
+        done += take;
+        cur->row += take;
+        if (cur->row == b->n_rows) {
+            cur->bi++;
+            cur->row = 0;
+        }
+    }
+    if (done != n)
+        return sl_task_fail(j->t, SL_EINTERNAL, "streamed join: input rows miscounted");
+    return SL_OK;
+}
+
+/* Waits until staging buffer `slot` is free (its last upload done). */
+static int stage_wait(struct sj *j, int slot)
+{
+    if (j->us.stager)
+        SL_TASK_CUDA_TRY(j->t, cudaEventSynchronize(j->sl[slot].e_up), "waiting for staging");
+    return SL_OK;
+}
+
+static int upload_build(struct sj *j)
+{
+    struct cursor cur = {0, 0};
+    int tr = gj_trace_begin(&j->tr, j->h2d);
+    for (int64_t at = 0, c = 0; at < j->n[j->build]; c++) {
+        int slot = (int)(c & 1), rc;
+        int64_t n = j->n[j->build] - at < j->chunk ? j->n[j->build] - at : j->chunk;
+        double h0 = now_ms();
+        if ((rc = stage_wait(j, slot)) < 0 ||
+            (rc = put_rows(j, j->build, &cur, n, j->r_keys, j->r_pay, at, slot)) < 0)
+            return rc;
+        j->stage_ms += now_ms() - h0;
+        SL_TASK_CUDA_TRY(j->t, cudaEventRecord(j->sl[slot].e_up, j->h2d), "cudaEventRecord");
+        at += n;
+    }
+    gj_trace_end(&j->tr, tr, j->h2d, "stream_build_upload", 1, 0, j->n[j->build]);
+    for (int i = 0; i < 2; i++) /* the table build waits for the last chunks */
+        SL_TASK_CUDA_TRY(j->t, cudaStreamWaitEvent(j->cs, j->sl[i].e_up, 0), "ordering");
+    return SL_OK;
+}
+
+/* Probe chunk c into its slot: after the probe of chunk c - 2 read the slot. */
+static int upload_chunk(struct sj *j, int64_t c, struct cursor *cur)
+{
+    struct slot *s = &j->sl[c & 1];
+    int64_t left = j->n[j->probe] - c * j->chunk;
+    s->rows = left < j->chunk ? left : j->chunk;
+    double h0 = now_ms();
+    int rc = stage_wait(j, (int)(c & 1));
+    if (rc < 0)
+        return rc;
+    SL_TASK_CUDA_TRY(j->t, cudaStreamWaitEvent(j->h2d, s->e_probed, 0), "ordering");
+    int tr = gj_trace_begin(&j->tr, j->h2d);
+    if ((rc = put_rows(j, j->probe, cur, s->rows, s->keys, s->pay, 0, (int)(c & 1))) < 0)
+        return rc;
+    gj_trace_end(&j->tr, tr, j->h2d, "stream_upload", 1, 0, s->rows);
+    j->stage_ms += now_ms() - h0;
+    SL_TASK_CUDA_TRY(j->t, cudaEventRecord(s->e_up, j->h2d), "cudaEventRecord");
+    return SL_OK;
+}
+
+/* ---------------- the table and the probe ---------------- */
+
+static int build_table(struct sj *j)
+{
+    struct gj *g = &j->g;
+    memset(g, 0, sizeof *g);
+    g->d = j->d;
+    g->kind = SL_K_JOIN_INNER;
+    g->algo = GJ_NPJ;
+    g->build = j->build;
+    g->k8 = j->sh.kw == 8;
+    g->s[j->build].keys = j->r_keys;
+    g->s[j->build].n = j->n[j->build];
+    uint64_t lo = 0, hi = 0;
+    const void *keys = j->r_keys;
+    int tr = gj_trace_begin(&j->tr, j->cs);
+    int rc = gj_range_of(j->t, g->k8, 1, &keys, &j->n[j->build], &lo, &hi);
+    if (rc < 0)
+        return rc;
+    int64_t nb = j->n[j->build];
+    if (hi >= lo && hi - lo < ((uint64_t)1 << 32) - 1 && (int64_t)(hi - lo) + 1 <= 2 * nb + 1024) {
+        g->kmin = lo;
+        g->range = (int64_t)(hi - lo) + 1;
+    }
+    if ((rc = gj_npj_table(j->t, g, &j->table, &j->table_bytes)) < 0)
+        return rc;
+    gj_trace_end(&j->tr, tr, j->cs, "stream_table", 3, 1, nb);
+    if (g->range)
+        return SL_OK; /* the direct table holds unique keys only */
+    unsigned dup[4] = {0, 0, 0, 0};
+    SL_TASK_CUDA_TRY(j->t,
+                     cudaMemcpyAsync(dup, (char *)j->table + j->table_bytes - 16, sizeof dup,
+                                     cudaMemcpyDeviceToHost, j->cs),
+                     "reading the duplicate word");
+    SL_TASK_CUDA_TRY(j->t, cudaStreamSynchronize(j->cs), "building the table");
+    j->serial = dup[0] != 0;
+    return SL_OK;
+}
+
+static sl_k_cols_t cols_of(int n, const int *w, void *const *p)
+{
+    sl_k_cols_t c;
+    memset(&c, 0, sizeof c);
+    c.n = n;
+    for (int i = 0; i < n; i++) {
+        c.width[i] = w[i];
+        c.ptr[i] = p[i];
+    }
+    return c;
+}
+
+/* The probe of chunk c on the task stream (after its upload and the download of the
+ * slot's previous result), then its count to the host. */
+static int probe_chunk(struct sj *j, int64_t c)
+{
+    int k = (int)(c & 1), b = j->build, p = j->probe;
+    struct slot *s = &j->sl[k];
+    sl_task_t *t = j->t;
+    SL_TASK_CUDA_TRY(t, cudaStreamWaitEvent(j->cs, s->e_up, 0), "ordering");
+    SL_TASK_CUDA_TRY(t, cudaStreamWaitEvent(j->cs, s->e_down, 0), "ordering");
+    SL_TASK_CUDA_TRY(t, cudaMemsetAsync(s->d_count, 0, 2 * sizeof *s->d_count, j->cs), "counts");
+    int tr = gj_trace_begin(&j->tr, j->cs);
+    sl_k_cols_t rin = cols_of(j->sh.n_pay[b], j->sh.pay_w[b], j->r_pay);
+    sl_k_cols_t sin = cols_of(j->sh.n_pay[p], j->sh.pay_w[p], s->pay);
+    sl_k_join_out_t ko;
+    memset(&ko, 0, sizeof ko);
+    ko.keys = s->ok;
+    ko.r = cols_of(j->sh.n_pay[b], j->sh.pay_w[b], s->ob);
+    ko.s = cols_of(j->sh.n_pay[p], j->sh.pay_w[p], s->op);
+    ko.capacity = s->cap;
+    const struct gj *g = &j->g;
+    int64_t nb = j->n[b];
+    cudaError_t e;
+    if (g->range)
+        e = g->k8 ? sl_k_npj_dense_probe_k64(j->table, j->table_bytes, nb, g->kmin, g->range, &rin,
+                                             s->keys, s->rows, &sin, SL_K_JOIN_INNER, &ko,
+                                             s->d_count, j->cs)
+                  : sl_k_npj_dense_probe_k32(j->table, j->table_bytes, nb, (uint32_t)g->kmin,
+                                             g->range, &rin, s->keys, s->rows, &sin,
+                                             SL_K_JOIN_INNER, &ko, s->d_count, j->cs);
+    else
+        e = g->k8 ? sl_k_npj_probe_k64(j->table, j->table_bytes, nb, &rin, s->keys, s->rows, &sin,
+                                       SL_K_JOIN_INNER, &ko, s->d_count, j->cs)
+                  : sl_k_npj_probe_k32(j->table, j->table_bytes, nb, &rin, s->keys, s->rows, &sin,
+                                       SL_K_JOIN_INNER, &ko, s->d_count, j->cs);
+    SL_TASK_CUDA_TRY(t, e, "streamed join probe");
+    gj_trace_end(&j->tr, tr, j->cs, "stream_probe", 3, 1, s->rows);
+    SL_TASK_CUDA_TRY(t, cudaEventRecord(s->e_probed, j->cs), "cudaEventRecord");
+    SL_TASK_CUDA_TRY(t,
+                     cudaMemcpyAsync(j->h_count + 2 * k, s->d_count, 2 * sizeof *j->h_count,
+                                     cudaMemcpyDeviceToHost, j->cs),
+                     "reading the count");
+    SL_TASK_CUDA_TRY(t, cudaEventRecord(s->e_cnt, j->cs), "cudaEventRecord");
+    s->busy = 1;
+    return SL_OK;
+}
+
+/* A slot's result buffers for cap rows (the key only when an output column is it). */
+static int slot_out(struct sj *j, struct slot *s, int64_t cap)
+{
+    sl_task_t *t = j->t;
+    int need_key = 0;
+    for (int oc = 0; oc < j->d->n_out; oc++)
+        need_key |= j->sh.role[oc] < 0;
+    sl_task_device_free(t, s->ok);
+    s->ok = NULL;
+    if (need_key && !(s->ok = sl_task_device_alloc(t, (size_t)cap * (size_t)j->sh.kw)))
+        return SL_ENOMEM;
+    for (int side = 0; side < 2; side++) {
+        void **dst = side == j->build ? s->ob : s->op;
+        for (int i = 0; i < j->sh.n_pay[side]; i++) {
+            sl_task_device_free(t, dst[i]);
+            if (!(dst[i] = sl_task_device_alloc(t, (size_t)cap * (size_t)j->sh.pay_w[side][i])))
+                return SL_ENOMEM;
+        }
+    }
+    s->cap = cap;
+    return SL_OK;
+}
+
+/* The device array output column oc takes its values from in slot s. */
+static const void *out_src(const struct sj *j, const struct slot *s, int oc)
+{
+    int r = j->sh.role[oc];
+    if (r < 0)
+        return s->ok;
+    int side = r / SL_K_MAX_COLS, i = r % SL_K_MAX_COLS;
+    return side == j->build ? s->ob[i] : s->op[i];
+}
+
+/* The result batch being filled, cut to the rows it got, goes to the result list. */
+static int result_close(struct sj *j)
+{
+    sl_batch_t *b = j->res;
+    j->res = NULL;
+    if (!b || j->res_used == 0) {
+        sl_batch_unref(b);
+        return SL_OK;
+    }
+    sl_batch_t *cut = sl_task_batch_slice(j->t, b, 0, j->res_used);
+    sl_batch_unref(b);
+    if (!cut)
+        return SL_ENOMEM;
+    return join_ooc_out_add(j->t, j->st, cut);
+}
+
+/* Waits for chunk c's count; re-runs it with room for every row when its output was
+ * short (build keys repeat: serial mode, so its input is still in the slot); then starts
+ * its download into a host batch, or sums it. */
+static int finish_chunk(struct sj *j, int64_t c)
+{
+    int k = (int)(c & 1);
+    struct slot *s = &j->sl[k];
+    sl_task_t *t = j->t;
+    if (!s->busy)
+        return SL_OK;
+    s->busy = 0;
+    double w0 = now_ms();
+    SL_TASK_CUDA_TRY(t, cudaEventSynchronize(s->e_cnt), "streamed join probe");
+    j->wait_ms += now_ms() - w0;
+    s->count = (int64_t)j->h_count[2 * k];
+    if (s->count > s->cap && !j->serial) /* unique build keys: at most a row each */
+        return sl_task_fail(t, SL_EINTERNAL, "streamed join: %lld rows from a chunk of %lld",
+                            (long long)s->count, (long long)s->rows);
+    if (s->count > s->cap) {
+        int64_t ow = j->sh.kw;
+        for (int side = 0; side < 2; side++)
+            for (int i = 0; i < j->sh.n_pay[side]; i++)
+                ow += j->sh.pay_w[side][i];
+        if ((s->count - s->cap) * ow + 4 * MIB > sl_task_device_budget(t))
+            return SJ_TO_CPU;
+        int rc = slot_out(j, s, s->count);
+        if (rc < 0 || (rc = probe_chunk(j, c)) < 0)
+            return rc;
+        s->busy = 0;
+        SL_TASK_CUDA_TRY(t, cudaEventSynchronize(s->e_cnt), "streamed join probe");
+        s->count = (int64_t)j->h_count[2 * k];
+    }
+    if (s->count == 0)
+        return SL_OK;
+    if (j->d->aggregate) {
+        const void *vals[2 * JOIN_MAX_COLS];
+        for (int oc = 0; oc < j->d->n_out; oc++)
+            vals[oc] = out_src(j, s, oc);
+        int rc = join_gpu_sums_add(t, j->d, vals, s->count, j->d_acc, j->cs);
+        if (rc < 0)
+            return rc;
+        j->gpu_count += s->count;
+        SL_TASK_CUDA_TRY(t, cudaEventRecord(s->e_down, j->cs), "cudaEventRecord");
+        return SL_OK;
+    }
+    if (j->res && j->res_used + s->count > sl_batch_num_rows(j->res)) {
+        int rc = result_close(j);
+        if (rc < 0)
+            return rc;
+    }
+    if (!j->res) {
+        int pinned = 0;
+        double a0 = now_ms();
+        int64_t left = j->n[j->probe] - c * j->chunk, rows = left < RESULT_ROWS ? left : RESULT_ROWS;
+        j->res = sl__task_new_result_batch(t, sl_op_output_schema(sl_task_op(t)),
+                                           rows > s->count ? rows : s->count, &pinned);
+        j->alloc_ms += now_ms() - a0;
+        if (!j->res)
+            return SL_ENOMEM;
+        j->res_used = 0;
+        j->unpinned += !pinned;
+    }
+    SL_TASK_CUDA_TRY(t, cudaStreamWaitEvent(j->d2h, s->e_cnt, 0), "ordering the download");
+    int tr = gj_trace_begin(&j->tr, j->d2h);
+    for (int oc = 0; oc < j->d->n_out; oc++) {
+        size_t w = sl_type_width(j->d->out[oc].type);
+        SL_TASK_CUDA_TRY(t,
+                         cudaMemcpyAsync((char *)sl__col_values(j->res, oc) + (size_t)j->res_used * w,
+                                         out_src(j, s, oc), (size_t)s->count * w,
+                                         cudaMemcpyDeviceToHost, j->d2h),
+                         "downloading a result");
+    }
+    j->res_used += s->count;
+    gj_trace_end(&j->tr, tr, j->d2h, "stream_download", 2, 2, s->count);
+    SL_TASK_CUDA_TRY(t, cudaEventRecord(s->e_down, j->d2h), "cudaEventRecord");
+    return SL_OK;
+}
+
+/* ---------------- the run ---------------- */
+
+static int setup(struct sj *j)
+{
+    sl_task_t *t = j->t;
+    int b = j->build, p = j->probe;
+    if (!(j->r_keys = sl_task_device_alloc(t, (size_t)j->n[b] * (size_t)j->sh.kw)))
+        return SL_ENOMEM;
+    for (int i = 0; i < j->sh.n_pay[b]; i++)
+        if (!(j->r_pay[i] = sl_task_device_alloc(t, (size_t)j->n[b] * (size_t)j->sh.pay_w[b][i])))
+            return SL_ENOMEM;
+    int64_t row = 0; /* bytes a row of either side takes in staging */
+    for (int s = 0; s < 2; s++) {
+        int64_t w = j->sh.kw;
+        for (int i = 0; i < j->sh.n_pay[s]; i++)
+            w += j->sh.pay_w[s][i];
+        row = w > row ? w : row;
+    }
+    for (int k = 0; k < 2; k++) {
+        struct slot *s = &j->sl[k];
+        if (!(s->keys = sl_task_device_alloc(t, (size_t)j->chunk * (size_t)j->sh.kw)) ||
+            !(s->d_count = sl_task_device_alloc(t, 2 * sizeof *s->d_count)))
+            return SL_ENOMEM;
+        for (int i = 0; i < j->sh.n_pay[p]; i++)
+            if (!(s->pay[i] = sl_task_device_alloc(t, (size_t)j->chunk * (size_t)j->sh.pay_w[p][i])))
+                return SL_ENOMEM;
+        int rc = slot_out(j, s, j->chunk);
+        if (rc < 0)
+            return rc;
+        cudaEvent_t *ev[4] = {&s->e_up, &s->e_probed, &s->e_cnt, &s->e_down};
+        for (int e = 0; e < 4; e++) {
+            SL_TASK_CUDA_TRY(t, cudaEventCreateWithFlags(ev[e], cudaEventDisableTiming),
+                             "cudaEventCreate");
+            SL_TASK_CUDA_TRY(t, cudaEventRecord(*ev[e], j->cs), "cudaEventRecord");
+        }
+    }
+    if (!(j->h_count = sl__task_pinned_alloc(t, 4 * sizeof *j->h_count)))
+        return SL_ENOMEM;
+    if (j->d->aggregate) {
+        size_t bytes = (size_t)(2 * j->d->n_out) * sizeof *j->d_acc;
+        if (!(j->d_acc = sl_task_device_alloc(t, bytes)))
+            return SL_ENOMEM;
+        SL_TASK_CUDA_TRY(t, cudaMemsetAsync(j->d_acc, 0, bytes, j->cs), "zeroing sums");
+    }
+    int pageable = 0;
+    for (int s = 0; s < 2 && !pageable; s++)
+        for (int64_t i = 0; i < j->st->side[s].n_batches && !pageable; i++)
+            pageable = j->st->side[s].batches[i]->cols[j->d->key[s][0]].data->kind == SL__MEM_HOST;
+    int rc = sl__upload_stage_open(t, &j->us, pageable ? j->chunk * row : 0);
+    if (rc < 0)
+        return rc;
+    /* Device memory is ordered on the task stream: the copy streams wait for it (the
+     * events just recorded there). */
+    SL_TASK_CUDA_TRY(t, cudaStreamWaitEvent(j->h2d, j->sl[1].e_down, 0), "ordering");
+    SL_TASK_CUDA_TRY(t, cudaStreamWaitEvent(j->d2h, j->sl[1].e_down, 0), "ordering");
+    return SL_OK;
+}
+
+static int run(struct sj *j)
+{
+    int rc = setup(j);
+    if (rc < 0 || (rc = upload_build(j)) < 0)
+        return rc;
+    struct cursor cur = {0, 0};
+    int64_t chunks = (j->n[j->probe] + j->chunk - 1) / j->chunk;
+    if ((rc = upload_chunk(j, 0, &cur)) < 0 || (rc = build_table(j)) < 0)
+        return rc;
+    j->t_built = now_ms();
+    for (int64_t c = 0; c < chunks; c++) {
+        if (!j->serial && c + 1 < chunks && (rc = upload_chunk(j, c + 1, &cur)) < 0)
+            return rc;
+        if ((rc = probe_chunk(j, c)) < 0)
+            return rc;
+        if (j->serial) {
+            if ((rc = finish_chunk(j, c)) != SL_OK ||
+                (c + 1 < chunks && (rc = upload_chunk(j, c + 1, &cur)) < 0))
+                return rc;
+        } else if (c > 0 && (rc = finish_chunk(j, c - 1)) != SL_OK) {
+            return rc;
+        }
+    }
+    if ((rc = finish_chunk(j, chunks - 1)) != SL_OK)
+        return rc;
+    return result_close(j);
+}
+
+static void release(struct sj *j)
+{
+    sl_task_t *t = j->t;
+    cudaStreamSynchronize(j->cs);
+    cudaStreamSynchronize(j->h2d);
+    cudaStreamSynchronize(j->d2h);
+    sl__upload_stage_close(t, &j->us);
+    for (int k = 0; k < 2; k++) {
+        struct slot *s = &j->sl[k];
+        sl_task_device_free(t, s->keys);
+        sl_task_device_free(t, s->ok);
+        sl_task_device_free(t, s->d_count);
+        for (int i = 0; i < SL_K_MAX_COLS; i++) {
+            sl_task_device_free(t, s->pay[i]);
+            sl_task_device_free(t, s->ob[i]);
+            sl_task_device_free(t, s->op[i]);
+        }
+        cudaEvent_t ev[4] = {s->e_up, s->e_probed, s->e_cnt, s->e_down};
+        for (int e = 0; e < 4; e++)
+            if (ev[e])
+                cudaEventDestroy(ev[e]);
+    }
+    sl_task_device_free(t, j->r_keys);
+    for (int i = 0; i < SL_K_MAX_COLS; i++)
+        sl_task_device_free(t, j->r_pay[i]);
+    sl_task_device_free(t, j->table);
+    sl_task_device_free(t, j->d_acc);
+    sl_batch_unref(j->res); /* after a failure: its downloads are done (synchronized) */
+    j->res = NULL;
+    if (j->h_count)
+        sl__task_pinned_free(t, j->h_count, 4 * sizeof *j->h_count);
+}
+
+int join_stream_finalize(sl_task_t *t)
+{
+    struct join_state *st = sl_task_gstate(t);
+    struct sj *j = sl_task_alloc(t, sizeof *j);
+    if (!j)
+        return SL_ENOMEM;
+    memset(j, 0, sizeof *j);
+    j->t = t;
+    j->st = st;
+    j->d = sl_op_data(sl_task_op(t));
+    st->d = j->d;
+    st->gpu = 1;
+    st->ooc = 1;
+    memset(&st->total, 0, sizeof st->total);
+    stream_shape(j->d, &j->sh);
+    for (int s = 0; s < 2; s++)
+        j->n[s] = st->side[s].n_rows = side_rows(&st->side[s]);
+    j->build = j->n[0] < j->n[1] ? 0 : 1;
+    j->probe = 1 - j->build;
+    sl_task_profile_value(t, "gpu_algo", GJ_NPJ);
+    sl_task_profile_value(t, "host_streamed", 1);
+    if (j->n[0] == 0 || j->n[1] == 0) {
+        sl_task_free(t, j);
+        return SL_OK;
+    }
+    j->chunk = chunk_rows(j->n[j->probe]);
+    j->cs = sl_task_stream(t);
+    void *side[2];
+    int rc = sl__task_streams_get(t, 2, side);
+    if (rc < 0) {
+        sl_task_free(t, j);
+        return rc;
+    }
+    j->h2d = side[0];
+    j->d2h = side[1];
+    double t0 = now_ms();
+    rc = gj_trace_open(t, &j->tr);
+    if (rc == SL_OK)
+        rc = run(j);
+    if (rc == SL_OK && j->d->aggregate)
+        rc = join_gpu_sums_total(t, st, j->d_acc, j->gpu_count, j->cs);
+    release(j);
+    gj_trace_close(t, &j->tr, rc == SL_OK);
+    /* The bench's phases (bench_join_phases), on the host clock (the table's end is a
+     * wait): prepare = the build side up and its table, join = the probe side streamed,
+     * finalize = all of it. */
+    int64_t times = 0;
+    sl_task_option_int(t, "debug_join_phase_times", &times);
+    if (rc == SL_OK && times && j->t_built > 0) {
+        double t1 = now_ms();
+        sl_task_phase_time(t, "prepare", j->t_built - t0);
+        sl_task_phase_time(t, "join", t1 - j->t_built);
+        sl_task_phase_time(t, "finalize", t1 - t0);
+    }
+    sl_task_profile_value(t, "stream_serial", j->serial);
+    sl_task_profile_value(t, "stream_wait_us", (int64_t)(j->wait_ms * 1e3));
+    sl_task_profile_value(t, "stream_alloc_us", (int64_t)(j->alloc_ms * 1e3));
+    sl_task_profile_value(t, "stream_unpinned", j->unpinned);
+    sl_task_profile_value(t, "stream_stage_us", (int64_t)(j->stage_ms * 1e3));
+    sl__task_streams_put(t, 2, side);
+    sl_task_free(t, j);
+    if (rc == SJ_TO_CPU) { /* a result the budget cannot hold: the CPU joins instead */
+        join_ooc_free(st);
+        st->ooc = 0;
+        st->gpu = 0;
+        memset(&st->total, 0, sizeof st->total);
+        return join_finalize(t);
+    }
+    return rc;
+}
