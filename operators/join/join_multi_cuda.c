@@ -671,10 +671,12 @@ int sl__mg_hash_join(struct sl__mdev *m, const struct sl__mg_table *r,
 {
     struct sl__mg_opts op = sl__mg_opts_resolve(o);
     memset(out, 0, sizeof *out);
-    if (m->n > SL__MG_MAX_DEV || op.part_bits > 20 || (!op.packets && op.part_bits > 12))
+    if (m->n > SL__MG_MAX_DEV || op.part_bits < 1 || op.part_bits > 20)
         return sl__set_last_error(SL_EINVAL, "multi-device join: %d devices, %d bits", m->n,
                                   op.part_bits);
-    if (!op.packets && op.chunk_rows >= 0) {
+    /* the pipelined exchange's histograms (sl_k_part_hist) hold 2^12 partitions; the
+     * staged one needs none */
+    if (!op.packets && op.chunk_rows >= 0 && op.part_bits <= 12) {
         int rc = join_pipelined(m, r, s, kind, op, out);
         if (rc != PIPE_TOO_BIG)
             return rc;

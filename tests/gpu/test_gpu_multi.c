@@ -4,7 +4,10 @@
  * 64 bits; sorts (stable) on the same key sets; data starting in host memory or spread
  * over the devices; each through the direct exchange and through the packet exchange
  * (sl__mg_opts.packets), joins also through the pipelined exchange in many small chunks
- * and through the direct exchange after all partitioning (enum path). Case `small_2dev` keeps inputs small for compute-sanitizer;
+ * and through the direct exchange after all partitioning, and the multi-device
+ * sort-merge join (sl__mg_sort_merge_join) through the direct and the packet exchange
+ * (enum path). `part_bits_2dev`: 2^14 hash partitions (more than the pipelined
+ * exchange's histograms hold) take the staged exchange. Case `small_2dev` keeps inputs small for compute-sanitizer;
  * `budget_skew_2dev` checks that a spread whose receiver cannot hold its rows ends with
  * SL_EBUDGET before anything moves; `fixed_cost_4dev` prints what opening the devices
  * and a small join cost; `exchange_throughput` prints both exchanges' rates as a
@@ -59,16 +62,21 @@ static double now_s(void)
  * one in chunks of 2^20 rows: one chunk a share here), the packet exchange, a join's
  * pipelined exchange in chunks of 97 rows with one chunk in flight (many chunks, each
  * waiting for the copies of the one before), and a join's direct exchange after all
- * partitioning (chunk_rows -1). Sorts take only the first two. */
-enum path { DIRECT, PACKETS, CHUNKS, STAGED, N_PATHS };
+ * partitioning (chunk_rows -1); then the multi-device sort-merge join through the direct
+ * and the packet exchange. Sorts take only the first two. */
+enum path { DIRECT, PACKETS, CHUNKS, STAGED, SMJ, SMJ_PACKETS, N_PATHS };
 static int use_packets;
-static const char *const path_name[] = {"direct", "packets", "chunks", "staged"};
+static int part_bits; /* 0: the default (2^10 partitions) */
+static const char *const path_name[] = {"direct", "packets", "chunks", "staged", "smj",
+                                        "smj-pkt"};
 
 static struct sl__mg_opts path_opts(int path)
 {
-    return (struct sl__mg_opts){.packet_bytes = 256 << 10, .packets = path == PACKETS,
+    return (struct sl__mg_opts){.packet_bytes = 256 << 10,
+                                .packets = path == PACKETS || path == SMJ_PACKETS,
                                 .chunk_rows = path == CHUNKS ? 97 : path == STAGED ? -1 : 0,
-                                .chunks_in_flight = path == CHUNKS ? 1 : 0};
+                                .chunks_in_flight = path == CHUNKS ? 1 : 0,
+                                .part_bits = part_bits};
 }
 
 /* ---- a table spread over the devices ---- */
@@ -269,7 +277,8 @@ static void check_join(struct sl__mdev *m, enum dist dist, int kind, int on_devi
     struct sl__mg_opts o = path_opts(use_packets); /* packets: many, few credits */
     struct sl__mg_result res;
     double t0 = now_s();
-    int rc = sl__mg_hash_join(m, &r.t, &s.t, kind, &o, &res);
+    int rc = use_packets >= SMJ ? sl__mg_sort_merge_join(m, &r.t, &s.t, kind, &o, &res)
+                                : sl__mg_hash_join(m, &r.t, &s.t, kind, &o, &res);
     if (rc != SL_OK)
         fail_msg("join %s %s on %d devices: %s", dist_name[dist], kind_name[kind], m->n,
                  sl_last_errmsg());
@@ -295,7 +304,9 @@ static void check_join(struct sl__mdev *m, enum dist dist, int kind, int on_devi
                      (unsigned long long)got[i].rv, (unsigned long long)got[i].sv,
                      got[i].rnull, (long long)ref[i].key, (unsigned long long)ref[i].rv,
                      (unsigned long long)ref[i].sv, ref[i].rnull);
-    if (m->n > 1 && ns >= 1000) /* enough rows that device 0 sends some to device 1 */
+    if (m->n > 1 && ns >= 1000 && (dist != ZIPF || use_packets < SMJ))
+        /* enough rows that device 0 sends some to device 1 (a hash join's partitions;
+         * the sort-merge join's key ranges may all stay where a Zipf share is) */
         assert_non_null(strstr(res.explain, "exchange: 0->1"));
     if (on_device && dist == UNIFORM && kind == SL_K_JOIN_INNER)
         printf("%s", res.explain);
@@ -398,7 +409,10 @@ SL_TEST(multi_8dev)
     joins_and_sorts(8, 20000, 100000, true);
 }
 
-/* Small inputs on 2 devices, for compute-sanitizer (memcheck); empty shares included. */
+/* Small inputs on 2 devices, for compute-sanitizer (memcheck, racecheck): every path
+ * (hash join direct, packets, chunks, staged; sort-merge join direct and packets; sorts
+ * direct and packets), uniform keys and duplicates on both sides (multi_2dev runs every
+ * key set), data from host memory and spread over the devices; empty shares included. */
 SL_TEST(small_2dev)
 {
     (void)state;
@@ -410,6 +424,8 @@ SL_TEST(small_2dev)
         int on_device = i & 1;
         use_packets = i >> 1;
         for (int dist = 0; dist < N_DIST; dist++) {
+            if (dist != UNIFORM && dist != DUPS)
+                continue;
             for (int kind = 0; kind < 4; kind++)
                 check_join(&m, (enum dist)dist, kind, on_device, 300, 1000);
             if (use_packets <= PACKETS)
@@ -419,6 +435,38 @@ SL_TEST(small_2dev)
         check_join(&m, UNIFORM, SL_K_JOIN_ANTI, on_device, 0, 5);
         check_sort(&m, UNIFORM, on_device, 1);
     }
+    use_packets = 0;
+    sl__mdev_close(&m);
+    sl_engine_close(e);
+}
+
+/* 2^14 hash partitions: more than the pipelined exchange's histograms hold (2^12), so
+ * the direct exchange takes the staged way (every device partitions all its rows
+ * first), which needs no histogram; the packet exchange as before. 2^21 partitions are
+ * refused. */
+SL_TEST(part_bits_2dev)
+{
+    (void)state;
+    NEED_GPU();
+    sl_engine_t *e = open_split(2);
+    struct sl__mdev m;
+    SL_ASSERT_OK(sl__mdev_open(e, &m));
+    static const int paths[] = {DIRECT, STAGED, PACKETS};
+    part_bits = 14;
+    for (int p = 0; p < 3; p++) {
+        use_packets = paths[p];
+        for (int dist = 0; dist < N_DIST; dist++)
+            for (int kind = 0; kind < 4; kind++)
+                check_join(&m, (enum dist)dist, kind, p & 1, 20000, 100000);
+    }
+    int64_t k[4] = {1, 2, 3, 4};
+    uint64_t v[4] = {0};
+    struct spread r;
+    spread(&m, k, v, 4, 0, &r);
+    struct sl__mg_opts o = {.part_bits = 21};
+    struct sl__mg_result res;
+    assert_int_equal(sl__mg_hash_join(&m, &r.t, &r.t, SL_K_JOIN_INNER, &o, &res), SL_EINVAL);
+    part_bits = 0;
     use_packets = 0;
     sl__mdev_close(&m);
     sl_engine_close(e);
