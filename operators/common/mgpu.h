@@ -103,6 +103,9 @@ struct sl__mg_move {
     const void *src[SL__MG_MAX_COLS][SL__MG_MAX_DEV];
     void *dst[SL__MG_MAX_COLS][SL__MG_MAX_DEV];
     const int64_t *from, *count, *base;
+    int copies;   /* 1: one copy per range (cudaMemcpyAsync), as before sl_k_copy_ranges
+                   * moved a sender's ranges between devices of one GPU in one kernel
+                   * (A/B tests) */
 };
 /* Runs the exchange and returns when every row has landed (stats filled): the direct
  * copies below, or with o->packets one sender and one receiver thread per device over

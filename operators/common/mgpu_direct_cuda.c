@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "common/mgpu.h"
+#include "sluice_k/columns.h"
 
 int sl__mg_event_new(void **e, bool timing)
 {
@@ -43,6 +44,38 @@ static int copy_range(struct sl__mdev *m, const struct sl__mg_move *mv, int s, i
     return sl__mg_copy(m, s, d, dst, src, (size_t)(mv->count[s * n + d] * w), m->stream[s], x);
 }
 
+/* Sender s's ranges of every column for every receiver: in one kernel when all are
+ * logical devices of s's GPU (sl_k_copy_ranges: a copy per range cost its enqueue, 32
+ * of them among 4 devices, one host thread, and the GPU copied faster than the host
+ * enqueued), else one copy each, the farthest receiver first and s itself last. */
+static int send_ranges(struct sl__mdev *m, const struct sl__mg_move *mv, int s,
+                       struct sl__mg_xfer *x)
+{
+    int n = m->n, rc = SL_OK, k = 0, one_gpu = !mv->copies;
+    for (int d = 0; d < n; d++)
+        one_gpu &= m->ordinal[d] == m->ordinal[s];
+    if (!one_gpu || n * mv->n_cols > SL_K_COPY_RANGES_MAX) {
+        for (int c = 0; c < mv->n_cols && rc == SL_OK; c++)
+            for (int i = 0; i < n && rc == SL_OK; i++)
+                rc = copy_range(m, mv, s, (s + 1 + i) % n, c, x);
+        return rc;
+    }
+    struct sl_k_copy_range r[SL_K_COPY_RANGES_MAX];
+    for (int c = 0; c < mv->n_cols; c++)
+        for (int d = 0; d < n; d++) {
+            int64_t w = mv->width[c], rows = mv->count[s * n + d];
+            if (rows == 0)
+                continue;
+            r[k++] = (struct sl_k_copy_range){
+                (const char *)mv->src[c][s] + mv->from[s * n + d] * w,
+                (char *)mv->dst[c][d] + mv->base[s * n + d] * w, rows * w};
+            x->packets++;
+            x->bytes += (uint64_t)(rows * w);
+        }
+    MG_CUDA(rc, sl_k_copy_ranges(r, k, m->stream[s]));
+    return rc;
+}
+
 int sl__mg_exchange_start(struct sl__mdev *m, const struct sl__mg_move *mv,
                           struct sl__mg_xfer *x)
 {
@@ -65,9 +98,8 @@ int sl__mg_exchange_start(struct sl__mdev *m, const struct sl__mg_move *mv,
                 MG_CUDA(rc, cudaStreamWaitEvent(m->stream[s], x->ready[d], 0));
         if (rc == SL_OK)
             MG_CUDA(rc, cudaEventRecord(x->t0[s], m->stream[s]));
-        for (int c = 0; c < mv->n_cols && rc == SL_OK; c++)
-            for (int k = 0; k < n && rc == SL_OK; k++) /* the farthest first, itself last */
-                rc = copy_range(m, mv, s, (s + 1 + k) % n, c, x);
+        if (rc == SL_OK)
+            rc = send_ranges(m, mv, s, x);
         if (rc == SL_OK)
             MG_CUDA(rc, cudaEventRecord(x->t1[s], m->stream[s]));
     }

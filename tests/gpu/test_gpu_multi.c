@@ -20,6 +20,7 @@
 #include "gpu_int.h"
 #include "gpu_test.h"
 #include "multi_keys.h"
+#include "sluice_k/columns.h"
 #include "sluice_k/join_types.h"
 
 enum dist { UNIFORM, ZIPF, DUPS, WIDE, N_DIST };
@@ -440,6 +441,54 @@ SL_TEST(small_2dev)
     sl_engine_close(e);
 }
 
+/* sl_k_copy_ranges (the direct exchange's copies between logical devices of one GPU):
+ * ranges of 0, 1, 3, 8, 16 bytes, ones across tile boundaries (256 KiB), at every
+ * alignment of source and destination, copied exactly, bytes outside them untouched;
+ * too many ranges and a negative length refused. */
+SL_TEST(copy_ranges)
+{
+    (void)state;
+    NEED_GPU();
+    const int64_t size = (int64_t)4 << 20;
+    uint8_t *h_src = malloc((size_t)size), *h_dst = malloc((size_t)size),
+            *want = malloc((size_t)size);
+    assert_true(h_src && h_dst && want);
+    for (int64_t i = 0; i < size; i++)
+        h_src[i] = (uint8_t)(i * 131 + (i >> 9));
+    memset(want, 0xAA, (size_t)size);
+    uint8_t *src, *dst;
+    CU(cudaMalloc((void **)&src, (size_t)size));
+    CU(cudaMalloc((void **)&dst, (size_t)size));
+    CU(cudaMemcpy(src, h_src, (size_t)size, cudaMemcpyHostToDevice));
+    CU(cudaMemset(dst, 0xAA, (size_t)size));
+    static const int64_t len[] = {0, 1, 3, 8, 16, 24, 4096 + 5, (256 << 10) - 8, (256 << 10) + 1,
+                                  (512 << 10) + 16, 40000, 7, (1 << 20) + 3};
+    int n = (int)(sizeof len / sizeof len[0]);
+    struct sl_k_copy_range r[SL_K_COPY_RANGES_MAX + 1];
+    int64_t at_s = 5, at_d = 0;
+    for (int i = 0; i < n; i++) { /* each range at another alignment of each side */
+        r[i] = (struct sl_k_copy_range){src + at_s, dst + at_d, len[i]};
+        memcpy(want + at_d, h_src + at_s, (size_t)len[i]);
+        at_s += len[i] + 3 + i, at_d += len[i] + 8 * (i & 1) + (i % 3);
+        assert_true(at_s < size && at_d < size);
+    }
+    CU(sl_k_copy_ranges(r, n, 0));
+    CU(cudaDeviceSynchronize());
+    CU(cudaMemcpy(h_dst, dst, (size_t)size, cudaMemcpyDeviceToHost));
+    for (int64_t i = 0; i < size; i++)
+        if (h_dst[i] != want[i])
+            fail_msg("byte %lld is %u, want %u", (long long)i, h_dst[i], want[i]);
+    for (int i = 0; i <= SL_K_COPY_RANGES_MAX; i++)
+        r[i] = (struct sl_k_copy_range){src, dst, 8};
+    assert_int_equal(sl_k_copy_ranges(r, SL_K_COPY_RANGES_MAX + 1, 0), cudaErrorInvalidValue);
+    r[0].bytes = -1;
+    assert_int_equal(sl_k_copy_ranges(r, 1, 0), cudaErrorInvalidValue);
+    CU(sl_k_copy_ranges(r, 0, 0));
+    CU(cudaFree(src));
+    CU(cudaFree(dst));
+    free(h_src), free(h_dst), free(want);
+}
+
 /* 2^14 hash partitions: more than the pipelined exchange's histograms hold (2^12), so
  * the direct exchange takes the staged way (every device partitions all its rows
  * first), which needs no histogram; the packet exchange as before. 2^21 partitions are
@@ -645,14 +694,16 @@ SL_TEST(exchange_throughput)
             SL_ASSERT_OK(sl__mdev_alloc(&m, d, total[d] * 8, &mv.dst[0][d]));
             SL_ASSERT_OK(sl__mdev_sync(&m, d));
         }
-        /* the direct exchange (packet_kib 0), then packets of 64 KiB (where the copy
-         * itself takes well under a microsecond: the time is the cost per packet), 1, 4
-         * and 16 MiB */
-        static const int kibs[] = {0, 64, 1024, 4096, 16384};
-        for (int i = 0; i < 5; i++) {
+        /* the direct exchange (packet_kib 0: a kernel per sender; -1: a copy per range,
+         * as before sl_k_copy_ranges), then packets of 64 KiB (where the copy itself takes
+         * well under a microsecond: the time is the cost per packet), 1, 4 and 16 MiB */
+        static const int kibs[] = {0, -1, 64, 1024, 4096, 16384};
+        for (int i = 0; i < 6; i++) {
             int packet_kib = kibs[i];
-            struct sl__mg_opts o = {.packet_bytes = (size_t)packet_kib << 10, .credits = 4,
-                                    .packets = packet_kib > 0};
+            struct sl__mg_opts o = {.packet_bytes = (size_t)(packet_kib > 0 ? packet_kib : 0)
+                                                    << 10,
+                                    .credits = 4, .packets = packet_kib > 0};
+            mv.copies = packet_kib < 0;
             sl_xchg_stats st;
             SL_ASSERT_OK(sl__mg_exchange(&m, &mv, &o, &st)); /* warm */
             t0 = now_s();
@@ -660,10 +711,11 @@ SL_TEST(exchange_throughput)
             double sec = now_s() - t0;
             double gbps = (double)st.bytes / sec / 1e9;
             char what[64];
-            if (packet_kib)
+            if (packet_kib > 0)
                 snprintf(what, sizeof what, "%d KiB packets, 4 credits", packet_kib);
             else
-                snprintf(what, sizeof what, "direct");
+                snprintf(what, sizeof what, packet_kib ? "direct, a copy per range"
+                                                       : "direct, a kernel per sender");
             printf("exchange %d logical devices, %s: %.1f MiB in %llu packets, %.2f ms "
                    "(%.1f us a packet), %.1f GB/s = %.2f of the device copy\n", n_dev, what,
                    (double)st.bytes / (1 << 20), (unsigned long long)st.packets, sec * 1e3,
