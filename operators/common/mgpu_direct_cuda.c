@@ -34,46 +34,43 @@ int sl__mg_copy(struct sl__mdev *m, int s, int d, void *dst, const void *src, si
     return rc;
 }
 
-/* Sender s's rows of column c for receiver d, one copy. */
-static int copy_range(struct sl__mdev *m, const struct sl__mg_move *mv, int s, int d, int c,
-                      struct sl__mg_xfer *x)
+int sl__mg_copy_all(struct sl__mdev *m, int s, const int *to,
+                    const struct sl_k_copy_range *r, int k, int each, void *stream,
+                    struct sl__mg_xfer *x)
 {
-    int n = m->n, w = mv->width[c];
-    const char *src = (const char *)mv->src[c][s] + mv->from[s * n + d] * w;
-    char *dst = (char *)mv->dst[c][d] + mv->base[s * n + d] * w;
-    return sl__mg_copy(m, s, d, dst, src, (size_t)(mv->count[s * n + d] * w), m->stream[s], x);
+    int rc = SL_OK, one_gpu = !each && k <= SL_K_COPY_RANGES_MAX;
+    for (int i = 0; i < k; i++)
+        one_gpu &= m->ordinal[to[i]] == m->ordinal[s];
+    if (!one_gpu) {
+        for (int i = 0; i < k && rc == SL_OK; i++)
+            rc = sl__mg_copy(m, s, to[i], r[i].dst, r[i].src, (size_t)r[i].bytes, stream, x);
+        return rc;
+    }
+    for (int i = 0; i < k; i++) {
+        x->packets += r[i].bytes > 0;
+        x->bytes += (uint64_t)r[i].bytes;
+    }
+    MG_CUDA(rc, sl_k_copy_ranges(r, k, stream));
+    return rc;
 }
 
-/* Sender s's ranges of every column for every receiver: in one kernel when all are
- * logical devices of s's GPU (sl_k_copy_ranges: a copy per range cost its enqueue, 32
- * of them among 4 devices, one host thread, and the GPU copied faster than the host
- * enqueued), else one copy each, the farthest receiver first and s itself last. */
+/* Sender s's ranges of every column for every receiver (the farthest first, s itself
+ * last), in one kernel where they share a GPU (sl__mg_copy_all). */
 static int send_ranges(struct sl__mdev *m, const struct sl__mg_move *mv, int s,
                        struct sl__mg_xfer *x)
 {
-    int n = m->n, rc = SL_OK, k = 0, one_gpu = !mv->copies;
-    for (int d = 0; d < n; d++)
-        one_gpu &= m->ordinal[d] == m->ordinal[s];
-    if (!one_gpu || n * mv->n_cols > SL_K_COPY_RANGES_MAX) {
-        for (int c = 0; c < mv->n_cols && rc == SL_OK; c++)
-            for (int i = 0; i < n && rc == SL_OK; i++)
-                rc = copy_range(m, mv, s, (s + 1 + i) % n, c, x);
-        return rc;
-    }
-    struct sl_k_copy_range r[SL_K_COPY_RANGES_MAX];
+    int n = m->n, k = 0, to[SL__MG_MAX_COLS * SL__MG_MAX_DEV];
+    struct sl_k_copy_range r[SL__MG_MAX_COLS * SL__MG_MAX_DEV];
     for (int c = 0; c < mv->n_cols; c++)
-        for (int d = 0; d < n; d++) {
-            int64_t w = mv->width[c], rows = mv->count[s * n + d];
-            if (rows == 0)
-                continue;
+        for (int i = 0; i < n; i++) {
+            int d = (s + 1 + i) % n;
+            int64_t w = mv->width[c];
+            to[k] = d;
             r[k++] = (struct sl_k_copy_range){
                 (const char *)mv->src[c][s] + mv->from[s * n + d] * w,
-                (char *)mv->dst[c][d] + mv->base[s * n + d] * w, rows * w};
-            x->packets++;
-            x->bytes += (uint64_t)(rows * w);
+                (char *)mv->dst[c][d] + mv->base[s * n + d] * w, mv->count[s * n + d] * w};
         }
-    MG_CUDA(rc, sl_k_copy_ranges(r, k, m->stream[s]));
-    return rc;
+    return sl__mg_copy_all(m, s, to, r, k, mv->copies, m->stream[s], x);
 }
 
 int sl__mg_exchange_start(struct sl__mdev *m, const struct sl__mg_move *mv,

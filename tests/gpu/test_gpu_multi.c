@@ -2,16 +2,18 @@
  * of one GPU (split_gpu), against a CPU reference: joins inner, semi, anti and left on
  * uniform keys, Zipf 1.0 probe keys, duplicates on both sides and keys spread over all
  * 64 bits; sorts (stable) on the same key sets; data starting in host memory or spread
- * over the devices; each through the direct exchange and through the packet exchange
- * (sl__mg_opts.packets), joins also through the pipelined exchange in many small chunks
- * and through the direct exchange after all partitioning, and the multi-device
- * sort-merge join (sl__mg_sort_merge_join) through the direct and the packet exchange
- * (enum path). `part_bits_2dev`: 2^14 hash partitions (more than the pipelined
- * exchange's histograms hold) take the staged exchange. Case `small_2dev` keeps inputs small for compute-sanitizer;
- * `budget_skew_2dev` checks that a spread whose receiver cannot hold its rows ends with
- * SL_EBUDGET before anything moves; `fixed_cost_4dev` prints what opening the devices
- * and a small join cost; `exchange_throughput` prints both exchanges' rates as a
- * fraction of a plain device-to-device copy, and the packet exchange's cost per packet.
+ * over the devices; each through the direct exchange (a kernel per sender, and a copy
+ * per range) and through the packet exchange (sl__mg_opts.packets), joins also through
+ * the pipelined exchange in many small chunks and through the direct exchange after all
+ * partitioning, and the multi-device sort-merge join (sl__mg_sort_merge_join) through
+ * the direct and the packet exchange (enum path). `part_bits_2dev`: 2^14 hash partitions
+ * (more than the pipelined exchange's histograms hold) take the staged exchange;
+ * `copy_ranges`: the direct exchange's copy kernel. Case `small_2dev` keeps inputs small
+ * for compute-sanitizer; `budget_skew_2dev` checks that a spread whose receiver cannot
+ * hold its rows ends with SL_EBUDGET before anything moves; `fixed_cost_4dev` prints
+ * what opening the devices and a small join cost; `exchange_throughput` prints both
+ * exchanges' rates as a fraction of a plain device-to-device copy, and the packet
+ * exchange's cost per packet.
  * Run one case: test_gpu_multi <case>. */
 #include <math.h>
 #include <time.h>
@@ -60,16 +62,17 @@ static double now_s(void)
 }
 
 /* How the joins and sorts below exchange rows: the direct exchange (a join's pipelined
- * one in chunks of 2^20 rows: one chunk a share here), the packet exchange, a join's
+ * one in chunks of 2^20 rows: one chunk a share here), the packet exchange, the direct
+ * exchange with a cudaMemcpyAsync per range instead of a kernel per sender, a join's
  * pipelined exchange in chunks of 97 rows with one chunk in flight (many chunks, each
  * waiting for the copies of the one before), and a join's direct exchange after all
  * partitioning (chunk_rows -1); then the multi-device sort-merge join through the direct
- * and the packet exchange. Sorts take only the first two. */
-enum path { DIRECT, PACKETS, CHUNKS, STAGED, SMJ, SMJ_PACKETS, N_PATHS };
+ * and the packet exchange. Sorts take only the first three. */
+enum path { DIRECT, PACKETS, COPIES, CHUNKS, STAGED, SMJ, SMJ_PACKETS, N_PATHS };
 static int use_packets;
 static int part_bits; /* 0: the default (2^10 partitions) */
-static const char *const path_name[] = {"direct", "packets", "chunks", "staged", "smj",
-                                        "smj-pkt"};
+static const char *const path_name[] = {"direct", "packets", "copies", "chunks", "staged",
+                                        "smj", "smj-pkt"};
 
 static struct sl__mg_opts path_opts(int path)
 {
@@ -77,7 +80,7 @@ static struct sl__mg_opts path_opts(int path)
                                 .packets = path == PACKETS || path == SMJ_PACKETS,
                                 .chunk_rows = path == CHUNKS ? 97 : path == STAGED ? -1 : 0,
                                 .chunks_in_flight = path == CHUNKS ? 1 : 0,
-                                .part_bits = part_bits};
+                                .part_bits = part_bits, .copies = path == COPIES};
 }
 
 /* ---- a table spread over the devices ---- */
@@ -378,7 +381,7 @@ static void joins_and_sorts(int n_dev, int64_t nr, int64_t ns, bool sorts)
             for (int dist = 0; dist < N_DIST; dist++) {
                 for (int kind = 0; kind < 4; kind++)
                     check_join(&m, (enum dist)dist, kind, on_device, nr, ns);
-                if (sorts && use_packets <= PACKETS)
+                if (sorts && use_packets <= COPIES)
                     check_sort(&m, (enum dist)dist, on_device, ns);
             }
     use_packets = 0;
@@ -411,8 +414,8 @@ SL_TEST(multi_8dev)
 }
 
 /* Small inputs on 2 devices, for compute-sanitizer (memcheck, racecheck): every path
- * (hash join direct, packets, chunks, staged; sort-merge join direct and packets; sorts
- * direct and packets), uniform keys and duplicates on both sides (multi_2dev runs every
+ * (hash join direct, packets, a copy per range, chunks, staged; sort-merge join direct
+ * and packets; sorts direct, packets and a copy per range), uniform keys and duplicates on both sides (multi_2dev runs every
  * key set), data from host memory and spread over the devices; empty shares included. */
 SL_TEST(small_2dev)
 {
@@ -429,7 +432,7 @@ SL_TEST(small_2dev)
                 continue;
             for (int kind = 0; kind < 4; kind++)
                 check_join(&m, (enum dist)dist, kind, on_device, 300, 1000);
-            if (use_packets <= PACKETS)
+            if (use_packets <= COPIES)
                 check_sort(&m, (enum dist)dist, on_device, 1000);
         }
         check_join(&m, UNIFORM, SL_K_JOIN_LEFT, on_device, 1, 3); /* shares of 0 rows */
