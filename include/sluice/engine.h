@@ -142,6 +142,9 @@ struct sl_engine_config {
     int64_t debug_mgpu_chunk_rows; /* rows a device partitions at a time in a multi-device
                                       hash join's pipelined exchange; 0 = 2^20, -1 = all
                                       before anything moves (A/B runs) */
+    int debug_mgpu_copies;      /* 1: the multi-device exchange between logical devices of
+                                   one GPU copies each range with its own copy instead of
+                                   a kernel per sender (A/B runs) */
 };
 
 /* Fills *cfg with the defaults and sets cfg->size. Cannot fail. Thread-safe (touches
