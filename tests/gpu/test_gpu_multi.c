@@ -436,14 +436,14 @@ SL_TEST(multi_8dev)
  * (hash join direct, packets, a copy per range, chunks, staged; sort-merge join direct
  * and packets; sorts direct, packets and a copy per range), uniform keys and duplicates on both sides (multi_2dev runs every
  * key set), data from host memory and spread over the devices; empty shares included. */
-SL_TEST(small_2dev)
+/* small_2dev's checks for paths [first, last). */
+static void small_paths(int first, int last)
 {
-    (void)state;
     NEED_GPU();
     sl_engine_t *e = open_split(2);
     struct sl__mdev m;
     SL_ASSERT_OK(sl__mdev_open(e, &m));
-    for (int i = 0; i < 2 * N_PATHS; i++) {
+    for (int i = 2 * first; i < 2 * last; i++) {
         int on_device = i & 1;
         use_packets = i >> 1;
         for (int dist = 0; dist < N_DIST; dist++) {
@@ -461,6 +461,19 @@ SL_TEST(small_2dev)
     use_packets = 0;
     sl__mdev_close(&m);
     sl_engine_close(e);
+}
+
+SL_TEST(small_2dev)
+{
+    (void)state;
+    small_paths(0, N_PATHS);
+}
+
+/* small_2dev's sort-merge joins alone (racecheck takes about 1.5 s each). */
+SL_TEST(small_smj_2dev)
+{
+    (void)state;
+    small_paths(SMJ, N_PATHS);
 }
 
 /* sl_k_copy_ranges (the direct exchange's copies between logical devices of one GPU):

@@ -57,7 +57,7 @@ cudaError_t sl_k_strided_b64(const uint64_t *d_src, int64_t stride, uint64_t *d_
  * one after another. Both pointers of a range must be usable from the stream's device
  * (one GPU; a peer's memory only with peer access). cudaErrorInvalidValue for n out of
  * range or a negative length. */
-#define SL_K_COPY_RANGES_MAX 32
+#define SL_K_COPY_RANGES_MAX 64
 struct sl_k_copy_range {
     const void *src;
     void *dst;
