@@ -145,6 +145,10 @@ const struct sl__option sl__options[] = {
       "leave while it partitions the next; 0 = 2^20; -1 = every device partitions all of "
       "its rows before anything moves (as before the pipelined exchange).", NULL, -1, BIG},
      FIELD(debug_mgpu_chunk_rows, I64)},
+    {{"debug_mgpu_copies", SL_ENGINE_OPT_BOOL, DBG, "false",
+      "Has the multi-device exchange between logical devices of one GPU copy each range "
+      "(a sender, a receiver, a column) with a copy of its own instead of one kernel per "
+      "sender (A/B runs).", NULL, 0, 1}, FIELD(debug_mgpu_copies, INT)},
     {{"debug_gpu_handoffs", SL_ENGINE_OPT_BOOL, DBG, "false",
       "Hands the pipeline starts and sink finalizes that GPU tasks make ready to the CPU "
       "workers, and has the thread waiting for a query on a GPU sleep at once, as before "

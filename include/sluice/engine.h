@@ -156,6 +156,9 @@ struct sl_engine_config {
                                    in host memory and the probe side streams through the
                                    join), 1 off (the sink uploads them, as before), 2 on
                                    (every host batch stays there: tests) */
+    int debug_mgpu_copies;      /* 1: the multi-device exchange between logical devices of
+                                   one GPU copies each range with its own copy instead of
+                                   a kernel per sender (A/B runs) */
 };
 
 /* Fills *cfg with the defaults and sets cfg->size. Cannot fail. Thread-safe (touches

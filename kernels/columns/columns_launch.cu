@@ -295,3 +295,73 @@ extern "C" cudaError_t sl_k_sum_i64_exact(const int64_t *d_in, int64_t n,
     sum_i64_exact_kernel<<<grid_for(n), kThreads, 0, stream>>>(d_in, n, d_sum128);
     return cudaGetLastError();
 }
+
+namespace {
+
+/* sl_k_copy_ranges: ranges cut into tiles of kCopyTile bytes, blocks grid-striding over
+ * the tiles of all ranges; the ranges ride in the kernel's parameters (under 1 KiB). */
+constexpr int64_t kCopyTile = (int64_t)256 << 10;
+
+struct copy_ranges_arg {
+    struct sl_k_copy_range r[SL_K_COPY_RANGES_MAX];
+    int64_t first_tile[SL_K_COPY_RANGES_MAX + 1]; /* range i's tiles: [first_tile[i], [i + 1]) */
+    int n;
+};
+
+template <typename T>
+__device__ void copy_tile(const char *__restrict__ src, char *__restrict__ dst, int64_t bytes)
+{
+    const T *s = (const T *)src;
+    T *d = (T *)dst;
+    int64_t n = bytes / (int64_t)sizeof(T);
+#pragma unroll 4
+    for (int64_t i = threadIdx.x; i < n; i += blockDim.x)
+        d[i] = s[i];
+}
+
+__global__ void copy_ranges_kernel(const copy_ranges_arg a)
+{
+    int64_t total = a.first_tile[a.n];
+    for (int64_t t = blockIdx.x; t < total; t += gridDim.x) {
+        int r = 0;
+        while (a.first_tile[r + 1] <= t)
+            r++;
+        int64_t off = (t - a.first_tile[r]) * kCopyTile;
+        int64_t len = a.r[r].bytes - off < kCopyTile ? a.r[r].bytes - off : kCopyTile;
+        const char *s = (const char *)a.r[r].src + off;
+        char *d = (char *)a.r[r].dst + off;
+        uintptr_t align = (uintptr_t)s | (uintptr_t)d | (uintptr_t)len;
+        if (align % 16 == 0)
+            copy_tile<uint4>(s, d, len);
+        else if (align % 8 == 0)
+            copy_tile<uint2>(s, d, len);
+        else
+            copy_tile<unsigned char>(s, d, len);
+    }
+}
+
+} // namespace
+
+extern "C" cudaError_t sl_k_copy_ranges(const struct sl_k_copy_range *ranges, int n,
+                                        cudaStream_t stream)
+{
+    if (n < 0 || n > SL_K_COPY_RANGES_MAX || (n > 0 && ranges == NULL))
+        return cudaErrorInvalidValue;
+    copy_ranges_arg a;
+    a.n = 0;
+    a.first_tile[0] = 0;
+    for (int i = 0; i < n; i++) {
+        if (ranges[i].bytes < 0)
+            return cudaErrorInvalidValue;
+        if (ranges[i].bytes == 0)
+            continue;
+        a.r[a.n] = ranges[i];
+        a.first_tile[a.n + 1] = a.first_tile[a.n] + (ranges[i].bytes + kCopyTile - 1) / kCopyTile;
+        a.n++;
+    }
+    if (a.n == 0)
+        return cudaSuccess;
+    int64_t tiles = a.first_tile[a.n];
+    copy_ranges_kernel<<<(unsigned)sl_grid::capped(tiles, 4), kThreads, 0, stream>>>(a);
+    return cudaGetLastError();
+}

@@ -68,6 +68,9 @@ struct sl__mg_opts {
     int chunks_in_flight;      /* partitioned chunks a device holds at once: it partitions
                                 * chunk c + k only once chunk c's copies are done (flow
                                 * control); 0 = 2 */
+    int copies;                /* 1: the pipelined exchange copies each range with its own
+                                * cudaMemcpyAsync, as before sl_k_copy_ranges (A/B tests;
+                                * sl__mg_move's copies for the others) */
 };
 
 int sl__mg_hash_join(struct sl__mdev *m, const struct sl__mg_table *r,
@@ -103,6 +106,9 @@ struct sl__mg_move {
     const void *src[SL__MG_MAX_COLS][SL__MG_MAX_DEV];
     void *dst[SL__MG_MAX_COLS][SL__MG_MAX_DEV];
     const int64_t *from, *count, *base;
+    int copies;   /* 1: one copy per range (cudaMemcpyAsync), as before sl_k_copy_ranges
+                   * moved a sender's ranges between devices of one GPU in one kernel
+                   * (A/B tests) */
 };
 /* Runs the exchange and returns when every row has landed (stats filled): the direct
  * copies below, or with o->packets one sender and one receiver thread per device over
@@ -143,6 +149,13 @@ int sl__mg_exchange_finish(struct sl__mdev *m, struct sl__mg_xfer *x, sl_xchg_st
 int sl__mg_event_new(void **e, bool timing);
 int sl__mg_copy(struct sl__mdev *m, int s, int d, void *dst, const void *src, size_t bytes,
                 void *stream, struct sl__mg_xfer *x);
+/* Sender s's pieces r[0..k) (piece i to device to[i]) on `stream` of device s, counted in
+ * x: in one kernel (sl_k_copy_ranges) when every receiver is a logical device of s's GPU
+ * and `each` is 0, else one sl__mg_copy each, in order. */
+struct sl_k_copy_range;
+int sl__mg_copy_all(struct sl__mdev *m, int s, const int *to,
+                    const struct sl_k_copy_range *r, int k, int each, void *stream,
+                    struct sl__mg_xfer *x);
 /* SL_EBUDGET (with the device and the sizes in the message) unless device d has room
  * for `bytes` more plus SL__MG_ROOM_SLACK (sort and scan temporaries) under its budget:
  * checked before anything moves, so a spread that cannot fit ends cleanly, never with an

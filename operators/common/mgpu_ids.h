@@ -13,7 +13,7 @@ struct sl__mg_pick {
     int k;
     int use[SL__MG_MAX_DEV];
     int self;                   /* the task's GPU among the engine's devices (-1: none) */
-    struct sl__mg_opts opts;    /* the exchange's (the option debug_mgpu_packets) */
+    struct sl__mg_opts opts;    /* the exchange's (debug_mgpu_packets, _chunk_rows, _copies) */
 };
 /* Fills sh->n_devices, sh->mode (the query's option multi_gpu) and sh->n_fit, and pick:
  * the devices of t's engine whose budgets hold a spread of `bytes` (what the operation

@@ -7,12 +7,14 @@
 void sl__mg_pick_devices(sl_task_t *t, int64_t bytes, int64_t self_bytes,
                          struct sl__mg_shape *sh, struct sl__mg_pick *pick)
 {
-    int64_t room[SL__MG_MAX_DEV], mode = SL__MG_AUTO, packets = 0, chunk = 0;
+    int64_t room[SL__MG_MAX_DEV], mode = SL__MG_AUTO, packets = 0, chunk = 0, copies = 0;
     int self;
     sl_task_option_int(t, "multi_gpu", &mode);
     sl_task_option_int(t, "debug_mgpu_packets", &packets);
     sl_task_option_int(t, "debug_mgpu_chunk_rows", &chunk);
-    pick->opts = (struct sl__mg_opts){.packets = packets != 0, .chunk_rows = chunk};
+    sl_task_option_int(t, "debug_mgpu_copies", &copies);
+    pick->opts = (struct sl__mg_opts){.packets = packets != 0, .chunk_rows = chunk,
+                                      .copies = copies != 0};
     sh->mode = (int)mode;
     sh->n_devices = sl__task_n_devices(t);
     int n = sl__task_device_rooms(t, room, SL__MG_MAX_DEV, &self);

@@ -366,9 +366,11 @@ static int exchange_bulk(struct run *r, const struct xchg_route *route, int64_t 
     size_t *recv_bytes = sl__calloc((size_t)r->ranks, sizeof *recv_bytes);
     int rc = dest && count && send && recv && sent_bytes && recv_bytes ? SL_OK : SL_ENOMEM;
     int64_t charged = 0; /* host budget bytes held for the runs not yet handed over */
+    int64_t t[5] = {now_ns()}; /* its steps' times (the profile's exchange_*_us) */
     *bulk = false;
     if (rc >= 0) {
         sl__xchg_route_all(route, n, dest, count);
+        t[1] = now_ns();
         sl__xchg_run_sizes(&r->lay, n, r->ranks, count, sent_bytes);
         rc = r->tr->sizes_all(r->x, sent_bytes, recv_bytes);
     }
@@ -383,12 +385,21 @@ static int exchange_bulk(struct run *r, const struct xchg_route *route, int64_t 
         }
     }
     sl_task_profile_value(r->t, "exchange_bulk", rc >= 0 && *bulk);
+    t[2] = now_ns();
     if (rc >= 0 && *bulk)
         rc = sl__xchg_pack_all(&r->lay, dest, n, r->ranks, count, send, sent_bytes);
     sl__free(dest, 0);
     dest = NULL;
+    t[3] = now_ns();
     if (rc >= 0 && *bulk)
         rc = r->tr->send_all(r->x, (void **)send, sent_bytes, recv, recv_bytes);
+    t[4] = now_ns();
+    if (rc >= 0 && *bulk) { /* where its time went (docs/DISTRIBUTED.md, "Measuring") */
+        static const char *const step[4] = {"exchange_route_us", "exchange_agree_us",
+                                            "exchange_pack_us", "exchange_send_us"};
+        for (int i = 0; i < 4; i++)
+            sl_task_profile_value(r->t, step[i], (t[i + 1] - t[i]) / 1000);
+    }
     for (int d = 0; send && d < r->ranks; d++) {
         if (send[d]) { /* sent (or not): its charge goes; a run received stays charged */
             sl__task_host_release(r->t, (int64_t)sent_bytes[d]);

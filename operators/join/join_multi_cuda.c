@@ -295,7 +295,8 @@ static int join_staged(struct sl__mdev *m, const struct sl__mg_table *r,
     memset(xf, 0, sizeof xf);
     for (int side = 0; side < 2; side++) {
         mv[side] = (struct sl__mg_move){.n_cols = 2, .width = {8, 8}, .from = from[side],
-                                        .count = count[side], .base = base[side]};
+                                        .count = count[side], .base = base[side],
+                                        .copies = op.copies};
         for (int d = 0; d < n && rc == SL_OK; d++) {
             void *k, *v;
             mv[side].src[0][d] = pa.keys[side][d];
@@ -370,7 +371,7 @@ struct pipe_side {                 /* one side of one device */
 };
 
 struct pipe {
-    int n, bits, k;
+    int n, bits, k, copies;
     int64_t fanout, cr;            /* chunk rows (the largest chunk) */
     struct pipe_side side[2][SL__MG_MAX_DEV];
     void *ready_ev[SL__MG_MAX_DEV][PIPE_MAX_INFLIGHT]; /* chunk buffer partitioned */
@@ -508,17 +509,21 @@ static int pipe_send(struct sl__mdev *m, int s, struct sl__mg_scratch *tmp, stru
                 MG_CUDA(rc, cudaEventRecord(pp->ready_ev[s][b], st));
             if (rc == SL_OK)
                 MG_CUDA(rc, cudaStreamWaitEvent(cp, pp->ready_ev[s][b], 0));
-            for (int j = 0; j < n && rc == SL_OK; j++) { /* the farthest first */
+            int to[2 * SL__MG_MAX_DEV], k = 0;
+            struct sl_k_copy_range r[2 * SL__MG_MAX_DEV];
+            for (int j = 0; j < n; j++) { /* the farthest first */
                 int d = (s + 1 + j) % n;
                 int64_t cnt = ps->cnt[c * n + d], from = ps->off[c * n + d];
                 int64_t at = base[side][s * n + d] + sent[side][d];
-                rc = sl__mg_copy(m, s, d, (int64_t *)dst[side][0][d] + at,
-                                 (const int64_t *)kb[b] + from, (size_t)cnt * 8, cp, x);
-                if (rc == SL_OK)
-                    rc = sl__mg_copy(m, s, d, (int64_t *)dst[side][1][d] + at,
-                                     (const int64_t *)vb[b] + from, (size_t)cnt * 8, cp, x);
+                to[k] = to[k + 1] = d;
+                r[k++] = (struct sl_k_copy_range){(const int64_t *)kb[b] + from,
+                                                  (int64_t *)dst[side][0][d] + at, cnt * 8};
+                r[k++] = (struct sl_k_copy_range){(const int64_t *)vb[b] + from,
+                                                  (int64_t *)dst[side][1][d] + at, cnt * 8};
                 sent[side][d] += cnt;
             }
+            if (rc == SL_OK)
+                rc = sl__mg_copy_all(m, s, to, r, k, pp->copies, cp, x);
             if (rc == SL_OK)
                 MG_CUDA(rc, cudaEventRecord(pp->free_ev[s][b], cp));
         }
@@ -571,6 +576,7 @@ static int join_pipelined(struct sl__mdev *m, const struct sl__mg_table *r,
         return sl__set_last_error(SL_ENOMEM, "multi-device join: out of memory");
     }
     pp->n = n, pp->bits = op.part_bits, pp->fanout = (int64_t)1 << op.part_bits;
+    pp->copies = op.copies;
     pp->k = op.chunks_in_flight < PIPE_MAX_INFLIGHT ? op.chunks_in_flight : PIPE_MAX_INFLIGHT;
     pp->cr = op.chunk_rows > UINT32_MAX ? UINT32_MAX : op.chunk_rows;
     rc = pipe_events(m, pp, &x, true);
@@ -671,10 +677,12 @@ int sl__mg_hash_join(struct sl__mdev *m, const struct sl__mg_table *r,
 {
     struct sl__mg_opts op = sl__mg_opts_resolve(o);
     memset(out, 0, sizeof *out);
-    if (m->n > SL__MG_MAX_DEV || op.part_bits > 20 || (!op.packets && op.part_bits > 12))
+    if (m->n > SL__MG_MAX_DEV || op.part_bits < 1 || op.part_bits > 20)
         return sl__set_last_error(SL_EINVAL, "multi-device join: %d devices, %d bits", m->n,
                                   op.part_bits);
-    if (!op.packets && op.chunk_rows >= 0) {
+    /* the pipelined exchange's histograms (sl_k_part_hist) hold 2^12 partitions; the
+     * staged one needs none */
+    if (!op.packets && op.chunk_rows >= 0 && op.part_bits <= 12) {
         int rc = join_pipelined(m, r, s, kind, op, out);
         if (rc != PIPE_TOO_BIG)
             return rc;

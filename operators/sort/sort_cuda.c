@@ -103,15 +103,6 @@ static int sort_bytes_of(enum sl_type t)
     return kind == KEY_DICT ? 4 : kind == KEY_CODED ? (w == 8 ? 8 : 4) : w;
 }
 
-/* A DICT column among the kept ones (the multi-device sort does not carry them). */
-static int has_dict(const struct sort_global *g, const struct sort_data *d)
-{
-    for (int c = 0; c < d->n_cols; c++)
-        if (g->m.rows.items[0].batch->cols[c].type == SL_TYPE_DICT)
-            return 1;
-    return 0;
-}
-
 /* Every DICT column has one dictionary in all kept batches (the output shares it). */
 static int dicts_agree(const struct sort_global *g, const struct sort_data *d)
 {
@@ -414,7 +405,7 @@ int sl__sort_gpu_finalize(sl_task_t *t)
         return SL_OK;
     if (!fits_in_gpu(t, g, d))
         return sl__sort_ooc_finalize(t);
-    if (sl__task_n_devices(t) > 1 && !has_dict(g, d)) { /* several devices: sort_mg_cuda.c */
+    if (sl__task_n_devices(t) > 1) { /* several devices: sort_mg_cuda.c, or why not */
         struct sl__mg_pick pick;
         int why = sl__sort_mg_choice(t, &pick);
         sl_task_profile_value(t, "multi_device_fallback", why);

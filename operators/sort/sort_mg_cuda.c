@@ -1,6 +1,7 @@
 /* The sort operator over several devices (docs/MULTI_GPU.md; issue 20). When the engine
  * has several GPU devices (gpus=N, split_gpu=true for logical ones) and the sort's shape
- * allows it (mgpu_choice.h: one ASC key, a signed 8-byte integer), the CUDA finalize
+ * allows it (mgpu_choice.h: one ASC key, a signed 8-byte integer, no DICT column), the
+ * CUDA finalize
  * spreads (key, row id) over every device, sorts them with sl__mg_sort (local sorts,
  * splitters, one exchange, local re-sorts: stable, device 0 first), collects the sorted
  * row ids on the task's GPU and gathers every column by them into the output batch. The
@@ -20,8 +21,11 @@ int sl__sort_mg_choice(sl_task_t *t, struct sl__mg_pick *pick)
     const sl_batch_t *b0 = g->m.rows.items[0].batch;
     enum sl_type kt = b0->cols[d->spec.keys[0].col].type;
     int64_t n = sl__rows_gpu_rows(&g->m.rows, d->n_cols), self_bytes = SL__MG_SORT_SELF_ROW_BYTES * (n < 0 ? 0 : n);
+    int has_dict = 0; /* a DICT column (the multi-device sort does not carry them) */
+    for (int c = 0; c < d->n_cols; c++)
+        has_dict |= b0->cols[c].type == SL_TYPE_DICT;
     struct sl__mg_shape s;
-    sl__sort_mg_shape(d, kt, &s);
+    sl__sort_mg_shape(d, kt, has_dict, &s);
     s.n_devices = sl__task_n_devices(t);
     s.in_gpu = n >= 0 && self_bytes + SL__MG_DEV_FIXED <= sl_task_device_budget(t);
     s.rows[0] = n < 0 ? 0 : n;

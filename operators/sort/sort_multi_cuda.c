@@ -118,7 +118,7 @@ static int exchange_sorted(struct sl__mdev *m, struct sl__mg_scratch *sc, const 
     for (int d = 0; d < n && rc == SL_OK; d++)
         rc = sl__mg_check_room(m, d, 48 * total[d]);
     struct sl__mg_move mv = {.n_cols = 2, .width = {8, 8}, .from = from, .count = count,
-                             .base = base};
+                             .base = base, .copies = op->copies};
     for (int d = 0; d < n && rc == SL_OK; d++) {
         mv.src[0][d] = keys[d];
         mv.src[1][d] = vals[d];

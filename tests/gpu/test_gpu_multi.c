@@ -2,13 +2,18 @@
  * of one GPU (split_gpu), against a CPU reference: joins inner, semi, anti and left on
  * uniform keys, Zipf 1.0 probe keys, duplicates on both sides and keys spread over all
  * 64 bits; sorts (stable) on the same key sets; data starting in host memory or spread
- * over the devices; each through the direct exchange and through the packet exchange
- * (sl__mg_opts.packets), joins also through the pipelined exchange in many small chunks
- * and through the direct exchange after all partitioning (enum path). Case `small_2dev` keeps inputs small for compute-sanitizer;
- * `budget_skew_2dev` checks that a spread whose receiver cannot hold its rows ends with
- * SL_EBUDGET before anything moves; `fixed_cost_4dev` prints what opening the devices
- * and a small join cost; `exchange_throughput` prints both exchanges' rates as a
- * fraction of a plain device-to-device copy, and the packet exchange's cost per packet.
+ * over the devices; each through the direct exchange (a kernel per sender, and a copy
+ * per range) and through the packet exchange (sl__mg_opts.packets), joins also through
+ * the pipelined exchange in many small chunks and through the direct exchange after all
+ * partitioning, and the multi-device sort-merge join (sl__mg_sort_merge_join) through
+ * the direct and the packet exchange (enum path). `part_bits_2dev`: 2^14 hash partitions
+ * (more than the pipelined exchange's histograms hold) take the staged exchange;
+ * `copy_ranges`: the direct exchange's copy kernel. Case `small_2dev` keeps inputs small
+ * for compute-sanitizer; `budget_skew_2dev` checks that a spread whose receiver cannot
+ * hold its rows ends with SL_EBUDGET before anything moves; `fixed_cost_4dev` prints
+ * what opening the devices and a small join cost; `exchange_throughput` prints both
+ * exchanges' rates as a fraction of a plain device-to-device copy, and the packet
+ * exchange's cost per packet.
  * Run one case: test_gpu_multi <case>. */
 #include <math.h>
 #include <time.h>
@@ -17,6 +22,7 @@
 #include "gpu_int.h"
 #include "gpu_test.h"
 #include "multi_keys.h"
+#include "sluice_k/columns.h"
 #include "sluice_k/join_types.h"
 
 enum dist { UNIFORM, ZIPF, DUPS, WIDE, N_DIST };
@@ -56,19 +62,25 @@ static double now_s(void)
 }
 
 /* How the joins and sorts below exchange rows: the direct exchange (a join's pipelined
- * one in chunks of 2^20 rows: one chunk a share here), the packet exchange, a join's
+ * one in chunks of 2^20 rows: one chunk a share here), the packet exchange, the direct
+ * exchange with a cudaMemcpyAsync per range instead of a kernel per sender, a join's
  * pipelined exchange in chunks of 97 rows with one chunk in flight (many chunks, each
  * waiting for the copies of the one before), and a join's direct exchange after all
- * partitioning (chunk_rows -1). Sorts take only the first two. */
-enum path { DIRECT, PACKETS, CHUNKS, STAGED, N_PATHS };
+ * partitioning (chunk_rows -1); then the multi-device sort-merge join through the direct
+ * and the packet exchange. Sorts take only the first three. */
+enum path { DIRECT, PACKETS, COPIES, CHUNKS, STAGED, SMJ, SMJ_PACKETS, N_PATHS };
 static int use_packets;
-static const char *const path_name[] = {"direct", "packets", "chunks", "staged"};
+static int part_bits; /* 0: the default (2^10 partitions) */
+static const char *const path_name[] = {"direct", "packets", "copies", "chunks", "staged",
+                                        "smj", "smj-pkt"};
 
 static struct sl__mg_opts path_opts(int path)
 {
-    return (struct sl__mg_opts){.packet_bytes = 256 << 10, .packets = path == PACKETS,
+    return (struct sl__mg_opts){.packet_bytes = 256 << 10,
+                                .packets = path == PACKETS || path == SMJ_PACKETS,
                                 .chunk_rows = path == CHUNKS ? 97 : path == STAGED ? -1 : 0,
-                                .chunks_in_flight = path == CHUNKS ? 1 : 0};
+                                .chunks_in_flight = path == CHUNKS ? 1 : 0,
+                                .part_bits = part_bits, .copies = path == COPIES};
 }
 
 /* ---- a table spread over the devices ---- */
@@ -200,6 +212,25 @@ static struct row *reference_join(const int64_t *rk, int64_t nr, const int64_t *
     return out;
 }
 
+/* The reference of a (key set, kind) for nr x ns rows, computed once: every path and
+ * device count joins the same keys (make_keys is deterministic). */
+static struct {
+    int64_t nr, ns, n;
+    struct row *rows;
+} ref_cache[N_DIST][4];
+
+static const struct row *cached_reference(enum dist d, int kind, const int64_t *rk, int64_t nr,
+                                          const int64_t *sk, int64_t ns, int64_t *n_out)
+{
+    if (!ref_cache[d][kind].rows || ref_cache[d][kind].nr != nr || ref_cache[d][kind].ns != ns) {
+        free(ref_cache[d][kind].rows);
+        ref_cache[d][kind].rows = reference_join(rk, nr, sk, ns, kind, &ref_cache[d][kind].n);
+        ref_cache[d][kind].nr = nr, ref_cache[d][kind].ns = ns;
+    }
+    *n_out = ref_cache[d][kind].n;
+    return ref_cache[d][kind].rows;
+}
+
 static struct row *download_join(struct sl__mdev *m, const struct sl__mg_result *res, int kind,
                                  int64_t *n_out)
 {
@@ -269,13 +300,14 @@ static void check_join(struct sl__mdev *m, enum dist dist, int kind, int on_devi
     struct sl__mg_opts o = path_opts(use_packets); /* packets: many, few credits */
     struct sl__mg_result res;
     double t0 = now_s();
-    int rc = sl__mg_hash_join(m, &r.t, &s.t, kind, &o, &res);
+    int rc = use_packets >= SMJ ? sl__mg_sort_merge_join(m, &r.t, &s.t, kind, &o, &res)
+                                : sl__mg_hash_join(m, &r.t, &s.t, kind, &o, &res);
     if (rc != SL_OK)
         fail_msg("join %s %s on %d devices: %s", dist_name[dist], kind_name[kind], m->n,
                  sl_last_errmsg());
     double t1 = now_s();
     int64_t n_ref, n_got, most = 0, all = 0;
-    struct row *ref = reference_join(rk, nr, sk, ns, kind, &n_ref);
+    const struct row *ref = cached_reference(dist, kind, rk, nr, sk, ns, &n_ref);
     struct row *got = download_join(m, &res, kind, &n_got);
     for (int d = 0; d < m->n; d++) {
         most = res.n[d] > most ? res.n[d] : most;
@@ -295,14 +327,16 @@ static void check_join(struct sl__mdev *m, enum dist dist, int kind, int on_devi
                      (unsigned long long)got[i].rv, (unsigned long long)got[i].sv,
                      got[i].rnull, (long long)ref[i].key, (unsigned long long)ref[i].rv,
                      (unsigned long long)ref[i].sv, ref[i].rnull);
-    if (m->n > 1 && ns >= 1000) /* enough rows that device 0 sends some to device 1 */
+    if (m->n > 1 && ns >= 1000 && (dist != ZIPF || use_packets < SMJ))
+        /* enough rows that device 0 sends some to device 1 (a hash join's partitions;
+         * the sort-merge join's key ranges may all stay where a Zipf share is) */
         assert_non_null(strstr(res.explain, "exchange: 0->1"));
     if (on_device && dist == UNIFORM && kind == SL_K_JOIN_INNER)
         printf("%s", res.explain);
     sl__mg_result_free(m, &res);
     unspread(m, &r.t, &r);
     unspread(m, &s.t, &s);
-    free(ref), free(got), free(rk), free(sk), free(rv), free(sv);
+    free(got), free(rk), free(sk), free(rv), free(sv);
 }
 
 static void check_sort(struct sl__mdev *m, enum dist dist, int on_device, int64_t n)
@@ -366,7 +400,7 @@ static void joins_and_sorts(int n_dev, int64_t nr, int64_t ns, bool sorts)
             for (int dist = 0; dist < N_DIST; dist++) {
                 for (int kind = 0; kind < 4; kind++)
                     check_join(&m, (enum dist)dist, kind, on_device, nr, ns);
-                if (sorts && use_packets <= PACKETS)
+                if (sorts && use_packets <= COPIES)
                     check_sort(&m, (enum dist)dist, on_device, ns);
             }
     use_packets = 0;
@@ -398,27 +432,125 @@ SL_TEST(multi_8dev)
     joins_and_sorts(8, 20000, 100000, true);
 }
 
-/* Small inputs on 2 devices, for compute-sanitizer (memcheck); empty shares included. */
-SL_TEST(small_2dev)
+/* Small inputs on 2 devices, for compute-sanitizer (memcheck, racecheck): every path
+ * (hash join direct, packets, a copy per range, chunks, staged; sort-merge join direct
+ * and packets; sorts direct, packets and a copy per range), uniform keys and duplicates on both sides (multi_2dev runs every
+ * key set), data from host memory and spread over the devices; empty shares included. */
+/* small_2dev's checks for paths [first, last). */
+static void small_paths(int first, int last)
 {
-    (void)state;
     NEED_GPU();
     sl_engine_t *e = open_split(2);
     struct sl__mdev m;
     SL_ASSERT_OK(sl__mdev_open(e, &m));
-    for (int i = 0; i < 2 * N_PATHS; i++) {
+    for (int i = 2 * first; i < 2 * last; i++) {
         int on_device = i & 1;
         use_packets = i >> 1;
         for (int dist = 0; dist < N_DIST; dist++) {
+            if (dist != UNIFORM && dist != DUPS)
+                continue;
             for (int kind = 0; kind < 4; kind++)
                 check_join(&m, (enum dist)dist, kind, on_device, 300, 1000);
-            if (use_packets <= PACKETS)
+            if (use_packets <= COPIES)
                 check_sort(&m, (enum dist)dist, on_device, 1000);
         }
         check_join(&m, UNIFORM, SL_K_JOIN_LEFT, on_device, 1, 3); /* shares of 0 rows */
         check_join(&m, UNIFORM, SL_K_JOIN_ANTI, on_device, 0, 5);
         check_sort(&m, UNIFORM, on_device, 1);
     }
+    use_packets = 0;
+    sl__mdev_close(&m);
+    sl_engine_close(e);
+}
+
+SL_TEST(small_2dev)
+{
+    (void)state;
+    small_paths(0, N_PATHS);
+}
+
+/* small_2dev's sort-merge joins alone (racecheck takes about 1.5 s each). */
+SL_TEST(small_smj_2dev)
+{
+    (void)state;
+    small_paths(SMJ, N_PATHS);
+}
+
+/* sl_k_copy_ranges (the direct exchange's copies between logical devices of one GPU):
+ * ranges of 0, 1, 3, 8, 16 bytes, ones across tile boundaries (256 KiB), at every
+ * alignment of source and destination, copied exactly, bytes outside them untouched;
+ * too many ranges and a negative length refused. */
+SL_TEST(copy_ranges)
+{
+    (void)state;
+    NEED_GPU();
+    const int64_t size = (int64_t)4 << 20;
+    uint8_t *h_src = malloc((size_t)size), *h_dst = malloc((size_t)size),
+            *want = malloc((size_t)size);
+    assert_true(h_src && h_dst && want);
+    for (int64_t i = 0; i < size; i++)
+        h_src[i] = (uint8_t)(i * 131 + (i >> 9));
+    memset(want, 0xAA, (size_t)size);
+    uint8_t *src, *dst;
+    CU(cudaMalloc((void **)&src, (size_t)size));
+    CU(cudaMalloc((void **)&dst, (size_t)size));
+    CU(cudaMemcpy(src, h_src, (size_t)size, cudaMemcpyHostToDevice));
+    CU(cudaMemset(dst, 0xAA, (size_t)size));
+    static const int64_t len[] = {0, 1, 3, 8, 16, 24, 4096 + 5, (256 << 10) - 8, (256 << 10) + 1,
+                                  (512 << 10) + 16, 40000, 7, (1 << 20) + 3};
+    int n = (int)(sizeof len / sizeof len[0]);
+    struct sl_k_copy_range r[SL_K_COPY_RANGES_MAX + 1];
+    int64_t at_s = 5, at_d = 0;
+    for (int i = 0; i < n; i++) { /* each range at another alignment of each side */
+        r[i] = (struct sl_k_copy_range){src + at_s, dst + at_d, len[i]};
+        memcpy(want + at_d, h_src + at_s, (size_t)len[i]);
+        at_s += len[i] + 3 + i, at_d += len[i] + 8 * (i & 1) + (i % 3);
+        assert_true(at_s < size && at_d < size);
+    }
+    CU(sl_k_copy_ranges(r, n, 0));
+    CU(cudaDeviceSynchronize());
+    CU(cudaMemcpy(h_dst, dst, (size_t)size, cudaMemcpyDeviceToHost));
+    for (int64_t i = 0; i < size; i++)
+        if (h_dst[i] != want[i])
+            fail_msg("byte %lld is %u, want %u", (long long)i, h_dst[i], want[i]);
+    for (int i = 0; i <= SL_K_COPY_RANGES_MAX; i++)
+        r[i] = (struct sl_k_copy_range){src, dst, 8};
+    assert_int_equal(sl_k_copy_ranges(r, SL_K_COPY_RANGES_MAX + 1, 0), cudaErrorInvalidValue);
+    r[0].bytes = -1;
+    assert_int_equal(sl_k_copy_ranges(r, 1, 0), cudaErrorInvalidValue);
+    CU(sl_k_copy_ranges(r, 0, 0));
+    CU(cudaFree(src));
+    CU(cudaFree(dst));
+    free(h_src), free(h_dst), free(want);
+}
+
+/* 2^14 hash partitions: more than the pipelined exchange's histograms hold (2^12), so
+ * the direct exchange takes the staged way (every device partitions all its rows
+ * first), which needs no histogram; the packet exchange as before. 2^21 partitions are
+ * refused. */
+SL_TEST(part_bits_2dev)
+{
+    (void)state;
+    NEED_GPU();
+    sl_engine_t *e = open_split(2);
+    struct sl__mdev m;
+    SL_ASSERT_OK(sl__mdev_open(e, &m));
+    static const int paths[] = {DIRECT, STAGED, PACKETS};
+    part_bits = 14;
+    for (int p = 0; p < 3; p++) {
+        use_packets = paths[p];
+        for (int dist = 0; dist < N_DIST; dist++)
+            for (int kind = 0; kind < 4; kind++)
+                check_join(&m, (enum dist)dist, kind, p & 1, 20000, 100000);
+    }
+    int64_t k[4] = {1, 2, 3, 4};
+    uint64_t v[4] = {0};
+    struct spread r;
+    spread(&m, k, v, 4, 0, &r);
+    struct sl__mg_opts o = {.part_bits = 21};
+    struct sl__mg_result res;
+    assert_int_equal(sl__mg_hash_join(&m, &r.t, &r.t, SL_K_JOIN_INNER, &o, &res), SL_EINVAL);
+    part_bits = 0;
     use_packets = 0;
     sl__mdev_close(&m);
     sl_engine_close(e);
@@ -597,14 +729,16 @@ SL_TEST(exchange_throughput)
             SL_ASSERT_OK(sl__mdev_alloc(&m, d, total[d] * 8, &mv.dst[0][d]));
             SL_ASSERT_OK(sl__mdev_sync(&m, d));
         }
-        /* the direct exchange (packet_kib 0), then packets of 64 KiB (where the copy
-         * itself takes well under a microsecond: the time is the cost per packet), 1, 4
-         * and 16 MiB */
-        static const int kibs[] = {0, 64, 1024, 4096, 16384};
-        for (int i = 0; i < 5; i++) {
+        /* the direct exchange (packet_kib 0: a kernel per sender; -1: a copy per range,
+         * as before sl_k_copy_ranges), then packets of 64 KiB (where the copy itself takes
+         * well under a microsecond: the time is the cost per packet), 1, 4 and 16 MiB */
+        static const int kibs[] = {0, -1, 64, 1024, 4096, 16384};
+        for (int i = 0; i < 6; i++) {
             int packet_kib = kibs[i];
-            struct sl__mg_opts o = {.packet_bytes = (size_t)packet_kib << 10, .credits = 4,
-                                    .packets = packet_kib > 0};
+            struct sl__mg_opts o = {.packet_bytes = (size_t)(packet_kib > 0 ? packet_kib : 0)
+                                                    << 10,
+                                    .credits = 4, .packets = packet_kib > 0};
+            mv.copies = packet_kib < 0;
             sl_xchg_stats st;
             SL_ASSERT_OK(sl__mg_exchange(&m, &mv, &o, &st)); /* warm */
             t0 = now_s();
@@ -612,10 +746,11 @@ SL_TEST(exchange_throughput)
             double sec = now_s() - t0;
             double gbps = (double)st.bytes / sec / 1e9;
             char what[64];
-            if (packet_kib)
+            if (packet_kib > 0)
                 snprintf(what, sizeof what, "%d KiB packets, 4 credits", packet_kib);
             else
-                snprintf(what, sizeof what, "direct");
+                snprintf(what, sizeof what, packet_kib ? "direct, a copy per range"
+                                                       : "direct, a kernel per sender");
             printf("exchange %d logical devices, %s: %.1f MiB in %llu packets, %.2f ms "
                    "(%.1f us a packet), %.1f GB/s = %.2f of the device copy\n", n_dev, what,
                    (double)st.bytes / (1 << 20), (unsigned long long)st.packets, sec * 1e3,

@@ -49,6 +49,22 @@ cudaError_t sl_k_strided_b32(const uint32_t *d_src, int64_t stride, uint32_t *d_
 cudaError_t sl_k_strided_b64(const uint64_t *d_src, int64_t stride, uint64_t *d_dst, int64_t n,
                              cudaStream_t stream);
 
+/* Copies each of n byte ranges (at most SL_K_COPY_RANGES_MAX; ranges of 0 bytes are
+ * skipped) in one launch: dst[i][0, bytes) = src[i][0, bytes), ranges not overlapping.
+ * Any alignment (16-byte loads where a range's pointers and length allow, 8-byte where
+ * they do, bytes otherwise). One kernel instead of one copy per range: the direct
+ * exchange between logical devices of one GPU, whose many small copies were enqueued
+ * one after another. Both pointers of a range must be usable from the stream's device
+ * (one GPU; a peer's memory only with peer access). cudaErrorInvalidValue for n out of
+ * range or a negative length. */
+#define SL_K_COPY_RANGES_MAX 64
+struct sl_k_copy_range {
+    const void *src;
+    void *dst;
+    int64_t bytes;
+};
+cudaError_t sl_k_copy_ranges(const struct sl_k_copy_range *ranges, int n, cudaStream_t stream);
+
 /* Adds to *d_count the number of zero bits among validity bits [offset, offset + n) of
  * d_validity (bit i in byte i / 8, least significant first: Arrow's order): the nulls of
  * a column whose null count is not known. */
