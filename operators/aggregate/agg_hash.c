@@ -237,11 +237,14 @@ int sl__agg_bind(sl_bind_t *b)
 
 int sl__agg_sink(sl_task_t *t)
 {
-    const struct agg_plan *p = sl_op_data(sl_task_op(t));
     struct agg_local *ls = sl_task_lstate(t);
-    if (!ls)
-        return SL_ENOMEM;
-    sl_batch_t *in = sl_task_input(t), *sel = NULL, *coded = NULL, *ids = NULL;
+    return ls ? sl__agg_sink_batch(t, ls, sl_task_input(t)) : SL_ENOMEM;
+}
+
+int sl__agg_sink_batch(sl_task_t *t, struct agg_local *ls, sl_batch_t *in)
+{
+    const struct agg_plan *p = sl_op_data(sl_task_op(t));
+    sl_batch_t *sel = NULL, *coded = NULL, *ids = NULL;
     if (p->where) { /* the passing rows only */
         int rc = sl__pred_apply(t, p->where, &ls->pred, in, &sel);
         if (rc < 0 || !sel)
@@ -298,7 +301,12 @@ int sl__agg_combine(sl_task_t *t)
     }
     if (ls)
         sl__agg_any_combine(gs, ls);
-    if (!ls || !ls->ready)
+    return ls ? sl__agg_keep_local(t, gs, ls) : SL_OK;
+}
+
+int sl__agg_keep_local(sl_task_t *t, struct agg_global *gs, struct agg_local *ls)
+{
+    if (!ls->ready)
         return SL_OK;
     struct agg_kept *k = sl_task_alloc(t, sizeof *k);
     if (!k)

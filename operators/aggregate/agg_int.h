@@ -240,7 +240,13 @@ int sl__agg_bind(sl_bind_t *b);
 int sl__agg_can_split(const sl_op_t *op);
 void sl__agg_fini_global(const sl_op_t *op, void *gstate);
 int sl__agg_sink(sl_task_t *t);
+/* The CPU sink of batch `in` (host memory) into local state ls (where=, DICT keys and
+ * all): sl__agg_sink's body, also run by the GPU group-by's CPU tasks for batches it
+ * moved to the host (agg_cuda_budget.c). */
+int sl__agg_sink_batch(sl_task_t *t, struct agg_local *ls, sl_batch_t *in);
 int sl__agg_combine(sl_task_t *t);
+/* Files a local state's table and partitions under gs (combine's CPU part). */
+int sl__agg_keep_local(sl_task_t *t, struct agg_global *gs, struct agg_local *ls);
 int64_t sl__agg_source_tasks(sl_task_t *t);
 int sl__agg_source(sl_task_t *t);
 /* The definition's fields (SL__SINK_SOURCE_DEF, common/op_def.h) but for the
@@ -319,6 +325,11 @@ int sl__agg_table_flush(sl_task_t *t, const struct agg_plan *p, struct agg_table
  * No avg (agg_can_split). Returns SL_OK or a failure recorded on the task. */
 int sl__agg_add_partials(sl_task_t *t, const struct agg_plan *p, struct agg_global *gs,
                          const sl_batch_t *b);
+/* The same into a new local state *out (not yet filed under gs: sl__agg_file_kept), so
+ * that several tasks can rebuild partial states at once. */
+int sl__agg_partials_kept(sl_task_t *t, const struct agg_plan *p, const sl_batch_t *b,
+                          struct agg_kept **out);
+void sl__agg_file_kept(struct agg_global *gs, struct agg_kept *k);
 
 /* Merges every group of src into dst (dst must have room). */
 void sl__agg_table_merge_table(const struct agg_plan *p, struct agg_table *dst,

@@ -732,7 +732,25 @@ static void read_value(const sl_batch_t *b, int c, int64_t i, __int128 *vi, doub
 int sl__agg_add_partials(sl_task_t *t, const struct agg_plan *p, struct agg_global *gs,
                          const sl_batch_t *b)
 {
+    struct agg_kept *k = NULL;
+    int rc = sl__agg_partials_kept(t, p, b, &k);
+    if (rc == SL_OK)
+        sl__agg_file_kept(gs, k);
+    return rc;
+}
+
+void sl__agg_file_kept(struct agg_global *gs, struct agg_kept *k)
+{
+    k->next = gs->locals;
+    gs->locals = k;
+    gs->groups += k->tb.n;
+}
+
+int sl__agg_partials_kept(sl_task_t *t, const struct agg_plan *p, const sl_batch_t *b,
+                          struct agg_kept **out)
+{
     struct agg_kept *k = sl_task_alloc(t, sizeof *k);
+    *out = NULL;
     if (!k)
         return SL_ENOMEM;
     memset(k, 0, sizeof *k);
@@ -778,8 +796,6 @@ int sl__agg_add_partials(sl_task_t *t, const struct agg_plan *p, struct agg_glob
             merge_state(s, &k->tb, a, g, valid ? 1 : 0, &v);
         }
     }
-    k->next = gs->locals;
-    gs->locals = k;
-    gs->groups += k->tb.n;
+    *out = k;
     return SL_OK;
 }
