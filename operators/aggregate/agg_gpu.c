@@ -39,8 +39,16 @@
         }                                                                                   \
     } while (0)
 
+/* Over the budget an allocation is not tried (a failed one fails the query): NULL with
+ * over_budget set, which agg_gdrv_add and agg_gdrv_output report as AGG_GDRV_EBUDGET. */
 static void *dalloc(struct agg_gdrv *d, size_t bytes)
 {
+    if (d->mem.budget && (int64_t)bytes > d->mem.budget(d->mem.ctx)) {
+        d->over_budget = 1;
+        d->need_bytes = (int64_t)bytes;
+        d->need_groups = 0;
+        return NULL;
+    }
     return d->mem.alloc(d->mem.ctx, bytes ? bytes : 1);
 }
 
@@ -371,6 +379,7 @@ static char *tile_block(struct agg_gdrv *d, const struct sl_k_agg_input *in, siz
     memset(pt, 0, sizeof *pt);
     if (!(pt->mem = dalloc(d, bytes)))
         return NULL;
+    pt->bytes = (int64_t)bytes;
     char *p = pt->mem;
     struct sl_k_agg_input *o = &pt->pb.in;
     o->n = in->n;
@@ -442,6 +451,7 @@ static int part_into(struct agg_gdrv *d, const struct sl_k_agg_input *in, int bi
     memset(pt, 0, sizeof *pt);
     if (!(pt->mem = dalloc(d, bytes)))
         return AGG_GDRV_ENOMEM;
+    pt->bytes = (int64_t)bytes;
     char *p = pt->mem;
     struct sl_k_agg_input *o = &pt->pb.in;
     o->n = in->n;
@@ -489,6 +499,16 @@ static int part_add(struct agg_gdrv *d, const struct sl_k_agg_input *in)
     }
     if (grow_host(d, (void **)&d->parts, &d->cap_parts, d->n_parts, sizeof *d->parts) < 0)
         return AGG_GDRV_ENOMEM;
+    /* The budget holds the input's copy and the partitioner's counts, or nothing is
+     * allocated (no half-partitioned input among the parts). */
+    const int64_t need = in->n * (8 * (int64_t)(sp->n_keys + sp->n_aggs) + 4) +
+                         (((int64_t)16 << d->bits) + ((int64_t)1 << 20));
+    if (d->mem.budget && need > d->mem.budget(d->mem.ctx)) {
+        d->over_budget = 1;
+        d->need_bytes = need;
+        d->need_groups = 0;
+        return AGG_GDRV_ENOMEM;
+    }
     /* d->any_nulls already has this input's nulls: add() (every input passes it first). */
     int rc = part_into(d, in, d->bits, input_nulls(sp, in), &d->parts[d->n_parts]);
     if (d->parts[d->n_parts].mem)
@@ -512,6 +532,7 @@ static int direct_new(struct agg_gdrv *d, int64_t groups)
     }
     if (!(d->dt_mem = dalloc(d, bytes)))
         return AGG_GDRV_ENOMEM;
+    d->dt_bytes = (int64_t)bytes;
     sl_k_agg_direct_carve(&d->spec, groups, d->dt_mem, &d->dt);
     CU(d, sl_k_agg_direct_clear(&d->spec, &d->dt, d->stream), "clearing the record table");
     /* Partitions whose table regions fit L2: 2^bits >= table bytes / region bytes. */
@@ -644,10 +665,17 @@ static int add(struct agg_gdrv *d, const struct sl_k_agg_input *in)
     return rc;
 }
 
+/* An allocation that dalloc did not try is the budget's refusal, not a lack of memory. */
+static int budget_rc(struct agg_gdrv *d, int rc)
+{
+    return rc == AGG_GDRV_ENOMEM && d->over_budget ? AGG_GDRV_EBUDGET : rc;
+}
+
 int agg_gdrv_add(struct agg_gdrv *d, const struct sl_k_agg_input *in)
 {
     int rc = enter(d, "adding a batch");
-    return rc < 0 ? rc : leave(d, add(d, in));
+    d->over_budget = 0;
+    return rc < 0 ? rc : leave(d, budget_rc(d, add(d, in)));
 }
 
 /* Asks for output columns of `rows` rows and prepares their bitmaps and counters. */
@@ -744,7 +772,9 @@ int agg_gdrv_output(struct agg_gdrv *d, agg_gdrv_out_fn fn, void *ctx, int32_t *
                     int64_t *n_groups, int64_t *h_null_count)
 {
     int rc = enter(d, "writing the groups");
-    return rc < 0 ? rc : leave(d, output(d, fn, ctx, d_status, n_groups, h_null_count));
+    d->over_budget = 0;
+    return rc < 0 ? rc
+                  : leave(d, budget_rc(d, output(d, fn, ctx, d_status, n_groups, h_null_count)));
 }
 
 static int output(struct agg_gdrv *d, agg_gdrv_out_fn fn, void *ctx, int32_t *d_status,
@@ -815,4 +845,35 @@ void agg_gdrv_free(struct agg_gdrv *d)
         d->mem.host_free(d->mem.ctx, d->parts, (size_t)d->cap_parts * sizeof *d->parts);
     dfree(d, d->d_small);
     memset(d, 0, sizeof *d);
+}
+
+int64_t agg_gdrv_held_bytes(const struct agg_gdrv *d)
+{
+    int64_t b = d->dt_mem ? d->dt_bytes : 0;
+    if (d->tb_mem)
+        b += (int64_t)sl_k_agg_table_bytes(&d->spec, d->tb.cap);
+    if (d->spill_mem)
+        b += (int64_t)sl_k_agg_table_bytes(&d->spec, d->spill.cap);
+    for (int i = 0; i < d->n_parts; i++)
+        b += d->parts[i].bytes;
+    return b;
+}
+
+int agg_gdrv_reset(struct agg_gdrv *d)
+{
+    const struct agg_gdrv c = *d; /* the spec, stream, memory and choices */
+    agg_gdrv_free(d);
+    int rc = agg_gdrv_init(d, &c.spec, c.stream, &c.mem);
+    d->force_mode = c.force_mode;
+    d->shared_groups = c.shared_groups;
+    d->force_bits = c.force_bits;
+    d->init_cap = c.init_cap;
+    d->update_flags = c.update_flags;
+    d->small_threshold = c.small_threshold;
+    d->part_threshold = c.part_threshold;
+    d->few_threshold = c.few_threshold;
+    d->direct_bits = c.direct_bits;
+    d->row_partition = c.row_partition;
+    d->strided_estimate = c.strided_estimate;
+    return rc;
 }

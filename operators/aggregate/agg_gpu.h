@@ -39,7 +39,9 @@ extern "C" {
 
 /* Results of agg_gdrv_* calls. */
 enum { AGG_GDRV_OK = 0, AGG_GDRV_ECUDA = -1, AGG_GDRV_ENOMEM = -2,
-       AGG_GDRV_EBUDGET = -3, /* a table of need_groups groups (need_bytes) is over budget */
+       AGG_GDRV_EBUDGET = -3, /* need_bytes (a table of need_groups groups, or 0 groups: other
+                                 memory) is over the budget; nothing was allocated for it,
+                                 but the driver may be part way through: reset or free it */
        AGG_GDRV_EROWS = -4 /* an input with row numbers (d_rowidx) that the method chosen
                               does not read: the caller compacts the rows and adds them so */ };
 /* Phases timed with CUDA events (phase_ms, -1 where not timed). */
@@ -62,6 +64,7 @@ struct agg_gdrv_mem {
 struct agg_gdrv_part {
     struct sl_k_agg_pbatch pb;
     void *mem;
+    int64_t bytes;                /* of mem */
 };
 
 struct agg_gdrv {
@@ -123,6 +126,8 @@ struct agg_gdrv {
     int n_parts, cap_parts;
     int64_t rounds_rerun;         /* partitioned output ran twice (count exceeded guess) */
     int switched;                 /* the table overflowed past the threshold: partitioned */
+    int64_t dt_bytes;             /* of dt_mem */
+    int over_budget;              /* an allocation was not tried: over the budget (need_bytes) */
 };
 
 /* Output columns for `rows` rows: fill out->d_cols and out->d_valid (NULL for columns
@@ -143,6 +148,12 @@ int agg_gdrv_add(struct agg_gdrv *d, const struct sl_k_agg_input *in);
 int agg_gdrv_output(struct agg_gdrv *d, agg_gdrv_out_fn out_fn, void *ctx, int32_t *d_status,
                     int64_t *n_groups, int64_t *h_null_count);
 void agg_gdrv_free(struct agg_gdrv *d);
+/* Device bytes the driver holds for its input: tables and partitions. */
+int64_t agg_gdrv_held_bytes(const struct agg_gdrv *d);
+/* Drops every group and input (as agg_gdrv_free) but keeps the choices (force_mode and
+ * the rest set before the first add), so that the driver takes a new run of inputs: the
+ * operator's folds under a small budget (agg_cuda_budget.c). */
+int agg_gdrv_reset(struct agg_gdrv *d);
 
 #ifdef __cplusplus
 }
