@@ -11,11 +11,12 @@
  *   kernels with per-block shared tables of stored keys (SL_K_AGG_SMALL) for few groups
  *   and, for many, the record table (AGG_GDRV_DIRECT: one record per group, the batch
  *   partitioned first so that the table region in use stays in L2); the generic kernels
- *   take what they cannot. The table methods keep a reference to every batch: if the
+ *   take what they cannot. The operator keeps a reference to every batch: if the
  *   table turns out too small (checked once, at finalize) the batches are aggregated
  *   again into a bigger one, so no row is lost. Device memory comes from
- *   sl_task_device_alloc, so the engine's GPU budget bounds it; a table the budget
- *   cannot hold is SL_EBUDGET.
+ *   sl_task_device_alloc, so the engine's GPU budget bounds it; past a quarter of it the
+ *   groups so far fold into host memory, and what the GPU cannot hold goes to the host
+ *   for the CPU workers (agg_cuda_budget.c, agg_cuda.h).
  * combine (agg_hash.c, on the CPU): files the GPU locals under the global state.
  * finalize: reads the table's counters (growing and running again if needed), writes
  *   the groups into a device batch (table: one kernel over the groups; partitioned: one
@@ -46,47 +47,64 @@
 #include <cuda_runtime_api.h>
 
 #include "../common/values.h"
-#include "agg_gpu.h"
+#include "agg_cuda.h"
 #include "gpu_ext.h"
-#include "agg_int.h"
 #include "common/op_common.h"
-
-struct agg_gpu_local {
-    struct agg_gdrv drv;
-    sl_batch_t **kept;            /* table method: the batches, for a run into a bigger table */
-    int n_kept, cap_kept;
-    sl_schema_t *rows_schema;     /* where=: one int32 column, the passing rows' numbers */
-};
 
 /* Drops the kept batches (after finalize, or when a failed query's states go). */
 void agg_gpu_local_release(struct agg_gpu_local *g)
 {
-    for (int i = 0; g && i < g->n_kept; i++)
-        sl_batch_unref(g->kept[i]);
-    if (g) {
-        g->n_kept = 0;
-        sl__schema_free(g->rows_schema);
-        g->rows_schema = NULL;
-    }
+    if (!g)
+        return;
+    agg_gpu_drop_kept(g);
+    agg_gpu_cpu_release(g);
+    agg_blist_release(&g->host);
+    agg_blist_release(&g->folds);
+    sl__schema_free(g->rows_schema);
+    g->rows_schema = NULL;
 }
 
-static int keep_batch(sl_task_t *t, struct agg_gpu_local *g, sl_batch_t *b)
+void agg_gpu_drop_kept(struct agg_gpu_local *g)
 {
-    if (g->n_kept == g->cap_kept) {
-        int cap = g->cap_kept ? 2 * g->cap_kept : 16;
-        sl_batch_t **nk = sl_task_alloc(t, (size_t)cap * sizeof *nk);
-        if (!nk)
+    agg_blist_release(&g->kept_in);
+    agg_blist_release(&g->kept_aux);
+    g->kept_bytes = 0;
+}
+
+int agg_blist_push(sl_task_t *t, struct agg_blist *l, sl_batch_t *b)
+{
+    if (l->n == l->cap) {
+        int cap = l->cap ? 2 * l->cap : 16;
+        sl_batch_t **nb = sl_task_alloc(t, (size_t)cap * sizeof *nb);
+        if (!nb)
             return SL_ENOMEM;
-        if (g->n_kept)
-            memcpy(nk, g->kept, (size_t)g->n_kept * sizeof *nk);
-        if (g->kept)
-            sl_task_free(t, g->kept);
-        g->kept = nk;
-        g->cap_kept = cap;
+        if (l->n)
+            memcpy(nb, l->b, (size_t)l->n * sizeof *nb);
+        if (l->b)
+            sl_task_free(t, l->b);
+        l->b = nb;
+        l->cap = cap;
     }
     sl_batch_ref(b);
-    g->kept[g->n_kept++] = b;
+    l->b[l->n++] = b;
     return SL_OK;
+}
+
+void agg_blist_release(struct agg_blist *l)
+{
+    for (int i = 0; i < l->n; i++)
+        sl_batch_unref(l->b[i]);
+    l->n = 0; /* the array is query memory: it goes with the query */
+}
+
+/* Keeps device batch b until the driver's groups are written: an input (in) or what its
+ * kernels read besides. */
+static int keep_batch(sl_task_t *t, struct agg_gpu_local *g, sl_batch_t *b, int in)
+{
+    int rc = agg_blist_push(t, in ? &g->kept_in : &g->kept_aux, b);
+    if (rc == SL_OK)
+        g->kept_bytes += sl__batch_bytes(b);
+    return rc;
 }
 
 static void *dev_alloc(void *ctx, size_t bytes)
@@ -120,10 +138,10 @@ static int64_t budget_left(void *ctx)
 static int drv_failed(sl_task_t *t, const struct agg_gdrv *d, int rc)
 {
     if (rc == AGG_GDRV_EBUDGET && d)
-        return sl_task_fail(t, SL_EBUDGET, "aggregate on the GPU: a table of %lld groups "
-                            "(%lld bytes) does not fit the GPU budget (%lld bytes left); "
-                            "place the aggregate on the CPU", (long long)d->need_groups,
-                            (long long)d->need_bytes, (long long)sl_task_device_budget(t));
+        return sl_task_fail(t, SL_EBUDGET, "aggregate on the GPU: %lld bytes (a table of %lld "
+                            "groups, or 0: other memory) do not fit the GPU budget (%lld "
+                            "bytes left)", (long long)d->need_bytes, (long long)d->need_groups,
+                            (long long)sl_task_device_budget(t));
     if (rc == AGG_GDRV_ENOMEM || !d)
         return sl_task_fail(t, SL_ENOMEM, "aggregate on the GPU: out of memory");
     return SL_TASK_CUDA_FAIL(t, d->cuerr, d->what ? d->what : "the GPU driver");
@@ -268,20 +286,25 @@ static int sink_rows(sl_task_t *t, const struct agg_plan *p, struct agg_gpu_loca
             if (p->aggs[a].col >= 0)
                 col_of(b, p->aggs[a].col, coff, &in.vals[a]);
         if ((rc = agg_gdrv_add(d, &in)) < 0)
-            return drop_batches(remapped, rc == AGG_GDRV_EROWS ? ROWS_REFUSED
-                                                               : drv_failed(t, d, rc));
+            return drop_batches(remapped, rc == AGG_GDRV_EROWS     ? ROWS_REFUSED
+                                          : rc == AGG_GDRV_EBUDGET ? AGG_GPU_OVER_BUDGET
+                                                                   : drv_failed(t, d, rc));
     }
-    /* The table methods may run the batch again at finalize (agg_gdrv_output); remapped
-     * codes stay until then in any case (kernels on the stream may still read them). */
+    /* The table methods may run the batch again at finalize (agg_gdrv_output), and under
+     * a small budget every method's inputs may go to the host (agg_cuda_budget.c): b
+     * stays until the driver's groups are written; remapped codes too (kernels on the
+     * stream may still read them). */
     rc = SL_OK;
     for (int j = 0; j < p->n_keys && rc == SL_OK; j++)
-        rc = remapped[j] ? keep_batch(t, g, remapped[j]) : SL_OK;
-    if (rc == SL_OK && d->mode != AGG_GDRV_PART && b->n_rows > 0)
-        rc = keep_batch(t, g, b);
+        rc = remapped[j] ? keep_batch(t, g, remapped[j], 0) : SL_OK;
+    if (rc == SL_OK && b->n_rows > 0)
+        rc = keep_batch(t, g, b, 1);
     return drop_batches(remapped, rc);
 }
 
 static int sink(sl_task_t *t);
+static int sink_input(sl_task_t *t, const struct agg_plan *p, struct agg_gpu_local *g,
+                      sl_batch_t *b);
 
 int agg_gpu_sink(sl_task_t *t)
 {
@@ -314,7 +337,8 @@ static int sink(sl_task_t *t)
             return drv_failed(t, NULL, rc);
         }
     }
-    struct agg_gdrv *d = &ls->gpu->drv;
+    struct agg_gpu_local *g = ls->gpu;
+    struct agg_gdrv *d = &g->drv;
     drv_bind(d, t);
     sl_task_option_int(t, "agg_gpu_part_threshold", &d->part_threshold);
     int64_t strided = 0;
@@ -323,26 +347,49 @@ static int sink(sl_task_t *t)
     int64_t generic = 0;
     sl_task_option_int(t, "debug_gpu_generic", &generic);
     d->few_threshold = generic ? -1 : 0;
+    if (g->on_host)
+        return agg_gpu_go_host(t, g, b, g->why_host);
+    /* The row numbers of where= and remapped DICT codes are device batches of their own
+     * (an allocation over the budget would fail the query): without room for them, the
+     * rows go to the host. */
+    int64_t aux = p->where ? 4 * b->n_rows : 0;
+    for (int j = 0; j < p->n_keys; j++)
+        aux += p->key_types[j] == SL_TYPE_DICT ? 4 * b->n_rows : 0;
+    if (aux && aux + ((int64_t)1 << 20) > sl_task_device_budget(t))
+        return agg_gpu_go_host(t, g, b, AGG_GPU_WHY_INPUT);
+    rc = sink_input(t, p, g, b);
+    if (rc == AGG_GPU_OVER_BUDGET) /* the driver's state goes: its inputs are all kept */
+        return agg_gpu_go_host(t, g, b, AGG_GPU_WHY_DRIVER);
+    return rc < 0 ? rc : agg_gpu_budget_check(t, p, g);
+}
+
+/* Adds device batch b (where= applied) to the driver and keeps it. */
+static int sink_input(sl_task_t *t, const struct agg_plan *p, struct agg_gpu_local *g,
+                      sl_batch_t *b)
+{
     if (!p->where)
-        return sink_rows(t, p, ls->gpu, b, NULL, b->n_rows);
+        return sink_rows(t, p, g, b, NULL, b->n_rows);
     /* where=: the kernels read the passing rows by number, in place (no gathered copy of
      * the columns); a method that cannot gets them gathered. */
     int64_t k = 0;
     sl_batch_t *rows = NULL;
-    if ((rc = where_rows(t, p, ls->gpu, b, &rows, &k)) < 0 || k == 0) {
+    int rc = where_rows(t, p, g, b, &rows, &k);
+    if (rc < 0 || k == 0) {
         sl_batch_unref(rows);
         return rc;
     }
     const uint32_t *d_idx = k < b->n_rows ? sl__col_values(rows, 0) : NULL;
-    rc = sink_rows(t, p, ls->gpu, b, d_idx, k);
+    rc = sink_rows(t, p, g, b, d_idx, k);
     if (rc == ROWS_REFUSED) {
         sl_batch_t *taken = NULL;
-        rc = sl__gpu_take(t, b, d_idx, k, &taken);
+        const int64_t copy = (int64_t)((double)sl__batch_bytes(b) * (double)k / (double)b->n_rows);
+        rc = copy + ((int64_t)1 << 20) > sl_task_device_budget(t) ? AGG_GPU_OVER_BUDGET
+                                                                  : sl__gpu_take(t, b, d_idx, k, &taken);
         if (rc == SL_OK)
-            rc = sink_rows(t, p, ls->gpu, taken, NULL, k);
+            rc = sink_rows(t, p, g, taken, NULL, k);
         sl_batch_unref(taken);
-    } else if (rc == SL_OK && d_idx && d->mode == AGG_GDRV_TABLE) {
-        rc = keep_batch(t, ls->gpu, rows); /* the numbers, for a run at finalize */
+    } else if (rc == SL_OK && d_idx) {
+        rc = keep_batch(t, g, rows, 0); /* the numbers, for a run at finalize */
     }
     sl_batch_unref(rows);
     return rc;
@@ -355,6 +402,7 @@ struct out_ctx {
     const struct agg_plan *p;
     sl_schema_t *vschema;               /* one int32 column: bitmap words */
     sl_batch_t *b;
+    int64_t over;                       /* bytes of an output over the budget (not tried) */
 };
 
 /* A device buffer of `words` 32-bit words as a batch buffer: borrowed from a one-column
@@ -373,6 +421,18 @@ static struct sl__buf *device_words(struct out_ctx *o, int64_t words)
 static int out_alloc(void *ctx, int64_t rows, struct sl_k_agg_out *out)
 {
     struct out_ctx *o = ctx;
+    const sl_schema_t *sc = sl_op_output_schema(sl_task_op(o->t));
+    int64_t bytes = ((int64_t)1 << 20) + (int64_t)(o->p->n_keys + o->p->n_aggs) * (rows / 8 + 256);
+    for (int c = 0; c < o->p->n_keys + o->p->n_aggs; c++) {
+        const char *name;
+        enum sl_type ty = SL_TYPE_INT64;
+        sl_schema_field(sc, c, &name, &ty);
+        bytes += sl__col_data_bytes(ty, rows);
+    }
+    if (bytes > sl_task_device_budget(o->t)) { /* a failed allocation fails the query */
+        o->over = bytes;
+        return AGG_GDRV_EBUDGET;
+    }
     sl_batch_unref(o->b);
     o->b = sl_task_new_batch(o->t, sl_op_output_schema(sl_task_op(o->t)), rows);
     if (!o->b)
@@ -445,16 +505,12 @@ int agg_gpu_finalize(sl_task_t *t)
     return timed(t, finalize, "gpu_host_finalize");
 }
 
-static int finalize(sl_task_t *t)
+int agg_gpu_groups(sl_task_t *t, const struct agg_plan *p, struct agg_gdrv *d,
+                   sl_batch_t **out)
 {
-    const struct agg_plan *p = sl_op_data(sl_task_op(t));
-    struct agg_global *gs = sl_task_gstate(t);
-    if (gs->n_gpu_locals > 1)
-        return sl_task_fail(t, SL_EUNSUPPORTED, "aggregate: groups sunk on %d GPUs (merging "
-                            "GPU tables across GPUs is not implemented)", gs->n_gpu_locals);
-    struct agg_gdrv *d = &gs->gpu_locals[0]->drv;
+    *out = NULL;
     drv_bind(d, t);
-    struct out_ctx o = {t, p, sl__schema_new(1), NULL};
+    struct out_ctx o = {t, p, sl__schema_new(1), NULL, 0};
     if (!o.vschema || sl__schema_set(o.vschema, 0, "w", SL_TYPE_INT32) != SL_OK) {
         sl__schema_free(o.vschema);
         return sl_task_fail(t, SL_ENOMEM, "out of memory");
@@ -467,17 +523,13 @@ static int finalize(sl_task_t *t)
     sl__schema_free(o.vschema);
     if (rc < 0) {
         sl_batch_unref(o.b);
-        return drv_failed(t, d, rc);
+        return rc == AGG_GDRV_EBUDGET || o.over ? AGG_GPU_OVER_BUDGET : drv_failed(t, d, rc);
     }
     static const char *const names[AGG_PH_N] = {"gpu_sample", "gpu_aggregate", "gpu_retry",
                                                   "gpu_output", "gpu_partition"};
     for (int i = 0; i < AGG_PH_N; i++)
         if (d->phase_ms[i] >= 0)
             sl_task_phase_time(t, names[i], d->phase_ms[i]);
-    agg_gdrv_free(d); /* the table and partitions are no longer needed */
-    agg_gpu_local_release(gs->gpu_locals[0]);
-    if (n == 0 && p->n_keys == 0 && !gs->locals)
-        return empty_global(t, gs, o.b);
     for (int c = 0; c < p->n_keys + p->n_aggs; c++) {
         struct sl__col *col = &o.b->cols[c];
         col->null_count = col->validity ? nulls[c] : 0;
@@ -486,14 +538,41 @@ static int finalize(sl_task_t *t)
             col->validity = NULL;
         }
     }
-    if ((rc = agg_gpu_dicts_attach(t, p, gs, o.b)) < 0) {
-        sl_batch_unref(o.b);
+    *out = sl_task_batch_slice(t, o.b, 0, n);
+    sl_batch_unref(o.b);
+    return *out ? SL_OK : SL_ENOMEM;
+}
+
+static int finalize(sl_task_t *t)
+{
+    const struct agg_plan *p = sl_op_data(sl_task_op(t));
+    struct agg_global *gs = sl_task_gstate(t);
+    if (gs->n_gpu_locals > 1)
+        return sl_task_fail(t, SL_EUNSUPPORTED, "aggregate: groups sunk on %d GPUs (merging "
+                            "GPU tables across GPUs is not implemented)", gs->n_gpu_locals);
+    struct agg_gpu_local *g = gs->gpu_locals[0];
+    struct agg_gdrv *d = &g->drv;
+    if (g->on_host || g->folds.n)
+        return agg_gpu_budget_finalize(t, p, gs, g);
+    sl_batch_t *ob = NULL;
+    int rc = agg_gpu_groups(t, p, d, &ob);
+    if (rc == AGG_GPU_OVER_BUDGET) { /* a bigger table does not fit: the CPU aggregates */
+        if ((rc = agg_gpu_go_host(t, g, NULL, AGG_GPU_WHY_DRIVER)) < 0)
+            return rc;
+        return agg_gpu_budget_finalize(t, p, gs, g);
+    }
+    if (rc < 0)
+        return rc;
+    int64_t n = sl_batch_num_rows(ob);
+    agg_gdrv_free(d); /* the table and partitions are no longer needed */
+    agg_gpu_local_release(g);
+    if (n == 0 && p->n_keys == 0 && !gs->locals)
+        return empty_global(t, gs, ob);
+    if ((rc = agg_gpu_dicts_attach(t, p, gs, ob)) < 0) {
+        sl_batch_unref(ob);
         return rc;
     }
-    gs->gpu_out = sl_task_batch_slice(t, o.b, 0, n);
-    sl_batch_unref(o.b);
-    if (!gs->gpu_out)
-        return SL_ENOMEM;
+    gs->gpu_out = ob;
     if (gs->locals)
         return merge_on_host(t, p, gs);
     gs->gpu = 1;

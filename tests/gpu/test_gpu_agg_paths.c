@@ -753,10 +753,41 @@ static char **rows_text(sl_table_t *t, int64_t *n)
     return r;
 }
 
+/* A run's engine beside its placement: GPU budget and rows per GPU morsel (0: the
+ * defaults), and what the aggregate's profile values said (NULL: not asked). */
+struct run_cfg {
+    int64_t gpu_mem, morsel;
+    int64_t *folds, *host, *host_rows;
+};
+
+/* Value `name` of the query's profile (0 when the operator set none). */
+static int64_t profile_value(sl_query_t *q, const char *name)
+{
+    const char *js = sl_query_profile_json(q);
+    char key[80];
+    snprintf(key, sizeof key, "\"%s\":", name);
+    const char *at = js ? strstr(js, key) : NULL;
+    return at ? strtoll(at + strlen(key), NULL, 10) : 0;
+}
+
+static int run_cfg_on(enum sl_placement pl, sl_table_t *in, const char *opts,
+                      const struct run_cfg *rc_, sl_table_t **out, int *on_gpu);
+
 static int run_on(enum sl_placement pl, sl_table_t *in, const char *opts, sl_table_t **out,
                   int *on_gpu)
 {
-    sl_engine_t *e = gpu_test_engine(pl, 0);
+    static const struct run_cfg none = {0};
+    return run_cfg_on(pl, in, opts, &none, out, on_gpu);
+}
+
+static int run_cfg_on(enum sl_placement pl, sl_table_t *in, const char *opts,
+                      const struct run_cfg *rc_, sl_table_t **out, int *on_gpu)
+{
+    struct sl_engine_config cfg;
+    gpu_test_config(&cfg, pl, rc_->gpu_mem);
+    cfg.morsel_rows_gpu = rc_->morsel;
+    sl_engine_t *e;
+    SL_ASSERT_OK(sl_test_engine_open(&e, &cfg));
     sl_plan_t *p;
     int ni, na;
     SL_ASSERT_OK(sl_plan_create(&p));
@@ -769,6 +800,12 @@ static int run_on(enum sl_placement pl, sl_table_t *in, const char *opts, sl_tab
     if (rc != SL_OK)
         fail_msg("%s: %s", opts, sl_query_errmsg(q));
     *on_gpu = q->ops[na].home_gpu >= 0;
+    if (rc_->folds)
+        *rc_->folds = profile_value(q, "gpu_budget_folds");
+    if (rc_->host)
+        *rc_->host = profile_value(q, "gpu_budget_host");
+    if (rc_->host_rows)
+        *rc_->host_rows = profile_value(q, "gpu_budget_host_rows");
     SL_ASSERT_OK(sl_query_result(q, "o", out));
     sl_query_destroy(q);
     sl_plan_destroy(p);
@@ -776,14 +813,15 @@ static int run_on(enum sl_placement pl, sl_table_t *in, const char *opts, sl_tab
     return rc;
 }
 
-/* The plan on the CPU and on the GPU: equal rows; want_gpu: where the GPU run must be
- * (-1: either). */
-static void typed_check(sl_table_t *in, const char *opts, int want_gpu)
+/* The plan on the CPU and on the GPU (engine rc_): equal rows; want_gpu: where the GPU
+ * run must be (-1: either). */
+static void typed_check_cfg(sl_table_t *in, const char *opts, int want_gpu,
+                            const struct run_cfg *rc_)
 {
     sl_table_t *want, *got;
     int on_gpu = 0;
     run_on(SL_PLACE_CPU, in, opts, &want, &on_gpu);
-    run_on(SL_PLACE_GPU, in, opts, &got, &on_gpu);
+    run_cfg_on(SL_PLACE_GPU, in, opts, rc_, &got, &on_gpu);
     int64_t nw, ng;
     char **w = rows_text(want, &nw), **g = rows_text(got, &ng);
     printf("%s: %lld rows, on the GPU %d\n", opts, (long long)nw, on_gpu);
@@ -798,6 +836,12 @@ static void typed_check(sl_table_t *in, const char *opts, int want_gpu)
     free(w), free(g);
     sl_table_unref(want);
     sl_table_unref(got);
+}
+
+static void typed_check(sl_table_t *in, const char *opts, int want_gpu)
+{
+    static const struct run_cfg none = {0};
+    typed_check_cfg(in, opts, want_gpu, &none);
 }
 
 #define TYPED_AGGS "aggs=\"count(*), sum(dv), avg(dv), min(dv), max(dv), min(dd), max(kt), " \
@@ -1018,4 +1062,118 @@ SL_TEST(op_dict_key_small)
     sl_table_t *others = dict_input(3000, 40, 1, 3, DICT_OTHERS, 63);
     dict_check(others, "keys=ks " DICT_AGGS, 1, 0);
     sl_table_unref(others);
+}
+
+/* ---------------- small GPU budgets (agg_cuda_budget.c, issue 18) ---------------- */
+
+/* Aggregates whose groups are rebuilt from their output (no avg): the GPU folds. */
+#define FOLD_AGGS "aggs=\"count(*), count(v), sum(dv), min(dv), max(dv), min(dd), max(kt), " \
+                  "sum(v)\""
+
+/* A budget of 24 MiB and GPU morsels of at most 2^16 rows: the kept batches pass their
+ * share many times over an input of a million rows. */
+#define SMALL_MEM ((int64_t)24 << 20)
+
+static void budget_check(sl_table_t *in, const char *opts, int64_t *folds, int64_t *host)
+{
+    int64_t rows = 0;
+    struct run_cfg rc_ = {SMALL_MEM, 1 << 16, folds, host, &rows};
+    typed_check_cfg(in, opts, 1, &rc_);
+    printf("  folds %lld, to the host %lld (%lld rows)\n", (long long)*folds, (long long)*host,
+           (long long)rows);
+}
+
+/* Few groups (TPC-H Q1's shape: two keys, decimal sums, where=) and many (one decimal
+ * key, 200,000 groups), with and without nulls: the driver's groups fold into host
+ * memory as partial states and never go to the host as rows; equal to the CPU engine. */
+SL_TEST(budget_folds_few_and_many_groups)
+{
+    NEED_GPU();
+    for (int nulls = 0; nulls < 2; nulls++) {
+        int64_t folds = 0, host = 0;
+        sl_table_t *few = typed_input(1000000, 4, nulls, 81 + (uint64_t)nulls);
+        budget_check(few, "keys=\"kd,ke\" " FOLD_AGGS, &folds, &host);
+        assert_true(folds > 1);
+        assert_int_equal(host, 0);
+        budget_check(few, "where=\"dd > DATE '1970-01-01'\" keys=\"kd,ke\" " FOLD_AGGS, &folds,
+                     &host);
+        assert_true(folds > 1);
+        assert_int_equal(host, 0);
+        budget_check(few, FOLD_AGGS, &folds, &host); /* no key: one group */
+        assert_true(folds > 1);
+        sl_table_unref(few);
+        sl_table_t *many = typed_input(1000000, 200000, nulls, 83 + (uint64_t)nulls);
+        budget_check(many, "keys=kc " FOLD_AGGS, &folds, &host);
+        assert_true(folds + host > 0);
+        budget_check(many, "keys=\"kd,ke\" " FOLD_AGGS, &folds, &host); /* 100,000 pairs */
+        assert_true(folds + host > 0);
+        sl_table_unref(many);
+    }
+}
+
+/* avg cannot be rebuilt from its output: past the share the kept batches and every later
+ * one go to the host, where the CPU workers aggregate them (profile value 1); with
+ * where= too. Equal to the CPU engine. */
+SL_TEST(budget_avg_goes_to_the_host)
+{
+    NEED_GPU();
+    for (int nulls = 0; nulls < 2; nulls++) {
+        int64_t folds = 0, host = 0;
+        sl_table_t *in = typed_input(1000000, 1000, nulls, 85 + (uint64_t)nulls);
+        budget_check(in, "keys=kd " TYPED_AGGS, &folds, &host);
+        assert_int_equal(host, 1);
+        assert_int_equal(folds, 0);
+        budget_check(in, "where=\"v > 0\" keys=\"kd,ke\" " TYPED_AGGS, &folds, &host);
+        assert_int_equal(host, 1);
+        sl_table_unref(in);
+    }
+}
+
+/* DICT keys under the budget: folds keep the merged codes (rebuilt as int32 codes on the
+ * host), host batches are coded by the CPU sink; one dictionary and reordered ones. */
+SL_TEST(budget_dict_keys)
+{
+    NEED_GPU();
+    int64_t folds = 0, host = 0;
+    sl_table_t *shared = dict_input(1000000, 150000, 1, 8, DICT_SHARED, 87);
+    budget_check(shared, "keys=ks aggs=\"count(*), count(v), sum(v), min(v), max(v)\"", &folds,
+                 &host);
+    assert_true(folds + host > 0);
+    budget_check(shared, "keys=\"ks,ki\" " DICT_AGGS, &folds, &host); /* avg: the host */
+    assert_int_equal(host, 1);
+    sl_table_unref(shared);
+    sl_table_t *others = dict_input(1000000, 1000, 1, 8, DICT_OTHERS, 89);
+    budget_check(others, "keys=ks aggs=\"count(*), sum(v), min(v)\"", &folds, &host);
+    assert_true(folds > 1);
+    assert_int_equal(host, 0);
+    sl_table_unref(others);
+}
+
+/* A first morsel of ten groups, then every row a group of its own, with many aggregates:
+ * the table sized for ten groups overflows and the one the chunk's rows need does not
+ * fit the budget; the chunk's kept batches go to the host (profile value 2) and the
+ * answer is still exact. */
+SL_TEST(budget_table_over_the_budget)
+{
+    NEED_GPU();
+    const int64_t rows = 600000;
+    const char *names[2] = {"k", "v"};
+    enum sl_type ty[2] = {SL_TYPE_INT64, SL_TYPE_INT64};
+    sl_batch_t *b;
+    SL_ASSERT_OK(sl_batch_create(&b, 2, names, ty, rows));
+    int64_t *k = sl_batch_column_data(b, 0), *v = sl_batch_column_data(b, 1);
+    uint64_t s = 91;
+    for (int64_t i = 0; i < rows; i++) {
+        k[i] = i < 20000 ? (int64_t)(i % 10) : i * 7919;
+        v[i] = (int64_t)(rnd(&s) % 1000) - 500;
+    }
+    sl_table_t *in;
+    SL_ASSERT_OK(sl_table_create(&in));
+    SL_ASSERT_OK(sl_table_append(in, b));
+    sl_batch_unref(b);
+    int64_t folds = 0, host = 0;
+    budget_check(in, "keys=k aggs=\"count(*), sum(v), min(v), max(v), count(v), sum(k), "
+                     "min(k), max(k)\"", &folds, &host);
+    assert_true(folds + host > 0);
+    sl_table_unref(in);
 }
