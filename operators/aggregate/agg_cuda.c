@@ -192,11 +192,10 @@ int agg_gpu_sink_can_run(const sl_task_t *t)
     const struct agg_plan *p = sl_op_data(sl_task_op((sl_task_t *)t));
     const sl_batch_t *b = sl_task_input(t);
     /* Types beyond int32/int64/float32/float64, count(DISTINCT): the CPU's; so is a
-     * where= the GPU program does not take, or one over 2^31 rows or more (CUB's counts,
-     * as the GPU filter). */
+     * where= the GPU program does not take (p->where_why says why), or one over a batch
+     * too big for it (as the GPU filter). */
     return !p->any && p->gpu_types && p->n_keys <= SL_K_AGG_MAX_KEYS &&
-           p->n_aggs <= SL_K_AGG_MAX_AGGS &&
-           (!p->where || (p->where_xp && (!b || sl_batch_num_rows(b) < INT32_MAX)));
+           p->n_aggs <= SL_K_AGG_MAX_AGGS && (!p->where || (p->where_xp && sl__xp_rows_fit(b)));
 }
 
 static void col_of(const sl_batch_t *b, int c, int64_t off, struct sl_k_agg_col *o)
@@ -370,7 +369,8 @@ static int sink_input(sl_task_t *t, const struct agg_plan *p, struct agg_gpu_loc
     if (!p->where)
         return sink_rows(t, p, g, b, NULL, b->n_rows);
     /* where=: the kernels read the passing rows by number, in place (no gathered copy of
-     * the columns); a method that cannot gets them gathered. */
+     * the columns); a method that cannot gets them gathered (at once, without remapping
+     * DICT codes for an add it refuses, once the driver chose such a method). */
     int64_t k = 0;
     sl_batch_t *rows = NULL;
     int rc = where_rows(t, p, g, b, &rows, &k);
@@ -379,7 +379,9 @@ static int sink_input(sl_task_t *t, const struct agg_plan *p, struct agg_gpu_loc
         return rc;
     }
     const uint32_t *d_idx = k < b->n_rows ? sl__col_values(rows, 0) : NULL;
-    rc = sink_rows(t, p, g, b, d_idx, k);
+    const int mode = g->drv.mode; /* a method chosen that refuses every such batch */
+    rc = d_idx && mode && mode != AGG_GDRV_TABLE ? ROWS_REFUSED
+                                                 : sink_rows(t, p, g, b, d_idx, k);
     if (rc == ROWS_REFUSED) {
         sl_batch_t *taken = NULL;
         const int64_t copy = (int64_t)((double)sl__batch_bytes(b) * (double)k / (double)b->n_rows);

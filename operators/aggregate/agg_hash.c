@@ -212,9 +212,8 @@ int sl__agg_bind(sl_bind_t *b)
     const sl_schema_t *in = sl_bind_input_schema(b, 0);
     if ((rc = sl__pred_bind_to(b, where, in, &p->where)) < 0)
         return rc;
-    char why[200];
     if (p->where)
-        p->where_xp = sl__xp_new(p->where, in, why, sizeof why);
+        p->where_xp = sl__xp_new(p->where, in, p->where_why, sizeof p->where_why);
     if ((rc = bind_keys(b, p, keys)) < 0)
         return rc;
     p->any = sl__agg_keys_need_any(p); /* DICT and utf8 keys run on the table too */

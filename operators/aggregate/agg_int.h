@@ -75,6 +75,7 @@ struct agg_plan {
      * (where_xp: the predicate's GPU program; NULL: the GPU cannot run it). */
     struct sl__expr *where;
     struct sl__xp *where_xp;
+    char where_why[200];   /* why where_xp is NULL (as the GPU filter's `why`) */
 };
 
 /* The running value of one aggregate of one group: an exact 128-bit sum of integers

@@ -191,6 +191,13 @@ struct sl__xp;
 struct sl__xp *sl__xp_new(const struct sl__expr *e, const sl_schema_t *in, char *why,
                           size_t why_len);
 void sl__xp_delete(struct sl__xp *x);
+/* Whether batch b (NULL: any) is small enough for sl__xp_select_gpu, whose row numbers
+ * and count are 32-bit (CUB's counts): the GPU filter's and the GPU group-by's where=
+ * take no batch of 2^31 - 1 rows or more. */
+static inline bool sl__xp_rows_fit(const sl_batch_t *b)
+{
+    return !b || sl_batch_num_rows(b) < INT32_MAX;
+}
 /* CUDA builds (expr_cuda.c). The numbers (ascending) of the rows of device batch `in`
  * where x (compiled from e) is TRUE into d_idx (device memory with room for every row) and
  * their count into *k: one wait, for the count. A data error fails the task. */

@@ -255,9 +255,7 @@ static int filter_gpu_can_run(const sl_task_t *t)
 {
     const struct sl__filter_data *d = sl_op_data(sl_task_op((sl_task_t *)t));
     const sl_batch_t *b = sl_task_input(t);
-    if (!d->gpu_ok)
-        return 0;
-    return !b || sl_batch_num_rows(b) < INT32_MAX;
+    return d->gpu_ok && sl__xp_rows_fit(b);
 }
 
 static const struct sl_impl filter_cuda_impls[] = {
