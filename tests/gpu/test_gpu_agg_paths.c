@@ -17,8 +17,13 @@
  * a bool key stays on the CPU (placement says so) with the same result. DICT keys (one
  * and composite with an int32 key, nulls, one group, 1,000 and 150,000 groups, no rows)
  * on one shared dictionary, on equal copies, on reordered dictionaries and on one holding
- * a string twice equal the CPU engine as row multisets, key column DICT. Skipped without
- * a GPU. */
+ * a string twice equal the CPU engine as row multisets, key column DICT.
+ *
+ * Small budgets (issue 18, agg_cuda_budget.c): with 24 MiB of GPU memory and small
+ * morsels, few and many groups (where=, nulls, decimals, DICT keys) fold into host
+ * memory, avg's batches go to the host, and a table the budget cannot hold sends its
+ * chunk there; the profile says which (gpu_budget_folds, gpu_budget_host) and the rows
+ * equal the CPU engine's. Skipped without a GPU. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1074,13 +1079,19 @@ SL_TEST(op_dict_key_small)
  * share many times over an input of a million rows. */
 #define SMALL_MEM ((int64_t)24 << 20)
 
-static void budget_check(sl_table_t *in, const char *opts, int64_t *folds, int64_t *host)
+static void budget_check_m(sl_table_t *in, const char *opts, int64_t morsel, int64_t *folds,
+                           int64_t *host)
 {
     int64_t rows = 0;
-    struct run_cfg rc_ = {SMALL_MEM, 1 << 16, folds, host, &rows};
+    struct run_cfg rc_ = {SMALL_MEM, morsel, folds, host, &rows};
     typed_check_cfg(in, opts, 1, &rc_);
     printf("  folds %lld, to the host %lld (%lld rows)\n", (long long)*folds, (long long)*host,
            (long long)rows);
+}
+
+static void budget_check(sl_table_t *in, const char *opts, int64_t *folds, int64_t *host)
+{
+    budget_check_m(in, opts, 1 << 16, folds, host);
 }
 
 /* Few groups (TPC-H Q1's shape: two keys, decimal sums, where=) and many (one decimal
@@ -1176,4 +1187,22 @@ SL_TEST(budget_table_over_the_budget)
                      "min(k), max(k)\"", &folds, &host);
     assert_true(folds + host > 0);
     sl_table_unref(in);
+}
+
+/* Small inputs in morsels of 4,096 rows for compute-sanitizer: a fold of few groups with
+ * where= and nulls, of many groups, and avg's batches to the host. */
+SL_TEST(budget_small)
+{
+    NEED_GPU();
+    int64_t folds = 0, host = 0;
+    sl_table_t *in = typed_input(300000, 4, 1, 93);
+    budget_check_m(in, "where=\"v > 0\" keys=\"kd,ke\" " FOLD_AGGS, 1 << 12, &folds, &host);
+    assert_true(folds > 0);
+    budget_check_m(in, "keys=kd " TYPED_AGGS, 1 << 12, &folds, &host);
+    assert_int_equal(host, 1);
+    sl_table_unref(in);
+    sl_table_t *many = typed_input(300000, 50000, 1, 95);
+    budget_check_m(many, "keys=kc " FOLD_AGGS, 1 << 12, &folds, &host);
+    assert_true(folds + host > 0);
+    sl_table_unref(many);
 }
