@@ -1084,7 +1084,7 @@ static void budget_check_m(sl_table_t *in, const char *opts, int64_t morsel, int
 {
     int64_t rows = 0;
     struct run_cfg rc_ = {SMALL_MEM, morsel, folds, host, &rows};
-    typed_check_cfg(in, opts, 1, &rc_);
+    typed_check_cfg(in, opts, -1, &rc_); /* the profile values say where it ran */
     printf("  folds %lld, to the host %lld (%lld rows)\n", (long long)*folds, (long long)*host,
            (long long)rows);
 }
