@@ -57,6 +57,21 @@ static int find_op(const char *profile, int node, const char *op, const char **a
     return 0;
 }
 
+/* What a GPU group-by did under a small budget (its profile values; docs/OUT_OF_CORE.md):
+ * folds of its groups into host memory, its input moved to the CPU and why. */
+static void budget_note(const char *at, const char *end)
+{
+    static const char *const why[] = {"", "avg cannot fold", "a table or copy over the budget",
+                                      "row numbers or codes over the budget"};
+    int folds = (int)cli_profile_number(at, end, "gpu_budget_folds", 0),
+        host = (int)cli_profile_number(at, end, "gpu_budget_host", 0);
+    if (folds > 0)
+        printf(" [GPU budget: %d fold%s]", folds, folds == 1 ? "" : "s");
+    if (host > 0 && host < 4)
+        printf(" [GPU budget: %.0f rows to the CPU, %s]",
+               cli_profile_number(at, end, "gpu_budget_host_rows", 0), why[host]);
+}
+
 void cli_explain_stages_measured(const sl_plan_t *plan, const struct sl_explain_pipeline *p,
                                  const char *profile)
 {
@@ -81,6 +96,7 @@ void cli_explain_stages_measured(const sl_plan_t *plan, const struct sl_explain_
                tasks == 1 ? "" : "s", cli_profile_number(at, end, "busy_ms", 0));
         if (kernel > 0)
             printf(" (GPU %.2f ms)", kernel);
+        budget_note(at, end);
     }
     printf("\n");
 }
