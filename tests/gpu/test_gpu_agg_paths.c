@@ -127,7 +127,17 @@ struct kcase {
                              three) take the tile partitioner, eight do not */
     int sum_first;        /* the sum second, the count third (count(*), sum, count, ...):
                              the value the shared-table kernels load with the keys */
+    int64_t budget_groups; /* > 0: the driver's budget twice a record table of that many
+                              groups (agg_gpu.c's fit_groups grows a table to them) */
 };
+
+static int64_t g_budget;
+
+static int64_t k_budget(void *ctx)
+{
+    (void)ctx;
+    return g_budget;
+}
 
 struct ref {
     int64_t cnt, min, max, maxi;
@@ -227,7 +237,9 @@ static void kcase_run(const struct kcase *c)
                SL_K_AGG_AVG, SL_K_AGG_SUM, SL_K_AGG_MAX},
         .in_type = {SL_K_I64, SL_K_I64, SL_K_I64, SL_K_I64, SL_K_I64, SL_K_I64, SL_K_I32,
                     SL_K_I32}};
-    const struct agg_gdrv_mem mem = {k_alloc, k_free, h_alloc, h_free, NULL, NULL};
+    g_budget = c->budget_groups ? 2 * (int64_t)sl_k_agg_direct_bytes(&sp, c->budget_groups) : 0;
+    const struct agg_gdrv_mem mem = {k_alloc, k_free, h_alloc, h_free, NULL,
+                                     c->budget_groups ? k_budget : NULL};
     struct agg_gdrv d;
     assert_int_equal(agg_gdrv_init(&d, &sp, g_stream, &mem), 0);
     d.small_threshold = c->small;
@@ -525,6 +537,11 @@ SL_TEST(direct_path_cases)
         struct kcase grow = {.key64 = k64, .n = 400000, .groups = 90000, .batches = 3,
                              .mode = D, .init_cap = 16, .dbits = 1};
         kcase_run(&grow);
+        /* The grown table's 2 * (groups + rows without room) = 600,000 groups do not fit
+         * the budget: it takes the 120,000 that half of it holds, enough for all. */
+        struct kcase fit = {.key64 = k64, .n = 300000, .groups = 100000, .batches = 3,
+                            .mode = D, .init_cap = 2048, .budget_groups = 120000};
+        kcase_run(&fit);
     }
 }
 
