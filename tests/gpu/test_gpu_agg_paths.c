@@ -1169,6 +1169,12 @@ SL_TEST(budget_dict_keys)
     assert_true(folds + host > 0);
     budget_check(shared, "keys=\"ks,ki\" " DICT_AGGS, &folds, &host); /* avg: the host */
     assert_int_equal(host, 1);
+    /* TPC-H Q1's shape: DICT keys and where= */
+    budget_check(shared, "where=\"v > 0\" keys=\"ks,ki\" aggs=\"count(*), sum(v), min(v)\"",
+                 &folds, &host);
+    assert_true(folds + host > 0);
+    budget_check(shared, "where=\"v > 0\" keys=\"ks,ki\" " DICT_AGGS, &folds, &host);
+    assert_int_equal(host, 1);
     sl_table_unref(shared);
     sl_table_t *others = dict_input(1000000, 1000, 1, 8, DICT_OTHERS, 89);
     budget_check(others, "keys=ks aggs=\"count(*), sum(v), min(v)\"", &folds, &host);
