@@ -147,8 +147,9 @@ static int drv_failed(sl_task_t *t, const struct agg_gdrv *d, int rc)
     return SL_TASK_CUDA_FAIL(t, d->cuerr, d->what ? d->what : "the GPU driver");
 }
 
-/* The driver works for the task at hand: its memory and stream. */
-static void drv_bind(struct agg_gdrv *d, sl_task_t *t)
+/* The driver works for the task at hand: its memory and stream (a call that may
+ * allocate or free must bind first: the task it last worked for may be gone). */
+void agg_gpu_bind(struct agg_gdrv *d, sl_task_t *t)
 {
     d->mem.ctx = t;
     d->stream = sl_task_stream(t);
@@ -338,7 +339,7 @@ static int sink(sl_task_t *t)
     }
     struct agg_gpu_local *g = ls->gpu;
     struct agg_gdrv *d = &g->drv;
-    drv_bind(d, t);
+    agg_gpu_bind(d, t);
     sl_task_option_int(t, "agg_gpu_part_threshold", &d->part_threshold);
     int64_t strided = 0;
     sl_task_option_int(t, "debug_agg_gpu_strided_estimate", &strided);
@@ -511,7 +512,7 @@ int agg_gpu_groups(sl_task_t *t, const struct agg_plan *p, struct agg_gdrv *d,
                    sl_batch_t **out)
 {
     *out = NULL;
-    drv_bind(d, t);
+    agg_gpu_bind(d, t);
     struct out_ctx o = {t, p, sl__schema_new(1), NULL, 0};
     if (!o.vschema || sl__schema_set(o.vschema, 0, "w", SL_TYPE_INT32) != SL_OK) {
         sl__schema_free(o.vschema);

@@ -62,6 +62,9 @@ enum { AGG_GPU_WHY_NONE, AGG_GPU_WHY_AVG = 1, /* kept batches past their share, 
  * cannot hold what writing them needs. */
 int agg_gpu_groups(sl_task_t *t, const struct agg_plan *p, struct agg_gdrv *d,
                    sl_batch_t **out);
+/* Binds the driver to task t (its memory and stream): before any call that may allocate
+ * or free, since the task it last worked for may have ended. */
+void agg_gpu_bind(struct agg_gdrv *d, sl_task_t *t);
 /* Drops the kept batches (the driver no longer reads them). */
 void agg_gpu_drop_kept(struct agg_gpu_local *g);
 

@@ -37,6 +37,7 @@ int agg_gpu_go_host(sl_task_t *t, struct agg_gpu_local *g, sl_batch_t *b, int wh
         g->on_host = 1;
         g->why_host = why;
         sl_task_profile_value(t, "gpu_budget_host", why);
+        agg_gpu_bind(&g->drv, t);
         for (int i = 0; i < g->kept_in.n && rc == SL_OK; i++)
             rc = to_host(t, g, g->kept_in.b[i]);
         /* The driver's kernels may still read the kept batches. */
@@ -185,6 +186,7 @@ int agg_gpu_budget_finalize(sl_task_t *t, const struct agg_plan *p, struct agg_g
                             struct agg_gpu_local *g)
 {
     int rc = SL_OK;
+    agg_gpu_bind(&g->drv, t); /* the last sink task is gone: frees go on this one */
     if (!g->on_host && g->drv.rows > 0) { /* the last run of inputs joins the folds */
         rc = fold(t, p, g);
         if (rc == AGG_GPU_OVER_BUDGET)
