@@ -4,8 +4,10 @@
  * min/max of strings, dates, bools, NaN as the largest float, count(DISTINCT) with NaN
  * equal to NaN, a global aggregate over no rows, dictionaries that differ between
  * batches, the types sum/avg refuse; 1 and 2 threads, 2-row morsels (so combine merges
- * workers). */
+ * workers). And the bound plan keeps why the GPU cannot run a where=. */
 #include "typed_table.h"
+#include "plan_int.h"
+#include "../../../operators/aggregate/agg_int.h"
 
 SL_TEST(agg_string_key_every_aggregate)
 {
@@ -219,5 +221,33 @@ SL_TEST(agg_table_dates_decimals_timestamps)
         sl_table_unref(t);
         sl_engine_close(e);
     }
+    tt_assert_no_leaks();
+}
+
+/* The bound plan keeps why the GPU cannot run its where= (it was discarded): a predicate
+ * the GPU program refuses says why, one it takes has a program and no reason. */
+SL_TEST(agg_where_why_kept)
+{
+    static const struct {
+        const char *where;
+        int gpu;
+    } cases[] = {{"dt > DATE '2020-01-01'", 1}, {"k = 'a'", 1}, {"CAST(p AS float64) > 1.5", 0},
+                 {"u8 > 3 AND CAST(p AS float64) < 9.5", 0}};
+    sl_table_t *t = tt_table();
+    sl_plan_t *p;
+    int ni, na;
+    SL_ASSERT_OK(sl_plan_create(&p));
+    SL_ASSERT_OK(sl_plan_add_table(p, t, &ni));
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char opts[200];
+        snprintf(opts, sizeof opts, "where=\"%s\" keys=dt aggs=\"count(*)\"", cases[i].where);
+        SL_ASSERT_OK(sl_plan_add(p, "aggregate", &ni, 1, opts, &na));
+        const struct agg_plan *ap = sl_op_data(p->nodes[na]);
+        printf("%s: program %d, why '%s'\n", cases[i].where, ap->where_xp != NULL, ap->where_why);
+        assert_int_equal(ap->where_xp != NULL, cases[i].gpu);
+        assert_int_equal(ap->where_why[0] != 0, !cases[i].gpu);
+    }
+    sl_plan_destroy(p);
+    sl_table_unref(t);
     tt_assert_no_leaks();
 }
