@@ -1,5 +1,4 @@
 /* Multiway merge of sorted host runs for the out-of-core sort (ooc_merge.h). */
-#include <pthread.h>
 #include <string.h>
 
 #include "ooc_merge.h"
@@ -107,42 +106,27 @@ void sl__ooc_split_below_from(const struct sl__ooc_runs *m, uint64_t v, const in
         split[j] = below_from(m, j, v, from[j]);
 }
 
-/* Runs fn(arg, j0, j1) over groups of consecutive runs on up to `threads` threads (the
- * caller's among them); a thread that cannot start leaves its group to the caller. */
-#define MAX_THREADS 32
+/* Runs fn(arg, j0, j1) over groups of consecutive runs of the k on up to `threads`
+ * threads (the caller's among them; sl__par_for). */
 struct over_runs {
     void (*fn)(void *arg, int64_t j0, int64_t j1);
     void *arg;
-    int64_t j0, j1;
+    int64_t k;
 };
 
-static void *over_runs_main(void *p)
+static void over_runs_part(void *p, int part, int parts)
 {
-    struct over_runs *o = p;
-    o->fn(o->arg, o->j0, o->j1);
-    return NULL;
+    const struct over_runs *o = p;
+    o->fn(o->arg, o->k * part / parts, o->k * (part + 1) / parts);
 }
 
 static void over_runs(int64_t k, int threads, void (*fn)(void *, int64_t, int64_t), void *arg)
 {
-    int n = threads < 1 ? 1 : threads > MAX_THREADS ? MAX_THREADS : threads;
+    int n = threads < 1 ? 1 : threads;
     if (n > k)
         n = k < 1 ? 1 : (int)k;
-    struct over_runs w[MAX_THREADS];
-    pthread_t th[MAX_THREADS];
-    int started[MAX_THREADS] = {0};
-    for (int i = 0; i < n; i++) {
-        w[i] = (struct over_runs){fn, arg, k * i / n, k * (i + 1) / n};
-        if (i > 0)
-            started[i] = pthread_create(&th[i], NULL, over_runs_main, &w[i]) == 0;
-    }
-    over_runs_main(&w[0]);
-    for (int i = 1; i < n; i++) {
-        if (started[i])
-            pthread_join(th[i], NULL);
-        else
-            over_runs_main(&w[i]);
-    }
+    struct over_runs o = {fn, arg, k};
+    sl__par_for(n, over_runs_part, &o);
 }
 
 struct split_all {

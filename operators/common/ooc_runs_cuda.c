@@ -2,7 +2,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #include <cuda_runtime_api.h>
 
@@ -603,21 +602,17 @@ static int tables_open(struct runner *r, int64_t nb)
  * bucket make that 1/16 (a 5-sigma miss) for a few thousand more reads. */
 #define OVERSAMPLE 256
 
-/* Host threads for the searches between the passes: the CPU workers wait meanwhile. */
-static int host_threads(void)
-{
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    return cpus < 1 ? 1 : cpus > 16 ? 16 : (int)cpus;
-}
-
 int64_t *sl__ooc_bucket_cuts(sl_task_t *t, const struct sl__ooc_runs *m, int64_t n, int64_t R,
                              int64_t *nb_out)
 {
     const int64_t k = m->n_runs, P = (n + R * 3 / 4 - 1) / (R * 3 / 4);
     int64_t cap = P + n / R + 2, nb = 0; /* pieces: sum of ceil(rows / R) <= P + n / R */
-    /* the splits of up to `blk` splitters at a time (at most 2^22 words) */
-    int64_t blk = P - 1 < ((int64_t)1 << 22) / (k ? k : 1) ? P - 1 : ((int64_t)1 << 22) / (k ? k : 1);
-    blk = blk < 1 ? 1 : blk;
+    /* the splits of up to `blk` splitters at a time (at most 2^22 words, at least one) */
+    int64_t blk = ((int64_t)1 << 22) / (k > 0 ? k : 1);
+    if (blk > P - 1)
+        blk = P - 1;
+    if (blk < 1)
+        blk = 1;
     int64_t *cuts = calloc((size_t)((cap + 1) * k), sizeof *cuts);
     int64_t *splits = malloc((size_t)(blk * k + 1) * sizeof *splits);
     uint64_t *codes = malloc((size_t)P * sizeof *codes);
@@ -628,7 +623,7 @@ int64_t *sl__ooc_bucket_cuts(sl_task_t *t, const struct sl__ooc_runs *m, int64_t
             sl_task_fail(t, SL_ENOMEM, "out of memory");
         return NULL;
     }
-    const int threads = host_threads();
+    const int threads = sl__host_threads(16); /* the CPU workers wait meanwhile */
     sl__ooc_splitters(m, P, OVERSAMPLE, codes, scratch, threads);
     sl_task_free(t, scratch);
     for (int64_t i = 1; i <= P; i++) { /* cuts[0] = 0 */
