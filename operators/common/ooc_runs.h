@@ -59,7 +59,12 @@ int sl__ooc_runs_sort(sl_task_t *t, const struct sl__ooc_input *in, struct sl__o
 /* How pass 2 brings a bucket's slices (one per run) into GPU memory: a copy call per
  * slice and column; the same copies in one cudaMemcpyBatchAsync call; or one kernel
  * reading them from the pinned runs (zero-copy; kernels/sort/ooc_gather.cu). */
-enum sl__ooc_gather { SL__OOC_GATHER_COPY, SL__OOC_GATHER_BATCH, SL__OOC_GATHER_KERNEL };
+enum sl__ooc_gather {
+    SL__OOC_GATHER_COPY,
+    SL__OOC_GATHER_BATCH,
+    SL__OOC_GATHER_KERNEL,
+    SL__OOC_GATHER_BATCH2            /* batched copies, half of them on a second stream */
+};
 /* The task's choice for n_runs runs (option debug_ooc_sort_gather; auto: batched copies
  * up to 64 runs, the kernel past them, as measured in ooc_runs_cuda.c). */
 enum sl__ooc_gather sl__ooc_gather_of(sl_task_t *t, int64_t n_runs);

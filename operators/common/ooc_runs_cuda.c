@@ -129,6 +129,7 @@ struct set {
     void *in[SL__OOC_MAX_COLS], *out[SL__OOC_MAX_COLS];
     uint32_t *ids;                   /* 2 x R row ids (two payloads or more) */
     cudaEvent_t up, sorted, down;
+    cudaEvent_t up2;                 /* GATHER_BATCH2: the second upload stream's half */
 };
 
 struct runner {
@@ -137,6 +138,7 @@ struct runner {
     struct plan p;
     struct sl__ooc_sorted *st;
     cudaStream_t cs, h2d, d2h;
+    cudaStream_t h2d2;               /* GATHER_BATCH2: a second upload stream, else NULL */
     struct set s[2];
     void *temp;
     struct sl__upload_stage stage;   /* pass 1, pageable input: per set (gpu_ext.h) */
@@ -186,29 +188,44 @@ static size_t bucket_copies(struct runner *r, struct set *s, int64_t b)
     return n;
 }
 
-/* GATHER_COPY: one copy call per slice and column; GATHER_BATCH: all of them in one
- * cudaMemcpyBatchAsync (CUDA 13; before it, one by one). */
-static int upload_bucket_copies(struct runner *r, struct set *s, int64_t b)
+/* Copies [i0, i1) of the bucket's list on stream st: in one cudaMemcpyBatchAsync (CUDA 13;
+ * before it, one by one) or a call each (GATHER_COPY). */
+static int copy_list(struct runner *r, size_t i0, size_t i1, cudaStream_t st)
 {
-    size_t n = bucket_copies(r, s, b);
 #if CUDART_VERSION >= 13000
-    if (r->gather == SL__OOC_GATHER_BATCH && n > 0) {
+    if (r->gather != SL__OOC_GATHER_COPY && i1 > i0) {
         struct cudaMemcpyAttributes attr;
         memset(&attr, 0, sizeof attr);
         attr.srcAccessOrder = cudaMemcpySrcAccessOrderStream;
         size_t first = 0;
         SL_TASK_CUDA_TRY(r->t,
-                         cudaMemcpyBatchAsync(r->h_dst, (const void *const *)r->h_src, r->h_size,
-                                              n, &attr, &first, 1, r->h2d),
+                         cudaMemcpyBatchAsync(r->h_dst + i0, (const void *const *)r->h_src + i0,
+                                              r->h_size + i0, i1 - i0, &attr, &first, 1, st),
                          "uploading a bucket (batch)");
         return SL_OK;
     }
 #endif
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = i0; i < i1; i++)
         SL_TASK_CUDA_TRY(r->t,
                          cudaMemcpyAsync(r->h_dst[i], r->h_src[i], r->h_size[i],
-                                         cudaMemcpyHostToDevice, r->h2d),
+                                         cudaMemcpyHostToDevice, st),
                          "uploading a bucket");
+    return SL_OK;
+}
+
+/* GATHER_COPY: one copy call per slice and column; GATHER_BATCH: all of them in one batch;
+ * GATHER_BATCH2: half of them on a second stream (another copy engine can take them),
+ * which the first then waits for. */
+static int upload_bucket_copies(struct runner *r, struct set *s, int64_t b)
+{
+    size_t n = bucket_copies(r, s, b), half = r->h2d2 ? n / 2 : n;
+    int rc = copy_list(r, 0, half, r->h2d);
+    if (rc < 0 || half == n)
+        return rc;
+    if ((rc = copy_list(r, half, n, r->h2d2)) < 0)
+        return rc;
+    SL_TASK_CUDA_TRY(r->t, cudaEventRecord(s->up2, r->h2d2), "cudaEventRecord");
+    SL_TASK_CUDA_TRY(r->t, cudaStreamWaitEvent(r->h2d, s->up2, 0), "ordering the upload");
     return SL_OK;
 }
 
@@ -242,12 +259,14 @@ static int upload_bucket_kernel(struct runner *r, struct set *s, int64_t b)
 
 enum sl__ooc_gather sl__ooc_gather_of(sl_task_t *t, int64_t n_runs)
 {
-    int64_t how = 0; /* auto, copy, batch, kernel */
+    static const enum sl__ooc_gather by_option[] = {
+        SL__OOC_GATHER_BATCH, SL__OOC_GATHER_COPY, SL__OOC_GATHER_BATCH, SL__OOC_GATHER_KERNEL,
+        SL__OOC_GATHER_BATCH2}; /* auto (below), copy, batch, kernel, batch2 */
+    int64_t how = 0;
     sl_task_option_int(t, "debug_ooc_sort_gather", &how);
     if (how == 0)
         return n_runs <= GATHER_BATCH_RUNS ? SL__OOC_GATHER_BATCH : SL__OOC_GATHER_KERNEL;
-    return how == 1 ? SL__OOC_GATHER_COPY : how == 2 ? SL__OOC_GATHER_BATCH
-                                                     : SL__OOC_GATHER_KERNEL;
+    return how > 0 && how < 5 ? by_option[how] : SL__OOC_GATHER_BATCH;
 }
 
 static int upload_bucket(struct runner *r, struct set *s, int64_t b)
@@ -336,6 +355,8 @@ static int one_run(struct runner *r, int64_t i, int64_t rows, void *const *dst)
     int rc;
     if (i >= 2)
         SL_TASK_CUDA_TRY(r->t, cudaStreamWaitEvent(r->h2d, s->sorted, 0), "ordering a buffer set");
+    if (i >= 2 && r->h2d2)
+        SL_TASK_CUDA_TRY(r->t, cudaStreamWaitEvent(r->h2d2, s->sorted, 0), "ordering a buffer set");
     if ((rc = r->cuts ? upload_bucket(r, s, i) : upload(r, s, rows)) < 0)
         return rc;
     SL_TASK_CUDA_TRY(r->t, cudaEventRecord(s->up, r->h2d), "cudaEventRecord");
@@ -375,6 +396,8 @@ static int alloc_all(struct runner *r)
                          "cudaEventCreate");
         SL_TASK_CUDA_TRY(t, cudaEventCreateWithFlags(&s->down, cudaEventDisableTiming),
                          "cudaEventCreate");
+        SL_TASK_CUDA_TRY(t, cudaEventCreateWithFlags(&s->up2, cudaEventDisableTiming),
+                         "cudaEventCreate");
     }
     if (!(r->temp = sl_task_device_alloc(t, p->temp ? p->temp : 1)))
         return SL_ENOMEM;
@@ -404,6 +427,8 @@ static void free_all(struct runner *r)
             cudaEventDestroy(s->sorted);
         if (s->down)
             cudaEventDestroy(s->down);
+        if (s->up2)
+            cudaEventDestroy(s->up2);
     }
     sl_task_device_free(r->t, r->temp);
     sl_task_device_free(r->t, r->d_tables);
@@ -464,24 +489,37 @@ static int stage_open(struct runner *r)
     return sl__upload_stage_open(r->t, &r->stage, pageable ? r->p.R * row : 0);
 }
 
-/* The runner's streams: the task's for kernels, and two copy streams borrowed from the
- * runtime (operators make no streams of their own). */
-static int streams_open(struct runner *r, void *side[2])
+/* The runner's streams: the task's for kernels, and copy streams borrowed from the
+ * runtime (operators make no streams of their own): h2d and d2h, and h2d2 for
+ * GATHER_BATCH2. */
+static int side_streams(const struct runner *r)
+{
+    return r->gather == SL__OOC_GATHER_BATCH2 && r->cuts ? 3 : 2;
+}
+
+static int streams_open(struct runner *r, void *side[3])
 {
     r->cs = sl_task_stream(r->t);
-    int rc = sl__task_streams_get(r->t, 2, side);
+    side[2] = NULL;
+    int rc = sl__task_streams_get(r->t, side_streams(r), side);
     r->h2d = side[0];
     r->d2h = side[1];
+    r->h2d2 = side[2];
     return rc;
 }
 
-/* Waits for the three streams and gives the borrowed ones back; the first error. */
-static cudaError_t streams_close(struct runner *r, void *side[2])
+/* Waits for the streams and gives the borrowed ones back; the first error. */
+static cudaError_t streams_close(struct runner *r, void *side[3])
 {
-    cudaError_t e1 = cudaStreamSynchronize(r->h2d), e2 = cudaStreamSynchronize(r->cs);
-    cudaError_t e3 = cudaStreamSynchronize(r->d2h);
-    sl__task_streams_put(r->t, 2, side);
-    return e1 != cudaSuccess ? e1 : e2 != cudaSuccess ? e2 : e3;
+    cudaStream_t all[4] = {r->h2d, r->h2d2, r->cs, r->d2h};
+    cudaError_t e = cudaSuccess;
+    for (int i = 0; i < 4; i++) {
+        cudaError_t ei = all[i] ? cudaStreamSynchronize(all[i]) : cudaSuccess;
+        if (e == cudaSuccess)
+            e = ei;
+    }
+    sl__task_streams_put(r->t, side_streams(r), side);
+    return e;
 }
 
 static int runs(struct runner *r)
@@ -522,7 +560,7 @@ int sl__ooc_runs_sort(sl_task_t *t, const struct sl__ooc_input *in, struct sl__o
     double t0 = now_ms();
     if (!(r.st = *out = sorted_new(t, &r.p)))
         return sl_task_fail(t, SL_ENOMEM, "out of memory");
-    void *side[2];
+    void *side[3];
     int rc = streams_open(&r, side);
     if (rc < 0)
         return rc;
@@ -624,8 +662,10 @@ int64_t *sl__ooc_bucket_cuts(sl_task_t *t, const struct sl__ooc_runs *m, int64_t
         return NULL;
     }
     const int threads = sl__host_threads(16); /* the CPU workers wait meanwhile */
+    double t0 = now_ms();
     sl__ooc_splitters(m, P, OVERSAMPLE, codes, scratch, threads);
     sl_task_free(t, scratch);
+    sl_task_phase_time(t, "ooc_cut_samples", now_ms() - t0);
     for (int64_t i = 1; i <= P; i++) { /* cuts[0] = 0 */
         const int64_t *next = m->rows; /* the last cut */
         if (i < P) {
@@ -711,14 +751,15 @@ int sl__ooc_runs_merge(sl_task_t *t, struct sl__ooc_sorted *st, const int64_t *c
         return sl_task_fail(t, SL_EBUDGET, "out-of-core sort on the GPU: the budget left holds "
                             "no bucket of %lld rows", (long long)R);
     const int64_t k = st->runs.n_runs, nc = st->runs.n_cols;
-    void *side[2];
+    void *side[3];
     int rc = streams_open(&r, side);
     if (rc < 0)
         return rc;
     cudaError_t e;
     rc = alloc_all(&r);
-    if (rc >= 0 && (rc = tables_open(&r, nb)) >= 0 && (rc = order(t, r.cs, r.h2d)) >= 0)
-        rc = order(t, r.cs, r.d2h);
+    if (rc >= 0 && (rc = tables_open(&r, nb)) >= 0 && (rc = order(t, r.cs, r.h2d)) >= 0 &&
+        (rc = order(t, r.cs, r.d2h)) >= 0 && r.h2d2)
+        rc = order(t, r.cs, r.h2d2);
     int64_t told = 0; /* buckets handed to `ready` so far */
     for (int64_t b = 0; b < nb && rc >= 0; b++) {
         if (sl_task_cancelled(t)) {

@@ -368,7 +368,8 @@ SL_TEST(ooc_gpu_and_cpu_merge)
     force_merge = "auto";
 }
 
-/* The GPU merge with each way of reading a bucket's slices (debug_ooc_sort_gather), into
+/* The GPU merge with each way of reading a bucket's slices (debug_ooc_sort_gather: batch2
+ * on two upload streams too), into
  * a pinned result and into a pageable one (pinned blocks, copy tasks): many runs,
  * 8-byte keys with 4- and 8-byte payloads, one heavy key (buckets of one run's slice,
  * the others empty), few keys without payloads, descending; then budgets from 7 to
@@ -377,9 +378,9 @@ SL_TEST(ooc_gpu_and_cpu_merge)
 SL_TEST(ooc_gpu_merge_gathers)
 {
     REQUIRE_GPU();
-    const char *how[] = {"copy", "batch", "kernel"};
+    const char *how[] = {"copy", "batch", "kernel", "batch2"};
     force_merge = "gpu";
-    for (int m = 0; m < 3; m++) {
+    for (int m = 0; m < 4; m++) {
         force_gather = how[m];
         struct spec a = {.rows = (int64_t)1 << 22, .n_pay = 1, .seed = 31};
         check(&a, "by=k", 10 * MIB, 1);
