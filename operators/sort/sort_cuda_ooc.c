@@ -292,7 +292,8 @@ static int gpu_merge(sl_task_t *t, struct sort_global *g, struct ooc_state *st, 
     const struct sl__ooc_runs *m = &st->sorted->runs;
     int64_t nb = 0;
     double t_cuts = now_ms();
-    int64_t *cuts = sl__ooc_bucket_cuts(t, m, g->m.n, R, &nb);
+    g->ooc_pass1_cuts = sl__ooc_pass1_cuts(st->sorted, R);
+    int64_t *cuts = sl__ooc_bucket_cuts(t, st->sorted, R, &nb);
     if (!cuts)
         return SL_ENOMEM;
     sl_task_phase_time(t, "ooc_bucket_cuts", now_ms() - t_cuts);
