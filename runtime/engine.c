@@ -189,8 +189,7 @@ int sl_engine_open(sl_engine_t **out, const struct sl_engine_config *cfg_in)
         return sl__errslot_set(&eng->err, rc, "engine config: %s", sl_last_errmsg());
     if ((rc = sl__ranks_open(eng, &eng->ranks)) < 0)
         return sl__errslot_set(&eng->err, rc, "%s", sl_last_errmsg());
-    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-    eng->n_threads = eng->cfg.n_threads ? eng->cfg.n_threads : (int)(ncpu > 0 ? ncpu : 1);
+    eng->n_threads = eng->cfg.n_threads ? eng->cfg.n_threads : sl__host_threads(0);
     sl__options_resolve_query(&eng->cfg);
     int64_t ram = host_memory_bytes();
     eng->host_limit = cfg->host_mem_limit ? cfg->host_mem_limit : ram / 10 * 8;

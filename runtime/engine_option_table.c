@@ -118,14 +118,15 @@ const struct sl__option sl__options[] = {
       "multi-pass, 3/4 3xTF32 fused/multi-pass, 5 2xTF32 fused with exact re-check) where "
       "it can run; -1 = chosen by shape.", NULL, -1, 63}, FIELD(debug_kmeans_method, INT)},
     {{"debug_ooc_sort_merge", SL_ENGINE_OPT_ENUM, DBG, "auto",
-      "Forces the out-of-core sort's merge onto the CPU or the GPU.", "auto,cpu,gpu", 0, 2},
+      "Forces the out-of-core sort's merge onto the CPU or the GPU; late_cuts: as auto, but "
+      "the GPU merge's bucket cuts are searched in the sorted runs after pass 1, not found "
+      "on the GPU during it.", "auto,cpu,gpu,late_cuts", 0, 3},
      FIELD(debug_ooc_sort_merge, INT)},
     {{"debug_ooc_sort_gather", SL_ENGINE_OPT_ENUM, DBG, "auto",
       "How the out-of-core sort's GPU merge reads each bucket's slices of the sorted runs: "
-      "auto (batch up to 64 runs, else kernel), a copy call per slice and column, those "
+      "auto (batch up to 128 runs, else kernel), a copy call per slice and column, those "
       "copies batched in one call, or a kernel reading the pinned runs in place "
-      "(zero-copy).", "auto,copy,batch,kernel",
-      0, 3}, FIELD(debug_ooc_sort_gather, INT)},
+      "(zero-copy).", "auto,copy,batch,kernel", 0, 3}, FIELD(debug_ooc_sort_gather, INT)},
     {{"debug_ooc_readback", SL_ENGINE_OPT_ENUM, DBG, "copy",
       "How the out-of-core join reads pinned host partitions back: copies, or a kernel "
       "reading host memory (zero-copy).", "copy,kernel", 0, 1},

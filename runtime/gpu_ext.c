@@ -124,8 +124,11 @@ int sl__upload_stage_open(sl_task_t *t, struct sl__upload_stage *us, int64_t byt
             sl__upload_stage_close(t, us);
             return SL_ENOMEM;
         }
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    int helpers = cpus > 16 ? 8 : cpus > 2 ? (int)cpus / 2 : 1;
+    int helpers = sl__host_threads(0) / 2; /* half the cores, 1 to 8 */
+    if (helpers < 1)
+        helpers = 1;
+    if (helpers > 8)
+        helpers = 8;
     if (sl__stager_create(&us->stager, helpers) < 0)
         sl__upload_stage_close(t, us);
     return SL_OK;

@@ -503,6 +503,17 @@ typedef void (*sl__mg_judge_fn)(const sl_op_t *op, const struct sl__mg_env *env,
 /* Registers the judge of the node being bound (NULL: none, the default). */
 void sl__bind_mg_judge(sl_bind_t *b, sl__mg_judge_fn judge);
 
+/* ---------------- host threads for short parallel loops (par.c) ---------------- */
+/* The machine's online CPUs, at least 1 and, when most > 0, at most `most`. */
+int sl__host_threads(int most);
+/* Runs fn(arg, part, parts) for every part in [0, parts) at once: parts - 1 new threads
+ * and the caller's (part 0); a part whose thread cannot start runs on the caller after
+ * its own. For short host work outside the scheduler's workers (the out-of-core sort's
+ * searches between its GPU passes, a result copy, a table's narrow copies), while the
+ * caller would otherwise wait. parts is clamped to [1, SL__PAR_MAX]. */
+#define SL__PAR_MAX 32
+void sl__par_for(int parts, void (*fn)(void *arg, int part, int parts), void *arg);
+
 /* ---------------- engine-wide logging ---------------- */
 void sl__engine_log(sl_engine_t *eng, int level, const char *fmt, ...) SL__PRINTF(3, 4);
 

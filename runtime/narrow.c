@@ -6,9 +6,7 @@
  * step (every slot, null rows' included), and a column whose range needs its full width
  * gets no copy. */
 #include <inttypes.h>
-#include <pthread.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "internal.h"
 
@@ -208,9 +206,10 @@ struct narrow_jobs {
     _Atomic int rc;
 };
 
-static void *narrow_worker(void *arg)
+static void narrow_worker(void *arg, int part, int parts)
 {
     struct narrow_jobs *js = arg;
+    (void)part, (void)parts; /* parts take jobs from the shared counter */
     for (int64_t k; (k = atomic_fetch_add(&js->next, 1)) < js->n;) {
         struct narrow_job *j = &js->job[k];
         struct sl__narrow *nw;
@@ -218,7 +217,6 @@ static void *narrow_worker(void *arg)
         if (rc < 0)
             atomic_store(&js->rc, rc);
     }
-    return NULL;
 }
 
 int sl__table_narrow(sl_table_t *t)
@@ -243,16 +241,8 @@ int sl__table_narrow(sl_table_t *t)
     }
     /* Each column is a pass over its values to find the range and one to write them: a
      * few seconds for TPC-H's lineitem at SF 10 on one core, so on several. */
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    int n_threads = (int)(js.n < 16 ? js.n : 16);
-    n_threads = cores > 0 && cores < n_threads ? (int)cores : n_threads;
-    pthread_t th[16];
-    int started = 0;
-    while (started < n_threads - 1 && pthread_create(&th[started], NULL, narrow_worker, &js) == 0)
-        started++;
-    narrow_worker(&js); /* this thread too; alone when no thread could start */
-    for (int k = 0; k < started; k++)
-        pthread_join(th[k], NULL);
+    int n_threads = sl__host_threads(16);
+    sl__par_for(js.n < n_threads ? (int)js.n : n_threads, narrow_worker, &js);
     sl__free(js.job, (size_t)cap * sizeof *js.job);
     /* Each whole column's copy names the same column's in the next batch: the scan's
      * next morsel, which an upload can send ahead while this one is computed on. */

@@ -2,7 +2,6 @@
  * engine joined an MPI job, else a local one of one participant. */
 #include "ranks.h"
 
-#include <unistd.h>
 
 #include "engine_int.h"
 #include "exec_int.h"
@@ -29,9 +28,9 @@ int sl__ranks_open(sl_engine_t *eng, struct sl__ranks **out)
         /* An exchange holds a worker while it waits for the other ranks, and ranks may
          * reach a plan's exchanges in different orders: each needs a worker of its own,
          * and one more keeps the pipelines feeding them going. */
-        long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+        int ncpu = sl__host_threads(0);
         if (!eng->cfg.n_threads)
-            eng->cfg.n_threads = ncpu > SL__RANKS_MIN_THREADS ? (int)ncpu : SL__RANKS_MIN_THREADS;
+            eng->cfg.n_threads = ncpu > SL__RANKS_MIN_THREADS ? ncpu : SL__RANKS_MIN_THREADS;
     }
     *out = r;
     return SL_OK;

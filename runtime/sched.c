@@ -600,7 +600,7 @@ static int online_cpus(int *list, int max)
         }
     }
     if (n == 0) {
-        long k = sysconf(_SC_NPROCESSORS_ONLN);
+        int k = sl__host_threads(0);
         for (int c = 0; c < k && n < max; c++)
             list[n++] = c;
     }

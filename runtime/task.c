@@ -199,6 +199,15 @@ int64_t sl__task_result_morsel_rows(const sl_task_t *t, const sl_batch_t *b)
 {
     int64_t m = sl_task_morsel_rows(t);
     const struct sl__pipeline *p = t ? t->pipe : NULL;
+    /* A host result that goes straight into an output's collector (no stage between),
+     * which only keeps references: its morsels cost nothing but their tasks. A 2^28-row
+     * out-of-core sort's result in morsels of 122,880 rows was 2,185 collect tasks, 6.7 ms
+     * after its 116 ms finalize (H100, 16 workers); about 4 morsels a CPU worker instead. */
+    if (p && b && !p->split && p->morsel_rows == 0 && p->n_chain == 0 && p->sink &&
+        p->sink->op->def == &sl__collect_def && sl_batch_device(b) < 0) {
+        int64_t per = b->n_rows / (4 * (int64_t)(t->q->eng->n_threads > 0 ? t->q->eng->n_threads : 1));
+        return per > m ? per : m;
+    }
     /* A co-processed or host-source pipeline has one morsel size of its own (morsel_rows);
      * p->device is where its tasks run, set before source_tasks is asked. */
     if (!p || !b || p->morsel_rows > 0 || p->split || p->device < 0 ||

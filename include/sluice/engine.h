@@ -86,7 +86,8 @@ struct sl_engine_config {
     int64_t agg_gpu_part_threshold; /* estimated groups above which the GPU group-by
                                        partitions; 0 = 65536 */
     int debug_kmeans_method;    /* GPU k-means kernel (an SL_K_KMEANS_* number); -1 = chosen */
-    int debug_ooc_sort_merge;   /* out-of-core sort merge: 0 auto, 1 cpu, 2 gpu */
+    int debug_ooc_sort_merge;   /* out-of-core sort merge: 0 auto, 1 cpu, 2 gpu, 3 late_cuts
+                                   (auto, cuts searched after pass 1) */
     int debug_ooc_readback;     /* out-of-core join read-back: 0 copy, 1 kernel */
     int debug_join_phase_times; /* 1: the GPU join's phase times go to the query profile */
     /* Fields added after 0.3. */

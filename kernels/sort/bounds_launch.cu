@@ -1,17 +1,36 @@
-/* Launcher of sl_k_lower_bounds_i64 (sluice_k/sort.h): where each splitter of a
- * multi-device sort cuts a device's sorted keys. m is small (devices - 1). */
+/* Launchers of sl_k_lower_bounds_i64 and sl_k_lower_bounds_codes (sluice_k/sort.h): where
+ * splitters cut sorted keys (a multi-device sort's devices; the out-of-core sort's runs at
+ * its pass-2 buckets). m is small next to n: one binary search per thread. */
 #include "sluice_k/sort.h"
 
-__global__ void lower_bounds_i64(const int64_t *keys, int64_t n, const int64_t *values, int m,
-                                 int64_t *pos)
+/* The value compared for key i: the key itself (Plain) or its code (Code<T, desc>). */
+struct Plain {
+    __device__ int64_t operator()(const int64_t *keys, int64_t i) const { return keys[i]; }
+};
+template <typename T, bool Desc> struct Code {
+    __device__ uint64_t operator()(const T *keys, int64_t i) const
+    {
+        if (sizeof(T) == 4) {
+            uint32_t c = (uint32_t)keys[i] ^ 0x80000000u;
+            return Desc ? (uint32_t)~c : c;
+        }
+        uint64_t c = (uint64_t)keys[i] ^ 0x8000000000000000ull;
+        return Desc ? ~c : c;
+    }
+};
+
+template <typename K, typename V, typename Of>
+__global__ void lower_bounds(const K *keys, int64_t n, const V *values, int64_t m, int64_t *pos,
+                             Of of)
 {
-    int j = (int)(blockIdx.x * blockDim.x + threadIdx.x);
+    int64_t j = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (j >= m)
         return;
-    int64_t v = values[j], lo = 0, hi = n;
+    V v = values[j];
+    int64_t lo = 0, hi = n;
     while (lo < hi) {
         int64_t mid = lo + (hi - lo) / 2;
-        if (keys[mid] < v)
+        if (of(keys, mid) < v)
             lo = mid + 1;
         else
             hi = mid;
@@ -19,14 +38,38 @@ __global__ void lower_bounds_i64(const int64_t *keys, int64_t n, const int64_t *
     pos[j] = lo;
 }
 
+template <typename K, typename V, typename Of>
+static cudaError_t launch(const K *keys, int64_t n, const V *values, int64_t m, int64_t *pos,
+                          cudaStream_t stream)
+{
+    if (m <= 0)
+        return cudaSuccess;
+    if (!values || !pos || (n > 0 && !keys))
+        return cudaErrorInvalidValue;
+    lower_bounds<<<(unsigned)((m + 127) / 128), 128, 0, stream>>>(keys, n, values, m, pos, Of());
+    return cudaGetLastError();
+}
+
 extern "C" cudaError_t sl_k_lower_bounds_i64(const int64_t *d_sorted, int64_t n,
                                              const int64_t *d_values, int m, int64_t *d_pos,
                                              cudaStream_t stream)
 {
-    if (m <= 0)
-        return cudaSuccess;
-    if (!d_values || !d_pos || (n > 0 && !d_sorted))
+    return launch<int64_t, int64_t, Plain>(d_sorted, n, d_values, m, d_pos, stream);
+}
+
+extern "C" cudaError_t sl_k_lower_bounds_codes(const void *d_sorted, int key_bytes, int desc,
+                                               int64_t n, const uint64_t *d_codes, int64_t m,
+                                               int64_t *d_pos, cudaStream_t stream)
+{
+    if (key_bytes == 4) {
+        const int32_t *k = (const int32_t *)d_sorted;
+        return desc ? launch<int32_t, uint64_t, Code<int32_t, true>>(k, n, d_codes, m, d_pos, stream)
+                    : launch<int32_t, uint64_t, Code<int32_t, false>>(k, n, d_codes, m, d_pos,
+                                                                      stream);
+    }
+    if (key_bytes != 8)
         return cudaErrorInvalidValue;
-    lower_bounds_i64<<<(m + 127) / 128, 128, 0, stream>>>(d_sorted, n, d_values, m, d_pos);
-    return cudaGetLastError();
+    const int64_t *k = (const int64_t *)d_sorted;
+    return desc ? launch<int64_t, uint64_t, Code<int64_t, true>>(k, n, d_codes, m, d_pos, stream)
+                : launch<int64_t, uint64_t, Code<int64_t, false>>(k, n, d_codes, m, d_pos, stream);
 }

@@ -1,5 +1,4 @@
 /* Multiway merge of sorted host runs for the out-of-core sort (ooc_merge.h). */
-#include <pthread.h>
 #include <string.h>
 
 #include "ooc_merge.h"
@@ -107,42 +106,27 @@ void sl__ooc_split_below_from(const struct sl__ooc_runs *m, uint64_t v, const in
         split[j] = below_from(m, j, v, from[j]);
 }
 
-/* Runs fn(arg, j0, j1) over groups of consecutive runs on up to `threads` threads (the
- * caller's among them); a thread that cannot start leaves its group to the caller. */
-#define MAX_THREADS 32
+/* Runs fn(arg, j0, j1) over groups of consecutive runs of the k on up to `threads`
+ * threads (the caller's among them; sl__par_for). */
 struct over_runs {
     void (*fn)(void *arg, int64_t j0, int64_t j1);
     void *arg;
-    int64_t j0, j1;
+    int64_t k;
 };
 
-static void *over_runs_main(void *p)
+static void over_runs_part(void *p, int part, int parts)
 {
-    struct over_runs *o = p;
-    o->fn(o->arg, o->j0, o->j1);
-    return NULL;
+    const struct over_runs *o = p;
+    o->fn(o->arg, o->k * part / parts, o->k * (part + 1) / parts);
 }
 
 static void over_runs(int64_t k, int threads, void (*fn)(void *, int64_t, int64_t), void *arg)
 {
-    int n = threads < 1 ? 1 : threads > MAX_THREADS ? MAX_THREADS : threads;
+    int n = threads < 1 ? 1 : threads;
     if (n > k)
         n = k < 1 ? 1 : (int)k;
-    struct over_runs w[MAX_THREADS];
-    pthread_t th[MAX_THREADS];
-    int started[MAX_THREADS] = {0};
-    for (int i = 0; i < n; i++) {
-        w[i] = (struct over_runs){fn, arg, k * i / n, k * (i + 1) / n};
-        if (i > 0)
-            started[i] = pthread_create(&th[i], NULL, over_runs_main, &w[i]) == 0;
-    }
-    over_runs_main(&w[0]);
-    for (int i = 1; i < n; i++) {
-        if (started[i])
-            pthread_join(th[i], NULL);
-        else
-            over_runs_main(&w[i]);
-    }
+    struct over_runs o = {fn, arg, k};
+    sl__par_for(n, over_runs_part, &o);
 }
 
 struct split_all {
@@ -652,21 +636,98 @@ static void sample_runs(void *p, int64_t j0, int64_t j1)
     }
 }
 
+/* The sample items and their radix sort's other buffer in scratch (s items). */
+static struct sl__kv64 *sample_items(void *scratch, int64_t s, struct sl__kv64 **tmp)
+{
+    struct sl__kv64 *a = (void *)(((uintptr_t)scratch + 63) & ~(uintptr_t)63);
+    *tmp = (void *)((char *)a + align64((s + 1) * (int64_t)sizeof *a));
+    return a;
+}
+
+/* Splitter i - 1 is the sample of rank i s / P, for i in [1, P). */
+static void pick_splitters(struct sl__kv64 *a, struct sl__kv64 *tmp, int64_t s, int64_t P,
+                           uint64_t *codes)
+{
+    const struct sl__kv64 *sorted = s ? sl__rsort_k64(a, tmp, s) : a;
+    for (int64_t i = 1; i < P; i++)
+        codes[i - 1] = s ? sorted[i * s / P].key : 0;
+}
+
 void sl__ooc_splitters(const struct sl__ooc_runs *m, int64_t P, int64_t over, uint64_t *codes,
                        void *scratch, int threads)
 {
     int64_t total = sl__ooc_total(m), s = 0;
     for (int64_t j = 0; j < m->n_runs; j++)
         s += sample_count(m, P, over, total, j);
-    struct sl__kv64 *a = (void *)(((uintptr_t)scratch + 63) & ~(uintptr_t)63);
-    struct sl__kv64 *tmp = (void *)((char *)a + align64((s + 1) * (int64_t)sizeof *a));
+    struct sl__kv64 *tmp, *a = sample_items(scratch, s, &tmp);
     struct samples sa = {m, P, over, total, a};
     /* a thread per some 4,000 reads (each a cache miss, often a TLB miss: pinned runs) */
     int64_t most = s / 4096 + 1;
     over_runs(m->n_runs, most < threads ? (int)most : threads, sample_runs, &sa);
-    const struct sl__kv64 *sorted = s ? sl__rsort_k64(a, tmp, s) : a;
-    for (int64_t i = 1; i < P; i++)
-        codes[i - 1] = s ? sorted[i * s / P].key : 0;
+    pick_splitters(a, tmp, s, P, codes);
+}
+
+/* ---------------- splitters from the unsorted input ---------------- */
+
+static int64_t input_samples(int64_t n, int64_t P, int64_t over)
+{
+    return over * P < n ? over * P : n;
+}
+
+int64_t sl__ooc_input_scratch_bytes(int64_t n, int64_t P, int64_t over)
+{
+    return 2 * align64((input_samples(n, P, over) + 1) * (int64_t)sizeof(struct sl__kv64)) + 64;
+}
+
+struct in_samples {
+    const void *const *keys;
+    const int64_t *rows;
+    int64_t n_parts, n, s;
+    int kw, desc;
+    struct sl__kv64 *a;
+};
+
+/* Row of sample i: one in each of s equal strata of the n rows, at an offset within it
+ * from a hash of i (a stratified sample: as good as a random one on shuffled keys, exact
+ * quantiles on sorted ones, and the same rows every time). */
+static int64_t sample_row(int64_t i, int64_t n, int64_t s)
+{
+    uint64_t h = (uint64_t)i * 0x9E3779B97F4A7C15ull;
+    h ^= h >> 29;
+    h *= 0xBF58476D1CE4E5B9ull;
+    h ^= h >> 32;
+    double u = (double)(h >> 11) * (1.0 / 9007199254740992.0); /* [0, 1) */
+    int64_t r = (int64_t)(((double)i + u) * (double)n / (double)s);
+    return r < n ? r : n - 1;
+}
+
+static void sample_input(void *p, int part, int parts)
+{
+    const struct in_samples *sa = p;
+    int64_t i0 = sa->s * part / parts, i1 = sa->s * (part + 1) / parts;
+    int64_t q = 0, base = 0; /* part q holds rows [base, base + rows[q]) */
+    for (int64_t i = i0; i < i1; i++) {
+        int64_t r = sample_row(i, sa->n, sa->s);
+        while (r >= base + sa->rows[q])
+            base += sa->rows[q++];
+        sa->a[i] = (struct sl__kv64){leaf_code(sa->keys[q], r - base, sa->kw, sa->desc), 0};
+    }
+}
+
+void sl__ooc_input_splitters(const void *const *keys, const int64_t *rows, int64_t n_parts,
+                             int key_bytes, int desc, int64_t P, int64_t over, uint64_t *codes,
+                             void *scratch, int threads)
+{
+    int64_t n = 0;
+    for (int64_t q = 0; q < n_parts; q++)
+        n += rows[q];
+    int64_t s = input_samples(n, P, over);
+    struct sl__kv64 *tmp, *a = sample_items(scratch, s, &tmp);
+    struct in_samples sa = {keys, rows, n_parts, n, s, key_bytes, desc, a};
+    int64_t most = s / 4096 + 1; /* as sl__ooc_splitters: a thread per some 4,000 reads */
+    if (s > 0)
+        sl__par_for(most < threads ? (int)most : threads, sample_input, &sa);
+    pick_splitters(a, tmp, s, P, codes);
 }
 
 /* Puts rows lo[j]..hi[j] of every run (one fine range) at output row `off`, in pieces of

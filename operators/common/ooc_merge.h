@@ -84,6 +84,19 @@ int64_t sl__ooc_splitter_scratch_bytes(const struct sl__ooc_runs *m, int64_t P, 
 void sl__ooc_splitters(const struct sl__ooc_runs *m, int64_t P, int64_t over, uint64_t *codes,
                        void *scratch, int threads);
 
+/* The same splitters from the input before it is sorted (the out-of-core sort computes
+ * its pass-2 buckets' cuts while pass 1 sorts the runs, issue 23): about over * P rows
+ * of the input, one in each of as many equal strata (at an offset hashed from the
+ * stratum's number, so the same rows every time), sorted by code; codes[i - 1] is the
+ * sample of rank i s / P. The input is n_parts key arrays keys[q] of rows[q] values
+ * each (int32 when key_bytes is 4, else int64), in input order; desc: codes of the
+ * descending order. `scratch`: sl__ooc_input_scratch_bytes(n, P, over) bytes for n
+ * rows in all; the samples are read on up to `threads` threads. */
+int64_t sl__ooc_input_scratch_bytes(int64_t n, int64_t P, int64_t over);
+void sl__ooc_input_splitters(const void *const *keys, const int64_t *rows, int64_t n_parts,
+                             int key_bytes, int desc, int64_t P, int64_t over, uint64_t *codes,
+                             void *scratch, int threads);
+
 /* Puts ranges [first, last) of P into the output columns out[c] (the whole output, from
  * row 0; a range finds its offset): each by sl__ooc_merge_by_sort, in pieces of at most
  * sub_rows rows cut at exact ranks when it is larger. Boundaries inside the group are

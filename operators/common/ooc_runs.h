@@ -47,14 +47,26 @@ struct sl__ooc_sorted {
     int64_t *bytes;
     struct sl__pinned_owner owner;
     double gpu_ms;                   /* wall time of the GPU part */
+    /* Pass 2's cuts, when pass 1 computed them (n_codes > 0; issue 23): splitters codes[i]
+     * of buckets of about 3/4 split_rows rows, taken from the input before it was sorted
+     * (sl__ooc_input_splitters), and split[j * n_codes + i] = rows of run j whose code is
+     * below codes[i], found on the GPU as each run was sorted (pinned, split_bytes). */
+    uint64_t *codes;
+    int64_t n_codes, split_rows, split_bytes;
+    int64_t *split;
 };
 
 /* 1 if the input can be sorted in runs under what is left of the GPU budget (shapes
  * above, at least one row; batches in host memory or on a GPU). */
 int sl__ooc_runs_can(sl_task_t *t, const struct sl__ooc_input *in);
 /* Sorts the input into runs; *out (NULL on failure) is the caller's, also after a
- * failure past its allocation (then freed by the caller like a result). Returns SL_OK or
- * the failure recorded on the task. */
+ * failure past its allocation (then freed by the caller like a result). With several
+ * runs (at most SL__OOC_SPLIT_RUNS) of keys in host memory, it also finds pass 2's cuts
+ * at splitters sampled from the input, each run's on the GPU once it is sorted (the
+ * fields after gpu_ms), unless option debug_ooc_sort_merge is cpu or late_cuts (the cuts
+ * searched in the pinned runs after pass 1, as before). Returns SL_OK or the failure
+ * recorded on the task. */
+#define SL__OOC_SPLIT_RUNS 1024
 int sl__ooc_runs_sort(sl_task_t *t, const struct sl__ooc_input *in, struct sl__ooc_sorted **out);
 /* How pass 2 brings a bucket's slices (one per run) into GPU memory: a copy call per
  * slice and column; the same copies in one cudaMemcpyBatchAsync call; or one kernel
@@ -77,10 +89,14 @@ int sl__ooc_runs_merge(sl_task_t *t, struct sl__ooc_sorted *st, const int64_t *c
                        int (*ready)(sl_task_t *, void *, int64_t), void *arg);
 /* Pass 2's buckets: output ranks cut at sampled keys into pieces of about 3/4 R rows, a
  * piece larger than R (few keys, many rows) cut again at exact ranks, empty ones
- * dropped; *nb buckets. Returns cuts, (nb + 1) x k, the caller's to free(); NULL on
+ * dropped; *nb buckets. The splitters and their splits are pass 1's when it found them
+ * for buckets of R rows (st->n_codes, st->split_rows), else sampled from the sorted runs
+ * and searched there. Returns cuts, (nb + 1) x k, the caller's to free(); NULL on
  * failure (recorded on the task). */
-int64_t *sl__ooc_bucket_cuts(sl_task_t *t, const struct sl__ooc_runs *m, int64_t n, int64_t R,
+int64_t *sl__ooc_bucket_cuts(sl_task_t *t, const struct sl__ooc_sorted *st, int64_t R,
                              int64_t *nb);
+/* 1 when pass 1 found the cuts of buckets of R rows (sl__ooc_bucket_cuts takes them). */
+int sl__ooc_pass1_cuts(const struct sl__ooc_sorted *st, int64_t R);
 /* Rows per bucket for pass 2: R, halved while the budget left does not hold pass 2's
  * buffers and tables beside it; 0 when not even SL__OOC_MIN_RUN rows fit. */
 int64_t sl__ooc_merge_rows(sl_task_t *t, const struct sl__ooc_sorted *st, int64_t R,

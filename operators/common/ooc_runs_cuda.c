@@ -2,7 +2,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #include <cuda_runtime_api.h>
 
@@ -16,6 +15,20 @@
 #define SLACK (4 * MIB)              /* the budget kept free: pool rounding, small buffers */
 #define MAX_RUN ((int64_t)1 << 30)   /* CUB takes < 2^31 rows */
 #define PIPE_RUNS 32                 /* runs at least, when there are several (plan_run) */
+/* Pass 2's buckets: output ranks cut at sampled keys into pieces of about 3/4 R rows, a
+ * piece larger than R (few keys, many rows) cut again at exact ranks (ooc_runs.h).
+ * Samples per bucket: with 16 (the CPU merge's), bucket sizes vary by about 1/4, so some
+ * 9% of them passed R and took an exact cut, each some 32 x k binary searches over the
+ * pinned runs: 180 ms of a 1/16 sort on an H100 (128 runs, 171 buckets). 256 samples a
+ * bucket make that 1/16 (a 5-sigma miss) for a few thousand more reads. The input's
+ * stratified samples (pass 1's cuts) vary about as much as random ones. */
+#define OVERSAMPLE 256
+
+/* Pass 2's buckets for runs of R rows: P of about 3/4 R rows each. */
+static int64_t bucket_count(int64_t n, int64_t R)
+{
+    return (n + R * 3 / 4 - 1) / (R * 3 / 4);
+}
 
 static const sl_batch_t *batch_at(const struct sl__ooc_input *in, int64_t i)
 {
@@ -130,6 +143,7 @@ struct set {
     void *in[SL__OOC_MAX_COLS], *out[SL__OOC_MAX_COLS];
     uint32_t *ids;                   /* 2 x R row ids (two payloads or more) */
     cudaEvent_t up, sorted, down;
+    int64_t *d_split;                /* pass 1's cuts: the run's splits at the splitters */
 };
 
 struct runner {
@@ -138,6 +152,7 @@ struct runner {
     struct plan p;
     struct sl__ooc_sorted *st;
     cudaStream_t cs, h2d, d2h;
+    uint64_t *d_codes;               /* pass 1's cuts: the splitters (st->codes), else NULL */
     struct set s[2];
     void *temp;
     struct sl__upload_stage stage;   /* pass 1, pageable input: per set (gpu_ext.h) */
@@ -243,12 +258,14 @@ static int upload_bucket_kernel(struct runner *r, struct set *s, int64_t b)
 
 enum sl__ooc_gather sl__ooc_gather_of(sl_task_t *t, int64_t n_runs)
 {
-    int64_t how = 0; /* auto, copy, batch, kernel */
+    static const enum sl__ooc_gather by_option[] = {
+        SL__OOC_GATHER_BATCH, SL__OOC_GATHER_COPY, SL__OOC_GATHER_BATCH,
+        SL__OOC_GATHER_KERNEL}; /* auto (below), copy, batch, kernel */
+    int64_t how = 0;
     sl_task_option_int(t, "debug_ooc_sort_gather", &how);
     if (how == 0)
         return n_runs <= GATHER_BATCH_RUNS ? SL__OOC_GATHER_BATCH : SL__OOC_GATHER_KERNEL;
-    return how == 1 ? SL__OOC_GATHER_COPY : how == 2 ? SL__OOC_GATHER_BATCH
-                                                     : SL__OOC_GATHER_KERNEL;
+    return how > 0 && how < 4 ? by_option[how] : SL__OOC_GATHER_BATCH;
 }
 
 static int upload_bucket(struct runner *r, struct set *s, int64_t b)
@@ -345,6 +362,12 @@ static int one_run(struct runner *r, int64_t i, int64_t rows, void *const *dst)
         SL_TASK_CUDA_TRY(r->t, cudaStreamWaitEvent(r->cs, s->down, 0), "ordering a buffer set");
     if ((rc = sort_run(r, s, rows)) < 0)
         return rc;
+    const int64_t nc = r->st->n_codes;
+    if (r->d_codes) /* pass 1's cuts: where the splitters cut this run */
+        SL_TASK_CUDA_TRY(r->t,
+                         sl_k_lower_bounds_codes(s->out[p->kc], p->kw, p->desc, rows, r->d_codes,
+                                                 nc, s->d_split, r->cs),
+                         "splitting a run");
     SL_TASK_CUDA_TRY(r->t, cudaEventRecord(s->sorted, r->cs), "cudaEventRecord");
     SL_TASK_CUDA_TRY(r->t, cudaStreamWaitEvent(r->d2h, s->sorted, 0), "ordering the download");
     for (int c = 0; c < p->n_cols; c++)
@@ -352,6 +375,11 @@ static int one_run(struct runner *r, int64_t i, int64_t rows, void *const *dst)
                          cudaMemcpyAsync(dst[c], s->out[c], (size_t)(rows * p->width[c]),
                                          cudaMemcpyDeviceToHost, r->d2h),
                          "downloading a run");
+    if (r->d_codes)
+        SL_TASK_CUDA_TRY(r->t,
+                         cudaMemcpyAsync(r->st->split + i * nc, s->d_split, (size_t)nc * 8,
+                                         cudaMemcpyDeviceToHost, r->d2h),
+                         "downloading a run's splits");
     SL_TASK_CUDA_TRY(r->t, cudaEventRecord(s->down, r->d2h), "cudaEventRecord");
     return SL_OK;
 }
@@ -379,6 +407,17 @@ static int alloc_all(struct runner *r)
     }
     if (!(r->temp = sl_task_device_alloc(t, p->temp ? p->temp : 1)))
         return SL_ENOMEM;
+    if (!r->cuts && r->st->n_codes > 0) { /* pass 1's cuts (presplit_open) */
+        size_t bytes = (size_t)r->st->n_codes * 8;
+        if (!(r->d_codes = sl_task_device_alloc(t, bytes)) ||
+            !(r->s[0].d_split = sl_task_device_alloc(t, bytes)) ||
+            (sets > 1 && !(r->s[1].d_split = sl_task_device_alloc(t, bytes))))
+            return SL_ENOMEM;
+        /* pageable source: returns once it is staged */
+        SL_TASK_CUDA_TRY(t, cudaMemcpyAsync(r->d_codes, r->st->codes, bytes,
+                                            cudaMemcpyHostToDevice, r->cs),
+                         "uploading the splitters");
+    }
     for (int64_t i = 0; i < p->n_runs && !r->cuts; i++) {
         for (int c = 0; c < p->n_cols; c++) {
             int64_t k = i * p->n_cols + c;
@@ -399,6 +438,7 @@ static void free_all(struct runner *r)
             sl_task_device_free(r->t, s->out[c]);
         }
         sl_task_device_free(r->t, s->ids);
+        sl_task_device_free(r->t, s->d_split);
         if (s->up)
             cudaEventDestroy(s->up);
         if (s->sorted)
@@ -408,10 +448,21 @@ static void free_all(struct runner *r)
     }
     sl_task_device_free(r->t, r->temp);
     sl_task_device_free(r->t, r->d_tables);
+    sl_task_device_free(r->t, r->d_codes);
     free(r->h_dst);
     free(r->h_src);
     free(r->h_size);
     free(r->h_vrows);
+}
+
+/* Drops pass 1's cuts. */
+static void presplit_free(struct sl__ooc_sorted *st)
+{
+    sl__pinned_owner_free(&st->owner, st->split, st->split_bytes);
+    free(st->codes);
+    st->split = NULL;
+    st->codes = NULL;
+    st->n_codes = st->split_rows = st->split_bytes = 0;
 }
 
 void sl__ooc_sorted_free(struct sl__ooc_sorted *st)
@@ -420,6 +471,7 @@ void sl__ooc_sorted_free(struct sl__ooc_sorted *st)
         return;
     for (int64_t i = 0; st->cols && i < st->runs.n_runs * st->runs.n_cols; i++)
         sl__pinned_owner_free(&st->owner, st->cols[i], st->bytes[i]);
+    presplit_free(st);
     free(st->rows);
     free(st->cols);
     free(st->bytes);
@@ -479,10 +531,15 @@ static int streams_open(struct runner *r, void *side[2])
 /* Waits for the three streams and gives the borrowed ones back; the first error. */
 static cudaError_t streams_close(struct runner *r, void *side[2])
 {
-    cudaError_t e1 = cudaStreamSynchronize(r->h2d), e2 = cudaStreamSynchronize(r->cs);
-    cudaError_t e3 = cudaStreamSynchronize(r->d2h);
+    cudaStream_t all[3] = {r->h2d, r->cs, r->d2h};
+    cudaError_t e = cudaSuccess;
+    for (int i = 0; i < 3; i++) {
+        cudaError_t ei = cudaStreamSynchronize(all[i]);
+        if (e == cudaSuccess)
+            e = ei;
+    }
     sl__task_streams_put(r->t, 2, side);
-    return e1 != cudaSuccess ? e1 : e2 != cudaSuccess ? e2 : e3;
+    return e;
 }
 
 static int runs(struct runner *r)
@@ -509,6 +566,57 @@ static double now_ms(void)
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
+/* Pass 2's splitters, sampled from the input before pass 1 (sl__ooc_input_splitters), so
+ * that each run's cuts are found on the GPU as it is sorted (one_run) and pass 2 starts
+ * as soon as the runs are down: for several runs (at most SL__OOC_SPLIT_RUNS) whose keys
+ * are all in host memory, when the host budget holds the split table, unless option
+ * debug_ooc_sort_merge is cpu or late_cuts. Otherwise st->n_codes stays 0. */
+static int presplit_open(struct runner *r)
+{
+    enum { AUTO, CPU, GPU, LATE_CUTS };
+    const struct plan *p = &r->p;
+    struct sl__ooc_sorted *st = r->st;
+    int64_t how = AUTO, P = bucket_count(p->n, p->R), nb = r->in->n_batches;
+    sl_task_option_int(r->t, "debug_ooc_sort_merge", &how);
+    if (how == CPU || how == LATE_CUTS || p->n_runs < 2 || p->n_runs > SL__OOC_SPLIT_RUNS ||
+        P < 2)
+        return SL_OK;
+    for (int64_t i = 0; i < nb; i++) {
+        const struct sl__buf *d = batch_at(r->in, i)->cols[r->in->col[p->kc]].data;
+        if (!d || (d->kind != SL__MEM_HOST && d->kind != SL__MEM_PINNED))
+            return SL_OK; /* a key column on a GPU: the cuts are searched after pass 1 */
+    }
+    int64_t split_bytes = p->n_runs * (P - 1) * 8;
+    if (!sl__task_host_room(r->t, 2 * split_bytes))
+        return SL_OK;
+    const void **keys = malloc((size_t)nb * sizeof *keys);
+    int64_t *rows = malloc((size_t)nb * sizeof *rows);
+    uint64_t *codes = malloc((size_t)(P - 1) * sizeof *codes);
+    void *scratch = malloc((size_t)sl__ooc_input_scratch_bytes(p->n, P, OVERSAMPLE));
+    if (!keys || !rows || !codes || !scratch) {
+        free(keys), free(rows), free(codes), free(scratch);
+        return sl_task_fail(r->t, SL_ENOMEM, "out of memory");
+    }
+    for (int64_t i = 0; i < nb; i++) {
+        const sl_batch_t *b = batch_at(r->in, i);
+        const struct sl__col *c = &b->cols[r->in->col[p->kc]];
+        keys[i] = (const char *)c->data->ptr + (size_t)c->offset * (size_t)p->kw;
+        rows[i] = b->n_rows;
+    }
+    sl__ooc_input_splitters(keys, rows, nb, p->kw, p->desc, P, OVERSAMPLE, codes, scratch,
+                            sl__host_threads(16));
+    free(keys), free(rows), free(scratch);
+    if (!(st->split = sl__task_pinned_alloc(r->t, split_bytes))) {
+        free(codes);
+        return SL_EBUDGET;
+    }
+    st->codes = codes;
+    st->n_codes = P - 1;
+    st->split_rows = p->R;
+    st->split_bytes = split_bytes;
+    return SL_OK;
+}
+
 int sl__ooc_runs_sort(sl_task_t *t, const struct sl__ooc_input *in, struct sl__ooc_sorted **out)
 {
     struct runner r;
@@ -523,9 +631,13 @@ int sl__ooc_runs_sort(sl_task_t *t, const struct sl__ooc_input *in, struct sl__o
     double t0 = now_ms();
     if (!(r.st = *out = sorted_new(t, &r.p)))
         return sl_task_fail(t, SL_ENOMEM, "out of memory");
-    void *side[2];
-    int rc = streams_open(&r, side);
+    int rc = presplit_open(&r);
     if (rc < 0)
+        return rc;
+    if (r.st->n_codes > 0)
+        sl_task_phase_time(t, "ooc_presplit", now_ms() - t0);
+    void *side[2];
+    if ((rc = streams_open(&r, side)) < 0)
         return rc;
     rc = runs(&r);
     cudaError_t e = streams_close(&r, side);
@@ -595,45 +707,62 @@ static int tables_open(struct runner *r, int64_t nb)
     return SL_OK;
 }
 
-/* Buckets: output ranks cut at sampled keys into pieces of about 3/4 R rows, a piece
- * larger than R (few keys, many rows) cut again at exact ranks (ooc_runs.h).
- * Samples per bucket: with 16 (the CPU merge's), bucket sizes vary by about 1/4, so some
- * 9% of them passed R and took an exact cut, each some 32 x k binary searches over the
- * pinned runs: 180 ms of a 1/16 sort on an H100 (128 runs, 171 buckets). 256 samples a
- * bucket make that 1/16 (a 5-sigma miss) for a few thousand more reads. */
-#define OVERSAMPLE 256
-
-/* Host threads for the searches between the passes: the CPU workers wait meanwhile. */
-static int host_threads(void)
+/* Splitters sampled from the sorted runs (when pass 1 found no cuts): *codes, P - 1 of
+ * them. 0, or a failure recorded on the task. */
+static int run_splitters(sl_task_t *t, const struct sl__ooc_runs *m, int64_t P, uint64_t **codes)
 {
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    return cpus < 1 ? 1 : cpus > 16 ? 16 : (int)cpus;
+    *codes = malloc((size_t)P * sizeof **codes);
+    void *scratch = sl_task_alloc(t, (size_t)sl__ooc_splitter_scratch_bytes(m, P, OVERSAMPLE));
+    if (!*codes || !scratch) {
+        free(*codes), sl_task_free(t, scratch);
+        *codes = NULL;
+        return scratch ? sl_task_fail(t, SL_ENOMEM, "out of memory") : SL_ENOMEM;
+    }
+    double t0 = now_ms();
+    sl__ooc_splitters(m, P, OVERSAMPLE, *codes, scratch, sl__host_threads(16));
+    sl_task_free(t, scratch);
+    sl_task_phase_time(t, "ooc_cut_samples", now_ms() - t0);
+    return SL_OK;
 }
 
-int64_t *sl__ooc_bucket_cuts(sl_task_t *t, const struct sl__ooc_runs *m, int64_t n, int64_t R,
+int sl__ooc_pass1_cuts(const struct sl__ooc_sorted *st, int64_t R)
+{
+    return st->n_codes > 0 && st->split_rows == R && st->n_codes == bucket_count(st->n, R) - 1;
+}
+
+int64_t *sl__ooc_bucket_cuts(sl_task_t *t, const struct sl__ooc_sorted *so, int64_t R,
                              int64_t *nb_out)
 {
-    const int64_t k = m->n_runs, P = (n + R * 3 / 4 - 1) / (R * 3 / 4);
+    const struct sl__ooc_runs *m = &so->runs;
+    const int64_t n = so->n, k = m->n_runs, P = bucket_count(n, R);
+    const int pre = sl__ooc_pass1_cuts(so, R);
     int64_t cap = P + n / R + 2, nb = 0; /* pieces: sum of ceil(rows / R) <= P + n / R */
-    /* the splits of up to `blk` splitters at a time (at most 2^22 words) */
-    int64_t blk = P - 1 < ((int64_t)1 << 22) / (k ? k : 1) ? P - 1 : ((int64_t)1 << 22) / (k ? k : 1);
-    blk = blk < 1 ? 1 : blk;
+    /* the splits of up to `blk` splitters at a time (at most 2^22 words, at least one) */
+    int64_t blk = ((int64_t)1 << 22) / (k > 0 ? k : 1);
+    if (blk > P - 1)
+        blk = P - 1;
+    if (blk < 1)
+        blk = 1;
     int64_t *cuts = calloc((size_t)((cap + 1) * k), sizeof *cuts);
     int64_t *splits = malloc((size_t)(blk * k + 1) * sizeof *splits);
-    uint64_t *codes = malloc((size_t)P * sizeof *codes);
-    void *scratch = sl_task_alloc(t, (size_t)sl__ooc_splitter_scratch_bytes(m, P, OVERSAMPLE));
-    if (!cuts || !splits || !codes || !scratch) {
-        free(cuts), free(splits), free(codes), sl_task_free(t, scratch);
-        if (scratch)
-            sl_task_fail(t, SL_ENOMEM, "out of memory");
+    uint64_t *codes = NULL;
+    if (!cuts || !splits) {
+        free(cuts), free(splits);
+        sl_task_fail(t, SL_ENOMEM, "out of memory");
         return NULL;
     }
-    const int threads = host_threads();
-    sl__ooc_splitters(m, P, OVERSAMPLE, codes, scratch, threads);
-    sl_task_free(t, scratch);
+    if (!pre && run_splitters(t, m, P, &codes) < 0) {
+        free(cuts), free(splits);
+        return NULL;
+    }
+    const int threads = sl__host_threads(16); /* the CPU workers wait meanwhile */
     for (int64_t i = 1; i <= P; i++) { /* cuts[0] = 0 */
         const int64_t *next = m->rows; /* the last cut */
-        if (i < P) {
+        if (i < P && pre) { /* pass 1's: run j's split at splitter i - 1 */
+            for (int64_t j = 0; j < k; j++)
+                splits[j] = so->split[j * so->n_codes + i - 1];
+            next = splits;
+        } else if (i < P) {
             if ((i - 1) % blk == 0) /* each block's searches start at row 0 */
                 sl__ooc_split_below_all(m, codes + i - 1, P - i < blk ? P - i : blk, splits,
                                         threads);
@@ -695,7 +824,7 @@ int64_t sl__ooc_merge_rows(sl_task_t *t, const struct sl__ooc_sorted *st, int64_
 {
     struct plan p;
     for (int64_t r = R; r >= SL__OOC_MIN_RUN; r /= 2) {
-        int64_t nb_max = (st->n + r * 3 / 4 - 1) / (r * 3 / 4) + st->n / r + 2; /* bucket_cuts */
+        int64_t nb_max = bucket_count(st->n, r) + st->n / r + 2; /* bucket_cuts */
         if (plan_buckets(t, st, r, nb_max, gather, &p))
             return r;
     }
@@ -785,7 +914,7 @@ int sl__ooc_runs_merge_all(sl_task_t *t, struct sl__ooc_sorted *st)
         !(R = sl__ooc_merge_rows(t, st, R, gather)))
         return 0;
     int64_t nb = 0;
-    int64_t *cuts = sl__ooc_bucket_cuts(t, &st->runs, st->n, R, &nb);
+    int64_t *cuts = sl__ooc_bucket_cuts(t, st, R, &nb);
     void **dst = calloc((size_t)(nb * nc + 1), sizeof *dst);
     void *col[SL__OOC_MAX_COLS] = {NULL};
     if (!cuts || !dst) {
@@ -811,5 +940,6 @@ int sl__ooc_runs_merge_all(sl_task_t *t, struct sl__ooc_sorted *st)
     }
     st->rows[0] = st->n;
     st->runs.n_runs = 1;
+    presplit_free(st); /* the splits were the runs' */
     return 1;
 }

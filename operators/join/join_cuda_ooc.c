@@ -22,10 +22,8 @@
  * Shapes: inner join, one int32/int64 key without nulls, one payload column per side of
  * the same width without nulls (the narrow layout of join_cuda.c), output materialized
  * (host batches) or aggregated. Others are left to the CPU (can_run says no). */
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include <cuda_runtime_api.h>
 
@@ -770,44 +768,28 @@ struct pcopy {
     char *dst[3];
     const char *src[3];
     int64_t bytes[3];
-    int n, parts, part;
+    int n;
 };
 
-static void *pcopy_run(void *arg)
+static void pcopy_part(void *arg, int part, int parts)
 {
-    struct pcopy *c = arg;
+    const struct pcopy *c = arg;
     for (int i = 0; i < c->n; i++) {
-        int64_t lo = c->bytes[i] * c->part / c->parts, hi = c->bytes[i] * (c->part + 1) / c->parts;
+        int64_t lo = c->bytes[i] * part / parts, hi = c->bytes[i] * (part + 1) / parts;
         memcpy(c->dst[i] + lo, c->src[i] + lo, (size_t)(hi - lo));
     }
-    return NULL;
 }
 
+/* Copies on 2 to 16 host threads (one below 8 MiB). */
 static void par_copy(const struct pcopy *c)
 {
-    enum { MAXT = 16 };
     int64_t total = 0;
     for (int i = 0; i < c->n; i++)
         total += c->bytes[i];
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    int parts = total < 8 * MIB ? 1 : cpus < 2 ? 2 : cpus > MAXT ? MAXT : (int)cpus;
-    struct pcopy w[MAXT];
-    pthread_t th[MAXT];
-    int started[MAXT] = {0};
-    for (int k = 0; k < parts; k++) {
-        w[k] = *c;
-        w[k].parts = parts;
-        w[k].part = k;
-        if (k > 0)
-            started[k] = pthread_create(&th[k], NULL, pcopy_run, &w[k]) == 0;
-    }
-    pcopy_run(&w[0]);
-    for (int k = 1; k < parts; k++) {
-        if (started[k])
-            pthread_join(th[k], NULL);
-        else
-            pcopy_run(&w[k]); /* no thread: copy it here */
-    }
+    int parts = sl__host_threads(16);
+    if (parts < 2)
+        parts = 2;
+    sl__par_for(total < 8 * MIB ? 1 : parts, pcopy_part, (void *)c);
 }
 
 /* Copies a staged result into a host batch (materialize). */

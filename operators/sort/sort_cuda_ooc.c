@@ -292,7 +292,8 @@ static int gpu_merge(sl_task_t *t, struct sort_global *g, struct ooc_state *st, 
     const struct sl__ooc_runs *m = &st->sorted->runs;
     int64_t nb = 0;
     double t_cuts = now_ms();
-    int64_t *cuts = sl__ooc_bucket_cuts(t, m, g->m.n, R, &nb);
+    g->ooc_pass1_cuts = sl__ooc_pass1_cuts(st->sorted, R);
+    int64_t *cuts = sl__ooc_bucket_cuts(t, st->sorted, R, &nb);
     if (!cuts)
         return SL_ENOMEM;
     sl_task_phase_time(t, "ooc_bucket_cuts", now_ms() - t_cuts);
@@ -343,7 +344,19 @@ static int64_t input_rows(const struct sl__ooc_input *in)
     return n;
 }
 
+static int finalize(sl_task_t *t);
+
+/* The finalize, timed as a whole (phase ooc_finalize: the phases inside it and what lies
+ * between them; with a CPU merge, until its tasks are spawned). */
 int sl__sort_ooc_finalize(sl_task_t *t)
+{
+    double t0 = now_ms();
+    int rc = finalize(t);
+    sl_task_phase_time(t, "ooc_finalize", now_ms() - t0);
+    return rc;
+}
+
+static int finalize(sl_task_t *t)
 {
     struct sort_global *g = sl_task_gstate(t);
     struct sl__ooc_input in;
@@ -357,10 +370,12 @@ int sl__sort_ooc_finalize(sl_task_t *t)
     /* The result: one host batch that the source hands out in morsel slices, as the CPU
      * sort's; pinned (faulted in already) or pageable, whose pages CPU tasks fault in
      * while the GPU sorts the runs. */
+    double t0 = now_ms();
     g->m.out = sl__task_new_result_batch(t, sl_op_output_schema(sl_task_op(t)),
                                          input_rows(&in), &st->direct);
     if (!g->m.out)
         return SL_ENOMEM;
+    sl_task_phase_time(t, "ooc_result_alloc", now_ms() - t0);
     int rc = st->direct ? SL_OK : spawn_populate(t, g->m.out);
     if (rc < 0)
         return rc;

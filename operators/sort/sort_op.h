@@ -34,6 +34,7 @@ struct sort_global {
      * (a host batch) by spawned CPU tasks or re-sorted in buckets on the GPU (gpu_merge
      * 1) of n_ooc_runs runs; ooc_state freed by ooc_free. */
     int ooc, gpu_merge;
+    int ooc_pass1_cuts;             /* the GPU merge's cuts were found in pass 1 (tests) */
     int64_t n_ooc_runs;
     _Atomic int64_t sink_dev_bytes;   /* host input bytes the GPU sink uploaded */
     /* CUB's temp bytes for gpu_temp_n rows (sort_cuda.c, need_bytes), asked once: each ask

@@ -159,6 +159,7 @@ static sl_engine_t *engine(enum sl_placement pl, int64_t gpu_mem)
 /* Sorts `in` by `by`; *ooc / *gpu: how the GPU finalized it. */
 static int last_gpu_merge; /* the last run's merge: 1 on the GPU, 0 on CPU threads */
 static int64_t last_runs;  /* and its number of runs */
+static int last_pass1_cuts; /* its GPU merge's cuts were found in pass 1 */
 
 static struct flat run(sl_engine_t *e, sl_table_t *in, const char *by, int *ooc, int *gpu)
 {
@@ -178,6 +179,7 @@ static struct flat run(sl_engine_t *e, sl_table_t *in, const char *by, int *ooc,
         *ooc = g->ooc;
     last_gpu_merge = g->gpu_merge;
     last_runs = g->n_ooc_runs;
+    last_pass1_cuts = g->ooc_pass1_cuts;
     if (gpu)
         *gpu = g->m.gpu;
     sl_table_t *out;
@@ -418,6 +420,54 @@ SL_TEST(ooc_many_runs_merge_on_gpu)
         assert_true(last_runs > 64);
     }
     force_gather = "auto";
+}
+
+/* The GPU merge's bucket cuts found in pass 1 (splitters sampled from the input, each
+ * run split on the GPU as it is sorted) against those searched in the runs after it
+ * (debug_ooc_sort_merge=late_cuts): both equal the CPU sort, on random, sorted,
+ * reversed, few, heavy, Zipf and extreme keys of 4 and 8 bytes, ascending and
+ * descending, batches of odd sizes, and pass 1's cuts taken where the runs are several
+ * and every batch stayed on the host: budgets of at most 16 MiB, under which the sink
+ * uploads none (sort_cuda.c; at 32 MiB it kept some on the GPU and the cuts were searched
+ * after pass 1, H100 04:09 UTC). */
+SL_TEST(ooc_pass1_cuts)
+{
+    REQUIRE_GPU();
+    const struct spec cases[] = {
+        {.rows = (int64_t)1 << 22, .n_pay = 1, .seed = 41},
+        {.rows = 2000000, .n_pay = 1, .keys = K_SORTED, .chunk = 77777, .seed = 42},
+        {.rows = 2000000, .key64 = 1, .n_pay = 0, .keys = K_REVERSE, .seed = 43},
+        {.rows = 3000000, .n_pay = 1, .keys = K_FEW, .seed = 44},
+        {.rows = 3000000, .key64 = 1, .n_pay = 4, .keys = K_HEAVY, .chunk = 100003, .seed = 45},
+        {.rows = 3000000, .key64 = 1, .n_pay = 1, .keys = K_ZIPF, .seed = 46},
+        {.rows = 2000000, .n_pay = 1, .keys = K_EXTREME, .seed = 47},
+    };
+    const char *by[] = {"by=k", "by=\"k DESC\""};
+    const char *how[] = {"gpu", "late_cuts"};
+    for (int h = 0; h < 2; h++) {
+        force_merge = how[h];
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+            check(&cases[i], by[i % 2], cases[i].n_pay == 4 ? 16 * MIB : 12 * MIB, 1);
+            assert_int_equal(last_gpu_merge, 1);
+            assert_true(last_runs >= 2);
+            assert_int_equal(last_pass1_cuts, h == 0);
+        }
+    }
+    force_merge = "auto";
+}
+
+/* Small input for compute-sanitizer: pass 1's cuts (the bounds kernel, the splits'
+ * downloads). */
+SL_TEST(ooc_sanitize_pass1_cuts)
+{
+    REQUIRE_GPU();
+    force_merge = "gpu";
+    struct spec a = {.rows = 300000, .key64 = 1, .n_pay = 1, .keys = K_ZIPF, .chunk = 7777,
+                     .seed = 48};
+    check(&a, "by=\"k DESC\"", 8 * MIB, 1);
+    assert_int_equal(last_gpu_merge, 1);
+    assert_int_equal(last_pass1_cuts, 1);
+    force_merge = force_gather = "auto";
 }
 
 /* Small input for compute-sanitizer: the zero-copy gather of the GPU merge. */

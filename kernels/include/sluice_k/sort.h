@@ -61,6 +61,14 @@ cudaError_t sl_k_part_hist(const uint32_t *d_pid, int64_t n, int64_t chunk_rows,
  * binary search per value, one thread each. */
 cudaError_t sl_k_lower_bounds_i64(const int64_t *d_sorted, int64_t n, const int64_t *d_values,
                                   int m, int64_t *d_pos, cudaStream_t stream);
+/* The same over the out-of-core sort's key codes (ooc_merge.c's code_at: the key's bits
+ * with the sign flipped, all of them inverted when descending, so that codes ascend in
+ * the sort's order): d_pos[j] = the number of the n sorted keys (int32 when key_bytes is
+ * 4, else int64; sorted descending when desc) whose code is below d_codes[j], for j in
+ * [0, m). The splits of a sorted run at a pass-2 bucket's splitters (issue 23). */
+cudaError_t sl_k_lower_bounds_codes(const void *d_sorted, int key_bytes, int desc, int64_t n,
+                                    const uint64_t *d_codes, int64_t m, int64_t *d_pos,
+                                    cudaStream_t stream);
 
 #ifdef __cplusplus
 }

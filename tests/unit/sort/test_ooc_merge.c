@@ -244,3 +244,77 @@ SL_TEST(ooc_merge_edges)
     check(8, 0, K_RANDOM, big, 2, 200, 1); /* many ranges: 200 rows each */
     check(4, 1, K_HEAVY, big, 2, 64, 0);
 }
+
+/* The key's code (ooc_merge.h): order-preserving, inverted when descending. */
+static uint64_t code_of(int64_t key, int w, int desc)
+{
+    uint64_t c = w == 4 ? (uint64_t)((uint32_t)(int32_t)key ^ 0x80000000u)
+                        : (uint64_t)key ^ 0x8000000000000000ull;
+    return desc ? (w == 4 ? (uint32_t)~c : ~c) : c;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Splitters from the unsorted input (sl__ooc_input_splitters, the out-of-core sort's
+ * pass-1 cuts): the same on 1 and 5 threads, non-decreasing, each some input key's code;
+ * random keys: every bucket within 30% of n / P (256 samples a bucket); sorted keys:
+ * splitter i within n / s + 1 ranks of rank i n / P; parts of odd sizes, empty ones. */
+SL_TEST(ooc_input_splitters)
+{
+    const int64_t P = 20, over = 256, n_parts = 7;
+    for (int w = 4; w <= 8; w += 4)
+        for (int desc = 0; desc < 2; desc++)
+            for (int mode = K_RANDOM; mode <= K_REVERSE; mode++) {
+                int64_t rows[7] = {0, 30011, 0, 64000, 1, 50000, 55988}, n = 200000;
+                void *keys[7];
+                uint64_t *all = malloc((size_t)n * sizeof *all);
+                int64_t at = 0;
+                for (int q = 0; q < n_parts; q++) {
+                    keys[q] = malloc((size_t)(rows[q] * w + 8));
+                    for (int64_t i = 0; i < rows[q]; i++, at++) {
+                        int64_t v = key_of(mode, at, n, w);
+                        col_set(keys[q], w, i, v);
+                        all[at] = code_of(v, w, desc);
+                    }
+                }
+                qsort(all, (size_t)n, sizeof *all, cmp_u64);
+                void *scratch = malloc((size_t)sl__ooc_input_scratch_bytes(n, P, over));
+                uint64_t c1[19], c5[19];
+                sl__ooc_input_splitters((const void *const *)keys, rows, n_parts, w, desc, P,
+                                        over, c1, scratch, 1);
+                sl__ooc_input_splitters((const void *const *)keys, rows, n_parts, w, desc, P,
+                                        over, c5, scratch, 5);
+                assert_memory_equal(c1, c5, sizeof c1);
+                int64_t s = over * P;
+                for (int i = 0; i < P - 1; i++) {
+                    assert_true(i == 0 || c1[i - 1] <= c1[i]);
+                    assert_non_null(bsearch(&c1[i], all, (size_t)n, sizeof *all, cmp_u64));
+                    /* ranks of the splitter's first and last copies in the sorted codes */
+                    int64_t lo = 0, hi = n;
+                    while (lo < hi) {
+                        int64_t mid = (lo + hi) / 2;
+                        if (all[mid] < c1[i])
+                            lo = mid + 1;
+                        else
+                            hi = mid;
+                    }
+                    int64_t first = lo, last = lo;
+                    while (last + 1 < n && all[last + 1] == c1[i])
+                        last++;
+                    int64_t want = (i + 1) * n / P;
+                    if (mode == K_SORTED || mode == K_REVERSE) /* exact strata */
+                        assert_true(first <= want + n / s + 1 && last >= want - n / s - 1);
+                    if (mode == K_RANDOM) {
+                        assert_true(first >= want - 3 * n / P / 10 &&
+                                    first <= want + 3 * n / P / 10);
+                    }
+                }
+                free(scratch), free(all);
+                for (int q = 0; q < n_parts; q++)
+                    free(keys[q]);
+            }
+}
