@@ -159,6 +159,11 @@ struct sl_engine_config {
     int debug_mgpu_copies;      /* 1: the multi-device exchange between logical devices of
                                    one GPU copies each range with its own copy instead of
                                    a kernel per sender (A/B runs) */
+    /* Fields added with the GPU join's key bitmap filter (issue 19). */
+    int debug_join_filter;      /* GPU join side filter at low match ratios: 0 auto (an
+                                   exact key bitmap filters both sides), 1 range (only the
+                                   probe rows outside the build keys' range are dropped,
+                                   as before: A/B runs) */
 };
 
 /* Fills *cfg with the defaults and sets cfg->size. Cannot fail. Thread-safe (touches

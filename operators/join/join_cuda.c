@@ -35,8 +35,8 @@
  * different keys with one hash send a finalize to the CPU's (GJ_HASH_COLLIDED).
  *
  * Each GPU finalize puts its choices in the query profile's "values" (gpu_algo: 0 PHJ,
- * 1 NPJ, 2 SMJ; radix_bits, begin_bit, probe_rows: the probe rows it joined after the
- * filter); with the option debug_join_phase_times also its phase times (CUDA events),
+ * 1 NPJ, 2 SMJ; radix_bits, begin_bit, probe_rows and build_rows: the rows it joined
+ * after the filters); with the option debug_join_phase_times also its phase times (CUDA events),
  * read by `sluice bench join` (per-phase times). */
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,7 +53,6 @@
 #include "sluice_k/join_smj.h"
 #include "sluice_k/join_str.h"
 
-#define BUILD_ROWS_PER_PARTITION 4096 /* fits one shared-memory table */
 /* auto picks NPJ (no partitioning) while its table stays in the H100's 50 MB L2 cache
  * with room to spare, and the probe side is wide (PHJ would gather its columns past a
  * 16-byte row by row id); for narrow sides only while the table is small. Measured on
@@ -316,8 +315,7 @@ static int plan(sl_task_t *t, const struct join_state *st, struct gj *g)
     g->narrow = g->algo == GJ_PHJ && g->kind == SL_K_JOIN_INNER && g->s[0].n_pay == 1 &&
                 g->s[1].n_pay == 1 && !g->s[0].id_word && !g->s[1].id_word &&
                 g->s[0].pay_w[0] == g->row_bytes && g->s[1].pay_w[0] == g->row_bytes;
-    int b = join_log2_ceil((nb + BUILD_ROWS_PER_PARTITION - 1) / BUILD_ROWS_PER_PARTITION);
-    g->bits = b < 1 ? 1 : b > 16 ? 16 : b;
+    g->bits = gj_radix_bits(nb);
     if (g->algo != GJ_NPJ)
         g->range = 0;
     return SL_OK;
@@ -816,6 +814,7 @@ static void phases_report(struct phases *p, sl_task_t *t, const struct gj *g, in
         sl_task_profile_value(t, "radix_bits", g->bits);
         sl_task_profile_value(t, "begin_bit", g->begin);
         sl_task_profile_value(t, "probe_rows", g->s[1 - g->build].n);
+        sl_task_profile_value(t, "build_rows", g->s[g->build].n);
     }
     if (!p->on)
         return;

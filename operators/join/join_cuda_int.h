@@ -13,6 +13,14 @@
 #define GJ_ROW_MAX 16                   /* widest packed row (SL_K_MAX_ROW_BYTES) */
 
 enum gj_algo { GJ_PHJ = 0, GJ_NPJ = 1, GJ_SMJ = 2 };
+
+/* PHJ's radix bits for nb build rows: partitions of about 4,096 build rows (one
+ * shared-memory table), 1 to 16 bits. */
+static inline int gj_radix_bits(int64_t nb)
+{
+    int b = join_log2_ceil((nb + 4095) / 4096);
+    return b < 1 ? 1 : b > 16 ? 16 : b;
+}
 /* gj_hash_keys: two different keys share a hash (a success code: the CPU joins). */
 #define GJ_HASH_COLLIDED 1
 
