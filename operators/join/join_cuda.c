@@ -858,8 +858,15 @@ static int finalize(sl_task_t *t, struct join_state *st, struct gj *g, struct gj
         rc = gj_prepare(t, st, g);
     if (rc >= 0 && g->hashed && (rc = gj_hash_keys(t, st, g)) == GJ_HASH_COLLIDED)
         return rc; /* the CPU joins instead */
+    /* Rows packed after the filter (only the kept ones), or before it as they were
+     * (debug_join_filter=range) */
+    int packed_first = gj_filter_mode(t) == 1;
+    if (rc >= 0 && packed_first)
+        rc = gj_prepare_rows(t, st, g);
     if (rc >= 0)
-        rc = gj_filter_probe(t, g); /* PHJ inner/semi with dense build keys */
+        rc = gj_filter_probe(t, g); /* PHJ inner/semi at low match ratios */
+    if (rc >= 0 && !packed_first)
+        rc = gj_prepare_rows(t, st, g);
     if (rc < 0)
         return rc;
     phase_mark(ph, t, PH_PREPARED);
@@ -943,12 +950,18 @@ int join_finalize_cuda(sl_task_t *t)
 
 /* ---------------- source ---------------- */
 
+/* The device result goes in morsels as sl__task_result_morsel_rows cuts it: one of up to
+ * 2^28 rows where every later stage runs on its GPU (a slice each, nothing copied: 16 Mi
+ * morsels made a 2^27-row result 8 GPU tasks in a row), the pipeline's size else. */
 int64_t join_gpu_source_tasks(sl_task_t *t)
 {
     struct join_state *st = sl_task_gstate(t);
     if (st->ooc)
         return join_ooc_source_tasks(t);
-    return sl__morsel_tasks(t, st->gpu_out, st->gpu_out ? sl_batch_num_rows(st->gpu_out) : 0);
+    if (!st->gpu_out)
+        return 0;
+    int64_t n = sl_batch_num_rows(st->gpu_out), m = sl__task_result_morsel_rows(t, st->gpu_out);
+    return n / m + (n % m != 0); /* rounded up without overflow */
 }
 
 /* One morsel of the device result: on the GPU as it is, or downloaded for a host task. */
@@ -959,7 +972,9 @@ int join_gpu_source(sl_task_t *t)
         return join_emit_aggregate(t, st);
     if (st->ooc)
         return join_ooc_source(t);
-    return sl__emit_morsel(t, st->gpu_out, sl_batch_num_rows(st->gpu_out));
+    int64_t n = sl_batch_num_rows(st->gpu_out), m = sl__task_result_morsel_rows(t, st->gpu_out);
+    return sl__emit_rows(t, st->gpu_out, sl_task_index(t) * m,
+                         sl__morsel_len(n, m, sl_task_index(t)));
 }
 
 /* ---------------- the definition CUDA builds register (join/meson.build) ---------------- */

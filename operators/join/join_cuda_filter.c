@@ -81,6 +81,18 @@ static int select_rows(sl_task_t *t, struct gj *g, struct gj_side *S, uint64_t k
             rc = SL_TASK_CUDA_FAIL(t, e, "filtering the probe side");
     }
     int rb = S->rows ? g->row_bytes : 0;
+    uint32_t *sel = NULL; /* rows not packed yet: the kept rows' numbers, for the packing */
+    if (rc == SL_OK && !g->rows_ready && S->sel && count > 0) {
+        cudaError_t e = cudaSuccess;
+        if (!(sel = sl_task_device_alloc(t, (size_t)count * 4)))
+            rc = SL_ENOMEM;
+        else if ((e = SL_TASK_CUDA_CALL(sl_k_gather_bytes(S->sel, 4, idx, count, sel, s))) !=
+                 cudaSuccess)
+            rc = SL_TASK_CUDA_FAIL(t, e, "composing the kept rows");
+    } else if (rc == SL_OK && !g->rows_ready) {
+        sel = idx;
+        idx = NULL;
+    }
     if (rc == SL_OK && count > 0) {
         keys = sl_task_device_alloc(t, (size_t)count * kw);
         rows = rb ? sl_task_device_alloc(t, (size_t)count * (size_t)rb) : NULL;
@@ -88,7 +100,7 @@ static int select_rows(sl_task_t *t, struct gj *g, struct gj_side *S, uint64_t k
             rc = SL_ENOMEM;
         cudaError_t e = cudaSuccess;
         if (rc == SL_OK)
-            e = SL_TASK_CUDA_CALL(sl_k_gather_bytes(S->keys, (int)kw, idx, count, keys, s));
+            e = SL_TASK_CUDA_CALL(sl_k_gather_bytes(S->keys, (int)kw, idx ? idx : sel, count, keys, s));
         if (rc == SL_OK && e == cudaSuccess && rb)
             e = SL_TASK_CUDA_CALL(sl_k_gather_bytes(S->rows, rb, idx, count, rows, s));
         if (rc == SL_OK && e != cudaSuccess)
@@ -100,10 +112,15 @@ static int select_rows(sl_task_t *t, struct gj *g, struct gj_side *S, uint64_t k
     if (rc < 0) {
         sl_task_device_free(t, keys);
         sl_task_device_free(t, rows);
+        sl_task_device_free(t, sel);
         return rc;
     }
     sl_task_device_free(t, S->keys_own);
     sl_task_device_free(t, S->rows_own);
+    if (!g->rows_ready) {
+        sl_task_device_free(t, S->sel);
+        S->sel = sel;
+    }
     S->keys = S->keys_own = keys;
     S->rows = S->rows_own = rows;
     S->n = count;
@@ -144,6 +161,13 @@ static int bitmap_filter(sl_task_t *t, struct gj *g, uint64_t kmin, uint64_t ran
     return rc;
 }
 
+int gj_filter_mode(sl_task_t *t)
+{
+    int64_t mode = 0;
+    sl_task_option_int(t, "debug_join_filter", &mode);
+    return (int)mode;
+}
+
 int gj_filter_probe(sl_task_t *t, struct gj *g)
 {
     struct gj_side *R = &g->s[g->build], *S = &g->s[1 - g->build];
@@ -170,9 +194,7 @@ int gj_filter_probe(sl_task_t *t, struct gj *g)
     uint64_t range = kmax - kmin + 1; /* 0 (wrapped): every key */
     if (range == 0)
         return SL_OK;
-    int64_t mode = 0; /* debug_join_filter: 0 auto, 1 range */
-    sl_task_option_int(t, "debug_join_filter", &mode);
-    if (mode == 0 && range <= FILTER_BITMAP_BITS)
+    if (gj_filter_mode(t) == 0 && range <= FILTER_BITMAP_BITS)
         return bitmap_filter(t, g, kmin, range);
     return select_rows(t, g, S, kmin, range, NULL);
 }

@@ -305,6 +305,50 @@ SL_TEST(pack_partition_gather_round_trip)
     CU(cudaStreamDestroy(s));
 }
 
+/* Packing selected rows (sl_k_pack_rows_sel): row i takes source row sel[i] of a 4- and
+ * an 8-byte column, and the id column (no pointer) is sel[i] itself; 16-byte rows. */
+SL_TEST(pack_selected_rows_with_row_ids)
+{
+    REQUIRE_GPU();
+    cudaStream_t s;
+    CU(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    const int64_t n = 7000, m = 2500;
+    uint32_t *a = malloc(n * 4), *sel = malloc(m * 4);
+    uint64_t *b = malloc(n * 8), seed = 9;
+    for (int64_t i = 0; i < n; i++) {
+        a[i] = (uint32_t)rng_next(&seed);
+        b[i] = rng_next(&seed);
+    }
+    for (int64_t i = 0; i < m; i++)
+        sel[i] = (uint32_t)(i * 2 + (i % 3 == 0)); /* increasing, gaps */
+    void *da = up(a, n * 4, s), *db = up(b, n * 8, s), *dsel = up(sel, m * 4, s),
+         *rows = dmalloc(m * 16);
+    sl_k_cols_t in;
+    memset(&in, 0, sizeof in);
+    in.n = 3;
+    in.width[0] = 4;
+    in.width[1] = 8;
+    in.width[2] = 4;
+    in.ptr[0] = da;
+    in.ptr[1] = db;
+    in.ptr[2] = NULL; /* the row id */
+    CU(sl_k_pack_rows_sel(&in, dsel, m, 16, rows, s));
+    uint32_t *h = down(rows, m * 16, s);
+    int bad = 0;
+    for (int64_t i = 0; i < m; i++) {
+        uint32_t src = sel[i];
+        bad += h[4 * i] != a[src] || h[4 * i + 1] != (uint32_t)b[src] ||
+               h[4 * i + 2] != (uint32_t)(b[src] >> 32) || h[4 * i + 3] != src;
+    }
+    assert_int_equal(bad, 0);
+    /* without a selection a column needs its pointer */
+    assert_int_equal(sl_k_pack_rows(&in, m, 16, rows, s), cudaErrorInvalidValue);
+    assert_int_equal(sl_k_pack_rows_sel(&in, NULL, m, 16, rows, s), cudaErrorInvalidValue);
+    free(a); free(sel); free(b); free(h);
+    cudaFree(da); cudaFree(db); cudaFree(dsel); cudaFree(rows);
+    CU(cudaStreamDestroy(s));
+}
+
 /* The key bitmap filter (join_filter.h) against a host reference: a bitmap of "build"
  * keys over [kmin, kmin + range) (duplicates, a hot key, keys outside the range on both
  * ends), then the "probe" rows in range whose bit is set, and those in range alone;
