@@ -30,21 +30,27 @@ template <typename K> struct InRange {
     }
 };
 
-/* Sets the bit of every key in range; a bit already set is only read (hot keys of a
- * skewed side would otherwise queue their atomics on one word). */
+/* Sets the bit of every key in range. Non-returning atomics (a read of the word first made
+ * every key wait for it), one a word per warp: lanes whose keys share a word OR their
+ * bits and one of them sets them (hot keys of a skewed side would otherwise queue on
+ * one word). */
 template <typename K>
 __global__ void bitmap_set(const K *__restrict__ keys, int64_t n, K kmin, uint64_t range,
                            uint32_t *bitmap)
 {
-    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
-         i += (int64_t)gridDim.x * blockDim.x) {
-        const uint64_t d = (uint64_t)(K)(keys[i] - kmin);
-        if (d >= range)
-            continue;
-        const uint32_t bit = 1u << (d & 31);
-        uint32_t *w = bitmap + (d >> 5);
-        if (!(*(volatile uint32_t *)w & bit))
-            atomicOr(w, bit);
+    const int lane = threadIdx.x & 31; /* blockDim.x is a multiple of 32 */
+    const int64_t stride = (int64_t)gridDim.x * blockDim.x;
+    /* warp-uniform loop: every lane takes part in the warp's collectives */
+    for (int64_t w0 = (int64_t)blockIdx.x * blockDim.x + (threadIdx.x & ~31); w0 < n;
+         w0 += stride) {
+        const int64_t i = w0 + lane;
+        const uint64_t d = i < n ? (uint64_t)(K)(keys[i] - kmin) : range;
+        const bool set = d < range;
+        const unsigned long long word = set ? d >> 5 : ~0ull;
+        const unsigned peers = __match_any_sync(0xFFFFFFFFu, word);
+        const unsigned bits = __reduce_or_sync(peers, set ? 1u << (d & 31) : 0u);
+        if (set && lane == __ffs(peers) - 1)
+            atomicOr(bitmap + word, bits);
     }
 }
 

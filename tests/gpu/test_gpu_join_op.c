@@ -447,28 +447,29 @@ SL_TEST(probe_filter_low_match)
     sl_engine_close(gpu);
 }
 
-/* Low match ratio, issue 19: the exact key bitmap filter (debug_join_filter=auto) keeps
- * only the probe rows with a partner, also those inside the build keys' range without
- * one, then the build rows with a partner when those are few; debug_join_filter=range
- * (the old path) keeps the probe rows inside the range. Every kind against the CPU:
- * int32 build keys of every third value (probe keys in range mostly miss), 8-byte keys
- * at a 10% match ratio with three payloads (a row id), probe keys with duplicates and a
- * hot key, and no matches at all (odd probe keys, even build keys). */
+/* Low match ratio, issue 19: with debug_join_filter=auto the probe rows inside the build
+ * keys' range are kept, then, when those are few, an exact bitmap of their keys keeps
+ * only the build rows with a partner; debug_join_filter=range (the old path) filters the
+ * probe side alone. Every kind against the CPU: int32 build keys of every third value
+ * (the kept probe rows mostly miss), 8-byte keys at a 10% match ratio with three payloads
+ * (a row id), probe keys with duplicates and a hot key, and no matches at all (odd probe
+ * keys, even build keys: no build row kept). */
 SL_TEST(key_bitmap_filter_low_match)
 {
     NEED_GPU();
     static const char *const kinds[] = {"inner", "semi", "anti", "left"};
     struct spec thirds = {.rows = 400000, .n_pay = 2, .key_mul = 3, .seed = 80};
-    struct spec probe = {.rows = 1200000, .n_pay = 1, .key_range = 4000000, .seed = 81};
+    struct spec probe = {.rows = 1200000, .n_pay = 1, .key_range = 12000000, .seed = 81};
     struct spec pk64 = {.rows = 300000, .key64 = 1, .n_pay = 3, .mixed = 1, .seed = 82};
     struct spec probe64 = {.rows = 1100000, .key64 = 1, .n_pay = 1, .pay64 = 1,
                            .key_range = 3000000, .seed = 83};
-    struct spec hot = {.rows = 1100000, .n_pay = 1, .key_range = 6000000, .seed = 84};
+    struct spec thirds2 = {.rows = 800000, .n_pay = 1, .key_mul = 3, .seed = 87};
+    struct spec hot = {.rows = 1100000, .n_pay = 1, .key_range = 12000000, .seed = 84};
     struct spec evens = {.rows = 300000, .n_pay = 1, .key_mul = 2, .seed = 85};
-    struct spec odds = {.rows = 1100000, .n_pay = 1, .key_range = 1500000, .key_mul = 2,
+    struct spec odds = {.rows = 1100000, .n_pay = 1, .key_range = 3000000, .key_mul = 2,
                         .key_add = 1, .seed = 86};
     sl_engine_t *cpu = gpu_test_engine(SL_PLACE_CPU, 0), *gpu = gpu_test_engine(SL_PLACE_GPU, 0);
-    const struct spec *cases[][2] = {{&probe, &thirds}, {&probe64, &pk64}, {&hot, &thirds},
+    const struct spec *cases[][2] = {{&probe, &thirds}, {&probe64, &pk64}, {&hot, &thirds2},
                                      {&odds, &evens}};
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         sl_table_t *l = make(cases[c][0], "l"), *r = make(cases[c][1], "r");
@@ -495,18 +496,15 @@ SL_TEST(key_bitmap_filter_low_match)
                 if (k >= 2) { /* anti and left: never filtered */
                     assert_int_equal(kept, cases[c][0]->rows);
                     assert_int_equal(built, cases[c][1]->rows);
-                } else if (mode == 1) { /* range: the probe rows in range */
-                    assert_true(kept < cases[c][0]->rows / 2);
-                    assert_int_equal(built, cases[c][1]->rows);
-                } else { /* auto: the probe rows with a partner, then the build's */
-                    assert_true(kept < cases[c][0]->rows / (c == 2 ? 4 : 8));
-                    if (c == 3)
-                        assert_int_equal(kept, 0);
-                    if (c < 2)
-                        assert_true(built < cases[c][1]->rows / 2);
-                    else if (c == 3)
-                        assert_int_equal(built, cases[c][1]->rows);
+                    continue;
                 }
+                assert_true(kept < cases[c][0]->rows / 2); /* the probe rows in range */
+                if (mode == 1) /* range: the build side whole */
+                    assert_int_equal(built, cases[c][1]->rows);
+                else if (c == 3) /* no build row has a partner */
+                    assert_int_equal(built, 0);
+                else
+                    assert_true(built < cases[c][1]->rows / 2);
             }
         }
         sl_table_unref(l);
