@@ -185,10 +185,10 @@ const struct sl__option sl__options[] = {
      FIELD(debug_join_stream, INT)},
     {{"debug_join_filter", SL_ENGINE_OPT_ENUM, DBG, "auto",
       "GPU join at a low match ratio (an inner or semi join whose probe sample lies mostly "
-      "outside the build keys' range): auto = an exact bitmap of the build keys selects the "
-      "probe rows with a partner, then one of those keys selects the build rows with one; "
-      "range = only the probe rows outside the build keys' range are dropped, as before "
-      "(A/B runs).", "auto,range", 0, 1},
+      "outside the build keys' range): auto = the probe rows inside that range are kept, "
+      "then an exact bitmap of their keys keeps the build rows with a partner, and only the "
+      "kept rows are packed; range = every row is packed and only the probe rows outside "
+      "the range are dropped, as before (A/B runs).", "auto,range", 0, 1},
      FIELD(debug_join_filter, INT)},
 };
 
