@@ -184,6 +184,13 @@ const struct sl__option sl__options[] = {
       "one integer key and fixed-width columns); off = the sink uploads them as before "
       "(A/B runs); on = every host batch stays there (tests).", "auto,off,on", 0, 2},
      FIELD(debug_join_stream, INT)},
+    {{"debug_join_filter", SL_ENGINE_OPT_ENUM, DBG, "auto",
+      "GPU join at a low match ratio (an inner or semi join whose probe sample lies mostly "
+      "outside the build keys' range): auto = the probe rows inside that range are kept, "
+      "then an exact bitmap of their keys keeps the build rows with a partner, and only the "
+      "kept rows are packed; range = every row is packed and only the probe rows outside "
+      "the range are dropped, as before (A/B runs).", "auto,range", 0, 1},
+     FIELD(debug_join_filter, INT)},
 };
 
 const int sl__n_options = (int)(sizeof sl__options / sizeof sl__options[0]);

@@ -160,6 +160,12 @@ struct sl_engine_config {
     int debug_mgpu_copies;      /* 1: the multi-device exchange between logical devices of
                                    one GPU copies each range with its own copy instead of
                                    a kernel per sender (A/B runs) */
+    /* Fields added with the GPU join's key bitmap filter (issue 19). */
+    int debug_join_filter;      /* GPU join side filter at low match ratios: 0 auto (the
+                                   probe side by the build keys' range, then the build side
+                                   by a bitmap of the kept probe keys, rows packed after),
+                                   1 range (rows packed first, the probe side filtered by
+                                   range alone, as before: A/B runs) */
 };
 
 /* Fills *cfg with the defaults and sets cfg->size. Cannot fail. Thread-safe (touches

@@ -1,4 +1,5 @@
-/* Probe-side filter by the build keys' range. Contracts in sluice_k/join_filter.h. */
+/* Filters of a join side by the other side's keys: their range, or an exact bitmap of
+ * them over that range. Contracts in sluice_k/join_filter.h. */
 #include "sluice_k/join_filter.h"
 
 #include <cub/device/device_select.cuh>
@@ -16,12 +17,55 @@ int64_t grid_for(int64_t n)
     return sl_grid::capped(g, 16);
 }
 
+/* Key i lies in [kmin, kmin + range) and, with a bitmap, its bit is set. */
 template <typename K> struct InRange {
     const K *keys;
     K kmin;
     uint64_t range;
-    __device__ bool operator()(uint32_t i) const { return (uint64_t)(K)(keys[i] - kmin) < range; }
+    const uint32_t *bitmap;
+    __device__ bool operator()(uint32_t i) const
+    {
+        const uint64_t d = (uint64_t)(K)(keys[i] - kmin);
+        return d < range && (!bitmap || ((__ldg(bitmap + (d >> 5)) >> (d & 31)) & 1u));
+    }
 };
+
+/* Sets the bit of every key in range. Non-returning atomics (a read of the word first made
+ * every key wait for it), one a word per warp: lanes whose keys share a word OR their
+ * bits and one of them sets them (hot keys of a skewed side would otherwise queue on
+ * one word). */
+template <typename K>
+__global__ void bitmap_set(const K *__restrict__ keys, int64_t n, K kmin, uint64_t range,
+                           uint32_t *bitmap)
+{
+    const int lane = threadIdx.x & 31; /* blockDim.x is a multiple of 32 */
+    const int64_t stride = (int64_t)gridDim.x * blockDim.x;
+    /* warp-uniform loop: every lane takes part in the warp's collectives */
+    for (int64_t w0 = (int64_t)blockIdx.x * blockDim.x + (threadIdx.x & ~31); w0 < n;
+         w0 += stride) {
+        const int64_t i = w0 + lane;
+        const uint64_t d = i < n ? (uint64_t)(K)(keys[i] - kmin) : range;
+        const bool set = d < range;
+        const unsigned long long word = set ? d >> 5 : ~0ull;
+        const unsigned peers = __match_any_sync(0xFFFFFFFFu, word);
+        const unsigned bits = __reduce_or_sync(peers, set ? 1u << (d & 31) : 0u);
+        if (set && lane == __ffs(peers) - 1)
+            atomicOr(bitmap + word, bits);
+    }
+}
+
+template <typename K>
+cudaError_t key_bitmap(const K *keys, int64_t n, K kmin, uint64_t range, uint32_t *bitmap,
+                       cudaStream_t stream)
+{
+    if (n < 0 || range == 0 || range > ((uint64_t)1 << 40) ||
+        (n > 0 && (keys == NULL || bitmap == NULL)))
+        return cudaErrorInvalidValue;
+    if (n == 0)
+        return cudaSuccess;
+    bitmap_set<K><<<(unsigned)grid_for(n), kThreads, 0, stream>>>(keys, n, kmin, range, bitmap);
+    return cudaGetLastError();
+}
 
 template <int W>
 __global__ void gather_words(const uint32_t *__restrict__ src, const uint32_t *__restrict__ idx,
@@ -38,13 +82,16 @@ __global__ void gather_words(const uint32_t *__restrict__ src, const uint32_t *_
 
 template <typename K>
 cudaError_t select_in_range(void *d_temp, size_t *temp_bytes, const K *keys, int64_t n, K kmin,
-                            uint64_t range, uint32_t *idx, int64_t *count, cudaStream_t stream)
+                            uint64_t range, const uint32_t *bitmap, uint32_t *idx,
+                            int64_t *count, cudaStream_t stream)
 {
     if (temp_bytes == NULL || n < 0 || n >= ((int64_t)1 << 32))
         return cudaErrorInvalidValue;
     if (d_temp != NULL && (count == NULL || (n > 0 && (keys == NULL || idx == NULL))))
         return cudaErrorInvalidValue;
-    InRange<K> pred{keys, kmin, range};
+    InRange<K> pred{keys, kmin, range, bitmap};
+    if (n == 0 && d_temp != NULL) /* nothing to select: the count is still set */
+        return cudaMemsetAsync(count, 0, sizeof *count, stream);
     return cub::DeviceSelect::If(d_temp, *temp_bytes, thrust::counting_iterator<uint32_t>(0), idx,
                                  count, n, pred, stream);
 }
@@ -53,18 +100,36 @@ cudaError_t select_in_range(void *d_temp, size_t *temp_bytes, const K *keys, int
 
 extern "C" cudaError_t sl_k_select_in_range_k32(void *d_temp, size_t *temp_bytes,
                                                 const uint32_t *d_keys, int64_t n, uint32_t kmin,
-                                                uint64_t range, uint32_t *d_idx, int64_t *d_count,
+                                                uint64_t range, const uint32_t *d_bitmap,
+                                                uint32_t *d_idx, int64_t *d_count,
                                                 cudaStream_t stream)
 {
-    return select_in_range(d_temp, temp_bytes, d_keys, n, kmin, range, d_idx, d_count, stream);
+    return select_in_range(d_temp, temp_bytes, d_keys, n, kmin, range, d_bitmap, d_idx, d_count,
+                           stream);
 }
 
 extern "C" cudaError_t sl_k_select_in_range_k64(void *d_temp, size_t *temp_bytes,
                                                 const uint64_t *d_keys, int64_t n, uint64_t kmin,
-                                                uint64_t range, uint32_t *d_idx, int64_t *d_count,
+                                                uint64_t range, const uint32_t *d_bitmap,
+                                                uint32_t *d_idx, int64_t *d_count,
                                                 cudaStream_t stream)
 {
-    return select_in_range(d_temp, temp_bytes, d_keys, n, kmin, range, d_idx, d_count, stream);
+    return select_in_range(d_temp, temp_bytes, d_keys, n, kmin, range, d_bitmap, d_idx, d_count,
+                           stream);
+}
+
+extern "C" cudaError_t sl_k_key_bitmap_k32(const uint32_t *d_keys, int64_t n, uint32_t kmin,
+                                           uint64_t range, uint32_t *d_bitmap,
+                                           cudaStream_t stream)
+{
+    return key_bitmap(d_keys, n, kmin, range, d_bitmap, stream);
+}
+
+extern "C" cudaError_t sl_k_key_bitmap_k64(const uint64_t *d_keys, int64_t n, uint64_t kmin,
+                                           uint64_t range, uint32_t *d_bitmap,
+                                           cudaStream_t stream)
+{
+    return key_bitmap(d_keys, n, kmin, range, d_bitmap, stream);
 }
 
 extern "C" cudaError_t sl_k_gather_bytes(const void *d_src, int width, const uint32_t *d_idx,

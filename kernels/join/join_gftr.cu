@@ -21,14 +21,16 @@ static int grid_for(int64_t n, int threads)
     return g < 1 ? 1 : (int)g;
 }
 
-/* Column list that fits a row of row_bytes (4- or 8-byte columns, at most 4). */
-static bool cols_fit(const sl_k_cols_t *c, int row_bytes)
+/* Column list that fits a row of row_bytes (4- or 8-byte columns, at most 4; with
+ * row_ids, 4-byte ones may have no pointer: the row number). */
+static bool cols_fit(const sl_k_cols_t *c, int row_bytes, bool row_ids = false)
 {
     if (c->n < 0 || c->n > 4)
         return false;
     int b = 0;
     for (int j = 0; j < c->n; j++) {
-        if ((c->width[j] != 4 && c->width[j] != 8) || c->ptr[j] == NULL)
+        if ((c->width[j] != 4 && c->width[j] != 8) ||
+            (c->ptr[j] == NULL && !(row_ids && c->width[j] == 4)))
             return false;
         b += c->width[j];
     }
@@ -181,23 +183,38 @@ static cudaError_t phj(void *d_temp, size_t *temp_bytes, const K *r_keys, const 
 
 /* ------------------------------------------------------------ pack/gather ---- */
 
-extern "C" cudaError_t sl_k_pack_rows(const sl_k_cols_t *cols, int64_t n, int row_bytes,
-                                      void *d_rows, cudaStream_t stream)
+static cudaError_t pack(const sl_k_cols_t *cols, const uint32_t *sel, int64_t n, int row_bytes,
+                        void *d_rows, cudaStream_t stream)
 {
     if (cols == NULL || n < 0 || cols->n < 1 || row_bytes < 4 || row_bytes > 16 ||
-        (row_bytes & 3) || !cols_fit(cols, row_bytes) || (n > 0 && !d_rows))
+        (row_bytes & 3) || !cols_fit(cols, row_bytes, sel != NULL) || (n > 0 && !d_rows))
         return cudaErrorInvalidValue;
     const int b = row_bytes;
     if (n == 0)
         return cudaSuccess;
     const int g = grid_for(n, 256);
     switch (b / 4) {
-    case 1: pack_kernel<1><<<g, 256, 0, stream>>>(*cols, n, d_rows); break;
-    case 2: pack_kernel<2><<<g, 256, 0, stream>>>(*cols, n, d_rows); break;
-    case 3: pack_kernel<3><<<g, 256, 0, stream>>>(*cols, n, d_rows); break;
-    default: pack_kernel<4><<<g, 256, 0, stream>>>(*cols, n, d_rows); break;
+    case 1: pack_kernel<1><<<g, 256, 0, stream>>>(*cols, sel, n, d_rows); break;
+    case 2: pack_kernel<2><<<g, 256, 0, stream>>>(*cols, sel, n, d_rows); break;
+    case 3: pack_kernel<3><<<g, 256, 0, stream>>>(*cols, sel, n, d_rows); break;
+    default: pack_kernel<4><<<g, 256, 0, stream>>>(*cols, sel, n, d_rows); break;
     }
     return cudaGetLastError();
+}
+
+extern "C" cudaError_t sl_k_pack_rows(const sl_k_cols_t *cols, int64_t n, int row_bytes,
+                                      void *d_rows, cudaStream_t stream)
+{
+    return pack(cols, NULL, n, row_bytes, d_rows, stream);
+}
+
+extern "C" cudaError_t sl_k_pack_rows_sel(const sl_k_cols_t *cols, const uint32_t *d_sel,
+                                          int64_t n, int row_bytes, void *d_rows,
+                                          cudaStream_t stream)
+{
+    if (n > 0 && d_sel == NULL)
+        return cudaErrorInvalidValue;
+    return pack(cols, d_sel, n, row_bytes, d_rows, stream);
 }
 
 extern "C" cudaError_t sl_k_gather_rows(const void *d_rows, int row_bytes, const uint32_t *d_idx,

@@ -275,13 +275,17 @@ static __global__ void copy_count_kernel(unsigned long long *count)
 
 /* ---- pack / gather ---- */
 
+/* Row i takes source row sel[i] (i without sel); a 4-byte column without a pointer is
+ * that source row's number. */
 template <int NW>
-__global__ void pack_kernel(const sl_k_cols_t cols, int64_t n, void *rows_v)
+__global__ void pack_kernel(const sl_k_cols_t cols, const uint32_t *__restrict__ sel, int64_t n,
+                            void *rows_v)
 {
     using R = typename RowT<NW>::T;
     R *rows = (R *)rows_v;
     for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
          i += (int64_t)gridDim.x * blockDim.x) {
+        const int64_t src = sel ? (int64_t)sel[i] : i;
         uint32_t w0 = 0, w1 = 0, w2 = 0, w3 = 0; /* registers: no indexed array */
         auto put = [&](int o, uint32_t x) {
             if (o == 0)
@@ -299,10 +303,10 @@ __global__ void pack_kernel(const sl_k_cols_t cols, int64_t n, void *rows_v)
             if (j >= cols.n)
                 break;
             if (cols.width[j] == 4) {
-                put(o, ((const uint32_t *)cols.ptr[j])[i]);
+                put(o, cols.ptr[j] ? ((const uint32_t *)cols.ptr[j])[src] : (uint32_t)src);
                 o += 1;
             } else {
-                const uint64_t x = ((const uint64_t *)cols.ptr[j])[i];
+                const uint64_t x = ((const uint64_t *)cols.ptr[j])[src];
                 put(o, (uint32_t)x);
                 put(o + 1, (uint32_t)(x >> 32));
                 o += 2;

@@ -35,8 +35,8 @@
  * different keys with one hash send a finalize to the CPU's (GJ_HASH_COLLIDED).
  *
  * Each GPU finalize puts its choices in the query profile's "values" (gpu_algo: 0 PHJ,
- * 1 NPJ, 2 SMJ; radix_bits, begin_bit, probe_rows: the probe rows it joined after the
- * filter); with the option debug_join_phase_times also its phase times (CUDA events),
+ * 1 NPJ, 2 SMJ; radix_bits, begin_bit, probe_rows and build_rows: the rows it joined
+ * after the filters); with the option debug_join_phase_times also its phase times (CUDA events),
  * read by `sluice bench join` (per-phase times). */
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,7 +53,6 @@
 #include "sluice_k/join_smj.h"
 #include "sluice_k/join_str.h"
 
-#define BUILD_ROWS_PER_PARTITION 4096 /* fits one shared-memory table */
 /* auto picks NPJ (no partitioning) while its table stays in the H100's 50 MB L2 cache
  * with room to spare, and the probe side is wide (PHJ would gather its columns past a
  * 16-byte row by row id); for narrow sides only while the table is small. Measured on
@@ -316,8 +315,7 @@ static int plan(sl_task_t *t, const struct join_state *st, struct gj *g)
     g->narrow = g->algo == GJ_PHJ && g->kind == SL_K_JOIN_INNER && g->s[0].n_pay == 1 &&
                 g->s[1].n_pay == 1 && !g->s[0].id_word && !g->s[1].id_word &&
                 g->s[0].pay_w[0] == g->row_bytes && g->s[1].pay_w[0] == g->row_bytes;
-    int b = join_log2_ceil((nb + BUILD_ROWS_PER_PARTITION - 1) / BUILD_ROWS_PER_PARTITION);
-    g->bits = b < 1 ? 1 : b > 16 ? 16 : b;
+    g->bits = gj_radix_bits(nb);
     if (g->algo != GJ_NPJ)
         g->range = 0;
     return SL_OK;
@@ -816,6 +814,7 @@ static void phases_report(struct phases *p, sl_task_t *t, const struct gj *g, in
         sl_task_profile_value(t, "radix_bits", g->bits);
         sl_task_profile_value(t, "begin_bit", g->begin);
         sl_task_profile_value(t, "probe_rows", g->s[1 - g->build].n);
+        sl_task_profile_value(t, "build_rows", g->s[g->build].n);
     }
     if (!p->on)
         return;
@@ -859,8 +858,15 @@ static int finalize(sl_task_t *t, struct join_state *st, struct gj *g, struct gj
         rc = gj_prepare(t, st, g);
     if (rc >= 0 && g->hashed && (rc = gj_hash_keys(t, st, g)) == GJ_HASH_COLLIDED)
         return rc; /* the CPU joins instead */
+    /* Rows packed after the filter (only the kept ones), or before it as they were
+     * (debug_join_filter=range) */
+    int packed_first = gj_filter_mode(t) == 1;
+    if (rc >= 0 && packed_first)
+        rc = gj_prepare_rows(t, st, g);
     if (rc >= 0)
-        rc = gj_filter_probe(t, g); /* PHJ inner/semi with dense build keys */
+        rc = gj_filter_probe(t, g); /* PHJ inner/semi at low match ratios */
+    if (rc >= 0 && !packed_first)
+        rc = gj_prepare_rows(t, st, g);
     if (rc < 0)
         return rc;
     phase_mark(ph, t, PH_PREPARED);
@@ -944,12 +950,18 @@ int join_finalize_cuda(sl_task_t *t)
 
 /* ---------------- source ---------------- */
 
+/* The device result goes in morsels as sl__task_result_morsel_rows cuts it: one of up to
+ * 2^28 rows where every later stage runs on its GPU (a slice each, nothing copied: 16 Mi
+ * morsels made a 2^27-row result 8 GPU tasks in a row), the pipeline's size else. */
 int64_t join_gpu_source_tasks(sl_task_t *t)
 {
     struct join_state *st = sl_task_gstate(t);
     if (st->ooc)
         return join_ooc_source_tasks(t);
-    return sl__morsel_tasks(t, st->gpu_out, st->gpu_out ? sl_batch_num_rows(st->gpu_out) : 0);
+    if (!st->gpu_out)
+        return 0;
+    int64_t n = sl_batch_num_rows(st->gpu_out), m = sl__task_result_morsel_rows(t, st->gpu_out);
+    return n / m + (n % m != 0); /* rounded up without overflow */
 }
 
 /* One morsel of the device result: on the GPU as it is, or downloaded for a host task. */
@@ -960,7 +972,9 @@ int join_gpu_source(sl_task_t *t)
         return join_emit_aggregate(t, st);
     if (st->ooc)
         return join_ooc_source(t);
-    return sl__emit_morsel(t, st->gpu_out, sl_batch_num_rows(st->gpu_out));
+    int64_t n = sl_batch_num_rows(st->gpu_out), m = sl__task_result_morsel_rows(t, st->gpu_out);
+    return sl__emit_rows(t, st->gpu_out, sl_task_index(t) * m,
+                         sl__morsel_len(n, m, sl_task_index(t)));
 }
 
 /* ---------------- the definition CUDA builds register (join/meson.build) ---------------- */

@@ -13,6 +13,14 @@
 #define GJ_ROW_MAX 16                   /* widest packed row (SL_K_MAX_ROW_BYTES) */
 
 enum gj_algo { GJ_PHJ = 0, GJ_NPJ = 1, GJ_SMJ = 2 };
+
+/* PHJ's radix bits for nb build rows: partitions of about 4,096 build rows (one
+ * shared-memory table), 1 to 16 bits. */
+static inline int gj_radix_bits(int64_t nb)
+{
+    int b = join_log2_ceil((nb + 4095) / 4096);
+    return b < 1 ? 1 : b > 16 ? 16 : b;
+}
 /* gj_hash_keys: two different keys share a hash (a success code: the CPU joins). */
 #define GJ_HASH_COLLIDED 1
 
@@ -30,6 +38,8 @@ struct gj_side {
     const void *keys;                   /* contiguous keys (composite: packed to 64 bits) */
     const void *rows;                   /* packed rows (row_bytes each), NULL if none */
     void *keys_own, *rows_own, *ids_own; /* what prepare allocated */
+    uint32_t *sel;                      /* rows kept by gj_filter_probe before the rows were
+                                         * packed (side row numbers, n of them), NULL: all */
     void *pk, *prow;                    /* partitioned or sorted keys and rows */
     void *prow_own;                     /* prow when allocated (else it aliases pk) */
     int64_t *off;                       /* PHJ partition offsets */
@@ -47,6 +57,7 @@ struct gj {
     int narrow;                         /* PHJ inner, one payload of row_bytes per side */
     int bits, begin;                    /* PHJ radix bits [begin, begin + bits) */
     int begin_set;                      /* begin chosen from a sample already */
+    int rows_ready;                     /* gj_prepare_rows ran (rows packed) */
     uint64_t kmin;                      /* NPJ dense: smallest build key, as unsigned */
     int64_t range;                      /* NPJ dense: slots of the direct table (0: hash) */
     struct gj_side s[2];                /* by input side */
@@ -73,12 +84,18 @@ int gj_range_of(sl_task_t *t, int k8, int64_t parts, const void *const *keys, co
  * 64 bits), m[i] of them; one synchronization. */
 int gj_sample_keys(sl_task_t *t, int k8, int parts, const struct gj_side *const *sd, int64_t per,
                    uint64_t *h, int64_t *m);
-/* Batch order, row counts, contiguous keys and packed rows of both sides. */
+/* Batch order, row counts and contiguous keys of both sides; gj_prepare_rows then packs
+ * their rows (only the rows a side's sel keeps). */
 int gj_prepare(sl_task_t *t, struct join_state *st, struct gj *g);
-/* PHJ inner/semi: drops the probe rows outside the build keys' range before
- * partitioning, when samples say most are (join_cuda_filter.c); sets the radix bits'
- * start from its build sample. */
+int gj_prepare_rows(sl_task_t *t, struct join_state *st, struct gj *g);
+/* PHJ inner/semi: drops the rows without a partner before partitioning, when samples
+ * say most probe rows have none (join_cuda_filter.c); sets the radix bits' start from its
+ * build sample. Before gj_prepare_rows: keys gathered, the kept rows in the sides' sel;
+ * after it (debug_join_filter=range, the old order): keys and packed rows gathered. */
 int gj_filter_probe(sl_task_t *t, struct gj *g);
+/* debug_join_filter: 0 auto, 1 range (the old path: rows packed first, the probe side
+ * filtered by the build keys' range only). */
+int gj_filter_mode(sl_task_t *t);
 /* The radix bits' start from a sample of the build keys (keys sharing low bits): from
  * the m keys of h (widened to 64 bits), or sampled here unless gj_filter_probe did. */
 void gj_bits_from_sample(struct gj *g, const uint64_t *h, int64_t m);

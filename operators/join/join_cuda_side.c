@@ -331,6 +331,40 @@ static int side_keys(sl_task_t *t, const struct join_state *st, int s, struct gj
     return pack_side(t, st, s, sd, d->key[s], 2, NULL, 8, sd->keys_own);
 }
 
+/* The rows of a side that gj_filter_probe filtered (sd->sel): each payload column as one
+ * array (in place when it is one), the kept rows packed straight from them, row ids from
+ * the selection (no ids array). */
+static int side_rows_sel(sl_task_t *t, const struct join_state *st, int s, struct gj *g)
+{
+    struct gj_side *sd = &g->s[s];
+    int rb = g->row_bytes;
+    sl_k_cols_t kc;
+    memset(&kc, 0, sizeof kc);
+    void *own[5] = {NULL, NULL, NULL, NULL, NULL};
+    int rc = SL_OK;
+    for (int j = 0; j < sd->n_row && rc >= 0; j++) {
+        const void *p;
+        rc = gj_side_column(t, st, s, sd, sd->pay_col[j], &p, &own[j]);
+        kc.width[kc.n] = sd->pay_w[j];
+        kc.ptr[kc.n++] = (void *)p;
+    }
+    if (sd->id_word) {
+        kc.width[kc.n] = 4;
+        kc.ptr[kc.n++] = NULL; /* the row's number */
+    }
+    if (rc >= 0 && !(sd->rows = sd->rows_own = sl_task_device_alloc(t, (size_t)sd->n * (size_t)rb)))
+        rc = SL_ENOMEM;
+    if (rc >= 0) {
+        cudaError_t e =
+            SL_TASK_CUDA_CALL(sl_k_pack_rows_sel(&kc, sd->sel, sd->n, rb, sd->rows_own, sl_task_stream(t)));
+        if (e != cudaSuccess)
+            rc = SL_TASK_CUDA_FAIL(t, e, "packing the kept rows");
+    }
+    for (int j = 0; j < 5; j++)
+        sl_task_device_free(t, own[j]);
+    return rc;
+}
+
 static int side_rows(sl_task_t *t, const struct join_state *st, int s, struct gj *g)
 {
     struct gj_side *sd = &g->s[s];
@@ -339,6 +373,8 @@ static int side_rows(sl_task_t *t, const struct join_state *st, int s, struct gj
      * gathered after the join (strings, gj_late_fixed) still carries its row ids. */
     if (rb == 0 || (sd->n_row == 0 && !sd->id_word))
         return SL_OK;
+    if (sd->sel)
+        return side_rows_sel(t, st, s, g);
     if (sd->n_row == 1 && !sd->id_word && sd->pay_w[0] == rb)
         return gj_side_column(t, st, s, sd, sd->pay_col[0], &sd->rows, &sd->rows_own);
     int cols[5], nc = 0;
@@ -370,10 +406,23 @@ int gj_prepare(sl_task_t *t, struct join_state *st, struct gj *g)
         if (g->s[s].n == 0)
             continue;
         int rc = side_keys(t, st, s, g);
-        if (rc >= 0 && g->algo != GJ_NPJ)
-            rc = side_rows(t, st, s, g);
         if (rc < 0)
             return rc;
+    }
+    return SL_OK;
+}
+
+int gj_prepare_rows(sl_task_t *t, struct join_state *st, struct gj *g)
+{
+    for (int s = 0; s < 2 && g->algo != GJ_NPJ; s++) {
+        int rc = g->s[s].n > 0 && !g->s[s].rows ? side_rows(t, st, s, g) : SL_OK;
+        if (rc < 0)
+            return rc;
+    }
+    g->rows_ready = 1;
+    for (int s = 0; s < 2; s++) { /* packed: the selections are consumed */
+        sl_task_device_free(t, g->s[s].sel);
+        g->s[s].sel = NULL;
     }
     return SL_OK;
 }
@@ -491,11 +540,13 @@ void gj_sides_release(sl_task_t *t, struct gj *g)
 {
     for (int i = 0; i < 2; i++) {
         struct gj_side *sd = &g->s[i];
-        void *p[] = {sd->keys_own, sd->rows_own, sd->ids_own, sd->pk, sd->prow_own, sd->off};
+        void *p[] = {sd->keys_own, sd->rows_own, sd->ids_own, sd->pk, sd->prow_own, sd->off,
+                     sd->sel};
         for (size_t j = 0; j < sizeof p / sizeof p[0]; j++)
             sl_task_device_free(t, p[j]);
         sd->keys_own = sd->rows_own = sd->ids_own = sd->pk = sd->prow_own = sd->prow = NULL;
         sd->off = NULL;
+        sd->sel = NULL;
     }
 }
 

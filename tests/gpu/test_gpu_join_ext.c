@@ -3,7 +3,8 @@
  * (join_npj.h), each for INNER, SEMI, ANTI and LEFT, on small random inputs with
  * duplicates on both sides, unmatched probe keys and a build key repeated past one
  * shared-memory chunk, against a CPU nested-loop reference (rows compared as sorted
- * multisets). Also a two-column pack + GFTR gather round trip and argument errors.
+ * multisets). Also a two-column pack + GFTR gather round trip, the key bitmap filter
+ * (sl_k_key_bitmap_*, sl_k_select_in_range_* with a bitmap) and argument errors.
  * Cases that need a GPU skip without one. Plain cudaMalloc: the launchers are tested. */
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,7 @@
 #include "cuda/cuda_int.h"
 #include "gpu_test.h"
 #include "sl_test.h"
+#include "sluice_k/join_filter.h"
 #include "sluice_k/join_gftr.h"
 #include "sluice_k/join_npj.h"
 #include "sluice_k/join_smj.h"
@@ -303,6 +305,142 @@ SL_TEST(pack_partition_gather_round_trip)
     CU(cudaStreamDestroy(s));
 }
 
+/* Packing selected rows (sl_k_pack_rows_sel): row i takes source row sel[i] of a 4- and
+ * an 8-byte column, and the id column (no pointer) is sel[i] itself; 16-byte rows. */
+SL_TEST(pack_selected_rows_with_row_ids)
+{
+    REQUIRE_GPU();
+    cudaStream_t s;
+    CU(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    const int64_t n = 7000, m = 2500;
+    uint32_t *a = malloc(n * 4), *sel = malloc(m * 4);
+    uint64_t *b = malloc(n * 8), seed = 9;
+    for (int64_t i = 0; i < n; i++) {
+        a[i] = (uint32_t)rng_next(&seed);
+        b[i] = rng_next(&seed);
+    }
+    for (int64_t i = 0; i < m; i++)
+        sel[i] = (uint32_t)(i * 2 + (i % 3 == 0)); /* increasing, gaps */
+    void *da = up(a, n * 4, s), *db = up(b, n * 8, s), *dsel = up(sel, m * 4, s),
+         *rows = dmalloc(m * 16);
+    sl_k_cols_t in;
+    memset(&in, 0, sizeof in);
+    in.n = 3;
+    in.width[0] = 4;
+    in.width[1] = 8;
+    in.width[2] = 4;
+    in.ptr[0] = da;
+    in.ptr[1] = db;
+    in.ptr[2] = NULL; /* the row id */
+    CU(sl_k_pack_rows_sel(&in, dsel, m, 16, rows, s));
+    uint32_t *h = down(rows, m * 16, s);
+    int bad = 0;
+    for (int64_t i = 0; i < m; i++) {
+        uint32_t src = sel[i];
+        bad += h[4 * i] != a[src] || h[4 * i + 1] != (uint32_t)b[src] ||
+               h[4 * i + 2] != (uint32_t)(b[src] >> 32) || h[4 * i + 3] != src;
+    }
+    assert_int_equal(bad, 0);
+    /* without a selection a column needs its pointer */
+    assert_int_equal(sl_k_pack_rows(&in, m, 16, rows, s), cudaErrorInvalidValue);
+    assert_int_equal(sl_k_pack_rows_sel(&in, NULL, m, 16, rows, s), cudaErrorInvalidValue);
+    free(a); free(sel); free(b); free(h);
+    cudaFree(da); cudaFree(db); cudaFree(dsel); cudaFree(rows);
+    CU(cudaStreamDestroy(s));
+}
+
+/* The key bitmap filter (join_filter.h) against a host reference: a bitmap of "build"
+ * keys over [kmin, kmin + range) (duplicates, a hot key, keys outside the range on both
+ * ends), then the "probe" rows in range whose bit is set, and those in range alone;
+ * 4- and 8-byte keys (the 8-byte ones past 2^32); no rows, one row, no matches. */
+static void bitmap_case(int k8, int64_t nb, int64_t np, uint64_t kmin, uint64_t range,
+                        uint64_t span, uint64_t seed)
+{
+    cudaStream_t s;
+    CU(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    size_t kw = k8 ? 8 : 4, words = (size_t)((range + 31) / 32);
+    uint64_t *bk = malloc((size_t)(nb + 1) * 8), *pk = malloc((size_t)(np + 1) * 8);
+    unsigned char *hb = malloc((size_t)(nb + 1) * kw), *hp = malloc((size_t)(np + 1) * kw);
+    uint32_t *ref = calloc(words + 1, 4);
+    for (int64_t i = 0; i < nb; i++) { /* a quarter of the rows one hot key */
+        bk[i] = kmin - span / 4 + rng_next(&seed) % span;
+        if (i % 4 == 1)
+            bk[i] = kmin + range / 2;
+        if (!k8)
+            bk[i] = (uint32_t)bk[i];
+    }
+    for (int64_t i = 0; i < np; i++)
+        pk[i] = k8 ? kmin - span / 4 + rng_next(&seed) % span
+                   : (uint32_t)(kmin - span / 4 + rng_next(&seed) % span);
+    for (int64_t i = 0; i < nb; i++) {
+        uint64_t d = k8 ? bk[i] - kmin : (uint32_t)((uint32_t)bk[i] - (uint32_t)kmin);
+        if (d < range)
+            ref[d >> 5] |= 1u << (d & 31);
+        if (k8)
+            memcpy(hb + i * 8, &bk[i], 8);
+        else {
+            uint32_t x = (uint32_t)bk[i];
+            memcpy(hb + i * 4, &x, 4);
+        }
+    }
+    for (int64_t i = 0; i < np; i++) {
+        if (k8)
+            memcpy(hp + i * 8, &pk[i], 8);
+        else {
+            uint32_t x = (uint32_t)pk[i];
+            memcpy(hp + i * 4, &x, 4);
+        }
+    }
+    void *dbk = up(hb, (size_t)nb * kw, s), *dpk = up(hp, (size_t)np * kw, s);
+    uint32_t *bm = dmalloc(words * 4), *idx = dmalloc((size_t)np * 4);
+    int64_t *dcount = dmalloc(8);
+    CU(cudaMemsetAsync(bm, 0, words * 4, s));
+    CU(k8 ? sl_k_key_bitmap_k64(dbk, nb, kmin, range, bm, s)
+          : sl_k_key_bitmap_k32(dbk, nb, (uint32_t)kmin, range, bm, s));
+    uint32_t *got = down(bm, words * 4, s);
+    assert_memory_equal(got, ref, words * 4);
+    for (int with_bm = 0; with_bm < 2; with_bm++) {
+        size_t tb = 0;
+        const uint32_t *b = with_bm ? bm : NULL;
+        CU(k8 ? sl_k_select_in_range_k64(NULL, &tb, dpk, np, kmin, range, b, NULL, NULL, s)
+              : sl_k_select_in_range_k32(NULL, &tb, dpk, np, (uint32_t)kmin, range, b, NULL, NULL,
+                                         s));
+        void *temp = dmalloc(tb);
+        CU(k8 ? sl_k_select_in_range_k64(temp, &tb, dpk, np, kmin, range, b, idx, dcount, s)
+              : sl_k_select_in_range_k32(temp, &tb, dpk, np, (uint32_t)kmin, range, b, idx, dcount,
+                                         s));
+        int64_t *hc = down(dcount, 8, s);
+        uint32_t *hi = down(idx, (size_t)np * 4, s);
+        int64_t m = 0, bad = 0;
+        for (int64_t i = 0; i < np; i++) {
+            uint64_t d = k8 ? pk[i] - kmin : (uint32_t)((uint32_t)pk[i] - (uint32_t)kmin);
+            if (d < range && (!with_bm || (ref[d >> 5] >> (d & 31) & 1))) {
+                bad += m >= *hc || hi[m] != (uint32_t)i;
+                m++;
+            }
+        }
+        assert_int_equal(bad, 0);
+        assert_int_equal(*hc, m);
+        free(hc);
+        free(hi);
+        cudaFree(temp);
+    }
+    free(bk); free(pk); free(hb); free(hp); free(ref); free(got);
+    cudaFree(dbk); cudaFree(dpk); cudaFree(bm); cudaFree(idx); cudaFree(dcount);
+    CU(cudaStreamDestroy(s));
+}
+
+SL_TEST(key_bitmap_filter_matches_reference)
+{
+    REQUIRE_GPU();
+    bitmap_case(0, 20000, 50000, 1000, 70001, 140000, 11);       /* int32 */
+    bitmap_case(1, 30000, 40000, (1ull << 33) + 5, 100000, 400000, 12); /* int64 past 2^32 */
+    bitmap_case(0, 1, 1000, 7, 1, 8, 13);                         /* one build key */
+    bitmap_case(0, 0, 1000, 0, 64, 128, 14);                      /* no build keys: none kept */
+    bitmap_case(1, 1000, 0, 0, 4096, 8192, 15);                   /* no probe rows */
+    bitmap_case(0, 5000, 1, 100, 5000, 10000, 16);                /* one probe row */
+}
+
 SL_TEST(ext_launchers_reject_bad_arguments)
 {
     size_t tb = 0;
@@ -324,6 +462,9 @@ SL_TEST(ext_launchers_reject_bad_arguments)
     assert_int_equal(sl_k_smj_write_k32(NULL, 0, NULL, NULL, 10, NULL, NULL, 10, 4, 0, &o, 0),
                      cudaErrorInvalidValue);
     assert_int_equal(sl_k_npj_build_k32(NULL, NULL, NULL, 10, 0), cudaErrorInvalidValue);
+    assert_int_equal(sl_k_key_bitmap_k32(NULL, 10, 0, 64, NULL, 0), cudaErrorInvalidValue);
+    assert_int_equal(sl_k_key_bitmap_k64((uint64_t *)16, 10, 0, 0, (uint32_t *)16, 0),
+                     cudaErrorInvalidValue);
     assert_int_equal(sl_k_npj_probe_k32(NULL, 0, 10, NULL, NULL, 10, NULL, 0, &o, NULL, 0),
                      cudaErrorInvalidValue);
     sl_k_cols_t c;

@@ -29,6 +29,7 @@ struct spec {
     int mixed;                          /* payload c is int64 for odd c, else int32 */
     int key2;                           /* a second int32 key column "k2" in {0, 1} */
     int64_t key_mul;                    /* keys multiplied by this (shared low bits); 0 = 1 */
+    int64_t key_add;                    /* added after the multiplication */
     uint64_t seed;
 };
 
@@ -72,6 +73,7 @@ static sl_table_t *make(const struct spec *sp, const char *side)
             keys[i] = 7;
         keys[i] += sp->key_offset;
         keys[i] *= sp->key_mul ? sp->key_mul : 1;
+        keys[i] += sp->key_add;
     }
     const int64_t chunk = 40000; /* several batches, and batches of other sizes than morsels */
     for (int64_t lo = 0; lo < sp->rows || lo == 0; lo += chunk) {
@@ -392,12 +394,20 @@ SL_TEST(keys_sharing_low_bits)
     assert_non_null(strstr(last_profile, "\"begin_bit\":10,"));
 }
 
-/* The probe row count the last GPU join partitioned, from its profile values. */
+/* A row count of the last GPU join ("probe_rows", "build_rows": the rows it
+ * partitioned), from its profile values. */
+static long long rows_of_last_join(const char *what)
+{
+    char key[32];
+    snprintf(key, sizeof key, "\"%s\":", what);
+    const char *at = strstr(last_profile, key);
+    assert_non_null(at);
+    return atoll(at + strlen(key));
+}
+
 static long long probe_rows_of_last_join(void)
 {
-    const char *at = strstr(last_profile, "\"probe_rows\":");
-    assert_non_null(at);
-    return atoll(at + strlen("\"probe_rows\":"));
+    return rows_of_last_join("probe_rows");
 }
 
 /* Low match ratio, the probe keys without a partner outside the build keys' range: PHJ
@@ -433,6 +443,74 @@ SL_TEST(probe_filter_low_match)
         sl_table_unref(l);
         sl_table_unref(r);
     }
+    sl_engine_close(cpu);
+    sl_engine_close(gpu);
+}
+
+/* Low match ratio, issue 19: with debug_join_filter=auto the probe rows inside the build
+ * keys' range are kept, then, when those are few, an exact bitmap of their keys keeps
+ * only the build rows with a partner; debug_join_filter=range (the old path) filters the
+ * probe side alone. Every kind against the CPU: int32 build keys of every third value
+ * (the kept probe rows mostly miss), 8-byte keys at a 10% match ratio with three payloads
+ * (a row id), probe keys with duplicates and a hot key, and no matches at all (odd probe
+ * keys, even build keys: no build row kept). */
+SL_TEST(key_bitmap_filter_low_match)
+{
+    NEED_GPU();
+    static const char *const kinds[] = {"inner", "semi", "anti", "left"};
+    struct spec thirds = {.rows = 400000, .n_pay = 2, .key_mul = 3, .seed = 80};
+    struct spec probe = {.rows = 1200000, .n_pay = 1, .key_range = 12000000, .seed = 81};
+    struct spec pk64 = {.rows = 300000, .key64 = 1, .n_pay = 3, .mixed = 1, .seed = 82};
+    struct spec probe64 = {.rows = 1100000, .key64 = 1, .n_pay = 1, .pay64 = 1,
+                           .key_range = 3000000, .seed = 83};
+    struct spec thirds2 = {.rows = 800000, .n_pay = 1, .key_mul = 3, .seed = 87};
+    struct spec hot = {.rows = 1100000, .n_pay = 1, .key_range = 12000000, .seed = 84};
+    struct spec evens = {.rows = 300000, .n_pay = 1, .key_mul = 2, .seed = 85};
+    struct spec odds = {.rows = 1100000, .n_pay = 1, .key_range = 3000000, .key_mul = 2,
+                        .key_add = 1, .seed = 86};
+    sl_engine_t *cpu = gpu_test_engine(SL_PLACE_CPU, 0), *gpu = gpu_test_engine(SL_PLACE_GPU, 0);
+    const struct spec *cases[][2] = {{&probe, &thirds}, {&probe64, &pk64}, {&hot, &thirds2},
+                                     {&odds, &evens}};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        sl_table_t *l = make(cases[c][0], "l"), *r = make(cases[c][1], "r");
+        if (c == 2) { /* an eighth of the probe rows (hashed picks) take key 3, a build key */
+            for (int64_t bi = 0, at = 0; bi < sl_table_num_batches(l); bi++) {
+                sl_batch_t *b = sl_table_batch(l, bi);
+                int32_t *k = sl_batch_column_data(b, 0);
+                for (int64_t i = 0; i < sl_batch_num_rows(b); i++, at++)
+                    if (((uint64_t)at * 0x9E3779B97F4A7C15ull) >> 61 == 0)
+                        k[i] = 3;
+            }
+        }
+        for (int mode = 0; mode < 2; mode++) {
+            SL_ASSERT_OK(sl_engine_option_set(gpu, "debug_join_filter", mode ? "range" : "auto"));
+            for (int k = 0; k < 4; k++) {
+                char opts[128];
+                snprintf(opts, sizeof opts, "on=k kind=%s algo=radix", kinds[k]);
+                join_check_on(cpu, gpu, l, r, opts, 1, 1);
+                long long kept = rows_of_last_join("probe_rows");
+                long long built = rows_of_last_join("build_rows");
+                printf("%s, %s, case %zu: %lld of %lld probe rows, %lld of %lld build rows\n",
+                       opts, mode ? "range" : "auto", c, kept, (long long)cases[c][0]->rows, built,
+                       (long long)cases[c][1]->rows);
+                if (k >= 2) { /* anti and left: never filtered */
+                    assert_int_equal(kept, cases[c][0]->rows);
+                    assert_int_equal(built, cases[c][1]->rows);
+                    continue;
+                }
+                assert_true(kept < cases[c][0]->rows / 2); /* the probe rows in range */
+                if (mode == 1) /* range: the build side whole */
+                    assert_int_equal(built, cases[c][1]->rows);
+                else if (c == 3) /* no build row has a partner */
+                    assert_int_equal(built, 0);
+                else
+                    assert_true(built < cases[c][1]->rows / 2);
+            }
+        }
+        sl_table_unref(l);
+        sl_table_unref(r);
+    }
+    SL_ASSERT_OK(sl_engine_option_set(gpu, "debug_join_filter", "auto"));
     sl_engine_close(cpu);
     sl_engine_close(gpu);
 }

@@ -1,10 +1,14 @@
-/* Probe-side filter for partitioned joins (issue 6: low match ratios): the probe rows
- * whose key lies in the build keys' range [kmin, kmin + range) are selected (in order)
- * and their keys and packed rows gathered, so the rows outside it, which cannot have a
- * partner, are never partitioned. STYLE.md §8.
+/* Side filters for partitioned joins (issues 6 and 19: low match ratios): the rows of a
+ * side whose key lies in the other side's key range [kmin, kmin + range), or is set in
+ * an exact bitmap of the other side's keys over that range, are selected (in order) and
+ * their keys and packed rows gathered, so rows that cannot have a partner are never
+ * partitioned. STYLE.md §8.
  *
+ *  sl_k_key_bitmap_*: sets bit k - kmin of d_bitmap ((range + 31) / 32 words, zeroed by
+ *    the caller) for every key k with k - kmin < range (unsigned); range <= 2^40.
  *  sl_k_select_in_range_*: two-call temp storage; d_idx[0 .. *d_count) = the rows i (in
- *    increasing order) whose key k has k - kmin < range (unsigned); d_count is one int64.
+ *    increasing order) whose key k has k - kmin < range (unsigned) and, when d_bitmap is
+ *    not NULL, bit k - kmin of d_bitmap set; d_count is one int64.
  *  sl_k_gather_bytes: d_dst row j = d_src row d_idx[j], rows of `width` bytes (4, 8, 12
  *    or 16, 4-byte aligned).
  * Limits: n < 2^32. Never allocates or synchronizes.
@@ -21,12 +25,18 @@
 extern "C" {
 #endif
 
+cudaError_t sl_k_key_bitmap_k32(const uint32_t *d_keys, int64_t n, uint32_t kmin, uint64_t range,
+                                uint32_t *d_bitmap, cudaStream_t stream);
+cudaError_t sl_k_key_bitmap_k64(const uint64_t *d_keys, int64_t n, uint64_t kmin, uint64_t range,
+                                uint32_t *d_bitmap, cudaStream_t stream);
 cudaError_t sl_k_select_in_range_k32(void *d_temp, size_t *temp_bytes, const uint32_t *d_keys,
-                                     int64_t n, uint32_t kmin, uint64_t range, uint32_t *d_idx,
-                                     int64_t *d_count, cudaStream_t stream);
+                                     int64_t n, uint32_t kmin, uint64_t range,
+                                     const uint32_t *d_bitmap, uint32_t *d_idx, int64_t *d_count,
+                                     cudaStream_t stream);
 cudaError_t sl_k_select_in_range_k64(void *d_temp, size_t *temp_bytes, const uint64_t *d_keys,
-                                     int64_t n, uint64_t kmin, uint64_t range, uint32_t *d_idx,
-                                     int64_t *d_count, cudaStream_t stream);
+                                     int64_t n, uint64_t kmin, uint64_t range,
+                                     const uint32_t *d_bitmap, uint32_t *d_idx, int64_t *d_count,
+                                     cudaStream_t stream);
 cudaError_t sl_k_gather_bytes(const void *d_src, int width, const uint32_t *d_idx, int64_t n,
                               void *d_dst, cudaStream_t stream);
 

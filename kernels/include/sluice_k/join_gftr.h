@@ -39,6 +39,11 @@ extern "C" {
  * the sum of the widths; at most 4 columns). d_rows aligned to row_bytes (16 for 12). */
 cudaError_t sl_k_pack_rows(const sl_k_cols_t *cols, int64_t n, int row_bytes, void *d_rows,
                            cudaStream_t stream);
+/* The same for selected rows: row i packs source row d_sel[i] of the columns (a 4-byte
+ * column with a NULL pointer: the number d_sel[i] itself, the row id of GFTR's late
+ * gathers), so a filtered side is packed once, only its kept rows. */
+cudaError_t sl_k_pack_rows_sel(const sl_k_cols_t *cols, const uint32_t *d_sel, int64_t n,
+                               int row_bytes, void *d_rows, cudaStream_t stream);
 
 /* Stable LSD radix sort of (key, row) pairs on key bits [begin_bit, end_bit): with
  * end_bit - begin_bit <= 16 this is the partitioning of partition.h (same permutation
