@@ -183,6 +183,10 @@ const struct sl__option sl__options[] = {
       "one integer key and fixed-width columns); off = the sink uploads them as before "
       "(A/B runs); on = every host batch stays there (tests).", "auto,off,on", 0, 2},
      FIELD(debug_join_stream, INT)},
+    {{"debug_join_keep_device", SL_ENGINE_OPT_BOOL, DBG, "false",
+      "Has a GPU join's sink keep every device batch on the GPU, as before the batches "
+      "past the join's share of the GPU budget went to host memory (A/B runs).", NULL, 0,
+      1}, FIELD(debug_join_keep_device, INT)},
 };
 
 const int sl__n_options = (int)(sizeof sl__options / sizeof sl__options[0]);

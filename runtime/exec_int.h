@@ -80,6 +80,7 @@ struct sl__dalloc {                  /* a block from sl_task_device_alloc */
     void *ptr;
     int64_t bytes;
     struct sl__gpu *g;
+    int held;                        /* its slot of the GPU's held bytes (gpu_held.c) */
 };
 
 struct sl_query {

@@ -159,6 +159,10 @@ struct sl_engine_config {
     int debug_mgpu_copies;      /* 1: the multi-device exchange between logical devices of
                                    one GPU copies each range with its own copy instead of
                                    a kernel per sender (A/B runs) */
+    /* Fields added with joins under small GPU budgets (issue 18). */
+    int debug_join_keep_device; /* 1: a GPU join's sink keeps every device batch on the
+                                   GPU, as before its sides went to host memory past
+                                   their share of the budget (A/B runs) */
 };
 
 /* Fills *cfg with the defaults and sets cfg->size. Cannot fail. Thread-safe (touches

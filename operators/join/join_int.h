@@ -221,8 +221,8 @@ struct join_state {
     sl_batch_t *gpu_out;                /* materialize: the result, in GPU memory */
     int cross_gpu;                      /* 1: a cross join finalized on a GPU */
     /* out-of-core GPU join (join_cuda_ooc.c) */
-    _Atomic int64_t gpu_sink_bytes;     /* host input bytes the GPU sink uploaded */
-    _Atomic int gpu_sink_host;          /* 1: the GPU sink keeps later host batches there */
+    _Atomic int64_t gpu_sink_bytes;     /* input bytes the GPU sink kept on the GPU */
+    _Atomic int gpu_sink_host;          /* 1: the GPU sink keeps later batches in host memory */
     _Atomic int64_t stream_up[2];       /* host bytes per side the sink uploaded while the
                                          * streamed join could take the join */
     int ooc;                            /* 1: finalized out of core */
