@@ -107,17 +107,23 @@ static int stream_kind(const struct join_data *d)
 
 static int64_t stream_mode(const sl_task_t *t)
 {
-    int64_t mode = 0; /* auto, off, on */
+    int64_t mode = 0; /* auto, off, on, inner (auto for inner joins only) */
     sl_task_option_int((sl_task_t *)t, "debug_join_stream", &mode);
     return mode;
+}
+
+/* The join's shape streams, with the option's mode. */
+static int stream_takes(const sl_task_t *t, int64_t mode, struct sj_shape *sh)
+{
+    const struct join_data *d = sl_op_data(sl_task_op(t));
+    return mode != 1 && stream_shape(d, sh) && (mode != 3 || d->kind == JOIN_INNER);
 }
 
 int join_stream_keep(const sl_task_t *t, const sl_batch_t *b)
 {
     int64_t mode = stream_mode(t);
     struct sj_shape sh;
-    if (mode == 1 || sl_batch_device(b) >= 0 || sl__task_n_devices(t) > 1 ||
-        !stream_shape(sl_op_data(sl_task_op(t)), &sh))
+    if (sl_batch_device(b) >= 0 || sl__task_n_devices(t) > 1 || !stream_takes(t, mode, &sh))
         return 0;
     if (mode == 2)
         return 1;
@@ -184,7 +190,7 @@ int join_stream_can_run(const sl_task_t *t)
     const struct join_data *d = sl_op_data(sl_task_op(t));
     const struct join_state *st = sl_task_gstate((sl_task_t *)t);
     struct sj_shape sh;
-    if (stream_mode(t) == 1 || !stream_shape(d, &sh) || sl__task_n_devices(t) > 1)
+    if (!stream_takes(t, stream_mode(t), &sh) || sl__task_n_devices(t) > 1)
         return 0;
     int64_t n[2] = {side_rows(&st->side[0]), side_rows(&st->side[1])};
     int build = stream_build(d, n), probe = 1 - build;
