@@ -112,16 +112,20 @@ int join_gpu_sink_can_run(const sl_task_t *t)
             return 1;
     }
     struct join_state *st = sl_task_gstate((sl_task_t *)t);
-    if (atomic_load(&st->gpu_sink_host) || (!dev && join_stream_keep(t, b)))
-        return 0;
     int64_t bytes = sl__batch_bytes(b);
+    if (atomic_load(&st->gpu_sink_host) || (!dev && join_stream_keep(t, b)))
+        goto host;
     int64_t up = atomic_fetch_add(&st->gpu_sink_bytes, bytes) + bytes;
     if (8 * up + 64 * MIB > sl_task_device_budget(t) + up) {
         atomic_store(&st->gpu_sink_host, 1);
         atomic_fetch_sub(&st->gpu_sink_bytes, bytes);
-        return 0;
+        goto host;
     }
     return 1;
+host:
+    if (dev)
+        atomic_fetch_add(&st->gpu_sink_down, bytes);
+    return 0;
 }
 
 /* ---------------- state ---------------- */

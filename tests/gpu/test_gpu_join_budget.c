@@ -29,6 +29,8 @@ struct outcome {
     char msg[1024];
     int64_t peak, in_use;
     int streamed;                       /* the profile's host_streamed: join_cuda_stream.c */
+    int sent_down;                      /* the profile has gpu_sink_down_bytes: the sink sent
+                                           device batches to host memory */
 };
 
 /* filter(l) JOIN filter(r) with `opts` on engine e; the outcome, failed or not. */
@@ -49,6 +51,7 @@ static struct outcome run_filtered(sl_engine_t *e, sl_table_t *l, sl_table_t *r,
     SL_ASSERT_OK(sl_query_create(e, p, &q));
     o.rc = sl_query_run(q);
     o.streamed = strstr(sl_query_profile_json(q), "\"host_streamed\":1") != NULL;
+    o.sent_down = strstr(sl_query_profile_json(q), "\"gpu_sink_down_bytes\":") != NULL;
     if (o.rc != SL_OK) {
         snprintf(o.msg, sizeof o.msg, "%s", sl_query_errmsg(q));
     } else {
@@ -87,17 +90,20 @@ static void check_path(const struct spec *ls, const struct spec *rs, const char 
     sl_engine_t *gpu = budget_engine(gpu_mem, 0);
     struct outcome got = run_filtered(gpu, l, r, opts);
     printf("%s (%lld x %lld rows, budget %lld MiB): cpu %lld rows, gpu %lld rows (rc %d%s%s), "
-           "streamed %d, pool peak %.1f MiB\n", opts, (long long)ls->rows, (long long)rs->rows,
-           (long long)(gpu_mem >> 20), (long long)want.fp.rows, (long long)got.fp.rows, got.rc,
-           got.rc ? ": " : "", got.msg, got.streamed, got.peak / 1048576.0);
+           "streamed %d, sent down %d, pool peak %.1f MiB\n", opts, (long long)ls->rows,
+           (long long)rs->rows, (long long)(gpu_mem >> 20), (long long)want.fp.rows,
+           (long long)got.fp.rows, got.rc, got.rc ? ": " : "", got.msg, got.streamed,
+           got.sent_down, got.peak / 1048576.0);
     assert_int_equal(want.rc, SL_OK);
     assert_int_equal(got.rc, SL_OK);
     assert_int_equal(got.fp.rows, want.fp.rows);
     assert_true(got.fp.hash == want.fp.hash);
     assert_true(got.peak <= gpu_mem);
     assert_int_equal(got.in_use, 0);
-    if (streamed >= 0)
+    if (streamed >= 0) {
         assert_int_equal(got.streamed, streamed);
+        assert_int_equal(got.sent_down, 1); /* the sides went down past the join's share */
+    }
     sl_engine_close(cpu);
     sl_engine_close(gpu);
     sl_table_unref(l);
