@@ -181,8 +181,9 @@ const struct sl__option sl__options[] = {
       "and the join uploads its build side, then streams the probe side through the probe "
       "in chunks, downloading each chunk's result while the next one runs (inner joins of "
       "one integer key and fixed-width columns); off = the sink uploads them as before "
-      "(A/B runs); on = every host batch stays there (tests); inner = auto for inner joins "
-      "only, as before semi and anti joins streamed (A/B runs).", "auto,off,on,inner", 0, 3},
+      "(A/B runs); on = every host batch stays there (tests); inner = as auto, but semi "
+      "and anti joins never stream (under auto they stream the batches the GPU budget "
+      "sent to host memory; A/B runs).", "auto,off,on,inner", 0, 3},
      FIELD(debug_join_stream, INT)},
     {{"debug_join_keep_device", SL_ENGINE_OPT_BOOL, DBG, "false",
       "Has a GPU join's sink keep every device batch on the GPU, as before the batches "

@@ -155,8 +155,8 @@ struct sl_engine_config {
     int debug_join_stream;      /* host-resident GPU join inputs: 0 auto (large sides stay
                                    in host memory and the probe side streams through the
                                    join), 1 off (the sink uploads them, as before), 2 on
-                                   (every host batch stays there: tests), 3 inner (auto for
-                                   inner joins only: A/B runs) */
+                                   (every host batch stays there: tests), 3 inner (as auto,
+                                   but semi and anti joins never stream: A/B runs) */
     int debug_mgpu_copies;      /* 1: the multi-device exchange between logical devices of
                                    one GPU copies each range with its own copy instead of
                                    a kernel per sender (A/B runs) */
