@@ -25,6 +25,7 @@ struct sl__buf *sl__buf_new(int64_t bytes)
     b->owner = NULL;
     b->charged = NULL;
     b->registered = false;
+    b->gpu_held = 0;
     b->narrow = NULL;
     return b;
 }

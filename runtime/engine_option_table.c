@@ -182,7 +182,9 @@ const struct sl__option sl__options[] = {
       "and the join uploads its build side, then streams the probe side through the probe "
       "in chunks, downloading each chunk's result while the next one runs (inner joins of "
       "one integer key and fixed-width columns); off = the sink uploads them as before "
-      "(A/B runs); on = every host batch stays there (tests).", "auto,off,on", 0, 2},
+      "(A/B runs); on = every host batch stays there (tests); inner = as auto, but semi "
+      "and anti joins never stream (under auto they stream the batches the GPU budget "
+      "sent to host memory; A/B runs).", "auto,off,on,inner", 0, 3},
      FIELD(debug_join_stream, INT)},
     {{"debug_join_filter", SL_ENGINE_OPT_ENUM, DBG, "auto",
       "GPU join at a low match ratio (an inner or semi join whose probe sample lies mostly "
@@ -191,6 +193,10 @@ const struct sl__option sl__options[] = {
       "kept rows are packed; range = every row is packed and only the probe rows outside "
       "the range are dropped, as before (A/B runs).", "auto,range", 0, 1},
      FIELD(debug_join_filter, INT)},
+    {{"debug_join_keep_device", SL_ENGINE_OPT_BOOL, DBG, "false",
+      "Has a GPU join's sink keep every device batch on the GPU, as before the batches "
+      "past the join's share of the GPU budget went to host memory (A/B runs).", NULL, 0,
+      1}, FIELD(debug_join_keep_device, INT)},
 };
 
 const int sl__n_options = (int)(sizeof sl__options / sizeof sl__options[0]);

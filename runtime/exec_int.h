@@ -80,6 +80,7 @@ struct sl__dalloc {                  /* a block from sl_task_device_alloc */
     void *ptr;
     int64_t bytes;
     struct sl__gpu *g;
+    int held;                        /* its slot of the GPU's held bytes (gpu_held.c) */
 };
 
 struct sl_query {
@@ -192,6 +193,8 @@ const struct sl_impl *sl__phase_impl(const struct sl_phase *ph, enum sl_device_k
                                      const sl_task_t *t);
 /* Runs one phase implementation for a task and accounts for it. */
 int sl__task_run_phase(sl_task_t *t, const struct sl_phase *ph);
+/* The same with the implementation already picked (NULL: none, the task fails). */
+int sl__task_run_impl(sl_task_t *t, const struct sl_phase *ph, const struct sl_impl *im);
 /* Local state of a node for the worker running t (created on first use). */
 void *sl__task_lstate(sl_task_t *t);
 

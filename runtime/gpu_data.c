@@ -8,22 +8,28 @@
 #include "engine_option_int.h"
 #include "gpu_worker_int.h"
 
-int sl__gpu_dalloc(sl_task_t *t, int64_t bytes, void **out)
+int sl__gpu_dalloc(sl_task_t *t, int64_t bytes, void **out, int *held)
 {
     struct sl__gpu *g = t->gpu;
+    *held = sl__gpu_held_slot(t);
     int rc = sl__dpool_alloc_async(g->pool, bytes, (cudaStream_t)t->stream, out);
     /* An eviction drops at most 64 replicas: go on while it drops any (TPC-H at SF 10 with
      * gpu_mem=1Gi filled the budget with replicas of lineitem's 122,880-row batches). */
     while (rc == SL_EBUDGET && sl__gpu_evict_replicas(t->q, g) > 0)
         rc = sl__dpool_alloc_async(g->pool, bytes, (cudaStream_t)t->stream, out);
-    if (rc < 0)
-        return sl__query_fail(t->q, t->os ? t->os->op->def->name : "", rc, "%s",
-                              sl_last_errmsg());
+    if (rc < 0) {
+        char held_text[256];
+        sl__gpu_held_text(t->q, g, rc, held_text, sizeof held_text);
+        return sl__query_fail(t->q, t->os ? t->os->op->def->name : "", rc, "%s%s",
+                              sl_last_errmsg(), held_text);
+    }
+    sl__gpu_held_add(g, *held, bytes);
     return SL_OK;
 }
 
-void sl__gpu_dfree(struct sl__gpu *g, void *d_ptr, int64_t bytes, void *stream)
+void sl__gpu_dfree(struct sl__gpu *g, void *d_ptr, int64_t bytes, int held, void *stream)
 {
+    sl__gpu_held_add(g, held, -bytes);
     sl__dpool_free_async(g->pool, d_ptr, bytes, stream ? (cudaStream_t)stream : g->s[S_COMPUTE]);
 }
 

@@ -89,10 +89,11 @@ void sl__gpu_mem(struct sl__gpu *g, int64_t *in_use, int64_t *peak, int64_t *lim
 void sl__gpu_mem_reset_peak(struct sl__gpu *g);
 bool sl__batch_on_device(const sl_batch_t *b);
 /* Device memory of a task (sl_task_device_alloc): from the pool of the task's GPU,
- * ordered on the task's stream. bytes > 0. */
-int sl__gpu_dalloc(sl_task_t *t, int64_t bytes, void **out);
+ * ordered on the task's stream. bytes > 0. *held: the slot of the GPU's held bytes that
+ * counts it (gpu_held.c), for sl__gpu_dfree. */
+int sl__gpu_dalloc(sl_task_t *t, int64_t bytes, void **out, int *held);
 /* Frees pool memory of GPU g, ordered on `stream` (NULL: g's compute stream). */
-void sl__gpu_dfree(struct sl__gpu *g, void *d_ptr, int64_t bytes, void *stream);
+void sl__gpu_dfree(struct sl__gpu *g, void *d_ptr, int64_t bytes, int held, void *stream);
 /* Bytes still free under g's budget. */
 int64_t sl__gpu_budget_left(struct sl__gpu *g);
 /* Downloads a device batch into host memory and waits (after the task's stream, if

@@ -139,16 +139,17 @@ bool sl__batch_on_device(const sl_batch_t *b)
     return false;
 }
 
-int sl__gpu_dalloc(sl_task_t *t, int64_t bytes, void **out)
+int sl__gpu_dalloc(sl_task_t *t, int64_t bytes, void **out, int *held)
 {
     (void)bytes;
+    *held = 0;
     *out = NULL;
     return sl__query_fail(t->q, "", SL_ENODEV, "no GPU support in this build");
 }
 
-void sl__gpu_dfree(struct sl__gpu *g, void *d_ptr, int64_t bytes, void *stream)
+void sl__gpu_dfree(struct sl__gpu *g, void *d_ptr, int64_t bytes, int held, void *stream)
 {
-    (void)g, (void)d_ptr, (void)bytes, (void)stream;
+    (void)g, (void)d_ptr, (void)bytes, (void)held, (void)stream;
 }
 
 int64_t sl__gpu_budget_left(struct sl__gpu *g)

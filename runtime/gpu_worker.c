@@ -449,6 +449,7 @@ void sl__gpu_task_end(sl_task_t *t)
 static void device_buf_release(struct sl__buf *b)
 {
     struct sl__gpu *g = b->owner;
+    sl__gpu_held_add(g, b->gpu_held, -b->bytes);
     sl__dpool_free_async(g->pool, b->ptr, b->bytes, g->s[S_COMPUTE]);
 }
 
@@ -462,8 +463,11 @@ struct sl__buf *sl__gpu_device_buf(struct sl__gpu *g, sl_task_t *t, int64_t byte
         rc = sl__dpool_alloc_async(g->pool, bytes, st, &d);
     const char *op = t->os ? t->os->op->def->name : "";
     if (rc < 0) {
-        if (t->q) /* else (a table copied to a GPU) the message stays in sl_last_errmsg */
-            sl__query_fail(t->q, op, rc, "%s: %s", op, sl_last_errmsg());
+        if (t->q) { /* else (a table copied to a GPU) the message stays in sl_last_errmsg */
+            char held_text[256];
+            sl__gpu_held_text(t->q, g, rc, held_text, sizeof held_text);
+            sl__query_fail(t->q, op, rc, "%s: %s%s", op, sl_last_errmsg(), held_text);
+        }
         return NULL;
     }
     struct sl__buf *b = sl__buf_wrap(d, bytes, SL__MEM_DEVICE, device_buf_release, g);
@@ -476,6 +480,8 @@ struct sl__buf *sl__gpu_device_buf(struct sl__gpu *g, sl_task_t *t, int64_t byte
         return NULL;
     }
     b->device = g->ordinal;
+    b->gpu_held = (uint8_t)sl__gpu_held_slot(t);
+    sl__gpu_held_add(g, b->gpu_held, bytes);
     return b;
 }
 
@@ -772,6 +778,7 @@ static int upload_ahead(struct sl__gpu *g, sl_task_t *t, struct slot *s, const s
             return sl__query_fail(t->q, "", SL_ENOMEM, "out of memory");
         }
         dev->device = g->ordinal;
+        sl__gpu_held_add(g, 0, nb->bytes); /* a replica: no operator's (gpu_held.c) */
         int rc = upload(g, t, s, nn->buf->ptr, tmp_bytes, d_tmp, nn->buf->kind);
         cudaError_t e = cudaSuccess;
         if (rc >= 0)

@@ -68,8 +68,22 @@ int sl__gpu_result_buf(struct sl__gpu *g, sl_engine_t *eng, int64_t bytes, struc
  * use), so that an allocation over the budget can be tried again; returns how many. */
 int sl__gpu_evict_replicas(struct sl_query *q, struct sl__gpu *g);
 
+/* GPU memory by what holds it (gpu_held.c), for the message of an allocation over the
+ * budget: slot 0 counts the device buffers of no query operator (tables copied to the
+ * GPU, replicas sent ahead), slot i those of the query's operator q->ops[i - 1], the last slot those of the
+ * operators past it. What a pipeline's task allocates counts for the pipeline's sink:
+ * what outlives the task is what the sink keeps. Counts of the GPU, not of a query. */
+#define SL__GPU_HELD_SLOTS 64
+/* The slot of what task t allocates. */
+int sl__gpu_held_slot(const sl_task_t *t);
+void sl__gpu_held_add(struct sl__gpu *g, int slot, int64_t bytes);
+/* For an allocation of q that failed with rc: "; held: <op> <name> 180.0 MiB, ...,
+ * replicas 12.0 MiB" (the largest holders), or "" when rc is not SL_EBUDGET. */
+void sl__gpu_held_text(struct sl_query *q, struct sl__gpu *g, int rc, char *buf, size_t n);
+
 struct sl__gpu {
     int ordinal;
+    _Atomic int64_t held[SL__GPU_HELD_SLOTS]; /* device bytes by holder (above) */
     sl_engine_t *eng;
     struct sl__dpool *pool;
     struct sl__pinned *pinned;

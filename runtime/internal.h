@@ -195,6 +195,8 @@ struct sl__buf {
     void *owner;                    /* e.g. the shared foreign-array holder */
     struct sl__host_budget *charged; /* host budget holding `bytes` (referenced), or NULL */
     bool registered;                /* page-locked by sl_table_pin: unregister before free */
+    uint8_t gpu_held;               /* device buffers: the slot of the GPU's held bytes that
+                                       counts them (gpu_held.c) */
     struct sl__narrow *narrow;      /* a narrow copy of its values (sl_table_pin), or NULL;
                                        freed with the buffer */
 };

@@ -22,7 +22,11 @@ const struct sl_impl *sl__phase_impl(const struct sl_phase *ph, enum sl_device_k
 
 int sl__task_run_phase(sl_task_t *t, const struct sl_phase *ph)
 {
-    const struct sl_impl *im = sl__phase_impl(ph, t->kind, t);
+    return sl__task_run_impl(t, ph, sl__phase_impl(ph, t->kind, t));
+}
+
+int sl__task_run_impl(sl_task_t *t, const struct sl_phase *ph, const struct sl_impl *im)
+{
     if (!im)
         return sl__query_fail(t->q, t->os->op->def->name, SL_EUNSUPPORTED,
                               "%s has no %s implementation for this phase",
@@ -310,7 +314,12 @@ int sl_task_emit(sl_task_t *t, sl_batch_t *b)
      * GPU and the others on the host; the batch moves across as needed. */
     sub.kind = t->gpu && sl__stage_on_gpu(p, sub.stage) ? SL_DEVICE_CUDA : SL_DEVICE_CPU;
     sub.input = b;
-    if (sub.kind == SL_DEVICE_CUDA && !sl__phase_impl(ph, SL_DEVICE_CUDA, &sub))
+    /* can_run is asked once per batch and stage: an answer may count the batch (a GPU
+     * join's sink counts what it keeps on the GPU), so asking again after the upload
+     * could count it twice and change the answer */
+    const struct sl_impl *im = sub.kind == SL_DEVICE_CUDA ? sl__phase_impl(ph, SL_DEVICE_CUDA, &sub)
+                                                          : NULL;
+    if (sub.kind == SL_DEVICE_CUDA && !im)
         sub.kind = SL_DEVICE_CPU; /* its CUDA implementation cannot run this batch */
     if (sub.kind == SL_DEVICE_CPU && t->gpu && sl__batch_on_device(b)) {
         atomic_fetch_add_explicit(&sub.os->rows_in, b->n_rows, memory_order_relaxed);
@@ -339,7 +348,7 @@ int sl_task_emit(sl_task_t *t, sl_batch_t *b)
     sub.input = b;
     atomic_fetch_add_explicit(&sub.os->rows_in, b->n_rows, memory_order_relaxed);
     atomic_fetch_add_explicit(&sub.os->batches_in, 1, memory_order_relaxed);
-    int rc = sl__task_run_phase(&sub, ph);
+    int rc = sl__task_run_impl(&sub, ph, im ? im : sl__phase_impl(ph, sub.kind, &sub));
     sl_batch_unref(b);
     return rc;
 }

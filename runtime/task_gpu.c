@@ -22,7 +22,7 @@ void *sl_task_device_alloc(sl_task_t *t, size_t bytes)
     }
     h->bytes = bytes ? (int64_t)bytes : 1; /* a unique pointer for zero bytes too */
     h->g = t->gpu;
-    if (sl__gpu_dalloc(t, h->bytes, &h->ptr) < 0) {
+    if (sl__gpu_dalloc(t, h->bytes, &h->ptr, &h->held) < 0) {
         sl__free(h, sizeof *h);
         return NULL;
     }
@@ -59,7 +59,7 @@ void sl_task_device_free(sl_task_t *t, void *d_ptr)
                      d_ptr);
         return;
     }
-    sl__gpu_dfree(h->g, h->ptr, h->bytes, h->g == t->gpu ? t->stream : NULL);
+    sl__gpu_dfree(h->g, h->ptr, h->bytes, h->held, h->g == t->gpu ? t->stream : NULL);
     sl__free(h, sizeof *h);
 }
 
@@ -68,7 +68,7 @@ void sl__query_free_device(struct sl_query *q)
     struct sl__dalloc *h = q->dallocs;
     while (h) {
         struct sl__dalloc *next = h->next;
-        sl__gpu_dfree(h->g, h->ptr, h->bytes, NULL);
+        sl__gpu_dfree(h->g, h->ptr, h->bytes, h->held, NULL);
         sl__free(h, sizeof *h);
         h = next;
     }

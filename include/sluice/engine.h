@@ -156,7 +156,8 @@ struct sl_engine_config {
     int debug_join_stream;      /* host-resident GPU join inputs: 0 auto (large sides stay
                                    in host memory and the probe side streams through the
                                    join), 1 off (the sink uploads them, as before), 2 on
-                                   (every host batch stays there: tests) */
+                                   (every host batch stays there: tests), 3 inner (as auto,
+                                   but semi and anti joins never stream: A/B runs) */
     int debug_mgpu_copies;      /* 1: the multi-device exchange between logical devices of
                                    one GPU copies each range with its own copy instead of
                                    a kernel per sender (A/B runs) */
@@ -166,6 +167,10 @@ struct sl_engine_config {
                                    by a bitmap of the kept probe keys, rows packed after),
                                    1 range (rows packed first, the probe side filtered by
                                    range alone, as before: A/B runs) */
+    /* Fields added with joins under small GPU budgets (issue 18). */
+    int debug_join_keep_device; /* 1: a GPU join's sink keeps every device batch on the
+                                   GPU, as before its sides went to host memory past
+                                   their share of the budget (A/B runs) */
 };
 
 /* Fills *cfg with the defaults and sets cfg->size. Cannot fail. Thread-safe (touches

@@ -805,10 +805,18 @@ static int sides_to_host(sl_task_t *t, struct join_state *st)
     return SL_OK;
 }
 
+void join_profile_sink(sl_task_t *t, struct join_state *st)
+{
+    int64_t down = atomic_load(&st->gpu_sink_down);
+    if (down > 0)
+        sl_task_profile_value(t, "gpu_sink_down_bytes", down);
+}
+
 int join_finalize(sl_task_t *t)
 {
     struct join_state *st = sl_task_gstate(t);
     const struct join_data *d = sl_op_data(sl_task_op(t));
+    join_profile_sink(t, st);
     st->d = d;
     st->morsel = sl_task_morsel_rows(t);
     int rc = sides_to_host(t, st);

@@ -910,6 +910,7 @@ int join_finalize_cuda(sl_task_t *t)
 {
     if (((const struct join_data *)sl_op_data(sl_task_op(t)))->kind == JOIN_CROSS)
         return join_cross_gpu_finalize(t);
+    join_profile_sink(t, sl_task_gstate(t));
     if (join_stream_can_run(t)) /* host-resident probe side: join_cuda_stream.c */
         return join_stream_finalize(t);
     if (!fits_in_gpu(t) && join_smj_ooc_can_run(t)) /* algo=sortmerge */

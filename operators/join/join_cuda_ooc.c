@@ -94,24 +94,36 @@ int join_ooc_can_run(const sl_task_t *t)
 }
 
 /* The GPU sink keeps a host batch on the host (instead of uploading it) once what it
- * uploaded, times the in-GPU join's appetite (about 8x its input), would pass the
- * budget: finalize then streams the rest (out of core when it must). */
+ * kept on the GPU, times the in-GPU join's appetite (about 8x its input), would pass the
+ * budget: finalize then streams the rest (out of core when it must). A device batch past
+ * that point goes to host memory too (the runtime downloads it for the CPU sink): the
+ * sides of a join no longer fill a small budget while their pipelines still run (TPC-H
+ * SF 10 at gpu_mem=256Mi; option debug_join_keep_device keeps them, as before). */
 int join_gpu_sink_can_run(const sl_task_t *t)
 {
     const sl_batch_t *b = sl_task_input(t);
-    if (sl_batch_device(b) >= 0)
-        return 1;
+    int dev = sl_batch_device(b) >= 0;
+    if (dev) {
+        int64_t keep = 0;
+        sl_task_option_int((sl_task_t *)t, "debug_join_keep_device", &keep);
+        if (keep)
+            return 1;
+    }
     struct join_state *st = sl_task_gstate((sl_task_t *)t);
-    if (atomic_load(&st->gpu_sink_host) || join_stream_keep(t, b))
-        return 0;
     int64_t bytes = sl__batch_bytes(b);
+    if (atomic_load(&st->gpu_sink_host) || (!dev && join_stream_keep(t, b)))
+        goto host;
     int64_t up = atomic_fetch_add(&st->gpu_sink_bytes, bytes) + bytes;
     if (8 * up + 64 * MIB > sl_task_device_budget(t) + up) {
         atomic_store(&st->gpu_sink_host, 1);
         atomic_fetch_sub(&st->gpu_sink_bytes, bytes);
-        return 0;
+        goto host;
     }
     return 1;
+host:
+    if (dev)
+        atomic_fetch_add(&st->gpu_sink_down, bytes);
+    return 0;
 }
 
 /* ---------------- state ---------------- */

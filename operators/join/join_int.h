@@ -221,8 +221,10 @@ struct join_state {
     sl_batch_t *gpu_out;                /* materialize: the result, in GPU memory */
     int cross_gpu;                      /* 1: a cross join finalized on a GPU */
     /* out-of-core GPU join (join_cuda_ooc.c) */
-    _Atomic int64_t gpu_sink_bytes;     /* host input bytes the GPU sink uploaded */
-    _Atomic int gpu_sink_host;          /* 1: the GPU sink keeps later host batches there */
+    _Atomic int64_t gpu_sink_bytes;     /* input bytes the GPU sink kept on the GPU */
+    _Atomic int gpu_sink_host;          /* 1: the GPU sink keeps later batches in host memory */
+    _Atomic int64_t gpu_sink_down;      /* device input bytes the GPU sink sent to host memory
+                                         * (the profile's gpu_sink_down_bytes) */
     _Atomic int64_t stream_up[2];       /* host bytes per side the sink uploaded while the
                                          * streamed join could take the join */
     int ooc;                            /* 1: finalized out of core */
@@ -450,6 +452,8 @@ int join_cross_gpu_source(sl_task_t *t);
 /* Out-of-core GPU join (join_cuda_ooc.c): the GPU sink's can_run, and finalize, source
  * and cleanup when the in-GPU join does not fit the GPU budget. */
 int join_gpu_sink_can_run(const sl_task_t *t);
+/* Puts the bytes the GPU sink sent to host memory (if any) in the query profile. */
+void join_profile_sink(sl_task_t *t, struct join_state *st);
 int join_ooc_can_run(const sl_task_t *t);
 int join_ooc_finalize(sl_task_t *t);
 int64_t join_ooc_source_tasks(sl_task_t *t);
