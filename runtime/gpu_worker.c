@@ -455,11 +455,7 @@ static void device_buf_release(struct sl__buf *b)
 struct sl__buf *sl__gpu_device_buf(struct sl__gpu *g, sl_task_t *t, int64_t bytes, cudaStream_t st)
 {
     void *d = NULL;
-    int rc = sl__dpool_alloc_async(g->pool, bytes, st, &d);
-    /* Copies of table columns kept for reuse must never make a query fail: under budget
-     * pressure the ones nobody uses now go, and the allocation is tried again. */
-    while (rc == SL_EBUDGET && t->q && sl__gpu_evict_replicas(t->q, g) > 0) /* 64 a call */
-        rc = sl__dpool_alloc_async(g->pool, bytes, st, &d);
+    int rc = sl__gpu_alloc_evicting(g, t->q, bytes, st, &d);
     const char *op = t->os ? t->os->op->def->name : "";
     if (rc < 0) {
         if (t->q) /* else (a table copied to a GPU) the message stays in sl_last_errmsg */
@@ -716,6 +712,15 @@ int sl__gpu_evict_replicas(struct sl_query *q, struct sl__gpu *g)
     for (int i = 0; i < n_gone; i++)
         replica_drop(gone[i]);
     return n_gone;
+}
+
+int sl__gpu_alloc_evicting(struct sl__gpu *g, struct sl_query *q, int64_t bytes,
+                           cudaStream_t st, void **out)
+{
+    int rc = sl__dpool_alloc_async(g->pool, bytes, st, out);
+    while (rc == SL_EBUDGET && q && sl__gpu_evict_replicas(q, g) > 0)
+        rc = sl__dpool_alloc_async(g->pool, bytes, st, out);
+    return rc;
 }
 
 void sl__query_drop_replicas(struct sl_query *q)
