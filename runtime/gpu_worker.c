@@ -756,8 +756,8 @@ static int upload_ahead(struct sl__gpu *g, sl_task_t *t, struct slot *s, const s
         /* only after a whole batch's column: then the next task reads a whole one too */
         const struct sl__col *c = &src->cols[i];
         const struct sl__buf *b = c->data;
-        bool whole = b && b->kind != SL__MEM_DEVICE && b->narrow && !c->validity &&
-                     c->offset == 0 && src->n_rows * b->narrow->wide == b->bytes;
+        bool whole = b && b->kind != SL__MEM_DEVICE && !c->validity && c->offset == 0 &&
+                     sl__narrow_whole(b) && src->n_rows == b->narrow->n;
         struct sl__buf *nb = whole ? b->narrow->next : NULL;
         const struct sl__narrow *nn = nb ? nb->narrow : NULL;
         if (!nn || replica_find(t->q, nb, g))

@@ -196,6 +196,12 @@ const struct sl__narrow *sl__narrow_of(const struct sl__buf *b, int wide, int64_
     return nw;
 }
 
+bool sl__narrow_whole(const struct sl__buf *b)
+{
+    const struct sl__narrow *nw = b ? b->narrow : NULL;
+    return nw && nw->first == 0 && nw->n * nw->wide == b->bytes;
+}
+
 /* The columns of a table that get narrow copies, shared by sl__table_narrow's threads. */
 struct narrow_jobs {
     struct narrow_job {
@@ -260,13 +266,11 @@ int sl__table_narrow(sl_table_t *t)
         const sl_batch_t *b = t->batches[i], *nb = t->batches[i + 1];
         for (int c = 0; c < b->n_cols && c < nb->n_cols; c++) {
             struct sl__buf *x = b->cols[c].data, *y = nb->cols[c].data;
-            struct sl__narrow *nx = x ? x->narrow : NULL, *ny = y ? y->narrow : NULL;
-            if (!nx || !ny || nx->next || x == y || nx->first != 0 ||
-                nx->n * nx->wide != x->bytes || ny->first != 0 || ny->n * ny->wide != y->bytes ||
-                ny->wide != nx->wide)
+            if (!sl__narrow_whole(x) || !sl__narrow_whole(y) || x->narrow->next || x == y ||
+                y->narrow->wide != x->narrow->wide)
                 continue;
             sl__buf_ref(y);
-            nx->next = y;
+            x->narrow->next = y;
         }
     }
     int rc = atomic_load(&js.rc);
