@@ -732,14 +732,17 @@ void sl__query_drop_replicas(struct sl_query *q)
     q->n_replicas = q->cap_replicas = 0;
 }
 
-/* Drops device buffer dev whose copy on stream `copies` failed part way, once no copy
- * into it is left (as drop_partial). */
-static void drop_partial_buf(struct sl__buf *dev, cudaStream_t copies)
+/* Waits for the copies already queued on stream `copies` into buffers about to be
+ * dropped after a copy failed part way. Those buffers are freed at once (pinned ones back
+ * to the cache) or in the compute stream's order (device ones), neither of which waits
+ * for the copy stream (of the batch's direction): wait here, so that no copy writes into
+ * memory that has been handed out again. The query has failed already; a failure of this
+ * wait adds nothing to report (a sticky error is noted by the call that made it). */
+static void wait_copies(cudaStream_t copies)
 {
     int rc;
     SL__CUDA_CALL(rc, NULL, cudaStreamSynchronize(copies));
     (void)rc;
-    sl__buf_unref(dev);
 }
 
 /* Sends the next batch's copies of the narrow columns of src that have one (nw->next)
@@ -762,51 +765,43 @@ static int upload_ahead(struct sl__gpu *g, sl_task_t *t, struct slot *s, const s
         const struct sl__narrow *nn = nb ? nb->narrow : NULL;
         if (!nn || replica_find(t->q, nb, g))
             continue;
-        void *d = NULL, *d_tmp = NULL;
-        int64_t tmp_bytes = nn->n * nn->width;
+        void *d = NULL;
+        struct widen wd;
         if (sl__dpool_alloc_async(g->pool, nb->bytes, g->s[S_H2D], &d) < 0)
             continue;
-        if (sl__dpool_alloc_async(g->pool, tmp_bytes, g->s[S_H2D], &d_tmp) < 0) {
+        int rc = upload_narrow(g, t, s, nn, nn->first, nn->n, d, &wd);
+        if (rc <= 0) { /* 0: no room for the narrow bytes */
             sl__dpool_free_async(g->pool, d, nb->bytes, g->s[S_H2D]);
-            continue;
-        }
-        struct sl__buf *dev = sl__buf_wrap(d, nb->bytes, SL__MEM_DEVICE, device_buf_release, g);
-        if (!dev) {
-            sl__dpool_free_async(g->pool, d_tmp, tmp_bytes, g->s[S_H2D]);
-            sl__dpool_free_async(g->pool, d, nb->bytes, g->s[S_H2D]);
-            return sl__query_fail(t->q, "", SL_ENOMEM, "out of memory");
-        }
-        dev->device = g->ordinal;
-        int rc = upload(g, t, s, nn->buf->ptr, tmp_bytes, d_tmp, nn->buf->kind);
-        cudaError_t e = cudaSuccess;
-        if (rc >= 0)
-            e = SL__CUDA_RESULT(sl__cuda_widen(d, nn->wide, d_tmp, nn->width, nn->base, nn->step,
-                                               nn->n, g->s[S_H2D]));
-        sl__dpool_free_async(g->pool, d_tmp, tmp_bytes, g->s[S_H2D]);
-        if (rc >= 0 && e != cudaSuccess)
-            rc = cuda_fail(t->q, e, "widening a narrow upload (sl__cuda_widen)");
-        if (rc >= 0)
-            rc = replica_add(t, nb, dev, g, g->s[S_H2D]);
-        if (rc < 0) {
-            drop_partial_buf(dev, g->s[S_H2D]);
+            if (rc == 0)
+                continue;
             return rc;
         }
+        /* widened on the copy stream: the replica is complete when the copies are */
+        cudaError_t e = widen_all(g, &wd, 1, g->s[S_H2D], true);
+        struct sl__buf *dev = e == cudaSuccess ? sl__buf_wrap(d, nb->bytes, SL__MEM_DEVICE,
+                                                              device_buf_release, g)
+                                               : NULL;
+        if (!dev) {
+            sl__dpool_free_async(g->pool, d, nb->bytes, g->s[S_H2D]);
+            return e != cudaSuccess
+                       ? cuda_fail(t->q, e, "widening a narrow upload (sl__cuda_widen)")
+                       : sl__query_fail(t->q, "", SL_ENOMEM, "out of memory");
+        }
+        dev->device = g->ordinal;
+        rc = replica_add(t, nb, dev, g, g->s[S_H2D]);
+        if (rc < 0) /* dev goes in the compute stream's order */
+            wait_copies(g->s[S_H2D]);
         sl__buf_unref(dev); /* the replica holds it */
+        if (rc < 0)
+            return rc;
     }
     return SL_OK;
 }
 
-/* Drops a batch whose copy failed part way. Its buffers are freed at once (pinned ones
- * back to the cache) or in the compute stream's order (device ones), neither of which
- * waits for the copies into them already queued on `copies` (the copy stream of the
- * batch's direction): wait for those here, so that no copy writes into memory that has
- * been handed out again. The query has failed already; a failure of this wait adds
- * nothing to report (a sticky error is noted by the call that made it). */
+/* Drops a batch whose copy on stream `copies` failed part way (wait_copies). */
 static void drop_partial(sl_batch_t *b, cudaStream_t copies)
 {
-    int rc;
-    SL__CUDA_CALL(rc, NULL, cudaStreamSynchronize(copies));
-    (void)rc;
+    wait_copies(copies);
     sl_batch_unref(b);
 }
 
