@@ -151,5 +151,8 @@ double bench_gpu_fp32_peak(sl_engine_t *eng);
 /* Adds the "phases" an operator reported in a query profile (sl_query_profile_json) to
  * the current repeat of r. */
 void bench_profile_phases(struct bench_result *r, const char *profile);
+/* The first number named `name` in a query profile (an operator's "values", a query
+ * counter such as bytes_h2d); 0 if absent or profile is NULL. */
+double bench_profile_value(const char *profile, const char *name);
 
 #endif /* SLUICE_CLI_BENCH_H */

@@ -222,20 +222,20 @@ int bench_run_plan(sl_engine_t *eng, sl_plan_t *plan, const char *output, int64_
         else if (r == -1) /* checked once, outside the timed runs */
             rc = check(user, out, res);
         else {
-            if (res->phase_op)
-                phases_from_profile(res, sl_query_profile_json(q));
-            else
-                bench_profile_phases(res, sl_query_profile_json(q));
-            split_from_profile(res, sl_query_profile_json(q));
             const char *prof = sl_query_profile_json(q);
-            const char *h2d = prof ? strstr(prof, "\"bytes_h2d\":") : NULL;
-            res->bytes_h2d = h2d ? strtoll(h2d + 12, NULL, 10) : 0; /* the query's: first */
+            if (res->phase_op)
+                phases_from_profile(res, prof);
+            else
+                bench_profile_phases(res, prof);
+            split_from_profile(res, prof);
+            /* the query's: first */
+            res->bytes_h2d = (int64_t)bench_profile_value(prof, "bytes_h2d");
             if (res->engine_time) {
                 bench_add_phase(res, "host_create", (t1 - t0) / 1e6);
                 bench_add_phase(res, "host_run", (t2 - t1) / 1e6);
                 bench_add_phase(res, "host_result", (t3 - t2) / 1e6);
                 if (r == repeat - 1)
-                    fprintf(stderr, "%s\n", sl_query_profile_json(q));
+                    fprintf(stderr, "%s\n", prof);
             }
             if (res->n < BENCH_MAX_REPEAT)
                 res->cpu_ms[res->n] = (c3 - c0) / 1e6;
@@ -245,6 +245,14 @@ int bench_run_plan(sl_engine_t *eng, sl_plan_t *plan, const char *output, int64_
         sl_query_destroy(q);
     }
     return rc;
+}
+
+double bench_profile_value(const char *profile, const char *name)
+{
+    char key[64];
+    snprintf(key, sizeof key, "\"%s\":", name);
+    const char *p = profile ? strstr(profile, key) : NULL;
+    return p ? strtod(p + strlen(key), NULL) : 0;
 }
 
 /* Phase names live as long as the process: the few distinct ones are kept here. */
