@@ -139,11 +139,10 @@ static void estimate_devices(struct sl_query *q, struct sl__explain *ex, int k)
         return;
     struct sl__mg_env env = {.mode = q->opts.multi_gpu, .self = -1, .rows = {-1, -1}};
     env.n_devices = eng->n_gpus < SL__MG_ENV_MAX_DEV ? eng->n_gpus : SL__MG_ENV_MAX_DEV;
-    for (int d = 0; d < env.n_devices; d++) {
+    for (int d = 0; d < env.n_devices; d++)
         env.room[d] = sl__gpu_budget_left(eng->gpus[d]);
-        if (env.self < 0 && sl__gpu_ordinal(eng->gpus[d]) == e->device)
-            env.self = d;
-    }
+    int self = sl__engine_gpu_index(eng, e->device);
+    env.self = self < env.n_devices ? self : -1;
     for (int i = 0; i < op->n_inputs && i < 2; i++)
         env.rows[i] = q->plan->nodes[op->inputs[i]]->rows_estimate;
     struct sl__mg_verdict v = {.rows = -1, .link_bytes = -1, .device_bytes = -1, .seconds = -1};
