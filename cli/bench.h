@@ -53,6 +53,17 @@ void bench_print_json(const char *bench, const struct bench_result *r, const cha
  * all values as unsigned 64-bit (floats by their bit pattern widened; other types, such
  * as decimals, dates and strings, by a hash of their printed text). */
 uint64_t bench_checksum_table(sl_table_t *t);
+/* A table holding batch b, taking the caller's reference to it; NULL when out of memory
+ * (b is dropped then). */
+sl_table_t *bench_table_of(sl_batch_t *b);
+/* n rows of a random key "k" (xorshift from seed) and `payloads` (0..8) columns p1.. of
+ * row x (c + 1), all of key_bytes (4: int32, 8: int64): the sort's and the partition's
+ * input. NULL when out of memory. */
+sl_table_t *bench_keys_table(int64_t n, int key_bytes, int payloads, uint64_t seed);
+/* Replaces *t by its copy on the engine's first GPU (GPU-resident input, docs/
+ * BENCH_PROTOCOL.md: copied before timing) and drops the host table. On failure prints
+ * "bench NAME: --resident device: why" and leaves *t as it was. */
+int bench_to_device(sl_engine_t *eng, sl_table_t **t, const char *bench);
 /* The device string: the GPU's name when placement can use one, else the CPU model and
  * thread count. */
 void bench_device_name(sl_engine_t *eng, enum sl_placement p, char *out, int len);

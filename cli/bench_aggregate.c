@@ -169,13 +169,7 @@ static sl_table_t *make_input(int64_t n, int64_t groups, double zipf, uint64_t s
             return NULL;
         }
     }
-    sl_table_t *t;
-    if (sl_table_create(&t) != SL_OK || sl_table_append(t, b) != SL_OK) {
-        sl_batch_unref(b);
-        return NULL;
-    }
-    sl_batch_unref(b);
-    return t;
+    return bench_table_of(b);
 }
 
 /* Sums the count and sum columns of the result. */
@@ -296,17 +290,10 @@ int bench_aggregate(int argc, char **argv)
         sl_table_unref(in);
         return 1;
     }
-    if (on_device) {
-        /* GPU-resident input (docs/BENCH_PROTOCOL.md): copied before timing. */
-        sl_table_t *din = NULL;
-        if (sl_table_to_device(eng, in, 0, &din) < 0) {
-            cli_fail("bench aggregate: --resident device: %s", sl_last_errmsg());
-            sl_engine_close(eng);
-            sl_table_unref(in);
-            return 1;
-        }
+    if (on_device && bench_to_device(eng, &in, "aggregate") < 0) {
+        sl_engine_close(eng);
         sl_table_unref(in);
-        in = din;
+        return 1;
     }
     sl_plan_t *plan;
     int src, a, rc = sl_plan_create(&plan);

@@ -86,6 +86,52 @@ static uint64_t text_hash(sl_batch_t *b, int c, int64_t i)
     return h;
 }
 
+sl_table_t *bench_table_of(sl_batch_t *b)
+{
+    sl_table_t *t = NULL;
+    if (sl_table_create(&t) != SL_OK || sl_table_append(t, b) != SL_OK) {
+        sl_table_unref(t);
+        t = NULL;
+    }
+    sl_batch_unref(b);
+    return t;
+}
+
+sl_table_t *bench_keys_table(int64_t n, int key_bytes, int payloads, uint64_t seed)
+{
+    const char *names[9] = {"k", "p1", "p2", "p3", "p4", "p5", "p6", "p7", "p8"};
+    enum sl_type types[9] = {SL_TYPE_INVALID};
+    for (int c = 0; c <= payloads; c++)
+        types[c] = key_bytes == 4 ? SL_TYPE_INT32 : SL_TYPE_INT64;
+    sl_batch_t *b;
+    if (sl_batch_create(&b, payloads + 1, names, types, n) != SL_OK)
+        return NULL;
+    uint64_t x = seed * 0x9E3779B97F4A7C15ull + 1;
+    for (int c = 0; c <= payloads; c++) {
+        void *d = sl_batch_column_data(b, c);
+        for (int64_t i = 0; i < n; i++) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            uint64_t v = c == 0 ? x : (uint64_t)i * (uint64_t)(c + 1);
+            if (key_bytes == 4)
+                ((uint32_t *)d)[i] = (uint32_t)v;
+            else
+                ((uint64_t *)d)[i] = v;
+        }
+    }
+    return bench_table_of(b);
+}
+
+int bench_to_device(sl_engine_t *eng, sl_table_t **t, const char *bench)
+{
+    sl_table_t *dev = NULL;
+    int rc = sl_table_to_device(eng, *t, 0, &dev);
+    if (rc < 0)
+        return cli_fail("bench %s: --resident device: %s", bench, sl_last_errmsg()), rc;
+    sl_table_unref(*t);
+    *t = dev;
+    return SL_OK;
+}
+
 uint64_t bench_checksum_table(sl_table_t *t)
 {
     uint64_t sum = 0;
