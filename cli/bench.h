@@ -77,6 +77,11 @@ struct bench_count_opt {
  * -1 a value that is not a count (message printed). */
 int bench_count_option(int argc, char **argv, int *i, const struct bench_count_opt *opts,
                        int n_opts);
+/* Consumes argv[*i] (and its value) as one of the counts or a common option (cli.h):
+ * 0 when consumed, else the exit code for the command `bench NAME` to return: 2 for a
+ * bad value, 1 for an unknown option (message printed). */
+int bench_option(int argc, char **argv, int *i, const struct bench_count_opt *counts,
+                 int n_counts, struct cli_common *c, const char *bench);
 
 /* Checks the output of the warm-up run (setting res->output_rows and res->checksum);
  * returns SL_OK, or prints why the result is wrong and returns an error. */

@@ -252,13 +252,9 @@ int bench_aggregate(int argc, char **argv)
         }
         const struct bench_count_opt counts[] = {{"--rows", &n}, {"--groups", &groups},
                                                  {"--repeat", &repeat}, {"--seed", &seed}};
-        int r = bench_count_option(argc, argv, &i, counts, 4);
-        if (r == 0)
-            r = cli_common_option(&c, argc, argv, &i);
-        if (r < 0)
-            return 2;
-        if (r == 0)
-            return cli_fail("bench aggregate: unknown option '%s'", argv[i]);
+        int r = bench_option(argc, argv, &i, counts, 4, &c, "aggregate");
+        if (r != 0)
+            return r;
     }
     if (n < 1 || groups < 1 || groups > ((int64_t)1 << 32) || zipf < 0 || repeat < 1 ||
         repeat > BENCH_MAX_REPEAT)

@@ -232,13 +232,9 @@ int bench_kmeans(int argc, char **argv)
         }
         const struct bench_count_opt counts[] = {{"--points", &n}, {"--dims", &d}, {"--k", &k},
             {"--iters", &iters}, {"--repeat", &repeat}, {"--seed", &seed}};
-        int r = bench_count_option(argc, argv, &i, counts, 6);
-        if (r == 0)
-            r = cli_common_option(&c, argc, argv, &i);
-        if (r < 0)
-            return 2;
-        if (r == 0)
-            return cli_fail("bench kmeans: unknown option '%s'", argv[i]);
+        int r = bench_option(argc, argv, &i, counts, 6, &c, "kmeans");
+        if (r != 0)
+            return r;
     }
     if (n < 1 || d < 1 || d > 64 || k < 1 || k > n || iters < 1 || repeat < 1 ||
         repeat > BENCH_MAX_REPEAT)

@@ -76,13 +76,9 @@ int bench_partition(int argc, char **argv)
         const struct bench_count_opt counts[] = {{"--rows", &n}, {"--fanout", &fanout},
             {"--passes", &passes}, {"--key-bytes", &key_bytes}, {"--payloads", &payloads},
             {"--repeat", &repeat}, {"--seed", &seed}};
-        int r = bench_count_option(argc, argv, &i, counts, 7);
-        if (r == 0)
-            r = cli_common_option(&c, argc, argv, &i);
-        if (r < 0)
-            return 2;
-        if (r == 0)
-            return cli_fail("bench partition: unknown option '%s'", argv[i]);
+        int r = bench_option(argc, argv, &i, counts, 7, &c, "partition");
+        if (r != 0)
+            return r;
     }
     if (n < 1 || (key_bytes != 4 && key_bytes != 8) || payloads < 0 || payloads > 8 ||
         repeat < 1 || repeat > BENCH_MAX_REPEAT)

@@ -106,13 +106,9 @@ int bench_sort(int argc, char **argv)
         }
         const struct bench_count_opt counts[] = {{"--rows", &n}, {"--key-bytes", &key_bytes},
             {"--payloads", &payloads}, {"--repeat", &repeat}, {"--seed", &seed}};
-        int r = bench_count_option(argc, argv, &i, counts, 5);
-        if (r == 0)
-            r = cli_common_option(&c, argc, argv, &i);
-        if (r < 0)
-            return 2;
-        if (r == 0)
-            return cli_fail("bench sort: unknown option '%s'", argv[i]);
+        int r = bench_option(argc, argv, &i, counts, 5, &c, "sort");
+        if (r != 0)
+            return r;
     }
     if (n < 1 || (key_bytes != 4 && key_bytes != 8) || payloads < 0 || payloads > 8 ||
         repeat < 1 || repeat > BENCH_MAX_REPEAT)

@@ -205,6 +205,17 @@ int bench_count_option(int argc, char **argv, int *i, const struct bench_count_o
     return 0;
 }
 
+int bench_option(int argc, char **argv, int *i, const struct bench_count_opt *counts,
+                 int n_counts, struct cli_common *c, const char *bench)
+{
+    int r = bench_count_option(argc, argv, i, counts, n_counts);
+    if (r == 0)
+        r = cli_common_option(c, argc, argv, i);
+    if (r < 0)
+        return 2;
+    return r == 0 ? cli_fail("bench %s: unknown option '%s'", bench, argv[*i]) : 0;
+}
+
 /* The "phases":{...} of the first operator named r->phase_op in a query profile, as
  * phases of the current repeat (the runtime's JSON: names without escapes). */
 static void phases_from_profile(struct bench_result *r, const char *prof)
