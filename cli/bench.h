@@ -49,6 +49,10 @@ double bench_median(const double *v, int n);
 /* Prints the JSON object: bench name, then the protocol's fields, then `extra` (a
  * string of additional ,"key":value pairs or ""). */
 void bench_print_json(const char *bench, const struct bench_result *r, const char *extra);
+/* The same after setting r->peak_device_bytes to the engine's peak GPU memory when the
+ * run could use a GPU (gpu: input on the device or placement gpu). */
+void bench_print_run(sl_engine_t *eng, bool gpu, const char *bench, struct bench_result *r,
+                     const char *extra);
 /* Adds every value of every column of a table to a checksum: the sum, modulo 2^64, of
  * all values as unsigned 64-bit (floats by their bit pattern widened; other types, such
  * as decimals, dates and strings, by a hash of their printed text). */

@@ -330,12 +330,7 @@ int bench_aggregate(int argc, char **argv)
             snprintf(extra + len, sizeof extra - (size_t)len,
                      ",\"cpu_morsels\":%" PRId64 ",\"gpu_morsels\":%" PRId64,
                      res.split_cpu_tasks, res.split_gpu_tasks);
-        if (on_device || c.placement == SL_PLACE_GPU) {
-            struct sl_mem_stats ms = SL_MEM_STATS_INIT;
-            sl_engine_mem_stats(eng, &ms);
-            res.peak_device_bytes = ms.gpu_peak;
-        }
-        bench_print_json("aggregate", &res, extra);
+        bench_print_run(eng, on_device || c.placement == SL_PLACE_GPU, "aggregate", &res, extra);
     }
     sl_plan_destroy(plan);
     sl_table_unref(in);

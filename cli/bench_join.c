@@ -551,12 +551,7 @@ int bench_join(int argc, char **argv)
                 snprintf(extra + at, sizeof extra - (size_t)at,
                          ",\"ooc_floor_ms\":%.3f,\"vs_ooc_floor\":%.3f", ooc, med / ooc);
         }
-        if (on_device || c.placement == SL_PLACE_GPU) {
-            struct sl_mem_stats ms = SL_MEM_STATS_INIT;
-            sl_engine_mem_stats(eng, &ms);
-            r.peak_device_bytes = ms.gpu_peak;
-        }
-        bench_print_json("join", &r, extra);
+        bench_print_run(eng, on_device || c.placement == SL_PLACE_GPU, "join", &r, extra);
     }
     sl_engine_close(eng);
     sl_table_unref(bt);

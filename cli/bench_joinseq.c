@@ -247,12 +247,7 @@ int bench_join_sequence(const struct joinseq_args *a, struct cli_common *c)
                  "\"resident\":\"%s\",\"threads\":%d",
                  n, a->probe_rows, a->dim_rows, expect, a->algo, a->output, a->resident,
                  sl_engine_num_threads(eng));
-        if (on_device || c->placement == SL_PLACE_GPU) {
-            struct sl_mem_stats ms = SL_MEM_STATS_INIT;
-            sl_engine_mem_stats(eng, &ms);
-            r.peak_device_bytes = ms.gpu_peak;
-        }
-        bench_print_json("join_sequence", &r, extra);
+        bench_print_run(eng, on_device || c->placement == SL_PLACE_GPU, "join_sequence", &r, extra);
     }
     if (eng)
         sl_engine_close(eng);

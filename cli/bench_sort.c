@@ -170,12 +170,7 @@ int bench_sort(int argc, char **argv)
         if (host_gpu)
             snprintf(extra + len, sizeof extra - (size_t)len, ",\"pinned\":%d,\"gpu_mem\":%lld",
                      !pageable, (long long)c.gpu_mem);
-        if (on_device || c.placement == SL_PLACE_GPU) {
-            struct sl_mem_stats ms = SL_MEM_STATS_INIT;
-            sl_engine_mem_stats(eng, &ms);
-            res.peak_device_bytes = ms.gpu_peak;
-        }
-        bench_print_json("sort", &res, extra);
+        bench_print_run(eng, on_device || c.placement == SL_PLACE_GPU, "sort", &res, extra);
     }
     sl_plan_destroy(plan);
     sl_table_unref(in);

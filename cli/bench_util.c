@@ -75,6 +75,17 @@ void bench_print_json(const char *bench, const struct bench_result *r, const cha
     printf("}%s}\n", extra ? extra : "");
 }
 
+void bench_print_run(sl_engine_t *eng, bool gpu, const char *bench, struct bench_result *r,
+                     const char *extra)
+{
+    if (gpu) {
+        struct sl_mem_stats ms = SL_MEM_STATS_INIT;
+        sl_engine_mem_stats(eng, &ms);
+        r->peak_device_bytes = ms.gpu_peak;
+    }
+    bench_print_json(bench, r, extra);
+}
+
 /* FNV-1a of value i of column c as sl_batch_value_format prints it, and its length. */
 static uint64_t text_hash(sl_batch_t *b, int c, int64_t i)
 {
