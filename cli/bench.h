@@ -49,10 +49,25 @@ double bench_median(const double *v, int n);
 /* Prints the JSON object: bench name, then the protocol's fields, then `extra` (a
  * string of additional ,"key":value pairs or ""). */
 void bench_print_json(const char *bench, const struct bench_result *r, const char *extra);
+/* The same after setting r->peak_device_bytes to the engine's peak GPU memory when the
+ * run could use a GPU (gpu: input on the device or placement gpu). */
+void bench_print_run(sl_engine_t *eng, bool gpu, const char *bench, struct bench_result *r,
+                     const char *extra);
 /* Adds every value of every column of a table to a checksum: the sum, modulo 2^64, of
  * all values as unsigned 64-bit (floats by their bit pattern widened; other types, such
  * as decimals, dates and strings, by a hash of their printed text). */
 uint64_t bench_checksum_table(sl_table_t *t);
+/* A table holding batch b, taking the caller's reference to it; NULL when out of memory
+ * (b is dropped then). */
+sl_table_t *bench_table_of(sl_batch_t *b);
+/* n rows of a random key "k" (xorshift from seed) and `payloads` (0..8) columns p1.. of
+ * row x (c + 1), all of key_bytes (4: int32, 8: int64): the sort's and the partition's
+ * input. NULL when out of memory. */
+sl_table_t *bench_keys_table(int64_t n, int key_bytes, int payloads, uint64_t seed);
+/* Replaces *t by its copy on the engine's first GPU (GPU-resident input, docs/
+ * BENCH_PROTOCOL.md: copied before timing) and drops the host table. On failure prints
+ * "bench NAME: --resident device: why" and leaves *t as it was. */
+int bench_to_device(sl_engine_t *eng, sl_table_t **t, const char *bench);
 /* The device string: the GPU's name when placement can use one, else the CPU model and
  * thread count. */
 void bench_device_name(sl_engine_t *eng, enum sl_placement p, char *out, int len);
@@ -66,6 +81,11 @@ struct bench_count_opt {
  * -1 a value that is not a count (message printed). */
 int bench_count_option(int argc, char **argv, int *i, const struct bench_count_opt *opts,
                        int n_opts);
+/* Consumes argv[*i] (and its value) as one of the counts or a common option (cli.h):
+ * 0 when consumed, else the exit code for the command `bench NAME` to return: 2 for a
+ * bad value, 1 for an unknown option (message printed). */
+int bench_option(int argc, char **argv, int *i, const struct bench_count_opt *counts,
+                 int n_counts, struct cli_common *c, const char *bench);
 
 /* Checks the output of the warm-up run (setting res->output_rows and res->checksum);
  * returns SL_OK, or prints why the result is wrong and returns an error. */
@@ -151,5 +171,8 @@ double bench_gpu_fp32_peak(sl_engine_t *eng);
 /* Adds the "phases" an operator reported in a query profile (sl_query_profile_json) to
  * the current repeat of r. */
 void bench_profile_phases(struct bench_result *r, const char *profile);
+/* The first number named `name` in a query profile (an operator's "values", a query
+ * counter such as bytes_h2d); 0 if absent or profile is NULL. */
+double bench_profile_value(const char *profile, const char *name);
 
 #endif /* SLUICE_CLI_BENCH_H */

@@ -169,13 +169,7 @@ static sl_table_t *make_input(int64_t n, int64_t groups, double zipf, uint64_t s
             return NULL;
         }
     }
-    sl_table_t *t;
-    if (sl_table_create(&t) != SL_OK || sl_table_append(t, b) != SL_OK) {
-        sl_batch_unref(b);
-        return NULL;
-    }
-    sl_batch_unref(b);
-    return t;
+    return bench_table_of(b);
 }
 
 /* Sums the count and sum columns of the result. */
@@ -258,13 +252,9 @@ int bench_aggregate(int argc, char **argv)
         }
         const struct bench_count_opt counts[] = {{"--rows", &n}, {"--groups", &groups},
                                                  {"--repeat", &repeat}, {"--seed", &seed}};
-        int r = bench_count_option(argc, argv, &i, counts, 4);
-        if (r == 0)
-            r = cli_common_option(&c, argc, argv, &i);
-        if (r < 0)
-            return 2;
-        if (r == 0)
-            return cli_fail("bench aggregate: unknown option '%s'", argv[i]);
+        int r = bench_option(argc, argv, &i, counts, 4, &c, "aggregate");
+        if (r != 0)
+            return r;
     }
     if (n < 1 || groups < 1 || groups > ((int64_t)1 << 32) || zipf < 0 || repeat < 1 ||
         repeat > BENCH_MAX_REPEAT)
@@ -296,17 +286,10 @@ int bench_aggregate(int argc, char **argv)
         sl_table_unref(in);
         return 1;
     }
-    if (on_device) {
-        /* GPU-resident input (docs/BENCH_PROTOCOL.md): copied before timing. */
-        sl_table_t *din = NULL;
-        if (sl_table_to_device(eng, in, 0, &din) < 0) {
-            cli_fail("bench aggregate: --resident device: %s", sl_last_errmsg());
-            sl_engine_close(eng);
-            sl_table_unref(in);
-            return 1;
-        }
+    if (on_device && bench_to_device(eng, &in, "aggregate") < 0) {
+        sl_engine_close(eng);
         sl_table_unref(in);
-        in = din;
+        return 1;
     }
     sl_plan_t *plan;
     int src, a, rc = sl_plan_create(&plan);
@@ -347,12 +330,7 @@ int bench_aggregate(int argc, char **argv)
             snprintf(extra + len, sizeof extra - (size_t)len,
                      ",\"cpu_morsels\":%" PRId64 ",\"gpu_morsels\":%" PRId64,
                      res.split_cpu_tasks, res.split_gpu_tasks);
-        if (on_device || c.placement == SL_PLACE_GPU) {
-            struct sl_mem_stats ms = SL_MEM_STATS_INIT;
-            sl_engine_mem_stats(eng, &ms);
-            res.peak_device_bytes = ms.gpu_peak;
-        }
-        bench_print_json("aggregate", &res, extra);
+        bench_print_run(eng, on_device || c.placement == SL_PLACE_GPU, "aggregate", &res, extra);
     }
     sl_plan_destroy(plan);
     sl_table_unref(in);

@@ -53,15 +53,6 @@ static double memcpy_bps(size_t bytes)
     return best;
 }
 
-/* A number of the exchange node's "values" in a query profile (0 if absent). */
-static double profile_value(const char *json, const char *name)
-{
-    char key[64];
-    snprintf(key, sizeof key, "\"%s\":", name);
-    const char *p = strstr(json, key);
-    return p ? strtod(p + strlen(key), NULL) : 0;
-}
-
 /* The MPI exchange's steps (profile values exchange_<step>_us, docs/DISTRIBUTED.md). */
 static const char *const step_names[4] = {"route", "agree", "pack", "send"};
 
@@ -81,14 +72,14 @@ static int best_exchange(sl_engine_t *eng, sl_plan_t *plan, int64_t repeat, cons
             cli_fail("bench exchange: %s", sl_query_errmsg(q));
         } else if (r > 0) {
             const char *prof = sl_query_profile_json(q);
-            double s = profile_value(prof, us_name) / 1e6;
-            *bytes = profile_value(prof, bytes_name);
+            double s = bench_profile_value(prof, us_name) / 1e6;
+            *bytes = bench_profile_value(prof, bytes_name);
             if (s > 0 && (*best_s == 0 || s < *best_s)) {
                 *best_s = s;
                 for (int k = 0; steps && k < 4; k++) {
                     char name[32];
                     snprintf(name, sizeof name, "exchange_%s_us", step_names[k]);
-                    steps[k] = profile_value(prof, name) / 1e3;
+                    steps[k] = bench_profile_value(prof, name) / 1e3;
                 }
             }
         }

@@ -451,21 +451,12 @@ int bench_join(int argc, char **argv)
     sl_engine_t *eng = cli_open_engine(&c);
     if (!eng)
         return 1;
-    if (on_device) {
-        /* GPU-resident inputs (docs/BENCH_PROTOCOL.md): copied before timing. */
-        sl_table_t *dbt = NULL, *dpt = NULL;
-        if (sl_table_to_device(eng, bt, 0, &dbt) < 0 || sl_table_to_device(eng, pt, 0, &dpt) < 0) {
-            cli_fail("bench join: --resident device: %s", sl_last_errmsg());
-            sl_table_unref(dbt);
-            sl_engine_close(eng);
-            sl_table_unref(bt);
-            sl_table_unref(pt);
-            return 1;
-        }
+    if (on_device &&
+        (bench_to_device(eng, &bt, "join") < 0 || bench_to_device(eng, &pt, "join") < 0)) {
+        sl_engine_close(eng);
         sl_table_unref(bt);
         sl_table_unref(pt);
-        bt = dbt;
-        pt = dpt;
+        return 1;
     }
     /* Host-resident GPU runs: pinned inputs (pinning is not timed) and the link's
      * bandwidths for the floors, measured now (docs/BENCH_PROTOCOL.md). */
@@ -560,12 +551,7 @@ int bench_join(int argc, char **argv)
                 snprintf(extra + at, sizeof extra - (size_t)at,
                          ",\"ooc_floor_ms\":%.3f,\"vs_ooc_floor\":%.3f", ooc, med / ooc);
         }
-        if (on_device || c.placement == SL_PLACE_GPU) {
-            struct sl_mem_stats ms = SL_MEM_STATS_INIT;
-            sl_engine_mem_stats(eng, &ms);
-            r.peak_device_bytes = ms.gpu_peak;
-        }
-        bench_print_json("join", &r, extra);
+        bench_print_run(eng, on_device || c.placement == SL_PLACE_GPU, "join", &r, extra);
     }
     sl_engine_close(eng);
     sl_table_unref(bt);

@@ -226,17 +226,8 @@ int bench_join_sequence(const struct joinseq_args *a, struct cli_common *c)
     int rc = eng ? SL_OK : SL_ENOMEM;
     if (!ok)
         cli_fail("out of memory generating the inputs");
-    if (eng && on_device) { /* GPU-resident inputs (docs/BENCH_PROTOCOL.md): copied before timing */
-        for (int i = -1; i < n && rc == SL_OK; i++) {
-            sl_table_t **t = i < 0 ? &fact : &dims[i], *dt = NULL;
-            if ((rc = sl_table_to_device(eng, *t, 0, &dt)) < 0) {
-                cli_fail("bench join: --resident device: %s", sl_last_errmsg());
-                break;
-            }
-            sl_table_unref(*t);
-            *t = dt;
-        }
-    }
+    for (int i = -1; eng && on_device && i < n && rc == SL_OK; i++)
+        rc = bench_to_device(eng, i < 0 ? &fact : &dims[i], "join");
     struct bench_result r;
     bench_result_init(&r, a->probe_rows + a->dim_rows);
     if (rc == SL_OK) {
@@ -256,12 +247,7 @@ int bench_join_sequence(const struct joinseq_args *a, struct cli_common *c)
                  "\"resident\":\"%s\",\"threads\":%d",
                  n, a->probe_rows, a->dim_rows, expect, a->algo, a->output, a->resident,
                  sl_engine_num_threads(eng));
-        if (on_device || c->placement == SL_PLACE_GPU) {
-            struct sl_mem_stats ms = SL_MEM_STATS_INIT;
-            sl_engine_mem_stats(eng, &ms);
-            r.peak_device_bytes = ms.gpu_peak;
-        }
-        bench_print_json("join_sequence", &r, extra);
+        bench_print_run(eng, on_device || c->placement == SL_PLACE_GPU, "join_sequence", &r, extra);
     }
     if (eng)
         sl_engine_close(eng);

@@ -132,13 +132,7 @@ static sl_table_t *make_points(int64_t n, int d, int k, uint64_t seed)
     }
     free(centres);
     free(which);
-    sl_table_t *t;
-    if (sl_table_create(&t) != SL_OK || sl_table_append(t, b) != SL_OK) {
-        sl_batch_unref(b);
-        return NULL;
-    }
-    sl_batch_unref(b);
-    return t;
+    return bench_table_of(b);
 }
 
 struct km_check {
@@ -238,13 +232,9 @@ int bench_kmeans(int argc, char **argv)
         }
         const struct bench_count_opt counts[] = {{"--points", &n}, {"--dims", &d}, {"--k", &k},
             {"--iters", &iters}, {"--repeat", &repeat}, {"--seed", &seed}};
-        int r = bench_count_option(argc, argv, &i, counts, 6);
-        if (r == 0)
-            r = cli_common_option(&c, argc, argv, &i);
-        if (r < 0)
-            return 2;
-        if (r == 0)
-            return cli_fail("bench kmeans: unknown option '%s'", argv[i]);
+        int r = bench_option(argc, argv, &i, counts, 6, &c, "kmeans");
+        if (r != 0)
+            return r;
     }
     if (n < 1 || d < 1 || d > 64 || k < 1 || k > n || iters < 1 || repeat < 1 ||
         repeat > BENCH_MAX_REPEAT)
@@ -258,17 +248,10 @@ int bench_kmeans(int argc, char **argv)
         sl_table_unref(in);
         return 1;
     }
-    if (on_device) {
-        /* GPU-resident points (docs/BENCH_PROTOCOL.md): copied before timing. */
-        sl_table_t *dev = NULL;
-        if (sl_table_to_device(eng, in, 0, &dev) < 0) {
-            cli_fail("bench kmeans: --resident device: %s", sl_last_errmsg());
-            sl_engine_close(eng);
-            sl_table_unref(in);
-            return 1;
-        }
+    if (on_device && bench_to_device(eng, &in, "kmeans") < 0) {
+        sl_engine_close(eng);
         sl_table_unref(in);
-        in = dev;
+        return 1;
     }
     char opts[160];
     snprintf(opts, sizeof opts, "k=%" PRId64 " init=random seed=%" PRId64 " max_iter=%" PRId64

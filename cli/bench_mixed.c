@@ -195,13 +195,9 @@ int bench_mixed(int argc, char **argv)
             trace_dir = argv[++i];
             continue;
         }
-        int r = bench_count_option(argc, argv, &i, counts, 5);
-        if (r == 0)
-            r = cli_common_option(&c, argc, argv, &i);
-        if (r < 0)
-            return 2;
-        if (r == 0)
-            return cli_fail("bench mixed: unknown option '%s'", argv[i]);
+        int r = bench_option(argc, argv, &i, counts, 5, &c, "mixed");
+        if (r != 0)
+            return r;
     }
     if (cpu_repeat < 0)
         cpu_repeat = repeat;

@@ -22,36 +22,6 @@ static int usage(void)
     return 0;
 }
 
-static sl_table_t *make_input(int64_t n, int key_bytes, int payloads, uint64_t seed)
-{
-    const char *names[9] = {"k", "p1", "p2", "p3", "p4", "p5", "p6", "p7", "p8"};
-    enum sl_type types[9];
-    for (int c = 0; c <= payloads; c++)
-        types[c] = key_bytes == 4 ? SL_TYPE_INT32 : SL_TYPE_INT64;
-    sl_batch_t *b;
-    if (sl_batch_create(&b, payloads + 1, names, types, n) != SL_OK)
-        return NULL;
-    uint64_t x = seed * 0x9E3779B97F4A7C15ull + 1;
-    for (int c = 0; c <= payloads; c++) {
-        void *d = sl_batch_column_data(b, c);
-        for (int64_t i = 0; i < n; i++) {
-            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-            uint64_t v = c == 0 ? x : (uint64_t)i * (uint64_t)(c + 1);
-            if (key_bytes == 4)
-                ((uint32_t *)d)[i] = (uint32_t)v;
-            else
-                ((uint64_t *)d)[i] = v;
-        }
-    }
-    sl_table_t *t;
-    if (sl_table_create(&t) != SL_OK || sl_table_append(t, b) != SL_OK) {
-        sl_batch_unref(b);
-        return NULL;
-    }
-    sl_batch_unref(b);
-    return t;
-}
-
 /* 1 if every batch holds a single partition and the key values sum as in the input. */
 static int check(sl_table_t *t, int key_bytes, uint64_t key_sum)
 {
@@ -106,19 +76,15 @@ int bench_partition(int argc, char **argv)
         const struct bench_count_opt counts[] = {{"--rows", &n}, {"--fanout", &fanout},
             {"--passes", &passes}, {"--key-bytes", &key_bytes}, {"--payloads", &payloads},
             {"--repeat", &repeat}, {"--seed", &seed}};
-        int r = bench_count_option(argc, argv, &i, counts, 7);
-        if (r == 0)
-            r = cli_common_option(&c, argc, argv, &i);
-        if (r < 0)
-            return 2;
-        if (r == 0)
-            return cli_fail("bench partition: unknown option '%s'", argv[i]);
+        int r = bench_option(argc, argv, &i, counts, 7, &c, "partition");
+        if (r != 0)
+            return r;
     }
     if (n < 1 || (key_bytes != 4 && key_bytes != 8) || payloads < 0 || payloads > 8 ||
         repeat < 1 || repeat > BENCH_MAX_REPEAT)
         return cli_fail("bench partition: need --rows >= 1, --key-bytes 4 or 8, --payloads "
                         "0..8, --repeat 1..%d", BENCH_MAX_REPEAT);
-    sl_table_t *in = make_input(n, (int)key_bytes, (int)payloads, (uint64_t)seed);
+    sl_table_t *in = bench_keys_table(n, (int)key_bytes, (int)payloads, (uint64_t)seed);
     if (!in)
         return cli_fail("bench partition: out of memory for the input");
     uint64_t key_sum = 0;

@@ -75,6 +75,17 @@ void bench_print_json(const char *bench, const struct bench_result *r, const cha
     printf("}%s}\n", extra ? extra : "");
 }
 
+void bench_print_run(sl_engine_t *eng, bool gpu, const char *bench, struct bench_result *r,
+                     const char *extra)
+{
+    if (gpu) {
+        struct sl_mem_stats ms = SL_MEM_STATS_INIT;
+        sl_engine_mem_stats(eng, &ms);
+        r->peak_device_bytes = ms.gpu_peak;
+    }
+    bench_print_json(bench, r, extra);
+}
+
 /* FNV-1a of value i of column c as sl_batch_value_format prints it, and its length. */
 static uint64_t text_hash(sl_batch_t *b, int c, int64_t i)
 {
@@ -84,6 +95,52 @@ static uint64_t text_hash(sl_batch_t *b, int c, int64_t i)
     for (const char *p = buf; *p; p++)
         h = (h ^ (unsigned char)*p) * 1099511628211ull;
     return h;
+}
+
+sl_table_t *bench_table_of(sl_batch_t *b)
+{
+    sl_table_t *t = NULL;
+    if (sl_table_create(&t) != SL_OK || sl_table_append(t, b) != SL_OK) {
+        sl_table_unref(t);
+        t = NULL;
+    }
+    sl_batch_unref(b);
+    return t;
+}
+
+sl_table_t *bench_keys_table(int64_t n, int key_bytes, int payloads, uint64_t seed)
+{
+    const char *names[9] = {"k", "p1", "p2", "p3", "p4", "p5", "p6", "p7", "p8"};
+    enum sl_type types[9] = {SL_TYPE_INVALID};
+    for (int c = 0; c <= payloads; c++)
+        types[c] = key_bytes == 4 ? SL_TYPE_INT32 : SL_TYPE_INT64;
+    sl_batch_t *b;
+    if (sl_batch_create(&b, payloads + 1, names, types, n) != SL_OK)
+        return NULL;
+    uint64_t x = seed * 0x9E3779B97F4A7C15ull + 1;
+    for (int c = 0; c <= payloads; c++) {
+        void *d = sl_batch_column_data(b, c);
+        for (int64_t i = 0; i < n; i++) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            uint64_t v = c == 0 ? x : (uint64_t)i * (uint64_t)(c + 1);
+            if (key_bytes == 4)
+                ((uint32_t *)d)[i] = (uint32_t)v;
+            else
+                ((uint64_t *)d)[i] = v;
+        }
+    }
+    return bench_table_of(b);
+}
+
+int bench_to_device(sl_engine_t *eng, sl_table_t **t, const char *bench)
+{
+    sl_table_t *dev = NULL;
+    int rc = sl_table_to_device(eng, *t, 0, &dev);
+    if (rc < 0)
+        return cli_fail("bench %s: --resident device: %s", bench, sl_last_errmsg()), rc;
+    sl_table_unref(*t);
+    *t = dev;
+    return SL_OK;
 }
 
 uint64_t bench_checksum_table(sl_table_t *t)
@@ -159,6 +216,17 @@ int bench_count_option(int argc, char **argv, int *i, const struct bench_count_o
     return 0;
 }
 
+int bench_option(int argc, char **argv, int *i, const struct bench_count_opt *counts,
+                 int n_counts, struct cli_common *c, const char *bench)
+{
+    int r = bench_count_option(argc, argv, i, counts, n_counts);
+    if (r == 0)
+        r = cli_common_option(c, argc, argv, i);
+    if (r < 0)
+        return 2;
+    return r == 0 ? cli_fail("bench %s: unknown option '%s'", bench, argv[*i]) : 0;
+}
+
 /* The "phases":{...} of the first operator named r->phase_op in a query profile, as
  * phases of the current repeat (the runtime's JSON: names without escapes). */
 static void phases_from_profile(struct bench_result *r, const char *prof)
@@ -222,20 +290,20 @@ int bench_run_plan(sl_engine_t *eng, sl_plan_t *plan, const char *output, int64_
         else if (r == -1) /* checked once, outside the timed runs */
             rc = check(user, out, res);
         else {
-            if (res->phase_op)
-                phases_from_profile(res, sl_query_profile_json(q));
-            else
-                bench_profile_phases(res, sl_query_profile_json(q));
-            split_from_profile(res, sl_query_profile_json(q));
             const char *prof = sl_query_profile_json(q);
-            const char *h2d = prof ? strstr(prof, "\"bytes_h2d\":") : NULL;
-            res->bytes_h2d = h2d ? strtoll(h2d + 12, NULL, 10) : 0; /* the query's: first */
+            if (res->phase_op)
+                phases_from_profile(res, prof);
+            else
+                bench_profile_phases(res, prof);
+            split_from_profile(res, prof);
+            /* the query's: first */
+            res->bytes_h2d = (int64_t)bench_profile_value(prof, "bytes_h2d");
             if (res->engine_time) {
                 bench_add_phase(res, "host_create", (t1 - t0) / 1e6);
                 bench_add_phase(res, "host_run", (t2 - t1) / 1e6);
                 bench_add_phase(res, "host_result", (t3 - t2) / 1e6);
                 if (r == repeat - 1)
-                    fprintf(stderr, "%s\n", sl_query_profile_json(q));
+                    fprintf(stderr, "%s\n", prof);
             }
             if (res->n < BENCH_MAX_REPEAT)
                 res->cpu_ms[res->n] = (c3 - c0) / 1e6;
@@ -245,6 +313,14 @@ int bench_run_plan(sl_engine_t *eng, sl_plan_t *plan, const char *output, int64_
         sl_query_destroy(q);
     }
     return rc;
+}
+
+double bench_profile_value(const char *profile, const char *name)
+{
+    char key[64];
+    snprintf(key, sizeof key, "\"%s\":", name);
+    const char *p = profile ? strstr(profile, key) : NULL;
+    return p ? strtod(p + strlen(key), NULL) : 0;
 }
 
 /* Phase names live as long as the process: the few distinct ones are kept here. */

@@ -50,14 +50,18 @@ static const char *colour(const char *cat)
 
 static const char *lane_label(const struct lane *l, char *buf, size_t len)
 {
-    static const char *streams[] = {"h2d", "compute", "d2h"};
+    /* Without the trace's record, as sl_query_trace names lanes, but for a GPU
+     * worker's host thread, which a trace tells from a CPU worker only by its record. */
+    static const char *const streams[] = {SL_TRACE_GPU_STREAMS};
     int pid = l->pid, tid = l->tid;
     if (l->name[0])
         snprintf(buf, len, "%s", l->name);
     else if (pid == 0)
         snprintf(buf, len, "CPU worker %d", tid);
+    else if (tid >= 0 && tid < 3)
+        snprintf(buf, len, "GPU %d %s", pid - 1, streams[tid]);
     else
-        snprintf(buf, len, "GPU %d %s", pid - 1, tid >= 0 && tid < 3 ? streams[tid] : "stream");
+        snprintf(buf, len, "GPU %d stream %d", pid - 1, tid);
     return buf;
 }
 

@@ -411,6 +411,14 @@ int sl_engine_reset_peaks(sl_engine_t *eng)
     return SL_OK;
 }
 
+int sl__engine_gpu_index(const sl_engine_t *eng, int ordinal)
+{
+    for (int i = 0; eng->gpus && i < eng->n_gpus; i++)
+        if (eng->gpu_ordinals[i] == ordinal && eng->gpus[i])
+            return i;
+    return -1;
+}
+
 int sl__engine_charge_host(sl_engine_t *eng, int64_t bytes)
 {
     int64_t now = atomic_fetch_add(&eng->hb->in_use, bytes) + bytes;

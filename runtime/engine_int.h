@@ -54,6 +54,9 @@ double sl__cost_task_ns(enum sl_device_kind k);
 void sl__cost_load(sl_engine_t *eng, const char *path);
 int sl__cost_save(sl_engine_t *eng, const char *path);
 
+/* The index in eng->gpus of the first GPU context on device `ordinal` (logical devices
+ * of one GPU share it), or -1 when the engine uses no GPU there. */
+int sl__engine_gpu_index(const sl_engine_t *eng, int ordinal);
 /* Charges `bytes` against the engine's host budget; SL_EBUDGET (nothing charged) if it
  * would exceed the limit. */
 int sl__engine_charge_host(sl_engine_t *eng, int64_t bytes);

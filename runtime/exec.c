@@ -296,12 +296,11 @@ int64_t sl__pipeline_gpu_morsel_rows(struct sl_query *q, const struct sl__pipeli
 {
     sl_engine_t *eng = q->eng;
     int64_t m = q->opts.morsel_rows_gpu;
-    for (int i = 0; i < eng->n_gpus; i++)
-        if (eng->gpus[i] && sl__gpu_ordinal(eng->gpus[i]) == device)
-            return sl__gpu_budget_morsel_rows(sl__gpu_budget_left(eng->gpus[i]),
+    int i = sl__engine_gpu_index(eng, device);
+    return i < 0 ? m
+                 : sl__gpu_budget_morsel_rows(sl__gpu_budget_left(eng->gpus[i]),
                                               sl__schema_row_bytes(p->source->op->schema),
                                               eng->cfg.gpu_depth, m);
-    return m;
 }
 
 /* Rows per morsel of a co-processed pipeline: both devices cut the same morsels, since a

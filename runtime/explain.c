@@ -82,16 +82,18 @@ static void estimate_pipeline(struct sl_query *q, struct sl__explain *ex, int k,
     e->gpu_share = p->split ? p->split_gpu_share : -1;
     e->ms_estimated = sl__pipeline_estimate_ms(q, p, e->device, p->split);
     e->rows = p->source->op->rows_estimate;
-    e->morsel_rows = gpu ? q->opts.morsel_rows_gpu : q->opts.morsel_rows_cpu;
-    if (gpu && !p->split && (e->morsel_rows = sl__pipeline_gpu_morsel_rows(q, p, e->device)) <
-                                q->opts.morsel_rows_gpu) {
+    if (p->split) /* as run_pipeline_start will cut them (its morsel size is the same) */
+        e->morsel_rows = sl__split_morsel_rows(q, p);
+    else if (gpu)
+        e->morsel_rows = sl__pipeline_gpu_morsel_rows(q, p, e->device);
+    else
+        e->morsel_rows = q->opts.morsel_rows_cpu;
+    if (gpu && !p->split && e->morsel_rows < q->opts.morsel_rows_gpu) {
         size_t len = strlen(e->why);
         snprintf(e->why + len, sizeof e->why - len, "; morsels of %lld rows, not %lld, so "
                  "that %d in flight fit the GPU's budget", (long long)e->morsel_rows,
                  (long long)q->opts.morsel_rows_gpu, q->eng->cfg.gpu_depth);
     }
-    if (p->split) /* as run_pipeline_start will cut them (its morsel size is the same) */
-        e->morsel_rows = sl__split_morsel_rows(q, p);
     /* One task per morsel of the estimated rows (sources decide at run time). */
     if (e->rows < 0)
         e->tasks = -1;
@@ -139,11 +141,10 @@ static void estimate_devices(struct sl_query *q, struct sl__explain *ex, int k)
         return;
     struct sl__mg_env env = {.mode = q->opts.multi_gpu, .self = -1, .rows = {-1, -1}};
     env.n_devices = eng->n_gpus < SL__MG_ENV_MAX_DEV ? eng->n_gpus : SL__MG_ENV_MAX_DEV;
-    for (int d = 0; d < env.n_devices; d++) {
+    for (int d = 0; d < env.n_devices; d++)
         env.room[d] = sl__gpu_budget_left(eng->gpus[d]);
-        if (env.self < 0 && sl__gpu_ordinal(eng->gpus[d]) == e->device)
-            env.self = d;
-    }
+    int self = sl__engine_gpu_index(eng, e->device);
+    env.self = self < env.n_devices ? self : -1;
     for (int i = 0; i < op->n_inputs && i < 2; i++)
         env.rows[i] = q->plan->nodes[op->inputs[i]]->rows_estimate;
     struct sl__mg_verdict v = {.rows = -1, .link_bytes = -1, .device_bytes = -1, .seconds = -1};

@@ -12,11 +12,9 @@ int sl__gpu_dalloc(sl_task_t *t, int64_t bytes, void **out, int *held)
 {
     struct sl__gpu *g = t->gpu;
     *held = sl__gpu_held_slot(t);
-    int rc = sl__dpool_alloc_async(g->pool, bytes, (cudaStream_t)t->stream, out);
-    /* An eviction drops at most 64 replicas: go on while it drops any (TPC-H at SF 10 with
-     * gpu_mem=1Gi filled the budget with replicas of lineitem's 122,880-row batches). */
-    while (rc == SL_EBUDGET && sl__gpu_evict_replicas(t->q, g) > 0)
-        rc = sl__dpool_alloc_async(g->pool, bytes, (cudaStream_t)t->stream, out);
+    /* Replicas go while any do (TPC-H at SF 10 with gpu_mem=1Gi filled the budget with
+     * replicas of lineitem's 122,880-row batches). */
+    int rc = sl__gpu_alloc_evicting(g, t->q, bytes, (cudaStream_t)t->stream, out);
     if (rc < 0) {
         char held_text[256];
         sl__gpu_held_text(t->q, g, rc, held_text, sizeof held_text);

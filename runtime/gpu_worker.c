@@ -456,11 +456,7 @@ static void device_buf_release(struct sl__buf *b)
 struct sl__buf *sl__gpu_device_buf(struct sl__gpu *g, sl_task_t *t, int64_t bytes, cudaStream_t st)
 {
     void *d = NULL;
-    int rc = sl__dpool_alloc_async(g->pool, bytes, st, &d);
-    /* Copies of table columns kept for reuse must never make a query fail: under budget
-     * pressure the ones nobody uses now go, and the allocation is tried again. */
-    while (rc == SL_EBUDGET && t->q && sl__gpu_evict_replicas(t->q, g) > 0) /* 64 a call */
-        rc = sl__dpool_alloc_async(g->pool, bytes, st, &d);
+    int rc = sl__gpu_alloc_evicting(g, t->q, bytes, st, &d);
     const char *op = t->os ? t->os->op->def->name : "";
     if (rc < 0) {
         if (t->q) { /* else (a table copied to a GPU) the message stays in sl_last_errmsg */
@@ -630,15 +626,28 @@ static int upload_strings(struct sl__gpu *g, sl_task_t *t, struct slot *s,
     return rc;
 }
 
+/* The copies on g of the n host buffers (r[i] for host[i]; NULL: none, or host[i] NULL),
+ * in one pass over q's replicas under its lock. */
+static void replicas_find(struct sl_query *q, struct sl__gpu *g, struct sl__buf *const *host,
+                          int n, struct sl__replica **r)
+{
+    for (int i = 0; i < n; i++)
+        r[i] = NULL;
+    pthread_mutex_lock(&q->replica_mu);
+    for (int j = 0; j < q->n_replicas; j++) {
+        struct sl__replica *x = q->replicas[j];
+        for (int i = 0; i < n && x->g == g; i++)
+            if (!r[i] && host[i] == x->host)
+                r[i] = x;
+    }
+    pthread_mutex_unlock(&q->replica_mu);
+}
+
 static struct sl__replica *replica_find(struct sl_query *q, struct sl__buf *host,
                                         struct sl__gpu *g)
 {
-    struct sl__replica *r = NULL;
-    pthread_mutex_lock(&q->replica_mu);
-    for (int i = 0; i < q->n_replicas && !r; i++)
-        if (q->replicas[i]->host == host && q->replicas[i]->g == g)
-            r = q->replicas[i];
-    pthread_mutex_unlock(&q->replica_mu);
+    struct sl__replica *r;
+    replicas_find(q, g, &host, 1, &r);
     return r;
 }
 
@@ -724,6 +733,15 @@ int sl__gpu_evict_replicas(struct sl_query *q, struct sl__gpu *g)
     return n_gone;
 }
 
+int sl__gpu_alloc_evicting(struct sl__gpu *g, struct sl_query *q, int64_t bytes,
+                           cudaStream_t st, void **out)
+{
+    int rc = sl__dpool_alloc_async(g->pool, bytes, st, out);
+    while (rc == SL_EBUDGET && q && sl__gpu_evict_replicas(q, g) > 0)
+        rc = sl__dpool_alloc_async(g->pool, bytes, st, out);
+    return rc;
+}
+
 void sl__query_drop_replicas(struct sl_query *q)
 {
     for (int i = 0; i < q->n_replicas; i++)
@@ -733,14 +751,63 @@ void sl__query_drop_replicas(struct sl_query *q)
     q->n_replicas = q->cap_replicas = 0;
 }
 
-/* Drops device buffer dev whose copy on stream `copies` failed part way, once no copy
- * into it is left (as drop_partial). */
-static void drop_partial_buf(struct sl__buf *dev, cudaStream_t copies)
+/* Waits for the copies already queued on stream `copies` into buffers about to be
+ * dropped after a copy failed part way. Those buffers are freed at once (pinned ones back
+ * to the cache) or in the compute stream's order (device ones), neither of which waits
+ * for the copy stream (of the batch's direction): wait here, so that no copy writes into
+ * memory that has been handed out again. The query has failed already; a failure of this
+ * wait adds nothing to report (a sticky error is noted by the call that made it). */
+static void wait_copies(cudaStream_t copies)
 {
     int rc;
     SL__CUDA_CALL(rc, NULL, cudaStreamSynchronize(copies));
     (void)rc;
-    sl__buf_unref(dev);
+}
+
+/* The buffer of column i in the table's next batch when column i of src is a whole
+ * batch's column with a narrow copy linked to it (struct sl__narrow, next), else NULL:
+ * then the next task reads a whole one too. */
+static struct sl__buf *next_narrow(const sl_batch_t *src, int i)
+{
+    const struct sl__col *c = &src->cols[i];
+    const struct sl__buf *b = c->data;
+    bool whole = b && b->kind != SL__MEM_DEVICE && !c->validity && c->offset == 0 &&
+                 sl__narrow_whole(b) && src->n_rows == b->narrow->n;
+    struct sl__buf *nb = whole ? b->narrow->next : NULL;
+    return nb && nb->narrow ? nb : NULL;
+}
+
+/* Uploads and widens host buffer nb through its narrow copy on the copy stream, as a
+ * replica on g (upload_ahead). Skipped when g has no room for it. */
+static int send_ahead(struct sl__gpu *g, sl_task_t *t, struct slot *s, struct sl__buf *nb)
+{
+    const struct sl__narrow *nn = nb->narrow;
+    void *d = NULL;
+    struct widen wd;
+    if (sl__dpool_alloc_async(g->pool, nb->bytes, g->s[S_H2D], &d) < 0)
+        return SL_OK;
+    int rc = upload_narrow(g, t, s, nn, nn->first, nn->n, d, &wd);
+    if (rc <= 0) { /* 0: no room for the narrow bytes */
+        sl__dpool_free_async(g->pool, d, nb->bytes, g->s[S_H2D]);
+        return rc;
+    }
+    /* widened on the copy stream: the replica is complete when the copies are */
+    cudaError_t e = widen_all(g, &wd, 1, g->s[S_H2D], true);
+    struct sl__buf *dev =
+        e == cudaSuccess ? sl__buf_wrap(d, nb->bytes, SL__MEM_DEVICE, device_buf_release, g)
+                         : NULL;
+    if (!dev) {
+        sl__dpool_free_async(g->pool, d, nb->bytes, g->s[S_H2D]);
+        return e != cudaSuccess ? cuda_fail(t->q, e, "widening a narrow upload (sl__cuda_widen)")
+                                : sl__query_fail(t->q, "", SL_ENOMEM, "out of memory");
+    }
+    dev->device = g->ordinal;
+    sl__gpu_held_add(g, 0, nb->bytes); /* a replica: no operator's (gpu_held.c) */
+    rc = replica_add(t, nb, dev, g, g->s[S_H2D]);
+    if (rc < 0) /* dev goes in the compute stream's order */
+        wait_copies(g->s[S_H2D]);
+    sl__buf_unref(dev); /* the replica holds it */
+    return rc < 0 ? rc : SL_OK;
 }
 
 /* Sends the next batch's copies of the narrow columns of src that have one (nw->next)
@@ -750,65 +817,30 @@ static void drop_partial_buf(struct sl__buf *dev, cudaStream_t copies)
  * filter for its count: the worker then enqueues nothing, and each task's upload waited
  * for the previous task's kernels). Best effort: no room on the GPU, or a copy there or
  * on its way already, and the column is skipped. After this task's own uploads, so its
- * kernels do not wait for these. */
+ * kernels do not wait for these. The replicas are looked up once for up to 16 columns. */
 static int upload_ahead(struct sl__gpu *g, sl_task_t *t, struct slot *s, const sl_batch_t *src)
 {
-    for (int i = 0; i < src->n_cols; i++) {
-        /* only after a whole batch's column: then the next task reads a whole one too */
-        const struct sl__col *c = &src->cols[i];
-        const struct sl__buf *b = c->data;
-        bool whole = b && b->kind != SL__MEM_DEVICE && b->narrow && !c->validity &&
-                     c->offset == 0 && src->n_rows * b->narrow->wide == b->bytes;
-        struct sl__buf *nb = whole ? b->narrow->next : NULL;
-        const struct sl__narrow *nn = nb ? nb->narrow : NULL;
-        if (!nn || replica_find(t->q, nb, g))
-            continue;
-        void *d = NULL, *d_tmp = NULL;
-        int64_t tmp_bytes = nn->n * nn->width;
-        if (sl__dpool_alloc_async(g->pool, nb->bytes, g->s[S_H2D], &d) < 0)
-            continue;
-        if (sl__dpool_alloc_async(g->pool, tmp_bytes, g->s[S_H2D], &d_tmp) < 0) {
-            sl__dpool_free_async(g->pool, d, nb->bytes, g->s[S_H2D]);
-            continue;
+    for (int i0 = 0; i0 < src->n_cols; i0 += 16) {
+        int m = src->n_cols - i0 < 16 ? src->n_cols - i0 : 16, rc;
+        struct sl__buf *next[16];
+        struct sl__replica *have[16];
+        for (int k = 0; k < m; k++) { /* columns sharing a buffer send it once */
+            next[k] = next_narrow(src, i0 + k);
+            for (int j = 0; j < k && next[k]; j++)
+                next[k] = next[j] == next[k] ? NULL : next[k];
         }
-        struct sl__buf *dev = sl__buf_wrap(d, nb->bytes, SL__MEM_DEVICE, device_buf_release, g);
-        if (!dev) {
-            sl__dpool_free_async(g->pool, d_tmp, tmp_bytes, g->s[S_H2D]);
-            sl__dpool_free_async(g->pool, d, nb->bytes, g->s[S_H2D]);
-            return sl__query_fail(t->q, "", SL_ENOMEM, "out of memory");
-        }
-        dev->device = g->ordinal;
-        sl__gpu_held_add(g, 0, nb->bytes); /* a replica: no operator's (gpu_held.c) */
-        int rc = upload(g, t, s, nn->buf->ptr, tmp_bytes, d_tmp, nn->buf->kind);
-        cudaError_t e = cudaSuccess;
-        if (rc >= 0)
-            e = SL__CUDA_RESULT(sl__cuda_widen(d, nn->wide, d_tmp, nn->width, nn->base, nn->step,
-                                               nn->n, g->s[S_H2D]));
-        sl__dpool_free_async(g->pool, d_tmp, tmp_bytes, g->s[S_H2D]);
-        if (rc >= 0 && e != cudaSuccess)
-            rc = cuda_fail(t->q, e, "widening a narrow upload (sl__cuda_widen)");
-        if (rc >= 0)
-            rc = replica_add(t, nb, dev, g, g->s[S_H2D]);
-        if (rc < 0) {
-            drop_partial_buf(dev, g->s[S_H2D]);
-            return rc;
-        }
-        sl__buf_unref(dev); /* the replica holds it */
+        replicas_find(t->q, g, next, m, have);
+        for (int k = 0; k < m; k++)
+            if (next[k] && !have[k] && (rc = send_ahead(g, t, s, next[k])) < 0)
+                return rc;
     }
     return SL_OK;
 }
 
-/* Drops a batch whose copy failed part way. Its buffers are freed at once (pinned ones
- * back to the cache) or in the compute stream's order (device ones), neither of which
- * waits for the copies into them already queued on `copies` (the copy stream of the
- * batch's direction): wait for those here, so that no copy writes into memory that has
- * been handed out again. The query has failed already; a failure of this wait adds
- * nothing to report (a sticky error is noted by the call that made it). */
+/* Drops a batch whose copy on stream `copies` failed part way (wait_copies). */
 static void drop_partial(sl_batch_t *b, cudaStream_t copies)
 {
-    int rc;
-    SL__CUDA_CALL(rc, NULL, cudaStreamSynchronize(copies));
-    (void)rc;
+    wait_copies(copies);
     sl_batch_unref(b);
 }
 

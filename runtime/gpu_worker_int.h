@@ -67,6 +67,12 @@ int sl__gpu_result_buf(struct sl__gpu *g, sl_engine_t *eng, int64_t bytes, struc
 /* Drops q's copies of table columns on g that only the replica list still holds (none in
  * use), so that an allocation over the budget can be tried again; returns how many. */
 int sl__gpu_evict_replicas(struct sl_query *q, struct sl__gpu *g);
+/* Allocates `bytes` of g's pool in stream st's order (sl__dpool_alloc_async). Copies of
+ * table columns kept for reuse must never make a query fail: under budget pressure
+ * (SL_EBUDGET) the ones nobody uses now go (sl__gpu_evict_replicas, 64 a call) and the
+ * allocation is tried again while any go. q NULL: no replicas to evict. */
+int sl__gpu_alloc_evicting(struct sl__gpu *g, struct sl_query *q, int64_t bytes,
+                           cudaStream_t st, void **out);
 
 /* GPU memory by what holds it (gpu_held.c), for the message of an allocation over the
  * budget: slot 0 counts the device buffers of no query operator (tables copied to the

@@ -240,6 +240,8 @@ void sl__narrow_free(struct sl__narrow *nw);
  * batch's rows), on up to 16 threads, and links each whole column's copy to the same
  * column's buffer in the next batch (`next`). SL_ENOMEM is the only error. */
 int sl__table_narrow(sl_table_t *t);
+/* Whether b has a narrow copy of all its values (from its first byte to its last). */
+bool sl__narrow_whole(const struct sl__buf *b);
 /* b's narrow copy when it holds values [first, first + n) of `wide` bytes, else NULL. */
 const struct sl__narrow *sl__narrow_of(const struct sl__buf *b, int wide, int64_t first,
                                        int64_t n);

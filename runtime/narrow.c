@@ -194,6 +194,12 @@ const struct sl__narrow *sl__narrow_of(const struct sl__buf *b, int wide, int64_
     return nw;
 }
 
+bool sl__narrow_whole(const struct sl__buf *b)
+{
+    const struct sl__narrow *nw = b ? b->narrow : NULL;
+    return nw && nw->first == 0 && nw->n * nw->wide == b->bytes;
+}
+
 /* The columns of a table that get narrow copies, shared by sl__table_narrow's threads. */
 struct narrow_jobs {
     struct narrow_job {
@@ -219,26 +225,45 @@ static void narrow_worker(void *arg, int part, int parts)
     }
 }
 
+/* Adds b to the set of `slots` (a power of two) buffer addresses; false when it was in. */
+static bool buf_set_add(const struct sl__buf **set, uint64_t slots, const struct sl__buf *b)
+{
+    for (uint64_t h = sl__mix64((uint64_t)(uintptr_t)b) & (slots - 1);; h = (h + 1) & (slots - 1)) {
+        if (!set[h]) {
+            set[h] = b;
+            return true;
+        }
+        if (set[h] == b)
+            return false;
+    }
+}
+
 int sl__table_narrow(sl_table_t *t)
 {
     struct narrow_jobs js = {0};
     int64_t cap = 0;
     for (int64_t i = 0; i < t->n_batches; i++)
         cap += t->batches[i]->n_cols;
-    if (cap == 0 || !(js.job = sl__malloc((size_t)cap * sizeof *js.job)))
+    uint64_t slots = 16;
+    while (slots < 2 * (uint64_t)cap)
+        slots <<= 1;
+    const struct sl__buf **seen = cap ? sl__calloc(slots, sizeof *seen) : NULL;
+    if (cap == 0 || !seen || !(js.job = sl__malloc((size_t)cap * sizeof *js.job))) {
+        sl__free(seen, (size_t)slots * sizeof *seen);
         return cap == 0 ? SL_OK : sl__set_last_error(SL_ENOMEM, "out of memory");
+    }
     for (int64_t i = 0; i < t->n_batches; i++) {
         const sl_batch_t *b = t->batches[i];
         for (int c = 0; c < b->n_cols; c++) {
             const struct sl__col *col = &b->cols[c];
             int wide = sl__narrow_wide_width(col->type);
-            bool seen = !col->data || col->data->narrow; /* a buffer once: no two threads on it */
-            for (int64_t k = 0; k < js.n && !seen; k++)
-                seen = js.job[k].buf == col->data;
-            if (wide > 0 && !seen && b->n_rows > 0)
+            /* a buffer once (its first column's rows): no two threads on it */
+            if (wide > 0 && b->n_rows > 0 && col->data && !col->data->narrow &&
+                buf_set_add(seen, slots, col->data))
                 js.job[js.n++] = (struct narrow_job){col->data, wide, col->offset, b->n_rows};
         }
     }
+    sl__free(seen, (size_t)slots * sizeof *seen);
     /* Each column is a pass over its values to find the range and one to write them: a
      * few seconds for TPC-H's lineitem at SF 10 on one core, so on several. */
     int n_threads = sl__host_threads(16);
@@ -250,13 +275,11 @@ int sl__table_narrow(sl_table_t *t)
         const sl_batch_t *b = t->batches[i], *nb = t->batches[i + 1];
         for (int c = 0; c < b->n_cols && c < nb->n_cols; c++) {
             struct sl__buf *x = b->cols[c].data, *y = nb->cols[c].data;
-            struct sl__narrow *nx = x ? x->narrow : NULL, *ny = y ? y->narrow : NULL;
-            if (!nx || !ny || nx->next || x == y || nx->first != 0 ||
-                nx->n * nx->wide != x->bytes || ny->first != 0 || ny->n * ny->wide != y->bytes ||
-                ny->wide != nx->wide)
+            if (!sl__narrow_whole(x) || !sl__narrow_whole(y) || x->narrow->next || x == y ||
+                y->narrow->wide != x->narrow->wide)
                 continue;
             sl__buf_ref(y);
-            nx->next = y;
+            x->narrow->next = y;
         }
     }
     int rc = atomic_load(&js.rc);

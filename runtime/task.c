@@ -425,21 +425,31 @@ struct spawn_info {
     void *arg;
 };
 
-static void run_spawned(struct sl__node *n, struct sl__worker *w)
+/* The task of spawned node n on worker w (sl_task_spawn's work or then); false when the
+ * query has failed already (nothing to run). */
+static bool spawned_task(struct sl__node *n, struct sl__worker *w, int64_t index,
+                         int64_t count, sl_task_t *t)
 {
     struct spawn_info *si = n->arg;
-    sl_task_t t = {
+    *t = (sl_task_t){
         .q = n->graph->on_finish_user,
         .os = si->os,
         .stage = -1,
         .gnode = n,
         .worker = w,
         .kind = SL_DEVICE_CPU,
-        .index = n->index,
-        .count = n->count,
+        .index = index,
+        .count = count,
         .arg = si->arg,
     };
-    if (atomic_load_explicit(&t.q->failed, memory_order_relaxed))
+    return !atomic_load_explicit(&t->q->failed, memory_order_relaxed);
+}
+
+static void run_spawned(struct sl__node *n, struct sl__worker *w)
+{
+    const struct spawn_info *si = n->arg;
+    sl_task_t t;
+    if (!spawned_task(n, w, n->index, n->count, &t))
         return;
     int64_t t0 = sl__now_ns();
     sl__task_run_phase(&t, si->work);
@@ -448,20 +458,10 @@ static void run_spawned(struct sl__node *n, struct sl__worker *w)
 
 static void run_then(struct sl__node *n, struct sl__worker *w)
 {
-    struct spawn_info *si = n->arg;
-    sl_task_t t = {
-        .q = n->graph->on_finish_user,
-        .os = si->os,
-        .stage = -1,
-        .gnode = n,
-        .worker = w,
-        .kind = SL_DEVICE_CPU,
-        .count = 1,
-        .arg = si->arg,
-    };
-    if (atomic_load_explicit(&t.q->failed, memory_order_relaxed))
-        return;
-    sl__task_run_phase(&t, si->then);
+    const struct spawn_info *si = n->arg;
+    sl_task_t t;
+    if (spawned_task(n, w, 0, 1, &t))
+        sl__task_run_phase(&t, si->then);
 }
 
 int sl_task_spawn(sl_task_t *t, const struct sl_phase *work, int64_t n, void *arg,

@@ -146,9 +146,9 @@ int sl_table_to_device(sl_engine_t *eng, sl_table_t *t, int gpu, sl_table_t **ou
     *out = NULL;
     if (!eng || !t)
         return sl__set_last_error(SL_EINVAL, "sl_table_to_device: bad arguments");
-    for (int i = 0; i < eng->n_gpus; i++)
-        if (eng->gpu_ordinals[i] == gpu && eng->gpus && eng->gpus[i])
-            return sl__gpu_table_to_device(eng->gpus[i], t, out);
+    int i = sl__engine_gpu_index(eng, gpu);
+    if (i >= 0)
+        return sl__gpu_table_to_device(eng->gpus[i], t, out);
     return sl__set_last_error(SL_ENODEV, "sl_table_to_device: the engine uses no GPU %d "
                               "(it has %d)", gpu, eng->n_gpus);
 }

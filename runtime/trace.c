@@ -97,7 +97,7 @@ int sl__trace_write(const struct sl__trace *t, const char *path, char *err, size
                 first ? "" : ",\n", d + 1, name);
         first = false;
     }
-    static const char *const streams[] = {"h2d copies", "compute", "d2h copies"};
+    static const char *const streams[] = {SL_TRACE_GPU_STREAMS};
     for (int k = 0; k < n_seen; k++) {
         char name[64];
         int lane = seen[k].lane;

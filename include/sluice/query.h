@@ -116,6 +116,10 @@ SL_API int sl_query_result(sl_query_t *q, const char *name, sl_table_t **out);
  * trace_path setting does the same for every query. Errors: SL_EINVAL (NULL argument),
  * SL_ESTATE (already started), SL_ENOMEM. Added in 0.1. */
 SL_API int sl_query_trace(sl_query_t *q, const char *path);
+/* The names a trace gives a GPU's lanes 0, 1 and 2 (its streams: "GPU 0 compute"), as
+ * initializers of an array of strings; tools that read traces name lanes without a
+ * thread_name record by them. Added in 0.3. */
+#define SL_TRACE_GPU_STREAMS "h2d copies", "compute", "d2h copies"
 
 /* What the engine will do with the query, as JSON: its pipelines (source, streaming
  * operators, sink), where each would run and why (forced, fallen back or estimated),

@@ -64,22 +64,14 @@ __device__ __forceinline__ uint32_t to_tf32(float v)
 }
 
 /* Rows [c0, c0 + kc) of the centroids into shared memory with row stride SD (padding
- * features and rows zero); with TF, as a TF32 pair hi + lo (s_c, s_lo: the 3xTF32 split,
- * c = hi + lo to about 2^-21); half norms (+inf for rows past k, so padding never wins). */
-template <int D, int SD, bool TF>
-__device__ void load_chunk(float *s_c, float *s_lo, float *s_hn, const float *__restrict__ cent,
-                           int d, int k, int c0, int kc)
+ * features and rows zero); half norms (+inf for rows past k, so padding never wins). */
+template <int D, int SD>
+__device__ void load_chunk(float *s_c, float *s_hn, const float *__restrict__ cent, int d,
+                           int k, int c0, int kc)
 {
     for (int e = threadIdx.x; e < kc * D; e += kThreads) {
         int r = e / D, j = e % D, c = c0 + r;
-        float v = (c < k && j < d) ? cent[(int64_t)c * d + j] : 0.f;
-        if (TF) {
-            float hi = __uint_as_float(to_tf32(v));
-            s_c[r * SD + j] = hi;
-            s_lo[r * SD + j] = __uint_as_float(to_tf32(v - hi));
-        } else {
-            s_c[r * SD + j] = v;
-        }
+        s_c[r * SD + j] = (c < k && j < d) ? cent[(int64_t)c * d + j] : 0.f;
     }
     for (int r = threadIdx.x; r < kc; r += kThreads) {
         int c = c0 + r;
@@ -229,7 +221,7 @@ __global__ void __launch_bounds__(kThreads)
     if (FUSE)
         fused_zero<D>(s_sum, s_cnt, k, nw);
     if (nchunks == 1)
-        load_chunk<D, D, false>(s_c, NULL, s_hn, cent, d, k, 0, kc);
+        load_chunk<D, D>(s_c, s_hn, cent, d, k, 0, kc);
     __syncthreads();
     double my_in = 0;
     const int64_t tile = (int64_t)kThreads * P;
@@ -247,7 +239,7 @@ __global__ void __launch_bounds__(kThreads)
             const int c0 = ch * kc;
             if (nchunks > 1) {
                 __syncthreads();
-                load_chunk<D, D, false>(s_c, NULL, s_hn, cent, d, k, c0, kc);
+                load_chunk<D, D>(s_c, s_hn, cent, d, k, c0, kc);
                 __syncthreads();
             }
             const int cend = min(kc, (k - c0 + 3) & ~3);
@@ -310,17 +302,9 @@ __global__ void __launch_bounds__(kThreads)
     block_add(my_in, inertia);
 }
 
-/* Exact float32 score hn - x.c of one centroid (feature order, as simt_kernel). */
-template <int D>
-__device__ __forceinline__ float exact_score(const float (&x)[D], const float *c, float hn)
-{
-    float a = hn;
-#pragma unroll
-    for (int j = 0; j < D; j++)
-        a = fmaf(-x[j], c[j], a);
-    return a;
-}
+/* ---- SL_K_KMEANS_MMA_FUSED: 2xTF32 tensor-core scores, packed top-2, exact re-check ---- */
 
+/* c += a b on tensor cores: one m16n8k8 product of TF32 operands, float32 accumulation. */
 __device__ __forceinline__ void mma_tf32(float (&c)[4], const uint32_t (&a)[4], uint32_t b0,
                                          uint32_t b1)
 {
@@ -329,217 +313,6 @@ __device__ __forceinline__ void mma_tf32(float (&c)[4], const uint32_t (&a)[4], 
                  : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
-
-__device__ __forceinline__ void take(float v, int c, float &b, float &s, int &i)
-{
-    if (v < b) {
-        s = b;
-        b = v;
-        i = c;
-    } else {
-        s = fminf(s, v);
-    }
-}
-
-/* Tensor-core assignment. A warp takes 32 points per tile (one per lane for loading and
- * for the update), stages them (float32) in shared memory and reads them back as mma A
- * fragments (two 16-row tiles); centroids are the B operand 8 at a time, the half norms
- * the accumulator input, so D = hn - x.c. 3xTF32: x = xh + xl and c = ch + cl (each a
- * TF32 number), x.c ~ xl.ch + xh.cl + xh.ch, accurate to about 2^-20 relative, so the
- * exact float32 re-check below is needed only for true near-ties. mma m16n8k8 layout:
- * lane = 4 g + t holds rows g and g + 8, columns 2t and 2t + 1. Each lane keeps best,
- * second best and index for its 4 rows, the quad merges them, the owner lane of each
- * point takes its row's result and re-assigns exactly in float32 (as simt_kernel) when
- * the gap is within the error bound (kmeans.h). d_hmax: max half norm over all
- * centroids. */
-template <int D, bool FUSE>
-__global__ void __launch_bounds__(kThreads, D <= 16 ? 3 : 1) /* 3 blocks: hide HBM latency */
-    tc_kernel(Cols<D> cols, int d, int64_t n, const float *__restrict__ cent, int k, int kc,
-              const float *__restrict__ d_hmax, int nw, double *sums,
-              unsigned long long *counts, double *inertia, int32_t *labels,
-              const int32_t *stop)
-{
-    if (stop && *stop)
-        return;
-    constexpr int SD = D + 4; /* conflict-free fragment reads */
-    extern __shared__ __align__(16) float smem[];
-    float *s_ch = smem;                       /* kc * SD, TF32 high parts */
-    float *s_cl = s_ch + kc * SD;             /* kc * SD, TF32 low parts */
-    float *s_hn = s_cl + kc * SD;             /* kc */
-    float *s_x = s_hn + kc;                   /* kWarps * 32 * SD, float32 points */
-    int *s_l = (int *)(s_x + kWarps * 32 * SD); /* kWarps * 32 labels */
-    float *s_cf = (float *)(s_l + kWarps * 32); /* FUSE: k * D float32 centroids */
-    float *s_sum = s_cf + (FUSE ? k * D : 0); /* FUSE: nw * k * (D + 1) */
-    unsigned *s_cnt = (unsigned *)(s_sum + (FUSE ? nw * k * (D + 1) : 0)); /* nw * k */
-    const int nchunks = (k + kc - 1) / kc;
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
-    float *wx = s_x + warp * 32 * SD;
-    int *wl = s_l + warp * 32;
-    if (FUSE) {
-        fused_zero<D>(s_sum, s_cnt, k, nw);
-        for (int e = threadIdx.x; e < k * D; e += kThreads) {
-            int c = e / D, j = e % D;
-            s_cf[e] = j < d ? cent[(int64_t)c * d + j] : 0.f;
-        }
-    }
-    if (nchunks == 1)
-        load_chunk<D, SD, true>(s_ch, s_cl, s_hn, cent, d, k, 0, kc);
-    __syncthreads();
-    const float hmax = *d_hmax;
-    double my_in = 0;
-    for (int64_t base = (int64_t)blockIdx.x * kThreads; base < n;
-         base += (int64_t)gridDim.x * kThreads) {
-        const int64_t i = base + threadIdx.x;
-        float xn = 0.f;
-#pragma unroll
-        for (int j = 0; j < D; j++) {
-            const float v = (j < d && i < n) ? __ldg(cols.p[j] + i) : 0.f;
-            xn = fmaf(v, v, xn);
-            wx[lane * SD + j] = v;
-        }
-        __syncwarp();
-        uint32_t ah[2][D / 8][4], al[2][D / 8][4];
-#pragma unroll
-        for (int mt = 0; mt < 2; mt++)
-#pragma unroll
-            for (int ks = 0; ks < D / 8; ks++) {
-                const float *r0 = wx + (mt * 16 + g) * SD + ks * 8 + t;
-                const float v[4] = {-r0[0], -r0[8 * SD], -r0[4], -r0[8 * SD + 4]};
-#pragma unroll
-                for (int q = 0; q < 4; q++) {
-                    ah[mt][ks][q] = to_tf32(v[q]);
-                    al[mt][ks][q] = to_tf32(v[q] - __uint_as_float(ah[mt][ks][q]));
-                }
-            }
-        float b[4], s[4];
-        int bi[4];
-#pragma unroll
-        for (int r = 0; r < 4; r++) {
-            b[r] = INFINITY;
-            s[r] = INFINITY;
-            bi[r] = 0;
-        }
-        for (int ch = 0; ch < nchunks; ch++) {
-            const int c0 = ch * kc;
-            if (nchunks > 1) {
-                __syncthreads();
-                load_chunk<D, SD, true>(s_ch, s_cl, s_hn, cent, d, k, c0, kc);
-                __syncthreads();
-            }
-            const int cend = min(kc, (k - c0 + 7) & ~7);
-            for (int nt = 0; nt < cend; nt += 8) {
-                uint32_t bh[D / 8][2], bl[D / 8][2];
-                const int off = (nt + g) * SD + t;
-#pragma unroll
-                for (int ks = 0; ks < D / 8; ks++) {
-                    bh[ks][0] = __float_as_uint(s_ch[off + ks * 8]);
-                    bh[ks][1] = __float_as_uint(s_ch[off + ks * 8 + 4]);
-                    bl[ks][0] = __float_as_uint(s_cl[off + ks * 8]);
-                    bl[ks][1] = __float_as_uint(s_cl[off + ks * 8 + 4]);
-                }
-                const float h0 = s_hn[nt + 2 * t], h1 = s_hn[nt + 2 * t + 1];
-                const int c = c0 + nt + 2 * t;
-#pragma unroll
-                for (int mt = 0; mt < 2; mt++) {
-                    float acc[4] = {h0, h1, h0, h1};
-#pragma unroll
-                    for (int ks = 0; ks < D / 8; ks++) {
-                        mma_tf32(acc, al[mt][ks], bh[ks][0], bh[ks][1]);
-                        mma_tf32(acc, ah[mt][ks], bl[ks][0], bl[ks][1]);
-                        mma_tf32(acc, ah[mt][ks], bh[ks][0], bh[ks][1]);
-                    }
-                    take(acc[0], c, b[2 * mt], s[2 * mt], bi[2 * mt]);
-                    take(acc[1], c + 1, b[2 * mt], s[2 * mt], bi[2 * mt]);
-                    take(acc[2], c, b[2 * mt + 1], s[2 * mt + 1], bi[2 * mt + 1]);
-                    take(acc[3], c + 1, b[2 * mt + 1], s[2 * mt + 1], bi[2 * mt + 1]);
-                }
-            }
-        }
-        /* Merge over the quad (lanes 4g..4g+3 hold other columns of the same rows). */
-#pragma unroll
-        for (int r = 0; r < 4; r++)
-#pragma unroll
-            for (int o = 1; o <= 2; o <<= 1) {
-                float ob = __shfl_xor_sync(0xffffffffu, b[r], o);
-                float os = __shfl_xor_sync(0xffffffffu, s[r], o);
-                int oi = __shfl_xor_sync(0xffffffffu, bi[r], o);
-                if (ob < b[r] || (ob == b[r] && oi < bi[r])) {
-                    s[r] = fminf(b[r], os);
-                    b[r] = ob;
-                    bi[r] = oi;
-                } else {
-                    s[r] = fminf(s[r], ob);
-                }
-            }
-        /* Point of this lane: row lane of the warp tile = slot (lane / 16) * 2 +
-         * (lane % 16) / 8 of quad lane % 8. */
-        const int src = (lane & 7) * 4, slot = (lane >> 4) * 2 + ((lane >> 3) & 1);
-        float mb = 0, ms = 0;
-        int mi = 0;
-#pragma unroll
-        for (int r = 0; r < 4; r++) {
-            float vb = __shfl_sync(0xffffffffu, b[r], src);
-            float vs = __shfl_sync(0xffffffffu, s[r], src);
-            int vi = __shfl_sync(0xffffffffu, bi[r], src);
-            if (r == slot) {
-                mb = vb;
-                ms = vs;
-                mi = vi;
-            }
-        }
-        if (i < n) {
-            float x[D];
-#pragma unroll
-            for (int j = 0; j < D; j++)
-                x[j] = wx[lane * SD + j];
-            const float xl = sqrtf(xn), cl = sqrtf(2.f * hmax);
-            /* 3xTF32 and float32 rounding, with a wide margin (kmeans.h) */
-            const float bound = (xl * cl + hmax) * 0x1p-14f;
-            float score;
-            if (!(ms - mb > bound)) {
-                /* near-tie (or non-finite): exact float32 over all centroids */
-                float best = INFINITY;
-                int bidx = 0;
-                for (int c = 0; c < k; c++) {
-                    float cv[D];
-#pragma unroll
-                    for (int j = 0; j < D; j++)
-                        cv[j] = FUSE ? s_cf[c * D + j]
-                                     : (j < d ? __ldg(cent + (int64_t)c * d + j) : 0.f);
-                    float v = exact_score<D>(x, cv, half_norm(cv, D));
-                    if (v < best) {
-                        best = v;
-                        bidx = c;
-                    }
-                }
-                mi = bidx;
-                score = best;
-            } else {
-                float cv[D];
-#pragma unroll
-                for (int j = 0; j < D; j++)
-                    cv[j] = FUSE ? s_cf[mi * D + j]
-                                 : (j < d ? __ldg(cent + (int64_t)mi * d + j) : 0.f);
-                score = exact_score<D>(x, cv, half_norm(cv, D));
-            }
-            const float dd = fmaf(2.f, score, xn);
-            my_in += dd > 0.f ? dd : 0.f;
-            if (labels)
-                labels[i] = mi;
-        }
-        if (FUSE) {
-            wl[lane] = i < n ? mi : -1;
-            __syncwarp();
-            warp_update<D, SD>(wx, wl, s_sum, s_cnt, s_cf, d, k, nw);
-        }
-        __syncwarp(); /* wx is refilled by the next tile */
-    }
-    if (FUSE)
-        fused_flush<D>(s_sum, s_cnt, d, k, nw, sums, counts);
-    block_add(my_in, inertia);
-}
-
-/* ---- SL_K_KMEANS_MMA_FUSED: 2xTF32 tensor-core scores, packed top-2, exact re-check ---- */
 
 #ifndef SL_K_KMEANS_MMA_NO_RECHECK
 #define SL_K_KMEANS_MMA_NO_RECHECK 0
@@ -838,19 +611,6 @@ __global__ void __launch_bounds__(kThreads, 2)
     }
     fused_flush<D>(s_sum, s_cnt, d, k, nw, sums, counts);
     block_add(my_in, inertia);
-}
-
-/* Max half norm over the k centroids into *out (float bits as int: all values >= 0;
- * *out zeroed before). */
-__global__ void hmax_kernel(const float *__restrict__ cent, int k, int d, float *out)
-{
-    float m = 0.f;
-    for (int c = blockIdx.x * blockDim.x + threadIdx.x; c < k; c += gridDim.x * blockDim.x)
-        m = fmaxf(m, half_norm(cent + (int64_t)c * d, d));
-    if (isfinite(m))
-        atomicMax((int *)out, __float_as_int(m));
-    else
-        atomicMax((int *)out, __float_as_int(INFINITY));
 }
 
 /* Generic float32 assignment for any d (multi-pass only): one point per thread, its

@@ -25,12 +25,6 @@ static int dims_simt(int d)
     return d <= 4 ? 4 : d <= 8 ? 8 : d <= 16 ? 16 : d <= 32 ? 32 : d <= 64 ? 64 : 0;
 }
 
-static int dims_tc(int d)
-{
-    return d < 4 ? 0 : d <= 8 ? 8 : d <= 16 ? 16 : d <= 32 ? 32 : d <= 64 ? 64 : 0;
-}
-
-/* Shared memory layouts: see simt_kernel and tc_kernel. */
 /* Per-warp copies of a fused block's partial sums when they fit (kmeans_kernels.cuh,
  * warp_update); bench/meson.build also builds gpu_kmeans_bench_shared with 0 (one shared
  * copy with shared atomics) to compare. */
@@ -44,18 +38,6 @@ static size_t simt_fused_smem(int D, int k, int nw)
     const size_t kc = (size_t)((k + 3) & ~3), sx = D + 4;
     return (kc * D + kc + (size_t)nw * ((size_t)k * (D + 1) + k) +
             (size_t)kWarps * 32 * (sx + 1)) * 4;
-}
-
-static size_t tc_smem(int D, int kc, int k, bool fuse, int nw)
-{
-    const size_t sd = D + 4;
-    return (2 * (size_t)kc * sd + kc + (size_t)kWarps * 32 * (sd + 1) +
-            (fuse ? (size_t)k * D + (size_t)nw * ((size_t)k * (D + 1) + k) : 0)) * 4;
-}
-
-static size_t tc_fused_smem(int D, int k, int nw)
-{
-    return tc_smem(D, (k + 7) & ~7, k, true, nw);
 }
 
 static int dims_mma(int d)
@@ -82,10 +64,6 @@ extern "C" int sl_k_kmeans_supported(int method, int d, int k)
         return dims_simt(d) && simt_fused_smem(dims_simt(d), k, 1) <= kFusedSmemCap;
     case SL_K_KMEANS_MULTIPASS:
         return 1;
-    case SL_K_KMEANS_TC_FUSED:
-        return dims_tc(d) && tc_fused_smem(dims_tc(d), k, 1) <= kFusedSmemCap;
-    case SL_K_KMEANS_TC_MULTIPASS:
-        return dims_tc(d) != 0;
     case SL_K_KMEANS_MMA_FUSED:
         return dims_mma(d) && k <= kMmaMaxK && mma_smem(dims_mma(d), k, 1) <= kFusedSmemCap;
     default:
@@ -94,7 +72,8 @@ extern "C" int sl_k_kmeans_supported(int method, int d, int k)
 }
 
 /* AUTO, from the H100 measurements (bench/RESULTS.md, 2^26 x 16, k = 64, ms per
- * iteration; 2026-11-23 20:31 UTC with per-warp sums and 3xTF32: fused 6.27, tensor-core
+ * iteration; 2026-11-23 20:31 UTC with per-warp sums and 3xTF32 (methods 3 and 4, since
+ * removed: AUTO never chose them): fused 6.27, tensor-core
  * fused 11.9, multi-pass 85.7, tensor-core multi-pass 96.0; first run, k = 1024:
  * multi-pass 20.2, tensor-core 121). 2026-11-27 (s13-kmeans, gpu_kmeans_bench, same
  * run, 00:51 UTC): 2xTF32 fused (MMA_FUSED) against float32 fused, 2^26 x 16, k = 64:
@@ -218,40 +197,6 @@ static cudaError_t run_simt(bool fuse, const float *const *h_cols, int d, int64_
 }
 
 template <int D>
-static cudaError_t run_tc(bool fuse, const float *const *h_cols, int d, int64_t n,
-                         const float *cent, int k, float *hmax, double *sums,
-                         unsigned long long *counts, double *inertia, int32_t *labels,
-                         const int32_t *stop, cudaStream_t stream)
-{
-    cudaError_t e;
-    if ((e = cudaMemsetAsync(hmax, 0, sizeof(float), stream)) != cudaSuccess)
-        return e;
-    hmax_kernel<<<(unsigned)((k + 255) / 256 < 1024 ? (k + 255) / 256 : 1024), 256, 0, stream>>>(
-        cent, k, d, hmax);
-    if ((e = cudaGetLastError()) != cudaSuccess)
-        return e;
-    const int sd = D + 4, k8 = (k + 7) & ~7;
-    int kc = k8, nw = 1;
-    size_t smem;
-    if (fuse) {
-        if (SL_K_KMEANS_PRIVATE_SUMS && tc_fused_smem(D, k, kWarps) <= kFusedSmemCap)
-            nw = kWarps;
-        smem = tc_fused_smem(D, k, nw);
-    } else {
-        int cap = (int)(kChunkSmem / ((2 * sd + 1) * 4)) & ~7; /* plus the staging tile */
-        kc = k8 < cap ? k8 : cap;
-        smem = tc_smem(D, kc, k, false, 1);
-    }
-    auto kern = fuse ? tc_kernel<D, true> : tc_kernel<D, false>;
-    unsigned grid = 0;
-    if ((e = grid_for(kern, smem, n, kThreads, &grid)) != cudaSuccess)
-        return e;
-    kern<<<grid, kThreads, smem, stream>>>(cols_of<D>(h_cols, d), d, n, cent, k, kc, hmax, nw,
-                                           sums, counts, inertia, labels, stop);
-    return cudaGetLastError();
-}
-
-template <int D>
 static cudaError_t run_mma(const float *const *h_cols, int d, int64_t n, const float *cent, int k,
                           double *sums, unsigned long long *counts, double *inertia,
                           int32_t *labels, const int32_t *stop, cudaStream_t stream)
@@ -297,16 +242,24 @@ static cudaError_t run_accumulate(const float *const *h_cols, int d, int64_t n,
     return cudaGetLastError();
 }
 
-#define SIMT_CASE(D, P)                                                                     \
-    case D:                                                                                 \
-        e = run_simt<D, P>(fuse, h_cols, d, n, d_cent, k, d_sums, d_counts, d_inertia, lab, \
-                           d_stop, stream);                                                 \
-        break;
-#define TC_CASE(D)                                                                           \
-    case D:                                                                                  \
-        e = run_tc<D>(fuse, h_cols, d, n, d_cent, k, hmax, d_sums, d_counts, d_inertia, lab, \
-                      d_stop, stream);                                                       \
-        break;
+/* The SIMT kernel for d <= 64 (fused or multi-pass), at its padded width. */
+static cudaError_t run_simt_d(bool fuse, const float *const *h_cols, int d, int64_t n,
+                              const float *cent, int k, double *sums,
+                              unsigned long long *counts, double *inertia, int32_t *labels,
+                              const int32_t *stop, cudaStream_t stream)
+{
+    auto run = [&](auto kern) {
+        return kern(fuse, h_cols, d, n, cent, k, sums, counts, inertia, labels, stop, stream);
+    };
+    switch (dims_simt(d)) {
+    case 4: return run(run_simt<4, 8>);
+    case 8: return run(run_simt<8, 8>);
+    case 16: return run(run_simt<16, 4>);
+    case 32: return run(run_simt<32, 2>);
+    case 64: return run(run_simt<64, 1>);
+    default: return cudaErrorInvalidValue;
+    }
+}
 
 extern "C" cudaError_t sl_k_kmeans_step_f32(void *d_temp, size_t *temp_bytes,
                                             const float *const *h_cols, int d, int64_t n,
@@ -332,11 +285,10 @@ extern "C" cudaError_t sl_k_kmeans_step_f32_if(void *d_temp, size_t *temp_bytes,
         method = sl_k_kmeans_pick(d, k);
     if (!sl_k_kmeans_supported(method, d, k))
         return cudaErrorInvalidValue;
-    const bool fuse = method == SL_K_KMEANS_FUSED || method == SL_K_KMEANS_TC_FUSED ||
-                      method == SL_K_KMEANS_MMA_FUSED;
-    const bool tc = method == SL_K_KMEANS_TC_FUSED || method == SL_K_KMEANS_TC_MULTIPASS;
-    const size_t lab_bytes = (!fuse && d_labels == NULL) ? align_up((size_t)n * 4) : 0;
-    const size_t need = 256 + lab_bytes;
+    /* the multi-pass method's labels: d_labels, else temp */
+    const size_t lab_bytes =
+        (method == SL_K_KMEANS_MULTIPASS && d_labels == NULL) ? align_up((size_t)n * 4) : 0;
+    const size_t need = lab_bytes ? lab_bytes : 256; /* never 0: NULL d_temp asks the size */
     if (d_temp == NULL) {
         *temp_bytes = need;
         return cudaSuccess;
@@ -349,41 +301,20 @@ extern "C" cudaError_t sl_k_kmeans_step_f32_if(void *d_temp, size_t *temp_bytes,
     for (int j = 0; j < d; j++)
         if (h_cols[j] == NULL)
             return cudaErrorInvalidValue;
-    float *hmax = (float *)d_temp;
-    int32_t *lab = d_labels ? d_labels : (int32_t *)((char *)d_temp + 256);
-    if (fuse && d_labels == NULL)
-        lab = NULL;
-    cudaError_t e = cudaSuccess;
-    if (method == SL_K_KMEANS_MMA_FUSED) {
-        if (dims_mma(d) == 8)
-            e = run_mma<8>(h_cols, d, n, d_cent, k, d_sums, d_counts, d_inertia, lab, d_stop, stream);
-        else
-            e = run_mma<16>(h_cols, d, n, d_cent, k, d_sums, d_counts, d_inertia, lab, d_stop,
-                            stream);
-    } else if (tc) {
-        switch (dims_tc(d)) {
-            TC_CASE(8)
-            TC_CASE(16)
-            TC_CASE(32)
-            TC_CASE(64)
-        default:
-            return cudaErrorInvalidValue;
-        }
-    } else if (d > 64) {
-        e = run_generic(h_cols, d, n, d_cent, k, d_inertia, lab, d_stop, stream);
-    } else {
-        switch (dims_simt(d)) {
-            SIMT_CASE(4, 8)
-            SIMT_CASE(8, 8)
-            SIMT_CASE(16, 4)
-            SIMT_CASE(32, 2)
-            SIMT_CASE(64, 1)
-        default:
-            return cudaErrorInvalidValue;
-        }
-    }
+    int32_t *lab = lab_bytes ? (int32_t *)d_temp : d_labels;
+    if (method == SL_K_KMEANS_MMA_FUSED)
+        return dims_mma(d) == 8 ? run_mma<8>(h_cols, d, n, d_cent, k, d_sums, d_counts,
+                                             d_inertia, lab, d_stop, stream)
+                                : run_mma<16>(h_cols, d, n, d_cent, k, d_sums, d_counts,
+                                              d_inertia, lab, d_stop, stream);
+    const bool fuse = method == SL_K_KMEANS_FUSED;
+    cudaError_t e = !fuse && d > 64
+                        ? run_generic(h_cols, d, n, d_cent, k, d_inertia, lab, d_stop, stream)
+                        : run_simt_d(fuse, h_cols, d, n, d_cent, k, d_sums, d_counts, d_inertia,
+                                     lab, d_stop, stream);
     if (e != cudaSuccess || fuse)
         return e;
+    /* multi-pass: the second pass adds the labelled points into the sums */
     return run_accumulate(h_cols, d, n, d_cent, lab, d_sums, d_counts, d_stop, stream);
 }
 

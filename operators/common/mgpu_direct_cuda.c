@@ -34,6 +34,25 @@ int sl__mg_copy(struct sl__mdev *m, int s, int d, void *dst, const void *src, si
     return rc;
 }
 
+/* The copy of column c's rows that sender s sends receiver d. */
+static struct sl_k_copy_range range_of(const struct sl__mg_move *mv, int c, int s, int d,
+                                       int n)
+{
+    int64_t w = mv->width[c];
+    return (struct sl_k_copy_range){(const char *)mv->src[c][s] + mv->from[s * n + d] * w,
+                                    (char *)mv->dst[c][d] + mv->base[s * n + d] * w,
+                                    mv->count[s * n + d] * w};
+}
+
+/* Counts k ranges that one kernel copies as the packets and bytes they move. */
+static void count_ranges(struct sl__mg_xfer *x, const struct sl_k_copy_range *r, int k)
+{
+    for (int i = 0; i < k; i++) {
+        x->packets += r[i].bytes > 0;
+        x->bytes += (uint64_t)r[i].bytes;
+    }
+}
+
 int sl__mg_copy_all(struct sl__mdev *m, int s, const int *to,
                     const struct sl_k_copy_range *r, int k, int each, void *stream,
                     struct sl__mg_xfer *x)
@@ -46,10 +65,7 @@ int sl__mg_copy_all(struct sl__mdev *m, int s, const int *to,
             rc = sl__mg_copy(m, s, to[i], r[i].dst, r[i].src, (size_t)r[i].bytes, stream, x);
         return rc;
     }
-    for (int i = 0; i < k; i++) {
-        x->packets += r[i].bytes > 0;
-        x->bytes += (uint64_t)r[i].bytes;
-    }
+    count_ranges(x, r, k);
     MG_CUDA(rc, sl_k_copy_ranges(r, k, stream));
     return rc;
 }
@@ -64,11 +80,8 @@ static int send_ranges(struct sl__mdev *m, const struct sl__mg_move *mv, int s,
     for (int c = 0; c < mv->n_cols; c++)
         for (int i = 0; i < n; i++) {
             int d = (s + 1 + i) % n;
-            int64_t w = mv->width[c];
             to[k] = d;
-            r[k++] = (struct sl_k_copy_range){
-                (const char *)mv->src[c][s] + mv->from[s * n + d] * w,
-                (char *)mv->dst[c][d] + mv->base[s * n + d] * w, mv->count[s * n + d] * w};
+            r[k++] = range_of(mv, c, s, d, n);
         }
     return sl__mg_copy_all(m, s, to, r, k, mv->copies, m->stream[s], x);
 }
@@ -93,14 +106,9 @@ static int start_one_kernel(struct sl__mdev *m, const struct sl__mg_move *mv,
     struct sl_k_copy_range r[SL_K_COPY_RANGES_MAX];
     for (int s = 0; s < n; s++)
         for (int c = 0; c < mv->n_cols; c++)
-            for (int d = 0; d < n; d++) {
-                int64_t w = mv->width[c], rows = mv->count[s * n + d];
-                r[k++] = (struct sl_k_copy_range){
-                    (const char *)mv->src[c][s] + mv->from[s * n + d] * w,
-                    (char *)mv->dst[c][d] + mv->base[s * n + d] * w, rows * w};
-                x->packets += rows > 0;
-                x->bytes += (uint64_t)(rows * w);
-            }
+            for (int d = 0; d < n; d++)
+                r[k++] = range_of(mv, c, s, d, n);
+    count_ranges(x, r, k);
     cudaStream_t st = m->stream[0];
     if ((*rc = sl__mdev_use(m, 0)) < 0 || (*rc = sl__mg_event_new(&x->t0[0], true)) < 0 ||
         (*rc = sl__mg_event_new(&x->t1[0], true)) < 0)

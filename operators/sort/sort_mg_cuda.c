@@ -18,14 +18,10 @@ int sl__sort_mg_choice(sl_task_t *t, struct sl__mg_pick *pick)
 {
     struct sort_global *g = sl_task_gstate(t);
     const struct sort_data *d = sl_op_data(sl_task_op(t));
-    const sl_batch_t *b0 = g->m.rows.items[0].batch;
-    enum sl_type kt = b0->cols[d->spec.keys[0].col].type;
-    int64_t n = sl__rows_gpu_rows(&g->m.rows, d->n_cols), self_bytes = SL__MG_SORT_SELF_ROW_BYTES * (n < 0 ? 0 : n);
-    int has_dict = 0; /* a DICT column (the multi-device sort does not carry them) */
-    for (int c = 0; c < d->n_cols; c++)
-        has_dict |= b0->cols[c].type == SL_TYPE_DICT;
+    int64_t n = sl__rows_gpu_rows(&g->m.rows, d->n_cols);
+    int64_t self_bytes = SL__MG_SORT_SELF_ROW_BYTES * (n < 0 ? 0 : n);
     struct sl__mg_shape s;
-    sl__sort_mg_shape(d, kt, has_dict, &s);
+    sl__sort_mg_shape(sl_task_op(t), &s);
     s.n_devices = sl__task_n_devices(t);
     s.in_gpu = n >= 0 && self_bytes + SL__MG_DEV_FIXED <= sl_task_device_budget(t);
     s.rows[0] = n < 0 ? 0 : n;

@@ -4,27 +4,25 @@
 #include "common/mgpu_choice.h"
 #include "sort_op.h"
 
-void sl__sort_mg_shape(const struct sort_data *d, enum sl_type key_type, int has_dict,
-                       struct sl__mg_shape *sh)
+void sl__sort_mg_shape(const sl_op_t *op, struct sl__mg_shape *sh)
 {
+    const struct sort_data *d = sl_op_data(op);
+    const sl_schema_t *in = sl_op_input_schema(op, 0);
+    enum sl_type kt = SL_TYPE_INVALID, ct;
+    sl_schema_field(in, d->spec.keys[0].col, NULL, &kt);
+    int has_dict = 0; /* a DICT column (the multi-device sort does not carry them) */
+    for (int c = 0; c < d->n_cols; c++)
+        has_dict |= sl_schema_field(in, c, NULL, &ct) == SL_OK && ct == SL_TYPE_DICT;
     *sh = (struct sl__mg_shape){
-        .n_keys = d->spec.n_keys, .key_width = sl__mg_int_key_width(key_type),
-        .key_signed8 = sl__type_signed_word(key_type) && sl_type_width(key_type) == 8,
+        .n_keys = d->spec.n_keys, .key_width = sl__mg_int_key_width(kt),
+        .key_signed8 = sl__type_signed_word(kt) && sl_type_width(kt) == 8,
         .kind_ok = !d->spec.keys[0].desc, .cols_ok = !has_dict};
 }
 
 void sl__sort_mg_judge(const sl_op_t *op, const struct sl__mg_env *env,
                        struct sl__mg_verdict *out)
 {
-    const struct sort_data *d = sl_op_data(op);
-    const sl_schema_t *in = sl_op_input_schema(op, 0);
-    enum sl_type kt, ct;
-    sl_schema_field(in, d->spec.keys[0].col, NULL, &kt);
-    int has_dict = 0;
-    for (int c = 0; c < d->n_cols; c++)
-        if (sl_schema_field(in, c, NULL, &ct) == SL_OK && ct == SL_TYPE_DICT)
-            has_dict = 1;
     struct sl__mg_shape sh;
-    sl__sort_mg_shape(d, kt, has_dict, &sh);
+    sl__sort_mg_shape(op, &sh);
     sl__mg_judge(&sh, 1, env, out);
 }

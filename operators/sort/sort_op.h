@@ -81,12 +81,12 @@ int sl__sort_ooc_finalize(sl_task_t *t);
 struct sl__mg_pick;
 int sl__sort_mg_choice(sl_task_t *t, struct sl__mg_pick *pick);
 int sl__sort_mg_finalize(sl_task_t *t, struct sl__mg_pick *pick);
-/* The shape of a sort on a key of key_type for the multi-device choice, and explain's
- * judge (sort_mg_judge.c, every build; registered at bind). has_dict: a kept column is
- * DICT, which the multi-device sort does not carry (SL__MG_COLUMNS). */
+/* The shape of a sort for the multi-device choice, from its input schema: what the
+ * finalize starts from and explain's judge (sort_mg_judge.c, every build; registered at
+ * bind). A kept DICT column makes cols_ok 0: the multi-device sort does not carry them
+ * (SL__MG_COLUMNS). */
 struct sl__mg_shape;
-void sl__sort_mg_shape(const struct sort_data *d, enum sl_type key_type, int has_dict,
-                       struct sl__mg_shape *sh);
+void sl__sort_mg_shape(const sl_op_t *op, struct sl__mg_shape *sh);
 void sl__sort_mg_judge(const sl_op_t *op, const struct sl__mg_env *env,
                        struct sl__mg_verdict *out);
 

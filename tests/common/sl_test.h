@@ -76,6 +76,9 @@ void sl_test_config_off(int on);
 /* The value the running configuration forces for option NAME, or NULL (the default run):
  * for tests whose expectations depend on it. */
 const char *sl_test_forced_option(const char *name);
+/* The text of file `path` (its first 64 KiB) in a buffer of this function, valid until
+ * its next call; fails the case if the file cannot be opened. */
+char *sl_test_read_text(const char *path);
 /* A plan parsed from text (source name "t.plan"); fails the case on an error. */
 struct sl_plan;
 struct sl_plan *sl_test_plan_parse(const char *text);

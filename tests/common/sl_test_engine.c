@@ -69,6 +69,18 @@ int sl_test_engine_open(sl_engine_t **out, const struct sl_engine_config *cfg)
     return sl_engine_open(out, &c);
 }
 
+char *sl_test_read_text(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        fail_msg("cannot open %s", path);
+    static char buf[1 << 16];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    return buf;
+}
+
 sl_plan_t *sl_test_plan_parse(const char *text)
 {
     sl_plan_t *p;

@@ -1,6 +1,6 @@
 /* Tests GPU k-means (kernels/kmeans, issue 7) against a plain CPU reference
  * (kmeans_ref.h): kernel level through the launchers (every method: fused, multi-pass,
- * tensor-core fused and multi-pass; small k and d, k = 1, k = n, d = 16 k = 64, large
+ * tensor-core fused; small k and d, k = 1, k = n, d = 16 k = 64, large
  * k*d, d > 64, ties, empty input, bad arguments, Lloyd loops with the update kernel,
  * k-means++ picks) and operator level (the op_ cases). Labels must equal the
  * reference except near-ties, new centroids within relative 1e-4 (DESIGN.md), counts
@@ -21,8 +21,7 @@
 #include "sl_test.h"
 #include "sluice_k/kmeans.h"
 
-static const int methods[] = {SL_K_KMEANS_FUSED, SL_K_KMEANS_MULTIPASS, SL_K_KMEANS_TC_FUSED,
-                              SL_K_KMEANS_TC_MULTIPASS, SL_K_KMEANS_MMA_FUSED};
+static const int methods[] = {SL_K_KMEANS_FUSED, SL_K_KMEANS_MULTIPASS, SL_K_KMEANS_MMA_FUSED};
 
 static double unit(uint64_t *x)
 {
@@ -364,7 +363,7 @@ SL_TEST(step_large_kd_fallbacks)
 {
     REQUIRE_GPU();
     assert_false(sl_k_kmeans_supported(SL_K_KMEANS_FUSED, 16, 3000));
-    assert_false(sl_k_kmeans_supported(SL_K_KMEANS_TC_FUSED, 16, 3000));
+    assert_false(sl_k_kmeans_supported(SL_K_KMEANS_MMA_FUSED, 16, 3000));
     check_all(8192, 16, 3000, 50, 9, 0, 0); /* multi-pass, centroid chunks */
     check_all(4096, 64, 700, 20, 10, 0, 0);
     check_all(3000, 100, 20, 5, 11, 0, 0);  /* d > 64: generic multi-pass */
@@ -401,9 +400,10 @@ SL_TEST(step_bad_arguments)
     assert_int_equal(sl_k_kmeans_step_f32(NULL, &tb, cols, 16, 10, (float *)16, 100000,
                                           SL_K_KMEANS_FUSED, ds, dc, ds, NULL, 0),
                      cudaErrorInvalidValue);
-    assert_int_equal(sl_k_kmeans_step_f32(NULL, &tb, cols, 2, 10, (float *)16, 4,
-                                          SL_K_KMEANS_TC_FUSED, ds, dc, ds, NULL, 0),
-                     cudaErrorInvalidValue); /* tensor cores need d >= 4 */
+    for (int m = 3; m <= 4; m++) /* the removed 3xTF32 kernels' numbers */
+        assert_int_equal(sl_k_kmeans_step_f32(NULL, &tb, cols, 16, 10, (float *)16, 4, m, ds, dc,
+                                              ds, NULL, 0),
+                         cudaErrorInvalidValue);
     /* a NULL column is refused at the launch call */
     CU(sl_k_kmeans_step_f32(NULL, &tb, cols, 1, 10, (float *)16, 4, 0, ds, dc, ds, NULL, 0));
     void *t = NULL;

@@ -156,18 +156,6 @@ static const char *plans_dir(void)
     return stat(SL_PLANS_DIR, &st) == 0 ? SL_PLANS_DIR : "plans/files";
 }
 
-static char *read_text(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        fail_msg("cannot open %s", path);
-    static char buf[1 << 16];
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = 0;
-    return buf;
-}
-
 static sl_engine_t *engine(enum sl_placement pl)
 {
     struct sl_engine_config cfg;
@@ -218,7 +206,7 @@ static int run_file(sl_engine_t *e, int on_gpu, const char *file, struct rows *o
         snprintf(path, sizeof path, "%s/%s", plans_dir(), file);
     sl_plan_t *p;
     SL_ASSERT_OK(sl_plan_create(&p));
-    if (sl_plan_parse(p, read_text(path), path) != SL_OK)
+    if (sl_plan_parse(p, sl_test_read_text(path), path) != SL_OK)
         fail_msg("%s", sl_plan_errmsg(p));
     sl_query_t *q;
     SL_ASSERT_OK(sl_query_create(e, p, &q));

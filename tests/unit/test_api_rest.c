@@ -21,14 +21,7 @@ static void assert_no_leaks(void)
 
 static sl_engine_t *cpu_engine(int threads, int64_t morsel)
 {
-    struct sl_engine_config cfg;
-    sl_engine_config_init(&cfg);
-    cfg.n_threads = threads;
-    cfg.n_gpus = 0;
-    cfg.morsel_rows_cpu = morsel;
-    sl_engine_t *e;
-    SL_ASSERT_OK(sl_test_engine_open(&e, &cfg));
-    return e;
+    return sl_test_cpu_engine(threads, morsel);
 }
 
 struct names {

@@ -24,16 +24,6 @@
  *   SL_K_KMEANS_MULTIPASS  when k*d does not fit shared memory: centroids stream through
  *                          shared memory in chunks, labels go to memory (d_labels or
  *                          temp), a second pass adds the points into global sums.
- *   SL_K_KMEANS_TC_FUSED / SL_K_KMEANS_TC_MULTIPASS: the same with the distances as a
- *                          matrix product on tensor cores (TF32 mma.sync, float32
- *                          accumulation, the bias ||c||^2/2 as the accumulator input).
- *                          Each point keeps its best and second-best TF32 score; when
- *                          their gap is within a bound of the TF32 error
- *                          (2^-8 ||x|| max||c|| + float32 rounding), the point is
- *                          re-assigned exactly in float32 as FUSED does, so labels are
- *                          the float32 ones. Needs d >= 4 (padded to a multiple of 8).
- *                          (The kernels now use 3xTF32, x.c = xl.ch + xh.cl + xh.ch, and
- *                          a bound of 2^-14 (||x|| max||c|| + max||c||^2/2).)
  *   SL_K_KMEANS_MMA_FUSED  single pass, d <= 16, k <= 256: scores on tensor cores with x
  *                          in TF32 and the centroids as two TF32 parts (2xTF32), each row's
  *                          two best scores kept with the centroid index packed into their
@@ -42,9 +32,11 @@
  *                          float32 by its warp, so labels are the float32 ones. Residual
  *                          sums per warp in shared memory; one merge per block.
  *   SL_K_KMEANS_AUTO       sl_k_kmeans_pick(d, k) (from measurements on an H100).
- * d <= 64 for all methods except MULTIPASS, which takes d up to SL_K_KMEANS_MAX_DIMS.
+ * d <= 64 for FUSED, d <= 16 for MMA_FUSED; MULTIPASS takes d up to SL_K_KMEANS_MAX_DIMS.
+ * (Numbers 3 and 4 were 3xTF32 tensor-core kernels, fused and multi-pass, which AUTO never
+ * chose: removed; sl_k_kmeans_supported says 0 for them.)
  *
- * Temp storage: two-call pattern (d_temp NULL sets *temp_bytes); multi-pass methods
+ * Temp storage: two-call pattern (d_temp NULL sets *temp_bytes); the multi-pass method
  * without d_labels need n labels of temp. Launchers never allocate or synchronize and
  * return cudaGetLastError(); a size they cannot serve is cudaErrorInvalidValue.
  */
@@ -66,9 +58,7 @@ enum {
     SL_K_KMEANS_AUTO = 0,
     SL_K_KMEANS_FUSED = 1,
     SL_K_KMEANS_MULTIPASS = 2,
-    SL_K_KMEANS_TC_FUSED = 3,
-    SL_K_KMEANS_TC_MULTIPASS = 4,
-    SL_K_KMEANS_MMA_FUSED = 5
+    SL_K_KMEANS_MMA_FUSED = 5 /* the number the option debug_kmeans_method takes */
 };
 
 /* The method AUTO runs for d features and k clusters (host only, no CUDA call). */

@@ -64,18 +64,6 @@ static void run_output(sl_engine_t *e, sl_plan_t *p, const char *out, struct sum
     sl_query_destroy(q);
 }
 
-static char *read_text(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        fail_msg("cannot open %s", path);
-    static char buf[1 << 16];
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = 0;
-    return buf;
-}
-
 /* Builds the plan with `build`, and from plans/files/<file>, runs both, compares. */
 static void compare(int (*build)(sl_plan_t *, const char *, int64_t), const char *workload,
                     int64_t rows, const char *file, const char *out, struct summary *s)
@@ -89,7 +77,7 @@ static void compare(int (*build)(sl_plan_t *, const char *, int64_t), const char
         fail_msg("building %s: %s", file, sl_plan_errmsg(pc));
     char path[512];
     snprintf(path, sizeof path, "%s/%s", SL_PLANS_DIR, file);
-    if (sl_plan_parse(pf, read_text(path), path) != SL_OK)
+    if (sl_plan_parse(pf, sl_test_read_text(path), path) != SL_OK)
         fail_msg("%s", sl_plan_errmsg(pf));
     struct summary sf;
     run_output(e, pc, out, s);

@@ -77,14 +77,7 @@ static void assert_no_leaks(void)
 
 static sl_engine_t *open_engine(int threads, int64_t morsel)
 {
-    struct sl_engine_config cfg;
-    sl_engine_config_init(&cfg);
-    cfg.n_threads = threads;
-    cfg.morsel_rows_cpu = morsel;
-    cfg.n_gpus = 0;
-    sl_engine_t *e;
-    SL_ASSERT_OK(sl_test_engine_open(&e, &cfg));
-    return e;
+    return sl_test_cpu_engine(threads, morsel);
 }
 
 /* ---------------- random tables ---------------- */

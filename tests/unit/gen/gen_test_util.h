@@ -14,14 +14,7 @@
 
 static inline sl_engine_t *gt_open(int threads, int64_t morsel)
 {
-    struct sl_engine_config cfg;
-    sl_engine_config_init(&cfg);
-    cfg.n_threads = threads;
-    cfg.morsel_rows_cpu = morsel;
-    cfg.n_gpus = 0;
-    sl_engine_t *e;
-    SL_ASSERT_OK(sl_test_engine_open(&e, &cfg));
-    return e;
+    return sl_test_cpu_engine(threads, morsel);
 }
 
 static inline void gt_close(sl_engine_t *e)

@@ -187,14 +187,7 @@ static sl_engine_t *open_engine(int threads, int64_t morsel)
     int rc = sl_registry_add(sl_registry_global(), &ordered_def);
     if (rc != SL_OK && rc != SL_EEXIST)
         fail_msg("registering test.ordered: %d", rc);
-    struct sl_engine_config cfg;
-    sl_engine_config_init(&cfg);
-    cfg.n_threads = threads;
-    cfg.morsel_rows_cpu = morsel;
-    cfg.n_gpus = 0;
-    sl_engine_t *e;
-    SL_ASSERT_OK(sl_test_engine_open(&e, &cfg));
-    return e;
+    return sl_test_cpu_engine(threads, morsel);
 }
 
 static void assert_no_leaks(void)
