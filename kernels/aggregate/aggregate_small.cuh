@@ -65,10 +65,14 @@ __device__ __forceinline__ int small_find(K *skey, int log_c, K k, unsigned *cla
         K cur = *(volatile K *)&skey[h];
         if (cur == SmallKey<K>::kEmpty) {
             cur = SmallKey<K>::cas(&skey[h], SmallKey<K>::kEmpty, k);
-            if (cur == SmallKey<K>::kEmpty && claims)
-                (*claims)++;
+            if (cur == SmallKey<K>::kEmpty) { /* this thread claimed the slot */
+                if (claims)
+                    (*claims)++;
+                return (int)h;
+            }
+            /* another thread claimed it first: cur is the key it stored */
         }
-        if (cur == SmallKey<K>::kEmpty || cur == k)
+        if (cur == k)
             return (int)h;
         h = (h + 1) & mask;
     }
