@@ -160,8 +160,8 @@ struct sl_engine_config {
                                    one GPU copies each range with its own copy instead of
                                    a kernel per sender (A/B runs) */
     /* Fields added with the GPU group-by's packed row counts (issue 19). */
-    int debug_agg_gpu_unpacked; /* 1: the GPU group-by's shared tables count rows with an
-                                   atomic of their own, not packed with a sum (A/B runs) */
+    int debug_agg_gpu_no_lean;  /* 1: the GPU group-by's few-groups path of one integer
+                                   sum takes the general shared-table kernel (A/B runs) */
 };
 
 /* Fills *cfg with the defaults and sets cfg->size. Cannot fail. Thread-safe (touches

@@ -251,6 +251,28 @@ cudaError_t small_launch(const sl_k_agg_spec *sp, const sl_k_agg_input *in,
     return cudaGetLastError();
 }
 
+/* The lean few-groups kernel (L: one state, a sum) for key type K. */
+template <typename K>
+cudaError_t lean_launch(const sl_k_agg_spec *sp, const sl_k_agg_input *in,
+                        const sl_k_agg_table *tb, const sl_k_agg_table *spill,
+                        const SmallLayout &L, cudaStream_t stream)
+{
+    int a = 0;
+    while (L.st[a] != 0)
+        a++;
+    const int log_c = kSmallLogSlots;
+    const size_t smem = (sizeof(K) + 12) << log_c;
+    const bool vec = aligned16(in->keys[0].d_data) && aligned16(in->vals[a].d_data);
+    int grid = 0;
+    cudaError_t e = small_grid((const void *)lean_update_kernel<K>, kThreads, kSmallItems, smem,
+                               in->n, &grid);
+    if (e != cudaSuccess)
+        return e;
+    lean_update_kernel<K><<<grid, kThreads, smem, stream>>>(*sp, *in, *tb, *spill, a, log_c,
+                                                            vec);
+    return cudaGetLastError();
+}
+
 /* The few-groups kernel for key type K: 64-bit shared sums, 32-bit halves, or (PACK)
  * halves with the row counts packed with the first sum. */
 template <typename K>
@@ -258,6 +280,8 @@ cudaError_t small_launch_k(const sl_k_agg_spec *sp, const sl_k_agg_input *in,
                            const sl_k_agg_table *tb, const sl_k_agg_table *spill,
                            const SmallLayout &L, int flags, cudaStream_t stream)
 {
+    if ((flags & SL_K_AGG_LEAN) && L.n_st == 1 && L.pk == 0)
+        return lean_launch<K>(sp, in, tb, spill, L, stream);
     if (small_pack<K>(L, flags))
         return small_launch<K, true, true>(sp, in, tb, spill, L, stream);
     if (flags & SL_K_AGG_SMALL_SPLIT)

@@ -402,6 +402,75 @@ __global__ void __launch_bounds__(kThreads, 2)
     }
 }
 
+/* The lean few-groups kernel (SL_K_AGG_LEAN): the specs of one integer sum (count(*),
+ * count and sum/avg of one int32/int64 column; L.n_st == 1, state 0 a sum, aggregate
+ * `a`) in a shared table of stored keys, 32-bit row counts and the sums' 32-bit halves in
+ * arrays of their own (the halves of one 64-bit word share banks), the rows and value of
+ * a step read once, no loop over the aggregates. The same contract as small_update_kernel
+ * (values outside int32 go to the global 128-bit state; rows without a slot to the
+ * global table). */
+template <typename K>
+__global__ void __launch_bounds__(kThreads, 2)
+    lean_update_kernel(sl_k_agg_spec sp, sl_k_agg_input in, sl_k_agg_table tb,
+                       sl_k_agg_table spill, int a, int log_c, bool vec)
+{
+    const int C = 1 << log_c;
+    K *skey = (K *)agg_smem;
+    unsigned *srows = (unsigned *)(skey + C), *slo = srows + C;
+    int *shi = (int *)(slo + C);
+    for (int i = threadIdx.x; i < C; i += blockDim.x)
+        skey[i] = SmallKey<K>::kEmpty, srows[i] = 0, slo[i] = 0, shi[i] = 0;
+    __syncthreads();
+    const int ktype = sizeof(K) == 4 ? SL_K_I32 : SL_K_I64, vtype = sp.in_type[a];
+    auto row = [&](int64_t k, int64_t v) {
+        const int slot = small_find<K>(skey, log_c, (K)k);
+        int64_t g = -1;
+        if (slot >= 0) {
+            atomicAdd(&srows[slot], 1u);
+            if (!small_wide(K_SUMI, vtype, v)) {
+                const unsigned l = (unsigned)v, old = atomicAdd(&slo[slot], l);
+                const int d = (old + l < old ? 1 : 0) - (v < 0 ? 1 : 0);
+                if (d)
+                    atomicAdd(&shi[slot], d);
+                return;
+            }
+            g = small_gfind(sp, tb, k); /* a wide value; its row counts in shared memory */
+        } else if ((g = small_gfind(sp, tb, k)) >= 0) {
+            atomicAdd(&tb.d_rows[g], 1ull);
+        }
+        if (g >= 0)
+            update_val(K_SUMI, tb.d_v0[a], tb.d_v1[a], g, (uint64_t)v);
+    };
+    const int64_t nq = in.n / kSmallItems;
+    for (int64_t q = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; q < nq;
+         q += (int64_t)gridDim.x * blockDim.x) {
+        int64_t kx[kSmallItems], v[kSmallItems];
+        small_load<kSmallItems>(in.keys[0].d_data, ktype, q * kSmallItems, vec, kx);
+        small_load<kSmallItems>(in.vals[a].d_data, vtype, q * kSmallItems, vec, v);
+#pragma unroll
+        for (int i = 0; i < kSmallItems; i++)
+            row(kx[i], v[i]);
+    }
+    if (blockIdx.x == gridDim.x - 1)
+        for (int64_t r = nq * kSmallItems + threadIdx.x; r < in.n; r += blockDim.x)
+            row(ld_int(in.keys[0].d_data, ktype, r), ld_int(in.vals[a].d_data, vtype, r));
+    __syncthreads();
+    for (int i = threadIdx.x; i < C; i += blockDim.x) {
+        const K k = skey[i];
+        if (k == SmallKey<K>::kEmpty)
+            continue;
+        unsigned long long v0[kMaxA], nn[kMaxA];
+        long long v1[kMaxA];
+        const long long x = (long long)(((unsigned long long)(long long)shi[i] << 32) | slo[i]);
+        for (int b = 0; b < sp.n_aggs; b++) {
+            v0[b] = b == a ? (unsigned long long)x : 0;
+            v1[b] = b == a && x < 0 ? -1 : 0;
+            nn[b] = 0;
+        }
+        g_merge_or_spill(sp, tb, spill, small_gkey((int64_t)k), srows[i], v0, v1, nn);
+    }
+}
+
 /* Rows i0, i0 + blockDim.x, ... (N of them, those below hi) of a partition into the
  * block's shared table: every key and the first kSmallPre states' values load before the
  * first lookup (one memory wait for N rows: one row at a time left the partition kernel

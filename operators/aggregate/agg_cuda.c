@@ -323,10 +323,10 @@ static int sink(sl_task_t *t)
     int64_t generic = 0;
     sl_task_option_int(t, "debug_gpu_generic", &generic);
     d->few_threshold = generic ? -1 : 0;
-    int64_t unpacked = 0;
-    sl_task_option_int(t, "debug_agg_gpu_unpacked", &unpacked);
-    if (unpacked)
-        d->update_flags &= ~SL_K_AGG_PACK;
+    int64_t no_lean = 0;
+    sl_task_option_int(t, "debug_agg_gpu_no_lean", &no_lean);
+    if (no_lean)
+        d->update_flags &= ~SL_K_AGG_LEAN;
     if (!p->where)
         return sink_rows(t, p, ls->gpu, b, NULL, b->n_rows);
     /* where=: the kernels read the passing rows by number, in place (no gathered copy of

@@ -10,7 +10,8 @@
  * path on many more groups than its tables hold, and a first batch whose sample sees ten
  * groups where the input has 50,000 (the table grows; the rerun takes the generic path).
  * Row counts packed with the first sum (SL_K_AGG_PACK): values about its bounds, counts
- * past a byte, no sum, against the unpacked kernels.
+ * past a byte, no sum, against the unpacked kernels; the lean kernel of one sum
+ * (SL_K_AGG_LEAN, the default for such specs).
  * The same for the kernel of a handful of groups (SL_K_AGG_FEW, aggregate_few.cuh), and
  * through the operator with two int32 keys, one and none.
  *
@@ -127,7 +128,10 @@ struct kcase {
     int packv;            /* int64 values about the packed sums' bounds (SL_K_AGG_PACK):
                              +-2^23 and one past, int32's extremes, values between (the
                              32-bit halves) and within +-2^23 */
-    int unpacked;         /* without SL_K_AGG_PACK (the row counts' own atomic) */
+    int pack;             /* with SL_K_AGG_PACK (the row counts packed with a sum; not the
+                             driver's default) */
+    int no_lean;          /* without SL_K_AGG_LEAN (the driver's default: the lean kernel
+                             for one sum) */
     int no_sum;           /* the int64 sum replaced by a third count: with naggs 3 or 5 no
                              sum packs with the row counts */
 };
@@ -253,8 +257,10 @@ static void kcase_run(const struct kcase *c)
     d.row_partition = c->rowpart;
     if (c->atom64)
         d.update_flags &= ~(SL_K_AGG_SMALL_SPLIT | SL_K_AGG_PACK);
-    if (c->unpacked)
-        d.update_flags &= ~SL_K_AGG_PACK;
+    if (c->pack)
+        d.update_flags |= SL_K_AGG_PACK;
+    if (c->no_lean)
+        d.update_flags &= ~SL_K_AGG_LEAN;
     uint32_t *hidx = malloc((size_t)(n + 1) * 4);
     int64_t n_idx = 0;
     if (c->byrow) { /* per batch: its rows' numbers from the batch's first row */
@@ -681,8 +687,8 @@ SL_TEST(part_path_tile_partitioner_narrow)
         }
 }
 
-/* Row counts packed with the first integer sum (SL_K_AGG_PACK, on by default, so every
- * case above runs it too) against the plain reference and the unpacked kernels: values
+/* Row counts packed with the first integer sum (SL_K_AGG_PACK) against the plain
+ * reference and the unpacked kernels, and the lean kernel of one sum: values
  * at the packed range's bounds and one past them, at int32's extremes (the 32-bit
  * halves) and 2^40 (the global path); 16 groups over 4,194,304 rows (about a thousand
  * rows a group in each block: the words' low byte wraps, and their sums carry and borrow
@@ -698,7 +704,7 @@ SL_TEST(small_path_packed_counts)
         struct kcase cases[] = {
             {.n = 4194304, .groups = 16, .batches = 1, .packv = 1, .naggs = 5},
             {.n = 4194304, .groups = 16, .batches = 2, .packv = 1, .sum_first = 1, .naggs = 3},
-            {.n = 4194304, .groups = 16, .batches = 1, .packv = 1, .naggs = 5, .unpacked = 1},
+            {.n = 4194304, .groups = 16, .batches = 1, .packv = 1, .naggs = 5, .pack = -1},
             {.n = 4194304, .groups = 16, .batches = 1, .naggs = 3},
             {.n = 4194304, .groups = 16, .batches = 1, .packv = 1}, /* eight: not packed */
             {.n = 1000003, .groups = 1000, .batches = 2, .packv = 1, .offset = 1, .naggs = 5},
@@ -707,7 +713,7 @@ SL_TEST(small_path_packed_counts)
             {.n = 2000000, .groups = 200, .batches = 1, .naggs = 3, .no_sum = 1},
             {.n = 2000000, .groups = 200, .batches = 1, .naggs = 5, .no_sum = 1},
             {.n = 2000000, .groups = 200, .batches = 1, .naggs = 5, .no_sum = 1,
-             .unpacked = 1},
+             .pack = -1},
             {.n = 4194304, .groups = 3000, .batches = 1, .packv = 1, .mode = P, .pbits = 4,
              .naggs = 5},
             {.n = 3000001, .groups = 250000, .batches = 2, .packv = 1, .mode = P,
@@ -715,11 +721,30 @@ SL_TEST(small_path_packed_counts)
             {.n = 3000001, .groups = 250000, .batches = 1, .mode = P, .pbits = 13,
              .naggs = 3, .no_sum = 1},
             {.n = 3000001, .groups = 250000, .batches = 1, .packv = 1, .mode = P,
-             .pbits = 13, .naggs = 3, .unpacked = 1},
+             .pbits = 13, .naggs = 3, .pack = -1},
         };
         for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
             cases[i].key64 = k64;
+            cases[i].pack = cases[i].pack == 0; /* -1: the unpacked kernels */
             kcase_run(&cases[i]);
+        }
+        /* The driver's default: one sum (count(*), count, sum) takes the lean kernel;
+         * values about int32's bounds (the global path past them), extremes, one row,
+         * a tail, skew, against the general kernel (no_lean). */
+        struct kcase lean[] = {
+            {.n = 1, .groups = 1, .batches = 1, .naggs = 3},
+            {.n = 4194304, .groups = 16, .batches = 1, .packv = 1, .naggs = 3},
+            {.n = 1000003, .groups = 1000, .batches = 2, .packv = 1, .offset = 1, .naggs = 3},
+            {.n = 1000003, .groups = 1000, .batches = 1, .extremes = 1, .naggs = 3},
+            {.n = 1000003, .groups = 1000, .batches = 1, .extremes = 1, .naggs = 3,
+             .sum_first = 1},
+            {.n = 2000000, .groups = 1500, .batches = 1, .skew = 1, .naggs = 3},
+            {.n = 400000, .groups = 50000, .batches = 2, .small = (int64_t)1 << 40, .naggs = 3},
+            {.n = 1000003, .groups = 1000, .batches = 1, .packv = 1, .naggs = 3, .no_lean = 1},
+        };
+        for (size_t i = 0; i < sizeof lean / sizeof lean[0]; i++) {
+            lean[i].key64 = k64;
+            kcase_run(&lean[i]);
         }
     }
 }
@@ -739,8 +764,12 @@ SL_TEST(small_path_packed_small)
         {.n = 20001, .groups = 3000, .batches = 1, .packv = 1, .mode = P, .pbits = 4,
          .naggs = 5},
     };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        cases[i].pack = 1;
         kcase_run(&cases[i]);
+        cases[i].pack = 0; /* the driver's default: lean for one sum (naggs 3) */
+        kcase_run(&cases[i]);
+    }
 }
 
 /* The shared-table kernels with the sum among the values they load with the keys

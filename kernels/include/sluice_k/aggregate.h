@@ -135,13 +135,16 @@ cudaError_t sl_k_agg_table_clear(const struct sl_k_agg_table *tb, cudaStream_t s
  * value of the first integer sum take one 32-bit shared atomic when the value is within
  * +-2^23 (aggregate_small.cuh, pack_add), instead of one for each; not where the extra
  * 8 bytes a slot would cost the shared table slots (many states: then as without it).
+ * SL_K_AGG_LEAN (with SL_K_AGG_SMALL): a spec whose only state is one integer sum
+ * (count(*), count, one sum or avg) takes a kernel specialized for it (lean_update_kernel);
+ * before SL_K_AGG_PACK.
  * SL_K_AGG_FEW (for an input expected to hold a few dozen groups at most): no key, one
  * int32/int64 key or two int32 keys, count(*), count and up to six sum/avg/min/max of
  * int32/int64 values, all without nulls, take a kernel that keeps each thread's first
  * groups in registers (kernels/aggregate/aggregate_few.cuh; rows in place or by number,
  * d_rowidx); others as without it. */
 enum { SL_K_AGG_PRELOAD = 1, SL_K_AGG_SMALL = 2, SL_K_AGG_SMALL_SPLIT = 8, SL_K_AGG_FEW = 16,
-       SL_K_AGG_PACK = 32 };
+       SL_K_AGG_PACK = 32, SL_K_AGG_LEAN = 64 };
 cudaError_t sl_k_agg_update(const struct sl_k_agg_spec *spec, const struct sl_k_agg_input *in,
                             const struct sl_k_agg_table *tb, uint32_t *d_overflow_rows,
                             const struct sl_k_agg_table *spill, int shared_groups, int flags,
