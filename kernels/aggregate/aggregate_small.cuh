@@ -9,7 +9,13 @@
  * its key is the empty marker, or no free slot within kProbeLimit probes (more groups than
  * the estimate said). A sum value outside the int32 range goes to the global 128-bit state
  * alone (its row still counts in shared memory): with |values| < 2^31 and fewer than 2^32
- * rows a block's 64-bit partial cannot overflow, so sums stay exact. */
+ * rows a block's 64-bit partial cannot overflow, so sums stay exact.
+ *
+ * A spec whose only state is one integer sum takes lean_update_kernel (SL_K_AGG_LEAN, the
+ * driver's default): 2^28 rows, 1,000 groups, count(*) + sum(int64) in 1.34 ms against
+ * 1.85 for small_update_kernel (H100, 2026-11-27). pack_add (SL_K_AGG_PACK, not default)
+ * counts a row and adds its sum value in one 32-bit atomic: slower in the tree (1.91 ms;
+ * the partition kernel 4.25 against 3.71 at 2^24 groups). */
 #ifndef SLUICE_K_AGGREGATE_SMALL_CUH
 #define SLUICE_K_AGGREGATE_SMALL_CUH
 
