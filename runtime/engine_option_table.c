@@ -169,6 +169,11 @@ const struct sl__option sl__options[] = {
       "groups in the shared-table kernels and LIKE's GPU search a byte at a time, as before "
       "register programs, the few-groups kernel and the word search (A/B runs).", NULL, 0, 1},
      FIELD(debug_gpu_generic, INT)},
+    {{"debug_agg_gpu_no_lean", SL_ENGINE_OPT_BOOL, DBG, "false",
+      "Has a GPU group-by of a few thousand groups whose only state is one integer sum "
+      "(count, sum, avg) take the general shared-table kernel, as before the kernel "
+      "specialized for it (A/B runs).", NULL, 0, 1},
+     FIELD(debug_agg_gpu_no_lean, INT)},
     {{"debug_gpu_wide_upload", SL_ENGINE_OPT_BOOL, DBG, "false",
       "Has GPU uploads move a pinned table's integer, date, decimal and dict columns at "
       "their full width instead of the narrow copies sl_table_pin makes (A/B runs).", NULL,

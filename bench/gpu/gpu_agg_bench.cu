@@ -724,7 +724,8 @@ static bool method_wanted(const char *method)
 /* One configuration: median of 5 after a warm-up. */
 static void bench_one(const char *method, int mode, int shared, int bits, int64_t n,
                       int64_t groups, int32_t *dk, int64_t *dv, uint64_t vsum,
-                      int flags = SL_K_AGG_PRELOAD | SL_K_AGG_SMALL_SPLIT, int rowpart = 0)
+                      int flags = SL_K_AGG_PRELOAD | SL_K_AGG_SMALL_SPLIT | SL_K_AGG_LEAN,
+                      int rowpart = 0)
 {
     if (!method_wanted(method))
         return;
@@ -865,6 +866,12 @@ static int cmd_bench(int lg, const char *glist, bool sweep)
             continue;
         }
         bench_one("auto", AGG_GDRV_AUTO, 0, 0, n, g, dk, dv, vsum);
+        /* The general shared-table kernel (before SL_K_AGG_LEAN), and with the row counts
+         * packed with the sums (SL_K_AGG_PACK). */
+        bench_one("auto_general", AGG_GDRV_AUTO, 0, 0, n, g, dk, dv, vsum,
+                  SL_K_AGG_PRELOAD | SL_K_AGG_SMALL_SPLIT);
+        bench_one("auto_packed", AGG_GDRV_AUTO, 0, 0, n, g, dk, dv, vsum,
+                  SL_K_AGG_PRELOAD | SL_K_AGG_SMALL_SPLIT | SL_K_AGG_PACK);
         if (g <= 65536) {
             bench_one("table_atom64", AGG_GDRV_TABLE, 0, 0, n, g, dk, dv, vsum,
                       SL_K_AGG_PRELOAD);

@@ -11,6 +11,10 @@
  *   small<C>   per-block shared hash table of C slots (32-bit multiplicative hash, keys
  *              stored, CAS insert), 32-bit counts and 64-bit sums, merged once per block
  *              into a global hash table
+ *   split12    the same with the sums as 32-bit halves (two atomics a row)
+ *   pack<C>    the row count packed with the sum in one 32-bit word (one atomic a row);
+ *              _pf: the next step's rows loaded before this step's atomics; _b<B>: B
+ *              blocks of 512 threads an SM
  *   dense      (dense keys only) min/max pass, then per-block shared arrays indexed by
  *              key - min (no hashing)
  *   part1/part2 radix partition (one 12-bit pass, or two 6-bit passes) of (key, value)
@@ -63,6 +67,61 @@ __device__ __forceinline__ void g_add(const GTab &g, uint32_t k, unsigned long l
     atomicAdd(g.n_fail, 1ull);
 }
 
+/* Calls add(key, value) for every row: four a thread a step (one int4 of keys, two
+ * longlong2 of values), the tail in block 0; PF loads the next step's rows before the
+ * current step's adds. */
+template <bool PF, typename F>
+__device__ __forceinline__ void rows4(const int32_t *__restrict__ keys,
+                                      const int64_t *__restrict__ vals, int64_t n, F &add)
+{
+    const int64_t n4 = n / 4, stride = (int64_t)gridDim.x * blockDim.x;
+    int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    int4 k = {0, 0, 0, 0};
+    longlong2 v0 = {0, 0}, v1 = {0, 0};
+    auto load = [&](int64_t j) {
+        k = __ldcs((const int4 *)keys + j);
+        v0 = __ldcs((const longlong2 *)vals + 2 * j);
+        v1 = __ldcs((const longlong2 *)vals + 2 * j + 1);
+    };
+    if (PF && i < n4)
+        load(i);
+    for (; i < n4; i += stride) {
+        if (!PF)
+            load(i);
+        const int4 ck = k;
+        const longlong2 c0 = v0, c1 = v1;
+        if (PF && i + stride < n4)
+            load(i + stride);
+        add((uint32_t)ck.x, c0.x);
+        add((uint32_t)ck.y, c0.y);
+        add((uint32_t)ck.z, c1.x);
+        add((uint32_t)ck.w, c1.y);
+    }
+    if (blockIdx.x == 0)
+        for (int64_t r = n4 * 4 + threadIdx.x; r < n; r += blockDim.x)
+            add((uint32_t)keys[r], vals[r]);
+}
+
+/* Slot of key k in a shared table of 1 << LOGC stored keys (claimed if new), -1 after
+ * `probes` probes. */
+template <int LOGC>
+__device__ __forceinline__ int s_slot(uint32_t *skey, uint32_t k, int probes)
+{
+    uint32_t h = hash32(k) >> (32 - LOGC);
+    for (int p = 0; p < probes; p++) {
+        uint32_t cur = skey[h];
+        if (cur == kEmpty) {
+            cur = atomicCAS(&skey[h], kEmpty, k);
+            if (cur == kEmpty)
+                return (int)h;
+        }
+        if (cur == k)
+            return (int)h;
+        h = (h + 1) & ((1u << LOGC) - 1);
+    }
+    return -1;
+}
+
 /* ---------------------------------------------------------------- small groups ----- */
 /* Rows per thread per step: one int4 of keys, two longlong2 of values. */
 template <int LOGC>
@@ -81,45 +140,95 @@ __global__ void __launch_bounds__(512, 2)
         ssum[i] = 0;
     }
     __syncthreads();
-    const int64_t n4 = n / 4;
     unsigned int fails = 0;
     auto add = [&](uint32_t k, int64_t v) {
-        uint32_t h = hash32(k) >> (32 - LOGC);
-        for (int p = 0; p < C; p++) {
-            uint32_t cur = skey[h];
-            if (cur == kEmpty) {
-                cur = atomicCAS(&skey[h], kEmpty, k);
-                if (cur == kEmpty)
-                    cur = k;
-            }
-            if (cur == k) {
-                atomicAdd(&scnt[h], 1u);
-                atomicAdd(&ssum[h], (unsigned long long)v);
-                return;
-            }
-            h = (h + 1) & (C - 1);
+        const int h = s_slot<LOGC>(skey, k, C);
+        if (h < 0) {
+            fails++;
+            return;
         }
-        fails++;
+        atomicAdd(&scnt[h], 1u);
+        atomicAdd(&ssum[h], (unsigned long long)v);
     };
-    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n4;
-         i += (int64_t)gridDim.x * blockDim.x) {
-        int4 k = __ldcs((const int4 *)keys + i);
-        longlong2 v0 = __ldcs((const longlong2 *)vals + 2 * i);
-        longlong2 v1 = __ldcs((const longlong2 *)vals + 2 * i + 1);
-        add((uint32_t)k.x, v0.x);
-        add((uint32_t)k.y, v0.y);
-        add((uint32_t)k.z, v1.x);
-        add((uint32_t)k.w, v1.y);
-    }
-    if (blockIdx.x == 0)
-        for (int64_t i = n4 * 4 + threadIdx.x; i < n; i += blockDim.x)
-            add((uint32_t)keys[i], vals[i]);
+    rows4<false>(keys, vals, n, add);
     if (fails)
         atomicAdd(g.n_fail, (unsigned long long)fails);
     __syncthreads();
     for (int i = threadIdx.x; i < C; i += blockDim.x)
         if (skey[i] != kEmpty)
             g_add(g, skey[i], scnt[i], ssum[i]);
+}
+
+/* ------------------------------------------------- small, 32-bit shared words ----- */
+/* As small<C>, with the sums in 32-bit halves (lo atomic a row, hi on a carry or a
+ * negative value) and either the row count in its own atomic (split) or packed with the
+ * sum into one 32-bit word (pack: 256 v + 1 added, the count's byte and T's carries
+ * kept from the returned old word; values past +-2^23 take the halves and count with
+ * v = 0), as kernels/aggregate/aggregate_small.cuh; PF loads the next step's rows
+ * before the current step's atomics; MINB blocks per SM. */
+__device__ __forceinline__ void m_add_split(unsigned *lo, int *hi, int64_t v)
+{
+    const unsigned l = (unsigned)v, old = atomicAdd(lo, l);
+    const int d = (old + l < old ? 1 : 0) - (v < 0 ? 1 : 0);
+    if (d)
+        atomicAdd(hi, d);
+}
+
+__device__ __forceinline__ void m_pack(unsigned *w, unsigned *cw, int *hw, int64_t v)
+{
+    const unsigned add = ((unsigned)v << 8) + 1u, old = atomicAdd(w, add);
+    if ((old & 255u) == 255u)
+        atomicAdd(cw, 1u);
+    const int d = (old + add < old ? 1 : 0) - (v < 0 ? 1 : 0);
+    if (d)
+        atomicAdd(hw, d);
+}
+
+template <int LOGC, int MINB, bool PACK, bool PF>
+__global__ void __launch_bounds__(512, MINB)
+    w32_kernel(const int32_t *__restrict__ keys, const int64_t *__restrict__ vals, int64_t n,
+               GTab g)
+{
+    constexpr int C = 1 << LOGC;
+    extern __shared__ __align__(16) char sm[];
+    uint32_t *skey = (uint32_t *)sm;
+    unsigned *w = skey + C, *cw = w + C, *lo = cw + C;
+    int *hw = (int *)(lo + C), *hi = hw + C;
+    for (int i = threadIdx.x; i < C; i += blockDim.x)
+        skey[i] = kEmpty, w[i] = cw[i] = lo[i] = 0, hw[i] = hi[i] = 0;
+    __syncthreads();
+    unsigned fails = 0;
+    auto add = [&](uint32_t k, int64_t v) {
+        const int h = s_slot<LOGC>(skey, k, 32);
+        if (h < 0) {
+            fails++;
+        } else if (PACK) {
+            const bool fit = (uint64_t)(v + (1 << 23)) >> 24 == 0;
+            m_pack(&w[h], &cw[h], &hw[h], fit ? v : 0);
+            if (!fit)
+                m_add_split(&lo[h], &hi[h], v);
+        } else {
+            atomicAdd(&w[h], 1u);
+            m_add_split(&lo[h], &hi[h], v);
+        }
+    };
+    rows4<PF>(keys, vals, n, add);
+    if (fails)
+        atomicAdd(g.n_fail, (unsigned long long)fails);
+    __syncthreads();
+    for (int j = threadIdx.x; j < C; j += blockDim.x) {
+        if (skey[j] == kEmpty)
+            continue;
+        const long long split = (long long)(((unsigned long long)(long long)hi[j] << 32) | lo[j]);
+        unsigned long long rows = w[j];
+        long long sum = split;
+        if (PACK) {
+            rows = (unsigned long long)cw[j] * 256 + (w[j] & 255u);
+            const long long t = (long long)(((unsigned long long)(long long)hw[j] << 32) | w[j]);
+            sum += (t - (long long)rows) >> 8;
+        }
+        g_add(g, skey[j], rows, (unsigned long long)sum);
+    }
 }
 
 /* ---------------------------------------------------------------- dense ------------ */
@@ -471,6 +580,20 @@ static void run_small(void *p)
     CK(cudaGetLastError());
 }
 
+template <int LOGC, int MINB, bool PACK, bool PF>
+static void run_w32(void *p)
+{
+    Ctx *c = (Ctx *)p;
+    reset_g(c);
+    size_t smem = (size_t)(1 << LOGC) * 24;
+    const void *kern = (const void *)w32_kernel<LOGC, MINB, PACK, PF>;
+    CK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+    int per = 0;
+    CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per, kern, 512, smem));
+    w32_kernel<LOGC, MINB, PACK, PF><<<g_sms * per, 512, smem>>>(c->keys, c->vals, c->n, c->g);
+    CK(cudaGetLastError());
+}
+
 static bool check_g(void *p)
 {
     Ctx *c = (Ctx *)p;
@@ -646,6 +769,12 @@ int main(int argc, char **argv)
         time_it("small11", n, fl, run_small<11>, &c, check_g, &c);
         time_it("small12", n, fl, run_small<12>, &c, check_g, &c);
         time_it("small13", n, fl, run_small<13>, &c, check_g, &c);
+        time_it("split12", n, fl, run_w32<12, 2, false, false>, &c, check_g, &c);
+        time_it("pack12", n, fl, run_w32<12, 2, true, false>, &c, check_g, &c);
+        time_it("pack12_pf", n, fl, run_w32<12, 2, true, true>, &c, check_g, &c);
+        time_it("pack11_b3", n, fl, run_w32<11, 3, true, false>, &c, check_g, &c);
+        time_it("pack11_b3_pf", n, fl, run_w32<11, 3, true, true>, &c, check_g, &c);
+        time_it("pack11_b4", n, fl, run_w32<11, 4, true, false>, &c, check_g, &c);
         if (dense) {
             CK(cudaMalloc(&c.mnmx, 8));
             CK(cudaMalloc(&c.dcnt, G * 8));

@@ -171,6 +171,9 @@ struct sl_engine_config {
     int debug_join_keep_device; /* 1: a GPU join's sink keeps every device batch on the
                                    GPU, as before its sides went to host memory past
                                    their share of the budget (A/B runs) */
+    /* Fields added with the GPU group-by's packed row counts (issue 19). */
+    int debug_agg_gpu_no_lean;  /* 1: the GPU group-by's few-groups path of one integer
+                                   sum takes the general shared-table kernel (A/B runs) */
 };
 
 /* Fills *cfg with the defaults and sets cfg->size. Cannot fail. Thread-safe (touches

@@ -64,14 +64,14 @@ __device__ __forceinline__ void few_load(const void *p, int type, const int64_t 
 /* Keys of rows [r0, r0 + N) as one int64 each (two int32 keys: k0 high, k1 low). */
 template <int N>
 __device__ __forceinline__ void few_keys(const FewLayout &L, const sl_k_agg_input &in, int64_t r0,
-                                         const int64_t (&e)[N], bool vec, int64_t (&k)[N])
+                                         const int64_t (&e)[N], bool by_number, bool vec,
+                                         int64_t (&k)[N])
 {
 #pragma unroll
     for (int i = 0; i < N; i++)
         k[i] = 0;
     if (L.n_keys == 0)
         return;
-    const bool by_number = in.d_rowidx != nullptr;
     few_load<N>(in.keys[0].d_data, L.key_type, e, by_number, r0, vec, k);
     if (L.n_keys == 2) {
         int64_t k1[N];
@@ -153,19 +153,19 @@ __device__ __forceinline__ void few_rows(const sl_k_agg_spec &sp, const FewLayou
                                          unsigned (&cnt)[kFewSlots],
                                          long long (&acc)[kFewSlots][kFewStates])
 {
+    const bool by_number = in.d_rowidx != nullptr;
     int64_t k[N], v[kFewStates][N], e[N];
 #pragma unroll
     for (int i = 0; i < N; i++)
-        e[i] = in.d_rowidx ? (int64_t)__ldcs(in.d_rowidx + r0 + i) : r0 + i;
-    few_keys<N>(L, in, r0, e, vec, k);
+        e[i] = by_number ? (int64_t)__ldcs(in.d_rowidx + r0 + i) : r0 + i;
+    few_keys<N>(L, in, r0, e, by_number, vec, k);
 #pragma unroll
     for (int s = 0; s < kFewStates; s++) {
 #pragma unroll
         for (int i = 0; i < N; i++)
             v[s][i] = 0;
         if (s < L.n_st)
-            few_load<N>(in.vals[L.agg[s]].d_data, L.type[s], e, in.d_rowidx != nullptr, r0, vec,
-                        v[s]);
+            few_load<N>(in.vals[L.agg[s]].d_data, L.type[s], e, by_number, r0, vec, v[s]);
     }
 #pragma unroll
     for (int i = 0; i < N; i++) {

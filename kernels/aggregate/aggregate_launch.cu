@@ -149,6 +149,7 @@ bool small_spec_ok(const sl_k_agg_spec *sp, SmallLayout *L)
     if (sp->n_keys != 1 || (sp->key_type[0] != SL_K_I32 && sp->key_type[0] != SL_K_I64))
         return false;
     L->n_st = 0;
+    L->pk = -1;
     for (int a = 0; a < kMaxA; a++)
         L->st[a] = -1;
     for (int a = 0; a < sp->n_aggs; a++) {
@@ -157,6 +158,8 @@ bool small_spec_ok(const sl_k_agg_spec *sp, SmallLayout *L)
             continue;
         if (kd != K_SUMI && kd != K_MINI && kd != K_MAXI)
             return false;
+        if (kd == K_SUMI && L->pk < 0)
+            L->pk = L->n_st;
         L->st[a] = L->n_st++;
     }
     return true;
@@ -173,11 +176,12 @@ bool small_ok(const sl_k_agg_spec *sp, const sl_k_agg_input *in, SmallLayout *L)
     return true;
 }
 
-/* Shared bytes of a table of 1 << log_c slots of key type K. */
+/* Shared bytes of a table of 1 << log_c slots of key type K (SmallTab; `pack`: the wraps
+ * of the packed words too). */
 template <typename K>
-size_t small_bytes(const SmallLayout &L, int log_c)
+size_t small_bytes(const SmallLayout &L, int log_c, bool pack)
 {
-    return ((size_t)L.n_st * 8 + sizeof(K) + 4) << log_c;
+    return ((size_t)L.n_st * 8 + sizeof(K) + 4 + (pack ? 8 : 0)) << log_c;
 }
 
 bool aligned16(const void *p)
@@ -210,25 +214,79 @@ cudaError_t small_grid(const void *kern, int threads, int items, size_t smem, in
     return cudaSuccess;
 }
 
-template <typename K, bool SPLIT>
+/* Slots (log2) of the few-groups kernels' shared table: kSmallLogSlots, fewer where the
+ * states do not leave room for two blocks per SM. */
+template <typename K>
+int small_log_c(const SmallLayout &L, bool pack)
+{
+    const size_t limit = smem_optin() / 2 - 1024;
+    int log_c = kSmallLogSlots;
+    while (log_c > 8 && small_bytes<K>(L, log_c, pack) > limit)
+        log_c--;
+    return log_c;
+}
+
+/* Whether SL_K_AGG_PACK is taken: asked for, and its wrap arrays cost no slots. */
+template <typename K>
+bool small_pack(const SmallLayout &L, int flags)
+{
+    return (flags & SL_K_AGG_PACK) && small_log_c<K>(L, true) == small_log_c<K>(L, false);
+}
+
+template <typename K, bool SPLIT, bool PACK>
 cudaError_t small_launch(const sl_k_agg_spec *sp, const sl_k_agg_input *in,
                          const sl_k_agg_table *tb, const sl_k_agg_table *spill,
                          const SmallLayout &L, cudaStream_t stream)
 {
-    const size_t limit = smem_optin() / 2 - 1024;
-    int log_c = kSmallLogSlots;
-    while (log_c > 8 && small_bytes<K>(L, log_c) > limit)
-        log_c--;
-    const size_t smem = small_bytes<K>(L, log_c);
+    const int log_c = small_log_c<K>(L, PACK);
+    const size_t smem = small_bytes<K>(L, log_c, PACK);
     const bool vec = small_vec(sp, in, L.st);
     int grid = 0;
-    cudaError_t e = small_grid((const void *)small_update_kernel<K, SPLIT>, kThreads,
+    cudaError_t e = small_grid((const void *)small_update_kernel<K, SPLIT, PACK>, kThreads,
                                kSmallItems, smem, in->n, &grid);
     if (e != cudaSuccess)
         return e;
-    small_update_kernel<K, SPLIT><<<grid, kThreads, smem, stream>>>(*sp, *in, *tb, *spill, L,
-                                                                     log_c, vec);
+    small_update_kernel<K, SPLIT, PACK><<<grid, kThreads, smem, stream>>>(*sp, *in, *tb, *spill,
+                                                                           L, log_c, vec);
     return cudaGetLastError();
+}
+
+/* The lean few-groups kernel (L: one state, a sum) for key type K. */
+template <typename K>
+cudaError_t lean_launch(const sl_k_agg_spec *sp, const sl_k_agg_input *in,
+                        const sl_k_agg_table *tb, const sl_k_agg_table *spill,
+                        const SmallLayout &L, cudaStream_t stream)
+{
+    int a = 0;
+    while (L.st[a] != 0)
+        a++;
+    const int log_c = kSmallLogSlots;
+    const size_t smem = (sizeof(K) + 12) << log_c;
+    const bool vec = aligned16(in->keys[0].d_data) && aligned16(in->vals[a].d_data);
+    int grid = 0;
+    cudaError_t e = small_grid((const void *)lean_update_kernel<K>, kThreads, kSmallItems, smem,
+                               in->n, &grid);
+    if (e != cudaSuccess)
+        return e;
+    lean_update_kernel<K><<<grid, kThreads, smem, stream>>>(*sp, *in, *tb, *spill, a, log_c,
+                                                            vec);
+    return cudaGetLastError();
+}
+
+/* The few-groups kernel for key type K: 64-bit shared sums, 32-bit halves, or (PACK)
+ * halves with the row counts packed with the first sum. */
+template <typename K>
+cudaError_t small_launch_k(const sl_k_agg_spec *sp, const sl_k_agg_input *in,
+                           const sl_k_agg_table *tb, const sl_k_agg_table *spill,
+                           const SmallLayout &L, int flags, cudaStream_t stream)
+{
+    if ((flags & SL_K_AGG_LEAN) && L.n_st == 1 && L.pk == 0)
+        return lean_launch<K>(sp, in, tb, spill, L, stream);
+    if (small_pack<K>(L, flags))
+        return small_launch<K, true, true>(sp, in, tb, spill, L, stream);
+    if (flags & SL_K_AGG_SMALL_SPLIT)
+        return small_launch<K, true, false>(sp, in, tb, spill, L, stream);
+    return small_launch<K, false, false>(sp, in, tb, spill, L, stream);
 }
 
 /* Whether the few-groups kernel takes this input (aggregate_few.cuh), and its layout. */
@@ -458,13 +516,9 @@ extern "C" cudaError_t sl_k_agg_update(const struct sl_k_agg_spec *sp,
         return few_launch(sp, in, tb, spill, F, stream);
     SmallLayout L;
     if ((flags & SL_K_AGG_SMALL) && small_ok(sp, in, &L))
-        return (flags & SL_K_AGG_SMALL_SPLIT)
-                   ? (sp->key_type[0] == SL_K_I32
-                          ? small_launch<int32_t, true>(sp, in, tb, spill, L, stream)
-                          : small_launch<int64_t, true>(sp, in, tb, spill, L, stream))
-                   : (sp->key_type[0] == SL_K_I32
-                          ? small_launch<int32_t, false>(sp, in, tb, spill, L, stream)
-                          : small_launch<int64_t, false>(sp, in, tb, spill, L, stream));
+        return sp->key_type[0] == SL_K_I32
+                   ? small_launch_k<int32_t>(sp, in, tb, spill, L, flags, stream)
+                   : small_launch_k<int64_t>(sp, in, tb, spill, L, flags, stream);
     int C = shared_groups_of(sp, shared_groups);
     return flags & SL_K_AGG_PRELOAD ? update_pre<true>(sp, in, tb, ovf, spill, C, stream)
                                     : update_pre<false>(sp, in, tb, ovf, spill, C, stream);
@@ -647,23 +701,34 @@ extern "C" size_t sl_k_agg_part_pending_bytes(int64_t rows, int bits)
 
 /* The shared-table partition kernel (groups per partition at half the slots' load), then
  * part_final_kernel on the partitions it left. */
-template <typename K>
+template <typename K, bool PACK>
 static cudaError_t small_final(const sl_k_agg_spec *sp, const SmallLayout &L,
                                const sl_k_agg_pbatch *d_batches, int n_batches, int bits,
                                uint32_t *d_redo, const sl_k_agg_out *out, int32_t *d_status,
                                cudaStream_t stream)
 {
-    int log_c = kSmallLogSlots;
-    while (log_c > 8 && small_bytes<K>(L, log_c) > smem_optin() / 2 - 1024)
-        log_c--;
-    const size_t smem = small_bytes<K>(L, log_c);
-    cudaError_t e = cudaFuncSetAttribute((const void *)small_part_final_kernel<K>,
+    const int log_c = small_log_c<K>(L, PACK);
+    const size_t smem = small_bytes<K>(L, log_c, PACK);
+    cudaError_t e = cudaFuncSetAttribute((const void *)small_part_final_kernel<K, PACK>,
                                          cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
     if (e != cudaSuccess)
         return e;
-    small_part_final_kernel<K><<<1 << bits, kThreads, smem, stream>>>(
+    small_part_final_kernel<K, PACK><<<1 << bits, kThreads, smem, stream>>>(
         *sp, d_batches, n_batches, d_redo, *out, d_status, L, log_c);
     return cudaGetLastError();
+}
+
+template <typename K>
+static cudaError_t small_final_k(const sl_k_agg_spec *sp, const SmallLayout &L,
+                                 const sl_k_agg_pbatch *d_batches, int n_batches, int bits,
+                                 uint32_t *d_redo, const sl_k_agg_out *out, int32_t *d_status,
+                                 int flags, cudaStream_t stream)
+{
+    return small_pack<K>(L, flags)
+               ? small_final<K, true>(sp, L, d_batches, n_batches, bits, d_redo, out, d_status,
+                                      stream)
+               : small_final<K, false>(sp, L, d_batches, n_batches, bits, d_redo, out, d_status,
+                                       stream);
 }
 
 template <int KM>
@@ -699,10 +764,10 @@ extern "C" cudaError_t sl_k_agg_part_final(const struct sl_k_agg_spec *sp,
     const uint32_t *only = NULL;
     if (!any_nulls && !(flags & SL_K_AGG_NO_SMALL) && small_spec_ok(sp, &L)) {
         cudaError_t e = sp->key_type[0] == SL_K_I32
-                            ? small_final<int32_t>(sp, L, d_batches, n_batches, bits, redo, out,
-                                                   d_status, stream)
-                            : small_final<int64_t>(sp, L, d_batches, n_batches, bits, redo, out,
-                                                   d_status, stream);
+                            ? small_final_k<int32_t>(sp, L, d_batches, n_batches, bits, redo,
+                                                     out, d_status, flags, stream)
+                            : small_final_k<int64_t>(sp, L, d_batches, n_batches, bits, redo,
+                                                     out, d_status, flags, stream);
         if (e != cudaSuccess)
             return e;
         only = redo;

@@ -347,6 +347,10 @@ static int sink(sl_task_t *t)
     int64_t generic = 0;
     sl_task_option_int(t, "debug_gpu_generic", &generic);
     d->few_threshold = generic ? -1 : 0;
+    int64_t no_lean = 0;
+    sl_task_option_int(t, "debug_agg_gpu_no_lean", &no_lean);
+    if (no_lean)
+        d->update_flags &= ~SL_K_AGG_LEAN;
     if (g->on_host)
         return agg_gpu_go_host(t, g, b, g->why_host);
     /* The row numbers of where= and remapped DICT codes are device batches of their own

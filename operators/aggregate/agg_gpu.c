@@ -126,8 +126,12 @@ int agg_gdrv_init(struct agg_gdrv *d, const struct sl_k_agg_spec *spec, cudaStre
     d->mem = *mem;
     /* Shared sums as 32-bit halves: the few-groups kernel at 2^28 rows, 1,000 groups
      * took 1.80 ms against 2.11 with 64-bit shared atomics (H100, 2026-11-26); the row
-     * count and sum in one 64-bit shared atomic took 2.49 against 1.88 (2026-11-27). */
-    d->update_flags = SL_K_AGG_PRELOAD | SL_K_AGG_SMALL_SPLIT;
+     * count and sum in one 64-bit shared atomic took 2.49 against 1.88 (2026-11-27). A spec
+     * of one integer sum takes the lean kernel (SL_K_AGG_LEAN; debug_agg_gpu_no_lean for
+     * A/B runs). The row count and sum in one 32-bit atomic (SL_K_AGG_PACK) took 1.91 ms
+     * against 1.85, and the partition kernel 4.25 against 3.71 (2^24 groups; H100,
+     * 2026-11-27, s14-gby): not by default. */
+    d->update_flags = SL_K_AGG_PRELOAD | SL_K_AGG_SMALL_SPLIT | SL_K_AGG_LEAN;
     for (int i = 0; i < AGG_PH_N; i++)
         d->phase_ms[i] = -1;
     d->d_small = dalloc(d, 16 * sizeof(unsigned long long));
@@ -750,7 +754,9 @@ static int part_output(struct agg_gdrv *d, agg_gdrv_out_fn fn, void *ctx, int32_
         CU(d, cudaMemsetAsync(pending, 0, pend_bytes, d->stream), "zeroing pending rows");
         CU(d, sl_k_agg_part_final(&d->spec, (const struct sl_k_agg_pbatch *)tmp, d->n_parts,
                                   d->bits, d->any_nulls,
-                                  d->small_threshold < 0 ? SL_K_AGG_NO_SMALL : 0, pending, out,
+                                  (d->small_threshold < 0 ? SL_K_AGG_NO_SMALL : 0) |
+                                      (d->update_flags & SL_K_AGG_PACK),
+                                  pending, out,
                                   d_status, d->stream),
            "aggregating partitions");
         unsigned long long n;

@@ -9,6 +9,9 @@
  * skew, unaligned input with a tail that is not a multiple of four, a forced few-groups
  * path on many more groups than its tables hold, and a first batch whose sample sees ten
  * groups where the input has 50,000 (the table grows; the rerun takes the generic path).
+ * Row counts packed with the first sum (SL_K_AGG_PACK): values about its bounds, counts
+ * past a byte, no sum, against the unpacked kernels; the lean kernel of one sum
+ * (SL_K_AGG_LEAN, the default for such specs).
  * The same for the kernel of a handful of groups (SL_K_AGG_FEW, aggregate_few.cuh), and
  * through the operator with two int32 keys, one and none.
  *
@@ -129,6 +132,15 @@ struct kcase {
                              the value the shared-table kernels load with the keys */
     int64_t budget_groups; /* > 0: the driver's budget twice a record table of that many
                               groups (agg_gpu.c's fit_groups grows a table to them) */
+    int packv;            /* int64 values about the packed sums' bounds (SL_K_AGG_PACK):
+                             +-2^23 and one past, int32's extremes, values between (the
+                             32-bit halves) and within +-2^23 */
+    int pack;             /* with SL_K_AGG_PACK (the row counts packed with a sum; not the
+                             driver's default) */
+    int no_lean;          /* without SL_K_AGG_LEAN (the driver's default: the lean kernel
+                             for one sum) */
+    int no_sum;           /* the int64 sum replaced by a third count: with naggs 3 or 5 no
+                             sum packs with the row counts */
 };
 
 static int64_t g_budget;
@@ -198,6 +210,14 @@ static void kcase_run(const struct kcase *c)
         int64_t v = (int64_t)(rnd(&s) % 2000001) - 1000000;
         if (c->alt_big)
             v = (i >> 1 & 1) ? -INT64_MAX : INT64_MAX;
+        if (c->packv) {
+            static const int64_t edge[] = {(1 << 23) - 1, -(1 << 23), 1 << 23, -(1 << 23) - 1,
+                                           INT32_MAX, INT32_MIN, 0, -1};
+            const uint64_t u = rnd(&s);
+            v = u % 4 == 0   ? edge[(u >> 8) % 8]
+                : u % 4 == 1 ? (int64_t)((u >> 8) % (1ull << 31)) * ((u >> 40 & 1) ? 1 : -1)
+                             : (int64_t)((u >> 8) % (1u << 24)) - (1 << 23);
+        }
         if (c->extremes && i < 4) /* group 0: both extremes (the total fits) */
             g = 0, v = i == 0 ? INT64_MAX : i == 1 ? INT64_MIN : v;
         if (c->extremes && i % 97 == 5)
@@ -232,8 +252,10 @@ static void kcase_run(const struct kcase *c)
     struct sl_k_agg_spec sp = {
         .n_keys = 1, .key_type = {c->key64 ? SL_K_I64 : SL_K_I32},
         .n_aggs = c->naggs ? c->naggs : NA,
-        .fn = {SL_K_AGG_COUNT_STAR, c->sum_first ? SL_K_AGG_SUM : SL_K_AGG_COUNT,
-               c->sum_first ? SL_K_AGG_COUNT : SL_K_AGG_SUM, SL_K_AGG_MIN, SL_K_AGG_MAX,
+        .fn = {SL_K_AGG_COUNT_STAR,
+               c->sum_first && !c->no_sum ? SL_K_AGG_SUM : SL_K_AGG_COUNT,
+               c->sum_first || c->no_sum ? SL_K_AGG_COUNT : SL_K_AGG_SUM, SL_K_AGG_MIN,
+               SL_K_AGG_MAX,
                SL_K_AGG_AVG, SL_K_AGG_SUM, SL_K_AGG_MAX},
         .in_type = {SL_K_I64, SL_K_I64, SL_K_I64, SL_K_I64, SL_K_I64, SL_K_I64, SL_K_I32,
                     SL_K_I32}};
@@ -251,7 +273,11 @@ static void kcase_run(const struct kcase *c)
     d.force_bits = c->pbits;
     d.row_partition = c->rowpart;
     if (c->atom64)
-        d.update_flags &= ~SL_K_AGG_SMALL_SPLIT;
+        d.update_flags &= ~(SL_K_AGG_SMALL_SPLIT | SL_K_AGG_PACK);
+    if (c->pack)
+        d.update_flags |= SL_K_AGG_PACK;
+    if (c->no_lean)
+        d.update_flags &= ~SL_K_AGG_LEAN;
     uint32_t *hidx = malloc((size_t)(n + 1) * 4);
     int64_t n_idx = 0;
     if (c->byrow) { /* per batch: its rows' numbers from the batch's first row */
@@ -333,7 +359,10 @@ static void kcase_run(const struct kcase *c)
         const int sum_col = c->sum_first ? 2 : 3;
         assert_int_equal(col[1][i], x->cnt);
         assert_int_equal(col[5 - sum_col][i], x->cnt);
-        assert_true((__int128)col[sum_col][i] == x->sum);
+        if (c->no_sum)
+            assert_int_equal(col[sum_col][i], x->cnt);
+        else
+            assert_true((__int128)col[sum_col][i] == x->sum);
         if (nc > 5) {
             assert_int_equal(col[4][i], x->min);
             assert_int_equal(col[5][i], x->max);
@@ -678,6 +707,91 @@ SL_TEST(part_path_tile_partitioner_narrow)
                                .mode = D, .dbits = 7, .naggs = na};
             kcase_run(&dr);
         }
+}
+
+/* Row counts packed with the first integer sum (SL_K_AGG_PACK) against the plain
+ * reference and the unpacked kernels, and the lean kernel of one sum: values
+ * at the packed range's bounds and one past them, at int32's extremes (the 32-bit
+ * halves) and 2^40 (the global path); 16 groups over 4,194,304 rows (about a thousand
+ * rows a group in each block: the words' low byte wraps, and their sums carry and borrow
+ * past 32 bits); 1,000 groups; the sum first or third, with min and max; no sum (the
+ * words count rows alone, with and without min and max); all eight aggregates (too many
+ * states: unpacked); the partitioned method's partition kernel. */
+SL_TEST(small_path_packed_counts)
+{
+    NEED_GPU();
+    kernel_setup();
+    const int P = AGG_GDRV_PART;
+    for (int k64 = 0; k64 < 2; k64++) {
+        struct kcase cases[] = {
+            {.n = 4194304, .groups = 16, .batches = 1, .packv = 1, .naggs = 5},
+            {.n = 4194304, .groups = 16, .batches = 2, .packv = 1, .sum_first = 1, .naggs = 3},
+            {.n = 4194304, .groups = 16, .batches = 1, .packv = 1, .naggs = 5, .pack = -1},
+            {.n = 4194304, .groups = 16, .batches = 1, .naggs = 3},
+            {.n = 4194304, .groups = 16, .batches = 1, .packv = 1}, /* eight: not packed */
+            {.n = 1000003, .groups = 1000, .batches = 2, .packv = 1, .offset = 1, .naggs = 5},
+            {.n = 1000003, .groups = 1000, .batches = 1, .packv = 1, .extremes = 1,
+             .naggs = 3},
+            {.n = 2000000, .groups = 200, .batches = 1, .naggs = 3, .no_sum = 1},
+            {.n = 2000000, .groups = 200, .batches = 1, .naggs = 5, .no_sum = 1},
+            {.n = 2000000, .groups = 200, .batches = 1, .naggs = 5, .no_sum = 1,
+             .pack = -1},
+            {.n = 4194304, .groups = 3000, .batches = 1, .packv = 1, .mode = P, .pbits = 4,
+             .naggs = 5},
+            {.n = 3000001, .groups = 250000, .batches = 2, .packv = 1, .mode = P,
+             .pbits = 13, .naggs = 3},
+            {.n = 3000001, .groups = 250000, .batches = 1, .mode = P, .pbits = 13,
+             .naggs = 3, .no_sum = 1},
+            {.n = 3000001, .groups = 250000, .batches = 1, .packv = 1, .mode = P,
+             .pbits = 13, .naggs = 3, .pack = -1},
+        };
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+            cases[i].key64 = k64;
+            cases[i].pack = cases[i].pack == 0; /* -1: the unpacked kernels */
+            kcase_run(&cases[i]);
+        }
+        /* The driver's default: one sum (count(*), count, sum) takes the lean kernel;
+         * values about int32's bounds (the global path past them), extremes, one row,
+         * a tail, skew, against the general kernel (no_lean). */
+        struct kcase lean[] = {
+            {.n = 1, .groups = 1, .batches = 1, .naggs = 3},
+            {.n = 4194304, .groups = 16, .batches = 1, .packv = 1, .naggs = 3},
+            {.n = 1000003, .groups = 1000, .batches = 2, .packv = 1, .offset = 1, .naggs = 3},
+            {.n = 1000003, .groups = 1000, .batches = 1, .extremes = 1, .naggs = 3},
+            {.n = 1000003, .groups = 1000, .batches = 1, .extremes = 1, .naggs = 3,
+             .sum_first = 1},
+            {.n = 2000000, .groups = 1500, .batches = 1, .skew = 1, .naggs = 3},
+            {.n = 400000, .groups = 50000, .batches = 2, .small = (int64_t)1 << 40, .naggs = 3},
+            {.n = 1000003, .groups = 1000, .batches = 1, .packv = 1, .naggs = 3, .no_lean = 1},
+        };
+        for (size_t i = 0; i < sizeof lean / sizeof lean[0]; i++) {
+            lean[i].key64 = k64;
+            kcase_run(&lean[i]);
+        }
+    }
+}
+
+/* The same paths on inputs small enough for compute-sanitizer: packed values about
+ * their bounds, a word's low byte past 255 rows (one block), no sum, the partition
+ * kernel. */
+SL_TEST(small_path_packed_small)
+{
+    NEED_GPU();
+    kernel_setup();
+    const int P = AGG_GDRV_PART;
+    struct kcase cases[] = {
+        {.n = 3001, .groups = 12, .batches = 1, .packv = 1, .naggs = 5},
+        {.n = 20000, .groups = 300, .batches = 2, .packv = 1, .sum_first = 1, .naggs = 3},
+        {.n = 5000, .groups = 40, .batches = 1, .naggs = 5, .no_sum = 1},
+        {.n = 20001, .groups = 3000, .batches = 1, .packv = 1, .mode = P, .pbits = 4,
+         .naggs = 5},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        cases[i].pack = 1;
+        kcase_run(&cases[i]);
+        cases[i].pack = 0; /* the driver's default: lean for one sum (naggs 3) */
+        kcase_run(&cases[i]);
+    }
 }
 
 /* The shared-table kernels with the sum among the values they load with the keys

@@ -131,12 +131,20 @@ cudaError_t sl_k_agg_table_clear(const struct sl_k_agg_table *tb, cudaStream_t s
  * aggregate_small.cuh); other inputs ignore the flag. Same results and contract.
  * SL_K_AGG_SMALL_SPLIT (with SL_K_AGG_SMALL): the shared sums take two 32-bit atomics
  * (the high one rarely) instead of one 64-bit atomic.
+ * SL_K_AGG_PACK (with SL_K_AGG_SMALL; implies SL_K_AGG_SMALL_SPLIT): a row's count and its
+ * value of the first integer sum take one 32-bit shared atomic when the value is within
+ * +-2^23 (aggregate_small.cuh, pack_add), instead of one for each; not where the extra
+ * 8 bytes a slot would cost the shared table slots (many states: then as without it).
+ * SL_K_AGG_LEAN (with SL_K_AGG_SMALL): a spec whose only state is one integer sum
+ * (count(*), count, one sum or avg) takes a kernel specialized for it (lean_update_kernel);
+ * before SL_K_AGG_PACK.
  * SL_K_AGG_FEW (for an input expected to hold a few dozen groups at most): no key, one
  * int32/int64 key or two int32 keys, count(*), count and up to six sum/avg/min/max of
  * int32/int64 values, all without nulls, take a kernel that keeps each thread's first
  * groups in registers (kernels/aggregate/aggregate_few.cuh; rows in place or by number,
  * d_rowidx); others as without it. */
-enum { SL_K_AGG_PRELOAD = 1, SL_K_AGG_SMALL = 2, SL_K_AGG_SMALL_SPLIT = 8, SL_K_AGG_FEW = 16 };
+enum { SL_K_AGG_PRELOAD = 1, SL_K_AGG_SMALL = 2, SL_K_AGG_SMALL_SPLIT = 8, SL_K_AGG_FEW = 16,
+       SL_K_AGG_PACK = 32, SL_K_AGG_LEAN = 64 };
 cudaError_t sl_k_agg_update(const struct sl_k_agg_spec *spec, const struct sl_k_agg_input *in,
                             const struct sl_k_agg_table *tb, uint32_t *d_overflow_rows,
                             const struct sl_k_agg_table *spill, int shared_groups, int flags,
@@ -256,7 +264,8 @@ cudaError_t sl_k_agg_part_scatter(void *d_temp, size_t *temp_bytes,
  * more groups than a block holds). any_nulls: some batch has d_nullbits (else one-key
  * loops are specialized). Specs that SL_K_AGG_SMALL takes (without nulls) go first
  * through a kernel of per-partition shared tables of stored keys; flags
- * SL_K_AGG_NO_SMALL: only the generic kernel (to compare). */
+ * SL_K_AGG_NO_SMALL: only the generic kernel (to compare); SL_K_AGG_PACK: that kernel packs
+ * row counts with the first integer sum as sl_k_agg_update does. */
 enum { SL_K_AGG_NO_SMALL = 4 };
 size_t sl_k_agg_part_pending_bytes(int64_t rows, int bits);
 cudaError_t sl_k_agg_part_final(const struct sl_k_agg_spec *spec,
