@@ -41,7 +41,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "common/mgpu_ids.h"
 #include "common/op_common.h"
@@ -161,8 +160,7 @@ int join_gpu_can_run(const sl_task_t *t)
             return 0;
     int64_t n[2] = {0, 0};
     for (int s = 0; s < 2; s++) {
-        for (int64_t i = 0; i < st->side[s].n_batches; i++)
-            n[s] += st->side[s].batches[i]->n_rows;
+        n[s] = join_side_rows(&st->side[s]);
         if (n[s] >= ((int64_t)1 << 32) - 1)
             return 0;
         for (int k = 0; k < d->n_keys; k++)
@@ -186,10 +184,7 @@ int join_gpu_can_run(const sl_task_t *t)
 static int fits_in_gpu(sl_task_t *t)
 {
     const struct join_state *st = sl_task_gstate(t);
-    int64_t n[2] = {0, 0};
-    for (int s = 0; s < 2; s++)
-        for (int64_t i = 0; i < st->side[s].n_batches; i++)
-            n[s] += st->side[s].batches[i]->n_rows;
+    int64_t n[2] = {join_side_rows(&st->side[0]), join_side_rows(&st->side[1])};
     return gpu_need(sl_op_data(sl_task_op(t)), n) <= sl_task_device_budget(t);
 }
 
@@ -779,7 +774,7 @@ struct phases {
     int on;
     cudaEvent_t ev[PH_N];
     int n;
-    struct timespec t0;
+    double t0;                          /* join_now_ms() at the start */
 };
 
 static void phases_init(struct phases *p, sl_task_t *t)
@@ -788,7 +783,7 @@ static void phases_init(struct phases *p, sl_task_t *t)
     int64_t on = 0;
     sl_task_option_int(t, "debug_join_phase_times", &on);
     p->on = on != 0;
-    clock_gettime(CLOCK_MONOTONIC, &p->t0);
+    p->t0 = join_now_ms();
     for (int i = 0; p->on && i < PH_N; i++)
         if (cudaEventCreate(&p->ev[i]) != cudaSuccess)
             p->on = 0;
@@ -821,15 +816,12 @@ static void phases_report(struct phases *p, sl_task_t *t, const struct gj *g, in
         return;
     static const char *const names[PH_N] = {"", "prepare", "partition", "join", "materialize"};
     if (rc >= 0 && p->n == PH_N && cudaEventSynchronize(p->ev[PH_N - 1]) == cudaSuccess) {
-        struct timespec t1;
-        clock_gettime(CLOCK_MONOTONIC, &t1);
         for (int i = 1; i < PH_N; i++) {
             float ms = 0;
             cudaEventElapsedTime(&ms, p->ev[i - 1], p->ev[i]);
             sl_task_phase_time(t, names[i], ms);
         }
-        sl_task_phase_time(t, "finalize", (t1.tv_sec - p->t0.tv_sec) * 1e3 +
-                                              (t1.tv_nsec - p->t0.tv_nsec) / 1e6);
+        sl_task_phase_time(t, "finalize", join_now_ms() - p->t0);
     }
     for (int i = 0; i < PH_N; i++)
         if (p->ev[i])
@@ -913,11 +905,8 @@ int join_finalize_cuda(sl_task_t *t)
     struct join_state *st = sl_task_gstate(t);
     st->d = sl_op_data(sl_task_op(t));
     st->gpu = 1;
-    for (int s = 0; s < 2; s++) {
-        st->side[s].n_rows = 0;
-        for (int64_t i = 0; i < st->side[s].n_batches; i++)
-            st->side[s].n_rows += st->side[s].batches[i]->n_rows;
-    }
+    for (int s = 0; s < 2; s++)
+        st->side[s].n_rows = join_side_rows(&st->side[s]);
     if (sl__task_n_devices(t) > 1) { /* several devices: join_mg_cuda.c, or why not */
         struct sl__mg_pick pick;
         int why = join_mg_choice(t, &pick);

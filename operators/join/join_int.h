@@ -14,6 +14,8 @@
 #ifndef SLUICE_OPERATORS_JOIN_INT_H
 #define SLUICE_OPERATORS_JOIN_INT_H
 
+#include <time.h>
+
 #include "common/op_def.h"
 #include "common/values.h"
 
@@ -300,6 +302,26 @@ static inline int join_log2_ceil(int64_t n)
     while (((int64_t)1 << b) < n)
         b++;
     return b;
+}
+/* The smallest power of two >= n (1 for n <= 1). */
+static inline int64_t join_pow2_ceil(int64_t n)
+{
+    return (int64_t)1 << join_log2_ceil(n);
+}
+/* Rows of a side's batches. */
+static inline int64_t join_side_rows(const struct join_side *sd)
+{
+    int64_t n = 0;
+    for (int64_t i = 0; i < sd->n_batches; i++)
+        n += sd->batches[i]->n_rows;
+    return n;
+}
+/* The host's monotonic clock in milliseconds (phase times of the GPU finalizes). */
+static inline double join_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
 /* ---------------- output (join_out.c) ---------------- */
