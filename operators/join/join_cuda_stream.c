@@ -28,7 +28,6 @@
  * lives where the out-of-core join's does (st->ooc_out; join_ooc_source emits it). */
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <cuda_runtime_api.h>
 
@@ -53,6 +52,9 @@ struct sj_shape {
     int n_pay[2];
     int pay_col[2][SL_K_MAX_COLS], pay_w[2][SL_K_MAX_COLS];
     int role[2 * JOIN_MAX_COLS];
+    int row_w[2];                       /* bytes of a side's row: key and payloads */
+    int res_w;                          /* a result row in the slots: key, both payloads */
+    int out_w;                          /* an output row (the columns downloaded) */
 };
 
 static int stream_shape(const struct join_data *d, struct sj_shape *sh)
@@ -86,6 +88,14 @@ static int stream_shape(const struct join_data *d, struct sj_shape *sh)
         }
         sh->role[oc] = s * SL_K_MAX_COLS + j;
     }
+    for (int s = 0; s < 2; s++) {
+        sh->row_w[s] = sh->kw;
+        for (int j = 0; j < sh->n_pay[s]; j++)
+            sh->row_w[s] += sh->pay_w[s][j];
+    }
+    sh->res_w = sh->row_w[0] + sh->row_w[1] - sh->kw;
+    for (int oc = 0; oc < d->n_out; oc++)
+        sh->out_w += (int)sl_type_width(d->out[oc].type);
     return 1;
 }
 
@@ -114,25 +124,9 @@ int join_stream_keep(const sl_task_t *t, const sl_batch_t *b)
     return 1;
 }
 
-static int64_t side_rows(const struct join_side *sd)
-{
-    int64_t n = 0;
-    for (int64_t i = 0; i < sd->n_batches; i++)
-        n += sd->batches[i]->n_rows;
-    return n;
-}
-
-static int64_t pow2_ceil(int64_t x)
-{
-    int64_t p = 1;
-    while (p < x)
-        p *= 2;
-    return p;
-}
-
 static int64_t chunk_rows(int64_t probe_rows)
 {
-    int64_t c = pow2_ceil(probe_rows);
+    int64_t c = join_pow2_ceil(probe_rows);
     return c < CHUNK_MIN ? CHUNK_MIN : c > CHUNK_ROWS ? CHUNK_ROWS : c;
 }
 
@@ -140,13 +134,8 @@ static int64_t chunk_rows(int64_t probe_rows)
  * table never passes), two chunks in and out, and 8 MiB of counters and slack. */
 static int64_t stream_need(const struct sj_shape *sh, int build, int64_t nb, int64_t np)
 {
-    int64_t rw = sh->kw, sw = sh->kw, ow = sh->kw;
-    for (int j = 0; j < sh->n_pay[build]; j++)
-        rw += sh->pay_w[build][j];
-    for (int j = 0; j < sh->n_pay[1 - build]; j++)
-        sw += sh->pay_w[1 - build][j];
-    ow += rw - sh->kw + sw - sh->kw;
-    int64_t table = pow2_ceil(2 * nb < 1024 ? 1024 : 2 * nb) * 2 * sh->kw + 4096;
+    int64_t rw = sh->row_w[build], sw = sh->row_w[1 - build], ow = sh->res_w;
+    int64_t table = join_pow2_ceil(2 * nb < 1024 ? 1024 : 2 * nb) * 2 * sh->kw + 4096;
     return nb * rw + table + 2 * chunk_rows(np) * (sw + ow) + 8 * MIB;
 }
 
@@ -157,7 +146,7 @@ int join_stream_can_run(const sl_task_t *t)
     struct sj_shape sh;
     if (stream_mode(t) == 1 || !stream_shape(d, &sh) || sl__task_n_devices(t) > 1)
         return 0;
-    int64_t n[2] = {side_rows(&st->side[0]), side_rows(&st->side[1])};
+    int64_t n[2] = {join_side_rows(&st->side[0]), join_side_rows(&st->side[1])};
     int build = n[0] < n[1] ? 0 : 1, probe = 1 - build;
     if (n[build] >= ((int64_t)1 << 31) || n[probe] >= ((int64_t)1 << 40))
         return 0;
@@ -219,13 +208,6 @@ struct sj {
     struct gj_trace tr;
 };
 
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
 /* The join goes to the CPU (a result the budget cannot hold); a success code. */
 #define SJ_TO_CPU 1
 
@@ -284,15 +266,16 @@ static int upload_build(struct sj *j)
     for (int64_t at = 0, c = 0; at < j->n[j->build]; c++) {
         int slot = (int)(c & 1), rc;
         int64_t n = j->n[j->build] - at < j->chunk ? j->n[j->build] - at : j->chunk;
-        double h0 = now_ms();
+        double h0 = join_now_ms();
         if ((rc = stage_wait(j, slot)) < 0 ||
             (rc = put_rows(j, j->build, &cur, n, j->r_keys, j->r_pay, at, slot)) < 0)
             return rc;
-        j->stage_ms += now_ms() - h0;
+        j->stage_ms += join_now_ms() - h0;
         SL_TASK_CUDA_TRY(j->t, cudaEventRecord(j->sl[slot].e_up, j->h2d), "cudaEventRecord");
         at += n;
     }
-    gj_trace_end(&j->tr, tr, j->h2d, "stream_build_upload", 1, 0, j->n[j->build]);
+    gj_trace_end(&j->tr, tr, j->h2d, "stream_build_upload", 1, 0,
+                 j->n[j->build] * j->sh.row_w[j->build]);
     for (int i = 0; i < 2; i++) /* the table build waits for the last chunks */
         SL_TASK_CUDA_TRY(j->t, cudaStreamWaitEvent(j->cs, j->sl[i].e_up, 0), "ordering");
     return SL_OK;
@@ -304,7 +287,7 @@ static int upload_chunk(struct sj *j, int64_t c, struct cursor *cur)
     struct slot *s = &j->sl[c & 1];
     int64_t left = j->n[j->probe] - c * j->chunk;
     s->rows = left < j->chunk ? left : j->chunk;
-    double h0 = now_ms();
+    double h0 = join_now_ms();
     int rc = stage_wait(j, (int)(c & 1));
     if (rc < 0)
         return rc;
@@ -312,8 +295,8 @@ static int upload_chunk(struct sj *j, int64_t c, struct cursor *cur)
     int tr = gj_trace_begin(&j->tr, j->h2d);
     if ((rc = put_rows(j, j->probe, cur, s->rows, s->keys, s->pay, 0, (int)(c & 1))) < 0)
         return rc;
-    gj_trace_end(&j->tr, tr, j->h2d, "stream_upload", 1, 0, s->rows);
-    j->stage_ms += now_ms() - h0;
+    gj_trace_end(&j->tr, tr, j->h2d, "stream_upload", 1, 0, s->rows * j->sh.row_w[j->probe]);
+    j->stage_ms += join_now_ms() - h0;
     SL_TASK_CUDA_TRY(j->t, cudaEventRecord(s->e_up, j->h2d), "cudaEventRecord");
     return SL_OK;
 }
@@ -344,7 +327,7 @@ static int build_table(struct sj *j)
     }
     if ((rc = gj_npj_table(j->t, g, &j->table, &j->table_bytes)) < 0)
         return rc;
-    gj_trace_end(&j->tr, tr, j->cs, "stream_table", 3, 1, nb);
+    gj_trace_end(&j->tr, tr, j->cs, "stream_table", 3, 1, nb * j->sh.kw);
     if (g->range)
         return SL_OK; /* the direct table holds unique keys only */
     unsigned dup[4] = {0, 0, 0, 0};
@@ -404,7 +387,7 @@ static int probe_chunk(struct sj *j, int64_t c)
                   : sl_k_npj_probe_k32(j->table, j->table_bytes, nb, &rin, s->keys, s->rows, &sin,
                                        SL_K_JOIN_INNER, &ko, s->d_count, j->cs);
     SL_TASK_CUDA_TRY(t, e, "streamed join probe");
-    gj_trace_end(&j->tr, tr, j->cs, "stream_probe", 3, 1, s->rows);
+    gj_trace_end(&j->tr, tr, j->cs, "stream_probe", 3, 1, s->rows * j->sh.row_w[p]);
     SL_TASK_CUDA_TRY(t, cudaEventRecord(s->e_probed, j->cs), "cudaEventRecord");
     SL_TASK_CUDA_TRY(t,
                      cudaMemcpyAsync(j->h_count + 2 * k, s->d_count, 2 * sizeof *j->h_count,
@@ -475,19 +458,15 @@ static int finish_chunk(struct sj *j, int64_t c)
     if (!s->busy)
         return SL_OK;
     s->busy = 0;
-    double w0 = now_ms();
+    double w0 = join_now_ms();
     SL_TASK_CUDA_TRY(t, cudaEventSynchronize(s->e_cnt), "streamed join probe");
-    j->wait_ms += now_ms() - w0;
+    j->wait_ms += join_now_ms() - w0;
     s->count = (int64_t)j->h_count[2 * k];
     if (s->count > s->cap && !j->serial) /* unique build keys: at most a row each */
         return sl_task_fail(t, SL_EINTERNAL, "streamed join: %lld rows from a chunk of %lld",
                             (long long)s->count, (long long)s->rows);
     if (s->count > s->cap) {
-        int64_t ow = j->sh.kw;
-        for (int side = 0; side < 2; side++)
-            for (int i = 0; i < j->sh.n_pay[side]; i++)
-                ow += j->sh.pay_w[side][i];
-        if ((s->count - s->cap) * ow + 4 * MIB > sl_task_device_budget(t))
+        if ((s->count - s->cap) * j->sh.res_w + 4 * MIB > sl_task_device_budget(t))
             return SJ_TO_CPU;
         int rc = slot_out(j, s, s->count);
         if (rc < 0 || (rc = probe_chunk(j, c)) < 0)
@@ -516,11 +495,11 @@ static int finish_chunk(struct sj *j, int64_t c)
     }
     if (!j->res) {
         int pinned = 0;
-        double a0 = now_ms();
+        double a0 = join_now_ms();
         int64_t left = j->n[j->probe] - c * j->chunk, rows = left < RESULT_ROWS ? left : RESULT_ROWS;
         j->res = sl__task_new_result_batch(t, sl_op_output_schema(sl_task_op(t)),
                                            rows > s->count ? rows : s->count, &pinned);
-        j->alloc_ms += now_ms() - a0;
+        j->alloc_ms += join_now_ms() - a0;
         if (!j->res)
             return SL_ENOMEM;
         j->res_used = 0;
@@ -537,7 +516,7 @@ static int finish_chunk(struct sj *j, int64_t c)
                          "downloading a result");
     }
     j->res_used += s->count;
-    gj_trace_end(&j->tr, tr, j->d2h, "stream_download", 2, 2, s->count);
+    gj_trace_end(&j->tr, tr, j->d2h, "stream_download", 2, 2, s->count * j->sh.out_w);
     SL_TASK_CUDA_TRY(t, cudaEventRecord(s->e_down, j->d2h), "cudaEventRecord");
     return SL_OK;
 }
@@ -553,13 +532,8 @@ static int setup(struct sj *j)
     for (int i = 0; i < j->sh.n_pay[b]; i++)
         if (!(j->r_pay[i] = sl_task_device_alloc(t, (size_t)j->n[b] * (size_t)j->sh.pay_w[b][i])))
             return SL_ENOMEM;
-    int64_t row = 0; /* bytes a row of either side takes in staging */
-    for (int s = 0; s < 2; s++) {
-        int64_t w = j->sh.kw;
-        for (int i = 0; i < j->sh.n_pay[s]; i++)
-            w += j->sh.pay_w[s][i];
-        row = w > row ? w : row;
-    }
+    /* bytes a row of either side takes in staging */
+    int64_t row = j->sh.row_w[0] > j->sh.row_w[1] ? j->sh.row_w[0] : j->sh.row_w[1];
     for (int k = 0; k < 2; k++) {
         struct slot *s = &j->sl[k];
         if (!(s->keys = sl_task_device_alloc(t, (size_t)j->chunk * (size_t)j->sh.kw)) ||
@@ -609,7 +583,7 @@ static int run(struct sj *j)
     int64_t chunks = (j->n[j->probe] + j->chunk - 1) / j->chunk;
     if ((rc = upload_chunk(j, 0, &cur)) < 0 || (rc = build_table(j)) < 0)
         return rc;
-    j->t_built = now_ms();
+    j->t_built = join_now_ms();
     for (int64_t c = 0; c < chunks; c++) {
         if (!j->serial && c + 1 < chunks && (rc = upload_chunk(j, c + 1, &cur)) < 0)
             return rc;
@@ -677,7 +651,7 @@ int join_stream_finalize(sl_task_t *t)
     memset(&st->total, 0, sizeof st->total);
     stream_shape(j->d, &j->sh);
     for (int s = 0; s < 2; s++)
-        j->n[s] = st->side[s].n_rows = side_rows(&st->side[s]);
+        j->n[s] = st->side[s].n_rows = join_side_rows(&st->side[s]);
     j->build = j->n[0] < j->n[1] ? 0 : 1;
     j->probe = 1 - j->build;
     sl_task_profile_value(t, "gpu_algo", GJ_NPJ);
@@ -696,7 +670,7 @@ int join_stream_finalize(sl_task_t *t)
     }
     j->h2d = side[0];
     j->d2h = side[1];
-    double t0 = now_ms();
+    double t0 = join_now_ms();
     rc = gj_trace_open(t, &j->tr);
     if (rc == SL_OK)
         rc = run(j);
@@ -710,7 +684,7 @@ int join_stream_finalize(sl_task_t *t)
     int64_t times = 0;
     sl_task_option_int(t, "debug_join_phase_times", &times);
     if (rc == SL_OK && times && j->t_built > 0) {
-        double t1 = now_ms();
+        double t1 = join_now_ms();
         sl_task_phase_time(t, "prepare", j->t_built - t0);
         sl_task_phase_time(t, "join", t1 - j->t_built);
         sl_task_phase_time(t, "finalize", t1 - t0);
