@@ -206,12 +206,6 @@ static int pay_index(const struct gj_side *sd, int col)
     return -1;
 }
 
-/* Build keys that fill at least half of their range get the direct table. */
-static int dense_keys(const struct gj *g, int64_t nb)
-{
-    return g->range > 0 && g->range <= 2 * nb + 1024;
-}
-
 /* Side s's payloads do not fit PHJ's packed row (more than 4 columns or 16 bytes): PHJ
  * would carry a row id and gather them after the join. */
 static int side_wide(const struct gj *g, int s)
@@ -231,7 +225,7 @@ static int npj_pays(const struct gj *g, int64_t nb)
                        (nb <= NPJ_AUTO_WIDE_BUILD_ROWS && (wide || side_wide(g, g->build)))))
         return 1;
     int64_t limit = wide ? NPJ_MAX_TABLE_BYTES : NPJ_NARROW_TABLE_BYTES, table;
-    if (dense_keys(g, nb)) {
+    if (g->range) { /* dense keys (gj_npj_range) */
         table = g->range * 4;
     } else {
         int64_t slots = 1024;
@@ -271,11 +265,9 @@ static int plan(sl_task_t *t, const struct join_state *st, struct gj *g)
      * the keys and a synchronization) */
     if (npj_ok && !g->hashed && (d->algo == JOIN_NOPART ||
                    (d->algo == JOIN_AUTO && nb * 4 <= NPJ_MAX_TABLE_BYTES))) {
-        int rc = gj_key_range(t, st, g->build, g->k8, &g->kmin, &g->range);
+        int rc = gj_key_range(t, st, g);
         if (rc < 0)
             return rc;
-        if (!dense_keys(g, nb))
-            g->range = 0;
     }
     g->algo = GJ_PHJ;
     if (d->algo == JOIN_SORTMERGE && g->kind != SL_K_JOIN_LEFT)
@@ -496,6 +488,24 @@ int gj_npj_table(sl_task_t *t, struct gj *g, void **temp, size_t *need)
     return SL_OK;
 }
 
+cudaError_t gj_npj_probe(const struct gj *g, void *table, size_t table_bytes,
+                         const sl_k_cols_t *rin, const void *s_keys, int64_t ns,
+                         const sl_k_cols_t *sin, const sl_k_join_out_t *ko,
+                         unsigned long long *d_count, cudaStream_t s)
+{
+    int64_t nr = g->s[g->build].n;
+    if (g->range)
+        return g->k8 ? sl_k_npj_dense_probe_k64(table, table_bytes, nr, g->kmin, g->range, rin,
+                                                s_keys, ns, sin, g->kind, ko, d_count, s)
+                     : sl_k_npj_dense_probe_k32(table, table_bytes, nr, (uint32_t)g->kmin,
+                                                g->range, rin, s_keys, ns, sin, g->kind, ko,
+                                                d_count, s);
+    return g->k8 ? sl_k_npj_probe_k64(table, table_bytes, nr, rin, s_keys, ns, sin, g->kind, ko,
+                                      d_count, s)
+                 : sl_k_npj_probe_k32(table, table_bytes, nr, rin, s_keys, ns, sin, g->kind, ko,
+                                      d_count, s);
+}
+
 /* PHJ or NPJ: written at the first capacity, again with the exact one if larger. */
 static int hash_join(sl_task_t *t, struct gj *g, struct gj_out *o, unsigned long long *d_count,
                      const struct join_state *st)
@@ -550,14 +560,8 @@ static int hash_join(sl_task_t *t, struct gj *g, struct gj_out *o, unsigned long
         size_t tb = need;
         if (g->narrow)
             e = narrow_join(g, temp, &tb, o, d_count, s);
-        else if (g->algo == GJ_NPJ && g->range)
-            e = g->k8 ? sl_k_npj_dense_probe_k64(temp, need, R->n, g->kmin, g->range, &rin, S->keys,
-                                                 S->n, &sin, g->kind, &ko, d_count, s)
-                      : sl_k_npj_dense_probe_k32(temp, need, R->n, (uint32_t)g->kmin, g->range, &rin,
-                                                 S->keys, S->n, &sin, g->kind, &ko, d_count, s);
         else if (g->algo == GJ_NPJ)
-            e = g->k8 ? sl_k_npj_probe_k64(temp, need, R->n, &rin, S->keys, S->n, &sin, g->kind, &ko, d_count, s)
-                      : sl_k_npj_probe_k32(temp, need, R->n, &rin, S->keys, S->n, &sin, g->kind, &ko, d_count, s);
+            e = gj_npj_probe(g, temp, need, &rin, S->keys, S->n, &sin, &ko, d_count, s);
         else
             e = g->k8 ? sl_k_phj_join_k64(temp, &tb, R->pk, R->prow, R->off, S->pk, S->prow, S->off, S->n,
                                           g->row_bytes, g->bits, g->begin + g->bits, g->kind, &ko, d_count, s)

@@ -314,18 +314,11 @@ static int build_table(struct sj *j)
     g->k8 = j->sh.kw == 8;
     g->s[j->build].keys = j->r_keys;
     g->s[j->build].n = j->n[j->build];
-    uint64_t lo = 0, hi = 0;
     const void *keys = j->r_keys;
-    int tr = gj_trace_begin(&j->tr, j->cs);
-    int rc = gj_range_of(j->t, g->k8, 1, &keys, &j->n[j->build], &lo, &hi);
-    if (rc < 0)
-        return rc;
     int64_t nb = j->n[j->build];
-    if (hi >= lo && hi - lo < ((uint64_t)1 << 32) - 1 && (int64_t)(hi - lo) + 1 <= 2 * nb + 1024) {
-        g->kmin = lo;
-        g->range = (int64_t)(hi - lo) + 1;
-    }
-    if ((rc = gj_npj_table(j->t, g, &j->table, &j->table_bytes)) < 0)
+    int tr = gj_trace_begin(&j->tr, j->cs);
+    int rc = gj_npj_range(j->t, g, 1, &keys, &nb);
+    if (rc < 0 || (rc = gj_npj_table(j->t, g, &j->table, &j->table_bytes)) < 0)
         return rc;
     gj_trace_end(&j->tr, tr, j->cs, "stream_table", 3, 1, nb * j->sh.kw);
     if (g->range)
@@ -371,21 +364,8 @@ static int probe_chunk(struct sj *j, int64_t c)
     ko.r = cols_of(j->sh.n_pay[b], j->sh.pay_w[b], s->ob);
     ko.s = cols_of(j->sh.n_pay[p], j->sh.pay_w[p], s->op);
     ko.capacity = s->cap;
-    const struct gj *g = &j->g;
-    int64_t nb = j->n[b];
-    cudaError_t e;
-    if (g->range)
-        e = g->k8 ? sl_k_npj_dense_probe_k64(j->table, j->table_bytes, nb, g->kmin, g->range, &rin,
-                                             s->keys, s->rows, &sin, SL_K_JOIN_INNER, &ko,
-                                             s->d_count, j->cs)
-                  : sl_k_npj_dense_probe_k32(j->table, j->table_bytes, nb, (uint32_t)g->kmin,
-                                             g->range, &rin, s->keys, s->rows, &sin,
-                                             SL_K_JOIN_INNER, &ko, s->d_count, j->cs);
-    else
-        e = g->k8 ? sl_k_npj_probe_k64(j->table, j->table_bytes, nb, &rin, s->keys, s->rows, &sin,
-                                       SL_K_JOIN_INNER, &ko, s->d_count, j->cs)
-                  : sl_k_npj_probe_k32(j->table, j->table_bytes, nb, &rin, s->keys, s->rows, &sin,
-                                       SL_K_JOIN_INNER, &ko, s->d_count, j->cs);
+    cudaError_t e = gj_npj_probe(&j->g, j->table, j->table_bytes, &rin, s->keys, s->rows, &sin,
+                                 &ko, s->d_count, j->cs);
     SL_TASK_CUDA_TRY(t, e, "streamed join probe");
     gj_trace_end(&j->tr, tr, j->cs, "stream_probe", 3, 1, s->rows * j->sh.row_w[p]);
     SL_TASK_CUDA_TRY(t, cudaEventRecord(s->e_probed, j->cs), "cudaEventRecord");
