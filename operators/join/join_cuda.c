@@ -82,16 +82,6 @@
 
 /* ---------------- can the GPU do it ---------------- */
 
-/* Nulls in a column, or an unknown count (the GPU sink's batches have theirs counted by
- * the GPU combine: combine_cuda). */
-static int col_nulls(const struct join_side *sd, int col)
-{
-    for (int64_t i = 0; i < sd->n_batches; i++)
-        if (sd->batches[i]->cols[col].validity && sd->batches[i]->cols[col].null_count != 0)
-            return 1;
-    return 0;
-}
-
 /* What the GPU join takes (join_gpu_type): the four kinds without a residual; keys of
  * integer-like types (dictionary codes among them) or strings, both sides of one type
  * (utf8 and large_utf8 mix); 4- and 8-byte output columns, strings (each string column
@@ -164,20 +154,22 @@ int join_gpu_can_run(const sl_task_t *t)
         if (n[s] >= ((int64_t)1 << 32) - 1)
             return 0;
         for (int k = 0; k < d->n_keys; k++)
-            if (col_nulls(&st->side[s], d->key[s][k]))
+            if (join_side_has_nulls(&st->side[s], d->key[s][k]))
                 return 0;
     }
     for (int oc = 0; oc < d->n_out; oc++)
-        if (col_nulls(&st->side[d->out[oc].side], d->out[oc].col))
+        if (join_side_has_nulls(&st->side[d->out[oc].side], d->out[oc].col))
             return 0;
     if ((d->kind == JOIN_ANTI || d->kind == JOIN_LEFT) && n[1] == 0 && n[0] > 0)
         return 0;
     if (hashed && n[0] + n[1] >= ((int64_t)1 << 31)) /* the hash check sorts both sides */
         return 0;
     /* More than the budget runs out of core (join_cuda_ooc.c) where that path can (not
-     * with hashed keys). */
-    return gpu_need(d, n) <= sl_task_device_budget(t) || join_stream_can_run(t) ||
-           (!hashed && (join_smj_ooc_can_run(t) || join_ooc_can_run(t)));
+     * with hashed keys), or streamed (join_cuda_stream.c: asked last, so that a finalize
+     * which another path can take does not weigh it twice, here and in finalize). */
+    return gpu_need(d, n) <= sl_task_device_budget(t) ||
+           (!hashed && (join_smj_ooc_can_run(t) || join_ooc_can_run(t))) ||
+           join_stream_can_run(t);
 }
 
 /* 1 when the in-GPU join fits the budget (else join_cuda_ooc.c runs it out of core). */

@@ -168,7 +168,8 @@ void gj_trace_end(struct gj_trace *tr, int i, cudaStream_t s, const char *name, 
 /* Adds the spans to the trace when emit (their events complete), frees the events. */
 void gj_trace_close(sl_task_t *t, struct gj_trace *tr, int emit);
 
-/* 1 when column col of a side has nulls (or an unknown count of them). */
+/* 1 when column col of a side has nulls (or an unknown count of them: the GPU sink's
+ * batches have theirs counted by the GPU combine, combine_cuda). */
 int join_side_has_nulls(const struct join_side *sd, int col);
 /* Appends a result batch (host memory) to st->ooc_out, which join_ooc_source emits;
  * takes over b's reference, also on failure. */
@@ -185,10 +186,12 @@ int join_gpu_sums_total(sl_task_t *t, struct join_state *st, const unsigned long
 /* ---------------- host-streamed join (join_cuda_stream.c) ---------------- */
 
 /* The GPU sink's rule: 1 when host batch b stays in host memory for the streamed join
- * (option debug_join_stream; auto: its side already passed 32 MiB). */
+ * (option debug_join_stream; auto: its side passes 32 MiB and b has no narrow copies). A
+ * predicate: it changes nothing. */
 int join_stream_keep(const sl_task_t *t, const sl_batch_t *b);
 /* 1 when finalize can stream the probe side from host memory (the shape, one GPU, a
- * probe batch in host memory, the budget). */
+ * probe batch in host memory, the budget). The caller checked for nulls in the keys and
+ * output columns (join_gpu_can_run: the streamed join takes none). */
 int join_stream_can_run(const sl_task_t *t);
 /* The streamed join; the result in st->ooc_out (or st->total), or the CPU's join when a
  * result with repeated build keys would pass the budget. */

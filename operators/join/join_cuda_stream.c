@@ -106,6 +106,23 @@ static int64_t stream_mode(const sl_task_t *t)
     return mode;
 }
 
+/* 1 when a column of b has a narrow copy for b's rows (a pinned table's, sl_table_pin). */
+static int batch_narrow(const sl_batch_t *b)
+{
+    for (int c = 0; c < b->n_cols; c++) {
+        const struct sl__col *col = &b->cols[c];
+        int wide = sl__narrow_wide_width(col->type);
+        if (wide > 0 && col->data && sl__narrow_of(col->data, wide, col->offset, b->n_rows))
+            return 1;
+    }
+    return 0;
+}
+
+/* auto: a side whose host input passes STREAM_MIN_BYTES stays in host memory, estimated
+ * as this batch's bytes times its pipeline's morsels (sl_task_count), so that the rule
+ * reads the batch and the task alone (a predicate: no running count). A batch with
+ * narrow copies goes up through the sink instead: its upload moves the narrow values and
+ * widens them on the GPU, where the stream would move them at full width. */
 int join_stream_keep(const sl_task_t *t, const sl_batch_t *b)
 {
     int64_t mode = stream_mode(t);
@@ -115,13 +132,10 @@ int join_stream_keep(const sl_task_t *t, const sl_batch_t *b)
         return 0;
     if (mode == 2)
         return 1;
-    struct join_state *st = sl_task_gstate((sl_task_t *)t);
-    int port = sl_task_port(t) ? 1 : 0;
-    int64_t bytes = sl__batch_bytes(b);
-    if (atomic_fetch_add(&st->stream_up[port], bytes) + bytes <= STREAM_MIN_BYTES)
-        return 0; /* a small side: the sink uploads it (the in-GPU join's path) */
-    atomic_fetch_sub(&st->stream_up[port], bytes);
-    return 1;
+    if (batch_narrow(b))
+        return 0;
+    int64_t tasks = sl_task_count(t);
+    return sl__batch_bytes(b) * (tasks > 1 ? tasks : 1) > STREAM_MIN_BYTES;
 }
 
 static int64_t chunk_rows(int64_t probe_rows)
@@ -156,12 +170,6 @@ int join_stream_can_run(const sl_task_t *t)
                sl_batch_device(st->side[probe].batches[i]) < 0;
     if (!host)
         return 0; /* all in GPU memory: the in-GPU join */
-    for (int s = 0; s < 2; s++)
-        if (join_side_has_nulls(&st->side[s], d->key[s][0]))
-            return 0;
-    for (int oc = 0; oc < d->n_out; oc++)
-        if (join_side_has_nulls(&st->side[d->out[oc].side], d->out[oc].col))
-            return 0;
     return stream_need(&sh, build, n[build], n[probe]) <= sl_task_device_budget(t);
 }
 

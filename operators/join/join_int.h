@@ -225,8 +225,6 @@ struct join_state {
     /* out-of-core GPU join (join_cuda_ooc.c) */
     _Atomic int64_t gpu_sink_bytes;     /* host input bytes the GPU sink uploaded */
     _Atomic int gpu_sink_host;          /* 1: the GPU sink keeps later host batches there */
-    _Atomic int64_t stream_up[2];       /* host bytes per side the sink uploaded while the
-                                         * streamed join could take the join */
     int ooc;                            /* 1: finalized out of core */
     sl_batch_t **ooc_out;               /* materialize: the result, host batches */
     int64_t n_ooc_out, cap_ooc_out, ooc_rows;

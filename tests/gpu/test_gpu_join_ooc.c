@@ -257,14 +257,22 @@ SL_TEST(stream_edges)
     check_stream(&fk, &pk, "on=k kind=left", 1, 2, 0, 0);
 }
 
-/* auto: sides past 32 MiB in host memory stream; small ones go up through the sink. */
+/* auto: sides past 32 MiB in host memory stream; small ones go up through the sink, and
+ * so do pinned tables' batches with narrow copies (keys below 2^23 and payloads within
+ * +-10^6 narrow to 3 bytes: the sink's upload moves those). */
 SL_TEST(stream_auto)
 {
     NEED_GPU();
     struct spec pk = {.rows = 1 << 23, .n_pay = 1, .seed = 61};
     struct spec fk = {.rows = 1 << 23, .n_pay = 1, .key_range = 1 << 23, .seed = 62};
-    check_stream(&fk, &pk, "on=k", 1, 0, 0, 1);
+    check_stream(&fk, &pk, "on=k", 1, 0, 0, 0);
     check_stream(&fk, &pk, "on=k", 0, 0, 0, 1);
+    /* keys over 2^30 and payloads up to 2^50: no narrow copies, pinned, streamed */
+    struct spec wpk = {.rows = 1 << 23, .n_pay = 1, .pay64 = 1, .huge = 1, .key_range = 1 << 30,
+                       .seed = 65};
+    struct spec wfk = {.rows = 1 << 23, .n_pay = 1, .pay64 = 1, .huge = 1, .key_range = 1 << 30,
+                       .seed = 66};
+    check_stream(&wfk, &wpk, "on=k", 1, 0, 0, 1);
     struct spec spk = {.rows = 1 << 20, .n_pay = 1, .seed = 63};
     struct spec sfk = {.rows = 1 << 20, .n_pay = 1, .key_range = 1 << 20, .seed = 64};
     check_stream(&sfk, &spk, "on=k", 1, 0, 0, 0);
