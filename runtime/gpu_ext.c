@@ -149,6 +149,24 @@ const void *sl__upload_stage_src(const struct sl__upload_stage *us, int slot, in
     return us->buf[slot] + at;
 }
 
+const void *sl__upload_stage_defer(struct sl__upload_stage *us, int slot, int64_t at,
+                                   const struct sl__buf *b, const void *src, size_t bytes)
+{
+    if (!us->stager || b->kind != SL__MEM_HOST)
+        return src;
+    if (us->n_pend == STAGE_COPIES_MAX)
+        return sl__upload_stage_src(us, slot, at, b, src, bytes);
+    us->pend[us->n_pend++] = (struct sl__copy){us->buf[slot] + at, src, bytes};
+    return us->buf[slot] + at;
+}
+
+void sl__upload_stage_flush(struct sl__upload_stage *us)
+{
+    if (us->n_pend > 0)
+        sl__stager_copy_v(us->stager, us->pend, us->n_pend);
+    us->n_pend = 0;
+}
+
 void sl__task_pinned_owner(sl_task_t *t, struct sl__pinned_owner *o)
 {
     o->pool = t->gpu ? t->gpu->spill : NULL;
