@@ -183,6 +183,11 @@ const struct sl__option sl__options[] = {
       "one integer key and fixed-width columns); off = the sink uploads them as before "
       "(A/B runs); on = every host batch stays there (tests).", "auto,off,on", 0, 2},
      FIELD(debug_join_stream, INT)},
+    {{"debug_join_stream_slots", SL_ENGINE_OPT_INT, DBG, "0",
+      "The host-streamed GPU join's probe chunks in GPU memory at once, at most: 0 = as "
+      "many as half the GPU budget left holds (the probe side uploads ahead while the table "
+      "builds); 2 = one uploading while one is probed, as before 2026-11-27 (A/B runs).",
+      NULL, 0, 1024}, FIELD(debug_join_stream_slots, INT)},
 };
 
 const int sl__n_options = (int)(sizeof sl__options / sizeof sl__options[0]);

@@ -159,6 +159,10 @@ struct sl_engine_config {
     int debug_mgpu_copies;      /* 1: the multi-device exchange between logical devices of
                                    one GPU copies each range with its own copy instead of
                                    a kernel per sender (A/B runs) */
+    /* Fields added with the streamed join's upload ahead (issue 23). */
+    int debug_join_stream_slots; /* the host-streamed GPU join's probe chunks in GPU memory
+                                    at once, at most; 0 = as many as the budget holds, 2 =
+                                    as before 2026-11-27 (A/B runs) */
 };
 
 /* Fills *cfg with the defaults and sets cfg->size. Cannot fail. Thread-safe (touches

@@ -42,6 +42,7 @@
 /* Result batches of about this many rows (several chunks' results each): the source
  * emits one per task, and a GPU task costs its fixed overhead. */
 #define RESULT_ROWS ((int64_t)1 << 24)
+#define STREAM_SLOTS_MAX 1024           /* probe chunks in GPU memory at once, at most */
 
 /* ---------------- which joins ---------------- */
 
@@ -175,12 +176,18 @@ int join_stream_can_run(const sl_task_t *t)
 
 /* ---------------- state ---------------- */
 
+/* Device memory for one probe chunk: chunk c goes into input slot c % n_in. */
+struct in_slot {
+    void *keys, *pay[SL_K_MAX_COLS];
+    cudaEvent_t e_up, e_probed;         /* its upload; the probe that read it */
+};
+
+/* A chunk's result: chunk c's in slot c & 1. */
 struct slot {
-    void *keys, *pay[SL_K_MAX_COLS];    /* a probe chunk */
-    void *ok, *ob[SL_K_MAX_COLS], *op[SL_K_MAX_COLS]; /* its result: key, build, probe */
+    void *ok, *ob[SL_K_MAX_COLS], *op[SL_K_MAX_COLS]; /* key, build, probe columns */
     int64_t cap, rows, count;
     unsigned long long *d_count;
-    cudaEvent_t e_up, e_probed, e_cnt, e_down;
+    cudaEvent_t e_cnt, e_down;
     int busy;
 };
 
@@ -202,7 +209,10 @@ struct sj {
     void *table;
     size_t table_bytes;
     int serial;                         /* the build keys repeat: wait for each count */
+    struct in_slot *in;                 /* n_in input slots (STREAM_SLOTS_MAX at most) */
+    int n_in;
     struct slot sl[2];
+    cudaEvent_t e_stage[2];             /* the last upload from each staging buffer */
     unsigned long long *h_count;        /* pinned: 2 words per slot */
     struct sl__upload_stage us;
     unsigned long long *d_acc;          /* aggregate: 2 words per output column */
@@ -221,6 +231,25 @@ struct sj {
 
 /* ---------------- uploads ---------------- */
 
+/* Uploads a put_rows call collected: their staging copies are made first (one job of the
+ * stager for all of them), then the copies to the GPU are enqueued. */
+struct ups {
+    int n;
+    struct sl__copy v[STAGE_COPIES_MAX];
+};
+
+static int ups_flush(struct sj *j, struct ups *u)
+{
+    sl__upload_stage_flush(&j->us);
+    for (int i = 0; i < u->n; i++)
+        SL_TASK_CUDA_TRY(j->t,
+                         cudaMemcpyAsync(u->v[i].dst, u->v[i].src, u->v[i].bytes,
+                                         cudaMemcpyDefault, j->h2d),
+                         "uploading a chunk");
+    u->n = 0;
+    return SL_OK;
+}
+
 /* Rows of side s from *cur, n of them, into keys (and the side's payload columns) at
  * row `at`, on the h2d stream, through staging buffer `slot` when pageable. */
 static int put_rows(struct sj *j, int s, struct cursor *cur, int64_t n, void *keys,
@@ -229,6 +258,8 @@ static int put_rows(struct sj *j, int s, struct cursor *cur, int64_t n, void *ke
     const struct join_side *js = &j->st->side[s];
     const int nc = 1 + j->sh.n_pay[s];
     int64_t staged = 0, done = 0;
+    struct ups u;
+    u.n = 0;
     while (done < n && cur->bi < js->n_batches) {
         const sl_batch_t *b = js->batches[cur->bi];
         int64_t take = b->n_rows - cur->row;
@@ -240,12 +271,13 @@ static int put_rows(struct sj *j, int s, struct cursor *cur, int64_t n, void *ke
             char *dst = (char *)(c == 0 ? keys : pay[c - 1]) + (size_t)(at + done) * w;
             const struct sl__col *bc = &b->cols[col];
             const void *src = (const char *)bc->data->ptr + (size_t)(bc->offset + cur->row) * w;
-            src = sl__upload_stage_src(&j->us, slot, staged, bc->data, src, (size_t)take * w);
+            int rc;
+            if (u.n == STAGE_COPIES_MAX && (rc = ups_flush(j, &u)) < 0)
+                return rc;
+            src = sl__upload_stage_defer(&j->us, slot, staged, bc->data, src, (size_t)take * w);
             if (j->us.stager && bc->data->kind == SL__MEM_HOST)
                 staged += take * (int64_t)w;
-            SL_TASK_CUDA_TRY(j->t,
-                             cudaMemcpyAsync(dst, src, (size_t)take * w, cudaMemcpyDefault, j->h2d),
-                             "uploading a chunk");
+            u.v[u.n++] = (struct sl__copy){dst, src, (size_t)take * w};
         }
         done += take;
         cur->row += take;
@@ -254,6 +286,9 @@ static int put_rows(struct sj *j, int s, struct cursor *cur, int64_t n, void *ke
             cur->row = 0;
         }
     }
+    int rc = ups_flush(j, &u);
+    if (rc < 0)
+        return rc;
     if (done != n)
         return sl_task_fail(j->t, SL_EINTERNAL, "streamed join: input rows miscounted");
     return SL_OK;
@@ -263,7 +298,7 @@ static int put_rows(struct sj *j, int s, struct cursor *cur, int64_t n, void *ke
 static int stage_wait(struct sj *j, int slot)
 {
     if (j->us.stager)
-        SL_TASK_CUDA_TRY(j->t, cudaEventSynchronize(j->sl[slot].e_up), "waiting for staging");
+        SL_TASK_CUDA_TRY(j->t, cudaEventSynchronize(j->e_stage[slot]), "waiting for staging");
     return SL_OK;
 }
 
@@ -279,33 +314,41 @@ static int upload_build(struct sj *j)
             (rc = put_rows(j, j->build, &cur, n, j->r_keys, j->r_pay, at, slot)) < 0)
             return rc;
         j->stage_ms += join_now_ms() - h0;
-        SL_TASK_CUDA_TRY(j->t, cudaEventRecord(j->sl[slot].e_up, j->h2d), "cudaEventRecord");
+        SL_TASK_CUDA_TRY(j->t, cudaEventRecord(j->e_stage[slot], j->h2d), "cudaEventRecord");
         at += n;
     }
     gj_trace_end(&j->tr, tr, j->h2d, "stream_build_upload", 1, 0,
                  j->n[j->build] * j->sh.row_w[j->build]);
-    for (int i = 0; i < 2; i++) /* the table build waits for the last chunks */
-        SL_TASK_CUDA_TRY(j->t, cudaStreamWaitEvent(j->cs, j->sl[i].e_up, 0), "ordering");
+    /* The table build waits for the whole upload: the last event recorded on h2d. */
+    int64_t last = (j->n[j->build] + j->chunk - 1) / j->chunk - 1;
+    SL_TASK_CUDA_TRY(j->t, cudaStreamWaitEvent(j->cs, j->e_stage[last & 1], 0), "ordering");
     return SL_OK;
 }
 
-/* Probe chunk c into its slot: after the probe of chunk c - 2 read the slot. */
+static int64_t chunk_rows_of(const struct sj *j, int64_t c)
+{
+    int64_t left = j->n[j->probe] - c * j->chunk;
+    return left < j->chunk ? left : j->chunk;
+}
+
+/* Probe chunk c into its input slot: after the probe of chunk c - n_in read the slot
+ * (the caller enqueued that probe, for good: no re-run of it follows). */
 static int upload_chunk(struct sj *j, int64_t c, struct cursor *cur)
 {
-    struct slot *s = &j->sl[c & 1];
-    int64_t left = j->n[j->probe] - c * j->chunk;
-    s->rows = left < j->chunk ? left : j->chunk;
+    struct in_slot *in = &j->in[c % j->n_in];
+    int64_t rows = chunk_rows_of(j, c);
     double h0 = join_now_ms();
     int rc = stage_wait(j, (int)(c & 1));
     if (rc < 0)
         return rc;
-    SL_TASK_CUDA_TRY(j->t, cudaStreamWaitEvent(j->h2d, s->e_probed, 0), "ordering");
+    SL_TASK_CUDA_TRY(j->t, cudaStreamWaitEvent(j->h2d, in->e_probed, 0), "ordering");
     int tr = gj_trace_begin(&j->tr, j->h2d);
-    if ((rc = put_rows(j, j->probe, cur, s->rows, s->keys, s->pay, 0, (int)(c & 1))) < 0)
+    if ((rc = put_rows(j, j->probe, cur, rows, in->keys, in->pay, 0, (int)(c & 1))) < 0)
         return rc;
-    gj_trace_end(&j->tr, tr, j->h2d, "stream_upload", 1, 0, s->rows * j->sh.row_w[j->probe]);
+    gj_trace_end(&j->tr, tr, j->h2d, "stream_upload", 1, 0, rows * j->sh.row_w[j->probe]);
     j->stage_ms += join_now_ms() - h0;
-    SL_TASK_CUDA_TRY(j->t, cudaEventRecord(s->e_up, j->h2d), "cudaEventRecord");
+    SL_TASK_CUDA_TRY(j->t, cudaEventRecord(in->e_up, j->h2d), "cudaEventRecord");
+    SL_TASK_CUDA_TRY(j->t, cudaEventRecord(j->e_stage[c & 1], j->h2d), "cudaEventRecord");
     return SL_OK;
 }
 
@@ -359,24 +402,26 @@ static int probe_chunk(struct sj *j, int64_t c)
 {
     int k = (int)(c & 1), b = j->build, p = j->probe;
     struct slot *s = &j->sl[k];
+    struct in_slot *in = &j->in[c % j->n_in];
     sl_task_t *t = j->t;
-    SL_TASK_CUDA_TRY(t, cudaStreamWaitEvent(j->cs, s->e_up, 0), "ordering");
+    s->rows = chunk_rows_of(j, c);
+    SL_TASK_CUDA_TRY(t, cudaStreamWaitEvent(j->cs, in->e_up, 0), "ordering");
     SL_TASK_CUDA_TRY(t, cudaStreamWaitEvent(j->cs, s->e_down, 0), "ordering");
     SL_TASK_CUDA_TRY(t, cudaMemsetAsync(s->d_count, 0, 2 * sizeof *s->d_count, j->cs), "counts");
     int tr = gj_trace_begin(&j->tr, j->cs);
     sl_k_cols_t rin = cols_of(j->sh.n_pay[b], j->sh.pay_w[b], j->r_pay);
-    sl_k_cols_t sin = cols_of(j->sh.n_pay[p], j->sh.pay_w[p], s->pay);
+    sl_k_cols_t sin = cols_of(j->sh.n_pay[p], j->sh.pay_w[p], in->pay);
     sl_k_join_out_t ko;
     memset(&ko, 0, sizeof ko);
     ko.keys = s->ok;
     ko.r = cols_of(j->sh.n_pay[b], j->sh.pay_w[b], s->ob);
     ko.s = cols_of(j->sh.n_pay[p], j->sh.pay_w[p], s->op);
     ko.capacity = s->cap;
-    cudaError_t e = gj_npj_probe(&j->g, j->table, j->table_bytes, &rin, s->keys, s->rows, &sin,
+    cudaError_t e = gj_npj_probe(&j->g, j->table, j->table_bytes, &rin, in->keys, s->rows, &sin,
                                  &ko, s->d_count, j->cs);
     SL_TASK_CUDA_TRY(t, e, "streamed join probe");
     gj_trace_end(&j->tr, tr, j->cs, "stream_probe", 3, 1, s->rows * j->sh.row_w[p]);
-    SL_TASK_CUDA_TRY(t, cudaEventRecord(s->e_probed, j->cs), "cudaEventRecord");
+    SL_TASK_CUDA_TRY(t, cudaEventRecord(in->e_probed, j->cs), "cudaEventRecord");
     SL_TASK_CUDA_TRY(t,
                      cudaMemcpyAsync(j->h_count + 2 * k, s->d_count, 2 * sizeof *j->h_count,
                                      cudaMemcpyDeviceToHost, j->cs),
@@ -511,34 +556,64 @@ static int finish_chunk(struct sj *j, int64_t c)
 
 /* ---------------- the run ---------------- */
 
-static int setup(struct sj *j)
+static int event_new(struct sj *j, cudaEvent_t *e)
+{
+    SL_TASK_CUDA_TRY(j->t, cudaEventCreateWithFlags(e, cudaEventDisableTiming), "cudaEventCreate");
+    SL_TASK_CUDA_TRY(j->t, cudaEventRecord(*e, j->cs), "cudaEventRecord");
+    return SL_OK;
+}
+
+/* How many probe chunks may be in GPU memory at once (input slots): all of them when the
+ * budget left past the join's needs (stream_need: two of each) holds them in half of it,
+ * so the probe side uploads at the link's pace while the table builds and the chunks are
+ * probed; at least 2 (one uploading while one is probed; 1 for a single chunk); the
+ * option debug_join_stream_slots caps it (2: the design before 2026-11-27, A/B runs). */
+static int input_slots(const struct sj *j, int64_t chunks)
+{
+    int64_t per = j->chunk * j->sh.row_w[j->probe];
+    int64_t room = sl_task_device_budget(j->t) -
+                   stream_need(&j->sh, j->build, j->n[j->build], j->n[j->probe]);
+    int64_t n = 2 + (room > 0 ? room / 2 / per : 0), cap = 0;
+    sl_task_option_int(j->t, "debug_join_stream_slots", &cap);
+    if (cap > 0 && n > cap)
+        n = cap;
+    if (n > chunks)
+        n = chunks;
+    if (n > STREAM_SLOTS_MAX)
+        n = STREAM_SLOTS_MAX;
+    return n < 1 ? 1 : (int)n;
+}
+
+static int setup(struct sj *j, int64_t chunks)
 {
     sl_task_t *t = j->t;
-    int b = j->build, p = j->probe;
+    int b = j->build, p = j->probe, n_in = input_slots(j, chunks), rc;
     if (!(j->r_keys = sl_task_device_alloc(t, (size_t)j->n[b] * (size_t)j->sh.kw)))
         return SL_ENOMEM;
     for (int i = 0; i < j->sh.n_pay[b]; i++)
         if (!(j->r_pay[i] = sl_task_device_alloc(t, (size_t)j->n[b] * (size_t)j->sh.pay_w[b][i])))
             return SL_ENOMEM;
-    /* bytes a row of either side takes in staging */
-    int64_t row = j->sh.row_w[0] > j->sh.row_w[1] ? j->sh.row_w[0] : j->sh.row_w[1];
-    for (int k = 0; k < 2; k++) {
-        struct slot *s = &j->sl[k];
-        if (!(s->keys = sl_task_device_alloc(t, (size_t)j->chunk * (size_t)j->sh.kw)) ||
-            !(s->d_count = sl_task_device_alloc(t, 2 * sizeof *s->d_count)))
+    if (!(j->in = sl_task_alloc(t, (size_t)n_in * sizeof *j->in)))
+        return SL_ENOMEM;
+    memset(j->in, 0, (size_t)n_in * sizeof *j->in);
+    j->n_in = n_in;
+    for (int k = 0; k < n_in; k++) {
+        struct in_slot *in = &j->in[k];
+        if (!(in->keys = sl_task_device_alloc(t, (size_t)j->chunk * (size_t)j->sh.kw)))
             return SL_ENOMEM;
         for (int i = 0; i < j->sh.n_pay[p]; i++)
-            if (!(s->pay[i] = sl_task_device_alloc(t, (size_t)j->chunk * (size_t)j->sh.pay_w[p][i])))
+            if (!(in->pay[i] = sl_task_device_alloc(t, (size_t)j->chunk * (size_t)j->sh.pay_w[p][i])))
                 return SL_ENOMEM;
-        int rc = slot_out(j, s, j->chunk);
-        if (rc < 0)
+        if ((rc = event_new(j, &in->e_up)) < 0 || (rc = event_new(j, &in->e_probed)) < 0)
             return rc;
-        cudaEvent_t *ev[4] = {&s->e_up, &s->e_probed, &s->e_cnt, &s->e_down};
-        for (int e = 0; e < 4; e++) {
-            SL_TASK_CUDA_TRY(t, cudaEventCreateWithFlags(ev[e], cudaEventDisableTiming),
-                             "cudaEventCreate");
-            SL_TASK_CUDA_TRY(t, cudaEventRecord(*ev[e], j->cs), "cudaEventRecord");
-        }
+    }
+    for (int k = 0; k < 2; k++) {
+        struct slot *s = &j->sl[k];
+        if (!(s->d_count = sl_task_device_alloc(t, 2 * sizeof *s->d_count)))
+            return SL_ENOMEM;
+        if ((rc = slot_out(j, s, j->chunk)) < 0 || (rc = event_new(j, &s->e_cnt)) < 0 ||
+            (rc = event_new(j, &s->e_down)) < 0 || (rc = event_new(j, &j->e_stage[k])) < 0)
+            return rc;
     }
     if (!(j->h_count = sl__task_pinned_alloc(t, 4 * sizeof *j->h_count)))
         return SL_ENOMEM;
@@ -552,38 +627,50 @@ static int setup(struct sj *j)
     for (int s = 0; s < 2 && !pageable; s++)
         for (int64_t i = 0; i < j->st->side[s].n_batches && !pageable; i++)
             pageable = j->st->side[s].batches[i]->cols[j->d->key[s][0]].data->kind == SL__MEM_HOST;
-    int rc = sl__upload_stage_open(t, &j->us, pageable ? j->chunk * row : 0);
-    if (rc < 0)
+    /* bytes a row of either side takes in staging */
+    int64_t row = j->sh.row_w[0] > j->sh.row_w[1] ? j->sh.row_w[0] : j->sh.row_w[1];
+    if ((rc = sl__upload_stage_open(t, &j->us, pageable ? j->chunk * row : 0)) < 0)
         return rc;
     /* Device memory is ordered on the task stream: the copy streams wait for it (the
      * events just recorded there). */
-    SL_TASK_CUDA_TRY(t, cudaStreamWaitEvent(j->h2d, j->sl[1].e_down, 0), "ordering");
-    SL_TASK_CUDA_TRY(t, cudaStreamWaitEvent(j->d2h, j->sl[1].e_down, 0), "ordering");
+    SL_TASK_CUDA_TRY(t, cudaStreamWaitEvent(j->h2d, j->e_stage[1], 0), "ordering");
+    SL_TASK_CUDA_TRY(t, cudaStreamWaitEvent(j->d2h, j->e_stage[1], 0), "ordering");
     return SL_OK;
 }
 
+/* Host order: the build side's uploads, the first probe chunks' (all the input slots
+ * hold: they go up while the table builds; with pageable input two, each staged by the
+ * host first, which the table build's waits would otherwise hold up), the table, then per
+ * chunk c: its probe, the previous chunk's result (or, when build keys repeat, its own,
+ * which may re-run it), and the uploads that the slots freed allow. An upload into a
+ * slot waits for the probe of the slot's previous chunk, enqueued for good by then. */
 static int run(struct sj *j)
 {
-    int rc = setup(j);
+    int64_t chunks = (j->n[j->probe] + j->chunk - 1) / j->chunk, next = 0;
+    int rc = setup(j, chunks);
     if (rc < 0 || (rc = upload_build(j)) < 0)
         return rc;
     struct cursor cur = {0, 0};
-    int64_t chunks = (j->n[j->probe] + j->chunk - 1) / j->chunk;
-    if ((rc = upload_chunk(j, 0, &cur)) < 0 || (rc = build_table(j)) < 0)
+    int64_t first = j->us.stager && j->n_in > 2 ? 2 : j->n_in;
+    while (next < first)
+        if ((rc = upload_chunk(j, next++, &cur)) < 0)
+            return rc;
+    if ((rc = build_table(j)) < 0)
         return rc;
     j->t_built = join_now_ms();
     for (int64_t c = 0; c < chunks; c++) {
-        if (!j->serial && c + 1 < chunks && (rc = upload_chunk(j, c + 1, &cur)) < 0)
-            return rc;
         if ((rc = probe_chunk(j, c)) < 0)
             return rc;
-        if (j->serial) {
-            if ((rc = finish_chunk(j, c)) != SL_OK ||
-                (c + 1 < chunks && (rc = upload_chunk(j, c + 1, &cur)) < 0))
-                return rc;
-        } else if (c > 0 && (rc = finish_chunk(j, c - 1)) != SL_OK) {
+        if (j->serial)
+            rc = finish_chunk(j, c);
+        else if (c > 0)
+            rc = finish_chunk(j, c - 1);
+        if (rc != SL_OK)
             return rc;
-        }
+        /* pageable: one chunk staged per probe, so results go down between stagings */
+        for (int k = 0; next < chunks && next <= c + j->n_in && (!j->us.stager || k < 1); k++)
+            if ((rc = upload_chunk(j, next++, &cur)) < 0)
+                return rc;
     }
     if ((rc = finish_chunk(j, chunks - 1)) != SL_OK)
         return rc;
@@ -597,18 +684,27 @@ static void release(struct sj *j)
     cudaStreamSynchronize(j->h2d);
     cudaStreamSynchronize(j->d2h);
     sl__upload_stage_close(t, &j->us);
+    for (int k = 0; k < j->n_in; k++) {
+        struct in_slot *in = &j->in[k];
+        sl_task_device_free(t, in->keys);
+        for (int i = 0; i < SL_K_MAX_COLS; i++)
+            sl_task_device_free(t, in->pay[i]);
+        if (in->e_up)
+            cudaEventDestroy(in->e_up);
+        if (in->e_probed)
+            cudaEventDestroy(in->e_probed);
+    }
+    sl_task_free(t, j->in);
     for (int k = 0; k < 2; k++) {
         struct slot *s = &j->sl[k];
-        sl_task_device_free(t, s->keys);
         sl_task_device_free(t, s->ok);
         sl_task_device_free(t, s->d_count);
         for (int i = 0; i < SL_K_MAX_COLS; i++) {
-            sl_task_device_free(t, s->pay[i]);
             sl_task_device_free(t, s->ob[i]);
             sl_task_device_free(t, s->op[i]);
         }
-        cudaEvent_t ev[4] = {s->e_up, s->e_probed, s->e_cnt, s->e_down};
-        for (int e = 0; e < 4; e++)
+        cudaEvent_t ev[3] = {s->e_cnt, s->e_down, j->e_stage[k]};
+        for (int e = 0; e < 3; e++)
             if (ev[e])
                 cudaEventDestroy(ev[e]);
     }
