@@ -1,6 +1,6 @@
 /* Parallel staging copies (see stage.h). A job (one or several copies) is cut into pieces
- * of up to 1 MiB handed out by an atomic counter. The job lives on the caller's stack; helpers take a pointer to it
- * under the mutex and count themselves in `busy`, and the caller clears the pointer and
+ * of up to 1 MiB handed out by an atomic counter. The job lives on the caller's stack;
+ * helpers take a pointer to it under the mutex and count themselves in `busy`, and the caller clears the pointer and
  * waits for busy == 0 before returning, so no helper ever sees a finished job. */
 #include <pthread.h>
 #include <sched.h>
