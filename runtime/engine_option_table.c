@@ -178,8 +178,9 @@ const struct sl__option sl__options[] = {
       "kernels again (A/B runs).", NULL, 0, 1}, FIELD(debug_gpu_no_upload_ahead, INT)},
     {{"debug_join_stream", SL_ENGINE_OPT_ENUM, DBG, "auto",
       "Host-resident inputs of a GPU join: auto = a side past 32 MiB stays in host memory "
-      "(batches with narrow copies of a pinned table go up through the sink) and the join uploads its build side, then streams the probe side through the probe "
-      "in chunks, downloading each chunk's result while the next one runs (inner joins of "
+      "(batches whose narrow copies save a quarter of their bytes go up through the "
+      "sink) and the join uploads its build side, then streams the probe side through the "
+      "probe in chunks, downloading each chunk's result while the next one runs (inner joins of "
       "one integer key and fixed-width columns); off = the sink uploads them as before "
       "(A/B runs); on = every host batch stays there (tests).", "auto,off,on", 0, 2},
      FIELD(debug_join_stream, INT)},
