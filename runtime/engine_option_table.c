@@ -184,8 +184,9 @@ const struct sl__option sl__options[] = {
       "kernels again (A/B runs).", NULL, 0, 1}, FIELD(debug_gpu_no_upload_ahead, INT)},
     {{"debug_join_stream", SL_ENGINE_OPT_ENUM, DBG, "auto",
       "Host-resident inputs of a GPU join: auto = a side past 32 MiB stays in host memory "
-      "and the join uploads its build side, then streams the probe side through the probe "
-      "in chunks, downloading each chunk's result while the next one runs (inner joins of "
+      "(batches whose narrow copies save a quarter of their bytes go up through the "
+      "sink) and the join uploads its build side, then streams the probe side through the "
+      "probe in chunks, downloading each chunk's result while the next one runs (inner joins of "
       "one integer key and fixed-width columns); off = the sink uploads them as before "
       "(A/B runs); on = every host batch stays there (tests); inner = as auto, but semi "
       "and anti joins never stream (under auto they stream the batches the GPU budget "
@@ -202,6 +203,11 @@ const struct sl__option sl__options[] = {
       "Has a GPU join's sink keep every device batch on the GPU, as before the batches "
       "past the join's share of the GPU budget went to host memory (A/B runs).", NULL, 0,
       1}, FIELD(debug_join_keep_device, INT)},
+    {{"debug_join_stream_slots", SL_ENGINE_OPT_INT, DBG, "0",
+      "The host-streamed GPU join's probe chunks in GPU memory at once, at most: 0 = as "
+      "many as half the GPU budget left holds (the probe side uploads ahead while the table "
+      "builds); 2 = one uploading while one is probed, as before 2026-11-27 (A/B runs).",
+      NULL, 0, 1024}, FIELD(debug_join_stream_slots, INT)},
 };
 
 const int sl__n_options = (int)(sizeof sl__options / sizeof sl__options[0]);

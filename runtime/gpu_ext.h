@@ -11,6 +11,7 @@
 
 #include "internal.h"
 #include "exchange.h"
+#include "stage.h"
 
 /* The one CUDA error path of the built-in CUDA operators: fails the task with
  * SL_EDEVICE for CUDA error `err` (a cudaError_t) of `what` at file:line, worded by the
@@ -56,6 +57,8 @@ struct sl__upload_stage {
     struct sl__stager *stager;
     char *buf[2];
     int64_t bytes;
+    int n_pend;                         /* copies sl__upload_stage_defer recorded */
+    struct sl__copy pend[STAGE_COPIES_MAX];
 };
 int sl__upload_stage_open(sl_task_t *t, struct sl__upload_stage *us, int64_t bytes);
 void sl__upload_stage_close(sl_task_t *t, struct sl__upload_stage *us);
@@ -63,6 +66,14 @@ void sl__upload_stage_close(sl_task_t *t, struct sl__upload_stage *us);
  * or its copy at buf[slot] + at. */
 const void *sl__upload_stage_src(const struct sl__upload_stage *us, int slot, int64_t at,
                                  const struct sl__buf *b, const void *src, size_t bytes);
+/* The same, the copy recorded instead of made (made at once when STAGE_COPIES_MAX are
+ * waiting): sl__upload_stage_flush makes the recorded copies in one job of the stager,
+ * which the caller does before it enqueues the uploads that read them. A chunk of several
+ * columns and batches is one job then, not one a column and batch (4 MiB copies of 1 MiB
+ * pieces left most helpers idle). */
+const void *sl__upload_stage_defer(struct sl__upload_stage *us, int slot, int64_t at,
+                                   const struct sl__buf *b, const void *src, size_t bytes);
+void sl__upload_stage_flush(struct sl__upload_stage *us);
 /* Pinned memory that outlives its task (a result that CPU tasks read after the GPU
  * task ended, freed by fini_global): who frees it, from any thread, while the engine
  * is open. */

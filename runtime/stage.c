@@ -1,6 +1,6 @@
-/* Parallel staging copies (see stage.h). A job is cut into 1 MiB pieces handed out by an
- * atomic counter. The job lives on the caller's stack; helpers take a pointer to it
- * under the mutex and count themselves in `busy`, and the caller clears the pointer and
+/* Parallel staging copies (see stage.h). A job (one or several copies) is cut into pieces
+ * of up to 1 MiB handed out by an atomic counter. The job lives on the caller's stack;
+ * helpers take a pointer to it under the mutex and count themselves in `busy`, and the caller clears the pointer and
  * waits for busy == 0 before returning, so no helper ever sees a finished job. */
 #include <pthread.h>
 #include <sched.h>
@@ -11,12 +11,16 @@
 #include "stage.h"
 
 #define PIECE (1u << 20)
+#define PIECE_MIN (128u << 10)
 #define MIN_PARALLEL (4u << 20) /* below this, one thread copies */
 
+/* A job: n copies (v), cut into pieces of `piece` bytes; copy i's pieces are numbered
+ * from first[i] (first[n]: all of them). */
 struct job {
-    char *dst;
-    const char *src;
-    size_t bytes, pieces;
+    const struct sl__copy *v;
+    const size_t *first;
+    int n;
+    size_t piece, pieces;
     _Atomic size_t next;          /* next piece to take */
     _Atomic size_t finished;      /* pieces copied */
 };
@@ -34,12 +38,17 @@ struct sl__stager {
 
 static void copy_pieces(struct job *j)
 {
+    int i = 0;
     for (;;) {
         size_t k = atomic_fetch_add_explicit(&j->next, 1, memory_order_relaxed);
         if (k >= j->pieces)
             return;
-        size_t off = k * PIECE, len = j->bytes - off < PIECE ? j->bytes - off : PIECE;
-        memcpy(j->dst + off, j->src + off, len);
+        while (k >= j->first[i + 1]) /* pieces are taken in increasing order */
+            i++;
+        const struct sl__copy *c = &j->v[i];
+        size_t off = (k - j->first[i]) * j->piece;
+        size_t len = c->bytes - off < j->piece ? c->bytes - off : j->piece;
+        memcpy((char *)c->dst + off, (const char *)c->src + off, len);
         /* release: the caller's acquire load sees these bytes */
         atomic_fetch_add_explicit(&j->finished, 1, memory_order_release);
     }
@@ -112,11 +121,30 @@ void sl__stager_destroy(struct sl__stager *s)
 
 void sl__stager_copy(struct sl__stager *s, void *dst, const void *src, size_t bytes)
 {
-    if (!s || s->n == 0 || bytes < MIN_PARALLEL) {
-        memcpy(dst, src, bytes);
+    struct sl__copy c = {dst, src, bytes};
+    sl__stager_copy_v(s, &c, 1);
+}
+
+void sl__stager_copy_v(struct sl__stager *s, const struct sl__copy *v, int n)
+{
+    size_t total = 0;
+    for (int i = 0; i < n; i++)
+        total += v[i].bytes;
+    if (!s || s->n == 0 || total < MIN_PARALLEL || n > STAGE_COPIES_MAX) {
+        for (int i = 0; i < n; i++)
+            memcpy(v[i].dst, v[i].src, v[i].bytes);
         return;
     }
-    struct job j = {.dst = dst, .src = src, .bytes = bytes, .pieces = (bytes + PIECE - 1) / PIECE};
+    /* Pieces of PIECE bytes, smaller (down to PIECE_MIN) while the job would give the
+     * threads fewer than 4 pieces each: a 4 MiB copy was 4 pieces for 9 threads. */
+    size_t piece = PIECE, threads = (size_t)s->n + 1;
+    while (piece > PIECE_MIN && total / piece < 4 * threads)
+        piece /= 2;
+    size_t first[STAGE_COPIES_MAX + 1];
+    first[0] = 0;
+    for (int i = 0; i < n; i++)
+        first[i + 1] = first[i] + (v[i].bytes + piece - 1) / piece;
+    struct job j = {.v = v, .first = first, .n = n, .piece = piece, .pieces = first[n]};
     atomic_init(&j.next, 0);
     atomic_init(&j.finished, 0);
     pthread_mutex_lock(&s->mu);

@@ -15,5 +15,15 @@ void sl__stager_destroy(struct sl__stager *s);
  * returns when all of it is copied. One copy at a time per stager (callers serialize:
  * each GPU worker has its own). */
 void sl__stager_copy(struct sl__stager *s, void *dst, const void *src, size_t bytes);
+/* The same for n copies at once (at most STAGE_COPIES_MAX; more are copied by the caller
+ * alone): one job, so that several small copies (a chunk's columns from several batches)
+ * keep every helper busy and pay one wake-up. */
+#define STAGE_COPIES_MAX 64
+struct sl__copy {
+    void *dst;
+    const void *src;
+    size_t bytes;
+};
+void sl__stager_copy_v(struct sl__stager *s, const struct sl__copy *v, int n);
 
 #endif /* SLUICE_RUNTIME_STAGE_H */

@@ -174,6 +174,10 @@ struct sl_engine_config {
     /* Fields added with the GPU group-by's packed row counts (issue 19). */
     int debug_agg_gpu_no_lean;  /* 1: the GPU group-by's few-groups path of one integer
                                    sum takes the general shared-table kernel (A/B runs) */
+    /* Fields added with the streamed join's upload ahead (issue 23). */
+    int debug_join_stream_slots; /* the host-streamed GPU join's probe chunks in GPU memory
+                                    at once, at most; 0 = as many as the budget holds, 2 =
+                                    as before 2026-11-27 (A/B runs) */
 };
 
 /* Fills *cfg with the defaults and sets cfg->size. Cannot fail. Thread-safe (touches

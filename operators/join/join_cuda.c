@@ -41,7 +41,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "common/mgpu_ids.h"
 #include "common/op_common.h"
@@ -81,16 +80,6 @@
 #define NPJ_AUTO_WIDE_BUILD_ROWS ((int64_t)1 << 23)
 
 /* ---------------- can the GPU do it ---------------- */
-
-/* Nulls in a column, or an unknown count (the GPU sink's batches have theirs counted by
- * the GPU combine: combine_cuda). */
-static int col_nulls(const struct join_side *sd, int col)
-{
-    for (int64_t i = 0; i < sd->n_batches; i++)
-        if (sd->batches[i]->cols[col].validity && sd->batches[i]->cols[col].null_count != 0)
-            return 1;
-    return 0;
-}
 
 /* What the GPU join takes (join_gpu_type): the four kinds without a residual; keys of
  * integer-like types (dictionary codes among them) or strings, both sides of one type
@@ -160,35 +149,33 @@ int join_gpu_can_run(const sl_task_t *t)
             return 0;
     int64_t n[2] = {0, 0};
     for (int s = 0; s < 2; s++) {
-        for (int64_t i = 0; i < st->side[s].n_batches; i++)
-            n[s] += st->side[s].batches[i]->n_rows;
+        n[s] = join_side_rows(&st->side[s]);
         if (n[s] >= ((int64_t)1 << 32) - 1)
             return 0;
         for (int k = 0; k < d->n_keys; k++)
-            if (col_nulls(&st->side[s], d->key[s][k]))
+            if (join_side_has_nulls(&st->side[s], d->key[s][k]))
                 return 0;
     }
     for (int oc = 0; oc < d->n_out; oc++)
-        if (col_nulls(&st->side[d->out[oc].side], d->out[oc].col))
+        if (join_side_has_nulls(&st->side[d->out[oc].side], d->out[oc].col))
             return 0;
     if ((d->kind == JOIN_ANTI || d->kind == JOIN_LEFT) && n[1] == 0 && n[0] > 0)
         return 0;
     if (hashed && n[0] + n[1] >= ((int64_t)1 << 31)) /* the hash check sorts both sides */
         return 0;
     /* More than the budget runs out of core (join_cuda_ooc.c) where that path can (not
-     * with hashed keys). */
-    return gpu_need(d, n) <= sl_task_device_budget(t) || join_stream_can_run(t) ||
-           (!hashed && (join_smj_ooc_can_run(t) || join_ooc_can_run(t)));
+     * with hashed keys), or streamed (join_cuda_stream.c: asked last, so that a finalize
+     * which another path can take does not weigh it twice, here and in finalize). */
+    return gpu_need(d, n) <= sl_task_device_budget(t) ||
+           (!hashed && (join_smj_ooc_can_run(t) || join_ooc_can_run(t))) ||
+           join_stream_can_run(t);
 }
 
 /* 1 when the in-GPU join fits the budget (else join_cuda_ooc.c runs it out of core). */
 static int fits_in_gpu(sl_task_t *t)
 {
     const struct join_state *st = sl_task_gstate(t);
-    int64_t n[2] = {0, 0};
-    for (int s = 0; s < 2; s++)
-        for (int64_t i = 0; i < st->side[s].n_batches; i++)
-            n[s] += st->side[s].batches[i]->n_rows;
+    int64_t n[2] = {join_side_rows(&st->side[0]), join_side_rows(&st->side[1])};
     return gpu_need(sl_op_data(sl_task_op(t)), n) <= sl_task_device_budget(t);
 }
 
@@ -210,12 +197,6 @@ static int pay_index(const struct gj_side *sd, int col)
     return -1;
 }
 
-/* Build keys that fill at least half of their range get the direct table. */
-static int dense_keys(const struct gj *g, int64_t nb)
-{
-    return g->range > 0 && g->range <= 2 * nb + 1024;
-}
-
 /* Side s's payloads do not fit PHJ's packed row (more than 4 columns or 16 bytes): PHJ
  * would carry a row id and gather them after the join. */
 static int side_wide(const struct gj *g, int s)
@@ -235,7 +216,7 @@ static int npj_pays(const struct gj *g, int64_t nb)
                        (nb <= NPJ_AUTO_WIDE_BUILD_ROWS && (wide || side_wide(g, g->build)))))
         return 1;
     int64_t limit = wide ? NPJ_MAX_TABLE_BYTES : NPJ_NARROW_TABLE_BYTES, table;
-    if (dense_keys(g, nb)) {
+    if (g->range) { /* dense keys (gj_npj_range) */
         table = g->range * 4;
     } else {
         int64_t slots = 1024;
@@ -275,11 +256,9 @@ static int plan(sl_task_t *t, const struct join_state *st, struct gj *g)
      * the keys and a synchronization) */
     if (npj_ok && !g->hashed && (d->algo == JOIN_NOPART ||
                    (d->algo == JOIN_AUTO && nb * 4 <= NPJ_MAX_TABLE_BYTES))) {
-        int rc = gj_key_range(t, st, g->build, g->k8, &g->kmin, &g->range);
+        int rc = gj_key_range(t, st, g);
         if (rc < 0)
             return rc;
-        if (!dense_keys(g, nb))
-            g->range = 0;
     }
     g->algo = GJ_PHJ;
     if (d->algo == JOIN_SORTMERGE && g->kind != SL_K_JOIN_LEFT)
@@ -499,6 +478,24 @@ int gj_npj_table(sl_task_t *t, struct gj *g, void **temp, size_t *need)
     return SL_OK;
 }
 
+cudaError_t gj_npj_probe(const struct gj *g, void *table, size_t table_bytes,
+                         const sl_k_cols_t *rin, const void *s_keys, int64_t ns,
+                         const sl_k_cols_t *sin, const sl_k_join_out_t *ko,
+                         unsigned long long *d_count, cudaStream_t s)
+{
+    int64_t nr = g->s[g->build].n;
+    if (g->range)
+        return g->k8 ? sl_k_npj_dense_probe_k64(table, table_bytes, nr, g->kmin, g->range, rin,
+                                                s_keys, ns, sin, g->kind, ko, d_count, s)
+                     : sl_k_npj_dense_probe_k32(table, table_bytes, nr, (uint32_t)g->kmin,
+                                                g->range, rin, s_keys, ns, sin, g->kind, ko,
+                                                d_count, s);
+    return g->k8 ? sl_k_npj_probe_k64(table, table_bytes, nr, rin, s_keys, ns, sin, g->kind, ko,
+                                      d_count, s)
+                 : sl_k_npj_probe_k32(table, table_bytes, nr, rin, s_keys, ns, sin, g->kind, ko,
+                                      d_count, s);
+}
+
 /* PHJ or NPJ: written at the first capacity, again with the exact one if larger. */
 static int hash_join(sl_task_t *t, struct gj *g, struct gj_out *o, unsigned long long *d_count,
                      const struct join_state *st)
@@ -553,14 +550,8 @@ static int hash_join(sl_task_t *t, struct gj *g, struct gj_out *o, unsigned long
         size_t tb = need;
         if (g->narrow)
             e = narrow_join(g, temp, &tb, o, d_count, s);
-        else if (g->algo == GJ_NPJ && g->range)
-            e = g->k8 ? sl_k_npj_dense_probe_k64(temp, need, R->n, g->kmin, g->range, &rin, S->keys,
-                                                 S->n, &sin, g->kind, &ko, d_count, s)
-                      : sl_k_npj_dense_probe_k32(temp, need, R->n, (uint32_t)g->kmin, g->range, &rin,
-                                                 S->keys, S->n, &sin, g->kind, &ko, d_count, s);
         else if (g->algo == GJ_NPJ)
-            e = g->k8 ? sl_k_npj_probe_k64(temp, need, R->n, &rin, S->keys, S->n, &sin, g->kind, &ko, d_count, s)
-                      : sl_k_npj_probe_k32(temp, need, R->n, &rin, S->keys, S->n, &sin, g->kind, &ko, d_count, s);
+            e = gj_npj_probe(g, temp, need, &rin, S->keys, S->n, &sin, &ko, d_count, s);
         else
             e = g->k8 ? sl_k_phj_join_k64(temp, &tb, R->pk, R->prow, R->off, S->pk, S->prow, S->off, S->n,
                                           g->row_bytes, g->bits, g->begin + g->bits, g->kind, &ko, d_count, s)
@@ -777,7 +768,7 @@ struct phases {
     int on;
     cudaEvent_t ev[PH_N];
     int n;
-    struct timespec t0;
+    double t0;                          /* join_now_ms() at the start */
 };
 
 static void phases_init(struct phases *p, sl_task_t *t)
@@ -786,7 +777,7 @@ static void phases_init(struct phases *p, sl_task_t *t)
     int64_t on = 0;
     sl_task_option_int(t, "debug_join_phase_times", &on);
     p->on = on != 0;
-    clock_gettime(CLOCK_MONOTONIC, &p->t0);
+    p->t0 = join_now_ms();
     for (int i = 0; p->on && i < PH_N; i++)
         if (cudaEventCreate(&p->ev[i]) != cudaSuccess)
             p->on = 0;
@@ -820,15 +811,12 @@ static void phases_report(struct phases *p, sl_task_t *t, const struct gj *g, in
         return;
     static const char *const names[PH_N] = {"", "prepare", "partition", "join", "materialize"};
     if (rc >= 0 && p->n == PH_N && cudaEventSynchronize(p->ev[PH_N - 1]) == cudaSuccess) {
-        struct timespec t1;
-        clock_gettime(CLOCK_MONOTONIC, &t1);
         for (int i = 1; i < PH_N; i++) {
             float ms = 0;
             cudaEventElapsedTime(&ms, p->ev[i - 1], p->ev[i]);
             sl_task_phase_time(t, names[i], ms);
         }
-        sl_task_phase_time(t, "finalize", (t1.tv_sec - p->t0.tv_sec) * 1e3 +
-                                              (t1.tv_nsec - p->t0.tv_nsec) / 1e6);
+        sl_task_phase_time(t, "finalize", join_now_ms() - p->t0);
     }
     for (int i = 0; i < PH_N; i++)
         if (p->ev[i])
@@ -920,11 +908,8 @@ int join_finalize_cuda(sl_task_t *t)
     struct join_state *st = sl_task_gstate(t);
     st->d = sl_op_data(sl_task_op(t));
     st->gpu = 1;
-    for (int s = 0; s < 2; s++) {
-        st->side[s].n_rows = 0;
-        for (int64_t i = 0; i < st->side[s].n_batches; i++)
-            st->side[s].n_rows += st->side[s].batches[i]->n_rows;
-    }
+    for (int s = 0; s < 2; s++)
+        st->side[s].n_rows = join_side_rows(&st->side[s]);
     if (sl__task_n_devices(t) > 1) { /* several devices: join_mg_cuda.c, or why not */
         struct sl__mg_pick pick;
         int why = join_mg_choice(t, &pick);

@@ -23,19 +23,11 @@
  * makes the same batches, costs no more than a launch per column and row. */
 #define CROSS_GPU_MAX_RIGHT 64
 
-static int64_t side_rows(const struct join_side *sd)
-{
-    int64_t n = 0;
-    for (int64_t i = 0; i < sd->n_batches; i++)
-        n += sd->batches[i]->n_rows;
-    return n;
-}
-
 int join_cross_gpu_can_run(const sl_task_t *t)
 {
     const struct join_data *d = sl_op_data(sl_task_op((sl_task_t *)t));
     const struct join_state *st = sl_task_gstate((sl_task_t *)t);
-    if (sl__task_n_devices(t) > 1 || side_rows(&st->side[1]) > CROSS_GPU_MAX_RIGHT)
+    if (sl__task_n_devices(t) > 1 || join_side_rows(&st->side[1]) > CROSS_GPU_MAX_RIGHT)
         return 0;
     for (int oc = 0; oc < d->n_out; oc++) {
         int w = (int)sl_type_width(d->out[oc].type);
@@ -73,7 +65,7 @@ int join_cross_gpu_finalize(sl_task_t *t)
         sl_batch_unref(R->batches[i]);
         R->batches[i] = dev;
     }
-    st->n_work = side_rows(R) ? st->side[0].n_batches : 0;
+    st->n_work = join_side_rows(R) ? st->side[0].n_batches : 0;
     st->gpu = 1;
     st->cross_gpu = 1;
     return SL_OK;

@@ -8,6 +8,7 @@
 
 #include "gpu_ext.h"
 #include "join_int.h"
+#include "sluice_k/join_types.h"
 
 #define GJ_MAX_PAY (2 * JOIN_MAX_COLS)
 #define GJ_ROW_MAX 16                   /* widest packed row (SL_K_MAX_ROW_BYTES) */
@@ -71,11 +72,15 @@ int gj_count_unknown_nulls(sl_task_t *t, const struct join_data *d, struct join_
  * slices of one device buffer, else copied; *owned set then). */
 int gj_side_column(sl_task_t *t, const struct join_state *st, int s, const struct gj_side *g,
                    int col, const void **out, void **owned);
-/* The build side's smallest key and key range (largest - smallest + 1, 0 when it does
- * not fit 2^32 slots, or when a batch is not in device memory or the key is composite);
- * synchronizes to read it. */
-int gj_key_range(sl_task_t *t, const struct join_state *st, int side, int k8, uint64_t *kmin,
-                 int64_t *range);
+/* The NPJ direct table's keys over `parts` device arrays of build keys (n[i] each):
+ * g->kmin, the smallest, and g->range = largest - smallest + 1 when that fits 2^32 slots
+ * and the keys fill at least half of it (dense), else g->range = 0; synchronizes to read
+ * them (gj_range_of). */
+int gj_npj_range(sl_task_t *t, struct gj *g, int64_t parts, const void *const *keys,
+                 const int64_t *n);
+/* The same over the batches of the build side g->build (g->range 0 also when a batch is
+ * not in device memory or the key is composite). */
+int gj_key_range(sl_task_t *t, const struct join_state *st, struct gj *g);
 /* The smallest and largest key (as unsigned values) over `parts` device arrays of keys
  * (synchronizes to read them). */
 int gj_range_of(sl_task_t *t, int k8, int64_t parts, const void *const *keys, const int64_t *n,
@@ -150,6 +155,12 @@ int gj_gather_strings(sl_task_t *t, const struct join_state *st, const struct gj
  * (*need bytes, its last 16 the duplicate word): the direct table when g->range is set
  * and the keys are unique (a duplicate clears g->range), else the hash table. */
 int gj_npj_table(sl_task_t *t, struct gj *g, void **temp, size_t *need);
+/* The NPJ probe of ns keys s_keys (device memory) into the table of gj_npj_table (direct
+ * when g->range is set, else hashed), with g's kind, on stream s; the launcher's error. */
+cudaError_t gj_npj_probe(const struct gj *g, void *table, size_t table_bytes,
+                         const sl_k_cols_t *rin, const void *s_keys, int64_t ns,
+                         const sl_k_cols_t *sin, const sl_k_join_out_t *ko,
+                         unsigned long long *d_count, cudaStream_t s);
 
 /* ---------------- shared with the out-of-core join (join_cuda_ooc.c) ---------------- */
 
@@ -174,7 +185,8 @@ void gj_trace_end(struct gj_trace *tr, int i, cudaStream_t s, const char *name, 
 /* Adds the spans to the trace when emit (their events complete), frees the events. */
 void gj_trace_close(sl_task_t *t, struct gj_trace *tr, int emit);
 
-/* 1 when column col of a side has nulls (or an unknown count of them). */
+/* 1 when column col of a side has nulls (or an unknown count of them: the GPU sink's
+ * batches have theirs counted by the GPU combine, combine_cuda). */
 int join_side_has_nulls(const struct join_side *sd, int col);
 /* Appends a result batch (host memory) to st->ooc_out, which join_ooc_source emits;
  * takes over b's reference, also on failure. */
@@ -191,10 +203,12 @@ int join_gpu_sums_total(sl_task_t *t, struct join_state *st, const unsigned long
 /* ---------------- host-streamed join (join_cuda_stream.c) ---------------- */
 
 /* The GPU sink's rule: 1 when host batch b stays in host memory for the streamed join
- * (option debug_join_stream; auto: its side already passed 32 MiB). */
+ * (option debug_join_stream; auto: its side passes 32 MiB and b has no narrow copies). A
+ * predicate: it changes nothing. */
 int join_stream_keep(const sl_task_t *t, const sl_batch_t *b);
 /* 1 when finalize can stream the probe side from host memory (the shape, one GPU, a
- * probe batch in host memory, the budget). */
+ * probe batch in host memory, the budget). The caller checked for nulls in the keys and
+ * output columns (join_gpu_can_run: the streamed join takes none). */
 int join_stream_can_run(const sl_task_t *t);
 /* The streamed join; the result in st->ooc_out (or st->total), or the CPU's join when a
  * result with repeated build keys would pass the budget. */

@@ -1192,9 +1192,13 @@ int join_gpu_sums_total(sl_task_t *t, struct join_state *st, const unsigned long
     if (!h)
         return SL_ENOMEM;
     /* on the stream that summed (a non-blocking stream: cudaMemcpy would not wait) */
-    SL_TASK_CUDA_TRY(t, cudaMemcpyAsync(h, d_acc, bytes, cudaMemcpyDeviceToHost, s),
-                     "reading the sums");
-    SL_TASK_CUDA_TRY(t, cudaStreamSynchronize(s), "reading the sums");
+    int e = SL_TASK_CUDA_CALL(cudaMemcpyAsync(h, d_acc, bytes, cudaMemcpyDeviceToHost, s));
+    if (e == 0)
+        e = SL_TASK_CUDA_CALL(cudaStreamSynchronize(s));
+    if (e != 0) {
+        sl_task_free(t, h);
+        return SL_TASK_CUDA_FAIL(t, e, "reading the sums");
+    }
     st->total.count += gpu_count;
     for (int oc = 0; oc < d->n_out; oc++) {
         unsigned long long *a = h + 2 * oc;

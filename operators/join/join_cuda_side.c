@@ -178,12 +178,31 @@ int gj_range_of(sl_task_t *t, int k8, int64_t parts, const void *const *keys, co
     return SL_OK;
 }
 
-int gj_key_range(sl_task_t *t, const struct join_state *st, int side, int k8, uint64_t *kmin,
-                 int64_t *range)
+int gj_npj_range(sl_task_t *t, struct gj *g, int64_t parts, const void *const *keys,
+                 const int64_t *n)
 {
-    const struct join_side *sd = &st->side[side];
-    *kmin = 0;
-    *range = 0;
+    uint64_t lo = 0, hi = 0;
+    int64_t nb = 0;
+    for (int64_t i = 0; i < parts; i++)
+        nb += n[i];
+    g->kmin = 0;
+    g->range = 0;
+    int rc = nb > 0 ? gj_range_of(t, g->k8, parts, keys, n, &lo, &hi) : SL_OK;
+    /* Build keys that fill at least half of their range (and fit 2^32 slots) get the
+     * direct table. */
+    if (rc == SL_OK && nb > 0 && hi >= lo && hi - lo < ((uint64_t)1 << 32) - 1 &&
+        (int64_t)(hi - lo) + 1 <= 2 * nb + 1024) {
+        g->kmin = lo;
+        g->range = (int64_t)(hi - lo) + 1;
+    }
+    return rc;
+}
+
+int gj_key_range(sl_task_t *t, const struct join_state *st, struct gj *g)
+{
+    const struct join_side *sd = &st->side[g->build];
+    g->kmin = 0;
+    g->range = 0;
     if (st->d->n_keys != 1 || sd->n_rows == 0)
         return SL_OK;
     for (int64_t i = 0; i < sd->n_batches; i++)
@@ -193,19 +212,14 @@ int gj_key_range(sl_task_t *t, const struct join_state *st, int side, int k8, ui
     int64_t *n = sl_task_alloc(t, (size_t)sd->n_batches * sizeof *n);
     int rc = keys && n ? SL_OK : SL_ENOMEM;
     for (int64_t i = 0; rc == SL_OK && i < sd->n_batches; i++) {
-        const struct sl__col *c = &sd->batches[i]->cols[st->d->key[side][0]];
-        keys[i] = (const char *)c->data->ptr + (size_t)c->offset * (k8 ? 8 : 4);
+        const struct sl__col *c = &sd->batches[i]->cols[st->d->key[g->build][0]];
+        keys[i] = (const char *)c->data->ptr + (size_t)c->offset * (g->k8 ? 8 : 4);
         n[i] = sd->batches[i]->n_rows;
     }
-    uint64_t lo = 0, hi = 0;
     if (rc == SL_OK)
-        rc = gj_range_of(t, k8, sd->n_batches, keys, n, &lo, &hi);
+        rc = gj_npj_range(t, g, sd->n_batches, keys, n);
     sl_task_free(t, keys);
     sl_task_free(t, n);
-    if (rc == SL_OK && hi >= lo && hi - lo < ((uint64_t)1 << 32) - 1) {
-        *kmin = lo;
-        *range = (int64_t)(hi - lo) + 1;
-    }
     return rc;
 }
 

@@ -30,7 +30,6 @@
  * lives where the out-of-core join's does (st->ooc_out; join_ooc_source emits it). */
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <cuda_runtime_api.h>
 
@@ -45,6 +44,7 @@
 /* Result batches of about this many rows (several chunks' results each): the source
  * emits one per task, and a GPU task costs its fixed overhead. */
 #define RESULT_ROWS ((int64_t)1 << 24)
+#define STREAM_SLOTS_MAX 1024           /* probe chunks in GPU memory at once, at most */
 
 /* ---------------- which joins ---------------- */
 
@@ -55,6 +55,9 @@ struct sj_shape {
     int n_pay[2];
     int pay_col[2][SL_K_MAX_COLS], pay_w[2][SL_K_MAX_COLS];
     int role[2 * JOIN_MAX_COLS];
+    int row_w[2];                       /* bytes of a side's row: key and payloads */
+    int res_w;                          /* a result row in the slots: key, both payloads */
+    int out_w;                          /* an output row (the columns downloaded) */
 };
 
 static int stream_shape(const struct join_data *d, struct sj_shape *sh)
@@ -89,6 +92,14 @@ static int stream_shape(const struct join_data *d, struct sj_shape *sh)
         }
         sh->role[oc] = s * SL_K_MAX_COLS + j;
     }
+    for (int s = 0; s < 2; s++) {
+        sh->row_w[s] = sh->kw;
+        for (int j = 0; j < sh->n_pay[s]; j++)
+            sh->row_w[s] += sh->pay_w[s][j];
+    }
+    sh->res_w = sh->row_w[0] + sh->row_w[1] - sh->kw;
+    for (int oc = 0; oc < d->n_out; oc++)
+        sh->out_w += (int)sl_type_width(d->out[oc].type);
     return 1;
 }
 
@@ -119,6 +130,31 @@ static int stream_takes(const sl_task_t *t, int64_t mode, struct sj_shape *sh)
     return mode != 1 && stream_shape(d, sh) && (mode != 3 || d->kind == JOIN_INNER);
 }
 
+/* 1 when b's narrow copies (a pinned table's, sl_table_pin) would make the sink's upload
+ * of b at most 3/4 of the bytes the stream moves at full width. (The join bench's
+ * payloads narrow from 4 to 3 bytes in each batch of 2^20 rows, 7/8 of the bytes: the
+ * sink's in-GPU join took 80.0 ms for 2^27 rows where the stream had taken 65.7.) */
+static int batch_narrow(const sl_batch_t *b)
+{
+    int64_t full = 0, narrow = 0;
+    for (int c = 0; c < b->n_cols; c++) {
+        const struct sl__col *col = &b->cols[c];
+        int wide = sl__narrow_wide_width(col->type);
+        const struct sl__narrow *nw =
+            wide > 0 && col->data ? sl__narrow_of(col->data, wide, col->offset, b->n_rows) : NULL;
+        int w = (int)sl_type_width(col->type);
+        full += w;
+        narrow += nw ? nw->width : w;
+    }
+    return 4 * narrow <= 3 * full;
+}
+
+/* auto: a side whose host input passes STREAM_MIN_BYTES stays in host memory, estimated
+ * as this batch's bytes times its pipeline's morsels (sl_task_count), so that the rule
+ * reads the batch and the task alone (a predicate: no running count). A batch whose
+ * narrow copies save a quarter of its bytes goes up through the sink instead: its upload
+ * moves the narrow values and widens them on the GPU, where the stream would move them
+ * at full width (pinned TPC-H SF 10: 14.33 ms with the stream, 13.40 without). */
 int join_stream_keep(const sl_task_t *t, const sl_batch_t *b)
 {
     int64_t mode = stream_mode(t);
@@ -133,36 +169,15 @@ int join_stream_keep(const sl_task_t *t, const sl_batch_t *b)
      * which the sink uploads as narrow copies where the stream moves them at full width
      * (TPC-H SF 10 pinned, H100: 21.4 ms geometric mean with semi and anti joins' host
      * batches kept here past 32 MiB, against 15.7 without; Q17 31.0 against 12.9 ms) */
-    if (d->kind != JOIN_INNER)
+    if (d->kind != JOIN_INNER || batch_narrow(b))
         return 0;
-    struct join_state *st = sl_task_gstate((sl_task_t *)t);
-    int port = sl_task_port(t) ? 1 : 0;
-    int64_t bytes = sl__batch_bytes(b);
-    if (atomic_fetch_add(&st->stream_up[port], bytes) + bytes <= STREAM_MIN_BYTES)
-        return 0; /* a small side: the sink uploads it (the in-GPU join's path) */
-    atomic_fetch_sub(&st->stream_up[port], bytes);
-    return 1;
-}
-
-static int64_t side_rows(const struct join_side *sd)
-{
-    int64_t n = 0;
-    for (int64_t i = 0; i < sd->n_batches; i++)
-        n += sd->batches[i]->n_rows;
-    return n;
-}
-
-static int64_t pow2_ceil(int64_t x)
-{
-    int64_t p = 1;
-    while (p < x)
-        p *= 2;
-    return p;
+    int64_t tasks = sl_task_count(t);
+    return sl__batch_bytes(b) * (tasks > 1 ? tasks : 1) > STREAM_MIN_BYTES;
 }
 
 static int64_t chunk_rows(int64_t probe_rows)
 {
-    int64_t c = pow2_ceil(probe_rows);
+    int64_t c = join_pow2_ceil(probe_rows);
     return c < CHUNK_MIN ? CHUNK_MIN : c > CHUNK_ROWS ? CHUNK_ROWS : c;
 }
 
@@ -171,13 +186,8 @@ static int64_t chunk_rows(int64_t probe_rows)
  * slack. */
 static int64_t stream_need(const struct sj_shape *sh, int build, int64_t nb, int64_t chunk)
 {
-    int64_t rw = sh->kw, sw = sh->kw, ow = sh->kw;
-    for (int j = 0; j < sh->n_pay[build]; j++)
-        rw += sh->pay_w[build][j];
-    for (int j = 0; j < sh->n_pay[1 - build]; j++)
-        sw += sh->pay_w[1 - build][j];
-    ow += rw - sh->kw + sw - sh->kw;
-    int64_t table = pow2_ceil(2 * nb < 1024 ? 1024 : 2 * nb) * 2 * sh->kw + 4096;
+    int64_t rw = sh->row_w[build], sw = sh->row_w[1 - build], ow = sh->res_w;
+    int64_t table = join_pow2_ceil(2 * nb < 1024 ? 1024 : 2 * nb) * 2 * sh->kw + 4096;
     return nb * rw + table + 2 * chunk * (sw + ow) + 8 * MIB;
 }
 
@@ -200,7 +210,7 @@ int join_stream_can_run(const sl_task_t *t)
     struct sj_shape sh;
     if (!stream_takes(t, stream_mode(t), &sh) || sl__task_n_devices(t) > 1)
         return 0;
-    int64_t n[2] = {side_rows(&st->side[0]), side_rows(&st->side[1])};
+    int64_t n[2] = {join_side_rows(&st->side[0]), join_side_rows(&st->side[1])};
     int build = stream_build(d, n), probe = 1 - build;
     if (n[build] >= ((int64_t)1 << 31) || n[probe] >= ((int64_t)1 << 40) ||
         (d->kind == JOIN_ANTI && n[build] == 0))
@@ -211,23 +221,23 @@ int join_stream_can_run(const sl_task_t *t)
                sl_batch_device(st->side[probe].batches[i]) < 0;
     if (!host)
         return 0; /* all in GPU memory: the in-GPU join */
-    for (int s = 0; s < 2; s++)
-        if (join_side_has_nulls(&st->side[s], d->key[s][0]))
-            return 0;
-    for (int oc = 0; oc < d->n_out; oc++)
-        if (join_side_has_nulls(&st->side[d->out[oc].side], d->out[oc].col))
-            return 0;
     return stream_chunk(&sh, build, n[build], n[probe], sl_task_device_budget(t)) > 0;
 }
 
 /* ---------------- state ---------------- */
 
+/* Device memory for one probe chunk: chunk c goes into input slot c % n_in. */
+struct in_slot {
+    void *keys, *pay[SL_K_MAX_COLS];
+    cudaEvent_t e_up, e_probed;         /* its upload; the probe that read it */
+};
+
+/* A chunk's result: chunk c's in slot c & 1. */
 struct slot {
-    void *keys, *pay[SL_K_MAX_COLS];    /* a probe chunk */
-    void *ok, *ob[SL_K_MAX_COLS], *op[SL_K_MAX_COLS]; /* its result: key, build, probe */
+    void *ok, *ob[SL_K_MAX_COLS], *op[SL_K_MAX_COLS]; /* key, build, probe columns */
     int64_t cap, rows, count;
     unsigned long long *d_count;
-    cudaEvent_t e_up, e_probed, e_cnt, e_down;
+    cudaEvent_t e_cnt, e_down;
     int busy;
 };
 
@@ -249,7 +259,10 @@ struct sj {
     void *table;
     size_t table_bytes;
     int serial;                         /* the build keys repeat: wait for each count */
+    struct in_slot *in;                 /* n_in input slots (STREAM_SLOTS_MAX at most) */
+    int n_in;
     struct slot sl[2];
+    cudaEvent_t e_stage[2];             /* the last upload from each staging buffer */
     unsigned long long *h_count;        /* pinned: 2 words per slot */
     struct sl__upload_stage us;
     unsigned long long *d_acc;          /* aggregate: 2 words per output column */
@@ -263,17 +276,29 @@ struct sj {
     struct gj_trace tr;
 };
 
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
 /* The join goes to the CPU (a result the budget cannot hold); a success code. */
 #define SJ_TO_CPU 1
 
 /* ---------------- uploads ---------------- */
+
+/* Uploads a put_rows call collected: their staging copies are made first (one job of the
+ * stager for all of them), then the copies to the GPU are enqueued. */
+struct ups {
+    int n;
+    struct sl__copy v[STAGE_COPIES_MAX];
+};
+
+static int ups_flush(struct sj *j, struct ups *u)
+{
+    sl__upload_stage_flush(&j->us);
+    for (int i = 0; i < u->n; i++)
+        SL_TASK_CUDA_TRY(j->t,
+                         cudaMemcpyAsync(u->v[i].dst, u->v[i].src, u->v[i].bytes,
+                                         cudaMemcpyDefault, j->h2d),
+                         "uploading a chunk");
+    u->n = 0;
+    return SL_OK;
+}
 
 /* Rows of side s from *cur, n of them, into keys (and the side's payload columns) at
  * row `at`, on the h2d stream, through staging buffer `slot` when pageable. */
@@ -283,6 +308,8 @@ static int put_rows(struct sj *j, int s, struct cursor *cur, int64_t n, void *ke
     const struct join_side *js = &j->st->side[s];
     const int nc = 1 + j->sh.n_pay[s];
     int64_t staged = 0, done = 0;
+    struct ups u;
+    u.n = 0;
     while (done < n && cur->bi < js->n_batches) {
         const sl_batch_t *b = js->batches[cur->bi];
         int64_t take = b->n_rows - cur->row;
@@ -294,12 +321,13 @@ static int put_rows(struct sj *j, int s, struct cursor *cur, int64_t n, void *ke
             char *dst = (char *)(c == 0 ? keys : pay[c - 1]) + (size_t)(at + done) * w;
             const struct sl__col *bc = &b->cols[col];
             const void *src = (const char *)bc->data->ptr + (size_t)(bc->offset + cur->row) * w;
-            src = sl__upload_stage_src(&j->us, slot, staged, bc->data, src, (size_t)take * w);
+            int rc;
+            if (u.n == STAGE_COPIES_MAX && (rc = ups_flush(j, &u)) < 0)
+                return rc;
+            src = sl__upload_stage_defer(&j->us, slot, staged, bc->data, src, (size_t)take * w);
             if (j->us.stager && bc->data->kind == SL__MEM_HOST)
                 staged += take * (int64_t)w;
-            SL_TASK_CUDA_TRY(j->t,
-                             cudaMemcpyAsync(dst, src, (size_t)take * w, cudaMemcpyDefault, j->h2d),
-                             "uploading a chunk");
+            u.v[u.n++] = (struct sl__copy){dst, src, (size_t)take * w};
         }
         done += take;
         cur->row += take;
@@ -308,6 +336,9 @@ static int put_rows(struct sj *j, int s, struct cursor *cur, int64_t n, void *ke
             cur->row = 0;
         }
     }
+    int rc = ups_flush(j, &u);
+    if (rc < 0)
+        return rc;
     if (done != n)
         return sl_task_fail(j->t, SL_EINTERNAL, "streamed join: input rows miscounted");
     return SL_OK;
@@ -317,7 +348,7 @@ static int put_rows(struct sj *j, int s, struct cursor *cur, int64_t n, void *ke
 static int stage_wait(struct sj *j, int slot)
 {
     if (j->us.stager)
-        SL_TASK_CUDA_TRY(j->t, cudaEventSynchronize(j->sl[slot].e_up), "waiting for staging");
+        SL_TASK_CUDA_TRY(j->t, cudaEventSynchronize(j->e_stage[slot]), "waiting for staging");
     return SL_OK;
 }
 
@@ -328,37 +359,46 @@ static int upload_build(struct sj *j)
     for (int64_t at = 0, c = 0; at < j->n[j->build]; c++) {
         int slot = (int)(c & 1), rc;
         int64_t n = j->n[j->build] - at < j->chunk ? j->n[j->build] - at : j->chunk;
-        double h0 = now_ms();
+        double h0 = join_now_ms();
         if ((rc = stage_wait(j, slot)) < 0 ||
             (rc = put_rows(j, j->build, &cur, n, j->r_keys, j->r_pay, at, slot)) < 0)
             return rc;
-        j->stage_ms += now_ms() - h0;
-        SL_TASK_CUDA_TRY(j->t, cudaEventRecord(j->sl[slot].e_up, j->h2d), "cudaEventRecord");
+        j->stage_ms += join_now_ms() - h0;
+        SL_TASK_CUDA_TRY(j->t, cudaEventRecord(j->e_stage[slot], j->h2d), "cudaEventRecord");
         at += n;
     }
-    gj_trace_end(&j->tr, tr, j->h2d, "stream_build_upload", 1, 0, j->n[j->build]);
-    for (int i = 0; i < 2; i++) /* the table build waits for the last chunks */
-        SL_TASK_CUDA_TRY(j->t, cudaStreamWaitEvent(j->cs, j->sl[i].e_up, 0), "ordering");
+    gj_trace_end(&j->tr, tr, j->h2d, "stream_build_upload", 1, 0,
+                 j->n[j->build] * j->sh.row_w[j->build]);
+    /* The table build waits for the whole upload: the last event recorded on h2d. */
+    int64_t last = (j->n[j->build] + j->chunk - 1) / j->chunk - 1;
+    SL_TASK_CUDA_TRY(j->t, cudaStreamWaitEvent(j->cs, j->e_stage[last & 1], 0), "ordering");
     return SL_OK;
 }
 
-/* Probe chunk c into its slot: after the probe of chunk c - 2 read the slot. */
+static int64_t chunk_rows_of(const struct sj *j, int64_t c)
+{
+    int64_t left = j->n[j->probe] - c * j->chunk;
+    return left < j->chunk ? left : j->chunk;
+}
+
+/* Probe chunk c into its input slot: after the probe of chunk c - n_in read the slot
+ * (the caller enqueued that probe, for good: no re-run of it follows). */
 static int upload_chunk(struct sj *j, int64_t c, struct cursor *cur)
 {
-    struct slot *s = &j->sl[c & 1];
-    int64_t left = j->n[j->probe] - c * j->chunk;
-    s->rows = left < j->chunk ? left : j->chunk;
-    double h0 = now_ms();
+    struct in_slot *in = &j->in[c % j->n_in];
+    int64_t rows = chunk_rows_of(j, c);
+    double h0 = join_now_ms();
     int rc = stage_wait(j, (int)(c & 1));
     if (rc < 0)
         return rc;
-    SL_TASK_CUDA_TRY(j->t, cudaStreamWaitEvent(j->h2d, s->e_probed, 0), "ordering");
+    SL_TASK_CUDA_TRY(j->t, cudaStreamWaitEvent(j->h2d, in->e_probed, 0), "ordering");
     int tr = gj_trace_begin(&j->tr, j->h2d);
-    if ((rc = put_rows(j, j->probe, cur, s->rows, s->keys, s->pay, 0, (int)(c & 1))) < 0)
+    if ((rc = put_rows(j, j->probe, cur, rows, in->keys, in->pay, 0, (int)(c & 1))) < 0)
         return rc;
-    gj_trace_end(&j->tr, tr, j->h2d, "stream_upload", 1, 0, s->rows);
-    j->stage_ms += now_ms() - h0;
-    SL_TASK_CUDA_TRY(j->t, cudaEventRecord(s->e_up, j->h2d), "cudaEventRecord");
+    gj_trace_end(&j->tr, tr, j->h2d, "stream_upload", 1, 0, rows * j->sh.row_w[j->probe]);
+    j->stage_ms += join_now_ms() - h0;
+    SL_TASK_CUDA_TRY(j->t, cudaEventRecord(in->e_up, j->h2d), "cudaEventRecord");
+    SL_TASK_CUDA_TRY(j->t, cudaEventRecord(j->e_stage[c & 1], j->h2d), "cudaEventRecord");
     return SL_OK;
 }
 
@@ -375,20 +415,13 @@ static int build_table(struct sj *j)
     g->k8 = j->sh.kw == 8;
     g->s[j->build].keys = j->r_keys;
     g->s[j->build].n = j->n[j->build];
-    uint64_t lo = 0, hi = 0;
     const void *keys = j->r_keys;
-    int tr = gj_trace_begin(&j->tr, j->cs);
-    int rc = gj_range_of(j->t, g->k8, 1, &keys, &j->n[j->build], &lo, &hi);
-    if (rc < 0)
-        return rc;
     int64_t nb = j->n[j->build];
-    if (hi >= lo && hi - lo < ((uint64_t)1 << 32) - 1 && (int64_t)(hi - lo) + 1 <= 2 * nb + 1024) {
-        g->kmin = lo;
-        g->range = (int64_t)(hi - lo) + 1;
-    }
-    if ((rc = gj_npj_table(j->t, g, &j->table, &j->table_bytes)) < 0)
+    int tr = gj_trace_begin(&j->tr, j->cs);
+    int rc = gj_npj_range(j->t, g, 1, &keys, &nb);
+    if (rc < 0 || (rc = gj_npj_table(j->t, g, &j->table, &j->table_bytes)) < 0)
         return rc;
-    gj_trace_end(&j->tr, tr, j->cs, "stream_table", 3, 1, nb);
+    gj_trace_end(&j->tr, tr, j->cs, "stream_table", 3, 1, nb * j->sh.kw);
     if (g->range)
         return SL_OK; /* the direct table holds unique keys only */
     unsigned dup[4] = {0, 0, 0, 0};
@@ -420,37 +453,26 @@ static int probe_chunk(struct sj *j, int64_t c)
 {
     int k = (int)(c & 1), b = j->build, p = j->probe;
     struct slot *s = &j->sl[k];
+    struct in_slot *in = &j->in[c % j->n_in];
     sl_task_t *t = j->t;
-    SL_TASK_CUDA_TRY(t, cudaStreamWaitEvent(j->cs, s->e_up, 0), "ordering");
+    s->rows = chunk_rows_of(j, c);
+    SL_TASK_CUDA_TRY(t, cudaStreamWaitEvent(j->cs, in->e_up, 0), "ordering");
     SL_TASK_CUDA_TRY(t, cudaStreamWaitEvent(j->cs, s->e_down, 0), "ordering");
     SL_TASK_CUDA_TRY(t, cudaMemsetAsync(s->d_count, 0, 2 * sizeof *s->d_count, j->cs), "counts");
     int tr = gj_trace_begin(&j->tr, j->cs);
     sl_k_cols_t rin = cols_of(j->sh.n_pay[b], j->sh.pay_w[b], j->r_pay);
-    sl_k_cols_t sin = cols_of(j->sh.n_pay[p], j->sh.pay_w[p], s->pay);
+    sl_k_cols_t sin = cols_of(j->sh.n_pay[p], j->sh.pay_w[p], in->pay);
     sl_k_join_out_t ko;
     memset(&ko, 0, sizeof ko);
     ko.keys = s->ok;
     ko.r = cols_of(j->sh.n_pay[b], j->sh.pay_w[b], s->ob);
     ko.s = cols_of(j->sh.n_pay[p], j->sh.pay_w[p], s->op);
     ko.capacity = s->cap;
-    const struct gj *g = &j->g;
-    int64_t nb = j->n[b];
-    cudaError_t e;
-    if (g->range)
-        e = g->k8 ? sl_k_npj_dense_probe_k64(j->table, j->table_bytes, nb, g->kmin, g->range, &rin,
-                                             s->keys, s->rows, &sin, g->kind, &ko,
-                                             s->d_count, j->cs)
-                  : sl_k_npj_dense_probe_k32(j->table, j->table_bytes, nb, (uint32_t)g->kmin,
-                                             g->range, &rin, s->keys, s->rows, &sin,
-                                             g->kind, &ko, s->d_count, j->cs);
-    else
-        e = g->k8 ? sl_k_npj_probe_k64(j->table, j->table_bytes, nb, &rin, s->keys, s->rows, &sin,
-                                       g->kind, &ko, s->d_count, j->cs)
-                  : sl_k_npj_probe_k32(j->table, j->table_bytes, nb, &rin, s->keys, s->rows, &sin,
-                                       g->kind, &ko, s->d_count, j->cs);
+    cudaError_t e = gj_npj_probe(&j->g, j->table, j->table_bytes, &rin, in->keys, s->rows, &sin,
+                                 &ko, s->d_count, j->cs);
     SL_TASK_CUDA_TRY(t, e, "streamed join probe");
-    gj_trace_end(&j->tr, tr, j->cs, "stream_probe", 3, 1, s->rows);
-    SL_TASK_CUDA_TRY(t, cudaEventRecord(s->e_probed, j->cs), "cudaEventRecord");
+    gj_trace_end(&j->tr, tr, j->cs, "stream_probe", 3, 1, s->rows * j->sh.row_w[p]);
+    SL_TASK_CUDA_TRY(t, cudaEventRecord(in->e_probed, j->cs), "cudaEventRecord");
     SL_TASK_CUDA_TRY(t,
                      cudaMemcpyAsync(j->h_count + 2 * k, s->d_count, 2 * sizeof *j->h_count,
                                      cudaMemcpyDeviceToHost, j->cs),
@@ -520,19 +542,15 @@ static int finish_chunk(struct sj *j, int64_t c)
     if (!s->busy)
         return SL_OK;
     s->busy = 0;
-    double w0 = now_ms();
+    double w0 = join_now_ms();
     SL_TASK_CUDA_TRY(t, cudaEventSynchronize(s->e_cnt), "streamed join probe");
-    j->wait_ms += now_ms() - w0;
+    j->wait_ms += join_now_ms() - w0;
     s->count = (int64_t)j->h_count[2 * k];
     if (s->count > s->cap && !j->serial) /* unique build keys: at most a row each */
         return sl_task_fail(t, SL_EINTERNAL, "streamed join: %lld rows from a chunk of %lld",
                             (long long)s->count, (long long)s->rows);
     if (s->count > s->cap) {
-        int64_t ow = j->sh.kw;
-        for (int side = 0; side < 2; side++)
-            for (int i = 0; i < j->sh.n_pay[side]; i++)
-                ow += j->sh.pay_w[side][i];
-        if ((s->count - s->cap) * ow + 4 * MIB > sl_task_device_budget(t))
+        if ((s->count - s->cap) * j->sh.res_w + 4 * MIB > sl_task_device_budget(t))
             return SJ_TO_CPU;
         int rc = slot_out(j, s, s->count);
         if (rc < 0 || (rc = probe_chunk(j, c)) < 0)
@@ -561,11 +579,11 @@ static int finish_chunk(struct sj *j, int64_t c)
     }
     if (!j->res) {
         int pinned = 0;
-        double a0 = now_ms();
+        double a0 = join_now_ms();
         int64_t left = j->n[j->probe] - c * j->chunk, rows = left < RESULT_ROWS ? left : RESULT_ROWS;
         j->res = sl__task_new_result_batch(t, sl_op_output_schema(sl_task_op(t)),
                                            rows > s->count ? rows : s->count, &pinned);
-        j->alloc_ms += now_ms() - a0;
+        j->alloc_ms += join_now_ms() - a0;
         if (!j->res)
             return SL_ENOMEM;
         j->res_used = 0;
@@ -582,46 +600,71 @@ static int finish_chunk(struct sj *j, int64_t c)
                          "downloading a result");
     }
     j->res_used += s->count;
-    gj_trace_end(&j->tr, tr, j->d2h, "stream_download", 2, 2, s->count);
+    gj_trace_end(&j->tr, tr, j->d2h, "stream_download", 2, 2, s->count * j->sh.out_w);
     SL_TASK_CUDA_TRY(t, cudaEventRecord(s->e_down, j->d2h), "cudaEventRecord");
     return SL_OK;
 }
 
 /* ---------------- the run ---------------- */
 
-static int setup(struct sj *j)
+static int event_new(struct sj *j, cudaEvent_t *e)
+{
+    SL_TASK_CUDA_TRY(j->t, cudaEventCreateWithFlags(e, cudaEventDisableTiming), "cudaEventCreate");
+    SL_TASK_CUDA_TRY(j->t, cudaEventRecord(*e, j->cs), "cudaEventRecord");
+    return SL_OK;
+}
+
+/* How many probe chunks may be in GPU memory at once (input slots): all of them when the
+ * budget left past the join's needs (stream_need: two of each) holds them in half of it,
+ * so the probe side uploads at the link's pace while the table builds and the chunks are
+ * probed; at least 2 (one uploading while one is probed; 1 for a single chunk); the
+ * option debug_join_stream_slots caps it (2: the design before 2026-11-27, A/B runs). */
+static int input_slots(const struct sj *j, int64_t chunks)
+{
+    int64_t per = j->chunk * j->sh.row_w[j->probe];
+    int64_t room = sl_task_device_budget(j->t) -
+                   stream_need(&j->sh, j->build, j->n[j->build], j->chunk);
+    int64_t n = 2 + (room > 0 ? room / 2 / per : 0), cap = 0;
+    sl_task_option_int(j->t, "debug_join_stream_slots", &cap);
+    if (cap > 0 && n > cap)
+        n = cap;
+    if (n > chunks)
+        n = chunks;
+    if (n > STREAM_SLOTS_MAX)
+        n = STREAM_SLOTS_MAX;
+    return n < 1 ? 1 : (int)n;
+}
+
+static int setup(struct sj *j, int64_t chunks)
 {
     sl_task_t *t = j->t;
-    int b = j->build, p = j->probe;
+    int b = j->build, p = j->probe, n_in = input_slots(j, chunks), rc;
     if (!(j->r_keys = sl_task_device_alloc(t, (size_t)j->n[b] * (size_t)j->sh.kw)))
         return SL_ENOMEM;
     for (int i = 0; i < j->sh.n_pay[b]; i++)
         if (!(j->r_pay[i] = sl_task_device_alloc(t, (size_t)j->n[b] * (size_t)j->sh.pay_w[b][i])))
             return SL_ENOMEM;
-    int64_t row = 0; /* bytes a row of either side takes in staging */
-    for (int s = 0; s < 2; s++) {
-        int64_t w = j->sh.kw;
-        for (int i = 0; i < j->sh.n_pay[s]; i++)
-            w += j->sh.pay_w[s][i];
-        row = w > row ? w : row;
+    if (!(j->in = sl_task_alloc(t, (size_t)n_in * sizeof *j->in)))
+        return SL_ENOMEM;
+    memset(j->in, 0, (size_t)n_in * sizeof *j->in);
+    j->n_in = n_in;
+    for (int k = 0; k < n_in; k++) {
+        struct in_slot *in = &j->in[k];
+        if (!(in->keys = sl_task_device_alloc(t, (size_t)j->chunk * (size_t)j->sh.kw)))
+            return SL_ENOMEM;
+        for (int i = 0; i < j->sh.n_pay[p]; i++)
+            if (!(in->pay[i] = sl_task_device_alloc(t, (size_t)j->chunk * (size_t)j->sh.pay_w[p][i])))
+                return SL_ENOMEM;
+        if ((rc = event_new(j, &in->e_up)) < 0 || (rc = event_new(j, &in->e_probed)) < 0)
+            return rc;
     }
     for (int k = 0; k < 2; k++) {
         struct slot *s = &j->sl[k];
-        if (!(s->keys = sl_task_device_alloc(t, (size_t)j->chunk * (size_t)j->sh.kw)) ||
-            !(s->d_count = sl_task_device_alloc(t, 2 * sizeof *s->d_count)))
+        if (!(s->d_count = sl_task_device_alloc(t, 2 * sizeof *s->d_count)))
             return SL_ENOMEM;
-        for (int i = 0; i < j->sh.n_pay[p]; i++)
-            if (!(s->pay[i] = sl_task_device_alloc(t, (size_t)j->chunk * (size_t)j->sh.pay_w[p][i])))
-                return SL_ENOMEM;
-        int rc = slot_out(j, s, j->chunk);
-        if (rc < 0)
+        if ((rc = slot_out(j, s, j->chunk)) < 0 || (rc = event_new(j, &s->e_cnt)) < 0 ||
+            (rc = event_new(j, &s->e_down)) < 0 || (rc = event_new(j, &j->e_stage[k])) < 0)
             return rc;
-        cudaEvent_t *ev[4] = {&s->e_up, &s->e_probed, &s->e_cnt, &s->e_down};
-        for (int e = 0; e < 4; e++) {
-            SL_TASK_CUDA_TRY(t, cudaEventCreateWithFlags(ev[e], cudaEventDisableTiming),
-                             "cudaEventCreate");
-            SL_TASK_CUDA_TRY(t, cudaEventRecord(*ev[e], j->cs), "cudaEventRecord");
-        }
     }
     if (!(j->h_count = sl__task_pinned_alloc(t, 4 * sizeof *j->h_count)))
         return SL_ENOMEM;
@@ -635,38 +678,50 @@ static int setup(struct sj *j)
     for (int s = 0; s < 2 && !pageable; s++)
         for (int64_t i = 0; i < j->st->side[s].n_batches && !pageable; i++)
             pageable = j->st->side[s].batches[i]->cols[j->d->key[s][0]].data->kind == SL__MEM_HOST;
-    int rc = sl__upload_stage_open(t, &j->us, pageable ? j->chunk * row : 0);
-    if (rc < 0)
+    /* bytes a row of either side takes in staging */
+    int64_t row = j->sh.row_w[0] > j->sh.row_w[1] ? j->sh.row_w[0] : j->sh.row_w[1];
+    if ((rc = sl__upload_stage_open(t, &j->us, pageable ? j->chunk * row : 0)) < 0)
         return rc;
     /* Device memory is ordered on the task stream: the copy streams wait for it (the
      * events just recorded there). */
-    SL_TASK_CUDA_TRY(t, cudaStreamWaitEvent(j->h2d, j->sl[1].e_down, 0), "ordering");
-    SL_TASK_CUDA_TRY(t, cudaStreamWaitEvent(j->d2h, j->sl[1].e_down, 0), "ordering");
+    SL_TASK_CUDA_TRY(t, cudaStreamWaitEvent(j->h2d, j->e_stage[1], 0), "ordering");
+    SL_TASK_CUDA_TRY(t, cudaStreamWaitEvent(j->d2h, j->e_stage[1], 0), "ordering");
     return SL_OK;
 }
 
+/* Host order: the build side's uploads, the first probe chunks' (all the input slots
+ * hold: they go up while the table builds; with pageable input two, each staged by the
+ * host first, which the table build's waits would otherwise hold up), the table, then per
+ * chunk c: its probe, the previous chunk's result (or, when build keys repeat, its own,
+ * which may re-run it), and the uploads that the slots freed allow. An upload into a
+ * slot waits for the probe of the slot's previous chunk, enqueued for good by then. */
 static int run(struct sj *j)
 {
-    int rc = setup(j);
+    int64_t chunks = (j->n[j->probe] + j->chunk - 1) / j->chunk, next = 0;
+    int rc = setup(j, chunks);
     if (rc < 0 || (rc = upload_build(j)) < 0)
         return rc;
     struct cursor cur = {0, 0};
-    int64_t chunks = (j->n[j->probe] + j->chunk - 1) / j->chunk;
-    if ((rc = upload_chunk(j, 0, &cur)) < 0 || (rc = build_table(j)) < 0)
-        return rc;
-    j->t_built = now_ms();
-    for (int64_t c = 0; c < chunks; c++) {
-        if (!j->serial && c + 1 < chunks && (rc = upload_chunk(j, c + 1, &cur)) < 0)
+    int64_t first = j->us.stager && j->n_in > 2 ? 2 : j->n_in;
+    while (next < first)
+        if ((rc = upload_chunk(j, next++, &cur)) < 0)
             return rc;
+    if ((rc = build_table(j)) < 0)
+        return rc;
+    j->t_built = join_now_ms();
+    for (int64_t c = 0; c < chunks; c++) {
         if ((rc = probe_chunk(j, c)) < 0)
             return rc;
-        if (j->serial) {
-            if ((rc = finish_chunk(j, c)) != SL_OK ||
-                (c + 1 < chunks && (rc = upload_chunk(j, c + 1, &cur)) < 0))
-                return rc;
-        } else if (c > 0 && (rc = finish_chunk(j, c - 1)) != SL_OK) {
+        if (j->serial)
+            rc = finish_chunk(j, c);
+        else if (c > 0)
+            rc = finish_chunk(j, c - 1);
+        if (rc != SL_OK)
             return rc;
-        }
+        /* pageable: one chunk staged per probe, so results go down between stagings */
+        for (int k = 0; next < chunks && next <= c + j->n_in && (!j->us.stager || k < 1); k++)
+            if ((rc = upload_chunk(j, next++, &cur)) < 0)
+                return rc;
     }
     if ((rc = finish_chunk(j, chunks - 1)) != SL_OK)
         return rc;
@@ -680,18 +735,27 @@ static void release(struct sj *j)
     cudaStreamSynchronize(j->h2d);
     cudaStreamSynchronize(j->d2h);
     sl__upload_stage_close(t, &j->us);
+    for (int k = 0; k < j->n_in; k++) {
+        struct in_slot *in = &j->in[k];
+        sl_task_device_free(t, in->keys);
+        for (int i = 0; i < SL_K_MAX_COLS; i++)
+            sl_task_device_free(t, in->pay[i]);
+        if (in->e_up)
+            cudaEventDestroy(in->e_up);
+        if (in->e_probed)
+            cudaEventDestroy(in->e_probed);
+    }
+    sl_task_free(t, j->in);
     for (int k = 0; k < 2; k++) {
         struct slot *s = &j->sl[k];
-        sl_task_device_free(t, s->keys);
         sl_task_device_free(t, s->ok);
         sl_task_device_free(t, s->d_count);
         for (int i = 0; i < SL_K_MAX_COLS; i++) {
-            sl_task_device_free(t, s->pay[i]);
             sl_task_device_free(t, s->ob[i]);
             sl_task_device_free(t, s->op[i]);
         }
-        cudaEvent_t ev[4] = {s->e_up, s->e_probed, s->e_cnt, s->e_down};
-        for (int e = 0; e < 4; e++)
+        cudaEvent_t ev[3] = {s->e_cnt, s->e_down, j->e_stage[k]};
+        for (int e = 0; e < 3; e++)
             if (ev[e])
                 cudaEventDestroy(ev[e]);
     }
@@ -722,7 +786,7 @@ int join_stream_finalize(sl_task_t *t)
     memset(&st->total, 0, sizeof st->total);
     stream_shape(j->d, &j->sh);
     for (int s = 0; s < 2; s++)
-        j->n[s] = st->side[s].n_rows = side_rows(&st->side[s]);
+        j->n[s] = st->side[s].n_rows = join_side_rows(&st->side[s]);
     j->build = stream_build(j->d, j->n);
     j->probe = 1 - j->build;
     sl_task_profile_value(t, "gpu_algo", GJ_NPJ);
@@ -747,7 +811,7 @@ int join_stream_finalize(sl_task_t *t)
     }
     j->h2d = side[0];
     j->d2h = side[1];
-    double t0 = now_ms();
+    double t0 = join_now_ms();
     rc = gj_trace_open(t, &j->tr);
     if (rc == SL_OK)
         rc = run(j);
@@ -761,7 +825,7 @@ int join_stream_finalize(sl_task_t *t)
     int64_t times = 0;
     sl_task_option_int(t, "debug_join_phase_times", &times);
     if (rc == SL_OK && times && j->t_built > 0) {
-        double t1 = now_ms();
+        double t1 = join_now_ms();
         sl_task_phase_time(t, "prepare", j->t_built - t0);
         sl_task_phase_time(t, "join", t1 - j->t_built);
         sl_task_phase_time(t, "finalize", t1 - t0);

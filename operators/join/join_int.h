@@ -14,6 +14,8 @@
 #ifndef SLUICE_OPERATORS_JOIN_INT_H
 #define SLUICE_OPERATORS_JOIN_INT_H
 
+#include <time.h>
+
 #include "common/op_def.h"
 #include "common/values.h"
 
@@ -225,8 +227,6 @@ struct join_state {
     _Atomic int gpu_sink_host;          /* 1: the GPU sink keeps later batches in host memory */
     _Atomic int64_t gpu_sink_down;      /* device input bytes the GPU sink sent to host memory
                                          * (the profile's gpu_sink_down_bytes) */
-    _Atomic int64_t stream_up[2];       /* host bytes per side the sink uploaded while the
-                                         * streamed join could take the join */
     int ooc;                            /* 1: finalized out of core */
     sl_batch_t **ooc_out;               /* materialize: the result, host batches */
     int64_t n_ooc_out, cap_ooc_out, ooc_rows;
@@ -302,6 +302,26 @@ static inline int join_log2_ceil(int64_t n)
     while (((int64_t)1 << b) < n)
         b++;
     return b;
+}
+/* The smallest power of two >= n (1 for n <= 1). */
+static inline int64_t join_pow2_ceil(int64_t n)
+{
+    return (int64_t)1 << join_log2_ceil(n);
+}
+/* Rows of a side's batches. */
+static inline int64_t join_side_rows(const struct join_side *sd)
+{
+    int64_t n = 0;
+    for (int64_t i = 0; i < sd->n_batches; i++)
+        n += sd->batches[i]->n_rows;
+    return n;
+}
+/* The host's monotonic clock in milliseconds (phase times of the GPU finalizes). */
+static inline double join_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
 /* ---------------- output (join_out.c) ---------------- */

@@ -35,13 +35,6 @@
 
 static const struct sl_phase range_phase, done_phase;
 
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
 /* One range's result. */
 struct range_out {
     sl_batch_t **b;
@@ -148,11 +141,11 @@ int join_smj_ooc_finalize(sl_task_t *t)
         ms += m->side[s]->gpu_ms;
         /* The side's runs merged into one on the GPU (pass 2), before the other side's
          * runs take the budget: the range tasks then only merge-join. */
-        double t0 = now_ms();
+        double t0 = join_now_ms();
         if (force != 1 && (rc = sl__ooc_runs_merge_all(t, m->side[s])) < 0)
             return rc;
         st->smj_gpu_merged += force != 1 && rc == 1;
-        merge_ms += now_ms() - t0;
+        merge_ms += join_now_ms() - t0;
     }
     sl_task_phase_time(t, "ooc_gpu_merge", merge_ms);
     m->big = m->n[1] > m->n[0];
@@ -162,7 +155,7 @@ int join_smj_ooc_finalize(sl_task_t *t)
         return sl_task_fail(t, SL_ENOMEM, "out of memory");
     m->n_ranges = r;
     sl_task_phase_time(t, "ooc_gpu_runs", ms);
-    m->t0 = now_ms();
+    m->t0 = join_now_ms();
     return sl_task_spawn(t, &range_phase, m->n_ranges, st, &done_phase);
 }
 
@@ -377,7 +370,7 @@ static int join_ranges_done(sl_task_t *t)
         sl__ooc_sorted_free(m->side[s]);
         m->side[s] = NULL;
     }
-    sl_task_phase_time(t, "ooc_cpu_merge_join", now_ms() - m->t0);
+    sl_task_phase_time(t, "ooc_cpu_merge_join", join_now_ms() - m->t0);
     return SL_OK;
 }
 

@@ -151,6 +151,8 @@ SL_TEST(host_resident_in_budget)
 /* The join on the CPU and on a GPU engine with debug_join_stream = mode (0 auto, 2 on),
  * the tables pinned when `pin`; with `streamed` 1 the GPU must have streamed it (the
  * profile's host_streamed), with 0 it must not have. */
+static int stream_slots; /* debug_join_stream_slots of check_stream's engines */
+
 static void check_stream(const struct spec *ls, const struct spec *rs, const char *opts, int pin,
                          int mode, int64_t gpu_mem, int streamed)
 {
@@ -160,6 +162,7 @@ static void check_stream(const struct spec *ls, const struct spec *rs, const cha
     struct sl_engine_config cfg;
     gpu_test_config(&cfg, SL_PLACE_GPU, gpu_mem);
     cfg.debug_join_stream = mode;
+    cfg.debug_join_stream_slots = stream_slots;
     sl_engine_t *gpu;
     SL_ASSERT_OK(sl_test_engine_open(&gpu, &cfg));
     if (pin) {
@@ -260,19 +263,48 @@ SL_TEST(stream_edges)
     check_stream(&fk, &pk, "on=k kind=left", 1, 2, 0, 0);
 }
 
-/* auto: sides past 32 MiB in host memory stream; small ones go up through the sink. */
+/* auto: sides past 32 MiB in host memory stream; small ones go up through the sink, and
+ * so do pinned tables' batches with narrow copies (keys below 2^23 and payloads within
+ * +-10^6 narrow to 3 bytes: the sink's upload moves those). */
 SL_TEST(stream_auto)
 {
     NEED_GPU();
     struct spec pk = {.rows = 1 << 23, .n_pay = 1, .seed = 61};
     struct spec fk = {.rows = 1 << 23, .n_pay = 1, .key_range = 1 << 23, .seed = 62};
-    check_stream(&fk, &pk, "on=k", 1, 0, 0, 1);
+    check_stream(&fk, &pk, "on=k", 1, 0, 0, 0);
     check_stream(&fk, &pk, "on=k", 0, 0, 0, 1);
+    /* keys over 2^30 and payloads up to 2^50: no narrow copies, pinned, streamed */
+    struct spec wpk = {.rows = 1 << 23, .n_pay = 1, .pay64 = 1, .huge = 1, .key_range = 1 << 30,
+                       .seed = 65};
+    struct spec wfk = {.rows = 1 << 23, .n_pay = 1, .pay64 = 1, .huge = 1, .key_range = 1 << 30,
+                       .seed = 66};
+    check_stream(&wfk, &wpk, "on=k", 1, 0, 0, 1);
     struct spec spk = {.rows = 1 << 20, .n_pay = 1, .seed = 63};
     struct spec sfk = {.rows = 1 << 20, .n_pay = 1, .key_range = 1 << 20, .seed = 64};
     check_stream(&sfk, &spk, "on=k", 1, 0, 0, 0);
     /* off: never */
     check_stream(&fk, &pk, "on=k", 1, 1, 0, 0);
+}
+
+/* Probe chunks in 1, 2, 3 and (0) as many input slots as the budget holds, over 3 chunks
+ * of 2^22 rows and a short one: uploads ahead wrap around the slots; unique build keys
+ * and repeated ones (each chunk's count waited for, re-runs into the same slot), pinned
+ * and pageable, materialized and aggregated. */
+SL_TEST(stream_slots_wrap)
+{
+    NEED_GPU();
+    struct spec pk = {.rows = 1 << 20, .n_pay = 1, .seed = 81}; /* unique: not serial */
+    struct spec many = {.rows = (13 << 20) + 5, .n_pay = 1, .key_range = 1 << 21, .seed = 82};
+    struct spec dup = {.rows = 1 << 16, .n_pay = 1, .key_range = 1 << 15, .seed = 83};
+    struct spec fkd = {.rows = (9 << 20) + 3, .n_pay = 1, .key_range = 1 << 15, .seed = 84};
+    static const int slots[] = {1, 2, 3, 0};
+    for (int i = 0; i < 4; i++) {
+        stream_slots = slots[i];
+        check_stream(&many, &pk, "on=k", i & 1, 2, 0, 1);
+        check_stream(&many, &pk, "on=k output=aggregate", !(i & 1), 2, 0, 1);
+        check_stream(&fkd, &dup, "on=k", i & 1, 2, 0, 1);
+    }
+    stream_slots = 0;
 }
 
 /* Small enough for compute-sanitizer: pinned and pageable, unique and repeated build

@@ -419,3 +419,42 @@ SL_TEST(stager_copies_exactly)
     }
     assert_no_leaks();
 }
+
+/* Several copies in one job (sl__stager_copy_v): sizes that cut into pieces of every
+ * size the job picks, empty copies among them, each landing exactly (one buffer with
+ * guard bytes between the destinations). */
+SL_TEST(stager_copies_many_exactly)
+{
+    for (int threads = 0; threads <= 3; threads += 3) {
+        struct sl__stager *st;
+        SL_ASSERT_OK(sl__stager_create(&st, threads));
+        size_t sizes[] = {(4u << 20) + 7, 0, 1, 3u << 20, 4095, (1u << 20) + 1, 0, 9u << 20};
+        enum { N = sizeof sizes / sizeof sizes[0] };
+        for (int n = 1; n <= N; n++) {
+            size_t total = 0;
+            for (int i = 0; i < n; i++)
+                total += sizes[i] + 1;
+            unsigned char *a = malloc(total), *b = malloc(total);
+            for (size_t i = 0; i < total; i++)
+                a[i] = (unsigned char)(i * 2654435761u >> 13);
+            memset(b, 0xee, total);
+            struct sl__copy v[N];
+            size_t at = 0;
+            for (int i = 0; i < n; i++) {
+                v[i] = (struct sl__copy){b + at, a + at, sizes[i]};
+                at += sizes[i] + 1;
+            }
+            sl__stager_copy_v(st, v, n);
+            at = 0;
+            for (int i = 0; i < n; i++) {
+                assert_memory_equal(a + at, b + at, sizes[i]);
+                assert_int_equal(b[at + sizes[i]], 0xee); /* the guard byte */
+                at += sizes[i] + 1;
+            }
+            free(a);
+            free(b);
+        }
+        sl__stager_destroy(st);
+    }
+    assert_no_leaks();
+}
