@@ -106,7 +106,10 @@ int join_gpu_sink_can_run(const sl_task_t *t)
     if (dev) {
         int64_t keep = 0;
         sl_task_option_int((sl_task_t *)t, "debug_join_keep_device", &keep);
-        if (keep)
+        /* Several devices: a resident batch may live on another device than the task's,
+         * whose budget the rule below reads (test_gpu_multi_plan budget_4dev: device 3
+         * full sent device 0's inputs to the host); they stay, as before. */
+        if (keep || sl__task_n_devices(t) > 1)
             return 1;
     }
     struct join_state *st = sl_task_gstate((sl_task_t *)t);
