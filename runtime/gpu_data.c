@@ -38,10 +38,7 @@ int sl__gpu_ordinal(const struct sl__gpu *g)
 
 int64_t sl__gpu_budget_left(struct sl__gpu *g)
 {
-    struct sl__dpool_stats st;
-    sl__dpool_stats(g->pool, &st);
-    int64_t left = st.limit_bytes - st.in_use_bytes;
-    return left > 0 ? left : 0;
+    return sl__dpool_left(g->pool);
 }
 
 /* ---------------- strings (utf8, large_utf8) ---------------- */

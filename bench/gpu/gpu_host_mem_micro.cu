@@ -29,22 +29,9 @@
 
 #include <cuda_runtime_api.h>
 
+#include "micro_util.h"
+
 static const size_t kBlock = (size_t)64 << 20;
-
-#define CK(x)                                                                           \
-    do {                                                                                \
-        cudaError_t e_ = (x);                                                           \
-        if (e_ != cudaSuccess) {                                                        \
-            fprintf(stderr, "%s: %s\n", #x, cudaGetErrorString(e_));                    \
-            exit(1);                                                                    \
-        }                                                                               \
-    } while (0)
-
-static double now_ms()
-{
-    return std::chrono::duration<double, std::milli>(
-               std::chrono::steady_clock::now().time_since_epoch()).count();
-}
 
 static char *fresh(size_t bytes)
 {

@@ -33,22 +33,9 @@
 
 #include <cuda_runtime_api.h>
 
+#include "micro_util.h"
+
 static const size_t kChunk = (size_t)32 << 20;
-
-#define CK(x)                                                                           \
-    do {                                                                                \
-        cudaError_t e_ = (x);                                                           \
-        if (e_ != cudaSuccess) {                                                        \
-            fprintf(stderr, "%s: %s\n", #x, cudaGetErrorString(e_));                    \
-            exit(1);                                                                    \
-        }                                                                               \
-    } while (0)
-
-static double now_ms()
-{
-    return std::chrono::duration<double, std::milli>(
-               std::chrono::steady_clock::now().time_since_epoch()).count();
-}
 
 static void report(const std::string &what, std::vector<double> ms, size_t bytes)
 {

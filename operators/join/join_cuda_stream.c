@@ -1,16 +1,19 @@
-/* Host-streamed GPU join (issue 23): an inner join whose inputs stay in host memory (a
- * pinned or pageable table the GPU sink did not upload) runs as one pipeline over the
- * link instead of "upload everything, join, download everything":
+/* Host-streamed GPU join (issue 23): an inner, semi or anti join whose inputs stay in
+ * host memory (a pinned or pageable table the GPU sink did not upload, or batches the GPU
+ * budget sent there) runs as one pipeline over the link instead of "upload everything,
+ * join, download everything":
  *
- *  1. the build side (the smaller) goes up in chunks into contiguous device columns (h2d
- *     stream), and the NPJ table of join_cuda.c is built on it (direct table when the
- *     keys are dense and unique, else the hash table);
- *  2. the probe side streams up in chunks of CHUNK_ROWS rows through two input slots
- *     (h2d stream); chunk c is probed on the task's stream while chunk c + 1 uploads, and
- *     its result goes down on the d2h stream into a host batch of its own (pinned result
- *     memory, gpu_result_pinned) while chunk c + 1 is probed: the link carries the
- *     probe side up and the result down at once. output=aggregate sums each chunk's
- *     result on the GPU instead (nothing goes down).
+ *  1. the build side (inner: the smaller; semi and anti: the right) goes up in chunks
+ *     into contiguous device columns (h2d stream), and the NPJ table of join_cuda.c is
+ *     built on it (direct table when the keys are dense and unique, else the hash table);
+ *  2. the probe side streams up in chunks (stream_chunk: up to CHUNK_ROWS rows, halved
+ *     until they fit the budget) through input slots (input_slots: as many as half the
+ *     budget left holds, so the probe side uploads ahead while the table builds); chunk c
+ *     is probed on the task's stream while later chunks upload, and its result goes down
+ *     on the d2h stream into a host batch of its own (pinned result memory,
+ *     gpu_result_pinned) while chunk c + 1 is probed: the link carries the probe side up
+ *     and the result down at once. output=aggregate sums each chunk's result on the GPU
+ *     instead (nothing goes down).
  *  Pageable input is copied into pinned staging by several threads first (gpu_ext.h,
  *  sl__upload_stage), one chunk while the previous one uploads.
  *

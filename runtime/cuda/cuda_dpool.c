@@ -139,6 +139,12 @@ void sl__dpool_reset_peak(struct sl__dpool *p)
     atomic_store(&p->peak_bytes, atomic_load(&p->in_use_bytes));
 }
 
+int64_t sl__dpool_left(const struct sl__dpool *p)
+{
+    int64_t left = p->limit_bytes - atomic_load(&p->in_use_bytes);
+    return left > 0 ? left : 0;
+}
+
 void sl__dpool_stats(const struct sl__dpool *p, struct sl__dpool_stats *st)
 {
     st->in_use_bytes = atomic_load(&p->in_use_bytes);

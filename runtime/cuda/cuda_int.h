@@ -222,6 +222,9 @@ int sl__dpool_free_async(struct sl__dpool *p, void *d_ptr, int64_t bytes, cudaSt
 /* Releases cached memory above keep_bytes back to the driver. */
 int sl__dpool_trim(struct sl__dpool *p, int64_t keep_bytes);
 void sl__dpool_stats(const struct sl__dpool *p, struct sl__dpool_stats *st);
+/* Bytes left under the budget (limit - in use, at least 0): two atomic reads, no driver
+ * call (sl__dpool_stats also asks the driver what it reserved), for per-batch checks. */
+int64_t sl__dpool_left(const struct sl__dpool *p);
 /* Sets the peak to what is in use now (sl_engine_reset_peaks). */
 void sl__dpool_reset_peak(struct sl__dpool *p);
 
