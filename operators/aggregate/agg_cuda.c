@@ -410,6 +410,7 @@ struct out_ctx {
     sl_schema_t *vschema;               /* one int32 column: bitmap words */
     sl_batch_t *b;
     int64_t over;                       /* bytes of an output over the budget (not tried) */
+    sl_schema_t *schema;                /* of the output batch */
 };
 
 /* A device buffer of `words` 32-bit words as a batch buffer: borrowed from a one-column
@@ -428,7 +429,7 @@ static struct sl__buf *device_words(struct out_ctx *o, int64_t words)
 static int out_alloc(void *ctx, int64_t rows, struct sl_k_agg_out *out)
 {
     struct out_ctx *o = ctx;
-    const sl_schema_t *sc = sl_op_output_schema(sl_task_op(o->t));
+    const sl_schema_t *sc = o->schema;
     int64_t bytes = ((int64_t)1 << 20) + (int64_t)(o->p->n_keys + o->p->n_aggs) * (rows / 8 + 256);
     for (int c = 0; c < o->p->n_keys + o->p->n_aggs; c++) {
         const char *name;
@@ -441,7 +442,7 @@ static int out_alloc(void *ctx, int64_t rows, struct sl_k_agg_out *out)
         return AGG_GDRV_EBUDGET;
     }
     sl_batch_unref(o->b);
-    o->b = sl_task_new_batch(o->t, sl_op_output_schema(sl_task_op(o->t)), rows);
+    o->b = sl_task_new_batch(o->t, sc, rows);
     if (!o->b)
         return AGG_GDRV_ENOMEM;
     const struct agg_plan *p = o->p;
@@ -512,14 +513,43 @@ int agg_gpu_finalize(sl_task_t *t)
     return timed(t, finalize, "gpu_host_finalize");
 }
 
-int agg_gpu_groups(sl_task_t *t, const struct agg_plan *p, struct agg_gdrv *d,
+/* The output schema, or with wide: the fold's, whose integer sums are decimal(38, 0) (the
+ * kernels' exact 128-bit sums, spec.sum128), so that a fold's partial sum that does not
+ * fit int64 does not fail a query whose total does (the CPU merges them at 128 bits). */
+static sl_schema_t *groups_schema(sl_task_t *t, const struct agg_plan *p, int wide,
+                                  struct sl_k_agg_spec *sp)
+{
+    const sl_schema_t *sc = sl_op_output_schema(sl_task_op(t));
+    const int nc = p->n_keys + p->n_aggs;
+    sl_schema_t *w = sl__schema_new(nc);
+    for (int c = 0; w && c < nc; c++) {
+        const char *name = NULL;
+        enum sl_type ty = SL_TYPE_INT64;
+        sl_schema_field(sc, c, &name, &ty);
+        const int a = c - p->n_keys;
+        if (wide && a >= 0 && p->aggs[a].fn == AGG_SUM && p->aggs[a].out_type == SL_TYPE_INT64) {
+            ty = sl_type_decimal(38, 0);
+            sp->sum128[a] = 1;
+        }
+        if (sl__schema_set(w, c, name, ty) != SL_OK) {
+            sl__schema_free(w);
+            w = NULL;
+        }
+    }
+    return w;
+}
+
+int agg_gpu_groups(sl_task_t *t, const struct agg_plan *p, struct agg_gdrv *d, int wide,
                    sl_batch_t **out)
 {
     *out = NULL;
     agg_gpu_bind(d, t);
-    struct out_ctx o = {t, p, sl__schema_new(1), NULL, 0};
-    if (!o.vschema || sl__schema_set(o.vschema, 0, "w", SL_TYPE_INT32) != SL_OK) {
+    const struct sl_k_agg_spec spec = d->spec; /* wide sets sum128 for this output only */
+    struct out_ctx o = {t, p, sl__schema_new(1), NULL, 0, groups_schema(t, p, wide, &d->spec)};
+    if (!o.vschema || !o.schema || sl__schema_set(o.vschema, 0, "w", SL_TYPE_INT32) != SL_OK) {
+        d->spec = spec;
         sl__schema_free(o.vschema);
+        sl__schema_free(o.schema);
         return sl_task_fail(t, SL_ENOMEM, "out of memory");
     }
     int64_t n = 0, nulls[SL_K_AGG_MAX_KEYS + SL_K_AGG_MAX_AGGS];
@@ -527,7 +557,9 @@ int agg_gpu_groups(sl_task_t *t, const struct agg_plan *p, struct agg_gdrv *d,
     clock_gettime(CLOCK_MONOTONIC, &t0);
     int rc = agg_gdrv_output(d, out_alloc, &o, sl_task_status(t), &n, nulls);
     sl_task_phase_time(t, "gpu_host_output", host_ms(&t0));
+    d->spec = spec;
     sl__schema_free(o.vschema);
+    sl__schema_free(o.schema);
     if (rc < 0) {
         sl_batch_unref(o.b);
         return rc == AGG_GDRV_EBUDGET || o.over ? AGG_GPU_OVER_BUDGET : drv_failed(t, d, rc);
@@ -562,7 +594,7 @@ static int finalize(sl_task_t *t)
     if (g->on_host || g->folds.n)
         return agg_gpu_budget_finalize(t, p, gs, g);
     sl_batch_t *ob = NULL;
-    int rc = agg_gpu_groups(t, p, d, &ob);
+    int rc = agg_gpu_groups(t, p, d, 0, &ob);
     if (rc == AGG_GPU_OVER_BUDGET) { /* a bigger table does not fit: the CPU aggregates */
         if ((rc = agg_gpu_go_host(t, g, NULL, AGG_GPU_WHY_DRIVER)) < 0)
             return rc;

@@ -58,9 +58,10 @@ enum { AGG_GPU_WHY_NONE, AGG_GPU_WHY_AVG = 1, /* kept batches past their share, 
        AGG_GPU_WHY_INPUT = 3 /* an input's row numbers or codes over the budget */ };
 
 /* The driver's groups in a new device batch *out (its rows the groups, null counts set,
- * DICT keys as codes without their dictionary). AGG_GPU_OVER_BUDGET when the GPU
- * cannot hold what writing them needs. */
-int agg_gpu_groups(sl_task_t *t, const struct agg_plan *p, struct agg_gdrv *d,
+ * DICT keys as codes without their dictionary); wide: integer sums as decimal(38, 0), exact
+ * (a fold's partial states). AGG_GPU_OVER_BUDGET when the GPU cannot hold what writing
+ * them needs. */
+int agg_gpu_groups(sl_task_t *t, const struct agg_plan *p, struct agg_gdrv *d, int wide,
                    sl_batch_t **out);
 /* Binds the driver to task t (its memory and stream): before any call that may allocate
  * or free, since the task it last worked for may have ended. */

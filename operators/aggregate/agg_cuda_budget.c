@@ -51,12 +51,13 @@ int agg_gpu_go_host(sl_task_t *t, struct agg_gpu_local *g, sl_batch_t *b, int wh
 }
 
 /* Writes the driver's groups into g->folds (host memory) and starts it again empty.
- * AGG_GPU_OVER_BUDGET (the driver as it was; its inputs still kept) when the GPU cannot
- * hold what writing them needs. */
+ * Integer sums leave at 128 bits: a fold's partial sum may pass int64 where the total
+ * does not (rows of +2^62, then of -2^62). AGG_GPU_OVER_BUDGET (the driver as it was;
+ * its inputs still kept) when the GPU cannot hold what writing them needs. */
 static int fold(sl_task_t *t, const struct agg_plan *p, struct agg_gpu_local *g)
 {
     sl_batch_t *ob = NULL, *h = NULL;
-    int rc = agg_gpu_groups(t, p, &g->drv, &ob);
+    int rc = agg_gpu_groups(t, p, &g->drv, 1, &ob);
     if (rc != SL_OK)
         return rc;
     rc = sl_task_batch_to_host(t, ob, &h);
