@@ -66,6 +66,12 @@ sl_batch_t *sl__gpu_batch_new(sl_task_t *t, const sl_schema_t *s, int64_t rows)
     return NULL;
 }
 
+/* Every task is a CPU task here: its new batches are host batches. */
+sl_batch_t *sl__task_new_host_batch(sl_task_t *t, const sl_schema_t *schema, int64_t rows)
+{
+    return sl_task_new_batch(t, schema, rows);
+}
+
 int sl__gpu_run_sync(struct sl__gpu *g, sl_task_t *t, const struct sl_impl *im)
 {
     (void)g, (void)im;

@@ -8,8 +8,9 @@
  * host memory as partial states (a "fold") and the driver starts again empty; where the
  * groups cannot be rebuilt from their output (avg) or the GPU cannot hold what it needs
  * (a table, a partitioned copy, an output), the kept batches and every later one go to
- * host memory instead, and the CPU workers aggregate them at finalize. Finalize then
- * merges everything on the host (as co-processing does) and the CPU source emits it. */
+ * host memory instead, each aggregated there as it comes into one CPU sink's state (host
+ * memory grows with the groups, not the input). Finalize then merges everything on the
+ * host (as co-processing does) and the CPU source emits it. */
 #ifndef SLUICE_AGG_CUDA_H
 #define SLUICE_AGG_CUDA_H
 
@@ -40,15 +41,21 @@ struct agg_gpu_local {
      * (where= row numbers, remapped DICT codes); kept_bytes: device bytes of both. */
     struct agg_blist kept_in, kept_aux;
     int64_t kept_bytes;
+    int64_t kept_peak;            /* most kept_bytes at once (profile gpu_kept_bytes) */
+    /* The engine has a GPU budget (option gpu_mem): only then does the partitioned
+     * method, which copies each input into its partitions and never reads it again, keep
+     * its inputs (for the host); without one they go at once (unkept: some did since
+     * the driver last started empty, so the inputs cannot move to the host). */
+    int budget, unkept;
     sl_schema_t *rows_schema;     /* where=: one int32 column, the passing rows' numbers */
     /* Small budgets (agg_cuda_budget.c). */
-    struct agg_blist host;        /* input batches moved to host memory, for the CPU */
+    struct agg_local *host;       /* the inputs moved to host memory, aggregated there as
+                                     they come (a CPU sink's state; NULL until one is) */
     struct agg_blist folds;       /* the driver's groups written out, in host memory */
     int on_host;                  /* every later input goes to `host` */
     int why_host;                 /* AGG_GPU_WHY_* */
-    int64_t host_rows;            /* rows of `host` */
-    struct agg_local **cpu;       /* finalize: the CPU tasks' states for `host` */
-    int n_cpu;
+    int64_t host_rows;            /* rows moved to the host */
+    int64_t host_held;            /* most bytes of such rows in host memory at once */
     struct agg_kept **fold_kept;  /* finalize: the partial states of `folds` */
 };
 
@@ -75,11 +82,11 @@ int agg_gpu_budget_check(sl_task_t *t, const struct agg_plan *p, struct agg_gpu_
 /* The GPU gives up: the kept inputs (the driver's state is dropped) and b (if not NULL,
  * not yet added) go to host memory, and so does every later input. */
 int agg_gpu_go_host(sl_task_t *t, struct agg_gpu_local *g, sl_batch_t *b, int why);
-/* Finalize when folds or host batches exist: the driver's last groups join the folds,
- * the CPU workers sink the host batches and rebuild the folds' partial states, and the
- * CPU finalize merges them with any CPU worker's (co-processing). */
-/* Releases what the CPU tasks' states hold besides query memory (a failed query's). */
+/* Releases what the host state holds besides query memory (a failed query's). */
 void agg_gpu_cpu_release(struct agg_gpu_local *g);
+/* Finalize when folds or host inputs exist: the driver's last groups join the folds, the
+ * CPU workers rebuild the folds' partial states, and the CPU finalize merges them with
+ * the host state and any CPU worker's (co-processing). */
 int agg_gpu_budget_finalize(sl_task_t *t, const struct agg_plan *p, struct agg_global *gs,
                             struct agg_gpu_local *g);
 

@@ -5,6 +5,7 @@
 
 #include "common/values.h"
 #include "expr.h"
+#include "gpu_ext.h"
 #include "operators.h"
 
 void sl__pred_state_fini(struct sl__pred_state *s)
@@ -114,7 +115,9 @@ int sl__pred_apply(sl_task_t *t, const struct sl__expr *e, struct sl__pred_state
         *out = sl__batch_slice(in, l->sel[0], k);
         return *out ? SL_OK : sl_task_fail(t, SL_ENOMEM, "out of memory");
     }
-    sl_batch_t *b = sl_task_new_batch(t, in->schema, k);
+    /* Gathered here, on the CPU: a host batch also on a GPU task (the GPU group-by
+     * aggregates its inputs moved to host memory so, agg_cuda_budget.c). */
+    sl_batch_t *b = sl__task_new_host_batch(t, in->schema, k);
     if (!b)
         return SL_ENOMEM;
     for (int c = 0; c < in->n_cols; c++) {

@@ -1294,12 +1294,37 @@ SL_TEST(budget_avg_goes_to_the_host)
         budget_check(in, "keys=kd " TYPED_AGGS, &folds, &host);
         assert_int_equal(host, 1);
         assert_int_equal(folds, 0);
+        assert_true(g_host_rows > 500000);
         budget_check(in, "where=\"v > 0\" keys=\"kd,ke\" " TYPED_AGGS, &folds, &host);
         assert_int_equal(host, 1);
         sl_table_unref(in);
     }
 }
 
+/* avg of many batches (2^21 rows in morsels of 2^14): each batch that goes to the host is
+ * aggregated there as it comes, so host memory holds one batch of input rows at a time
+ * (gpu_budget_host_held; it held all of them, 45 bytes a row, before); with where= and
+ * DICT keys (TPC-H Q1's shape) too. Equal to the CPU engine. */
+SL_TEST(budget_avg_many_batches_bounded_host_memory)
+{
+    NEED_GPU();
+    int64_t folds = 0, host = 0;
+    const int64_t morsel = 1 << 14, batch_bytes = morsel * 48; /* a batch of typed_input */
+    sl_table_t *in = typed_input(1 << 21, 1000, 1, 97);
+    budget_check_m(in, "keys=kd " TYPED_AGGS, morsel, &folds, &host);
+    assert_int_equal(host, 1);
+    assert_true(g_host_rows > (1 << 20));
+    assert_true(g_host_held > 0 && g_host_held <= batch_bytes);
+    budget_check_m(in, "where=\"v > 0\" keys=\"kd,ke\" " TYPED_AGGS, morsel, &folds, &host);
+    assert_int_equal(host, 1);
+    assert_true(g_host_held > 0 && g_host_held <= batch_bytes);
+    sl_table_unref(in);
+    sl_table_t *dict = dict_input(1 << 21, 1000, 1, 16, DICT_SHARED, 99);
+    budget_check_m(dict, "where=\"v > 0\" keys=\"ks,ki\" " DICT_AGGS, morsel, &folds, &host);
+    assert_int_equal(host, 1);
+    assert_true(g_host_held > 0 && g_host_held <= morsel * 24);
+    sl_table_unref(dict);
+}
 
 /* DICT keys under the budget: folds keep the merged codes (rebuilt as int32 codes on the
  * host), host batches are coded by the CPU sink; one dictionary and reordered ones. */
