@@ -68,6 +68,7 @@ void agg_gpu_drop_kept(struct agg_gpu_local *g)
     agg_blist_release(&g->kept_in);
     agg_blist_release(&g->kept_aux);
     g->kept_bytes = 0;
+    g->unkept = 0;
 }
 
 int agg_blist_push(sl_task_t *t, struct agg_blist *l, sl_batch_t *b)
@@ -103,6 +104,10 @@ static int keep_batch(sl_task_t *t, struct agg_gpu_local *g, sl_batch_t *b, int 
     int rc = agg_blist_push(t, in ? &g->kept_in : &g->kept_aux, b);
     if (rc == SL_OK)
         g->kept_bytes += sl__batch_bytes(b);
+    if (g->kept_bytes > g->kept_peak) {
+        g->kept_peak = g->kept_bytes;
+        sl_task_profile_value(t, "gpu_kept_bytes", g->kept_peak);
+    }
     return rc;
 }
 
@@ -290,9 +295,14 @@ static int sink_rows(sl_task_t *t, const struct agg_plan *p, struct agg_gpu_loca
                                                                    : drv_failed(t, d, rc));
     }
     /* The table methods may run the batch again at finalize (agg_gdrv_output), and under
-     * a small budget every method's inputs may go to the host (agg_cuda_budget.c): b
+     * a GPU budget every method's inputs may go to the host (agg_cuda_budget.c): b
      * stays until the driver's groups are written; remapped codes too (kernels on the
-     * stream may still read them). */
+     * stream may still read them). The partitioned method without a budget has copied
+     * b into its partitions: b goes now (its memory is freed in stream order). */
+    if (!g->budget && d->mode == AGG_GDRV_PART) {
+        g->unkept = 1;
+        return drop_batches(remapped, SL_OK);
+    }
     rc = SL_OK;
     for (int j = 0; j < p->n_keys && rc == SL_OK; j++)
         rc = remapped[j] ? keep_batch(t, g, remapped[j], 0) : SL_OK;
@@ -331,6 +341,9 @@ static int sink(sl_task_t *t)
         /* sl_task_alloc does not clear: the kept-batch list must start empty (reused heap
          * memory made keep_batch write through a stale pointer, intermittently). */
         memset(ls->gpu, 0, sizeof *ls->gpu);
+        int64_t gpu_mem = 0;
+        sl_task_option_int(t, "gpu_mem", &gpu_mem);
+        ls->gpu->budget = gpu_mem > 0;
         if ((rc = agg_gdrv_init(&ls->gpu->drv, &sp, sl_task_stream(t), &mem)) < 0) {
             ls->gpu = NULL;
             return drv_failed(t, NULL, rc);

@@ -40,6 +40,11 @@ static int to_host(sl_task_t *t, struct agg_gpu_local *g, sl_batch_t *b)
 int agg_gpu_go_host(sl_task_t *t, struct agg_gpu_local *g, sl_batch_t *b, int why)
 {
     int rc = SL_OK;
+    if (!g->on_host && g->unkept) /* the driver's groups would go without their rows */
+        return sl_task_fail(t, SL_EBUDGET, "aggregate on the GPU: the groups do not fit GPU "
+                            "memory (%lld bytes left) and, without a GPU budget, the "
+                            "partitioned inputs were not kept for the CPU (option gpu_mem "
+                            "lets it fall back)", (long long)sl_task_device_budget(t));
     if (!g->on_host) {
         g->on_host = 1;
         g->why_host = why;

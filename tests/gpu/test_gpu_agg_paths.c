@@ -1463,3 +1463,39 @@ SL_TEST(budget_fold_sums_past_int64)
     assert_true(folds > 1);
     sl_table_unref(in);
 }
+
+/* Without a GPU budget (gpu_mem 0) the partitioned method keeps no input (it copied each
+ * into its partitions): profile gpu_kept_bytes 0; it kept them all before. Under a
+ * budget of 4 GiB, which no fold needs, it keeps them (they may go to the host). Many
+ * groups with nulls (the partitioned method), DICT keys remapped (their codes), where=
+ * (gathered rows). Equal to the CPU engine. */
+SL_TEST(budget_none_keeps_no_partitioned_input)
+{
+    NEED_GPU();
+    sl_table_t *many = typed_input(1000000, 500000, 1, 101);
+    sl_table_t *dict = dict_input(1000000, 90000, 1, 8, DICT_OTHERS, 103);
+    struct {
+        sl_table_t *in;
+        const char *opts;
+    } cs[] = {
+        {many, "keys=kc " FOLD_AGGS},
+        {many, "where=\"v > 0\" keys=kc " TYPED_AGGS},
+        {dict, "keys=\"ks,ki\" " DICT_AGGS},
+    };
+    for (size_t c = 0; c < sizeof cs / sizeof cs[0]; c++) {
+        int64_t kept = -1, host = 0;
+        struct run_cfg none = {.morsel = 1 << 16, .host = &host, .kept = &kept};
+        typed_check_cfg(cs[c].in, cs[c].opts, 1, &none);
+        printf("  no budget: kept %lld bytes at most\n", (long long)kept);
+        assert_int_equal(kept, 0);
+        assert_int_equal(host, 0);
+        struct run_cfg big = {.gpu_mem = (int64_t)4 << 30, .morsel = 1 << 16, .host = &host,
+                              .kept = &kept};
+        typed_check_cfg(cs[c].in, cs[c].opts, 1, &big);
+        printf("  4 GiB budget: kept %lld bytes at most\n", (long long)kept);
+        assert_true(kept > ((int64_t)8 << 20));
+        assert_int_equal(host, 0);
+    }
+    sl_table_unref(many);
+    sl_table_unref(dict);
+}
