@@ -270,8 +270,9 @@ static int sink_rows(sl_task_t *t, const struct agg_plan *p, struct agg_gpu_loca
     sl_batch_t *remapped[SL_K_AGG_MAX_KEYS] = {NULL};
     for (int j = 0; j < p->n_keys; j++)
         if (p->key_types[j] == SL_TYPE_DICT &&
-            (rc = agg_gpu_dict_codes(t, sl_task_gstate(t), b, j, p->key_cols[j], &remapped[j])) < 0)
-            return drop_batches(remapped, rc);
+            (rc = agg_gpu_dict_codes(t, sl_task_gstate(t), b, j, p->key_cols[j],
+                                     &remapped[j])) != SL_OK)
+            return drop_batches(remapped, rc); /* nothing added yet */
     /* The kernels count rows in 32 bits: batches go in pieces of at most 2^30 rows. Rows
      * read by number keep the columns whole (the numbers are of b's rows). */
     const int64_t piece = (int64_t)1 << 30;
@@ -376,6 +377,8 @@ static int sink(sl_task_t *t)
     rc = sink_input(t, p, g, b);
     if (rc == AGG_GPU_OVER_BUDGET) /* the driver's state goes: its inputs are all kept */
         return agg_gpu_go_host(t, g, b, AGG_GPU_WHY_DRIVER);
+    if (rc == AGG_GPU_INPUT_OVER_BUDGET) /* b's remapped codes: nothing of b was added */
+        return agg_gpu_go_host(t, g, b, AGG_GPU_WHY_INPUT);
     return rc < 0 ? rc : agg_gpu_budget_check(t, p, g);
 }
 

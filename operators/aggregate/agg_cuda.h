@@ -23,8 +23,9 @@
 #define AGG_GPU_KEEP_DIV 4
 
 /* Results of the operator's steps besides SL_OK and errors: the GPU cannot hold what the
- * step needs (nothing recorded on the query; the caller moves the rows to the host). */
-enum { AGG_GPU_OVER_BUDGET = 2 };
+ * step needs (nothing recorded on the query; the caller moves the rows to the host):
+ * memory of the driver, or of an input's own (its remapped DICT codes). */
+enum { AGG_GPU_OVER_BUDGET = 2, AGG_GPU_INPUT_OVER_BUDGET = 3 };
 
 /* A list of batch references. */
 struct agg_blist {

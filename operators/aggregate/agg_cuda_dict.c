@@ -8,7 +8,7 @@
  * GPU's groups merge with CPU workers' by code. */
 #include <cuda_runtime_api.h>
 
-#include "agg_int.h"
+#include "agg_cuda.h"
 #include "gpu_ext.h"
 #include "internal.h"
 #include "sluice_k/columns.h"
@@ -25,6 +25,11 @@ int agg_gpu_dict_codes(sl_task_t *t, struct agg_global *gs, const sl_batch_t *b,
                             "dictionaries");
     if (identity || b->n_rows == 0)
         return SL_OK;
+    /* The codes and the map count against the GPU budget: without room (and 1 MiB to
+     * spare, as the sink's other checks) the input goes to the host instead of a failed
+     * allocation failing the query. */
+    if (4 * (b->n_rows + n) + ((int64_t)1 << 20) > sl_task_device_budget(t))
+        return AGG_GPU_INPUT_OVER_BUDGET;
     /* The map on the GPU, then merged code = map[code] per row. A null row's code must
      * still lie in the dictionary (as for the GPU join's remap, join_cuda_str.c). */
     sl_schema_t *sc = sl__schema_new(1);

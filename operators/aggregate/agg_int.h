@@ -271,9 +271,10 @@ void agg_gpu_local_release(struct agg_gpu_local *g);
 int agg_gpu_sink_can_run(const sl_task_t *t);
 /* DICT keys on the GPU (agg_cuda_dict.c): the codes of key j (column c) of device batch
  * b as codes of the merged dictionary: *remapped NULL when b's codes are such already,
- * else a new one-column device batch holding them (the caller's reference); and the
- * output batch's DICT key columns given the merged dictionaries. Failures are recorded
- * on the task. */
+ * else a new one-column device batch holding them (the caller's reference), or
+ * AGG_GPU_INPUT_OVER_BUDGET (agg_cuda.h, nothing recorded) when the GPU budget left
+ * cannot hold them and the map; and the output batch's DICT key columns given the merged
+ * dictionaries. Failures are recorded on the task. */
 int agg_gpu_dict_codes(sl_task_t *t, struct agg_global *gs, const sl_batch_t *b, int j, int c,
                        sl_batch_t **remapped);
 int agg_gpu_dicts_attach(sl_task_t *t, const struct agg_plan *p, struct agg_global *gs,
