@@ -93,10 +93,15 @@ int agg_gpu_budget_check(sl_task_t *t, const struct agg_plan *p, struct agg_gpu_
     const int64_t left = sl_task_device_budget(t);
     if (held * AGG_GPU_KEEP_DIV <= held + left)
         return SL_OK;
+    /* Without its inputs (no GPU budget, the partitioned method) the driver cannot go to
+     * the host: it goes on until the GPU is full (a fold that does not fit left it as
+     * it was). */
     if (!sl__agg_can_split(sl_task_op(t)))
-        return agg_gpu_go_host(t, g, NULL, AGG_GPU_WHY_AVG);
+        return g->unkept ? SL_OK : agg_gpu_go_host(t, g, NULL, AGG_GPU_WHY_AVG);
     int rc = fold(t, p, g);
-    return rc == AGG_GPU_OVER_BUDGET ? agg_gpu_go_host(t, g, NULL, AGG_GPU_WHY_DRIVER) : rc;
+    if (rc == AGG_GPU_OVER_BUDGET)
+        return g->unkept ? SL_OK : agg_gpu_go_host(t, g, NULL, AGG_GPU_WHY_DRIVER);
+    return rc;
 }
 
 /* ---------------- finalize on the CPU workers ---------------- */
