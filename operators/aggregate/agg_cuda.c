@@ -58,6 +58,7 @@ void agg_gpu_local_release(struct agg_gpu_local *g)
         return;
     agg_gpu_drop_kept(g);
     agg_gpu_cpu_release(g);
+    agg_blist_release(&g->host_in);
     agg_blist_release(&g->folds);
     sl__schema_free(g->rows_schema);
     g->rows_schema = NULL;

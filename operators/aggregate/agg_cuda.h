@@ -8,9 +8,10 @@
  * host memory as partial states (a "fold") and the driver starts again empty; where the
  * groups cannot be rebuilt from their output (avg) or the GPU cannot hold what it needs
  * (a table, a partitioned copy, an output), the kept batches and every later one go to
- * host memory instead, each aggregated there as it comes into one CPU sink's state (host
- * memory grows with the groups, not the input). Finalize then merges everything on the
- * host (as co-processing does) and the CPU source emits it. */
+ * host memory instead, for CPU tasks at finalize up to a share of the host budget, past
+ * it aggregated at once into one CPU sink's state (host memory stays bounded). Finalize
+ * then merges everything on the host (as co-processing does) and the CPU source emits
+ * it. */
 #ifndef SLUICE_AGG_CUDA_H
 #define SLUICE_AGG_CUDA_H
 
@@ -50,13 +51,17 @@ struct agg_gpu_local {
     int budget, unkept;
     sl_schema_t *rows_schema;     /* where=: one int32 column, the passing rows' numbers */
     /* Small budgets (agg_cuda_budget.c). */
-    struct agg_local *host;       /* the inputs moved to host memory, aggregated there as
-                                     they come (a CPU sink's state; NULL until one is) */
+    struct agg_blist host_in;     /* inputs moved to host memory, held for the CPU tasks */
+    int64_t host_in_bytes;        /* of host_in */
+    int64_t host_cap;             /* host_in past this many bytes is aggregated at once */
+    struct agg_local *host;       /* ... into this CPU sink's state (NULL until needed) */
     struct agg_blist folds;       /* the driver's groups written out, in host memory */
-    int on_host;                  /* every later input goes to `host` */
+    int on_host;                  /* every later input goes to the host */
     int why_host;                 /* AGG_GPU_WHY_* */
     int64_t host_rows;            /* rows moved to the host */
-    int64_t host_held;            /* most bytes of such rows in host memory at once */
+    int64_t host_held;            /* most bytes of host_in at once */
+    struct agg_local **cpu;       /* finalize: the CPU tasks' states for host_in */
+    int n_cpu;
     struct agg_kept **fold_kept;  /* finalize: the partial states of `folds` */
 };
 
@@ -83,11 +88,11 @@ int agg_gpu_budget_check(sl_task_t *t, const struct agg_plan *p, struct agg_gpu_
 /* The GPU gives up: the kept inputs (the driver's state is dropped) and b (if not NULL,
  * not yet added) go to host memory, and so does every later input. */
 int agg_gpu_go_host(sl_task_t *t, struct agg_gpu_local *g, sl_batch_t *b, int why);
-/* Releases what the host state holds besides query memory (a failed query's). */
+/* Releases what the host states hold besides query memory (a failed query's). */
 void agg_gpu_cpu_release(struct agg_gpu_local *g);
 /* Finalize when folds or host inputs exist: the driver's last groups join the folds, the
- * CPU workers rebuild the folds' partial states, and the CPU finalize merges them with
- * the host state and any CPU worker's (co-processing). */
+ * CPU workers sink the held host inputs and rebuild the folds' partial states, and the
+ * CPU finalize merges them with the host state and any CPU worker's (co-processing). */
 int agg_gpu_budget_finalize(sl_task_t *t, const struct agg_plan *p, struct agg_global *gs,
                             struct agg_gpu_local *g);
 

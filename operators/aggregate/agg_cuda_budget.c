@@ -16,22 +16,48 @@
 #include "gpu_ext.h"
 #include "internal.h"
 
-/* Device batch b's copy in host memory, aggregated at once into g->host (a CPU sink's
- * state, on this GPU worker's thread) and dropped: host memory holds one input batch at a
- * time, not every one moved (avg under a small budget kept the rest of its input). */
+/* The inputs moved to host memory wait for finalize, where CPU tasks aggregate them in
+ * parallel, while they hold at most a sixteenth of the engine's host budget (option
+ * host_mem); past it, those held are aggregated at once into g->host (a CPU sink's
+ * state, on this GPU worker's thread) and dropped, so host memory stays bounded whatever
+ * the input (avg under a small budget held all of it). */
+#define AGG_GPU_HOST_DIV 16
+/* Host batches per CPU task at finalize at most: the tasks number at most this many
+ * (each builds a local table of its own). */
+#define HOST_TASKS 64
+
+/* Aggregates the held inputs into g->host and drops them. */
+static int sink_held(sl_task_t *t, struct agg_gpu_local *g)
+{
+    if (!g->host && (g->host = sl_task_alloc(t, sizeof *g->host)))
+        memset(g->host, 0, sizeof *g->host);
+    int rc = g->host ? SL_OK : SL_ENOMEM;
+    for (int k = 0; k < g->host_in.n && rc == SL_OK; k++)
+        rc = sl__agg_sink_batch(t, g->host, g->host_in.b[k]);
+    agg_blist_release(&g->host_in);
+    g->host_in_bytes = 0;
+    return rc;
+}
+
+/* Device batch b's copy in host memory joins the held inputs. */
 static int to_host(sl_task_t *t, struct agg_gpu_local *g, sl_batch_t *b)
 {
     sl_batch_t *h = NULL;
     int rc = sl_task_batch_to_host(t, b, &h);
     if (rc == SL_OK && sl_batch_num_rows(h) > 0) {
-        if (!g->host && (g->host = sl_task_alloc(t, sizeof *g->host)))
-            memset(g->host, 0, sizeof *g->host);
-        rc = g->host ? sl__agg_sink_batch(t, g->host, h) : SL_ENOMEM;
-        const int64_t bytes = sl__batch_bytes(h);
-        g->host_held = bytes > g->host_held ? bytes : g->host_held;
+        if (!g->host_cap) {
+            int64_t host_mem = 0;
+            sl_task_option_int(t, "host_mem", &host_mem);
+            g->host_cap = host_mem > 0 ? host_mem / AGG_GPU_HOST_DIV : (int64_t)1 << 30;
+        }
+        rc = agg_blist_push(t, &g->host_in, h);
+        g->host_in_bytes += sl__batch_bytes(h);
+        g->host_held = g->host_in_bytes > g->host_held ? g->host_in_bytes : g->host_held;
         g->host_rows += sl_batch_num_rows(h);
         sl_task_profile_value(t, "gpu_budget_host_rows", g->host_rows);
         sl_task_profile_value(t, "gpu_budget_host_held", g->host_held);
+        if (rc == SL_OK && g->host_in_bytes > g->host_cap)
+            rc = sink_held(t, g);
     }
     sl_batch_unref(h);
     return rc;
@@ -130,49 +156,79 @@ static int codes_as_int32(sl_task_t *t, const struct agg_plan *p, sl_batch_t *h,
     return SL_OK;
 }
 
+static int n_host_tasks(const struct agg_gpu_local *g)
+{
+    return g->host_in.n < HOST_TASKS ? g->host_in.n : HOST_TASKS;
+}
+
 void agg_gpu_cpu_release(struct agg_gpu_local *g)
 {
     if (g->host)
         sl__pred_state_fini(&g->host->pred);
+    for (int i = 0; i < g->n_cpu; i++)
+        if (g->cpu[i])
+            sl__pred_state_fini(&g->cpu[i]->pred);
+    g->n_cpu = 0;
 }
 
-/* Spawned: task i rebuilds fold i's partial states. */
-static int fold_task(sl_task_t *t)
+/* Spawned: task i < n_host_tasks sinks its share of the held inputs into a local state
+ * of its own; the others rebuild one fold's partial states each. */
+static int host_task(sl_task_t *t)
 {
     struct agg_gpu_local *g = sl_task_arg(t);
     const struct agg_plan *p = sl_op_data(sl_task_op(t));
+    const int nt = n_host_tasks(g);
     const int64_t i = sl_task_index(t);
-    sl_batch_t *h = g->folds.b[i], *coded = NULL;
-    int rc = sl__agg_dict_keys(p) ? codes_as_int32(t, p, h, &coded) : SL_OK;
-    if (rc == SL_OK)
-        rc = sl__agg_partials_kept(t, p, coded ? coded : h, &g->fold_kept[i]);
-    sl_batch_unref(coded);
+    if (i >= nt) {
+        sl_batch_t *h = g->folds.b[i - nt], *coded = NULL;
+        int rc = sl__agg_dict_keys(p) ? codes_as_int32(t, p, h, &coded) : SL_OK;
+        if (rc == SL_OK)
+            rc = sl__agg_partials_kept(t, p, coded ? coded : h, &g->fold_kept[i - nt]);
+        sl_batch_unref(coded);
+        return rc;
+    }
+    struct agg_local *ls = sl_task_alloc(t, sizeof *ls);
+    if (!ls)
+        return SL_ENOMEM;
+    memset(ls, 0, sizeof *ls);
+    g->cpu[i] = ls;
+    int rc = SL_OK;
+    const int n = g->host_in.n;
+    for (int64_t k = i * n / nt; k < (i + 1) * n / nt && rc == SL_OK; k++) {
+        rc = sl__agg_sink_batch(t, ls, g->host_in.b[k]);
+        sl_batch_unref(g->host_in.b[k]); /* its memory goes now */
+        g->host_in.b[k] = NULL;
+    }
     return rc;
 }
 
-/* Files the host state and the folds' partial states as CPU workers' locals, then the
- * CPU finalize. */
+/* Files the host states (the CPU tasks' and g->host) and the folds' partial states as
+ * CPU workers' locals, then the CPU finalize. */
 static int merge_all(sl_task_t *t, struct agg_gpu_local *g)
 {
     struct agg_global *gs = sl_task_gstate(t);
     int rc = g->host ? sl__agg_keep_local(t, gs, g->host) : SL_OK;
+    for (int i = 0; i < g->n_cpu && rc == SL_OK; i++)
+        if (g->cpu[i])
+            rc = sl__agg_keep_local(t, gs, g->cpu[i]);
     agg_gpu_cpu_release(g);
     g->host = NULL;
     for (int j = 0; j < g->folds.n; j++)
         if (g->fold_kept[j])
             sl__agg_file_kept(gs, g->fold_kept[j]);
+    agg_blist_release(&g->host_in);
     agg_blist_release(&g->folds);
     return rc < 0 ? rc : sl__agg_finalize_cpu(t);
 }
 
-/* After the fold tasks. */
+/* After the tasks. */
 static int host_merge(sl_task_t *t)
 {
     return merge_all(t, sl_task_arg(t));
 }
 
-static const struct sl_impl fold_impl[] = {SL__IMPL_CPU(fold_task)};
-static const struct sl_phase fold_phase = {fold_impl, 1, NULL};
+static const struct sl_impl host_impl[] = {SL__IMPL_CPU(host_task)};
+static const struct sl_phase host_phase = {host_impl, 1, NULL};
 static const struct sl_impl merge_impl[] = {SL__IMPL_CPU(host_merge)};
 static const struct sl_phase merge_phase = {merge_impl, 1, NULL};
 
@@ -191,12 +247,16 @@ int agg_gpu_budget_finalize(sl_task_t *t, const struct agg_plan *p, struct agg_g
     agg_gdrv_free(&g->drv);
     agg_gpu_drop_kept(g);
     gs->n_gpu_locals = 0; /* the CPU finalize takes it from here */
+    const int nt = n_host_tasks(g);
+    g->cpu = sl_task_alloc(t, (size_t)(nt + 1) * sizeof *g->cpu);
     g->fold_kept = sl_task_alloc(t, (size_t)(g->folds.n + 1) * sizeof *g->fold_kept);
-    if (!g->fold_kept)
+    if (!g->cpu || !g->fold_kept)
         return SL_ENOMEM;
+    memset(g->cpu, 0, (size_t)(nt + 1) * sizeof *g->cpu);
+    g->n_cpu = nt;
     memset(g->fold_kept, 0, (size_t)(g->folds.n + 1) * sizeof *g->fold_kept);
     sl_task_profile_value(t, "gpu_budget_folds", g->folds.n);
-    if (g->folds.n == 0)
+    if (nt + g->folds.n == 0)
         return merge_all(t, g);
-    return sl_task_spawn(t, &fold_phase, g->folds.n, g, &merge_phase);
+    return sl_task_spawn(t, &host_phase, nt + g->folds.n, g, &merge_phase);
 }

@@ -903,6 +903,7 @@ struct run_cfg {
     int64_t *host_held, *kept; /* gpu_budget_host_held, gpu_kept_bytes */
     int64_t *gpu_peak;         /* the engine's GPU memory peak (the pool's statistic) */
     int may_fail;              /* a failed query returns its code (*out NULL) */
+    int64_t host_mem;          /* the engine's host budget (0: the default) */
 };
 
 /* Value `name` of the query's profile (0 when the operator set none). */
@@ -931,6 +932,7 @@ static int run_cfg_on(enum sl_placement pl, sl_table_t *in, const char *opts,
     struct sl_engine_config cfg;
     gpu_test_config(&cfg, pl, rc_->gpu_mem);
     cfg.morsel_rows_gpu = rc_->morsel;
+    cfg.host_mem_limit = rc_->host_mem;
     sl_engine_t *e;
     SL_ASSERT_OK(sl_test_engine_open(&e, &cfg));
     sl_plan_t *p;
@@ -1236,17 +1238,24 @@ SL_TEST(op_dict_key_small)
  * (gpu_budget_host_held) and the rows it moved there: set by budget_check_m. */
 static int64_t g_host_held, g_host_rows;
 
-static void budget_check_m(sl_table_t *in, const char *opts, int64_t morsel, int64_t *folds,
-                           int64_t *host)
+static void budget_check_h(sl_table_t *in, const char *opts, int64_t morsel, int64_t host_mem,
+                           int64_t *folds, int64_t *host)
 {
     int64_t peak = 0;
-    struct run_cfg rc_ = {SMALL_MEM, morsel, folds, host, &g_host_rows, &g_host_held, NULL,
-                          &peak, 0};
+    struct run_cfg rc_ = {.gpu_mem = SMALL_MEM, .morsel = morsel, .folds = folds, .host = host,
+                          .host_rows = &g_host_rows, .host_held = &g_host_held,
+                          .gpu_peak = &peak, .host_mem = host_mem};
     typed_check_cfg(in, opts, -1, &rc_); /* the profile values say where it ran */
     printf("  folds %lld, to the host %lld (%lld rows, at most %lld bytes at once), GPU peak "
            "%lld\n", (long long)*folds, (long long)*host, (long long)g_host_rows,
            (long long)g_host_held, (long long)peak);
     assert_true(peak > 0 && peak <= SMALL_MEM); /* the pool's peak: within the budget */
+}
+
+static void budget_check_m(sl_table_t *in, const char *opts, int64_t morsel, int64_t *folds,
+                           int64_t *host)
+{
+    budget_check_h(in, opts, morsel, 0, folds, host);
 }
 
 static void budget_check(sl_table_t *in, const char *opts, int64_t *folds, int64_t *host)
@@ -1301,28 +1310,33 @@ SL_TEST(budget_avg_goes_to_the_host)
     }
 }
 
-/* avg of many batches (2^21 rows in morsels of 2^14): each batch that goes to the host is
- * aggregated there as it comes, so host memory holds one batch of input rows at a time
- * (gpu_budget_host_held; it held all of them, 45 bytes a row, before); with where= and
- * DICT keys (TPC-H Q1's shape) too. Equal to the CPU engine. */
+/* avg of many batches (2^21 rows in morsels of 2^14) under a host budget of 512 MiB:
+ * the inputs moved to the host wait for finalize's CPU tasks only up to a sixteenth of
+ * it (32 MiB); past it those held are aggregated at once, so host memory holds at most
+ * that and one batch (gpu_budget_host_held), not the whole input (92 MB, held until
+ * finalize before); with where= and DICT keys (TPC-H Q1's shape) too. Equal to the CPU
+ * engine. */
 SL_TEST(budget_avg_many_batches_bounded_host_memory)
 {
     NEED_GPU();
     int64_t folds = 0, host = 0;
-    const int64_t morsel = 1 << 14, batch_bytes = morsel * 48; /* a batch of typed_input */
-    sl_table_t *in = typed_input(1 << 21, 1000, 1, 97);
-    budget_check_m(in, "keys=kd " TYPED_AGGS, morsel, &folds, &host);
+    const int64_t morsel = 1 << 14, host_mem = (int64_t)512 << 20, cap = host_mem / 16;
+    sl_table_t *in = typed_input(1 << 21, 1000, 1, 97); /* 46 bytes a row */
+    budget_check_h(in, "keys=kd " TYPED_AGGS, morsel, host_mem, &folds, &host);
     assert_int_equal(host, 1);
     assert_true(g_host_rows > (1 << 20));
-    assert_true(g_host_held > 0 && g_host_held <= batch_bytes);
-    budget_check_m(in, "where=\"v > 0\" keys=\"kd,ke\" " TYPED_AGGS, morsel, &folds, &host);
+    assert_true(g_host_held > 0 && g_host_held <= cap + morsel * 48);
+    budget_check_h(in, "where=\"v > 0\" keys=\"kd,ke\" " TYPED_AGGS, morsel, host_mem, &folds,
+                   &host);
     assert_int_equal(host, 1);
-    assert_true(g_host_held > 0 && g_host_held <= batch_bytes);
+    assert_true(g_host_held > 0 && g_host_held <= cap + morsel * 48);
     sl_table_unref(in);
-    sl_table_t *dict = dict_input(1 << 21, 1000, 1, 16, DICT_SHARED, 99);
-    budget_check_m(dict, "where=\"v > 0\" keys=\"ks,ki\" " DICT_AGGS, morsel, &folds, &host);
+    sl_table_t *dict = dict_input(1 << 22, 1000, 1, 16, DICT_SHARED, 99); /* 17 bytes a row */
+    budget_check_h(dict, "where=\"v > 0\" keys=\"ks,ki\" " DICT_AGGS, morsel, host_mem, &folds,
+                   &host);
     assert_int_equal(host, 1);
-    assert_true(g_host_held > 0 && g_host_held <= morsel * 24);
+    assert_true(g_host_rows > (1 << 21));
+    assert_true(g_host_held > 0 && g_host_held <= cap + morsel * 24);
     sl_table_unref(dict);
 }
 
@@ -1467,8 +1481,10 @@ SL_TEST(budget_fold_sums_past_int64)
 /* Without a GPU budget (gpu_mem 0) the partitioned method keeps no input (it copied each
  * into its partitions): profile gpu_kept_bytes 0; it kept them all before. Under a
  * budget of 4 GiB, which no fold needs, it keeps them (they may go to the host). Many
- * groups with nulls (the partitioned method), DICT keys remapped (their codes), where=
- * (gathered rows). Equal to the CPU engine. */
+ * groups with nulls in morsels of 2^18 rows (the first batch's estimate takes the
+ * partitioned method; one of 2^16 rows cannot estimate more than the 65,536 groups of
+ * the table method's threshold), DICT keys remapped (their codes), where= (gathered
+ * rows). Equal to the CPU engine. */
 SL_TEST(budget_none_keeps_no_partitioned_input)
 {
     NEED_GPU();
@@ -1484,12 +1500,12 @@ SL_TEST(budget_none_keeps_no_partitioned_input)
     };
     for (size_t c = 0; c < sizeof cs / sizeof cs[0]; c++) {
         int64_t kept = -1, host = 0;
-        struct run_cfg none = {.morsel = 1 << 16, .host = &host, .kept = &kept};
+        struct run_cfg none = {.morsel = 1 << 18, .host = &host, .kept = &kept};
         typed_check_cfg(cs[c].in, cs[c].opts, 1, &none);
         printf("  no budget: kept %lld bytes at most\n", (long long)kept);
         assert_int_equal(kept, 0);
         assert_int_equal(host, 0);
-        struct run_cfg big = {.gpu_mem = (int64_t)4 << 30, .morsel = 1 << 16, .host = &host,
+        struct run_cfg big = {.gpu_mem = (int64_t)4 << 30, .morsel = 1 << 18, .host = &host,
                               .kept = &kept};
         typed_check_cfg(cs[c].in, cs[c].opts, 1, &big);
         printf("  4 GiB budget: kept %lld bytes at most\n", (long long)kept);
