@@ -266,10 +266,18 @@ struct sj {
     int n_in;
     struct slot sl[2];
     cudaEvent_t e_stage[2];             /* the last upload from each staging buffer */
-    unsigned long long *h_count;        /* pinned: 2 words per slot */
+    unsigned long long *h_count;        /* pinned: 2 words per slot, then the first build
+                                         * chunk's key range (2) and the table word (2) */
     struct sl__upload_stage us;
     unsigned long long *d_acc;          /* aggregate: 2 words per output column */
     int64_t gpu_count;
+    int parts;                          /* the table is built in parts as the build side
+                                         * arrives (debug_join_stream_table=parts) */
+    int64_t built;                      /* build rows in the table */
+    int table_how;                      /* profile stream_table: 0 whole, 1 direct table in
+                                         * parts, 2 hash table in parts, 3 parts then whole */
+    void *d_mm;                         /* the first build chunk's smallest and largest key */
+    cudaEvent_t e_mm, e_tab;            /* their read-back; the table word's */
     double t_built;                     /* host clock when the table was built */
     double wait_ms, alloc_ms;           /* host time waiting for counts, allocating results */
     int64_t unpinned;                   /* result batches not in pinned result memory */
@@ -278,6 +286,10 @@ struct sj {
     int64_t res_used;
     struct gj_trace tr;
 };
+
+#define H_WORDS 8                       /* h_count's words */
+#define H_RANGE 4                       /* h_count[4..5]: the first build chunk's key range */
+#define H_TABLE 6                       /* h_count[6..7]: the table's last 16 bytes */
 
 /* The join goes to the CPU (a result the budget cannot hold); a success code. */
 #define SJ_TO_CPU 1
@@ -355,6 +367,135 @@ static int stage_wait(struct sj *j, int slot)
     return SL_OK;
 }
 
+/* ---------------- the table, in parts as the build side arrives ---------------- */
+
+/* The NPJ table's description for the build side (join_cuda.c's struct gj). */
+static void table_desc(struct sj *j)
+{
+    struct gj *g = &j->g;
+    memset(g, 0, sizeof *g);
+    g->d = j->d;
+    g->kind = stream_kind(j->d);
+    g->algo = GJ_NPJ;
+    g->build = j->build;
+    g->k8 = j->sh.kw == 8;
+    g->s[j->build].keys = j->r_keys;
+    g->s[j->build].n = j->n[j->build];
+}
+
+/* Which table the parts build, from the first chunk's key range (lo to hi): the direct
+ * table when that range fits the dense rule of gj_npj_range (at most 2 nb + 1024 slots),
+ * else the hash table. The direct table then takes all the slots the rule allows, the
+ * first chunk's range in their middle (or from 0 when lo is smaller than the room below):
+ * it holds every key of a side whose keys span at most nb + 512 + (hi - lo) / 2 values,
+ * as dense keys do, shuffled or ascending, whatever share of them the first chunk took.
+ * A key outside it, or a repeated one, has the table rebuilt whole (build_table). */
+static void table_guess(struct sj *j, uint64_t lo, uint64_t hi)
+{
+    struct gj *g = &j->g;
+    uint64_t span = hi - lo + 1, cap = 2 * (uint64_t)j->n[j->build] + 1024;
+    if (cap > ((uint64_t)1 << 32) - 1)
+        cap = ((uint64_t)1 << 32) - 1; /* (the direct table's limit) */
+    table_desc(j);
+    if (hi < lo || span == 0 || span > cap)
+        return; /* sparse keys: the hash table */
+    uint64_t below = (cap - span) / 2;
+    g->kmin = lo - (below < lo ? below : lo);
+    g->range = (int64_t)cap;
+}
+
+/* The table's bytes for g's choice, allocated; its first part clears it. */
+static int table_alloc(struct sj *j)
+{
+    struct gj *g = &j->g;
+    const int64_t nb = j->n[j->build];
+    cudaError_t e =
+        g->range ? (g->k8 ? sl_k_npj_dense_build_rows_k64(NULL, &j->table_bytes, NULL, nb, 0, 0,
+                                                          g->kmin, g->range, j->cs)
+                          : sl_k_npj_dense_build_rows_k32(NULL, &j->table_bytes, NULL, nb, 0, 0,
+                                                          (uint32_t)g->kmin, g->range, j->cs))
+                 : (g->k8 ? sl_k_npj_build_rows_k64(NULL, &j->table_bytes, NULL, nb, 0, 0, j->cs)
+                          : sl_k_npj_build_rows_k32(NULL, &j->table_bytes, NULL, nb, 0, 0, j->cs));
+    SL_TASK_CUDA_TRY(j->t, e, "streamed join table size");
+    if (!(j->table = sl_task_device_alloc(j->t, j->table_bytes)))
+        return SL_ENOMEM;
+    return SL_OK;
+}
+
+/* Build rows [j->built, to) into the table, on the task stream. */
+static int table_rows(struct sj *j, int64_t to)
+{
+    struct gj *g = &j->g;
+    const int64_t nb = j->n[j->build], from = j->built;
+    int tr = gj_trace_begin(&j->tr, j->cs);
+    cudaError_t e =
+        g->range ? (g->k8 ? sl_k_npj_dense_build_rows_k64(j->table, &j->table_bytes, j->r_keys, nb,
+                                                          from, to, g->kmin, g->range, j->cs)
+                          : sl_k_npj_dense_build_rows_k32(j->table, &j->table_bytes, j->r_keys, nb,
+                                                          from, to, (uint32_t)g->kmin, g->range,
+                                                          j->cs))
+                 : (g->k8 ? sl_k_npj_build_rows_k64(j->table, &j->table_bytes, j->r_keys, nb, from,
+                                                    to, j->cs)
+                          : sl_k_npj_build_rows_k32(j->table, &j->table_bytes, j->r_keys, nb, from,
+                                                    to, j->cs));
+    SL_TASK_CUDA_TRY(j->t, e, "streamed join table part");
+    gj_trace_end(&j->tr, tr, j->cs, "stream_table_part", 3, 1, (to - from) * j->sh.kw);
+    j->built = to;
+    return SL_OK;
+}
+
+/* The host reads the first chunk's key range, picks the table and allocates it. */
+static int table_pick(struct sj *j)
+{
+    double w0 = join_now_ms();
+    SL_TASK_CUDA_TRY(j->t, cudaEventSynchronize(j->e_mm), "reading the key range");
+    j->wait_ms += join_now_ms() - w0;
+    const unsigned long long *h = j->h_count + H_RANGE;
+    uint64_t lo = j->sh.kw == 8 ? h[0] : ((const uint32_t *)h)[0];
+    uint64_t hi = j->sh.kw == 8 ? h[1] : ((const uint32_t *)h)[1];
+    table_guess(j, lo, hi);
+    return table_alloc(j);
+}
+
+/* Build chunk c (rows up to `to`, uploaded from staging buffer `slot`) arrived: the task
+ * stream waits for it; the first chunk's key range goes to the host, which picks the table
+ * after the second chunk's upload is enqueued (so that the read-back holds up no upload;
+ * a build side of one chunk picks it in build_table, after the first probe chunks'
+ * uploads); then each chunk goes in. */
+static int table_part(struct sj *j, int64_t c, int64_t to, int slot)
+{
+    sl_task_t *t = j->t;
+    SL_TASK_CUDA_TRY(t, cudaStreamWaitEvent(j->cs, j->e_stage[slot], 0), "ordering");
+    if (c == 0) {
+        size_t kw = (size_t)j->sh.kw;
+        SL_TASK_CUDA_TRY(t, cudaMemsetAsync(j->d_mm, 0xFF, kw, j->cs), "key range");
+        SL_TASK_CUDA_TRY(t, cudaMemsetAsync((char *)j->d_mm + kw, 0, kw, j->cs), "key range");
+        SL_TASK_CUDA_TRY(t,
+                         kw == 8 ? sl_k_npj_key_range_k64(j->r_keys, to, j->d_mm, j->cs)
+                                 : sl_k_npj_key_range_k32(j->r_keys, to, j->d_mm, j->cs),
+                         "key range");
+        SL_TASK_CUDA_TRY(t,
+                         cudaMemcpyAsync(j->h_count + H_RANGE, j->d_mm, 2 * kw,
+                                         cudaMemcpyDeviceToHost, j->cs),
+                         "reading the key range");
+        SL_TASK_CUDA_TRY(t, cudaEventRecord(j->e_mm, j->cs), "cudaEventRecord");
+    }
+    int rc = c == 1 ? table_pick(j) : SL_OK;
+    return rc < 0 || !j->table ? rc : table_rows(j, to);
+}
+
+/* After the last part: the table's word (duplicates, keys outside the direct table) to
+ * the host, read by build_table. */
+static int table_parts_end(struct sj *j)
+{
+    SL_TASK_CUDA_TRY(j->t,
+                     cudaMemcpyAsync(j->h_count + H_TABLE, (char *)j->table + j->table_bytes - 16,
+                                     16, cudaMemcpyDeviceToHost, j->cs),
+                     "reading the table word");
+    SL_TASK_CUDA_TRY(j->t, cudaEventRecord(j->e_tab, j->cs), "cudaEventRecord");
+    return SL_OK;
+}
+
 static int upload_build(struct sj *j)
 {
     struct cursor cur = {0, 0};
@@ -369,9 +510,13 @@ static int upload_build(struct sj *j)
         j->stage_ms += join_now_ms() - h0;
         SL_TASK_CUDA_TRY(j->t, cudaEventRecord(j->e_stage[slot], j->h2d), "cudaEventRecord");
         at += n;
+        if (j->parts && (rc = table_part(j, c, at, slot)) < 0)
+            return rc;
     }
     gj_trace_end(&j->tr, tr, j->h2d, "stream_build_upload", 1, 0,
                  j->n[j->build] * j->sh.row_w[j->build]);
+    if (j->parts)
+        return j->table ? table_parts_end(j) : SL_OK; /* (one chunk: build_table) */
     /* The table build waits for the whole upload: the last event recorded on h2d. */
     int64_t last = (j->n[j->build] + j->chunk - 1) / j->chunk - 1;
     SL_TASK_CUDA_TRY(j->t, cudaStreamWaitEvent(j->cs, j->e_stage[last & 1], 0), "ordering");
@@ -407,17 +552,36 @@ static int upload_chunk(struct sj *j, int64_t c, struct cursor *cur)
 
 /* ---------------- the table and the probe ---------------- */
 
+/* The table: the parts' (checked: a direct table with a key outside it or repeated is
+ * rebuilt whole) or, with debug_join_stream_table=whole, built here over the whole side:
+ * the key range, then the direct table or the hash table (join_cuda.c). */
 static int build_table(struct sj *j)
 {
     struct gj *g = &j->g;
-    memset(g, 0, sizeof *g);
-    g->d = j->d;
-    g->kind = stream_kind(j->d);
-    g->algo = GJ_NPJ;
-    g->build = j->build;
-    g->k8 = j->sh.kw == 8;
-    g->s[j->build].keys = j->r_keys;
-    g->s[j->build].n = j->n[j->build];
+    if (j->parts && !j->table) { /* a build side of one chunk */
+        int rc = table_pick(j);
+        if (rc < 0 || (rc = table_rows(j, j->n[j->build])) < 0 || (rc = table_parts_end(j)) < 0)
+            return rc;
+    }
+    if (j->parts) {
+        double w0 = join_now_ms();
+        SL_TASK_CUDA_TRY(j->t, cudaEventSynchronize(j->e_tab), "building the table");
+        j->wait_ms += join_now_ms() - w0;
+        unsigned word = *(const unsigned *)(j->h_count + H_TABLE);
+        if (!g->range) { /* the hash table: repeated keys make the probe walk their runs */
+            j->table_how = 2;
+            j->serial = word != 0 && g->kind == SL_K_JOIN_INNER;
+            return SL_OK;
+        }
+        if (!word) {
+            j->table_how = 1;
+            return SL_OK;
+        }
+        j->table_how = 3; /* a key outside the guessed range, or repeated */
+        sl_task_device_free(j->t, j->table);
+        j->table = NULL;
+    }
+    table_desc(j);
     const void *keys = j->r_keys;
     int64_t nb = j->n[j->build];
     int tr = gj_trace_begin(&j->tr, j->cs);
@@ -669,8 +833,11 @@ static int setup(struct sj *j, int64_t chunks)
             (rc = event_new(j, &s->e_down)) < 0 || (rc = event_new(j, &j->e_stage[k])) < 0)
             return rc;
     }
-    if (!(j->h_count = sl__task_pinned_alloc(t, 4 * sizeof *j->h_count)))
+    if (!(j->h_count = sl__task_pinned_alloc(t, H_WORDS * sizeof *j->h_count)))
         return SL_ENOMEM;
+    if (j->parts && (!(j->d_mm = sl_task_device_alloc(t, 16)) ||
+                     (rc = event_new(j, &j->e_mm)) < 0 || (rc = event_new(j, &j->e_tab)) < 0))
+        return rc < 0 ? rc : SL_ENOMEM;
     if (j->d->aggregate) {
         size_t bytes = (size_t)(2 * j->d->n_out) * sizeof *j->d_acc;
         if (!(j->d_acc = sl_task_device_alloc(t, bytes)))
@@ -767,10 +934,15 @@ static void release(struct sj *j)
         sl_task_device_free(t, j->r_pay[i]);
     sl_task_device_free(t, j->table);
     sl_task_device_free(t, j->d_acc);
+    sl_task_device_free(t, j->d_mm);
+    if (j->e_mm)
+        cudaEventDestroy(j->e_mm);
+    if (j->e_tab)
+        cudaEventDestroy(j->e_tab);
     sl_batch_unref(j->res); /* after a failure: its downloads are done (synchronized) */
     j->res = NULL;
     if (j->h_count)
-        sl__task_pinned_free(t, j->h_count, 4 * sizeof *j->h_count);
+        sl__task_pinned_free(t, j->h_count, H_WORDS * sizeof *j->h_count);
 }
 
 int join_stream_finalize(sl_task_t *t)
@@ -805,6 +977,9 @@ int join_stream_finalize(sl_task_t *t)
     if (j->chunk == 0) /* the budget shrank since can_run: the smallest chunks */
         j->chunk = CHUNK_MIN;
     sl_task_profile_value(t, "stream_chunk_rows", j->chunk);
+    int64_t whole = 0;
+    sl_task_option_int(t, "debug_join_stream_table", &whole);
+    j->parts = !whole && j->n[j->build] > 0;
     j->cs = sl_task_stream(t);
     void *side[2];
     int rc = sl__task_streams_get(t, 2, side);
@@ -834,6 +1009,7 @@ int join_stream_finalize(sl_task_t *t)
         sl_task_phase_time(t, "finalize", t1 - t0);
     }
     sl_task_profile_value(t, "stream_serial", j->serial);
+    sl_task_profile_value(t, "stream_table", j->table_how);
     sl_task_profile_value(t, "stream_wait_us", (int64_t)(j->wait_ms * 1e3));
     sl_task_profile_value(t, "stream_alloc_us", (int64_t)(j->alloc_ms * 1e3));
     sl_task_profile_value(t, "stream_unpinned", j->unpinned);
