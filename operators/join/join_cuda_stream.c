@@ -5,7 +5,11 @@
  *
  *  1. the build side (inner: the smaller; semi and anti: the right) goes up in chunks
  *     into contiguous device columns (h2d stream), and the NPJ table of join_cuda.c is
- *     built on it (direct table when the keys are dense and unique, else the hash table);
+ *     built on it in parts, each chunk inserted once it is up (direct table when the keys
+ *     are dense and unique, sized from the first chunk's key range; else the hash table;
+ *     table_guess), so the table is ready right after the side's last chunk; a direct
+ *     table that a later key misses or repeats in is rebuilt whole (debug_join_stream_table
+ *     =whole: built after the whole side, as before);
  *  2. the probe side streams up in chunks (stream_chunk: up to CHUNK_ROWS rows, halved
  *     until they fit the budget) through input slots (input_slots: as many as half the
  *     budget left holds, so the probe side uploads ahead while the table builds); chunk c
