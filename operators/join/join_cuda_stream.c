@@ -282,6 +282,9 @@ struct sj {
                                          * parts, 2 hash table in parts, 3 parts then whole */
     void *d_mm;                         /* the first build chunk's smallest and largest key */
     cudaEvent_t e_mm, e_tab;            /* their read-back; the table word's */
+    char *scratch[2];                   /* device: narrow copies uploaded, per staging slot */
+    int64_t scratch_bytes;              /* each (0: none, every value goes up wide) */
+    int64_t narrow_bytes;               /* bytes the narrow copies saved on the link */
     double t_built;                     /* host clock when the table was built */
     double wait_ms, alloc_ms;           /* host time waiting for counts, allocating results */
     int64_t unpinned;                   /* result batches not in pinned result memory */
@@ -301,10 +304,18 @@ struct sj {
 /* ---------------- uploads ---------------- */
 
 /* Uploads a put_rows call collected: their staging copies are made first (one job of the
- * stager for all of them), then the copies to the GPU are enqueued. */
+ * stager for all of them), then the copies to the GPU are enqueued, then the widening of
+ * those that moved a narrow copy into scratch memory (on the h2d stream too, so an event
+ * recorded there after them covers the wide values). */
 struct ups {
-    int n;
+    int n, n_wide;
     struct sl__copy v[STAGE_COPIES_MAX];
+    struct {
+        void *dst;
+        const void *tmp;
+        const struct sl__narrow *nw;
+        int64_t rows;
+    } wide[STAGE_COPIES_MAX];
 };
 
 static int ups_flush(struct sj *j, struct ups *u)
@@ -315,8 +326,31 @@ static int ups_flush(struct sj *j, struct ups *u)
                          cudaMemcpyAsync(u->v[i].dst, u->v[i].src, u->v[i].bytes,
                                          cudaMemcpyDefault, j->h2d),
                          "uploading a chunk");
-    u->n = 0;
+    for (int i = 0; i < u->n_wide; i++)
+        SL_TASK_CUDA_TRY(j->t,
+                         sl__gpu_widen(u->wide[i].dst, u->wide[i].nw, u->wide[i].tmp,
+                                       u->wide[i].rows, j->h2d),
+                         "widening a narrow upload");
+    u->n = u->n_wide = 0;
     return SL_OK;
+}
+
+/* The narrow copy (a pinned table's, sl_table_pin) of `rows` values of column bc from
+ * row `row` on, when it is narrower and scratch buffer `slot` has room for it past *used
+ * (then taken), else NULL: the values then go up at full width. */
+static const struct sl__narrow *narrow_piece(struct sj *j, const struct sl__col *bc, int64_t row,
+                                             int64_t rows, int slot, int64_t *used)
+{
+    int wide = sl__narrow_wide_width(bc->type);
+    if (!j->scratch[slot] || wide <= 0 || !bc->data)
+        return NULL;
+    const struct sl__narrow *nw = sl__narrow_of(bc->data, wide, bc->offset + row, rows);
+    int64_t bytes = (rows * (nw ? nw->width : 0) + 255) / 256 * 256;
+    if (!nw || nw->width >= wide || nw->buf->kind != SL__MEM_PINNED ||
+        *used + bytes > j->scratch_bytes)
+        return NULL;
+    *used += bytes;
+    return nw;
 }
 
 /* Rows of side s from *cur, n of them, into keys (and the side's payload columns) at
@@ -326,9 +360,9 @@ static int put_rows(struct sj *j, int s, struct cursor *cur, int64_t n, void *ke
 {
     const struct join_side *js = &j->st->side[s];
     const int nc = 1 + j->sh.n_pay[s];
-    int64_t staged = 0, done = 0;
+    int64_t staged = 0, done = 0, used = 0;
     struct ups u;
-    u.n = 0;
+    u.n = u.n_wide = 0;
     while (done < n && cur->bi < js->n_batches) {
         const sl_batch_t *b = js->batches[cur->bi];
         int64_t take = b->n_rows - cur->row;
@@ -343,6 +377,17 @@ static int put_rows(struct sj *j, int s, struct cursor *cur, int64_t n, void *ke
             int rc;
             if (u.n == STAGE_COPIES_MAX && (rc = ups_flush(j, &u)) < 0)
                 return rc;
+            int64_t at_tmp = used;
+            const struct sl__narrow *nw = narrow_piece(j, bc, cur->row, take, slot, &used);
+            if (nw) { /* its narrow bytes into scratch, widened into place by ups_flush */
+                char *tmp = j->scratch[slot] + at_tmp;
+                src = (const char *)nw->buf->ptr +
+                      (size_t)(bc->offset + cur->row - nw->first) * nw->width;
+                u.wide[u.n_wide++] = (__typeof__(u.wide[0])){dst, tmp, nw, take};
+                u.v[u.n++] = (struct sl__copy){tmp, src, (size_t)take * nw->width};
+                j->narrow_bytes += take * (int64_t)(w - nw->width);
+                continue;
+            }
             src = sl__upload_stage_defer(&j->us, slot, staged, bc->data, src, (size_t)take * w);
             if (j->us.stager && bc->data->kind == SL__MEM_HOST)
                 staged += take * (int64_t)w;
@@ -806,6 +851,36 @@ static int input_slots(const struct sj *j, int64_t chunks)
     return n < 1 ? 1 : (int)n;
 }
 
+/* Scratch memory for narrow uploads (a pinned table's narrow copies, moved as they are and
+ * widened on the GPU: docs/TPCH.md "Narrow uploads"), when a batch of either side has
+ * them, the option debug_gpu_wide_upload is off and the budget left holds it with room to
+ * spare: a chunk of the wider side's rows at full width, per staging slot. Allocated
+ * before the events the copy streams wait for. */
+static int scratch_open(struct sj *j)
+{
+    int64_t wide = 0, narrow = 0;
+    sl_task_option_int(j->t, "debug_gpu_wide_upload", &wide);
+    for (int s = 0; s < 2 && !narrow && !wide; s++)
+        for (int64_t i = 0; i < j->st->side[s].n_batches && !narrow; i++) {
+            const sl_batch_t *b = j->st->side[s].batches[i];
+            const struct sl__col *kc = &b->cols[j->d->key[s][0]];
+            narrow = kc->data && kc->data->narrow;
+            for (int c = 0; c < j->sh.n_pay[s] && !narrow; c++) {
+                const struct sl__col *pc = &b->cols[j->sh.pay_col[s][c]];
+                narrow = pc->data && pc->data->narrow;
+            }
+        }
+    int64_t row = j->sh.row_w[0] > j->sh.row_w[1] ? j->sh.row_w[0] : j->sh.row_w[1];
+    int64_t bytes = j->chunk * row + 64 * 256;
+    if (!narrow || sl_task_device_budget(j->t) < 4 * bytes + 16 * MIB)
+        return SL_OK;
+    for (int k = 0; k < 2; k++)
+        if (!(j->scratch[k] = sl_task_device_alloc(j->t, (size_t)bytes)))
+            return SL_ENOMEM;
+    j->scratch_bytes = bytes;
+    return SL_OK;
+}
+
 static int setup(struct sj *j, int64_t chunks)
 {
     sl_task_t *t = j->t;
@@ -829,6 +904,8 @@ static int setup(struct sj *j, int64_t chunks)
         if ((rc = event_new(j, &in->e_up)) < 0 || (rc = event_new(j, &in->e_probed)) < 0)
             return rc;
     }
+    if ((rc = scratch_open(j)) < 0)
+        return rc;
     for (int k = 0; k < 2; k++) {
         struct slot *s = &j->sl[k];
         if (!(s->d_count = sl_task_device_alloc(t, 2 * sizeof *s->d_count)))
@@ -939,6 +1016,8 @@ static void release(struct sj *j)
     sl_task_device_free(t, j->table);
     sl_task_device_free(t, j->d_acc);
     sl_task_device_free(t, j->d_mm);
+    sl_task_device_free(t, j->scratch[0]);
+    sl_task_device_free(t, j->scratch[1]);
     if (j->e_mm)
         cudaEventDestroy(j->e_mm);
     if (j->e_tab)
@@ -1014,6 +1093,7 @@ int join_stream_finalize(sl_task_t *t)
     }
     sl_task_profile_value(t, "stream_serial", j->serial);
     sl_task_profile_value(t, "stream_table", j->table_how);
+    sl_task_profile_value(t, "stream_narrow_saved", j->narrow_bytes);
     sl_task_profile_value(t, "stream_wait_us", (int64_t)(j->wait_ms * 1e3));
     sl_task_profile_value(t, "stream_alloc_us", (int64_t)(j->alloc_ms * 1e3));
     sl_task_profile_value(t, "stream_unpinned", j->unpinned);

@@ -153,6 +153,7 @@ SL_TEST(host_resident_in_budget)
  * profile's host_streamed), with 0 it must not have. */
 static int stream_slots; /* debug_join_stream_slots of check_stream's engines */
 static int stream_table; /* their debug_join_stream_table (0 parts, 1 whole) */
+static long long narrow_saved; /* the last streamed join's stream_narrow_saved */
 /* the profile's stream_table that a streamed join must have (-1: any), or want_or */
 static int want_table = -1, want_or = -1;
 
@@ -178,13 +179,15 @@ static void check_stream(const struct spec *ls, const struct spec *rs, const cha
     int was = strstr(last_profile, "\"host_streamed\":1") != NULL;
     const char *how = strstr(last_profile, "\"stream_table\":");
     int table = how ? atoi(how + strlen("\"stream_table\":")) : -1;
+    const char *nar = strstr(last_profile, "\"stream_narrow_saved\":");
+    narrow_saved = nar ? atoll(nar + strlen("\"stream_narrow_saved\":")) : -1;
     struct sl_mem_stats ms = SL_MEM_STATS_INIT;
     sl_engine_mem_stats(gpu, &ms);
     printf("%s (%lld x %lld rows, %s, mode %d, budget %lld MiB): cpu %lld rows, gpu %lld rows, "
-           "on the GPU %d, streamed %d (table %d), pool peak %.1f MiB\n", opts,
-           (long long)ls->rows, (long long)rs->rows, pin ? "pinned" : "pageable", mode,
-           (long long)(gpu_mem >> 20), (long long)want.rows, (long long)got.rows, on_gpu, was,
-           table, ms.gpu_peak / 1048576.0);
+           "on the GPU %d, streamed %d (table %d, narrow copies saved %lld bytes), pool peak "
+           "%.1f MiB\n", opts, (long long)ls->rows, (long long)rs->rows,
+           pin ? "pinned" : "pageable", mode, (long long)(gpu_mem >> 20), (long long)want.rows,
+           (long long)got.rows, on_gpu, was, table, narrow_saved, ms.gpu_peak / 1048576.0);
     assert_int_equal(got.rows, want.rows);
     assert_true(got.hash == want.hash);
     if (streamed >= 0)
@@ -400,7 +403,11 @@ SL_TEST(stream_small)
     struct spec pk = {.rows = 1 << 14, .n_pay = 1, .seed = 71};
     struct spec fk = {.rows = (1 << 15) + 3, .n_pay = 1, .key_range = 1 << 14, .seed = 72};
     check_stream(&fk, &pk, "on=k", 1, 2, 0, 1);
+    /* pinned keys below 2^14 and payloads within +-10^6: uploaded as narrow copies (2 and
+     * 3 bytes), widened on the GPU: at least a byte saved a row of either side */
+    assert_true(narrow_saved >= fk.rows + pk.rows);
     check_stream(&fk, &pk, "on=k output=aggregate", 0, 2, 0, 1);
+    assert_int_equal(narrow_saved, 0); /* pageable: no narrow copies */
     /* 2^13 build rows over 2^11 keys: each of the 2^15 probe rows meets 4 (one chunk of
      * 2^16 rows, 2^17 results: re-run with room for them) */
     struct spec dup = {.rows = 1 << 13, .n_pay = 1, .key_range = 1 << 11, .seed = 73};
