@@ -283,6 +283,8 @@ struct sj {
     void *d_mm;                         /* the first build chunk's smallest and largest key */
     cudaEvent_t e_mm, e_tab;            /* their read-back; the table word's */
     char *scratch[2];                   /* device: narrow copies uploaded, per staging slot */
+    cudaStream_t wid;                   /* widens them, so the copies go on meanwhile */
+    cudaEvent_t e_copy, e_wid[2];       /* a chunk's copies; the widening of a slot's last */
     int64_t scratch_bytes;              /* each (0: none, every value goes up wide) */
     int64_t narrow_bytes;               /* bytes the narrow copies saved on the link */
     double t_built;                     /* host clock when the table was built */
@@ -305,8 +307,8 @@ struct sj {
 
 /* Uploads a put_rows call collected: their staging copies are made first (one job of the
  * stager for all of them), then the copies to the GPU are enqueued, then the widening of
- * those that moved a narrow copy into scratch memory (on the h2d stream too, so an event
- * recorded there after them covers the wide values). */
+ * those that moved a narrow copy into scratch memory, on the widening stream (a kernel on
+ * the h2d stream would hold up the next copies). */
 struct ups {
     int n, n_wide;
     struct sl__copy v[STAGE_COPIES_MAX];
@@ -326,10 +328,14 @@ static int ups_flush(struct sj *j, struct ups *u)
                          cudaMemcpyAsync(u->v[i].dst, u->v[i].src, u->v[i].bytes,
                                          cudaMemcpyDefault, j->h2d),
                          "uploading a chunk");
+    if (u->n_wide > 0) { /* on the widening stream, once the copies are done */
+        SL_TASK_CUDA_TRY(j->t, cudaEventRecord(j->e_copy, j->h2d), "cudaEventRecord");
+        SL_TASK_CUDA_TRY(j->t, cudaStreamWaitEvent(j->wid, j->e_copy, 0), "ordering");
+    }
     for (int i = 0; i < u->n_wide; i++)
         SL_TASK_CUDA_TRY(j->t,
                          sl__gpu_widen(u->wide[i].dst, u->wide[i].nw, u->wide[i].tmp,
-                                       u->wide[i].rows, j->h2d),
+                                       u->wide[i].rows, j->wid),
                          "widening a narrow upload");
     u->n = u->n_wide = 0;
     return SL_OK;
@@ -354,10 +360,15 @@ static const struct sl__narrow *narrow_piece(struct sj *j, const struct sl__col 
 }
 
 /* Rows of side s from *cur, n of them, into keys (and the side's payload columns) at
- * row `at`, on the h2d stream, through staging buffer `slot` when pageable. */
+ * row `at`, on the h2d stream, through staging buffer `slot` when pageable, narrow copies
+ * through scratch buffer `slot`. *on: the stream on which an event recorded next marks
+ * the rows in place (the widening stream when narrow uploads are on, else h2d). */
 static int put_rows(struct sj *j, int s, struct cursor *cur, int64_t n, void *keys,
-                    void *const *pay, int64_t at, int slot)
+                    void *const *pay, int64_t at, int slot, cudaStream_t *on)
 {
+    *on = j->h2d;
+    if (j->scratch[slot]) /* the slot's scratch is free once its last chunk is widened */
+        SL_TASK_CUDA_TRY(j->t, cudaStreamWaitEvent(j->h2d, j->e_wid[slot], 0), "ordering");
     const struct join_side *js = &j->st->side[s];
     const int nc = 1 + j->sh.n_pay[s];
     int64_t staged = 0, done = 0, used = 0;
@@ -405,6 +416,12 @@ static int put_rows(struct sj *j, int s, struct cursor *cur, int64_t n, void *ke
         return rc;
     if (done != n)
         return sl_task_fail(j->t, SL_EINTERNAL, "streamed join: input rows miscounted");
+    if (j->scratch[slot]) { /* every copy and widening of the chunk, in order on wid */
+        SL_TASK_CUDA_TRY(j->t, cudaEventRecord(j->e_copy, j->h2d), "cudaEventRecord");
+        SL_TASK_CUDA_TRY(j->t, cudaStreamWaitEvent(j->wid, j->e_copy, 0), "ordering");
+        SL_TASK_CUDA_TRY(j->t, cudaEventRecord(j->e_wid[slot], j->wid), "cudaEventRecord");
+        *on = j->wid;
+    }
     return SL_OK;
 }
 
@@ -551,13 +568,14 @@ static int upload_build(struct sj *j)
     int tr = gj_trace_begin(&j->tr, j->h2d);
     for (int64_t at = 0, c = 0; at < j->n[j->build]; c++) {
         int slot = (int)(c & 1), rc;
+        cudaStream_t up;
         int64_t n = j->n[j->build] - at < j->chunk ? j->n[j->build] - at : j->chunk;
         double h0 = join_now_ms();
         if ((rc = stage_wait(j, slot)) < 0 ||
-            (rc = put_rows(j, j->build, &cur, n, j->r_keys, j->r_pay, at, slot)) < 0)
+            (rc = put_rows(j, j->build, &cur, n, j->r_keys, j->r_pay, at, slot, &up)) < 0)
             return rc;
         j->stage_ms += join_now_ms() - h0;
-        SL_TASK_CUDA_TRY(j->t, cudaEventRecord(j->e_stage[slot], j->h2d), "cudaEventRecord");
+        SL_TASK_CUDA_TRY(j->t, cudaEventRecord(j->e_stage[slot], up), "cudaEventRecord");
         at += n;
         if (j->parts && (rc = table_part(j, c, at, slot)) < 0)
             return rc;
@@ -590,12 +608,13 @@ static int upload_chunk(struct sj *j, int64_t c, struct cursor *cur)
         return rc;
     SL_TASK_CUDA_TRY(j->t, cudaStreamWaitEvent(j->h2d, in->e_probed, 0), "ordering");
     int tr = gj_trace_begin(&j->tr, j->h2d);
-    if ((rc = put_rows(j, j->probe, cur, rows, in->keys, in->pay, 0, (int)(c & 1))) < 0)
+    cudaStream_t up;
+    if ((rc = put_rows(j, j->probe, cur, rows, in->keys, in->pay, 0, (int)(c & 1), &up)) < 0)
         return rc;
     gj_trace_end(&j->tr, tr, j->h2d, "stream_upload", 1, 0, rows * j->sh.row_w[j->probe]);
     j->stage_ms += join_now_ms() - h0;
-    SL_TASK_CUDA_TRY(j->t, cudaEventRecord(in->e_up, j->h2d), "cudaEventRecord");
-    SL_TASK_CUDA_TRY(j->t, cudaEventRecord(j->e_stage[c & 1], j->h2d), "cudaEventRecord");
+    SL_TASK_CUDA_TRY(j->t, cudaEventRecord(in->e_up, up), "cudaEventRecord");
+    SL_TASK_CUDA_TRY(j->t, cudaEventRecord(j->e_stage[c & 1], up), "cudaEventRecord");
     return SL_OK;
 }
 
@@ -874,9 +893,13 @@ static int scratch_open(struct sj *j)
     int64_t bytes = j->chunk * row + 64 * 256;
     if (!narrow || sl_task_device_budget(j->t) < 4 * bytes + 16 * MIB)
         return SL_OK;
+    int rc;
     for (int k = 0; k < 2; k++)
-        if (!(j->scratch[k] = sl_task_device_alloc(j->t, (size_t)bytes)))
-            return SL_ENOMEM;
+        if (!(j->scratch[k] = sl_task_device_alloc(j->t, (size_t)bytes)) ||
+            (rc = event_new(j, &j->e_wid[k])) < 0)
+            return j->scratch[k] ? rc : SL_ENOMEM;
+    if ((rc = event_new(j, &j->e_copy)) < 0)
+        return rc;
     j->scratch_bytes = bytes;
     return SL_OK;
 }
@@ -937,6 +960,7 @@ static int setup(struct sj *j, int64_t chunks)
      * events just recorded there). */
     SL_TASK_CUDA_TRY(t, cudaStreamWaitEvent(j->h2d, j->e_stage[1], 0), "ordering");
     SL_TASK_CUDA_TRY(t, cudaStreamWaitEvent(j->d2h, j->e_stage[1], 0), "ordering");
+    SL_TASK_CUDA_TRY(t, cudaStreamWaitEvent(j->wid, j->e_stage[1], 0), "ordering");
     return SL_OK;
 }
 
@@ -985,6 +1009,7 @@ static void release(struct sj *j)
     cudaStreamSynchronize(j->cs);
     cudaStreamSynchronize(j->h2d);
     cudaStreamSynchronize(j->d2h);
+    cudaStreamSynchronize(j->wid);
     sl__upload_stage_close(t, &j->us);
     for (int k = 0; k < j->n_in; k++) {
         struct in_slot *in = &j->in[k];
@@ -1016,8 +1041,13 @@ static void release(struct sj *j)
     sl_task_device_free(t, j->table);
     sl_task_device_free(t, j->d_acc);
     sl_task_device_free(t, j->d_mm);
-    sl_task_device_free(t, j->scratch[0]);
-    sl_task_device_free(t, j->scratch[1]);
+    for (int k = 0; k < 2; k++) {
+        sl_task_device_free(t, j->scratch[k]);
+        if (j->e_wid[k])
+            cudaEventDestroy(j->e_wid[k]);
+    }
+    if (j->e_copy)
+        cudaEventDestroy(j->e_copy);
     if (j->e_mm)
         cudaEventDestroy(j->e_mm);
     if (j->e_tab)
@@ -1064,14 +1094,15 @@ int join_stream_finalize(sl_task_t *t)
     sl_task_option_int(t, "debug_join_stream_table", &whole);
     j->parts = !whole && j->n[j->build] > 0;
     j->cs = sl_task_stream(t);
-    void *side[2];
-    int rc = sl__task_streams_get(t, 2, side);
+    void *side[3];
+    int rc = sl__task_streams_get(t, 3, side);
     if (rc < 0) {
         sl_task_free(t, j);
         return rc;
     }
     j->h2d = side[0];
     j->d2h = side[1];
+    j->wid = side[2];
     double t0 = join_now_ms();
     rc = gj_trace_open(t, &j->tr);
     if (rc == SL_OK)
@@ -1098,7 +1129,7 @@ int join_stream_finalize(sl_task_t *t)
     sl_task_profile_value(t, "stream_alloc_us", (int64_t)(j->alloc_ms * 1e3));
     sl_task_profile_value(t, "stream_unpinned", j->unpinned);
     sl_task_profile_value(t, "stream_stage_us", (int64_t)(j->stage_ms * 1e3));
-    sl__task_streams_put(t, 2, side);
+    sl__task_streams_put(t, 3, side);
     sl_task_free(t, j);
     if (rc == SJ_TO_CPU) { /* a result the budget cannot hold: the CPU joins instead */
         join_ooc_free(st);
