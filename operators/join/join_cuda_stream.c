@@ -19,7 +19,8 @@
  *     and the result down at once. output=aggregate sums each chunk's result on the GPU
  *     instead (nothing goes down).
  *  Pageable input is copied into pinned staging by several threads first (gpu_ext.h,
- *  sl__upload_stage), one chunk while the previous one uploads.
+ *  sl__upload_stage), one chunk while the previous one uploads. A pinned table's narrow
+ *  copies go up as they are and are widened on a stream of their own (sl__gpu_widen).
  *
  * So the time is about build side up + max(probe side up, result down) where the in-GPU
  * join took inputs up + join + result down. With a build side whose keys repeat, a chunk
