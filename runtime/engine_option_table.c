@@ -208,6 +208,12 @@ const struct sl__option sl__options[] = {
       "many as half the GPU budget left holds (the probe side uploads ahead while the table "
       "builds); 2 = one uploading while one is probed, as before 2026-11-27 (A/B runs).",
       NULL, 0, 1024}, FIELD(debug_join_stream_slots, INT)},
+    {{"debug_join_stream_table", SL_ENGINE_OPT_ENUM, DBG, "parts",
+      "The host-streamed GPU join's table: parts = built chunk by chunk as the build side "
+      "arrives (the direct table over the range its first chunk suggests, rebuilt whole "
+      "when a later key falls outside it or repeats; else the hash table); whole = after "
+      "the whole build side is up, as before 2026-11-27 (A/B runs).", "parts,whole", 0, 1},
+     FIELD(debug_join_stream_table, INT)},
 };
 
 const int sl__n_options = (int)(sizeof sl__options / sizeof sl__options[0]);

@@ -228,6 +228,13 @@ sl_batch_t *sl__task_new_result_batch(sl_task_t *t, const sl_schema_t *schema, i
     return sl__task_new_host_batch(t, schema, rows);
 }
 
+int sl__gpu_widen(void *d_out, const struct sl__narrow *nw, const void *d_in, int64_t n,
+                  void *st)
+{
+    return (int)sl__cuda_widen(d_out, nw->wide, d_in, nw->width, nw->base, nw->step, n,
+                               (cudaStream_t)st);
+}
+
 int sl__task_tracing(const sl_task_t *t)
 {
     return t->q->trace_on && t->worker;

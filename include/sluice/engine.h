@@ -178,6 +178,10 @@ struct sl_engine_config {
     int debug_join_stream_slots; /* the host-streamed GPU join's probe chunks in GPU memory
                                     at once, at most; 0 = as many as the budget holds, 2 =
                                     as before 2026-11-27 (A/B runs) */
+    /* Fields added with the streamed join's table built in parts (issue 23). */
+    int debug_join_stream_table; /* 1: the host-streamed GPU join builds its table after
+                                    the whole build side is up, as before 2026-11-27 (A/B
+                                    runs); 0 (default) in parts as the side arrives */
 };
 
 /* Fills *cfg with the defaults and sets cfg->size. Cannot fail. Thread-safe (touches

@@ -65,10 +65,12 @@ template <typename K> unsigned *dup_word(void *d_temp, int64_t nr)
     return (unsigned *)((char *)d_temp + (size_t)table_slots(nr) * sizeof(Slot<K>));
 }
 
+/* Inserts R rows [from, to) (rk: all R keys). */
 template <typename K>
-__global__ void build_kernel(const K *__restrict__ rk, int64_t nr, Slot<K> *tab, uint32_t mask)
+__global__ void build_kernel(const K *__restrict__ rk, int64_t from, int64_t to, Slot<K> *tab,
+                             uint32_t mask)
 {
-    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < nr;
+    for (int64_t i = from + (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < to;
          i += (int64_t)gridDim.x * blockDim.x) {
         const K key = rk[i];
         uint32_t h = hash_of(key) & mask;
@@ -124,16 +126,22 @@ __global__ void range_kernel(const K *__restrict__ keys, int64_t n, K *mm)
     }
 }
 
-/* Direct table: slot key - kmin holds the key's R row; a second row for a slot sets the
- * duplicate word (the operator then builds the hash table instead). */
+/* Direct table: slot key - kmin holds the key's R row (R rows [from, to); rk: all R
+ * keys); a second row for a slot sets the duplicate word's bit 0 (the operator then builds
+ * the hash table instead), a key outside the `range` slots its bit 1 (the table is
+ * unusable too). */
 template <typename K>
-__global__ void dense_build_kernel(const K *__restrict__ rk, int64_t nr, K kmin, uint32_t *tab,
-                                   unsigned *dup)
+__global__ void dense_build_kernel(const K *__restrict__ rk, int64_t from, int64_t to, K kmin,
+                                   uint64_t range, uint32_t *tab, unsigned *dup)
 {
-    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < nr;
-         i += (int64_t)gridDim.x * blockDim.x)
-        if (atomicCAS(&tab[(K)(rk[i] - kmin)], kEmpty, (uint32_t)i) != kEmpty)
+    for (int64_t i = from + (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < to;
+         i += (int64_t)gridDim.x * blockDim.x) {
+        const uint64_t d = (uint64_t)(K)(rk[i] - kmin);
+        if (d >= range)
+            atomicOr(dup, 2u);
+        else if (atomicCAS(&tab[d], kEmpty, (uint32_t)i) != kEmpty)
             atomicOr(dup, 1u);
+    }
 }
 
 __device__ __forceinline__ uint64_t emits(int kind, uint32_t c)
@@ -339,11 +347,14 @@ bool cols_match(const sl_k_cols_t *in, const sl_k_cols_t *o)
     return true;
 }
 
+/* Rows [from, to) of the nr R keys rk into the table (cleared first when from is 0; the
+ * duplicate word set after the last rows, to == nr): the build in parts as R arrives. */
 template <typename K>
-cudaError_t npj_build(void *d_temp, size_t *temp_bytes, const K *rk, int64_t nr,
-                      cudaStream_t stream)
+cudaError_t npj_build_rows(void *d_temp, size_t *temp_bytes, const K *rk, int64_t nr,
+                           int64_t from, int64_t to, cudaStream_t stream)
 {
-    if (temp_bytes == NULL || nr < 0 || nr >= ((int64_t)1 << 31))
+    if (temp_bytes == NULL || nr < 0 || nr >= ((int64_t)1 << 31) || from < 0 || to < from ||
+        to > nr)
         return cudaErrorInvalidValue;
     const int64_t slots = table_slots(nr);
     const size_t need = table_bytes<K>(nr);
@@ -354,20 +365,34 @@ cudaError_t npj_build(void *d_temp, size_t *temp_bytes, const K *rk, int64_t nr,
     if (*temp_bytes < need || (nr > 0 && rk == NULL))
         return cudaErrorInvalidValue;
     unsigned *dup = dup_word<K>(d_temp, nr);
-    cudaError_t e = cudaMemsetAsync(d_temp, 0xFF, (size_t)slots * sizeof(Slot<K>), stream);
-    if (e == cudaSuccess)
-        e = cudaMemsetAsync(dup, 0, 16, stream);
+    cudaError_t e = cudaSuccess;
+    if (from == 0) {
+        e = cudaMemsetAsync(d_temp, 0xFF, (size_t)slots * sizeof(Slot<K>), stream);
+        if (e == cudaSuccess)
+            e = cudaMemsetAsync(dup, 0, 16, stream);
+    }
     if (e != cudaSuccess || nr == 0)
         return e;
-    int64_t g = (nr + 255) / 256;
-    g = sl_grid::capped(g, 32);
-    build_kernel<K><<<(unsigned)g, 256, 0, stream>>>(rk, nr, (Slot<K> *)d_temp,
-                                                    (uint32_t)(slots - 1));
-    if ((e = cudaGetLastError()) != cudaSuccess)
-        return e;
+    if (to > from) {
+        const int64_t g = sl_grid::capped((to - from + 255) / 256, 32);
+        build_kernel<K><<<(unsigned)g, 256, 0, stream>>>(rk, from, to, (Slot<K> *)d_temp,
+                                                        (uint32_t)(slots - 1));
+        if ((e = cudaGetLastError()) != cudaSuccess)
+            return e;
+    }
+    if (to < nr)
+        return cudaSuccess;
+    const int64_t g = sl_grid::capped((nr + 255) / 256, 32);
     dup_kernel<K><<<(unsigned)g, 256, 0, stream>>>(rk, nr, (const Slot<K> *)d_temp,
                                                   (uint32_t)(slots - 1), dup);
     return cudaGetLastError();
+}
+
+template <typename K>
+cudaError_t npj_build(void *d_temp, size_t *temp_bytes, const K *rk, int64_t nr,
+                      cudaStream_t stream)
+{
+    return npj_build_rows<K>(d_temp, temp_bytes, rk, nr, 0, nr, stream);
 }
 
 /* Checks shared by both probes, then the launch. */
@@ -428,12 +453,15 @@ cudaError_t key_range(const K *keys, int64_t n, K *mm, cudaStream_t stream)
     return cudaGetLastError();
 }
 
+/* Rows [from, to) of the nr R keys rk into the direct table (cleared first when from is
+ * 0): the build in parts as R arrives. */
 template <typename K>
-cudaError_t dense_build(void *d_temp, size_t *temp_bytes, const K *rk, int64_t nr, K kmin,
-                        int64_t range, cudaStream_t stream)
+cudaError_t dense_build_rows(void *d_temp, size_t *temp_bytes, const K *rk, int64_t nr,
+                             int64_t from, int64_t to, K kmin, int64_t range,
+                             cudaStream_t stream)
 {
     if (temp_bytes == NULL || nr < 0 || nr >= ((int64_t)1 << 31) || range < 0 ||
-        range >= ((int64_t)1 << 32))
+        range >= ((int64_t)1 << 32) || from < 0 || to < from || to > nr)
         return cudaErrorInvalidValue;
     const size_t need = dense_bytes(range);
     if (d_temp == NULL) {
@@ -443,15 +471,25 @@ cudaError_t dense_build(void *d_temp, size_t *temp_bytes, const K *rk, int64_t n
     if (*temp_bytes < need || (nr > 0 && rk == NULL))
         return cudaErrorInvalidValue;
     unsigned *dup = (unsigned *)((char *)d_temp + need - 16);
-    cudaError_t e = cudaMemsetAsync(d_temp, 0xFF, need - 16, stream);
-    if (e == cudaSuccess)
-        e = cudaMemsetAsync(dup, 0, 16, stream);
-    if (e != cudaSuccess || nr == 0)
+    cudaError_t e = cudaSuccess;
+    if (from == 0) {
+        e = cudaMemsetAsync(d_temp, 0xFF, need - 16, stream);
+        if (e == cudaSuccess)
+            e = cudaMemsetAsync(dup, 0, 16, stream);
+    }
+    if (e != cudaSuccess || to == from)
         return e;
-    int64_t g = (nr + 255) / 256;
-    g = sl_grid::capped(g, 32);
-    dense_build_kernel<K><<<(unsigned)g, 256, 0, stream>>>(rk, nr, kmin, (uint32_t *)d_temp, dup);
+    const int64_t g = sl_grid::capped((to - from + 255) / 256, 32);
+    dense_build_kernel<K><<<(unsigned)g, 256, 0, stream>>>(rk, from, to, kmin, (uint64_t)range,
+                                                          (uint32_t *)d_temp, dup);
     return cudaGetLastError();
+}
+
+template <typename K>
+cudaError_t dense_build(void *d_temp, size_t *temp_bytes, const K *rk, int64_t nr, K kmin,
+                        int64_t range, cudaStream_t stream)
+{
+    return dense_build_rows<K>(d_temp, temp_bytes, rk, nr, 0, nr, kmin, range, stream);
 }
 
 template <typename K>
@@ -483,6 +521,13 @@ cudaError_t dense_probe(void *d_temp, size_t temp_bytes, int64_t nr, K kmin, int
     {                                                                                     \
         return npj_probe<KT>(d_temp, temp_bytes, nr, r_cols, d_s_keys, ns, s_cols, kind,   \
                              out, d_count, stream);                                       \
+    }                                                                                     \
+    extern "C" cudaError_t sl_k_npj_build_rows_##SUF(void *d_temp, size_t *temp_bytes,     \
+                                                     const KT *d_r_keys, int64_t nr,       \
+                                                     int64_t from, int64_t to,             \
+                                                     cudaStream_t stream)                  \
+    {                                                                                     \
+        return npj_build_rows<KT>(d_temp, temp_bytes, d_r_keys, nr, from, to, stream);    \
     }
 
 SL_K_NPJ_DEF(k32, uint32_t)
@@ -509,7 +554,15 @@ SL_K_NPJ_DEF(k64, uint64_t)
     {                                                                                     \
         return dense_probe<KT>(d_temp, temp_bytes, nr, kmin, range, r_cols, d_s_keys, ns,  \
                                s_cols, kind, out, d_count, stream);                       \
+    }                                                                                     \
+    extern "C" cudaError_t sl_k_npj_dense_build_rows_##SUF(                               \
+        void *d_temp, size_t *temp_bytes, const KT *d_r_keys, int64_t nr, int64_t from,   \
+        int64_t to, KT kmin, int64_t range, cudaStream_t stream)                          \
+    {                                                                                     \
+        return dense_build_rows<KT>(d_temp, temp_bytes, d_r_keys, nr, from, to, kmin,     \
+                                    range, stream);                                       \
     }
 
 SL_K_NPJ_DENSE_DEF(k32, uint32_t)
 SL_K_NPJ_DENSE_DEF(k64, uint64_t)
+

@@ -5,7 +5,11 @@
  *
  *  1. the build side (inner: the smaller; semi and anti: the right) goes up in chunks
  *     into contiguous device columns (h2d stream), and the NPJ table of join_cuda.c is
- *     built on it (direct table when the keys are dense and unique, else the hash table);
+ *     built on it in parts, each chunk inserted once it is up (direct table when the keys
+ *     are dense and unique, sized from the first chunk's key range; else the hash table;
+ *     table_guess), so the table is ready right after the side's last chunk; a direct
+ *     table that a later key misses or repeats in is rebuilt whole (debug_join_stream_table
+ *     =whole: built after the whole side, as before);
  *  2. the probe side streams up in chunks (stream_chunk: up to CHUNK_ROWS rows, halved
  *     until they fit the budget) through input slots (input_slots: as many as half the
  *     budget left holds, so the probe side uploads ahead while the table builds); chunk c
@@ -15,7 +19,8 @@
  *     and the result down at once. output=aggregate sums each chunk's result on the GPU
  *     instead (nothing goes down).
  *  Pageable input is copied into pinned staging by several threads first (gpu_ext.h,
- *  sl__upload_stage), one chunk while the previous one uploads.
+ *  sl__upload_stage), one chunk while the previous one uploads. A pinned table's narrow
+ *  copies go up as they are and are widened on a stream of their own (sl__gpu_widen).
  *
  * So the time is about build side up + max(probe side up, result down) where the in-GPU
  * join took inputs up + join + result down. With a build side whose keys repeat, a chunk
@@ -266,10 +271,23 @@ struct sj {
     int n_in;
     struct slot sl[2];
     cudaEvent_t e_stage[2];             /* the last upload from each staging buffer */
-    unsigned long long *h_count;        /* pinned: 2 words per slot */
+    unsigned long long *h_count;        /* pinned: 2 words per slot, then the first build
+                                         * chunk's key range (2) and the table word (2) */
     struct sl__upload_stage us;
     unsigned long long *d_acc;          /* aggregate: 2 words per output column */
     int64_t gpu_count;
+    int parts;                          /* the table is built in parts as the build side
+                                         * arrives (debug_join_stream_table=parts) */
+    int64_t built;                      /* build rows in the table */
+    int table_how;                      /* profile stream_table: 0 whole, 1 direct table in
+                                         * parts, 2 hash table in parts, 3 parts then whole */
+    void *d_mm;                         /* the first build chunk's smallest and largest key */
+    cudaEvent_t e_mm, e_tab;            /* their read-back; the table word's */
+    char *scratch[2];                   /* device: narrow copies uploaded, per staging slot */
+    cudaStream_t wid;                   /* widens them, so the copies go on meanwhile */
+    cudaEvent_t e_copy, e_wid[2];       /* a chunk's copies; the widening of a slot's last */
+    int64_t scratch_bytes;              /* each (0: none, every value goes up wide) */
+    int64_t narrow_bytes;               /* bytes the narrow copies saved on the link */
     double t_built;                     /* host clock when the table was built */
     double wait_ms, alloc_ms;           /* host time waiting for counts, allocating results */
     int64_t unpinned;                   /* result batches not in pinned result memory */
@@ -279,16 +297,28 @@ struct sj {
     struct gj_trace tr;
 };
 
+#define H_WORDS 8                       /* h_count's words */
+#define H_RANGE 4                       /* h_count[4..5]: the first build chunk's key range */
+#define H_TABLE 6                       /* h_count[6..7]: the table's last 16 bytes */
+
 /* The join goes to the CPU (a result the budget cannot hold); a success code. */
 #define SJ_TO_CPU 1
 
 /* ---------------- uploads ---------------- */
 
 /* Uploads a put_rows call collected: their staging copies are made first (one job of the
- * stager for all of them), then the copies to the GPU are enqueued. */
+ * stager for all of them), then the copies to the GPU are enqueued, then the widening of
+ * those that moved a narrow copy into scratch memory, on the widening stream (a kernel on
+ * the h2d stream would hold up the next copies). */
 struct ups {
-    int n;
+    int n, n_wide;
     struct sl__copy v[STAGE_COPIES_MAX];
+    struct {
+        void *dst;
+        const void *tmp;
+        const struct sl__narrow *nw;
+        int64_t rows;
+    } wide[STAGE_COPIES_MAX];
 };
 
 static int ups_flush(struct sj *j, struct ups *u)
@@ -299,20 +329,52 @@ static int ups_flush(struct sj *j, struct ups *u)
                          cudaMemcpyAsync(u->v[i].dst, u->v[i].src, u->v[i].bytes,
                                          cudaMemcpyDefault, j->h2d),
                          "uploading a chunk");
-    u->n = 0;
+    if (u->n_wide > 0) { /* on the widening stream, once the copies are done */
+        SL_TASK_CUDA_TRY(j->t, cudaEventRecord(j->e_copy, j->h2d), "cudaEventRecord");
+        SL_TASK_CUDA_TRY(j->t, cudaStreamWaitEvent(j->wid, j->e_copy, 0), "ordering");
+    }
+    for (int i = 0; i < u->n_wide; i++)
+        SL_TASK_CUDA_TRY(j->t,
+                         sl__gpu_widen(u->wide[i].dst, u->wide[i].nw, u->wide[i].tmp,
+                                       u->wide[i].rows, j->wid),
+                         "widening a narrow upload");
+    u->n = u->n_wide = 0;
     return SL_OK;
 }
 
-/* Rows of side s from *cur, n of them, into keys (and the side's payload columns) at
- * row `at`, on the h2d stream, through staging buffer `slot` when pageable. */
-static int put_rows(struct sj *j, int s, struct cursor *cur, int64_t n, void *keys,
-                    void *const *pay, int64_t at, int slot)
+/* The narrow copy (a pinned table's, sl_table_pin) of `rows` values of column bc from
+ * row `row` on, when it is narrower and scratch buffer `slot` has room for it past *used
+ * (then taken), else NULL: the values then go up at full width. */
+static const struct sl__narrow *narrow_piece(struct sj *j, const struct sl__col *bc, int64_t row,
+                                             int64_t rows, int slot, int64_t *used)
 {
+    int wide = sl__narrow_wide_width(bc->type);
+    if (!j->scratch[slot] || wide <= 0 || !bc->data)
+        return NULL;
+    const struct sl__narrow *nw = sl__narrow_of(bc->data, wide, bc->offset + row, rows);
+    int64_t bytes = (rows * (nw ? nw->width : 0) + 255) / 256 * 256;
+    if (!nw || nw->width >= wide || nw->buf->kind != SL__MEM_PINNED ||
+        *used + bytes > j->scratch_bytes)
+        return NULL;
+    *used += bytes;
+    return nw;
+}
+
+/* Rows of side s from *cur, n of them, into keys (and the side's payload columns) at
+ * row `at`, on the h2d stream, through staging buffer `slot` when pageable, narrow copies
+ * through scratch buffer `slot`. *on: the stream on which an event recorded next marks
+ * the rows in place (the widening stream when narrow uploads are on, else h2d). */
+static int put_rows(struct sj *j, int s, struct cursor *cur, int64_t n, void *keys,
+                    void *const *pay, int64_t at, int slot, cudaStream_t *on)
+{
+    *on = j->h2d;
+    if (j->scratch[slot]) /* the slot's scratch is free once its last chunk is widened */
+        SL_TASK_CUDA_TRY(j->t, cudaStreamWaitEvent(j->h2d, j->e_wid[slot], 0), "ordering");
     const struct join_side *js = &j->st->side[s];
     const int nc = 1 + j->sh.n_pay[s];
-    int64_t staged = 0, done = 0;
+    int64_t staged = 0, done = 0, used = 0;
     struct ups u;
-    u.n = 0;
+    u.n = u.n_wide = 0;
     while (done < n && cur->bi < js->n_batches) {
         const sl_batch_t *b = js->batches[cur->bi];
         int64_t take = b->n_rows - cur->row;
@@ -327,6 +389,17 @@ static int put_rows(struct sj *j, int s, struct cursor *cur, int64_t n, void *ke
             int rc;
             if (u.n == STAGE_COPIES_MAX && (rc = ups_flush(j, &u)) < 0)
                 return rc;
+            int64_t at_tmp = used;
+            const struct sl__narrow *nw = narrow_piece(j, bc, cur->row, take, slot, &used);
+            if (nw) { /* its narrow bytes into scratch, widened into place by ups_flush */
+                char *tmp = j->scratch[slot] + at_tmp;
+                src = (const char *)nw->buf->ptr +
+                      (size_t)(bc->offset + cur->row - nw->first) * nw->width;
+                u.wide[u.n_wide++] = (__typeof__(u.wide[0])){dst, tmp, nw, take};
+                u.v[u.n++] = (struct sl__copy){tmp, src, (size_t)take * nw->width};
+                j->narrow_bytes += take * (int64_t)(w - nw->width);
+                continue;
+            }
             src = sl__upload_stage_defer(&j->us, slot, staged, bc->data, src, (size_t)take * w);
             if (j->us.stager && bc->data->kind == SL__MEM_HOST)
                 staged += take * (int64_t)w;
@@ -344,6 +417,12 @@ static int put_rows(struct sj *j, int s, struct cursor *cur, int64_t n, void *ke
         return rc;
     if (done != n)
         return sl_task_fail(j->t, SL_EINTERNAL, "streamed join: input rows miscounted");
+    if (j->scratch[slot]) { /* every copy and widening of the chunk, in order on wid */
+        SL_TASK_CUDA_TRY(j->t, cudaEventRecord(j->e_copy, j->h2d), "cudaEventRecord");
+        SL_TASK_CUDA_TRY(j->t, cudaStreamWaitEvent(j->wid, j->e_copy, 0), "ordering");
+        SL_TASK_CUDA_TRY(j->t, cudaEventRecord(j->e_wid[slot], j->wid), "cudaEventRecord");
+        *on = j->wid;
+    }
     return SL_OK;
 }
 
@@ -355,23 +434,157 @@ static int stage_wait(struct sj *j, int slot)
     return SL_OK;
 }
 
+/* ---------------- the table, in parts as the build side arrives ---------------- */
+
+/* The NPJ table's description for the build side (join_cuda.c's struct gj). */
+static void table_desc(struct sj *j)
+{
+    struct gj *g = &j->g;
+    memset(g, 0, sizeof *g);
+    g->d = j->d;
+    g->kind = stream_kind(j->d);
+    g->algo = GJ_NPJ;
+    g->build = j->build;
+    g->k8 = j->sh.kw == 8;
+    g->s[j->build].keys = j->r_keys;
+    g->s[j->build].n = j->n[j->build];
+}
+
+/* Which table the parts build, from the first chunk's key range (lo to hi): the direct
+ * table when that range fits the dense rule of gj_npj_range (at most 2 nb + 1024 slots),
+ * else the hash table. The direct table then takes all the slots the rule allows, the
+ * first chunk's range in their middle (or from 0 when lo is smaller than the room below):
+ * it holds every key of a side whose keys span at most nb + 512 + (hi - lo) / 2 values,
+ * as dense keys do, shuffled or ascending, whatever share of them the first chunk took.
+ * A key outside it, or a repeated one, has the table rebuilt whole (build_table). */
+static void table_guess(struct sj *j, uint64_t lo, uint64_t hi)
+{
+    struct gj *g = &j->g;
+    uint64_t span = hi - lo + 1, cap = 2 * (uint64_t)j->n[j->build] + 1024;
+    if (cap > ((uint64_t)1 << 32) - 1)
+        cap = ((uint64_t)1 << 32) - 1; /* (the direct table's limit) */
+    table_desc(j);
+    if (hi < lo || span == 0 || span > cap)
+        return; /* sparse keys: the hash table */
+    uint64_t below = (cap - span) / 2;
+    g->kmin = lo - (below < lo ? below : lo);
+    g->range = (int64_t)cap;
+}
+
+/* The table's bytes for g's choice, allocated; its first part clears it. */
+static int table_alloc(struct sj *j)
+{
+    struct gj *g = &j->g;
+    const int64_t nb = j->n[j->build];
+    cudaError_t e =
+        g->range ? (g->k8 ? sl_k_npj_dense_build_rows_k64(NULL, &j->table_bytes, NULL, nb, 0, 0,
+                                                          g->kmin, g->range, j->cs)
+                          : sl_k_npj_dense_build_rows_k32(NULL, &j->table_bytes, NULL, nb, 0, 0,
+                                                          (uint32_t)g->kmin, g->range, j->cs))
+                 : (g->k8 ? sl_k_npj_build_rows_k64(NULL, &j->table_bytes, NULL, nb, 0, 0, j->cs)
+                          : sl_k_npj_build_rows_k32(NULL, &j->table_bytes, NULL, nb, 0, 0, j->cs));
+    SL_TASK_CUDA_TRY(j->t, e, "streamed join table size");
+    if (!(j->table = sl_task_device_alloc(j->t, j->table_bytes)))
+        return SL_ENOMEM;
+    return SL_OK;
+}
+
+/* Build rows [j->built, to) into the table, on the task stream. */
+static int table_rows(struct sj *j, int64_t to)
+{
+    struct gj *g = &j->g;
+    const int64_t nb = j->n[j->build], from = j->built;
+    int tr = gj_trace_begin(&j->tr, j->cs);
+    cudaError_t e =
+        g->range ? (g->k8 ? sl_k_npj_dense_build_rows_k64(j->table, &j->table_bytes, j->r_keys, nb,
+                                                          from, to, g->kmin, g->range, j->cs)
+                          : sl_k_npj_dense_build_rows_k32(j->table, &j->table_bytes, j->r_keys, nb,
+                                                          from, to, (uint32_t)g->kmin, g->range,
+                                                          j->cs))
+                 : (g->k8 ? sl_k_npj_build_rows_k64(j->table, &j->table_bytes, j->r_keys, nb, from,
+                                                    to, j->cs)
+                          : sl_k_npj_build_rows_k32(j->table, &j->table_bytes, j->r_keys, nb, from,
+                                                    to, j->cs));
+    SL_TASK_CUDA_TRY(j->t, e, "streamed join table part");
+    gj_trace_end(&j->tr, tr, j->cs, "stream_table_part", 3, 1, (to - from) * j->sh.kw);
+    j->built = to;
+    return SL_OK;
+}
+
+/* The host reads the first chunk's key range, picks the table and allocates it. */
+static int table_pick(struct sj *j)
+{
+    double w0 = join_now_ms();
+    SL_TASK_CUDA_TRY(j->t, cudaEventSynchronize(j->e_mm), "reading the key range");
+    j->wait_ms += join_now_ms() - w0;
+    const unsigned long long *h = j->h_count + H_RANGE;
+    uint64_t lo = j->sh.kw == 8 ? h[0] : ((const uint32_t *)h)[0];
+    uint64_t hi = j->sh.kw == 8 ? h[1] : ((const uint32_t *)h)[1];
+    table_guess(j, lo, hi);
+    return table_alloc(j);
+}
+
+/* Build chunk c (rows up to `to`, uploaded from staging buffer `slot`) arrived: the task
+ * stream waits for it; the first chunk's key range goes to the host, which picks the table
+ * after the second chunk's upload is enqueued (so that the read-back holds up no upload;
+ * a build side of one chunk picks it in build_table, after the first probe chunks'
+ * uploads); then each chunk goes in. */
+static int table_part(struct sj *j, int64_t c, int64_t to, int slot)
+{
+    sl_task_t *t = j->t;
+    SL_TASK_CUDA_TRY(t, cudaStreamWaitEvent(j->cs, j->e_stage[slot], 0), "ordering");
+    if (c == 0) {
+        size_t kw = (size_t)j->sh.kw;
+        SL_TASK_CUDA_TRY(t, cudaMemsetAsync(j->d_mm, 0xFF, kw, j->cs), "key range");
+        SL_TASK_CUDA_TRY(t, cudaMemsetAsync((char *)j->d_mm + kw, 0, kw, j->cs), "key range");
+        SL_TASK_CUDA_TRY(t,
+                         kw == 8 ? sl_k_npj_key_range_k64(j->r_keys, to, j->d_mm, j->cs)
+                                 : sl_k_npj_key_range_k32(j->r_keys, to, j->d_mm, j->cs),
+                         "key range");
+        SL_TASK_CUDA_TRY(t,
+                         cudaMemcpyAsync(j->h_count + H_RANGE, j->d_mm, 2 * kw,
+                                         cudaMemcpyDeviceToHost, j->cs),
+                         "reading the key range");
+        SL_TASK_CUDA_TRY(t, cudaEventRecord(j->e_mm, j->cs), "cudaEventRecord");
+    }
+    int rc = c == 1 ? table_pick(j) : SL_OK;
+    return rc < 0 || !j->table ? rc : table_rows(j, to);
+}
+
+/* After the last part: the table's word (duplicates, keys outside the direct table) to
+ * the host, read by build_table. */
+static int table_parts_end(struct sj *j)
+{
+    SL_TASK_CUDA_TRY(j->t,
+                     cudaMemcpyAsync(j->h_count + H_TABLE, (char *)j->table + j->table_bytes - 16,
+                                     16, cudaMemcpyDeviceToHost, j->cs),
+                     "reading the table word");
+    SL_TASK_CUDA_TRY(j->t, cudaEventRecord(j->e_tab, j->cs), "cudaEventRecord");
+    return SL_OK;
+}
+
 static int upload_build(struct sj *j)
 {
     struct cursor cur = {0, 0};
     int tr = gj_trace_begin(&j->tr, j->h2d);
     for (int64_t at = 0, c = 0; at < j->n[j->build]; c++) {
         int slot = (int)(c & 1), rc;
+        cudaStream_t up;
         int64_t n = j->n[j->build] - at < j->chunk ? j->n[j->build] - at : j->chunk;
         double h0 = join_now_ms();
         if ((rc = stage_wait(j, slot)) < 0 ||
-            (rc = put_rows(j, j->build, &cur, n, j->r_keys, j->r_pay, at, slot)) < 0)
+            (rc = put_rows(j, j->build, &cur, n, j->r_keys, j->r_pay, at, slot, &up)) < 0)
             return rc;
         j->stage_ms += join_now_ms() - h0;
-        SL_TASK_CUDA_TRY(j->t, cudaEventRecord(j->e_stage[slot], j->h2d), "cudaEventRecord");
+        SL_TASK_CUDA_TRY(j->t, cudaEventRecord(j->e_stage[slot], up), "cudaEventRecord");
         at += n;
+        if (j->parts && (rc = table_part(j, c, at, slot)) < 0)
+            return rc;
     }
     gj_trace_end(&j->tr, tr, j->h2d, "stream_build_upload", 1, 0,
                  j->n[j->build] * j->sh.row_w[j->build]);
+    if (j->parts)
+        return j->table ? table_parts_end(j) : SL_OK; /* (one chunk: build_table) */
     /* The table build waits for the whole upload: the last event recorded on h2d. */
     int64_t last = (j->n[j->build] + j->chunk - 1) / j->chunk - 1;
     SL_TASK_CUDA_TRY(j->t, cudaStreamWaitEvent(j->cs, j->e_stage[last & 1], 0), "ordering");
@@ -396,28 +609,48 @@ static int upload_chunk(struct sj *j, int64_t c, struct cursor *cur)
         return rc;
     SL_TASK_CUDA_TRY(j->t, cudaStreamWaitEvent(j->h2d, in->e_probed, 0), "ordering");
     int tr = gj_trace_begin(&j->tr, j->h2d);
-    if ((rc = put_rows(j, j->probe, cur, rows, in->keys, in->pay, 0, (int)(c & 1))) < 0)
+    cudaStream_t up;
+    if ((rc = put_rows(j, j->probe, cur, rows, in->keys, in->pay, 0, (int)(c & 1), &up)) < 0)
         return rc;
     gj_trace_end(&j->tr, tr, j->h2d, "stream_upload", 1, 0, rows * j->sh.row_w[j->probe]);
     j->stage_ms += join_now_ms() - h0;
-    SL_TASK_CUDA_TRY(j->t, cudaEventRecord(in->e_up, j->h2d), "cudaEventRecord");
-    SL_TASK_CUDA_TRY(j->t, cudaEventRecord(j->e_stage[c & 1], j->h2d), "cudaEventRecord");
+    SL_TASK_CUDA_TRY(j->t, cudaEventRecord(in->e_up, up), "cudaEventRecord");
+    SL_TASK_CUDA_TRY(j->t, cudaEventRecord(j->e_stage[c & 1], up), "cudaEventRecord");
     return SL_OK;
 }
 
 /* ---------------- the table and the probe ---------------- */
 
+/* The table: the parts' (checked: a direct table with a key outside it or repeated is
+ * rebuilt whole) or, with debug_join_stream_table=whole, built here over the whole side:
+ * the key range, then the direct table or the hash table (join_cuda.c). */
 static int build_table(struct sj *j)
 {
     struct gj *g = &j->g;
-    memset(g, 0, sizeof *g);
-    g->d = j->d;
-    g->kind = stream_kind(j->d);
-    g->algo = GJ_NPJ;
-    g->build = j->build;
-    g->k8 = j->sh.kw == 8;
-    g->s[j->build].keys = j->r_keys;
-    g->s[j->build].n = j->n[j->build];
+    if (j->parts && !j->table) { /* a build side of one chunk */
+        int rc = table_pick(j);
+        if (rc < 0 || (rc = table_rows(j, j->n[j->build])) < 0 || (rc = table_parts_end(j)) < 0)
+            return rc;
+    }
+    if (j->parts) {
+        double w0 = join_now_ms();
+        SL_TASK_CUDA_TRY(j->t, cudaEventSynchronize(j->e_tab), "building the table");
+        j->wait_ms += join_now_ms() - w0;
+        unsigned word = *(const unsigned *)(j->h_count + H_TABLE);
+        if (!g->range) { /* the hash table: repeated keys make the probe walk their runs */
+            j->table_how = 2;
+            j->serial = word != 0 && g->kind == SL_K_JOIN_INNER;
+            return SL_OK;
+        }
+        if (!word) {
+            j->table_how = 1;
+            return SL_OK;
+        }
+        j->table_how = 3; /* a key outside the guessed range, or repeated */
+        sl_task_device_free(j->t, j->table);
+        j->table = NULL;
+    }
+    table_desc(j);
     const void *keys = j->r_keys;
     int64_t nb = j->n[j->build];
     int tr = gj_trace_begin(&j->tr, j->cs);
@@ -638,6 +871,40 @@ static int input_slots(const struct sj *j, int64_t chunks)
     return n < 1 ? 1 : (int)n;
 }
 
+/* Scratch memory for narrow uploads (a pinned table's narrow copies, moved as they are and
+ * widened on the GPU: docs/TPCH.md "Narrow uploads"), when a batch of either side has
+ * them, the option debug_gpu_wide_upload is off and the budget left holds it with room to
+ * spare: a chunk of the wider side's rows at full width, per staging slot. Allocated
+ * before the events the copy streams wait for. */
+static int scratch_open(struct sj *j)
+{
+    int64_t wide = 0, narrow = 0;
+    sl_task_option_int(j->t, "debug_gpu_wide_upload", &wide);
+    for (int s = 0; s < 2 && !narrow && !wide; s++)
+        for (int64_t i = 0; i < j->st->side[s].n_batches && !narrow; i++) {
+            const sl_batch_t *b = j->st->side[s].batches[i];
+            const struct sl__col *kc = &b->cols[j->d->key[s][0]];
+            narrow = kc->data && kc->data->narrow;
+            for (int c = 0; c < j->sh.n_pay[s] && !narrow; c++) {
+                const struct sl__col *pc = &b->cols[j->sh.pay_col[s][c]];
+                narrow = pc->data && pc->data->narrow;
+            }
+        }
+    int64_t row = j->sh.row_w[0] > j->sh.row_w[1] ? j->sh.row_w[0] : j->sh.row_w[1];
+    int64_t bytes = j->chunk * row + 64 * 256;
+    if (!narrow || sl_task_device_budget(j->t) < 4 * bytes + 16 * MIB)
+        return SL_OK;
+    int rc;
+    for (int k = 0; k < 2; k++)
+        if (!(j->scratch[k] = sl_task_device_alloc(j->t, (size_t)bytes)) ||
+            (rc = event_new(j, &j->e_wid[k])) < 0)
+            return j->scratch[k] ? rc : SL_ENOMEM;
+    if ((rc = event_new(j, &j->e_copy)) < 0)
+        return rc;
+    j->scratch_bytes = bytes;
+    return SL_OK;
+}
+
 static int setup(struct sj *j, int64_t chunks)
 {
     sl_task_t *t = j->t;
@@ -661,6 +928,8 @@ static int setup(struct sj *j, int64_t chunks)
         if ((rc = event_new(j, &in->e_up)) < 0 || (rc = event_new(j, &in->e_probed)) < 0)
             return rc;
     }
+    if ((rc = scratch_open(j)) < 0)
+        return rc;
     for (int k = 0; k < 2; k++) {
         struct slot *s = &j->sl[k];
         if (!(s->d_count = sl_task_device_alloc(t, 2 * sizeof *s->d_count)))
@@ -669,8 +938,11 @@ static int setup(struct sj *j, int64_t chunks)
             (rc = event_new(j, &s->e_down)) < 0 || (rc = event_new(j, &j->e_stage[k])) < 0)
             return rc;
     }
-    if (!(j->h_count = sl__task_pinned_alloc(t, 4 * sizeof *j->h_count)))
+    if (!(j->h_count = sl__task_pinned_alloc(t, H_WORDS * sizeof *j->h_count)))
         return SL_ENOMEM;
+    if (j->parts && (!(j->d_mm = sl_task_device_alloc(t, 16)) ||
+                     (rc = event_new(j, &j->e_mm)) < 0 || (rc = event_new(j, &j->e_tab)) < 0))
+        return rc < 0 ? rc : SL_ENOMEM;
     if (j->d->aggregate) {
         size_t bytes = (size_t)(2 * j->d->n_out) * sizeof *j->d_acc;
         if (!(j->d_acc = sl_task_device_alloc(t, bytes)))
@@ -689,6 +961,7 @@ static int setup(struct sj *j, int64_t chunks)
      * events just recorded there). */
     SL_TASK_CUDA_TRY(t, cudaStreamWaitEvent(j->h2d, j->e_stage[1], 0), "ordering");
     SL_TASK_CUDA_TRY(t, cudaStreamWaitEvent(j->d2h, j->e_stage[1], 0), "ordering");
+    SL_TASK_CUDA_TRY(t, cudaStreamWaitEvent(j->wid, j->e_stage[1], 0), "ordering");
     return SL_OK;
 }
 
@@ -737,6 +1010,7 @@ static void release(struct sj *j)
     cudaStreamSynchronize(j->cs);
     cudaStreamSynchronize(j->h2d);
     cudaStreamSynchronize(j->d2h);
+    cudaStreamSynchronize(j->wid);
     sl__upload_stage_close(t, &j->us);
     for (int k = 0; k < j->n_in; k++) {
         struct in_slot *in = &j->in[k];
@@ -767,10 +1041,22 @@ static void release(struct sj *j)
         sl_task_device_free(t, j->r_pay[i]);
     sl_task_device_free(t, j->table);
     sl_task_device_free(t, j->d_acc);
+    sl_task_device_free(t, j->d_mm);
+    for (int k = 0; k < 2; k++) {
+        sl_task_device_free(t, j->scratch[k]);
+        if (j->e_wid[k])
+            cudaEventDestroy(j->e_wid[k]);
+    }
+    if (j->e_copy)
+        cudaEventDestroy(j->e_copy);
+    if (j->e_mm)
+        cudaEventDestroy(j->e_mm);
+    if (j->e_tab)
+        cudaEventDestroy(j->e_tab);
     sl_batch_unref(j->res); /* after a failure: its downloads are done (synchronized) */
     j->res = NULL;
     if (j->h_count)
-        sl__task_pinned_free(t, j->h_count, 4 * sizeof *j->h_count);
+        sl__task_pinned_free(t, j->h_count, H_WORDS * sizeof *j->h_count);
 }
 
 int join_stream_finalize(sl_task_t *t)
@@ -805,15 +1091,19 @@ int join_stream_finalize(sl_task_t *t)
     if (j->chunk == 0) /* the budget shrank since can_run: the smallest chunks */
         j->chunk = CHUNK_MIN;
     sl_task_profile_value(t, "stream_chunk_rows", j->chunk);
+    int64_t whole = 0;
+    sl_task_option_int(t, "debug_join_stream_table", &whole);
+    j->parts = !whole && j->n[j->build] > 0;
     j->cs = sl_task_stream(t);
-    void *side[2];
-    int rc = sl__task_streams_get(t, 2, side);
+    void *side[3];
+    int rc = sl__task_streams_get(t, 3, side);
     if (rc < 0) {
         sl_task_free(t, j);
         return rc;
     }
     j->h2d = side[0];
     j->d2h = side[1];
+    j->wid = side[2];
     double t0 = join_now_ms();
     rc = gj_trace_open(t, &j->tr);
     if (rc == SL_OK)
@@ -834,11 +1124,13 @@ int join_stream_finalize(sl_task_t *t)
         sl_task_phase_time(t, "finalize", t1 - t0);
     }
     sl_task_profile_value(t, "stream_serial", j->serial);
+    sl_task_profile_value(t, "stream_table", j->table_how);
+    sl_task_profile_value(t, "stream_narrow_saved", j->narrow_bytes);
     sl_task_profile_value(t, "stream_wait_us", (int64_t)(j->wait_ms * 1e3));
     sl_task_profile_value(t, "stream_alloc_us", (int64_t)(j->alloc_ms * 1e3));
     sl_task_profile_value(t, "stream_unpinned", j->unpinned);
     sl_task_profile_value(t, "stream_stage_us", (int64_t)(j->stage_ms * 1e3));
-    sl__task_streams_put(t, 2, side);
+    sl__task_streams_put(t, 3, side);
     sl_task_free(t, j);
     if (rc == SJ_TO_CPU) { /* a result the budget cannot hold: the CPU joins instead */
         join_ooc_free(st);

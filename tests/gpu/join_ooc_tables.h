@@ -19,6 +19,8 @@ struct spec {
     int nulls;                          /* 1: every 10th key is null */
     int huge;                           /* int64 payloads up to 2^50 (sums overflow int64) */
     int zipf;                           /* keys Zipf-distributed (s = 1) over key_range */
+    int sorted;                         /* 1: the permutation in ascending order */
+    int64_t last_key;                   /* nonzero: the last row's key (before key_offset) */
     uint64_t seed;
 };
 
@@ -46,7 +48,7 @@ static sl_table_t *make(const struct spec *sp, const char *side)
     int64_t *keys = malloc((size_t)(sp->rows + 1) * sizeof *keys);
     for (int64_t i = 0; i < sp->rows; i++)
         keys[i] = i;
-    for (int64_t i = sp->rows - 1; i > 0 && !sp->key_range; i--) {
+    for (int64_t i = sp->rows - 1; i > 0 && !sp->key_range && !sp->sorted; i--) {
         int64_t j = (int64_t)(rnd(&s) % (uint64_t)(i + 1)), x = keys[i];
         keys[i] = keys[j];
         keys[j] = x;
@@ -58,6 +60,8 @@ static sl_table_t *make(const struct spec *sp, const char *side)
             keys[i] = (int64_t)pow((double)sp->key_range, (double)(rnd(&s) >> 11) / 9007199254740992.0) - 1;
         if (sp->skew && rnd(&s) % 10 < 9)
             keys[i] = 7;
+        if (sp->last_key && i == sp->rows - 1)
+            keys[i] = sp->last_key;
         keys[i] += sp->key_offset;
     }
     const int64_t chunk = 1 << 18; /* several batches, and batches of other sizes than morsels */

@@ -152,6 +152,10 @@ SL_TEST(host_resident_in_budget)
  * the tables pinned when `pin`; with `streamed` 1 the GPU must have streamed it (the
  * profile's host_streamed), with 0 it must not have. */
 static int stream_slots; /* debug_join_stream_slots of check_stream's engines */
+static int stream_table; /* their debug_join_stream_table (0 parts, 1 whole) */
+static long long narrow_saved; /* the last streamed join's stream_narrow_saved */
+/* the profile's stream_table that a streamed join must have (-1: any), or want_or */
+static int want_table = -1, want_or = -1;
 
 static void check_stream(const struct spec *ls, const struct spec *rs, const char *opts, int pin,
                          int mode, int64_t gpu_mem, int streamed)
@@ -163,6 +167,7 @@ static void check_stream(const struct spec *ls, const struct spec *rs, const cha
     gpu_test_config(&cfg, SL_PLACE_GPU, gpu_mem);
     cfg.debug_join_stream = mode;
     cfg.debug_join_stream_slots = stream_slots;
+    cfg.debug_join_stream_table = stream_table;
     sl_engine_t *gpu;
     SL_ASSERT_OK(sl_test_engine_open(&gpu, &cfg));
     if (pin) {
@@ -172,16 +177,23 @@ static void check_stream(const struct spec *ls, const struct spec *rs, const cha
     int on_gpu = -1;
     struct fp got = run(gpu, l, r, opts, 0, &on_gpu);
     int was = strstr(last_profile, "\"host_streamed\":1") != NULL;
+    const char *how = strstr(last_profile, "\"stream_table\":");
+    int table = how ? atoi(how + strlen("\"stream_table\":")) : -1;
+    const char *nar = strstr(last_profile, "\"stream_narrow_saved\":");
+    narrow_saved = nar ? atoll(nar + strlen("\"stream_narrow_saved\":")) : -1;
     struct sl_mem_stats ms = SL_MEM_STATS_INIT;
     sl_engine_mem_stats(gpu, &ms);
     printf("%s (%lld x %lld rows, %s, mode %d, budget %lld MiB): cpu %lld rows, gpu %lld rows, "
-           "on the GPU %d, streamed %d, pool peak %.1f MiB\n", opts, (long long)ls->rows,
-           (long long)rs->rows, pin ? "pinned" : "pageable", mode, (long long)(gpu_mem >> 20),
-           (long long)want.rows, (long long)got.rows, on_gpu, was, ms.gpu_peak / 1048576.0);
+           "on the GPU %d, streamed %d (table %d, narrow copies saved %lld bytes), pool peak "
+           "%.1f MiB\n", opts, (long long)ls->rows, (long long)rs->rows,
+           pin ? "pinned" : "pageable", mode, (long long)(gpu_mem >> 20), (long long)want.rows,
+           (long long)got.rows, on_gpu, was, table, narrow_saved, ms.gpu_peak / 1048576.0);
     assert_int_equal(got.rows, want.rows);
     assert_true(got.hash == want.hash);
     if (streamed >= 0)
         assert_int_equal(was, streamed);
+    if (was && want_table >= 0 && table != want_or)
+        assert_int_equal(table, want_table);
     assert_int_equal(ms.gpu_in_use, 0);
     if (gpu_mem > 0)
         assert_true(ms.gpu_peak <= gpu_mem);
@@ -307,6 +319,82 @@ SL_TEST(stream_slots_wrap)
     stream_slots = 0;
 }
 
+/* The table built in parts as the build side arrives (three chunks of 2^22 rows and a
+ * short one), against the table built after it (debug_join_stream_table=whole, profile
+ * stream_table 0): the direct table over the first chunk's range for shuffled keys and
+ * ascending ones (1); a repeated key has it rebuilt whole (3: the hash table, the repeat
+ * found); a key outside the direct table too (3: the direct table of the whole range),
+ * unless the sink's batch order put it in the first chunk (1); sparse keys, some
+ * repeated: the hash table in parts (2); semi and anti joins; a small budget (chunks of
+ * fewer rows, so more parts). */
+SL_TEST(stream_table_parts)
+{
+    NEED_GPU();
+    const int64_t nb = (3 << 22) + 5;
+    struct spec pk = {.rows = nb, .n_pay = 1, .seed = 91};
+    struct spec fk = {.rows = 4 << 22, .n_pay = 1, .key_range = nb + 1000, .seed = 92};
+    struct spec up = {.rows = nb, .n_pay = 1, .sorted = 1, .seed = 93};
+    struct spec dup = {.rows = nb, .n_pay = 1, .last_key = 5, .seed = 95};
+    /* keys nb..2 nb - 1 and one at 2.6 nb: past the direct table the first chunk's range
+     * gives (0.5 nb to 2.5 nb), within the dense rule's 2 nb slots of the whole range */
+    struct spec out = {.rows = nb, .n_pay = 1, .key_offset = nb, .last_key = nb * 16 / 10,
+                       .seed = 94};
+    struct spec fko = {.rows = 4 << 22, .n_pay = 1, .key_range = nb * 17 / 10, .key_offset = nb,
+                       .seed = 98};
+    struct spec sparse = {.rows = nb, .n_pay = 1, .key_range = 1 << 30, .seed = 96};
+    struct spec fks = {.rows = 4 << 22, .n_pay = 1, .key_range = 1 << 30, .seed = 97};
+    for (int whole = 0; whole < 2; whole++) {
+        stream_table = whole;
+        want_table = whole ? 0 : 1;
+        check_stream(&fk, &pk, "on=k", 1, 2, 0, 1);
+        check_stream(&fk, &pk, "on=k output=aggregate", 0, 2, 0, 1);
+        check_stream(&fk, &up, "on=k", 0, 2, 0, 1);
+        check_stream(&fk, &pk, "on=k kind=semi", 1, 2, 0, 1);
+        check_stream(&fk, &up, "on=k kind=anti", 1, 2, 0, 1);
+        want_table = whole ? 0 : 3;
+        check_stream(&fk, &dup, "on=k", 0, 2, 0, 1);
+        check_stream(&fk, &dup, "on=k output=aggregate", 1, 2, 0, 1);
+        want_or = whole ? -1 : 1;
+        check_stream(&fko, &out, "on=k", 1, 2, 0, 1);
+        check_stream(&fko, &out, "on=k kind=semi", 0, 2, 0, 1);
+        want_or = -1;
+        want_table = whole ? 0 : 2;
+        check_stream(&fks, &sparse, "on=k", 1, 2, 0, 1);
+    }
+    stream_table = 0;
+    want_table = -1;
+    struct spec spk = {.rows = 1 << 20, .n_pay = 1, .seed = 98};
+    struct spec sfk = {.rows = 3 << 20, .n_pay = 1, .key_range = 1 << 20, .seed = 99};
+    check_stream(&sfk, &spk, "on=k", 1, 2, 48 * MIB, -1);
+    check_stream(&sfk, &spk, "on=k output=aggregate", 0, 2, 48 * MIB, -1);
+}
+
+/* Small enough for compute-sanitizer, the table in parts: semi and anti joins build the
+ * right side, here larger than the probe chunk (2^16 rows: two parts), with shuffled and
+ * ascending keys, a key outside the first part's direct table and a repeated one. */
+SL_TEST(stream_table_small)
+{
+    NEED_GPU();
+    const int64_t nb = (1 << 16) + 3;
+    struct spec fk = {.rows = (1 << 15) + 1, .n_pay = 1, .key_range = nb + 100, .seed = 101};
+    struct spec pk = {.rows = nb, .n_pay = 1, .seed = 102};
+    struct spec up = {.rows = nb, .n_pay = 1, .sorted = 1, .seed = 103};
+    struct spec dup = {.rows = nb, .n_pay = 1, .last_key = 5, .seed = 105};
+    struct spec out = {.rows = nb, .n_pay = 1, .key_offset = nb, .last_key = nb * 16 / 10,
+                       .seed = 104};
+    struct spec fko = {.rows = (1 << 15) + 1, .n_pay = 1, .key_range = nb * 17 / 10,
+                       .key_offset = nb, .seed = 106};
+    want_table = 1;
+    check_stream(&fk, &pk, "on=k kind=semi", 1, 2, 0, 1);
+    check_stream(&fk, &up, "on=k kind=anti", 0, 2, 0, 1);
+    want_table = 3;
+    check_stream(&fk, &dup, "on=k kind=anti", 1, 2, 0, 1);
+    want_or = 1;
+    check_stream(&fko, &out, "on=k kind=semi", 0, 2, 0, 1);
+    want_or = -1;
+    want_table = -1;
+}
+
 /* Small enough for compute-sanitizer: pinned and pageable, unique and repeated build
  * keys, materialized and aggregated. */
 SL_TEST(stream_small)
@@ -315,7 +403,11 @@ SL_TEST(stream_small)
     struct spec pk = {.rows = 1 << 14, .n_pay = 1, .seed = 71};
     struct spec fk = {.rows = (1 << 15) + 3, .n_pay = 1, .key_range = 1 << 14, .seed = 72};
     check_stream(&fk, &pk, "on=k", 1, 2, 0, 1);
+    /* pinned keys below 2^14 and payloads within +-10^6: uploaded as narrow copies (2 and
+     * 3 bytes), widened on the GPU: at least a byte saved a row of either side */
+    assert_true(narrow_saved >= fk.rows + pk.rows);
     check_stream(&fk, &pk, "on=k output=aggregate", 0, 2, 0, 1);
+    assert_int_equal(narrow_saved, 0); /* pageable: no narrow copies */
     /* 2^13 build rows over 2^11 keys: each of the 2^15 probe rows meets 4 (one chunk of
      * 2^16 rows, 2^17 results: re-run with room for them) */
     struct spec dup = {.rows = 1 << 13, .n_pay = 1, .key_range = 1 << 11, .seed = 73};

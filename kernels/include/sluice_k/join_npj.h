@@ -83,6 +83,26 @@ cudaError_t sl_k_npj_dense_probe_k64(void *d_temp, size_t temp_bytes, int64_t nr
                                      const sl_k_join_out_t *out, unsigned long long *d_count,
                                      cudaStream_t stream);
 
+/* Either table built in parts while R arrives (the host-streamed join): rows [from, to)
+ * of the nr keys d_r_keys (all of R; only rows below `to` are read) go into d_temp, sized
+ * as by sl_k_npj_build_* / sl_k_npj_dense_build_* for nr (range); a call with from 0 clears
+ * the table first, so the parts are called in order, covering [0, nr). The hash table's
+ * duplicate word is set by the call with to == nr (it reads all nr keys). The direct
+ * table's word: bit 0 a key twice, bit 1 a key outside [kmin, kmin + range) (modulo the
+ * key's width): either makes the table unusable. Same limits. */
+cudaError_t sl_k_npj_build_rows_k32(void *d_temp, size_t *temp_bytes, const uint32_t *d_r_keys,
+                                    int64_t nr, int64_t from, int64_t to, cudaStream_t stream);
+cudaError_t sl_k_npj_build_rows_k64(void *d_temp, size_t *temp_bytes, const uint64_t *d_r_keys,
+                                    int64_t nr, int64_t from, int64_t to, cudaStream_t stream);
+cudaError_t sl_k_npj_dense_build_rows_k32(void *d_temp, size_t *temp_bytes,
+                                          const uint32_t *d_r_keys, int64_t nr, int64_t from,
+                                          int64_t to, uint32_t kmin, int64_t range,
+                                          cudaStream_t stream);
+cudaError_t sl_k_npj_dense_build_rows_k64(void *d_temp, size_t *temp_bytes,
+                                          const uint64_t *d_r_keys, int64_t nr, int64_t from,
+                                          int64_t to, uint64_t kmin, int64_t range,
+                                          cudaStream_t stream);
+
 #ifdef __cplusplus
 }
 #endif
