@@ -2,6 +2,8 @@
  * them over that range. Contracts in sluice_k/join_filter.h. */
 #include "sluice_k/join_filter.h"
 
+#include <string.h>
+
 #include <cub/device/device_select.cuh>
 #include <thrust/iterator/counting_iterator.h>
 #include <thrust/iterator/tabulate_output_iterator.h>
@@ -160,23 +162,27 @@ cudaError_t select_pack(void *d_temp, size_t *temp_bytes, const K *keys, int64_t
         !pack_cols_fit(cols, row_bytes))
         return cudaErrorInvalidValue;
     if (d_temp != NULL &&
-        (count == NULL || (n > 0 && cap > 0 &&
-                           (keys == NULL || keys_out == NULL || (row_bytes && rows_out == NULL)))))
+        (count == NULL ||
+         (n > 0 && (keys == NULL ||
+                    (cap > 0 && (keys_out == NULL || (row_bytes && rows_out == NULL)))))))
         return cudaErrorInvalidValue;
     if (n == 0 && d_temp != NULL) /* nothing to select: the count is still set */
         return cudaMemsetAsync(count, 0, sizeof *count, stream);
     sl_k_cols_t c;
+    memset(&c, 0, sizeof c);
     if (row_bytes)
         c = *cols;
-    else
-        c.n = 0;
+#define SL_SELECT_PACK(NW)                                                                 \
+    select_pack_nw<K, NW>(d_temp, temp_bytes, keys, n, kmin, range, bitmap, c, keys_out, \
+                          rows_out, cap, count, stream)
     switch (row_bytes / 4) {
-    case 0: return select_pack_nw<K, 0>(d_temp, temp_bytes, keys, n, kmin, range, bitmap, c, keys_out, rows_out, cap, count, stream);
-    case 1: return select_pack_nw<K, 1>(d_temp, temp_bytes, keys, n, kmin, range, bitmap, c, keys_out, rows_out, cap, count, stream);
-    case 2: return select_pack_nw<K, 2>(d_temp, temp_bytes, keys, n, kmin, range, bitmap, c, keys_out, rows_out, cap, count, stream);
-    case 3: return select_pack_nw<K, 3>(d_temp, temp_bytes, keys, n, kmin, range, bitmap, c, keys_out, rows_out, cap, count, stream);
-    default: return select_pack_nw<K, 4>(d_temp, temp_bytes, keys, n, kmin, range, bitmap, c, keys_out, rows_out, cap, count, stream);
+    case 0: return SL_SELECT_PACK(0);
+    case 1: return SL_SELECT_PACK(1);
+    case 2: return SL_SELECT_PACK(2);
+    case 3: return SL_SELECT_PACK(3);
+    default: return SL_SELECT_PACK(4);
     }
+#undef SL_SELECT_PACK
 }
 
 } // namespace
