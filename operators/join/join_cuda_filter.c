@@ -8,13 +8,15 @@
  * range is at most FILTER_BITMAP_BITS keys, an exact bitmap of their keys over the range
  * (one bit a key, set by atomics in L2) keeps only the build rows with a partner (a
  * semi-join reduction: at a match ratio of 25%, uniform foreign keys meet about 22% of
- * the build rows), and the radix bits follow the build rows kept. Each side is filtered
- * in one pass (sl_k_select_pack_*: CUB's select writing through an output iterator that
- * stores the kept row's key and its row packed from the payload columns), its outputs
- * sized by the sample's estimate (a second pass when more rows are kept). With
- * debug_join_filter=select (the session-14 path, A/B runs) the rows are selected, their
- * keys gathered and only the kept rows packed afterwards (gj_prepare_rows), three passes.
- * With debug_join_filter=range
+ * the build rows), and the radix bits follow the build rows kept. The rows are selected
+ * (CUB DeviceSelect), their keys gathered, and only the kept rows packed afterwards
+ * (gj_prepare_rows). With debug_join_filter=fused (A/B runs) each side is filtered in one
+ * pass instead (sl_k_select_pack_*: CUB's select writing through an output iterator that
+ * stores the kept row's key and its row packed from the payload columns; outputs sized
+ * by the sample's estimate, a second pass when more rows are kept); it was slower on the
+ * H100 (2^27 x 2^27, 2 payloads, match ratio 10%: prepare 4.12 ms against 3.53, 25%: 5.81
+ * against 4.80, 2026-11-27): the gathers inside CUB's select kernel cost more than the
+ * separate passes they replace. With debug_join_filter=range
  * (the old path, for A/B runs) every row is packed first and only the probe side is
  * filtered. (An exact bitmap of the build keys to filter the probe side too cost more
  * than it saved on the H100: 2^27 build keys, match ratio 25%, 12.2 ms against 8.7 with
@@ -233,13 +235,13 @@ static int64_t expect_rows(double share, int64_t n)
 }
 
 /* The probe rows inside the range, then the build rows with a partner among them (top
- * of the file): fused selects (mode 0) or selects, gathers and packing after (mode 2). */
+ * of the file): selects, then gathers and packing (mode 0), or fused selects (mode 2). */
 static int both_sides(sl_task_t *t, const struct join_state *st, struct gj *g, uint64_t kmin,
                       uint64_t range, double share, int mode)
 {
     int b = g->build;
     struct gj_side *R = &g->s[b], *S = &g->s[1 - b];
-    int rc = mode == 0 ? select_pack(t, st, g, 1 - b, kmin, range, NULL, expect_rows(share, S->n))
+    int rc = mode == 2 ? select_pack(t, st, g, 1 - b, kmin, range, NULL, expect_rows(share, S->n))
                        : select_rows(t, g, S, kmin, range, NULL);
     if (rc < 0 || S->n == 0 || (double)S->n >= FILTER_BUILD_SHARE * (double)R->n ||
         range > FILTER_BITMAP_BITS)
@@ -248,7 +250,7 @@ static int both_sides(sl_task_t *t, const struct join_state *st, struct gj *g, u
     /* Build rows with a partner: at most one a kept probe key when the build keys are
      * unique (the usual case); duplicates take the second pass. */
     if ((rc = key_bitmap(t, g, S, kmin, range, &bm)) >= 0)
-        rc = mode == 0 ? select_pack(t, st, g, b, kmin, range, bm, S->n)
+        rc = mode == 2 ? select_pack(t, st, g, b, kmin, range, bm, S->n)
                        : select_rows(t, g, R, kmin, range, bm);
     if (rc >= 0)
         g->bits = gj_radix_bits(R->n); /* fewer build rows: fewer partitions */

@@ -103,14 +103,13 @@ int gj_row_cols(sl_task_t *t, const struct join_state *st, int s, const struct g
 void gj_row_cols_free(sl_task_t *t, void *own[5]);
 /* PHJ inner/semi: drops the rows without a partner before partitioning, when samples
  * say most probe rows have none (join_cuda_filter.c); sets the radix bits' start from its
- * build sample. Before gj_prepare_rows: the kept rows' keys and packed rows selected in one
- * pass (debug_join_filter=select, the session-14 path: keys gathered, the kept rows in the
- * sides' sel, packed by gj_prepare_rows); after it (debug_join_filter=range, the old
- * order): keys and packed rows gathered. */
+ * build sample. Before gj_prepare_rows: keys gathered, the kept rows in the sides' sel
+ * (debug_join_filter=fused: the kept rows' keys and packed rows selected in one pass);
+ * after it (debug_join_filter=range, the old order): keys and packed rows gathered. */
 int gj_filter_probe(sl_task_t *t, const struct join_state *st, struct gj *g);
 /* debug_join_filter: 0 auto, 1 range (the old path: rows packed first, the probe side
- * filtered by the build keys' range only), 2 select (as auto, but rows selected, then
- * keys gathered and rows packed by separate kernels: A/B runs). */
+ * filtered by the build keys' range only), 2 fused (as auto, but each side's select,
+ * key gather and packing in one pass: A/B runs). */
 int gj_filter_mode(sl_task_t *t);
 /* The radix bits' start from a sample of the build keys (keys sharing low bits): from
  * the m keys of h (widened to 64 bits), or sampled here unless gj_filter_probe did. */

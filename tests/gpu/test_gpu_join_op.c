@@ -449,9 +449,9 @@ SL_TEST(probe_filter_low_match)
 
 /* Low match ratio, issue 19: with debug_join_filter=auto the probe rows inside the build
  * keys' range are kept, then, when those are few, an exact bitmap of their keys keeps
- * only the build rows with a partner, each side's keys and packed rows in one pass;
- * debug_join_filter=select does the same by separate kernels, and range (the old path)
- * filters the probe side alone. Every kind against the CPU: int32 build keys of every third value
+ * only the build rows with a partner; debug_join_filter=fused does the same with each
+ * side's keys and packed rows in one pass, and range (the old path) filters the probe
+ * side alone. Every kind against the CPU: int32 build keys of every third value
  * (the kept probe rows mostly miss), 8-byte keys at a 10% match ratio with three payloads
  * (a row id), probe keys with duplicates and a hot key, and no matches at all (odd probe
  * keys, even build keys: no build row kept). */
@@ -483,7 +483,7 @@ SL_TEST(key_bitmap_filter_low_match)
                         k[i] = 3;
             }
         }
-        static const char *const modes[] = {"auto", "range", "select"};
+        static const char *const modes[] = {"auto", "range", "fused"};
         for (int mode = 0; mode < 3; mode++) {
             SL_ASSERT_OK(sl_engine_option_set(gpu, "debug_join_filter", modes[mode]));
             for (int k = 0; k < 4; k++) {
@@ -540,16 +540,16 @@ static sl_table_t *make_sample_misses(int64_t rows, int64_t build_n)
     return t;
 }
 
-/* The fused filter's outputs are sized by estimates (issue 19): when more rows are kept
- * than estimated, a second pass writes them into outputs of their exact size. Probe rows
- * that the sample sees outside the range but are mostly inside it (the probe side's second
- * pass), build keys repeated 8 times (more build rows kept than probe rows: the build
- * side's), and keys at the top of the int32 and int64 ranges; every debug_join_filter
- * mode, inner and semi joins against the CPU. */
+/* The fused filter's outputs (debug_join_filter=fused) are sized by estimates (issue 19):
+ * when more rows are kept than estimated, a second pass writes them into outputs of their
+ * exact size. Probe rows that the sample sees outside the range but are mostly inside it
+ * (the probe side's second pass), build keys repeated 8 times (more build rows kept than
+ * probe rows: the build side's), and keys at the top of the int32 and int64 ranges; every
+ * debug_join_filter mode, inner and semi joins against the CPU. */
 SL_TEST(key_bitmap_filter_second_pass)
 {
     NEED_GPU();
-    static const char *const modes[] = {"auto", "select", "range"};
+    static const char *const modes[] = {"fused", "auto", "range"};
     static const char *const kinds[] = {"inner", "semi"};
     struct spec build = {.rows = 1 << 20, .n_pay = 2, .seed = 90};
     struct spec dup_probe = {.rows = 1200000, .n_pay = 1, .key_range = 12000000, .seed = 91};
