@@ -197,7 +197,9 @@ const struct sl__option sl__options[] = {
       "outside the build keys' range): auto = the probe rows inside that range are kept, "
       "then an exact bitmap of their keys keeps the build rows with a partner, and only the "
       "kept rows are packed; range = every row is packed and only the probe rows outside "
-      "the range are dropped, as before (A/B runs).", "auto,range", 0, 1},
+      "the range are dropped, as before (A/B runs); fused = as auto, but each side's select, "
+      "key gather and packing in one pass (slower on the H100; A/B runs).",
+      "auto,range,fused", 0, 2},
      FIELD(debug_join_filter, INT)},
     {{"debug_join_keep_device", SL_ENGINE_OPT_BOOL, DBG, "false",
       "Has a GPU join's sink keep every device batch on the GPU, as before the batches "

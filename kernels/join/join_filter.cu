@@ -2,10 +2,14 @@
  * them over that range. Contracts in sluice_k/join_filter.h. */
 #include "sluice_k/join_filter.h"
 
+#include <string.h>
+
 #include <cub/device/device_select.cuh>
 #include <thrust/iterator/counting_iterator.h>
+#include <thrust/iterator/tabulate_output_iterator.h>
 
 #include "../common/grid.cuh"
+#include "sluice_k/rows.cuh"
 
 namespace {
 
@@ -96,6 +100,91 @@ cudaError_t select_in_range(void *d_temp, size_t *temp_bytes, const K *keys, int
                                  count, n, pred, stream);
 }
 
+/* Where a selected row goes: output j of the selection (CUB's output position) is row
+ * i's key and its row packed from the columns. Writing through this output iterator
+ * fuses the select, the key gather and the packing into CUB's one pass (its decoupled
+ * look-back keeps the rows in order); the row's words are read from the columns while
+ * its tile of keys was just read. */
+template <typename K, int NW> struct PackOut {
+    const K *keys;
+    K *keys_out;
+    void *rows_out;
+    int64_t cap; /* rows the outputs hold */
+    sl_k_cols_t cols;
+    __device__ void operator()(ptrdiff_t j, uint32_t i) const
+    {
+        if (j >= cap)
+            return;
+        keys_out[j] = keys[i];
+        if constexpr (NW > 0)
+            ((typename sluice_k::rows::RowT<NW>::T *)rows_out)[j] =
+                sluice_k::rows::pack_row<NW>(cols, (int64_t)i);
+    }
+};
+
+template <typename K, int NW>
+cudaError_t select_pack_nw(void *d_temp, size_t *temp_bytes, const K *keys, int64_t n, K kmin,
+                           uint64_t range, const uint32_t *bitmap, const sl_k_cols_t &cols,
+                           K *keys_out, void *rows_out, int64_t cap, int64_t *count,
+                           cudaStream_t stream)
+{
+    InRange<K> pred{keys, kmin, range, bitmap};
+    auto out =
+        thrust::make_tabulate_output_iterator(PackOut<K, NW>{keys, keys_out, rows_out, cap, cols});
+    return cub::DeviceSelect::If(d_temp, *temp_bytes, thrust::counting_iterator<uint32_t>(0), out,
+                                 count, n, pred, stream);
+}
+
+/* The columns pack rows of row_bytes (4..16, a multiple of 4) or row_bytes is 0 (keys
+ * only): at most 4 columns of 4 or 8 bytes, pointers set except 4-byte row numbers. */
+bool pack_cols_fit(const sl_k_cols_t *c, int row_bytes)
+{
+    if (row_bytes == 0)
+        return true;
+    if (c == NULL || row_bytes < 4 || row_bytes > 16 || (row_bytes & 3) || c->n < 1 || c->n > 4)
+        return false;
+    int b = 0;
+    for (int j = 0; j < c->n; j++) {
+        if ((c->width[j] != 4 && c->width[j] != 8) || (c->ptr[j] == NULL && c->width[j] != 4))
+            return false;
+        b += c->width[j];
+    }
+    return b <= row_bytes;
+}
+
+template <typename K>
+cudaError_t select_pack(void *d_temp, size_t *temp_bytes, const K *keys, int64_t n, K kmin,
+                        uint64_t range, const uint32_t *bitmap, const sl_k_cols_t *cols,
+                        int row_bytes, K *keys_out, void *rows_out, int64_t cap, int64_t *count,
+                        cudaStream_t stream)
+{
+    if (temp_bytes == NULL || n < 0 || n >= ((int64_t)1 << 32) || cap < 0 ||
+        !pack_cols_fit(cols, row_bytes))
+        return cudaErrorInvalidValue;
+    if (d_temp != NULL &&
+        (count == NULL ||
+         (n > 0 && (keys == NULL ||
+                    (cap > 0 && (keys_out == NULL || (row_bytes && rows_out == NULL)))))))
+        return cudaErrorInvalidValue;
+    if (n == 0 && d_temp != NULL) /* nothing to select: the count is still set */
+        return cudaMemsetAsync(count, 0, sizeof *count, stream);
+    sl_k_cols_t c;
+    memset(&c, 0, sizeof c);
+    if (row_bytes)
+        c = *cols;
+#define SL_SELECT_PACK(NW)                                                                 \
+    select_pack_nw<K, NW>(d_temp, temp_bytes, keys, n, kmin, range, bitmap, c, keys_out, \
+                          rows_out, cap, count, stream)
+    switch (row_bytes / 4) {
+    case 0: return SL_SELECT_PACK(0);
+    case 1: return SL_SELECT_PACK(1);
+    case 2: return SL_SELECT_PACK(2);
+    case 3: return SL_SELECT_PACK(3);
+    default: return SL_SELECT_PACK(4);
+    }
+#undef SL_SELECT_PACK
+}
+
 } // namespace
 
 extern "C" cudaError_t sl_k_select_in_range_k32(void *d_temp, size_t *temp_bytes,
@@ -150,4 +239,26 @@ extern "C" cudaError_t sl_k_gather_bytes(const void *d_src, int width, const uin
     default: gather_words<4><<<g, kThreads, 0, stream>>>(s, d_idx, n, d); break;
     }
     return cudaGetLastError();
+}
+
+extern "C" cudaError_t sl_k_select_pack_k32(void *d_temp, size_t *temp_bytes,
+                                           const uint32_t *d_keys, int64_t n, uint32_t kmin,
+                                           uint64_t range, const uint32_t *d_bitmap,
+                                           const sl_k_cols_t *cols, int row_bytes,
+                                           uint32_t *d_keys_out, void *d_rows_out,
+                                           int64_t cap, int64_t *d_count, cudaStream_t stream)
+{
+    return select_pack(d_temp, temp_bytes, d_keys, n, kmin, range, d_bitmap, cols, row_bytes,
+                       d_keys_out, d_rows_out, cap, d_count, stream);
+}
+
+extern "C" cudaError_t sl_k_select_pack_k64(void *d_temp, size_t *temp_bytes,
+                                           const uint64_t *d_keys, int64_t n, uint64_t kmin,
+                                           uint64_t range, const uint32_t *d_bitmap,
+                                           const sl_k_cols_t *cols, int row_bytes,
+                                           uint64_t *d_keys_out, void *d_rows_out,
+                                           int64_t cap, int64_t *d_count, cudaStream_t stream)
+{
+    return select_pack(d_temp, temp_bytes, d_keys, n, kmin, range, d_bitmap, cols, row_bytes,
+                       d_keys_out, d_rows_out, cap, d_count, stream);
 }

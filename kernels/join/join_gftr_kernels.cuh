@@ -284,48 +284,8 @@ __global__ void pack_kernel(const sl_k_cols_t cols, const uint32_t *__restrict__
     using R = typename RowT<NW>::T;
     R *rows = (R *)rows_v;
     for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
-         i += (int64_t)gridDim.x * blockDim.x) {
-        const int64_t src = sel ? (int64_t)sel[i] : i;
-        uint32_t w0 = 0, w1 = 0, w2 = 0, w3 = 0; /* registers: no indexed array */
-        auto put = [&](int o, uint32_t x) {
-            if (o == 0)
-                w0 = x;
-            else if (o == 1)
-                w1 = x;
-            else if (o == 2)
-                w2 = x;
-            else
-                w3 = x;
-        };
-        int o = 0;
-#pragma unroll
-        for (int j = 0; j < 4; j++) {
-            if (j >= cols.n)
-                break;
-            if (cols.width[j] == 4) {
-                put(o, cols.ptr[j] ? ((const uint32_t *)cols.ptr[j])[src] : (uint32_t)src);
-                o += 1;
-            } else {
-                const uint64_t x = ((const uint64_t *)cols.ptr[j])[src];
-                put(o, (uint32_t)x);
-                put(o + 1, (uint32_t)(x >> 32));
-                o += 2;
-            }
-        }
-        R r;
-        if constexpr (NW == 1) {
-            r = w0;
-        } else if constexpr (NW == 2) {
-            r = (uint64_t)w0 | ((uint64_t)w1 << 32);
-        } else if constexpr (NW == 3) {
-            r.w[0] = w0;
-            r.w[1] = w1;
-            r.w[2] = w2;
-        } else {
-            r = make_uint4(w0, w1, w2, w3);
-        }
-        rows[i] = r;
-    }
+         i += (int64_t)gridDim.x * blockDim.x)
+        rows[i] = pack_row<NW>(cols, sel ? (int64_t)sel[i] : i);
 }
 
 template <int NW>

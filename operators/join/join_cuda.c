@@ -806,6 +806,8 @@ static void phases_report(struct phases *p, sl_task_t *t, const struct gj *g, in
         sl_task_profile_value(t, "begin_bit", g->begin);
         sl_task_profile_value(t, "probe_rows", g->s[1 - g->build].n);
         sl_task_profile_value(t, "build_rows", g->s[g->build].n);
+        if (g->filter_passes)
+            sl_task_profile_value(t, "filter_passes", g->filter_passes);
     }
     if (!p->on)
         return;
@@ -852,7 +854,7 @@ static int finalize(sl_task_t *t, struct join_state *st, struct gj *g, struct gj
     if (rc >= 0 && packed_first)
         rc = gj_prepare_rows(t, st, g);
     if (rc >= 0)
-        rc = gj_filter_probe(t, g); /* PHJ inner/semi at low match ratios */
+        rc = gj_filter_probe(t, st, g); /* PHJ inner/semi at low match ratios */
     if (rc >= 0 && !packed_first)
         rc = gj_prepare_rows(t, st, g);
     if (rc < 0)

@@ -8,8 +8,15 @@
  * range is at most FILTER_BITMAP_BITS keys, an exact bitmap of their keys over the range
  * (one bit a key, set by atomics in L2) keeps only the build rows with a partner (a
  * semi-join reduction: at a match ratio of 25%, uniform foreign keys meet about 22% of
- * the build rows), and the radix bits follow the build rows kept. The rows' payloads are
- * packed afterwards, only the kept ones (gj_prepare_rows). With debug_join_filter=range
+ * the build rows), and the radix bits follow the build rows kept. The rows are selected
+ * (CUB DeviceSelect), their keys gathered, and only the kept rows packed afterwards
+ * (gj_prepare_rows). With debug_join_filter=fused (A/B runs) each side is filtered in one
+ * pass instead (sl_k_select_pack_*: CUB's select writing through an output iterator that
+ * stores the kept row's key and its row packed from the payload columns; outputs sized
+ * by the sample's estimate, a second pass when more rows are kept); it was slower on the
+ * H100 (2^27 x 2^27, 2 payloads, match ratio 10%: prepare 4.12 ms against 3.53, 25%: 5.81
+ * against 4.80, 2026-11-27): the gathers inside CUB's select kernel cost more than the
+ * separate passes they replace. With debug_join_filter=range
  * (the old path, for A/B runs) every row is packed first and only the probe side is
  * filtered. (An exact bitmap of the build keys to filter the probe side too cost more
  * than it saved on the H100: 2^27 build keys, match ratio 25%, 12.2 ms against 8.7 with
@@ -129,6 +136,79 @@ static int select_rows(sl_task_t *t, struct gj *g, struct gj_side *S, uint64_t k
     return SL_OK;
 }
 
+/* One pass of the fused select (sl_k_select_pack_*) over side s into outputs of cap
+ * rows; *count = the rows selected (which may pass cap: then nothing past cap was
+ * written). */
+static int select_pack_pass(sl_task_t *t, struct gj *g, const struct gj_side *S,
+                            uint64_t kmin, uint64_t range, const uint32_t *bm,
+                            const sl_k_cols_t *kc, int rb, int64_t cap, void **keys, void **rows,
+                            int64_t *count)
+{
+    cudaStream_t s = sl_task_stream(t);
+    size_t kw = g->k8 ? 8 : 4, temp_bytes = 0;
+#define SELECT_PACK(TEMP, KO, RO, CNT)                                                           \
+    (g->k8 ? sl_k_select_pack_k64(TEMP, &temp_bytes, S->keys, S->n, kmin, range, bm, kc, rb, KO, \
+                                  RO, cap, CNT, s)                                               \
+           : sl_k_select_pack_k32(TEMP, &temp_bytes, S->keys, S->n, (uint32_t)kmin, range, bm,   \
+                                  kc, rb, KO, RO, cap, CNT, s))
+    SL_TASK_CUDA_TRY(t, SELECT_PACK(NULL, NULL, NULL, NULL), "filter size");
+    g->filter_passes++;
+    *keys = sl_task_device_alloc(t, (size_t)(cap > 0 ? cap : 1) * kw);
+    *rows = rb ? sl_task_device_alloc(t, (size_t)(cap > 0 ? cap : 1) * (size_t)rb) : NULL;
+    int64_t *d_count = sl_task_device_alloc(t, sizeof *d_count);
+    void *temp = sl_task_device_alloc(t, temp_bytes ? temp_bytes : 8);
+    int rc = *keys && (!rb || *rows) && d_count && temp ? SL_OK : SL_ENOMEM;
+    if (rc == SL_OK) {
+        cudaError_t e = SELECT_PACK(temp, *keys, *rows, d_count);
+        if (e == cudaSuccess)
+            e = SL_TASK_CUDA_CALL(
+                cudaMemcpyAsync(count, d_count, sizeof *count, cudaMemcpyDeviceToHost, s));
+        if (e == cudaSuccess)
+            e = SL_TASK_CUDA_CALL(cudaStreamSynchronize(s));
+        if (e != cudaSuccess)
+            rc = SL_TASK_CUDA_FAIL(t, e, "selecting and packing the kept rows");
+    }
+#undef SELECT_PACK
+    sl_task_device_free(t, d_count);
+    sl_task_device_free(t, temp);
+    if (rc < 0) {
+        sl_task_device_free(t, *keys);
+        sl_task_device_free(t, *rows);
+        *keys = *rows = NULL;
+    }
+    return rc;
+}
+
+/* The rows of side `side` whose key k has k - kmin < range and, with a bitmap, its bit
+ * set replace the side, their keys and packed rows written in one pass (rows not packed
+ * yet). The outputs are sized for `expect` rows (an estimate, at most the side's rows);
+ * when more are kept, the pass runs again into outputs of their exact size. */
+static int select_pack(sl_task_t *t, const struct join_state *st, struct gj *g, int side,
+                       uint64_t kmin, uint64_t range, const uint32_t *bm, int64_t expect)
+{
+    struct gj_side *S = &g->s[side];
+    sl_k_cols_t kc;
+    void *own[5], *keys = NULL, *rows = NULL;
+    int rb = 0;
+    int64_t count = 0, cap = expect < S->n ? expect : S->n;
+    int rc = gj_row_cols(t, st, side, g, &kc, own, &rb);
+    if (rc >= 0)
+        rc = select_pack_pass(t, g, S, kmin, range, bm, &kc, rb, cap, &keys, &rows, &count);
+    if (rc >= 0 && count > cap) { /* the estimate was short */
+        sl_task_device_free(t, keys);
+        sl_task_device_free(t, rows);
+        rc = select_pack_pass(t, g, S, kmin, range, bm, &kc, rb, count, &keys, &rows, &count);
+    }
+    gj_row_cols_free(t, own);
+    if (rc < 0)
+        return rc;
+    sl_task_device_free(t, S->keys_own);
+    S->keys = S->keys_own = keys;
+    S->rows = S->rows_own = rows;
+    S->n = count;
+    return SL_OK;
+}
+
 /* A bitmap of side F's keys over [kmin, kmin + range) in *bm (allocated on first use,
  * zeroed here). */
 static int key_bitmap(sl_task_t *t, const struct gj *g, const struct gj_side *F, uint64_t kmin,
@@ -146,18 +226,33 @@ static int key_bitmap(sl_task_t *t, const struct gj *g, const struct gj_side *F,
     return SL_OK;
 }
 
-/* The probe rows inside the range, then the build rows with a partner among them (top
- * of the file). */
-static int both_sides(sl_task_t *t, struct gj *g, uint64_t kmin, uint64_t range)
+/* Output rows for a fused select expected to keep `share` of n rows: a quarter more and
+ * 2^16 rows of slack (a short estimate costs a second pass, not a wrong result). */
+static int64_t expect_rows(double share, int64_t n)
 {
-    struct gj_side *R = &g->s[g->build], *S = &g->s[1 - g->build];
-    int rc = select_rows(t, g, S, kmin, range, NULL);
+    double e = 1.25 * share * (double)n + 65536.0;
+    return e < (double)n ? (int64_t)e : n;
+}
+
+/* The probe rows inside the range, then the build rows with a partner among them (top
+ * of the file): selects, then gathers and packing (mode 0), or fused selects (mode 2). */
+static int both_sides(sl_task_t *t, const struct join_state *st, struct gj *g, uint64_t kmin,
+                      uint64_t range, double share, int mode)
+{
+    int b = g->build;
+    struct gj_side *R = &g->s[b], *S = &g->s[1 - b];
+    int rc = mode == 2 ? select_pack(t, st, g, 1 - b, kmin, range, NULL, expect_rows(share, S->n))
+                       : select_rows(t, g, S, kmin, range, NULL);
     if (rc < 0 || S->n == 0 || (double)S->n >= FILTER_BUILD_SHARE * (double)R->n ||
         range > FILTER_BITMAP_BITS)
         return rc;
     uint32_t *bm = NULL;
-    if ((rc = key_bitmap(t, g, S, kmin, range, &bm)) >= 0 &&
-        (rc = select_rows(t, g, R, kmin, range, bm)) >= 0)
+    /* Build rows with a partner: at most one a kept probe key when the build keys are
+     * unique (the usual case); duplicates take the second pass. */
+    if ((rc = key_bitmap(t, g, S, kmin, range, &bm)) >= 0)
+        rc = mode == 2 ? select_pack(t, st, g, b, kmin, range, bm, S->n)
+                       : select_rows(t, g, R, kmin, range, bm);
+    if (rc >= 0)
         g->bits = gj_radix_bits(R->n); /* fewer build rows: fewer partitions */
     sl_task_device_free(t, bm);
     return rc;
@@ -170,7 +265,7 @@ int gj_filter_mode(sl_task_t *t)
     return (int)mode;
 }
 
-int gj_filter_probe(sl_task_t *t, struct gj *g)
+int gj_filter_probe(sl_task_t *t, const struct join_state *st, struct gj *g)
 {
     struct gj_side *R = &g->s[g->build], *S = &g->s[1 - g->build];
     if (g->algo != GJ_PHJ || (g->kind != SL_K_JOIN_INNER && g->kind != SL_K_JOIN_SEMI) ||
@@ -196,7 +291,8 @@ int gj_filter_probe(sl_task_t *t, struct gj *g)
     uint64_t range = kmax - kmin + 1; /* 0 (wrapped): every key */
     if (range == 0)
         return SL_OK;
-    if (gj_filter_mode(t) == 0)
-        return both_sides(t, g, kmin, range);
+    int mode = gj_filter_mode(t);
+    if (mode != 1)
+        return both_sides(t, st, g, kmin, range, share, mode);
     return select_rows(t, g, S, kmin, range, NULL);
 }

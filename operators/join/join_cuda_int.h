@@ -59,6 +59,7 @@ struct gj {
     int bits, begin;                    /* PHJ radix bits [begin, begin + bits) */
     int begin_set;                      /* begin chosen from a sample already */
     int rows_ready;                     /* gj_prepare_rows ran (rows packed) */
+    int filter_passes;                  /* fused select passes of gj_filter_probe (profile) */
     uint64_t kmin;                      /* NPJ dense: smallest build key, as unsigned */
     int64_t range;                      /* NPJ dense: slots of the direct table (0: hash) */
     struct gj_side s[2];                /* by input side */
@@ -93,13 +94,22 @@ int gj_sample_keys(sl_task_t *t, int k8, int parts, const struct gj_side *const 
  * their rows (only the rows a side's sel keeps). */
 int gj_prepare(sl_task_t *t, struct join_state *st, struct gj *g);
 int gj_prepare_rows(sl_task_t *t, struct join_state *st, struct gj *g);
+/* The columns side s's packed rows take, in *kc (each payload column as one device array,
+ * in place when it is one; copies in own[], freed by gj_row_cols_free; the row id as a
+ * 4-byte column without a pointer: the row's number), and the row's bytes in *rb (0: the
+ * side has no rows to pack, kc empty). */
+int gj_row_cols(sl_task_t *t, const struct join_state *st, int s, const struct gj *g,
+                sl_k_cols_t *kc, void *own[5], int *rb);
+void gj_row_cols_free(sl_task_t *t, void *own[5]);
 /* PHJ inner/semi: drops the rows without a partner before partitioning, when samples
  * say most probe rows have none (join_cuda_filter.c); sets the radix bits' start from its
- * build sample. Before gj_prepare_rows: keys gathered, the kept rows in the sides' sel;
+ * build sample. Before gj_prepare_rows: keys gathered, the kept rows in the sides' sel
+ * (debug_join_filter=fused: the kept rows' keys and packed rows selected in one pass);
  * after it (debug_join_filter=range, the old order): keys and packed rows gathered. */
-int gj_filter_probe(sl_task_t *t, struct gj *g);
+int gj_filter_probe(sl_task_t *t, const struct join_state *st, struct gj *g);
 /* debug_join_filter: 0 auto, 1 range (the old path: rows packed first, the probe side
- * filtered by the build keys' range only). */
+ * filtered by the build keys' range only), 2 fused (as auto, but each side's select,
+ * key gather and packing in one pass: A/B runs). */
 int gj_filter_mode(sl_task_t *t);
 /* The radix bits' start from a sample of the build keys (keys sharing low bits): from
  * the m keys of h (widened to 64 bits), or sampled here unless gj_filter_probe did. */

@@ -345,27 +345,46 @@ static int side_keys(sl_task_t *t, const struct join_state *st, int s, struct gj
     return pack_side(t, st, s, sd, d->key[s], 2, NULL, 8, sd->keys_own);
 }
 
-/* The rows of a side that gj_filter_probe filtered (sd->sel): each payload column as one
- * array (in place when it is one), the kept rows packed straight from them, row ids from
- * the selection (no ids array). */
+int gj_row_cols(sl_task_t *t, const struct join_state *st, int s, const struct gj *g,
+                sl_k_cols_t *kc, void *own[5], int *rb)
+{
+    const struct gj_side *sd = &g->s[s];
+    memset(kc, 0, sizeof *kc);
+    for (int j = 0; j < 5; j++)
+        own[j] = NULL;
+    *rb = sd->n > 0 && (sd->n_row > 0 || sd->id_word) ? g->row_bytes : 0;
+    int rc = SL_OK;
+    for (int j = 0; *rb && j < sd->n_row && rc >= 0; j++) {
+        const void *p;
+        rc = gj_side_column(t, st, s, sd, sd->pay_col[j], &p, &own[j]);
+        kc->width[kc->n] = sd->pay_w[j];
+        kc->ptr[kc->n++] = (void *)p;
+    }
+    if (*rb && sd->id_word) {
+        kc->width[kc->n] = 4;
+        kc->ptr[kc->n++] = NULL; /* the row's number */
+    }
+    if (rc < 0)
+        gj_row_cols_free(t, own);
+    return rc;
+}
+
+void gj_row_cols_free(sl_task_t *t, void *own[5])
+{
+    for (int j = 0; j < 5; j++) {
+        sl_task_device_free(t, own[j]);
+        own[j] = NULL;
+    }
+}
+
+/* The rows of a side that gj_filter_probe filtered (sd->sel): the kept rows packed
+ * straight from the columns (gj_row_cols), row ids from the selection (no ids array). */
 static int side_rows_sel(sl_task_t *t, const struct join_state *st, int s, struct gj *g)
 {
     struct gj_side *sd = &g->s[s];
-    int rb = g->row_bytes;
     sl_k_cols_t kc;
-    memset(&kc, 0, sizeof kc);
-    void *own[5] = {NULL, NULL, NULL, NULL, NULL};
-    int rc = SL_OK;
-    for (int j = 0; j < sd->n_row && rc >= 0; j++) {
-        const void *p;
-        rc = gj_side_column(t, st, s, sd, sd->pay_col[j], &p, &own[j]);
-        kc.width[kc.n] = sd->pay_w[j];
-        kc.ptr[kc.n++] = (void *)p;
-    }
-    if (sd->id_word) {
-        kc.width[kc.n] = 4;
-        kc.ptr[kc.n++] = NULL; /* the row's number */
-    }
+    void *own[5];
+    int rb = 0, rc = gj_row_cols(t, st, s, g, &kc, own, &rb);
     if (rc >= 0 && !(sd->rows = sd->rows_own = sl_task_device_alloc(t, (size_t)sd->n * (size_t)rb)))
         rc = SL_ENOMEM;
     if (rc >= 0) {
@@ -374,8 +393,7 @@ static int side_rows_sel(sl_task_t *t, const struct join_state *st, int s, struc
         if (e != cudaSuccess)
             rc = SL_TASK_CUDA_FAIL(t, e, "packing the kept rows");
     }
-    for (int j = 0; j < 5; j++)
-        sl_task_device_free(t, own[j]);
+    gj_row_cols_free(t, own);
     return rc;
 }
 

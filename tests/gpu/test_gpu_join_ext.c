@@ -4,7 +4,8 @@
  * duplicates on both sides, unmatched probe keys and a build key repeated past one
  * shared-memory chunk, against a CPU nested-loop reference (rows compared as sorted
  * multisets). Also a two-column pack + GFTR gather round trip, the key bitmap filter
- * (sl_k_key_bitmap_*, sl_k_select_in_range_* with a bitmap) and argument errors.
+ * (sl_k_key_bitmap_*, sl_k_select_in_range_* with a bitmap, sl_k_select_pack_*) and
+ * argument errors.
  * Cases that need a GPU skip without one. Plain cudaMalloc: the launchers are tested. */
 #include <stdlib.h>
 #include <string.h>
@@ -349,6 +350,71 @@ SL_TEST(pack_selected_rows_with_row_ids)
     CU(cudaStreamDestroy(s));
 }
 
+/* The fused select (sl_k_select_pack_*) against the selection sel[0 .. m) that
+ * sl_k_select_in_range_* made: keys, and rows of a payload column and the row number; all
+ * rows, outputs of half of them (the count still m, nothing written past them), keys
+ * alone. */
+static void select_pack_check(int k8, const void *dpk, const uint64_t *pk, int64_t np,
+                              uint64_t kmin, uint64_t range, const uint32_t *bm,
+                              const uint32_t *sel, int64_t m, cudaStream_t s)
+{
+    size_t kw = k8 ? 8 : 4;
+    uint32_t *hv = malloc((size_t)(np + 1) * 4);
+    for (int64_t i = 0; i < np; i++)
+        hv[i] = (uint32_t)i * 2654435761u + 1;
+    void *dv = up(hv, (size_t)np * 4, s);
+    sl_k_cols_t kc;
+    memset(&kc, 0, sizeof kc);
+    kc.n = 2;
+    kc.width[0] = kc.width[1] = 4;
+    kc.ptr[0] = dv; /* kc.ptr[1] NULL: the row's number */
+    int64_t *dcount = dmalloc(8);
+    for (int v = 0; v < 3; v++) {
+        int64_t cap = v == 1 ? m / 2 : m;
+        int rb = v == 2 ? 0 : 8;
+        void *ko = dmalloc((size_t)(cap + 1) * kw), *ro = dmalloc((size_t)(cap + 1) * 8);
+        CU(cudaMemsetAsync(ko, 0xAB, (size_t)(cap + 1) * kw, s));
+        CU(cudaMemsetAsync(ro, 0xAB, (size_t)(cap + 1) * 8, s));
+        size_t tb = 0;
+        CU(k8 ? sl_k_select_pack_k64(NULL, &tb, dpk, np, kmin, range, bm, &kc, rb, NULL, NULL, cap,
+                                     NULL, s)
+              : sl_k_select_pack_k32(NULL, &tb, dpk, np, (uint32_t)kmin, range, bm, &kc, rb, NULL,
+                                     NULL, cap, NULL, s));
+        void *temp = dmalloc(tb);
+        CU(k8 ? sl_k_select_pack_k64(temp, &tb, dpk, np, kmin, range, bm, &kc, rb, ko, ro, cap,
+                                     dcount, s)
+              : sl_k_select_pack_k32(temp, &tb, dpk, np, (uint32_t)kmin, range, bm, &kc, rb, ko, ro,
+                                     cap, dcount, s));
+        int64_t *hc = down(dcount, 8, s);
+        unsigned char *hk = down(ko, (size_t)(cap + 1) * kw, s);
+        uint32_t *hr = down(ro, (size_t)(cap + 1) * 8, s);
+        assert_int_equal(*hc, m);
+        int64_t bad = 0;
+        for (int64_t j = 0; j < cap; j++) {
+            uint64_t key = 0;
+            memcpy(&key, hk + j * kw, kw);
+            bad += key != (k8 ? pk[sel[j]] : (uint32_t)pk[sel[j]]);
+            if (rb)
+                bad += hr[2 * j] != hv[sel[j]] || hr[2 * j + 1] != sel[j];
+        }
+        for (size_t b = 0; b < kw; b++) /* past the outputs: untouched */
+            bad += hk[cap * kw + b] != 0xAB;
+        bad += hr[2 * cap] != 0xABABABABu || hr[2 * cap + 1] != 0xABABABABu;
+        if (!rb && cap > 0)
+            bad += hr[0] != 0xABABABABu; /* keys alone: no rows written */
+        assert_int_equal(bad, 0);
+        free(hc);
+        free(hk);
+        free(hr);
+        cudaFree(temp);
+        cudaFree(ko);
+        cudaFree(ro);
+    }
+    free(hv);
+    cudaFree(dv);
+    cudaFree(dcount);
+}
+
 /* The key bitmap filter (join_filter.h) against a host reference: a bitmap of "build"
  * keys over [kmin, kmin + range) (duplicates, a hot key, keys outside the range on both
  * ends), then the "probe" rows in range whose bit is set, and those in range alone;
@@ -421,6 +487,7 @@ static void bitmap_case(int k8, int64_t nb, int64_t np, uint64_t kmin, uint64_t 
         }
         assert_int_equal(bad, 0);
         assert_int_equal(*hc, m);
+        select_pack_check(k8, dpk, pk, np, kmin, range, b, hi, m, s);
         free(hc);
         free(hi);
         cudaFree(temp);
@@ -475,5 +542,19 @@ SL_TEST(ext_launchers_reject_bad_arguments)
     assert_int_equal(sl_k_pack_rows(&c, 10, 4, (void *)16, 0), cudaErrorInvalidValue);
     c.width[0] = 6;
     assert_int_equal(sl_k_gather_rows((void *)16, 8, (uint32_t *)16, 10, &c, 0),
+                     cudaErrorInvalidValue);
+    /* the fused select: a 6-byte column, rows past 16 bytes, a negative cap, no outputs */
+    assert_int_equal(sl_k_select_pack_k32(NULL, &tb, NULL, 10, 0, 64, NULL, &c, 8, NULL, NULL, 10,
+                                          NULL, 0),
+                     cudaErrorInvalidValue);
+    c.width[0] = 4;
+    assert_int_equal(sl_k_select_pack_k64(NULL, &tb, NULL, 10, 0, 64, NULL, &c, 20, NULL, NULL, 10,
+                                          NULL, 0),
+                     cudaErrorInvalidValue);
+    assert_int_equal(sl_k_select_pack_k32(NULL, &tb, NULL, 10, 0, 64, NULL, &c, 4, NULL, NULL, -1,
+                                          NULL, 0),
+                     cudaErrorInvalidValue);
+    assert_int_equal(sl_k_select_pack_k32((void *)16, &tb, (uint32_t *)16, 10, 0, 64, NULL, &c, 4,
+                                          NULL, NULL, 10, (int64_t *)16, 0),
                      cudaErrorInvalidValue);
 }

@@ -449,8 +449,9 @@ SL_TEST(probe_filter_low_match)
 
 /* Low match ratio, issue 19: with debug_join_filter=auto the probe rows inside the build
  * keys' range are kept, then, when those are few, an exact bitmap of their keys keeps
- * only the build rows with a partner; debug_join_filter=range (the old path) filters the
- * probe side alone. Every kind against the CPU: int32 build keys of every third value
+ * only the build rows with a partner; debug_join_filter=fused does the same with each
+ * side's keys and packed rows in one pass, and range (the old path) filters the probe
+ * side alone. Every kind against the CPU: int32 build keys of every third value
  * (the kept probe rows mostly miss), 8-byte keys at a 10% match ratio with three payloads
  * (a row id), probe keys with duplicates and a hot key, and no matches at all (odd probe
  * keys, even build keys: no build row kept). */
@@ -482,8 +483,9 @@ SL_TEST(key_bitmap_filter_low_match)
                         k[i] = 3;
             }
         }
-        for (int mode = 0; mode < 2; mode++) {
-            SL_ASSERT_OK(sl_engine_option_set(gpu, "debug_join_filter", mode ? "range" : "auto"));
+        static const char *const modes[] = {"auto", "range", "fused"};
+        for (int mode = 0; mode < 3; mode++) {
+            SL_ASSERT_OK(sl_engine_option_set(gpu, "debug_join_filter", modes[mode]));
             for (int k = 0; k < 4; k++) {
                 char opts[128];
                 snprintf(opts, sizeof opts, "on=k kind=%s algo=radix", kinds[k]);
@@ -491,7 +493,7 @@ SL_TEST(key_bitmap_filter_low_match)
                 long long kept = rows_of_last_join("probe_rows");
                 long long built = rows_of_last_join("build_rows");
                 printf("%s, %s, case %zu: %lld of %lld probe rows, %lld of %lld build rows\n",
-                       opts, mode ? "range" : "auto", c, kept, (long long)cases[c][0]->rows, built,
+                       opts, modes[mode], c, kept, (long long)cases[c][0]->rows, built,
                        (long long)cases[c][1]->rows);
                 if (k >= 2) { /* anti and left: never filtered */
                     assert_int_equal(kept, cases[c][0]->rows);
@@ -505,6 +507,87 @@ SL_TEST(key_bitmap_filter_low_match)
                     assert_int_equal(built, 0);
                 else
                     assert_true(built < cases[c][1]->rows / 2);
+            }
+        }
+        sl_table_unref(l);
+        sl_table_unref(r);
+    }
+    SL_ASSERT_OK(sl_engine_option_set(gpu, "debug_join_filter", "auto"));
+    sl_engine_close(cpu);
+    sl_engine_close(gpu);
+}
+
+/* Probe keys in a 2^16-row batch: row r of every batch lies outside the build keys'
+ * range when r % 512 == 0 (the rows the strided filter sample reads when the side is
+ * 2^21 rows), else inside it (key r * 7 % build_n). */
+static sl_table_t *make_sample_misses(int64_t rows, int64_t build_n)
+{
+    sl_table_t *t;
+    SL_ASSERT_OK(sl_table_create(&t));
+    const char *np[2] = {"k", "l1"};
+    enum sl_type ty[2] = {SL_TYPE_INT32, SL_TYPE_INT32};
+    for (int64_t lo = 0; lo < rows; lo += 1 << 16) {
+        sl_batch_t *b;
+        SL_ASSERT_OK(sl_batch_create(&b, 2, np, ty, 1 << 16));
+        int32_t *k = sl_batch_column_data(b, 0), *v = sl_batch_column_data(b, 1);
+        for (int64_t r = 0; r < 1 << 16; r++) {
+            k[r] = r % 512 == 0 ? (int32_t)(build_n + 1000 + r) : (int32_t)((lo + r) * 7 % build_n);
+            v[r] = (int32_t)(lo + r);
+        }
+        SL_ASSERT_OK(sl_table_append(t, b));
+        sl_batch_unref(b);
+    }
+    return t;
+}
+
+/* The fused filter's outputs (debug_join_filter=fused) are sized by estimates (issue 19):
+ * when more rows are kept than estimated, a second pass writes them into outputs of their
+ * exact size. Probe rows that the sample sees outside the range but are mostly inside it
+ * (the probe side's second pass), build keys repeated 8 times (more build rows kept than
+ * probe rows: the build side's), and keys at the top of the int32 and int64 ranges; every
+ * debug_join_filter mode, inner and semi joins against the CPU. */
+SL_TEST(key_bitmap_filter_second_pass)
+{
+    NEED_GPU();
+    static const char *const modes[] = {"fused", "auto", "range"};
+    static const char *const kinds[] = {"inner", "semi"};
+    struct spec build = {.rows = 1 << 20, .n_pay = 2, .seed = 90};
+    struct spec dup_probe = {.rows = 1200000, .n_pay = 1, .key_range = 12000000, .seed = 91};
+    struct spec dup_build = {.rows = 400000, .n_pay = 2, .key_range = 50000, .seed = 92};
+    struct spec top_probe = {.rows = 1100000, .n_pay = 1, .key_range = 3000000,
+                             .key_offset = INT32_MAX - 3000000 + 1, .seed = 93};
+    struct spec top_build = {.rows = 300000, .n_pay = 1, .key_offset = INT32_MAX - 300000 + 1,
+                             .seed = 94};
+    struct spec top64_probe = {.rows = 1100000, .key64 = 1, .n_pay = 1, .key_range = 3000000,
+                               .key_offset = INT64_MAX - 3000000 + 1, .seed = 95};
+    struct spec top64_build = {.rows = 300000, .key64 = 1, .n_pay = 3, .mixed = 1,
+                               .key_offset = INT64_MAX - 300000 + 1, .seed = 96};
+    sl_engine_t *cpu = gpu_test_engine(SL_PLACE_CPU, 0), *gpu = gpu_test_engine(SL_PLACE_GPU, 0);
+    for (int c = 0; c < 4; c++) {
+        sl_table_t *l = c == 0   ? make_sample_misses((int64_t)1 << 21, build.rows)
+                        : c == 1 ? make(&dup_probe, "l")
+                        : c == 2 ? make(&top_probe, "l")
+                                 : make(&top64_probe, "l");
+        sl_table_t *r = make(c == 0 ? &build : c == 1 ? &dup_build : c == 2 ? &top_build
+                                                                           : &top64_build,
+                             "r");
+        for (int mode = 0; mode < 3; mode++) {
+            SL_ASSERT_OK(sl_engine_option_set(gpu, "debug_join_filter", modes[mode]));
+            for (int k = 0; k < 2; k++) {
+                char opts[128];
+                snprintf(opts, sizeof opts, "on=k kind=%s algo=radix", kinds[k]);
+                join_check_on(cpu, gpu, l, r, opts, 1, 1);
+                long long kept = rows_of_last_join("probe_rows");
+                long long built = rows_of_last_join("build_rows");
+                long long passes = mode == 0 ? rows_of_last_join("filter_passes") : 0;
+                printf("%s, %s, case %d: %lld probe rows, %lld build rows, %lld passes\n", opts,
+                       modes[mode], c, kept, built, passes);
+                if (mode == 0 && c == 0)
+                    assert_int_equal(passes, 2); /* the probe side's second pass, no bitmap */
+                if (mode == 0 && c == 1)
+                    assert_int_equal(passes, 3); /* the build side's second pass */
+                if (mode == 0 && c >= 2)
+                    assert_int_equal(passes, 2); /* both sides, once each */
             }
         }
         sl_table_unref(l);

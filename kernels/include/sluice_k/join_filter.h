@@ -9,6 +9,13 @@
  *  sl_k_select_in_range_*: two-call temp storage; d_idx[0 .. *d_count) = the rows i (in
  *    increasing order) whose key k has k - kmin < range (unsigned) and, when d_bitmap is
  *    not NULL, bit k - kmin of d_bitmap set; d_count is one int64.
+ *  sl_k_select_pack_*: two-call temp storage; the rows sl_k_select_in_range_* selects,
+ *    in one pass: for the j-th selected row i, d_keys_out[j] = its key and, when
+ *    row_bytes > 0 (4..16, a multiple of 4), d_rows_out[j] = row i packed from cols as
+ *    sl_k_pack_rows packs it (at most 4 columns of 4 or 8 bytes; a 4-byte column without
+ *    a pointer is the row number i); *d_count = the rows selected, of which only the
+ *    first cap are written (the outputs hold cap rows; a count past cap asks for a
+ *    second call with larger outputs). cols unused when row_bytes is 0.
  *  sl_k_gather_bytes: d_dst row j = d_src row d_idx[j], rows of `width` bytes (4, 8, 12
  *    or 16, 4-byte aligned).
  * Limits: n < 2^32. Never allocates or synchronizes.
@@ -20,6 +27,8 @@
 #include <stdint.h>
 
 #include <cuda_runtime_api.h>
+
+#include "sluice_k/join_types.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -37,6 +46,16 @@ cudaError_t sl_k_select_in_range_k64(void *d_temp, size_t *temp_bytes, const uin
                                      int64_t n, uint64_t kmin, uint64_t range,
                                      const uint32_t *d_bitmap, uint32_t *d_idx, int64_t *d_count,
                                      cudaStream_t stream);
+cudaError_t sl_k_select_pack_k32(void *d_temp, size_t *temp_bytes, const uint32_t *d_keys,
+                                 int64_t n, uint32_t kmin, uint64_t range,
+                                 const uint32_t *d_bitmap, const sl_k_cols_t *cols, int row_bytes,
+                                 uint32_t *d_keys_out, void *d_rows_out, int64_t cap,
+                                 int64_t *d_count, cudaStream_t stream);
+cudaError_t sl_k_select_pack_k64(void *d_temp, size_t *temp_bytes, const uint64_t *d_keys,
+                                 int64_t n, uint64_t kmin, uint64_t range,
+                                 const uint32_t *d_bitmap, const sl_k_cols_t *cols, int row_bytes,
+                                 uint64_t *d_keys_out, void *d_rows_out, int64_t cap,
+                                 int64_t *d_count, cudaStream_t stream);
 cudaError_t sl_k_gather_bytes(const void *d_src, int width, const uint32_t *d_idx, int64_t n,
                               void *d_dst, cudaStream_t stream);
 

@@ -1,7 +1,8 @@
 /* Device helpers (CUDA only) shared by the GFTR PHJ, SMJ and NPJ join kernels and the
  * partitioner's packed rows (kernels/partition/partition_rows.cu): packed payload rows
- * (1..4 32-bit words), writing a row's words into output columns of 4 or 8 bytes, and
- * column-to-column copies for launchers that read columns directly. */
+ * (1..4 32-bit words), packing a row from columns, writing a row's words into output
+ * columns of 4 or 8 bytes, and column-to-column copies for launchers that read columns
+ * directly. */
 #ifndef SLUICE_K_ROWS_CUH
 #define SLUICE_K_ROWS_CUH
 
@@ -64,6 +65,53 @@ __device__ __forceinline__ void put_row(const sl_k_cols_t &c, uint64_t pos,
             }
         }
     }
+}
+
+/* The row of NW words packed from row `src` of the columns of c (at most 4 of 4 or 8
+ * bytes, 8-byte columns low word first; a 4-byte column without a pointer is the row's
+ * number src; words past the columns are zero). The launchers check the widths fit. */
+template <int NW>
+__device__ __forceinline__ typename RowT<NW>::T pack_row(const sl_k_cols_t &c, int64_t src)
+{
+    uint32_t w0 = 0, w1 = 0, w2 = 0, w3 = 0; /* registers: no indexed array */
+    auto put = [&](int o, uint32_t x) {
+        if (o == 0)
+            w0 = x;
+        else if (o == 1)
+            w1 = x;
+        else if (o == 2)
+            w2 = x;
+        else
+            w3 = x;
+    };
+    int o = 0;
+#pragma unroll
+    for (int j = 0; j < 4; j++) {
+        if (j >= c.n)
+            break;
+        if (c.width[j] == 4) {
+            put(o, c.ptr[j] ? ((const uint32_t *)c.ptr[j])[src] : (uint32_t)src);
+            o += 1;
+        } else {
+            const uint64_t x = ((const uint64_t *)c.ptr[j])[src];
+            put(o, (uint32_t)x);
+            put(o + 1, (uint32_t)(x >> 32));
+            o += 2;
+        }
+    }
+    typename RowT<NW>::T r;
+    if constexpr (NW == 1) {
+        r = w0;
+    } else if constexpr (NW == 2) {
+        r = (uint64_t)w0 | ((uint64_t)w1 << 32);
+    } else if constexpr (NW == 3) {
+        r.w[0] = w0;
+        r.w[1] = w1;
+        r.w[2] = w2;
+    } else if constexpr (NW == 4) {
+        r = make_uint4(w0, w1, w2, w3);
+    }
+    return r;
 }
 
 /* Zeroes row `pos` of every column of c (NULL side of LEFT rows). The loops over the

@@ -1,0 +1,242 @@
+/* What one radix partitioning pass over 8-byte (key, row) pairs costs on the GPU (issue 19:
+ * the GPU join's partition phase, two CUB onesweep passes of 8 and 7 bits and their
+ * histogram pass, is most of join.gpu.narrow). Standalone: CUB and one kernel design of
+ * its own, no sluice kernels.
+ *
+ *   gpu_partition_micro [--rows N] [--repeat R]
+ *
+ * Times, over N random uint32 keys with uint32 rows (median of R after one warm-up):
+ *   copy       a device-to-device copy of the pairs (read + write: the pass's floor)
+ *   cub15      CUB SortPairs on bits [0, 15): what the join does today
+ *   cub8, cub7 CUB SortPairs on bits [0, 8) and [8, 15) alone
+ *   cub15_packed  CUB SortKeys of the pairs packed into one uint64 each (key in the low
+ *              word) on bits [0, 15): one array of 8-byte items to scatter instead of
+ *              two of 4 (longer runs per digit and tile)
+ *   tile8      a classic stable pass on bits [0, 8): per-tile digit counts, one scan,
+ *              then each tile ranked in shared memory (cub::BlockRadixRankMatch) and written
+ *              digit run by digit run; tiles of 256 x IPT rows, IPT 8 and 16
+ * Each line gives ms and the pass's GB/s (2 x the pairs' bytes over the time; cub15 counts
+ * two passes). tile8's output is checked against cub8's (both stable: equal arrays). */
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <vector>
+
+#include <cub/block/block_load.cuh>
+#include <cub/warp/warp_load.cuh>
+#include <cub/block/block_radix_rank.cuh>
+#include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_scan.cuh>
+
+#include "micro_util.h"
+
+namespace {
+
+constexpr int kThreads = 256;
+constexpr int kBins = 256;
+
+__global__ void fill(uint32_t *k, uint32_t *v, int64_t n, uint64_t seed)
+{
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
+         i += (int64_t)gridDim.x * blockDim.x) {
+        uint64_t x = (uint64_t)i * 0x9E3779B97F4A7C15ull + seed;
+        x ^= x >> 31, x *= 0xBF58476D1CE4E5B9ull, x ^= x >> 29;
+        k[i] = (uint32_t)x;
+        v[i] = (uint32_t)i;
+    }
+}
+
+/* counts[d * tiles + tile]: rows of tile with digit d. */
+template <int IPT>
+__global__ void tile_counts(const uint32_t *__restrict__ k, int bit, uint32_t *counts, int tiles)
+{
+    __shared__ uint32_t h[kBins];
+    for (int i = threadIdx.x; i < kBins; i += kThreads)
+        h[i] = 0;
+    __syncthreads();
+    const int64_t base = (int64_t)blockIdx.x * kThreads * IPT;
+#pragma unroll
+    for (int j = 0; j < IPT; j++)
+        atomicAdd(&h[(k[base + j * kThreads + threadIdx.x] >> bit) & 0xFF], 1u);
+    __syncthreads();
+    for (int i = threadIdx.x; i < kBins; i += kThreads)
+        counts[(int64_t)i * tiles + blockIdx.x] = h[i];
+}
+
+/* The tile's rows ranked by digit (stable), staged in shared memory in digit order, then
+ * written: row r of the staged tile goes to offs[d * tiles + tile] + r - start[d]. */
+template <int IPT>
+__global__ void __launch_bounds__(kThreads) tile_scatter(const uint32_t *__restrict__ k,
+                                                         const uint32_t *__restrict__ v, int bit,
+                                                         const uint32_t *__restrict__ offs,
+                                                         int tiles, uint32_t *ko, uint32_t *vo)
+{
+    using Rank = cub::BlockRadixRankMatch<kThreads, 8, false>;
+    constexpr int kTile = kThreads * IPT;
+    struct Stage {
+        uint32_t k[kTile], v[kTile];
+    };
+    __shared__ union {
+        typename Rank::TempStorage rank;
+        Stage st;
+    } sm;
+    __shared__ uint32_t start[kBins], gbase[kBins];
+    const int64_t base = (int64_t)blockIdx.x * kTile;
+    uint32_t kk[IPT], vv[IPT];
+    int ranks[IPT];
+    /* warp-striped, as the match ranking wants (stable in that order) */
+    cub::LoadDirectWarpStriped(threadIdx.x, k + base, kk);
+    cub::LoadDirectWarpStriped(threadIdx.x, v + base, vv);
+    constexpr int kTracked = (kBins + kThreads - 1) / kThreads;
+    int prefix[kTracked];
+    Rank(sm.rank).RankKeys(kk, ranks, cub::BFEDigitExtractor<uint32_t>(bit, 8), prefix);
+    __syncthreads();
+    for (int i = threadIdx.x; i < kBins; i += kThreads) {
+        start[i] = prefix[0];
+        gbase[i] = offs[(int64_t)i * tiles + blockIdx.x];
+    }
+#pragma unroll
+    for (int j = 0; j < IPT; j++) {
+        sm.st.k[ranks[j]] = kk[j];
+        sm.st.v[ranks[j]] = vv[j];
+    }
+    __syncthreads();
+#pragma unroll
+    for (int j = 0; j < IPT; j++) {
+        const int r = j * kThreads + threadIdx.x;
+        const uint32_t key = sm.st.k[r];
+        const int d = (key >> bit) & 0xFF;
+        const uint32_t at = gbase[d] + (uint32_t)r - start[d];
+        ko[at] = key;
+        vo[at] = sm.st.v[r];
+    }
+}
+
+struct Bufs {
+    uint32_t *k, *v, *ko, *vo, *counts, *offs;
+    void *temp;
+    size_t temp_bytes;
+};
+
+template <int IPT> void tile8(const Bufs &b, int64_t n, cudaStream_t s)
+{
+    const int tiles = (int)(n / (kThreads * IPT));
+    tile_counts<IPT><<<tiles, kThreads, 0, s>>>(b.k, 0, b.counts, tiles);
+    size_t tb = b.temp_bytes;
+    CK(cub::DeviceScan::ExclusiveSum(b.temp, tb, b.counts, b.offs, (int64_t)tiles * kBins, s));
+    tile_scatter<IPT><<<tiles, kThreads, 0, s>>>(b.k, b.v, 0, b.offs, tiles, b.ko, b.vo);
+    CK(cudaGetLastError());
+}
+
+void cub_pass(const Bufs &b, int64_t n, int lo, int hi, cudaStream_t s)
+{
+    size_t tb = b.temp_bytes;
+    CK(cub::DeviceRadixSort::SortPairs(b.temp, tb, b.k, b.ko, b.v, b.vo, n, lo, hi, s));
+}
+
+template <typename F> double time_ms(F f, int repeat, cudaStream_t s)
+{
+    cudaEvent_t a, z;
+    CK(cudaEventCreate(&a));
+    CK(cudaEventCreate(&z));
+    f();
+    std::vector<float> t;
+    for (int r = 0; r < repeat; r++) {
+        CK(cudaEventRecord(a, s));
+        f();
+        CK(cudaEventRecord(z, s));
+        CK(cudaEventSynchronize(z));
+        float ms = 0;
+        CK(cudaEventElapsedTime(&ms, a, z));
+        t.push_back(ms);
+    }
+    std::sort(t.begin(), t.end());
+    CK(cudaEventDestroy(a));
+    CK(cudaEventDestroy(z));
+    return t[t.size() / 2];
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+    int64_t n = (int64_t)1 << 27;
+    int repeat = 7;
+    for (int i = 1; i + 1 < argc; i += 2) {
+        if (!strcmp(argv[i], "--rows"))
+            n = strtoll(argv[i + 1], NULL, 0);
+        else if (!strcmp(argv[i], "--repeat"))
+            repeat = atoi(argv[i + 1]);
+    }
+    n -= n % (kThreads * 16); /* whole tiles */
+    cudaStream_t s;
+    CK(cudaStreamCreate(&s));
+    Bufs b;
+    const size_t bytes = (size_t)n * 4;
+    const int64_t max_tiles = n / (kThreads * 8);
+    CK(cudaMalloc(&b.k, bytes));
+    CK(cudaMalloc(&b.v, bytes));
+    CK(cudaMalloc(&b.ko, bytes));
+    CK(cudaMalloc(&b.vo, bytes));
+    CK(cudaMalloc(&b.counts, (size_t)max_tiles * kBins * 4));
+    CK(cudaMalloc(&b.offs, (size_t)max_tiles * kBins * 4));
+    size_t need = 0, need2 = 0;
+    CK(cub::DeviceRadixSort::SortPairs((void *)NULL, need, b.k, b.ko, b.v, b.vo, n, 0, 15, s));
+    CK(cub::DeviceScan::ExclusiveSum((void *)NULL, need2, b.counts, b.offs,
+                                     max_tiles * kBins, s));
+    b.temp_bytes = std::max(need, need2);
+    CK(cudaMalloc(&b.temp, b.temp_bytes));
+    fill<<<1024, 256, 0, s>>>(b.k, b.v, n, 7);
+    CK(cudaStreamSynchronize(s));
+    const double gb = 2.0 * 2 * bytes / 1e9; /* one pass: pairs read and written */
+    auto line = [&](const char *name, double ms, double passes) {
+        printf("{\"micro\": \"%s\", \"rows\": %lld, \"ms\": %.4f, \"pass_gb_s\": %.0f}\n", name,
+               (long long)n, ms, passes * gb / (ms / 1e3));
+    };
+    line("copy", time_ms([&] {
+             CK(cudaMemcpyAsync(b.ko, b.k, bytes, cudaMemcpyDeviceToDevice, s));
+             CK(cudaMemcpyAsync(b.vo, b.v, bytes, cudaMemcpyDeviceToDevice, s));
+         }, repeat, s), 1);
+    line("cub15", time_ms([&] { cub_pass(b, n, 0, 15, s); }, repeat, s), 2);
+    line("cub8", time_ms([&] { cub_pass(b, n, 0, 8, s); }, repeat, s), 1);
+    line("cub7", time_ms([&] { cub_pass(b, n, 8, 15, s); }, repeat, s), 1);
+    {
+        uint64_t *pk = NULL, *po = NULL;
+        CK(cudaMalloc(&pk, 2 * bytes));
+        CK(cudaMalloc(&po, 2 * bytes));
+        CK(cudaMemcpy2DAsync(pk, 8, b.k, 4, 4, n, cudaMemcpyDeviceToDevice, s));
+        CK(cudaMemcpy2DAsync((char *)pk + 4, 8, b.v, 4, 4, n, cudaMemcpyDeviceToDevice, s));
+        size_t tb = 0;
+        CK(cub::DeviceRadixSort::SortKeys((void *)NULL, tb, pk, po, n, 0, 15, s));
+        void *t2 = NULL;
+        CK(cudaMalloc(&t2, tb));
+        line("cub15_packed", time_ms([&] {
+                 size_t t = tb;
+                 CK(cub::DeviceRadixSort::SortKeys(t2, t, pk, po, n, 0, 15, s));
+             }, repeat, s), 2);
+        CK(cudaFree(t2));
+        CK(cudaFree(pk));
+        CK(cudaFree(po));
+    }
+    /* reference for the check: cub8's output */
+    std::vector<uint32_t> rk(n), rv(n), tk(n), tv(n);
+    cub_pass(b, n, 0, 8, s);
+    CK(cudaMemcpyAsync(rk.data(), b.ko, bytes, cudaMemcpyDeviceToHost, s));
+    CK(cudaMemcpyAsync(rv.data(), b.vo, bytes, cudaMemcpyDeviceToHost, s));
+    CK(cudaStreamSynchronize(s));
+    auto check = [&](const char *name) {
+        CK(cudaMemcpyAsync(tk.data(), b.ko, bytes, cudaMemcpyDeviceToHost, s));
+        CK(cudaMemcpyAsync(tv.data(), b.vo, bytes, cudaMemcpyDeviceToHost, s));
+        CK(cudaStreamSynchronize(s));
+        bool ok = tk == rk && tv == rv;
+        printf("{\"check\": \"%s\", \"equal_to_cub8\": %s}\n", name, ok ? "true" : "false");
+    };
+    CK(cudaMemsetAsync(b.ko, 0, bytes, s));
+    line("tile8_ipt8", time_ms([&] { tile8<8>(b, n, s); }, repeat, s), 1);
+    check("tile8_ipt8");
+    CK(cudaMemsetAsync(b.ko, 0, bytes, s));
+    line("tile8_ipt16", time_ms([&] { tile8<16>(b, n, s); }, repeat, s), 1);
+    check("tile8_ipt16");
+    return 0;
+}
