@@ -346,7 +346,10 @@ int join_part_probe(sl_task_t *t, struct join_state *st, int64_t w, struct join_
     struct join_emit e;
     if (join_emit_init(&e, st, t, acc) < 0)
         return SL_ENOMEM;
-    part_probe_range(&e, &st->work[w]);
+    const struct join_work *wk = &st->work[w];
+    const int64_t *op = st->off[1 - st->build];
+    e.expect = wk->lo >= 0 ? wk->hi - wk->lo : op[wk->p1] - op[wk->p0];
+    part_probe_range(&e, wk);
     join_emit_flush(&e);
     join_emit_fini(&e);
     return e.rc;
@@ -498,6 +501,7 @@ int join_nopart_probe(sl_task_t *t, struct join_state *st, int64_t w, struct joi
         return SL_ENOMEM;
     const struct join_work *wk = &st->work[w];
     int p = 1 - st->build;
+    e.expect = wk->hi - wk->lo;
     if (st->shape.wide)
         np_probe_16(&e, p, wk->p0, wk->lo, wk->hi, st->table, st->tbits, np_empty(st));
     else
