@@ -253,14 +253,15 @@ static const struct sl_phase part_hist_phase = {part_hist_impl, 1, NULL};
 static const struct sl_impl part_prefix_impl[] = {{.device = SL_DEVICE_CPU, .run = part_prefix}};
 static const struct sl_phase part_prefix_phase = {part_prefix_impl, 1, NULL};
 
-/* Radix bits: build bytes per partition (tuples + chained table) at most P =
- * join_part_bytes(), i.e. bits = ceil(log2(ceil(build rows * (tuple + 8) / P))), between
- * 1 and 12 (4096 partitions keep the write-combining buffers in L2); one pass. */
+/* Radix bits: build bytes per partition (tuples + chained table: 4 bytes of next and
+ * 2 to 4 heads of 4 bytes a tuple, about 12) at most P = join_part_bytes(), i.e.
+ * bits = ceil(log2(ceil(build rows * (tuple + 12) / P))), between 1 and 12 (4096
+ * partitions keep the write-combining buffers in L2); one pass. */
 int join_part_start(sl_task_t *t)
 {
     struct join_state *st = sl_task_gstate(t);
     int64_t nb = st->side[st->build].n_rows, pb = join_part_bytes();
-    int bits = join_log2_ceil((nb * (int64_t)(tup_bytes(st) + 8) + pb - 1) / pb);
+    int bits = join_log2_ceil((nb * (int64_t)(tup_bytes(st) + 12) + pb - 1) / pb);
     st->bits = bits < 1 ? 1 : bits > 12 ? 12 : bits;
     st->fanout = (int64_t)1 << st->bits;
     int64_t maxn = st->side[0].n_rows > st->side[1].n_rows ? st->side[0].n_rows
@@ -309,7 +310,7 @@ static void part_probe_range(struct join_emit *e, const struct join_work *w)
     uint32_t *heads = NULL, *next = NULL;
     size_t hbytes = 0;
     if (st->algo == JOIN_RADIX) {
-        hbytes = ((size_t)1 << join_log2_ceil(maxb < 2 ? 2 : maxb)) * sizeof *heads;
+        hbytes = ((size_t)2 << join_log2_ceil(maxb < 2 ? 2 : maxb)) * sizeof *heads;
         heads = sl__malloc(hbytes);
         next = sl__malloc((size_t)maxb * sizeof *next);
         if (!heads || !next) {
