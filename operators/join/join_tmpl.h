@@ -27,6 +27,36 @@ static inline int FN(key_eq)(const TUP *a, const TUP *b)
 #endif
 }
 
+#if !TUP_WORDS
+typedef __typeof__(((TUP *)0)->k) FN(key_t);
+typedef __typeof__(((TUP *)0)->v) FN(val_t);
+
+/* The common case of the partitioning passes: a key column without nulls whose values are the tuple's
+ * key as they are (a 4-byte key in 8-byte tuples, an 8-byte one in 16-byte tuples), and
+ * vals that are a payload column of the tuple's val width without nulls, no payload or
+ * row ids. Sets *kp and *vp (NULL: the vals are row ids or zeros) for batch b; 0 if the
+ * rows must go through join_load. */
+static inline int FN(scatter_direct)(const struct join_state *st, const struct join_side *sd,
+                                     const sl_batch_t *b, const FN(key_t) **kp,
+                                     const FN(val_t) **vp)
+{
+    const struct sl__col *kc = &b->cols[sd->key[0]];
+    enum join_key_mode m = st->shape.kmode[0];
+    if (st->shape.n_keys != 1 || kc->validity ||
+        m != (sizeof(FN(key_t)) == 4 ? JOIN_KEY_BITS4 : JOIN_KEY_BITS8))
+        return 0;
+    *kp = sl__col_values(b, sd->key[0]);
+    *vp = NULL;
+    if (sd->inline_val && sd->val_col >= 0) {
+        const struct sl__col *vc = &b->cols[sd->val_col];
+        if (vc->validity || sl_type_width(vc->type) != sizeof(FN(val_t)))
+            return 0;
+        *vp = sl__col_values(b, sd->val_col);
+    }
+    return 1;
+}
+#endif
+
 /* Histogram of the rows [lo, hi) (global row numbers) of side s into h[fanout + 1]
  * (the last entry counts null keys). */
 TMPL_FN void FN(part_hist)(const struct join_state *st, int s, int64_t lo, int64_t hi, int64_t *h)
@@ -38,6 +68,17 @@ TMPL_FN void FN(part_hist)(const struct join_state *st, int s, int64_t lo, int64
     int64_t bi = join_first_batch(sd, lo);
     for (int64_t r = lo; r < hi;) {
         int64_t in, n = join_next_load(sd, r, hi, &bi, &in);
+#if !TUP_WORDS
+        const FN(key_t) *kp;
+        const FN(val_t) *vp;
+        if (FN(scatter_direct)(st, sd, sd->batches[bi], &kp, &vp)) {
+            kp += in;
+            for (int64_t i = 0; i < n; i++)
+                h[FN(pid)(kp[i], bits)]++;
+            r += n;
+            continue;
+        }
+#endif
         int64_t nulls = join_load(st, s, bi, in, n, k, NULL, nul, NULL);
         if (nulls == 0) {
             for (int64_t i = 0; i < n; i++)
@@ -52,6 +93,7 @@ TMPL_FN void FN(part_hist)(const struct join_state *st, int s, int64_t lo, int64
 
 #define LINE_TUPS (64 / (int)sizeof(TUP))
 
+
 /* Scatters rows [lo, hi) of side s to dst at positions pos[p]++ through software
  * write-combining buffers: one cache line of tuples per partition, written out whole. */
 TMPL_FN void FN(part_scatter)(const struct join_state *st, int s, int64_t lo, int64_t hi,
@@ -64,6 +106,8 @@ TMPL_FN void FN(part_scatter)(const struct join_state *st, int s, int64_t lo, in
     uint64_t w[2 * JOIN_CHUNK];
 #else
     uint64_t *w = NULL;
+    uint32_t pid[JOIN_CHUNK];
+    FN(val_t) vrow[JOIN_CHUNK];
 #endif
     int bits = st->bits;
     int64_t fanout = st->fanout;
@@ -71,6 +115,39 @@ TMPL_FN void FN(part_scatter)(const struct join_state *st, int s, int64_t lo, in
     int64_t bi = join_first_batch(sd, lo);
     for (int64_t r = lo; r < hi;) {
         int64_t in, n = join_next_load(sd, r, hi, &bi, &in);
+#if !TUP_WORDS
+        const FN(key_t) *kp;
+        const FN(val_t) *vp;
+        if (FN(scatter_direct)(st, sd, sd->batches[bi], &kp, &vp)) {
+            /* Keys and vals read in place; partitions of the chunk first (a vector loop). */
+            kp += in;
+            if (vp) {
+                vp += in;
+            } else {
+                uint64_t base = sd->inline_val ? 0 : (uint64_t)bi << sd->shift | (uint64_t)in;
+                for (int64_t i = 0; i < n; i++)
+                    vrow[i] = (FN(val_t))(sd->inline_val ? 0 : base + (uint64_t)i);
+                vp = vrow;
+            }
+            for (int64_t i = 0; i < n; i++)
+                pid[i] = FN(pid)(kp[i], bits);
+            for (int64_t i = 0; i < n; i++) {
+                uint32_t p = pid[i];
+                TUP *line = buf + (int64_t)p * LINE_TUPS;
+                int f = fill[p];
+                line[f].k = kp[i];
+                line[f].v = vp[i];
+                if (++f == LINE_TUPS) {
+                    join_stream_line(dst + pos[p], line);
+                    pos[p] += LINE_TUPS;
+                    f = 0;
+                }
+                fill[p] = (uint8_t)f;
+            }
+            r += n;
+            continue;
+        }
+#endif
         int64_t nulls = join_load(st, s, bi, in, n, k, v, nul, w);
         for (int64_t i = 0; i < n; i++) {
             uint32_t p = nulls && nul[i] ? (uint32_t)fanout : FN(pid)(k[i], bits);
