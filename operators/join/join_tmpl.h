@@ -94,6 +94,21 @@ TMPL_FN void FN(part_hist)(const struct join_state *st, int s, int64_t lo, int64
 #define LINE_TUPS (64 / (int)sizeof(TUP))
 
 
+/* Tuple t into partition p's write-combining line; a full line goes out to dst at
+ * pos[p] (streamed). */
+static inline void FN(wc_put)(TUP *buf, uint8_t *fill, int64_t *pos, TUP *dst, uint32_t p, TUP t)
+{
+    TUP *line = buf + (int64_t)p * LINE_TUPS;
+    int f = fill[p];
+    line[f] = t;
+    if (++f == LINE_TUPS) {
+        join_stream_line(dst + pos[p], line);
+        pos[p] += LINE_TUPS;
+        f = 0;
+    }
+    fill[p] = (uint8_t)f;
+}
+
 /* Scatters rows [lo, hi) of side s to dst at positions pos[p]++ through software
  * write-combining buffers: one cache line of tuples per partition, written out whole. */
 TMPL_FN void FN(part_scatter)(const struct join_state *st, int s, int64_t lo, int64_t hi,
@@ -131,19 +146,8 @@ TMPL_FN void FN(part_scatter)(const struct join_state *st, int s, int64_t lo, in
             }
             for (int64_t i = 0; i < n; i++)
                 pid[i] = FN(pid)(kp[i], bits);
-            for (int64_t i = 0; i < n; i++) {
-                uint32_t p = pid[i];
-                TUP *line = buf + (int64_t)p * LINE_TUPS;
-                int f = fill[p];
-                line[f].k = kp[i];
-                line[f].v = vp[i];
-                if (++f == LINE_TUPS) {
-                    join_stream_line(dst + pos[p], line);
-                    pos[p] += LINE_TUPS;
-                    f = 0;
-                }
-                fill[p] = (uint8_t)f;
-            }
+            for (int64_t i = 0; i < n; i++)
+                FN(wc_put)(buf, fill, pos, dst, pid[i], (TUP){.k = kp[i], .v = vp[i]});
             r += n;
             continue;
         }
@@ -151,20 +155,12 @@ TMPL_FN void FN(part_scatter)(const struct join_state *st, int s, int64_t lo, in
         int64_t nulls = join_load(st, s, bi, in, n, k, v, nul, w);
         for (int64_t i = 0; i < n; i++) {
             uint32_t p = nulls && nul[i] ? (uint32_t)fanout : FN(pid)(k[i], bits);
-            TUP *line = buf + (int64_t)p * LINE_TUPS;
-            int f = fill[p];
-            line[f].k = (__typeof__(line[f].k))k[i];
-            line[f].v = (__typeof__(line[f].v))v[i];
+            TUP t = {.k = (__typeof__(t.k))k[i], .v = (__typeof__(t.v))v[i]};
 #if TUP_WORDS
-            line[f].w[0] = w[2 * i];
-            line[f].w[1] = w[2 * i + 1];
+            t.w[0] = w[2 * i];
+            t.w[1] = w[2 * i + 1];
 #endif
-            if (++f == LINE_TUPS) {
-                join_stream_line(dst + pos[p], line);
-                pos[p] += LINE_TUPS;
-                f = 0;
-            }
-            fill[p] = (uint8_t)f;
+            FN(wc_put)(buf, fill, pos, dst, p, t);
         }
         r += n;
     }
