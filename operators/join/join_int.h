@@ -375,6 +375,24 @@ int join_emit_open(struct join_emit *e);
 /* minl: row n of ob has no build row: its build columns are null. */
 void join_emit_null_build(struct join_emit *e);
 
+/* Value x at row n of an inline output column, at the column's width. */
+static inline void join_ocw_store(const struct join_ocw *o, int64_t n, uint64_t x)
+{
+    switch (o->width) {
+    case 4: ((uint32_t *)o->dst)[n] = (uint32_t)x; break;
+    case 8: ((uint64_t *)o->dst)[n] = x; break;
+    case 2: ((uint16_t *)o->dst)[n] = (uint16_t)x; break;
+    default: ((uint8_t *)o->dst)[n] = (uint8_t)x; break;
+    }
+}
+
+/* minl: n matched rows (keys, probe and build vals in arrays) written into the batch's
+ * columns a column at a time: the fused inner-join probes collect a few hundred in local
+ * arrays first (JOIN_OUT_CHUNK), so their loops keep no emitter state in memory. */
+#define JOIN_OUT_CHUNK 256
+void join_emit_rows(struct join_emit *e, const uint64_t *k, const uint64_t *pv,
+                    const uint64_t *bv, int64_t n);
+
 /* minl: one output row written into the batch's columns (no staging, no gathers). */
 static inline void join_emit_inline(struct join_emit *e, uint64_t k, uint64_t pv, uint64_t bv,
                                     int has_b)
@@ -384,13 +402,7 @@ static inline void join_emit_inline(struct join_emit *e, uint64_t k, uint64_t pv
     int64_t n = e->n;
     for (int c = 0; c < e->n_ocw; c++) {
         const struct join_ocw *o = &e->ocw[c];
-        uint64_t x = o->src == 0 ? k : o->src == 1 ? pv : bv;
-        switch (o->width) {
-        case 4: ((uint32_t *)o->dst)[n] = (uint32_t)x; break;
-        case 8: ((uint64_t *)o->dst)[n] = x; break;
-        case 2: ((uint16_t *)o->dst)[n] = (uint16_t)x; break;
-        default: ((uint8_t *)o->dst)[n] = (uint8_t)x; break;
-        }
+        join_ocw_store(o, n, o->src == 0 ? k : o->src == 1 ? pv : bv);
     }
     if (!has_b)
         join_emit_null_build(e);

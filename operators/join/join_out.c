@@ -275,6 +275,36 @@ int join_emit_open(struct join_emit *e)
     return SL_OK;
 }
 
+void join_emit_rows(struct join_emit *e, const uint64_t *k, const uint64_t *pv,
+                    const uint64_t *bv, int64_t n)
+{
+    while (n > 0 && e->rc >= 0) {
+        if (!e->ob && join_emit_open(e) < 0)
+            return;
+        int64_t c = e->ob_rows - e->n < n ? e->ob_rows - e->n : n;
+        for (int oc = 0; oc < e->n_ocw; oc++) {
+            const struct join_ocw *o = &e->ocw[oc];
+            const uint64_t *x = o->src == 0 ? k : o->src == 1 ? pv : bv;
+            int64_t at = e->n;
+            if (o->width == 4) { /* the common width: a vector loop */
+                uint32_t *d = (uint32_t *)o->dst + at;
+                for (int64_t i = 0; i < c; i++)
+                    d[i] = (uint32_t)x[i];
+            } else {
+                for (int64_t i = 0; i < c; i++)
+                    join_ocw_store(o, at + i, x[i]);
+            }
+        }
+        e->n += c;
+        k += c;
+        pv += c;
+        bv += c;
+        n -= c;
+        if (e->n == e->ob_rows)
+            join_emit_flush(e);
+    }
+}
+
 void join_emit_null_build(struct join_emit *e)
 {
     int64_t n = e->n;

@@ -278,6 +278,29 @@ TMPL_FN void FN(probe_hash)(struct join_emit *e, const TUP *B, int64_t nb, const
         e->acc->isum[e->ib] += sb;
         return;
     }
+    if (kind == JOIN_INNER && e->minl && !st->d->n_resid && !st->bmatch) {
+        /* Fused materialized inner join from inline vals: matches gathered in local
+         * arrays, written to the output columns a chunk at a time. */
+        uint64_t ok[JOIN_OUT_CHUNK], opv[JOIN_OUT_CHUNK], obv[JOIN_OUT_CHUNK];
+        int m = 0;
+        for (int64_t i = 0; i < np && e->rc >= 0; i++) {
+            uint64_t k = P[i].k, pv = (uint64_t)(int64_t)(SVAL)P[i].v;
+            uint32_t b = (uint32_t)((join_hash(k) << pbits) >> rs);
+            for (uint32_t j = heads[b]; j; j = next[j - 1]) {
+                if (!FN(key_eq)(&B[j - 1], &P[i]))
+                    continue;
+                ok[m] = k;
+                opv[m] = pv;
+                obv[m] = (uint64_t)(int64_t)(SVAL)B[j - 1].v;
+                if (++m == JOIN_OUT_CHUNK) {
+                    join_emit_rows(e, ok, opv, obv, m);
+                    m = 0;
+                }
+            }
+        }
+        join_emit_rows(e, ok, opv, obv, m);
+        return;
+    }
     for (int64_t i = 0; i < np && e->rc >= 0; i++) {
         uint64_t k = P[i].k;
         uint32_t b = (uint32_t)((join_hash(k) << pbits) >> rs);
