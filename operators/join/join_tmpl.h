@@ -94,26 +94,30 @@ TMPL_FN void FN(part_hist)(const struct join_state *st, int s, int64_t lo, int64
 #define LINE_TUPS (64 / (int)sizeof(TUP))
 
 
-/* Tuple t into partition p's write-combining line; a full line goes out to dst at
- * pos[p] (streamed). */
-static inline void FN(wc_put)(TUP *buf, uint8_t *fill, int64_t *pos, TUP *dst, uint32_t p, TUP t)
+/* Tuple t into partition p's write-combining buffer of wl tuples (whole cache lines);
+ * a full buffer goes out to dst at pos[p] (streamed). */
+static inline void FN(wc_put)(TUP *buf, uint8_t *fill, int64_t *pos, TUP *dst, uint32_t p, TUP t,
+                              int wl)
 {
-    TUP *line = buf + (int64_t)p * LINE_TUPS;
+    TUP *line = buf + (int64_t)p * wl;
     int f = fill[p];
     line[f] = t;
-    if (++f == LINE_TUPS) {
-        join_stream_line(dst + pos[p], line);
-        pos[p] += LINE_TUPS;
+    if (++f == wl) {
+        for (int q = 0; q < wl; q += LINE_TUPS)
+            join_stream_line(dst + pos[p] + q, line + q);
+        pos[p] += wl;
         f = 0;
     }
     fill[p] = (uint8_t)f;
 }
 
 /* Scatters rows [lo, hi) of side s to dst at positions pos[p]++ through software
- * write-combining buffers: one cache line of tuples per partition, written out whole. */
+ * write-combining buffers: `lines` cache lines of tuples per partition, written out whole
+ * (buf holds fanout + 1 of them). */
 TMPL_FN void FN(part_scatter)(const struct join_state *st, int s, int64_t lo, int64_t hi,
-                             int64_t *pos, TUP *dst, TUP *buf, uint8_t *fill)
+                             int64_t *pos, TUP *dst, TUP *buf, uint8_t *fill, int lines)
 {
+    const int wl = lines * LINE_TUPS;
     const struct join_side *sd = &st->side[s];
     uint64_t k[JOIN_CHUNK], v[JOIN_CHUNK];
     uint8_t nul[JOIN_CHUNK];
@@ -147,7 +151,7 @@ TMPL_FN void FN(part_scatter)(const struct join_state *st, int s, int64_t lo, in
             for (int64_t i = 0; i < n; i++)
                 pid[i] = FN(pid)(kp[i], bits);
             for (int64_t i = 0; i < n; i++)
-                FN(wc_put)(buf, fill, pos, dst, pid[i], (TUP){.k = kp[i], .v = vp[i]});
+                FN(wc_put)(buf, fill, pos, dst, pid[i], (TUP){.k = kp[i], .v = vp[i]}, wl);
             r += n;
             continue;
         }
@@ -160,12 +164,12 @@ TMPL_FN void FN(part_scatter)(const struct join_state *st, int s, int64_t lo, in
             t.w[0] = w[2 * i];
             t.w[1] = w[2 * i + 1];
 #endif
-            FN(wc_put)(buf, fill, pos, dst, p, t);
+            FN(wc_put)(buf, fill, pos, dst, p, t, wl);
         }
         r += n;
     }
     for (int64_t p = 0; p <= fanout; p++) {
-        memcpy(dst + pos[p], buf + p * LINE_TUPS, (size_t)fill[p] * sizeof(TUP));
+        memcpy(dst + pos[p], buf + p * wl, (size_t)fill[p] * sizeof(TUP));
         pos[p] += fill[p];
     }
 }
