@@ -11,6 +11,7 @@
 
 #include "internal.h"
 #include "sl_test.h"
+#include "zipf.h"
 
 #define NUL INT64_MIN
 
@@ -720,25 +721,14 @@ SL_TEST(join_narrow_key_types)
     assert_no_leaks();
 }
 
-/* Zipf picks from a precomputed CDF (zipf_pick's linear search is for small inputs). */
+/* Zipf keys for a side (zipf_pick's linear search is for small inputs). */
 static void side_zipf_keys(struct side *s, int64_t dom, double z)
 {
-    double *cdf = malloc(sizeof(double) * (size_t)dom), tot = 0;
-    for (int64_t i = 0; i < dom; i++)
-        cdf[i] = tot += 1 / pow((double)(i + 1), z);
-    for (int i = 0; i < s->n; i++) {
-        double u = (double)(rnd() % 1000000000) / 1e9 * tot;
-        int64_t lo = 0, hi = dom - 1;
-        while (lo < hi) {
-            int64_t mid = (lo + hi) / 2;
-            if (cdf[mid] < u)
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
-        s->k[0][i] = key_of(s->kt, lo, 0);
-    }
-    free(cdf);
+    int64_t *rank = malloc(sizeof(int64_t) * (size_t)(s->n + 1));
+    assert_true(sl_test_zipf_ranks(rank, s->n, dom, z, rnd));
+    for (int i = 0; i < s->n; i++)
+        s->k[0][i] = key_of(s->kt, rank[i], 0);
+    free(rank);
 }
 
 /* Every kind and algorithm against the sorting reference, rows compared as sorted
