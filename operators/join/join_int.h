@@ -280,6 +280,12 @@ int join_keys_equal(const struct join_state *st, uint64_t lrow, uint64_t rrow);
 /* 1 if every residual term holds for left row lrow and right row rrow (nulls fail). */
 int join_residual_ok(const struct join_state *st, uint64_t lrow, uint64_t rrow);
 
+/* A hint to fetch the line `ahead` bytes past p (any address: a prefetch never faults). */
+static inline void join_prefetch(const void *p, size_t ahead)
+{
+    __builtin_prefetch((const void *)((uintptr_t)p + ahead));
+}
+
 static inline uint64_t join_hash(uint64_t k)
 {
     return k * JOIN_HASH_MUL;

@@ -148,10 +148,14 @@ TMPL_FN void FN(part_scatter)(const struct join_state *st, int s, int64_t lo, in
                     vrow[i] = (FN(val_t))(sd->inline_val ? 0 : base + (uint64_t)i);
                 vp = vrow;
             }
-            for (int64_t i = 0; i < n; i++)
+            for (int64_t i = 0; i < n; i++) {
+                join_prefetch(kp + i, 4096); /* the next chunk's, a line at a time */
                 pid[i] = FN(pid)(kp[i], bits);
-            for (int64_t i = 0; i < n; i++)
+            }
+            for (int64_t i = 0; i < n; i++) {
+                join_prefetch(vp + i, 1024 * sizeof *vp);
                 FN(wc_put)(buf, fill, pos, dst, pid[i], (TUP){.k = kp[i], .v = vp[i]}, wl);
+            }
             r += n;
             continue;
         }
@@ -257,7 +261,7 @@ TMPL_FN void FN(probe_hash)(struct join_emit *e, const TUP *B, int64_t nb, const
     memset(heads, 0, ((size_t)1 << hb) * sizeof *heads);
     for (int64_t i = 0; i < nb; i++) {
         /* The partitions were streamed out to memory: fetch the tuples ahead. */
-        __builtin_prefetch((const char *)(B + i) + 1024);
+        join_prefetch(B + i, 1024);
         uint32_t b = (uint32_t)((join_hash(B[i].k) << pbits) >> rs);
         next[i] = heads[b];
         heads[b] = (uint32_t)(i + 1);
@@ -270,7 +274,7 @@ TMPL_FN void FN(probe_hash)(struct join_emit *e, const TUP *B, int64_t nb, const
     do {                                                                                \
         ACC cnt = 0, sp = 0, sb = 0;                                                    \
         for (int64_t i = 0; i < np; i++) {                                              \
-            __builtin_prefetch((const char *)(P + i) + 1024);                           \
+            join_prefetch(P + i, 1024);                                                 \
             uint64_t k = P[i].k;                                                        \
             uint32_t b = (uint32_t)((join_hash(k) << pbits) >> rs);                     \
             int64_t m = 0, s = 0;                                                       \
@@ -301,7 +305,7 @@ TMPL_FN void FN(probe_hash)(struct join_emit *e, const TUP *B, int64_t nb, const
         uint64_t ok[JOIN_OUT_CHUNK], opv[JOIN_OUT_CHUNK], obv[JOIN_OUT_CHUNK];
         int m = 0;
         for (int64_t i = 0; i < np && e->rc >= 0; i++) {
-            __builtin_prefetch((const char *)(P + i) + 1024);
+            join_prefetch(P + i, 1024);
             uint64_t k = P[i].k, pv = (uint64_t)(int64_t)(SVAL)P[i].v;
             uint32_t b = (uint32_t)((join_hash(k) << pbits) >> rs);
             for (uint32_t j = heads[b]; j; j = next[j - 1]) {
