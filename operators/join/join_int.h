@@ -399,6 +399,20 @@ static inline void join_ocw_store(const struct join_ocw *o, int64_t n, uint64_t 
 void join_emit_rows(struct join_emit *e, const uint64_t *k, const uint64_t *pv,
                     const uint64_t *bv, int64_t n);
 
+/* A match into a fused loop's local arrays of JOIN_OUT_CHUNK rows (row m); a full chunk
+ * goes to the output. Returns the rows now held. */
+static inline int join_chunk_add(struct join_emit *e, uint64_t *k, uint64_t *pv, uint64_t *bv,
+                                 int m, uint64_t key, uint64_t pval, uint64_t bval)
+{
+    k[m] = key;
+    pv[m] = pval;
+    bv[m] = bval;
+    if (++m < JOIN_OUT_CHUNK)
+        return m;
+    join_emit_rows(e, k, pv, bv, m);
+    return 0;
+}
+
 /* minl: one output row written into the batch's columns (no staging, no gathers). */
 static inline void join_emit_inline(struct join_emit *e, uint64_t k, uint64_t pv, uint64_t bv,
                                     int has_b)

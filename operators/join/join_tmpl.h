@@ -309,15 +309,9 @@ TMPL_FN void FN(probe_hash)(struct join_emit *e, const TUP *B, int64_t nb, const
             uint64_t k = P[i].k, pv = (uint64_t)(int64_t)(SVAL)P[i].v;
             uint32_t b = (uint32_t)((join_hash(k) << pbits) >> rs);
             for (uint32_t j = heads[b]; j; j = next[j - 1]) {
-                if (!FN(key_eq)(&B[j - 1], &P[i]))
-                    continue;
-                ok[m] = k;
-                opv[m] = pv;
-                obv[m] = (uint64_t)(int64_t)(SVAL)B[j - 1].v;
-                if (++m == JOIN_OUT_CHUNK) {
-                    join_emit_rows(e, ok, opv, obv, m);
-                    m = 0;
-                }
+                if (FN(key_eq)(&B[j - 1], &P[i]))
+                    m = join_chunk_add(e, ok, opv, obv, m, k, pv,
+                                       (uint64_t)(int64_t)(SVAL)B[j - 1].v);
             }
         }
         join_emit_rows(e, ok, opv, obv, m);
@@ -474,6 +468,24 @@ TMPL_FN void FN(np_probe)(struct join_emit *e, int s, int64_t bi, int64_t lo, in
             e->acc->count += cnt;
             e->acc->isum[e->ip] += sp;
             e->acc->isum[e->ib] += sb;
+            continue;
+        }
+        if (kind == JOIN_INNER && e->minl && !nulls && st->n_side == 0 && !st->d->n_resid &&
+            !st->bmatch) {
+            /* Fused materialized inner join from inline vals, as probe_hash's. */
+            uint64_t ok[JOIN_OUT_CHUNK], opv[JOIN_OUT_CHUNK], obv[JOIN_OUT_CHUNK];
+            int m = 0;
+            for (int64_t i = 0; i < n; i++) {
+                if (i + PREFETCH < n)
+                    __builtin_prefetch(&tab[slot[i + PREFETCH]]);
+                __typeof__(tab[0].k) kk = (__typeof__(tab[0].k))k[i];
+                uint64_t pv = (uint64_t)(int64_t)(SVAL)v[i];
+                for (uint64_t j = slot[i]; tab[j].k != E; j = (j + 1) & mask)
+                    if (tab[j].k == kk)
+                        m = join_chunk_add(e, ok, opv, obv, m, kk, pv,
+                                           (uint64_t)(int64_t)(SVAL)tab[j].v);
+            }
+            join_emit_rows(e, ok, opv, obv, m);
             continue;
         }
         for (int64_t i = 0; i < n && e->rc >= 0; i++) {
