@@ -236,7 +236,10 @@ const char *sl__mem_allocator(void)
  * columns (a morsel's passing rows, 0.25-0.5 MiB a column) that a join sink keeps until
  * the query ends were 4 KiB pages faulted in again by every query (jemalloc handed out
  * fresh pages for them) with 1 MiB and 16 blocks: TPC-H Q3 at SF 1 on 2 cores, CPU time
- * 73 -> 49 ms a query. */
+ * 73 -> 49 ms a query. BIG_SLOTS is 512: a materialized join of 2^24 rows leaves 3 x 137
+ * output columns of one morsel (0.5 MiB each); with 128 slots most came back from
+ * jemalloc as fresh pages, 2,000 to 24,000 page faults a query (bench join
+ * --output materialize, 2 cores; 529 with 512 slots). */
 #if defined(__SANITIZE_ADDRESS__)
 #define SL__BIG_CACHE 0
 #elif defined(__has_feature)
@@ -251,7 +254,7 @@ const char *sl__mem_allocator(void)
 #define BIG_MIN ((size_t)1 << 18)
 #define BIG_CAP ((size_t)4 << 30)
 #define BIG_CLASSES 160
-#define BIG_SLOTS 128
+#define BIG_SLOTS 512
 
 #include <pthread.h>
 

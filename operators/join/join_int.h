@@ -280,6 +280,12 @@ int join_keys_equal(const struct join_state *st, uint64_t lrow, uint64_t rrow);
 /* 1 if every residual term holds for left row lrow and right row rrow (nulls fail). */
 int join_residual_ok(const struct join_state *st, uint64_t lrow, uint64_t rrow);
 
+/* A hint to fetch the line `ahead` bytes past p (any address: a prefetch never faults). */
+static inline void join_prefetch(const void *p, size_t ahead)
+{
+    __builtin_prefetch((const void *)((uintptr_t)p + ahead));
+}
+
 static inline uint64_t join_hash(uint64_t k)
 {
     return k * JOIN_HASH_MUL;
@@ -327,6 +333,14 @@ static inline double join_now_ms(void)
 /* ---------------- output (join_out.c) ---------------- */
 
 /* Collects matches of one work item: materialized batches or aggregate sums. */
+/* An output column written straight from inline vals (join_emit's minl mode). */
+struct join_ocw {
+    char *dst;                          /* the column's values in the batch being filled */
+    int src;                            /* 0: the key, 1: the probe val, 2: the build val */
+    int width;                          /* bytes a value: 1, 2, 4 or 8 */
+    int nullable;                       /* a build column of an outer join */
+};
+
 struct join_emit {
     struct join_state *st;
     sl_task_t *task;
@@ -334,9 +348,16 @@ struct join_emit {
     int materialize;
     int64_t n, cap;
     uint64_t *pv, *bv;                  /* probe and build vals of pending output rows */
-    uint64_t *kv;                       /* inline materialize: their keys */
-    uint8_t *bnull;                     /* inline materialize: 1 = no build row */
-    int minl;                           /* materialize from inline vals (no gathers) */
+    int minl;                           /* materialize from inline vals (no gathers): rows
+                                         * are written straight into the batch `ob` */
+    sl_batch_t *ob;                     /* minl: the output batch being filled (cap rows) */
+    struct join_ocw *ocw;               /* minl: where each output column's values go */
+    int n_ocw;
+    int64_t n_alone;                    /* minl: rows of ob without a build row */
+    int64_t ob_rows;                    /* minl: rows ob has room for */
+    int64_t expect;                     /* minl: output rows still expected from the work
+                                         * item (its probe rows; a batch for fewer rows than
+                                         * cap is cut to them) */
     int vinl;                           /* vals are inline payloads (inl or minl) */
     struct join_acc *acc;
     int store;                          /* full outer: keep batches in the state, not emit */
@@ -355,16 +376,68 @@ int join_emit_flush(struct join_emit *e);
 /* Row-id aggregate of one output row (bv = JOIN_NONE: no build row). */
 void join_acc_rows(struct join_emit *e, uint64_t pv, uint64_t bv);
 
+/* minl: a fresh output batch of cap rows to write into (SL_ENOMEM recorded). */
+int join_emit_open(struct join_emit *e);
+/* minl: row n of ob has no build row: its build columns are null. */
+void join_emit_null_build(struct join_emit *e);
+
+/* Value x at row n of an inline output column, at the column's width. */
+static inline void join_ocw_store(const struct join_ocw *o, int64_t n, uint64_t x)
+{
+    switch (o->width) {
+    case 4: ((uint32_t *)o->dst)[n] = (uint32_t)x; break;
+    case 8: ((uint64_t *)o->dst)[n] = x; break;
+    case 2: ((uint16_t *)o->dst)[n] = (uint16_t)x; break;
+    default: ((uint8_t *)o->dst)[n] = (uint8_t)x; break;
+    }
+}
+
+/* minl: n matched rows (keys, probe and build vals in arrays) written into the batch's
+ * columns a column at a time: the fused inner-join probes collect a few hundred in local
+ * arrays first (JOIN_OUT_CHUNK), so their loops keep no emitter state in memory. */
+#define JOIN_OUT_CHUNK 256
+void join_emit_rows(struct join_emit *e, const uint64_t *k, const uint64_t *pv,
+                    const uint64_t *bv, int64_t n);
+
+/* A match into a fused loop's local arrays of JOIN_OUT_CHUNK rows (row m); a full chunk
+ * goes to the output. Returns the rows now held. */
+static inline int join_chunk_add(struct join_emit *e, uint64_t *k, uint64_t *pv, uint64_t *bv,
+                                 int m, uint64_t key, uint64_t pval, uint64_t bval)
+{
+    k[m] = key;
+    pv[m] = pval;
+    bv[m] = bval;
+    if (++m < JOIN_OUT_CHUNK)
+        return m;
+    join_emit_rows(e, k, pv, bv, m);
+    return 0;
+}
+
+/* minl: one output row written into the batch's columns (no staging, no gathers). */
+static inline void join_emit_inline(struct join_emit *e, uint64_t k, uint64_t pv, uint64_t bv,
+                                    int has_b)
+{
+    if (!e->ob && join_emit_open(e) < 0)
+        return;
+    int64_t n = e->n;
+    for (int c = 0; c < e->n_ocw; c++) {
+        const struct join_ocw *o = &e->ocw[c];
+        join_ocw_store(o, n, o->src == 0 ? k : o->src == 1 ? pv : bv);
+    }
+    if (!has_b)
+        join_emit_null_build(e);
+    if (++e->n == e->ob_rows)
+        join_emit_flush(e);
+}
+
 static inline void join_emit_row(struct join_emit *e, uint64_t k, uint64_t pv, uint64_t bv,
                                  int has_b)
 {
-    if (e->materialize) {
+    if (e->minl) {
+        join_emit_inline(e, k, pv, bv, has_b);
+    } else if (e->materialize) {
         e->pv[e->n] = pv;
         e->bv[e->n] = has_b ? bv : JOIN_NONE;
-        if (e->minl) {
-            e->kv[e->n] = k;
-            e->bnull[e->n] = (uint8_t)!has_b;
-        }
         if (++e->n == e->cap)
             join_emit_flush(e);
     } else {

@@ -30,13 +30,25 @@ int join_emit_init(struct join_emit *e, struct join_state *st, sl_task_t *t,
     }
     e->cap = st->morsel;
     e->minl = e->vinl = st->side[0].inline_val;
+    if (e->minl) { /* rows go straight into the output batch's columns */
+        const struct join_data *d = st->d;
+        e->ocw = sl__malloc((size_t)(d->n_out ? d->n_out : 1) * sizeof *e->ocw);
+        if (!e->ocw)
+            return e->rc = sl_task_fail(t, SL_ENOMEM, "out of memory for output rows");
+        e->n_ocw = d->n_out;
+        for (int oc = 0; oc < d->n_out; oc++) {
+            const struct join_ocol *c = &d->out[oc];
+            int build = c->side == st->build;
+            e->ocw[oc] = (struct join_ocw){
+                .src = c->col == st->side[c->side].key[0] ? 0 : build ? 2 : 1,
+                .width = (int)sl_type_width(c->type),
+                .nullable = build && join_kind_outer(d->kind)};
+        }
+        return SL_OK;
+    }
     e->pv = sl__malloc((size_t)e->cap * sizeof *e->pv);
     e->bv = sl__malloc((size_t)e->cap * sizeof *e->bv);
-    if (e->minl) {
-        e->kv = sl__malloc((size_t)e->cap * sizeof *e->kv);
-        e->bnull = sl__malloc((size_t)e->cap);
-    }
-    if (!e->pv || !e->bv || (e->minl && (!e->kv || !e->bnull))) {
+    if (!e->pv || !e->bv) {
         join_emit_fini(e);
         return e->rc = sl_task_fail(t, SL_ENOMEM, "out of memory for output rows");
     }
@@ -47,10 +59,11 @@ void join_emit_fini(struct join_emit *e)
 {
     sl__free(e->pv, (size_t)e->cap * sizeof *e->pv);
     sl__free(e->bv, (size_t)e->cap * sizeof *e->bv);
-    sl__free(e->kv, (size_t)e->cap * sizeof *e->kv);
-    sl__free(e->bnull, (size_t)e->cap);
-    e->pv = e->bv = e->kv = NULL;
-    e->bnull = NULL;
+    sl__free(e->ocw, 0);
+    sl_batch_unref(e->ob);
+    e->pv = e->bv = NULL;
+    e->ocw = NULL;
+    e->ob = NULL;
 }
 
 /* Row `id` of a side as (batch, row). */
@@ -238,42 +251,88 @@ static int gather_col(struct join_emit *e, sl_batch_t *out, int oc, const uint64
     return SL_OK;
 }
 
-/* Writes one output column from inline vals: the key (a key column) or the side's val,
- * null where the row has no build partner (left joins). No gathers. */
-static int inline_col(struct join_emit *e, sl_batch_t *out, int oc, int64_t n)
+/* A DICT column written from inline vals holds codes of its side's one shared
+ * dictionary (choose_vals: exact keys), which the output column shares. */
+int join_emit_open(struct join_emit *e)
 {
-    const struct join_state *st = e->st;
-    const struct join_ocol *c = &st->d->out[oc];
-    int is_key = c->col == st->side[c->side].key[0];
-    int probe = c->side != st->build;
-    const uint64_t *src = is_key ? e->kv : probe ? e->pv : e->bv;
-    /* a DICT key's codes (of one shared dictionary) need that dictionary */
-    int rc = c->type == SL_TYPE_DICT ? share_dict(e, out, oc) : SL_OK;
-    if (rc < 0)
-        return rc;
-    if (sl_type_width(c->type) == 4) {
-        int32_t *dst = sl__col_values(out, oc);
-        for (int64_t i = 0; i < n; i++)
-            dst[i] = (int32_t)(uint32_t)src[i];
-    } else {
-        int64_t *dst = sl__col_values(out, oc);
-        for (int64_t i = 0; i < n; i++)
-            dst[i] = (int64_t)src[i];
-    }
-    if (probe || !join_kind_outer(st->d->kind))
-        return SL_OK;
-    uint8_t *valid = sl_batch_column_validity(out, oc);
-    if (!valid)
-        return sl_task_fail(e->task, SL_ENOMEM, "out of memory for a validity bitmap");
-    int64_t nulls = 0;
-    for (int64_t i = 0; i < n; i++) {
-        if (e->bnull[i]) {
-            valid[i >> 3] &= (uint8_t)~(1u << (i & 7));
-            nulls++;
+    if (e->rc < 0)
+        return e->rc;
+    int64_t rows = e->expect > 0 && e->expect < e->cap ? e->expect : e->cap;
+    sl_batch_t *b = sl_task_new_batch(e->task, sl_op_output_schema(sl_task_op(e->task)), rows);
+    if (!b)
+        return e->rc = SL_ENOMEM;
+    for (int oc = 0; oc < e->n_ocw; oc++) {
+        int rc = e->st->d->out[oc].type == SL_TYPE_DICT ? share_dict(e, b, oc) : SL_OK;
+        if (rc < 0) {
+            sl_batch_unref(b);
+            return e->rc = rc;
         }
+        e->ocw[oc].dst = sl__col_values(b, oc);
     }
-    out->cols[oc].null_count = nulls;
+    e->ob = b;
+    e->ob_rows = rows;
+    e->n_alone = 0;
     return SL_OK;
+}
+
+void join_emit_rows(struct join_emit *e, const uint64_t *k, const uint64_t *pv,
+                    const uint64_t *bv, int64_t n)
+{
+    while (n > 0 && e->rc >= 0) {
+        if (!e->ob && join_emit_open(e) < 0)
+            return;
+        int64_t c = e->ob_rows - e->n < n ? e->ob_rows - e->n : n;
+        for (int oc = 0; oc < e->n_ocw; oc++) {
+            const struct join_ocw *o = &e->ocw[oc];
+            const uint64_t *x = o->src == 0 ? k : o->src == 1 ? pv : bv;
+            int64_t at = e->n;
+            if (o->width == 4) { /* the common width: a vector loop */
+                uint32_t *d = (uint32_t *)o->dst + at;
+                for (int64_t i = 0; i < c; i++)
+                    d[i] = (uint32_t)x[i];
+            } else {
+                for (int64_t i = 0; i < c; i++)
+                    join_ocw_store(o, at + i, x[i]);
+            }
+        }
+        e->n += c;
+        k += c;
+        pv += c;
+        bv += c;
+        n -= c;
+        if (e->n == e->ob_rows)
+            join_emit_flush(e);
+    }
+}
+
+void join_emit_null_build(struct join_emit *e)
+{
+    int64_t n = e->n;
+    for (int oc = 0; oc < e->n_ocw; oc++) {
+        struct join_ocw *o = &e->ocw[oc];
+        if (!o->nullable)
+            continue;
+        uint8_t *valid = sl_batch_column_validity(e->ob, oc);
+        if (!valid) {
+            e->rc = sl_task_fail(e->task, SL_ENOMEM, "out of memory for a validity bitmap");
+            return;
+        }
+        valid[n >> 3] &= (uint8_t)~(1u << (n & 7));
+        memset(o->dst + n * o->width, 0, (size_t)o->width);
+    }
+    e->n_alone++;
+}
+
+/* minl: the batch being filled, cut to its n rows, with its null counts. */
+static sl_batch_t *take_inline(struct join_emit *e, int64_t n)
+{
+    sl_batch_t *b = e->ob;
+    e->ob = NULL;
+    e->expect -= n;
+    b->n_rows = n;
+    for (int oc = 0; oc < e->n_ocw; oc++)
+        b->cols[oc].null_count = e->ocw[oc].nullable && b->cols[oc].validity ? e->n_alone : 0;
+    return b;
 }
 
 int join_emit_flush(struct join_emit *e)
@@ -282,13 +341,13 @@ int join_emit_flush(struct join_emit *e)
         return e->rc;
     int64_t n = e->n;
     e->n = 0;
-    sl_batch_t *b = sl_task_new_batch(e->task, sl_op_output_schema(sl_task_op(e->task)), n);
+    sl_batch_t *b = e->minl ? take_inline(e, n)
+                            : sl_task_new_batch(e->task, sl_op_output_schema(sl_task_op(e->task)), n);
     if (!b)
         return e->rc = SL_ENOMEM;
     const uint64_t *lrows = e->swap ? e->bv : e->pv, *rrows = e->swap ? e->pv : e->bv;
-    for (int oc = 0; oc < e->st->d->n_out; oc++) {
-        int rc = e->minl ? inline_col(e, b, oc, n)
-                         : gather_col(e, b, oc, e->st->d->out[oc].side ? rrows : lrows, n);
+    for (int oc = 0; !e->minl && oc < e->st->d->n_out; oc++) {
+        int rc = gather_col(e, b, oc, e->st->d->out[oc].side ? rrows : lrows, n);
         if (rc < 0) {
             sl_batch_unref(b);
             return e->rc = rc;

@@ -27,6 +27,36 @@ static inline int FN(key_eq)(const TUP *a, const TUP *b)
 #endif
 }
 
+#if !TUP_WORDS
+typedef __typeof__(((TUP *)0)->k) FN(key_t);
+typedef __typeof__(((TUP *)0)->v) FN(val_t);
+
+/* The common case of the partitioning passes: a key column without nulls whose values are the tuple's
+ * key as they are (a 4-byte key in 8-byte tuples, an 8-byte one in 16-byte tuples), and
+ * vals that are a payload column of the tuple's val width without nulls, no payload or
+ * row ids. Sets *kp and *vp (NULL: the vals are row ids or zeros) for batch b; 0 if the
+ * rows must go through join_load. */
+static inline int FN(scatter_direct)(const struct join_state *st, const struct join_side *sd,
+                                     const sl_batch_t *b, const FN(key_t) **kp,
+                                     const FN(val_t) **vp)
+{
+    const struct sl__col *kc = &b->cols[sd->key[0]];
+    enum join_key_mode m = st->shape.kmode[0];
+    if (st->shape.n_keys != 1 || kc->validity ||
+        m != (sizeof(FN(key_t)) == 4 ? JOIN_KEY_BITS4 : JOIN_KEY_BITS8))
+        return 0;
+    *kp = sl__col_values(b, sd->key[0]);
+    *vp = NULL;
+    if (sd->inline_val && sd->val_col >= 0) {
+        const struct sl__col *vc = &b->cols[sd->val_col];
+        if (vc->validity || sl_type_width(vc->type) != sizeof(FN(val_t)))
+            return 0;
+        *vp = sl__col_values(b, sd->val_col);
+    }
+    return 1;
+}
+#endif
+
 /* Histogram of the rows [lo, hi) (global row numbers) of side s into h[fanout + 1]
  * (the last entry counts null keys). */
 TMPL_FN void FN(part_hist)(const struct join_state *st, int s, int64_t lo, int64_t hi, int64_t *h)
@@ -38,6 +68,17 @@ TMPL_FN void FN(part_hist)(const struct join_state *st, int s, int64_t lo, int64
     int64_t bi = join_first_batch(sd, lo);
     for (int64_t r = lo; r < hi;) {
         int64_t in, n = join_next_load(sd, r, hi, &bi, &in);
+#if !TUP_WORDS
+        const FN(key_t) *kp;
+        const FN(val_t) *vp;
+        if (FN(scatter_direct)(st, sd, sd->batches[bi], &kp, &vp)) {
+            kp += in;
+            for (int64_t i = 0; i < n; i++)
+                h[FN(pid)(kp[i], bits)]++;
+            r += n;
+            continue;
+        }
+#endif
         int64_t nulls = join_load(st, s, bi, in, n, k, NULL, nul, NULL);
         if (nulls == 0) {
             for (int64_t i = 0; i < n; i++)
@@ -52,11 +93,31 @@ TMPL_FN void FN(part_hist)(const struct join_state *st, int s, int64_t lo, int64
 
 #define LINE_TUPS (64 / (int)sizeof(TUP))
 
-/* Scatters rows [lo, hi) of side s to dst at positions pos[p]++ through software
- * write-combining buffers: one cache line of tuples per partition, written out whole. */
-TMPL_FN void FN(part_scatter)(const struct join_state *st, int s, int64_t lo, int64_t hi,
-                             int64_t *pos, TUP *dst, TUP *buf, uint8_t *fill)
+
+/* Tuple t into partition p's write-combining buffer of wl tuples (whole cache lines);
+ * a full buffer goes out to dst at pos[p] (streamed). */
+static inline void FN(wc_put)(TUP *buf, uint8_t *fill, int64_t *pos, TUP *dst, uint32_t p, TUP t,
+                              int wl)
 {
+    TUP *line = buf + (int64_t)p * wl;
+    int f = fill[p];
+    line[f] = t;
+    if (++f == wl) {
+        for (int q = 0; q < wl; q += LINE_TUPS)
+            join_stream_line(dst + pos[p] + q, line + q);
+        pos[p] += wl;
+        f = 0;
+    }
+    fill[p] = (uint8_t)f;
+}
+
+/* Scatters rows [lo, hi) of side s to dst at positions pos[p]++ through software
+ * write-combining buffers: `lines` cache lines of tuples per partition, written out whole
+ * (buf holds fanout + 1 of them). */
+TMPL_FN void FN(part_scatter)(const struct join_state *st, int s, int64_t lo, int64_t hi,
+                             int64_t *pos, TUP *dst, TUP *buf, uint8_t *fill, int lines)
+{
+    const int wl = lines * LINE_TUPS;
     const struct join_side *sd = &st->side[s];
     uint64_t k[JOIN_CHUNK], v[JOIN_CHUNK];
     uint8_t nul[JOIN_CHUNK];
@@ -64,6 +125,8 @@ TMPL_FN void FN(part_scatter)(const struct join_state *st, int s, int64_t lo, in
     uint64_t w[2 * JOIN_CHUNK];
 #else
     uint64_t *w = NULL;
+    uint32_t pid[JOIN_CHUNK];
+    FN(val_t) vrow[JOIN_CHUNK];
 #endif
     int bits = st->bits;
     int64_t fanout = st->fanout;
@@ -71,28 +134,46 @@ TMPL_FN void FN(part_scatter)(const struct join_state *st, int s, int64_t lo, in
     int64_t bi = join_first_batch(sd, lo);
     for (int64_t r = lo; r < hi;) {
         int64_t in, n = join_next_load(sd, r, hi, &bi, &in);
+#if !TUP_WORDS
+        const FN(key_t) *kp;
+        const FN(val_t) *vp;
+        if (FN(scatter_direct)(st, sd, sd->batches[bi], &kp, &vp)) {
+            /* Keys and vals read in place; partitions of the chunk first (a vector loop). */
+            kp += in;
+            if (vp) {
+                vp += in;
+            } else {
+                uint64_t base = sd->inline_val ? 0 : (uint64_t)bi << sd->shift | (uint64_t)in;
+                for (int64_t i = 0; i < n; i++)
+                    vrow[i] = (FN(val_t))(sd->inline_val ? 0 : base + (uint64_t)i);
+                vp = vrow;
+            }
+            for (int64_t i = 0; i < n; i++) {
+                join_prefetch(kp + i, 4096); /* the next chunk's, a line at a time */
+                pid[i] = FN(pid)(kp[i], bits);
+            }
+            for (int64_t i = 0; i < n; i++) {
+                join_prefetch(vp + i, 1024 * sizeof *vp);
+                FN(wc_put)(buf, fill, pos, dst, pid[i], (TUP){.k = kp[i], .v = vp[i]}, wl);
+            }
+            r += n;
+            continue;
+        }
+#endif
         int64_t nulls = join_load(st, s, bi, in, n, k, v, nul, w);
         for (int64_t i = 0; i < n; i++) {
             uint32_t p = nulls && nul[i] ? (uint32_t)fanout : FN(pid)(k[i], bits);
-            TUP *line = buf + (int64_t)p * LINE_TUPS;
-            int f = fill[p];
-            line[f].k = (__typeof__(line[f].k))k[i];
-            line[f].v = (__typeof__(line[f].v))v[i];
+            TUP t = {.k = (__typeof__(t.k))k[i], .v = (__typeof__(t.v))v[i]};
 #if TUP_WORDS
-            line[f].w[0] = w[2 * i];
-            line[f].w[1] = w[2 * i + 1];
+            t.w[0] = w[2 * i];
+            t.w[1] = w[2 * i + 1];
 #endif
-            if (++f == LINE_TUPS) {
-                join_stream_line(dst + pos[p], line);
-                pos[p] += LINE_TUPS;
-                f = 0;
-            }
-            fill[p] = (uint8_t)f;
+            FN(wc_put)(buf, fill, pos, dst, p, t, wl);
         }
         r += n;
     }
     for (int64_t p = 0; p <= fanout; p++) {
-        memcpy(dst + pos[p], buf + p * LINE_TUPS, (size_t)fill[p] * sizeof(TUP));
+        memcpy(dst + pos[p], buf + p * wl, (size_t)fill[p] * sizeof(TUP));
         pos[p] += fill[p];
     }
 }
@@ -170,36 +251,70 @@ TMPL_FN void FN(probe_hash)(struct join_emit *e, const TUP *B, int64_t nb, const
     const struct join_state *st = e->st;
     const int kind = st->d->kind;
     int pbits = st->bits;
-    int hb = join_log2_ceil(nb < 2 ? 2 : nb);
+    /* 2 to 4 heads a build tuple: most chains end after their first tuple (at 1 to 2 a
+     * probe walked about 2; a one-thread model of 512 partitions of 2^15 unique keys:
+     * 75 -> 36 ms for 2^24 probes). */
+    int hb = join_log2_ceil(nb < 2 ? 2 : nb) + 1;
     if (hb > 64 - pbits)
         hb = 64 - pbits;
     int rs = 64 - hb;
     memset(heads, 0, ((size_t)1 << hb) * sizeof *heads);
     for (int64_t i = 0; i < nb; i++) {
+        /* The partitions were streamed out to memory: fetch the tuples ahead. */
+        join_prefetch(B + i, 1024);
         uint32_t b = (uint32_t)((join_hash(B[i].k) << pbits) >> rs);
         next[i] = heads[b];
         heads[b] = (uint32_t)(i + 1);
     }
     if (kind == JOIN_INNER && e->inl) {
-        /* Fused count + sums of an inner join: the benchmark's loop. */
-        __int128 cnt = 0, sp = 0, sb = 0;
-        for (int64_t i = 0; i < np; i++) {
-            uint64_t k = P[i].k;
+        /* Fused count + sums of an inner join: the benchmark's loop. Sums of 32-bit vals
+         * over fewer than 2^32 matches (np * nb bounds them) fit int64 accumulators,
+         * which cost less a probe than 128-bit ones. */
+#define FUSED_AGG(ACC)                                                                  \
+    do {                                                                                \
+        ACC cnt = 0, sp = 0, sb = 0;                                                    \
+        for (int64_t i = 0; i < np; i++) {                                              \
+            join_prefetch(P + i, 1024);                                                 \
+            uint64_t k = P[i].k;                                                        \
+            uint32_t b = (uint32_t)((join_hash(k) << pbits) >> rs);                     \
+            int64_t m = 0, s = 0;                                                       \
+            for (uint32_t j = heads[b]; j; j = next[j - 1]) {                           \
+                if (FN(key_eq)(&B[j - 1], &P[i])) {                                     \
+                    m++;                                                                \
+                    s += (SVAL)B[j - 1].v;                                              \
+                }                                                                       \
+            }                                                                           \
+            cnt += m;                                                                   \
+            sp += (ACC)m * (SVAL)P[i].v;                                                \
+            sb += s;                                                                    \
+        }                                                                               \
+        e->acc->count += cnt;                                                           \
+        e->acc->isum[e->ip] += sp;                                                      \
+        e->acc->isum[e->ib] += sb;                                                      \
+    } while (0)
+        if (sizeof(SVAL) == 4 && (uint64_t)np * (uint64_t)nb < ((uint64_t)1 << 32))
+            FUSED_AGG(int64_t);
+        else
+            FUSED_AGG(__int128);
+#undef FUSED_AGG
+        return;
+    }
+    if (kind == JOIN_INNER && e->minl && !st->d->n_resid && !st->bmatch) {
+        /* Fused materialized inner join from inline vals: matches gathered in local
+         * arrays, written to the output columns a chunk at a time. */
+        uint64_t ok[JOIN_OUT_CHUNK], opv[JOIN_OUT_CHUNK], obv[JOIN_OUT_CHUNK];
+        int m = 0;
+        for (int64_t i = 0; i < np && e->rc >= 0; i++) {
+            join_prefetch(P + i, 1024);
+            uint64_t k = P[i].k, pv = (uint64_t)(int64_t)(SVAL)P[i].v;
             uint32_t b = (uint32_t)((join_hash(k) << pbits) >> rs);
-            int64_t m = 0, s = 0;
             for (uint32_t j = heads[b]; j; j = next[j - 1]) {
-                if (FN(key_eq)(&B[j - 1], &P[i])) {
-                    m++;
-                    s += (SVAL)B[j - 1].v;
-                }
+                if (FN(key_eq)(&B[j - 1], &P[i]))
+                    m = join_chunk_add(e, ok, opv, obv, m, k, pv,
+                                       (uint64_t)(int64_t)(SVAL)B[j - 1].v);
             }
-            cnt += m;
-            sp += (__int128)m * (SVAL)P[i].v;
-            sb += s;
         }
-        e->acc->count += cnt;
-        e->acc->isum[e->ip] += sp;
-        e->acc->isum[e->ib] += sb;
+        join_emit_rows(e, ok, opv, obv, m);
         return;
     }
     for (int64_t i = 0; i < np && e->rc >= 0; i++) {
@@ -353,6 +468,24 @@ TMPL_FN void FN(np_probe)(struct join_emit *e, int s, int64_t bi, int64_t lo, in
             e->acc->count += cnt;
             e->acc->isum[e->ip] += sp;
             e->acc->isum[e->ib] += sb;
+            continue;
+        }
+        if (kind == JOIN_INNER && e->minl && !nulls && st->n_side == 0 && !st->d->n_resid &&
+            !st->bmatch) {
+            /* Fused materialized inner join from inline vals, as probe_hash's. */
+            uint64_t ok[JOIN_OUT_CHUNK], opv[JOIN_OUT_CHUNK], obv[JOIN_OUT_CHUNK];
+            int m = 0;
+            for (int64_t i = 0; i < n; i++) {
+                if (i + PREFETCH < n)
+                    __builtin_prefetch(&tab[slot[i + PREFETCH]]);
+                __typeof__(tab[0].k) kk = (__typeof__(tab[0].k))k[i];
+                uint64_t pv = (uint64_t)(int64_t)(SVAL)v[i];
+                for (uint64_t j = slot[i]; tab[j].k != E; j = (j + 1) & mask)
+                    if (tab[j].k == kk)
+                        m = join_chunk_add(e, ok, opv, obv, m, kk, pv,
+                                           (uint64_t)(int64_t)(SVAL)tab[j].v);
+            }
+            join_emit_rows(e, ok, opv, obv, m);
             continue;
         }
         for (int64_t i = 0; i < n && e->rc >= 0; i++) {

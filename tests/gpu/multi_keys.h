@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "sl_test.h"
+#include "zipf.h"
 
 static uint64_t rng_state;
 static uint64_t rnd(void)
@@ -17,26 +18,10 @@ static uint64_t rnd(void)
     return z ^ (z >> 31);
 }
 
-/* Zipf(1.0) ranks over [0, k): the inverse of the CDF by binary search. */
+/* Zipf(1.0) ranks over [0, k). */
 static void zipf_keys(int64_t *out, int64_t n, int64_t k)
 {
-    double *cdf = malloc((size_t)k * sizeof *cdf), s = 0;
-    assert_non_null(cdf);
-    for (int64_t i = 0; i < k; i++)
-        cdf[i] = (s += 1.0 / (double)(i + 1));
-    for (int64_t i = 0; i < n; i++) {
-        double u = (double)(rnd() >> 11) / 9007199254740992.0 * s;
-        int64_t lo = 0, hi = k - 1;
-        while (lo < hi) {
-            int64_t mid = (lo + hi) / 2;
-            if (cdf[mid] < u)
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
-        out[i] = lo;
-    }
-    free(cdf);
+    assert_true(sl_test_zipf_ranks(out, n, k, 1.0, rnd));
 }
 
 #endif /* SLUICE_TESTS_MULTI_KEYS_H */

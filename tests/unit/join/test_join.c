@@ -11,6 +11,7 @@
 
 #include "internal.h"
 #include "sl_test.h"
+#include "zipf.h"
 
 #define NUL INT64_MIN
 
@@ -43,6 +44,10 @@ static uint64_t rnd(void)
 /* Key of domain index i: spread over the type's range, negatives included. */
 static int64_t key_of(enum sl_type t, int64_t i, int extreme)
 {
+    if (t == SL_TYPE_INT8)
+        return extreme ? (i % 2 ? INT8_MAX - i : INT8_MIN + i) : i - 100;
+    if (t == SL_TYPE_INT16)
+        return extreme ? (i % 2 ? INT16_MAX - i : INT16_MIN + i) : i * 3 - 5000;
     if (t == SL_TYPE_INT32)
         return extreme ? (i % 2 ? INT32_MAX - i : INT32_MIN + i) : i * 7 - 1000;
     return extreme ? (i % 2 ? INT64_MAX - i : INT64_MIN + 1 + i)
@@ -99,7 +104,11 @@ static void side_free(struct side *s)
 
 static void put(sl_batch_t *b, int col, enum sl_type t, int64_t i, int64_t v)
 {
-    if (t == SL_TYPE_INT32)
+    if (t == SL_TYPE_INT8)
+        ((int8_t *)sl_batch_column_data(b, col))[i] = v == NUL ? 0 : (int8_t)v;
+    else if (t == SL_TYPE_INT16)
+        ((int16_t *)sl_batch_column_data(b, col))[i] = v == NUL ? 0 : (int16_t)v;
+    else if (t == SL_TYPE_INT32)
         ((int32_t *)sl_batch_column_data(b, col))[i] = v == NUL ? 0 : (int32_t)v;
     else
         ((int64_t *)sl_batch_column_data(b, col))[i] = v == NUL ? 0 : v;
@@ -202,8 +211,12 @@ static int64_t cell(sl_batch_t *b, int c, int64_t i)
     int64_t k = col.offset + i;
     if (col.validity && !((col.validity[k >> 3] >> (k & 7)) & 1))
         return NUL;
-    return col.type == SL_TYPE_INT32 ? ((const int32_t *)col.data)[k]
-                                     : ((const int64_t *)col.data)[k];
+    switch (col.type) {
+    case SL_TYPE_INT8: return ((const int8_t *)col.data)[k];
+    case SL_TYPE_INT16: return ((const int16_t *)col.data)[k];
+    case SL_TYPE_INT32: return ((const int32_t *)col.data)[k];
+    default: return ((const int64_t *)col.data)[k];
+    }
 }
 
 /* Runs the join and returns 0 or the error; result table in *out. */
@@ -234,14 +247,70 @@ static int run_join(sl_engine_t *e, sl_table_t *lt, sl_table_t *rt, const char *
     return rc;
 }
 
-/* Checks one (kind, algo) against the reference, materialized and aggregated. */
-static void check(sl_engine_t *e, const struct side *l, const struct side *r, int kind,
-                  const char *algo)
+/* The reference by sorting instead of nested loops (inputs of 10^5 rows and more), one
+ * key column: the right rows in key order, each left row's partners found by binary
+ * search; the same rows as reference(). */
+static const struct side *sorted_side;
+static int cmp_right_key(const void *a, const void *b)
 {
-    sl_table_t *lt = side_table(l, "p", 37), *rt = side_table(r, "q", 53);
+    int64_t x = sorted_side->k[0][*(const int *)a], y = sorted_side->k[0][*(const int *)b];
+    return x < y ? -1 : x > y;
+}
+
+static int64_t *reference_sorted(const struct side *l, const struct side *r, int kind,
+                                 int64_t *n_out, int *w)
+{
+    assert_int_equal(l->nk, 1);
+    *w = 2 + (kind <= 1);
+    int *ix = malloc(sizeof(int) * (size_t)(r->n + 1)), m = 0;
+    for (int j = 0; j < r->n; j++)
+        if (r->k[0][j] != NUL)
+            ix[m++] = j;
+    sorted_side = r;
+    qsort(ix, (size_t)m, sizeof *ix, cmp_right_key);
+    int64_t cap = 1024, n = 0;
+    int64_t *rows = malloc(sizeof(int64_t) * (size_t)(cap * *w));
+    for (int i = 0; i < l->n; i++) {
+        int64_t key = l->k[0][i];
+        int lo = 0, hi = m;
+        while (key != NUL && lo < hi) {
+            int mid = (lo + hi) / 2;
+            if (r->k[0][ix[mid]] < key)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        int end = lo;
+        while (key != NUL && end < m && r->k[0][ix[end]] == key)
+            end++;
+        int matches = key == NUL ? 0 : end - lo;
+        int rows_here = kind <= 1 ? (matches ? matches : kind == 1)
+                                  : (kind == 2) == (matches > 0);
+        for (int t = 0; t < rows_here; t++) {
+            if (n == cap)
+                rows = realloc(rows, sizeof(int64_t) * (size_t)((cap *= 2) * *w));
+            int64_t *o = rows + n++ * *w;
+            o[0] = key;
+            o[1] = l->p[i];
+            if (kind <= 1)
+                o[2] = matches ? r->p[ix[lo + t]] : NUL;
+        }
+    }
+    free(ix);
+    *n_out = n;
+    return rows;
+}
+
+typedef int64_t *(*reference_fn)(const struct side *, const struct side *, int, int64_t *, int *);
+
+/* Checks one (kind, algo) against the reference, materialized and aggregated. */
+static void check_ref(sl_engine_t *e, const struct side *l, const struct side *r, int kind,
+                      const char *algo, reference_fn reffn, int lchunk, int rchunk)
+{
+    sl_table_t *lt = side_table(l, "p", lchunk), *rt = side_table(r, "q", rchunk);
     int64_t n_ref;
     int w;
-    int64_t *ref = reference(l, r, kind, &n_ref, &w);
+    int64_t *ref = reffn(l, r, kind, &n_ref, &w);
     char opts[256];
     snprintf(opts, sizeof opts, "on=%s kind=%s algo=%s", l->nk == 2 ? "\"k,k2\"" : "k",
              kinds[kind], algo);
@@ -289,6 +358,12 @@ static void check(sl_engine_t *e, const struct side *l, const struct side *r, in
     free(ref);
     sl_table_unref(lt);
     sl_table_unref(rt);
+}
+
+static void check(sl_engine_t *e, const struct side *l, const struct side *r, int kind,
+                  const char *algo)
+{
+    check_ref(e, l, r, kind, algo, reference, 37, 53);
 }
 
 static const char *algos[] = {"radix", "nopart", "sortmerge", "auto"};
@@ -627,4 +702,72 @@ SL_TEST(join_dict_key_shared_dictionary_output)
     sl_table_unref(t[0]);
     sl_table_unref(t[1]);
     sl_engine_close(e);
+}
+
+/* 1- and 2-byte key columns with one int32 payload a side: materialized rows take the key
+ * from the tuples (inline vals) and must write it at its width, in every kind and
+ * algorithm, against the nested-loop reference; with and without null keys. */
+SL_TEST(join_narrow_key_types)
+{
+    sl_engine_t *e = open_engine(2, 32);
+    enum sl_type kts[2] = {SL_TYPE_INT8, SL_TYPE_INT16};
+    for (int t = 0; t < 2; t++) {
+        for (int extreme = 0; extreme < 2; extreme++) {
+            random_case(e, 400, 300, 1, kts[t], 150, 20, 0, 0, extreme);
+            random_case(e, 300, 200, 1, kts[t], 120, 0, 0, 4, extreme);
+        }
+    }
+    sl_engine_close(e);
+    assert_no_leaks();
+}
+
+/* Zipf keys for a side (zipf_pick's linear search is for small inputs). */
+static void side_zipf_keys(struct side *s, int64_t dom, double z)
+{
+    int64_t *rank = malloc(sizeof(int64_t) * (size_t)(s->n + 1));
+    assert_true(sl_test_zipf_ranks(rank, s->n, dom, z, rnd));
+    for (int i = 0; i < s->n; i++)
+        s->k[0][i] = key_of(s->kt, rank[i], 0);
+    free(rank);
+}
+
+/* Every kind and algorithm against the sorting reference, rows compared as sorted
+ * multisets, on inputs large enough for several radix partitions, partitioning tasks and
+ * probe work items, output batches cut to a work item's probe rows and matches written
+ * through the fused loop's 256-row chunks: duplicates on both sides (int32 keys, 8-byte
+ * tuples), a Zipf 1.0 probe side against unique build keys, extreme int64 keys and
+ * payloads (16-byte tuples), nulls in keys and in payloads only (row ids, keys read in
+ * place), no matches, and one-row and empty sides against a large one. */
+SL_TEST(join_large_materialized)
+{
+    sl_engine_t *e = open_engine(2, 4096);
+    for (int c = 0; c < 8; c++) {
+        struct side l, r;
+        enum sl_type kt = c == 2 ? SL_TYPE_INT64 : SL_TYPE_INT32;
+        int nl = c == 5 ? 1 : 120000, nr = c == 6 ? 0 : 90000;
+        int64_t dom = c == 0 ? 60000 : 200000;
+        int nulls = c == 3 || c == 7 ? 3 : 0;
+        side_gen(&l, nl, 1, kt, dom, 0, 0, nulls, c == 2);
+        side_gen(&r, nr, 1, kt, dom, c == 4 ? 5 * dom : 0, 0, nulls, c == 2);
+        if (c == 1) { /* unique build keys, Zipf probe keys over them */
+            for (int i = 0; i < r.n; i++)
+                r.k[0][i] = key_of(kt, i, 0);
+            side_zipf_keys(&l, r.n, 1.0);
+        }
+        if (c == 7) { /* nulls in payloads only: row ids, keys read in place */
+            for (int i = 0; i < l.n; i++)
+                if (l.k[0][i] == NUL)
+                    l.k[0][i] = key_of(kt, i % dom, 0);
+            for (int i = 0; i < r.n; i++)
+                if (r.k[0][i] == NUL)
+                    r.k[0][i] = key_of(kt, i % dom, 0);
+        }
+        for (int kind = 0; kind < 4; kind++)
+            for (int a = 0; a < 4; a++)
+                check_ref(e, &l, &r, kind, algos[a], reference_sorted, 30000, 7000);
+        side_free(&l);
+        side_free(&r);
+    }
+    sl_engine_close(e);
+    assert_no_leaks();
 }
