@@ -108,6 +108,11 @@ struct agg_table {
      * aggregates and tables. */
     int64_t *part[AGG_MAX_AGGS];
     uint64_t room[AGG_MAX_AGGS];
+    /* Rows of each group added by the sink's fused loop (fused_rows, a vector whose every
+     * aggregate is a count or sum without nulls), counted once for all aggregates;
+     * sl__agg_table_fold adds them to every cnt[a]. NULL where cnt is all there is. */
+    int64_t *prow;
+    bool prow_dirty;            /* some prow[g] is not zero */
     /* The memory flushed records' chunks are cut from (sl__agg_table_flush): slabs of
      * 1 MiB doubling to 128 MiB, so they come from the host allocator's cache of large
      * blocks (kept from query to query, on huge pages) instead of fresh 4 KiB pages. */

@@ -61,8 +61,21 @@ int sl__agg_table_init(sl_task_t *t, const struct agg_plan *p, struct agg_table 
     return SL_OK;
 }
 
+/* Whether every aggregate is a count or a sum (avg): the sink may then count a vector's
+ * rows once for all of them (prow, fused_rows). */
+static bool counts_and_sums(const struct agg_plan *p)
+{
+    for (int a = 0; a < p->n_aggs; a++)
+        if (p->aggs[a].fn != AGG_COUNT_STAR && p->aggs[a].fn != AGG_COUNT &&
+            p->aggs[a].fn != AGG_SUM && p->aggs[a].fn != AGG_AVG)
+            return false;
+    return true;
+}
+
 int sl__agg_table_use_partials(sl_task_t *t, const struct agg_plan *p, struct agg_table *tb)
 {
+    if (counts_and_sums(p) && !(tb->prow = sl__agg_alloc(t, (size_t)tb->cap_alloc * 8)))
+        return SL_ENOMEM;
     for (int a = 0; a < p->n_aggs; a++) {
         bool sum = p->aggs[a].fn == AGG_SUM || p->aggs[a].fn == AGG_AVG;
         if (!sum || !p->aggs[a].is_int)
@@ -113,6 +126,8 @@ static inline int64_t add_group(const struct agg_plan *p, struct agg_table *tb, 
         if (tb->part[a])
             tb->part[a][g] = 0;
     }
+    if (tb->prow)
+        tb->prow[g] = 0;
     return g;
 }
 
@@ -175,13 +190,30 @@ static __attribute__((noinline)) int64_t find_group1_miss(const struct agg_plan 
     return find_group1(p, tb, h, 0, k);
 }
 
+/* Adds x to the int64 partial sum part[g]; one that would overflow moves into the exact
+ * sum val[g] first. A branch never taken in practice instead of a pass over the values
+ * to bound them (sum_int_rows): fused_rows reads each value once. */
+static inline void add_part(int64_t *part, union agg_val *val, int64_t g, int64_t x)
+{
+    int64_t r;
+    if (__builtin_expect(__builtin_add_overflow(part[g], x, &r), 0)) {
+        val[g].s += part[g];
+        r = x;
+    }
+    part[g] = r;
+}
+
 /* Group ids of rows [off, off + n) of one key column without nulls (int32 when w4, else
  * int64): hash, first slot and id in one pass, with no key, hash or null-mask arrays in
  * between (hashing all rows first and prefetching slots measured slower). A row whose
  * first slot holds its group (almost every row once the groups are known) makes no call.
- * Called with w4 constant, so each width gets its own loop. */
-static inline void ids_one_key(const struct agg_plan *p, struct agg_table *tb, const void *kd,
-                               bool w4, int64_t off, int64_t n, int64_t *gid)
+ * With prow (fused_rows) the same pass adds each row to its group's row count and, with
+ * x0, its value to its group's partial sum part0 (add_part). Called with w4 and whether
+ * prow is NULL constant, so each case gets its own loop. */
+static inline __attribute__((always_inline)) void
+ids_one_key(const struct agg_plan *p, struct agg_table *tb, const void *kd, bool w4, int64_t off,
+            int64_t n, int64_t *gid, int64_t *prow, const int64_t *x0, int64_t *part0,
+            union agg_val *val0)
 {
     /* A miss adds groups but never moves these arrays, changes the mask or (no null key
      * here) sets null_keys. */
@@ -197,6 +229,11 @@ static inline void ids_one_key(const struct agg_plan *p, struct agg_table *tb, c
         if (s == 0 || (s >> 32) != (h >> 32) || keys[g] != k || (null_keys && nulls[g]))
             g = find_group1_miss(p, tb, h, k);
         gid[i] = g;
+        if (prow) {
+            prow[g]++;
+            if (x0)
+                add_part(part0, val0, g, x0[i]);
+        }
     }
 }
 
@@ -241,6 +278,15 @@ static int load_col(const sl_batch_t *b, int c, int64_t off, int64_t n, int64_t 
 
 void sl__agg_table_fold(const struct agg_plan *p, struct agg_table *tb)
 {
+    if (tb->prow_dirty) {
+        for (int64_t g = 0; g < tb->n; g++) {
+            int64_t r = tb->prow[g];
+            for (int a = 0; a < p->n_aggs; a++)
+                tb->cnt[a][g] += r;
+            tb->prow[g] = 0;
+        }
+        tb->prow_dirty = false;
+    }
     for (int a = 0; a < p->n_aggs; a++) {
         if (!tb->part[a] || tb->room[a] == INT64_MAX)
             continue;
@@ -354,6 +400,71 @@ static void update_agg(const struct agg_spec *s, int64_t *cnt, union agg_val *va
     }
 }
 
+/* Whether batch b's rows take fused_rows: a sink's table counting rows once (prow: only
+ * counts and sums), more groups than the few-groups path's, and no null in any aggregated
+ * column of b. */
+static bool fusable(const struct agg_plan *p, const struct agg_table *tb, const sl_batch_t *b)
+{
+    if (!tb->prow || tb->n <= AGG_FEW_GROUPS)
+        return false;
+    for (int a = 0; a < p->n_aggs; a++) {
+        const struct sl__col *c = p->aggs[a].col >= 0 ? &b->cols[p->aggs[a].col] : NULL;
+        if (c && c->validity && c->null_count != 0)
+            return false;
+    }
+    return true;
+}
+
+/* Rows [off, off + n) of b, one key column kc without nulls, every aggregate a count or a
+ * sum without nulls (fusable): one pass finds each row's group, adds the row to the
+ * group's row count (prow, which stands for every count) and the value of the first
+ * integer sum to its partial sum (add_part); the other sums follow over the group ids,
+ * with no count of their own. Before: a loop for the ids, a pass bounding each sum's
+ * values, then one loop per aggregate, each adding to a count as well (three
+ * read-modify-writes a row for count(*) and one sum instead of two). The partial sums
+ * used are left without room (room 0), so that sum_int_rows folds before it adds. */
+static void fused_rows(const struct agg_plan *p, struct agg_table *tb, const sl_batch_t *b,
+                       const struct sl__col *kc, int64_t off, int64_t n, int64_t *gid,
+                       int64_t *xi, double *xf, uint8_t *valid)
+{
+    int a0 = 0;
+    while (a0 < p->n_aggs && !tb->part[a0])
+        a0++;
+    const int64_t *x0 = NULL;
+    const double *pf = xf;
+    int64_t *part0 = NULL;
+    union agg_val *val0 = NULL;
+    if (a0 < p->n_aggs) {
+        load_col(b, p->aggs[a0].col, off, n, xi, xf, &x0, &pf, valid);
+        part0 = tb->part[a0];
+        val0 = tb->val[a0];
+        tb->room[a0] = 0;
+    }
+    const void *kd = sl__col_values(b, p->key_cols[0]);
+    if (sl_type_width(kc->type) == 4)
+        ids_one_key(p, tb, kd, true, off, n, gid, tb->prow, x0, part0, val0);
+    else
+        ids_one_key(p, tb, kd, false, off, n, gid, tb->prow, x0, part0, val0);
+    tb->prow_dirty = true;
+    for (int a = 0; a < p->n_aggs; a++) {
+        const struct agg_spec *s = &p->aggs[a];
+        if (a == a0 || (s->fn != AGG_SUM && s->fn != AGG_AVG))
+            continue;
+        const int64_t *pi = xi;
+        pf = xf;
+        load_col(b, s->col, off, n, xi, xf, &pi, &pf, valid);
+        union agg_val *val = tb->val[a];
+        if (tb->part[a]) {
+            tb->room[a] = 0;
+            for (int64_t i = 0; i < n; i++)
+                add_part(tb->part[a], val, gid[i], pi[i]);
+        } else {
+            for (int64_t i = 0; i < n; i++)
+                val[gid[i]].f += pf[i];
+        }
+    }
+}
+
 int sl__agg_table_sink(sl_task_t *t, const struct agg_plan *p, struct agg_table *tb,
                        const sl_batch_t *b, struct agg_chunk **parts, int64_t *flushed)
 {
@@ -383,10 +494,16 @@ int sl__agg_table_sink(sl_task_t *t, const struct agg_plan *p, struct agg_table 
          * key without nulls (the common case) takes one fused pass with the same hash. */
         const struct sl__col *kc = nk == 1 ? &b->cols[p->key_cols[0]] : NULL;
         bool one_key = kc && (!kc->validity || kc->null_count == 0);
+        if (one_key && fusable(p, tb, b)) {
+            fused_rows(p, tb, b, kc, off, n, gid, xi, xf, valid);
+            continue;
+        }
         if (one_key && sl_type_width(kc->type) == 4)
-            ids_one_key(p, tb, sl__col_values(b, p->key_cols[0]), true, off, n, gid);
+            ids_one_key(p, tb, sl__col_values(b, p->key_cols[0]), true, off, n, gid, NULL, NULL,
+                        NULL, NULL);
         else if (one_key)
-            ids_one_key(p, tb, sl__col_values(b, p->key_cols[0]), false, off, n, gid);
+            ids_one_key(p, tb, sl__col_values(b, p->key_cols[0]), false, off, n, gid, NULL,
+                        NULL, NULL, NULL);
         for (int64_t i = 0; i < n && !one_key; i++) {
             nm[i] = 0;
             h[i] = 0x9E3779B97F4A7C15ull;
