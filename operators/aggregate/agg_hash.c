@@ -227,8 +227,14 @@ int sl__agg_bind(sl_bind_t *b)
     if (p->n_aggs == 0 && p->n_keys == 0)
         return sl_bind_fail(b, SL_EINVAL, "option aggs: no aggregate and no key");
     p->rec_bytes = 16 + 8 * (size_t)p->n_keys;
-    for (int a = 0; a < p->n_aggs; a++)
+    p->raw_bytes = 8 * (size_t)p->n_keys;
+    p->counts_sums = true;
+    for (int a = 0; a < p->n_aggs; a++) {
+        enum agg_fn f = p->aggs[a].fn;
         p->rec_bytes += 8 + sl__agg_rec_val_bytes(&p->aggs[a]);
+        p->raw_bytes += f == AGG_SUM || f == AGG_AVG ? 8 : 0;
+        p->counts_sums &= f == AGG_COUNT_STAR || f == AGG_COUNT || f == AGG_SUM || f == AGG_AVG;
+    }
     if (p->n_keys == 0)
         sl_bind_set_rows(b, 1);
     return SL_OK;
@@ -280,7 +286,16 @@ int sl__agg_sink_batch(sl_task_t *t, struct agg_local *ls, sl_batch_t *in)
         }
         in = ids;
     }
-    int rc = sl__agg_table_sink(t, p, &ls->tb, in, ls->parts, &ls->flushed);
+    /* Once the table was shrunk (its groups took fewer than 2 rows each), rows of one
+     * integer key go into the partitions as they are (16 bytes for count(*) and one sum,
+     * against a 56-byte record a group that hardly pre-aggregates). */
+    int rc = ls->raw_mode ? sl__agg_table_raw(t, p, &ls->tb, in, ls->raw) : 0;
+    if (rc == 1)
+        ls->flushed++;
+    else if (rc == 0)
+        rc = sl__agg_table_sink(t, p, &ls->tb, in, ls->parts, &ls->flushed);
+    ls->raw_mode = p->counts_sums && p->n_keys == 1 && ls->tb.cap < ls->tb.cap_alloc;
+    rc = rc < 0 ? rc : SL_OK;
     sl_batch_unref(coded);
     sl_batch_unref(ids);
     sl_batch_unref(sel);
@@ -313,6 +328,7 @@ int sl__agg_keep_local(sl_task_t *t, struct agg_global *gs, struct agg_local *ls
     k->flushed = ls->flushed;
     k->tb = ls->tb;
     memcpy(k->parts, ls->parts, sizeof k->parts);
+    memcpy(k->raw, ls->raw, sizeof k->raw);
     k->next = gs->locals;
     gs->locals = k;
     gs->groups += ls->tb.n;
@@ -326,9 +342,12 @@ static int agg_merge_part(sl_task_t *t)
     const struct agg_plan *p = sl_op_data(sl_task_op(t));
     struct agg_global *gs = sl_task_gstate(t);
     int64_t i = sl_task_index(t), n = 0;
-    for (struct agg_kept *k = gs->locals; k; k = k->next)
+    for (struct agg_kept *k = gs->locals; k; k = k->next) {
         for (struct agg_chunk *c = k->parts[i]; c; c = c->next)
             n += c->n;
+        for (struct agg_chunk *c = k->raw[i]; c; c = c->next)
+            n += c->n;
+    }
     if (n == 0)
         return SL_OK;
     int w = sl_task_worker(t);
@@ -343,8 +362,10 @@ static int agg_merge_part(sl_task_t *t)
         gs->scratch[w] = tb;
     }
     sl__agg_table_reset(tb, n);
-    for (struct agg_kept *k = gs->locals; k; k = k->next)
+    for (struct agg_kept *k = gs->locals; k; k = k->next) {
         sl__agg_table_merge_chunks(p, tb, k->parts[i]);
+        sl__agg_table_merge_raw(p, tb, k->raw[i]);
+    }
     gs->part_out[i] = sl__agg_table_output(t, p, tb);
     sl__agg_dict_attach(p, gs, gs->part_out[i]);
     return gs->part_out[i] ? SL_OK : SL_EOVERFLOW;

@@ -63,6 +63,12 @@ struct agg_plan {
     int n_aggs;
     struct agg_spec aggs[AGG_MAX_AGGS];
     size_t rec_bytes;      /* bytes of one flushed group record (write_record) */
+    /* Every aggregate is a count or a sum (avg): the sink counts rows once for all of
+     * them (agg_table.prow), and with one key it may write rows of many groups into the
+     * partitions as they are (sl__agg_table_raw) records of raw_bytes: the key, then
+     * each sum's value (8 bytes each). */
+    bool counts_sums;
+    size_t raw_bytes;
     /* A key the table cannot take (as an integer, DICT codes or utf8 ids), an aggregated
      * column that is not integer-like or a float, or count(DISTINCT): the group-by of
      * any type (agg_any.c) runs instead of the table below. */
@@ -132,9 +138,14 @@ struct agg_gpu_local;
 
 struct agg_local {
     bool ready;
-    int64_t flushed;                     /* times the table was flushed */
+    /* The table was shrunk (fewer than 2 rows a group): batches that sl__agg_table_raw
+     * takes go into raw[] as rows. */
+    bool raw_mode;
+    int64_t flushed;                     /* times the table was flushed (or rows written
+                                          * raw) */
     struct agg_table tb;
     struct agg_chunk *parts[AGG_PARTS];
+    struct agg_chunk *raw[AGG_PARTS];    /* raw row records, by the same hash bits */
     struct agg_gpu_local *gpu;
     struct agg_kept_batch *batches;      /* plan->any: the batches sunk */
     struct agg_str_local *str;           /* utf8 keys: this worker's cache (agg_str.c) */
@@ -147,6 +158,7 @@ struct agg_kept {
     int64_t flushed;
     struct agg_table tb;
     struct agg_chunk *parts[AGG_PARTS];
+    struct agg_chunk *raw[AGG_PARTS];
 };
 
 #define AGG_MAX_WORKERS 256
@@ -319,6 +331,16 @@ void sl__agg_table_clear(struct agg_table *tb);
  * the task. */
 int sl__agg_table_sink(sl_task_t *t, const struct agg_plan *p, struct agg_table *tb,
                        const sl_batch_t *b, struct agg_chunk **parts, int64_t *flushed);
+/* Rows with many groups, written as they are: when batch b has no null in its key (one
+ * integer key column: p->counts_sums, p->n_keys == 1) nor in a summed column, and a
+ * sample of its first rows does not show at least 2 rows a group, appends each row as a
+ * record of p->raw_bytes (key, sums' values) to raw[top hash bits] and returns 1; 0 when
+ * the table should take b; or a failure recorded on the task. */
+int sl__agg_table_raw(sl_task_t *t, const struct agg_plan *p, struct agg_table *tb,
+                      const sl_batch_t *b, struct agg_chunk **raw);
+/* Merges every raw row record of a chunk list into dst (dst must have room). */
+void sl__agg_table_merge_raw(const struct agg_plan *p, struct agg_table *dst,
+                             const struct agg_chunk *c);
 /* Adds the int64 partial sums into the exact sums (val) and zeroes them. The sink does
  * so before it returns and before each flush, so readers see exact sums. */
 void sl__agg_table_fold(const struct agg_plan *p, struct agg_table *tb);

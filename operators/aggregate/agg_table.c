@@ -61,20 +61,9 @@ int sl__agg_table_init(sl_task_t *t, const struct agg_plan *p, struct agg_table 
     return SL_OK;
 }
 
-/* Whether every aggregate is a count or a sum (avg): the sink may then count a vector's
- * rows once for all of them (prow, fused_rows). */
-static bool counts_and_sums(const struct agg_plan *p)
-{
-    for (int a = 0; a < p->n_aggs; a++)
-        if (p->aggs[a].fn != AGG_COUNT_STAR && p->aggs[a].fn != AGG_COUNT &&
-            p->aggs[a].fn != AGG_SUM && p->aggs[a].fn != AGG_AVG)
-            return false;
-    return true;
-}
-
 int sl__agg_table_use_partials(sl_task_t *t, const struct agg_plan *p, struct agg_table *tb)
 {
-    if (counts_and_sums(p) && !(tb->prow = sl__agg_alloc(t, (size_t)tb->cap_alloc * 8)))
+    if (p->counts_sums && !(tb->prow = sl__agg_alloc(t, (size_t)tb->cap_alloc * 8)))
         return SL_ENOMEM;
     for (int a = 0; a < p->n_aggs; a++) {
         bool sum = p->aggs[a].fn == AGG_SUM || p->aggs[a].fn == AGG_AVG;
@@ -654,6 +643,158 @@ int sl__agg_table_flush(sl_task_t *t, const struct agg_plan *p, struct agg_table
     }
     sl__agg_table_clear(tb);
     return SL_OK;
+}
+
+/* Rows a raw write partitions at once: their partition ids, then room in each partition's
+ * chunk, then the records through cursors (sl__agg_table_flush's way). */
+#define AGG_RAW_BLOCK 16384
+
+/* Whether the first rows of a key column (at most AGG_VEC of n) repeat keys: fewer
+ * distinct keys than half the rows, so the table pre-aggregates them (a sorted or
+ * clustered stretch of the input). Counted in a set of 4 * AGG_VEC hashes. */
+static bool sample_repeats(const void *kd, bool w4, int64_t n)
+{
+    uint64_t set[4 * AGG_VEC];
+    memset(set, 0, sizeof set);
+    n = n < AGG_VEC ? n : AGG_VEC;
+    int64_t d = 0;
+    for (int64_t i = 0; i < n; i++) {
+        int64_t k = w4 ? ((const int32_t *)kd)[i] : ((const int64_t *)kd)[i];
+        uint64_t h = mix64(0x9E3779B97F4A7C15ull ^ (uint64_t)k) | 1, pos = h;
+        while (set[pos & (4 * AGG_VEC - 1)] && set[pos & (4 * AGG_VEC - 1)] != h)
+            pos++;
+        d += !set[pos & (4 * AGG_VEC - 1)];
+        set[pos & (4 * AGG_VEC - 1)] = h;
+    }
+    return 2 * d <= n;
+}
+
+/* Writes value v of every row [off, off + n) of the block into its record at byte `at`
+ * (cursors cur, advanced): the first sum with the keys, each further one in a pass of
+ * its own. */
+static void raw_values(const struct agg_plan *p, const sl_batch_t *b, int a, int64_t off,
+                       int64_t n, const uint16_t *pid, char **cur, size_t at, const void *kd,
+                       bool w4)
+{
+    int64_t xi[AGG_VEC];
+    double xf[AGG_VEC];
+    uint8_t valid[AGG_VEC];
+    size_t rb = p->raw_bytes;
+    for (int64_t v = 0; v < n; v += AGG_VEC) {
+        int64_t m = n - v < AGG_VEC ? n - v : AGG_VEC;
+        const int64_t *pi = xi;
+        const double *pf = xf;
+        if (a >= 0)
+            load_col(b, p->aggs[a].col, off + v, m, xi, xf, &pi, &pf, valid);
+        const void *x = a < 0 ? NULL : p->aggs[a].is_int ? (const void *)pi : (const void *)pf;
+        for (int64_t i = 0; i < m; i++) {
+            char *r = cur[pid[v + i]];
+            if (kd) {
+                int64_t k = w4 ? ((const int32_t *)kd)[off + v + i]
+                               : ((const int64_t *)kd)[off + v + i];
+                memcpy(r, &k, 8);
+            }
+            if (x)
+                memcpy(r + at, (const char *)x + 8 * i, 8);
+            cur[pid[v + i]] = r + rb;
+        }
+    }
+}
+
+int sl__agg_table_raw(sl_task_t *t, const struct agg_plan *p, struct agg_table *tb,
+                      const sl_batch_t *b, struct agg_chunk **raw)
+{
+    const struct sl__col *kc = &b->cols[p->key_cols[0]];
+    if (!p->counts_sums || p->n_keys != 1 || (kc->validity && kc->null_count != 0))
+        return 0;
+    int sums[AGG_MAX_AGGS], ns = 0;
+    for (int a = 0; a < p->n_aggs; a++) {
+        const struct sl__col *c = p->aggs[a].col >= 0 ? &b->cols[p->aggs[a].col] : NULL;
+        if (c && c->validity && c->null_count != 0)
+            return 0;
+        if (p->aggs[a].fn == AGG_SUM || p->aggs[a].fn == AGG_AVG)
+            sums[ns++] = a;
+    }
+    const void *kd = sl__col_values(b, p->key_cols[0]);
+    bool w4 = sl_type_width(kc->type) == 4;
+    if (sample_repeats(kd, w4, b->n_rows))
+        return 0;
+    size_t rb = p->raw_bytes;
+    uint16_t pid[AGG_RAW_BLOCK];
+    uint32_t k[AGG_PARTS];
+    char *cur[AGG_PARTS], *start[AGG_PARTS];
+    for (int64_t off = 0; off < b->n_rows; off += AGG_RAW_BLOCK) {
+        int64_t n = b->n_rows - off < AGG_RAW_BLOCK ? b->n_rows - off : AGG_RAW_BLOCK;
+        memset(k, 0, sizeof k);
+        for (int64_t i = 0; i < n; i++) {
+            int64_t key = w4 ? ((const int32_t *)kd)[off + i] : ((const int64_t *)kd)[off + i];
+            pid[i] = (uint16_t)(mix64(0x9E3779B97F4A7C15ull ^ (uint64_t)key) >> (64 - AGG_PART_BITS));
+            k[pid[i]]++;
+        }
+        for (int q = 0; q < AGG_PARTS; q++) {
+            if (!k[q])
+                continue;
+            if (chunk_room(t, tb, raw, q, k[q], rb) < 0)
+                return sl_task_fail(t, SL_ENOMEM, "aggregate: out of memory for rows");
+            start[q] = raw[q]->data + (size_t)raw[q]->n * rb;
+            raw[q]->n += k[q];
+        }
+        memcpy(cur, start, sizeof cur);
+        raw_values(p, b, ns ? sums[0] : -1, off, n, pid, cur, 8, kd, w4);
+        for (int s = 1; s < ns; s++) {
+            memcpy(cur, start, sizeof cur);
+            raw_values(p, b, sums[s], off, n, pid, cur, 8 + 8 * (size_t)s, NULL, w4);
+        }
+    }
+    return 1;
+}
+
+void sl__agg_table_merge_raw(const struct agg_plan *p, struct agg_table *dst,
+                             const struct agg_chunk *c)
+{
+    /* Hashes of RAW_AHEAD records ahead, whose slots are prefetched: a partition's table
+     * (16K rows of 2^24 groups: 256 KiB of slots, about 1 MiB in all) misses L1. */
+    enum { RAW_AHEAD = 16 };
+    size_t rb = p->raw_bytes;
+    for (; c; c = c->next) {
+        uint64_t hs[RAW_AHEAD];
+        for (int64_t r = 0; r < c->n && r < RAW_AHEAD; r++) {
+            int64_t k;
+            memcpy(&k, c->data + (size_t)r * rb, 8);
+            hs[r] = mix64(0x9E3779B97F4A7C15ull ^ (uint64_t)k);
+            __builtin_prefetch(&dst->slots[hs[r] & dst->mask]);
+        }
+        for (int64_t r = 0; r < c->n; r++) {
+            const char *rec = c->data + (size_t)r * rb;
+            int64_t k;
+            memcpy(&k, rec, 8);
+            uint64_t h = hs[r % RAW_AHEAD];
+            if (r + RAW_AHEAD < c->n) {
+                int64_t kn;
+                memcpy(&kn, rec + RAW_AHEAD * rb, 8);
+                hs[r % RAW_AHEAD] = mix64(0x9E3779B97F4A7C15ull ^ (uint64_t)kn);
+                __builtin_prefetch(&dst->slots[hs[r % RAW_AHEAD] & dst->mask]);
+            }
+            int64_t g = find_group1(p, dst, h, 0, k);
+            const char *q = rec + 8;
+            for (int a = 0; a < p->n_aggs; a++) {
+                const struct agg_spec *s = &p->aggs[a];
+                dst->cnt[a][g]++;
+                if (s->fn != AGG_SUM && s->fn != AGG_AVG)
+                    continue;
+                if (s->is_int) {
+                    int64_t x;
+                    memcpy(&x, q, 8);
+                    dst->val[a][g].s += x;
+                } else {
+                    double x;
+                    memcpy(&x, q, 8);
+                    dst->val[a][g].f += x;
+                }
+                q += 8;
+            }
+        }
+    }
 }
 
 /* Merges one state (count c, value v) into group g of aggregate a. */

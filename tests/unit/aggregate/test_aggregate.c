@@ -527,6 +527,7 @@ SL_TEST(agg_zipf_skew)
  * fused loop (agg_table.c fused_rows: group, row count and first sum in one pass) once the
  * table has more than AGG_FEW_GROUPS groups; others take the general loops. Against the
  * reference: empty, one row, one group, a few groups, 1,000 and 60,000 groups (flushed),
+ * all keys distinct (rows written raw once the table was shrunk: sl__agg_table_raw),
  * nulls in keys or values in some batches only (1% of rows, batches of up to 100 rows),
  * int32 and int64 keys, int32, int64 and float values, negative keys, keys at the
  * types' extremes, Zipf skew; 1 and 2 threads. */
@@ -552,6 +553,8 @@ SL_TEST(agg_counts_and_sums)
         {SL_TYPE_INT32, SL_TYPE_INT64, 30000, 5000, 0.5, 0, 0, 0},
         {SL_TYPE_INT32, SL_TYPE_INT64, 120000, 60000, 0, 0, 0, 0},
         {SL_TYPE_INT64, SL_TYPE_INT64, 90000, 1 << 30, 0, 0, 1, 0},
+        {SL_TYPE_INT64, SL_TYPE_FLOAT64, 90000, 1 << 30, 0, 0, 0, 0},
+        {SL_TYPE_INT32, SL_TYPE_INT32, 90000, 1 << 30, 0, 1, 0, 0},
     };
     case_aggs = sum_aggs;
     for (int th = 1; th <= 2; th++) {
@@ -624,21 +627,10 @@ SL_TEST(agg_fused_partial_sums_overflow)
     assert_no_leaks();
 }
 
-/* Several sums in one fused vector (the first in the loop, the others over the group
- * ids) and count(*) alone: sum(w) of int32, sum(v) of int64, avg(f) of float64 and
- * count(*) over 1,000 groups against the reference of each column. */
-SL_TEST(agg_fused_several_sums)
+/* sum(w), count(*), sum(v), avg(f) and, in a second query, count(*) alone over key k
+ * (cols: k, int32 w, int64 v, float64 f) against the reference of each column. */
+static void several_sums_case(sl_engine_t *e, struct tcol *cols, int64_t n)
 {
-    sl_engine_t *e = open_engine(2, 4096);
-    int64_t n = 60000;
-    struct tcol cols[4];
-    tcol_alloc(&cols[0], "k", SL_TYPE_INT32, n);
-    tcol_alloc(&cols[1], "w", SL_TYPE_INT32, n);
-    tcol_alloc(&cols[2], "v", SL_TYPE_INT64, n);
-    tcol_alloc(&cols[3], "f", SL_TYPE_FLOAT64, n);
-    fill_keys(&cols[0], n, 1000, 0, 0);
-    for (int c = 1; c < 4; c++)
-        fill_values(&cols[c], n, 0);
     sl_table_t *in = make_table(cols, 4, n, 5000);
     sl_table_t *out = run_agg(e, in, "keys=k aggs=\"sum(w), count(*), sum(v), avg(f)\"", NULL);
     sl_table_t *only = run_agg(e, in, "keys=k aggs=\"count(*)\"", NULL);
@@ -677,12 +669,41 @@ SL_TEST(agg_fused_several_sums)
     free(perm);
     free(perm2);
     free(rw), free(rv), free(rf), free(rc);
-    struct tcol *all[] = {&ok, &sw, &cs, &sv, &af, &ok2, &cs2, &cols[0], &cols[1], &cols[2], &cols[3]};
+    struct tcol *all[] = {&ok, &sw, &cs, &sv, &af, &ok2, &cs2};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         tcol_free(all[i]);
     sl_table_unref(out);
     sl_table_unref(only);
-    sl_engine_close(e);
+}
+
+/* Several sums in one vector: in the fused loop (the first there, the others over the
+ * group ids; 1,000 groups) and in rows written raw (agg_table.c sl__agg_table_raw: the
+ * first sum with the key, the others in passes of their own; 100,000 rows of distinct
+ * keys); then, after rows went raw, a stretch of 50 groups that the sample sends back to
+ * the table. 1 and 2 threads. */
+SL_TEST(agg_fused_and_raw_several_sums)
+{
+    for (int th = 1; th <= 2; th++) {
+        sl_engine_t *e = open_engine(th, 4096);
+        for (int layout = 0; layout < 3; layout++) {
+            int64_t n = layout ? 140000 : 60000;
+            struct tcol cols[4];
+            tcol_alloc(&cols[0], "k", layout == 1 ? SL_TYPE_INT64 : SL_TYPE_INT32, n);
+            tcol_alloc(&cols[1], "w", SL_TYPE_INT32, n);
+            tcol_alloc(&cols[2], "v", SL_TYPE_INT64, n);
+            tcol_alloc(&cols[3], "f", SL_TYPE_FLOAT64, n);
+            fill_keys(&cols[0], n, layout ? n : 1000, 0, 0);
+            if (layout == 2) /* the last 40,000 rows: 50 groups */
+                for (int64_t r = 100000; r < n; r++)
+                    cols[0].i[r] = (int64_t)(rnd() % 50) - 25;
+            for (int c = 1; c < 4; c++)
+                fill_values(&cols[c], n, 0);
+            several_sums_case(e, cols, n);
+            for (int c = 0; c < 4; c++)
+                tcol_free(&cols[c]);
+        }
+        sl_engine_close(e);
+    }
     assert_no_leaks();
 }
 
