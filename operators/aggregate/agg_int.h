@@ -181,8 +181,10 @@ struct agg_global {
     /* plan->any (agg_any.c): the batches of every worker, then the result. */
     struct agg_kept_batch *batches;
     sl_batch_t *any_out;
-    int16_t run_end[AGG_PARTS];          /* partitions [i, run_end[i]) leave as one batch;
-                                          * -1: i starts no run; 0: none made (i alone) */
+    int16_t run_end[AGG_PARTS];          /* partitions [i, run_end[i]) are merged by one
+                                          * task into one batch, part_out[i]; -1: i starts
+                                          * no run */
+    int64_t part_recs[AGG_PARTS];        /* records (groups and rows) of each partition */
     /* DICT keys on the table (agg_dict.c): one merged dictionary per key column. */
     void *_Atomic dicts;                 /* struct agg_dicts (sl__agg_shared_state) */
     /* utf8/large_utf8 keys on the table (agg_str.c): the distinct strings per key. */
@@ -368,6 +370,12 @@ void sl__agg_table_merge_chunks(const struct agg_plan *p, struct agg_table *dst,
 /* Builds the output batch of tb's groups; NULL after recording the failure (an int64
  * sum that does not fit: SL_EOVERFLOW). */
 sl_batch_t *sl__agg_table_output(sl_task_t *t, const struct agg_plan *p, const struct agg_table *tb);
+/* An output batch of `rows` rows (columns allocated); NULL after recording the failure. */
+sl_batch_t *sl__agg_output_new(sl_task_t *t, int64_t rows);
+/* Writes tb's groups into rows [at, at + tb->n) of output batch b (at 0 only for utf8
+ * keys); SL_OK or a failure recorded on the task (SL_EOVERFLOW, SL_ENOMEM). */
+int sl__agg_table_output_at(sl_task_t *t, const struct agg_plan *p, const struct agg_table *tb,
+                            sl_batch_t *b, int64_t at);
 /* 64-byte aligned memory that lives until the query ends; NULL after recording. */
 void *sl__agg_alloc(sl_task_t *t, size_t bytes);
 

@@ -883,23 +883,37 @@ static int set_null(sl_batch_t *b, int c, int64_t i)
 
 sl_batch_t *sl__agg_table_output(sl_task_t *t, const struct agg_plan *p, const struct agg_table *tb)
 {
-    sl_batch_t *b = sl__batch_new(sl_op_output_schema(sl_task_op(t)), tb->n);
-    if (!b || sl__batch_alloc_columns(b) != SL_OK) {
+    sl_batch_t *b = sl__agg_output_new(t, tb->n);
+    if (b && sl__agg_table_output_at(t, p, tb, b, 0) < 0) {
         sl_batch_unref(b);
-        sl_task_fail(t, SL_ENOMEM, "out of memory for %lld groups", (long long)tb->n);
         return NULL;
     }
+    return b;
+}
+
+sl_batch_t *sl__agg_output_new(sl_task_t *t, int64_t rows)
+{
+    sl_batch_t *b = sl__batch_new(sl_op_output_schema(sl_task_op(t)), rows);
+    if (!b || sl__batch_alloc_columns(b) != SL_OK) {
+        sl_batch_unref(b);
+        sl_task_fail(t, SL_ENOMEM, "out of memory for %lld groups", (long long)rows);
+        return NULL;
+    }
+    return b;
+}
+
+int sl__agg_table_output_at(sl_task_t *t, const struct agg_plan *p, const struct agg_table *tb,
+                            sl_batch_t *b, int64_t at)
+{
     int rc = 0;
     for (int j = 0; j < p->n_keys; j++) {
-        void *o = sl__col_values(b, j);
+        char *o = (char *)sl__col_values(b, j) + at * (int64_t)sl_type_width(p->key_types[j]);
         bool w4 = sl_type_width(p->key_types[j]) == 4;
         bool str = sl__agg_str_key_type(p->key_types[j]); /* ids of strings */
-        int src = str ? sl__agg_str_output(t, p, tb, b, j) : SL_OK;
-        if (src < 0) {
-            sl_batch_unref(b);
-            sl_task_fail(t, src, "aggregate: %s for the strings of key %d", sl_strerror(src), j);
-            return NULL;
-        }
+        int src = str ? sl__agg_str_output(t, p, tb, b, j) : SL_OK; /* at 0 only */
+        if (src < 0)
+            return sl_task_fail(t, src, "aggregate: %s for the strings of key %d",
+                                sl_strerror(src), j);
         for (int64_t g = 0; g < tb->n; g++) {
             int64_t k = tb->keys[g * p->n_keys + j];
             if (str)
@@ -909,14 +923,14 @@ sl_batch_t *sl__agg_table_output(sl_task_t *t, const struct agg_plan *p, const s
             else
                 ((int64_t *)o)[g] = k;
             if (tb->nulls[g] >> j & 1)
-                rc |= set_null(b, j, g);
+                rc |= set_null(b, j, at + g);
         }
     }
     for (int a = 0; a < p->n_aggs; a++) {
         const struct agg_spec *s = &p->aggs[a];
         int c = p->n_keys + a;
-        void *o = sl__col_values(b, c);
         size_t ow = sl_type_width(s->out_type);
+        char *o = (char *)sl__col_values(b, c) + (size_t)at * ow;
         bool dec = SL_TYPE_ID(s->in_type) == SL_TYPE_DECIMAL;
         double unit = dec ? (double)sl__pow10_i128(sl_type_scale(s->in_type)) : 1;
         for (int64_t g = 0; g < tb->n; g++) {
@@ -927,21 +941,19 @@ sl_batch_t *sl__agg_table_output(sl_task_t *t, const struct agg_plan *p, const s
                 continue;
             }
             if (n == 0) {
-                memset((char *)o + (size_t)g * ow, 0, ow);
-                rc |= set_null(b, c, g);
+                memset(o + (size_t)g * ow, 0, ow);
+                rc |= set_null(b, c, at + g);
                 continue;
             }
             if (s->fn == AGG_AVG) {
                 ((double *)o)[g] = (s->is_int ? (double)v->s / unit : v->f) / (double)n;
             } else if (s->fn == AGG_SUM && dec) {
                 /* decimal(38,s): 128 bits, at most 38 digits (2^63 values of 18 fit). */
-                memcpy((char *)o + 16 * g, &v->s, 16);
+                memcpy(o + 16 * g, &v->s, 16);
             } else if (s->fn == AGG_SUM && s->is_int) {
-                if (v->s > INT64_MAX || v->s < INT64_MIN) {
-                    sl_batch_unref(b);
-                    sl_task_fail(t, SL_EOVERFLOW, "sum of column %d overflows int64", s->col);
-                    return NULL;
-                }
+                if (v->s > INT64_MAX || v->s < INT64_MIN)
+                    return sl_task_fail(t, SL_EOVERFLOW, "sum of column %d overflows int64",
+                                        s->col);
                 ((int64_t *)o)[g] = (int64_t)v->s;
             } else if (s->fn == AGG_SUM) {
                 ((double *)o)[g] = v->f;
@@ -957,12 +969,7 @@ sl_batch_t *sl__agg_table_output(sl_task_t *t, const struct agg_plan *p, const s
             }
         }
     }
-    if (rc) {
-        sl_batch_unref(b);
-        sl_task_fail(t, SL_ENOMEM, "out of memory for validity bitmaps");
-        return NULL;
-    }
-    return b;
+    return rc ? sl_task_fail(t, SL_ENOMEM, "out of memory for validity bitmaps") : SL_OK;
 }
 
 

@@ -707,6 +707,88 @@ SL_TEST(agg_fused_and_raw_several_sums)
     assert_no_leaks();
 }
 
+/* large_utf8 keys (ids of distinct strings, agg_str.c) on the paths of many groups: the
+ * table shrunk, rows written raw, the partitioned merge into a batch a partition (the
+ * strings of an output batch start at row 0), then a stretch of 20 groups. The string of
+ * each key is the hex of an int64, so the reference groups the int64s. 1 and 2 threads. */
+SL_TEST(agg_string_keys_many_groups)
+{
+    int64_t n = 100000;
+    struct tcol k, v;
+    tcol_alloc(&k, "k", SL_TYPE_INT64, n);
+    tcol_alloc(&v, "v", SL_TYPE_INT64, n);
+    fill_keys(&k, n, n, 0, 0);
+    for (int64_t r = 70000; r < n; r++)
+        k.i[r] = (int64_t)(rnd() % 20);
+    fill_values(&v, n, 0);
+    struct ref_group *rg;
+    int64_t ng = reference(&k, 1, &v, n, &rg);
+    const char *names[2] = {"k", "v"};
+    enum sl_type types[2] = {SL_TYPE_LARGE_UTF8, SL_TYPE_INT64};
+    sl_batch_t *b;
+    SL_ASSERT_OK(sl_batch_create(&b, 2, names, types, n));
+    int64_t *off = sl_batch_column_data(b, 0);
+    char *chars = sl_batch_column_chars(b, 0, n * 16);
+    for (int64_t r = 0; r < n; r++) {
+        char text[17];
+        snprintf(text, sizeof text, "%016llx", (unsigned long long)k.i[r]);
+        memcpy(chars + 16 * r, text, 16);
+        off[r + 1] = 16 * (r + 1);
+        ((int64_t *)sl_batch_column_data(b, 1))[r] = v.i[r];
+    }
+    sl_table_t *in;
+    SL_ASSERT_OK(sl_table_create(&in));
+    SL_ASSERT_OK(sl_table_append(in, b));
+    sl_batch_unref(b);
+    for (int th = 1; th <= 2; th++) {
+        sl_engine_t *e = open_engine(th, 4096);
+        sl_table_t *out = run_agg(e, in, "keys=k aggs=\"count(*), sum(v)\"", NULL);
+        assert_int_equal(sl_table_num_rows(out), ng);
+        struct tcol ok, cs, sm;
+        tcol_alloc(&ok, "k", SL_TYPE_INT64, ng);
+        int64_t at = 0;
+        for (int64_t bi = 0; bi < sl_table_num_batches(out); bi++) {
+            sl_batch_t *ob = sl_table_batch(out, bi);
+            struct sl_column c;
+            struct sl_strings st;
+            SL_ASSERT_OK(sl_batch_column(ob, 0, &c));
+            SL_ASSERT_OK(sl_batch_column_strings(ob, 0, &st));
+            for (int64_t r = 0; r < c.length; r++, at++) {
+                const int64_t *o = c.data;
+                char text[17] = {0};
+                assert_int_equal(o[c.offset + r + 1] - o[c.offset + r], 16);
+                memcpy(text, st.chars + o[c.offset + r], 16);
+                ok.i[at] = (int64_t)strtoull(text, NULL, 16);
+            }
+        }
+        read_col(out, "count", &cs);
+        read_col(out, "sum_v", &sm);
+        int64_t *perm = malloc((size_t)ng * sizeof *perm);
+        for (int64_t r = 0; r < ng; r++)
+            perm[r] = r;
+        ref_keys = &ok;
+        ref_nk = 1;
+        qsort(perm, (size_t)ng, sizeof *perm, cmp_rows);
+        for (int64_t q = 0; q < ng; q++) {
+            int64_t r = perm[q];
+            assert_true(ok.i[r] == k.i[rg[q].first]);
+            assert_int_equal(cs.i[r], rg[q].cnt);
+            assert_true(sm.i[r] == (int64_t)rg[q].isum);
+        }
+        free(perm);
+        tcol_free(&ok);
+        tcol_free(&cs);
+        tcol_free(&sm);
+        sl_table_unref(out);
+        sl_engine_close(e);
+    }
+    sl_table_unref(in);
+    free(rg);
+    tcol_free(&k);
+    tcol_free(&v);
+    assert_no_leaks();
+}
+
 /* where=: only the rows where the predicate is TRUE are aggregated (NULL and FALSE rows
  * are not): against the reference of the passing rows, with nulls in the predicate's
  * column, one and two keys and none, few and many groups (local tables flushed), all rows
