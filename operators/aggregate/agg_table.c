@@ -196,9 +196,11 @@ static inline void add_part(int64_t *part, union agg_val *val, int64_t g, int64_
  * int64): hash, first slot and id in one pass, with no key, hash or null-mask arrays in
  * between (hashing all rows first and prefetching slots measured slower). A row whose
  * first slot holds its group (almost every row once the groups are known) makes no call.
- * With prow (fused_rows) the same pass adds each row to its group's row count and, with
- * x0, its value to its group's partial sum part0 (add_part). Called with w4 and whether
- * prow is NULL constant, so each case gets its own loop. */
+ * With prow (fused_rows; a table without null keys) the same pass adds each row to its
+ * group's row count and, with x0, its value to its group's partial sum part0 (add_part);
+ * gid may then be NULL (not kept). Called with w4, prow == NULL, x0 == NULL and gid ==
+ * NULL constant, so each case gets its own loop (the fused ones without a test a row for
+ * any of them: the loop is bound by its instructions, about 30 a row). */
 static inline __attribute__((always_inline)) void
 ids_one_key(const struct agg_plan *p, struct agg_table *tb, const void *kd, bool w4, int64_t off,
             int64_t n, int64_t *gid, int64_t *prow, const int64_t *x0, int64_t *part0,
@@ -209,15 +211,34 @@ ids_one_key(const struct agg_plan *p, struct agg_table *tb, const void *kd, bool
     const uint64_t *slots = tb->slots, *nulls = tb->nulls;
     const int64_t *keys = tb->keys;
     uint64_t mask = tb->mask;
-    bool null_keys = tb->null_keys;
+    bool null_keys = !prow && tb->null_keys;
+    enum { AHEAD = 8 };
+    uint64_t hs[AHEAD];
+    for (int64_t i = 0; i < n && i < AHEAD && prow; i++) {
+        int64_t k = w4 ? ((const int32_t *)kd)[off + i] : ((const int64_t *)kd)[off + i];
+        hs[i] = mix64(0x9E3779B97F4A7C15ull ^ (uint64_t)k);
+        __builtin_prefetch(&slots[hs[i] & mask]);
+    }
     for (int64_t i = 0; i < n; i++) {
         int64_t k = w4 ? ((const int32_t *)kd)[off + i] : ((const int64_t *)kd)[off + i];
-        uint64_t h = mix64(0x9E3779B97F4A7C15ull ^ (uint64_t)k);
+        uint64_t h;
+        if (prow) {
+            h = hs[i % AHEAD];
+            if (i + AHEAD < n) {
+                int64_t kn = w4 ? ((const int32_t *)kd)[off + i + AHEAD]
+                                : ((const int64_t *)kd)[off + i + AHEAD];
+                hs[i % AHEAD] = mix64(0x9E3779B97F4A7C15ull ^ (uint64_t)kn);
+                __builtin_prefetch(&slots[hs[i % AHEAD] & mask]);
+            }
+        } else {
+            h = mix64(0x9E3779B97F4A7C15ull ^ (uint64_t)k);
+        }
         uint64_t s = slots[h & mask];
         int64_t g = (int64_t)(s & 0xffffffffu) - 1;
         if (s == 0 || (s >> 32) != (h >> 32) || keys[g] != k || (null_keys && nulls[g]))
             g = find_group1_miss(p, tb, h, k);
-        gid[i] = g;
+        if (gid)
+            gid[i] = g;
         if (prow) {
             prow[g]++;
             if (x0)
@@ -390,11 +411,11 @@ static void update_agg(const struct agg_spec *s, int64_t *cnt, union agg_val *va
 }
 
 /* Whether batch b's rows take fused_rows: a sink's table counting rows once (prow: only
- * counts and sums), more groups than the few-groups path's, and no null in any aggregated
- * column of b. */
+ * counts and sums) with more groups than the few-groups path's and no null key among
+ * them, and no null in any aggregated column of b. */
 static bool fusable(const struct agg_plan *p, const struct agg_table *tb, const sl_batch_t *b)
 {
-    if (!tb->prow || tb->n <= AGG_FEW_GROUPS)
+    if (!tb->prow || tb->n <= AGG_FEW_GROUPS || tb->null_keys)
         return false;
     for (int a = 0; a < p->n_aggs; a++) {
         const struct sl__col *c = p->aggs[a].col >= 0 ? &b->cols[p->aggs[a].col] : NULL;
@@ -430,10 +451,22 @@ static void fused_rows(const struct agg_plan *p, struct agg_table *tb, const sl_
         tb->room[a0] = 0;
     }
     const void *kd = sl__col_values(b, p->key_cols[0]);
-    if (sl_type_width(kc->type) == 4)
-        ids_one_key(p, tb, kd, true, off, n, gid, tb->prow, x0, part0, val0);
+    int64_t *prow = tb->prow;
+    bool w4 = sl_type_width(kc->type) == 4, more = false; /* more: other sums need gid */
+    for (int a = 0; a < p->n_aggs; a++)
+        more |= a != a0 && (p->aggs[a].fn == AGG_SUM || p->aggs[a].fn == AGG_AVG);
+    if (w4 && !x0)
+        ids_one_key(p, tb, kd, true, off, n, gid, prow, NULL, NULL, NULL);
+    else if (w4 && more)
+        ids_one_key(p, tb, kd, true, off, n, gid, prow, x0, part0, val0);
+    else if (w4)
+        ids_one_key(p, tb, kd, true, off, n, NULL, prow, x0, part0, val0);
+    else if (!x0)
+        ids_one_key(p, tb, kd, false, off, n, gid, prow, NULL, NULL, NULL);
+    else if (more)
+        ids_one_key(p, tb, kd, false, off, n, gid, prow, x0, part0, val0);
     else
-        ids_one_key(p, tb, kd, false, off, n, gid, tb->prow, x0, part0, val0);
+        ids_one_key(p, tb, kd, false, off, n, NULL, prow, x0, part0, val0);
     tb->prow_dirty = true;
     for (int a = 0; a < p->n_aggs; a++) {
         const struct agg_spec *s = &p->aggs[a];
