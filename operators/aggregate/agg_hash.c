@@ -24,11 +24,16 @@
  * Execution. sink: each worker pre-aggregates into a local open-addressing table of at
  * most AGG_LOCAL_GROUPS groups (it stays in L2); when it fills, its groups are flushed
  * as records into AGG_PARTS radix partitions (top hash bits) and the table is reused.
- * combine: keeps each worker's table and partitions. finalize: if no worker flushed and
- * the groups are few, one table merges the local tables (one output task); otherwise the
- * remaining local groups are flushed too and one spawned task per partition merges that
- * partition's records of every worker; consecutive partitions then form morsel-sized
- * runs. source: one task per output table or run.
+ * With one integer key and only counts and sums, a vector without nulls takes one fused
+ * pass (group, a row count shared by the counts, the first sum); once the table was
+ * shrunk (fewer than 2 rows a group), such batches are written into the partitions as
+ * rows (key and sums' values, agg_table.c sl__agg_table_raw) instead of going through
+ * the table. combine: keeps each worker's table and partitions. finalize: if no worker
+ * flushed and the groups are few, one table merges the local tables (one output task);
+ * otherwise the remaining local groups are flushed too, consecutive partitions whose
+ * records fit a morsel form runs, and one spawned task per run merges its partitions'
+ * records and rows of every worker into one batch. source: one task per output table
+ * or run.
  *
  * On a GPU (agg_cuda.c, CUDA builds): the sink aggregates device batches into a device
  * table (or radix partitions), combine keeps those, finalize writes the result on the GPU

@@ -1,6 +1,8 @@
 /* The group table of the hash aggregate: vectorized sink (keys -> hashes -> group ids
- * for AGG_VEC rows at a time, then one tight loop per aggregate over the group ids),
- * flushing into radix partitions, merging records, and building the output batch. */
+ * for AGG_VEC rows at a time, then one tight loop per aggregate over the group ids; one
+ * fused pass for one integer key and counts and sums without nulls), flushing into radix
+ * partitions (or writing rows of many groups there as they are), merging records and
+ * rows, and building the output batches. */
 #include <string.h>
 
 #include "../common/values.h"
