@@ -239,7 +239,10 @@ ids_one_key(const struct agg_plan *p, struct agg_table *tb, const void *kd, bool
         }
         uint64_t s = slots[h & mask];
         int64_t g = (int64_t)(s & 0xffffffffu) - 1;
-        if (s == 0 || (s >> 32) != (h >> 32) || keys[g] != k || (null_keys && nulls[g]))
+        /* The fused loops compare the key without the tag first: a slot holding another
+         * group is rare, and the tag's test cost every row instructions. */
+        if (s == 0 || (!prow && (s >> 32) != (h >> 32)) || keys[g] != k ||
+            (null_keys && nulls[g]))
             g = find_group1_miss(p, tb, h, k);
         if (gid)
             gid[i] = g;
@@ -765,7 +768,8 @@ int sl__agg_table_raw(sl_task_t *t, const struct agg_plan *p, struct agg_table *
         memset(k, 0, sizeof k);
         for (int64_t i = 0; i < n; i++) {
             int64_t key = w4 ? ((const int32_t *)kd)[off + i] : ((const int64_t *)kd)[off + i];
-            pid[i] = (uint16_t)(mix64(0x9E3779B97F4A7C15ull ^ (uint64_t)key) >> (64 - AGG_PART_BITS));
+            uint64_t h = mix64(0x9E3779B97F4A7C15ull ^ (uint64_t)key);
+            pid[i] = (uint16_t)(h >> (64 - AGG_PART_BITS));
             k[pid[i]]++;
         }
         for (int q = 0; q < AGG_PARTS; q++) {
