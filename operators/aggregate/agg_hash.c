@@ -24,11 +24,16 @@
  * Execution. sink: each worker pre-aggregates into a local open-addressing table of at
  * most AGG_LOCAL_GROUPS groups (it stays in L2); when it fills, its groups are flushed
  * as records into AGG_PARTS radix partitions (top hash bits) and the table is reused.
- * combine: keeps each worker's table and partitions. finalize: if no worker flushed and
- * the groups are few, one table merges the local tables (one output task); otherwise the
- * remaining local groups are flushed too and one spawned task per partition merges that
- * partition's records of every worker; consecutive partitions then form morsel-sized
- * runs. source: one task per output table or run.
+ * With one integer key and only counts and sums, a vector without nulls takes one fused
+ * pass (group, a row count shared by the counts, the first sum); once the table was
+ * shrunk (fewer than 2 rows a group), such batches are written into the partitions as
+ * rows (key and sums' values, agg_table.c sl__agg_table_raw) instead of going through
+ * the table. combine: keeps each worker's table and partitions. finalize: if no worker
+ * flushed and the groups are few, one table merges the local tables (one output task);
+ * otherwise the remaining local groups are flushed too, consecutive partitions whose
+ * records fit a morsel form runs, and one spawned task per run merges its partitions'
+ * records and rows of every worker into one batch. source: one task per output table
+ * or run.
  *
  * On a GPU (agg_cuda.c, CUDA builds): the sink aggregates device batches into a device
  * table (or radix partitions), combine keeps those, finalize writes the result on the GPU
@@ -227,8 +232,14 @@ int sl__agg_bind(sl_bind_t *b)
     if (p->n_aggs == 0 && p->n_keys == 0)
         return sl_bind_fail(b, SL_EINVAL, "option aggs: no aggregate and no key");
     p->rec_bytes = 16 + 8 * (size_t)p->n_keys;
-    for (int a = 0; a < p->n_aggs; a++)
+    p->raw_bytes = 8 * (size_t)p->n_keys;
+    p->counts_sums = true;
+    for (int a = 0; a < p->n_aggs; a++) {
+        enum agg_fn f = p->aggs[a].fn;
         p->rec_bytes += 8 + sl__agg_rec_val_bytes(&p->aggs[a]);
+        p->raw_bytes += f == AGG_SUM || f == AGG_AVG ? 8 : 0;
+        p->counts_sums &= f == AGG_COUNT_STAR || f == AGG_COUNT || f == AGG_SUM || f == AGG_AVG;
+    }
     if (p->n_keys == 0)
         sl_bind_set_rows(b, 1);
     return SL_OK;
@@ -280,7 +291,16 @@ int sl__agg_sink_batch(sl_task_t *t, struct agg_local *ls, sl_batch_t *in)
         }
         in = ids;
     }
-    int rc = sl__agg_table_sink(t, p, &ls->tb, in, ls->parts, &ls->flushed);
+    /* Once the table was shrunk (its groups took fewer than 2 rows each), rows of one
+     * integer key go into the partitions as they are (16 bytes for count(*) and one sum,
+     * against a 56-byte record a group that hardly pre-aggregates). */
+    int rc = ls->raw_mode ? sl__agg_table_raw(t, p, &ls->tb, in, ls->raw) : 0;
+    if (rc == 1)
+        ls->flushed++;
+    else if (rc == 0)
+        rc = sl__agg_table_sink(t, p, &ls->tb, in, ls->parts, &ls->flushed);
+    ls->raw_mode = p->counts_sums && p->n_keys == 1 && ls->tb.cap < ls->tb.cap_alloc;
+    rc = rc < 0 ? rc : SL_OK;
     sl_batch_unref(coded);
     sl_batch_unref(ids);
     sl_batch_unref(sel);
@@ -313,6 +333,7 @@ int sl__agg_keep_local(sl_task_t *t, struct agg_global *gs, struct agg_local *ls
     k->flushed = ls->flushed;
     k->tb = ls->tb;
     memcpy(k->parts, ls->parts, sizeof k->parts);
+    memcpy(k->raw, ls->raw, sizeof k->raw);
     k->next = gs->locals;
     gs->locals = k;
     gs->groups += ls->tb.n;
@@ -320,89 +341,127 @@ int sl__agg_keep_local(sl_task_t *t, struct agg_global *gs, struct agg_local *ls
     return SL_OK;
 }
 
-/* Spawned: merges partition i of every worker into out[i]. */
-static int agg_merge_part(sl_task_t *t)
+/* Records (flushed groups and raw rows) of partition i of every worker. */
+static int64_t part_records(const struct agg_global *gs, int i)
+{
+    int64_t n = 0;
+    for (const struct agg_kept *k = gs->locals; k; k = k->next) {
+        for (const struct agg_chunk *c = k->parts[i]; c; c = c->next)
+            n += c->n;
+        for (const struct agg_chunk *c = k->raw[i]; c; c = c->next)
+            n += c->n;
+    }
+    return n;
+}
+
+/* Before the merges: consecutive partitions whose records (at least their groups)
+ * together fit a morsel form a run, which one task merges into one batch: few groups
+ * spread over AGG_PARTS partitions would otherwise leave as hundreds of tiny batches, each
+ * costing every operator downstream a task. The run's groups go straight into its batch
+ * (sized by the records): joining per-partition batches afterwards copied every group
+ * once more, and those small batches' fresh pages faulted in on every query (at 2^24
+ * groups page faults took about a fifth of the CPU time). */
+static void plan_runs(sl_task_t *t, struct agg_global *gs)
+{
+    int64_t morsel = sl_task_morsel_rows(t), recs = 0;
+    int start = 0;
+    for (int i = 0; i < AGG_PARTS; i++) {
+        int64_t n = gs->part_recs[i] = part_records(gs, i);
+        if (i > start && recs + n > morsel) {
+            gs->run_end[start] = (int16_t)i;
+            start = i;
+            recs = 0;
+        }
+        gs->run_end[i] = -1;
+        recs += n;
+    }
+    gs->run_end[start] = AGG_PARTS;
+}
+
+/* Merges partition j of every worker into tb (emptied, room for the partition). */
+static void merge_part(const struct agg_plan *p, struct agg_global *gs, struct agg_table *tb,
+                       int j)
+{
+    sl__agg_table_reset(tb, gs->part_recs[j]);
+    for (struct agg_kept *k = gs->locals; k; k = k->next) {
+        sl__agg_table_merge_chunks(p, tb, k->parts[j]);
+        sl__agg_table_merge_raw(p, tb, k->raw[j]);
+    }
+}
+
+/* Spawned: merges the run of partitions starting at i (if one does) into part_out[i]:
+ * partition after partition in the worker's scratch table, whose groups go into the
+ * run's batch (for utf8 keys, whose strings an output batch takes from row 0 only, into
+ * a batch each, then joined). */
+static int agg_merge_run(sl_task_t *t)
 {
     const struct agg_plan *p = sl_op_data(sl_task_op(t));
     struct agg_global *gs = sl_task_gstate(t);
-    int64_t i = sl_task_index(t), n = 0;
-    for (struct agg_kept *k = gs->locals; k; k = k->next)
-        for (struct agg_chunk *c = k->parts[i]; c; c = c->next)
-            n += c->n;
-    if (n == 0)
+    int i = (int)sl_task_index(t), end = gs->run_end[i];
+    if (end < 0)
+        return SL_OK;
+    int64_t recs = 0, most = 0;
+    for (int j = i; j < end; j++) {
+        recs += gs->part_recs[j];
+        most = gs->part_recs[j] > most ? gs->part_recs[j] : most;
+    }
+    if (recs == 0)
         return SL_OK;
     int w = sl_task_worker(t);
     if (w < 0 || w >= AGG_MAX_WORKERS)
         return sl_task_fail(t, SL_EINTERNAL, "worker %d out of range", w);
     struct agg_table *tb = gs->scratch[w];
-    if (!tb || tb->cap_alloc < n) {
+    if (!tb || tb->cap_alloc < most) {
         /* Room for twice this partition, so that later ones rarely need more. */
         tb = sl__agg_alloc(t, sizeof *tb);
-        if (!tb || sl__agg_table_init(t, p, tb, 2 * n) < 0)
+        if (!tb || sl__agg_table_init(t, p, tb, 2 * most) < 0)
             return SL_ENOMEM;
         gs->scratch[w] = tb;
     }
-    sl__agg_table_reset(tb, n);
-    for (struct agg_kept *k = gs->locals; k; k = k->next)
-        sl__agg_table_merge_chunks(p, tb, k->parts[i]);
-    gs->part_out[i] = sl__agg_table_output(t, p, tb);
-    sl__agg_dict_attach(p, gs, gs->part_out[i]);
-    return gs->part_out[i] ? SL_OK : SL_EOVERFLOW;
-}
-
-/* After the merges: consecutive partitions whose groups together fit a morsel become one
- * run, emitted as one batch (few groups spread over AGG_PARTS partitions would otherwise
- * leave as hundreds of tiny batches, each costing every operator downstream a task). */
-static int agg_part_runs(sl_task_t *t)
-{
-    struct agg_global *gs = sl_task_gstate(t);
-    int64_t morsel = sl_task_morsel_rows(t);
-    int start = 0;
-    int64_t rows = 0;
-    for (int i = 0; i < AGG_PARTS; i++) {
-        int64_t n = gs->part_out[i] ? sl_batch_num_rows(gs->part_out[i]) : 0;
-        if (i > start && rows + n > morsel) {
-            gs->run_end[start] = (int16_t)i;
-            start = i;
-            rows = 0;
+    bool direct = end - i > 1 && !sl__agg_str_keys(p);
+    sl_batch_t *out = direct ? sl__agg_output_new(t, recs) : NULL, *bs[AGG_PARTS];
+    int nb = 0, rc = direct && !out ? SL_ENOMEM : SL_OK;
+    int64_t at = 0;
+    for (int j = i; j < end && rc == SL_OK; j++) {
+        if (!gs->part_recs[j])
+            continue;
+        merge_part(p, gs, tb, j);
+        if (direct) {
+            rc = sl__agg_table_output_at(t, p, tb, out, at);
+            at += tb->n;
+        } else if (!(bs[nb++] = sl__agg_table_output(t, p, tb))) {
+            nb--;
+            rc = SL_EOVERFLOW; /* recorded on the task */
         }
-        gs->run_end[i] = -1;
-        rows += n;
     }
-    gs->run_end[start] = AGG_PARTS;
-    return SL_OK;
-}
-
-static const struct sl_impl merge_impl[] = {SL__IMPL_CPU(agg_merge_part)};
-static const struct sl_phase merge_phase = {merge_impl, 1, NULL};
-static const struct sl_impl runs_impl[] = {SL__IMPL_CPU(agg_part_runs)};
-static const struct sl_phase runs_phase = {runs_impl, 1, NULL};
-
-/* Source task i of the partitioned case: the run starting at partition i as one batch
- * (nothing when i starts no run). */
-static int emit_run(sl_task_t *t, struct agg_global *gs, int i)
-{
-    if (gs->run_end[i] < 0)
-        return SL_OK;
-    int end = gs->run_end[i] ? gs->run_end[i] : i + 1; /* 0: no runs made, one partition */
-    sl_batch_t *bs[AGG_PARTS];
-    int n = 0;
-    for (int j = i; j < end; j++) {
-        if (gs->part_out[j])
-            bs[n++] = gs->part_out[j];
-    }
-    sl_batch_t *out = NULL;
-    int rc = n > 1 ? sl__batch_concat(bs, n, &out) : SL_OK;
-    if (rc < 0)
-        return sl_task_fail(t, rc, "aggregate: joining the output of %d partitions", n);
-    if (n == 1) {
+    if (direct && rc == SL_OK)
+        out->n_rows = at; /* the records bound the groups; the columns keep their room */
+    if (!direct && rc == SL_OK && nb > 1 && (rc = sl__batch_concat(bs, nb, &out)) < 0)
+        sl_task_fail(t, rc, "aggregate: joining the output of %d partitions", nb);
+    if (!direct && rc == SL_OK && nb == 1) {
         out = bs[0];
         sl_batch_ref(out);
     }
-    for (int j = i; j < end; j++) {
-        sl_batch_unref(gs->part_out[j]);
-        gs->part_out[j] = NULL;
+    for (int j = 0; j < nb; j++)
+        sl_batch_unref(bs[j]);
+    if (rc < 0) {
+        sl_batch_unref(out);
+        return rc;
     }
+    sl__agg_dict_attach(p, gs, out);
+    gs->part_out[i] = out;
+    return SL_OK;
+}
+
+static const struct sl_impl merge_impl[] = {SL__IMPL_CPU(agg_merge_run)};
+static const struct sl_phase merge_phase = {merge_impl, 1, NULL};
+
+/* Source task i of the partitioned case: the batch of the run starting at partition i
+ * (nothing when i starts no run or its partitions had no group). */
+static int emit_run(sl_task_t *t, struct agg_global *gs, int i)
+{
+    sl_batch_t *out = gs->part_out[i];
+    gs->part_out[i] = NULL;
     return out ? sl_task_emit(t, out) : SL_OK;
 }
 
@@ -433,7 +492,8 @@ int sl__agg_finalize_cpu(sl_task_t *t)
             return rc;
     }
     gs->n_out = AGG_PARTS;
-    return sl_task_spawn(t, &merge_phase, AGG_PARTS, NULL, &runs_phase);
+    plan_runs(t, gs);
+    return sl_task_spawn(t, &merge_phase, AGG_PARTS, NULL, NULL);
 }
 
 /* Co-processing: the GPU's groups come back as output rows (agg_cuda.c) and are merged

@@ -63,6 +63,12 @@ struct agg_plan {
     int n_aggs;
     struct agg_spec aggs[AGG_MAX_AGGS];
     size_t rec_bytes;      /* bytes of one flushed group record (write_record) */
+    /* Every aggregate is a count or a sum (avg): the sink counts rows once for all of
+     * them (agg_table.prow), and with one key it may write rows of many groups into the
+     * partitions as they are (sl__agg_table_raw) records of raw_bytes: the key, then
+     * each sum's value (8 bytes each). */
+    bool counts_sums;
+    size_t raw_bytes;
     /* A key the table cannot take (as an integer, DICT codes or utf8 ids), an aggregated
      * column that is not integer-like or a float, or count(DISTINCT): the group-by of
      * any type (agg_any.c) runs instead of the table below. */
@@ -108,6 +114,11 @@ struct agg_table {
      * aggregates and tables. */
     int64_t *part[AGG_MAX_AGGS];
     uint64_t room[AGG_MAX_AGGS];
+    /* Rows of each group added by the sink's fused loop (fused_rows, a vector whose every
+     * aggregate is a count or sum without nulls), counted once for all aggregates;
+     * sl__agg_table_fold adds them to every cnt[a]. NULL where cnt is all there is. */
+    int64_t *prow;
+    bool prow_dirty;            /* some prow[g] is not zero */
     /* The memory flushed records' chunks are cut from (sl__agg_table_flush): slabs of
      * 1 MiB doubling to 128 MiB, so they come from the host allocator's cache of large
      * blocks (kept from query to query, on huge pages) instead of fresh 4 KiB pages. */
@@ -127,9 +138,14 @@ struct agg_gpu_local;
 
 struct agg_local {
     bool ready;
-    int64_t flushed;                     /* times the table was flushed */
+    /* The table was shrunk (fewer than 2 rows a group): batches that sl__agg_table_raw
+     * takes go into raw[] as rows. */
+    bool raw_mode;
+    int64_t flushed;                     /* times the table was flushed (or rows written
+                                          * raw) */
     struct agg_table tb;
     struct agg_chunk *parts[AGG_PARTS];
+    struct agg_chunk *raw[AGG_PARTS];    /* raw row records, by the same hash bits */
     struct agg_gpu_local *gpu;
     struct agg_kept_batch *batches;      /* plan->any: the batches sunk */
     struct agg_str_local *str;           /* utf8 keys: this worker's cache (agg_str.c) */
@@ -142,6 +158,7 @@ struct agg_kept {
     int64_t flushed;
     struct agg_table tb;
     struct agg_chunk *parts[AGG_PARTS];
+    struct agg_chunk *raw[AGG_PARTS];
 };
 
 #define AGG_MAX_WORKERS 256
@@ -164,8 +181,10 @@ struct agg_global {
     /* plan->any (agg_any.c): the batches of every worker, then the result. */
     struct agg_kept_batch *batches;
     sl_batch_t *any_out;
-    int16_t run_end[AGG_PARTS];          /* partitions [i, run_end[i]) leave as one batch;
-                                          * -1: i starts no run; 0: none made (i alone) */
+    int16_t run_end[AGG_PARTS];          /* partitions [i, run_end[i]) are merged by one
+                                          * task into one batch, part_out[i]; -1: i starts
+                                          * no run */
+    int64_t part_recs[AGG_PARTS];        /* records (groups and rows) of each partition */
     /* DICT keys on the table (agg_dict.c): one merged dictionary per key column. */
     void *_Atomic dicts;                 /* struct agg_dicts (sl__agg_shared_state) */
     /* utf8/large_utf8 keys on the table (agg_str.c): the distinct strings per key. */
@@ -315,6 +334,16 @@ void sl__agg_table_clear(struct agg_table *tb);
  * the task. */
 int sl__agg_table_sink(sl_task_t *t, const struct agg_plan *p, struct agg_table *tb,
                        const sl_batch_t *b, struct agg_chunk **parts, int64_t *flushed);
+/* Rows with many groups, written as they are: when batch b has no null in its key (one
+ * integer key column: p->counts_sums, p->n_keys == 1) nor in a summed column, and a
+ * sample of its first rows does not show at least 2 rows a group, appends each row as a
+ * record of p->raw_bytes (key, sums' values) to raw[top hash bits] and returns 1; 0 when
+ * the table should take b; or a failure recorded on the task. */
+int sl__agg_table_raw(sl_task_t *t, const struct agg_plan *p, struct agg_table *tb,
+                      const sl_batch_t *b, struct agg_chunk **raw);
+/* Merges every raw row record of a chunk list into dst (dst must have room). */
+void sl__agg_table_merge_raw(const struct agg_plan *p, struct agg_table *dst,
+                             const struct agg_chunk *c);
 /* Adds the int64 partial sums into the exact sums (val) and zeroes them. The sink does
  * so before it returns and before each flush, so readers see exact sums. */
 void sl__agg_table_fold(const struct agg_plan *p, struct agg_table *tb);
@@ -342,6 +371,12 @@ void sl__agg_table_merge_chunks(const struct agg_plan *p, struct agg_table *dst,
 /* Builds the output batch of tb's groups; NULL after recording the failure (an int64
  * sum that does not fit: SL_EOVERFLOW). */
 sl_batch_t *sl__agg_table_output(sl_task_t *t, const struct agg_plan *p, const struct agg_table *tb);
+/* An output batch of `rows` rows (columns allocated); NULL after recording the failure. */
+sl_batch_t *sl__agg_output_new(sl_task_t *t, int64_t rows);
+/* Writes tb's groups into rows [at, at + tb->n) of output batch b (at 0 only for utf8
+ * keys); SL_OK or a failure recorded on the task (SL_EOVERFLOW, SL_ENOMEM). */
+int sl__agg_table_output_at(sl_task_t *t, const struct agg_plan *p, const struct agg_table *tb,
+                            sl_batch_t *b, int64_t at);
 /* 64-byte aligned memory that lives until the query ends; NULL after recording. */
 void *sl__agg_alloc(sl_task_t *t, size_t bytes);
 

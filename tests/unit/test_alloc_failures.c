@@ -161,6 +161,16 @@ SL_TEST(aggregate)
                    "output r\n");
 }
 
+/* Many groups, counts and sums only: the fused sink pass, rows written raw once the
+ * workers' tables were shrunk (agg_table.c sl__agg_table_raw), runs of partitions merged
+ * straight into their batches. */
+SL_TEST(aggregate_many_groups_raw_rows)
+{
+    faults_through("a = gen.keys rows=40000 kind=unique seed=3 payloads=1\n"
+                   "r = aggregate(a) keys=k aggs=\"count(*), sum(p1), avg(p1)\"\n"
+                   "output r\n");
+}
+
 /* String keys (agg_str.c): the shared table of strings, the workers' caches, the output
  * strings; null keys too. */
 SL_TEST(aggregate_string_keys)

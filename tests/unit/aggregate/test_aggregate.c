@@ -275,6 +275,11 @@ static int64_t filter_rows(const struct tcol *keys, int nk, const struct tcol *v
 }
 
 static void check_result(sl_table_t *out, struct tcol *keys, int nk, struct tcol *v, int64_t n);
+/* The aggregates the cases ask for: every one, or only counts and sums (the sink's fused
+ * loop, agg_table.c fused_rows, takes vectors of those). */
+static const char *const all_aggs = "count(*), count(v), sum(v), min(v), max(v), avg(v)";
+static const char *const sum_aggs = "count(*), count(v), sum(v), avg(v)";
+static const char *case_aggs = all_aggs;
 
 /* Runs the aggregate over keys + v and compares every group with the reference; with w,
  * the aggregate's where="w > w_gt" against the reference of the passing rows. */
@@ -294,8 +299,7 @@ static void check_groupby_w(sl_engine_t *e, struct tcol *keys, int nk, struct tc
     char opts[320], where[64] = "";
     if (w)
         snprintf(where, sizeof where, "where=\"%s > %lld\" ", w->name, (long long)w_gt);
-    snprintf(opts, sizeof opts, "%skeys=\"%s\" aggs=\"count(*), count(v), sum(v), min(v), "
-             "max(v), avg(v)\"", where, kl);
+    snprintf(opts, sizeof opts, "%skeys=\"%s\" aggs=\"%s\"", where, kl, case_aggs);
     sl_table_t *out = run_agg(e, in, opts, NULL);
     sl_table_unref(in);
     if (!w) {
@@ -327,10 +331,11 @@ static void check_result(sl_table_t *out, struct tcol *keys, int nk, struct tcol
     for (int j = 0; j < nk; j++)
         assert_int_equal(read_col(out, keys[j].name, &ok[j]), got);
     assert_int_equal(read_col(out, "count", &cs), got);
+    bool minmax = case_aggs == all_aggs;
     read_col(out, "count_v", &cv);
     read_col(out, "sum_v", &sm);
-    read_col(out, "min_v", &mn);
-    read_col(out, "max_v", &mx);
+    read_col(minmax ? out : NULL, "min_v", &mn);
+    read_col(minmax ? out : NULL, "max_v", &mx);
     read_col(out, "avg_v", &av);
     /* Output rows in key order, to walk beside the reference. */
     int64_t *perm = malloc((size_t)(got + 1) * sizeof *perm);
@@ -349,21 +354,21 @@ static void check_result(sl_table_t *out, struct tcol *keys, int nk, struct tcol
         assert_int_equal(cs.i[r], x->cnt);
         assert_int_equal(cv.i[r], x->cnt_v);
         assert_int_equal(sm.valid[r], x->cnt_v > 0);
-        assert_int_equal(mn.valid[r], x->cnt_v > 0);
-        assert_int_equal(mx.valid[r], x->cnt_v > 0);
+        assert_int_equal(!minmax || mn.valid[r], x->cnt_v > 0 || !minmax);
+        assert_int_equal(!minmax || mx.valid[r], x->cnt_v > 0 || !minmax);
         assert_int_equal(av.valid[r], x->cnt_v > 0);
         if (!x->cnt_v)
             continue;
         if (is_int(v->type)) {
             assert_true(sm.i[r] == (int64_t)x->isum);
-            assert_true(mn.i[r] == x->imin);
-            assert_true(mx.i[r] == x->imax);
+            assert_true(!minmax || mn.i[r] == x->imin);
+            assert_true(!minmax || mx.i[r] == x->imax);
             check_float(av.f[r], (double)x->isum / (double)x->cnt_v, fabs((double)x->isum), "avg", q);
         } else {
             check_float(sm.f[r], x->fsum, x->fabs_sum, "sum", q);
             check_float(av.f[r], x->fsum / (double)x->cnt_v, x->fabs_sum, "avg", q);
-            assert_true(mn.f[r] == x->fmin);
-            assert_true(mx.f[r] == x->fmax);
+            assert_true(!minmax || mn.f[r] == x->fmin);
+            assert_true(!minmax || mx.f[r] == x->fmax);
         }
     }
     for (int j = 0; j < nk; j++)
@@ -515,6 +520,272 @@ SL_TEST(agg_zipf_skew)
             one_key_case(e, SL_TYPE_INT32, SL_TYPE_INT64, 20000, 5000, 1.0 / (1 + z[i]), 0, 0, 0);
         sl_engine_close(e);
     }
+    assert_no_leaks();
+}
+
+/* Counts and sums only: a vector whose aggregated columns have no nulls takes the sink's
+ * fused loop (agg_table.c fused_rows: group, row count and first sum in one pass) once the
+ * table has more than AGG_FEW_GROUPS groups; others take the general loops. Against the
+ * reference: empty, one row, one group, a few groups, 1,000 and 60,000 groups (flushed),
+ * all keys distinct (rows written raw once the table was shrunk: sl__agg_table_raw),
+ * nulls in keys or values in some batches only (1% of rows, batches of up to 100 rows),
+ * int32 and int64 keys, int32, int64 and float values, negative keys, keys at the
+ * types' extremes, Zipf skew; 1 and 2 threads. */
+SL_TEST(agg_counts_and_sums)
+{
+    struct scase {
+        enum sl_type kt, vt;
+        int64_t n, groups;
+        double zipf;
+        int knull, vnull;
+        int64_t batch;
+    } cases[] = {
+        {SL_TYPE_INT32, SL_TYPE_INT64, 0, 10, 0, 0, 0, 0},
+        {SL_TYPE_INT32, SL_TYPE_INT64, 1, 10, 0, 0, 0, 0},
+        {SL_TYPE_INT64, SL_TYPE_INT64, 5000, 1, 0, 0, 0, 777},
+        {SL_TYPE_INT32, SL_TYPE_INT64, 5000, 40, 0, 0, 0, 777},
+        {SL_TYPE_INT32, SL_TYPE_INT64, 50000, 1000, 0, 0, 0, 0},
+        {SL_TYPE_INT64, SL_TYPE_INT32, 50000, 1000, 0, 0, 0, 3000},
+        {SL_TYPE_INT32, SL_TYPE_FLOAT64, 50000, 1000, 0, 0, 0, 3000},
+        {SL_TYPE_INT32, SL_TYPE_INT64, 20000, 500, 0, 1, 0, 100},
+        {SL_TYPE_INT64, SL_TYPE_INT64, 20000, 500, 0, 0, 1, 100},
+        {SL_TYPE_INT64, SL_TYPE_FLOAT32, 20000, 500, 0, 1, 1, 100},
+        {SL_TYPE_INT32, SL_TYPE_INT64, 30000, 5000, 0.5, 0, 0, 0},
+        {SL_TYPE_INT32, SL_TYPE_INT64, 120000, 60000, 0, 0, 0, 0},
+        {SL_TYPE_INT64, SL_TYPE_INT64, 90000, 1 << 30, 0, 0, 1, 0},
+        {SL_TYPE_INT64, SL_TYPE_FLOAT64, 90000, 1 << 30, 0, 0, 0, 0},
+        {SL_TYPE_INT32, SL_TYPE_INT32, 90000, 1 << 30, 0, 1, 0, 0},
+    };
+    case_aggs = sum_aggs;
+    for (int th = 1; th <= 2; th++) {
+        sl_engine_t *e = open_engine(th, 4096);
+        for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+            const struct scase *x = &cases[c];
+            one_key_case(e, x->kt, x->vt, x->n, x->groups, x->zipf, x->knull, x->vnull,
+                         x->batch);
+        }
+        /* Keys at the extremes of int32 and int64 and around zero, 200 groups. */
+        for (int w = 0; w < 2; w++) {
+            int64_t n = 30000;
+            struct tcol k, v;
+            tcol_alloc(&k, "k", w ? SL_TYPE_INT64 : SL_TYPE_INT32, n);
+            tcol_alloc(&v, "v", SL_TYPE_INT64, n);
+            int64_t lo = w ? INT64_MIN : INT32_MIN, hi = w ? INT64_MAX : INT32_MAX;
+            for (int64_t r = 0; r < n; r++) {
+                int64_t g = (int64_t)(rnd() % 200);
+                k.i[r] = g < 70 ? lo + g : g < 140 ? hi - (g - 70) : g - 170;
+            }
+            fill_values(&v, n, 0);
+            check_groupby(e, &k, 1, &v, n, 1000);
+            tcol_free(&k);
+            tcol_free(&v);
+        }
+        sl_engine_close(e);
+    }
+    case_aggs = all_aggs;
+    assert_no_leaks();
+}
+
+/* The fused loop's partial sums (int64, agg_table.c add_part) overflow and move into the
+ * exact sums: 100 groups whose values run INT64_MAX, INT64_MAX, INT64_MIN + 1,
+ * INT64_MIN + 1, ... (every total fits: 0, one 12,340), equal to the reference;
+ * a group whose total does not fit int64 is SL_EOVERFLOW, and its avg is fine. */
+SL_TEST(agg_fused_partial_sums_overflow)
+{
+    case_aggs = sum_aggs;
+    for (int th = 1; th <= 2; th++) {
+        sl_engine_t *e = open_engine(th, 2048);
+        int64_t n = 40000;
+        struct tcol k, v;
+        tcol_alloc(&k, "k", SL_TYPE_INT64, n);
+        tcol_alloc(&v, "v", SL_TYPE_INT64, n);
+        for (int64_t r = 0; r < n; r++) {
+            k.i[r] = r % 100 - 50;
+            v.i[r] = (r / 100) % 4 < 2 ? INT64_MAX : INT64_MIN + 1;
+        }
+        v.i[n - 1] = 12345; /* one group's total: INT64_MAX + (INT64_MIN + 1) - 5 + 12345 */
+        v.i[n - 201] = -5;
+        check_groupby(e, &k, 1, &v, n, 1000);
+        /* group 7 of 100: INT64_MAX a row, its total overflows */
+        for (int64_t r = 0; r < n; r++)
+            v.i[r] = r % 100 == 7 ? INT64_MAX : (int64_t)(r % 1000);
+        struct tcol both[2] = {k, v};
+        sl_table_t *in = make_table(both, 2, n, 1000);
+        int rc;
+        sl_table_t *out = run_agg(e, in, "keys=k aggs=\"count(*), sum(v)\"", &rc);
+        assert_int_equal(rc, SL_EOVERFLOW);
+        assert_null(out);
+        out = run_agg(e, in, "keys=k aggs=\"count(*), avg(v)\"", &rc);
+        SL_ASSERT_OK(rc);
+        sl_table_unref(out);
+        sl_table_unref(in);
+        tcol_free(&k);
+        tcol_free(&v);
+        sl_engine_close(e);
+    }
+    case_aggs = all_aggs;
+    assert_no_leaks();
+}
+
+/* sum(w), count(*), sum(v), avg(f) and, in a second query, count(*) alone over key k
+ * (cols: k, int32 w, int64 v, float64 f) against the reference of each column. */
+static void several_sums_case(sl_engine_t *e, struct tcol *cols, int64_t n)
+{
+    sl_table_t *in = make_table(cols, 4, n, 5000);
+    sl_table_t *out = run_agg(e, in, "keys=k aggs=\"sum(w), count(*), sum(v), avg(f)\"", NULL);
+    sl_table_t *only = run_agg(e, in, "keys=k aggs=\"count(*)\"", NULL);
+    sl_table_unref(in);
+    struct ref_group *rw, *rv, *rf, *rc;
+    int64_t ng = reference(&cols[0], 1, &cols[1], n, &rw);
+    assert_int_equal(reference(&cols[0], 1, &cols[2], n, &rv), ng);
+    assert_int_equal(reference(&cols[0], 1, &cols[3], n, &rf), ng);
+    assert_int_equal(reference(&cols[0], 1, &cols[1], n, &rc), ng);
+    struct tcol ok, sw, cs, sv, af, ok2, cs2;
+    assert_int_equal(read_col(out, "k", &ok), ng);
+    read_col(out, "sum_w", &sw);
+    read_col(out, "count", &cs);
+    read_col(out, "sum_v", &sv);
+    read_col(out, "avg_f", &af);
+    assert_int_equal(read_col(only, "k", &ok2), ng);
+    read_col(only, "count", &cs2);
+    int64_t *perm = malloc((size_t)ng * sizeof *perm), *perm2 = malloc((size_t)ng * sizeof *perm2);
+    for (int64_t r = 0; r < ng; r++)
+        perm[r] = perm2[r] = r;
+    ref_nk = 1;
+    ref_keys = &ok;
+    qsort(perm, (size_t)ng, sizeof *perm, cmp_rows);
+    ref_keys = &ok2;
+    qsort(perm2, (size_t)ng, sizeof *perm2, cmp_rows);
+    for (int64_t q = 0; q < ng; q++) {
+        int64_t r = perm[q];
+        assert_true(ok.i[r] == cols[0].i[rw[q].first]);
+        assert_true(ok2.i[perm2[q]] == cols[0].i[rw[q].first]);
+        assert_int_equal(cs.i[r], rw[q].cnt);
+        assert_int_equal(cs2.i[perm2[q]], rw[q].cnt);
+        assert_true(sw.i[r] == (int64_t)rw[q].isum);
+        assert_true(sv.i[r] == (int64_t)rv[q].isum);
+        check_float(af.f[r], rf[q].fsum / (double)rf[q].cnt_v, rf[q].fabs_sum, "avg", q);
+    }
+    free(perm);
+    free(perm2);
+    free(rw), free(rv), free(rf), free(rc);
+    struct tcol *all[] = {&ok, &sw, &cs, &sv, &af, &ok2, &cs2};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        tcol_free(all[i]);
+    sl_table_unref(out);
+    sl_table_unref(only);
+}
+
+/* Several sums in one vector: in the fused loop (the first there, the others over the
+ * group ids; 1,000 groups) and in rows written raw (agg_table.c sl__agg_table_raw: the
+ * first sum with the key, the others in passes of their own; 100,000 rows of distinct
+ * keys); then, after rows went raw, a stretch of 50 groups that the sample sends back to
+ * the table. 1 and 2 threads. */
+SL_TEST(agg_fused_and_raw_several_sums)
+{
+    for (int th = 1; th <= 2; th++) {
+        sl_engine_t *e = open_engine(th, 4096);
+        for (int layout = 0; layout < 3; layout++) {
+            int64_t n = layout ? 140000 : 60000;
+            struct tcol cols[4];
+            tcol_alloc(&cols[0], "k", layout == 1 ? SL_TYPE_INT64 : SL_TYPE_INT32, n);
+            tcol_alloc(&cols[1], "w", SL_TYPE_INT32, n);
+            tcol_alloc(&cols[2], "v", SL_TYPE_INT64, n);
+            tcol_alloc(&cols[3], "f", SL_TYPE_FLOAT64, n);
+            fill_keys(&cols[0], n, layout ? n : 1000, 0, 0);
+            if (layout == 2) /* the last 40,000 rows: 50 groups */
+                for (int64_t r = 100000; r < n; r++)
+                    cols[0].i[r] = (int64_t)(rnd() % 50) - 25;
+            for (int c = 1; c < 4; c++)
+                fill_values(&cols[c], n, 0);
+            several_sums_case(e, cols, n);
+            for (int c = 0; c < 4; c++)
+                tcol_free(&cols[c]);
+        }
+        sl_engine_close(e);
+    }
+    assert_no_leaks();
+}
+
+/* large_utf8 keys (ids of distinct strings, agg_str.c) on the paths of many groups: the
+ * table shrunk, rows written raw, the partitioned merge into a batch a partition (the
+ * strings of an output batch start at row 0), then a stretch of 20 groups. The string of
+ * each key is the hex of an int64, so the reference groups the int64s. 1 and 2 threads. */
+SL_TEST(agg_string_keys_many_groups)
+{
+    int64_t n = 100000;
+    struct tcol k, v;
+    tcol_alloc(&k, "k", SL_TYPE_INT64, n);
+    tcol_alloc(&v, "v", SL_TYPE_INT64, n);
+    fill_keys(&k, n, n, 0, 0);
+    for (int64_t r = 70000; r < n; r++)
+        k.i[r] = (int64_t)(rnd() % 20);
+    fill_values(&v, n, 0);
+    struct ref_group *rg;
+    int64_t ng = reference(&k, 1, &v, n, &rg);
+    const char *names[2] = {"k", "v"};
+    enum sl_type types[2] = {SL_TYPE_LARGE_UTF8, SL_TYPE_INT64};
+    sl_batch_t *b;
+    SL_ASSERT_OK(sl_batch_create(&b, 2, names, types, n));
+    int64_t *off = sl_batch_column_data(b, 0);
+    char *chars = sl_batch_column_chars(b, 0, n * 16);
+    for (int64_t r = 0; r < n; r++) {
+        char text[17];
+        snprintf(text, sizeof text, "%016llx", (unsigned long long)k.i[r]);
+        memcpy(chars + 16 * r, text, 16);
+        off[r + 1] = 16 * (r + 1);
+        ((int64_t *)sl_batch_column_data(b, 1))[r] = v.i[r];
+    }
+    sl_table_t *in;
+    SL_ASSERT_OK(sl_table_create(&in));
+    SL_ASSERT_OK(sl_table_append(in, b));
+    sl_batch_unref(b);
+    for (int th = 1; th <= 2; th++) {
+        sl_engine_t *e = open_engine(th, 4096);
+        sl_table_t *out = run_agg(e, in, "keys=k aggs=\"count(*), sum(v)\"", NULL);
+        assert_int_equal(sl_table_num_rows(out), ng);
+        struct tcol ok, cs, sm;
+        tcol_alloc(&ok, "k", SL_TYPE_INT64, ng);
+        int64_t at = 0;
+        for (int64_t bi = 0; bi < sl_table_num_batches(out); bi++) {
+            sl_batch_t *ob = sl_table_batch(out, bi);
+            struct sl_column c;
+            struct sl_strings st;
+            SL_ASSERT_OK(sl_batch_column(ob, 0, &c));
+            SL_ASSERT_OK(sl_batch_column_strings(ob, 0, &st));
+            for (int64_t r = 0; r < c.length; r++, at++) {
+                const int64_t *o = c.data;
+                char text[17] = {0};
+                assert_int_equal(o[c.offset + r + 1] - o[c.offset + r], 16);
+                memcpy(text, st.chars + o[c.offset + r], 16);
+                ok.i[at] = (int64_t)strtoull(text, NULL, 16);
+            }
+        }
+        read_col(out, "count", &cs);
+        read_col(out, "sum_v", &sm);
+        int64_t *perm = malloc((size_t)ng * sizeof *perm);
+        for (int64_t r = 0; r < ng; r++)
+            perm[r] = r;
+        ref_keys = &ok;
+        ref_nk = 1;
+        qsort(perm, (size_t)ng, sizeof *perm, cmp_rows);
+        for (int64_t q = 0; q < ng; q++) {
+            int64_t r = perm[q];
+            assert_true(ok.i[r] == k.i[rg[q].first]);
+            assert_int_equal(cs.i[r], rg[q].cnt);
+            assert_true(sm.i[r] == (int64_t)rg[q].isum);
+        }
+        free(perm);
+        tcol_free(&ok);
+        tcol_free(&cs);
+        tcol_free(&sm);
+        sl_table_unref(out);
+        sl_engine_close(e);
+    }
+    sl_table_unref(in);
+    free(rg);
+    tcol_free(&k);
+    tcol_free(&v);
     assert_no_leaks();
 }
 
