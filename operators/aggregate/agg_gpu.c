@@ -22,6 +22,16 @@
  * of the record table (choose()). */
 #define DIRECT_MAX_GROUPS ((int64_t)1 << 20)
 
+/* The wide partitioner and the partition kernel's big table (part_bits): the groups a
+ * partition holds on average, as a fraction of the big table's slots (2^24 groups and
+ * the H100's 14,464 slots: 2^11 partitions of 8,192 groups, a load of 0.57 on average,
+ * 0.6 at four standard deviations; linear probes grow fast past 0.7), and the fewest
+ * partitions worth it (2^9: about four blocks an SM; fewer groups take the two blocks
+ * an SM of the smaller table). */
+#define WIDE_LOAD 0.6
+#define WIDE_MIN_BITS 9
+#define WIDE_MAX_BITS 12
+
 /* Sample rows for the group estimate. */
 #define SAMPLE_ROWS 65536
 
@@ -418,6 +428,30 @@ static char *tile_block(struct agg_gdrv *d, const struct sl_k_agg_input *in, siz
     return p;
 }
 
+/* part_tile with the wide partitioner (sl_k_agg_wide_partition: one pass). */
+static int part_wide(struct agg_gdrv *d, const struct sl_k_agg_input *in, int bits,
+                     struct agg_gdrv_part *pt)
+{
+    const struct sl_k_agg_spec *sp = &d->spec;
+    const int64_t P = (int64_t)1 << bits;
+    size_t tb = 0;
+    CU(d, sl_k_agg_wide_partition(NULL, &tb, sp, in, bits, NULL, NULL, d->stream),
+       "wide partitioner size");
+    char *p = tile_block(d, in, (size_t)(P + 1) * 8, pt);
+    if (!p)
+        return AGG_GDRV_ENOMEM;
+    pt->pb.d_offsets = (const int64_t *)p;
+    pt->pb.bit_base = d->rows;
+    void *tmp = dalloc(d, tb);
+    if (!tmp)
+        return AGG_GDRV_ENOMEM;
+    cudaError_t e = sl_k_agg_wide_partition(tmp, &tb, sp, in, bits, &pt->pb.in, (int64_t *)p,
+                                            d->stream);
+    dfree(d, tmp);
+    CU(d, e, "partitioning (wide partitioner)");
+    return AGG_GDRV_OK;
+}
+
 /* part_into with the tile partitioner (sl_k_agg_tile_partition: runs of a partition
  * written together, two passes past 8 bits) for what it takes (one integer key, integer
  * aggregates, no nulls, at most four with a state); 1: not taken. */
@@ -429,6 +463,8 @@ static int part_tile(struct agg_gdrv *d, const struct sl_k_agg_input *in, int bi
     size_t tb = 0;
     if (d->row_partition || !sl_k_agg_direct_ok(sp, in) || in->n >= ((int64_t)1 << 32))
         return 1;
+    if (d->wide_on) /* one pass, no copy of the columns: the budget check of part_add */
+        return part_wide(d, in, bits, pt);
     if (sl_k_agg_tile_partition(NULL, &tb, sp, in, bits, NULL, NULL, d->stream) != cudaSuccess) {
         (void)cudaGetLastError(); /* a size query's refusal is no launch error */
         return 1;
@@ -512,15 +548,49 @@ static int part_into(struct agg_gdrv *d, const struct sl_k_agg_input *in, int bi
     return AGG_GDRV_OK;
 }
 
+/* Whether the wide partitioner and the big table take `in` (what the tile partitioner
+ * takes, and a spec the big table holds). */
+static int wide_takes(const struct agg_gdrv *d, const struct sl_k_agg_input *in)
+{
+    const struct sl_k_agg_spec *sp = &d->spec;
+    if (d->wide < 0 || d->row_partition || !sl_k_agg_direct_ok(sp, in) || input_nulls(sp, in) ||
+        in->n >= ((int64_t)1 << 32) || sl_k_agg_part_big_slots(sp) <= 0)
+        return 0;
+    size_t tb = 0; /* at most four value columns: the size query refuses more */
+    if (sl_k_agg_wide_partition(NULL, &tb, sp, in, 1, NULL, NULL, d->stream) != cudaSuccess) {
+        (void)cudaGetLastError(); /* a size query's refusal is no launch error */
+        return 0;
+    }
+    return 1;
+}
+
+/* The radix bits of the partitioned method, from the first batch: partitions of the
+ * estimated groups at half the slots of a block's table, or (wide_on) at WIDE_LOAD of
+ * the big table's, where that asks for WIDE_MIN_BITS..WIDE_MAX_BITS bits (d->wide 0) or
+ * always (1); forced bits are kept (and take the wide partitioner only with d->wide 1). */
+static void part_bits(struct agg_gdrv *d, const struct sl_k_agg_input *in)
+{
+    const struct sl_k_agg_spec *sp = &d->spec;
+    double per = (double)sl_k_agg_part_groups_per_block(sp) / 2;
+    double parts = d->g_est / per > 2 ? d->g_est / per : 2;
+    int b = d->force_bits ? d->force_bits : (int)ceil(log2(parts));
+    d->bits = b < 1 ? 1 : b > 13 ? 13 : b;
+    if ((d->force_bits && d->wide == 0) || !wide_takes(d, in))
+        return;
+    double wper = (double)sl_k_agg_part_big_slots(sp) * WIDE_LOAD;
+    double wparts = d->g_est / wper > 2 ? d->g_est / wper : 2;
+    int wb = d->force_bits ? d->force_bits : (int)ceil(log2(wparts));
+    if (wb > WIDE_MAX_BITS || (d->wide == 0 && wb < WIDE_MIN_BITS))
+        return;
+    d->wide_on = 1;
+    d->bits = wb < 1 ? 1 : wb;
+}
+
 static int part_add(struct agg_gdrv *d, const struct sl_k_agg_input *in)
 {
     const struct sl_k_agg_spec *sp = &d->spec;
-    if (!d->bits) {
-        double per = (double)sl_k_agg_part_groups_per_block(sp) / 2;
-        double parts = d->g_est / per > 2 ? d->g_est / per : 2;
-        int b = d->force_bits ? d->force_bits : (int)ceil(log2(parts));
-        d->bits = b < 1 ? 1 : b > 13 ? 13 : b;
-    }
+    if (!d->bits)
+        part_bits(d, in);
     if (grow_host(d, (void **)&d->parts, &d->cap_parts, d->n_parts, sizeof *d->parts) < 0)
         return AGG_GDRV_ENOMEM;
     /* The budget holds the input's copy and the partitioner's counts, or nothing is
@@ -755,7 +825,8 @@ static int part_output(struct agg_gdrv *d, agg_gdrv_out_fn fn, void *ctx, int32_
         CU(d, sl_k_agg_part_final(&d->spec, (const struct sl_k_agg_pbatch *)tmp, d->n_parts,
                                   d->bits, d->any_nulls,
                                   (d->small_threshold < 0 ? SL_K_AGG_NO_SMALL : 0) |
-                                      (d->update_flags & SL_K_AGG_PACK),
+                                      (d->update_flags & SL_K_AGG_PACK) |
+                                      (d->wide_on ? SL_K_AGG_BIG : 0),
                                   pending, out,
                                   d_status, d->stream),
            "aggregating partitions");
@@ -901,6 +972,7 @@ int agg_gdrv_reset(struct agg_gdrv *d)
     d->few_threshold = c.few_threshold;
     d->direct_bits = c.direct_bits;
     d->row_partition = c.row_partition;
+    d->wide = c.wide;
     d->strided_estimate = c.strided_estimate;
     return rc;
 }
