@@ -178,10 +178,10 @@ struct sl_engine_config {
     int debug_join_stream_slots; /* the host-streamed GPU join's probe chunks in GPU memory
                                     at once, at most; 0 = as many as the budget holds, 2 =
                                     as before 2026-11-27 (A/B runs) */
-    /* Fields added with the GPU group-by's wide partitioner (issue 19). */
-    int debug_agg_gpu_no_wide;  /* 1: the GPU group-by's partitioned method takes the
-                                   two-pass tile partitioner and blocks of the smaller
-                                   table where the wide partitioner would run (A/B runs) */
+    /* Fields added with the GPU group-by's big partition table (issue 19). */
+    int debug_agg_gpu_no_big_table; /* 1: the GPU group-by's partitioned method aggregates
+                                       partitions of about 2,000 groups in two blocks an
+                                       SM, as before the big table (A/B runs) */
 };
 
 /* Fills *cfg with the defaults and sets cfg->size. Cannot fail. Thread-safe (touches

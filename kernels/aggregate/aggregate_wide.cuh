@@ -1,8 +1,13 @@
 /* The one-pass wide partitioner of the partitioned method (sl_k_agg_wide_partition,
  * issue 19): up to 2^12 partitions in one pass over the input, for the partition kernel's
  * big table (one block an SM holding ~14,000 slots, SL_K_AGG_BIG), so that 2^24 groups
- * take 2^11 partitions of ~8,000 groups instead of the two passes of 7 + 6 bits the tile
- * partitioner needs for 2^13 partitions of ~2,000.
+ * could take 2^11 partitions of ~8,000 groups instead of the two passes of 7 + 6 bits the
+ * tile partitioner needs for 2^13 partitions of ~2,000. Measured slower (H100,
+ * 2026-11-27, 2^28 rows, count + scatter): 10.6 ms at 2^11 partitions and 13.0 at 2^12,
+ * 8.1 at 2^11 with tiles of 8,192 rows, against 8.6 for the two passes of 2^13; the time
+ * grows with the (tile, partition) runs (about 50 ps each over the GPU: a global atomic
+ * and a partly written sector per column), on top of ~4 ms for the bytes. So the driver
+ * keeps the two passes (agg_gdrv.one_pass runs this one, to compare).
  *
  * The tile partitioner (aggregate_direct.cuh) gives every (partition, block) run a place
  * from a per-block count; with 2^11 partitions a block's runs of a tile are two rows long,

@@ -22,15 +22,17 @@
  * of the record table (choose()). */
 #define DIRECT_MAX_GROUPS ((int64_t)1 << 20)
 
-/* The wide partitioner and the partition kernel's big table (part_bits): the groups a
- * partition holds on average, as a fraction of the big table's slots (2^24 groups and
- * the H100's 14,464 slots: 2^11 partitions of 8,192 groups, a load of 0.57 on average,
- * 0.6 at four standard deviations; linear probes grow fast past 0.7), and the fewest
- * partitions worth it (2^9: about four blocks an SM; fewer groups take the two blocks
- * an SM of the smaller table). */
-#define WIDE_LOAD 0.6
-#define WIDE_MIN_BITS 9
-#define WIDE_MAX_BITS 12
+/* The partition kernel's big table (part_bits): the groups a partition holds on average
+ * as a fraction of its slots, and the bits where it is worth it. On the H100 (2^28 rows,
+ * 2^24 groups, 14,464 slots; gpu_agg_bench, 2026-11-27) the kernel took 3.36 ms at 2^12
+ * partitions (4,096 groups, a load of 0.28) and 4.18 at 2^11 (0.57: longer probes),
+ * against 3.70 for two blocks an SM of 4,096 slots at 2^13 (0.5); the estimate of one
+ * batch of a streamed input is its own groups (2^24 rows of 2^28: about 10.6 million of
+ * the 16.8), so 0.3 keeps the table at about half its slots even then. Below 2^9
+ * partitions (four blocks an SM) the smaller table's two blocks an SM win. */
+#define BIG_LOAD 0.3
+#define BIG_MIN_BITS 9
+#define BIG_MAX_BITS 13
 
 /* Sample rows for the group estimate. */
 #define SAMPLE_ROWS 65536
@@ -428,7 +430,7 @@ static char *tile_block(struct agg_gdrv *d, const struct sl_k_agg_input *in, siz
     return p;
 }
 
-/* part_tile with the wide partitioner (sl_k_agg_wide_partition: one pass). */
+/* part_tile with the one-pass wide partitioner (sl_k_agg_wide_partition; d->one_pass). */
 static int part_wide(struct agg_gdrv *d, const struct sl_k_agg_input *in, int bits,
                      struct agg_gdrv_part *pt)
 {
@@ -463,7 +465,7 @@ static int part_tile(struct agg_gdrv *d, const struct sl_k_agg_input *in, int bi
     size_t tb = 0;
     if (d->row_partition || !sl_k_agg_direct_ok(sp, in) || in->n >= ((int64_t)1 << 32))
         return 1;
-    if (d->wide_on) /* one pass, no copy of the columns: the budget check of part_add */
+    if (d->big_on && d->one_pass) /* no copy of the columns: part_add's budget check */
         return part_wide(d, in, bits, pt);
     if (sl_k_agg_tile_partition(NULL, &tb, sp, in, bits, NULL, NULL, d->stream) != cudaSuccess) {
         (void)cudaGetLastError(); /* a size query's refusal is no launch error */
@@ -548,12 +550,12 @@ static int part_into(struct agg_gdrv *d, const struct sl_k_agg_input *in, int bi
     return AGG_GDRV_OK;
 }
 
-/* Whether the wide partitioner and the big table take `in` (what the tile partitioner
- * takes, and a spec the big table holds). */
-static int wide_takes(const struct agg_gdrv *d, const struct sl_k_agg_input *in)
+/* Whether the partition kernel's big table takes `in` (the partitioners' and its
+ * specs: one integer key, at most four value columns of integer aggregates, no nulls). */
+static int big_takes(const struct agg_gdrv *d, const struct sl_k_agg_input *in)
 {
     const struct sl_k_agg_spec *sp = &d->spec;
-    if (d->wide < 0 || d->row_partition || !sl_k_agg_direct_ok(sp, in) || input_nulls(sp, in) ||
+    if (d->big < 0 || d->row_partition || !sl_k_agg_direct_ok(sp, in) || input_nulls(sp, in) ||
         in->n >= ((int64_t)1 << 32) || sl_k_agg_part_big_slots(sp) <= 0)
         return 0;
     size_t tb = 0; /* at most four value columns: the size query refuses more */
@@ -565,9 +567,9 @@ static int wide_takes(const struct agg_gdrv *d, const struct sl_k_agg_input *in)
 }
 
 /* The radix bits of the partitioned method, from the first batch: partitions of the
- * estimated groups at half the slots of a block's table, or (wide_on) at WIDE_LOAD of
- * the big table's, where that asks for WIDE_MIN_BITS..WIDE_MAX_BITS bits (d->wide 0) or
- * always (1); forced bits are kept (and take the wide partitioner only with d->wide 1). */
+ * estimated groups at half the slots of a block's table, or (big_on) at BIG_LOAD of the
+ * big table's, where that asks for BIG_MIN_BITS.. bits (d->big 0; at most BIG_MAX_BITS)
+ * or always (1); forced bits are kept (and take the big table only with d->big 1). */
 static void part_bits(struct agg_gdrv *d, const struct sl_k_agg_input *in)
 {
     const struct sl_k_agg_spec *sp = &d->spec;
@@ -575,15 +577,17 @@ static void part_bits(struct agg_gdrv *d, const struct sl_k_agg_input *in)
     double parts = d->g_est / per > 2 ? d->g_est / per : 2;
     int b = d->force_bits ? d->force_bits : (int)ceil(log2(parts));
     d->bits = b < 1 ? 1 : b > 13 ? 13 : b;
-    if ((d->force_bits && d->wide == 0) || !wide_takes(d, in))
+    if ((d->force_bits && d->big == 0) || !big_takes(d, in))
         return;
-    double wper = (double)sl_k_agg_part_big_slots(sp) * WIDE_LOAD;
-    double wparts = d->g_est / wper > 2 ? d->g_est / wper : 2;
-    int wb = d->force_bits ? d->force_bits : (int)ceil(log2(wparts));
-    if (wb > WIDE_MAX_BITS || (d->wide == 0 && wb < WIDE_MIN_BITS))
+    double bper = (double)sl_k_agg_part_big_slots(sp) * BIG_LOAD;
+    double bparts = d->g_est / bper > 2 ? d->g_est / bper : 2;
+    int bb = d->force_bits ? d->force_bits : (int)ceil(log2(bparts));
+    if (d->big == 0 && bb < BIG_MIN_BITS)
         return;
-    d->wide_on = 1;
-    d->bits = wb < 1 ? 1 : wb;
+    d->big_on = 1;
+    d->bits = bb < 1 ? 1 : bb > BIG_MAX_BITS ? BIG_MAX_BITS : bb;
+    if (d->one_pass && d->bits > 12) /* the wide partitioner's most */
+        d->bits = 12;
 }
 
 static int part_add(struct agg_gdrv *d, const struct sl_k_agg_input *in)
@@ -826,7 +830,7 @@ static int part_output(struct agg_gdrv *d, agg_gdrv_out_fn fn, void *ctx, int32_
                                   d->bits, d->any_nulls,
                                   (d->small_threshold < 0 ? SL_K_AGG_NO_SMALL : 0) |
                                       (d->update_flags & SL_K_AGG_PACK) |
-                                      (d->wide_on ? SL_K_AGG_BIG : 0),
+                                      (d->big_on ? SL_K_AGG_BIG : 0),
                                   pending, out,
                                   d_status, d->stream),
            "aggregating partitions");
@@ -972,7 +976,8 @@ int agg_gdrv_reset(struct agg_gdrv *d)
     d->few_threshold = c.few_threshold;
     d->direct_bits = c.direct_bits;
     d->row_partition = c.row_partition;
-    d->wide = c.wide;
+    d->big = c.big;
+    d->one_pass = c.one_pass;
     d->strided_estimate = c.strided_estimate;
     return rc;
 }
