@@ -24,15 +24,17 @@
 
 /* The partition kernel's big table (part_bits): the groups a partition holds on average
  * as a fraction of its slots, and the bits where it is worth it. On the H100 (2^28 rows,
- * 2^24 groups, 14,464 slots; gpu_agg_bench, 2026-11-27) the kernel took 3.36 ms at 2^12
- * partitions (4,096 groups, a load of 0.28) and 4.18 at 2^11 (0.57: longer probes),
- * against 3.70 for two blocks an SM of 4,096 slots at 2^13 (0.5); the estimate of one
- * batch of a streamed input is its own groups (2^24 rows of 2^28: about 10.6 million of
- * the 16.8), so 0.3 keeps the table at about half its slots even then. Below 2^9
- * partitions (four blocks an SM) the smaller table's two blocks an SM win. */
+ * 2^24 groups, 14,464 slots; gpu_agg_bench, 2026-11-27), after the two-pass tile
+ * partitioner: 2^12 partitions (4,096 groups, a load of 0.28) 7.72 + 3.42 ms, 2^13
+ * 8.63 + 4.39 (the table's clearing and output scan per partition), 2^11 about 4.2 for
+ * the kernel (a load of 0.57: longer probes), against 8.57 + 3.70 for two blocks an SM of
+ * 4,096 slots at 2^13. So the big table takes 2^9..2^12 partitions (fewer: idle SMs; more:
+ * the smaller table). The estimate of one batch of a streamed input is its own groups
+ * (2^24 rows of 2^28 at 2^24 groups: about 10.6 million), one of all rows overshoots
+ * (21.2 million), hence a load of 0.3: 2^12 for the first. */
 #define BIG_LOAD 0.3
 #define BIG_MIN_BITS 9
-#define BIG_MAX_BITS 13
+#define BIG_MAX_BITS 12
 
 /* Sample rows for the group estimate. */
 #define SAMPLE_ROWS 65536
@@ -568,8 +570,8 @@ static int big_takes(const struct agg_gdrv *d, const struct sl_k_agg_input *in)
 
 /* The radix bits of the partitioned method, from the first batch: partitions of the
  * estimated groups at half the slots of a block's table, or (big_on) at BIG_LOAD of the
- * big table's, where that asks for BIG_MIN_BITS.. bits (d->big 0; at most BIG_MAX_BITS)
- * or always (1); forced bits are kept (and take the big table only with d->big 1). */
+ * big table's, where that asks for BIG_MIN_BITS..BIG_MAX_BITS bits (d->big 0) or always
+ * (1: at most 13); forced bits are kept (and take the big table only with d->big 1). */
 static void part_bits(struct agg_gdrv *d, const struct sl_k_agg_input *in)
 {
     const struct sl_k_agg_spec *sp = &d->spec;
@@ -582,10 +584,10 @@ static void part_bits(struct agg_gdrv *d, const struct sl_k_agg_input *in)
     double bper = (double)sl_k_agg_part_big_slots(sp) * BIG_LOAD;
     double bparts = d->g_est / bper > 2 ? d->g_est / bper : 2;
     int bb = d->force_bits ? d->force_bits : (int)ceil(log2(bparts));
-    if (d->big == 0 && bb < BIG_MIN_BITS)
+    if (d->big == 0 && (bb < BIG_MIN_BITS || bb > BIG_MAX_BITS))
         return;
     d->big_on = 1;
-    d->bits = bb < 1 ? 1 : bb > BIG_MAX_BITS ? BIG_MAX_BITS : bb;
+    d->bits = bb < 1 ? 1 : bb > 13 ? 13 : bb;
     if (d->one_pass && d->bits > 12) /* the wide partitioner's most */
         d->bits = 12;
 }
