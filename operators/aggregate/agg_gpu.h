@@ -99,13 +99,13 @@ struct agg_gdrv {
                                      partitioner could run (A/B) */
     int big;                      /* partitioned method: the partition kernel's big table
                                      (big_on: one block an SM, all its shared memory) and
-                                     bits for it where the estimate asks for 2^9..2^13
+                                     bits for it where the estimate asks for 2^9..2^12
                                      partitions of it (0), always where it takes the input
                                      (1, forced bits too), never (-1:
                                      debug_agg_gpu_no_big_table) */
     int one_pass;                 /* with big_on: the one-pass wide partitioner
                                      (sl_k_agg_wide_partition) instead of the two-pass tile
-                                     partitioner (A/B runs: slower, bench/RESULTS.md) */
+                                     partitioner (A/B runs: slower, aggregate_wide.cuh) */
     int strided_estimate;         /* the group estimate from the sample's distinct count
                                      alone, as before the key-change bound (A/B runs:
                                      debug_agg_gpu_strided_estimate) */
@@ -132,7 +132,8 @@ struct agg_gdrv {
     double phase_ms[AGG_PH_N];    /* after agg_gdrv_output */
     int bits, any_nulls;
     int big_on;                   /* the parts aggregate in the big table (SL_K_AGG_BIG),
-                                     bits from its slots */    struct agg_gdrv_part *parts;
+                                     bits from its slots */
+    struct agg_gdrv_part *parts;
     int n_parts, cap_parts;
     int64_t rounds_rerun;         /* partitioned output ran twice (count exceeded guess) */
     int switched;                 /* the table overflowed past the threshold: partitioned */
