@@ -174,6 +174,11 @@ const struct sl__option sl__options[] = {
       "(count, sum, avg) take the general shared-table kernel, as before the kernel "
       "specialized for it (A/B runs).", NULL, 0, 1},
      FIELD(debug_agg_gpu_no_lean, INT)},
+    {{"debug_agg_gpu_no_big_table", SL_ENGINE_OPT_BOOL, DBG, "false",
+      "Has a GPU group-by of millions of groups aggregate partitions of about 2,000 groups "
+      "in two blocks an SM, as before the partition kernel's big table (one block an SM, "
+      "all its shared memory; A/B runs).", NULL, 0, 1},
+     FIELD(debug_agg_gpu_no_big_table, INT)},
     {{"debug_gpu_wide_upload", SL_ENGINE_OPT_BOOL, DBG, "false",
       "Has GPU uploads move a pinned table's integer, date, decimal and dict columns at "
       "their full width instead of the narrow copies sl_table_pin makes (A/B runs).", NULL,

@@ -220,6 +220,7 @@ struct Cfg {
     int mode, shared, bits;
     int64_t init_cap;
     int batches, flags;
+    int big, one_pass; /* agg_gdrv.big, .one_pass */
 };
 
 static const Cfg kCfgs[] = {
@@ -234,6 +235,13 @@ static const Cfg kCfgs[] = {
      * by two bits; unpartitioned, from a table of 64 groups. */
     {"direct", AGG_GDRV_DIRECT, 0, 2, 0, 3, 0},
     {"direct_grow", AGG_GDRV_DIRECT, 0, -1, 64, 2, 0},
+    /* The partition kernel's big table: bits from the estimate, after the one-pass wide
+     * partitioner, and two bits (the partitions of more groups than the big table holds
+     * go to the generic kernel); the smaller table. */
+    {"part_big", AGG_GDRV_PART, 0, 0, 0, 3, 0, 1},
+    {"part_big_1pass", AGG_GDRV_PART, 0, 0, 0, 2, 0, 1, 1},
+    {"part_big_b2", AGG_GDRV_PART, 0, 2, 0, 2, 0, 1},
+    {"part_nobig", AGG_GDRV_PART, 0, 0, 0, 2, 0, -1},
 };
 
 static int g_fail = 0;
@@ -261,6 +269,8 @@ static void run_case(const Case &c, const Cfg &cfg)
     d.direct_bits = cfg.bits;
     d.init_cap = cfg.init_cap;
     d.update_flags = cfg.flags;
+    d.big = cfg.big;
+    d.one_pass = cfg.one_pass;
     std::vector<DevCol> dev;
     int nb = cfg.batches;
     for (int b = 0; b < nb; b++) {
@@ -725,7 +735,7 @@ static bool method_wanted(const char *method)
 static void bench_one(const char *method, int mode, int shared, int bits, int64_t n,
                       int64_t groups, int32_t *dk, int64_t *dv, uint64_t vsum,
                       int flags = SL_K_AGG_PRELOAD | SL_K_AGG_SMALL_SPLIT | SL_K_AGG_LEAN,
-                      int rowpart = 0)
+                      int rowpart = 0, int big = 0, int one_pass = 0)
 {
     if (!method_wanted(method))
         return;
@@ -772,6 +782,8 @@ static void bench_one(const char *method, int mode, int shared, int bits, int64_
         d.direct_bits = bits;
         d.update_flags = flags;
         d.row_partition = rowpart;
+        d.big = big;
+        d.one_pass = one_pass;
         int rc = agg_gdrv_add(&d, &in);
         cudaEventRecord(e1, g_s);
         int64_t nulls[3];
@@ -821,12 +833,12 @@ static void bench_one(const char *method, int mode, int shared, int bits, int64_
            "\"time_ms\":%.3f,\"min_ms\":%.3f,\"max_ms\":%.3f,\"gtuples_per_s\":%.2f,"
            "\"output_rows\":%lld,\"check_ok\":%s,\"peak_device_bytes\":%zu,\"floor_ms\":%.3f,"
            "\"x_floor\":%.2f,\"vs_pytorch\":%.1f,\"mode\":%d,\"bits\":%d,\"g_est\":%.0f,"
-           "\"grows\":%lld,\"clustered\":%d,\"device\":\"%s\",\"phases\":{\"%s\":%.3f,"
+           "\"grows\":%lld,\"clustered\":%d,\"big\":%d,\"device\":\"%s\",\"phases\":{\"%s\":%.3f,"
            "\"%s\":%.3f,\"record_partition\":%.3f}}\n",
            method, (long long)n, (long long)groups, t, tt.front(), tt.back(),
            (double)n / (t * 1e6), (long long)ng, ok ? "true" : "false", peak, floor_ms,
            t / floor_ms, (groups <= 1000 ? 17.0 : 35.0) / t, last.mode, last.bits, last.g_est,
-           (long long)last.grows, last.clustered, g_dev.c_str(),
+           (long long)last.grows, last.clustered, last.big_on, g_dev.c_str(),
            last.mode == AGG_GDRV_PART ? "partition" : "aggregate", med(ta),
            last.mode == AGG_GDRV_PART ? "aggregate_partitions" : "output", med(to),
            last.phase_ms[AGG_PH_PARTITION]);
@@ -866,6 +878,10 @@ static int cmd_bench(int lg, const char *glist, bool sweep)
             continue;
         }
         bench_one("auto", AGG_GDRV_AUTO, 0, 0, n, g, dk, dv, vsum);
+        /* Without the partition kernel's big table (debug_agg_gpu_no_big_table). */
+        if (g > 65536)
+            bench_one("auto_nobig", AGG_GDRV_AUTO, 0, 0, n, g, dk, dv, vsum,
+                      SL_K_AGG_PRELOAD | SL_K_AGG_SMALL_SPLIT | SL_K_AGG_LEAN, 0, -1);
         /* The general shared-table kernel (before SL_K_AGG_LEAN), and with the row counts
          * packed with the sums (SL_K_AGG_PACK). */
         bench_one("auto_general", AGG_GDRV_AUTO, 0, 0, n, g, dk, dv, vsum,
@@ -892,8 +908,20 @@ static int cmd_bench(int lg, const char *glist, bool sweep)
             for (int b = 11; b <= 14; b++) {
                 char name[32];
                 snprintf(name, sizeof name, "part_b%d", b);
-                bench_one(name, AGG_GDRV_PART, 0, b, n, g, dk, dv, vsum);
+                bench_one(name, AGG_GDRV_PART, 0, b, n, g, dk, dv, vsum,
+                          SL_K_AGG_PRELOAD | SL_K_AGG_SMALL_SPLIT | SL_K_AGG_LEAN, 0, -1);
             }
+            /* The big table at forced bits after the two-pass tile partitioner, and after
+             * the one-pass wide partitioner. */
+            for (int b = 11; b <= 13; b++)
+                for (int op = 0; op < 2; op++) {
+                    char name[32];
+                    snprintf(name, sizeof name, "part_big%s_b%d", op ? "_1pass" : "", b);
+                    if (!op || b <= 12)
+                        bench_one(name, AGG_GDRV_PART, 0, b, n, g, dk, dv, vsum,
+                                  SL_K_AGG_PRELOAD | SL_K_AGG_SMALL_SPLIT | SL_K_AGG_LEAN, 0,
+                                  1, op);
+                }
             bench_one("part_b13_rows", AGG_GDRV_PART, 0, 13, n, g, dk, dv, vsum,
                       SL_K_AGG_PRELOAD | SL_K_AGG_SMALL_SPLIT, 1);
         }

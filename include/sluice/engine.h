@@ -183,6 +183,10 @@ struct sl_engine_config {
     int debug_join_stream_table; /* 1: the host-streamed GPU join builds its table after
                                     the whole build side is up, as before 2026-11-27 (A/B
                                     runs); 0 (default) in parts as the side arrives */
+    /* Fields added with the GPU group-by's big partition table (issue 19). */
+    int debug_agg_gpu_no_big_table; /* 1: the GPU group-by's partitioned method aggregates
+                                       partitions of about 2,000 groups in two blocks an
+                                       SM, as before the big table (A/B runs) */
 };
 
 /* Fills *cfg with the defaults and sets cfg->size. Cannot fail. Thread-safe (touches

@@ -8,6 +8,7 @@
 #include "aggregate_direct.cuh"
 #include "aggregate_few.cuh"
 #include "aggregate_small.cuh"
+#include "aggregate_wide.cuh"
 
 using namespace sluice_k::agg;
 
@@ -699,22 +700,34 @@ extern "C" size_t sl_k_agg_part_pending_bytes(int64_t rows, int bits)
     return ((size_t)(rows < 0 ? 0 : rows) + 31) / 32 * 4 + redo_words(bits) * 4;
 }
 
-/* The shared-table partition kernel (groups per partition at half the slots' load), then
- * part_final_kernel on the partitions it left. */
-template <typename K, bool PACK>
+/* Slots of the partition kernel's big table (SL_K_AGG_BIG): all of an SM's shared
+ * memory for one block, a multiple of 32 (0: the spec does not take it). */
+template <typename K>
+static int big_slots(const SmallLayout &L)
+{
+    const size_t per = small_bytes<K>(L, 0, false), room = smem_optin() - 1024;
+    return (int)(room / per) & ~31;
+}
+
+/* The shared-table partition kernel (groups per partition at half the slots' load, or
+ * BIG: the big table), then part_final_kernel on the partitions it left. */
+template <typename K, bool PACK, bool BIG>
 static cudaError_t small_final(const sl_k_agg_spec *sp, const SmallLayout &L,
                                const sl_k_agg_pbatch *d_batches, int n_batches, int bits,
                                uint32_t *d_redo, const sl_k_agg_out *out, int32_t *d_status,
                                cudaStream_t stream)
 {
-    const int log_c = small_log_c<K>(L, PACK);
-    const size_t smem = small_bytes<K>(L, log_c, PACK);
-    cudaError_t e = cudaFuncSetAttribute((const void *)small_part_final_kernel<K, PACK>,
+    const int log_c = small_log_c<K>(L, PACK), big_c = BIG ? big_slots<K>(L) : 0;
+    const size_t smem = BIG ? small_bytes<K>(L, 0, false) * big_c : small_bytes<K>(L, log_c, PACK);
+    if (BIG && big_c < 64)
+        return cudaErrorInvalidValue;
+    cudaError_t e = cudaFuncSetAttribute((const void *)small_part_final_kernel<K, PACK, BIG>,
                                          cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
     if (e != cudaSuccess)
         return e;
-    small_part_final_kernel<K, PACK><<<1 << bits, kThreads, smem, stream>>>(
-        *sp, d_batches, n_batches, d_redo, *out, d_status, L, log_c);
+    small_part_final_kernel<K, PACK, BIG><<<1 << bits, BIG ? kBigThreads : kThreads, smem,
+                                           stream>>>(*sp, d_batches, n_batches, d_redo, *out,
+                                                     d_status, L, log_c, big_c);
     return cudaGetLastError();
 }
 
@@ -724,11 +737,14 @@ static cudaError_t small_final_k(const sl_k_agg_spec *sp, const SmallLayout &L,
                                  uint32_t *d_redo, const sl_k_agg_out *out, int32_t *d_status,
                                  int flags, cudaStream_t stream)
 {
+    if (flags & SL_K_AGG_BIG)
+        return small_final<K, false, true>(sp, L, d_batches, n_batches, bits, d_redo, out,
+                                           d_status, stream);
     return small_pack<K>(L, flags)
-               ? small_final<K, true>(sp, L, d_batches, n_batches, bits, d_redo, out, d_status,
-                                      stream)
-               : small_final<K, false>(sp, L, d_batches, n_batches, bits, d_redo, out, d_status,
-                                       stream);
+               ? small_final<K, true, false>(sp, L, d_batches, n_batches, bits, d_redo, out,
+                                             d_status, stream)
+               : small_final<K, false, false>(sp, L, d_batches, n_batches, bits, d_redo, out,
+                                              d_status, stream);
 }
 
 template <int KM>
@@ -868,11 +884,10 @@ static const void *dpart_scatter_fn(int nv)
     }
 }
 
-/* The partitioner's grid and value columns (the same for the size query and the run). */
-template <typename K>
-static cudaError_t dpart_setup(const sl_k_agg_spec *sp, const sl_k_agg_input *in,
-                               const sl_k_agg_input *out, DPartCols *c, int *grid,
-                               size_t *smem)
+/* The value columns the partitioners move: those of the aggregates with a state, into
+ * out's (NULL: the size query). */
+static cudaError_t dpart_cols(const sl_k_agg_spec *sp, const sl_k_agg_input *in,
+                              const sl_k_agg_input *out, DPartCols *c)
 {
     DirectLayout L;
     if (!direct_layout(sp, &L))
@@ -887,6 +902,18 @@ static cudaError_t dpart_setup(const sl_k_agg_spec *sp, const sl_k_agg_input *in
         c->dst[c->n_vals] = out ? (void *)out->vals[a].d_data : NULL;
         c->w[c->n_vals++] = sp->in_type[a] == SL_K_I32 ? 4 : 8;
     }
+    return cudaSuccess;
+}
+
+/* The partitioner's grid and value columns (the same for the size query and the run). */
+template <typename K>
+static cudaError_t dpart_setup(const sl_k_agg_spec *sp, const sl_k_agg_input *in,
+                               const sl_k_agg_input *out, DPartCols *c, int *grid,
+                               size_t *smem)
+{
+    cudaError_t e0 = dpart_cols(sp, in, out, c);
+    if (e0 != cudaSuccess)
+        return e0;
     *smem = dpart_smem<K>(c->n_vals);
     cudaError_t e = grid_for(dpart_scatter_fn<K>(c->n_vals), kThreads, *smem, grid);
     const int64_t tile = dpart_tile<K>(c->n_vals);
@@ -1077,4 +1104,89 @@ extern "C" cudaError_t sl_k_agg_direct_output(const struct sl_k_agg_spec *sp,
     direct_output_kernel<<<blocks_for((dt->n_slots + 1 + kOutItems - 1) / kOutItems), 256, 0,
                            stream>>>(*sp, *dt, L, *out, d_status);
     return cudaGetLastError();
+}
+
+extern "C" int64_t sl_k_agg_part_big_slots(const struct sl_k_agg_spec *sp)
+{
+    SmallLayout L;
+    if (!spec_ok(sp) || !small_spec_ok(sp, &L))
+        return 0;
+    return sp->key_type[0] == SL_K_I32 ? big_slots<int32_t>(L) : big_slots<int64_t>(L);
+}
+
+/* The wide scatter kernel for nv value columns (0..kPartVals) scanning SI cells a thread. */
+template <typename K, int SI>
+static const void *wide_scatter_si(int nv)
+{
+    switch (nv) {
+    case 0: return (const void *)wide_scatter_kernel<K, 0, SI>;
+    case 1: return (const void *)wide_scatter_kernel<K, 1, SI>;
+    case 2: return (const void *)wide_scatter_kernel<K, 2, SI>;
+    case 3: return (const void *)wide_scatter_kernel<K, 3, SI>;
+    default: return (const void *)wide_scatter_kernel<K, 4, SI>;
+    }
+}
+
+template <typename K>
+static const void *wide_scatter_fn(int nv, int bits)
+{
+    return wide_scan_items(bits) == 4 ? wide_scatter_si<K, 4>(nv)
+                                      : wide_scatter_si<K, kWideScanItems>(nv);
+}
+
+template <typename K>
+static cudaError_t wide_run(void *d_temp, size_t *temp_bytes, const sl_k_agg_spec *sp,
+                            const sl_k_agg_input *in, int bits, const sl_k_agg_input *out,
+                            int64_t *d_offsets, cudaStream_t stream)
+{
+    DPartCols c;
+    cudaError_t e = dpart_cols(sp, in, d_temp ? out : NULL, &c);
+    if (e != cudaSuccess)
+        return e;
+    const size_t P = (size_t)1 << bits, bytes = 2 * align_up(P * 4);
+    if (!d_temp) {
+        *temp_bytes = bytes;
+        return cudaSuccess;
+    }
+    if (*temp_bytes < bytes || !out || !out->keys[0].d_data)
+        return cudaErrorInvalidValue;
+    unsigned *hist = (unsigned *)d_temp, *cursor = (unsigned *)((char *)d_temp + align_up(P * 4));
+    const K *keys = (const K *)in->keys[0].d_data;
+    K *okeys = (K *)out->keys[0].d_data;
+    const int64_t n = in->n;
+    int grid = 0;
+    if ((e = cudaMemsetAsync(hist, 0, P * 4, stream)) != cudaSuccess ||
+        (e = grid_for((const void *)wide_count_kernel<K>, kThreads, 0, &grid)) != cudaSuccess)
+        return e;
+    int64_t need = (n + kThreads - 1) / kThreads;
+    grid = need < 1 ? 1 : need < grid ? (int)need : grid;
+    wide_count_kernel<K><<<grid, kThreads, 0, stream>>>(keys, n, bits, hist);
+    wide_offsets_kernel<<<1, kThreads, 0, stream>>>(hist, bits, n, d_offsets, cursor);
+    if ((e = cudaGetLastError()) != cudaSuccess)
+        return e;
+    const size_t smem = wide_smem<K>(c.n_vals, bits);
+    const void *kern = wide_scatter_fn<K>(c.n_vals, bits);
+    if ((e = grid_for(kern, kThreads, smem, &grid)) != cudaSuccess)
+        return e;
+    const int64_t tile = dpart_tile<K>(c.n_vals);
+    need = (n + tile - 1) / tile;
+    grid = need < 1 ? 1 : need < grid ? (int)need : grid;
+    int b = bits;
+    void *args[] = {(void *)&keys, (void *)&n, (void *)&b, (void *)&cursor, (void *)&okeys,
+                    (void *)&c};
+    return cudaLaunchKernel(kern, dim3(grid), dim3(kThreads), args, smem, stream);
+}
+
+extern "C" cudaError_t sl_k_agg_wide_partition(void *d_temp, size_t *temp_bytes,
+                                               const struct sl_k_agg_spec *sp,
+                                               const struct sl_k_agg_input *in, int bits,
+                                               const struct sl_k_agg_input *out,
+                                               int64_t *d_offsets, cudaStream_t stream)
+{
+    if (!temp_bytes || !sl_k_agg_direct_ok(sp, in) || in->n < 0 || in->n >= ((int64_t)1 << 32) ||
+        bits < 1 || bits > kWideMaxBits || (d_temp && !d_offsets))
+        return cudaErrorInvalidValue;
+    return sp->key_type[0] == SL_K_I32
+               ? wide_run<int32_t>(d_temp, temp_bytes, sp, in, bits, out, d_offsets, stream)
+               : wide_run<int64_t>(d_temp, temp_bytes, sp, in, bits, out, d_offsets, stream);
 }

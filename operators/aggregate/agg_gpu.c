@@ -22,6 +22,20 @@
  * of the record table (choose()). */
 #define DIRECT_MAX_GROUPS ((int64_t)1 << 20)
 
+/* The partition kernel's big table (part_bits): the groups a partition holds on average
+ * as a fraction of its slots, and the bits where it is worth it. On the H100 (2^28 rows,
+ * 2^24 groups, 14,464 slots; gpu_agg_bench, 2026-11-27), after the two-pass tile
+ * partitioner: 2^12 partitions (4,096 groups, a load of 0.28) 7.72 + 3.42 ms, 2^13
+ * 8.63 + 4.39 (the table's clearing and output scan per partition), 2^11 about 4.2 for
+ * the kernel (a load of 0.57: longer probes), against 8.57 + 3.70 for two blocks an SM of
+ * 4,096 slots at 2^13. So the big table takes 2^9..2^12 partitions (fewer: idle SMs; more:
+ * the smaller table). The estimate of one batch of a streamed input is its own groups
+ * (2^24 rows of 2^28 at 2^24 groups: about 10.6 million), one of all rows overshoots
+ * (21.2 million), hence a load of 0.3: 2^12 for the first. */
+#define BIG_LOAD 0.3
+#define BIG_MIN_BITS 9
+#define BIG_MAX_BITS 12
+
 /* Sample rows for the group estimate. */
 #define SAMPLE_ROWS 65536
 
@@ -418,6 +432,30 @@ static char *tile_block(struct agg_gdrv *d, const struct sl_k_agg_input *in, siz
     return p;
 }
 
+/* part_tile with the one-pass wide partitioner (sl_k_agg_wide_partition; d->one_pass). */
+static int part_wide(struct agg_gdrv *d, const struct sl_k_agg_input *in, int bits,
+                     struct agg_gdrv_part *pt)
+{
+    const struct sl_k_agg_spec *sp = &d->spec;
+    const int64_t P = (int64_t)1 << bits;
+    size_t tb = 0;
+    CU(d, sl_k_agg_wide_partition(NULL, &tb, sp, in, bits, NULL, NULL, d->stream),
+       "wide partitioner size");
+    char *p = tile_block(d, in, (size_t)(P + 1) * 8, pt);
+    if (!p)
+        return AGG_GDRV_ENOMEM;
+    pt->pb.d_offsets = (const int64_t *)p;
+    pt->pb.bit_base = d->rows;
+    void *tmp = dalloc(d, tb);
+    if (!tmp)
+        return AGG_GDRV_ENOMEM;
+    cudaError_t e = sl_k_agg_wide_partition(tmp, &tb, sp, in, bits, &pt->pb.in, (int64_t *)p,
+                                            d->stream);
+    dfree(d, tmp);
+    CU(d, e, "partitioning (wide partitioner)");
+    return AGG_GDRV_OK;
+}
+
 /* part_into with the tile partitioner (sl_k_agg_tile_partition: runs of a partition
  * written together, two passes past 8 bits) for what it takes (one integer key, integer
  * aggregates, no nulls, at most four with a state); 1: not taken. */
@@ -429,6 +467,8 @@ static int part_tile(struct agg_gdrv *d, const struct sl_k_agg_input *in, int bi
     size_t tb = 0;
     if (d->row_partition || !sl_k_agg_direct_ok(sp, in) || in->n >= ((int64_t)1 << 32))
         return 1;
+    if (d->big_on && d->one_pass) /* no copy of the columns: part_add's budget check */
+        return part_wide(d, in, bits, pt);
     if (sl_k_agg_tile_partition(NULL, &tb, sp, in, bits, NULL, NULL, d->stream) != cudaSuccess) {
         (void)cudaGetLastError(); /* a size query's refusal is no launch error */
         return 1;
@@ -512,15 +552,51 @@ static int part_into(struct agg_gdrv *d, const struct sl_k_agg_input *in, int bi
     return AGG_GDRV_OK;
 }
 
+/* Whether the partition kernel's big table takes `in` (the partitioners' and its
+ * specs: one integer key, at most four value columns of integer aggregates, no nulls). */
+static int big_takes(const struct agg_gdrv *d, const struct sl_k_agg_input *in)
+{
+    const struct sl_k_agg_spec *sp = &d->spec;
+    if (d->big < 0 || d->row_partition || !sl_k_agg_direct_ok(sp, in) || input_nulls(sp, in) ||
+        in->n >= ((int64_t)1 << 32) || sl_k_agg_part_big_slots(sp) <= 0)
+        return 0;
+    size_t tb = 0; /* at most four value columns: the size query refuses more */
+    if (sl_k_agg_wide_partition(NULL, &tb, sp, in, 1, NULL, NULL, d->stream) != cudaSuccess) {
+        (void)cudaGetLastError(); /* a size query's refusal is no launch error */
+        return 0;
+    }
+    return 1;
+}
+
+/* The radix bits of the partitioned method, from the first batch: partitions of the
+ * estimated groups at half the slots of a block's table, or (big_on) at BIG_LOAD of the
+ * big table's, where that asks for BIG_MIN_BITS..BIG_MAX_BITS bits (d->big 0) or always
+ * (1: at most 13); forced bits are kept (and take the big table only with d->big 1). */
+static void part_bits(struct agg_gdrv *d, const struct sl_k_agg_input *in)
+{
+    const struct sl_k_agg_spec *sp = &d->spec;
+    double per = (double)sl_k_agg_part_groups_per_block(sp) / 2;
+    double parts = d->g_est / per > 2 ? d->g_est / per : 2;
+    int b = d->force_bits ? d->force_bits : (int)ceil(log2(parts));
+    d->bits = b < 1 ? 1 : b > 13 ? 13 : b;
+    if ((d->force_bits && d->big == 0) || !big_takes(d, in))
+        return;
+    double bper = (double)sl_k_agg_part_big_slots(sp) * BIG_LOAD;
+    double bparts = d->g_est / bper > 2 ? d->g_est / bper : 2;
+    int bb = d->force_bits ? d->force_bits : (int)ceil(log2(bparts));
+    if (d->big == 0 && (bb < BIG_MIN_BITS || bb > BIG_MAX_BITS))
+        return;
+    d->big_on = 1;
+    d->bits = bb < 1 ? 1 : bb > 13 ? 13 : bb;
+    if (d->one_pass && d->bits > 12) /* the wide partitioner's most */
+        d->bits = 12;
+}
+
 static int part_add(struct agg_gdrv *d, const struct sl_k_agg_input *in)
 {
     const struct sl_k_agg_spec *sp = &d->spec;
-    if (!d->bits) {
-        double per = (double)sl_k_agg_part_groups_per_block(sp) / 2;
-        double parts = d->g_est / per > 2 ? d->g_est / per : 2;
-        int b = d->force_bits ? d->force_bits : (int)ceil(log2(parts));
-        d->bits = b < 1 ? 1 : b > 13 ? 13 : b;
-    }
+    if (!d->bits)
+        part_bits(d, in);
     if (grow_host(d, (void **)&d->parts, &d->cap_parts, d->n_parts, sizeof *d->parts) < 0)
         return AGG_GDRV_ENOMEM;
     /* The budget holds the input's copy and the partitioner's counts, or nothing is
@@ -755,7 +831,8 @@ static int part_output(struct agg_gdrv *d, agg_gdrv_out_fn fn, void *ctx, int32_
         CU(d, sl_k_agg_part_final(&d->spec, (const struct sl_k_agg_pbatch *)tmp, d->n_parts,
                                   d->bits, d->any_nulls,
                                   (d->small_threshold < 0 ? SL_K_AGG_NO_SMALL : 0) |
-                                      (d->update_flags & SL_K_AGG_PACK),
+                                      (d->update_flags & SL_K_AGG_PACK) |
+                                      (d->big_on ? SL_K_AGG_BIG : 0),
                                   pending, out,
                                   d_status, d->stream),
            "aggregating partitions");
@@ -901,6 +978,8 @@ int agg_gdrv_reset(struct agg_gdrv *d)
     d->few_threshold = c.few_threshold;
     d->direct_bits = c.direct_bits;
     d->row_partition = c.row_partition;
+    d->big = c.big;
+    d->one_pass = c.one_pass;
     d->strided_estimate = c.strided_estimate;
     return rc;
 }

@@ -97,6 +97,15 @@ struct agg_gdrv {
     int row_partition;            /* partitioned method: the row-by-row partitioner
                                      (sl_k_agg_part_scatter) also where the tile
                                      partitioner could run (A/B) */
+    int big;                      /* partitioned method: the partition kernel's big table
+                                     (big_on: one block an SM, all its shared memory) and
+                                     bits for it where the estimate asks for 2^9..2^12
+                                     partitions of it (0), always where it takes the input
+                                     (1, forced bits too), never (-1:
+                                     debug_agg_gpu_no_big_table) */
+    int one_pass;                 /* with big_on: the one-pass wide partitioner
+                                     (sl_k_agg_wide_partition) instead of the two-pass tile
+                                     partitioner (A/B runs: slower, aggregate_wide.cuh) */
     int strided_estimate;         /* the group estimate from the sample's distinct count
                                      alone, as before the key-change bound (A/B runs:
                                      debug_agg_gpu_strided_estimate) */
@@ -122,6 +131,8 @@ struct agg_gdrv {
     unsigned ev_set;
     double phase_ms[AGG_PH_N];    /* after agg_gdrv_output */
     int bits, any_nulls;
+    int big_on;                   /* the parts aggregate in the big table (SL_K_AGG_BIG),
+                                     bits from its slots */
     struct agg_gdrv_part *parts;
     int n_parts, cap_parts;
     int64_t rounds_rerun;         /* partitioned output ran twice (count exceeded guess) */

@@ -11,7 +11,9 @@
  * groups where the input has 50,000 (the table grows; the rerun takes the generic path).
  * Row counts packed with the first sum (SL_K_AGG_PACK): values about its bounds, counts
  * past a byte, no sum, against the unpacked kernels; the lean kernel of one sum
- * (SL_K_AGG_LEAN, the default for such specs).
+ * (SL_K_AGG_LEAN, the default for such specs). The partitioned method's big partition
+ * table (SL_K_AGG_BIG) after the two-pass and the one-pass partitioners against the
+ * reference and the smaller table.
  * The same for the kernel of a handful of groups (SL_K_AGG_FEW, aggregate_few.cuh), and
  * through the operator with two int32 keys, one and none.
  *
@@ -141,6 +143,10 @@ struct kcase {
                              for one sum) */
     int no_sum;           /* the int64 sum replaced by a third count: with naggs 3 or 5 no
                              sum packs with the row counts */
+    int big;              /* driver's big: 1 the partition kernel's big table (forced bits
+                             too), -1 never */
+    int one_pass;         /* driver's one_pass: the wide partitioner (with big) */
+    int want_big;         /* 1: the driver must take the big table, -1: not */
 };
 
 static int64_t g_budget;
@@ -272,6 +278,8 @@ static void kcase_run(const struct kcase *c)
     d.strided_estimate = c->strided;
     d.force_bits = c->pbits;
     d.row_partition = c->rowpart;
+    d.big = c->big;
+    d.one_pass = c->one_pass;
     if (c->atom64)
         d.update_flags &= ~(SL_K_AGG_SMALL_SPLIT | SL_K_AGG_PACK);
     if (c->pack)
@@ -324,7 +332,10 @@ static void kcase_run(const struct kcase *c)
            "few=%lld: mode %d, %lld groups, grows %lld, status %d\n", c->key64, (long long)n,
            (long long)G, c->extremes, c->skew, c->offset, c->few_first, (long long)c->small,
            (long long)c->few, d.mode, (long long)ng, (long long)d.grows, status);
-    printf("  estimate %.0f, clustered %d\n", d.g_est, d.clustered);
+    printf("  estimate %.0f, clustered %d, bits %d, big %d\n", d.g_est, d.clustered, d.bits,
+           d.big_on);
+    if (c->want_big && n > 0) /* no input: nothing chosen */
+        assert_int_equal(d.big_on, c->want_big > 0);
     if (c->want_mode)
         assert_int_equal(d.mode, c->want_mode);
     if (c->want_clustered)
@@ -706,6 +717,89 @@ SL_TEST(part_path_tile_partitioner_narrow)
             struct kcase dr = {.key64 = k64, .n = 3000001, .groups = 250000, .batches = 2,
                                .mode = D, .dbits = 7, .naggs = na};
             kcase_run(&dr);
+        }
+}
+
+/* The partition kernel's big table (SL_K_AGG_BIG: one block an SM, all its shared memory,
+ * slots not a power of two) with the aggregates it takes (count(*), count, sum; and min,
+ * max), after the two-pass tile partitioner and after the one-pass wide partitioner (a
+ * global cursor per partition): empty, one row, a tail, bits from the estimate and
+ * forced (3: partitions of more groups than the big table holds, done again by the
+ * generic kernel; 11 and 12: 2^12 cells a block of the wide partitioner scans, most
+ * partitions empty; 13), keys and values at the extremes (2^40 values give partitions
+ * up), skew (one partition holds 90% of the rows), unaligned columns, several batches, a
+ * first batch of ten groups where the input has 50,000 (the estimate low: two partitions
+ * of 25,000 groups each), against the smaller table (big -1) on the same input; chosen
+ * by the estimate for 6,000,000 groups (11 bits) and 1,500,000 (9 bits, the fewest; an
+ * int64 key's slot takes 20 bytes), not with debug_agg_gpu_no_big_table's big -1. */
+SL_TEST(part_path_big_table)
+{
+    NEED_GPU();
+    kernel_setup();
+    const int P = AGG_GDRV_PART;
+    for (int na = 3; na <= 5; na += 2)
+        for (int k64 = 0; k64 < 2; k64++) {
+            const int64_t sizes[][2] = {{0, 1}, {1, 1}, {5001, 3000}, {3000001, 250000}};
+            const int bits[] = {0, 3, 11, 12, 13};
+            for (int i = 0; i < 4; i++)
+                for (int b = 0; b < 5; b++)
+                    for (int op = 0; op < 2; op++) {
+                        if (op && bits[b] > 12)
+                            continue;
+                        struct kcase c = {.key64 = k64, .n = sizes[i][0],
+                                          .groups = sizes[i][1], .batches = 1, .mode = P,
+                                          .pbits = bits[b], .naggs = na, .big = 1,
+                                          .one_pass = op, .want_big = 1};
+                        kcase_run(&c);
+                    }
+            struct kcase cases[] = {
+                {.n = 1000000, .groups = 700, .extremes = 1, .batches = 3, .pbits = 11},
+                {.n = 1500000, .groups = 100000, .skew = 1, .batches = 1, .pbits = 10},
+                {.n = 1100003, .groups = 30000, .offset = 1, .batches = 2, .pbits = 12},
+                {.n = 400000, .groups = 50000, .few_first = 1, .batches = 2},
+                {.n = 3000001, .groups = 250000, .batches = 3, .pbits = 9, .sum_first = 1},
+            };
+            for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+                cases[i].key64 = k64, cases[i].mode = P, cases[i].naggs = na;
+                cases[i].big = 1, cases[i].want_big = 1;
+                kcase_run(&cases[i]);
+                cases[i].one_pass = 1;
+                kcase_run(&cases[i]);
+                cases[i].one_pass = 0;
+                cases[i].big = -1, cases[i].want_big = -1; /* the smaller table */
+                kcase_run(&cases[i]);
+            }
+        }
+    struct kcase many[] = {
+        {.key64 = 1, .n = 12000000, .groups = 6000000, .batches = 1, .naggs = 3,
+         .want_mode = P, .want_big = 1},
+        {.key64 = 1, .n = 12000000, .groups = 6000000, .batches = 2, .naggs = 5,
+         .want_mode = P, .big = -1, .want_big = -1},
+        {.key64 = 1, .n = 3000000, .groups = 1500000, .batches = 1, .naggs = 3,
+         .want_mode = P, .want_big = 1},
+    };
+    for (size_t i = 0; i < sizeof many / sizeof many[0]; i++)
+        kcase_run(&many[i]);
+}
+
+/* The same on inputs small enough for compute-sanitizer (memcheck, racecheck): the big
+ * table after both partitioners (the wide one's tiles, a tail, 2^12 partitions), and a
+ * partition it gives up (a value of 2^40). */
+SL_TEST(part_path_big_table_small)
+{
+    NEED_GPU();
+    kernel_setup();
+    const int P = AGG_GDRV_PART;
+    struct kcase cases[] = {
+        {.n = 20001, .groups = 3000, .batches = 1, .pbits = 4, .naggs = 3},
+        {.n = 9000, .groups = 5000, .batches = 2, .pbits = 12, .naggs = 5},
+        {.n = 20000, .groups = 700, .extremes = 1, .batches = 1, .pbits = 2, .naggs = 3},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        for (int op = 0; op < 2; op++) {
+            cases[i].mode = P, cases[i].big = 1, cases[i].want_big = 1;
+            cases[i].one_pass = op;
+            kcase_run(&cases[i]);
         }
 }
 

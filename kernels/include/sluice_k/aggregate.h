@@ -227,6 +227,18 @@ cudaError_t sl_k_agg_tile_partition(void *d_temp, size_t *temp_bytes,
                                     const struct sl_k_agg_input *in, int bits,
                                     const struct sl_k_agg_input *out, int64_t *d_offsets,
                                     cudaStream_t stream);
+/* The one-pass wide partitioner (issue 19), same contract as sl_k_agg_tile_partition for
+ * 1..12 bits: one pass over the input however many bits (the blocks take each tile's
+ * place in a partition with a global cursor, kernels/aggregate/aggregate_wide.cuh), no
+ * copy of the moved columns in the temp block (two-call temp storage: 8 << bits bytes
+ * and alignment). Slower than the tile partitioner's two passes where both run (2^28
+ * rows, 2^11 partitions, H100: 10.6 ms against 8.6 for the two passes of 2^13): not the
+ * driver's default (agg_gdrv.one_pass, to compare). */
+cudaError_t sl_k_agg_wide_partition(void *d_temp, size_t *temp_bytes,
+                                    const struct sl_k_agg_spec *spec,
+                                    const struct sl_k_agg_input *in, int bits,
+                                    const struct sl_k_agg_input *out, int64_t *d_offsets,
+                                    cudaStream_t stream);
 /* Writes every group (order unspecified) as output rows [0, n) (out->d_count zeroed by the
  * caller receives n; rows past out->cap are counted, not written). */
 cudaError_t sl_k_agg_direct_output(const struct sl_k_agg_spec *spec,
@@ -275,6 +287,13 @@ cudaError_t sl_k_agg_part_final(const struct sl_k_agg_spec *spec,
                                 cudaStream_t stream);
 /* Groups one block holds in shared memory in sl_k_agg_part_final (to choose bits). */
 int64_t sl_k_agg_part_groups_per_block(const struct sl_k_agg_spec *spec);
+/* SL_K_AGG_BIG (flags of sl_k_agg_part_final; specs SL_K_AGG_SMALL takes, without nulls):
+ * the shared-table partition kernel runs one block of 1,024 threads an SM with a table of
+ * all its shared memory (sl_k_agg_part_big_slots slots of any number, not a power of two;
+ * 0: the spec does not take it), for partitions of a few thousand groups at a low load
+ * (fewer probes). A partition that does not fit goes to the generic kernel as before. */
+enum { SL_K_AGG_BIG = 128 };
+int64_t sl_k_agg_part_big_slots(const struct sl_k_agg_spec *spec);
 
 #ifdef __cplusplus
 }
