@@ -5,7 +5,7 @@
  *                                 ms per iteration (clear + step + update) per method,
  *                                 median of 5 after a warm-up (CUDA events), with the
  *                                 measured device-copy bandwidth and fp32 FMA peak.
- *   KM_FIRST_SHAPE=1: the first shape only; KM_METHODS=15: methods 1 and 5 only. */
+ *   KM_FIRST_SHAPE=1: the first shape only; KM_METHODS=16: methods 1 and 6 only. */
 #include <algorithm>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,7 +24,7 @@
     } while (0)
 
 static const char *mname[] = {"auto", "fused", "multipass", "tc_fused", "tc_multipass",
-                              "mma_fused"};
+                              "mma_fused", "tile"};
 
 struct Data {
     int64_t n;
@@ -152,7 +152,7 @@ static void bench_shape(int64_t n, int d, int k, cudaStream_t s, double bw, doub
     CU(cudaEventCreate(&e0));
     CU(cudaEventCreate(&e1));
     const char *only = getenv("KM_METHODS"); /* e.g. "1,5": those methods only */
-    for (int m = 1; m <= SL_K_KMEANS_MMA_FUSED; m++) {
+    for (int m = 1; m <= SL_K_KMEANS_TILE; m++) {
         if (!sl_k_kmeans_supported(m, d, k) || (only && !strchr(only, '0' + m)))
             continue;
         std::vector<float> it_ms, st_ms;
