@@ -346,22 +346,25 @@ __device__ __forceinline__ int tile_swz(int p, int j4)
 
 /* Update steps st .. st + U - 1 of the staged tile (st a multiple of 4 when U > 1): step s
  * takes the G points G*s .. G*s+G-1, lane q*D + j adding feature j of point G*s + q to
- * column `lane` of its label's row (s_col = s_sum + lane). By tile_swz (p / RPL = s),
- * that feature sits at (32 s + lane) ^ ((4 s) & (D - 1)); for s = st + u, st a multiple
- * of 4, the XOR is st's part ((4 st) & 16, only for D = 32) and u's part. */
+ * column `lane` of its label's row (col: the byte address of s_sum + lane). By tile_swz
+ * (p / RPL = s), that feature sits at float (32 s + lane) ^ ((4 s) & (D - 1)); for
+ * s = st + u, st a multiple of 4, the XOR is st's part ((4 st) & 16, only for D = 32)
+ * and u's, whose byte offsets roff[u] = 4 * ((lane ^ ((4 u) & (D - 1))) + 32 u) the
+ * caller keeps in registers. */
 template <int D, int U>
-__device__ __forceinline__ void tile_steps(const float *s_r, const int *s_l, float *s_col, int st,
-                                           int lane)
+__device__ __forceinline__ void tile_steps(const float *s_r, const int *s_l, char *col, int st,
+                                           int lane, const int (&roff)[U])
 {
     constexpr int G = 32 / D;
     const int xs = U > 1 ? (D == 32 ? (4 * st) & 16 : 0) : (4 * st) & (D - 1);
-    const float *rb = s_r + 32 * st;
+    const char *rb = (const char *)(s_r + 32 * st);
     const int *lb = s_l + G * st + lane / D;
 #pragma unroll
     for (int u = 0; u < U; u++) {
         const int l = lb[G * u];
-        const float r = rb[((lane ^ xs) ^ ((4 * u) & (D - 1))) + 32 * u];
-        s_col[l * 32] += r;
+        const int ro = (U > 1 && D < 32) ? roff[u] : 4 * (((lane ^ xs) ^ ((4 * u) & (D - 1))) + 32 * u);
+        const float r = *(const float *)(rb + ro);
+        *(float *)(col + (l << 7)) += r;
     }
 }
 
@@ -389,7 +392,11 @@ __global__ void __launch_bounds__(kTileThreads)
     float *s_sum = s_w0 + warp * wf;               /* [k][32] */
     float *s_r = s_sum + 32 * k;                   /* TP * D, 16-byte aligned */
     int *s_l = (int *)(s_r + TP * D);              /* TP */
-    float *s_col = s_sum + lane;                   /* this lane's column of the sums */
+    char *col = (char *)(s_sum + lane);            /* this lane's column of the sums */
+    int roff[SPI], roff1[1] = {0};                 /* tile_steps */
+#pragma unroll
+    for (int u = 0; u < SPI; u++)
+        roff[u] = 4 * ((lane ^ ((4 * u) & (D - 1))) + 32 * u);
     for (int64_t e = threadIdx.x; e < kTileWarps * wf; e += kTileThreads)
         s_w0[e] = 0.f; /* labels too: 0 (+0.f bits) */
     for (int c = threadIdx.x; c < k4; c += kTileThreads) {
@@ -429,12 +436,12 @@ __global__ void __launch_bounds__(kTileThreads)
             for (int u = 0; u < 4; u++)
                 score_centroid<D, P>(s_c, s_hn, c + u, c + u, x, best, bi);
             if (st + SPI <= nst) {
-                tile_steps<D, SPI>(s_r, s_l, s_col, st, lane);
+                tile_steps<D, SPI>(s_r, s_l, col, st, lane, roff);
                 st += SPI;
             }
         }
         for (; st < nst; st++)
-            tile_steps<D, 1>(s_r, s_l, s_col, st, lane);
+            tile_steps<D, 1>(s_r, s_l, col, st, lane, roff1);
         __syncwarp(); /* every lane has read the staged tile */
         /* tile_swz of row p * 32 + lane: 32 / RPL is a multiple of CPR */
         const int sw = (lane / (32 / D)) % (D / 4);
@@ -472,7 +479,7 @@ __global__ void __launch_bounds__(kTileThreads)
         nst = NST;
     }
     for (int st = 0; st < nst; st++)
-        tile_steps<D, 1>(s_r, s_l, s_col, st, lane);
+        tile_steps<D, 1>(s_r, s_l, col, st, lane, roff1);
     __syncthreads();
     /* the block's partials: kTileWarps warps x G copies of [k][D] */
     for (int e = threadIdx.x; e < k * d; e += kTileThreads) {
