@@ -193,16 +193,15 @@ __device__ void fused_flush(const float *s_sum, const unsigned *s_cnt, int d, in
     }
 }
 
-/* Scores row c of the shared centroids (row stride D, half norm s_hn[c]; centroid index
- * ci) for a thread's P points in registers: hn - x.c with FMAs in feature order (the
+/* Scores row c of the shared centroids (row stride D, half norm h; centroid index ci)
+ * for a thread's P points in registers: hn - x.c with FMAs in feature order (the
  * negation of the CPU's -hn + x.c, so equal bits), strict < keeps the lowest index. */
 template <int D, int P>
-__device__ __forceinline__ void score_centroid(const float *s_c, const float *s_hn, int c, int ci,
+__device__ __forceinline__ void score_centroid(const float *s_c, float h, int c, int ci,
                                                const float (&x)[P][D], float (&best)[P],
                                                int (&bi)[P])
 {
     const float4 *cc = (const float4 *)(s_c + c * D);
-    const float h = s_hn[c];
     float a[P];
 #pragma unroll
     for (int p = 0; p < P; p++)
@@ -278,7 +277,7 @@ __global__ void __launch_bounds__(kThreads)
             const int cend = min(kc, (k - c0 + 3) & ~3);
 #pragma unroll 2
             for (int c = 0; c < cend; c++)
-                score_centroid<D, P>(s_c, s_hn, c, c0 + c, x, best, bi);
+                score_centroid<D, P>(s_c, s_hn[c], c, c0 + c, x, best, bi);
         }
 #pragma unroll
         for (int p = 0; p < P; p++) {
@@ -315,12 +314,12 @@ __global__ void __launch_bounds__(kThreads)
 /* ---- SL_K_KMEANS_TILE: float32 fused, each tile's update interleaved with the next ---- */
 
 /* A block of kTileWarps independent warps. Each warp takes tiles of 32 * P points (thread
- * per point, P points of D features in registers, P * D = 64, or 128 with
- * SL_K_KMEANS_TILE_WIDE), scores them against every centroid as simt_kernel does (same
+ * per point, P points of D features in registers, P * D = SL_K_KMEANS_TILE_PD = 64),
+ * scores them against every centroid as simt_kernel does (same
  * FMA order and tie rule, so the same labels), then stages the residuals x - c of its
  * tile in shared memory. The adds of those residuals into the warp's partial sums are
  * P * D steps of G = 32 / D points with the features across the lanes, and they run
- * inside the NEXT tile's centroid loop (SPI steps every two centroids), where their
+ * inside the NEXT tile's centroid loop (one after each centroid), where their
  * shared-memory latency hides under the FMAs: the separate update phase of simt_kernel,
  * latency-bound and taken by all warps at once, is gone. Lane L of a warp only ever
  * touches column L of its partial sums (layout [k][G][D]: G copies, one per point of a
@@ -328,10 +327,10 @@ __global__ void __launch_bounds__(kThreads)
  * native shared integer atomic per point, block-wide. */
 constexpr int kTileWarps = 4;
 constexpr int kTileThreads = kTileWarps * 32;
-#ifndef SL_K_KMEANS_TILE_WIDE
-#define SL_K_KMEANS_TILE_WIDE 0 /* 1: P * D = 128 (bench variant gpu_kmeans_bench_wide) */
+#ifndef SL_K_KMEANS_TILE_PD
+#define SL_K_KMEANS_TILE_PD 64 /* P * D: bench variants gpu_kmeans_bench_p2 (32), _wide (128) */
 #endif
-constexpr int kTilePD = SL_K_KMEANS_TILE_WIDE ? 128 : 64;
+constexpr int kTilePD = SL_K_KMEANS_TILE_PD;
 
 /* Float offset of 16-byte chunk j4 of staged row p (rows of D floats, D <= 32): chunk j4
  * goes to chunk j4 ^ ((p / RPL) % CPR) of its row (CPR chunks a row, RPL = 8 / CPR rows
@@ -344,28 +343,23 @@ __device__ __forceinline__ int tile_swz(int p, int j4)
     return p * D + 4 * (j4 ^ ((p / RPL) % CPR));
 }
 
-/* Update steps st .. st + U - 1 of the staged tile (st a multiple of 4 when U > 1): step s
- * takes the G points G*s .. G*s+G-1, lane q*D + j adding feature j of point G*s + q to
- * column `lane` of its label's row (col: the byte address of s_sum + lane). By tile_swz
- * (p / RPL = s), that feature sits at float (32 s + lane) ^ ((4 s) & (D - 1)); for
- * s = st + u, st a multiple of 4, the XOR is st's part ((4 st) & 16, only for D = 32)
- * and u's, whose byte offsets roff[u] = 4 * ((lane ^ ((4 u) & (D - 1))) + 32 u) the
- * caller keeps in registers. */
-template <int D, int U>
-__device__ __forceinline__ void tile_steps(const float *s_r, const int *s_l, char *col, int st,
-                                           int lane, const int (&roff)[U])
+/* Update step st + u of the staged tile: step s takes the G points G*s .. G*s+G-1, lane
+ * q*D + j adding feature j of point G*s + q to column `lane` of its label's row (col: the
+ * byte address of s_sum + lane). By tile_swz (p / RPL = s), that feature sits at float
+ * (32 s + lane) ^ ((4 s) & (D - 1)). With st a multiple of 4 (GRP), the XOR is st's part
+ * ((4 st) & 16, only for D = 32) and u's, whose byte offsets roff[u] = 4 * ((lane ^
+ * ((4 u) & (D - 1))) + 32 u) the caller keeps in registers (u constant after unrolling). */
+template <int D, bool GRP, int R>
+__device__ __forceinline__ void tile_step(const float *s_r, const int *s_l, char *col, int st,
+                                          int u, int lane, const int (&roff)[R])
 {
     constexpr int G = 32 / D;
-    const int xs = U > 1 ? (D == 32 ? (4 * st) & 16 : 0) : (4 * st) & (D - 1);
+    const int xs = GRP ? (D == 32 ? (4 * st) & 16 : 0) : (4 * st) & (D - 1);
     const char *rb = (const char *)(s_r + 32 * st);
-    const int *lb = s_l + G * st + lane / D;
-#pragma unroll
-    for (int u = 0; u < U; u++) {
-        const int l = lb[G * u];
-        const int ro = (U > 1 && D < 32) ? roff[u] : 4 * (((lane ^ xs) ^ ((4 * u) & (D - 1))) + 32 * u);
-        const float r = *(const float *)(rb + ro);
-        *(float *)(col + (l << 7)) += r;
-    }
+    const int l = s_l[G * (st + u) + lane / D];
+    const int ro = (GRP && D < 32) ? roff[u] : 4 * (((lane ^ xs) ^ ((4 * u) & (D - 1))) + 32 * u);
+    const float r = *(const float *)(rb + ro);
+    *(float *)(col + (l << 7)) += r;
 }
 
 template <int D, int P>
@@ -377,23 +371,24 @@ __global__ void __launch_bounds__(kTileThreads)
     constexpr int TP = 32 * P;             /* points of a warp tile */
     constexpr int NST = P * D;             /* update steps of a tile (TP / G) */
     constexpr int SPI = NST / 16;          /* steps every four centroids: all by c = 64 */
+    constexpr bool GRP = SPI % 4 == 0;     /* st stays a multiple of 4 (tile_step) */
     static_assert(P * D == kTilePD, "P * D");
     if (stop && *stop)
         return; /* the Lloyd loop has stopped (sl_k_kmeans_check) */
     extern __shared__ __align__(16) float smem[];
     __shared__ double s_red[kTileWarps];
     const int k4 = (k + 3) & ~3;
-    const int64_t wf = 32 * (int64_t)k + TP * D + TP; /* floats per warp */
+    const int64_t wf = 32 * (int64_t)(k + 1) + TP * D + TP; /* floats per warp */
     float *s_c = smem;                             /* k4 * D */
     float *s_hn = s_c + k4 * D;                    /* k4 */
     unsigned *s_cnt = (unsigned *)(s_hn + k4);     /* k4 */
     float *s_w0 = (float *)(s_cnt + k4);           /* kTileWarps * wf */
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    float *s_sum = s_w0 + warp * wf;               /* [k][32] */
-    float *s_r = s_sum + 32 * k;                   /* TP * D, 16-byte aligned */
+    float *s_sum = s_w0 + warp * wf;               /* [k + 1][32]: row k takes points past n */
+    float *s_r = s_sum + 32 * (k + 1);             /* TP * D, 16-byte aligned */
     int *s_l = (int *)(s_r + TP * D);              /* TP */
     char *col = (char *)(s_sum + lane);            /* this lane's column of the sums */
-    int roff[SPI], roff1[1] = {0};                 /* tile_steps */
+    int roff[SPI];                                 /* tile_step */
 #pragma unroll
     for (int u = 0; u < SPI; u++)
         roff[u] = 4 * ((lane ^ ((4 * u) & (D - 1))) + 32 * u);
@@ -432,42 +427,52 @@ __global__ void __launch_bounds__(kTileThreads)
         int st = 0;
 #pragma unroll 1
         for (int c = 0; c < k4; c += 4) {
-#pragma unroll
-            for (int u = 0; u < 4; u++)
-                score_centroid<D, P>(s_c, s_hn, c + u, c + u, x, best, bi);
+            const float4 h = *(const float4 *)(s_hn + c);
             if (st + SPI <= nst) {
-                tile_steps<D, SPI>(s_r, s_l, col, st, lane, roff);
+                /* a step after each centroid: the steps' shared-memory chains spread
+                 * between the FMAs */
+#pragma unroll
+                for (int u = 0; u < 4; u++) {
+                    score_centroid<D, P>(s_c, (&h.x)[u], c + u, c + u, x, best, bi);
+#pragma unroll
+                    for (int v = u * SPI / 4; v < (u + 1) * SPI / 4; v++)
+                        tile_step<D, GRP>(s_r, s_l, col, st, v, lane, roff);
+                }
                 st += SPI;
+            } else {
+#pragma unroll
+                for (int u = 0; u < 4; u++)
+                    score_centroid<D, P>(s_c, (&h.x)[u], c + u, c + u, x, best, bi);
             }
         }
         for (; st < nst; st++)
-            tile_steps<D, 1>(s_r, s_l, col, st, lane, roff1);
+            tile_step<D, false>(s_r, s_l, col, st, 0, lane, roff);
         __syncwarp(); /* every lane has read the staged tile */
         /* tile_swz of row p * 32 + lane: 32 / RPL is a multiple of CPR */
         const int sw = (lane / (32 / D)) % (D / 4);
-        /* stage this tile: residuals x - c (zero past n, label 0), labels, counts */
+        /* stage this tile: residuals x - c, labels (row k for points past n), counts */
 #pragma unroll
         for (int p = 0; p < P; p++) {
             const int64_t i = base + p * 32 + lane;
             const bool ok = i < n;
-            const int l = ok ? bi[p] : 0;
+            const int l = bi[p];
             const float4 *cl = (const float4 *)(s_c + l * D);
             float dd = 0.f;
 #pragma unroll
             for (int j4 = 0; j4 < D / 4; j4++) {
                 const float4 cv = cl[j4];
                 float4 r;
-                r.x = ok ? x[p][4 * j4] - cv.x : 0.f;
-                r.y = ok ? x[p][4 * j4 + 1] - cv.y : 0.f;
-                r.z = ok ? x[p][4 * j4 + 2] - cv.z : 0.f;
-                r.w = ok ? x[p][4 * j4 + 3] - cv.w : 0.f;
+                r.x = x[p][4 * j4] - cv.x;
+                r.y = x[p][4 * j4 + 1] - cv.y;
+                r.z = x[p][4 * j4 + 2] - cv.z;
+                r.w = x[p][4 * j4 + 3] - cv.w;
                 dd = fmaf(r.x, r.x, dd);
                 dd = fmaf(r.y, r.y, dd);
                 dd = fmaf(r.z, r.z, dd);
                 dd = fmaf(r.w, r.w, dd);
                 *(float4 *)(s_r + (p * 32 + lane) * D + 4 * (j4 ^ sw)) = r; /* tile_swz */
             }
-            s_l[p * 32 + lane] = l;
+            s_l[p * 32 + lane] = ok ? l : k;
             if (ok) {
                 my_in += dd;
                 atomicAdd(&s_cnt[l], 1u);
@@ -479,7 +484,7 @@ __global__ void __launch_bounds__(kTileThreads)
         nst = NST;
     }
     for (int st = 0; st < nst; st++)
-        tile_steps<D, 1>(s_r, s_l, col, st, lane, roff1);
+        tile_step<D, false>(s_r, s_l, col, st, 0, lane, roff);
     __syncthreads();
     /* the block's partials: kTileWarps warps x G copies of [k][D] */
     for (int e = threadIdx.x; e < k * d; e += kTileThreads) {

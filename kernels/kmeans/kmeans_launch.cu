@@ -46,15 +46,15 @@ static int dims_tile(int d)
 }
 
 /* Shared memory a tile_kernel block may use: 113 KB keeps two blocks (8 warps) per SM on
- * an H100; k = 64 takes 70.5 KB (three blocks). */
+ * an H100; k = 64 takes 71 KB (three blocks). */
 static const size_t kTileSmemCap = 113 * 1024;
 
 /* tile_kernel: centroids (k4 rows of D), half norms, counts; per warp the partial sums
- * [k][32], the staged residuals (32 * P rows of D = kTilePD * 32 floats) and labels. */
+ * [k + 1][32], the staged residuals (32 * P rows of D = kTilePD * 32 floats) and labels. */
 static size_t tile_smem(int D, int k)
 {
     const size_t k4 = (size_t)((k + 3) & ~3), tp = (size_t)32 * (kTilePD / D);
-    return (k4 * (D + 2) + (size_t)kTileWarps * (32 * (size_t)k + tp * D + tp)) * 4;
+    return (k4 * (D + 2) + (size_t)kTileWarps * (32 * (size_t)(k + 1) + tp * D + tp)) * 4;
 }
 
 static int dims_mma(int d)

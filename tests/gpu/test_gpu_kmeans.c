@@ -460,13 +460,14 @@ SL_TEST(step_bad_arguments)
     assert_int_equal(sl_k_kmeans_pick(12, 200), SL_K_KMEANS_MMA_FUSED);
     assert_int_equal(sl_k_kmeans_pick(8, 256), SL_K_KMEANS_FUSED);
     assert_int_equal(sl_k_kmeans_pick(32, 64), SL_K_KMEANS_TILE);
-    assert_int_equal(sl_k_kmeans_pick(33, 64), SL_K_KMEANS_FUSED);
+    assert_int_equal(sl_k_kmeans_pick(33, 64), SL_K_KMEANS_MULTIPASS); /* fused: 104 KB */
+    assert_int_equal(sl_k_kmeans_pick(33, 32), SL_K_KMEANS_FUSED);
     assert_int_equal(sl_k_kmeans_pick(32, 256), SL_K_KMEANS_MULTIPASS); /* 106 KB > 100 KB */
     assert_int_equal(sl_k_kmeans_pick(16, 3000), SL_K_KMEANS_MULTIPASS);
     assert_int_equal(sl_k_kmeans_pick(2, 64), SL_K_KMEANS_TILE);
     assert_int_equal(sl_k_kmeans_pick(200, 64), SL_K_KMEANS_MULTIPASS);
-    assert_true(sl_k_kmeans_supported(SL_K_KMEANS_TILE, 16, 138));
-    assert_false(sl_k_kmeans_supported(SL_K_KMEANS_TILE, 16, 139));
+    assert_true(sl_k_kmeans_supported(SL_K_KMEANS_TILE, 16, 137));
+    assert_false(sl_k_kmeans_supported(SL_K_KMEANS_TILE, 16, 138));
     assert_false(sl_k_kmeans_supported(SL_K_KMEANS_TILE, 33, 4));
 }
 

@@ -31,7 +31,7 @@
  *                          (kmeans_kernels.cuh, mma_kernel) is scored again exactly in
  *                          float32 by its warp, so labels are the float32 ones. Residual
  *                          sums per warp in shared memory; one merge per block.
- *   SL_K_KMEANS_TILE       single pass, d <= 32, while its block state fits (k <= 138 at
+ *   SL_K_KMEANS_TILE       single pass, d <= 32, while its block state fits (k <= 137 at
  *                          d = 16): independent warps, each scoring tiles of points as
  *                          FUSED does (same float32 labels) and adding a tile's staged
  *                          residuals to its partial sums during the next tile's scan,
