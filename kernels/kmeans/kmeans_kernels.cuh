@@ -327,6 +327,12 @@ __global__ void __launch_bounds__(kThreads)
  * native shared integer atomic per point, block-wide. */
 constexpr int kTileWarps = 4;
 constexpr int kTileThreads = kTileWarps * 32;
+#ifndef SL_K_KMEANS_TILE_PREFETCH
+#define SL_K_KMEANS_TILE_PREFETCH 0 /* 1: the next tile's points into L2 (bench _pf) */
+#endif
+#ifndef SL_K_KMEANS_TILE_MINB
+#define SL_K_KMEANS_TILE_MINB 1 /* __launch_bounds__ blocks an SM (bench _minb2: 2) */
+#endif
 #ifndef SL_K_KMEANS_TILE_PD
 #define SL_K_KMEANS_TILE_PD 64 /* P * D: bench variants gpu_kmeans_bench_p2 (32), _wide (128) */
 #endif
@@ -363,7 +369,7 @@ __device__ __forceinline__ void tile_step(const float *s_r, const int *s_l, char
 }
 
 template <int D, int P>
-__global__ void __launch_bounds__(kTileThreads)
+__global__ void __launch_bounds__(kTileThreads, SL_K_KMEANS_TILE_MINB)
     tile_kernel(Cols<D> cols, int d, int64_t n, const float *__restrict__ cent, int k,
                 double *sums, unsigned long long *counts, double *inertia, int32_t *labels,
                 const int32_t *stop)
@@ -416,6 +422,16 @@ __global__ void __launch_bounds__(kTileThreads)
 #pragma unroll
             for (int j = 0; j < D; j++)
                 x[p][j] = (j < d && i < n) ? __ldg(cols.p[j] + i) : 0.f;
+        }
+        if (SL_K_KMEANS_TILE_PREFETCH) {
+            /* the warp's next tile into L2 while this one is scanned: its P * D lines of
+             * 128 bytes, row `lane` of each feature (lanes < P; the feature index stays a
+             * constant, so the column pointers stay in parameter space) */
+            const int64_t i = base + (int64_t)gridDim.x * kTileWarps * TP + lane * 32;
+#pragma unroll
+            for (int j = 0; j < D; j++)
+                if (lane < P && j < d && i < n)
+                    asm volatile("prefetch.global.L2 [%0];" ::"l"(cols.p[j] + i));
         }
         float best[P];
         int bi[P];

@@ -100,10 +100,13 @@ extern "C" int sl_k_kmeans_supported(int method, int d, int k)
  * 2^24, k = 64, d = 4 / 8 / 13: 1.39 / 0.61, 1.44 / 1.00, 1.81 / 1.53. Its cost per
  * centroid is about 0.6 of the float32 one but its fixed cost per point (the update,
  * near-tie re-checks: 0.6 ms of the 7.41) is higher: even at k = 128 for
- * 9 <= d <= 16 (both kernels run 16 padded features there). So: MMA_FUSED for
- * 9 <= d <= 16 and k >= 192 (up to its 256), else
- * the float32 fused kernel while its block state fits shared memory, else float32
- * multi-pass. */
+ * 9 <= d <= 16 (both kernels run 16 padded features there). 2026-11-27 (s15-kmeans,
+ * H100 07:40 UTC, same run): TILE against FUSED, 2^26 x 16, k = 64: 4.87 / 6.29; 2^24,
+ * k = 64, d = 4 / 8 / 13: 0.49 / 0.64, 0.79 / 1.04, 1.23 / 1.61; 2^24 x 16, k = 128:
+ * 2.27 / 2.67 (MMA_FUSED 2.53 in s13's run). So: MMA_FUSED for 9 <= d <= 16 and
+ * k >= 192 (up to its 256), else TILE while its block state fits (d <= 32, k <= 137 at
+ * d = 16), else the float32 fused kernel while its state fits shared memory, else
+ * float32 multi-pass. */
 extern "C" int sl_k_kmeans_pick(int d, int k)
 {
     if (d >= 9 && k >= 192 && sl_k_kmeans_supported(SL_K_KMEANS_MMA_FUSED, d, k))
