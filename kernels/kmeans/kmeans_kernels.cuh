@@ -328,10 +328,10 @@ __global__ void __launch_bounds__(kThreads)
 constexpr int kTileWarps = 4;
 constexpr int kTileThreads = kTileWarps * 32;
 #ifndef SL_K_KMEANS_TILE_PREFETCH
-#define SL_K_KMEANS_TILE_PREFETCH 0 /* 1: the next tile's points into L2 (bench _pf) */
+#define SL_K_KMEANS_TILE_PREFETCH 1 /* the next tile's points into L2 (bench _base, _minb2: 0) */
 #endif
 #ifndef SL_K_KMEANS_TILE_MINB
-#define SL_K_KMEANS_TILE_MINB 1 /* __launch_bounds__ blocks an SM (bench _minb2: 2) */
+#define SL_K_KMEANS_TILE_MINB 2 /* __launch_bounds__ blocks an SM (bench _base, _pf: 1) */
 #endif
 #ifndef SL_K_KMEANS_TILE_PD
 #define SL_K_KMEANS_TILE_PD 64 /* P * D: bench variants gpu_kmeans_bench_p2 (32), _wide (128) */
