@@ -327,11 +327,15 @@ __global__ void __launch_bounds__(kThreads)
  * native shared integer atomic per point, block-wide. */
 constexpr int kTileWarps = 4;
 constexpr int kTileThreads = kTileWarps * 32;
+/* Two knobs measured off (H100, 2026-11-27 08:24 UTC, 2^26 x 16, k = 64, same run): the
+ * next tile's points prefetched into L2 4.60 ms, __launch_bounds__ asking for two blocks
+ * an SM (about 140 registers) 4.62, both 4.67, neither 4.58 (that build with an explicit
+ * second bound of 1: 139 registers; the plain bound below gives 128, 4.52 ms at 08:00). */
 #ifndef SL_K_KMEANS_TILE_PREFETCH
-#define SL_K_KMEANS_TILE_PREFETCH 1 /* the next tile's points into L2 (bench _base, _minb2: 0) */
+#define SL_K_KMEANS_TILE_PREFETCH 0 /* 1: bench variant gpu_kmeans_bench_pf */
 #endif
 #ifndef SL_K_KMEANS_TILE_MINB
-#define SL_K_KMEANS_TILE_MINB 2 /* __launch_bounds__ blocks an SM (bench _base, _pf: 1) */
+#define SL_K_KMEANS_TILE_MINB 1 /* 2: bench variant gpu_kmeans_bench_minb2 */
 #endif
 #ifndef SL_K_KMEANS_TILE_PD
 #define SL_K_KMEANS_TILE_PD 64 /* P * D: bench variants gpu_kmeans_bench_p2 (32), _wide (128) */
@@ -368,8 +372,13 @@ __device__ __forceinline__ void tile_step(const float *s_r, const int *s_l, char
     *(float *)(col + (l << 7)) += r;
 }
 
+#if SL_K_KMEANS_TILE_MINB > 1
+#define SL_K_TILE_BOUNDS __launch_bounds__(kTileThreads, SL_K_KMEANS_TILE_MINB)
+#else
+#define SL_K_TILE_BOUNDS __launch_bounds__(kTileThreads) /* 128 registers (a second 1: 139) */
+#endif
 template <int D, int P>
-__global__ void __launch_bounds__(kTileThreads, SL_K_KMEANS_TILE_MINB)
+__global__ void SL_K_TILE_BOUNDS
     tile_kernel(Cols<D> cols, int d, int64_t n, const float *__restrict__ cent, int k,
                 double *sums, unsigned long long *counts, double *inertia, int32_t *labels,
                 const int32_t *stop)
