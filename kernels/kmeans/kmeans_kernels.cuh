@@ -193,6 +193,38 @@ __device__ void fused_flush(const float *s_sum, const unsigned *s_cnt, int d, in
     }
 }
 
+/* Scores row c of the shared centroids (row stride D, half norm h; centroid index ci)
+ * for a thread's P points in registers: hn - x.c with FMAs in feature order (the
+ * negation of the CPU's -hn + x.c, so equal bits), strict < keeps the lowest index. */
+template <int D, int P>
+__device__ __forceinline__ void score_centroid(const float *s_c, float h, int c, int ci,
+                                               const float (&x)[P][D], float (&best)[P],
+                                               int (&bi)[P])
+{
+    const float4 *cc = (const float4 *)(s_c + c * D);
+    float a[P];
+#pragma unroll
+    for (int p = 0; p < P; p++)
+        a[p] = h;
+#pragma unroll
+    for (int j4 = 0; j4 < D / 4; j4++) {
+        const float4 v = cc[j4];
+#pragma unroll
+        for (int p = 0; p < P; p++) {
+            a[p] = fmaf(-x[p][4 * j4], v.x, a[p]);
+            a[p] = fmaf(-x[p][4 * j4 + 1], v.y, a[p]);
+            a[p] = fmaf(-x[p][4 * j4 + 2], v.z, a[p]);
+            a[p] = fmaf(-x[p][4 * j4 + 3], v.w, a[p]);
+        }
+    }
+#pragma unroll
+    for (int p = 0; p < P; p++)
+        if (a[p] < best[p]) {
+            best[p] = a[p];
+            bi[p] = ci;
+        }
+}
+
 /* Float32 SIMT assignment: each thread keeps P points of D features in registers and
  * scans the centroids (shared memory, broadcast float4 reads); score = hn - x.c with
  * FMAs in feature order (the negation of the CPU's -hn + x.c, so equal bits), strict <
@@ -244,31 +276,8 @@ __global__ void __launch_bounds__(kThreads)
             }
             const int cend = min(kc, (k - c0 + 3) & ~3);
 #pragma unroll 2
-            for (int c = 0; c < cend; c++) {
-                const float4 *cc = (const float4 *)(s_c + c * D);
-                const float h = s_hn[c];
-                float a[P];
-#pragma unroll
-                for (int p = 0; p < P; p++)
-                    a[p] = h;
-#pragma unroll
-                for (int j4 = 0; j4 < D / 4; j4++) {
-                    const float4 v = cc[j4];
-#pragma unroll
-                    for (int p = 0; p < P; p++) {
-                        a[p] = fmaf(-x[p][4 * j4], v.x, a[p]);
-                        a[p] = fmaf(-x[p][4 * j4 + 1], v.y, a[p]);
-                        a[p] = fmaf(-x[p][4 * j4 + 2], v.z, a[p]);
-                        a[p] = fmaf(-x[p][4 * j4 + 3], v.w, a[p]);
-                    }
-                }
-#pragma unroll
-                for (int p = 0; p < P; p++)
-                    if (a[p] < best[p]) {
-                        best[p] = a[p];
-                        bi[p] = c0 + c;
-                    }
-            }
+            for (int c = 0; c < cend; c++)
+                score_centroid<D, P>(s_c, s_hn[c], c, c0 + c, x, best, bi);
         }
 #pragma unroll
         for (int p = 0; p < P; p++) {
@@ -300,6 +309,232 @@ __global__ void __launch_bounds__(kThreads)
     if (FUSE)
         fused_flush<D>(s_sum, s_cnt, d, k, nw, sums, counts);
     block_add(my_in, inertia);
+}
+
+/* ---- SL_K_KMEANS_TILE: float32 fused, each tile's update interleaved with the next ---- */
+
+/* A block of kTileWarps independent warps. Each warp takes tiles of 32 * P points (thread
+ * per point, P points of D features in registers, P * D = SL_K_KMEANS_TILE_PD = 64),
+ * scores them against every centroid as simt_kernel does (same
+ * FMA order and tie rule, so the same labels), then stages the residuals x - c of its
+ * tile in shared memory. The adds of those residuals into the warp's partial sums are
+ * P * D steps of G = 32 / D points with the features across the lanes, and they run
+ * inside the NEXT tile's centroid loop (one after each centroid), where their
+ * shared-memory latency hides under the FMAs: the separate update phase of simt_kernel,
+ * latency-bound and taken by all warps at once, is gone. Lane L of a warp only ever
+ * touches column L of its partial sums (layout [k][G][D]: G copies, one per point of a
+ * step), so consecutive steps need no __syncwarp and lanes never collide. Counts: one
+ * native shared integer atomic per point, block-wide. */
+constexpr int kTileWarps = 4;
+constexpr int kTileThreads = kTileWarps * 32;
+/* Two knobs measured off (H100, 2026-11-27 08:24 UTC, 2^26 x 16, k = 64, same run): the
+ * next tile's points prefetched into L2 4.60 ms, __launch_bounds__ asking for two blocks
+ * an SM (about 140 registers) 4.62, both 4.67, neither 4.58 (that build with an explicit
+ * second bound of 1: 139 registers; the plain bound below gives 128, 4.52 ms at 08:00). */
+#ifndef SL_K_KMEANS_TILE_PREFETCH
+#define SL_K_KMEANS_TILE_PREFETCH 0 /* 1: bench variant gpu_kmeans_bench_pf */
+#endif
+#ifndef SL_K_KMEANS_TILE_MINB
+#define SL_K_KMEANS_TILE_MINB 1 /* 2: bench variant gpu_kmeans_bench_minb2 */
+#endif
+#ifndef SL_K_KMEANS_TILE_PD
+#define SL_K_KMEANS_TILE_PD 64 /* P * D: bench variants gpu_kmeans_bench_p2 (32), _wide (128) */
+#endif
+constexpr int kTilePD = SL_K_KMEANS_TILE_PD;
+
+/* Float offset of 16-byte chunk j4 of staged row p (rows of D floats, D <= 32): chunk j4
+ * goes to chunk j4 ^ ((p / RPL) % CPR) of its row (CPR chunks a row, RPL = 8 / CPR rows
+ * per 128 bytes), so that a quarter-warp's 16-byte stores of 8 consecutive rows and a
+ * step's reads of G consecutive rows, features across the lanes, hit distinct banks. */
+template <int D>
+__device__ __forceinline__ int tile_swz(int p, int j4)
+{
+    constexpr int CPR = D / 4, RPL = 8 / CPR;
+    return p * D + 4 * (j4 ^ ((p / RPL) % CPR));
+}
+
+/* Update step st + u of the staged tile: step s takes the G points G*s .. G*s+G-1, lane
+ * q*D + j adding feature j of point G*s + q to column `lane` of its label's row (col: the
+ * byte address of s_sum + lane). By tile_swz (p / RPL = s), that feature sits at float
+ * (32 s + lane) ^ ((4 s) & (D - 1)). With st a multiple of 4 (GRP), the XOR is st's part
+ * ((4 st) & 16, only for D = 32) and u's, whose byte offsets roff[u] = 4 * ((lane ^
+ * ((4 u) & (D - 1))) + 32 u) the caller keeps in registers (u constant after unrolling). */
+template <int D, bool GRP, int R>
+__device__ __forceinline__ void tile_step(const float *s_r, const int *s_l, char *col, int st,
+                                          int u, int lane, const int (&roff)[R])
+{
+    constexpr int G = 32 / D;
+    const int xs = GRP ? (D == 32 ? (4 * st) & 16 : 0) : (4 * st) & (D - 1);
+    const char *rb = (const char *)(s_r + 32 * st);
+    const int l = s_l[G * (st + u) + lane / D];
+    const int ro = (GRP && D < 32) ? roff[u] : 4 * (((lane ^ xs) ^ ((4 * u) & (D - 1))) + 32 * u);
+    const float r = *(const float *)(rb + ro);
+    *(float *)(col + (l << 7)) += r;
+}
+
+#if SL_K_KMEANS_TILE_MINB > 1
+#define SL_K_TILE_BOUNDS __launch_bounds__(kTileThreads, SL_K_KMEANS_TILE_MINB)
+#else
+#define SL_K_TILE_BOUNDS __launch_bounds__(kTileThreads) /* 128 registers (a second 1: 139) */
+#endif
+template <int D, int P>
+__global__ void SL_K_TILE_BOUNDS
+    tile_kernel(Cols<D> cols, int d, int64_t n, const float *__restrict__ cent, int k,
+                double *sums, unsigned long long *counts, double *inertia, int32_t *labels,
+                const int32_t *stop)
+{
+    constexpr int TP = 32 * P;             /* points of a warp tile */
+    constexpr int NST = P * D;             /* update steps of a tile (TP / G) */
+    constexpr int SPI = NST / 16;          /* steps every four centroids: all by c = 64 */
+    constexpr bool GRP = SPI % 4 == 0;     /* st stays a multiple of 4 (tile_step) */
+    static_assert(P * D == kTilePD, "P * D");
+    if (stop && *stop)
+        return; /* the Lloyd loop has stopped (sl_k_kmeans_check) */
+    extern __shared__ __align__(16) float smem[];
+    __shared__ double s_red[kTileWarps];
+    const int k4 = (k + 3) & ~3;
+    const int64_t wf = 32 * (int64_t)(k + 1) + TP * D + TP; /* floats per warp */
+    float *s_c = smem;                             /* k4 * D */
+    float *s_hn = s_c + k4 * D;                    /* k4 */
+    unsigned *s_cnt = (unsigned *)(s_hn + k4);     /* k4 */
+    float *s_w0 = (float *)(s_cnt + k4);           /* kTileWarps * wf */
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    float *s_sum = s_w0 + warp * wf;               /* [k + 1][32]: row k takes points past n */
+    float *s_r = s_sum + 32 * (k + 1);             /* TP * D, 16-byte aligned */
+    int *s_l = (int *)(s_r + TP * D);              /* TP */
+    char *col = (char *)(s_sum + lane);            /* this lane's column of the sums */
+    int roff[SPI];                                 /* tile_step */
+#pragma unroll
+    for (int u = 0; u < SPI; u++)
+        roff[u] = 4 * ((lane ^ ((4 * u) & (D - 1))) + 32 * u);
+    for (int64_t e = threadIdx.x; e < kTileWarps * wf; e += kTileThreads)
+        s_w0[e] = 0.f; /* labels too: 0 (+0.f bits) */
+    for (int c = threadIdx.x; c < k4; c += kTileThreads) {
+        s_cnt[c] = 0;
+        s_hn[c] = c < k ? half_norm(cent + (int64_t)c * d, d) : INFINITY;
+    }
+    for (int e = threadIdx.x; e < k4 * D; e += kTileThreads) {
+        const int c = e / D, j = e % D;
+        s_c[e] = (c < k && j < d) ? cent[(int64_t)c * d + j] : 0.f;
+    }
+    __syncthreads();
+    double my_in = 0;
+    const int64_t ntiles = (n + TP - 1) / TP;
+    int nst = 0; /* steps left over from the previous tile */
+    for (int64_t t = (int64_t)blockIdx.x * kTileWarps + warp; t < ntiles;
+         t += (int64_t)gridDim.x * kTileWarps) {
+        const int64_t base = t * TP;
+        float x[P][D];
+#pragma unroll
+        for (int p = 0; p < P; p++) {
+            const int64_t i = base + p * 32 + lane;
+#pragma unroll
+            for (int j = 0; j < D; j++)
+                x[p][j] = (j < d && i < n) ? __ldg(cols.p[j] + i) : 0.f;
+        }
+        if (SL_K_KMEANS_TILE_PREFETCH) {
+            /* the warp's next tile into L2 while this one is scanned: its P * D lines of
+             * 128 bytes, row `lane` of each feature (lanes < P; the feature index stays a
+             * constant, so the column pointers stay in parameter space) */
+            const int64_t i = base + (int64_t)gridDim.x * kTileWarps * TP + lane * 32;
+#pragma unroll
+            for (int j = 0; j < D; j++)
+                if (lane < P && j < d && i < n)
+                    asm volatile("prefetch.global.L2 [%0];" ::"l"(cols.p[j] + i));
+        }
+        float best[P];
+        int bi[P];
+#pragma unroll
+        for (int p = 0; p < P; p++) {
+            best[p] = INFINITY;
+            bi[p] = 0;
+        }
+        int st = 0;
+#pragma unroll 1
+        for (int c = 0; c < k4; c += 4) {
+            const float4 h = *(const float4 *)(s_hn + c);
+            if (st + SPI <= nst) {
+                /* a step after each centroid: the steps' shared-memory chains spread
+                 * between the FMAs */
+#pragma unroll
+                for (int u = 0; u < 4; u++) {
+                    score_centroid<D, P>(s_c, (&h.x)[u], c + u, c + u, x, best, bi);
+#pragma unroll
+                    for (int v = u * SPI / 4; v < (u + 1) * SPI / 4; v++)
+                        tile_step<D, GRP>(s_r, s_l, col, st, v, lane, roff);
+                }
+                st += SPI;
+            } else {
+#pragma unroll
+                for (int u = 0; u < 4; u++)
+                    score_centroid<D, P>(s_c, (&h.x)[u], c + u, c + u, x, best, bi);
+            }
+        }
+        for (; st < nst; st++)
+            tile_step<D, false>(s_r, s_l, col, st, 0, lane, roff);
+        __syncwarp(); /* every lane has read the staged tile */
+        /* tile_swz of row p * 32 + lane: 32 / RPL is a multiple of CPR */
+        const int sw = (lane / (32 / D)) % (D / 4);
+        /* stage this tile: residuals x - c, labels (row k for points past n), counts */
+#pragma unroll
+        for (int p = 0; p < P; p++) {
+            const int64_t i = base + p * 32 + lane;
+            const bool ok = i < n;
+            const int l = bi[p];
+            const float4 *cl = (const float4 *)(s_c + l * D);
+            float dd = 0.f;
+#pragma unroll
+            for (int j4 = 0; j4 < D / 4; j4++) {
+                const float4 cv = cl[j4];
+                float4 r;
+                r.x = x[p][4 * j4] - cv.x;
+                r.y = x[p][4 * j4 + 1] - cv.y;
+                r.z = x[p][4 * j4 + 2] - cv.z;
+                r.w = x[p][4 * j4 + 3] - cv.w;
+                dd = fmaf(r.x, r.x, dd);
+                dd = fmaf(r.y, r.y, dd);
+                dd = fmaf(r.z, r.z, dd);
+                dd = fmaf(r.w, r.w, dd);
+                *(float4 *)(s_r + (p * 32 + lane) * D + 4 * (j4 ^ sw)) = r; /* tile_swz */
+            }
+            s_l[p * 32 + lane] = ok ? l : k;
+            if (ok) {
+                my_in += dd;
+                atomicAdd(&s_cnt[l], 1u);
+                if (labels)
+                    labels[i] = l;
+            }
+        }
+        __syncwarp(); /* the staged tile is visible to every lane */
+        nst = NST;
+    }
+    for (int st = 0; st < nst; st++)
+        tile_step<D, false>(s_r, s_l, col, st, 0, lane, roff);
+    __syncthreads();
+    /* the block's partials: kTileWarps warps x G copies of [k][D] */
+    for (int e = threadIdx.x; e < k * d; e += kTileThreads) {
+        const int c = e / d, j = e % d;
+        float v = 0.f;
+        for (int w = 0; w < kTileWarps; w++)
+#pragma unroll
+            for (int q = 0; q < 32 / D; q++)
+                v += s_w0[w * wf + c * 32 + q * D + j];
+        if (v != 0.f)
+            atomicAdd(&sums[e], (double)v);
+    }
+    for (int c = threadIdx.x; c < k; c += kTileThreads)
+        if (s_cnt[c])
+            atomicAdd(&counts[c], (unsigned long long)s_cnt[c]);
+    my_in = warp_sum(my_in);
+    if (lane == 0)
+        s_red[warp] = my_in;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        double tot = 0;
+        for (int w = 0; w < kTileWarps; w++)
+            tot += s_red[w];
+        atomicAdd(inertia, tot);
+    }
 }
 
 /* ---- SL_K_KMEANS_MMA_FUSED: 2xTF32 tensor-core scores, packed top-2, exact re-check ---- */

@@ -40,6 +40,23 @@ static size_t simt_fused_smem(int D, int k, int nw)
             (size_t)kWarps * 32 * (sx + 1)) * 4;
 }
 
+static int dims_tile(int d)
+{
+    return d <= 4 ? 4 : d <= 8 ? 8 : d <= 16 ? 16 : d <= 32 ? 32 : 0;
+}
+
+/* Shared memory a tile_kernel block may use: 113 KB keeps two blocks (8 warps) per SM on
+ * an H100; k = 64 takes 71 KB (three blocks). */
+static const size_t kTileSmemCap = 113 * 1024;
+
+/* tile_kernel: centroids (k4 rows of D), half norms, counts; per warp the partial sums
+ * [k + 1][32], the staged residuals (32 * P rows of D = kTilePD * 32 floats) and labels. */
+static size_t tile_smem(int D, int k)
+{
+    const size_t k4 = (size_t)((k + 3) & ~3), tp = (size_t)32 * (kTilePD / D);
+    return (k4 * (D + 2) + (size_t)kTileWarps * (32 * (size_t)(k + 1) + tp * D + tp)) * 4;
+}
+
 static int dims_mma(int d)
 {
     return d <= 8 ? 8 : d <= 16 ? 16 : 0;
@@ -66,6 +83,8 @@ extern "C" int sl_k_kmeans_supported(int method, int d, int k)
         return 1;
     case SL_K_KMEANS_MMA_FUSED:
         return dims_mma(d) && k <= kMmaMaxK && mma_smem(dims_mma(d), k, 1) <= kFusedSmemCap;
+    case SL_K_KMEANS_TILE:
+        return dims_tile(d) && tile_smem(dims_tile(d), k) <= kTileSmemCap;
     default:
         return 0;
     }
@@ -81,14 +100,19 @@ extern "C" int sl_k_kmeans_supported(int method, int d, int k)
  * 2^24, k = 64, d = 4 / 8 / 13: 1.39 / 0.61, 1.44 / 1.00, 1.81 / 1.53. Its cost per
  * centroid is about 0.6 of the float32 one but its fixed cost per point (the update,
  * near-tie re-checks: 0.6 ms of the 7.41) is higher: even at k = 128 for
- * 9 <= d <= 16 (both kernels run 16 padded features there). So: MMA_FUSED for
- * 9 <= d <= 16 and k >= 192 (up to its 256), else
- * the float32 fused kernel while its block state fits shared memory, else float32
- * multi-pass. */
+ * 9 <= d <= 16 (both kernels run 16 padded features there). 2026-11-27 (s15-kmeans,
+ * H100 07:40 UTC, same run): TILE against FUSED, 2^26 x 16, k = 64: 4.87 / 6.29; 2^24,
+ * k = 64, d = 4 / 8 / 13: 0.49 / 0.64, 0.79 / 1.04, 1.23 / 1.61; 2^24 x 16, k = 128:
+ * 2.27 / 2.67 (MMA_FUSED 2.53 in s13's run). So: MMA_FUSED for 9 <= d <= 16 and
+ * k >= 192 (up to its 256), else TILE while its block state fits (d <= 32, k <= 137 at
+ * d = 16), else the float32 fused kernel while its state fits shared memory, else
+ * float32 multi-pass. */
 extern "C" int sl_k_kmeans_pick(int d, int k)
 {
     if (d >= 9 && k >= 192 && sl_k_kmeans_supported(SL_K_KMEANS_MMA_FUSED, d, k))
         return SL_K_KMEANS_MMA_FUSED;
+    if (sl_k_kmeans_supported(SL_K_KMEANS_TILE, d, k))
+        return SL_K_KMEANS_TILE;
     if (sl_k_kmeans_supported(SL_K_KMEANS_FUSED, d, k))
         return SL_K_KMEANS_FUSED;
     return SL_K_KMEANS_MULTIPASS;
@@ -133,7 +157,8 @@ extern "C" cudaError_t sl_k_kmeans_check(const double *d_shift, double tol, int6
 /* Blocks for a grid-stride kernel: enough to fill the GPU, no more than tiles, and
  * enough that no block sees 2^31 points (its counts are 32-bit). */
 template <typename K>
-static cudaError_t grid_for(K kern, size_t smem, int64_t n, int64_t tile, unsigned *grid)
+static cudaError_t grid_for(K kern, size_t smem, int64_t n, int64_t tile, unsigned *grid,
+                           int threads = kThreads)
 {
     cudaError_t e;
     int dev = 0, sms = 0, per_sm = 0;
@@ -143,7 +168,7 @@ static cudaError_t grid_for(K kern, size_t smem, int64_t n, int64_t tile, unsign
         return e;
     if ((e = cudaGetDevice(&dev)) != cudaSuccess ||
         (e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev)) != cudaSuccess ||
-        (e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kern, kThreads, smem)) !=
+        (e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kern, threads, smem)) !=
             cudaSuccess)
         return e;
     if (per_sm < 1)
@@ -209,6 +234,26 @@ static cudaError_t run_mma(const float *const *h_cols, int d, int64_t n, const f
         return e;
     mma_kernel<D><<<grid, kThreads, smem, stream>>>(cols_of<D>(h_cols, d), d, n, cent, k, nw,
                                                    sums, counts, inertia, labels, stop);
+    return cudaGetLastError();
+}
+
+template <int D>
+static cudaError_t run_tile(const float *const *h_cols, int d, int64_t n, const float *cent,
+                           int k, double *sums, unsigned long long *counts, double *inertia,
+                           int32_t *labels, const int32_t *stop, cudaStream_t stream)
+{
+    constexpr int P = kTilePD / D;
+    const size_t smem = tile_smem(D, k);
+    unsigned grid = 0;
+    /* at least two warp tiles of 32 * P points a warp where n allows it, so that a warp
+     * adds a staged tile inside the next one's scan (what the kernel is for; small inputs
+     * exercise it too) */
+    cudaError_t e = grid_for(tile_kernel<D, P>, smem, n, (int64_t)kTileThreads * P * 2, &grid,
+                             kTileThreads);
+    if (e != cudaSuccess)
+        return e;
+    tile_kernel<D, P><<<grid, kTileThreads, smem, stream>>>(cols_of<D>(h_cols, d), d, n, cent, k,
+                                                            sums, counts, inertia, labels, stop);
     return cudaGetLastError();
 }
 
@@ -307,6 +352,17 @@ extern "C" cudaError_t sl_k_kmeans_step_f32_if(void *d_temp, size_t *temp_bytes,
                                              d_inertia, lab, d_stop, stream)
                                 : run_mma<16>(h_cols, d, n, d_cent, k, d_sums, d_counts,
                                               d_inertia, lab, d_stop, stream);
+    if (method == SL_K_KMEANS_TILE) {
+        auto run = [&](auto kern) {
+            return kern(h_cols, d, n, d_cent, k, d_sums, d_counts, d_inertia, lab, d_stop, stream);
+        };
+        switch (dims_tile(d)) {
+        case 4: return run(run_tile<4>);
+        case 8: return run(run_tile<8>);
+        case 16: return run(run_tile<16>);
+        default: return run(run_tile<32>);
+        }
+    }
     const bool fuse = method == SL_K_KMEANS_FUSED;
     cudaError_t e = !fuse && d > 64
                         ? run_generic(h_cols, d, n, d_cent, k, d_inertia, lab, d_stop, stream)

@@ -21,7 +21,8 @@
 #include "sl_test.h"
 #include "sluice_k/kmeans.h"
 
-static const int methods[] = {SL_K_KMEANS_FUSED, SL_K_KMEANS_MULTIPASS, SL_K_KMEANS_MMA_FUSED};
+static const int methods[] = {SL_K_KMEANS_FUSED, SL_K_KMEANS_MULTIPASS, SL_K_KMEANS_MMA_FUSED,
+                              SL_K_KMEANS_TILE};
 
 static double unit(uint64_t *x)
 {
@@ -269,6 +270,48 @@ SL_TEST(step_d16_k64)
     check_all(50000, 16, 256, 64, 16, 0, 0);
 }
 
+/* Small cases of the tile kernel (for compute-sanitizer): every warp takes two tiles or
+ * more, so each adds a staged tile inside the next one's scan. */
+SL_TEST(step_tile_small)
+{
+    REQUIRE_GPU();
+    assert_true(check_step(20000, 16, 64, 16, SL_K_KMEANS_TILE, 80, 0, 0));
+    assert_true(check_step(7000, 3, 5, 4, SL_K_KMEANS_TILE, 81, 1, 1));
+    assert_true(check_step(9001, 17, 65, 30, SL_K_KMEANS_TILE, 82, 0, 0));
+    assert_true(check_step(3000, 8, 130, 30, SL_K_KMEANS_TILE, 83, 0, 0));
+}
+
+/* The tile kernel's edges (issue 19): k around a multiple of 4 and its 64 in-loop
+ * update steps (k < 64 leaves steps for after the scan, k > 64 ends them early), every
+ * padded width (d = 1, 3 -> 4; 16; 17 -> 32) and past it (d = 64: not supported, the
+ * other methods run), n around a warp and a warp tile (31, 33, 32 * P), one point, many
+ * tiles a warp (2^20), duplicate points, empty clusters (k > the blobs, centroids that
+ * are far from every point). */
+SL_TEST(step_tile_shapes)
+{
+    REQUIRE_GPU();
+    const int ks[] = {1, 2, 63, 64, 65, 256};
+    const int ds[] = {1, 3, 16, 17, 64};
+    const int64_t ns[] = {0, 1, 31, 33, 129, 5000};
+    for (unsigned a = 0; a < sizeof ks / sizeof ks[0]; a++)
+        for (unsigned b = 0; b < sizeof ds / sizeof ds[0]; b++)
+            for (unsigned c = 0; c < sizeof ns / sizeof ns[0]; c++)
+                check_step(ns[c], ds[b], ks[a], 8, SL_K_KMEANS_TILE, 100 + a * 64 + b * 8 + c, 0,
+                           0);
+    assert_true(check_step((int64_t)1 << 20, 16, 64, 64, SL_K_KMEANS_TILE, 90, 0, 0));
+    assert_true(check_step((int64_t)1 << 20, 3, 63, 16, SL_K_KMEANS_TILE, 91, 0, 0));
+    assert_true(check_step(300000, 17, 65, 200, SL_K_KMEANS_TILE, 92, 0, 0));
+    /* duplicates: integer grid data (many equal points) and equal centroid pairs */
+    assert_true(check_step(70000, 16, 64, 4, SL_K_KMEANS_TILE, 93, 1, 1));
+    assert_true(check_step(70000, 8, 33, 2, SL_K_KMEANS_TILE, 94, 1, 0));
+    /* empty clusters: equal centroid pairs, the second of each never wins (32 of 64) */
+    assert_true(check_step(40000, 16, 64, 2, SL_K_KMEANS_TILE, 95, 0, 1));
+    assert_false(sl_k_kmeans_supported(SL_K_KMEANS_TILE, 64, 4));
+    /* every method, the same shapes at the edges */
+    check_all(33, 17, 65, 8, 96, 0, 0);
+    check_all(31, 1, 2, 8, 97, 0, 0);
+}
+
 /* The device-side Lloyd loop: sl_k_kmeans_check's rule, and the _if launchers doing
  * nothing once the stop flag is set. */
 SL_TEST(stop_flag_and_check_rule)
@@ -411,15 +454,21 @@ SL_TEST(step_bad_arguments)
     assert_int_equal(sl_k_kmeans_step_f32(t, &tb, cols, 1, 10, (float *)16, 4, 0, ds, dc, ds,
                                           NULL, 0), cudaErrorInvalidValue);
     cudaFree(t);
-    assert_int_equal(sl_k_kmeans_pick(16, 64), SL_K_KMEANS_FUSED);
+    assert_int_equal(sl_k_kmeans_pick(16, 64), SL_K_KMEANS_TILE);
+    assert_int_equal(sl_k_kmeans_pick(16, 128), SL_K_KMEANS_TILE);
     assert_int_equal(sl_k_kmeans_pick(16, 256), SL_K_KMEANS_MMA_FUSED);
     assert_int_equal(sl_k_kmeans_pick(12, 200), SL_K_KMEANS_MMA_FUSED);
     assert_int_equal(sl_k_kmeans_pick(8, 256), SL_K_KMEANS_FUSED);
-    assert_int_equal(sl_k_kmeans_pick(32, 64), SL_K_KMEANS_FUSED);
+    assert_int_equal(sl_k_kmeans_pick(32, 64), SL_K_KMEANS_TILE);
+    assert_int_equal(sl_k_kmeans_pick(33, 64), SL_K_KMEANS_MULTIPASS); /* fused: 104 KB */
+    assert_int_equal(sl_k_kmeans_pick(33, 32), SL_K_KMEANS_FUSED);
     assert_int_equal(sl_k_kmeans_pick(32, 256), SL_K_KMEANS_MULTIPASS); /* 106 KB > 100 KB */
     assert_int_equal(sl_k_kmeans_pick(16, 3000), SL_K_KMEANS_MULTIPASS);
-    assert_int_equal(sl_k_kmeans_pick(2, 64), SL_K_KMEANS_FUSED);
+    assert_int_equal(sl_k_kmeans_pick(2, 64), SL_K_KMEANS_TILE);
     assert_int_equal(sl_k_kmeans_pick(200, 64), SL_K_KMEANS_MULTIPASS);
+    assert_true(sl_k_kmeans_supported(SL_K_KMEANS_TILE, 16, 137));
+    assert_false(sl_k_kmeans_supported(SL_K_KMEANS_TILE, 16, 138));
+    assert_false(sl_k_kmeans_supported(SL_K_KMEANS_TILE, 33, 4));
 }
 
 /* iters Lloyd iterations on the GPU (step + update kernel) against the CPU loop. */

@@ -31,6 +31,11 @@
  *                          (kmeans_kernels.cuh, mma_kernel) is scored again exactly in
  *                          float32 by its warp, so labels are the float32 ones. Residual
  *                          sums per warp in shared memory; one merge per block.
+ *   SL_K_KMEANS_TILE       single pass, d <= 32, while its block state fits (k <= 137 at
+ *                          d = 16): independent warps, each scoring tiles of points as
+ *                          FUSED does (same float32 labels) and adding a tile's staged
+ *                          residuals to its partial sums during the next tile's scan,
+ *                          features across the lanes (kmeans_kernels.cuh, tile_kernel).
  *   SL_K_KMEANS_AUTO       sl_k_kmeans_pick(d, k) (from measurements on an H100).
  * d <= 64 for FUSED, d <= 16 for MMA_FUSED; MULTIPASS takes d up to SL_K_KMEANS_MAX_DIMS.
  * (Numbers 3 and 4 were 3xTF32 tensor-core kernels, fused and multi-pass, which AUTO never
@@ -58,7 +63,8 @@ enum {
     SL_K_KMEANS_AUTO = 0,
     SL_K_KMEANS_FUSED = 1,
     SL_K_KMEANS_MULTIPASS = 2,
-    SL_K_KMEANS_MMA_FUSED = 5 /* the number the option debug_kmeans_method takes */
+    SL_K_KMEANS_MMA_FUSED = 5, /* the number the option debug_kmeans_method takes */
+    SL_K_KMEANS_TILE = 6
 };
 
 /* The method AUTO runs for d features and k clusters (host only, no CUDA call). */
