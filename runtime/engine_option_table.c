@@ -208,6 +208,12 @@ const struct sl__option sl__options[] = {
       "many as half the GPU budget left holds (the probe side uploads ahead while the table "
       "builds); 2 = one uploading while one is probed, as before 2026-11-27 (A/B runs).",
       NULL, 0, 1024}, FIELD(debug_join_stream_slots, INT)},
+    {{"debug_ooc_spill", SL_ENGINE_OPT_ENUM, DBG, "dma",
+      "How the out-of-core GPU join's pass 1 spills to pinned host memory: dma = each "
+      "partitioned chunk copied whole by DMA while the next ones upload; blocks = appended "
+      "to fixed-size blocks by a kernel that writes the host blocks by zero-copy stores, as "
+      "before 2026-11-27 (A/B runs; debug_ooc_readback=kernel applies to it alone).",
+      "dma,blocks", 0, 1}, FIELD(debug_ooc_spill, INT)},
 };
 
 const int sl__n_options = (int)(sizeof sl__options / sizeof sl__options[0]);

@@ -178,6 +178,10 @@ struct sl_engine_config {
     int debug_join_stream_slots; /* the host-streamed GPU join's probe chunks in GPU memory
                                     at once, at most; 0 = as many as the budget holds, 2 =
                                     as before 2026-11-27 (A/B runs) */
+    /* Fields added with the out-of-core join's DMA spill (issue 23). */
+    int debug_ooc_spill;        /* out-of-core GPU join's pass-1 spill: 0 dma (partitioned
+                                   chunks copied whole), 1 blocks (zero-copy stores of the
+                                   append kernel, as before 2026-11-27: A/B runs) */
 };
 
 /* Fills *cfg with the defaults and sets cfg->size. Cannot fail. Thread-safe (touches
