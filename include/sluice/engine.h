@@ -182,6 +182,9 @@ struct sl_engine_config {
     int debug_ooc_spill;        /* out-of-core GPU join's pass-1 spill: 0 dma (partitioned
                                    chunks copied whole), 1 blocks (zero-copy stores of the
                                    append kernel, as before 2026-11-27: A/B runs) */
+    int debug_sort_sink_greedy; /* 1: the GPU sort's sink uploads host batches while they fit
+                                   even when the whole input will not (as before
+                                   2026-11-27: A/B runs) */
 };
 
 /* Fills *cfg with the defaults and sets cfg->size. Cannot fail. Thread-safe (touches
