@@ -120,6 +120,15 @@ SL_TEST(ooc_uniform_pk_fk)
     check_spills(&fk, &pk, "on=k output=aggregate", 32 * MIB);
 }
 
+/* Small input for compute-sanitizer: both spills, several chunks, cached and spilled. */
+SL_TEST(ooc_sanitize_small)
+{
+    NEED_GPU();
+    struct spec pk = {.rows = 300000, .n_pay = 1, .seed = 35};
+    struct spec fk = {.rows = 1000000, .n_pay = 1, .key_range = 300000, .seed = 36};
+    check_spills(&fk, &pk, "on=k", 20 * MIB);
+}
+
 /* Budgets of 1/2, 1/4 and 1/8 of the join state (2^23 x 2^24 rows of 4-byte keys
  * and payloads: 192 MiB), so that several chunks are cached in GPU memory and the rest
  * spilled; and one-row sides. */
