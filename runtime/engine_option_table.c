@@ -219,6 +219,10 @@ const struct sl__option sl__options[] = {
       "the GPU budget, even when the whole input (a batch's bytes times its pipeline's "
       "morsels) will not and the sort goes out of core, as before 2026-11-27 (A/B runs).",
       NULL, 0, 1}, FIELD(debug_sort_sink_greedy, INT)},
+    {{"debug_smj_cpu_join", SL_ENGINE_OPT_BOOL, DBG, "false",
+      "Has the out-of-core sort-merge join merge-join its key ranges in CPU tasks, as "
+      "before 2026-11-27, where both sides' runs were merged on the GPU and it would join "
+      "them there (A/B runs).", NULL, 0, 1}, FIELD(debug_smj_cpu_join, INT)},
 };
 
 const int sl__n_options = (int)(sizeof sl__options / sizeof sl__options[0]);
