@@ -214,11 +214,6 @@ const struct sl__option sl__options[] = {
       "to fixed-size blocks by a kernel that writes the host blocks by zero-copy stores, as "
       "before 2026-11-27 (A/B runs; debug_ooc_readback=kernel applies to it alone).",
       "dma,blocks", 0, 1}, FIELD(debug_ooc_spill, INT)},
-    {{"debug_sort_sink_greedy", SL_ENGINE_OPT_BOOL, DBG, "false",
-      "Has the GPU sort's sink upload host batches while three times what it uploaded fits "
-      "the GPU budget, even when the whole input (a batch's bytes times its pipeline's "
-      "morsels) will not and the sort goes out of core, as before 2026-11-27 (A/B runs).",
-      NULL, 0, 1}, FIELD(debug_sort_sink_greedy, INT)},
     {{"debug_smj_cpu_join", SL_ENGINE_OPT_BOOL, DBG, "false",
       "Has the out-of-core sort-merge join merge-join its key ranges in CPU tasks, as "
       "before 2026-11-27, where both sides' runs were merged on the GPU and it would join "

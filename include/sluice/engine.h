@@ -182,9 +182,6 @@ struct sl_engine_config {
     int debug_ooc_spill;        /* out-of-core GPU join's pass-1 spill: 0 dma (partitioned
                                    chunks copied whole), 1 blocks (zero-copy stores of the
                                    append kernel, as before 2026-11-27: A/B runs) */
-    int debug_sort_sink_greedy; /* 1: the GPU sort's sink uploads host batches while they fit
-                                   even when the whole input will not (as before
-                                   2026-11-27: A/B runs) */
     int debug_smj_cpu_join;     /* 1: the out-of-core sort-merge join's key ranges are
                                    merge-joined by CPU tasks, not on the GPU (A/B runs) */
 };

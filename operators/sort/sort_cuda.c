@@ -136,18 +136,6 @@ int sl__sort_gpu_sink_can_run(const sl_task_t *t)
     int64_t bytes = 0;
     for (int c = 0; c < sl_batch_num_columns(b); c++)
         bytes += sl_batch_num_rows(b) * (int64_t)sl_type_width(b->cols[c].type);
-    /* The whole input, estimated as this batch's bytes times its pipeline's morsels, would
-     * not fit by the rule below: the sort goes out of core, so no host batch goes up (the
-     * device batches would shrink its runs and keep pass 1 from finding pass 2's cuts;
-     * option debug_sort_sink_greedy uploads them while they fit, as before: A/B runs). */
-    int64_t greedy = 0, tasks = sl_task_count(t);
-    sl_task_option_int((sl_task_t *)t, "debug_sort_sink_greedy", &greedy);
-    int64_t all = bytes * (tasks > 1 ? tasks : 1);
-    if (!greedy && 3 * all + ((int64_t)16 << 20) >
-                       sl_task_device_budget(t) + atomic_load(&g->sink_dev_bytes)) {
-        atomic_store(&g->sink_host, 1);
-        return 0;
-    }
     int64_t up = atomic_fetch_add(&g->sink_dev_bytes, bytes) + bytes;
     if (3 * up + ((int64_t)16 << 20) > sl_task_device_budget(t) + up - bytes) {
         atomic_store(&g->sink_host, 1);

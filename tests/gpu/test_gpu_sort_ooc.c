@@ -140,7 +140,6 @@ static struct flat flatten(sl_table_t *t)
  * (gpu_result_pinned: -1 = none, so buckets go through pinned blocks and copy tasks). */
 static const char *force_merge = "auto", *force_gather = "auto";
 static int64_t result_pinned = 0;
-static const char *sink_greedy = "false"; /* debug_sort_sink_greedy */
 
 static sl_engine_t *engine(enum sl_placement pl, int64_t gpu_mem)
 {
@@ -151,7 +150,6 @@ static sl_engine_t *engine(enum sl_placement pl, int64_t gpu_mem)
     cfg.gpu_mem_limit = gpu_mem;
     SL_ASSERT_OK(sl_engine_config_set(&cfg, "debug_ooc_sort_merge", force_merge));
     SL_ASSERT_OK(sl_engine_config_set(&cfg, "debug_ooc_sort_gather", force_gather));
-    SL_ASSERT_OK(sl_engine_config_set(&cfg, "debug_sort_sink_greedy", sink_greedy));
     cfg.gpu_result_pinned = result_pinned;
     sl_engine_t *e;
     SL_ASSERT_OK(sl_test_engine_open(&e, &cfg));
@@ -456,29 +454,6 @@ SL_TEST(ooc_pass1_cuts)
         }
     }
     force_merge = "auto";
-}
-
-/* An input that will not fit the budget (64 MiB: 2^23 rows of 4-byte keys and payloads
- * against 48 MiB) stays in host memory from its first batch, so pass 1 finds pass 2's
- * cuts (the sink once uploaded batches while they fit, and then the cuts were searched
- * after pass 1: debug_sort_sink_greedy, still equal to the CPU sort); and budgets of 1/2,
- * 1/4, 1/16 of a 2^24-row Zipf input, descending. */
-SL_TEST(ooc_sink_keeps_host_batches)
-{
-    REQUIRE_GPU();
-    force_merge = "gpu";
-    struct spec a = {.rows = (int64_t)1 << 23, .n_pay = 1, .seed = 49};
-    for (int greedy = 0; greedy < 2; greedy++) {
-        sink_greedy = greedy ? "true" : "false";
-        check(&a, "by=k", 48 * MIB, 1);
-        assert_int_equal(last_gpu_merge, 1);
-        assert_int_equal(last_pass1_cuts, !greedy);
-    }
-    sink_greedy = "false";
-    force_merge = "auto";
-    struct spec b = {.rows = (int64_t)1 << 24, .n_pay = 1, .keys = K_ZIPF, .seed = 50};
-    for (int64_t f = 2; f <= 16; f *= f == 4 ? 4 : 2)
-        check(&b, "by=\"k DESC\"", 128 * MIB / f, 1);
 }
 
 /* Small input for compute-sanitizer: pass 1's cuts (the bounds kernel, the splits'
