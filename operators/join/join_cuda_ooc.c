@@ -207,6 +207,8 @@ struct ooc {
     void **cp_dst, **cp_src;            /* pass 2: a job's copies */
     size_t *cp_size, n_cp, cap_cp;
     struct blk *tmp;                    /* pass 2: a side's pieces of a job, sorted */
+    void *d_narrow;                     /* pass 1: a column's narrow values (pinned tables) */
+    int64_t up_bytes;                   /* pass 1: bytes uploaded */
     void **h_ptr, **d_ptr;              /* block pointers (host copy, device table) */
     int32_t *d_part;                    /* block -> partition (device) */
     char *cache;                        /* device blocks */
@@ -331,7 +333,7 @@ static int plan_dma(struct ooc *o)
         SL_TASK_CUDA_TRY(o->t, part_pairs(o, NULL, &need, NULL, NULL, NULL, NULL, o->chunk, 0,
                                           o->bits1, o->cs),
                          "partition temp size");
-        w1 = 4 * o->chunk * o->tw + (int64_t)need + 4096;
+        w1 = 4 * o->chunk * o->tw + 4 * o->chunk + (int64_t)need + 4096; /* + narrow scratch */
         if (w1 <= half || o->chunk <= 4096)
             break;
     }
@@ -522,8 +524,8 @@ static int upload_chunk(struct ooc *o, int s, int64_t c, int64_t *bi_, int64_t *
     sl_task_t *t = o->t;
     const struct join_side *js = &o->st->side[s];
     const int key = o->d->key[s][0], val = o->pcol[s];
-    int slot = (int)(c & 1);
-    int64_t bi = *bi_, row = *row_, n = 0;
+    const int slot = (int)(c & 1);
+    int64_t bi = *bi_, row = *row_, n = 0, up = 0;
     if (hs->stager && c >= 2) /* the slot's pinned buffer is free once its copies are */
         SL_TASK_CUDA_TRY(t, cudaEventSynchronize(e_h2d[slot]), "waiting for a staging buffer");
     int tr = gj_trace_begin(&o->tr, o->h2d);
@@ -532,21 +534,41 @@ static int upload_chunk(struct ooc *o, int s, int64_t c, int64_t *bi_, int64_t *
         int64_t take = sl_batch_num_rows(b) - row;
         if (take > o->chunk - n)
             take = o->chunk - n;
-        const struct sl__col *kc = &b->cols[key], *vc = &b->cols[val];
-        const void *ks = sl__upload_stage_src(hs, slot, n * o->kw, kc->data,
-                                    (const char *)kc->data->ptr + (kc->offset + row) * o->kw,
-                                    (size_t)(take * o->kw));
-        const void *vs = sl__upload_stage_src(hs, slot, o->chunk * o->kw + n * o->vw, vc->data,
-                                    (const char *)vc->data->ptr + (vc->offset + row) * o->vw,
-                                    (size_t)(take * o->vw));
-        SL_TASK_CUDA_TRY(t,
-                         cudaMemcpyAsync((char *)stg_k[slot] + n * o->kw, ks,
-                                         (size_t)(take * o->kw), cudaMemcpyDefault, o->h2d),
-                         "uploading keys");
-        SL_TASK_CUDA_TRY(t,
-                         cudaMemcpyAsync((char *)stg_v[slot] + n * o->vw, vs,
-                                         (size_t)(take * o->vw), cudaMemcpyDefault, o->h2d),
-                         "uploading values");
+        const struct sl__col *col[2] = {&b->cols[key], &b->cols[val]};
+        const int w[2] = {o->kw, o->vw};
+        char *dst[2] = {(char *)stg_k[slot] + n * o->kw, (char *)stg_v[slot] + n * o->vw};
+        const int64_t at[2] = {n * o->kw, o->chunk * o->kw + n * o->vw};
+        for (int j = 0; j < 2; j++) {
+            const struct sl__col *cc = col[j];
+            /* A pinned table's narrow copy goes up instead, widened into place on this
+             * stream (the copies after it wait for the kernel: one scratch buffer). */
+            const struct sl__narrow *nw =
+                o->d_narrow && !hs->stager ? sl__task_narrow_of(t, cc->data, w[j], cc->offset + row,
+                                                                take)
+                                           : NULL;
+            if (nw) {
+                const char *src = (const char *)nw->buf->ptr +
+                                  (cc->offset + row - nw->first) * (int64_t)nw->width;
+                SL_TASK_CUDA_TRY(t,
+                                 cudaMemcpyAsync(o->d_narrow, src, (size_t)(take * nw->width),
+                                                 cudaMemcpyHostToDevice, o->h2d),
+                                 "uploading narrow values");
+                int rc = sl__task_widen(t, dst[j], nw, o->d_narrow, take, o->h2d);
+                if (rc < 0)
+                    return rc;
+                up += take * nw->width;
+                continue;
+            }
+            const void *src = sl__upload_stage_src(hs, slot, at[j], cc->data,
+                                                   (const char *)cc->data->ptr +
+                                                       (cc->offset + row) * w[j],
+                                                   (size_t)(take * w[j]));
+            SL_TASK_CUDA_TRY(t,
+                             cudaMemcpyAsync(dst[j], src, (size_t)(take * w[j]),
+                                             cudaMemcpyDefault, o->h2d),
+                             j ? "uploading values" : "uploading keys");
+            up += take * w[j];
+        }
         n += take;
         row += take;
         if (row == sl_batch_num_rows(b)) {
@@ -554,8 +576,9 @@ static int upload_chunk(struct ooc *o, int s, int64_t c, int64_t *bi_, int64_t *
             row = 0;
         }
     }
-    gj_trace_end(&o->tr, tr, o->h2d, "ooc_upload", 1, 0, n * o->tw);
+    gj_trace_end(&o->tr, tr, o->h2d, "ooc_upload", 1, 0, up);
     SL_TASK_CUDA_TRY(t, cudaEventRecord(e_h2d[slot], o->h2d), "cudaEventRecord");
+    o->up_bytes += up;
     *bi_ = bi;
     *row_ = row;
     *n_ = n;
@@ -829,6 +852,21 @@ static int dma_lists(struct ooc *o, int s)
     return SL_OK;
 }
 
+/* 1 when an input column has a narrow copy (a pinned table's, narrow.c). */
+static int has_narrow(const struct ooc *o)
+{
+    for (int s = 0; s < 2; s++) {
+        const struct join_side *js = &o->st->side[s];
+        for (int64_t i = 0; i < js->n_batches; i++) {
+            const sl_batch_t *b = js->batches[i];
+            if ((b->cols[o->d->key[s][0]].data && b->cols[o->d->key[s][0]].data->narrow) ||
+                (b->cols[o->pcol[s]].data && b->cols[o->pcol[s]].data->narrow))
+                return 1;
+        }
+    }
+    return 0;
+}
+
 static int pass1(struct ooc *o)
 {
     sl_task_t *t = o->t;
@@ -852,6 +890,8 @@ static int pass1(struct ooc *o)
     d_off = sl_task_device_alloc(t, (size_t)(o->parts + 1) * sizeof(int64_t));
     if (!d_off || (rc = temp_for(o, o->chunk, o->bits1)) < 0)
         return rc < 0 ? rc : SL_ENOMEM;
+    if (dma && has_narrow(o) && !(o->d_narrow = sl_task_device_alloc(t, (size_t)o->chunk * 4)))
+        return SL_ENOMEM;
     if (dma) {
         o->ch = sl_task_alloc(t, (size_t)o->n_ch * sizeof *o->ch);
         o->h_offs = sl__task_pinned_alloc(t, o->n_ch * (o->parts + 1) * 8);
@@ -892,6 +932,8 @@ static int pass1(struct ooc *o)
         sl_task_device_free(t, pv[i]);
     }
     sl_task_device_free(t, d_off);
+    sl_task_device_free(t, o->d_narrow);
+    o->d_narrow = NULL;
     sl_task_device_free(t, o->ptemp);
     o->ptemp = NULL;
     o->ptemp_cap = 0;
@@ -1620,6 +1662,7 @@ int join_ooc_finalize(sl_task_t *t)
         sl_task_profile_value(t, "ooc_chunk_rows", o->chunk);
         sl_task_profile_value(t, "ooc_cached", o->n_cache); /* chunks or blocks */
         sl_task_profile_value(t, "ooc_jobs", o->jobs);
+        sl_task_profile_value(t, "ooc_upload_bytes", o->up_bytes);
     }
     if (rc >= 0 && d->aggregate) {
         st->total = o->host_acc;

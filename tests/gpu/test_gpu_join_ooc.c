@@ -28,6 +28,7 @@
 
 
 static int spill_mode; /* debug_ooc_spill of check's GPU engines: 0 dma, 1 blocks */
+static int pin_tables; /* check pins its tables (their narrow copies go up, widened there) */
 
 /* The same join on the CPU and on the GPU engine with `gpu_mem` (0: the default), within
  * the budget; with need_gpu, the GPU must finalize it, with need_gpu 2 out of core. */
@@ -35,6 +36,10 @@ static void check_on(const struct spec *ls, const struct spec *rs, const char *o
                      int64_t gpu_mem, int need_gpu)
 {
     sl_table_t *l = make(ls, "l"), *r = make(rs, "r");
+    if (pin_tables) {
+        SL_ASSERT_OK(sl_table_pin(l));
+        SL_ASSERT_OK(sl_table_pin(r));
+    }
     sl_engine_t *cpu = gpu_test_engine(SL_PLACE_CPU, 0);
     struct fp want = run(cpu, l, r, opts, 0, NULL);
     size_t free0 = 0, free1 = 0, total = 0;
@@ -66,6 +71,15 @@ static void check_on(const struct spec *ls, const struct spec *rs, const char *o
         assert_int_equal(on_gpu, 1);
     if (need_gpu == 2)
         assert_true(ooc);
+    if (ooc && pin_tables && spill_mode == 0 && ls->rows > 0 && rs->rows > 0) {
+        /* narrow copies went up: fewer bytes than the columns' */
+        const char *u = strstr(last_profile, "\"ooc_upload_bytes\":");
+        long long up = u ? atoll(u + strlen("\"ooc_upload_bytes\":")) : -1;
+        long long full = (long long)(ls->rows * (ls->key64 ? 8 : 4) + ls->rows * (ls->pay64 ? 8 : 4) +
+                                     rs->rows * (rs->key64 ? 8 : 4) + rs->rows * (rs->pay64 ? 8 : 4));
+        printf("  pinned: %lld bytes up of %lld\n", up, full);
+        assert_true(up > 0 && up < full);
+    }
     assert_int_equal(ms.gpu_in_use, 0);
     if (gpu_mem > 0) {
         assert_true(ms.gpu_peak <= gpu_mem);
@@ -127,6 +141,9 @@ SL_TEST(ooc_sanitize_small)
     struct spec pk = {.rows = 300000, .n_pay = 1, .seed = 35};
     struct spec fk = {.rows = 1000000, .n_pay = 1, .key_range = 300000, .seed = 36};
     check_spills(&fk, &pk, "on=k", 20 * MIB);
+    pin_tables = 1;
+    check(&fk, &pk, "on=k", 20 * MIB);
+    pin_tables = 0;
 }
 
 /* Budgets of 1/2, 1/4 and 1/8 of the join state (2^23 x 2^24 rows of 4-byte keys
@@ -144,6 +161,11 @@ SL_TEST(ooc_budget_fractions_and_one_row)
     struct spec many = {.rows = 3 << 20, .n_pay = 1, .key_range = 1 << 20, .seed = 34};
     check(&many, &one, "on=k", 24 * MIB);
     check(&one, &many, "on=k output=aggregate", 24 * MIB);
+    pin_tables = 1; /* narrow copies: keys below 2^24, payloads within +-10^6 */
+    check(&fk, &pk, "on=k output=aggregate", 48 * MIB);
+    check_spills(&fk, &pk, "on=k", 24 * MIB);
+    check(&many, &one, "on=k", 24 * MIB);
+    pin_tables = 0;
 }
 
 SL_TEST(ooc_zipf_probe_skew)
