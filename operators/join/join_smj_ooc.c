@@ -368,12 +368,24 @@ static int gr_end(struct gr *r, struct gr_set *g)
 }
 
 /* The ranges' codes: the larger side's codes at ranks i * n / P, and the code of key 0;
- * equal codes dropped. */
+ * equal codes dropped. A range has at most GPU_RANGE_ROWS rows of the larger side, fewer
+ * (a power of two, at least 2^12) where two sets of ranges would pass half the budget
+ * left: a row of each side, its count's scratch (12 bytes), positions and output (at the
+ * PK-FK bound: as many result rows as rows of the larger side). */
 static int gr_codes(struct gr *r)
 {
     struct smj *m = r->m;
     const struct sl__ooc_runs *big = &m->side[m->big]->runs;
-    int64_t nb = m->n[m->big], P = (nb + GPU_RANGE_ROWS - 1) / GPU_RANGE_ROWS;
+    int64_t per = 12 + 8;
+    for (int s = 0; s < 2; s++)
+        for (int c = 0; c < m->side[s]->runs.n_cols; c++)
+            per += m->side[s]->runs.width[c];
+    for (int c = 0; c < r->st->d->n_out; c++)
+        per += sl_type_width(r->st->d->out[c].type);
+    int64_t rows = GPU_RANGE_ROWS;
+    while (rows > 4096 && 4 * rows * per > sl_task_device_budget(r->t))
+        rows /= 2;
+    int64_t nb = m->n[m->big], P = (nb + rows - 1) / rows;
     P = P < 1 ? 1 : P > MAX_RANGES ? MAX_RANGES : P;
     if (!(r->codes = malloc((size_t)(P + 2) * sizeof *r->codes)))
         return sl_task_fail(r->t, SL_ENOMEM, "out of memory");
