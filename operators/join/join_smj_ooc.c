@@ -8,7 +8,10 @@
  *   each with the whole budget; then, where the budgets hold it, the side's runs are
  *   merged into one on the GPU (sl__ooc_runs_merge_all: buckets re-sorted, as the sort's
  *   GPU merge), so that a range of it is already in order.
- *   Then it spawns one task per key range on the CPU workers: task i takes the keys in
+ *   Where both sides are then one run each, the finalize merge-joins key ranges of
+ *   them on the GPU itself (below, "the merge-join of the ranges on the GPU"), results
+ *   into pinned result memory. Otherwise (or with debug_smj_cpu_join)
+ *   it spawns one task per key range on the CPU workers: task i takes the keys in
  *   [v_i, v_i+1) where v_i is the key at rank i * n / P of the larger side's merged
  *   order, so both sides split at the same key values and every key lands in one task.
  *   It puts that range of each side in order (one run: its slice as it is; several:
