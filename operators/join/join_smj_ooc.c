@@ -159,7 +159,7 @@ struct gr {
     cudaStream_t cs, h2d, d2h;
     struct gr_set g[2];
     uint64_t *codes;                    /* range i: codes [codes[i], codes[i + 1]) */
-    int64_t n_ranges, gpu_ranges, cpu_ranges;
+    int64_t n_ranges, gpu_ranges, cpu_ranges, pageable; /* pageable: results not pinned */
     void **cp_dst, **cp_src;
     size_t *cp_size;
     unsigned long long *h_counts;       /* pinned: each set's count */
@@ -325,6 +325,7 @@ static int gr_end(struct gr *r, struct gr_set *g)
     sl_batch_t *b = sl__task_new_result_batch(t, sl_op_output_schema(sl_task_op(t)), n, &pinned);
     if (!b)
         return SL_ENOMEM;
+    r->pageable += !pinned;
     struct range_out *keep = &m->out[g->range];
     if (keep->n == keep->cap) {
         sl_batch_t **nb = realloc(keep->b, (size_t)(keep->cap + 1) * sizeof *nb);
@@ -515,6 +516,7 @@ static int gpu_join_ranges(sl_task_t *t, struct join_state *st)
     sl_task_phase_time(t, "ooc_gpu_merge_join", join_now_ms() - t0);
     sl_task_profile_value(t, "smj_gpu_ranges", r.gpu_ranges);
     sl_task_profile_value(t, "smj_cpu_ranges", r.cpu_ranges);
+    sl_task_profile_value(t, "smj_pageable_ranges", r.pageable);
     for (int s = 0; s < 2 && rc >= 0; s++) { /* the pinned runs go back to the pool now */
         sl__ooc_sorted_free(r.m->side[s]);
         r.m->side[s] = NULL;

@@ -54,6 +54,9 @@ static struct fp run_smj(sl_engine_t *e, sl_table_t *l, sl_table_t *r, const cha
     last_gpu_merged = ((const struct join_state *)q->ops[nj].gstate)->smj_gpu_merged;
     const char *v = strstr(sl_query_profile_json(q), "\"smj_gpu_ranges\":");
     last_gpu_ranges = v ? atoll(v + strlen("\"smj_gpu_ranges\":")) : 0;
+    const char *pg = strstr(sl_query_profile_json(q), "\"smj_pageable_ranges\":");
+    if (pg)
+        printf("  (%.40s)\n", pg);
     sl_table_t *out;
     SL_ASSERT_OK(sl_query_result(q, "o", &out));
     struct fp f = fingerprint(out);
