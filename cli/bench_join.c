@@ -346,7 +346,11 @@ static void gen_keys(const struct join_args *a, int64_t *bk, int64_t *pk)
  * "engine_other" (scans, graph, scheduling). */
 void bench_join_phases(struct bench_result *r, const char *profile, double total_ms)
 {
-    static const char *const names[] = {"prepare", "partition", "join", "materialize", "finalize"};
+    /* "finalize" last (engine_other is the rest); the out-of-core sort-merge join's phases
+     * (operators/join/join_smj_ooc.c) before it */
+    static const char *const names[] = {"prepare", "partition", "join", "materialize",
+                                        "ooc_gpu_runs", "ooc_gpu_merge", "ooc_gpu_merge_join",
+                                        "ooc_cpu_merge_join", "finalize"};
     enum { NP = sizeof names / sizeof names[0] };
     double v[NP] = {0};
     int seen[NP] = {0};

@@ -221,6 +221,16 @@ const struct sl__option sl__options[] = {
       "when a later key falls outside it or repeats; else the hash table); whole = after "
       "the whole build side is up, as before 2026-11-27 (A/B runs).", "parts,whole", 0, 1},
      FIELD(debug_join_stream_table, INT)},
+    {{"debug_ooc_spill", SL_ENGINE_OPT_ENUM, DBG, "dma",
+      "How the out-of-core GPU join's pass 1 spills to pinned host memory: dma = each "
+      "partitioned chunk copied whole by DMA while the next ones upload; blocks = appended "
+      "to fixed-size blocks by a kernel that writes the host blocks by zero-copy stores, as "
+      "before 2026-11-27 (A/B runs; debug_ooc_readback=kernel applies to it alone).",
+      "dma,blocks", 0, 1}, FIELD(debug_ooc_spill, INT)},
+    {{"debug_smj_cpu_join", SL_ENGINE_OPT_BOOL, DBG, "false",
+      "Has the out-of-core sort-merge join merge-join its key ranges in CPU tasks, as "
+      "before 2026-11-27, where both sides' runs were merged on the GPU and it would join "
+      "them there (A/B runs).", NULL, 0, 1}, FIELD(debug_smj_cpu_join, INT)},
 };
 
 const int sl__n_options = (int)(sizeof sl__options / sizeof sl__options[0]);

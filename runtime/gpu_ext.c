@@ -235,6 +235,20 @@ int sl__gpu_widen(void *d_out, const struct sl__narrow *nw, const void *d_in, in
                                (cudaStream_t)st);
 }
 
+const struct sl__narrow *sl__task_narrow_of(sl_task_t *t, const struct sl__buf *b, int wide,
+                                            int64_t first, int64_t n)
+{
+    return t->q->opts.debug_gpu_wide_upload ? NULL : sl__narrow_of(b, wide, first, n);
+}
+
+int sl__task_widen(sl_task_t *t, void *d_out, const struct sl__narrow *nw, const void *d_in,
+                   int64_t n, void *stream)
+{
+    cudaError_t e = SL__CUDA_RESULT((cudaError_t)sl__gpu_widen(d_out, nw, d_in, n, stream));
+    return e == cudaSuccess ? SL_OK
+                            : SL_TASK_CUDA_FAIL(t, e, "widening a narrow upload (sl__cuda_widen)");
+}
+
 int sl__task_tracing(const sl_task_t *t)
 {
     return t->q->trace_on && t->worker;

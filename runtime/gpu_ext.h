@@ -109,6 +109,19 @@ sl_batch_t *sl__task_new_result_batch(sl_task_t *t, const sl_schema_t *schema, i
 int sl__task_streams_get(sl_task_t *t, int n, void **out);
 /* Gives back streams from sl__task_streams_get (NULL entries are skipped) and clears s[]. */
 void sl__task_streams_put(sl_task_t *t, int n, void **s);
+/* The narrow copy (struct sl__narrow, internal.h) of rows [first, first + n) of host
+ * buffer b holding `wide`-byte values, when it has one covering them and the task's
+ * option debug_gpu_wide_upload is off; else NULL. An operator that uploads such a column
+ * itself copies the narrow values (nw->width bytes each, from
+ * nw->buf->ptr + (first - nw->first) * nw->width) and widens them on the GPU with
+ * sl__task_widen: the runtime's step of moving a pinned table's data (docs/TPCH.md
+ * "Narrow uploads"). */
+const struct sl__narrow *sl__task_narrow_of(sl_task_t *t, const struct sl__buf *b, int wide,
+                                            int64_t first, int64_t n);
+/* Writes the n narrow values at d_in (nw's form) as nw->wide-byte values to d_out, on
+ * `stream` (a cudaStream_t of the task's GPU). < 0 after failing the task. */
+int sl__task_widen(sl_task_t *t, void *d_out, const struct sl__narrow *nw, const void *d_in,
+                   int64_t n, void *stream);
 /* 1 when the query writes a trace. */
 int sl__task_tracing(const sl_task_t *t);
 /* Adds a span between two completed timing events (cudaEvent_t) of the task's GPU.

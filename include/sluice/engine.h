@@ -187,6 +187,12 @@ struct sl_engine_config {
     int debug_agg_gpu_no_big_table; /* 1: the GPU group-by's partitioned method aggregates
                                        partitions of about 2,000 groups in two blocks an
                                        SM, as before the big table (A/B runs) */
+    /* Fields added with the out-of-core join's DMA spill (issue 23). */
+    int debug_ooc_spill;        /* out-of-core GPU join's pass-1 spill: 0 dma (partitioned
+                                   chunks copied whole), 1 blocks (zero-copy stores of the
+                                   append kernel, as before 2026-11-27: A/B runs) */
+    int debug_smj_cpu_join;     /* 1: the out-of-core sort-merge join's key ranges are
+                                   merge-joined by CPU tasks, not on the GPU (A/B runs) */
 };
 
 /* Fills *cfg with the defaults and sets cfg->size. Cannot fail. Thread-safe (touches

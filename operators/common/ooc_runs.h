@@ -68,6 +68,12 @@ int sl__ooc_runs_can(sl_task_t *t, const struct sl__ooc_input *in);
  * recorded on the task. */
 #define SL__OOC_SPLIT_RUNS 1024
 int sl__ooc_runs_sort(sl_task_t *t, const struct sl__ooc_input *in, struct sl__ooc_sorted **out);
+/* Copies n pieces (dst[i] <- src[i], size[i] bytes; host or device memory, by UVA) on
+ * `stream` (a cudaStream_t): with batch, in one cudaMemcpyBatchAsync call (CUDA 13; one
+ * cudaMemcpyAsync each before it or without batch). Sources are read in stream order.
+ * < 0 after failing the task (`what` names the copies). */
+int sl__ooc_copy_batch(sl_task_t *t, void **dst, void **src, size_t *size, size_t n,
+                       int batch, void *stream, const char *what);
 /* How pass 2 brings a bucket's slices (one per run) into GPU memory: a copy call per
  * slice and column; the same copies in one cudaMemcpyBatchAsync call; or one kernel
  * reading them from the pinned runs (zero-copy; kernels/sort/ooc_gather.cu). */

@@ -202,30 +202,36 @@ static size_t bucket_copies(struct runner *r, struct set *s, int64_t b)
     return n;
 }
 
+int sl__ooc_copy_batch(sl_task_t *t, void **dst, void **src, size_t *size, size_t n,
+                       int batch, void *stream, const char *what)
+{
+    cudaStream_t s = stream;
+#if CUDART_VERSION >= 13000
+    if (batch && n > 0) {
+        struct cudaMemcpyAttributes attr;
+        memset(&attr, 0, sizeof attr);
+        attr.srcAccessOrder = cudaMemcpySrcAccessOrderStream;
+        size_t first = 0;
+        SL_TASK_CUDA_TRY(t, cudaMemcpyBatchAsync(dst, (const void *const *)src, size, n, &attr,
+                                                 &first, 1, s),
+                         what);
+        return SL_OK;
+    }
+#else
+    (void)batch;
+#endif
+    for (size_t i = 0; i < n; i++)
+        SL_TASK_CUDA_TRY(t, cudaMemcpyAsync(dst[i], src[i], size[i], cudaMemcpyDefault, s), what);
+    return SL_OK;
+}
+
 /* GATHER_COPY: one copy call per slice and column; GATHER_BATCH: all of them in one
  * cudaMemcpyBatchAsync (CUDA 13; before it, one by one). */
 static int upload_bucket_copies(struct runner *r, struct set *s, int64_t b)
 {
     size_t n = bucket_copies(r, s, b);
-#if CUDART_VERSION >= 13000
-    if (r->gather == SL__OOC_GATHER_BATCH && n > 0) {
-        struct cudaMemcpyAttributes attr;
-        memset(&attr, 0, sizeof attr);
-        attr.srcAccessOrder = cudaMemcpySrcAccessOrderStream;
-        size_t first = 0;
-        SL_TASK_CUDA_TRY(r->t,
-                         cudaMemcpyBatchAsync(r->h_dst, (const void *const *)r->h_src, r->h_size,
-                                              n, &attr, &first, 1, r->h2d),
-                         "uploading a bucket (batch)");
-        return SL_OK;
-    }
-#endif
-    for (size_t i = 0; i < n; i++)
-        SL_TASK_CUDA_TRY(r->t,
-                         cudaMemcpyAsync(r->h_dst[i], r->h_src[i], r->h_size[i],
-                                         cudaMemcpyHostToDevice, r->h2d),
-                         "uploading a bucket");
-    return SL_OK;
+    return sl__ooc_copy_batch(r->t, r->h_dst, r->h_src, r->h_size, n,
+                              r->gather == SL__OOC_GATHER_BATCH, r->h2d, "uploading a bucket");
 }
 
 /* GATHER_KERNEL: one kernel on the h2d stream reads the slices from the pinned runs

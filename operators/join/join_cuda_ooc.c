@@ -27,6 +27,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include "common/ooc_runs.h"
 #include "gpu_ext.h"
 #include "join_cuda_int.h"
 #include "sluice_k/columns.h"
@@ -131,15 +132,35 @@ host:
 
 /* ---------------- state ---------------- */
 
-/* One side after pass 1: its blocks, listed by partition (CSR). */
-struct bside {
-    int64_t n, b0, nb;                  /* rows; first block id and blocks reserved */
-    int64_t used;                       /* blocks taken */
-    int64_t *p_start;                   /* parts + 1 */
-    int64_t *p_blocks;                  /* block ids, by partition */
-    int64_t *p_rows;                    /* rows per partition */
-    int64_t *b_rows;                    /* rows of each block (indexed by id - b0) */
+/* A piece of one partition's rows after pass 1: keys at k, values at v (device memory or
+ * pinned host memory). */
+struct blk {
+    char *k, *v;
+    int64_t rows;
 };
+
+/* One side after pass 1: its pieces, listed by partition (CSR). */
+struct bside {
+    int64_t n, b0, nb;                  /* rows; SPILL_BLOCKS: first block id, blocks reserved */
+    int64_t c0, nc;                     /* SPILL_DMA: first chunk, chunks */
+    int64_t used;                       /* SPILL_BLOCKS: blocks taken */
+    int64_t *p_start;                   /* parts + 1: partition p is blk[p_start[p] ..] */
+    int64_t *p_rows;                    /* rows per partition */
+    struct blk *blk;                    /* by partition */
+    int64_t n_blk;
+};
+
+/* SPILL_DMA: a partitioned chunk of pass 1, in device memory (cached) or pinned memory. */
+struct chunk {
+    char *k, *v;                        /* keys; values */
+    int64_t n;
+    int dev;
+};
+
+/* How pass 1 spills (option debug_ooc_spill): partitioned chunks copied to pinned memory
+ * by DMA, whole; or appended to blocks of fixed size by a kernel that writes the host
+ * blocks by zero-copy stores (the design until 2026-11-27, for A/B runs). */
+enum { SPILL_DMA = 0, SPILL_BLOCKS = 1 };
 
 /* A job: partitions [p0, p1) of the build side, and of the probe side the blocks at
  * list indices [s0, s1). */
@@ -178,7 +199,16 @@ struct ooc {
     int bits1, begin1, parts, max_bits2;
     cudaStream_t cs, h2d, d2h;
     /* blocks */
-    int64_t n_blocks, n_cache;
+    int spill;                          /* SPILL_DMA or SPILL_BLOCKS */
+    int64_t n_blocks, n_cache;          /* SPILL_DMA: pieces of both sides; cached chunks */
+    struct chunk *ch;                   /* SPILL_DMA: both sides' chunks */
+    int64_t n_ch;
+    int64_t *h_offs;                    /* SPILL_DMA: pinned, parts + 1 offsets per chunk */
+    void **cp_dst, **cp_src;            /* pass 2: a job's copies */
+    size_t *cp_size, n_cp, cap_cp;
+    struct blk *tmp;                    /* pass 2: a side's pieces of a job, sorted */
+    void *d_narrow;                     /* pass 1: a column's narrow values (pinned tables) */
+    int64_t up_bytes;                   /* pass 1: bytes uploaded */
     void **h_ptr, **d_ptr;              /* block pointers (host copy, device table) */
     int32_t *d_part;                    /* block -> partition (device) */
     char *cache;                        /* device blocks */
@@ -283,6 +313,45 @@ static int after_cs(struct ooc *o, cudaStream_t s)
 
 /* ---------------- planning ---------------- */
 
+static cudaError_t part_pairs(const struct ooc *o, void *temp, size_t *tb, const void *ki,
+                              void *ko, const void *vi, void *vo, int64_t n, int begin, int bits,
+                              cudaStream_t s);
+
+/* SPILL_DMA: chunks of C rows, the largest power of two whose pass-1 set (two staging
+ * buffers, two partitioned chunks: one spilling while the next is partitioned, and the
+ * partitioning temp) fits half the budget, the share pass 2 uses later; the cache is
+ * what is left beside the larger of the two sets, in whole chunks (every chunk holds
+ * every partition, so each job finds the same share of its rows in device memory). */
+static int plan_dma(struct ooc *o)
+{
+    int64_t half = o->budget / 2, w1 = 0;
+    int64_t most = o->side[0].n > o->side[1].n ? o->side[0].n : o->side[1].n;
+    for (o->chunk = (int64_t)1 << 24; o->chunk > 4096 && o->chunk / 2 >= most;)
+        o->chunk /= 2; /* no larger than the larger side needs */
+    for (;; o->chunk /= 2) {
+        size_t need = 0;
+        SL_TASK_CUDA_TRY(o->t, part_pairs(o, NULL, &need, NULL, NULL, NULL, NULL, o->chunk, 0,
+                                          o->bits1, o->cs),
+                         "partition temp size");
+        w1 = 4 * o->chunk * o->tw + 4 * o->chunk + (int64_t)need + 4096; /* + narrow scratch */
+        if (w1 <= half || o->chunk <= 4096)
+            break;
+    }
+    o->n_ch = 0;
+    for (int s = 0; s < 2; s++) {
+        struct bside *sd = &o->side[s];
+        sd->c0 = o->n_ch;
+        sd->nc = (sd->n + o->chunk - 1) / o->chunk;
+        o->n_ch += sd->nc;
+    }
+    int64_t cache = o->budget - (w1 > half ? w1 : half) - ((int64_t)o->parts + 1) * 8 - 2 * MIB;
+    o->n_cache = cache > 0 ? cache / (o->chunk * o->tw) : 0;
+    if (o->n_cache > o->n_ch)
+        o->n_cache = o->n_ch;
+    o->bl = o->cap2 / 4 > 256 ? o->cap2 / 4 : 256; /* pieces of pass 2's lists, at most */
+    return SL_OK;
+}
+
 static int plan(struct ooc *o)
 {
     const int64_t nr = o->side[o->build].n, n = nr + o->side[1 - o->build].n;
@@ -297,7 +366,8 @@ static int plan(struct ooc *o)
     o->max_bits2 = o->max_bits2 < 1 ? 1 : o->max_bits2 > 16 ? 16 : o->max_bits2;
     b -= 6 * (((int64_t)1 << o->max_bits2) + 1) * 8 + MIB;
     o->budget = b;
-    /* Pass 1: two staging buffers, the partitioned chunk and the temp in a quarter. */
+    /* Pass 1 (SPILL_BLOCKS): two staging buffers, the partitioned chunk and the temp in a
+     * quarter. */
     o->chunk = clamp64(pow2_floor((b / 4) / (5 * o->tw)), 4096, (int64_t)1 << 24);
     /* Fanout: jobs of about half of cap2 rows. */
     int64_t f = 2;
@@ -316,6 +386,8 @@ static int plan(struct ooc *o)
     if (o->cap2 < 4 * 256)
         return sl_task_fail(o->t, SL_EBUDGET, "out-of-core join: a GPU budget of %lld bytes is "
                             "too small", (long long)b);
+    if (o->spill == SPILL_DMA)
+        return plan_dma(o);
     int64_t blk_bytes = o->bl * o->tw;
     o->n_blocks = 0;
     for (int s = 0; s < 2; s++) {
@@ -393,6 +465,19 @@ static void free_blocks(struct ooc *o)
 {
     for (int64_t i = 0; o->pieces && i < o->n_pieces; i++)
         sl__task_pinned_free(o->t, o->pieces[i], o->piece_bytes);
+    for (int64_t c = 0; o->ch && c < o->n_ch; c++) {
+        struct chunk *ch = &o->ch[c];
+        if (!ch->k)
+            continue;
+        if (ch->dev) {
+            sl_task_device_free(o->t, ch->k);
+            sl_task_device_free(o->t, ch->v);
+        } else {
+            sl__task_pinned_free(o->t, ch->k, ch->n * o->tw);
+        }
+    }
+    if (o->h_offs)
+        sl__task_pinned_free(o->t, o->h_offs, o->n_ch * (o->parts + 1) * 8);
 }
 
 /* ---------------- pass 1 ---------------- */
@@ -430,15 +515,105 @@ static int temp_for(struct ooc *o, int64_t rows, int bits)
     return SL_OK;
 }
 
+/* Uploads chunk c of side s (up to C rows from batch *bi, row *row on) into staging
+ * buffer c & 1 on the h2d stream; *n rows. */
+static int upload_chunk(struct ooc *o, int s, int64_t c, int64_t *bi_, int64_t *row_,
+                        void *stg_k[2], void *stg_v[2], cudaEvent_t e_h2d[2],
+                        const struct sl__upload_stage *hs, int64_t *n_)
+{
+    sl_task_t *t = o->t;
+    const struct join_side *js = &o->st->side[s];
+    const int key = o->d->key[s][0], val = o->pcol[s];
+    const int slot = (int)(c & 1);
+    int64_t bi = *bi_, row = *row_, n = 0, up = 0;
+    if (hs->stager && c >= 2) /* the slot's pinned buffer is free once its copies are */
+        SL_TASK_CUDA_TRY(t, cudaEventSynchronize(e_h2d[slot]), "waiting for a staging buffer");
+    int tr = gj_trace_begin(&o->tr, o->h2d);
+    while (n < o->chunk && bi < js->n_batches) {
+        const sl_batch_t *b = js->batches[bi];
+        int64_t take = sl_batch_num_rows(b) - row;
+        if (take > o->chunk - n)
+            take = o->chunk - n;
+        const struct sl__col *col[2] = {&b->cols[key], &b->cols[val]};
+        const int w[2] = {o->kw, o->vw};
+        char *dst[2] = {(char *)stg_k[slot] + n * o->kw, (char *)stg_v[slot] + n * o->vw};
+        const int64_t at[2] = {n * o->kw, o->chunk * o->kw + n * o->vw};
+        for (int j = 0; j < 2; j++) {
+            const struct sl__col *cc = col[j];
+            /* A pinned table's narrow copy goes up instead, widened into place on this
+             * stream (the copies after it wait for the kernel: one scratch buffer). */
+            const struct sl__narrow *nw =
+                o->d_narrow && !hs->stager ? sl__task_narrow_of(t, cc->data, w[j], cc->offset + row,
+                                                                take)
+                                           : NULL;
+            if (nw) {
+                const char *src = (const char *)nw->buf->ptr +
+                                  (cc->offset + row - nw->first) * (int64_t)nw->width;
+                SL_TASK_CUDA_TRY(t,
+                                 cudaMemcpyAsync(o->d_narrow, src, (size_t)(take * nw->width),
+                                                 cudaMemcpyHostToDevice, o->h2d),
+                                 "uploading narrow values");
+                int rc = sl__task_widen(t, dst[j], nw, o->d_narrow, take, o->h2d);
+                if (rc < 0)
+                    return rc;
+                up += take * nw->width;
+                continue;
+            }
+            const void *src = sl__upload_stage_src(hs, slot, at[j], cc->data,
+                                                   (const char *)cc->data->ptr +
+                                                       (cc->offset + row) * w[j],
+                                                   (size_t)(take * w[j]));
+            SL_TASK_CUDA_TRY(t,
+                             cudaMemcpyAsync(dst[j], src, (size_t)(take * w[j]),
+                                             cudaMemcpyDefault, o->h2d),
+                             j ? "uploading values" : "uploading keys");
+            up += take * w[j];
+        }
+        n += take;
+        row += take;
+        if (row == sl_batch_num_rows(b)) {
+            bi++;
+            row = 0;
+        }
+    }
+    gj_trace_end(&o->tr, tr, o->h2d, "ooc_upload", 1, 0, up);
+    SL_TASK_CUDA_TRY(t, cudaEventRecord(e_h2d[slot], o->h2d), "cudaEventRecord");
+    o->up_bytes += up;
+    *bi_ = bi;
+    *row_ = row;
+    *n_ = n;
+    return SL_OK;
+}
+
+/* Partitions the chunk in staging buffer `slot` (n rows, once its upload is done) on
+ * pass 1's bits into (pk, pv) on the task stream, e_used[slot] after it, and its
+ * partition offsets into d_off. */
+static int partition_chunk(struct ooc *o, int slot, void *stg_k[2], void *stg_v[2], void *pk,
+                           void *pv, int64_t n, int64_t *d_off, cudaEvent_t e_h2d[2],
+                           cudaEvent_t e_used[2])
+{
+    sl_task_t *t = o->t;
+    SL_TASK_CUDA_TRY(t, cudaStreamWaitEvent(o->cs, e_h2d[slot], 0), "ordering the upload");
+    int tr = gj_trace_begin(&o->tr, o->cs);
+    size_t tb = o->ptemp_cap;
+    SL_TASK_CUDA_TRY(t,
+                     part_pairs(o, o->ptemp, &tb, stg_k[slot], pk, stg_v[slot], pv, n, o->begin1,
+                                o->bits1, o->cs),
+                     "partitioning (pass 1)");
+    SL_TASK_CUDA_TRY(t, cudaEventRecord(e_used[slot], o->cs), "cudaEventRecord");
+    SL_TASK_CUDA_TRY(t, part_offsets(o, pk, n, o->begin1, o->bits1, d_off, o->cs),
+                     "partition offsets");
+    gj_trace_end(&o->tr, tr, o->cs, "ooc_partition", 3, 1, 0);
+    return SL_OK;
+}
+
 /* Streams one input side through pass 1. */
 static int pass1_side(struct ooc *o, int s, void *stg_k[2], void *stg_v[2], void *pk, void *pv,
                       int64_t *d_off, cudaEvent_t e_h2d[2], cudaEvent_t e_used[2],
                       const struct sl__upload_stage *hs)
 {
     sl_task_t *t = o->t;
-    const struct join_side *js = &o->st->side[s];
     struct bside *sd = &o->side[s];
-    const int key = o->d->key[s][0], val = o->pcol[s];
     int64_t *d_cur = sl_task_device_alloc(t, (size_t)o->parts * 2 * sizeof(int64_t));
     int64_t *d_plan = sl_task_device_alloc(t, (size_t)o->parts * 4 * sizeof(int64_t));
     unsigned long long *d_next = sl_task_device_alloc(t, sizeof *d_next);
@@ -454,50 +629,12 @@ static int pass1_side(struct ooc *o, int s, void *stg_k[2], void *stg_v[2], void
         if (c >= 2)
             SL_TASK_CUDA_TRY(t, cudaStreamWaitEvent(o->h2d, e_used[slot], 0), "ordering staging");
         int64_t n = 0;
-        if (hs->stager && c >= 2) /* the slot's pinned buffer is free once its copies are */
-            SL_TASK_CUDA_TRY(t, cudaEventSynchronize(e_h2d[slot]), "waiting for a staging buffer");
-        int tr = gj_trace_begin(&o->tr, o->h2d);
-        while (n < o->chunk && bi < js->n_batches) {
-            const sl_batch_t *b = js->batches[bi];
-            int64_t take = sl_batch_num_rows(b) - row;
-            if (take > o->chunk - n)
-                take = o->chunk - n;
-            const struct sl__col *kc = &b->cols[key], *vc = &b->cols[val];
-            const void *ks = sl__upload_stage_src(hs, slot, n * o->kw, kc->data,
-                                        (const char *)kc->data->ptr + (kc->offset + row) * o->kw,
-                                        (size_t)(take * o->kw));
-            const void *vs = sl__upload_stage_src(hs, slot, o->chunk * o->kw + n * o->vw, vc->data,
-                                        (const char *)vc->data->ptr + (vc->offset + row) * o->vw,
-                                        (size_t)(take * o->vw));
-            SL_TASK_CUDA_TRY(t,
-                             cudaMemcpyAsync((char *)stg_k[slot] + n * o->kw, ks,
-                                             (size_t)(take * o->kw), cudaMemcpyDefault, o->h2d),
-                             "uploading keys");
-            SL_TASK_CUDA_TRY(t,
-                             cudaMemcpyAsync((char *)stg_v[slot] + n * o->vw, vs,
-                                             (size_t)(take * o->vw), cudaMemcpyDefault, o->h2d),
-                             "uploading values");
-            n += take;
-            row += take;
-            if (row == sl_batch_num_rows(b)) {
-                bi++;
-                row = 0;
-            }
-        }
-        gj_trace_end(&o->tr, tr, o->h2d, "ooc_upload", 1, 0, n * o->tw);
-        SL_TASK_CUDA_TRY(t, cudaEventRecord(e_h2d[slot], o->h2d), "cudaEventRecord");
-        SL_TASK_CUDA_TRY(t, cudaStreamWaitEvent(o->cs, e_h2d[slot], 0), "ordering the upload");
-        tr = gj_trace_begin(&o->tr, o->cs);
-        size_t tb = o->ptemp_cap;
-        SL_TASK_CUDA_TRY(t,
-                         part_pairs(o, o->ptemp, &tb, stg_k[slot], pk, stg_v[slot], pv, n,
-                                    o->begin1, o->bits1, o->cs),
-                         "partitioning (pass 1)");
-        SL_TASK_CUDA_TRY(t, cudaEventRecord(e_used[slot], o->cs), "cudaEventRecord");
-        SL_TASK_CUDA_TRY(t, part_offsets(o, pk, n, o->begin1, o->bits1, d_off, o->cs),
-                         "partition offsets");
-        gj_trace_end(&o->tr, tr, o->cs, "ooc_partition", 3, 1, 0);
-        tr = gj_trace_begin(&o->tr, o->cs);
+        int rc = upload_chunk(o, s, c, &bi, &row, stg_k, stg_v, e_h2d, hs, &n);
+        if (rc < 0)
+            return rc;
+        if ((rc = partition_chunk(o, slot, stg_k, stg_v, pk, pv, n, d_off, e_h2d, e_used)) < 0)
+            return rc;
+        int tr = gj_trace_begin(&o->tr, o->cs);
         SL_TASK_CUDA_TRY(t,
                          sl_k_ooc_append(pk, pv, n, o->kw, o->vw, d_off, o->bits1, o->bl,
                                          o->d_ptr + sd->b0, o->d_part + sd->b0, sd->nb, d_next,
@@ -511,10 +648,10 @@ static int pass1_side(struct ooc *o, int s, void *stg_k[2], void *stg_v[2], void
     /* The block lists, on the host. */
     int64_t *h = sl_task_alloc(t, (size_t)(o->parts * 2 + 1) * sizeof(int64_t));
     int32_t *part = sl_task_alloc(t, (size_t)sd->nb * sizeof(int32_t));
-    sd->b_rows = sl_task_alloc(t, (size_t)sd->nb * sizeof(int64_t));
+    int64_t *b_rows = sl_task_alloc(t, (size_t)sd->nb * sizeof(int64_t));
     sd->p_start = sl_task_alloc(t, (size_t)(o->parts + 1) * sizeof(int64_t));
     sd->p_rows = sl_task_alloc(t, (size_t)o->parts * sizeof(int64_t));
-    if (!h || !part || !sd->b_rows || !sd->p_start || !sd->p_rows)
+    if (!h || !part || !b_rows || !sd->p_start || !sd->p_rows)
         return SL_ENOMEM;
     unsigned long long used = 0;
     int32_t status = 0;
@@ -539,23 +676,27 @@ static int pass1_side(struct ooc *o, int s, void *stg_k[2], void *stg_v[2], void
     memset(sd->p_rows, 0, (size_t)o->parts * sizeof(int64_t));
     for (int64_t b = 0; b < sd->used; b++) {
         int p = part[b];
-        sd->b_rows[b] = b + 1 == h[p] ? h[o->parts + p] : o->bl;
+        b_rows[b] = b + 1 == h[p] ? h[o->parts + p] : o->bl;
         sd->p_start[p + 1]++;
-        sd->p_rows[p] += sd->b_rows[b];
+        sd->p_rows[p] += b_rows[b];
     }
     for (int p = 0; p < o->parts; p++)
         sd->p_start[p + 1] += sd->p_start[p];
-    sd->p_blocks = sl_task_alloc(t, (size_t)(sd->used + 1) * sizeof(int64_t));
+    sd->blk = sl_task_alloc(t, (size_t)(sd->used + 1) * sizeof *sd->blk);
     int64_t *at = sl_task_alloc(t, (size_t)o->parts * sizeof(int64_t));
-    if (!sd->p_blocks || !at)
+    if (!sd->blk || !at)
         return SL_ENOMEM;
     memcpy(at, sd->p_start, (size_t)o->parts * sizeof(int64_t));
-    for (int64_t b = 0; b < sd->used; b++)
-        sd->p_blocks[at[part[b]]++] = b;
+    for (int64_t b = 0; b < sd->used; b++) {
+        char *k = o->h_ptr[sd->b0 + b];
+        sd->blk[at[part[b]]++] = (struct blk){k, k + o->bl * o->kw, b_rows[b]};
+    }
+    sd->n_blk = sd->used;
     int64_t total = 0;
     for (int p = 0; p < o->parts; p++)
         total += sd->p_rows[p];
     sl_task_free(t, at);
+    sl_task_free(t, b_rows);
     sl_task_free(t, part);
     sl_task_free(t, h);
     sl_task_device_free(t, d_cur);
@@ -583,12 +724,156 @@ static int hstage_open(struct ooc *o, struct sl__upload_stage *hs)
     return sl__upload_stage_open(o->t, hs, pageable ? o->chunk * (o->kw + o->vw) : 0);
 }
 
+/* SPILL_DMA: streams side s through pass 1. Chunk c is uploaded into staging buffer
+ * c & 1 (h2d stream) and partitioned on the task stream into buffers of its own when it
+ * is cached, else into partitioned buffer i & 1 (i: chunks spilled so far), which the d2h
+ * stream then copies whole into pinned memory (DMA: the link's other direction, while the
+ * next chunks go up); the partition kernel of spilled chunk i + 2 waits for that copy.
+ * Each chunk's partition offsets go to o->h_offs. */
+static int pass1_dma_side(struct ooc *o, int s, void *stg_k[2], void *stg_v[2], void *pk[2],
+                          void *pv[2], int64_t *d_off, cudaEvent_t ev[8],
+                          const struct sl__upload_stage *hs, int64_t *cached, int64_t *spilled)
+{
+    sl_task_t *t = o->t;
+    struct bside *sd = &o->side[s];
+    cudaEvent_t *e_h2d = ev, *e_used = ev + 2, *e_part = ev + 4, *e_spill = ev + 6;
+    int64_t bi = 0, row = 0;
+    for (int64_t c = 0; c < sd->nc; c++) {
+        /* Staging slots by the chunk's number over both sides: no wait between them. */
+        int64_t gc = (s == o->build ? 0 : o->side[o->build].nc) + c, n = 0;
+        int slot = (int)(gc & 1);
+        struct chunk *ch = &o->ch[sd->c0 + c];
+        if (gc >= 2)
+            SL_TASK_CUDA_TRY(t, cudaStreamWaitEvent(o->h2d, e_used[slot], 0), "ordering staging");
+        int rc = upload_chunk(o, s, gc, &bi, &row, stg_k, stg_v, e_h2d, hs, &n);
+        if (rc < 0)
+            return rc;
+        if (n == 0 || (c + 1 < sd->nc && n != o->chunk))
+            return sl_task_fail(t, SL_EINTERNAL, "out-of-core join: input rows miscounted");
+        ch->n = n;
+        /* Cached when the running share of cached chunks falls behind n_cache / n_ch. */
+        ch->dev = *cached < o->n_cache &&
+                  (__int128)(gc + 1) * o->n_cache >= (__int128)(*cached + 1) * o->n_ch;
+        gc = sd->c0 + c; /* its place in o->ch and o->h_offs */
+        int ps = (int)(*spilled & 1);
+        char *dk, *dv; /* where the chunk is partitioned to */
+        if (ch->dev) {
+            dk = ch->k = sl_task_device_alloc(t, (size_t)(n * o->kw));
+            dv = ch->v = sl_task_device_alloc(t, (size_t)(n * o->vw));
+            if (!ch->k || !ch->v)
+                return SL_ENOMEM;
+            ++*cached;
+        } else {
+            if (*spilled >= 2)
+                SL_TASK_CUDA_TRY(t, cudaStreamWaitEvent(o->cs, e_spill[ps], 0),
+                                 "ordering the spill");
+            dk = pk[ps];
+            dv = pv[ps];
+        }
+        if ((rc = partition_chunk(o, slot, stg_k, stg_v, dk, dv, n, d_off, e_h2d, e_used)) < 0)
+            return rc;
+        size_t ob = ((size_t)o->parts + 1) * sizeof(int64_t);
+        SL_TASK_CUDA_TRY(t,
+                         cudaMemcpyAsync(o->h_offs + gc * (o->parts + 1), d_off, ob,
+                                         cudaMemcpyDeviceToHost, o->cs),
+                         "reading partition offsets");
+        if (ch->dev)
+            continue;
+        /* The spill: the partitioned chunk, whole, into pinned memory. */
+        char *h = sl__task_pinned_alloc(t, n * o->tw);
+        if (!h)
+            return SL_ENOMEM;
+        ch->k = h; /* (freed as pinned memory from here on) */
+        ch->v = h + n * o->kw;
+        SL_TASK_CUDA_TRY(t, cudaEventRecord(e_part[ps], o->cs), "cudaEventRecord");
+        SL_TASK_CUDA_TRY(t, cudaStreamWaitEvent(o->d2h, e_part[ps], 0), "ordering the spill");
+        int tr = gj_trace_begin(&o->tr, o->d2h);
+        SL_TASK_CUDA_TRY(t,
+                         cudaMemcpyAsync(h, dk, (size_t)(n * o->kw), cudaMemcpyDeviceToHost,
+                                         o->d2h),
+                         "spilling keys");
+        SL_TASK_CUDA_TRY(t,
+                         cudaMemcpyAsync(h + n * o->kw, dv, (size_t)(n * o->vw),
+                                         cudaMemcpyDeviceToHost, o->d2h),
+                         "spilling values");
+        gj_trace_end(&o->tr, tr, o->d2h, "ooc_spill", 2, 2, n * o->tw);
+        SL_TASK_CUDA_TRY(t, cudaEventRecord(e_spill[ps], o->d2h), "cudaEventRecord");
+        ++*spilled;
+    }
+    return SL_OK;
+}
+
+/* SPILL_DMA: side s's pieces by partition, from its chunks' offsets: partition p's rows
+ * of chunk c, in pieces of at most o->bl rows (a quarter of a job). */
+static int dma_lists(struct ooc *o, int s)
+{
+    sl_task_t *t = o->t;
+    struct bside *sd = &o->side[s];
+    const int64_t np = o->parts, L = o->bl;
+    sd->p_start = sl_task_alloc(t, (size_t)(np + 1) * sizeof(int64_t));
+    sd->p_rows = sl_task_alloc(t, (size_t)np * sizeof(int64_t));
+    if (!sd->p_start || !sd->p_rows)
+        return SL_ENOMEM;
+    memset(sd->p_start, 0, (size_t)(np + 1) * sizeof(int64_t));
+    memset(sd->p_rows, 0, (size_t)np * sizeof(int64_t));
+    int64_t total = 0;
+    for (int64_t c = sd->c0; c < sd->c0 + sd->nc; c++) {
+        const int64_t *off = o->h_offs + c * (np + 1);
+        if (off[0] != 0 || off[np] != o->ch[c].n)
+            return sl_task_fail(t, SL_EINTERNAL, "out-of-core join: bad partition offsets");
+        for (int64_t p = 0; p < np; p++) {
+            int64_t r = off[p + 1] - off[p];
+            sd->p_start[p + 1] += (r + L - 1) / L;
+            sd->p_rows[p] += r;
+            total += r;
+        }
+    }
+    if (total != sd->n)
+        return sl_task_fail(t, SL_EINTERNAL, "out-of-core join: pass 1 kept %lld of %lld rows",
+                            (long long)total, (long long)sd->n);
+    for (int64_t p = 0; p < np; p++)
+        sd->p_start[p + 1] += sd->p_start[p];
+    sd->n_blk = sd->p_start[np];
+    sd->blk = sl_task_alloc(t, (size_t)(sd->n_blk + 1) * sizeof *sd->blk);
+    int64_t *at = sl_task_alloc(t, (size_t)np * sizeof(int64_t));
+    if (!sd->blk || !at)
+        return SL_ENOMEM;
+    memcpy(at, sd->p_start, (size_t)np * sizeof(int64_t));
+    for (int64_t c = sd->c0; c < sd->c0 + sd->nc; c++) {
+        const int64_t *off = o->h_offs + c * (np + 1);
+        const struct chunk *ch = &o->ch[c];
+        for (int64_t p = 0; p < np; p++)
+            for (int64_t i = off[p]; i < off[p + 1]; i += L) {
+                int64_t r = off[p + 1] - i < L ? off[p + 1] - i : L;
+                sd->blk[at[p]++] = (struct blk){ch->k + i * o->kw, ch->v + i * o->vw, r};
+            }
+    }
+    sl_task_free(t, at);
+    return SL_OK;
+}
+
+/* 1 when an input column has a narrow copy (a pinned table's, narrow.c). */
+static int has_narrow(const struct ooc *o)
+{
+    for (int s = 0; s < 2; s++) {
+        const struct join_side *js = &o->st->side[s];
+        for (int64_t i = 0; i < js->n_batches; i++) {
+            const sl_batch_t *b = js->batches[i];
+            if ((b->cols[o->d->key[s][0]].data && b->cols[o->d->key[s][0]].data->narrow) ||
+                (b->cols[o->pcol[s]].data && b->cols[o->pcol[s]].data->narrow))
+                return 1;
+        }
+    }
+    return 0;
+}
+
 static int pass1(struct ooc *o)
 {
     sl_task_t *t = o->t;
-    void *stg_k[2], *stg_v[2], *pk, *pv;
+    const int dma = o->spill == SPILL_DMA;
+    void *stg_k[2], *stg_v[2], *pk[2] = {0}, *pv[2] = {0};
     int64_t *d_off;
-    cudaEvent_t ev[4] = {0};
+    cudaEvent_t ev[8] = {0};
     int rc = SL_OK;
     for (int i = 0; i < 2; i++) {
         stg_k[i] = sl_task_device_alloc(t, (size_t)(o->chunk * o->kw));
@@ -596,32 +881,59 @@ static int pass1(struct ooc *o)
         if (!stg_k[i] || !stg_v[i])
             return SL_ENOMEM;
     }
-    pk = sl_task_device_alloc(t, (size_t)(o->chunk * o->kw));
-    pv = sl_task_device_alloc(t, (size_t)(o->chunk * o->vw));
+    for (int i = 0; i < 1 + dma; i++) {
+        pk[i] = sl_task_device_alloc(t, (size_t)(o->chunk * o->kw));
+        pv[i] = sl_task_device_alloc(t, (size_t)(o->chunk * o->vw));
+        if (!pk[i] || !pv[i])
+            return SL_ENOMEM;
+    }
     d_off = sl_task_device_alloc(t, (size_t)(o->parts + 1) * sizeof(int64_t));
-    if (!pk || !pv || !d_off || (rc = temp_for(o, o->chunk, o->bits1)) < 0)
+    if (!d_off || (rc = temp_for(o, o->chunk, o->bits1)) < 0)
         return rc < 0 ? rc : SL_ENOMEM;
-    for (int i = 0; i < 4; i++)
+    if (dma && has_narrow(o) && !(o->d_narrow = sl_task_device_alloc(t, (size_t)o->chunk * 4)))
+        return SL_ENOMEM;
+    if (dma) {
+        o->ch = sl_task_alloc(t, (size_t)o->n_ch * sizeof *o->ch);
+        o->h_offs = sl__task_pinned_alloc(t, o->n_ch * (o->parts + 1) * 8);
+        if (!o->ch || !o->h_offs)
+            return SL_ENOMEM;
+        memset(o->ch, 0, (size_t)o->n_ch * sizeof *o->ch);
+    }
+    for (int i = 0; i < 8; i++)
         SL_TASK_CUDA_TRY(t, cudaEventCreateWithFlags(&ev[i], cudaEventDisableTiming),
                          "cudaEventCreate");
-    if ((rc = after_cs(o, o->h2d)) < 0)
+    if ((rc = after_cs(o, o->h2d)) < 0 || (rc = after_cs(o, o->d2h)) < 0)
         return rc;
     struct sl__upload_stage hs;
     rc = hstage_open(o, &hs);
-    for (int k = 0; k < 2 && rc >= 0; k++)
-        rc = pass1_side(o, k == 0 ? o->build : 1 - o->build, stg_k, stg_v, pk, pv, d_off, ev,
-                        ev + 2, &hs);
+    int64_t cached = 0, spilled = 0;
+    for (int k = 0; k < 2 && rc >= 0; k++) {
+        int s = k == 0 ? o->build : 1 - o->build;
+        rc = dma ? pass1_dma_side(o, s, stg_k, stg_v, pk, pv, d_off, ev, &hs, &cached, &spilled)
+                 : pass1_side(o, s, stg_k, stg_v, pk[0], pv[0], d_off, ev, ev + 2, &hs);
+    }
     cudaStreamSynchronize(o->h2d);
+    cudaStreamSynchronize(o->d2h);
+    if (dma && rc >= 0) {
+        int e = SL_TASK_CUDA_CALL(cudaStreamSynchronize(o->cs));
+        if (e != 0)
+            rc = SL_TASK_CUDA_FAIL(t, e, "pass 1");
+        for (int s = 0; s < 2 && rc >= 0; s++)
+            rc = dma_lists(o, s);
+        o->n_blocks = o->side[0].n_blk + o->side[1].n_blk;
+    }
     sl__upload_stage_close(t, &hs);
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < 8; i++)
         cudaEventDestroy(ev[i]);
     for (int i = 0; i < 2; i++) {
         sl_task_device_free(t, stg_k[i]);
         sl_task_device_free(t, stg_v[i]);
+        sl_task_device_free(t, pk[i]);
+        sl_task_device_free(t, pv[i]);
     }
-    sl_task_device_free(t, pk);
-    sl_task_device_free(t, pv);
     sl_task_device_free(t, d_off);
+    sl_task_device_free(t, o->d_narrow);
+    o->d_narrow = NULL;
     sl_task_device_free(t, o->ptemp);
     o->ptemp = NULL;
     o->ptemp_cap = 0;
@@ -663,33 +975,70 @@ static int gset_reserve_out(struct ooc *o, struct gset *g, int64_t rows)
     return SL_OK;
 }
 
-/* Copies the blocks at list indices [i0, i1) of side sd to (k, v) from row `at`; with
- * zero_copy, lists them for the read-back kernel instead. */
+static int blk_by_key(const void *a, const void *b)
+{
+    uintptr_t x = (uintptr_t)((const struct blk *)a)->k, y = (uintptr_t)((const struct blk *)b)->k;
+    return x < y ? -1 : x > y;
+}
+
+static int cp_add(struct ooc *o, void *dst, const void *src, size_t bytes)
+{
+    if (o->n_cp == o->cap_cp) {
+        size_t cap = o->cap_cp ? 2 * o->cap_cp : 256;
+        void **d = realloc(o->cp_dst, cap * sizeof *d), **s = d ? realloc(o->cp_src, cap * sizeof *s) : NULL;
+        if (d)
+            o->cp_dst = d;
+        if (s)
+            o->cp_src = s;
+        size_t *z = s ? realloc(o->cp_size, cap * sizeof *z) : NULL;
+        if (!z)
+            return sl_task_fail(o->t, SL_ENOMEM, "out of memory");
+        o->cp_size = z;
+        o->cap_cp = cap;
+    }
+    o->cp_dst[o->n_cp] = dst;
+    o->cp_src[o->n_cp] = (void *)src;
+    o->cp_size[o->n_cp++] = bytes;
+    return SL_OK;
+}
+
+/* Lists the copies that bring the pieces at list indices [i0, i1) of side sd to (k, v)
+ * from row `at` (o->cp_*, made by submit in one batch); with zero_copy, lists them for
+ * the read-back kernel instead. The pieces go in address order, and pieces adjacent in
+ * memory (a chunk's consecutive partitions, or consecutive blocks) in one copy: a job's
+ * rows need not keep the partition order, pass 2 partitions them again. */
 static int gather(struct ooc *o, struct gset *g, const struct bside *sd, int64_t i0, int64_t i1,
                   void *k, void *v, int64_t at)
 {
-    for (int64_t i = i0; i < i1; i++) {
-        int64_t b = sd->p_blocks[i], r = sd->b_rows[b];
-        const char *src = o->h_ptr[sd->b0 + b];
-        if (o->zero_copy) {
+    if (o->zero_copy) {
+        for (int64_t i = i0; i < i1; i++) {
             int64_t m = g->n_list++;
-            g->h_list[m] = (int64_t)(uintptr_t)src;
-            g->h_list[o->n_blocks + m] = r;
+            g->h_list[m] = (int64_t)(uintptr_t)sd->blk[i].k;
+            g->h_list[o->n_blocks + m] = sd->blk[i].rows;
             g->h_list[2 * o->n_blocks + m] = at;
-            at += r;
+            at += sd->blk[i].rows;
+        }
+        return SL_OK;
+    }
+    if (i1 <= i0)
+        return SL_OK;
+    struct blk *b = o->tmp;
+    memcpy(b, sd->blk + i0, (size_t)(i1 - i0) * sizeof *b);
+    qsort(b, (size_t)(i1 - i0), sizeof *b, blk_by_key);
+    struct blk cur = b[0];
+    int rc = SL_OK;
+    for (int64_t i = 1; i <= i1 - i0 && rc >= 0; i++) {
+        if (i < i1 - i0 && b[i].k == cur.k + cur.rows * o->kw && b[i].v == cur.v + cur.rows * o->vw) {
+            cur.rows += b[i].rows;
             continue;
         }
-        SL_TASK_CUDA_TRY(o->t,
-                         cudaMemcpyAsync((char *)k + at * o->kw, src, (size_t)(r * o->kw),
-                                         cudaMemcpyDefault, o->h2d),
-                         "reading back keys");
-        SL_TASK_CUDA_TRY(o->t,
-                         cudaMemcpyAsync((char *)v + at * o->vw, src + o->bl * o->kw,
-                                         (size_t)(r * o->vw), cudaMemcpyDefault, o->h2d),
-                         "reading back values");
-        at += r;
+        if ((rc = cp_add(o, (char *)k + at * o->kw, cur.k, (size_t)(cur.rows * o->kw))) >= 0)
+            rc = cp_add(o, (char *)v + at * o->vw, cur.v, (size_t)(cur.rows * o->vw));
+        at += cur.rows;
+        if (i < i1 - i0)
+            cur = b[i];
     }
-    return SL_OK;
+    return rc;
 }
 
 static cudaError_t materialize(const struct ooc *o, struct gset *g, size_t *tb)
@@ -730,15 +1079,23 @@ static int submit(struct ooc *o, struct gset *g, const struct job *j)
     g->ns = j->ns;
     g->job = *j;
     SL_TASK_CUDA_TRY(t, cudaStreamWaitEvent(o->cs, g->e_d2h, 0), "ordering the result buffers");
+    /* The read-back waits for the task stream only when the set's input buffers were just
+     * allocated (ordered there): waiting every time held job j's copies until job j - 1's
+     * kernels were done, so the link and the kernels took turns. */
+    int64_t cap_in = g->cap_in;
     if ((rc = gset_reserve_in(o, g, j->nr + j->ns)) < 0 ||
-        (rc = gset_reserve_out(o, g, j->ns > 0 ? j->ns : 1)) < 0 || (rc = after_cs(o, o->h2d)) < 0)
+        (rc = gset_reserve_out(o, g, j->ns > 0 ? j->ns : 1)) < 0 ||
+        (g->cap_in != cap_in && (rc = after_cs(o, o->h2d)) < 0))
         return rc;
     /* The set's previous job has finished on the compute stream (finish synchronized);
      * its result download may still read the output buffers (run_materialize waits). */
     int tr = gj_trace_begin(&o->tr, o->h2d);
     g->n_list = 0;
+    o->n_cp = 0;
     if ((rc = gather(o, g, r, r->p_start[j->p0], r->p_start[j->p1], g->k, g->v, 0)) < 0 ||
-        (rc = gather(o, g, s, j->s0, j->s1, g->k, g->v, j->nr)) < 0)
+        (rc = gather(o, g, s, j->s0, j->s1, g->k, g->v, j->nr)) < 0 ||
+        (rc = sl__ooc_copy_batch(t, o->cp_dst, o->cp_src, o->cp_size, o->n_cp, 1, o->h2d,
+                                 "reading back")) < 0)
         return rc;
     if (o->zero_copy && g->n_list > 0) {
         int64_t m = g->n_list, nb = o->n_blocks;
@@ -971,14 +1328,13 @@ static int host_rows(struct ooc *o, const struct bside *sd, int64_t i0, int64_t 
         return SL_ENOMEM;
     int64_t at = 0;
     for (int64_t i = i0; i < i1; i++) {
-        int64_t b = sd->p_blocks[i], r = sd->b_rows[b];
-        const char *src = o->h_ptr[sd->b0 + b];
+        const struct blk *b = &sd->blk[i];
+        int64_t r = b->rows;
         SL_TASK_CUDA_TRY(o->t,
-                         cudaMemcpy(*k + at * o->kw, src, (size_t)(r * o->kw), cudaMemcpyDefault),
+                         cudaMemcpy(*k + at * o->kw, b->k, (size_t)(r * o->kw), cudaMemcpyDefault),
                          "reading a pair back");
         SL_TASK_CUDA_TRY(o->t,
-                         cudaMemcpy(*v + at * o->vw, src + o->bl * o->kw, (size_t)(r * o->vw),
-                                    cudaMemcpyDefault),
+                         cudaMemcpy(*v + at * o->vw, b->v, (size_t)(r * o->vw), cudaMemcpyDefault),
                          "reading a pair back");
         at += r;
     }
@@ -1082,6 +1438,9 @@ static int pass2(struct ooc *o)
     if (!(o->jtemp = sl_task_device_alloc(t, need + 4096)))
         return SL_ENOMEM;
     o->jtemp_cap = need + 4096;
+    int64_t most = r->n_blk > s->n_blk ? r->n_blk : s->n_blk;
+    if (!(o->tmp = sl_task_alloc(t, (size_t)(most + 1) * sizeof *o->tmp)))
+        return SL_ENOMEM;
     unsigned long long *h_counts = sl__task_pinned_alloc(t, 2 * sizeof *h_counts);
     if (!h_counts)
         return SL_ENOMEM;
@@ -1140,8 +1499,8 @@ static int pass2(struct ooc *o)
         do {
             j.s0 = i;
             j.ns = 0;
-            while (i < hi && (i == j.s0 || j.nr + j.ns + s->b_rows[s->p_blocks[i]] <= o->cap2))
-                j.ns += s->b_rows[s->p_blocks[i++]];
+            while (i < hi && (i == j.s0 || j.nr + j.ns + s->blk[i].rows <= o->cap2))
+                j.ns += s->blk[i++].rows;
             j.s1 = i;
             if (j.nr == 0 || j.ns == 0)
                 continue; /* nothing can match */
@@ -1179,6 +1538,12 @@ static int pass2(struct ooc *o)
             sl__task_pinned_free(t, g->h_list, 3 * o->n_blocks * 8);
     }
     sl__task_pinned_free(t, h_counts, 2 * sizeof *h_counts);
+    sl_task_free(t, o->tmp);
+    free(o->cp_dst);
+    free(o->cp_src);
+    free(o->cp_size);
+    o->cp_dst = o->cp_src = NULL;
+    o->cp_size = NULL;
     sl_task_device_free(t, o->jtemp);
     sl_task_device_free(t, o->ptemp);
     return rc;
@@ -1224,7 +1589,8 @@ static int run(struct ooc *o)
 {
     sl_task_t *t = o->t;
     int rc;
-    if ((rc = plan(o)) < 0 || (rc = make_blocks(o)) < 0 || (rc = pass1(o)) < 0)
+    if ((rc = plan(o)) < 0 || (o->spill == SPILL_BLOCKS && (rc = make_blocks(o)) < 0) ||
+        (rc = pass1(o)) < 0)
         return rc;
     if (o->d->aggregate) {
         if (!(o->d_acc = sl_task_device_alloc(t, (size_t)(2 * o->d->n_out) * 8)))
@@ -1263,12 +1629,15 @@ int join_ooc_finalize(sl_task_t *t)
     }
     o->build = st->side[0].n_rows < st->side[1].n_rows ? 0 : 1;
     memset(&st->total, 0, sizeof st->total);
+    sl_task_profile_value(t, "ooc_join", 1); /* which path ran (tests, explain) */
     if (o->side[0].n == 0 || o->side[1].n == 0)
         return SL_OK;
     o->cs = sl_task_stream(t);
-    int64_t readback = 0; /* an experiment's switch (OUT_OF_CORE.md): 1 = kernel */
+    int64_t readback = 0, spill = SPILL_DMA; /* experiments' switches (OUT_OF_CORE.md) */
+    sl_task_option_int(t, "debug_ooc_spill", &spill);
+    o->spill = spill == SPILL_BLOCKS ? SPILL_BLOCKS : SPILL_DMA;
     sl_task_option_int(t, "debug_ooc_readback", &readback);
-    o->zero_copy = readback == 1;
+    o->zero_copy = readback == 1 && o->spill == SPILL_BLOCKS; /* the kernel reads blocks */
     if (gj_trace_open(t, &o->tr) < 0)
         return SL_ENOMEM;
     void *side[2]; /* the copy streams, from the runtime */
@@ -1287,6 +1656,14 @@ int join_ooc_finalize(sl_task_t *t)
     cudaStreamSynchronize(o->cs);
     cudaStreamSynchronize(o->h2d);
     cudaStreamSynchronize(o->d2h);
+    if (rc >= 0) {
+        sl_task_profile_value(t, "ooc_spill", o->spill);
+        sl_task_profile_value(t, "ooc_parts", o->parts);
+        sl_task_profile_value(t, "ooc_chunk_rows", o->chunk);
+        sl_task_profile_value(t, "ooc_cached", o->n_cache); /* chunks or blocks */
+        sl_task_profile_value(t, "ooc_jobs", o->jobs);
+        sl_task_profile_value(t, "ooc_upload_bytes", o->up_bytes);
+    }
     if (rc >= 0 && d->aggregate) {
         st->total = o->host_acc;
         rc = join_gpu_sums_total(t, st, o->d_acc, o->gpu_count, o->cs);

@@ -8,7 +8,10 @@
  *   each with the whole budget; then, where the budgets hold it, the side's runs are
  *   merged into one on the GPU (sl__ooc_runs_merge_all: buckets re-sorted, as the sort's
  *   GPU merge), so that a range of it is already in order.
- *   Then it spawns one task per key range on the CPU workers: task i takes the keys in
+ *   Where both sides are then one run each, the finalize merge-joins key ranges of
+ *   them on the GPU itself (below, "the merge-join of the ranges on the GPU"), results
+ *   into pinned result memory. Otherwise (or with debug_smj_cpu_join)
+ *   it spawns one task per key range on the CPU workers: task i takes the keys in
  *   [v_i, v_i+1) where v_i is the key at rank i * n / P of the larger side's merged
  *   order, so both sides split at the same key values and every key lands in one task.
  *   It puts that range of each side in order (one run: its slice as it is; several:
@@ -29,6 +32,8 @@
 
 #include "join_cuda_int.h"
 #include "common/ooc_runs.h"
+#include "sluice_k/columns.h"
+#include "sluice_k/join_smj.h"
 
 #define MAX_RANGES 4096
 #define RANGE_ROWS ((int64_t)1 << 18)   /* rows of the larger side per range task */
@@ -117,6 +122,408 @@ int join_smj_ooc_can_run(const sl_task_t *tc)
     return sl__ooc_runs_can(t, &m.in[0]) && sl__ooc_runs_can(t, &m.in[1]);
 }
 
+/* ---------------- the merge-join of the ranges on the GPU ---------------- */
+
+static int join_codes(sl_task_t *t, const struct join_state *st, uint64_t lo, uint64_t hi,
+                      int first, int last, struct range_out *keep);
+
+/* Where both sides' runs were merged into one on the GPU, the finalize joins key ranges
+ * of GPU_RANGE_ROWS rows of the larger side on the GPU: range i's slices of both sides go
+ * up (h2d stream) into buffer set i & 1 while range i - 1 is joined, sl_k_smj_count gives
+ * its result rows (the host waits for that count), sl_k_smj_write the matching positions
+ * (left = S, right = R), a gather per output column, and the columns go down (d2h stream)
+ * into a batch in pinned result memory while the next ranges run. Ranges are cut at
+ * the larger side's key codes and at the code of key 0, so that no range holds keys of
+ * both signs (the kernels compare keys as unsigned). A range whose slices or result would
+ * not fit the budget is joined on this thread as the range tasks do. Option
+ * debug_smj_cpu_join keeps the range tasks on the CPU (A/B runs). */
+#define GPU_RANGE_ROWS ((int64_t)1 << 20)
+
+struct gr_set {
+    void *in[2][SL__OOC_MAX_COLS];
+    int64_t cap_in[2], n[2];
+    void *temp;
+    size_t temp_cap, temp_need;
+    uint32_t *pos[2];                   /* S (left) and R (right) positions */
+    void *out[2 * JOIN_MAX_COLS];
+    int64_t cap_out, range;
+    unsigned long long *d_count, *h_count;
+    cudaEvent_t e_up, e_cnt, e_done, e_d2h;
+    int busy;
+};
+
+struct gr {
+    sl_task_t *t;
+    struct join_state *st;
+    struct smj *m;
+    cudaStream_t cs, h2d, d2h;
+    struct gr_set g[2];
+    uint64_t *codes;                    /* range i: codes [codes[i], codes[i + 1]) */
+    int64_t n_ranges, gpu_ranges, cpu_ranges, pageable; /* pageable: results not pinned */
+    void **cp_dst, **cp_src;
+    size_t *cp_size;
+    unsigned long long *h_counts;       /* pinned: each set's count */
+};
+
+static int gr_grow(sl_task_t *t, void **p, int64_t bytes, int *grew)
+{
+    sl_task_device_free(t, *p);
+    *grew = 1;
+    return (*p = sl_task_device_alloc(t, (size_t)(bytes > 0 ? bytes : 1))) ? SL_OK : SL_ENOMEM;
+}
+
+/* Rows of side s below code v (the one run). */
+static int64_t gr_below(const struct gr *r, int s, int64_t i, int end)
+{
+    const struct sl__ooc_runs *runs = &r->m->side[s]->runs;
+    if (i == 0 && !end)
+        return 0;
+    if (i == r->n_ranges)
+        return runs->rows[0];
+    int64_t at = 0;
+    sl__ooc_split_below(runs, r->codes[i], &at);
+    return at;
+}
+
+/* Device bytes range i needs beyond what set g holds. */
+static int64_t gr_need(const struct gr *r, const struct gr_set *g, const int64_t n[2],
+                       int64_t rows_out)
+{
+    int64_t need = 0, ow = 8;
+    for (int s = 0; s < 2; s++) {
+        const struct sl__ooc_runs *runs = &r->m->side[s]->runs;
+        if (n[s] > g->cap_in[s])
+            for (int c = 0; c < runs->n_cols; c++)
+                need += n[s] * runs->width[c];
+    }
+    for (int c = 0; c < r->st->d->n_out; c++)
+        ow += sl_type_width(r->st->d->out[c].type);
+    if (rows_out > g->cap_out)
+        need += rows_out * ow;
+    return need;
+}
+
+/* Range i into set g: its slices up, its count (enqueued; the host reads it in gr_end). */
+static int gr_begin(struct gr *r, struct gr_set *g, int64_t i)
+{
+    sl_task_t *t = r->t;
+    struct smj *m = r->m;
+    int64_t n[2], from[2];
+    for (int s = 0; s < 2; s++) {
+        from[s] = gr_below(r, s, i, 0);
+        n[s] = gr_below(r, s, i + 1, 1) - from[s];
+    }
+    g->range = i;
+    g->busy = 0;
+    if (n[0] == 0 || n[1] == 0)
+        return SL_OK; /* no matches */
+    int grew = 0, rc;
+    size_t need = 0;
+    SL_TASK_CUDA_TRY(t,
+                     m->side[0]->runs.width[0] == 8
+                         ? sl_k_smj_count_k64(NULL, &need, NULL, n[1], NULL, n[0],
+                                              SL_K_JOIN_INNER, NULL, r->cs)
+                         : sl_k_smj_count_k32(NULL, &need, NULL, n[1], NULL, n[0],
+                                              SL_K_JOIN_INNER, NULL, r->cs),
+                     "merge-join temp size");
+    if (gr_need(r, g, n, 0) + (need > g->temp_cap ? (int64_t)need : 0) + ((int64_t)4 << 20) >
+        sl_task_device_budget(t)) {
+        g->range = -1 - i; /* too large for what is left: gr_end joins it on the host */
+        return SL_OK;
+    }
+    for (int s = 0; s < 2; s++) {
+        const struct sl__ooc_runs *runs = &m->side[s]->runs;
+        for (int c = 0; c < runs->n_cols && n[s] > g->cap_in[s]; c++)
+            if ((rc = gr_grow(t, &g->in[s][c], n[s] * runs->width[c], &grew)) < 0)
+                return rc;
+        if (n[s] > g->cap_in[s])
+            g->cap_in[s] = n[s];
+    }
+    if (need > g->temp_cap) {
+        if ((rc = gr_grow(t, &g->temp, (int64_t)need, &grew)) < 0)
+            return rc;
+        g->temp_cap = need;
+    }
+    g->temp_need = need;
+    if (grew) { /* memory from the task stream's allocator: the copies wait for it */
+        cudaEvent_t e = g->e_done;
+        SL_TASK_CUDA_TRY(t, cudaEventRecord(e, r->cs), "cudaEventRecord");
+        SL_TASK_CUDA_TRY(t, cudaStreamWaitEvent(r->h2d, e, 0), "ordering streams");
+    }
+    size_t k = 0;
+    for (int s = 0; s < 2; s++) {
+        const struct sl__ooc_runs *runs = &m->side[s]->runs;
+        for (int c = 0; c < runs->n_cols; c++, k++) {
+            r->cp_dst[k] = g->in[s][c];
+            r->cp_src[k] = (char *)runs->cols[c] + from[s] * runs->width[c];
+            r->cp_size[k] = (size_t)(n[s] * runs->width[c]);
+        }
+    }
+    if ((rc = sl__ooc_copy_batch(t, r->cp_dst, r->cp_src, r->cp_size, k, 1, r->h2d,
+                                 "uploading a range")) < 0)
+        return rc;
+    SL_TASK_CUDA_TRY(t, cudaEventRecord(g->e_up, r->h2d), "cudaEventRecord");
+    SL_TASK_CUDA_TRY(t, cudaStreamWaitEvent(r->cs, g->e_up, 0), "ordering the upload");
+    size_t tb = g->temp_need;
+    SL_TASK_CUDA_TRY(t,
+                     m->side[0]->runs.width[0] == 8
+                         ? sl_k_smj_count_k64(g->temp, &tb, g->in[1][0], n[1], g->in[0][0], n[0],
+                                              SL_K_JOIN_INNER, g->d_count, r->cs)
+                         : sl_k_smj_count_k32(g->temp, &tb, g->in[1][0], n[1], g->in[0][0], n[0],
+                                              SL_K_JOIN_INNER, g->d_count, r->cs),
+                     "merge-join count");
+    SL_TASK_CUDA_TRY(t,
+                     cudaMemcpyAsync(g->h_count, g->d_count, sizeof *g->h_count,
+                                     cudaMemcpyDeviceToHost, r->cs),
+                     "reading the count");
+    SL_TASK_CUDA_TRY(t, cudaEventRecord(g->e_cnt, r->cs), "cudaEventRecord");
+    g->n[0] = n[0];
+    g->n[1] = n[1];
+    g->busy = 1;
+    return SL_OK;
+}
+
+/* Range g->range: waits for its count, writes and gathers its result, starts its
+ * download into a result batch (kept for the source). */
+static int gr_end(struct gr *r, struct gr_set *g)
+{
+    sl_task_t *t = r->t;
+    struct smj *m = r->m;
+    const struct join_data *d = r->st->d;
+    if (g->range < 0) { /* too large for the GPU: on this thread */
+        int64_t i = -1 - g->range;
+        r->cpu_ranges++;
+        return join_codes(t, r->st, r->codes[i], r->codes[i + 1], i == 0,
+                          i + 1 == r->n_ranges, &m->out[i]);
+    }
+    if (!g->busy)
+        return SL_OK;
+    g->busy = 0;
+    SL_TASK_CUDA_TRY(t, cudaEventSynchronize(g->e_cnt), "merge-join count");
+    int64_t n = (int64_t)g->h_count[0];
+    if (n == 0)
+        return SL_OK;
+    int64_t none[2] = {0, 0};
+    if (gr_need(r, g, none, n) + ((int64_t)4 << 20) > sl_task_device_budget(t)) {
+        int64_t i = g->range;
+        r->cpu_ranges++;
+        return join_codes(t, r->st, r->codes[i], r->codes[i + 1], i == 0,
+                          i + 1 == r->n_ranges, &m->out[i]);
+    }
+    int rc = SL_OK, grew = 0;
+    if (n > g->cap_out) {
+        for (int s = 0; s < 2 && rc >= 0; s++)
+            if ((rc = gr_grow(t, (void **)&g->pos[s], n * 4, &grew)) < 0)
+                return rc;
+        for (int c = 0; c < d->n_out; c++)
+            if ((rc = gr_grow(t, &g->out[c], n * (int64_t)sl_type_width(d->out[c].type), &grew)) <
+                0)
+                return rc;
+        g->cap_out = n;
+    }
+    int pinned = 0;
+    sl_batch_t *b = sl__task_new_result_batch(t, sl_op_output_schema(sl_task_op(t)), n, &pinned);
+    if (!b)
+        return SL_ENOMEM;
+    r->pageable += !pinned;
+    struct range_out *keep = &m->out[g->range];
+    if (keep->n == keep->cap) {
+        sl_batch_t **nb = realloc(keep->b, (size_t)(keep->cap + 1) * sizeof *nb);
+        if (!nb) {
+            sl_batch_unref(b);
+            return sl_task_fail(t, SL_ENOMEM, "out of memory");
+        }
+        keep->b = nb;
+        keep->cap++;
+    }
+    keep->b[keep->n++] = b; /* complete once the d2h stream is (the finalize waits) */
+    sl_k_join_out_t out;
+    memset(&out, 0, sizeof out);
+    out.s_pos = g->pos[0];
+    out.r_pos = g->pos[1];
+    out.capacity = n;
+    int k8 = m->side[0]->runs.width[0] == 8;
+    SL_TASK_CUDA_TRY(t,
+                     k8 ? sl_k_smj_write_k64(g->temp, g->temp_need, g->in[1][0], NULL, g->n[1],
+                                             g->in[0][0], NULL, g->n[0], 0, SL_K_JOIN_INNER,
+                                             &out, r->cs)
+                        : sl_k_smj_write_k32(g->temp, g->temp_need, g->in[1][0], NULL, g->n[1],
+                                             g->in[0][0], NULL, g->n[0], 0, SL_K_JOIN_INNER,
+                                             &out, r->cs),
+                     "merge-join write");
+    for (int c = 0; c < d->n_out; c++) {
+        int s = d->out[c].side, w = (int)sl_type_width(d->out[c].type);
+        SL_TASK_CUDA_TRY(t,
+                         sl_k_gather_width(g->in[s][m->out_rc[c]], g->pos[s], g->out[c], w, n,
+                                           r->cs),
+                         "gathering the result");
+    }
+    SL_TASK_CUDA_TRY(t, cudaEventRecord(g->e_done, r->cs), "cudaEventRecord");
+    SL_TASK_CUDA_TRY(t, cudaStreamWaitEvent(r->d2h, g->e_done, 0), "ordering the download");
+    for (int c = 0; c < d->n_out; c++)
+        SL_TASK_CUDA_TRY(t,
+                         cudaMemcpyAsync(sl__col_values(b, c), g->out[c],
+                                         (size_t)(n * (int64_t)sl_type_width(d->out[c].type)),
+                                         cudaMemcpyDeviceToHost, r->d2h),
+                         "downloading the result");
+    SL_TASK_CUDA_TRY(t, cudaEventRecord(g->e_d2h, r->d2h), "cudaEventRecord");
+    r->gpu_ranges++;
+    return SL_OK;
+}
+
+/* The ranges' codes: the larger side's codes at ranks i * n / P, and the code of key 0;
+ * equal codes dropped. A range has at most GPU_RANGE_ROWS rows of the larger side, fewer
+ * (a power of two, at least 2^12) where two sets of ranges would pass half the budget
+ * left: a row of each side, its count's scratch (12 bytes), positions and output (at the
+ * PK-FK bound: as many result rows as rows of the larger side). */
+static int gr_codes(struct gr *r)
+{
+    struct smj *m = r->m;
+    const struct sl__ooc_runs *big = &m->side[m->big]->runs;
+    int64_t per = 12 + 8;
+    for (int s = 0; s < 2; s++)
+        for (int c = 0; c < m->side[s]->runs.n_cols; c++)
+            per += m->side[s]->runs.width[c];
+    for (int c = 0; c < r->st->d->n_out; c++)
+        per += sl_type_width(r->st->d->out[c].type);
+    int64_t rows = GPU_RANGE_ROWS;
+    while (rows > 4096 && 4 * rows * per > sl_task_device_budget(r->t))
+        rows /= 2;
+    int64_t nb = m->n[m->big], P = (nb + rows - 1) / rows;
+    P = P < 1 ? 1 : P > MAX_RANGES ? MAX_RANGES : P;
+    if (!(r->codes = malloc((size_t)(P + 2) * sizeof *r->codes)))
+        return sl_task_fail(r->t, SL_ENOMEM, "out of memory");
+    uint64_t zero = big->width[big->key_col] == 4 ? 0x80000000ull : 0x8000000000000000ull;
+    int64_t k = 0;
+    r->codes[k++] = 0;
+    for (int64_t i = 1; i <= P; i++) {
+        uint64_t c = i < P ? sl__ooc_code_at_rank(big, i * nb / P) : UINT64_MAX;
+        if (r->codes[k - 1] < zero && zero < c)
+            r->codes[k++] = zero;
+        if (i < P && c > r->codes[k - 1])
+            r->codes[k++] = c;
+    }
+    r->n_ranges = k; /* range i: [codes[i], codes[i + 1]), the last one to the end */
+    r->codes[k] = 0;
+    return SL_OK;
+}
+
+static int gr_run(struct gr *r)
+{
+    sl_task_t *t = r->t;
+    int rc = gr_codes(r);
+    if (rc < 0)
+        return rc;
+    struct smj *m = r->m;
+    free(m->out);
+    m->n_ranges = 0;
+    if (!(m->out = calloc((size_t)r->n_ranges, sizeof *m->out)))
+        return sl_task_fail(t, SL_ENOMEM, "out of memory");
+    m->n_ranges = r->n_ranges;
+    size_t cols = 2 * SL__OOC_MAX_COLS;
+    r->cp_dst = malloc(cols * sizeof *r->cp_dst);
+    r->cp_src = malloc(cols * sizeof *r->cp_src);
+    r->cp_size = malloc(cols * sizeof *r->cp_size);
+    unsigned long long *h = r->h_counts = sl__task_pinned_alloc(t, 2 * sizeof *h);
+    if (!r->cp_dst || !r->cp_src || !r->cp_size || !h)
+        return h ? sl_task_fail(t, SL_ENOMEM, "out of memory") : SL_ENOMEM;
+    for (int i = 0; i < 2; i++) {
+        struct gr_set *g = &r->g[i];
+        g->h_count = h + i;
+        if (!(g->d_count = sl_task_device_alloc(t, 2 * sizeof *g->d_count)))
+            return SL_ENOMEM;
+        cudaEvent_t *ev[4] = {&g->e_up, &g->e_cnt, &g->e_done, &g->e_d2h};
+        for (int e = 0; e < 4; e++)
+            SL_TASK_CUDA_TRY(t, cudaEventCreateWithFlags(ev[e], cudaEventDisableTiming),
+                             "cudaEventCreate");
+        SL_TASK_CUDA_TRY(t, cudaEventRecord(g->e_d2h, r->d2h), "cudaEventRecord");
+    }
+    /* Range i goes up while range i - 1 is joined; a set is reused once its download is
+     * done (its output buffers), which range i - 2's was. */
+    for (int64_t i = 0; i <= r->n_ranges && rc >= 0; i++) {
+        if (i < r->n_ranges) {
+            struct gr_set *g = &r->g[i & 1];
+            int e = SL_TASK_CUDA_CALL(cudaEventSynchronize(g->e_d2h));
+            rc = e ? SL_TASK_CUDA_FAIL(t, e, "downloading a range") : gr_begin(r, g, i);
+        }
+        if (rc >= 0 && i > 0)
+            rc = gr_end(r, &r->g[(i - 1) & 1]);
+    }
+    return rc;
+}
+
+/* After the streams were synchronized. */
+static void gr_free(struct gr *r)
+{
+    if (r->h_counts)
+        sl__task_pinned_free(r->t, r->h_counts, 2 * sizeof *r->h_counts);
+    for (int i = 0; i < 2; i++) {
+        struct gr_set *g = &r->g[i];
+        for (int s = 0; s < 2; s++) {
+            for (int c = 0; c < SL__OOC_MAX_COLS; c++)
+                sl_task_device_free(r->t, g->in[s][c]);
+            sl_task_device_free(r->t, g->pos[s]);
+        }
+        for (int c = 0; c < 2 * JOIN_MAX_COLS; c++)
+            sl_task_device_free(r->t, g->out[c]);
+        sl_task_device_free(r->t, g->temp);
+        sl_task_device_free(r->t, g->d_count);
+        cudaEvent_t ev[4] = {g->e_up, g->e_cnt, g->e_done, g->e_d2h};
+        for (int e = 0; e < 4; e++)
+            if (ev[e])
+                cudaEventDestroy(ev[e]);
+    }
+    free(r->codes);
+    free(r->cp_dst);
+    free(r->cp_src);
+    free(r->cp_size);
+}
+
+/* 1 when the GPU joins the ranges: both sides one run (merged on the GPU) keyed by their
+ * first column ascending, keys of one width, fewer than 2^31 rows a side (the kernels'
+ * 32-bit positions), and option debug_smj_cpu_join off. */
+static int gr_can(sl_task_t *t, const struct smj *m)
+{
+    int64_t cpu = 0;
+    sl_task_option_int(t, "debug_smj_cpu_join", &cpu);
+    const struct sl__ooc_runs *a = &m->side[0]->runs, *b = &m->side[1]->runs;
+    return !cpu && a->n_runs == 1 && b->n_runs == 1 && a->key_col == 0 && b->key_col == 0 &&
+           !a->desc && !b->desc && a->width[0] == b->width[0] && m->n[0] < ((int64_t)1 << 31) &&
+           m->n[1] < ((int64_t)1 << 31);
+}
+
+static int gpu_join_ranges(sl_task_t *t, struct join_state *st)
+{
+    struct gr r;
+    memset(&r, 0, sizeof r);
+    r.t = t;
+    r.st = st;
+    r.m = st->smj;
+    r.cs = sl_task_stream(t);
+    void *side[2];
+    int rc = sl__task_streams_get(t, 2, side);
+    if (rc < 0)
+        return rc;
+    r.h2d = side[0];
+    r.d2h = side[1];
+    double t0 = join_now_ms();
+    rc = gr_run(&r);
+    cudaStreamSynchronize(r.h2d);
+    cudaStreamSynchronize(r.cs);
+    cudaStreamSynchronize(r.d2h);
+    gr_free(&r);
+    sl__task_streams_put(t, 2, side);
+    sl_task_phase_time(t, "ooc_gpu_merge_join", join_now_ms() - t0);
+    sl_task_profile_value(t, "smj_gpu_ranges", r.gpu_ranges);
+    sl_task_profile_value(t, "smj_cpu_ranges", r.cpu_ranges);
+    sl_task_profile_value(t, "smj_pageable_ranges", r.pageable);
+    for (int s = 0; s < 2 && rc >= 0; s++) { /* the pinned runs go back to the pool now */
+        sl__ooc_sorted_free(r.m->side[s]);
+        r.m->side[s] = NULL;
+    }
+    return rc;
+}
+
 int join_smj_ooc_finalize(sl_task_t *t)
 {
     struct join_state *st = sl_task_gstate(t);
@@ -155,6 +562,8 @@ int join_smj_ooc_finalize(sl_task_t *t)
         return sl_task_fail(t, SL_ENOMEM, "out of memory");
     m->n_ranges = r;
     sl_task_phase_time(t, "ooc_gpu_runs", ms);
+    if (gr_can(t, m))
+        return gpu_join_ranges(t, st);
     m->t0 = join_now_ms();
     return sl_task_spawn(t, &range_phase, m->n_ranges, st, &done_phase);
 }
@@ -327,24 +736,18 @@ static int merge_join(struct out *o, int64_t *count, int write)
     return SL_OK;
 }
 
-/* Range task i (spawned by finalize, on a CPU worker). */
-static int join_range(sl_task_t *t)
+/* Joins the rows of key codes [lo, hi) (first: from the start; last: to the end) on this
+ * thread into batches kept in *keep. */
+static int join_codes(sl_task_t *t, const struct join_state *st, uint64_t lo, uint64_t hi,
+                      int first, int last, struct range_out *keep)
 {
-    const struct join_state *st = sl_task_arg(t);
     struct smj *m = st->smj;
-    int64_t i = sl_task_index(t), P = m->n_ranges, nb = m->n[m->big];
-    const struct sl__ooc_runs *big = &m->side[m->big]->runs;
-    int first = i == 0, last = i == P - 1;
-    uint64_t lo = first ? 0 : sl__ooc_code_at_rank(big, i * nb / P);
-    uint64_t hi = last ? 0 : sl__ooc_code_at_rank(big, (i + 1) * nb / P);
-    if (!first && !last && lo == hi)
-        return SL_OK; /* one key spans this range's ranks: the task that starts it joins it */
     struct side_range r[2];
     int rc;
     for (int s = 0; s < 2; s++)
         if ((rc = merge_range(t, &m->side[s]->runs, lo, hi, first, last, &r[s])) < 0)
             return rc;
-    struct out o = {.t = t, .d = st->d, .m = m, .r = {&r[0], &r[1]}, .keep = &m->out[i],
+    struct out o = {.t = t, .d = st->d, .m = m, .r = {&r[0], &r[1]}, .keep = keep,
                     .cap = sl_task_morsel_rows(t)};
     int64_t n = 0;
     if ((rc = merge_join(&o, &n, 0)) < 0)
@@ -359,6 +762,21 @@ static int join_range(sl_task_t *t)
         for (int c = 0; c < m->side[s]->runs.n_cols && r[s].owned; c++)
             sl_task_free(t, r[s].col[c]);
     return SL_OK;
+}
+
+/* Range task i (spawned by finalize, on a CPU worker). */
+static int join_range(sl_task_t *t)
+{
+    const struct join_state *st = sl_task_arg(t);
+    struct smj *m = st->smj;
+    int64_t i = sl_task_index(t), P = m->n_ranges, nb = m->n[m->big];
+    const struct sl__ooc_runs *big = &m->side[m->big]->runs;
+    int first = i == 0, last = i == P - 1;
+    uint64_t lo = first ? 0 : sl__ooc_code_at_rank(big, i * nb / P);
+    uint64_t hi = last ? 0 : sl__ooc_code_at_rank(big, (i + 1) * nb / P);
+    if (!first && !last && lo == hi)
+        return SL_OK; /* one key spans this range's ranks: the task that starts it joins it */
+    return join_codes(t, st, lo, hi, first, last, &m->out[i]);
 }
 
 /* After every range: the pinned runs go back to the pool now. */

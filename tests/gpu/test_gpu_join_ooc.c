@@ -5,8 +5,13 @@
  * CPU join (row multisets; exact aggregates) for uniform keys, Zipf skew, duplicates on
  * both sides (a build partition too large for the GPU goes to the CPU), 8-byte keys and
  * payloads, no matches and an empty side; the pool's peak must stay within the budget,
- * cross-checked with cudaMemGetInfo. Also: a host-resident join that fits runs in GPU
- * memory and equals the CPU. Skipped without a GPU. */
+ * cross-checked with cudaMemGetInfo. These engines turn the host-streamed join off
+ * (debug_join_stream=off: it would take every join whose build side fits) and the profile
+ * must show that the out-of-core join ran; both of its spills (debug_ooc_spill: DMA of
+ * whole partitioned chunks, the default, and the append kernel's blocks) are checked.
+ * Budgets of 1/2, 1/4 and about 1/12 of the join state, and one-row sides. Also: a
+ * host-resident join that fits runs in GPU memory and equals the CPU. Skipped without a
+ * GPU. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,31 +27,59 @@
 #include "gpu_test.h"
 
 
+static int spill_mode; /* debug_ooc_spill of check's GPU engines: 0 dma, 1 blocks */
+static int pin_tables; /* check pins its tables (their narrow copies go up, widened there) */
+
 /* The same join on the CPU and on the GPU engine with `gpu_mem` (0: the default), within
- * the budget; with need_gpu, the GPU must finalize it. */
+ * the budget; with need_gpu, the GPU must finalize it, with need_gpu 2 out of core. */
 static void check_on(const struct spec *ls, const struct spec *rs, const char *opts,
                      int64_t gpu_mem, int need_gpu)
 {
     sl_table_t *l = make(ls, "l"), *r = make(rs, "r");
+    if (pin_tables) {
+        SL_ASSERT_OK(sl_table_pin(l));
+        SL_ASSERT_OK(sl_table_pin(r));
+    }
     sl_engine_t *cpu = gpu_test_engine(SL_PLACE_CPU, 0);
     struct fp want = run(cpu, l, r, opts, 0, NULL);
     size_t free0 = 0, free1 = 0, total = 0;
     assert_int_equal(cudaMemGetInfo(&free0, &total), cudaSuccess);
-    sl_engine_t *gpu = gpu_test_engine(SL_PLACE_GPU, gpu_mem);
+    struct sl_engine_config cfg;
+    gpu_test_config(&cfg, SL_PLACE_GPU, gpu_mem);
+    cfg.debug_join_stream = 1; /* off */
+    cfg.debug_ooc_spill = spill_mode;
+    sl_engine_t *gpu;
+    SL_ASSERT_OK(sl_test_engine_open(&gpu, &cfg));
     int on_gpu = -1;
     struct fp got = run(gpu, l, r, opts, 0, &on_gpu);
+    int ooc = strstr(last_profile, "\"ooc_join\":1") != NULL;
     assert_int_equal(cudaMemGetInfo(&free1, &total), cudaSuccess);
     struct sl_mem_stats ms = SL_MEM_STATS_INIT;
     sl_engine_mem_stats(gpu, &ms);
-    printf("%s (%lld x %lld rows, budget %lld MiB): cpu %lld rows, gpu %lld rows, on the GPU "
-           "%d, pool peak %.1f MiB, device free memory %+.1f MiB\n", opts, (long long)ls->rows,
-           (long long)rs->rows, (long long)(gpu_mem >> 20), (long long)want.rows,
-           (long long)got.rows, on_gpu, ms.gpu_peak / 1048576.0,
-           ((double)free1 - (double)free0) / 1048576.0);
+    printf("%s (%lld x %lld rows, budget %lld MiB, spill %d): cpu %lld rows, gpu %lld rows, on "
+           "the GPU %d, out of core %d, pool peak %.1f MiB, device free memory %+.1f MiB\n",
+           opts, (long long)ls->rows, (long long)rs->rows, (long long)(gpu_mem >> 20),
+           spill_mode, (long long)want.rows, (long long)got.rows, on_gpu, ooc,
+           ms.gpu_peak / 1048576.0, ((double)free1 - (double)free0) / 1048576.0);
+    if (ooc) {
+        const char *v = strstr(last_profile, "\"ooc_parts\"");
+        printf("  %.*s\n", v ? 120 : 0, v ? v : "");
+    }
     assert_int_equal(got.rows, want.rows);
     assert_true(got.hash == want.hash);
     if (need_gpu)
         assert_int_equal(on_gpu, 1);
+    if (need_gpu == 2)
+        assert_true(ooc);
+    if (ooc && pin_tables && spill_mode == 0 && ls->rows > 0 && rs->rows > 0) {
+        /* narrow copies went up: fewer bytes than the columns' */
+        const char *u = strstr(last_profile, "\"ooc_upload_bytes\":");
+        long long up = u ? atoll(u + strlen("\"ooc_upload_bytes\":")) : -1;
+        long long full = (long long)(ls->rows * (ls->key64 ? 8 : 4) + ls->rows * (ls->pay64 ? 8 : 4) +
+                                     rs->rows * (rs->key64 ? 8 : 4) + rs->rows * (rs->pay64 ? 8 : 4));
+        printf("  pinned: %lld bytes up of %lld\n", up, full);
+        assert_true(up > 0 && up < full);
+    }
     assert_int_equal(ms.gpu_in_use, 0);
     if (gpu_mem > 0) {
         assert_true(ms.gpu_peak <= gpu_mem);
@@ -63,7 +96,16 @@ static void check_on(const struct spec *ls, const struct spec *rs, const char *o
 static void check(const struct spec *ls, const struct spec *rs, const char *opts,
                   int64_t gpu_mem)
 {
-    check_on(ls, rs, opts, gpu_mem, 1);
+    check_on(ls, rs, opts, gpu_mem, 2);
+}
+
+/* check with both spills. */
+static void check_spills(const struct spec *ls, const struct spec *rs, const char *opts,
+                         int64_t gpu_mem)
+{
+    for (spill_mode = 0; spill_mode < 2; spill_mode++)
+        check(ls, rs, opts, gpu_mem);
+    spill_mode = 0;
 }
 
 #define MIB ((int64_t)1 << 20)
@@ -87,9 +129,43 @@ SL_TEST(ooc_uniform_pk_fk)
     NEED_GPU();
     struct spec pk = {.rows = 1 << 20, .n_pay = 1, .seed = 1};
     struct spec fk = {.rows = 3 << 20, .n_pay = 1, .key_range = 1 << 20, .seed = 2};
-    check(&fk, &pk, "on=k", 32 * MIB);
+    check_spills(&fk, &pk, "on=k", 32 * MIB);
     check(&fk, &pk, "on=k", 24 * MIB);
-    check(&fk, &pk, "on=k output=aggregate", 32 * MIB);
+    check_spills(&fk, &pk, "on=k output=aggregate", 32 * MIB);
+}
+
+/* Small input for compute-sanitizer: both spills, several chunks, cached and spilled. */
+SL_TEST(ooc_sanitize_small)
+{
+    NEED_GPU();
+    struct spec pk = {.rows = 300000, .n_pay = 1, .seed = 35};
+    struct spec fk = {.rows = 1000000, .n_pay = 1, .key_range = 300000, .seed = 36};
+    check_spills(&fk, &pk, "on=k", 20 * MIB);
+    pin_tables = 1;
+    check(&fk, &pk, "on=k", 20 * MIB);
+    pin_tables = 0;
+}
+
+/* Budgets of 1/2, 1/4 and 1/8 of the join state (2^23 x 2^24 rows of 4-byte keys
+ * and payloads: 192 MiB), so that several chunks are cached in GPU memory and the rest
+ * spilled; and one-row sides. */
+SL_TEST(ooc_budget_fractions_and_one_row)
+{
+    NEED_GPU();
+    struct spec pk = {.rows = 1 << 23, .n_pay = 1, .seed = 31};
+    struct spec fk = {.rows = 1 << 24, .n_pay = 1, .key_range = 1 << 23, .seed = 32};
+    check(&fk, &pk, "on=k output=aggregate", 96 * MIB);
+    check(&fk, &pk, "on=k output=aggregate", 48 * MIB);
+    check_spills(&fk, &pk, "on=k", 24 * MIB);
+    struct spec one = {.rows = 1, .n_pay = 1, .key_range = 1 << 20, .seed = 33};
+    struct spec many = {.rows = 3 << 20, .n_pay = 1, .key_range = 1 << 20, .seed = 34};
+    check(&many, &one, "on=k", 24 * MIB);
+    check(&one, &many, "on=k output=aggregate", 24 * MIB);
+    pin_tables = 1; /* narrow copies: keys below 2^24, payloads within +-10^6 */
+    check(&fk, &pk, "on=k output=aggregate", 48 * MIB);
+    check_spills(&fk, &pk, "on=k", 24 * MIB);
+    check(&many, &one, "on=k", 24 * MIB);
+    pin_tables = 0;
 }
 
 SL_TEST(ooc_zipf_probe_skew)
@@ -107,11 +183,11 @@ SL_TEST(ooc_duplicates_both_sides)
     NEED_GPU();
     struct spec a = {.rows = 1 << 19, .n_pay = 1, .key_range = 1 << 17, .seed = 6};
     struct spec b = {.rows = 2 << 20, .n_pay = 1, .key_range = 1 << 17, .seed = 7};
-    check(&b, &a, "on=k", 32 * MIB);
+    check_spills(&b, &a, "on=k", 32 * MIB);
     /* 90% of the build side is one key: that partition is joined by the CPU. */
     struct spec hot = {.rows = 1 << 20, .n_pay = 1, .key_range = 1 << 20, .skew = 1, .seed = 8};
     struct spec fk = {.rows = 2 << 20, .n_pay = 1, .key_range = 1 << 24, .seed = 9};
-    check(&fk, &hot, "on=k", 32 * MIB);
+    check_spills(&fk, &hot, "on=k", 32 * MIB);
     check(&fk, &hot, "on=k output=aggregate", 32 * MIB);
 }
 
@@ -132,8 +208,8 @@ SL_TEST(ooc_no_matches_and_empty_side)
     struct spec fk = {.rows = 3 << 20, .n_pay = 1, .key_range = 1 << 20, .seed = 13};
     check(&fk, &pk, "on=k", 32 * MIB);
     struct spec empty = {.rows = 0, .n_pay = 1, .seed = 14};
-    check(&fk, &empty, "on=k", 32 * MIB);
-    check(&fk, &empty, "on=k output=aggregate", 32 * MIB);
+    check_on(&fk, &empty, "on=k", 32 * MIB, 1);
+    check_on(&fk, &empty, "on=k output=aggregate", 32 * MIB, 1);
 }
 
 /* Host-resident inputs (not --resident device) that fit: the in-GPU join, same result. */
@@ -142,8 +218,8 @@ SL_TEST(host_resident_in_budget)
     NEED_GPU();
     struct spec pk = {.rows = 1 << 20, .n_pay = 1, .seed = 15};
     struct spec fk = {.rows = 3 << 20, .n_pay = 1, .key_range = 1 << 20, .seed = 16};
-    check(&fk, &pk, "on=k", 0);
-    check(&fk, &pk, "on=k", 1024 * MIB);
+    check_on(&fk, &pk, "on=k", 0, 1);
+    check_on(&fk, &pk, "on=k", 1024 * MIB, 1);
 }
 
 /* ---------------- the host-streamed join (operators/join/join_cuda_stream.c) ---------------- */

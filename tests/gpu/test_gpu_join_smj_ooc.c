@@ -30,7 +30,9 @@
  * "cpu" keeps the runs for the range tasks), and how many sides the last join merged on
  * the GPU. */
 static const char *force_merge = "auto";
+static const char *cpu_join = "false"; /* debug_smj_cpu_join */
 static int last_gpu_merged;
+static long long last_gpu_ranges; /* key ranges the last join merge-joined on the GPU */
 
 /* Like join_test.h's run, also saying whether the sort-merge join went out of core. */
 static struct fp run_smj(sl_engine_t *e, sl_table_t *l, sl_table_t *r, const char *opts,
@@ -50,6 +52,11 @@ static struct fp run_smj(sl_engine_t *e, sl_table_t *l, sl_table_t *r, const cha
         fail_msg("query failed: %s", sl_query_errmsg(q));
     *smj_ooc = ((const struct join_state *)q->ops[nj].gstate)->smj_ooc;
     last_gpu_merged = ((const struct join_state *)q->ops[nj].gstate)->smj_gpu_merged;
+    const char *v = strstr(sl_query_profile_json(q), "\"smj_gpu_ranges\":");
+    last_gpu_ranges = v ? atoll(v + strlen("\"smj_gpu_ranges\":")) : 0;
+    const char *pg = strstr(sl_query_profile_json(q), "\"smj_pageable_ranges\":");
+    if (pg)
+        printf("  (%.40s)\n", pg);
     sl_table_t *out;
     SL_ASSERT_OK(sl_query_result(q, "o", &out));
     struct fp f = fingerprint(out);
@@ -74,6 +81,7 @@ static void check(const struct spec *ls, const struct spec *rs, const char *opts
     struct sl_engine_config cfg;
     gpu_test_config(&cfg, SL_PLACE_GPU, gpu_mem);
     SL_ASSERT_OK(sl_engine_config_set(&cfg, "debug_ooc_sort_merge", force_merge));
+    SL_ASSERT_OK(sl_engine_config_set(&cfg, "debug_smj_cpu_join", cpu_join));
     sl_engine_t *gpu;
     SL_ASSERT_OK(sl_test_engine_open(&gpu, &cfg));
     struct fp got = run_smj(gpu, l, r, opts, &ooc);
@@ -81,9 +89,10 @@ static void check(const struct spec *ls, const struct spec *rs, const char *opts
     struct sl_mem_stats ms = SL_MEM_STATS_INIT;
     sl_engine_mem_stats(gpu, &ms);
     printf("%s (%lld x %lld rows, budget %lld MiB): cpu %lld rows, gpu %lld rows, out of core "
-           "%d (sides merged on the GPU %d), pool peak %.1f MiB, device free memory %+.1f MiB\n",
+           "%d (sides merged on the GPU %d, ranges joined there %lld), pool peak %.1f MiB, device "
+           "free memory %+.1f MiB\n",
            opts, (long long)ls->rows, (long long)rs->rows, (long long)(gpu_mem >> 20),
-           (long long)want.rows, (long long)got.rows, ooc, last_gpu_merged,
+           (long long)want.rows, (long long)got.rows, ooc, last_gpu_merged, last_gpu_ranges,
            ms.gpu_peak / 1048576.0,
            ((double)free1 - (double)free0) / 1048576.0);
     assert_int_equal(got.rows, want.rows);
@@ -199,4 +208,38 @@ SL_TEST(smj_ooc_gpu_and_cpu_merge)
         check(&f8, &p8, SMJ, 48 * MIB, 1);
     }
     force_merge = "auto";
+}
+
+/* The key ranges merge-joined on the GPU (the default where both sides' runs were merged
+ * there) and by CPU tasks (debug_smj_cpu_join): the same result; uniform keys, keys of
+ * both signs (ranges are cut at key 0), duplicates on both sides, one heavy key (a range
+ * whose result passes the budget is joined on the host), 8-byte keys with two payloads. */
+SL_TEST(smj_ooc_gpu_ranges)
+{
+    NEED_GPU();
+    for (int m = 0; m < 2; m++) {
+        cpu_join = m ? "true" : "false";
+        struct spec pk = {.rows = 1 << 20, .n_pay = 1, .seed = 31};
+        struct spec fk = {.rows = 3 << 20, .n_pay = 1, .key_range = 1 << 20, .seed = 32};
+        check(&fk, &pk, SMJ, 16 * MIB, 1);
+        assert_true(m ? last_gpu_ranges == 0 : last_gpu_ranges > 0);
+        struct spec sp = {.rows = 1 << 20, .n_pay = 1, .key_offset = -(1 << 19), .seed = 33};
+        struct spec sf = {.rows = 2 << 20, .n_pay = 1, .key_range = 1 << 20,
+                          .key_offset = -(1 << 19), .seed = 34};
+        check(&sf, &sp, SMJ, 16 * MIB, 1);
+        struct spec a = {.rows = 1 << 19, .n_pay = 1, .key_range = 1 << 17, .seed = 35};
+        struct spec b = {.rows = 2 << 20, .n_pay = 1, .key_range = 1 << 17, .seed = 36};
+        check(&b, &a, SMJ, 16 * MIB, 1);
+        struct spec hot = {.rows = 2 << 20, .n_pay = 1, .key_range = 1 << 20, .skew = 1,
+                           .seed = 37};
+        check(&hot, &a, SMJ, 16 * MIB, 1);
+        struct spec p8 = {.rows = 1 << 20, .key64 = 1, .n_pay = 2, .pay64 = 1,
+                          .key_offset = -(1 << 19), .seed = 38};
+        struct spec f8 = {.rows = 2 << 20, .key64 = 1, .n_pay = 2, .pay64 = 1,
+                          .key_range = 1 << 20, .key_offset = -(1 << 19), .seed = 39};
+        check(&f8, &p8, SMJ, 48 * MIB, 1);
+        struct spec one = {.rows = 1, .n_pay = 1, .key_range = 1 << 10, .seed = 40};
+        check(&b, &one, SMJ, 16 * MIB, 1);
+    }
+    cpu_join = "false";
 }
