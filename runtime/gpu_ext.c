@@ -228,13 +228,6 @@ sl_batch_t *sl__task_new_result_batch(sl_task_t *t, const sl_schema_t *schema, i
     return sl__task_new_host_batch(t, schema, rows);
 }
 
-int sl__gpu_widen(void *d_out, const struct sl__narrow *nw, const void *d_in, int64_t n,
-                  void *st)
-{
-    return (int)sl__cuda_widen(d_out, nw->wide, d_in, nw->width, nw->base, nw->step, n,
-                               (cudaStream_t)st);
-}
-
 const struct sl__narrow *sl__task_narrow_of(sl_task_t *t, const struct sl__buf *b, int wide,
                                             int64_t first, int64_t n)
 {
@@ -244,7 +237,8 @@ const struct sl__narrow *sl__task_narrow_of(sl_task_t *t, const struct sl__buf *
 int sl__task_widen(sl_task_t *t, void *d_out, const struct sl__narrow *nw, const void *d_in,
                    int64_t n, void *stream)
 {
-    cudaError_t e = SL__CUDA_RESULT((cudaError_t)sl__gpu_widen(d_out, nw, d_in, n, stream));
+    cudaError_t e = SL__CUDA_RESULT(sl__cuda_widen(d_out, nw->wide, d_in, nw->width, nw->base,
+                                                   nw->step, n, (cudaStream_t)stream));
     return e == cudaSuccess ? SL_OK
                             : SL_TASK_CUDA_FAIL(t, e, "widening a narrow upload (sl__cuda_widen)");
 }

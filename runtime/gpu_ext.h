@@ -74,13 +74,6 @@ const void *sl__upload_stage_src(const struct sl__upload_stage *us, int slot, in
 const void *sl__upload_stage_defer(struct sl__upload_stage *us, int slot, int64_t at,
                                    const struct sl__buf *b, const void *src, size_t bytes);
 void sl__upload_stage_flush(struct sl__upload_stage *us);
-/* Widens n values of narrow copy nw (internal.h: nw->width-byte offsets from nw->base in
- * steps of nw->step) that an upload put at d_in in device memory into d_out, nw->wide
- * bytes each, on stream st (a cudaStream_t): the runtime's kernel (cuda_widen.cu) for an
- * operator that uploads a pinned table's narrow copies itself (the host-streamed join);
- * the launch's CUDA error (0: none). */
-int sl__gpu_widen(void *d_out, const struct sl__narrow *nw, const void *d_in, int64_t n,
-                  void *st);
 /* Pinned memory that outlives its task (a result that CPU tasks read after the GPU
  * task ended, freed by fini_global): who frees it, from any thread, while the engine
  * is open. */

@@ -20,7 +20,7 @@
  *     instead (nothing goes down).
  *  Pageable input is copied into pinned staging by several threads first (gpu_ext.h,
  *  sl__upload_stage), one chunk while the previous one uploads. A pinned table's narrow
- *  copies go up as they are and are widened on a stream of their own (sl__gpu_widen).
+ *  copies go up as they are and are widened on a stream of their own (sl__task_widen).
  *
  * So the time is about build side up + max(probe side up, result down) where the in-GPU
  * join took inputs up + join + result down. With a build side whose keys repeat, a chunk
@@ -333,11 +333,12 @@ static int ups_flush(struct sj *j, struct ups *u)
         SL_TASK_CUDA_TRY(j->t, cudaEventRecord(j->e_copy, j->h2d), "cudaEventRecord");
         SL_TASK_CUDA_TRY(j->t, cudaStreamWaitEvent(j->wid, j->e_copy, 0), "ordering");
     }
-    for (int i = 0; i < u->n_wide; i++)
-        SL_TASK_CUDA_TRY(j->t,
-                         sl__gpu_widen(u->wide[i].dst, u->wide[i].nw, u->wide[i].tmp,
-                                       u->wide[i].rows, j->wid),
-                         "widening a narrow upload");
+    for (int i = 0; i < u->n_wide; i++) {
+        int rc = sl__task_widen(j->t, u->wide[i].dst, u->wide[i].nw, u->wide[i].tmp,
+                                u->wide[i].rows, j->wid);
+        if (rc < 0)
+            return rc;
+    }
     u->n = u->n_wide = 0;
     return SL_OK;
 }
