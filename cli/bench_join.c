@@ -350,7 +350,9 @@ void bench_join_phases(struct bench_result *r, const char *profile, double total
      * (operators/join/join_smj_ooc.c) before it */
     static const char *const names[] = {"prepare", "partition", "join", "materialize",
                                         "ooc_gpu_runs", "ooc_gpu_merge", "ooc_gpu_merge_join",
-                                        "ooc_cpu_merge_join", "finalize"};
+                                        "ooc_cpu_merge_join", "prepare_keys", "prepare_sample",
+                                        "prepare_range", "prepare_probe", "prepare_build",
+                                        "prepare_rows", "finalize"};
     enum { NP = sizeof names / sizeof names[0] };
     double v[NP] = {0};
     int seen[NP] = {0};

@@ -4,6 +4,7 @@
 
 #include <string.h>
 
+#include <cub/device/device_scan.cuh>
 #include <cub/device/device_select.cuh>
 #include <thrust/iterator/counting_iterator.h>
 #include <thrust/iterator/tabulate_output_iterator.h>
@@ -34,10 +35,23 @@ template <typename K> struct InRange {
     }
 };
 
-/* Sets the bit of every key in range. Non-returning atomics (a read of the word first made
- * every key wait for it), one a word per warp: lanes whose keys share a word OR their
- * bits and one of them sets them (hot keys of a skewed side would otherwise queue on
- * one word). */
+/* Sets bit d of the bitmap for every lane of the warp whose d < range (all 32 lanes call
+ * it: warp collectives). Lanes whose bits share a word OR them and one of them sets them
+ * with a non-returning atomic (hot keys of a skewed side would otherwise queue on one
+ * word). */
+__device__ __forceinline__ void bitmap_or_warp(uint32_t *bitmap, uint64_t d, uint64_t range,
+                                               int lane)
+{
+    const bool set = d < range;
+    const unsigned long long word = set ? d >> 5 : ~0ull;
+    const unsigned peers = __match_any_sync(0xFFFFFFFFu, word);
+    const unsigned bits = __reduce_or_sync(peers, set ? 1u << (d & 31) : 0u);
+    if (set && lane == __ffs(peers) - 1)
+        atomicOr(bitmap + word, bits);
+}
+
+/* Sets the bit of every key in range (bitmap_or_warp: non-returning atomics; a read of
+ * the word first made every key wait for it). */
 template <typename K>
 __global__ void bitmap_set(const K *__restrict__ keys, int64_t n, K kmin, uint64_t range,
                            uint32_t *bitmap)
@@ -48,13 +62,7 @@ __global__ void bitmap_set(const K *__restrict__ keys, int64_t n, K kmin, uint64
     for (int64_t w0 = (int64_t)blockIdx.x * blockDim.x + (threadIdx.x & ~31); w0 < n;
          w0 += stride) {
         const int64_t i = w0 + lane;
-        const uint64_t d = i < n ? (uint64_t)(K)(keys[i] - kmin) : range;
-        const bool set = d < range;
-        const unsigned long long word = set ? d >> 5 : ~0ull;
-        const unsigned peers = __match_any_sync(0xFFFFFFFFu, word);
-        const unsigned bits = __reduce_or_sync(peers, set ? 1u << (d & 31) : 0u);
-        if (set && lane == __ffs(peers) - 1)
-            atomicOr(bitmap + word, bits);
+        bitmap_or_warp(bitmap, i < n ? (uint64_t)(K)(keys[i] - kmin) : range, range, lane);
     }
 }
 
@@ -185,6 +193,221 @@ cudaError_t select_pack(void *d_temp, size_t *temp_bytes, const K *keys, int64_t
 #undef SL_SELECT_PACK
 }
 
+
+/* ---- the two-pass select (sl_k_select_mask_*, sl_k_select_write_*) ----
+ * A tile of kTileRows rows per block of kThreads: each warp takes kWarpWords words of
+ * 32 rows. The mask pass reads the keys once, writes a bit per row (the rows kept) and
+ * each tile's count; a scan of the counts gives each tile's first output; the write pass
+ * reads the mask words and, for the kept rows only, the key and the row's columns, and
+ * writes them packed at their output (in row order). Against CUB's select and separate
+ * gathers: the keys are read once in full, the kept rows' columns once. */
+constexpr int kWarps = kThreads / 32;
+constexpr int kWarpWords = 16; /* 512 rows a warp */
+constexpr int64_t kTileWords = (int64_t)kWarps * kWarpWords;
+constexpr int64_t kTileRows = kTileWords * 32; /* 4,096 */
+
+/* Where the selection's state lies in d_temp (the same layout for both passes, from n):
+ * the mask ((n + 31) / 32 words), the tiles' counts and their exclusive sums (tiles + 1
+ * each: the last sum is the total), then CUB's scan storage. */
+struct SelLayout {
+    int64_t words, tiles;
+    size_t mask_at, counts_at, offs_at, scan_at, scan_bytes, total;
+};
+
+size_t align256(size_t x)
+{
+    return (x + 255) & ~(size_t)255;
+}
+
+cudaError_t sel_layout(int64_t n, SelLayout *l)
+{
+    l->words = (n + 31) / 32;
+    l->tiles = (n + kTileRows - 1) / kTileRows;
+    l->mask_at = 0;
+    l->counts_at = align256((size_t)l->words * 4);
+    l->offs_at = l->counts_at + align256((size_t)(l->tiles + 1) * 4);
+    l->scan_at = l->offs_at + align256((size_t)(l->tiles + 1) * 4);
+    l->scan_bytes = 0;
+    cudaError_t e = cub::DeviceScan::ExclusiveSum(NULL, l->scan_bytes, (const uint32_t *)NULL,
+                                                  (uint32_t *)NULL, (int)(l->tiles + 1));
+    l->total = l->scan_at + align256(l->scan_bytes ? l->scan_bytes : 1);
+    return e;
+}
+
+template <typename K>
+__global__ void __launch_bounds__(kThreads)
+    select_mask_kernel(const K *__restrict__ keys, int64_t n, K kmin, uint64_t range,
+                       const uint32_t *__restrict__ bitmap, uint32_t *__restrict__ mask,
+                       uint32_t *__restrict__ counts)
+{
+    __shared__ uint32_t warp_count[kWarps];
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    const int64_t words = (n + 31) / 32;
+    const int64_t w0 = (int64_t)blockIdx.x * kTileWords + (int64_t)warp * kWarpWords;
+    K k[kWarpWords];
+#pragma unroll
+    for (int j = 0; j < kWarpWords; j++) { /* all loads first: 16 in flight a lane */
+        const int64_t i = (w0 + j) * 32 + lane;
+        k[j] = i < n ? keys[i] : (K)0;
+    }
+    uint32_t mine = 0, cnt = 0;
+#pragma unroll
+    for (int j = 0; j < kWarpWords; j++) {
+        const int64_t i = (w0 + j) * 32 + lane;
+        const uint64_t d = (uint64_t)(K)(k[j] - kmin);
+        const bool keep = i < n && d < range &&
+                          (!bitmap || ((__ldg(bitmap + (d >> 5)) >> (d & 31)) & 1u));
+        const uint32_t b = __ballot_sync(0xFFFFFFFFu, keep);
+        mine = lane == j ? b : mine;
+        cnt += __popc(b);
+    }
+    if (lane < kWarpWords && w0 + lane < words)
+        mask[w0 + lane] = mine; /* one coalesced store of the warp's words */
+    if (lane == 0)
+        warp_count[warp] = cnt;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        uint32_t s = 0;
+        for (int w = 0; w < kWarps; w++)
+            s += warp_count[w];
+        counts[blockIdx.x] = s;
+    }
+}
+
+/* The last tile's exclusive sum (the rows selected) into the caller's int64 count. */
+__global__ void select_total_kernel(const uint32_t *offs, int64_t tiles, int64_t *count)
+{
+    *count = (int64_t)offs[tiles];
+}
+
+template <typename K, int NW>
+__global__ void __launch_bounds__(kThreads)
+    select_write_kernel(const K *__restrict__ keys, int64_t n, const uint32_t *__restrict__ mask,
+                        const uint32_t *__restrict__ offs, const sl_k_cols_t cols,
+                        K *__restrict__ keys_out, void *__restrict__ rows_out,
+                        uint32_t *bitmap, K kmin, uint64_t range)
+{
+    using Row = typename sluice_k::rows::RowT<NW>::T;
+    __shared__ uint32_t warp_total[kWarps];
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    const int64_t words = (n + 31) / 32;
+    const int64_t w0 = (int64_t)blockIdx.x * kTileWords + (int64_t)warp * kWarpWords;
+    /* lane j < kWarpWords holds word j of the warp and the kept rows before it */
+    const uint32_t mw = lane < kWarpWords && w0 + lane < words ? mask[w0 + lane] : 0u;
+    const uint32_t c = __popc(mw);
+    uint32_t incl = c;
+#pragma unroll
+    for (int d = 1; d < kWarpWords; d <<= 1) {
+        const uint32_t y = __shfl_up_sync(0xFFFFFFFFu, incl, d);
+        incl += lane >= d ? y : 0u;
+    }
+    const uint32_t excl = incl - c;
+    if (lane == kWarpWords - 1)
+        warp_total[warp] = incl;
+    __syncthreads();
+    uint32_t base = offs[blockIdx.x];
+    for (int w = 0; w < warp; w++)
+        base += warp_total[w];
+    const uint32_t below = (1u << lane) - 1u; /* the lanes before this one */
+    for (int j = 0; j < kWarpWords; j++) {
+        const uint32_t word = __shfl_sync(0xFFFFFFFFu, mw, j);
+        if (word == 0) /* warp-uniform */
+            continue;
+        const uint32_t pre = __shfl_sync(0xFFFFFFFFu, excl, j);
+        const bool kept = (word >> lane) & 1u;
+        const int64_t i = (w0 + j) * 32 + lane;
+        K key = 0;
+        if (kept) {
+            const uint64_t pos = (uint64_t)base + pre + (uint32_t)__popc(word & below);
+            key = keys[i];
+            keys_out[pos] = key;
+            if constexpr (NW > 0)
+                ((Row *)rows_out)[pos] = sluice_k::rows::pack_row<NW>(cols, i);
+        }
+        if (bitmap) /* kernel argument: warp-uniform */
+            bitmap_or_warp(bitmap, kept ? (uint64_t)(K)(key - kmin) : range, range, lane);
+    }
+}
+
+template <typename K>
+cudaError_t select_mask(void *d_temp, size_t *temp_bytes, const K *keys, int64_t n, K kmin,
+                        uint64_t range, const uint32_t *bitmap, int64_t *count,
+                        cudaStream_t stream)
+{
+    if (temp_bytes == NULL || n < 0 || n >= ((int64_t)1 << 32) ||
+        (d_temp != NULL && (count == NULL || (n > 0 && keys == NULL))))
+        return cudaErrorInvalidValue;
+    SelLayout l;
+    cudaError_t e = sel_layout(n, &l);
+    if (e != cudaSuccess)
+        return e;
+    if (d_temp == NULL) {
+        *temp_bytes = l.total;
+        return cudaSuccess;
+    }
+    if (*temp_bytes < l.total)
+        return cudaErrorInvalidValue;
+    if (n == 0) /* nothing to select: the count is still set */
+        return cudaMemsetAsync(count, 0, sizeof *count, stream);
+    char *t = (char *)d_temp;
+    uint32_t *counts = (uint32_t *)(t + l.counts_at), *offs = (uint32_t *)(t + l.offs_at);
+    select_mask_kernel<K><<<(unsigned)l.tiles, kThreads, 0, stream>>>(
+        keys, n, kmin, range, bitmap, (uint32_t *)(t + l.mask_at), counts);
+    if ((e = cudaGetLastError()) != cudaSuccess)
+        return e;
+    if ((e = cudaMemsetAsync(counts + l.tiles, 0, 4, stream)) != cudaSuccess)
+        return e;
+    size_t sb = l.scan_bytes;
+    if ((e = cub::DeviceScan::ExclusiveSum(t + l.scan_at, sb, counts, offs, (int)(l.tiles + 1),
+                                           stream)) != cudaSuccess)
+        return e;
+    select_total_kernel<<<1, 1, 0, stream>>>(offs, l.tiles, count);
+    return cudaGetLastError();
+}
+
+template <typename K, int NW>
+void select_write_nw(const SelLayout &l, const char *t, const K *keys, int64_t n,
+                     const sl_k_cols_t &cols, K *keys_out, void *rows_out, uint32_t *bitmap,
+                     K kmin, uint64_t range, cudaStream_t stream)
+{
+    select_write_kernel<K, NW><<<(unsigned)l.tiles, kThreads, 0, stream>>>(
+        keys, n, (const uint32_t *)(t + l.mask_at), (const uint32_t *)(t + l.offs_at), cols,
+        keys_out, rows_out, bitmap, kmin, range);
+}
+
+template <typename K>
+cudaError_t select_write(const void *d_temp, size_t temp_bytes, const K *keys, int64_t n,
+                         const sl_k_cols_t *cols, int row_bytes, K *keys_out, void *rows_out,
+                         uint32_t *bitmap, K kmin, uint64_t range, cudaStream_t stream)
+{
+    if (n < 0 || n >= ((int64_t)1 << 32) || !pack_cols_fit(cols, row_bytes) ||
+        (bitmap && (range == 0 || range > ((uint64_t)1 << 40))))
+        return cudaErrorInvalidValue;
+    if (n == 0)
+        return cudaSuccess;
+    if (d_temp == NULL || keys == NULL || keys_out == NULL || (row_bytes && rows_out == NULL))
+        return cudaErrorInvalidValue;
+    SelLayout l;
+    cudaError_t e = sel_layout(n, &l);
+    if (e != cudaSuccess)
+        return e;
+    if (temp_bytes < l.total)
+        return cudaErrorInvalidValue;
+    sl_k_cols_t c;
+    memset(&c, 0, sizeof c);
+    if (row_bytes)
+        c = *cols;
+    const char *t = (const char *)d_temp;
+    switch (row_bytes / 4) {
+    case 0: select_write_nw<K, 0>(l, t, keys, n, c, keys_out, rows_out, bitmap, kmin, range, stream); break;
+    case 1: select_write_nw<K, 1>(l, t, keys, n, c, keys_out, rows_out, bitmap, kmin, range, stream); break;
+    case 2: select_write_nw<K, 2>(l, t, keys, n, c, keys_out, rows_out, bitmap, kmin, range, stream); break;
+    case 3: select_write_nw<K, 3>(l, t, keys, n, c, keys_out, rows_out, bitmap, kmin, range, stream); break;
+    default: select_write_nw<K, 4>(l, t, keys, n, c, keys_out, rows_out, bitmap, kmin, range, stream); break;
+    }
+    return cudaGetLastError();
+}
+
 } // namespace
 
 extern "C" cudaError_t sl_k_select_in_range_k32(void *d_temp, size_t *temp_bytes,
@@ -261,4 +484,42 @@ extern "C" cudaError_t sl_k_select_pack_k64(void *d_temp, size_t *temp_bytes,
 {
     return select_pack(d_temp, temp_bytes, d_keys, n, kmin, range, d_bitmap, cols, row_bytes,
                        d_keys_out, d_rows_out, cap, d_count, stream);
+}
+
+extern "C" cudaError_t sl_k_select_mask_k32(void *d_temp, size_t *temp_bytes,
+                                           const uint32_t *d_keys, int64_t n, uint32_t kmin,
+                                           uint64_t range, const uint32_t *d_bitmap,
+                                           int64_t *d_count, cudaStream_t stream)
+{
+    return select_mask(d_temp, temp_bytes, d_keys, n, kmin, range, d_bitmap, d_count, stream);
+}
+
+extern "C" cudaError_t sl_k_select_mask_k64(void *d_temp, size_t *temp_bytes,
+                                           const uint64_t *d_keys, int64_t n, uint64_t kmin,
+                                           uint64_t range, const uint32_t *d_bitmap,
+                                           int64_t *d_count, cudaStream_t stream)
+{
+    return select_mask(d_temp, temp_bytes, d_keys, n, kmin, range, d_bitmap, d_count, stream);
+}
+
+extern "C" cudaError_t sl_k_select_write_k32(const void *d_temp, size_t temp_bytes,
+                                            const uint32_t *d_keys, int64_t n,
+                                            const sl_k_cols_t *cols, int row_bytes,
+                                            uint32_t *d_keys_out, void *d_rows_out,
+                                            uint32_t *d_bitmap_out, uint32_t kmin,
+                                            uint64_t range, cudaStream_t stream)
+{
+    return select_write(d_temp, temp_bytes, d_keys, n, cols, row_bytes, d_keys_out, d_rows_out,
+                        d_bitmap_out, kmin, range, stream);
+}
+
+extern "C" cudaError_t sl_k_select_write_k64(const void *d_temp, size_t temp_bytes,
+                                            const uint64_t *d_keys, int64_t n,
+                                            const sl_k_cols_t *cols, int row_bytes,
+                                            uint64_t *d_keys_out, void *d_rows_out,
+                                            uint32_t *d_bitmap_out, uint64_t kmin,
+                                            uint64_t range, cudaStream_t stream)
+{
+    return select_write(d_temp, temp_bytes, d_keys, n, cols, row_bytes, d_keys_out, d_rows_out,
+                        d_bitmap_out, kmin, range, stream);
 }

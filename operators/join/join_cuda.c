@@ -848,17 +848,21 @@ static int finalize(sl_task_t *t, struct join_state *st, struct gj *g, struct gj
         rc = gj_prepare(t, st, g);
     if (rc >= 0 && g->hashed && (rc = gj_hash_keys(t, st, g)) == GJ_HASH_COLLIDED)
         return rc; /* the CPU joins instead */
+    gj_step(t, g, "prepare_keys");
     /* Rows packed after the filter (only the kept ones), or before it as they were
      * (debug_join_filter=range) */
-    int packed_first = gj_filter_mode(t) == 1;
-    if (rc >= 0 && packed_first)
+    int packed_first = gj_filter_mode(t) == GJ_FILTER_RANGE;
+    if (rc >= 0 && packed_first) {
         rc = gj_prepare_rows(t, st, g);
+        gj_step(t, g, "prepare_rows");
+    }
     if (rc >= 0)
         rc = gj_filter_probe(t, st, g); /* PHJ inner/semi at low match ratios */
     if (rc >= 0 && !packed_first)
         rc = gj_prepare_rows(t, st, g);
     if (rc < 0)
         return rc;
+    gj_step(t, g, "prepare_rows");
     phase_mark(ph, t, PH_PREPARED);
     struct gj_side *R = &g->s[g->build], *S = &g->s[1 - g->build];
     if (R->n == 0 || S->n == 0) { /* anti/left with an empty build side stay on the CPU */
@@ -925,8 +929,10 @@ int join_finalize_cuda(sl_task_t *t)
     memset(&g, 0, sizeof g);
     memset(&o, 0, sizeof o);
     phases_init(&ph, t);
+    gj_steps_begin(t, &g, ph.on);
     int rc = finalize(t, st, &g, &o, &ph);
     phases_report(&ph, t, &g, rc);
+    gj_steps_end(t, &g, ph.on && rc >= 0);
     gj_sides_free(t, &g);
     out_free(t, &o);
     if (rc == GJ_HASH_COLLIDED) { /* two different keys share a hash: the CPU joins */

@@ -59,6 +59,20 @@ static double kept_share(const uint64_t *h, const int64_t m[2])
     return m[1] ? (double)in / (double)m[1] : 1.0;
 }
 
+/* After a select launched with result e: its count from d_count into *count (one
+ * synchronization); fails the task with `what` on an error. */
+static int read_count(sl_task_t *t, cudaError_t e, const int64_t *d_count, int64_t *count,
+                      const char *what)
+{
+    cudaStream_t s = sl_task_stream(t);
+    if (e == cudaSuccess)
+        e = SL_TASK_CUDA_CALL(
+            cudaMemcpyAsync(count, d_count, sizeof *count, cudaMemcpyDeviceToHost, s));
+    if (e == cudaSuccess)
+        e = SL_TASK_CUDA_CALL(cudaStreamSynchronize(s));
+    return e == cudaSuccess ? SL_OK : SL_TASK_CUDA_FAIL(t, e, what);
+}
+
 /* The rows of side S whose key k has k - kmin < range and, with a bitmap, its bit set
  * replace the side. */
 static int select_rows(sl_task_t *t, struct gj *g, struct gj_side *S, uint64_t kmin,
@@ -81,13 +95,7 @@ static int select_rows(sl_task_t *t, struct gj *g, struct gj_side *S, uint64_t k
                                                          idx, d_count, s)
                               : sl_k_select_in_range_k32(temp, &temp_bytes, S->keys, S->n, (uint32_t)kmin,
                                                          range, bm, idx, d_count, s);
-        if (e == cudaSuccess)
-            e = SL_TASK_CUDA_CALL(
-                cudaMemcpyAsync(&count, d_count, sizeof count, cudaMemcpyDeviceToHost, s));
-        if (e == cudaSuccess)
-            e = SL_TASK_CUDA_CALL(cudaStreamSynchronize(s));
-        if (e != cudaSuccess)
-            rc = SL_TASK_CUDA_FAIL(t, e, "filtering the probe side");
+        rc = read_count(t, e, d_count, &count, "filtering the probe side");
     }
     int rb = S->rows ? g->row_bytes : 0;
     uint32_t *sel = NULL; /* rows not packed yet: the kept rows' numbers, for the packing */
@@ -159,14 +167,8 @@ static int select_pack_pass(sl_task_t *t, struct gj *g, const struct gj_side *S,
     void *temp = sl_task_device_alloc(t, temp_bytes ? temp_bytes : 8);
     int rc = *keys && (!rb || *rows) && d_count && temp ? SL_OK : SL_ENOMEM;
     if (rc == SL_OK) {
-        cudaError_t e = SELECT_PACK(temp, *keys, *rows, d_count);
-        if (e == cudaSuccess)
-            e = SL_TASK_CUDA_CALL(
-                cudaMemcpyAsync(count, d_count, sizeof *count, cudaMemcpyDeviceToHost, s));
-        if (e == cudaSuccess)
-            e = SL_TASK_CUDA_CALL(cudaStreamSynchronize(s));
-        if (e != cudaSuccess)
-            rc = SL_TASK_CUDA_FAIL(t, e, "selecting and packing the kept rows");
+        rc = read_count(t, SELECT_PACK(temp, *keys, *rows, d_count), d_count, count,
+                        "selecting and packing the kept rows");
     }
 #undef SELECT_PACK
     sl_task_device_free(t, d_count);
@@ -209,21 +211,141 @@ static int select_pack(sl_task_t *t, const struct join_state *st, struct gj *g, 
     return SL_OK;
 }
 
+/* An empty bitmap of range bits in *bm (allocated on first use). */
+static int bitmap_clear(sl_task_t *t, uint64_t range, uint32_t **bm)
+{
+    size_t bytes = (size_t)((range + 31) / 32) * 4;
+    if (!*bm && !(*bm = sl_task_device_alloc(t, bytes)))
+        return SL_ENOMEM;
+    SL_TASK_CUDA_TRY(t, cudaMemsetAsync(*bm, 0, bytes, sl_task_stream(t)),
+                     "clearing the key bitmap");
+    return SL_OK;
+}
+
 /* A bitmap of side F's keys over [kmin, kmin + range) in *bm (allocated on first use,
  * zeroed here). */
 static int key_bitmap(sl_task_t *t, const struct gj *g, const struct gj_side *F, uint64_t kmin,
                       uint64_t range, uint32_t **bm)
 {
     cudaStream_t s = sl_task_stream(t);
-    size_t bytes = (size_t)((range + 31) / 32) * 4;
-    if (!*bm && !(*bm = sl_task_device_alloc(t, bytes)))
-        return SL_ENOMEM;
-    SL_TASK_CUDA_TRY(t, cudaMemsetAsync(*bm, 0, bytes, s), "clearing the key bitmap");
+    int rc = bitmap_clear(t, range, bm);
+    if (rc < 0)
+        return rc;
     SL_TASK_CUDA_TRY(t,
                      g->k8 ? sl_k_key_bitmap_k64(F->keys, F->n, kmin, range, *bm, s)
                            : sl_k_key_bitmap_k32(F->keys, F->n, (uint32_t)kmin, range, *bm, s),
                      "the key bitmap");
     return SL_OK;
+}
+
+/* ---- the two-pass select (auto): sl_k_select_mask_*, then sl_k_select_write_* ---- */
+
+/* A selection marked and counted, waiting for its write pass. */
+struct marked {
+    void *temp;
+    size_t temp_bytes;
+    int64_t count;
+};
+
+/* Marks the rows of side S whose key k has k - kmin < range and, with a bitmap, its bit
+ * set, and counts them into q->count (one synchronization). */
+static int mark_rows(sl_task_t *t, const struct gj *g, const struct gj_side *S, uint64_t kmin,
+                     uint64_t range, const uint32_t *bm, struct marked *q)
+{
+    cudaStream_t s = sl_task_stream(t);
+    memset(q, 0, sizeof *q);
+#define SELECT_MASK(TEMP, CNT)                                                                   \
+    (g->k8 ? sl_k_select_mask_k64(TEMP, &q->temp_bytes, S->keys, S->n, kmin, range, bm, CNT, s) \
+           : sl_k_select_mask_k32(TEMP, &q->temp_bytes, S->keys, S->n, (uint32_t)kmin, range,   \
+                                  bm, CNT, s))
+    SL_TASK_CUDA_TRY(t, SELECT_MASK(NULL, NULL), "filter size");
+    int64_t *d_count = sl_task_device_alloc(t, sizeof *d_count);
+    q->temp = sl_task_device_alloc(t, q->temp_bytes);
+    int rc = d_count && q->temp ? SL_OK : SL_ENOMEM;
+    if (rc == SL_OK)
+        rc = read_count(t, SELECT_MASK(q->temp, d_count), d_count, &q->count,
+                        "marking the kept rows");
+#undef SELECT_MASK
+    sl_task_device_free(t, d_count);
+    if (rc < 0) {
+        sl_task_device_free(t, q->temp);
+        q->temp = NULL;
+    }
+    return rc;
+}
+
+/* The rows q marked replace side `side`: their keys and their rows packed from the
+ * columns (rows not packed yet), written in one pass that also sets the bits of their
+ * keys in bm_out when it is not NULL (over [kmin, kmin + range)). Frees q's storage. */
+static int write_rows(sl_task_t *t, const struct join_state *st, struct gj *g, int side,
+                      struct marked *q, uint64_t kmin, uint64_t range, uint32_t *bm_out)
+{
+    struct gj_side *S = &g->s[side];
+    size_t kw = g->k8 ? 8 : 4;
+    sl_k_cols_t kc;
+    void *own[5], *keys = NULL, *rows = NULL;
+    int rb = 0, rc = gj_row_cols(t, st, side, g, &kc, own, &rb);
+    if (rc >= 0 && q->count > 0) {
+        keys = sl_task_device_alloc(t, (size_t)q->count * kw);
+        rows = rb ? sl_task_device_alloc(t, (size_t)q->count * (size_t)rb) : NULL;
+        if (!keys || (rb && !rows))
+            rc = SL_ENOMEM;
+    }
+    if (rc >= 0 && q->count > 0) {
+        cudaStream_t s = sl_task_stream(t);
+        cudaError_t e = SL_TASK_CUDA_CALL(
+            g->k8 ? sl_k_select_write_k64(q->temp, q->temp_bytes, S->keys, S->n, &kc, rb, keys,
+                                          rows, bm_out, kmin, range, s)
+                  : sl_k_select_write_k32(q->temp, q->temp_bytes, S->keys, S->n, &kc, rb, keys,
+                                          rows, bm_out, (uint32_t)kmin, range, s));
+        if (e != cudaSuccess)
+            rc = SL_TASK_CUDA_FAIL(t, e, "writing the kept rows");
+    }
+    gj_row_cols_free(t, own);
+    sl_task_device_free(t, q->temp);
+    q->temp = NULL;
+    if (rc < 0) {
+        sl_task_device_free(t, keys);
+        sl_task_device_free(t, rows);
+        return rc;
+    }
+    sl_task_device_free(t, S->keys_own);
+    S->keys = S->keys_own = keys;
+    S->rows = S->rows_own = rows;
+    S->n = q->count;
+    return SL_OK;
+}
+
+/* The probe rows inside the range (their keys' bitmap set as they are written, when the
+ * build side is filtered next), then the build rows whose bit is set: each side marked,
+ * counted and written packed (top of the file). */
+static int both_sides_marked(sl_task_t *t, const struct join_state *st, struct gj *g,
+                             uint64_t kmin, uint64_t range)
+{
+    int b = g->build;
+    struct gj_side *R = &g->s[b];
+    struct marked q;
+    int rc = mark_rows(t, g, &g->s[1 - b], kmin, range, NULL, &q);
+    if (rc < 0)
+        return rc;
+    int by_bitmap = q.count > 0 && (double)q.count < FILTER_BUILD_SHARE * (double)R->n &&
+                    range <= FILTER_BITMAP_BITS;
+    uint32_t *bm = NULL;
+    if (by_bitmap)
+        rc = bitmap_clear(t, range, &bm);
+    if (rc >= 0)
+        rc = write_rows(t, st, g, 1 - b, &q, kmin, range, bm);
+    else
+        sl_task_device_free(t, q.temp);
+    gj_step(t, g, "prepare_probe");
+    if (rc >= 0 && by_bitmap && (rc = mark_rows(t, g, R, kmin, range, bm, &q)) >= 0)
+        rc = write_rows(t, st, g, b, &q, kmin, range, NULL);
+    if (rc >= 0 && by_bitmap) {
+        g->bits = gj_radix_bits(R->n); /* fewer build rows: fewer partitions */
+        gj_step(t, g, "prepare_build");
+    }
+    sl_task_device_free(t, bm);
+    return rc;
 }
 
 /* Output rows for a fused select expected to keep `share` of n rows: a quarter more and
@@ -243,6 +365,7 @@ static int both_sides(sl_task_t *t, const struct join_state *st, struct gj *g, u
     struct gj_side *R = &g->s[b], *S = &g->s[1 - b];
     int rc = mode == 2 ? select_pack(t, st, g, 1 - b, kmin, range, NULL, expect_rows(share, S->n))
                        : select_rows(t, g, S, kmin, range, NULL);
+    gj_step(t, g, "prepare_probe");
     if (rc < 0 || S->n == 0 || (double)S->n >= FILTER_BUILD_SHARE * (double)R->n ||
         range > FILTER_BITMAP_BITS)
         return rc;
@@ -252,15 +375,17 @@ static int both_sides(sl_task_t *t, const struct join_state *st, struct gj *g, u
     if ((rc = key_bitmap(t, g, S, kmin, range, &bm)) >= 0)
         rc = mode == 2 ? select_pack(t, st, g, b, kmin, range, bm, S->n)
                        : select_rows(t, g, R, kmin, range, bm);
-    if (rc >= 0)
+    if (rc >= 0) {
         g->bits = gj_radix_bits(R->n); /* fewer build rows: fewer partitions */
+        gj_step(t, g, "prepare_build");
+    }
     sl_task_device_free(t, bm);
     return rc;
 }
 
 int gj_filter_mode(sl_task_t *t)
 {
-    int64_t mode = 0;
+    int64_t mode = GJ_FILTER_AUTO;
     sl_task_option_int(t, "debug_join_filter", &mode);
     return (int)mode;
 }
@@ -283,16 +408,68 @@ int gj_filter_probe(sl_task_t *t, const struct join_state *st, struct gj *g)
         share = kept_share(h, m);
     }
     sl_task_free(t, h);
+    gj_step(t, g, "prepare_sample");
     if (rc < 0 || share > FILTER_MAX_KEEP)
         return rc;
     uint64_t kmin = 0, kmax = 0;
     if ((rc = gj_range_of(t, g->k8, 1, &R->keys, &R->n, &kmin, &kmax)) < 0)
         return rc;
+    gj_step(t, g, "prepare_range");
     uint64_t range = kmax - kmin + 1; /* 0 (wrapped): every key */
     if (range == 0)
         return SL_OK;
     int mode = gj_filter_mode(t);
-    if (mode != 1)
-        return both_sides(t, st, g, kmin, range, share, mode);
-    return select_rows(t, g, S, kmin, range, NULL);
+    if (mode == GJ_FILTER_AUTO && !g->rows_ready && !S->sel && !R->sel)
+        return both_sides_marked(t, st, g, kmin, range);
+    if (mode != GJ_FILTER_RANGE)
+        return both_sides(t, st, g, kmin, range, share, mode == GJ_FILTER_FUSED ? 2 : 0);
+    rc = select_rows(t, g, S, kmin, range, NULL);
+    gj_step(t, g, "prepare_probe");
+    return rc;
+}
+
+/* ---- the prepare phase's steps (debug_join_phase_times) ---- */
+
+void gj_steps_begin(sl_task_t *t, struct gj *g, int on)
+{
+    struct gj_steps *tr = &g->steps;
+    memset(tr, 0, sizeof *tr);
+    if (!on || cudaEventCreate(&tr->ev[0]) != cudaSuccess)
+        return;
+    tr->on = 1;
+    tr->n = 1;
+    if (cudaEventRecord(tr->ev[0], sl_task_stream(t)) != cudaSuccess)
+        tr->on = 0;
+}
+
+void gj_step(sl_task_t *t, struct gj *g, const char *step)
+{
+    struct gj_steps *tr = &g->steps;
+    if (!tr->on || tr->n >= GJ_STEPS_MAX)
+        return;
+    if (cudaEventCreate(&tr->ev[tr->n]) != cudaSuccess) {
+        tr->on = 0;
+        return;
+    }
+    tr->name[tr->n] = step;
+    if (cudaEventRecord(tr->ev[tr->n], sl_task_stream(t)) != cudaSuccess) {
+        cudaEventDestroy(tr->ev[tr->n]);
+        tr->on = 0;
+        return;
+    }
+    tr->n++;
+}
+
+void gj_steps_end(sl_task_t *t, struct gj *g, int report)
+{
+    struct gj_steps *tr = &g->steps;
+    if (report && tr->on && tr->n > 1 && cudaEventSynchronize(tr->ev[tr->n - 1]) == cudaSuccess)
+        for (int i = 1; i < tr->n; i++) {
+            float ms = 0;
+            if (cudaEventElapsedTime(&ms, tr->ev[i - 1], tr->ev[i]) == cudaSuccess)
+                sl_task_phase_time(t, tr->name[i], ms);
+        }
+    for (int i = 0; i < tr->n; i++)
+        cudaEventDestroy(tr->ev[i]);
+    memset(tr, 0, sizeof *tr);
 }

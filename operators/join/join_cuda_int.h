@@ -25,6 +25,14 @@ static inline int gj_radix_bits(int64_t nb)
 /* gj_hash_keys: two different keys share a hash (a success code: the CPU joins). */
 #define GJ_HASH_COLLIDED 1
 
+/* Steps of the prepare phase timed with CUDA events (debug_join_phase_times). */
+#define GJ_STEPS_MAX 10
+struct gj_steps {
+    int on, n;
+    cudaEvent_t ev[GJ_STEPS_MAX];
+    const char *name[GJ_STEPS_MAX]; /* name[i]: the step that ended at ev[i] */
+};
+
 /* One input side on the GPU. */
 struct gj_side {
     int64_t n;
@@ -63,6 +71,7 @@ struct gj {
     uint64_t kmin;                      /* NPJ dense: smallest build key, as unsigned */
     int64_t range;                      /* NPJ dense: slots of the direct table (0: hash) */
     struct gj_side s[2];                /* by input side */
+    struct gj_steps steps;              /* gj_steps_begin .. gj_steps_end */
 };
 
 /* Counts the nulls of the keys and output columns whose null count is unknown (-1: a GPU
@@ -107,10 +116,20 @@ void gj_row_cols_free(sl_task_t *t, void *own[5]);
  * (debug_join_filter=fused: the kept rows' keys and packed rows selected in one pass);
  * after it (debug_join_filter=range, the old order): keys and packed rows gathered. */
 int gj_filter_probe(sl_task_t *t, const struct join_state *st, struct gj *g);
-/* debug_join_filter: 0 auto, 1 range (the old path: rows packed first, the probe side
- * filtered by the build keys' range only), 2 fused (as auto, but each side's select,
- * key gather and packing in one pass: A/B runs). */
+/* debug_join_filter: auto (each side's kept rows marked and counted, then their keys and
+ * packed rows written in a second pass), range (the old path: rows packed first, the
+ * probe side filtered by the build keys' range only), fused (each side's select, key
+ * gather and packing in one CUB pass) and select (CUB's select, then gathers and packing:
+ * auto before 2026-11-27 12:00); the last three for A/B runs. */
+enum { GJ_FILTER_AUTO = 0, GJ_FILTER_RANGE = 1, GJ_FILTER_FUSED = 2, GJ_FILTER_SELECT = 3 };
 int gj_filter_mode(sl_task_t *t);
+/* The prepare phase's steps as phases of the profile: gj_steps_begin starts the clock
+ * (on: debug_join_phase_times), each gj_step ends the step `step` (a string that
+ * outlives the query), gj_steps_end reports them when `report` (waits for the last
+ * mark) and frees the events. */
+void gj_steps_begin(sl_task_t *t, struct gj *g, int on);
+void gj_step(sl_task_t *t, struct gj *g, const char *step);
+void gj_steps_end(sl_task_t *t, struct gj *g, int report);
 /* The radix bits' start from a sample of the build keys (keys sharing low bits): from
  * the m keys of h (widened to 64 bits), or sampled here unless gj_filter_probe did. */
 void gj_bits_from_sample(struct gj *g, const uint64_t *h, int64_t m);

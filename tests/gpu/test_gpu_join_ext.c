@@ -354,6 +354,30 @@ SL_TEST(pack_selected_rows_with_row_ids)
  * sl_k_select_in_range_* made: keys, and rows of a payload column and the row number; all
  * rows, outputs of half of them (the count still m, nothing written past them), keys
  * alone. */
+/* Wrong values among n selected outputs (keys hk, rows hr of rb bytes: the payload hv and
+ * the row number; outputs filled with 0xAB first): output j must be row sel[j], nothing
+ * past the n outputs written, no rows written when rb is 0. */
+static int64_t selected_bad(int k8, const unsigned char *hk, const uint32_t *hr,
+                            const uint64_t *pk, const uint32_t *hv, const uint32_t *sel,
+                            int64_t n, int rb)
+{
+    size_t kw = k8 ? 8 : 4;
+    int64_t bad = 0;
+    for (int64_t j = 0; j < n; j++) {
+        uint64_t key = 0;
+        memcpy(&key, hk + j * kw, kw);
+        bad += key != (k8 ? pk[sel[j]] : (uint32_t)pk[sel[j]]);
+        if (rb)
+            bad += hr[2 * j] != hv[sel[j]] || hr[2 * j + 1] != sel[j];
+    }
+    for (size_t b = 0; b < kw; b++) /* past the outputs: untouched */
+        bad += hk[n * kw + b] != 0xAB;
+    bad += hr[2 * n] != 0xABABABABu || hr[2 * n + 1] != 0xABABABABu;
+    if (!rb && n > 0)
+        bad += hr[0] != 0xABABABABu; /* keys alone: no rows written */
+    return bad;
+}
+
 static void select_pack_check(int k8, const void *dpk, const uint64_t *pk, int64_t np,
                               uint64_t kmin, uint64_t range, const uint32_t *bm,
                               const uint32_t *sel, int64_t m, cudaStream_t s)
@@ -389,20 +413,7 @@ static void select_pack_check(int k8, const void *dpk, const uint64_t *pk, int64
         unsigned char *hk = down(ko, (size_t)(cap + 1) * kw, s);
         uint32_t *hr = down(ro, (size_t)(cap + 1) * 8, s);
         assert_int_equal(*hc, m);
-        int64_t bad = 0;
-        for (int64_t j = 0; j < cap; j++) {
-            uint64_t key = 0;
-            memcpy(&key, hk + j * kw, kw);
-            bad += key != (k8 ? pk[sel[j]] : (uint32_t)pk[sel[j]]);
-            if (rb)
-                bad += hr[2 * j] != hv[sel[j]] || hr[2 * j + 1] != sel[j];
-        }
-        for (size_t b = 0; b < kw; b++) /* past the outputs: untouched */
-            bad += hk[cap * kw + b] != 0xAB;
-        bad += hr[2 * cap] != 0xABABABABu || hr[2 * cap + 1] != 0xABABABABu;
-        if (!rb && cap > 0)
-            bad += hr[0] != 0xABABABABu; /* keys alone: no rows written */
-        assert_int_equal(bad, 0);
+        assert_int_equal(selected_bad(k8, hk, hr, pk, hv, sel, cap, rb), 0);
         free(hc);
         free(hk);
         free(hr);
@@ -415,10 +426,76 @@ static void select_pack_check(int k8, const void *dpk, const uint64_t *pk, int64
     cudaFree(dcount);
 }
 
+/* The two-pass select (sl_k_select_mask_*, then _write) of the rows sel[0..m) that
+ * sl_k_select_in_range_* selected: the count, each kept row's key and packed row (a
+ * payload column and the row number), keys alone, nothing written past the m rows, and
+ * the bitmap _write sets of the kept keys against one set from them on the host. */
+static void select_two_pass_check(int k8, const void *dpk, const uint64_t *pk, int64_t np,
+                                  uint64_t kmin, uint64_t range, const uint32_t *bm,
+                                  const uint32_t *sel, int64_t m, cudaStream_t s)
+{
+    size_t kw = k8 ? 8 : 4, words = (size_t)((range + 31) / 32);
+    uint32_t *hv = malloc((size_t)(np + 1) * 4), *ref = calloc(words + 1, 4);
+    for (int64_t i = 0; i < np; i++)
+        hv[i] = (uint32_t)i * 2654435761u + 7;
+    for (int64_t j = 0; j < m; j++) {
+        uint64_t d = k8 ? pk[sel[j]] - kmin : (uint32_t)((uint32_t)pk[sel[j]] - (uint32_t)kmin);
+        ref[d >> 5] |= 1u << (d & 31);
+    }
+    void *dv = up(hv, (size_t)np * 4, s);
+    sl_k_cols_t kc;
+    memset(&kc, 0, sizeof kc);
+    kc.n = 2;
+    kc.width[0] = kc.width[1] = 4;
+    kc.ptr[0] = dv; /* kc.ptr[1] NULL: the row's number */
+    int64_t *dcount = dmalloc(8);
+    uint32_t *bout = dmalloc(words * 4 + 4);
+    size_t tb = 0;
+    CU(k8 ? sl_k_select_mask_k64(NULL, &tb, dpk, np, kmin, range, bm, NULL, s)
+          : sl_k_select_mask_k32(NULL, &tb, dpk, np, (uint32_t)kmin, range, bm, NULL, s));
+    void *temp = dmalloc(tb);
+    CU(k8 ? sl_k_select_mask_k64(temp, &tb, dpk, np, kmin, range, bm, dcount, s)
+          : sl_k_select_mask_k32(temp, &tb, dpk, np, (uint32_t)kmin, range, bm, dcount, s));
+    int64_t *hc = down(dcount, 8, s);
+    assert_int_equal(*hc, m);
+    for (int v = 0; v < 2; v++) { /* rows of 8 bytes with the bitmap, then keys alone */
+        int rb = v == 0 ? 8 : 0;
+        void *ko = dmalloc((size_t)(m + 1) * kw), *ro = dmalloc((size_t)(m + 1) * 8);
+        CU(cudaMemsetAsync(ko, 0xAB, (size_t)(m + 1) * kw, s));
+        CU(cudaMemsetAsync(ro, 0xAB, (size_t)(m + 1) * 8, s));
+        CU(cudaMemsetAsync(bout, 0, words * 4 + 4, s));
+        uint32_t *bo = v == 0 ? bout : NULL;
+        CU(k8 ? sl_k_select_write_k64(temp, tb, dpk, np, &kc, rb, ko, ro, bo, kmin, range, s)
+              : sl_k_select_write_k32(temp, tb, dpk, np, &kc, rb, ko, ro, bo, (uint32_t)kmin,
+                                      range, s));
+        unsigned char *hk = down(ko, (size_t)(m + 1) * kw, s);
+        uint32_t *hr = down(ro, (size_t)(m + 1) * 8, s), *hb = down(bout, words * 4 + 4, s);
+        assert_int_equal(selected_bad(k8, hk, hr, pk, hv, sel, m, rb), 0);
+        if (v == 0)
+            assert_memory_equal(hb, ref, words * 4 + 4);
+        else
+            for (size_t w = 0; w <= words; w++) /* no bitmap asked: none set */
+                assert_int_equal(hb[w], 0);
+        free(hk);
+        free(hr);
+        free(hb);
+        cudaFree(ko);
+        cudaFree(ro);
+    }
+    free(hc);
+    free(hv);
+    free(ref);
+    cudaFree(dv);
+    cudaFree(temp);
+    cudaFree(dcount);
+    cudaFree(bout);
+}
+
 /* The key bitmap filter (join_filter.h) against a host reference: a bitmap of "build"
  * keys over [kmin, kmin + range) (duplicates, a hot key, keys outside the range on both
- * ends), then the "probe" rows in range whose bit is set, and those in range alone;
- * 4- and 8-byte keys (the 8-byte ones past 2^32); no rows, one row, no matches. */
+ * ends), then the "probe" rows in range whose bit is set, and those in range alone (CUB's
+ * select, the fused select and the two-pass select); 4- and 8-byte keys (the 8-byte ones
+ * past 2^32); no rows, one row, no matches, rows past whole tiles of the two-pass select. */
 static void bitmap_case(int k8, int64_t nb, int64_t np, uint64_t kmin, uint64_t range,
                         uint64_t span, uint64_t seed)
 {
@@ -488,6 +565,7 @@ static void bitmap_case(int k8, int64_t nb, int64_t np, uint64_t kmin, uint64_t 
         assert_int_equal(bad, 0);
         assert_int_equal(*hc, m);
         select_pack_check(k8, dpk, pk, np, kmin, range, b, hi, m, s);
+        select_two_pass_check(k8, dpk, pk, np, kmin, range, b, hi, m, s);
         free(hc);
         free(hi);
         cudaFree(temp);
@@ -506,6 +584,8 @@ SL_TEST(key_bitmap_filter_matches_reference)
     bitmap_case(0, 0, 1000, 0, 64, 128, 14);                      /* no build keys: none kept */
     bitmap_case(1, 1000, 0, 0, 4096, 8192, 15);                   /* no probe rows */
     bitmap_case(0, 5000, 1, 100, 5000, 10000, 16);                /* one probe row */
+    bitmap_case(0, 30000, 3 * 4096 + 33, 500, 40000, 50000, 17);  /* past 3 tiles of 4,096 */
+    bitmap_case(1, 20000, 2 * 4096, 1u << 31, 30000, 31000, 18);  /* 2 tiles, most kept */
 }
 
 SL_TEST(ext_launchers_reject_bad_arguments)
@@ -556,5 +636,26 @@ SL_TEST(ext_launchers_reject_bad_arguments)
                      cudaErrorInvalidValue);
     assert_int_equal(sl_k_select_pack_k32((void *)16, &tb, (uint32_t *)16, 10, 0, 64, NULL, &c, 4,
                                           NULL, NULL, 10, (int64_t *)16, 0),
+                     cudaErrorInvalidValue);
+    /* the two-pass select: no size, no count, no keys; a 6-byte column, a bitmap of no
+     * bits, no outputs */
+    assert_int_equal(sl_k_select_mask_k32(NULL, NULL, (uint32_t *)16, 10, 0, 64, NULL, NULL, 0),
+                     cudaErrorInvalidValue);
+    assert_int_equal(sl_k_select_mask_k64((void *)16, &tb, (uint64_t *)16, 10, 0, 64, NULL, NULL,
+                                          0),
+                     cudaErrorInvalidValue);
+    assert_int_equal(sl_k_select_mask_k32((void *)16, &tb, NULL, 10, 0, 64, NULL, (int64_t *)16,
+                                          0),
+                     cudaErrorInvalidValue);
+    c.width[0] = 6;
+    assert_int_equal(sl_k_select_write_k32((void *)16, 1 << 20, (uint32_t *)16, 10, &c, 8,
+                                           (uint32_t *)16, (void *)16, NULL, 0, 64, 0),
+                     cudaErrorInvalidValue);
+    c.width[0] = 4;
+    assert_int_equal(sl_k_select_write_k64((void *)16, 1 << 20, (uint64_t *)16, 10, &c, 4,
+                                           (uint64_t *)16, (void *)16, (uint32_t *)16, 0, 0, 0),
+                     cudaErrorInvalidValue);
+    assert_int_equal(sl_k_select_write_k32((void *)16, 1 << 20, (uint32_t *)16, 10, &c, 4, NULL,
+                                           NULL, NULL, 0, 64, 0),
                      cudaErrorInvalidValue);
 }
