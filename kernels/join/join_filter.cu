@@ -309,6 +309,7 @@ __global__ void __launch_bounds__(kThreads)
     for (int w = 0; w < warp; w++)
         base += warp_total[w];
     const uint32_t below = (1u << lane) - 1u; /* the lanes before this one */
+#pragma unroll 4
     for (int j = 0; j < kWarpWords; j++) {
         const uint32_t word = __shfl_sync(0xFFFFFFFFu, mw, j);
         if (word == 0) /* warp-uniform */
