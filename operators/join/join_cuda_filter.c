@@ -8,9 +8,15 @@
  * range is at most FILTER_BITMAP_BITS keys, an exact bitmap of their keys over the range
  * (one bit a key, set by atomics in L2) keeps only the build rows with a partner (a
  * semi-join reduction: at a match ratio of 25%, uniform foreign keys meet about 22% of
- * the build rows), and the radix bits follow the build rows kept. The rows are selected
- * (CUB DeviceSelect), their keys gathered, and only the kept rows packed afterwards
- * (gj_prepare_rows). With debug_join_filter=fused (A/B runs) each side is filtered in one
+ * the build rows), and the radix bits follow the build rows kept. Each side is filtered
+ * in two passes of our own (both_sides_marked): sl_k_select_mask_* reads the keys once
+ * and keeps a bit a row and a count a tile (one synchronization reads the total), then
+ * sl_k_select_write_* writes the kept rows' keys and rows packed from the payload columns
+ * at their place in row order, reading only the kept rows' columns; the probe side's
+ * write also sets the bitmap of its keys. With debug_join_filter=select (A/B runs; auto
+ * before 2026-11-27 12:00) the rows are selected by CUB DeviceSelect, their keys
+ * gathered, and the kept rows packed afterwards (gj_prepare_rows). With
+ * debug_join_filter=fused (A/B runs) each side is filtered in one
  * pass instead (sl_k_select_pack_*: CUB's select writing through an output iterator that
  * stores the kept row's key and its row packed from the payload columns; outputs sized
  * by the sample's estimate, a second pass when more rows are kept); it was slower on the
@@ -328,6 +334,7 @@ static int both_sides_marked(sl_task_t *t, const struct join_state *st, struct g
     int rc = mark_rows(t, g, &g->s[1 - b], kmin, range, NULL, &q);
     if (rc < 0)
         return rc;
+    gj_step(t, g, "prepare_probe_mask");
     int by_bitmap = q.count > 0 && (double)q.count < FILTER_BUILD_SHARE * (double)R->n &&
                     range <= FILTER_BITMAP_BITS;
     uint32_t *bm = NULL;
@@ -338,8 +345,10 @@ static int both_sides_marked(sl_task_t *t, const struct join_state *st, struct g
     else
         sl_task_device_free(t, q.temp);
     gj_step(t, g, "prepare_probe");
-    if (rc >= 0 && by_bitmap && (rc = mark_rows(t, g, R, kmin, range, bm, &q)) >= 0)
+    if (rc >= 0 && by_bitmap && (rc = mark_rows(t, g, R, kmin, range, bm, &q)) >= 0) {
+        gj_step(t, g, "prepare_build_mask");
         rc = write_rows(t, st, g, b, &q, kmin, range, NULL);
+    }
     if (rc >= 0 && by_bitmap) {
         g->bits = gj_radix_bits(R->n); /* fewer build rows: fewer partitions */
         gj_step(t, g, "prepare_build");
