@@ -352,7 +352,7 @@ void bench_join_phases(struct bench_result *r, const char *profile, double total
                                         "ooc_gpu_runs", "ooc_gpu_merge", "ooc_gpu_merge_join",
                                         "ooc_cpu_merge_join", "prepare_keys", "prepare_sample",
                                         "prepare_range", "prepare_probe_mask", "prepare_probe",
-                                        "prepare_bitmap", "prepare_build_mask", "prepare_build", "prepare_rows",
+                                        "prepare_build_mask", "prepare_build", "prepare_rows",
                                         "finalize"};
     enum { NP = sizeof names / sizeof names[0] };
     double v[NP] = {0};

@@ -217,16 +217,26 @@ static int select_pack(sl_task_t *t, const struct join_state *st, struct gj *g, 
     return SL_OK;
 }
 
+/* An empty bitmap of range bits in *bm (allocated on first use). */
+static int bitmap_clear(sl_task_t *t, uint64_t range, uint32_t **bm)
+{
+    size_t bytes = (size_t)((range + 31) / 32) * 4;
+    if (!*bm && !(*bm = sl_task_device_alloc(t, bytes)))
+        return SL_ENOMEM;
+    SL_TASK_CUDA_TRY(t, cudaMemsetAsync(*bm, 0, bytes, sl_task_stream(t)),
+                     "clearing the key bitmap");
+    return SL_OK;
+}
+
 /* A bitmap of side F's keys over [kmin, kmin + range) in *bm (allocated on first use,
  * zeroed here). */
 static int key_bitmap(sl_task_t *t, const struct gj *g, const struct gj_side *F, uint64_t kmin,
                       uint64_t range, uint32_t **bm)
 {
     cudaStream_t s = sl_task_stream(t);
-    size_t bytes = (size_t)((range + 31) / 32) * 4;
-    if (!*bm && !(*bm = sl_task_device_alloc(t, bytes)))
-        return SL_ENOMEM;
-    SL_TASK_CUDA_TRY(t, cudaMemsetAsync(*bm, 0, bytes, s), "clearing the key bitmap");
+    int rc = bitmap_clear(t, range, bm);
+    if (rc < 0)
+        return rc;
     SL_TASK_CUDA_TRY(t,
                      g->k8 ? sl_k_key_bitmap_k64(F->keys, F->n, kmin, range, *bm, s)
                            : sl_k_key_bitmap_k32(F->keys, F->n, (uint32_t)kmin, range, *bm, s),
@@ -271,9 +281,10 @@ static int mark_rows(sl_task_t *t, const struct gj *g, const struct gj_side *S, 
 }
 
 /* The rows q marked replace side `side`: their keys and their rows packed from the
- * columns (rows not packed yet), written in one pass. Frees q's storage. */
+ * columns (rows not packed yet), written in one pass that also sets the bits of their
+ * keys in bm_out when it is not NULL (over [kmin, kmin + range)). Frees q's storage. */
 static int write_rows(sl_task_t *t, const struct join_state *st, struct gj *g, int side,
-                      struct marked *q)
+                      struct marked *q, uint64_t kmin, uint64_t range, uint32_t *bm_out)
 {
     struct gj_side *S = &g->s[side];
     size_t kw = g->k8 ? 8 : 4;
@@ -290,9 +301,9 @@ static int write_rows(sl_task_t *t, const struct join_state *st, struct gj *g, i
         cudaStream_t s = sl_task_stream(t);
         cudaError_t e = SL_TASK_CUDA_CALL(
             g->k8 ? sl_k_select_write_k64(q->temp, q->temp_bytes, S->keys, S->n, &kc, rb, keys,
-                                          rows, s)
+                                          rows, bm_out, kmin, range, s)
                   : sl_k_select_write_k32(q->temp, q->temp_bytes, S->keys, S->n, &kc, rb, keys,
-                                          rows, s));
+                                          rows, bm_out, (uint32_t)kmin, range, s));
         if (e != cudaSuccess)
             rc = SL_TASK_CUDA_FAIL(t, e, "writing the kept rows");
     }
@@ -311,35 +322,34 @@ static int write_rows(sl_task_t *t, const struct join_state *st, struct gj *g, i
     return SL_OK;
 }
 
-/* The probe rows inside the range, then (when they are few enough) the build rows whose
- * key's bit is set in a bitmap of the kept probe keys: each side marked, counted and
- * written packed (top of the file). */
+/* The probe rows inside the range (their keys' bitmap set as they are written, when the
+ * build side is filtered next), then the build rows whose bit is set: each side marked,
+ * counted and written packed (top of the file). */
 static int both_sides_marked(sl_task_t *t, const struct join_state *st, struct gj *g,
                              uint64_t kmin, uint64_t range)
 {
     int b = g->build;
-    struct gj_side *R = &g->s[b], *S = &g->s[1 - b];
+    struct gj_side *R = &g->s[b];
     struct marked q;
-    int rc = mark_rows(t, g, S, kmin, range, NULL, &q);
+    int rc = mark_rows(t, g, &g->s[1 - b], kmin, range, NULL, &q);
     if (rc < 0)
         return rc;
     gj_step(t, g, "prepare_probe_mask");
-    if ((rc = write_rows(t, st, g, 1 - b, &q)) < 0)
-        return rc;
-    gj_step(t, g, "prepare_probe");
-    if (S->n == 0 || (double)S->n >= FILTER_BUILD_SHARE * (double)R->n ||
-        range > FILTER_BITMAP_BITS)
-        return SL_OK;
+    int by_bitmap = q.count > 0 && (double)q.count < FILTER_BUILD_SHARE * (double)R->n &&
+                    range <= FILTER_BITMAP_BITS;
     uint32_t *bm = NULL;
-    if ((rc = key_bitmap(t, g, S, kmin, range, &bm)) >= 0) {
-        gj_step(t, g, "prepare_bitmap");
-        rc = mark_rows(t, g, R, kmin, range, bm, &q);
-    }
-    if (rc >= 0) {
+    if (by_bitmap)
+        rc = bitmap_clear(t, range, &bm);
+    if (rc >= 0)
+        rc = write_rows(t, st, g, 1 - b, &q, kmin, range, bm);
+    else
+        sl_task_device_free(t, q.temp);
+    gj_step(t, g, "prepare_probe");
+    if (rc >= 0 && by_bitmap && (rc = mark_rows(t, g, R, kmin, range, bm, &q)) >= 0) {
         gj_step(t, g, "prepare_build_mask");
-        rc = write_rows(t, st, g, b, &q);
+        rc = write_rows(t, st, g, b, &q, kmin, range, NULL);
     }
-    if (rc >= 0) {
+    if (rc >= 0 && by_bitmap) {
         g->bits = gj_radix_bits(R->n); /* fewer build rows: fewer partitions */
         gj_step(t, g, "prepare_build");
     }

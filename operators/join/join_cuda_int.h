@@ -26,7 +26,7 @@ static inline int gj_radix_bits(int64_t nb)
 #define GJ_HASH_COLLIDED 1
 
 /* Steps of the prepare phase timed with CUDA events (debug_join_phase_times). */
-#define GJ_STEPS_MAX 12
+#define GJ_STEPS_MAX 10
 struct gj_steps {
     int on, n;
     cudaEvent_t ev[GJ_STEPS_MAX];

@@ -428,15 +428,20 @@ static void select_pack_check(int k8, const void *dpk, const uint64_t *pk, int64
 
 /* The two-pass select (sl_k_select_mask_*, then _write) of the rows sel[0..m) that
  * sl_k_select_in_range_* selected: the count, each kept row's key and packed row (a
- * payload column and the row number), keys alone, nothing written past the m rows. */
+ * payload column and the row number), keys alone, nothing written past the m rows, and
+ * the bitmap _write sets of the kept keys against one set from them on the host. */
 static void select_two_pass_check(int k8, const void *dpk, const uint64_t *pk, int64_t np,
                                   uint64_t kmin, uint64_t range, const uint32_t *bm,
                                   const uint32_t *sel, int64_t m, cudaStream_t s)
 {
-    size_t kw = k8 ? 8 : 4;
-    uint32_t *hv = malloc((size_t)(np + 1) * 4);
+    size_t kw = k8 ? 8 : 4, words = (size_t)((range + 31) / 32);
+    uint32_t *hv = malloc((size_t)(np + 1) * 4), *ref = calloc(words + 1, 4);
     for (int64_t i = 0; i < np; i++)
         hv[i] = (uint32_t)i * 2654435761u + 7;
+    for (int64_t j = 0; j < m; j++) {
+        uint64_t d = k8 ? pk[sel[j]] - kmin : (uint32_t)((uint32_t)pk[sel[j]] - (uint32_t)kmin);
+        ref[d >> 5] |= 1u << (d & 31);
+    }
     void *dv = up(hv, (size_t)np * 4, s);
     sl_k_cols_t kc;
     memset(&kc, 0, sizeof kc);
@@ -444,6 +449,7 @@ static void select_two_pass_check(int k8, const void *dpk, const uint64_t *pk, i
     kc.width[0] = kc.width[1] = 4;
     kc.ptr[0] = dv; /* kc.ptr[1] NULL: the row's number */
     int64_t *dcount = dmalloc(8);
+    uint32_t *bout = dmalloc(words * 4 + 4);
     size_t tb = 0;
     CU(k8 ? sl_k_select_mask_k64(NULL, &tb, dpk, np, kmin, range, bm, NULL, s)
           : sl_k_select_mask_k32(NULL, &tb, dpk, np, (uint32_t)kmin, range, bm, NULL, s));
@@ -452,26 +458,37 @@ static void select_two_pass_check(int k8, const void *dpk, const uint64_t *pk, i
           : sl_k_select_mask_k32(temp, &tb, dpk, np, (uint32_t)kmin, range, bm, dcount, s));
     int64_t *hc = down(dcount, 8, s);
     assert_int_equal(*hc, m);
-    for (int v = 0; v < 2; v++) { /* rows of 8 bytes, then keys alone */
+    for (int v = 0; v < 2; v++) { /* rows of 8 bytes with the bitmap, then keys alone */
         int rb = v == 0 ? 8 : 0;
         void *ko = dmalloc((size_t)(m + 1) * kw), *ro = dmalloc((size_t)(m + 1) * 8);
         CU(cudaMemsetAsync(ko, 0xAB, (size_t)(m + 1) * kw, s));
         CU(cudaMemsetAsync(ro, 0xAB, (size_t)(m + 1) * 8, s));
-        CU(k8 ? sl_k_select_write_k64(temp, tb, dpk, np, &kc, rb, ko, ro, s)
-              : sl_k_select_write_k32(temp, tb, dpk, np, &kc, rb, ko, ro, s));
+        CU(cudaMemsetAsync(bout, 0, words * 4 + 4, s));
+        uint32_t *bo = v == 0 ? bout : NULL;
+        CU(k8 ? sl_k_select_write_k64(temp, tb, dpk, np, &kc, rb, ko, ro, bo, kmin, range, s)
+              : sl_k_select_write_k32(temp, tb, dpk, np, &kc, rb, ko, ro, bo, (uint32_t)kmin,
+                                      range, s));
         unsigned char *hk = down(ko, (size_t)(m + 1) * kw, s);
-        uint32_t *hr = down(ro, (size_t)(m + 1) * 8, s);
+        uint32_t *hr = down(ro, (size_t)(m + 1) * 8, s), *hb = down(bout, words * 4 + 4, s);
         assert_int_equal(selected_bad(k8, hk, hr, pk, hv, sel, m, rb), 0);
+        if (v == 0)
+            assert_memory_equal(hb, ref, words * 4 + 4);
+        else
+            for (size_t w = 0; w <= words; w++) /* no bitmap asked: none set */
+                assert_int_equal(hb[w], 0);
         free(hk);
         free(hr);
+        free(hb);
         cudaFree(ko);
         cudaFree(ro);
     }
     free(hc);
     free(hv);
+    free(ref);
     cudaFree(dv);
     cudaFree(temp);
     cudaFree(dcount);
+    cudaFree(bout);
 }
 
 /* The key bitmap filter (join_filter.h) against a host reference: a bitmap of "build"
@@ -620,7 +637,8 @@ SL_TEST(ext_launchers_reject_bad_arguments)
     assert_int_equal(sl_k_select_pack_k32((void *)16, &tb, (uint32_t *)16, 10, 0, 64, NULL, &c, 4,
                                           NULL, NULL, 10, (int64_t *)16, 0),
                      cudaErrorInvalidValue);
-    /* the two-pass select: no size, no count, no keys; a 6-byte column, no outputs */
+    /* the two-pass select: no size, no count, no keys; a 6-byte column, a bitmap of no
+     * bits, no outputs */
     assert_int_equal(sl_k_select_mask_k32(NULL, NULL, (uint32_t *)16, 10, 0, 64, NULL, NULL, 0),
                      cudaErrorInvalidValue);
     assert_int_equal(sl_k_select_mask_k64((void *)16, &tb, (uint64_t *)16, 10, 0, 64, NULL, NULL,
@@ -631,13 +649,13 @@ SL_TEST(ext_launchers_reject_bad_arguments)
                      cudaErrorInvalidValue);
     c.width[0] = 6;
     assert_int_equal(sl_k_select_write_k32((void *)16, 1 << 20, (uint32_t *)16, 10, &c, 8,
-                                           (uint32_t *)16, (void *)16, 0),
+                                           (uint32_t *)16, (void *)16, NULL, 0, 64, 0),
                      cudaErrorInvalidValue);
     c.width[0] = 4;
-    assert_int_equal(sl_k_select_write_k32((void *)16, 1 << 20, (uint32_t *)16, 10, &c, 4, NULL,
-                                           NULL, 0),
+    assert_int_equal(sl_k_select_write_k64((void *)16, 1 << 20, (uint64_t *)16, 10, &c, 4,
+                                           (uint64_t *)16, (void *)16, (uint32_t *)16, 0, 0, 0),
                      cudaErrorInvalidValue);
-    assert_int_equal(sl_k_select_write_k64(NULL, 1 << 20, (uint64_t *)16, 10, &c, 4,
-                                           (uint64_t *)16, (void *)16, 0),
+    assert_int_equal(sl_k_select_write_k32((void *)16, 1 << 20, (uint32_t *)16, 10, &c, 4, NULL,
+                                           NULL, NULL, 0, 64, 0),
                      cudaErrorInvalidValue);
 }

@@ -24,7 +24,9 @@
  *    tile of 4,096 rows in d_temp and sets *d_count (one int64) = the rows selected; then
  *    _write, given the same d_temp, keys and n, writes for the j-th selected row i
  *    d_keys_out[j] = its key and, when row_bytes > 0, d_rows_out[j] = row i packed from
- *    cols (as sl_k_select_pack_*); the outputs hold *d_count rows.
+ *    cols (as sl_k_select_pack_*); the outputs hold *d_count rows. With d_bitmap_out not
+ *    NULL, _write also sets bit k - kmin of it for every selected key k with k - kmin <
+ *    range (as sl_k_key_bitmap_* does; range <= 2^40).
  * Limits: n < 2^32. Never allocates or synchronizes.
  */
 #ifndef SLUICE_K_JOIN_FILTER_H
@@ -71,10 +73,12 @@ cudaError_t sl_k_select_mask_k64(void *d_temp, size_t *temp_bytes, const uint64_
                                  const uint32_t *d_bitmap, int64_t *d_count, cudaStream_t stream);
 cudaError_t sl_k_select_write_k32(const void *d_temp, size_t temp_bytes, const uint32_t *d_keys,
                                   int64_t n, const sl_k_cols_t *cols, int row_bytes,
-                                  uint32_t *d_keys_out, void *d_rows_out, cudaStream_t stream);
+                                  uint32_t *d_keys_out, void *d_rows_out, uint32_t *d_bitmap_out,
+                                  uint32_t kmin, uint64_t range, cudaStream_t stream);
 cudaError_t sl_k_select_write_k64(const void *d_temp, size_t temp_bytes, const uint64_t *d_keys,
                                   int64_t n, const sl_k_cols_t *cols, int row_bytes,
-                                  uint64_t *d_keys_out, void *d_rows_out, cudaStream_t stream);
+                                  uint64_t *d_keys_out, void *d_rows_out, uint32_t *d_bitmap_out,
+                                  uint64_t kmin, uint64_t range, cudaStream_t stream);
 cudaError_t sl_k_gather_bytes(const void *d_src, int width, const uint32_t *d_idx, int64_t n,
                               void *d_dst, cudaStream_t stream);
 
