@@ -200,13 +200,14 @@ const struct sl__option sl__options[] = {
     {{"debug_join_filter", SL_ENGINE_OPT_ENUM, DBG, "auto",
       "GPU join at a low match ratio (an inner or semi join whose probe sample lies mostly "
       "outside the build keys' range): auto = the probe rows inside that range are kept, "
-      "then an exact bitmap of their keys keeps the build rows with a partner, each side's "
-      "kept rows marked and counted in one pass, their keys and packed rows written in a "
-      "second; range = every row is packed and only the probe rows outside the range are "
-      "dropped, as before (A/B runs); fused = as auto, but each side's select, key gather "
-      "and packing in one CUB pass (A/B runs); select = as auto, but CUB's select, then "
-      "gathers and packing (auto before 2026-11-27 12:00; A/B runs).",
-      "auto,range,fused,select", 0, 3},
+      "then an exact bitmap of their keys keeps the build rows with a partner, and only the "
+      "kept rows are packed; range = every row is packed and only the probe rows outside "
+      "the range are dropped, as before (A/B runs); fused = as auto, but each side's select, "
+      "key gather and packing in one pass (slower on the H100; A/B runs); mask = as auto, "
+      "but each side's kept rows marked and counted in one pass, their keys and packed "
+      "rows written in a second (slower with 4-byte keys, faster with 8-byte keys on the "
+      "H100; A/B runs).",
+      "auto,range,fused,mask", 0, 3},
      FIELD(debug_join_filter, INT)},
     {{"debug_join_keep_device", SL_ENGINE_OPT_BOOL, DBG, "false",
       "Has a GPU join's sink keep every device batch on the GPU, as before the batches "

@@ -168,7 +168,8 @@ struct sl_engine_config {
                                    1 range (rows packed first, the probe side filtered by
                                    range alone, as before: A/B runs), 2 fused (as 0, each
                                    side's select, gather and packing in one pass: A/B),
-                                   3 select (as 0 with CUB's select, then gathers: A/B) */
+                                   3 mask (as 0, each side marked, then written in a
+                                   second pass: A/B) */
     /* Fields added with joins under small GPU budgets (issue 18). */
     int debug_join_keep_device; /* 1: a GPU join's sink keeps every device batch on the
                                    GPU, as before its sides went to host memory past

@@ -8,14 +8,20 @@
  * range is at most FILTER_BITMAP_BITS keys, an exact bitmap of their keys over the range
  * (one bit a key, set by atomics in L2) keeps only the build rows with a partner (a
  * semi-join reduction: at a match ratio of 25%, uniform foreign keys meet about 22% of
- * the build rows), and the radix bits follow the build rows kept. Each side is filtered
- * in two passes of our own (both_sides_marked): sl_k_select_mask_* reads the keys once
+ * the build rows), and the radix bits follow the build rows kept. The rows are selected
+ * (CUB DeviceSelect), their keys gathered, and only the kept rows packed afterwards
+ * (gj_prepare_rows). With debug_join_filter=mask (A/B runs) each side is filtered in two
+ * passes of our own instead (both_sides_marked): sl_k_select_mask_* reads the keys once
  * and keeps a bit a row and a count a tile (one synchronization reads the total), then
  * sl_k_select_write_* writes the kept rows' keys and rows packed from the payload columns
- * at their place in row order, reading only the kept rows' columns; the probe side's
- * write also sets the bitmap of its keys. With debug_join_filter=select (A/B runs; auto
- * before 2026-11-27 12:00) the rows are selected by CUB DeviceSelect, their keys
- * gathered, and the kept rows packed afterwards (gj_prepare_rows). With
+ * at their place in row order; the probe side's write also sets the bitmap of its keys.
+ * On the H100 (2026-11-27 11:09, 2^27 x 2^27, 2 payloads, same run) it was slower with
+ * 4-byte keys (match 10%: 5.14 ms against 5.01; 25%: 7.70 against 7.55) and faster with
+ * 8-byte keys (10%: 6.87 against 7.24). The prepare phase's steps (debug_join_phase_times,
+ * match 10%, CUB path): sample 0.11 ms, range 0.23, probe select and key gather 0.57,
+ * bitmap and build select over all 2^27 build keys 1.86, packing 0.72; in the two passes
+ * the build side's mark (a random bitmap read in L2 a build key) took 1.10, its write
+ * 0.73, the probe side's write with the bitmap's 13.4 M atomics 1.20. With
  * debug_join_filter=fused (A/B runs) each side is filtered in one
  * pass instead (sl_k_select_pack_*: CUB's select writing through an output iterator that
  * stores the kept row's key and its row packed from the payload columns; outputs sized
@@ -244,7 +250,8 @@ static int key_bitmap(sl_task_t *t, const struct gj *g, const struct gj_side *F,
     return SL_OK;
 }
 
-/* ---- the two-pass select (auto): sl_k_select_mask_*, then sl_k_select_write_* ---- */
+/* ---- the two-pass select (debug_join_filter=mask): sl_k_select_mask_*, then
+ * sl_k_select_write_* ---- */
 
 /* A selection marked and counted, waiting for its write pass. */
 struct marked {
@@ -428,7 +435,7 @@ int gj_filter_probe(sl_task_t *t, const struct join_state *st, struct gj *g)
     if (range == 0)
         return SL_OK;
     int mode = gj_filter_mode(t);
-    if (mode == GJ_FILTER_AUTO && !g->rows_ready && !S->sel && !R->sel)
+    if (mode == GJ_FILTER_MASK && !g->rows_ready && !S->sel && !R->sel)
         return both_sides_marked(t, st, g, kmin, range);
     if (mode != GJ_FILTER_RANGE)
         return both_sides(t, st, g, kmin, range, share, mode == GJ_FILTER_FUSED ? 2 : 0);

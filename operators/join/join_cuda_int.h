@@ -116,12 +116,12 @@ void gj_row_cols_free(sl_task_t *t, void *own[5]);
  * (debug_join_filter=fused: the kept rows' keys and packed rows selected in one pass);
  * after it (debug_join_filter=range, the old order): keys and packed rows gathered. */
 int gj_filter_probe(sl_task_t *t, const struct join_state *st, struct gj *g);
-/* debug_join_filter: auto (each side's kept rows marked and counted, then their keys and
- * packed rows written in a second pass), range (the old path: rows packed first, the
- * probe side filtered by the build keys' range only), fused (each side's select, key
- * gather and packing in one CUB pass) and select (CUB's select, then gathers and packing:
- * auto before 2026-11-27 12:00); the last three for A/B runs. */
-enum { GJ_FILTER_AUTO = 0, GJ_FILTER_RANGE = 1, GJ_FILTER_FUSED = 2, GJ_FILTER_SELECT = 3 };
+/* debug_join_filter: auto (CUB's select, then key gathers and packing), range (the old
+ * path: rows packed first, the probe side filtered by the build keys' range only), fused
+ * (each side's select, key gather and packing in one CUB pass) and mask (each side's
+ * kept rows marked and counted, then their keys and packed rows written in a second
+ * pass); the last three for A/B runs. */
+enum { GJ_FILTER_AUTO = 0, GJ_FILTER_RANGE = 1, GJ_FILTER_FUSED = 2, GJ_FILTER_MASK = 3 };
 int gj_filter_mode(sl_task_t *t);
 /* The prepare phase's steps as phases of the profile: gj_steps_begin starts the clock
  * (on: debug_join_phase_times), each gj_step ends the step `step` (a string that

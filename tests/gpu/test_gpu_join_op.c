@@ -449,9 +449,9 @@ SL_TEST(probe_filter_low_match)
 
 /* Low match ratio, issue 19: with debug_join_filter=auto the probe rows inside the build
  * keys' range are kept, then, when those are few, an exact bitmap of their keys keeps
- * only the build rows with a partner (each side marked and counted, then written);
- * debug_join_filter=fused does the same with each side's keys and packed rows in one
- * CUB pass, select with CUB's select and gathers, and range (the old path) filters the probe
+ * only the build rows with a partner; debug_join_filter=fused does the same with each
+ * side's keys and packed rows in one CUB pass, mask in two passes of its own (each side
+ * marked and counted, then written), and range (the old path) filters the probe
  * side alone. Every kind against the CPU: int32 build keys of every third value
  * (the kept probe rows mostly miss), 8-byte keys at a 10% match ratio with three payloads
  * (a row id), probe keys with duplicates and a hot key, and no matches at all (odd probe
@@ -484,7 +484,7 @@ SL_TEST(key_bitmap_filter_low_match)
                         k[i] = 3;
             }
         }
-        static const char *const modes[] = {"auto", "range", "fused", "select"};
+        static const char *const modes[] = {"auto", "range", "fused", "mask"};
         for (int mode = 0; mode < 4; mode++) {
             SL_ASSERT_OK(sl_engine_option_set(gpu, "debug_join_filter", modes[mode]));
             for (int k = 0; k < 4; k++) {
@@ -550,7 +550,7 @@ static sl_table_t *make_sample_misses(int64_t rows, int64_t build_n)
 SL_TEST(key_bitmap_filter_second_pass)
 {
     NEED_GPU();
-    static const char *const modes[] = {"fused", "auto", "range", "select"};
+    static const char *const modes[] = {"fused", "auto", "range", "mask"};
     static const char *const kinds[] = {"inner", "semi"};
     struct spec build = {.rows = 1 << 20, .n_pay = 2, .seed = 90};
     struct spec dup_probe = {.rows = 1200000, .n_pay = 1, .key_range = 12000000, .seed = 91};
