@@ -132,7 +132,9 @@ const struct sl__option sl__options[] = {
       "reading host memory (zero-copy).", "copy,kernel", 0, 1},
      FIELD(debug_ooc_readback, INT)},
     {{"debug_join_phase_times", SL_ENGINE_OPT_BOOL, DBG, "false",
-      "Times the GPU join's phases with CUDA events and adds them to the query profile.",
+      "Times the GPU join's phases with CUDA events and adds them to the query profile, "
+      "with the prepare phase's steps (prepare_keys, _sample, _range, _probe, _build, "
+      "_rows; the low match ratio filter's in join_cuda_filter.c).",
       NULL, 0, 1}, FIELD(debug_join_phase_times, INT)},
     {{"debug_join_weak_hash", SL_ENGINE_OPT_BOOL, DBG, "false",
       "Keeps only 8 bits of the GPU join's string-key hashes, so that different keys "
