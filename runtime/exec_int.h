@@ -9,7 +9,7 @@
 #include "sched_int.h"
 #include "trace.h"
 
-#define SL__OP_PHASES 8
+#define SL__OP_PHASES 12
 
 /* Per-node state of one query. */
 struct sl__opstate {
