@@ -232,6 +232,11 @@ const struct sl__option sl__options[] = {
       "Has the out-of-core sort-merge join merge-join its key ranges in CPU tasks, as "
       "before 2026-11-27, where both sides' runs were merged on the GPU and it would join "
       "them there (A/B runs).", NULL, 0, 1}, FIELD(debug_smj_cpu_join, INT)},
+    {{"debug_sort_sink_upload", SL_ENGINE_OPT_BOOL, DBG, "false",
+      "Has the GPU sort's sink upload host batches while three times what it uploaded fits "
+      "the GPU budget, also when the whole input (a batch's bytes times its pipeline's "
+      "morsels) will not and the sort goes out of core, as before 2026-11-27 (A/B runs).",
+      NULL, 0, 1}, FIELD(debug_sort_sink_upload, INT)},
 };
 
 const int sl__n_options = (int)(sizeof sl__options / sizeof sl__options[0]);

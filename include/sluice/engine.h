@@ -193,6 +193,10 @@ struct sl_engine_config {
                                    append kernel, as before 2026-11-27: A/B runs) */
     int debug_smj_cpu_join;     /* 1: the out-of-core sort-merge join's key ranges are
                                    merge-joined by CPU tasks, not on the GPU (A/B runs) */
+    /* Fields added with the GPU sort's sink that keeps a large host input (issue 23). */
+    int debug_sort_sink_upload; /* 1: the GPU sort's sink uploads host batches while three
+                                   times them fits the budget, also when the whole input
+                                   will not (as before 2026-11-27: A/B runs) */
 };
 
 /* Fills *cfg with the defaults and sets cfg->size. Cannot fail. Thread-safe (touches

@@ -139,6 +139,10 @@ static struct flat flatten(sl_table_t *t)
  * merge reads buckets (debug_ooc_sort_gather), and their pinned result memory
  * (gpu_result_pinned: -1 = none, so buckets go through pinned blocks and copy tasks). */
 static const char *force_merge = "auto", *force_gather = "auto";
+/* "true": the sink uploads host batches while three times them fits the budget, also
+ * when the whole input will not (option debug_sort_sink_upload; by default it keeps
+ * them all on the host then), so that some batches reach the GPU. */
+static const char *sink_upload = "false";
 static int64_t result_pinned = 0;
 
 static sl_engine_t *engine(enum sl_placement pl, int64_t gpu_mem)
@@ -150,6 +154,7 @@ static sl_engine_t *engine(enum sl_placement pl, int64_t gpu_mem)
     cfg.gpu_mem_limit = gpu_mem;
     SL_ASSERT_OK(sl_engine_config_set(&cfg, "debug_ooc_sort_merge", force_merge));
     SL_ASSERT_OK(sl_engine_config_set(&cfg, "debug_ooc_sort_gather", force_gather));
+    SL_ASSERT_OK(sl_engine_config_set(&cfg, "debug_sort_sink_upload", sink_upload));
     cfg.gpu_result_pinned = result_pinned;
     sl_engine_t *e;
     SL_ASSERT_OK(sl_test_engine_open(&e, &cfg));
@@ -458,15 +463,17 @@ SL_TEST(ooc_pass1_cuts)
     force_merge = "auto";
 }
 
-/* Pass 1's cuts where the sink kept its first batches on the GPU (budgets over 16 MiB:
- * sort_cuda.c): the samples that fall in those batches are read by a kernel
+/* Pass 1's cuts where the sink kept its first batches on the GPU (budgets over 16 MiB
+ * with debug_sort_sink_upload, as the sink did by default before 2026-11-27; a GPU
+ * filter's output too): the samples that fall in those batches are read by a kernel
  * (sl_k_gather_addrs), so pass 1 finds the cuts there too (before, such a sort searched
  * them in the runs after pass 1, as late_cuts still does). Equal to the CPU sort on
  * random, sorted, few, Zipf and heavy keys of 4 and 8 bytes, both directions, batches of
- * odd sizes. */
+ * odd sizes. Without the option, every batch stays on the host. */
 SL_TEST(ooc_pass1_cuts_gpu_batches)
 {
     REQUIRE_GPU();
+    sink_upload = "true";
     const struct spec cases[] = {
         {.rows = (int64_t)1 << 22, .n_pay = 1, .seed = 51},
         {.rows = 2000000, .n_pay = 1, .keys = K_SORTED, .chunk = 77777, .seed = 52},
@@ -487,6 +494,10 @@ SL_TEST(ooc_pass1_cuts_gpu_batches)
         }
     }
     force_merge = "auto";
+    sink_upload = "false";
+    check(&cases[0], "by=k", 32 * MIB, 1); /* the whole input will not fit: all on the host */
+    assert_int_equal(last_gpu_batches, 0);
+    assert_int_equal(last_pass1_cuts, 1);
 }
 
 /* Small input for compute-sanitizer: pass 1's cuts with samples read from batches the
@@ -494,12 +505,14 @@ SL_TEST(ooc_pass1_cuts_gpu_batches)
 SL_TEST(ooc_sanitize_gpu_batch_samples)
 {
     REQUIRE_GPU();
+    sink_upload = "true";
     struct spec a = {.rows = 600000, .key64 = 1, .n_pay = 1, .keys = K_ZIPF, .chunk = 7777,
                      .seed = 56};
     check(&a, "by=k", 24 * MIB, 1);
     assert_int_equal(last_gpu_merge, 1);
     assert_true(last_gpu_batches > 0);
     assert_int_equal(last_pass1_cuts, 1);
+    sink_upload = "false";
 }
 
 /* Small input for compute-sanitizer: pass 1's cuts (the bounds kernel, the splits'
