@@ -237,6 +237,10 @@ const struct sl__option sl__options[] = {
       "the GPU budget, also when the whole input (a batch's bytes times its pipeline's "
       "morsels) will not and the sort goes out of core, as before 2026-11-27 (A/B runs).",
       NULL, 0, 1}, FIELD(debug_sort_sink_upload, INT)},
+    {{"debug_ooc_even_runs", SL_ENGINE_OPT_BOOL, DBG, "false",
+      "Cuts the out-of-core sort's input into runs of one size (the last shorter), as before "
+      "2026-11-27, not into quarter and half runs at both ends, whose first upload and last "
+      "download overlap less (A/B runs).", NULL, 0, 1}, FIELD(debug_ooc_even_runs, INT)},
 };
 
 const int sl__n_options = (int)(sizeof sl__options / sizeof sl__options[0]);

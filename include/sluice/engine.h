@@ -197,6 +197,9 @@ struct sl_engine_config {
     int debug_sort_sink_upload; /* 1: the GPU sort's sink uploads host batches while three
                                    times them fits the budget, also when the whole input
                                    will not (as before 2026-11-27: A/B runs) */
+    int debug_ooc_even_runs;    /* 1: the out-of-core sort's runs are all of one size, the
+                                   last shorter (as before 2026-11-27: A/B runs); 0:
+                                   quarter and half runs at each end of the input */
 };
 
 /* Fills *cfg with the defaults and sets cfg->size. Cannot fail. Thread-safe (touches

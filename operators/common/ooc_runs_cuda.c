@@ -39,6 +39,7 @@ static const sl_batch_t *batch_at(const struct sl__ooc_input *in, int64_t i)
 
 struct plan {
     int n_cols, kc, kw, desc, np, pc, vb;
+    int graded;                       /* runs of R/4, R/4, R/2, R..., R/2, R/4, R/4 (run_start) */
     int width[SL__OOC_MAX_COLS];
     int64_t in_off[SL__OOC_MAX_COLS]; /* column c of a set's input at in[0] + in_off[c] */
     int64_t n, R, n_runs, slot_row;
@@ -119,6 +120,12 @@ static int plan_run(sl_task_t *t, struct plan *p)
             p->R = rr;
             p->temp = temp;
             p->n_runs = (p->n + rr - 1) / rr;
+            int64_t even = 0;
+            sl_task_option_int(t, "debug_ooc_even_runs", &even);
+            if (!even && p->n >= 4 * rr && rr / 4 >= SL__OOC_MIN_RUN) {
+                p->graded = 1;
+                p->n_runs = 6 + (p->n - 2 * rr + rr - 1) / rr;
+            }
             return 1;
         }
         if (rr < r) /* all rows in one run did not fit: try runs of r / 2 */
@@ -444,9 +451,26 @@ static int sort_run(struct runner *r, struct set *s, int64_t rows)
     return SL_OK;
 }
 
+/* Where run i starts (i = n_runs: the end). Runs of R rows, the last one shorter; or
+ * graded (at least 4 R rows): the first R rows in runs of R/4, R/4 and R/2, the last R
+ * rows in runs of R/2, R/4 and R/4, runs of R between (the last of them shorter). A
+ * pass's first upload and last download overlap nothing: 1.3 ms each for the 64 MiB
+ * runs of 2^28 pairs at 1/4, a third of that with quarter runs (issue 23). */
+static int64_t run_start(const struct plan *p, int64_t i)
+{
+    const int64_t R = p->R, n = p->n, k = p->n_runs;
+    if (!p->graded)
+        return i * R < n ? i * R : n;
+    if (i <= 3)
+        return (int64_t[]){0, R / 4, R / 2, R}[i];
+    if (i >= k - 3)
+        return (int64_t[]){n - R, n - R / 2, n - R / 4, n}[i - (k - 3)];
+    return R + (i - 3) * R < n - R ? R + (i - 3) * R : n - R;
+}
+
 static int64_t run_rows(const struct plan *p, int64_t i)
 {
-    return p->n - i * p->R < p->R ? p->n - i * p->R : p->R;
+    return run_start(p, i + 1) - run_start(p, i);
 }
 
 /* Run (or pass-2 bucket) i of `rows` rows through set i & 1: upload, sort, download into

@@ -143,6 +143,7 @@ static const char *force_merge = "auto", *force_gather = "auto";
  * when the whole input will not (option debug_sort_sink_upload; by default it keeps
  * them all on the host then), so that some batches reach the GPU. */
 static const char *sink_upload = "false";
+static const char *even_runs = "false"; /* debug_ooc_even_runs */
 static int64_t result_pinned = 0;
 
 static sl_engine_t *engine(enum sl_placement pl, int64_t gpu_mem)
@@ -155,6 +156,7 @@ static sl_engine_t *engine(enum sl_placement pl, int64_t gpu_mem)
     SL_ASSERT_OK(sl_engine_config_set(&cfg, "debug_ooc_sort_merge", force_merge));
     SL_ASSERT_OK(sl_engine_config_set(&cfg, "debug_ooc_sort_gather", force_gather));
     SL_ASSERT_OK(sl_engine_config_set(&cfg, "debug_sort_sink_upload", sink_upload));
+    SL_ASSERT_OK(sl_engine_config_set(&cfg, "debug_ooc_even_runs", even_runs));
     cfg.gpu_result_pinned = result_pinned;
     sl_engine_t *e;
     SL_ASSERT_OK(sl_test_engine_open(&e, &cfg));
@@ -498,6 +500,33 @@ SL_TEST(ooc_pass1_cuts_gpu_batches)
     check(&cases[0], "by=k", 32 * MIB, 1); /* the whole input will not fit: all on the host */
     assert_int_equal(last_gpu_batches, 0);
     assert_int_equal(last_pass1_cuts, 1);
+}
+
+/* Runs of one size (debug_ooc_even_runs) against graded ones (quarter and half runs at
+ * both ends: four more), both equal to the CPU sort, merged on the GPU and on the CPU,
+ * row counts that are and are not a multiple of the run size, sorted and random keys. */
+SL_TEST(ooc_graded_runs)
+{
+    REQUIRE_GPU();
+    const struct spec cases[] = {
+        {.rows = (int64_t)1 << 22, .n_pay = 1, .seed = 61},
+        {.rows = 3000001, .n_pay = 1, .keys = K_SORTED, .chunk = 77777, .seed = 62},
+        {.rows = 2500000, .key64 = 1, .n_pay = 2, .keys = K_ZIPF, .seed = 63},
+    };
+    const char *merge[] = {"gpu", "cpu"};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        for (int m = 0; m < 2; m++) {
+            force_merge = merge[m];
+            even_runs = "true";
+            check(&cases[i], i % 2 ? "by=\"k DESC\"" : "by=k", 10 * MIB, 1);
+            int64_t even = last_runs;
+            even_runs = "false";
+            check(&cases[i], i % 2 ? "by=\"k DESC\"" : "by=k", 10 * MIB, 1);
+            assert_true(even >= 4);
+            assert_int_equal(last_runs, even + 4);
+            assert_int_equal(last_gpu_merge, m == 0);
+        }
+    force_merge = "auto";
 }
 
 /* Small input for compute-sanitizer: pass 1's cuts with samples read from batches the
