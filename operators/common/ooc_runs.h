@@ -47,10 +47,6 @@ struct sl__ooc_sorted {
     int64_t *bytes;
     struct sl__pinned_owner owner;
     double gpu_ms;                   /* wall time of the GPU part */
-    /* 1: each run's columns are one pinned block (cols[j * n_cols] its start, bytes[] its
-     * size there and 0 at the run's other columns), column c at c x rows[j] x width;
-     * 0: a block a column. */
-    int run_blocks;
     /* Pass 2's cuts, when pass 1 computed them (n_codes > 0; issue 23): splitters codes[i]
      * of buckets of about 3/4 split_rows rows, taken from the input before it was sorted
      * (sl__ooc_input_splitters), and split[j * n_codes + i] = rows of run j whose code is

@@ -557,25 +557,20 @@ static int alloc_all(struct runner *r)
                                             cudaMemcpyHostToDevice, r->cs),
                          "uploading the splitters");
     }
-    /* With every column of one width and a power of two of columns (so that pinned
-     * classes, powers of two, cost no more than a block a column), a run's columns are
-     * one pinned block, one after another (bytes[] holds the block's size at its first
-     * column, 0 at the others): a run's slice of every column is then at a fixed pitch,
-     * one 2D copy in pass 2 (GATHER_ROWS). Else a block a column. */
-    int one = (p->n_cols & (p->n_cols - 1)) == 0;
-    for (int c = 1; c < p->n_cols; c++)
-        one = one && p->width[c] == p->width[0];
-    if (!r->cuts)
-        r->st->run_blocks = one;
+    /* A run's columns are one pinned block, one after another (bytes[] holds the
+     * block's size at its first column, 0 at the others): with equal widths, a run's
+     * slice of every column is at a fixed pitch, for one 2D copy in pass 2. */
+    int64_t row_bytes = 0;
+    for (int c = 0; c < p->n_cols; c++)
+        row_bytes += p->width[c];
     for (int64_t i = 0; i < p->n_runs && !r->cuts; i++) {
         int64_t rows = run_rows(p, i), k = i * p->n_cols;
-        for (int c = 0; c < p->n_cols; c++) {
-            r->st->bytes[k + c] = one && c > 0 ? 0 : rows * p->width[c] * (one ? p->n_cols : 1);
-            if (one && c > 0)
-                r->st->cols[k + c] = (char *)r->st->cols[k] + rows * p->width[0] * c;
-            else if (!(r->st->cols[k + c] = sl__task_pinned_alloc(t, r->st->bytes[k + c])))
-                return SL_ENOMEM;
-        }
+        r->st->bytes[k] = rows * row_bytes;
+        char *block = sl__task_pinned_alloc(t, r->st->bytes[k]);
+        if (!block)
+            return SL_ENOMEM;
+        for (int c = 0, off = 0; c < p->n_cols; off += p->width[c++])
+            r->st->cols[k + c] = block + rows * off;
     }
     return SL_OK;
 }
@@ -1071,8 +1066,9 @@ int sl__ooc_runs_merge(sl_task_t *t, struct sl__ooc_sorted *st, const int64_t *c
     r.st = st;
     r.cuts = cuts;
     r.gather = gather;
-    if (r.gather == SL__OOC_GATHER_ROWS && !st->run_blocks)
-        r.gather = SL__OOC_GATHER_BATCH; /* no one pitch for every column */
+    for (int c = 1; c < st->runs.n_cols && r.gather == SL__OOC_GATHER_ROWS; c++)
+        if (st->runs.width[c] != st->runs.width[0])
+            r.gather = SL__OOC_GATHER_BATCH; /* no one pitch for every column */
     if (!plan_buckets(t, st, R, nb, gather, &r.p))
         return sl_task_fail(t, SL_EBUDGET, "out-of-core sort on the GPU: the budget left holds "
                             "no bucket of %lld rows", (long long)R);
@@ -1180,7 +1176,6 @@ int sl__ooc_runs_merge_all(sl_task_t *t, struct sl__ooc_sorted *st)
     }
     st->rows[0] = st->n;
     st->runs.n_runs = 1;
-    st->run_blocks = 0; /* the merged run: a block a column */
     presplit_free(st); /* the splits were the runs' */
     return 1;
 }
