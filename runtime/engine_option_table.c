@@ -124,10 +124,9 @@ const struct sl__option sl__options[] = {
      FIELD(debug_ooc_sort_merge, INT)},
     {{"debug_ooc_sort_gather", SL_ENGINE_OPT_ENUM, DBG, "auto",
       "How the out-of-core sort's GPU merge reads each bucket's slices of the sorted runs: "
-      "auto (rows up to 128 runs, else kernel), a copy call per slice and column, those "
-      "copies batched in one call, a kernel reading the pinned runs in place (zero-copy), "
-      "or rows: one 2D copy per slice for all its columns, batched (columns of one width; "
-      "else batch).", "auto,copy,batch,kernel,rows", 0, 4}, FIELD(debug_ooc_sort_gather, INT)},
+      "auto (batch up to 128 runs, else kernel), a copy call per slice and column, those "
+      "copies batched in one call, or a kernel reading the pinned runs in place "
+      "(zero-copy).", "auto,copy,batch,kernel", 0, 3}, FIELD(debug_ooc_sort_gather, INT)},
     {{"debug_ooc_readback", SL_ENGINE_OPT_ENUM, DBG, "copy",
       "How the out-of-core join reads pinned host partitions back: copies, or a kernel "
       "reading host memory (zero-copy).", "copy,kernel", 0, 1},

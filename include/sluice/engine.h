@@ -129,7 +129,7 @@ struct sl_engine_config {
                                    the transport moves all rows at once (tests) */
     /* Fields added with the out-of-core sort's bucket gather (issue 23). */
     int debug_ooc_sort_gather;  /* out-of-core sort GPU merge's bucket reads: 0 auto,
-                                   1 copy, 2 batch, 3 kernel, 4 rows */
+                                   1 copy, 2 batch, 3 kernel */
     /* Fields added with the GPU group-by's key-change estimate (issue 18). */
     int debug_agg_gpu_strided_estimate; /* 1: the GPU group-by estimates its groups from
                                            the sample's distinct keys alone (A/B runs) */

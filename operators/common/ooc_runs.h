@@ -75,15 +75,11 @@ int sl__ooc_runs_sort(sl_task_t *t, const struct sl__ooc_input *in, struct sl__o
 int sl__ooc_copy_batch(sl_task_t *t, void **dst, void **src, size_t *size, size_t n,
                        int batch, void *stream, const char *what);
 /* How pass 2 brings a bucket's slices (one per run) into GPU memory: a copy call per
- * slice and column; the same copies in one cudaMemcpyBatchAsync call; one kernel
- * reading them from the pinned runs (zero-copy; kernels/sort/ooc_gather.cu); or, where
- * every column has one width, one 2D copy per slice (every column of it: a run's
- * columns are one pinned block) in one cudaMemcpy3DBatchAsync call (else as BATCH). */
-enum sl__ooc_gather {
-    SL__OOC_GATHER_COPY, SL__OOC_GATHER_BATCH, SL__OOC_GATHER_KERNEL, SL__OOC_GATHER_ROWS
-};
-/* The task's choice for n_runs runs (option debug_ooc_sort_gather; auto: 2D copies up to
- * 128 runs, the kernel past them, as measured in ooc_runs_cuda.c). */
+ * slice and column; the same copies in one cudaMemcpyBatchAsync call; or one kernel
+ * reading them from the pinned runs (zero-copy; kernels/sort/ooc_gather.cu). */
+enum sl__ooc_gather { SL__OOC_GATHER_COPY, SL__OOC_GATHER_BATCH, SL__OOC_GATHER_KERNEL };
+/* The task's choice for n_runs runs (option debug_ooc_sort_gather; auto: batched copies
+ * up to 64 runs, the kernel past them, as measured in ooc_runs_cuda.c). */
 enum sl__ooc_gather sl__ooc_gather_of(sl_task_t *t, int64_t n_runs);
 
 /* Pass 2, the merge on the GPU (docs/OUT_OF_CORE.md): bucket b of nb is rows

@@ -41,7 +41,6 @@ struct plan {
     int n_cols, kc, kw, desc, np, pc, vb;
     int graded;                       /* runs of R/4, R/4, R/2, R..., R/2, R/4, R/4 (run_start) */
     int width[SL__OOC_MAX_COLS];
-    int64_t in_off[SL__OOC_MAX_COLS]; /* column c of a set's input at in[0] + in_off[c] */
     int64_t n, R, n_runs, slot_row;
     size_t temp;
 };
@@ -175,7 +174,6 @@ struct runner {
     enum sl__ooc_gather gather;      /* pass 2: how a bucket's slices reach the GPU */
     void **h_dst, **h_src;           /* GATHER_BATCH: one bucket's copies */
     size_t *h_size;
-    void *h_ops;                     /* GATHER_ROWS: one bucket's 2D copies */
     int64_t *d_tables;               /* GATHER_KERNEL, one allocation: */
     const void **d_src;              /*   the runs' columns (k x n_cols), */
     int64_t *d_cuts, *d_at, *d_vat;  /*   the cuts, each bucket's slice starts, real and
@@ -332,59 +330,19 @@ static int upload_bucket_kernel(struct runner *r, struct set *s, int64_t b)
 enum sl__ooc_gather sl__ooc_gather_of(sl_task_t *t, int64_t n_runs)
 {
     static const enum sl__ooc_gather by_option[] = {
-        SL__OOC_GATHER_ROWS, SL__OOC_GATHER_COPY, SL__OOC_GATHER_BATCH,
-        SL__OOC_GATHER_KERNEL, SL__OOC_GATHER_ROWS}; /* auto (below), copy, batch, kernel, rows */
+        SL__OOC_GATHER_BATCH, SL__OOC_GATHER_COPY, SL__OOC_GATHER_BATCH,
+        SL__OOC_GATHER_KERNEL}; /* auto (below), copy, batch, kernel */
     int64_t how = 0;
     sl_task_option_int(t, "debug_ooc_sort_gather", &how);
     if (how == 0)
-        return n_runs <= GATHER_BATCH_RUNS ? SL__OOC_GATHER_ROWS : SL__OOC_GATHER_KERNEL;
-    return how > 0 && how < 5 ? by_option[how] : SL__OOC_GATHER_BATCH;
-}
-
-/* GATHER_ROWS (every column of one width): one 2D copy per run, its slice of every
- * column (a run's columns lie at a pitch of its rows, the set's at in_off[1]), all of a
- * bucket's in one cudaMemcpy3DBatchAsync call: half the DMA operations of GATHER_BATCH
- * with two columns. */
-static int upload_bucket_rows(struct runner *r, struct set *s, int64_t b)
-{
-#if CUDART_VERSION >= 12080
-    const struct sl__ooc_runs *m = &r->st->runs;
-    const int64_t k = m->n_runs, *lo = r->cuts + b * k, *hi = lo + k;
-    const size_t w = (size_t)r->p.width[0];
-    struct cudaMemcpy3DBatchOp *ops = r->h_ops;
-    size_t n = 0;
-    int64_t at = 0;
-    for (int64_t j = 0; j < k; j++) {
-        int64_t len = hi[j] - lo[j];
-        if (len <= 0)
-            continue;
-        struct cudaMemcpy3DBatchOp *o = &ops[n++];
-        memset(o, 0, sizeof *o);
-        o->src.type = o->dst.type = cudaMemcpyOperandTypePointer;
-        o->src.op.ptr.ptr = (char *)m->cols[j * m->n_cols] + (size_t)lo[j] * w;
-        o->src.op.ptr.rowLength = (size_t)m->rows[j] * w; /* bytes: elements of 1 byte */
-        o->dst.op.ptr.ptr = (char *)s->in[0] + (size_t)at * w;
-        o->dst.op.ptr.rowLength = (size_t)(r->p.n_cols > 1 ? r->p.in_off[1] : r->p.R * (int64_t)w);
-        o->extent.width = (size_t)len * w;
-        o->extent.height = (size_t)r->p.n_cols;
-        o->extent.depth = 1;
-        o->srcAccessOrder = cudaMemcpySrcAccessOrderStream;
-        at += len;
-    }
-    if (n > 0)
-        SL_TASK_CUDA_TRY(r->t, cudaMemcpy3DBatchAsync(n, ops, 0, r->h2d), "uploading a bucket");
-    return SL_OK;
-#else
-    return upload_bucket_copies(r, s, b);
-#endif
+        return n_runs <= GATHER_BATCH_RUNS ? SL__OOC_GATHER_BATCH : SL__OOC_GATHER_KERNEL;
+    return how > 0 && how < 4 ? by_option[how] : SL__OOC_GATHER_BATCH;
 }
 
 static int upload_bucket(struct runner *r, struct set *s, int64_t b)
 {
     if (r->gather == SL__OOC_GATHER_KERNEL)
         return upload_bucket_kernel(r, s, b);
-    if (r->gather == SL__OOC_GATHER_ROWS)
-        return upload_bucket_rows(r, s, b);
     return upload_bucket_copies(r, s, b);
 }
 
@@ -520,19 +478,10 @@ static int alloc_all(struct runner *r)
     sl_task_t *t = r->t;
     const struct plan *p = &r->p;
     int sets = p->n_runs > 1 ? 2 : 1;
-    /* A set's input columns are one allocation, each column at a multiple of 256 bytes:
-     * with equal widths, a run's slice of every column is one 2D copy (GATHER_ROWS). */
-    int64_t in_bytes = 0;
-    for (int c = 0; c < p->n_cols; c++) {
-        r->p.in_off[c] = in_bytes;
-        in_bytes += (p->R * p->width[c] + 255) / 256 * 256;
-    }
     for (int k = 0; k < sets; k++) {
         struct set *s = &r->s[k];
-        if (!(s->in[0] = sl_task_device_alloc(t, (size_t)in_bytes)))
-            return SL_ENOMEM;
         for (int c = 0; c < p->n_cols; c++)
-            if (!(s->in[c] = (char *)s->in[0] + p->in_off[c]) ||
+            if (!(s->in[c] = sl_task_device_alloc(t, (size_t)(p->R * p->width[c]))) ||
                 !(s->out[c] = sl_task_device_alloc(t, (size_t)(p->R * p->width[c]))))
                 return SL_ENOMEM;
         if (p->np >= 2 && !(s->ids = sl_task_device_alloc(t, (size_t)p->R * 8)))
@@ -557,20 +506,13 @@ static int alloc_all(struct runner *r)
                                             cudaMemcpyHostToDevice, r->cs),
                          "uploading the splitters");
     }
-    /* A run's columns are one pinned block, one after another (bytes[] holds the
-     * block's size at its first column, 0 at the others): with equal widths, a run's
-     * slice of every column is at a fixed pitch, for one 2D copy in pass 2. */
-    int64_t row_bytes = 0;
-    for (int c = 0; c < p->n_cols; c++)
-        row_bytes += p->width[c];
     for (int64_t i = 0; i < p->n_runs && !r->cuts; i++) {
-        int64_t rows = run_rows(p, i), k = i * p->n_cols;
-        r->st->bytes[k] = rows * row_bytes;
-        char *block = sl__task_pinned_alloc(t, r->st->bytes[k]);
-        if (!block)
-            return SL_ENOMEM;
-        for (int c = 0, off = 0; c < p->n_cols; off += p->width[c++])
-            r->st->cols[k + c] = block + rows * off;
+        for (int c = 0; c < p->n_cols; c++) {
+            int64_t k = i * p->n_cols + c;
+            r->st->bytes[k] = run_rows(p, i) * p->width[c];
+            if (!(r->st->cols[k] = sl__task_pinned_alloc(t, r->st->bytes[k])))
+                return SL_ENOMEM;
+        }
     }
     return SL_OK;
 }
@@ -579,9 +521,10 @@ static void free_all(struct runner *r)
 {
     for (int k = 0; k < 2; k++) {
         struct set *s = &r->s[k];
-        sl_task_device_free(r->t, s->in[0]); /* every input column's */
-        for (int c = 0; c < r->p.n_cols; c++)
+        for (int c = 0; c < r->p.n_cols; c++) {
+            sl_task_device_free(r->t, s->in[c]);
             sl_task_device_free(r->t, s->out[c]);
+        }
         sl_task_device_free(r->t, s->ids);
         sl_task_device_free(r->t, s->d_split);
         if (s->up)
@@ -597,7 +540,6 @@ static void free_all(struct runner *r)
     free(r->h_dst);
     free(r->h_src);
     free(r->h_size);
-    free(r->h_ops);
     free(r->h_vrows);
 }
 
@@ -616,8 +558,7 @@ void sl__ooc_sorted_free(struct sl__ooc_sorted *st)
     if (!st)
         return;
     for (int64_t i = 0; st->cols && i < st->runs.n_runs * st->runs.n_cols; i++)
-        if (st->bytes[i] > 0) /* a block (a run's columns share one) */
-            sl__pinned_owner_free(&st->owner, st->cols[i], st->bytes[i]);
+        sl__pinned_owner_free(&st->owner, st->cols[i], st->bytes[i]);
     presplit_free(st);
     free(st->rows);
     free(st->cols);
@@ -887,14 +828,8 @@ static int tables_open(struct runner *r, int64_t nb)
         r->h_dst = malloc((size_t)(k * nc) * sizeof *r->h_dst);
         r->h_src = malloc((size_t)(k * nc) * sizeof *r->h_src);
         r->h_size = malloc((size_t)(k * nc) * sizeof *r->h_size);
-#if CUDART_VERSION >= 12080
-        r->h_ops = malloc((size_t)k * sizeof(struct cudaMemcpy3DBatchOp));
-#else
-        r->h_ops = malloc(1);
-#endif
-        return r->h_dst && r->h_src && r->h_size && r->h_ops
-                   ? SL_OK
-                   : sl_task_fail(r->t, SL_ENOMEM, "out of memory");
+        return r->h_dst && r->h_src && r->h_size ? SL_OK
+                                                 : sl_task_fail(r->t, SL_ENOMEM, "out of memory");
     }
     int64_t bytes = table_bytes(k, nc, nb);
     int64_t *h = malloc((size_t)bytes);
@@ -1066,9 +1001,6 @@ int sl__ooc_runs_merge(sl_task_t *t, struct sl__ooc_sorted *st, const int64_t *c
     r.st = st;
     r.cuts = cuts;
     r.gather = gather;
-    for (int c = 1; c < st->runs.n_cols && r.gather == SL__OOC_GATHER_ROWS; c++)
-        if (st->runs.width[c] != st->runs.width[0])
-            r.gather = SL__OOC_GATHER_BATCH; /* no one pitch for every column */
     if (!plan_buckets(t, st, R, nb, gather, &r.p))
         return sl_task_fail(t, SL_EBUDGET, "out-of-core sort on the GPU: the budget left holds "
                             "no bucket of %lld rows", (long long)R);
@@ -1163,9 +1095,7 @@ int sl__ooc_runs_merge_all(sl_task_t *t, struct sl__ooc_sorted *st)
      * takes their place. */
     for (int64_t i = 0; i < (rc < 0 ? nc : k * nc); i++) {
         void **p = rc < 0 ? &col[i] : &st->cols[i];
-        int64_t bytes = rc < 0 ? st->n * st->runs.width[i] : st->bytes[i];
-        if (bytes > 0) /* a block (a run's columns share one) */
-            sl__pinned_owner_free(&st->owner, *p, bytes);
+        sl__pinned_owner_free(&st->owner, *p, rc < 0 ? st->n * st->runs.width[i] : st->bytes[i]);
         *p = NULL;
     }
     if (rc < 0)

@@ -388,9 +388,9 @@ SL_TEST(ooc_gpu_and_cpu_merge)
 SL_TEST(ooc_gpu_merge_gathers)
 {
     REQUIRE_GPU();
-    const char *how[] = {"copy", "batch", "kernel", "rows"};
+    const char *how[] = {"copy", "batch", "kernel"};
     force_merge = "gpu";
-    for (int m = 0; m < 4; m++) {
+    for (int m = 0; m < 3; m++) {
         force_gather = how[m];
         struct spec a = {.rows = (int64_t)1 << 22, .n_pay = 1, .seed = 31};
         check(&a, "by=k", 10 * MIB, 1);
@@ -555,23 +555,6 @@ SL_TEST(ooc_sanitize_pass1_cuts)
     check(&a, "by=\"k DESC\"", 8 * MIB, 1);
     assert_int_equal(last_gpu_merge, 1);
     assert_int_equal(last_pass1_cuts, 1);
-    force_merge = force_gather = "auto";
-}
-
-/* Small input for compute-sanitizer: the GPU merge's 2D copies (gather rows: a run's
- * slice of both columns in one copy), 4-byte key and payload; then an 8-byte key with
- * payloads of other widths (no one pitch: batched 1D copies). */
-SL_TEST(ooc_sanitize_gather_rows)
-{
-    REQUIRE_GPU();
-    force_merge = "gpu";
-    force_gather = "rows";
-    struct spec a = {.rows = 300000, .n_pay = 1, .keys = K_ZIPF, .chunk = 7777, .seed = 38};
-    check(&a, "by=k", 8 * MIB, 1);
-    assert_int_equal(last_gpu_merge, 1);
-    struct spec b = {.rows = 200000, .key64 = 1, .n_pay = 3, .chunk = 5555, .seed = 39};
-    check(&b, "by=\"k DESC\"", 8 * MIB, 1);
-    assert_int_equal(last_gpu_merge, 1);
     force_merge = force_gather = "auto";
 }
 
