@@ -200,6 +200,10 @@ struct sl_engine_config {
     int debug_ooc_even_runs;    /* 1: the out-of-core sort's runs are all of one size, the
                                    last shorter (as before 2026-11-27: A/B runs); 0:
                                    quarter and half runs at each end of the input */
+    int debug_ooc_run_buckets;  /* 1: the out-of-core sort's GPU merge cuts buckets of the
+                                   runs' size (halved to fit), as before 2026-11-27 (A/B
+                                   runs); 0: the most rows its budget holds, at least 32
+                                   buckets */
 };
 
 /* Fills *cfg with the defaults and sets cfg->size. Cannot fail. Thread-safe (touches
