@@ -769,7 +769,7 @@ static int presplit_open(struct runner *r)
         rows[i] = b->n_rows;
         first[i] = -1;
     }
-    if (rc >= 0)
+    if (rc >= 0 && dev_bytes > 0)
         rc = device_samples(r, P, keys, rows, dev, first, &pin, &pin_bytes);
     if (rc >= 0)
         sl__ooc_input_splitters(keys, rows, nb, first, p->kw, p->desc, P, OVERSAMPLE, codes,
