@@ -237,9 +237,10 @@ const struct sl__option sl__options[] = {
       "morsels) will not and the sort goes out of core, as before 2026-11-27 (A/B runs).",
       NULL, 0, 1}, FIELD(debug_sort_sink_upload, INT)},
     {{"debug_ooc_even_runs", SL_ENGINE_OPT_BOOL, DBG, "false",
-      "Cuts the out-of-core sort's input into runs of one size (the last shorter), as before "
-      "2026-11-27, not into quarter and half runs at both ends, whose first upload and last "
-      "download overlap less (A/B runs).", NULL, 0, 1}, FIELD(debug_ooc_even_runs, INT)},
+      "Cuts the out-of-core sort's input into runs of one size (the last shorter), and its "
+      "GPU merge's output into buckets of one size, as before 2026-11-27, not into quarter "
+      "and half ones at both ends, whose first upload and last download overlap less (A/B "
+      "runs).", NULL, 0, 1}, FIELD(debug_ooc_even_runs, INT)},
     {{"debug_ooc_run_buckets", SL_ENGINE_OPT_BOOL, DBG, "false",
       "Has the out-of-core sort's GPU merge cut buckets of the runs' size (halved until they "
       "fit), as before 2026-11-27, not of the most rows its budget holds (at least 32 "

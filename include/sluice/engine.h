@@ -197,9 +197,9 @@ struct sl_engine_config {
     int debug_sort_sink_upload; /* 1: the GPU sort's sink uploads host batches while three
                                    times them fits the budget, also when the whole input
                                    will not (as before 2026-11-27: A/B runs) */
-    int debug_ooc_even_runs;    /* 1: the out-of-core sort's runs are all of one size, the
-                                   last shorter (as before 2026-11-27: A/B runs); 0:
-                                   quarter and half runs at each end of the input */
+    int debug_ooc_even_runs;    /* 1: the out-of-core sort's runs, and the GPU merge's
+                                   buckets, are all of one size (as before 2026-11-27: A/B
+                                   runs); 0: quarter and half ones at each end */
     int debug_ooc_run_buckets;  /* 1: the out-of-core sort's GPU merge cuts buckets of the
                                    runs' size (halved to fit), as before 2026-11-27 (A/B
                                    runs); 0: the most rows its budget holds, at least 32

@@ -507,8 +507,9 @@ SL_TEST(ooc_pass1_cuts_gpu_batches)
 }
 
 /* Runs of one size (debug_ooc_even_runs) against graded ones (quarter and half runs at
- * both ends: four more), both equal to the CPU sort, merged on the GPU and on the CPU,
- * row counts that are and are not a multiple of the run size, sorted and random keys. */
+ * both ends: four more; the GPU merge's buckets likewise), both equal to the CPU sort,
+ * merged on the GPU and on the CPU, row counts that are and are not a multiple of the
+ * run size, sorted, random and Zipf keys. */
 SL_TEST(ooc_graded_runs)
 {
     REQUIRE_GPU();
@@ -523,12 +524,16 @@ SL_TEST(ooc_graded_runs)
             force_merge = merge[m];
             even_runs = "true";
             check(&cases[i], i % 2 ? "by=\"k DESC\"" : "by=k", 10 * MIB, 1);
-            int64_t even = last_runs;
+            int64_t even = last_runs, even_buckets = last_buckets;
             even_runs = "false";
             check(&cases[i], i % 2 ? "by=\"k DESC\"" : "by=k", 10 * MIB, 1);
             assert_true(even >= 4);
             assert_int_equal(last_runs, even + 4);
             assert_int_equal(last_gpu_merge, m == 0);
+            if (i == 0 && m == 0) { /* random keys: the buckets are graded too */
+                assert_int_equal(last_pass1_cuts, 1);
+                assert_int_equal(last_buckets, even_buckets + 4);
+            }
         }
     force_merge = "auto";
 }
