@@ -259,6 +259,23 @@ static int cmp_u64(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* Ranks of code c's first and last copies among the n sorted codes `all` (*first: where
+ * c would go when absent). */
+static void code_ranks(const uint64_t *all, int64_t n, uint64_t c, int64_t *first, int64_t *last)
+{
+    int64_t lo = 0, hi = n;
+    while (lo < hi) {
+        int64_t mid = (lo + hi) / 2;
+        if (all[mid] < c)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    *first = *last = lo;
+    while (*last + 1 < n && all[*last + 1] == c)
+        (*last)++;
+}
+
 /* Splitters from the unsorted input (sl__ooc_input_splitters, the out-of-core sort's
  * pass-1 cuts): the same on 1 and 5 threads, non-decreasing, each some input key's code;
  * random keys: every bucket within 30% of n / P (256 samples a bucket); sorted keys:
@@ -302,17 +319,8 @@ SL_TEST(ooc_input_splitters)
                                            n - n / (4 * P)};
                     const uint64_t got[4] = {cg[0], cg[1], cg[21], cg[22]};
                     for (int q = 0; q < 4; q++) {
-                        int64_t lo = 0, hi = n;
-                        while (lo < hi) {
-                            int64_t mid = (lo + hi) / 2;
-                            if (all[mid] < got[q])
-                                lo = mid + 1;
-                            else
-                                hi = mid;
-                        }
-                        int64_t last = lo; /* the code's last copy */
-                        while (last + 1 < n && all[last + 1] == got[q])
-                            last++;
+                        int64_t lo, last;
+                        code_ranks(all, n, got[q], &lo, &last);
                         assert_true(lo <= rank[q] + n / (over * P) + 1 &&
                                     last >= rank[q] - n / (over * P) - 1);
                     }
@@ -358,18 +366,8 @@ SL_TEST(ooc_input_splitters)
                 for (int i = 0; i < P - 1; i++) {
                     assert_true(i == 0 || c1[i - 1] <= c1[i]);
                     assert_non_null(bsearch(&c1[i], all, (size_t)n, sizeof *all, cmp_u64));
-                    /* ranks of the splitter's first and last copies in the sorted codes */
-                    int64_t lo = 0, hi = n;
-                    while (lo < hi) {
-                        int64_t mid = (lo + hi) / 2;
-                        if (all[mid] < c1[i])
-                            lo = mid + 1;
-                        else
-                            hi = mid;
-                    }
-                    int64_t first = lo, last = lo;
-                    while (last + 1 < n && all[last + 1] == c1[i])
-                        last++;
+                    int64_t first, last;
+                    code_ranks(all, n, c1[i], &first, &last);
                     int64_t want = (i + 1) * n / P;
                     if (mode == K_SORTED || mode == K_REVERSE) /* exact strata */
                         assert_true(first <= want + n / s + 1 && last >= want - n / s - 1);
