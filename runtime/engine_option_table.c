@@ -231,16 +231,12 @@ const struct sl__option sl__options[] = {
       "Has the out-of-core sort-merge join merge-join its key ranges in CPU tasks, as "
       "before 2026-11-27, where both sides' runs were merged on the GPU and it would join "
       "them there (A/B runs).", NULL, 0, 1}, FIELD(debug_smj_cpu_join, INT)},
-    {{"debug_sort_sink_upload", SL_ENGINE_OPT_BOOL, DBG, "false",
-      "Has the GPU sort's sink upload host batches while three times what it uploaded fits "
-      "the GPU budget, also when the whole input (a batch's bytes times its pipeline's "
-      "morsels) will not and the sort goes out of core, as before 2026-11-27 (A/B runs).",
-      NULL, 0, 1}, FIELD(debug_sort_sink_upload, INT)},
-    {{"debug_ooc_even_runs", SL_ENGINE_OPT_BOOL, DBG, "false",
-      "Cuts the out-of-core sort's input into runs of one size (the last shorter), and its "
-      "GPU merge's output into buckets of one size, as before 2026-11-27, not into quarter "
-      "and half ones at both ends, whose first upload and last download overlap less (A/B "
-      "runs).", NULL, 0, 1}, FIELD(debug_ooc_even_runs, INT)},
+    {{"debug_ooc_graded", SL_ENGINE_OPT_ENUM, DBG, "auto",
+      "The out-of-core sort's runs and its GPU merge's buckets at both ends of the input: "
+      "auto = a quarter, a quarter and a half of one (the first upload and the last "
+      "download of a pass overlap nothing), runs only where they pass 32 MiB; off = of one "
+      "size, as before 2026-11-27 (A/B runs); on = graded runs of any size (tests).",
+      "auto,off,on", 0, 2}, FIELD(debug_ooc_graded, INT)},
     {{"debug_ooc_run_buckets", SL_ENGINE_OPT_BOOL, DBG, "false",
       "Has the out-of-core sort's GPU merge cut buckets of the runs' size (halved until they "
       "fit), as before 2026-11-27, not of the most rows its budget holds (at least 32 "

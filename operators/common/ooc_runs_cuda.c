@@ -15,6 +15,11 @@
 #define SLACK (4 * MIB)              /* the budget kept free: pool rounding, small buffers */
 #define MAX_RUN ((int64_t)1 << 30)   /* CUB takes < 2^31 rows */
 #define PIPE_RUNS 32                 /* runs at least, when there are several (plan_run) */
+/* Runs (of every column) at least this large are graded by default (run_start): a
+ * quarter of one still moves in well under a millisecond; smaller ones (16 MiB at 1/16
+ * for 2^28 pairs, 0.3 ms) would only add four runs, and slices to every bucket of pass 2
+ * (debug_ooc_graded=on grades them too: tests). */
+#define GRADED_BYTES ((int64_t)32 << 20)
 /* Pass 2's buckets: output ranks cut at sampled keys into pieces of about 3/4 R rows, a
  * piece larger than R (few keys, many rows) cut again at exact ranks (ooc_runs.h).
  * Samples per bucket: with 16 (the CPU merge's), bucket sizes vary by about 1/4, so some
@@ -119,9 +124,10 @@ static int plan_run(sl_task_t *t, struct plan *p)
             p->R = rr;
             p->temp = temp;
             p->n_runs = (p->n + rr - 1) / rr;
-            int64_t even = 0;
-            sl_task_option_int(t, "debug_ooc_even_runs", &even);
-            if (!even && p->n >= 4 * rr && rr / 4 >= SL__OOC_MIN_RUN) {
+            int64_t graded = 0; /* debug_ooc_graded: auto, off, on */
+            sl_task_option_int(t, "debug_ooc_graded", &graded);
+            if (graded != 1 && p->n >= 4 * rr && rr / 4 >= SL__OOC_MIN_RUN &&
+                (graded == 2 || rr * row_bytes >= GRADED_BYTES)) {
                 p->graded = 1;
                 p->n_runs = 6 + (p->n - 2 * rr + rr - 1) / rr;
             }
@@ -319,13 +325,13 @@ static int upload_bucket_kernel(struct runner *r, struct set *s, int64_t b)
     return SL_OK;
 }
 
-/* auto: batched copies up to 128 runs, the kernel past them. On an H100 (2026-11-26,
+/* auto: batched copies up to 160 runs, the kernel past them. On an H100 (2026-11-26,
  * 2^28 int32 pairs, merge phase): at 32 runs (1/4 budget) batched copies 53.9 ms, one
  * copy call each 61.8, the first (unaligned) kernel 92.7 (its zero-copy reads reached
  * some 23 GB/s, the copies the link's 54); at 128 runs (1/16) batched 69.8, that kernel
  * 95.0, the CPU merge 348.7. Past 128 runs (not measured) the slices of a bucket get
  * small enough for the kernel's one launch to win over per-slice DMA. */
-#define GATHER_BATCH_RUNS 128
+#define GATHER_BATCH_RUNS 160 /* 128 before 2026-11-27; 132 runs took the kernel: 76 ms */
 
 enum sl__ooc_gather sl__ooc_gather_of(sl_task_t *t, int64_t n_runs)
 {
@@ -745,14 +751,15 @@ static int presplit_open(struct runner *r)
      * fits then). */
     int64_t R2 = merge_rows_under(r->t, st, p->R, sl__ooc_gather_of(r->t, p->n_runs),
                                   sl_task_device_budget(r->t) + dev_bytes - MIB);
-    int64_t P = R2 > 0 ? bucket_count(p->n, R2) : 0, even = 0;
+    int64_t P = R2 > 0 ? bucket_count(p->n, R2) : 0, how_graded = 0;
     if (P < 2)
         return SL_OK;
-    /* Graded buckets (at least 4): the first and the last in a quarter, a quarter and a
-     * half, as the runs are, so that pass 2's first upload and last download, which
-     * overlap nothing, take a quarter bucket. */
-    sl_task_option_int(r->t, "debug_ooc_even_runs", &even);
-    int graded = !even && P >= 4;
+    /* Graded buckets (at least 4; not with debug_ooc_graded=off): the first and the last
+     * in a quarter, a quarter and a half, so that pass 2's first upload and last
+     * download, which overlap nothing, take a quarter bucket; four more buckets, no more
+     * slices a bucket. */
+    sl_task_option_int(r->t, "debug_ooc_graded", &how_graded);
+    int graded = how_graded != 1 && P >= 4;
     int64_t n_codes = P - 1 + (graded ? 4 : 0);
     int64_t split_bytes = p->n_runs * n_codes * 8;
     if (!sl__task_host_room(r->t, 2 * split_bytes))

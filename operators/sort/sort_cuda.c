@@ -122,12 +122,7 @@ static int dicts_agree(const struct sort_global *g, const struct sort_data *d)
 /* The sink's CUDA impl: the key type above, and the batch fits what the budget leaves.
  * Host batches are uploaded only while three times what was uploaded (input, output,
  * CUB's scratch) fits the budget: past that the sort goes out of core, and batches kept
- * on the GPU would only shrink its runs, so later ones stay on the host. None is when
- * three times the whole input (this batch's bytes times its pipeline's morsels, an
- * estimate: the rule reads the batch and the task) would not fit: the sort goes out of
- * core, and the sink's uploads would only take the link before its pass 1, whose
- * downloads they could have overlapped (2^28 pairs at a 1 GiB budget: 336 MiB, some
- * 6.5 ms, before; option debug_sort_sink_upload keeps that, A/B runs). */
+ * on the GPU would only shrink its runs, so later ones stay on the host. */
 int sl__sort_gpu_sink_can_run(const sl_task_t *t)
 {
     if (!sl__sort_gpu_can_run(t) || !sl__rows_sink_fits(t))
@@ -138,16 +133,9 @@ int sl__sort_gpu_sink_can_run(const sl_task_t *t)
     struct sort_global *g = sl_task_gstate((sl_task_t *)t);
     if (atomic_load(&g->sink_host))
         return 0;
-    int64_t bytes = 0, old = 0, tasks = sl_task_count(t);
+    int64_t bytes = 0;
     for (int c = 0; c < sl_batch_num_columns(b); c++)
         bytes += sl_batch_num_rows(b) * (int64_t)sl_type_width(b->cols[c].type);
-    sl_task_option_int((sl_task_t *)t, "debug_sort_sink_upload", &old);
-    if (!old && tasks > 1 &&
-        3 * bytes * tasks + ((int64_t)16 << 20) >
-            sl_task_device_budget(t) + atomic_load(&g->sink_dev_bytes)) {
-        atomic_store(&g->sink_host, 1);
-        return 0;
-    }
     int64_t up = atomic_fetch_add(&g->sink_dev_bytes, bytes) + bytes;
     if (3 * up + ((int64_t)16 << 20) > sl_task_device_budget(t) + up - bytes) {
         atomic_store(&g->sink_host, 1);

@@ -139,11 +139,7 @@ static struct flat flatten(sl_table_t *t)
  * merge reads buckets (debug_ooc_sort_gather), and their pinned result memory
  * (gpu_result_pinned: -1 = none, so buckets go through pinned blocks and copy tasks). */
 static const char *force_merge = "auto", *force_gather = "auto";
-/* "true": the sink uploads host batches while three times them fits the budget, also
- * when the whole input will not (option debug_sort_sink_upload; by default it keeps
- * them all on the host then), so that some batches reach the GPU. */
-static const char *sink_upload = "false";
-static const char *even_runs = "false"; /* debug_ooc_even_runs */
+static const char *graded = "auto"; /* debug_ooc_graded */
 static const char *run_buckets = "false"; /* debug_ooc_run_buckets */
 static int64_t result_pinned = 0;
 
@@ -156,8 +152,7 @@ static sl_engine_t *engine(enum sl_placement pl, int64_t gpu_mem)
     cfg.gpu_mem_limit = gpu_mem;
     SL_ASSERT_OK(sl_engine_config_set(&cfg, "debug_ooc_sort_merge", force_merge));
     SL_ASSERT_OK(sl_engine_config_set(&cfg, "debug_ooc_sort_gather", force_gather));
-    SL_ASSERT_OK(sl_engine_config_set(&cfg, "debug_sort_sink_upload", sink_upload));
-    SL_ASSERT_OK(sl_engine_config_set(&cfg, "debug_ooc_even_runs", even_runs));
+    SL_ASSERT_OK(sl_engine_config_set(&cfg, "debug_ooc_graded", graded));
     SL_ASSERT_OK(sl_engine_config_set(&cfg, "debug_ooc_run_buckets", run_buckets));
     cfg.gpu_result_pinned = result_pinned;
     sl_engine_t *e;
@@ -469,17 +464,15 @@ SL_TEST(ooc_pass1_cuts)
     force_merge = "auto";
 }
 
-/* Pass 1's cuts where the sink kept its first batches on the GPU (budgets over 16 MiB
- * with debug_sort_sink_upload, as the sink did by default before 2026-11-27; a GPU
- * filter's output too): the samples that fall in those batches are read by a kernel
+/* Pass 1's cuts where the sink kept its first batches on the GPU (budgets over 16 MiB:
+ * sort_cuda.c; a GPU filter's output too): the samples that fall in those batches are read by a kernel
  * (sl_k_gather_addrs), so pass 1 finds the cuts there too (before, such a sort searched
  * them in the runs after pass 1, as late_cuts still does). Equal to the CPU sort on
  * random, sorted, few, Zipf and heavy keys of 4 and 8 bytes, both directions, batches of
- * odd sizes. Without the option, every batch stays on the host. */
+ * odd sizes. */
 SL_TEST(ooc_pass1_cuts_gpu_batches)
 {
     REQUIRE_GPU();
-    sink_upload = "true";
     const struct spec cases[] = {
         {.rows = (int64_t)1 << 22, .n_pay = 1, .seed = 51},
         {.rows = 2000000, .n_pay = 1, .keys = K_SORTED, .chunk = 77777, .seed = 52},
@@ -500,14 +493,11 @@ SL_TEST(ooc_pass1_cuts_gpu_batches)
         }
     }
     force_merge = "auto";
-    sink_upload = "false";
-    check(&cases[0], "by=k", 32 * MIB, 1); /* the whole input will not fit: all on the host */
-    assert_int_equal(last_gpu_batches, 0);
-    assert_int_equal(last_pass1_cuts, 1);
 }
 
-/* Runs of one size (debug_ooc_even_runs) against graded ones (quarter and half runs at
- * both ends: four more; the GPU merge's buckets likewise), both equal to the CPU sort,
+/* Runs of one size (debug_ooc_graded=off) against graded ones (=on: quarter and half
+ * runs at both ends, four more; the GPU merge's buckets likewise, as by default), both
+ * equal to the CPU sort,
  * merged on the GPU and on the CPU, row counts that are and are not a multiple of the
  * run size, sorted, random and Zipf keys. */
 SL_TEST(ooc_graded_runs)
@@ -522,10 +512,10 @@ SL_TEST(ooc_graded_runs)
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         for (int m = 0; m < 2; m++) {
             force_merge = merge[m];
-            even_runs = "true";
+            graded = "off";
             check(&cases[i], i % 2 ? "by=\"k DESC\"" : "by=k", 10 * MIB, 1);
             int64_t even = last_runs, even_buckets = last_buckets;
-            even_runs = "false";
+            graded = "on";
             check(&cases[i], i % 2 ? "by=\"k DESC\"" : "by=k", 10 * MIB, 1);
             assert_true(even >= 4);
             assert_int_equal(last_runs, even + 4);
@@ -536,26 +526,28 @@ SL_TEST(ooc_graded_runs)
             }
         }
     force_merge = "auto";
+    graded = "auto";
 }
 
 /* Pass 2's buckets larger than the runs where its budget holds them (pass 1's buffers
- * limit the runs to a power of two: 2^17 rows of 2^23 under 14 MiB, where pass 2 fits
- * some 3 x 2^16) against buckets of the runs' size (debug_ooc_run_buckets): fewer
- * buckets, pass 1's cuts made for them, both equal to the CPU sort; random and few keys. */
+ * limit the runs to a power of two: 2^18 rows of 2^24 under 24 MiB, beside the sink's GPU
+ * batches, where pass 2 fits some 6 x 2^16) against buckets of the runs' size
+ * (debug_ooc_run_buckets): fewer buckets, pass 1's cuts made for them, both equal to the
+ * CPU sort; random and few keys. */
 SL_TEST(ooc_large_buckets)
 {
     REQUIRE_GPU();
     const struct spec cases[] = {
-        {.rows = (int64_t)1 << 23, .n_pay = 1, .seed = 71},
-        {.rows = 5000000, .n_pay = 1, .keys = K_FEW, .chunk = 77777, .seed = 72},
+        {.rows = (int64_t)1 << 24, .n_pay = 1, .seed = 71},
+        {.rows = 12000000, .n_pay = 1, .keys = K_FEW, .chunk = 77777, .seed = 72},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         run_buckets = "true";
-        check(&cases[i], i ? "by=\"k DESC\"" : "by=k", 14 * MIB, 1);
+        check(&cases[i], i ? "by=\"k DESC\"" : "by=k", 24 * MIB, 1);
         int64_t old = last_buckets;
         assert_int_equal(last_gpu_merge, 1);
         run_buckets = "false";
-        check(&cases[i], i ? "by=\"k DESC\"" : "by=k", 14 * MIB, 1);
+        check(&cases[i], i ? "by=\"k DESC\"" : "by=k", 24 * MIB, 1);
         assert_int_equal(last_gpu_merge, 1);
         assert_int_equal(last_pass1_cuts, 1);
         printf("buckets %lld (runs' size: %lld)\n", (long long)last_buckets, (long long)old);
@@ -569,14 +561,12 @@ SL_TEST(ooc_large_buckets)
 SL_TEST(ooc_sanitize_gpu_batch_samples)
 {
     REQUIRE_GPU();
-    sink_upload = "true";
     struct spec a = {.rows = 600000, .key64 = 1, .n_pay = 1, .keys = K_ZIPF, .chunk = 7777,
                      .seed = 56};
     check(&a, "by=k", 24 * MIB, 1);
     assert_int_equal(last_gpu_merge, 1);
     assert_true(last_gpu_batches > 0);
     assert_int_equal(last_pass1_cuts, 1);
-    sink_upload = "false";
 }
 
 /* Small input for compute-sanitizer: pass 1's cuts (the bounds kernel, the splits'
