@@ -231,16 +231,11 @@ const struct sl__option sl__options[] = {
       "Has the out-of-core sort-merge join merge-join its key ranges in CPU tasks, as "
       "before 2026-11-27, where both sides' runs were merged on the GPU and it would join "
       "them there (A/B runs).", NULL, 0, 1}, FIELD(debug_smj_cpu_join, INT)},
-    {{"debug_ooc_graded", SL_ENGINE_OPT_ENUM, DBG, "auto",
-      "The out-of-core sort's runs and its GPU merge's buckets at both ends of the input: "
-      "auto = a quarter, a quarter and a half of one (the first upload and the last "
-      "download of a pass overlap nothing), runs only where they pass 32 MiB; off = of one "
-      "size, as before 2026-11-27 (A/B runs); on = graded runs of any size (tests).",
-      "auto,off,on", 0, 2}, FIELD(debug_ooc_graded, INT)},
-    {{"debug_ooc_run_buckets", SL_ENGINE_OPT_BOOL, DBG, "false",
-      "Has the out-of-core sort's GPU merge cut buckets of the runs' size (halved until they "
-      "fit), as before 2026-11-27, not of the most rows its budget holds (at least 32 "
-      "buckets) (A/B runs).", NULL, 0, 1}, FIELD(debug_ooc_run_buckets, INT)},
+    {{"debug_ooc_graded_runs", SL_ENGINE_OPT_BOOL, DBG, "false",
+      "Cuts the out-of-core sort's first and last R rows (R: its run size) into runs of a "
+      "quarter, a quarter and a half, so that a pass's first upload and last download, "
+      "which overlap nothing, are shorter; four more runs (A/B runs: not faster in its one "
+      "timing).", NULL, 0, 1}, FIELD(debug_ooc_graded_runs, INT)},
 };
 
 const int sl__n_options = (int)(sizeof sl__options / sizeof sl__options[0]);

@@ -15,11 +15,6 @@
 #define SLACK (4 * MIB)              /* the budget kept free: pool rounding, small buffers */
 #define MAX_RUN ((int64_t)1 << 30)   /* CUB takes < 2^31 rows */
 #define PIPE_RUNS 32                 /* runs at least, when there are several (plan_run) */
-/* Runs (of every column) at least this large are graded by default (run_start): a
- * quarter of one still moves in well under a millisecond; smaller ones (16 MiB at 1/16
- * for 2^28 pairs, 0.3 ms) would only add four runs, and slices to every bucket of pass 2
- * (debug_ooc_graded=on grades them too: tests). */
-#define GRADED_BYTES ((int64_t)32 << 20)
 /* Pass 2's buckets: output ranks cut at sampled keys into pieces of about 3/4 R rows, a
  * piece larger than R (few keys, many rows) cut again at exact ranks (ooc_runs.h).
  * Samples per bucket: with 16 (the CPU merge's), bucket sizes vary by about 1/4, so some
@@ -124,10 +119,9 @@ static int plan_run(sl_task_t *t, struct plan *p)
             p->R = rr;
             p->temp = temp;
             p->n_runs = (p->n + rr - 1) / rr;
-            int64_t graded = 0; /* debug_ooc_graded: auto, off, on */
-            sl_task_option_int(t, "debug_ooc_graded", &graded);
-            if (graded != 1 && p->n >= 4 * rr && rr / 4 >= SL__OOC_MIN_RUN &&
-                (graded == 2 || rr * row_bytes >= GRADED_BYTES)) {
+            int64_t graded = 0;
+            sl_task_option_int(t, "debug_ooc_graded_runs", &graded);
+            if (graded && p->n >= 4 * rr && rr / 4 >= SL__OOC_MIN_RUN) {
                 p->graded = 1;
                 p->n_runs = 6 + (p->n - 2 * rr + rr - 1) / rr;
             }
@@ -325,13 +319,13 @@ static int upload_bucket_kernel(struct runner *r, struct set *s, int64_t b)
     return SL_OK;
 }
 
-/* auto: batched copies up to 160 runs, the kernel past them. On an H100 (2026-11-26,
+/* auto: batched copies up to 128 runs, the kernel past them. On an H100 (2026-11-26,
  * 2^28 int32 pairs, merge phase): at 32 runs (1/4 budget) batched copies 53.9 ms, one
  * copy call each 61.8, the first (unaligned) kernel 92.7 (its zero-copy reads reached
  * some 23 GB/s, the copies the link's 54); at 128 runs (1/16) batched 69.8, that kernel
  * 95.0, the CPU merge 348.7. Past 128 runs (not measured) the slices of a bucket get
  * small enough for the kernel's one launch to win over per-slice DMA. */
-#define GATHER_BATCH_RUNS 160 /* 128 before 2026-11-27; 132 runs took the kernel: 76 ms */
+#define GATHER_BATCH_RUNS 128
 
 enum sl__ooc_gather sl__ooc_gather_of(sl_task_t *t, int64_t n_runs)
 {
@@ -415,11 +409,14 @@ static int sort_run(struct runner *r, struct set *s, int64_t rows)
     return SL_OK;
 }
 
-/* Where run i starts (i = n_runs: the end). Runs of R rows, the last one shorter; or
- * graded (at least 4 R rows): the first R rows in runs of R/4, R/4 and R/2, the last R
- * rows in runs of R/2, R/4 and R/4, runs of R between (the last of them shorter). A
- * pass's first upload and last download overlap nothing: 1.3 ms each for the 64 MiB
- * runs of 2^28 pairs at 1/4, a third of that with quarter runs (issue 23). */
+/* Where run i starts (i = n_runs: the end). Runs of R rows, the last one shorter; or,
+ * with option debug_ooc_graded_runs (at least 4 R rows), graded: the first R rows in
+ * runs of R/4, R/4 and R/2, the last R rows in runs of R/2, R/4 and R/4, runs of R
+ * between (the last of them shorter), so that a pass's first upload and last download,
+ * which overlap nothing (1.3 ms each for the 64 MiB runs of 2^28 pairs at 1/4), take a
+ * quarter run. Off by default: its one timing on an H100 (2026-11-27 11:07, beside other
+ * changes) was not faster, and four more runs took the 1/16 merge past 128 runs, onto
+ * the zero-copy kernel (docs/OUT_OF_CORE.md). */
 static int64_t run_start(const struct plan *p, int64_t i)
 {
     const int64_t R = p->R, n = p->n, k = p->n_runs;
@@ -557,7 +554,6 @@ static void presplit_free(struct sl__ooc_sorted *st)
     st->split = NULL;
     st->codes = NULL;
     st->n_codes = st->split_rows = st->split_bytes = 0;
-    st->graded = 0;
 }
 
 void sl__ooc_sorted_free(struct sl__ooc_sorted *st)
@@ -715,9 +711,6 @@ static int device_samples(struct runner *r, int64_t P, const void **keys, const 
     return SL_OK;
 }
 
-static int64_t merge_rows_under(sl_task_t *t, const struct sl__ooc_sorted *st, int64_t R,
-                                enum sl__ooc_gather gather, int64_t budget);
-
 /* Pass 2's splitters, sampled from the input before pass 1 (sl__ooc_input_splitters), so
  * that each run's cuts are found on the GPU as it is sorted (one_run) and pass 2 starts
  * as soon as the runs are down: for several runs (at most SL__OOC_SPLIT_RUNS) whose keys
@@ -730,64 +723,48 @@ static int presplit_open(struct runner *r)
     enum { AUTO, CPU, GPU, LATE_CUTS };
     const struct plan *p = &r->p;
     struct sl__ooc_sorted *st = r->st;
-    int64_t how = AUTO, nb = r->in->n_batches, dev_bytes = 0;
+    int64_t how = AUTO, P = bucket_count(p->n, p->R), nb = r->in->n_batches;
     sl_task_option_int(r->t, "debug_ooc_sort_merge", &how);
-    if (how == CPU || how == LATE_CUTS || p->n_runs < 2 || p->n_runs > SL__OOC_SPLIT_RUNS)
+    if (how == CPU || how == LATE_CUTS || p->n_runs < 2 || p->n_runs > SL__OOC_SPLIT_RUNS ||
+        P < 2)
         return SL_OK;
     int here = -1;
     SL_TASK_CUDA_TRY(r->t, cudaGetDevice(&here), "cudaGetDevice");
     for (int64_t i = 0; i < nb; i++) {
-        const sl_batch_t *b = batch_at(r->in, i);
-        const struct sl__buf *d = b->cols[r->in->col[p->kc]].data;
+        const struct sl__buf *d = batch_at(r->in, i)->cols[r->in->col[p->kc]].data;
         if (!d || (d->kind != SL__MEM_HOST && d->kind != SL__MEM_PINNED &&
                    (d->kind != SL__MEM_DEVICE || d->device != here)))
             return SL_OK; /* a key column elsewhere: the cuts are searched after pass 1 */
-        for (int c = 0; c < p->n_cols; c++)
-            if (b->cols[r->in->col[c]].data->kind == SL__MEM_DEVICE)
-                dev_bytes += b->n_rows * p->width[c];
     }
-    /* Pass 2's bucket size: what its budget will hold, the GPU batches (freed after pass
-     * 1) given back, less a MiB for the pool's rounding (sl__ooc_merge_rows takes it if it
-     * fits then). */
-    int64_t R2 = merge_rows_under(r->t, st, p->R, sl__ooc_gather_of(r->t, p->n_runs),
-                                  sl_task_device_budget(r->t) + dev_bytes - MIB);
-    int64_t P = R2 > 0 ? bucket_count(p->n, R2) : 0, how_graded = 0;
-    if (P < 2)
-        return SL_OK;
-    /* Graded buckets (at least 4; not with debug_ooc_graded=off): the first and the last
-     * in a quarter, a quarter and a half, so that pass 2's first upload and last
-     * download, which overlap nothing, take a quarter bucket; four more buckets, no more
-     * slices a bucket. */
-    sl_task_option_int(r->t, "debug_ooc_graded", &how_graded);
-    int graded = how_graded != 1 && P >= 4;
-    int64_t n_codes = P - 1 + (graded ? 4 : 0);
-    int64_t split_bytes = p->n_runs * n_codes * 8;
+    int64_t split_bytes = p->n_runs * (P - 1) * 8;
     if (!sl__task_host_room(r->t, 2 * split_bytes))
         return SL_OK;
     const void **keys = malloc((size_t)nb * sizeof *keys);
     const void **dev = malloc((size_t)nb * sizeof *dev);
     int64_t *rows = malloc((size_t)nb * sizeof *rows);
     int64_t *first = malloc((size_t)nb * sizeof *first);
-    uint64_t *codes = malloc((size_t)n_codes * sizeof *codes);
+    uint64_t *codes = malloc((size_t)(P - 1) * sizeof *codes);
     void *scratch = malloc((size_t)sl__ooc_input_scratch_bytes(p->n, P, OVERSAMPLE));
     void *pin = NULL;
     int64_t pin_bytes = 0;
     int rc = keys && dev && rows && first && codes && scratch
                  ? SL_OK
                  : sl_task_fail(r->t, SL_ENOMEM, "out of memory");
+    int any_dev = 0;
     for (int64_t i = 0; i < nb && rc >= 0; i++) {
         const sl_batch_t *b = batch_at(r->in, i);
         const struct sl__col *c = &b->cols[r->in->col[p->kc]];
         keys[i] = (const char *)c->data->ptr + (size_t)c->offset * (size_t)p->kw;
         dev[i] = c->data->kind == SL__MEM_DEVICE ? keys[i] : NULL;
+        any_dev |= dev[i] != NULL;
         rows[i] = b->n_rows;
         first[i] = -1;
     }
-    if (rc >= 0 && dev_bytes > 0)
+    if (rc >= 0 && any_dev)
         rc = device_samples(r, P, keys, rows, dev, first, &pin, &pin_bytes);
     if (rc >= 0)
-        sl__ooc_input_splitters(keys, rows, nb, first, p->kw, p->desc, P, graded, OVERSAMPLE,
-                                codes, scratch, sl__host_threads(16));
+        sl__ooc_input_splitters(keys, rows, nb, first, p->kw, p->desc, P, OVERSAMPLE, codes,
+                                scratch, sl__host_threads(16));
     sl__task_pinned_free(r->t, pin, pin_bytes);
     free(keys), free(dev), free(rows), free(first), free(scratch);
     if (rc >= 0 && !(st->split = sl__task_pinned_alloc(r->t, split_bytes)))
@@ -797,9 +774,8 @@ static int presplit_open(struct runner *r)
         return rc;
     }
     st->codes = codes;
-    st->n_codes = n_codes;
-    st->graded = graded;
-    st->split_rows = R2;
+    st->n_codes = P - 1;
+    st->split_rows = p->R;
     st->split_bytes = split_bytes;
     return SL_OK;
 }
@@ -916,17 +892,15 @@ static int run_splitters(sl_task_t *t, const struct sl__ooc_runs *m, int64_t P, 
 
 int sl__ooc_pass1_cuts(const struct sl__ooc_sorted *st, int64_t R)
 {
-    return st->n_codes > 0 && st->split_rows == R &&
-           st->n_codes == bucket_count(st->n, R) - 1 + (st->graded ? 4 : 0);
+    return st->n_codes > 0 && st->split_rows == R && st->n_codes == bucket_count(st->n, R) - 1;
 }
 
 int64_t *sl__ooc_bucket_cuts(sl_task_t *t, const struct sl__ooc_sorted *so, int64_t R,
                              int64_t *nb_out)
 {
     const struct sl__ooc_runs *m = &so->runs;
+    const int64_t n = so->n, k = m->n_runs, P = bucket_count(n, R);
     const int pre = sl__ooc_pass1_cuts(so, R);
-    /* P ranges between splitters (pass 1's: graded ones are four more) */
-    const int64_t n = so->n, k = m->n_runs, P = pre ? so->n_codes + 1 : bucket_count(n, R);
     int64_t cap = P + n / R + 2, nb = 0; /* pieces: sum of ceil(rows / R) <= P + n / R */
     /* the splits of up to `blk` splitters at a time (at most 2^22 words, at least one) */
     int64_t blk = ((int64_t)1 << 22) / (k > 0 ? k : 1);
@@ -978,8 +952,8 @@ int64_t *sl__ooc_bucket_cuts(sl_task_t *t, const struct sl__ooc_sorted *so, int6
 }
 
 /* The plan of pass 2 from the runs: buckets of at most R rows, the runs' columns. */
-static int plan_buckets(const struct sl__ooc_sorted *st, int64_t R, int64_t nb,
-                        enum sl__ooc_gather gather, int64_t budget, struct plan *p)
+static int plan_buckets(sl_task_t *t, const struct sl__ooc_sorted *st, int64_t R, int64_t nb,
+                        enum sl__ooc_gather gather, struct plan *p)
 {
     const struct sl__ooc_runs *m = &st->runs;
     memset(p, 0, sizeof *p);
@@ -1006,60 +980,20 @@ static int plan_buckets(const struct sl__ooc_sorted *st, int64_t R, int64_t nb,
         return 0;
     int64_t sets = nb > 1 ? 2 : 1;
     int64_t tables = gather == SL__OOC_GATHER_KERNEL ? table_bytes(m->n_runs, m->n_cols, nb) : 0;
-    return sets * R * p->slot_row + (int64_t)p->temp + tables + 2 * MIB <= budget - SLACK;
-}
-
-/* 1 if buckets of r rows fit `budget` bytes of GPU memory (with the most buckets that
- * sl__ooc_bucket_cuts may cut). */
-static int buckets_fit(const struct sl__ooc_sorted *st, int64_t r, enum sl__ooc_gather gather,
-                       int64_t budget)
-{
-    struct plan p;
-    int64_t nb_max = bucket_count(st->n, r) + 4 + st->n / r + 2; /* 4: graded */
-    return plan_buckets(st, r, nb_max, gather, budget, &p);
-}
-
-#define BUCKET_STEP ((int64_t)1 << 16)
-
-/* Pass 2's bucket rows under `budget`: the most rows, in steps of BUCKET_STEP, that fit
- * and leave at least PIPE_RUNS buckets, when that is more than the runs' R (whose size
- * pass 1's buffers limited: 2^21 rows, 128 runs, for 2^28 pairs at 1/16, where pass 2
- * fits 3 x 2^20 and cuts 114 buckets instead of 171, each one batched copy call of 2
- * copies a run, the host enqueueing them at ~1.1 us a copy: 47 ms of a 54 ms merge, H100
- * 2026-11-27). Else R, halved until it fits; 0 when nothing of SL__OOC_MIN_RUN rows does.
- * Option debug_ooc_run_buckets keeps the runs' size (A/B runs). */
-static int64_t merge_rows_under(sl_task_t *t, const struct sl__ooc_sorted *st, int64_t R,
-                                enum sl__ooc_gather gather, int64_t budget)
-{
-    int64_t cap = SL__OOC_MIN_RUN, old = 0;
-    while (cap * PIPE_RUNS < st->n)
-        cap *= 2;
-    sl_task_option_int(t, "debug_ooc_run_buckets", &old);
-    int64_t lo = R / BUCKET_STEP + 1, hi = cap / BUCKET_STEP; /* multiples of the step */
-    if (!old && lo <= hi && buckets_fit(st, lo * BUCKET_STEP, gather, budget)) {
-        while (lo < hi) { /* the largest multiple that fits */
-            int64_t mid = lo + (hi - lo + 1) / 2;
-            if (buckets_fit(st, mid * BUCKET_STEP, gather, budget))
-                lo = mid;
-            else
-                hi = mid - 1;
-        }
-        return lo * BUCKET_STEP;
-    }
-    for (int64_t r = R; r >= SL__OOC_MIN_RUN; r /= 2)
-        if (buckets_fit(st, r, gather, budget))
-            return r;
-    return 0;
+    return sets * R * p->slot_row + (int64_t)p->temp + tables + 2 * MIB <=
+           sl_task_device_budget(t) - SLACK;
 }
 
 int64_t sl__ooc_merge_rows(sl_task_t *t, const struct sl__ooc_sorted *st, int64_t R,
                            enum sl__ooc_gather gather)
 {
-    int64_t budget = sl_task_device_budget(t);
-    /* pass 1's cuts were made for buckets of split_rows: those, where they fit */
-    if (st->n_codes > 0 && st->split_rows > 0 && buckets_fit(st, st->split_rows, gather, budget))
-        return st->split_rows;
-    return merge_rows_under(t, st, R, gather, budget);
+    struct plan p;
+    for (int64_t r = R; r >= SL__OOC_MIN_RUN; r /= 2) {
+        int64_t nb_max = bucket_count(st->n, r) + st->n / r + 2; /* bucket_cuts */
+        if (plan_buckets(t, st, r, nb_max, gather, &p))
+            return r;
+    }
+    return 0;
 }
 
 int sl__ooc_runs_merge(sl_task_t *t, struct sl__ooc_sorted *st, const int64_t *cuts, int64_t nb,
@@ -1072,7 +1006,7 @@ int sl__ooc_runs_merge(sl_task_t *t, struct sl__ooc_sorted *st, const int64_t *c
     r.st = st;
     r.cuts = cuts;
     r.gather = gather;
-    if (!plan_buckets(st, R, nb, gather, sl_task_device_budget(t), &r.p))
+    if (!plan_buckets(t, st, R, nb, gather, &r.p))
         return sl_task_fail(t, SL_EBUDGET, "out-of-core sort on the GPU: the budget left holds "
                             "no bucket of %lld rows", (long long)R);
     const int64_t k = st->runs.n_runs, nc = st->runs.n_cols;

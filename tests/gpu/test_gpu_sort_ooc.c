@@ -139,8 +139,7 @@ static struct flat flatten(sl_table_t *t)
  * merge reads buckets (debug_ooc_sort_gather), and their pinned result memory
  * (gpu_result_pinned: -1 = none, so buckets go through pinned blocks and copy tasks). */
 static const char *force_merge = "auto", *force_gather = "auto";
-static const char *graded = "auto"; /* debug_ooc_graded */
-static const char *run_buckets = "false"; /* debug_ooc_run_buckets */
+static const char *graded = "false"; /* debug_ooc_graded_runs */
 static int64_t result_pinned = 0;
 
 static sl_engine_t *engine(enum sl_placement pl, int64_t gpu_mem)
@@ -152,8 +151,7 @@ static sl_engine_t *engine(enum sl_placement pl, int64_t gpu_mem)
     cfg.gpu_mem_limit = gpu_mem;
     SL_ASSERT_OK(sl_engine_config_set(&cfg, "debug_ooc_sort_merge", force_merge));
     SL_ASSERT_OK(sl_engine_config_set(&cfg, "debug_ooc_sort_gather", force_gather));
-    SL_ASSERT_OK(sl_engine_config_set(&cfg, "debug_ooc_graded", graded));
-    SL_ASSERT_OK(sl_engine_config_set(&cfg, "debug_ooc_run_buckets", run_buckets));
+    SL_ASSERT_OK(sl_engine_config_set(&cfg, "debug_ooc_graded_runs", graded));
     cfg.gpu_result_pinned = result_pinned;
     sl_engine_t *e;
     SL_ASSERT_OK(sl_test_engine_open(&e, &cfg));
@@ -165,7 +163,6 @@ static int last_gpu_merge; /* the last run's merge: 1 on the GPU, 0 on CPU threa
 static int64_t last_runs;  /* and its number of runs */
 static int last_pass1_cuts; /* its GPU merge's cuts were found in pass 1 */
 static int64_t last_gpu_batches; /* batches the sink kept on the GPU */
-static int64_t last_buckets;     /* the GPU merge's buckets */
 
 static struct flat run(sl_engine_t *e, sl_table_t *in, const char *by, int *ooc, int *gpu)
 {
@@ -187,7 +184,6 @@ static struct flat run(sl_engine_t *e, sl_table_t *in, const char *by, int *ooc,
     last_runs = g->n_ooc_runs;
     last_pass1_cuts = g->ooc_pass1_cuts;
     last_gpu_batches = g->ooc_gpu_batches;
-    last_buckets = g->n_ooc_buckets;
     if (gpu)
         *gpu = g->m.gpu;
     sl_table_t *out;
@@ -465,7 +461,7 @@ SL_TEST(ooc_pass1_cuts)
 }
 
 /* Pass 1's cuts where the sink kept its first batches on the GPU (budgets over 16 MiB:
- * sort_cuda.c; a GPU filter's output too): the samples that fall in those batches are read by a kernel
+ * sort_cuda.c): the samples that fall in those batches are read by a kernel
  * (sl_k_gather_addrs), so pass 1 finds the cuts there too (before, such a sort searched
  * them in the runs after pass 1, as late_cuts still does). Equal to the CPU sort on
  * random, sorted, few, Zipf and heavy keys of 4 and 8 bytes, both directions, batches of
@@ -495,11 +491,10 @@ SL_TEST(ooc_pass1_cuts_gpu_batches)
     force_merge = "auto";
 }
 
-/* Runs of one size (debug_ooc_graded=off) against graded ones (=on: quarter and half
- * runs at both ends, four more; the GPU merge's buckets likewise, as by default), both
- * equal to the CPU sort,
- * merged on the GPU and on the CPU, row counts that are and are not a multiple of the
- * run size, sorted, random and Zipf keys. */
+/* Runs of one size against graded ones (debug_ooc_graded_runs: quarter and half runs at
+ * both ends, four more), both equal to the CPU sort, merged on the GPU and on the CPU,
+ * row counts that are and are not a multiple of the run size, random, sorted and Zipf
+ * keys. */
 SL_TEST(ooc_graded_runs)
 {
     REQUIRE_GPU();
@@ -512,48 +507,17 @@ SL_TEST(ooc_graded_runs)
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         for (int m = 0; m < 2; m++) {
             force_merge = merge[m];
-            graded = "off";
+            graded = "false";
             check(&cases[i], i % 2 ? "by=\"k DESC\"" : "by=k", 10 * MIB, 1);
-            int64_t even = last_runs, even_buckets = last_buckets;
-            graded = "on";
+            int64_t even = last_runs;
+            graded = "true";
             check(&cases[i], i % 2 ? "by=\"k DESC\"" : "by=k", 10 * MIB, 1);
             assert_true(even >= 4);
             assert_int_equal(last_runs, even + 4);
             assert_int_equal(last_gpu_merge, m == 0);
-            if (i == 0 && m == 0) { /* random keys: the buckets are graded too */
-                assert_int_equal(last_pass1_cuts, 1);
-                assert_int_equal(last_buckets, even_buckets + 4);
-            }
         }
     force_merge = "auto";
-    graded = "auto";
-}
-
-/* Pass 2's buckets larger than the runs where its budget holds them (pass 1's buffers
- * limit the runs to a power of two: 2^18 rows of 2^24 under 24 MiB, beside the sink's GPU
- * batches, where pass 2 fits some 6 x 2^16) against buckets of the runs' size
- * (debug_ooc_run_buckets): fewer buckets, pass 1's cuts made for them, both equal to the
- * CPU sort; random and few keys. */
-SL_TEST(ooc_large_buckets)
-{
-    REQUIRE_GPU();
-    const struct spec cases[] = {
-        {.rows = (int64_t)1 << 24, .n_pay = 1, .seed = 71},
-        {.rows = 12000000, .n_pay = 1, .keys = K_FEW, .chunk = 77777, .seed = 72},
-    };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        run_buckets = "true";
-        check(&cases[i], i ? "by=\"k DESC\"" : "by=k", 24 * MIB, 1);
-        int64_t old = last_buckets;
-        assert_int_equal(last_gpu_merge, 1);
-        run_buckets = "false";
-        check(&cases[i], i ? "by=\"k DESC\"" : "by=k", 24 * MIB, 1);
-        assert_int_equal(last_gpu_merge, 1);
-        assert_int_equal(last_pass1_cuts, 1);
-        printf("buckets %lld (runs' size: %lld)\n", (long long)last_buckets, (long long)old);
-        assert_true(last_buckets < old);
-    }
-    run_buckets = "false";
+    graded = "false";
 }
 
 /* Small input for compute-sanitizer: pass 1's cuts with samples read from batches the
