@@ -236,6 +236,11 @@ const struct sl__option sl__options[] = {
       "Has the out-of-core sort-merge join merge-join its key ranges in CPU tasks, as "
       "before 2026-11-27, where both sides' runs were merged on the GPU and it would join "
       "them there (A/B runs).", NULL, 0, 1}, FIELD(debug_smj_cpu_join, INT)},
+    {{"debug_ooc_graded_runs", SL_ENGINE_OPT_BOOL, DBG, "false",
+      "Cuts the out-of-core sort's first and last R rows (R: its run size) into runs of a "
+      "quarter, a quarter and a half, so that a pass's first upload and last download, "
+      "which overlap nothing, are shorter; four more runs (A/B runs: not faster in its one "
+      "timing).", NULL, 0, 1}, FIELD(debug_ooc_graded_runs, INT)},
 };
 
 const int sl__n_options = (int)(sizeof sl__options / sizeof sl__options[0]);

@@ -195,6 +195,9 @@ struct sl_engine_config {
                                    append kernel, as before 2026-11-27: A/B runs) */
     int debug_smj_cpu_join;     /* 1: the out-of-core sort-merge join's key ranges are
                                    merge-joined by CPU tasks, not on the GPU (A/B runs) */
+    /* Fields added with the out-of-core sort's graded runs (issue 23). */
+    int debug_ooc_graded_runs;  /* 1: the out-of-core sort's first and last R rows go in
+                                   runs of a quarter, a quarter and a half (A/B runs) */
 };
 
 /* Fills *cfg with the defaults and sets cfg->size. Cannot fail. Thread-safe (touches

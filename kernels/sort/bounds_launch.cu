@@ -1,6 +1,7 @@
 /* Launchers of sl_k_lower_bounds_i64 and sl_k_lower_bounds_codes (sluice_k/sort.h): where
  * splitters cut sorted keys (a multi-device sort's devices; the out-of-core sort's runs at
- * its pass-2 buckets). m is small next to n: one binary search per thread. */
+ * its pass-2 buckets). m is small next to n: one binary search per thread. Also
+ * sl_k_gather_addrs: the out-of-core sort's samples of keys in GPU batches. */
 #include "sluice_k/sort.h"
 
 /* The value compared for key i: the key itself (Plain) or its code (Code<T, desc>). */
@@ -72,4 +73,28 @@ extern "C" cudaError_t sl_k_lower_bounds_codes(const void *d_sorted, int key_byt
     const int64_t *k = (const int64_t *)d_sorted;
     return desc ? launch<int64_t, uint64_t, Code<int64_t, true>>(k, n, d_codes, m, d_pos, stream)
                 : launch<int64_t, uint64_t, Code<int64_t, false>>(k, n, d_codes, m, d_pos, stream);
+}
+
+template <typename T>
+__global__ void gather_addrs(const void *const *addrs, T *out, int64_t n)
+{
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (int64_t)gridDim.x * blockDim.x)
+        out[i] = *(const T *)addrs[i];
+}
+
+extern "C" cudaError_t sl_k_gather_addrs(const void *const *d_addrs, int width, void *d_out,
+                                         int64_t n, cudaStream_t stream)
+{
+    if (n < 0 || (width != 4 && width != 8) || (n > 0 && (!d_addrs || !d_out)))
+        return cudaErrorInvalidValue;
+    if (n == 0)
+        return cudaSuccess;
+    int64_t blocks = (n + 255) / 256;
+    unsigned grid = (unsigned)(blocks < 4096 ? blocks : 4096);
+    if (width == 4)
+        gather_addrs<uint32_t><<<grid, 256, 0, stream>>>(d_addrs, (uint32_t *)d_out, n);
+    else
+        gather_addrs<uint64_t><<<grid, 256, 0, stream>>>(d_addrs, (uint64_t *)d_out, n);
+    return cudaGetLastError();
 }

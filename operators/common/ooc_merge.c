@@ -669,19 +669,19 @@ void sl__ooc_splitters(const struct sl__ooc_runs *m, int64_t P, int64_t over, ui
 
 /* ---------------- splitters from the unsorted input ---------------- */
 
-static int64_t input_samples(int64_t n, int64_t P, int64_t over)
+int64_t sl__ooc_input_sample_count(int64_t n, int64_t P, int64_t over)
 {
     return over * P < n ? over * P : n;
 }
 
 int64_t sl__ooc_input_scratch_bytes(int64_t n, int64_t P, int64_t over)
 {
-    return 2 * align64((input_samples(n, P, over) + 1) * (int64_t)sizeof(struct sl__kv64)) + 64;
+    return 2 * align64((sl__ooc_input_sample_count(n, P, over) + 1) * (int64_t)sizeof(struct sl__kv64)) + 64;
 }
 
 struct in_samples {
     const void *const *keys;
-    const int64_t *rows;
+    const int64_t *rows, *first;
     int64_t n_parts, n, s;
     int kw, desc;
     struct sl__kv64 *a;
@@ -690,7 +690,7 @@ struct in_samples {
 /* Row of sample i: one in each of s equal strata of the n rows, at an offset within it
  * from a hash of i (a stratified sample: as good as a random one on shuffled keys, exact
  * quantiles on sorted ones, and the same rows every time). */
-static int64_t sample_row(int64_t i, int64_t n, int64_t s)
+int64_t sl__ooc_input_sample_row(int64_t i, int64_t n, int64_t s)
 {
     uint64_t h = (uint64_t)i * 0x9E3779B97F4A7C15ull;
     h ^= h >> 29;
@@ -707,23 +707,24 @@ static void sample_input(void *p, int part, int parts)
     int64_t i0 = sa->s * part / parts, i1 = sa->s * (part + 1) / parts;
     int64_t q = 0, base = 0; /* part q holds rows [base, base + rows[q]) */
     for (int64_t i = i0; i < i1; i++) {
-        int64_t r = sample_row(i, sa->n, sa->s);
+        int64_t r = sl__ooc_input_sample_row(i, sa->n, sa->s);
         while (r >= base + sa->rows[q])
             base += sa->rows[q++];
-        sa->a[i] = (struct sl__kv64){leaf_code(sa->keys[q], r - base, sa->kw, sa->desc), 0};
+        int64_t at = sa->first && sa->first[q] >= 0 ? i - sa->first[q] : r - base;
+        sa->a[i] = (struct sl__kv64){leaf_code(sa->keys[q], at, sa->kw, sa->desc), 0};
     }
 }
 
 void sl__ooc_input_splitters(const void *const *keys, const int64_t *rows, int64_t n_parts,
-                             int key_bytes, int desc, int64_t P, int64_t over, uint64_t *codes,
-                             void *scratch, int threads)
+                             const int64_t *first, int key_bytes, int desc, int64_t P,
+                             int64_t over, uint64_t *codes, void *scratch, int threads)
 {
     int64_t n = 0;
     for (int64_t q = 0; q < n_parts; q++)
         n += rows[q];
-    int64_t s = input_samples(n, P, over);
+    int64_t s = sl__ooc_input_sample_count(n, P, over);
     struct sl__kv64 *tmp, *a = sample_items(scratch, s, &tmp);
-    struct in_samples sa = {keys, rows, n_parts, n, s, key_bytes, desc, a};
+    struct in_samples sa = {keys, rows, first, n_parts, n, s, key_bytes, desc, a};
     int64_t most = s / 4096 + 1; /* as sl__ooc_splitters: a thread per some 4,000 reads */
     if (s > 0)
         sl__par_for(most < threads ? (int)most : threads, sample_input, &sa);

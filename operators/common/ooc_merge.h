@@ -91,11 +91,19 @@ void sl__ooc_splitters(const struct sl__ooc_runs *m, int64_t P, int64_t over, ui
  * sample of rank i s / P. The input is n_parts key arrays keys[q] of rows[q] values
  * each (int32 when key_bytes is 4, else int64), in input order; desc: codes of the
  * descending order. `scratch`: sl__ooc_input_scratch_bytes(n, P, over) bytes for n
- * rows in all; the samples are read on up to `threads` threads. */
+ * rows in all; the samples are read on up to `threads` threads. Parts whose keys the
+ * host cannot read (GPU batches) come read already: with first != NULL and first[q] >= 0,
+ * keys[q] holds only part q's samples, sample i (of rows[q]'s part) at index
+ * i - first[q], first[q] being the first sample in part q (sl__ooc_input_sample_row
+ * says which rows those are; NULL or -1: keys[q] is the whole part). */
 int64_t sl__ooc_input_scratch_bytes(int64_t n, int64_t P, int64_t over);
 void sl__ooc_input_splitters(const void *const *keys, const int64_t *rows, int64_t n_parts,
-                             int key_bytes, int desc, int64_t P, int64_t over, uint64_t *codes,
-                             void *scratch, int threads);
+                             const int64_t *first, int key_bytes, int desc, int64_t P,
+                             int64_t over, uint64_t *codes, void *scratch, int threads);
+/* The number of samples sl__ooc_input_splitters takes from n rows, and the row (of the
+ * n, in input order) of sample i; rows never descend as i grows. */
+int64_t sl__ooc_input_sample_count(int64_t n, int64_t P, int64_t over);
+int64_t sl__ooc_input_sample_row(int64_t i, int64_t n, int64_t s);
 
 /* Puts ranges [first, last) of P into the output columns out[c] (the whole output, from
  * row 0; a range finds its offset): each by sl__ooc_merge_by_sort, in pieces of at most

@@ -39,6 +39,7 @@ static const sl_batch_t *batch_at(const struct sl__ooc_input *in, int64_t i)
 
 struct plan {
     int n_cols, kc, kw, desc, np, pc, vb;
+    int graded;                       /* runs of R/4, R/4, R/2, R..., R/2, R/4, R/4 (run_start) */
     int width[SL__OOC_MAX_COLS];
     int64_t n, R, n_runs, slot_row;
     size_t temp;
@@ -118,6 +119,12 @@ static int plan_run(sl_task_t *t, struct plan *p)
             p->R = rr;
             p->temp = temp;
             p->n_runs = (p->n + rr - 1) / rr;
+            int64_t graded = 0;
+            sl_task_option_int(t, "debug_ooc_graded_runs", &graded);
+            if (graded && p->n >= 4 * rr && rr / 4 >= SL__OOC_MIN_RUN) {
+                p->graded = 1;
+                p->n_runs = 6 + (p->n - 2 * rr + rr - 1) / rr;
+            }
             return 1;
         }
         if (rr < r) /* all rows in one run did not fit: try runs of r / 2 */
@@ -146,6 +153,12 @@ struct set {
     int64_t *d_split;                /* pass 1's cuts: the run's splits at the splitters */
 };
 
+/* When a pass's copies end on the link (clock_start, below). */
+struct pass_clock {
+    cudaEvent_t e[3];
+    double host0, enqueued;
+};
+
 struct runner {
     sl_task_t *t;
     const struct sl__ooc_input *in;
@@ -166,6 +179,7 @@ struct runner {
     int64_t *d_cuts, *d_at, *d_vat;  /*   the cuts, each bucket's slice starts, real and
                                            virtual (nb x (k + 1) each: ooc_gather.h) */
     int64_t *h_vrows;                /*   each bucket's virtual rows */
+    struct pass_clock clock;
 };
 
 /* Work on `to` after what was enqueued on `from` so far. */
@@ -179,6 +193,57 @@ static int order(sl_task_t *t, cudaStream_t from, cudaStream_t to)
     cudaEventDestroy(e);
     SL_TASK_CUDA_TRY(t, r, "ordering streams");
     return SL_OK;
+}
+
+static double now_ms(void);
+
+/* When a pass's copies end on the link (issue 23: which direction sets the pace, and
+ * how long the host takes to enqueue the pass): timing events on the task's stream at
+ * the start, on the h2d stream after the last upload and on the d2h stream after the
+ * last download; three events a pass. */
+static void clock_start(struct runner *r, struct pass_clock *c)
+{
+    memset(c, 0, sizeof *c);
+    for (int i = 0; i < 3; i++)
+        if (cudaEventCreate(&c->e[i]) != cudaSuccess)
+            c->e[i] = NULL;
+    if (c->e[0] && cudaEventRecord(c->e[0], r->cs) != cudaSuccess) {
+        cudaEventDestroy(c->e[0]);
+        c->e[0] = NULL;
+    }
+    cudaGetLastError(); /* timing is advice: a failed call leaves no error behind */
+    c->host0 = now_ms();
+}
+
+/* After the pass's last copy is enqueued. */
+static void clock_enqueued(struct runner *r, struct pass_clock *c)
+{
+    c->enqueued = now_ms() - c->host0;
+    for (int i = 1; i < 3; i++)
+        if (c->e[i] && cudaEventRecord(c->e[i], i == 1 ? r->h2d : r->d2h) != cudaSuccess) {
+            cudaEventDestroy(c->e[i]);
+            c->e[i] = NULL;
+        }
+    cudaGetLastError();
+}
+
+/* After the streams were synchronized (ok: the pass succeeded, else the events only go):
+ * phases `up` and `down` (ms from the start to the last upload's and download's end)
+ * and, when named, `enqueue` (host ms). Timing is advice: a failed event call only
+ * leaves a phase out. */
+static void clock_report(struct runner *r, struct pass_clock *c, int ok, const char *up,
+                         const char *down, const char *enqueue)
+{
+    float ms;
+    for (int i = 1; ok && i < 3; i++)
+        if (c->e[0] && c->e[i] && cudaEventElapsedTime(&ms, c->e[0], c->e[i]) == cudaSuccess)
+            sl_task_phase_time(r->t, i == 1 ? up : down, ms);
+    if (ok && enqueue)
+        sl_task_phase_time(r->t, enqueue, c->enqueued);
+    for (int i = 0; i < 3; i++)
+        if (c->e[i])
+            cudaEventDestroy(c->e[i]);
+    cudaGetLastError(); /* a failed timing call leaves no error behind */
 }
 
 /* Pass 2: the copies that bring bucket b's slice of every run, in run order, into set s
@@ -344,9 +409,29 @@ static int sort_run(struct runner *r, struct set *s, int64_t rows)
     return SL_OK;
 }
 
+/* Where run i starts (i = n_runs: the end). Runs of R rows, the last one shorter; or,
+ * with option debug_ooc_graded_runs (at least 4 R rows), graded: the first R rows in
+ * runs of R/4, R/4 and R/2, the last R rows in runs of R/2, R/4 and R/4, runs of R
+ * between (the last of them shorter), so that a pass's first upload and last download,
+ * which overlap nothing (1.3 ms each for the 64 MiB runs of 2^28 pairs at 1/4), take a
+ * quarter run. Off by default: its one timing on an H100 (2026-11-27 11:07, beside other
+ * changes) was not faster, and four more runs took the 1/16 merge past 128 runs, onto
+ * the zero-copy kernel (docs/OUT_OF_CORE.md). */
+static int64_t run_start(const struct plan *p, int64_t i)
+{
+    const int64_t R = p->R, n = p->n, k = p->n_runs;
+    if (!p->graded)
+        return i * R < n ? i * R : n;
+    if (i <= 3)
+        return (int64_t[]){0, R / 4, R / 2, R}[i];
+    if (i >= k - 3)
+        return (int64_t[]){n - R, n - R / 2, n - R / 4, n}[i - (k - 3)];
+    return R + (i - 3) * R < n - R ? R + (i - 3) * R : n - R;
+}
+
 static int64_t run_rows(const struct plan *p, int64_t i)
 {
-    return p->n - i * p->R < p->R ? p->n - i * p->R : p->R;
+    return run_start(p, i + 1) - run_start(p, i);
 }
 
 /* Run (or pass-2 bucket) i of `rows` rows through set i & 1: upload, sort, download into
@@ -556,12 +641,14 @@ static int runs(struct runner *r)
     /* Device memory is ordered on the task's stream: the copy streams wait for it. */
     if ((rc = order(r->t, r->cs, r->h2d)) < 0 || (rc = order(r->t, r->cs, r->d2h)) < 0)
         return rc;
+    clock_start(r, &r->clock);
     for (int64_t i = 0; i < r->p.n_runs && rc >= 0; i++) {
         if (sl_task_cancelled(r->t))
             return SL_ECANCELED;
         r->st->rows[i] = run_rows(&r->p, i);
         rc = one_run(r, i, r->st->rows[i], r->st->cols + i * r->p.n_cols);
     }
+    clock_enqueued(r, &r->clock);
     return rc;
 }
 
@@ -572,11 +659,65 @@ static double now_ms(void)
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
+/* The samples of sl__ooc_input_splitters that fall in parts on this GPU (dev[q] != NULL:
+ * key columns the host cannot read; the sink kept the first batches there): one kernel
+ * on the task's stream reads them into pinned memory (*pin, *pin_bytes: the caller's to
+ * free), where keys[q] then points, first[q] being part q's first sample (-1 for the
+ * others). Some 2,000 samples for 2^28 rows at 1/2: one launch, where a copy each costs
+ * microseconds. SL_OK, or < 0 after failing the task. */
+static int device_samples(struct runner *r, int64_t P, const void **keys, const int64_t *rows,
+                          const void *const *dev, int64_t *first, void **pin,
+                          int64_t *pin_bytes)
+{
+    const struct plan *p = &r->p;
+    const int64_t s = sl__ooc_input_sample_count(p->n, P, OVERSAMPLE);
+    const void **addr = NULL;
+    char *vals = NULL;
+    int64_t m = 0;
+    for (int pass = 0; pass < 2; pass++) { /* 0: count them; 1: their addresses */
+        int64_t q = 0, base = 0, k = 0;
+        for (int64_t i = 0; i < s; i++) {
+            int64_t row = sl__ooc_input_sample_row(i, p->n, s);
+            while (row >= base + rows[q])
+                base += rows[q++];
+            if (!dev[q])
+                continue;
+            if (pass == 0) {
+                if (first[q] < 0)
+                    first[q] = i;
+                m++;
+                continue;
+            }
+            if (i == first[q])
+                keys[q] = vals + k * p->kw;
+            addr[k++] = (const char *)dev[q] + (row - base) * p->kw;
+        }
+        if (pass == 1 || m == 0)
+            break;
+        *pin_bytes = m * (8 + p->kw);
+        if (!(*pin = sl__task_pinned_alloc(r->t, *pin_bytes)))
+            return SL_EBUDGET;
+        addr = *pin;
+        vals = (char *)(addr + m);
+    }
+    if (m == 0)
+        return SL_OK;
+    /* the spill pool's blocks are mapped: the kernel reads the addresses and writes the
+     * keys in place */
+    cudaStream_t cs = sl_task_stream(r->t);
+    SL_TASK_CUDA_TRY(r->t, sl_k_gather_addrs((const void *const *)addr, p->kw, vals, m, cs),
+                     "reading samples of GPU batches");
+    SL_TASK_CUDA_TRY(r->t, cudaStreamSynchronize(cs), "reading samples of GPU batches");
+    return SL_OK;
+}
+
 /* Pass 2's splitters, sampled from the input before pass 1 (sl__ooc_input_splitters), so
  * that each run's cuts are found on the GPU as it is sorted (one_run) and pass 2 starts
  * as soon as the runs are down: for several runs (at most SL__OOC_SPLIT_RUNS) whose keys
- * are all in host memory, when the host budget holds the split table, unless option
- * debug_ooc_sort_merge is cpu or late_cuts. Otherwise st->n_codes stays 0. */
+ * are in host memory or on this GPU (their samples read by a kernel: device_samples),
+ * when the host budget holds the split table, unless option debug_ooc_sort_merge is cpu
+ * or late_cuts (with keys on the GPU: the path before 2026-11-27, for A/B runs).
+ * Otherwise st->n_codes stays 0. */
 static int presplit_open(struct runner *r)
 {
     enum { AUTO, CPU, GPU, LATE_CUTS };
@@ -587,34 +728,50 @@ static int presplit_open(struct runner *r)
     if (how == CPU || how == LATE_CUTS || p->n_runs < 2 || p->n_runs > SL__OOC_SPLIT_RUNS ||
         P < 2)
         return SL_OK;
+    int here = -1;
+    SL_TASK_CUDA_TRY(r->t, cudaGetDevice(&here), "cudaGetDevice");
     for (int64_t i = 0; i < nb; i++) {
         const struct sl__buf *d = batch_at(r->in, i)->cols[r->in->col[p->kc]].data;
-        if (!d || (d->kind != SL__MEM_HOST && d->kind != SL__MEM_PINNED))
-            return SL_OK; /* a key column on a GPU: the cuts are searched after pass 1 */
+        if (!d || (d->kind != SL__MEM_HOST && d->kind != SL__MEM_PINNED &&
+                   (d->kind != SL__MEM_DEVICE || d->device != here)))
+            return SL_OK; /* a key column elsewhere: the cuts are searched after pass 1 */
     }
     int64_t split_bytes = p->n_runs * (P - 1) * 8;
     if (!sl__task_host_room(r->t, 2 * split_bytes))
         return SL_OK;
     const void **keys = malloc((size_t)nb * sizeof *keys);
+    const void **dev = malloc((size_t)nb * sizeof *dev);
     int64_t *rows = malloc((size_t)nb * sizeof *rows);
+    int64_t *first = malloc((size_t)nb * sizeof *first);
     uint64_t *codes = malloc((size_t)(P - 1) * sizeof *codes);
     void *scratch = malloc((size_t)sl__ooc_input_scratch_bytes(p->n, P, OVERSAMPLE));
-    if (!keys || !rows || !codes || !scratch) {
-        free(keys), free(rows), free(codes), free(scratch);
-        return sl_task_fail(r->t, SL_ENOMEM, "out of memory");
-    }
-    for (int64_t i = 0; i < nb; i++) {
+    void *pin = NULL;
+    int64_t pin_bytes = 0;
+    int rc = keys && dev && rows && first && codes && scratch
+                 ? SL_OK
+                 : sl_task_fail(r->t, SL_ENOMEM, "out of memory");
+    int any_dev = 0;
+    for (int64_t i = 0; i < nb && rc >= 0; i++) {
         const sl_batch_t *b = batch_at(r->in, i);
         const struct sl__col *c = &b->cols[r->in->col[p->kc]];
         keys[i] = (const char *)c->data->ptr + (size_t)c->offset * (size_t)p->kw;
+        dev[i] = c->data->kind == SL__MEM_DEVICE ? keys[i] : NULL;
+        any_dev |= dev[i] != NULL;
         rows[i] = b->n_rows;
+        first[i] = -1;
     }
-    sl__ooc_input_splitters(keys, rows, nb, p->kw, p->desc, P, OVERSAMPLE, codes, scratch,
-                            sl__host_threads(16));
-    free(keys), free(rows), free(scratch);
-    if (!(st->split = sl__task_pinned_alloc(r->t, split_bytes))) {
+    if (rc >= 0 && any_dev)
+        rc = device_samples(r, P, keys, rows, dev, first, &pin, &pin_bytes);
+    if (rc >= 0)
+        sl__ooc_input_splitters(keys, rows, nb, first, p->kw, p->desc, P, OVERSAMPLE, codes,
+                                scratch, sl__host_threads(16));
+    sl__task_pinned_free(r->t, pin, pin_bytes);
+    free(keys), free(dev), free(rows), free(first), free(scratch);
+    if (rc >= 0 && !(st->split = sl__task_pinned_alloc(r->t, split_bytes)))
+        rc = SL_EBUDGET;
+    if (rc < 0) {
         free(codes);
-        return SL_EBUDGET;
+        return rc;
     }
     st->codes = codes;
     st->n_codes = P - 1;
@@ -647,6 +804,8 @@ int sl__ooc_runs_sort(sl_task_t *t, const struct sl__ooc_input *in, struct sl__o
         return rc;
     rc = runs(&r);
     cudaError_t e = streams_close(&r, side);
+    clock_report(&r, &r.clock, rc >= 0 && e == cudaSuccess, "ooc_runs_up", "ooc_runs_down",
+                 NULL);
     sl__upload_stage_close(t, &r.stage);
     free_all(&r);
     if (rc >= 0 && e != cudaSuccess)
@@ -860,6 +1019,8 @@ int sl__ooc_runs_merge(sl_task_t *t, struct sl__ooc_sorted *st, const int64_t *c
     if (rc >= 0 && (rc = tables_open(&r, nb)) >= 0 && (rc = order(t, r.cs, r.h2d)) >= 0)
         rc = order(t, r.cs, r.d2h);
     int64_t told = 0; /* buckets handed to `ready` so far */
+    if (rc >= 0)
+        clock_start(&r, &r.clock);
     for (int64_t b = 0; b < nb && rc >= 0; b++) {
         if (sl_task_cancelled(t)) {
             rc = SL_ECANCELED;
@@ -878,7 +1039,11 @@ int sl__ooc_runs_merge(sl_task_t *t, struct sl__ooc_sorted *st, const int64_t *c
             rows += cuts[(b + 1) * k + j] - cuts[b * k + j];
         rc = one_run(&r, b, rows, dst + b * nc);
     }
+    if (rc >= 0)
+        clock_enqueued(&r, &r.clock);
     e = streams_close(&r, side);
+    clock_report(&r, &r.clock, rc >= 0 && e == cudaSuccess, "ooc_merge_up", "ooc_merge_down",
+                 "ooc_merge_enqueue");
     free_all(&r);
     if (rc >= 0 && e != cudaSuccess)
         rc = SL_TASK_CUDA_FAIL(t, e, "sorting buckets");

@@ -379,6 +379,8 @@ static int finalize(sl_task_t *t)
     int rc = st->direct ? SL_OK : spawn_populate(t, g->m.out);
     if (rc < 0)
         return rc;
+    for (int64_t i = 0; i < in.n_batches; i++)
+        g->ooc_gpu_batches += sl_batch_device(in.batches[i * in.stride]) >= 0;
     rc = sl__ooc_runs_sort(t, &in, &st->sorted);
     if (rc < 0)
         return rc;

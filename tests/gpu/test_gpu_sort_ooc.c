@@ -139,6 +139,7 @@ static struct flat flatten(sl_table_t *t)
  * merge reads buckets (debug_ooc_sort_gather), and their pinned result memory
  * (gpu_result_pinned: -1 = none, so buckets go through pinned blocks and copy tasks). */
 static const char *force_merge = "auto", *force_gather = "auto";
+static const char *graded = "false"; /* debug_ooc_graded_runs */
 static int64_t result_pinned = 0;
 
 static sl_engine_t *engine(enum sl_placement pl, int64_t gpu_mem)
@@ -150,6 +151,7 @@ static sl_engine_t *engine(enum sl_placement pl, int64_t gpu_mem)
     cfg.gpu_mem_limit = gpu_mem;
     SL_ASSERT_OK(sl_engine_config_set(&cfg, "debug_ooc_sort_merge", force_merge));
     SL_ASSERT_OK(sl_engine_config_set(&cfg, "debug_ooc_sort_gather", force_gather));
+    SL_ASSERT_OK(sl_engine_config_set(&cfg, "debug_ooc_graded_runs", graded));
     cfg.gpu_result_pinned = result_pinned;
     sl_engine_t *e;
     SL_ASSERT_OK(sl_test_engine_open(&e, &cfg));
@@ -160,6 +162,7 @@ static sl_engine_t *engine(enum sl_placement pl, int64_t gpu_mem)
 static int last_gpu_merge; /* the last run's merge: 1 on the GPU, 0 on CPU threads */
 static int64_t last_runs;  /* and its number of runs */
 static int last_pass1_cuts; /* its GPU merge's cuts were found in pass 1 */
+static int64_t last_gpu_batches; /* batches the sink kept on the GPU */
 
 static struct flat run(sl_engine_t *e, sl_table_t *in, const char *by, int *ooc, int *gpu)
 {
@@ -180,6 +183,7 @@ static struct flat run(sl_engine_t *e, sl_table_t *in, const char *by, int *ooc,
     last_gpu_merge = g->gpu_merge;
     last_runs = g->n_ooc_runs;
     last_pass1_cuts = g->ooc_pass1_cuts;
+    last_gpu_batches = g->ooc_gpu_batches;
     if (gpu)
         *gpu = g->m.gpu;
     sl_table_t *out;
@@ -454,6 +458,79 @@ SL_TEST(ooc_pass1_cuts)
         }
     }
     force_merge = "auto";
+}
+
+/* Pass 1's cuts where the sink kept its first batches on the GPU (budgets over 16 MiB:
+ * sort_cuda.c): the samples that fall in those batches are read by a kernel
+ * (sl_k_gather_addrs), so pass 1 finds the cuts there too (before, such a sort searched
+ * them in the runs after pass 1, as late_cuts still does). Equal to the CPU sort on
+ * random, sorted, few, Zipf and heavy keys of 4 and 8 bytes, both directions, batches of
+ * odd sizes. */
+SL_TEST(ooc_pass1_cuts_gpu_batches)
+{
+    REQUIRE_GPU();
+    const struct spec cases[] = {
+        {.rows = (int64_t)1 << 22, .n_pay = 1, .seed = 51},
+        {.rows = 2000000, .n_pay = 1, .keys = K_SORTED, .chunk = 77777, .seed = 52},
+        {.rows = 3000000, .key64 = 1, .n_pay = 1, .keys = K_ZIPF, .chunk = 100003, .seed = 53},
+        {.rows = 3000000, .n_pay = 2, .keys = K_FEW, .seed = 54},
+        {.rows = 2000000, .key64 = 1, .n_pay = 0, .keys = K_HEAVY, .seed = 55},
+    };
+    const char *by[] = {"by=k", "by=\"k DESC\""};
+    const char *how[] = {"auto", "late_cuts"};
+    for (int h = 0; h < 2; h++) {
+        force_merge = how[h];
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+            check(&cases[i], by[i % 2], i % 2 ? 48 * MIB : 32 * MIB, 1);
+            assert_int_equal(last_gpu_merge, 1);
+            assert_true(last_runs >= 2);
+            assert_true(last_gpu_batches > 0);
+            assert_int_equal(last_pass1_cuts, h == 0);
+        }
+    }
+    force_merge = "auto";
+}
+
+/* Runs of one size against graded ones (debug_ooc_graded_runs: quarter and half runs at
+ * both ends, four more), both equal to the CPU sort, merged on the GPU and on the CPU,
+ * row counts that are and are not a multiple of the run size, random, sorted and Zipf
+ * keys. */
+SL_TEST(ooc_graded_runs)
+{
+    REQUIRE_GPU();
+    const struct spec cases[] = {
+        {.rows = (int64_t)1 << 22, .n_pay = 1, .seed = 61},
+        {.rows = 3000001, .n_pay = 1, .keys = K_SORTED, .chunk = 77777, .seed = 62},
+        {.rows = 2500000, .key64 = 1, .n_pay = 2, .keys = K_ZIPF, .seed = 63},
+    };
+    const char *merge[] = {"gpu", "cpu"};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        for (int m = 0; m < 2; m++) {
+            force_merge = merge[m];
+            graded = "false";
+            check(&cases[i], i % 2 ? "by=\"k DESC\"" : "by=k", 10 * MIB, 1);
+            int64_t even = last_runs;
+            graded = "true";
+            check(&cases[i], i % 2 ? "by=\"k DESC\"" : "by=k", 10 * MIB, 1);
+            assert_true(even >= 4);
+            assert_int_equal(last_runs, even + 4);
+            assert_int_equal(last_gpu_merge, m == 0);
+        }
+    force_merge = "auto";
+    graded = "false";
+}
+
+/* Small input for compute-sanitizer: pass 1's cuts with samples read from batches the
+ * sink kept on the GPU (sl_k_gather_addrs). */
+SL_TEST(ooc_sanitize_gpu_batch_samples)
+{
+    REQUIRE_GPU();
+    struct spec a = {.rows = 600000, .key64 = 1, .n_pay = 1, .keys = K_ZIPF, .chunk = 7777,
+                     .seed = 56};
+    check(&a, "by=k", 24 * MIB, 1);
+    assert_int_equal(last_gpu_merge, 1);
+    assert_true(last_gpu_batches > 0);
+    assert_int_equal(last_pass1_cuts, 1);
 }
 
 /* Small input for compute-sanitizer: pass 1's cuts (the bounds kernel, the splits'

@@ -69,6 +69,11 @@ cudaError_t sl_k_lower_bounds_i64(const int64_t *d_sorted, int64_t n, const int6
 cudaError_t sl_k_lower_bounds_codes(const void *d_sorted, int key_bytes, int desc, int64_t n,
                                     const uint64_t *d_codes, int64_t m, int64_t *d_pos,
                                     cudaStream_t stream);
+/* d_out[i] = the width-byte value (4 or 8) at address d_addrs[i], for i in [0, n): the
+ * out-of-core sort's samples of keys held in GPU batches (issue 23). Every address must
+ * be readable from the stream's device; the tables may be mapped pinned host memory. */
+cudaError_t sl_k_gather_addrs(const void *const *d_addrs, int width, void *d_out, int64_t n,
+                              cudaStream_t stream);
 
 #ifdef __cplusplus
 }

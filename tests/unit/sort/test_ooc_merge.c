@@ -283,13 +283,50 @@ SL_TEST(ooc_input_splitters)
                 }
                 qsort(all, (size_t)n, sizeof *all, cmp_u64);
                 void *scratch = malloc((size_t)sl__ooc_input_scratch_bytes(n, P, over));
-                uint64_t c1[19], c5[19];
-                sl__ooc_input_splitters((const void *const *)keys, rows, n_parts, w, desc, P,
-                                        over, c1, scratch, 1);
-                sl__ooc_input_splitters((const void *const *)keys, rows, n_parts, w, desc, P,
-                                        over, c5, scratch, 5);
+                uint64_t c1[19], c5[19], cp[19];
+                sl__ooc_input_splitters((const void *const *)keys, rows, n_parts, NULL, w, desc,
+                                        P, over, c1, scratch, 1);
+                sl__ooc_input_splitters((const void *const *)keys, rows, n_parts, NULL, w, desc,
+                                        P, over, c5, scratch, 5);
                 assert_memory_equal(c1, c5, sizeof c1);
                 int64_t s = over * P;
+                assert_int_equal(sl__ooc_input_sample_count(n, P, over), s);
+                /* parts 1, 4 and 5 read already (GPU batches): only their samples, in
+                 * order, from the first of each (sl__ooc_input_sample_row) */
+                void *pre[7];
+                int64_t first_of[7];
+                memcpy(pre, keys, sizeof pre);
+                for (int q = 0; q < n_parts; q++) {
+                    first_of[q] = -1;
+                    if (q != 1 && q != 4 && q != 5)
+                        continue;
+                    pre[q] = malloc((size_t)(s * w + 8));
+                    int64_t base = 0, k = 0;
+                    for (int u = 0; u < q; u++)
+                        base += rows[u];
+                    for (int64_t i = 0; i < s; i++) {
+                        int64_t r = sl__ooc_input_sample_row(i, n, s);
+                        assert_true(i == 0 || r >= sl__ooc_input_sample_row(i - 1, n, s));
+                        if (r < base || r >= base + rows[q])
+                            continue;
+                        if (first_of[q] < 0)
+                            first_of[q] = i;
+                        assert_int_equal(i, first_of[q] + k);
+                        col_set(pre[q], w, k++, w == 4 ? (int64_t)((int32_t *)keys[q])[r - base]
+                                                       : ((int64_t *)keys[q])[r - base]);
+                    }
+                    if (first_of[q] < 0) { /* no sample falls in it: read in place */
+                        free(pre[q]);
+                        pre[q] = keys[q];
+                    }
+                    memset(keys[q], 0x5a, (size_t)(rows[q] * w)); /* must not be read */
+                }
+                sl__ooc_input_splitters((const void *const *)pre, rows, n_parts, first_of, w, desc,
+                                        P, over, cp, scratch, 5);
+                assert_memory_equal(c1, cp, sizeof c1);
+                for (int q = 0; q < n_parts; q++)
+                    if (pre[q] != keys[q])
+                        free(pre[q]);
                 for (int i = 0; i < P - 1; i++) {
                     assert_true(i == 0 || c1[i - 1] <= c1[i]);
                     assert_non_null(bsearch(&c1[i], all, (size_t)n, sizeof *all, cmp_u64));
