@@ -294,6 +294,22 @@ int64_t sl_k_agg_part_groups_per_block(const struct sl_k_agg_spec *spec);
  * (fewer probes). A partition that does not fit goes to the generic kernel as before. */
 enum { SL_K_AGG_BIG = 128 };
 int64_t sl_k_agg_part_big_slots(const struct sl_k_agg_spec *spec);
+/* SL_K_AGG_CLUSTER(n) (flags of sl_k_agg_part_final, n = 2, 4, 8 or 16; what SL_K_AGG_BIG
+ * takes; issue 19): each partition is aggregated by a cluster of n blocks (H100
+ * distributed shared memory) in one table of n times the big table's slots, spread over
+ * the n blocks (kernels/aggregate/aggregate_small.cuh, cl_find), so that one partitioning
+ * pass of at most 8 bits suffices for partitions of tens of thousands of groups. A
+ * partition that does not fit goes to the generic kernel as with SL_K_AGG_BIG.
+ * sl_k_agg_part_cluster_max: clusters of n such blocks the GPU holds at once (0: none, or
+ * the GPU or build has no clusters: do not ask for the flag). */
+#define SL_K_AGG_CLUSTER_SHIFT 8
+#define SL_K_AGG_CLUSTER_MASK (31 << SL_K_AGG_CLUSTER_SHIFT)
+#define SL_K_AGG_CLUSTER(n) ((n) << SL_K_AGG_CLUSTER_SHIFT)
+static inline int sl_k_agg_cluster_of(int flags)
+{
+    return (flags & SL_K_AGG_CLUSTER_MASK) >> SL_K_AGG_CLUSTER_SHIFT;
+}
+int sl_k_agg_part_cluster_max(const struct sl_k_agg_spec *spec, int cluster);
 
 #ifdef __cplusplus
 }
