@@ -898,11 +898,14 @@ static int cmd_bench(int lg, const char *glist, bool sweep)
             bench_one("auto_nocluster", AGG_GDRV_AUTO, 0, 0, n, g, dk, dv, vsum, fl, 0, 0, 0,
                       -1);
             const int cl[][2] = {{8, 8}, {16, 8}, {16, 7}, {8, 9}, {4, 9}, {2, 10}};
-            for (const auto &c : cl) {
-                char name[32];
-                snprintf(name, sizeof name, "part_cl%d_b%d", c[0], c[1]);
-                bench_one(name, AGG_GDRV_PART, 0, c[1], n, g, dk, dv, vsum, fl, 0, 0, 0, c[0]);
-            }
+            for (const auto &c : cl)
+                for (int red = 0; red < 2; red++) { /* sums as 64-bit reductions */
+                    char name[32];
+                    snprintf(name, sizeof name, "part_cl%d_b%d%s", c[0], c[1],
+                             red ? "_red" : "");
+                    bench_one(name, AGG_GDRV_PART, 0, c[1], n, g, dk, dv, vsum,
+                              fl | (red ? SL_K_AGG_CL_RED : 0), 0, 0, 0, c[0]);
+                }
         }
         /* The general shared-table kernel (before SL_K_AGG_LEAN), and with the row counts
          * packed with the sums (SL_K_AGG_PACK). */

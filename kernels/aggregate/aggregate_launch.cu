@@ -735,7 +735,7 @@ static cudaError_t small_final(const sl_k_agg_spec *sp, const SmallLayout &L,
  * one cluster each, with the big table's slots each. With d_batches NULL: only sets the
  * kernel's attributes and puts the clusters that can be resident at once in *max_active
  * (0: none, the GPU or the build has no clusters of CL blocks of this size). */
-template <typename K, int CL>
+template <typename K, int CL, bool SPLIT>
 static cudaError_t cluster_final(const sl_k_agg_spec *sp, const SmallLayout &L,
                                  const sl_k_agg_pbatch *d_batches, int n_batches, int bits,
                                  uint32_t *d_redo, const sl_k_agg_out *out, int32_t *d_status,
@@ -746,7 +746,8 @@ static cudaError_t cluster_final(const sl_k_agg_spec *sp, const SmallLayout &L,
     if (big_c < 64)
         return cudaErrorInvalidValue;
     void (*kern)(sl_k_agg_spec, const sl_k_agg_pbatch *, int, uint32_t *, sl_k_agg_out,
-                 int32_t *, SmallLayout, int, int) = small_part_final_kernel<K, false, true, CL>;
+                 int32_t *, SmallLayout, int, int) =
+        small_part_final_kernel<K, false, true, CL, SPLIT>;
     int dev = 0, cc = 0, cl_ok = 0;
     cudaError_t e;
     if ((e = cudaGetDevice(&dev)) != cudaSuccess ||
@@ -782,23 +783,37 @@ static cudaError_t cluster_final(const sl_k_agg_spec *sp, const SmallLayout &L,
                               0, big_c);
 }
 
-template <typename K>
-static cudaError_t cluster_final_n(int cl, const sl_k_agg_spec *sp, const SmallLayout &L,
+template <typename K, bool SPLIT>
+static cudaError_t cluster_final_s(int cl, const sl_k_agg_spec *sp, const SmallLayout &L,
                                    const sl_k_agg_pbatch *d_batches, int n_batches, int bits,
                                    uint32_t *d_redo, const sl_k_agg_out *out, int32_t *d_status,
                                    int *max_active, cudaStream_t stream)
 {
     switch (cl) {
-    case 2: return cluster_final<K, 2>(sp, L, d_batches, n_batches, bits, d_redo, out, d_status,
-                                       max_active, stream);
-    case 4: return cluster_final<K, 4>(sp, L, d_batches, n_batches, bits, d_redo, out, d_status,
-                                       max_active, stream);
-    case 8: return cluster_final<K, 8>(sp, L, d_batches, n_batches, bits, d_redo, out, d_status,
-                                       max_active, stream);
-    case 16: return cluster_final<K, 16>(sp, L, d_batches, n_batches, bits, d_redo, out,
-                                         d_status, max_active, stream);
+    case 2: return cluster_final<K, 2, SPLIT>(sp, L, d_batches, n_batches, bits, d_redo, out,
+                                              d_status, max_active, stream);
+    case 4: return cluster_final<K, 4, SPLIT>(sp, L, d_batches, n_batches, bits, d_redo, out,
+                                              d_status, max_active, stream);
+    case 8: return cluster_final<K, 8, SPLIT>(sp, L, d_batches, n_batches, bits, d_redo, out,
+                                              d_status, max_active, stream);
+    case 16: return cluster_final<K, 16, SPLIT>(sp, L, d_batches, n_batches, bits, d_redo, out,
+                                                d_status, max_active, stream);
     default: return cudaErrorInvalidValue;
     }
+}
+
+/* The cluster table of cl blocks; red: sums as 64-bit reductions (SL_K_AGG_CL_RED). */
+template <typename K>
+static cudaError_t cluster_final_n(int cl, bool red, const sl_k_agg_spec *sp,
+                                   const SmallLayout &L, const sl_k_agg_pbatch *d_batches,
+                                   int n_batches, int bits, uint32_t *d_redo,
+                                   const sl_k_agg_out *out, int32_t *d_status, int *max_active,
+                                   cudaStream_t stream)
+{
+    return red ? cluster_final_s<K, false>(cl, sp, L, d_batches, n_batches, bits, d_redo, out,
+                                           d_status, max_active, stream)
+               : cluster_final_s<K, true>(cl, sp, L, d_batches, n_batches, bits, d_redo, out,
+                                          d_status, max_active, stream);
 }
 
 template <typename K>
@@ -808,8 +823,9 @@ static cudaError_t small_final_k(const sl_k_agg_spec *sp, const SmallLayout &L,
                                  int flags, cudaStream_t stream)
 {
     if (flags & SL_K_AGG_CLUSTER_MASK)
-        return cluster_final_n<K>(sl_k_agg_cluster_of(flags), sp, L, d_batches, n_batches, bits,
-                                  d_redo, out, d_status, NULL, stream);
+        return cluster_final_n<K>(sl_k_agg_cluster_of(flags), (flags & SL_K_AGG_CL_RED) != 0,
+                                  sp, L, d_batches, n_batches, bits, d_redo, out, d_status, NULL,
+                                  stream);
     if (flags & SL_K_AGG_BIG)
         return small_final<K, false, true>(sp, L, d_batches, n_batches, bits, d_redo, out,
                                            d_status, stream);
@@ -877,10 +893,10 @@ extern "C" int sl_k_agg_part_cluster_max(const struct sl_k_agg_spec *sp, int clu
     if (!spec_ok(sp) || !small_spec_ok(sp, &L))
         return 0;
     cudaError_t e = sp->key_type[0] == SL_K_I32
-                        ? cluster_final_n<int32_t>(cluster, sp, L, NULL, 0, 1, NULL, NULL, NULL,
-                                                   &n, 0)
-                        : cluster_final_n<int64_t>(cluster, sp, L, NULL, 0, 1, NULL, NULL, NULL,
-                                                   &n, 0);
+                        ? cluster_final_n<int32_t>(cluster, false, sp, L, NULL, 0, 1, NULL,
+                                                   NULL, NULL, &n, 0)
+                        : cluster_final_n<int64_t>(cluster, false, sp, L, NULL, 0, 1, NULL,
+                                                   NULL, NULL, &n, 0);
     if (e != cudaSuccess) {
         (void)cudaGetLastError(); /* a refusal is an answer, not a pending error */
         return 0;

@@ -854,7 +854,7 @@ static int part_output(struct agg_gdrv *d, agg_gdrv_out_fn fn, void *ctx, int32_
         CU(d, sl_k_agg_part_final(&d->spec, (const struct sl_k_agg_pbatch *)tmp, d->n_parts,
                                   d->bits, d->any_nulls,
                                   (d->small_threshold < 0 ? SL_K_AGG_NO_SMALL : 0) |
-                                      (d->update_flags & SL_K_AGG_PACK) |
+                                      (d->update_flags & (SL_K_AGG_PACK | SL_K_AGG_CL_RED)) |
                                       (d->big_on ? SL_K_AGG_BIG : 0) |
                                       SL_K_AGG_CLUSTER(d->cluster_on),
                                   pending, out,

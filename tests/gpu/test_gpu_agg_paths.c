@@ -151,6 +151,7 @@ struct kcase {
     int cluster;          /* driver's cluster: blocks of the cluster table (2, 4, 8, 16;
                              forced bits too), -1 never, 0 from the estimate */
     int want_cluster;     /* the driver's cluster_on must be this (-1: 0, 0: not checked) */
+    int cl_red;           /* the cluster table's sums as 64-bit reductions (SL_K_AGG_CL_RED) */
 };
 
 static int64_t g_budget;
@@ -291,6 +292,8 @@ static void kcase_run(const struct kcase *c)
         d.update_flags |= SL_K_AGG_PACK;
     if (c->no_lean)
         d.update_flags &= ~SL_K_AGG_LEAN;
+    if (c->cl_red)
+        d.update_flags |= SL_K_AGG_CL_RED;
     uint32_t *hidx = malloc((size_t)(n + 1) * 4);
     int64_t n_idx = 0;
     if (c->byrow) { /* per batch: its rows' numbers from the batch's first row */
@@ -830,7 +833,8 @@ static int have_clusters(void)
  * partitions of more groups than a cluster of 2 or 4 holds, done again by the generic
  * kernel; 10: two passes), keys and values at the extremes (the empty marker as a key and
  * 2^40 values give partitions up), skew (one partition holds 90% of the rows), unaligned
- * columns, several batches, the estimate low (a first batch of ten groups where the input
+ * columns, several batches (2 and 8 blocks, 8 also with the sums as 64-bit reductions:
+ * SL_K_AGG_CL_RED), the estimate low (a first batch of ten groups where the input
  * has 50,000) and high (1,000 groups, most of the 256 partitions empty), against the
  * reference; chosen by the estimate for 6,000,000 and 1,500,000 groups (where the big
  * table would take two passes), not for 150,000 (six bits: neither table) nor with
@@ -868,10 +872,10 @@ SL_TEST(part_path_cluster_table)
                 {.n = 2000000, .groups = 1000, .batches = 2},
             };
             for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
-                for (int j = 0; j < 4; j += 2) { /* 2 and 8 blocks */
+                for (int j = 0; j < 6; j += 2) { /* 2 and 8 blocks, 8 with reductions */
                     cases[i].key64 = k64, cases[i].mode = P, cases[i].naggs = na;
-                    cases[i].cluster = cl[j], cases[i].want_cluster = cl[j];
-                    cases[i].want_big = 1;
+                    cases[i].cluster = cl[j & 3], cases[i].want_cluster = cl[j & 3];
+                    cases[i].want_big = 1, cases[i].cl_red = j == 4;
                     kcase_run(&cases[i]);
                 }
         }
@@ -892,7 +896,7 @@ SL_TEST(part_path_cluster_table)
 }
 
 /* The same on inputs small enough for compute-sanitizer (memcheck, racecheck): clusters
- * of 2 and 8 blocks, a tail, several batches, and a partition they give up (a value of
+ * of 2 and 8 blocks (8 also with the sums as reductions, SL_K_AGG_CL_RED), a tail, several batches, and a partition they give up (a value of
  * 2^40, the empty marker as a key, more groups than 2 blocks hold). */
 SL_TEST(part_path_cluster_table_small)
 {
@@ -908,8 +912,9 @@ SL_TEST(part_path_cluster_table_small)
         {.n = 100000, .groups = 80000, .batches = 1, .pbits = 1, .naggs = 3},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
-        for (int cl = 2; cl <= 8; cl *= 4) {
-            cases[i].mode = P, cases[i].cluster = cl, cases[i].want_cluster = cl;
+        for (int j = 0; j < 3; j++) { /* 2, 8, and 8 with reductions */
+            cases[i].mode = P, cases[i].cluster = j ? 8 : 2;
+            cases[i].want_cluster = cases[i].cluster, cases[i].cl_red = j == 2;
             cases[i].want_big = 1;
             kcase_run(&cases[i]);
         }

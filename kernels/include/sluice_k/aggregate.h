@@ -310,6 +310,10 @@ static inline int sl_k_agg_cluster_of(int flags)
     return (flags & SL_K_AGG_CLUSTER_MASK) >> SL_K_AGG_CLUSTER_SHIFT;
 }
 int sl_k_agg_part_cluster_max(const struct sl_k_agg_spec *spec, int cluster);
+/* SL_K_AGG_CL_RED (with SL_K_AGG_CLUSTER): integer sums add to the owner block's slot as
+ * one 64-bit atomic whose old value is not read (a reduction) instead of 32-bit halves
+ * (whose low half's old value tells the carry: a round trip to the owner a row). */
+enum { SL_K_AGG_CL_RED = 1 << 13 };
 
 #ifdef __cplusplus
 }
