@@ -231,12 +231,6 @@ const struct sl__option sl__options[] = {
       "Has the out-of-core sort-merge join merge-join its key ranges in CPU tasks, as "
       "before 2026-11-27, where both sides' runs were merged on the GPU and it would join "
       "them there (A/B runs).", NULL, 0, 1}, FIELD(debug_smj_cpu_join, INT)},
-    {{"debug_agg_gpu_cluster", SL_ENGINE_OPT_INT, DBG, "0",
-      "GPU group-by of millions of groups: 0 = the cluster table (one partitioning pass, "
-      "each partition aggregated by a cluster of blocks in their distributed shared memory) "
-      "where the estimate asks for it; -1 = never (two partitioning passes and one block a "
-      "partition, as before 2026-11-27: A/B runs); 2, 4, 8 or 16 = the cluster table of "
-      "that many blocks wherever it fits.", NULL, -1, 16}, FIELD(debug_agg_gpu_cluster, INT)},
 };
 
 const int sl__n_options = (int)(sizeof sl__options / sizeof sl__options[0]);

@@ -244,12 +244,12 @@ static const Cfg kCfgs[] = {
     {"part_big_b2", AGG_GDRV_PART, 0, 2, 0, 2, 0, 1},
     {"part_nobig", AGG_GDRV_PART, 0, 0, 0, 2, 0, -1},
     /* The cluster table (8 bits, one pass), of 2, 8 and 16 blocks; at 2 bits (the
-     * partitions of more groups than 2 blocks hold go to the generic kernel); never. */
+     * partitions of more groups than 2 blocks hold go to the generic kernel). Specs with
+     * min or max do not take it (the big table instead). */
     {"part_cl2", AGG_GDRV_PART, 0, 0, 0, 3, 0, 0, 0, 2},
     {"part_cl8", AGG_GDRV_PART, 0, 0, 0, 3, 0, 0, 0, 8},
     {"part_cl16", AGG_GDRV_PART, 0, 0, 0, 2, 0, 0, 0, 16},
     {"part_cl2_b2", AGG_GDRV_PART, 0, 2, 0, 2, 0, 0, 0, 2},
-    {"part_nocl", AGG_GDRV_PART, 0, 0, 0, 2, 0, 0, 0, -1},
 };
 
 static int g_fail = 0;
@@ -888,18 +888,16 @@ static int cmd_bench(int lg, const char *glist, bool sweep)
             continue;
         }
         bench_one("auto", AGG_GDRV_AUTO, 0, 0, n, g, dk, dv, vsum);
-        /* Without the partition kernel's big table (debug_agg_gpu_no_big_table), and
-         * without the cluster table (debug_agg_gpu_cluster=-1); the cluster table of 8 and
-         * 16 blocks at 8 bits (one pass), 16 at 7, and (two passes) 8 at 9 bits (a lower
-         * load), 4 at 9 and 2 at 10 (a load of 0.57 as 8 at 8). */
+        /* Without the partition kernel's big table (debug_agg_gpu_no_big_table); the
+         * cluster table (agg_gdrv.cluster, not the default: slower) of 8 and 16 blocks
+         * at 8 bits (one pass), 8 at 9 bits (a lower load), 2 at 10 (a load of 0.57 as 8
+         * at 8), each also with the sums as 64-bit reductions (SL_K_AGG_CL_RED). */
         const int fl = SL_K_AGG_PRELOAD | SL_K_AGG_SMALL_SPLIT | SL_K_AGG_LEAN;
         if (g > 65536) {
             bench_one("auto_nobig", AGG_GDRV_AUTO, 0, 0, n, g, dk, dv, vsum, fl, 0, -1);
-            bench_one("auto_nocluster", AGG_GDRV_AUTO, 0, 0, n, g, dk, dv, vsum, fl, 0, 0, 0,
-                      -1);
-            const int cl[][2] = {{8, 8}, {16, 8}, {16, 7}, {8, 9}, {4, 9}, {2, 10}};
+            const int cl[][2] = {{8, 8}, {16, 8}, {8, 9}, {2, 10}};
             for (const auto &c : cl)
-                for (int red = 0; red < 2; red++) { /* sums as 64-bit reductions */
+                for (int red = 0; red < 2; red++) {
                     char name[32];
                     snprintf(name, sizeof name, "part_cl%d_b%d%s", c[0], c[1],
                              red ? "_red" : "");

@@ -193,11 +193,6 @@ struct sl_engine_config {
                                    append kernel, as before 2026-11-27: A/B runs) */
     int debug_smj_cpu_join;     /* 1: the out-of-core sort-merge join's key ranges are
                                    merge-joined by CPU tasks, not on the GPU (A/B runs) */
-    /* Fields added with the GPU group-by's cluster table (issue 19). */
-    int debug_agg_gpu_cluster;  /* GPU group-by of millions of groups: 0 (default) chosen
-                                   from the estimate, -1 never (the two-pass partitioner
-                                   and the big table, as before: A/B runs), 2/4/8/16 the
-                                   cluster table of that many blocks whenever it fits */
 };
 
 /* Fills *cfg with the defaults and sets cfg->size. Cannot fail. Thread-safe (touches

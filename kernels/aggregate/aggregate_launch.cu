@@ -745,6 +745,13 @@ static cudaError_t cluster_final(const sl_k_agg_spec *sp, const SmallLayout &L,
     const size_t smem = small_bytes<K>(L, 0, false) * big_c;
     if (big_c < 64)
         return cudaErrorInvalidValue;
+    /* No min/max: their 64-bit atomics on another block's shared memory gave wrong
+     * results on the H100 (racecheck: hazards inside atomicMin/atomicMax, 2026-11-27). */
+    for (int a = 0; a < sp->n_aggs; a++) {
+        const int kd = kind_of(sp->fn[a], sp->in_type[a]);
+        if (kd == K_MINI || kd == K_MAXI)
+            return cudaErrorNotSupported;
+    }
     void (*kern)(sl_k_agg_spec, const sl_k_agg_pbatch *, int, uint32_t *, sl_k_agg_out,
                  int32_t *, SmallLayout, int, int) =
         small_part_final_kernel<K, false, true, CL, SPLIT>;
@@ -1022,7 +1029,7 @@ static cudaError_t dpart_setup(const sl_k_agg_spec *sp, const sl_k_agg_input *in
     if (e0 != cudaSuccess)
         return e0;
     *smem = dpart_smem<K>(c->n_vals);
-    cudaError_t e = grid_for(dpart_scatter_fn<K>(c->n_vals), kThreads, *smem, grid);
+    cudaError_t e = grid_for(dpart_scatter_fn<K>(c->n_vals), kPartThreads, *smem, grid);
     const int64_t tile = dpart_tile<K>(c->n_vals);
     int64_t need = (in->n + tile - 1) / tile;
     if (e == cudaSuccess && need < *grid)
@@ -1048,7 +1055,7 @@ static cudaError_t dpart_pass(const K *keys, int64_t n, int bits, const DPartSeg
         return e;
     void *args[] = {(void *)&keys, (void *)&n, (void *)&bits, (void *)&g, (void *)&offs,
                     (void *)&okeys, (void *)&c};
-    return cudaLaunchKernel(dpart_scatter_fn<K>(c.n_vals), dim3(grid), dim3(kThreads), args,
+    return cudaLaunchKernel(dpart_scatter_fn<K>(c.n_vals), dim3(grid), dim3(kPartThreads), args,
                             smem, stream);
 }
 
@@ -1275,7 +1282,7 @@ static cudaError_t wide_run(void *d_temp, size_t *temp_bytes, const sl_k_agg_spe
     const void *kern = wide_scatter_fn<K>(c.n_vals, bits);
     if ((e = grid_for(kern, kThreads, smem, &grid)) != cudaSuccess)
         return e;
-    const int64_t tile = dpart_tile<K>(c.n_vals);
+    const int64_t tile = dpart_tile<K, kThreads>(c.n_vals);
     need = (n + tile - 1) / tile;
     grid = need < 1 ? 1 : need < grid ? (int)need : grid;
     int b = bits;

@@ -368,11 +368,6 @@ static int sink(sl_task_t *t)
     int64_t no_big = 0;
     sl_task_option_int(t, "debug_agg_gpu_no_big_table", &no_big);
     d->big = no_big ? -1 : 0;
-    int64_t cluster = 0;
-    sl_task_option_int(t, "debug_agg_gpu_cluster", &cluster);
-    d->cluster = cluster == 2 || cluster == 4 || cluster == 8 || cluster == 16 ? (int)cluster
-                 : cluster < 0                                           ? -1
-                                                                         : 0;
     if (g->on_host)
         return agg_gpu_go_host(t, g, b, g->why_host);
     /* The row numbers of where= and remapped DICT codes are device batches of their own

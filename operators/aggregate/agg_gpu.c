@@ -36,13 +36,12 @@
 #define BIG_MIN_BITS 9
 #define BIG_MAX_BITS 12
 
-/* The cluster table (SL_K_AGG_CLUSTER, issue 19): where the big table would take two
- * partitioning passes (more than 8 bits), one pass of 8 bits and each partition in a
- * table spread over a cluster of CLUSTER_BLOCKS blocks, if the estimate fills at most
- * CLUSTER_LOAD of its slots (an estimate from the sample of one input of 2^28 rows of
- * 2^24 groups says 21.2 million: 0.72 of 8 blocks' slots at 8 bits, truly 0.57). */
-#define CLUSTER_BLOCKS 8
-#define CLUSTER_LOAD 0.75
+/* The cluster table (SL_K_AGG_CLUSTER, issue 19; d->cluster > 0 only, for A/B runs):
+ * one partitioning pass of CLUSTER_BITS and each partition in a table spread over a
+ * cluster of blocks. Slower than the big table after two passes (H100, 2^28 rows, 2^24
+ * groups, gpu_agg_bench, 2026-11-27: 21.9 ms with 8 blocks, 20.9 with 16, against 11.1):
+ * the one pass of 8 bits takes 6.4 ms (two of 6 bits 7.7) and the partition kernel 15.5
+ * (3.4), bound by the remote atomics. */
 #define CLUSTER_BITS 8
 
 /* Sample rows for the group estimate. */
@@ -593,17 +592,10 @@ static void part_bits(struct agg_gdrv *d, const struct sl_k_agg_input *in)
     double bper = (double)sl_k_agg_part_big_slots(sp) * BIG_LOAD;
     double bparts = d->g_est / bper > 2 ? d->g_est / bper : 2;
     int bb = d->force_bits ? d->force_bits : (int)ceil(log2(bparts));
-    /* The cluster table: forced (d->cluster > 0), or where the big table's bits would
-     * take two passes and the estimate fits a cluster's table at CLUSTER_BITS. */
-    const int cn = d->cluster > 0 ? d->cluster : CLUSTER_BLOCKS;
-    const double cslots = (double)sl_k_agg_part_big_slots(sp) * cn;
-    if (!d->one_pass && d->cluster >= 0 &&
-        (d->cluster > 0 ||
-         (!d->force_bits && (int)ceil(log2(bparts)) > CLUSTER_BITS &&
-          d->g_est / (double)(1 << CLUSTER_BITS) <= cslots * CLUSTER_LOAD)) &&
-        sl_k_agg_part_cluster_max(sp, cn) > 0) {
+    /* The cluster table: forced (d->cluster > 0), where the GPU and the spec take it. */
+    if (d->cluster > 0 && !d->one_pass && sl_k_agg_part_cluster_max(sp, d->cluster) > 0) {
         d->big_on = 1;
-        d->cluster_on = cn;
+        d->cluster_on = d->cluster;
         d->bits = d->force_bits ? d->bits : CLUSTER_BITS;
         return;
     }

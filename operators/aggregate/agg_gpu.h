@@ -108,11 +108,10 @@ struct agg_gdrv {
                                      partitioner (A/B runs: slower, aggregate_wide.cuh) */
     int cluster;                  /* partitioned method: the cluster table
                                      (SL_K_AGG_CLUSTER: one partitioning pass of 8 bits,
-                                     a partition aggregated by a cluster of blocks) where
-                                     the big table would need two passes (0), never (-1:
-                                     debug_agg_gpu_cluster=-1), clusters of this many
-                                     blocks wherever the big table takes the input (2, 4,
-                                     8, 16) */
+                                     a partition aggregated by a cluster of this many
+                                     blocks: 2, 4, 8, 16) wherever the big table takes the
+                                     input and the spec has no min/max; <= 0 never (the
+                                     default: slower, agg_gpu.c CLUSTER_BITS; A/B runs) */
     int strided_estimate;         /* the group estimate from the sample's distinct count
                                      alone, as before the key-change bound (A/B runs:
                                      debug_agg_gpu_strided_estimate) */

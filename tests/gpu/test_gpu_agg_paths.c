@@ -14,7 +14,7 @@
  * (SL_K_AGG_LEAN, the default for such specs). The partitioned method's big partition
  * table (SL_K_AGG_BIG) after the two-pass and the one-pass partitioners against the
  * reference and the smaller table; the cluster table (SL_K_AGG_CLUSTER: a partition's
- * table spread over a cluster of blocks) against the reference, and when it is chosen.
+ * table spread over a cluster of blocks; only when asked) against the reference.
  * The same for the kernel of a handful of groups (SL_K_AGG_FEW, aggregate_few.cuh), and
  * through the operator with two int32 keys, one and none.
  *
@@ -827,18 +827,17 @@ static int have_clusters(void)
 }
 
 /* The cluster table (SL_K_AGG_CLUSTER: a partition aggregated by a cluster of 2, 4, 8 or
- * 16 blocks in a table spread over their shared memory, remote atomics) with the
- * aggregates it takes (count(*), count, sum; and min, max), int32 and int64 keys: empty,
- * one row, a tail, bits from the cluster (8, one partitioning pass) and forced (3 and 2:
- * partitions of more groups than a cluster of 2 or 4 holds, done again by the generic
- * kernel; 10: two passes), keys and values at the extremes (the empty marker as a key and
- * 2^40 values give partitions up), skew (one partition holds 90% of the rows), unaligned
- * columns, several batches (2 and 8 blocks, 8 also with the sums as 64-bit reductions:
- * SL_K_AGG_CL_RED), the estimate low (a first batch of ten groups where the input
- * has 50,000) and high (1,000 groups, most of the 256 partitions empty), against the
- * reference; chosen by the estimate for 6,000,000 and 1,500,000 groups (where the big
- * table would take two passes), not for 150,000 (six bits: neither table) nor with
- * cluster -1 (debug_agg_gpu_cluster=-1). Skipped where the GPU has no clusters. */
+ * 16 blocks in a table spread over their shared memory, remote atomics; the driver takes
+ * it only when asked, agg_gdrv.cluster) with count(*), count and sum, int32 and int64
+ * keys: empty, one row, a tail, bits from the cluster (8, one partitioning pass) and
+ * forced (3 and 2: partitions of more groups than a cluster of 2 or 4 holds, done again
+ * by the generic kernel; 10: two passes), keys and values at the extremes (the empty
+ * marker as a key and 2^40 values give partitions up), skew (one partition holds 90% of
+ * the rows), unaligned columns, several batches (2 and 8 blocks, 8 also with the sums as
+ * 64-bit reductions: SL_K_AGG_CL_RED), the estimate low (a first batch of ten groups
+ * where the input has 50,000) and high (1,000 groups, most of the 256 partitions empty),
+ * against the reference. Not taken: with min and max (the big table instead), nor
+ * unasked (6,000,000 groups). Skipped where the GPU has no clusters. */
 SL_TEST(part_path_cluster_table)
 {
     NEED_GPU();
@@ -846,58 +845,53 @@ SL_TEST(part_path_cluster_table)
     if (!have_clusters())
         return;
     const int P = AGG_GDRV_PART;
-    for (int na = 3; na <= 5; na += 2)
-        for (int k64 = 0; k64 < 2; k64++) {
-            const int64_t sizes[][2] = {{0, 1}, {1, 1}, {5001, 3000}, {3000001, 250000}};
-            const int cl[] = {2, 4, 8, 16};
-            for (int i = 0; i < 4; i++)
-                for (int j = 0; j < 4; j++) {
-                    const int bits[] = {0, j < 2 ? 3 : 2, 10};
-                    for (int b = 0; b < 3; b++) {
-                        if (b == 2 && cl[j] != 8)
-                            continue;
-                        struct kcase c = {.key64 = k64, .n = sizes[i][0],
-                                          .groups = sizes[i][1], .batches = 1, .mode = P,
-                                          .pbits = bits[b], .naggs = na, .cluster = cl[j],
-                                          .want_big = 1, .want_cluster = cl[j]};
-                        kcase_run(&c);
-                    }
+    for (int k64 = 0; k64 < 2; k64++) {
+        const int64_t sizes[][2] = {{0, 1}, {1, 1}, {5001, 3000}, {3000001, 250000}};
+        const int cl[] = {2, 4, 8, 16};
+        for (int i = 0; i < 4; i++)
+            for (int j = 0; j < 4; j++) {
+                const int bits[] = {0, j < 2 ? 3 : 2, 10};
+                for (int b = 0; b < 3; b++) {
+                    if (b == 2 && cl[j] != 8)
+                        continue;
+                    struct kcase c = {.key64 = k64, .n = sizes[i][0], .groups = sizes[i][1],
+                                      .batches = 1, .mode = P, .pbits = bits[b], .naggs = 3,
+                                      .cluster = cl[j], .want_big = 1, .want_cluster = cl[j]};
+                    kcase_run(&c);
                 }
-            struct kcase cases[] = {
-                {.n = 1000000, .groups = 700, .extremes = 1, .batches = 3},
-                {.n = 1500000, .groups = 100000, .skew = 1, .batches = 1},
-                {.n = 1100003, .groups = 30000, .offset = 1, .batches = 2},
-                {.n = 400000, .groups = 50000, .few_first = 1, .batches = 2},
-                {.n = 3000001, .groups = 250000, .batches = 3, .sum_first = 1},
-                {.n = 2000000, .groups = 1000, .batches = 2},
-            };
-            for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
-                for (int j = 0; j < 6; j += 2) { /* 2 and 8 blocks, 8 with reductions */
-                    cases[i].key64 = k64, cases[i].mode = P, cases[i].naggs = na;
-                    cases[i].cluster = cl[j & 3], cases[i].want_cluster = cl[j & 3];
-                    cases[i].want_big = 1, cases[i].cl_red = j == 4;
-                    kcase_run(&cases[i]);
-                }
-        }
-    struct kcase many[] = {
+            }
+        struct kcase cases[] = {
+            {.n = 1000000, .groups = 700, .extremes = 1, .batches = 3},
+            {.n = 1500000, .groups = 100000, .skew = 1, .batches = 1},
+            {.n = 1100003, .groups = 30000, .offset = 1, .batches = 2},
+            {.n = 400000, .groups = 50000, .few_first = 1, .batches = 2},
+            {.n = 3000001, .groups = 250000, .batches = 3, .sum_first = 1},
+            {.n = 2000000, .groups = 1000, .batches = 2},
+        };
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+            for (int j = 0; j < 3; j++) { /* 2 and 8 blocks, 8 with reductions */
+                cases[i].key64 = k64, cases[i].mode = P, cases[i].naggs = 3;
+                cases[i].cluster = j ? 8 : 2, cases[i].want_cluster = cases[i].cluster;
+                cases[i].want_big = 1, cases[i].cl_red = j == 2;
+                kcase_run(&cases[i]);
+            }
+    }
+    struct kcase not_taken[] = {
+        {.n = 3000001, .groups = 250000, .batches = 1, .mode = P, .pbits = 10, .naggs = 5,
+         .cluster = 8, .want_big = 1, .want_cluster = -1},
+        {.key64 = 1, .n = 400000, .groups = 50000, .batches = 2, .mode = P, .naggs = 5,
+         .cluster = 2, .want_cluster = -1},
         {.n = 12000000, .groups = 6000000, .batches = 1, .naggs = 3, .want_mode = P,
-         .want_big = 1, .want_cluster = 8},
-        {.key64 = 1, .n = 12000000, .groups = 6000000, .batches = 2, .naggs = 5,
-         .want_mode = P, .want_big = 1, .want_cluster = 8},
-        {.key64 = 1, .n = 3000000, .groups = 1500000, .batches = 1, .naggs = 3,
-         .want_mode = P, .want_big = 1, .want_cluster = 8},
-        {.n = 3000000, .groups = 150000, .batches = 1, .naggs = 3, .mode = P,
-         .want_big = -1, .want_cluster = -1},
-        {.n = 12000000, .groups = 6000000, .batches = 1, .naggs = 3, .want_mode = P,
-         .cluster = -1, .want_big = 1, .want_cluster = -1},
+         .want_big = 1, .want_cluster = -1},
     };
-    for (size_t i = 0; i < sizeof many / sizeof many[0]; i++)
-        kcase_run(&many[i]);
+    for (size_t i = 0; i < sizeof not_taken / sizeof not_taken[0]; i++)
+        kcase_run(&not_taken[i]);
 }
 
 /* The same on inputs small enough for compute-sanitizer (memcheck, racecheck): clusters
- * of 2 and 8 blocks (8 also with the sums as reductions, SL_K_AGG_CL_RED), a tail, several batches, and a partition they give up (a value of
- * 2^40, the empty marker as a key, more groups than 2 blocks hold). */
+ * of 2 and 8 blocks (8 also with the sums as reductions, SL_K_AGG_CL_RED), a tail,
+ * several batches, and partitions they give up (a value of 2^40, the empty marker as a
+ * key, more groups than 2 blocks hold). */
 SL_TEST(part_path_cluster_table_small)
 {
     NEED_GPU();
@@ -906,14 +900,14 @@ SL_TEST(part_path_cluster_table_small)
         return;
     const int P = AGG_GDRV_PART;
     struct kcase cases[] = {
-        {.n = 20001, .groups = 3000, .batches = 1, .pbits = 4, .naggs = 3},
-        {.n = 9000, .groups = 5000, .batches = 2, .pbits = 8, .naggs = 5},
-        {.n = 20000, .groups = 700, .extremes = 1, .batches = 1, .pbits = 2, .naggs = 3},
-        {.n = 100000, .groups = 80000, .batches = 1, .pbits = 1, .naggs = 3},
+        {.n = 20001, .groups = 3000, .batches = 1, .pbits = 4},
+        {.n = 9000, .groups = 5000, .batches = 2, .pbits = 8},
+        {.n = 20000, .groups = 700, .extremes = 1, .batches = 1, .pbits = 2},
+        {.n = 100000, .groups = 80000, .batches = 1, .pbits = 1},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         for (int j = 0; j < 3; j++) { /* 2, 8, and 8 with reductions */
-            cases[i].mode = P, cases[i].cluster = j ? 8 : 2;
+            cases[i].mode = P, cases[i].naggs = 3, cases[i].cluster = j ? 8 : 2;
             cases[i].want_cluster = cases[i].cluster, cases[i].cl_red = j == 2;
             cases[i].want_big = 1;
             kcase_run(&cases[i]);

@@ -424,7 +424,6 @@ static struct orow *rows_of(sl_table_t *t, int nk, int64_t *n)
 
 static int64_t g_morsel_gpu; /* GPU morsel rows of new engines (0: default) */
 static int g_no_big;         /* debug_agg_gpu_no_big_table of new engines */
-static int g_cluster;        /* debug_agg_gpu_cluster of new engines */
 
 static sl_engine_t *engine(enum sl_placement pl, int64_t gpu_mem)
 {
@@ -432,7 +431,6 @@ static sl_engine_t *engine(enum sl_placement pl, int64_t gpu_mem)
     sl_engine_config_init(&cfg);
     cfg.morsel_rows_gpu = g_morsel_gpu;
     cfg.debug_agg_gpu_no_big_table = g_no_big;
-    cfg.debug_agg_gpu_cluster = g_cluster;
     cfg.n_threads = 2;
     cfg.placement = pl;
     cfg.gpu_mem_limit = gpu_mem;
@@ -609,18 +607,11 @@ SL_TEST(op_many_groups_partitioned)
     struct tspec s = {.rows = 800000, .groups = 300000, .seed = 5};
     check(&s, "keys=k " ALL_AGGS, 1, 0);
     check(&s, "keys=k aggs=\"count(*), sum(vl)\"", 1, 1);
-    /* Past 2^20 estimated groups the partitioned method is chosen for one key without
-     * nulls: one partitioning pass of 8 bits and the cluster table (where the GPU has
-     * clusters), a cluster of 16 and of 2 blocks (debug_agg_gpu_cluster), the tile
-     * partitioner's two passes and the partition kernel's big table (2^10 partitions;
-     * debug_agg_gpu_cluster=-1), and the smaller table (debug_agg_gpu_no_big_table). */
+    /* Past 2^20 estimated groups the partitioned method (the tile partitioner, two
+     * passes) is chosen for one key without nulls: with the partition kernel's big table
+     * (2^10 partitions) and with the smaller one (debug_agg_gpu_no_big_table). */
     struct tspec m = {.rows = 3000000, .groups = 2000000, .seed = 9};
-    const int cl[] = {0, 16, 2, -1};
-    for (int i = 0; i < 4; i++) {
-        g_cluster = cl[i];
-        check(&m, "keys=k aggs=\"count(*), sum(vl), min(vi), max(vl)\"", 1, 1);
-    }
-    g_cluster = 0;
+    check(&m, "keys=k aggs=\"count(*), sum(vl), min(vi), max(vl)\"", 1, 1);
     g_no_big = 1;
     check(&m, "keys=k aggs=\"count(*), sum(vl), min(vi), max(vl)\"", 1, 1);
     g_no_big = 0;
