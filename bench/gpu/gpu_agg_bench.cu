@@ -891,19 +891,16 @@ static int cmd_bench(int lg, const char *glist, bool sweep)
         /* Without the partition kernel's big table (debug_agg_gpu_no_big_table); the
          * cluster table (agg_gdrv.cluster, not the default: slower) of 8 and 16 blocks
          * at 8 bits (one pass), 8 at 9 bits (a lower load), 2 at 10 (a load of 0.57 as 8
-         * at 8), each also with the sums as 64-bit reductions (SL_K_AGG_CL_RED). */
+         * at 8). */
         const int fl = SL_K_AGG_PRELOAD | SL_K_AGG_SMALL_SPLIT | SL_K_AGG_LEAN;
         if (g > 65536) {
             bench_one("auto_nobig", AGG_GDRV_AUTO, 0, 0, n, g, dk, dv, vsum, fl, 0, -1);
             const int cl[][2] = {{8, 8}, {16, 8}, {8, 9}, {2, 10}};
-            for (const auto &c : cl)
-                for (int red = 0; red < 2; red++) {
-                    char name[32];
-                    snprintf(name, sizeof name, "part_cl%d_b%d%s", c[0], c[1],
-                             red ? "_red" : "");
-                    bench_one(name, AGG_GDRV_PART, 0, c[1], n, g, dk, dv, vsum,
-                              fl | (red ? SL_K_AGG_CL_RED : 0), 0, 0, 0, c[0]);
-                }
+            for (const auto &c : cl) {
+                char name[32];
+                snprintf(name, sizeof name, "part_cl%d_b%d", c[0], c[1]);
+                bench_one(name, AGG_GDRV_PART, 0, c[1], n, g, dk, dv, vsum, fl, 0, 0, 0, c[0]);
+            }
         }
         /* The general shared-table kernel (before SL_K_AGG_LEAN), and with the row counts
          * packed with the sums (SL_K_AGG_PACK). */

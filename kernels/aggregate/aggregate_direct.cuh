@@ -277,19 +277,10 @@ __host__ __device__ constexpr int dpart_items(int nv)
 {
     return nv <= 1 && sizeof(K) == 4 ? SL_K_AGG_PART_ITEMS : 4;
 }
-/* Threads of a block of the tile partitioner's scatter kernel (its tile: that many times
- * dpart_items rows): kThreads, two blocks an SM; a compile-time switch, so that a bench
- * program can build blocks of 1,024 threads (one an SM, tiles twice as long at the same
- * registers a thread) beside it (bench/meson.build). The wide partitioner keeps
- * kThreads (its T). */
-#ifndef SL_K_AGG_PART_THREADS
-#define SL_K_AGG_PART_THREADS kThreads
-#endif
-constexpr int kPartThreads = SL_K_AGG_PART_THREADS;
-template <typename K, int T = kPartThreads>
+template <typename K>
 __host__ __device__ constexpr int64_t dpart_tile(int nv)
 {
-    return (int64_t)T * dpart_items<K>(nv);
+    return (int64_t)kThreads * dpart_items<K>(nv);
 }
 static_assert(dpart_tile<int32_t>(0) <= 65536, "the scatter kernel's ranks are 16-bit");
 constexpr int kPartVals = 4; /* value columns it moves (more: the generic partitioner) */
@@ -403,26 +394,26 @@ __device__ __forceinline__ void dpart_st(void *p, int w, int64_t i, uint64_t x)
 }
 
 /* Shared bytes of the scatter kernel's tile with NV value columns. */
-template <typename K, int T = kPartThreads>
+template <typename K>
 __host__ __device__ constexpr size_t dpart_smem(int nv)
 {
-    return (size_t)dpart_tile<K, T>(nv) * (8 * (size_t)nv + sizeof(K) + 2);
+    return (size_t)dpart_tile<K>(nv) * (8 * (size_t)nv + sizeof(K) + 2);
 }
 
-/* A tile's rows in registers: thread t holds rows t, t + T, ... of the tile (T threads). */
+/* A tile's rows in registers: thread t holds rows t, t + kThreads, ... of the tile. */
 template <typename K, int NV>
 struct DPartRegs {
     K k[dpart_items<K>(NV)];
     uint64_t v[NV > 0 ? NV : 1][dpart_items<K>(NV)];
 };
 
-template <typename K, int NV, int T = kPartThreads>
+template <typename K, int NV>
 __device__ __forceinline__ void dpart_tile_load(const K *keys, const DPartCols &c, int64_t base,
                                                 int tn, DPartRegs<K, NV> &t)
 {
 #pragma unroll
     for (int it = 0; it < dpart_items<K>(NV); it++) {
-        const int i = it * T + threadIdx.x;
+        const int i = it * kThreads + threadIdx.x;
         if (i >= tn)
             continue;
         t.k[it] = keys[base + i];
@@ -441,7 +432,7 @@ __device__ __forceinline__ void dpart_tile_load(const K *keys, const DPartCols &
  * block's loads do not wait behind the tile's barriers (with the count's eight loads a
  * thread, four rows a thread: the two passes of 13 bits 11.46 -> 9.72 ms, H100). */
 template <typename K, int NV>
-__global__ void __launch_bounds__(kPartThreads, 2048 / kPartThreads < 2 ? 1 : 2)
+__global__ void __launch_bounds__(kThreads, 2)
     dpart_scatter_kernel(const K *keys, int64_t n, int bits, DPartSeg g, const unsigned *offs,
                          K *okeys, DPartCols c)
 {
@@ -449,7 +440,7 @@ __global__ void __launch_bounds__(kPartThreads, 2048 / kPartThreads < 2 ? 1 : 2)
     constexpr int64_t TILE = dpart_tile<K>(NV);
     /* The registers of two tiles: at most 24 32-bit words of a tile a thread. */
     constexpr bool PF = ((int)sizeof(K) / 4 + 2 * NV) * IT <= 24;
-    using Scan = cub::BlockScan<unsigned, kPartThreads>;
+    using Scan = cub::BlockScan<unsigned, kThreads>;
     __shared__ typename Scan::TempStorage scan_tmp;
     __shared__ unsigned cur[256], th[256], tof[256];
     uint64_t *sv = (uint64_t *)agg_smem; /* [NV][TILE] */
@@ -474,7 +465,7 @@ __global__ void __launch_bounds__(kPartThreads, 2048 / kPartThreads < 2 ? 1 : 2)
         unsigned qr[IT]; /* digit << 16 | rank among the tile's rows of the digit */
 #pragma unroll
         for (int it = 0; it < IT; it++) {
-            if (it * kPartThreads + (int)threadIdx.x >= tn)
+            if (it * kThreads + (int)threadIdx.x >= tn)
                 continue;
             const unsigned q = dpart_digit((int64_t)t.k[it], g.shift, bits);
             qr[it] = q << 16 | atomicAdd(&th[q], 1u);
@@ -487,7 +478,7 @@ __global__ void __launch_bounds__(kPartThreads, 2048 / kPartThreads < 2 ? 1 : 2)
         __syncthreads();
 #pragma unroll
         for (int it = 0; it < IT; it++) {
-            if (it * kPartThreads + (int)threadIdx.x >= tn)
+            if (it * kThreads + (int)threadIdx.x >= tn)
                 continue;
             const unsigned q = qr[it] >> 16, pos = tof[q] + (qr[it] & 0xffffu);
             sk[pos] = t.k[it];
@@ -500,7 +491,7 @@ __global__ void __launch_bounds__(kPartThreads, 2048 / kPartThreads < 2 ? 1 : 2)
             dpart_tile_load<K, NV>(keys, c, base + TILE,
                                    (int)min((int64_t)TILE, r.hi - base - TILE), t);
         __syncthreads();
-        for (int i = threadIdx.x; i < tn; i += kPartThreads) {
+        for (int i = threadIdx.x; i < tn; i += kThreads) {
             const unsigned p = spart[i];
             const int64_t d = (int64_t)cur[p] + (i - (int)tof[p]);
             okeys[d] = sk[i];

@@ -735,7 +735,7 @@ static cudaError_t small_final(const sl_k_agg_spec *sp, const SmallLayout &L,
  * one cluster each, with the big table's slots each. With d_batches NULL: only sets the
  * kernel's attributes and puts the clusters that can be resident at once in *max_active
  * (0: none, the GPU or the build has no clusters of CL blocks of this size). */
-template <typename K, int CL, bool SPLIT>
+template <typename K, int CL>
 static cudaError_t cluster_final(const sl_k_agg_spec *sp, const SmallLayout &L,
                                  const sl_k_agg_pbatch *d_batches, int n_batches, int bits,
                                  uint32_t *d_redo, const sl_k_agg_out *out, int32_t *d_status,
@@ -753,8 +753,7 @@ static cudaError_t cluster_final(const sl_k_agg_spec *sp, const SmallLayout &L,
             return cudaErrorNotSupported;
     }
     void (*kern)(sl_k_agg_spec, const sl_k_agg_pbatch *, int, uint32_t *, sl_k_agg_out,
-                 int32_t *, SmallLayout, int, int) =
-        small_part_final_kernel<K, false, true, CL, SPLIT>;
+                 int32_t *, SmallLayout, int, int) = small_part_final_kernel<K, false, true, CL>;
     int dev = 0, cc = 0, cl_ok = 0;
     cudaError_t e;
     if ((e = cudaGetDevice(&dev)) != cudaSuccess ||
@@ -790,37 +789,23 @@ static cudaError_t cluster_final(const sl_k_agg_spec *sp, const SmallLayout &L,
                               0, big_c);
 }
 
-template <typename K, bool SPLIT>
-static cudaError_t cluster_final_s(int cl, const sl_k_agg_spec *sp, const SmallLayout &L,
+template <typename K>
+static cudaError_t cluster_final_n(int cl, const sl_k_agg_spec *sp, const SmallLayout &L,
                                    const sl_k_agg_pbatch *d_batches, int n_batches, int bits,
                                    uint32_t *d_redo, const sl_k_agg_out *out, int32_t *d_status,
                                    int *max_active, cudaStream_t stream)
 {
     switch (cl) {
-    case 2: return cluster_final<K, 2, SPLIT>(sp, L, d_batches, n_batches, bits, d_redo, out,
-                                              d_status, max_active, stream);
-    case 4: return cluster_final<K, 4, SPLIT>(sp, L, d_batches, n_batches, bits, d_redo, out,
-                                              d_status, max_active, stream);
-    case 8: return cluster_final<K, 8, SPLIT>(sp, L, d_batches, n_batches, bits, d_redo, out,
-                                              d_status, max_active, stream);
-    case 16: return cluster_final<K, 16, SPLIT>(sp, L, d_batches, n_batches, bits, d_redo, out,
-                                                d_status, max_active, stream);
+    case 2: return cluster_final<K, 2>(sp, L, d_batches, n_batches, bits, d_redo, out, d_status,
+                                       max_active, stream);
+    case 4: return cluster_final<K, 4>(sp, L, d_batches, n_batches, bits, d_redo, out, d_status,
+                                       max_active, stream);
+    case 8: return cluster_final<K, 8>(sp, L, d_batches, n_batches, bits, d_redo, out, d_status,
+                                       max_active, stream);
+    case 16: return cluster_final<K, 16>(sp, L, d_batches, n_batches, bits, d_redo, out,
+                                         d_status, max_active, stream);
     default: return cudaErrorInvalidValue;
     }
-}
-
-/* The cluster table of cl blocks; red: sums as 64-bit reductions (SL_K_AGG_CL_RED). */
-template <typename K>
-static cudaError_t cluster_final_n(int cl, bool red, const sl_k_agg_spec *sp,
-                                   const SmallLayout &L, const sl_k_agg_pbatch *d_batches,
-                                   int n_batches, int bits, uint32_t *d_redo,
-                                   const sl_k_agg_out *out, int32_t *d_status, int *max_active,
-                                   cudaStream_t stream)
-{
-    return red ? cluster_final_s<K, false>(cl, sp, L, d_batches, n_batches, bits, d_redo, out,
-                                           d_status, max_active, stream)
-               : cluster_final_s<K, true>(cl, sp, L, d_batches, n_batches, bits, d_redo, out,
-                                          d_status, max_active, stream);
 }
 
 template <typename K>
@@ -830,9 +815,8 @@ static cudaError_t small_final_k(const sl_k_agg_spec *sp, const SmallLayout &L,
                                  int flags, cudaStream_t stream)
 {
     if (flags & SL_K_AGG_CLUSTER_MASK)
-        return cluster_final_n<K>(sl_k_agg_cluster_of(flags), (flags & SL_K_AGG_CL_RED) != 0,
-                                  sp, L, d_batches, n_batches, bits, d_redo, out, d_status, NULL,
-                                  stream);
+        return cluster_final_n<K>(sl_k_agg_cluster_of(flags), sp, L, d_batches, n_batches, bits,
+                                  d_redo, out, d_status, NULL, stream);
     if (flags & SL_K_AGG_BIG)
         return small_final<K, false, true>(sp, L, d_batches, n_batches, bits, d_redo, out,
                                            d_status, stream);
@@ -900,10 +884,10 @@ extern "C" int sl_k_agg_part_cluster_max(const struct sl_k_agg_spec *sp, int clu
     if (!spec_ok(sp) || !small_spec_ok(sp, &L))
         return 0;
     cudaError_t e = sp->key_type[0] == SL_K_I32
-                        ? cluster_final_n<int32_t>(cluster, false, sp, L, NULL, 0, 1, NULL,
-                                                   NULL, NULL, &n, 0)
-                        : cluster_final_n<int64_t>(cluster, false, sp, L, NULL, 0, 1, NULL,
-                                                   NULL, NULL, &n, 0);
+                        ? cluster_final_n<int32_t>(cluster, sp, L, NULL, 0, 1, NULL, NULL, NULL,
+                                                   &n, 0)
+                        : cluster_final_n<int64_t>(cluster, sp, L, NULL, 0, 1, NULL, NULL, NULL,
+                                                   &n, 0);
     if (e != cudaSuccess) {
         (void)cudaGetLastError(); /* a refusal is an answer, not a pending error */
         return 0;
@@ -1029,7 +1013,7 @@ static cudaError_t dpart_setup(const sl_k_agg_spec *sp, const sl_k_agg_input *in
     if (e0 != cudaSuccess)
         return e0;
     *smem = dpart_smem<K>(c->n_vals);
-    cudaError_t e = grid_for(dpart_scatter_fn<K>(c->n_vals), kPartThreads, *smem, grid);
+    cudaError_t e = grid_for(dpart_scatter_fn<K>(c->n_vals), kThreads, *smem, grid);
     const int64_t tile = dpart_tile<K>(c->n_vals);
     int64_t need = (in->n + tile - 1) / tile;
     if (e == cudaSuccess && need < *grid)
@@ -1055,7 +1039,7 @@ static cudaError_t dpart_pass(const K *keys, int64_t n, int bits, const DPartSeg
         return e;
     void *args[] = {(void *)&keys, (void *)&n, (void *)&bits, (void *)&g, (void *)&offs,
                     (void *)&okeys, (void *)&c};
-    return cudaLaunchKernel(dpart_scatter_fn<K>(c.n_vals), dim3(grid), dim3(kPartThreads), args,
+    return cudaLaunchKernel(dpart_scatter_fn<K>(c.n_vals), dim3(grid), dim3(kThreads), args,
                             smem, stream);
 }
 
@@ -1282,7 +1266,7 @@ static cudaError_t wide_run(void *d_temp, size_t *temp_bytes, const sl_k_agg_spe
     const void *kern = wide_scatter_fn<K>(c.n_vals, bits);
     if ((e = grid_for(kern, kThreads, smem, &grid)) != cudaSuccess)
         return e;
-    const int64_t tile = dpart_tile<K, kThreads>(c.n_vals);
+    const int64_t tile = dpart_tile<K>(c.n_vals);
     need = (n + tile - 1) / tile;
     grid = need < 1 ? 1 : need < grid ? (int)need : grid;
     int b = bits;

@@ -567,7 +567,7 @@ __device__ __forceinline__ int cl_find(const SmallLayout &L, int C, K k, unsigne
  * one 32-bit atomic (pack_add). False: some row cannot be taken (no slot within
  * kProbeLimit probes, the empty marker as key, a sum value outside int32); then the
  * caller gives the partition up (its other rows may be half added). */
-template <typename K, int N, bool PACK, bool BIG, int CL, bool SPLIT>
+template <typename K, int N, bool PACK, bool BIG, int CL>
 __device__ __forceinline__ bool small_part_rows(const sl_k_agg_spec &sp, const sl_k_agg_input &in,
                                                 const SmallLayout &L, const SmallTab<K> &T,
                                                 int log_c, int C, int64_t i0, int64_t hi,
@@ -618,8 +618,8 @@ __device__ __forceinline__ bool small_part_rows(const sl_k_agg_spec &sp, const s
             const int64_t v = a == 0   ? pre[0][i]
                               : a == 1 ? pre[kSmallPre - 1][i]
                                        : ld_int(in.vals[a].d_data, sp.in_type[a], i0 + i * step);
-            if (!small_state_add<K, SPLIT, PACK>(CL ? cl_tab<K, CL>(L, C, own[i]) : T, L, C, s,
-                                                 kd, sp.in_type[a], slot[i], v))
+            if (!small_state_add<K, true, PACK>(CL ? cl_tab<K, CL>(L, C, own[i]) : T, L, C, s,
+                                                kd, sp.in_type[a], slot[i], v))
                 return false;
         }
     }
@@ -661,10 +661,8 @@ __device__ __forceinline__ unsigned cl_rank()
  * [p * CL, p * CL + CL) of one cluster in a table spread over them (cl_find); a block
  * that cannot take a row marks every block of the cluster failed (their `failed` words,
  * written before the cluster barrier), and each block writes the groups of its own slots
- * (counted after the barrier: its threads' claims may lie in other blocks). SPLIT false
- * (SL_K_AGG_CL_RED): integer sums add as one 64-bit atomic whose old value is not read
- * (a reduction: no round trip to the owner), not as 32-bit halves. */
-template <typename K, bool PACK, bool BIG, int CL, bool SPLIT = true>
+ * (counted after the barrier: its threads' claims may lie in other blocks). */
+template <typename K, bool PACK, bool BIG, int CL>
 __global__ void __launch_bounds__(BIG ? kBigThreads : kThreads)
     small_part_final_kernel(sl_k_agg_spec sp, const sl_k_agg_pbatch *batches, int n_batches,
                             uint32_t *redo, sl_k_agg_out out, int32_t *status, SmallLayout L,
@@ -689,8 +687,8 @@ __global__ void __launch_bounds__(BIG ? kBigThreads : kThreads)
         for (int64_t i0 = lo + rank * step + threadIdx.x; i0 < hi; i0 += (CL ? CL : 1) * step) {
             if (*(volatile int *)&failed)
                 break;
-            if (!small_part_rows<K, kSmallItems, PACK, BIG, CL, SPLIT>(sp, in, L, T, log_c, C,
-                                                                        i0, hi, &claims)) {
+            if (!small_part_rows<K, kSmallItems, PACK, BIG, CL>(sp, in, L, T, log_c, C, i0, hi,
+                                                                 &claims)) {
                 if constexpr (CL > 0) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
                     for (int r = 0; r < CL; r++)

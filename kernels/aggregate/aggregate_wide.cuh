@@ -93,7 +93,7 @@ __global__ void __launch_bounds__(kThreads)
 template <typename K>
 __host__ __device__ constexpr size_t wide_smem(int nv, int bits)
 {
-    return dpart_smem<K, kThreads>(nv) + ((size_t)3 * 4 << bits);
+    return dpart_smem<K>(nv) + ((size_t)3 * 4 << bits);
 }
 
 /* Partition cells a thread of the scatter kernel scans (SI): 2^bits over the block, four
@@ -114,7 +114,7 @@ __global__ void __launch_bounds__(kThreads, 2)
                         DPartCols c)
 {
     constexpr int IT = dpart_items<K>(NV);
-    constexpr int64_t TILE = dpart_tile<K, kThreads>(NV);
+    constexpr int64_t TILE = dpart_tile<K>(NV);
     constexpr bool PF = ((int)sizeof(K) / 4 + 2 * NV) * IT <= 24;
     using Scan = cub::BlockScan<unsigned, kThreads>;
     __shared__ typename Scan::TempStorage scan_tmp;
@@ -127,14 +127,14 @@ __global__ void __launch_bounds__(kThreads, 2)
     DPartRegs<K, NV> t;
     int64_t tile = blockIdx.x;
     if (PF && tile < tiles)
-        dpart_tile_load<K, NV, kThreads>(keys, c, tile * TILE, (int)min(TILE, n - tile * TILE), t);
+        dpart_tile_load<K, NV>(keys, c, tile * TILE, (int)min(TILE, n - tile * TILE), t);
     for (; tile < tiles; tile += gridDim.x) {
         const int64_t base = tile * TILE;
         const int tn = (int)min(TILE, n - base);
         for (int i = threadIdx.x; i < P; i += kThreads)
             th[i] = 0;
         if (!PF)
-            dpart_tile_load<K, NV, kThreads>(keys, c, base, tn, t);
+            dpart_tile_load<K, NV>(keys, c, base, tn, t);
         __syncthreads();
         unsigned qr[IT]; /* digit << 16 | rank among the tile's rows of the digit */
 #pragma unroll
@@ -173,7 +173,7 @@ __global__ void __launch_bounds__(kThreads, 2)
         }
         const int64_t next = tile + gridDim.x;
         if (PF && next < tiles) /* the next tile loads while this one is written */
-            dpart_tile_load<K, NV, kThreads>(keys, c, next * TILE, (int)min(TILE, n - next * TILE), t);
+            dpart_tile_load<K, NV>(keys, c, next * TILE, (int)min(TILE, n - next * TILE), t);
         __syncthreads();
         for (int i = threadIdx.x; i < tn; i += kThreads) {
             const unsigned p = spart[i];

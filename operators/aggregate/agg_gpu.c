@@ -579,7 +579,7 @@ static int big_takes(const struct agg_gdrv *d, const struct sl_k_agg_input *in)
 /* The radix bits of the partitioned method, from the first batch: partitions of the
  * estimated groups at half the slots of a block's table, or (big_on) at BIG_LOAD of the
  * big table's, where that asks for BIG_MIN_BITS..BIG_MAX_BITS bits (d->big 0) or always
- * (1: at most 13); forced bits are kept (and take the big table only with d->big 1). */
+ * (1: at most 13); forced bits are kept (and take the big table only with d->big 1). d->cluster > 0: the cluster table at CLUSTER_BITS. */
 static void part_bits(struct agg_gdrv *d, const struct sl_k_agg_input *in)
 {
     const struct sl_k_agg_spec *sp = &d->spec;
@@ -846,7 +846,7 @@ static int part_output(struct agg_gdrv *d, agg_gdrv_out_fn fn, void *ctx, int32_
         CU(d, sl_k_agg_part_final(&d->spec, (const struct sl_k_agg_pbatch *)tmp, d->n_parts,
                                   d->bits, d->any_nulls,
                                   (d->small_threshold < 0 ? SL_K_AGG_NO_SMALL : 0) |
-                                      (d->update_flags & (SL_K_AGG_PACK | SL_K_AGG_CL_RED)) |
+                                      (d->update_flags & SL_K_AGG_PACK) |
                                       (d->big_on ? SL_K_AGG_BIG : 0) |
                                       SL_K_AGG_CLUSTER(d->cluster_on),
                                   pending, out,

@@ -151,7 +151,6 @@ struct kcase {
     int cluster;          /* driver's cluster: blocks of the cluster table (2, 4, 8, 16;
                              forced bits too), -1 never, 0 from the estimate */
     int want_cluster;     /* the driver's cluster_on must be this (-1: 0, 0: not checked) */
-    int cl_red;           /* the cluster table's sums as 64-bit reductions (SL_K_AGG_CL_RED) */
 };
 
 static int64_t g_budget;
@@ -292,8 +291,6 @@ static void kcase_run(const struct kcase *c)
         d.update_flags |= SL_K_AGG_PACK;
     if (c->no_lean)
         d.update_flags &= ~SL_K_AGG_LEAN;
-    if (c->cl_red)
-        d.update_flags |= SL_K_AGG_CL_RED;
     uint32_t *hidx = malloc((size_t)(n + 1) * 4);
     int64_t n_idx = 0;
     if (c->byrow) { /* per batch: its rows' numbers from the batch's first row */
@@ -833,8 +830,7 @@ static int have_clusters(void)
  * forced (3 and 2: partitions of more groups than a cluster of 2 or 4 holds, done again
  * by the generic kernel; 10: two passes), keys and values at the extremes (the empty
  * marker as a key and 2^40 values give partitions up), skew (one partition holds 90% of
- * the rows), unaligned columns, several batches (2 and 8 blocks, 8 also with the sums as
- * 64-bit reductions: SL_K_AGG_CL_RED), the estimate low (a first batch of ten groups
+ * the rows), unaligned columns, several batches (2 and 8 blocks), the estimate low (a first batch of ten groups
  * where the input has 50,000) and high (1,000 groups, most of the 256 partitions empty),
  * against the reference. Not taken: with min and max (the big table instead), nor
  * unasked (6,000,000 groups). Skipped where the GPU has no clusters. */
@@ -869,10 +865,10 @@ SL_TEST(part_path_cluster_table)
             {.n = 2000000, .groups = 1000, .batches = 2},
         };
         for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
-            for (int j = 0; j < 3; j++) { /* 2 and 8 blocks, 8 with reductions */
+            for (int j = 0; j < 2; j++) { /* 2 and 8 blocks */
                 cases[i].key64 = k64, cases[i].mode = P, cases[i].naggs = 3;
                 cases[i].cluster = j ? 8 : 2, cases[i].want_cluster = cases[i].cluster;
-                cases[i].want_big = 1, cases[i].cl_red = j == 2;
+                cases[i].want_big = 1;
                 kcase_run(&cases[i]);
             }
     }
@@ -881,15 +877,15 @@ SL_TEST(part_path_cluster_table)
          .cluster = 8, .want_big = 1, .want_cluster = -1},
         {.key64 = 1, .n = 400000, .groups = 50000, .batches = 2, .mode = P, .naggs = 5,
          .cluster = 2, .want_cluster = -1},
-        {.n = 12000000, .groups = 6000000, .batches = 1, .naggs = 3, .want_mode = P,
-         .want_big = 1, .want_cluster = -1},
+        {.key64 = 1, .n = 12000000, .groups = 6000000, .batches = 1, .naggs = 3,
+         .want_mode = P, .want_big = 1, .want_cluster = -1},
     };
     for (size_t i = 0; i < sizeof not_taken / sizeof not_taken[0]; i++)
         kcase_run(&not_taken[i]);
 }
 
 /* The same on inputs small enough for compute-sanitizer (memcheck, racecheck): clusters
- * of 2 and 8 blocks (8 also with the sums as reductions, SL_K_AGG_CL_RED), a tail,
+ * of 2 and 8 blocks, a tail,
  * several batches, and partitions they give up (a value of 2^40, the empty marker as a
  * key, more groups than 2 blocks hold). */
 SL_TEST(part_path_cluster_table_small)
@@ -906,9 +902,9 @@ SL_TEST(part_path_cluster_table_small)
         {.n = 100000, .groups = 80000, .batches = 1, .pbits = 1},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
-        for (int j = 0; j < 3; j++) { /* 2, 8, and 8 with reductions */
+        for (int j = 0; j < 2; j++) { /* 2 and 8 blocks */
             cases[i].mode = P, cases[i].naggs = 3, cases[i].cluster = j ? 8 : 2;
-            cases[i].want_cluster = cases[i].cluster, cases[i].cl_red = j == 2;
+            cases[i].want_cluster = cases[i].cluster;
             cases[i].want_big = 1;
             kcase_run(&cases[i]);
         }

@@ -301,8 +301,9 @@ int64_t sl_k_agg_part_big_slots(const struct sl_k_agg_spec *spec);
  * partitioning pass of 8 bits suffices for partitions of 65,536 groups. A partition that
  * does not fit goes to the generic kernel as with SL_K_AGG_BIG. Slower: the remote
  * atomics (2^28 rows, 2^24 groups, H100: the partition kernel 15.5 ms over 8 blocks, 14.5
- * over 16, 9.4 over 2 at 10 bits, against 3.4 for the big table at 12 bits), so the
- * driver takes it only when asked (agg_gdrv.cluster, A/B runs).
+ * over 16, 9.4 over 2 at 10 bits, against 3.4 for the big table at 12 bits; the sums as
+ * 64-bit reductions, no old value read, made no difference: 15.5 and 9.3), so the driver
+ * takes it only when asked (agg_gdrv.cluster, A/B runs).
  * sl_k_agg_part_cluster_max: clusters of n such blocks the GPU holds at once (0: none, a
  * spec with min/max, or a GPU or build without clusters: do not ask for the flag). */
 #define SL_K_AGG_CLUSTER_SHIFT 8
@@ -313,10 +314,6 @@ static inline int sl_k_agg_cluster_of(int flags)
     return (flags & SL_K_AGG_CLUSTER_MASK) >> SL_K_AGG_CLUSTER_SHIFT;
 }
 int sl_k_agg_part_cluster_max(const struct sl_k_agg_spec *spec, int cluster);
-/* SL_K_AGG_CL_RED (with SL_K_AGG_CLUSTER): integer sums add to the owner block's slot as
- * one 64-bit atomic whose old value is not read (a reduction) instead of 32-bit halves
- * (whose low half's old value tells the carry: a round trip to the owner a row). */
-enum { SL_K_AGG_CL_RED = 1 << 13 };
 
 #ifdef __cplusplus
 }
