@@ -221,6 +221,7 @@ struct Cfg {
     int64_t init_cap;
     int batches, flags;
     int big, one_pass; /* agg_gdrv.big, .one_pass */
+    int cluster;       /* agg_gdrv.cluster */
 };
 
 static const Cfg kCfgs[] = {
@@ -242,6 +243,13 @@ static const Cfg kCfgs[] = {
     {"part_big_1pass", AGG_GDRV_PART, 0, 0, 0, 2, 0, 1, 1},
     {"part_big_b2", AGG_GDRV_PART, 0, 2, 0, 2, 0, 1},
     {"part_nobig", AGG_GDRV_PART, 0, 0, 0, 2, 0, -1},
+    /* The cluster table (8 bits, one pass), of 2, 8 and 16 blocks; at 2 bits (the
+     * partitions of more groups than 2 blocks hold go to the generic kernel). Specs with
+     * min or max do not take it (the big table instead). */
+    {"part_cl2", AGG_GDRV_PART, 0, 0, 0, 3, 0, 0, 0, 2},
+    {"part_cl8", AGG_GDRV_PART, 0, 0, 0, 3, 0, 0, 0, 8},
+    {"part_cl16", AGG_GDRV_PART, 0, 0, 0, 2, 0, 0, 0, 16},
+    {"part_cl2_b2", AGG_GDRV_PART, 0, 2, 0, 2, 0, 0, 0, 2},
 };
 
 static int g_fail = 0;
@@ -271,6 +279,7 @@ static void run_case(const Case &c, const Cfg &cfg)
     d.update_flags = cfg.flags;
     d.big = cfg.big;
     d.one_pass = cfg.one_pass;
+    d.cluster = cfg.cluster;
     std::vector<DevCol> dev;
     int nb = cfg.batches;
     for (int b = 0; b < nb; b++) {
@@ -439,10 +448,10 @@ static void run_case(const Case &c, const Cfg &cfg)
         }
     }
     printf("  %-24s %-13s n=%-9lld groups=%-8lld mode=%d bits=%d grows=%lld replayed=%lld "
-           "reruns=%lld status=%d %s\n",
+           "reruns=%lld status=%d cluster=%d %s\n",
            c.name.c_str(), cfg.name, (long long)c.n, (long long)ng, d.mode, d.bits,
            (long long)d.grows, (long long)d.replayed, (long long)d.rounds_rerun, status,
-           bad ? "FAIL" : "ok");
+           d.cluster_on, bad ? "FAIL" : "ok");
     if (bad)
         g_fail++;
     for (void *p : ob.bufs)
@@ -735,7 +744,7 @@ static bool method_wanted(const char *method)
 static void bench_one(const char *method, int mode, int shared, int bits, int64_t n,
                       int64_t groups, int32_t *dk, int64_t *dv, uint64_t vsum,
                       int flags = SL_K_AGG_PRELOAD | SL_K_AGG_SMALL_SPLIT | SL_K_AGG_LEAN,
-                      int rowpart = 0, int big = 0, int one_pass = 0)
+                      int rowpart = 0, int big = 0, int one_pass = 0, int cluster = 0)
 {
     if (!method_wanted(method))
         return;
@@ -784,6 +793,7 @@ static void bench_one(const char *method, int mode, int shared, int bits, int64_
         d.row_partition = rowpart;
         d.big = big;
         d.one_pass = one_pass;
+        d.cluster = cluster;
         int rc = agg_gdrv_add(&d, &in);
         cudaEventRecord(e1, g_s);
         int64_t nulls[3];
@@ -833,12 +843,12 @@ static void bench_one(const char *method, int mode, int shared, int bits, int64_
            "\"time_ms\":%.3f,\"min_ms\":%.3f,\"max_ms\":%.3f,\"gtuples_per_s\":%.2f,"
            "\"output_rows\":%lld,\"check_ok\":%s,\"peak_device_bytes\":%zu,\"floor_ms\":%.3f,"
            "\"x_floor\":%.2f,\"vs_pytorch\":%.1f,\"mode\":%d,\"bits\":%d,\"g_est\":%.0f,"
-           "\"grows\":%lld,\"clustered\":%d,\"big\":%d,\"device\":\"%s\",\"phases\":{\"%s\":%.3f,"
+           "\"grows\":%lld,\"clustered\":%d,\"big\":%d,\"cluster\":%d,\"device\":\"%s\",\"phases\":{\"%s\":%.3f,"
            "\"%s\":%.3f,\"record_partition\":%.3f}}\n",
            method, (long long)n, (long long)groups, t, tt.front(), tt.back(),
            (double)n / (t * 1e6), (long long)ng, ok ? "true" : "false", peak, floor_ms,
            t / floor_ms, (groups <= 1000 ? 17.0 : 35.0) / t, last.mode, last.bits, last.g_est,
-           (long long)last.grows, last.clustered, last.big_on, g_dev.c_str(),
+           (long long)last.grows, last.clustered, last.big_on, last.cluster_on, g_dev.c_str(),
            last.mode == AGG_GDRV_PART ? "partition" : "aggregate", med(ta),
            last.mode == AGG_GDRV_PART ? "aggregate_partitions" : "output", med(to),
            last.phase_ms[AGG_PH_PARTITION]);
@@ -878,10 +888,20 @@ static int cmd_bench(int lg, const char *glist, bool sweep)
             continue;
         }
         bench_one("auto", AGG_GDRV_AUTO, 0, 0, n, g, dk, dv, vsum);
-        /* Without the partition kernel's big table (debug_agg_gpu_no_big_table). */
-        if (g > 65536)
-            bench_one("auto_nobig", AGG_GDRV_AUTO, 0, 0, n, g, dk, dv, vsum,
-                      SL_K_AGG_PRELOAD | SL_K_AGG_SMALL_SPLIT | SL_K_AGG_LEAN, 0, -1);
+        /* Without the partition kernel's big table (debug_agg_gpu_no_big_table); the
+         * cluster table (agg_gdrv.cluster, not the default: slower) of 8 and 16 blocks
+         * at 8 bits (one pass), 8 at 9 bits (a lower load), 2 at 10 (a load of 0.57 as 8
+         * at 8). */
+        const int fl = SL_K_AGG_PRELOAD | SL_K_AGG_SMALL_SPLIT | SL_K_AGG_LEAN;
+        if (g > 65536) {
+            bench_one("auto_nobig", AGG_GDRV_AUTO, 0, 0, n, g, dk, dv, vsum, fl, 0, -1);
+            const int cl[][2] = {{8, 8}, {16, 8}, {8, 9}, {2, 10}};
+            for (const auto &c : cl) {
+                char name[32];
+                snprintf(name, sizeof name, "part_cl%d_b%d", c[0], c[1]);
+                bench_one(name, AGG_GDRV_PART, 0, c[1], n, g, dk, dv, vsum, fl, 0, 0, 0, c[0]);
+            }
+        }
         /* The general shared-table kernel (before SL_K_AGG_LEAN), and with the row counts
          * packed with the sums (SL_K_AGG_PACK). */
         bench_one("auto_general", AGG_GDRV_AUTO, 0, 0, n, g, dk, dv, vsum,

@@ -721,14 +721,91 @@ static cudaError_t small_final(const sl_k_agg_spec *sp, const SmallLayout &L,
     const size_t smem = BIG ? small_bytes<K>(L, 0, false) * big_c : small_bytes<K>(L, log_c, PACK);
     if (BIG && big_c < 64)
         return cudaErrorInvalidValue;
-    cudaError_t e = cudaFuncSetAttribute((const void *)small_part_final_kernel<K, PACK, BIG>,
+    cudaError_t e = cudaFuncSetAttribute((const void *)small_part_final_kernel<K, PACK, BIG, 0>,
                                          cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
     if (e != cudaSuccess)
         return e;
-    small_part_final_kernel<K, PACK, BIG><<<1 << bits, BIG ? kBigThreads : kThreads, smem,
-                                           stream>>>(*sp, d_batches, n_batches, d_redo, *out,
-                                                     d_status, L, log_c, big_c);
+    small_part_final_kernel<K, PACK, BIG, 0><<<1 << bits, BIG ? kBigThreads : kThreads, smem,
+                                              stream>>>(*sp, d_batches, n_batches, d_redo, *out,
+                                                        d_status, L, log_c, big_c);
     return cudaGetLastError();
+}
+
+/* The cluster table's launch (SL_K_AGG_CLUSTER): CL blocks of kBigThreads a partition,
+ * one cluster each, with the big table's slots each. With d_batches NULL: only sets the
+ * kernel's attributes and puts the clusters that can be resident at once in *max_active
+ * (0: none, the GPU or the build has no clusters of CL blocks of this size). */
+template <typename K, int CL>
+static cudaError_t cluster_final(const sl_k_agg_spec *sp, const SmallLayout &L,
+                                 const sl_k_agg_pbatch *d_batches, int n_batches, int bits,
+                                 uint32_t *d_redo, const sl_k_agg_out *out, int32_t *d_status,
+                                 int *max_active, cudaStream_t stream)
+{
+    const int big_c = big_slots<K>(L);
+    const size_t smem = small_bytes<K>(L, 0, false) * big_c;
+    if (big_c < 64)
+        return cudaErrorInvalidValue;
+    /* No min/max: their 64-bit atomics on another block's shared memory gave wrong
+     * results on the H100 (racecheck: hazards inside atomicMin/atomicMax, 2026-11-27). */
+    for (int a = 0; a < sp->n_aggs; a++) {
+        const int kd = kind_of(sp->fn[a], sp->in_type[a]);
+        if (kd == K_MINI || kd == K_MAXI)
+            return cudaErrorNotSupported;
+    }
+    void (*kern)(sl_k_agg_spec, const sl_k_agg_pbatch *, int, uint32_t *, sl_k_agg_out,
+                 int32_t *, SmallLayout, int, int) = small_part_final_kernel<K, false, true, CL>;
+    int dev = 0, cc = 0, cl_ok = 0;
+    cudaError_t e;
+    if ((e = cudaGetDevice(&dev)) != cudaSuccess ||
+        (e = cudaDeviceGetAttribute(&cc, cudaDevAttrComputeCapabilityMajor, dev)) != cudaSuccess ||
+        (e = cudaDeviceGetAttribute(&cl_ok, cudaDevAttrClusterLaunch, dev)) != cudaSuccess)
+        return e;
+    if (cc < 9 || !cl_ok)
+        return cudaErrorNotSupported;
+    if ((e = cudaFuncSetAttribute((const void *)kern, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                  (int)smem)) != cudaSuccess ||
+        (CL > 8 && (e = cudaFuncSetAttribute((const void *)kern,
+                                             cudaFuncAttributeNonPortableClusterSizeAllowed,
+                                             1)) != cudaSuccess))
+        return e;
+    cudaLaunchConfig_t cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cudaLaunchAttribute at[1];
+    at[0].id = cudaLaunchAttributeClusterDimension;
+    at[0].val.clusterDim.x = CL;
+    at[0].val.clusterDim.y = 1;
+    at[0].val.clusterDim.z = 1;
+    cfg.gridDim = dim3((unsigned)CL << bits);
+    cfg.blockDim = dim3(kBigThreads);
+    cfg.dynamicSmemBytes = smem;
+    cfg.stream = stream;
+    cfg.attrs = at;
+    cfg.numAttrs = 1;
+    if (!d_batches) {
+        *max_active = 0;
+        return cudaOccupancyMaxActiveClusters(max_active, (const void *)kern, &cfg);
+    }
+    return cudaLaunchKernelEx(&cfg, kern, *sp, d_batches, n_batches, d_redo, *out, d_status, L,
+                              0, big_c);
+}
+
+template <typename K>
+static cudaError_t cluster_final_n(int cl, const sl_k_agg_spec *sp, const SmallLayout &L,
+                                   const sl_k_agg_pbatch *d_batches, int n_batches, int bits,
+                                   uint32_t *d_redo, const sl_k_agg_out *out, int32_t *d_status,
+                                   int *max_active, cudaStream_t stream)
+{
+    switch (cl) {
+    case 2: return cluster_final<K, 2>(sp, L, d_batches, n_batches, bits, d_redo, out, d_status,
+                                       max_active, stream);
+    case 4: return cluster_final<K, 4>(sp, L, d_batches, n_batches, bits, d_redo, out, d_status,
+                                       max_active, stream);
+    case 8: return cluster_final<K, 8>(sp, L, d_batches, n_batches, bits, d_redo, out, d_status,
+                                       max_active, stream);
+    case 16: return cluster_final<K, 16>(sp, L, d_batches, n_batches, bits, d_redo, out,
+                                         d_status, max_active, stream);
+    default: return cudaErrorInvalidValue;
+    }
 }
 
 template <typename K>
@@ -737,6 +814,9 @@ static cudaError_t small_final_k(const sl_k_agg_spec *sp, const SmallLayout &L,
                                  uint32_t *d_redo, const sl_k_agg_out *out, int32_t *d_status,
                                  int flags, cudaStream_t stream)
 {
+    if (flags & SL_K_AGG_CLUSTER_MASK)
+        return cluster_final_n<K>(sl_k_agg_cluster_of(flags), sp, L, d_batches, n_batches, bits,
+                                  d_redo, out, d_status, NULL, stream);
     if (flags & SL_K_AGG_BIG)
         return small_final<K, false, true>(sp, L, d_batches, n_batches, bits, d_redo, out,
                                            d_status, stream);
@@ -795,6 +875,24 @@ extern "C" cudaError_t sl_k_agg_part_final(const struct sl_k_agg_spec *sp,
                    : final_km<2>(sp, d_batches, n_batches, bits, pending, out, d_status, only,
                                  stream);
     return final_km<0>(sp, d_batches, n_batches, bits, pending, out, d_status, only, stream);
+}
+
+extern "C" int sl_k_agg_part_cluster_max(const struct sl_k_agg_spec *sp, int cluster)
+{
+    SmallLayout L;
+    int n = 0;
+    if (!spec_ok(sp) || !small_spec_ok(sp, &L))
+        return 0;
+    cudaError_t e = sp->key_type[0] == SL_K_I32
+                        ? cluster_final_n<int32_t>(cluster, sp, L, NULL, 0, 1, NULL, NULL, NULL,
+                                                   &n, 0)
+                        : cluster_final_n<int64_t>(cluster, sp, L, NULL, 0, 1, NULL, NULL, NULL,
+                                                   &n, 0);
+    if (e != cudaSuccess) {
+        (void)cudaGetLastError(); /* a refusal is an answer, not a pending error */
+        return 0;
+    }
+    return n;
 }
 
 extern "C" int sl_k_agg_direct_ok(const struct sl_k_agg_spec *sp, const struct sl_k_agg_input *in)

@@ -19,6 +19,8 @@
 #ifndef SLUICE_K_AGGREGATE_SMALL_CUH
 #define SLUICE_K_AGGREGATE_SMALL_CUH
 
+#include <cooperative_groups.h>
+
 #include "aggregate_rows.cuh"
 
 namespace sluice_k {
@@ -92,12 +94,13 @@ __device__ __forceinline__ int small_find(K *skey, int log_c, K k, unsigned *cla
  * as small_find), probes wrap at C, at most kBigProbeLimit of them (a table near its
  * load limit has longer runs than kProbeLimit allows). */
 constexpr int kBigProbeLimit = 256;
-template <typename K>
-__device__ __forceinline__ int small_find_n(K *skey, int C, K k, unsigned *claims)
+/* The probe loop of small_find_n and cl_find: from slot h of C slots of skey, claims or
+ * finds key k (not the empty marker); at the end of the C slots, `wrap` gives the keys
+ * to go on in (the same, or the next block's of a cluster table). */
+template <typename K, typename Wrap>
+__device__ __forceinline__ int probe_n(K *skey, uint32_t h, int C, K k, unsigned *claims,
+                                       Wrap wrap)
 {
-    if (k == SmallKey<K>::kEmpty)
-        return -1;
-    uint32_t h = __umulhi(SmallKey<K>::hash(k), (uint32_t)C);
     for (int p = 0; p < kBigProbeLimit; p++) {
         K cur = *(volatile K *)&skey[h];
         if (cur == SmallKey<K>::kEmpty) {
@@ -109,10 +112,21 @@ __device__ __forceinline__ int small_find_n(K *skey, int C, K k, unsigned *claim
         }
         if (cur == k)
             return (int)h;
-        if (++h == (uint32_t)C)
+        if (++h == (uint32_t)C) {
             h = 0;
+            skey = wrap();
+        }
     }
     return -1;
+}
+
+template <typename K>
+__device__ __forceinline__ int small_find_n(K *skey, int C, K k, unsigned *claims)
+{
+    if (k == SmallKey<K>::kEmpty)
+        return -1;
+    return probe_n<K>(skey, __umulhi(SmallKey<K>::hash(k), (uint32_t)C), C, k, claims,
+                      [skey] { return skey; });
 }
 
 /* Elements [r0, r0 + N) of a column of `type` as int64 (vector loads when `vec`: N 2 or
@@ -505,6 +519,45 @@ __global__ void __launch_bounds__(kThreads, 2)
     }
 }
 
+/* The cluster table (SL_K_AGG_CLUSTER, issue 19): a partition's table spread over the
+ * CL blocks of a thread-block cluster (H100 distributed shared memory), C slots a block,
+ * CL * C in all. Global slot g lives in block g / C at g % C; the first slot is the
+ * hash's top bits scaled to CL * C and probes go on into the next block's slots. A slot
+ * is reached through cooperative_groups' map_shared_rank, and the atomics on it are
+ * atomics on the owner's shared memory. Each block takes every CL-th step of the
+ * partition's rows; after a cluster barrier each block writes the groups of its own
+ * slots. cl_tab: the table of block `rank` of the cluster (or this block's, CL 0). */
+template <typename K, int CL>
+__device__ __forceinline__ SmallTab<K> cl_tab(const SmallLayout &L, int C, unsigned rank)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    if constexpr (CL > 0)
+        return SmallTab<K>(cooperative_groups::this_cluster().map_shared_rank(agg_smem, rank),
+                           L, C);
+#endif
+    (void)rank;
+    return SmallTab<K>(agg_smem, L, C);
+}
+
+/* small_find_n over the cluster's table: the slot (within block *owner's C) of key k,
+ * claimed if new, or -1 (the empty marker as key, or no slot within kBigProbeLimit). */
+template <typename K, int CL>
+__device__ __forceinline__ int cl_find(const SmallLayout &L, int C, K k, unsigned *claims,
+                                       unsigned *owner)
+{
+    if (k == SmallKey<K>::kEmpty)
+        return -1;
+    const uint32_t g = __umulhi(SmallKey<K>::hash(k), (uint32_t)(CL * C));
+    unsigned o = g / (uint32_t)C;
+    const int h = probe_n<K>(cl_tab<K, CL>(L, C, o).skey, g - o * (uint32_t)C, C, k, claims,
+                             [&] {
+                                 o = o + 1 == (unsigned)CL ? 0 : o + 1;
+                                 return cl_tab<K, CL>(L, C, o).skey;
+                             });
+    *owner = o;
+    return h;
+}
+
 /* Rows i0, i0 + blockDim.x, ... (N of them, those below hi) of a partition into the
  * block's shared table: every key and the first kSmallPre states' values load before the
  * first lookup (one memory wait for N rows: one row at a time left the partition kernel
@@ -514,7 +567,7 @@ __global__ void __launch_bounds__(kThreads, 2)
  * one 32-bit atomic (pack_add). False: some row cannot be taken (no slot within
  * kProbeLimit probes, the empty marker as key, a sum value outside int32); then the
  * caller gives the partition up (its other rows may be half added). */
-template <typename K, int N, bool PACK, bool BIG>
+template <typename K, int N, bool PACK, bool BIG, int CL>
 __device__ __forceinline__ bool small_part_rows(const sl_k_agg_spec &sp, const sl_k_agg_input &in,
                                                 const SmallLayout &L, const SmallTab<K> &T,
                                                 int log_c, int C, int64_t i0, int64_t hi,
@@ -538,17 +591,20 @@ __device__ __forceinline__ bool small_part_rows(const sl_k_agg_spec &sp, const s
      * made the partition kernel slower: 3.71 ms against 3.42, 2^12 partitions of 2^28 rows,
      * H100, 2026-11-27.) */
     int slot[N];
+    unsigned own[N]; /* CL: the block of the cluster that holds the slot */
 #pragma unroll
     for (int i = 0; i < N; i++) {
         slot[i] = -2; /* past hi */
+        own[i] = 0;
         if (i0 + i * step >= hi)
             continue;
-        slot[i] = BIG ? small_find_n<K>(T.skey, C, kx[i], claims)
-                      : small_find<K>(T.skey, log_c, kx[i], claims);
+        slot[i] = CL  ? cl_find<K, CL>(L, C, kx[i], claims, &own[i])
+                  : BIG ? small_find_n<K>(T.skey, C, kx[i], claims)
+                        : small_find<K>(T.skey, log_c, kx[i], claims);
         if (slot[i] < 0)
             return false;
         if (!PACK || L.pk < 0)
-            small_count<K, PACK>(T, slot[i]);
+            small_count<K, PACK>(CL ? cl_tab<K, CL>(L, C, own[i]) : T, slot[i]);
     }
     for (int a = 0; a < sp.n_aggs; a++) {
         const int s = L.st[a];
@@ -562,7 +618,8 @@ __device__ __forceinline__ bool small_part_rows(const sl_k_agg_spec &sp, const s
             const int64_t v = a == 0   ? pre[0][i]
                               : a == 1 ? pre[kSmallPre - 1][i]
                                        : ld_int(in.vals[a].d_data, sp.in_type[a], i0 + i * step);
-            if (!small_state_add<K, true, PACK>(T, L, C, s, kd, sp.in_type[a], slot[i], v))
+            if (!small_state_add<K, true, PACK>(CL ? cl_tab<K, CL>(L, C, own[i]) : T, L, C, s,
+                                                kd, sp.in_type[a], slot[i], v))
                 return false;
         }
     }
@@ -577,14 +634,43 @@ __device__ __forceinline__ bool small_part_rows(const sl_k_agg_spec &sp, const s
  * part_final_kernel to do it. BIG (SL_K_AGG_BIG): a table of C slots (any number: all the
  * shared memory of an SM) in blocks of kBigThreads, one an SM; else 1 << log_c slots. */
 constexpr int kBigThreads = 1024;
-template <typename K, bool PACK, bool BIG>
+/* Syncs the cluster (CL > 0: every block's shared memory written before and read after)
+ * or the block. */
+template <int CL>
+__device__ __forceinline__ void cl_sync()
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    if constexpr (CL > 0) {
+        cooperative_groups::this_cluster().sync();
+        return;
+    }
+#endif
+    __syncthreads();
+}
+
+__device__ __forceinline__ unsigned cl_rank()
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    return cooperative_groups::this_cluster().block_rank();
+#else
+    return 0;
+#endif
+}
+
+/* CL > 0 (SL_K_AGG_CLUSTER, with BIG): partition p is aggregated by the CL blocks
+ * [p * CL, p * CL + CL) of one cluster in a table spread over them (cl_find); a block
+ * that cannot take a row marks every block of the cluster failed (their `failed` words,
+ * written before the cluster barrier), and each block writes the groups of its own slots
+ * (counted after the barrier: its threads' claims may lie in other blocks). */
+template <typename K, bool PACK, bool BIG, int CL>
 __global__ void __launch_bounds__(BIG ? kBigThreads : kThreads)
     small_part_final_kernel(sl_k_agg_spec sp, const sl_k_agg_pbatch *batches, int n_batches,
                             uint32_t *redo, sl_k_agg_out out, int32_t *status, SmallLayout L,
                             int log_c, int big_c)
 {
     const int C = BIG ? big_c : 1 << log_c;
-    const int p = blockIdx.x;
+    const int p = CL ? blockIdx.x / CL : blockIdx.x;
+    const unsigned rank = CL ? cl_rank() : 0;
     const SmallTab<K> T(agg_smem, L, C);
     __shared__ int failed;
     __shared__ unsigned int n_groups, at;
@@ -592,26 +678,41 @@ __global__ void __launch_bounds__(BIG ? kBigThreads : kThreads)
     small_clear<K, PACK>(sp, L, T, C);
     if (threadIdx.x == 0)
         failed = 0, n_groups = 0, at = 0;
-    __syncthreads();
+    cl_sync<CL>(); /* every block's slots cleared before any block claims one */
     unsigned claims = 0; /* this thread's new groups */
+    const int64_t step = (int64_t)kSmallItems * blockDim.x;
     for (int b = 0; b < n_batches; b++) {
         const sl_k_agg_input &in = batches[b].in;
         const int64_t lo = batches[b].d_offsets[p], hi = batches[b].d_offsets[p + 1];
-        for (int64_t i0 = lo + threadIdx.x; i0 < hi; i0 += (int64_t)kSmallItems * blockDim.x) {
+        for (int64_t i0 = lo + rank * step + threadIdx.x; i0 < hi; i0 += (CL ? CL : 1) * step) {
             if (*(volatile int *)&failed)
                 break;
-            if (!small_part_rows<K, kSmallItems, PACK, BIG>(sp, in, L, T, log_c, C, i0, hi,
-                                                             &claims)) {
-                atomicExch(&failed, 1);
+            if (!small_part_rows<K, kSmallItems, PACK, BIG, CL>(sp, in, L, T, log_c, C, i0, hi,
+                                                                 &claims)) {
+                if constexpr (CL > 0) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+                    for (int r = 0; r < CL; r++)
+                        atomicExch(cooperative_groups::this_cluster().map_shared_rank(&failed, r),
+                                   1);
+#endif
+                } else {
+                    atomicExch(&failed, 1);
+                }
                 break;
             }
         }
+    }
+    if constexpr (CL > 0) { /* the groups this block writes: its own used slots */
+        cl_sync<CL>();
+        claims = 0;
+        for (int i = threadIdx.x; i < C; i += blockDim.x)
+            claims += T.skey[i] != SmallKey<K>::kEmpty;
     }
     if (claims)
         atomicAdd(&n_groups, claims);
     __syncthreads();
     if (failed) {
-        if (threadIdx.x == 0)
+        if (threadIdx.x == 0 && rank == 0)
             atomicOr(&redo[p >> 5], 1u << (p & 31));
         return;
     }

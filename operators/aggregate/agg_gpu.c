@@ -35,6 +35,21 @@
 #define BIG_LOAD 0.3
 #define BIG_MIN_BITS 9
 #define BIG_MAX_BITS 12
+/* An estimate that asks for one bit more than BIG_MAX_BITS still takes the big table at
+ * BIG_MAX_BITS where it fills at most BIG_MAX_LOAD of the slots: one input of 2^28 rows
+ * of 2^24 groups is estimated at 21.2 million groups (13 bits): 12.36 ms at 13 bits with
+ * the smaller table against 11.11 with the big one at 12 (H100, gpu_agg_bench, same run,
+ * 2026-11-27); the big table at a load of 0.57 took 4.18 ms against 3.70 for the smaller
+ * one at 13 bits, whose two passes cost 0.85 ms more. */
+#define BIG_MAX_LOAD 0.6
+
+/* The cluster table (SL_K_AGG_CLUSTER, issue 19; d->cluster > 0 only, for A/B runs):
+ * one partitioning pass of CLUSTER_BITS and each partition in a table spread over a
+ * cluster of blocks. Slower than the big table after two passes (H100, 2^28 rows, 2^24
+ * groups, gpu_agg_bench, 2026-11-27: 21.9 ms with 8 blocks, 20.9 with 16, against 11.1):
+ * the one pass of 8 bits takes 6.4 ms (two of 6 bits 7.7) and the partition kernel 15.5
+ * (3.4), bound by the remote atomics. */
+#define CLUSTER_BITS 8
 
 /* Sample rows for the group estimate. */
 #define SAMPLE_ROWS 65536
@@ -570,8 +585,9 @@ static int big_takes(const struct agg_gdrv *d, const struct sl_k_agg_input *in)
 
 /* The radix bits of the partitioned method, from the first batch: partitions of the
  * estimated groups at half the slots of a block's table, or (big_on) at BIG_LOAD of the
- * big table's, where that asks for BIG_MIN_BITS..BIG_MAX_BITS bits (d->big 0) or always
- * (1: at most 13); forced bits are kept (and take the big table only with d->big 1). */
+ * big table's, where that asks for BIG_MIN_BITS..BIG_MAX_BITS bits (one more: see
+ * BIG_MAX_LOAD) (d->big 0) or always (1: at most 13); forced bits are kept (and take the
+ * big table only with d->big 1). d->cluster > 0: the cluster table at CLUSTER_BITS. */
 static void part_bits(struct agg_gdrv *d, const struct sl_k_agg_input *in)
 {
     const struct sl_k_agg_spec *sp = &d->spec;
@@ -579,11 +595,21 @@ static void part_bits(struct agg_gdrv *d, const struct sl_k_agg_input *in)
     double parts = d->g_est / per > 2 ? d->g_est / per : 2;
     int b = d->force_bits ? d->force_bits : (int)ceil(log2(parts));
     d->bits = b < 1 ? 1 : b > 13 ? 13 : b;
-    if ((d->force_bits && d->big == 0) || !big_takes(d, in))
+    if ((d->force_bits && d->big == 0 && d->cluster <= 0) || !big_takes(d, in))
         return;
     double bper = (double)sl_k_agg_part_big_slots(sp) * BIG_LOAD;
     double bparts = d->g_est / bper > 2 ? d->g_est / bper : 2;
     int bb = d->force_bits ? d->force_bits : (int)ceil(log2(bparts));
+    /* The cluster table: forced (d->cluster > 0), where the GPU and the spec take it. */
+    if (d->cluster > 0 && !d->one_pass && sl_k_agg_part_cluster_max(sp, d->cluster) > 0) {
+        d->big_on = 1;
+        d->cluster_on = d->cluster;
+        d->bits = d->force_bits ? d->bits : CLUSTER_BITS;
+        return;
+    }
+    if (d->big == 0 && !d->force_bits && bb == BIG_MAX_BITS + 1 &&
+        d->g_est / ldexp((double)sl_k_agg_part_big_slots(sp), BIG_MAX_BITS) <= BIG_MAX_LOAD)
+        bb = BIG_MAX_BITS;
     if (d->big == 0 && (bb < BIG_MIN_BITS || bb > BIG_MAX_BITS))
         return;
     d->big_on = 1;
@@ -832,7 +858,8 @@ static int part_output(struct agg_gdrv *d, agg_gdrv_out_fn fn, void *ctx, int32_
                                   d->bits, d->any_nulls,
                                   (d->small_threshold < 0 ? SL_K_AGG_NO_SMALL : 0) |
                                       (d->update_flags & SL_K_AGG_PACK) |
-                                      (d->big_on ? SL_K_AGG_BIG : 0),
+                                      (d->big_on ? SL_K_AGG_BIG : 0) |
+                                      SL_K_AGG_CLUSTER(d->cluster_on),
                                   pending, out,
                                   d_status, d->stream),
            "aggregating partitions");
@@ -980,6 +1007,7 @@ int agg_gdrv_reset(struct agg_gdrv *d)
     d->row_partition = c.row_partition;
     d->big = c.big;
     d->one_pass = c.one_pass;
+    d->cluster = c.cluster;
     d->strided_estimate = c.strided_estimate;
     return rc;
 }

@@ -106,6 +106,12 @@ struct agg_gdrv {
     int one_pass;                 /* with big_on: the one-pass wide partitioner
                                      (sl_k_agg_wide_partition) instead of the two-pass tile
                                      partitioner (A/B runs: slower, aggregate_wide.cuh) */
+    int cluster;                  /* partitioned method: the cluster table
+                                     (SL_K_AGG_CLUSTER: one partitioning pass of 8 bits,
+                                     a partition aggregated by a cluster of this many
+                                     blocks: 2, 4, 8, 16) wherever the big table takes the
+                                     input and the spec has no min/max; <= 0 never (the
+                                     default: slower, agg_gpu.c CLUSTER_BITS; A/B runs) */
     int strided_estimate;         /* the group estimate from the sample's distinct count
                                      alone, as before the key-change bound (A/B runs:
                                      debug_agg_gpu_strided_estimate) */
@@ -133,6 +139,7 @@ struct agg_gdrv {
     int bits, any_nulls;
     int big_on;                   /* the parts aggregate in the big table (SL_K_AGG_BIG),
                                      bits from its slots */
+    int cluster_on;               /* with big_on: blocks of a cluster table (0: none) */
     struct agg_gdrv_part *parts;
     int n_parts, cap_parts;
     int64_t rounds_rerun;         /* partitioned output ran twice (count exceeded guess) */

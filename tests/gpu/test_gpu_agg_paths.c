@@ -13,7 +13,8 @@
  * past a byte, no sum, against the unpacked kernels; the lean kernel of one sum
  * (SL_K_AGG_LEAN, the default for such specs). The partitioned method's big partition
  * table (SL_K_AGG_BIG) after the two-pass and the one-pass partitioners against the
- * reference and the smaller table.
+ * reference and the smaller table; the cluster table (SL_K_AGG_CLUSTER: a partition's
+ * table spread over a cluster of blocks; only when asked) against the reference.
  * The same for the kernel of a handful of groups (SL_K_AGG_FEW, aggregate_few.cuh), and
  * through the operator with two int32 keys, one and none.
  *
@@ -147,6 +148,9 @@ struct kcase {
                              too), -1 never */
     int one_pass;         /* driver's one_pass: the wide partitioner (with big) */
     int want_big;         /* 1: the driver must take the big table, -1: not */
+    int cluster;          /* driver's cluster: blocks of the cluster table (2, 4, 8, 16;
+                             forced bits too), -1 never, 0 from the estimate */
+    int want_cluster;     /* the driver's cluster_on must be this (-1: 0, 0: not checked) */
 };
 
 static int64_t g_budget;
@@ -280,6 +284,7 @@ static void kcase_run(const struct kcase *c)
     d.row_partition = c->rowpart;
     d.big = c->big;
     d.one_pass = c->one_pass;
+    d.cluster = c->cluster;
     if (c->atom64)
         d.update_flags &= ~(SL_K_AGG_SMALL_SPLIT | SL_K_AGG_PACK);
     if (c->pack)
@@ -332,10 +337,12 @@ static void kcase_run(const struct kcase *c)
            "few=%lld: mode %d, %lld groups, grows %lld, status %d\n", c->key64, (long long)n,
            (long long)G, c->extremes, c->skew, c->offset, c->few_first, (long long)c->small,
            (long long)c->few, d.mode, (long long)ng, (long long)d.grows, status);
-    printf("  estimate %.0f, clustered %d, bits %d, big %d\n", d.g_est, d.clustered, d.bits,
-           d.big_on);
+    printf("  estimate %.0f, clustered %d, bits %d, big %d, cluster %d (redone partitions "
+           "go to the generic kernel)\n", d.g_est, d.clustered, d.bits, d.big_on, d.cluster_on);
     if (c->want_big && n > 0) /* no input: nothing chosen */
         assert_int_equal(d.big_on, c->want_big > 0);
+    if (c->want_cluster && n > 0)
+        assert_int_equal(d.cluster_on, c->want_cluster > 0 ? c->want_cluster : 0);
     if (c->want_mode)
         assert_int_equal(d.mode, c->want_mode);
     if (c->want_clustered)
@@ -731,7 +738,8 @@ SL_TEST(part_path_tile_partitioner_narrow)
  * first batch of ten groups where the input has 50,000 (the estimate low: two partitions
  * of 25,000 groups each), against the smaller table (big -1) on the same input; chosen
  * by the estimate for 6,000,000 groups (11 bits) and 1,500,000 (9 bits, the fewest; an
- * int64 key's slot takes 20 bytes), not with debug_agg_gpu_no_big_table's big -1. */
+ * int64 key's slot takes 20 bytes) and 9,000,000 with min and max (13 bits at 0.3 of
+ * 6,400 slots: 12 bits), not with debug_agg_gpu_no_big_table's big -1. */
 SL_TEST(part_path_big_table)
 {
     NEED_GPU();
@@ -749,7 +757,8 @@ SL_TEST(part_path_big_table)
                         struct kcase c = {.key64 = k64, .n = sizes[i][0],
                                           .groups = sizes[i][1], .batches = 1, .mode = P,
                                           .pbits = bits[b], .naggs = na, .big = 1,
-                                          .one_pass = op, .want_big = 1};
+                                          .one_pass = op, .want_big = 1, .cluster = -1,
+                                          .want_cluster = -1};
                         kcase_run(&c);
                     }
             struct kcase cases[] = {
@@ -761,7 +770,7 @@ SL_TEST(part_path_big_table)
             };
             for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
                 cases[i].key64 = k64, cases[i].mode = P, cases[i].naggs = na;
-                cases[i].big = 1, cases[i].want_big = 1;
+                cases[i].big = 1, cases[i].want_big = 1, cases[i].cluster = -1;
                 kcase_run(&cases[i]);
                 cases[i].one_pass = 1;
                 kcase_run(&cases[i]);
@@ -772,11 +781,14 @@ SL_TEST(part_path_big_table)
         }
     struct kcase many[] = {
         {.key64 = 1, .n = 12000000, .groups = 6000000, .batches = 1, .naggs = 3,
-         .want_mode = P, .want_big = 1},
+         .want_mode = P, .want_big = 1, .cluster = -1, .want_cluster = -1},
         {.key64 = 1, .n = 12000000, .groups = 6000000, .batches = 2, .naggs = 5,
-         .want_mode = P, .big = -1, .want_big = -1},
+         .want_mode = P, .big = -1, .want_big = -1, .want_cluster = -1},
         {.key64 = 1, .n = 3000000, .groups = 1500000, .batches = 1, .naggs = 3,
-         .want_mode = P, .want_big = 1},
+         .want_mode = P, .want_big = 1, .cluster = -1, .want_cluster = -1},
+        /* 13 bits by the estimate (6,400 slots): 12 at a load within BIG_MAX_LOAD */
+        {.key64 = 1, .n = 18000000, .groups = 9000000, .batches = 1, .naggs = 5,
+         .want_mode = P, .want_big = 1, .want_cluster = -1},
     };
     for (size_t i = 0; i < sizeof many / sizeof many[0]; i++)
         kcase_run(&many[i]);
@@ -798,7 +810,106 @@ SL_TEST(part_path_big_table_small)
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         for (int op = 0; op < 2; op++) {
             cases[i].mode = P, cases[i].big = 1, cases[i].want_big = 1;
-            cases[i].one_pass = op;
+            cases[i].one_pass = op, cases[i].cluster = -1;
+            kcase_run(&cases[i]);
+        }
+}
+
+/* Whether the GPU runs clusters of 8 blocks of the partition kernel's big table (else
+ * the cluster tests say so and skip). */
+static int have_clusters(void)
+{
+    const struct sl_k_agg_spec probe = {.n_keys = 1, .key_type = {SL_K_I32}, .n_aggs = 1,
+                                        .fn = {SL_K_AGG_COUNT_STAR}};
+    if (sl_k_agg_part_cluster_max(&probe, 8) > 0)
+        return 1;
+    printf("no clusters of 8 big blocks on this GPU: skipped\n");
+    return 0;
+}
+
+/* The cluster table (SL_K_AGG_CLUSTER: a partition aggregated by a cluster of 2, 4, 8 or
+ * 16 blocks in a table spread over their shared memory, remote atomics; the driver takes
+ * it only when asked, agg_gdrv.cluster) with count(*), count and sum, int32 and int64
+ * keys: empty, one row, a tail, bits from the cluster (8, one partitioning pass) and
+ * forced (3 and 2: partitions of more groups than a cluster of 2 or 4 holds, done again
+ * by the generic kernel; 10: two passes), keys and values at the extremes (the empty
+ * marker as a key and 2^40 values give partitions up), skew (one partition holds 90% of
+ * the rows), unaligned columns, several batches (2 and 8 blocks), the estimate low (a first batch of ten groups
+ * where the input has 50,000) and high (1,000 groups, most of the 256 partitions empty),
+ * against the reference. Not taken: with min and max (the big table instead), nor
+ * unasked (6,000,000 groups). Skipped where the GPU has no clusters. */
+SL_TEST(part_path_cluster_table)
+{
+    NEED_GPU();
+    kernel_setup();
+    if (!have_clusters())
+        return;
+    const int P = AGG_GDRV_PART;
+    for (int k64 = 0; k64 < 2; k64++) {
+        const int64_t sizes[][2] = {{0, 1}, {1, 1}, {5001, 3000}, {3000001, 250000}};
+        const int cl[] = {2, 4, 8, 16};
+        for (int i = 0; i < 4; i++)
+            for (int j = 0; j < 4; j++) {
+                const int bits[] = {0, j < 2 ? 3 : 2, 10};
+                for (int b = 0; b < 3; b++) {
+                    if (b == 2 && cl[j] != 8)
+                        continue;
+                    struct kcase c = {.key64 = k64, .n = sizes[i][0], .groups = sizes[i][1],
+                                      .batches = 1, .mode = P, .pbits = bits[b], .naggs = 3,
+                                      .cluster = cl[j], .want_big = 1, .want_cluster = cl[j]};
+                    kcase_run(&c);
+                }
+            }
+        struct kcase cases[] = {
+            {.n = 1000000, .groups = 700, .extremes = 1, .batches = 3},
+            {.n = 1500000, .groups = 100000, .skew = 1, .batches = 1},
+            {.n = 1100003, .groups = 30000, .offset = 1, .batches = 2},
+            {.n = 400000, .groups = 50000, .few_first = 1, .batches = 2},
+            {.n = 3000001, .groups = 250000, .batches = 3, .sum_first = 1},
+            {.n = 2000000, .groups = 1000, .batches = 2},
+        };
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+            for (int j = 0; j < 2; j++) { /* 2 and 8 blocks */
+                cases[i].key64 = k64, cases[i].mode = P, cases[i].naggs = 3;
+                cases[i].cluster = j ? 8 : 2, cases[i].want_cluster = cases[i].cluster;
+                cases[i].want_big = 1;
+                kcase_run(&cases[i]);
+            }
+    }
+    struct kcase not_taken[] = {
+        {.n = 3000001, .groups = 250000, .batches = 1, .mode = P, .pbits = 10, .naggs = 5,
+         .cluster = 8, .want_big = 1, .want_cluster = -1},
+        {.key64 = 1, .n = 400000, .groups = 50000, .batches = 2, .mode = P, .naggs = 5,
+         .cluster = 2, .want_cluster = -1},
+        {.key64 = 1, .n = 12000000, .groups = 6000000, .batches = 1, .naggs = 3,
+         .want_mode = P, .want_big = 1, .want_cluster = -1},
+    };
+    for (size_t i = 0; i < sizeof not_taken / sizeof not_taken[0]; i++)
+        kcase_run(&not_taken[i]);
+}
+
+/* The same on inputs small enough for compute-sanitizer (memcheck, racecheck): clusters
+ * of 2 and 8 blocks, a tail,
+ * several batches, and partitions they give up (a value of 2^40, the empty marker as a
+ * key, more groups than 2 blocks hold). */
+SL_TEST(part_path_cluster_table_small)
+{
+    NEED_GPU();
+    kernel_setup();
+    if (!have_clusters())
+        return;
+    const int P = AGG_GDRV_PART;
+    struct kcase cases[] = {
+        {.n = 20001, .groups = 3000, .batches = 1, .pbits = 4},
+        {.n = 9000, .groups = 5000, .batches = 2, .pbits = 8},
+        {.n = 20000, .groups = 700, .extremes = 1, .batches = 1, .pbits = 2},
+        {.n = 100000, .groups = 80000, .batches = 1, .pbits = 1},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        for (int j = 0; j < 2; j++) { /* 2 and 8 blocks */
+            cases[i].mode = P, cases[i].naggs = 3, cases[i].cluster = j ? 8 : 2;
+            cases[i].want_cluster = cases[i].cluster;
+            cases[i].want_big = 1;
             kcase_run(&cases[i]);
         }
 }

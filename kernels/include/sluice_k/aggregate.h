@@ -294,6 +294,26 @@ int64_t sl_k_agg_part_groups_per_block(const struct sl_k_agg_spec *spec);
  * (fewer probes). A partition that does not fit goes to the generic kernel as before. */
 enum { SL_K_AGG_BIG = 128 };
 int64_t sl_k_agg_part_big_slots(const struct sl_k_agg_spec *spec);
+/* SL_K_AGG_CLUSTER(n) (flags of sl_k_agg_part_final, n = 2, 4, 8 or 16; what SL_K_AGG_BIG
+ * takes, without min/max; issue 19): each partition is aggregated by a cluster of n
+ * blocks (H100 distributed shared memory) in one table of n times the big table's slots,
+ * spread over the n blocks (kernels/aggregate/aggregate_small.cuh, cl_find), so that one
+ * partitioning pass of 8 bits suffices for partitions of 65,536 groups. A partition that
+ * does not fit goes to the generic kernel as with SL_K_AGG_BIG. Slower: the remote
+ * atomics (2^28 rows, 2^24 groups, H100: the partition kernel 15.5 ms over 8 blocks, 14.5
+ * over 16, 9.4 over 2 at 10 bits, against 3.4 for the big table at 12 bits; the sums as
+ * 64-bit reductions, no old value read, made no difference: 15.5 and 9.3), so the driver
+ * takes it only when asked (agg_gdrv.cluster, A/B runs).
+ * sl_k_agg_part_cluster_max: clusters of n such blocks the GPU holds at once (0: none, a
+ * spec with min/max, or a GPU or build without clusters: do not ask for the flag). */
+#define SL_K_AGG_CLUSTER_SHIFT 8
+#define SL_K_AGG_CLUSTER_MASK (31 << SL_K_AGG_CLUSTER_SHIFT)
+#define SL_K_AGG_CLUSTER(n) ((n) << SL_K_AGG_CLUSTER_SHIFT)
+static inline int sl_k_agg_cluster_of(int flags)
+{
+    return (flags & SL_K_AGG_CLUSTER_MASK) >> SL_K_AGG_CLUSTER_SHIFT;
+}
+int sl_k_agg_part_cluster_max(const struct sl_k_agg_spec *spec, int cluster);
 
 #ifdef __cplusplus
 }
