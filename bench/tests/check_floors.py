@@ -45,9 +45,15 @@ def main():
     floor_ok(bench("join", "--build-rows", "2^14", "--probe-rows", "2^14", "--repeat", "1"),
              "memory")
     floor_ok(bench("partition", "--rows", "2^14", "--repeat", "1"), "memory")
-    k = bench("kmeans", "--points", "2^15", "--k", "64", "--iters", "3", "--repeat", "3")
-    if k["fma_gflops"] > 0:  # 0: no AVX2 + FMA, no floor
-        expect(k["gflops"] <= k["fma_gflops"], "k-means above the FMA peak", k)
+    # The FMA peak is one short measurement: on a loaded machine it can come out below
+    # the k-means' best repeat. A miscounted floor is above it every time, so only three
+    # misses in a row fail.
+    for attempt in range(3):
+        k = bench("kmeans", "--points", "2^15", "--k", "64", "--iters", "3", "--repeat", "3")
+        if k["fma_gflops"] <= 0 or k["gflops"] <= k["fma_gflops"]:  # 0: no AVX2 + FMA
+            break
+    if k["fma_gflops"] > 0:
+        expect(k["gflops"] <= k["fma_gflops"], "k-means above the FMA peak (3 tries)", k)
         floor_ok(k, "fma")
     devs = json.loads(subprocess.run([SLUICE, "devices", "--json"], capture_output=True,
                                      text=True, timeout=60).stdout)["devices"]
