@@ -195,30 +195,41 @@ static int copy_columns(struct sl_query *q, sl_batch_t *dst, const sl_batch_t *s
     return SL_OK;
 }
 
+/* A host buffer of a download, charged to the engine's host budget until it goes. */
 static int host_alloc(void *ctx, int64_t bytes, struct sl__buf **out)
 {
     sl_task_t *t = ctx;
+    const char *op = t->os ? t->os->op->def->name : "";
     *out = sl__buf_new(bytes);
     if (!*out)
-        return sl__query_fail(t->q, "", SL_ENOMEM, "out of memory for %lld bytes",
+        return sl__query_fail(t->q, op, SL_ENOMEM, "out of memory for %lld bytes",
                               (long long)bytes);
+    if (sl__engine_charge_buf(t->q->eng, *out) != SL_OK) {
+        sl__buf_unref(*out);
+        *out = NULL;
+        return sl__query_fail(t->q, op, SL_EBUDGET, "downloading a batch from the GPU: %lld "
+                              "more bytes of host memory do not fit the engine's host budget "
+                              "(option host_mem: %lld bytes)", (long long)bytes,
+                              (long long)t->q->eng->host_limit);
+    }
     return SL_OK;
 }
 
 int sl__gpu_batch_download(sl_task_t *t, sl_batch_t *src, sl_batch_t **out)
 {
     *out = NULL;
-    cudaError_t e;
-    /* The batch may have been made by work still queued on this task's stream. */
-    if (t->stream &&
-        (e = SL__CUDA_RESULT(cudaStreamSynchronize((cudaStream_t)t->stream))) != cudaSuccess)
-        return GPU_CUDA_FAIL(t->q, e, "cudaStreamSynchronize");
+    /* On the task's stream, after the work that may still be making the batch, and waited
+     * for there alone; a task without a stream (a CPU worker's) copies on its thread's
+     * default stream. Either waits for no other stream of the device (a device-wide
+     * synchronize serialized every stream of it). */
+    cudaStream_t st = t->stream ? (cudaStream_t)t->stream : cudaStreamPerThread;
     sl_batch_t *b = sl__batch_new(src->schema, src->n_rows);
     if (!b)
         return sl__query_fail(t->q, "", SL_ENOMEM, "out of memory");
-    int rc = copy_columns(t->q, b, src, host_alloc, t, cudaMemcpyDeviceToHost, 0);
-    if (rc >= 0 && (e = SL__CUDA_RESULT(cudaDeviceSynchronize())) != cudaSuccess)
-        rc = GPU_CUDA_FAIL(t->q, e, "cudaDeviceSynchronize");
+    int rc = copy_columns(t->q, b, src, host_alloc, t, cudaMemcpyDeviceToHost, st);
+    cudaError_t e = SL__CUDA_RESULT(cudaStreamSynchronize(st));
+    if (rc >= 0 && e != cudaSuccess)
+        rc = GPU_CUDA_FAIL(t->q, e, "cudaStreamSynchronize");
     if (rc < 0) {
         sl_batch_unref(b);
         return rc;

@@ -79,32 +79,90 @@ int sl__task_streams_get(sl_task_t *t, int n, void **out)
     return SL_OK;
 }
 
-void sl__task_streams_put(sl_task_t *t, int n, void **s)
+/* Puts the n items (NULL entries skipped) back into a pool of g (under side_mu) of
+ * *n_pool entries, at most cap; those it cannot take go to destroy. Clears items[]. */
+static void pool_put(struct sl__gpu *g, void **pool, int *n_pool, int cap, int n, void **items,
+                     void (*destroy)(void *))
 {
-    struct sl__gpu *g = t->gpu;
-    if (!g || !s)
-        return;
     pthread_mutex_lock(&g->side_mu);
     for (int i = 0; i < n; i++) {
-        if (s[i] && g->n_side < SL__GPU_SIDE_MAX) {
-            g->side[g->n_side++] = s[i];
-            s[i] = NULL;
+        if (items[i] && *n_pool < cap) {
+            pool[(*n_pool)++] = items[i];
+            items[i] = NULL;
         }
     }
     pthread_mutex_unlock(&g->side_mu);
     for (int i = 0; i < n; i++) { /* the pool is full: these go */
-        if (s[i]) {
-            cudaStream_t one = s[i];
-            (void)sl__cuda_streams_destroy(1, &one);
-            s[i] = NULL;
+        if (items[i]) {
+            destroy(items[i]);
+            items[i] = NULL;
         }
     }
 }
 
+static void stream_destroy(void *s)
+{
+    cudaStream_t one = s;
+    (void)sl__cuda_streams_destroy(1, &one);
+}
+
+static void event_destroy(void *e)
+{
+    sl__cuda_event_destroy(e);
+}
+
+void sl__task_streams_put(sl_task_t *t, int n, void **s)
+{
+    if (t->gpu && s)
+        pool_put(t->gpu, t->gpu->side, &t->gpu->n_side, SL__GPU_SIDE_MAX, n, s,
+                 stream_destroy);
+}
+
 void sl__gpu_side_streams_destroy(struct sl__gpu *g)
 {
-    (void)sl__cuda_streams_destroy(g->n_side, g->side);
+    for (int i = 0; i < g->n_side; i++)
+        stream_destroy(g->side[i]);
     g->n_side = 0;
+}
+
+int sl__task_events_get(sl_task_t *t, int n, void **out)
+{
+    if (n < 1 || n > SL__TASK_EVENTS_MAX || !out)
+        return SL_EINVAL;
+    for (int i = 0; i < n; i++)
+        out[i] = NULL;
+    struct sl__gpu *g = t->gpu;
+    if (!g)
+        return SL_ESTATE;
+    int have = 0;
+    pthread_mutex_lock(&g->side_mu);
+    while (have < n && g->n_tev > 0)
+        out[have++] = g->tev[--g->n_tev];
+    pthread_mutex_unlock(&g->side_mu);
+    for (; have < n; have++) {
+        cudaEvent_t e = NULL;
+        int rc = sl__cuda_event_create(g->ordinal, true, &e);
+        if (rc < 0) {
+            sl__task_events_put(t, have, out);
+            return rc;
+        }
+        out[have] = e;
+    }
+    return SL_OK;
+}
+
+void sl__task_events_put(sl_task_t *t, int n, void **ev)
+{
+    if (t->gpu && ev)
+        pool_put(t->gpu, t->gpu->tev, &t->gpu->n_tev, SL__GPU_TEV_MAX, n, ev,
+                 event_destroy);
+}
+
+void sl__gpu_timing_events_destroy(struct sl__gpu *g)
+{
+    for (int i = 0; i < g->n_tev; i++)
+        event_destroy(g->tev[i]);
+    g->n_tev = 0;
 }
 
 int sl__task_host_room(const sl_task_t *t, int64_t bytes)

@@ -102,6 +102,17 @@ sl_batch_t *sl__task_new_result_batch(sl_task_t *t, const sl_schema_t *schema, i
 int sl__task_streams_get(sl_task_t *t, int n, void **out);
 /* Gives back streams from sl__task_streams_get (NULL entries are skipped) and clears s[]. */
 void sl__task_streams_put(sl_task_t *t, int n, void **s);
+/* Timing events (cudaEvent_t with timing, for cudaEventElapsedTime) on the task's GPU,
+ * for an operator that times its phases: `n` of them (1 to SL__TASK_EVENTS_MAX) into
+ * out[], from a pool the runtime keeps per GPU, so that a finalize does not create and
+ * destroy its events each time (ten CUDA calls of every GPU sort). The task owns them
+ * until sl__task_events_put. < 0 when they cannot be had (off a GPU, CUDA failed; the
+ * query is not failed: the caller goes without timing); out[] is all NULL then. */
+#define SL__TASK_EVENTS_MAX 8
+int sl__task_events_get(sl_task_t *t, int n, void **out);
+/* Gives back events from sl__task_events_get (NULL entries are skipped), clears ev[]. An
+ * event may be given back with work recorded on it: its next borrower records it again. */
+void sl__task_events_put(sl_task_t *t, int n, void **ev);
 /* The narrow copy (struct sl__narrow, internal.h) of rows [first, first + n) of host
  * buffer b holding `wide`-byte values, when it has one covering them and the task's
  * option debug_gpu_wide_upload is off; else NULL. An operator that uploads such a column

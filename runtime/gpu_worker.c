@@ -147,6 +147,7 @@ void sl__gpu_destroy(struct sl__gpu *g)
     if (g->zero)
         sl__cuda_event_destroy(g->zero);
     sl__gpu_side_streams_destroy(g);
+    sl__gpu_timing_events_destroy(g);
     sl__cuda_streams_destroy(3, g->s);
     if (g->h_status_all)
         cudaFreeHost(g->h_status_all);

@@ -14,6 +14,7 @@
 #define MAX_STAGING 64
 /* Idle borrowed streams a GPU keeps for the next borrower (more are destroyed). */
 #define SL__GPU_SIDE_MAX 8
+#define SL__GPU_TEV_MAX 32 /* timing events kept for operators to borrow */
 
 /* A batch on its way back to the host: the rest of the task's chain runs on the host
  * once the download has completed (at retire), so the download overlaps later work. */
@@ -105,9 +106,12 @@ struct sl__gpu {
     _Atomic uint64_t sync_words_used; /* bit i: sync word i taken (sl__gpu_run_sync) */
     struct sl__stager *stager;       /* threads that stage pageable uploads */
     struct sl__pinned_results *results; /* pinned blocks results keep; NULL: off */
-    pthread_mutex_t side_mu;         /* guards side[]: streams operators borrow (gpu_ext.c) */
+    pthread_mutex_t side_mu;         /* guards side[] and tev[]: streams and timing events
+                                        operators borrow (gpu_ext.c) */
     int n_side;
-    cudaStream_t side[SL__GPU_SIDE_MAX];
+    void *side[SL__GPU_SIDE_MAX];    /* cudaStream_t */
+    int n_tev;
+    void *tev[SL__GPU_TEV_MAX];      /* cudaEvent_t */
     struct sl__worker *worker;
 };
 
@@ -125,6 +129,8 @@ int sl__gpu_cuda_fail(struct sl_query *q, cudaError_t e, const char *what, const
 #define GPU_CUDA_FAIL(q, e, what) sl__gpu_cuda_fail((q), (e), (what), __FILE__, __LINE__)
 /* Destroys the idle borrowed streams of g (gpu_ext.c); g's streams are synchronized. */
 void sl__gpu_side_streams_destroy(struct sl__gpu *g);
+/* Destroys the timing events operators gave back (sl__task_events_put). */
+void sl__gpu_timing_events_destroy(struct sl__gpu *g);
 /* A device buffer of `bytes` from g's pool, ordered on `st`, freed stream-ordered when
  * its last reference goes; NULL after failing the query. */
 struct sl__buf *sl__gpu_device_buf(struct sl__gpu *g, sl_task_t *t, int64_t bytes, cudaStream_t st);

@@ -112,6 +112,9 @@ int sl__sched_create(struct sl__sched **out, const struct sl__sched_config *cfg)
 void sl__sched_destroy(struct sl__sched *s);
 int sl__sched_num_cpu(const struct sl__sched *s);
 int sl__sched_num_workers(const struct sl__sched *s);
+/* Whether every CPU worker is asleep (nothing for them to run): a hint, read without a
+ * lock. */
+bool sl__sched_cpu_idle(const struct sl__sched *s);
 struct sl__worker *sl__sched_worker(struct sl__sched *s, int i);
 /* The worker the calling thread is, or NULL for a foreign thread. */
 struct sl__worker *sl__sched_current(void);

@@ -278,8 +278,10 @@ SL_API void sl_task_device_free(sl_task_t *t, void *d_ptr);
 /* Device memory of the task's GPU still free under the engine's GPU budget (bytes);
  * 0 on a CPU task. Operators size chunks and fan-outs with it. */
 SL_API int64_t sl_task_device_budget(const sl_task_t *t);
-/* A copy of batch `b` in host memory, waited for; when b is already in host memory,
- * *out is b with a new reference. Works on any task. The caller owns *out. */
+/* A copy of batch `b` in host memory, waited for (on the task's stream: other streams of
+ * the GPU go on); when b is already in host memory, *out is b with a new reference.
+ * Works on any task. The copy counts in the engine's host budget (option host_mem) until
+ * its buffers go: SL_EBUDGET when it does not fit. The caller owns *out. */
 SL_API int sl_task_batch_to_host(sl_task_t *t, sl_batch_t *b, sl_batch_t **out);
 /* CUDA tasks: batch `b` in the memory of the task's GPU, the copy ordered before work
  * enqueued on sl_task_stream afterwards; b itself (new reference) if already there. */

@@ -488,8 +488,9 @@ int agg_gpu_finalize_can_run(const sl_task_t *t)
 }
 
 /* Co-processing: CPU workers sank rows too. The GPU's groups (few next to the rows) go
- * to the host as partial states and the CPU finalize merges them with the host's. The
- * rest of the query then reads the result from host memory. */
+ * to the host as partial states (integer sums as decimal(38, 0)) and the CPU finalize
+ * merges them with the host's at 128 bits. The rest of the query then reads the result
+ * from host memory. */
 static int merge_on_host(sl_task_t *t, const struct agg_plan *p, struct agg_global *gs)
 {
     sl_batch_t *h = NULL;
@@ -612,8 +613,10 @@ static int finalize(sl_task_t *t)
     struct agg_gdrv *d = &g->drv;
     if (g->on_host || g->folds.n)
         return agg_gpu_budget_finalize(t, p, gs, g);
+    /* Co-processing (CPU states too): the GPU's integer sums leave at 128 bits, as a
+     * fold's do, so that the GPU's part passing int64 fails nothing when the total fits. */
     sl_batch_t *ob = NULL;
-    int rc = agg_gpu_groups(t, p, d, 0, &ob);
+    int rc = agg_gpu_groups(t, p, d, gs->locals != NULL, &ob);
     if (rc == AGG_GPU_OVER_BUDGET) { /* a bigger table does not fit: the CPU aggregates */
         if ((rc = agg_gpu_go_host(t, g, NULL, AGG_GPU_WHY_DRIVER)) < 0)
             return rc;

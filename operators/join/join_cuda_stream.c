@@ -1079,18 +1079,27 @@ int join_stream_finalize(sl_task_t *t)
         j->n[s] = st->side[s].n_rows = join_side_rows(&st->side[s]);
     j->build = stream_build(j->d, j->n);
     j->probe = 1 - j->build;
-    sl_task_profile_value(t, "gpu_algo", GJ_NPJ);
-    sl_task_profile_value(t, "host_streamed", 1);
     /* nothing to probe, or (inner, semi) nothing to match: no rows (can_run sent an anti
      * join with nothing to build to the CPU) */
-    if (j->n[j->probe] == 0 || (j->n[j->build] == 0 && j->d->kind != JOIN_ANTI)) {
+    int empty = j->n[j->probe] == 0 || (j->n[j->build] == 0 && j->d->kind != JOIN_ANTI);
+    j->chunk = empty ? 0 : stream_chunk(&j->sh, j->build, j->n[j->build], j->n[j->probe],
+                                        sl_task_device_budget(t));
+    if (!empty && j->chunk == 0) {
+        /* The budget shrank since can_run (other queries of the engine took GPU memory):
+         * not even chunks of CHUNK_MIN rows fit, so the CPU joins, before anything was
+         * allocated (it went on with CHUNK_MIN chunks over the budget before). */
+        sl_task_free(t, j);
+        st->ooc = 0;
+        st->gpu = 0;
+        sl_task_profile_value(t, "stream_to_cpu", 1);
+        return join_finalize(t);
+    }
+    sl_task_profile_value(t, "gpu_algo", GJ_NPJ);
+    sl_task_profile_value(t, "host_streamed", 1);
+    if (empty) {
         sl_task_free(t, j);
         return SL_OK;
     }
-    j->chunk = stream_chunk(&j->sh, j->build, j->n[j->build], j->n[j->probe],
-                            sl_task_device_budget(t));
-    if (j->chunk == 0) /* the budget shrank since can_run: the smallest chunks */
-        j->chunk = CHUNK_MIN;
     sl_task_profile_value(t, "stream_chunk_rows", j->chunk);
     int64_t whole = 0;
     sl_task_option_int(t, "debug_join_stream_table", &whole);

@@ -10,6 +10,12 @@
 /* A loaded val as the emitter wants it: inline payloads sign-extended, row ids as is. */
 #define VAL_OUT(e, v) ((e)->vinl ? (uint64_t)(int64_t)(SVAL)(v) : (uint64_t)(v))
 
+/* One probe row's sum of its matches' inline vals in the fused aggregate: int64 holds the
+ * int32 vals of fewer than 2^32 matches; int64 vals sum at 128 bits, since one row's
+ * matches may pass int64 where the total does not (the total errs only if it does not
+ * fit, docs/TYPES.md). */
+typedef __typeof__(_Generic((SVAL)0, int32_t: (int64_t)0, default: (__int128)0)) FN(rowsum_t);
+
 /* ---------------- partitioning ---------------- */
 
 static inline uint32_t FN(pid)(uint64_t k, int bits)
@@ -277,7 +283,8 @@ TMPL_FN void FN(probe_hash)(struct join_emit *e, const TUP *B, int64_t nb, const
             join_prefetch(P + i, 1024);                                                 \
             uint64_t k = P[i].k;                                                        \
             uint32_t b = (uint32_t)((join_hash(k) << pbits) >> rs);                     \
-            int64_t m = 0, s = 0;                                                       \
+            int64_t m = 0;                                                              \
+            FN(rowsum_t) s = 0;                                                         \
             for (uint32_t j = heads[b]; j; j = next[j - 1]) {                           \
                 if (FN(key_eq)(&B[j - 1], &P[i])) {                                     \
                     m++;                                                                \
@@ -454,7 +461,8 @@ TMPL_FN void FN(np_probe)(struct join_emit *e, int s, int64_t bi, int64_t lo, in
                 if (i + PREFETCH < n)
                     __builtin_prefetch(&tab[slot[i + PREFETCH]]);
                 __typeof__(tab[0].k) kk = (__typeof__(tab[0].k))k[i];
-                int64_t m = 0, sum = 0;
+                int64_t m = 0;
+                FN(rowsum_t) sum = 0;
                 for (uint64_t j = slot[i]; tab[j].k != E; j = (j + 1) & mask) {
                     if (tab[j].k == kk) {
                         m++;

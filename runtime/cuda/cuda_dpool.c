@@ -88,8 +88,8 @@ int sl__dpool_alloc_async(struct sl__dpool *p, int64_t bytes, cudaStream_t strea
         return SL_OK;
     int64_t in_use;
     if (!budget_take(p, bytes, &in_use))
-        return sl__set_last_error(SL_EBUDGET, "GPU %d memory budget exceeded: asked for %lld "
-                                  "bytes with %lld of %lld in use", p->device,
+        return sl__set_last_error(SL_EBUDGET, "GPU %d memory budget (gpu_mem) exceeded: asked "
+                                  "for %lld bytes with %lld of %lld in use", p->device,
                                   (long long)bytes, (long long)in_use,
                                   (long long)p->limit_bytes);
     cudaError_t e = sl__cuda_fault();

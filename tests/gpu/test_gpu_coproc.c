@@ -8,7 +8,8 @@
  *     min/max of ints and floats (exact whatever the order);
  *   gen.sequence -> project -> output: the rows equal and in order (an output keeps the
  *     order of its source's tasks, whichever device ran them);
- *   a plan whose aggregate has avg is never split (can_split says no), and still right.
+ *   a plan whose aggregate has avg is never split (can_split says no), and still right;
+ *   an int64 sum past int64 in the GPU's part alone while the total fits.
  * On the large inputs the split pipeline ran as many morsels (its cpu_tasks plus
  * gpu_tasks); which device took each is timing, printed and not asserted (bench/ measures
  * it). Fails where a GPU is expected and unusable (gpu_test.h). */
@@ -200,31 +201,28 @@ static void same_rows(sl_table_t *want, sl_table_t *got, int ordered)
     free(g);
 }
 
-/* scan -> filter -> aggregate(aggs) -> output, CPU only and co-processed. */
-static void check_agg(const struct spec *sp, const char *keys, const char *aggs, int want_split)
+/* scan -> filter(where) -> aggregate(aggs) -> output over `in`, CPU only and
+ * co-processed: the same rows; *si tells how the co-processed run split. */
+static void check_agg_table(sl_table_t *in, const char *where, const char *keys,
+                            const char *aggs, struct split_info *si)
 {
-    sl_table_t *in = make(sp);
     sl_plan_t *p;
     int ns, nf, na;
-    char opts[256];
+    char opts[256], filt[128];
     snprintf(opts, sizeof opts, "keys=%s aggs=\"%s\"", keys, aggs);
+    snprintf(filt, sizeof filt, "where=\"%s\"", where);
     SL_ASSERT_OK(sl_plan_create(&p));
     SL_ASSERT_OK(sl_plan_add_table(p, in, &ns));
-    SL_ASSERT_OK(sl_plan_add(p, "filter", &ns, 1, "where=\"v > -900000\"", &nf));
+    SL_ASSERT_OK(sl_plan_add(p, "filter", &ns, 1, filt, &nf));
     SL_ASSERT_OK(sl_plan_add(p, "aggregate", &nf, 1, opts, &na));
     SL_ASSERT_OK(sl_plan_output(p, na, "o"));
     sl_engine_t *cpu = engine(SL_PLACE_CPU), *co = engine(SL_PLACE_COPROCESS);
-    struct split_info si;
-    sl_table_t *want = run(cpu, p, na, &si);
-    assert_int_equal(si.split, 0);
-    sl_table_t *got = run(co, p, na, &si);
-    printf("rows %lld groups %lld zipf %g nulls %d aggs %s: %lld groups; split %d, "
-           "%lld morsels on the CPU, %lld on the GPU\n", (long long)sp->rows,
-           (long long)sp->groups, sp->zipf, sp->nulls, aggs, (long long)sl_table_num_rows(want),
-           si.split, (long long)si.cpu_tasks, (long long)si.gpu_tasks);
-    assert_int_equal(si.split, want_split);
-    if (want_split && sp->rows >= 1000000) /* many morsels (their size is the engine's) */
-        assert_true(si.cpu_tasks + si.gpu_tasks > 16);
+    sl_table_t *want = run(cpu, p, na, si);
+    assert_int_equal(si->split, 0);
+    sl_table_t *got = run(co, p, na, si);
+    printf("rows %lld, aggs %s: %lld groups; split %d, %lld morsels on the CPU, %lld on the "
+           "GPU\n", (long long)sl_table_num_rows(in), aggs, (long long)sl_table_num_rows(want),
+           si->split, (long long)si->cpu_tasks, (long long)si->gpu_tasks);
     same_rows(want, got, 0);
     sl_table_unref(want);
     sl_table_unref(got);
@@ -234,6 +232,18 @@ static void check_agg(const struct spec *sp, const char *keys, const char *aggs,
     sl_engine_close(cpu);
     sl_engine_close(co);
     sl_plan_destroy(p);
+}
+
+/* check_agg_table over make(sp), rows with v > -900000. */
+static void check_agg(const struct spec *sp, const char *keys, const char *aggs, int want_split)
+{
+    sl_table_t *in = make(sp);
+    struct split_info si;
+    printf("groups %lld zipf %g nulls %d: ", (long long)sp->groups, sp->zipf, sp->nulls);
+    check_agg_table(in, "v > -900000", keys, aggs, &si);
+    assert_int_equal(si.split, want_split);
+    if (want_split && sp->rows >= 1000000) /* many morsels (their size is the engine's) */
+        assert_true(si.cpu_tasks + si.gpu_tasks > 16);
     sl_table_unref(in);
 }
 
@@ -270,6 +280,39 @@ SL_TEST(agg_many_groups)
     NEED_GPU();
     /* More than 2^16 groups: the CPU finalize merges by partitions. */
     check_agg(&(struct spec){1 << 21, 200000, 0, 0, 7}, "k", AGGS, 1);
+}
+
+/* An int64 sum that passes int64 in the GPU's part alone while the total fits: the first
+ * 1,000 rows hold 2^62 + 1 each, the last 1,000 -2^62 each, every other row 7. The GPU
+ * takes morsels from the front and the CPU from the back, so whenever both took some,
+ * the GPU's part of each group's sum is about 250 x 2^62; it reaches the CPU's merge at
+ * 128 bits and the sums equal the CPU-only run's (they failed with SL_EOVERFLOW when the
+ * GPU wrote its groups at 64 bits). The split is timing: up to 4 runs until both devices
+ * took morsels, and one must have. */
+SL_TEST(agg_gpu_part_passes_int64)
+{
+    NEED_GPU();
+    const int64_t n = 1 << 21, edge = 1000;
+    sl_table_t *in = make(&(struct spec){n, 4, 0, 0, 9});
+    int64_t at = 0;
+    for (int64_t bi = 0; bi < sl_table_num_batches(in); bi++) {
+        sl_batch_t *b = sl_table_batch(in, bi);
+        int32_t *k = sl_batch_column_data(b, 0);
+        int64_t *v = sl_batch_column_data(b, 2);
+        for (int64_t i = 0; i < sl_batch_num_rows(b); i++, at++) {
+            k[i] = (int32_t)(at % 4);
+            v[i] = at < edge ? ((int64_t)1 << 62) + 1 : at >= n - edge ? -((int64_t)1 << 62) : 7;
+        }
+    }
+    int both = 0;
+    for (int run = 0; run < 4 && !both; run++) {
+        struct split_info si;
+        check_agg_table(in, "k >= 0", "k", "count(*), sum(v), count(v)", &si);
+        assert_int_equal(si.split, 1);
+        both = si.cpu_tasks > 0 && si.gpu_tasks > 0;
+    }
+    assert_true(both);
+    sl_table_unref(in);
 }
 
 SL_TEST(agg_avg_is_not_split)

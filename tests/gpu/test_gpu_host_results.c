@@ -12,7 +12,8 @@
  * the engine is closed. A GPU join materialized to the host gives the CPU's rows with the
  * pool on, full and off. With the pool off, results copied out of staging blocks count in
  * the host budget too: past it the query fails with SL_EBUDGET and the engine runs the
- * next query. Skipped without a GPU. */
+ * next query; so do CPU tasks' downloads of a GPU-resident table's morsels. Skipped
+ * without a GPU. */
 #include "cuda/cuda_int.h"
 #include "sluice/arrow.h"
 #include "sort_test.h"
@@ -250,6 +251,58 @@ SL_TEST(copied_out_results_respect_the_host_budget)
     sl_table_unref(big);
     sl_table_unref(small);
     sl_engine_close(e);
+}
+
+/* CPU tasks over a GPU-resident table download their morsels (sl__gpu_batch_download,
+ * as sl_task_batch_to_host does): the copies count in the host budget while held. 2^20
+ * rows (8 MiB) in one morsel under a 2 MiB budget fail with SL_EBUDGET naming host_mem
+ * (they were not charged: the query passed); the same engine then answers a small
+ * table, and under a large budget the big one gives the right count and sum, with the
+ * budget given back once the query is gone. */
+SL_TEST(task_downloads_respect_the_host_budget)
+{
+    NEED_GPU();
+    const char *aggs = "aggs=\"count(*), sum(p)\"";
+    sl_table_t *big = pairs((int64_t)1 << 20, 7), *small = pairs(1000, 8);
+    for (int roomy = 0; roomy < 2; roomy++) {
+        struct sl_engine_config cfg;
+        gpu_test_config(&cfg, SL_PLACE_CPU, 0);
+        cfg.host_mem_limit = roomy ? 512 * MIB : 2 * MIB;
+        cfg.morsel_rows_cpu = 1 << 20;
+        sl_engine_t *e;
+        SL_ASSERT_OK(sl_test_engine_open(&e, &cfg));
+        sl_table_t *dbig, *dsmall;
+        SL_ASSERT_OK(sl_table_to_device(e, big, 0, &dbig));
+        SL_ASSERT_OK(sl_table_to_device(e, small, 0, &dsmall));
+        int64_t base = host_in_use(e);
+        sl_plan_t *p;
+        int ns;
+        sl_query_t *q = query(e, &dbig, 1, "aggregate", aggs, 0, &p, &ns);
+        int rc = sl_query_run(q);
+        printf("2^20 GPU-resident rows, CPU tasks, host budget %s: %s\n",
+               roomy ? "512 MiB" : "2 MiB", rc == SL_OK ? "ok" : sl_query_errmsg(q));
+        if (!roomy) {
+            assert_int_equal(rc, SL_EBUDGET);
+            assert_non_null(strstr(sl_query_errmsg(q), "host_mem"));
+            sl_query_destroy(q);
+            sl_plan_destroy(p);
+            q = query(e, &dsmall, 1, "aggregate", aggs, 0, &p, &ns);
+            rc = sl_query_run(q);
+        }
+        SL_ASSERT_OK(rc);
+        struct flat got = result_flat(q, p);
+        int64_t n = roomy ? (int64_t)1 << 20 : 1000;
+        assert_int_equal(got.rows, 1);
+        assert_int_equal(got.v[0], n);
+        assert_int_equal(got.v[1], n * (n - 1) / 2); /* p is the row's position */
+        free(got.v);
+        assert_int_equal(host_in_use(e), base);
+        sl_table_unref(dbig);
+        sl_table_unref(dsmall);
+        sl_engine_close(e);
+    }
+    sl_table_unref(big);
+    sl_table_unref(small);
 }
 
 static int64_t live_allocs(void)

@@ -374,6 +374,35 @@ SL_TEST(stream_auto)
     check_stream(&fk, &pk, "on=k", 1, 1, 0, 0);
 }
 
+/* The smallest probe chunks (CHUNK_MIN, 4,096 rows): budgets around what the stream needs
+ * with them (join_cuda_stream.c, stream_need: a build side of 2^16 rows of 8 bytes, its
+ * 1 MiB table, two chunks in and out, 8 MiB of slack: 10,129,408 bytes). Just below,
+ * the join does not stream and another path (or the CPU) gives the rows; at and just
+ * above, it streams in 4,096-row chunks within the budget, so the stream's allocations
+ * fit what it planned. None fails. (Finalize no longer goes on with CHUNK_MIN chunks that
+ * do not fit a budget shrunk since can_run: it hands the join to the CPU.) */
+SL_TEST(stream_smallest_chunks)
+{
+    NEED_GPU();
+    struct spec pk = {.rows = 1 << 16, .n_pay = 1, .seed = 101};
+    struct spec fk = {.rows = 1 << 20, .n_pay = 1, .key_range = 1 << 16, .seed = 102};
+    const int64_t need = 10129408;
+    const int64_t budgets[] = {need - 65536, need, need + 65536};
+    int smallest = 0;
+    for (int i = 0; i < 3; i++) {
+        check_stream(&fk, &pk, "on=k", 0, 2, budgets[i], -1);
+        const char *c = strstr(last_profile, "\"stream_chunk_rows\":");
+        long long rows = c ? atoll(c + strlen("\"stream_chunk_rows\":")) : 0;
+        int was = strstr(last_profile, "\"host_streamed\":1") != NULL;
+        printf("  budget %lld bytes: streamed %d, chunks of %lld rows\n", (long long)budgets[i],
+               was, rows);
+        if (i == 0)
+            assert_false(was && rows > 0);
+        smallest += was && rows == 4096;
+    }
+    assert_true(smallest > 0);
+}
+
 /* Probe chunks in 1, 2, 3 and (0) as many input slots as the budget holds, over 3 chunks
  * of 2^22 rows and a short one: uploads ahead wrap around the slots; unique build keys
  * and repeated ones (each chunk's count waited for, re-runs into the same slot), pinned

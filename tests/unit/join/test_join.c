@@ -531,6 +531,79 @@ SL_TEST(join_overflow)
     assert_no_leaks();
 }
 
+/* The fused aggregate's sums are exact, and err only when a total does not fit int64
+ * (docs/TYPES.md), however large one probe row's matches sum to: keys whose matches'
+ * payloads sum past int64 for every probe row (3 x 2^62, 2 x 2^62) next to keys whose
+ * sums bring the totals back within it, then a case whose per-row sums wrap to a value in
+ * range while the total does not fit. Both sides are checked whichever the join builds,
+ * against a 128-bit nested-loop reference; a sum kept at 64 bits per probe row gave a
+ * false SL_EOVERFLOW in the first case and a wrong sum in the second. */
+static void check_wide_sums(sl_engine_t *e, const struct side *l, const struct side *r)
+{
+    __int128 sp = 0, sq = 0;
+    int64_t n = 0;
+    for (int i = 0; i < l->n; i++)
+        for (int j = 0; j < r->n; j++)
+            if (keys_match(l, i, r, j))
+                sp += l->p[i], sq += r->p[j], n++;
+    int fits = sp >= INT64_MIN && sp <= INT64_MAX && sq >= INT64_MIN && sq <= INT64_MAX;
+    sl_table_t *lt = side_table(l, "p", 3), *rt = side_table(r, "q", 2), *res;
+    for (int a = 0; a < 4; a++) {
+        char opts[96];
+        snprintf(opts, sizeof opts, "on=k algo=%s output=aggregate", algos[a]);
+        int rc = run_join(e, lt, rt, opts, &res);
+        printf("%s: rc %d (%s)\n", opts, rc, fits ? "fits" : "overflows");
+        assert_int_equal(rc, fits ? SL_OK : SL_EOVERFLOW);
+        if (!fits)
+            continue;
+        sl_batch_t *b = sl_table_batch(res, 0);
+        assert_int_equal(cell(b, 0, 0), n);
+        assert_int_equal(cell(b, 1, 0), (int64_t)sp);
+        assert_int_equal(cell(b, 2, 0), (int64_t)sq);
+        sl_table_unref(res);
+    }
+    sl_table_unref(lt);
+    sl_table_unref(rt);
+}
+
+static void wide_side(struct side *s, const int64_t *keys, const int64_t *vals, int n)
+{
+    side_gen(s, n, 1, SL_TYPE_INT64, 1, 0, 0, 0, 0);
+    for (int i = 0; i < n; i++) {
+        s->k[0][i] = keys[i];
+        s->p[i] = vals[i];
+    }
+}
+
+SL_TEST(join_fused_sums_wide_per_row)
+{
+    sl_engine_t *e = open_engine(2, 64);
+    const int64_t G = (int64_t)1 << 62, H = (int64_t)1 << 61;
+    /* key 1: 2 x 3 rows of 2^62; key 2: 3 x 4 rows of -2^61; key 3: one row each. The
+     * totals are 5 and 7 (6 x 2^62 - 6 x 2^62 on each side), each key-1 probe row's
+     * matches sum to 3 x 2^62 or 2^63. */
+    const int64_t lk[] = {1, 2, 1, 2, 3, 2}, lv[] = {G, -H, G, -H, 5, -H};
+    const int64_t rk[] = {2, 1, 2, 1, 2, 3, 1, 2}, rv[] = {-H, G, -H, G, -H, 7, G, -H};
+    struct side l, r;
+    wide_side(&l, lk, lv, 6);
+    wide_side(&r, rk, rv, 8);
+    check_wide_sums(e, &l, &r);
+    side_free(&l);
+    side_free(&r);
+    /* 4 x 2^62 = 2^64 for each of 5 probe rows: wraps to 0 at 64 bits; the total
+     * overflows. */
+    const int64_t k5[] = {9, 9, 9, 9, 9}, v5[] = {1, 1, 1, 1, 1};
+    const int64_t k4[] = {9, 9, 9, 9}, v4[] = {G, G, G, G};
+    wide_side(&l, k5, v5, 5);
+    wide_side(&r, k4, v4, 4);
+    check_wide_sums(e, &l, &r);
+    check_wide_sums(e, &r, &l);
+    side_free(&l);
+    side_free(&r);
+    sl_engine_close(e);
+    assert_no_leaks();
+}
+
 SL_TEST(join_bind_errors)
 {
     sl_engine_t *e = open_engine(1, 64);
