@@ -22,6 +22,7 @@
  * Shapes: inner join, one int32/int64 key without nulls, one payload column per side of
  * the same width without nulls (the narrow layout of join_cuda.c), output materialized
  * (host batches) or aggregated. Others are left to the CPU (can_run says no). */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -162,6 +163,26 @@ struct chunk {
  * blocks by zero-copy stores (the design until 2026-11-27, for A/B runs). */
 enum { SPILL_DMA = 0, SPILL_BLOCKS = 1 };
 
+/* SPILL_DMA: the bytes W that each pass's working set takes (pass 1: two staging buffers,
+ * two partitioned chunks and the partitioning temp, about C·(5·tw + 4) for chunks of C
+ * rows; pass 2: two buffer sets and the temp, cap2·per_row for jobs of cap2 rows); the
+ * cache of chunks gets the rest of the budget b. Pass 2 reads a job back as one piece
+ * per chunk and column of about C·cap2/n rows: W is the least that makes those pieces
+ * PIECE_ROWS (copies of 64 KB of 4-byte keys, which DMA moves at about the link's speed),
+ * at most b - 8 MiB (the pass-2 offsets and temps), at least half of b up to 16 MiB. Half
+ * the budget went to the passes before 2026-11-27 (session 16; debug_ooc_spill=dma_half),
+ * which at 1/2 of a 2 GiB state cached some 450 MiB instead of 900. */
+#define PIECE_ROWS 16384.0
+
+static int64_t dma_share(int64_t b, int64_t per_row, int tw, int64_t n)
+{
+    int64_t w = (int64_t)sqrt(PIECE_ROWS * (double)(5 * tw + 4) * (double)per_row * (double)n);
+    int64_t lo = b / 2 < 16 * MIB ? b / 2 : 16 * MIB, hi = b - 8 * MIB;
+    if (hi < b / 2)
+        hi = b / 2;
+    return w < lo ? lo : w > hi ? hi : w;
+}
+
 /* A job: partitions [p0, p1) of the build side, and of the probe side the blocks at
  * list indices [s0, s1). */
 struct job {
@@ -196,10 +217,12 @@ struct ooc {
     int build;
     int pcol[2];
     int64_t budget, chunk, cap2, bl;
+    int64_t share;                      /* SPILL_DMA: bytes each pass's working set may take */
     int bits1, begin1, parts, max_bits2;
     cudaStream_t cs, h2d, d2h;
     /* blocks */
     int spill;                          /* SPILL_DMA or SPILL_BLOCKS */
+    int half;                           /* SPILL_DMA: the passes take half the budget */
     int64_t n_blocks, n_cache;          /* SPILL_DMA: pieces of both sides; cached chunks */
     struct chunk *ch;                   /* SPILL_DMA: both sides' chunks */
     int64_t n_ch;
@@ -319,12 +342,12 @@ static cudaError_t part_pairs(const struct ooc *o, void *temp, size_t *tb, const
 
 /* SPILL_DMA: chunks of C rows, the largest power of two whose pass-1 set (two staging
  * buffers, two partitioned chunks: one spilling while the next is partitioned, and the
- * partitioning temp) fits half the budget, the share pass 2 uses later; the cache is
- * what is left beside the larger of the two sets, in whole chunks (every chunk holds
- * every partition, so each job finds the same share of its rows in device memory). */
+ * partitioning temp) fits the share pass 2 uses later (dma_share); the cache is what is
+ * left beside the larger of the two sets, in whole chunks (every chunk holds every
+ * partition, so each job finds the same share of its rows in device memory). */
 static int plan_dma(struct ooc *o)
 {
-    int64_t half = o->budget / 2, w1 = 0;
+    int64_t half = o->share, w1 = 0;
     int64_t most = o->side[0].n > o->side[1].n ? o->side[0].n : o->side[1].n;
     for (o->chunk = (int64_t)1 << 24; o->chunk > 4096 && o->chunk / 2 >= most;)
         o->chunk /= 2; /* no larger than the larger side needs */
@@ -360,7 +383,8 @@ static int plan(struct ooc *o)
     /* Pass 2: two buffer sets (gathered, partitioned, output at the PK-FK bound) and the
      * partitioning temp, in half of the budget. */
     int64_t per_row = 2 * (2 * o->tw + o->ow) + 2 * o->tw;
-    o->cap2 = (b / 2) / per_row;
+    o->share = o->spill == SPILL_DMA && !o->half ? dma_share(b, per_row, o->tw, n) : b / 2;
+    o->cap2 = o->share / per_row;
     /* Pass-2 partition offsets (4 arrays) and the join's temp follow from its bits. */
     o->max_bits2 = join_log2_ceil((o->cap2 + 4095) / 4096);
     o->max_bits2 = o->max_bits2 < 1 ? 1 : o->max_bits2 > 16 ? 16 : o->max_bits2;
@@ -1636,6 +1660,7 @@ int join_ooc_finalize(sl_task_t *t)
     int64_t readback = 0, spill = SPILL_DMA; /* experiments' switches (OUT_OF_CORE.md) */
     sl_task_option_int(t, "debug_ooc_spill", &spill);
     o->spill = spill == SPILL_BLOCKS ? SPILL_BLOCKS : SPILL_DMA;
+    o->half = spill == 2; /* dma_half */
     sl_task_option_int(t, "debug_ooc_readback", &readback);
     o->zero_copy = readback == 1 && o->spill == SPILL_BLOCKS; /* the kernel reads blocks */
     if (gj_trace_open(t, &o->tr) < 0)
