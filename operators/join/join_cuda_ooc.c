@@ -188,25 +188,34 @@ static int64_t dma_share(int64_t b, int64_t per_row, int tw, int64_t n)
 struct job {
     int p0, p1;
     int64_t s0, s1, nr, ns;
+    int cpu;                            /* joined by the CPU (a build partition too large) */
 };
 
-/* A pass-2 buffer set. */
+/* Pass 2's read-back buffers of job k (two, k & 1): its rows gathered, R then S. */
+struct gread {
+    struct job job;
+    void *k, *v;
+    int64_t cap;
+    cudaEvent_t e_gather, e_part;       /* after the read-back; after its partitioning */
+    int64_t *h_list, *d_list, n_list;   /* zero-copy read-back: block pointers, rows, rows before */
+};
+
+/* A pass-2 buffer set (job k in set k & 1). */
 struct gset {
     struct job job;
-    void *k, *v, *pk, *pv;              /* gathered R then S; partitioned */
+    void *pk, *pv;                      /* the job's rows partitioned */
     int64_t cap_in;
     int64_t *roff, *soff;
     void *ok, *ob, *op;                 /* join output: key, build val, probe val */
     int64_t cap_out;
     unsigned long long *d_count, *h_count;
-    cudaEvent_t e_gather, e_done, e_d2h;
+    cudaEvent_t e_done, e_d2h;
     int busy;                           /* a job was submitted and not finished */
     int64_t nr, ns, count;
     int bits2;
     void *stage;                        /* pinned result staging (materialize) */
     int64_t stage_bytes, stage_rows;
     int d2h_pending;
-    int64_t *h_list, *d_list, n_list;   /* zero-copy read-back: block pointers, rows, rows before */
 };
 
 struct ooc {
@@ -222,7 +231,8 @@ struct ooc {
     cudaStream_t cs, h2d, d2h;
     /* blocks */
     int spill;                          /* SPILL_DMA or SPILL_BLOCKS */
-    int half;                           /* SPILL_DMA: the passes take half the budget */
+    int half;                           /* SPILL_DMA: the passes take half the budget and
+                                           pass 2 queues one read-back (dma_half) */
     int64_t n_blocks, n_cache;          /* SPILL_DMA: pieces of both sides; cached chunks */
     struct chunk *ch;                   /* SPILL_DMA: both sides' chunks */
     int64_t n_ch;
@@ -241,6 +251,7 @@ struct ooc {
     /* pass 2 */
     void *ptemp, *jtemp;
     size_t ptemp_cap, jtemp_cap;
+    struct gread rd[2];
     struct gset g[2];
     int64_t jobs;
     unsigned long long *d_acc;          /* aggregate: 2 words per output column */
@@ -973,16 +984,15 @@ static int grow(sl_task_t *t, void **p, int64_t bytes)
     return *p ? SL_OK : SL_ENOMEM;
 }
 
-static int gset_reserve_in(struct ooc *o, struct gset *g, int64_t rows)
+/* Room for `rows` gathered rows (a and b: keys and values); *cap grows to it. */
+static int reserve_pair(struct ooc *o, void **a, void **b, int64_t *cap, int64_t rows)
 {
-    if (rows <= g->cap_in)
+    if (rows <= *cap)
         return SL_OK;
-    sl_task_t *t = o->t;
     int rc;
-    if ((rc = grow(t, &g->k, rows * o->kw)) < 0 || (rc = grow(t, &g->v, rows * o->vw)) < 0 ||
-        (rc = grow(t, &g->pk, rows * o->kw)) < 0 || (rc = grow(t, &g->pv, rows * o->vw)) < 0)
+    if ((rc = grow(o->t, a, rows * o->kw)) < 0 || (rc = grow(o->t, b, rows * o->vw)) < 0)
         return rc;
-    g->cap_in = rows;
+    *cap = rows;
     return SL_OK;
 }
 
@@ -1031,8 +1041,8 @@ static int cp_add(struct ooc *o, void *dst, const void *src, size_t bytes)
  * the read-back kernel instead. The pieces go in address order, and pieces adjacent in
  * memory (a chunk's consecutive partitions, or consecutive blocks) in one copy: a job's
  * rows need not keep the partition order, pass 2 partitions them again. */
-static int gather(struct ooc *o, struct gset *g, const struct bside *sd, int64_t i0, int64_t i1,
-                  void *k, void *v, int64_t at)
+static int gather(struct ooc *o, struct gread *g, const struct bside *sd, int64_t i0,
+                  int64_t i1, void *k, void *v, int64_t at)
 {
     if (o->zero_copy) {
         for (int64_t i = i0; i < i1; i++) {
@@ -1094,25 +1104,27 @@ static int run_materialize(struct ooc *o, struct gset *g)
     return SL_OK;
 }
 
-static int submit(struct ooc *o, struct gset *g, const struct job *j)
+/* Job j's read-back into rd (h2d stream): its pieces, in one batch of copies, or listed
+ * for the read-back kernel. It waits (on the GPU) until rd's previous job was
+ * partitioned, so the host may queue it while that job's join still runs: pass 2 keeps
+ * two read-backs queued on the link (before 2026-11-27 session 16, job k + 1's read-back
+ * was queued only once job k - 1 was finished, and the link idled whenever a job's
+ * kernels and the host's wait for them took longer than a read-back). */
+static int read_job(struct ooc *o, struct gread *g, const struct job *j)
 {
     sl_task_t *t = o->t;
     const struct bside *r = &o->side[o->build], *s = &o->side[1 - o->build];
     int rc;
-    g->nr = j->nr;
-    g->ns = j->ns;
-    g->job = *j;
-    SL_TASK_CUDA_TRY(t, cudaStreamWaitEvent(o->cs, g->e_d2h, 0), "ordering the result buffers");
-    /* The read-back waits for the task stream only when the set's input buffers were just
-     * allocated (ordered there): waiting every time held job j's copies until job j - 1's
-     * kernels were done, so the link and the kernels took turns. */
-    int64_t cap_in = g->cap_in;
-    if ((rc = gset_reserve_in(o, g, j->nr + j->ns)) < 0 ||
-        (rc = gset_reserve_out(o, g, j->ns > 0 ? j->ns : 1)) < 0 ||
-        (g->cap_in != cap_in && (rc = after_cs(o, o->h2d)) < 0))
+    /* New buffers are ordered on the task stream (the old ones are freed there, after
+     * the partitioning that read them). */
+    int64_t cap = g->cap;
+    if ((rc = reserve_pair(o, &g->k, &g->v, &g->cap, j->nr + j->ns)) < 0 ||
+        (g->cap != cap && (rc = after_cs(o, o->h2d)) < 0))
         return rc;
-    /* The set's previous job has finished on the compute stream (finish synchronized);
-     * its result download may still read the output buffers (run_materialize waits). */
+    if (o->zero_copy) /* its block lists: the previous job's upload of them is done */
+        SL_TASK_CUDA_TRY(t, cudaEventSynchronize(g->e_gather), "reading back");
+    SL_TASK_CUDA_TRY(t, cudaStreamWaitEvent(o->h2d, g->e_part, 0), "ordering the read-back");
+    g->job = *j;
     int tr = gj_trace_begin(&o->tr, o->h2d);
     g->n_list = 0;
     o->n_cp = 0;
@@ -1136,22 +1148,41 @@ static int submit(struct ooc *o, struct gset *g, const struct job *j)
     }
     gj_trace_end(&o->tr, tr, o->h2d, "ooc_read_back", 1, 0, (j->nr + j->ns) * o->tw);
     SL_TASK_CUDA_TRY(t, cudaEventRecord(g->e_gather, o->h2d), "cudaEventRecord");
-    SL_TASK_CUDA_TRY(t, cudaStreamWaitEvent(o->cs, g->e_gather, 0), "ordering the read-back");
+    return SL_OK;
+}
+
+/* Joins the job read back into rd in set g (task stream): partitions both sides on
+ * [0, b2) once the read-back is done, then the join. g's previous job is finished. */
+static int compute_job(struct ooc *o, struct gread *rd, struct gset *g)
+{
+    sl_task_t *t = o->t;
+    const struct job *j = &rd->job;
+    int rc;
+    g->nr = j->nr;
+    g->ns = j->ns;
+    g->job = *j;
+    /* The output buffers may still be downloading the set's previous result. */
+    SL_TASK_CUDA_TRY(t, cudaStreamWaitEvent(o->cs, g->e_d2h, 0), "ordering the result buffers");
+    if ((rc = reserve_pair(o, &g->pk, &g->pv, &g->cap_in, j->nr + j->ns)) < 0 ||
+        (rc = gset_reserve_out(o, g, j->ns > 0 ? j->ns : 1)) < 0)
+        return rc;
+    SL_TASK_CUDA_TRY(t, cudaStreamWaitEvent(o->cs, rd->e_gather, 0), "ordering the read-back");
     g->bits2 = join_log2_ceil((j->nr + 4095) / 4096);
     g->bits2 = g->bits2 < 1 ? 1 : g->bits2 > o->max_bits2 ? o->max_bits2 : g->bits2;
     if ((rc = temp_for(o, j->nr > j->ns ? j->nr : j->ns, g->bits2)) < 0)
         return rc;
-    tr = gj_trace_begin(&o->tr, o->cs);
+    int tr = gj_trace_begin(&o->tr, o->cs);
     for (int k = 0; k < 2; k++) {
         int64_t at = k ? j->nr : 0, n = k ? j->ns : j->nr;
         size_t tb = o->ptemp_cap;
-        char *kk = (char *)g->k + at * o->kw, *vv = (char *)g->v + at * o->vw;
+        char *kk = (char *)rd->k + at * o->kw, *vv = (char *)rd->v + at * o->vw;
         char *pk = (char *)g->pk + at * o->kw, *pv = (char *)g->pv + at * o->vw;
         SL_TASK_CUDA_TRY(t, part_pairs(o, o->ptemp, &tb, kk, pk, vv, pv, n, 0, g->bits2, o->cs),
                          "partitioning (pass 2)");
         SL_TASK_CUDA_TRY(t, part_offsets(o, pk, n, 0, g->bits2, k ? g->soff : g->roff, o->cs),
                          "partition offsets");
     }
+    SL_TASK_CUDA_TRY(t, cudaEventRecord(rd->e_part, o->cs), "cudaEventRecord");
     gj_trace_end(&o->tr, tr, o->cs, "ooc_partition2", 3, 1, 0);
     g->busy = 1;
     o->jobs++;
@@ -1444,7 +1475,69 @@ static int cpu_job(struct ooc *o, const struct job *jb)
     return SL_OK;
 }
 
-/* Cuts the partitions into jobs and runs them, two in flight. */
+static int job_add(struct ooc *o, struct job **list, int64_t *n, int64_t *cap,
+                   const struct job *j)
+{
+    if (*n == *cap) {
+        int64_t c = *cap ? 2 * *cap : 256;
+        struct job *l = realloc(*list, (size_t)c * sizeof *l);
+        if (!l)
+            return sl_task_fail(o->t, SL_ENOMEM, "out of memory");
+        *list = l;
+        *cap = c;
+    }
+    (*list)[(*n)++] = *j;
+    return SL_OK;
+}
+
+/* Cuts the partitions into jobs, in order: runs of partitions whose pair fits cap2; a
+ * probe side too large for a job in slices against its build partition; a build
+ * partition too large (duplicate keys) for the CPU. */
+static int plan_jobs(struct ooc *o, struct job **list, int64_t *n)
+{
+    const struct bside *r = &o->side[o->build], *s = &o->side[1 - o->build];
+    int64_t cap = 0;
+    int p = 0, rc = SL_OK;
+    *list = NULL;
+    *n = 0;
+    while (p < o->parts && rc >= 0) {
+        struct job j = {p, p, 0, 0, 0, 0, 0};
+        while (j.p1 < o->parts && j.nr + j.ns + r->p_rows[j.p1] + s->p_rows[j.p1] <= o->cap2) {
+            j.nr += r->p_rows[j.p1];
+            j.ns += s->p_rows[j.p1];
+            j.p1++;
+        }
+        if (j.p1 == j.p0 && r->p_rows[p] > o->cap2 / 2) {
+            struct job cj = {p, p + 1, s->p_start[p], s->p_start[p + 1], r->p_rows[p],
+                             s->p_rows[p], 1};
+            rc = job_add(o, list, n, &cap, &cj);
+            p++;
+            continue;
+        }
+        int64_t i = s->p_start[j.p0];
+        if (j.p1 == j.p0) { /* a probe side too large: slices of it against the build side */
+            j.p1 = j.p0 + 1;
+            j.nr = r->p_rows[p];
+        }
+        int64_t hi = s->p_start[j.p1];
+        do {
+            j.s0 = i;
+            j.ns = 0;
+            while (i < hi && (i == j.s0 || j.nr + j.ns + s->blk[i].rows <= o->cap2))
+                j.ns += s->blk[i++].rows;
+            j.s1 = i;
+            if (j.nr > 0 && j.ns > 0) /* else nothing can match */
+                rc = job_add(o, list, n, &cap, &j);
+        } while (i < hi && rc >= 0);
+        p = j.p1;
+    }
+    return rc;
+}
+
+/* Runs the jobs, two in flight: job k is read back into rd[k & 1] and joined in set
+ * g[k & 1]; the host queues job k + 1's read-back and job k's kernels, copies out the
+ * result of job k - 2 (drain) and then waits for job k - 1 (finish: its count, a re-run
+ * when its output was short, then its download or sums). The CPU jobs come last. */
 static int pass2(struct ooc *o)
 {
     sl_task_t *t = o->t;
@@ -1470,6 +1563,7 @@ static int pass2(struct ooc *o)
         return SL_ENOMEM;
     for (int i = 0; i < 2; i++) {
         struct gset *g = &o->g[i];
+        struct gread *rd = &o->rd[i];
         g->h_count = h_counts + i;
         g->d_count = sl_task_device_alloc(t, sizeof *g->d_count);
         g->roff = sl_task_device_alloc(t, (((size_t)1 << mb) + 1) * sizeof(int64_t));
@@ -1477,89 +1571,68 @@ static int pass2(struct ooc *o)
         if (!g->d_count || !g->roff || !g->soff)
             return SL_ENOMEM;
         if (o->zero_copy) {
-            g->h_list = sl__task_pinned_alloc(t, 3 * o->n_blocks * 8);
-            g->d_list = sl_task_device_alloc(t, (size_t)(3 * o->n_blocks * 8));
-            if (!g->h_list || !g->d_list)
+            rd->h_list = sl__task_pinned_alloc(t, 3 * o->n_blocks * 8);
+            rd->d_list = sl_task_device_alloc(t, (size_t)(3 * o->n_blocks * 8));
+            if (!rd->h_list || !rd->d_list)
                 return SL_ENOMEM;
         }
-        SL_TASK_CUDA_TRY(t, cudaEventCreateWithFlags(&g->e_gather, cudaEventDisableTiming),
-                         "cudaEventCreate");
-        SL_TASK_CUDA_TRY(t, cudaEventCreateWithFlags(&g->e_done, cudaEventDisableTiming),
-                         "cudaEventCreate");
-        SL_TASK_CUDA_TRY(t, cudaEventCreateWithFlags(&g->e_d2h, cudaEventDisableTiming),
-                         "cudaEventCreate");
+        cudaEvent_t *ev[4] = {&rd->e_gather, &rd->e_part, &g->e_done, &g->e_d2h};
+        for (int e = 0; e < 4; e++)
+            SL_TASK_CUDA_TRY(t, cudaEventCreateWithFlags(ev[e], cudaEventDisableTiming),
+                             "cudaEventCreate");
     }
-    int64_t k = 0; /* jobs submitted */
-    int p = 0;
-    rc = SL_OK;
-    while (p < o->parts && rc >= 0) {
-        struct job j = {p, p, 0, 0, 0, 0};
-        while (j.p1 < o->parts && j.nr + j.ns + r->p_rows[j.p1] + s->p_rows[j.p1] <= o->cap2) {
-            j.nr += r->p_rows[j.p1];
-            j.ns += s->p_rows[j.p1];
-            j.p1++;
-        }
-        if (j.p1 == j.p0 && r->p_rows[p] > o->cap2 / 2) {
-            /* A build partition too large for a job (duplicate keys): the CPU joins it. */
-            for (int i = 0; i < 2 && rc >= 0; i++)
-                if ((rc = finish(o, &o->g[i])) >= 0)
-                    rc = drain(o, &o->g[i]);
-            struct job cj = {p, p + 1, s->p_start[p], s->p_start[p + 1], r->p_rows[p],
-                             s->p_rows[p]};
-            if (rc >= 0)
-                rc = cpu_job(o, &cj);
-            p++;
-            continue;
-        }
-        int64_t lo = s->p_start[j.p0], hi;
-        if (j.p1 == j.p0) { /* a probe side too large: slices of it against the build side */
-            j.p1 = j.p0 + 1;
-            j.nr = r->p_rows[p];
-            hi = s->p_start[j.p1];
-        } else {
-            hi = s->p_start[j.p1];
-        }
-        int64_t i = lo;
-        do {
-            j.s0 = i;
-            j.ns = 0;
-            while (i < hi && (i == j.s0 || j.nr + j.ns + s->blk[i].rows <= o->cap2))
-                j.ns += s->blk[i++].rows;
-            j.s1 = i;
-            if (j.nr == 0 || j.ns == 0)
-                continue; /* nothing can match */
-            /* Job k into set k & 1, then the CPU copies out that set's previous result
-             * (job k - 2) while the GPU works. */
-            struct gset *g = &o->g[k & 1];
-            if ((rc = finish(o, g)) < 0 || (rc = submit(o, g, &j)) < 0 || (rc = drain(o, g)) < 0)
-                break;
-            k++;
-            /* The other set's job ran meanwhile: start its download. */
-            if ((rc = finish(o, &o->g[k & 1])) < 0)
-                break;
-        } while (i < hi);
-        p = j.p1;
+    struct job *list = NULL;
+    int64_t n = 0, m = 0, k = 0;
+    rc = plan_jobs(o, &list, &n);
+    int64_t *gpu = rc >= 0 ? sl_task_alloc(t, (size_t)(n + 1) * sizeof *gpu) : NULL;
+    if (rc >= 0 && !gpu)
+        rc = SL_ENOMEM;
+    for (int64_t i = 0; i < n && rc >= 0; i++)
+        if (!list[i].cpu)
+            gpu[m++] = i;
+    if (m > 0 && rc >= 0)
+        rc = read_job(o, &o->rd[0], &list[gpu[0]]);
+    for (; k < m && rc >= 0; k++) {
+        struct gset *g = &o->g[k & 1];
+        struct gread *next = k + 1 < m ? &o->rd[(k + 1) & 1] : NULL;
+        /* (debug_ooc_spill=dma_half: job k + 1's read-back after job k - 1, as before) */
+        if (next && !o->half && (rc = read_job(o, next, &list[gpu[k + 1]])) < 0)
+            break;
+        if ((rc = compute_job(o, &o->rd[k & 1], g)) < 0 || (rc = drain(o, g)) < 0)
+            break;
+        if (k > 0 && (rc = finish(o, &o->g[(k - 1) & 1])) < 0)
+            break;
+        if (next && o->half && (rc = read_job(o, next, &list[gpu[k + 1]])) < 0)
+            break;
     }
     for (int i = 0; i < 2 && rc >= 0; i++)
         if ((rc = finish(o, &o->g[(k + i) & 1])) >= 0)
             rc = drain(o, &o->g[(k + i) & 1]);
     for (int i = 0; i < 2 && rc >= 0; i++)
         rc = drain(o, &o->g[i]);
+    for (int64_t i = 0; i < n && rc >= 0; i++)
+        if (list[i].cpu)
+            rc = cpu_job(o, &list[i]);
+    free(list);
+    sl_task_free(t, gpu);
+    cudaStreamSynchronize(o->h2d);
     cudaStreamSynchronize(o->d2h);
     cudaStreamSynchronize(o->cs);
     for (int i = 0; i < 2; i++) {
         struct gset *g = &o->g[i];
+        struct gread *rd = &o->rd[i];
         if (g->stage)
             sl__task_pinned_free(t, g->stage, g->stage_bytes);
-        cudaEventDestroy(g->e_gather);
-        cudaEventDestroy(g->e_done);
-        cudaEventDestroy(g->e_d2h);
-        void *bufs[] = {g->k, g->v, g->pk, g->pv, g->ok, g->ob, g->op, g->roff, g->soff,
-                        g->d_count, g->d_list};
+        cudaEvent_t ev[4] = {rd->e_gather, rd->e_part, g->e_done, g->e_d2h};
+        for (int e = 0; e < 4; e++)
+            if (ev[e])
+                cudaEventDestroy(ev[e]);
+        void *bufs[] = {rd->k, rd->v, g->pk, g->pv, g->ok, g->ob, g->op, g->roff, g->soff,
+                        g->d_count, rd->d_list};
         for (int b = 0; b < 11; b++)
             sl_task_device_free(t, bufs[b]);
-        if (g->h_list)
-            sl__task_pinned_free(t, g->h_list, 3 * o->n_blocks * 8);
+        if (rd->h_list)
+            sl__task_pinned_free(t, rd->h_list, 3 * o->n_blocks * 8);
     }
     sl__task_pinned_free(t, h_counts, 2 * sizeof *h_counts);
     sl_task_free(t, o->tmp);
@@ -1685,6 +1758,8 @@ int join_ooc_finalize(sl_task_t *t)
         sl_task_profile_value(t, "ooc_spill", o->spill);
         sl_task_profile_value(t, "ooc_parts", o->parts);
         sl_task_profile_value(t, "ooc_chunk_rows", o->chunk);
+        sl_task_profile_value(t, "ooc_chunks", o->n_ch);
+        sl_task_profile_value(t, "ooc_job_rows", o->cap2);
         sl_task_profile_value(t, "ooc_cached", o->n_cache); /* chunks or blocks */
         sl_task_profile_value(t, "ooc_jobs", o->jobs);
         sl_task_profile_value(t, "ooc_upload_bytes", o->up_bytes);
