@@ -138,6 +138,7 @@ host:
 struct blk {
     char *k, *v;
     int64_t rows;
+    int dev;                            /* SPILL_DMA: in device memory (a cached chunk) */
 };
 
 /* One side after pass 1: its pieces, listed by partition (CSR). */
@@ -168,11 +169,12 @@ enum { SPILL_DMA = 0, SPILL_BLOCKS = 1 };
  * rows; pass 2: two buffer sets and the temp, cap2·per_row for jobs of cap2 rows); the
  * cache of chunks gets the rest of the budget b. Pass 2 reads a job back as one piece
  * per chunk and column of about C·cap2/n rows: W is the least that makes those pieces
- * PIECE_ROWS (copies of 64 KB of 4-byte keys, which DMA moves at about the link's speed),
- * at most b - 8 MiB (the pass-2 offsets and temps), at least half of b up to 16 MiB. Half
- * the budget went to the passes before 2026-11-27 (session 16; debug_ooc_spill=dma_half),
- * which at 1/2 of a 2 GiB state cached some 450 MiB instead of 900. */
-#define PIECE_ROWS 16384.0
+ * PIECE_ROWS (copies of 256 KB of 4-byte keys; pieces of 2^14 rows, 48 KB, went over the
+ * link at some 32 GB/s in batched copies, H100 2026-11-27), at most b - 8 MiB (the pass-2
+ * offsets and temps), at least half of b up to 16 MiB. Half the budget went to the passes
+ * before 2026-11-27 (session 16; debug_ooc_spill=dma_half), which at 1/2 of a 2 GiB state
+ * cached 448 MiB where this caches 768. */
+#define PIECE_ROWS 65536.0
 
 static int64_t dma_share(int64_t b, int64_t per_row, int tw, int64_t n)
 {
@@ -191,11 +193,19 @@ struct job {
     int cpu;                            /* joined by the CPU (a build partition too large) */
 };
 
+/* A piece of a job in device memory, for rows [at, at + rows) of its read-back. */
+struct dpiece {
+    const char *k, *v;
+    int64_t rows, at;
+};
+
 /* Pass 2's read-back buffers of job k (two, k & 1): its rows gathered, R then S. */
 struct gread {
     struct job job;
     void *k, *v;
     int64_t cap;
+    struct dpiece *dp;                  /* pieces in device memory: compute_job gathers them */
+    int64_t n_dp, cap_dp;
     cudaEvent_t e_gather, e_part;       /* after the read-back; after its partitioning */
     int64_t *h_list, *d_list, n_list;   /* zero-copy read-back: block pointers, rows, rows before */
 };
@@ -724,7 +734,7 @@ static int pass1_side(struct ooc *o, int s, void *stg_k[2], void *stg_v[2], void
     memcpy(at, sd->p_start, (size_t)o->parts * sizeof(int64_t));
     for (int64_t b = 0; b < sd->used; b++) {
         char *k = o->h_ptr[sd->b0 + b];
-        sd->blk[at[part[b]]++] = (struct blk){k, k + o->bl * o->kw, b_rows[b]};
+        sd->blk[at[part[b]]++] = (struct blk){k, k + o->bl * o->kw, b_rows[b], 0};
     }
     sd->n_blk = sd->used;
     int64_t total = 0;
@@ -880,7 +890,8 @@ static int dma_lists(struct ooc *o, int s)
         for (int64_t p = 0; p < np; p++)
             for (int64_t i = off[p]; i < off[p + 1]; i += L) {
                 int64_t r = off[p + 1] - i < L ? off[p + 1] - i : L;
-                sd->blk[at[p]++] = (struct blk){ch->k + i * o->kw, ch->v + i * o->vw, r};
+                sd->blk[at[p]++] =
+                    (struct blk){ch->k + i * o->kw, ch->v + i * o->vw, r, ch->dev};
             }
     }
     sl_task_free(t, at);
@@ -1066,8 +1077,21 @@ static int gather(struct ooc *o, struct gread *g, const struct bside *sd, int64_
             cur.rows += b[i].rows;
             continue;
         }
-        if ((rc = cp_add(o, (char *)k + at * o->kw, cur.k, (size_t)(cur.rows * o->kw))) >= 0)
+        if (cur.dev && !o->half) { /* gathered by a kernel (compute_job): copy engines took
+                                     * some microseconds a piece (dma_half: copies, as before) */
+            if (g->n_dp == g->cap_dp) {
+                int64_t c = g->cap_dp ? 2 * g->cap_dp : 64;
+                struct dpiece *d = realloc(g->dp, (size_t)c * sizeof *d);
+                if (!d)
+                    return sl_task_fail(o->t, SL_ENOMEM, "out of memory");
+                g->dp = d;
+                g->cap_dp = c;
+            }
+            g->dp[g->n_dp++] = (struct dpiece){cur.k, cur.v, cur.rows, at};
+        } else if ((rc = cp_add(o, (char *)k + at * o->kw, cur.k,
+                                (size_t)(cur.rows * o->kw))) >= 0) {
             rc = cp_add(o, (char *)v + at * o->vw, cur.v, (size_t)(cur.rows * o->vw));
+        }
         at += cur.rows;
         if (i < i1 - i0)
             cur = b[i];
@@ -1127,6 +1151,7 @@ static int read_job(struct ooc *o, struct gread *g, const struct job *j)
     g->job = *j;
     int tr = gj_trace_begin(&o->tr, o->h2d);
     g->n_list = 0;
+    g->n_dp = 0;
     o->n_cp = 0;
     if ((rc = gather(o, g, r, r->p_start[j->p0], r->p_start[j->p1], g->k, g->v, 0)) < 0 ||
         (rc = gather(o, g, s, j->s0, j->s1, g->k, g->v, j->nr)) < 0 ||
@@ -1167,6 +1192,19 @@ static int compute_job(struct ooc *o, struct gread *rd, struct gset *g)
         (rc = gset_reserve_out(o, g, j->ns > 0 ? j->ns : 1)) < 0)
         return rc;
     SL_TASK_CUDA_TRY(t, cudaStreamWaitEvent(o->cs, rd->e_gather, 0), "ordering the read-back");
+    for (int64_t i = 0; i < rd->n_dp; i += SL_K_OOC_PIECES) {
+        struct sl_k_ooc_pieces pc;
+        pc.n = (int)(rd->n_dp - i < SL_K_OOC_PIECES ? rd->n_dp - i : SL_K_OOC_PIECES);
+        for (int q = 0; q < pc.n; q++) {
+            const struct dpiece *d = &rd->dp[i + q];
+            pc.k[q] = d->k;
+            pc.v[q] = d->v;
+            pc.rows[q] = d->rows;
+            pc.at[q] = d->at;
+        }
+        SL_TASK_CUDA_TRY(t, sl_k_ooc_gather_pieces(&pc, o->kw, o->vw, rd->k, rd->v, o->cs),
+                         "gathering cached pieces");
+    }
     g->bits2 = join_log2_ceil((j->nr + 4095) / 4096);
     g->bits2 = g->bits2 < 1 ? 1 : g->bits2 > o->max_bits2 ? o->max_bits2 : g->bits2;
     if ((rc = temp_for(o, j->nr > j->ns ? j->nr : j->ns, g->bits2)) < 0)
@@ -1633,6 +1671,8 @@ static int pass2(struct ooc *o)
             sl_task_device_free(t, bufs[b]);
         if (rd->h_list)
             sl__task_pinned_free(t, rd->h_list, 3 * o->n_blocks * 8);
+        free(rd->dp);
+        rd->dp = NULL;
     }
     sl__task_pinned_free(t, h_counts, 2 * sizeof *h_counts);
     sl_task_free(t, o->tmp);
@@ -1758,8 +1798,6 @@ int join_ooc_finalize(sl_task_t *t)
         sl_task_profile_value(t, "ooc_spill", o->spill);
         sl_task_profile_value(t, "ooc_parts", o->parts);
         sl_task_profile_value(t, "ooc_chunk_rows", o->chunk);
-        sl_task_profile_value(t, "ooc_chunks", o->n_ch);
-        sl_task_profile_value(t, "ooc_job_rows", o->cap2);
         sl_task_profile_value(t, "ooc_cached", o->n_cache); /* chunks or blocks */
         sl_task_profile_value(t, "ooc_jobs", o->jobs);
         sl_task_profile_value(t, "ooc_upload_bytes", o->up_bytes);
