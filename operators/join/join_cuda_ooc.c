@@ -372,7 +372,15 @@ static int plan_dma(struct ooc *o)
     int64_t most = o->side[0].n > o->side[1].n ? o->side[0].n : o->side[1].n;
     for (o->chunk = (int64_t)1 << 24; o->chunk > 4096 && o->chunk / 2 >= most;)
         o->chunk /= 2; /* no larger than the larger side needs */
-    for (;; o->chunk /= 2) {
+    int64_t step = 0; /* dma_half: powers of two; else multiples of 2^12 rows, the largest
+                       * whose set fits (pass 2's pieces grow with the chunks) */
+    if (!o->half) {
+        int64_t c = ((half - 2 * MIB) / (5 * o->tw + 4)) & ~(int64_t)4095;
+        o->chunk = c < 4096 ? 4096 : c < o->chunk ? c : o->chunk;
+        step = (o->chunk / 32) & ~(int64_t)4095;
+        step = step < 4096 ? 4096 : step;
+    }
+    for (;; o->chunk = step ? o->chunk - step : o->chunk / 2) {
         size_t need = 0;
         SL_TASK_CUDA_TRY(o->t, part_pairs(o, NULL, &need, NULL, NULL, NULL, NULL, o->chunk, 0,
                                           o->bits1, o->cs),
@@ -404,6 +412,8 @@ static int plan(struct ooc *o)
     /* Pass 2: two buffer sets (gathered, partitioned, output at the PK-FK bound) and the
      * partitioning temp, in half of the budget. */
     int64_t per_row = 2 * (2 * o->tw + o->ow) + 2 * o->tw;
+    if (o->spill == SPILL_DMA && !o->half)
+        per_row -= o->tw; /* the temp is for the larger side of a job: tw bytes a row */
     o->share = o->spill == SPILL_DMA && !o->half ? dma_share(b, per_row, o->tw, n) : b / 2;
     o->cap2 = o->share / per_row;
     /* Pass-2 partition offsets (4 arrays) and the join's temp follow from its bits. */
