@@ -237,6 +237,8 @@ struct ooc {
     int pcol[2];
     int64_t budget, chunk, cap2, bl;
     int64_t share;                      /* SPILL_DMA: bytes each pass's working set may take */
+    char *arena, *cblk;                 /* SPILL_DMA: the passes' buffers; the cached chunks */
+    int64_t arena_size, arena_at, cblk_size, cblk_at;
     int bits1, begin1, parts, max_bits2;
     cudaStream_t cs, h2d, d2h;
     /* blocks */
@@ -355,6 +357,36 @@ static int after_cs(struct ooc *o, cudaStream_t s)
     return SL_OK;
 }
 
+/* Device memory of the out-of-core join. SPILL_DMA (not dma_half) carves the passes'
+ * buffers from one block (the arena: pass 1's set, then pass 2's in the same bytes) and
+ * the cached chunks from another: the pool's blocks of 32 MiB took up to twice the budget
+ * when pass 2's buffers of other sizes were allocated where pass 1's had been freed (H100,
+ * 2026-11-27: 160 MiB of device memory under a 96 MiB budget). Past the arena, or without
+ * it, memory comes from the pool. */
+static void *dalloc(struct ooc *o, int64_t bytes)
+{
+    int64_t b = (bytes + 255) & ~(int64_t)255;
+    if (o->arena && o->arena_at + b <= o->arena_size) {
+        void *p = o->arena + o->arena_at;
+        o->arena_at += b;
+        return p;
+    }
+    return sl_task_device_alloc(o->t, (size_t)bytes);
+}
+
+static int carved(const struct ooc *o, const void *p)
+{
+    const char *c = p;
+    return (o->arena && c >= o->arena && c < o->arena + o->arena_size) ||
+           (o->cblk && c >= o->cblk && c < o->cblk + o->cblk_size);
+}
+
+static void dfree(struct ooc *o, void *p)
+{
+    if (p && !carved(o, p))
+        sl_task_device_free(o->t, p);
+}
+
 /* ---------------- planning ---------------- */
 
 static cudaError_t part_pairs(const struct ooc *o, void *temp, size_t *tb, const void *ki,
@@ -396,10 +428,38 @@ static int plan_dma(struct ooc *o)
         sd->nc = (sd->n + o->chunk - 1) / o->chunk;
         o->n_ch += sd->nc;
     }
-    int64_t cache = o->budget - (w1 > half ? w1 : half) - ((int64_t)o->parts + 1) * 8 - 2 * MIB;
-    o->n_cache = cache > 0 ? cache / (o->chunk * o->tw) : 0;
+    int64_t set = w1 > half ? w1 : half;
+    if (!o->half) {
+        /* The arena (dalloc): pass 1's buffers, or pass 2's at cap2 rows, with their
+         * temps, offsets and 256-byte alignment. */
+        size_t need2 = 0, jneed = 0;
+        int mb = o->max_bits2;
+        SL_TASK_CUDA_TRY(o->t, part_pairs(o, NULL, &need2, NULL, NULL, NULL, NULL, o->cap2, 0,
+                                          mb, o->cs),
+                         "partition temp size");
+        SL_TASK_CUDA_TRY(
+            o->t,
+            o->kw == 4 ? sl_k_phj_materialize_k32_v32(NULL, &jneed, NULL, NULL, NULL, NULL, NULL,
+                                                      NULL, mb, mb, NULL, NULL, NULL, 0, NULL,
+                                                      o->cs)
+                       : sl_k_phj_materialize_k64_v64(NULL, &jneed, NULL, NULL, NULL, NULL, NULL,
+                                                      NULL, mb, mb, NULL, NULL, NULL, 0, NULL,
+                                                      o->cs),
+            "join temp size");
+        int64_t w2 = 2 * o->cap2 * (2 * o->tw + o->ow) + (int64_t)need2 + (int64_t)jneed + 4096 +
+                     4 * (((int64_t)1 << mb) + 1) * 8 + 32 * 256;
+        w1 += (o->parts + 1) * 8 + 16 * 256;
+        o->arena_size = w1 > w2 ? w1 : w2;
+        set = o->arena_size;
+    }
+    int64_t cache = o->budget - set - ((int64_t)o->parts + 1) * 8 - 2 * MIB;
+    int64_t cb = ((o->chunk * o->kw + 255) & ~(int64_t)255) +
+                 ((o->chunk * o->vw + 255) & ~(int64_t)255); /* a cached chunk, carved */
+    o->n_cache = cache > 0 ? cache / cb : 0;
     if (o->n_cache > o->n_ch)
         o->n_cache = o->n_ch;
+    if (!o->half)
+        o->cblk_size = o->n_cache * cb;
     o->bl = o->cap2 / 4 > 256 ? o->cap2 / 4 : 256; /* pieces of pass 2's lists, at most */
     return SL_OK;
 }
@@ -525,8 +585,8 @@ static void free_blocks(struct ooc *o)
         if (!ch->k)
             continue;
         if (ch->dev) {
-            sl_task_device_free(o->t, ch->k);
-            sl_task_device_free(o->t, ch->v);
+            dfree(o, ch->k);
+            dfree(o, ch->v);
         } else {
             sl__task_pinned_free(o->t, ch->k, ch->n * o->tw);
         }
@@ -562,8 +622,8 @@ static int temp_for(struct ooc *o, int64_t rows, int bits)
     SL_TASK_CUDA_TRY(o->t, part_pairs(o, NULL, &need, NULL, NULL, NULL, NULL, rows, 0, bits, o->cs),
                      "partition temp size");
     if (need > o->ptemp_cap) {
-        sl_task_device_free(o->t, o->ptemp);
-        if (!(o->ptemp = sl_task_device_alloc(o->t, need)))
+        dfree(o, o->ptemp);
+        if (!(o->ptemp = dalloc(o, (int64_t)need)))
             return SL_ENOMEM;
         o->ptemp_cap = need;
     }
@@ -813,8 +873,15 @@ static int pass1_dma_side(struct ooc *o, int s, void *stg_k[2], void *stg_v[2], 
         int ps = (int)(*spilled & 1);
         char *dk, *dv; /* where the chunk is partitioned to */
         if (ch->dev) {
-            dk = ch->k = sl_task_device_alloc(t, (size_t)(n * o->kw));
-            dv = ch->v = sl_task_device_alloc(t, (size_t)(n * o->vw));
+            int64_t kb = (n * o->kw + 255) & ~(int64_t)255, vb = (n * o->vw + 255) & ~(int64_t)255;
+            if (o->cblk && o->cblk_at + kb + vb <= o->cblk_size) {
+                dk = ch->k = o->cblk + o->cblk_at;
+                dv = ch->v = o->cblk + o->cblk_at + kb;
+                o->cblk_at += kb + vb;
+            } else {
+                dk = ch->k = sl_task_device_alloc(t, (size_t)(n * o->kw));
+                dv = ch->v = sl_task_device_alloc(t, (size_t)(n * o->vw));
+            }
             if (!ch->k || !ch->v)
                 return SL_ENOMEM;
             ++*cached;
@@ -932,21 +999,21 @@ static int pass1(struct ooc *o)
     cudaEvent_t ev[8] = {0};
     int rc = SL_OK;
     for (int i = 0; i < 2; i++) {
-        stg_k[i] = sl_task_device_alloc(t, (size_t)(o->chunk * o->kw));
-        stg_v[i] = sl_task_device_alloc(t, (size_t)(o->chunk * o->vw));
+        stg_k[i] = dalloc(o, o->chunk * o->kw);
+        stg_v[i] = dalloc(o, o->chunk * o->vw);
         if (!stg_k[i] || !stg_v[i])
             return SL_ENOMEM;
     }
     for (int i = 0; i < 1 + dma; i++) {
-        pk[i] = sl_task_device_alloc(t, (size_t)(o->chunk * o->kw));
-        pv[i] = sl_task_device_alloc(t, (size_t)(o->chunk * o->vw));
+        pk[i] = dalloc(o, o->chunk * o->kw);
+        pv[i] = dalloc(o, o->chunk * o->vw);
         if (!pk[i] || !pv[i])
             return SL_ENOMEM;
     }
-    d_off = sl_task_device_alloc(t, (size_t)(o->parts + 1) * sizeof(int64_t));
+    d_off = dalloc(o, (o->parts + 1) * (int64_t)sizeof(int64_t));
     if (!d_off || (rc = temp_for(o, o->chunk, o->bits1)) < 0)
         return rc < 0 ? rc : SL_ENOMEM;
-    if (dma && has_narrow(o) && !(o->d_narrow = sl_task_device_alloc(t, (size_t)o->chunk * 4)))
+    if (dma && has_narrow(o) && !(o->d_narrow = dalloc(o, o->chunk * 4)))
         return SL_ENOMEM;
     if (dma) {
         o->ch = sl_task_alloc(t, (size_t)o->n_ch * sizeof *o->ch);
@@ -982,26 +1049,27 @@ static int pass1(struct ooc *o)
     for (int i = 0; i < 8; i++)
         cudaEventDestroy(ev[i]);
     for (int i = 0; i < 2; i++) {
-        sl_task_device_free(t, stg_k[i]);
-        sl_task_device_free(t, stg_v[i]);
-        sl_task_device_free(t, pk[i]);
-        sl_task_device_free(t, pv[i]);
+        dfree(o, stg_k[i]);
+        dfree(o, stg_v[i]);
+        dfree(o, pk[i]);
+        dfree(o, pv[i]);
     }
-    sl_task_device_free(t, d_off);
-    sl_task_device_free(t, o->d_narrow);
+    dfree(o, d_off);
+    dfree(o, o->d_narrow);
     o->d_narrow = NULL;
-    sl_task_device_free(t, o->ptemp);
+    dfree(o, o->ptemp);
     o->ptemp = NULL;
     o->ptemp_cap = 0;
+    o->arena_at = 0; /* pass 2's buffers in the same bytes (the streams are idle) */
     return rc;
 }
 
 /* ---------------- pass 2 ---------------- */
 
-static int grow(sl_task_t *t, void **p, int64_t bytes)
+static int grow(struct ooc *o, void **p, int64_t bytes)
 {
-    sl_task_device_free(t, *p);
-    *p = sl_task_device_alloc(t, (size_t)bytes);
+    dfree(o, *p);
+    *p = dalloc(o, bytes);
     return *p ? SL_OK : SL_ENOMEM;
 }
 
@@ -1011,7 +1079,7 @@ static int reserve_pair(struct ooc *o, void **a, void **b, int64_t *cap, int64_t
     if (rows <= *cap)
         return SL_OK;
     int rc;
-    if ((rc = grow(o->t, a, rows * o->kw)) < 0 || (rc = grow(o->t, b, rows * o->vw)) < 0)
+    if ((rc = grow(o, a, rows * o->kw)) < 0 || (rc = grow(o, b, rows * o->vw)) < 0)
         return rc;
     *cap = rows;
     return SL_OK;
@@ -1021,10 +1089,9 @@ static int gset_reserve_out(struct ooc *o, struct gset *g, int64_t rows)
 {
     if (rows <= g->cap_out)
         return SL_OK;
-    sl_task_t *t = o->t;
     int rc;
-    if ((rc = grow(t, &g->ok, rows * o->kw)) < 0 || (rc = grow(t, &g->ob, rows * o->vw)) < 0 ||
-        (rc = grow(t, &g->op, rows * o->vw)) < 0)
+    if ((rc = grow(o, &g->ok, rows * o->kw)) < 0 || (rc = grow(o, &g->ob, rows * o->vw)) < 0 ||
+        (rc = grow(o, &g->op, rows * o->vw)) < 0)
         return rc;
     g->cap_out = rows;
     return SL_OK;
@@ -1600,7 +1667,7 @@ static int pass2(struct ooc *o)
                    : sl_k_phj_materialize_k64_v64(NULL, &need, NULL, NULL, NULL, NULL, NULL, NULL,
                                                   mb, mb, NULL, NULL, NULL, 0, NULL, o->cs),
         "join temp size");
-    if (!(o->jtemp = sl_task_device_alloc(t, need + 4096)))
+    if (!(o->jtemp = dalloc(o, (int64_t)need + 4096)))
         return SL_ENOMEM;
     o->jtemp_cap = need + 4096;
     int64_t most = r->n_blk > s->n_blk ? r->n_blk : s->n_blk;
@@ -1613,9 +1680,9 @@ static int pass2(struct ooc *o)
         struct gset *g = &o->g[i];
         struct gread *rd = &o->rd[i];
         g->h_count = h_counts + i;
-        g->d_count = sl_task_device_alloc(t, sizeof *g->d_count);
-        g->roff = sl_task_device_alloc(t, (((size_t)1 << mb) + 1) * sizeof(int64_t));
-        g->soff = sl_task_device_alloc(t, (((size_t)1 << mb) + 1) * sizeof(int64_t));
+        g->d_count = dalloc(o, sizeof *g->d_count);
+        g->roff = dalloc(o, (((int64_t)1 << mb) + 1) * (int64_t)sizeof(int64_t));
+        g->soff = dalloc(o, (((int64_t)1 << mb) + 1) * (int64_t)sizeof(int64_t));
         if (!g->d_count || !g->roff || !g->soff)
             return SL_ENOMEM;
         if (o->zero_copy) {
@@ -1628,6 +1695,16 @@ static int pass2(struct ooc *o)
         for (int e = 0; e < 4; e++)
             SL_TASK_CUDA_TRY(t, cudaEventCreateWithFlags(ev[e], cudaEventDisableTiming),
                              "cudaEventCreate");
+    }
+    /* With the arena: every buffer at cap2 rows now, in the bytes planned for them (no
+     * job larger than cap2 grows them). */
+    for (int i = 0; i < 2 && o->arena; i++) {
+        struct gset *g = &o->g[i];
+        if ((rc = reserve_pair(o, &o->rd[i].k, &o->rd[i].v, &o->rd[i].cap, o->cap2)) < 0 ||
+            (rc = reserve_pair(o, &g->pk, &g->pv, &g->cap_in, o->cap2)) < 0 ||
+            (rc = gset_reserve_out(o, g, o->cap2)) < 0 ||
+            (i == 1 && (rc = temp_for(o, o->cap2, mb)) < 0))
+            return rc;
     }
     struct job *list = NULL;
     int64_t n = 0, m = 0, k = 0;
@@ -1678,7 +1755,7 @@ static int pass2(struct ooc *o)
         void *bufs[] = {rd->k, rd->v, g->pk, g->pv, g->ok, g->ob, g->op, g->roff, g->soff,
                         g->d_count, rd->d_list};
         for (int b = 0; b < 11; b++)
-            sl_task_device_free(t, bufs[b]);
+            dfree(o, bufs[b]);
         if (rd->h_list)
             sl__task_pinned_free(t, rd->h_list, 3 * o->n_blocks * 8);
         free(rd->dp);
@@ -1691,8 +1768,8 @@ static int pass2(struct ooc *o)
     free(o->cp_size);
     o->cp_dst = o->cp_src = NULL;
     o->cp_size = NULL;
-    sl_task_device_free(t, o->jtemp);
-    sl_task_device_free(t, o->ptemp);
+    dfree(o, o->jtemp);
+    dfree(o, o->ptemp);
     return rc;
 }
 
@@ -1736,8 +1813,12 @@ static int run(struct ooc *o)
 {
     sl_task_t *t = o->t;
     int rc;
-    if ((rc = plan(o)) < 0 || (o->spill == SPILL_BLOCKS && (rc = make_blocks(o)) < 0) ||
-        (rc = pass1(o)) < 0)
+    if ((rc = plan(o)) < 0 || (o->spill == SPILL_BLOCKS && (rc = make_blocks(o)) < 0))
+        return rc;
+    if ((o->arena_size > 0 && !(o->arena = sl_task_device_alloc(t, (size_t)o->arena_size))) ||
+        (o->cblk_size > 0 && !(o->cblk = sl_task_device_alloc(t, (size_t)o->cblk_size))))
+        return SL_ENOMEM;
+    if ((rc = pass1(o)) < 0)
         return rc;
     if (o->d->aggregate) {
         if (!(o->d_acc = sl_task_device_alloc(t, (size_t)(2 * o->d->n_out) * 8)))
@@ -1818,6 +1899,8 @@ int join_ooc_finalize(sl_task_t *t)
     }
     gj_trace_close(t, &o->tr, rc >= 0);
     free_blocks(o);
+    sl_task_device_free(t, o->arena);
+    sl_task_device_free(t, o->cblk);
     sl_task_device_free(t, o->cache);
     sl_task_device_free(t, o->d_ptr);
     sl_task_device_free(t, o->d_part);
