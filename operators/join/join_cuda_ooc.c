@@ -1415,8 +1415,9 @@ static int finish(struct ooc *o, struct gset *g)
     g->busy = 0;
     SL_TASK_CUDA_TRY(o->t, cudaEventSynchronize(g->e_done), "join (pass 2)");
     g->count = (int64_t)*g->h_count;
-    if (g->count > g->cap_out &&
-        (g->count - g->cap_out) * o->ow + 4 * MIB > sl_task_device_budget(o->t)) {
+    /* Room for the whole result beside what is held (carved buffers are not given back) */
+    int64_t more = (g->count - (carved(o, g->ok) ? 0 : g->cap_out)) * o->ow;
+    if (g->count > g->cap_out && more + 4 * MIB > sl_task_device_budget(o->t)) {
         /* Duplicates on both sides: a result too large for what is left of the budget;
          * the CPU joins this job (its inputs are still in the blocks). */
         g->count = 0;
