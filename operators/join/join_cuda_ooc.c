@@ -5,19 +5,20 @@
  * Pass 1 (per side, build then probe): the side's batches (host memory, or device
  * batches the sink kept) are streamed in chunks of C rows through two staging buffers
  * (copies on our h2d stream overlap the kernels of the previous chunk on the task's
- * stream), radix-partitioned on key bits [begin1, begin1 + bits1) and appended to
- * per-partition lists of fixed-size blocks. A block is either device memory (the cache:
- * half of the budget, its blocks interleaved with host blocks so that every partition is
- * cached in the same proportion) or pinned host memory that the append kernel writes
- * over the link in whole 128-byte lines (the spill).
- * Pass 2 (per job = run of consecutive partitions whose pair fits a quarter of the
- * budget): the job's blocks are copied into a gather buffer (h2d stream), partitioned
- * again on bits [0, b2) and joined with the in-GPU kernels (kernels/join); two buffer
- * sets let job i+1's copies run while job i is joined, and job i's result goes to host
- * memory on our d2h stream while job i+1 runs. A partition pair larger than a job is
- * split: its probe side in slices when the build side fits, else that pair is joined by
- * the CPU. Device memory never exceeds the budget (all of it from sl_task_device_alloc);
- * pinned blocks count against the host budget.
+ * stream) and radix-partitioned on key bits [begin1, begin1 + bits1); a partitioned
+ * chunk stays in device memory (the cache: what the budget holds beside the passes'
+ * working sets, cached chunks spread over the input) or goes whole to pinned host memory
+ * by DMA on our d2h stream (the spill; debug_ooc_spill=blocks: appended to fixed-size
+ * blocks by a kernel's zero-copy stores, the design before 2026-11-27).
+ * Pass 2 (per job = run of consecutive partitions whose pair fits cap2 rows): the job's
+ * spilled pieces are copied into read-back buffers (h2d stream, one batch), its cached
+ * pieces gathered there by a kernel, then partitioned again on bits [0, b2) and joined
+ * with the in-GPU kernels (kernels/join); job i+1's read-back is queued while job i is
+ * joined, and job i's result goes to host memory on our d2h stream while job i+1 runs.
+ * A partition pair larger than a job is split: its probe side in slices when the build
+ * side fits, else that pair is joined by the CPU. Device memory never exceeds the budget
+ * (all of it from sl_task_device_alloc: the DMA plan carves the passes' buffers from one
+ * block, dalloc); pinned memory counts against the host budget.
  *
  * Shapes: inner join, one int32/int64 key without nulls, one payload column per side of
  * the same width without nulls (the narrow layout of join_cuda.c), output materialized
