@@ -140,3 +140,42 @@ extern "C" cudaError_t sl_k_ooc_gather(const void *const *d_ptr, const int64_t *
                                                        (uint32_t *)d_keys, (uint32_t *)d_vals);
     return cudaGetLastError();
 }
+
+namespace {
+
+/* Piece blockIdx.y of the list: gridDim.x blocks share its words (4-byte words: every
+ * piece starts at a multiple of 4 bytes), keys then values. */
+__global__ void pieces_kernel(const sl_k_ooc_pieces p, int kq, int vq, uint32_t *dk,
+                              uint32_t *dv)
+{
+    int i = blockIdx.y;
+    int64_t n = p.rows[i], to = p.at[i];
+    int64_t step = (int64_t)gridDim.x * blockDim.x;
+    int64_t t0 = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+    const uint32_t *sk = (const uint32_t *)p.k[i], *sv = (const uint32_t *)p.v[i];
+    for (int64_t w = t0; w < n * kq; w += step)
+        dk[to * kq + w] = sk[w];
+    for (int64_t w = t0; w < n * vq; w += step)
+        dv[to * vq + w] = sv[w];
+}
+
+} // namespace
+
+extern "C" cudaError_t sl_k_ooc_gather_pieces(const struct sl_k_ooc_pieces *p, int kw, int vw,
+                                              void *d_keys, void *d_vals, cudaStream_t stream)
+{
+    if (!p || p->n < 0 || p->n > SL_K_OOC_PIECES || (kw != 4 && kw != 8) || (vw != 4 && vw != 8))
+        return cudaErrorInvalidValue;
+    int64_t most = 0;
+    for (int i = 0; i < p->n; i++)
+        most = p->rows[i] > most ? p->rows[i] : most;
+    if (p->n > 0 && most > 0) {
+        int64_t words = most * (kw > vw ? kw : vw) / 4;
+        int64_t bx = (words + 4095) / 4096; /* some 16 words a thread */
+        bx = bx < 1 ? 1 : bx > 64 ? 64 : bx;
+        dim3 grid((unsigned)bx, (unsigned)p->n);
+        pieces_kernel<<<grid, 256, 0, stream>>>(*p, kw / 4, vw / 4, (uint32_t *)d_keys,
+                                                (uint32_t *)d_vals);
+    }
+    return cudaGetLastError();
+}

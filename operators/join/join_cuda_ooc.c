@@ -5,23 +5,25 @@
  * Pass 1 (per side, build then probe): the side's batches (host memory, or device
  * batches the sink kept) are streamed in chunks of C rows through two staging buffers
  * (copies on our h2d stream overlap the kernels of the previous chunk on the task's
- * stream), radix-partitioned on key bits [begin1, begin1 + bits1) and appended to
- * per-partition lists of fixed-size blocks. A block is either device memory (the cache:
- * half of the budget, its blocks interleaved with host blocks so that every partition is
- * cached in the same proportion) or pinned host memory that the append kernel writes
- * over the link in whole 128-byte lines (the spill).
- * Pass 2 (per job = run of consecutive partitions whose pair fits a quarter of the
- * budget): the job's blocks are copied into a gather buffer (h2d stream), partitioned
- * again on bits [0, b2) and joined with the in-GPU kernels (kernels/join); two buffer
- * sets let job i+1's copies run while job i is joined, and job i's result goes to host
- * memory on our d2h stream while job i+1 runs. A partition pair larger than a job is
- * split: its probe side in slices when the build side fits, else that pair is joined by
- * the CPU. Device memory never exceeds the budget (all of it from sl_task_device_alloc);
- * pinned blocks count against the host budget.
+ * stream) and radix-partitioned on key bits [begin1, begin1 + bits1); a partitioned
+ * chunk stays in device memory (the cache: what the budget holds beside the passes'
+ * working sets, cached chunks spread over the input) or goes whole to pinned host memory
+ * by DMA on our d2h stream (the spill; debug_ooc_spill=blocks: appended to fixed-size
+ * blocks by a kernel's zero-copy stores, the design before 2026-11-27).
+ * Pass 2 (per job = run of consecutive partitions whose pair fits cap2 rows): the job's
+ * spilled pieces are copied into read-back buffers (h2d stream, one batch), its cached
+ * pieces gathered there by a kernel, then partitioned again on bits [0, b2) and joined
+ * with the in-GPU kernels (kernels/join); job i+1's read-back is queued while job i is
+ * joined, and job i's result goes to host memory on our d2h stream while job i+1 runs.
+ * A partition pair larger than a job is split: its probe side in slices when the build
+ * side fits, else that pair is joined by the CPU. Device memory never exceeds the budget
+ * (all of it from sl_task_device_alloc: the DMA plan carves the passes' buffers from one
+ * block, dalloc); pinned memory counts against the host budget.
  *
  * Shapes: inner join, one int32/int64 key without nulls, one payload column per side of
  * the same width without nulls (the narrow layout of join_cuda.c), output materialized
  * (host batches) or aggregated. Others are left to the CPU (can_run says no). */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -137,6 +139,7 @@ host:
 struct blk {
     char *k, *v;
     int64_t rows;
+    int dev;                            /* SPILL_DMA: in device memory (a cached chunk) */
 };
 
 /* One side after pass 1: its pieces, listed by partition (CSR). */
@@ -162,30 +165,68 @@ struct chunk {
  * blocks by zero-copy stores (the design until 2026-11-27, for A/B runs). */
 enum { SPILL_DMA = 0, SPILL_BLOCKS = 1 };
 
+/* SPILL_DMA: the bytes W that each pass's working set takes (pass 1: two staging buffers,
+ * two partitioned chunks and the partitioning temp, about C·(5·tw + 4) for chunks of C
+ * rows; pass 2: two buffer sets and the temp, cap2·per_row for jobs of cap2 rows); the
+ * cache of chunks gets the rest of the budget b. Pass 2 reads a job back as one piece
+ * per chunk and column of about C·cap2/n rows: W is the least that makes those pieces
+ * PIECE_ROWS (copies of 256 KB of 4-byte keys; pieces of 2^14 rows, 48 KB, went over the
+ * link at some 32 GB/s in batched copies, H100 2026-11-27), at most b - 8 MiB (the pass-2
+ * offsets and temps), at least half of b up to 16 MiB. Half the budget went to the passes
+ * before 2026-11-27 (session 16; debug_ooc_spill=dma_half), which at 1/2 of a 2 GiB state
+ * cached 448 MiB where this caches 768. */
+#define PIECE_ROWS 65536.0
+
+static int64_t dma_share(int64_t b, int64_t per_row, int tw, int64_t n)
+{
+    int64_t w = (int64_t)sqrt(PIECE_ROWS * (double)(5 * tw + 4) * (double)per_row * (double)n);
+    int64_t lo = b / 2 < 16 * MIB ? b / 2 : 16 * MIB, hi = b - 8 * MIB;
+    if (hi < b / 2)
+        hi = b / 2;
+    return w < lo ? lo : w > hi ? hi : w;
+}
+
 /* A job: partitions [p0, p1) of the build side, and of the probe side the blocks at
  * list indices [s0, s1). */
 struct job {
     int p0, p1;
     int64_t s0, s1, nr, ns;
+    int cpu;                            /* joined by the CPU (a build partition too large) */
 };
 
-/* A pass-2 buffer set. */
+/* A piece of a job in device memory, for rows [at, at + rows) of its read-back. */
+struct dpiece {
+    const char *k, *v;
+    int64_t rows, at;
+};
+
+/* Pass 2's read-back buffers of job k (two, k & 1): its rows gathered, R then S. */
+struct gread {
+    struct job job;
+    void *k, *v;
+    int64_t cap;
+    struct dpiece *dp;                  /* pieces in device memory: compute_job gathers them */
+    int64_t n_dp, cap_dp;
+    cudaEvent_t e_gather, e_part;       /* after the read-back; after its partitioning */
+    int64_t *h_list, *d_list, n_list;   /* zero-copy read-back: block pointers, rows, rows before */
+};
+
+/* A pass-2 buffer set (job k in set k & 1). */
 struct gset {
     struct job job;
-    void *k, *v, *pk, *pv;              /* gathered R then S; partitioned */
+    void *pk, *pv;                      /* the job's rows partitioned */
     int64_t cap_in;
     int64_t *roff, *soff;
     void *ok, *ob, *op;                 /* join output: key, build val, probe val */
     int64_t cap_out;
     unsigned long long *d_count, *h_count;
-    cudaEvent_t e_gather, e_done, e_d2h;
+    cudaEvent_t e_done, e_d2h;
     int busy;                           /* a job was submitted and not finished */
     int64_t nr, ns, count;
     int bits2;
     void *stage;                        /* pinned result staging (materialize) */
     int64_t stage_bytes, stage_rows;
     int d2h_pending;
-    int64_t *h_list, *d_list, n_list;   /* zero-copy read-back: block pointers, rows, rows before */
 };
 
 struct ooc {
@@ -196,10 +237,15 @@ struct ooc {
     int build;
     int pcol[2];
     int64_t budget, chunk, cap2, bl;
+    int64_t share;                      /* SPILL_DMA: bytes each pass's working set may take */
+    char *arena, *cblk;                 /* SPILL_DMA: the passes' buffers; the cached chunks */
+    int64_t arena_size, arena_at, cblk_size, cblk_at;
     int bits1, begin1, parts, max_bits2;
     cudaStream_t cs, h2d, d2h;
     /* blocks */
     int spill;                          /* SPILL_DMA or SPILL_BLOCKS */
+    int half;                           /* SPILL_DMA: the passes take half the budget and
+                                           pass 2 queues one read-back (dma_half) */
     int64_t n_blocks, n_cache;          /* SPILL_DMA: pieces of both sides; cached chunks */
     struct chunk *ch;                   /* SPILL_DMA: both sides' chunks */
     int64_t n_ch;
@@ -218,6 +264,7 @@ struct ooc {
     /* pass 2 */
     void *ptemp, *jtemp;
     size_t ptemp_cap, jtemp_cap;
+    struct gread rd[2];
     struct gset g[2];
     int64_t jobs;
     unsigned long long *d_acc;          /* aggregate: 2 words per output column */
@@ -311,6 +358,36 @@ static int after_cs(struct ooc *o, cudaStream_t s)
     return SL_OK;
 }
 
+/* Device memory of the out-of-core join. SPILL_DMA (not dma_half) carves the passes'
+ * buffers from one block (the arena: pass 1's set, then pass 2's in the same bytes) and
+ * the cached chunks from another: the pool's blocks of 32 MiB took up to twice the budget
+ * when pass 2's buffers of other sizes were allocated where pass 1's had been freed (H100,
+ * 2026-11-27: 160 MiB of device memory under a 96 MiB budget). Past the arena, or without
+ * it, memory comes from the pool. */
+static void *dalloc(struct ooc *o, int64_t bytes)
+{
+    int64_t b = (bytes + 255) & ~(int64_t)255;
+    if (o->arena && o->arena_at + b <= o->arena_size) {
+        void *p = o->arena + o->arena_at;
+        o->arena_at += b;
+        return p;
+    }
+    return sl_task_device_alloc(o->t, (size_t)bytes);
+}
+
+static int carved(const struct ooc *o, const void *p)
+{
+    const char *c = p;
+    return (o->arena && c >= o->arena && c < o->arena + o->arena_size) ||
+           (o->cblk && c >= o->cblk && c < o->cblk + o->cblk_size);
+}
+
+static void dfree(struct ooc *o, void *p)
+{
+    if (p && !carved(o, p))
+        sl_task_device_free(o->t, p);
+}
+
 /* ---------------- planning ---------------- */
 
 static cudaError_t part_pairs(const struct ooc *o, void *temp, size_t *tb, const void *ki,
@@ -319,16 +396,24 @@ static cudaError_t part_pairs(const struct ooc *o, void *temp, size_t *tb, const
 
 /* SPILL_DMA: chunks of C rows, the largest power of two whose pass-1 set (two staging
  * buffers, two partitioned chunks: one spilling while the next is partitioned, and the
- * partitioning temp) fits half the budget, the share pass 2 uses later; the cache is
- * what is left beside the larger of the two sets, in whole chunks (every chunk holds
- * every partition, so each job finds the same share of its rows in device memory). */
+ * partitioning temp) fits the share pass 2 uses later (dma_share); the cache is what is
+ * left beside the larger of the two sets, in whole chunks (every chunk holds every
+ * partition, so each job finds the same share of its rows in device memory). */
 static int plan_dma(struct ooc *o)
 {
-    int64_t half = o->budget / 2, w1 = 0;
+    int64_t half = o->share, w1 = 0;
     int64_t most = o->side[0].n > o->side[1].n ? o->side[0].n : o->side[1].n;
     for (o->chunk = (int64_t)1 << 24; o->chunk > 4096 && o->chunk / 2 >= most;)
         o->chunk /= 2; /* no larger than the larger side needs */
-    for (;; o->chunk /= 2) {
+    int64_t step = 0; /* dma_half: powers of two; else multiples of 2^12 rows, the largest
+                       * whose set fits (pass 2's pieces grow with the chunks) */
+    if (!o->half) {
+        int64_t c = ((half - 2 * MIB) / (5 * o->tw + 4)) & ~(int64_t)4095;
+        o->chunk = c < 4096 ? 4096 : c < o->chunk ? c : o->chunk;
+        step = (o->chunk / 32) & ~(int64_t)4095;
+        step = step < 4096 ? 4096 : step;
+    }
+    for (;; o->chunk = step ? o->chunk - step : o->chunk / 2) {
         size_t need = 0;
         SL_TASK_CUDA_TRY(o->t, part_pairs(o, NULL, &need, NULL, NULL, NULL, NULL, o->chunk, 0,
                                           o->bits1, o->cs),
@@ -344,10 +429,38 @@ static int plan_dma(struct ooc *o)
         sd->nc = (sd->n + o->chunk - 1) / o->chunk;
         o->n_ch += sd->nc;
     }
-    int64_t cache = o->budget - (w1 > half ? w1 : half) - ((int64_t)o->parts + 1) * 8 - 2 * MIB;
-    o->n_cache = cache > 0 ? cache / (o->chunk * o->tw) : 0;
+    int64_t set = w1 > half ? w1 : half;
+    if (!o->half) {
+        /* The arena (dalloc): pass 1's buffers, or pass 2's at cap2 rows, with their
+         * temps, offsets and 256-byte alignment. */
+        size_t need2 = 0, jneed = 0;
+        int mb = o->max_bits2;
+        SL_TASK_CUDA_TRY(o->t, part_pairs(o, NULL, &need2, NULL, NULL, NULL, NULL, o->cap2, 0,
+                                          mb, o->cs),
+                         "partition temp size");
+        SL_TASK_CUDA_TRY(
+            o->t,
+            o->kw == 4 ? sl_k_phj_materialize_k32_v32(NULL, &jneed, NULL, NULL, NULL, NULL, NULL,
+                                                      NULL, mb, mb, NULL, NULL, NULL, 0, NULL,
+                                                      o->cs)
+                       : sl_k_phj_materialize_k64_v64(NULL, &jneed, NULL, NULL, NULL, NULL, NULL,
+                                                      NULL, mb, mb, NULL, NULL, NULL, 0, NULL,
+                                                      o->cs),
+            "join temp size");
+        int64_t w2 = 2 * o->cap2 * (2 * o->tw + o->ow) + (int64_t)need2 + (int64_t)jneed + 4096 +
+                     4 * (((int64_t)1 << mb) + 1) * 8 + 32 * 256;
+        w1 += (o->parts + 1) * 8 + 16 * 256;
+        o->arena_size = w1 > w2 ? w1 : w2;
+        set = o->arena_size;
+    }
+    int64_t cache = o->budget - set - ((int64_t)o->parts + 1) * 8 - 2 * MIB;
+    int64_t cb = ((o->chunk * o->kw + 255) & ~(int64_t)255) +
+                 ((o->chunk * o->vw + 255) & ~(int64_t)255); /* a cached chunk, carved */
+    o->n_cache = cache > 0 ? cache / cb : 0;
     if (o->n_cache > o->n_ch)
         o->n_cache = o->n_ch;
+    if (!o->half)
+        o->cblk_size = o->n_cache * cb;
     o->bl = o->cap2 / 4 > 256 ? o->cap2 / 4 : 256; /* pieces of pass 2's lists, at most */
     return SL_OK;
 }
@@ -360,7 +473,10 @@ static int plan(struct ooc *o)
     /* Pass 2: two buffer sets (gathered, partitioned, output at the PK-FK bound) and the
      * partitioning temp, in half of the budget. */
     int64_t per_row = 2 * (2 * o->tw + o->ow) + 2 * o->tw;
-    o->cap2 = (b / 2) / per_row;
+    if (o->spill == SPILL_DMA && !o->half)
+        per_row -= o->tw; /* the temp is for the larger side of a job: tw bytes a row */
+    o->share = o->spill == SPILL_DMA && !o->half ? dma_share(b, per_row, o->tw, n) : b / 2;
+    o->cap2 = o->share / per_row;
     /* Pass-2 partition offsets (4 arrays) and the join's temp follow from its bits. */
     o->max_bits2 = join_log2_ceil((o->cap2 + 4095) / 4096);
     o->max_bits2 = o->max_bits2 < 1 ? 1 : o->max_bits2 > 16 ? 16 : o->max_bits2;
@@ -470,8 +586,8 @@ static void free_blocks(struct ooc *o)
         if (!ch->k)
             continue;
         if (ch->dev) {
-            sl_task_device_free(o->t, ch->k);
-            sl_task_device_free(o->t, ch->v);
+            dfree(o, ch->k);
+            dfree(o, ch->v);
         } else {
             sl__task_pinned_free(o->t, ch->k, ch->n * o->tw);
         }
@@ -507,8 +623,8 @@ static int temp_for(struct ooc *o, int64_t rows, int bits)
     SL_TASK_CUDA_TRY(o->t, part_pairs(o, NULL, &need, NULL, NULL, NULL, NULL, rows, 0, bits, o->cs),
                      "partition temp size");
     if (need > o->ptemp_cap) {
-        sl_task_device_free(o->t, o->ptemp);
-        if (!(o->ptemp = sl_task_device_alloc(o->t, need)))
+        dfree(o, o->ptemp);
+        if (!(o->ptemp = dalloc(o, (int64_t)need)))
             return SL_ENOMEM;
         o->ptemp_cap = need;
     }
@@ -689,7 +805,7 @@ static int pass1_side(struct ooc *o, int s, void *stg_k[2], void *stg_v[2], void
     memcpy(at, sd->p_start, (size_t)o->parts * sizeof(int64_t));
     for (int64_t b = 0; b < sd->used; b++) {
         char *k = o->h_ptr[sd->b0 + b];
-        sd->blk[at[part[b]]++] = (struct blk){k, k + o->bl * o->kw, b_rows[b]};
+        sd->blk[at[part[b]]++] = (struct blk){k, k + o->bl * o->kw, b_rows[b], 0};
     }
     sd->n_blk = sd->used;
     int64_t total = 0;
@@ -758,8 +874,15 @@ static int pass1_dma_side(struct ooc *o, int s, void *stg_k[2], void *stg_v[2], 
         int ps = (int)(*spilled & 1);
         char *dk, *dv; /* where the chunk is partitioned to */
         if (ch->dev) {
-            dk = ch->k = sl_task_device_alloc(t, (size_t)(n * o->kw));
-            dv = ch->v = sl_task_device_alloc(t, (size_t)(n * o->vw));
+            int64_t kb = (n * o->kw + 255) & ~(int64_t)255, vb = (n * o->vw + 255) & ~(int64_t)255;
+            if (o->cblk && o->cblk_at + kb + vb <= o->cblk_size) {
+                dk = ch->k = o->cblk + o->cblk_at;
+                dv = ch->v = o->cblk + o->cblk_at + kb;
+                o->cblk_at += kb + vb;
+            } else {
+                dk = ch->k = sl_task_device_alloc(t, (size_t)(n * o->kw));
+                dv = ch->v = sl_task_device_alloc(t, (size_t)(n * o->vw));
+            }
             if (!ch->k || !ch->v)
                 return SL_ENOMEM;
             ++*cached;
@@ -845,7 +968,8 @@ static int dma_lists(struct ooc *o, int s)
         for (int64_t p = 0; p < np; p++)
             for (int64_t i = off[p]; i < off[p + 1]; i += L) {
                 int64_t r = off[p + 1] - i < L ? off[p + 1] - i : L;
-                sd->blk[at[p]++] = (struct blk){ch->k + i * o->kw, ch->v + i * o->vw, r};
+                sd->blk[at[p]++] =
+                    (struct blk){ch->k + i * o->kw, ch->v + i * o->vw, r, ch->dev};
             }
     }
     sl_task_free(t, at);
@@ -876,21 +1000,21 @@ static int pass1(struct ooc *o)
     cudaEvent_t ev[8] = {0};
     int rc = SL_OK;
     for (int i = 0; i < 2; i++) {
-        stg_k[i] = sl_task_device_alloc(t, (size_t)(o->chunk * o->kw));
-        stg_v[i] = sl_task_device_alloc(t, (size_t)(o->chunk * o->vw));
+        stg_k[i] = dalloc(o, o->chunk * o->kw);
+        stg_v[i] = dalloc(o, o->chunk * o->vw);
         if (!stg_k[i] || !stg_v[i])
             return SL_ENOMEM;
     }
     for (int i = 0; i < 1 + dma; i++) {
-        pk[i] = sl_task_device_alloc(t, (size_t)(o->chunk * o->kw));
-        pv[i] = sl_task_device_alloc(t, (size_t)(o->chunk * o->vw));
+        pk[i] = dalloc(o, o->chunk * o->kw);
+        pv[i] = dalloc(o, o->chunk * o->vw);
         if (!pk[i] || !pv[i])
             return SL_ENOMEM;
     }
-    d_off = sl_task_device_alloc(t, (size_t)(o->parts + 1) * sizeof(int64_t));
+    d_off = dalloc(o, (o->parts + 1) * (int64_t)sizeof(int64_t));
     if (!d_off || (rc = temp_for(o, o->chunk, o->bits1)) < 0)
         return rc < 0 ? rc : SL_ENOMEM;
-    if (dma && has_narrow(o) && !(o->d_narrow = sl_task_device_alloc(t, (size_t)o->chunk * 4)))
+    if (dma && has_narrow(o) && !(o->d_narrow = dalloc(o, o->chunk * 4)))
         return SL_ENOMEM;
     if (dma) {
         o->ch = sl_task_alloc(t, (size_t)o->n_ch * sizeof *o->ch);
@@ -926,39 +1050,39 @@ static int pass1(struct ooc *o)
     for (int i = 0; i < 8; i++)
         cudaEventDestroy(ev[i]);
     for (int i = 0; i < 2; i++) {
-        sl_task_device_free(t, stg_k[i]);
-        sl_task_device_free(t, stg_v[i]);
-        sl_task_device_free(t, pk[i]);
-        sl_task_device_free(t, pv[i]);
+        dfree(o, stg_k[i]);
+        dfree(o, stg_v[i]);
+        dfree(o, pk[i]);
+        dfree(o, pv[i]);
     }
-    sl_task_device_free(t, d_off);
-    sl_task_device_free(t, o->d_narrow);
+    dfree(o, d_off);
+    dfree(o, o->d_narrow);
     o->d_narrow = NULL;
-    sl_task_device_free(t, o->ptemp);
+    dfree(o, o->ptemp);
     o->ptemp = NULL;
     o->ptemp_cap = 0;
+    o->arena_at = 0; /* pass 2's buffers in the same bytes (the streams are idle) */
     return rc;
 }
 
 /* ---------------- pass 2 ---------------- */
 
-static int grow(sl_task_t *t, void **p, int64_t bytes)
+static int grow(struct ooc *o, void **p, int64_t bytes)
 {
-    sl_task_device_free(t, *p);
-    *p = sl_task_device_alloc(t, (size_t)bytes);
+    dfree(o, *p);
+    *p = dalloc(o, bytes);
     return *p ? SL_OK : SL_ENOMEM;
 }
 
-static int gset_reserve_in(struct ooc *o, struct gset *g, int64_t rows)
+/* Room for `rows` gathered rows (a and b: keys and values); *cap grows to it. */
+static int reserve_pair(struct ooc *o, void **a, void **b, int64_t *cap, int64_t rows)
 {
-    if (rows <= g->cap_in)
+    if (rows <= *cap)
         return SL_OK;
-    sl_task_t *t = o->t;
     int rc;
-    if ((rc = grow(t, &g->k, rows * o->kw)) < 0 || (rc = grow(t, &g->v, rows * o->vw)) < 0 ||
-        (rc = grow(t, &g->pk, rows * o->kw)) < 0 || (rc = grow(t, &g->pv, rows * o->vw)) < 0)
+    if ((rc = grow(o, a, rows * o->kw)) < 0 || (rc = grow(o, b, rows * o->vw)) < 0)
         return rc;
-    g->cap_in = rows;
+    *cap = rows;
     return SL_OK;
 }
 
@@ -966,10 +1090,9 @@ static int gset_reserve_out(struct ooc *o, struct gset *g, int64_t rows)
 {
     if (rows <= g->cap_out)
         return SL_OK;
-    sl_task_t *t = o->t;
     int rc;
-    if ((rc = grow(t, &g->ok, rows * o->kw)) < 0 || (rc = grow(t, &g->ob, rows * o->vw)) < 0 ||
-        (rc = grow(t, &g->op, rows * o->vw)) < 0)
+    if ((rc = grow(o, &g->ok, rows * o->kw)) < 0 || (rc = grow(o, &g->ob, rows * o->vw)) < 0 ||
+        (rc = grow(o, &g->op, rows * o->vw)) < 0)
         return rc;
     g->cap_out = rows;
     return SL_OK;
@@ -1007,8 +1130,8 @@ static int cp_add(struct ooc *o, void *dst, const void *src, size_t bytes)
  * the read-back kernel instead. The pieces go in address order, and pieces adjacent in
  * memory (a chunk's consecutive partitions, or consecutive blocks) in one copy: a job's
  * rows need not keep the partition order, pass 2 partitions them again. */
-static int gather(struct ooc *o, struct gset *g, const struct bside *sd, int64_t i0, int64_t i1,
-                  void *k, void *v, int64_t at)
+static int gather(struct ooc *o, struct gread *g, const struct bside *sd, int64_t i0,
+                  int64_t i1, void *k, void *v, int64_t at)
 {
     if (o->zero_copy) {
         for (int64_t i = i0; i < i1; i++) {
@@ -1032,8 +1155,21 @@ static int gather(struct ooc *o, struct gset *g, const struct bside *sd, int64_t
             cur.rows += b[i].rows;
             continue;
         }
-        if ((rc = cp_add(o, (char *)k + at * o->kw, cur.k, (size_t)(cur.rows * o->kw))) >= 0)
+        if (cur.dev && !o->half) { /* gathered by a kernel (compute_job): copy engines took
+                                     * some microseconds a piece (dma_half: copies, as before) */
+            if (g->n_dp == g->cap_dp) {
+                int64_t c = g->cap_dp ? 2 * g->cap_dp : 64;
+                struct dpiece *d = realloc(g->dp, (size_t)c * sizeof *d);
+                if (!d)
+                    return sl_task_fail(o->t, SL_ENOMEM, "out of memory");
+                g->dp = d;
+                g->cap_dp = c;
+            }
+            g->dp[g->n_dp++] = (struct dpiece){cur.k, cur.v, cur.rows, at};
+        } else if ((rc = cp_add(o, (char *)k + at * o->kw, cur.k,
+                                (size_t)(cur.rows * o->kw))) >= 0) {
             rc = cp_add(o, (char *)v + at * o->vw, cur.v, (size_t)(cur.rows * o->vw));
+        }
         at += cur.rows;
         if (i < i1 - i0)
             cur = b[i];
@@ -1070,27 +1206,30 @@ static int run_materialize(struct ooc *o, struct gset *g)
     return SL_OK;
 }
 
-static int submit(struct ooc *o, struct gset *g, const struct job *j)
+/* Job j's read-back into rd (h2d stream): its pieces, in one batch of copies, or listed
+ * for the read-back kernel. It waits (on the GPU) until rd's previous job was
+ * partitioned, so the host may queue it while that job's join still runs: pass 2 keeps
+ * two read-backs queued on the link (before 2026-11-27 session 16, job k + 1's read-back
+ * was queued only once job k - 1 was finished, and the link idled whenever a job's
+ * kernels and the host's wait for them took longer than a read-back). */
+static int read_job(struct ooc *o, struct gread *g, const struct job *j)
 {
     sl_task_t *t = o->t;
     const struct bside *r = &o->side[o->build], *s = &o->side[1 - o->build];
     int rc;
-    g->nr = j->nr;
-    g->ns = j->ns;
-    g->job = *j;
-    SL_TASK_CUDA_TRY(t, cudaStreamWaitEvent(o->cs, g->e_d2h, 0), "ordering the result buffers");
-    /* The read-back waits for the task stream only when the set's input buffers were just
-     * allocated (ordered there): waiting every time held job j's copies until job j - 1's
-     * kernels were done, so the link and the kernels took turns. */
-    int64_t cap_in = g->cap_in;
-    if ((rc = gset_reserve_in(o, g, j->nr + j->ns)) < 0 ||
-        (rc = gset_reserve_out(o, g, j->ns > 0 ? j->ns : 1)) < 0 ||
-        (g->cap_in != cap_in && (rc = after_cs(o, o->h2d)) < 0))
+    /* New buffers are ordered on the task stream (the old ones are freed there, after
+     * the partitioning that read them). */
+    int64_t cap = g->cap;
+    if ((rc = reserve_pair(o, &g->k, &g->v, &g->cap, j->nr + j->ns)) < 0 ||
+        (g->cap != cap && (rc = after_cs(o, o->h2d)) < 0))
         return rc;
-    /* The set's previous job has finished on the compute stream (finish synchronized);
-     * its result download may still read the output buffers (run_materialize waits). */
+    if (o->zero_copy) /* its block lists: the previous job's upload of them is done */
+        SL_TASK_CUDA_TRY(t, cudaEventSynchronize(g->e_gather), "reading back");
+    SL_TASK_CUDA_TRY(t, cudaStreamWaitEvent(o->h2d, g->e_part, 0), "ordering the read-back");
+    g->job = *j;
     int tr = gj_trace_begin(&o->tr, o->h2d);
     g->n_list = 0;
+    g->n_dp = 0;
     o->n_cp = 0;
     if ((rc = gather(o, g, r, r->p_start[j->p0], r->p_start[j->p1], g->k, g->v, 0)) < 0 ||
         (rc = gather(o, g, s, j->s0, j->s1, g->k, g->v, j->nr)) < 0 ||
@@ -1112,22 +1251,54 @@ static int submit(struct ooc *o, struct gset *g, const struct job *j)
     }
     gj_trace_end(&o->tr, tr, o->h2d, "ooc_read_back", 1, 0, (j->nr + j->ns) * o->tw);
     SL_TASK_CUDA_TRY(t, cudaEventRecord(g->e_gather, o->h2d), "cudaEventRecord");
-    SL_TASK_CUDA_TRY(t, cudaStreamWaitEvent(o->cs, g->e_gather, 0), "ordering the read-back");
+    return SL_OK;
+}
+
+/* Joins the job read back into rd in set g (task stream): partitions both sides on
+ * [0, b2) once the read-back is done, then the join. g's previous job is finished. */
+static int compute_job(struct ooc *o, struct gread *rd, struct gset *g)
+{
+    sl_task_t *t = o->t;
+    const struct job *j = &rd->job;
+    int rc;
+    g->nr = j->nr;
+    g->ns = j->ns;
+    g->job = *j;
+    /* The output buffers may still be downloading the set's previous result. */
+    SL_TASK_CUDA_TRY(t, cudaStreamWaitEvent(o->cs, g->e_d2h, 0), "ordering the result buffers");
+    if ((rc = reserve_pair(o, &g->pk, &g->pv, &g->cap_in, j->nr + j->ns)) < 0 ||
+        (rc = gset_reserve_out(o, g, j->ns > 0 ? j->ns : 1)) < 0)
+        return rc;
+    SL_TASK_CUDA_TRY(t, cudaStreamWaitEvent(o->cs, rd->e_gather, 0), "ordering the read-back");
+    for (int64_t i = 0; i < rd->n_dp; i += SL_K_OOC_PIECES) {
+        struct sl_k_ooc_pieces pc;
+        pc.n = (int)(rd->n_dp - i < SL_K_OOC_PIECES ? rd->n_dp - i : SL_K_OOC_PIECES);
+        for (int q = 0; q < pc.n; q++) {
+            const struct dpiece *d = &rd->dp[i + q];
+            pc.k[q] = d->k;
+            pc.v[q] = d->v;
+            pc.rows[q] = d->rows;
+            pc.at[q] = d->at;
+        }
+        SL_TASK_CUDA_TRY(t, sl_k_ooc_gather_pieces(&pc, o->kw, o->vw, rd->k, rd->v, o->cs),
+                         "gathering cached pieces");
+    }
     g->bits2 = join_log2_ceil((j->nr + 4095) / 4096);
     g->bits2 = g->bits2 < 1 ? 1 : g->bits2 > o->max_bits2 ? o->max_bits2 : g->bits2;
     if ((rc = temp_for(o, j->nr > j->ns ? j->nr : j->ns, g->bits2)) < 0)
         return rc;
-    tr = gj_trace_begin(&o->tr, o->cs);
+    int tr = gj_trace_begin(&o->tr, o->cs);
     for (int k = 0; k < 2; k++) {
         int64_t at = k ? j->nr : 0, n = k ? j->ns : j->nr;
         size_t tb = o->ptemp_cap;
-        char *kk = (char *)g->k + at * o->kw, *vv = (char *)g->v + at * o->vw;
+        char *kk = (char *)rd->k + at * o->kw, *vv = (char *)rd->v + at * o->vw;
         char *pk = (char *)g->pk + at * o->kw, *pv = (char *)g->pv + at * o->vw;
         SL_TASK_CUDA_TRY(t, part_pairs(o, o->ptemp, &tb, kk, pk, vv, pv, n, 0, g->bits2, o->cs),
                          "partitioning (pass 2)");
         SL_TASK_CUDA_TRY(t, part_offsets(o, pk, n, 0, g->bits2, k ? g->soff : g->roff, o->cs),
                          "partition offsets");
     }
+    SL_TASK_CUDA_TRY(t, cudaEventRecord(rd->e_part, o->cs), "cudaEventRecord");
     gj_trace_end(&o->tr, tr, o->cs, "ooc_partition2", 3, 1, 0);
     g->busy = 1;
     o->jobs++;
@@ -1245,8 +1416,9 @@ static int finish(struct ooc *o, struct gset *g)
     g->busy = 0;
     SL_TASK_CUDA_TRY(o->t, cudaEventSynchronize(g->e_done), "join (pass 2)");
     g->count = (int64_t)*g->h_count;
-    if (g->count > g->cap_out &&
-        (g->count - g->cap_out) * o->ow + 4 * MIB > sl_task_device_budget(o->t)) {
+    /* Room for the whole result beside what is held (carved buffers are not given back) */
+    int64_t more = (g->count - (carved(o, g->ok) ? 0 : g->cap_out)) * o->ow;
+    if (g->count > g->cap_out && more + 4 * MIB > sl_task_device_budget(o->t)) {
         /* Duplicates on both sides: a result too large for what is left of the budget;
          * the CPU joins this job (its inputs are still in the blocks). */
         g->count = 0;
@@ -1420,7 +1592,69 @@ static int cpu_job(struct ooc *o, const struct job *jb)
     return SL_OK;
 }
 
-/* Cuts the partitions into jobs and runs them, two in flight. */
+static int job_add(struct ooc *o, struct job **list, int64_t *n, int64_t *cap,
+                   const struct job *j)
+{
+    if (*n == *cap) {
+        int64_t c = *cap ? 2 * *cap : 256;
+        struct job *l = realloc(*list, (size_t)c * sizeof *l);
+        if (!l)
+            return sl_task_fail(o->t, SL_ENOMEM, "out of memory");
+        *list = l;
+        *cap = c;
+    }
+    (*list)[(*n)++] = *j;
+    return SL_OK;
+}
+
+/* Cuts the partitions into jobs, in order: runs of partitions whose pair fits cap2; a
+ * probe side too large for a job in slices against its build partition; a build
+ * partition too large (duplicate keys) for the CPU. */
+static int plan_jobs(struct ooc *o, struct job **list, int64_t *n)
+{
+    const struct bside *r = &o->side[o->build], *s = &o->side[1 - o->build];
+    int64_t cap = 0;
+    int p = 0, rc = SL_OK;
+    *list = NULL;
+    *n = 0;
+    while (p < o->parts && rc >= 0) {
+        struct job j = {p, p, 0, 0, 0, 0, 0};
+        while (j.p1 < o->parts && j.nr + j.ns + r->p_rows[j.p1] + s->p_rows[j.p1] <= o->cap2) {
+            j.nr += r->p_rows[j.p1];
+            j.ns += s->p_rows[j.p1];
+            j.p1++;
+        }
+        if (j.p1 == j.p0 && r->p_rows[p] > o->cap2 / 2) {
+            struct job cj = {p, p + 1, s->p_start[p], s->p_start[p + 1], r->p_rows[p],
+                             s->p_rows[p], 1};
+            rc = job_add(o, list, n, &cap, &cj);
+            p++;
+            continue;
+        }
+        int64_t i = s->p_start[j.p0];
+        if (j.p1 == j.p0) { /* a probe side too large: slices of it against the build side */
+            j.p1 = j.p0 + 1;
+            j.nr = r->p_rows[p];
+        }
+        int64_t hi = s->p_start[j.p1];
+        do {
+            j.s0 = i;
+            j.ns = 0;
+            while (i < hi && (i == j.s0 || j.nr + j.ns + s->blk[i].rows <= o->cap2))
+                j.ns += s->blk[i++].rows;
+            j.s1 = i;
+            if (j.nr > 0 && j.ns > 0) /* else nothing can match */
+                rc = job_add(o, list, n, &cap, &j);
+        } while (i < hi && rc >= 0);
+        p = j.p1;
+    }
+    return rc;
+}
+
+/* Runs the jobs, two in flight: job k is read back into rd[k & 1] and joined in set
+ * g[k & 1]; the host queues job k + 1's read-back and job k's kernels, copies out the
+ * result of job k - 2 (drain) and then waits for job k - 1 (finish: its count, a re-run
+ * when its output was short, then its download or sums). The CPU jobs come last. */
 static int pass2(struct ooc *o)
 {
     sl_task_t *t = o->t;
@@ -1435,7 +1669,7 @@ static int pass2(struct ooc *o)
                    : sl_k_phj_materialize_k64_v64(NULL, &need, NULL, NULL, NULL, NULL, NULL, NULL,
                                                   mb, mb, NULL, NULL, NULL, 0, NULL, o->cs),
         "join temp size");
-    if (!(o->jtemp = sl_task_device_alloc(t, need + 4096)))
+    if (!(o->jtemp = dalloc(o, (int64_t)need + 4096)))
         return SL_ENOMEM;
     o->jtemp_cap = need + 4096;
     int64_t most = r->n_blk > s->n_blk ? r->n_blk : s->n_blk;
@@ -1446,96 +1680,88 @@ static int pass2(struct ooc *o)
         return SL_ENOMEM;
     for (int i = 0; i < 2; i++) {
         struct gset *g = &o->g[i];
+        struct gread *rd = &o->rd[i];
         g->h_count = h_counts + i;
-        g->d_count = sl_task_device_alloc(t, sizeof *g->d_count);
-        g->roff = sl_task_device_alloc(t, (((size_t)1 << mb) + 1) * sizeof(int64_t));
-        g->soff = sl_task_device_alloc(t, (((size_t)1 << mb) + 1) * sizeof(int64_t));
+        g->d_count = dalloc(o, sizeof *g->d_count);
+        g->roff = dalloc(o, (((int64_t)1 << mb) + 1) * (int64_t)sizeof(int64_t));
+        g->soff = dalloc(o, (((int64_t)1 << mb) + 1) * (int64_t)sizeof(int64_t));
         if (!g->d_count || !g->roff || !g->soff)
             return SL_ENOMEM;
         if (o->zero_copy) {
-            g->h_list = sl__task_pinned_alloc(t, 3 * o->n_blocks * 8);
-            g->d_list = sl_task_device_alloc(t, (size_t)(3 * o->n_blocks * 8));
-            if (!g->h_list || !g->d_list)
+            rd->h_list = sl__task_pinned_alloc(t, 3 * o->n_blocks * 8);
+            rd->d_list = sl_task_device_alloc(t, (size_t)(3 * o->n_blocks * 8));
+            if (!rd->h_list || !rd->d_list)
                 return SL_ENOMEM;
         }
-        SL_TASK_CUDA_TRY(t, cudaEventCreateWithFlags(&g->e_gather, cudaEventDisableTiming),
-                         "cudaEventCreate");
-        SL_TASK_CUDA_TRY(t, cudaEventCreateWithFlags(&g->e_done, cudaEventDisableTiming),
-                         "cudaEventCreate");
-        SL_TASK_CUDA_TRY(t, cudaEventCreateWithFlags(&g->e_d2h, cudaEventDisableTiming),
-                         "cudaEventCreate");
+        cudaEvent_t *ev[4] = {&rd->e_gather, &rd->e_part, &g->e_done, &g->e_d2h};
+        for (int e = 0; e < 4; e++)
+            SL_TASK_CUDA_TRY(t, cudaEventCreateWithFlags(ev[e], cudaEventDisableTiming),
+                             "cudaEventCreate");
     }
-    int64_t k = 0; /* jobs submitted */
-    int p = 0;
-    rc = SL_OK;
-    while (p < o->parts && rc >= 0) {
-        struct job j = {p, p, 0, 0, 0, 0};
-        while (j.p1 < o->parts && j.nr + j.ns + r->p_rows[j.p1] + s->p_rows[j.p1] <= o->cap2) {
-            j.nr += r->p_rows[j.p1];
-            j.ns += s->p_rows[j.p1];
-            j.p1++;
-        }
-        if (j.p1 == j.p0 && r->p_rows[p] > o->cap2 / 2) {
-            /* A build partition too large for a job (duplicate keys): the CPU joins it. */
-            for (int i = 0; i < 2 && rc >= 0; i++)
-                if ((rc = finish(o, &o->g[i])) >= 0)
-                    rc = drain(o, &o->g[i]);
-            struct job cj = {p, p + 1, s->p_start[p], s->p_start[p + 1], r->p_rows[p],
-                             s->p_rows[p]};
-            if (rc >= 0)
-                rc = cpu_job(o, &cj);
-            p++;
-            continue;
-        }
-        int64_t lo = s->p_start[j.p0], hi;
-        if (j.p1 == j.p0) { /* a probe side too large: slices of it against the build side */
-            j.p1 = j.p0 + 1;
-            j.nr = r->p_rows[p];
-            hi = s->p_start[j.p1];
-        } else {
-            hi = s->p_start[j.p1];
-        }
-        int64_t i = lo;
-        do {
-            j.s0 = i;
-            j.ns = 0;
-            while (i < hi && (i == j.s0 || j.nr + j.ns + s->blk[i].rows <= o->cap2))
-                j.ns += s->blk[i++].rows;
-            j.s1 = i;
-            if (j.nr == 0 || j.ns == 0)
-                continue; /* nothing can match */
-            /* Job k into set k & 1, then the CPU copies out that set's previous result
-             * (job k - 2) while the GPU works. */
-            struct gset *g = &o->g[k & 1];
-            if ((rc = finish(o, g)) < 0 || (rc = submit(o, g, &j)) < 0 || (rc = drain(o, g)) < 0)
-                break;
-            k++;
-            /* The other set's job ran meanwhile: start its download. */
-            if ((rc = finish(o, &o->g[k & 1])) < 0)
-                break;
-        } while (i < hi);
-        p = j.p1;
+    /* With the arena: every buffer at cap2 rows now, in the bytes planned for them (no
+     * job larger than cap2 grows them). */
+    for (int i = 0; i < 2 && o->arena; i++) {
+        struct gset *g = &o->g[i];
+        if ((rc = reserve_pair(o, &o->rd[i].k, &o->rd[i].v, &o->rd[i].cap, o->cap2)) < 0 ||
+            (rc = reserve_pair(o, &g->pk, &g->pv, &g->cap_in, o->cap2)) < 0 ||
+            (rc = gset_reserve_out(o, g, o->cap2)) < 0 ||
+            (i == 1 && (rc = temp_for(o, o->cap2, mb)) < 0))
+            return rc;
+    }
+    struct job *list = NULL;
+    int64_t n = 0, m = 0, k = 0;
+    rc = plan_jobs(o, &list, &n);
+    int64_t *gpu = rc >= 0 ? sl_task_alloc(t, (size_t)(n + 1) * sizeof *gpu) : NULL;
+    if (rc >= 0 && !gpu)
+        rc = SL_ENOMEM;
+    for (int64_t i = 0; i < n && rc >= 0; i++)
+        if (!list[i].cpu)
+            gpu[m++] = i;
+    if (m > 0 && rc >= 0)
+        rc = read_job(o, &o->rd[0], &list[gpu[0]]);
+    for (; k < m && rc >= 0; k++) {
+        struct gset *g = &o->g[k & 1];
+        struct gread *next = k + 1 < m ? &o->rd[(k + 1) & 1] : NULL;
+        /* (debug_ooc_spill=dma_half: job k + 1's read-back after job k - 1, as before) */
+        if (next && !o->half && (rc = read_job(o, next, &list[gpu[k + 1]])) < 0)
+            break;
+        if ((rc = compute_job(o, &o->rd[k & 1], g)) < 0 || (rc = drain(o, g)) < 0)
+            break;
+        if (k > 0 && (rc = finish(o, &o->g[(k - 1) & 1])) < 0)
+            break;
+        if (next && o->half && (rc = read_job(o, next, &list[gpu[k + 1]])) < 0)
+            break;
     }
     for (int i = 0; i < 2 && rc >= 0; i++)
         if ((rc = finish(o, &o->g[(k + i) & 1])) >= 0)
             rc = drain(o, &o->g[(k + i) & 1]);
     for (int i = 0; i < 2 && rc >= 0; i++)
         rc = drain(o, &o->g[i]);
+    for (int64_t i = 0; i < n && rc >= 0; i++)
+        if (list[i].cpu)
+            rc = cpu_job(o, &list[i]);
+    free(list);
+    sl_task_free(t, gpu);
+    cudaStreamSynchronize(o->h2d);
     cudaStreamSynchronize(o->d2h);
     cudaStreamSynchronize(o->cs);
     for (int i = 0; i < 2; i++) {
         struct gset *g = &o->g[i];
+        struct gread *rd = &o->rd[i];
         if (g->stage)
             sl__task_pinned_free(t, g->stage, g->stage_bytes);
-        cudaEventDestroy(g->e_gather);
-        cudaEventDestroy(g->e_done);
-        cudaEventDestroy(g->e_d2h);
-        void *bufs[] = {g->k, g->v, g->pk, g->pv, g->ok, g->ob, g->op, g->roff, g->soff,
-                        g->d_count, g->d_list};
+        cudaEvent_t ev[4] = {rd->e_gather, rd->e_part, g->e_done, g->e_d2h};
+        for (int e = 0; e < 4; e++)
+            if (ev[e])
+                cudaEventDestroy(ev[e]);
+        void *bufs[] = {rd->k, rd->v, g->pk, g->pv, g->ok, g->ob, g->op, g->roff, g->soff,
+                        g->d_count, rd->d_list};
         for (int b = 0; b < 11; b++)
-            sl_task_device_free(t, bufs[b]);
-        if (g->h_list)
-            sl__task_pinned_free(t, g->h_list, 3 * o->n_blocks * 8);
+            dfree(o, bufs[b]);
+        if (rd->h_list)
+            sl__task_pinned_free(t, rd->h_list, 3 * o->n_blocks * 8);
+        free(rd->dp);
+        rd->dp = NULL;
     }
     sl__task_pinned_free(t, h_counts, 2 * sizeof *h_counts);
     sl_task_free(t, o->tmp);
@@ -1544,8 +1770,8 @@ static int pass2(struct ooc *o)
     free(o->cp_size);
     o->cp_dst = o->cp_src = NULL;
     o->cp_size = NULL;
-    sl_task_device_free(t, o->jtemp);
-    sl_task_device_free(t, o->ptemp);
+    dfree(o, o->jtemp);
+    dfree(o, o->ptemp);
     return rc;
 }
 
@@ -1589,8 +1815,12 @@ static int run(struct ooc *o)
 {
     sl_task_t *t = o->t;
     int rc;
-    if ((rc = plan(o)) < 0 || (o->spill == SPILL_BLOCKS && (rc = make_blocks(o)) < 0) ||
-        (rc = pass1(o)) < 0)
+    if ((rc = plan(o)) < 0 || (o->spill == SPILL_BLOCKS && (rc = make_blocks(o)) < 0))
+        return rc;
+    if ((o->arena_size > 0 && !(o->arena = sl_task_device_alloc(t, (size_t)o->arena_size))) ||
+        (o->cblk_size > 0 && !(o->cblk = sl_task_device_alloc(t, (size_t)o->cblk_size))))
+        return SL_ENOMEM;
+    if ((rc = pass1(o)) < 0)
         return rc;
     if (o->d->aggregate) {
         if (!(o->d_acc = sl_task_device_alloc(t, (size_t)(2 * o->d->n_out) * 8)))
@@ -1636,6 +1866,7 @@ int join_ooc_finalize(sl_task_t *t)
     int64_t readback = 0, spill = SPILL_DMA; /* experiments' switches (OUT_OF_CORE.md) */
     sl_task_option_int(t, "debug_ooc_spill", &spill);
     o->spill = spill == SPILL_BLOCKS ? SPILL_BLOCKS : SPILL_DMA;
+    o->half = spill == 2; /* dma_half */
     sl_task_option_int(t, "debug_ooc_readback", &readback);
     o->zero_copy = readback == 1 && o->spill == SPILL_BLOCKS; /* the kernel reads blocks */
     if (gj_trace_open(t, &o->tr) < 0)
@@ -1670,6 +1901,8 @@ int join_ooc_finalize(sl_task_t *t)
     }
     gj_trace_close(t, &o->tr, rc >= 0);
     free_blocks(o);
+    sl_task_device_free(t, o->arena);
+    sl_task_device_free(t, o->cblk);
     sl_task_device_free(t, o->cache);
     sl_task_device_free(t, o->d_ptr);
     sl_task_device_free(t, o->d_part);

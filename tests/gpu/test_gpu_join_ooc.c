@@ -9,7 +9,7 @@
  * (debug_join_stream=off: it would take every join whose build side fits) and the profile
  * must show that the out-of-core join ran; both of its spills (debug_ooc_spill: DMA of
  * whole partitioned chunks, the default, and the append kernel's blocks) are checked.
- * Budgets of 1/2, 1/4 and about 1/12 of the join state, and one-row sides. Also: a
+ * Budgets of 1/2, 1/4, 1/8 and 1/16 of the join state, and one-row sides. Also: a
  * host-resident join that fits runs in GPU memory and equals the CPU. Skipped without a
  * GPU. */
 #include <math.h>
@@ -27,21 +27,15 @@
 #include "gpu_test.h"
 
 
-static int spill_mode; /* debug_ooc_spill of check's GPU engines: 0 dma, 1 blocks */
+static int spill_mode; /* debug_ooc_spill of check's GPU engines: 0 dma, 1 blocks, 2 dma_half */
 static int pin_tables; /* check pins its tables (their narrow copies go up, widened there) */
 
-/* The same join on the CPU and on the GPU engine with `gpu_mem` (0: the default), within
- * the budget; with need_gpu, the GPU must finalize it, with need_gpu 2 out of core. */
-static void check_on(const struct spec *ls, const struct spec *rs, const char *opts,
-                     int64_t gpu_mem, int need_gpu)
+/* The join of tables l and r (made from ls and rs) on the GPU engine with `gpu_mem` (0:
+ * the default) must give `want` within the budget; with need_gpu, the GPU must finalize
+ * it, with need_gpu 2 out of core. */
+static void check_gpu(const struct spec *ls, const struct spec *rs, sl_table_t *l, sl_table_t *r,
+                      struct fp want, const char *opts, int64_t gpu_mem, int need_gpu)
 {
-    sl_table_t *l = make(ls, "l"), *r = make(rs, "r");
-    if (pin_tables) {
-        SL_ASSERT_OK(sl_table_pin(l));
-        SL_ASSERT_OK(sl_table_pin(r));
-    }
-    sl_engine_t *cpu = gpu_test_engine(SL_PLACE_CPU, 0);
-    struct fp want = run(cpu, l, r, opts, 0, NULL);
     size_t free0 = 0, free1 = 0, total = 0;
     assert_int_equal(cudaMemGetInfo(&free0, &total), cudaSuccess);
     struct sl_engine_config cfg;
@@ -87,8 +81,22 @@ static void check_on(const struct spec *ls, const struct spec *rs, const char *o
          * streams' and events' few MiB). */
         assert_true((double)free0 - (double)free1 <= (double)gpu_mem + 32.0 * 1048576);
     }
-    sl_engine_close(cpu);
     sl_engine_close(gpu);
+}
+
+/* The same join on the CPU and on the GPU (check_gpu). */
+static void check_on(const struct spec *ls, const struct spec *rs, const char *opts,
+                     int64_t gpu_mem, int need_gpu)
+{
+    sl_table_t *l = make(ls, "l"), *r = make(rs, "r");
+    if (pin_tables) {
+        SL_ASSERT_OK(sl_table_pin(l));
+        SL_ASSERT_OK(sl_table_pin(r));
+    }
+    sl_engine_t *cpu = gpu_test_engine(SL_PLACE_CPU, 0);
+    struct fp want = run(cpu, l, r, opts, 0, NULL);
+    sl_engine_close(cpu);
+    check_gpu(ls, rs, l, r, want, opts, gpu_mem, need_gpu);
     sl_table_unref(l);
     sl_table_unref(r);
 }
@@ -166,6 +174,62 @@ SL_TEST(ooc_budget_fractions_and_one_row)
     check_spills(&fk, &pk, "on=k", 24 * MIB);
     check(&many, &one, "on=k", 24 * MIB);
     pin_tables = 0;
+}
+
+/* One join out of core at 1/2, 1/4 and 1/16 of its state (the key and payload bytes of
+ * both sides: 384 MiB for 2^24 x 2^25 rows), the CPU's answer found once; at 1/4 also
+ * with the passes in half the budget (dma_half, the plan before session 16). The
+ * profile's ooc_cached says how many chunks stayed in GPU memory. */
+static void check_fractions(const struct spec *ls, const struct spec *rs, const char *opts)
+{
+    sl_table_t *l = make(ls, "l"), *r = make(rs, "r");
+    if (pin_tables) {
+        SL_ASSERT_OK(sl_table_pin(l));
+        SL_ASSERT_OK(sl_table_pin(r));
+    }
+    sl_engine_t *cpu = gpu_test_engine(SL_PLACE_CPU, 0);
+    struct fp want = run(cpu, l, r, opts, 0, NULL);
+    sl_engine_close(cpu);
+    int64_t state = ls->rows * ((ls->key64 ? 8 : 4) + (ls->pay64 ? 8 : 4)) +
+                    rs->rows * ((rs->key64 ? 8 : 4) + (rs->pay64 ? 8 : 4));
+    static const int frac[] = {2, 4, 16};
+    for (int i = 0; i < 3; i++) {
+        check_gpu(ls, rs, l, r, want, opts, state / frac[i], 2);
+        const char *c = strstr(last_profile, "\"ooc_cached\":");
+        if (i == 0 && ls->rows > 0 && rs->rows > 0) /* at 1/2 the cache holds chunks */
+            assert_true(c && atoll(c + strlen("\"ooc_cached\":")) > 0);
+    }
+    spill_mode = 2;
+    check_gpu(ls, rs, l, r, want, opts, state / 4, 2);
+    spill_mode = 0;
+    sl_table_unref(l);
+    sl_table_unref(r);
+}
+
+/* Budgets of 1/2, 1/4 and 1/16 (issue 23): PK-FK (aggregated and materialized), every
+ * build key twice (each job's result passes its PK-FK room: re-run), Zipf probe keys (the
+ * first partition's probe side is sliced), no matches, and a one-row side against 2^25
+ * rows (one job; 1/16 of 256 MiB). */
+SL_TEST(ooc_budget_sweep)
+{
+    NEED_GPU();
+    struct spec pk = {.rows = 1 << 24, .n_pay = 1, .seed = 111};
+    struct spec fk = {.rows = 1 << 25, .n_pay = 1, .key_range = 1 << 24, .seed = 112};
+    pin_tables = 1; /* as the benchmarks: narrow copies go up */
+    check_fractions(&fk, &pk, "on=k output=aggregate");
+    pin_tables = 0;
+    check_fractions(&fk, &pk, "on=k");
+    struct spec twice = {.rows = 1 << 24, .n_pay = 1, .key_range = 1 << 23, .seed = 113};
+    struct spec fk2 = {.rows = 1 << 25, .n_pay = 1, .key_range = 1 << 23, .seed = 114};
+    check_fractions(&fk2, &twice, "on=k output=aggregate");
+    struct spec zipf = {.rows = 1 << 25, .n_pay = 1, .key_range = 1 << 24, .zipf = 1,
+                        .seed = 115};
+    check_fractions(&zipf, &pk, "on=k output=aggregate");
+    struct spec none = {.rows = 1 << 24, .n_pay = 1, .key_offset = 1 << 26, .seed = 116};
+    check_fractions(&fk, &none, "on=k");
+    struct spec one = {.rows = 1, .n_pay = 1, .key_range = 1 << 20, .seed = 117};
+    struct spec many = {.rows = 1 << 25, .n_pay = 1, .key_range = 1 << 20, .seed = 118};
+    check_fractions(&many, &one, "on=k");
 }
 
 SL_TEST(ooc_zipf_probe_skew)

@@ -43,6 +43,19 @@ cudaError_t sl_k_ooc_gather(const void *const *d_ptr, const int64_t *d_rows, con
                             int64_t n, int64_t block_rows, int kw, int vw, void *d_keys,
                             void *d_vals, cudaStream_t stream);
 
+/* Gathers pieces that are in device memory (the out-of-core join's cached chunks) by a
+ * kernel: piece i's rows[i] keys at k[i] and values at v[i] go to rows [at[i], at[i] +
+ * rows[i]) of d_keys / d_vals (copy engines took some microseconds a piece for the same
+ * device-to-device copies). At most SL_K_OOC_PIECES pieces a launch, passed by value. */
+#define SL_K_OOC_PIECES 48
+struct sl_k_ooc_pieces {
+    const void *k[SL_K_OOC_PIECES], *v[SL_K_OOC_PIECES];
+    int64_t rows[SL_K_OOC_PIECES], at[SL_K_OOC_PIECES];
+    int n;
+};
+cudaError_t sl_k_ooc_gather_pieces(const struct sl_k_ooc_pieces *p, int kw, int vw,
+                                   void *d_keys, void *d_vals, cudaStream_t stream);
+
 #ifdef __cplusplus
 }
 #endif
