@@ -33,6 +33,14 @@ pack() {
     # One stream with a dictionary larger than a test binary: every binary links the same
     # kernels, so the copies after the first cost almost nothing (1.2 GB -> 8 MB).
     tar cf - .carry | xz -T1 --lzma2=preset=2,dict=256MiB > "$dir/carry.txz"
+    local st=("${PIPESTATUS[@]}")
+    ((st[0] == 0 && st[1] == 0)) || { echo "device_run: packing failed (tar ${st[0]}, xz ${st[1]}: disk full?)" >&2; return 1; }
+    [[ -f .carry/lib/libsluice.so.0 ]] || { echo "device_run: .carry/lib/libsluice.so.0 missing: run scripts/pack_for_gpu.sh again" >&2; return 1; }
+    local size; size=$(stat -c %s "$dir/carry.txz")
+    if ((size >= 60 * 1024 * 1024)); then
+        echo "device_run: $dir/carry.txz is $((size >> 20)) MiB, over the 60 MiB budget (the carry limit is 64)" >&2
+        return 1
+    fi
     du -sh "$dir"
 }
 

@@ -11,13 +11,13 @@
 #   scripts/pack_for_gpu.sh [MESON OPTIONS...]      (e.g. -Dgpu_arch=80,90)
 #
 # There: `source scripts/on_gpu_env.sh`, then run binaries, or `bash .carry/run_tests.sh
-# [SUITE...]`. The total must stay under 60 MiB (the carry limit is 64 MiB).
+# [SUITE...]`. To carry it, compress it with `bench/device_run.sh --pack DIR` (at most 60 MiB
+# compressed: the carry limit is 64 MiB). A failed step (a full disk) exits non-zero.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 builddir=${BUILD_DIR:-build-gpu}
 carry=.carry
 sysdir=/usr/lib/x86_64-linux-gnu
-limit=$((60 * 1024 * 1024))
 
 scripts/build.sh "$builddir" -Dcuda=enabled -Dbuildtype=release "$@"
 
@@ -115,10 +115,8 @@ fi
 ((fail == 0))""")
 ' "$builddir" >"$carry/run_tests.sh"
 
+# Uncompressed, every test binary carries the kernels (gigabytes): bench/device_run.sh
+# --pack compresses it to what travels, and checks that against the budget.
 bytes=$(du -sbL "$carry" | cut -f1)
 echo "pack: $n_exe executables, libsluice and $(($(ls "$carry/lib" | wc -l) - 1)) other libraries in $carry/:" \
-     "$((bytes / 1024 / 1024)) MiB ($bytes bytes)"
-if ((bytes >= limit)); then
-    echo "pack: over the 60 MiB budget" >&2
-    exit 1
-fi
+     "$((bytes / 1024 / 1024)) MiB uncompressed; bench/device_run.sh --pack DIR compresses it"
