@@ -15,12 +15,20 @@
  *   tile8      a classic stable pass on bits [0, 8): per-tile digit counts, one scan,
  *              then each tile ranked in shared memory (cub::BlockRadixRankMatch) and written
  *              digit run by digit run; tiles of 256 x IPT rows, IPT 8 and 16
+ *   chain8, chain15  sl_k_partition_rows_k32 with SL_K_PART_CHAIN (kernels/partition/
+ *              partition_chain.cuh: one histogram read for both passes, chained-scan passes
+ *              staging tiles in shared memory) on bits [0, 8) and [0, 15)
+ *   rows_cub15 / rows_chain15 at 4 B keys with 8 B rows (join.gpu.wide's pairs) and at
+ *              8 B keys with 8 B rows (join.gpu.key8's), through the join's launcher
+ *              sl_k_partition_rows_* (SL_K_PART_CUB is the join's CUB call)
  * Each line gives ms and the pass's GB/s (2 x the pairs' bytes over the time; cub15 counts
- * two passes). tile8's output is checked against cub8's (both stable: equal arrays). */
+ * two passes). tile8's and chain8's outputs are checked against cub8's, chain15's against
+ * cub15's (all stable: equal arrays). */
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <vector>
 
 #include <cub/block/block_load.cuh>
@@ -30,6 +38,7 @@
 #include <cub/device/device_scan.cuh>
 
 #include "micro_util.h"
+#include "sluice_k/partition.h"
 
 namespace {
 
@@ -129,11 +138,84 @@ template <int IPT> void tile8(const Bufs &b, int64_t n, cudaStream_t s)
     CK(cudaGetLastError());
 }
 
+void chain_pass(const Bufs &b, int64_t n, int bits, cudaStream_t s)
+{
+    size_t tb = b.temp_bytes;
+    CK(sl_k_partition_rows_k32(b.temp, &tb, b.k, b.ko, b.v, b.vo, 4, n, 0, bits, SL_K_PART_CHAIN,
+                               s));
+}
+
+/* Keys of KW bytes with 8-byte rows: the join's CUB call against the chained passes,
+ * 15 bits, equal outputs checked. */
+template <typename K>
+void rows_pair(const char *tag, int64_t n, int repeat, cudaStream_t s,
+               double (*timer)(const std::function<void()> &, int, cudaStream_t))
+{
+    K *k = NULL, *ko[2] = {NULL, NULL};
+    uint64_t *r = NULL, *ro[2] = {NULL, NULL};
+    CK(cudaMalloc(&k, n * sizeof(K)));
+    CK(cudaMalloc(&r, n * 8));
+    for (int m = 0; m < 2; m++) {
+        CK(cudaMalloc(&ko[m], n * sizeof(K)));
+        CK(cudaMalloc(&ro[m], n * 8));
+    }
+    CK(cudaMemsetAsync(r, 0, n * 8, s));
+    fill<<<1024, 256, 0, s>>>((uint32_t *)k, (uint32_t *)r, n * sizeof(K) / 4, 11);
+    const int methods[2] = {SL_K_PART_CUB, SL_K_PART_CHAIN};
+    const char *names[2] = {"cub15", "chain15"};
+    size_t need = 0, tb = 0;
+    for (int m = 0; m < 2; m++) {
+        if constexpr (sizeof(K) == 8)
+            CK(sl_k_partition_rows_k64(NULL, &tb, (const uint64_t *)k, NULL, r, NULL, 8, n, 0, 15,
+                                       methods[m], s));
+        else
+            CK(sl_k_partition_rows_k32(NULL, &tb, (const uint32_t *)k, NULL, r, NULL, 8, n, 0, 15,
+                                       methods[m], s));
+        need = std::max(need, tb);
+    }
+    void *temp = NULL;
+    CK(cudaMalloc(&temp, need));
+    const double gb = 2.0 * n * (sizeof(K) + 8) / 1e9;
+    for (int m = 0; m < 2; m++) {
+        auto run = [&] {
+            size_t t = need;
+            if constexpr (sizeof(K) == 8)
+                CK(sl_k_partition_rows_k64(temp, &t, (const uint64_t *)k, (uint64_t *)ko[m], r,
+                                           ro[m], 8, n, 0, 15, methods[m], s));
+            else
+                CK(sl_k_partition_rows_k32(temp, &t, (const uint32_t *)k, (uint32_t *)ko[m], r,
+                                           ro[m], 8, n, 0, 15, methods[m], s));
+        };
+        const double ms = timer(run, repeat, s);
+        printf("{\"micro\": \"rows_%s_%s\", \"rows\": %lld, \"ms\": %.4f, \"pass_gb_s\": %.0f}\n",
+               names[m], tag, (long long)n, ms, 2 * gb / (ms / 1e3));
+    }
+    std::vector<unsigned char> a(n * 8), z(n * 8);
+    bool ok = true;
+    CK(cudaMemcpy(a.data(), ko[0], n * sizeof(K), cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(z.data(), ko[1], n * sizeof(K), cudaMemcpyDeviceToHost));
+    ok &= a == z;
+    CK(cudaMemcpy(a.data(), ro[0], n * 8, cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(z.data(), ro[1], n * 8, cudaMemcpyDeviceToHost));
+    ok &= a == z;
+    printf("{\"check\": \"rows_chain15_%s\", \"equal_to_cub15\": %s}\n", tag,
+           ok ? "true" : "false");
+    CK(cudaFree(k));
+    CK(cudaFree(r));
+    CK(cudaFree(temp));
+    for (int m = 0; m < 2; m++) {
+        CK(cudaFree(ko[m]));
+        CK(cudaFree(ro[m]));
+    }
+}
+
 void cub_pass(const Bufs &b, int64_t n, int lo, int hi, cudaStream_t s)
 {
     size_t tb = b.temp_bytes;
     CK(cub::DeviceRadixSort::SortPairs(b.temp, tb, b.k, b.ko, b.v, b.vo, n, lo, hi, s));
 }
+
+double time_fn(const std::function<void()> &f, int repeat, cudaStream_t s);
 
 template <typename F> double time_ms(F f, int repeat, cudaStream_t s)
 {
@@ -155,6 +237,11 @@ template <typename F> double time_ms(F f, int repeat, cudaStream_t s)
     CK(cudaEventDestroy(a));
     CK(cudaEventDestroy(z));
     return t[t.size() / 2];
+}
+
+double time_fn(const std::function<void()> &f, int repeat, cudaStream_t s)
+{
+    return time_ms(f, repeat, s);
 }
 
 } // namespace
@@ -185,7 +272,10 @@ int main(int argc, char **argv)
     CK(cub::DeviceRadixSort::SortPairs((void *)NULL, need, b.k, b.ko, b.v, b.vo, n, 0, 15, s));
     CK(cub::DeviceScan::ExclusiveSum((void *)NULL, need2, b.counts, b.offs,
                                      max_tiles * kBins, s));
-    b.temp_bytes = std::max(need, need2);
+    size_t need3 = 0;
+    CK(sl_k_partition_rows_k32(NULL, &need3, b.k, b.ko, b.v, b.vo, 4, n, 0, 15, SL_K_PART_CHAIN,
+                               s));
+    b.temp_bytes = std::max(std::max(need, need2), need3);
     CK(cudaMalloc(&b.temp, b.temp_bytes));
     fill<<<1024, 256, 0, s>>>(b.k, b.v, n, 7);
     CK(cudaStreamSynchronize(s));
@@ -230,7 +320,7 @@ int main(int argc, char **argv)
         CK(cudaMemcpyAsync(tv.data(), b.vo, bytes, cudaMemcpyDeviceToHost, s));
         CK(cudaStreamSynchronize(s));
         bool ok = tk == rk && tv == rv;
-        printf("{\"check\": \"%s\", \"equal_to_cub8\": %s}\n", name, ok ? "true" : "false");
+        printf("{\"check\": \"%s\", \"equal_to_reference\": %s}\n", name, ok ? "true" : "false");
     };
     CK(cudaMemsetAsync(b.ko, 0, bytes, s));
     line("tile8_ipt8", time_ms([&] { tile8<8>(b, n, s); }, repeat, s), 1);
@@ -238,5 +328,22 @@ int main(int argc, char **argv)
     CK(cudaMemsetAsync(b.ko, 0, bytes, s));
     line("tile8_ipt16", time_ms([&] { tile8<16>(b, n, s); }, repeat, s), 1);
     check("tile8_ipt16");
+    CK(cudaMemsetAsync(b.ko, 0, bytes, s));
+    line("chain8", time_ms([&] { chain_pass(b, n, 8, s); }, repeat, s), 1);
+    check("chain8");
+    /* reference for chain15: cub15's output */
+    cub_pass(b, n, 0, 15, s);
+    CK(cudaMemcpyAsync(rk.data(), b.ko, bytes, cudaMemcpyDeviceToHost, s));
+    CK(cudaMemcpyAsync(rv.data(), b.vo, bytes, cudaMemcpyDeviceToHost, s));
+    CK(cudaStreamSynchronize(s));
+    CK(cudaMemsetAsync(b.ko, 0, bytes, s));
+    line("chain15", time_ms([&] { chain_pass(b, n, 15, s); }, repeat, s), 2);
+    check("chain15 (against cub15)");
+    CK(cudaFree(b.k));
+    CK(cudaFree(b.v));
+    CK(cudaFree(b.ko));
+    CK(cudaFree(b.vo));
+    rows_pair<uint32_t>("k4r8", n, repeat, s, time_fn);
+    rows_pair<uint64_t>("k8r8", n, repeat, s, time_fn);
     return 0;
 }

@@ -5,6 +5,7 @@
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_scan.cuh>
 
+#include "partition_chain.cuh"
 #include "partition_kernels.cuh"
 
 using namespace sluice_k::partition;
@@ -44,6 +45,13 @@ static cudaError_t partition_pairs(void *d_temp, size_t *temp_bytes, const K *ke
             return e;
         return cudaGetLastError();
     }
+    if (method == SL_K_PART_CHAIN && n < sluice_k::pchain::kMaxRows)
+        return sluice_k::pchain::run<K, V, true>(d_temp, temp_bytes, keys_in, keys_out,
+                                                 sluice_k::pchain::RowPtr<V>{vals_in}, vals_out,
+                                                 n, begin_bit, bits, stream);
+    if (method == SL_K_PART_CHAIN)
+        return partition_pairs<K, V>(d_temp, temp_bytes, keys_in, keys_out, vals_in, vals_out,
+                                     n, begin_bit, bits, bpp, SL_K_PART_CUB, stream);
     if (method != SL_K_PART_OWN || bpp < 1 || bpp > kMaxPassBits)
         return cudaErrorInvalidValue;
     if (bpp > bits)

@@ -43,12 +43,15 @@ static void *down(const void *d, size_t bytes, cudaStream_t s)
 
 /* ---- partition: u32 keys/u32 values and u64 keys/u32 values ---- */
 
+/* spread > 0: keys drawn from [0, spread) only (skew: few partitions hold every row). */
 static void check_partition_u32(int64_t n, int b0, int bits, int bpp, int method, uint64_t seed,
-                                cudaStream_t s)
+                                uint32_t spread, cudaStream_t s)
 {
     uint32_t *hk = malloc(n * 4 + 4), *hv = malloc(n * 4 + 4);
     for (int64_t i = 0; i < n; i++) {
         hk[i] = (i % 5 == 4) ? hk[i - 1] : (uint32_t)rng_next(&seed);
+        if (spread)
+            hk[i] %= spread;
         hv[i] = (uint32_t)i;
     }
     uint32_t *dk = dmalloc(n * 4), *dv = dmalloc(n * 4), *dko = dmalloc(n * 4), *dvo = dmalloc(n * 4);
@@ -87,12 +90,18 @@ SL_TEST(partition_u32_matches_stable_sort)
     REQUIRE_GPU();
     cudaStream_t s;
     CU(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-    for (int m = 0; m < 2; m++) {
-        check_partition_u32(0, 0, 4, 4, m, 1, s);
-        check_partition_u32(1, 0, 4, 4, m, 2, s);
-        check_partition_u32(100003, 3, 10, 4, m, 3, s); /* 3 passes (own) */
-        check_partition_u32(70000, 0, 15, 8, m, 4, s);
-        check_partition_u32(5000, 24, 8, 8, m, 5, s);
+    /* SL_K_PART_CUB, SL_K_PART_OWN, SL_K_PART_CHAIN */
+    for (int m = 0; m < 3; m++) {
+        check_partition_u32(0, 0, 4, 4, m, 1, 0, s);
+        check_partition_u32(1, 0, 4, 4, m, 2, 0, s);
+        check_partition_u32(100003, 3, 10, 4, m, 3, 0, s); /* 3 passes (own), 2 (chain) */
+        check_partition_u32(70000, 0, 15, 8, m, 4, 0, s);
+        check_partition_u32(5000, 24, 8, 8, m, 5, 0, s);
+        check_partition_u32(4096, 0, 15, 8, m, 6, 0, s);    /* one whole chain tile */
+        check_partition_u32(300007, 0, 16, 8, m, 7, 0, s);  /* 74 tiles, 2 x 8 bits */
+        check_partition_u32(300007, 0, 15, 8, m, 8, 3, s);  /* three keys: skew */
+        check_partition_u32(200000, 16, 16, 8, m, 9, 0, s); /* the top bits */
+        check_partition_u32(1000, 5, 1, 1, m, 10, 0, s);     /* 2 partitions */
     }
     CU(cudaStreamDestroy(s));
 }
@@ -111,7 +120,7 @@ SL_TEST(partition_u64_keys)
         hk[i] = rng_next(&seed);
         hv[i] = (uint32_t)i;
     }
-    for (int m = 0; m < 2; m++) {
+    for (int m = 0; m < 3; m++) {
         uint64_t *dk = dmalloc(n * 8), *dko = dmalloc(n * 8);
         uint32_t *dv = dmalloc(n * 4), *dvo = dmalloc(n * 4);
         int64_t *doff = dmalloc(((1 << bits) + 1) * 8);
@@ -296,15 +305,106 @@ SL_TEST(join_skewed_build_partition)
         sk[j] = j < 40 ? 4242u : (uint32_t)(rng_next(&seed) % 50000) * 16u + 2u;
         sv[j] = (uint32_t)(j + 1000000);
     }
-    for (int m = 0; m < 2; m++)
+    for (int m = 0; m < 3; m++)
         check_join_u32(rk, rv, nr, sk, sv, ns, 4, m, s);
     free(rk); free(rv); free(sk); free(sv);
+    CU(cudaStreamDestroy(s));
+}
+
+/* sl_k_partition_rows_*: SL_K_PART_CHAIN gives exactly CUB's arrays (both stable) for
+ * every row width, 4- and 8-byte keys, one and two passes, skewed keys, keys at the
+ * type's extremes. */
+static void check_rows(int k8, int rb, int64_t n, int b0, int bits, uint64_t spread,
+                       uint64_t seed, cudaStream_t s)
+{
+    const size_t kw = k8 ? 8 : 4;
+    unsigned char *hk = malloc(n * kw + 8), *hr = malloc(n * (size_t)rb + 16);
+    for (int64_t i = 0; i < n; i++) {
+        uint64_t x = rng_next(&seed);
+        if (spread)
+            x %= spread;
+        if (i % 7 == 3)
+            x = k8 ? UINT64_MAX : UINT32_MAX; /* the largest key */
+        if (i % 11 == 5)
+            x = 0;
+        memcpy(hk + i * kw, &x, kw); /* little endian: the low word for 4-byte keys */
+        for (int b = 0; b < rb; b += 4) {
+            uint32_t w = (uint32_t)(i * 4 + b / 4);
+            memcpy(hr + i * (size_t)rb + b, &w, 4);
+        }
+    }
+    void *dk = dmalloc(n * kw), *dr = dmalloc(n * (size_t)rb);
+    void *ko[2] = {dmalloc(n * kw), dmalloc(n * kw)};
+    void *ro[2] = {dmalloc(n * (size_t)rb), dmalloc(n * (size_t)rb)};
+    if (n) {
+        CU(cudaMemcpyAsync(dk, hk, n * kw, cudaMemcpyHostToDevice, s));
+        if (rb)
+            CU(cudaMemcpyAsync(dr, hr, n * (size_t)rb, cudaMemcpyHostToDevice, s));
+    }
+    const int methods[2] = {SL_K_PART_CUB, SL_K_PART_CHAIN};
+    for (int m = 0; m < 2; m++) {
+        size_t tb = 0;
+        if (k8)
+            CU(sl_k_partition_rows_k64(NULL, &tb, dk, ko[m], dr, ro[m], rb, n, b0, bits,
+                                       methods[m], s));
+        else
+            CU(sl_k_partition_rows_k32(NULL, &tb, dk, ko[m], dr, ro[m], rb, n, b0, bits,
+                                       methods[m], s));
+        void *dt = dmalloc(tb);
+        if (k8)
+            CU(sl_k_partition_rows_k64(dt, &tb, dk, ko[m], dr, ro[m], rb, n, b0, bits,
+                                       methods[m], s));
+        else
+            CU(sl_k_partition_rows_k32(dt, &tb, dk, ko[m], dr, ro[m], rb, n, b0, bits,
+                                       methods[m], s));
+        CU(cudaStreamSynchronize(s));
+        cudaFree(dt);
+    }
+    unsigned char *k0 = down(ko[0], n * kw, s), *k1 = down(ko[1], n * kw, s);
+    unsigned char *r0 = down(ro[0], n * (size_t)rb, s), *r1 = down(ro[1], n * (size_t)rb, s);
+    assert_int_equal(memcmp(k0, k1, n * kw), 0);
+    assert_int_equal(memcmp(r0, r1, n * (size_t)rb), 0);
+    free(k0); free(k1); free(r0); free(r1); free(hk); free(hr);
+    cudaFree(dk); cudaFree(dr);
+    for (int m = 0; m < 2; m++) {
+        cudaFree(ko[m]);
+        cudaFree(ro[m]);
+    }
+}
+
+SL_TEST(partition_rows_chain_equals_cub)
+{
+    REQUIRE_GPU();
+    cudaStream_t s;
+    CU(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    for (int k8 = 0; k8 < 2; k8++) {
+        for (int rb = 0; rb <= 16; rb += 4) {
+            check_rows(k8, rb, 0, 0, 15, 0, 1, s);
+            check_rows(k8, rb, 1, 0, 15, 0, 2, s);
+            check_rows(k8, rb, 123457, 0, 15, 0, 3, s);
+            check_rows(k8, rb, 65536, 3, 8, 0, 4, s);
+            check_rows(k8, rb, 100001, 0, 15, 5, 5, s); /* five keys (and 0, the max) */
+        }
+        check_rows(k8, 8, 1 << 20, k8 ? 48 : 17, 15, 0, 6, s); /* top bits */
+    }
     CU(cudaStreamDestroy(s));
 }
 
 SL_TEST(launchers_reject_bad_arguments)
 {
     size_t tb = 0;
+    assert_int_equal(sl_k_partition_rows_k32(NULL, &tb, NULL, NULL, NULL, NULL, 8, 10, 0, 17,
+                                             SL_K_PART_CHAIN, 0),
+                     cudaErrorInvalidValue);
+    assert_int_equal(sl_k_partition_rows_k32(NULL, &tb, NULL, NULL, NULL, NULL, 8, 10, 20, 15,
+                                             SL_K_PART_CHAIN, 0),
+                     cudaErrorInvalidValue);
+    assert_int_equal(sl_k_partition_rows_k64(NULL, &tb, NULL, NULL, NULL, NULL, 6, 10, 0, 15,
+                                             SL_K_PART_CHAIN, 0),
+                     cudaErrorInvalidValue);
+    assert_int_equal(sl_k_partition_rows_k64(NULL, &tb, NULL, NULL, NULL, NULL, 8, 10, 0, 15, 7,
+                                             0),
+                     cudaErrorInvalidValue);
     /* argument checks happen before any CUDA call: no GPU needed */
     assert_int_equal(sl_k_partition_pairs_k32_v32(NULL, &tb, NULL, NULL, NULL, NULL, 10, 0, 0, 8,
                                                   SL_K_PART_OWN, 0),
