@@ -54,6 +54,13 @@ constexpr int64_t kMaxRows = SL_K_PART_CHAIN_MAX_ROWS;
 #ifndef SL_K_PCHAIN_IPT
 #define SL_K_PCHAIN_IPT 16
 #endif
+/* SL_K_PCHAIN_LATE_ROWS 1: a tile's rows are read when it is staged, after the ranking,
+ * not with its keys (fewer registers held through the ranking; a benchmark's variant). */
+#ifndef SL_K_PCHAIN_LATE_ROWS
+#define SL_K_PCHAIN_LATE_ROWS 0
+#endif
+constexpr bool kLateRows = SL_K_PCHAIN_LATE_ROWS != 0;
+
 template <typename K, typename R> struct Ipt {
     static constexpr int value = sizeof(K) + sizeof(R) <= 8 ? SL_K_PCHAIN_IPT : 8;
 };
@@ -157,7 +164,7 @@ __global__ void __launch_bounds__(kThreads, 2)
         const int idx = warp * 32 * IPT + j * 32 + lane;
         if (idx < valid) {
             k[j] = kin[base + idx];
-            if constexpr (HAS_ROW)
+            if constexpr (HAS_ROW && !kLateRows)
                 r[j] = rin.get(base + idx);
         }
     }
@@ -203,7 +210,7 @@ __global__ void __launch_bounds__(kThreads, 2)
             const uint32_t at = tstart[dj] + wc[warp][dj] + rank[j];
             sk[at] = k[j];
             if constexpr (HAS_ROW)
-                sr[at] = r[j];
+                sr[at] = kLateRows ? rin.get(base + warp * 32 * IPT + j * 32 + lane) : r[j];
         }
     }
 
