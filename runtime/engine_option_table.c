@@ -207,10 +207,10 @@ const struct sl__option sl__options[] = {
       "auto,range,fused", 0, 2},
      FIELD(debug_join_filter, INT)},
     {{"debug_join_partition", SL_ENGINE_OPT_ENUM, DBG, "auto",
-      "The GPU partitioned hash join's radix partitioner: auto = one histogram read of "
-      "the keys for both passes, then chained-scan passes of 8 and 7 bits that stage each "
-      "tile in shared memory (issue 19); cub = CUB onesweep radix sort passes, as before "
-      "2026-11-27 (A/B runs).", "auto,cub", 0, 1},
+      "The GPU partitioned hash join's radix partitioner: auto = CUB onesweep radix sort "
+      "passes after the rows are packed; chain = the chained-scan passes of "
+      "kernels/partition/partition_chain.cuh, its first pass packing the rows from the "
+      "columns (slower on the H100 so far: A/B runs, issue 19).", "auto,chain", 0, 1},
      FIELD(debug_join_partition, INT)},
     {{"debug_join_keep_device", SL_ENGINE_OPT_BOOL, DBG, "false",
       "Has a GPU join's sink keep every device batch on the GPU, as before the batches "

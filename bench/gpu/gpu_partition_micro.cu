@@ -3,7 +3,7 @@
  * histogram pass, is most of join.gpu.narrow). Standalone: CUB and one kernel design of
  * its own, no sluice kernels.
  *
- *   gpu_partition_micro [--rows N] [--repeat R]
+ *   gpu_partition_micro [--rows N] [--repeat R] [--chain-only 1]
  *
  * Times, over N random uint32 keys with uint32 rows (median of R after one warm-up):
  *   copy       a device-to-device copy of the pairs (read + write: the pass's floor)
@@ -250,9 +250,12 @@ int main(int argc, char **argv)
 {
     int64_t n = (int64_t)1 << 27;
     int repeat = 7;
+    int chain_only = 0; /* 1: only the chained partitioner's lines (a variant's build) */
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--rows"))
             n = strtoll(argv[i + 1], NULL, 0);
+        else if (!strcmp(argv[i], "--chain-only"))
+            chain_only = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--repeat"))
             repeat = atoi(argv[i + 1]);
     }
@@ -284,6 +287,7 @@ int main(int argc, char **argv)
         printf("{\"micro\": \"%s\", \"rows\": %lld, \"ms\": %.4f, \"pass_gb_s\": %.0f}\n", name,
                (long long)n, ms, passes * gb / (ms / 1e3));
     };
+    if (!chain_only) {
     line("copy", time_ms([&] {
              CK(cudaMemcpyAsync(b.ko, b.k, bytes, cudaMemcpyDeviceToDevice, s));
              CK(cudaMemcpyAsync(b.vo, b.v, bytes, cudaMemcpyDeviceToDevice, s));
@@ -309,6 +313,7 @@ int main(int argc, char **argv)
         CK(cudaFree(pk));
         CK(cudaFree(po));
     }
+    }
     /* reference for the check: cub8's output */
     std::vector<uint32_t> rk(n), rv(n), tk(n), tv(n);
     cub_pass(b, n, 0, 8, s);
@@ -322,12 +327,14 @@ int main(int argc, char **argv)
         bool ok = tk == rk && tv == rv;
         printf("{\"check\": \"%s\", \"equal_to_reference\": %s}\n", name, ok ? "true" : "false");
     };
-    CK(cudaMemsetAsync(b.ko, 0, bytes, s));
-    line("tile8_ipt8", time_ms([&] { tile8<8>(b, n, s); }, repeat, s), 1);
-    check("tile8_ipt8");
-    CK(cudaMemsetAsync(b.ko, 0, bytes, s));
-    line("tile8_ipt16", time_ms([&] { tile8<16>(b, n, s); }, repeat, s), 1);
-    check("tile8_ipt16");
+    if (!chain_only) {
+        CK(cudaMemsetAsync(b.ko, 0, bytes, s));
+        line("tile8_ipt8", time_ms([&] { tile8<8>(b, n, s); }, repeat, s), 1);
+        check("tile8_ipt8");
+        CK(cudaMemsetAsync(b.ko, 0, bytes, s));
+        line("tile8_ipt16", time_ms([&] { tile8<16>(b, n, s); }, repeat, s), 1);
+        check("tile8_ipt16");
+    }
     CK(cudaMemsetAsync(b.ko, 0, bytes, s));
     line("chain8", time_ms([&] { chain_pass(b, n, 8, s); }, repeat, s), 1);
     check("chain8");

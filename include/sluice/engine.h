@@ -194,9 +194,9 @@ struct sl_engine_config {
     int debug_smj_cpu_join;     /* 1: the out-of-core sort-merge join's key ranges are
                                    merge-joined by CPU tasks, not on the GPU (A/B runs) */
     /* Fields added with the GPU join's chained-scan partitioner (issue 19). */
-    int debug_join_partition;   /* GPU partitioned hash join's partitioner: 0 auto (the
-                                   chained-scan passes), 1 cub (CUB onesweep, as before:
-                                   A/B runs) */
+    int debug_join_partition;   /* GPU partitioned hash join's partitioner: 0 auto (CUB
+                                   onesweep), 1 chain (the chained-scan passes, rows
+                                   packed in the first: A/B runs) */
 };
 
 /* Fills *cfg with the defaults and sets cfg->size. Cannot fail. Thread-safe (touches

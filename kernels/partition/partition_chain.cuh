@@ -6,7 +6,7 @@
  *    (per-warp shared copies, then global atomics);
  *  - one scatter kernel per pass: a tile of kTile pairs (tiles taken in order from an
  *    atomic counter) is ranked stably by digit in shared memory (warp-striped items,
- *    __match_any_sync peers per step, per-warp digit counters), its per-digit counts
+ *    ballot-matched peers per step, per-warp digit counters), its per-digit counts
  *    are published at once, the pairs are staged in shared memory in digit order, and
  *    each digit's offset among the earlier tiles comes from a decoupled look-back over
  *    their published counts (one thread per digit); then consecutive threads write
@@ -61,6 +61,13 @@ constexpr int64_t kMaxRows = SL_K_PART_CHAIN_MAX_ROWS;
 #endif
 constexpr bool kLateRows = SL_K_PCHAIN_LATE_ROWS != 0;
 
+/* Earlier tiles' status words a look-back step reads at once (SL_K_PCHAIN_WINDOW: 1 reads
+ * them one by one, a benchmark's variant). */
+#ifndef SL_K_PCHAIN_WINDOW
+#define SL_K_PCHAIN_WINDOW 16
+#endif
+constexpr int kWindow = SL_K_PCHAIN_WINDOW;
+
 template <typename K, typename R> struct Ipt {
     static constexpr int value = sizeof(K) + sizeof(R) <= 8 ? SL_K_PCHAIN_IPT : 8;
 };
@@ -77,6 +84,31 @@ __device__ __forceinline__ uint32_t ld_status(const uint32_t *p)
 __device__ __forceinline__ void st_status(uint32_t *p, uint32_t v)
 {
     asm volatile("st.relaxed.gpu.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+}
+
+/* SL_K_PCHAIN_MATCH_ANY 1: the lanes holding the same digit by __match_any_sync; 0
+ * (default): by one ballot per digit bit (b + 1 bits: the padding digit kBins needs bit
+ * 8 only when b = 8, and is then the only value with it), as CUB's MatchAny does. */
+#ifndef SL_K_PCHAIN_MATCH_ANY
+#define SL_K_PCHAIN_MATCH_ANY 0
+#endif
+
+__device__ __forceinline__ unsigned match_peers(uint32_t d, int b)
+{
+#if SL_K_PCHAIN_MATCH_ANY
+    (void)b;
+    return __match_any_sync(0xFFFFFFFFu, d);
+#else
+    unsigned peers = 0xFFFFFFFFu;
+#pragma unroll
+    for (int bit = 0; bit <= 8; bit++) {
+        if (bit > b && bit < 8)
+            continue; /* digits of b bits and the padding kBins = 256 differ in bit 8 */
+        const unsigned on = __ballot_sync(0xFFFFFFFFu, (d >> bit) & 1u);
+        peers &= ((d >> bit) & 1u) ? on : ~on;
+    }
+    return peers;
+#endif
 }
 
 template <typename K>
@@ -174,7 +206,7 @@ __global__ void __launch_bounds__(kThreads, 2)
         /* padding items: digit kBins, counted apart, never written */
         const uint32_t dj = warp * 32 * IPT + j * 32 + lane < valid ? digit(k[j], shift, mask)
                                                                      : (uint32_t)kBins;
-        const unsigned peers = __match_any_sync(0xFFFFFFFFu, dj);
+        const unsigned peers = match_peers(dj, b);
         const int leader = __ffs(peers) - 1;
         uint32_t old = lane == leader ? wc[warp][dj] : 0u;
         old = __shfl_sync(0xFFFFFFFFu, old, leader);
@@ -219,14 +251,29 @@ __global__ void __launch_bounds__(kThreads, 2)
     if ((uint32_t)tid <= mask) {
         uint32_t excl = 0;
         if (tile > 0) {
+            /* kWindow earlier tiles' words read at once (independent loads), used nearest
+             * first: aggregates are added until an inclusive prefix; an unpublished
+             * word ends the window and is read again. */
             for (int64_t t = tile - 1;;) {
-                const uint32_t s = ld_status(status + t * kBins + tid);
-                if ((s & ~kValMask) == 0)
-                    continue; /* not published yet */
-                excl += s & kValMask;
-                if (s & kFlagInc)
+                uint32_t w[kWindow];
+#pragma unroll
+                for (int i = 0; i < kWindow; i++)
+                    w[i] = t - i >= 0 ? ld_status(status + (t - i) * kBins + tid) : kFlagInc;
+                int used = 0;
+                bool done = false;
+#pragma unroll
+                for (int i = 0; i < kWindow; i++) {
+                    if (done || used < i || (w[i] & ~kValMask) == 0)
+                        break;
+                    excl += w[i] & kValMask;
+                    used++;
+                    done = (w[i] & kFlagInc) != 0;
+                }
+                if (done)
                     break;
-                t--;
+                if (used == 0)
+                    __nanosleep(32); /* the nearest is not published yet */
+                t -= used;
             }
             st_status(my, kFlagInc | (excl + tot));
         }

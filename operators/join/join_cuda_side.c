@@ -397,12 +397,12 @@ static int side_rows_sel(sl_task_t *t, const struct join_state *st, int s, struc
     return rc;
 }
 
-/* SL_K_PART_CHAIN, or SL_K_PART_CUB with debug_join_partition=cub (A/B runs). */
+/* SL_K_PART_CUB, or SL_K_PART_CHAIN with debug_join_partition=chain (A/B runs). */
 static int part_method(sl_task_t *t)
 {
     int64_t mode = 0;
     sl_task_option_int(t, "debug_join_partition", &mode);
-    return mode == 1 ? SL_K_PART_CUB : SL_K_PART_CHAIN;
+    return mode == 1 ? SL_K_PART_CHAIN : SL_K_PART_CUB;
 }
 
 static int side_rows(sl_task_t *t, const struct join_state *st, int s, struct gj *g)
@@ -509,8 +509,8 @@ int gj_pick_bits(sl_task_t *t, struct gj *g)
     return rc;
 }
 
-/* PHJ: the partitioner debug_join_partition picks (auto: the chained-scan passes of
- * partition.h, cub: CUB onesweep as before, A/B runs); SMJ: a full CUB sort. */
+/* PHJ: the partitioner debug_join_partition picks (auto: CUB onesweep; chain: the
+ * chained-scan passes of partition.h, A/B runs); SMJ: a full CUB sort. */
 static cudaError_t radix(const struct gj *g, int method, void *temp, size_t *tb,
                          const void *k_in, void *k_out, const void *r_in, void *r_out, int rb,
                          int64_t n, int lo, int hi, cudaStream_t s)

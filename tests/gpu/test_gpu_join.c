@@ -481,6 +481,26 @@ SL_TEST(partition_cols_equals_pack_then_partition)
     CU(cudaStreamDestroy(s));
 }
 
+/* The shapes of a GPU string join of 2^20 rows a side (64-bit key hashes, one pass of 8
+ * bits, more tiles than blocks resident at once, rows of 8 and 12 bytes and of a row id
+ * alone): the chained partitioner's result equals CUB's / the pack + CUB reference. */
+SL_TEST(partition_chain_many_tiles_one_pass)
+{
+    REQUIRE_GPU();
+    cudaStream_t s;
+    CU(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    const int wid[] = {-1}, w4id[] = {4, -1}, w8id[] = {8, -1};
+    for (int64_t n = 1 << 20; n <= (1 << 21) + 5; n = 2 * n + 5) {
+        check_rows(1, 8, n, 0, 8, 0, 11, s);
+        check_rows(1, 12, n, 56, 8, 0, 12, s);
+        check_rows(0, 8, n, 0, 8, 0, 13, s);
+        check_cols(1, 4, 1, wid, n, 8, 14, s);
+        check_cols(1, 8, 2, w4id, n, 8, 15, s);
+        check_cols(1, 12, 2, w8id, n, 8, 16, s);
+    }
+    CU(cudaStreamDestroy(s));
+}
+
 SL_TEST(launchers_reject_bad_arguments)
 {
     size_t tb = 0;
