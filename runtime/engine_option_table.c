@@ -206,12 +206,6 @@ const struct sl__option sl__options[] = {
       "key gather and packing in one pass (slower on the H100; A/B runs).",
       "auto,range,fused", 0, 2},
      FIELD(debug_join_filter, INT)},
-    {{"debug_join_partition", SL_ENGINE_OPT_ENUM, DBG, "auto",
-      "The GPU partitioned hash join's radix partitioner: auto = CUB onesweep radix sort "
-      "passes after the rows are packed; chain = the chained-scan passes of "
-      "kernels/partition/partition_chain.cuh, its first pass packing the rows from the "
-      "columns (slower on the H100 so far: A/B runs, issue 19).", "auto,chain", 0, 1},
-     FIELD(debug_join_partition, INT)},
     {{"debug_join_keep_device", SL_ENGINE_OPT_BOOL, DBG, "false",
       "Has a GPU join's sink keep every device batch on the GPU, as before the batches "
       "past the join's share of the GPU budget went to host memory (A/B runs).", NULL, 0,

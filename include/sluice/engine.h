@@ -193,10 +193,6 @@ struct sl_engine_config {
                                    append kernel, as before 2026-11-27: A/B runs) */
     int debug_smj_cpu_join;     /* 1: the out-of-core sort-merge join's key ranges are
                                    merge-joined by CPU tasks, not on the GPU (A/B runs) */
-    /* Fields added with the GPU join's chained-scan partitioner (issue 19). */
-    int debug_join_partition;   /* GPU partitioned hash join's partitioner: 0 auto (CUB
-                                   onesweep), 1 chain (the chained-scan passes, rows
-                                   packed in the first: A/B runs) */
 };
 
 /* Fills *cfg with the defaults and sets cfg->size. Cannot fail. Thread-safe (touches

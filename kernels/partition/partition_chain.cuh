@@ -6,13 +6,15 @@
  *    (per-warp shared copies, then global atomics);
  *  - one scatter kernel per pass: a tile of kTile pairs (tiles taken in order from an
  *    atomic counter) is ranked stably by digit in shared memory (warp-striped items,
- *    ballot-matched peers per step, per-warp digit counters), its per-digit counts
+ *    __match_any_sync peers per step, per-warp digit counters), its per-digit counts
  *    are published at once, the pairs are staged in shared memory in digit order, and
  *    each digit's offset among the earlier tiles comes from a decoupled look-back over
  *    their published counts (one thread per digit); then consecutive threads write
  *    consecutive positions of each digit's run (keys and rows).
  * A status word is flag (2 bits: 1 aggregate, 2 inclusive prefix) + count (30 bits):
- * n < 2^30. Device code only; launchers in partition_rows.cu / partition_launch.cu. */
+ * n < 2^30. Device code only; launchers in partition_rows.cu / partition_launch.cu.
+ * Not used by the join: 1.6x slower than CUB onesweep a pass on the H100 (issue 19;
+ * bench/gpu/gpu_partition_micro; join.gpu.narrow's limits in bench/specs/join.json). */
 #ifndef SLUICE_K_PARTITION_CHAIN_CUH
 #define SLUICE_K_PARTITION_CHAIN_CUH
 
@@ -21,24 +23,14 @@
 #include <cub/block/block_scan.cuh>
 
 #include "sluice_k/partition.h"
-#include "sluice_k/rows.cuh"
 
 namespace sluice_k {
 namespace pchain {
 
-/* Where the first pass reads row i: an array of rows, or columns packed on the fly
- * (rows::pack_row: the join's payload columns, so no packed copy is written and read
- * back). */
+/* Where a pass reads row i (a policy: a first pass could read its rows another way). */
 template <typename R> struct RowPtr {
     const R *p;
     __device__ __forceinline__ R get(int64_t i) const { return p[i]; }
-};
-template <int NW> struct RowCols {
-    sl_k_cols_t c;
-    __device__ __forceinline__ typename rows::RowT<NW>::T get(int64_t i) const
-    {
-        return rows::pack_row<NW>(c, i);
-    }
 };
 
 constexpr int kThreads = 256; /* one thread per digit of an 8-bit pass */
@@ -61,10 +53,10 @@ constexpr int64_t kMaxRows = SL_K_PART_CHAIN_MAX_ROWS;
 #endif
 constexpr bool kLateRows = SL_K_PCHAIN_LATE_ROWS != 0;
 
-/* Earlier tiles' status words a look-back step reads at once (SL_K_PCHAIN_WINDOW: 1 reads
- * them one by one, a benchmark's variant). */
+/* Earlier tiles' status words a look-back step reads at once (SL_K_PCHAIN_WINDOW, 1 by
+ * default: 16 was no faster on the H100, bench/meson.build). */
 #ifndef SL_K_PCHAIN_WINDOW
-#define SL_K_PCHAIN_WINDOW 16
+#define SL_K_PCHAIN_WINDOW 1
 #endif
 constexpr int kWindow = SL_K_PCHAIN_WINDOW;
 
@@ -86,11 +78,12 @@ __device__ __forceinline__ void st_status(uint32_t *p, uint32_t v)
     asm volatile("st.relaxed.gpu.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
 }
 
-/* SL_K_PCHAIN_MATCH_ANY 1: the lanes holding the same digit by __match_any_sync; 0
- * (default): by one ballot per digit bit (b + 1 bits: the padding digit kBins needs bit
- * 8 only when b = 8, and is then the only value with it), as CUB's MatchAny does. */
+/* SL_K_PCHAIN_MATCH_ANY 1 (default): the lanes holding the same digit by
+ * __match_any_sync; 0: by one ballot per digit bit (bits 0..b and 8: the padding digit
+ * kBins is the only value with bit 8), as CUB's MatchAny does, slower on the H100
+ * (bench/meson.build). */
 #ifndef SL_K_PCHAIN_MATCH_ANY
-#define SL_K_PCHAIN_MATCH_ANY 0
+#define SL_K_PCHAIN_MATCH_ANY 1
 #endif
 
 __device__ __forceinline__ unsigned match_peers(uint32_t d, int b)
@@ -151,7 +144,7 @@ __global__ void __launch_bounds__(kThreads)
 }
 
 /* One pass on digit bits [shift, shift + b) (b <= 8) from (kin, rin) to (kout, rout);
- * rin a RowPtr or RowCols.
+ * rin a RowPtr.
  * hist: this pass's global digit counts; status: tiles * kBins zeroed words; ctr: a
  * zeroed tile counter. HAS_ROW false: keys only (rin/rout unused). Dynamic shared
  * memory: kTile * (sizeof(K) + sizeof(R)) bytes. */

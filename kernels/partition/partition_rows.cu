@@ -104,67 +104,6 @@ static cudaError_t chain_rows(void *d_temp, size_t *temp_bytes, const K *kin, K 
                                       stream);
 }
 
-/* SL_K_PART_CHAIN with rows of NW words packed from columns in the first pass. */
-template <typename K, int NW>
-static cudaError_t chain_cols(void *d_temp, size_t *temp_bytes, const K *kin, K *kout,
-                              const sl_k_cols_t *cols, void *rout, int64_t n, int lo, int bits,
-                              cudaStream_t stream)
-{
-    using R = typename RowT<NW>::T;
-    return pchain::run<K, R, true>(d_temp, temp_bytes, kin, kout, pchain::RowCols<NW>{*cols},
-                                   (R *)rout, n, lo, bits, stream);
-}
-
-template <typename K>
-static cudaError_t partition_cols(void *d_temp, size_t *temp_bytes, const K *kin, K *kout,
-                                  const sl_k_cols_t *cols, void *rout, int row_bytes, int64_t n,
-                                  int lo, int bits, cudaStream_t stream)
-{
-    if (cols == NULL || cols->n < 1 || cols->n > 4 || row_bytes < 4 || row_bytes > 16 ||
-        (row_bytes & 3) || n >= pchain::kMaxRows)
-        return cudaErrorInvalidValue;
-    int sum = 0;
-    for (int j = 0; j < cols->n; j++) {
-        if (cols->width[j] != 4 && cols->width[j] != 8)
-            return cudaErrorInvalidValue;
-        if (n > 0 && cols->ptr[j] == NULL && cols->width[j] != 4)
-            return cudaErrorInvalidValue;
-        sum += cols->width[j];
-    }
-    if (sum > row_bytes)
-        return cudaErrorInvalidValue;
-    switch (row_bytes / 4) {
-    case 1:
-        return chain_cols<K, 1>(d_temp, temp_bytes, kin, kout, cols, rout, n, lo, bits, stream);
-    case 2:
-        return chain_cols<K, 2>(d_temp, temp_bytes, kin, kout, cols, rout, n, lo, bits, stream);
-    case 3:
-        return chain_cols<K, 3>(d_temp, temp_bytes, kin, kout, cols, rout, n, lo, bits, stream);
-    default:
-        return chain_cols<K, 4>(d_temp, temp_bytes, kin, kout, cols, rout, n, lo, bits, stream);
-    }
-}
-
-extern "C" cudaError_t sl_k_partition_cols_k32(void *d_temp, size_t *temp_bytes,
-                                               const uint32_t *d_keys_in, uint32_t *d_keys_out,
-                                               const sl_k_cols_t *cols, void *d_rows_out,
-                                               int row_bytes, int64_t n, int begin_bit, int bits,
-                                               cudaStream_t stream)
-{
-    return partition_cols<uint32_t>(d_temp, temp_bytes, d_keys_in, d_keys_out, cols, d_rows_out,
-                                    row_bytes, n, begin_bit, bits, stream);
-}
-
-extern "C" cudaError_t sl_k_partition_cols_k64(void *d_temp, size_t *temp_bytes,
-                                               const uint64_t *d_keys_in, uint64_t *d_keys_out,
-                                               const sl_k_cols_t *cols, void *d_rows_out,
-                                               int row_bytes, int64_t n, int begin_bit, int bits,
-                                               cudaStream_t stream)
-{
-    return partition_cols<uint64_t>(d_temp, temp_bytes, d_keys_in, d_keys_out, cols, d_rows_out,
-                                    row_bytes, n, begin_bit, bits, stream);
-}
-
 template <typename K>
 static cudaError_t partition_rows(void *d_temp, size_t *temp_bytes, const K *kin, K *kout,
                                   const void *rin, void *rout, int row_bytes, int64_t n, int lo,

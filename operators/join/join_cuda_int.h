@@ -44,10 +44,6 @@ struct gj_side {
     void *pk, *prow;                    /* partitioned or sorted keys and rows */
     void *prow_own;                     /* prow when allocated (else it aliases pk) */
     int64_t *off;                       /* PHJ partition offsets */
-    int fuse_cols;                      /* rows packed from cols by the partitioner's first
-                                         * pass (gj_transform), not before it */
-    sl_k_cols_t cols;                   /* fuse_cols: the row's columns (gj_row_cols) */
-    void *cols_own[5];                  /* and the copies it made */
 };
 
 struct gj {

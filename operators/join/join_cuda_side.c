@@ -397,14 +397,6 @@ static int side_rows_sel(sl_task_t *t, const struct join_state *st, int s, struc
     return rc;
 }
 
-/* SL_K_PART_CUB, or SL_K_PART_CHAIN with debug_join_partition=chain (A/B runs). */
-static int part_method(sl_task_t *t)
-{
-    int64_t mode = 0;
-    sl_task_option_int(t, "debug_join_partition", &mode);
-    return mode == 1 ? SL_K_PART_CHAIN : SL_K_PART_CUB;
-}
-
 static int side_rows(sl_task_t *t, const struct join_state *st, int s, struct gj *g)
 {
     struct gj_side *sd = &g->s[s];
@@ -417,17 +409,6 @@ static int side_rows(sl_task_t *t, const struct join_state *st, int s, struct gj
         return side_rows_sel(t, st, s, g);
     if (sd->n_row == 1 && !sd->id_word && sd->pay_w[0] == rb)
         return gj_side_column(t, st, s, sd, sd->pay_col[0], &sd->rows, &sd->rows_own);
-    /* The chained partitioner packs the rows in its first pass: no packed copy written
-     * and read back (not with debug_join_filter=range, whose filter gathers packed rows). */
-    if (g->algo == GJ_PHJ && part_method(t) == SL_K_PART_CHAIN && gj_filter_mode(t) != 1 &&
-        sd->n < SL_K_PART_CHAIN_MAX_ROWS) {
-        int rbc = 0, rc = gj_row_cols(t, st, s, g, &sd->cols, sd->cols_own, &rbc);
-        sd->fuse_cols = rc >= 0 && rbc == rb;
-        if (rc >= 0 && !sd->fuse_cols)
-            gj_row_cols_free(t, sd->cols_own);
-        if (rc < 0 || sd->fuse_cols)
-            return rc;
-    }
     int cols[5], nc = 0;
     for (int j = 0; j < sd->n_row; j++)
         cols[nc++] = sd->pay_col[j];
@@ -509,33 +490,12 @@ int gj_pick_bits(sl_task_t *t, struct gj *g)
     return rc;
 }
 
-/* PHJ: the partitioner debug_join_partition picks (auto: CUB onesweep; chain: the
- * chained-scan passes of partition.h, A/B runs); SMJ: a full CUB sort. */
-static cudaError_t radix(const struct gj *g, int method, void *temp, size_t *tb,
-                         const void *k_in, void *k_out, const void *r_in, void *r_out, int rb,
-                         int64_t n, int lo, int hi, cudaStream_t s)
+static cudaError_t radix(const struct gj *g, void *temp, size_t *tb, const void *k_in,
+                         void *k_out, const void *r_in, void *r_out, int rb, int64_t n, int lo,
+                         int hi, cudaStream_t s)
 {
-    if (g->algo == GJ_PHJ)
-        return g->k8 ? sl_k_partition_rows_k64(temp, tb, k_in, k_out, r_in, r_out, rb, n, lo,
-                                               hi - lo, method, s)
-                     : sl_k_partition_rows_k32(temp, tb, k_in, k_out, r_in, r_out, rb, n, lo,
-                                               hi - lo, method, s);
     return g->k8 ? sl_k_radix_rows_k64(temp, tb, k_in, k_out, r_in, r_out, rb, n, lo, hi, s)
                  : sl_k_radix_rows_k32(temp, tb, k_in, k_out, r_in, r_out, rb, n, lo, hi, s);
-}
-
-/* One side's partitioning or sort: from its packed rows, or from its row's columns
- * (fuse_cols). */
-static cudaError_t side_partition(const struct gj *g, const struct gj_side *sd, int method,
-                                  void *temp, size_t *tb, void *k_out, void *r_out, int rb,
-                                  int lo, int hi, cudaStream_t s)
-{
-    if (!sd->fuse_cols)
-        return radix(g, method, temp, tb, sd->keys, k_out, sd->rows, r_out, rb, sd->n, lo, hi, s);
-    return g->k8 ? sl_k_partition_cols_k64(temp, tb, sd->keys, k_out, &sd->cols, r_out, rb, sd->n,
-                                           lo, hi - lo, s)
-                 : sl_k_partition_cols_k32(temp, tb, sd->keys, k_out, &sd->cols, r_out, rb, sd->n,
-                                           lo, hi - lo, s);
 }
 
 int gj_transform(sl_task_t *t, struct gj *g)
@@ -546,14 +506,13 @@ int gj_transform(sl_task_t *t, struct gj *g)
     int hi = g->algo == GJ_PHJ ? g->begin + g->bits : (int)(8 * kw);
     void *temp = NULL;
     int rc = SL_OK;
-    const int method = part_method(t);
     /* The build side first: its partitioned copy and the probe side's are both live
      * for the join, the temp storage only while partitioning. */
     for (int i = 0; i < 2 && rc >= 0; i++) {
         struct gj_side *sd = &g->s[i == 0 ? g->build : 1 - g->build];
-        int rb = sd->rows || sd->fuse_cols ? g->row_bytes : 0;
+        int rb = sd->rows ? g->row_bytes : 0;
         size_t need = 0;
-        cudaError_t e = side_partition(g, sd, method, NULL, &need, NULL, NULL, rb, lo, hi, s);
+        cudaError_t e = radix(g, NULL, &need, sd->keys, NULL, sd->rows, NULL, rb, sd->n, lo, hi, s);
         if (e != cudaSuccess) {
             rc = SL_TASK_CUDA_FAIL(t, e, "partition size");
             break;
@@ -574,8 +533,8 @@ int gj_transform(sl_task_t *t, struct gj *g)
             break;
         }
         size_t tb = cap;
-        if ((e = side_partition(g, sd, method, temp, &tb, sd->pk, sd->prow, rb, lo, hi, s)) !=
-            cudaSuccess) {
+        if ((e = radix(g, temp, &tb, sd->keys, sd->pk, sd->rows, sd->prow, rb, sd->n, lo, hi,
+                       s)) != cudaSuccess) {
             rc = SL_TASK_CUDA_FAIL(t, e, g->algo == GJ_PHJ ? "partitioning" : "sorting");
             break;
         }
@@ -584,8 +543,6 @@ int gj_transform(sl_task_t *t, struct gj *g)
         sl_task_device_free(t, sd->rows_own);
         sd->keys_own = sd->rows_own = NULL;
         sd->keys = sd->rows = NULL;
-        gj_row_cols_free(t, sd->cols_own);
-        sd->fuse_cols = 0;
         if (g->row_bytes && !rb) {
             /* Rows the kernels read but this side never outputs. */
             if ((size_t)g->row_bytes == kw) {
@@ -619,8 +576,6 @@ void gj_sides_release(sl_task_t *t, struct gj *g)
                      sd->sel};
         for (size_t j = 0; j < sizeof p / sizeof p[0]; j++)
             sl_task_device_free(t, p[j]);
-        gj_row_cols_free(t, sd->cols_own);
-        sd->fuse_cols = 0;
         sd->keys_own = sd->rows_own = sd->ids_own = sd->pk = sd->prow_own = sd->prow = NULL;
         sd->off = NULL;
         sd->sel = NULL;

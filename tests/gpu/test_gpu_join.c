@@ -1,6 +1,6 @@
 /* Tests the GPU radix partitioner and partitioned hash join kernels (kernels/partition,
  * kernels/join; issue 6) through their launchers on small random inputs against CPU
- * references: partitions must equal a stable sort by the partition bits (both methods,
+ * references: partitions must equal a stable sort by the partition bits (every method,
  * several passes), offsets must match a histogram; joins must produce exactly the
  * reference's rows (duplicates on both sides, probe keys without partner, a build
  * partition several shared-memory chunks large), honour the output capacity, and the
@@ -14,7 +14,6 @@
 #include "gpu_test.h"
 #include "sl_test.h"
 #include "sluice_k/join.h"
-#include "sluice_k/join_gftr.h"
 #include "sluice_k/partition.h"
 
 static uint64_t rng_next(uint64_t *s)
@@ -391,112 +390,18 @@ SL_TEST(partition_rows_chain_equals_cub)
     CU(cudaStreamDestroy(s));
 }
 
-/* sl_k_partition_cols_*: rows packed from columns in the first pass equal
- * sl_k_pack_rows followed by CUB's partitioning (mixed widths, a row-id column without
- * a pointer, rows padded past the columns). */
-static void check_cols(int k8, int rb, int nc, const int *widths, int64_t n, int bits,
-                       uint64_t seed, cudaStream_t s)
-{
-    const size_t kw = k8 ? 8 : 4;
-    unsigned char *hk = malloc(n * kw + 8);
-    for (int64_t i = 0; i < n; i++) {
-        uint64_t x = rng_next(&seed) % 100000; /* duplicates */
-        memcpy(hk + i * kw, &x, kw);
-    }
-    void *dk = dmalloc(n * kw);
-    if (n)
-        CU(cudaMemcpyAsync(dk, hk, n * kw, cudaMemcpyHostToDevice, s));
-    sl_k_cols_t kc;
-    memset(&kc, 0, sizeof kc);
-    kc.n = nc;
-    for (int j = 0; j < nc; j++) {
-        kc.width[j] = widths[j] < 0 ? 4 : widths[j];
-        if (widths[j] < 0)
-            continue; /* the row's number */
-        unsigned char *h = malloc(n * (size_t)widths[j] + 8);
-        for (int64_t i = 0; i < n * widths[j]; i++)
-            h[i] = (unsigned char)rng_next(&seed);
-        kc.ptr[j] = dmalloc(n * (size_t)widths[j]);
-        if (n)
-            CU(cudaMemcpyAsync(kc.ptr[j], h, n * (size_t)widths[j], cudaMemcpyHostToDevice, s));
-        CU(cudaStreamSynchronize(s));
-        free(h);
-    }
-    void *packed = dmalloc(n * (size_t)rb), *ko[2] = {dmalloc(n * kw), dmalloc(n * kw)};
-    void *ro[2] = {dmalloc(n * (size_t)rb), dmalloc(n * (size_t)rb)};
-    CU(sl_k_pack_rows(&kc, n, rb, packed, s));
-    size_t t0 = 0, t1 = 0;
-    if (k8) {
-        CU(sl_k_partition_rows_k64(NULL, &t0, dk, ko[0], packed, ro[0], rb, n, 0, bits,
-                                   SL_K_PART_CUB, s));
-        CU(sl_k_partition_cols_k64(NULL, &t1, dk, ko[1], &kc, ro[1], rb, n, 0, bits, s));
-    } else {
-        CU(sl_k_partition_rows_k32(NULL, &t0, dk, ko[0], packed, ro[0], rb, n, 0, bits,
-                                   SL_K_PART_CUB, s));
-        CU(sl_k_partition_cols_k32(NULL, &t1, dk, ko[1], &kc, ro[1], rb, n, 0, bits, s));
-    }
-    void *d0 = dmalloc(t0), *d1 = dmalloc(t1);
-    if (k8) {
-        CU(sl_k_partition_rows_k64(d0, &t0, dk, ko[0], packed, ro[0], rb, n, 0, bits,
-                                   SL_K_PART_CUB, s));
-        CU(sl_k_partition_cols_k64(d1, &t1, dk, ko[1], &kc, ro[1], rb, n, 0, bits, s));
-    } else {
-        CU(sl_k_partition_rows_k32(d0, &t0, dk, ko[0], packed, ro[0], rb, n, 0, bits,
-                                   SL_K_PART_CUB, s));
-        CU(sl_k_partition_cols_k32(d1, &t1, dk, ko[1], &kc, ro[1], rb, n, 0, bits, s));
-    }
-    unsigned char *k0 = down(ko[0], n * kw, s), *k1 = down(ko[1], n * kw, s);
-    unsigned char *r0 = down(ro[0], n * (size_t)rb, s), *r1 = down(ro[1], n * (size_t)rb, s);
-    assert_int_equal(memcmp(k0, k1, n * kw), 0);
-    assert_int_equal(memcmp(r0, r1, n * (size_t)rb), 0);
-    free(k0); free(k1); free(r0); free(r1); free(hk);
-    cudaFree(dk); cudaFree(packed); cudaFree(d0); cudaFree(d1);
-    for (int j = 0; j < nc; j++)
-        cudaFree(kc.ptr[j]);
-    for (int m = 0; m < 2; m++) {
-        cudaFree(ko[m]);
-        cudaFree(ro[m]);
-    }
-}
-
-SL_TEST(partition_cols_equals_pack_then_partition)
-{
-    REQUIRE_GPU();
-    cudaStream_t s;
-    CU(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-    const int w44[] = {4, 4}, w444[] = {4, 4, 4}, w484[] = {4, 8, 4}, w4id[] = {4, -1},
-              w4[] = {4}, w8[] = {8}, w88[] = {8, 8};
-    for (int k8 = 0; k8 < 2; k8++) {
-        for (int64_t n = 0; n < 200000; n = n ? n * 9 : 1) { /* 0, 1, 9, ..., 59049 */
-            check_cols(k8, 8, 2, w44, n, 15, 1, s);
-            check_cols(k8, 12, 3, w444, n, 15, 2, s);
-            check_cols(k8, 16, 3, w484, n, 15, 3, s);
-            check_cols(k8, 8, 2, w4id, n, 15, 4, s);
-            check_cols(k8, 8, 1, w4, n, 8, 5, s);   /* padded, one pass */
-            check_cols(k8, 12, 1, w8, n, 15, 6, s); /* padded */
-            check_cols(k8, 16, 2, w88, n, 12, 7, s);
-        }
-        check_cols(k8, 12, 3, w444, 300001, 15, 8, s);
-    }
-    CU(cudaStreamDestroy(s));
-}
-
-/* The shapes of a GPU string join of 2^20 rows a side (64-bit key hashes, one pass of 8
- * bits, more tiles than blocks resident at once, rows of 8 and 12 bytes and of a row id
- * alone): the chained partitioner's result equals CUB's / the pack + CUB reference. */
+/* Shapes of a GPU string join of 2^20 rows a side (64-bit key hashes, one pass of 8
+ * bits, more tiles than blocks resident at once, rows of 8 and 12 bytes): the chained
+ * partitioner's result equals CUB's. */
 SL_TEST(partition_chain_many_tiles_one_pass)
 {
     REQUIRE_GPU();
     cudaStream_t s;
     CU(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-    const int wid[] = {-1}, w4id[] = {4, -1}, w8id[] = {8, -1};
     for (int64_t n = 1 << 20; n <= (1 << 21) + 5; n = 2 * n + 5) {
         check_rows(1, 8, n, 0, 8, 0, 11, s);
         check_rows(1, 12, n, 56, 8, 0, 12, s);
         check_rows(0, 8, n, 0, 8, 0, 13, s);
-        check_cols(1, 4, 1, wid, n, 8, 14, s);
-        check_cols(1, 8, 2, w4id, n, 8, 15, s);
-        check_cols(1, 12, 2, w8id, n, 8, 16, s);
     }
     CU(cudaStreamDestroy(s));
 }
@@ -515,17 +420,6 @@ SL_TEST(launchers_reject_bad_arguments)
                      cudaErrorInvalidValue);
     assert_int_equal(sl_k_partition_rows_k64(NULL, &tb, NULL, NULL, NULL, NULL, 8, 10, 0, 15, 7,
                                              0),
-                     cudaErrorInvalidValue);
-    sl_k_cols_t kc;
-    memset(&kc, 0, sizeof kc);
-    kc.n = 2;
-    kc.width[0] = kc.width[1] = 8;
-    int x;
-    kc.ptr[0] = kc.ptr[1] = &x; /* 16 bytes of columns do not fit 12-byte rows */
-    assert_int_equal(sl_k_partition_cols_k32(NULL, &tb, NULL, NULL, &kc, NULL, 12, 10, 0, 15, 0),
-                     cudaErrorInvalidValue);
-    kc.width[1] = 2; /* widths are 4 or 8 */
-    assert_int_equal(sl_k_partition_cols_k32(NULL, &tb, NULL, NULL, &kc, NULL, 16, 10, 0, 15, 0),
                      cudaErrorInvalidValue);
     /* argument checks happen before any CUDA call: no GPU needed */
     assert_int_equal(sl_k_partition_pairs_k32_v32(NULL, &tb, NULL, NULL, NULL, NULL, 10, 0, 0, 8,

@@ -25,7 +25,8 @@
  *                 digit's run of the tile contiguously (onesweep's traffic, tiles staged
  *                 for write combining); bits_per_pass is ignored (8, the rest last).
  *                 Needs n < 2^30 (SL_K_PART_CHAIN_MAX_ROWS); from there it is
- *                 SL_K_PART_CUB.
+ *                 SL_K_PART_CUB. 1.6x slower than SL_K_PART_CUB a pass on the H100
+ *                 (2026-11-27): not used by the join.
  *
  * Temp storage: two-call pattern. With d_temp == NULL only *temp_bytes is set (and
  * nothing is launched). Otherwise *temp_bytes must be at least the reported size.
@@ -40,8 +41,6 @@
 #include <stdint.h>
 
 #include <cuda_runtime_api.h>
-
-#include "sluice_k/join_types.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -62,7 +61,7 @@ SL_K_PARTITION_DECL(k32_v64, uint32_t, uint64_t)
 SL_K_PARTITION_DECL(k64_v32, uint64_t, uint32_t)
 SL_K_PARTITION_DECL(k64_v64, uint64_t, uint64_t)
 
-/* The join's partitioning of (key, packed row) pairs on key bits [begin_bit, begin_bit +
+/* Partitioning of (key, packed row) pairs as the join's (sl_k_radix_rows_*) on key bits [begin_bit, begin_bit +
  * bits), 1 <= bits <= 16: the permutation of sl_k_radix_rows_* (sluice_k/join_gftr.h)
  * on that bit range, which is what SL_K_PART_CUB runs; SL_K_PART_CHAIN gives the same
  * arrays (both stable) with the passes above. row_bytes 0 (keys only), 4, 8, 12 or 16;
@@ -76,21 +75,8 @@ cudaError_t sl_k_partition_rows_k64(void *d_temp, size_t *temp_bytes, const uint
                                     void *d_rows_out, int row_bytes, int64_t n, int begin_bit,
                                     int bits, int method, cudaStream_t stream);
 
-/* SL_K_PART_CHAIN whose first pass packs each row from columns (rows::pack_row, as
- * sl_k_pack_rows: at most 4 columns of 4 or 8 bytes, 8-byte columns low word first, a
- * 4-byte column with a NULL pointer is the row's number; zero padded to row_bytes, 4 to
- * 16), so no packed copy is written first: the output is what sl_k_pack_rows followed by
- * sl_k_partition_rows_* gives. n < SL_K_PART_CHAIN_MAX_ROWS. */
+/* The most rows SL_K_PART_CHAIN takes (its status words count in 30 bits). */
 #define SL_K_PART_CHAIN_MAX_ROWS ((int64_t)1 << 30)
-cudaError_t sl_k_partition_cols_k32(void *d_temp, size_t *temp_bytes, const uint32_t *d_keys_in,
-                                    uint32_t *d_keys_out, const sl_k_cols_t *cols,
-                                    void *d_rows_out, int row_bytes, int64_t n, int begin_bit,
-                                    int bits, cudaStream_t stream);
-cudaError_t sl_k_partition_cols_k64(void *d_temp, size_t *temp_bytes, const uint64_t *d_keys_in,
-                                    uint64_t *d_keys_out, const sl_k_cols_t *cols,
-                                    void *d_rows_out, int row_bytes, int64_t n, int begin_bit,
-                                    int bits, cudaStream_t stream);
-
 /* Partition boundaries of partitioned keys: d_offsets[p] = index of the first key of
  * partition p, d_offsets[1 << bits] = n (so partition p is [d_offsets[p],
  * d_offsets[p+1])). One binary search per partition over the keys (not a pass over
