@@ -26,7 +26,7 @@
     } while (0)
 
 static const char *mname[] = {"auto", "fused", "multipass", "tc_fused", "tc_multipass",
-                              "mma_fused", "tile"};
+                              "mma_fused", "tile", "mma_tile"};
 
 struct Data {
     int64_t n;
@@ -154,7 +154,7 @@ static void bench_shape(int64_t n, int d, int k, cudaStream_t s, double bw, doub
     CU(cudaEventCreate(&e0));
     CU(cudaEventCreate(&e1));
     const char *only = getenv("KM_METHODS"); /* e.g. "1,5": those methods only */
-    for (int m = 1; m <= SL_K_KMEANS_TILE; m++) {
+    for (int m = 1; m <= SL_K_KMEANS_MMA_TILE; m++) {
         if (!sl_k_kmeans_supported(m, d, k) || (only && !strchr(only, '0' + m)))
             continue;
         std::vector<float> it_ms, st_ms;

@@ -372,6 +372,42 @@ __device__ __forceinline__ void tile_step(const float *s_r, const int *s_l, char
     *(float *)(col + (l << 7)) += r;
 }
 
+/* The end of a tile-kernel block of W warps (after its last update steps): waits for
+ * every warp, merges the warps' partial sums (W warps x G copies of [k][D], wf floats a
+ * warp from s_w0) and counts into the global accumulators, and the inertia. */
+template <int D, int W>
+__device__ void tile_flush(const float *s_w0, int64_t wf, const unsigned *s_cnt, int d, int k,
+                           double my_in, double *sums, unsigned long long *counts,
+                           double *inertia)
+{
+    __shared__ double s_red[W];
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    __syncthreads();
+    for (int e = threadIdx.x; e < k * d; e += W * 32) {
+        const int c = e / d, j = e % d;
+        float v = 0.f;
+        for (int w = 0; w < W; w++)
+#pragma unroll
+            for (int q = 0; q < 32 / D; q++)
+                v += s_w0[w * wf + c * 32 + q * D + j];
+        if (v != 0.f)
+            atomicAdd(&sums[e], (double)v);
+    }
+    for (int c = threadIdx.x; c < k; c += W * 32)
+        if (s_cnt[c])
+            atomicAdd(&counts[c], (unsigned long long)s_cnt[c]);
+    my_in = warp_sum(my_in);
+    if (lane == 0)
+        s_red[warp] = my_in;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        double tot = 0;
+        for (int w = 0; w < W; w++)
+            tot += s_red[w];
+        atomicAdd(inertia, tot);
+    }
+}
+
 #if SL_K_KMEANS_TILE_MINB > 1
 #define SL_K_TILE_BOUNDS __launch_bounds__(kTileThreads, SL_K_KMEANS_TILE_MINB)
 #else
@@ -391,7 +427,6 @@ __global__ void SL_K_TILE_BOUNDS
     if (stop && *stop)
         return; /* the Lloyd loop has stopped (sl_k_kmeans_check) */
     extern __shared__ __align__(16) float smem[];
-    __shared__ double s_red[kTileWarps];
     const int k4 = (k + 3) & ~3;
     const int64_t wf = 32 * (int64_t)(k + 1) + TP * D + TP; /* floats per warp */
     float *s_c = smem;                             /* k4 * D */
@@ -510,31 +545,7 @@ __global__ void SL_K_TILE_BOUNDS
     }
     for (int st = 0; st < nst; st++)
         tile_step<D, false>(s_r, s_l, col, st, 0, lane, roff);
-    __syncthreads();
-    /* the block's partials: kTileWarps warps x G copies of [k][D] */
-    for (int e = threadIdx.x; e < k * d; e += kTileThreads) {
-        const int c = e / d, j = e % d;
-        float v = 0.f;
-        for (int w = 0; w < kTileWarps; w++)
-#pragma unroll
-            for (int q = 0; q < 32 / D; q++)
-                v += s_w0[w * wf + c * 32 + q * D + j];
-        if (v != 0.f)
-            atomicAdd(&sums[e], (double)v);
-    }
-    for (int c = threadIdx.x; c < k; c += kTileThreads)
-        if (s_cnt[c])
-            atomicAdd(&counts[c], (unsigned long long)s_cnt[c]);
-    my_in = warp_sum(my_in);
-    if (lane == 0)
-        s_red[warp] = my_in;
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        double tot = 0;
-        for (int w = 0; w < kTileWarps; w++)
-            tot += s_red[w];
-        atomicAdd(inertia, tot);
-    }
+    tile_flush<D, kTileWarps>(s_w0, wf, s_cnt, d, k, my_in, sums, counts, inertia);
 }
 
 /* ---- SL_K_KMEANS_MMA_FUSED: 2xTF32 tensor-core scores, packed top-2, exact re-check ---- */
@@ -575,6 +586,82 @@ __device__ __forceinline__ void mma_load(const float *const (&pc)[D / 8][2], int
                 const float *p = pc[ks][q >> 1];
                 x[mt][ks][q] = (p && i < n) ? __ldg(p + i) : 0.f;
             }
+}
+
+/* The centroids of a tensor-core kernel in shared memory: s_b[(nt * KS + ks) * 32 + lane]
+ * = the B fragment {ch0, ch1, cl0, cl1} of lane (centroid nt * 8 + lane / 4, features
+ * ks * 8 + lane % 4 and + 4, as two TF32 parts), kp half norms (kMmaPad past k) and the
+ * float32 rows (stride D + 1, zero past d). The block's nthreads threads together. */
+template <int D>
+__device__ void mma_stage_centroids(float4 *s_b, float *s_hn, float *s_cf,
+                                    const float *__restrict__ cent, int d, int k, int kp,
+                                    int nthreads)
+{
+    constexpr int KS = D / 8, SF = D + 1;
+    for (int e = threadIdx.x; e < kp / 8 * KS * 32; e += nthreads) {
+        const int l = e & 31, ks = (e >> 5) % KS, c = ((e >> 5) / KS) * 8 + (l >> 2);
+        const int j0 = ks * 8 + (l & 3), j1 = j0 + 4;
+        const float v0 = (c < k && j0 < d) ? cent[(int64_t)c * d + j0] : 0.f;
+        const float v1 = (c < k && j1 < d) ? cent[(int64_t)c * d + j1] : 0.f;
+        const float h0 = __uint_as_float(to_tf32(v0)), h1 = __uint_as_float(to_tf32(v1));
+        s_b[e] = make_float4(h0, h1, __uint_as_float(to_tf32(v0 - h0)),
+                             __uint_as_float(to_tf32(v1 - h1)));
+    }
+    for (int c = threadIdx.x; c < kp; c += nthreads)
+        s_hn[c] = c < k ? half_norm(cent + (int64_t)c * d, d) : kMmaPad;
+    for (int e = threadIdx.x; e < k * SF; e += nthreads) {
+        const int c = e / SF, j = e % SF;
+        s_cf[e] = j < d ? cent[(int64_t)c * d + j] : 0.f;
+    }
+}
+
+/* The feature columns lane (g, t) loads for mma_load: pc[ks][h] = column ks*8 + t + 4h, or
+ * NULL past d (constant indices: no local copy of the parameters). */
+template <int D>
+__device__ __forceinline__ void mma_col_ptrs(const Cols<D> &cols, int d, int t,
+                                             const float *(&pc)[D / 8][2])
+{
+#pragma unroll
+    for (int ks = 0; ks < D / 8; ks++)
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            pc[ks][h] = NULL;
+#pragma unroll
+            for (int tt = 0; tt < 4; tt++)
+                if (t == tt && ks * 8 + tt + 4 * h < d)
+                    pc[ks][h] = cols.p[ks * 8 + tt + 4 * h];
+        }
+}
+
+/* A row's two smallest packed keys merged over its quad (the 4 lanes of g). */
+__device__ __forceinline__ void mma_quad_top2(float &b1, float &b2)
+{
+#pragma unroll
+    for (int o = 1; o <= 2; o <<= 1) {
+        const float o1 = __shfl_xor_sync(0xffffffffu, b1, o);
+        const float o2 = __shfl_xor_sync(0xffffffffu, b2, o);
+        b2 = fminf(fminf(b2, o2), fmaxf(b1, o1));
+        b1 = fminf(b1, o1);
+    }
+}
+
+/* A row's label from its merged top-2 keys (idx), and whether it needs the exact
+ * re-check (mma_kernel's error analysis): the gap b2 - b1 within the bound, a padding
+ * centroid won, or NaN. xn = ||x||^2; xsplit: x entered the products as two TF32 parts,
+ * so its rounding term 2^-9 ||x|| r1 is left out (its error is within slack's). */
+__device__ __forceinline__ bool mma_near_tie(float b1, float b2, float xn, float cmax, float hmax,
+                                             float slack, unsigned imask, int k, bool xsplit,
+                                             int &idx)
+{
+    idx = __float_as_int(b1) & (int)imask;
+    const float xl = sqrtf(xn), big = fmaf(xl, cmax, hmax);
+    /* + 2^-118: tensor cores may flush subnormal products (2^-126 each) */
+    float bound = fmaf(slack, big, 0x1p-118f);
+    if (!xsplit) {
+        const float r2 = fmaxf(0.f, fmaf(2.f, b1, xn) + 0x1p-9f * big);
+        bound = fmaf(0x1p-9f * xl, sqrtf(r2), bound);
+    }
+    return !(b2 - b1 > bound) || idx >= k;
 }
 
 /* Keeps the two smallest packed keys of a row: the score with its low bits replaced by
@@ -624,6 +711,28 @@ __device__ int mma_rescan(const float *xrow, const float *s_cf, const float *s_h
     return bi == 0x7fffffff ? 0 : bi;
 }
 
+/* The exact labels of a warp tile's near-ties (need[r] of slot r = 2 mt + h, row mt*16 +
+ * h*8 + g; the quad's lanes agree), one row at a time by the whole warp from the rows
+ * staged at xs (row stride sx); idx[r] of the row's lanes is replaced. */
+template <int D>
+__device__ __forceinline__ void mma_recheck(const bool (&need)[4], int (&idx)[4], const float *xs,
+                                            int sx, const float *s_cf, const float *s_hn, int k,
+                                            int lane)
+{
+#pragma unroll
+    for (int r = 0; r < 4; r++) {
+        unsigned m = __ballot_sync(0xffffffffu, need[r] && (lane & 3) == 0);
+        while (m) {
+            const int src = __ffs(m) - 1;
+            m &= m - 1;
+            const int pr = (r >> 1) * 16 + (r & 1) * 8 + (src >> 2);
+            const int bi = mma_rescan<D>(xs + pr * sx, s_cf, s_hn, k, lane);
+            if ((lane >> 2) == (src >> 2))
+                idx[r] = bi;
+        }
+    }
+}
+
 /* Fused assignment + update with the scores on tensor cores (kmeans.h, MMA_FUSED).
  * Each warp takes 32 points at a time (the next 32 are loaded while it works) as mma A
  * fragments of x rounded to TF32; the centroids are the B operand split in two TF32
@@ -663,21 +772,7 @@ __global__ void __launch_bounds__(kThreads, 2)
     float *s_x = (float *)(s_cnt + (size_t)nw * k);    /* kWarps * 32 * SX staged points */
     int *s_l = (int *)(s_x + kWarps * 32 * SX);        /* kWarps * 32 labels */
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
-    for (int e = threadIdx.x; e < nts * KS * 32; e += kThreads) {
-        const int l = e & 31, ks = (e >> 5) % KS, c = ((e >> 5) / KS) * 8 + (l >> 2);
-        const int j0 = ks * 8 + (l & 3), j1 = j0 + 4;
-        const float v0 = (c < k && j0 < d) ? cent[(int64_t)c * d + j0] : 0.f;
-        const float v1 = (c < k && j1 < d) ? cent[(int64_t)c * d + j1] : 0.f;
-        const float h0 = __uint_as_float(to_tf32(v0)), h1 = __uint_as_float(to_tf32(v1));
-        s_b[e] = make_float4(h0, h1, __uint_as_float(to_tf32(v0 - h0)),
-                             __uint_as_float(to_tf32(v1 - h1)));
-    }
-    for (int c = threadIdx.x; c < k8; c += kThreads)
-        s_hn[c] = c < k ? half_norm(cent + (int64_t)c * d, d) : kMmaPad;
-    for (int e = threadIdx.x; e < k * SF; e += kThreads) {
-        const int c = e / SF, j = e % SF;
-        s_cf[e] = j < d ? cent[(int64_t)c * d + j] : 0.f;
-    }
+    mma_stage_centroids<D>(s_b, s_hn, s_cf, cent, d, k, k8, kThreads);
     fused_zero<D>(s_sum, s_cnt, k, nw);
     __syncthreads();
     float hmax = 0.f;
@@ -693,16 +788,7 @@ __global__ void __launch_bounds__(kThreads, 2)
     float *wx = s_x + warp * 32 * SX;
     int *wl = s_l + warp * 32;
     const float *pc[KS][2];
-#pragma unroll
-    for (int ks = 0; ks < KS; ks++)
-#pragma unroll
-        for (int h = 0; h < 2; h++) {
-            pc[ks][h] = NULL; /* constant indices: no local copy of the parameters */
-#pragma unroll
-            for (int tt = 0; tt < 4; tt++)
-                if (t == tt && ks * 8 + tt + 4 * h < d)
-                    pc[ks][h] = cols.p[ks * 8 + tt + 4 * h];
-        }
+    mma_col_ptrs<D>(cols, d, t, pc);
 
     double my_in = 0;
     const int64_t ntile = (n + 31) / 32, wstride = (int64_t)gridDim.x * kWarps;
@@ -765,13 +851,7 @@ __global__ void __launch_bounds__(kThreads, 2)
         bool need[4];
 #pragma unroll
         for (int r = 0; r < 4; r++) {
-#pragma unroll
-            for (int o = 1; o <= 2; o <<= 1) {
-                const float o1 = __shfl_xor_sync(0xffffffffu, b1[r], o);
-                const float o2 = __shfl_xor_sync(0xffffffffu, b2[r], o);
-                b2[r] = fminf(fminf(b2[r], o2), fmaxf(b1[r], o1));
-                b1[r] = fminf(b1[r], o1);
-            }
+            mma_quad_top2(b1[r], b2[r]);
             const int mt = r >> 1, h = r & 1, pr = mt * 16 + h * 8 + g;
             float xn = 0.f;
 #pragma unroll
@@ -786,29 +866,15 @@ __global__ void __launch_bounds__(kThreads, 2)
                 }
             xn += __shfl_xor_sync(0xffffffffu, xn, 1);
             xn += __shfl_xor_sync(0xffffffffu, xn, 2);
-            idx[r] = __float_as_int(b1[r]) & (int)imask;
-            const float xl = sqrtf(xn), big = fmaf(xl, cmax, hmax);
-            const float r2 = fmaxf(0.f, fmaf(2.f, b1[r], xn) + 0x1p-9f * big);
-            /* + 2^-118: tensor cores may flush subnormal products (2^-126 each) */
-            const float bound = fmaf(0x1p-9f * xl, sqrtf(r2), fmaf(slack, big, 0x1p-118f));
-            need[r] = base + pr < n && (!(b2[r] - b1[r] > bound) || idx[r] >= k);
+            need[r] = mma_near_tie(b1[r], b2[r], xn, cmax, hmax, slack, imask, k, false, idx[r]) &&
+                      base + pr < n;
         }
         __syncwarp();
         /* near-ties: exact float32 labels, one row at a time by the whole warp
          * (SL_K_KMEANS_MMA_NO_RECHECK: a benchmark variant that times the kernel without
          * them; its labels are not exact) */
-#pragma unroll
-        for (int r = 0; r < 4 && !SL_K_KMEANS_MMA_NO_RECHECK; r++) {
-            unsigned m = __ballot_sync(0xffffffffu, need[r] && t == 0);
-            while (m) {
-                const int src = __ffs(m) - 1;
-                m &= m - 1;
-                const int pr = (r >> 1) * 16 + (r & 1) * 8 + (src >> 2);
-                const int bi = mma_rescan<D>(wx + pr * SX, s_cf, s_hn, k, lane);
-                if (g == (src >> 2))
-                    idx[r] = bi;
-            }
-        }
+        if (!SL_K_KMEANS_MMA_NO_RECHECK)
+            mma_recheck<D>(need, idx, wx, SX, s_cf, s_hn, k, lane);
         /* inertia sum (x - c)^2, labels; warp_update adds the residuals x - c to the
          * warp's partial sums without atomics */
 #pragma unroll
@@ -846,6 +912,249 @@ __global__ void __launch_bounds__(kThreads, 2)
     }
     fused_flush<D>(s_sum, s_cnt, d, k, nw, sums, counts);
     block_add(my_in, inertia);
+}
+
+/* ---- SL_K_KMEANS_MMA_TILE: tensor-core scores in independent warps, tile-kernel updates ---- */
+
+/* x split in two TF32 parts (3xTF32: x.c from xh ch + xl ch + xh cl), so that x's rounding
+ * no longer widens the near-tie bound (bench variant gpu_kmeans_bench_mt2: 0, x in TF32
+ * alone, mma_kernel's bound). */
+#ifndef SL_K_KMEANS_MT_SPLIT
+#define SL_K_KMEANS_MT_SPLIT 1
+#endif
+constexpr int kMtWarps = 4;
+constexpr int kMtThreads = kMtWarps * 32;
+
+/* d = a b + {c0, c1, c0, c1}: mma_tf32 whose accumulator input is a pair of half norms. */
+__device__ __forceinline__ void mma_tf32_c(float (&d)[4], const uint32_t (&a)[4], uint32_t b0,
+                                           uint32_t b1, float c0, float c1)
+{
+    asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, "
+                 "{%4,%5,%6,%7}, {%8,%9}, {%10,%11,%10,%11};\n"
+                 : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1), "f"(c0),
+                   "f"(c1));
+}
+
+/* Fused assignment + update (kmeans.h, MMA_TILE). A block of kMtWarps independent warps;
+ * a warp takes tiles of 32 points (mma A fragments, the next tile loaded while it works)
+ * and scores them against the centroids on tensor cores as mma_kernel does (B fragments
+ * {ch, cl} of 8 centroids, half norms as the accumulator input), with x too split in two
+ * TF32 parts when SL_K_KMEANS_MT_SPLIT: x.c = xl ch + xh cl + xh ch, an error of a few
+ * 2^-22 |x_j c_j| a product, so the near-tie bound is slack (||x|| cmax + hmax) alone
+ * (slack as mma_kernel's, with a margin of 2 more for the two extra products). Packed
+ * top-2 keys, quad merge and the exact float32 re-check of near-ties (mma_rescan) as in
+ * mma_kernel. The residuals x - c of a tile are staged in shared memory (tile_swz) and
+ * added to the warp's partial sums ([k + 1][32], tile_step, no atomics) one or two steps
+ * after each group of 8 centroids of the NEXT tile, where their shared-memory latency
+ * hides under the tensor-core work (tile_kernel's scheme); counts: a shared atomic a
+ * point. */
+template <int D>
+__global__ void __launch_bounds__(kMtThreads, 4)
+    mma_tile_kernel(Cols<D> cols, int d, int64_t n, const float *__restrict__ cent, int k,
+                    double *sums, unsigned long long *counts, double *inertia, int32_t *labels,
+                    const int32_t *stop)
+{
+    if (stop && *stop)
+        return;
+    /* NST: update steps a tile, CPR of them after each pair of centroid groups */
+    constexpr int KS = D / 8, SF = D + 1, TP = 32, NST = D, CPR = D / 4;
+    constexpr bool SPLIT = SL_K_KMEANS_MT_SPLIT != 0;
+    constexpr int NS = SPLIT ? 3 : 2; /* products a feature step */
+    const int k8 = (k + 15) & ~15, nts = k8 / 8; /* groups of 8 centroids, in pairs */
+    extern __shared__ __align__(16) float smem[];
+    float4 *s_b = (float4 *)smem;                      /* nts * KS * 32: {ch0, ch1, cl0, cl1} */
+    float *s_hn = (float *)(s_b + (size_t)nts * KS * 32); /* k8 (pad: kMmaPad) */
+    float *s_cf = s_hn + k8;                           /* k * SF float32 centroids */
+    unsigned *s_cnt = (unsigned *)(s_cf + (size_t)k * SF); /* k */
+    float *s_w0 = (float *)(s_cnt + k);                /* kMtWarps * wf */
+    const int64_t wf = 32 * (int64_t)(k + 1) + TP * D + TP; /* floats a warp */
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
+    float *s_sum = s_w0 + warp * wf; /* [k + 1][32]: row k takes points past n */
+    float *s_r = s_sum + 32 * (k + 1); /* TP * D staged residuals (tile_swz), or x rows */
+    int *s_l = (int *)(s_r + TP * D);  /* TP labels */
+    char *col = (char *)(s_sum + lane);
+    int roff[CPR]; /* tile_step */
+#pragma unroll
+    for (int u = 0; u < CPR; u++)
+        roff[u] = 4 * ((lane ^ (4 * u)) + 32 * u);
+    mma_stage_centroids<D>(s_b, s_hn, s_cf, cent, d, k, k8, kMtThreads);
+    for (int c = threadIdx.x; c < k; c += kMtThreads)
+        s_cnt[c] = 0;
+    for (int64_t e = threadIdx.x; e < kMtWarps * wf; e += kMtThreads)
+        s_w0[e] = 0.f; /* labels too: 0 */
+    __syncthreads();
+    float hmax = 0.f;
+    for (int c = 0; c < k; c++)
+        hmax = fmaxf(hmax, s_hn[c]);
+    const float cmax = sqrtf(2.f * hmax);
+    const int ib = 32 - __clz(k8 - 1);
+    const unsigned imask = (1u << ib) - 1u;
+    /* mma_kernel's slack; split: twice its product term for the two extra products */
+    const float slack = (SPLIT ? 0x1p-14f : 0x1p-15f) + __int_as_float((127 + ib - 21) << 23);
+    const float *pc[KS][2];
+    mma_col_ptrs<D>(cols, d, t, pc);
+
+    double my_in = 0;
+    const int64_t ntile = (n + TP - 1) / TP, wstride = (int64_t)gridDim.x * kMtWarps;
+    int64_t tile = (int64_t)blockIdx.x * kMtWarps + warp;
+    float x[2][KS][4];
+    mma_load<D>(pc, n, tile * TP, g, x);
+    int nst = 0; /* update steps of the previous tile */
+    for (; tile < ntile; tile += wstride) {
+        const int64_t base = tile * TP;
+        float nx[2][KS][4];
+        mma_load<D>(pc, n, (tile + wstride) * TP, g, nx); /* zeros past the end */
+        uint32_t ah[2][KS][4], al[2][KS][4];
+#pragma unroll
+        for (int mt = 0; mt < 2; mt++)
+#pragma unroll
+            for (int ks = 0; ks < KS; ks++)
+#pragma unroll
+                for (int q = 0; q < 4; q++) {
+                    ah[mt][ks][q] = to_tf32(-x[mt][ks][q]);
+                    al[mt][ks][q] = SPLIT ? to_tf32(-x[mt][ks][q] - __uint_as_float(ah[mt][ks][q]))
+                                          : 0u;
+                }
+        float b1[4], b2[4];
+#pragma unroll
+        for (int r = 0; r < 4; r++)
+            b1[r] = b2[r] = INFINITY;
+        int st = 0;
+#pragma unroll 1
+        for (int nt = 0; nt < nts; nt += 2) {
+            float2 h[2];
+            float4 bf[2][KS];
+#pragma unroll
+            for (int u = 0; u < 2; u++) {
+                h[u] = ((const float2 *)s_hn)[(nt + u) * 4 + t];
+#pragma unroll
+                for (int ks = 0; ks < KS; ks++)
+                    bf[u][ks] = s_b[((nt + u) * KS + ks) * 32 + lane];
+            }
+            /* four independent chains (2 groups x 2 row tiles), small products first:
+             * split: xl ch, xh cl, xh ch; else xh cl, xh ch; the first takes the half norms */
+            float acc[2][2][4];
+#pragma unroll
+            for (int s = 0; s < NS * KS; s++) {
+                const int part = s / KS, ks = s % KS;
+                const bool use_l = SPLIT && part == 0, low = SPLIT ? part == 1 : part == 0;
+#pragma unroll
+                for (int u = 0; u < 2; u++)
+#pragma unroll
+                    for (int mt = 0; mt < 2; mt++) {
+                        const uint32_t b0 = __float_as_uint(low ? bf[u][ks].z : bf[u][ks].x);
+                        const uint32_t b1 = __float_as_uint(low ? bf[u][ks].w : bf[u][ks].y);
+                        if (s == 0)
+                            mma_tf32_c(acc[u][mt], use_l ? al[mt][ks] : ah[mt][ks], b0, b1,
+                                       h[u].x, h[u].y);
+                        else
+                            mma_tf32(acc[u][mt], use_l ? al[mt][ks] : ah[mt][ks], b0, b1);
+                    }
+            }
+            /* the previous tile's update steps: CPR a pair of groups, all by k = 64 */
+            if (st < nst) {
+#pragma unroll
+                for (int u = 0; u < CPR; u++)
+                    tile_step<D, true>(s_r, s_l, col, st, u, lane, roff);
+                st += CPR;
+            }
+#pragma unroll
+            for (int u = 0; u < 2; u++) {
+                const int c = (nt + u) * 8 + 2 * t;
+#pragma unroll
+                for (int mt = 0; mt < 2; mt++) {
+                    mma_top2(acc[u][mt][0], c, imask, b1[2 * mt], b2[2 * mt]);
+                    mma_top2(acc[u][mt][1], c + 1, imask, b1[2 * mt], b2[2 * mt]);
+                    mma_top2(acc[u][mt][2], c, imask, b1[2 * mt + 1], b2[2 * mt + 1]);
+                    mma_top2(acc[u][mt][3], c + 1, imask, b1[2 * mt + 1], b2[2 * mt + 1]);
+                }
+            }
+        }
+        for (; st < nst; st += CPR)
+#pragma unroll
+            for (int u = 0; u < CPR; u++)
+                tile_step<D, true>(s_r, s_l, col, st, u, lane, roff);
+        __syncwarp(); /* s_r and s_l are free */
+        /* slot r = 2 mt + h: row base + mt*16 + h*8 + g, features of x[mt][ks][h], [h + 2] */
+        int idx[4];
+        bool need[4];
+        bool any = false;
+#pragma unroll
+        for (int r = 0; r < 4; r++) {
+            mma_quad_top2(b1[r], b2[r]);
+            const int mt = r >> 1, hh0 = r & 1, pr = mt * 16 + hh0 * 8 + g;
+            float xn = 0.f;
+#pragma unroll
+            for (int ks = 0; ks < KS; ks++)
+#pragma unroll
+                for (int hh = 0; hh < 2; hh++) {
+                    const float xv = x[mt][ks][hh0 + 2 * hh];
+                    xn = fmaf(xv, xv, xn);
+                }
+            xn += __shfl_xor_sync(0xffffffffu, xn, 1);
+            xn += __shfl_xor_sync(0xffffffffu, xn, 2);
+            need[r] = mma_near_tie(b1[r], b2[r], xn, cmax, hmax, slack, imask, k, SPLIT, idx[r]) &&
+                      base + pr < n;
+            any |= need[r];
+        }
+        /* near-ties: exact float32 labels, one row at a time by the whole warp, from the
+         * tile's rows staged in s_r (row stride D) */
+        if (__any_sync(0xffffffffu, any)) {
+#pragma unroll
+            for (int r = 0; r < 4; r++) {
+                const int mt = r >> 1, hh0 = r & 1, pr = mt * 16 + hh0 * 8 + g;
+#pragma unroll
+                for (int ks = 0; ks < KS; ks++)
+#pragma unroll
+                    for (int hh = 0; hh < 2; hh++)
+                        s_r[pr * D + ks * 8 + t + 4 * hh] = x[mt][ks][hh0 + 2 * hh];
+            }
+            __syncwarp();
+            mma_recheck<D>(need, idx, s_r, D, s_cf, s_hn, k, lane);
+            __syncwarp(); /* the rows are read before the residuals overwrite them */
+        }
+        /* residuals x - c staged for the next tile's update steps (tile_swz), inertia
+         * sum (x - c)^2, labels, counts */
+#pragma unroll
+        for (int r = 0; r < 4; r++) {
+            const int mt = r >> 1, hh0 = r & 1, pr = mt * 16 + hh0 * 8 + g;
+            const int64_t row = base + pr;
+            const bool ok = row < n;
+            const int l = ok ? idx[r] : 0;
+            float dd = 0.f;
+#pragma unroll
+            for (int ks = 0; ks < KS; ks++)
+#pragma unroll
+                for (int hh = 0; hh < 2; hh++) {
+                    const int j = ks * 8 + t + 4 * hh;
+                    const float v = x[mt][ks][hh0 + 2 * hh] - s_cf[l * SF + j];
+                    dd = fmaf(v, v, dd);
+                    s_r[tile_swz<D>(pr, j >> 2) + (j & 3)] = v;
+                }
+            dd += __shfl_xor_sync(0xffffffffu, dd, 1);
+            dd += __shfl_xor_sync(0xffffffffu, dd, 2);
+            if (t == 0) {
+                s_l[pr] = ok ? l : k;
+                if (ok) {
+                    my_in += dd;
+                    atomicAdd(&s_cnt[l], 1u);
+                    if (labels)
+                        labels[row] = l;
+                }
+            }
+        }
+        __syncwarp(); /* the staged tile is visible to every lane */
+        nst = NST;
+#pragma unroll
+        for (int e = 0; e < 8 * KS; e++) /* the prefetched tile becomes the current one */
+            (&x[0][0][0])[e] = (&nx[0][0][0])[e];
+    }
+    for (int st = 0; st < nst; st += CPR)
+#pragma unroll
+        for (int u = 0; u < CPR; u++)
+            tile_step<D, true>(s_r, s_l, col, st, u, lane, roff);
+    tile_flush<D, kMtWarps>(s_w0, wf, s_cnt, d, k, my_in, sums, counts, inertia);
 }
 
 /* Generic float32 assignment for any d (multi-pass only): one point per thread, its

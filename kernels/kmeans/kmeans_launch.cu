@@ -72,6 +72,16 @@ static size_t mma_smem(int D, int k, int nw)
             (size_t)kWarps * 32 * (D + 4 + 1)) * 4;
 }
 
+/* mma_tile_kernel: B fragments and half norms of k rounded up to 16 centroids, float32 centroids (row
+ * stride D + 1), counts; per warp the partial sums [k + 1][32], the staged tile (32 rows
+ * of D) and its labels. k = 64, d = 16: 55 KB, four blocks (16 warps) an SM. */
+static size_t mt_smem(int D, int k)
+{
+    const size_t k8 = (size_t)((k + 15) & ~15);
+    return (k8 * D * 2 + k8 + (size_t)k * (D + 1) + (size_t)k +
+            (size_t)kMtWarps * (32 * (size_t)(k + 1) + 32 * (size_t)D + 32)) * 4;
+}
+
 extern "C" int sl_k_kmeans_supported(int method, int d, int k)
 {
     if (d < 1 || d > SL_K_KMEANS_MAX_DIMS || k < 1)
@@ -85,6 +95,8 @@ extern "C" int sl_k_kmeans_supported(int method, int d, int k)
         return dims_mma(d) && k <= kMmaMaxK && mma_smem(dims_mma(d), k, 1) <= kFusedSmemCap;
     case SL_K_KMEANS_TILE:
         return dims_tile(d) && tile_smem(dims_tile(d), k) <= kTileSmemCap;
+    case SL_K_KMEANS_MMA_TILE:
+        return dims_mma(d) && k <= kMmaMaxK && mt_smem(dims_mma(d), k) <= kTileSmemCap;
     default:
         return 0;
     }
@@ -257,6 +269,24 @@ static cudaError_t run_tile(const float *const *h_cols, int d, int64_t n, const 
     return cudaGetLastError();
 }
 
+template <int D>
+static cudaError_t run_mma_tile(const float *const *h_cols, int d, int64_t n, const float *cent,
+                               int k, double *sums, unsigned long long *counts, double *inertia,
+                               int32_t *labels, const int32_t *stop, cudaStream_t stream)
+{
+    const size_t smem = mt_smem(D, k);
+    unsigned grid = 0;
+    /* two warp tiles of 32 points a warp where n allows it (a staged tile added inside
+     * the next one's scan) */
+    cudaError_t e = grid_for(mma_tile_kernel<D>, smem, n, (int64_t)kMtThreads * 2, &grid,
+                             kMtThreads);
+    if (e != cudaSuccess)
+        return e;
+    mma_tile_kernel<D><<<grid, kMtThreads, smem, stream>>>(cols_of<D>(h_cols, d), d, n, cent, k,
+                                                          sums, counts, inertia, labels, stop);
+    return cudaGetLastError();
+}
+
 static cudaError_t run_generic(const float *const *h_cols, int d, int64_t n, const float *cent,
                                int k, double *inertia, int32_t *labels, const int32_t *stop,
                                cudaStream_t stream)
@@ -352,6 +382,11 @@ extern "C" cudaError_t sl_k_kmeans_step_f32_if(void *d_temp, size_t *temp_bytes,
                                              d_inertia, lab, d_stop, stream)
                                 : run_mma<16>(h_cols, d, n, d_cent, k, d_sums, d_counts,
                                               d_inertia, lab, d_stop, stream);
+    if (method == SL_K_KMEANS_MMA_TILE)
+        return dims_mma(d) == 8 ? run_mma_tile<8>(h_cols, d, n, d_cent, k, d_sums, d_counts,
+                                                  d_inertia, lab, d_stop, stream)
+                                : run_mma_tile<16>(h_cols, d, n, d_cent, k, d_sums, d_counts,
+                                                   d_inertia, lab, d_stop, stream);
     if (method == SL_K_KMEANS_TILE) {
         auto run = [&](auto kern) {
             return kern(h_cols, d, n, d_cent, k, d_sums, d_counts, d_inertia, lab, d_stop, stream);

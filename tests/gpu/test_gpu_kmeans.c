@@ -22,7 +22,7 @@
 #include "sluice_k/kmeans.h"
 
 static const int methods[] = {SL_K_KMEANS_FUSED, SL_K_KMEANS_MULTIPASS, SL_K_KMEANS_MMA_FUSED,
-                              SL_K_KMEANS_TILE};
+                              SL_K_KMEANS_TILE, SL_K_KMEANS_MMA_TILE};
 
 static double unit(uint64_t *x)
 {
@@ -310,6 +310,51 @@ SL_TEST(step_tile_shapes)
     /* every method, the same shapes at the edges */
     check_all(33, 17, 65, 8, 96, 0, 0);
     check_all(31, 1, 2, 8, 97, 0, 0);
+}
+
+/* Small cases of the tensor-core tile kernel (for compute-sanitizer): two tiles or more a
+ * warp, near-ties re-checked (equal centroid pairs: every row), d = 8 and 16 widths. */
+SL_TEST(step_mma_tile_small)
+{
+    REQUIRE_GPU();
+    assert_true(check_step(20000, 16, 64, 16, SL_K_KMEANS_MMA_TILE, 180, 0, 0));
+    assert_true(check_step(7000, 3, 5, 4, SL_K_KMEANS_MMA_TILE, 181, 1, 1));
+    assert_true(check_step(9001, 13, 37, 30, SL_K_KMEANS_MMA_TILE, 182, 0, 1));
+}
+
+/* The tensor-core tile kernel's edges (issue 19): k around its groups of 16 centroids and
+ * its update steps (k < 64 at d = 16 leaves steps for after the scan; 146: the most its
+ * block state fits at d = 16), every width (d = 1, 3, 8 -> 8; 9, 16 -> 16; 17: not
+ * supported), n around a warp tile of 32 points (31, 33, 129), one point, many tiles a
+ * warp (2^20), duplicate points (integer grid) and equal centroid pairs (exact ties: the
+ * lowest index through the re-check), empty clusters, x split or not (the bench variant
+ * gpu_kmeans_bench_mt2 builds the other). */
+SL_TEST(step_mma_tile_shapes)
+{
+    REQUIRE_GPU();
+    const int ks[] = {1, 2, 15, 16, 17, 64, 65, 146};
+    const int ds[] = {1, 3, 8, 9, 16, 17};
+    const int64_t ns[] = {0, 1, 31, 33, 129, 5000};
+    int ran = 0;
+    for (unsigned a = 0; a < sizeof ks / sizeof ks[0]; a++)
+        for (unsigned b = 0; b < sizeof ds / sizeof ds[0]; b++)
+            for (unsigned c = 0; c < sizeof ns / sizeof ns[0]; c++)
+                ran += check_step(ns[c], ds[b], ks[a], 8, SL_K_KMEANS_MMA_TILE,
+                                  300 + a * 64 + b * 8 + c, 0, 0);
+    assert_int_equal(ran, 8 * 5 * 6); /* all but d = 17 */
+    assert_true(check_step((int64_t)1 << 20, 16, 64, 64, SL_K_KMEANS_MMA_TILE, 190, 0, 0));
+    assert_true(check_step((int64_t)1 << 20, 3, 63, 16, SL_K_KMEANS_MMA_TILE, 191, 0, 0));
+    assert_true(check_step(300000, 12, 100, 200, SL_K_KMEANS_MMA_TILE, 192, 0, 0));
+    /* duplicates: integer grid data (many equal points) and equal centroid pairs */
+    assert_true(check_step(70000, 16, 64, 4, SL_K_KMEANS_MMA_TILE, 193, 1, 1));
+    assert_true(check_step(70000, 8, 33, 2, SL_K_KMEANS_MMA_TILE, 194, 1, 0));
+    /* empty clusters: equal centroid pairs, the second of each never wins (32 of 64) */
+    assert_true(check_step(40000, 16, 64, 2, SL_K_KMEANS_MMA_TILE, 195, 0, 1));
+    assert_true(sl_k_kmeans_supported(SL_K_KMEANS_MMA_TILE, 16, 146));
+    assert_false(sl_k_kmeans_supported(SL_K_KMEANS_MMA_TILE, 16, 147));
+    assert_true(sl_k_kmeans_supported(SL_K_KMEANS_MMA_TILE, 8, 176));
+    assert_false(sl_k_kmeans_supported(SL_K_KMEANS_MMA_TILE, 8, 177));
+    assert_false(sl_k_kmeans_supported(SL_K_KMEANS_MMA_TILE, 17, 4));
 }
 
 /* The device-side Lloyd loop: sl_k_kmeans_check's rule, and the _if launchers doing
