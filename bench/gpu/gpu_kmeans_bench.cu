@@ -6,7 +6,7 @@
  *                                 median of 5 after a warm-up (CUDA events), with the
  *                                 measured device-copy bandwidth and fp32 FMA peak.
  *   KM_FIRST_SHAPE=1: the first shape only; KM_METHODS=16: methods 1 and 6 only;
- *   KM_CHECK=1: also the labels, counts and sums of the tile kernel against the fused. */
+ *   KM_CHECK=1: also the labels, counts and sums of the tile kernels against the fused. */
 #include <algorithm>
 #include <math.h>
 #include <stdio.h>
@@ -194,17 +194,18 @@ static void bench_shape(int64_t n, int d, int k, cudaStream_t s, double bw, doub
                med / floor_ms, flops / (med * 1e6), inertia);
         fflush(stdout);
     }
-    if (getenv("KM_CHECK") && sl_k_kmeans_supported(SL_K_KMEANS_FUSED, d, k) &&
-        sl_k_kmeans_supported(SL_K_KMEANS_TILE, d, k)) {
-        /* the tile kernel (this build's variant) against the fused one: the same scores,
-         * so the same labels and counts; sums within float32 rounding */
+    if (getenv("KM_CHECK") && sl_k_kmeans_supported(SL_K_KMEANS_FUSED, d, k)) {
+        /* the tile kernels (this build's variants) against the fused one: exact float32
+         * labels all, so the same labels and counts; sums within float32 rounding */
         std::vector<int32_t> l1(n), l6(n);
         std::vector<unsigned long long> c1(k), c6(k);
         std::vector<double> s1((size_t)k * d), s6((size_t)k * d);
         CU(cudaMemcpyAsync(A.c64, c64.data(), c64.size() * 8, cudaMemcpyHostToDevice, s));
         CU(sl_k_kmeans_to_f32(A.c64, (int64_t)k * d, A.cent, s));
-        const int ms[2] = {SL_K_KMEANS_FUSED, SL_K_KMEANS_TILE};
-        for (int q = 0; q < 2; q++) {
+        const int ms[3] = {SL_K_KMEANS_FUSED, SL_K_KMEANS_TILE, SL_K_KMEANS_MMA_TILE};
+        for (int q = 0; q < 3; q++) {
+            if (!sl_k_kmeans_supported(ms[q], d, k))
+                continue;
             step(D, A, k, ms[q], true, s);
             CU(cudaMemcpyAsync(q ? l6.data() : l1.data(), A.labels, (size_t)n * 4,
                                cudaMemcpyDeviceToHost, s));
@@ -213,22 +214,26 @@ static void bench_shape(int64_t n, int d, int k, cudaStream_t s, double bw, doub
             CU(cudaMemcpyAsync(q ? s6.data() : s1.data(), A.sums, (size_t)k * d * 8,
                                cudaMemcpyDeviceToHost, s));
             CU(cudaStreamSynchronize(s));
-        }
-        long long lm = 0, cm = 0;
-        double worst = 0;
-        for (int64_t i = 0; i < n; i++)
-            lm += l1[i] != l6[i];
-        for (int c = 0; c < k; c++) {
-            cm += c1[c] != c6[c];
-            for (int j = 0; j < d && c1[c]; j++) {
-                const double a = s1[(size_t)c * d + j] / c1[c], b = s6[(size_t)c * d + j] / c1[c];
-                worst = std::max(worst, fabs(a - b));
+            if (!q)
+                continue;
+            long long lm = 0, cm = 0;
+            double worst = 0;
+            for (int64_t i = 0; i < n; i++)
+                lm += l1[i] != l6[i];
+            for (int c = 0; c < k; c++) {
+                cm += c1[c] != c6[c];
+                for (int j = 0; j < d && c1[c]; j++) {
+                    const double a = s1[(size_t)c * d + j] / c1[c],
+                                 b = s6[(size_t)c * d + j] / c1[c];
+                    worst = std::max(worst, fabs(a - b));
+                }
             }
+            printf("{\"bench\":\"kmeans_check\",\"method\":\"%s\",\"points\":%lld,"
+                   "\"dims\":%d,\"k\":%d,\"label_mismatch\":%lld,\"count_mismatch\":%lld,"
+                   "\"max_mean_residual_diff\":%.3g}\n",
+                   mname[ms[q]], (long long)n, d, k, lm, cm, worst);
+            fflush(stdout);
         }
-        printf("{\"bench\":\"kmeans_check\",\"points\":%lld,\"dims\":%d,\"k\":%d,"
-               "\"label_mismatch\":%lld,\"count_mismatch\":%lld,\"max_mean_residual_diff\":%.3g}\n",
-               (long long)n, d, k, lm, cm, worst);
-        fflush(stdout);
     }
     cudaEventDestroy(e0);
     cudaEventDestroy(e1);

@@ -922,6 +922,9 @@ __global__ void __launch_bounds__(kThreads, 2)
 #ifndef SL_K_KMEANS_MT_SPLIT
 #define SL_K_KMEANS_MT_SPLIT 1
 #endif
+#ifndef SL_K_KMEANS_MT_MINB
+#define SL_K_KMEANS_MT_MINB 4 /* blocks an SM (128 registers); 3: bench variant _mt3 (168) */
+#endif
 constexpr int kMtWarps = 4;
 constexpr int kMtThreads = kMtWarps * 32;
 
@@ -950,7 +953,7 @@ __device__ __forceinline__ void mma_tf32_c(float (&d)[4], const uint32_t (&a)[4]
  * hides under the tensor-core work (tile_kernel's scheme); counts: a shared atomic a
  * point. */
 template <int D>
-__global__ void __launch_bounds__(kMtThreads, 4)
+__global__ void __launch_bounds__(kMtThreads, SL_K_KMEANS_MT_MINB)
     mma_tile_kernel(Cols<D> cols, int d, int64_t n, const float *__restrict__ cent, int k,
                     double *sums, unsigned long long *counts, double *inertia, int32_t *labels,
                     const int32_t *stop)
