@@ -590,19 +590,19 @@ __device__ __forceinline__ void mma_load(const float *const (&pc)[D / 8][2], int
 
 /* The centroids of a tensor-core kernel in shared memory: s_b[(nt * KS + ks) * 32 + lane]
  * = the B fragment {ch0, ch1, cl0, cl1} of lane (centroid nt * 8 + lane / 4, features
- * ks * 8 + lane % 4 and + 4, as two TF32 parts), kp half norms (kMmaPad past k) and the
+ * ks * 8 + lane % 4 and + 4, times sign, as two TF32 parts), kp half norms (kMmaPad past k) and the
  * float32 rows (stride D + 1, zero past d). The block's nthreads threads together. */
 template <int D>
 __device__ void mma_stage_centroids(float4 *s_b, float *s_hn, float *s_cf,
                                     const float *__restrict__ cent, int d, int k, int kp,
-                                    int nthreads)
+                                    int nthreads, float sign = 1.f)
 {
     constexpr int KS = D / 8, SF = D + 1;
     for (int e = threadIdx.x; e < kp / 8 * KS * 32; e += nthreads) {
         const int l = e & 31, ks = (e >> 5) % KS, c = ((e >> 5) / KS) * 8 + (l >> 2);
         const int j0 = ks * 8 + (l & 3), j1 = j0 + 4;
-        const float v0 = (c < k && j0 < d) ? cent[(int64_t)c * d + j0] : 0.f;
-        const float v1 = (c < k && j1 < d) ? cent[(int64_t)c * d + j1] : 0.f;
+        const float v0 = (c < k && j0 < d) ? sign * cent[(int64_t)c * d + j0] : 0.f;
+        const float v1 = (c < k && j1 < d) ? sign * cent[(int64_t)c * d + j1] : 0.f;
         const float h0 = __uint_as_float(to_tf32(v0)), h1 = __uint_as_float(to_tf32(v1));
         s_b[e] = make_float4(h0, h1, __uint_as_float(to_tf32(v0 - h0)),
                              __uint_as_float(to_tf32(v1 - h1)));
@@ -651,10 +651,15 @@ __device__ __forceinline__ void mma_quad_top2(float &b1, float &b2)
  * so its rounding term 2^-9 ||x|| r1 is left out (its error is within slack's). */
 __device__ __forceinline__ bool mma_near_tie(float b1, float b2, float xn, float cmax, float hmax,
                                              float slack, unsigned imask, int k, bool xsplit,
-                                             int &idx)
+                                             int &idx, bool fast_sqrt = false)
 {
     idx = __float_as_int(b1) & (int)imask;
-    const float xl = sqrtf(xn), big = fmaf(xl, cmax, hmax);
+    float xl;
+    if (fast_sqrt) /* a few ulps: nothing against the bound's margins (2 or more) */
+        asm("sqrt.approx.f32 %0, %1;" : "=f"(xl) : "f"(xn));
+    else
+        xl = sqrtf(xn);
+    const float big = fmaf(xl, cmax, hmax);
     /* + 2^-118: tensor cores may flush subnormal products (2^-126 each) */
     float bound = fmaf(slack, big, 0x1p-118f);
     if (!xsplit) {
@@ -928,30 +933,21 @@ __global__ void __launch_bounds__(kThreads, 2)
 constexpr int kMtWarps = 4;
 constexpr int kMtThreads = kMtWarps * 32;
 
-/* d = a b + {c0, c1, c0, c1}: mma_tf32 whose accumulator input is a pair of half norms. */
-__device__ __forceinline__ void mma_tf32_c(float (&d)[4], const uint32_t (&a)[4], uint32_t b0,
-                                           uint32_t b1, float c0, float c1)
-{
-    asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, "
-                 "{%4,%5,%6,%7}, {%8,%9}, {%10,%11,%10,%11};\n"
-                 : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1), "f"(c0),
-                   "f"(c1));
-}
-
 /* Fused assignment + update (kmeans.h, MMA_TILE). A block of kMtWarps independent warps;
  * a warp takes tiles of 32 points (mma A fragments, the next tile loaded while it works)
  * and scores them against the centroids on tensor cores as mma_kernel does (B fragments
- * {ch, cl} of 8 centroids, half norms as the accumulator input), with x too split in two
- * TF32 parts when SL_K_KMEANS_MT_SPLIT: x.c = xl ch + xh cl + xh ch, an error of a few
- * 2^-22 |x_j c_j| a product, so the near-tie bound is slack (||x|| cmax + hmax) alone
- * (slack as mma_kernel's, with a margin of 2 more for the two extra products). Packed
- * top-2 keys, quad merge and the exact float32 re-check of near-ties (mma_rescan) as in
- * mma_kernel. The residuals x - c of a tile are staged in shared memory (tile_swz) and
- * added to the warp's partial sums ([k + 1][32], tile_step, no atomics) one or two steps
- * after each group of 8 centroids of the NEXT tile, where their shared-memory latency
- * hides under the tensor-core work (tile_kernel's scheme); counts: a shared atomic a
- * point. */
+ * of -c as two TF32 parts {ch, cl}, 8 centroids a group, two groups at a time; the half
+ * norms loaded straight into the accumulators), with x too split in two TF32 parts when
+ * SL_K_KMEANS_MT_SPLIT: xh = x's top 11 bits, xl = x - xh truncated to TF32 (bit masks,
+ * |x - xh - xl| < 2^-20 |x|), x.c = xl ch + xh cl + xh ch: an error of about 2^-19 |x_j c_j|
+ * a product, so the near-tie bound is slack (||x|| cmax + hmax) alone (slack as
+ * mma_kernel's, twice its product term for the extra products). Packed top-2 keys, quad
+ * merge and the exact float32 re-check of near-ties (mma_rescan) as in mma_kernel. The
+ * residuals x - c of a tile are staged in shared memory (tile_swz) and added to the
+ * warp's partial sums ([k + 1][32], tile_step, no atomics) D / 4 steps after each pair
+ * of groups of the NEXT tile, where their shared-memory latency hides under the
+ * tensor-core work (tile_kernel's scheme); counts: a shared atomic a point, lane t of a
+ * quad taking row slot t. */
 template <int D>
 __global__ void __launch_bounds__(kMtThreads, SL_K_KMEANS_MT_MINB)
     mma_tile_kernel(Cols<D> cols, int d, int64_t n, const float *__restrict__ cent, int k,
@@ -966,8 +962,9 @@ __global__ void __launch_bounds__(kMtThreads, SL_K_KMEANS_MT_MINB)
     constexpr int NS = SPLIT ? 3 : 2; /* products a feature step */
     const int k8 = (k + 15) & ~15, nts = k8 / 8; /* groups of 8 centroids, in pairs */
     extern __shared__ __align__(16) float smem[];
-    float4 *s_b = (float4 *)smem;                      /* nts * KS * 32: {ch0, ch1, cl0, cl1} */
-    float *s_hn = (float *)(s_b + (size_t)nts * KS * 32); /* k8 (pad: kMmaPad) */
+    float4 *s_b = (float4 *)smem;                      /* nts * KS * 32: -c as {h0, h1, l0, l1} */
+    float4 *s_h4 = s_b + (size_t)nts * KS * 32;        /* nts * 4: {hn c, c + 1, c, c + 1} */
+    float *s_hn = (float *)(s_h4 + (size_t)nts * 4);   /* k8 (pad: kMmaPad) */
     float *s_cf = s_hn + k8;                           /* k * SF float32 centroids */
     unsigned *s_cnt = (unsigned *)(s_cf + (size_t)k * SF); /* k */
     float *s_w0 = (float *)(s_cnt + k);                /* kMtWarps * wf */
@@ -981,7 +978,19 @@ __global__ void __launch_bounds__(kMtThreads, SL_K_KMEANS_MT_MINB)
 #pragma unroll
     for (int u = 0; u < CPR; u++)
         roff[u] = 4 * ((lane ^ (4 * u)) + 32 * u);
-    mma_stage_centroids<D>(s_b, s_hn, s_cf, cent, d, k, k8, kMtThreads);
+    /* this lane's staging offsets: feature ks*8 + t + 4hh of row g (+ 8 m), tile_swz
+     * (rows 8 apart share the swizzle, g / RPL) */
+    int soff[KS][2];
+#pragma unroll
+    for (int ks = 0; ks < KS; ks++)
+#pragma unroll
+        for (int hh = 0; hh < 2; hh++)
+            soff[ks][hh] = tile_swz<D>(g, 2 * ks + hh) + t;
+    mma_stage_centroids<D>(s_b, s_hn, s_cf, cent, d, k, k8, kMtThreads, -1.f);
+    for (int e = threadIdx.x; e < nts * 4; e += kMtThreads) {
+        const int c = (e >> 2) * 8 + 2 * (e & 3);
+        s_h4[e] = make_float4(s_hn[c], s_hn[c + 1], s_hn[c], s_hn[c + 1]);
+    }
     for (int c = threadIdx.x; c < k; c += kMtThreads)
         s_cnt[c] = 0;
     for (int64_t e = threadIdx.x; e < kMtWarps * wf; e += kMtThreads)
@@ -1006,8 +1015,11 @@ __global__ void __launch_bounds__(kMtThreads, SL_K_KMEANS_MT_MINB)
     int nst = 0; /* update steps of the previous tile */
     for (; tile < ntile; tile += wstride) {
         const int64_t base = tile * TP;
+        const int left = n - base < TP ? (int)(n - base) : TP; /* rows of this tile */
         float nx[2][KS][4];
         mma_load<D>(pc, n, (tile + wstride) * TP, g, nx); /* zeros past the end */
+        /* A fragments: x in TF32 (split: x = xh + xl, xh its top 11 bits, xl the rest
+         * truncated to TF32: |x - xh - xl| < 2^-20 |x|; else x rounded, as cvt.rna) */
         uint32_t ah[2][KS][4], al[2][KS][4];
 #pragma unroll
         for (int mt = 0; mt < 2; mt++)
@@ -1015,8 +1027,11 @@ __global__ void __launch_bounds__(kMtThreads, SL_K_KMEANS_MT_MINB)
             for (int ks = 0; ks < KS; ks++)
 #pragma unroll
                 for (int q = 0; q < 4; q++) {
-                    ah[mt][ks][q] = to_tf32(-x[mt][ks][q]);
-                    al[mt][ks][q] = SPLIT ? to_tf32(-x[mt][ks][q] - __uint_as_float(ah[mt][ks][q]))
+                    const uint32_t xb = __float_as_uint(x[mt][ks][q]);
+                    ah[mt][ks][q] = (SPLIT ? xb : xb + 0x1000u) & 0xffffe000u;
+                    al[mt][ks][q] = SPLIT ? __float_as_uint(x[mt][ks][q] -
+                                                            __uint_as_float(ah[mt][ks][q])) &
+                                                0xffffe000u
                                           : 0u;
                 }
         float b1[4], b2[4];
@@ -1026,18 +1041,24 @@ __global__ void __launch_bounds__(kMtThreads, SL_K_KMEANS_MT_MINB)
         int st = 0;
 #pragma unroll 1
         for (int nt = 0; nt < nts; nt += 2) {
-            float2 h[2];
             float4 bf[2][KS];
+            float acc[2][2][4];
 #pragma unroll
             for (int u = 0; u < 2; u++) {
-                h[u] = ((const float2 *)s_hn)[(nt + u) * 4 + t];
 #pragma unroll
                 for (int ks = 0; ks < KS; ks++)
                     bf[u][ks] = s_b[((nt + u) * KS + ks) * 32 + lane];
+#pragma unroll
+                for (int mt = 0; mt < 2; mt++) {
+                    /* the half norms straight into each accumulator (no moves) */
+                    const float4 *hp = s_h4 + (nt + u) * 4 + t;
+                    asm volatile("ld.shared.v4.f32 {%0,%1,%2,%3}, [%4];"
+                                 : "=f"(acc[u][mt][0]), "=f"(acc[u][mt][1]), "=f"(acc[u][mt][2]),
+                                   "=f"(acc[u][mt][3])
+                                 : "r"((unsigned)__cvta_generic_to_shared(hp)));
+                }
             }
-            /* four independent chains (2 groups x 2 row tiles), small products first:
-             * split: xl ch, xh cl, xh ch; else xh cl, xh ch; the first takes the half norms */
-            float acc[2][2][4];
+            /* small products first: split: xl ch, xh cl, xh ch; else xh cl, xh ch */
 #pragma unroll
             for (int s = 0; s < NS * KS; s++) {
                 const int part = s / KS, ks = s % KS;
@@ -1045,15 +1066,10 @@ __global__ void __launch_bounds__(kMtThreads, SL_K_KMEANS_MT_MINB)
 #pragma unroll
                 for (int u = 0; u < 2; u++)
 #pragma unroll
-                    for (int mt = 0; mt < 2; mt++) {
-                        const uint32_t b0 = __float_as_uint(low ? bf[u][ks].z : bf[u][ks].x);
-                        const uint32_t b1 = __float_as_uint(low ? bf[u][ks].w : bf[u][ks].y);
-                        if (s == 0)
-                            mma_tf32_c(acc[u][mt], use_l ? al[mt][ks] : ah[mt][ks], b0, b1,
-                                       h[u].x, h[u].y);
-                        else
-                            mma_tf32(acc[u][mt], use_l ? al[mt][ks] : ah[mt][ks], b0, b1);
-                    }
+                    for (int mt = 0; mt < 2; mt++)
+                        mma_tf32(acc[u][mt], use_l ? al[mt][ks] : ah[mt][ks],
+                                 __float_as_uint(low ? bf[u][ks].z : bf[u][ks].x),
+                                 __float_as_uint(low ? bf[u][ks].w : bf[u][ks].y));
             }
             /* the previous tile's update steps: CPR a pair of groups, all by k = 64 */
             if (st < nst) {
@@ -1097,8 +1113,9 @@ __global__ void __launch_bounds__(kMtThreads, SL_K_KMEANS_MT_MINB)
                 }
             xn += __shfl_xor_sync(0xffffffffu, xn, 1);
             xn += __shfl_xor_sync(0xffffffffu, xn, 2);
-            need[r] = mma_near_tie(b1[r], b2[r], xn, cmax, hmax, slack, imask, k, SPLIT, idx[r]) &&
-                      base + pr < n;
+            need[r] = mma_near_tie(b1[r], b2[r], xn, cmax, hmax, slack, imask, k, SPLIT, idx[r],
+                                   true) &&
+                      pr < left;
             any |= need[r];
         }
         /* near-ties: exact float32 labels, one row at a time by the whole warp, from the
@@ -1118,33 +1135,40 @@ __global__ void __launch_bounds__(kMtThreads, SL_K_KMEANS_MT_MINB)
             __syncwarp(); /* the rows are read before the residuals overwrite them */
         }
         /* residuals x - c staged for the next tile's update steps (tile_swz), inertia
-         * sum (x - c)^2, labels, counts */
+         * sum (x - c)^2; lane t of a quad then keeps row slot t's label and count */
+        float ddt = 0.f;
+        int mine = 0;
 #pragma unroll
         for (int r = 0; r < 4; r++) {
             const int mt = r >> 1, hh0 = r & 1, pr = mt * 16 + hh0 * 8 + g;
-            const int64_t row = base + pr;
-            const bool ok = row < n;
+            const bool ok = pr < left;
             const int l = ok ? idx[r] : 0;
+            const float *cr = s_cf + l * SF + t;
             float dd = 0.f;
 #pragma unroll
             for (int ks = 0; ks < KS; ks++)
 #pragma unroll
                 for (int hh = 0; hh < 2; hh++) {
-                    const int j = ks * 8 + t + 4 * hh;
-                    const float v = x[mt][ks][hh0 + 2 * hh] - s_cf[l * SF + j];
+                    const float v = x[mt][ks][hh0 + 2 * hh] - cr[ks * 8 + 4 * hh];
                     dd = fmaf(v, v, dd);
-                    s_r[tile_swz<D>(pr, j >> 2) + (j & 3)] = v;
+                    s_r[(mt * 16 + hh0 * 8) * D + soff[ks][hh]] = v;
                 }
-            dd += __shfl_xor_sync(0xffffffffu, dd, 1);
-            dd += __shfl_xor_sync(0xffffffffu, dd, 2);
-            if (t == 0) {
-                s_l[pr] = ok ? l : k;
-                if (ok) {
-                    my_in += dd;
-                    atomicAdd(&s_cnt[l], 1u);
-                    if (labels)
-                        labels[row] = l;
-                }
+            ddt += ok ? dd : 0.f;
+            if (t == r)
+                mine = ok ? l : -1;
+        }
+        /* the quad's lanes hold parts of the same rows: sum them */
+        ddt += __shfl_xor_sync(0xffffffffu, ddt, 1);
+        ddt += __shfl_xor_sync(0xffffffffu, ddt, 2);
+        if (t == 0)
+            my_in += ddt;
+        {
+            const int pr = (t >> 1) * 16 + (t & 1) * 8 + g;
+            s_l[pr] = mine >= 0 ? mine : k;
+            if (mine >= 0) {
+                atomicAdd(&s_cnt[mine], 1u);
+                if (labels)
+                    labels[base + pr] = mine;
             }
         }
         __syncwarp(); /* the staged tile is visible to every lane */

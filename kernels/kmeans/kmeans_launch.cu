@@ -78,7 +78,7 @@ static size_t mma_smem(int D, int k, int nw)
 static size_t mt_smem(int D, int k)
 {
     const size_t k8 = (size_t)((k + 15) & ~15);
-    return (k8 * D * 2 + k8 + (size_t)k * (D + 1) + (size_t)k +
+    return (k8 * D * 2 + k8 * 2 + k8 + (size_t)k * (D + 1) + (size_t)k +
             (size_t)kMtWarps * (32 * (size_t)(k + 1) + 32 * (size_t)D + 32)) * 4;
 }
 
@@ -118,9 +118,12 @@ extern "C" int sl_k_kmeans_supported(int method, int d, int k)
  * 2.27 / 2.67 (MMA_FUSED 2.53 in s13's run). So: MMA_FUSED for 9 <= d <= 16 and
  * k >= 192 (up to its 256), else TILE while its block state fits (d <= 32, k <= 137 at
  * d = 16), else the float32 fused kernel while its state fits shared memory, else
- * float32 multi-pass. */
+ * float32 multi-pass. s16-kmeans: MMA_TILE for 9 <= d <= 16 and 48 <= k while its block
+ * state fits (k <= 146 at d = 16). */
 extern "C" int sl_k_kmeans_pick(int d, int k)
 {
+    if (d >= 9 && k >= 48 && sl_k_kmeans_supported(SL_K_KMEANS_MMA_TILE, d, k))
+        return SL_K_KMEANS_MMA_TILE;
     if (d >= 9 && k >= 192 && sl_k_kmeans_supported(SL_K_KMEANS_MMA_FUSED, d, k))
         return SL_K_KMEANS_MMA_FUSED;
     if (sl_k_kmeans_supported(SL_K_KMEANS_TILE, d, k))

@@ -499,8 +499,12 @@ SL_TEST(step_bad_arguments)
     assert_int_equal(sl_k_kmeans_step_f32(t, &tb, cols, 1, 10, (float *)16, 4, 0, ds, dc, ds,
                                           NULL, 0), cudaErrorInvalidValue);
     cudaFree(t);
-    assert_int_equal(sl_k_kmeans_pick(16, 64), SL_K_KMEANS_TILE);
-    assert_int_equal(sl_k_kmeans_pick(16, 128), SL_K_KMEANS_TILE);
+    assert_int_equal(sl_k_kmeans_pick(16, 64), SL_K_KMEANS_MMA_TILE);
+    assert_int_equal(sl_k_kmeans_pick(16, 128), SL_K_KMEANS_MMA_TILE);
+    assert_int_equal(sl_k_kmeans_pick(9, 146), SL_K_KMEANS_MMA_TILE);
+    assert_int_not_equal(sl_k_kmeans_pick(16, 147), SL_K_KMEANS_MMA_TILE);
+    assert_int_equal(sl_k_kmeans_pick(16, 47), SL_K_KMEANS_TILE);
+    assert_int_equal(sl_k_kmeans_pick(8, 64), SL_K_KMEANS_TILE);
     assert_int_equal(sl_k_kmeans_pick(16, 256), SL_K_KMEANS_MMA_FUSED);
     assert_int_equal(sl_k_kmeans_pick(12, 200), SL_K_KMEANS_MMA_FUSED);
     assert_int_equal(sl_k_kmeans_pick(8, 256), SL_K_KMEANS_FUSED);
