@@ -927,6 +927,9 @@ __global__ void __launch_bounds__(kThreads, 2)
 #ifndef SL_K_KMEANS_MT_SPLIT
 #define SL_K_KMEANS_MT_SPLIT 1
 #endif
+#ifndef SL_K_KMEANS_MT_PREFETCH
+#define SL_K_KMEANS_MT_PREFETCH 1 /* 0: bench variant _mtnp, no next tile in registers */
+#endif
 #ifndef SL_K_KMEANS_MT_MINB
 #define SL_K_KMEANS_MT_MINB 4 /* blocks an SM (128 registers); 3: bench variant _mt3 (168) */
 #endif
@@ -987,6 +990,7 @@ __global__ void __launch_bounds__(kMtThreads, SL_K_KMEANS_MT_MINB)
         for (int hh = 0; hh < 2; hh++)
             soff[ks][hh] = tile_swz<D>(g, 2 * ks + hh) + t;
     mma_stage_centroids<D>(s_b, s_hn, s_cf, cent, d, k, k8, kMtThreads, -1.f);
+    __syncthreads(); /* s_hn (racecheck on the H100: read below before written) */
     for (int e = threadIdx.x; e < nts * 4; e += kMtThreads) {
         const int c = (e >> 2) * 8 + 2 * (e & 3);
         s_h4[e] = make_float4(s_hn[c], s_hn[c + 1], s_hn[c], s_hn[c + 1]);
@@ -1011,13 +1015,17 @@ __global__ void __launch_bounds__(kMtThreads, SL_K_KMEANS_MT_MINB)
     const int64_t ntile = (n + TP - 1) / TP, wstride = (int64_t)gridDim.x * kMtWarps;
     int64_t tile = (int64_t)blockIdx.x * kMtWarps + warp;
     float x[2][KS][4];
-    mma_load<D>(pc, n, tile * TP, g, x);
+    if (SL_K_KMEANS_MT_PREFETCH)
+        mma_load<D>(pc, n, tile * TP, g, x);
     int nst = 0; /* update steps of the previous tile */
     for (; tile < ntile; tile += wstride) {
         const int64_t base = tile * TP;
         const int left = n - base < TP ? (int)(n - base) : TP; /* rows of this tile */
         float nx[2][KS][4];
-        mma_load<D>(pc, n, (tile + wstride) * TP, g, nx); /* zeros past the end */
+        if (SL_K_KMEANS_MT_PREFETCH)
+            mma_load<D>(pc, n, (tile + wstride) * TP, g, nx); /* zeros past the end */
+        else
+            mma_load<D>(pc, n, base, g, x);
         /* A fragments: x in TF32 (split: x = xh + xl, xh its top 11 bits, xl the rest
          * truncated to TF32: |x - xh - xl| < 2^-20 |x|; else x rounded, as cvt.rna) */
         uint32_t ah[2][KS][4], al[2][KS][4];
@@ -1174,7 +1182,7 @@ __global__ void __launch_bounds__(kMtThreads, SL_K_KMEANS_MT_MINB)
         __syncwarp(); /* the staged tile is visible to every lane */
         nst = NST;
 #pragma unroll
-        for (int e = 0; e < 8 * KS; e++) /* the prefetched tile becomes the current one */
+        for (int e = 0; e < 8 * KS && SL_K_KMEANS_MT_PREFETCH; e++) /* the prefetched tile */
             (&x[0][0][0])[e] = (&nx[0][0][0])[e];
     }
     for (int st = 0; st < nst; st += CPR)

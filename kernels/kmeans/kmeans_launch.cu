@@ -74,7 +74,7 @@ static size_t mma_smem(int D, int k, int nw)
 
 /* mma_tile_kernel: B fragments and half norms of k rounded up to 16 centroids, float32 centroids (row
  * stride D + 1), counts; per warp the partial sums [k + 1][32], the staged tile (32 rows
- * of D) and its labels. k = 64, d = 16: 55 KB, four blocks (16 warps) an SM. */
+ * of D) and its labels. k = 64, d = 16: 54 KB, four blocks (16 warps) an SM. */
 static size_t mt_smem(int D, int k)
 {
     const size_t k8 = (size_t)((k + 15) & ~15);
@@ -118,12 +118,12 @@ extern "C" int sl_k_kmeans_supported(int method, int d, int k)
  * 2.27 / 2.67 (MMA_FUSED 2.53 in s13's run). So: MMA_FUSED for 9 <= d <= 16 and
  * k >= 192 (up to its 256), else TILE while its block state fits (d <= 32, k <= 137 at
  * d = 16), else the float32 fused kernel while its state fits shared memory, else
- * float32 multi-pass. s16-kmeans: MMA_TILE for 9 <= d <= 16 and 48 <= k while its block
- * state fits (k <= 146 at d = 16). */
+ * float32 multi-pass. 2026-11-27 (s16-kmeans, H100 11:22 UTC, gpu_kmeans_bench, same run):
+ * MMA_TILE against TILE, 2^26 x 16, k = 64: 4.93 / 4.53 (its first form 5.85 / 4.30 at
+ * 10:55); 2^22, k = 64, d = 4 / 8 / 13: 0.236 / 0.136, 0.240 / 0.215, 0.327 / 0.308;
+ * 2^22 x 16, k = 128: 0.626 / 0.547. So AUTO does not take it (yet). */
 extern "C" int sl_k_kmeans_pick(int d, int k)
 {
-    if (d >= 9 && k >= 48 && sl_k_kmeans_supported(SL_K_KMEANS_MMA_TILE, d, k))
-        return SL_K_KMEANS_MMA_TILE;
     if (d >= 9 && k >= 192 && sl_k_kmeans_supported(SL_K_KMEANS_MMA_FUSED, d, k))
         return SL_K_KMEANS_MMA_FUSED;
     if (sl_k_kmeans_supported(SL_K_KMEANS_TILE, d, k))

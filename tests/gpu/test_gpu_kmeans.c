@@ -323,7 +323,7 @@ SL_TEST(step_mma_tile_small)
 }
 
 /* The tensor-core tile kernel's edges (issue 19): k around its groups of 16 centroids and
- * its update steps (k < 64 at d = 16 leaves steps for after the scan; 146: the most its
+ * its update steps (k < 64 at d = 16 leaves steps for after the scan; 144: the most its
  * block state fits at d = 16), every width (d = 1, 3, 8 -> 8; 9, 16 -> 16; 17: not
  * supported), n around a warp tile of 32 points (31, 33, 129), one point, many tiles a
  * warp (2^20), duplicate points (integer grid) and equal centroid pairs (exact ties: the
@@ -332,7 +332,7 @@ SL_TEST(step_mma_tile_small)
 SL_TEST(step_mma_tile_shapes)
 {
     REQUIRE_GPU();
-    const int ks[] = {1, 2, 15, 16, 17, 64, 65, 146};
+    const int ks[] = {1, 2, 15, 16, 17, 64, 65, 144};
     const int ds[] = {1, 3, 8, 9, 16, 17};
     const int64_t ns[] = {0, 1, 31, 33, 129, 5000};
     int ran = 0;
@@ -350,8 +350,8 @@ SL_TEST(step_mma_tile_shapes)
     assert_true(check_step(70000, 8, 33, 2, SL_K_KMEANS_MMA_TILE, 194, 1, 0));
     /* empty clusters: equal centroid pairs, the second of each never wins (32 of 64) */
     assert_true(check_step(40000, 16, 64, 2, SL_K_KMEANS_MMA_TILE, 195, 0, 1));
-    assert_true(sl_k_kmeans_supported(SL_K_KMEANS_MMA_TILE, 16, 146));
-    assert_false(sl_k_kmeans_supported(SL_K_KMEANS_MMA_TILE, 16, 147));
+    assert_true(sl_k_kmeans_supported(SL_K_KMEANS_MMA_TILE, 16, 144));
+    assert_false(sl_k_kmeans_supported(SL_K_KMEANS_MMA_TILE, 16, 145));
     assert_true(sl_k_kmeans_supported(SL_K_KMEANS_MMA_TILE, 8, 176));
     assert_false(sl_k_kmeans_supported(SL_K_KMEANS_MMA_TILE, 8, 177));
     assert_false(sl_k_kmeans_supported(SL_K_KMEANS_MMA_TILE, 17, 4));
@@ -499,12 +499,8 @@ SL_TEST(step_bad_arguments)
     assert_int_equal(sl_k_kmeans_step_f32(t, &tb, cols, 1, 10, (float *)16, 4, 0, ds, dc, ds,
                                           NULL, 0), cudaErrorInvalidValue);
     cudaFree(t);
-    assert_int_equal(sl_k_kmeans_pick(16, 64), SL_K_KMEANS_MMA_TILE);
-    assert_int_equal(sl_k_kmeans_pick(16, 128), SL_K_KMEANS_MMA_TILE);
-    assert_int_equal(sl_k_kmeans_pick(9, 146), SL_K_KMEANS_MMA_TILE);
-    assert_int_not_equal(sl_k_kmeans_pick(16, 147), SL_K_KMEANS_MMA_TILE);
-    assert_int_equal(sl_k_kmeans_pick(16, 47), SL_K_KMEANS_TILE);
-    assert_int_equal(sl_k_kmeans_pick(8, 64), SL_K_KMEANS_TILE);
+    assert_int_equal(sl_k_kmeans_pick(16, 64), SL_K_KMEANS_TILE);
+    assert_int_equal(sl_k_kmeans_pick(16, 128), SL_K_KMEANS_TILE);
     assert_int_equal(sl_k_kmeans_pick(16, 256), SL_K_KMEANS_MMA_FUSED);
     assert_int_equal(sl_k_kmeans_pick(12, 200), SL_K_KMEANS_MMA_FUSED);
     assert_int_equal(sl_k_kmeans_pick(8, 256), SL_K_KMEANS_FUSED);

@@ -37,13 +37,13 @@
  *                          residuals to its partial sums during the next tile's scan,
  *                          features across the lanes (kmeans_kernels.cuh, tile_kernel).
  *   SL_K_KMEANS_MMA_TILE   single pass, d <= 16, k <= 256 while its block state fits
- *                          (k <= 146 at d = 16): MMA_FUSED's tensor-core scores (with x
+ *                          (k <= 144 at d = 16): MMA_FUSED's tensor-core scores (with x
  *                          split in two TF32 parts too: 3xTF32, so near-ties are rare),
  *                          top-2 keys and exact float32 re-check of near-ties, in TILE's
  *                          independent warps with its interleaved updates
  *                          (kmeans_kernels.cuh, mma_tile_kernel).
  *   SL_K_KMEANS_AUTO       sl_k_kmeans_pick(d, k) (from measurements on an H100;
- *                          MMA_TILE for 9 <= d <= 16 and 48 <= k <= 146).
+ *                          MMA_TILE is slower than TILE so far: not taken).
  * d <= 64 for FUSED, d <= 16 for MMA_FUSED; MULTIPASS takes d up to SL_K_KMEANS_MAX_DIMS.
  * (Numbers 3 and 4 were 3xTF32 tensor-core kernels, fused and multi-pass, which AUTO never
  * chose: removed; sl_k_kmeans_supported says 0 for them.)
