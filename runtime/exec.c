@@ -653,7 +653,7 @@ int sl__query_build_graph(struct sl_query *q)
 
 char *sl__query_profile(struct sl_query *q)
 {
-    size_t cap = 256 + (size_t)q->n_ops * (520 + SL__OP_PHASES * (64 + 68)) +
+    size_t cap = 256 + (size_t)q->n_ops * (560 + SL__OP_PHASES * (64 + 68)) +
                  (size_t)q->n_pipes * 256,
            len = 0;
     char *s = sl__malloc(cap);
@@ -699,7 +699,12 @@ char *sl__query_profile(struct sl_query *q)
                                         name, (int64_t)atomic_load(&os->value[k]));
         }
         if (len < cap)
-            len += (size_t)snprintf(s + len, cap - len, "}}");
+            len += (size_t)snprintf(s + len, cap - len, "}");
+        int64_t dropped = atomic_load(&os->profile_dropped);
+        if (dropped && len < cap)
+            len += (size_t)snprintf(s + len, cap - len, ",\"profile_dropped\":%" PRId64, dropped);
+        if (len < cap)
+            len += (size_t)snprintf(s + len, cap - len, "}");
     }
     len += (size_t)snprintf(s + len, cap - len, "],\"pipelines\":[");
     for (int k = 0; k < q->n_pipes; k++) {

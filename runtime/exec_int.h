@@ -36,6 +36,9 @@ struct sl__opstate {
     /* named values an operator reports (sl_task_profile_value) */
     const char *_Atomic value_name[SL__OP_PHASES];
     _Atomic int64_t value[SL__OP_PHASES];
+    /* phase times and values whose name found no free slot: shown as "profile_dropped" so
+     * that a full table is not silent */
+    _Atomic int64_t profile_dropped;
 };
 
 /* source -> chain of streaming nodes -> sink */

@@ -572,6 +572,8 @@ void sl_task_phase_time(sl_task_t *t, const char *name, double ms)
     if (i >= 0)
         atomic_fetch_add_explicit(&t->os->phase_ns[i], (int64_t)(ms * 1e6),
                                   memory_order_relaxed);
+    else
+        atomic_fetch_add_explicit(&t->os->profile_dropped, 1, memory_order_relaxed);
 }
 
 void sl_task_profile_value(sl_task_t *t, const char *name, int64_t value)
@@ -581,6 +583,8 @@ void sl_task_profile_value(sl_task_t *t, const char *name, int64_t value)
     int i = profile_slot(t->os->value_name, name);
     if (i >= 0)
         atomic_store_explicit(&t->os->value[i], value, memory_order_relaxed);
+    else
+        atomic_fetch_add_explicit(&t->os->profile_dropped, 1, memory_order_relaxed);
 }
 
 void sl_task_progress(sl_task_t *t, int64_t rows, int64_t bytes)

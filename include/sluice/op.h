@@ -244,13 +244,14 @@ SL_API int32_t *sl_task_status(const sl_task_t *t);
 SL_API void sl_task_progress(sl_task_t *t, int64_t rows, int64_t bytes);
 /* Adds `ms` to the named phase of this task's operator: the query profile lists an
  * operator's phases under "phases" (sl_query_profile_json). `name` must live as long as
- * the query (a string literal); an operator has at most 8 names, further ones are
- * dropped. Added in 0.2. */
+ * the query (a string literal); an operator has at most 16 names, further ones are
+ * dropped and counted in its "profile_dropped". Added in 0.2. */
 SL_API void sl_task_phase_time(sl_task_t *t, const char *name, double ms);
 /* Sets the named value of this task's operator in the query profile, listed under
  * "values" (sl_query_profile_json): a choice the operator made, such as the GPU join's
- * radix bits. The last value set wins; `name` must live as long as the query; at most 8
- * names per operator, further ones are dropped. Added in 0.3. */
+ * radix bits. The last value set wins; `name` must live as long as the query; at most 16
+ * names per operator, further ones are dropped and counted in its "profile_dropped".
+ * Added in 0.3. */
 SL_API void sl_task_profile_value(sl_task_t *t, const char *name, int64_t value);
 /* The value of engine option `name` (option.h, docs/OPTIONS.md) for this task's query:
  * the engine's value when the query was created, or the plan's. sl_task_option_int

@@ -131,6 +131,49 @@ SL_TEST(operator_bugs_are_internal_errors)
     sl_engine_close(e);
 }
 
+/* ---- the query profile's named phases and values: a full table is counted, not silent ---- */
+
+#define PROFILE_NAMES 18 /* two past the 16 slots an operator has */
+static const char *const profile_names[PROFILE_NAMES] = {
+    "p00", "p01", "p02", "p03", "p04", "p05", "p06", "p07", "p08",
+    "p09", "p10", "p11", "p12", "p13", "p14", "p15", "p16", "p17"};
+
+static int many_names_run(sl_task_t *t)
+{
+    for (int i = 0; i < PROFILE_NAMES; i++) {
+        sl_task_phase_time(t, profile_names[i], 1.0);
+        sl_task_profile_value(t, profile_names[i], 100 + i);
+    }
+    return SL_OK;
+}
+
+static const struct sl_impl many_names_impls[] = {{.device = SL_DEVICE_CPU, .run = many_names_run}};
+static const struct sl_phase many_names_phase = {many_names_impls, 1, NULL};
+static const struct sl_op_def many_names_def = {
+    .abi_version = SL_OP_ABI_VERSION, .flags = SL_OP_SOURCE, .name = "test.many_profile_names",
+    .bind = one_row_bind, .source = &many_names_phase,
+};
+
+SL_TEST(profile_counts_names_past_its_slots)
+{
+    assert_int_equal(sl_registry_add(sl_registry_global(), &many_names_def), SL_OK);
+    sl_engine_t *e = cpu_engine(1, 0);
+    sl_plan_t *p = sl_test_plan_parse("s = test.many_profile_names\noutput s\n");
+    sl_query_t *q;
+    SL_ASSERT_OK(sl_query_create(e, p, &q));
+    SL_ASSERT_OK(sl_query_run(q));
+    const char *prof = sl_query_profile_json(q);
+    assert_non_null(prof);
+    /* the first 16 of each kind are kept; two phase times and two values are dropped */
+    assert_non_null(strstr(prof, "\"p15\":1.000"));
+    assert_non_null(strstr(prof, "\"p15\":115"));
+    assert_null(strstr(prof, "\"p16\""));
+    assert_non_null(strstr(prof, "\"profile_dropped\":4"));
+    sl_query_destroy(q);
+    sl_plan_destroy(p);
+    sl_engine_close(e);
+}
+
 /* ---- tables and batches ---- */
 
 SL_TEST(table_ref_keeps_it_alive)
