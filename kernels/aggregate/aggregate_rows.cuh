@@ -281,11 +281,22 @@ __device__ __forceinline__ int smem_find(const sl_k_agg_spec &sp, Smem &s, const
     uint32_t pos = (uint32_t)key.h & mask;
     for (int probes = 0; probes <= (int)mask; probes++) {
         uint32_t v = *(volatile uint32_t *)&s.slots()[pos];
-        if (v == 0) {
-            if (*(volatile unsigned int *)s.n() >= (unsigned)s.C)
+        if (v == 0 && *(volatile unsigned int *)s.n() >= (unsigned)s.C) {
+            /* Full, but a thread that took the last group id for this very key may have
+             * claimed this slot after we read it: read it again once the count is seen
+             * (the fence pairs with the claimer's). Returning -1 while the key goes in
+             * left its other rows for the next round, which wrote the group twice
+             * (gpu_agg_paths.part_path_big_table, H100 2026-11-27: 49,098 groups of
+             * 49,097). */
+            __threadfence_block();
+            v = *(volatile uint32_t *)&s.slots()[pos];
+            if (v == 0)
                 return -1;
+        }
+        if (v == 0) {
             v = atomicCAS(&s.slots()[pos], 0u, kLock);
             if (v == 0) {
+                __threadfence_block(); /* the claim before the count (see above) */
                 unsigned lid = atomicAdd(s.n(), 1u);
                 if (lid >= (unsigned)s.C) {
                     atomicExch(&s.slots()[pos], kTomb);
