@@ -738,7 +738,8 @@ SL_TEST(part_path_tile_partitioner_narrow)
  * first batch of ten groups where the input has 50,000 (the estimate low: two partitions
  * of 25,000 groups each), against the smaller table (big -1) on the same input; chosen
  * by the estimate for 6,000,000 groups (11 bits) and 1,500,000 (9 bits, the fewest; an
- * int64 key's slot takes 20 bytes), not with debug_agg_gpu_no_big_table's big -1. */
+ * int64 key's slot takes 20 bytes) and 9,000,000 with min and max (13 bits at 0.3 of
+ * 6,400 slots: 12 bits), not with debug_agg_gpu_no_big_table's big -1. */
 SL_TEST(part_path_big_table)
 {
     NEED_GPU();
@@ -785,6 +786,9 @@ SL_TEST(part_path_big_table)
          .want_mode = P, .big = -1, .want_big = -1, .want_cluster = -1},
         {.key64 = 1, .n = 3000000, .groups = 1500000, .batches = 1, .naggs = 3,
          .want_mode = P, .want_big = 1, .cluster = -1, .want_cluster = -1},
+        /* 13 bits by the estimate (6,400 slots): 12 at a load within BIG_MAX_LOAD */
+        {.key64 = 1, .n = 18000000, .groups = 9000000, .batches = 1, .naggs = 5,
+         .want_mode = P, .want_big = 1, .want_cluster = -1},
     };
     for (size_t i = 0; i < sizeof many / sizeof many[0]; i++)
         kcase_run(&many[i]);
