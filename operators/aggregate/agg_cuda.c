@@ -368,6 +368,9 @@ static int sink(sl_task_t *t)
     int64_t no_big = 0;
     sl_task_option_int(t, "debug_agg_gpu_no_big_table", &no_big);
     d->big = no_big ? -1 : 0;
+    int64_t strict = 0;
+    sl_task_option_int(t, "debug_agg_gpu_big_strict", &strict);
+    d->big_strict = strict != 0;
     if (g->on_host)
         return agg_gpu_go_host(t, g, b, g->why_host);
     /* The row numbers of where= and remapped DICT codes are device batches of their own

@@ -607,7 +607,7 @@ static void part_bits(struct agg_gdrv *d, const struct sl_k_agg_input *in)
         d->bits = d->force_bits ? d->bits : CLUSTER_BITS;
         return;
     }
-    if (d->big == 0 && !d->force_bits && bb == BIG_MAX_BITS + 1 &&
+    if (d->big == 0 && !d->force_bits && !d->big_strict && bb == BIG_MAX_BITS + 1 &&
         d->g_est / ldexp((double)sl_k_agg_part_big_slots(sp), BIG_MAX_BITS) <= BIG_MAX_LOAD)
         bb = BIG_MAX_BITS;
     if (d->big == 0 && (bb < BIG_MIN_BITS || bb > BIG_MAX_BITS))
