@@ -305,6 +305,58 @@ SL_TEST(task_downloads_respect_the_host_budget)
     sl_table_unref(small);
 }
 
+/* A CPU task's download of a batch a GPU kernel wrote is ordered after that kernel. A
+ * GPU-resident table of 2^24 pairs sorted on the GPU (CUB, about a millisecond), then a
+ * filter forced to the CPU: its tasks download the sort's device result on their
+ * thread's default stream (sl__gpu_batch_download), which waits for no other stream, so
+ * only the runtime's order makes them read the sorted rows: the finalize waits for its
+ * stream before the source's tasks start. A finalize that returned with CUB still
+ * running, or a download issued before it, would read unsorted or unwritten output (the
+ * output is new pool memory, the seed this case's own) and the rows would differ from
+ * the CPU engine's sort. */
+SL_TEST(cpu_task_download_follows_the_kernel)
+{
+    NEED_GPU();
+    sl_table_t *in = pairs((int64_t)1 << 24, 23);
+    sl_engine_t *cpu = gpu_test_engine(SL_PLACE_CPU, 0);
+    struct flat want = run(cpu, &in, 1, "sort", "by=k", 0, NULL);
+    sl_engine_close(cpu);
+    sl_engine_t *e = engine_with(SL_PLACE_GPU, 0, 0);
+    sl_table_t *din;
+    SL_ASSERT_OK(sl_table_to_device(e, in, 0, &din));
+    for (int round = 0; round < 3; round++) {
+        sl_plan_t *p;
+        int src, ns, nf;
+        SL_ASSERT_OK(sl_plan_create(&p));
+        SL_ASSERT_OK(sl_plan_add_table(p, din, &src));
+        SL_ASSERT_OK(sl_plan_add(p, "sort", &src, 1, "by=k", &ns));
+        SL_ASSERT_OK(sl_plan_add(p, "filter", &ns, 1, "where=\"p >= 0\"", &nf));
+        SL_ASSERT_OK(sl_plan_place(p, nf, SL_PLACE_CPU));
+        SL_ASSERT_OK(sl_plan_output(p, nf, "o"));
+        sl_query_t *q;
+        SL_ASSERT_OK(sl_query_create(e, p, &q));
+        SL_ASSERT_OK(sl_query_run(q));
+        assert_true(((const struct sl__mat *)q->ops[ns].gstate)->gpu); /* sorted by CUB */
+        const char *prof = sl_query_profile_json(q);
+        assert_non_null(strstr(prof, "\"op\":\"filter\",\"device\":\"cpu\""));
+        if (round == 0)
+            printf("sort on the GPU, filter on the CPU: %.300s\n", prof);
+        sl_table_t *out;
+        SL_ASSERT_OK(sl_query_result(q, "o", &out));
+        struct flat got = flatten(out);
+        assert_int_equal(got.rows, want.rows);
+        assert_int_equal(memcmp(got.v, want.v, (size_t)(want.rows * want.cols) * 8), 0);
+        free(got.v);
+        sl_table_unref(out);
+        sl_query_destroy(q);
+        sl_plan_destroy(p);
+    }
+    free(want.v);
+    sl_table_unref(din);
+    sl_table_unref(in);
+    sl_engine_close(e);
+}
+
 static int64_t live_allocs(void)
 {
     struct sl__mem_counters c;
