@@ -45,6 +45,15 @@ static sl_table_t *pairs(int64_t rows, uint64_t seed)
     return t;
 }
 
+/* The pairs of `in` sorted by k on a CPU engine: the reference of the GPU runs. */
+static struct flat cpu_sorted(sl_table_t *in)
+{
+    sl_engine_t *cpu = gpu_test_engine(SL_PLACE_CPU, 0);
+    struct flat want = run(cpu, &in, 1, "sort", "by=k", 0, NULL);
+    sl_engine_close(cpu);
+    return want;
+}
+
 static sl_engine_t *engine_with(enum sl_placement pl, int64_t gpu_mem, int64_t result_pinned)
 {
     struct sl_engine_config cfg;
@@ -130,9 +139,7 @@ SL_TEST(sort_equals_cpu_across_budgets_and_pools)
     NEED_GPU();
     const int64_t rows = (int64_t)1 << 23; /* 64 MiB of pairs */
     sl_table_t *in = pairs(rows, 1);
-    sl_engine_t *cpu = gpu_test_engine(SL_PLACE_CPU, 0);
-    struct flat want = run(cpu, &in, 1, "sort", "by=k", 0, NULL);
-    sl_engine_close(cpu);
+    struct flat want = cpu_sorted(in);
     const int64_t budgets[] = {0, 32 * MIB, 16 * MIB, 8 * MIB}; /* fits, 1/2, 1/4, 1/8 */
     const int64_t pools[] = {0, 32 * MIB, -1};                  /* default, full, off */
     for (int b = 0; b < 4; b++)
@@ -140,9 +147,7 @@ SL_TEST(sort_equals_cpu_across_budgets_and_pools)
             check(in, &want, budgets[b], pools[k]);
     /* 1/16: 2^24 rows under 8 MiB (smaller budgets leave no room for a run). */
     sl_table_t *big = pairs(rows * 2, 2);
-    cpu = gpu_test_engine(SL_PLACE_CPU, 0);
-    struct flat want2 = run(cpu, &big, 1, "sort", "by=k", 0, NULL);
-    sl_engine_close(cpu);
+    struct flat want2 = cpu_sorted(big);
     check(big, &want2, 8 * MIB, 0);
     check(big, &want2, 8 * MIB, -1);
     free(want.v);
@@ -226,9 +231,7 @@ SL_TEST(copied_out_results_respect_the_host_budget)
     assert_non_null(strstr(sl_query_errmsg(q), "host budget"));
     sl_query_destroy(q);
     sl_plan_destroy(p);
-    sl_engine_t *cpu = gpu_test_engine(SL_PLACE_CPU, 0);
-    struct flat want = run(cpu, &small, 1, "sort", "by=k", 0, NULL);
-    sl_engine_close(cpu);
+    struct flat want = cpu_sorted(small);
     int64_t base = host_in_use(e);
     q = query(e, &dsmall, 1, "sort", "by=k", 0, &p, &ns);
     SL_ASSERT_OK(sl_query_run(q));
@@ -318,9 +321,7 @@ SL_TEST(cpu_task_download_follows_the_kernel)
 {
     NEED_GPU();
     sl_table_t *in = pairs((int64_t)1 << 24, 23);
-    sl_engine_t *cpu = gpu_test_engine(SL_PLACE_CPU, 0);
-    struct flat want = run(cpu, &in, 1, "sort", "by=k", 0, NULL);
-    sl_engine_close(cpu);
+    struct flat want = cpu_sorted(in);
     sl_engine_t *e = engine_with(SL_PLACE_GPU, 0, 0);
     sl_table_t *din;
     SL_ASSERT_OK(sl_table_to_device(e, in, 0, &din));
@@ -370,9 +371,7 @@ SL_TEST(arrow_export_outlives_engine)
 {
     NEED_GPU();
     sl_table_t *in = pairs((int64_t)1 << 20, 3);
-    sl_engine_t *cpu = gpu_test_engine(SL_PLACE_CPU, 0);
-    struct flat want = run(cpu, &in, 1, "sort", "by=k", 0, NULL);
-    sl_engine_close(cpu);
+    struct flat want = cpu_sorted(in);
     int64_t base = live_allocs();
     sl_engine_t *e = engine_with(SL_PLACE_GPU, 0, 0);
     sl_plan_t *p;
@@ -454,9 +453,7 @@ SL_TEST(faults_while_downloading_into_the_pool)
     NEED_GPU();
     sl_test_config_off(1);
     sl_table_t *in = pairs((int64_t)1 << 18, 4);
-    sl_engine_t *cpu = gpu_test_engine(SL_PLACE_CPU, 0);
-    struct flat want = run(cpu, &in, 1, "sort", "by=k", 0, NULL);
-    sl_engine_close(cpu);
+    struct flat want = cpu_sorted(in);
     /* how many checked CUDA calls and host allocations one query makes */
     sl_engine_t *e = engine_with(SL_PLACE_GPU, 0, 0);
     sl_plan_t *p;
