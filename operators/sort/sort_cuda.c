@@ -378,6 +378,8 @@ static int run_gpu(struct sl__gpu_work *w, void *arg)
                             (long long)n);
     void *kout = sl__col_values(g->m.out, sh.kc);
     int64_t t1 = diag_ns();
+    sl__gpu_work_mark(w, 4);
+    w->diag_pre = 1;
     if (sh.direct) {
         SL_TASK_CUDA_TRY(t,
                          sl_k_sort_pairs(temp, &temp_bytes, sh.kw, desc, cols[sh.kc], kout,
