@@ -719,8 +719,7 @@ char *sl__query_profile(struct sl_query *q)
                                 "%s{\"id\":%d,\"source\":\"%s\",\"sink\":\"%s\",\"tasks\":%" PRId64
                                 ",\"device\":%d,\"split\":%s,\"cpu_tasks\":%" PRId64
                                 ",\"gpu_tasks\":%" PRId64 ",\"start\":\"%s\""
-                                ",\"start_us\":%.1f,\"end_us\":%.1f"
-                                ",\"diag_task_us\":[%.1f,%.1f,%.1f]}",
+                                ",\"start_us\":%.1f,\"end_us\":%.1f}",
                                 k ? "," : "", p->id, p->source->op->def->name,
                                 p->sink->op->def->name, p->n_tasks, p->device,
                                 p->split ? "true" : "false", (int64_t)atomic_load(&p->cpu_tasks),
@@ -728,10 +727,7 @@ char *sl__query_profile(struct sl_query *q)
                                 p->started_on_gpu ? "gpu" : "cpu",
                                 p->start_ns ? (p->start_ns - q->start_ns) / 1e3 : -1.0,
                                 atomic_load(&p->end_ns) ? (atomic_load(&p->end_ns) - q->start_ns) / 1e3
-                                                        : -1.0,
-                                p->diag_tb_ns ? (p->diag_tb_ns - q->start_ns) / 1e3 : -1.0,
-                                p->diag_te_ns ? (p->diag_te_ns - q->start_ns) / 1e3 : -1.0,
-                                p->diag_tr_ns ? (p->diag_tr_ns - q->start_ns) / 1e3 : -1.0);
+                                                        : -1.0);
     }
     snprintf(s + len, cap - len, "]}");
     return s;

@@ -55,8 +55,6 @@ struct sl__pipeline {
     int64_t n_tasks;
     int64_t start_ns;
     _Atomic int64_t end_ns;          /* end of its last task (0 = not yet) */
-    int64_t diag_tb_ns, diag_te_ns, diag_tr_ns; /* DIAG: its first GPU task's begin, end
-                                                   and retire */
     int device;                      /* -1 CPU, else the GPU ordinal its tasks run on */
     char signature[128];             /* "src>op>sink": the key of its cost history */
     /* Co-processing (placement.c, exec.c): morsels on the CPU workers and GPU `device`. */

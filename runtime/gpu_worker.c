@@ -361,9 +361,6 @@ static void retire(struct sl__gpu *g, struct slot *s)
     for (int i = 0; i < s->n_staging; i++)
         sl__pinned_free(g->pinned, s->staging[i], s->staging_bytes[i]);
     s->n_staging = 0;
-    if (s->pipe && !s->pipe->diag_tr_ns)
-        s->pipe->diag_tr_ns = sl__now_ns();
-    s->pipe = NULL;
     struct sl__node *n = s->node;
     s->node = NULL;
     s->q = NULL;
@@ -415,9 +412,6 @@ int sl__gpu_task_begin(sl_task_t *t)
         }
     }
     s->rows = 0;
-    s->pipe = t->pipe;
-    if (t->pipe && !t->pipe->diag_tb_ns)
-        t->pipe->diag_tb_ns = sl__now_ns();
     s->bytes_h2d = s->bytes_d2h = 0;
     s->have_copy = false;
     s->have_d2h = false;
@@ -451,8 +445,6 @@ void sl__gpu_task_end(sl_task_t *t)
         cuda_fail(t->q, e, "cudaEventRecord");
     s->rows = t->rows_emitted ? *t->rows_emitted : s->rows;
     s->signature = t->pipe ? t->pipe->signature : NULL;
-    if (t->pipe && !t->pipe->diag_te_ns)
-        t->pipe->diag_te_ns = sl__now_ns();
     sl__node_hold(t->gnode);
     g->count++;
 }

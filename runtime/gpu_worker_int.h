@@ -31,7 +31,6 @@ struct slot {
     const char *name;                /* operator name for the trace */
     const char *signature;           /* pipeline signature for the cost history */
     struct sl__opstate *os;          /* node credited with the GPU time in the profile */
-    struct sl__pipeline *pipe;       /* DIAG: the task's pipeline */
     int64_t rows, bytes_h2d, bytes_d2h;
     cudaEvent_t done, k0, k1, c0, c1;  /* completion; kernel span; copy span */
     bool have_copy, started;

@@ -112,10 +112,6 @@ int sl__gpu_work_finish(struct sl__gpu_work *w, int rc, const char *const *names
         if (names[i] && cudaEventElapsedTime(&ms, w->ev[i], w->ev[i + 1]) == cudaSuccess)
             sl_task_phase_time(w->t, names[i], ms);
     }
-    float pre;
-    if (w->diag_pre && rc >= 0 && e == cudaSuccess && w->ok &&
-        cudaEventElapsedTime(&pre, w->ev[1], w->ev[4]) == cudaSuccess)
-        sl_task_phase_time(w->t, "diag_gpu_prelaunch", pre);
     sl__task_events_put(w->t, SL__GPU_WORK_MARKS, (void **)w->ev);
     if (rc < 0)
         return rc;

@@ -42,7 +42,6 @@ struct sl__gpu_work {
     sl_task_t *t;
     void *p[SL__GPU_WORK_PTRS];
     int n_p, ok;
-    int diag_pre; /* DIAG: mark 4 recorded before the sort's launch */
     cudaEvent_t ev[SL__GPU_WORK_MARKS];
 };
 void sl__gpu_work_init(struct sl__gpu_work *w, sl_task_t *t);

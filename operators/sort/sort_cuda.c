@@ -34,7 +34,6 @@
  * can, else the CPU. */
 #include <stdatomic.h>
 #include <string.h>
-#include <time.h>
 
 #include <cuda_runtime_api.h>
 
@@ -43,14 +42,6 @@
 #include "common/rows_cuda.h"
 #include "sluice_k/sort.h"
 #include "sort_op.h"
-
-/* DIAG: host clock */
-static int64_t diag_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 /* Columns the GPU path takes (more: the CPU sorts). */
 #define SG_MAX_COLS 64
@@ -231,7 +222,6 @@ int sl__sort_gpu_finalize_can_run(const sl_task_t *tc)
     sl_task_t *t = (sl_task_t *)tc;
     struct sort_global *g = sl_task_gstate(t);
     const struct sort_data *d = sl_op_data(sl_task_op(t));
-    int64_t t0 = diag_ns();
     if (!sl__sort_gpu_can_run(tc) || d->n_cols > SG_MAX_COLS)
         return 0;
     sl__rows_order(&g->m.rows);
@@ -239,10 +229,8 @@ int sl__sort_gpu_finalize_can_run(const sl_task_t *tc)
         return 0;
     int64_t n = sl__rows_gpu_rows(&g->m.rows, d->n_cols);
     size_t temp;
-    if (n == 0 || (n > 0 && need_bytes(g, d, n, &temp) <= sl_task_device_budget(tc))) {
-        g->diag_can_run_ns = diag_ns() - t0;
+    if (n == 0 || (n > 0 && need_bytes(g, d, n, &temp) <= sl_task_device_budget(tc)))
         return 1;
-    }
     return sl__sort_ooc_can_run(tc); /* host batches, or over the budget: out of core */
 }
 
@@ -352,7 +340,6 @@ static int run_gpu(struct sl__gpu_work *w, void *arg)
     struct sort_shape sh = shape_of(g, d);
     int64_t n = g->m.n;
     size_t temp_bytes = 0;
-    int64_t t0 = diag_ns();
     need_bytes(g, d, n, &temp_bytes);
     const void *cols[SG_MAX_COLS];
     sl__gpu_work_mark(w, 0);
@@ -377,9 +364,6 @@ static int run_gpu(struct sl__gpu_work *w, void *arg)
         return sl_task_fail(t, SL_ENOMEM, "sort on the GPU: out of memory for %lld rows",
                             (long long)n);
     void *kout = sl__col_values(g->m.out, sh.kc);
-    int64_t t1 = diag_ns();
-    sl__gpu_work_mark(w, 4);
-    w->diag_pre = 1;
     if (sh.direct) {
         SL_TASK_CUDA_TRY(t,
                          sl_k_sort_pairs(temp, &temp_bytes, sh.kw, desc, cols[sh.kc], kout,
@@ -387,10 +371,6 @@ static int run_gpu(struct sl__gpu_work *w, void *arg)
                                          sh.vb ? sl__col_values(g->m.out, sh.pc) : NULL, sh.vb,
                                          n, s),
                          "sorting");
-        int64_t t2 = diag_ns();
-        sl_task_phase_time(t, "diag_can_run", g->diag_can_run_ns / 1e6);
-        sl_task_phase_time(t, "diag_prep_alloc", (t1 - t0) / 1e6);
-        sl_task_phase_time(t, "diag_cub_call", (t2 - t1) / 1e6);
         sl__gpu_work_mark(w, 2);
         sl__gpu_work_mark(w, 3);
         return SL_OK;

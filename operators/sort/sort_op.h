@@ -42,7 +42,6 @@ struct sort_global {
      * queries the device's occupancy for CUB's kernels. 0 rows: not asked yet. */
     int64_t gpu_temp_n;
     size_t gpu_temp_bytes;
-    int64_t diag_can_run_ns; /* DIAG: host ns of the GPU finalize's can_run */
     _Atomic int sink_host;            /* 1: the GPU sink keeps later host batches there */
     void *ooc_state;
     void (*ooc_free)(void *ooc_state);
