@@ -21,12 +21,14 @@ static int usage(void)
     printf("usage: sluice bench sort [--rows N] [--key-bytes 4|8] [--payloads P] [--desc]\n"
            "                         [--repeat R] [--seed S] [--threads N]\n"
            "                         [--placement cpu|gpu|auto] [--resident host|device]\n"
-           "                         [--pageable] [--gpu-mem BYTES] [--json]\n"
+           "                         [--pageable] [--gpu-mem BYTES] [--engine-time] [--json]\n"
            "Sorts N random keys with P payload columns of the key's width (defaults: 2^24,\n"
            "4, 1, 5 repeats after one warm-up) and prints the protocol's JSON line. GPU runs\n"
            "on host-resident input pin it first (unless --pageable) and print the transfer\n"
            "floor (bytes up and down over the link bandwidths measured in the same run);\n"
-           "--gpu-mem below the data sorts out of core (docs/OUT_OF_CORE.md).\n");
+           "--gpu-mem below the data sorts out of core (docs/OUT_OF_CORE.md). --engine-time\n"
+           "adds the host's time in query creation, run and result as phases and prints the\n"
+           "last repeat's query profile on stderr.\n");
     return 0;
 }
 
@@ -87,7 +89,7 @@ int bench_sort(int argc, char **argv)
     struct cli_common c;
     cli_common_init(&c);
     int64_t n = (int64_t)1 << 24, key_bytes = 4, payloads = 1, repeat = 5, seed = 42;
-    int desc = 0, pageable = 0;
+    int desc = 0, pageable = 0, engine_time = 0;
     const char *resident = "host";
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--help"))
@@ -102,6 +104,10 @@ int bench_sort(int argc, char **argv)
         }
         if (!strcmp(argv[i], "--pageable")) {
             pageable = 1;
+            continue;
+        }
+        if (!strcmp(argv[i], "--engine-time")) {
+            engine_time = 1;
             continue;
         }
         const struct bench_count_opt counts[] = {{"--rows", &n}, {"--key-bytes", &key_bytes},
@@ -146,6 +152,7 @@ int bench_sort(int argc, char **argv)
                        : sl_plan_output(plan, s, "sorted");
     struct bench_result res;
     bench_result_init(&res, n);
+    res.engine_time = engine_time;
     bench_device_name(eng, c.placement, res.device, sizeof res.device);
     struct sort_check chk = {n, in_sum, desc};
     if (rc == SL_OK)

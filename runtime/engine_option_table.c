@@ -243,6 +243,10 @@ const struct sl__option sl__options[] = {
       "quarter, a quarter and a half, so that a pass's first upload and last download, "
       "which overlap nothing, are shorter; four more runs (A/B runs: not faster in its one "
       "timing).", NULL, 0, 1}, FIELD(debug_ooc_graded_runs, INT)},
+    {{"debug_agg_gpu_big_strict", SL_ENGINE_OPT_BOOL, DBG, "false",
+      "Has a GPU group-by whose group estimate asks for 13 radix bits take the smaller "
+      "partition table at 13 bits, as before the big table at 12 where it fills at most 0.6 "
+      "of its slots (A/B runs).", NULL, 0, 1}, FIELD(debug_agg_gpu_big_strict, INT)},
 };
 
 const int sl__n_options = (int)(sizeof sl__options / sizeof sl__options[0]);

@@ -583,6 +583,8 @@ static void run_finalize(struct sl__node *n, struct sl__worker *w)
             sl__task_run_phase(&t, d->finalize);
         }
     }
+    os->fin_start_ns = t0;
+    os->fin_end_ns = sl__now_ns();
     sl__trace_span(q, w, d->name, t0, 0);
 }
 
@@ -653,8 +655,8 @@ int sl__query_build_graph(struct sl_query *q)
 
 char *sl__query_profile(struct sl_query *q)
 {
-    size_t cap = 256 + (size_t)q->n_ops * (560 + SL__OP_PHASES * (64 + 68)) +
-                 (size_t)q->n_pipes * 256,
+    size_t cap = 256 + (size_t)q->n_ops * (608 + SL__OP_PHASES * (64 + 68)) +
+                 (size_t)q->n_pipes * 320,
            len = 0;
     char *s = sl__malloc(cap);
     if (!s)
@@ -700,6 +702,10 @@ char *sl__query_profile(struct sl_query *q)
         }
         if (len < cap)
             len += (size_t)snprintf(s + len, cap - len, "}");
+        if (os->fin_start_ns && len < cap) /* microseconds from the query's start */
+            len += (size_t)snprintf(s + len, cap - len, ",\"finalize_us\":[%.1f,%.1f]",
+                                    (os->fin_start_ns - q->start_ns) / 1e3,
+                                    (os->fin_end_ns - q->start_ns) / 1e3);
         int64_t dropped = atomic_load(&os->profile_dropped);
         if (dropped && len < cap)
             len += (size_t)snprintf(s + len, cap - len, ",\"profile_dropped\":%" PRId64, dropped);
@@ -712,12 +718,16 @@ char *sl__query_profile(struct sl_query *q)
         len += (size_t)snprintf(s + len, cap - len,
                                 "%s{\"id\":%d,\"source\":\"%s\",\"sink\":\"%s\",\"tasks\":%" PRId64
                                 ",\"device\":%d,\"split\":%s,\"cpu_tasks\":%" PRId64
-                                ",\"gpu_tasks\":%" PRId64 ",\"start\":\"%s\"}",
+                                ",\"gpu_tasks\":%" PRId64 ",\"start\":\"%s\""
+                                ",\"start_us\":%.1f,\"end_us\":%.1f}",
                                 k ? "," : "", p->id, p->source->op->def->name,
                                 p->sink->op->def->name, p->n_tasks, p->device,
                                 p->split ? "true" : "false", (int64_t)atomic_load(&p->cpu_tasks),
                                 (int64_t)atomic_load(&p->gpu_tasks),
-                                p->started_on_gpu ? "gpu" : "cpu");
+                                p->started_on_gpu ? "gpu" : "cpu",
+                                p->start_ns ? (p->start_ns - q->start_ns) / 1e3 : -1.0,
+                                atomic_load(&p->end_ns) ? (atomic_load(&p->end_ns) - q->start_ns) / 1e3
+                                                        : -1.0);
     }
     snprintf(s + len, cap - len, "]}");
     return s;

@@ -24,6 +24,7 @@ struct sl__opstate {
     _Atomic int share_readers;
     /* profile counters */
     _Atomic int64_t rows_in, rows_out, batches_in, tasks, busy_ns;
+    int64_t fin_start_ns, fin_end_ns; /* its finalize node's run (0: none) */
     _Atomic int device_mask;         /* 1 = ran on CPU, 2 = ran on a GPU */
     int home_gpu;                    /* GPU whose memory holds the finalized state, or -1 */
     _Atomic int64_t gpu_tasks;       /* morsel tasks placed on a GPU */

@@ -333,8 +333,11 @@ static void retire(struct sl__gpu *g, struct slot *s)
         if (c.start_ns >= 0 && c.end_ns >= c.start_ns)
             sl__trace_add(&q->trace, g->worker->id, &c);
     }
+    /* The kernel span, read once for the operator's time and the cost history. */
+    int64_t k0 = -1, k1 = -1;
+    if (s->os || (q && s->signature))
+        k0 = event_ns(g, s->k0), k1 = event_ns(g, s->k1);
     if (s->os) {
-        int64_t k0 = event_ns(g, s->k0), k1 = event_ns(g, s->k1);
         if (k0 >= 0 && k1 >= k0)
             atomic_fetch_add(&s->os->kernel_ns, k1 - k0);
         int64_t c0 = s->have_copy ? event_ns(g, s->c0) : -1, c1 = s->have_copy ? event_ns(g, s->c1) : -1;
@@ -348,7 +351,6 @@ static void retire(struct sl__gpu *g, struct slot *s)
     }
     run_deferred(g, s);
     if (q && s->signature) {
-        int64_t k0 = event_ns(g, s->k0), k1 = event_ns(g, s->k1);
         if (k0 >= 0 && k1 >= k0)
             sl__cost_record(q->eng, s->signature, SL_DEVICE_CUDA, s->rows, k1 - k0);
     }

@@ -199,6 +199,10 @@ struct sl_engine_config {
     /* Fields added with the out-of-core sort's graded runs (issue 23). */
     int debug_ooc_graded_runs;  /* 1: the out-of-core sort's first and last R rows go in
                                    runs of a quarter, a quarter and a half (A/B runs) */
+    /* Fields added with the GPU group-by's big table at 12 bits for 13 (issue 19). */
+    int debug_agg_gpu_big_strict; /* 1: a GPU group-by estimate asking for 13 radix bits
+                                     takes the smaller table at 13, as before 2026-11-27
+                                     (A/B runs) */
 };
 
 /* Fills *cfg with the defaults and sets cfg->size. Cannot fail. Thread-safe (touches

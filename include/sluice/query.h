@@ -211,7 +211,9 @@ struct sl_explain {
 SL_API int sl_query_explain(sl_query_t *q, const struct sl_explain **out);
 
 /* Profile of a finished query as JSON: per operator and phase, tasks, rows, busy time,
- * device; owned by the query and valid until its destruction. "{}" before the query
+ * device, and when a sink's finalize ran ("finalize_us"); per pipeline where it ran and
+ * when it started and ended ("start_us", "end_us"; microseconds from the query's start,
+ * since 0.3); owned by the query and valid until its destruction. "{}" before the query
  * finished (and for NULL). Thread-safe once it finished. Added in 0.1. */
 SL_API const char *sl_query_profile_json(sl_query_t *q);
 

@@ -187,7 +187,7 @@ static cudaError_t pack(const sl_k_cols_t *cols, const uint32_t *sel, int64_t n,
                         void *d_rows, cudaStream_t stream)
 {
     if (cols == NULL || n < 0 || cols->n < 1 || row_bytes < 4 || row_bytes > 16 ||
-        (row_bytes & 3) || !cols_fit(cols, row_bytes, sel != NULL) || (n > 0 && !d_rows))
+        (row_bytes & 3) || !cols_fit(cols, row_bytes, true) || (n > 0 && !d_rows))
         return cudaErrorInvalidValue;
     const int b = row_bytes;
     if (n == 0)

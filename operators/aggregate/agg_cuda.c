@@ -368,6 +368,9 @@ static int sink(sl_task_t *t)
     int64_t no_big = 0;
     sl_task_option_int(t, "debug_agg_gpu_no_big_table", &no_big);
     d->big = no_big ? -1 : 0;
+    int64_t strict = 0;
+    sl_task_option_int(t, "debug_agg_gpu_big_strict", &strict);
+    d->big_strict = strict != 0;
     if (g->on_host)
         return agg_gpu_go_host(t, g, b, g->why_host);
     /* The row numbers of where= and remapped DICT codes are device batches of their own
@@ -589,6 +592,13 @@ int agg_gpu_groups(sl_task_t *t, const struct agg_plan *p, struct agg_gdrv *d, i
     for (int i = 0; i < AGG_PH_N; i++)
         if (d->phase_ms[i] >= 0)
             sl_task_phase_time(t, names[i], d->phase_ms[i]);
+    /* The method's choices (issue 19's 2^24 groups: 12 bits and the big table). */
+    sl_task_profile_value(t, "gpu_mode", d->mode);
+    sl_task_profile_value(t, "gpu_groups_estimate", (int64_t)d->g_est);
+    if (d->bits) {
+        sl_task_profile_value(t, "gpu_radix_bits", d->bits);
+        sl_task_profile_value(t, "gpu_big_table", d->big_on);
+    }
     for (int c = 0; c < p->n_keys + p->n_aggs; c++) {
         struct sl__col *col = &o.b->cols[c];
         col->null_count = col->validity ? nulls[c] : 0;

@@ -35,6 +35,13 @@
 #define BIG_LOAD 0.3
 #define BIG_MIN_BITS 9
 #define BIG_MAX_BITS 12
+/* An estimate that asks for one bit more than BIG_MAX_BITS still takes the big table at
+ * BIG_MAX_BITS where it fills at most BIG_MAX_LOAD of the slots: one input of 2^28 rows
+ * of 2^24 groups is estimated at 21.2 million groups (13 bits): 12.36 ms at 13 bits with
+ * the smaller table against 11.11 with the big one at 12 (H100, gpu_agg_bench, same run,
+ * 2026-11-27); the big table at a load of 0.57 took 4.18 ms against 3.70 for the smaller
+ * one at 13 bits, whose two passes cost 0.85 ms more. */
+#define BIG_MAX_LOAD 0.6
 
 /* The cluster table (SL_K_AGG_CLUSTER, issue 19; d->cluster > 0 only, for A/B runs):
  * one partitioning pass of CLUSTER_BITS and each partition in a table spread over a
@@ -578,8 +585,9 @@ static int big_takes(const struct agg_gdrv *d, const struct sl_k_agg_input *in)
 
 /* The radix bits of the partitioned method, from the first batch: partitions of the
  * estimated groups at half the slots of a block's table, or (big_on) at BIG_LOAD of the
- * big table's, where that asks for BIG_MIN_BITS..BIG_MAX_BITS bits (d->big 0) or always
- * (1: at most 13); forced bits are kept (and take the big table only with d->big 1). d->cluster > 0: the cluster table at CLUSTER_BITS. */
+ * big table's, where that asks for BIG_MIN_BITS..BIG_MAX_BITS bits (one more: see
+ * BIG_MAX_LOAD) (d->big 0) or always (1: at most 13); forced bits are kept (and take the
+ * big table only with d->big 1). d->cluster > 0: the cluster table at CLUSTER_BITS. */
 static void part_bits(struct agg_gdrv *d, const struct sl_k_agg_input *in)
 {
     const struct sl_k_agg_spec *sp = &d->spec;
@@ -599,6 +607,9 @@ static void part_bits(struct agg_gdrv *d, const struct sl_k_agg_input *in)
         d->bits = d->force_bits ? d->bits : CLUSTER_BITS;
         return;
     }
+    if (d->big == 0 && !d->force_bits && !d->big_strict && bb == BIG_MAX_BITS + 1 &&
+        d->g_est / ldexp((double)sl_k_agg_part_big_slots(sp), BIG_MAX_BITS) <= BIG_MAX_LOAD)
+        bb = BIG_MAX_BITS;
     if (d->big == 0 && (bb < BIG_MIN_BITS || bb > BIG_MAX_BITS))
         return;
     d->big_on = 1;

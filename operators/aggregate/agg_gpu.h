@@ -103,6 +103,9 @@ struct agg_gdrv {
                                      partitions of it (0), always where it takes the input
                                      (1, forced bits too), never (-1:
                                      debug_agg_gpu_no_big_table) */
+    int big_strict;               /* with big 0: an estimate asking for BIG_MAX_BITS + 1
+                                     bits keeps them and the smaller table
+                                     (debug_agg_gpu_big_strict, A/B runs; agg_gpu.c) */
     int one_pass;                 /* with big_on: the one-pass wide partitioner
                                      (sl_k_agg_wide_partition) instead of the two-pass tile
                                      partitioner (A/B runs: slower, aggregate_wide.cuh) */

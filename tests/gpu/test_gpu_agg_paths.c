@@ -151,6 +151,8 @@ struct kcase {
     int cluster;          /* driver's cluster: blocks of the cluster table (2, 4, 8, 16;
                              forced bits too), -1 never, 0 from the estimate */
     int want_cluster;     /* the driver's cluster_on must be this (-1: 0, 0: not checked) */
+    int big_strict;       /* driver's big_strict (debug_agg_gpu_big_strict) */
+    int want_bits;        /* the driver's radix bits must be this (0: not checked) */
 };
 
 static int64_t g_budget;
@@ -283,6 +285,7 @@ static void kcase_run(const struct kcase *c)
     d.force_bits = c->pbits;
     d.row_partition = c->rowpart;
     d.big = c->big;
+    d.big_strict = c->big_strict;
     d.one_pass = c->one_pass;
     d.cluster = c->cluster;
     if (c->atom64)
@@ -341,6 +344,8 @@ static void kcase_run(const struct kcase *c)
            "go to the generic kernel)\n", d.g_est, d.clustered, d.bits, d.big_on, d.cluster_on);
     if (c->want_big && n > 0) /* no input: nothing chosen */
         assert_int_equal(d.big_on, c->want_big > 0);
+    if (c->want_bits && n > 0)
+        assert_int_equal(d.bits, c->want_bits);
     if (c->want_cluster && n > 0)
         assert_int_equal(d.cluster_on, c->want_cluster > 0 ? c->want_cluster : 0);
     if (c->want_mode)
@@ -738,7 +743,8 @@ SL_TEST(part_path_tile_partitioner_narrow)
  * first batch of ten groups where the input has 50,000 (the estimate low: two partitions
  * of 25,000 groups each), against the smaller table (big -1) on the same input; chosen
  * by the estimate for 6,000,000 groups (11 bits) and 1,500,000 (9 bits, the fewest; an
- * int64 key's slot takes 20 bytes), not with debug_agg_gpu_no_big_table's big -1. */
+ * int64 key's slot takes 20 bytes) and 9,000,000 with min and max (13 bits at 0.3 of
+ * 6,400 slots: 12 bits), not with debug_agg_gpu_no_big_table's big -1. */
 SL_TEST(part_path_big_table)
 {
     NEED_GPU();
@@ -785,6 +791,12 @@ SL_TEST(part_path_big_table)
          .want_mode = P, .big = -1, .want_big = -1, .want_cluster = -1},
         {.key64 = 1, .n = 3000000, .groups = 1500000, .batches = 1, .naggs = 3,
          .want_mode = P, .want_big = 1, .cluster = -1, .want_cluster = -1},
+        /* 13 bits by the estimate (6,400 slots): 12 at a load within BIG_MAX_LOAD, 13
+         * and the smaller table with debug_agg_gpu_big_strict */
+        {.key64 = 1, .n = 18000000, .groups = 9000000, .batches = 1, .naggs = 5,
+         .want_mode = P, .want_big = 1, .want_bits = 12, .want_cluster = -1},
+        {.key64 = 1, .n = 18000000, .groups = 9000000, .batches = 1, .naggs = 5,
+         .want_mode = P, .big_strict = 1, .want_big = -1, .want_cluster = -1},
     };
     for (size_t i = 0; i < sizeof many / sizeof many[0]; i++)
         kcase_run(&many[i]);

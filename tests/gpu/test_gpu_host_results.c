@@ -45,6 +45,15 @@ static sl_table_t *pairs(int64_t rows, uint64_t seed)
     return t;
 }
 
+/* The pairs of `in` sorted by k on a CPU engine: the reference of the GPU runs. */
+static struct flat cpu_sorted(sl_table_t *in)
+{
+    sl_engine_t *cpu = gpu_test_engine(SL_PLACE_CPU, 0);
+    struct flat want = run(cpu, &in, 1, "sort", "by=k", 0, NULL);
+    sl_engine_close(cpu);
+    return want;
+}
+
 static sl_engine_t *engine_with(enum sl_placement pl, int64_t gpu_mem, int64_t result_pinned)
 {
     struct sl_engine_config cfg;
@@ -130,9 +139,7 @@ SL_TEST(sort_equals_cpu_across_budgets_and_pools)
     NEED_GPU();
     const int64_t rows = (int64_t)1 << 23; /* 64 MiB of pairs */
     sl_table_t *in = pairs(rows, 1);
-    sl_engine_t *cpu = gpu_test_engine(SL_PLACE_CPU, 0);
-    struct flat want = run(cpu, &in, 1, "sort", "by=k", 0, NULL);
-    sl_engine_close(cpu);
+    struct flat want = cpu_sorted(in);
     const int64_t budgets[] = {0, 32 * MIB, 16 * MIB, 8 * MIB}; /* fits, 1/2, 1/4, 1/8 */
     const int64_t pools[] = {0, 32 * MIB, -1};                  /* default, full, off */
     for (int b = 0; b < 4; b++)
@@ -140,9 +147,7 @@ SL_TEST(sort_equals_cpu_across_budgets_and_pools)
             check(in, &want, budgets[b], pools[k]);
     /* 1/16: 2^24 rows under 8 MiB (smaller budgets leave no room for a run). */
     sl_table_t *big = pairs(rows * 2, 2);
-    cpu = gpu_test_engine(SL_PLACE_CPU, 0);
-    struct flat want2 = run(cpu, &big, 1, "sort", "by=k", 0, NULL);
-    sl_engine_close(cpu);
+    struct flat want2 = cpu_sorted(big);
     check(big, &want2, 8 * MIB, 0);
     check(big, &want2, 8 * MIB, -1);
     free(want.v);
@@ -226,9 +231,7 @@ SL_TEST(copied_out_results_respect_the_host_budget)
     assert_non_null(strstr(sl_query_errmsg(q), "host budget"));
     sl_query_destroy(q);
     sl_plan_destroy(p);
-    sl_engine_t *cpu = gpu_test_engine(SL_PLACE_CPU, 0);
-    struct flat want = run(cpu, &small, 1, "sort", "by=k", 0, NULL);
-    sl_engine_close(cpu);
+    struct flat want = cpu_sorted(small);
     int64_t base = host_in_use(e);
     q = query(e, &dsmall, 1, "sort", "by=k", 0, &p, &ns);
     SL_ASSERT_OK(sl_query_run(q));
@@ -305,6 +308,56 @@ SL_TEST(task_downloads_respect_the_host_budget)
     sl_table_unref(small);
 }
 
+/* A CPU task's download of a batch a GPU kernel wrote is ordered after that kernel. A
+ * GPU-resident table of 2^24 pairs sorted on the GPU (CUB, about a millisecond), then a
+ * filter forced to the CPU: its tasks download the sort's device result on their
+ * thread's default stream (sl__gpu_batch_download), which waits for no other stream, so
+ * only the runtime's order makes them read the sorted rows: the finalize waits for its
+ * stream before the source's tasks start. A finalize that returned with CUB still
+ * running, or a download issued before it, would read unsorted or unwritten output (the
+ * output is new pool memory, the seed this case's own) and the rows would differ from
+ * the CPU engine's sort. */
+SL_TEST(cpu_task_download_follows_the_kernel)
+{
+    NEED_GPU();
+    sl_table_t *in = pairs((int64_t)1 << 24, 23);
+    struct flat want = cpu_sorted(in);
+    sl_engine_t *e = engine_with(SL_PLACE_GPU, 0, 0);
+    sl_table_t *din;
+    SL_ASSERT_OK(sl_table_to_device(e, in, 0, &din));
+    for (int round = 0; round < 3; round++) {
+        sl_plan_t *p;
+        int src, ns, nf;
+        SL_ASSERT_OK(sl_plan_create(&p));
+        SL_ASSERT_OK(sl_plan_add_table(p, din, &src));
+        SL_ASSERT_OK(sl_plan_add(p, "sort", &src, 1, "by=k", &ns));
+        SL_ASSERT_OK(sl_plan_add(p, "filter", &ns, 1, "where=\"p >= 0\"", &nf));
+        SL_ASSERT_OK(sl_plan_place(p, nf, SL_PLACE_CPU));
+        SL_ASSERT_OK(sl_plan_output(p, nf, "o"));
+        sl_query_t *q;
+        SL_ASSERT_OK(sl_query_create(e, p, &q));
+        SL_ASSERT_OK(sl_query_run(q));
+        assert_true(((const struct sl__mat *)q->ops[ns].gstate)->gpu); /* sorted by CUB */
+        const char *prof = sl_query_profile_json(q);
+        assert_non_null(strstr(prof, "\"op\":\"filter\",\"device\":\"cpu\""));
+        if (round == 0)
+            printf("sort on the GPU, filter on the CPU: %.300s\n", prof);
+        sl_table_t *out;
+        SL_ASSERT_OK(sl_query_result(q, "o", &out));
+        struct flat got = flatten(out);
+        assert_int_equal(got.rows, want.rows);
+        assert_int_equal(memcmp(got.v, want.v, (size_t)(want.rows * want.cols) * 8), 0);
+        free(got.v);
+        sl_table_unref(out);
+        sl_query_destroy(q);
+        sl_plan_destroy(p);
+    }
+    free(want.v);
+    sl_table_unref(din);
+    sl_table_unref(in);
+    sl_engine_close(e);
+}
+
 static int64_t live_allocs(void)
 {
     struct sl__mem_counters c;
@@ -318,9 +371,7 @@ SL_TEST(arrow_export_outlives_engine)
 {
     NEED_GPU();
     sl_table_t *in = pairs((int64_t)1 << 20, 3);
-    sl_engine_t *cpu = gpu_test_engine(SL_PLACE_CPU, 0);
-    struct flat want = run(cpu, &in, 1, "sort", "by=k", 0, NULL);
-    sl_engine_close(cpu);
+    struct flat want = cpu_sorted(in);
     int64_t base = live_allocs();
     sl_engine_t *e = engine_with(SL_PLACE_GPU, 0, 0);
     sl_plan_t *p;
@@ -402,9 +453,7 @@ SL_TEST(faults_while_downloading_into_the_pool)
     NEED_GPU();
     sl_test_config_off(1);
     sl_table_t *in = pairs((int64_t)1 << 18, 4);
-    sl_engine_t *cpu = gpu_test_engine(SL_PLACE_CPU, 0);
-    struct flat want = run(cpu, &in, 1, "sort", "by=k", 0, NULL);
-    sl_engine_close(cpu);
+    struct flat want = cpu_sorted(in);
     /* how many checked CUDA calls and host allocations one query makes */
     sl_engine_t *e = engine_with(SL_PLACE_GPU, 0, 0);
     sl_plan_t *p;

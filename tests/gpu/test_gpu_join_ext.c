@@ -307,7 +307,8 @@ SL_TEST(pack_partition_gather_round_trip)
 }
 
 /* Packing selected rows (sl_k_pack_rows_sel): row i takes source row sel[i] of a 4- and
- * an 8-byte column, and the id column (no pointer) is sel[i] itself; 16-byte rows. */
+ * an 8-byte column, and the id column (no pointer) is sel[i] itself; 16-byte rows. The
+ * same columns without a selection (sl_k_pack_rows): the id column is i. */
 SL_TEST(pack_selected_rows_with_row_ids)
 {
     REQUIRE_GPU();
@@ -342,18 +343,26 @@ SL_TEST(pack_selected_rows_with_row_ids)
                h[4 * i + 2] != (uint32_t)(b[src] >> 32) || h[4 * i + 3] != src;
     }
     assert_int_equal(bad, 0);
-    /* without a selection a column needs its pointer */
+    /* without a selection the id column is the row's own number i (sl_k_pack_rows takes
+     * the NULL pointer as sl_k_pack_rows_sel does); rows filled with 0xAB first */
+    CU(cudaMemsetAsync(rows, 0xAB, m * 16, s));
+    CU(sl_k_pack_rows(&in, m, 16, rows, s));
+    uint32_t *h2 = down(rows, m * 16, s);
+    for (int64_t i = 0; i < m; i++)
+        bad += h2[4 * i] != a[i] || h2[4 * i + 1] != (uint32_t)b[i] ||
+               h2[4 * i + 2] != (uint32_t)(b[i] >> 32) || h2[4 * i + 3] != (uint32_t)i;
+    assert_int_equal(bad, 0);
+    /* an 8-byte column needs its pointer in both; the selection needs its array */
+    in.ptr[1] = NULL;
     assert_int_equal(sl_k_pack_rows(&in, m, 16, rows, s), cudaErrorInvalidValue);
+    assert_int_equal(sl_k_pack_rows_sel(&in, dsel, m, 16, rows, s), cudaErrorInvalidValue);
+    in.ptr[1] = db;
     assert_int_equal(sl_k_pack_rows_sel(&in, NULL, m, 16, rows, s), cudaErrorInvalidValue);
-    free(a); free(sel); free(b); free(h);
+    free(a); free(sel); free(b); free(h); free(h2);
     cudaFree(da); cudaFree(db); cudaFree(dsel); cudaFree(rows);
     CU(cudaStreamDestroy(s));
 }
 
-/* The fused select (sl_k_select_pack_*) against the selection sel[0 .. m) that
- * sl_k_select_in_range_* made: keys, and rows of a payload column and the row number; all
- * rows, outputs of half of them (the count still m, nothing written past them), keys
- * alone. */
 /* Wrong values among n selected outputs (keys hk, rows hr of rb bytes: the payload hv and
  * the row number; outputs filled with 0xAB first): output j must be row sel[j], nothing
  * past the n outputs written, no rows written when rb is 0. */
@@ -378,52 +387,98 @@ static int64_t selected_bad(int k8, const unsigned char *hk, const uint32_t *hr,
     return bad;
 }
 
+/* What both selects below pack and write: a payload column (value i: i * 2654435761 +
+ * add) and the row number (kc.ptr[1] NULL), as 8-byte rows; the count's word. */
+struct select_in {
+    uint32_t *hv;
+    void *dv;
+    sl_k_cols_t kc;
+    int64_t *dcount;
+};
+
+static void select_in_init(struct select_in *in, int64_t np, uint32_t add, cudaStream_t s)
+{
+    in->hv = malloc((size_t)(np + 1) * 4);
+    for (int64_t i = 0; i < np; i++)
+        in->hv[i] = (uint32_t)i * 2654435761u + add;
+    in->dv = up(in->hv, (size_t)np * 4, s);
+    memset(&in->kc, 0, sizeof in->kc);
+    in->kc.n = 2;
+    in->kc.width[0] = in->kc.width[1] = 4;
+    in->kc.ptr[0] = in->dv; /* kc.ptr[1] NULL: the row's number */
+    in->dcount = dmalloc(8);
+}
+
+static void select_in_fini(struct select_in *in)
+{
+    free(in->hv);
+    cudaFree(in->dv);
+    cudaFree(in->dcount);
+}
+
+/* Outputs of cap rows and one past them (keys of kw bytes, 8-byte rows), filled with 0xAB. */
+struct select_out {
+    void *ko, *ro;
+    int64_t cap;
+    size_t kw;
+};
+
+static void select_out_init(struct select_out *o, int64_t cap, size_t kw, cudaStream_t s)
+{
+    o->cap = cap;
+    o->kw = kw;
+    o->ko = dmalloc((size_t)(cap + 1) * kw);
+    o->ro = dmalloc((size_t)(cap + 1) * 8);
+    CU(cudaMemsetAsync(o->ko, 0xAB, (size_t)(cap + 1) * kw, s));
+    CU(cudaMemsetAsync(o->ro, 0xAB, (size_t)(cap + 1) * 8, s));
+}
+
+/* Checks the outputs against the selection (selected_bad) and frees them. */
+static void select_out_check(struct select_out *o, int k8, const uint64_t *pk,
+                             const struct select_in *in, const uint32_t *sel, int rb,
+                             cudaStream_t s)
+{
+    unsigned char *hk = down(o->ko, (size_t)(o->cap + 1) * o->kw, s);
+    uint32_t *hr = down(o->ro, (size_t)(o->cap + 1) * 8, s);
+    assert_int_equal(selected_bad(k8, hk, hr, pk, in->hv, sel, o->cap, rb), 0);
+    free(hk);
+    free(hr);
+    cudaFree(o->ko);
+    cudaFree(o->ro);
+}
+
+/* The fused select (sl_k_select_pack_*) against the selection sel[0 .. m) that
+ * sl_k_select_in_range_* made: keys, and rows of a payload column and the row number; all
+ * rows, outputs of half of them (the count still m, nothing written past them), keys
+ * alone. */
 static void select_pack_check(int k8, const void *dpk, const uint64_t *pk, int64_t np,
                               uint64_t kmin, uint64_t range, const uint32_t *bm,
                               const uint32_t *sel, int64_t m, cudaStream_t s)
 {
-    size_t kw = k8 ? 8 : 4;
-    uint32_t *hv = malloc((size_t)(np + 1) * 4);
-    for (int64_t i = 0; i < np; i++)
-        hv[i] = (uint32_t)i * 2654435761u + 1;
-    void *dv = up(hv, (size_t)np * 4, s);
-    sl_k_cols_t kc;
-    memset(&kc, 0, sizeof kc);
-    kc.n = 2;
-    kc.width[0] = kc.width[1] = 4;
-    kc.ptr[0] = dv; /* kc.ptr[1] NULL: the row's number */
-    int64_t *dcount = dmalloc(8);
+    struct select_in in;
+    select_in_init(&in, np, 1, s);
     for (int v = 0; v < 3; v++) {
         int64_t cap = v == 1 ? m / 2 : m;
         int rb = v == 2 ? 0 : 8;
-        void *ko = dmalloc((size_t)(cap + 1) * kw), *ro = dmalloc((size_t)(cap + 1) * 8);
-        CU(cudaMemsetAsync(ko, 0xAB, (size_t)(cap + 1) * kw, s));
-        CU(cudaMemsetAsync(ro, 0xAB, (size_t)(cap + 1) * 8, s));
+        struct select_out o;
+        select_out_init(&o, cap, k8 ? 8 : 4, s);
         size_t tb = 0;
-        CU(k8 ? sl_k_select_pack_k64(NULL, &tb, dpk, np, kmin, range, bm, &kc, rb, NULL, NULL, cap,
-                                     NULL, s)
-              : sl_k_select_pack_k32(NULL, &tb, dpk, np, (uint32_t)kmin, range, bm, &kc, rb, NULL,
-                                     NULL, cap, NULL, s));
+        CU(k8 ? sl_k_select_pack_k64(NULL, &tb, dpk, np, kmin, range, bm, &in.kc, rb, NULL, NULL,
+                                     cap, NULL, s)
+              : sl_k_select_pack_k32(NULL, &tb, dpk, np, (uint32_t)kmin, range, bm, &in.kc, rb,
+                                     NULL, NULL, cap, NULL, s));
         void *temp = dmalloc(tb);
-        CU(k8 ? sl_k_select_pack_k64(temp, &tb, dpk, np, kmin, range, bm, &kc, rb, ko, ro, cap,
-                                     dcount, s)
-              : sl_k_select_pack_k32(temp, &tb, dpk, np, (uint32_t)kmin, range, bm, &kc, rb, ko, ro,
-                                     cap, dcount, s));
-        int64_t *hc = down(dcount, 8, s);
-        unsigned char *hk = down(ko, (size_t)(cap + 1) * kw, s);
-        uint32_t *hr = down(ro, (size_t)(cap + 1) * 8, s);
+        CU(k8 ? sl_k_select_pack_k64(temp, &tb, dpk, np, kmin, range, bm, &in.kc, rb, o.ko, o.ro,
+                                     cap, in.dcount, s)
+              : sl_k_select_pack_k32(temp, &tb, dpk, np, (uint32_t)kmin, range, bm, &in.kc, rb,
+                                     o.ko, o.ro, cap, in.dcount, s));
+        int64_t *hc = down(in.dcount, 8, s);
         assert_int_equal(*hc, m);
-        assert_int_equal(selected_bad(k8, hk, hr, pk, hv, sel, cap, rb), 0);
+        select_out_check(&o, k8, pk, &in, sel, rb, s);
         free(hc);
-        free(hk);
-        free(hr);
         cudaFree(temp);
-        cudaFree(ko);
-        cudaFree(ro);
     }
-    free(hv);
-    cudaFree(dv);
-    cudaFree(dcount);
+    select_in_fini(&in);
 }
 
 /* The two-pass select (sl_k_select_mask_*, then _write) of the rows sel[0..m) that
@@ -434,60 +489,46 @@ static void select_two_pass_check(int k8, const void *dpk, const uint64_t *pk, i
                                   uint64_t kmin, uint64_t range, const uint32_t *bm,
                                   const uint32_t *sel, int64_t m, cudaStream_t s)
 {
-    size_t kw = k8 ? 8 : 4, words = (size_t)((range + 31) / 32);
-    uint32_t *hv = malloc((size_t)(np + 1) * 4), *ref = calloc(words + 1, 4);
-    for (int64_t i = 0; i < np; i++)
-        hv[i] = (uint32_t)i * 2654435761u + 7;
+    size_t words = (size_t)((range + 31) / 32);
+    uint32_t *ref = calloc(words + 1, 4);
     for (int64_t j = 0; j < m; j++) {
         uint64_t d = k8 ? pk[sel[j]] - kmin : (uint32_t)((uint32_t)pk[sel[j]] - (uint32_t)kmin);
         ref[d >> 5] |= 1u << (d & 31);
     }
-    void *dv = up(hv, (size_t)np * 4, s);
-    sl_k_cols_t kc;
-    memset(&kc, 0, sizeof kc);
-    kc.n = 2;
-    kc.width[0] = kc.width[1] = 4;
-    kc.ptr[0] = dv; /* kc.ptr[1] NULL: the row's number */
-    int64_t *dcount = dmalloc(8);
+    struct select_in in;
+    select_in_init(&in, np, 7, s);
     uint32_t *bout = dmalloc(words * 4 + 4);
     size_t tb = 0;
     CU(k8 ? sl_k_select_mask_k64(NULL, &tb, dpk, np, kmin, range, bm, NULL, s)
           : sl_k_select_mask_k32(NULL, &tb, dpk, np, (uint32_t)kmin, range, bm, NULL, s));
     void *temp = dmalloc(tb);
-    CU(k8 ? sl_k_select_mask_k64(temp, &tb, dpk, np, kmin, range, bm, dcount, s)
-          : sl_k_select_mask_k32(temp, &tb, dpk, np, (uint32_t)kmin, range, bm, dcount, s));
-    int64_t *hc = down(dcount, 8, s);
+    CU(k8 ? sl_k_select_mask_k64(temp, &tb, dpk, np, kmin, range, bm, in.dcount, s)
+          : sl_k_select_mask_k32(temp, &tb, dpk, np, (uint32_t)kmin, range, bm, in.dcount, s));
+    int64_t *hc = down(in.dcount, 8, s);
     assert_int_equal(*hc, m);
     for (int v = 0; v < 2; v++) { /* rows of 8 bytes with the bitmap, then keys alone */
         int rb = v == 0 ? 8 : 0;
-        void *ko = dmalloc((size_t)(m + 1) * kw), *ro = dmalloc((size_t)(m + 1) * 8);
-        CU(cudaMemsetAsync(ko, 0xAB, (size_t)(m + 1) * kw, s));
-        CU(cudaMemsetAsync(ro, 0xAB, (size_t)(m + 1) * 8, s));
+        struct select_out o;
+        select_out_init(&o, m, k8 ? 8 : 4, s);
         CU(cudaMemsetAsync(bout, 0, words * 4 + 4, s));
         uint32_t *bo = v == 0 ? bout : NULL;
-        CU(k8 ? sl_k_select_write_k64(temp, tb, dpk, np, &kc, rb, ko, ro, bo, kmin, range, s)
-              : sl_k_select_write_k32(temp, tb, dpk, np, &kc, rb, ko, ro, bo, (uint32_t)kmin,
-                                      range, s));
-        unsigned char *hk = down(ko, (size_t)(m + 1) * kw, s);
-        uint32_t *hr = down(ro, (size_t)(m + 1) * 8, s), *hb = down(bout, words * 4 + 4, s);
-        assert_int_equal(selected_bad(k8, hk, hr, pk, hv, sel, m, rb), 0);
+        CU(k8 ? sl_k_select_write_k64(temp, tb, dpk, np, &in.kc, rb, o.ko, o.ro, bo, kmin, range,
+                                      s)
+              : sl_k_select_write_k32(temp, tb, dpk, np, &in.kc, rb, o.ko, o.ro, bo,
+                                      (uint32_t)kmin, range, s));
+        select_out_check(&o, k8, pk, &in, sel, rb, s);
+        uint32_t *hb = down(bout, words * 4 + 4, s);
         if (v == 0)
             assert_memory_equal(hb, ref, words * 4 + 4);
         else
             for (size_t w = 0; w <= words; w++) /* no bitmap asked: none set */
                 assert_int_equal(hb[w], 0);
-        free(hk);
-        free(hr);
         free(hb);
-        cudaFree(ko);
-        cudaFree(ro);
     }
     free(hc);
-    free(hv);
     free(ref);
-    cudaFree(dv);
+    select_in_fini(&in);
     cudaFree(temp);
-    cudaFree(dcount);
     cudaFree(bout);
 }
 

@@ -36,12 +36,14 @@ extern "C" {
 
 /* rows[i] = the values of cols at row i, packed: column j at byte offset
  * sum(width[0..j)), little endian, zero padded to row_bytes (4, 8, 12 or 16, at least
- * the sum of the widths; at most 4 columns). d_rows aligned to row_bytes (16 for 12). */
+ * the sum of the widths; at most 4 columns). d_rows aligned to row_bytes (16 for 12).
+ * A 4-byte column with a NULL pointer is the source row's number (here i), the row id
+ * of GFTR's late gathers, in both calls; an 8-byte column needs its pointer. */
 cudaError_t sl_k_pack_rows(const sl_k_cols_t *cols, int64_t n, int row_bytes, void *d_rows,
                            cudaStream_t stream);
 /* The same for selected rows: row i packs source row d_sel[i] of the columns (a 4-byte
- * column with a NULL pointer: the number d_sel[i] itself, the row id of GFTR's late
- * gathers), so a filtered side is packed once, only its kept rows. */
+ * column with a NULL pointer: the number d_sel[i] itself), so a filtered side is packed
+ * once, only its kept rows. */
 cudaError_t sl_k_pack_rows_sel(const sl_k_cols_t *cols, const uint32_t *d_sel, int64_t n,
                                int row_bytes, void *d_rows, cudaStream_t stream);
 
