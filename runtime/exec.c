@@ -20,6 +20,7 @@
 
 #include "exec_int.h"
 #include "gpu_int.h"
+#include "text_buf.h"
 
 int64_t sl__now_ns(void)
 {
@@ -655,14 +656,9 @@ int sl__query_build_graph(struct sl_query *q)
 
 char *sl__query_profile(struct sl_query *q)
 {
-    size_t cap = 256 + (size_t)q->n_ops * (608 + SL__OP_PHASES * (64 + 68)) +
-                 (size_t)q->n_pipes * 320,
-           len = 0;
-    char *s = sl__malloc(cap);
-    if (!s)
-        return NULL;
-    len += (size_t)snprintf(s + len, cap - len,
-                            "{\"status\":\"%s\",\"time_ms\":%.3f,\"tasks\":%" PRId64
+    /* Grows as it goes: a size computed up front was overrun once fields were added. */
+    struct sl__text_buf b = {0};
+    sl__text_put(&b, "{\"status\":\"%s\",\"time_ms\":%.3f,\"tasks\":%" PRId64
                             ",\"bytes_h2d\":%" PRId64 ",\"bytes_d2h\":%" PRId64
                             ",\"replica_hits\":%" PRId64 ",\"operators\":[",
                             sl_err_name(q->rc), (q->end_ns - q->start_ns) / 1e6,
@@ -673,9 +669,7 @@ char *sl__query_profile(struct sl_query *q)
     for (int i = 0; i < q->n_ops; i++) {
         struct sl__opstate *os = &q->ops[i];
         int dm = atomic_load(&os->device_mask);
-        len += (size_t)snprintf(
-            s + len, cap - len,
-            "%s{\"node\":%d,\"op\":\"%s\",\"device\":\"%s\",\"tasks\":%" PRId64
+        sl__text_put(&b, "%s{\"node\":%d,\"op\":\"%s\",\"device\":\"%s\",\"tasks\":%" PRId64
             ",\"gpu_tasks\":%" PRId64 ",\"rows_in\":%" PRId64 ",\"rows_out\":%" PRId64
             ",\"busy_ms\":%.3f,\"kernel_ms\":%.3f,\"h2d_ms\":%.3f,\"d2h_ms\":%.3f"
             ",\"bytes_h2d\":%" PRId64 ",\"bytes_d2h\":%" PRId64 ",\"phases\":{",
@@ -686,37 +680,33 @@ char *sl__query_profile(struct sl_query *q)
             atomic_load(&os->kernel_ns) / 1e6, atomic_load(&os->h2d_ns) / 1e6,
             atomic_load(&os->d2h_ns) / 1e6, (int64_t)atomic_load(&os->bytes_h2d),
             (int64_t)atomic_load(&os->bytes_d2h));
-        for (int k = 0; k < SL__OP_PHASES && len < cap; k++) {
+        for (int k = 0; k < SL__OP_PHASES; k++) {
             const char *name = atomic_load(&os->phase_name[k]);
             if (name) /* names are the operator's literals: no JSON escaping needed */
-                len += (size_t)snprintf(s + len, cap - len, "%s\"%.40s\":%.3f", k ? "," : "",
+                sl__text_put(&b, "%s\"%.40s\":%.3f", k ? "," : "",
                                         name, atomic_load(&os->phase_ns[k]) / 1e6);
         }
-        if (len < cap)
-            len += (size_t)snprintf(s + len, cap - len, "},\"values\":{");
-        for (int k = 0; k < SL__OP_PHASES && len < cap; k++) {
+        sl__text_put(&b, "},\"values\":{");
+        for (int k = 0; k < SL__OP_PHASES; k++) {
             const char *name = atomic_load(&os->value_name[k]);
             if (name)
-                len += (size_t)snprintf(s + len, cap - len, "%s\"%.40s\":%" PRId64, k ? "," : "",
+                sl__text_put(&b, "%s\"%.40s\":%" PRId64, k ? "," : "",
                                         name, (int64_t)atomic_load(&os->value[k]));
         }
-        if (len < cap)
-            len += (size_t)snprintf(s + len, cap - len, "}");
-        if (os->fin_start_ns && len < cap) /* microseconds from the query's start */
-            len += (size_t)snprintf(s + len, cap - len, ",\"finalize_us\":[%.1f,%.1f]",
+        sl__text_put(&b, "}");
+        if (os->fin_start_ns) /* microseconds from the query's start */
+            sl__text_put(&b, ",\"finalize_us\":[%.1f,%.1f]",
                                     (os->fin_start_ns - q->start_ns) / 1e3,
                                     (os->fin_end_ns - q->start_ns) / 1e3);
         int64_t dropped = atomic_load(&os->profile_dropped);
-        if (dropped && len < cap)
-            len += (size_t)snprintf(s + len, cap - len, ",\"profile_dropped\":%" PRId64, dropped);
-        if (len < cap)
-            len += (size_t)snprintf(s + len, cap - len, "}");
+        if (dropped)
+            sl__text_put(&b, ",\"profile_dropped\":%" PRId64, dropped);
+        sl__text_put(&b, "}");
     }
-    len += (size_t)snprintf(s + len, cap - len, "],\"pipelines\":[");
+    sl__text_put(&b, "],\"pipelines\":[");
     for (int k = 0; k < q->n_pipes; k++) {
         struct sl__pipeline *p = &q->pipes[k];
-        len += (size_t)snprintf(s + len, cap - len,
-                                "%s{\"id\":%d,\"source\":\"%s\",\"sink\":\"%s\",\"tasks\":%" PRId64
+        sl__text_put(&b, "%s{\"id\":%d,\"source\":\"%s\",\"sink\":\"%s\",\"tasks\":%" PRId64
                                 ",\"device\":%d,\"split\":%s,\"cpu_tasks\":%" PRId64
                                 ",\"gpu_tasks\":%" PRId64 ",\"start\":\"%s\""
                                 ",\"start_us\":%.1f,\"end_us\":%.1f}",
@@ -729,6 +719,6 @@ char *sl__query_profile(struct sl_query *q)
                                 atomic_load(&p->end_ns) ? (atomic_load(&p->end_ns) - q->start_ns) / 1e3
                                                         : -1.0);
     }
-    snprintf(s + len, cap - len, "]}");
-    return s;
+    sl__text_put(&b, "]}");
+    return sl__text_take(&b);
 }
