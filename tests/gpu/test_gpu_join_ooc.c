@@ -27,7 +27,8 @@
 #include "gpu_test.h"
 
 
-static int spill_mode; /* debug_ooc_spill of check's GPU engines: 0 dma, 1 blocks, 2 dma_half */
+static int spill_mode; /* debug_ooc_spill of check's GPU engines: 0 dma, 1 blocks, 2 dma_half,
+                        * 3 dma16 */
 static int pin_tables; /* check pins its tables (their narrow copies go up, widened there) */
 
 /* The join of tables l and r (made from ls and rs) on the GPU engine with `gpu_mem` (0:
@@ -61,6 +62,13 @@ static void check_gpu(const struct spec *ls, const struct spec *rs, sl_table_t *
     }
     assert_int_equal(got.rows, want.rows);
     assert_true(got.hash == want.hash);
+    if (ooc && ls->rows > 0 && rs->rows > 0) {
+        /* count and sums by the join kernel exactly where they can be: aggregates of
+         * 4-byte keys and payloads under the default spill */
+        int fusable = strstr(opts, "output=aggregate") && !ls->key64 && !ls->pay64 &&
+                      !rs->key64 && !rs->pay64 && spill_mode == 0;
+        assert_true(strstr(last_profile, fusable ? "\"ooc_fused\":1" : "\"ooc_fused\":0") != NULL);
+    }
     if (need_gpu)
         assert_int_equal(on_gpu, 1);
     if (need_gpu == 2)
@@ -201,6 +209,8 @@ static void check_fractions(const struct spec *ls, const struct spec *rs, const 
     }
     spill_mode = 2;
     check_gpu(ls, rs, l, r, want, opts, state / 4, 2);
+    spill_mode = 3; /* session 16's plan (A/B runs) */
+    check_gpu(ls, rs, l, r, want, opts, state / 16, 2);
     spill_mode = 0;
     sl_table_unref(l);
     sl_table_unref(r);
@@ -230,6 +240,20 @@ SL_TEST(ooc_budget_sweep)
     struct spec one = {.rows = 1, .n_pay = 1, .key_range = 1 << 20, .seed = 117};
     struct spec many = {.rows = 1 << 25, .n_pay = 1, .key_range = 1 << 20, .seed = 118};
     check_fractions(&many, &one, "on=k");
+}
+
+/* Negative keys and payloads, aggregated: the join kernel's sums of 4-byte columns are
+ * sign-extended (ooc_fused); also with each build key about four times. */
+SL_TEST(ooc_fused_negative_keys)
+{
+    NEED_GPU();
+    struct spec pk = {.rows = 1 << 20, .n_pay = 1, .key_offset = -(1 << 22), .seed = 121};
+    struct spec fk = {.rows = 3 << 20, .n_pay = 1, .key_range = 1 << 20,
+                      .key_offset = -(1 << 22), .seed = 122};
+    check(&fk, &pk, "on=k output=aggregate", 32 * MIB);
+    struct spec dup = {.rows = 1 << 20, .n_pay = 1, .key_range = 1 << 18, .key_offset = -(1 << 22),
+                       .seed = 123};
+    check(&fk, &dup, "on=k output=aggregate", 24 * MIB);
 }
 
 SL_TEST(ooc_zipf_probe_skew)
