@@ -179,3 +179,95 @@ extern "C" cudaError_t sl_k_ooc_gather_pieces(const struct sl_k_ooc_pieces *p, i
     }
     return cudaGetLastError();
 }
+
+namespace {
+
+/* Value i as the width-byte offset (v - base) / step. */
+template <typename T>
+__global__ void narrow_kernel(const T *in, int64_t n, int64_t base, uint64_t step, int width,
+                              uint8_t *out)
+{
+    int64_t stride = (int64_t)gridDim.x * blockDim.x;
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += stride) {
+        uint64_t d = (uint64_t)(int64_t)in[i] - (uint64_t)base;
+        d = step == 1 ? d : d / step;
+        switch (width) {
+        case 1: out[i] = (uint8_t)d; break;
+        case 2: ((uint16_t *)out)[i] = (uint16_t)d; break;
+        case 3:
+            out[3 * i] = (uint8_t)d;
+            out[3 * i + 1] = (uint8_t)(d >> 8);
+            out[3 * i + 2] = (uint8_t)(d >> 16);
+            break;
+        default: ((uint32_t *)out)[i] = (uint32_t)d; break;
+        }
+    }
+}
+
+/* Piece blockIdx.y: gridDim.x blocks share its rows. */
+template <typename T>
+__global__ void widen_kernel(const sl_k_ooc_widen p, T *out)
+{
+    int i = blockIdx.y;
+    const int64_t n = p.rows[i], to = p.at[i];
+    const uint64_t base = (uint64_t)p.base[i], step = p.step[i];
+    const int w = p.width[i];
+    const uint8_t *src = (const uint8_t *)p.src[i];
+    int64_t stride = (int64_t)gridDim.x * blockDim.x;
+    for (int64_t r = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; r < n; r += stride) {
+        uint64_t u;
+        switch (w) {
+        case 1: u = src[r]; break;
+        case 2: u = ((const uint16_t *)src)[r]; break;
+        case 3:
+            u = src[3 * r] | (uint64_t)src[3 * r + 1] << 8 | (uint64_t)src[3 * r + 2] << 16;
+            break;
+        default: u = ((const uint32_t *)src)[r]; break;
+        }
+        out[to + r] = (T)(base + u * step);
+    }
+}
+
+} // namespace
+
+extern "C" cudaError_t sl_k_ooc_narrow(const void *d_in, int vw, int64_t n, int64_t base,
+                                       uint64_t step, int width, void *d_out,
+                                       cudaStream_t stream)
+{
+    if (n < 0 || (vw != 4 && vw != 8) || width < 1 || width > 4 || width >= vw || step == 0)
+        return cudaErrorInvalidValue;
+    if (n > 0) {
+        int64_t blocks = (n + 4 * 256 - 1) / (4 * 256);
+        unsigned g = (unsigned)(blocks > 4096 ? 4096 : blocks);
+        if (vw == 4)
+            narrow_kernel<int32_t><<<g, 256, 0, stream>>>((const int32_t *)d_in, n, base, step,
+                                                          width, (uint8_t *)d_out);
+        else
+            narrow_kernel<int64_t><<<g, 256, 0, stream>>>((const int64_t *)d_in, n, base, step,
+                                                          width, (uint8_t *)d_out);
+    }
+    return cudaGetLastError();
+}
+
+extern "C" cudaError_t sl_k_ooc_widen_pieces(const struct sl_k_ooc_widen *p, int vw,
+                                             void *d_vals, cudaStream_t stream)
+{
+    if (!p || p->n < 0 || p->n > SL_K_OOC_WIDEN || (vw != 4 && vw != 8))
+        return cudaErrorInvalidValue;
+    int64_t most = 0;
+    for (int i = 0; i < p->n; i++) {
+        if (p->width[i] < 1 || p->width[i] > 4)
+            return cudaErrorInvalidValue;
+        most = p->rows[i] > most ? p->rows[i] : most;
+    }
+    if (p->n > 0 && most > 0) {
+        int64_t bx = (most + 4095) / 4096; /* some 16 rows a thread */
+        bx = bx < 1 ? 1 : bx > 64 ? 64 : bx;
+        dim3 grid((unsigned)bx, (unsigned)p->n);
+        if (vw == 4)
+            widen_kernel<uint32_t><<<grid, 256, 0, stream>>>(*p, (uint32_t *)d_vals);
+        else
+            widen_kernel<uint64_t><<<grid, 256, 0, stream>>>(*p, (uint64_t *)d_vals);
+    }
+    return cudaGetLastError();
+}
