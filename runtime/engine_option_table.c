@@ -233,9 +233,8 @@ const struct sl__option sl__options[] = {
       "before 2026-11-27 (A/B runs; debug_ooc_readback=kernel applies to it alone); "
       "dma_half = dma with half the budget for the passes' buffers and half for the cache, "
       "as before session 16 (A/B runs); dma16 = dma as in session 16: the least fanout, "
-      "aggregates materialized and summed per job, values spilled at full width (A/B "
-      "runs); dma_wide = dma with the values spilled at full width (A/B runs).",
-      "dma,blocks,dma_half,dma16,dma_wide", 0, 4}, FIELD(debug_ooc_spill, INT)},
+      "aggregates materialized and summed per job (A/B runs).",
+      "dma,blocks,dma_half,dma16", 0, 3}, FIELD(debug_ooc_spill, INT)},
     {{"debug_smj_cpu_join", SL_ENGINE_OPT_BOOL, DBG, "false",
       "Has the out-of-core sort-merge join merge-join its key ranges in CPU tasks, as "
       "before 2026-11-27, where both sides' runs were merged on the GPU and it would join "

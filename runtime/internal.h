@@ -210,8 +210,6 @@ struct sl__narrow {
     struct sl__buf *buf;            /* n values of `width` bytes */
     int64_t base;                   /* the smallest value */
     uint64_t step;                  /* the values' common step above it (>= 1) */
-    uint64_t umax;                  /* the largest narrow value: every value is at most
-                                       base + step x umax */
     int64_t first, n;               /* the buffer's values it holds */
     uint8_t width;                  /* 1, 2, 3 or 4 */
     uint8_t wide;                   /* the buffer's value width: 2, 4 or 8 */
@@ -224,10 +222,9 @@ struct sl__narrow {
  * more, dates, timestamps, 64-bit decimals, DICT codes), else 0. */
 int sl__narrow_wide_width(enum sl_type type);
 /* The narrowest width (1, 2, 3 or 4) that holds n values of `wide` bytes as offsets from
- * their minimum (*base) in steps of their common divisor (*step), the largest offset
- * being *umax, or 0 when that is no narrower than `wide` (or n is 0). */
-int sl__narrow_plan(const void *values, int wide, int64_t n, int64_t *base, uint64_t *step,
-                    uint64_t *umax);
+ * their minimum (*base) in steps of their common divisor (*step), or 0 when that is no
+ * narrower than `wide` (or n is 0). */
+int sl__narrow_plan(const void *values, int wide, int64_t n, int64_t *base, uint64_t *step);
 /* Writes the n values as `width`-byte offsets (sl__narrow_plan's form), and back. */
 void sl__narrow_encode(const void *values, int wide, int64_t n, int64_t base, uint64_t step,
                        int width, void *out);

@@ -51,12 +51,10 @@ static uint64_t gcd64(uint64_t a, uint64_t b)
     return a;
 }
 
-int sl__narrow_plan(const void *values, int wide, int64_t n, int64_t *base, uint64_t *step,
-                    uint64_t *umax)
+int sl__narrow_plan(const void *values, int wide, int64_t n, int64_t *base, uint64_t *step)
 {
     *base = 0;
     *step = 1;
-    *umax = 0;
     if (n <= 0 || (wide != 2 && wide != 4 && wide != 8))
         return 0;
     int64_t lo, hi;
@@ -95,7 +93,6 @@ int sl__narrow_plan(const void *values, int wide, int64_t n, int64_t *base, uint
         return 0;
     *base = lo;
     *step = g > 1 ? g : 1;
-    *umax = range;
     return width;
 }
 
@@ -157,8 +154,8 @@ int sl__buf_narrow(struct sl__buf *b, int wide, int64_t first, int64_t n,
     }
     const char *values = (const char *)b->ptr + first * wide;
     int64_t base;
-    uint64_t step, umax;
-    int width = sl__narrow_plan(values, wide, n, &base, &step, &umax);
+    uint64_t step;
+    int width = sl__narrow_plan(values, wide, n, &base, &step);
     if (width == 0)
         return SL_OK;
     struct sl__narrow *nw = sl__calloc(1, sizeof *nw);
@@ -170,7 +167,6 @@ int sl__buf_narrow(struct sl__buf *b, int wide, int64_t first, int64_t n,
     sl__narrow_encode(values, wide, n, base, step, width, nw->buf->ptr);
     nw->base = base;
     nw->step = step;
-    nw->umax = umax;
     nw->first = first;
     nw->n = n;
     nw->width = (uint8_t)width;

@@ -140,8 +140,6 @@ struct blk {
     char *k, *v;
     int64_t rows;
     int dev;                            /* SPILL_DMA: in device memory (a cached chunk) */
-    int64_t ch;                         /* SPILL_DMA: its chunk (values at the chunk's
-                                           width, struct chunk), else -1 */
 };
 
 /* One side after pass 1: its pieces, listed by partition (CSR). */
@@ -160,20 +158,6 @@ struct chunk {
     char *k, *v;                        /* keys; values */
     int64_t n;
     int dev;
-    int w;                              /* bytes a value: vw, or narrower when spilled as
-                                           offsets base + step·u (narrow spill) */
-    int64_t base;
-    uint64_t step;
-};
-
-/* A chunk's values as the narrow copies of a pinned table bound them (runtime/narrow.c):
- * every value in [lo, hi] and lo plus a multiple of step; ok while every slice of the
- * chunk had a narrow copy. */
-struct venc {
-    int ok, any;
-    int64_t first;                      /* the first slice's base (steps are relative to it) */
-    __int128 lo, hi;
-    uint64_t step;
 };
 
 /* How pass 1 spills (option debug_ooc_spill): partitioned chunks copied to pinned memory
@@ -216,15 +200,6 @@ struct dpiece {
     int64_t rows, at;
 };
 
-/* A piece of a job read back at the narrow width of its chunk's values: rows narrow
- * values at src (device), to rows [at, at + rows) of the read-back's values. */
-struct wpiece {
-    const void *src;
-    int64_t rows, at, base;
-    uint64_t step;
-    int w;
-};
-
 /* Pass 2's read-back buffers of job k (two, k & 1): its rows gathered, R then S. */
 struct gread {
     struct job job;
@@ -232,10 +207,6 @@ struct gread {
     int64_t cap;
     struct dpiece *dp;                  /* pieces in device memory: compute_job gathers them */
     int64_t n_dp, cap_dp;
-    void *nscr;                         /* narrow spill: the job's narrow values as read back */
-    int64_t nscr_at;                    /* bytes of it taken */
-    struct wpiece *wp;                  /* narrow pieces: compute_job widens them into v */
-    int64_t n_wp, cap_wp;
     cudaEvent_t e_gather, e_part;       /* after the read-back; after its partitioning */
     int64_t *h_list, *d_list, n_list;   /* zero-copy read-back: block pointers, rows, rows before */
 };
@@ -280,11 +251,6 @@ struct ooc {
                                            least fanout, aggregates materialized and summed */
     int fused;                          /* aggregate: count and sums by the join kernel, no
                                            output buffers (fused_ok) */
-    int narrow;                         /* SPILL_DMA: a spilled chunk whose values the pinned
-                                           table's narrow copies bound goes down as offsets
-                                           of fewer bytes (narrow_ok) */
-    int nwmax;                          /* narrow: the widest such offset (vw - 1, at most 4) */
-    int64_t spill_bytes;                /* pass 1: bytes spilled */
     unsigned long long *d_res;          /* fused: 4 words (count, key, build and probe value
                                            sums) per GPU job */
     int64_t n_blocks, n_cache;          /* SPILL_DMA: pieces of both sides; cached chunks */
@@ -449,8 +415,7 @@ static int plan_dma(struct ooc *o)
     int64_t step = 0; /* dma_half: powers of two; else multiples of 2^12 rows, the largest
                        * whose set fits (pass 2's pieces grow with the chunks) */
     if (!o->half) {
-        /* (narrow spill: a chunk's wide partitioned values, narrowed from there) */
-        int64_t c = ((half - 2 * MIB) / (5 * o->tw + 4 + (o->narrow ? o->vw : 0))) & ~(int64_t)4095;
+        int64_t c = ((half - 2 * MIB) / (5 * o->tw + 4)) & ~(int64_t)4095;
         o->chunk = c < 4096 ? 4096 : c < o->chunk ? c : o->chunk;
         step = (o->chunk / 32) & ~(int64_t)4095;
         step = step < 4096 ? 4096 : step;
@@ -460,8 +425,7 @@ static int plan_dma(struct ooc *o)
         SL_TASK_CUDA_TRY(o->t, part_pairs(o, NULL, &need, NULL, NULL, NULL, NULL, o->chunk, 0,
                                           o->bits1, o->cs),
                          "partition temp size");
-        w1 = 4 * o->chunk * o->tw + 4 * o->chunk + (int64_t)need + 4096 + /* + narrow scratch */
-             (o->narrow ? o->chunk * o->vw : 0);
+        w1 = 4 * o->chunk * o->tw + 4 * o->chunk + (int64_t)need + 4096; /* + narrow scratch */
         if (w1 <= half || o->chunk <= 4096)
             break;
     }
@@ -490,9 +454,8 @@ static int plan_dma(struct ooc *o)
                                                       NULL, mb, mb, NULL, NULL, NULL, 0, NULL,
                                                       o->cs),
             "join temp size");
-        int64_t w2 = 2 * o->cap2 * (2 * o->tw + (o->fused ? 0 : o->ow) + o->nwmax) +
-                     (int64_t)need2 + (int64_t)jneed + 4096 + 4 * (((int64_t)1 << mb) + 1) * 8 +
-                     32 * 256;
+        int64_t w2 = 2 * o->cap2 * (2 * o->tw + (o->fused ? 0 : o->ow)) + (int64_t)need2 +
+                     (int64_t)jneed + 4096 + 4 * (((int64_t)1 << mb) + 1) * 8 + 32 * 256;
         w1 += (o->parts + 1) * 8 + 16 * 256;
         o->arena_size = w1 > w2 ? w1 : w2;
         set = o->arena_size;
@@ -543,8 +506,6 @@ static int plan(struct ooc *o)
         per_row -= o->tw; /* the temp is for the larger side of a job: tw bytes a row */
     if (o->fused)
         per_row -= 2 * o->ow; /* no output buffers */
-    if (o->narrow)
-        per_row += 2 * o->nwmax; /* each read-back's narrow values before widening */
     o->share = o->spill == SPILL_DMA && !o->half ? dma_share(b, per_row, o->tw, n) : b / 2;
     o->cap2 = o->share / per_row;
     /* Pass-2 partition offsets (4 arrays) and the join's temp follow from its bits. */
@@ -661,7 +622,7 @@ static void free_blocks(struct ooc *o)
             dfree(o, ch->k);
             dfree(o, ch->v);
         } else {
-            sl__task_pinned_free(o->t, ch->k, ch->n * (o->kw + ch->w));
+            sl__task_pinned_free(o->t, ch->k, ch->n * o->tw);
         }
     }
     if (o->h_offs)
@@ -703,43 +664,11 @@ static int temp_for(struct ooc *o, int64_t rows, int bits)
     return SL_OK;
 }
 
-/* Adds a slice of values to a chunk's bound: the slice's narrow copy nw (NULL: none, so
- * the chunk spills wide). */
-static void venc_add(struct venc *e, const struct sl__narrow *nw)
-{
-    if (!nw) {
-        e->ok = 0;
-        e->any = 1;
-        return;
-    }
-    __int128 lo = nw->base, hi = (__int128)nw->base + (__int128)nw->step * (__int128)nw->umax;
-    if (!e->any) {
-        *e = (struct venc){1, 1, nw->base, lo, hi, nw->step};
-        return;
-    }
-    /* one step while every slice has it and bases a whole number of steps apart, else 1 */
-    __int128 d = (__int128)nw->base - e->first;
-    if (nw->step != e->step || d % (__int128)e->step != 0)
-        e->step = 1;
-    e->lo = lo < e->lo ? lo : e->lo;
-    e->hi = hi > e->hi ? hi : e->hi;
-}
-
-/* The narrow width (1 to 4 bytes, less than vw) of a chunk bounded by e, else vw. */
-static int venc_width(const struct ooc *o, const struct venc *e)
-{
-    if (!o->narrow || !e->ok || !e->any || e->step == 0)
-        return o->vw;
-    unsigned __int128 r = (unsigned __int128)(e->hi - e->lo) / e->step;
-    int w = r <= 0xff ? 1 : r <= 0xffff ? 2 : r < ((uint64_t)1 << 24) ? 3 : r <= 0xffffffffu ? 4 : 8;
-    return w < o->vw ? w : o->vw;
-}
-
 /* Uploads chunk c of side s (up to C rows from batch *bi, row *row on) into staging
- * buffer c & 1 on the h2d stream; *n rows. ve (or NULL): the bound of its values. */
+ * buffer c & 1 on the h2d stream; *n rows. */
 static int upload_chunk(struct ooc *o, int s, int64_t c, int64_t *bi_, int64_t *row_,
                         void *stg_k[2], void *stg_v[2], cudaEvent_t e_h2d[2],
-                        const struct sl__upload_stage *hs, int64_t *n_, struct venc *ve)
+                        const struct sl__upload_stage *hs, int64_t *n_)
 {
     sl_task_t *t = o->t;
     const struct join_side *js = &o->st->side[s];
@@ -766,8 +695,6 @@ static int upload_chunk(struct ooc *o, int s, int64_t c, int64_t *bi_, int64_t *
                 o->d_narrow && !hs->stager ? sl__task_narrow_of(t, cc->data, w[j], cc->offset + row,
                                                                 take)
                                            : NULL;
-            if (j == 1 && ve)
-                venc_add(ve, nw);
             if (nw) {
                 const char *src = (const char *)nw->buf->ptr +
                                   (cc->offset + row - nw->first) * (int64_t)nw->width;
@@ -851,7 +778,7 @@ static int pass1_side(struct ooc *o, int s, void *stg_k[2], void *stg_v[2], void
         if (c >= 2)
             SL_TASK_CUDA_TRY(t, cudaStreamWaitEvent(o->h2d, e_used[slot], 0), "ordering staging");
         int64_t n = 0;
-        int rc = upload_chunk(o, s, c, &bi, &row, stg_k, stg_v, e_h2d, hs, &n, NULL);
+        int rc = upload_chunk(o, s, c, &bi, &row, stg_k, stg_v, e_h2d, hs, &n);
         if (rc < 0)
             return rc;
         if ((rc = partition_chunk(o, slot, stg_k, stg_v, pk, pv, n, d_off, e_h2d, e_used)) < 0)
@@ -911,7 +838,7 @@ static int pass1_side(struct ooc *o, int s, void *stg_k[2], void *stg_v[2], void
     memcpy(at, sd->p_start, (size_t)o->parts * sizeof(int64_t));
     for (int64_t b = 0; b < sd->used; b++) {
         char *k = o->h_ptr[sd->b0 + b];
-        sd->blk[at[part[b]]++] = (struct blk){k, k + o->bl * o->kw, b_rows[b], 0, -1};
+        sd->blk[at[part[b]]++] = (struct blk){k, k + o->bl * o->kw, b_rows[b], 0};
     }
     sd->n_blk = sd->used;
     int64_t total = 0;
@@ -953,7 +880,7 @@ static int hstage_open(struct ooc *o, struct sl__upload_stage *hs)
  * next chunks go up); the partition kernel of spilled chunk i + 2 waits for that copy.
  * Each chunk's partition offsets go to o->h_offs. */
 static int pass1_dma_side(struct ooc *o, int s, void *stg_k[2], void *stg_v[2], void *pk[2],
-                          void *pv[2], void *pvw, int64_t *d_off, cudaEvent_t ev[8],
+                          void *pv[2], int64_t *d_off, cudaEvent_t ev[8],
                           const struct sl__upload_stage *hs, int64_t *cached, int64_t *spilled)
 {
     sl_task_t *t = o->t;
@@ -967,8 +894,7 @@ static int pass1_dma_side(struct ooc *o, int s, void *stg_k[2], void *stg_v[2], 
         struct chunk *ch = &o->ch[sd->c0 + c];
         if (gc >= 2)
             SL_TASK_CUDA_TRY(t, cudaStreamWaitEvent(o->h2d, e_used[slot], 0), "ordering staging");
-        struct venc ve = {0};
-        int rc = upload_chunk(o, s, gc, &bi, &row, stg_k, stg_v, e_h2d, hs, &n, &ve);
+        int rc = upload_chunk(o, s, gc, &bi, &row, stg_k, stg_v, e_h2d, hs, &n);
         if (rc < 0)
             return rc;
         if (n == 0 || (c + 1 < sd->nc && n != o->chunk))
@@ -977,10 +903,6 @@ static int pass1_dma_side(struct ooc *o, int s, void *stg_k[2], void *stg_v[2], 
         /* Cached when the running share of cached chunks falls behind n_cache / n_ch. */
         ch->dev = *cached < o->n_cache &&
                   (__int128)(gc + 1) * o->n_cache >= (__int128)(*cached + 1) * o->n_ch;
-        /* A spilled chunk's values go down as narrow offsets where their bound allows */
-        ch->w = ch->dev || !pvw ? o->vw : venc_width(o, &ve);
-        ch->base = (int64_t)ve.lo;
-        ch->step = ve.step;
         gc = sd->c0 + c; /* its place in o->ch and o->h_offs */
         int ps = (int)(*spilled & 1);
         char *dk, *dv; /* where the chunk is partitioned to */
@@ -1002,17 +924,10 @@ static int pass1_dma_side(struct ooc *o, int s, void *stg_k[2], void *stg_v[2], 
                 SL_TASK_CUDA_TRY(t, cudaStreamWaitEvent(o->cs, e_spill[ps], 0),
                                  "ordering the spill");
             dk = pk[ps];
-            dv = ch->w < o->vw ? pvw : pv[ps];
+            dv = pv[ps];
         }
         if ((rc = partition_chunk(o, slot, stg_k, stg_v, dk, dv, n, d_off, e_h2d, e_used)) < 0)
             return rc;
-        if (!ch->dev && ch->w < o->vw) {
-            SL_TASK_CUDA_TRY(t,
-                             sl_k_ooc_narrow(pvw, o->vw, n, ch->base, ch->step, ch->w, pv[ps],
-                                             o->cs),
-                             "narrowing a spill");
-            dv = pv[ps];
-        }
         size_t ob = ((size_t)o->parts + 1) * sizeof(int64_t);
         SL_TASK_CUDA_TRY(t,
                          cudaMemcpyAsync(o->h_offs + gc * (o->parts + 1), d_off, ob,
@@ -1021,8 +936,7 @@ static int pass1_dma_side(struct ooc *o, int s, void *stg_k[2], void *stg_v[2], 
         if (ch->dev)
             continue;
         /* The spill: the partitioned chunk, whole, into pinned memory. */
-        int64_t bytes = n * (o->kw + ch->w);
-        char *h = sl__task_pinned_alloc(t, bytes);
+        char *h = sl__task_pinned_alloc(t, n * o->tw);
         if (!h)
             return SL_ENOMEM;
         ch->k = h; /* (freed as pinned memory from here on) */
@@ -1035,11 +949,10 @@ static int pass1_dma_side(struct ooc *o, int s, void *stg_k[2], void *stg_v[2], 
                                          o->d2h),
                          "spilling keys");
         SL_TASK_CUDA_TRY(t,
-                         cudaMemcpyAsync(h + n * o->kw, dv, (size_t)(n * ch->w),
+                         cudaMemcpyAsync(h + n * o->kw, dv, (size_t)(n * o->vw),
                                          cudaMemcpyDeviceToHost, o->d2h),
                          "spilling values");
-        gj_trace_end(&o->tr, tr, o->d2h, "ooc_spill", 2, 2, bytes);
-        o->spill_bytes += bytes;
+        gj_trace_end(&o->tr, tr, o->d2h, "ooc_spill", 2, 2, n * o->tw);
         SL_TASK_CUDA_TRY(t, cudaEventRecord(e_spill[ps], o->d2h), "cudaEventRecord");
         ++*spilled;
     }
@@ -1089,7 +1002,7 @@ static int dma_lists(struct ooc *o, int s)
             for (int64_t i = off[p]; i < off[p + 1]; i += L) {
                 int64_t r = off[p + 1] - i < L ? off[p + 1] - i : L;
                 sd->blk[at[p]++] =
-                    (struct blk){ch->k + i * o->kw, ch->v + i * ch->w, r, ch->dev, c};
+                    (struct blk){ch->k + i * o->kw, ch->v + i * o->vw, r, ch->dev};
             }
     }
     sl_task_free(t, at);
@@ -1136,9 +1049,6 @@ static int pass1(struct ooc *o)
         return rc < 0 ? rc : SL_ENOMEM;
     if (dma && has_narrow(o) && !(o->d_narrow = dalloc(o, o->chunk * 4)))
         return SL_ENOMEM;
-    void *pvw = NULL; /* narrow spill: a chunk's wide partitioned values */
-    if (dma && o->narrow && !(pvw = dalloc(o, o->chunk * o->vw)))
-        return SL_ENOMEM;
     if (dma) {
         o->ch = sl_task_alloc(t, (size_t)o->n_ch * sizeof *o->ch);
         o->h_offs = sl__task_pinned_alloc(t, o->n_ch * (o->parts + 1) * 8);
@@ -1156,8 +1066,7 @@ static int pass1(struct ooc *o)
     int64_t cached = 0, spilled = 0;
     for (int k = 0; k < 2 && rc >= 0; k++) {
         int s = k == 0 ? o->build : 1 - o->build;
-        rc = dma ? pass1_dma_side(o, s, stg_k, stg_v, pk, pv, pvw, d_off, ev, &hs, &cached,
-                                  &spilled)
+        rc = dma ? pass1_dma_side(o, s, stg_k, stg_v, pk, pv, d_off, ev, &hs, &cached, &spilled)
                  : pass1_side(o, s, stg_k, stg_v, pk[0], pv[0], d_off, ev, ev + 2, &hs);
     }
     cudaStreamSynchronize(o->h2d);
@@ -1180,7 +1089,6 @@ static int pass1(struct ooc *o)
         dfree(o, pv[i]);
     }
     dfree(o, d_off);
-    dfree(o, pvw);
     dfree(o, o->d_narrow);
     o->d_narrow = NULL;
     dfree(o, o->ptemp);
@@ -1276,10 +1184,7 @@ static int gather(struct ooc *o, struct gread *g, const struct bside *sd, int64_
     struct blk cur = b[0];
     int rc = SL_OK;
     for (int64_t i = 1; i <= i1 - i0 && rc >= 0; i++) {
-        const struct chunk *cc = cur.ch >= 0 && o->ch ? &o->ch[cur.ch] : NULL;
-        const int w = cc ? cc->w : o->vw; /* bytes a value of the piece */
-        if (i < i1 - i0 && b[i].ch == cur.ch && b[i].k == cur.k + cur.rows * o->kw &&
-            b[i].v == cur.v + cur.rows * w) {
+        if (i < i1 - i0 && b[i].k == cur.k + cur.rows * o->kw && b[i].v == cur.v + cur.rows * o->vw) {
             cur.rows += b[i].rows;
             continue;
         }
@@ -1296,26 +1201,7 @@ static int gather(struct ooc *o, struct gread *g, const struct bside *sd, int64_
             g->dp[g->n_dp++] = (struct dpiece){cur.k, cur.v, cur.rows, at};
         } else if ((rc = cp_add(o, (char *)k + at * o->kw, cur.k,
                                 (size_t)(cur.rows * o->kw))) >= 0) {
-            if (w == o->vw) {
-                rc = cp_add(o, (char *)v + at * o->vw, cur.v, (size_t)(cur.rows * o->vw));
-            } else { /* narrow values: read back as they are, widened by compute_job */
-                int64_t bytes = cur.rows * w;
-                if (g->nscr_at + bytes > o->cap2 * o->nwmax)
-                    return sl_task_fail(o->t, SL_EINTERNAL, "out-of-core join: a job's narrow "
-                                        "values pass their buffer");
-                if (g->n_wp == g->cap_wp) {
-                    int64_t c = g->cap_wp ? 2 * g->cap_wp : 64;
-                    struct wpiece *d = realloc(g->wp, (size_t)c * sizeof *d);
-                    if (!d)
-                        return sl_task_fail(o->t, SL_ENOMEM, "out of memory");
-                    g->wp = d;
-                    g->cap_wp = c;
-                }
-                char *dst = (char *)g->nscr + g->nscr_at;
-                g->wp[g->n_wp++] = (struct wpiece){dst, cur.rows, at, cc->base, cc->step, w};
-                g->nscr_at += bytes;
-                rc = cp_add(o, dst, cur.v, (size_t)bytes);
-            }
+            rc = cp_add(o, (char *)v + at * o->vw, cur.v, (size_t)(cur.rows * o->vw));
         }
         at += cur.rows;
         if (i < i1 - i0)
@@ -1394,8 +1280,6 @@ static int read_job(struct ooc *o, struct gread *g, const struct job *j)
     int tr = gj_trace_begin(&o->tr, o->h2d);
     g->n_list = 0;
     g->n_dp = 0;
-    g->n_wp = 0;
-    g->nscr_at = 0;
     o->n_cp = 0;
     if ((rc = gather(o, g, r, r->p_start[j->p0], r->p_start[j->p1], g->k, g->v, 0)) < 0 ||
         (rc = gather(o, g, s, j->s0, j->s1, g->k, g->v, j->nr)) < 0 ||
@@ -1448,21 +1332,6 @@ static int compute_job(struct ooc *o, struct gread *rd, struct gset *g)
         }
         SL_TASK_CUDA_TRY(t, sl_k_ooc_gather_pieces(&pc, o->kw, o->vw, rd->k, rd->v, o->cs),
                          "gathering cached pieces");
-    }
-    for (int64_t i = 0; i < rd->n_wp; i += SL_K_OOC_WIDEN) {
-        struct sl_k_ooc_widen wp;
-        wp.n = (int)(rd->n_wp - i < SL_K_OOC_WIDEN ? rd->n_wp - i : SL_K_OOC_WIDEN);
-        for (int q = 0; q < wp.n; q++) {
-            const struct wpiece *x = &rd->wp[i + q];
-            wp.src[q] = x->src;
-            wp.rows[q] = x->rows;
-            wp.at[q] = x->at;
-            wp.base[q] = x->base;
-            wp.step[q] = x->step;
-            wp.width[q] = x->w;
-        }
-        SL_TASK_CUDA_TRY(t, sl_k_ooc_widen_pieces(&wp, o->vw, rd->v, o->cs),
-                         "widening narrow pieces");
     }
     g->bits2 = join_log2_ceil((j->nr + 4095) / 4096);
     g->bits2 = g->bits2 < 1 ? 1 : g->bits2 > o->max_bits2 ? o->max_bits2 : g->bits2;
@@ -1692,25 +1561,9 @@ static int host_rows(struct ooc *o, const struct bside *sd, int64_t i0, int64_t 
         SL_TASK_CUDA_TRY(o->t,
                          cudaMemcpy(*k + at * o->kw, b->k, (size_t)(r * o->kw), cudaMemcpyDefault),
                          "reading a pair back");
-        const struct chunk *cc = b->ch >= 0 && o->ch ? &o->ch[b->ch] : NULL;
-        if (cc && cc->w < o->vw) { /* narrow values in pinned memory: widened here */
-            const uint8_t *src = (const uint8_t *)b->v;
-            for (int64_t q = 0; q < r; q++) {
-                uint64_t u = 0;
-                for (int x = 0; x < cc->w; x++)
-                    u |= (uint64_t)src[q * cc->w + x] << (8 * x);
-                uint64_t val = (uint64_t)cc->base + u * cc->step; /* wraps as the wide type */
-                if (o->vw == 8)
-                    ((uint64_t *)*v)[at + q] = val;
-                else
-                    ((uint32_t *)*v)[at + q] = (uint32_t)val;
-            }
-        } else {
-            SL_TASK_CUDA_TRY(o->t,
-                             cudaMemcpy(*v + at * o->vw, b->v, (size_t)(r * o->vw),
-                                        cudaMemcpyDefault),
-                             "reading a pair back");
-        }
+        SL_TASK_CUDA_TRY(o->t,
+                         cudaMemcpy(*v + at * o->vw, b->v, (size_t)(r * o->vw), cudaMemcpyDefault),
+                         "reading a pair back");
         at += r;
     }
     return SL_OK;
@@ -1935,9 +1788,6 @@ static int pass2(struct ooc *o)
     }
     /* With the arena: every buffer at cap2 rows now, in the bytes planned for them (no
      * job larger than cap2 grows them). */
-    for (int i = 0; i < 2 && o->narrow; i++)
-        if (!(o->rd[i].nscr = dalloc(o, o->cap2 * o->nwmax)))
-            return SL_ENOMEM;
     for (int i = 0; i < 2 && o->arena; i++) {
         struct gset *g = &o->g[i];
         if ((rc = reserve_pair(o, &o->rd[i].k, &o->rd[i].v, &o->rd[i].cap, o->cap2)) < 0 ||
@@ -1998,15 +1848,13 @@ static int pass2(struct ooc *o)
             if (ev[e])
                 cudaEventDestroy(ev[e]);
         void *bufs[] = {rd->k, rd->v, g->pk, g->pv, g->ok, g->ob, g->op, g->roff, g->soff,
-                        g->d_count, rd->d_list, rd->nscr};
-        for (int b = 0; b < 12; b++)
+                        g->d_count, rd->d_list};
+        for (int b = 0; b < 11; b++)
             dfree(o, bufs[b]);
         if (rd->h_list)
             sl__task_pinned_free(t, rd->h_list, 3 * o->n_blocks * 8);
         free(rd->dp);
         rd->dp = NULL;
-        free(rd->wp);
-        rd->wp = NULL;
     }
     sl__task_pinned_free(t, h_counts, 2 * sizeof *h_counts);
     sl_task_free(t, o->tmp);
@@ -2081,26 +1929,6 @@ static int run(struct ooc *o)
     return rc;
 }
 
-/* The narrow spill: where a value column has narrow copies (a pinned table's,
- * runtime/narrow.c) and they are used (not debug_gpu_wide_upload), spilled chunks whose
- * values they bound to fewer bytes go down as offsets of that width (sl_k_ooc_narrow)
- * and are widened after pass 2's read-back (sl_k_ooc_widen_pieces): the bench's
- * payloads, position + 1 in batches of 2^20 rows, go down in 3 bytes instead of 4. */
-static int narrow_ok(const struct ooc *o)
-{
-    for (int s = 0; s < 2; s++) {
-        const struct join_side *js = &o->st->side[s];
-        for (int64_t i = 0; i < js->n_batches; i++) {
-            const sl_batch_t *b = js->batches[i];
-            const struct sl__col *c = &b->cols[o->pcol[s]];
-            if (c->data && sl__task_narrow_of(o->t, c->data, o->vw, c->offset,
-                                               sl_batch_num_rows(b)))
-                return 1;
-        }
-    }
-    return 0;
-}
-
 /* Aggregates whose count and sums the join kernel can give (sl_k_phj_count_sum_sx_*):
  * 4-byte keys and values, every output column a 32-bit integer (int32, date32, DICT
  * codes: the signed sums of the CPU). Floats and 64-bit sums (exact in 128 bits) are
@@ -2153,9 +1981,6 @@ int join_ooc_finalize(sl_task_t *t)
     o->half = spill == 2; /* dma_half */
     o->s16 = spill == 3;  /* dma16 */
     o->fused = o->spill == SPILL_DMA && !o->half && !o->s16 && fused_ok(o);
-    /* dma_wide (4): spills at full width (A/B runs) */
-    o->narrow = o->spill == SPILL_DMA && !o->half && !o->s16 && spill != 4 && narrow_ok(o);
-    o->nwmax = o->narrow ? (o->vw == 4 ? 3 : 4) : 0;
     sl_task_option_int(t, "debug_ooc_readback", &readback);
     o->zero_copy = readback == 1 && o->spill == SPILL_BLOCKS; /* the kernel reads blocks */
     if (gj_trace_open(t, &o->tr) < 0)
@@ -2183,7 +2008,6 @@ int join_ooc_finalize(sl_task_t *t)
         sl_task_profile_value(t, "ooc_cached", o->n_cache); /* chunks or blocks */
         sl_task_profile_value(t, "ooc_jobs", o->jobs);
         sl_task_profile_value(t, "ooc_fused", o->fused);
-        sl_task_profile_value(t, "ooc_spill_bytes", o->spill_bytes);
         sl_task_profile_value(t, "ooc_upload_bytes", o->up_bytes);
     }
     if (rc >= 0 && d->aggregate) {

@@ -66,7 +66,7 @@ static void check_gpu(const struct spec *ls, const struct spec *rs, sl_table_t *
         /* count and sums by the join kernel exactly where they can be: aggregates of
          * 4-byte keys and payloads under the default spill */
         int fusable = strstr(opts, "output=aggregate") && !ls->key64 && !ls->pay64 &&
-                      !rs->key64 && !rs->pay64 && (spill_mode == 0 || spill_mode == 4);
+                      !rs->key64 && !rs->pay64 && spill_mode == 0;
         assert_true(strstr(last_profile, fusable ? "\"ooc_fused\":1" : "\"ooc_fused\":0") != NULL);
     }
     if (need_gpu)
@@ -254,57 +254,6 @@ SL_TEST(ooc_fused_negative_keys)
     struct spec dup = {.rows = 1 << 20, .n_pay = 1, .key_range = 1 << 18, .key_offset = -(1 << 22),
                        .seed = 123};
     check(&fk, &dup, "on=k output=aggregate", 24 * MIB);
-}
-
-/* The profile value `name` of the last run (-1 when absent). */
-static long long profile_value(const char *name)
-{
-    char key[64];
-    snprintf(key, sizeof key, "\"%s\":", name);
-    const char *v = strstr(last_profile, key);
-    return v ? atoll(v + strlen(key)) : -1;
-}
-
-/* Pinned tables (narrow copies): spilled chunks go down at the narrow width of their
- * payloads and are widened after the read-back, or on the host for the pairs the CPU
- * joins; the same joins spilled at full width (debug_ooc_spill=dma_wide) spill more
- * bytes, and both equal the CPU. PK-FK (materialized, aggregated), 8-byte keys and
- * payloads (payloads of some 2^30: 4 bytes of 8), Zipf probe keys, duplicates and a
- * build key held by 90% of the rows (its pair joined by the CPU from the spill). */
-static void check_narrow(const struct spec *ls, const struct spec *rs, const char *opts,
-                         int64_t gpu_mem)
-{
-    pin_tables = 1;
-    spill_mode = 4;
-    check(ls, rs, opts, gpu_mem);
-    long long wide = profile_value("ooc_spill_bytes");
-    spill_mode = 0;
-    check(ls, rs, opts, gpu_mem);
-    long long narrow = profile_value("ooc_spill_bytes");
-    pin_tables = 0;
-    printf("  spilled %lld bytes narrow, %lld wide\n", narrow, wide);
-    assert_true(wide > 0 && narrow > 0 && narrow < wide);
-}
-
-SL_TEST(ooc_narrow_spill)
-{
-    NEED_GPU();
-    struct spec pk = {.rows = 1 << 20, .n_pay = 1, .seed = 131};
-    struct spec fk = {.rows = 3 << 20, .n_pay = 1, .key_range = 1 << 20, .seed = 132};
-    check_narrow(&fk, &pk, "on=k", 24 * MIB);
-    check_narrow(&fk, &pk, "on=k output=aggregate", 24 * MIB);
-    struct spec pk8 = {.rows = 1 << 20, .key64 = 1, .n_pay = 1, .pay64 = 1, .seed = 133};
-    struct spec fk8 = {.rows = 2 << 20, .key64 = 1, .n_pay = 1, .pay64 = 1, .key_range = 1 << 20,
-                       .seed = 134};
-    check_narrow(&fk8, &pk8, "on=k output=aggregate", 32 * MIB);
-    struct spec zipf = {.rows = 3 << 20, .n_pay = 1, .key_range = 1 << 20, .zipf = 1, .seed = 135};
-    check_narrow(&zipf, &pk, "on=k output=aggregate", 24 * MIB);
-    struct spec a = {.rows = 1 << 19, .n_pay = 1, .key_range = 1 << 17, .seed = 136};
-    struct spec b = {.rows = 2 << 20, .n_pay = 1, .key_range = 1 << 17, .seed = 137};
-    check_narrow(&b, &a, "on=k", 20 * MIB);
-    struct spec hot = {.rows = 1 << 20, .n_pay = 1, .key_range = 1 << 20, .skew = 1, .seed = 138};
-    struct spec fk2 = {.rows = 2 << 20, .n_pay = 1, .key_range = 1 << 24, .seed = 139};
-    check_narrow(&fk2, &hot, "on=k output=aggregate", 20 * MIB);
 }
 
 SL_TEST(ooc_zipf_probe_skew)

@@ -56,29 +56,6 @@ struct sl_k_ooc_pieces {
 cudaError_t sl_k_ooc_gather_pieces(const struct sl_k_ooc_pieces *p, int kw, int vw,
                                    void *d_keys, void *d_vals, cudaStream_t stream);
 
-/* The spill of a chunk at the narrow width of its values (issue 23): value i of the n
- * vw-byte values at d_in (vw 4 or 8, signed) goes to d_out as the width-byte (1 to 4,
- * less than vw) unsigned offset (v - base) / step, little endian (3 bytes: packed). The
- * caller knows every value to be base + step·u with u < 2^(8·width) (the narrow copies
- * of a pinned table, runtime/narrow.c, in the same form). */
-cudaError_t sl_k_ooc_narrow(const void *d_in, int vw, int64_t n, int64_t base, uint64_t step,
-                            int width, void *d_out, cudaStream_t stream);
-
-/* And back, for pass 2's read-back: piece i's rows[i] narrow values at src[i] (width[i]
- * bytes each, base[i], step[i]) go to rows [at[i], at[i] + rows[i]) of d_vals as vw-byte
- * values base + step·u, wrapping as the wide type. At most SL_K_OOC_WIDEN a launch,
- * passed by value. */
-#define SL_K_OOC_WIDEN 40
-struct sl_k_ooc_widen {
-    const void *src[SL_K_OOC_WIDEN];
-    int64_t rows[SL_K_OOC_WIDEN], at[SL_K_OOC_WIDEN], base[SL_K_OOC_WIDEN];
-    uint64_t step[SL_K_OOC_WIDEN];
-    int32_t width[SL_K_OOC_WIDEN];
-    int n;
-};
-cudaError_t sl_k_ooc_widen_pieces(const struct sl_k_ooc_widen *p, int vw, void *d_vals,
-                                  cudaStream_t stream);
-
 #ifdef __cplusplus
 }
 #endif
