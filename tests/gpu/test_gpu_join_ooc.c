@@ -256,6 +256,18 @@ SL_TEST(ooc_fused_negative_keys)
     check(&fk, &dup, "on=k output=aggregate", 24 * MIB);
 }
 
+/* ooc_budget_sweep's Zipf join, aggregated, at 1/4 of its state alone: with fused sums
+ * and the host not waiting for the jobs, the device lost some 620 MiB past the budget
+ * (H100, 2026-11-27 13:48 run; check_gpu's free-memory bound). */
+SL_TEST(ooc_zipf_quarter_fused)
+{
+    NEED_GPU();
+    struct spec pk = {.rows = 1 << 24, .n_pay = 1, .seed = 111};
+    struct spec zipf = {.rows = 1 << 25, .n_pay = 1, .key_range = 1 << 24, .zipf = 1,
+                        .seed = 115};
+    check(&zipf, &pk, "on=k output=aggregate", (int64_t)384 * MIB / 4);
+}
+
 SL_TEST(ooc_zipf_probe_skew)
 {
     NEED_GPU();
