@@ -247,10 +247,8 @@ struct ooc {
     int spill;                          /* SPILL_DMA or SPILL_BLOCKS */
     int half;                           /* SPILL_DMA: the passes take half the budget and
                                            pass 2 queues one read-back (dma_half) */
-    int s16;                            /* SPILL_DMA as in session 16 (dma16, A/B runs): the
-                                           least fanout, aggregates materialized and summed */
     int fused;                          /* aggregate: count and sums by the join kernel, no
-                                           output buffers (fused_ok) */
+                                           output buffers (fused_ok; debug_ooc_spill=dma_fused) */
     unsigned long long *d_res;          /* fused: 4 words (count, key, build and probe value
                                            sums) per GPU job */
     int64_t n_blocks, n_cache;          /* SPILL_DMA: pieces of both sides; cached chunks */
@@ -520,7 +518,7 @@ static int plan(struct ooc *o)
     int64_t f = 2;
     while (f < ((int64_t)1 << 16) && f * (o->cap2 / 2) < n)
         f *= 2;
-    if (o->spill == SPILL_DMA && !o->half && !o->s16)
+    if (o->fused) /* (measured with fused sums only) */
         f = fanout_fill(f, n, o->cap2);
     o->parts = (int)f;
     o->bits1 = join_log2_ceil(f);
@@ -1979,8 +1977,9 @@ int join_ooc_finalize(sl_task_t *t)
     sl_task_option_int(t, "debug_ooc_spill", &spill);
     o->spill = spill == SPILL_BLOCKS ? SPILL_BLOCKS : SPILL_DMA;
     o->half = spill == 2; /* dma_half */
-    o->s16 = spill == 3;  /* dma16 */
-    o->fused = o->spill == SPILL_DMA && !o->half && !o->s16 && fused_ok(o);
+    /* dma_fused (3): fused sums and the fanout that fills jobs, opt-in until its Zipf case
+     * passes ooc_budget_sweep's free-memory bound on a GPU (OUT_OF_CORE.md) */
+    o->fused = spill == 3 && fused_ok(o);
     sl_task_option_int(t, "debug_ooc_readback", &readback);
     o->zero_copy = readback == 1 && o->spill == SPILL_BLOCKS; /* the kernel reads blocks */
     if (gj_trace_open(t, &o->tr) < 0)
