@@ -353,7 +353,7 @@ void bench_join_phases(struct bench_result *r, const char *profile, double total
                                         "ooc_cpu_merge_join", "prepare_keys", "prepare_sample",
                                         "prepare_range", "prepare_probe_mask", "prepare_probe",
                                         "prepare_build_mask", "prepare_build", "prepare_rows",
-                                        "finalize"};
+                                        "ooc_pass1", "ooc_pass2", "finalize"};
     enum { NP = sizeof names / sizeof names[0] };
     double v[NP] = {0};
     int seen[NP] = {0};

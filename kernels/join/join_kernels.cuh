@@ -49,9 +49,19 @@ __device__ __forceinline__ uint32_t probe(const K *bk, const uint16_t *slots, K 
     return cnt;
 }
 
+/* A key or value as a 64-bit addend of the sums: zero-extended, or with SX sign-extended
+ * (int32 columns, whose sums sl_k_phj_count_sum_sx_* gives as signed). */
+template <bool SX, typename T> __device__ __forceinline__ unsigned long long addend(T x)
+{
+    if (SX && sizeof(T) == 4)
+        return (unsigned long long)(long long)(int32_t)x;
+    return (unsigned long long)x;
+}
+
 /* Persistent grid: each block takes work units from *work until none is left. MAT:
- * materialize rows; otherwise accumulate count and sums into result[0..3]. */
-template <typename K, typename V, bool MAT>
+ * materialize rows; otherwise accumulate count and sums into result[0..3] (SX: 4-byte
+ * keys and values sign-extended). */
+template <typename K, typename V, bool MAT, bool SX = false>
 __global__ void __launch_bounds__(Tune<K, V>::kThreads)
     join_kernel(const K *__restrict__ r_keys, const V *__restrict__ r_vals,
                 const int64_t *__restrict__ r_off, const K *__restrict__ s_keys,
@@ -166,10 +176,10 @@ __global__ void __launch_bounds__(Tune<K, V>::kThreads)
                     if (cnt[i] == 0)
                         continue;
                     acc_n += cnt[i];
-                    acc_k += (unsigned long long)k[i] * cnt[i];
-                    acc_s += (unsigned long long)v[i] * cnt[i];
+                    acc_k += addend<SX>(k[i]) * cnt[i];
+                    acc_s += addend<SX>(v[i]) * cnt[i];
                     if (cnt[i] == 1) {
-                        acc_r += (unsigned long long)bv[first[i]];
+                        acc_r += addend<SX>(bv[first[i]]);
                         continue;
                     }
                     uint32_t h = slot_of(k[i], shift);
@@ -178,7 +188,7 @@ __global__ void __launch_bounds__(Tune<K, V>::kThreads)
                         if (s == 0)
                             break;
                         if (bk[s - 1] == k[i])
-                            acc_r += (unsigned long long)bv[s - 1];
+                            acc_r += addend<SX>(bv[s - 1]);
                         h = (h + 1) & (kSlots - 1);
                     }
                 }

@@ -13,7 +13,7 @@ static size_t align_up(size_t x)
     return (x + 255) & ~(size_t)255;
 }
 
-template <typename K, typename V, bool MAT>
+template <typename K, typename V, bool MAT, bool SX = false>
 static cudaError_t phj(void *d_temp, size_t *temp_bytes, const K *r_keys, const V *r_vals,
                        const int64_t *r_off, const K *s_keys, const V *s_vals,
                        const int64_t *s_off, int bits, int part_shift, K *out_k, V *out_r,
@@ -56,7 +56,7 @@ static cudaError_t phj(void *d_temp, size_t *temp_bytes, const K *r_keys, const 
         return e;
 
     const size_t smem = smem_bytes<K, V>();
-    auto kern = join_kernel<K, V, MAT>;
+    auto kern = join_kernel<K, V, MAT, SX>;
     if ((e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                   (int)smem)) != cudaSuccess)
         return e;
@@ -98,6 +98,17 @@ static cudaError_t phj(void *d_temp, size_t *temp_bytes, const K *r_keys, const 
                                   d_s_keys, d_s_vals, d_s_offsets, bits, part_shift,      \
                                   (KT *)NULL, (VT *)NULL, (VT *)NULL, 0, d_result,        \
                                   stream);                                                \
+    }                                                                                     \
+    extern "C" cudaError_t sl_k_phj_count_sum_sx_##SUF(                                   \
+        void *d_temp, size_t *temp_bytes, const KT *d_r_keys, const VT *d_r_vals,         \
+        const int64_t *d_r_offsets, const KT *d_s_keys, const VT *d_s_vals,               \
+        const int64_t *d_s_offsets, int bits, int part_shift,                             \
+        unsigned long long *d_result, cudaStream_t stream)                                \
+    {                                                                                     \
+        return phj<KT, VT, false, true>(d_temp, temp_bytes, d_r_keys, d_r_vals,           \
+                                        d_r_offsets, d_s_keys, d_s_vals, d_s_offsets,     \
+                                        bits, part_shift, (KT *)NULL, (VT *)NULL,         \
+                                        (VT *)NULL, 0, d_result, stream);                 \
     }
 
 SL_K_JOIN_DEF(k32_v32, uint32_t, uint32_t)

@@ -223,6 +223,7 @@ struct gset {
     cudaEvent_t e_done, e_d2h;
     int busy;                           /* a job was submitted and not finished */
     int64_t nr, ns, count;
+    int64_t idx;                        /* fused: the job's number (its words in d_res) */
     int bits2;
     void *stage;                        /* pinned result staging (materialize) */
     int64_t stage_bytes, stage_rows;
@@ -246,6 +247,10 @@ struct ooc {
     int spill;                          /* SPILL_DMA or SPILL_BLOCKS */
     int half;                           /* SPILL_DMA: the passes take half the budget and
                                            pass 2 queues one read-back (dma_half) */
+    int fused;                          /* aggregate: count and sums by the join kernel, no
+                                           output buffers (fused_ok; debug_ooc_spill=dma_fused) */
+    unsigned long long *d_res;          /* fused: 4 words (count, key, build and probe value
+                                           sums) per GPU job */
     int64_t n_blocks, n_cache;          /* SPILL_DMA: pieces of both sides; cached chunks */
     struct chunk *ch;                   /* SPILL_DMA: both sides' chunks */
     int64_t n_ch;
@@ -447,8 +452,8 @@ static int plan_dma(struct ooc *o)
                                                       NULL, mb, mb, NULL, NULL, NULL, 0, NULL,
                                                       o->cs),
             "join temp size");
-        int64_t w2 = 2 * o->cap2 * (2 * o->tw + o->ow) + (int64_t)need2 + (int64_t)jneed + 4096 +
-                     4 * (((int64_t)1 << mb) + 1) * 8 + 32 * 256;
+        int64_t w2 = 2 * o->cap2 * (2 * o->tw + (o->fused ? 0 : o->ow)) + (int64_t)need2 +
+                     (int64_t)jneed + 4096 + 4 * (((int64_t)1 << mb) + 1) * 8 + 32 * 256;
         w1 += (o->parts + 1) * 8 + 16 * 256;
         o->arena_size = w1 > w2 ? w1 : w2;
         set = o->arena_size;
@@ -465,6 +470,28 @@ static int plan_dma(struct ooc *o)
     return SL_OK;
 }
 
+/* The fanout, from the least f0 that keeps a partition pair within half a job: f0, 2·f0
+ * or 4·f0, whichever packs jobs fullest (a job takes whole partitions while they fit
+ * cap2 rows; counted at 97% of cap2 for the partitions' spread), the smaller unless a
+ * larger one fills 3% more. Fuller jobs: fewer of them and larger pieces per chunk (at
+ * 1/16 of 2^28 rows with fused sums, f0 = 256 packs 2 partitions, 71% of a job; 512
+ * packs 5, 89%). */
+static int64_t fanout_fill(int64_t f0, int64_t n, int64_t cap2)
+{
+    int64_t best = f0;
+    double best_fill = 0;
+    for (int64_t f = f0; f <= 4 * f0 && f <= ((int64_t)1 << 16); f *= 2) {
+        double part = (double)n / (double)f;
+        double k = floor(0.97 * (double)cap2 / part);
+        double fill = (k < 1 ? 1 : k) * part / (double)cap2;
+        if (fill > best_fill + 0.03) {
+            best = f;
+            best_fill = fill;
+        }
+    }
+    return best;
+}
+
 static int plan(struct ooc *o)
 {
     const int64_t nr = o->side[o->build].n, n = nr + o->side[1 - o->build].n;
@@ -475,6 +502,8 @@ static int plan(struct ooc *o)
     int64_t per_row = 2 * (2 * o->tw + o->ow) + 2 * o->tw;
     if (o->spill == SPILL_DMA && !o->half)
         per_row -= o->tw; /* the temp is for the larger side of a job: tw bytes a row */
+    if (o->fused)
+        per_row -= 2 * o->ow; /* no output buffers */
     o->share = o->spill == SPILL_DMA && !o->half ? dma_share(b, per_row, o->tw, n) : b / 2;
     o->cap2 = o->share / per_row;
     /* Pass-2 partition offsets (4 arrays) and the join's temp follow from its bits. */
@@ -489,6 +518,8 @@ static int plan(struct ooc *o)
     int64_t f = 2;
     while (f < ((int64_t)1 << 16) && f * (o->cap2 / 2) < n)
         f *= 2;
+    if (o->fused) /* (measured with fused sums only) */
+        f = fanout_fill(f, n, o->cap2);
     o->parts = (int)f;
     o->bits1 = join_log2_ceil(f);
     int b2 = join_log2_ceil((nr / f + 4095) / 4096);
@@ -1191,6 +1222,23 @@ static cudaError_t materialize(const struct ooc *o, struct gset *g, size_t *tb)
 #undef SL_M
 }
 
+/* fused: the job's count and sums into its 4 words of d_res (task stream). */
+static int run_count_sum(struct ooc *o, struct gset *g)
+{
+    size_t tb = o->jtemp_cap;
+    int tr = gj_trace_begin(&o->tr, o->cs);
+    SL_TASK_CUDA_TRY(o->t,
+                     sl_k_phj_count_sum_sx_k32_v32(
+                         o->jtemp, &tb, g->pk, g->pv, g->roff,
+                         (const uint32_t *)g->pk + g->nr, (const uint32_t *)g->pv + g->nr,
+                         g->soff, g->bits2, g->bits2, o->d_res + 4 * g->idx, o->cs),
+                     "join (pass 2)");
+    gj_trace_end(&o->tr, tr, o->cs, "ooc_join", 3, 1, 0);
+    SL_TASK_CUDA_TRY(o->t, cudaEventRecord(g->e_done, o->cs), "cudaEventRecord");
+    SL_TASK_CUDA_TRY(o->t, cudaEventRecord(g->e_d2h, o->cs), "cudaEventRecord");
+    return SL_OK;
+}
+
 static int run_materialize(struct ooc *o, struct gset *g)
 {
     size_t tb = o->jtemp_cap;
@@ -1267,7 +1315,7 @@ static int compute_job(struct ooc *o, struct gread *rd, struct gset *g)
     /* The output buffers may still be downloading the set's previous result. */
     SL_TASK_CUDA_TRY(t, cudaStreamWaitEvent(o->cs, g->e_d2h, 0), "ordering the result buffers");
     if ((rc = reserve_pair(o, &g->pk, &g->pv, &g->cap_in, j->nr + j->ns)) < 0 ||
-        (rc = gset_reserve_out(o, g, j->ns > 0 ? j->ns : 1)) < 0)
+        (!o->fused && (rc = gset_reserve_out(o, g, j->ns > 0 ? j->ns : 1)) < 0))
         return rc;
     SL_TASK_CUDA_TRY(t, cudaStreamWaitEvent(o->cs, rd->e_gather, 0), "ordering the read-back");
     for (int64_t i = 0; i < rd->n_dp; i += SL_K_OOC_PIECES) {
@@ -1301,8 +1349,8 @@ static int compute_job(struct ooc *o, struct gread *rd, struct gset *g)
     SL_TASK_CUDA_TRY(t, cudaEventRecord(rd->e_part, o->cs), "cudaEventRecord");
     gj_trace_end(&o->tr, tr, o->cs, "ooc_partition2", 3, 1, 0);
     g->busy = 1;
-    o->jobs++;
-    return run_materialize(o, g);
+    g->idx = o->jobs++;
+    return o->fused ? run_count_sum(o, g) : run_materialize(o, g);
 }
 
 /* Copies of a staged result into a host batch, by several threads: one core copies (and
@@ -1415,6 +1463,12 @@ static int finish(struct ooc *o, struct gset *g)
         return SL_OK;
     g->busy = 0;
     SL_TASK_CUDA_TRY(o->t, cudaEventSynchronize(g->e_done), "join (pass 2)");
+    /* fused: its words are read after the last job (fused_total). The host still waits
+     * for the job, two behind the queue: running ahead of a Zipf join's thousands of jobs
+     * left some 620 MiB of device memory with the driver (queued batched copies, H100
+     * 2026-11-27; the test's free-memory check caught it). */
+    if (o->fused)
+        return SL_OK;
     g->count = (int64_t)*g->h_count;
     /* Room for the whole result beside what is held (carved buffers are not given back) */
     int64_t more = (g->count - (carved(o, g->ok) ? 0 : g->cap_out)) * o->ow;
@@ -1592,6 +1646,38 @@ static int cpu_job(struct ooc *o, const struct job *jb)
     return SL_OK;
 }
 
+/* fused: adds the m GPU jobs' words of d_res (job k is list[gpu[k]]) to the host's
+ * totals. A job's sums are exact as int64 while it has fewer than 2^32 matches (4-byte
+ * values); one with more (duplicates on both sides) is joined again by the CPU. */
+static int fused_total(struct ooc *o, const struct job *list, const int64_t *gpu, int64_t m)
+{
+    sl_task_t *t = o->t;
+    unsigned long long *h = sl_task_alloc(t, (size_t)m * 4 * sizeof *h);
+    if (!h)
+        return SL_ENOMEM;
+    int e = SL_TASK_CUDA_CALL(cudaMemcpyAsync(h, o->d_res, (size_t)m * 4 * sizeof *h,
+                                              cudaMemcpyDeviceToHost, o->cs));
+    if (e == 0)
+        e = SL_TASK_CUDA_CALL(cudaStreamSynchronize(o->cs));
+    int rc = e ? SL_TASK_CUDA_FAIL(t, e, "reading the job sums") : SL_OK;
+    const struct join_data *d = o->d;
+    for (int64_t k = 0; k < m && rc >= 0; k++) {
+        const unsigned long long *w = h + 4 * k;
+        if (w[0] >> 32) {
+            rc = cpu_job(o, &list[gpu[k]]);
+            continue;
+        }
+        o->host_acc.count += (__int128)w[0];
+        for (int oc = 0; oc < d->n_out; oc++) {
+            const struct join_ocol *c = &d->out[oc];
+            int role = c->col == d->key[c->side][0] ? 0 : c->side == o->build ? 1 : 2;
+            o->host_acc.isum[oc] += (int64_t)w[1 + role];
+        }
+    }
+    sl_task_free(t, h);
+    return rc;
+}
+
 static int job_add(struct ooc *o, struct job **list, int64_t *n, int64_t *cap,
                    const struct job *j)
 {
@@ -1704,7 +1790,7 @@ static int pass2(struct ooc *o)
         struct gset *g = &o->g[i];
         if ((rc = reserve_pair(o, &o->rd[i].k, &o->rd[i].v, &o->rd[i].cap, o->cap2)) < 0 ||
             (rc = reserve_pair(o, &g->pk, &g->pv, &g->cap_in, o->cap2)) < 0 ||
-            (rc = gset_reserve_out(o, g, o->cap2)) < 0 ||
+            (!o->fused && (rc = gset_reserve_out(o, g, o->cap2)) < 0) ||
             (i == 1 && (rc = temp_for(o, o->cap2, mb)) < 0))
             return rc;
     }
@@ -1717,6 +1803,9 @@ static int pass2(struct ooc *o)
     for (int64_t i = 0; i < n && rc >= 0; i++)
         if (!list[i].cpu)
             gpu[m++] = i;
+    if (rc >= 0 && o->fused && m > 0 &&
+        !(o->d_res = sl_task_device_alloc(t, (size_t)m * 4 * sizeof *o->d_res)))
+        rc = SL_ENOMEM;
     if (m > 0 && rc >= 0)
         rc = read_job(o, &o->rd[0], &list[gpu[0]]);
     for (; k < m && rc >= 0; k++) {
@@ -1737,6 +1826,8 @@ static int pass2(struct ooc *o)
             rc = drain(o, &o->g[(k + i) & 1]);
     for (int i = 0; i < 2 && rc >= 0; i++)
         rc = drain(o, &o->g[i]);
+    if (rc >= 0 && o->fused && m > 0)
+        rc = fused_total(o, list, gpu, m);
     for (int64_t i = 0; i < n && rc >= 0; i++)
         if (list[i].cpu)
             rc = cpu_job(o, &list[i]);
@@ -1820,15 +1911,34 @@ static int run(struct ooc *o)
     if ((o->arena_size > 0 && !(o->arena = sl_task_device_alloc(t, (size_t)o->arena_size))) ||
         (o->cblk_size > 0 && !(o->cblk = sl_task_device_alloc(t, (size_t)o->cblk_size))))
         return SL_ENOMEM;
+    double t0 = sl__ooc_now_ms();
     if ((rc = pass1(o)) < 0)
         return rc;
+    double t1 = sl__ooc_now_ms();
+    sl_task_phase_time(t, "ooc_pass1", t1 - t0);
     if (o->d->aggregate) {
         if (!(o->d_acc = sl_task_device_alloc(t, (size_t)(2 * o->d->n_out) * 8)))
             return SL_ENOMEM;
         SL_TASK_CUDA_TRY(t, cudaMemsetAsync(o->d_acc, 0, (size_t)(2 * o->d->n_out) * 8, o->cs),
                          "zeroing");
     }
-    return pass2(o);
+    rc = pass2(o);
+    sl_task_phase_time(t, "ooc_pass2", sl__ooc_now_ms() - t1);
+    return rc;
+}
+
+/* Aggregates whose count and sums the join kernel can give (sl_k_phj_count_sum_sx_*):
+ * 4-byte keys and values, every output column a 32-bit integer (int32, date32, DICT
+ * codes: the signed sums of the CPU). Floats and 64-bit sums (exact in 128 bits) are
+ * materialized and summed per job. */
+static int fused_ok(const struct ooc *o)
+{
+    if (!o->d->aggregate || o->kw != 4 || o->vw != 4)
+        return 0;
+    for (int oc = 0; oc < o->d->n_out; oc++)
+        if (join_gpu_type(o->d->out[oc].type) != SL_TYPE_INT32)
+            return 0;
+    return 1;
 }
 
 int join_ooc_finalize(sl_task_t *t)
@@ -1867,6 +1977,9 @@ int join_ooc_finalize(sl_task_t *t)
     sl_task_option_int(t, "debug_ooc_spill", &spill);
     o->spill = spill == SPILL_BLOCKS ? SPILL_BLOCKS : SPILL_DMA;
     o->half = spill == 2; /* dma_half */
+    /* dma_fused (3): fused sums and the fanout that fills jobs, opt-in until its Zipf case
+     * passes ooc_budget_sweep's free-memory bound on a GPU (OUT_OF_CORE.md) */
+    o->fused = spill == 3 && fused_ok(o);
     sl_task_option_int(t, "debug_ooc_readback", &readback);
     o->zero_copy = readback == 1 && o->spill == SPILL_BLOCKS; /* the kernel reads blocks */
     if (gj_trace_open(t, &o->tr) < 0)
@@ -1893,6 +2006,7 @@ int join_ooc_finalize(sl_task_t *t)
         sl_task_profile_value(t, "ooc_chunk_rows", o->chunk);
         sl_task_profile_value(t, "ooc_cached", o->n_cache); /* chunks or blocks */
         sl_task_profile_value(t, "ooc_jobs", o->jobs);
+        sl_task_profile_value(t, "ooc_fused", o->fused);
         sl_task_profile_value(t, "ooc_upload_bytes", o->up_bytes);
     }
     if (rc >= 0 && d->aggregate) {
@@ -1908,6 +2022,7 @@ int join_ooc_finalize(sl_task_t *t)
     sl_task_device_free(t, o->d_part);
     sl_task_device_free(t, o->d_status);
     sl_task_device_free(t, o->d_acc);
+    sl_task_device_free(t, o->d_res);
     sl__task_streams_put(t, 2, side);
     return rc;
 }

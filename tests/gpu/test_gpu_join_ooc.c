@@ -27,7 +27,9 @@
 #include "gpu_test.h"
 
 
-static int spill_mode; /* debug_ooc_spill of check's GPU engines: 0 dma, 1 blocks, 2 dma_half */
+static int spill_mode; /* debug_ooc_spill of check's GPU engines: 0 dma, 1 blocks, 2 dma_half,
+                        * 3 dma_fused */
+static int fractions_fused; /* check_fractions also runs 1/16 with dma_fused */
 static int pin_tables; /* check pins its tables (their narrow copies go up, widened there) */
 
 /* The join of tables l and r (made from ls and rs) on the GPU engine with `gpu_mem` (0:
@@ -61,6 +63,13 @@ static void check_gpu(const struct spec *ls, const struct spec *rs, sl_table_t *
     }
     assert_int_equal(got.rows, want.rows);
     assert_true(got.hash == want.hash);
+    if (ooc && ls->rows > 0 && rs->rows > 0) {
+        /* count and sums by the join kernel exactly where they can be: aggregates of
+         * 4-byte keys and payloads under dma_fused */
+        int fusable = strstr(opts, "output=aggregate") && !ls->key64 && !ls->pay64 &&
+                      !rs->key64 && !rs->pay64 && spill_mode == 3;
+        assert_true(strstr(last_profile, fusable ? "\"ooc_fused\":1" : "\"ooc_fused\":0") != NULL);
+    }
     if (need_gpu)
         assert_int_equal(on_gpu, 1);
     if (need_gpu == 2)
@@ -140,6 +149,9 @@ SL_TEST(ooc_uniform_pk_fk)
     check_spills(&fk, &pk, "on=k", 32 * MIB);
     check(&fk, &pk, "on=k", 24 * MIB);
     check_spills(&fk, &pk, "on=k output=aggregate", 32 * MIB);
+    spill_mode = 3; /* fused sums */
+    check(&fk, &pk, "on=k output=aggregate", 32 * MIB);
+    spill_mode = 0;
 }
 
 /* Small input for compute-sanitizer: both spills, several chunks, cached and spilled. */
@@ -178,7 +190,8 @@ SL_TEST(ooc_budget_fractions_and_one_row)
 
 /* One join out of core at 1/2, 1/4 and 1/16 of its state (the key and payload bytes of
  * both sides: 384 MiB for 2^24 x 2^25 rows), the CPU's answer found once; at 1/4 also
- * with the passes in half the budget (dma_half, the plan before session 16). The
+ * with the passes in half the budget (dma_half, the plan before session 16), and with
+ * fractions_fused at 1/16 with fused sums (dma_fused). The
  * profile's ooc_cached says how many chunks stayed in GPU memory. */
 static void check_fractions(const struct spec *ls, const struct spec *rs, const char *opts)
 {
@@ -201,6 +214,10 @@ static void check_fractions(const struct spec *ls, const struct spec *rs, const 
     }
     spill_mode = 2;
     check_gpu(ls, rs, l, r, want, opts, state / 4, 2);
+    if (fractions_fused) {
+        spill_mode = 3; /* fused sums (opt-in) */
+        check_gpu(ls, rs, l, r, want, opts, state / 16, 2);
+    }
     spill_mode = 0;
     sl_table_unref(l);
     sl_table_unref(r);
@@ -216,12 +233,16 @@ SL_TEST(ooc_budget_sweep)
     struct spec pk = {.rows = 1 << 24, .n_pay = 1, .seed = 111};
     struct spec fk = {.rows = 1 << 25, .n_pay = 1, .key_range = 1 << 24, .seed = 112};
     pin_tables = 1; /* as the benchmarks: narrow copies go up */
+    fractions_fused = 1;
     check_fractions(&fk, &pk, "on=k output=aggregate");
+    fractions_fused = 0;
     pin_tables = 0;
     check_fractions(&fk, &pk, "on=k");
     struct spec twice = {.rows = 1 << 24, .n_pay = 1, .key_range = 1 << 23, .seed = 113};
     struct spec fk2 = {.rows = 1 << 25, .n_pay = 1, .key_range = 1 << 23, .seed = 114};
+    fractions_fused = 1;
     check_fractions(&fk2, &twice, "on=k output=aggregate");
+    fractions_fused = 0;
     struct spec zipf = {.rows = 1 << 25, .n_pay = 1, .key_range = 1 << 24, .zipf = 1,
                         .seed = 115};
     check_fractions(&zipf, &pk, "on=k output=aggregate");
@@ -230,6 +251,24 @@ SL_TEST(ooc_budget_sweep)
     struct spec one = {.rows = 1, .n_pay = 1, .key_range = 1 << 20, .seed = 117};
     struct spec many = {.rows = 1 << 25, .n_pay = 1, .key_range = 1 << 20, .seed = 118};
     check_fractions(&many, &one, "on=k");
+}
+
+/* Negative keys and payloads, aggregated: the join kernel's sums of 4-byte columns are
+ * sign-extended (ooc_fused, debug_ooc_spill=dma_fused); also with each build key about
+ * four times, fused and materialized. */
+SL_TEST(ooc_fused_negative_keys)
+{
+    NEED_GPU();
+    struct spec pk = {.rows = 1 << 20, .n_pay = 1, .key_offset = -(1 << 22), .seed = 121};
+    struct spec fk = {.rows = 3 << 20, .n_pay = 1, .key_range = 1 << 20,
+                      .key_offset = -(1 << 22), .seed = 122};
+    spill_mode = 3; /* dma_fused */
+    check(&fk, &pk, "on=k output=aggregate", 32 * MIB);
+    struct spec dup = {.rows = 1 << 20, .n_pay = 1, .key_range = 1 << 18, .key_offset = -(1 << 22),
+                       .seed = 123};
+    check(&fk, &dup, "on=k output=aggregate", 24 * MIB);
+    spill_mode = 0;
+    check(&fk, &dup, "on=k output=aggregate", 24 * MIB); /* materialized sums */
 }
 
 SL_TEST(ooc_zipf_probe_skew)

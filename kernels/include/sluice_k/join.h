@@ -25,6 +25,8 @@
  *
  * Count+sum variant: d_result[0] = matches, [1] = sum of matching keys, [2] = sum of R
  * values, [3] = sum of S values over all matches, all modulo 2^64. Nothing materialized.
+ * 4-byte keys and values are added zero-extended; the _sx_ variant sign-extends them
+ * (int32 columns: each sum, read as int64, is exact while it fits).
  *
  * Temp storage: two-call pattern (d_temp == NULL sets *temp_bytes only); it holds the
  * per-partition unit offsets and the work counter and depends on `bits` only.
@@ -53,6 +55,11 @@ extern "C" {
         VT *d_out_r_vals, VT *d_out_s_vals, int64_t out_capacity,                         \
         unsigned long long *d_count, cudaStream_t stream);                                \
     cudaError_t sl_k_phj_count_sum_##SUF(                                                 \
+        void *d_temp, size_t *temp_bytes, const KT *d_r_keys, const VT *d_r_vals,         \
+        const int64_t *d_r_offsets, const KT *d_s_keys, const VT *d_s_vals,               \
+        const int64_t *d_s_offsets, int bits, int part_shift,                             \
+        unsigned long long *d_result, cudaStream_t stream);                               \
+    cudaError_t sl_k_phj_count_sum_sx_##SUF(                                              \
         void *d_temp, size_t *temp_bytes, const KT *d_r_keys, const VT *d_r_vals,         \
         const int64_t *d_r_offsets, const KT *d_s_keys, const VT *d_s_vals,               \
         const int64_t *d_s_offsets, int bits, int part_shift,                             \
