@@ -243,6 +243,11 @@ const struct sl__option sl__options[] = {
       "quarter, a quarter and a half, so that a pass's first upload and last download, "
       "which overlap nothing, are shorter; four more runs (A/B runs: not faster in its one "
       "timing).", NULL, 0, 1}, FIELD(debug_ooc_graded_runs, INT)},
+    {{"debug_ooc_unpacked_runs", SL_ENGINE_OPT_BOOL, DBG, "false",
+      "Has the out-of-core sort keep an int32 key and one 4-byte column as two columns in "
+      "its sorted runs, as before 2026-11-27, not packed into one 8-byte row each (whose "
+      "slices are one copy each in the GPU merge, not two) (A/B runs).", NULL, 0, 1},
+     FIELD(debug_ooc_unpacked_runs, INT)},
 };
 
 const int sl__n_options = (int)(sizeof sl__options / sizeof sl__options[0]);

@@ -199,6 +199,10 @@ struct sl_engine_config {
     /* Fields added with the out-of-core sort's graded runs (issue 23). */
     int debug_ooc_graded_runs;  /* 1: the out-of-core sort's first and last R rows go in
                                    runs of a quarter, a quarter and a half (A/B runs) */
+    /* Fields added with the out-of-core sort's packed runs (issue 23). */
+    int debug_ooc_unpacked_runs; /* 1: the out-of-core sort keeps an int32 key and one
+                                    4-byte column as two columns in its runs, as before
+                                    2026-11-27 (A/B runs); 0: one 8-byte row a row */
 };
 
 /* Fills *cfg with the defaults and sets cfg->size. Cannot fail. Thread-safe (touches

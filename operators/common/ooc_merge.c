@@ -20,6 +20,8 @@ int64_t sl__ooc_total(const struct sl__ooc_runs *m)
 static inline uint64_t code_at(const struct sl__ooc_runs *m, int64_t j, int64_t i)
 {
     const void *k = m->cols[j * m->n_cols + m->key_col];
+    if (m->packed)
+        return ((const uint64_t *)k)[i] >> 32;
     if (m->width[m->key_col] == 4) {
         uint32_t c = (uint32_t)((const int32_t *)k)[i] ^ 0x80000000u;
         return m->desc ? (uint32_t)~c : c;
@@ -536,6 +538,13 @@ static void merge_sorted(const struct sl__ooc_runs *m, const int64_t *from, cons
         int64_t f = from[j], len = to[j] - from[j];
         if (len <= 0)
             continue;
+        if (m->packed) { /* (code, payload) rows already: only the base comes off */
+            const uint64_t *row = (const uint64_t *)m->cols[j * m->n_cols + kc] + f;
+            for (int64_t i = 0; i < len; i++)
+                ((uint64_t *)a)[at + i] = row[i] - (base << 32);
+            at += len;
+            continue;
+        }
         const uint32_t *pay = carry ? m->cols[j * m->n_cols + 1 - kc] : NULL;
         fill_slice(m->cols[j * m->n_cols + kc], pay, f, len, at, base, a, kw, m->desc, narrow);
         for (int c = 0; c < m->n_cols && !carry; c++)

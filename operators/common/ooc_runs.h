@@ -36,6 +36,9 @@ struct sl__ooc_input {
     int n_cols;
     int col[SL__OOC_MAX_COLS];
     int key, desc;
+    int pack;   /* 1: the caller takes packed runs (runs.packed, ooc_merge.h) where the
+                   shape allows: an int32 key and one 4-byte column (the sort; pass 2
+                   and the CPU merge read them, sl__ooc_runs_merge_all does not) */
 };
 
 /* The sorted runs (runs.rows / runs.cols point into the arrays below). */

@@ -9,6 +9,7 @@
 #include "ooc_runs.h"
 #include "sluice_k/columns.h"
 #include "sluice_k/ooc_gather.h"
+#include "sluice_k/ooc_pack.h"
 #include "sluice_k/sort.h"
 
 #define MIB ((int64_t)1 << 20)
@@ -40,10 +41,50 @@ static const sl_batch_t *batch_at(const struct sl__ooc_input *in, int64_t i)
 struct plan {
     int n_cols, kc, kw, desc, np, pc, vb;
     int graded;                       /* runs of R/4, R/4, R/2, R..., R/2, R/4, R/4 (run_start) */
+    int packed;                       /* packed runs (ooc_merge.h): set_alloc, sort_run */
     int width[SL__OOC_MAX_COLS];
     int64_t n, R, n_runs, slot_row;
-    size_t temp;
+    size_t temp, temp_sort;           /* temp: CUB's (temp_sort) and, packed, the other
+                                         buffer of R rows (its double buffer) */
 };
+
+static int64_t align256(int64_t x)
+{
+    return (x + 255) & ~(int64_t)255;
+}
+
+/* p->temp and p->temp_sort for runs (or buckets) of `rows` rows: CUB's temp storage for
+ * the pairs, or for packed rows with the double buffer's other half after it. 0 when CUB
+ * refuses the size. */
+static int plan_temp(struct plan *p, int64_t rows)
+{
+    size_t temp = 0;
+    if (p->packed) {
+        if (sl_k_ooc_sort_packed(NULL, &temp, NULL, NULL, rows, NULL, 0) != cudaSuccess)
+            return 0;
+        p->temp_sort = (size_t)align256((int64_t)temp);
+        p->temp = p->temp_sort + (size_t)(rows * 8);
+        return 1;
+    }
+    if (sl_k_sort_pairs(NULL, &temp, p->kw, p->desc, NULL, NULL, NULL, NULL, p->vb, rows, 0) !=
+        cudaSuccess)
+        return 0;
+    p->temp = p->temp_sort = temp;
+    return 1;
+}
+
+/* Packed runs (ooc_merge.h) for an int32 key and one 4-byte column, where the caller
+ * takes them (in->pack) and option debug_ooc_unpacked_runs is off: a bucket's slice of a
+ * run is then one copy instead of two (the 1/16 merge's host enqueued 43,800 copies at
+ * ~1.1 us each, 39 to 47 ms of a 51 to 54 ms merge; H100, session 16). */
+static int plan_packed(sl_task_t *t, const struct plan *p, int pack)
+{
+    int64_t off = 0;
+    if (!pack || p->n_cols != 2 || p->kw != 4 || p->width[p->pc] != 4)
+        return 0;
+    sl_task_option_int(t, "debug_ooc_unpacked_runs", &off);
+    return !off;
+}
 
 /* Widths and the key's type; 0 if not a shape the runs take. */
 static int plan_columns(const struct sl__ooc_input *in, struct plan *p)
@@ -107,17 +148,14 @@ static int plan_run(sl_task_t *t, struct plan *p)
         r /= 2;
     for (; r >= 1 && (r >= SL__OOC_MIN_RUN || r >= p->n); r /= 2) {
         int64_t rr = r < p->n ? r : p->n;
-        size_t temp = 0;
-        if (sl_k_sort_pairs(NULL, &temp, p->kw, p->desc, NULL, NULL, NULL, NULL, p->vb, rr, 0) !=
-            cudaSuccess)
+        if (!plan_temp(p, rr))
             return 0;
         int64_t sets = rr < p->n ? 2 : 1;
         /* past the cap only when halving would go below SL__OOC_MIN_RUN (r need not be a
          * power of two once all rows did not fit one run) */
         int ok_size = sets == 1 || rr <= cap || rr / 2 < SL__OOC_MIN_RUN;
-        if (ok_size && sets * rr * p->slot_row + (int64_t)temp + 2 * MIB <= budget) {
+        if (ok_size && sets * rr * p->slot_row + (int64_t)p->temp + 2 * MIB <= budget) {
             p->R = rr;
-            p->temp = temp;
             p->n_runs = (p->n + rr - 1) / rr;
             int64_t graded = 0;
             sl_task_option_int(t, "debug_ooc_graded_runs", &graded);
@@ -135,7 +173,10 @@ static int plan_run(sl_task_t *t, struct plan *p)
 
 static int make_plan(sl_task_t *t, const struct sl__ooc_input *in, struct plan *p)
 {
-    return plan_columns(in, p) && plan_rows(in, p) && plan_run(t, p);
+    if (!plan_columns(in, p) || !plan_rows(in, p))
+        return 0;
+    p->packed = plan_packed(t, p, in->pack);
+    return plan_run(t, p);
 }
 
 int sl__ooc_runs_can(sl_task_t *t, const struct sl__ooc_input *in)
@@ -254,6 +295,18 @@ static size_t bucket_copies(struct runner *r, struct set *s, int64_t b)
     const int64_t k = m->n_runs, *lo = r->cuts + b * k, *hi = lo + k;
     size_t n = 0;
     int64_t at = 0;
+    if (m->packed) { /* one 8-byte row a row: a copy per run */
+        for (int64_t j = 0; j < k; j++) {
+            int64_t len = hi[j] - lo[j];
+            if (len <= 0)
+                continue;
+            r->h_dst[n] = (char *)s->in[r->p.kc] + (size_t)at * 8;
+            r->h_src[n] = (char *)m->cols[j * m->n_cols + m->key_col] + (size_t)lo[j] * 8;
+            r->h_size[n++] = (size_t)len * 8;
+            at += len;
+        }
+        return n;
+    }
     for (int64_t j = 0; j < k; j++) {
         int64_t len = hi[j] - lo[j];
         for (int c = 0; c < r->p.n_cols && len > 0; c++, n++) {
@@ -306,10 +359,10 @@ static int upload_bucket_kernel(struct runner *r, struct set *s, int64_t b)
     const int64_t k = r->st->runs.n_runs;
     struct sl_k_ooc_gather_dst w;
     memset(&w, 0, sizeof w);
-    w.n_cols = r->p.n_cols;
-    for (int c = 0; c < r->p.n_cols; c++) {
-        w.col[c] = s->in[c];
-        w.width[c] = (unsigned char)r->p.width[c];
+    w.n_cols = r->p.packed ? 1 : r->p.n_cols;
+    for (int c = 0; c < w.n_cols; c++) {
+        w.col[c] = r->p.packed ? s->in[r->p.kc] : s->in[c];
+        w.width[c] = (unsigned char)(r->p.packed ? 8 : r->p.width[c]);
     }
     SL_TASK_CUDA_TRY(r->t,
                      sl_k_ooc_bucket_gather((const void *const *)r->d_src, r->d_cuts + b * k,
@@ -378,11 +431,44 @@ static int upload(struct runner *r, struct set *s, int64_t rows)
     return SL_OK;
 }
 
+/* Packed rows (ooc_merge.h): pass 1 packs the run's two columns (in[kc], in[pc]) into
+ * out[kc] and sorts them there; pass 2 sorts the bucket's rows in in[kc] and unpacks them
+ * into out[kc] and out[pc] for the download. The sort's other buffer is the end of the
+ * temp storage. */
+static int sort_packed(struct runner *r, struct set *s, int64_t rows)
+{
+    const struct plan *p = &r->p;
+    size_t tb = p->temp_sort;
+    uint64_t *alt = (uint64_t *)((char *)r->temp + p->temp_sort);
+    uint64_t *rowsbuf = r->cuts ? s->in[p->kc] : s->out[p->kc];
+    int in_alt = 0;
+    if (!r->cuts)
+        SL_TASK_CUDA_TRY(r->t,
+                         sl_k_ooc_pack(s->in[p->kc], s->in[p->pc], p->desc, rows, rowsbuf, r->cs),
+                         "packing a run");
+    SL_TASK_CUDA_TRY(r->t,
+                     sl_k_ooc_sort_packed(r->temp, &tb, rowsbuf, alt, rows, &in_alt, r->cs),
+                     "sorting a run");
+    if (r->cuts)
+        SL_TASK_CUDA_TRY(r->t,
+                         sl_k_ooc_unpack(in_alt ? alt : rowsbuf, p->desc, rows, s->out[p->kc],
+                                         s->out[p->pc], r->cs),
+                         "unpacking a bucket");
+    else if (in_alt) /* an odd number of radix passes: back where the download reads */
+        SL_TASK_CUDA_TRY(r->t,
+                         cudaMemcpyAsync(rowsbuf, alt, (size_t)rows * 8, cudaMemcpyDeviceToDevice,
+                                         r->cs),
+                         "sorting a run");
+    return SL_OK;
+}
+
 /* Sorts the run in set s on the task's stream (stable, like the CPU sort). */
 static int sort_run(struct runner *r, struct set *s, int64_t rows)
 {
     const struct plan *p = &r->p;
     size_t tb = p->temp;
+    if (p->packed)
+        return sort_packed(r, s, rows);
     if (p->np <= 1) {
         SL_TASK_CUDA_TRY(r->t,
                          sl_k_sort_pairs(r->temp, &tb, p->kw, p->desc, s->in[p->kc], s->out[p->kc],
@@ -456,12 +542,19 @@ static int one_run(struct runner *r, int64_t i, int64_t rows, void *const *dst)
     const int64_t nc = r->st->n_codes;
     if (r->d_codes) /* pass 1's cuts: where the splitters cut this run */
         SL_TASK_CUDA_TRY(r->t,
-                         sl_k_lower_bounds_codes(s->out[p->kc], p->kw, p->desc, rows, r->d_codes,
-                                                 nc, s->d_split, r->cs),
+                         p->packed ? sl_k_lower_bounds_packed(s->out[p->kc], rows, r->d_codes, nc,
+                                                              s->d_split, r->cs)
+                                   : sl_k_lower_bounds_codes(s->out[p->kc], p->kw, p->desc, rows,
+                                                             r->d_codes, nc, s->d_split, r->cs),
                          "splitting a run");
     SL_TASK_CUDA_TRY(r->t, cudaEventRecord(s->sorted, r->cs), "cudaEventRecord");
     SL_TASK_CUDA_TRY(r->t, cudaStreamWaitEvent(r->d2h, s->sorted, 0), "ordering the download");
-    for (int c = 0; c < p->n_cols; c++)
+    if (p->packed && !r->cuts) /* a packed run: one column of 8-byte rows */
+        SL_TASK_CUDA_TRY(r->t,
+                         cudaMemcpyAsync(dst[p->kc], s->out[p->kc], (size_t)rows * 8,
+                                         cudaMemcpyDeviceToHost, r->d2h),
+                         "downloading a run");
+    for (int c = 0; c < p->n_cols && !(p->packed && !r->cuts); c++)
         SL_TASK_CUDA_TRY(r->t,
                          cudaMemcpyAsync(dst[c], s->out[c], (size_t)(rows * p->width[c]),
                                          cudaMemcpyDeviceToHost, r->d2h),
@@ -483,10 +576,17 @@ static int alloc_all(struct runner *r)
     int sets = p->n_runs > 1 ? 2 : 1;
     for (int k = 0; k < sets; k++) {
         struct set *s = &r->s[k];
-        for (int c = 0; c < p->n_cols; c++)
+        for (int c = 0; c < p->n_cols && !p->packed; c++)
             if (!(s->in[c] = sl_task_device_alloc(t, (size_t)(p->R * p->width[c]))) ||
                 !(s->out[c] = sl_task_device_alloc(t, (size_t)(p->R * p->width[c]))))
                 return SL_ENOMEM;
+        if (p->packed) { /* R rows of 8 bytes each way, or the two columns' halves */
+            if (!(s->in[p->kc] = sl_task_device_alloc(t, (size_t)(p->R * 8))) ||
+                !(s->out[p->kc] = sl_task_device_alloc(t, (size_t)(p->R * 8))))
+                return SL_ENOMEM;
+            s->in[p->pc] = (char *)s->in[p->kc] + p->R * 4;
+            s->out[p->pc] = (char *)s->out[p->kc] + p->R * 4;
+        }
         if (p->np >= 2 && !(s->ids = sl_task_device_alloc(t, (size_t)p->R * 8)))
             return SL_ENOMEM;
         SL_TASK_CUDA_TRY(t, cudaEventCreateWithFlags(&s->up, cudaEventDisableTiming),
@@ -512,7 +612,9 @@ static int alloc_all(struct runner *r)
     for (int64_t i = 0; i < p->n_runs && !r->cuts; i++) {
         for (int c = 0; c < p->n_cols; c++) {
             int64_t k = i * p->n_cols + c;
-            r->st->bytes[k] = run_rows(p, i) * p->width[c];
+            if (p->packed && c != p->kc)
+                continue; /* the key's entry holds both */
+            r->st->bytes[k] = run_rows(p, i) * (p->packed ? 8 : p->width[c]);
             if (!(r->st->cols[k] = sl__task_pinned_alloc(t, r->st->bytes[k])))
                 return SL_ENOMEM;
         }
@@ -525,6 +627,8 @@ static void free_all(struct runner *r)
     for (int k = 0; k < 2; k++) {
         struct set *s = &r->s[k];
         for (int c = 0; c < r->p.n_cols; c++) {
+            if (r->p.packed && c != r->p.kc)
+                continue; /* halves of the key's buffers */
             sl_task_device_free(r->t, s->in[c]);
             sl_task_device_free(r->t, s->out[c]);
         }
@@ -589,6 +693,7 @@ static struct sl__ooc_sorted *sorted_new(sl_task_t *t, const struct plan *p)
     st->runs.desc = p->desc;
     memcpy(st->runs.width, p->width, sizeof p->width);
     st->runs.n_runs = p->n_runs;
+    st->runs.packed = p->packed;
     st->runs.rows = st->rows;
     st->runs.cols = st->cols;
     return st;
@@ -836,15 +941,16 @@ static int tables_open(struct runner *r, int64_t nb)
         return r->h_dst && r->h_src && r->h_size ? SL_OK
                                                  : sl_task_fail(r->t, SL_ENOMEM, "out of memory");
     }
-    int64_t bytes = table_bytes(k, nc, nb);
+    const int64_t ncp = m->packed ? 1 : nc; /* columns the kernel reads */
+    int64_t bytes = table_bytes(k, ncp, nb);
     int64_t *h = malloc((size_t)bytes);
     if (!h || !(r->h_vrows = malloc((size_t)nb * sizeof *r->h_vrows))) {
         free(h);
         return sl_task_fail(r->t, SL_ENOMEM, "out of memory");
     }
-    for (int64_t i = 0; i < k * nc; i++)
-        h[i] = (int64_t)(uintptr_t)m->cols[i];
-    int64_t *cuts = h + k * nc, *at = cuts + (nb + 1) * k, *vat = at + nb * (k + 1);
+    for (int64_t i = 0; i < k * ncp; i++)
+        h[i] = (int64_t)(uintptr_t)(m->packed ? m->cols[i * nc + m->key_col] : m->cols[i]);
+    int64_t *cuts = h + k * ncp, *at = cuts + (nb + 1) * k, *vat = at + nb * (k + 1);
     memcpy(cuts, r->cuts, (size_t)((nb + 1) * k) * sizeof *cuts);
     for (int64_t b = 0; b < nb; b++) {
         int64_t *a = at + b * (k + 1), *v = vat + b * (k + 1);
@@ -866,7 +972,7 @@ static int tables_open(struct runner *r, int64_t nb)
     free(h);
     SL_TASK_CUDA_TRY(r->t, e, "uploading the bucket tables");
     r->d_src = (const void **)r->d_tables;
-    r->d_cuts = r->d_tables + k * nc;
+    r->d_cuts = r->d_tables + k * ncp;
     r->d_at = r->d_cuts + (nb + 1) * k;
     r->d_vat = r->d_at + nb * (k + 1);
     return SL_OK;
@@ -972,14 +1078,16 @@ static int plan_buckets(sl_task_t *t, const struct sl__ooc_sorted *st, int64_t R
     p->kw = p->width[p->kc];
     p->vb = p->np == 0 ? 0 : p->np == 1 ? p->width[p->pc] : 4;
     p->slot_row = 2 * row_bytes + (p->np >= 2 ? 8 : 0);
+    p->packed = m->packed;
     p->n = st->n;
     p->R = R;
     p->n_runs = nb;
-    if (sl_k_sort_pairs(NULL, &p->temp, p->kw, p->desc, NULL, NULL, NULL, NULL, p->vb, R, 0) !=
-        cudaSuccess)
+    if (!plan_temp(p, R))
         return 0;
     int64_t sets = nb > 1 ? 2 : 1;
-    int64_t tables = gather == SL__OOC_GATHER_KERNEL ? table_bytes(m->n_runs, m->n_cols, nb) : 0;
+    int64_t tables = gather == SL__OOC_GATHER_KERNEL
+                         ? table_bytes(m->n_runs, m->packed ? 1 : m->n_cols, nb)
+                         : 0;
     return sets * R * p->slot_row + (int64_t)p->temp + tables + 2 * MIB <=
            sl_task_device_budget(t) - SLACK;
 }
@@ -1081,7 +1189,7 @@ int sl__ooc_runs_merge_all(sl_task_t *t, struct sl__ooc_sorted *st)
         row_bytes += st->runs.width[c];
     /* pinned classes are powers of two: up to twice the bytes */
     enum sl__ooc_gather gather = sl__ooc_gather_of(t, k);
-    if (k < 2 || !sl__task_host_room(t, 2 * st->n * row_bytes) ||
+    if (k < 2 || st->runs.packed || !sl__task_host_room(t, 2 * st->n * row_bytes) ||
         !(R = sl__ooc_merge_rows(t, st, R, gather)))
         return 0;
     int64_t nb = 0;

@@ -103,6 +103,7 @@ static int make_input(sl_task_t *t, struct sl__ooc_input *in)
         in->col[c] = c;
     in->key = d->spec.keys[0].col;
     in->desc = d->spec.keys[0].desc;
+    in->pack = 1; /* the GPU and the CPU merge both read packed runs */
     return 1;
 }
 
@@ -387,6 +388,7 @@ static int finalize(sl_task_t *t)
     g->m.n = st->sorted->n;
     g->ooc = 1;
     g->n_ooc_runs = st->sorted->runs.n_runs;
+    g->ooc_packed = st->sorted->runs.packed;
     sl__rows_fini(&g->m.rows); /* the input's device batches go back to the pool now */
     sl_task_phase_time(t, "ooc_gpu_runs", st->sorted->gpu_ms);
     st->owner = st->sorted->owner;

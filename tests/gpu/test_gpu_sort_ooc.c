@@ -140,6 +140,7 @@ static struct flat flatten(sl_table_t *t)
  * (gpu_result_pinned: -1 = none, so buckets go through pinned blocks and copy tasks). */
 static const char *force_merge = "auto", *force_gather = "auto";
 static const char *graded = "false"; /* debug_ooc_graded_runs */
+static const char *unpacked = "false"; /* debug_ooc_unpacked_runs */
 static int64_t result_pinned = 0;
 
 static sl_engine_t *engine(enum sl_placement pl, int64_t gpu_mem)
@@ -152,6 +153,7 @@ static sl_engine_t *engine(enum sl_placement pl, int64_t gpu_mem)
     SL_ASSERT_OK(sl_engine_config_set(&cfg, "debug_ooc_sort_merge", force_merge));
     SL_ASSERT_OK(sl_engine_config_set(&cfg, "debug_ooc_sort_gather", force_gather));
     SL_ASSERT_OK(sl_engine_config_set(&cfg, "debug_ooc_graded_runs", graded));
+    SL_ASSERT_OK(sl_engine_config_set(&cfg, "debug_ooc_unpacked_runs", unpacked));
     cfg.gpu_result_pinned = result_pinned;
     sl_engine_t *e;
     SL_ASSERT_OK(sl_test_engine_open(&e, &cfg));
@@ -163,6 +165,7 @@ static int last_gpu_merge; /* the last run's merge: 1 on the GPU, 0 on CPU threa
 static int64_t last_runs;  /* and its number of runs */
 static int last_pass1_cuts; /* its GPU merge's cuts were found in pass 1 */
 static int64_t last_gpu_batches; /* batches the sink kept on the GPU */
+static int last_packed;          /* its runs were packed */
 
 static struct flat run(sl_engine_t *e, sl_table_t *in, const char *by, int *ooc, int *gpu)
 {
@@ -184,6 +187,7 @@ static struct flat run(sl_engine_t *e, sl_table_t *in, const char *by, int *ooc,
     last_runs = g->n_ooc_runs;
     last_pass1_cuts = g->ooc_pass1_cuts;
     last_gpu_batches = g->ooc_gpu_batches;
+    last_packed = g->ooc_packed;
     if (gpu)
         *gpu = g->m.gpu;
     sl_table_t *out;
@@ -557,5 +561,92 @@ SL_TEST(ooc_sanitize_gather)
                      .seed = 37};
     check(&a, "by=k", 8 * MIB, 1);
     assert_int_equal(last_gpu_merge, 1);
+    force_merge = force_gather = "auto";
+}
+
+/* Packed runs (an int32 key's code and one 4-byte payload in one 8-byte row, issue 23)
+ * against two-column runs (debug_ooc_unpacked_runs), both equal to the CPU sort: random
+ * keys (half negative), few keys (duplicates), one heavy key (buckets past a run, cut
+ * again at exact ranks in the packed runs), int32 extremes, sorted and reversed keys,
+ * the key as the second column (by=p1), ascending and descending, odd batch and row
+ * counts (uneven buckets and runs); merged on the GPU with each gather (copy, batched,
+ * the zero-copy kernel), with the cuts searched after pass 1 (late_cuts) and on CPU
+ * threads; into pinned and pageable results. Packing only where the shape allows it:
+ * never with an 8-byte key or two payloads. */
+SL_TEST(ooc_packed_runs)
+{
+    REQUIRE_GPU();
+    const struct spec cases[] = {
+        {.rows = (int64_t)1 << 22, .n_pay = 1, .seed = 81},
+        {.rows = 3000001, .n_pay = 1, .keys = K_FEW, .chunk = 77777, .seed = 82},
+        {.rows = 2500000, .n_pay = 1, .keys = K_HEAVY, .chunk = 100003, .seed = 83},
+        {.rows = 2000003, .n_pay = 1, .keys = K_EXTREME, .chunk = 9999, .seed = 84},
+        {.rows = 2000000, .n_pay = 1, .keys = K_SORTED, .seed = 85},
+        {.rows = 1999999, .n_pay = 1, .keys = K_REVERSE, .chunk = 65535, .seed = 86},
+    };
+    const char *by[] = {"by=k", "by=\"k DESC\"", "by=p1", "by=\"p1 DESC\""};
+    const char *merge[] = {"gpu", "gpu", "gpu", "late_cuts", "cpu"};
+    const char *gather[] = {"batch", "copy", "kernel", "auto", "auto"};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        for (int m = 0; m < 5; m++) {
+            force_merge = merge[m];
+            force_gather = gather[m];
+            result_pinned = m == 1 ? -1 : 0;
+            for (int u = 0; u < 2; u++) {
+                unpacked = u ? "true" : "false";
+                check(&cases[i], by[(i + (size_t)m) % 4], 10 * MIB, 1);
+                assert_int_equal(last_packed, !u);
+                assert_int_equal(last_gpu_merge, m < 4);
+                assert_true(last_runs >= 2);
+            }
+        }
+    unpacked = "false";
+    struct spec w = {.rows = 2000000, .key64 = 1, .n_pay = 1, .seed = 87};
+    check(&w, "by=k", 10 * MIB, 1);
+    assert_int_equal(last_packed, 0);
+    struct spec two = {.rows = 2000000, .n_pay = 2, .seed = 88};
+    check(&two, "by=k", 10 * MIB, 1);
+    assert_int_equal(last_packed, 0);
+    force_merge = force_gather = "auto";
+    result_pinned = 0;
+}
+
+/* Packed runs at the edges: one row (one run, merged by the CPU), two thirds of the keys
+ * equal (buckets cut at exact ranks), 2^20 + 2 rows (a last run of 2 rows where the runs
+ * are 2^15); empty input stays off the GPU. */
+SL_TEST(ooc_packed_edges)
+{
+    REQUIRE_GPU();
+    struct spec one = {.rows = 1, .n_pay = 1, .keys = K_EXTREME, .seed = 89};
+    check(&one, "by=k", 8 * MIB, 1);
+    assert_int_equal(last_packed, 1);
+    struct spec eq = {.rows = 1000000, .n_pay = 1, .keys = K_HEAVY, .seed = 90};
+    force_merge = "gpu";
+    check(&eq, "by=\"k DESC\"", 8 * MIB, 1);
+    assert_int_equal(last_packed, 1);
+    assert_int_equal(last_gpu_merge, 1);
+    struct spec e = {.rows = 0, .n_pay = 1, .seed = 91};
+    check(&e, "by=k", 8 * MIB, 0);
+    struct spec odd = {.rows = ((int64_t)1 << 17) * 8 + 2, .n_pay = 1, .chunk = 4099, .seed = 92};
+    check(&odd, "by=k", 8 * MIB, 1);
+    assert_int_equal(last_packed, 1);
+    force_merge = "auto";
+}
+
+/* Small input for compute-sanitizer: packed runs through pass 1 (pack, sort, the packed
+ * bounds kernel) and pass 2 (batched copies and the zero-copy kernel, unpack). */
+SL_TEST(ooc_sanitize_packed)
+{
+    REQUIRE_GPU();
+    force_merge = "gpu";
+    const char *gather[] = {"batch", "kernel"};
+    for (int g = 0; g < 2; g++) {
+        force_gather = gather[g];
+        struct spec a = {.rows = 300000, .n_pay = 1, .keys = K_FEW, .chunk = 7777,
+                         .seed = 93 + (uint64_t)g};
+        check(&a, g ? "by=\"k DESC\"" : "by=k", 8 * MIB, 1);
+        assert_int_equal(last_gpu_merge, 1);
+        assert_int_equal(last_packed, 1);
+    }
     force_merge = force_gather = "auto";
 }
