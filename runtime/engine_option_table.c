@@ -248,6 +248,10 @@ const struct sl__option sl__options[] = {
       "its sorted runs, as before 2026-11-27, not packed into one 8-byte row each (whose "
       "slices are one copy each in the GPU merge, not two) (A/B runs).", NULL, 0, 1},
      FIELD(debug_ooc_unpacked_runs, INT)},
+    {{"debug_ooc_run_buckets", SL_ENGINE_OPT_BOOL, DBG, "false",
+      "Has the out-of-core sort's GPU merge cut buckets of the runs' size (halved until they "
+      "fit), as before 2026-11-27, not of the most rows its budget holds (at least 32 "
+      "buckets) (A/B runs).", NULL, 0, 1}, FIELD(debug_ooc_run_buckets, INT)},
 };
 
 const int sl__n_options = (int)(sizeof sl__options / sizeof sl__options[0]);

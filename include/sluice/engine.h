@@ -203,6 +203,10 @@ struct sl_engine_config {
     int debug_ooc_unpacked_runs; /* 1: the out-of-core sort keeps an int32 key and one
                                     4-byte column as two columns in its runs, as before
                                     2026-11-27 (A/B runs); 0: one 8-byte row a row */
+    int debug_ooc_run_buckets;  /* 1: the out-of-core sort's GPU merge cuts buckets of the
+                                   runs' size (halved to fit), as before 2026-11-27 (A/B
+                                   runs); 0: the most rows its budget holds, at least 32
+                                   buckets */
 };
 
 /* Fills *cfg with the defaults and sets cfg->size. Cannot fail. Thread-safe (touches

@@ -106,8 +106,11 @@ int64_t *sl__ooc_bucket_cuts(sl_task_t *t, const struct sl__ooc_sorted *st, int6
                              int64_t *nb);
 /* 1 when pass 1 found the cuts of buckets of R rows (sl__ooc_bucket_cuts takes them). */
 int sl__ooc_pass1_cuts(const struct sl__ooc_sorted *st, int64_t R);
-/* Rows per bucket for pass 2: R, halved while the budget left does not hold pass 2's
- * buffers and tables beside it; 0 when not even SL__OOC_MIN_RUN rows fit. */
+/* Rows per bucket for pass 2 (R: the runs' size): the size pass 1's cuts were made for
+ * when it fits the budget left; else the most rows (in steps of 2^16) that pass 2's
+ * buffers and tables fit with at least 32 buckets, when more than R (option
+ * debug_ooc_run_buckets: never); else R, halved until it fits; 0 when not even
+ * SL__OOC_MIN_RUN rows do. */
 int64_t sl__ooc_merge_rows(sl_task_t *t, const struct sl__ooc_sorted *st, int64_t R,
                            enum sl__ooc_gather gather);
 /* Merges st's runs into one on the GPU (pass 2, sl__ooc_gather_of) into pinned memory of

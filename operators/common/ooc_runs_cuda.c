@@ -816,6 +816,9 @@ static int device_samples(struct runner *r, int64_t P, const void **keys, const 
     return SL_OK;
 }
 
+static int64_t merge_rows_under(sl_task_t *t, const struct sl__ooc_sorted *st, int64_t R,
+                                enum sl__ooc_gather gather, int64_t budget);
+
 /* Pass 2's splitters, sampled from the input before pass 1 (sl__ooc_input_splitters), so
  * that each run's cuts are found on the GPU as it is sorted (one_run) and pass 2 starts
  * as soon as the runs are down: for several runs (at most SL__OOC_SPLIT_RUNS) whose keys
@@ -828,19 +831,30 @@ static int presplit_open(struct runner *r)
     enum { AUTO, CPU, GPU, LATE_CUTS };
     const struct plan *p = &r->p;
     struct sl__ooc_sorted *st = r->st;
-    int64_t how = AUTO, P = bucket_count(p->n, p->R), nb = r->in->n_batches;
+    int64_t how = AUTO, nb = r->in->n_batches, dev_bytes = 0;
     sl_task_option_int(r->t, "debug_ooc_sort_merge", &how);
-    if (how == CPU || how == LATE_CUTS || p->n_runs < 2 || p->n_runs > SL__OOC_SPLIT_RUNS ||
-        P < 2)
+    if (how == CPU || how == LATE_CUTS || p->n_runs < 2 || p->n_runs > SL__OOC_SPLIT_RUNS)
         return SL_OK;
     int here = -1;
     SL_TASK_CUDA_TRY(r->t, cudaGetDevice(&here), "cudaGetDevice");
     for (int64_t i = 0; i < nb; i++) {
-        const struct sl__buf *d = batch_at(r->in, i)->cols[r->in->col[p->kc]].data;
+        const sl_batch_t *b = batch_at(r->in, i);
+        const struct sl__buf *d = b->cols[r->in->col[p->kc]].data;
         if (!d || (d->kind != SL__MEM_HOST && d->kind != SL__MEM_PINNED &&
                    (d->kind != SL__MEM_DEVICE || d->device != here)))
             return SL_OK; /* a key column elsewhere: the cuts are searched after pass 1 */
+        for (int c = 0; c < p->n_cols; c++)
+            if (b->cols[r->in->col[c]].data->kind == SL__MEM_DEVICE)
+                dev_bytes += b->n_rows * p->width[c];
     }
+    /* Pass 2's bucket size: what its budget will hold, the GPU batches (freed after pass
+     * 1) given back, less a MiB for the pool's rounding (sl__ooc_merge_rows takes it if it
+     * fits then). */
+    int64_t R2 = merge_rows_under(r->t, st, p->R, sl__ooc_gather_of(r->t, p->n_runs),
+                                  sl_task_device_budget(r->t) + dev_bytes - MIB);
+    int64_t P = R2 > 0 ? bucket_count(p->n, R2) : 0;
+    if (P < 2)
+        return SL_OK;
     int64_t split_bytes = p->n_runs * (P - 1) * 8;
     if (!sl__task_host_room(r->t, 2 * split_bytes))
         return SL_OK;
@@ -880,7 +894,7 @@ static int presplit_open(struct runner *r)
     }
     st->codes = codes;
     st->n_codes = P - 1;
-    st->split_rows = p->R;
+    st->split_rows = R2;
     st->split_bytes = split_bytes;
     return SL_OK;
 }
@@ -1058,8 +1072,8 @@ int64_t *sl__ooc_bucket_cuts(sl_task_t *t, const struct sl__ooc_sorted *so, int6
 }
 
 /* The plan of pass 2 from the runs: buckets of at most R rows, the runs' columns. */
-static int plan_buckets(sl_task_t *t, const struct sl__ooc_sorted *st, int64_t R, int64_t nb,
-                        enum sl__ooc_gather gather, struct plan *p)
+static int plan_buckets(const struct sl__ooc_sorted *st, int64_t R, int64_t nb,
+                        enum sl__ooc_gather gather, int64_t budget, struct plan *p)
 {
     const struct sl__ooc_runs *m = &st->runs;
     memset(p, 0, sizeof *p);
@@ -1088,20 +1102,60 @@ static int plan_buckets(sl_task_t *t, const struct sl__ooc_sorted *st, int64_t R
     int64_t tables = gather == SL__OOC_GATHER_KERNEL
                          ? table_bytes(m->n_runs, m->packed ? 1 : m->n_cols, nb)
                          : 0;
-    return sets * R * p->slot_row + (int64_t)p->temp + tables + 2 * MIB <=
-           sl_task_device_budget(t) - SLACK;
+    return sets * R * p->slot_row + (int64_t)p->temp + tables + 2 * MIB <= budget - SLACK;
+}
+
+/* 1 if buckets of r rows fit `budget` bytes of GPU memory (with the most buckets that
+ * sl__ooc_bucket_cuts may cut). */
+static int buckets_fit(const struct sl__ooc_sorted *st, int64_t r, enum sl__ooc_gather gather,
+                       int64_t budget)
+{
+    struct plan p;
+    int64_t nb_max = bucket_count(st->n, r) + st->n / r + 2;
+    return plan_buckets(st, r, nb_max, gather, budget, &p);
+}
+
+#define BUCKET_STEP ((int64_t)1 << 16)
+
+/* Pass 2's bucket rows under `budget`: the most rows, in steps of BUCKET_STEP, that fit
+ * and leave at least PIPE_RUNS buckets, when that is more than the runs' R (whose size
+ * pass 1's buffers limited: 2^21 rows, 128 runs, for 2^28 pairs at 1/16, where pass 2
+ * fits 3 x 2^20 and cuts 114 buckets instead of 171, each one batched copy call of 2
+ * copies a run, the host enqueueing them at ~1.1 us a copy: 47 ms of a 54 ms merge, H100
+ * 2026-11-27). Else R, halved until it fits; 0 when nothing of SL__OOC_MIN_RUN rows does.
+ * Option debug_ooc_run_buckets keeps the runs' size (A/B runs). */
+static int64_t merge_rows_under(sl_task_t *t, const struct sl__ooc_sorted *st, int64_t R,
+                                enum sl__ooc_gather gather, int64_t budget)
+{
+    int64_t cap = SL__OOC_MIN_RUN, old = 0;
+    while (cap * PIPE_RUNS < st->n)
+        cap *= 2;
+    sl_task_option_int(t, "debug_ooc_run_buckets", &old);
+    int64_t lo = R / BUCKET_STEP + 1, hi = cap / BUCKET_STEP; /* multiples of the step */
+    if (!old && lo <= hi && buckets_fit(st, lo * BUCKET_STEP, gather, budget)) {
+        while (lo < hi) { /* the largest multiple that fits */
+            int64_t mid = lo + (hi - lo + 1) / 2;
+            if (buckets_fit(st, mid * BUCKET_STEP, gather, budget))
+                lo = mid;
+            else
+                hi = mid - 1;
+        }
+        return lo * BUCKET_STEP;
+    }
+    for (int64_t r = R; r >= SL__OOC_MIN_RUN; r /= 2)
+        if (buckets_fit(st, r, gather, budget))
+            return r;
+    return 0;
 }
 
 int64_t sl__ooc_merge_rows(sl_task_t *t, const struct sl__ooc_sorted *st, int64_t R,
                            enum sl__ooc_gather gather)
 {
-    struct plan p;
-    for (int64_t r = R; r >= SL__OOC_MIN_RUN; r /= 2) {
-        int64_t nb_max = bucket_count(st->n, r) + st->n / r + 2; /* bucket_cuts */
-        if (plan_buckets(t, st, r, nb_max, gather, &p))
-            return r;
-    }
-    return 0;
+    int64_t budget = sl_task_device_budget(t);
+    /* pass 1's cuts were made for buckets of split_rows: those, where they fit */
+    if (st->n_codes > 0 && st->split_rows > 0 && buckets_fit(st, st->split_rows, gather, budget))
+        return st->split_rows;
+    return merge_rows_under(t, st, R, gather, budget);
 }
 
 int sl__ooc_runs_merge(sl_task_t *t, struct sl__ooc_sorted *st, const int64_t *cuts, int64_t nb,
@@ -1114,7 +1168,7 @@ int sl__ooc_runs_merge(sl_task_t *t, struct sl__ooc_sorted *st, const int64_t *c
     r.st = st;
     r.cuts = cuts;
     r.gather = gather;
-    if (!plan_buckets(t, st, R, nb, gather, &r.p))
+    if (!plan_buckets(st, R, nb, gather, sl_task_device_budget(t), &r.p))
         return sl_task_fail(t, SL_EBUDGET, "out-of-core sort on the GPU: the budget left holds "
                             "no bucket of %lld rows", (long long)R);
     const int64_t k = st->runs.n_runs, nc = st->runs.n_cols;

@@ -305,6 +305,7 @@ static int gpu_merge(sl_task_t *t, struct sort_global *g, struct ooc_state *st, 
         return sl_task_fail(t, SL_ENOMEM, "out of memory");
     }
     st->nb = nb;
+    g->n_ooc_buckets = nb;
     int64_t row0 = 0;
     for (int64_t b = 0; b < nb; b++) {
         struct bucket *bk = &st->bk[b];

@@ -141,6 +141,7 @@ static struct flat flatten(sl_table_t *t)
 static const char *force_merge = "auto", *force_gather = "auto";
 static const char *graded = "false"; /* debug_ooc_graded_runs */
 static const char *unpacked = "false"; /* debug_ooc_unpacked_runs */
+static const char *run_buckets = "false"; /* debug_ooc_run_buckets */
 static int64_t result_pinned = 0;
 
 static sl_engine_t *engine(enum sl_placement pl, int64_t gpu_mem)
@@ -154,6 +155,7 @@ static sl_engine_t *engine(enum sl_placement pl, int64_t gpu_mem)
     SL_ASSERT_OK(sl_engine_config_set(&cfg, "debug_ooc_sort_gather", force_gather));
     SL_ASSERT_OK(sl_engine_config_set(&cfg, "debug_ooc_graded_runs", graded));
     SL_ASSERT_OK(sl_engine_config_set(&cfg, "debug_ooc_unpacked_runs", unpacked));
+    SL_ASSERT_OK(sl_engine_config_set(&cfg, "debug_ooc_run_buckets", run_buckets));
     cfg.gpu_result_pinned = result_pinned;
     sl_engine_t *e;
     SL_ASSERT_OK(sl_test_engine_open(&e, &cfg));
@@ -166,6 +168,7 @@ static int64_t last_runs;  /* and its number of runs */
 static int last_pass1_cuts; /* its GPU merge's cuts were found in pass 1 */
 static int64_t last_gpu_batches; /* batches the sink kept on the GPU */
 static int last_packed;          /* its runs were packed */
+static int64_t last_buckets;     /* the GPU merge's buckets */
 
 static struct flat run(sl_engine_t *e, sl_table_t *in, const char *by, int *ooc, int *gpu)
 {
@@ -188,6 +191,7 @@ static struct flat run(sl_engine_t *e, sl_table_t *in, const char *by, int *ooc,
     last_pass1_cuts = g->ooc_pass1_cuts;
     last_gpu_batches = g->ooc_gpu_batches;
     last_packed = g->ooc_packed;
+    last_buckets = g->n_ooc_buckets;
     if (gpu)
         *gpu = g->m.gpu;
     sl_table_t *out;
@@ -522,6 +526,32 @@ SL_TEST(ooc_graded_runs)
         }
     force_merge = "auto";
     graded = "false";
+}
+
+/* Pass 2's buckets larger than the runs where its budget holds them (pass 1's buffers
+ * limit the runs to a power of two: 2^17 rows of 2^23 under 14 MiB, where pass 2 fits
+ * some 3 x 2^16) against buckets of the runs' size (debug_ooc_run_buckets): fewer
+ * buckets, pass 1's cuts made for them, both equal to the CPU sort; random and few keys. */
+SL_TEST(ooc_large_buckets)
+{
+    REQUIRE_GPU();
+    const struct spec cases[] = {
+        {.rows = (int64_t)1 << 23, .n_pay = 1, .seed = 71},
+        {.rows = 5000000, .n_pay = 1, .keys = K_FEW, .chunk = 77777, .seed = 72},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        run_buckets = "true";
+        check(&cases[i], i ? "by=\"k DESC\"" : "by=k", 14 * MIB, 1);
+        int64_t old = last_buckets;
+        assert_int_equal(last_gpu_merge, 1);
+        run_buckets = "false";
+        check(&cases[i], i ? "by=\"k DESC\"" : "by=k", 14 * MIB, 1);
+        assert_int_equal(last_gpu_merge, 1);
+        assert_int_equal(last_pass1_cuts, 1);
+        printf("buckets %lld (runs' size: %lld)\n", (long long)last_buckets, (long long)old);
+        assert_true(last_buckets < old);
+    }
+    run_buckets = "false";
 }
 
 /* Small input for compute-sanitizer: pass 1's cuts with samples read from batches the
