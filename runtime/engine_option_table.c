@@ -252,6 +252,11 @@ const struct sl__option sl__options[] = {
       "Has the out-of-core sort's GPU merge cut buckets of the runs' size (halved until they "
       "fit), as before 2026-11-27, not of the most rows its budget holds (at least 32 "
       "buckets) (A/B runs).", NULL, 0, 1}, FIELD(debug_ooc_run_buckets, INT)},
+    {{"debug_ooc_graded_buckets", SL_ENGINE_OPT_BOOL, DBG, "false",
+      "Has the out-of-core sort's GPU merge cut its first and last bucket into a quarter, a "
+      "quarter and a half (four more splitters from pass 1's samples), so that pass 2's "
+      "first upload and last download, which overlap nothing, are shorter (A/B runs).",
+      NULL, 0, 1}, FIELD(debug_ooc_graded_buckets, INT)},
 };
 
 const int sl__n_options = (int)(sizeof sl__options / sizeof sl__options[0]);

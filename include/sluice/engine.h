@@ -207,6 +207,9 @@ struct sl_engine_config {
                                    runs' size (halved to fit), as before 2026-11-27 (A/B
                                    runs); 0: the most rows its budget holds, at least 32
                                    buckets */
+    int debug_ooc_graded_buckets; /* 1: the out-of-core sort's GPU merge cuts its first
+                                     and last bucket in a quarter, a quarter and a half
+                                     (A/B runs) */
 };
 
 /* Fills *cfg with the defaults and sets cfg->size. Cannot fail. Thread-safe (touches

@@ -100,11 +100,14 @@ void sl__ooc_splitters(const struct sl__ooc_runs *m, int64_t P, int64_t over, ui
  * host cannot read (GPU batches) come read already: with first != NULL and first[q] >= 0,
  * keys[q] holds only part q's samples, sample i (of rows[q]'s part) at index
  * i - first[q], first[q] being the first sample in part q (sl__ooc_input_sample_row
- * says which rows those are; NULL or -1: keys[q] is the whole part). */
+ * says which rows those are; NULL or -1: keys[q] is the whole part). graded (P >= 2):
+ * four more splitters, cutting the first and the last of the P ranges into a quarter,
+ * a quarter and a half (the half inside): codes holds P + 3 then. */
 int64_t sl__ooc_input_scratch_bytes(int64_t n, int64_t P, int64_t over);
 void sl__ooc_input_splitters(const void *const *keys, const int64_t *rows, int64_t n_parts,
                              const int64_t *first, int key_bytes, int desc, int64_t P,
-                             int64_t over, uint64_t *codes, void *scratch, int threads);
+                             int graded, int64_t over, uint64_t *codes, void *scratch,
+                             int threads);
 /* The number of samples sl__ooc_input_splitters takes from n rows, and the row (of the
  * n, in input order) of sample i; rows never descend as i grows. */
 int64_t sl__ooc_input_sample_count(int64_t n, int64_t P, int64_t over);

@@ -57,6 +57,8 @@ struct sl__ooc_sorted {
      * below codes[i], found on the GPU as each run was sorted (pinned, split_bytes). */
     uint64_t *codes;
     int64_t n_codes, split_rows, split_bytes;
+    int graded;                      /* four more codes: the first and last buckets cut in
+                                        a quarter, a quarter and a half */
     int64_t *split;
 };
 

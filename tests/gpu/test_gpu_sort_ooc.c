@@ -142,6 +142,7 @@ static const char *force_merge = "auto", *force_gather = "auto";
 static const char *graded = "false"; /* debug_ooc_graded_runs */
 static const char *unpacked = "false"; /* debug_ooc_unpacked_runs */
 static const char *run_buckets = "false"; /* debug_ooc_run_buckets */
+static const char *graded_buckets = "false"; /* debug_ooc_graded_buckets */
 static int64_t result_pinned = 0;
 
 static sl_engine_t *engine(enum sl_placement pl, int64_t gpu_mem)
@@ -156,6 +157,7 @@ static sl_engine_t *engine(enum sl_placement pl, int64_t gpu_mem)
     SL_ASSERT_OK(sl_engine_config_set(&cfg, "debug_ooc_graded_runs", graded));
     SL_ASSERT_OK(sl_engine_config_set(&cfg, "debug_ooc_unpacked_runs", unpacked));
     SL_ASSERT_OK(sl_engine_config_set(&cfg, "debug_ooc_run_buckets", run_buckets));
+    SL_ASSERT_OK(sl_engine_config_set(&cfg, "debug_ooc_graded_buckets", graded_buckets));
     cfg.gpu_result_pinned = result_pinned;
     sl_engine_t *e;
     SL_ASSERT_OK(sl_test_engine_open(&e, &cfg));
@@ -526,6 +528,37 @@ SL_TEST(ooc_graded_runs)
         }
     force_merge = "auto";
     graded = "false";
+}
+
+/* Graded buckets (debug_ooc_graded_buckets: pass 1's cuts with four more splitters, the
+ * first and the last bucket in a quarter, a quarter and a half) against buckets of one
+ * size: four more buckets, both equal to the CPU sort; random, sorted and few keys,
+ * packed runs and two payloads, both directions. */
+SL_TEST(ooc_graded_buckets)
+{
+    REQUIRE_GPU();
+    const struct spec cases[] = {
+        {.rows = (int64_t)1 << 22, .n_pay = 1, .seed = 101},
+        {.rows = 3000001, .n_pay = 1, .keys = K_SORTED, .chunk = 77777, .seed = 102},
+        {.rows = 2500000, .key64 = 1, .n_pay = 2, .keys = K_FEW, .seed = 103},
+    };
+    force_merge = "gpu";
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const char *by = i % 2 ? "by=\"k DESC\"" : "by=k";
+        graded_buckets = "false";
+        check(&cases[i], by, 10 * MIB, 1);
+        int64_t even = last_buckets;
+        assert_int_equal(last_pass1_cuts, 1);
+        graded_buckets = "true";
+        check(&cases[i], by, 10 * MIB, 1);
+        assert_int_equal(last_gpu_merge, 1);
+        assert_int_equal(last_pass1_cuts, 1);
+        assert_true(even >= 4);
+        if (cases[i].keys != K_FEW) /* few keys: equal splitters drop empty buckets */
+            assert_int_equal(last_buckets, even + 4);
+    }
+    graded_buckets = "false";
+    force_merge = "auto";
 }
 
 /* Pass 2's buckets larger than the runs where its budget holds them (pass 1's buffers

@@ -307,10 +307,38 @@ SL_TEST(ooc_input_splitters)
                 void *scratch = malloc((size_t)sl__ooc_input_scratch_bytes(n, P, over));
                 uint64_t c1[19], c5[19], cp[19];
                 sl__ooc_input_splitters((const void *const *)keys, rows, n_parts, NULL, w, desc,
-                                        P, over, c1, scratch, 1);
+                                        P, 0, over, c1, scratch, 1);
                 sl__ooc_input_splitters((const void *const *)keys, rows, n_parts, NULL, w, desc,
-                                        P, over, c5, scratch, 5);
+                                        P, 0, over, c5, scratch, 5);
                 assert_memory_equal(c1, c5, sizeof c1);
+                /* graded: the same splitters, two more before them and two after, in
+                 * order; on sorted keys near ranks n / 4P, n / 2P, n - n / 2P, n - n / 4P */
+                uint64_t cg[23];
+                sl__ooc_input_splitters((const void *const *)keys, rows, n_parts, NULL, w, desc,
+                                        P, 1, over, cg, scratch, 3);
+                assert_memory_equal(cg + 2, c1, sizeof c1);
+                for (int i = 1; i < 23; i++)
+                    assert_true(cg[i - 1] <= cg[i]);
+                if (mode == K_SORTED) {
+                    const int64_t rank[4] = {n / (4 * P), n / (2 * P), n - n / (2 * P),
+                                           n - n / (4 * P)};
+                    const uint64_t got[4] = {cg[0], cg[1], cg[21], cg[22]};
+                    for (int q = 0; q < 4; q++) {
+                        int64_t lo = 0, hi = n;
+                        while (lo < hi) {
+                            int64_t mid = (lo + hi) / 2;
+                            if (all[mid] < got[q])
+                                lo = mid + 1;
+                            else
+                                hi = mid;
+                        }
+                        int64_t last = lo; /* the code's last copy */
+                        while (last + 1 < n && all[last + 1] == got[q])
+                            last++;
+                        assert_true(lo <= rank[q] + n / (over * P) + 1 &&
+                                    last >= rank[q] - n / (over * P) - 1);
+                    }
+                }
                 int64_t s = over * P;
                 assert_int_equal(sl__ooc_input_sample_count(n, P, over), s);
                 /* parts 1, 4 and 5 read already (GPU batches): only their samples, in
@@ -344,7 +372,7 @@ SL_TEST(ooc_input_splitters)
                     memset(keys[q], 0x5a, (size_t)(rows[q] * w)); /* must not be read */
                 }
                 sl__ooc_input_splitters((const void *const *)pre, rows, n_parts, first_of, w, desc,
-                                        P, over, cp, scratch, 5);
+                                        P, 0, over, cp, scratch, 5);
                 assert_memory_equal(c1, cp, sizeof c1);
                 for (int q = 0; q < n_parts; q++)
                     if (pre[q] != keys[q])
