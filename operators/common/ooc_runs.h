@@ -84,9 +84,9 @@ int sl__ooc_copy_batch(sl_task_t *t, void **dst, void **src, size_t *size, size_
  * slice and column; the same copies in one cudaMemcpyBatchAsync call; or one kernel
  * reading them from the pinned runs (zero-copy; kernels/sort/ooc_gather.cu). */
 enum sl__ooc_gather { SL__OOC_GATHER_COPY, SL__OOC_GATHER_BATCH, SL__OOC_GATHER_KERNEL };
-/* The task's choice for n_runs runs (option debug_ooc_sort_gather; auto: batched copies
- * up to 64 runs, the kernel past them, as measured in ooc_runs_cuda.c). */
-enum sl__ooc_gather sl__ooc_gather_of(sl_task_t *t, int64_t n_runs);
+/* The task's choice for runs m (option debug_ooc_sort_gather; auto: batched copies up to
+ * 128 runs, 256 packed, the kernel past them, as measured in ooc_runs_cuda.c). */
+enum sl__ooc_gather sl__ooc_gather_of(sl_task_t *t, const struct sl__ooc_runs *m);
 
 /* Pass 2, the merge on the GPU (docs/OUT_OF_CORE.md): bucket b of nb is rows
  * [cuts[b k + j], cuts[(b + 1) k + j]) of every run j (k runs; at most R rows in all, a

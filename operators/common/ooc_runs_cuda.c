@@ -372,16 +372,18 @@ static int upload_bucket_kernel(struct runner *r, struct set *s, int64_t b)
     return SL_OK;
 }
 
-/* auto: batched copies up to 128 runs, the kernel past them. On an H100 (2026-11-26,
- * 2^28 int32 pairs, merge phase): at 32 runs (1/4 budget) batched copies 53.9 ms, one
- * copy call each 61.8, the first (unaligned) kernel 92.7 (its zero-copy reads reached
- * some 23 GB/s, the copies the link's 54); at 128 runs (1/16) batched 69.8, that kernel
- * 95.0, the CPU merge 348.7. Past 128 runs (not measured) the slices of a bucket get
- * small enough for the kernel's one launch to win over per-slice DMA. */
+/* auto: batched copies up to 128 runs (256 packed: the same copies a bucket), the
+ * kernel past them. On an H100 (2026-11-26, 2^28 int32 pairs, merge phase): at 32 runs
+ * (1/4 budget) batched copies 53.9 ms, one copy call each 61.8, the first (unaligned)
+ * kernel 92.7 (its zero-copy reads reached some 23 GB/s, the copies the link's 54); at
+ * 128 runs (1/16) batched 69.8, that kernel 95.0, the CPU merge 348.7. Past 128 runs
+ * (not measured) the slices of a bucket get small enough for the kernel's one launch to
+ * win over per-slice DMA. */
 #define GATHER_BATCH_RUNS 128
 
-enum sl__ooc_gather sl__ooc_gather_of(sl_task_t *t, int64_t n_runs)
+enum sl__ooc_gather sl__ooc_gather_of(sl_task_t *t, const struct sl__ooc_runs *m)
 {
+    const int64_t n_runs = m->packed ? (m->n_runs + 1) / 2 : m->n_runs;
     static const enum sl__ooc_gather by_option[] = {
         SL__OOC_GATHER_BATCH, SL__OOC_GATHER_COPY, SL__OOC_GATHER_BATCH,
         SL__OOC_GATHER_KERNEL}; /* auto (below), copy, batch, kernel */
@@ -851,7 +853,7 @@ static int presplit_open(struct runner *r)
     /* Pass 2's bucket size: what its budget will hold, the GPU batches (freed after pass
      * 1) given back, less a MiB for the pool's rounding (sl__ooc_merge_rows takes it if it
      * fits then). */
-    int64_t R2 = merge_rows_under(r->t, st, p->R, sl__ooc_gather_of(r->t, p->n_runs),
+    int64_t R2 = merge_rows_under(r->t, st, p->R, sl__ooc_gather_of(r->t, &st->runs),
                                   sl_task_device_budget(r->t) + dev_bytes - MIB);
     int64_t P = R2 > 0 ? bucket_count(p->n, R2) : 0, graded_opt = 0;
     if (P < 2)
@@ -1252,7 +1254,7 @@ int sl__ooc_runs_merge_all(sl_task_t *t, struct sl__ooc_sorted *st)
     for (int c = 0; c < nc; c++)
         row_bytes += st->runs.width[c];
     /* pinned classes are powers of two: up to twice the bytes */
-    enum sl__ooc_gather gather = sl__ooc_gather_of(t, k);
+    enum sl__ooc_gather gather = sl__ooc_gather_of(t, &st->runs);
     if (k < 2 || st->runs.packed || !sl__task_host_room(t, 2 * st->n * row_bytes) ||
         !(R = sl__ooc_merge_rows(t, st, R, gather)))
         return 0;

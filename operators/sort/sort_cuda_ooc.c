@@ -271,7 +271,7 @@ static int merge_on_gpu(sl_task_t *t, const struct sl__ooc_sorted *so, int64_t *
     enum { AUTO, CPU, GPU };
     int64_t force = AUTO;
     sl_task_option_int(t, "debug_ooc_sort_merge", &force);
-    *gather = sl__ooc_gather_of(t, so->runs.n_runs);
+    *gather = sl__ooc_gather_of(t, &so->runs);
     if (so->runs.n_runs < 2 || force == CPU)
         return 0;
     int64_t row_bytes = 0;
