@@ -238,11 +238,11 @@ const struct sl__option sl__options[] = {
       "Has the out-of-core sort-merge join merge-join its key ranges in CPU tasks, as "
       "before 2026-11-27, where both sides' runs were merged on the GPU and it would join "
       "them there (A/B runs).", NULL, 0, 1}, FIELD(debug_smj_cpu_join, INT)},
-    {{"debug_ooc_even_runs", SL_ENGINE_OPT_BOOL, DBG, "false",
-      "Cuts the out-of-core sort's input into runs of one size (the last shorter), as before "
-      "2026-11-27, not its first and last R rows (R: its run size) into runs of a quarter, a "
-      "quarter and a half, whose first upload and last download overlap less (A/B runs).",
-      NULL, 0, 1}, FIELD(debug_ooc_even_runs, INT)},
+    {{"debug_ooc_graded_runs", SL_ENGINE_OPT_BOOL, DBG, "false",
+      "Cuts the out-of-core sort's first and last R rows (R: its run size) into runs of a "
+      "quarter, a quarter and a half, so that a pass's first upload and last download, "
+      "which overlap nothing, are shorter; four more runs (A/B runs: not faster in its one "
+      "timing).", NULL, 0, 1}, FIELD(debug_ooc_graded_runs, INT)},
     {{"debug_ooc_unpacked_runs", SL_ENGINE_OPT_BOOL, DBG, "false",
       "Has the out-of-core sort keep an int32 key and one 4-byte column as two columns in "
       "its sorted runs, as before 2026-11-27, not packed into one 8-byte row each (whose "
@@ -252,11 +252,11 @@ const struct sl__option sl__options[] = {
       "Has the out-of-core sort's GPU merge cut buckets of the runs' size (halved until they "
       "fit), as before 2026-11-27, not of the most rows its budget holds (at least 32 "
       "buckets) (A/B runs).", NULL, 0, 1}, FIELD(debug_ooc_run_buckets, INT)},
-    {{"debug_ooc_even_buckets", SL_ENGINE_OPT_BOOL, DBG, "false",
-      "Has the out-of-core sort's GPU merge cut buckets of one size, as before 2026-11-27, "
-      "not its first and last bucket into a quarter, a quarter and a half (four more "
-      "splitters from pass 1's samples), whose first upload and last download overlap less "
-      "(A/B runs).", NULL, 0, 1}, FIELD(debug_ooc_even_buckets, INT)},
+    {{"debug_ooc_graded_buckets", SL_ENGINE_OPT_BOOL, DBG, "false",
+      "Has the out-of-core sort's GPU merge cut its first and last bucket into a quarter, a "
+      "quarter and a half (four more splitters from pass 1's samples), so that pass 2's "
+      "first upload and last download, which overlap nothing, are shorter (A/B runs).",
+      NULL, 0, 1}, FIELD(debug_ooc_graded_buckets, INT)},
 };
 
 const int sl__n_options = (int)(sizeof sl__options / sizeof sl__options[0]);

@@ -197,9 +197,8 @@ struct sl_engine_config {
     int debug_smj_cpu_join;     /* 1: the out-of-core sort-merge join's key ranges are
                                    merge-joined by CPU tasks, not on the GPU (A/B runs) */
     /* Fields added with the out-of-core sort's graded runs (issue 23). */
-    int debug_ooc_even_runs;    /* 1: the out-of-core sort's runs are all of one size (A/B
-                                   runs); 0: its first and last R rows go in runs of a
-                                   quarter, a quarter and a half */
+    int debug_ooc_graded_runs;  /* 1: the out-of-core sort's first and last R rows go in
+                                   runs of a quarter, a quarter and a half (A/B runs) */
     /* Fields added with the out-of-core sort's packed runs (issue 23). */
     int debug_ooc_unpacked_runs; /* 1: the out-of-core sort keeps an int32 key and one
                                     4-byte column as two columns in its runs, as before
@@ -208,9 +207,9 @@ struct sl_engine_config {
                                    runs' size (halved to fit), as before 2026-11-27 (A/B
                                    runs); 0: the most rows its budget holds, at least 32
                                    buckets */
-    int debug_ooc_even_buckets; /* 1: the out-of-core sort's GPU merge cuts buckets of one
-                                   size (A/B runs); 0: its first and last bucket in a
-                                   quarter, a quarter and a half */
+    int debug_ooc_graded_buckets; /* 1: the out-of-core sort's GPU merge cuts its first
+                                     and last bucket in a quarter, a quarter and a half
+                                     (A/B runs) */
 };
 
 /* Fills *cfg with the defaults and sets cfg->size. Cannot fail. Thread-safe (touches

@@ -157,9 +157,9 @@ static int plan_run(sl_task_t *t, struct plan *p)
         if (ok_size && sets * rr * p->slot_row + (int64_t)p->temp + 2 * MIB <= budget) {
             p->R = rr;
             p->n_runs = (p->n + rr - 1) / rr;
-            int64_t even = 0;
-            sl_task_option_int(t, "debug_ooc_even_runs", &even);
-            if (!even && p->n >= 4 * rr && rr / 4 >= SL__OOC_MIN_RUN) {
+            int64_t graded = 0;
+            sl_task_option_int(t, "debug_ooc_graded_runs", &graded);
+            if (graded && p->n >= 4 * rr && rr / 4 >= SL__OOC_MIN_RUN) {
                 p->graded = 1;
                 p->n_runs = 6 + (p->n - 2 * rr + rr - 1) / rr;
             }
@@ -497,13 +497,15 @@ static int sort_run(struct runner *r, struct set *s, int64_t rows)
     return SL_OK;
 }
 
-/* Where run i starts (i = n_runs: the end). Runs of R rows, the last one shorter (option
- * debug_ooc_even_runs); or, by default (at least 4 R rows), graded: the first R rows in
+/* Where run i starts (i = n_runs: the end). Runs of R rows, the last one shorter; or,
+ * with option debug_ooc_graded_runs (at least 4 R rows), graded: the first R rows in
  * runs of R/4, R/4 and R/2, the last R rows in runs of R/2, R/4 and R/4, runs of R
  * between (the last of them shorter), so that a pass's first upload and last download,
  * which overlap nothing (1.3 ms each for the 64 MiB runs of 2^28 pairs at 1/4), take a
- * quarter run (session 16 timed it once, beside other changes, not faster; with packed
- * runs the 132 runs of 1/16 still take batched copies: sl__ooc_gather_of). */
+ * quarter run. Off by default: its one timing on an H100 (2026-11-27 11:07, beside other
+ * changes) was not faster, and with it and graded buckets on by default the one H100 run
+ * of the ooc.sort benchmarks (session 17, 13:57) took 157.8 ms at 1/2 and 174.1 at 1/4
+ * against some 100 with them off, not traced (docs/OUT_OF_CORE.md). */
 static int64_t run_start(const struct plan *p, int64_t i)
 {
     const int64_t R = p->R, n = p->n, k = p->n_runs;
@@ -854,14 +856,14 @@ static int presplit_open(struct runner *r)
      * fits then). */
     int64_t R2 = merge_rows_under(r->t, st, p->R, sl__ooc_gather_of(r->t, &st->runs),
                                   sl_task_device_budget(r->t) + dev_bytes - MIB);
-    int64_t P = R2 > 0 ? bucket_count(p->n, R2) : 0, even = 0;
+    int64_t P = R2 > 0 ? bucket_count(p->n, R2) : 0, graded_opt = 0;
     if (P < 2)
         return SL_OK;
-    /* Graded buckets (at least 4; option debug_ooc_even_buckets: one size): the first and
-     * the last in a quarter, a quarter and a half, so that pass 2's first upload and last
+    /* Graded buckets (option debug_ooc_graded_buckets, at least 4): the first and the
+     * last in a quarter, a quarter and a half, so that pass 2's first upload and last
      * download, which overlap nothing, take a quarter bucket. */
-    sl_task_option_int(r->t, "debug_ooc_even_buckets", &even);
-    int graded = !even && P >= 4;
+    sl_task_option_int(r->t, "debug_ooc_graded_buckets", &graded_opt);
+    int graded = graded_opt && P >= 4;
     int64_t n_codes = P - 1 + (graded ? 4 : 0);
     int64_t split_bytes = p->n_runs * n_codes * 8;
     if (!sl__task_host_room(r->t, 2 * split_bytes))
