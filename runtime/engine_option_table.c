@@ -250,6 +250,20 @@ const struct sl__option sl__options[] = {
       "Has a GPU group-by whose group estimate asks for 13 radix bits take the smaller "
       "partition table at 13 bits, as before the big table at 12 where it fills at most 0.6 "
       "of its slots (A/B runs).", NULL, 0, 1}, FIELD(debug_agg_gpu_big_strict, INT)},
+    {{"debug_ooc_unpacked_runs", SL_ENGINE_OPT_BOOL, DBG, "false",
+      "Has the out-of-core sort keep an int32 key and one 4-byte column as two columns in "
+      "its sorted runs, as before 2026-11-27, not packed into one 8-byte row each (whose "
+      "slices are one copy each in the GPU merge, not two) (A/B runs).", NULL, 0, 1},
+     FIELD(debug_ooc_unpacked_runs, INT)},
+    {{"debug_ooc_run_buckets", SL_ENGINE_OPT_BOOL, DBG, "false",
+      "Has the out-of-core sort's GPU merge cut buckets of the runs' size (halved until they "
+      "fit), as before 2026-11-27, not of the most rows its budget holds (at least 32 "
+      "buckets) (A/B runs).", NULL, 0, 1}, FIELD(debug_ooc_run_buckets, INT)},
+    {{"debug_ooc_graded_buckets", SL_ENGINE_OPT_BOOL, DBG, "false",
+      "Has the out-of-core sort's GPU merge cut its first and last bucket into a quarter, a "
+      "quarter and a half (four more splitters from pass 1's samples), so that pass 2's "
+      "first upload and last download, which overlap nothing, are shorter (A/B runs).",
+      NULL, 0, 1}, FIELD(debug_ooc_graded_buckets, INT)},
 };
 
 const int sl__n_options = (int)(sizeof sl__options / sizeof sl__options[0]);

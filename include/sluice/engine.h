@@ -204,6 +204,17 @@ struct sl_engine_config {
     int debug_agg_gpu_big_strict; /* 1: a GPU group-by estimate asking for 13 radix bits
                                      takes the smaller table at 13, as before 2026-11-27
                                      (A/B runs) */
+    /* Fields added with the out-of-core sort's packed runs (issue 23). */
+    int debug_ooc_unpacked_runs; /* 1: the out-of-core sort keeps an int32 key and one
+                                    4-byte column as two columns in its runs, as before
+                                    2026-11-27 (A/B runs); 0: one 8-byte row a row */
+    int debug_ooc_run_buckets;  /* 1: the out-of-core sort's GPU merge cuts buckets of the
+                                   runs' size (halved to fit), as before 2026-11-27 (A/B
+                                   runs); 0: the most rows its budget holds, at least 32
+                                   buckets */
+    int debug_ooc_graded_buckets; /* 1: the out-of-core sort's GPU merge cuts its first
+                                     and last bucket in a quarter, a quarter and a half
+                                     (A/B runs) */
 };
 
 /* Fills *cfg with the defaults and sets cfg->size. Cannot fail. Thread-safe (touches

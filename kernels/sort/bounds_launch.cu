@@ -20,6 +20,11 @@ template <typename T, bool Desc> struct Code {
     }
 };
 
+/* A packed run's row (sluice_k/ooc_pack.h): its code is the high half. */
+struct PackedCode {
+    __device__ uint64_t operator()(const uint64_t *rows, int64_t i) const { return rows[i] >> 32; }
+};
+
 template <typename K, typename V, typename Of>
 __global__ void lower_bounds(const K *keys, int64_t n, const V *values, int64_t m, int64_t *pos,
                              Of of)
@@ -73,6 +78,13 @@ extern "C" cudaError_t sl_k_lower_bounds_codes(const void *d_sorted, int key_byt
     const int64_t *k = (const int64_t *)d_sorted;
     return desc ? launch<int64_t, uint64_t, Code<int64_t, true>>(k, n, d_codes, m, d_pos, stream)
                 : launch<int64_t, uint64_t, Code<int64_t, false>>(k, n, d_codes, m, d_pos, stream);
+}
+
+extern "C" cudaError_t sl_k_lower_bounds_packed(const uint64_t *d_sorted, int64_t n,
+                                                const uint64_t *d_codes, int64_t m,
+                                                int64_t *d_pos, cudaStream_t stream)
+{
+    return launch<uint64_t, uint64_t, PackedCode>(d_sorted, n, d_codes, m, d_pos, stream);
 }
 
 template <typename T>

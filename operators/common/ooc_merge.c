@@ -20,6 +20,8 @@ int64_t sl__ooc_total(const struct sl__ooc_runs *m)
 static inline uint64_t code_at(const struct sl__ooc_runs *m, int64_t j, int64_t i)
 {
     const void *k = m->cols[j * m->n_cols + m->key_col];
+    if (m->packed)
+        return ((const uint64_t *)k)[i] >> 32;
     if (m->width[m->key_col] == 4) {
         uint32_t c = (uint32_t)((const int32_t *)k)[i] ^ 0x80000000u;
         return m->desc ? (uint32_t)~c : c;
@@ -536,6 +538,13 @@ static void merge_sorted(const struct sl__ooc_runs *m, const int64_t *from, cons
         int64_t f = from[j], len = to[j] - from[j];
         if (len <= 0)
             continue;
+        if (m->packed) { /* (code, payload) rows already: only the base comes off */
+            const uint64_t *row = (const uint64_t *)m->cols[j * m->n_cols + kc] + f;
+            for (int64_t i = 0; i < len; i++)
+                ((uint64_t *)a)[at + i] = row[i] - (base << 32);
+            at += len;
+            continue;
+        }
         const uint32_t *pay = carry ? m->cols[j * m->n_cols + 1 - kc] : NULL;
         fill_slice(m->cols[j * m->n_cols + kc], pay, f, len, at, base, a, kw, m->desc, narrow);
         for (int c = 0; c < m->n_cols && !carry; c++)
@@ -644,13 +653,23 @@ static struct sl__kv64 *sample_items(void *scratch, int64_t s, struct sl__kv64 *
     return a;
 }
 
-/* Splitter i - 1 is the sample of rank i s / P, for i in [1, P). */
+/* Splitter i - 1 is the sample of rank i s / P, for i in [1, P); graded (P >= 2): also
+ * those of ranks s / 4P and s / 2P before the first, and (4P - 2) s / 4P and
+ * (4P - 1) s / 4P after the last (P + 3 in all). */
 static void pick_splitters(struct sl__kv64 *a, struct sl__kv64 *tmp, int64_t s, int64_t P,
-                           uint64_t *codes)
+                           int graded, uint64_t *codes)
 {
     const struct sl__kv64 *sorted = s ? sl__rsort_k64(a, tmp, s) : a;
-    for (int64_t i = 1; i < P; i++)
-        codes[i - 1] = s ? sorted[i * s / P].key : 0;
+    int64_t k = 0;
+    for (int64_t i = 1; i < P; i++) {
+        if (graded && i == 1)
+            for (int64_t q = 1; q <= 2; q++)
+                codes[k++] = s ? sorted[q * s / (4 * P)].key : 0;
+        codes[k++] = s ? sorted[i * s / P].key : 0;
+        if (graded && i == P - 1)
+            for (int64_t q = 2; q <= 3; q++)
+                codes[k++] = s ? sorted[(4 * (P - 1) + q) * s / (4 * P)].key : 0;
+    }
 }
 
 void sl__ooc_splitters(const struct sl__ooc_runs *m, int64_t P, int64_t over, uint64_t *codes,
@@ -664,7 +683,7 @@ void sl__ooc_splitters(const struct sl__ooc_runs *m, int64_t P, int64_t over, ui
     /* a thread per some 4,000 reads (each a cache miss, often a TLB miss: pinned runs) */
     int64_t most = s / 4096 + 1;
     over_runs(m->n_runs, most < threads ? (int)most : threads, sample_runs, &sa);
-    pick_splitters(a, tmp, s, P, codes);
+    pick_splitters(a, tmp, s, P, 0, codes);
 }
 
 /* ---------------- splitters from the unsorted input ---------------- */
@@ -717,7 +736,8 @@ static void sample_input(void *p, int part, int parts)
 
 void sl__ooc_input_splitters(const void *const *keys, const int64_t *rows, int64_t n_parts,
                              const int64_t *first, int key_bytes, int desc, int64_t P,
-                             int64_t over, uint64_t *codes, void *scratch, int threads)
+                             int graded, int64_t over, uint64_t *codes, void *scratch,
+                             int threads)
 {
     int64_t n = 0;
     for (int64_t q = 0; q < n_parts; q++)
@@ -728,7 +748,7 @@ void sl__ooc_input_splitters(const void *const *keys, const int64_t *rows, int64
     int64_t most = s / 4096 + 1; /* as sl__ooc_splitters: a thread per some 4,000 reads */
     if (s > 0)
         sl__par_for(most < threads ? (int)most : threads, sample_input, &sa);
-    pick_splitters(a, tmp, s, P, codes);
+    pick_splitters(a, tmp, s, P, graded && P >= 2, codes);
 }
 
 /* Puts rows lo[j]..hi[j] of every run (one fine range) at output row `off`, in pieces of

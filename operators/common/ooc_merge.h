@@ -23,6 +23,11 @@ struct sl__ooc_runs {
     int64_t n_runs;
     const int64_t *rows;                /* rows of each run */
     void *const *cols;                  /* run j's column c at cols[j * n_cols + c] */
+    /* 1: packed runs (issue 23; sluice_k/ooc_pack.h): an int32 key and one 4-byte column,
+     * each run one array of 8-byte rows at cols[j * n_cols + key_col] (the other
+     * column's entry unused), the key's code (code_at) in the high half and the other
+     * column's bits in the low half. Everything here takes them but sl__ooc_merge. */
+    int packed;
 };
 
 /* Rows of all runs. */
@@ -51,7 +56,7 @@ void sl__ooc_split_below_all(const struct sl__ooc_runs *m, const uint64_t *codes
 uint64_t sl__ooc_code(const struct sl__ooc_runs *m, int64_t j, int64_t i);
 
 /* Merges rows [from[j], to[j]) of every run j (a range from two co-ranks) into the
- * column arrays out[c], starting at row 0 of each, with a loser tree. `scratch` holds
+ * column arrays out[c], starting at row 0 of each, with a loser tree (not packed runs). `scratch` holds
  * sl__ooc_scratch_words(m) words; a merge uses no other memory (besides ~12 KiB of
  * stack). */
 int64_t sl__ooc_scratch_words(const struct sl__ooc_runs *m);
@@ -95,11 +100,14 @@ void sl__ooc_splitters(const struct sl__ooc_runs *m, int64_t P, int64_t over, ui
  * host cannot read (GPU batches) come read already: with first != NULL and first[q] >= 0,
  * keys[q] holds only part q's samples, sample i (of rows[q]'s part) at index
  * i - first[q], first[q] being the first sample in part q (sl__ooc_input_sample_row
- * says which rows those are; NULL or -1: keys[q] is the whole part). */
+ * says which rows those are; NULL or -1: keys[q] is the whole part). graded (P >= 2):
+ * four more splitters, cutting the first and the last of the P ranges into a quarter,
+ * a quarter and a half (the half inside): codes holds P + 3 then. */
 int64_t sl__ooc_input_scratch_bytes(int64_t n, int64_t P, int64_t over);
 void sl__ooc_input_splitters(const void *const *keys, const int64_t *rows, int64_t n_parts,
                              const int64_t *first, int key_bytes, int desc, int64_t P,
-                             int64_t over, uint64_t *codes, void *scratch, int threads);
+                             int graded, int64_t over, uint64_t *codes, void *scratch,
+                             int threads);
 /* The number of samples sl__ooc_input_splitters takes from n rows, and the row (of the
  * n, in input order) of sample i; rows never descend as i grows. */
 int64_t sl__ooc_input_sample_count(int64_t n, int64_t P, int64_t over);

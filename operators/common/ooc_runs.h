@@ -6,7 +6,8 @@
  * into runs of R rows; each run is uploaded (an h2d stream borrowed from the runtime),
  * sorted stably by CUB (task's stream: key + payload as pairs, or key + row id and a
  * gather per other column) and downloaded (a d2h stream, borrowed too) into pinned
- * host memory. Two buffer sets, so
+ * host memory (an int32 key and one 4-byte column, where the caller takes them, as packed
+ * 8-byte rows: ooc_merge.h, sort_packed in ooc_runs_cuda.c). Two buffer sets, so
  * run i+1 uploads while run i sorts and run i-1 downloads. Then sl__ooc_runs_merge
  * re-sorts buckets of the runs on the GPU (pass 2), or ooc_merge.h merges the runs on
  * CPU threads.
@@ -36,6 +37,9 @@ struct sl__ooc_input {
     int n_cols;
     int col[SL__OOC_MAX_COLS];
     int key, desc;
+    int pack;   /* 1: the caller takes packed runs (runs.packed, ooc_merge.h) where the
+                   shape allows: an int32 key and one 4-byte column (the sort; pass 2
+                   and the CPU merge read them, sl__ooc_runs_merge_all does not) */
 };
 
 /* The sorted runs (runs.rows / runs.cols point into the arrays below). */
@@ -53,6 +57,8 @@ struct sl__ooc_sorted {
      * below codes[i], found on the GPU as each run was sorted (pinned, split_bytes). */
     uint64_t *codes;
     int64_t n_codes, split_rows, split_bytes;
+    int graded;                      /* four more codes: the first and last buckets cut in
+                                        a quarter, a quarter and a half */
     int64_t *split;
 };
 
@@ -80,9 +86,9 @@ double sl__ooc_now_ms(void);
  * slice and column; the same copies in one cudaMemcpyBatchAsync call; or one kernel
  * reading them from the pinned runs (zero-copy; kernels/sort/ooc_gather.cu). */
 enum sl__ooc_gather { SL__OOC_GATHER_COPY, SL__OOC_GATHER_BATCH, SL__OOC_GATHER_KERNEL };
-/* The task's choice for n_runs runs (option debug_ooc_sort_gather; auto: batched copies
- * up to 64 runs, the kernel past them, as measured in ooc_runs_cuda.c). */
-enum sl__ooc_gather sl__ooc_gather_of(sl_task_t *t, int64_t n_runs);
+/* The task's choice for runs m (option debug_ooc_sort_gather; auto: batched copies up to
+ * 128 runs, 256 packed, the kernel past them, as measured in ooc_runs_cuda.c). */
+enum sl__ooc_gather sl__ooc_gather_of(sl_task_t *t, const struct sl__ooc_runs *m);
 
 /* Pass 2, the merge on the GPU (docs/OUT_OF_CORE.md): bucket b of nb is rows
  * [cuts[b k + j], cuts[(b + 1) k + j]) of every run j (k runs; at most R rows in all, a
@@ -105,8 +111,11 @@ int64_t *sl__ooc_bucket_cuts(sl_task_t *t, const struct sl__ooc_sorted *st, int6
                              int64_t *nb);
 /* 1 when pass 1 found the cuts of buckets of R rows (sl__ooc_bucket_cuts takes them). */
 int sl__ooc_pass1_cuts(const struct sl__ooc_sorted *st, int64_t R);
-/* Rows per bucket for pass 2: R, halved while the budget left does not hold pass 2's
- * buffers and tables beside it; 0 when not even SL__OOC_MIN_RUN rows fit. */
+/* Rows per bucket for pass 2 (R: the runs' size): the size pass 1's cuts were made for
+ * when it fits the budget left; else the most rows (in steps of 2^16) that pass 2's
+ * buffers and tables fit with at least 32 buckets, when more than R (option
+ * debug_ooc_run_buckets: never); else R, halved until it fits; 0 when not even
+ * SL__OOC_MIN_RUN rows do. */
 int64_t sl__ooc_merge_rows(sl_task_t *t, const struct sl__ooc_sorted *st, int64_t R,
                            enum sl__ooc_gather gather);
 /* Merges st's runs into one on the GPU (pass 2, sl__ooc_gather_of) into pinned memory of

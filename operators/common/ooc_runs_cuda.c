@@ -9,6 +9,7 @@
 #include "ooc_runs.h"
 #include "sluice_k/columns.h"
 #include "sluice_k/ooc_gather.h"
+#include "sluice_k/ooc_pack.h"
 #include "sluice_k/sort.h"
 
 #define MIB ((int64_t)1 << 20)
@@ -40,10 +41,50 @@ static const sl_batch_t *batch_at(const struct sl__ooc_input *in, int64_t i)
 struct plan {
     int n_cols, kc, kw, desc, np, pc, vb;
     int graded;                       /* runs of R/4, R/4, R/2, R..., R/2, R/4, R/4 (run_start) */
+    int packed;                       /* packed runs (ooc_merge.h): set_alloc, sort_run */
     int width[SL__OOC_MAX_COLS];
     int64_t n, R, n_runs, slot_row;
-    size_t temp;
+    size_t temp, temp_sort;           /* temp: CUB's (temp_sort) and, packed, the other
+                                         buffer of R rows (its double buffer) */
 };
+
+static int64_t align256(int64_t x)
+{
+    return (x + 255) & ~(int64_t)255;
+}
+
+/* p->temp and p->temp_sort for runs (or buckets) of `rows` rows: CUB's temp storage for
+ * the pairs, or for packed rows with the double buffer's other half after it. 0 when CUB
+ * refuses the size. */
+static int plan_temp(struct plan *p, int64_t rows)
+{
+    size_t temp = 0;
+    if (p->packed) {
+        if (sl_k_ooc_sort_packed(NULL, &temp, NULL, NULL, rows, NULL, 0) != cudaSuccess)
+            return 0;
+        p->temp_sort = (size_t)align256((int64_t)temp);
+        p->temp = p->temp_sort + (size_t)(rows * 8);
+        return 1;
+    }
+    if (sl_k_sort_pairs(NULL, &temp, p->kw, p->desc, NULL, NULL, NULL, NULL, p->vb, rows, 0) !=
+        cudaSuccess)
+        return 0;
+    p->temp = p->temp_sort = temp;
+    return 1;
+}
+
+/* Packed runs (ooc_merge.h) for an int32 key and one 4-byte column, where the caller
+ * takes them (in->pack) and option debug_ooc_unpacked_runs is off: a bucket's slice of a
+ * run is then one copy instead of two (the 1/16 merge's host enqueued 43,800 copies at
+ * ~1.1 us each, 39 to 47 ms of a 51 to 54 ms merge; H100, session 16). */
+static int plan_packed(sl_task_t *t, const struct plan *p, int pack)
+{
+    int64_t off = 0;
+    if (!pack || p->n_cols != 2 || p->kw != 4 || p->width[p->pc] != 4)
+        return 0;
+    sl_task_option_int(t, "debug_ooc_unpacked_runs", &off);
+    return !off;
+}
 
 /* Widths and the key's type; 0 if not a shape the runs take. */
 static int plan_columns(const struct sl__ooc_input *in, struct plan *p)
@@ -107,17 +148,14 @@ static int plan_run(sl_task_t *t, struct plan *p)
         r /= 2;
     for (; r >= 1 && (r >= SL__OOC_MIN_RUN || r >= p->n); r /= 2) {
         int64_t rr = r < p->n ? r : p->n;
-        size_t temp = 0;
-        if (sl_k_sort_pairs(NULL, &temp, p->kw, p->desc, NULL, NULL, NULL, NULL, p->vb, rr, 0) !=
-            cudaSuccess)
+        if (!plan_temp(p, rr))
             return 0;
         int64_t sets = rr < p->n ? 2 : 1;
         /* past the cap only when halving would go below SL__OOC_MIN_RUN (r need not be a
          * power of two once all rows did not fit one run) */
         int ok_size = sets == 1 || rr <= cap || rr / 2 < SL__OOC_MIN_RUN;
-        if (ok_size && sets * rr * p->slot_row + (int64_t)temp + 2 * MIB <= budget) {
+        if (ok_size && sets * rr * p->slot_row + (int64_t)p->temp + 2 * MIB <= budget) {
             p->R = rr;
-            p->temp = temp;
             p->n_runs = (p->n + rr - 1) / rr;
             int64_t graded = 0;
             sl_task_option_int(t, "debug_ooc_graded_runs", &graded);
@@ -135,7 +173,10 @@ static int plan_run(sl_task_t *t, struct plan *p)
 
 static int make_plan(sl_task_t *t, const struct sl__ooc_input *in, struct plan *p)
 {
-    return plan_columns(in, p) && plan_rows(in, p) && plan_run(t, p);
+    if (!plan_columns(in, p) || !plan_rows(in, p))
+        return 0;
+    p->packed = plan_packed(t, p, in->pack);
+    return plan_run(t, p);
 }
 
 int sl__ooc_runs_can(sl_task_t *t, const struct sl__ooc_input *in)
@@ -253,6 +294,18 @@ static size_t bucket_copies(struct runner *r, struct set *s, int64_t b)
     const int64_t k = m->n_runs, *lo = r->cuts + b * k, *hi = lo + k;
     size_t n = 0;
     int64_t at = 0;
+    if (m->packed) { /* one 8-byte row a row: a copy per run */
+        for (int64_t j = 0; j < k; j++) {
+            int64_t len = hi[j] - lo[j];
+            if (len <= 0)
+                continue;
+            r->h_dst[n] = (char *)s->in[r->p.kc] + (size_t)at * 8;
+            r->h_src[n] = (char *)m->cols[j * m->n_cols + m->key_col] + (size_t)lo[j] * 8;
+            r->h_size[n++] = (size_t)len * 8;
+            at += len;
+        }
+        return n;
+    }
     for (int64_t j = 0; j < k; j++) {
         int64_t len = hi[j] - lo[j];
         for (int c = 0; c < r->p.n_cols && len > 0; c++, n++) {
@@ -305,10 +358,10 @@ static int upload_bucket_kernel(struct runner *r, struct set *s, int64_t b)
     const int64_t k = r->st->runs.n_runs;
     struct sl_k_ooc_gather_dst w;
     memset(&w, 0, sizeof w);
-    w.n_cols = r->p.n_cols;
-    for (int c = 0; c < r->p.n_cols; c++) {
-        w.col[c] = s->in[c];
-        w.width[c] = (unsigned char)r->p.width[c];
+    w.n_cols = r->p.packed ? 1 : r->p.n_cols;
+    for (int c = 0; c < w.n_cols; c++) {
+        w.col[c] = r->p.packed ? s->in[r->p.kc] : s->in[c];
+        w.width[c] = (unsigned char)(r->p.packed ? 8 : r->p.width[c]);
     }
     SL_TASK_CUDA_TRY(r->t,
                      sl_k_ooc_bucket_gather((const void *const *)r->d_src, r->d_cuts + b * k,
@@ -318,16 +371,18 @@ static int upload_bucket_kernel(struct runner *r, struct set *s, int64_t b)
     return SL_OK;
 }
 
-/* auto: batched copies up to 128 runs, the kernel past them. On an H100 (2026-11-26,
- * 2^28 int32 pairs, merge phase): at 32 runs (1/4 budget) batched copies 53.9 ms, one
- * copy call each 61.8, the first (unaligned) kernel 92.7 (its zero-copy reads reached
- * some 23 GB/s, the copies the link's 54); at 128 runs (1/16) batched 69.8, that kernel
- * 95.0, the CPU merge 348.7. Past 128 runs (not measured) the slices of a bucket get
- * small enough for the kernel's one launch to win over per-slice DMA. */
+/* auto: batched copies up to 128 runs (256 packed: the same copies a bucket), the
+ * kernel past them. On an H100 (2026-11-26, 2^28 int32 pairs, merge phase): at 32 runs
+ * (1/4 budget) batched copies 53.9 ms, one copy call each 61.8, the first (unaligned)
+ * kernel 92.7 (its zero-copy reads reached some 23 GB/s, the copies the link's 54); at
+ * 128 runs (1/16) batched 69.8, that kernel 95.0, the CPU merge 348.7. Past 128 runs
+ * (not measured) the slices of a bucket get small enough for the kernel's one launch to
+ * win over per-slice DMA. */
 #define GATHER_BATCH_RUNS 128
 
-enum sl__ooc_gather sl__ooc_gather_of(sl_task_t *t, int64_t n_runs)
+enum sl__ooc_gather sl__ooc_gather_of(sl_task_t *t, const struct sl__ooc_runs *m)
 {
+    const int64_t n_runs = m->packed ? (m->n_runs + 1) / 2 : m->n_runs;
     static const enum sl__ooc_gather by_option[] = {
         SL__OOC_GATHER_BATCH, SL__OOC_GATHER_COPY, SL__OOC_GATHER_BATCH,
         SL__OOC_GATHER_KERNEL}; /* auto (below), copy, batch, kernel */
@@ -377,11 +432,44 @@ static int upload(struct runner *r, struct set *s, int64_t rows)
     return SL_OK;
 }
 
+/* Packed rows (ooc_merge.h): pass 1 packs the run's two columns (in[kc], in[pc]) into
+ * out[kc] and sorts them there; pass 2 sorts the bucket's rows in in[kc] and unpacks them
+ * into out[kc] and out[pc] for the download. The sort's other buffer is the end of the
+ * temp storage. */
+static int sort_packed(struct runner *r, struct set *s, int64_t rows)
+{
+    const struct plan *p = &r->p;
+    size_t tb = p->temp_sort;
+    uint64_t *alt = (uint64_t *)((char *)r->temp + p->temp_sort);
+    uint64_t *rowsbuf = r->cuts ? s->in[p->kc] : s->out[p->kc];
+    int in_alt = 0;
+    if (!r->cuts)
+        SL_TASK_CUDA_TRY(r->t,
+                         sl_k_ooc_pack(s->in[p->kc], s->in[p->pc], p->desc, rows, rowsbuf, r->cs),
+                         "packing a run");
+    SL_TASK_CUDA_TRY(r->t,
+                     sl_k_ooc_sort_packed(r->temp, &tb, rowsbuf, alt, rows, &in_alt, r->cs),
+                     "sorting a run");
+    if (r->cuts)
+        SL_TASK_CUDA_TRY(r->t,
+                         sl_k_ooc_unpack(in_alt ? alt : rowsbuf, p->desc, rows, s->out[p->kc],
+                                         s->out[p->pc], r->cs),
+                         "unpacking a bucket");
+    else if (in_alt) /* an odd number of radix passes: back where the download reads */
+        SL_TASK_CUDA_TRY(r->t,
+                         cudaMemcpyAsync(rowsbuf, alt, (size_t)rows * 8, cudaMemcpyDeviceToDevice,
+                                         r->cs),
+                         "sorting a run");
+    return SL_OK;
+}
+
 /* Sorts the run in set s on the task's stream (stable, like the CPU sort). */
 static int sort_run(struct runner *r, struct set *s, int64_t rows)
 {
     const struct plan *p = &r->p;
     size_t tb = p->temp;
+    if (p->packed)
+        return sort_packed(r, s, rows);
     if (p->np <= 1) {
         SL_TASK_CUDA_TRY(r->t,
                          sl_k_sort_pairs(r->temp, &tb, p->kw, p->desc, s->in[p->kc], s->out[p->kc],
@@ -414,8 +502,9 @@ static int sort_run(struct runner *r, struct set *s, int64_t rows)
  * between (the last of them shorter), so that a pass's first upload and last download,
  * which overlap nothing (1.3 ms each for the 64 MiB runs of 2^28 pairs at 1/4), take a
  * quarter run. Off by default: its one timing on an H100 (2026-11-27 11:07, beside other
- * changes) was not faster, and four more runs took the 1/16 merge past 128 runs, onto
- * the zero-copy kernel (docs/OUT_OF_CORE.md). */
+ * changes) was not faster, and with it and graded buckets on by default the one H100 run
+ * of the ooc.sort benchmarks (session 17, 13:57) took 157.8 ms at 1/2 and 174.1 at 1/4
+ * against some 100 with them off, not traced (docs/OUT_OF_CORE.md). */
 static int64_t run_start(const struct plan *p, int64_t i)
 {
     const int64_t R = p->R, n = p->n, k = p->n_runs;
@@ -455,12 +544,19 @@ static int one_run(struct runner *r, int64_t i, int64_t rows, void *const *dst)
     const int64_t nc = r->st->n_codes;
     if (r->d_codes) /* pass 1's cuts: where the splitters cut this run */
         SL_TASK_CUDA_TRY(r->t,
-                         sl_k_lower_bounds_codes(s->out[p->kc], p->kw, p->desc, rows, r->d_codes,
-                                                 nc, s->d_split, r->cs),
+                         p->packed ? sl_k_lower_bounds_packed(s->out[p->kc], rows, r->d_codes, nc,
+                                                              s->d_split, r->cs)
+                                   : sl_k_lower_bounds_codes(s->out[p->kc], p->kw, p->desc, rows,
+                                                             r->d_codes, nc, s->d_split, r->cs),
                          "splitting a run");
     SL_TASK_CUDA_TRY(r->t, cudaEventRecord(s->sorted, r->cs), "cudaEventRecord");
     SL_TASK_CUDA_TRY(r->t, cudaStreamWaitEvent(r->d2h, s->sorted, 0), "ordering the download");
-    for (int c = 0; c < p->n_cols; c++)
+    if (p->packed && !r->cuts) /* a packed run: one column of 8-byte rows */
+        SL_TASK_CUDA_TRY(r->t,
+                         cudaMemcpyAsync(dst[p->kc], s->out[p->kc], (size_t)rows * 8,
+                                         cudaMemcpyDeviceToHost, r->d2h),
+                         "downloading a run");
+    for (int c = 0; c < p->n_cols && !(p->packed && !r->cuts); c++)
         SL_TASK_CUDA_TRY(r->t,
                          cudaMemcpyAsync(dst[c], s->out[c], (size_t)(rows * p->width[c]),
                                          cudaMemcpyDeviceToHost, r->d2h),
@@ -482,10 +578,17 @@ static int alloc_all(struct runner *r)
     int sets = p->n_runs > 1 ? 2 : 1;
     for (int k = 0; k < sets; k++) {
         struct set *s = &r->s[k];
-        for (int c = 0; c < p->n_cols; c++)
+        for (int c = 0; c < p->n_cols && !p->packed; c++)
             if (!(s->in[c] = sl_task_device_alloc(t, (size_t)(p->R * p->width[c]))) ||
                 !(s->out[c] = sl_task_device_alloc(t, (size_t)(p->R * p->width[c]))))
                 return SL_ENOMEM;
+        if (p->packed) { /* R rows of 8 bytes each way, or the two columns' halves */
+            if (!(s->in[p->kc] = sl_task_device_alloc(t, (size_t)(p->R * 8))) ||
+                !(s->out[p->kc] = sl_task_device_alloc(t, (size_t)(p->R * 8))))
+                return SL_ENOMEM;
+            s->in[p->pc] = (char *)s->in[p->kc] + p->R * 4;
+            s->out[p->pc] = (char *)s->out[p->kc] + p->R * 4;
+        }
         if (p->np >= 2 && !(s->ids = sl_task_device_alloc(t, (size_t)p->R * 8)))
             return SL_ENOMEM;
         SL_TASK_CUDA_TRY(t, cudaEventCreateWithFlags(&s->up, cudaEventDisableTiming),
@@ -511,7 +614,9 @@ static int alloc_all(struct runner *r)
     for (int64_t i = 0; i < p->n_runs && !r->cuts; i++) {
         for (int c = 0; c < p->n_cols; c++) {
             int64_t k = i * p->n_cols + c;
-            r->st->bytes[k] = run_rows(p, i) * p->width[c];
+            if (p->packed && c != p->kc)
+                continue; /* the key's entry holds both */
+            r->st->bytes[k] = run_rows(p, i) * (p->packed ? 8 : p->width[c]);
             if (!(r->st->cols[k] = sl__task_pinned_alloc(t, r->st->bytes[k])))
                 return SL_ENOMEM;
         }
@@ -524,6 +629,8 @@ static void free_all(struct runner *r)
     for (int k = 0; k < 2; k++) {
         struct set *s = &r->s[k];
         for (int c = 0; c < r->p.n_cols; c++) {
+            if (r->p.packed && c != r->p.kc)
+                continue; /* halves of the key's buffers */
             sl_task_device_free(r->t, s->in[c]);
             sl_task_device_free(r->t, s->out[c]);
         }
@@ -553,6 +660,7 @@ static void presplit_free(struct sl__ooc_sorted *st)
     st->split = NULL;
     st->codes = NULL;
     st->n_codes = st->split_rows = st->split_bytes = 0;
+    st->graded = 0;
 }
 
 void sl__ooc_sorted_free(struct sl__ooc_sorted *st)
@@ -588,6 +696,7 @@ static struct sl__ooc_sorted *sorted_new(sl_task_t *t, const struct plan *p)
     st->runs.desc = p->desc;
     memcpy(st->runs.width, p->width, sizeof p->width);
     st->runs.n_runs = p->n_runs;
+    st->runs.packed = p->packed;
     st->runs.rows = st->rows;
     st->runs.cols = st->cols;
     return st;
@@ -710,6 +819,9 @@ static int device_samples(struct runner *r, int64_t P, const void **keys, const 
     return SL_OK;
 }
 
+static int64_t merge_rows_under(sl_task_t *t, const struct sl__ooc_sorted *st, int64_t R,
+                                enum sl__ooc_gather gather, int64_t budget);
+
 /* Pass 2's splitters, sampled from the input before pass 1 (sl__ooc_input_splitters), so
  * that each run's cuts are found on the GPU as it is sorted (one_run) and pass 2 starts
  * as soon as the runs are down: for several runs (at most SL__OOC_SPLIT_RUNS) whose keys
@@ -722,27 +834,44 @@ static int presplit_open(struct runner *r)
     enum { AUTO, CPU, GPU, LATE_CUTS };
     const struct plan *p = &r->p;
     struct sl__ooc_sorted *st = r->st;
-    int64_t how = AUTO, P = bucket_count(p->n, p->R), nb = r->in->n_batches;
+    int64_t how = AUTO, nb = r->in->n_batches, dev_bytes = 0;
     sl_task_option_int(r->t, "debug_ooc_sort_merge", &how);
-    if (how == CPU || how == LATE_CUTS || p->n_runs < 2 || p->n_runs > SL__OOC_SPLIT_RUNS ||
-        P < 2)
+    if (how == CPU || how == LATE_CUTS || p->n_runs < 2 || p->n_runs > SL__OOC_SPLIT_RUNS)
         return SL_OK;
     int here = -1;
     SL_TASK_CUDA_TRY(r->t, cudaGetDevice(&here), "cudaGetDevice");
     for (int64_t i = 0; i < nb; i++) {
-        const struct sl__buf *d = batch_at(r->in, i)->cols[r->in->col[p->kc]].data;
+        const sl_batch_t *b = batch_at(r->in, i);
+        const struct sl__buf *d = b->cols[r->in->col[p->kc]].data;
         if (!d || (d->kind != SL__MEM_HOST && d->kind != SL__MEM_PINNED &&
                    (d->kind != SL__MEM_DEVICE || d->device != here)))
             return SL_OK; /* a key column elsewhere: the cuts are searched after pass 1 */
+        for (int c = 0; c < p->n_cols; c++)
+            if (b->cols[r->in->col[c]].data->kind == SL__MEM_DEVICE)
+                dev_bytes += b->n_rows * p->width[c];
     }
-    int64_t split_bytes = p->n_runs * (P - 1) * 8;
+    /* Pass 2's bucket size: what its budget will hold, the GPU batches (freed after pass
+     * 1) given back, less a MiB for the pool's rounding (sl__ooc_merge_rows takes it if it
+     * fits then). */
+    int64_t R2 = merge_rows_under(r->t, st, p->R, sl__ooc_gather_of(r->t, &st->runs),
+                                  sl_task_device_budget(r->t) + dev_bytes - MIB);
+    int64_t P = R2 > 0 ? bucket_count(p->n, R2) : 0, graded_opt = 0;
+    if (P < 2)
+        return SL_OK;
+    /* Graded buckets (option debug_ooc_graded_buckets, at least 4): the first and the
+     * last in a quarter, a quarter and a half, so that pass 2's first upload and last
+     * download, which overlap nothing, take a quarter bucket. */
+    sl_task_option_int(r->t, "debug_ooc_graded_buckets", &graded_opt);
+    int graded = graded_opt && P >= 4;
+    int64_t n_codes = P - 1 + (graded ? 4 : 0);
+    int64_t split_bytes = p->n_runs * n_codes * 8;
     if (!sl__task_host_room(r->t, 2 * split_bytes))
         return SL_OK;
     const void **keys = malloc((size_t)nb * sizeof *keys);
     const void **dev = malloc((size_t)nb * sizeof *dev);
     int64_t *rows = malloc((size_t)nb * sizeof *rows);
     int64_t *first = malloc((size_t)nb * sizeof *first);
-    uint64_t *codes = malloc((size_t)(P - 1) * sizeof *codes);
+    uint64_t *codes = malloc((size_t)n_codes * sizeof *codes);
     void *scratch = malloc((size_t)sl__ooc_input_scratch_bytes(p->n, P, OVERSAMPLE));
     void *pin = NULL;
     int64_t pin_bytes = 0;
@@ -762,8 +891,8 @@ static int presplit_open(struct runner *r)
     if (rc >= 0 && any_dev)
         rc = device_samples(r, P, keys, rows, dev, first, &pin, &pin_bytes);
     if (rc >= 0)
-        sl__ooc_input_splitters(keys, rows, nb, first, p->kw, p->desc, P, OVERSAMPLE, codes,
-                                scratch, sl__host_threads(16));
+        sl__ooc_input_splitters(keys, rows, nb, first, p->kw, p->desc, P, graded, OVERSAMPLE,
+                                codes, scratch, sl__host_threads(16));
     sl__task_pinned_free(r->t, pin, pin_bytes);
     free(keys), free(dev), free(rows), free(first), free(scratch);
     if (rc >= 0 && !(st->split = sl__task_pinned_alloc(r->t, split_bytes)))
@@ -773,8 +902,9 @@ static int presplit_open(struct runner *r)
         return rc;
     }
     st->codes = codes;
-    st->n_codes = P - 1;
-    st->split_rows = p->R;
+    st->n_codes = n_codes;
+    st->graded = graded;
+    st->split_rows = R2;
     st->split_bytes = split_bytes;
     return SL_OK;
 }
@@ -835,15 +965,16 @@ static int tables_open(struct runner *r, int64_t nb)
         return r->h_dst && r->h_src && r->h_size ? SL_OK
                                                  : sl_task_fail(r->t, SL_ENOMEM, "out of memory");
     }
-    int64_t bytes = table_bytes(k, nc, nb);
+    const int64_t ncp = m->packed ? 1 : nc; /* columns the kernel reads */
+    int64_t bytes = table_bytes(k, ncp, nb);
     int64_t *h = malloc((size_t)bytes);
     if (!h || !(r->h_vrows = malloc((size_t)nb * sizeof *r->h_vrows))) {
         free(h);
         return sl_task_fail(r->t, SL_ENOMEM, "out of memory");
     }
-    for (int64_t i = 0; i < k * nc; i++)
-        h[i] = (int64_t)(uintptr_t)m->cols[i];
-    int64_t *cuts = h + k * nc, *at = cuts + (nb + 1) * k, *vat = at + nb * (k + 1);
+    for (int64_t i = 0; i < k * ncp; i++)
+        h[i] = (int64_t)(uintptr_t)(m->packed ? m->cols[i * nc + m->key_col] : m->cols[i]);
+    int64_t *cuts = h + k * ncp, *at = cuts + (nb + 1) * k, *vat = at + nb * (k + 1);
     memcpy(cuts, r->cuts, (size_t)((nb + 1) * k) * sizeof *cuts);
     for (int64_t b = 0; b < nb; b++) {
         int64_t *a = at + b * (k + 1), *v = vat + b * (k + 1);
@@ -865,7 +996,7 @@ static int tables_open(struct runner *r, int64_t nb)
     free(h);
     SL_TASK_CUDA_TRY(r->t, e, "uploading the bucket tables");
     r->d_src = (const void **)r->d_tables;
-    r->d_cuts = r->d_tables + k * nc;
+    r->d_cuts = r->d_tables + k * ncp;
     r->d_at = r->d_cuts + (nb + 1) * k;
     r->d_vat = r->d_at + nb * (k + 1);
     return SL_OK;
@@ -891,15 +1022,17 @@ static int run_splitters(sl_task_t *t, const struct sl__ooc_runs *m, int64_t P, 
 
 int sl__ooc_pass1_cuts(const struct sl__ooc_sorted *st, int64_t R)
 {
-    return st->n_codes > 0 && st->split_rows == R && st->n_codes == bucket_count(st->n, R) - 1;
+    return st->n_codes > 0 && st->split_rows == R &&
+           st->n_codes == bucket_count(st->n, R) - 1 + (st->graded ? 4 : 0);
 }
 
 int64_t *sl__ooc_bucket_cuts(sl_task_t *t, const struct sl__ooc_sorted *so, int64_t R,
                              int64_t *nb_out)
 {
     const struct sl__ooc_runs *m = &so->runs;
-    const int64_t n = so->n, k = m->n_runs, P = bucket_count(n, R);
     const int pre = sl__ooc_pass1_cuts(so, R);
+    /* P ranges between splitters (pass 1's: graded ones are four more) */
+    const int64_t n = so->n, k = m->n_runs, P = pre ? so->n_codes + 1 : bucket_count(n, R);
     int64_t cap = P + n / R + 2, nb = 0; /* pieces: sum of ceil(rows / R) <= P + n / R */
     /* the splits of up to `blk` splitters at a time (at most 2^22 words, at least one) */
     int64_t blk = ((int64_t)1 << 22) / (k > 0 ? k : 1);
@@ -951,8 +1084,8 @@ int64_t *sl__ooc_bucket_cuts(sl_task_t *t, const struct sl__ooc_sorted *so, int6
 }
 
 /* The plan of pass 2 from the runs: buckets of at most R rows, the runs' columns. */
-static int plan_buckets(sl_task_t *t, const struct sl__ooc_sorted *st, int64_t R, int64_t nb,
-                        enum sl__ooc_gather gather, struct plan *p)
+static int plan_buckets(const struct sl__ooc_sorted *st, int64_t R, int64_t nb,
+                        enum sl__ooc_gather gather, int64_t budget, struct plan *p)
 {
     const struct sl__ooc_runs *m = &st->runs;
     memset(p, 0, sizeof *p);
@@ -971,28 +1104,70 @@ static int plan_buckets(sl_task_t *t, const struct sl__ooc_sorted *st, int64_t R
     p->kw = p->width[p->kc];
     p->vb = p->np == 0 ? 0 : p->np == 1 ? p->width[p->pc] : 4;
     p->slot_row = 2 * row_bytes + (p->np >= 2 ? 8 : 0);
+    p->packed = m->packed;
     p->n = st->n;
     p->R = R;
     p->n_runs = nb;
-    if (sl_k_sort_pairs(NULL, &p->temp, p->kw, p->desc, NULL, NULL, NULL, NULL, p->vb, R, 0) !=
-        cudaSuccess)
+    if (!plan_temp(p, R))
         return 0;
     int64_t sets = nb > 1 ? 2 : 1;
-    int64_t tables = gather == SL__OOC_GATHER_KERNEL ? table_bytes(m->n_runs, m->n_cols, nb) : 0;
-    return sets * R * p->slot_row + (int64_t)p->temp + tables + 2 * MIB <=
-           sl_task_device_budget(t) - SLACK;
+    int64_t tables = gather == SL__OOC_GATHER_KERNEL
+                         ? table_bytes(m->n_runs, m->packed ? 1 : m->n_cols, nb)
+                         : 0;
+    return sets * R * p->slot_row + (int64_t)p->temp + tables + 2 * MIB <= budget - SLACK;
+}
+
+/* 1 if buckets of r rows fit `budget` bytes of GPU memory (with the most buckets that
+ * sl__ooc_bucket_cuts may cut). */
+static int buckets_fit(const struct sl__ooc_sorted *st, int64_t r, enum sl__ooc_gather gather,
+                       int64_t budget)
+{
+    struct plan p;
+    int64_t nb_max = bucket_count(st->n, r) + 4 + st->n / r + 2; /* 4: graded */
+    return plan_buckets(st, r, nb_max, gather, budget, &p);
+}
+
+#define BUCKET_STEP ((int64_t)1 << 16)
+
+/* Pass 2's bucket rows under `budget`: the most rows, in steps of BUCKET_STEP, that fit
+ * and leave at least PIPE_RUNS buckets, when that is more than the runs' R (whose size
+ * pass 1's buffers limited: 2^21 rows, 128 runs, for 2^28 pairs at 1/16, where pass 2
+ * fits 3 x 2^20 and cuts 114 buckets instead of 171, each one batched copy call of 2
+ * copies a run, the host enqueueing them at ~1.1 us a copy: 47 ms of a 54 ms merge, H100
+ * 2026-11-27). Else R, halved until it fits; 0 when nothing of SL__OOC_MIN_RUN rows does.
+ * Option debug_ooc_run_buckets keeps the runs' size (A/B runs). */
+static int64_t merge_rows_under(sl_task_t *t, const struct sl__ooc_sorted *st, int64_t R,
+                                enum sl__ooc_gather gather, int64_t budget)
+{
+    int64_t cap = SL__OOC_MIN_RUN, old = 0;
+    while (cap * PIPE_RUNS < st->n)
+        cap *= 2;
+    sl_task_option_int(t, "debug_ooc_run_buckets", &old);
+    int64_t lo = R / BUCKET_STEP + 1, hi = cap / BUCKET_STEP; /* multiples of the step */
+    if (!old && lo <= hi && buckets_fit(st, lo * BUCKET_STEP, gather, budget)) {
+        while (lo < hi) { /* the largest multiple that fits */
+            int64_t mid = lo + (hi - lo + 1) / 2;
+            if (buckets_fit(st, mid * BUCKET_STEP, gather, budget))
+                lo = mid;
+            else
+                hi = mid - 1;
+        }
+        return lo * BUCKET_STEP;
+    }
+    for (int64_t r = R; r >= SL__OOC_MIN_RUN; r /= 2)
+        if (buckets_fit(st, r, gather, budget))
+            return r;
+    return 0;
 }
 
 int64_t sl__ooc_merge_rows(sl_task_t *t, const struct sl__ooc_sorted *st, int64_t R,
                            enum sl__ooc_gather gather)
 {
-    struct plan p;
-    for (int64_t r = R; r >= SL__OOC_MIN_RUN; r /= 2) {
-        int64_t nb_max = bucket_count(st->n, r) + st->n / r + 2; /* bucket_cuts */
-        if (plan_buckets(t, st, r, nb_max, gather, &p))
-            return r;
-    }
-    return 0;
+    int64_t budget = sl_task_device_budget(t);
+    /* pass 1's cuts were made for buckets of split_rows: those, where they fit */
+    if (st->n_codes > 0 && st->split_rows > 0 && buckets_fit(st, st->split_rows, gather, budget))
+        return st->split_rows;
+    return merge_rows_under(t, st, R, gather, budget);
 }
 
 int sl__ooc_runs_merge(sl_task_t *t, struct sl__ooc_sorted *st, const int64_t *cuts, int64_t nb,
@@ -1005,7 +1180,7 @@ int sl__ooc_runs_merge(sl_task_t *t, struct sl__ooc_sorted *st, const int64_t *c
     r.st = st;
     r.cuts = cuts;
     r.gather = gather;
-    if (!plan_buckets(t, st, R, nb, gather, &r.p))
+    if (!plan_buckets(st, R, nb, gather, sl_task_device_budget(t), &r.p))
         return sl_task_fail(t, SL_EBUDGET, "out-of-core sort on the GPU: the budget left holds "
                             "no bucket of %lld rows", (long long)R);
     const int64_t k = st->runs.n_runs, nc = st->runs.n_cols;
@@ -1079,8 +1254,8 @@ int sl__ooc_runs_merge_all(sl_task_t *t, struct sl__ooc_sorted *st)
     for (int c = 0; c < nc; c++)
         row_bytes += st->runs.width[c];
     /* pinned classes are powers of two: up to twice the bytes */
-    enum sl__ooc_gather gather = sl__ooc_gather_of(t, k);
-    if (k < 2 || !sl__task_host_room(t, 2 * st->n * row_bytes) ||
+    enum sl__ooc_gather gather = sl__ooc_gather_of(t, &st->runs);
+    if (k < 2 || st->runs.packed || !sl__task_host_room(t, 2 * st->n * row_bytes) ||
         !(R = sl__ooc_merge_rows(t, st, R, gather)))
         return 0;
     int64_t nb = 0;

@@ -103,6 +103,7 @@ static int make_input(sl_task_t *t, struct sl__ooc_input *in)
         in->col[c] = c;
     in->key = d->spec.keys[0].col;
     in->desc = d->spec.keys[0].desc;
+    in->pack = 1; /* the GPU and the CPU merge both read packed runs */
     return 1;
 }
 
@@ -270,7 +271,7 @@ static int merge_on_gpu(sl_task_t *t, const struct sl__ooc_sorted *so, int64_t *
     enum { AUTO, CPU, GPU };
     int64_t force = AUTO;
     sl_task_option_int(t, "debug_ooc_sort_merge", &force);
-    *gather = sl__ooc_gather_of(t, so->runs.n_runs);
+    *gather = sl__ooc_gather_of(t, &so->runs);
     if (so->runs.n_runs < 2 || force == CPU)
         return 0;
     int64_t row_bytes = 0;
@@ -304,6 +305,7 @@ static int gpu_merge(sl_task_t *t, struct sort_global *g, struct ooc_state *st, 
         return sl_task_fail(t, SL_ENOMEM, "out of memory");
     }
     st->nb = nb;
+    g->n_ooc_buckets = nb;
     int64_t row0 = 0;
     for (int64_t b = 0; b < nb; b++) {
         struct bucket *bk = &st->bk[b];
@@ -387,6 +389,7 @@ static int finalize(sl_task_t *t)
     g->m.n = st->sorted->n;
     g->ooc = 1;
     g->n_ooc_runs = st->sorted->runs.n_runs;
+    g->ooc_packed = st->sorted->runs.packed;
     sl__rows_fini(&g->m.rows); /* the input's device batches go back to the pool now */
     sl_task_phase_time(t, "ooc_gpu_runs", st->sorted->gpu_ms);
     st->owner = st->sorted->owner;

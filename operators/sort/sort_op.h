@@ -35,8 +35,10 @@ struct sort_global {
      * 1) of n_ooc_runs runs; ooc_state freed by ooc_free. */
     int ooc, gpu_merge;
     int ooc_pass1_cuts;             /* the GPU merge's cuts were found in pass 1 (tests) */
+    int ooc_packed;                 /* the runs were packed (ooc_merge.h; tests) */
     int64_t n_ooc_runs;
     int64_t ooc_gpu_batches;        /* kept batches that were on a GPU (tests) */
+    int64_t n_ooc_buckets;          /* the GPU merge's buckets (tests) */
     _Atomic int64_t sink_dev_bytes;   /* host input bytes the GPU sink uploaded */
     /* CUB's temp bytes for gpu_temp_n rows (sort_cuda.c, need_bytes), asked once: each ask
      * queries the device's occupancy for CUB's kernels. 0 rows: not asked yet. */

@@ -140,6 +140,9 @@ static struct flat flatten(sl_table_t *t)
  * (gpu_result_pinned: -1 = none, so buckets go through pinned blocks and copy tasks). */
 static const char *force_merge = "auto", *force_gather = "auto";
 static const char *graded = "false"; /* debug_ooc_graded_runs */
+static const char *unpacked = "false"; /* debug_ooc_unpacked_runs */
+static const char *run_buckets = "false"; /* debug_ooc_run_buckets */
+static const char *graded_buckets = "false"; /* debug_ooc_graded_buckets */
 static int64_t result_pinned = 0;
 
 static sl_engine_t *engine(enum sl_placement pl, int64_t gpu_mem)
@@ -152,6 +155,9 @@ static sl_engine_t *engine(enum sl_placement pl, int64_t gpu_mem)
     SL_ASSERT_OK(sl_engine_config_set(&cfg, "debug_ooc_sort_merge", force_merge));
     SL_ASSERT_OK(sl_engine_config_set(&cfg, "debug_ooc_sort_gather", force_gather));
     SL_ASSERT_OK(sl_engine_config_set(&cfg, "debug_ooc_graded_runs", graded));
+    SL_ASSERT_OK(sl_engine_config_set(&cfg, "debug_ooc_unpacked_runs", unpacked));
+    SL_ASSERT_OK(sl_engine_config_set(&cfg, "debug_ooc_run_buckets", run_buckets));
+    SL_ASSERT_OK(sl_engine_config_set(&cfg, "debug_ooc_graded_buckets", graded_buckets));
     cfg.gpu_result_pinned = result_pinned;
     sl_engine_t *e;
     SL_ASSERT_OK(sl_test_engine_open(&e, &cfg));
@@ -163,6 +169,8 @@ static int last_gpu_merge; /* the last run's merge: 1 on the GPU, 0 on CPU threa
 static int64_t last_runs;  /* and its number of runs */
 static int last_pass1_cuts; /* its GPU merge's cuts were found in pass 1 */
 static int64_t last_gpu_batches; /* batches the sink kept on the GPU */
+static int last_packed;          /* its runs were packed */
+static int64_t last_buckets;     /* the GPU merge's buckets */
 
 static struct flat run(sl_engine_t *e, sl_table_t *in, const char *by, int *ooc, int *gpu)
 {
@@ -184,6 +192,8 @@ static struct flat run(sl_engine_t *e, sl_table_t *in, const char *by, int *ooc,
     last_runs = g->n_ooc_runs;
     last_pass1_cuts = g->ooc_pass1_cuts;
     last_gpu_batches = g->ooc_gpu_batches;
+    last_packed = g->ooc_packed;
+    last_buckets = g->n_ooc_buckets;
     if (gpu)
         *gpu = g->m.gpu;
     sl_table_t *out;
@@ -520,6 +530,64 @@ SL_TEST(ooc_graded_runs)
     graded = "false";
 }
 
+/* Graded buckets (debug_ooc_graded_buckets: pass 1's cuts with four more splitters, the
+ * first and the last bucket in a quarter, a quarter and a half) against buckets of one
+ * size: four more buckets, both equal to the CPU sort; random, sorted and few keys,
+ * packed runs and two payloads, both directions. */
+SL_TEST(ooc_graded_buckets)
+{
+    REQUIRE_GPU();
+    const struct spec cases[] = {
+        {.rows = (int64_t)1 << 22, .n_pay = 1, .seed = 101},
+        {.rows = 3000001, .n_pay = 1, .keys = K_SORTED, .chunk = 77777, .seed = 102},
+        {.rows = 2500000, .key64 = 1, .n_pay = 2, .keys = K_FEW, .seed = 103},
+    };
+    force_merge = "gpu";
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const char *by = i % 2 ? "by=\"k DESC\"" : "by=k";
+        graded_buckets = "false";
+        check(&cases[i], by, 10 * MIB, 1);
+        int64_t even = last_buckets;
+        assert_int_equal(last_pass1_cuts, 1);
+        graded_buckets = "true";
+        check(&cases[i], by, 10 * MIB, 1);
+        assert_int_equal(last_gpu_merge, 1);
+        assert_int_equal(last_pass1_cuts, 1);
+        assert_true(even >= 4);
+        if (cases[i].keys != K_FEW) /* few keys: equal splitters drop empty buckets */
+            assert_int_equal(last_buckets, even + 4);
+    }
+    graded_buckets = "false";
+    force_merge = "auto";
+}
+
+/* Pass 2's buckets larger than the runs where its budget holds them (pass 1's buffers
+ * limit the runs to a power of two: 2^17 rows of 2^23 under 16 MiB, where pass 2 fits
+ * 3 x 2^16; under 14 MiB, session 16's choice, it did not: both cut 86 buckets, H100
+ * 13:45 UTC; at 16 MiB it passed at 13:57) against buckets of the runs' size (debug_ooc_run_buckets): fewer
+ * buckets, pass 1's cuts made for them, both equal to the CPU sort; random and few keys. */
+SL_TEST(ooc_large_buckets)
+{
+    REQUIRE_GPU();
+    const struct spec cases[] = {
+        {.rows = (int64_t)1 << 23, .n_pay = 1, .seed = 71},
+        {.rows = 5000000, .n_pay = 1, .keys = K_FEW, .chunk = 77777, .seed = 72},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        run_buckets = "true";
+        check(&cases[i], i ? "by=\"k DESC\"" : "by=k", 16 * MIB, 1);
+        int64_t old = last_buckets;
+        assert_int_equal(last_gpu_merge, 1);
+        run_buckets = "false";
+        check(&cases[i], i ? "by=\"k DESC\"" : "by=k", 16 * MIB, 1);
+        assert_int_equal(last_gpu_merge, 1);
+        assert_int_equal(last_pass1_cuts, 1);
+        printf("buckets %lld (runs' size: %lld)\n", (long long)last_buckets, (long long)old);
+        assert_true(last_buckets < old);
+    }
+    run_buckets = "false";
+}
+
 /* Small input for compute-sanitizer: pass 1's cuts with samples read from batches the
  * sink kept on the GPU (sl_k_gather_addrs). */
 SL_TEST(ooc_sanitize_gpu_batch_samples)
@@ -557,5 +625,92 @@ SL_TEST(ooc_sanitize_gather)
                      .seed = 37};
     check(&a, "by=k", 8 * MIB, 1);
     assert_int_equal(last_gpu_merge, 1);
+    force_merge = force_gather = "auto";
+}
+
+/* Packed runs (an int32 key's code and one 4-byte payload in one 8-byte row, issue 23)
+ * against two-column runs (debug_ooc_unpacked_runs), both equal to the CPU sort: random
+ * keys (half negative), few keys (duplicates), one heavy key (buckets past a run, cut
+ * again at exact ranks in the packed runs), int32 extremes, sorted and reversed keys,
+ * the key as the second column (by=p1), ascending and descending, odd batch and row
+ * counts (uneven buckets and runs); merged on the GPU with each gather (batched copies
+ * for every case, copies into a pageable result, the zero-copy kernel), with the cuts
+ * searched after pass 1 (late_cuts), and on CPU threads. Packing only where the shape allows it:
+ * never with an 8-byte key or two payloads. */
+SL_TEST(ooc_packed_runs)
+{
+    REQUIRE_GPU();
+    const struct spec cases[] = {
+        {.rows = (int64_t)1 << 22, .n_pay = 1, .seed = 81},
+        {.rows = 3000001, .n_pay = 1, .keys = K_FEW, .chunk = 77777, .seed = 82},
+        {.rows = 2500000, .n_pay = 1, .keys = K_HEAVY, .chunk = 100003, .seed = 83},
+        {.rows = 2000003, .n_pay = 1, .keys = K_EXTREME, .chunk = 9999, .seed = 84},
+        {.rows = 2000000, .n_pay = 1, .keys = K_SORTED, .seed = 85},
+        {.rows = 1999999, .n_pay = 1, .keys = K_REVERSE, .chunk = 65535, .seed = 86},
+    };
+    const char *by[] = {"by=k", "by=\"k DESC\"", "by=p1", "by=\"p1 DESC\""};
+    const char *merge[] = {"gpu", "gpu", "gpu", "late_cuts", "cpu"};
+    const char *gather[] = {"batch", "copy", "kernel", "auto", "auto"};
+    /* each case: batched copies packed and not, and one of the other merges packed */
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        for (int v = 0; v < 3; v++) {
+            int m = v < 2 ? 0 : 1 + (int)(i % 4), u = v == 1;
+            force_merge = merge[m];
+            force_gather = gather[m];
+            result_pinned = m == 1 ? -1 : 0;
+            unpacked = u ? "true" : "false";
+            check(&cases[i], by[(i + (size_t)m) % 4], 10 * MIB, 1);
+            assert_int_equal(last_packed, !u);
+            assert_int_equal(last_gpu_merge, m < 4);
+            assert_true(last_runs >= 2);
+        }
+    unpacked = "false";
+    struct spec w = {.rows = 2000000, .key64 = 1, .n_pay = 1, .seed = 87};
+    check(&w, "by=k", 10 * MIB, 1);
+    assert_int_equal(last_packed, 0);
+    struct spec two = {.rows = 2000000, .n_pay = 2, .seed = 88};
+    check(&two, "by=k", 10 * MIB, 1);
+    assert_int_equal(last_packed, 0);
+    force_merge = force_gather = "auto";
+    result_pinned = 0;
+}
+
+/* Packed runs at the edges: one row (one run, merged by the CPU), two thirds of the keys
+ * equal (buckets cut at exact ranks), 2^20 + 2 rows (a last run of 2 rows where the runs
+ * are 2^15); empty input stays off the GPU. */
+SL_TEST(ooc_packed_edges)
+{
+    REQUIRE_GPU();
+    struct spec one = {.rows = 1, .n_pay = 1, .keys = K_EXTREME, .seed = 89};
+    check(&one, "by=k", 8 * MIB, 1);
+    assert_int_equal(last_packed, 1);
+    struct spec eq = {.rows = 1000000, .n_pay = 1, .keys = K_HEAVY, .seed = 90};
+    force_merge = "gpu";
+    check(&eq, "by=\"k DESC\"", 8 * MIB, 1);
+    assert_int_equal(last_packed, 1);
+    assert_int_equal(last_gpu_merge, 1);
+    struct spec e = {.rows = 0, .n_pay = 1, .seed = 91};
+    check(&e, "by=k", 8 * MIB, 0);
+    struct spec odd = {.rows = ((int64_t)1 << 17) * 8 + 2, .n_pay = 1, .chunk = 4099, .seed = 92};
+    check(&odd, "by=k", 8 * MIB, 1);
+    assert_int_equal(last_packed, 1);
+    force_merge = "auto";
+}
+
+/* Small input for compute-sanitizer: packed runs through pass 1 (pack, sort, the packed
+ * bounds kernel) and pass 2 (batched copies and the zero-copy kernel, unpack). */
+SL_TEST(ooc_sanitize_packed)
+{
+    REQUIRE_GPU();
+    force_merge = "gpu";
+    const char *gather[] = {"batch", "kernel"};
+    for (int g = 0; g < 2; g++) {
+        force_gather = gather[g];
+        struct spec a = {.rows = 300000, .n_pay = 1, .keys = K_FEW, .chunk = 7777,
+                         .seed = 93 + (uint64_t)g};
+        check(&a, g ? "by=\"k DESC\"" : "by=k", 8 * MIB, 1);
+        assert_int_equal(last_gpu_merge, 1);
+        assert_int_equal(last_packed, 1);
+    }
     force_merge = force_gather = "auto";
 }

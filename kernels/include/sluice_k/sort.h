@@ -69,6 +69,11 @@ cudaError_t sl_k_lower_bounds_i64(const int64_t *d_sorted, int64_t n, const int6
 cudaError_t sl_k_lower_bounds_codes(const void *d_sorted, int key_bytes, int desc, int64_t n,
                                     const uint64_t *d_codes, int64_t m, int64_t *d_pos,
                                     cudaStream_t stream);
+/* The same over a packed run (sluice_k/ooc_pack.h: n 8-byte rows, the code in the high
+ * half, ascending): d_pos[j] = the rows whose code is below d_codes[j]. */
+cudaError_t sl_k_lower_bounds_packed(const uint64_t *d_sorted, int64_t n,
+                                     const uint64_t *d_codes, int64_t m, int64_t *d_pos,
+                                     cudaStream_t stream);
 /* d_out[i] = the width-byte value (4 or 8) at address d_addrs[i], for i in [0, n): the
  * out-of-core sort's samples of keys held in GPU batches (issue 23). Every address must
  * be readable from the stream's device; the tables may be mapped pinned host memory. */

@@ -6,7 +6,8 @@
  * extremes (INT_MIN/MAX), already sorted and reversed input, payload columns of 4 and 8
  * bytes, the output split into 1 to 13 ranges: by rank (co-ranks) or at sampled key
  * codes (sl__ooc_splitters, sl__ooc_merge_ranges in groups and in pieces of 1 to 700
- * rows, so heavy keys take the exact-rank pieces). */
+ * rows, so heavy keys take the exact-rank pieces). Packed runs (an int32 key's code and a
+ * 4-byte payload in one 8-byte row, issue 23) through every path but the loser tree. */
 #include <string.h>
 
 #include "sl_test.h"
@@ -65,10 +66,27 @@ static void col_set(void *col, int w, int64_t i, int64_t v)
         ((int64_t *)col)[i] = v;
 }
 
+/* Run j's key and position columns as one packed column (ooc_merge.h): the key's code
+ * in the high half, the position in the low half; the position's entry unused. */
+static void pack_run(void **cols, int nc, int key_col, int desc, int64_t len)
+{
+    void **kp = &cols[key_col], **pp = &cols[1 - key_col];
+    uint64_t *rows = malloc((size_t)(len + 1) * 8);
+    for (int64_t i = 0; i < len; i++) {
+        uint32_t c = (uint32_t)((const int32_t *)*kp)[i] ^ 0x80000000u;
+        rows[i] = (uint64_t)(desc ? ~c : c) << 32 | ((const uint32_t *)*pp)[i];
+    }
+    (void)nc;
+    free(*kp), free(*pp);
+    *kp = rows;
+    *pp = NULL;
+}
+
 /* Columns: 0 the key (width kw), 1 the input position (4 B), 2 a value derived from
- * the position (8 B). The key need not be column 0: key_col picks it. */
+ * the position (8 B). The key need not be column 0: key_col picks it. packed: the runs
+ * packed (narrow, kw 4). */
 static void check1(int kw, int desc, int mode, const int64_t *lens, int k, int n_parts,
-                   int key_col, int by_sort, int narrow)
+                   int key_col, int by_sort, int narrow, int packed)
 {
     int64_t n = 0;
     for (int j = 0; j < k; j++)
@@ -98,11 +116,13 @@ static void check1(int kw, int desc, int mode, const int64_t *lens, int k, int n
             if (!narrow)
                 col_set(cols[j * nc + cols_of[2]], 8, i, run[i].pos * 1000003 - 7);
         }
+        if (packed)
+            pack_run(cols + j * nc, nc, key_col, desc, lens[j]);
         at += lens[j];
     }
     qsort(all, (size_t)n, sizeof *all, cmp_item); /* the reference: stable over all */
     struct sl__ooc_runs m = {.n_cols = nc, .key_col = key_col, .desc = desc, .n_runs = k,
-                             .rows = rows, .cols = cols};
+                             .rows = rows, .cols = cols, .packed = packed};
     memcpy(m.width, width, sizeof width);
     assert_int_equal(sl__ooc_total(&m), n);
     void *out[3];
@@ -197,8 +217,9 @@ static void check1(int kw, int desc, int mode, const int64_t *lens, int k, int n
         int64_t key = col_get(out[cols_of[0]], kw, i), pos = col_get(out[cols_of[1]], 4, i);
         int64_t der = narrow ? all[i].pos * 1000003 - 7 : col_get(out[cols_of[2]], 8, i);
         if (key != all[i].key || pos != all[i].pos || der != all[i].pos * 1000003 - 7)
-            fail_msg("kw %d desc %d mode %d k %d parts %d sort %d narrow %d: row %lld: got (%lld, %lld) want "
-                     "(%lld, %lld)", kw, desc, mode, k, n_parts, by_sort, narrow, (long long)i, (long long)key,
+            fail_msg("kw %d desc %d mode %d k %d parts %d sort %d narrow %d packed %d: row %lld: got "
+                     "(%lld, %lld) want (%lld, %lld)", kw, desc, mode, k, n_parts, by_sort, narrow,
+                     packed, (long long)i, (long long)key,
                      (long long)pos, (long long)all[i].key, (long long)all[i].pos);
     }
     for (int c = 0; c < nc; c++)
@@ -209,12 +230,13 @@ static void check1(int kw, int desc, int mode, const int64_t *lens, int k, int n
 }
 
 /* Every merge (loser tree, radix sort of rank ranges, ranges cut at sampled keys),
- * three and two columns. */
+ * three and two columns; packed runs (int32 keys, two columns) by the sorts. */
 static void check(int kw, int desc, int mode, const int64_t *lens, int k, int n_parts, int key_col)
 {
     for (int by_sort = 0; by_sort < 3; by_sort++)
         for (int narrow = 0; narrow < 2; narrow++)
-            check1(kw, desc, mode, lens, k, n_parts, key_col, by_sort, narrow);
+            for (int packed = 0; packed < 1 + (narrow && kw == 4 && by_sort); packed++)
+                check1(kw, desc, mode, lens, k, n_parts, key_col, by_sort, narrow, packed);
 }
 
 SL_TEST(ooc_merge_random_runs)
@@ -285,10 +307,38 @@ SL_TEST(ooc_input_splitters)
                 void *scratch = malloc((size_t)sl__ooc_input_scratch_bytes(n, P, over));
                 uint64_t c1[19], c5[19], cp[19];
                 sl__ooc_input_splitters((const void *const *)keys, rows, n_parts, NULL, w, desc,
-                                        P, over, c1, scratch, 1);
+                                        P, 0, over, c1, scratch, 1);
                 sl__ooc_input_splitters((const void *const *)keys, rows, n_parts, NULL, w, desc,
-                                        P, over, c5, scratch, 5);
+                                        P, 0, over, c5, scratch, 5);
                 assert_memory_equal(c1, c5, sizeof c1);
+                /* graded: the same splitters, two more before them and two after, in
+                 * order; on sorted keys near ranks n / 4P, n / 2P, n - n / 2P, n - n / 4P */
+                uint64_t cg[23];
+                sl__ooc_input_splitters((const void *const *)keys, rows, n_parts, NULL, w, desc,
+                                        P, 1, over, cg, scratch, 3);
+                assert_memory_equal(cg + 2, c1, sizeof c1);
+                for (int i = 1; i < 23; i++)
+                    assert_true(cg[i - 1] <= cg[i]);
+                if (mode == K_SORTED) {
+                    const int64_t rank[4] = {n / (4 * P), n / (2 * P), n - n / (2 * P),
+                                           n - n / (4 * P)};
+                    const uint64_t got[4] = {cg[0], cg[1], cg[21], cg[22]};
+                    for (int q = 0; q < 4; q++) {
+                        int64_t lo = 0, hi = n;
+                        while (lo < hi) {
+                            int64_t mid = (lo + hi) / 2;
+                            if (all[mid] < got[q])
+                                lo = mid + 1;
+                            else
+                                hi = mid;
+                        }
+                        int64_t last = lo; /* the code's last copy */
+                        while (last + 1 < n && all[last + 1] == got[q])
+                            last++;
+                        assert_true(lo <= rank[q] + n / (over * P) + 1 &&
+                                    last >= rank[q] - n / (over * P) - 1);
+                    }
+                }
                 int64_t s = over * P;
                 assert_int_equal(sl__ooc_input_sample_count(n, P, over), s);
                 /* parts 1, 4 and 5 read already (GPU batches): only their samples, in
@@ -322,7 +372,7 @@ SL_TEST(ooc_input_splitters)
                     memset(keys[q], 0x5a, (size_t)(rows[q] * w)); /* must not be read */
                 }
                 sl__ooc_input_splitters((const void *const *)pre, rows, n_parts, first_of, w, desc,
-                                        P, over, cp, scratch, 5);
+                                        P, 0, over, cp, scratch, 5);
                 assert_memory_equal(c1, cp, sizeof c1);
                 for (int q = 0; q < n_parts; q++)
                     if (pre[q] != keys[q])
