@@ -2,6 +2,8 @@
  * in sluice_k/join_npj.h. */
 #include "sluice_k/join_npj.h"
 
+#include <cstring>
+
 #include "sluice_k/rows.cuh"
 #include "../common/grid.cuh"
 
@@ -200,13 +202,24 @@ __device__ __forceinline__ void put(const sl_k_join_out_t &out, uint64_t pos, K 
  * written from it; otherwise the first walk counts and a second one writes. */
 /* Dense: `tab` is the direct table of dense_build_kernel (R row of key kmin + d at d,
  * `mask` unused, `range` slots; never duplicates). Else the hash table above. */
-template <typename K, bool Dense>
+/* Tables of the probe: */
+enum { kHash, kDense, kDval4, kDval8 };
+template <int Mode> struct DvalT { using T = uint32_t; };
+template <> struct DvalT<kDval8> { using T = uint64_t; };
+
+/* DvalT: the table of dval_build_kernel (values of `vbytes`, then the presence bitmap):
+ * `carried` says the value is R's one output column (else it is the R row). */
+template <typename K, int Mode>
 __global__ void __launch_bounds__(kThreads, SL_K_NPJ_MIN_BLOCKS)
     probe_kernel(const Slot<K> *__restrict__ tab, uint32_t mask, const unsigned *dup_flag,
-                 K kmin, uint64_t range, const sl_k_cols_t r_cols, const K *__restrict__ sk,
+                 K kmin, uint64_t range, const uint32_t *__restrict__ bitmap, bool carried,
+                 const sl_k_cols_t r_cols, const K *__restrict__ sk,
                  int64_t ns, const sl_k_cols_t s_cols, int kind, const sl_k_join_out_t out,
                  unsigned long long *__restrict__ count)
 {
+    constexpr bool Dense = Mode != kHash;
+    using V = typename DvalT<Mode>::T;
+    V val[kItems];
     constexpr int kWarps = kThreads / 32;
     __shared__ uint32_t warp_tot[kWarps];
     __shared__ unsigned long long warp_base[kWarps];
@@ -231,7 +244,29 @@ __global__ void __launch_bounds__(kThreads, SL_K_NPJ_MIN_BLOCKS)
             if (j < ns)
                 k[i] = sk[j];
         }
-        if constexpr (Dense) {
+        if constexpr (Mode == kDval4 || Mode == kDval8) {
+            const V *vt = (const V *)tab;
+            uint32_t w[kItems];
+#pragma unroll
+            for (int i = 0; i < kItems; i++) { /* bitmap word (L2) and value at once */
+                const int64_t j = base + (int64_t)i * kThreads + threadIdx.x;
+                const uint64_t d = (uint64_t)(K)(k[i] - kmin);
+                w[i] = 0;
+                val[i] = 0;
+                if (j < ns && d < range) {
+                    w[i] = bitmap[d >> 5] >> (d & 31);
+                    if (with_r && vt)
+                        val[i] = vt[d];
+                }
+            }
+#pragma unroll
+            for (int i = 0; i < kItems; i++) {
+                c[i] = w[i] & 1u;
+                first[i] = with_r && c[i] && !carried ? (uint32_t)val[i] : kEmpty;
+                if (with_r)
+                    matched += c[i];
+            }
+        } else if constexpr (Dense) {
             const uint32_t *dt = (const uint32_t *)tab;
             uint32_t r[kItems];
 #pragma unroll
@@ -303,7 +338,18 @@ __global__ void __launch_bounds__(kThreads, SL_K_NPJ_MIN_BLOCKS)
             unsigned long long pos = wb + off[i];
             if (c[i] == 0 || semi_anti) { /* SEMI/ANTI row, or LEFT row without partner */
                 put<K>(out, pos, k[i], kEmpty, r_cols, j, s_cols, with_r);
+                if constexpr (Mode == kDval4 || Mode == kDval8)
+                    if (carried && with_r && pos < (uint64_t)out.capacity)
+                        ((V *)out.r.ptr[0])[pos] = 0;
                 continue;
+            }
+            if constexpr (Mode == kDval4 || Mode == kDval8) {
+                if (carried) { /* R's one column is the table's value */
+                    put<K>(out, pos, k[i], kEmpty, r_cols, j, s_cols, false);
+                    if (pos < (uint64_t)out.capacity)
+                        ((V *)out.r.ptr[0])[pos] = val[i];
+                    continue;
+                }
             }
             put<K>(out, pos++, k[i], first[i], r_cols, j, s_cols, true);
             if (Dense || c[i] == 1)
@@ -396,9 +442,10 @@ cudaError_t npj_build(void *d_temp, size_t *temp_bytes, const K *rk, int64_t nr,
 }
 
 /* Checks shared by both probes, then the launch. */
-template <typename K, bool Dense>
+template <typename K, int Mode>
 cudaError_t probe_launch(const void *tab, uint32_t mask, const unsigned *dup, K kmin,
-                         uint64_t range, int64_t nr, const sl_k_cols_t *r_cols, const K *sk,
+                         uint64_t range, const uint32_t *bitmap, bool carried, int64_t nr,
+                         const sl_k_cols_t *r_cols, const K *sk,
                          int64_t ns, const sl_k_cols_t *s_cols, int kind,
                          const sl_k_join_out_t *out, unsigned long long *count,
                          cudaStream_t stream)
@@ -420,8 +467,9 @@ cudaError_t probe_launch(const void *tab, uint32_t mask, const unsigned *dup, K 
         return e;
     int64_t g = (ns + kThreads * kItems - 1) / (kThreads * kItems);
     g = sl_grid::capped(g, 8);
-    probe_kernel<K, Dense><<<(unsigned)g, kThreads, 0, stream>>>(
-        (const Slot<K> *)tab, mask, dup, kmin, range, rc, sk, ns, *s_cols, kind, o, count);
+    probe_kernel<K, Mode><<<(unsigned)g, kThreads, 0, stream>>>(
+        (const Slot<K> *)tab, mask, dup, kmin, range, bitmap, carried, rc, sk, ns, *s_cols,
+        kind, o, count);
     return cudaGetLastError();
 }
 
@@ -432,9 +480,9 @@ cudaError_t npj_probe(void *d_temp, size_t temp_bytes, int64_t nr, const sl_k_co
 {
     if (d_temp == NULL || nr < 0 || nr >= ((int64_t)1 << 31) || temp_bytes < table_bytes<K>(nr))
         return cudaErrorInvalidValue;
-    return probe_launch<K, false>(d_temp, (uint32_t)(table_slots(nr) - 1),
-                                  dup_word<K>(d_temp, nr), 0, 0, nr, r_cols, sk, ns, s_cols,
-                                  kind, out, count, stream);
+    return probe_launch<K, kHash>(d_temp, (uint32_t)(table_slots(nr) - 1),
+                                  dup_word<K>(d_temp, nr), 0, 0, NULL, false, nr, r_cols, sk,
+                                  ns, s_cols, kind, out, count, stream);
 }
 
 /* Direct table: `range` row numbers, then the 16-byte duplicate word. */
@@ -501,8 +549,135 @@ cudaError_t dense_probe(void *d_temp, size_t temp_bytes, int64_t nr, K kmin, int
     if (d_temp == NULL || range < 0 || range >= ((int64_t)1 << 32) ||
         temp_bytes < dense_bytes(range))
         return cudaErrorInvalidValue;
-    return probe_launch<K, true>(d_temp, 0, NULL, kmin, (uint64_t)range, nr, r_cols, sk, ns,
-                                 s_cols, kind, out, count, stream);
+    return probe_launch<K, kDense>(d_temp, 0, NULL, kmin, (uint64_t)range, NULL, false, nr,
+                                   r_cols, sk, ns, s_cols, kind, out, count, stream);
+}
+
+/* ---- the direct table with values (sl_k_npj_dval_*) ---- */
+
+/* Layout: range values of vbytes, the bitmap of range bits (each rounded up to 16 bytes),
+ * the 16-byte duplicate word. */
+size_t dval_values_bytes(int64_t range, int vbytes) /* vbytes 0: none (SEMI/ANTI) */
+{
+    return ((size_t)range * (size_t)vbytes + 15) / 16 * 16;
+}
+size_t dval_bitmap_bytes(int64_t range) { return ((size_t)range + 127) / 128 * 16; }
+size_t dval_bytes(int64_t range, int vbytes)
+{
+    return dval_values_bytes(range, vbytes) + dval_bitmap_bytes(range) + 16;
+}
+
+/* R rows [from, to): the key's bit set (a bit already set: bit 0 of the duplicate word; a
+ * key outside the range: bit 1) and its value stored (rv: R's column, or NULL for the
+ * row number). kItems rows a thread at a time, their loads in flight together. */
+template <typename K, typename V>
+__global__ void dval_build_kernel(const K *__restrict__ rk, const V *__restrict__ rv,
+                                  int64_t from, int64_t to, K kmin, uint64_t range, V *vals,
+                                  uint32_t *bitmap, unsigned *dup)
+{
+    const int64_t stride = (int64_t)gridDim.x * blockDim.x * kItems;
+    for (int64_t base = from + (int64_t)blockIdx.x * blockDim.x * kItems; base < to;
+         base += stride) {
+        K k[kItems];
+        V v[kItems];
+#pragma unroll
+        for (int i = 0; i < kItems; i++) {
+            const int64_t r = base + (int64_t)i * blockDim.x + threadIdx.x;
+            if (r < to) {
+                k[i] = rk[r];
+                v[i] = rv ? rv[r] : (V)r;
+            }
+            else
+                v[i] = 0;
+        }
+        unsigned bad = 0;
+#pragma unroll
+        for (int i = 0; i < kItems; i++) {
+            const int64_t r = base + (int64_t)i * blockDim.x + threadIdx.x;
+            if (r >= to)
+                continue;
+            const uint64_t d = (uint64_t)(K)(k[i] - kmin);
+            if (d >= range) {
+                bad |= 2u;
+                continue;
+            }
+            const uint32_t bit = 1u << (d & 31);
+            if (atomicOr(&bitmap[d >> 5], bit) & bit)
+                bad |= 1u;
+            if (vals)
+                vals[d] = v[i];
+        }
+        if (bad)
+            atomicOr(dup, bad);
+    }
+}
+
+template <typename K>
+cudaError_t dval_build(void *d_temp, size_t *temp_bytes, const K *rk, const void *rv,
+                       int vbytes, int64_t nr, K kmin, int64_t range, cudaStream_t stream)
+{
+    if (temp_bytes == NULL || nr < 0 || nr >= ((int64_t)1 << 31) || range < 0 ||
+        range >= ((int64_t)1 << 32) || (vbytes != 0 && vbytes != 4 && vbytes != 8) ||
+        (rv == NULL && vbytes == 8))
+        return cudaErrorInvalidValue;
+    const size_t need = dval_bytes(range, vbytes);
+    if (d_temp == NULL) {
+        *temp_bytes = need;
+        return cudaSuccess;
+    }
+    if (*temp_bytes < need || (nr > 0 && rk == NULL))
+        return cudaErrorInvalidValue;
+    char *bitmap = (char *)d_temp + dval_values_bytes(range, vbytes);
+    unsigned *dup = (unsigned *)((char *)d_temp + need - 16);
+    /* the values need no clearing: a slot is read only when its bit is set */
+    cudaError_t e = cudaMemsetAsync(bitmap, 0, dval_bitmap_bytes(range) + 16, stream);
+    if (e != cudaSuccess || nr == 0)
+        return e;
+    const int64_t g = sl_grid::capped((nr + 256 * kItems - 1) / (256 * kItems), 8);
+    if (vbytes != 8)
+        dval_build_kernel<K, uint32_t><<<(unsigned)g, 256, 0, stream>>>(
+            rk, vbytes ? (const uint32_t *)rv : NULL, 0, nr, kmin, (uint64_t)range,
+            vbytes ? (uint32_t *)d_temp : NULL, (uint32_t *)bitmap, dup);
+    else
+        dval_build_kernel<K, uint64_t><<<(unsigned)g, 256, 0, stream>>>(
+            rk, (const uint64_t *)rv, 0, nr, kmin, (uint64_t)range, (uint64_t *)d_temp,
+            (uint32_t *)bitmap, dup);
+    return cudaGetLastError();
+}
+
+template <typename K>
+cudaError_t dval_probe(void *d_temp, size_t temp_bytes, int64_t nr, K kmin, int64_t range,
+                       int vbytes, int carried, const sl_k_cols_t *r_cols, const K *sk,
+                       int64_t ns, const sl_k_cols_t *s_cols, int kind,
+                       const sl_k_join_out_t *out, unsigned long long *count,
+                       cudaStream_t stream)
+{
+    const bool with_r = kind == SL_K_JOIN_INNER || kind == SL_K_JOIN_LEFT;
+    if (d_temp == NULL || range < 0 || range >= ((int64_t)1 << 32) ||
+        (vbytes != 0 && vbytes != 4 && vbytes != 8) || (!carried && vbytes == 8) ||
+        temp_bytes < dval_bytes(range, vbytes) || out == NULL || r_cols == NULL ||
+        (vbytes == 0 && with_r && (out->r.n != 0 || out->r_pos != NULL)))
+        return cudaErrorInvalidValue;
+    /* carried: the value is R's one output column (no R row numbers written) */
+    if (carried && with_r &&
+        (out->r.n != 1 || out->r.width[0] != vbytes || out->r_pos != NULL || !out->r.ptr[0]))
+        return cudaErrorInvalidValue;
+    sl_k_cols_t none;
+    memset(&none, 0, sizeof none);
+    const uint32_t *bitmap =
+        (const uint32_t *)((const char *)d_temp + dval_values_bytes(range, vbytes));
+    sl_k_join_out_t o = *out;
+    if (carried)
+        o.r.n = 0; /* written by the kernel from the value, not copied */
+    const void *vals = vbytes ? d_temp : NULL; /* none: only the bitmap is read */
+    cudaError_t e =
+        vbytes != 8
+            ? probe_launch<K, kDval4>(vals, 0, NULL, kmin, (uint64_t)range, bitmap,
+                                      carried != 0, nr, carried ? &none : r_cols, sk, ns,
+                                      s_cols, kind, &o, count, stream)
+            : probe_launch<K, kDval8>(d_temp, 0, NULL, kmin, (uint64_t)range, bitmap, true,
+                                      nr, &none, sk, ns, s_cols, kind, &o, count, stream);
+    return e;
 }
 
 } // namespace
@@ -566,3 +741,24 @@ SL_K_NPJ_DEF(k64, uint64_t)
 SL_K_NPJ_DENSE_DEF(k32, uint32_t)
 SL_K_NPJ_DENSE_DEF(k64, uint64_t)
 
+
+#define SL_K_NPJ_DVAL_DEF(SUF, KT)                                                         \
+    extern "C" cudaError_t sl_k_npj_dval_build_##SUF(                                     \
+        void *d_temp, size_t *temp_bytes, const KT *d_r_keys, const void *d_r_vals,       \
+        int vbytes, int64_t nr, KT kmin, int64_t range, cudaStream_t stream)              \
+    {                                                                                     \
+        return dval_build<KT>(d_temp, temp_bytes, d_r_keys, d_r_vals, vbytes, nr, kmin,   \
+                              range, stream);                                             \
+    }                                                                                     \
+    extern "C" cudaError_t sl_k_npj_dval_probe_##SUF(                                     \
+        void *d_temp, size_t temp_bytes, int64_t nr, KT kmin, int64_t range, int vbytes,  \
+        int carried, const sl_k_cols_t *r_cols, const KT *d_s_keys, int64_t ns,           \
+        const sl_k_cols_t *s_cols, int kind, const sl_k_join_out_t *out,                  \
+        unsigned long long *d_count, cudaStream_t stream)                                 \
+    {                                                                                     \
+        return dval_probe<KT>(d_temp, temp_bytes, nr, kmin, range, vbytes, carried,       \
+                              r_cols, d_s_keys, ns, s_cols, kind, out, d_count, stream);  \
+    }
+
+SL_K_NPJ_DVAL_DEF(k32, uint32_t)
+SL_K_NPJ_DVAL_DEF(k64, uint64_t)

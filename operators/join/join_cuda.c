@@ -259,6 +259,7 @@ static int plan(sl_task_t *t, const struct join_state *st, struct gj *g)
         int rc = gj_key_range(t, st, g);
         if (rc < 0)
             return rc;
+        gj_step(t, g, "npj_range");
     }
     g->algo = GJ_PHJ;
     if (d->algo == JOIN_SORTMERGE && g->kind != SL_K_JOIN_LEFT)
@@ -434,11 +435,72 @@ static int read_count(sl_task_t *t, const unsigned long long *d_count, struct gj
     return SL_OK;
 }
 
+/* The direct table with values (debug_join_dense=values): R's one 4- or 8-byte output
+ * column carried in it when the kind writes R columns and R has no others, else the R
+ * row (none for SEMI/ANTI, nor when no R column is written). */
+static void dval_plan(sl_task_t *t, struct gj *g, const sl_k_cols_t *rin)
+{
+    int64_t mode = 0;
+    sl_task_option_int(t, "debug_join_dense", &mode);
+    const struct gj_side *R = &g->s[g->build];
+    int with_r = g->kind == SL_K_JOIN_INNER || g->kind == SL_K_JOIN_LEFT;
+    g->dval = mode == 0 && g->range > 0;
+    g->dval_carried = with_r && R->n_pay == 1 && R->n_row == 1 && !R->id_word &&
+                      (R->pay_w[0] == 4 || R->pay_w[0] == 8);
+    g->dval_bytes = g->dval_carried ? R->pay_w[0] : with_r && (R->n_row || R->id_word) ? 4 : 0;
+    g->dval_vals = g->dval_carried ? rin->ptr[0] : NULL;
+}
+
+/* After a direct table's build (its launch returned e): reads the table's duplicate word
+ * (its last 16 bytes); a key twice or outside the range frees it and sets g->range 0 (the
+ * hash table instead). */
+static int dense_checked(sl_task_t *t, struct gj *g, void **temp, size_t need, cudaError_t e)
+{
+    cudaStream_t s = sl_task_stream(t);
+    unsigned dup = 0;
+    if (e == cudaSuccess)
+        e = SL_TASK_CUDA_CALL(cudaMemcpyAsync(&dup, (char *)*temp + need - 16, sizeof dup,
+                                              cudaMemcpyDeviceToHost, s));
+    if (e == cudaSuccess)
+        e = SL_TASK_CUDA_CALL(cudaStreamSynchronize(s));
+    if (e != cudaSuccess)
+        return SL_TASK_CUDA_FAIL(t, e, "building the direct table");
+    if (dup) {
+        sl_task_device_free(t, *temp);
+        *temp = NULL;
+        g->range = 0;
+        g->dval = 0;
+    }
+    return SL_OK;
+}
+
+static int dval_table(sl_task_t *t, struct gj *g, void **temp, size_t *need)
+{
+    cudaStream_t s = sl_task_stream(t);
+    const struct gj_side *R = &g->s[g->build];
+#define SL_DV(TEMP, NEED)                                                                   \
+    (g->k8 ? sl_k_npj_dval_build_k64(TEMP, NEED, R->keys, g->dval_vals, g->dval_bytes, R->n, \
+                                     g->kmin, g->range, s)                                  \
+           : sl_k_npj_dval_build_k32(TEMP, NEED, R->keys, g->dval_vals, g->dval_bytes, R->n, \
+                                     (uint32_t)g->kmin, g->range, s))
+    SL_TASK_CUDA_TRY(t, SL_DV(NULL, need), "direct table size");
+    if (!(*temp = sl_task_device_alloc(t, *need)))
+        return SL_ENOMEM;
+    cudaError_t e = SL_DV(*temp, need);
+#undef SL_DV
+    return dense_checked(t, g, temp, *need, e);
+}
+
 int gj_npj_table(sl_task_t *t, struct gj *g, void **temp, size_t *need)
 {
     cudaStream_t s = sl_task_stream(t);
     const struct gj_side *R = &g->s[g->build];
     *temp = NULL;
+    if (g->range && g->dval) {
+        int rc = dval_table(t, g, temp, need);
+        if (rc < 0 || *temp)
+            return rc;
+    }
     if (g->range) {
         SL_TASK_CUDA_TRY(
             t,
@@ -448,22 +510,12 @@ int gj_npj_table(sl_task_t *t, struct gj *g, void **temp, size_t *need)
             "direct table size");
         if (!(*temp = sl_task_device_alloc(t, *need)))
             return SL_ENOMEM;
-        unsigned dup = 0;
         cudaError_t e = g->k8 ? sl_k_npj_dense_build_k64(*temp, need, R->keys, R->n, g->kmin, g->range, s)
                               : sl_k_npj_dense_build_k32(*temp, need, R->keys, R->n, (uint32_t)g->kmin,
                                                          g->range, s);
-        if (e == cudaSuccess)
-            e = SL_TASK_CUDA_CALL(cudaMemcpyAsync(&dup, (char *)*temp + *need - 16, sizeof dup,
-                                                  cudaMemcpyDeviceToHost, s));
-        if (e == cudaSuccess)
-            e = SL_TASK_CUDA_CALL(cudaStreamSynchronize(s));
-        if (e != cudaSuccess)
-            return SL_TASK_CUDA_FAIL(t, e, "building the direct table");
-        if (!dup)
-            return SL_OK;
-        sl_task_device_free(t, *temp);
-        *temp = NULL;
-        g->range = 0;
+        int rc = dense_checked(t, g, temp, *need, e);
+        if (rc < 0 || *temp)
+            return rc;
     }
     SL_TASK_CUDA_TRY(t,
                      g->k8 ? sl_k_npj_build_k64(NULL, need, R->keys, R->n, s)
@@ -484,6 +536,13 @@ cudaError_t gj_npj_probe(const struct gj *g, void *table, size_t table_bytes,
                          unsigned long long *d_count, cudaStream_t s)
 {
     int64_t nr = g->s[g->build].n;
+    if (g->range && g->dval)
+        return g->k8 ? sl_k_npj_dval_probe_k64(table, table_bytes, nr, g->kmin, g->range,
+                                               g->dval_bytes, g->dval_carried, rin, s_keys, ns,
+                                               sin, g->kind, ko, d_count, s)
+                     : sl_k_npj_dval_probe_k32(table, table_bytes, nr, (uint32_t)g->kmin,
+                                               g->range, g->dval_bytes, g->dval_carried, rin,
+                                               s_keys, ns, sin, g->kind, ko, d_count, s);
     if (g->range)
         return g->k8 ? sl_k_npj_dense_probe_k64(table, table_bytes, nr, g->kmin, g->range, rin,
                                                 s_keys, ns, sin, g->kind, ko, d_count, s)
@@ -537,8 +596,11 @@ static int hash_join(sl_task_t *t, struct gj *g, struct gj_out *o, unsigned long
             rc = SL_TASK_CUDA_FAIL(t, e, "join size");
     }
     void *temp = NULL;
-    if (rc >= 0 && g->algo == GJ_NPJ)
+    if (rc >= 0 && g->algo == GJ_NPJ) {
+        dval_plan(t, g, &rin);
         rc = gj_npj_table(t, g, &temp, &need);
+        gj_step(t, g, "npj_table");
+    }
     else if (rc >= 0 && !(temp = sl_task_device_alloc(t, need)))
         rc = SL_ENOMEM;
     int64_t cap = S->n > 0 ? S->n : 1;
@@ -566,6 +628,8 @@ static int hash_join(sl_task_t *t, struct gj *g, struct gj_out *o, unsigned long
         cap = o->count;
         out_free(t, o);
     }
+    if (g->algo == GJ_NPJ)
+        gj_step(t, g, "npj_probe");
     sl_task_device_free(t, temp);
     for (int i = 0; i < n_own; i++)
         sl_task_device_free(t, own[i]);
@@ -808,6 +872,8 @@ static void phases_report(struct phases *p, sl_task_t *t, const struct gj *g, in
         sl_task_profile_value(t, "build_rows", g->s[g->build].n);
         if (g->filter_passes)
             sl_task_profile_value(t, "filter_passes", g->filter_passes);
+        if (g->algo == GJ_NPJ) /* 0 hash table, 1 direct table of rows, 2 with values */
+            sl_task_profile_value(t, "npj_table", g->range ? (g->dval ? 2 : 1) : 0);
     }
     if (!p->on)
         return;

@@ -70,6 +70,11 @@ struct gj {
     int filter_passes;                  /* fused select passes of gj_filter_probe (profile) */
     uint64_t kmin;                      /* NPJ dense: smallest build key, as unsigned */
     int64_t range;                      /* NPJ dense: slots of the direct table (0: hash) */
+    int dval;                           /* NPJ dense: the table with values (sl_k_npj_dval_*) */
+    int dval_bytes;                     /* ... its values' width (0: none, SEMI/ANTI) */
+    int dval_carried;                   /* ... the values are R's one output column (else
+                                         * R rows) */
+    const void *dval_vals;              /* ... that column (device), when carried */
     struct gj_side s[2];                /* by input side */
     struct gj_steps steps;              /* gj_steps_begin .. gj_steps_end */
 };
