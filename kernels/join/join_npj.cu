@@ -202,23 +202,58 @@ __device__ __forceinline__ void put(const sl_k_join_out_t &out, uint64_t pos, K 
  * written from it; otherwise the first walk counts and a second one writes. */
 /* Dense: `tab` is the direct table of dense_build_kernel (R row of key kmin + d at d,
  * `mask` unused, `range` slots; never duplicates). Else the hash table above. */
-/* Tables of the probe: */
-enum { kHash, kDense, kDval4, kDval8 };
-template <int Mode> struct DvalT { using T = uint32_t; };
-template <> struct DvalT<kDval8> { using T = uint64_t; };
+/* Tables of the probe: the hash table, the direct table of rows, the direct table with
+ * values (dval_build_kernel). */
+enum { kHash, kDense, kDval };
 
-/* DvalT: the table of dval_build_kernel (values of `vbytes`, then the presence bitmap):
- * `carried` says the value is R's one output column (else it is the R row). */
-template <typename K, int Mode>
+/* A packed R row of W 4-byte words (W = 1, 2 or 4: one aligned load): word i is column
+ * col[i]'s value (4-byte columns) or its half half[i] (8-byte columns). */
+template <int W> struct WordsT;
+template <> struct WordsT<1> { using T = uint32_t; };
+template <> struct WordsT<2> { using T = uint2; };
+template <> struct WordsT<4> { using T = uint4; };
+struct WordMap {
+    int n;                              /* words used (<= W) */
+    signed char col[4], half[4];
+};
+__device__ __forceinline__ void words_of(const uint2 &v, uint32_t *w) { w[0] = v.x, w[1] = v.y; }
+__device__ __forceinline__ void words_of(const uint4 &v, uint32_t *w)
+{
+    w[0] = v.x, w[1] = v.y, w[2] = v.z, w[3] = v.w;
+}
+__device__ __forceinline__ void words_of(const uint32_t &v, uint32_t *w) { w[0] = v; }
+template <int W> __device__ __forceinline__ typename WordsT<W>::T from_words(const uint32_t *w);
+template <> __device__ __forceinline__ uint32_t from_words<1>(const uint32_t *w) { return w[0]; }
+template <> __device__ __forceinline__ uint2 from_words<2>(const uint32_t *w)
+{
+    return make_uint2(w[0], w[1]);
+}
+template <> __device__ __forceinline__ uint4 from_words<4>(const uint32_t *w)
+{
+    return make_uint4(w[0], w[1], w[2], w[3]);
+}
+/* word i of column map.col[i], row r (input or output columns alike) */
+__device__ __forceinline__ uint32_t *word_at(const sl_k_cols_t &c, const WordMap &m, int i,
+                                             uint64_t r)
+{
+    uint32_t *p = (uint32_t *)c.ptr[m.col[i]];
+    return c.width[m.col[i]] == 4 ? p + r : p + 2 * r + m.half[i];
+}
+
+/* Dval: `tab` holds the values of dval_build_kernel, `bitmap` the keys present; `map`:
+ * the values are R rows packed by it (map.n > 0, written to out.r), else R row numbers
+ * (map.n == 0: R columns copied by them). */
+template <typename K, int Mode, int W>
 __global__ void __launch_bounds__(kThreads, SL_K_NPJ_MIN_BLOCKS)
     probe_kernel(const Slot<K> *__restrict__ tab, uint32_t mask, const unsigned *dup_flag,
-                 K kmin, uint64_t range, const uint32_t *__restrict__ bitmap, bool carried,
+                 K kmin, uint64_t range, const uint32_t *__restrict__ bitmap, WordMap map,
                  const sl_k_cols_t r_cols, const K *__restrict__ sk,
                  int64_t ns, const sl_k_cols_t s_cols, int kind, const sl_k_join_out_t out,
                  unsigned long long *__restrict__ count)
 {
     constexpr bool Dense = Mode != kHash;
-    using V = typename DvalT<Mode>::T;
+    using V = typename WordsT<W>::T;
+    const bool carried = Mode == kDval && map.n > 0;
     V val[kItems];
     constexpr int kWarps = kThreads / 32;
     __shared__ uint32_t warp_tot[kWarps];
@@ -244,7 +279,7 @@ __global__ void __launch_bounds__(kThreads, SL_K_NPJ_MIN_BLOCKS)
             if (j < ns)
                 k[i] = sk[j];
         }
-        if constexpr (Mode == kDval4 || Mode == kDval8) {
+        if constexpr (Mode == kDval) {
             const V *vt = (const V *)tab;
             uint32_t w[kItems];
 #pragma unroll
@@ -252,7 +287,7 @@ __global__ void __launch_bounds__(kThreads, SL_K_NPJ_MIN_BLOCKS)
                 const int64_t j = base + (int64_t)i * kThreads + threadIdx.x;
                 const uint64_t d = (uint64_t)(K)(k[i] - kmin);
                 w[i] = 0;
-                val[i] = 0;
+                val[i] = V{};
                 if (j < ns && d < range) {
                     w[i] = bitmap[d >> 5] >> (d & 31);
                     if (with_r && vt)
@@ -262,7 +297,9 @@ __global__ void __launch_bounds__(kThreads, SL_K_NPJ_MIN_BLOCKS)
 #pragma unroll
             for (int i = 0; i < kItems; i++) {
                 c[i] = w[i] & 1u;
-                first[i] = with_r && c[i] && !carried ? (uint32_t)val[i] : kEmpty;
+                uint32_t vw[W];
+                words_of(val[i], vw);
+                first[i] = with_r && c[i] && !carried ? vw[0] : kEmpty;
                 if (with_r)
                     matched += c[i];
             }
@@ -338,16 +375,24 @@ __global__ void __launch_bounds__(kThreads, SL_K_NPJ_MIN_BLOCKS)
             unsigned long long pos = wb + off[i];
             if (c[i] == 0 || semi_anti) { /* SEMI/ANTI row, or LEFT row without partner */
                 put<K>(out, pos, k[i], kEmpty, r_cols, j, s_cols, with_r);
-                if constexpr (Mode == kDval4 || Mode == kDval8)
+                if constexpr (Mode == kDval)
                     if (carried && with_r && pos < (uint64_t)out.capacity)
-                        ((V *)out.r.ptr[0])[pos] = 0;
+#pragma unroll
+                        for (int q = 0; q < W; q++)
+                            if (q < map.n)
+                                *word_at(out.r, map, q, pos) = 0;
                 continue;
             }
-            if constexpr (Mode == kDval4 || Mode == kDval8) {
-                if (carried) { /* R's one column is the table's value */
+            if constexpr (Mode == kDval) {
+                if (carried) { /* R's row is the table's value */
                     put<K>(out, pos, k[i], kEmpty, r_cols, j, s_cols, false);
+                    uint32_t vw[W];
+                    words_of(val[i], vw);
                     if (pos < (uint64_t)out.capacity)
-                        ((V *)out.r.ptr[0])[pos] = val[i];
+#pragma unroll
+                        for (int q = 0; q < W; q++)
+                            if (q < map.n)
+                                *word_at(out.r, map, q, pos) = vw[q];
                     continue;
                 }
             }
@@ -442,9 +487,9 @@ cudaError_t npj_build(void *d_temp, size_t *temp_bytes, const K *rk, int64_t nr,
 }
 
 /* Checks shared by both probes, then the launch. */
-template <typename K, int Mode>
+template <typename K, int Mode, int W = 1>
 cudaError_t probe_launch(const void *tab, uint32_t mask, const unsigned *dup, K kmin,
-                         uint64_t range, const uint32_t *bitmap, bool carried, int64_t nr,
+                         uint64_t range, const uint32_t *bitmap, WordMap map, int64_t nr,
                          const sl_k_cols_t *r_cols, const K *sk,
                          int64_t ns, const sl_k_cols_t *s_cols, int kind,
                          const sl_k_join_out_t *out, unsigned long long *count,
@@ -467,8 +512,8 @@ cudaError_t probe_launch(const void *tab, uint32_t mask, const unsigned *dup, K 
         return e;
     int64_t g = (ns + kThreads * kItems - 1) / (kThreads * kItems);
     g = sl_grid::capped(g, 8);
-    probe_kernel<K, Mode><<<(unsigned)g, kThreads, 0, stream>>>(
-        (const Slot<K> *)tab, mask, dup, kmin, range, bitmap, carried, rc, sk, ns, *s_cols,
+    probe_kernel<K, Mode, W><<<(unsigned)g, kThreads, 0, stream>>>(
+        (const Slot<K> *)tab, mask, dup, kmin, range, bitmap, map, rc, sk, ns, *s_cols,
         kind, o, count);
     return cudaGetLastError();
 }
@@ -481,7 +526,7 @@ cudaError_t npj_probe(void *d_temp, size_t temp_bytes, int64_t nr, const sl_k_co
     if (d_temp == NULL || nr < 0 || nr >= ((int64_t)1 << 31) || temp_bytes < table_bytes<K>(nr))
         return cudaErrorInvalidValue;
     return probe_launch<K, kHash>(d_temp, (uint32_t)(table_slots(nr) - 1),
-                                  dup_word<K>(d_temp, nr), 0, 0, NULL, false, nr, r_cols, sk,
+                                  dup_word<K>(d_temp, nr), 0, 0, NULL, WordMap{}, nr, r_cols, sk,
                                   ns, s_cols, kind, out, count, stream);
 }
 
@@ -549,52 +594,83 @@ cudaError_t dense_probe(void *d_temp, size_t temp_bytes, int64_t nr, K kmin, int
     if (d_temp == NULL || range < 0 || range >= ((int64_t)1 << 32) ||
         temp_bytes < dense_bytes(range))
         return cudaErrorInvalidValue;
-    return probe_launch<K, kDense>(d_temp, 0, NULL, kmin, (uint64_t)range, NULL, false, nr,
+    return probe_launch<K, kDense>(d_temp, 0, NULL, kmin, (uint64_t)range, NULL, WordMap{}, nr,
                                    r_cols, sk, ns, s_cols, kind, out, count, stream);
 }
 
 /* ---- the direct table with values (sl_k_npj_dval_*) ---- */
 
-/* Layout: range values of vbytes, the bitmap of range bits (each rounded up to 16 bytes),
- * the 16-byte duplicate word. */
-size_t dval_values_bytes(int64_t range, int vbytes) /* vbytes 0: none (SEMI/ANTI) */
+/* The values' words for `values` (SL_K_NPJ_DVAL_*) and R's columns: 0 (none), 1 (R row
+ * numbers), or the packed row's 1, 2 or 4 words (*map: where each comes from); -1 when
+ * the columns do not fit 16 bytes of 4- and 8-byte values. */
+int dval_words(int values, const sl_k_cols_t *r_cols, WordMap *map)
 {
-    return ((size_t)range * (size_t)vbytes + 15) / 16 * 16;
-}
-size_t dval_bitmap_bytes(int64_t range) { return ((size_t)range + 127) / 128 * 16; }
-size_t dval_bytes(int64_t range, int vbytes)
-{
-    return dval_values_bytes(range, vbytes) + dval_bitmap_bytes(range) + 16;
+    memset(map, 0, sizeof *map);
+    if (values == SL_K_NPJ_DVAL_NONE)
+        return 0;
+    if (values == SL_K_NPJ_DVAL_ROWS)
+        return 1;
+    if (values != SL_K_NPJ_DVAL_PACKED || r_cols == NULL || r_cols->n < 1 ||
+        r_cols->n > SL_K_MAX_COLS)
+        return -1;
+    for (int j = 0; j < r_cols->n; j++) {
+        const int w = r_cols->width[j];
+        if ((w != 4 && w != 8) || map->n + w / 4 > 4 || !r_cols->ptr[j])
+            return -1;
+        for (int h = 0; h < w / 4; h++) {
+            map->col[map->n] = (signed char)j;
+            map->half[map->n++] = (signed char)h;
+        }
+    }
+    return map->n <= 1 ? 1 : map->n <= 2 ? 2 : 4;
 }
 
-/* R rows [from, to): the key's bit set (a bit already set: bit 0 of the duplicate word; a
- * key outside the range: bit 1) and its value stored (rv: R's column, or NULL for the
- * row number). kItems rows a thread at a time, their loads in flight together. */
-template <typename K, typename V>
-__global__ void dval_build_kernel(const K *__restrict__ rk, const V *__restrict__ rv,
-                                  int64_t from, int64_t to, K kmin, uint64_t range, V *vals,
-                                  uint32_t *bitmap, unsigned *dup)
+/* Layout: range values of 4 * words bytes, the bitmap of range bits (each rounded up to
+ * 16 bytes), the 16-byte duplicate word. */
+size_t dval_values_bytes(int64_t range, int words)
+{
+    return ((size_t)range * (size_t)words * 4 + 15) / 16 * 16;
+}
+size_t dval_bitmap_bytes(int64_t range) { return ((size_t)range + 127) / 128 * 16; }
+size_t dval_bytes(int64_t range, int words)
+{
+    return dval_values_bytes(range, words) + dval_bitmap_bytes(range) + 16;
+}
+
+/* R rows [0, nr): the key's bit set (a bit already set: bit 0 of the duplicate word; a
+ * key outside the range: bit 1) and its value stored (map.n > 0: R's row packed from
+ * r_cols; else the row number; vals NULL: none). kItems rows a thread at a time, their
+ * loads in flight together. */
+template <typename K, int W>
+__global__ void dval_build_kernel(const K *__restrict__ rk, const sl_k_cols_t r_cols,
+                                  WordMap map, int64_t nr, K kmin, uint64_t range,
+                                  typename WordsT<W>::T *vals, uint32_t *bitmap, unsigned *dup)
 {
     const int64_t stride = (int64_t)gridDim.x * blockDim.x * kItems;
-    for (int64_t base = from + (int64_t)blockIdx.x * blockDim.x * kItems; base < to;
-         base += stride) {
+    for (int64_t base = (int64_t)blockIdx.x * blockDim.x * kItems; base < nr; base += stride) {
         K k[kItems];
-        V v[kItems];
+        uint32_t v[kItems][W];
 #pragma unroll
         for (int i = 0; i < kItems; i++) {
             const int64_t r = base + (int64_t)i * blockDim.x + threadIdx.x;
-            if (r < to) {
-                k[i] = rk[r];
-                v[i] = rv ? rv[r] : (V)r;
-            }
-            else
-                v[i] = 0;
+#pragma unroll
+            for (int q = 0; q < W; q++)
+                v[i][q] = 0;
+            if (r >= nr)
+                continue;
+            k[i] = rk[r];
+            v[i][0] = (uint32_t)r;
+            if (vals && map.n > 0)
+#pragma unroll
+                for (int q = 0; q < W; q++)
+                    if (q < map.n)
+                        v[i][q] = *word_at(r_cols, map, q, (uint64_t)r);
         }
         unsigned bad = 0;
 #pragma unroll
         for (int i = 0; i < kItems; i++) {
             const int64_t r = base + (int64_t)i * blockDim.x + threadIdx.x;
-            if (r >= to)
+            if (r >= nr)
                 continue;
             const uint64_t d = (uint64_t)(K)(k[i] - kmin);
             if (d >= range) {
@@ -605,7 +681,7 @@ __global__ void dval_build_kernel(const K *__restrict__ rk, const V *__restrict_
             if (atomicOr(&bitmap[d >> 5], bit) & bit)
                 bad |= 1u;
             if (vals)
-                vals[d] = v[i];
+                vals[d] = from_words<W>(v[i]);
         }
         if (bad)
             atomicOr(dup, bad);
@@ -613,71 +689,89 @@ __global__ void dval_build_kernel(const K *__restrict__ rk, const V *__restrict_
 }
 
 template <typename K>
-cudaError_t dval_build(void *d_temp, size_t *temp_bytes, const K *rk, const void *rv,
-                       int vbytes, int64_t nr, K kmin, int64_t range, cudaStream_t stream)
+cudaError_t dval_build(void *d_temp, size_t *temp_bytes, const K *rk, int values,
+                       const sl_k_cols_t *r_cols, int64_t nr, K kmin, int64_t range,
+                       cudaStream_t stream)
 {
+    WordMap map;
+    const int words = dval_words(values, r_cols, &map);
     if (temp_bytes == NULL || nr < 0 || nr >= ((int64_t)1 << 31) || range < 0 ||
-        range >= ((int64_t)1 << 32) || (vbytes != 0 && vbytes != 4 && vbytes != 8) ||
-        (rv == NULL && vbytes == 8))
+        range >= ((int64_t)1 << 32) || words < 0)
         return cudaErrorInvalidValue;
-    const size_t need = dval_bytes(range, vbytes);
+    const size_t need = dval_bytes(range, words);
     if (d_temp == NULL) {
         *temp_bytes = need;
         return cudaSuccess;
     }
     if (*temp_bytes < need || (nr > 0 && rk == NULL))
         return cudaErrorInvalidValue;
-    char *bitmap = (char *)d_temp + dval_values_bytes(range, vbytes);
+    char *bitmap = (char *)d_temp + dval_values_bytes(range, words);
     unsigned *dup = (unsigned *)((char *)d_temp + need - 16);
-    /* the values need no clearing: a slot is read only when its bit is set */
+    /* the values need no clearing: a slot is read only where its bit is set */
     cudaError_t e = cudaMemsetAsync(bitmap, 0, dval_bitmap_bytes(range) + 16, stream);
     if (e != cudaSuccess || nr == 0)
         return e;
+    sl_k_cols_t rc;
+    memset(&rc, 0, sizeof rc);
+    if (map.n > 0)
+        rc = *r_cols;
     const int64_t g = sl_grid::capped((nr + 256 * kItems - 1) / (256 * kItems), 8);
-    if (vbytes != 8)
-        dval_build_kernel<K, uint32_t><<<(unsigned)g, 256, 0, stream>>>(
-            rk, vbytes ? (const uint32_t *)rv : NULL, 0, nr, kmin, (uint64_t)range,
-            vbytes ? (uint32_t *)d_temp : NULL, (uint32_t *)bitmap, dup);
+#define SL_DVB(W)                                                                          \
+    dval_build_kernel<K, W><<<(unsigned)g, 256, 0, stream>>>(                              \
+        rk, rc, map, nr, kmin, (uint64_t)range,                                           \
+        words ? (typename WordsT<W>::T *)d_temp : NULL, (uint32_t *)bitmap, dup)
+    if (words <= 1)
+        SL_DVB(1);
+    else if (words == 2)
+        SL_DVB(2);
     else
-        dval_build_kernel<K, uint64_t><<<(unsigned)g, 256, 0, stream>>>(
-            rk, (const uint64_t *)rv, 0, nr, kmin, (uint64_t)range, (uint64_t *)d_temp,
-            (uint32_t *)bitmap, dup);
+        SL_DVB(4);
+#undef SL_DVB
     return cudaGetLastError();
 }
 
 template <typename K>
 cudaError_t dval_probe(void *d_temp, size_t temp_bytes, int64_t nr, K kmin, int64_t range,
-                       int vbytes, int carried, const sl_k_cols_t *r_cols, const K *sk,
-                       int64_t ns, const sl_k_cols_t *s_cols, int kind,
-                       const sl_k_join_out_t *out, unsigned long long *count,
-                       cudaStream_t stream)
+                       int values, const sl_k_cols_t *r_cols, const K *sk, int64_t ns,
+                       const sl_k_cols_t *s_cols, int kind, const sl_k_join_out_t *out,
+                       unsigned long long *count, cudaStream_t stream)
 {
     const bool with_r = kind == SL_K_JOIN_INNER || kind == SL_K_JOIN_LEFT;
-    if (d_temp == NULL || range < 0 || range >= ((int64_t)1 << 32) ||
-        (vbytes != 0 && vbytes != 4 && vbytes != 8) || (!carried && vbytes == 8) ||
-        temp_bytes < dval_bytes(range, vbytes) || out == NULL || r_cols == NULL ||
-        (vbytes == 0 && with_r && (out->r.n != 0 || out->r_pos != NULL)))
+    WordMap map;
+    const int words = dval_words(values, r_cols, &map);
+    if (d_temp == NULL || range < 0 || range >= ((int64_t)1 << 32) || words < 0 ||
+        temp_bytes < dval_bytes(range, words) || out == NULL || r_cols == NULL)
         return cudaErrorInvalidValue;
-    /* carried: the value is R's one output column (no R row numbers written) */
-    if (carried && with_r &&
-        (out->r.n != 1 || out->r.width[0] != vbytes || out->r_pos != NULL || !out->r.ptr[0]))
+    /* packed: out->r takes R's columns as r_cols lists them (equal widths), no r_pos;
+     * none: nothing of R is written */
+    if (with_r && values == SL_K_NPJ_DVAL_PACKED) {
+        if (out->r.n != r_cols->n || out->r_pos != NULL)
+            return cudaErrorInvalidValue;
+        for (int j = 0; j < r_cols->n; j++)
+            if (out->r.width[j] != r_cols->width[j] || !out->r.ptr[j])
+                return cudaErrorInvalidValue;
+    }
+    if (with_r && values == SL_K_NPJ_DVAL_NONE && (out->r.n != 0 || out->r_pos != NULL))
         return cudaErrorInvalidValue;
+    const uint32_t *bitmap =
+        (const uint32_t *)((const char *)d_temp + dval_values_bytes(range, words));
+    const void *vals = words ? d_temp : NULL; /* none: only the bitmap is read */
     sl_k_cols_t none;
     memset(&none, 0, sizeof none);
-    const uint32_t *bitmap =
-        (const uint32_t *)((const char *)d_temp + dval_values_bytes(range, vbytes));
     sl_k_join_out_t o = *out;
-    if (carried)
-        o.r.n = 0; /* written by the kernel from the value, not copied */
-    const void *vals = vbytes ? d_temp : NULL; /* none: only the bitmap is read */
-    cudaError_t e =
-        vbytes != 8
-            ? probe_launch<K, kDval4>(vals, 0, NULL, kmin, (uint64_t)range, bitmap,
-                                      carried != 0, nr, carried ? &none : r_cols, sk, ns,
-                                      s_cols, kind, &o, count, stream)
-            : probe_launch<K, kDval8>(d_temp, 0, NULL, kmin, (uint64_t)range, bitmap, true,
-                                      nr, &none, sk, ns, s_cols, kind, &o, count, stream);
-    return e;
+    const sl_k_cols_t *rin = r_cols;
+    if (map.n > 0) { /* R columns written from the values by the kernel, not copied */
+        o.r.n = 0;
+        rin = &none;
+    }
+    /* the kernel writes packed values through map over out.r's pointers (o.r keeps them) */
+#define SL_DVP(W)                                                                          \
+    probe_launch<K, kDval, W>(vals, 0, NULL, kmin, (uint64_t)range, bitmap, map, nr, rin, sk, \
+                              ns, s_cols, kind, &o, count, stream)
+    if (words <= 1)
+        return SL_DVP(1);
+    return words == 2 ? SL_DVP(2) : SL_DVP(4);
+#undef SL_DVP
 }
 
 } // namespace
@@ -744,20 +838,20 @@ SL_K_NPJ_DENSE_DEF(k64, uint64_t)
 
 #define SL_K_NPJ_DVAL_DEF(SUF, KT)                                                         \
     extern "C" cudaError_t sl_k_npj_dval_build_##SUF(                                     \
-        void *d_temp, size_t *temp_bytes, const KT *d_r_keys, const void *d_r_vals,       \
-        int vbytes, int64_t nr, KT kmin, int64_t range, cudaStream_t stream)              \
+        void *d_temp, size_t *temp_bytes, const KT *d_r_keys, int values,                 \
+        const sl_k_cols_t *r_cols, int64_t nr, KT kmin, int64_t range, cudaStream_t stream) \
     {                                                                                     \
-        return dval_build<KT>(d_temp, temp_bytes, d_r_keys, d_r_vals, vbytes, nr, kmin,   \
+        return dval_build<KT>(d_temp, temp_bytes, d_r_keys, values, r_cols, nr, kmin,     \
                               range, stream);                                             \
     }                                                                                     \
     extern "C" cudaError_t sl_k_npj_dval_probe_##SUF(                                     \
-        void *d_temp, size_t temp_bytes, int64_t nr, KT kmin, int64_t range, int vbytes,  \
-        int carried, const sl_k_cols_t *r_cols, const KT *d_s_keys, int64_t ns,           \
+        void *d_temp, size_t temp_bytes, int64_t nr, KT kmin, int64_t range, int values,  \
+        const sl_k_cols_t *r_cols, const KT *d_s_keys, int64_t ns,                        \
         const sl_k_cols_t *s_cols, int kind, const sl_k_join_out_t *out,                  \
         unsigned long long *d_count, cudaStream_t stream)                                 \
     {                                                                                     \
-        return dval_probe<KT>(d_temp, temp_bytes, nr, kmin, range, vbytes, carried,       \
-                              r_cols, d_s_keys, ns, s_cols, kind, out, d_count, stream);  \
+        return dval_probe<KT>(d_temp, temp_bytes, nr, kmin, range, values, r_cols,        \
+                              d_s_keys, ns, s_cols, kind, out, d_count, stream);          \
     }
 
 SL_K_NPJ_DVAL_DEF(k32, uint32_t)

@@ -435,20 +435,21 @@ static int read_count(sl_task_t *t, const unsigned long long *d_count, struct gj
     return SL_OK;
 }
 
-/* The direct table with values (debug_join_dense=values): R's one 4- or 8-byte output
- * column carried in it when the kind writes R columns and R has no others, else the R
- * row (none for SEMI/ANTI, nor when no R column is written). */
+/* The direct table with values (debug_join_dense=values): R's row packed in it when the
+ * kind writes R columns and they fit 16 bytes (one load a probe row), else the R row (none
+ * for SEMI/ANTI, nor when no R column is written). */
 static void dval_plan(sl_task_t *t, struct gj *g, const sl_k_cols_t *rin)
 {
     int64_t mode = 0;
     sl_task_option_int(t, "debug_join_dense", &mode);
     const struct gj_side *R = &g->s[g->build];
-    int with_r = g->kind == SL_K_JOIN_INNER || g->kind == SL_K_JOIN_LEFT;
+    int with_r = g->kind == SL_K_JOIN_INNER || g->kind == SL_K_JOIN_LEFT, bytes = 0;
+    for (int j = 0; j < rin->n; j++)
+        bytes += rin->width[j];
     g->dval = mode == 0 && g->range > 0;
-    g->dval_carried = with_r && R->n_pay == 1 && R->n_row == 1 && !R->id_word &&
-                      (R->pay_w[0] == 4 || R->pay_w[0] == 8);
-    g->dval_bytes = g->dval_carried ? R->pay_w[0] : with_r && (R->n_row || R->id_word) ? 4 : 0;
-    g->dval_vals = g->dval_carried ? rin->ptr[0] : NULL;
+    g->dval_values = !with_r || (rin->n == 0 && !R->id_word) ? SL_K_NPJ_DVAL_NONE
+                     : !R->id_word && bytes <= 16              ? SL_K_NPJ_DVAL_PACKED
+                                                                : SL_K_NPJ_DVAL_ROWS;
 }
 
 /* After a direct table's build (its launch returned e): reads the table's duplicate word
@@ -474,14 +475,15 @@ static int dense_checked(sl_task_t *t, struct gj *g, void **temp, size_t need, c
     return SL_OK;
 }
 
-static int dval_table(sl_task_t *t, struct gj *g, void **temp, size_t *need)
+static int dval_table(sl_task_t *t, struct gj *g, const sl_k_cols_t *rin, void **temp,
+                      size_t *need)
 {
     cudaStream_t s = sl_task_stream(t);
     const struct gj_side *R = &g->s[g->build];
 #define SL_DV(TEMP, NEED)                                                                   \
-    (g->k8 ? sl_k_npj_dval_build_k64(TEMP, NEED, R->keys, g->dval_vals, g->dval_bytes, R->n, \
-                                     g->kmin, g->range, s)                                  \
-           : sl_k_npj_dval_build_k32(TEMP, NEED, R->keys, g->dval_vals, g->dval_bytes, R->n, \
+    (g->k8 ? sl_k_npj_dval_build_k64(TEMP, NEED, R->keys, g->dval_values, rin, R->n, g->kmin, \
+                                     g->range, s)                                           \
+           : sl_k_npj_dval_build_k32(TEMP, NEED, R->keys, g->dval_values, rin, R->n,         \
                                      (uint32_t)g->kmin, g->range, s))
     SL_TASK_CUDA_TRY(t, SL_DV(NULL, need), "direct table size");
     if (!(*temp = sl_task_device_alloc(t, *need)))
@@ -491,13 +493,13 @@ static int dval_table(sl_task_t *t, struct gj *g, void **temp, size_t *need)
     return dense_checked(t, g, temp, *need, e);
 }
 
-int gj_npj_table(sl_task_t *t, struct gj *g, void **temp, size_t *need)
+int gj_npj_table(sl_task_t *t, struct gj *g, const sl_k_cols_t *rin, void **temp, size_t *need)
 {
     cudaStream_t s = sl_task_stream(t);
     const struct gj_side *R = &g->s[g->build];
     *temp = NULL;
     if (g->range && g->dval) {
-        int rc = dval_table(t, g, temp, need);
+        int rc = dval_table(t, g, rin, temp, need);
         if (rc < 0 || *temp)
             return rc;
     }
@@ -538,11 +540,11 @@ cudaError_t gj_npj_probe(const struct gj *g, void *table, size_t table_bytes,
     int64_t nr = g->s[g->build].n;
     if (g->range && g->dval)
         return g->k8 ? sl_k_npj_dval_probe_k64(table, table_bytes, nr, g->kmin, g->range,
-                                               g->dval_bytes, g->dval_carried, rin, s_keys, ns,
-                                               sin, g->kind, ko, d_count, s)
+                                               g->dval_values, rin, s_keys, ns, sin, g->kind,
+                                               ko, d_count, s)
                      : sl_k_npj_dval_probe_k32(table, table_bytes, nr, (uint32_t)g->kmin,
-                                               g->range, g->dval_bytes, g->dval_carried, rin,
-                                               s_keys, ns, sin, g->kind, ko, d_count, s);
+                                               g->range, g->dval_values, rin, s_keys, ns, sin,
+                                               g->kind, ko, d_count, s);
     if (g->range)
         return g->k8 ? sl_k_npj_dense_probe_k64(table, table_bytes, nr, g->kmin, g->range, rin,
                                                 s_keys, ns, sin, g->kind, ko, d_count, s)
@@ -598,7 +600,7 @@ static int hash_join(sl_task_t *t, struct gj *g, struct gj_out *o, unsigned long
     void *temp = NULL;
     if (rc >= 0 && g->algo == GJ_NPJ) {
         dval_plan(t, g, &rin);
-        rc = gj_npj_table(t, g, &temp, &need);
+        rc = gj_npj_table(t, g, &rin, &temp, &need);
         gj_step(t, g, "npj_table");
     }
     else if (rc >= 0 && !(temp = sl_task_device_alloc(t, need)))

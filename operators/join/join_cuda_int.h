@@ -71,10 +71,7 @@ struct gj {
     uint64_t kmin;                      /* NPJ dense: smallest build key, as unsigned */
     int64_t range;                      /* NPJ dense: slots of the direct table (0: hash) */
     int dval;                           /* NPJ dense: the table with values (sl_k_npj_dval_*) */
-    int dval_bytes;                     /* ... its values' width (0: none, SEMI/ANTI) */
-    int dval_carried;                   /* ... the values are R's one output column (else
-                                         * R rows) */
-    const void *dval_vals;              /* ... that column (device), when carried */
+    int dval_values;                    /* ... SL_K_NPJ_DVAL_*: none, R rows, R's packed row */
     struct gj_side s[2];                /* by input side */
     struct gj_steps steps;              /* gj_steps_begin .. gj_steps_end */
 };
@@ -187,8 +184,9 @@ int gj_gather_strings(sl_task_t *t, const struct join_state *st, const struct gj
 
 /* The NPJ table (join_cuda.c) of the build side g->s[g->build] (keys, n) in *temp
  * (*need bytes, its last 16 the duplicate word): the direct table when g->range is set
- * and the keys are unique (a duplicate clears g->range), else the hash table. */
-int gj_npj_table(sl_task_t *t, struct gj *g, void **temp, size_t *need);
+ * and the keys are unique (a duplicate clears g->range and g->dval), with values when
+ * g->dval (g->dval_values of R's columns rin), else the hash table. */
+int gj_npj_table(sl_task_t *t, struct gj *g, const sl_k_cols_t *rin, void **temp, size_t *need);
 /* The NPJ probe of ns keys s_keys (device memory) into the table of gj_npj_table (direct
  * when g->range is set, else hashed), with g's kind, on stream s; the launcher's error. */
 cudaError_t gj_npj_probe(const struct gj *g, void *table, size_t table_bytes,

@@ -338,8 +338,9 @@ static int last_npj_table(void)
 
 /* The direct table past the L2 cache (issue 19): n = 2^23 unique dense build keys (a 32-64 MB
  * table of values with its 1 MB bitmap), with debug_join_dense values and rows, against
- * the CPU: one int32 payload (carried in the table), one int64 payload with int64 keys
- * and negative keys (carried, 8 bytes), two payloads (the table holds rows), a quarter of
+ * the CPU: one int32 payload (the table's value), one int64 payload with int64 keys
+ * and negative keys (8-byte values), an int64 and an int32 payload (12 bytes packed into
+ * 16), three int64 payloads (24 bytes: the table holds rows), a quarter of
  * the probe keys matching, none matching, duplicates in the dense range (the hash table
  * instead), a sparse range (the hash table), keys at the int32 extremes; inner, semi and
  * anti. The profile says which table ran. */
@@ -354,6 +355,7 @@ static void dense_cases(int64_t n)
     struct spec pk64 = {.rows = n, .key64 = 1, .n_pay = 1, .pay64 = 1,
                         .key_offset = -((int64_t)1 << 40), .seed = 83};
     struct spec pk2 = {.rows = n, .n_pay = 2, .mixed = 1, .seed = 84};
+    struct spec pk3 = {.rows = n, .n_pay = 3, .pay64 = 1, .seed = 92};
     struct spec none = {.rows = n + 1000, .n_pay = 1, .key_range = n, .key_offset = 2 * n, .seed = 85};
     struct spec dup = {.rows = n, .n_pay = 1, .key_range = n + n / 2, .seed = 86};
     struct spec sparse = {.rows = n / 4, .n_pay = 1, .key_mul = 5, .seed = 87};
@@ -366,7 +368,7 @@ static void dense_cases(int64_t n)
         int table; /* npj_table expected with values (1 with rows; 0 stays 0) */
     } cases[] = {{&probe, &pk, 2},     {&probe64, &pk64, 2}, {&probe, &pk2, 2},
                  {&none, &pk, 2},      {&probe, &dup, 0},    {&probe, &sparse, 0},
-                 {&probe_hi, &pk_hi, 2}, {&probe_lo, &pk_lo, 2}};
+                 {&probe_hi, &pk_hi, 2}, {&probe_lo, &pk_lo, 2}, {&probe, &pk3, 2}};
     sl_engine_t *cpu = gpu_test_engine(SL_PLACE_CPU, 0), *gpu = gpu_test_engine(SL_PLACE_GPU, 0);
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         sl_table_t *l = make(cases[c].l, "l"), *r = make(cases[c].r, "r");

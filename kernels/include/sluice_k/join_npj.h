@@ -105,35 +105,39 @@ cudaError_t sl_k_npj_dense_build_rows_k64(void *d_temp, size_t *temp_bytes,
 
 /* The direct table with the values in it (issue 19: build sides past the L2 cache, where
  * each R row read by row number in the probe costs a random sector): a bitmap of the keys
- * present (range bits: 16 MiB for 2^27 keys, kept in L2) and one value of vbytes (4 or 8)
- * per slot, never cleared (read only where its bit is set).
- *  sl_k_npj_dval_build_*: sets each R key's bit and stores its value: d_r_vals[r] (R's
- *    one output column, vbytes wide), or the row number r when d_r_vals is NULL
- *    (vbytes 4). Temp size depends on range and vbytes only; its last 16 bytes are the
- *    word of sl_k_npj_dense_build_rows_* (bit 0 a key twice, bit 1 a key outside the
- *    range: the table is then unusable).
- *  sl_k_npj_dval_probe_*: as sl_k_npj_dense_probe_* (same kinds except LEFT's NULL
- *    rows, outputs and order); carried (values of R's column): out->r has that one
- *    column (vbytes wide) and no r_pos, r_cols is not read; else the values are R rows
- *    and r_cols / r_pos as for sl_k_npj_probe_*. The probe loads an S key's bitmap word
- *    and value together (only INNER/LEFT load values).
+ * present (range bits: 16 MiB for 2^27 keys, kept in L2) and one value per slot, never
+ * cleared (read only where its bit is set). `values`:
+ *  SL_K_NPJ_DVAL_NONE: no values (SEMI/ANTI, or no R column written);
+ *  SL_K_NPJ_DVAL_ROWS: the R row number (4 bytes); the probe copies r_cols by it and
+ *    writes r_pos as sl_k_npj_probe_* does;
+ *  SL_K_NPJ_DVAL_PACKED: R's row, r_cols packed into 4, 8 or 16 bytes (4- and 8-byte
+ *    columns of at most 16 bytes in all; 12 take 16): the probe writes out->r (r_cols'
+ *    columns, equal widths, no r_pos) from the value, one load per probe row.
+ *  sl_k_npj_dval_build_*: sets each R key's bit and stores its value. Temp size depends
+ *    on range, values and r_cols' widths; its last 16 bytes are the word of
+ *    sl_k_npj_dense_build_rows_* (bit 0 a key twice, bit 1 a key outside the range: the
+ *    table is then unusable).
+ *  sl_k_npj_dval_probe_*: as sl_k_npj_dense_probe_* (same kinds, outputs and order), with
+ *    the build's values and r_cols; loads an S key's bitmap word and value together (only
+ *    INNER/LEFT load values).
  * Limits: range < 2^32, nr < 2^31. Never allocates or synchronizes. */
+enum { SL_K_NPJ_DVAL_NONE = 0, SL_K_NPJ_DVAL_ROWS = 1, SL_K_NPJ_DVAL_PACKED = 2 };
 cudaError_t sl_k_npj_dval_build_k32(void *d_temp, size_t *temp_bytes, const uint32_t *d_r_keys,
-                                    const void *d_r_vals, int vbytes, int64_t nr, uint32_t kmin,
-                                    int64_t range, cudaStream_t stream);
+                                    int values, const sl_k_cols_t *r_cols, int64_t nr,
+                                    uint32_t kmin, int64_t range, cudaStream_t stream);
 cudaError_t sl_k_npj_dval_build_k64(void *d_temp, size_t *temp_bytes, const uint64_t *d_r_keys,
-                                    const void *d_r_vals, int vbytes, int64_t nr, uint64_t kmin,
-                                    int64_t range, cudaStream_t stream);
+                                    int values, const sl_k_cols_t *r_cols, int64_t nr,
+                                    uint64_t kmin, int64_t range, cudaStream_t stream);
 cudaError_t sl_k_npj_dval_probe_k32(void *d_temp, size_t temp_bytes, int64_t nr, uint32_t kmin,
-                                    int64_t range, int vbytes, int carried,
-                                    const sl_k_cols_t *r_cols, const uint32_t *d_s_keys,
-                                    int64_t ns, const sl_k_cols_t *s_cols, int kind,
+                                    int64_t range, int values, const sl_k_cols_t *r_cols,
+                                    const uint32_t *d_s_keys, int64_t ns,
+                                    const sl_k_cols_t *s_cols, int kind,
                                     const sl_k_join_out_t *out, unsigned long long *d_count,
                                     cudaStream_t stream);
 cudaError_t sl_k_npj_dval_probe_k64(void *d_temp, size_t temp_bytes, int64_t nr, uint64_t kmin,
-                                    int64_t range, int vbytes, int carried,
-                                    const sl_k_cols_t *r_cols, const uint64_t *d_s_keys,
-                                    int64_t ns, const sl_k_cols_t *s_cols, int kind,
+                                    int64_t range, int values, const sl_k_cols_t *r_cols,
+                                    const uint64_t *d_s_keys, int64_t ns,
+                                    const sl_k_cols_t *s_cols, int kind,
                                     const sl_k_join_out_t *out, unsigned long long *d_count,
                                     cudaStream_t stream);
 
