@@ -207,8 +207,9 @@ static int parse_args(int argc, char **argv, struct join_args *a, struct cli_com
                    " [--repeat R]\n  [--placement cpu|gpu|auto] [--resident host|device]"
                    " [--threads N] [--json]\n  [--pageable] [--payload-only] [--gpu-mem BYTES]"
                    " [--trace FILE]\n  [--then \"ALGO [OPTION=VALUE ...]\"]...\n"
-                   "  --then: after the runs, the same inputs again with that algorithm and"
-                   " engine options\n  (A/B runs; one more result line each)\n"
+                   "  --then: the same inputs first with that algorithm and engine options"
+                   " (A/B runs: a result\n  line each; the main run's line, the last, gives"
+                   " their medians as then_ms)\n"
                    "  --resident device: inputs copied to GPU 0 before timing, the output left"
                    " in GPU memory\n  (the timed span ends when it is complete there;"
                    " the checksum is read afterwards)\n"
@@ -383,6 +384,10 @@ void bench_join_phases(struct bench_result *r, const char *profile, double total
     for (int i = 0; i < NP; i++)
         if (seen[i])
             bench_add_phase(r, names[i], v[i]);
+    const char *at = profile ? strstr(profile, "\"gpu_algo\":") : NULL;
+    r->join_algo = at ? atoi(at + strlen("\"gpu_algo\":")) : -1;
+    at = profile ? strstr(profile, "\"npj_table\":") : NULL;
+    r->join_table = at ? atoi(at + strlen("\"npj_table\":")) : -1;
     if (seen[NP - 1])
         bench_add_phase(r, "engine_other", total_ms - v[NP - 1]);
 }
@@ -428,9 +433,11 @@ int bench_join_query(const struct bench_join_query *j, struct bench_result *r)
     return rc;
 }
 
-/* --then "ALGO [OPTION=VALUE ...]": the algorithm into algo, the options set on eng. */
-static int then_options(sl_engine_t *eng, const char *spec, char *algo, size_t cap)
+/* --then "ALGO [OPTION=VALUE ...]": the algorithm into algo, the options set on eng
+ * (restore: set back to the values they had). */
+static int then_options(sl_engine_t *eng, const char *spec, char *algo, size_t cap, int restore)
 {
+    static char old[8][128];
     char buf[256];
     snprintf(buf, sizeof buf, "%s", spec);
     char *save = NULL, *tok = strtok_r(buf, " ", &save);
@@ -439,9 +446,13 @@ static int then_options(sl_engine_t *eng, const char *spec, char *algo, size_t c
         return SL_EINVAL;
     }
     snprintf(algo, cap, "%s", tok);
-    while ((tok = strtok_r(NULL, " ", &save)) != NULL) {
+    for (int n = 0; (tok = strtok_r(NULL, " ", &save)) != NULL; n++) {
         char *eq = strchr(tok, '=');
-        if (!eq || (*eq = 0, sl_engine_option_set(eng, tok, eq + 1) < 0)) {
+        if (eq)
+            *eq = 0;
+        if (!eq || n == 8 ||
+            (!restore && sl_engine_option_get(eng, tok, old[n], sizeof old[n]) < 0) ||
+            sl_engine_option_set(eng, tok, restore ? old[n] : eq + 1) < 0) {
             cli_fail("bench join: --then '%s': cannot set '%s' (%s)", spec, tok, sl_last_errmsg());
             return SL_EINVAL;
         }
@@ -509,12 +520,15 @@ int bench_join(int argc, char **argv)
             sl_engine_device_info(eng, 1, &di);
     }
     int rc = SL_OK;
-    char then_algo[64];
-    for (int v = 0; v <= a.n_then && rc == SL_OK; v++) {
-        if (v > 0 && (rc = then_options(eng, a.then[v - 1], then_algo, sizeof then_algo)) < 0)
+    char then_algo[64], then_ms[512] = "";
+    const char *main_algo = a.algo;
+    /* the --then runs first, each with its options set and then restored; the main run
+     * last, its line (the last: what bench/run.py reads) with their medians */
+    for (int v = a.n_then ? 1 : 0, left = a.n_then + 1; left > 0 && rc == SL_OK;
+         left--, v = v == a.n_then ? 0 : v + 1) {
+        if (v > 0 && (rc = then_options(eng, a.then[v - 1], then_algo, sizeof then_algo, 0)) < 0)
             break;
-        if (v > 0)
-            a.algo = then_algo;
+        a.algo = v > 0 ? then_algo : main_algo;
         char opts[512];
         int at_o = snprintf(opts, sizeof opts, "on=k kind=%s algo=%s output=%s", a.kind, a.algo,
                             a.output);
@@ -596,10 +610,23 @@ int bench_join(int argc, char **argv)
                     snprintf(extra + at, sizeof extra - (size_t)at,
                              ",\"ooc_floor_ms\":%.3f,\"vs_ooc_floor\":%.3f", ooc, med / ooc);
             }
+            if (r.join_algo >= 0)
+                snprintf(extra + strlen(extra), sizeof extra - strlen(extra),
+                         ",\"gpu_algo\":%d,\"npj_table\":%d", r.join_algo, r.join_table);
             if (v > 0)
                 snprintf(extra + strlen(extra), sizeof extra - strlen(extra), ",\"then\":\"%s\"",
                          a.then[v - 1]);
+            if (v > 0)
+                snprintf(then_ms + strlen(then_ms), sizeof then_ms - strlen(then_ms),
+                         "%s\"%s\":%.3f", then_ms[0] ? "," : "", a.then[v - 1],
+                         bench_median(r.ms, r.n));
+            else if (then_ms[0])
+                snprintf(extra + strlen(extra), sizeof extra - strlen(extra),
+                         ",\"then_ms\":{%s}", then_ms);
             bench_print_run(eng, on_device || c.placement == SL_PLACE_GPU, "join", &r, extra);
+            if (v > 0 &&
+                (rc = then_options(eng, a.then[v - 1], then_algo, sizeof then_algo, 1)) < 0)
+                break;
         }
     }
     sl_engine_close(eng);
