@@ -227,45 +227,10 @@ static int npj_pays(const struct gj *g, int64_t nb)
     return table <= limit;
 }
 
-static int plan(sl_task_t *t, const struct join_state *st, struct gj *g)
+/* Each side's payloads: in the row (PHJ/SMJ: packed rows of <= 16 bytes; NPJ: up to
+ * SL_K_MAX_COLS copied by the probe), or gathered by row id after the join. */
+static void layout(struct gj *g, int64_t nb)
 {
-    const struct join_data *d = st->d;
-    static const int kinds[] = {[JOIN_INNER] = SL_K_JOIN_INNER, [JOIN_LEFT] = SL_K_JOIN_LEFT,
-                                [JOIN_SEMI] = SL_K_JOIN_SEMI, [JOIN_ANTI] = SL_K_JOIN_ANTI};
-    g->d = d;
-    g->kind = kinds[d->kind];
-    g->hashed = gj_keys_hashed(d, st);
-    g->composite = d->n_keys == 2 && !g->hashed;
-    g->k8 = g->hashed || g->composite || join_gpu_type(d->ktype[0]) == SL_TYPE_INT64;
-    g->build = g->kind == SL_K_JOIN_INNER && st->side[0].n_rows < st->side[1].n_rows ? 0 : 1;
-    for (int late = 0; late < 2; late++) { /* strings and odd widths last: by row id */
-        for (int oc = 0; oc < d->n_out; oc++) {
-            const struct join_ocol *o = &d->out[oc];
-            struct gj_side *sd = &g->s[o->side];
-            int is_late = gj_str_type(o->type) || gj_late_fixed(o->type);
-            if (is_late == late && !from_key(g, o) && pay_index(sd, o->col) < 0) {
-                sd->pay_col[sd->n_pay] = o->col;
-                sd->pay_w[sd->n_pay++] = (int)sl_type_width(o->type);
-                sd->n_late += late;
-            }
-        }
-    }
-    int64_t nb = st->side[g->build].n_rows;
-    int npj_ok = nb < ((int64_t)1 << 31) && g->kind != SL_K_JOIN_LEFT;
-    /* (auto: only when a direct table of nb slots could fit; the range costs a read of
-     * the keys and a synchronization) */
-    if (npj_ok && !g->hashed && (d->algo == JOIN_NOPART ||
-                   (d->algo == JOIN_AUTO && nb * 4 <= NPJ_MAX_TABLE_BYTES))) {
-        int rc = gj_key_range(t, st, g);
-        if (rc < 0)
-            return rc;
-        gj_step(t, g, "npj_range");
-    }
-    g->algo = GJ_PHJ;
-    if (d->algo == JOIN_SORTMERGE && g->kind != SL_K_JOIN_LEFT)
-        g->algo = GJ_SMJ;
-    else if (npj_ok && (d->algo == JOIN_NOPART || (d->algo == JOIN_AUTO && npj_pays(g, nb))))
-        g->algo = GJ_NPJ;
     g->row_bytes = 0;
     for (int s = 0; s < 2; s++) {
         struct gj_side *sd = &g->s[s];
@@ -298,6 +263,101 @@ static int plan(sl_task_t *t, const struct join_state *st, struct gj *g)
     g->bits = gj_radix_bits(nb);
     if (g->algo != GJ_NPJ)
         g->range = 0;
+}
+
+/* Past the rules above, auto takes the direct table with values (sl_k_npj_dval_*) for
+ * dense, unique build keys when its modelled time is below PHJ's (issue 19). Past the L2
+ * cache a probe row costs one random sector of the table (its bitmap word stays in L2)
+ * and a build row one random store and one L2 atomic, against PHJ's two partitioning
+ * passes over both sides. Model (H100, DENSE_* below, ns per row): dense = nb * build +
+ * ns * probe, PHJ = (nb + ns) * part; measured at 2^27 rows a side (bench/specs/join.json,
+ * join.gpu.*). Taken only where the build side's row fits a packed value of <= 16 bytes
+ * (or none is written: SEMI/ANTI), its integer key is one column, and the table and the
+ * probe side's output fit half of the GPU budget left. A duplicate key found while
+ * building sends the join back to PHJ (GJ_DENSE_DUP), not to the hash table: TPC-H's
+ * lineitem keys fill their range but repeat. */
+#define DENSE_AUTO_MIN_ROWS NPJ_AUTO_BUILD_ROWS
+#define DENSE_BUILD_NS 0.010
+#define DENSE_PROBE_NS 0.020
+#define DENSE_PHJ_NS 0.026
+
+static int dense_candidate(sl_task_t *t, const struct gj *g, int64_t nb)
+{
+    int64_t mode = 0;
+    sl_task_option_int(t, "debug_join_dense", &mode);
+    const struct gj_side *R = &g->s[g->build];
+    if (mode != 0 || g->hashed || g->composite || g->d->n_keys != 1 || nb <= DENSE_AUTO_MIN_ROWS)
+        return 0;
+    if (g->kind != SL_K_JOIN_INNER)
+        return 1; /* SEMI/ANTI: no values */
+    int bytes = 0;
+    for (int j = 0; j < R->n_pay; j++) {
+        if (R->pay_w[j] != 4 && R->pay_w[j] != 8)
+            return 0;
+        bytes += R->pay_w[j];
+    }
+    return R->n_late == 0 && bytes <= 16;
+}
+
+static int dense_pays(sl_task_t *t, const struct gj *g, int64_t nb, int64_t ns)
+{
+    const struct gj_side *R = &g->s[g->build];
+    int bytes = 0, out_w = 0;
+    for (int j = 0; j < R->n_pay; j++)
+        bytes += R->pay_w[j];
+    for (int oc = 0; oc < g->d->n_out; oc++)
+        out_w += (int)sl_type_width(g->d->out[oc].type);
+    int64_t value = g->kind != SL_K_JOIN_INNER || !bytes ? 0 : bytes <= 4 ? 4 : bytes <= 8 ? 8 : 16;
+    int64_t table = g->range * value + g->range / 8, out = ns * (out_w + 8);
+    if (table + out > sl_task_device_budget(t) / 2)
+        return 0;
+    return (double)nb * DENSE_BUILD_NS + (double)ns * DENSE_PROBE_NS <=
+           (double)(nb + ns) * DENSE_PHJ_NS;
+}
+
+static int plan(sl_task_t *t, const struct join_state *st, struct gj *g)
+{
+    const struct join_data *d = st->d;
+    static const int kinds[] = {[JOIN_INNER] = SL_K_JOIN_INNER, [JOIN_LEFT] = SL_K_JOIN_LEFT,
+                                [JOIN_SEMI] = SL_K_JOIN_SEMI, [JOIN_ANTI] = SL_K_JOIN_ANTI};
+    g->d = d;
+    g->kind = kinds[d->kind];
+    g->hashed = gj_keys_hashed(d, st);
+    g->composite = d->n_keys == 2 && !g->hashed;
+    g->k8 = g->hashed || g->composite || join_gpu_type(d->ktype[0]) == SL_TYPE_INT64;
+    g->build = g->kind == SL_K_JOIN_INNER && st->side[0].n_rows < st->side[1].n_rows ? 0 : 1;
+    for (int late = 0; late < 2; late++) { /* strings and odd widths last: by row id */
+        for (int oc = 0; oc < d->n_out; oc++) {
+            const struct join_ocol *o = &d->out[oc];
+            struct gj_side *sd = &g->s[o->side];
+            int is_late = gj_str_type(o->type) || gj_late_fixed(o->type);
+            if (is_late == late && !from_key(g, o) && pay_index(sd, o->col) < 0) {
+                sd->pay_col[sd->n_pay] = o->col;
+                sd->pay_w[sd->n_pay++] = (int)sl_type_width(o->type);
+                sd->n_late += late;
+            }
+        }
+    }
+    int64_t nb = st->side[g->build].n_rows, ns = st->side[1 - g->build].n_rows;
+    int npj_ok = nb < ((int64_t)1 << 31) && g->kind != SL_K_JOIN_LEFT;
+    int dense_try = npj_ok && d->algo == JOIN_AUTO && dense_candidate(t, g, nb);
+    /* (auto: only when a direct table of nb slots could fit, or a direct table with
+     * values could pay; the range costs a read of the keys and a synchronization) */
+    if (npj_ok && !g->hashed && (d->algo == JOIN_NOPART || dense_try ||
+                   (d->algo == JOIN_AUTO && nb * 4 <= NPJ_MAX_TABLE_BYTES))) {
+        int rc = gj_key_range(t, st, g);
+        if (rc < 0)
+            return rc;
+        gj_step(t, g, "npj_range");
+    }
+    g->algo = GJ_PHJ;
+    if (d->algo == JOIN_SORTMERGE && g->kind != SL_K_JOIN_LEFT)
+        g->algo = GJ_SMJ;
+    else if (npj_ok && (d->algo == JOIN_NOPART || (d->algo == JOIN_AUTO && npj_pays(g, nb))))
+        g->algo = GJ_NPJ;
+    else if (npj_ok && dense_try && g->range && dense_pays(t, g, nb, ns))
+        g->algo = GJ_NPJ, g->dense_auto = 1;
+    layout(g, nb);
     return SL_OK;
 }
 
@@ -471,6 +531,8 @@ static int dense_checked(sl_task_t *t, struct gj *g, void **temp, size_t need, c
         *temp = NULL;
         g->range = 0;
         g->dval = 0;
+        if (g->dense_auto)
+            return GJ_DENSE_DUP;
     }
     return SL_OK;
 }
@@ -500,7 +562,7 @@ int gj_npj_table(sl_task_t *t, struct gj *g, const sl_k_cols_t *rin, void **temp
     *temp = NULL;
     if (g->range && g->dval) {
         int rc = dval_table(t, g, rin, temp, need);
-        if (rc < 0 || *temp)
+        if (rc != SL_OK || *temp)
             return rc;
     }
     if (g->range) {
@@ -516,7 +578,7 @@ int gj_npj_table(sl_task_t *t, struct gj *g, const sl_k_cols_t *rin, void **temp
                               : sl_k_npj_dense_build_k32(*temp, need, R->keys, R->n, (uint32_t)g->kmin,
                                                          g->range, s);
         int rc = dense_checked(t, g, temp, *need, e);
-        if (rc < 0 || *temp)
+        if (rc != SL_OK || *temp)
             return rc;
     }
     SL_TASK_CUDA_TRY(t,
@@ -603,10 +665,13 @@ static int hash_join(sl_task_t *t, struct gj *g, struct gj_out *o, unsigned long
         rc = gj_npj_table(t, g, &rin, &temp, &need);
         gj_step(t, g, "npj_table");
     }
+    int dup = rc == GJ_DENSE_DUP; /* back to PHJ: nothing written yet */
+    if (dup)
+        rc = SL_OK;
     else if (rc >= 0 && !(temp = sl_task_device_alloc(t, need)))
         rc = SL_ENOMEM;
     int64_t cap = S->n > 0 ? S->n : 1;
-    for (int pass = 0; pass < 2 && rc >= 0; pass++) {
+    for (int pass = 0; pass < 2 && rc >= 0 && !dup; pass++) {
         if ((rc = out_alloc(t, g, o, cap)) < 0)
             break;
         sl_k_join_out_t ko = kernel_out(g, o);
@@ -630,12 +695,12 @@ static int hash_join(sl_task_t *t, struct gj *g, struct gj_out *o, unsigned long
         cap = o->count;
         out_free(t, o);
     }
-    if (g->algo == GJ_NPJ)
+    if (g->algo == GJ_NPJ && !dup)
         gj_step(t, g, "npj_probe");
     sl_task_device_free(t, temp);
     for (int i = 0; i < n_own; i++)
         sl_task_device_free(t, own[i]);
-    return rc;
+    return rc < 0 ? rc : dup ? GJ_DENSE_DUP : rc;
 }
 
 /* SMJ: count, allocate exactly, write. */
@@ -876,6 +941,8 @@ static void phases_report(struct phases *p, sl_task_t *t, const struct gj *g, in
             sl_task_profile_value(t, "filter_passes", g->filter_passes);
         if (g->algo == GJ_NPJ) /* 0 hash table, 1 direct table of rows, 2 with values */
             sl_task_profile_value(t, "npj_table", g->range ? (g->dval ? 2 : 1) : 0);
+        if (g->dense_dup) /* auto's direct table met a key twice: PHJ ran */
+            sl_task_profile_value(t, "npj_dense_dup", 1);
     }
     if (!p->on)
         return;
@@ -907,6 +974,19 @@ static int empty_strings(sl_task_t *t, struct gj_out *o)
     return SL_OK;
 }
 
+/* After GJ_DENSE_DUP (nothing packed or written yet): the plan as PHJ. */
+static void back_to_phj(struct gj *g)
+{
+    g->algo = GJ_PHJ;
+    g->dense_auto = g->dval = 0;
+    g->dense_dup = 1;
+    g->range = 0;
+    g->rows_ready = 0;
+    for (int s = 0; s < 2; s++)
+        g->s[s].n_row = g->s[s].id_word = g->s[s].bytes = 0;
+    layout(g, g->s[g->build].n);
+}
+
 static int finalize(sl_task_t *t, struct join_state *st, struct gj *g, struct gj_out *o,
                     struct phases *ph)
 {
@@ -920,6 +1000,7 @@ static int finalize(sl_task_t *t, struct join_state *st, struct gj *g, struct gj
     /* Rows packed after the filter (only the kept ones), or before it as they were
      * (debug_join_filter=range) */
     int packed_first = gj_filter_mode(t) == GJ_FILTER_RANGE;
+again:
     if (rc >= 0 && packed_first) {
         rc = gj_prepare_rows(t, st, g);
         gj_step(t, g, "prepare_rows");
@@ -951,6 +1032,10 @@ static int finalize(sl_task_t *t, struct join_state *st, struct gj *g, struct gj
                          "counts");
         rc = g->algo == GJ_SMJ ? merge_join(t, g, o, d_count) : hash_join(t, g, o, d_count, st);
         sl_task_device_free(t, d_count);
+        if (rc == GJ_DENSE_DUP) { /* auto's direct table met a key twice: PHJ */
+            back_to_phj(g);
+            goto again;
+        }
         if (rc < 0)
             return rc;
         phase_mark(ph, t, PH_JOINED);

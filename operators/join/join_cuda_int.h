@@ -24,6 +24,9 @@ static inline int gj_radix_bits(int64_t nb)
 }
 /* gj_hash_keys: two different keys share a hash (a success code: the CPU joins). */
 #define GJ_HASH_COLLIDED 1
+/* gj_npj_table: a key twice in the build side of a direct table auto chose for a large
+ * build (g->dense_auto): the join goes back to PHJ (a success code). */
+#define GJ_DENSE_DUP 2
 
 /* Steps of the prepare phase timed with CUDA events (debug_join_phase_times). */
 #define GJ_STEPS_MAX 10
@@ -72,6 +75,9 @@ struct gj {
     int64_t range;                      /* NPJ dense: slots of the direct table (0: hash) */
     int dval;                           /* NPJ dense: the table with values (sl_k_npj_dval_*) */
     int dval_values;                    /* ... SL_K_NPJ_DVAL_*: none, R rows, R's packed row */
+    int dense_auto;                     /* auto chose the direct table past the NPJ rules
+                                         * (a duplicate key: PHJ, not the hash table) */
+    int dense_dup;                      /* ... and met a duplicate: PHJ ran (profile) */
     struct gj_side s[2];                /* by input side */
     struct gj_steps steps;              /* gj_steps_begin .. gj_steps_end */
 };

@@ -343,7 +343,8 @@ static int last_npj_table(void)
  * 16), three int64 payloads (24 bytes: the table holds rows), a quarter of
  * the probe keys matching, none matching, duplicates in the dense range (the hash table
  * instead), a sparse range (the hash table), keys at the int32 extremes; inner, semi and
- * anti. The profile says which table ran. */
+ * anti. The profile says which table ran. With algo=auto (n >= 2^22: past the NPJ
+ * rules), unique dense keys take the direct table with values, duplicates PHJ. */
 static void dense_cases(int64_t n)
 {
     static const char *const kinds[] = {"inner", "semi", "anti"};
@@ -386,6 +387,23 @@ static void dense_cases(int64_t n)
                            last_npj_table(), want);
                 assert_int_equal(last_npj_table(), want);
             }
+        }
+        /* auto past the NPJ rules (n >= 2^22): the direct table with values for unique
+         * dense keys (inner, semi); duplicates in a dense range: PHJ after the attempt */
+        for (int k = 0; n >= ((int64_t)1 << 22) && k < 2 && (c == 0 || c == 4); k++) {
+            char opts[128];
+            snprintf(opts, sizeof opts, "on=k kind=%s", kinds[k]);
+            join_check_on(cpu, gpu, l, r, opts, 1, 1);
+            const char *algo = strstr(last_profile, "\"gpu_algo\":");
+            int got = algo ? atoi(algo + strlen("\"gpu_algo\":")) : -1;
+            int fell = strstr(last_profile, "\"npj_dense_dup\":1") != NULL;
+            if (got != (c == 0) || fell != (c == 4) || (c == 0 && last_npj_table() != 2))
+                printf("case %zu auto %s: gpu_algo %d, npj_table %d, dense_dup %d\n", c, opts,
+                       got, last_npj_table(), fell);
+            assert_int_equal(got, c == 0);
+            assert_int_equal(fell, c == 4);
+            if (c == 0)
+                assert_int_equal(last_npj_table(), 2);
         }
         sl_table_unref(l);
         sl_table_unref(r);
