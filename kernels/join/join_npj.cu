@@ -640,7 +640,8 @@ size_t dval_bytes(int64_t range, int words)
 /* R rows [0, nr): the key's bit set (a bit already set: bit 0 of the duplicate word; a
  * key outside the range: bit 1) and its value stored (map.n > 0: R's row packed from
  * r_cols; else the row number; vals NULL: none). kItems rows a thread at a time, their
- * loads in flight together. */
+ * loads in flight together; the threads stop once the word is set (the table is
+ * unusable then: a side whose keys repeat costs a wave of rows, not all of them). */
 template <typename K, int W>
 __global__ void dval_build_kernel(const K *__restrict__ rk, const sl_k_cols_t r_cols,
                                   WordMap map, int64_t nr, K kmin, uint64_t range,
@@ -648,6 +649,8 @@ __global__ void dval_build_kernel(const K *__restrict__ rk, const sl_k_cols_t r_
 {
     const int64_t stride = (int64_t)gridDim.x * blockDim.x * kItems;
     for (int64_t base = (int64_t)blockIdx.x * blockDim.x * kItems; base < nr; base += stride) {
+        if (*(volatile unsigned *)dup) /* unusable already (repeated keys show up early) */
+            return;
         K k[kItems];
         uint32_t v[kItems][W];
 #pragma unroll
