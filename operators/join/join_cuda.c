@@ -266,53 +266,56 @@ static void layout(struct gj *g, int64_t nb)
 }
 
 /* Past the rules above, auto takes the direct table with values (sl_k_npj_dval_*) for
- * dense, unique build keys when its modelled time is below PHJ's (issue 19). Past the L2
- * cache a probe row costs one random sector of the table (its bitmap word stays in L2)
- * and a build row one random store and one L2 atomic, against PHJ's two partitioning
- * passes over both sides. Model (H100, DENSE_* below, ns per row): dense = nb * build +
- * ns * probe, PHJ = (nb + ns) * part; measured at 2^27 rows a side (bench/specs/join.json,
- * join.gpu.*). Taken only where the build side's row fits a packed value of <= 16 bytes
- * (or none is written: SEMI/ANTI), its integer key is one column, and the table and the
- * probe side's output fit half of the GPU budget left. A duplicate key found while
- * building sends the join back to PHJ (GJ_DENSE_DUP), not to the hash table: TPC-H's
- * lineitem keys fill their range but repeat. */
+ * dense, unique build keys while that table stays in the L2 cache: DENSE_AUTO_TABLE_BYTES
+ * (issue 19). Past L2 every build row costs a random store and an atomic, and every
+ * probe row a random sector read, and HBM serves those at about a fifth of its streaming
+ * rate: H100, 2^27 rows a side, dense unique keys (bench/specs/join.json, join.gpu.narrow
+ * limits, 2026-11-27): the table with values built in 13.6 ms and probed in 7.1 (the old
+ * table of rows 9.9 and 9.9), 21.4 ms for the join against PHJ's 6.9, at every spec
+ * measured (wide 22.7 against 11.1, key8 23.1 against 11.4, match10 17.0 against 4.9).
+ * Taken only where the build side's row fits a packed value of <= 16 bytes (or none is
+ * written: SEMI/ANTI), its integer key is one column, and the table and the probe side's
+ * output fit half of the GPU budget left. A duplicate key found while building sends the
+ * join back to PHJ (GJ_DENSE_DUP), not to the hash table: TPC-H's lineitem keys fill
+ * their range but repeat (the build stops at the first wave that sees one). */
 #define DENSE_AUTO_MIN_ROWS NPJ_AUTO_BUILD_ROWS
-#define DENSE_BUILD_NS 0.010
-#define DENSE_PROBE_NS 0.020
-#define DENSE_PHJ_NS 0.026
+#define DENSE_AUTO_TABLE_BYTES ((int64_t)32 << 20)
 
+/* The bytes of a value of the direct table auto would build (packed row <= 16 bytes; 0
+ * for SEMI/ANTI), -1 when the build side's row does not fit one. */
+static int dense_value_bytes(const struct gj *g)
+{
+    const struct gj_side *R = &g->s[g->build];
+    if (g->kind != SL_K_JOIN_INNER)
+        return 0;
+    int bytes = 0;
+    for (int j = 0; j < R->n_pay; j++) {
+        if (R->pay_w[j] != 4 && R->pay_w[j] != 8)
+            return -1;
+        bytes += R->pay_w[j];
+    }
+    return R->n_late || bytes > 16 ? -1 : bytes == 0 ? 0 : bytes <= 4 ? 4 : bytes <= 8 ? 8 : 16;
+}
+
+/* Before the key range: could the table fit (the range is at least nb keys)? */
 static int dense_candidate(sl_task_t *t, const struct gj *g, int64_t nb)
 {
     int64_t mode = 0;
     sl_task_option_int(t, "debug_join_dense", &mode);
-    const struct gj_side *R = &g->s[g->build];
-    if (mode != 0 || g->hashed || g->composite || g->d->n_keys != 1 || nb <= DENSE_AUTO_MIN_ROWS)
-        return 0;
-    if (g->kind != SL_K_JOIN_INNER)
-        return 1; /* SEMI/ANTI: no values */
-    int bytes = 0;
-    for (int j = 0; j < R->n_pay; j++) {
-        if (R->pay_w[j] != 4 && R->pay_w[j] != 8)
-            return 0;
-        bytes += R->pay_w[j];
-    }
-    return R->n_late == 0 && bytes <= 16;
+    int value = dense_value_bytes(g);
+    return mode == 0 && !g->hashed && !g->composite && g->d->n_keys == 1 &&
+           nb > DENSE_AUTO_MIN_ROWS && value >= 0 &&
+           nb * value + nb / 8 <= DENSE_AUTO_TABLE_BYTES;
 }
 
-static int dense_pays(sl_task_t *t, const struct gj *g, int64_t nb, int64_t ns)
+/* After it: the table of g->range slots, and the probe side's output, fit. */
+static int dense_pays(sl_task_t *t, const struct gj *g, int64_t ns)
 {
-    const struct gj_side *R = &g->s[g->build];
-    int bytes = 0, out_w = 0;
-    for (int j = 0; j < R->n_pay; j++)
-        bytes += R->pay_w[j];
+    int out_w = 0;
     for (int oc = 0; oc < g->d->n_out; oc++)
         out_w += (int)sl_type_width(g->d->out[oc].type);
-    int64_t value = g->kind != SL_K_JOIN_INNER || !bytes ? 0 : bytes <= 4 ? 4 : bytes <= 8 ? 8 : 16;
-    int64_t table = g->range * value + g->range / 8, out = ns * (out_w + 8);
-    if (table + out > sl_task_device_budget(t) / 2)
-        return 0;
-    return (double)nb * DENSE_BUILD_NS + (double)ns * DENSE_PROBE_NS <=
-           (double)(nb + ns) * DENSE_PHJ_NS;
+    int64_t table = g->range * dense_value_bytes(g) + g->range / 8, out = ns * (out_w + 8);
+    return table <= DENSE_AUTO_TABLE_BYTES && table + out <= sl_task_device_budget(t) / 2;
 }
 
 static int plan(sl_task_t *t, const struct join_state *st, struct gj *g)
@@ -355,7 +358,7 @@ static int plan(sl_task_t *t, const struct join_state *st, struct gj *g)
         g->algo = GJ_SMJ;
     else if (npj_ok && (d->algo == JOIN_NOPART || (d->algo == JOIN_AUTO && npj_pays(g, nb))))
         g->algo = GJ_NPJ;
-    else if (npj_ok && dense_try && g->range && dense_pays(t, g, nb, ns))
+    else if (npj_ok && dense_try && g->range && dense_pays(t, g, ns))
         g->algo = GJ_NPJ, g->dense_auto = 1;
     layout(g, nb);
     return SL_OK;

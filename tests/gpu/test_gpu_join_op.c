@@ -343,8 +343,7 @@ static int last_npj_table(void)
  * 16), three int64 payloads (24 bytes: the table holds rows), a quarter of
  * the probe keys matching, none matching, duplicates in the dense range (the hash table
  * instead), a sparse range (the hash table), keys at the int32 extremes; inner, semi and
- * anti. The profile says which table ran. With algo=auto (n >= 2^22: past the NPJ
- * rules), unique dense keys take the direct table with values, duplicates PHJ. */
+ * anti. The profile says which table ran. */
 static void dense_cases(int64_t n)
 {
     static const char *const kinds[] = {"inner", "semi", "anti"};
@@ -388,27 +387,54 @@ static void dense_cases(int64_t n)
                 assert_int_equal(last_npj_table(), want);
             }
         }
-        /* auto past the NPJ rules (n >= 2^22): the direct table with values for unique
-         * dense keys (inner, semi); duplicates in a dense range: PHJ after the attempt */
-        for (int k = 0; n >= ((int64_t)1 << 22) && k < 2 && (c == 0 || c == 4); k++) {
-            char opts[128];
+        sl_table_unref(l);
+        sl_table_unref(r);
+    }
+    SL_ASSERT_OK(sl_engine_option_set(gpu, "debug_join_dense", "values"));
+    sl_engine_close(cpu);
+    sl_engine_close(gpu);
+}
+
+/* algo=auto past the NPJ rules (2^22 build rows, a 16 MiB table with values: in L2):
+ * unique dense keys take the direct table with values (inner, semi), keys repeated in a
+ * dense range PHJ after the attempt (profile npj_dense_dup); 2^24 build rows of 8 bytes
+ * (a 130 MiB table) PHJ, but their semi join the bitmap alone (2 MiB); against the CPU. */
+SL_TEST(auto_dense_table_mid_size)
+{
+    NEED_GPU();
+    static const char *const kinds[] = {"inner", "semi"};
+    const int64_t n = (int64_t)1 << 22;
+    struct spec probe = {.rows = 2 * n, .n_pay = 1, .key_range = 2 * n, .seed = 93};
+    struct spec pk = {.rows = n, .n_pay = 1, .seed = 94};
+    struct spec dup = {.rows = n, .n_pay = 1, .key_range = n + n / 2, .seed = 95};
+    struct spec big_probe = {.rows = 8 * n, .n_pay = 1, .key_range = 8 * n, .seed = 96};
+    struct spec big = {.rows = 4 * n, .n_pay = 2, .seed = 97};
+    struct {
+        const struct spec *l, *r;
+        int algo[2], fell; /* gpu_algo (inner, semi), npj_dense_dup */
+    } cases[] = {{&probe, &pk, {1, 1}, 0}, {&probe, &dup, {0, 0}, 1}, {&big_probe, &big, {0, 1}, 0}};
+    sl_engine_t *cpu = gpu_test_engine(SL_PLACE_CPU, 0), *gpu = gpu_test_engine(SL_PLACE_GPU, 0);
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        sl_table_t *l = make(cases[c].l, "l"), *r = make(cases[c].r, "r");
+        for (int k = 0; k < 2; k++) {
+            char opts[64];
             snprintf(opts, sizeof opts, "on=k kind=%s", kinds[k]);
             join_check_on(cpu, gpu, l, r, opts, 1, 1);
-            const char *algo = strstr(last_profile, "\"gpu_algo\":");
-            int got = algo ? atoi(algo + strlen("\"gpu_algo\":")) : -1;
+            const char *at = strstr(last_profile, "\"gpu_algo\":");
+            int algo = at ? atoi(at + strlen("\"gpu_algo\":")) : -1;
             int fell = strstr(last_profile, "\"npj_dense_dup\":1") != NULL;
-            if (got != (c == 0) || fell != (c == 4) || (c == 0 && last_npj_table() != 2))
-                printf("case %zu auto %s: gpu_algo %d, npj_table %d, dense_dup %d\n", c, opts,
-                       got, last_npj_table(), fell);
-            assert_int_equal(got, c == 0);
-            assert_int_equal(fell, c == 4);
-            if (c == 0)
+            if (algo != cases[c].algo[k] || fell != cases[c].fell ||
+                (algo == 1 && last_npj_table() != 2))
+                printf("case %zu %s: gpu_algo %d, npj_table %d, dense_dup %d\n", c, opts, algo,
+                       last_npj_table(), fell);
+            assert_int_equal(algo, cases[c].algo[k]);
+            assert_int_equal(fell, cases[c].fell);
+            if (algo == 1)
                 assert_int_equal(last_npj_table(), 2);
         }
         sl_table_unref(l);
         sl_table_unref(r);
     }
-    SL_ASSERT_OK(sl_engine_option_set(gpu, "debug_join_dense", "values"));
     sl_engine_close(cpu);
     sl_engine_close(gpu);
 }
