@@ -92,7 +92,8 @@ int gj_side_column(sl_task_t *t, const struct join_state *st, int s, const struc
                    int col, const void **out, void **owned);
 /* The NPJ direct table's keys over `parts` device arrays of build keys (n[i] each):
  * g->kmin, the smallest, and g->range = largest - smallest + 1 when that fits 2^32 slots
- * and the keys fill at least half of it (dense), else g->range = 0; synchronizes to read
+ * and the keys fill at least half of it (dense) without outnumbering it, else g->range =
+ * 0; synchronizes to read
  * them (gj_range_of). */
 int gj_npj_range(sl_task_t *t, struct gj *g, int64_t parts, const void *const *keys,
                  const int64_t *n);
