@@ -8,11 +8,15 @@
  *    columns. Columns past 16 bytes per side: the row carries the row id instead and
  *    they are gathered by it after the join.
  *  - NPJ (algo=nopart, or auto while the build side has at most 2^21 rows, 2^23 with a
- *    wide side, integer keys, or its table fits NPJ_MAX_TABLE_BYTES): one global
- *    hash table of the build keys, the probe side streamed; payloads read in place, up
- *    to SL_K_MAX_COLS a side copied by the probe, the rest gathered by the row numbers
- *    it writes (near-sequential on the probe side). Left outer joins run as PHJ (its
- *    output order gives the validity).
+ *    wide side, integer keys, or its table fits NPJ_MAX_TABLE_BYTES, or a direct table
+ *    with values fits DENSE_AUTO_TABLE_BYTES): one global table of the build keys, the
+ *    probe side streamed; payloads read in place, up to SL_K_MAX_COLS a side copied by
+ *    the probe, the rest gathered by the row numbers it writes (near-sequential on the
+ *    probe side). Dense unique build keys get a direct table (key - min): with values
+ *    (debug_join_dense=values, the default) a bitmap of the keys present and the build
+ *    row packed in <= 16 bytes as each key's value (no gather of the build side; else
+ *    its row number), or the old table of row numbers (rows); other keys a hash table.
+ *    Left outer joins run as PHJ (its output order gives the validity).
  *  - SMJ (algo=sortmerge): (key, row) sorted on every key bit, merge join with merge path.
  * Kinds: inner (the smaller side builds), and semi, anti, left outer (the left input
  * probes, the right builds): the kernels mark matched probe rows; left outer writes the
