@@ -240,9 +240,8 @@ __device__ __forceinline__ uint32_t *word_at(const sl_k_cols_t &c, const WordMap
     return c.width[m.col[i]] == 4 ? p + r : p + 2 * r + m.half[i];
 }
 
-/* Dval: `tab` holds the values of dval_build_kernel, `bitmap` the keys present; `map`:
- * the values are R rows packed by it (map.n > 0, written to out.r), else R row numbers
- * (map.n == 0: R columns copied by them). */
+/* Dval: `tab` holds the values of dval_build_kernel (NULL: none), `bitmap` the keys
+ * present; `map`: the values are R rows packed by it (map.n > 0, written to out.r). */
 template <typename K, int Mode, int W>
 __global__ void __launch_bounds__(kThreads, SL_K_NPJ_MIN_BLOCKS)
     probe_kernel(const Slot<K> *__restrict__ tab, uint32_t mask, const unsigned *dup_flag,
@@ -296,10 +295,7 @@ __global__ void __launch_bounds__(kThreads, SL_K_NPJ_MIN_BLOCKS)
             }
 #pragma unroll
             for (int i = 0; i < kItems; i++) {
-                c[i] = w[i] & 1u;
-                uint32_t vw[W];
-                words_of(val[i], vw);
-                first[i] = with_r && c[i] && !carried ? vw[0] : kEmpty;
+                c[i] = w[i] & 1u; /* first[i] stays kEmpty: no R row number */
                 if (with_r)
                     matched += c[i];
             }
@@ -600,16 +596,14 @@ cudaError_t dense_probe(void *d_temp, size_t temp_bytes, int64_t nr, K kmin, int
 
 /* ---- the direct table with values (sl_k_npj_dval_*) ---- */
 
-/* The values' words for `values` (SL_K_NPJ_DVAL_*) and R's columns: 0 (none), 1 (R row
- * numbers), or the packed row's 1, 2 or 4 words (*map: where each comes from); -1 when
- * the columns do not fit 16 bytes of 4- and 8-byte values. */
+/* The values' words for `values` (SL_K_NPJ_DVAL_*) and R's columns: 0 (none) or the
+ * packed row's 1, 2 or 4 words (*map: where each comes from); -1 when the columns do not
+ * fit 16 bytes of 4- and 8-byte values. */
 int dval_words(int values, const sl_k_cols_t *r_cols, WordMap *map)
 {
     memset(map, 0, sizeof *map);
     if (values == SL_K_NPJ_DVAL_NONE)
         return 0;
-    if (values == SL_K_NPJ_DVAL_ROWS)
-        return 1;
     if (values != SL_K_NPJ_DVAL_PACKED || r_cols == NULL || r_cols->n < 1 ||
         r_cols->n > SL_K_MAX_COLS)
         return -1;
@@ -638,8 +632,8 @@ size_t dval_bytes(int64_t range, int words)
 }
 
 /* R rows [0, nr): the key's bit set (a bit already set: bit 0 of the duplicate word; a
- * key outside the range: bit 1) and its value stored (map.n > 0: R's row packed from
- * r_cols; else the row number; vals NULL: none). kItems rows a thread at a time, their
+ * key outside the range: bit 1) and its value stored (R's row packed from r_cols by map;
+ * vals NULL: none). kItems rows a thread at a time, their
  * loads in flight together; the threads stop once the word is set (the table is
  * unusable then: a side whose keys repeat costs a wave of rows, not all of them). */
 template <typename K, int W>
@@ -662,8 +656,7 @@ __global__ void dval_build_kernel(const K *__restrict__ rk, const sl_k_cols_t r_
             if (r >= nr)
                 continue;
             k[i] = rk[r];
-            v[i][0] = (uint32_t)r;
-            if (vals && map.n > 0)
+            if (vals)
 #pragma unroll
                 for (int q = 0; q < W; q++)
                     if (q < map.n)
@@ -755,7 +748,7 @@ cudaError_t dval_probe(void *d_temp, size_t temp_bytes, int64_t nr, K kmin, int6
                 return cudaErrorInvalidValue;
     }
     if (with_r && values == SL_K_NPJ_DVAL_NONE && (out->r.n != 0 || out->r_pos != NULL))
-        return cudaErrorInvalidValue;
+        return cudaErrorInvalidValue; /* no R row numbers to write them from */
     const uint32_t *bitmap =
         (const uint32_t *)((const char *)d_temp + dval_values_bytes(range, words));
     const void *vals = words ? d_temp : NULL; /* none: only the bitmap is read */

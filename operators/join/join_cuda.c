@@ -503,8 +503,8 @@ static int read_count(sl_task_t *t, const unsigned long long *d_count, struct gj
 }
 
 /* The direct table with values (debug_join_dense=values): R's row packed in it when the
- * kind writes R columns and they fit 16 bytes (one load a probe row), else the R row (none
- * for SEMI/ANTI, nor when no R column is written). */
+ * kind writes R columns and they fit 16 bytes (one load a probe row), none for SEMI/ANTI
+ * or when no R column is written (the bitmap alone); past 16 bytes the old table. */
 static void dval_plan(sl_task_t *t, struct gj *g, const sl_k_cols_t *rin)
 {
     int64_t mode = 0;
@@ -513,10 +513,13 @@ static void dval_plan(sl_task_t *t, struct gj *g, const sl_k_cols_t *rin)
     int with_r = g->kind == SL_K_JOIN_INNER || g->kind == SL_K_JOIN_LEFT, bytes = 0;
     for (int j = 0; j < rin->n; j++)
         bytes += rin->width[j];
-    g->dval = mode == 0 && g->range > 0;
-    g->dval_values = !with_r || (rin->n == 0 && !R->id_word) ? SL_K_NPJ_DVAL_NONE
-                     : !R->id_word && bytes <= 16              ? SL_K_NPJ_DVAL_PACKED
-                                                                : SL_K_NPJ_DVAL_ROWS;
+    int none = !with_r || (rin->n == 0 && !R->id_word);
+    g->dval_values = none ? SL_K_NPJ_DVAL_NONE : SL_K_NPJ_DVAL_PACKED;
+    /* Past 16 bytes (or with columns gathered by row number) the values would be row
+     * numbers, gathered by as from the old table after a dearer build (a bitmap atomic
+     * and a store per row against one atomicCAS: 13.6 ms against 9.9 at 2^27 rows, H100):
+     * the old table then. */
+    g->dval = mode == 0 && g->range > 0 && (none || (!R->id_word && bytes <= 16));
 }
 
 /* After a direct table's build (its launch returned e): reads the table's duplicate word

@@ -74,7 +74,7 @@ struct gj {
     uint64_t kmin;                      /* NPJ dense: smallest build key, as unsigned */
     int64_t range;                      /* NPJ dense: slots of the direct table (0: hash) */
     int dval;                           /* NPJ dense: the table with values (sl_k_npj_dval_*) */
-    int dval_values;                    /* ... SL_K_NPJ_DVAL_*: none, R rows, R's packed row */
+    int dval_values;                    /* ... SL_K_NPJ_DVAL_*: none, or R's packed row */
     int dense_auto;                     /* auto chose the direct table past the NPJ rules
                                          * (a duplicate key: PHJ, not the hash table) */
     int dense_dup;                      /* ... and met a duplicate: PHJ ran (profile) */

@@ -647,9 +647,11 @@ SL_TEST(ext_launchers_reject_bad_arguments)
                                              1000, 0),
                      cudaSuccess);
     assert_int_equal(need, 128 + 16);
-    assert_int_equal(sl_k_npj_dval_probe_k32((void *)16, 0, 10, 0, 1024, SL_K_NPJ_DVAL_ROWS, &c,
+    assert_int_equal(sl_k_npj_dval_probe_k32((void *)16, 0, 10, 0, 1024, SL_K_NPJ_DVAL_NONE, &c,
                                              NULL, 10, &c, 0, &o, NULL, 0),
                      cudaErrorInvalidValue);
+    assert_int_equal(sl_k_npj_dval_build_k32(NULL, &need, NULL, 1, &c, 10, 0, 1024, 0),
+                     cudaErrorInvalidValue); /* values: none (0) or packed (2) */
     /* the fused select: a 6-byte column, rows past 16 bytes, a negative cap, no outputs */
     assert_int_equal(sl_k_select_pack_k32(NULL, &tb, NULL, 10, 0, 64, NULL, &c, 8, NULL, NULL, 10,
                                           NULL, 0),

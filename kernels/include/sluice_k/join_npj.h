@@ -107,9 +107,8 @@ cudaError_t sl_k_npj_dense_build_rows_k64(void *d_temp, size_t *temp_bytes,
  * each R row read by row number in the probe costs a random sector): a bitmap of the keys
  * present (range bits: 16 MiB for 2^27 keys, kept in L2) and one value per slot, never
  * cleared (read only where its bit is set). `values`:
- *  SL_K_NPJ_DVAL_NONE: no values (SEMI/ANTI, or no R column written);
- *  SL_K_NPJ_DVAL_ROWS: the R row number (4 bytes); the probe copies r_cols by it and
- *    writes r_pos as sl_k_npj_probe_* does;
+ *  SL_K_NPJ_DVAL_NONE: no values (SEMI/ANTI, or INNER/LEFT writing no R column and no
+ *    r_pos);
  *  SL_K_NPJ_DVAL_PACKED: R's row, r_cols packed into 4, 8 or 16 bytes (4- and 8-byte
  *    columns of at most 16 bytes in all; 12 take 16): the probe writes out->r (r_cols'
  *    columns, equal widths, no r_pos) from the value, one load per probe row.
@@ -121,7 +120,7 @@ cudaError_t sl_k_npj_dense_build_rows_k64(void *d_temp, size_t *temp_bytes,
  *    the build's values and r_cols; loads an S key's bitmap word and value together (only
  *    INNER/LEFT load values).
  * Limits: range < 2^32, nr < 2^31. Never allocates or synchronizes. */
-enum { SL_K_NPJ_DVAL_NONE = 0, SL_K_NPJ_DVAL_ROWS = 1, SL_K_NPJ_DVAL_PACKED = 2 };
+enum { SL_K_NPJ_DVAL_NONE = 0, SL_K_NPJ_DVAL_PACKED = 2 };
 cudaError_t sl_k_npj_dval_build_k32(void *d_temp, size_t *temp_bytes, const uint32_t *d_r_keys,
                                     int values, const sl_k_cols_t *r_cols, int64_t nr,
                                     uint32_t kmin, int64_t range, cudaStream_t stream);
