@@ -674,12 +674,12 @@ static int hash_join(sl_task_t *t, struct gj *g, struct gj_out *o, unsigned long
         dval_plan(t, g, &rin);
         rc = gj_npj_table(t, g, &rin, &temp, &need);
         gj_step(t, g, "npj_table");
+    } else if (rc >= 0 && !(temp = sl_task_device_alloc(t, need))) {
+        rc = SL_ENOMEM;
     }
     int dup = rc == GJ_DENSE_DUP; /* back to PHJ: nothing written yet */
     if (dup)
         rc = SL_OK;
-    else if (rc >= 0 && !(temp = sl_task_device_alloc(t, need)))
-        rc = SL_ENOMEM;
     int64_t cap = S->n > 0 ? S->n : 1;
     for (int pass = 0; pass < 2 && rc >= 0 && !dup; pass++) {
         if ((rc = out_alloc(t, g, o, cap)) < 0)
