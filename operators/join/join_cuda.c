@@ -1044,6 +1044,7 @@ again:
         sl_task_device_free(t, d_count);
         if (rc == GJ_DENSE_DUP) { /* auto's direct table met a key twice: PHJ */
             back_to_phj(g);
+            rc = SL_OK;
             goto again;
         }
         if (rc < 0)
