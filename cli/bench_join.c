@@ -386,8 +386,8 @@ void bench_join_phases(struct bench_result *r, const char *profile, double total
             bench_add_phase(r, names[i], v[i]);
     const char *at = profile ? strstr(profile, "\"gpu_algo\":") : NULL;
     r->join_algo = at ? atoi(at + strlen("\"gpu_algo\":")) : -1;
-    at = profile ? strstr(profile, "\"npj_table\":") : NULL;
-    r->join_table = at ? atoi(at + strlen("\"npj_table\":")) : -1;
+    at = profile ? strstr(profile, "\"npj_kind\":") : NULL;
+    r->join_table = at ? atoi(at + strlen("\"npj_kind\":")) : -1;
     if (seen[NP - 1])
         bench_add_phase(r, "engine_other", total_ms - v[NP - 1]);
 }
@@ -612,7 +612,7 @@ int bench_join(int argc, char **argv)
             }
             if (r.join_algo >= 0)
                 snprintf(extra + strlen(extra), sizeof extra - strlen(extra),
-                         ",\"gpu_algo\":%d,\"npj_table\":%d", r.join_algo, r.join_table);
+                         ",\"gpu_algo\":%d,\"npj_kind\":%d", r.join_algo, r.join_table);
             if (v > 0)
                 snprintf(extra + strlen(extra), sizeof extra - strlen(extra), ",\"then\":\"%s\"",
                          a.then[v - 1]);

@@ -270,20 +270,23 @@ static void layout(struct gj *g, int64_t nb)
 }
 
 /* Past the rules above, auto takes the direct table with values (sl_k_npj_dval_*) for
- * dense, unique build keys while that table stays in the L2 cache: DENSE_AUTO_TABLE_BYTES
- * (issue 19). Past L2 every build row costs a random store and an atomic, and every
- * probe row a random sector read, and HBM serves those at about a fifth of its streaming
- * rate: H100, 2^27 rows a side, dense unique keys (bench/specs/join.json, join.gpu.narrow
- * limits, 2026-11-27): the table with values built in 13.6 ms and probed in 7.1 (the old
- * table of rows 9.9 and 9.9), 21.4 ms for the join against PHJ's 6.9, at every spec
- * measured (wide 22.7 against 11.1, key8 23.1 against 11.4, match10 17.0 against 4.9).
- * Taken only where the build side's row fits a packed value of <= 16 bytes (or none is
- * written: SEMI/ANTI), its integer key is one column, and the table and the probe side's
- * output fit half of the GPU budget left. A duplicate key found while building sends the
- * join back to PHJ (GJ_DENSE_DUP), not to the hash table: TPC-H's lineitem keys fill
- * their range but repeat (the build stops at the first wave that sees one). */
+ * dense, unique build keys while that table takes at most DENSE_AUTO_TABLE_BYTES (issue
+ * 19). H100, 2026-11-27 14:10 UTC, probe side 2^26 rows, each against PHJ in the same
+ * process: 2^22 build rows, 4-byte values (a 16 MiB table) 1.81 ms against 2.38; 2^23
+ * rows, 8-byte values (65 MiB) 3.55 against 3.85; a semi join on 2^27 build rows (the
+ * bitmap alone, 16 MiB) 3.95 against 4.40. Far past the L2 cache it loses: every build
+ * row costs a random store and an L2 atomic, every probe row a random sector read, and
+ * HBM serves those at about a fifth of its streaming rate (2^27 rows a side, 13:44 UTC,
+ * bench/specs/join.json join.gpu.narrow's limits: built in 13.6 ms, probed in 7.1, 21.4
+ * for the join against PHJ's 6.9; wide 22.7 against 11.1, key8 23.1 against 11.4,
+ * match10 17.0 against 4.9). Taken only where the build side's row fits a packed value
+ * of <= 16 bytes (or none is written: SEMI/ANTI), its integer key is one column, and the
+ * table and the probe side's output fit half of the GPU budget left. A duplicate key
+ * found while building sends the join back to PHJ (GJ_DENSE_DUP), not to the hash table:
+ * TPC-H's lineitem keys can fill their range and repeat (the build stops at the first
+ * wave that sees one; keys that outnumber their range never get a direct table). */
 #define DENSE_AUTO_MIN_ROWS NPJ_AUTO_BUILD_ROWS
-#define DENSE_AUTO_TABLE_BYTES ((int64_t)32 << 20)
+#define DENSE_AUTO_TABLE_BYTES ((int64_t)72 << 20)
 
 /* The bytes of a value of the direct table auto would build (packed row <= 16 bytes; 0
  * for SEMI/ANTI), -1 when the build side's row does not fit one. */
@@ -950,7 +953,7 @@ static void phases_report(struct phases *p, sl_task_t *t, const struct gj *g, in
         if (g->filter_passes)
             sl_task_profile_value(t, "filter_passes", g->filter_passes);
         if (g->algo == GJ_NPJ) /* 0 hash table, 1 direct table of rows, 2 with values */
-            sl_task_profile_value(t, "npj_table", g->range ? (g->dval ? 2 : 1) : 0);
+            sl_task_profile_value(t, "npj_kind", g->range ? (g->dval ? 2 : 1) : 0);
         if (g->dense_dup) /* auto's direct table met a key twice: PHJ ran */
             sl_task_profile_value(t, "npj_dense_dup", 1);
     }

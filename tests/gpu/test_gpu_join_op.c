@@ -328,12 +328,12 @@ SL_TEST(nopart_wide_sides_dense_sparse_and_duplicate_builds)
     sl_engine_close(gpu);
 }
 
-/* The profile's npj_table of the last GPU join: 0 hash, 1 direct table of rows, 2 with
+/* The profile's npj_kind of the last GPU join: 0 hash, 1 direct table of rows, 2 with
  * values; -1 when none. */
 static int last_npj_table(void)
 {
-    const char *at = strstr(last_profile, "\"npj_table\":");
-    return at ? atoi(at + strlen("\"npj_table\":")) : -1;
+    const char *at = strstr(last_profile, "\"npj_kind\":");
+    return at ? atoi(at + strlen("\"npj_kind\":")) : -1;
 }
 
 /* The direct table past the L2 cache (issue 19): n = 2^23 unique dense build keys (a 32-64 MB
@@ -382,7 +382,7 @@ static void dense_cases(int64_t n)
                 join_check_on(cpu, gpu, l, r, opts, 1, 1);
                 int want = cases[c].table == 2 && m == 1 ? 1 : cases[c].table;
                 if (last_npj_table() != want)
-                    printf("case %zu %s %s: npj_table %d, want %d\n", c, opts, modes[m],
+                    printf("case %zu %s %s: npj_kind %d, want %d\n", c, opts, modes[m],
                            last_npj_table(), want);
                 assert_int_equal(last_npj_table(), want);
             }
@@ -425,7 +425,7 @@ SL_TEST(auto_dense_table_mid_size)
             int fell = strstr(last_profile, "\"npj_dense_dup\":1") != NULL;
             if (algo != cases[c].algo[k] || fell != cases[c].fell ||
                 (algo == 1 && last_npj_table() != 2))
-                printf("case %zu %s: gpu_algo %d, npj_table %d, dense_dup %d\n", c, opts, algo,
+                printf("case %zu %s: gpu_algo %d, npj_kind %d, dense_dup %d\n", c, opts, algo,
                        last_npj_table(), fell);
             assert_int_equal(algo, cases[c].algo[k]);
             assert_int_equal(fell, cases[c].fell);
