@@ -38,6 +38,9 @@ struct bench_result {
      * sl_query_result as phases "host_create", "host_run", "host_result"; and the last
      * timed query's profile JSON printed to stderr */
     int engine_time;
+    /* the last timed GPU join's choices (its profile's values gpu_algo and npj_kind;
+     * -1: not reported) */
+    int join_algo, join_table;
 };
 
 void bench_result_init(struct bench_result *r, int64_t input_rows);

@@ -24,6 +24,8 @@ struct join_args {
     int pageable;                       /* host-resident GPU inputs left pageable */
     int payload_only;                   /* the output: payload columns, not the key */
     int64_t sequence, dim_rows;         /* --sequence N (bench_joinseq.c) */
+    const char *then[4];                /* --then "ALGO [OPTION=VALUE ...]": more runs */
+    int n_then;
 };
 
 static uint64_t xs(uint64_t *s)
@@ -204,7 +206,10 @@ static int parse_args(int argc, char **argv, struct join_args *a, struct cli_com
                    "sortmerge]\n  [--output materialize|aggregate] [--kind inner|left|semi|anti]"
                    " [--repeat R]\n  [--placement cpu|gpu|auto] [--resident host|device]"
                    " [--threads N] [--json]\n  [--pageable] [--payload-only] [--gpu-mem BYTES]"
-                   " [--trace FILE]\n"
+                   " [--trace FILE]\n  [--then \"ALGO [OPTION=VALUE ...]\"]...\n"
+                   "  --then: the same inputs first with that algorithm and engine options"
+                   " (A/B runs: a result\n  line each; the main run's line, the last, gives"
+                   " their medians as then_ms)\n"
                    "  --resident device: inputs copied to GPU 0 before timing, the output left"
                    " in GPU memory\n  (the timed span ends when it is complete there;"
                    " the checksum is read afterwards)\n"
@@ -241,6 +246,13 @@ static int parse_args(int argc, char **argv, struct join_args *a, struct cli_com
             }
             if (!strcmp(o, "--match-ratio") || !strcmp(o, "--zipf")) {
                 *(!strcmp(o, "--zipf") ? &a->zipf : &a->match_ratio) = atof(v);
+                i++;
+                continue;
+            }
+            if (!strcmp(o, "--then")) {
+                if (a->n_then == 4)
+                    return -cli_fail("bench join: at most 4 --then");
+                a->then[a->n_then++] = v;
                 i++;
                 continue;
             }
@@ -353,7 +365,8 @@ void bench_join_phases(struct bench_result *r, const char *profile, double total
                                         "ooc_cpu_merge_join", "prepare_keys", "prepare_sample",
                                         "prepare_range", "prepare_probe_mask", "prepare_probe",
                                         "prepare_build_mask", "prepare_build", "prepare_rows",
-                                        "ooc_pass1", "ooc_pass2", "finalize"};
+                                        "ooc_pass1", "ooc_pass2",
+                                        "npj_range", "npj_table", "npj_probe", "finalize"};
     enum { NP = sizeof names / sizeof names[0] };
     double v[NP] = {0};
     int seen[NP] = {0};
@@ -372,6 +385,10 @@ void bench_join_phases(struct bench_result *r, const char *profile, double total
     for (int i = 0; i < NP; i++)
         if (seen[i])
             bench_add_phase(r, names[i], v[i]);
+    const char *at = profile ? strstr(profile, "\"gpu_algo\":") : NULL;
+    r->join_algo = at ? atoi(at + strlen("\"gpu_algo\":")) : -1;
+    at = profile ? strstr(profile, "\"npj_kind\":") : NULL;
+    r->join_table = at ? atoi(at + strlen("\"npj_kind\":")) : -1;
     if (seen[NP - 1])
         bench_add_phase(r, "engine_other", total_ms - v[NP - 1]);
 }
@@ -415,6 +432,33 @@ int bench_join_query(const struct bench_join_query *j, struct bench_result *r)
     }
     sl_query_destroy(q);
     return rc;
+}
+
+/* --then "ALGO [OPTION=VALUE ...]": the algorithm into algo, the options set on eng
+ * (restore: set back to the values they had). */
+static int then_options(sl_engine_t *eng, const char *spec, char *algo, size_t cap, int restore)
+{
+    static char old[8][128];
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", spec);
+    char *save = NULL, *tok = strtok_r(buf, " ", &save);
+    if (!tok) {
+        cli_fail("bench join: --then '%s': no algorithm", spec);
+        return SL_EINVAL;
+    }
+    snprintf(algo, cap, "%s", tok);
+    for (int n = 0; (tok = strtok_r(NULL, " ", &save)) != NULL; n++) {
+        char *eq = strchr(tok, '=');
+        if (eq)
+            *eq = 0;
+        if (!eq || n == 8 ||
+            (!restore && sl_engine_option_get(eng, tok, old[n], sizeof old[n]) < 0) ||
+            sl_engine_option_set(eng, tok, restore ? old[n] : eq + 1) < 0) {
+            cli_fail("bench join: --then '%s': cannot set '%s' (%s)", spec, tok, sl_last_errmsg());
+            return SL_EINVAL;
+        }
+    }
+    return SL_OK;
 }
 
 int bench_join(int argc, char **argv)
@@ -476,89 +520,115 @@ int bench_join(int argc, char **argv)
         if (sl_engine_measure_links(eng) == SL_OK && sl_engine_device_count(eng) > 1)
             sl_engine_device_info(eng, 1, &di);
     }
-    char opts[512];
-    int at_o = snprintf(opts, sizeof opts, "on=k kind=%s algo=%s output=%s", a.kind, a.algo,
-                        a.output);
-    for (int s = 0; a.payload_only && s < 2 && a.payloads > 0; s++) { /* s<i> and r<i> */
-        at_o += snprintf(opts + at_o, sizeof opts - (size_t)at_o, " %s_columns=",
-                         s ? "right" : "left");
-        for (int64_t i = 1; i <= a.payloads; i++)
-            at_o += snprintf(opts + at_o, sizeof opts - (size_t)at_o, "%s%s%lld", i > 1 ? "," : "",
-                             s ? "r" : "s", (long long)i);
-    }
-    struct bench_result r;
-    bench_result_init(&r, a.build_rows + a.probe_rows);
-    bench_device_name(eng, c.placement, r.device, sizeof r.device);
     int rc = SL_OK;
-    for (int64_t rep = -1; rep < a.repeat && rc == SL_OK; rep++) {
-        sl_plan_t *p;
-        int nb, np, nj;
-        sl_plan_create(&p);
-        /* Probe (fact) side left, build (dimension) side right, as in SQL's s JOIN r. */
-        if ((rc = sl_plan_add_table(p, pt, &np)) < 0 || (rc = sl_plan_add_table(p, bt, &nb)) < 0 ||
-            (rc = sl_plan_add(p, "join", (int[]){np, nb}, 2, opts, &nj)) < 0 ||
-            (rc = on_device ? sl_plan_output_device(p, nj, "out") : sl_plan_output(p, nj, "out")) < 0) {
-            cli_fail("bench join: %s", sl_plan_errmsg(p));
-            sl_plan_destroy(p);
+    char then_algo[64], then_ms[512] = "";
+    const char *main_algo = a.algo;
+    /* the --then runs first, each with its options set and then restored; the main run
+     * last, its line (the last: what bench/run.py reads) with their medians */
+    for (int v = a.n_then ? 1 : 0, left = a.n_then + 1; left > 0 && rc == SL_OK;
+         left--, v = v == a.n_then ? 0 : v + 1) {
+        if (v > 0 && (rc = then_options(eng, a.then[v - 1], then_algo, sizeof then_algo, 0)) < 0)
             break;
+        a.algo = v > 0 ? then_algo : main_algo;
+        char opts[512];
+        int at_o = snprintf(opts, sizeof opts, "on=k kind=%s algo=%s output=%s", a.kind, a.algo,
+                            a.output);
+        for (int s = 0; a.payload_only && s < 2 && a.payloads > 0; s++) { /* s<i> and r<i> */
+            at_o += snprintf(opts + at_o, sizeof opts - (size_t)at_o, " %s_columns=",
+                             s ? "right" : "left");
+            for (int64_t i = 1; i <= a.payloads; i++)
+                at_o += snprintf(opts + at_o, sizeof opts - (size_t)at_o, "%s%s%lld", i > 1 ? "," : "",
+                                 s ? "r" : "s", (long long)i);
         }
-        struct bench_join_query jq = {eng, p, rep, on_device, c.placement != SL_PLACE_CPU, 1,
-                                      !strcmp(a.output, "aggregate"), "bench join"};
-        rc = bench_join_query(&jq, &r);
-        sl_plan_destroy(p);
-    }
-    if (rc == SL_OK) {
-        char extra[1024];
-        int at = snprintf(extra, sizeof extra,
-                 ",\"build_rows\":%" PRId64 ",\"probe_rows\":%" PRId64 ",\"payloads\":%" PRId64
-                 ",\"key_bytes\":%" PRId64 ",\"key_type\":\"%s\",\"match_ratio\":%g,\"zipf\":%g,\"algo\":\"%s\","
-                 "\"output\":\"%s\",\"kind\":\"%s\",\"resident\":\"%s\",\"payload_only\":%d,"
-                 "\"threads\":%d",
-                 a.build_rows, a.probe_rows, a.payloads, a.key_bytes, a.key_type, a.match_ratio, a.zipf,
-                 a.algo, a.output, a.kind, a.resident, a.payload_only, sl_engine_num_threads(eng));
-        if (on_device || c.placement != SL_PLACE_GPU) {
-            /* GPU-resident or CPU run: inputs read once, output written once, in the
-             * memory they live in (bench_floor.c). */
-            double w = (double)a.key_bytes;
-            double in = (double)(a.build_rows + a.probe_rows) * w * (double)(1 + a.payloads);
-            double out = strcmp(a.output, "aggregate")
-                             ? (double)r.output_rows * w * (double)(1 + 2 * a.payloads) : 0;
-            struct bench_floor fl;
-            bench_floor_measure(eng, on_device ? BENCH_ON_GPU : BENCH_ON_CPU, in, out, &fl);
-            at += bench_floor_json(&fl, bench_median(r.ms, r.n), extra + at,
-                                   sizeof extra - (size_t)at);
+        struct bench_result r;
+        bench_result_init(&r, a.build_rows + a.probe_rows);
+        bench_device_name(eng, c.placement, r.device, sizeof r.device);
+        for (int64_t rep = -1; rep < a.repeat && rc == SL_OK; rep++) {
+            sl_plan_t *p;
+            int nb, np, nj;
+            sl_plan_create(&p);
+            /* Probe (fact) side left, build (dimension) side right, as in SQL's s JOIN r. */
+            if ((rc = sl_plan_add_table(p, pt, &np)) < 0 || (rc = sl_plan_add_table(p, bt, &nb)) < 0 ||
+                (rc = sl_plan_add(p, "join", (int[]){np, nb}, 2, opts, &nj)) < 0 ||
+                (rc = on_device ? sl_plan_output_device(p, nj, "out") : sl_plan_output(p, nj, "out")) < 0) {
+                cli_fail("bench join: %s", sl_plan_errmsg(p));
+                sl_plan_destroy(p);
+                break;
+            }
+            struct bench_join_query jq = {eng, p, rep, on_device, c.placement != SL_PLACE_CPU, 1,
+                                          !strcmp(a.output, "aggregate"), "bench join"};
+            rc = bench_join_query(&jq, &r);
+            sl_plan_destroy(p);
         }
-        if (host_gpu && di.h2d_gbps > 0 && di.d2h_gbps > 0) {
-            /* Floors: bytes over the link at the measured pinned bandwidths (one direction
-             * each; copies both ways at once are not measured here). Out of core: the
-             * state past the GPU budget crosses twice more (out and back in). */
-            double w = (double)a.key_bytes, in = (double)(a.build_rows + a.probe_rows) *
-                                                    w * (double)(1 + a.payloads);
-            double out = strcmp(a.output, "aggregate") ? (double)r.output_rows * w *
-                                                             (double)(1 + 2 * a.payloads)
-                                                       : 0;
-            double spill = c.gpu_mem > 0 && in > (double)c.gpu_mem ? in - (double)c.gpu_mem : 0;
-            double f_in = in / (di.h2d_gbps * 1e6), f_out = out / (di.d2h_gbps * 1e6);
-            double o_in = (in + spill) / (di.h2d_gbps * 1e6);
-            double o_out = (spill + out) / (di.d2h_gbps * 1e6);
-            /* no row comes out before the whole build side is in */
-            double f_build = (double)a.build_rows * w * (double)(1 + a.payloads) /
-                             (di.h2d_gbps * 1e6);
-            f_out += f_build;
-            o_out += f_build;
-            double floor = f_in > f_out ? f_in : f_out, ooc = o_in > o_out ? o_in : o_out;
-            double med = bench_median(r.ms, r.n);
-            at += snprintf(extra + at, sizeof extra - (size_t)at,
-                           ",\"pinned\":%d,\"h2d_gbps\":%.2f,\"d2h_gbps\":%.2f,\"floor\":\"link\""
-                           ",\"floor_ms\":%.3f"
-                           ",\"vs_floor\":%.3f,\"gpu_mem\":%lld,\"spill_bytes\":%.0f",
-                           !a.pageable, di.h2d_gbps, di.d2h_gbps, floor, med / floor,
-                           (long long)c.gpu_mem, spill);
-            if (spill > 0)
-                snprintf(extra + at, sizeof extra - (size_t)at,
-                         ",\"ooc_floor_ms\":%.3f,\"vs_ooc_floor\":%.3f", ooc, med / ooc);
+        if (rc == SL_OK) {
+            char extra[1024];
+            int at = snprintf(extra, sizeof extra,
+                     ",\"build_rows\":%" PRId64 ",\"probe_rows\":%" PRId64 ",\"payloads\":%" PRId64
+                     ",\"key_bytes\":%" PRId64 ",\"key_type\":\"%s\",\"match_ratio\":%g,\"zipf\":%g,\"algo\":\"%s\","
+                     "\"output\":\"%s\",\"kind\":\"%s\",\"resident\":\"%s\",\"payload_only\":%d,"
+                     "\"threads\":%d",
+                     a.build_rows, a.probe_rows, a.payloads, a.key_bytes, a.key_type, a.match_ratio, a.zipf,
+                     a.algo, a.output, a.kind, a.resident, a.payload_only, sl_engine_num_threads(eng));
+            if (on_device || c.placement != SL_PLACE_GPU) {
+                /* GPU-resident or CPU run: inputs read once, output written once, in the
+                 * memory they live in (bench_floor.c). */
+                double w = (double)a.key_bytes;
+                double in = (double)(a.build_rows + a.probe_rows) * w * (double)(1 + a.payloads);
+                double out = strcmp(a.output, "aggregate")
+                                 ? (double)r.output_rows * w * (double)(1 + 2 * a.payloads) : 0;
+                struct bench_floor fl;
+                bench_floor_measure(eng, on_device ? BENCH_ON_GPU : BENCH_ON_CPU, in, out, &fl);
+                at += bench_floor_json(&fl, bench_median(r.ms, r.n), extra + at,
+                                       sizeof extra - (size_t)at);
+            }
+            if (host_gpu && di.h2d_gbps > 0 && di.d2h_gbps > 0) {
+                /* Floors: bytes over the link at the measured pinned bandwidths (one direction
+                 * each; copies both ways at once are not measured here). Out of core: the
+                 * state past the GPU budget crosses twice more (out and back in). */
+                double w = (double)a.key_bytes, in = (double)(a.build_rows + a.probe_rows) *
+                                                        w * (double)(1 + a.payloads);
+                double out = strcmp(a.output, "aggregate") ? (double)r.output_rows * w *
+                                                                 (double)(1 + 2 * a.payloads)
+                                                           : 0;
+                double spill = c.gpu_mem > 0 && in > (double)c.gpu_mem ? in - (double)c.gpu_mem : 0;
+                double f_in = in / (di.h2d_gbps * 1e6), f_out = out / (di.d2h_gbps * 1e6);
+                double o_in = (in + spill) / (di.h2d_gbps * 1e6);
+                double o_out = (spill + out) / (di.d2h_gbps * 1e6);
+                /* no row comes out before the whole build side is in */
+                double f_build = (double)a.build_rows * w * (double)(1 + a.payloads) /
+                                 (di.h2d_gbps * 1e6);
+                f_out += f_build;
+                o_out += f_build;
+                double floor = f_in > f_out ? f_in : f_out, ooc = o_in > o_out ? o_in : o_out;
+                double med = bench_median(r.ms, r.n);
+                at += snprintf(extra + at, sizeof extra - (size_t)at,
+                               ",\"pinned\":%d,\"h2d_gbps\":%.2f,\"d2h_gbps\":%.2f,\"floor\":\"link\""
+                               ",\"floor_ms\":%.3f"
+                               ",\"vs_floor\":%.3f,\"gpu_mem\":%lld,\"spill_bytes\":%.0f",
+                               !a.pageable, di.h2d_gbps, di.d2h_gbps, floor, med / floor,
+                               (long long)c.gpu_mem, spill);
+                if (spill > 0)
+                    snprintf(extra + at, sizeof extra - (size_t)at,
+                             ",\"ooc_floor_ms\":%.3f,\"vs_ooc_floor\":%.3f", ooc, med / ooc);
+            }
+            if (r.join_algo >= 0)
+                snprintf(extra + strlen(extra), sizeof extra - strlen(extra),
+                         ",\"gpu_algo\":%d,\"npj_kind\":%d", r.join_algo, r.join_table);
+            if (v > 0)
+                snprintf(extra + strlen(extra), sizeof extra - strlen(extra), ",\"then\":\"%s\"",
+                         a.then[v - 1]);
+            if (v > 0)
+                snprintf(then_ms + strlen(then_ms), sizeof then_ms - strlen(then_ms),
+                         "%s\"%s\":%.3f", then_ms[0] ? "," : "", a.then[v - 1],
+                         bench_median(r.ms, r.n));
+            else if (then_ms[0])
+                snprintf(extra + strlen(extra), sizeof extra - strlen(extra),
+                         ",\"then_ms\":{%s}", then_ms);
+            bench_print_run(eng, on_device || c.placement == SL_PLACE_GPU, "join", &r, extra);
+            if (v > 0 &&
+                (rc = then_options(eng, a.then[v - 1], then_algo, sizeof then_algo, 1)) < 0)
+                break;
         }
-        bench_print_run(eng, on_device || c.placement == SL_PLACE_GPU, "join", &r, extra);
     }
     sl_engine_close(eng);
     sl_table_unref(bt);

@@ -11,6 +11,7 @@ void bench_result_init(struct bench_result *r, int64_t input_rows)
     memset(r, 0, sizeof *r);
     r->input_rows = input_rows;
     r->peak_device_bytes = -1;
+    r->join_algo = r->join_table = -1;
 }
 
 static int phase_index(struct bench_result *r, const char *name)

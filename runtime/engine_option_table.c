@@ -264,6 +264,12 @@ const struct sl__option sl__options[] = {
       "quarter and a half (four more splitters from pass 1's samples), so that pass 2's "
       "first upload and last download, which overlap nothing, are shorter (A/B runs).",
       NULL, 0, 1}, FIELD(debug_ooc_graded_buckets, INT)},
+    {{"debug_join_dense", SL_ENGINE_OPT_ENUM, DBG, "values",
+      "The GPU no-partitioning join's direct table (dense, unique build keys): values = a "
+      "bitmap of the keys present (kept in the L2 cache) and each key's value (the build "
+      "side's one payload column, or its row), so that a probe reads one random sector; "
+      "rows = the build rows only, inserted with atomicCAS, as before 2026-11-27 (A/B "
+      "runs).", "values,rows", 0, 1}, FIELD(debug_join_dense, INT)},
 };
 
 const int sl__n_options = (int)(sizeof sl__options / sizeof sl__options[0]);

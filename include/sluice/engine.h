@@ -215,6 +215,11 @@ struct sl_engine_config {
     int debug_ooc_graded_buckets; /* 1: the out-of-core sort's GPU merge cuts its first
                                      and last bucket in a quarter, a quarter and a half
                                      (A/B runs) */
+    /* Fields added with the GPU join's direct table with values (issue 19). */
+    int debug_join_dense;       /* GPU no-partitioning join's direct table: 0 values (a
+                                   bitmap of the keys present and each key's value or R
+                                   row), 1 rows (R rows only, inserted with atomicCAS, as
+                                   before 2026-11-27: A/B runs) */
 };
 
 /* Fills *cfg with the defaults and sets cfg->size. Cannot fail. Thread-safe (touches

@@ -2,6 +2,8 @@
  * in sluice_k/join_npj.h. */
 #include "sluice_k/join_npj.h"
 
+#include <cstring>
+
 #include "sluice_k/rows.cuh"
 #include "../common/grid.cuh"
 
@@ -200,13 +202,58 @@ __device__ __forceinline__ void put(const sl_k_join_out_t &out, uint64_t pos, K 
  * written from it; otherwise the first walk counts and a second one writes. */
 /* Dense: `tab` is the direct table of dense_build_kernel (R row of key kmin + d at d,
  * `mask` unused, `range` slots; never duplicates). Else the hash table above. */
-template <typename K, bool Dense>
+/* Tables of the probe: the hash table, the direct table of rows, the direct table with
+ * values (dval_build_kernel). */
+enum { kHash, kDense, kDval };
+
+/* A packed R row of W 4-byte words (W = 1, 2 or 4: one aligned load): word i is column
+ * col[i]'s value (4-byte columns) or its half half[i] (8-byte columns). */
+template <int W> struct WordsT;
+template <> struct WordsT<1> { using T = uint32_t; };
+template <> struct WordsT<2> { using T = uint2; };
+template <> struct WordsT<4> { using T = uint4; };
+struct WordMap {
+    int n;                              /* words used (<= W) */
+    signed char col[4], half[4];
+};
+__device__ __forceinline__ void words_of(const uint2 &v, uint32_t *w) { w[0] = v.x, w[1] = v.y; }
+__device__ __forceinline__ void words_of(const uint4 &v, uint32_t *w)
+{
+    w[0] = v.x, w[1] = v.y, w[2] = v.z, w[3] = v.w;
+}
+__device__ __forceinline__ void words_of(const uint32_t &v, uint32_t *w) { w[0] = v; }
+template <int W> __device__ __forceinline__ typename WordsT<W>::T from_words(const uint32_t *w);
+template <> __device__ __forceinline__ uint32_t from_words<1>(const uint32_t *w) { return w[0]; }
+template <> __device__ __forceinline__ uint2 from_words<2>(const uint32_t *w)
+{
+    return make_uint2(w[0], w[1]);
+}
+template <> __device__ __forceinline__ uint4 from_words<4>(const uint32_t *w)
+{
+    return make_uint4(w[0], w[1], w[2], w[3]);
+}
+/* word i of column map.col[i], row r (input or output columns alike) */
+__device__ __forceinline__ uint32_t *word_at(const sl_k_cols_t &c, const WordMap &m, int i,
+                                             uint64_t r)
+{
+    uint32_t *p = (uint32_t *)c.ptr[m.col[i]];
+    return c.width[m.col[i]] == 4 ? p + r : p + 2 * r + m.half[i];
+}
+
+/* Dval: `tab` holds the values of dval_build_kernel (NULL: none), `bitmap` the keys
+ * present; `map`: the values are R rows packed by it (map.n > 0, written to out.r). */
+template <typename K, int Mode, int W>
 __global__ void __launch_bounds__(kThreads, SL_K_NPJ_MIN_BLOCKS)
     probe_kernel(const Slot<K> *__restrict__ tab, uint32_t mask, const unsigned *dup_flag,
-                 K kmin, uint64_t range, const sl_k_cols_t r_cols, const K *__restrict__ sk,
+                 K kmin, uint64_t range, const uint32_t *__restrict__ bitmap, WordMap map,
+                 const sl_k_cols_t r_cols, const K *__restrict__ sk,
                  int64_t ns, const sl_k_cols_t s_cols, int kind, const sl_k_join_out_t out,
                  unsigned long long *__restrict__ count)
 {
+    constexpr bool Dense = Mode != kHash;
+    using V = typename WordsT<W>::T;
+    const bool carried = Mode == kDval && map.n > 0;
+    V val[kItems];
     constexpr int kWarps = kThreads / 32;
     __shared__ uint32_t warp_tot[kWarps];
     __shared__ unsigned long long warp_base[kWarps];
@@ -231,7 +278,28 @@ __global__ void __launch_bounds__(kThreads, SL_K_NPJ_MIN_BLOCKS)
             if (j < ns)
                 k[i] = sk[j];
         }
-        if constexpr (Dense) {
+        if constexpr (Mode == kDval) {
+            const V *vt = (const V *)tab;
+            uint32_t w[kItems];
+#pragma unroll
+            for (int i = 0; i < kItems; i++) { /* bitmap word (L2) and value at once */
+                const int64_t j = base + (int64_t)i * kThreads + threadIdx.x;
+                const uint64_t d = (uint64_t)(K)(k[i] - kmin);
+                w[i] = 0;
+                val[i] = V{};
+                if (j < ns && d < range) {
+                    w[i] = bitmap[d >> 5] >> (d & 31);
+                    if (with_r && vt)
+                        val[i] = vt[d];
+                }
+            }
+#pragma unroll
+            for (int i = 0; i < kItems; i++) {
+                c[i] = w[i] & 1u; /* first[i] stays kEmpty: no R row number */
+                if (with_r)
+                    matched += c[i];
+            }
+        } else if constexpr (Dense) {
             const uint32_t *dt = (const uint32_t *)tab;
             uint32_t r[kItems];
 #pragma unroll
@@ -303,7 +371,26 @@ __global__ void __launch_bounds__(kThreads, SL_K_NPJ_MIN_BLOCKS)
             unsigned long long pos = wb + off[i];
             if (c[i] == 0 || semi_anti) { /* SEMI/ANTI row, or LEFT row without partner */
                 put<K>(out, pos, k[i], kEmpty, r_cols, j, s_cols, with_r);
+                if constexpr (Mode == kDval)
+                    if (carried && with_r && pos < (uint64_t)out.capacity)
+#pragma unroll
+                        for (int q = 0; q < W; q++)
+                            if (q < map.n)
+                                *word_at(out.r, map, q, pos) = 0;
                 continue;
+            }
+            if constexpr (Mode == kDval) {
+                if (carried) { /* R's row is the table's value */
+                    put<K>(out, pos, k[i], kEmpty, r_cols, j, s_cols, false);
+                    uint32_t vw[W];
+                    words_of(val[i], vw);
+                    if (pos < (uint64_t)out.capacity)
+#pragma unroll
+                        for (int q = 0; q < W; q++)
+                            if (q < map.n)
+                                *word_at(out.r, map, q, pos) = vw[q];
+                    continue;
+                }
             }
             put<K>(out, pos++, k[i], first[i], r_cols, j, s_cols, true);
             if (Dense || c[i] == 1)
@@ -396,9 +483,10 @@ cudaError_t npj_build(void *d_temp, size_t *temp_bytes, const K *rk, int64_t nr,
 }
 
 /* Checks shared by both probes, then the launch. */
-template <typename K, bool Dense>
+template <typename K, int Mode, int W = 1>
 cudaError_t probe_launch(const void *tab, uint32_t mask, const unsigned *dup, K kmin,
-                         uint64_t range, int64_t nr, const sl_k_cols_t *r_cols, const K *sk,
+                         uint64_t range, const uint32_t *bitmap, WordMap map, int64_t nr,
+                         const sl_k_cols_t *r_cols, const K *sk,
                          int64_t ns, const sl_k_cols_t *s_cols, int kind,
                          const sl_k_join_out_t *out, unsigned long long *count,
                          cudaStream_t stream)
@@ -420,8 +508,9 @@ cudaError_t probe_launch(const void *tab, uint32_t mask, const unsigned *dup, K 
         return e;
     int64_t g = (ns + kThreads * kItems - 1) / (kThreads * kItems);
     g = sl_grid::capped(g, 8);
-    probe_kernel<K, Dense><<<(unsigned)g, kThreads, 0, stream>>>(
-        (const Slot<K> *)tab, mask, dup, kmin, range, rc, sk, ns, *s_cols, kind, o, count);
+    probe_kernel<K, Mode, W><<<(unsigned)g, kThreads, 0, stream>>>(
+        (const Slot<K> *)tab, mask, dup, kmin, range, bitmap, map, rc, sk, ns, *s_cols,
+        kind, o, count);
     return cudaGetLastError();
 }
 
@@ -432,9 +521,9 @@ cudaError_t npj_probe(void *d_temp, size_t temp_bytes, int64_t nr, const sl_k_co
 {
     if (d_temp == NULL || nr < 0 || nr >= ((int64_t)1 << 31) || temp_bytes < table_bytes<K>(nr))
         return cudaErrorInvalidValue;
-    return probe_launch<K, false>(d_temp, (uint32_t)(table_slots(nr) - 1),
-                                  dup_word<K>(d_temp, nr), 0, 0, nr, r_cols, sk, ns, s_cols,
-                                  kind, out, count, stream);
+    return probe_launch<K, kHash>(d_temp, (uint32_t)(table_slots(nr) - 1),
+                                  dup_word<K>(d_temp, nr), 0, 0, NULL, WordMap{}, nr, r_cols, sk,
+                                  ns, s_cols, kind, out, count, stream);
 }
 
 /* Direct table: `range` row numbers, then the 16-byte duplicate word. */
@@ -501,8 +590,184 @@ cudaError_t dense_probe(void *d_temp, size_t temp_bytes, int64_t nr, K kmin, int
     if (d_temp == NULL || range < 0 || range >= ((int64_t)1 << 32) ||
         temp_bytes < dense_bytes(range))
         return cudaErrorInvalidValue;
-    return probe_launch<K, true>(d_temp, 0, NULL, kmin, (uint64_t)range, nr, r_cols, sk, ns,
-                                 s_cols, kind, out, count, stream);
+    return probe_launch<K, kDense>(d_temp, 0, NULL, kmin, (uint64_t)range, NULL, WordMap{}, nr,
+                                   r_cols, sk, ns, s_cols, kind, out, count, stream);
+}
+
+/* ---- the direct table with values (sl_k_npj_dval_*) ---- */
+
+/* The values' words for `values` (SL_K_NPJ_DVAL_*) and R's columns: 0 (none) or the
+ * packed row's 1, 2 or 4 words (*map: where each comes from); -1 when the columns do not
+ * fit 16 bytes of 4- and 8-byte values. */
+int dval_words(int values, const sl_k_cols_t *r_cols, WordMap *map)
+{
+    memset(map, 0, sizeof *map);
+    if (values == SL_K_NPJ_DVAL_NONE)
+        return 0;
+    if (values != SL_K_NPJ_DVAL_PACKED || r_cols == NULL || r_cols->n < 1 ||
+        r_cols->n > SL_K_MAX_COLS)
+        return -1;
+    for (int j = 0; j < r_cols->n; j++) {
+        const int w = r_cols->width[j];
+        if ((w != 4 && w != 8) || map->n + w / 4 > 4 || !r_cols->ptr[j])
+            return -1;
+        for (int h = 0; h < w / 4; h++) {
+            map->col[map->n] = (signed char)j;
+            map->half[map->n++] = (signed char)h;
+        }
+    }
+    return map->n <= 1 ? 1 : map->n <= 2 ? 2 : 4;
+}
+
+/* Layout: range values of 4 * words bytes, the bitmap of range bits (each rounded up to
+ * 16 bytes), the 16-byte duplicate word. */
+size_t dval_values_bytes(int64_t range, int words)
+{
+    return ((size_t)range * (size_t)words * 4 + 15) / 16 * 16;
+}
+size_t dval_bitmap_bytes(int64_t range) { return ((size_t)range + 127) / 128 * 16; }
+size_t dval_bytes(int64_t range, int words)
+{
+    return dval_values_bytes(range, words) + dval_bitmap_bytes(range) + 16;
+}
+
+/* R rows [0, nr): the key's bit set (a bit already set: bit 0 of the duplicate word; a
+ * key outside the range: bit 1) and its value stored (R's row packed from r_cols by map;
+ * vals NULL: none). kItems rows a thread at a time, their
+ * loads in flight together; the threads stop once the word is set (the table is
+ * unusable then: a side whose keys repeat costs a wave of rows, not all of them). */
+template <typename K, int W>
+__global__ void dval_build_kernel(const K *__restrict__ rk, const sl_k_cols_t r_cols,
+                                  WordMap map, int64_t nr, K kmin, uint64_t range,
+                                  typename WordsT<W>::T *vals, uint32_t *bitmap, unsigned *dup)
+{
+    const int64_t stride = (int64_t)gridDim.x * blockDim.x * kItems;
+    for (int64_t base = (int64_t)blockIdx.x * blockDim.x * kItems; base < nr; base += stride) {
+        if (*(volatile unsigned *)dup) /* unusable already (repeated keys show up early) */
+            return;
+        K k[kItems];
+        uint32_t v[kItems][W];
+#pragma unroll
+        for (int i = 0; i < kItems; i++) {
+            const int64_t r = base + (int64_t)i * blockDim.x + threadIdx.x;
+#pragma unroll
+            for (int q = 0; q < W; q++)
+                v[i][q] = 0;
+            if (r >= nr)
+                continue;
+            k[i] = rk[r];
+            if (vals)
+#pragma unroll
+                for (int q = 0; q < W; q++)
+                    if (q < map.n)
+                        v[i][q] = *word_at(r_cols, map, q, (uint64_t)r);
+        }
+        unsigned bad = 0;
+#pragma unroll
+        for (int i = 0; i < kItems; i++) {
+            const int64_t r = base + (int64_t)i * blockDim.x + threadIdx.x;
+            if (r >= nr)
+                continue;
+            const uint64_t d = (uint64_t)(K)(k[i] - kmin);
+            if (d >= range) {
+                bad |= 2u;
+                continue;
+            }
+            const uint32_t bit = 1u << (d & 31);
+            if (atomicOr(&bitmap[d >> 5], bit) & bit)
+                bad |= 1u;
+            if (vals)
+                vals[d] = from_words<W>(v[i]);
+        }
+        if (bad)
+            atomicOr(dup, bad);
+    }
+}
+
+template <typename K>
+cudaError_t dval_build(void *d_temp, size_t *temp_bytes, const K *rk, int values,
+                       const sl_k_cols_t *r_cols, int64_t nr, K kmin, int64_t range,
+                       cudaStream_t stream)
+{
+    WordMap map;
+    const int words = dval_words(values, r_cols, &map);
+    if (temp_bytes == NULL || nr < 0 || nr >= ((int64_t)1 << 31) || range < 0 ||
+        range >= ((int64_t)1 << 32) || words < 0)
+        return cudaErrorInvalidValue;
+    const size_t need = dval_bytes(range, words);
+    if (d_temp == NULL) {
+        *temp_bytes = need;
+        return cudaSuccess;
+    }
+    if (*temp_bytes < need || (nr > 0 && rk == NULL))
+        return cudaErrorInvalidValue;
+    char *bitmap = (char *)d_temp + dval_values_bytes(range, words);
+    unsigned *dup = (unsigned *)((char *)d_temp + need - 16);
+    /* the values need no clearing: a slot is read only where its bit is set */
+    cudaError_t e = cudaMemsetAsync(bitmap, 0, dval_bitmap_bytes(range) + 16, stream);
+    if (e != cudaSuccess || nr == 0)
+        return e;
+    sl_k_cols_t rc;
+    memset(&rc, 0, sizeof rc);
+    if (map.n > 0)
+        rc = *r_cols;
+    const int64_t g = sl_grid::capped((nr + 256 * kItems - 1) / (256 * kItems), 8);
+#define SL_DVB(W)                                                                          \
+    dval_build_kernel<K, W><<<(unsigned)g, 256, 0, stream>>>(                              \
+        rk, rc, map, nr, kmin, (uint64_t)range,                                           \
+        words ? (typename WordsT<W>::T *)d_temp : NULL, (uint32_t *)bitmap, dup)
+    if (words <= 1)
+        SL_DVB(1);
+    else if (words == 2)
+        SL_DVB(2);
+    else
+        SL_DVB(4);
+#undef SL_DVB
+    return cudaGetLastError();
+}
+
+template <typename K>
+cudaError_t dval_probe(void *d_temp, size_t temp_bytes, int64_t nr, K kmin, int64_t range,
+                       int values, const sl_k_cols_t *r_cols, const K *sk, int64_t ns,
+                       const sl_k_cols_t *s_cols, int kind, const sl_k_join_out_t *out,
+                       unsigned long long *count, cudaStream_t stream)
+{
+    const bool with_r = kind == SL_K_JOIN_INNER || kind == SL_K_JOIN_LEFT;
+    WordMap map;
+    const int words = dval_words(values, r_cols, &map);
+    if (d_temp == NULL || range < 0 || range >= ((int64_t)1 << 32) || words < 0 ||
+        temp_bytes < dval_bytes(range, words) || out == NULL || r_cols == NULL)
+        return cudaErrorInvalidValue;
+    /* packed: out->r takes R's columns as r_cols lists them (equal widths), no r_pos;
+     * none: nothing of R is written */
+    if (with_r && values == SL_K_NPJ_DVAL_PACKED) {
+        if (out->r.n != r_cols->n || out->r_pos != NULL)
+            return cudaErrorInvalidValue;
+        for (int j = 0; j < r_cols->n; j++)
+            if (out->r.width[j] != r_cols->width[j] || !out->r.ptr[j])
+                return cudaErrorInvalidValue;
+    }
+    if (with_r && values == SL_K_NPJ_DVAL_NONE && (out->r.n != 0 || out->r_pos != NULL))
+        return cudaErrorInvalidValue; /* no R row numbers to write them from */
+    const uint32_t *bitmap =
+        (const uint32_t *)((const char *)d_temp + dval_values_bytes(range, words));
+    const void *vals = words ? d_temp : NULL; /* none: only the bitmap is read */
+    sl_k_cols_t none;
+    memset(&none, 0, sizeof none);
+    sl_k_join_out_t o = *out;
+    const sl_k_cols_t *rin = r_cols;
+    if (map.n > 0) { /* R columns written from the values by the kernel, not copied */
+        o.r.n = 0;
+        rin = &none;
+    }
+    /* the kernel writes packed values through map over out.r's pointers (o.r keeps them) */
+#define SL_DVP(W)                                                                          \
+    probe_launch<K, kDval, W>(vals, 0, NULL, kmin, (uint64_t)range, bitmap, map, nr, rin, sk, \
+                              ns, s_cols, kind, &o, count, stream)
+    if (words <= 1)
+        return SL_DVP(1);
+    return words == 2 ? SL_DVP(2) : SL_DVP(4);
+#undef SL_DVP
 }
 
 } // namespace
@@ -566,3 +831,24 @@ SL_K_NPJ_DEF(k64, uint64_t)
 SL_K_NPJ_DENSE_DEF(k32, uint32_t)
 SL_K_NPJ_DENSE_DEF(k64, uint64_t)
 
+
+#define SL_K_NPJ_DVAL_DEF(SUF, KT)                                                         \
+    extern "C" cudaError_t sl_k_npj_dval_build_##SUF(                                     \
+        void *d_temp, size_t *temp_bytes, const KT *d_r_keys, int values,                 \
+        const sl_k_cols_t *r_cols, int64_t nr, KT kmin, int64_t range, cudaStream_t stream) \
+    {                                                                                     \
+        return dval_build<KT>(d_temp, temp_bytes, d_r_keys, values, r_cols, nr, kmin,     \
+                              range, stream);                                             \
+    }                                                                                     \
+    extern "C" cudaError_t sl_k_npj_dval_probe_##SUF(                                     \
+        void *d_temp, size_t temp_bytes, int64_t nr, KT kmin, int64_t range, int values,  \
+        const sl_k_cols_t *r_cols, const KT *d_s_keys, int64_t ns,                        \
+        const sl_k_cols_t *s_cols, int kind, const sl_k_join_out_t *out,                  \
+        unsigned long long *d_count, cudaStream_t stream)                                 \
+    {                                                                                     \
+        return dval_probe<KT>(d_temp, temp_bytes, nr, kmin, range, values, r_cols,        \
+                              d_s_keys, ns, s_cols, kind, out, d_count, stream);          \
+    }
+
+SL_K_NPJ_DVAL_DEF(k32, uint32_t)
+SL_K_NPJ_DVAL_DEF(k64, uint64_t)

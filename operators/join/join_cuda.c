@@ -8,11 +8,15 @@
  *    columns. Columns past 16 bytes per side: the row carries the row id instead and
  *    they are gathered by it after the join.
  *  - NPJ (algo=nopart, or auto while the build side has at most 2^21 rows, 2^23 with a
- *    wide side, integer keys, or its table fits NPJ_MAX_TABLE_BYTES): one global
- *    hash table of the build keys, the probe side streamed; payloads read in place, up
- *    to SL_K_MAX_COLS a side copied by the probe, the rest gathered by the row numbers
- *    it writes (near-sequential on the probe side). Left outer joins run as PHJ (its
- *    output order gives the validity).
+ *    wide side, integer keys, or its table fits NPJ_MAX_TABLE_BYTES, or a direct table
+ *    with values fits DENSE_AUTO_TABLE_BYTES): one global table of the build keys, the
+ *    probe side streamed; payloads read in place, up to SL_K_MAX_COLS a side copied by
+ *    the probe, the rest gathered by the row numbers it writes (near-sequential on the
+ *    probe side). Dense unique build keys get a direct table (key - min): with values
+ *    (debug_join_dense=values, the default) a bitmap of the keys present and the build
+ *    row packed in <= 16 bytes as each key's value (no gather of the build side; else
+ *    its row number), or the old table of row numbers (rows); other keys a hash table.
+ *    Left outer joins run as PHJ (its output order gives the validity).
  *  - SMJ (algo=sortmerge): (key, row) sorted on every key bit, merge join with merge path.
  * Kinds: inner (the smaller side builds), and semi, anti, left outer (the left input
  * probes, the right builds): the kernels mark matched probe rows; left outer writes the
@@ -227,44 +231,10 @@ static int npj_pays(const struct gj *g, int64_t nb)
     return table <= limit;
 }
 
-static int plan(sl_task_t *t, const struct join_state *st, struct gj *g)
+/* Each side's payloads: in the row (PHJ/SMJ: packed rows of <= 16 bytes; NPJ: up to
+ * SL_K_MAX_COLS copied by the probe), or gathered by row id after the join. */
+static void layout(struct gj *g, int64_t nb)
 {
-    const struct join_data *d = st->d;
-    static const int kinds[] = {[JOIN_INNER] = SL_K_JOIN_INNER, [JOIN_LEFT] = SL_K_JOIN_LEFT,
-                                [JOIN_SEMI] = SL_K_JOIN_SEMI, [JOIN_ANTI] = SL_K_JOIN_ANTI};
-    g->d = d;
-    g->kind = kinds[d->kind];
-    g->hashed = gj_keys_hashed(d, st);
-    g->composite = d->n_keys == 2 && !g->hashed;
-    g->k8 = g->hashed || g->composite || join_gpu_type(d->ktype[0]) == SL_TYPE_INT64;
-    g->build = g->kind == SL_K_JOIN_INNER && st->side[0].n_rows < st->side[1].n_rows ? 0 : 1;
-    for (int late = 0; late < 2; late++) { /* strings and odd widths last: by row id */
-        for (int oc = 0; oc < d->n_out; oc++) {
-            const struct join_ocol *o = &d->out[oc];
-            struct gj_side *sd = &g->s[o->side];
-            int is_late = gj_str_type(o->type) || gj_late_fixed(o->type);
-            if (is_late == late && !from_key(g, o) && pay_index(sd, o->col) < 0) {
-                sd->pay_col[sd->n_pay] = o->col;
-                sd->pay_w[sd->n_pay++] = (int)sl_type_width(o->type);
-                sd->n_late += late;
-            }
-        }
-    }
-    int64_t nb = st->side[g->build].n_rows;
-    int npj_ok = nb < ((int64_t)1 << 31) && g->kind != SL_K_JOIN_LEFT;
-    /* (auto: only when a direct table of nb slots could fit; the range costs a read of
-     * the keys and a synchronization) */
-    if (npj_ok && !g->hashed && (d->algo == JOIN_NOPART ||
-                   (d->algo == JOIN_AUTO && nb * 4 <= NPJ_MAX_TABLE_BYTES))) {
-        int rc = gj_key_range(t, st, g);
-        if (rc < 0)
-            return rc;
-    }
-    g->algo = GJ_PHJ;
-    if (d->algo == JOIN_SORTMERGE && g->kind != SL_K_JOIN_LEFT)
-        g->algo = GJ_SMJ;
-    else if (npj_ok && (d->algo == JOIN_NOPART || (d->algo == JOIN_AUTO && npj_pays(g, nb))))
-        g->algo = GJ_NPJ;
     g->row_bytes = 0;
     for (int s = 0; s < 2; s++) {
         struct gj_side *sd = &g->s[s];
@@ -297,6 +267,107 @@ static int plan(sl_task_t *t, const struct join_state *st, struct gj *g)
     g->bits = gj_radix_bits(nb);
     if (g->algo != GJ_NPJ)
         g->range = 0;
+}
+
+/* Past the rules above, auto takes the direct table with values (sl_k_npj_dval_*) for
+ * dense, unique build keys while that table takes at most DENSE_AUTO_TABLE_BYTES (issue
+ * 19). H100, 2026-11-27 14:10 UTC, probe side 2^26 rows, each against PHJ in the same
+ * process: 2^22 build rows, 4-byte values (a 16 MiB table) 1.81 ms against 2.38; 2^23
+ * rows, 8-byte values (65 MiB) 3.55 against 3.85; a semi join on 2^27 build rows (the
+ * bitmap alone, 16 MiB) 3.95 against 4.40. Far past the L2 cache it loses: every build
+ * row costs a random store and an L2 atomic, every probe row a random sector read, and
+ * HBM serves those at about a fifth of its streaming rate (2^27 rows a side, 13:44 UTC,
+ * bench/specs/join.json join.gpu.narrow's limits: built in 13.6 ms, probed in 7.1, 21.4
+ * for the join against PHJ's 6.9; wide 22.7 against 11.1, key8 23.1 against 11.4,
+ * match10 17.0 against 4.9). Taken only where the build side's row fits a packed value
+ * of <= 16 bytes (or none is written: SEMI/ANTI), its integer key is one column, and the
+ * table and the probe side's output fit half of the GPU budget left. A duplicate key
+ * found while building sends the join back to PHJ (GJ_DENSE_DUP), not to the hash table:
+ * TPC-H's lineitem keys can fill their range and repeat (the build stops at the first
+ * wave that sees one; keys that outnumber their range never get a direct table). */
+#define DENSE_AUTO_MIN_ROWS NPJ_AUTO_BUILD_ROWS
+#define DENSE_AUTO_TABLE_BYTES ((int64_t)72 << 20)
+
+/* The bytes of a value of the direct table auto would build (packed row <= 16 bytes; 0
+ * for SEMI/ANTI), -1 when the build side's row does not fit one. */
+static int dense_value_bytes(const struct gj *g)
+{
+    const struct gj_side *R = &g->s[g->build];
+    if (g->kind != SL_K_JOIN_INNER)
+        return 0;
+    int bytes = 0;
+    for (int j = 0; j < R->n_pay; j++) {
+        if (R->pay_w[j] != 4 && R->pay_w[j] != 8)
+            return -1;
+        bytes += R->pay_w[j];
+    }
+    return R->n_late || bytes > 16 ? -1 : bytes == 0 ? 0 : bytes <= 4 ? 4 : bytes <= 8 ? 8 : 16;
+}
+
+/* Before the key range: could the table fit (the range is at least nb keys)? */
+static int dense_candidate(sl_task_t *t, const struct gj *g, int64_t nb)
+{
+    int64_t mode = 0;
+    sl_task_option_int(t, "debug_join_dense", &mode);
+    int value = dense_value_bytes(g);
+    return mode == 0 && !g->hashed && !g->composite && g->d->n_keys == 1 &&
+           nb > DENSE_AUTO_MIN_ROWS && value >= 0 &&
+           nb * value + nb / 8 <= DENSE_AUTO_TABLE_BYTES;
+}
+
+/* After it: the table of g->range slots, and the probe side's output, fit. */
+static int dense_pays(sl_task_t *t, const struct gj *g, int64_t ns)
+{
+    int out_w = 0;
+    for (int oc = 0; oc < g->d->n_out; oc++)
+        out_w += (int)sl_type_width(g->d->out[oc].type);
+    int64_t table = g->range * dense_value_bytes(g) + g->range / 8, out = ns * (out_w + 8);
+    return table <= DENSE_AUTO_TABLE_BYTES && table + out <= sl_task_device_budget(t) / 2;
+}
+
+static int plan(sl_task_t *t, const struct join_state *st, struct gj *g)
+{
+    const struct join_data *d = st->d;
+    static const int kinds[] = {[JOIN_INNER] = SL_K_JOIN_INNER, [JOIN_LEFT] = SL_K_JOIN_LEFT,
+                                [JOIN_SEMI] = SL_K_JOIN_SEMI, [JOIN_ANTI] = SL_K_JOIN_ANTI};
+    g->d = d;
+    g->kind = kinds[d->kind];
+    g->hashed = gj_keys_hashed(d, st);
+    g->composite = d->n_keys == 2 && !g->hashed;
+    g->k8 = g->hashed || g->composite || join_gpu_type(d->ktype[0]) == SL_TYPE_INT64;
+    g->build = g->kind == SL_K_JOIN_INNER && st->side[0].n_rows < st->side[1].n_rows ? 0 : 1;
+    for (int late = 0; late < 2; late++) { /* strings and odd widths last: by row id */
+        for (int oc = 0; oc < d->n_out; oc++) {
+            const struct join_ocol *o = &d->out[oc];
+            struct gj_side *sd = &g->s[o->side];
+            int is_late = gj_str_type(o->type) || gj_late_fixed(o->type);
+            if (is_late == late && !from_key(g, o) && pay_index(sd, o->col) < 0) {
+                sd->pay_col[sd->n_pay] = o->col;
+                sd->pay_w[sd->n_pay++] = (int)sl_type_width(o->type);
+                sd->n_late += late;
+            }
+        }
+    }
+    int64_t nb = st->side[g->build].n_rows, ns = st->side[1 - g->build].n_rows;
+    int npj_ok = nb < ((int64_t)1 << 31) && g->kind != SL_K_JOIN_LEFT;
+    int dense_try = npj_ok && d->algo == JOIN_AUTO && dense_candidate(t, g, nb);
+    /* (auto: only when a direct table of nb slots could fit, or a direct table with
+     * values could pay; the range costs a read of the keys and a synchronization) */
+    if (npj_ok && !g->hashed && (d->algo == JOIN_NOPART || dense_try ||
+                   (d->algo == JOIN_AUTO && nb * 4 <= NPJ_MAX_TABLE_BYTES))) {
+        int rc = gj_key_range(t, st, g);
+        if (rc < 0)
+            return rc;
+        gj_step(t, g, "npj_range");
+    }
+    g->algo = GJ_PHJ;
+    if (d->algo == JOIN_SORTMERGE && g->kind != SL_K_JOIN_LEFT)
+        g->algo = GJ_SMJ;
+    else if (npj_ok && (d->algo == JOIN_NOPART || (d->algo == JOIN_AUTO && npj_pays(g, nb))))
+        g->algo = GJ_NPJ;
+    else if (npj_ok && dense_try && g->range && dense_pays(t, g, ns))
+        g->algo = GJ_NPJ, g->dense_auto = 1;
+    layout(g, nb);
     return SL_OK;
 }
 
@@ -434,11 +505,79 @@ static int read_count(sl_task_t *t, const unsigned long long *d_count, struct gj
     return SL_OK;
 }
 
-int gj_npj_table(sl_task_t *t, struct gj *g, void **temp, size_t *need)
+/* The direct table with values (debug_join_dense=values): R's row packed in it when the
+ * kind writes R columns and they fit 16 bytes (one load a probe row), none for SEMI/ANTI
+ * or when no R column is written (the bitmap alone); past 16 bytes the old table. */
+static void dval_plan(sl_task_t *t, struct gj *g, const sl_k_cols_t *rin)
+{
+    int64_t mode = 0;
+    sl_task_option_int(t, "debug_join_dense", &mode);
+    const struct gj_side *R = &g->s[g->build];
+    int with_r = g->kind == SL_K_JOIN_INNER || g->kind == SL_K_JOIN_LEFT, bytes = 0;
+    for (int j = 0; j < rin->n; j++)
+        bytes += rin->width[j];
+    int none = !with_r || (rin->n == 0 && !R->id_word);
+    g->dval_values = none ? SL_K_NPJ_DVAL_NONE : SL_K_NPJ_DVAL_PACKED;
+    /* Past 16 bytes (or with columns gathered by row number) the values would be row
+     * numbers, gathered by as from the old table after a dearer build (a bitmap atomic
+     * and a store per row against one atomicCAS: 13.6 ms against 9.9 at 2^27 rows, H100):
+     * the old table then. */
+    g->dval = mode == 0 && g->range > 0 && (none || (!R->id_word && bytes <= 16));
+}
+
+/* After a direct table's build (its launch returned e): reads the table's duplicate word
+ * (its last 16 bytes); a key twice or outside the range frees it and sets g->range 0 (the
+ * hash table instead). */
+static int dense_checked(sl_task_t *t, struct gj *g, void **temp, size_t need, cudaError_t e)
+{
+    cudaStream_t s = sl_task_stream(t);
+    unsigned dup = 0;
+    if (e == cudaSuccess)
+        e = SL_TASK_CUDA_CALL(cudaMemcpyAsync(&dup, (char *)*temp + need - 16, sizeof dup,
+                                              cudaMemcpyDeviceToHost, s));
+    if (e == cudaSuccess)
+        e = SL_TASK_CUDA_CALL(cudaStreamSynchronize(s));
+    if (e != cudaSuccess)
+        return SL_TASK_CUDA_FAIL(t, e, "building the direct table");
+    if (dup) {
+        sl_task_device_free(t, *temp);
+        *temp = NULL;
+        g->range = 0;
+        g->dval = 0;
+        if (g->dense_auto)
+            return GJ_DENSE_DUP;
+    }
+    return SL_OK;
+}
+
+static int dval_table(sl_task_t *t, struct gj *g, const sl_k_cols_t *rin, void **temp,
+                      size_t *need)
+{
+    cudaStream_t s = sl_task_stream(t);
+    const struct gj_side *R = &g->s[g->build];
+#define SL_DV(TEMP, NEED)                                                                   \
+    (g->k8 ? sl_k_npj_dval_build_k64(TEMP, NEED, R->keys, g->dval_values, rin, R->n, g->kmin, \
+                                     g->range, s)                                           \
+           : sl_k_npj_dval_build_k32(TEMP, NEED, R->keys, g->dval_values, rin, R->n,         \
+                                     (uint32_t)g->kmin, g->range, s))
+    SL_TASK_CUDA_TRY(t, SL_DV(NULL, need), "direct table size");
+    if (!(*temp = sl_task_device_alloc(t, *need)))
+        return SL_ENOMEM;
+    cudaError_t e = SL_DV(*temp, need);
+#undef SL_DV
+    return dense_checked(t, g, temp, *need, e);
+}
+
+int gj_npj_table(sl_task_t *t, struct gj *g, const sl_k_cols_t *rin, void **temp, size_t *need)
 {
     cudaStream_t s = sl_task_stream(t);
     const struct gj_side *R = &g->s[g->build];
     *temp = NULL;
+    if (g->range && g->dval) {
+        int rc = dval_table(t, g, rin, temp, need);
+        if (rc != SL_OK || *temp)
+            return rc;
+    }
     if (g->range) {
         SL_TASK_CUDA_TRY(
             t,
@@ -448,22 +587,12 @@ int gj_npj_table(sl_task_t *t, struct gj *g, void **temp, size_t *need)
             "direct table size");
         if (!(*temp = sl_task_device_alloc(t, *need)))
             return SL_ENOMEM;
-        unsigned dup = 0;
         cudaError_t e = g->k8 ? sl_k_npj_dense_build_k64(*temp, need, R->keys, R->n, g->kmin, g->range, s)
                               : sl_k_npj_dense_build_k32(*temp, need, R->keys, R->n, (uint32_t)g->kmin,
                                                          g->range, s);
-        if (e == cudaSuccess)
-            e = SL_TASK_CUDA_CALL(cudaMemcpyAsync(&dup, (char *)*temp + *need - 16, sizeof dup,
-                                                  cudaMemcpyDeviceToHost, s));
-        if (e == cudaSuccess)
-            e = SL_TASK_CUDA_CALL(cudaStreamSynchronize(s));
-        if (e != cudaSuccess)
-            return SL_TASK_CUDA_FAIL(t, e, "building the direct table");
-        if (!dup)
-            return SL_OK;
-        sl_task_device_free(t, *temp);
-        *temp = NULL;
-        g->range = 0;
+        int rc = dense_checked(t, g, temp, *need, e);
+        if (rc != SL_OK || *temp)
+            return rc;
     }
     SL_TASK_CUDA_TRY(t,
                      g->k8 ? sl_k_npj_build_k64(NULL, need, R->keys, R->n, s)
@@ -484,6 +613,13 @@ cudaError_t gj_npj_probe(const struct gj *g, void *table, size_t table_bytes,
                          unsigned long long *d_count, cudaStream_t s)
 {
     int64_t nr = g->s[g->build].n;
+    if (g->range && g->dval)
+        return g->k8 ? sl_k_npj_dval_probe_k64(table, table_bytes, nr, g->kmin, g->range,
+                                               g->dval_values, rin, s_keys, ns, sin, g->kind,
+                                               ko, d_count, s)
+                     : sl_k_npj_dval_probe_k32(table, table_bytes, nr, (uint32_t)g->kmin,
+                                               g->range, g->dval_values, rin, s_keys, ns, sin,
+                                               g->kind, ko, d_count, s);
     if (g->range)
         return g->k8 ? sl_k_npj_dense_probe_k64(table, table_bytes, nr, g->kmin, g->range, rin,
                                                 s_keys, ns, sin, g->kind, ko, d_count, s)
@@ -537,12 +673,18 @@ static int hash_join(sl_task_t *t, struct gj *g, struct gj_out *o, unsigned long
             rc = SL_TASK_CUDA_FAIL(t, e, "join size");
     }
     void *temp = NULL;
-    if (rc >= 0 && g->algo == GJ_NPJ)
-        rc = gj_npj_table(t, g, &temp, &need);
-    else if (rc >= 0 && !(temp = sl_task_device_alloc(t, need)))
+    if (rc >= 0 && g->algo == GJ_NPJ) {
+        dval_plan(t, g, &rin);
+        rc = gj_npj_table(t, g, &rin, &temp, &need);
+        gj_step(t, g, "npj_table");
+    } else if (rc >= 0 && !(temp = sl_task_device_alloc(t, need))) {
         rc = SL_ENOMEM;
+    }
+    int dup = rc == GJ_DENSE_DUP; /* back to PHJ: nothing written yet */
+    if (dup)
+        rc = SL_OK;
     int64_t cap = S->n > 0 ? S->n : 1;
-    for (int pass = 0; pass < 2 && rc >= 0; pass++) {
+    for (int pass = 0; pass < 2 && rc >= 0 && !dup; pass++) {
         if ((rc = out_alloc(t, g, o, cap)) < 0)
             break;
         sl_k_join_out_t ko = kernel_out(g, o);
@@ -566,10 +708,12 @@ static int hash_join(sl_task_t *t, struct gj *g, struct gj_out *o, unsigned long
         cap = o->count;
         out_free(t, o);
     }
+    if (g->algo == GJ_NPJ && !dup)
+        gj_step(t, g, "npj_probe");
     sl_task_device_free(t, temp);
     for (int i = 0; i < n_own; i++)
         sl_task_device_free(t, own[i]);
-    return rc;
+    return rc < 0 ? rc : dup ? GJ_DENSE_DUP : rc;
 }
 
 /* SMJ: count, allocate exactly, write. */
@@ -808,6 +952,10 @@ static void phases_report(struct phases *p, sl_task_t *t, const struct gj *g, in
         sl_task_profile_value(t, "build_rows", g->s[g->build].n);
         if (g->filter_passes)
             sl_task_profile_value(t, "filter_passes", g->filter_passes);
+        if (g->algo == GJ_NPJ) /* 0 hash table, 1 direct table of rows, 2 with values */
+            sl_task_profile_value(t, "npj_kind", g->range ? (g->dval ? 2 : 1) : 0);
+        if (g->dense_dup) /* auto's direct table met a key twice: PHJ ran */
+            sl_task_profile_value(t, "npj_dense_dup", 1);
     }
     if (!p->on)
         return;
@@ -839,6 +987,19 @@ static int empty_strings(sl_task_t *t, struct gj_out *o)
     return SL_OK;
 }
 
+/* After GJ_DENSE_DUP (nothing packed or written yet): the plan as PHJ. */
+static void back_to_phj(struct gj *g)
+{
+    g->algo = GJ_PHJ;
+    g->dense_auto = g->dval = 0;
+    g->dense_dup = 1;
+    g->range = 0;
+    g->rows_ready = 0;
+    for (int s = 0; s < 2; s++)
+        g->s[s].n_row = g->s[s].id_word = g->s[s].bytes = 0;
+    layout(g, g->s[g->build].n);
+}
+
 static int finalize(sl_task_t *t, struct join_state *st, struct gj *g, struct gj_out *o,
                     struct phases *ph)
 {
@@ -852,6 +1013,7 @@ static int finalize(sl_task_t *t, struct join_state *st, struct gj *g, struct gj
     /* Rows packed after the filter (only the kept ones), or before it as they were
      * (debug_join_filter=range) */
     int packed_first = gj_filter_mode(t) == GJ_FILTER_RANGE;
+again:
     if (rc >= 0 && packed_first) {
         rc = gj_prepare_rows(t, st, g);
         gj_step(t, g, "prepare_rows");
@@ -883,6 +1045,11 @@ static int finalize(sl_task_t *t, struct join_state *st, struct gj *g, struct gj
                          "counts");
         rc = g->algo == GJ_SMJ ? merge_join(t, g, o, d_count) : hash_join(t, g, o, d_count, st);
         sl_task_device_free(t, d_count);
+        if (rc == GJ_DENSE_DUP) { /* auto's direct table met a key twice: PHJ */
+            back_to_phj(g);
+            rc = SL_OK;
+            goto again;
+        }
         if (rc < 0)
             return rc;
         phase_mark(ph, t, PH_JOINED);

@@ -24,6 +24,9 @@ static inline int gj_radix_bits(int64_t nb)
 }
 /* gj_hash_keys: two different keys share a hash (a success code: the CPU joins). */
 #define GJ_HASH_COLLIDED 1
+/* gj_npj_table: a key twice in the build side of a direct table auto chose for a large
+ * build (g->dense_auto): the join goes back to PHJ (a success code). */
+#define GJ_DENSE_DUP 2
 
 /* Steps of the prepare phase timed with CUDA events (debug_join_phase_times). */
 #define GJ_STEPS_MAX 10
@@ -70,6 +73,11 @@ struct gj {
     int filter_passes;                  /* fused select passes of gj_filter_probe (profile) */
     uint64_t kmin;                      /* NPJ dense: smallest build key, as unsigned */
     int64_t range;                      /* NPJ dense: slots of the direct table (0: hash) */
+    int dval;                           /* NPJ dense: the table with values (sl_k_npj_dval_*) */
+    int dval_values;                    /* ... SL_K_NPJ_DVAL_*: none, or R's packed row */
+    int dense_auto;                     /* auto chose the direct table past the NPJ rules
+                                         * (a duplicate key: PHJ, not the hash table) */
+    int dense_dup;                      /* ... and met a duplicate: PHJ ran (profile) */
     struct gj_side s[2];                /* by input side */
     struct gj_steps steps;              /* gj_steps_begin .. gj_steps_end */
 };
@@ -84,7 +92,8 @@ int gj_side_column(sl_task_t *t, const struct join_state *st, int s, const struc
                    int col, const void **out, void **owned);
 /* The NPJ direct table's keys over `parts` device arrays of build keys (n[i] each):
  * g->kmin, the smallest, and g->range = largest - smallest + 1 when that fits 2^32 slots
- * and the keys fill at least half of it (dense), else g->range = 0; synchronizes to read
+ * and the keys fill at least half of it (dense) without outnumbering it, else g->range =
+ * 0; synchronizes to read
  * them (gj_range_of). */
 int gj_npj_range(sl_task_t *t, struct gj *g, int64_t parts, const void *const *keys,
                  const int64_t *n);
@@ -182,8 +191,9 @@ int gj_gather_strings(sl_task_t *t, const struct join_state *st, const struct gj
 
 /* The NPJ table (join_cuda.c) of the build side g->s[g->build] (keys, n) in *temp
  * (*need bytes, its last 16 the duplicate word): the direct table when g->range is set
- * and the keys are unique (a duplicate clears g->range), else the hash table. */
-int gj_npj_table(sl_task_t *t, struct gj *g, void **temp, size_t *need);
+ * and the keys are unique (a duplicate clears g->range and g->dval), with values when
+ * g->dval (g->dval_values of R's columns rin), else the hash table. */
+int gj_npj_table(sl_task_t *t, struct gj *g, const sl_k_cols_t *rin, void **temp, size_t *need);
 /* The NPJ probe of ns keys s_keys (device memory) into the table of gj_npj_table (direct
  * when g->range is set, else hashed), with g's kind, on stream s; the launcher's error. */
 cudaError_t gj_npj_probe(const struct gj *g, void *table, size_t table_bytes,

@@ -189,9 +189,10 @@ int gj_npj_range(sl_task_t *t, struct gj *g, int64_t parts, const void *const *k
     g->range = 0;
     int rc = nb > 0 ? gj_range_of(t, g->k8, parts, keys, n, &lo, &hi) : SL_OK;
     /* Build keys that fill at least half of their range (and fit 2^32 slots) get the
-     * direct table. */
+     * direct table; more keys than the range has repeat some (foreign keys: the hash
+     * table at once, without a direct table built to find that out). */
     if (rc == SL_OK && nb > 0 && hi >= lo && hi - lo < ((uint64_t)1 << 32) - 1 &&
-        (int64_t)(hi - lo) + 1 <= 2 * nb + 1024) {
+        (int64_t)(hi - lo) + 1 <= 2 * nb + 1024 && (int64_t)(hi - lo) + 1 >= nb) {
         g->kmin = lo;
         g->range = (int64_t)(hi - lo) + 1;
     }

@@ -656,7 +656,7 @@ static int build_table(struct sj *j)
     int64_t nb = j->n[j->build];
     int tr = gj_trace_begin(&j->tr, j->cs);
     int rc = gj_npj_range(j->t, g, 1, &keys, &nb);
-    if (rc < 0 || (rc = gj_npj_table(j->t, g, &j->table, &j->table_bytes)) < 0)
+    if (rc < 0 || (rc = gj_npj_table(j->t, g, NULL, &j->table, &j->table_bytes)) < 0)
         return rc;
     gj_trace_end(&j->tr, tr, j->cs, "stream_table", 3, 1, nb * j->sh.kw);
     if (g->range)

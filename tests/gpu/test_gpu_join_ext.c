@@ -664,6 +664,35 @@ SL_TEST(ext_launchers_reject_bad_arguments)
     c.width[0] = 6;
     assert_int_equal(sl_k_gather_rows((void *)16, 8, (uint32_t *)16, 10, &c, 0),
                      cudaErrorInvalidValue);
+    /* the direct table with values: a packed row of more than 16 bytes, or of an odd
+     * width, is refused; sizes: values, bitmap, duplicate word */
+    c.width[0] = 8;
+    c.n = 3;
+    c.width[1] = c.width[2] = 4;
+    c.ptr[1] = c.ptr[2] = (void *)16;
+    size_t need = 0;
+    assert_int_equal(sl_k_npj_dval_build_k32(NULL, &need, NULL, SL_K_NPJ_DVAL_PACKED, &c, 10, 0,
+                                             1024, 0),
+                     cudaSuccess);
+    assert_int_equal(need, 1024 * 16 + 128 + 16);
+    c.width[2] = 8;
+    assert_int_equal(sl_k_npj_dval_build_k32(NULL, &need, NULL, SL_K_NPJ_DVAL_PACKED, &c, 10, 0,
+                                             1024, 0),
+                     cudaErrorInvalidValue);
+    c.n = 1;
+    c.width[0] = 6;
+    assert_int_equal(sl_k_npj_dval_build_k64(NULL, &need, NULL, SL_K_NPJ_DVAL_PACKED, &c, 10, 0,
+                                             1024, 0),
+                     cudaErrorInvalidValue);
+    assert_int_equal(sl_k_npj_dval_build_k64(NULL, &need, NULL, SL_K_NPJ_DVAL_NONE, NULL, 10, 0,
+                                             1000, 0),
+                     cudaSuccess);
+    assert_int_equal(need, 128 + 16);
+    assert_int_equal(sl_k_npj_dval_probe_k32((void *)16, 0, 10, 0, 1024, SL_K_NPJ_DVAL_NONE, &c,
+                                             NULL, 10, &c, 0, &o, NULL, 0),
+                     cudaErrorInvalidValue);
+    assert_int_equal(sl_k_npj_dval_build_k32(NULL, &need, NULL, 1, &c, 10, 0, 1024, 0),
+                     cudaErrorInvalidValue); /* values: none (0) or packed (2) */
     /* the fused select: a 6-byte column, rows past 16 bytes, a negative cap, no outputs */
     assert_int_equal(sl_k_select_pack_k32(NULL, &tb, NULL, 10, 0, 64, NULL, &c, 8, NULL, NULL, 10,
                                           NULL, 0),

@@ -328,6 +328,130 @@ SL_TEST(nopart_wide_sides_dense_sparse_and_duplicate_builds)
     sl_engine_close(gpu);
 }
 
+/* The profile's npj_kind of the last GPU join: 0 hash, 1 direct table of rows, 2 with
+ * values; -1 when none. */
+static int last_npj_table(void)
+{
+    const char *at = strstr(last_profile, "\"npj_kind\":");
+    return at ? atoi(at + strlen("\"npj_kind\":")) : -1;
+}
+
+/* The direct table past the L2 cache (issue 19): n = 2^23 unique dense build keys (a 32-64 MB
+ * table of values with its 1 MB bitmap), with debug_join_dense values and rows, against
+ * the CPU: one int32 payload (the table's value), one int64 payload with int64 keys
+ * and negative keys (8-byte values), an int64 and an int32 payload (12 bytes packed into
+ * 16), three int64 payloads (24 bytes: the old table of rows), a quarter of
+ * the probe keys matching, none matching, duplicates in the dense range (the hash table
+ * instead), a sparse range (the hash table), keys at the int32 extremes; inner, semi and
+ * anti. The profile says which table ran. */
+static void dense_cases(int64_t n)
+{
+    static const char *const kinds[] = {"inner", "semi", "anti"};
+    static const char *const modes[] = {"values", "rows"};
+    struct spec probe = {.rows = n, .n_pay = 1, .key_range = 4 * n, .seed = 80};
+    struct spec pk = {.rows = n, .n_pay = 1, .seed = 81};
+    struct spec probe64 = {.rows = n, .key64 = 1, .n_pay = 1, .pay64 = 1, .key_range = n,
+                           .key_offset = -((int64_t)1 << 40), .seed = 82};
+    struct spec pk64 = {.rows = n, .key64 = 1, .n_pay = 1, .pay64 = 1,
+                        .key_offset = -((int64_t)1 << 40), .seed = 83};
+    struct spec pk2 = {.rows = n, .n_pay = 2, .mixed = 1, .seed = 84};
+    struct spec pk3 = {.rows = n, .n_pay = 3, .pay64 = 1, .seed = 92};
+    struct spec none = {.rows = n + 1000, .n_pay = 1, .key_range = n, .key_offset = 2 * n, .seed = 85};
+    struct spec dup = {.rows = n, .n_pay = 1, .key_range = n + n / 2, .seed = 86};
+    struct spec sparse = {.rows = n / 4, .n_pay = 1, .key_mul = 5, .seed = 87};
+    struct spec probe_hi = {.rows = 5000, .n_pay = 1, .key_range = 4000, .key_add = 2147483647 - 3000, .seed = 88};
+    struct spec pk_hi = {.rows = 3001, .n_pay = 1, .key_add = 2147483647 - 3000, .seed = 89};
+    struct spec probe_lo = {.rows = 5000, .n_pay = 2, .key_range = 4000, .key_add = -2147483647 - 1, .seed = 90};
+    struct spec pk_lo = {.rows = 3000, .n_pay = 1, .key_add = -2147483647 - 1, .seed = 91};
+    struct {
+        const struct spec *l, *r;
+        int table; /* npj_table expected with values (1 with rows; 0 stays 0) */
+    } cases[] = {{&probe, &pk, 2},     {&probe64, &pk64, 2}, {&probe, &pk2, 2},
+                 {&none, &pk, 2},      {&probe, &dup, 0},    {&probe, &sparse, 0},
+                 {&probe_hi, &pk_hi, 2}, {&probe_lo, &pk_lo, 2}, {&probe, &pk3, 1}};
+    sl_engine_t *cpu = gpu_test_engine(SL_PLACE_CPU, 0), *gpu = gpu_test_engine(SL_PLACE_GPU, 0);
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        sl_table_t *l = make(cases[c].l, "l"), *r = make(cases[c].r, "r");
+        for (int m = 0; m < 2; m++) {
+            SL_ASSERT_OK(sl_engine_option_set(gpu, "debug_join_dense", modes[m]));
+            for (int k = 0; k < 3; k++) {
+                if (k > 0 && c != 0 && c != 1 && c != 6)
+                    continue; /* semi and anti: three cases */
+                char opts[128];
+                snprintf(opts, sizeof opts, "on=k kind=%s algo=nopart", kinds[k]);
+                join_check_on(cpu, gpu, l, r, opts, 1, 1);
+                int want = cases[c].table == 2 && m == 1 ? 1 : cases[c].table;
+                if (last_npj_table() != want)
+                    printf("case %zu %s %s: npj_kind %d, want %d\n", c, opts, modes[m],
+                           last_npj_table(), want);
+                assert_int_equal(last_npj_table(), want);
+            }
+        }
+        sl_table_unref(l);
+        sl_table_unref(r);
+    }
+    SL_ASSERT_OK(sl_engine_option_set(gpu, "debug_join_dense", "values"));
+    sl_engine_close(cpu);
+    sl_engine_close(gpu);
+}
+
+/* algo=auto past the NPJ rules (2^22 build rows, a 16 MiB table with values: in L2):
+ * unique dense keys take the direct table with values (inner, semi), keys repeated in a
+ * dense range PHJ after the attempt (profile npj_dense_dup); 2^24 build rows of 8 bytes
+ * (a 130 MiB table) PHJ, but their semi join the bitmap alone (2 MiB); against the CPU. */
+SL_TEST(auto_dense_table_mid_size)
+{
+    NEED_GPU();
+    static const char *const kinds[] = {"inner", "semi"};
+    const int64_t n = (int64_t)1 << 22;
+    struct spec probe = {.rows = 2 * n, .n_pay = 1, .key_range = 2 * n, .seed = 93};
+    struct spec pk = {.rows = n, .n_pay = 1, .seed = 94};
+    struct spec dup = {.rows = n, .n_pay = 1, .key_range = n + n / 2, .seed = 95};
+    struct spec big_probe = {.rows = 8 * n, .n_pay = 1, .key_range = 8 * n, .seed = 96};
+    struct spec big = {.rows = 4 * n, .n_pay = 2, .seed = 97};
+    struct {
+        const struct spec *l, *r;
+        int algo[2], fell; /* gpu_algo (inner, semi), npj_dense_dup */
+    } cases[] = {{&probe, &pk, {1, 1}, 0}, {&probe, &dup, {0, 0}, 1}, {&big_probe, &big, {0, 1}, 0}};
+    sl_engine_t *cpu = gpu_test_engine(SL_PLACE_CPU, 0), *gpu = gpu_test_engine(SL_PLACE_GPU, 0);
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        sl_table_t *l = make(cases[c].l, "l"), *r = make(cases[c].r, "r");
+        for (int k = 0; k < 2; k++) {
+            char opts[64];
+            snprintf(opts, sizeof opts, "on=k kind=%s", kinds[k]);
+            join_check_on(cpu, gpu, l, r, opts, 1, 1);
+            const char *at = strstr(last_profile, "\"gpu_algo\":");
+            int algo = at ? atoi(at + strlen("\"gpu_algo\":")) : -1;
+            int fell = strstr(last_profile, "\"npj_dense_dup\":1") != NULL;
+            if (algo != cases[c].algo[k] || fell != cases[c].fell ||
+                (algo == 1 && last_npj_table() != 2))
+                printf("case %zu %s: gpu_algo %d, npj_kind %d, dense_dup %d\n", c, opts, algo,
+                       last_npj_table(), fell);
+            assert_int_equal(algo, cases[c].algo[k]);
+            assert_int_equal(fell, cases[c].fell);
+            if (algo == 1)
+                assert_int_equal(last_npj_table(), 2);
+        }
+        sl_table_unref(l);
+        sl_table_unref(r);
+    }
+    sl_engine_close(cpu);
+    sl_engine_close(gpu);
+}
+
+SL_TEST(nopart_dense_tables_past_l2)
+{
+    NEED_GPU();
+    dense_cases((int64_t)1 << 23);
+}
+
+/* The same cases small, for compute-sanitizer. */
+SL_TEST(sanitize_dense_tables)
+{
+    NEED_GPU();
+    dense_cases(4096);
+}
+
 /* Small inputs for compute-sanitizer (bench/device_run.sh --sanitize): every kind and
  * algorithm with a 12-byte row and with row-id gathers (5 and 10 payloads), 8-byte keys and
  * two key columns; `tiny` (racecheck) the PHJ inner and left joins only. */

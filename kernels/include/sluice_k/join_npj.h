@@ -103,6 +103,43 @@ cudaError_t sl_k_npj_dense_build_rows_k64(void *d_temp, size_t *temp_bytes,
                                           int64_t to, uint64_t kmin, int64_t range,
                                           cudaStream_t stream);
 
+/* The direct table with the values in it (issue 19: build sides past the L2 cache, where
+ * each R row read by row number in the probe costs a random sector): a bitmap of the keys
+ * present (range bits: 16 MiB for 2^27 keys, kept in L2) and one value per slot, never
+ * cleared (read only where its bit is set). `values`:
+ *  SL_K_NPJ_DVAL_NONE: no values (SEMI/ANTI, or INNER/LEFT writing no R column and no
+ *    r_pos);
+ *  SL_K_NPJ_DVAL_PACKED: R's row, r_cols packed into 4, 8 or 16 bytes (4- and 8-byte
+ *    columns of at most 16 bytes in all; 12 take 16): the probe writes out->r (r_cols'
+ *    columns, equal widths, no r_pos) from the value, one load per probe row.
+ *  sl_k_npj_dval_build_*: sets each R key's bit and stores its value. Temp size depends
+ *    on range, values and r_cols' widths; its last 16 bytes are the word of
+ *    sl_k_npj_dense_build_rows_* (bit 0 a key twice, bit 1 a key outside the range: the
+ *    table is then unusable).
+ *  sl_k_npj_dval_probe_*: as sl_k_npj_dense_probe_* (same kinds, outputs and order), with
+ *    the build's values and r_cols; loads an S key's bitmap word and value together (only
+ *    INNER/LEFT load values).
+ * Limits: range < 2^32, nr < 2^31. Never allocates or synchronizes. */
+enum { SL_K_NPJ_DVAL_NONE = 0, SL_K_NPJ_DVAL_PACKED = 2 };
+cudaError_t sl_k_npj_dval_build_k32(void *d_temp, size_t *temp_bytes, const uint32_t *d_r_keys,
+                                    int values, const sl_k_cols_t *r_cols, int64_t nr,
+                                    uint32_t kmin, int64_t range, cudaStream_t stream);
+cudaError_t sl_k_npj_dval_build_k64(void *d_temp, size_t *temp_bytes, const uint64_t *d_r_keys,
+                                    int values, const sl_k_cols_t *r_cols, int64_t nr,
+                                    uint64_t kmin, int64_t range, cudaStream_t stream);
+cudaError_t sl_k_npj_dval_probe_k32(void *d_temp, size_t temp_bytes, int64_t nr, uint32_t kmin,
+                                    int64_t range, int values, const sl_k_cols_t *r_cols,
+                                    const uint32_t *d_s_keys, int64_t ns,
+                                    const sl_k_cols_t *s_cols, int kind,
+                                    const sl_k_join_out_t *out, unsigned long long *d_count,
+                                    cudaStream_t stream);
+cudaError_t sl_k_npj_dval_probe_k64(void *d_temp, size_t temp_bytes, int64_t nr, uint64_t kmin,
+                                    int64_t range, int values, const sl_k_cols_t *r_cols,
+                                    const uint64_t *d_s_keys, int64_t ns,
+                                    const sl_k_cols_t *s_cols, int kind,
+                                    const sl_k_join_out_t *out, unsigned long long *d_count,
+                                    cudaStream_t stream);
+
 #ifdef __cplusplus
 }
 #endif
