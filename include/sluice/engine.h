@@ -199,6 +199,10 @@ struct sl_engine_config {
     /* Fields added with the out-of-core sort's graded runs (issue 23). */
     int debug_ooc_graded_runs;  /* 1: the out-of-core sort's first and last R rows go in
                                    runs of a quarter, a quarter and a half (A/B runs) */
+    /* Fields added with the range-partitioned out-of-core sort-merge join (issue 23). */
+    int debug_smj_ooc;          /* out-of-core sort-merge join: 0 auto (key ranges cut in
+                                   pass 1, joined in pass 2), 1 runs (each side's runs
+                                   merged first, as before 2026-11-27: A/B runs) */
 };
 
 /* Fills *cfg with the defaults and sets cfg->size. Cannot fail. Thread-safe (touches
