@@ -2,15 +2,23 @@
  * merge the runs on CPU threads, join by key ranges): the join's CUDA finalize for
  * algo=sortmerge when the in-GPU join does not fit the GPU memory budget.
  *
- * finalize (GPU worker): each side's key and output columns are sorted in GPU-budget-
- *   sized runs into pinned host memory (common/ooc_runs_cuda.c: upload, CUB sort,
- *   download, overlapped through two buffer sets and three streams), left side first,
- *   each with the whole budget; then, where the budgets hold it, the side's runs are
- *   merged into one on the GPU (sl__ooc_runs_merge_all: buckets re-sorted, as the sort's
- *   GPU merge), so that a range of it is already in order.
+ * finalize (GPU worker), by default (option debug_smj_ooc=auto, since 2026-11-27, issue
+ *   23): key ranges of about equal rows of both sides together are cut at splitter codes
+ *   sampled from both sides' input (common/ooc_runs_cuda.c, sl__ooc_inputs_splitters);
+ *   each side is sorted in GPU-budget-sized runs into pinned host memory (pass 1: upload,
+ *   CUB sort, download, overlapped through two buffer sets and three streams), each run's
+ *   cuts at the splitters found on the GPU as it is sorted; then pass 2 merge-joins the
+ *   ranges on the GPU (below, "the merge-join of the ranges on the GPU"): a range's
+ *   slices of every run of both sides go up, each side is sorted there, joined, and its
+ *   result goes down into pinned result memory. The input crosses the link up twice and
+ *   down once, plus the result.
+ * With debug_smj_ooc=runs (before 2026-11-27; A/B runs), each side's runs are sorted, left
+ *   side first, each with the whole budget; then, where the budgets hold it, the side's
+ *   runs are merged into one on the GPU (sl__ooc_runs_merge_all: buckets re-sorted, as
+ *   the sort's GPU merge), so that a range of it is already in order.
  *   Where both sides are then one run each, the finalize merge-joins key ranges of
- *   them on the GPU itself (below, "the merge-join of the ranges on the GPU"), results
- *   into pinned result memory. Otherwise (or with debug_smj_cpu_join)
+ *   them on the GPU itself, results into pinned result memory. Otherwise (or with
+ *   debug_smj_cpu_join)
  *   it spawns one task per key range on the CPU workers: task i takes the keys in
  *   [v_i, v_i+1) where v_i is the key at rank i * n / P of the larger side's merged
  *   order, so both sides split at the same key values and every key lands in one task.
@@ -25,7 +33,9 @@
  * across ranges is not written yet), aggregates and other shapes are left to the other
  * paths: join_cuda_ooc.c (the out-of-core hash join) when it takes them, else the CPU.
  * A key held by many rows of both sides makes one range (one task) large: skew costs
- * balance, not correctness. */
+ * balance, not correctness; a range too large for the GPU budget is joined on the
+ * finalize's thread from the pinned runs. The output comes in key order, range by
+ * range, either way. */
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>

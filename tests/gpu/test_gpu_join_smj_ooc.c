@@ -1,8 +1,11 @@
 /* Tests the out-of-core sort-merge join on a GPU (operators/join/join_smj_ooc.c over
  * common/ooc_runs_cuda.c and common/ooc_merge.c): algo=sortmerge joins of host-resident
- * sides larger than the GPU budget (8 to 48 MiB), each side sorted in runs on the GPU,
+ * sides larger than the GPU budget (8 to 48 MiB). By default (debug_smj_ooc=auto) key
+ * ranges are cut at splitters of both sides' input in pass 1 and joined on the GPU in
+ * pass 2 (smj_ooc_buckets compares it with the runs path across budgets); with
+ * debug_smj_ooc=runs each side is sorted in runs on the GPU,
  * the runs merged into one on the GPU (or, forced, by the range tasks on the CPU) and
- * joined by key ranges on the CPU (smj_ooc_gpu_and_cpu_merge runs both). The result must equal the CPU
+ * joined by key ranges on the GPU or CPU (smj_ooc_gpu_and_cpu_merge, smj_ooc_gpu_ranges). The result must equal the CPU
  * join's as a row multiset (count and hash of every row), for uniform PK-FK keys, Zipf
  * and one-heavy-key skew, duplicates on both sides, 8-byte keys and payloads, two
  * payloads per side, no matches, an empty side. Every case checks that the join went
