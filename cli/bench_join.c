@@ -354,7 +354,8 @@ void bench_join_phases(struct bench_result *r, const char *profile, double total
                                         "prepare_range", "prepare_probe_mask", "prepare_probe",
                                         "prepare_build_mask", "prepare_build", "prepare_rows",
                                         "smj_splitters", "ooc_presplit", "ooc_runs_up",
-                                        "ooc_runs_down", "finalize"};
+                                        "ooc_runs_down", "smj_pass2_up", "smj_pass2_down",
+                                        "finalize"};
     enum { NP = sizeof names / sizeof names[0] };
     double v[NP] = {0};
     int seen[NP] = {0};

@@ -74,12 +74,13 @@ int sl__ooc_runs_can(sl_task_t *t, const struct sl__ooc_input *in);
 #define SL__OOC_SPLIT_RUNS 1024
 int sl__ooc_runs_sort(sl_task_t *t, const struct sl__ooc_input *in, struct sl__ooc_sorted **out);
 /* Splitter codes of P buckets of about equal rows over the keys of n_in inputs together
- * (one key width and order; sl__ooc_input_splitters over every batch of them, samples of
- * keys in this GPU's batches read by a kernel): codes, P - 1 of them, ascending (equal
- * ones where few keys fill many rows). Returns 1, 0 when a key column is in memory
- * neither the host nor this GPU reads (nothing computed), or < 0 after failing the task. */
+ * (one key width and order; sl__ooc_input_splitters over every batch of them, `over`
+ * samples a bucket, samples of keys in this GPU's batches read by a kernel): codes, P - 1
+ * of them, ascending (equal ones where few keys fill many rows). Returns 1, 0 when a key
+ * column is in memory neither the host nor this GPU reads (nothing computed), or < 0
+ * after failing the task. */
 int sl__ooc_inputs_splitters(sl_task_t *t, const struct sl__ooc_input *in, int n_in, int64_t P,
-                             uint64_t *codes);
+                             int64_t over, uint64_t *codes);
 /* The GPU sort of pass 1's runs, for other buckets of rows (the sort-merge join's key
  * ranges): rows of the columns in[c] (the shape's n_cols, key_col, desc, width) sorted
  * stably by the key into out[c] on `stream`: (key, payload) pairs by CUB, or (key, row

@@ -699,11 +699,11 @@ static double now_ms(void)
  * *pin_bytes: the caller's to free), where keys[q] then points, first[q] being part q's
  * first sample (-1 for the others). Some 2,000 samples for 2^28 rows at 1/2: one launch,
  * where a copy each costs microseconds. SL_OK, or < 0 after failing the task. */
-static int device_samples(sl_task_t *t, int64_t n, int kw, int64_t P, const void **keys,
-                          const int64_t *rows, const void *const *dev, int64_t *first,
-                          void **pin, int64_t *pin_bytes)
+static int device_samples(sl_task_t *t, int64_t n, int kw, int64_t P, int64_t over,
+                          const void **keys, const int64_t *rows, const void *const *dev,
+                          int64_t *first, void **pin, int64_t *pin_bytes)
 {
-    const int64_t s = sl__ooc_input_sample_count(n, P, OVERSAMPLE);
+    const int64_t s = sl__ooc_input_sample_count(n, P, over);
     const void **addr = NULL;
     char *vals = NULL;
     int64_t m = 0;
@@ -745,7 +745,7 @@ static int device_samples(sl_task_t *t, int64_t n, int kw, int64_t P, const void
 }
 
 int sl__ooc_inputs_splitters(sl_task_t *t, const struct sl__ooc_input *in, int n_in, int64_t P,
-                             uint64_t *codes)
+                             int64_t over, uint64_t *codes)
 {
     int here = -1, kw = 0, desc = in[0].desc;
     SL_TASK_CUDA_TRY(t, cudaGetDevice(&here), "cudaGetDevice");
@@ -772,7 +772,7 @@ int sl__ooc_inputs_splitters(sl_task_t *t, const struct sl__ooc_input *in, int n
     const void **dev = malloc((size_t)nb * sizeof *dev);
     int64_t *rows = malloc((size_t)nb * sizeof *rows);
     int64_t *first = malloc((size_t)nb * sizeof *first);
-    void *scratch = malloc((size_t)sl__ooc_input_scratch_bytes(n, P, OVERSAMPLE));
+    void *scratch = malloc((size_t)sl__ooc_input_scratch_bytes(n, P, over));
     void *pin = NULL;
     int64_t pin_bytes = 0, q = 0;
     int rc = keys && dev && rows && first && scratch
@@ -790,9 +790,9 @@ int sl__ooc_inputs_splitters(sl_task_t *t, const struct sl__ooc_input *in, int n
             first[q] = -1;
         }
     if (rc >= 0 && any_dev)
-        rc = device_samples(t, n, kw, P, keys, rows, dev, first, &pin, &pin_bytes);
+        rc = device_samples(t, n, kw, P, over, keys, rows, dev, first, &pin, &pin_bytes);
     if (rc >= 0)
-        sl__ooc_input_splitters(keys, rows, nb, first, kw, desc, P, OVERSAMPLE, codes, scratch,
+        sl__ooc_input_splitters(keys, rows, nb, first, kw, desc, P, over, codes, scratch,
                                 sl__host_threads(16));
     sl__task_pinned_free(t, pin, pin_bytes);
     free(keys), free(dev), free(rows), free(first), free(scratch);
@@ -827,7 +827,7 @@ static int presplit_open(struct runner *r)
     if (given)
         memcpy(codes, r->in->codes, (size_t)(P - 1) * sizeof *codes);
     else
-        rc = sl__ooc_inputs_splitters(r->t, r->in, 1, P, codes);
+        rc = sl__ooc_inputs_splitters(r->t, r->in, 1, P, OVERSAMPLE, codes);
     if (rc > 0 && !(st->split = sl__task_pinned_alloc(r->t, split_bytes)))
         rc = SL_EBUDGET;
     if (rc <= 0) { /* 0: a key column elsewhere, the cuts are searched after pass 1 */

@@ -203,6 +203,8 @@ struct gr {
     void **cp_dst, **cp_src;
     size_t *cp_size;
     unsigned long long *h_counts;       /* pinned: each set's count */
+    cudaEvent_t clk[3];                 /* timing: the start (task stream), the last
+                                           upload's end, the last download's end */
 };
 
 static int gr_grow(sl_task_t *t, void **p, int64_t bytes, int *grew)
@@ -574,11 +576,42 @@ static int gr_open(struct gr *r)
     return SL_OK;
 }
 
+/* Timing is advice: a failed event call only leaves a phase out. */
+static void gr_clock(struct gr *r, int i)
+{
+    cudaStream_t on[3] = {r->cs, r->h2d, r->d2h};
+    if (i == 0)
+        for (int e = 0; e < 3; e++)
+            if (cudaEventCreate(&r->clk[e]) != cudaSuccess)
+                r->clk[e] = NULL;
+    if (r->clk[i] && cudaEventRecord(r->clk[i], on[i]) != cudaSuccess) {
+        cudaEventDestroy(r->clk[i]);
+        r->clk[i] = NULL;
+    }
+    cudaGetLastError();
+}
+
+/* After the streams were synchronized: phases smj_pass2_up and smj_pass2_down (ms from
+ * the start to the last upload's and download's end) when ok. */
+static void gr_clock_report(struct gr *r, int ok)
+{
+    static const char *const name[3] = {NULL, "smj_pass2_up", "smj_pass2_down"};
+    float ms;
+    for (int i = 1; ok && i < 3; i++)
+        if (r->clk[0] && r->clk[i] && cudaEventElapsedTime(&ms, r->clk[0], r->clk[i]) == cudaSuccess)
+            sl_task_phase_time(r->t, name[i], ms);
+    for (int i = 0; i < 3; i++)
+        if (r->clk[i])
+            cudaEventDestroy(r->clk[i]);
+    cudaGetLastError();
+}
+
 static int gr_run(struct gr *r)
 {
     int rc = r->cut[0] ? SL_OK : gr_codes(r);
     if (rc < 0 || (rc = gr_open(r)) < 0)
         return rc;
+    gr_clock(r, 0);
     if (r->cut[0]) { /* buckets: range i + 1 goes up while the host waits for range i's
                       * count; its sort and count follow range i's gathers */
         if ((rc = gr_upload(r, &r->g[0], 0)) < 0 || (rc = gr_compute(r, &r->g[0])) < 0)
@@ -594,6 +627,8 @@ static int gr_run(struct gr *r)
             if (i + 1 < r->n_ranges)
                 rc = gr_compute(r, next);
         }
+        gr_clock(r, 1);
+        gr_clock(r, 2);
         return rc;
     }
     /* runs: range i goes up while range i - 1 is joined; a set is reused once its
@@ -686,6 +721,7 @@ static int gpu_join_ranges(sl_task_t *t, struct join_state *st)
     cudaStreamSynchronize(r.h2d);
     cudaStreamSynchronize(r.cs);
     cudaStreamSynchronize(r.d2h);
+    gr_clock_report(&r, rc >= 0 && r.cut[0]);
     gr_free(&r);
     if (r.codes != r.m->codes)
         free(r.codes);
@@ -752,8 +788,8 @@ static int smj_buckets(sl_task_t *t, struct join_state *st)
     const struct join_data *d = st->d;
     int64_t cpu = 0, mode = 0;
     sl_task_option_int(t, "debug_smj_cpu_join", &cpu);
-    sl_task_option_int(t, "debug_smj_ooc", &mode);
-    if (cpu || mode != 0 || m->n[0] >= ((int64_t)1 << 31) || m->n[1] >= ((int64_t)1 << 31))
+    sl_task_option_int(t, "debug_smj_ooc", &mode); /* auto, runs, flat */
+    if (cpu || mode == 1 || m->n[0] >= ((int64_t)1 << 31) || m->n[1] >= ((int64_t)1 << 31))
         return 0;
     int kw = (int)sl_type_width(m->in[0].batches[0]->cols[m->in[0].col[0]].type);
     if (kw != (int)sl_type_width(m->in[1].batches[0]->cols[m->in[1].col[0]].type))
@@ -764,20 +800,29 @@ static int smj_buckets(sl_task_t *t, struct join_state *st)
         return (int)T;
     int64_t P = (m->n[0] + m->n[1] + T - 1) / T, rc = 1;
     P = P > MAX_RANGES ? MAX_RANGES : P;
-    uint64_t *codes = malloc((size_t)(P + 1) * sizeof *codes);
+    /* codes of quarter ranges (64 samples each: 256 a range, as the sort's), of which
+     * every fourth cuts a range; graded (auto), the first and last range also go in a
+     * quarter, a quarter and a half, so that the pass's first upload and last download,
+     * which overlap nothing, are short */
+    uint64_t *codes = malloc((size_t)(4 * P + 4) * sizeof *codes);
     if (!codes)
         return sl_task_fail(t, SL_ENOMEM, "out of memory");
-    if (P >= 2 && (rc = sl__ooc_inputs_splitters(t, m->in, 2, P, codes)) <= 0) {
+    if (P >= 2 && (rc = sl__ooc_inputs_splitters(t, m->in, 2, 4 * P, 64, codes)) <= 0) {
         free(codes);
         return (int)rc;
     }
+    int64_t n_pick = 0;
+    for (int64_t i = 0; P >= 2 && i < 4 * P - 1; i++)
+        if ((i + 1) % 4 == 0 ||
+            (mode == 0 && (i == 0 || i == 1 || i == 4 * P - 3 || i == 4 * P - 2)))
+            codes[n_pick++] = codes[i]; /* n_pick <= i: in place */
     /* ascending, equal ones dropped, and the code of key 0 among them; range i holds
      * codes [m->codes[i], m->codes[i + 1]), range 0 from the start */
-    if (!(m->codes = malloc((size_t)(P + 2) * sizeof *m->codes))) {
+    if (!(m->codes = malloc((size_t)(n_pick + 3) * sizeof *m->codes))) {
         free(codes);
         return sl_task_fail(t, SL_ENOMEM, "out of memory");
     }
-    int64_t k = sl__ooc_range_codes(codes, P - 1, kw, m->codes + 1);
+    int64_t k = sl__ooc_range_codes(codes, n_pick, kw, m->codes + 1);
     free(codes);
     m->n_codes = k;
     m->codes[0] = 0;
