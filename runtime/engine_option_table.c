@@ -246,11 +246,9 @@ const struct sl__option sl__options[] = {
     {{"debug_smj_ooc", SL_ENGINE_OPT_ENUM, DBG, "auto",
       "How the out-of-core sort-merge join moves its sides: auto = key ranges cut while "
       "each side's runs are sorted, then each range of both sides uploaded, sorted and "
-      "joined on the GPU (input up once, down once, up again, result down), the first and "
-      "last range in a quarter, a quarter and a half; runs = each side's runs merged into "
-      "one on the GPU first, then key ranges joined, as before 2026-11-27; flat = auto "
-      "with ranges of one size (A/B runs).", "auto,runs,flat", 0, 2},
-     FIELD(debug_smj_ooc, INT)},
+      "joined on the GPU (input up once, down once, up again, result down); runs = each "
+      "side's runs merged into one on the GPU first, then key ranges joined, as before "
+      "2026-11-27 (A/B runs).", "auto,runs", 0, 1}, FIELD(debug_smj_ooc, INT)},
 };
 
 const int sl__n_options = (int)(sizeof sl__options / sizeof sl__options[0]);

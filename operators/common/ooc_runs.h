@@ -38,14 +38,9 @@ struct sl__ooc_input {
     int key, desc;
     /* Given splitters (n_codes > 0, ascending key codes; the sort-merge join's, shared by
      * both sides): pass 1 finds every run's cuts at these (sl__ooc_sorted's split, with
-     * split_rows 0) instead of sampling its own; n_codes < 0: no cuts at all. */
+     * split_rows 0) instead of sampling its own. */
     const uint64_t *codes;
     int64_t n_codes;
-    /* When set, called on the sorting thread once every run's copies and sort are
-     * enqueued, before it waits for them: host work that overlaps pass 1 (< 0: a failure
-     * recorded on the task, returned by sl__ooc_runs_sort). */
-    int (*enqueued)(sl_task_t *t, void *arg);
-    void *enqueued_arg;
 };
 
 /* The sorted runs (runs.rows / runs.cols point into the arrays below). */

@@ -683,8 +683,6 @@ static int runs(struct runner *r)
         rc = one_run(r, i, r->st->rows[i], r->st->cols + i * r->p.n_cols);
     }
     clock_enqueued(r, &r->clock);
-    if (rc >= 0 && r->in->enqueued) /* the caller's host work beside the GPU's */
-        rc = r->in->enqueued(r->t, r->in->enqueued_arg);
     return rc;
 }
 
@@ -816,8 +814,8 @@ static int presplit_open(struct runner *r)
     const int given = r->in->n_codes > 0;
     int64_t how = AUTO, P = given ? r->in->n_codes + 1 : bucket_count(p->n, p->R);
     sl_task_option_int(r->t, "debug_ooc_sort_merge", &how);
-    if (r->in->n_codes < 0 || (!given && (how == CPU || how == LATE_CUTS || p->n_runs < 2 ||
-                   p->n_runs > SL__OOC_SPLIT_RUNS || P < 2)))
+    if (!given && (how == CPU || how == LATE_CUTS || p->n_runs < 2 ||
+                   p->n_runs > SL__OOC_SPLIT_RUNS || P < 2))
         return SL_OK;
     int64_t split_bytes = p->n_runs * (P - 1) * 8;
     if (!sl__task_host_room(r->t, 2 * split_bytes))

@@ -827,68 +827,6 @@ static int64_t bucket_rows(sl_task_t *t, const struct smj *m, const struct join_
     return 0;
 }
 
-/* The ranges' codes (m->codes, m->n_codes) from the codes f of 4P quarter ranges (4P - 1
- * of them, ascending; none for P < 2): every fourth cuts a range; graded, the first and
- * last range also go in a quarter, a quarter and a half, so that pass 2's first upload
- * and last download, which overlap nothing, are short. Then sl__ooc_range_codes: equal
- * ones dropped, the code of key 0 among them. f is overwritten. */
-static int set_codes(sl_task_t *t, struct smj *m, uint64_t *f, int64_t P, int graded, int kw)
-{
-    int64_t n_pick = 0;
-    for (int64_t i = 0; P >= 2 && i < 4 * P - 1; i++)
-        if ((i + 1) % 4 == 0 || (graded && (i == 0 || i == 1 || i == 4 * P - 3 || i == 4 * P - 2)))
-            f[n_pick++] = f[i]; /* n_pick <= i: in place */
-    if (!(m->codes = malloc((size_t)(n_pick + 3) * sizeof *m->codes)))
-        return sl_task_fail(t, SL_ENOMEM, "out of memory");
-    int64_t k = sl__ooc_range_codes(f, n_pick, kw, m->codes + 1);
-    m->n_codes = k;
-    m->codes[0] = 0; /* range i: [codes[i], codes[i + 1]), range 0 from the start */
-    m->codes[k + 1] = 0;
-    return SL_OK;
-}
-
-/* The splitters' sampling, run while the left side's pass 1 is on the GPU. */
-struct sampling {
-    struct smj *m;
-    int64_t P;
-    int graded, kw, late;               /* late: keys the host cannot read; from the runs */
-    double ms;
-};
-
-static int sample_codes(sl_task_t *t, void *arg)
-{
-    struct sampling *a = arg;
-    double t0 = join_now_ms();
-    uint64_t *f = malloc((size_t)(4 * a->P + 1) * sizeof *f);
-    if (!f)
-        return sl_task_fail(t, SL_ENOMEM, "out of memory");
-    /* quarter ranges of 64 samples each: 256 a range, as the sort's */
-    int rc = a->P >= 2 ? sl__ooc_inputs_splitters(t, a->m->in, 2, 4 * a->P, 64, f) : 1;
-    if (rc > 0)
-        rc = set_codes(t, a->m, f, a->P, a->graded, a->kw);
-    a->late = rc == 0;
-    free(f);
-    a->ms = join_now_ms() - t0;
-    return rc < 0 ? rc : SL_OK;
-}
-
-/* The splitters from the left side's sorted runs alone (its keys were in memory the host
- * cannot read). */
-static int sample_runs(sl_task_t *t, struct sampling *a)
-{
-    const struct sl__ooc_runs *runs = &a->m->side[0]->runs;
-    uint64_t *f = malloc((size_t)(4 * a->P + 1) * sizeof *f);
-    void *scratch = malloc((size_t)sl__ooc_splitter_scratch_bytes(runs, 4 * a->P, 64));
-    int rc = f && scratch ? SL_OK : sl_task_fail(t, SL_ENOMEM, "out of memory");
-    if (rc >= 0 && a->P >= 2)
-        sl__ooc_splitters(runs, 4 * a->P, 64, f, scratch, sl__host_threads(16));
-    if (rc >= 0)
-        rc = set_codes(t, a->m, f, a->P, a->graded, a->kw);
-    free(f);
-    free(scratch);
-    return rc;
-}
-
 /* Side s's cuts (m->cut[s]) at the ranges' codes: pass 1's, or searched in its runs. */
 static int side_cuts(sl_task_t *t, struct smj *m, int s)
 {
@@ -911,10 +849,9 @@ static int side_cuts(sl_task_t *t, struct smj *m, int s)
     return SL_OK;
 }
 
-/* Both sides sorted in runs, then their key ranges joined on the GPU: the splitters are
- * sampled from both sides' input while the left side's pass 1 runs (its cuts are then
- * searched in its pinned runs: a few dozen codes), the right side's cuts are found on the
- * GPU in its pass 1. Returns 1 when it ran, 0 when it does not take the join (nothing
+/* Both sides sorted in runs, then their key ranges joined on the GPU: splitter codes
+ * sampled from both sides' input before pass 1, each run's cuts at them found on the GPU
+ * as it is sorted. Returns 1 when it ran, 0 when it does not take the join (nothing
  * done), or < 0 after failing the task. */
 static int smj_buckets(sl_task_t *t, struct join_state *st)
 {
@@ -922,42 +859,47 @@ static int smj_buckets(sl_task_t *t, struct join_state *st)
     const struct join_data *d = st->d;
     int64_t cpu = 0, mode = 0;
     sl_task_option_int(t, "debug_smj_cpu_join", &cpu);
-    sl_task_option_int(t, "debug_smj_ooc", &mode); /* auto, runs, flat */
-    if (cpu || mode == 1 || m->n[0] >= ((int64_t)1 << 31) || m->n[1] >= ((int64_t)1 << 31))
+    sl_task_option_int(t, "debug_smj_ooc", &mode); /* auto, runs */
+    if (cpu || mode != 0 || m->n[0] >= ((int64_t)1 << 31) || m->n[1] >= ((int64_t)1 << 31))
         return 0;
     int kw = (int)sl_type_width(m->in[0].batches[0]->cols[m->in[0].col[0]].type);
     if (kw != (int)sl_type_width(m->in[1].batches[0]->cols[m->in[1].col[0]].type))
         return 0;
+    double t0 = join_now_ms();
     int64_t T = bucket_rows(t, m, d);
     if (T <= 0)
         return (int)T;
     int64_t P = (m->n[0] + m->n[1] + T - 1) / T;
-    struct sampling a = {.m = m, .P = P > MAX_RANGES ? MAX_RANGES : P, .graded = mode == 0,
-                         .kw = kw};
+    P = P > MAX_RANGES ? MAX_RANGES : P;
+    uint64_t *f = malloc((size_t)(P + 1) * sizeof *f);
+    if (!f)
+        return sl_task_fail(t, SL_ENOMEM, "out of memory");
+    int rc = P >= 2 ? sl__ooc_inputs_splitters(t, m->in, 2, P, 256, f) : 1;
+    /* ascending, equal ones dropped, the code of key 0 among them; range i holds codes
+     * [m->codes[i], m->codes[i + 1]), range 0 from the start */
+    if (rc > 0 && !(m->codes = malloc((size_t)(P + 2) * sizeof *m->codes)))
+        rc = sl_task_fail(t, SL_ENOMEM, "out of memory");
+    if (rc <= 0) { /* 0: a key column in memory the host cannot read */
+        free(f);
+        return rc;
+    }
+    const int64_t k = m->n_codes = sl__ooc_range_codes(f, P >= 2 ? P - 1 : 0, kw, m->codes + 1);
+    free(f);
+    m->codes[0] = 0;
+    m->codes[k + 1] = 0;
+    sl_task_phase_time(t, "smj_splitters", join_now_ms() - t0);
     double ms = 0;
-    int rc;
     for (int s = 0; s < 2; s++) {
-        if (s == 0) { /* no cuts; the sampling beside its pass 1 */
-            m->in[0].n_codes = -1;
-            m->in[0].enqueued = sample_codes;
-            m->in[0].enqueued_arg = &a;
-        } else {
-            m->in[1].codes = m->codes + 1;
-            m->in[1].n_codes = m->n_codes > 0 ? m->n_codes : -1;
-        }
-        if ((rc = sl__ooc_runs_sort(t, &m->in[s], &m->side[s])) < 0)
-            return rc;
-        if (s == 0 && a.late && (rc = sample_runs(t, &a)) < 0)
-            return rc;
-        if ((rc = side_cuts(t, m, s)) < 0)
+        m->in[s].codes = m->codes + 1;
+        m->in[s].n_codes = k;
+        if ((rc = sl__ooc_runs_sort(t, &m->in[s], &m->side[s])) < 0 ||
+            (rc = side_cuts(t, m, s)) < 0)
             return rc;
         ms += m->side[s]->gpu_ms;
     }
-    sl_task_phase_time(t, "smj_splitters", a.ms);
     sl_task_phase_time(t, "ooc_gpu_runs", ms);
-    const int64_t k = m->n_codes;
-    for (int s = 0; s < 2; s++) /* a full range's rows, and some room */
-        m->hint[s] = (int64_t)(1.2 * (double)m->n[s] / (double)a.P) + 4096;
+    for (int s = 0; s < 2; s++) /* a range's rows, and some room */
+        m->hint[s] = (int64_t)(1.2 * (double)m->n[s] / (double)P) + 4096;
     m->hint_out = m->hint[0] > m->hint[1] ? m->hint[0] : m->hint[1];
     m->n_ranges = k + 1;
     sl_task_profile_value(t, "smj_bucket_ranges", k + 1);

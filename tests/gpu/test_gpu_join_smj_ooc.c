@@ -337,14 +337,6 @@ SL_TEST(smj_ooc_buckets)
     check_buckets(&fk, &empty, 16 * MIB, 0);
     check_buckets(&fk, &one, 16 * MIB, 0);
     check_buckets(&one, &fk, 16 * MIB, 0);
-    /* ranges of one size (debug_smj_ooc=flat): the same rows, four ranges fewer than the
-     * graded ones (the first and last range in three pieces each) */
-    check(&f2, &p2, SMJ, 16 * MIB, 1);
-    long long graded = last_buckets;
-    smj_mode = "flat";
-    check(&f2, &p2, SMJ, 16 * MIB, 1);
-    smj_mode = "auto";
-    assert_true(last_buckets > 0 && last_buckets + 4 == graded);
 }
 
 /* Small inputs of the buckets' path for compute-sanitizer: several runs a side, sorted
