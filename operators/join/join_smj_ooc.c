@@ -183,8 +183,6 @@ struct gr_set {
     int64_t cap_out, range;
     unsigned long long *d_count, *h_count;
     cudaEvent_t e_up, e_cnt, e_done, e_d2h, e_grow;
-    cudaEvent_t e_sorted;               /* the range's sorts done: where both sides are
-                                           sorted, the last reads of its input buffers */
     int busy;
 };
 
@@ -391,12 +389,8 @@ static int gr_upload(struct gr *r, struct gr_set *g, int64_t i)
             return rc;
         g->stemp_cap = stemp;
     }
-    /* the set's previous range read its input buffers until its sorts (both sides sorted:
-     * the gathers read the sorted copies) or else its gathers */
-    SL_TASK_CUDA_TRY(t,
-                     cudaStreamWaitEvent(r->h2d, r->sort[0] && r->sort[1] ? g->e_sorted : g->e_done,
-                                         0),
-                     "ordering a buffer set");
+    /* the set's previous range read its input buffers until its gathers */
+    SL_TASK_CUDA_TRY(t, cudaStreamWaitEvent(r->h2d, g->e_done, 0), "ordering a buffer set");
     if (grew) { /* memory from the task stream's allocator: the copies wait for it */
         SL_TASK_CUDA_TRY(t, cudaEventRecord(g->e_grow, r->cs), "cudaEventRecord");
         SL_TASK_CUDA_TRY(t, cudaStreamWaitEvent(r->h2d, g->e_grow, 0), "ordering streams");
@@ -441,7 +435,6 @@ static int gr_compute(struct gr *r, struct gr_set *g)
                                    (size_t)g->stemp_cap, g->ids[s], r->cs)) < 0)
             return rc;
     }
-    SL_TASK_CUDA_TRY(t, cudaEventRecord(g->e_sorted, r->cs), "cudaEventRecord");
     size_t tb = g->temp_need;
     SL_TASK_CUDA_TRY(t,
                      m->side[0]->runs.width[0] == 8
@@ -613,14 +606,12 @@ static int gr_open(struct gr *r)
         g->h_count = h + i;
         if (!(g->d_count = sl_task_device_alloc(t, 2 * sizeof *g->d_count)))
             return SL_ENOMEM;
-        cudaEvent_t *ev[6] = {&g->e_up, &g->e_cnt, &g->e_done, &g->e_d2h, &g->e_grow,
-                              &g->e_sorted};
-        for (int e = 0; e < 6; e++)
+        cudaEvent_t *ev[5] = {&g->e_up, &g->e_cnt, &g->e_done, &g->e_d2h, &g->e_grow};
+        for (int e = 0; e < 5; e++)
             SL_TASK_CUDA_TRY(t, cudaEventCreateWithFlags(ev[e], cudaEventDisableTiming),
                              "cudaEventCreate");
         SL_TASK_CUDA_TRY(t, cudaEventRecord(g->e_d2h, r->d2h), "cudaEventRecord");
         SL_TASK_CUDA_TRY(t, cudaEventRecord(g->e_done, r->cs), "cudaEventRecord");
-        SL_TASK_CUDA_TRY(t, cudaEventRecord(g->e_sorted, r->cs), "cudaEventRecord");
     }
     /* the counts' memory comes from the task stream's allocator */
     SL_TASK_CUDA_TRY(t, cudaEventRecord(r->g[0].e_grow, r->cs), "cudaEventRecord");
@@ -731,8 +722,8 @@ static void gr_free(struct gr *r)
         sl_task_device_free(r->t, g->temp);
         sl_task_device_free(r->t, g->stemp);
         sl_task_device_free(r->t, g->d_count);
-        cudaEvent_t ev[6] = {g->e_up, g->e_cnt, g->e_done, g->e_d2h, g->e_grow, g->e_sorted};
-        for (int e = 0; e < 6; e++)
+        cudaEvent_t ev[5] = {g->e_up, g->e_cnt, g->e_done, g->e_d2h, g->e_grow};
+        for (int e = 0; e < 5; e++)
             if (ev[e])
                 cudaEventDestroy(ev[e]);
     }
