@@ -248,8 +248,7 @@ const struct sl__option sl__options[] = {
       "each side's runs are sorted, then each range of both sides uploaded, sorted and "
       "joined on the GPU (input up once, down once, up again, result down); runs = each "
       "side's runs merged into one on the GPU first, then key ranges joined, as before "
-      "2026-11-27; serial = auto, but a range's sort and count enqueued after the previous "
-      "range's write (A/B runs).", "auto,runs,serial", 0, 2}, FIELD(debug_smj_ooc, INT)},
+      "2026-11-27 (A/B runs).", "auto,runs", 0, 1}, FIELD(debug_smj_ooc, INT)},
 };
 
 const int sl__n_options = (int)(sizeof sl__options / sizeof sl__options[0]);

@@ -202,9 +202,7 @@ struct sl_engine_config {
     /* Fields added with the range-partitioned out-of-core sort-merge join (issue 23). */
     int debug_smj_ooc;          /* out-of-core sort-merge join: 0 auto (key ranges cut in
                                    pass 1, joined in pass 2), 1 runs (each side's runs
-                                   merged first, as before 2026-11-27: A/B runs), 2
-                                   serial (auto, a range's sort and count enqueued after
-                                   the previous range's write: A/B runs) */
+                                   merged first, as before 2026-11-27: A/B runs) */
 };
 
 /* Fills *cfg with the defaults and sets cfg->size. Cannot fail. Thread-safe (touches

@@ -199,7 +199,6 @@ struct gr {
      * NULL: one run each, searched by code */
     const int64_t *cut[2];
     int sort[2];
-    int serial;                         /* option debug_smj_ooc=serial (gr_run) */
     int64_t hint[2], hint_out;          /* capacities planned for a range, when they fit */
     void **cp_dst, **cp_src;
     size_t *cp_size;
@@ -656,30 +655,24 @@ static int gr_run(struct gr *r)
     if (rc < 0 || (rc = gr_open(r)) < 0)
         return rc;
     gr_clock(r, 0);
-    if (r->cut[0]) { /* buckets: range i + 1 goes up, and its sort and count are
-                      * enqueued, before the host waits for range i's count, whose write
-                      * and gathers follow them on the task stream (serial: after them,
-                      * so the task stream idled while the host read each count) */
+    if (r->cut[0]) { /* buckets: range i + 1 goes up while the host waits for range i's
+                      * count; its sort and count follow range i's gathers */
         if ((rc = gr_upload(r, &r->g[0], 0)) < 0 || (rc = gr_compute(r, &r->g[0])) < 0)
             return rc;
         for (int64_t i = 0; i < r->n_ranges && rc >= 0; i++) {
             struct gr_set *next = &r->g[(i + 1) & 1];
-            const int more = i + 1 < r->n_ranges, early = more && !r->serial;
             if (sl_task_cancelled(r->t))
                 return SL_ECANCELED;
-            if (more && (rc = gr_upload(r, next, i + 1)) < 0)
-                return rc;
-            if (early && (rc = gr_compute(r, next)) < 0)
+            if (i + 1 < r->n_ranges && (rc = gr_upload(r, next, i + 1)) < 0)
                 return rc;
             if ((rc = gr_end(r, &r->g[i & 1])) < 0)
                 return rc;
             /* range i + 1 did not fit beside range i's buffers: they go, and it tries
              * again (a large range grew them) */
-            int again = more && next->range < 0 && gr_has_buffers(&r->g[i & 1]);
-            if (again &&
+            if (i + 1 < r->n_ranges && next->range < 0 && gr_has_buffers(&r->g[i & 1]) &&
                 ((rc = gr_shrink(r, &r->g[i & 1])) < 0 || (rc = gr_upload(r, next, i + 1)) < 0))
                 return rc;
-            if (more && (!early || again))
+            if (i + 1 < r->n_ranges)
                 rc = gr_compute(r, next);
         }
         gr_clock(r, 1);
@@ -764,9 +757,6 @@ static int gpu_join_ranges(sl_task_t *t, struct join_state *st)
             r.hint[s] = r.m->hint[s];
         }
         r.hint_out = r.m->hint_out;
-        int64_t mode = 0;
-        sl_task_option_int(t, "debug_smj_ooc", &mode);
-        r.serial = mode == 2;
     }
     void *side[2];
     int rc = sl__task_streams_get(t, 2, side);
@@ -869,8 +859,8 @@ static int smj_buckets(sl_task_t *t, struct join_state *st)
     const struct join_data *d = st->d;
     int64_t cpu = 0, mode = 0;
     sl_task_option_int(t, "debug_smj_cpu_join", &cpu);
-    sl_task_option_int(t, "debug_smj_ooc", &mode); /* auto, runs, serial */
-    if (cpu || mode == 1 || m->n[0] >= ((int64_t)1 << 31) || m->n[1] >= ((int64_t)1 << 31))
+    sl_task_option_int(t, "debug_smj_ooc", &mode); /* auto, runs */
+    if (cpu || mode != 0 || m->n[0] >= ((int64_t)1 << 31) || m->n[1] >= ((int64_t)1 << 31))
         return 0;
     int kw = (int)sl_type_width(m->in[0].batches[0]->cols[m->in[0].col[0]].type);
     if (kw != (int)sl_type_width(m->in[1].batches[0]->cols[m->in[1].col[0]].type))

@@ -327,7 +327,6 @@ SL_TEST(smj_ooc_buckets)
     check_buckets(&f2, &p2, 16 * MIB, 0);
     /* one key in 90% of 3 Mi rows (21 MiB of it) against an 8 MiB budget */
     struct spec pk = {.rows = 1 << 20, .n_pay = 1, .seed = 63};
-    struct spec zf0 = {.rows = 3 << 20, .n_pay = 1, .key_range = 1 << 20, .zipf = 1, .seed = 68};
     struct spec hot = {.rows = 3 << 20, .n_pay = 1, .key_range = 1 << 20, .skew = 1, .seed = 64};
     check_buckets(&hot, &pk, 8 * MIB, 1);
     check_buckets(&pk, &hot, 8 * MIB, 1);
@@ -338,13 +337,6 @@ SL_TEST(smj_ooc_buckets)
     check_buckets(&fk, &empty, 16 * MIB, 0);
     check_buckets(&fk, &one, 16 * MIB, 0);
     check_buckets(&one, &fk, 16 * MIB, 0);
-    /* a range's sort and count after the previous range's write (debug_smj_ooc=serial):
-     * the same rows */
-    smj_mode = "serial";
-    check(&f2, &p2, SMJ, 16 * MIB, 1);
-    assert_true(last_buckets > 0);
-    check(&zf0, &pk, SMJ, 16 * MIB, 1);
-    smj_mode = "auto";
 }
 
 /* Small inputs of the buckets' path for compute-sanitizer: several runs a side, sorted
