@@ -278,41 +278,6 @@ static int64_t gr_need(const struct gr *r, const struct gr_set *g, const int64_t
 
 #define GR_SLACK ((int64_t)4 << 20)
 
-/* Gives back every buffer of set g (a range that held many rows grew them, and the
- * other set's next range would not fit beside them): freed on the task stream after its
- * last range's download, which read its output buffers. */
-static int gr_shrink(struct gr *r, struct gr_set *g)
-{
-    sl_task_t *t = r->t;
-    SL_TASK_CUDA_TRY(t, cudaStreamWaitEvent(r->cs, g->e_d2h, 0), "ordering a buffer set");
-    for (int s = 0; s < 2; s++) {
-        for (int c = 0; c < SL__OOC_MAX_COLS; c++) {
-            sl_task_device_free(t, g->in[s][c]);
-            sl_task_device_free(t, g->srt[s][c]);
-            g->in[s][c] = g->srt[s][c] = NULL;
-        }
-        sl_task_device_free(t, g->ids[s]);
-        sl_task_device_free(t, g->pos[s]);
-        g->ids[s] = g->pos[s] = NULL;
-        g->cap_in[s] = 0;
-    }
-    for (int c = 0; c < 2 * JOIN_MAX_COLS; c++) {
-        sl_task_device_free(t, g->out[c]);
-        g->out[c] = NULL;
-    }
-    sl_task_device_free(t, g->temp);
-    sl_task_device_free(t, g->stemp);
-    g->temp = g->stemp = NULL;
-    g->temp_cap = 0;
-    g->stemp_cap = g->cap_out = 0;
-    return SL_OK;
-}
-
-static int gr_has_buffers(const struct gr_set *g)
-{
-    return g->cap_in[0] || g->cap_in[1] || g->cap_out || g->temp_cap || g->stemp_cap;
-}
-
 /* Range i into set g: its slices up (h2d stream; they wait for the set's previous range's
  * gathers, its last reads of the set's input buffers). A range too large for the budget
  * left is marked for gr_end to join on the host. */
@@ -343,24 +308,16 @@ static int gr_upload(struct gr *r, struct gr_set *g, int64_t i)
             return (int)b;
         stemp = b > stemp ? b : stemp;
     }
-    /* grow to the planned capacity where that fits, else to the range's rows; where
-     * neither fits, the set's own buffers go first (grown by an earlier large range) */
-    int64_t want[2], extra;
-    for (int again = 0;; again++) {
-        extra = (need > g->temp_cap ? (int64_t)need : 0) + (stemp > g->stemp_cap ? stemp : 0) +
-                GR_SLACK;
-        for (int s = 0; s < 2; s++)
-            want[s] = n[s] > g->cap_in[s] && r->hint[s] > n[s] ? r->hint[s] : n[s];
-        if (gr_need(r, g, want, 0) + extra > sl_task_device_budget(t))
-            memcpy(want, n, sizeof want);
-        if (gr_need(r, g, want, 0) + extra <= sl_task_device_budget(t))
-            break;
-        if (again || !gr_has_buffers(g)) {
-            g->range = -1 - i; /* too large for what is left: gr_end joins it on the host */
-            return SL_OK;
-        }
-        if ((rc = gr_shrink(r, g)) < 0)
-            return rc;
+    /* grow to the planned capacity where that fits, else to the range's rows */
+    int64_t want[2], extra = (need > g->temp_cap ? (int64_t)need : 0) +
+                             (stemp > g->stemp_cap ? stemp : 0) + GR_SLACK;
+    for (int s = 0; s < 2; s++)
+        want[s] = n[s] > g->cap_in[s] && r->hint[s] > n[s] ? r->hint[s] : n[s];
+    if (gr_need(r, g, want, 0) + extra > sl_task_device_budget(t))
+        memcpy(want, n, sizeof want);
+    if (gr_need(r, g, want, 0) + extra > sl_task_device_budget(t)) {
+        g->range = -1 - i; /* too large for what is left: gr_end joins it on the host */
+        return SL_OK;
     }
     for (int s = 0; s < 2; s++) {
         const struct sl__ooc_runs *runs = &m->side[s]->runs;
@@ -666,11 +623,6 @@ static int gr_run(struct gr *r)
             if (i + 1 < r->n_ranges && (rc = gr_upload(r, next, i + 1)) < 0)
                 return rc;
             if ((rc = gr_end(r, &r->g[i & 1])) < 0)
-                return rc;
-            /* range i + 1 did not fit beside range i's buffers: they go, and it tries
-             * again (a large range grew them) */
-            if (i + 1 < r->n_ranges && next->range < 0 && gr_has_buffers(&r->g[i & 1]) &&
-                ((rc = gr_shrink(r, &r->g[i & 1])) < 0 || (rc = gr_upload(r, next, i + 1)) < 0))
                 return rc;
             if (i + 1 < r->n_ranges)
                 rc = gr_compute(r, next);
