@@ -366,7 +366,10 @@ void bench_join_phases(struct bench_result *r, const char *profile, double total
                                         "prepare_range", "prepare_probe_mask", "prepare_probe",
                                         "prepare_build_mask", "prepare_build", "prepare_rows",
                                         "ooc_pass1", "ooc_pass2",
-                                        "npj_range", "npj_table", "npj_probe", "finalize"};
+                                        "npj_range", "npj_table", "npj_probe",
+                                        "smj_splitters", "ooc_presplit", "ooc_runs_up",
+                                        "ooc_runs_down", "smj_pass2_up", "smj_pass2_down",
+                                        "finalize"};
     enum { NP = sizeof names / sizeof names[0] };
     double v[NP] = {0};
     int seen[NP] = {0};

@@ -270,6 +270,12 @@ const struct sl__option sl__options[] = {
       "side's one payload column, or its row), so that a probe reads one random sector; "
       "rows = the build rows only, inserted with atomicCAS, as before 2026-11-27 (A/B "
       "runs).", "values,rows", 0, 1}, FIELD(debug_join_dense, INT)},
+    {{"debug_smj_ooc", SL_ENGINE_OPT_ENUM, DBG, "auto",
+      "How the out-of-core sort-merge join moves its sides: auto = key ranges cut while "
+      "each side's runs are sorted, then each range of both sides uploaded, sorted and "
+      "joined on the GPU (input up once, down once, up again, result down); runs = each "
+      "side's runs merged into one on the GPU first, then key ranges joined, as before "
+      "2026-11-27 (A/B runs).", "auto,runs", 0, 1}, FIELD(debug_smj_ooc, INT)},
 };
 
 const int sl__n_options = (int)(sizeof sl__options / sizeof sl__options[0]);

@@ -220,6 +220,10 @@ struct sl_engine_config {
                                    bitmap of the keys present and each key's value or R
                                    row), 1 rows (R rows only, inserted with atomicCAS, as
                                    before 2026-11-27: A/B runs) */
+    /* Fields added with the range-partitioned out-of-core sort-merge join (issue 23). */
+    int debug_smj_ooc;          /* out-of-core sort-merge join: 0 auto (key ranges cut in
+                                   pass 1, joined in pass 2), 1 runs (each side's runs
+                                   merged first, as before 2026-11-27: A/B runs) */
 };
 
 /* Fills *cfg with the defaults and sets cfg->size. Cannot fail. Thread-safe (touches

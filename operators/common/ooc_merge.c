@@ -797,3 +797,18 @@ void sl__ooc_merge_ranges(const struct sl__ooc_runs *m, const uint64_t *codes, i
         merge_one(m, lo, hi, mid, sub_rows, out, scratch); /* leaves lo = hi */
     }
 }
+
+int64_t sl__ooc_range_codes(const uint64_t *codes, int64_t n, int key_bytes, uint64_t *out)
+{
+    const uint64_t zero = key_bytes == 4 ? (uint64_t)1 << 31 : (uint64_t)1 << 63;
+    uint64_t prev = 0;
+    int64_t k = 0;
+    for (int64_t i = 0; i <= n; i++) {
+        uint64_t c = i < n ? codes[i] : UINT64_MAX;
+        if (prev < zero && zero <= c)
+            out[k++] = prev = zero;
+        if (i < n && c > prev)
+            out[k++] = prev = c;
+    }
+    return k;
+}

@@ -113,6 +113,14 @@ void sl__ooc_input_splitters(const void *const *keys, const int64_t *rows, int64
 int64_t sl__ooc_input_sample_count(int64_t n, int64_t P, int64_t over);
 int64_t sl__ooc_input_sample_row(int64_t i, int64_t n, int64_t s);
 
+/* Key ranges from splitter codes (the sort-merge join's, whose GPU kernels compare keys
+ * as unsigned, issue 23): codes[0..n) ascending, equal ones allowed, go to out[]
+ * strictly ascending with the code of key 0 (2^31 for 4-byte keys, 2^63 for 8-byte
+ * ones) among them and a code of 0 dropped (the first range starts there anyway); range
+ * i then holds codes [out[i - 1], out[i]) (no bottom for i = 0, no top for the last), and
+ * none holds keys of both signs. Returns the number of codes in out (at most n + 1). */
+int64_t sl__ooc_range_codes(const uint64_t *codes, int64_t n, int key_bytes, uint64_t *out);
+
 /* Puts ranges [first, last) of P into the output columns out[c] (the whole output, from
  * row 0; a range finds its offset): each by sl__ooc_merge_by_sort, in pieces of at most
  * sub_rows rows cut at exact ranks when it is larger. Boundaries inside the group are

@@ -40,6 +40,11 @@ struct sl__ooc_input {
     int pack;   /* 1: the caller takes packed runs (runs.packed, ooc_merge.h) where the
                    shape allows: an int32 key and one 4-byte column (the sort; pass 2
                    and the CPU merge read them, sl__ooc_runs_merge_all does not) */
+    /* Given splitters (n_codes > 0, ascending key codes; the sort-merge join's, shared by
+     * both sides): pass 1 finds every run's cuts at these (sl__ooc_sorted's split, with
+     * split_rows 0) instead of sampling its own. */
+    const uint64_t *codes;
+    int64_t n_codes;
 };
 
 /* The sorted runs (runs.rows / runs.cols point into the arrays below). */
@@ -74,6 +79,26 @@ int sl__ooc_runs_can(sl_task_t *t, const struct sl__ooc_input *in);
  * recorded on the task. */
 #define SL__OOC_SPLIT_RUNS 1024
 int sl__ooc_runs_sort(sl_task_t *t, const struct sl__ooc_input *in, struct sl__ooc_sorted **out);
+/* Splitter codes of P buckets of about equal rows over the keys of n_in inputs together
+ * (one key width and order; sl__ooc_input_splitters over every batch of them, `over`
+ * samples a bucket, samples of keys in this GPU's batches read by a kernel): codes, P - 1
+ * of them (P + 3 when graded: sl__ooc_input_splitters), ascending (equal ones where few
+ * keys fill many rows). Returns 1, 0 when a key
+ * column is in memory neither the host nor this GPU reads (nothing computed), or < 0
+ * after failing the task. */
+int sl__ooc_inputs_splitters(sl_task_t *t, const struct sl__ooc_input *in, int n_in, int64_t P,
+                             int graded, int64_t over, uint64_t *codes);
+/* The GPU sort of pass 1's runs, for other buckets of rows (the sort-merge join's key
+ * ranges): rows of the columns in[c] (the shape's n_cols, key_col, desc, width) sorted
+ * stably by the key into out[c] on `stream`: (key, payload) pairs by CUB, or (key, row
+ * id) and a gather per other column for two payloads or more, ids then holding 2 x rows
+ * u32. sl__ooc_gpu_sort_temp gives the temp bytes for up to `rows` rows (< 0 after
+ * failing the task); sl__ooc_gpu_sort_ids whether ids are needed. */
+int64_t sl__ooc_gpu_sort_temp(sl_task_t *t, const struct sl__ooc_runs *shape, int64_t rows);
+int sl__ooc_gpu_sort_ids(const struct sl__ooc_runs *shape);
+int sl__ooc_gpu_sort(sl_task_t *t, const struct sl__ooc_runs *shape, void *const *in,
+                     void *const *out, int64_t rows, void *temp, size_t temp_bytes, uint32_t *ids,
+                     void *stream);
 /* Copies n pieces (dst[i] <- src[i], size[i] bytes; host or device memory, by UVA) on
  * `stream` (a cudaStream_t): with batch, in one cudaMemcpyBatchAsync call (CUDA 13; one
  * cudaMemcpyAsync each before it or without batch). Sources are read in stream order.

@@ -463,37 +463,71 @@ static int sort_packed(struct runner *r, struct set *s, int64_t rows)
     return SL_OK;
 }
 
-/* Sorts the run in set s on the task's stream (stable, like the CPU sort). */
-static int sort_run(struct runner *r, struct set *s, int64_t rows)
+/* The payload bytes CUB sorts beside the key: none, the one payload, or a 4-byte row id. */
+static int sort_val_bytes(const struct sl__ooc_runs *shape, int *pc)
 {
-    const struct plan *p = &r->p;
-    size_t tb = p->temp;
-    if (p->packed)
-        return sort_packed(r, s, rows);
-    if (p->np <= 1) {
-        SL_TASK_CUDA_TRY(r->t,
-                         sl_k_sort_pairs(r->temp, &tb, p->kw, p->desc, s->in[p->kc], s->out[p->kc],
-                                         p->np ? s->in[p->pc] : NULL, p->np ? s->out[p->pc] : NULL,
-                                         p->vb, rows, r->cs),
+    int np = shape->n_cols - 1;
+    *pc = -1;
+    for (int c = 0; c < shape->n_cols; c++)
+        if (c != shape->key_col)
+            *pc = c;
+    return np == 0 ? 0 : np == 1 ? shape->width[*pc] : 4;
+}
+
+int sl__ooc_gpu_sort_ids(const struct sl__ooc_runs *shape)
+{
+    return shape->n_cols >= 3;
+}
+
+int64_t sl__ooc_gpu_sort_temp(sl_task_t *t, const struct sl__ooc_runs *shape, int64_t rows)
+{
+    int pc;
+    size_t temp = 0;
+    SL_TASK_CUDA_TRY(t,
+                     sl_k_sort_pairs(NULL, &temp, shape->width[shape->key_col], shape->desc, NULL,
+                                     NULL, NULL, NULL, sort_val_bytes(shape, &pc), rows, 0),
+                     "sort temp size");
+    return (int64_t)temp;
+}
+
+int sl__ooc_gpu_sort(sl_task_t *t, const struct sl__ooc_runs *shape, void *const *in,
+                     void *const *out, int64_t rows, void *temp, size_t temp_bytes, uint32_t *ids,
+                     void *stream)
+{
+    const int kc = shape->key_col, kw = shape->width[kc];
+    cudaStream_t cs = stream;
+    int pc, vb = sort_val_bytes(shape, &pc);
+    size_t tb = temp_bytes;
+    if (!sl__ooc_gpu_sort_ids(shape)) {
+        SL_TASK_CUDA_TRY(t,
+                         sl_k_sort_pairs(temp, &tb, kw, shape->desc, in[kc], out[kc],
+                                         vb ? in[pc] : NULL, vb ? out[pc] : NULL, vb, rows, cs),
                          "sorting a run");
         return SL_OK;
     }
-    SL_TASK_CUDA_TRY(r->t, sl_k_iota_u32(s->ids, rows, 0, r->cs), "row ids");
-    SL_TASK_CUDA_TRY(r->t,
-                     sl_k_sort_pairs(r->temp, &tb, p->kw, p->desc, s->in[p->kc], s->out[p->kc],
-                                     s->ids, s->ids + p->R, 4, rows, r->cs),
+    SL_TASK_CUDA_TRY(t, sl_k_iota_u32(ids, rows, 0, cs), "row ids");
+    SL_TASK_CUDA_TRY(t,
+                     sl_k_sort_pairs(temp, &tb, kw, shape->desc, in[kc], out[kc], ids, ids + rows,
+                                     4, rows, cs),
                      "sorting a run");
-    for (int c = 0; c < p->n_cols; c++) {
-        if (c == p->kc)
+    for (int c = 0; c < shape->n_cols; c++) {
+        if (c == kc)
             continue;
-        if (p->width[c] == 4)
-            SL_TASK_CUDA_TRY(r->t, sl_k_gather_b32(s->in[c], s->ids + p->R, s->out[c], rows, r->cs),
-                             "gathering");
+        if (shape->width[c] == 4)
+            SL_TASK_CUDA_TRY(t, sl_k_gather_b32(in[c], ids + rows, out[c], rows, cs), "gathering");
         else
-            SL_TASK_CUDA_TRY(r->t, sl_k_gather_b64(s->in[c], s->ids + p->R, s->out[c], rows, r->cs),
-                             "gathering");
+            SL_TASK_CUDA_TRY(t, sl_k_gather_b64(in[c], ids + rows, out[c], rows, cs), "gathering");
     }
     return SL_OK;
+}
+
+/* Sorts the run in set s on the task's stream (stable, like the CPU sort). */
+static int sort_run(struct runner *r, struct set *s, int64_t rows)
+{
+    if (r->p.packed)
+        return sort_packed(r, s, rows);
+    return sl__ooc_gpu_sort(r->t, &r->st->runs, s->in, s->out, rows, r->temp, r->p.temp, s->ids,
+                            r->cs);
 }
 
 /* Where run i starts (i = n_runs: the end). Runs of R rows, the last one shorter; or,
@@ -767,25 +801,24 @@ double sl__ooc_now_ms(void)
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
-/* The samples of sl__ooc_input_splitters that fall in parts on this GPU (dev[q] != NULL:
- * key columns the host cannot read; the sink kept the first batches there): one kernel
- * on the task's stream reads them into pinned memory (*pin, *pin_bytes: the caller's to
- * free), where keys[q] then points, first[q] being part q's first sample (-1 for the
- * others). Some 2,000 samples for 2^28 rows at 1/2: one launch, where a copy each costs
- * microseconds. SL_OK, or < 0 after failing the task. */
-static int device_samples(struct runner *r, int64_t P, const void **keys, const int64_t *rows,
-                          const void *const *dev, int64_t *first, void **pin,
-                          int64_t *pin_bytes)
+/* The samples of sl__ooc_input_splitters (n rows, kw-byte keys) that fall in parts on
+ * this GPU (dev[q] != NULL: key columns the host cannot read; the sink kept the first
+ * batches there): one kernel on the task's stream reads them into pinned memory (*pin,
+ * *pin_bytes: the caller's to free), where keys[q] then points, first[q] being part q's
+ * first sample (-1 for the others). Some 2,000 samples for 2^28 rows at 1/2: one launch,
+ * where a copy each costs microseconds. SL_OK, or < 0 after failing the task. */
+static int device_samples(sl_task_t *t, int64_t n, int kw, int64_t P, int64_t over,
+                          const void **keys, const int64_t *rows, const void *const *dev,
+                          int64_t *first, void **pin, int64_t *pin_bytes)
 {
-    const struct plan *p = &r->p;
-    const int64_t s = sl__ooc_input_sample_count(p->n, P, OVERSAMPLE);
+    const int64_t s = sl__ooc_input_sample_count(n, P, over);
     const void **addr = NULL;
     char *vals = NULL;
     int64_t m = 0;
     for (int pass = 0; pass < 2; pass++) { /* 0: count them; 1: their addresses */
         int64_t q = 0, base = 0, k = 0;
         for (int64_t i = 0; i < s; i++) {
-            int64_t row = sl__ooc_input_sample_row(i, p->n, s);
+            int64_t row = sl__ooc_input_sample_row(i, n, s);
             while (row >= base + rows[q])
                 base += rows[q++];
             if (!dev[q])
@@ -797,13 +830,13 @@ static int device_samples(struct runner *r, int64_t P, const void **keys, const 
                 continue;
             }
             if (i == first[q])
-                keys[q] = vals + k * p->kw;
-            addr[k++] = (const char *)dev[q] + (row - base) * p->kw;
+                keys[q] = vals + k * kw;
+            addr[k++] = (const char *)dev[q] + (row - base) * kw;
         }
         if (pass == 1 || m == 0)
             break;
-        *pin_bytes = m * (8 + p->kw);
-        if (!(*pin = sl__task_pinned_alloc(r->t, *pin_bytes)))
+        *pin_bytes = m * (8 + kw);
+        if (!(*pin = sl__task_pinned_alloc(t, *pin_bytes)))
             return SL_EBUDGET;
         addr = *pin;
         vals = (char *)(addr + m);
@@ -812,99 +845,139 @@ static int device_samples(struct runner *r, int64_t P, const void **keys, const 
         return SL_OK;
     /* the spill pool's blocks are mapped: the kernel reads the addresses and writes the
      * keys in place */
-    cudaStream_t cs = sl_task_stream(r->t);
-    SL_TASK_CUDA_TRY(r->t, sl_k_gather_addrs((const void *const *)addr, p->kw, vals, m, cs),
+    cudaStream_t cs = sl_task_stream(t);
+    SL_TASK_CUDA_TRY(t, sl_k_gather_addrs((const void *const *)addr, kw, vals, m, cs),
                      "reading samples of GPU batches");
-    SL_TASK_CUDA_TRY(r->t, cudaStreamSynchronize(cs), "reading samples of GPU batches");
+    SL_TASK_CUDA_TRY(t, cudaStreamSynchronize(cs), "reading samples of GPU batches");
     return SL_OK;
 }
 
 static int64_t merge_rows_under(sl_task_t *t, const struct sl__ooc_sorted *st, int64_t R,
                                 enum sl__ooc_gather gather, int64_t budget);
 
-/* Pass 2's splitters, sampled from the input before pass 1 (sl__ooc_input_splitters), so
+int sl__ooc_inputs_splitters(sl_task_t *t, const struct sl__ooc_input *in, int n_in, int64_t P,
+                             int graded, int64_t over, uint64_t *codes)
+{
+    int here = -1, kw = 0, desc = in[0].desc;
+    SL_TASK_CUDA_TRY(t, cudaGetDevice(&here), "cudaGetDevice");
+    int64_t nb = 0, n = 0;
+    for (int x = 0; x < n_in; x++) {
+        for (int64_t i = 0; i < in[x].n_batches; i++) {
+            const sl_batch_t *b = batch_at(&in[x], i);
+            const struct sl__col *c = &b->cols[in[x].col[in[x].key]];
+            const struct sl__buf *d = c->data;
+            if (!d || (d->kind != SL__MEM_HOST && d->kind != SL__MEM_PINNED &&
+                       (d->kind != SL__MEM_DEVICE || d->device != here)))
+                return 0; /* a key column elsewhere */
+            int w = sl_type_width(c->type);
+            if ((kw && w != kw) || in[x].desc != desc)
+                return 0;
+            kw = w;
+            n += b->n_rows;
+        }
+        nb += in[x].n_batches;
+    }
+    if (nb == 0 || n == 0 || P < 2)
+        return 0;
+    const void **keys = malloc((size_t)nb * sizeof *keys);
+    const void **dev = malloc((size_t)nb * sizeof *dev);
+    int64_t *rows = malloc((size_t)nb * sizeof *rows);
+    int64_t *first = malloc((size_t)nb * sizeof *first);
+    void *scratch = malloc((size_t)sl__ooc_input_scratch_bytes(n, P, over));
+    void *pin = NULL;
+    int64_t pin_bytes = 0, q = 0;
+    int rc = keys && dev && rows && first && scratch
+                 ? SL_OK
+                 : sl_task_fail(t, SL_ENOMEM, "out of memory");
+    int any_dev = 0;
+    for (int x = 0; x < n_in && rc >= 0; x++)
+        for (int64_t i = 0; i < in[x].n_batches; i++, q++) {
+            const sl_batch_t *b = batch_at(&in[x], i);
+            const struct sl__col *c = &b->cols[in[x].col[in[x].key]];
+            keys[q] = (const char *)c->data->ptr + (size_t)c->offset * (size_t)kw;
+            dev[q] = c->data->kind == SL__MEM_DEVICE ? keys[q] : NULL;
+            any_dev |= dev[q] != NULL;
+            rows[q] = b->n_rows;
+            first[q] = -1;
+        }
+    if (rc >= 0 && any_dev)
+        rc = device_samples(t, n, kw, P, over, keys, rows, dev, first, &pin, &pin_bytes);
+    if (rc >= 0)
+        sl__ooc_input_splitters(keys, rows, nb, first, kw, desc, P, graded, over, codes, scratch,
+                                sl__host_threads(16));
+    sl__task_pinned_free(t, pin, pin_bytes);
+    free(keys), free(dev), free(rows), free(first), free(scratch);
+    return rc < 0 ? rc : 1;
+}
+
+/* Pass 2's splitters, sampled from the input before pass 1 (sl__ooc_inputs_splitters), so
  * that each run's cuts are found on the GPU as it is sorted (one_run) and pass 2 starts
  * as soon as the runs are down: for several runs (at most SL__OOC_SPLIT_RUNS) whose keys
- * are in host memory or on this GPU (their samples read by a kernel: device_samples),
- * when the host budget holds the split table, unless option debug_ooc_sort_merge is cpu
- * or late_cuts (with keys on the GPU: the path before 2026-11-27, for A/B runs).
- * Otherwise st->n_codes stays 0. */
+ * are in host memory or on this GPU, when the host budget holds the split table, unless
+ * option debug_ooc_sort_merge is cpu or late_cuts (the path before 2026-11-27, for A/B
+ * runs). Given splitters (in->n_codes) are taken as they are, for any number of runs,
+ * when the host budget holds their split table. Otherwise st->n_codes stays 0. */
 static int presplit_open(struct runner *r)
 {
     enum { AUTO, CPU, GPU, LATE_CUTS };
     const struct plan *p = &r->p;
     struct sl__ooc_sorted *st = r->st;
-    int64_t how = AUTO, nb = r->in->n_batches, dev_bytes = 0;
-    sl_task_option_int(r->t, "debug_ooc_sort_merge", &how);
-    if (how == CPU || how == LATE_CUTS || p->n_runs < 2 || p->n_runs > SL__OOC_SPLIT_RUNS)
-        return SL_OK;
-    int here = -1;
-    SL_TASK_CUDA_TRY(r->t, cudaGetDevice(&here), "cudaGetDevice");
-    for (int64_t i = 0; i < nb; i++) {
-        const sl_batch_t *b = batch_at(r->in, i);
-        const struct sl__buf *d = b->cols[r->in->col[p->kc]].data;
-        if (!d || (d->kind != SL__MEM_HOST && d->kind != SL__MEM_PINNED &&
-                   (d->kind != SL__MEM_DEVICE || d->device != here)))
-            return SL_OK; /* a key column elsewhere: the cuts are searched after pass 1 */
-        for (int c = 0; c < p->n_cols; c++)
-            if (b->cols[r->in->col[c]].data->kind == SL__MEM_DEVICE)
-                dev_bytes += b->n_rows * p->width[c];
+    const int given = r->in->n_codes > 0;
+    int64_t how = AUTO, R2 = 0, P = given ? r->in->n_codes + 1 : 0;
+    int graded = 0;
+    if (!given) {
+        int64_t nb = r->in->n_batches, dev_bytes = 0, graded_opt = 0;
+        sl_task_option_int(r->t, "debug_ooc_sort_merge", &how);
+        if (how == CPU || how == LATE_CUTS || p->n_runs < 2 || p->n_runs > SL__OOC_SPLIT_RUNS)
+            return SL_OK;
+        int here = -1;
+        SL_TASK_CUDA_TRY(r->t, cudaGetDevice(&here), "cudaGetDevice");
+        for (int64_t i = 0; i < nb; i++) {
+            const sl_batch_t *b = batch_at(r->in, i);
+            const struct sl__buf *d = b->cols[r->in->col[p->kc]].data;
+            if (!d || (d->kind != SL__MEM_HOST && d->kind != SL__MEM_PINNED &&
+                       (d->kind != SL__MEM_DEVICE || d->device != here)))
+                return SL_OK; /* a key column elsewhere: the cuts are searched after pass 1 */
+            for (int c = 0; c < p->n_cols; c++)
+                if (b->cols[r->in->col[c]].data->kind == SL__MEM_DEVICE)
+                    dev_bytes += b->n_rows * p->width[c];
+        }
+        /* Pass 2's bucket size: what its budget will hold, the GPU batches (freed after
+         * pass 1) given back, less a MiB for the pool's rounding (sl__ooc_merge_rows takes
+         * it if it fits then). */
+        R2 = merge_rows_under(r->t, st, p->R, sl__ooc_gather_of(r->t, &st->runs),
+                              sl_task_device_budget(r->t) + dev_bytes - MIB);
+        P = R2 > 0 ? bucket_count(p->n, R2) : 0;
+        if (P < 2)
+            return SL_OK;
+        /* Graded buckets (option debug_ooc_graded_buckets, at least 4): the first and the
+         * last in a quarter, a quarter and a half, so that pass 2's first upload and last
+         * download, which overlap nothing, take a quarter bucket. */
+        sl_task_option_int(r->t, "debug_ooc_graded_buckets", &graded_opt);
+        graded = graded_opt && P >= 4;
     }
-    /* Pass 2's bucket size: what its budget will hold, the GPU batches (freed after pass
-     * 1) given back, less a MiB for the pool's rounding (sl__ooc_merge_rows takes it if it
-     * fits then). */
-    int64_t R2 = merge_rows_under(r->t, st, p->R, sl__ooc_gather_of(r->t, &st->runs),
-                                  sl_task_device_budget(r->t) + dev_bytes - MIB);
-    int64_t P = R2 > 0 ? bucket_count(p->n, R2) : 0, graded_opt = 0;
-    if (P < 2)
-        return SL_OK;
-    /* Graded buckets (option debug_ooc_graded_buckets, at least 4): the first and the
-     * last in a quarter, a quarter and a half, so that pass 2's first upload and last
-     * download, which overlap nothing, take a quarter bucket. */
-    sl_task_option_int(r->t, "debug_ooc_graded_buckets", &graded_opt);
-    int graded = graded_opt && P >= 4;
     int64_t n_codes = P - 1 + (graded ? 4 : 0);
     int64_t split_bytes = p->n_runs * n_codes * 8;
     if (!sl__task_host_room(r->t, 2 * split_bytes))
         return SL_OK;
-    const void **keys = malloc((size_t)nb * sizeof *keys);
-    const void **dev = malloc((size_t)nb * sizeof *dev);
-    int64_t *rows = malloc((size_t)nb * sizeof *rows);
-    int64_t *first = malloc((size_t)nb * sizeof *first);
     uint64_t *codes = malloc((size_t)n_codes * sizeof *codes);
-    void *scratch = malloc((size_t)sl__ooc_input_scratch_bytes(p->n, P, OVERSAMPLE));
-    void *pin = NULL;
-    int64_t pin_bytes = 0;
-    int rc = keys && dev && rows && first && codes && scratch
-                 ? SL_OK
-                 : sl_task_fail(r->t, SL_ENOMEM, "out of memory");
-    int any_dev = 0;
-    for (int64_t i = 0; i < nb && rc >= 0; i++) {
-        const sl_batch_t *b = batch_at(r->in, i);
-        const struct sl__col *c = &b->cols[r->in->col[p->kc]];
-        keys[i] = (const char *)c->data->ptr + (size_t)c->offset * (size_t)p->kw;
-        dev[i] = c->data->kind == SL__MEM_DEVICE ? keys[i] : NULL;
-        any_dev |= dev[i] != NULL;
-        rows[i] = b->n_rows;
-        first[i] = -1;
-    }
-    if (rc >= 0 && any_dev)
-        rc = device_samples(r, P, keys, rows, dev, first, &pin, &pin_bytes);
-    if (rc >= 0)
-        sl__ooc_input_splitters(keys, rows, nb, first, p->kw, p->desc, P, graded, OVERSAMPLE,
-                                codes, scratch, sl__host_threads(16));
-    sl__task_pinned_free(r->t, pin, pin_bytes);
-    free(keys), free(dev), free(rows), free(first), free(scratch);
-    if (rc >= 0 && !(st->split = sl__task_pinned_alloc(r->t, split_bytes)))
+    if (!codes)
+        return sl_task_fail(r->t, SL_ENOMEM, "out of memory");
+    int rc = 1;
+    if (given)
+        memcpy(codes, r->in->codes, (size_t)n_codes * sizeof *codes);
+    else
+        rc = sl__ooc_inputs_splitters(r->t, r->in, 1, P, graded, OVERSAMPLE, codes);
+    if (rc > 0 && !(st->split = sl__task_pinned_alloc(r->t, split_bytes)))
         rc = SL_EBUDGET;
-    if (rc < 0) {
+    if (rc <= 0) { /* 0: a key column elsewhere, the cuts are searched after pass 1 */
         free(codes);
         return rc;
     }
     st->codes = codes;
     st->n_codes = n_codes;
     st->graded = graded;
-    st->split_rows = R2;
+    st->split_rows = given ? 0 : R2;
     st->split_bytes = split_bytes;
     return SL_OK;
 }

@@ -2,15 +2,23 @@
  * merge the runs on CPU threads, join by key ranges): the join's CUDA finalize for
  * algo=sortmerge when the in-GPU join does not fit the GPU memory budget.
  *
- * finalize (GPU worker): each side's key and output columns are sorted in GPU-budget-
- *   sized runs into pinned host memory (common/ooc_runs_cuda.c: upload, CUB sort,
- *   download, overlapped through two buffer sets and three streams), left side first,
- *   each with the whole budget; then, where the budgets hold it, the side's runs are
- *   merged into one on the GPU (sl__ooc_runs_merge_all: buckets re-sorted, as the sort's
- *   GPU merge), so that a range of it is already in order.
+ * finalize (GPU worker), by default (option debug_smj_ooc=auto, since 2026-11-27, issue
+ *   23): key ranges of about equal rows of both sides together are cut at splitter codes
+ *   sampled from both sides' input (common/ooc_runs_cuda.c, sl__ooc_inputs_splitters);
+ *   each side is sorted in GPU-budget-sized runs into pinned host memory (pass 1: upload,
+ *   CUB sort, download, overlapped through two buffer sets and three streams), each run's
+ *   cuts at the splitters found on the GPU as it is sorted; then pass 2 merge-joins the
+ *   ranges on the GPU (below, "the merge-join of the ranges on the GPU"): a range's
+ *   slices of every run of both sides go up, each side is sorted there, joined, and its
+ *   result goes down into pinned result memory. The input crosses the link up twice and
+ *   down once, plus the result.
+ * With debug_smj_ooc=runs (before 2026-11-27; A/B runs), each side's runs are sorted, left
+ *   side first, each with the whole budget; then, where the budgets hold it, the side's
+ *   runs are merged into one on the GPU (sl__ooc_runs_merge_all: buckets re-sorted, as
+ *   the sort's GPU merge), so that a range of it is already in order.
  *   Where both sides are then one run each, the finalize merge-joins key ranges of
- *   them on the GPU itself (below, "the merge-join of the ranges on the GPU"), results
- *   into pinned result memory. Otherwise (or with debug_smj_cpu_join)
+ *   them on the GPU itself, results into pinned result memory. Otherwise (or with
+ *   debug_smj_cpu_join)
  *   it spawns one task per key range on the CPU workers: task i takes the keys in
  *   [v_i, v_i+1) where v_i is the key at rank i * n / P of the larger side's merged
  *   order, so both sides split at the same key values and every key lands in one task.
@@ -25,7 +33,9 @@
  * across ranges is not written yet), aggregates and other shapes are left to the other
  * paths: join_cuda_ooc.c (the out-of-core hash join) when it takes them, else the CPU.
  * A key held by many rows of both sides makes one range (one task) large: skew costs
- * balance, not correctness. */
+ * balance, not correctness; a range too large for the GPU budget is joined on the
+ * finalize's thread from the pinned runs. The output comes in key order, range by
+ * range, either way. */
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -54,6 +64,12 @@ struct smj {
     int out_rc[2 * JOIN_MAX_COLS];      /* output column i: run column of its side */
     int64_t n[2], n_ranges;
     int big;                            /* the side the ranges are cut on */
+    /* buckets (smj_buckets): range i holds key codes [codes[i], codes[i + 1]) (range 0
+     * from the start, the last one to the end; n_codes + 1 ranges), side s's rows
+     * [cut[s][i k + j], cut[s][(i + 1) k + j]) of its run j (k runs); hint: rows of side s
+     * (hint_out: result rows) a range's buffers are first sized for */
+    uint64_t *codes;
+    int64_t n_codes, *cut[2], hint[2], hint_out;
 };
 
 void join_smj_ooc_free(struct join_state *st)
@@ -69,6 +85,9 @@ void join_smj_ooc_free(struct join_state *st)
         free(m->out[i].b);
     }
     free(m->out);
+    free(m->codes);
+    free(m->cut[0]);
+    free(m->cut[1]);
     free(m);
     st->smj = NULL;
 }
@@ -127,28 +146,43 @@ int join_smj_ooc_can_run(const sl_task_t *tc)
 static int join_codes(sl_task_t *t, const struct join_state *st, uint64_t lo, uint64_t hi,
                       int first, int last, struct range_out *keep);
 
-/* Where both sides' runs were merged into one on the GPU, the finalize joins key ranges
- * of GPU_RANGE_ROWS rows of the larger side on the GPU: range i's slices of both sides go
- * up (h2d stream) into buffer set i & 1 while range i - 1 is joined, sl_k_smj_count gives
- * its result rows (the host waits for that count), sl_k_smj_write the matching positions
- * (left = S, right = R), a gather per output column, and the columns go down (d2h stream)
- * into a batch in pinned result memory while the next ranges run. Ranges are cut at
- * the larger side's key codes and at the code of key 0, so that no range holds keys of
- * both signs (the kernels compare keys as unsigned). A range whose slices or result would
- * not fit the budget is joined on this thread as the range tasks do. Option
- * debug_smj_cpu_join keeps the range tasks on the CPU (A/B runs). */
+/* The finalize joins key ranges of both sides on the GPU: range i's slices of both sides
+ * go up (h2d stream) into buffer set i & 1, a side of several runs is sorted there
+ * (sl__ooc_gpu_sort: its slices are each sorted, not their concatenation),
+ * sl_k_smj_count gives the range's result rows (the host waits for that count),
+ * sl_k_smj_write the matching positions (left = S, right = R), a gather per output
+ * column, and the columns go down (d2h stream) into a batch in pinned result memory.
+ * Ranges hold no keys of both signs (cut at the code of key 0: the kernels compare keys
+ * as unsigned). A range whose slices or result would not fit the budget is joined on
+ * this thread as the range tasks do.
+ *
+ * Two ways to get there (option debug_smj_ooc):
+ * - auto (buckets, since 2026-11-27): splitter codes sampled from both sides' input
+ *   together cut the ranges (about equal rows of both sides), each run's cuts are found
+ *   on the GPU while pass 1 sorts it, and pass 2 is this join: the input crosses the
+ *   link up twice and down once, plus the result. Range i + 1 uploads while the host
+ *   waits for range i's count, and its sort and count are enqueued after range i's
+ *   write and gathers, so the link carries uploads and downloads at once.
+ * - runs: each side's runs were merged into one on the GPU first (both sides one run),
+ *   ranges cut at the larger side's key codes, at most GPU_RANGE_ROWS of its rows each;
+ *   range i goes up while range i - 1 is joined (as before 2026-11-27, A/B runs).
+ * Option debug_smj_cpu_join keeps the range tasks on the CPU (A/B runs). */
 #define GPU_RANGE_ROWS ((int64_t)1 << 20)
 
 struct gr_set {
-    void *in[2][SL__OOC_MAX_COLS];
+    void *in[2][SL__OOC_MAX_COLS];      /* the range's slices as they came up */
+    void *srt[2][SL__OOC_MAX_COLS];     /* sorted (a side of several runs) */
+    uint32_t *ids[2];                   /* the sort's row ids (three columns or more) */
     int64_t cap_in[2], n[2];
-    void *temp;
+    void *temp;                         /* the merge-join's count and write */
     size_t temp_cap, temp_need;
+    void *stemp;                        /* the sort's */
+    int64_t stemp_cap;
     uint32_t *pos[2];                   /* S (left) and R (right) positions */
     void *out[2 * JOIN_MAX_COLS];
     int64_t cap_out, range;
     unsigned long long *d_count, *h_count;
-    cudaEvent_t e_up, e_cnt, e_done, e_d2h;
+    cudaEvent_t e_up, e_cnt, e_done, e_d2h, e_grow;
     int busy;
 };
 
@@ -160,14 +194,23 @@ struct gr {
     struct gr_set g[2];
     uint64_t *codes;                    /* range i: codes [codes[i], codes[i + 1]) */
     int64_t n_ranges, gpu_ranges, cpu_ranges, pageable; /* pageable: results not pinned */
+    /* buckets: range i of side s is rows [cut[s][i k + j], cut[s][(i + 1) k + j]) of its
+     * run j (k runs), and a side of several runs is sorted on the GPU (sort[s]); else
+     * NULL: one run each, searched by code */
+    const int64_t *cut[2];
+    int sort[2];
+    int64_t hint[2], hint_out;          /* capacities planned for a range, when they fit */
     void **cp_dst, **cp_src;
     size_t *cp_size;
     unsigned long long *h_counts;       /* pinned: each set's count */
+    cudaEvent_t clk[3];                 /* timing: the start (task stream), the last
+                                           upload's end, the last download's end */
 };
 
 static int gr_grow(sl_task_t *t, void **p, int64_t bytes, int *grew)
 {
     sl_task_device_free(t, *p);
+    *p = NULL;
     *grew = 1;
     return (*p = sl_task_device_alloc(t, (size_t)(bytes > 0 ? bytes : 1))) ? SL_OK : SL_ENOMEM;
 }
@@ -185,16 +228,46 @@ static int64_t gr_below(const struct gr *r, int s, int64_t i, int end)
     return at;
 }
 
-/* Device bytes range i needs beyond what set g holds. */
+/* Range i's slice of run j of side s: rows [*lo, return). */
+static int64_t gr_slice(const struct gr *r, int s, int64_t i, int64_t j, int64_t *lo)
+{
+    if (!r->cut[s]) {
+        *lo = gr_below(r, s, i, 0);
+        return gr_below(r, s, i + 1, 1);
+    }
+    int64_t k = r->m->side[s]->runs.n_runs;
+    *lo = r->cut[s][i * k + j];
+    return r->cut[s][(i + 1) * k + j];
+}
+
+static int64_t gr_rows(const struct gr *r, int s, int64_t i)
+{
+    int64_t n = 0, lo;
+    for (int64_t j = 0; j < r->m->side[s]->runs.n_runs; j++)
+        n += gr_slice(r, s, i, j, &lo) - lo;
+    return n;
+}
+
+/* A column of side s's range in set g, in key order. */
+static void *gr_col(const struct gr *r, const struct gr_set *g, int s, int c)
+{
+    return r->sort[s] ? g->srt[s][c] : g->in[s][c];
+}
+
+/* Device bytes of n[s] input rows (where n[s] passes the set's capacity) and rows_out
+ * result rows (where they pass its output capacity), beyond what set g holds. */
 static int64_t gr_need(const struct gr *r, const struct gr_set *g, const int64_t n[2],
                        int64_t rows_out)
 {
     int64_t need = 0, ow = 8;
     for (int s = 0; s < 2; s++) {
         const struct sl__ooc_runs *runs = &r->m->side[s]->runs;
-        if (n[s] > g->cap_in[s])
-            for (int c = 0; c < runs->n_cols; c++)
-                need += n[s] * runs->width[c];
+        if (n[s] <= g->cap_in[s])
+            continue;
+        for (int c = 0; c < runs->n_cols; c++)
+            need += n[s] * runs->width[c] * (r->sort[s] ? 2 : 1);
+        if (r->sort[s] && sl__ooc_gpu_sort_ids(runs))
+            need += n[s] * 8;
     }
     for (int c = 0; c < r->st->d->n_out; c++)
         ow += sl_type_width(r->st->d->out[c].type);
@@ -203,16 +276,18 @@ static int64_t gr_need(const struct gr *r, const struct gr_set *g, const int64_t
     return need;
 }
 
-/* Range i into set g: its slices up, its count (enqueued; the host reads it in gr_end). */
-static int gr_begin(struct gr *r, struct gr_set *g, int64_t i)
+#define GR_SLACK ((int64_t)4 << 20)
+
+/* Range i into set g: its slices up (h2d stream; they wait for the set's previous range's
+ * gathers, its last reads of the set's input buffers). A range too large for the budget
+ * left is marked for gr_end to join on the host. */
+static int gr_upload(struct gr *r, struct gr_set *g, int64_t i)
 {
     sl_task_t *t = r->t;
     struct smj *m = r->m;
-    int64_t n[2], from[2];
-    for (int s = 0; s < 2; s++) {
-        from[s] = gr_below(r, s, i, 0);
-        n[s] = gr_below(r, s, i + 1, 1) - from[s];
-    }
+    int64_t n[2];
+    for (int s = 0; s < 2; s++)
+        n[s] = gr_rows(r, s, i);
     g->range = i;
     g->busy = 0;
     if (n[0] == 0 || n[1] == 0)
@@ -226,18 +301,38 @@ static int gr_begin(struct gr *r, struct gr_set *g, int64_t i)
                          : sl_k_smj_count_k32(NULL, &need, NULL, n[1], NULL, n[0],
                                               SL_K_JOIN_INNER, NULL, r->cs),
                      "merge-join temp size");
-    if (gr_need(r, g, n, 0) + (need > g->temp_cap ? (int64_t)need : 0) + ((int64_t)4 << 20) >
-        sl_task_device_budget(t)) {
+    int64_t stemp = 0;
+    for (int s = 0; s < 2; s++) {
+        int64_t b = r->sort[s] ? sl__ooc_gpu_sort_temp(t, &m->side[s]->runs, n[s]) : 0;
+        if (b < 0)
+            return (int)b;
+        stemp = b > stemp ? b : stemp;
+    }
+    /* grow to the planned capacity where that fits, else to the range's rows */
+    int64_t want[2], extra = (need > g->temp_cap ? (int64_t)need : 0) +
+                             (stemp > g->stemp_cap ? stemp : 0) + GR_SLACK;
+    for (int s = 0; s < 2; s++)
+        want[s] = n[s] > g->cap_in[s] && r->hint[s] > n[s] ? r->hint[s] : n[s];
+    if (gr_need(r, g, want, 0) + extra > sl_task_device_budget(t))
+        memcpy(want, n, sizeof want);
+    if (gr_need(r, g, want, 0) + extra > sl_task_device_budget(t)) {
         g->range = -1 - i; /* too large for what is left: gr_end joins it on the host */
         return SL_OK;
     }
     for (int s = 0; s < 2; s++) {
         const struct sl__ooc_runs *runs = &m->side[s]->runs;
-        for (int c = 0; c < runs->n_cols && n[s] > g->cap_in[s]; c++)
-            if ((rc = gr_grow(t, &g->in[s][c], n[s] * runs->width[c], &grew)) < 0)
+        if (n[s] <= g->cap_in[s])
+            continue;
+        for (int c = 0; c < runs->n_cols; c++) {
+            if ((rc = gr_grow(t, &g->in[s][c], want[s] * runs->width[c], &grew)) < 0 ||
+                (r->sort[s] && (rc = gr_grow(t, &g->srt[s][c], want[s] * runs->width[c],
+                                             &grew)) < 0))
                 return rc;
-        if (n[s] > g->cap_in[s])
-            g->cap_in[s] = n[s];
+        }
+        if (r->sort[s] && sl__ooc_gpu_sort_ids(runs) &&
+            (rc = gr_grow(t, (void **)&g->ids[s], want[s] * 8, &grew)) < 0)
+            return rc;
+        g->cap_in[s] = want[s];
     }
     if (need > g->temp_cap) {
         if ((rc = gr_grow(t, &g->temp, (int64_t)need, &grew)) < 0)
@@ -245,41 +340,72 @@ static int gr_begin(struct gr *r, struct gr_set *g, int64_t i)
         g->temp_cap = need;
     }
     g->temp_need = need;
+    if (stemp > g->stemp_cap) {
+        if ((rc = gr_grow(t, &g->stemp, stemp, &grew)) < 0)
+            return rc;
+        g->stemp_cap = stemp;
+    }
+    /* the set's previous range read its input buffers until its gathers */
+    SL_TASK_CUDA_TRY(t, cudaStreamWaitEvent(r->h2d, g->e_done, 0), "ordering a buffer set");
     if (grew) { /* memory from the task stream's allocator: the copies wait for it */
-        cudaEvent_t e = g->e_done;
-        SL_TASK_CUDA_TRY(t, cudaEventRecord(e, r->cs), "cudaEventRecord");
-        SL_TASK_CUDA_TRY(t, cudaStreamWaitEvent(r->h2d, e, 0), "ordering streams");
+        SL_TASK_CUDA_TRY(t, cudaEventRecord(g->e_grow, r->cs), "cudaEventRecord");
+        SL_TASK_CUDA_TRY(t, cudaStreamWaitEvent(r->h2d, g->e_grow, 0), "ordering streams");
     }
     size_t k = 0;
     for (int s = 0; s < 2; s++) {
         const struct sl__ooc_runs *runs = &m->side[s]->runs;
-        for (int c = 0; c < runs->n_cols; c++, k++) {
-            r->cp_dst[k] = g->in[s][c];
-            r->cp_src[k] = (char *)runs->cols[c] + from[s] * runs->width[c];
-            r->cp_size[k] = (size_t)(n[s] * runs->width[c]);
+        int64_t at = 0, lo;
+        for (int64_t j = 0; j < runs->n_runs; j++) {
+            int64_t hi = gr_slice(r, s, i, j, &lo);
+            for (int c = 0; c < runs->n_cols && hi > lo; c++, k++) {
+                r->cp_dst[k] = (char *)g->in[s][c] + at * runs->width[c];
+                r->cp_src[k] = (char *)runs->cols[j * runs->n_cols + c] + lo * runs->width[c];
+                r->cp_size[k] = (size_t)((hi - lo) * runs->width[c]);
+            }
+            at += hi > lo ? hi - lo : 0;
         }
     }
     if ((rc = sl__ooc_copy_batch(t, r->cp_dst, r->cp_src, r->cp_size, k, 1, r->h2d,
                                  "uploading a range")) < 0)
         return rc;
     SL_TASK_CUDA_TRY(t, cudaEventRecord(g->e_up, r->h2d), "cudaEventRecord");
+    g->n[0] = n[0];
+    g->n[1] = n[1];
+    g->busy = 1;
+    return SL_OK;
+}
+
+/* The range in set g, once up: each side of several runs sorted, then its count
+ * (enqueued; the host reads it in gr_end). */
+static int gr_compute(struct gr *r, struct gr_set *g)
+{
+    sl_task_t *t = r->t;
+    struct smj *m = r->m;
+    if (!g->busy)
+        return SL_OK;
     SL_TASK_CUDA_TRY(t, cudaStreamWaitEvent(r->cs, g->e_up, 0), "ordering the upload");
+    for (int s = 0; s < 2; s++) {
+        int rc;
+        if (r->sort[s] &&
+            (rc = sl__ooc_gpu_sort(t, &m->side[s]->runs, g->in[s], g->srt[s], g->n[s], g->stemp,
+                                   (size_t)g->stemp_cap, g->ids[s], r->cs)) < 0)
+            return rc;
+    }
     size_t tb = g->temp_need;
     SL_TASK_CUDA_TRY(t,
                      m->side[0]->runs.width[0] == 8
-                         ? sl_k_smj_count_k64(g->temp, &tb, g->in[1][0], n[1], g->in[0][0], n[0],
-                                              SL_K_JOIN_INNER, g->d_count, r->cs)
-                         : sl_k_smj_count_k32(g->temp, &tb, g->in[1][0], n[1], g->in[0][0], n[0],
-                                              SL_K_JOIN_INNER, g->d_count, r->cs),
+                         ? sl_k_smj_count_k64(g->temp, &tb, gr_col(r, g, 1, 0), g->n[1],
+                                              gr_col(r, g, 0, 0), g->n[0], SL_K_JOIN_INNER,
+                                              g->d_count, r->cs)
+                         : sl_k_smj_count_k32(g->temp, &tb, gr_col(r, g, 1, 0), g->n[1],
+                                              gr_col(r, g, 0, 0), g->n[0], SL_K_JOIN_INNER,
+                                              g->d_count, r->cs),
                      "merge-join count");
     SL_TASK_CUDA_TRY(t,
                      cudaMemcpyAsync(g->h_count, g->d_count, sizeof *g->h_count,
                                      cudaMemcpyDeviceToHost, r->cs),
                      "reading the count");
     SL_TASK_CUDA_TRY(t, cudaEventRecord(g->e_cnt, r->cs), "cudaEventRecord");
-    g->n[0] = n[0];
-    g->n[1] = n[1];
-    g->busy = 1;
     return SL_OK;
 }
 
@@ -303,23 +429,27 @@ static int gr_end(struct gr *r, struct gr_set *g)
     int64_t n = (int64_t)g->h_count[0];
     if (n == 0)
         return SL_OK;
-    int64_t none[2] = {0, 0};
-    if (gr_need(r, g, none, n) + ((int64_t)4 << 20) > sl_task_device_budget(t)) {
+    int64_t none[2] = {0, 0}, want = n > g->cap_out && r->hint_out > n ? r->hint_out : n;
+    if (gr_need(r, g, none, want) + GR_SLACK > sl_task_device_budget(t))
+        want = n;
+    if (gr_need(r, g, none, want) + GR_SLACK > sl_task_device_budget(t)) {
         int64_t i = g->range;
         r->cpu_ranges++;
         return join_codes(t, r->st, r->codes[i], r->codes[i + 1], i == 0,
                           i + 1 == r->n_ranges, &m->out[i]);
     }
+    /* the set's output buffers were read by its previous range's download */
+    SL_TASK_CUDA_TRY(t, cudaStreamWaitEvent(r->cs, g->e_d2h, 0), "ordering a buffer set");
     int rc = SL_OK, grew = 0;
     if (n > g->cap_out) {
         for (int s = 0; s < 2 && rc >= 0; s++)
-            if ((rc = gr_grow(t, (void **)&g->pos[s], n * 4, &grew)) < 0)
+            if ((rc = gr_grow(t, (void **)&g->pos[s], want * 4, &grew)) < 0)
                 return rc;
         for (int c = 0; c < d->n_out; c++)
-            if ((rc = gr_grow(t, &g->out[c], n * (int64_t)sl_type_width(d->out[c].type), &grew)) <
-                0)
+            if ((rc = gr_grow(t, &g->out[c], want * (int64_t)sl_type_width(d->out[c].type),
+                              &grew)) < 0)
                 return rc;
-        g->cap_out = n;
+        g->cap_out = want;
     }
     int pinned = 0;
     sl_batch_t *b = sl__task_new_result_batch(t, sl_op_output_schema(sl_task_op(t)), n, &pinned);
@@ -344,18 +474,18 @@ static int gr_end(struct gr *r, struct gr_set *g)
     out.capacity = n;
     int k8 = m->side[0]->runs.width[0] == 8;
     SL_TASK_CUDA_TRY(t,
-                     k8 ? sl_k_smj_write_k64(g->temp, g->temp_need, g->in[1][0], NULL, g->n[1],
-                                             g->in[0][0], NULL, g->n[0], 0, SL_K_JOIN_INNER,
-                                             &out, r->cs)
-                        : sl_k_smj_write_k32(g->temp, g->temp_need, g->in[1][0], NULL, g->n[1],
-                                             g->in[0][0], NULL, g->n[0], 0, SL_K_JOIN_INNER,
-                                             &out, r->cs),
+                     k8 ? sl_k_smj_write_k64(g->temp, g->temp_need, gr_col(r, g, 1, 0), NULL,
+                                             g->n[1], gr_col(r, g, 0, 0), NULL, g->n[0], 0,
+                                             SL_K_JOIN_INNER, &out, r->cs)
+                        : sl_k_smj_write_k32(g->temp, g->temp_need, gr_col(r, g, 1, 0), NULL,
+                                             g->n[1], gr_col(r, g, 0, 0), NULL, g->n[0], 0,
+                                             SL_K_JOIN_INNER, &out, r->cs),
                      "merge-join write");
     for (int c = 0; c < d->n_out; c++) {
         int s = d->out[c].side, w = (int)sl_type_width(d->out[c].type);
         SL_TASK_CUDA_TRY(t,
-                         sl_k_gather_width(g->in[s][m->out_rc[c]], g->pos[s], g->out[c], w, n,
-                                           r->cs),
+                         sl_k_gather_width(gr_col(r, g, s, m->out_rc[c]), g->pos[s], g->out[c], w,
+                                           n, r->cs),
                          "gathering the result");
     }
     SL_TASK_CUDA_TRY(t, cudaEventRecord(g->e_done, r->cs), "cudaEventRecord");
@@ -371,11 +501,11 @@ static int gr_end(struct gr *r, struct gr_set *g)
     return SL_OK;
 }
 
-/* The ranges' codes: the larger side's codes at ranks i * n / P, and the code of key 0;
- * equal codes dropped. A range has at most GPU_RANGE_ROWS rows of the larger side, fewer
- * (a power of two, at least 2^12) where two sets of ranges would pass half the budget
- * left: a row of each side, its count's scratch (12 bytes), positions and output (at the
- * PK-FK bound: as many result rows as rows of the larger side). */
+/* The ranges' codes (runs): the larger side's codes at ranks i * n / P, and the code of
+ * key 0; equal codes dropped. A range has at most GPU_RANGE_ROWS rows of the larger
+ * side, fewer (a power of two, at least 2^12) where two sets of ranges would pass half
+ * the budget left: a row of each side, its count's scratch (12 bytes), positions and
+ * output (at the PK-FK bound: as many result rows as rows of the larger side). */
 static int gr_codes(struct gr *r)
 {
     struct smj *m = r->m;
@@ -408,19 +538,19 @@ static int gr_codes(struct gr *r)
     return SL_OK;
 }
 
-static int gr_run(struct gr *r)
+/* The ranges' results, copy lists, counts and events. */
+static int gr_open(struct gr *r)
 {
     sl_task_t *t = r->t;
-    int rc = gr_codes(r);
-    if (rc < 0)
-        return rc;
     struct smj *m = r->m;
     free(m->out);
     m->n_ranges = 0;
     if (!(m->out = calloc((size_t)r->n_ranges, sizeof *m->out)))
         return sl_task_fail(t, SL_ENOMEM, "out of memory");
     m->n_ranges = r->n_ranges;
-    size_t cols = 2 * SL__OOC_MAX_COLS;
+    size_t cols = 0;
+    for (int s = 0; s < 2; s++)
+        cols += (size_t)(m->side[s]->runs.n_runs * m->side[s]->runs.n_cols);
     r->cp_dst = malloc(cols * sizeof *r->cp_dst);
     r->cp_src = malloc(cols * sizeof *r->cp_src);
     r->cp_size = malloc(cols * sizeof *r->cp_size);
@@ -432,19 +562,84 @@ static int gr_run(struct gr *r)
         g->h_count = h + i;
         if (!(g->d_count = sl_task_device_alloc(t, 2 * sizeof *g->d_count)))
             return SL_ENOMEM;
-        cudaEvent_t *ev[4] = {&g->e_up, &g->e_cnt, &g->e_done, &g->e_d2h};
-        for (int e = 0; e < 4; e++)
+        cudaEvent_t *ev[5] = {&g->e_up, &g->e_cnt, &g->e_done, &g->e_d2h, &g->e_grow};
+        for (int e = 0; e < 5; e++)
             SL_TASK_CUDA_TRY(t, cudaEventCreateWithFlags(ev[e], cudaEventDisableTiming),
                              "cudaEventCreate");
         SL_TASK_CUDA_TRY(t, cudaEventRecord(g->e_d2h, r->d2h), "cudaEventRecord");
+        SL_TASK_CUDA_TRY(t, cudaEventRecord(g->e_done, r->cs), "cudaEventRecord");
     }
-    /* Range i goes up while range i - 1 is joined; a set is reused once its download is
-     * done (its output buffers), which range i - 2's was. */
+    /* the counts' memory comes from the task stream's allocator */
+    SL_TASK_CUDA_TRY(t, cudaEventRecord(r->g[0].e_grow, r->cs), "cudaEventRecord");
+    SL_TASK_CUDA_TRY(t, cudaStreamWaitEvent(r->h2d, r->g[0].e_grow, 0), "ordering streams");
+    SL_TASK_CUDA_TRY(t, cudaStreamWaitEvent(r->d2h, r->g[0].e_grow, 0), "ordering streams");
+    return SL_OK;
+}
+
+/* Timing is advice: a failed event call only leaves a phase out. */
+static void gr_clock(struct gr *r, int i)
+{
+    cudaStream_t on[3] = {r->cs, r->h2d, r->d2h};
+    if (i == 0)
+        for (int e = 0; e < 3; e++)
+            if (cudaEventCreate(&r->clk[e]) != cudaSuccess)
+                r->clk[e] = NULL;
+    if (r->clk[i] && cudaEventRecord(r->clk[i], on[i]) != cudaSuccess) {
+        cudaEventDestroy(r->clk[i]);
+        r->clk[i] = NULL;
+    }
+    cudaGetLastError();
+}
+
+/* After the streams were synchronized: phases smj_pass2_up and smj_pass2_down (ms from
+ * the start to the last upload's and download's end) when ok. */
+static void gr_clock_report(struct gr *r, int ok)
+{
+    static const char *const name[3] = {NULL, "smj_pass2_up", "smj_pass2_down"};
+    float ms;
+    for (int i = 1; ok && i < 3; i++)
+        if (r->clk[0] && r->clk[i] && cudaEventElapsedTime(&ms, r->clk[0], r->clk[i]) == cudaSuccess)
+            sl_task_phase_time(r->t, name[i], ms);
+    for (int i = 0; i < 3; i++)
+        if (r->clk[i])
+            cudaEventDestroy(r->clk[i]);
+    cudaGetLastError();
+}
+
+static int gr_run(struct gr *r)
+{
+    int rc = r->cut[0] ? SL_OK : gr_codes(r);
+    if (rc < 0 || (rc = gr_open(r)) < 0)
+        return rc;
+    gr_clock(r, 0);
+    if (r->cut[0]) { /* buckets: range i + 1 goes up while the host waits for range i's
+                      * count; its sort and count follow range i's gathers */
+        if ((rc = gr_upload(r, &r->g[0], 0)) < 0 || (rc = gr_compute(r, &r->g[0])) < 0)
+            return rc;
+        for (int64_t i = 0; i < r->n_ranges && rc >= 0; i++) {
+            struct gr_set *next = &r->g[(i + 1) & 1];
+            if (sl_task_cancelled(r->t))
+                return SL_ECANCELED;
+            if (i + 1 < r->n_ranges && (rc = gr_upload(r, next, i + 1)) < 0)
+                return rc;
+            if ((rc = gr_end(r, &r->g[i & 1])) < 0)
+                return rc;
+            if (i + 1 < r->n_ranges)
+                rc = gr_compute(r, next);
+        }
+        gr_clock(r, 1);
+        gr_clock(r, 2);
+        return rc;
+    }
+    /* runs: range i goes up while range i - 1 is joined; a set is reused once its
+     * download is done (its output buffers), which range i - 2's was. */
     for (int64_t i = 0; i <= r->n_ranges && rc >= 0; i++) {
         if (i < r->n_ranges) {
             struct gr_set *g = &r->g[i & 1];
             int e = SL_TASK_CUDA_CALL(cudaEventSynchronize(g->e_d2h));
-            rc = e ? SL_TASK_CUDA_FAIL(t, e, "downloading a range") : gr_begin(r, g, i);
+            rc = e ? SL_TASK_CUDA_FAIL(r->t, e, "downloading a range") : gr_upload(r, g, i);
+            if (rc >= 0)
+                rc = gr_compute(r, g);
         }
         if (rc >= 0 && i > 0)
             rc = gr_end(r, &r->g[(i - 1) & 1]);
@@ -460,28 +655,31 @@ static void gr_free(struct gr *r)
     for (int i = 0; i < 2; i++) {
         struct gr_set *g = &r->g[i];
         for (int s = 0; s < 2; s++) {
-            for (int c = 0; c < SL__OOC_MAX_COLS; c++)
+            for (int c = 0; c < SL__OOC_MAX_COLS; c++) {
                 sl_task_device_free(r->t, g->in[s][c]);
+                sl_task_device_free(r->t, g->srt[s][c]);
+            }
+            sl_task_device_free(r->t, g->ids[s]);
             sl_task_device_free(r->t, g->pos[s]);
         }
         for (int c = 0; c < 2 * JOIN_MAX_COLS; c++)
             sl_task_device_free(r->t, g->out[c]);
         sl_task_device_free(r->t, g->temp);
+        sl_task_device_free(r->t, g->stemp);
         sl_task_device_free(r->t, g->d_count);
-        cudaEvent_t ev[4] = {g->e_up, g->e_cnt, g->e_done, g->e_d2h};
-        for (int e = 0; e < 4; e++)
+        cudaEvent_t ev[5] = {g->e_up, g->e_cnt, g->e_done, g->e_d2h, g->e_grow};
+        for (int e = 0; e < 5; e++)
             if (ev[e])
                 cudaEventDestroy(ev[e]);
     }
-    free(r->codes);
     free(r->cp_dst);
     free(r->cp_src);
     free(r->cp_size);
 }
 
-/* 1 when the GPU joins the ranges: both sides one run (merged on the GPU) keyed by their
- * first column ascending, keys of one width, fewer than 2^31 rows a side (the kernels'
- * 32-bit positions), and option debug_smj_cpu_join off. */
+/* 1 when the GPU joins the ranges of both sides merged into one run each (runs): keyed
+ * by their first column ascending, keys of one width, fewer than 2^31 rows a side (the
+ * kernels' 32-bit positions), and option debug_smj_cpu_join off. */
 static int gr_can(sl_task_t *t, const struct smj *m)
 {
     int64_t cpu = 0;
@@ -492,6 +690,8 @@ static int gr_can(sl_task_t *t, const struct smj *m)
            m->n[1] < ((int64_t)1 << 31);
 }
 
+/* Joins the ranges on the GPU: those of m->codes with the buckets' cuts m->cut (buckets),
+ * or cut at the larger side's codes (runs). */
 static int gpu_join_ranges(sl_task_t *t, struct join_state *st)
 {
     struct gr r;
@@ -500,6 +700,16 @@ static int gpu_join_ranges(sl_task_t *t, struct join_state *st)
     r.st = st;
     r.m = st->smj;
     r.cs = sl_task_stream(t);
+    if (r.m->cut[0]) {
+        r.codes = r.m->codes;
+        r.n_ranges = r.m->n_codes + 1;
+        for (int s = 0; s < 2; s++) {
+            r.cut[s] = r.m->cut[s];
+            r.sort[s] = r.m->side[s]->runs.n_runs > 1;
+            r.hint[s] = r.m->hint[s];
+        }
+        r.hint_out = r.m->hint_out;
+    }
     void *side[2];
     int rc = sl__task_streams_get(t, 2, side);
     if (rc < 0)
@@ -511,7 +721,10 @@ static int gpu_join_ranges(sl_task_t *t, struct join_state *st)
     cudaStreamSynchronize(r.h2d);
     cudaStreamSynchronize(r.cs);
     cudaStreamSynchronize(r.d2h);
+    gr_clock_report(&r, rc >= 0 && r.cut[0]);
     gr_free(&r);
+    if (r.codes != r.m->codes)
+        free(r.codes);
     sl__task_streams_put(t, 2, side);
     sl_task_phase_time(t, "ooc_gpu_merge_join", join_now_ms() - t0);
     sl_task_profile_value(t, "smj_gpu_ranges", r.gpu_ranges);
@@ -522,6 +735,128 @@ static int gpu_join_ranges(sl_task_t *t, struct join_state *st)
         r.m->side[s] = NULL;
     }
     return rc;
+}
+
+/* ---------------- buckets: key ranges cut in pass 1 ---------------- */
+
+/* Rows of both sides a key range of the buckets' pass 2 may hold: the most (at most
+ * 2^26) for which two buffer sets at 5/4 of it fit the budget left: per row of side s,
+ * its columns as uploaded and sorted (and the sort's row ids), the count's 12 bytes per
+ * left row, positions and output columns at the PK-FK bound (as many result rows as the
+ * larger side's), and the sort's temp. 0 when not even 2^12 rows fit. */
+static int64_t bucket_rows(sl_task_t *t, const struct smj *m, const struct join_data *d)
+{
+    double n = (double)(m->n[0] + m->n[1]), f[2] = {m->n[0] / n, m->n[1] / n};
+    double fmax = f[0] > f[1] ? f[0] : f[1], per = 12 * f[0];
+    struct sl__ooc_runs shape[2];
+    for (int s = 0; s < 2; s++) {
+        const struct sl__ooc_input *in = &m->in[s];
+        memset(&shape[s], 0, sizeof shape[s]);
+        shape[s].n_cols = in->n_cols;
+        int64_t rw = 0;
+        for (int c = 0; c < in->n_cols; c++) {
+            shape[s].width[c] = sl_type_width(in->batches[0]->cols[in->col[c]].type);
+            rw += shape[s].width[c];
+        }
+        per += f[s] * (double)(2 * rw + (sl__ooc_gpu_sort_ids(&shape[s]) ? 8 : 0));
+    }
+    int64_t ow = 8;
+    for (int c = 0; c < d->n_out; c++)
+        ow += sl_type_width(d->out[c].type);
+    per += fmax * (double)ow;
+    int64_t budget = sl_task_device_budget(t) - GR_SLACK - ((int64_t)1 << 20);
+    for (int64_t T = (int64_t)1 << 26; T >= 4096; T = T * 7 / 8) {
+        int64_t most = (int64_t)(1.25 * (double)T * fmax) + 1, temp = 0;
+        for (int s = 0; s < 2; s++) {
+            int64_t b = sl__ooc_gpu_sort_temp(t, &shape[s], most);
+            if (b < 0)
+                return b;
+            temp = b > temp ? b : temp;
+        }
+        if (2 * ((int64_t)(1.25 * (double)T * per) + temp) <= budget)
+            return T;
+    }
+    return 0;
+}
+
+/* Side s's cuts (m->cut[s]) at the ranges' codes: pass 1's, or searched in its runs. */
+static int side_cuts(sl_task_t *t, struct smj *m, int s)
+{
+    const struct sl__ooc_sorted *so = m->side[s];
+    const int64_t k = m->n_codes, kr = so->runs.n_runs;
+    if (!(m->cut[s] = malloc((size_t)((k + 2) * kr) * sizeof *m->cut[s])))
+        return sl_task_fail(t, SL_ENOMEM, "out of memory");
+    int64_t *cut = m->cut[s];
+    if (so->n_codes == k && k > 0) { /* pass 1's: run j's split at code i is split[j k + i] */
+        for (int64_t i = 0; i < k; i++)
+            for (int64_t j = 0; j < kr; j++)
+                cut[(i + 1) * kr + j] = so->split[j * k + i];
+    } else if (k > 0) {
+        sl__ooc_split_below_all(&so->runs, m->codes + 1, k, cut + kr, sl__host_threads(16));
+    }
+    for (int64_t j = 0; j < kr; j++) {
+        cut[j] = 0;
+        cut[(k + 1) * kr + j] = so->rows[j];
+    }
+    return SL_OK;
+}
+
+/* Both sides sorted in runs, then their key ranges joined on the GPU: splitter codes
+ * sampled from both sides' input before pass 1, each run's cuts at them found on the GPU
+ * as it is sorted. Returns 1 when it ran, 0 when it does not take the join (nothing
+ * done), or < 0 after failing the task. */
+static int smj_buckets(sl_task_t *t, struct join_state *st)
+{
+    struct smj *m = st->smj;
+    const struct join_data *d = st->d;
+    int64_t cpu = 0, mode = 0;
+    sl_task_option_int(t, "debug_smj_cpu_join", &cpu);
+    sl_task_option_int(t, "debug_smj_ooc", &mode); /* auto, runs */
+    if (cpu || mode != 0 || m->n[0] >= ((int64_t)1 << 31) || m->n[1] >= ((int64_t)1 << 31))
+        return 0;
+    int kw = (int)sl_type_width(m->in[0].batches[0]->cols[m->in[0].col[0]].type);
+    if (kw != (int)sl_type_width(m->in[1].batches[0]->cols[m->in[1].col[0]].type))
+        return 0;
+    double t0 = join_now_ms();
+    int64_t T = bucket_rows(t, m, d);
+    if (T <= 0)
+        return (int)T;
+    int64_t P = (m->n[0] + m->n[1] + T - 1) / T;
+    P = P > MAX_RANGES ? MAX_RANGES : P;
+    uint64_t *f = malloc((size_t)(P + 1) * sizeof *f);
+    if (!f)
+        return sl_task_fail(t, SL_ENOMEM, "out of memory");
+    int rc = P >= 2 ? sl__ooc_inputs_splitters(t, m->in, 2, P, 0, 256, f) : 1;
+    /* ascending, equal ones dropped, the code of key 0 among them; range i holds codes
+     * [m->codes[i], m->codes[i + 1]), range 0 from the start */
+    if (rc > 0 && !(m->codes = malloc((size_t)(P + 2) * sizeof *m->codes)))
+        rc = sl_task_fail(t, SL_ENOMEM, "out of memory");
+    if (rc <= 0) { /* 0: a key column in memory the host cannot read */
+        free(f);
+        return rc;
+    }
+    const int64_t k = m->n_codes = sl__ooc_range_codes(f, P >= 2 ? P - 1 : 0, kw, m->codes + 1);
+    free(f);
+    m->codes[0] = 0;
+    m->codes[k + 1] = 0;
+    sl_task_phase_time(t, "smj_splitters", join_now_ms() - t0);
+    double ms = 0;
+    for (int s = 0; s < 2; s++) {
+        m->in[s].codes = m->codes + 1;
+        m->in[s].n_codes = k;
+        if ((rc = sl__ooc_runs_sort(t, &m->in[s], &m->side[s])) < 0 ||
+            (rc = side_cuts(t, m, s)) < 0)
+            return rc;
+        ms += m->side[s]->gpu_ms;
+    }
+    sl_task_phase_time(t, "ooc_gpu_runs", ms);
+    for (int s = 0; s < 2; s++) /* a range's rows, and some room */
+        m->hint[s] = (int64_t)(1.2 * (double)m->n[s] / (double)P) + 4096;
+    m->hint_out = m->hint[0] > m->hint[1] ? m->hint[0] : m->hint[1];
+    m->n_ranges = k + 1;
+    sl_task_profile_value(t, "smj_bucket_ranges", k + 1);
+    rc = gpu_join_ranges(t, st);
+    return rc < 0 ? rc : 1;
 }
 
 int join_smj_ooc_finalize(sl_task_t *t)
@@ -538,12 +873,14 @@ int join_smj_ooc_finalize(sl_task_t *t)
         return sl_task_fail(t, SL_EINTERNAL, "out-of-core sort-merge join: not a shape it takes");
     if (m->n[0] == 0 || m->n[1] == 0)
         return SL_OK; /* no ranges: an empty result */
+    int rc = smj_buckets(t, st);
+    if (rc != 0)
+        return rc < 0 ? rc : SL_OK;
     double ms = 0, merge_ms = 0;
     int64_t force = 0; /* debug_ooc_sort_merge: auto, cpu, gpu */
     sl_task_option_int(t, "debug_ooc_sort_merge", &force);
     for (int s = 0; s < 2; s++) {
-        int rc = sl__ooc_runs_sort(t, &m->in[s], &m->side[s]);
-        if (rc < 0)
+        if ((rc = sl__ooc_runs_sort(t, &m->in[s], &m->side[s])) < 0)
             return rc;
         ms += m->side[s]->gpu_ms;
         /* The side's runs merged into one on the GPU (pass 2), before the other side's

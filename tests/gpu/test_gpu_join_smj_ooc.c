@@ -1,8 +1,11 @@
 /* Tests the out-of-core sort-merge join on a GPU (operators/join/join_smj_ooc.c over
  * common/ooc_runs_cuda.c and common/ooc_merge.c): algo=sortmerge joins of host-resident
- * sides larger than the GPU budget (8 to 48 MiB), each side sorted in runs on the GPU,
+ * sides larger than the GPU budget (8 to 48 MiB). By default (debug_smj_ooc=auto) key
+ * ranges are cut at splitters of both sides' input in pass 1 and joined on the GPU in
+ * pass 2 (smj_ooc_buckets compares it with the runs path across budgets); with
+ * debug_smj_ooc=runs each side is sorted in runs on the GPU,
  * the runs merged into one on the GPU (or, forced, by the range tasks on the CPU) and
- * joined by key ranges on the CPU (smj_ooc_gpu_and_cpu_merge runs both). The result must equal the CPU
+ * joined by key ranges on the GPU or CPU (smj_ooc_gpu_and_cpu_merge, smj_ooc_gpu_ranges). The result must equal the CPU
  * join's as a row multiset (count and hash of every row), for uniform PK-FK keys, Zipf
  * and one-heavy-key skew, duplicates on both sides, 8-byte keys and payloads, two
  * payloads per side, no matches, an empty side. Every case checks that the join went
@@ -31,8 +34,19 @@
  * the GPU. */
 static const char *force_merge = "auto";
 static const char *cpu_join = "false"; /* debug_smj_cpu_join */
+static const char *smj_mode = "auto";  /* debug_smj_ooc: auto (buckets) or runs */
 static int last_gpu_merged;
 static long long last_gpu_ranges; /* key ranges the last join merge-joined on the GPU */
+static long long last_buckets;    /* key ranges of the buckets' path (0: not taken) */
+static long long last_cpu_ranges; /* key ranges joined on the host (too large) */
+
+static long long profile_value(sl_query_t *q, const char *name)
+{
+    char key[64];
+    snprintf(key, sizeof key, "\"%s\":", name);
+    const char *v = strstr(sl_query_profile_json(q), key);
+    return v ? atoll(v + strlen(key)) : 0;
+}
 
 /* Like join_test.h's run, also saying whether the sort-merge join went out of core. */
 static struct fp run_smj(sl_engine_t *e, sl_table_t *l, sl_table_t *r, const char *opts,
@@ -52,8 +66,9 @@ static struct fp run_smj(sl_engine_t *e, sl_table_t *l, sl_table_t *r, const cha
         fail_msg("query failed: %s", sl_query_errmsg(q));
     *smj_ooc = ((const struct join_state *)q->ops[nj].gstate)->smj_ooc;
     last_gpu_merged = ((const struct join_state *)q->ops[nj].gstate)->smj_gpu_merged;
-    const char *v = strstr(sl_query_profile_json(q), "\"smj_gpu_ranges\":");
-    last_gpu_ranges = v ? atoll(v + strlen("\"smj_gpu_ranges\":")) : 0;
+    last_gpu_ranges = profile_value(q, "smj_gpu_ranges");
+    last_buckets = profile_value(q, "smj_bucket_ranges");
+    last_cpu_ranges = profile_value(q, "smj_cpu_ranges");
     const char *pg = strstr(sl_query_profile_json(q), "\"smj_pageable_ranges\":");
     if (pg)
         printf("  (%.40s)\n", pg);
@@ -82,6 +97,7 @@ static void check(const struct spec *ls, const struct spec *rs, const char *opts
     gpu_test_config(&cfg, SL_PLACE_GPU, gpu_mem);
     SL_ASSERT_OK(sl_engine_config_set(&cfg, "debug_ooc_sort_merge", force_merge));
     SL_ASSERT_OK(sl_engine_config_set(&cfg, "debug_smj_cpu_join", cpu_join));
+    SL_ASSERT_OK(sl_engine_config_set(&cfg, "debug_smj_ooc", smj_mode));
     sl_engine_t *gpu;
     SL_ASSERT_OK(sl_test_engine_open(&gpu, &cfg));
     struct fp got = run_smj(gpu, l, r, opts, &ooc);
@@ -89,10 +105,11 @@ static void check(const struct spec *ls, const struct spec *rs, const char *opts
     struct sl_mem_stats ms = SL_MEM_STATS_INIT;
     sl_engine_mem_stats(gpu, &ms);
     printf("%s (%lld x %lld rows, budget %lld MiB): cpu %lld rows, gpu %lld rows, out of core "
-           "%d (sides merged on the GPU %d, ranges joined there %lld), pool peak %.1f MiB, device "
+           "%d (sides merged on the GPU %d, ranges joined there %lld, buckets %lld, on the host %lld), pool peak %.1f MiB, device "
            "free memory %+.1f MiB\n",
            opts, (long long)ls->rows, (long long)rs->rows, (long long)(gpu_mem >> 20),
            (long long)want.rows, (long long)got.rows, ooc, last_gpu_merged, last_gpu_ranges,
+           last_buckets, last_cpu_ranges,
            ms.gpu_peak / 1048576.0,
            ((double)free1 - (double)free0) / 1048576.0);
     assert_int_equal(got.rows, want.rows);
@@ -189,6 +206,7 @@ SL_TEST(smj_ooc_gpu_and_cpu_merge)
 {
     NEED_GPU();
     const char *modes[] = {"auto", "cpu"};
+    smj_mode = "runs"; /* the buckets' path merges no runs */
     for (int m = 0; m < 2; m++) {
         force_merge = modes[m];
         struct spec pk = {.rows = 1 << 20, .n_pay = 1, .seed = 21};
@@ -208,6 +226,7 @@ SL_TEST(smj_ooc_gpu_and_cpu_merge)
         check(&f8, &p8, SMJ, 48 * MIB, 1);
     }
     force_merge = "auto";
+    smj_mode = "auto";
 }
 
 /* The key ranges merge-joined on the GPU (the default where both sides' runs were merged
@@ -217,6 +236,7 @@ SL_TEST(smj_ooc_gpu_and_cpu_merge)
 SL_TEST(smj_ooc_gpu_ranges)
 {
     NEED_GPU();
+    smj_mode = "runs";
     for (int m = 0; m < 2; m++) {
         cpu_join = m ? "true" : "false";
         struct spec pk = {.rows = 1 << 20, .n_pay = 1, .seed = 31};
@@ -242,4 +262,94 @@ SL_TEST(smj_ooc_gpu_ranges)
         check(&b, &one, SMJ, 16 * MIB, 1);
     }
     cpu_join = "false";
+    smj_mode = "auto";
+}
+
+/* The buckets' path (debug_smj_ooc=auto, the default): key ranges cut at splitters of
+ * both sides' input, found in pass 1, each range of both sides uploaded, sorted and
+ * joined on the GPU. The CPU's result across budgets (8 to 48 MiB; ranges from a few to
+ * hundreds) for PK-FK keys, duplicates on both sides, no matches, Zipf skew, one heavy key
+ * with more rows than the budget (joined on the host), an empty and a one-row side, keys
+ * of both signs, 8-byte keys, two payloads a side and 8-byte payloads; the same joins
+ * with debug_smj_ooc=runs give the same rows. */
+/* heavy: 1 when some range must be joined on the host (its rows pass the budget), 0
+ * when none may be, -1 when either may (results past the PK-FK bound the ranges were
+ * sized for: then a range's result may pass the budget) */
+static void check_buckets(const struct spec *ls, const struct spec *rs, int64_t gpu_mem,
+                          int heavy)
+{
+    smj_mode = "runs";
+    check(ls, rs, SMJ, gpu_mem, 1);
+    smj_mode = "auto";
+    check(ls, rs, SMJ, gpu_mem, 1);
+    if (ls->rows > 0 && rs->rows > 0)
+        assert_true(last_buckets > 0);
+    if (ls->rows > 0 && rs->rows > 0 && heavy == 0)
+        assert_int_equal(last_cpu_ranges, 0); /* every range fit the GPU */
+    if (heavy > 0)
+        assert_true(last_cpu_ranges > 0);
+}
+
+SL_TEST(smj_ooc_buckets)
+{
+    NEED_GPU();
+    const int64_t budgets[] = {8 * MIB, 16 * MIB, 48 * MIB};
+    for (int b = 0; b < 3; b++) {
+        int64_t mem = budgets[b];
+        struct spec pk = {.rows = 1 << 20, .n_pay = 1, .seed = 51};
+        struct spec fk = {.rows = 3 << 20, .n_pay = 1, .key_range = 1 << 20, .seed = 52};
+        check_buckets(&fk, &pk, mem, 0);
+        check_buckets(&pk, &fk, mem, 0);
+        struct spec a = {.rows = 1 << 19, .n_pay = 1, .key_range = 1 << 17, .seed = 53};
+        struct spec d = {.rows = 2 << 20, .n_pay = 1, .key_range = 1 << 17, .seed = 54};
+        check_buckets(&d, &a, mem, -1); /* 4 result rows a row of d */
+        struct spec zf = {.rows = 3 << 20, .n_pay = 1, .key_range = 1 << 20, .zipf = 1,
+                          .seed = 55};
+        /* key 0 holds some 7% of zf: a set's buffers grow for its range, and the other
+         * set's ranges may then not fit beside them (joined on the host) */
+        check_buckets(&zf, &pk, mem, -1);
+        struct spec none = {.rows = 1 << 20, .n_pay = 1, .key_offset = 1 << 24, .seed = 56};
+        check_buckets(&fk, &none, mem, 0);
+        struct spec sp = {.rows = 1 << 20, .n_pay = 1, .key_offset = -(1 << 19), .seed = 57};
+        struct spec sf = {.rows = 2 << 20, .n_pay = 1, .key_range = 1 << 20,
+                          .key_offset = -(1 << 19), .seed = 58};
+        check_buckets(&sf, &sp, mem, 0);
+    }
+    /* 8-byte keys of both signs, two 8-byte payloads a side; two 4-byte payloads */
+    struct spec p8 = {.rows = 1 << 20, .key64 = 1, .n_pay = 2, .pay64 = 1,
+                      .key_offset = -(1 << 19), .seed = 59};
+    struct spec f8 = {.rows = 2 << 20, .key64 = 1, .n_pay = 2, .pay64 = 1, .key_range = 1 << 20,
+                      .key_offset = -(1 << 19), .seed = 60};
+    check_buckets(&f8, &p8, 48 * MIB, 0);
+    check_buckets(&p8, &f8, 24 * MIB, 0);
+    struct spec p2 = {.rows = 1 << 20, .n_pay = 2, .seed = 61};
+    struct spec f2 = {.rows = 2 << 20, .n_pay = 2, .key_range = 1 << 20, .seed = 62};
+    check_buckets(&f2, &p2, 16 * MIB, 0);
+    /* one key in 90% of 3 Mi rows (21 MiB of it) against an 8 MiB budget */
+    struct spec pk = {.rows = 1 << 20, .n_pay = 1, .seed = 63};
+    struct spec hot = {.rows = 3 << 20, .n_pay = 1, .key_range = 1 << 20, .skew = 1, .seed = 64};
+    check_buckets(&hot, &pk, 8 * MIB, 1);
+    check_buckets(&pk, &hot, 8 * MIB, 1);
+    /* an empty side, a one-row side */
+    struct spec empty = {.rows = 0, .n_pay = 1, .seed = 65};
+    struct spec one = {.rows = 1, .n_pay = 1, .key_range = 1 << 10, .seed = 66};
+    struct spec fk = {.rows = 2 << 20, .n_pay = 1, .key_range = 1 << 10, .seed = 67};
+    check_buckets(&fk, &empty, 16 * MIB, 0);
+    check_buckets(&fk, &one, 16 * MIB, 0);
+    check_buckets(&one, &fk, 16 * MIB, 0);
+}
+
+/* Small inputs of the buckets' path for compute-sanitizer: several runs a side, sorted
+ * ranges, two payloads on one side, keys of both signs; Zipf keys (ranges of uneven
+ * size: buffers grown, some ranges on the host). */
+SL_TEST(smj_ooc_buckets_sanitize)
+{
+    NEED_GPU();
+    struct spec pk = {.rows = 100000, .n_pay = 2, .seed = 71};
+    struct spec fk = {.rows = 300000, .n_pay = 1, .key_range = 100000,
+                      .key_offset = -50000, .seed = 72};
+    check(&fk, &pk, SMJ, 8 * MIB, 1);
+    assert_true(last_buckets > 0);
+    struct spec zf = {.rows = 300000, .n_pay = 1, .key_range = 100000, .zipf = 1, .seed = 73};
+    check(&zf, &pk, SMJ, 8 * MIB, 1);
 }

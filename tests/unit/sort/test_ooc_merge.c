@@ -405,3 +405,50 @@ SL_TEST(ooc_input_splitters)
                     free(keys[q]);
             }
 }
+
+/* Key ranges of the sort-merge join from splitter codes (sl__ooc_range_codes): strictly
+ * ascending, the code of key 0 among them, every other non-zero splitter kept, nothing
+ * else; so no range holds keys of both signs. Cases: no splitters, all equal, zero among
+ * them or not, a code of 0, codes on both sides of zero, random with duplicates. */
+SL_TEST(ooc_range_codes)
+{
+    for (int w = 4; w <= 8; w += 4) {
+        const uint64_t zero = w == 4 ? (uint64_t)1 << 31 : (uint64_t)1 << 63;
+        uint64_t fixed[][5] = {
+            {5, 5, 5, 5, 5},
+            {0, 0, 7, zero, zero},
+            {zero - 1, zero, zero + 1, zero + 1, UINT64_MAX - 1},
+            {zero + 3, zero + 3, zero + 9, zero + 10, zero + 11},
+            {1, 2, 3, zero - 2, zero - 1},
+        };
+        for (int c = 0; c < 105; c++) {
+            uint64_t in[64], out[65];
+            int64_t n = c < 5 ? 5 : c == 5 ? 0 : (int64_t)(rnd() % 64);
+            if (c < 5)
+                memcpy(in, fixed[c], sizeof fixed[c]);
+            for (int64_t i = 0; c > 5 && i < n; i++) /* few values: duplicates */
+                in[i] = (rnd() % 2 ? zero : 0) + rnd() % 16;
+            if (c > 5)
+                qsort(in, (size_t)n, sizeof *in, cmp_u64);
+            int64_t k = sl__ooc_range_codes(in, n, w, out);
+            assert_true(k <= n + 1);
+            int has_zero = 0;
+            for (int64_t i = 0; i < k; i++) {
+                assert_true(out[i] != 0);
+                assert_true(i == 0 || out[i - 1] < out[i]);
+                has_zero |= out[i] == zero;
+                int found = out[i] == zero;
+                for (int64_t j = 0; j < n && !found; j++)
+                    found = in[j] == out[i];
+                assert_true(found);
+            }
+            assert_true(has_zero);
+            for (int64_t j = 0; j < n; j++) { /* every non-zero splitter is a boundary */
+                int found = in[j] == 0;
+                for (int64_t i = 0; i < k && !found; i++)
+                    found = out[i] == in[j];
+                assert_true(found);
+            }
+        }
+    }
+}
