@@ -6,30 +6,21 @@
 
 void sl__text_put(struct sl__text_buf *b, const char *fmt, ...)
 {
+    /* The first try writes what fits (with no buffer yet, only measures); when it did not
+     * fit, the buffer grows past what the text needs and the second try writes it. */
     for (int tries = 0; tries < 2 && !b->oom; tries++) {
-        int n = -1;
-        if (b->cap > b->len) {
-            va_list ap;
-            va_start(ap, fmt);
-            n = vsnprintf(b->s + b->len, b->cap - b->len, fmt, ap);
-            va_end(ap);
-            if (n < 0) {
-                b->oom = true;
-                return;
-            }
-            if ((size_t)n < b->cap - b->len) {
-                b->len += (size_t)n;
-                return;
-            }
-        } else {
-            va_list ap;
-            va_start(ap, fmt);
-            n = vsnprintf(NULL, 0, fmt, ap);
-            va_end(ap);
-            if (n < 0) {
-                b->oom = true;
-                return;
-            }
+        size_t room = b->cap - b->len;
+        va_list ap;
+        va_start(ap, fmt);
+        int n = vsnprintf(room ? b->s + b->len : NULL, room, fmt, ap);
+        va_end(ap);
+        if (n < 0) {
+            b->oom = true;
+            return;
+        }
+        if ((size_t)n < room) {
+            b->len += (size_t)n;
+            return;
         }
         size_t cap = (b->cap + (size_t)n + 1) * 2;
         char *s = sl__realloc(b->s, b->cap, cap);
@@ -44,12 +35,9 @@ void sl__text_put(struct sl__text_buf *b, const char *fmt, ...)
 
 char *sl__text_take(struct sl__text_buf *b)
 {
-    if (b->oom || !b->s) {
+    char *s = b->oom ? NULL : b->s;
+    if (!s)
         sl__free(b->s, b->cap);
-        *b = (struct sl__text_buf){0};
-        return NULL;
-    }
-    char *s = b->s;
     *b = (struct sl__text_buf){0};
     return s;
 }

@@ -105,8 +105,6 @@ int sl__ooc_gpu_sort(sl_task_t *t, const struct sl__ooc_runs *shape, void *const
  * < 0 after failing the task (`what` names the copies). */
 int sl__ooc_copy_batch(sl_task_t *t, void **dst, void **src, size_t *size, size_t n,
                        int batch, void *stream, const char *what);
-/* Host time in ms (CLOCK_MONOTONIC), for the out-of-core operators' phase times. */
-double sl__ooc_now_ms(void);
 /* How pass 2 brings a bucket's slices (one per run) into GPU memory: a copy call per
  * slice and column; the same copies in one cudaMemcpyBatchAsync call; or one kernel
  * reading them from the pinned runs (zero-copy; kernels/sort/ooc_gather.cu). */

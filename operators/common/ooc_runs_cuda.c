@@ -236,6 +236,13 @@ static int order(sl_task_t *t, cudaStream_t from, cudaStream_t to)
     return SL_OK;
 }
 
+/* Host time in ms (CLOCK_MONOTONIC), for the phase times. */
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
 
 /* When a pass's copies end on the link (issue 23: which direction sets the pace, and
  * how long the host takes to enqueue the pass): timing events on the task's stream at
@@ -252,13 +259,13 @@ static void clock_start(struct runner *r, struct pass_clock *c)
         c->e[0] = NULL;
     }
     cudaGetLastError(); /* timing is advice: a failed call leaves no error behind */
-    c->host0 = sl__ooc_now_ms();
+    c->host0 = now_ms();
 }
 
 /* After the pass's last copy is enqueued. */
 static void clock_enqueued(struct runner *r, struct pass_clock *c)
 {
-    c->enqueued = sl__ooc_now_ms() - c->host0;
+    c->enqueued = now_ms() - c->host0;
     for (int i = 1; i < 3; i++)
         if (c->e[i] && cudaEventRecord(c->e[i], i == 1 ? r->h2d : r->d2h) != cudaSuccess) {
             cudaEventDestroy(c->e[i]);
@@ -794,13 +801,6 @@ static int runs(struct runner *r)
     return rc;
 }
 
-double sl__ooc_now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
 /* The samples of sl__ooc_input_splitters (n rows, kw-byte keys) that fall in parts on
  * this GPU (dev[q] != NULL: key columns the host cannot read; the sink kept the first
  * batches there): one kernel on the task's stream reads them into pinned memory (*pin,
@@ -993,14 +993,14 @@ int sl__ooc_runs_sort(sl_task_t *t, const struct sl__ooc_input *in, struct sl__o
         return sl_task_fail(t, SL_EBUDGET, "out-of-core sort on the GPU: %lld bytes of GPU "
                             "budget left are too few for a run",
                             (long long)sl_task_device_budget(t));
-    double t0 = sl__ooc_now_ms();
+    double t0 = now_ms();
     if (!(r.st = *out = sorted_new(t, &r.p)))
         return sl_task_fail(t, SL_ENOMEM, "out of memory");
     int rc = presplit_open(&r);
     if (rc < 0)
         return rc;
     if (r.st->n_codes > 0)
-        sl_task_phase_time(t, "ooc_presplit", sl__ooc_now_ms() - t0);
+        sl_task_phase_time(t, "ooc_presplit", now_ms() - t0);
     void *side[2];
     if ((rc = streams_open(&r, side)) < 0)
         return rc;
@@ -1012,7 +1012,7 @@ int sl__ooc_runs_sort(sl_task_t *t, const struct sl__ooc_input *in, struct sl__o
     free_all(&r);
     if (rc >= 0 && e != cudaSuccess)
         rc = SL_TASK_CUDA_FAIL(t, e, "sorting runs");
-    r.st->gpu_ms = sl__ooc_now_ms() - t0;
+    r.st->gpu_ms = now_ms() - t0;
     return rc;
 }
 
@@ -1086,10 +1086,10 @@ static int run_splitters(sl_task_t *t, const struct sl__ooc_runs *m, int64_t P, 
         *codes = NULL;
         return scratch ? sl_task_fail(t, SL_ENOMEM, "out of memory") : SL_ENOMEM;
     }
-    double t0 = sl__ooc_now_ms();
+    double t0 = now_ms();
     sl__ooc_splitters(m, P, OVERSAMPLE, *codes, scratch, sl__host_threads(16));
     sl_task_free(t, scratch);
-    sl_task_phase_time(t, "ooc_cut_samples", sl__ooc_now_ms() - t0);
+    sl_task_phase_time(t, "ooc_cut_samples", now_ms() - t0);
     return SL_OK;
 }
 

@@ -1911,10 +1911,10 @@ static int run(struct ooc *o)
     if ((o->arena_size > 0 && !(o->arena = sl_task_device_alloc(t, (size_t)o->arena_size))) ||
         (o->cblk_size > 0 && !(o->cblk = sl_task_device_alloc(t, (size_t)o->cblk_size))))
         return SL_ENOMEM;
-    double t0 = sl__ooc_now_ms();
+    double t0 = join_now_ms();
     if ((rc = pass1(o)) < 0)
         return rc;
-    double t1 = sl__ooc_now_ms();
+    double t1 = join_now_ms();
     sl_task_phase_time(t, "ooc_pass1", t1 - t0);
     if (o->d->aggregate) {
         if (!(o->d_acc = sl_task_device_alloc(t, (size_t)(2 * o->d->n_out) * 8)))
@@ -1923,7 +1923,7 @@ static int run(struct ooc *o)
                          "zeroing");
     }
     rc = pass2(o);
-    sl_task_phase_time(t, "ooc_pass2", sl__ooc_now_ms() - t1);
+    sl_task_phase_time(t, "ooc_pass2", join_now_ms() - t1);
     return rc;
 }
 
