@@ -275,7 +275,19 @@ const struct sl__option sl__options[] = {
       "each side's runs are sorted, then each range of both sides uploaded, sorted and "
       "joined on the GPU (input up once, down once, up again, result down); runs = each "
       "side's runs merged into one on the GPU first, then key ranges joined, as before "
-      "2026-11-27 (A/B runs).", "auto,runs", 0, 1}, FIELD(debug_smj_ooc, INT)},
+      "2026-11-27 (A/B runs); serial = auto, but a range's sorts and count enqueued after "
+      "the previous range's write and gathers and its upload after them, as before the "
+      "pass 2 order of 2026-11-27 (A/B runs).", "auto,runs,serial", 0, 2},
+     FIELD(debug_smj_ooc, INT)},
+    {{"debug_smj_ooc_trace", SL_ENGINE_OPT_BOOL, DBG, "false",
+      "Has the out-of-core sort-merge join's pass 2 time each key range's upload, sorts, "
+      "write and download with CUDA events, reported as the join's profile phases smj_p2_* "
+      "(summed over the ranges; diagnosis).", NULL, 0, 1}, FIELD(debug_smj_ooc_trace, INT)},
+    {{"debug_smj_pass1_runs", SL_ENGINE_OPT_INT, DBG, "0",
+      "The out-of-core sort-merge join's pass 1 cuts each side into at least this many runs "
+      "when it needs several: 0 = the runs' default (32); fewer runs are larger, so pass 2 "
+      "uploads fewer, larger slices a key range (A/B runs).", NULL, 0, 1024},
+     FIELD(debug_smj_pass1_runs, INT)},
 };
 
 const int sl__n_options = (int)(sizeof sl__options / sizeof sl__options[0]);

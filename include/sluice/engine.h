@@ -223,7 +223,14 @@ struct sl_engine_config {
     /* Fields added with the range-partitioned out-of-core sort-merge join (issue 23). */
     int debug_smj_ooc;          /* out-of-core sort-merge join: 0 auto (key ranges cut in
                                    pass 1, joined in pass 2), 1 runs (each side's runs
-                                   merged first, as before 2026-11-27: A/B runs) */
+                                   merged first, as before 2026-11-27: A/B runs), 2
+                                   serial (auto, a range's sorts and count enqueued after
+                                   the previous range's gathers, as before 2026-11-27) */
+    /* Fields added with the out-of-core sort-merge join's pass 2 order (issue 23). */
+    int debug_smj_ooc_trace;    /* 1: the out-of-core sort-merge join's pass 2 times each
+                                   range's copies and kernels (profile phases smj_p2_*) */
+    int debug_smj_pass1_runs;   /* the out-of-core sort-merge join's pass 1: runs a side
+                                   at least, when several; 0 = the runs' default (32) */
 };
 
 /* Fills *cfg with the defaults and sets cfg->size. Cannot fail. Thread-safe (touches

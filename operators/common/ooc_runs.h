@@ -45,6 +45,9 @@ struct sl__ooc_input {
      * split_rows 0) instead of sampling its own. */
     const uint64_t *codes;
     int64_t n_codes;
+    /* Runs at least, when there are several (0: 32, top of this file); fewer means larger
+     * runs, so fewer, larger slices per key range in the sort-merge join's pass 2. */
+    int64_t min_runs;
 };
 
 /* The sorted runs (runs.rows / runs.cols point into the arrays below). */

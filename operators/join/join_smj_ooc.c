@@ -183,8 +183,15 @@ struct gr_set {
     int64_t cap_out, range;
     unsigned long long *d_count, *h_count;
     cudaEvent_t e_up, e_cnt, e_done, e_d2h, e_grow;
+    cudaEvent_t e_sorted;               /* the range's sorts done: with both sides sorted,
+                                           the last reads of its input buffers */
     int busy;
 };
+
+/* Pass 2's trace (option debug_smj_ooc_trace): timing events per range, on the stream
+ * named: upload start (after its waits) and end (h2d), sorts and count (task stream),
+ * write and gathers (task stream), download start and end (d2h). */
+enum { TR_U0, TR_U1, TR_S0, TR_S1, TR_W0, TR_W1, TR_D0, TR_D1, TR_N };
 
 struct gr {
     sl_task_t *t;
@@ -199,13 +206,24 @@ struct gr {
      * NULL: one run each, searched by code */
     const int64_t *cut[2];
     int sort[2];
+    int serial;                         /* option debug_smj_ooc=serial (gr_run) */
     int64_t hint[2], hint_out;          /* capacities planned for a range, when they fit */
     void **cp_dst, **cp_src;
     size_t *cp_size;
     unsigned long long *h_counts;       /* pinned: each set's count */
     cudaEvent_t clk[3];                 /* timing: the start (task stream), the last
                                            upload's end, the last download's end */
+    cudaEvent_t *tr;                    /* debug_smj_ooc_trace: TR_N x n_ranges, else NULL */
+    double host_wait, host_up;          /* trace: host ms waiting for counts, in gr_upload */
 };
+
+/* Trace event `e` of range i on stream s (debug_smj_ooc_trace; advice: a failed call
+ * only leaves the event unrecorded, gr_trace_report skips the range). */
+static void gr_mark(struct gr *r, int64_t i, int e, cudaStream_t s)
+{
+    if (r->tr && r->tr[i * TR_N + e] && cudaEventRecord(r->tr[i * TR_N + e], s) != cudaSuccess)
+        cudaGetLastError();
+}
 
 static int gr_grow(sl_task_t *t, void **p, int64_t bytes, int *grew)
 {
@@ -345,8 +363,12 @@ static int gr_upload(struct gr *r, struct gr_set *g, int64_t i)
             return rc;
         g->stemp_cap = stemp;
     }
-    /* the set's previous range read its input buffers until its gathers */
-    SL_TASK_CUDA_TRY(t, cudaStreamWaitEvent(r->h2d, g->e_done, 0), "ordering a buffer set");
+    /* the set's previous range read its input buffers until its sorts (both sides sorted:
+     * the count, write and gathers read the sorted copies), else until its gathers
+     * (serial: until its gathers, as before) */
+    const int early_free = r->sort[0] && r->sort[1] && !r->serial;
+    SL_TASK_CUDA_TRY(t, cudaStreamWaitEvent(r->h2d, early_free ? g->e_sorted : g->e_done, 0),
+                     "ordering a buffer set");
     if (grew) { /* memory from the task stream's allocator: the copies wait for it */
         SL_TASK_CUDA_TRY(t, cudaEventRecord(g->e_grow, r->cs), "cudaEventRecord");
         SL_TASK_CUDA_TRY(t, cudaStreamWaitEvent(r->h2d, g->e_grow, 0), "ordering streams");
@@ -365,9 +387,11 @@ static int gr_upload(struct gr *r, struct gr_set *g, int64_t i)
             at += hi > lo ? hi - lo : 0;
         }
     }
+    gr_mark(r, i, TR_U0, r->h2d);
     if ((rc = sl__ooc_copy_batch(t, r->cp_dst, r->cp_src, r->cp_size, k, 1, r->h2d,
                                  "uploading a range")) < 0)
         return rc;
+    gr_mark(r, i, TR_U1, r->h2d);
     SL_TASK_CUDA_TRY(t, cudaEventRecord(g->e_up, r->h2d), "cudaEventRecord");
     g->n[0] = n[0];
     g->n[1] = n[1];
@@ -384,6 +408,7 @@ static int gr_compute(struct gr *r, struct gr_set *g)
     if (!g->busy)
         return SL_OK;
     SL_TASK_CUDA_TRY(t, cudaStreamWaitEvent(r->cs, g->e_up, 0), "ordering the upload");
+    gr_mark(r, g->range, TR_S0, r->cs);
     for (int s = 0; s < 2; s++) {
         int rc;
         if (r->sort[s] &&
@@ -391,6 +416,7 @@ static int gr_compute(struct gr *r, struct gr_set *g)
                                    (size_t)g->stemp_cap, g->ids[s], r->cs)) < 0)
             return rc;
     }
+    SL_TASK_CUDA_TRY(t, cudaEventRecord(g->e_sorted, r->cs), "cudaEventRecord");
     size_t tb = g->temp_need;
     SL_TASK_CUDA_TRY(t,
                      m->side[0]->runs.width[0] == 8
@@ -406,6 +432,7 @@ static int gr_compute(struct gr *r, struct gr_set *g)
                                      cudaMemcpyDeviceToHost, r->cs),
                      "reading the count");
     SL_TASK_CUDA_TRY(t, cudaEventRecord(g->e_cnt, r->cs), "cudaEventRecord");
+    gr_mark(r, g->range, TR_S1, r->cs);
     return SL_OK;
 }
 
@@ -425,7 +452,10 @@ static int gr_end(struct gr *r, struct gr_set *g)
     if (!g->busy)
         return SL_OK;
     g->busy = 0;
+    double w0 = r->tr ? join_now_ms() : 0;
     SL_TASK_CUDA_TRY(t, cudaEventSynchronize(g->e_cnt), "merge-join count");
+    if (r->tr)
+        r->host_wait += join_now_ms() - w0;
     int64_t n = (int64_t)g->h_count[0];
     if (n == 0)
         return SL_OK;
@@ -440,6 +470,7 @@ static int gr_end(struct gr *r, struct gr_set *g)
     }
     /* the set's output buffers were read by its previous range's download */
     SL_TASK_CUDA_TRY(t, cudaStreamWaitEvent(r->cs, g->e_d2h, 0), "ordering a buffer set");
+    gr_mark(r, g->range, TR_W0, r->cs);
     int rc = SL_OK, grew = 0;
     if (n > g->cap_out) {
         for (int s = 0; s < 2 && rc >= 0; s++)
@@ -489,7 +520,9 @@ static int gr_end(struct gr *r, struct gr_set *g)
                          "gathering the result");
     }
     SL_TASK_CUDA_TRY(t, cudaEventRecord(g->e_done, r->cs), "cudaEventRecord");
+    gr_mark(r, g->range, TR_W1, r->cs);
     SL_TASK_CUDA_TRY(t, cudaStreamWaitEvent(r->d2h, g->e_done, 0), "ordering the download");
+    gr_mark(r, g->range, TR_D0, r->d2h);
     for (int c = 0; c < d->n_out; c++)
         SL_TASK_CUDA_TRY(t,
                          cudaMemcpyAsync(sl__col_values(b, c), g->out[c],
@@ -497,6 +530,7 @@ static int gr_end(struct gr *r, struct gr_set *g)
                                          cudaMemcpyDeviceToHost, r->d2h),
                          "downloading the result");
     SL_TASK_CUDA_TRY(t, cudaEventRecord(g->e_d2h, r->d2h), "cudaEventRecord");
+    gr_mark(r, g->range, TR_D1, r->d2h);
     r->gpu_ranges++;
     return SL_OK;
 }
@@ -562,13 +596,23 @@ static int gr_open(struct gr *r)
         g->h_count = h + i;
         if (!(g->d_count = sl_task_device_alloc(t, 2 * sizeof *g->d_count)))
             return SL_ENOMEM;
-        cudaEvent_t *ev[5] = {&g->e_up, &g->e_cnt, &g->e_done, &g->e_d2h, &g->e_grow};
-        for (int e = 0; e < 5; e++)
+        cudaEvent_t *ev[6] = {&g->e_up, &g->e_cnt, &g->e_done, &g->e_d2h, &g->e_grow,
+                              &g->e_sorted};
+        for (int e = 0; e < 6; e++)
             SL_TASK_CUDA_TRY(t, cudaEventCreateWithFlags(ev[e], cudaEventDisableTiming),
                              "cudaEventCreate");
         SL_TASK_CUDA_TRY(t, cudaEventRecord(g->e_d2h, r->d2h), "cudaEventRecord");
         SL_TASK_CUDA_TRY(t, cudaEventRecord(g->e_done, r->cs), "cudaEventRecord");
+        SL_TASK_CUDA_TRY(t, cudaEventRecord(g->e_sorted, r->cs), "cudaEventRecord");
     }
+    int64_t trace = 0;
+    sl_task_option_int(t, "debug_smj_ooc_trace", &trace);
+    if (trace && r->cut[0] && (r->tr = calloc((size_t)(r->n_ranges * TR_N), sizeof *r->tr)))
+        for (int64_t e = 0; e < r->n_ranges * TR_N; e++)
+            if (cudaEventCreate(&r->tr[e]) != cudaSuccess) {
+                r->tr[e] = NULL;
+                cudaGetLastError();
+            }
     /* the counts' memory comes from the task stream's allocator */
     SL_TASK_CUDA_TRY(t, cudaEventRecord(r->g[0].e_grow, r->cs), "cudaEventRecord");
     SL_TASK_CUDA_TRY(t, cudaStreamWaitEvent(r->h2d, r->g[0].e_grow, 0), "ordering streams");
@@ -606,25 +650,67 @@ static void gr_clock_report(struct gr *r, int ok)
     cudaGetLastError();
 }
 
+/* After the streams were synchronized, with debug_smj_ooc_trace: phases (ms, summed over
+ * the ranges whose events were recorded) smj_p2_up_busy (uploads' copies), smj_p2_up_gap
+ * (the h2d stream between one range's upload and the next one's: waiting for a buffer set
+ * or for the host), smj_p2_sort (sorts and count), smj_p2_write (write and gathers),
+ * smj_p2_down_busy (downloads' copies), and the host's smj_p2_wait (for counts) and
+ * smj_p2_host_up (enqueueing uploads). */
+static void gr_trace_report(struct gr *r, int ok)
+{
+    if (!r->tr || !ok)
+        return;
+    static const char *const name[5] = {"smj_p2_up_busy", "smj_p2_up_gap", "smj_p2_sort",
+                                        "smj_p2_write", "smj_p2_down_busy"};
+    static const int from[5] = {TR_U0, TR_U1, TR_S0, TR_W0, TR_D0};
+    static const int to[5] = {TR_U1, TR_U0, TR_S1, TR_W1, TR_D1};
+    double sum[5] = {0};
+    for (int64_t i = 0; i < r->n_ranges; i++)
+        for (int k = 0; k < 5; k++) {
+            /* the gap: from range i - 1's upload end to range i's upload start */
+            int64_t a = k == 1 ? i - 1 : i;
+            float ms;
+            if (a < 0 || !r->tr[a * TR_N + from[k]] || !r->tr[i * TR_N + to[k]])
+                continue;
+            if (cudaEventElapsedTime(&ms, r->tr[a * TR_N + from[k]], r->tr[i * TR_N + to[k]]) ==
+                cudaSuccess)
+                sum[k] += ms;
+            cudaGetLastError(); /* unrecorded: a range without GPU work */
+        }
+    for (int k = 0; k < 5; k++)
+        sl_task_phase_time(r->t, name[k], sum[k]);
+    sl_task_phase_time(r->t, "smj_p2_wait", r->host_wait);
+    sl_task_phase_time(r->t, "smj_p2_host_up", r->host_up);
+}
+
 static int gr_run(struct gr *r)
 {
     int rc = r->cut[0] ? SL_OK : gr_codes(r);
     if (rc < 0 || (rc = gr_open(r)) < 0)
         return rc;
     gr_clock(r, 0);
-    if (r->cut[0]) { /* buckets: range i + 1 goes up while the host waits for range i's
-                      * count; its sort and count follow range i's gathers */
+    if (r->cut[0]) { /* buckets: range i + 1 goes up, and its sorts and count are
+                      * enqueued, before the host waits for range i's count; range i's
+                      * write and gathers follow them on the task stream (serial: range
+                      * i + 1's sorts and count after range i's gathers, so the task
+                      * stream idled while the host read each count, as before) */
         if ((rc = gr_upload(r, &r->g[0], 0)) < 0 || (rc = gr_compute(r, &r->g[0])) < 0)
             return rc;
         for (int64_t i = 0; i < r->n_ranges && rc >= 0; i++) {
             struct gr_set *next = &r->g[(i + 1) & 1];
+            const int more = i + 1 < r->n_ranges, early = more && !r->serial;
             if (sl_task_cancelled(r->t))
                 return SL_ECANCELED;
-            if (i + 1 < r->n_ranges && (rc = gr_upload(r, next, i + 1)) < 0)
+            double h0 = r->tr ? join_now_ms() : 0;
+            if (more && (rc = gr_upload(r, next, i + 1)) < 0)
+                return rc;
+            if (r->tr)
+                r->host_up += join_now_ms() - h0;
+            if (early && (rc = gr_compute(r, next)) < 0)
                 return rc;
             if ((rc = gr_end(r, &r->g[i & 1])) < 0)
                 return rc;
-            if (i + 1 < r->n_ranges)
+            if (more && !early)
                 rc = gr_compute(r, next);
         }
         gr_clock(r, 1);
@@ -667,11 +753,16 @@ static void gr_free(struct gr *r)
         sl_task_device_free(r->t, g->temp);
         sl_task_device_free(r->t, g->stemp);
         sl_task_device_free(r->t, g->d_count);
-        cudaEvent_t ev[5] = {g->e_up, g->e_cnt, g->e_done, g->e_d2h, g->e_grow};
-        for (int e = 0; e < 5; e++)
+        cudaEvent_t ev[6] = {g->e_up, g->e_cnt, g->e_done, g->e_d2h, g->e_grow, g->e_sorted};
+        for (int e = 0; e < 6; e++)
             if (ev[e])
                 cudaEventDestroy(ev[e]);
     }
+    for (int64_t e = 0; r->tr && e < r->n_ranges * TR_N; e++)
+        if (r->tr[e])
+            cudaEventDestroy(r->tr[e]);
+    free(r->tr);
+    r->tr = NULL;
     free(r->cp_dst);
     free(r->cp_src);
     free(r->cp_size);
@@ -709,6 +800,9 @@ static int gpu_join_ranges(sl_task_t *t, struct join_state *st)
             r.hint[s] = r.m->hint[s];
         }
         r.hint_out = r.m->hint_out;
+        int64_t mode = 0;
+        sl_task_option_int(t, "debug_smj_ooc", &mode);
+        r.serial = mode == 2;
     }
     void *side[2];
     int rc = sl__task_streams_get(t, 2, side);
@@ -722,6 +816,7 @@ static int gpu_join_ranges(sl_task_t *t, struct join_state *st)
     cudaStreamSynchronize(r.cs);
     cudaStreamSynchronize(r.d2h);
     gr_clock_report(&r, rc >= 0 && r.cut[0]);
+    gr_trace_report(&r, rc >= 0);
     gr_free(&r);
     if (r.codes != r.m->codes)
         free(r.codes);
@@ -811,8 +906,8 @@ static int smj_buckets(sl_task_t *t, struct join_state *st)
     const struct join_data *d = st->d;
     int64_t cpu = 0, mode = 0;
     sl_task_option_int(t, "debug_smj_cpu_join", &cpu);
-    sl_task_option_int(t, "debug_smj_ooc", &mode); /* auto, runs */
-    if (cpu || mode != 0 || m->n[0] >= ((int64_t)1 << 31) || m->n[1] >= ((int64_t)1 << 31))
+    sl_task_option_int(t, "debug_smj_ooc", &mode); /* auto, runs, serial */
+    if (cpu || mode == 1 || m->n[0] >= ((int64_t)1 << 31) || m->n[1] >= ((int64_t)1 << 31))
         return 0;
     int kw = (int)sl_type_width(m->in[0].batches[0]->cols[m->in[0].col[0]].type);
     if (kw != (int)sl_type_width(m->in[1].batches[0]->cols[m->in[1].col[0]].type))
@@ -841,9 +936,12 @@ static int smj_buckets(sl_task_t *t, struct join_state *st)
     m->codes[k + 1] = 0;
     sl_task_phase_time(t, "smj_splitters", join_now_ms() - t0);
     double ms = 0;
+    int64_t min_runs = 0; /* debug_smj_pass1_runs: 0 = the runs' default */
+    sl_task_option_int(t, "debug_smj_pass1_runs", &min_runs);
     for (int s = 0; s < 2; s++) {
         m->in[s].codes = m->codes + 1;
         m->in[s].n_codes = k;
+        m->in[s].min_runs = min_runs;
         if ((rc = sl__ooc_runs_sort(t, &m->in[s], &m->side[s])) < 0 ||
             (rc = side_cuts(t, m, s)) < 0)
             return rc;

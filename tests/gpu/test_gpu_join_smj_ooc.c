@@ -34,8 +34,11 @@
  * the GPU. */
 static const char *force_merge = "auto";
 static const char *cpu_join = "false"; /* debug_smj_cpu_join */
-static const char *smj_mode = "auto";  /* debug_smj_ooc: auto (buckets) or runs */
+static const char *smj_mode = "auto";  /* debug_smj_ooc: auto (buckets), runs or serial */
+static const char *smj_trace = "false"; /* debug_smj_ooc_trace */
+static const char *pass1_runs = "0";    /* debug_smj_pass1_runs */
 static int last_gpu_merged;
+static int last_traced;           /* the last join's profile had pass 2's trace phases */
 static long long last_gpu_ranges; /* key ranges the last join merge-joined on the GPU */
 static long long last_buckets;    /* key ranges of the buckets' path (0: not taken) */
 static long long last_cpu_ranges; /* key ranges joined on the host (too large) */
@@ -69,6 +72,8 @@ static struct fp run_smj(sl_engine_t *e, sl_table_t *l, sl_table_t *r, const cha
     last_gpu_ranges = profile_value(q, "smj_gpu_ranges");
     last_buckets = profile_value(q, "smj_bucket_ranges");
     last_cpu_ranges = profile_value(q, "smj_cpu_ranges");
+    last_traced = strstr(sl_query_profile_json(q), "\"smj_p2_up_busy\":") != NULL &&
+                  strstr(sl_query_profile_json(q), "\"smj_p2_wait\":") != NULL;
     const char *pg = strstr(sl_query_profile_json(q), "\"smj_pageable_ranges\":");
     if (pg)
         printf("  (%.40s)\n", pg);
@@ -98,6 +103,8 @@ static void check(const struct spec *ls, const struct spec *rs, const char *opts
     SL_ASSERT_OK(sl_engine_config_set(&cfg, "debug_ooc_sort_merge", force_merge));
     SL_ASSERT_OK(sl_engine_config_set(&cfg, "debug_smj_cpu_join", cpu_join));
     SL_ASSERT_OK(sl_engine_config_set(&cfg, "debug_smj_ooc", smj_mode));
+    SL_ASSERT_OK(sl_engine_config_set(&cfg, "debug_smj_ooc_trace", smj_trace));
+    SL_ASSERT_OK(sl_engine_config_set(&cfg, "debug_smj_pass1_runs", pass1_runs));
     sl_engine_t *gpu;
     SL_ASSERT_OK(sl_test_engine_open(&gpu, &cfg));
     struct fp got = run_smj(gpu, l, r, opts, &ooc);
@@ -352,4 +359,54 @@ SL_TEST(smj_ooc_buckets_sanitize)
     assert_true(last_buckets > 0);
     struct spec zf = {.rows = 300000, .n_pay = 1, .key_range = 100000, .zipf = 1, .seed = 73};
     check(&zf, &pk, SMJ, 8 * MIB, 1);
+}
+
+/* Pass 2's order (debug_smj_ooc): by default range i + 1's sorts and count are enqueued
+ * before the host waits for range i's count, and a set's input buffers take the next
+ * upload once its sorts have read them; serial (the order before) gives the same rows.
+ * Both with several runs a side (sorted ranges), duplicates, Zipf keys (ranges of uneven
+ * size: buffers grown, some on the host), two payloads (row ids), and one side of a
+ * single run (its input buffers read until the gathers). The trace (debug_smj_ooc_trace)
+ * reports its phases and changes no row; fewer, larger pass-1 runs
+ * (debug_smj_pass1_runs) give the same rows. */
+SL_TEST(smj_ooc_pass2_order)
+{
+    NEED_GPU();
+    struct spec pk = {.rows = 1 << 20, .n_pay = 1, .seed = 81};
+    struct spec fk = {.rows = 3 << 20, .n_pay = 1, .key_range = 1 << 20, .seed = 82};
+    struct spec a = {.rows = 1 << 19, .n_pay = 1, .key_range = 1 << 17, .seed = 83};
+    struct spec d = {.rows = 2 << 20, .n_pay = 1, .key_range = 1 << 17, .seed = 84};
+    struct spec zf = {.rows = 3 << 20, .n_pay = 1, .key_range = 1 << 20, .zipf = 1, .seed = 85};
+    struct spec p2 = {.rows = 1 << 20, .n_pay = 2, .seed = 86};
+    struct spec f2 = {.rows = 2 << 20, .n_pay = 2, .key_range = 1 << 20, .seed = 87};
+    struct spec small = {.rows = 1 << 16, .n_pay = 1, .key_range = 1 << 20, .seed = 88};
+    static const char *const modes[2] = {"serial", "auto"};
+    for (int m = 0; m < 2; m++) {
+        smj_mode = modes[m];
+        check(&fk, &pk, SMJ, 16 * MIB, 1);
+        assert_true(last_buckets > 0);
+        assert_int_equal(last_cpu_ranges, 0);
+        check(&d, &a, SMJ, 8 * MIB, 1);
+        assert_true(last_buckets > 0);
+        check(&zf, &pk, SMJ, 16 * MIB, 1);
+        check(&f2, &p2, SMJ, 16 * MIB, 1);
+        assert_true(last_buckets > 0);
+        check(&fk, &small, SMJ, 16 * MIB, 1); /* one run on the small side */
+        assert_true(last_buckets > 0);
+    }
+    smj_trace = "true";
+    check(&fk, &pk, SMJ, 16 * MIB, 1);
+    assert_true(last_buckets > 0);
+    assert_true(last_traced);
+    check(&zf, &pk, SMJ, 16 * MIB, 1);
+    assert_true(last_traced);
+    smj_trace = "false";
+    check(&fk, &pk, SMJ, 16 * MIB, 1);
+    assert_false(last_traced);
+    pass1_runs = "8";
+    check(&fk, &pk, SMJ, 16 * MIB, 1);
+    assert_true(last_buckets > 0);
+    check(&zf, &pk, SMJ, 48 * MIB, 1);
+    pass1_runs = "0";
+    smj_mode = "auto";
 }
