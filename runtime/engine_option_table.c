@@ -288,6 +288,11 @@ const struct sl__option sl__options[] = {
       "when it needs several: 0 = the runs' default (32); fewer runs are larger, so pass 2 "
       "uploads fewer, larger slices a key range (A/B runs).", NULL, 0, 1024},
      FIELD(debug_smj_pass1_runs, INT)},
+    {{"debug_smj_packed", SL_ENGINE_OPT_BOOL, DBG, "false",
+      "Has the out-of-core sort-merge join's key-range path keep a side of an int32 key and "
+      "one 4-byte column as packed 8-byte rows in its runs (as the out-of-core sort does), so "
+      "that pass 2 uploads a range's slice of a run in one copy instead of two and sorts and "
+      "unpacks the rows on the GPU (A/B runs).", NULL, 0, 1}, FIELD(debug_smj_packed, INT)},
 };
 
 const int sl__n_options = (int)(sizeof sl__options / sizeof sl__options[0]);

@@ -231,6 +231,9 @@ struct sl_engine_config {
                                    range's copies and kernels (profile phases smj_p2_*) */
     int debug_smj_pass1_runs;   /* the out-of-core sort-merge join's pass 1: runs a side
                                    at least, when several; 0 = the runs' default (32) */
+    int debug_smj_packed;       /* 1: the out-of-core sort-merge join's runs of an int32
+                                   key and one 4-byte column packed into 8-byte rows (a
+                                   range's slice of a run is one copy) */
 };
 
 /* Fills *cfg with the defaults and sets cfg->size. Cannot fail. Thread-safe (touches

@@ -44,6 +44,7 @@
 #include "common/ooc_runs.h"
 #include "sluice_k/columns.h"
 #include "sluice_k/join_smj.h"
+#include "sluice_k/ooc_pack.h"
 
 #define MAX_RANGES 4096
 #define RANGE_ROWS ((int64_t)1 << 18)   /* rows of the larger side per range task */
@@ -233,6 +234,46 @@ static int gr_grow(sl_task_t *t, void **p, int64_t bytes, int *grew)
     return (*p = sl_task_device_alloc(t, (size_t)(bytes > 0 ? bytes : 1))) ? SL_OK : SL_ENOMEM;
 }
 
+/* Temp bytes of the GPU sort of n rows of side s's runs: CUB's for the runs' own sort,
+ * or for packed runs (ooc_merge.h: an int32 key and one 4-byte column as 8-byte rows)
+ * CUB's for the rows' high halves, 256-aligned, then the other buffer of n rows. < 0
+ * after failing the task. */
+static int64_t sort_temp(sl_task_t *t, const struct sl__ooc_runs *runs, int64_t n)
+{
+    if (!runs->packed)
+        return sl__ooc_gpu_sort_temp(t, runs, n);
+    size_t temp = 0;
+    SL_TASK_CUDA_TRY(t, sl_k_ooc_sort_packed(NULL, &temp, NULL, NULL, n, NULL, 0),
+                     "sort temp size");
+    return (((int64_t)temp + 255) & ~(int64_t)255) + n * 8;
+}
+
+/* Sorts n rows of side s in set g (in -> srt) on the task stream: the runs' own sort, or
+ * packed rows sorted by their high half and unpacked into the key and the other column. */
+static int gr_sort(struct gr *r, struct gr_set *g, int s, int64_t n)
+{
+    sl_task_t *t = r->t;
+    const struct sl__ooc_runs *runs = &r->m->side[s]->runs;
+    if (!runs->packed)
+        return sl__ooc_gpu_sort(t, runs, g->in[s], g->srt[s], n, g->stemp, (size_t)g->stemp_cap,
+                                g->ids[s], r->cs);
+    size_t temp = 0;
+    SL_TASK_CUDA_TRY(t, sl_k_ooc_sort_packed(NULL, &temp, NULL, NULL, n, NULL, 0),
+                     "sort temp size");
+    int64_t ta = ((int64_t)temp + 255) & ~(int64_t)255;
+    uint64_t *rows = g->in[s][runs->key_col], *alt = (uint64_t *)((char *)g->stemp + ta);
+    int in_alt = 0;
+    if (ta + n * 8 > g->stemp_cap)
+        return sl_task_fail(t, SL_EINTERNAL, "out-of-core sort-merge join: sort temp too small");
+    SL_TASK_CUDA_TRY(t, sl_k_ooc_sort_packed(g->stemp, &temp, rows, alt, n, &in_alt, r->cs),
+                     "sorting a range");
+    SL_TASK_CUDA_TRY(t,
+                     sl_k_ooc_unpack(in_alt ? alt : rows, runs->desc, n,
+                                     g->srt[s][runs->key_col], g->srt[s][1 - runs->key_col], r->cs),
+                     "unpacking a range");
+    return SL_OK;
+}
+
 /* Rows of side s below code v (the one run). */
 static int64_t gr_below(const struct gr *r, int s, int64_t i, int end)
 {
@@ -321,7 +362,7 @@ static int gr_upload(struct gr *r, struct gr_set *g, int64_t i)
                      "merge-join temp size");
     int64_t stemp = 0;
     for (int s = 0; s < 2; s++) {
-        int64_t b = r->sort[s] ? sl__ooc_gpu_sort_temp(t, &m->side[s]->runs, n[s]) : 0;
+        int64_t b = r->sort[s] ? sort_temp(t, &m->side[s]->runs, n[s]) : 0;
         if (b < 0)
             return (int)b;
         stemp = b > stemp ? b : stemp;
@@ -342,7 +383,9 @@ static int gr_upload(struct gr *r, struct gr_set *g, int64_t i)
         if (n[s] <= g->cap_in[s])
             continue;
         for (int c = 0; c < runs->n_cols; c++) {
-            if ((rc = gr_grow(t, &g->in[s][c], want[s] * runs->width[c], &grew)) < 0 ||
+            /* packed: the rows (8 bytes) in the key column's buffer, the other one unused */
+            int64_t iw = !runs->packed ? runs->width[c] : c == runs->key_col ? 8 : 0;
+            if ((iw > 0 && (rc = gr_grow(t, &g->in[s][c], want[s] * iw, &grew)) < 0) ||
                 (r->sort[s] && (rc = gr_grow(t, &g->srt[s][c], want[s] * runs->width[c],
                                              &grew)) < 0))
                 return rc;
@@ -379,7 +422,13 @@ static int gr_upload(struct gr *r, struct gr_set *g, int64_t i)
         int64_t at = 0, lo;
         for (int64_t j = 0; j < runs->n_runs; j++) {
             int64_t hi = gr_slice(r, s, i, j, &lo);
-            for (int c = 0; c < runs->n_cols && hi > lo; c++, k++) {
+            if (runs->packed && hi > lo) { /* one copy of 8-byte rows */
+                const int kc = runs->key_col;
+                r->cp_dst[k] = (char *)g->in[s][kc] + at * 8;
+                r->cp_src[k] = (char *)runs->cols[j * runs->n_cols + kc] + lo * 8;
+                r->cp_size[k++] = (size_t)((hi - lo) * 8);
+            }
+            for (int c = 0; c < runs->n_cols && hi > lo && !runs->packed; c++, k++) {
                 r->cp_dst[k] = (char *)g->in[s][c] + at * runs->width[c];
                 r->cp_src[k] = (char *)runs->cols[j * runs->n_cols + c] + lo * runs->width[c];
                 r->cp_size[k] = (size_t)((hi - lo) * runs->width[c]);
@@ -411,9 +460,7 @@ static int gr_compute(struct gr *r, struct gr_set *g)
     gr_mark(r, g->range, TR_S0, r->cs);
     for (int s = 0; s < 2; s++) {
         int rc;
-        if (r->sort[s] &&
-            (rc = sl__ooc_gpu_sort(t, &m->side[s]->runs, g->in[s], g->srt[s], g->n[s], g->stemp,
-                                   (size_t)g->stemp_cap, g->ids[s], r->cs)) < 0)
+        if (r->sort[s] && (rc = gr_sort(r, g, s, g->n[s])) < 0)
             return rc;
     }
     SL_TASK_CUDA_TRY(t, cudaEventRecord(g->e_sorted, r->cs), "cudaEventRecord");
@@ -796,7 +843,8 @@ static int gpu_join_ranges(sl_task_t *t, struct join_state *st)
         r.n_ranges = r.m->n_codes + 1;
         for (int s = 0; s < 2; s++) {
             r.cut[s] = r.m->cut[s];
-            r.sort[s] = r.m->side[s]->runs.n_runs > 1;
+            /* packed runs are unpacked by the sort, also one run */
+            r.sort[s] = r.m->side[s]->runs.n_runs > 1 || r.m->side[s]->runs.packed;
             r.hint[s] = r.m->hint[s];
         }
         r.hint_out = r.m->hint_out;
@@ -839,7 +887,8 @@ static int gpu_join_ranges(sl_task_t *t, struct join_state *st)
  * its columns as uploaded and sorted (and the sort's row ids), the count's 12 bytes per
  * left row, positions and output columns at the PK-FK bound (as many result rows as the
  * larger side's), and the sort's temp. 0 when not even 2^12 rows fit. */
-static int64_t bucket_rows(sl_task_t *t, const struct smj *m, const struct join_data *d)
+static int64_t bucket_rows(sl_task_t *t, const struct smj *m, const struct join_data *d,
+                           int pack)
 {
     double n = (double)(m->n[0] + m->n[1]), f[2] = {m->n[0] / n, m->n[1] / n};
     double fmax = f[0] > f[1] ? f[0] : f[1], per = 12 * f[0];
@@ -862,12 +911,14 @@ static int64_t bucket_rows(sl_task_t *t, const struct smj *m, const struct join_
     int64_t budget = sl_task_device_budget(t) - GR_SLACK - ((int64_t)1 << 20);
     for (int64_t T = (int64_t)1 << 26; T >= 4096; T = T * 7 / 8) {
         int64_t most = (int64_t)(1.25 * (double)T * fmax) + 1, temp = 0;
-        for (int s = 0; s < 2; s++) {
-            int64_t b = sl__ooc_gpu_sort_temp(t, &shape[s], most);
-            if (b < 0)
-                return b;
-            temp = b > temp ? b : temp;
-        }
+        for (int s = 0; s < 2; s++)
+            for (int pk = 0; pk <= pack; pk++) { /* packed or not: the larger */
+                shape[s].packed = pk;
+                int64_t b = sort_temp(t, &shape[s], most);
+                if (b < 0)
+                    return b;
+                temp = b > temp ? b : temp;
+            }
         if (2 * ((int64_t)(1.25 * (double)T * per) + temp) <= budget)
             return T;
     }
@@ -913,7 +964,9 @@ static int smj_buckets(sl_task_t *t, struct join_state *st)
     if (kw != (int)sl_type_width(m->in[1].batches[0]->cols[m->in[1].col[0]].type))
         return 0;
     double t0 = join_now_ms();
-    int64_t T = bucket_rows(t, m, d);
+    int64_t pack = 0; /* debug_smj_packed: packed runs where the shape allows */
+    sl_task_option_int(t, "debug_smj_packed", &pack);
+    int64_t T = bucket_rows(t, m, d, pack != 0);
     if (T <= 0)
         return (int)T;
     int64_t P = (m->n[0] + m->n[1] + T - 1) / T;
@@ -942,6 +995,7 @@ static int smj_buckets(sl_task_t *t, struct join_state *st)
         m->in[s].codes = m->codes + 1;
         m->in[s].n_codes = k;
         m->in[s].min_runs = min_runs;
+        m->in[s].pack = pack != 0;
         if ((rc = sl__ooc_runs_sort(t, &m->in[s], &m->side[s])) < 0 ||
             (rc = side_cuts(t, m, s)) < 0)
             return rc;
@@ -1060,17 +1114,18 @@ static int merge_range(sl_task_t *t, const struct sl__ooc_runs *runs, uint64_t l
     r->n = 0;
     for (int64_t j = 0; j < k; j++)
         r->n += to[j] > from[j] ? to[j] - from[j] : 0;
-    r->owned = k > 1;
-    for (int c = 0; c < runs->n_cols && k == 1; c++) { /* merged on the GPU: in order */
+    const int in_place = k == 1 && !runs->packed; /* packed: unpacked by the range sort */
+    r->owned = !in_place;
+    for (int c = 0; c < runs->n_cols && in_place; c++) { /* merged on the GPU: in order */
         r->w[c] = runs->width[c];
         r->col[c] = (char *)runs->cols[c] + from[0] * r->w[c];
     }
-    for (int c = 0; c < runs->n_cols && k > 1; c++) {
+    for (int c = 0; c < runs->n_cols && !in_place; c++) {
         r->w[c] = runs->width[c];
         if (!(r->col[c] = sl_task_alloc(t, (size_t)(r->n > 0 ? r->n : 1) * (size_t)r->w[c])))
             return SL_ENOMEM;
     }
-    if (r->n > 0 && k > 1) { /* the range's rows in order (common/ooc_merge.c) */
+    if (r->n > 0 && !in_place) { /* the range's rows in order (common/ooc_merge.c) */
         void *scratch = sl_task_alloc(t, (size_t)sl__ooc_sort_scratch_bytes(runs, r->n));
         if (!scratch)
             return SL_ENOMEM;

@@ -37,6 +37,7 @@ static const char *cpu_join = "false"; /* debug_smj_cpu_join */
 static const char *smj_mode = "auto";  /* debug_smj_ooc: auto (buckets), runs or serial */
 static const char *smj_trace = "false"; /* debug_smj_ooc_trace */
 static const char *pass1_runs = "0";    /* debug_smj_pass1_runs */
+static const char *smj_packed = "false"; /* debug_smj_packed */
 static int last_gpu_merged;
 static int last_traced;           /* the last join's profile had pass 2's trace phases */
 static long long last_gpu_ranges; /* key ranges the last join merge-joined on the GPU */
@@ -105,6 +106,7 @@ static void check(const struct spec *ls, const struct spec *rs, const char *opts
     SL_ASSERT_OK(sl_engine_config_set(&cfg, "debug_smj_ooc", smj_mode));
     SL_ASSERT_OK(sl_engine_config_set(&cfg, "debug_smj_ooc_trace", smj_trace));
     SL_ASSERT_OK(sl_engine_config_set(&cfg, "debug_smj_pass1_runs", pass1_runs));
+    SL_ASSERT_OK(sl_engine_config_set(&cfg, "debug_smj_packed", smj_packed));
     sl_engine_t *gpu;
     SL_ASSERT_OK(sl_test_engine_open(&gpu, &cfg));
     struct fp got = run_smj(gpu, l, r, opts, &ooc);
@@ -409,4 +411,59 @@ SL_TEST(smj_ooc_pass2_order)
     check(&zf, &pk, SMJ, 48 * MIB, 1);
     pass1_runs = "0";
     smj_mode = "auto";
+}
+
+/* Packed runs in the key-range path (debug_smj_packed: an int32 key and one 4-byte column
+ * as 8-byte rows, a range's slice of a run one copy, sorted and unpacked on the GPU): the
+ * CPU's rows for PK-FK keys, duplicates, Zipf keys, keys of both signs, one side of one
+ * run (unpacked by the sort), one heavy key (ranges joined on the host from packed runs,
+ * one side a single run), fewer pass-1 runs; shapes that do not pack (two payloads,
+ * 8-byte keys) are unchanged. */
+SL_TEST(smj_ooc_packed)
+{
+    NEED_GPU();
+    struct spec pk = {.rows = 1 << 20, .n_pay = 1, .seed = 91};
+    struct spec fk = {.rows = 3 << 20, .n_pay = 1, .key_range = 1 << 20, .seed = 92};
+    struct spec a = {.rows = 1 << 19, .n_pay = 1, .key_range = 1 << 17, .seed = 93};
+    struct spec d = {.rows = 2 << 20, .n_pay = 1, .key_range = 1 << 17, .seed = 94};
+    struct spec zf = {.rows = 3 << 20, .n_pay = 1, .key_range = 1 << 20, .zipf = 1, .seed = 95};
+    struct spec sp = {.rows = 1 << 20, .n_pay = 1, .key_offset = -(1 << 19), .seed = 96};
+    struct spec sf = {.rows = 2 << 20, .n_pay = 1, .key_range = 1 << 20,
+                      .key_offset = -(1 << 19), .seed = 97};
+    struct spec small = {.rows = 1 << 16, .n_pay = 1, .key_range = 1 << 20, .seed = 98};
+    struct spec perm = {.rows = 1 << 16, .n_pay = 1, .seed = 99}; /* holds key 7 */
+    struct spec hot = {.rows = 3 << 20, .n_pay = 1, .key_range = 1 << 20, .skew = 1,
+                       .seed = 100};
+    struct spec p2 = {.rows = 1 << 20, .n_pay = 2, .seed = 101};
+    struct spec f2 = {.rows = 2 << 20, .n_pay = 2, .key_range = 1 << 20, .seed = 102};
+    struct spec p8 = {.rows = 1 << 20, .key64 = 1, .n_pay = 1, .seed = 103};
+    struct spec f8 = {.rows = 2 << 20, .key64 = 1, .n_pay = 1, .key_range = 1 << 20,
+                      .seed = 104};
+    smj_packed = "true";
+    check(&fk, &pk, SMJ, 16 * MIB, 1);
+    assert_true(last_buckets > 0);
+    assert_int_equal(last_cpu_ranges, 0);
+    check(&pk, &fk, SMJ, 8 * MIB, 1);
+    assert_true(last_buckets > 0);
+    check(&d, &a, SMJ, 8 * MIB, 1);
+    check(&zf, &pk, SMJ, 16 * MIB, 1);
+    check(&sf, &sp, SMJ, 16 * MIB, 1);
+    assert_int_equal(last_cpu_ranges, 0);
+    check(&fk, &small, SMJ, 16 * MIB, 1);
+    assert_true(last_buckets > 0);
+    check(&hot, &perm, SMJ, 8 * MIB, 1);
+    assert_true(last_buckets > 0);
+    assert_true(last_cpu_ranges > 0);
+    check(&hot, &pk, SMJ, 8 * MIB, 1);
+    assert_true(last_cpu_ranges > 0);
+    check(&f2, &p2, SMJ, 16 * MIB, 1);
+    check(&f8, &p8, SMJ, 24 * MIB, 1);
+    pass1_runs = "8";
+    check(&fk, &pk, SMJ, 16 * MIB, 1);
+    assert_true(last_buckets > 0);
+    smj_mode = "serial";
+    check(&zf, &pk, SMJ, 16 * MIB, 1);
+    smj_mode = "auto";
+    pass1_runs = "0";
+    smj_packed = "false";
 }
