@@ -215,7 +215,8 @@ struct gr {
     cudaEvent_t clk[3];                 /* timing: the start (task stream), the last
                                            upload's end, the last download's end */
     cudaEvent_t *tr;                    /* debug_smj_ooc_trace: TR_N x n_ranges, else NULL */
-    double host_wait, host_up;          /* trace: host ms waiting for counts, in gr_upload */
+    double host_wait, host_up, host_end; /* trace: host ms waiting for counts, in gr_upload,
+                                            in gr_end besides that wait */
 };
 
 /* Trace event `e` of range i on stream s (debug_smj_ooc_trace; advice: a failed call
@@ -701,8 +702,9 @@ static void gr_clock_report(struct gr *r, int ok)
  * the ranges whose events were recorded) smj_p2_up_busy (uploads' copies), smj_p2_up_gap
  * (the h2d stream between one range's upload and the next one's: waiting for a buffer set
  * or for the host), smj_p2_sort (sorts and count), smj_p2_write (write and gathers),
- * smj_p2_down_busy (downloads' copies), and the host's smj_p2_wait (for counts) and
- * smj_p2_host_up (enqueueing uploads). */
+ * smj_p2_down_busy (downloads' copies), and the host's smj_p2_wait (for counts),
+ * smj_p2_host_up (enqueueing uploads) and smj_p2_host_end (result batches, enqueueing the
+ * write, gathers and downloads, ranges joined on the host). */
 static void gr_trace_report(struct gr *r, int ok)
 {
     if (!r->tr || !ok)
@@ -728,6 +730,7 @@ static void gr_trace_report(struct gr *r, int ok)
         sl_task_phase_time(r->t, name[k], sum[k]);
     sl_task_phase_time(r->t, "smj_p2_wait", r->host_wait);
     sl_task_phase_time(r->t, "smj_p2_host_up", r->host_up);
+    sl_task_phase_time(r->t, "smj_p2_host_end", r->host_end);
 }
 
 static int gr_run(struct gr *r)
@@ -755,8 +758,11 @@ static int gr_run(struct gr *r)
                 r->host_up += join_now_ms() - h0;
             if (early && (rc = gr_compute(r, next)) < 0)
                 return rc;
+            double e0 = r->tr ? join_now_ms() : 0, w0 = r->host_wait;
             if ((rc = gr_end(r, &r->g[i & 1])) < 0)
                 return rc;
+            if (r->tr)
+                r->host_end += join_now_ms() - e0 - (r->host_wait - w0);
             if (more && !early)
                 rc = gr_compute(r, next);
         }
