@@ -277,7 +277,9 @@ const struct sl__option sl__options[] = {
       "side's runs merged into one on the GPU first, then key ranges joined, as before "
       "2026-11-27 (A/B runs); serial = auto, but a range's sorts and count enqueued after "
       "the previous range's write and gathers and its upload after them, as before the "
-      "pass 2 order of 2026-11-27 (A/B runs).", "auto,runs,serial", 0, 2},
+      "pass 2 order of 2026-11-27 (A/B runs); ahead = auto, and range i + 2 uploaded before "
+      "the host waits for range i's count where no buffer must grow (A/B runs).",
+      "auto,runs,serial,ahead", 0, 3},
      FIELD(debug_smj_ooc, INT)},
     {{"debug_smj_ooc_trace", SL_ENGINE_OPT_BOOL, DBG, "false",
       "Has the out-of-core sort-merge join's pass 2 time each key range's upload, sorts, "

@@ -225,7 +225,9 @@ struct sl_engine_config {
                                    pass 1, joined in pass 2), 1 runs (each side's runs
                                    merged first, as before 2026-11-27: A/B runs), 2
                                    serial (auto, a range's sorts and count enqueued after
-                                   the previous range's gathers, as before 2026-11-27) */
+                                   the previous range's gathers, as before 2026-11-27), 3
+                                   ahead (auto, range i + 2 uploaded before the host waits
+                                   for range i's count) */
     /* Fields added with the out-of-core sort-merge join's pass 2 order (issue 23). */
     int debug_smj_ooc_trace;    /* 1: the out-of-core sort-merge join's pass 2 times each
                                    range's copies and kernels (profile phases smj_p2_*) */

@@ -170,23 +170,34 @@ static int join_codes(sl_task_t *t, const struct join_state *st, uint64_t lo, ui
  * Option debug_smj_cpu_join keeps the range tasks on the CPU (A/B runs). */
 #define GPU_RANGE_ROWS ((int64_t)1 << 20)
 
+/* A range's job in a buffer set: range (< 0: -1 - the range, joined on the host), its rows
+ * of each side, the merge-join's temp bytes, busy when it went up. */
+struct gr_job {
+    int64_t range, n[2];
+    size_t temp_need;
+    int busy;
+};
+
 struct gr_set {
     void *in[2][SL__OOC_MAX_COLS];      /* the range's slices as they came up */
     void *srt[2][SL__OOC_MAX_COLS];     /* sorted (a side of several runs) */
     uint32_t *ids[2];                   /* the sort's row ids (three columns or more) */
-    int64_t cap_in[2], n[2];
+    int64_t cap_in[2];
     void *temp;                         /* the merge-join's count and write */
-    size_t temp_cap, temp_need;
+    size_t temp_cap;
     void *stemp;                        /* the sort's */
     int64_t stemp_cap;
     uint32_t *pos[2];                   /* S (left) and R (right) positions */
     void *out[2 * JOIN_MAX_COLS];
-    int64_t cap_out, range;
+    int64_t cap_out;
     unsigned long long *d_count, *h_count;
     cudaEvent_t e_up, e_cnt, e_done, e_d2h, e_grow;
     cudaEvent_t e_sorted;               /* the range's sorts done: with both sides sorted,
                                            the last reads of its input buffers */
-    int busy;
+    struct gr_job j;                    /* the range the set holds */
+    struct gr_job pend;                 /* ahead: the next range, uploaded before j's
+                                           write (gr_run takes it after gr_end) */
+    int pending;
 };
 
 /* Pass 2's trace (option debug_smj_ooc_trace): timing events per range, on the stream
@@ -208,6 +219,7 @@ struct gr {
     const int64_t *cut[2];
     int sort[2];
     int serial;                         /* option debug_smj_ooc=serial (gr_run) */
+    int ahead;                          /* option debug_smj_ooc=ahead (gr_run) */
     int64_t hint[2], hint_out;          /* capacities planned for a range, when they fit */
     void **cp_dst, **cp_src;
     size_t *cp_size;
@@ -339,17 +351,25 @@ static int64_t gr_need(const struct gr *r, const struct gr_set *g, const int64_t
 #define GR_SLACK ((int64_t)4 << 20)
 
 /* Range i into set g: its slices up (h2d stream; they wait for the set's previous range's
- * gathers, its last reads of the set's input buffers). A range too large for the budget
- * left is marked for gr_end to join on the host. */
-static int gr_upload(struct gr *r, struct gr_set *g, int64_t i)
+ * last reads of the set's input buffers: its sorts where both sides are sorted, else its
+ * gathers). A range too large for the budget left is marked for gr_end to join on the
+ * host. With ahead (gr_run, option debug_smj_ooc=ahead), the set still holds the range
+ * before, whose count, write and gathers are to come: range i goes into g->pend, and only
+ * where both sides are sorted and no buffer of the set must grow; else nothing is done
+ * and 1 is returned (the caller uploads it after that range's write, without ahead). */
+static int gr_upload(struct gr *r, struct gr_set *g, int64_t i, int ahead)
 {
     sl_task_t *t = r->t;
     struct smj *m = r->m;
     int64_t n[2];
     for (int s = 0; s < 2; s++)
         n[s] = gr_rows(r, s, i);
-    g->range = i;
-    g->busy = 0;
+    const int early_free = r->sort[0] && r->sort[1] && !r->serial;
+    if (ahead && !early_free)
+        return 1;
+    struct gr_job *job = ahead ? &g->pend : &g->j;
+    memset(job, 0, sizeof *job);
+    job->range = i;
     if (n[0] == 0 || n[1] == 0)
         return SL_OK; /* no matches */
     int grew = 0, rc;
@@ -373,10 +393,13 @@ static int gr_upload(struct gr *r, struct gr_set *g, int64_t i)
                              (stemp > g->stemp_cap ? stemp : 0) + GR_SLACK;
     for (int s = 0; s < 2; s++)
         want[s] = n[s] > g->cap_in[s] && r->hint[s] > n[s] ? r->hint[s] : n[s];
+    if (ahead && (n[0] > g->cap_in[0] || n[1] > g->cap_in[1] || need > g->temp_cap ||
+                  stemp > g->stemp_cap))
+        return 1; /* a buffer must grow: after the set's range before is written */
     if (gr_need(r, g, want, 0) + extra > sl_task_device_budget(t))
         memcpy(want, n, sizeof want);
     if (gr_need(r, g, want, 0) + extra > sl_task_device_budget(t)) {
-        g->range = -1 - i; /* too large for what is left: gr_end joins it on the host */
+        job->range = -1 - i; /* too large for what is left: gr_end joins it on the host */
         return SL_OK;
     }
     for (int s = 0; s < 2; s++) {
@@ -401,7 +424,7 @@ static int gr_upload(struct gr *r, struct gr_set *g, int64_t i)
             return rc;
         g->temp_cap = need;
     }
-    g->temp_need = need;
+    job->temp_need = need;
     if (stemp > g->stemp_cap) {
         if ((rc = gr_grow(t, &g->stemp, stemp, &grew)) < 0)
             return rc;
@@ -410,7 +433,6 @@ static int gr_upload(struct gr *r, struct gr_set *g, int64_t i)
     /* the set's previous range read its input buffers until its sorts (both sides sorted:
      * the count, write and gathers read the sorted copies), else until its gathers
      * (serial: until its gathers, as before) */
-    const int early_free = r->sort[0] && r->sort[1] && !r->serial;
     SL_TASK_CUDA_TRY(t, cudaStreamWaitEvent(r->h2d, early_free ? g->e_sorted : g->e_done, 0),
                      "ordering a buffer set");
     if (grew) { /* memory from the task stream's allocator: the copies wait for it */
@@ -443,9 +465,9 @@ static int gr_upload(struct gr *r, struct gr_set *g, int64_t i)
         return rc;
     gr_mark(r, i, TR_U1, r->h2d);
     SL_TASK_CUDA_TRY(t, cudaEventRecord(g->e_up, r->h2d), "cudaEventRecord");
-    g->n[0] = n[0];
-    g->n[1] = n[1];
-    g->busy = 1;
+    job->n[0] = n[0];
+    job->n[1] = n[1];
+    job->busy = 1;
     return SL_OK;
 }
 
@@ -455,24 +477,24 @@ static int gr_compute(struct gr *r, struct gr_set *g)
 {
     sl_task_t *t = r->t;
     struct smj *m = r->m;
-    if (!g->busy)
+    if (!g->j.busy)
         return SL_OK;
     SL_TASK_CUDA_TRY(t, cudaStreamWaitEvent(r->cs, g->e_up, 0), "ordering the upload");
-    gr_mark(r, g->range, TR_S0, r->cs);
+    gr_mark(r, g->j.range, TR_S0, r->cs);
     for (int s = 0; s < 2; s++) {
         int rc;
-        if (r->sort[s] && (rc = gr_sort(r, g, s, g->n[s])) < 0)
+        if (r->sort[s] && (rc = gr_sort(r, g, s, g->j.n[s])) < 0)
             return rc;
     }
     SL_TASK_CUDA_TRY(t, cudaEventRecord(g->e_sorted, r->cs), "cudaEventRecord");
-    size_t tb = g->temp_need;
+    size_t tb = g->j.temp_need;
     SL_TASK_CUDA_TRY(t,
                      m->side[0]->runs.width[0] == 8
-                         ? sl_k_smj_count_k64(g->temp, &tb, gr_col(r, g, 1, 0), g->n[1],
-                                              gr_col(r, g, 0, 0), g->n[0], SL_K_JOIN_INNER,
+                         ? sl_k_smj_count_k64(g->temp, &tb, gr_col(r, g, 1, 0), g->j.n[1],
+                                              gr_col(r, g, 0, 0), g->j.n[0], SL_K_JOIN_INNER,
                                               g->d_count, r->cs)
-                         : sl_k_smj_count_k32(g->temp, &tb, gr_col(r, g, 1, 0), g->n[1],
-                                              gr_col(r, g, 0, 0), g->n[0], SL_K_JOIN_INNER,
+                         : sl_k_smj_count_k32(g->temp, &tb, gr_col(r, g, 1, 0), g->j.n[1],
+                                              gr_col(r, g, 0, 0), g->j.n[0], SL_K_JOIN_INNER,
                                               g->d_count, r->cs),
                      "merge-join count");
     SL_TASK_CUDA_TRY(t,
@@ -480,26 +502,26 @@ static int gr_compute(struct gr *r, struct gr_set *g)
                                      cudaMemcpyDeviceToHost, r->cs),
                      "reading the count");
     SL_TASK_CUDA_TRY(t, cudaEventRecord(g->e_cnt, r->cs), "cudaEventRecord");
-    gr_mark(r, g->range, TR_S1, r->cs);
+    gr_mark(r, g->j.range, TR_S1, r->cs);
     return SL_OK;
 }
 
-/* Range g->range: waits for its count, writes and gathers its result, starts its
+/* Range g->j.range: waits for its count, writes and gathers its result, starts its
  * download into a result batch (kept for the source). */
 static int gr_end(struct gr *r, struct gr_set *g)
 {
     sl_task_t *t = r->t;
     struct smj *m = r->m;
     const struct join_data *d = r->st->d;
-    if (g->range < 0) { /* too large for the GPU: on this thread */
-        int64_t i = -1 - g->range;
+    if (g->j.range < 0) { /* too large for the GPU: on this thread */
+        int64_t i = -1 - g->j.range;
         r->cpu_ranges++;
         return join_codes(t, r->st, r->codes[i], r->codes[i + 1], i == 0,
                           i + 1 == r->n_ranges, &m->out[i]);
     }
-    if (!g->busy)
+    if (!g->j.busy)
         return SL_OK;
-    g->busy = 0;
+    g->j.busy = 0;
     double w0 = r->tr ? join_now_ms() : 0;
     SL_TASK_CUDA_TRY(t, cudaEventSynchronize(g->e_cnt), "merge-join count");
     if (r->tr)
@@ -511,14 +533,14 @@ static int gr_end(struct gr *r, struct gr_set *g)
     if (gr_need(r, g, none, want) + GR_SLACK > sl_task_device_budget(t))
         want = n;
     if (gr_need(r, g, none, want) + GR_SLACK > sl_task_device_budget(t)) {
-        int64_t i = g->range;
+        int64_t i = g->j.range;
         r->cpu_ranges++;
         return join_codes(t, r->st, r->codes[i], r->codes[i + 1], i == 0,
                           i + 1 == r->n_ranges, &m->out[i]);
     }
     /* the set's output buffers were read by its previous range's download */
     SL_TASK_CUDA_TRY(t, cudaStreamWaitEvent(r->cs, g->e_d2h, 0), "ordering a buffer set");
-    gr_mark(r, g->range, TR_W0, r->cs);
+    gr_mark(r, g->j.range, TR_W0, r->cs);
     int rc = SL_OK, grew = 0;
     if (n > g->cap_out) {
         for (int s = 0; s < 2 && rc >= 0; s++)
@@ -535,7 +557,7 @@ static int gr_end(struct gr *r, struct gr_set *g)
     if (!b)
         return SL_ENOMEM;
     r->pageable += !pinned;
-    struct range_out *keep = &m->out[g->range];
+    struct range_out *keep = &m->out[g->j.range];
     if (keep->n == keep->cap) {
         sl_batch_t **nb = realloc(keep->b, (size_t)(keep->cap + 1) * sizeof *nb);
         if (!nb) {
@@ -553,11 +575,11 @@ static int gr_end(struct gr *r, struct gr_set *g)
     out.capacity = n;
     int k8 = m->side[0]->runs.width[0] == 8;
     SL_TASK_CUDA_TRY(t,
-                     k8 ? sl_k_smj_write_k64(g->temp, g->temp_need, gr_col(r, g, 1, 0), NULL,
-                                             g->n[1], gr_col(r, g, 0, 0), NULL, g->n[0], 0,
+                     k8 ? sl_k_smj_write_k64(g->temp, g->j.temp_need, gr_col(r, g, 1, 0), NULL,
+                                             g->j.n[1], gr_col(r, g, 0, 0), NULL, g->j.n[0], 0,
                                              SL_K_JOIN_INNER, &out, r->cs)
-                        : sl_k_smj_write_k32(g->temp, g->temp_need, gr_col(r, g, 1, 0), NULL,
-                                             g->n[1], gr_col(r, g, 0, 0), NULL, g->n[0], 0,
+                        : sl_k_smj_write_k32(g->temp, g->j.temp_need, gr_col(r, g, 1, 0), NULL,
+                                             g->j.n[1], gr_col(r, g, 0, 0), NULL, g->j.n[0], 0,
                                              SL_K_JOIN_INNER, &out, r->cs),
                      "merge-join write");
     for (int c = 0; c < d->n_out; c++) {
@@ -568,9 +590,9 @@ static int gr_end(struct gr *r, struct gr_set *g)
                          "gathering the result");
     }
     SL_TASK_CUDA_TRY(t, cudaEventRecord(g->e_done, r->cs), "cudaEventRecord");
-    gr_mark(r, g->range, TR_W1, r->cs);
+    gr_mark(r, g->j.range, TR_W1, r->cs);
     SL_TASK_CUDA_TRY(t, cudaStreamWaitEvent(r->d2h, g->e_done, 0), "ordering the download");
-    gr_mark(r, g->range, TR_D0, r->d2h);
+    gr_mark(r, g->j.range, TR_D0, r->d2h);
     for (int c = 0; c < d->n_out; c++)
         SL_TASK_CUDA_TRY(t,
                          cudaMemcpyAsync(sl__col_values(b, c), g->out[c],
@@ -578,7 +600,7 @@ static int gr_end(struct gr *r, struct gr_set *g)
                                          cudaMemcpyDeviceToHost, r->d2h),
                          "downloading the result");
     SL_TASK_CUDA_TRY(t, cudaEventRecord(g->e_d2h, r->d2h), "cudaEventRecord");
-    gr_mark(r, g->range, TR_D1, r->d2h);
+    gr_mark(r, g->j.range, TR_D1, r->d2h);
     r->gpu_ranges++;
     return SL_OK;
 }
@@ -744,25 +766,44 @@ static int gr_run(struct gr *r)
                       * write and gathers follow them on the task stream (serial: range
                       * i + 1's sorts and count after range i's gathers, so the task
                       * stream idled while the host read each count, as before) */
-        if ((rc = gr_upload(r, &r->g[0], 0)) < 0 || (rc = gr_compute(r, &r->g[0])) < 0)
+        if ((rc = gr_upload(r, &r->g[0], 0, 0)) < 0 || (rc = gr_compute(r, &r->g[0])) < 0)
             return rc;
+        /* ahead: range i + 2 goes up into set i & 1 before the host waits for range i's
+         * count (its input buffers are free once range i's sorts read them), unless a
+         * buffer must grow: then after range i's write, as range i + 1 went otherwise */
+        int deferred = r->ahead ? 1 : 0;
         for (int64_t i = 0; i < r->n_ranges && rc >= 0; i++) {
-            struct gr_set *next = &r->g[(i + 1) & 1];
+            struct gr_set *next = &r->g[(i + 1) & 1], *cur = &r->g[i & 1];
             const int more = i + 1 < r->n_ranges, early = more && !r->serial;
             if (sl_task_cancelled(r->t))
                 return SL_ECANCELED;
             double h0 = r->tr ? join_now_ms() : 0;
-            if (more && (rc = gr_upload(r, next, i + 1)) < 0)
+            if (more && (!r->ahead || deferred) && (rc = gr_upload(r, next, i + 1, 0)) < 0)
                 return rc;
+            deferred = 0;
             if (r->tr)
                 r->host_up += join_now_ms() - h0;
             if (early && (rc = gr_compute(r, next)) < 0)
                 return rc;
+            if (r->ahead && i + 2 < r->n_ranges) {
+                h0 = r->tr ? join_now_ms() : 0;
+                if ((rc = gr_upload(r, cur, i + 2, 1)) < 0)
+                    return rc;
+                cur->pending = rc == 0;
+                deferred = rc == 1;
+                rc = SL_OK;
+                if (r->tr)
+                    r->host_up += join_now_ms() - h0;
+            }
             double e0 = r->tr ? join_now_ms() : 0, w0 = r->host_wait;
-            if ((rc = gr_end(r, &r->g[i & 1])) < 0)
+            if ((rc = gr_end(r, cur)) < 0)
                 return rc;
             if (r->tr)
                 r->host_end += join_now_ms() - e0 - (r->host_wait - w0);
+            if (cur->pending) { /* range i + 2, uploaded ahead */
+                cur->j = cur->pend;
+                cur->pending = 0;
+            }
             if (more && !early)
                 rc = gr_compute(r, next);
         }
@@ -776,7 +817,7 @@ static int gr_run(struct gr *r)
         if (i < r->n_ranges) {
             struct gr_set *g = &r->g[i & 1];
             int e = SL_TASK_CUDA_CALL(cudaEventSynchronize(g->e_d2h));
-            rc = e ? SL_TASK_CUDA_FAIL(r->t, e, "downloading a range") : gr_upload(r, g, i);
+            rc = e ? SL_TASK_CUDA_FAIL(r->t, e, "downloading a range") : gr_upload(r, g, i, 0);
             if (rc >= 0)
                 rc = gr_compute(r, g);
         }
@@ -857,6 +898,7 @@ static int gpu_join_ranges(sl_task_t *t, struct join_state *st)
         int64_t mode = 0;
         sl_task_option_int(t, "debug_smj_ooc", &mode);
         r.serial = mode == 2;
+        r.ahead = mode == 3;
     }
     void *side[2];
     int rc = sl__task_streams_get(t, 2, side);
@@ -963,7 +1005,7 @@ static int smj_buckets(sl_task_t *t, struct join_state *st)
     const struct join_data *d = st->d;
     int64_t cpu = 0, mode = 0;
     sl_task_option_int(t, "debug_smj_cpu_join", &cpu);
-    sl_task_option_int(t, "debug_smj_ooc", &mode); /* auto, runs, serial */
+    sl_task_option_int(t, "debug_smj_ooc", &mode); /* auto, runs, serial, ahead */
     if (cpu || mode == 1 || m->n[0] >= ((int64_t)1 << 31) || m->n[1] >= ((int64_t)1 << 31))
         return 0;
     int kw = (int)sl_type_width(m->in[0].batches[0]->cols[m->in[0].col[0]].type);

@@ -366,7 +366,7 @@ SL_TEST(smj_ooc_buckets_sanitize)
 /* Pass 2's order (debug_smj_ooc): by default range i + 1's sorts and count are enqueued
  * before the host waits for range i's count, and a set's input buffers take the next
  * upload once its sorts have read them (every other test runs that); serial, the order
- * before, gives the same rows: several runs a side, Zipf keys (ranges of uneven size:
+ * before, and ahead (range i + 2 uploaded before that wait) give the same rows: several runs a side, Zipf keys (ranges of uneven size:
  * buffers grown, some on the host), two payloads (row ids), one side of a single run
  * (its input buffers read until the gathers). The trace (debug_smj_ooc_trace) reports its
  * phases and changes no row; fewer, larger pass-1 runs (debug_smj_pass1_runs) give the
@@ -390,6 +390,19 @@ SL_TEST(smj_ooc_pass2_order)
     assert_true(last_buckets > 0);
     check(&fk, &small, SMJ, 16 * MIB, 1); /* one run on the small side */
     assert_true(last_buckets > 0);
+    /* ahead: range i + 2 uploaded before range i's count is read, where no buffer grows
+     * (Zipf: buffers grow, those uploads wait; one side of one run: never ahead) */
+    smj_mode = "ahead";
+    check(&fk, &pk, SMJ, 16 * MIB, 1);
+    assert_true(last_buckets > 0);
+    assert_int_equal(last_cpu_ranges, 0);
+    check(&zf, &pk, SMJ, 16 * MIB, 1);
+    check(&f2, &p2, SMJ, 16 * MIB, 1);
+    check(&fk, &small, SMJ, 16 * MIB, 1);
+    smj_packed = "true";
+    check(&fk, &pk, SMJ, 8 * MIB, 1);
+    assert_true(last_buckets > 0);
+    smj_packed = "false";
     smj_mode = "auto";
     check(&fk, &small, SMJ, 16 * MIB, 1);
     assert_true(last_buckets > 0);
