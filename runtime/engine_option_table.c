@@ -251,9 +251,11 @@ const struct sl__option sl__options[] = {
       "partition table at 13 bits, as before the big table at 12 where it fills at most 0.6 "
       "of its slots (A/B runs).", NULL, 0, 1}, FIELD(debug_agg_gpu_big_strict, INT)},
     {{"debug_ooc_unpacked_runs", SL_ENGINE_OPT_BOOL, DBG, "false",
-      "Has the out-of-core sort keep an int32 key and one 4-byte column as two columns in "
-      "its sorted runs, as before 2026-11-27, not packed into one 8-byte row each (whose "
-      "slices are one copy each in the GPU merge, not two) (A/B runs).", NULL, 0, 1},
+      "Has the out-of-core sort, and the out-of-core sort-merge join's key-range path, keep "
+      "an int32 key and one 4-byte column as two columns in their sorted runs, as before "
+      "2026-11-27 (the join's: as in session 17), not packed into one 8-byte row each (whose "
+      "slices are one copy each in the GPU merge or the join's pass 2, not two) (A/B runs).",
+      NULL, 0, 1},
      FIELD(debug_ooc_unpacked_runs, INT)},
     {{"debug_ooc_run_buckets", SL_ENGINE_OPT_BOOL, DBG, "false",
       "Has the out-of-core sort's GPU merge cut buckets of the runs' size (halved until they "
@@ -273,28 +275,20 @@ const struct sl__option sl__options[] = {
     {{"debug_smj_ooc", SL_ENGINE_OPT_ENUM, DBG, "auto",
       "How the out-of-core sort-merge join moves its sides: auto = key ranges cut while "
       "each side's runs are sorted, then each range of both sides uploaded, sorted and "
-      "joined on the GPU (input up once, down once, up again, result down); runs = each "
+      "joined on the GPU (input up once, down once, up again, result down; range i + 1's "
+      "sorts and count, and where no buffer must grow range i + 2's upload, enqueued before "
+      "the host waits for range i's count); runs = each "
       "side's runs merged into one on the GPU first, then key ranges joined, as before "
       "2026-11-27 (A/B runs); serial = auto, but a range's sorts and count enqueued after "
-      "the previous range's write and gathers and its upload after them, as before the "
-      "pass 2 order of 2026-11-27 (A/B runs); ahead = auto, and range i + 2 uploaded before "
-      "the host waits for range i's count where no buffer must grow (A/B runs).",
-      "auto,runs,serial,ahead", 0, 3},
+      "the previous range's write and gathers and its upload after them, as in session 17 "
+      "(A/B runs); noahead = auto without the uploads ahead: range i + 2 goes up after range "
+      "i's write, as in session 18's first order (A/B runs).",
+      "auto,runs,serial,noahead", 0, 3},
      FIELD(debug_smj_ooc, INT)},
     {{"debug_smj_ooc_trace", SL_ENGINE_OPT_BOOL, DBG, "false",
       "Has the out-of-core sort-merge join's pass 2 time each key range's upload, sorts, "
       "write and download with CUDA events, reported as the join's profile phases smj_p2_* "
       "(summed over the ranges; diagnosis).", NULL, 0, 1}, FIELD(debug_smj_ooc_trace, INT)},
-    {{"debug_smj_pass1_runs", SL_ENGINE_OPT_INT, DBG, "0",
-      "The out-of-core sort-merge join's pass 1 cuts each side into at least this many runs "
-      "when it needs several: 0 = the runs' default (32); fewer runs are larger, so pass 2 "
-      "uploads fewer, larger slices a key range (A/B runs).", NULL, 0, 1024},
-     FIELD(debug_smj_pass1_runs, INT)},
-    {{"debug_smj_packed", SL_ENGINE_OPT_BOOL, DBG, "false",
-      "Has the out-of-core sort-merge join's key-range path keep a side of an int32 key and "
-      "one 4-byte column as packed 8-byte rows in its runs (as the out-of-core sort does), so "
-      "that pass 2 uploads a range's slice of a run in one copy instead of two and sorts and "
-      "unpacks the rows on the GPU (A/B runs).", NULL, 0, 1}, FIELD(debug_smj_packed, INT)},
 };
 
 const int sl__n_options = (int)(sizeof sl__options / sizeof sl__options[0]);

@@ -205,8 +205,9 @@ struct sl_engine_config {
                                      takes the smaller table at 13, as before 2026-11-27
                                      (A/B runs) */
     /* Fields added with the out-of-core sort's packed runs (issue 23). */
-    int debug_ooc_unpacked_runs; /* 1: the out-of-core sort keeps an int32 key and one
-                                    4-byte column as two columns in its runs, as before
+    int debug_ooc_unpacked_runs; /* 1: the out-of-core sort and the out-of-core sort-merge
+                                    join's key ranges keep an int32 key and one 4-byte
+                                    column as two columns in their runs, as before
                                     2026-11-27 (A/B runs); 0: one 8-byte row a row */
     int debug_ooc_run_buckets;  /* 1: the out-of-core sort's GPU merge cuts buckets of the
                                    runs' size (halved to fit), as before 2026-11-27 (A/B
@@ -225,17 +226,12 @@ struct sl_engine_config {
                                    pass 1, joined in pass 2), 1 runs (each side's runs
                                    merged first, as before 2026-11-27: A/B runs), 2
                                    serial (auto, a range's sorts and count enqueued after
-                                   the previous range's gathers, as before 2026-11-27), 3
-                                   ahead (auto, range i + 2 uploaded before the host waits
-                                   for range i's count) */
+                                   the previous range's gathers, as in session 17), 3
+                                   noahead (auto, without range i + 2 uploaded before the
+                                   host waits for range i's count) */
     /* Fields added with the out-of-core sort-merge join's pass 2 order (issue 23). */
     int debug_smj_ooc_trace;    /* 1: the out-of-core sort-merge join's pass 2 times each
                                    range's copies and kernels (profile phases smj_p2_*) */
-    int debug_smj_pass1_runs;   /* the out-of-core sort-merge join's pass 1: runs a side
-                                   at least, when several; 0 = the runs' default (32) */
-    int debug_smj_packed;       /* 1: the out-of-core sort-merge join's runs of an int32
-                                   key and one 4-byte column packed into 8-byte rows (a
-                                   range's slice of a run is one copy) */
 };
 
 /* Fills *cfg with the defaults and sets cfg->size. Cannot fail. Thread-safe (touches

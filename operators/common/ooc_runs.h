@@ -38,17 +38,14 @@ struct sl__ooc_input {
     int col[SL__OOC_MAX_COLS];
     int key, desc;
     int pack;   /* 1: the caller takes packed runs (runs.packed, ooc_merge.h) where the
-                   shape allows: an int32 key and one 4-byte column (the sort; pass 2
-                   and the CPU merge read them, sl__ooc_runs_merge_all does not; the
-                   sort-merge join's key ranges with option debug_smj_packed) */
+                   shape allows: an int32 key and one 4-byte column (the sort and the
+                   sort-merge join's key ranges; pass 2, the CPU merge and the join's
+                   pass 2 read them, sl__ooc_runs_merge_all does not) */
     /* Given splitters (n_codes > 0, ascending key codes; the sort-merge join's, shared by
      * both sides): pass 1 finds every run's cuts at these (sl__ooc_sorted's split, with
      * split_rows 0) instead of sampling its own. */
     const uint64_t *codes;
     int64_t n_codes;
-    /* Runs at least, when there are several (0: 32, top of this file); fewer means larger
-     * runs, so fewer, larger slices per key range in the sort-merge join's pass 2. */
-    int64_t min_runs;
 };
 
 /* The sorted runs (runs.rows / runs.cols point into the arrays below). */

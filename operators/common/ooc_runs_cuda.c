@@ -44,7 +44,6 @@ struct plan {
     int packed;                       /* packed runs (ooc_merge.h): set_alloc, sort_run */
     int width[SL__OOC_MAX_COLS];
     int64_t n, R, n_runs, slot_row;
-    int64_t min_runs;                 /* runs at least, when several (sl__ooc_input) */
     size_t temp, temp_sort;           /* temp: CUB's (temp_sort) and, packed, the other
                                          buffer of R rows (its double buffer) */
 };
@@ -141,8 +140,8 @@ static int plan_run(sl_task_t *t, struct plan *p)
      * upload and the last download of each pass overlap nothing, so fewer, larger runs
      * are slower: on an H100 2^28 pairs took 100.9 ms in 16 runs (1 GiB budget) and
      * 99.5 ms in 32 (512 MiB); a larger budget must never be slower. */
-    int64_t cap = SL__OOC_MIN_RUN, pipe = p->min_runs > 0 ? p->min_runs : PIPE_RUNS;
-    while (cap * pipe < p->n)
+    int64_t cap = SL__OOC_MIN_RUN;
+    while (cap * PIPE_RUNS < p->n)
         cap *= 2;
     int64_t r = MAX_RUN;
     while (r / 2 >= p->n && r > SL__OOC_MIN_RUN)
@@ -177,7 +176,6 @@ static int make_plan(sl_task_t *t, const struct sl__ooc_input *in, struct plan *
     if (!plan_columns(in, p) || !plan_rows(in, p))
         return 0;
     p->packed = plan_packed(t, p, in->pack);
-    p->min_runs = in->min_runs;
     return plan_run(t, p);
 }
 

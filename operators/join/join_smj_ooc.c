@@ -161,9 +161,12 @@ static int join_codes(sl_task_t *t, const struct join_state *st, uint64_t lo, ui
  * - auto (buckets, since 2026-11-27): splitter codes sampled from both sides' input
  *   together cut the ranges (about equal rows of both sides), each run's cuts are found
  *   on the GPU while pass 1 sorts it, and pass 2 is this join: the input crosses the
- *   link up twice and down once, plus the result. Range i + 1 uploads while the host
- *   waits for range i's count, and its sort and count are enqueued after range i's
- *   write and gathers, so the link carries uploads and downloads at once.
+ *   link up twice and down once, plus the result. Range i + 1's upload, sorts and count,
+ *   and range i + 2's upload where no buffer must grow, are enqueued before the host
+ *   waits for range i's count, so the task stream sorts while the host reads counts and
+ *   the h2d stream never waits for the host (debug_smj_ooc=noahead: range i + 2's upload
+ *   after range i's write; serial: as in session 17, range i + 1's sorts and count after
+ *   range i's gathers), and the link carries uploads and downloads at once.
  * - runs: each side's runs were merged into one on the GPU first (both sides one run),
  *   ranges cut at the larger side's key codes, at most GPU_RANGE_ROWS of its rows each;
  *   range i goes up while range i - 1 is joined (as before 2026-11-27, A/B runs).
@@ -219,7 +222,7 @@ struct gr {
     const int64_t *cut[2];
     int sort[2];
     int serial;                         /* option debug_smj_ooc=serial (gr_run) */
-    int ahead;                          /* option debug_smj_ooc=ahead (gr_run) */
+    int ahead;                          /* debug_smj_ooc=auto, not noahead (gr_run) */
     int64_t hint[2], hint_out;          /* capacities planned for a range, when they fit */
     void **cp_dst, **cp_src;
     size_t *cp_size;
@@ -353,10 +356,11 @@ static int64_t gr_need(const struct gr *r, const struct gr_set *g, const int64_t
 /* Range i into set g: its slices up (h2d stream; they wait for the set's previous range's
  * last reads of the set's input buffers: its sorts where both sides are sorted, else its
  * gathers). A range too large for the budget left is marked for gr_end to join on the
- * host. With ahead (gr_run, option debug_smj_ooc=ahead), the set still holds the range
- * before, whose count, write and gathers are to come: range i goes into g->pend, and only
- * where both sides are sorted and no buffer of the set must grow; else nothing is done
- * and 1 is returned (the caller uploads it after that range's write, without ahead). */
+ * host. With ahead (gr_run; option debug_smj_ooc=noahead: never), the set still holds the
+ * range before, whose count, write and gathers are to come: range i goes into g->pend,
+ * and only where both sides are sorted and no buffer of the set must grow; else nothing
+ * is done and 1 is returned (the caller uploads it after that range's write, without
+ * ahead). */
 static int gr_upload(struct gr *r, struct gr_set *g, int64_t i, int ahead)
 {
     sl_task_t *t = r->t;
@@ -898,7 +902,7 @@ static int gpu_join_ranges(sl_task_t *t, struct join_state *st)
         int64_t mode = 0;
         sl_task_option_int(t, "debug_smj_ooc", &mode);
         r.serial = mode == 2;
-        r.ahead = mode == 3;
+        r.ahead = mode == 0;
     }
     void *side[2];
     int rc = sl__task_streams_get(t, 2, side);
@@ -1005,16 +1009,16 @@ static int smj_buckets(sl_task_t *t, struct join_state *st)
     const struct join_data *d = st->d;
     int64_t cpu = 0, mode = 0;
     sl_task_option_int(t, "debug_smj_cpu_join", &cpu);
-    sl_task_option_int(t, "debug_smj_ooc", &mode); /* auto, runs, serial, ahead */
+    sl_task_option_int(t, "debug_smj_ooc", &mode); /* auto, runs, serial, noahead */
     if (cpu || mode == 1 || m->n[0] >= ((int64_t)1 << 31) || m->n[1] >= ((int64_t)1 << 31))
         return 0;
     int kw = (int)sl_type_width(m->in[0].batches[0]->cols[m->in[0].col[0]].type);
     if (kw != (int)sl_type_width(m->in[1].batches[0]->cols[m->in[1].col[0]].type))
         return 0;
     double t0 = join_now_ms();
-    int64_t pack = 0; /* debug_smj_packed: packed runs where the shape allows */
-    sl_task_option_int(t, "debug_smj_packed", &pack);
-    int64_t T = bucket_rows(t, m, d, pack != 0);
+    /* packed runs where the shape allows (an int32 key and one 4-byte column; option
+     * debug_ooc_unpacked_runs: never): the ranges sized for either */
+    int64_t T = bucket_rows(t, m, d, 1);
     if (T <= 0)
         return (int)T;
     int64_t P = (m->n[0] + m->n[1] + T - 1) / T;
@@ -1037,13 +1041,10 @@ static int smj_buckets(sl_task_t *t, struct join_state *st)
     m->codes[k + 1] = 0;
     sl_task_phase_time(t, "smj_splitters", join_now_ms() - t0);
     double ms = 0;
-    int64_t min_runs = 0; /* debug_smj_pass1_runs: 0 = the runs' default */
-    sl_task_option_int(t, "debug_smj_pass1_runs", &min_runs);
     for (int s = 0; s < 2; s++) {
         m->in[s].codes = m->codes + 1;
         m->in[s].n_codes = k;
-        m->in[s].min_runs = min_runs;
-        m->in[s].pack = pack != 0;
+        m->in[s].pack = 1;
         if ((rc = sl__ooc_runs_sort(t, &m->in[s], &m->side[s])) < 0 ||
             (rc = side_cuts(t, m, s)) < 0)
             return rc;
@@ -1073,7 +1074,10 @@ int join_smj_ooc_finalize(sl_task_t *t)
         return sl_task_fail(t, SL_EINTERNAL, "out-of-core sort-merge join: not a shape it takes");
     if (m->n[0] == 0 || m->n[1] == 0)
         return SL_OK; /* no ranges: an empty result */
+    double f0 = join_now_ms();
     int rc = smj_buckets(t, st);
+    if (rc > 0) /* the finalize's time (bench join: the query's rest is engine_other) */
+        sl_task_phase_time(t, "finalize", join_now_ms() - f0);
     if (rc != 0)
         return rc < 0 ? rc : SL_OK;
     double ms = 0, merge_ms = 0;

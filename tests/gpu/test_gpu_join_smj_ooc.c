@@ -34,10 +34,9 @@
  * the GPU. */
 static const char *force_merge = "auto";
 static const char *cpu_join = "false"; /* debug_smj_cpu_join */
-static const char *smj_mode = "auto";  /* debug_smj_ooc: auto (buckets), runs or serial */
+static const char *smj_mode = "auto";  /* debug_smj_ooc: auto (buckets), runs, serial, noahead */
 static const char *smj_trace = "false"; /* debug_smj_ooc_trace */
-static const char *pass1_runs = "0";    /* debug_smj_pass1_runs */
-static const char *smj_packed = "false"; /* debug_smj_packed */
+static const char *unpacked = "false"; /* debug_ooc_unpacked_runs */
 static int last_gpu_merged;
 static int last_traced;           /* the last join's profile had pass 2's trace phases */
 static long long last_gpu_ranges; /* key ranges the last join merge-joined on the GPU */
@@ -105,8 +104,7 @@ static void check(const struct spec *ls, const struct spec *rs, const char *opts
     SL_ASSERT_OK(sl_engine_config_set(&cfg, "debug_smj_cpu_join", cpu_join));
     SL_ASSERT_OK(sl_engine_config_set(&cfg, "debug_smj_ooc", smj_mode));
     SL_ASSERT_OK(sl_engine_config_set(&cfg, "debug_smj_ooc_trace", smj_trace));
-    SL_ASSERT_OK(sl_engine_config_set(&cfg, "debug_smj_pass1_runs", pass1_runs));
-    SL_ASSERT_OK(sl_engine_config_set(&cfg, "debug_smj_packed", smj_packed));
+    SL_ASSERT_OK(sl_engine_config_set(&cfg, "debug_ooc_unpacked_runs", unpacked));
     sl_engine_t *gpu;
     SL_ASSERT_OK(sl_test_engine_open(&gpu, &cfg));
     struct fp got = run_smj(gpu, l, r, opts, &ooc);
@@ -363,14 +361,15 @@ SL_TEST(smj_ooc_buckets_sanitize)
     check(&zf, &pk, SMJ, 8 * MIB, 1);
 }
 
-/* Pass 2's order (debug_smj_ooc): by default range i + 1's sorts and count are enqueued
- * before the host waits for range i's count, and a set's input buffers take the next
- * upload once its sorts have read them (every other test runs that); serial, the order
- * before, and ahead (range i + 2 uploaded before that wait) give the same rows: several runs a side, Zipf keys (ranges of uneven size:
- * buffers grown, some on the host), two payloads (row ids), one side of a single run
- * (its input buffers read until the gathers). The trace (debug_smj_ooc_trace) reports its
- * phases and changes no row; fewer, larger pass-1 runs (debug_smj_pass1_runs) give the
- * same rows. */
+/* Pass 2's order (debug_smj_ooc): by default range i + 1's sorts and count, and where no
+ * buffer must grow range i + 2's upload, are enqueued before the host waits for range i's
+ * count (every other test runs that). noahead (range i + 2 up after range i's write) and
+ * serial with unpacked runs (session 17's path: range i + 1's sorts after range i's
+ * gathers, each upload after the set's gathers) give the same rows, as does the default
+ * with unpacked runs: several runs a side, Zipf keys (ranges of uneven size: buffers
+ * grown, no upload ahead then, some ranges on the host), two payloads (row ids, not
+ * packed), one side of a single run (its input buffers read until the gathers: never
+ * ahead). The trace (debug_smj_ooc_trace) reports its phases and changes no row. */
 SL_TEST(smj_ooc_pass2_order)
 {
     NEED_GPU();
@@ -381,6 +380,7 @@ SL_TEST(smj_ooc_pass2_order)
     struct spec f2 = {.rows = 2 << 20, .n_pay = 2, .key_range = 1 << 20, .seed = 87};
     struct spec small = {.rows = 1 << 16, .n_pay = 1, .key_range = 1 << 20, .seed = 88};
     smj_mode = "serial";
+    unpacked = "true";
     check(&fk, &pk, SMJ, 16 * MIB, 1);
     assert_true(last_buckets > 0);
     assert_int_equal(last_cpu_ranges, 0);
@@ -390,21 +390,21 @@ SL_TEST(smj_ooc_pass2_order)
     assert_true(last_buckets > 0);
     check(&fk, &small, SMJ, 16 * MIB, 1); /* one run on the small side */
     assert_true(last_buckets > 0);
-    /* ahead: range i + 2 uploaded before range i's count is read, where no buffer grows
-     * (Zipf: buffers grow, those uploads wait; one side of one run: never ahead) */
-    smj_mode = "ahead";
+    smj_mode = "auto"; /* unpacked runs, uploads ahead */
+    check(&fk, &pk, SMJ, 16 * MIB, 1);
+    assert_int_equal(last_cpu_ranges, 0);
+    check(&zf, &pk, SMJ, 16 * MIB, 1);
+    unpacked = "false";
+    smj_mode = "noahead";
     check(&fk, &pk, SMJ, 16 * MIB, 1);
     assert_true(last_buckets > 0);
     assert_int_equal(last_cpu_ranges, 0);
     check(&zf, &pk, SMJ, 16 * MIB, 1);
-    check(&f2, &p2, SMJ, 16 * MIB, 1);
     check(&fk, &small, SMJ, 16 * MIB, 1);
-    smj_packed = "true";
-    check(&fk, &pk, SMJ, 8 * MIB, 1);
-    assert_true(last_buckets > 0);
-    smj_packed = "false";
     smj_mode = "auto";
     check(&fk, &small, SMJ, 16 * MIB, 1);
+    assert_true(last_buckets > 0);
+    check(&fk, &pk, SMJ, 8 * MIB, 1);
     assert_true(last_buckets > 0);
     smj_trace = "true";
     check(&fk, &pk, SMJ, 16 * MIB, 1);
@@ -413,18 +413,14 @@ SL_TEST(smj_ooc_pass2_order)
     check(&zf, &pk, SMJ, 16 * MIB, 1);
     assert_true(last_traced);
     smj_trace = "false";
-    pass1_runs = "8";
-    check(&fk, &pk, SMJ, 16 * MIB, 1);
-    assert_true(last_buckets > 0);
-    pass1_runs = "0";
 }
 
-/* Packed runs in the key-range path (debug_smj_packed: an int32 key and one 4-byte column
- * as 8-byte rows, a range's slice of a run one copy, sorted and unpacked on the GPU): the
- * CPU's rows for PK-FK keys, duplicates, Zipf keys, keys of both signs, one side of one
- * run (unpacked by the sort), one heavy key (ranges joined on the host from packed runs,
- * one side a single run), fewer pass-1 runs, the serial order; a shape that does not
- * pack (two payloads) is unchanged. */
+/* Packed runs in the key-range path (the default where a side is an int32 key and one
+ * 4-byte column: 8-byte rows, a range's slice of a run one copy, sorted and unpacked on
+ * the GPU): the CPU's rows for duplicates, keys of both signs, one side of one run (its
+ * packed rows unpacked by the sort), one heavy key (ranges joined on the host from packed
+ * runs, one side a single run), the larger side on the right; a shape that does not pack
+ * (two payloads) beside one that does. */
 SL_TEST(smj_ooc_packed)
 {
     NEED_GPU();
@@ -432,7 +428,6 @@ SL_TEST(smj_ooc_packed)
     struct spec fk = {.rows = 3 << 20, .n_pay = 1, .key_range = 1 << 20, .seed = 92};
     struct spec a = {.rows = 1 << 19, .n_pay = 1, .key_range = 1 << 17, .seed = 93};
     struct spec d = {.rows = 2 << 20, .n_pay = 1, .key_range = 1 << 17, .seed = 94};
-    struct spec zf = {.rows = 3 << 20, .n_pay = 1, .key_range = 1 << 20, .zipf = 1, .seed = 95};
     struct spec sp = {.rows = 1 << 20, .n_pay = 1, .key_offset = -(1 << 19), .seed = 96};
     struct spec sf = {.rows = 2 << 20, .n_pay = 1, .key_range = 1 << 20,
                       .key_offset = -(1 << 19), .seed = 97};
@@ -441,25 +436,16 @@ SL_TEST(smj_ooc_packed)
     struct spec hot = {.rows = 3 << 20, .n_pay = 1, .key_range = 1 << 20, .skew = 1,
                        .seed = 100};
     struct spec p2 = {.rows = 1 << 20, .n_pay = 2, .seed = 101};
-    struct spec f2 = {.rows = 2 << 20, .n_pay = 2, .key_range = 1 << 20, .seed = 102};
-    smj_packed = "true";
-    check(&fk, &pk, SMJ, 16 * MIB, 1);
+    check(&pk, &fk, SMJ, 8 * MIB, 1);
     assert_true(last_buckets > 0);
-    assert_int_equal(last_cpu_ranges, 0);
     check(&d, &a, SMJ, 8 * MIB, 1);
-    check(&zf, &pk, SMJ, 16 * MIB, 1);
     check(&sf, &sp, SMJ, 16 * MIB, 1);
     assert_int_equal(last_cpu_ranges, 0);
-    check(&fk, &small, SMJ, 16 * MIB, 1);
+    check(&small, &fk, SMJ, 16 * MIB, 1);
     assert_true(last_buckets > 0);
     check(&hot, &perm, SMJ, 8 * MIB, 1);
     assert_true(last_buckets > 0);
     assert_true(last_cpu_ranges > 0);
-    check(&f2, &p2, SMJ, 16 * MIB, 1);
-    pass1_runs = "8";
-    smj_mode = "serial";
-    check(&zf, &pk, SMJ, 16 * MIB, 1);
-    smj_mode = "auto";
-    pass1_runs = "0";
-    smj_packed = "false";
+    check(&fk, &p2, SMJ, 16 * MIB, 1); /* packed on the left, two columns on the right */
+    assert_true(last_buckets > 0);
 }
