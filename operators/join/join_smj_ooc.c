@@ -353,6 +353,30 @@ static int64_t gr_need(const struct gr *r, const struct gr_set *g, const int64_t
 
 #define GR_SLACK ((int64_t)4 << 20)
 
+/* The merge-join's temp bytes (*need) and the larger side's sort temp (*stemp) for a
+ * range of n[s] rows of side s. < 0 after failing the task. */
+static int gr_temps(struct gr *r, const int64_t n[2], size_t *need, int64_t *stemp)
+{
+    sl_task_t *t = r->t;
+    const struct smj *m = r->m;
+    *need = 0;
+    SL_TASK_CUDA_TRY(t,
+                     m->side[0]->runs.width[0] == 8
+                         ? sl_k_smj_count_k64(NULL, need, NULL, n[1], NULL, n[0],
+                                              SL_K_JOIN_INNER, NULL, r->cs)
+                         : sl_k_smj_count_k32(NULL, need, NULL, n[1], NULL, n[0],
+                                              SL_K_JOIN_INNER, NULL, r->cs),
+                     "merge-join temp size");
+    *stemp = 0;
+    for (int s = 0; s < 2; s++) {
+        int64_t b = r->sort[s] ? sort_temp(t, &m->side[s]->runs, n[s]) : 0;
+        if (b < 0)
+            return (int)b;
+        *stemp = b > *stemp ? b : *stemp;
+    }
+    return SL_OK;
+}
+
 /* Range i into set g: its slices up (h2d stream; they wait for the set's previous range's
  * last reads of the set's input buffers: its sorts where both sides are sorted, else its
  * gathers). A range too large for the budget left is marked for gr_end to join on the
@@ -378,30 +402,35 @@ static int gr_upload(struct gr *r, struct gr_set *g, int64_t i, int ahead)
         return SL_OK; /* no matches */
     int grew = 0, rc;
     size_t need = 0;
-    SL_TASK_CUDA_TRY(t,
-                     m->side[0]->runs.width[0] == 8
-                         ? sl_k_smj_count_k64(NULL, &need, NULL, n[1], NULL, n[0],
-                                              SL_K_JOIN_INNER, NULL, r->cs)
-                         : sl_k_smj_count_k32(NULL, &need, NULL, n[1], NULL, n[0],
-                                              SL_K_JOIN_INNER, NULL, r->cs),
-                     "merge-join temp size");
     int64_t stemp = 0;
-    for (int s = 0; s < 2; s++) {
-        int64_t b = r->sort[s] ? sort_temp(t, &m->side[s]->runs, n[s]) : 0;
-        if (b < 0)
-            return (int)b;
-        stemp = b > stemp ? b : stemp;
-    }
-    /* grow to the planned capacity where that fits, else to the range's rows */
-    int64_t want[2], extra = (need > g->temp_cap ? (int64_t)need : 0) +
-                             (stemp > g->stemp_cap ? stemp : 0) + GR_SLACK;
-    for (int s = 0; s < 2; s++)
-        want[s] = n[s] > g->cap_in[s] && r->hint[s] > n[s] ? r->hint[s] : n[s];
+    if ((rc = gr_temps(r, n, &need, &stemp)) < 0)
+        return rc;
     if (ahead && (n[0] > g->cap_in[0] || n[1] > g->cap_in[1] || need > g->temp_cap ||
                   stemp > g->stemp_cap))
         return 1; /* a buffer must grow: after the set's range before is written */
-    if (gr_need(r, g, want, 0) + extra > sl_task_device_budget(t))
+    /* grow to the planned capacity where that fits (rows, and temps for rows, of at
+     * least the hint: a later range of a few more rows then need not grow them, nor wait
+     * for the range before to upload ahead), else to the range's rows and temps */
+    int64_t want[2], h[2], stemp_to = stemp;
+    size_t temp_to = need;
+    for (int s = 0; s < 2; s++) {
+        want[s] = n[s] > g->cap_in[s] && r->hint[s] > n[s] ? r->hint[s] : n[s];
+        h[s] = r->hint[s] > n[s] ? r->hint[s] : n[s];
+    }
+    if ((need > g->temp_cap || stemp > g->stemp_cap) && (h[0] != n[0] || h[1] != n[1]) &&
+        (rc = gr_temps(r, h, &temp_to, &stemp_to)) < 0)
+        return rc;
+    temp_to = temp_to > need ? temp_to : need;
+    stemp_to = stemp_to > stemp ? stemp_to : stemp;
+    int64_t extra = (need > g->temp_cap ? (int64_t)temp_to : 0) +
+                    (stemp > g->stemp_cap ? stemp_to : 0) + GR_SLACK;
+    if (gr_need(r, g, want, 0) + extra > sl_task_device_budget(t)) {
         memcpy(want, n, sizeof want);
+        temp_to = need;
+        stemp_to = stemp;
+        extra = (need > g->temp_cap ? (int64_t)need : 0) + (stemp > g->stemp_cap ? stemp : 0) +
+                GR_SLACK;
+    }
     if (gr_need(r, g, want, 0) + extra > sl_task_device_budget(t)) {
         job->range = -1 - i; /* too large for what is left: gr_end joins it on the host */
         return SL_OK;
@@ -424,15 +453,15 @@ static int gr_upload(struct gr *r, struct gr_set *g, int64_t i, int ahead)
         g->cap_in[s] = want[s];
     }
     if (need > g->temp_cap) {
-        if ((rc = gr_grow(t, &g->temp, (int64_t)need, &grew)) < 0)
+        if ((rc = gr_grow(t, &g->temp, (int64_t)temp_to, &grew)) < 0)
             return rc;
-        g->temp_cap = need;
+        g->temp_cap = temp_to;
     }
     job->temp_need = need;
     if (stemp > g->stemp_cap) {
-        if ((rc = gr_grow(t, &g->stemp, stemp, &grew)) < 0)
+        if ((rc = gr_grow(t, &g->stemp, stemp_to, &grew)) < 0)
             return rc;
-        g->stemp_cap = stemp;
+        g->stemp_cap = stemp_to;
     }
     /* the set's previous range read its input buffers until its sorts (both sides sorted:
      * the count, write and gathers read the sorted copies), else until its gathers
