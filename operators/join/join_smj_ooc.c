@@ -216,6 +216,7 @@ struct gr {
     struct gr_set g[2];
     uint64_t *codes;                    /* range i: codes [codes[i], codes[i + 1]) */
     int64_t n_ranges, gpu_ranges, cpu_ranges, pageable; /* pageable: results not pinned */
+    int64_t ahead_ranges;               /* uploaded ahead (gr_run) */
     /* buckets: range i of side s is rows [cut[s][i k + j], cut[s][(i + 1) k + j]) of its
      * run j (k runs), and a side of several runs is sorted on the GPU (sort[s]); else
      * NULL: one run each, searched by code */
@@ -824,6 +825,7 @@ static int gr_run(struct gr *r)
                     return rc;
                 cur->pending = rc == 0;
                 deferred = rc == 1;
+                r->ahead_ranges += rc == 0;
                 rc = SL_OK;
                 if (r->tr)
                     r->host_up += join_now_ms() - h0;
@@ -954,6 +956,7 @@ static int gpu_join_ranges(sl_task_t *t, struct join_state *st)
     sl_task_profile_value(t, "smj_gpu_ranges", r.gpu_ranges);
     sl_task_profile_value(t, "smj_cpu_ranges", r.cpu_ranges);
     sl_task_profile_value(t, "smj_pageable_ranges", r.pageable);
+    sl_task_profile_value(t, "smj_ahead_ranges", r.ahead_ranges);
     for (int s = 0; s < 2 && rc >= 0; s++) { /* the pinned runs go back to the pool now */
         sl__ooc_sorted_free(r.m->side[s]);
         r.m->side[s] = NULL;

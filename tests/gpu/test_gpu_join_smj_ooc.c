@@ -42,6 +42,7 @@ static int last_traced;           /* the last join's profile had pass 2's trace 
 static long long last_gpu_ranges; /* key ranges the last join merge-joined on the GPU */
 static long long last_buckets;    /* key ranges of the buckets' path (0: not taken) */
 static long long last_cpu_ranges; /* key ranges joined on the host (too large) */
+static long long last_ahead;      /* key ranges uploaded ahead (pass 2's order) */
 
 static long long profile_value(sl_query_t *q, const char *name)
 {
@@ -72,6 +73,7 @@ static struct fp run_smj(sl_engine_t *e, sl_table_t *l, sl_table_t *r, const cha
     last_gpu_ranges = profile_value(q, "smj_gpu_ranges");
     last_buckets = profile_value(q, "smj_bucket_ranges");
     last_cpu_ranges = profile_value(q, "smj_cpu_ranges");
+    last_ahead = profile_value(q, "smj_ahead_ranges");
     last_traced = strstr(sl_query_profile_json(q), "\"smj_p2_up_busy\":") != NULL &&
                   strstr(sl_query_profile_json(q), "\"smj_p2_wait\":") != NULL;
     const char *pg = strstr(sl_query_profile_json(q), "\"smj_pageable_ranges\":");
@@ -385,6 +387,7 @@ SL_TEST(smj_ooc_pass2_order)
     assert_true(last_buckets > 0);
     assert_int_equal(last_cpu_ranges, 0);
     assert_false(last_traced);
+    assert_int_equal(last_ahead, 0);
     check(&zf, &pk, SMJ, 16 * MIB, 1);
     check(&f2, &p2, SMJ, 16 * MIB, 1);
     assert_true(last_buckets > 0);
@@ -393,19 +396,23 @@ SL_TEST(smj_ooc_pass2_order)
     smj_mode = "auto"; /* unpacked runs, uploads ahead */
     check(&fk, &pk, SMJ, 16 * MIB, 1);
     assert_int_equal(last_cpu_ranges, 0);
+    assert_true(last_ahead > 0);
     check(&zf, &pk, SMJ, 16 * MIB, 1);
     unpacked = "false";
     smj_mode = "noahead";
     check(&fk, &pk, SMJ, 16 * MIB, 1);
     assert_true(last_buckets > 0);
     assert_int_equal(last_cpu_ranges, 0);
+    assert_int_equal(last_ahead, 0);
     check(&zf, &pk, SMJ, 16 * MIB, 1);
     check(&fk, &small, SMJ, 16 * MIB, 1);
     smj_mode = "auto";
     check(&fk, &small, SMJ, 16 * MIB, 1);
     assert_true(last_buckets > 0);
+    assert_int_equal(last_ahead, 0); /* one side of one run: its gathers read the uploads */
     check(&fk, &pk, SMJ, 8 * MIB, 1);
     assert_true(last_buckets > 0);
+    assert_true(last_ahead > 0);
     smj_trace = "true";
     check(&fk, &pk, SMJ, 16 * MIB, 1);
     assert_true(last_buckets > 0);
