@@ -251,11 +251,9 @@ const struct sl__option sl__options[] = {
       "partition table at 13 bits, as before the big table at 12 where it fills at most 0.6 "
       "of its slots (A/B runs).", NULL, 0, 1}, FIELD(debug_agg_gpu_big_strict, INT)},
     {{"debug_ooc_unpacked_runs", SL_ENGINE_OPT_BOOL, DBG, "false",
-      "Has the out-of-core sort, and the out-of-core sort-merge join's key-range path, keep "
-      "an int32 key and one 4-byte column as two columns in their sorted runs, as before "
-      "2026-11-27 (the join's: as in session 17), not packed into one 8-byte row each (whose "
-      "slices are one copy each in the GPU merge or the join's pass 2, not two) (A/B runs).",
-      NULL, 0, 1},
+      "Has the out-of-core sort keep an int32 key and one 4-byte column as two columns in "
+      "its sorted runs, as before 2026-11-27, not packed into one 8-byte row each (whose "
+      "slices are one copy each in the GPU merge, not two) (A/B runs).", NULL, 0, 1},
      FIELD(debug_ooc_unpacked_runs, INT)},
     {{"debug_ooc_run_buckets", SL_ENGINE_OPT_BOOL, DBG, "false",
       "Has the out-of-core sort's GPU merge cut buckets of the runs' size (halved until they "
@@ -289,6 +287,18 @@ const struct sl__option sl__options[] = {
       "Has the out-of-core sort-merge join's pass 2 time each key range's upload, sorts, "
       "write and download with CUDA events, reported as the join's profile phases smj_p2_* "
       "(summed over the ranges; diagnosis).", NULL, 0, 1}, FIELD(debug_smj_ooc_trace, INT)},
+    {{"debug_smj_packed", SL_ENGINE_OPT_BOOL, DBG, "false",
+      "Has the out-of-core sort-merge join's key-range path keep a side of an int32 key and "
+      "one 4-byte column as packed 8-byte rows in its runs, as the out-of-core sort does "
+      "(unless debug_ooc_unpacked_runs), so that pass 2 uploads a range's slice of a run in "
+      "one copy instead of two and sorts and unpacks the rows on the GPU: fewer copies for "
+      "the host to enqueue, more work for the GPU (A/B runs: faster on an H200, slower on "
+      "an H100 in session 18).", NULL, 0, 1}, FIELD(debug_smj_packed, INT)},
+    {{"debug_smj_sort_all_bits", SL_ENGINE_OPT_BOOL, DBG, "false",
+      "Has the out-of-core sort-merge join's pass 2 sort a key range on all the key's bits, "
+      "as before session 18, not only on the low bits in which the range's key codes "
+      "differ (fewer radix passes) (A/B runs).", NULL, 0, 1},
+     FIELD(debug_smj_sort_all_bits, INT)},
 };
 
 const int sl__n_options = (int)(sizeof sl__options / sizeof sl__options[0]);

@@ -205,9 +205,8 @@ struct sl_engine_config {
                                      takes the smaller table at 13, as before 2026-11-27
                                      (A/B runs) */
     /* Fields added with the out-of-core sort's packed runs (issue 23). */
-    int debug_ooc_unpacked_runs; /* 1: the out-of-core sort and the out-of-core sort-merge
-                                    join's key ranges keep an int32 key and one 4-byte
-                                    column as two columns in their runs, as before
+    int debug_ooc_unpacked_runs; /* 1: the out-of-core sort keeps an int32 key and one
+                                    4-byte column as two columns in its runs, as before
                                     2026-11-27 (A/B runs); 0: one 8-byte row a row */
     int debug_ooc_run_buckets;  /* 1: the out-of-core sort's GPU merge cuts buckets of the
                                    runs' size (halved to fit), as before 2026-11-27 (A/B
@@ -232,6 +231,12 @@ struct sl_engine_config {
     /* Fields added with the out-of-core sort-merge join's pass 2 order (issue 23). */
     int debug_smj_ooc_trace;    /* 1: the out-of-core sort-merge join's pass 2 times each
                                    range's copies and kernels (profile phases smj_p2_*) */
+    int debug_smj_packed;       /* 1: the out-of-core sort-merge join's key-range path
+                                   packs an int32 key and one 4-byte column into 8-byte
+                                   rows in its runs (a range's slice of a run one copy) */
+    int debug_smj_sort_all_bits; /* 1: the out-of-core sort-merge join's pass 2 sorts a
+                                    range on all key bits, as in session 17 (A/B runs);
+                                    0: on the bits its key codes differ in */
 };
 
 /* Fills *cfg with the defaults and sets cfg->size. Cannot fail. Thread-safe (touches

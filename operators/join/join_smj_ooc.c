@@ -45,6 +45,7 @@
 #include "sluice_k/columns.h"
 #include "sluice_k/join_smj.h"
 #include "sluice_k/ooc_pack.h"
+#include "sluice_k/sort.h"
 
 #define MAX_RANGES 4096
 #define RANGE_ROWS ((int64_t)1 << 18)   /* rows of the larger side per range task */
@@ -224,6 +225,7 @@ struct gr {
     int sort[2];
     int serial;                         /* option debug_smj_ooc=serial (gr_run) */
     int ahead;                          /* debug_smj_ooc=auto, not noahead (gr_run) */
+    int all_bits;                       /* option debug_smj_sort_all_bits (gr_bits) */
     int64_t hint[2], hint_out;          /* capacities planned for a range, when they fit */
     void **cp_dst, **cp_src;
     size_t *cp_size;
@@ -265,30 +267,60 @@ static int64_t sort_temp(sl_task_t *t, const struct sl__ooc_runs *runs, int64_t 
     return (((int64_t)temp + 255) & ~(int64_t)255) + n * 8;
 }
 
-/* Sorts n rows of side s in set g (in -> srt) on the task stream: the runs' own sort, or
- * packed rows sorted by their high half and unpacked into the key and the other column. */
-static int gr_sort(struct gr *r, struct gr_set *g, int s, int64_t n)
+/* Sorts n rows of side s in set g (in -> srt) on the task stream: on the low `bits` bits
+ * of the key codes (all the range's codes share the higher ones; CUB's order of signed
+ * keys is that of the codes), or the runs' own sort (all bits; row ids for two payloads
+ * or more); packed rows sorted by their high half's low bits and unpacked into the key
+ * and the other column. */
+static int gr_sort(struct gr *r, struct gr_set *g, int s, int64_t n, int bits)
 {
     sl_task_t *t = r->t;
     const struct sl__ooc_runs *runs = &r->m->side[s]->runs;
-    if (!runs->packed)
+    const int kc = runs->key_col, kw = runs->width[kc];
+    if (!runs->packed && (runs->n_cols > 2 || runs->desc || bits >= 8 * kw))
         return sl__ooc_gpu_sort(t, runs, g->in[s], g->srt[s], n, g->stemp, (size_t)g->stemp_cap,
                                 g->ids[s], r->cs);
-    size_t temp = 0;
+    size_t temp = (size_t)g->stemp_cap;
+    if (!runs->packed) {
+        const int pc = runs->n_cols == 2 ? 1 - kc : -1, vb = pc >= 0 ? runs->width[pc] : 0;
+        SL_TASK_CUDA_TRY(t,
+                         sl_k_sort_pairs_bits(g->stemp, &temp, kw, bits, g->in[s][kc],
+                                              g->srt[s][kc], vb ? g->in[s][pc] : NULL,
+                                              vb ? g->srt[s][pc] : NULL, vb, n, r->cs),
+                         "sorting a range");
+        return SL_OK;
+    }
     SL_TASK_CUDA_TRY(t, sl_k_ooc_sort_packed(NULL, &temp, NULL, NULL, n, NULL, 0),
                      "sort temp size");
     int64_t ta = ((int64_t)temp + 255) & ~(int64_t)255;
-    uint64_t *rows = g->in[s][runs->key_col], *alt = (uint64_t *)((char *)g->stemp + ta);
+    uint64_t *rows = g->in[s][kc], *alt = (uint64_t *)((char *)g->stemp + ta);
     int in_alt = 0;
     if (ta + n * 8 > g->stemp_cap)
         return sl_task_fail(t, SL_EINTERNAL, "out-of-core sort-merge join: sort temp too small");
-    SL_TASK_CUDA_TRY(t, sl_k_ooc_sort_packed(g->stemp, &temp, rows, alt, n, &in_alt, r->cs),
+    SL_TASK_CUDA_TRY(t,
+                     sl_k_ooc_sort_packed_bits(g->stemp, &temp, rows, alt, n,
+                                               bits < 32 ? bits : 32, &in_alt, r->cs),
                      "sorting a range");
     SL_TASK_CUDA_TRY(t,
-                     sl_k_ooc_unpack(in_alt ? alt : rows, runs->desc, n,
-                                     g->srt[s][runs->key_col], g->srt[s][1 - runs->key_col], r->cs),
+                     sl_k_ooc_unpack(in_alt ? alt : rows, runs->desc, n, g->srt[s][kc],
+                                     g->srt[s][1 - kc], r->cs),
                      "unpacking a range");
     return SL_OK;
+}
+
+/* Bits of the key codes that differ within range i (codes [codes[i], codes[i + 1]), the
+ * first from 0, the last to the largest code of kw-byte keys): its sorts need no others.
+ * All of them with option debug_smj_sort_all_bits. */
+static int gr_bits(const struct gr *r, int64_t i, int kw)
+{
+    const uint64_t top = kw == 4 ? 0xffffffffull : UINT64_MAX;
+    uint64_t lo = r->codes[i], hi = i + 1 < r->n_ranges ? r->codes[i + 1] - 1 : top;
+    if (r->all_bits || hi < lo)
+        return 8 * kw;
+    if (hi == lo)
+        return 1;
+    int b = 64 - __builtin_clzll(lo ^ hi);
+    return b < 8 * kw ? b : 8 * kw;
 }
 
 /* Rows of side s below code v (the one run). */
@@ -517,7 +549,8 @@ static int gr_compute(struct gr *r, struct gr_set *g)
     gr_mark(r, g->j.range, TR_S0, r->cs);
     for (int s = 0; s < 2; s++) {
         int rc;
-        if (r->sort[s] && (rc = gr_sort(r, g, s, g->j.n[s])) < 0)
+        if (r->sort[s] && (rc = gr_sort(r, g, s, g->j.n[s],
+                                        gr_bits(r, g->j.range, m->side[s]->runs.width[0]))) < 0)
             return rc;
     }
     SL_TASK_CUDA_TRY(t, cudaEventRecord(g->e_sorted, r->cs), "cudaEventRecord");
@@ -934,6 +967,9 @@ static int gpu_join_ranges(sl_task_t *t, struct join_state *st)
         sl_task_option_int(t, "debug_smj_ooc", &mode);
         r.serial = mode == 2;
         r.ahead = mode == 0;
+        int64_t all = 0;
+        sl_task_option_int(t, "debug_smj_sort_all_bits", &all);
+        r.all_bits = all != 0;
     }
     void *side[2];
     int rc = sl__task_streams_get(t, 2, side);
@@ -994,6 +1030,8 @@ static int64_t bucket_rows(sl_task_t *t, const struct smj *m, const struct join_
     per += fmax * (double)ow;
     int64_t budget = sl_task_device_budget(t) - GR_SLACK - ((int64_t)1 << 20);
     for (int64_t T = (int64_t)1 << 26; T >= 4096; T = T * 7 / 8) {
+        if (2 * (int64_t)(1.25 * (double)T * per) > budget)
+            continue; /* not even without the sort's temp (no CUB size queries) */
         int64_t most = (int64_t)(1.25 * (double)T * fmax) + 1, temp = 0;
         for (int s = 0; s < 2; s++)
             for (int pk = 0; pk <= pack; pk++) { /* packed or not: the larger */
@@ -1048,9 +1086,11 @@ static int smj_buckets(sl_task_t *t, struct join_state *st)
     if (kw != (int)sl_type_width(m->in[1].batches[0]->cols[m->in[1].col[0]].type))
         return 0;
     double t0 = join_now_ms();
-    /* packed runs where the shape allows (an int32 key and one 4-byte column; option
-     * debug_ooc_unpacked_runs: never): the ranges sized for either */
-    int64_t T = bucket_rows(t, m, d, 1);
+    /* packed runs where the shape allows (an int32 key and one 4-byte column) with option
+     * debug_smj_packed (and debug_ooc_unpacked_runs off): the ranges sized for either */
+    int64_t pack = 0;
+    sl_task_option_int(t, "debug_smj_packed", &pack);
+    int64_t T = bucket_rows(t, m, d, pack != 0);
     if (T <= 0)
         return (int)T;
     int64_t P = (m->n[0] + m->n[1] + T - 1) / T;
@@ -1076,7 +1116,7 @@ static int smj_buckets(sl_task_t *t, struct join_state *st)
     for (int s = 0; s < 2; s++) {
         m->in[s].codes = m->codes + 1;
         m->in[s].n_codes = k;
-        m->in[s].pack = 1;
+        m->in[s].pack = pack != 0;
         if ((rc = sl__ooc_runs_sort(t, &m->in[s], &m->side[s])) < 0 ||
             (rc = side_cuts(t, m, s)) < 0)
             return rc;
