@@ -190,11 +190,12 @@ struct sl_engine_config {
                                        partitions of about 2,000 groups in two blocks an
                                        SM, as before the big table (A/B runs) */
     /* Fields added with the out-of-core join's DMA spill (issue 23). */
-    int debug_ooc_spill;        /* out-of-core GPU join's pass-1 spill: 0 dma (partitioned
-                                   chunks copied whole), 1 blocks (zero-copy stores of the
+    int debug_ooc_spill;        /* out-of-core GPU join's pass-1 spill: 0 fused (partitioned
+                                   chunks copied whole; 4-byte integer aggregates summed by
+                                   the join kernel), 1 blocks (zero-copy stores of the
                                    append kernel, as before 2026-11-27: A/B runs), 2
-                                   dma_half (the cache in half the budget: A/B runs), 3
-                                   dma_fused (aggregates summed by the join kernel, opt-in) */
+                                   dma_half (the cache in half the budget: A/B runs), 3 dma
+                                   (session 16's plan, aggregates materialized: A/B runs) */
     int debug_smj_cpu_join;     /* 1: the out-of-core sort-merge join's key ranges are
                                    merge-joined by CPU tasks, not on the GPU (A/B runs) */
     /* Fields added with the out-of-core sort's graded runs (issue 23). */
