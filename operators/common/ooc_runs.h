@@ -65,6 +65,9 @@ struct sl__ooc_sorted {
     int graded;                      /* four more codes: the first and last buckets cut in
                                         a quarter, a quarter and a half */
     int64_t *split;
+    /* Narrow runs (runs.narrow): every run's table, one pinned array (runs.narrow_tables) */
+    uint32_t *ntab;
+    int64_t ntab_bytes;
 };
 
 /* 1 if the input can be sorted in runs under what is left of the GPU budget (shapes
