@@ -282,6 +282,10 @@ const struct sl__option sl__options[] = {
       "merge's upload move 3/4 of the bytes): auto = where pass 1 finds the GPU merge's "
       "cuts; off = 8-byte packed rows, as before 2026-11-27 (A/B runs); on = whatever the "
       "merge (tests).", "auto,off,on", 0, 2}, FIELD(debug_ooc_narrow_runs, INT)},
+    {{"debug_ooc_upload_pieces", SL_ENGINE_OPT_BOOL, DBG, "false",
+      "Has the out-of-core sort upload a run's rows with a copy per input batch and column, "
+      "as before 2026-11-27, not one copy per column for batches adjacent in memory (A/B "
+      "runs).", NULL, 0, 1}, FIELD(debug_ooc_upload_pieces, INT)},
 };
 
 const int sl__n_options = (int)(sizeof sl__options / sizeof sl__options[0]);

@@ -449,6 +449,15 @@ static int upload(struct runner *r, struct set *s, int64_t rows)
     int slot = (int)(s - r->s);
     if (r->stage.stager) /* its previous upload (two runs ago) must be done before it is refilled */
         SL_TASK_CUDA_TRY(r->t, cudaEventSynchronize(s->up), "waiting for a staging buffer");
+    /* Pieces of a column adjacent in their source (slices of one batch's column, or one
+     * staging buffer) go as one copy (pend_*: the column's copy not made yet), unless
+     * option debug_ooc_upload_pieces: a copy per batch piece and column, as before
+     * 2026-11-27 (the bench's 2^28 input rows came as morsel slices of one table batch:
+     * some 68 copies of 480 KiB a run at 1/4). */
+    int64_t pieces = 0;
+    sl_task_option_int(r->t, "debug_ooc_upload_pieces", &pieces);
+    const char *pend_src[SL__OOC_MAX_COLS] = {NULL};
+    size_t pend_at[SL__OOC_MAX_COLS] = {0}, pend_bytes[SL__OOC_MAX_COLS] = {0};
     for (int64_t at = 0; at < rows;) {
         const sl_batch_t *b = batch_at(r->in, r->bi);
         int64_t take = b->n_rows - r->brow;
@@ -457,13 +466,21 @@ static int upload(struct runner *r, struct set *s, int64_t rows)
         for (int c = 0, prefix = 0; c < r->p.n_cols && take > 0; prefix += r->p.width[c++]) {
             size_t w = (size_t)r->p.width[c];
             const struct sl__col *col = &b->cols[r->in->col[c]];
-            const void *src = sl__upload_stage_src(
+            const char *src = sl__upload_stage_src(
                 &r->stage, slot, r->p.R * prefix + at * (int64_t)w, col->data,
                 (const char *)col->data->ptr + (size_t)(col->offset + r->brow) * w, (size_t)take * w);
-            SL_TASK_CUDA_TRY(r->t,
-                             cudaMemcpyAsync((char *)s->in[c] + (size_t)at * w, src,
-                                             (size_t)take * w, cudaMemcpyDefault, r->h2d),
-                             "uploading a run");
+            if (!pieces && pend_src[c] && pend_src[c] + pend_bytes[c] == src) {
+                pend_bytes[c] += (size_t)take * w; /* adjacent to the column's last piece */
+                continue;
+            }
+            if (pend_src[c])
+                SL_TASK_CUDA_TRY(r->t,
+                                 cudaMemcpyAsync((char *)s->in[c] + pend_at[c], pend_src[c],
+                                                 pend_bytes[c], cudaMemcpyDefault, r->h2d),
+                                 "uploading a run");
+            pend_src[c] = src;
+            pend_at[c] = (size_t)at * w;
+            pend_bytes[c] = (size_t)take * w;
         }
         at += take;
         r->brow += take;
@@ -472,6 +489,12 @@ static int upload(struct runner *r, struct set *s, int64_t rows)
             r->brow = 0;
         }
     }
+    for (int c = 0; c < r->p.n_cols; c++)
+        if (pend_src[c])
+            SL_TASK_CUDA_TRY(r->t,
+                             cudaMemcpyAsync((char *)s->in[c] + pend_at[c], pend_src[c],
+                                             pend_bytes[c], cudaMemcpyDefault, r->h2d),
+                             "uploading a run");
     return SL_OK;
 }
 
