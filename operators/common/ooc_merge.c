@@ -52,6 +52,42 @@ static inline uint64_t narrow_row(const struct sl__ooc_runs *m, int64_t j, int64
     return narrow_packed(narrow_rows(m, j) + 3 * i, narrow_top(narrow_table(m, j), i));
 }
 
+struct tops_arg {
+    const struct sl__ooc_runs *m;
+    const int64_t *cuts;
+    int64_t nb, *tops;
+};
+
+static void tops_part(void *p, int part, int parts)
+{
+    const struct tops_arg *a = p;
+    const struct sl__ooc_runs *m = a->m;
+    const int64_t k = m->n_runs;
+    for (int64_t b = a->nb * part / parts; b < a->nb * (part + 1) / parts; b++) {
+        int64_t lo = SL__OOC_NARROW_TOP, hi = -1;
+        for (int64_t j = 0; j < k; j++) {
+            int64_t f = a->cuts[b * k + j], e = a->cuts[(b + 1) * k + j];
+            if (e <= f)
+                continue;
+            int64_t t0 = (int64_t)narrow_top(narrow_table(m, j), f);
+            int64_t t1 = (int64_t)narrow_top(narrow_table(m, j), e - 1);
+            lo = t0 < lo ? t0 : lo;
+            hi = t1 > hi ? t1 : hi;
+        }
+        a->tops[2 * b] = lo;
+        a->tops[2 * b + 1] = hi;
+    }
+}
+
+void sl__ooc_narrow_tops(const struct sl__ooc_runs *m, const int64_t *cuts, int64_t nb,
+                         int64_t *tops, int threads)
+{
+    struct tops_arg a = {m, cuts, nb, tops};
+    int64_t most = nb / 4 + 1; /* some 8 k searches a part at least */
+    if (nb > 0)
+        sl__par_for(most < threads ? (int)most : threads, tops_part, &a);
+}
+
 /* The key of row i of run j as an unsigned code whose order is the output order. */
 static inline uint64_t code_at(const struct sl__ooc_runs *m, int64_t j, int64_t i)
 {

@@ -42,6 +42,13 @@ struct sl__ooc_runs {
 /* Bytes of a narrow run's table. */
 #define SL__OOC_NARROW_TABLE_BYTES ((int64_t)SL__OOC_NARROW_TOP * 4)
 
+/* Narrow runs: tops[2 b] and tops[2 b + 1] = the lowest and the highest top-16 code
+ * value of bucket b's rows (rows [cuts[b k + j], cuts[(b + 1) k + j]) of every run j;
+ * SL__OOC_NARROW_TOP and -1 for an empty bucket), from the runs' tables alone, on up to
+ * `threads` threads. */
+void sl__ooc_narrow_tops(const struct sl__ooc_runs *m, const int64_t *cuts, int64_t nb,
+                         int64_t *tops, int threads);
+
 /* Rows of all runs. */
 int64_t sl__ooc_total(const struct sl__ooc_runs *m);
 

@@ -449,13 +449,17 @@ static int upload(struct runner *r, struct set *s, int64_t rows)
     int slot = (int)(s - r->s);
     if (r->stage.stager) /* its previous upload (two runs ago) must be done before it is refilled */
         SL_TASK_CUDA_TRY(r->t, cudaEventSynchronize(s->up), "waiting for a staging buffer");
-    /* Pieces of a column adjacent in their source (slices of one batch's column, or one
-     * staging buffer) go as one copy (pend_*: the column's copy not made yet), unless
-     * option debug_ooc_upload_pieces: a copy per batch piece and column, as before
+    /* Pieces of a column adjacent in one buffer (slices of one table batch's column) go
+     * as one copy (pend_*: the column's copy not made yet), unless option
+     * debug_ooc_upload_pieces or staging: a copy per batch piece and column, as before
      * 2026-11-27 (the bench's 2^28 input rows came as morsel slices of one table batch:
-     * some 68 copies of 480 KiB a run at 1/4). */
+     * some 68 copies of 480 KiB a run at 1/4). Never across buffers: two allocations
+     * adjacent in memory are still two (a copy across them fails: invalid argument,
+     * H100 run 2 of session 18, the sink's device batches). */
     int64_t pieces = 0;
     sl_task_option_int(r->t, "debug_ooc_upload_pieces", &pieces);
+    pieces |= r->stage.stager != NULL;
+    const struct sl__buf *pend_buf[SL__OOC_MAX_COLS] = {NULL};
     const char *pend_src[SL__OOC_MAX_COLS] = {NULL};
     size_t pend_at[SL__OOC_MAX_COLS] = {0}, pend_bytes[SL__OOC_MAX_COLS] = {0};
     for (int64_t at = 0; at < rows;) {
@@ -469,7 +473,8 @@ static int upload(struct runner *r, struct set *s, int64_t rows)
             const char *src = sl__upload_stage_src(
                 &r->stage, slot, r->p.R * prefix + at * (int64_t)w, col->data,
                 (const char *)col->data->ptr + (size_t)(col->offset + r->brow) * w, (size_t)take * w);
-            if (!pieces && pend_src[c] && pend_src[c] + pend_bytes[c] == src) {
+            if (!pieces && pend_src[c] && pend_buf[c] == col->data &&
+                pend_src[c] + pend_bytes[c] == src) {
                 pend_bytes[c] += (size_t)take * w; /* adjacent to the column's last piece */
                 continue;
             }
@@ -479,6 +484,7 @@ static int upload(struct runner *r, struct set *s, int64_t rows)
                                                  pend_bytes[c], cudaMemcpyDefault, r->h2d),
                                  "uploading a run");
             pend_src[c] = src;
+            pend_buf[c] = col->data;
             pend_at[c] = (size_t)at * w;
             pend_bytes[c] = (size_t)take * w;
         }
@@ -1182,25 +1188,6 @@ static int64_t narrow_table_bytes(int64_t k, int64_t nb)
     return 8 * ((nb + 1) * k + nb * (k + 1)) + 2 * k * NARROW_WINDOW * 4;
 }
 
-/* The top-16 code values of bucket b's rows (cuts: (nb + 1) x k): *lo the lowest, the
- * return value the highest (-1 for an empty bucket). */
-static int64_t bucket_tops(const struct sl__ooc_runs *m, const int64_t *cuts, int64_t b,
-                           int64_t *lo)
-{
-    const int64_t k = m->n_runs;
-    int64_t hi = -1;
-    *lo = SL__OOC_NARROW_TOP;
-    for (int64_t j = 0; j < k; j++) {
-        int64_t a = cuts[b * k + j], e = cuts[(b + 1) * k + j];
-        if (e <= a)
-            continue;
-        int64_t t0 = (int64_t)(sl__ooc_code(m, j, a) >> 16), t1 = (int64_t)(sl__ooc_code(m, j, e - 1) >> 16);
-        *lo = t0 < *lo ? t0 : *lo;
-        hi = t1 > hi ? t1 : hi;
-    }
-    return hi;
-}
-
 /* Narrow runs, pass 2: the cuts and each bucket's slice starts (pageable, then freed:
  * synchronized) on the task's stream, and each bucket's window of top-16 values
  * (h_ntop: its lowest and how many, at most NARROW_WINDOW: sl__ooc_bucket_cuts). */
@@ -1216,8 +1203,10 @@ static int narrow_tables_open(struct runner *r, int64_t nb)
     }
     int64_t *cuts = h, *at = cuts + (nb + 1) * k;
     memcpy(cuts, r->cuts, (size_t)((nb + 1) * k) * sizeof *cuts);
+    /* each bucket's lowest and highest top value, into h_ntop (then lowest and count) */
+    sl__ooc_narrow_tops(m, cuts, nb, r->h_ntop, sl__host_threads(16));
     for (int64_t b = 0; b < nb; b++) {
-        int64_t *a = at + b * (k + 1), lo, hi = bucket_tops(m, cuts, b, &lo);
+        int64_t *a = at + b * (k + 1), lo = r->h_ntop[2 * b], hi = r->h_ntop[2 * b + 1];
         a[0] = 0;
         for (int64_t j = 0; j < k; j++)
             a[j + 1] = a[j] + cuts[(b + 1) * k + j] - cuts[b * k + j];
@@ -1330,21 +1319,22 @@ static int narrow_windows(sl_task_t *t, const struct sl__ooc_runs *m, int64_t **
                           int64_t *nb_io)
 {
     const int64_t k = m->n_runs, nb = *nb_io, *cuts = *cuts_io;
-    int64_t extra = 0, lo;
-    for (int64_t b = 0; b < nb; b++) {
-        int64_t hi = bucket_tops(m, cuts, b, &lo);
-        if (hi - lo + 1 > NARROW_WINDOW)
-            extra += (hi - lo) / NARROW_WINDOW;
-    }
-    if (extra == 0)
-        return SL_OK;
-    int64_t *out = malloc((size_t)((nb + extra + 1) * k) * sizeof *out);
-    if (!out)
+    int64_t extra = 0, *tops = malloc((size_t)(2 * nb + 1) * sizeof *tops);
+    if (!tops)
         return sl_task_fail(t, SL_ENOMEM, "out of memory");
+    sl__ooc_narrow_tops(m, cuts, nb, tops, sl__host_threads(16));
+    for (int64_t b = 0; b < nb; b++)
+        if (tops[2 * b + 1] - tops[2 * b] + 1 > NARROW_WINDOW)
+            extra += (tops[2 * b + 1] - tops[2 * b]) / NARROW_WINDOW;
+    int64_t *out = extra ? malloc((size_t)((nb + extra + 1) * k) * sizeof *out) : NULL;
+    if (extra == 0 || !out) {
+        free(tops);
+        return extra == 0 ? SL_OK : sl_task_fail(t, SL_ENOMEM, "out of memory");
+    }
     int64_t n = 0; /* buckets in out */
     memcpy(out, cuts, (size_t)k * sizeof *out);
     for (int64_t b = 0; b < nb; b++) {
-        int64_t hi = bucket_tops(m, cuts, b, &lo);
+        int64_t lo = tops[2 * b], hi = tops[2 * b + 1];
         for (int64_t c = lo + NARROW_WINDOW; hi >= 0 && c <= hi; c += NARROW_WINDOW) {
             int64_t *row = out + (n + 1) * k, rows = 0;
             for (int64_t j = 0; j < k; j++) { /* rows of run j in the bucket below code c << 16 */
@@ -1367,6 +1357,7 @@ static int narrow_windows(sl_task_t *t, const struct sl__ooc_runs *m, int64_t **
             rows += out[(n + 1) * k + j] - out[n * k + j];
         n += rows > 0;
     }
+    free(tops);
     free(*cuts_io);
     *cuts_io = out;
     *nb_io = n;

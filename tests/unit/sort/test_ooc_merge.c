@@ -150,6 +150,24 @@ static void check1(int kw, int desc, int mode, const int64_t *lens, int k, int n
                              .narrow = packed == 2, .narrow_tables = tables};
     memcpy(m.width, width, sizeof width);
     assert_int_equal(sl__ooc_total(&m), n);
+    if (packed == 2) { /* each bucket's top-16 values (three buckets at ranks) by the tables */
+        int64_t *cuts = calloc((size_t)(4 * k), sizeof *cuts), tops[6];
+        for (int q = 1; q <= 3; q++)
+            sl__ooc_corank(&m, n * q / 3, cuts + q * k);
+        sl__ooc_narrow_tops(&m, cuts, 3, tops, 1 + (int)(rnd() % 4));
+        for (int q = 0; q < 3; q++) {
+            int64_t lo = SL__OOC_NARROW_TOP, hi = -1;
+            for (int j = 0; j < k; j++)
+                for (int64_t i = cuts[q * k + j]; i < cuts[(q + 1) * k + j]; i++) {
+                    int64_t top = (int64_t)(sl__ooc_code(&m, j, i) >> 16);
+                    lo = top < lo ? top : lo;
+                    hi = top > hi ? top : hi;
+                }
+            assert_int_equal(tops[2 * q], lo);
+            assert_int_equal(tops[2 * q + 1], hi);
+        }
+        free(cuts);
+    }
     void *out[3];
     for (int c = 0; c < nc; c++)
         out[c] = malloc((size_t)(n + 1) * (size_t)width[c]);
