@@ -277,6 +277,16 @@ const struct sl__option sl__options[] = {
       "joined on the GPU (input up once, down once, up again, result down); runs = each "
       "side's runs merged into one on the GPU first, then key ranges joined, as before "
       "2026-11-27 (A/B runs).", "auto,runs", 0, 1}, FIELD(debug_smj_ooc, INT)},
+    {{"debug_ooc_narrow_runs", SL_ENGINE_OPT_ENUM, DBG, "auto",
+      "The out-of-core sort's narrow runs (an int32 key and one 4-byte column in 6 bytes a "
+      "row, the key's high 16 bits in a table per run: pass 1's download and the GPU "
+      "merge's upload move 3/4 of the bytes): auto = where pass 1 finds the GPU merge's "
+      "cuts; off = 8-byte packed rows, as before 2026-11-27 (A/B runs); on = whatever the "
+      "merge (tests).", "auto,off,on", 0, 2}, FIELD(debug_ooc_narrow_runs, INT)},
+    {{"debug_ooc_upload_pieces", SL_ENGINE_OPT_BOOL, DBG, "false",
+      "Has the out-of-core sort upload a run's rows with a copy per input batch and column, "
+      "as before 2026-11-27, not one copy per column for batches adjacent in memory (A/B "
+      "runs).", NULL, 0, 1}, FIELD(debug_ooc_upload_pieces, INT)},
 };
 
 const int sl__n_options = (int)(sizeof sl__options / sizeof sl__options[0]);

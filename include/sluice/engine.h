@@ -225,6 +225,13 @@ struct sl_engine_config {
     int debug_smj_ooc;          /* out-of-core sort-merge join: 0 auto (key ranges cut in
                                    pass 1, joined in pass 2), 1 runs (each side's runs
                                    merged first, as before 2026-11-27: A/B runs) */
+    /* Fields added with the out-of-core sort's narrow runs (issue 23). */
+    int debug_ooc_narrow_runs;  /* out-of-core sort's runs: 0 auto (narrow, 6 bytes a row,
+                                   where pass 1 finds the GPU merge's cuts), 1 off (8-byte
+                                   packed rows, as before 2026-11-27: A/B runs), 2 on */
+    int debug_ooc_upload_pieces; /* 1: the out-of-core sort uploads a run with a copy per
+                                    input batch and column, as before 2026-11-27 (A/B
+                                    runs); 0: adjacent batches' columns in one copy */
 };
 
 /* Fills *cfg with the defaults and sets cfg->size. Cannot fail. Thread-safe (touches

@@ -7,7 +7,8 @@
  * sorted stably by CUB (task's stream: key + payload as pairs, or key + row id and a
  * gather per other column) and downloaded (a d2h stream, borrowed too) into pinned
  * host memory (an int32 key and one 4-byte column, where the caller takes them, as packed
- * 8-byte rows: ooc_merge.h, sort_packed in ooc_runs_cuda.c). Two buffer sets, so
+ * 8-byte rows: ooc_merge.h, sort_packed in ooc_runs_cuda.c; where pass 2 will run on the
+ * GPU, narrow: 6-byte rows and a table per run, narrow_run). Two buffer sets, so
  * run i+1 uploads while run i sorts and run i-1 downloads. Then sl__ooc_runs_merge
  * re-sorts buckets of the runs on the GPU (pass 2), or ooc_merge.h merges the runs on
  * CPU threads.
@@ -65,6 +66,9 @@ struct sl__ooc_sorted {
     int graded;                      /* four more codes: the first and last buckets cut in
                                         a quarter, a quarter and a half */
     int64_t *split;
+    /* Narrow runs (runs.narrow): every run's table, one pinned array (runs.narrow_tables) */
+    uint32_t *ntab;
+    int64_t ntab_bytes;
 };
 
 /* 1 if the input can be sorted in runs under what is left of the GPU budget (shapes
