@@ -276,6 +276,11 @@ const struct sl__option sl__options[] = {
       "joined on the GPU (input up once, down once, up again, result down); runs = each "
       "side's runs merged into one on the GPU first, then key ranges joined, as before "
       "2026-11-27 (A/B runs).", "auto,runs", 0, 1}, FIELD(debug_smj_ooc, INT)},
+    {{"debug_gpu_task_events", SL_ENGINE_OPT_BOOL, DBG, "false",
+      "Has every GPU task record completion and kernel-span events and retire when the GPU "
+      "worker's poll sees them, as before 2026-11-27, also one that leaves nothing in flight "
+      "(no copies of its own, the compute stream drained when it ends), which otherwise "
+      "retires at once (A/B runs).", NULL, 0, 1}, FIELD(debug_gpu_task_events, INT)},
 };
 
 const int sl__n_options = (int)(sizeof sl__options / sizeof sl__options[0]);
