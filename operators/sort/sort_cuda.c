@@ -375,6 +375,12 @@ static int run_gpu(struct sl__gpu_work *w, void *arg)
     void *kout = sl__col_values(g->m.out, sh.kc);
     if (sh.direct) {
         int64_t h1 = host_ns();
+        /* gpu_sort_cub: CUB's span alone (its launches and kernels), as
+         * cub_reference_times measures CUB (issue 19's accounting of gpu_sort) */
+        sl__gpu_work_mark(w, 4);
+        w->span_name = "gpu_sort_cub";
+        w->span_from = 4;
+        w->span_to = 2;
         SL_TASK_CUDA_TRY(t,
                          sl_k_sort_pairs(temp, &temp_bytes, sh.kw, desc, cols[sh.kc], kout,
                                          sh.vb ? cols[sh.pc] : NULL,
