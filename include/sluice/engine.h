@@ -228,6 +228,8 @@ struct sl_engine_config {
     int debug_gpu_task_events;  /* 1: every GPU task records completion events and retires
                                    through the GPU worker's poll, as before 2026-11-27 (A/B
                                    runs) */
+    int debug_sort_cub_twice;   /* 1: the GPU sort sorts twice and reports the second's
+                                   span, CUB's GPU time alone (diagnostics) */
 };
 
 /* Fills *cfg with the defaults and sets cfg->size. Cannot fail. Thread-safe (touches
