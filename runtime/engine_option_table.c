@@ -276,16 +276,6 @@ const struct sl__option sl__options[] = {
       "joined on the GPU (input up once, down once, up again, result down); runs = each "
       "side's runs merged into one on the GPU first, then key ranges joined, as before "
       "2026-11-27 (A/B runs).", "auto,runs", 0, 1}, FIELD(debug_smj_ooc, INT)},
-    {{"debug_gpu_task_events", SL_ENGINE_OPT_BOOL, DBG, "false",
-      "Has every GPU task record completion and kernel-span events and retire when the GPU "
-      "worker's poll sees them, as before 2026-11-27, also one that leaves nothing in flight "
-      "(no copies of its own, the compute stream drained when it ends), which otherwise "
-      "retires at once (A/B runs).", NULL, 0, 1}, FIELD(debug_gpu_task_events, INT)},
-    {{"debug_sort_cub_twice", SL_ENGINE_OPT_BOOL, DBG, "false",
-      "Has the GPU sort of one key and at most one payload sort twice, the second time "
-      "enqueued behind the first on the same buffers, and report the second's span as "
-      "gpu_sort_cub2: CUB's time on the GPU alone, with no wait for the host's launches "
-      "(diagnostics).", NULL, 0, 1}, FIELD(debug_sort_cub_twice, INT)},
 };
 
 const int sl__n_options = (int)(sizeof sl__options / sizeof sl__options[0]);

@@ -422,53 +422,16 @@ int sl__gpu_task_begin(sl_task_t *t)
     t->gpu_slot = idx;
     t->stream = g->s[S_COMPUTE];
     t->status = s->d_status;
-    s->begin_ns = sl__now_ns();
     cudaError_t e = SL__CUDA_RESULT(cudaEventRecord(s->k0, g->s[S_COMPUTE]));
     if (e != cudaSuccess)
         return cuda_fail(t->q, e, "cudaEventRecord");
     return SL_OK;
 }
 
-/* A task that leaves nothing in flight retires as it ends, without the completion and
- * kernel-span events and the poll that waits for them: no copies or downloads of its
- * own, no older task in flight, and the compute stream drained (cudaStreamQuery: what it
- * enqueued there, if anything, is done). Tasks that only pass device batches on (a scan
- * of a GPU-resident table into a sort's sink, the sort's result into the collector) took
- * 21 and 28 us each with the events (issue 19). Its kernel span is its host span, as its
- * events' was on the idle GPU. Not while tracing (the trace wants the events) or with
- * debug_gpu_task_events (A/B runs). */
-static bool retire_idle(struct sl__gpu *g, sl_task_t *t, struct slot *s)
-{
-    struct sl_query *q = t->q;
-    if (q->opts.debug_gpu_task_events || q->trace_on || g->count != 0 || s->have_copy ||
-        s->have_d2h || s->n_defer != 0 || s->n_staging != 0 ||
-        cudaStreamQuery(g->s[S_COMPUTE]) != cudaSuccess)
-        return false; /* an error, too: the events' path reports it */
-    int64_t span = sl__now_ns() - s->begin_ns;
-    int32_t st = *s->h_status;
-    if (st != 0)
-        sl__query_fail(q, s->name ? s->name : "", st < 0 ? st : SL_EINTERNAL,
-                       "%s: the GPU kernel reported %s (status word %d)",
-                       s->name ? s->name : "a GPU task", sl_strerror(st < 0 ? st : SL_EINTERNAL),
-                       (int)st);
-    if (s->os)
-        atomic_fetch_add(&s->os->kernel_ns, span);
-    if (s->signature)
-        sl__cost_record(q->eng, s->signature, SL_DEVICE_CUDA, s->rows, span);
-    s->node = NULL;
-    s->q = NULL;
-    s->started = false;
-    return true;
-}
-
 void sl__gpu_task_end(sl_task_t *t)
 {
     struct sl__gpu *g = t->gpu;
     struct slot *s = &g->slots[t->gpu_slot];
-    s->rows = t->rows_emitted ? *t->rows_emitted : s->rows;
-    s->signature = t->pipe ? t->pipe->signature : NULL;
-    if (retire_idle(g, t, s))
-        return;
     /* `done` is recorded even when recording k1 failed: the slot retires when `done`
      * completes, and left unrecorded it would complete at once (its last recording),
      * retiring the slot while the task's work still runs (found by the CUDA fault sweep,
@@ -480,6 +443,8 @@ void sl__gpu_task_end(sl_task_t *t)
         cuda_fail(t->q, e, "cudaEventRecord"); /* a sticky error: nothing left to wait for */
     if (s->have_d2h && (e = SL__CUDA_RESULT(cudaEventRecord(s->d1, g->s[S_D2H]))) != cudaSuccess)
         cuda_fail(t->q, e, "cudaEventRecord");
+    s->rows = t->rows_emitted ? *t->rows_emitted : s->rows;
+    s->signature = t->pipe ? t->pipe->signature : NULL;
     sl__node_hold(t->gnode);
     g->count++;
 }

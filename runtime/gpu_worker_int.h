@@ -32,7 +32,6 @@ struct slot {
     const char *signature;           /* pipeline signature for the cost history */
     struct sl__opstate *os;          /* node credited with the GPU time in the profile */
     int64_t rows, bytes_h2d, bytes_d2h;
-    int64_t begin_ns;                /* host clock at sl__gpu_task_begin */
     cudaEvent_t done, k0, k1, c0, c1;  /* completion; kernel span; copy span */
     bool have_copy, started;
     bool copy_started;               /* c0 recorded for the current upload */

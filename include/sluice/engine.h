@@ -224,12 +224,6 @@ struct sl_engine_config {
     int debug_smj_ooc;          /* out-of-core sort-merge join: 0 auto (key ranges cut in
                                    pass 1, joined in pass 2), 1 runs (each side's runs
                                    merged first, as before 2026-11-27: A/B runs) */
-    /* Fields added with GPU tasks that retire as they end (issue 19). */
-    int debug_gpu_task_events;  /* 1: every GPU task records completion events and retires
-                                   through the GPU worker's poll, as before 2026-11-27 (A/B
-                                   runs) */
-    int debug_sort_cub_twice;   /* 1: the GPU sort sorts twice and reports the second's
-                                   span, CUB's GPU time alone (diagnostics) */
 };
 
 /* Fills *cfg with the defaults and sets cfg->size. Cannot fail. Thread-safe (touches

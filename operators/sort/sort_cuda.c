@@ -19,7 +19,10 @@
  *   column gathered by the final row ids. DICT columns travel as their int32 codes, the
  *   output sharing the input's dictionary (TPC-H Q16 sorts its 27,840 groups by count
  *   DESC and two DICT strings, which had sent its sort to the host).
- *   Phases (CUDA events): gpu_concat (if any copy), gpu_sort, gpu_gather.
+ *   Phases (CUDA events): gpu_concat (if any copy), gpu_sort, gpu_gather; where CUB
+ *   writes the output, also gpu_sort_cub (gpu_sort from CUB's call on, comparable with
+ *   cub_reference_times) and the host's time in the allocations before it and in CUB's
+ *   call (profile values gpu_sort_host_alloc_ns, gpu_sort_host_cub_ns).
  * source: slices of the device result (sl__emit_morsel), downloaded for host consumers.
  *
  * Not on the GPU (the sink's can_run says no: the CPU sink and finalize run): a float
@@ -391,22 +394,6 @@ static int run_gpu(struct sl__gpu_work *w, void *arg)
         sl_task_profile_value(t, "gpu_sort_host_alloc_ns", h1 - h0);
         sl_task_profile_value(t, "gpu_sort_host_cub_ns", host_ns() - h1);
         sl__gpu_work_mark(w, 2);
-        int64_t twice = 0;
-        if (sl_task_option_int(t, "debug_sort_cub_twice", &twice) == SL_OK && twice) {
-            /* the same sort again behind the first: its span has no launch gap */
-            sl_task_profile_value(t, "ptr_kin", (int64_t)(uintptr_t)cols[sh.kc]);
-            sl_task_profile_value(t, "ptr_vin", (int64_t)(uintptr_t)(sh.vb ? cols[sh.pc] : NULL));
-            sl_task_profile_value(t, "ptr_kout", (int64_t)(uintptr_t)kout);
-            sl_task_profile_value(t, "ptr_vout", (int64_t)(uintptr_t)vout);
-            sl_task_profile_value(t, "ptr_temp", (int64_t)(uintptr_t)temp);
-            SL_TASK_CUDA_TRY(t,
-                             sl_k_sort_pairs(temp, &temp_bytes, sh.kw, desc, cols[sh.kc], kout,
-                                             sh.vb ? cols[sh.pc] : NULL, vout, sh.vb, n, s),
-                             "sorting");
-            w->span_name = "gpu_sort_cub2";
-            w->span_from = 2;
-            w->span_to = 3;
-        }
         sl__gpu_work_mark(w, 3);
         return SL_OK;
     }
