@@ -226,17 +226,18 @@ const struct sl__option sl__options[] = {
       "when a later key falls outside it or repeats; else the hash table); whole = after "
       "the whole build side is up, as before 2026-11-27 (A/B runs).", "parts,whole", 0, 1},
      FIELD(debug_join_stream_table, INT)},
-    {{"debug_ooc_spill", SL_ENGINE_OPT_ENUM, DBG, "dma",
-      "How the out-of-core GPU join's pass 1 spills to pinned host memory: dma = each "
-      "partitioned chunk copied whole by DMA while the next ones upload; blocks = appended "
-      "to fixed-size blocks by a kernel that writes the host blocks by zero-copy stores, as "
-      "before 2026-11-27 (A/B runs; debug_ooc_readback=kernel applies to it alone); "
-      "dma_half = dma with half the budget for the passes' buffers and half for the cache, "
-      "as before session 16 (A/B runs); dma_fused = dma with count and sums of 4-byte "
-      "integer aggregates by the join kernel, no output buffers, and the fanout that fills "
-      "jobs best (1/16 of 2^27 x 2^27: 92 ms against 114 with dma, H100; opt-in until its "
-      "Zipf case passes the tests' free-memory bound, docs/OUT_OF_CORE.md).",
-      "dma,blocks,dma_half,dma_fused", 0, 3}, FIELD(debug_ooc_spill, INT)},
+    {{"debug_ooc_spill", SL_ENGINE_OPT_ENUM, DBG, "fused",
+      "How the out-of-core GPU join's pass 1 spills to pinned host memory and pass 2 joins: "
+      "fused = each partitioned chunk copied whole by DMA while the next ones upload, and "
+      "count and sums of 4-byte integer aggregates by the join kernel, no output buffers, "
+      "with the fanout that fills jobs best (1/16 of 2^27 x 2^27: 92 ms against 114 with "
+      "dma, H100); dma = the same spill with session 16's plan for every join (aggregates "
+      "materialized and summed per job; A/B runs); blocks = appended to fixed-size blocks "
+      "by a kernel that writes the host blocks by zero-copy stores, as before 2026-11-27 "
+      "(A/B runs; debug_ooc_readback=kernel applies to it alone); dma_half = dma with half "
+      "the budget for the passes' buffers and half for the cache, as before session 16 "
+      "(A/B runs).",
+      "fused,blocks,dma_half,dma", 0, 3}, FIELD(debug_ooc_spill, INT)},
     {{"debug_smj_cpu_join", SL_ENGINE_OPT_BOOL, DBG, "false",
       "Has the out-of-core sort-merge join merge-join its key ranges in CPU tasks, as "
       "before 2026-11-27, where both sides' runs were merged on the GPU and it would join "
@@ -283,6 +284,16 @@ const struct sl__option sl__options[] = {
       "i's write, as in session 18's first order (A/B runs).",
       "auto,runs,serial,noahead", 0, 3},
      FIELD(debug_smj_ooc, INT)},
+    {{"debug_ooc_narrow_runs", SL_ENGINE_OPT_ENUM, DBG, "auto",
+      "The out-of-core sort's narrow runs (an int32 key and one 4-byte column in 6 bytes a "
+      "row, the key's high 16 bits in a table per run: pass 1's download and the GPU "
+      "merge's upload move 3/4 of the bytes): auto = where pass 1 finds the GPU merge's "
+      "cuts; off = 8-byte packed rows, as before 2026-11-27 (A/B runs); on = whatever the "
+      "merge (tests).", "auto,off,on", 0, 2}, FIELD(debug_ooc_narrow_runs, INT)},
+    {{"debug_ooc_upload_pieces", SL_ENGINE_OPT_BOOL, DBG, "false",
+      "Has the out-of-core sort upload a run's rows with a copy per input batch and column, "
+      "as before 2026-11-27, not one copy per column for batches adjacent in memory (A/B "
+      "runs).", NULL, 0, 1}, FIELD(debug_ooc_upload_pieces, INT)},
     {{"debug_smj_ooc_trace", SL_ENGINE_OPT_BOOL, DBG, "false",
       "Has the out-of-core sort-merge join's pass 2 time each key range's upload, sorts, "
       "write and download with CUDA events, reported as the join's profile phases smj_p2_* "

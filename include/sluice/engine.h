@@ -190,11 +190,12 @@ struct sl_engine_config {
                                        partitions of about 2,000 groups in two blocks an
                                        SM, as before the big table (A/B runs) */
     /* Fields added with the out-of-core join's DMA spill (issue 23). */
-    int debug_ooc_spill;        /* out-of-core GPU join's pass-1 spill: 0 dma (partitioned
-                                   chunks copied whole), 1 blocks (zero-copy stores of the
+    int debug_ooc_spill;        /* out-of-core GPU join's pass-1 spill: 0 fused (partitioned
+                                   chunks copied whole; 4-byte integer aggregates summed by
+                                   the join kernel), 1 blocks (zero-copy stores of the
                                    append kernel, as before 2026-11-27: A/B runs), 2
-                                   dma_half (the cache in half the budget: A/B runs), 3
-                                   dma_fused (aggregates summed by the join kernel, opt-in) */
+                                   dma_half (the cache in half the budget: A/B runs), 3 dma
+                                   (session 16's plan, aggregates materialized: A/B runs) */
     int debug_smj_cpu_join;     /* 1: the out-of-core sort-merge join's key ranges are
                                    merge-joined by CPU tasks, not on the GPU (A/B runs) */
     /* Fields added with the out-of-core sort's graded runs (issue 23). */
@@ -228,6 +229,13 @@ struct sl_engine_config {
                                    the previous range's gathers, as in session 17), 3
                                    noahead (auto, without range i + 2 uploaded before the
                                    host waits for range i's count) */
+    /* Fields added with the out-of-core sort's narrow runs (issue 23). */
+    int debug_ooc_narrow_runs;  /* out-of-core sort's runs: 0 auto (narrow, 6 bytes a row,
+                                   where pass 1 finds the GPU merge's cuts), 1 off (8-byte
+                                   packed rows, as before 2026-11-27: A/B runs), 2 on */
+    int debug_ooc_upload_pieces; /* 1: the out-of-core sort uploads a run with a copy per
+                                    input batch and column, as before 2026-11-27 (A/B
+                                    runs); 0: adjacent batches' columns in one copy */
     /* Fields added with the out-of-core sort-merge join's pass 2 order (issue 23). */
     int debug_smj_ooc_trace;    /* 1: the out-of-core sort-merge join's pass 2 times each
                                    range's copies and kernels (profile phases smj_p2_*) */

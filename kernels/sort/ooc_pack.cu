@@ -2,6 +2,7 @@
 #include "sluice_k/ooc_pack.h"
 
 #include <cub/device/device_radix_sort.cuh>
+#include <stdint.h>
 
 namespace {
 
@@ -43,7 +44,98 @@ __global__ void unpack_kernel(const uint64_t *rows, int64_t n, int32_t *keys, ui
     }
 }
 
+/* Narrow runs: table[t] = the first row of n sorted packed rows whose top-16 code bits
+ * are >= t. Row i (0..n; n: past the end) writes the entries between the previous row's
+ * top and its own, so every entry is written once, in one pass over the rows. */
+__global__ void narrow_table_kernel(const uint64_t *rows, int64_t n, uint32_t *table)
+{
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i <= n;
+         i += (int64_t)gridDim.x * blockDim.x) {
+        int64_t prev = i == 0 ? -1 : (int64_t)(rows[i - 1] >> 48);
+        int64_t cur = i == n ? SL_K_OOC_NARROW_TOP - 1 : (int64_t)(rows[i] >> 48);
+        for (int64_t t = prev + 1; t <= cur; t++)
+            table[t] = (uint32_t)i;
+    }
+}
+
+/* A narrow row: the code's low 16 bits, then the payload's 32, as three 16-bit words. */
+__global__ void narrow_encode_kernel(const uint64_t *rows, int64_t n, uint16_t *out)
+{
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (int64_t)gridDim.x * blockDim.x) {
+        uint64_t r = rows[i];
+        out[3 * i] = (uint16_t)(r >> 32);
+        out[3 * i + 1] = (uint16_t)r;
+        out[3 * i + 2] = (uint16_t)(r >> 16);
+    }
+}
+
+/* The last index in [lo, hi] whose value is <= x (a[lo] <= x). */
+template <typename T>
+__device__ __forceinline__ int64_t last_le(const T *a, int64_t lo, int64_t hi, int64_t x)
+{
+    while (lo < hi) {
+        int64_t mid = lo + (hi - lo + 1) / 2;
+        if ((int64_t)a[mid] <= x)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    return lo;
+}
+
+__global__ void narrow_decode_kernel(const uint16_t *in, int64_t n, const uint32_t *win,
+                                     int64_t pitch, int64_t top0, int64_t tops,
+                                     const int64_t *lo, const int64_t *at, int64_t k,
+                                     uint64_t *rows)
+{
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (int64_t)gridDim.x * blockDim.x) {
+        const int64_t j = last_le(at, 0, k - 1, i); /* the run whose slice holds row i */
+        const int64_t p = lo[j] + (i - at[j]);      /* its row in that run */
+        const uint64_t top = (uint64_t)(top0 + last_le(win + j * pitch, 0, tops - 1, p));
+        const uint64_t code = top << 16 | in[3 * i];
+        rows[i] = code << 32 | (uint64_t)in[3 * i + 2] << 16 | in[3 * i + 1];
+    }
+}
+
 } // namespace
+
+extern "C" cudaError_t sl_k_ooc_narrow_table(const uint64_t *d_rows, int64_t n,
+                                             uint32_t *d_table, cudaStream_t stream)
+{
+    if (n < 0 || n > UINT32_MAX || !d_table || (n > 0 && !d_rows))
+        return cudaErrorInvalidValue;
+    narrow_table_kernel<<<grid_for(n + 1), THREADS, 0, stream>>>(d_rows, n, d_table);
+    return cudaGetLastError();
+}
+
+extern "C" cudaError_t sl_k_ooc_narrow_encode(const uint64_t *d_rows, int64_t n, void *d_out,
+                                              cudaStream_t stream)
+{
+    if (n < 0 || (n > 0 && (!d_rows || !d_out)))
+        return cudaErrorInvalidValue;
+    if (n == 0)
+        return cudaSuccess;
+    narrow_encode_kernel<<<grid_for(n), THREADS, 0, stream>>>(d_rows, n, (uint16_t *)d_out);
+    return cudaGetLastError();
+}
+
+extern "C" cudaError_t sl_k_ooc_narrow_decode(const void *d_in, int64_t n, const uint32_t *d_win,
+                                              int64_t pitch, int64_t top0, int64_t tops,
+                                              const int64_t *d_lo, const int64_t *d_at, int64_t k,
+                                              uint64_t *d_rows, cudaStream_t stream)
+{
+    if (n < 0 || k < 1 || tops < 1 || pitch < tops || top0 < 0 ||
+        top0 + tops > SL_K_OOC_NARROW_TOP ||
+        (n > 0 && (!d_in || !d_win || !d_lo || !d_at || !d_rows)))
+        return cudaErrorInvalidValue;
+    if (n == 0)
+        return cudaSuccess;
+    narrow_decode_kernel<<<grid_for(n), THREADS, 0, stream>>>(
+        (const uint16_t *)d_in, n, d_win, pitch, top0, tops, d_lo, d_at, k, d_rows);
+    return cudaGetLastError();
+}
 
 extern "C" cudaError_t sl_k_ooc_pack(const int32_t *d_keys, const uint32_t *d_vals, int desc,
                                      int64_t n, uint64_t *d_rows, cudaStream_t stream)

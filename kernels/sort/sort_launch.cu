@@ -15,27 +15,19 @@ static cudaError_t sort_kv(void *d_temp, size_t *temp_bytes, int desc, const voi
     const V *vi = (const V *)vin;
     V *vo = (V *)vout;
     int nn = (int)n;
-    size_t need = 0;
-    cudaError_t e = desc ? cub::DeviceRadixSort::SortPairsDescending((void *)NULL, need, ki, ko,
-                                                                     vi, vo, nn, 0, end_bit,
-                                                                     stream)
-                         : cub::DeviceRadixSort::SortPairs((void *)NULL, need, ki, ko, vi, vo, nn,
-                                                           0, end_bit, stream);
-    if (e != cudaSuccess)
-        return e;
-    if (d_temp == NULL) {
-        *temp_bytes = need;
-        return cudaSuccess;
-    }
-    if (*temp_bytes < need || (n > 0 && (!ki || !ko || !vi || !vo)))
+    /* With temp storage given, one call: CUB checks that *temp_bytes suffices itself
+     * (cudaErrorInvalidValue if not), so no size query first (a second dispatch on the
+     * host before the first kernel, in the span of every sort). */
+    if (d_temp != NULL && (n > 0 && (!ki || !ko || !vi || !vo)))
         return cudaErrorInvalidValue;
-    if (n == 0)
+    if (d_temp != NULL && n == 0)
         return cudaSuccess;
-    e = desc ? cub::DeviceRadixSort::SortPairsDescending(d_temp, need, ki, ko, vi, vo, nn, 0,
-                                                         end_bit, stream)
-             : cub::DeviceRadixSort::SortPairs(d_temp, need, ki, ko, vi, vo, nn, 0, end_bit,
-                                               stream);
-    return e != cudaSuccess ? e : cudaGetLastError();
+    cudaError_t e = desc ? cub::DeviceRadixSort::SortPairsDescending(d_temp, *temp_bytes, ki, ko,
+                                                                     vi, vo, nn, 0,
+                                                                     end_bit, stream)
+                         : cub::DeviceRadixSort::SortPairs(d_temp, *temp_bytes, ki, ko, vi, vo,
+                                                           nn, 0, end_bit, stream);
+    return e != cudaSuccess || d_temp == NULL ? e : cudaGetLastError();
 }
 
 template <typename K>
@@ -46,25 +38,16 @@ static cudaError_t sort_k(void *d_temp, size_t *temp_bytes, int desc, const void
     const K *ki = (const K *)kin;
     K *ko = (K *)kout;
     int nn = (int)n;
-    size_t need = 0;
-    cudaError_t e = desc ? cub::DeviceRadixSort::SortKeysDescending((void *)NULL, need, ki, ko, nn,
-                                                                    0, end_bit, stream)
-                         : cub::DeviceRadixSort::SortKeys((void *)NULL, need, ki, ko, nn, 0,
-                                                          end_bit, stream);
-    if (e != cudaSuccess)
-        return e;
-    if (d_temp == NULL) {
-        *temp_bytes = need;
-        return cudaSuccess;
-    }
-    if (*temp_bytes < need || (n > 0 && (!ki || !ko)))
+    if (d_temp != NULL && (n > 0 && (!ki || !ko))) /* one call with temp: as sort_kv */
         return cudaErrorInvalidValue;
-    if (n == 0)
+    if (d_temp != NULL && n == 0)
         return cudaSuccess;
-    e = desc ? cub::DeviceRadixSort::SortKeysDescending(d_temp, need, ki, ko, nn, 0, end_bit,
-                                                        stream)
-             : cub::DeviceRadixSort::SortKeys(d_temp, need, ki, ko, nn, 0, end_bit, stream);
-    return e != cudaSuccess ? e : cudaGetLastError();
+    cudaError_t e = desc ? cub::DeviceRadixSort::SortKeysDescending(d_temp, *temp_bytes, ki, ko,
+                                                                    nn, 0, end_bit,
+                                                                    stream)
+                         : cub::DeviceRadixSort::SortKeys(d_temp, *temp_bytes, ki, ko, nn, 0,
+                                                          end_bit, stream);
+    return e != cudaSuccess || d_temp == NULL ? e : cudaGetLastError();
 }
 
 template <typename K>
@@ -218,22 +201,14 @@ extern "C" cudaError_t sl_k_sort_pids(void *d_temp, size_t *temp_bytes, const ui
     if (temp_bytes == NULL || n < 0 || n >= ((int64_t)1 << 31) || bits < 1 || bits > 32)
         return cudaErrorInvalidValue;
     int nn = (int)n;
-    size_t need = 0;
-    cudaError_t e = cub::DeviceRadixSort::SortPairs((void *)NULL, need, d_pid_in, d_pid_out,
-                                                    d_ids_in, d_ids_out, nn, 0, bits, stream);
-    if (e != cudaSuccess)
-        return e;
-    if (d_temp == NULL) {
-        *temp_bytes = need;
-        return cudaSuccess;
-    }
-    if (*temp_bytes < need || (n > 0 && (!d_pid_in || !d_pid_out || !d_ids_in || !d_ids_out)))
+    if (d_temp != NULL && /* one call with temp: CUB checks its size (as sort_kv) */
+        (n > 0 && (!d_pid_in || !d_pid_out || !d_ids_in || !d_ids_out)))
         return cudaErrorInvalidValue;
-    if (n == 0)
+    if (d_temp != NULL && n == 0)
         return cudaSuccess;
-    e = cub::DeviceRadixSort::SortPairs(d_temp, need, d_pid_in, d_pid_out, d_ids_in, d_ids_out,
-                                        nn, 0, bits, stream);
-    return e != cudaSuccess ? e : cudaGetLastError();
+    cudaError_t e = cub::DeviceRadixSort::SortPairs(d_temp, *temp_bytes, d_pid_in, d_pid_out,
+                                                    d_ids_in, d_ids_out, nn, 0, bits, stream);
+    return e != cudaSuccess || d_temp == NULL ? e : cudaGetLastError();
 }
 
 /* Per-chunk histograms of partition numbers: block b counts tile b % tiles of chunk

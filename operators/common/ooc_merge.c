@@ -16,10 +16,84 @@ int64_t sl__ooc_total(const struct sl__ooc_runs *m)
     return n;
 }
 
+/* Narrow runs (ooc_merge.h): the high 16 bits of row i's code, the last t with
+ * table[t] <= i (table[0] = 0). */
+static inline uint64_t narrow_top(const uint32_t *table, int64_t i)
+{
+    int64_t lo = 0, hi = SL__OOC_NARROW_TOP - 1;
+    while (lo < hi) {
+        int64_t mid = lo + (hi - lo + 1) / 2;
+        if ((int64_t)table[mid] <= i)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    return (uint64_t)lo;
+}
+
+/* Row i of narrow run j as its packed row (code << 32 | payload), given its top bits. */
+static inline uint64_t narrow_packed(const uint16_t *row, uint64_t top)
+{
+    return (top << 16 | row[0]) << 32 | (uint64_t)row[2] << 16 | row[1];
+}
+
+static inline const uint16_t *narrow_rows(const struct sl__ooc_runs *m, int64_t j)
+{
+    return m->cols[j * m->n_cols + m->key_col];
+}
+
+static inline const uint32_t *narrow_table(const struct sl__ooc_runs *m, int64_t j)
+{
+    return m->narrow_tables + j * SL__OOC_NARROW_TOP;
+}
+
+static inline uint64_t narrow_row(const struct sl__ooc_runs *m, int64_t j, int64_t i)
+{
+    return narrow_packed(narrow_rows(m, j) + 3 * i, narrow_top(narrow_table(m, j), i));
+}
+
+struct tops_arg {
+    const struct sl__ooc_runs *m;
+    const int64_t *cuts;
+    int64_t nb, *tops;
+};
+
+static void tops_part(void *p, int part, int parts)
+{
+    const struct tops_arg *a = p;
+    const struct sl__ooc_runs *m = a->m;
+    const int64_t k = m->n_runs;
+    for (int64_t b = a->nb * part / parts; b < a->nb * (part + 1) / parts; b++) {
+        int64_t lo = SL__OOC_NARROW_TOP, hi = -1;
+        for (int64_t j = 0; j < k; j++) {
+            int64_t f = a->cuts[b * k + j], e = a->cuts[(b + 1) * k + j];
+            if (e <= f)
+                continue;
+            int64_t t0 = (int64_t)narrow_top(narrow_table(m, j), f);
+            int64_t t1 = (int64_t)narrow_top(narrow_table(m, j), e - 1);
+            lo = t0 < lo ? t0 : lo;
+            hi = t1 > hi ? t1 : hi;
+        }
+        a->tops[2 * b] = lo;
+        a->tops[2 * b + 1] = hi;
+    }
+}
+
+void sl__ooc_narrow_tops(const struct sl__ooc_runs *m, const int64_t *cuts, int64_t nb,
+                         int64_t *tops, int threads)
+{
+    struct tops_arg a = {m, cuts, nb, tops};
+    int64_t most = nb / 4 + 1; /* some 8 k searches a part at least */
+    if (nb > 0)
+        sl__par_for(most < threads ? (int)most : threads, tops_part, &a);
+}
+
 /* The key of row i of run j as an unsigned code whose order is the output order. */
 static inline uint64_t code_at(const struct sl__ooc_runs *m, int64_t j, int64_t i)
 {
     const void *k = m->cols[j * m->n_cols + m->key_col];
+    if (m->narrow)
+        return narrow_row(m, j, i) >> 32;
     if (m->packed)
         return ((const uint64_t *)k)[i] >> 32;
     if (m->width[m->key_col] == 4) {
@@ -538,6 +612,18 @@ static void merge_sorted(const struct sl__ooc_runs *m, const int64_t *from, cons
         int64_t f = from[j], len = to[j] - from[j];
         if (len <= 0)
             continue;
+        if (m->narrow) { /* the same rows from 6 bytes each and the run's table */
+            const uint32_t *table = narrow_table(m, j);
+            const uint16_t *row = narrow_rows(m, j) + 3 * f;
+            int64_t t = (int64_t)narrow_top(table, f);
+            for (int64_t i = 0; i < len; i++) {
+                while (t + 1 < SL__OOC_NARROW_TOP && (int64_t)table[t + 1] <= f + i)
+                    t++;
+                ((uint64_t *)a)[at + i] = narrow_packed(row + 3 * i, (uint64_t)t) - (base << 32);
+            }
+            at += len;
+            continue;
+        }
         if (m->packed) { /* (code, payload) rows already: only the base comes off */
             const uint64_t *row = (const uint64_t *)m->cols[j * m->n_cols + kc] + f;
             for (int64_t i = 0; i < len; i++)

@@ -28,7 +28,26 @@ struct sl__ooc_runs {
      * column's entry unused), the key's code (code_at) in the high half and the other
      * column's bits in the low half. Everything here takes them but sl__ooc_merge. */
     int packed;
+    /* 1 (packed runs only): narrow runs (issue 23; sluice_k/ooc_pack.h): run j's entry
+     * holds its rows of 6 bytes each (three 16-bit words: the code's low 16 bits, the
+     * payload's low and high 16 bits) and narrow_tables[j * SL__OOC_NARROW_TOP, ...) its
+     * table (table[t]: the run's rows whose code is below t << 16); the code's high 16
+     * bits of row i are the last t with table[t] <= i. Read like packed runs (code_at,
+     * the range sort); not by sl__ooc_merge. */
+    int narrow;
+    const uint32_t *narrow_tables;
 };
+
+#define SL__OOC_NARROW_TOP 65536
+/* Bytes of a narrow run's table. */
+#define SL__OOC_NARROW_TABLE_BYTES ((int64_t)SL__OOC_NARROW_TOP * 4)
+
+/* Narrow runs: tops[2 b] and tops[2 b + 1] = the lowest and the highest top-16 code
+ * value of bucket b's rows (rows [cuts[b k + j], cuts[(b + 1) k + j]) of every run j;
+ * SL__OOC_NARROW_TOP and -1 for an empty bucket), from the runs' tables alone, on up to
+ * `threads` threads. */
+void sl__ooc_narrow_tops(const struct sl__ooc_runs *m, const int64_t *cuts, int64_t nb,
+                         int64_t *tops, int threads);
 
 /* Rows of all runs. */
 int64_t sl__ooc_total(const struct sl__ooc_runs *m);

@@ -7,7 +7,8 @@
  * sorted stably by CUB (task's stream: key + payload as pairs, or key + row id and a
  * gather per other column) and downloaded (a d2h stream, borrowed too) into pinned
  * host memory (an int32 key and one 4-byte column, where the caller takes them, as packed
- * 8-byte rows: ooc_merge.h, sort_packed in ooc_runs_cuda.c). Two buffer sets, so
+ * 8-byte rows: ooc_merge.h, sort_packed in ooc_runs_cuda.c; where pass 2 will run on the
+ * GPU, narrow: 6-byte rows and a table per run, narrow_run). Two buffer sets, so
  * run i+1 uploads while run i sorts and run i-1 downloads. Then sl__ooc_runs_merge
  * re-sorts buckets of the runs on the GPU (pass 2), or ooc_merge.h merges the runs on
  * CPU threads.
@@ -38,9 +39,10 @@ struct sl__ooc_input {
     int col[SL__OOC_MAX_COLS];
     int key, desc;
     int pack;   /* 1: the caller takes packed runs (runs.packed, ooc_merge.h) where the
-                   shape allows: an int32 key and one 4-byte column (the sort and the
-                   sort-merge join's key ranges; pass 2, the CPU merge and the join's
-                   pass 2 read them, sl__ooc_runs_merge_all does not) */
+                   shape allows: an int32 key and one 4-byte column (the sort; pass 2
+                   and the CPU merge read them, sl__ooc_runs_merge_all does not), narrow
+                   ones too (runs.narrow); 2: packed 8-byte rows, never narrow (the
+                   sort-merge join's key ranges with debug_smj_packed) */
     /* Given splitters (n_codes > 0, ascending key codes; the sort-merge join's, shared by
      * both sides): pass 1 finds every run's cuts at these (sl__ooc_sorted's split, with
      * split_rows 0) instead of sampling its own. */
@@ -66,6 +68,9 @@ struct sl__ooc_sorted {
     int graded;                      /* four more codes: the first and last buckets cut in
                                         a quarter, a quarter and a half */
     int64_t *split;
+    /* Narrow runs (runs.narrow): every run's table, one pinned array (runs.narrow_tables) */
+    uint32_t *ntab;
+    int64_t ntab_bytes;
 };
 
 /* 1 if the input can be sorted in runs under what is left of the GPU budget (shapes

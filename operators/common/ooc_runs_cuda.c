@@ -25,6 +25,8 @@
  * stratified samples (pass 1's cuts) vary about as much as random ones. */
 #define OVERSAMPLE 256
 
+_Static_assert(SL__OOC_NARROW_TOP == SL_K_OOC_NARROW_TOP, "narrow runs' table size");
+
 /* Pass 2's buckets for runs of R rows: P of about 3/4 R rows each. */
 static int64_t bucket_count(int64_t n, int64_t R)
 {
@@ -42,6 +44,7 @@ struct plan {
     int n_cols, kc, kw, desc, np, pc, vb;
     int graded;                       /* runs of R/4, R/4, R/2, R..., R/2, R/4, R/4 (run_start) */
     int packed;                       /* packed runs (ooc_merge.h): set_alloc, sort_run */
+    int narrow;                       /* narrow runs (ooc_merge.h): 6-byte rows and a table */
     int width[SL__OOC_MAX_COLS];
     int64_t n, R, n_runs, slot_row;
     size_t temp, temp_sort;           /* temp: CUB's (temp_sort) and, packed, the other
@@ -128,6 +131,21 @@ static int plan_rows(const struct sl__ooc_input *in, struct plan *p)
     return p->n > 0;
 }
 
+/* Bytes a packed set's output buffer needs beyond R rows of 8 bytes to hold a narrow
+ * run: its table, then its 6-byte rows (narrow_run). */
+static int64_t narrow_extra(int64_t R)
+{
+    int64_t need = SL__OOC_NARROW_TABLE_BYTES + R * 6 - R * 8;
+    return need > 0 ? need : 0;
+}
+
+/* Narrow runs in pass 2: a bucket's rows span at most NARROW_WINDOW top-16 code values
+ * (sl__ooc_bucket_cuts cuts wider ones at codes), so each set holds that window of every
+ * run's table (k x NARROW_WINDOW x 4 bytes: 1 MiB for 128 runs), brought with the
+ * bucket. Buckets of 2^28 random keys at 1/4 span some 1,500 (43 buckets), at 1/16 some
+ * 600. */
+#define NARROW_WINDOW 2048
+
 /* The largest run size that fits the budget left (top of ooc_runs.h). */
 static int plan_run(sl_task_t *t, struct plan *p)
 {
@@ -154,7 +172,9 @@ static int plan_run(sl_task_t *t, struct plan *p)
         /* past the cap only when halving would go below SL__OOC_MIN_RUN (r need not be a
          * power of two once all rows did not fit one run) */
         int ok_size = sets == 1 || rr <= cap || rr / 2 < SL__OOC_MIN_RUN;
-        if (ok_size && sets * rr * p->slot_row + (int64_t)p->temp + 2 * MIB <= budget) {
+        /* packed: each set's output may hold a narrow run's table too (alloc_all) */
+        int64_t extra = p->packed ? sets * narrow_extra(rr) : 0;
+        if (ok_size && sets * rr * p->slot_row + (int64_t)p->temp + extra + 2 * MIB <= budget) {
             p->R = rr;
             p->n_runs = (p->n + rr - 1) / rr;
             int64_t graded = 0;
@@ -192,6 +212,8 @@ struct set {
     uint32_t *ids;                   /* 2 x R row ids (two payloads or more) */
     cudaEvent_t up, sorted, down;
     int64_t *d_split;                /* pass 1's cuts: the run's splits at the splitters */
+    uint32_t *d_win;                 /* narrow runs, pass 2: the bucket's window of every
+                                        run's table (k x NARROW_WINDOW) */
 };
 
 /* When a pass's copies end on the link (clock_start, below). */
@@ -220,6 +242,8 @@ struct runner {
     int64_t *d_cuts, *d_at, *d_vat;  /*   the cuts, each bucket's slice starts, real and
                                            virtual (nb x (k + 1) each: ooc_gather.h) */
     int64_t *h_vrows;                /*   each bucket's virtual rows */
+    int64_t *h_ntop;                 /* narrow runs, pass 2: each bucket's lowest top-16
+                                        value and their number (2 x nb) */
     struct pass_clock clock;
 };
 
@@ -301,14 +325,15 @@ static size_t bucket_copies(struct runner *r, struct set *s, int64_t b)
     const int64_t k = m->n_runs, *lo = r->cuts + b * k, *hi = lo + k;
     size_t n = 0;
     int64_t at = 0;
-    if (m->packed) { /* one 8-byte row a row: a copy per run */
+    if (m->packed) { /* one 8-byte row a row (narrow: 6 bytes): a copy per run */
+        const size_t w = m->narrow ? 6 : 8;
         for (int64_t j = 0; j < k; j++) {
             int64_t len = hi[j] - lo[j];
             if (len <= 0)
                 continue;
-            r->h_dst[n] = (char *)s->in[r->p.kc] + (size_t)at * 8;
-            r->h_src[n] = (char *)m->cols[j * m->n_cols + m->key_col] + (size_t)lo[j] * 8;
-            r->h_size[n++] = (size_t)len * 8;
+            r->h_dst[n] = (char *)s->in[r->p.kc] + (size_t)at * w;
+            r->h_src[n] = (char *)m->cols[j * m->n_cols + m->key_col] + (size_t)lo[j] * w;
+            r->h_size[n++] = (size_t)len * w;
             at += len;
         }
         return n;
@@ -354,8 +379,19 @@ int sl__ooc_copy_batch(sl_task_t *t, void **dst, void **src, size_t *size, size_
 static int upload_bucket_copies(struct runner *r, struct set *s, int64_t b)
 {
     size_t n = bucket_copies(r, s, b);
-    return sl__ooc_copy_batch(r->t, r->h_dst, r->h_src, r->h_size, n,
-                              r->gather == SL__OOC_GATHER_BATCH, r->h2d, "uploading a bucket");
+    int rc = sl__ooc_copy_batch(r->t, r->h_dst, r->h_src, r->h_size, n,
+                                r->gather == SL__OOC_GATHER_BATCH, r->h2d, "uploading a bucket");
+    const struct sl__ooc_runs *m = &r->st->runs;
+    if (rc < 0 || !m->narrow)
+        return rc;
+    /* the bucket's window of every run's table: one 2D copy (a row per run) */
+    const int64_t *top = r->h_ntop + 2 * b;
+    SL_TASK_CUDA_TRY(r->t,
+                     cudaMemcpy2DAsync(s->d_win, NARROW_WINDOW * 4, m->narrow_tables + top[0],
+                                       SL__OOC_NARROW_TABLE_BYTES, (size_t)top[1] * 4,
+                                       (size_t)m->n_runs, cudaMemcpyHostToDevice, r->h2d),
+                     "uploading a bucket's tables");
+    return SL_OK;
 }
 
 /* GATHER_KERNEL: one kernel on the h2d stream reads the slices from the pinned runs
@@ -413,6 +449,19 @@ static int upload(struct runner *r, struct set *s, int64_t rows)
     int slot = (int)(s - r->s);
     if (r->stage.stager) /* its previous upload (two runs ago) must be done before it is refilled */
         SL_TASK_CUDA_TRY(r->t, cudaEventSynchronize(s->up), "waiting for a staging buffer");
+    /* Pieces of a column adjacent in one buffer (slices of one table batch's column) go
+     * as one copy (pend_*: the column's copy not made yet), unless option
+     * debug_ooc_upload_pieces or staging: a copy per batch piece and column, as before
+     * 2026-11-27 (the bench's 2^28 input rows came as morsel slices of one table batch:
+     * some 68 copies of 480 KiB a run at 1/4). Never across buffers: two allocations
+     * adjacent in memory are still two (a copy across them fails: invalid argument,
+     * H100 run 2 of session 18, the sink's device batches). */
+    int64_t pieces = 0;
+    sl_task_option_int(r->t, "debug_ooc_upload_pieces", &pieces);
+    pieces |= r->stage.stager != NULL;
+    const struct sl__buf *pend_buf[SL__OOC_MAX_COLS] = {NULL};
+    const char *pend_src[SL__OOC_MAX_COLS] = {NULL};
+    size_t pend_at[SL__OOC_MAX_COLS] = {0}, pend_bytes[SL__OOC_MAX_COLS] = {0};
     for (int64_t at = 0; at < rows;) {
         const sl_batch_t *b = batch_at(r->in, r->bi);
         int64_t take = b->n_rows - r->brow;
@@ -421,13 +470,23 @@ static int upload(struct runner *r, struct set *s, int64_t rows)
         for (int c = 0, prefix = 0; c < r->p.n_cols && take > 0; prefix += r->p.width[c++]) {
             size_t w = (size_t)r->p.width[c];
             const struct sl__col *col = &b->cols[r->in->col[c]];
-            const void *src = sl__upload_stage_src(
+            const char *src = sl__upload_stage_src(
                 &r->stage, slot, r->p.R * prefix + at * (int64_t)w, col->data,
                 (const char *)col->data->ptr + (size_t)(col->offset + r->brow) * w, (size_t)take * w);
-            SL_TASK_CUDA_TRY(r->t,
-                             cudaMemcpyAsync((char *)s->in[c] + (size_t)at * w, src,
-                                             (size_t)take * w, cudaMemcpyDefault, r->h2d),
-                             "uploading a run");
+            if (!pieces && pend_src[c] && pend_buf[c] == col->data &&
+                pend_src[c] + pend_bytes[c] == src) {
+                pend_bytes[c] += (size_t)take * w; /* adjacent to the column's last piece */
+                continue;
+            }
+            if (pend_src[c])
+                SL_TASK_CUDA_TRY(r->t,
+                                 cudaMemcpyAsync((char *)s->in[c] + pend_at[c], pend_src[c],
+                                                 pend_bytes[c], cudaMemcpyDefault, r->h2d),
+                                 "uploading a run");
+            pend_src[c] = src;
+            pend_buf[c] = col->data;
+            pend_at[c] = (size_t)at * w;
+            pend_bytes[c] = (size_t)take * w;
         }
         at += take;
         r->brow += take;
@@ -436,37 +495,79 @@ static int upload(struct runner *r, struct set *s, int64_t rows)
             r->brow = 0;
         }
     }
+    for (int c = 0; c < r->p.n_cols; c++)
+        if (pend_src[c])
+            SL_TASK_CUDA_TRY(r->t,
+                             cudaMemcpyAsync((char *)s->in[c] + pend_at[c], pend_src[c],
+                                             pend_bytes[c], cudaMemcpyDefault, r->h2d),
+                             "uploading a run");
     return SL_OK;
 }
 
 /* Packed rows (ooc_merge.h): pass 1 packs the run's two columns (in[kc], in[pc]) into
  * out[kc] and sorts them there; pass 2 sorts the bucket's rows in in[kc] and unpacks them
  * into out[kc] and out[pc] for the download. The sort's other buffer is the end of the
- * temp storage. */
-static int sort_packed(struct runner *r, struct set *s, int64_t rows)
+ * temp storage. *sorted: where the sorted packed rows are (pass 1's cuts read them).
+ * Narrow runs (p->narrow): pass 1 packs into that other buffer and sorts over it and
+ * in[kc] (free once packed), then writes the run's table and its 6-byte rows into
+ * out[kc] (narrow_run) after the cuts; pass 2's bucket `b` arrives as 6-byte rows in
+ * in[kc] and its window of the runs' tables in d_win (upload_bucket_copies), decoded into
+ * the other buffer (sl_k_ooc_narrow_decode, with the slice starts narrow_tables_open
+ * uploaded) and sorted over it and in[kc]. */
+static int sort_packed(struct runner *r, struct set *s, int64_t b, int64_t rows,
+                       const uint64_t **sorted)
 {
     const struct plan *p = &r->p;
     size_t tb = p->temp_sort;
     uint64_t *alt = (uint64_t *)((char *)r->temp + p->temp_sort);
-    uint64_t *rowsbuf = r->cuts ? s->in[p->kc] : s->out[p->kc];
+    uint64_t *rowsbuf = r->cuts ? s->in[p->kc] : s->out[p->kc], *other = alt;
     int in_alt = 0;
+    if (p->narrow) { /* the rows go to alt first, in[kc] is the sort's other buffer */
+        rowsbuf = alt;
+        other = s->in[p->kc];
+        const int64_t k = r->st->runs.n_runs;
+        if (r->cuts)
+            SL_TASK_CUDA_TRY(r->t,
+                             sl_k_ooc_narrow_decode(s->in[p->kc], rows, s->d_win, NARROW_WINDOW,
+                                                    r->h_ntop[2 * b], r->h_ntop[2 * b + 1],
+                                                    r->d_cuts + b * k, r->d_at + b * (k + 1), k,
+                                                    rowsbuf, r->cs),
+                             "decoding a bucket");
+    }
     if (!r->cuts)
         SL_TASK_CUDA_TRY(r->t,
                          sl_k_ooc_pack(s->in[p->kc], s->in[p->pc], p->desc, rows, rowsbuf, r->cs),
                          "packing a run");
     SL_TASK_CUDA_TRY(r->t,
-                     sl_k_ooc_sort_packed(r->temp, &tb, rowsbuf, alt, rows, &in_alt, r->cs),
+                     sl_k_ooc_sort_packed(r->temp, &tb, rowsbuf, other, rows, &in_alt, r->cs),
                      "sorting a run");
+    const uint64_t *res = in_alt ? other : rowsbuf;
+    *sorted = res;
     if (r->cuts)
         SL_TASK_CUDA_TRY(r->t,
-                         sl_k_ooc_unpack(in_alt ? alt : rowsbuf, p->desc, rows, s->out[p->kc],
-                                         s->out[p->pc], r->cs),
+                         sl_k_ooc_unpack(res, p->desc, rows, s->out[p->kc], s->out[p->pc], r->cs),
                          "unpacking a bucket");
-    else if (in_alt) /* an odd number of radix passes: back where the download reads */
+    else if (in_alt && !p->narrow) { /* an odd number of radix passes: back where the
+                                        download reads */
         SL_TASK_CUDA_TRY(r->t,
                          cudaMemcpyAsync(rowsbuf, alt, (size_t)rows * 8, cudaMemcpyDeviceToDevice,
                                          r->cs),
                          "sorting a run");
+        *sorted = rowsbuf;
+    }
+    return SL_OK;
+}
+
+/* Pass 1, narrow runs: the run's table and 6-byte rows from its sorted packed rows into
+ * out[kc], which goes down whole. */
+static int narrow_run(struct runner *r, struct set *s, const uint64_t *sorted, int64_t rows)
+{
+    char *out = s->out[r->p.kc];
+    SL_TASK_CUDA_TRY(r->t, sl_k_ooc_narrow_table(sorted, rows, (uint32_t *)out, r->cs),
+                     "a narrow run's table");
+    SL_TASK_CUDA_TRY(r->t,
+                     sl_k_ooc_narrow_encode(sorted, rows, out + SL__OOC_NARROW_TABLE_BYTES, r->cs),
+                     "narrowing a run");
     return SL_OK;
 }
 
@@ -528,11 +629,14 @@ int sl__ooc_gpu_sort(sl_task_t *t, const struct sl__ooc_runs *shape, void *const
     return SL_OK;
 }
 
-/* Sorts the run in set s on the task's stream (stable, like the CPU sort). */
-static int sort_run(struct runner *r, struct set *s, int64_t rows)
+/* Sorts run (or bucket) i in set s on the task's stream (stable, like the CPU sort);
+ * *sorted: where its sorted key column (packed: rows) is. */
+static int sort_run(struct runner *r, struct set *s, int64_t i, int64_t rows,
+                    const uint64_t **sorted)
 {
+    *sorted = s->out[r->p.kc];
     if (r->p.packed)
-        return sort_packed(r, s, rows);
+        return sort_packed(r, s, i, rows, sorted);
     return sl__ooc_gpu_sort(r->t, &r->st->runs, s->in, s->out, rows, r->temp, r->p.temp, s->ids,
                             r->cs);
 }
@@ -580,19 +684,33 @@ static int one_run(struct runner *r, int64_t i, int64_t rows, void *const *dst)
     SL_TASK_CUDA_TRY(r->t, cudaStreamWaitEvent(r->cs, s->up, 0), "ordering the upload");
     if (i >= 2)
         SL_TASK_CUDA_TRY(r->t, cudaStreamWaitEvent(r->cs, s->down, 0), "ordering a buffer set");
-    if ((rc = sort_run(r, s, rows)) < 0)
+    const uint64_t *sorted;
+    if ((rc = sort_run(r, s, i, rows, &sorted)) < 0)
         return rc;
     const int64_t nc = r->st->n_codes;
     if (r->d_codes) /* pass 1's cuts: where the splitters cut this run */
         SL_TASK_CUDA_TRY(r->t,
-                         p->packed ? sl_k_lower_bounds_packed(s->out[p->kc], rows, r->d_codes, nc,
+                         p->packed ? sl_k_lower_bounds_packed(sorted, rows, r->d_codes, nc,
                                                               s->d_split, r->cs)
                                    : sl_k_lower_bounds_codes(s->out[p->kc], p->kw, p->desc, rows,
                                                              r->d_codes, nc, s->d_split, r->cs),
                          "splitting a run");
+    if (p->narrow && !r->cuts && (rc = narrow_run(r, s, sorted, rows)) < 0)
+        return rc;
     SL_TASK_CUDA_TRY(r->t, cudaEventRecord(s->sorted, r->cs), "cudaEventRecord");
     SL_TASK_CUDA_TRY(r->t, cudaStreamWaitEvent(r->d2h, s->sorted, 0), "ordering the download");
-    if (p->packed && !r->cuts) /* a packed run: one column of 8-byte rows */
+    if (p->narrow && !r->cuts) { /* a narrow run: its table, its 6-byte rows */
+        SL_TASK_CUDA_TRY(r->t,
+                         cudaMemcpyAsync(r->st->ntab + i * SL__OOC_NARROW_TOP, s->out[p->kc],
+                                         SL__OOC_NARROW_TABLE_BYTES, cudaMemcpyDeviceToHost,
+                                         r->d2h),
+                         "downloading a run's table");
+        SL_TASK_CUDA_TRY(r->t,
+                         cudaMemcpyAsync(dst[p->kc],
+                                         (char *)s->out[p->kc] + SL__OOC_NARROW_TABLE_BYTES,
+                                         (size_t)rows * 6, cudaMemcpyDeviceToHost, r->d2h),
+                         "downloading a run");
+    } else if (p->packed && !r->cuts) /* a packed run: one column of 8-byte rows */
         SL_TASK_CUDA_TRY(r->t,
                          cudaMemcpyAsync(dst[p->kc], s->out[p->kc], (size_t)rows * 8,
                                          cudaMemcpyDeviceToHost, r->d2h),
@@ -623,14 +741,19 @@ static int alloc_all(struct runner *r)
             if (!(s->in[c] = sl_task_device_alloc(t, (size_t)(p->R * p->width[c]))) ||
                 !(s->out[c] = sl_task_device_alloc(t, (size_t)(p->R * p->width[c]))))
                 return SL_ENOMEM;
-        if (p->packed) { /* R rows of 8 bytes each way, or the two columns' halves */
+        if (p->packed) { /* R rows of 8 bytes each way, or the two columns' halves (pass 1,
+                            narrow: out also holds the table before the 6-byte rows) */
+            int64_t extra = p->narrow && !r->cuts ? narrow_extra(p->R) : 0;
             if (!(s->in[p->kc] = sl_task_device_alloc(t, (size_t)(p->R * 8))) ||
-                !(s->out[p->kc] = sl_task_device_alloc(t, (size_t)(p->R * 8))))
+                !(s->out[p->kc] = sl_task_device_alloc(t, (size_t)(p->R * 8 + extra))))
                 return SL_ENOMEM;
             s->in[p->pc] = (char *)s->in[p->kc] + p->R * 4;
             s->out[p->pc] = (char *)s->out[p->kc] + p->R * 4;
         }
         if (p->np >= 2 && !(s->ids = sl_task_device_alloc(t, (size_t)p->R * 8)))
+            return SL_ENOMEM;
+        if (p->narrow && r->cuts &&
+            !(s->d_win = sl_task_device_alloc(t, (size_t)(r->st->runs.n_runs * NARROW_WINDOW * 4))))
             return SL_ENOMEM;
         SL_TASK_CUDA_TRY(t, cudaEventCreateWithFlags(&s->up, cudaEventDisableTiming),
                          "cudaEventCreate");
@@ -652,12 +775,18 @@ static int alloc_all(struct runner *r)
                                             cudaMemcpyHostToDevice, r->cs),
                          "uploading the splitters");
     }
+    if (p->narrow && !r->cuts) { /* the runs' tables, one array (pass 2's 2D copies) */
+        r->st->ntab_bytes = p->n_runs * SL__OOC_NARROW_TABLE_BYTES;
+        if (!(r->st->ntab = sl__task_pinned_alloc(t, r->st->ntab_bytes)))
+            return SL_ENOMEM;
+        r->st->runs.narrow_tables = r->st->ntab;
+    }
     for (int64_t i = 0; i < p->n_runs && !r->cuts; i++) {
         for (int c = 0; c < p->n_cols; c++) {
             int64_t k = i * p->n_cols + c;
             if (p->packed && c != p->kc)
                 continue; /* the key's entry holds both */
-            r->st->bytes[k] = run_rows(p, i) * (p->packed ? 8 : p->width[c]);
+            r->st->bytes[k] = run_rows(p, i) * (p->narrow ? 6 : p->packed ? 8 : p->width[c]);
             if (!(r->st->cols[k] = sl__task_pinned_alloc(t, r->st->bytes[k])))
                 return SL_ENOMEM;
         }
@@ -677,6 +806,7 @@ static void free_all(struct runner *r)
         }
         sl_task_device_free(r->t, s->ids);
         sl_task_device_free(r->t, s->d_split);
+        sl_task_device_free(r->t, s->d_win);
         if (s->up)
             cudaEventDestroy(s->up);
         if (s->sorted)
@@ -691,6 +821,7 @@ static void free_all(struct runner *r)
     free(r->h_src);
     free(r->h_size);
     free(r->h_vrows);
+    free(r->h_ntop);
 }
 
 /* Drops pass 1's cuts. */
@@ -711,6 +842,7 @@ void sl__ooc_sorted_free(struct sl__ooc_sorted *st)
     for (int64_t i = 0; st->cols && i < st->runs.n_runs * st->runs.n_cols; i++)
         sl__pinned_owner_free(&st->owner, st->cols[i], st->bytes[i]);
     presplit_free(st);
+    sl__pinned_owner_free(&st->owner, st->ntab, st->ntab_bytes);
     free(st->rows);
     free(st->cols);
     free(st->bytes);
@@ -982,6 +1114,25 @@ static int presplit_open(struct runner *r)
     return SL_OK;
 }
 
+/* Narrow runs (ooc_merge.h, sluice_k/ooc_pack.h; option debug_ooc_narrow_runs): packed
+ * runs, several, whose buckets pass 2 reads by copies (the gather kernel reads 8-byte
+ * rows). 0: not narrow; 1 (auto): narrow where pass 1 finds pass 2's cuts (pass 2 is
+ * planned on the GPU: the pass the saving is for; the CPU merge would only pay for the
+ * decoding); 2 (on: tests): narrow whatever the merge. Each narrow run is 6 bytes a row
+ * and a 256 KiB table (in host memory), so pass 1's download and pass 2's upload move
+ * about 3/4 of the bytes (2^28 pairs: 1.5 GiB and 8 or 32 MiB of tables instead of 2 GiB
+ * each way at 32 or 128 runs); pass 2 holds a bucket's window of the tables a set. */
+static int64_t narrow_of(sl_task_t *t, const struct plan *p, const struct sl__ooc_sorted *st)
+{
+    enum { AUTO, OFF, ON };
+    int64_t how = AUTO;
+    sl_task_option_int(t, "debug_ooc_narrow_runs", &how);
+    if (how == OFF || !p->packed || p->n_runs < 2 ||
+        sl__ooc_gather_of(t, &st->runs) == SL__OOC_GATHER_KERNEL)
+        return 0;
+    return how == ON ? 2 : 1;
+}
+
 int sl__ooc_runs_sort(sl_task_t *t, const struct sl__ooc_input *in, struct sl__ooc_sorted **out)
 {
     struct runner r;
@@ -996,9 +1147,14 @@ int sl__ooc_runs_sort(sl_task_t *t, const struct sl__ooc_input *in, struct sl__o
     double t0 = now_ms();
     if (!(r.st = *out = sorted_new(t, &r.p)))
         return sl_task_fail(t, SL_ENOMEM, "out of memory");
+    /* before presplit_open: pass 2's bucket size counts the narrow runs' tables */
+    int64_t narrow = in->pack == 2 ? 0 : narrow_of(t, &r.p, r.st); /* 2: 8-byte rows only */
+    r.p.narrow = r.st->runs.narrow = narrow > 0;
     int rc = presplit_open(&r);
     if (rc < 0)
         return rc;
+    if (narrow == 1 && r.st->n_codes == 0) /* auto: no cuts in pass 1, no GPU merge planned */
+        r.p.narrow = r.st->runs.narrow = 0;
     if (r.st->n_codes > 0)
         sl_task_phase_time(t, "ooc_presplit", now_ms() - t0);
     void *side[2];
@@ -1025,6 +1181,59 @@ static int64_t table_bytes(int64_t k, int64_t n_cols, int64_t nb)
     return 8 * (k * n_cols + (nb + 1) * k + 2 * nb * (k + 1));
 }
 
+/* Narrow runs' tables in device memory (bytes): the cuts, each bucket's slice starts
+ * (uploaded once), and each set's window of the runs' tables (sl_k_ooc_narrow_decode). */
+static int64_t narrow_table_bytes(int64_t k, int64_t nb)
+{
+    return 8 * ((nb + 1) * k + nb * (k + 1)) + 2 * k * NARROW_WINDOW * 4;
+}
+
+/* Narrow runs, pass 2: the cuts and each bucket's slice starts (pageable, then freed:
+ * synchronized) on the task's stream, and each bucket's window of top-16 values
+ * (h_ntop: its lowest and how many, at most NARROW_WINDOW: sl__ooc_bucket_cuts). */
+static int narrow_tables_open(struct runner *r, int64_t nb)
+{
+    const struct sl__ooc_runs *m = &r->st->runs;
+    const int64_t k = m->n_runs;
+    const int64_t small = 8 * ((nb + 1) * k + nb * (k + 1));
+    int64_t *h = malloc((size_t)small);
+    if (!h || !(r->h_ntop = malloc((size_t)(2 * nb) * sizeof *r->h_ntop))) {
+        free(h);
+        return sl_task_fail(r->t, SL_ENOMEM, "out of memory");
+    }
+    int64_t *cuts = h, *at = cuts + (nb + 1) * k;
+    memcpy(cuts, r->cuts, (size_t)((nb + 1) * k) * sizeof *cuts);
+    /* each bucket's lowest and highest top value, into h_ntop (then lowest and count) */
+    sl__ooc_narrow_tops(m, cuts, nb, r->h_ntop, sl__host_threads(16));
+    for (int64_t b = 0; b < nb; b++) {
+        int64_t *a = at + b * (k + 1), lo = r->h_ntop[2 * b], hi = r->h_ntop[2 * b + 1];
+        a[0] = 0;
+        for (int64_t j = 0; j < k; j++)
+            a[j + 1] = a[j] + cuts[(b + 1) * k + j] - cuts[b * k + j];
+        if (hi < 0)
+            lo = hi = 0;
+        if (hi - lo + 1 > NARROW_WINDOW) {
+            free(h);
+            return sl_task_fail(r->t, SL_EINTERNAL, "a bucket of narrow runs spans %lld top "
+                                "values", (long long)(hi - lo + 1));
+        }
+        r->h_ntop[2 * b] = lo;
+        r->h_ntop[2 * b + 1] = hi - lo + 1;
+    }
+    if (!(r->d_tables = sl_task_device_alloc(r->t, (size_t)small))) {
+        free(h);
+        return SL_ENOMEM;
+    }
+    r->d_cuts = r->d_tables;
+    r->d_at = r->d_cuts + (nb + 1) * k;
+    cudaError_t e = cudaMemcpyAsync(r->d_tables, h, (size_t)small, cudaMemcpyHostToDevice, r->cs);
+    if (e == cudaSuccess)
+        e = cudaStreamSynchronize(r->cs); /* h is pageable and freed next */
+    free(h);
+    SL_TASK_CUDA_TRY(r->t, e, "uploading the bucket tables");
+    return SL_OK;
+}
+
 /* What a bucket's upload needs: the copy lists (GATHER_COPY, GATHER_BATCH), or the
  * kernel's tables, uploaded once on the task's stream before any bucket. */
 static int tables_open(struct runner *r, int64_t nb)
@@ -1035,9 +1244,12 @@ static int tables_open(struct runner *r, int64_t nb)
         r->h_dst = malloc((size_t)(k * nc) * sizeof *r->h_dst);
         r->h_src = malloc((size_t)(k * nc) * sizeof *r->h_src);
         r->h_size = malloc((size_t)(k * nc) * sizeof *r->h_size);
-        return r->h_dst && r->h_src && r->h_size ? SL_OK
-                                                 : sl_task_fail(r->t, SL_ENOMEM, "out of memory");
+        if (!r->h_dst || !r->h_src || !r->h_size)
+            return sl_task_fail(r->t, SL_ENOMEM, "out of memory");
+        return m->narrow ? narrow_tables_open(r, nb) : SL_OK;
     }
+    if (m->narrow) /* the kernel reads 8-byte rows: never chosen with narrow runs */
+        return sl_task_fail(r->t, SL_EINTERNAL, "narrow runs read by the gather kernel");
     const int64_t ncp = m->packed ? 1 : nc; /* columns the kernel reads */
     int64_t bytes = table_bytes(k, ncp, nb);
     int64_t *h = malloc((size_t)bytes);
@@ -1099,6 +1311,59 @@ int sl__ooc_pass1_cuts(const struct sl__ooc_sorted *st, int64_t R)
            st->n_codes == bucket_count(st->n, R) - 1 + (st->graded ? 4 : 0);
 }
 
+/* Narrow runs: buckets whose rows span more than NARROW_WINDOW top-16 code values (few
+ * buckets over a wide key range, or a bucket across a gap in the keys) cut again at the
+ * codes (t0 + i NARROW_WINDOW) << 16, empty pieces dropped. *cuts ((nb + 1) x k) is
+ * replaced when any is cut. SL_OK or a failure recorded on the task. */
+static int narrow_windows(sl_task_t *t, const struct sl__ooc_runs *m, int64_t **cuts_io,
+                          int64_t *nb_io)
+{
+    const int64_t k = m->n_runs, nb = *nb_io, *cuts = *cuts_io;
+    int64_t extra = 0, *tops = malloc((size_t)(2 * nb + 1) * sizeof *tops);
+    if (!tops)
+        return sl_task_fail(t, SL_ENOMEM, "out of memory");
+    sl__ooc_narrow_tops(m, cuts, nb, tops, sl__host_threads(16));
+    for (int64_t b = 0; b < nb; b++)
+        if (tops[2 * b + 1] - tops[2 * b] + 1 > NARROW_WINDOW)
+            extra += (tops[2 * b + 1] - tops[2 * b]) / NARROW_WINDOW;
+    int64_t *out = extra ? malloc((size_t)((nb + extra + 1) * k) * sizeof *out) : NULL;
+    if (extra == 0 || !out) {
+        free(tops);
+        return extra == 0 ? SL_OK : sl_task_fail(t, SL_ENOMEM, "out of memory");
+    }
+    int64_t n = 0; /* buckets in out */
+    memcpy(out, cuts, (size_t)k * sizeof *out);
+    for (int64_t b = 0; b < nb; b++) {
+        int64_t lo = tops[2 * b], hi = tops[2 * b + 1];
+        for (int64_t c = lo + NARROW_WINDOW; hi >= 0 && c <= hi; c += NARROW_WINDOW) {
+            int64_t *row = out + (n + 1) * k, rows = 0;
+            for (int64_t j = 0; j < k; j++) { /* rows of run j in the bucket below code c << 16 */
+                int64_t a = cuts[b * k + j], e = cuts[(b + 1) * k + j];
+                while (a < e) {
+                    int64_t mid = a + (e - a) / 2;
+                    if ((int64_t)(sl__ooc_code(m, j, mid) >> 16) < c)
+                        a = mid + 1;
+                    else
+                        e = mid;
+                }
+                row[j] = a;
+                rows += a - out[n * k + j];
+            }
+            n += rows > 0; /* an empty piece: its cuts are overwritten */
+        }
+        memcpy(out + (n + 1) * k, cuts + (b + 1) * k, (size_t)k * sizeof *out);
+        int64_t rows = 0;
+        for (int64_t j = 0; j < k; j++)
+            rows += out[(n + 1) * k + j] - out[n * k + j];
+        n += rows > 0;
+    }
+    free(tops);
+    free(*cuts_io);
+    *cuts_io = out;
+    *nb_io = n;
+    return SL_OK;
+}
+
 int64_t *sl__ooc_bucket_cuts(sl_task_t *t, const struct sl__ooc_sorted *so, int64_t R,
                              int64_t *nb_out)
 {
@@ -1152,6 +1417,10 @@ int64_t *sl__ooc_bucket_cuts(sl_task_t *t, const struct sl__ooc_sorted *so, int6
         nb++;
     }
     free(splits), free(codes);
+    if (m->narrow && narrow_windows(t, m, &cuts, &nb) < 0) {
+        free(cuts);
+        return NULL;
+    }
     *nb_out = nb;
     return cuts;
 }
@@ -1178,6 +1447,7 @@ static int plan_buckets(const struct sl__ooc_sorted *st, int64_t R, int64_t nb,
     p->vb = p->np == 0 ? 0 : p->np == 1 ? p->width[p->pc] : 4;
     p->slot_row = 2 * row_bytes + (p->np >= 2 ? 8 : 0);
     p->packed = m->packed;
+    p->narrow = m->narrow;
     p->n = st->n;
     p->R = R;
     p->n_runs = nb;
@@ -1186,7 +1456,8 @@ static int plan_buckets(const struct sl__ooc_sorted *st, int64_t R, int64_t nb,
     int64_t sets = nb > 1 ? 2 : 1;
     int64_t tables = gather == SL__OOC_GATHER_KERNEL
                          ? table_bytes(m->n_runs, m->packed ? 1 : m->n_cols, nb)
-                         : 0;
+                     : m->narrow ? narrow_table_bytes(m->n_runs, nb)
+                                 : 0;
     return sets * R * p->slot_row + (int64_t)p->temp + tables + 2 * MIB <= budget - SLACK;
 }
 
@@ -1197,6 +1468,9 @@ static int buckets_fit(const struct sl__ooc_sorted *st, int64_t r, enum sl__ooc_
 {
     struct plan p;
     int64_t nb_max = bucket_count(st->n, r) + 4 + st->n / r + 2; /* 4: graded */
+    if (st->runs.narrow) /* narrow_windows' pieces: at most 65,536 / NARROW_WINDOW + 1 more
+                            than the buckets (each adds (its top values - 1) / NARROW_WINDOW) */
+        nb_max += SL__OOC_NARROW_TOP / NARROW_WINDOW + 1;
     return plan_buckets(st, r, nb_max, gather, budget, &p);
 }
 

@@ -112,6 +112,10 @@ int sl__gpu_work_finish(struct sl__gpu_work *w, int rc, const char *const *names
         if (names[i] && cudaEventElapsedTime(&ms, w->ev[i], w->ev[i + 1]) == cudaSuccess)
             sl_task_phase_time(w->t, names[i], ms);
     }
+    float span_ms;
+    if (w->span_name && rc >= 0 && e == cudaSuccess && w->ok &&
+        cudaEventElapsedTime(&span_ms, w->ev[w->span_from], w->ev[w->span_to]) == cudaSuccess)
+        sl_task_phase_time(w->t, w->span_name, span_ms);
     sl__task_events_put(w->t, SL__GPU_WORK_MARKS, (void **)w->ev);
     if (rc < 0)
         return rc;

@@ -43,6 +43,8 @@ struct sl__gpu_work {
     void *p[SL__GPU_WORK_PTRS];
     int n_p, ok;
     cudaEvent_t ev[SL__GPU_WORK_MARKS];
+    const char *span_name;  /* not NULL: also reported as the phase from mark span_from */
+    int span_from, span_to; /* to mark span_to (any two marks the body recorded) */
 };
 void sl__gpu_work_init(struct sl__gpu_work *w, sl_task_t *t);
 /* Device memory freed by sl__gpu_work_finish (NULL after recording the failure). */
@@ -53,7 +55,7 @@ void sl__gpu_work_keep(struct sl__gpu_work *w, void *p);
 void sl__gpu_work_mark(struct sl__gpu_work *w, int i);
 /* Frees the scratch (ordered on the stream after the kernels that use it), waits for
  * the stream and, if rc >= 0, reports phase i = marks [i, i + 1) as names[i] for the
- * n_names names that are not NULL. Returns rc if < 0, else SL_OK or the CUDA failure
+ * n_names names that are not NULL (and w->span_name's span, if set). Returns rc if < 0, else SL_OK or the CUDA failure
  * (recorded as "`what`: error"). */
 int sl__gpu_work_finish(struct sl__gpu_work *w, int rc, const char *const *names, int n_names,
                         const char *what);

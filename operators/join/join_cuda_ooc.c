@@ -248,7 +248,8 @@ struct ooc {
     int half;                           /* SPILL_DMA: the passes take half the budget and
                                            pass 2 queues one read-back (dma_half) */
     int fused;                          /* aggregate: count and sums by the join kernel, no
-                                           output buffers (fused_ok; debug_ooc_spill=dma_fused) */
+                                           output buffers (fused_ok; debug_ooc_spill=fused,
+                                           the default) */
     unsigned long long *d_res;          /* fused: 4 words (count, key, build and probe value
                                            sums) per GPU job */
     int64_t n_blocks, n_cache;          /* SPILL_DMA: pieces of both sides; cached chunks */
@@ -1464,9 +1465,9 @@ static int finish(struct ooc *o, struct gset *g)
     g->busy = 0;
     SL_TASK_CUDA_TRY(o->t, cudaEventSynchronize(g->e_done), "join (pass 2)");
     /* fused: its words are read after the last job (fused_total). The host still waits
-     * for the job, two behind the queue: running ahead of a Zipf join's thousands of jobs
-     * left some 620 MiB of device memory with the driver (queued batched copies, H100
-     * 2026-11-27; the test's free-memory check caught it). */
+     * for the job, two behind the queue, as for materialized jobs, so that it never runs
+     * more than two jobs ahead of the GPU (in the one H100 run where it did not wait, the
+     * sweep's Zipf aggregate at 1/4 left the device 620 MiB poorer; OUT_OF_CORE.md). */
     if (o->fused)
         return SL_OK;
     g->count = (int64_t)*g->h_count;
@@ -1973,13 +1974,14 @@ int join_ooc_finalize(sl_task_t *t)
     if (o->side[0].n == 0 || o->side[1].n == 0)
         return SL_OK;
     o->cs = sl_task_stream(t);
-    int64_t readback = 0, spill = SPILL_DMA; /* experiments' switches (OUT_OF_CORE.md) */
+    /* debug_ooc_spill (OUT_OF_CORE.md): 0 fused (the default: DMA spill, and fused sums
+     * with the fanout that fills jobs wherever fused_ok holds), 1 blocks, 2 dma_half, 3 dma
+     * (session 16's plan for every join: aggregates materialized and summed per job; A/B) */
+    int64_t readback = 0, spill = 0;
     sl_task_option_int(t, "debug_ooc_spill", &spill);
     o->spill = spill == SPILL_BLOCKS ? SPILL_BLOCKS : SPILL_DMA;
     o->half = spill == 2; /* dma_half */
-    /* dma_fused (3): fused sums and the fanout that fills jobs, opt-in until its Zipf case
-     * passes ooc_budget_sweep's free-memory bound on a GPU (OUT_OF_CORE.md) */
-    o->fused = spill == 3 && fused_ok(o);
+    o->fused = spill == 0 && fused_ok(o);
     sl_task_option_int(t, "debug_ooc_readback", &readback);
     o->zero_copy = readback == 1 && o->spill == SPILL_BLOCKS; /* the kernel reads blocks */
     if (gj_trace_open(t, &o->tr) < 0)

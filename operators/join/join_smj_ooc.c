@@ -1116,7 +1116,7 @@ static int smj_buckets(sl_task_t *t, struct join_state *st)
     for (int s = 0; s < 2; s++) {
         m->in[s].codes = m->codes + 1;
         m->in[s].n_codes = k;
-        m->in[s].pack = pack != 0;
+        m->in[s].pack = pack ? 2 : 0; /* 8-byte rows: pass 2 reads no narrow runs */
         if ((rc = sl__ooc_runs_sort(t, &m->in[s], &m->side[s])) < 0 ||
             (rc = side_cuts(t, m, s)) < 0)
             return rc;

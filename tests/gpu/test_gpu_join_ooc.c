@@ -8,7 +8,9 @@
  * cross-checked with cudaMemGetInfo. These engines turn the host-streamed join off
  * (debug_join_stream=off: it would take every join whose build side fits) and the profile
  * must show that the out-of-core join ran; both of its spills (debug_ooc_spill: DMA of
- * whole partitioned chunks, the default, and the append kernel's blocks) are checked.
+ * whole partitioned chunks, the default, and the append kernel's blocks) are checked, and
+ * aggregates of 4-byte columns must have been summed by the join kernel (ooc_fused, the
+ * default) except under debug_ooc_spill=dma (session 16's plan, also checked).
  * Budgets of 1/2, 1/4, 1/8 and 1/16 of the join state, and one-row sides. Also: a
  * host-resident join that fits runs in GPU memory and equals the CPU. Skipped without a
  * GPU. */
@@ -21,15 +23,16 @@
 
 #include "cuda/cuda_int.h"
 #include "exec_int.h"
+#include "gpu_worker_int.h"
 #include "join_ooc_tables.h"
 #include "join_test.h"
 #include "sl_test.h"
 #include "gpu_test.h"
 
 
-static int spill_mode; /* debug_ooc_spill of check's GPU engines: 0 dma, 1 blocks, 2 dma_half,
-                        * 3 dma_fused */
-static int fractions_fused; /* check_fractions also runs 1/16 with dma_fused */
+static int spill_mode; /* debug_ooc_spill of check's GPU engines: 0 fused (the default), 1
+                        * blocks, 2 dma_half, 3 dma (session 16's plan) */
+static int fractions_dma; /* check_fractions also runs 1/16 with dma (session 16's plan) */
 static int pin_tables; /* check pins its tables (their narrow copies go up, widened there) */
 
 /* The join of tables l and r (made from ls and rs) on the GPU engine with `gpu_mem` (0:
@@ -52,11 +55,22 @@ static void check_gpu(const struct spec *ls, const struct spec *rs, sl_table_t *
     assert_int_equal(cudaMemGetInfo(&free1, &total), cudaSuccess);
     struct sl_mem_stats ms = SL_MEM_STATS_INIT;
     sl_engine_mem_stats(gpu, &ms);
+    /* What the engine's CUDA pool holds from the driver (its blocks, cached), and the
+     * device's free memory once the engine (and so its pool) is gone: a loss that
+     * outlives the pool is not the pool's. */
+    struct sl__dpool_stats ps = {0};
+    sl__dpool_stats(gpu->gpus[0]->pool, &ps);
+    sl_engine_close(gpu);
+    size_t free2 = 0;
+    assert_int_equal(cudaMemGetInfo(&free2, &total), cudaSuccess);
     printf("%s (%lld x %lld rows, budget %lld MiB, spill %d): cpu %lld rows, gpu %lld rows, on "
-           "the GPU %d, out of core %d, pool peak %.1f MiB, device free memory %+.1f MiB\n",
+           "the GPU %d, out of core %d, pool peak %.1f MiB, pool reserved %.1f MiB, device "
+           "free memory %+.1f MiB (%+.1f once the engine closed)\n",
            opts, (long long)ls->rows, (long long)rs->rows, (long long)(gpu_mem >> 20),
            spill_mode, (long long)want.rows, (long long)got.rows, on_gpu, ooc,
-           ms.gpu_peak / 1048576.0, ((double)free1 - (double)free0) / 1048576.0);
+           ms.gpu_peak / 1048576.0, ps.reserved_bytes / 1048576.0,
+           ((double)free1 - (double)free0) / 1048576.0,
+           ((double)free2 - (double)free0) / 1048576.0);
     if (ooc) {
         const char *v = strstr(last_profile, "\"ooc_parts\"");
         printf("  %.*s\n", v ? 120 : 0, v ? v : "");
@@ -65,9 +79,9 @@ static void check_gpu(const struct spec *ls, const struct spec *rs, sl_table_t *
     assert_true(got.hash == want.hash);
     if (ooc && ls->rows > 0 && rs->rows > 0) {
         /* count and sums by the join kernel exactly where they can be: aggregates of
-         * 4-byte keys and payloads under dma_fused */
+         * 4-byte keys and payloads, by default (debug_ooc_spill=fused) */
         int fusable = strstr(opts, "output=aggregate") && !ls->key64 && !ls->pay64 &&
-                      !rs->key64 && !rs->pay64 && spill_mode == 3;
+                      !rs->key64 && !rs->pay64 && spill_mode == 0;
         assert_true(strstr(last_profile, fusable ? "\"ooc_fused\":1" : "\"ooc_fused\":0") != NULL);
     }
     if (need_gpu)
@@ -90,7 +104,6 @@ static void check_gpu(const struct spec *ls, const struct spec *rs, sl_table_t *
          * streams' and events' few MiB). */
         assert_true((double)free0 - (double)free1 <= (double)gpu_mem + 32.0 * 1048576);
     }
-    sl_engine_close(gpu);
 }
 
 /* The same join on the CPU and on the GPU (check_gpu). */
@@ -148,8 +161,8 @@ SL_TEST(ooc_uniform_pk_fk)
     struct spec fk = {.rows = 3 << 20, .n_pay = 1, .key_range = 1 << 20, .seed = 2};
     check_spills(&fk, &pk, "on=k", 32 * MIB);
     check(&fk, &pk, "on=k", 24 * MIB);
-    check_spills(&fk, &pk, "on=k output=aggregate", 32 * MIB);
-    spill_mode = 3; /* fused sums */
+    check_spills(&fk, &pk, "on=k output=aggregate", 32 * MIB); /* fused; blocks */
+    spill_mode = 3; /* dma: session 16's plan, sums of materialized jobs */
     check(&fk, &pk, "on=k output=aggregate", 32 * MIB);
     spill_mode = 0;
 }
@@ -189,10 +202,10 @@ SL_TEST(ooc_budget_fractions_and_one_row)
 }
 
 /* One join out of core at 1/2, 1/4 and 1/16 of its state (the key and payload bytes of
- * both sides: 384 MiB for 2^24 x 2^25 rows), the CPU's answer found once; at 1/4 also
- * with the passes in half the budget (dma_half, the plan before session 16), and with
- * fractions_fused at 1/16 with fused sums (dma_fused). The
- * profile's ooc_cached says how many chunks stayed in GPU memory. */
+ * both sides: 384 MiB for 2^24 x 2^25 rows) by default (aggregates: fused sums), the
+ * CPU's answer found once; at 1/4 also with the passes in half the budget (dma_half, the
+ * plan before session 16), and with fractions_dma at 1/16 with session 16's plan (dma).
+ * The profile's ooc_cached says how many chunks stayed in GPU memory. */
 static void check_fractions(const struct spec *ls, const struct spec *rs, const char *opts)
 {
     sl_table_t *l = make(ls, "l"), *r = make(rs, "r");
@@ -214,8 +227,8 @@ static void check_fractions(const struct spec *ls, const struct spec *rs, const 
     }
     spill_mode = 2;
     check_gpu(ls, rs, l, r, want, opts, state / 4, 2);
-    if (fractions_fused) {
-        spill_mode = 3; /* fused sums (opt-in) */
+    if (fractions_dma) {
+        spill_mode = 3; /* session 16's plan */
         check_gpu(ls, rs, l, r, want, opts, state / 16, 2);
     }
     spill_mode = 0;
@@ -233,16 +246,14 @@ SL_TEST(ooc_budget_sweep)
     struct spec pk = {.rows = 1 << 24, .n_pay = 1, .seed = 111};
     struct spec fk = {.rows = 1 << 25, .n_pay = 1, .key_range = 1 << 24, .seed = 112};
     pin_tables = 1; /* as the benchmarks: narrow copies go up */
-    fractions_fused = 1;
+    fractions_dma = 1;
     check_fractions(&fk, &pk, "on=k output=aggregate");
-    fractions_fused = 0;
+    fractions_dma = 0;
     pin_tables = 0;
     check_fractions(&fk, &pk, "on=k");
     struct spec twice = {.rows = 1 << 24, .n_pay = 1, .key_range = 1 << 23, .seed = 113};
     struct spec fk2 = {.rows = 1 << 25, .n_pay = 1, .key_range = 1 << 23, .seed = 114};
-    fractions_fused = 1;
     check_fractions(&fk2, &twice, "on=k output=aggregate");
-    fractions_fused = 0;
     struct spec zipf = {.rows = 1 << 25, .n_pay = 1, .key_range = 1 << 24, .zipf = 1,
                         .seed = 115};
     check_fractions(&zipf, &pk, "on=k output=aggregate");
@@ -254,21 +265,21 @@ SL_TEST(ooc_budget_sweep)
 }
 
 /* Negative keys and payloads, aggregated: the join kernel's sums of 4-byte columns are
- * sign-extended (ooc_fused, debug_ooc_spill=dma_fused); also with each build key about
- * four times, fused and materialized. */
+ * sign-extended (ooc_fused, the default); also with each build key about four times,
+ * fused and materialized (debug_ooc_spill=dma). */
 SL_TEST(ooc_fused_negative_keys)
 {
     NEED_GPU();
     struct spec pk = {.rows = 1 << 20, .n_pay = 1, .key_offset = -(1 << 22), .seed = 121};
     struct spec fk = {.rows = 3 << 20, .n_pay = 1, .key_range = 1 << 20,
                       .key_offset = -(1 << 22), .seed = 122};
-    spill_mode = 3; /* dma_fused */
     check(&fk, &pk, "on=k output=aggregate", 32 * MIB);
     struct spec dup = {.rows = 1 << 20, .n_pay = 1, .key_range = 1 << 18, .key_offset = -(1 << 22),
                        .seed = 123};
     check(&fk, &dup, "on=k output=aggregate", 24 * MIB);
-    spill_mode = 0;
+    spill_mode = 3; /* dma */
     check(&fk, &dup, "on=k output=aggregate", 24 * MIB); /* materialized sums */
+    spill_mode = 0;
 }
 
 SL_TEST(ooc_zipf_probe_skew)

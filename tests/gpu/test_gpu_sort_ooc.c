@@ -143,6 +143,7 @@ static const char *graded = "false"; /* debug_ooc_graded_runs */
 static const char *unpacked = "false"; /* debug_ooc_unpacked_runs */
 static const char *run_buckets = "false"; /* debug_ooc_run_buckets */
 static const char *graded_buckets = "false"; /* debug_ooc_graded_buckets */
+static const char *narrow_runs = "auto"; /* debug_ooc_narrow_runs */
 static int64_t result_pinned = 0;
 
 static sl_engine_t *engine(enum sl_placement pl, int64_t gpu_mem)
@@ -158,6 +159,7 @@ static sl_engine_t *engine(enum sl_placement pl, int64_t gpu_mem)
     SL_ASSERT_OK(sl_engine_config_set(&cfg, "debug_ooc_unpacked_runs", unpacked));
     SL_ASSERT_OK(sl_engine_config_set(&cfg, "debug_ooc_run_buckets", run_buckets));
     SL_ASSERT_OK(sl_engine_config_set(&cfg, "debug_ooc_graded_buckets", graded_buckets));
+    SL_ASSERT_OK(sl_engine_config_set(&cfg, "debug_ooc_narrow_runs", narrow_runs));
     cfg.gpu_result_pinned = result_pinned;
     sl_engine_t *e;
     SL_ASSERT_OK(sl_test_engine_open(&e, &cfg));
@@ -170,6 +172,7 @@ static int64_t last_runs;  /* and its number of runs */
 static int last_pass1_cuts; /* its GPU merge's cuts were found in pass 1 */
 static int64_t last_gpu_batches; /* batches the sink kept on the GPU */
 static int last_packed;          /* its runs were packed */
+static int last_narrow;          /* and narrow */
 static int64_t last_buckets;     /* the GPU merge's buckets */
 
 static struct flat run(sl_engine_t *e, sl_table_t *in, const char *by, int *ooc, int *gpu)
@@ -193,6 +196,7 @@ static struct flat run(sl_engine_t *e, sl_table_t *in, const char *by, int *ooc,
     last_pass1_cuts = g->ooc_pass1_cuts;
     last_gpu_batches = g->ooc_gpu_batches;
     last_packed = g->ooc_packed;
+    last_narrow = g->ooc_narrow;
     last_buckets = g->n_ooc_buckets;
     if (gpu)
         *gpu = g->m.gpu;
@@ -713,4 +717,74 @@ SL_TEST(ooc_sanitize_packed)
         assert_int_equal(last_packed, 1);
     }
     force_merge = force_gather = "auto";
+}
+
+/* Narrow runs (6 bytes a row: the code's low 16 bits and the payload; the high 16 bits
+ * in a table per run, issue 23), the default where pass 1 finds the GPU merge's cuts,
+ * against 8-byte packed rows (debug_ooc_narrow_runs=off), both equal to the CPU sort:
+ * random keys, few keys (two top-16 values: a table of long empty stretches), one heavy
+ * key (buckets past the budget's rows cut again at exact ranks: the host searches the
+ * narrow runs), int32 extremes, sorted and reversed keys, the key as the second column,
+ * ascending and descending, odd batch and row counts; with batched copies, one copy
+ * call a slice, into a pageable result (pinned blocks and copy tasks); narrow forced
+ * (on) with the cuts searched after pass 1 (late_cuts) and with the CPU merge, which
+ * read the narrow runs on the host. Never narrow with the gather kernel (it reads
+ * 8-byte rows) or unpacked runs. */
+SL_TEST(ooc_narrow_runs)
+{
+    REQUIRE_GPU();
+    const struct spec cases[] = {
+        {.rows = (int64_t)1 << 22, .n_pay = 1, .seed = 201},
+        {.rows = 3000001, .n_pay = 1, .keys = K_FEW, .chunk = 77777, .seed = 202},
+        {.rows = 2500000, .n_pay = 1, .keys = K_HEAVY, .chunk = 100003, .seed = 203},
+        {.rows = 2000003, .n_pay = 1, .keys = K_EXTREME, .chunk = 9999, .seed = 204},
+        {.rows = 2000000, .n_pay = 1, .keys = K_SORTED, .seed = 205},
+        {.rows = 1999999, .n_pay = 1, .keys = K_REVERSE, .chunk = 65535, .seed = 206},
+    };
+    const char *by[] = {"by=k", "by=\"k DESC\"", "by=p1", "by=\"p1 DESC\""};
+    /* variant: 0 auto, 1 off, 2 auto with copy calls, 3 auto into a pageable result,
+     * 4 on with late cuts, 5 on with the CPU merge */
+    const char *narrow[] = {"auto", "off", "auto", "auto", "on", "on"};
+    const char *merge[] = {"gpu", "gpu", "gpu", "gpu", "late_cuts", "cpu"};
+    const char *gather[] = {"auto", "auto", "copy", "auto", "auto", "auto"};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        for (int v = 0; v < 6; v++) {
+            if (v >= 2 && (size_t)v != 2 + i % 4)
+                continue; /* each case: auto, off and one of the others */
+            narrow_runs = narrow[v];
+            force_merge = merge[v];
+            force_gather = gather[v];
+            result_pinned = v == 3 ? -1 : 0;
+            check(&cases[i], by[(i + (size_t)v) % 4], 10 * MIB, 1);
+            assert_int_equal(last_packed, 1);
+            assert_int_equal(last_narrow, v != 1);
+            assert_int_equal(last_gpu_merge, v < 5);
+            assert_true(last_runs >= 2);
+        }
+    narrow_runs = "on";
+    force_merge = "gpu";
+    force_gather = "kernel";
+    check(&cases[0], "by=k", 10 * MIB, 1);
+    assert_int_equal(last_narrow, 0);
+    force_gather = "auto";
+    unpacked = "true";
+    check(&cases[1], "by=k", 10 * MIB, 1);
+    assert_int_equal(last_narrow, 0);
+    unpacked = "false";
+    narrow_runs = "auto";
+    force_merge = force_gather = "auto";
+    result_pinned = 0;
+}
+
+/* Small input for compute-sanitizer: narrow runs through pass 1 (the table and narrowing
+ * kernels, the download of both) and pass 2 (the tables' upload, decoding). */
+SL_TEST(ooc_sanitize_narrow)
+{
+    REQUIRE_GPU();
+    force_merge = "gpu";
+    struct spec a = {.rows = 300000, .n_pay = 1, .keys = K_EXTREME, .chunk = 7777, .seed = 207};
+    check(&a, "by=\"k DESC\"", 8 * MIB, 1);
+    assert_int_equal(last_gpu_merge, 1);
+    assert_int_equal(last_narrow, 1);
+    force_merge = "auto";
 }

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cuda/cuda_int.h"
 #include "gpu_test.h"
@@ -447,7 +448,10 @@ SL_TEST(sanitize_small)
  * CUB's radix sort alone (sl_k_sort_pairs = one cub::DeviceRadixSort::SortPairs call) on
  * the pairs `sluice bench sort --payloads 1` sorts: 2^28 (int32, int32) and 2^27 (int64,
  * int64) random pairs, device-resident, CUDA events, median of 5 after a warm-up; also
- * with the output and temp from a pool (pool_alloc_in_span_ms, pool_alloc_before_span_ms).
+ * with the output and temp from a pool (pool_alloc_in_span_ms, pool_alloc_before_span_ms),
+ * the input from it too (pool_input_before_span_ms), the GPU's time alone with the stream
+ * kept busy while the host launches (gpu_only_ms), and the host's time in the call
+ * (host_call_us, medians).
  * Prints one JSON line per size; checks only that the keys come out sorted. */
 #define CU(x)                                                                           \
     do {                                                                                \
@@ -482,21 +486,41 @@ static void cub_reference(int64_t n, int w)
     cudaEvent_t e0, e1;
     CU(cudaEventCreate(&e0));
     CU(cudaEventCreate(&e1));
-    float ms[5];
+    float ms[5], call_us[5], gpu_ms[5];
     for (int r = -1; r < 5; r++) {
+        CU(cudaEventRecord(e0, 0));
+        struct timespec c0, c1;
+        clock_gettime(CLOCK_MONOTONIC, &c0);
+        CU(sl_k_sort_pairs(temp, &tb, w, 0, kin, kout, vin, vout, w, n, 0));
+        clock_gettime(CLOCK_MONOTONIC, &c1);
+        CU(cudaEventRecord(e1, 0));
+        CU(cudaEventSynchronize(e1));
+        if (r >= 0) {
+            CU(cudaEventElapsedTime(&ms[r], e0, e1));
+            call_us[r] = (float)((c1.tv_sec - c0.tv_sec) * 1e6 + (c1.tv_nsec - c0.tv_nsec) / 1e3);
+        }
+    }
+    qsort(ms, 5, sizeof ms[0], cmp_float);
+    qsort(call_us, 5, sizeof call_us[0], cmp_float);
+    /* The GPU's time alone: the stream busy (a memset of the temp storage, which CUB
+     * initializes itself) while the host enqueues CUB's work, so the span holds no wait
+     * for the host's launches (what cub_sort_pairs_ms includes, as the operator's
+     * gpu_sort does). */
+    for (int r = -1; r < 5; r++) {
+        CU(cudaMemsetAsync(temp, 0, tb, 0));
         CU(cudaEventRecord(e0, 0));
         CU(sl_k_sort_pairs(temp, &tb, w, 0, kin, kout, vin, vout, w, n, 0));
         CU(cudaEventRecord(e1, 0));
         CU(cudaEventSynchronize(e1));
         if (r >= 0)
-            CU(cudaEventElapsedTime(&ms[r], e0, e1));
+            CU(cudaEventElapsedTime(&gpu_ms[r], e0, e1));
     }
-    qsort(ms, 5, sizeof ms[0], cmp_float);
+    qsort(gpu_ms, 5, sizeof gpu_ms[0], cmp_float);
     /* The same sort on a stream of its own with its output and temp storage taken from a
      * stream-ordered pool (as the operator takes them) inside the timed span, and just
      * before it: what allocating costs the operator's gpu_sort phase (H100, 2026-11-27:
      * 8.747 and 8.729 ms against 8.704 for 2^28 int32 pairs). */
-    float ms_in[5], ms_before[5];
+    float ms_in[5], ms_before[5], ms_pool_in[5];
     cudaMemPool_t pool;
     struct cudaMemPoolProps props;
     memset(&props, 0, sizeof props);
@@ -508,7 +532,14 @@ static void cub_reference(int64_t n, int w)
     CU(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep));
     cudaStream_t pst;
     CU(cudaStreamCreateWithFlags(&pst, cudaStreamNonBlocking));
-    for (int after_alloc = 0; after_alloc < 2; after_alloc++)
+    /* The input in the pool too (the operator's input is a GPU-resident table in the
+     * engine's pool): pool_input_before_span_ms. */
+    void *pin[2];
+    CU(cudaMallocFromPoolAsync(&pin[0], bytes, pool, pst));
+    CU(cudaMallocFromPoolAsync(&pin[1], bytes, pool, pst));
+    CU(cudaMemcpyAsync(pin[0], kin, bytes, cudaMemcpyDeviceToDevice, pst));
+    CU(cudaMemcpyAsync(pin[1], vin, bytes, cudaMemcpyDeviceToDevice, pst));
+    for (int after_alloc = 0; after_alloc < 3; after_alloc++)
         for (int r = -1; r < 5; r++) {
             void *po[3];
             if (!after_alloc)
@@ -518,22 +549,29 @@ static void cub_reference(int64_t n, int w)
             CU(cudaMallocFromPoolAsync(&po[2], tb, pool, pst));
             if (after_alloc)
                 CU(cudaEventRecord(e0, pst));
-            CU(sl_k_sort_pairs(po[2], &tb, w, 0, kin, po[0], vin, po[1], w, n, pst));
+            CU(sl_k_sort_pairs(po[2], &tb, w, 0, after_alloc == 2 ? pin[0] : kin, po[0],
+                               after_alloc == 2 ? pin[1] : vin, po[1], w, n, pst));
             CU(cudaEventRecord(e1, pst));
             for (int k = 0; k < 3; k++)
                 CU(cudaFreeAsync(po[k], pst));
             CU(cudaEventSynchronize(e1));
             if (r >= 0)
-                CU(cudaEventElapsedTime(after_alloc ? &ms_before[r] : &ms_in[r], e0, e1));
+                CU(cudaEventElapsedTime(after_alloc == 2 ? &ms_pool_in[r]
+                                        : after_alloc ? &ms_before[r] : &ms_in[r], e0, e1));
         }
+    CU(cudaFreeAsync(pin[0], pst));
+    CU(cudaFreeAsync(pin[1], pst));
     CU(cudaStreamSynchronize(pst));
     CU(cudaStreamDestroy(pst));
     CU(cudaMemPoolDestroy(pool));
     qsort(ms_in, 5, sizeof ms_in[0], cmp_float);
     qsort(ms_before, 5, sizeof ms_before[0], cmp_float);
+    qsort(ms_pool_in, 5, sizeof ms_pool_in[0], cmp_float);
     printf("{\"cub_sort_pairs_ms\":%.3f,\"min_ms\":%.3f,\"rows\":%lld,\"key_bytes\":%d,"
-           "\"value_bytes\":%d,\"pool_alloc_in_span_ms\":%.3f,\"pool_alloc_before_span_ms\":%.3f}\n",
-           ms[2], ms[0], (long long)n, w, w, ms_in[2], ms_before[2]);
+           "\"value_bytes\":%d,\"pool_alloc_in_span_ms\":%.3f,\"pool_alloc_before_span_ms\":%.3f,"
+           "\"pool_input_before_span_ms\":%.3f,\"gpu_only_ms\":%.3f,\"host_call_us\":%.1f}\n",
+           ms[2], ms[0], (long long)n, w, w, ms_in[2], ms_before[2], ms_pool_in[2], gpu_ms[2],
+           call_us[2]);
     /* The first and last 2^20 keys are in order (a cheap check that it sorted). */
     size_t m = (size_t)1 << 20, k = m * (size_t)w;
     CU(cudaMemcpy(h, kout, k, cudaMemcpyDeviceToHost));

@@ -38,6 +38,29 @@ cudaError_t sl_k_ooc_sort_packed_bits(void *d_temp, size_t *temp_bytes, uint64_t
                                       uint64_t *d_alt, int64_t n, int bits, int *in_alt,
                                       cudaStream_t stream);
 
+/* Narrow runs (issue 23): a sorted packed run goes down and comes back as 6-byte rows, the
+ * code's low 16 bits and the payload's 32 (three 16-bit words: code, payload low, payload
+ * high), with a table of SL_K_OOC_NARROW_TOP uint32 (the run's first row of each top-16
+ * value of the code: its rows below code t << 16), from which the high 16 bits of row p
+ * are the last t with table[t] <= p. The rows are sorted, so the table does what the
+ * high bits did: the link carries 6 bytes a row instead of 8, twice. Runs < 2^32 rows. */
+#define SL_K_OOC_NARROW_TOP 65536
+/* d_table[t] = rows of d_rows[0, n) (sorted packed rows) whose code is below t << 16. */
+cudaError_t sl_k_ooc_narrow_table(const uint64_t *d_rows, int64_t n, uint32_t *d_table,
+                                  cudaStream_t stream);
+/* d_out (6 n bytes, 2-byte aligned) = the narrow rows of d_rows[0, n). */
+cudaError_t sl_k_ooc_narrow_encode(const uint64_t *d_rows, int64_t n, void *d_out,
+                                   cudaStream_t stream);
+/* The inverse for a bucket of n narrow rows in d_in, the slices of k runs in run order:
+ * row i is row d_lo[j] + i - d_at[j] of run j, j the last with d_at[j] <= i (d_at[0] = 0,
+ * non-decreasing; empty slices repeat a start). The bucket's rows have top-16 code values
+ * in [top0, top0 + tops); d_win[j * pitch + u] = run j's table at top0 + u (u < tops).
+ * d_rows[i] = the packed row. */
+cudaError_t sl_k_ooc_narrow_decode(const void *d_in, int64_t n, const uint32_t *d_win,
+                                   int64_t pitch, int64_t top0, int64_t tops,
+                                   const int64_t *d_lo, const int64_t *d_at, int64_t k,
+                                   uint64_t *d_rows, cudaStream_t stream);
+
 #ifdef __cplusplus
 }
 #endif
