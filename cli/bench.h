@@ -9,7 +9,7 @@
 #include "cli.h"
 
 #define BENCH_MAX_REPEAT 64
-#define BENCH_MAX_PHASES 16
+#define BENCH_MAX_PHASES 24
 
 /* Times of the repeats of one benchmark, and its named phases. */
 struct bench_result {

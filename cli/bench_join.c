@@ -369,7 +369,9 @@ void bench_join_phases(struct bench_result *r, const char *profile, double total
                                         "npj_range", "npj_table", "npj_probe",
                                         "smj_splitters", "ooc_presplit", "ooc_runs_up",
                                         "ooc_runs_down", "smj_pass2_up", "smj_pass2_down",
-                                        "finalize"};
+                                        "smj_p2_up_busy", "smj_p2_up_gap", "smj_p2_sort",
+                                        "smj_p2_write", "smj_p2_down_busy", "smj_p2_wait",
+                                        "smj_p2_host_up", "smj_p2_host_end", "finalize"};
     enum { NP = sizeof names / sizeof names[0] };
     double v[NP] = {0};
     int seen[NP] = {0};

@@ -274,9 +274,16 @@ const struct sl__option sl__options[] = {
     {{"debug_smj_ooc", SL_ENGINE_OPT_ENUM, DBG, "auto",
       "How the out-of-core sort-merge join moves its sides: auto = key ranges cut while "
       "each side's runs are sorted, then each range of both sides uploaded, sorted and "
-      "joined on the GPU (input up once, down once, up again, result down); runs = each "
+      "joined on the GPU (input up once, down once, up again, result down; range i + 1's "
+      "sorts and count, and where no buffer must grow range i + 2's upload, enqueued before "
+      "the host waits for range i's count); runs = each "
       "side's runs merged into one on the GPU first, then key ranges joined, as before "
-      "2026-11-27 (A/B runs).", "auto,runs", 0, 1}, FIELD(debug_smj_ooc, INT)},
+      "2026-11-27 (A/B runs); serial = auto, but a range's sorts and count enqueued after "
+      "the previous range's write and gathers and its upload after them, as in session 17 "
+      "(A/B runs); noahead = auto without the uploads ahead: range i + 2 goes up after range "
+      "i's write, as in session 18's first order (A/B runs).",
+      "auto,runs,serial,noahead", 0, 3},
+     FIELD(debug_smj_ooc, INT)},
     {{"debug_ooc_narrow_runs", SL_ENGINE_OPT_ENUM, DBG, "auto",
       "The out-of-core sort's narrow runs (an int32 key and one 4-byte column in 6 bytes a "
       "row, the key's high 16 bits in a table per run: pass 1's download and the GPU "
@@ -287,6 +294,22 @@ const struct sl__option sl__options[] = {
       "Has the out-of-core sort upload a run's rows with a copy per input batch and column, "
       "as before 2026-11-27, not one copy per column for batches adjacent in memory (A/B "
       "runs).", NULL, 0, 1}, FIELD(debug_ooc_upload_pieces, INT)},
+    {{"debug_smj_ooc_trace", SL_ENGINE_OPT_BOOL, DBG, "false",
+      "Has the out-of-core sort-merge join's pass 2 time each key range's upload, sorts, "
+      "write and download with CUDA events, reported as the join's profile phases smj_p2_* "
+      "(summed over the ranges; diagnosis).", NULL, 0, 1}, FIELD(debug_smj_ooc_trace, INT)},
+    {{"debug_smj_packed", SL_ENGINE_OPT_BOOL, DBG, "false",
+      "Has the out-of-core sort-merge join's key-range path keep a side of an int32 key and "
+      "one 4-byte column as packed 8-byte rows in its runs, as the out-of-core sort does "
+      "(unless debug_ooc_unpacked_runs), so that pass 2 uploads a range's slice of a run in "
+      "one copy instead of two and sorts and unpacks the rows on the GPU: fewer copies for "
+      "the host to enqueue, more work for the GPU (A/B runs: faster on an H200, slower on "
+      "an H100 in session 18).", NULL, 0, 1}, FIELD(debug_smj_packed, INT)},
+    {{"debug_smj_sort_all_bits", SL_ENGINE_OPT_BOOL, DBG, "false",
+      "Has the out-of-core sort-merge join's pass 2 sort a key range on all the key's bits, "
+      "as before session 18, not only on the low bits in which the range's key codes "
+      "differ (fewer radix passes) (A/B runs).", NULL, 0, 1},
+     FIELD(debug_smj_sort_all_bits, INT)},
 };
 
 const int sl__n_options = (int)(sizeof sl__options / sizeof sl__options[0]);

@@ -9,7 +9,7 @@
 #include "sched_int.h"
 #include "trace.h"
 
-#define SL__OP_PHASES 16
+#define SL__OP_PHASES 24
 
 /* Per-node state of one query. */
 struct sl__opstate {

@@ -224,7 +224,11 @@ struct sl_engine_config {
     /* Fields added with the range-partitioned out-of-core sort-merge join (issue 23). */
     int debug_smj_ooc;          /* out-of-core sort-merge join: 0 auto (key ranges cut in
                                    pass 1, joined in pass 2), 1 runs (each side's runs
-                                   merged first, as before 2026-11-27: A/B runs) */
+                                   merged first, as before 2026-11-27: A/B runs), 2
+                                   serial (auto, a range's sorts and count enqueued after
+                                   the previous range's gathers, as in session 17), 3
+                                   noahead (auto, without range i + 2 uploaded before the
+                                   host waits for range i's count) */
     /* Fields added with the out-of-core sort's narrow runs (issue 23). */
     int debug_ooc_narrow_runs;  /* out-of-core sort's runs: 0 auto (narrow, 6 bytes a row,
                                    where pass 1 finds the GPU merge's cuts), 1 off (8-byte
@@ -232,6 +236,15 @@ struct sl_engine_config {
     int debug_ooc_upload_pieces; /* 1: the out-of-core sort uploads a run with a copy per
                                     input batch and column, as before 2026-11-27 (A/B
                                     runs); 0: adjacent batches' columns in one copy */
+    /* Fields added with the out-of-core sort-merge join's pass 2 order (issue 23). */
+    int debug_smj_ooc_trace;    /* 1: the out-of-core sort-merge join's pass 2 times each
+                                   range's copies and kernels (profile phases smj_p2_*) */
+    int debug_smj_packed;       /* 1: the out-of-core sort-merge join's key-range path
+                                   packs an int32 key and one 4-byte column into 8-byte
+                                   rows in its runs (a range's slice of a run one copy) */
+    int debug_smj_sort_all_bits; /* 1: the out-of-core sort-merge join's pass 2 sorts a
+                                    range on all key bits, as in session 17 (A/B runs);
+                                    0: on the bits its key codes differ in */
 };
 
 /* Fills *cfg with the defaults and sets cfg->size. Cannot fail. Thread-safe (touches

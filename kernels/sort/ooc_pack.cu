@@ -165,16 +165,17 @@ extern "C" cudaError_t sl_k_ooc_unpack(const uint64_t *d_rows, int desc, int64_t
     return cudaGetLastError();
 }
 
-extern "C" cudaError_t sl_k_ooc_sort_packed(void *d_temp, size_t *temp_bytes, uint64_t *d_rows,
-                                            uint64_t *d_alt, int64_t n, int *in_alt,
-                                            cudaStream_t stream)
+static cudaError_t sort_packed(void *d_temp, size_t *temp_bytes, uint64_t *d_rows,
+                               uint64_t *d_alt, int64_t n, int bits, int *in_alt,
+                               cudaStream_t stream)
 {
-    if (temp_bytes == NULL || n < 0 || n >= ((int64_t)1 << 31))
+    if (temp_bytes == NULL || n < 0 || n >= ((int64_t)1 << 31) || bits < 1 || bits > 32)
         return cudaErrorInvalidValue;
     typedef unsigned long long K;
     cub::DoubleBuffer<K> db((K *)d_rows, (K *)d_alt);
     size_t need = 0;
-    cudaError_t e = cub::DeviceRadixSort::SortKeys((void *)NULL, need, db, (int)n, 32, 64, stream);
+    cudaError_t e =
+        cub::DeviceRadixSort::SortKeys((void *)NULL, need, db, (int)n, 32, 32 + bits, stream);
     if (e != cudaSuccess)
         return e;
     if (d_temp == NULL) {
@@ -186,9 +187,23 @@ extern "C" cudaError_t sl_k_ooc_sort_packed(void *d_temp, size_t *temp_bytes, ui
     *in_alt = 0;
     if (n == 0)
         return cudaSuccess;
-    e = cub::DeviceRadixSort::SortKeys(d_temp, need, db, (int)n, 32, 64, stream);
+    e = cub::DeviceRadixSort::SortKeys(d_temp, need, db, (int)n, 32, 32 + bits, stream);
     if (e != cudaSuccess)
         return e;
     *in_alt = db.Current() == (K *)d_alt;
     return cudaGetLastError();
+}
+
+extern "C" cudaError_t sl_k_ooc_sort_packed(void *d_temp, size_t *temp_bytes, uint64_t *d_rows,
+                                            uint64_t *d_alt, int64_t n, int *in_alt,
+                                            cudaStream_t stream)
+{
+    return sort_packed(d_temp, temp_bytes, d_rows, d_alt, n, 32, in_alt, stream);
+}
+
+extern "C" cudaError_t sl_k_ooc_sort_packed_bits(void *d_temp, size_t *temp_bytes,
+                                                 uint64_t *d_rows, uint64_t *d_alt, int64_t n,
+                                                 int bits, int *in_alt, cudaStream_t stream)
+{
+    return sort_packed(d_temp, temp_bytes, d_rows, d_alt, n, bits, in_alt, stream);
 }

@@ -8,7 +8,7 @@
 template <typename K, typename V>
 static cudaError_t sort_kv(void *d_temp, size_t *temp_bytes, int desc, const void *kin,
                            void *kout, const void *vin, void *vout, int64_t n,
-                           cudaStream_t stream)
+                           cudaStream_t stream, int end_bit = (int)(8 * sizeof(K)))
 {
     const K *ki = (const K *)kin;
     K *ko = (K *)kout;
@@ -24,15 +24,16 @@ static cudaError_t sort_kv(void *d_temp, size_t *temp_bytes, int desc, const voi
         return cudaSuccess;
     cudaError_t e = desc ? cub::DeviceRadixSort::SortPairsDescending(d_temp, *temp_bytes, ki, ko,
                                                                      vi, vo, nn, 0,
-                                                                     (int)(8 * sizeof(K)), stream)
+                                                                     end_bit, stream)
                          : cub::DeviceRadixSort::SortPairs(d_temp, *temp_bytes, ki, ko, vi, vo,
-                                                           nn, 0, (int)(8 * sizeof(K)), stream);
+                                                           nn, 0, end_bit, stream);
     return e != cudaSuccess || d_temp == NULL ? e : cudaGetLastError();
 }
 
 template <typename K>
 static cudaError_t sort_k(void *d_temp, size_t *temp_bytes, int desc, const void *kin,
-                          void *kout, int64_t n, cudaStream_t stream)
+                          void *kout, int64_t n, cudaStream_t stream,
+                          int end_bit = (int)(8 * sizeof(K)))
 {
     const K *ki = (const K *)kin;
     K *ko = (K *)kout;
@@ -42,24 +43,26 @@ static cudaError_t sort_k(void *d_temp, size_t *temp_bytes, int desc, const void
     if (d_temp != NULL && n == 0)
         return cudaSuccess;
     cudaError_t e = desc ? cub::DeviceRadixSort::SortKeysDescending(d_temp, *temp_bytes, ki, ko,
-                                                                    nn, 0, (int)(8 * sizeof(K)),
+                                                                    nn, 0, end_bit,
                                                                     stream)
                          : cub::DeviceRadixSort::SortKeys(d_temp, *temp_bytes, ki, ko, nn, 0,
-                                                          (int)(8 * sizeof(K)), stream);
+                                                          end_bit, stream);
     return e != cudaSuccess || d_temp == NULL ? e : cudaGetLastError();
 }
 
 template <typename K>
 static cudaError_t sort_any(void *d_temp, size_t *temp_bytes, int desc, const void *kin,
                             void *kout, const void *vin, void *vout, int val_bytes, int64_t n,
-                            cudaStream_t stream)
+                            cudaStream_t stream, int end_bit = (int)(8 * sizeof(K)))
 {
     switch (val_bytes) {
-    case 0: return sort_k<K>(d_temp, temp_bytes, desc, kin, kout, n, stream);
-    case 4: return sort_kv<K, uint32_t>(d_temp, temp_bytes, desc, kin, kout, vin, vout, n, stream);
+    case 0: return sort_k<K>(d_temp, temp_bytes, desc, kin, kout, n, stream, end_bit);
+    case 4:
+        return sort_kv<K, uint32_t>(d_temp, temp_bytes, desc, kin, kout, vin, vout, n, stream,
+                                    end_bit);
     default:
         return sort_kv<K, unsigned long long>(d_temp, temp_bytes, desc, kin, kout, vin, vout, n,
-                                              stream);
+                                              stream, end_bit);
     }
 }
 
@@ -76,6 +79,22 @@ extern "C" cudaError_t sl_k_sort_pairs(void *d_temp, size_t *temp_bytes, int key
                                  d_vals_out, val_bytes, n, stream);
     return sort_any<long long>(d_temp, temp_bytes, desc, d_keys_in, d_keys_out, d_vals_in,
                                d_vals_out, val_bytes, n, stream);
+}
+
+extern "C" cudaError_t sl_k_sort_pairs_bits(void *d_temp, size_t *temp_bytes, int key_bytes,
+                                            int bits, const void *d_keys_in, void *d_keys_out,
+                                            const void *d_vals_in, void *d_vals_out,
+                                            int val_bytes, int64_t n, cudaStream_t stream)
+{
+    if (temp_bytes == NULL || n < 0 || n >= ((int64_t)1 << 31) ||
+        (key_bytes != 4 && key_bytes != 8) || bits < 1 || bits > 8 * key_bytes ||
+        (val_bytes != 0 && val_bytes != 4 && val_bytes != 8))
+        return cudaErrorInvalidValue;
+    if (key_bytes == 4)
+        return sort_any<int32_t>(d_temp, temp_bytes, 0, d_keys_in, d_keys_out, d_vals_in,
+                                 d_vals_out, val_bytes, n, stream, bits);
+    return sort_any<long long>(d_temp, temp_bytes, 0, d_keys_in, d_keys_out, d_vals_in,
+                               d_vals_out, val_bytes, n, stream, bits);
 }
 
 /* ---------------- sort codes of other integer keys ---------------- */

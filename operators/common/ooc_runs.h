@@ -40,7 +40,9 @@ struct sl__ooc_input {
     int key, desc;
     int pack;   /* 1: the caller takes packed runs (runs.packed, ooc_merge.h) where the
                    shape allows: an int32 key and one 4-byte column (the sort; pass 2
-                   and the CPU merge read them, sl__ooc_runs_merge_all does not) */
+                   and the CPU merge read them, sl__ooc_runs_merge_all does not), narrow
+                   ones too (runs.narrow); 2: packed 8-byte rows, never narrow (the
+                   sort-merge join's key ranges with debug_smj_packed) */
     /* Given splitters (n_codes > 0, ascending key codes; the sort-merge join's, shared by
      * both sides): pass 1 finds every run's cuts at these (sl__ooc_sorted's split, with
      * split_rows 0) instead of sampling its own. */

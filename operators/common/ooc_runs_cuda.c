@@ -1148,7 +1148,7 @@ int sl__ooc_runs_sort(sl_task_t *t, const struct sl__ooc_input *in, struct sl__o
     if (!(r.st = *out = sorted_new(t, &r.p)))
         return sl_task_fail(t, SL_ENOMEM, "out of memory");
     /* before presplit_open: pass 2's bucket size counts the narrow runs' tables */
-    int64_t narrow = narrow_of(t, &r.p, r.st);
+    int64_t narrow = in->pack == 2 ? 0 : narrow_of(t, &r.p, r.st); /* 2: 8-byte rows only */
     r.p.narrow = r.st->runs.narrow = narrow > 0;
     int rc = presplit_open(&r);
     if (rc < 0)

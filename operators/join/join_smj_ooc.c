@@ -44,6 +44,8 @@
 #include "common/ooc_runs.h"
 #include "sluice_k/columns.h"
 #include "sluice_k/join_smj.h"
+#include "sluice_k/ooc_pack.h"
+#include "sluice_k/sort.h"
 
 #define MAX_RANGES 4096
 #define RANGE_ROWS ((int64_t)1 << 18)   /* rows of the larger side per range task */
@@ -160,31 +162,52 @@ static int join_codes(sl_task_t *t, const struct join_state *st, uint64_t lo, ui
  * - auto (buckets, since 2026-11-27): splitter codes sampled from both sides' input
  *   together cut the ranges (about equal rows of both sides), each run's cuts are found
  *   on the GPU while pass 1 sorts it, and pass 2 is this join: the input crosses the
- *   link up twice and down once, plus the result. Range i + 1 uploads while the host
- *   waits for range i's count, and its sort and count are enqueued after range i's
- *   write and gathers, so the link carries uploads and downloads at once.
+ *   link up twice and down once, plus the result. Range i + 1's upload, sorts and count,
+ *   and range i + 2's upload where no buffer must grow, are enqueued before the host
+ *   waits for range i's count, so the task stream sorts while the host reads counts and
+ *   the h2d stream never waits for the host (debug_smj_ooc=noahead: range i + 2's upload
+ *   after range i's write; serial: as in session 17, range i + 1's sorts and count after
+ *   range i's gathers), and the link carries uploads and downloads at once.
  * - runs: each side's runs were merged into one on the GPU first (both sides one run),
  *   ranges cut at the larger side's key codes, at most GPU_RANGE_ROWS of its rows each;
  *   range i goes up while range i - 1 is joined (as before 2026-11-27, A/B runs).
  * Option debug_smj_cpu_join keeps the range tasks on the CPU (A/B runs). */
 #define GPU_RANGE_ROWS ((int64_t)1 << 20)
 
+/* A range's job in a buffer set: range (< 0: -1 - the range, joined on the host), its rows
+ * of each side, the merge-join's temp bytes, busy when it went up. */
+struct gr_job {
+    int64_t range, n[2];
+    size_t temp_need;
+    int busy;
+};
+
 struct gr_set {
     void *in[2][SL__OOC_MAX_COLS];      /* the range's slices as they came up */
     void *srt[2][SL__OOC_MAX_COLS];     /* sorted (a side of several runs) */
     uint32_t *ids[2];                   /* the sort's row ids (three columns or more) */
-    int64_t cap_in[2], n[2];
+    int64_t cap_in[2];
     void *temp;                         /* the merge-join's count and write */
-    size_t temp_cap, temp_need;
+    size_t temp_cap;
     void *stemp;                        /* the sort's */
     int64_t stemp_cap;
     uint32_t *pos[2];                   /* S (left) and R (right) positions */
     void *out[2 * JOIN_MAX_COLS];
-    int64_t cap_out, range;
+    int64_t cap_out;
     unsigned long long *d_count, *h_count;
     cudaEvent_t e_up, e_cnt, e_done, e_d2h, e_grow;
-    int busy;
+    cudaEvent_t e_sorted;               /* the range's sorts done: with both sides sorted,
+                                           the last reads of its input buffers */
+    struct gr_job j;                    /* the range the set holds */
+    struct gr_job pend;                 /* ahead: the next range, uploaded before j's
+                                           write (gr_run takes it after gr_end) */
+    int pending;
 };
+
+/* Pass 2's trace (option debug_smj_ooc_trace): timing events per range, on the stream
+ * named: upload start (after its waits) and end (h2d), sorts and count (task stream),
+ * write and gathers (task stream), download start and end (d2h). */
+enum { TR_U0, TR_U1, TR_S0, TR_S1, TR_W0, TR_W1, TR_D0, TR_D1, TR_N };
 
 struct gr {
     sl_task_t *t;
@@ -194,18 +217,33 @@ struct gr {
     struct gr_set g[2];
     uint64_t *codes;                    /* range i: codes [codes[i], codes[i + 1]) */
     int64_t n_ranges, gpu_ranges, cpu_ranges, pageable; /* pageable: results not pinned */
+    int64_t ahead_ranges;               /* uploaded ahead (gr_run) */
     /* buckets: range i of side s is rows [cut[s][i k + j], cut[s][(i + 1) k + j]) of its
      * run j (k runs), and a side of several runs is sorted on the GPU (sort[s]); else
      * NULL: one run each, searched by code */
     const int64_t *cut[2];
     int sort[2];
+    int serial;                         /* option debug_smj_ooc=serial (gr_run) */
+    int ahead;                          /* debug_smj_ooc=auto, not noahead (gr_run) */
+    int all_bits;                       /* option debug_smj_sort_all_bits (gr_bits) */
     int64_t hint[2], hint_out;          /* capacities planned for a range, when they fit */
     void **cp_dst, **cp_src;
     size_t *cp_size;
     unsigned long long *h_counts;       /* pinned: each set's count */
     cudaEvent_t clk[3];                 /* timing: the start (task stream), the last
                                            upload's end, the last download's end */
+    cudaEvent_t *tr;                    /* debug_smj_ooc_trace: TR_N x n_ranges, else NULL */
+    double host_wait, host_up, host_end; /* trace: host ms waiting for counts, in gr_upload,
+                                            in gr_end besides that wait */
 };
+
+/* Trace event `e` of range i on stream s (debug_smj_ooc_trace; advice: a failed call
+ * only leaves the event unrecorded, gr_trace_report skips the range). */
+static void gr_mark(struct gr *r, int64_t i, int e, cudaStream_t s)
+{
+    if (r->tr && r->tr[i * TR_N + e] && cudaEventRecord(r->tr[i * TR_N + e], s) != cudaSuccess)
+        cudaGetLastError();
+}
 
 static int gr_grow(sl_task_t *t, void **p, int64_t bytes, int *grew)
 {
@@ -213,6 +251,76 @@ static int gr_grow(sl_task_t *t, void **p, int64_t bytes, int *grew)
     *p = NULL;
     *grew = 1;
     return (*p = sl_task_device_alloc(t, (size_t)(bytes > 0 ? bytes : 1))) ? SL_OK : SL_ENOMEM;
+}
+
+/* Temp bytes of the GPU sort of n rows of side s's runs: CUB's for the runs' own sort,
+ * or for packed runs (ooc_merge.h: an int32 key and one 4-byte column as 8-byte rows)
+ * CUB's for the rows' high halves, 256-aligned, then the other buffer of n rows. < 0
+ * after failing the task. */
+static int64_t sort_temp(sl_task_t *t, const struct sl__ooc_runs *runs, int64_t n)
+{
+    if (!runs->packed)
+        return sl__ooc_gpu_sort_temp(t, runs, n);
+    size_t temp = 0;
+    SL_TASK_CUDA_TRY(t, sl_k_ooc_sort_packed(NULL, &temp, NULL, NULL, n, NULL, 0),
+                     "sort temp size");
+    return (((int64_t)temp + 255) & ~(int64_t)255) + n * 8;
+}
+
+/* Sorts n rows of side s in set g (in -> srt) on the task stream: on the low `bits` bits
+ * of the key codes (all the range's codes share the higher ones; CUB's order of signed
+ * keys is that of the codes), or the runs' own sort (all bits; row ids for two payloads
+ * or more); packed rows sorted by their high half's low bits and unpacked into the key
+ * and the other column. */
+static int gr_sort(struct gr *r, struct gr_set *g, int s, int64_t n, int bits)
+{
+    sl_task_t *t = r->t;
+    const struct sl__ooc_runs *runs = &r->m->side[s]->runs;
+    const int kc = runs->key_col, kw = runs->width[kc];
+    if (!runs->packed && (runs->n_cols > 2 || runs->desc || bits >= 8 * kw))
+        return sl__ooc_gpu_sort(t, runs, g->in[s], g->srt[s], n, g->stemp, (size_t)g->stemp_cap,
+                                g->ids[s], r->cs);
+    size_t temp = (size_t)g->stemp_cap;
+    if (!runs->packed) {
+        const int pc = runs->n_cols == 2 ? 1 - kc : -1, vb = pc >= 0 ? runs->width[pc] : 0;
+        SL_TASK_CUDA_TRY(t,
+                         sl_k_sort_pairs_bits(g->stemp, &temp, kw, bits, g->in[s][kc],
+                                              g->srt[s][kc], vb ? g->in[s][pc] : NULL,
+                                              vb ? g->srt[s][pc] : NULL, vb, n, r->cs),
+                         "sorting a range");
+        return SL_OK;
+    }
+    SL_TASK_CUDA_TRY(t, sl_k_ooc_sort_packed(NULL, &temp, NULL, NULL, n, NULL, 0),
+                     "sort temp size");
+    int64_t ta = ((int64_t)temp + 255) & ~(int64_t)255;
+    uint64_t *rows = g->in[s][kc], *alt = (uint64_t *)((char *)g->stemp + ta);
+    int in_alt = 0;
+    if (ta + n * 8 > g->stemp_cap)
+        return sl_task_fail(t, SL_EINTERNAL, "out-of-core sort-merge join: sort temp too small");
+    SL_TASK_CUDA_TRY(t,
+                     sl_k_ooc_sort_packed_bits(g->stemp, &temp, rows, alt, n,
+                                               bits < 32 ? bits : 32, &in_alt, r->cs),
+                     "sorting a range");
+    SL_TASK_CUDA_TRY(t,
+                     sl_k_ooc_unpack(in_alt ? alt : rows, runs->desc, n, g->srt[s][kc],
+                                     g->srt[s][1 - kc], r->cs),
+                     "unpacking a range");
+    return SL_OK;
+}
+
+/* Bits of the key codes that differ within range i (codes [codes[i], codes[i + 1]), the
+ * first from 0, the last to the largest code of kw-byte keys): its sorts need no others.
+ * All of them with option debug_smj_sort_all_bits. */
+static int gr_bits(const struct gr *r, int64_t i, int kw)
+{
+    const uint64_t top = kw == 4 ? 0xffffffffull : UINT64_MAX;
+    uint64_t lo = r->codes[i], hi = i + 1 < r->n_ranges ? r->codes[i + 1] - 1 : top;
+    if (r->all_bits || hi < lo)
+        return 8 * kw;
+    if (hi == lo)
+        return 1;
+    int b = 64 - __builtin_clzll(lo ^ hi);
+    return b < 8 * kw ? b : 8 * kw;
 }
 
 /* Rows of side s below code v (the one run). */
@@ -278,45 +386,86 @@ static int64_t gr_need(const struct gr *r, const struct gr_set *g, const int64_t
 
 #define GR_SLACK ((int64_t)4 << 20)
 
+/* The merge-join's temp bytes (*need) and the larger side's sort temp (*stemp) for a
+ * range of n[s] rows of side s. < 0 after failing the task. */
+static int gr_temps(struct gr *r, const int64_t n[2], size_t *need, int64_t *stemp)
+{
+    sl_task_t *t = r->t;
+    const struct smj *m = r->m;
+    *need = 0;
+    SL_TASK_CUDA_TRY(t,
+                     m->side[0]->runs.width[0] == 8
+                         ? sl_k_smj_count_k64(NULL, need, NULL, n[1], NULL, n[0],
+                                              SL_K_JOIN_INNER, NULL, r->cs)
+                         : sl_k_smj_count_k32(NULL, need, NULL, n[1], NULL, n[0],
+                                              SL_K_JOIN_INNER, NULL, r->cs),
+                     "merge-join temp size");
+    *stemp = 0;
+    for (int s = 0; s < 2; s++) {
+        int64_t b = r->sort[s] ? sort_temp(t, &m->side[s]->runs, n[s]) : 0;
+        if (b < 0)
+            return (int)b;
+        *stemp = b > *stemp ? b : *stemp;
+    }
+    return SL_OK;
+}
+
 /* Range i into set g: its slices up (h2d stream; they wait for the set's previous range's
- * gathers, its last reads of the set's input buffers). A range too large for the budget
- * left is marked for gr_end to join on the host. */
-static int gr_upload(struct gr *r, struct gr_set *g, int64_t i)
+ * last reads of the set's input buffers: its sorts where both sides are sorted, else its
+ * gathers). A range too large for the budget left is marked for gr_end to join on the
+ * host. With ahead (gr_run; option debug_smj_ooc=noahead: never), the set still holds the
+ * range before, whose count, write and gathers are to come: range i goes into g->pend,
+ * and only where both sides are sorted and no buffer of the set must grow; else nothing
+ * is done and 1 is returned (the caller uploads it after that range's write, without
+ * ahead). */
+static int gr_upload(struct gr *r, struct gr_set *g, int64_t i, int ahead)
 {
     sl_task_t *t = r->t;
     struct smj *m = r->m;
     int64_t n[2];
     for (int s = 0; s < 2; s++)
         n[s] = gr_rows(r, s, i);
-    g->range = i;
-    g->busy = 0;
+    const int early_free = r->sort[0] && r->sort[1] && !r->serial;
+    if (ahead && !early_free)
+        return 1;
+    struct gr_job *job = ahead ? &g->pend : &g->j;
+    memset(job, 0, sizeof *job);
+    job->range = i;
     if (n[0] == 0 || n[1] == 0)
         return SL_OK; /* no matches */
     int grew = 0, rc;
     size_t need = 0;
-    SL_TASK_CUDA_TRY(t,
-                     m->side[0]->runs.width[0] == 8
-                         ? sl_k_smj_count_k64(NULL, &need, NULL, n[1], NULL, n[0],
-                                              SL_K_JOIN_INNER, NULL, r->cs)
-                         : sl_k_smj_count_k32(NULL, &need, NULL, n[1], NULL, n[0],
-                                              SL_K_JOIN_INNER, NULL, r->cs),
-                     "merge-join temp size");
     int64_t stemp = 0;
+    if ((rc = gr_temps(r, n, &need, &stemp)) < 0)
+        return rc;
+    if (ahead && (n[0] > g->cap_in[0] || n[1] > g->cap_in[1] || need > g->temp_cap ||
+                  stemp > g->stemp_cap))
+        return 1; /* a buffer must grow: after the set's range before is written */
+    /* grow to the planned capacity where that fits (rows, and temps for rows, of at
+     * least the hint: a later range of a few more rows then need not grow them, nor wait
+     * for the range before to upload ahead), else to the range's rows and temps */
+    int64_t want[2], h[2], stemp_to = stemp;
+    size_t temp_to = need;
     for (int s = 0; s < 2; s++) {
-        int64_t b = r->sort[s] ? sl__ooc_gpu_sort_temp(t, &m->side[s]->runs, n[s]) : 0;
-        if (b < 0)
-            return (int)b;
-        stemp = b > stemp ? b : stemp;
-    }
-    /* grow to the planned capacity where that fits, else to the range's rows */
-    int64_t want[2], extra = (need > g->temp_cap ? (int64_t)need : 0) +
-                             (stemp > g->stemp_cap ? stemp : 0) + GR_SLACK;
-    for (int s = 0; s < 2; s++)
         want[s] = n[s] > g->cap_in[s] && r->hint[s] > n[s] ? r->hint[s] : n[s];
-    if (gr_need(r, g, want, 0) + extra > sl_task_device_budget(t))
-        memcpy(want, n, sizeof want);
+        h[s] = r->hint[s] > n[s] ? r->hint[s] : n[s];
+    }
+    if ((need > g->temp_cap || stemp > g->stemp_cap) && (h[0] != n[0] || h[1] != n[1]) &&
+        (rc = gr_temps(r, h, &temp_to, &stemp_to)) < 0)
+        return rc;
+    temp_to = temp_to > need ? temp_to : need;
+    stemp_to = stemp_to > stemp ? stemp_to : stemp;
+    int64_t extra = (need > g->temp_cap ? (int64_t)temp_to : 0) +
+                    (stemp > g->stemp_cap ? stemp_to : 0) + GR_SLACK;
     if (gr_need(r, g, want, 0) + extra > sl_task_device_budget(t)) {
-        g->range = -1 - i; /* too large for what is left: gr_end joins it on the host */
+        memcpy(want, n, sizeof want);
+        temp_to = need;
+        stemp_to = stemp;
+        extra = (need > g->temp_cap ? (int64_t)need : 0) + (stemp > g->stemp_cap ? stemp : 0) +
+                GR_SLACK;
+    }
+    if (gr_need(r, g, want, 0) + extra > sl_task_device_budget(t)) {
+        job->range = -1 - i; /* too large for what is left: gr_end joins it on the host */
         return SL_OK;
     }
     for (int s = 0; s < 2; s++) {
@@ -324,7 +473,9 @@ static int gr_upload(struct gr *r, struct gr_set *g, int64_t i)
         if (n[s] <= g->cap_in[s])
             continue;
         for (int c = 0; c < runs->n_cols; c++) {
-            if ((rc = gr_grow(t, &g->in[s][c], want[s] * runs->width[c], &grew)) < 0 ||
+            /* packed: the rows (8 bytes) in the key column's buffer, the other one unused */
+            int64_t iw = !runs->packed ? runs->width[c] : c == runs->key_col ? 8 : 0;
+            if ((iw > 0 && (rc = gr_grow(t, &g->in[s][c], want[s] * iw, &grew)) < 0) ||
                 (r->sort[s] && (rc = gr_grow(t, &g->srt[s][c], want[s] * runs->width[c],
                                              &grew)) < 0))
                 return rc;
@@ -335,18 +486,21 @@ static int gr_upload(struct gr *r, struct gr_set *g, int64_t i)
         g->cap_in[s] = want[s];
     }
     if (need > g->temp_cap) {
-        if ((rc = gr_grow(t, &g->temp, (int64_t)need, &grew)) < 0)
+        if ((rc = gr_grow(t, &g->temp, (int64_t)temp_to, &grew)) < 0)
             return rc;
-        g->temp_cap = need;
+        g->temp_cap = temp_to;
     }
-    g->temp_need = need;
+    job->temp_need = need;
     if (stemp > g->stemp_cap) {
-        if ((rc = gr_grow(t, &g->stemp, stemp, &grew)) < 0)
+        if ((rc = gr_grow(t, &g->stemp, stemp_to, &grew)) < 0)
             return rc;
-        g->stemp_cap = stemp;
+        g->stemp_cap = stemp_to;
     }
-    /* the set's previous range read its input buffers until its gathers */
-    SL_TASK_CUDA_TRY(t, cudaStreamWaitEvent(r->h2d, g->e_done, 0), "ordering a buffer set");
+    /* the set's previous range read its input buffers until its sorts (both sides sorted:
+     * the count, write and gathers read the sorted copies), else until its gathers
+     * (serial: until its gathers, as before) */
+    SL_TASK_CUDA_TRY(t, cudaStreamWaitEvent(r->h2d, early_free ? g->e_sorted : g->e_done, 0),
+                     "ordering a buffer set");
     if (grew) { /* memory from the task stream's allocator: the copies wait for it */
         SL_TASK_CUDA_TRY(t, cudaEventRecord(g->e_grow, r->cs), "cudaEventRecord");
         SL_TASK_CUDA_TRY(t, cudaStreamWaitEvent(r->h2d, g->e_grow, 0), "ordering streams");
@@ -357,7 +511,13 @@ static int gr_upload(struct gr *r, struct gr_set *g, int64_t i)
         int64_t at = 0, lo;
         for (int64_t j = 0; j < runs->n_runs; j++) {
             int64_t hi = gr_slice(r, s, i, j, &lo);
-            for (int c = 0; c < runs->n_cols && hi > lo; c++, k++) {
+            if (runs->packed && hi > lo) { /* one copy of 8-byte rows */
+                const int kc = runs->key_col;
+                r->cp_dst[k] = (char *)g->in[s][kc] + at * 8;
+                r->cp_src[k] = (char *)runs->cols[j * runs->n_cols + kc] + lo * 8;
+                r->cp_size[k++] = (size_t)((hi - lo) * 8);
+            }
+            for (int c = 0; c < runs->n_cols && hi > lo && !runs->packed; c++, k++) {
                 r->cp_dst[k] = (char *)g->in[s][c] + at * runs->width[c];
                 r->cp_src[k] = (char *)runs->cols[j * runs->n_cols + c] + lo * runs->width[c];
                 r->cp_size[k] = (size_t)((hi - lo) * runs->width[c]);
@@ -365,13 +525,15 @@ static int gr_upload(struct gr *r, struct gr_set *g, int64_t i)
             at += hi > lo ? hi - lo : 0;
         }
     }
+    gr_mark(r, i, TR_U0, r->h2d);
     if ((rc = sl__ooc_copy_batch(t, r->cp_dst, r->cp_src, r->cp_size, k, 1, r->h2d,
                                  "uploading a range")) < 0)
         return rc;
+    gr_mark(r, i, TR_U1, r->h2d);
     SL_TASK_CUDA_TRY(t, cudaEventRecord(g->e_up, r->h2d), "cudaEventRecord");
-    g->n[0] = n[0];
-    g->n[1] = n[1];
-    g->busy = 1;
+    job->n[0] = n[0];
+    job->n[1] = n[1];
+    job->busy = 1;
     return SL_OK;
 }
 
@@ -381,24 +543,25 @@ static int gr_compute(struct gr *r, struct gr_set *g)
 {
     sl_task_t *t = r->t;
     struct smj *m = r->m;
-    if (!g->busy)
+    if (!g->j.busy)
         return SL_OK;
     SL_TASK_CUDA_TRY(t, cudaStreamWaitEvent(r->cs, g->e_up, 0), "ordering the upload");
+    gr_mark(r, g->j.range, TR_S0, r->cs);
     for (int s = 0; s < 2; s++) {
         int rc;
-        if (r->sort[s] &&
-            (rc = sl__ooc_gpu_sort(t, &m->side[s]->runs, g->in[s], g->srt[s], g->n[s], g->stemp,
-                                   (size_t)g->stemp_cap, g->ids[s], r->cs)) < 0)
+        if (r->sort[s] && (rc = gr_sort(r, g, s, g->j.n[s],
+                                        gr_bits(r, g->j.range, m->side[s]->runs.width[0]))) < 0)
             return rc;
     }
-    size_t tb = g->temp_need;
+    SL_TASK_CUDA_TRY(t, cudaEventRecord(g->e_sorted, r->cs), "cudaEventRecord");
+    size_t tb = g->j.temp_need;
     SL_TASK_CUDA_TRY(t,
                      m->side[0]->runs.width[0] == 8
-                         ? sl_k_smj_count_k64(g->temp, &tb, gr_col(r, g, 1, 0), g->n[1],
-                                              gr_col(r, g, 0, 0), g->n[0], SL_K_JOIN_INNER,
+                         ? sl_k_smj_count_k64(g->temp, &tb, gr_col(r, g, 1, 0), g->j.n[1],
+                                              gr_col(r, g, 0, 0), g->j.n[0], SL_K_JOIN_INNER,
                                               g->d_count, r->cs)
-                         : sl_k_smj_count_k32(g->temp, &tb, gr_col(r, g, 1, 0), g->n[1],
-                                              gr_col(r, g, 0, 0), g->n[0], SL_K_JOIN_INNER,
+                         : sl_k_smj_count_k32(g->temp, &tb, gr_col(r, g, 1, 0), g->j.n[1],
+                                              gr_col(r, g, 0, 0), g->j.n[0], SL_K_JOIN_INNER,
                                               g->d_count, r->cs),
                      "merge-join count");
     SL_TASK_CUDA_TRY(t,
@@ -406,26 +569,30 @@ static int gr_compute(struct gr *r, struct gr_set *g)
                                      cudaMemcpyDeviceToHost, r->cs),
                      "reading the count");
     SL_TASK_CUDA_TRY(t, cudaEventRecord(g->e_cnt, r->cs), "cudaEventRecord");
+    gr_mark(r, g->j.range, TR_S1, r->cs);
     return SL_OK;
 }
 
-/* Range g->range: waits for its count, writes and gathers its result, starts its
+/* Range g->j.range: waits for its count, writes and gathers its result, starts its
  * download into a result batch (kept for the source). */
 static int gr_end(struct gr *r, struct gr_set *g)
 {
     sl_task_t *t = r->t;
     struct smj *m = r->m;
     const struct join_data *d = r->st->d;
-    if (g->range < 0) { /* too large for the GPU: on this thread */
-        int64_t i = -1 - g->range;
+    if (g->j.range < 0) { /* too large for the GPU: on this thread */
+        int64_t i = -1 - g->j.range;
         r->cpu_ranges++;
         return join_codes(t, r->st, r->codes[i], r->codes[i + 1], i == 0,
                           i + 1 == r->n_ranges, &m->out[i]);
     }
-    if (!g->busy)
+    if (!g->j.busy)
         return SL_OK;
-    g->busy = 0;
+    g->j.busy = 0;
+    double w0 = r->tr ? join_now_ms() : 0;
     SL_TASK_CUDA_TRY(t, cudaEventSynchronize(g->e_cnt), "merge-join count");
+    if (r->tr)
+        r->host_wait += join_now_ms() - w0;
     int64_t n = (int64_t)g->h_count[0];
     if (n == 0)
         return SL_OK;
@@ -433,13 +600,14 @@ static int gr_end(struct gr *r, struct gr_set *g)
     if (gr_need(r, g, none, want) + GR_SLACK > sl_task_device_budget(t))
         want = n;
     if (gr_need(r, g, none, want) + GR_SLACK > sl_task_device_budget(t)) {
-        int64_t i = g->range;
+        int64_t i = g->j.range;
         r->cpu_ranges++;
         return join_codes(t, r->st, r->codes[i], r->codes[i + 1], i == 0,
                           i + 1 == r->n_ranges, &m->out[i]);
     }
     /* the set's output buffers were read by its previous range's download */
     SL_TASK_CUDA_TRY(t, cudaStreamWaitEvent(r->cs, g->e_d2h, 0), "ordering a buffer set");
+    gr_mark(r, g->j.range, TR_W0, r->cs);
     int rc = SL_OK, grew = 0;
     if (n > g->cap_out) {
         for (int s = 0; s < 2 && rc >= 0; s++)
@@ -456,7 +624,7 @@ static int gr_end(struct gr *r, struct gr_set *g)
     if (!b)
         return SL_ENOMEM;
     r->pageable += !pinned;
-    struct range_out *keep = &m->out[g->range];
+    struct range_out *keep = &m->out[g->j.range];
     if (keep->n == keep->cap) {
         sl_batch_t **nb = realloc(keep->b, (size_t)(keep->cap + 1) * sizeof *nb);
         if (!nb) {
@@ -474,11 +642,11 @@ static int gr_end(struct gr *r, struct gr_set *g)
     out.capacity = n;
     int k8 = m->side[0]->runs.width[0] == 8;
     SL_TASK_CUDA_TRY(t,
-                     k8 ? sl_k_smj_write_k64(g->temp, g->temp_need, gr_col(r, g, 1, 0), NULL,
-                                             g->n[1], gr_col(r, g, 0, 0), NULL, g->n[0], 0,
+                     k8 ? sl_k_smj_write_k64(g->temp, g->j.temp_need, gr_col(r, g, 1, 0), NULL,
+                                             g->j.n[1], gr_col(r, g, 0, 0), NULL, g->j.n[0], 0,
                                              SL_K_JOIN_INNER, &out, r->cs)
-                        : sl_k_smj_write_k32(g->temp, g->temp_need, gr_col(r, g, 1, 0), NULL,
-                                             g->n[1], gr_col(r, g, 0, 0), NULL, g->n[0], 0,
+                        : sl_k_smj_write_k32(g->temp, g->j.temp_need, gr_col(r, g, 1, 0), NULL,
+                                             g->j.n[1], gr_col(r, g, 0, 0), NULL, g->j.n[0], 0,
                                              SL_K_JOIN_INNER, &out, r->cs),
                      "merge-join write");
     for (int c = 0; c < d->n_out; c++) {
@@ -489,7 +657,9 @@ static int gr_end(struct gr *r, struct gr_set *g)
                          "gathering the result");
     }
     SL_TASK_CUDA_TRY(t, cudaEventRecord(g->e_done, r->cs), "cudaEventRecord");
+    gr_mark(r, g->j.range, TR_W1, r->cs);
     SL_TASK_CUDA_TRY(t, cudaStreamWaitEvent(r->d2h, g->e_done, 0), "ordering the download");
+    gr_mark(r, g->j.range, TR_D0, r->d2h);
     for (int c = 0; c < d->n_out; c++)
         SL_TASK_CUDA_TRY(t,
                          cudaMemcpyAsync(sl__col_values(b, c), g->out[c],
@@ -497,6 +667,7 @@ static int gr_end(struct gr *r, struct gr_set *g)
                                          cudaMemcpyDeviceToHost, r->d2h),
                          "downloading the result");
     SL_TASK_CUDA_TRY(t, cudaEventRecord(g->e_d2h, r->d2h), "cudaEventRecord");
+    gr_mark(r, g->j.range, TR_D1, r->d2h);
     r->gpu_ranges++;
     return SL_OK;
 }
@@ -562,13 +733,23 @@ static int gr_open(struct gr *r)
         g->h_count = h + i;
         if (!(g->d_count = sl_task_device_alloc(t, 2 * sizeof *g->d_count)))
             return SL_ENOMEM;
-        cudaEvent_t *ev[5] = {&g->e_up, &g->e_cnt, &g->e_done, &g->e_d2h, &g->e_grow};
-        for (int e = 0; e < 5; e++)
+        cudaEvent_t *ev[6] = {&g->e_up, &g->e_cnt, &g->e_done, &g->e_d2h, &g->e_grow,
+                              &g->e_sorted};
+        for (int e = 0; e < 6; e++)
             SL_TASK_CUDA_TRY(t, cudaEventCreateWithFlags(ev[e], cudaEventDisableTiming),
                              "cudaEventCreate");
         SL_TASK_CUDA_TRY(t, cudaEventRecord(g->e_d2h, r->d2h), "cudaEventRecord");
         SL_TASK_CUDA_TRY(t, cudaEventRecord(g->e_done, r->cs), "cudaEventRecord");
+        SL_TASK_CUDA_TRY(t, cudaEventRecord(g->e_sorted, r->cs), "cudaEventRecord");
     }
+    int64_t trace = 0;
+    sl_task_option_int(t, "debug_smj_ooc_trace", &trace);
+    if (trace && r->cut[0] && (r->tr = calloc((size_t)(r->n_ranges * TR_N), sizeof *r->tr)))
+        for (int64_t e = 0; e < r->n_ranges * TR_N; e++)
+            if (cudaEventCreate(&r->tr[e]) != cudaSuccess) {
+                r->tr[e] = NULL;
+                cudaGetLastError();
+            }
     /* the counts' memory comes from the task stream's allocator */
     SL_TASK_CUDA_TRY(t, cudaEventRecord(r->g[0].e_grow, r->cs), "cudaEventRecord");
     SL_TASK_CUDA_TRY(t, cudaStreamWaitEvent(r->h2d, r->g[0].e_grow, 0), "ordering streams");
@@ -606,25 +787,92 @@ static void gr_clock_report(struct gr *r, int ok)
     cudaGetLastError();
 }
 
+/* After the streams were synchronized, with debug_smj_ooc_trace: phases (ms, summed over
+ * the ranges whose events were recorded) smj_p2_up_busy (uploads' copies), smj_p2_up_gap
+ * (the h2d stream between one range's upload and the next one's: waiting for a buffer set
+ * or for the host), smj_p2_sort (sorts and count), smj_p2_write (write and gathers),
+ * smj_p2_down_busy (downloads' copies), and the host's smj_p2_wait (for counts),
+ * smj_p2_host_up (enqueueing uploads) and smj_p2_host_end (result batches, enqueueing the
+ * write, gathers and downloads, ranges joined on the host). */
+static void gr_trace_report(struct gr *r, int ok)
+{
+    if (!r->tr || !ok)
+        return;
+    static const char *const name[5] = {"smj_p2_up_busy", "smj_p2_up_gap", "smj_p2_sort",
+                                        "smj_p2_write", "smj_p2_down_busy"};
+    static const int from[5] = {TR_U0, TR_U1, TR_S0, TR_W0, TR_D0};
+    static const int to[5] = {TR_U1, TR_U0, TR_S1, TR_W1, TR_D1};
+    double sum[5] = {0};
+    for (int64_t i = 0; i < r->n_ranges; i++)
+        for (int k = 0; k < 5; k++) {
+            /* the gap: from range i - 1's upload end to range i's upload start */
+            int64_t a = k == 1 ? i - 1 : i;
+            float ms;
+            if (a < 0 || !r->tr[a * TR_N + from[k]] || !r->tr[i * TR_N + to[k]])
+                continue;
+            if (cudaEventElapsedTime(&ms, r->tr[a * TR_N + from[k]], r->tr[i * TR_N + to[k]]) ==
+                cudaSuccess)
+                sum[k] += ms;
+            cudaGetLastError(); /* unrecorded: a range without GPU work */
+        }
+    for (int k = 0; k < 5; k++)
+        sl_task_phase_time(r->t, name[k], sum[k]);
+    sl_task_phase_time(r->t, "smj_p2_wait", r->host_wait);
+    sl_task_phase_time(r->t, "smj_p2_host_up", r->host_up);
+    sl_task_phase_time(r->t, "smj_p2_host_end", r->host_end);
+}
+
 static int gr_run(struct gr *r)
 {
     int rc = r->cut[0] ? SL_OK : gr_codes(r);
     if (rc < 0 || (rc = gr_open(r)) < 0)
         return rc;
     gr_clock(r, 0);
-    if (r->cut[0]) { /* buckets: range i + 1 goes up while the host waits for range i's
-                      * count; its sort and count follow range i's gathers */
-        if ((rc = gr_upload(r, &r->g[0], 0)) < 0 || (rc = gr_compute(r, &r->g[0])) < 0)
+    if (r->cut[0]) { /* buckets: range i + 1 goes up, and its sorts and count are
+                      * enqueued, before the host waits for range i's count; range i's
+                      * write and gathers follow them on the task stream (serial: range
+                      * i + 1's sorts and count after range i's gathers, so the task
+                      * stream idled while the host read each count, as before) */
+        if ((rc = gr_upload(r, &r->g[0], 0, 0)) < 0 || (rc = gr_compute(r, &r->g[0])) < 0)
             return rc;
+        /* ahead: range i + 2 goes up into set i & 1 before the host waits for range i's
+         * count (its input buffers are free once range i's sorts read them), unless a
+         * buffer must grow: then after range i's write, as range i + 1 went otherwise */
+        int deferred = r->ahead ? 1 : 0;
         for (int64_t i = 0; i < r->n_ranges && rc >= 0; i++) {
-            struct gr_set *next = &r->g[(i + 1) & 1];
+            struct gr_set *next = &r->g[(i + 1) & 1], *cur = &r->g[i & 1];
+            const int more = i + 1 < r->n_ranges, early = more && !r->serial;
             if (sl_task_cancelled(r->t))
                 return SL_ECANCELED;
-            if (i + 1 < r->n_ranges && (rc = gr_upload(r, next, i + 1)) < 0)
+            double h0 = r->tr ? join_now_ms() : 0;
+            if (more && (!r->ahead || deferred) && (rc = gr_upload(r, next, i + 1, 0)) < 0)
                 return rc;
-            if ((rc = gr_end(r, &r->g[i & 1])) < 0)
+            deferred = 0;
+            if (r->tr)
+                r->host_up += join_now_ms() - h0;
+            if (early && (rc = gr_compute(r, next)) < 0)
                 return rc;
-            if (i + 1 < r->n_ranges)
+            if (r->ahead && i + 2 < r->n_ranges) {
+                h0 = r->tr ? join_now_ms() : 0;
+                if ((rc = gr_upload(r, cur, i + 2, 1)) < 0)
+                    return rc;
+                cur->pending = rc == 0;
+                deferred = rc == 1;
+                r->ahead_ranges += rc == 0;
+                rc = SL_OK;
+                if (r->tr)
+                    r->host_up += join_now_ms() - h0;
+            }
+            double e0 = r->tr ? join_now_ms() : 0, w0 = r->host_wait;
+            if ((rc = gr_end(r, cur)) < 0)
+                return rc;
+            if (r->tr)
+                r->host_end += join_now_ms() - e0 - (r->host_wait - w0);
+            if (cur->pending) { /* range i + 2, uploaded ahead */
+                cur->j = cur->pend;
+                cur->pending = 0;
+            }
+            if (more && !early)
                 rc = gr_compute(r, next);
         }
         gr_clock(r, 1);
@@ -637,7 +885,7 @@ static int gr_run(struct gr *r)
         if (i < r->n_ranges) {
             struct gr_set *g = &r->g[i & 1];
             int e = SL_TASK_CUDA_CALL(cudaEventSynchronize(g->e_d2h));
-            rc = e ? SL_TASK_CUDA_FAIL(r->t, e, "downloading a range") : gr_upload(r, g, i);
+            rc = e ? SL_TASK_CUDA_FAIL(r->t, e, "downloading a range") : gr_upload(r, g, i, 0);
             if (rc >= 0)
                 rc = gr_compute(r, g);
         }
@@ -667,11 +915,16 @@ static void gr_free(struct gr *r)
         sl_task_device_free(r->t, g->temp);
         sl_task_device_free(r->t, g->stemp);
         sl_task_device_free(r->t, g->d_count);
-        cudaEvent_t ev[5] = {g->e_up, g->e_cnt, g->e_done, g->e_d2h, g->e_grow};
-        for (int e = 0; e < 5; e++)
+        cudaEvent_t ev[6] = {g->e_up, g->e_cnt, g->e_done, g->e_d2h, g->e_grow, g->e_sorted};
+        for (int e = 0; e < 6; e++)
             if (ev[e])
                 cudaEventDestroy(ev[e]);
     }
+    for (int64_t e = 0; r->tr && e < r->n_ranges * TR_N; e++)
+        if (r->tr[e])
+            cudaEventDestroy(r->tr[e]);
+    free(r->tr);
+    r->tr = NULL;
     free(r->cp_dst);
     free(r->cp_src);
     free(r->cp_size);
@@ -705,10 +958,18 @@ static int gpu_join_ranges(sl_task_t *t, struct join_state *st)
         r.n_ranges = r.m->n_codes + 1;
         for (int s = 0; s < 2; s++) {
             r.cut[s] = r.m->cut[s];
-            r.sort[s] = r.m->side[s]->runs.n_runs > 1;
+            /* packed runs are unpacked by the sort, also one run */
+            r.sort[s] = r.m->side[s]->runs.n_runs > 1 || r.m->side[s]->runs.packed;
             r.hint[s] = r.m->hint[s];
         }
         r.hint_out = r.m->hint_out;
+        int64_t mode = 0;
+        sl_task_option_int(t, "debug_smj_ooc", &mode);
+        r.serial = mode == 2;
+        r.ahead = mode == 0;
+        int64_t all = 0;
+        sl_task_option_int(t, "debug_smj_sort_all_bits", &all);
+        r.all_bits = all != 0;
     }
     void *side[2];
     int rc = sl__task_streams_get(t, 2, side);
@@ -722,6 +983,7 @@ static int gpu_join_ranges(sl_task_t *t, struct join_state *st)
     cudaStreamSynchronize(r.cs);
     cudaStreamSynchronize(r.d2h);
     gr_clock_report(&r, rc >= 0 && r.cut[0]);
+    gr_trace_report(&r, rc >= 0);
     gr_free(&r);
     if (r.codes != r.m->codes)
         free(r.codes);
@@ -730,6 +992,7 @@ static int gpu_join_ranges(sl_task_t *t, struct join_state *st)
     sl_task_profile_value(t, "smj_gpu_ranges", r.gpu_ranges);
     sl_task_profile_value(t, "smj_cpu_ranges", r.cpu_ranges);
     sl_task_profile_value(t, "smj_pageable_ranges", r.pageable);
+    sl_task_profile_value(t, "smj_ahead_ranges", r.ahead_ranges);
     for (int s = 0; s < 2 && rc >= 0; s++) { /* the pinned runs go back to the pool now */
         sl__ooc_sorted_free(r.m->side[s]);
         r.m->side[s] = NULL;
@@ -744,7 +1007,8 @@ static int gpu_join_ranges(sl_task_t *t, struct join_state *st)
  * its columns as uploaded and sorted (and the sort's row ids), the count's 12 bytes per
  * left row, positions and output columns at the PK-FK bound (as many result rows as the
  * larger side's), and the sort's temp. 0 when not even 2^12 rows fit. */
-static int64_t bucket_rows(sl_task_t *t, const struct smj *m, const struct join_data *d)
+static int64_t bucket_rows(sl_task_t *t, const struct smj *m, const struct join_data *d,
+                           int pack)
 {
     double n = (double)(m->n[0] + m->n[1]), f[2] = {m->n[0] / n, m->n[1] / n};
     double fmax = f[0] > f[1] ? f[0] : f[1], per = 12 * f[0];
@@ -766,13 +1030,17 @@ static int64_t bucket_rows(sl_task_t *t, const struct smj *m, const struct join_
     per += fmax * (double)ow;
     int64_t budget = sl_task_device_budget(t) - GR_SLACK - ((int64_t)1 << 20);
     for (int64_t T = (int64_t)1 << 26; T >= 4096; T = T * 7 / 8) {
+        if (2 * (int64_t)(1.25 * (double)T * per) > budget)
+            continue; /* not even without the sort's temp (no CUB size queries) */
         int64_t most = (int64_t)(1.25 * (double)T * fmax) + 1, temp = 0;
-        for (int s = 0; s < 2; s++) {
-            int64_t b = sl__ooc_gpu_sort_temp(t, &shape[s], most);
-            if (b < 0)
-                return b;
-            temp = b > temp ? b : temp;
-        }
+        for (int s = 0; s < 2; s++)
+            for (int pk = 0; pk <= pack; pk++) { /* packed or not: the larger */
+                shape[s].packed = pk;
+                int64_t b = sort_temp(t, &shape[s], most);
+                if (b < 0)
+                    return b;
+                temp = b > temp ? b : temp;
+            }
         if (2 * ((int64_t)(1.25 * (double)T * per) + temp) <= budget)
             return T;
     }
@@ -811,14 +1079,18 @@ static int smj_buckets(sl_task_t *t, struct join_state *st)
     const struct join_data *d = st->d;
     int64_t cpu = 0, mode = 0;
     sl_task_option_int(t, "debug_smj_cpu_join", &cpu);
-    sl_task_option_int(t, "debug_smj_ooc", &mode); /* auto, runs */
-    if (cpu || mode != 0 || m->n[0] >= ((int64_t)1 << 31) || m->n[1] >= ((int64_t)1 << 31))
+    sl_task_option_int(t, "debug_smj_ooc", &mode); /* auto, runs, serial, noahead */
+    if (cpu || mode == 1 || m->n[0] >= ((int64_t)1 << 31) || m->n[1] >= ((int64_t)1 << 31))
         return 0;
     int kw = (int)sl_type_width(m->in[0].batches[0]->cols[m->in[0].col[0]].type);
     if (kw != (int)sl_type_width(m->in[1].batches[0]->cols[m->in[1].col[0]].type))
         return 0;
     double t0 = join_now_ms();
-    int64_t T = bucket_rows(t, m, d);
+    /* packed runs where the shape allows (an int32 key and one 4-byte column) with option
+     * debug_smj_packed (and debug_ooc_unpacked_runs off): the ranges sized for either */
+    int64_t pack = 0;
+    sl_task_option_int(t, "debug_smj_packed", &pack);
+    int64_t T = bucket_rows(t, m, d, pack != 0);
     if (T <= 0)
         return (int)T;
     int64_t P = (m->n[0] + m->n[1] + T - 1) / T;
@@ -844,6 +1116,7 @@ static int smj_buckets(sl_task_t *t, struct join_state *st)
     for (int s = 0; s < 2; s++) {
         m->in[s].codes = m->codes + 1;
         m->in[s].n_codes = k;
+        m->in[s].pack = pack ? 2 : 0; /* 8-byte rows: pass 2 reads no narrow runs */
         if ((rc = sl__ooc_runs_sort(t, &m->in[s], &m->side[s])) < 0 ||
             (rc = side_cuts(t, m, s)) < 0)
             return rc;
@@ -873,7 +1146,10 @@ int join_smj_ooc_finalize(sl_task_t *t)
         return sl_task_fail(t, SL_EINTERNAL, "out-of-core sort-merge join: not a shape it takes");
     if (m->n[0] == 0 || m->n[1] == 0)
         return SL_OK; /* no ranges: an empty result */
+    double f0 = join_now_ms();
     int rc = smj_buckets(t, st);
+    if (rc > 0) /* the finalize's time (bench join: the query's rest is engine_other) */
+        sl_task_phase_time(t, "finalize", join_now_ms() - f0);
     if (rc != 0)
         return rc < 0 ? rc : SL_OK;
     double ms = 0, merge_ms = 0;
@@ -962,17 +1238,18 @@ static int merge_range(sl_task_t *t, const struct sl__ooc_runs *runs, uint64_t l
     r->n = 0;
     for (int64_t j = 0; j < k; j++)
         r->n += to[j] > from[j] ? to[j] - from[j] : 0;
-    r->owned = k > 1;
-    for (int c = 0; c < runs->n_cols && k == 1; c++) { /* merged on the GPU: in order */
+    const int in_place = k == 1 && !runs->packed; /* packed: unpacked by the range sort */
+    r->owned = !in_place;
+    for (int c = 0; c < runs->n_cols && in_place; c++) { /* merged on the GPU: in order */
         r->w[c] = runs->width[c];
         r->col[c] = (char *)runs->cols[c] + from[0] * r->w[c];
     }
-    for (int c = 0; c < runs->n_cols && k > 1; c++) {
+    for (int c = 0; c < runs->n_cols && !in_place; c++) {
         r->w[c] = runs->width[c];
         if (!(r->col[c] = sl_task_alloc(t, (size_t)(r->n > 0 ? r->n : 1) * (size_t)r->w[c])))
             return SL_ENOMEM;
     }
-    if (r->n > 0 && k > 1) { /* the range's rows in order (common/ooc_merge.c) */
+    if (r->n > 0 && !in_place) { /* the range's rows in order (common/ooc_merge.c) */
         void *scratch = sl_task_alloc(t, (size_t)sl__ooc_sort_scratch_bytes(runs, r->n));
         if (!scratch)
             return SL_ENOMEM;

@@ -34,11 +34,16 @@
  * the GPU. */
 static const char *force_merge = "auto";
 static const char *cpu_join = "false"; /* debug_smj_cpu_join */
-static const char *smj_mode = "auto";  /* debug_smj_ooc: auto (buckets) or runs */
+static const char *smj_mode = "auto";  /* debug_smj_ooc: auto (buckets), runs, serial, noahead */
+static const char *smj_trace = "false"; /* debug_smj_ooc_trace */
+static const char *smj_packed = "false"; /* debug_smj_packed */
+static const char *all_bits = "false";   /* debug_smj_sort_all_bits */
 static int last_gpu_merged;
+static int last_traced;           /* the last join's profile had pass 2's trace phases */
 static long long last_gpu_ranges; /* key ranges the last join merge-joined on the GPU */
 static long long last_buckets;    /* key ranges of the buckets' path (0: not taken) */
 static long long last_cpu_ranges; /* key ranges joined on the host (too large) */
+static long long last_ahead;      /* key ranges uploaded ahead (pass 2's order) */
 
 static long long profile_value(sl_query_t *q, const char *name)
 {
@@ -69,6 +74,9 @@ static struct fp run_smj(sl_engine_t *e, sl_table_t *l, sl_table_t *r, const cha
     last_gpu_ranges = profile_value(q, "smj_gpu_ranges");
     last_buckets = profile_value(q, "smj_bucket_ranges");
     last_cpu_ranges = profile_value(q, "smj_cpu_ranges");
+    last_ahead = profile_value(q, "smj_ahead_ranges");
+    last_traced = strstr(sl_query_profile_json(q), "\"smj_p2_up_busy\":") != NULL &&
+                  strstr(sl_query_profile_json(q), "\"smj_p2_wait\":") != NULL;
     const char *pg = strstr(sl_query_profile_json(q), "\"smj_pageable_ranges\":");
     if (pg)
         printf("  (%.40s)\n", pg);
@@ -98,6 +106,9 @@ static void check(const struct spec *ls, const struct spec *rs, const char *opts
     SL_ASSERT_OK(sl_engine_config_set(&cfg, "debug_ooc_sort_merge", force_merge));
     SL_ASSERT_OK(sl_engine_config_set(&cfg, "debug_smj_cpu_join", cpu_join));
     SL_ASSERT_OK(sl_engine_config_set(&cfg, "debug_smj_ooc", smj_mode));
+    SL_ASSERT_OK(sl_engine_config_set(&cfg, "debug_smj_ooc_trace", smj_trace));
+    SL_ASSERT_OK(sl_engine_config_set(&cfg, "debug_smj_packed", smj_packed));
+    SL_ASSERT_OK(sl_engine_config_set(&cfg, "debug_smj_sort_all_bits", all_bits));
     sl_engine_t *gpu;
     SL_ASSERT_OK(sl_test_engine_open(&gpu, &cfg));
     struct fp got = run_smj(gpu, l, r, opts, &ooc);
@@ -352,4 +363,135 @@ SL_TEST(smj_ooc_buckets_sanitize)
     assert_true(last_buckets > 0);
     struct spec zf = {.rows = 300000, .n_pay = 1, .key_range = 100000, .zipf = 1, .seed = 73};
     check(&zf, &pk, SMJ, 8 * MIB, 1);
+}
+
+/* Pass 2's order (debug_smj_ooc): by default range i + 1's sorts and count, and where no
+ * buffer must grow range i + 2's upload, are enqueued before the host waits for range i's
+ * count (every other test runs that). noahead (range i + 2 up after range i's write) and
+ * serial (session 17's: range i + 1's sorts after range i's gathers, each upload after
+ * the set's gathers) give the same rows: several runs a side, Zipf keys (ranges of uneven
+ * size: buffers grown, no upload ahead then, some ranges on the host), two payloads (row
+ * ids), one side of a single run (its input buffers read until the gathers: never
+ * ahead). A range's sorts on the bits its codes differ in (the default) or on all
+ * (debug_smj_sort_all_bits): keys of both signs, 8-byte keys with a 4-byte and with an
+ * 8-byte payload, a 4-byte key with an 8-byte payload. The trace (debug_smj_ooc_trace)
+ * reports its phases and changes no row. */
+SL_TEST(smj_ooc_pass2_order)
+{
+    NEED_GPU();
+    struct spec pk = {.rows = 1 << 20, .n_pay = 1, .seed = 81};
+    struct spec fk = {.rows = 3 << 20, .n_pay = 1, .key_range = 1 << 20, .seed = 82};
+    struct spec zf = {.rows = 3 << 20, .n_pay = 1, .key_range = 1 << 20, .zipf = 1, .seed = 85};
+    struct spec p2 = {.rows = 1 << 20, .n_pay = 2, .seed = 86};
+    struct spec f2 = {.rows = 2 << 20, .n_pay = 2, .key_range = 1 << 20, .seed = 87};
+    struct spec small = {.rows = 1 << 16, .n_pay = 1, .key_range = 1 << 20, .seed = 88};
+    struct spec sp = {.rows = 1 << 20, .n_pay = 1, .key_offset = -(1 << 19), .seed = 89};
+    struct spec sf = {.rows = 2 << 20, .n_pay = 1, .key_range = 1 << 20,
+                      .key_offset = -(1 << 19), .seed = 90};
+    struct spec p8 = {.rows = 1 << 20, .key64 = 1, .n_pay = 1, .key_offset = -(1 << 19),
+                      .seed = 91};
+    struct spec f8 = {.rows = 2 << 20, .key64 = 1, .n_pay = 1, .key_range = 1 << 20,
+                      .key_offset = -(1 << 19), .seed = 92};
+    struct spec q8 = {.rows = 1 << 20, .key64 = 1, .n_pay = 1, .pay64 = 1, .seed = 93};
+    struct spec g8 = {.rows = 2 << 20, .key64 = 1, .n_pay = 1, .pay64 = 1,
+                      .key_range = 1 << 20, .seed = 94};
+    struct spec w4 = {.rows = 1 << 20, .n_pay = 1, .pay64 = 1, .seed = 95};
+    struct spec v4 = {.rows = 2 << 20, .n_pay = 1, .pay64 = 1, .key_range = 1 << 20, .seed = 96};
+    smj_mode = "serial";
+    check(&fk, &pk, SMJ, 16 * MIB, 1);
+    assert_true(last_buckets > 0);
+    assert_int_equal(last_cpu_ranges, 0);
+    assert_false(last_traced);
+    assert_int_equal(last_ahead, 0);
+    check(&zf, &pk, SMJ, 16 * MIB, 1);
+    check(&f2, &p2, SMJ, 16 * MIB, 1);
+    assert_true(last_buckets > 0);
+    check(&fk, &small, SMJ, 16 * MIB, 1); /* one run on the small side */
+    assert_true(last_buckets > 0);
+    smj_mode = "noahead";
+    check(&fk, &pk, SMJ, 16 * MIB, 1);
+    assert_true(last_buckets > 0);
+    assert_int_equal(last_cpu_ranges, 0);
+    assert_int_equal(last_ahead, 0);
+    check(&zf, &pk, SMJ, 16 * MIB, 1);
+    check(&fk, &small, SMJ, 16 * MIB, 1);
+    smj_mode = "auto";
+    check(&fk, &pk, SMJ, 16 * MIB, 1);
+    assert_int_equal(last_cpu_ranges, 0);
+    assert_true(last_ahead > 0);
+    check(&fk, &small, SMJ, 16 * MIB, 1);
+    assert_true(last_buckets > 0);
+    assert_int_equal(last_ahead, 0); /* one side of one run: its gathers read the uploads */
+    check(&fk, &pk, SMJ, 8 * MIB, 1);
+    assert_true(last_buckets > 0);
+    assert_true(last_ahead > 0);
+    for (int b = 0; b < 2; b++) {
+        all_bits = b ? "true" : "false";
+        check(&sf, &sp, SMJ, 16 * MIB, 1);
+        assert_true(last_buckets > 0);
+        assert_int_equal(last_cpu_ranges, 0);
+        check(&f8, &p8, SMJ, 24 * MIB, 1);
+        assert_true(last_buckets > 0);
+        check(&g8, &q8, SMJ, 24 * MIB, 1);
+        check(&v4, &w4, SMJ, 24 * MIB, 1);
+        assert_true(last_buckets > 0);
+    }
+    all_bits = "false";
+    smj_trace = "true";
+    check(&fk, &pk, SMJ, 16 * MIB, 1);
+    assert_true(last_buckets > 0);
+    assert_true(last_traced);
+    check(&zf, &pk, SMJ, 16 * MIB, 1);
+    assert_true(last_traced);
+    smj_trace = "false";
+}
+
+/* Packed runs in the key-range path (debug_smj_packed: an int32 key and one 4-byte column
+ * as 8-byte rows, a range's slice of a run one copy, sorted and unpacked on the GPU): the
+ * CPU's rows for PK-FK keys, duplicates, Zipf keys, keys of both signs, one side of one
+ * run (its packed rows unpacked by the sort, so its uploads may go ahead), one heavy key
+ * (ranges joined on the host from packed runs, one side a single run), the larger side on
+ * the right, a side that does not pack (two payloads) beside one that does, all bits. */
+SL_TEST(smj_ooc_packed)
+{
+    NEED_GPU();
+    struct spec pk = {.rows = 1 << 20, .n_pay = 1, .seed = 101};
+    struct spec fk = {.rows = 3 << 20, .n_pay = 1, .key_range = 1 << 20, .seed = 102};
+    struct spec a = {.rows = 1 << 19, .n_pay = 1, .key_range = 1 << 17, .seed = 103};
+    struct spec d = {.rows = 2 << 20, .n_pay = 1, .key_range = 1 << 17, .seed = 104};
+    struct spec zf = {.rows = 3 << 20, .n_pay = 1, .key_range = 1 << 20, .zipf = 1, .seed = 105};
+    struct spec sp = {.rows = 1 << 20, .n_pay = 1, .key_offset = -(1 << 19), .seed = 106};
+    struct spec sf = {.rows = 2 << 20, .n_pay = 1, .key_range = 1 << 20,
+                      .key_offset = -(1 << 19), .seed = 107};
+    struct spec small = {.rows = 1 << 16, .n_pay = 1, .key_range = 1 << 20, .seed = 108};
+    struct spec perm = {.rows = 1 << 16, .n_pay = 1, .seed = 109}; /* holds key 7 */
+    struct spec hot = {.rows = 3 << 20, .n_pay = 1, .key_range = 1 << 20, .skew = 1,
+                       .seed = 110};
+    struct spec p2 = {.rows = 1 << 20, .n_pay = 2, .seed = 111};
+    smj_packed = "true";
+    check(&fk, &pk, SMJ, 16 * MIB, 1);
+    assert_true(last_buckets > 0);
+    assert_int_equal(last_cpu_ranges, 0);
+    assert_true(last_ahead > 0);
+    check(&pk, &fk, SMJ, 8 * MIB, 1);
+    assert_true(last_buckets > 0);
+    check(&d, &a, SMJ, 8 * MIB, 1);
+    check(&zf, &pk, SMJ, 16 * MIB, 1);
+    check(&sf, &sp, SMJ, 16 * MIB, 1);
+    assert_int_equal(last_cpu_ranges, 0);
+    check(&fk, &small, SMJ, 16 * MIB, 1);
+    assert_true(last_buckets > 0);
+    assert_true(last_ahead > 0); /* the one packed run is sorted: the gathers read that */
+    check(&hot, &perm, SMJ, 8 * MIB, 1);
+    assert_true(last_buckets > 0);
+    assert_true(last_cpu_ranges > 0);
+    check(&fk, &p2, SMJ, 16 * MIB, 1); /* packed on the left, two columns on the right */
+    assert_true(last_buckets > 0);
+    all_bits = "true";
+    check(&sf, &sp, SMJ, 16 * MIB, 1);
+    all_bits = "false";
+    smj_mode = "serial";
+    check(&zf, &pk, SMJ, 16 * MIB, 1);
+    smj_mode = "auto";
+    smj_packed = "false";
 }

@@ -31,6 +31,12 @@ cudaError_t sl_k_ooc_unpack(const uint64_t *d_rows, int desc, int64_t n, int32_t
  * n rows need. */
 cudaError_t sl_k_ooc_sort_packed(void *d_temp, size_t *temp_bytes, uint64_t *d_rows,
                                  uint64_t *d_alt, int64_t n, int *in_alt, cudaStream_t stream);
+/* The same on the codes' low `bits` bits (1 to 32: bits [32, 32 + bits) of the rows)
+ * only, for rows whose codes all share their higher bits: fewer radix passes. The temp
+ * it needs is at most sl_k_ooc_sort_packed's for n. */
+cudaError_t sl_k_ooc_sort_packed_bits(void *d_temp, size_t *temp_bytes, uint64_t *d_rows,
+                                      uint64_t *d_alt, int64_t n, int bits, int *in_alt,
+                                      cudaStream_t stream);
 
 /* Narrow runs (issue 23): a sorted packed run goes down and comes back as 6-byte rows, the
  * code's low 16 bits and the payload's 32 (three 16-bit words: code, payload low, payload

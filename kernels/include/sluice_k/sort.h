@@ -24,6 +24,13 @@ extern "C" {
 cudaError_t sl_k_sort_pairs(void *d_temp, size_t *temp_bytes, int key_bytes, int desc,
                             const void *d_keys_in, void *d_keys_out, const void *d_vals_in,
                             void *d_vals_out, int val_bytes, int64_t n, cudaStream_t stream);
+/* The same, ascending, on the low `bits` bits (1 to 8 * key_bytes) of the keys' codes
+ * only (a key with its sign bit flipped: CUB's order of signed keys): for keys whose
+ * codes all share their higher bits (a key range of the out-of-core sort-merge join),
+ * fewer radix passes. The temp it needs is at most sl_k_sort_pairs's for n. */
+cudaError_t sl_k_sort_pairs_bits(void *d_temp, size_t *temp_bytes, int key_bytes, int bits,
+                                 const void *d_keys_in, void *d_keys_out, const void *d_vals_in,
+                                 void *d_vals_out, int val_bytes, int64_t n, cudaStream_t stream);
 
 /* Sort codes of keys that are not signed 32- or 64-bit integers, so that signed order of
  * the codes (sl_k_sort_pairs) is the keys' order: d_keys holds n keys of key_bytes (1,
