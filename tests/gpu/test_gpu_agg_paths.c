@@ -261,6 +261,10 @@ static void kcase_run(const struct kcase *c)
     CU(cudaMemcpy(dv + off, hv, (size_t)n * 8, cudaMemcpyHostToDevice));
     CU(cudaMemcpy(di + off, hi, (size_t)n * 4, cudaMemcpyHostToDevice));
     CU(cudaMemset(d_status, 0, 4));
+    /* These uploads and the memset ran on the legacy stream, which g_stream (non-blocking)
+     * does not wait for, and a pageable cudaMemcpy may return before its DMA lands: one
+     * run in 38 on an H100 summed a column whose last upload had not landed (2026-11-27). */
+    CU(cudaDeviceSynchronize());
     struct sl_k_agg_spec sp = {
         .n_keys = 1, .key_type = {c->key64 ? SL_K_I64 : SL_K_I32},
         .n_aggs = c->naggs ? c->naggs : NA,
@@ -305,6 +309,7 @@ static void kcase_run(const struct kcase *c)
         }
         CU(cudaMalloc((void **)&didx, (size_t)(n_idx + 1) * 4));
         CU(cudaMemcpy(didx, hidx, (size_t)n_idx * 4, cudaMemcpyHostToDevice));
+        CU(cudaDeviceSynchronize()); /* before g_stream's kernels read it (as above) */
     }
     int64_t at_idx = 0;
     for (int b = 0; b < c->batches; b++) {
@@ -541,6 +546,7 @@ SL_TEST(rows_by_number)
     CU(cudaMalloc((void **)&didx, (size_t)n * 4));
     CU(cudaMemcpy(dk, hk, (size_t)n * 4, cudaMemcpyHostToDevice));
     CU(cudaMemcpy(didx, hidx, (size_t)n * 4, cudaMemcpyHostToDevice));
+    CU(cudaDeviceSynchronize()); /* before g_stream's kernels read them (kcase_run) */
     struct sl_k_agg_spec sp = {.n_keys = 1, .key_type = {SL_K_I32}, .n_aggs = 1,
                                .fn = {SL_K_AGG_COUNT_STAR}, .in_type = {SL_K_I64}};
     const struct agg_gdrv_mem mem = {k_alloc, k_free, h_alloc, h_free, NULL, NULL};

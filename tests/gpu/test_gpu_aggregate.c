@@ -125,6 +125,9 @@ static int32_t kernel_run(int64_t n, int64_t groups, int mode, int shared, int b
     CU(cudaMemcpy(dk, hk, (size_t)n * 4, cudaMemcpyHostToDevice));
     CU(cudaMemcpy(dv, hv, (size_t)n * 8, cudaMemcpyHostToDevice));
     CU(cudaMemset(d_status, 0, 4));
+    /* on the legacy stream, which g_stream (non-blocking) does not wait for; a pageable
+     * cudaMemcpy may return before its DMA lands */
+    CU(cudaDeviceSynchronize());
     struct sl_k_agg_spec sp = {.n_keys = 1, .key_type = {SL_K_I32}, .n_aggs = 2,
                                .fn = {SL_K_AGG_COUNT_STAR, SL_K_AGG_SUM},
                                .in_type = {SL_K_I64, SL_K_I64}};
