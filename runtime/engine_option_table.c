@@ -310,6 +310,20 @@ const struct sl__option sl__options[] = {
       "as before session 18, not only on the low bits in which the range's key codes "
       "differ (fewer radix passes) (A/B runs).", NULL, 0, 1},
      FIELD(debug_smj_sort_all_bits, INT)},
+    {{"debug_ooc_narrow_tops", SL_ENGINE_OPT_ENUM, DBG, "auto",
+      "How the out-of-core sort's GPU merge finds each bucket's window of top-16 key values "
+      "in narrow runs: auto = from the values beside pass 1's cuts, found on the GPU as each "
+      "run is sorted; host = by binary searches of the runs' pinned tables on the host, "
+      "twice (bucket cuts and pass 2's tables), as before 2026-11-27 (A/B runs); check = "
+      "both, the query failing where they differ (tests).", "auto,host,check", 0, 2},
+     FIELD(debug_ooc_narrow_tops, INT)},
+    {{"debug_ooc_presplit", SL_ENGINE_OPT_ENUM, DBG, "auto",
+      "When the out-of-core sort samples pass 2's splitters from its input: auto = while "
+      "its first runs (some 256 MiB, at most a quarter of them) go up and are sorted, their "
+      "cuts searched in the "
+      "pinned runs on the host during the rest of pass 1; first = before any run, as "
+      "before 2026-11-27 (A/B runs).", "auto,first", 0, 1},
+     FIELD(debug_ooc_presplit, INT)},
 };
 
 const int sl__n_options = (int)(sizeof sl__options / sizeof sl__options[0]);

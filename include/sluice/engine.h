@@ -245,6 +245,16 @@ struct sl_engine_config {
     int debug_smj_sort_all_bits; /* 1: the out-of-core sort-merge join's pass 2 sorts a
                                     range on all key bits, as in session 17 (A/B runs);
                                     0: on the bits its key codes differ in */
+    /* Fields added with the out-of-core sort's pass 1 host work off the link (issue 23). */
+    int debug_ooc_narrow_tops;  /* out-of-core sort, narrow runs: 0 auto (each bucket's
+                                   top-16 window from values found on the GPU beside pass
+                                   1's cuts), 1 host (binary searches of the pinned tables
+                                   on the host, twice, as before 2026-11-27: A/B runs), 2
+                                   check (both, the task fails where they differ: tests) */
+    int debug_ooc_presplit;     /* out-of-core sort: 0 auto (the first runs go up while the
+                                   host samples pass 2's splitters; their cuts searched on
+                                   the host later), 1 first (the splitters before any run,
+                                   as before 2026-11-27: A/B runs) */
 };
 
 /* Fills *cfg with the defaults and sets cfg->size. Cannot fail. Thread-safe (touches
