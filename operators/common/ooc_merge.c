@@ -88,6 +88,42 @@ void sl__ooc_narrow_tops(const struct sl__ooc_runs *m, const int64_t *cuts, int6
         sl__par_for(most < threads ? (int)most : threads, tops_part, &a);
 }
 
+static inline uint64_t code_at(const struct sl__ooc_runs *m, int64_t j, int64_t i);
+
+void sl__ooc_split_tops(const struct sl__ooc_runs *m, int64_t j, const int64_t *split,
+                        int64_t nc, int32_t *tops)
+{
+    const int64_t rows = m->rows[j];
+    for (int64_t x = 0; x < nc + 2; x++) {
+        int64_t b = x == 0 ? 0 : x <= nc ? split[x - 1] : rows;
+        tops[2 * x] = b > 0 ? (int32_t)(code_at(m, j, b - 1) >> 16) : -1;
+        tops[2 * x + 1] = b < rows ? (int32_t)(code_at(m, j, b) >> 16) : -1;
+    }
+}
+
+void sl__ooc_bucket_tops(const struct sl__ooc_runs *m, const int32_t *split_tops, int64_t nc,
+                         const int64_t *cuts, const int64_t *bx, int64_t nb, int64_t *tops)
+{
+    const int64_t k = m->n_runs, w = 2 * (nc + 2);
+    for (int64_t b = 0; b < nb; b++) {
+        if (bx[b] < 0 || bx[b + 1] < 0) {
+            sl__ooc_narrow_tops(m, cuts + b * k, 1, tops + 2 * b, 1);
+            continue;
+        }
+        int64_t lo = SL__OOC_NARROW_TOP, hi = -1;
+        for (int64_t j = 0; j < k; j++) {
+            if (cuts[(b + 1) * k + j] <= cuts[b * k + j])
+                continue; /* no rows of run j */
+            const int32_t *tj = split_tops + j * w;
+            int64_t t0 = tj[2 * bx[b] + 1], t1 = tj[2 * bx[b + 1]];
+            lo = t0 < lo ? t0 : lo;
+            hi = t1 > hi ? t1 : hi;
+        }
+        tops[2 * b] = lo;
+        tops[2 * b + 1] = hi;
+    }
+}
+
 /* The key of row i of run j as an unsigned code whose order is the output order. */
 static inline uint64_t code_at(const struct sl__ooc_runs *m, int64_t j, int64_t i)
 {

@@ -1004,15 +1004,9 @@ static int early_cuts(struct runner *r)
     for (int64_t j = 0; j < m; j++) {
         for (int64_t c = 0; c < nc; c++)
             st->split[j * nc + c] = sp[c * m + j];
-        if (!st->split_tops)
-            continue;
-        int32_t *tj = st->split_tops + j * 2 * (nc + 2);
-        const int64_t rows = st->rows[j];
-        for (int64_t x = 0; x < nc + 2; x++) {
-            int64_t b = x == 0 ? 0 : x <= nc ? st->split[j * nc + x - 1] : rows;
-            tj[2 * x] = b > 0 ? (int32_t)(sl__ooc_code(&st->runs, j, b - 1) >> 16) : -1;
-            tj[2 * x + 1] = b < rows ? (int32_t)(sl__ooc_code(&st->runs, j, b) >> 16) : -1;
-        }
+        if (st->split_tops)
+            sl__ooc_split_tops(&st->runs, j, st->split + j * nc, nc,
+                               st->split_tops + j * 2 * (nc + 2));
     }
     free(sp);
     sl_task_phase_time(r->t, "ooc_early_cuts", now_ms() - t0);
@@ -1567,36 +1561,16 @@ static int narrow_windows(sl_task_t *t, const struct sl__ooc_runs *m, int64_t **
 }
 
 /* Narrow runs: each bucket's lowest and highest top value (2 x nb) from pass 1's values
- * beside its cuts (st->split_tops), bx[b] being the boundary (0 = row 0, x = split x - 1,
- * n_codes + 1 = the end) that cut row b of `cuts` is, or -1 for a cut at exact ranks
- * (those buckets are searched in the tables). NULL after failing the task. */
+ * beside its cuts (sl__ooc_bucket_tops). NULL after failing the task. */
 static int64_t *pass1_tops(sl_task_t *t, const struct sl__ooc_sorted *so, const int64_t *cuts,
                            const int64_t *bx, int64_t nb)
 {
-    const struct sl__ooc_runs *m = &so->runs;
-    const int64_t k = m->n_runs, w = 2 * (so->n_codes + 2);
     int64_t *tops = malloc((size_t)(2 * nb + 1) * sizeof *tops);
     if (!tops) {
         sl_task_fail(t, SL_ENOMEM, "out of memory");
         return NULL;
     }
-    for (int64_t b = 0; b < nb; b++) {
-        if (bx[b] < 0 || bx[b + 1] < 0) {
-            sl__ooc_narrow_tops(m, cuts + b * k, 1, tops + 2 * b, 1);
-            continue;
-        }
-        int64_t lo = SL__OOC_NARROW_TOP, hi = -1;
-        for (int64_t j = 0; j < k; j++) {
-            if (cuts[(b + 1) * k + j] <= cuts[b * k + j])
-                continue; /* no rows of run j */
-            const int32_t *tj = so->split_tops + j * w;
-            int64_t t0 = tj[2 * bx[b] + 1], t1 = tj[2 * bx[b + 1]];
-            lo = t0 < lo ? t0 : lo;
-            hi = t1 > hi ? t1 : hi;
-        }
-        tops[2 * b] = lo;
-        tops[2 * b + 1] = hi;
-    }
+    sl__ooc_bucket_tops(&so->runs, so->split_tops, so->n_codes, cuts, bx, nb, tops);
     return tops;
 }
 

@@ -167,6 +167,33 @@ static void check1(int kw, int desc, int mode, const int64_t *lens, int k, int n
             assert_int_equal(tops[2 * q + 1], hi);
         }
         free(cuts);
+        /* The same windows from the values beside cuts at three splitter codes (as the
+         * GPU writes them in pass 1: sl__ooc_split_tops), five buckets, one boundary cut
+         * at exact ranks between the first two splits (searched in the tables). */
+        uint64_t codes[3];
+        for (int q = 0; q < 3; q++)
+            codes[q] = n > 0 ? sl__ooc_code_at_rank(&m, n * (q + 1) / 4) : 0;
+        int64_t *sp = malloc((size_t)(3 * k + 1) * sizeof *sp), *one = malloc((size_t)(3 + 1) * 8);
+        int32_t *st = malloc((size_t)k * 2 * 5 * sizeof *st);
+        sl__ooc_split_below_all(&m, codes, 3, sp, 1 + (int)(rnd() % 4));
+        for (int j = 0; j < k; j++) {
+            for (int c = 0; c < 3; c++)
+                one[c] = sp[c * k + j];
+            sl__ooc_split_tops(&m, j, one, 3, st + j * 10);
+        }
+        int64_t bx[6] = {0, 1, -1, 2, 3, 4}, rank[2] = {0, 0}, want[10], got[10];
+        cuts = calloc((size_t)(6 * k), sizeof *cuts);
+        for (int q = 0; q < 6; q++)
+            for (int j = 0; j < k && bx[q] > 0; j++)
+                cuts[q * k + j] = bx[q] == 4 ? rows[j] : sp[(bx[q] - 1) * k + j];
+        for (int j = 0; j < k; j++)
+            rank[0] += sp[j], rank[1] += sp[k + j];
+        sl__ooc_corank(&m, (rank[0] + rank[1]) / 2, cuts + 2 * k);
+        sl__ooc_bucket_tops(&m, st, 3, cuts, bx, 5, got);
+        sl__ooc_narrow_tops(&m, cuts, 5, want, 1);
+        for (int q = 0; q < 10; q++)
+            assert_int_equal(got[q], want[q]);
+        free(cuts), free(sp), free(one), free(st);
     }
     void *out[3];
     for (int c = 0; c < nc; c++)
