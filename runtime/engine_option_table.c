@@ -324,6 +324,12 @@ const struct sl__option sl__options[] = {
       "pinned runs on the host during the rest of pass 1; first = before any run, as "
       "before 2026-11-27 (A/B runs).", "auto,first", 0, 1},
      FIELD(debug_ooc_presplit, INT)},
+    {{"debug_ooc_link_gaps", SL_ENGINE_OPT_BOOL, DBG, "false",
+      "Has the out-of-core sort time each run's and bucket's upload and download with CUDA "
+      "events, reported as profile phases ooc_runs_up_busy, ooc_runs_up_wait (the h2d "
+      "stream between one upload's end and the next one's start), ooc_runs_down_busy, "
+      "ooc_runs_down_wait and the same for ooc_merge_* (diagnosis).", NULL, 0, 1},
+     FIELD(debug_ooc_link_gaps, INT)},
 };
 
 const int sl__n_options = (int)(sizeof sl__options / sizeof sl__options[0]);

@@ -255,6 +255,8 @@ struct sl_engine_config {
                                    host samples pass 2's splitters; their cuts searched on
                                    the host later), 1 first (the splitters before any run,
                                    as before 2026-11-27: A/B runs) */
+    int debug_ooc_link_gaps;    /* 1: the out-of-core sort times each run's and bucket's
+                                   copies (profile phases ooc_runs_up_busy/_wait, ...) */
 };
 
 /* Fills *cfg with the defaults and sets cfg->size. Cannot fail. Thread-safe (touches

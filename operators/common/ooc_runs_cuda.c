@@ -233,6 +233,10 @@ struct in_split {
 struct pass_clock {
     cudaEvent_t e[3];
     double host0, enqueued;
+    /* option debug_ooc_link_gaps: run i's upload's start and end on the h2d stream (after
+     * its wait for the set) and its download's on the d2h stream, g[4 i .. 4 i + 3] */
+    cudaEvent_t *g;
+    int64_t n;
 };
 
 struct runner {
@@ -302,8 +306,38 @@ static void clock_start(struct runner *r, struct pass_clock *c)
         cudaEventDestroy(c->e[0]);
         c->e[0] = NULL;
     }
+    int64_t gaps = 0;
+    sl_task_option_int(r->t, "debug_ooc_link_gaps", &gaps);
+    if (gaps && r->p.n_runs > 0 && (c->g = calloc((size_t)(4 * r->p.n_runs), sizeof *c->g))) {
+        c->n = r->p.n_runs;
+        for (int64_t i = 0; i < 4 * c->n; i++)
+            if (cudaEventCreate(&c->g[i]) != cudaSuccess)
+                c->g[i] = NULL;
+    }
     cudaGetLastError(); /* timing is advice: a failed call leaves no error behind */
     c->host0 = now_ms();
+}
+
+/* Event q (0..3) of run i on `stream`, with option debug_ooc_link_gaps. */
+static void clock_mark(struct pass_clock *c, int64_t i, int q, cudaStream_t stream)
+{
+    if (i < c->n && c->g[4 * i + q])
+        cudaEventRecord(c->g[4 * i + q], stream);
+}
+
+/* The sum of elapsed times between events a + 4 i and b + 4 i' (i' = i + db) over the
+ * runs; -1 when any is missing. */
+static double clock_sum(const struct pass_clock *c, int a, int b, int db)
+{
+    double sum = 0;
+    float ms;
+    for (int64_t i = 0; i + db < c->n; i++) {
+        if (!c->g[4 * i + a] || !c->g[4 * (i + db) + b] ||
+            cudaEventElapsedTime(&ms, c->g[4 * i + a], c->g[4 * (i + db) + b]) != cudaSuccess)
+            return -1;
+        sum += ms;
+    }
+    return sum;
 }
 
 /* After the pass's last copy is enqueued. */
@@ -331,6 +365,23 @@ static void clock_report(struct runner *r, struct pass_clock *c, int ok, const c
             sl_task_phase_time(r->t, i == 1 ? up : down, ms);
     if (ok && enqueue)
         sl_task_phase_time(r->t, enqueue, c->enqueued);
+    if (ok && c->n > 0) { /* debug_ooc_link_gaps: each direction busy and waiting */
+        char name[64];
+        const char *what[4] = {"_busy", "_wait", "_busy", "_wait"};
+        const double v[4] = {clock_sum(c, 0, 1, 0), clock_sum(c, 1, 0, 1), clock_sum(c, 2, 3, 0),
+                             clock_sum(c, 3, 2, 1)};
+        for (int q = 0; q < 4; q++)
+            if (v[q] >= 0) {
+                snprintf(name, sizeof name, "%s%s", q < 2 ? up : down, what[q]);
+                sl_task_phase_time(r->t, name, v[q]);
+            }
+    }
+    for (int64_t i = 0; i < 4 * c->n; i++)
+        if (c->g[i])
+            cudaEventDestroy(c->g[i]);
+    free(c->g);
+    c->g = NULL;
+    c->n = 0;
     for (int i = 0; i < 3; i++)
         if (c->e[i])
             cudaEventDestroy(c->e[i]);
@@ -698,8 +749,10 @@ static int one_run(struct runner *r, int64_t i, int64_t rows, void *const *dst)
     int rc;
     if (i >= 2)
         SL_TASK_CUDA_TRY(r->t, cudaStreamWaitEvent(r->h2d, s->sorted, 0), "ordering a buffer set");
+    clock_mark(&r->clock, i, 0, r->h2d);
     if ((rc = r->cuts ? upload_bucket(r, s, i) : upload(r, s, rows)) < 0)
         return rc;
+    clock_mark(&r->clock, i, 1, r->h2d);
     SL_TASK_CUDA_TRY(r->t, cudaEventRecord(s->up, r->h2d), "cudaEventRecord");
     SL_TASK_CUDA_TRY(r->t, cudaStreamWaitEvent(r->cs, s->up, 0), "ordering the upload");
     if (i >= 2)
@@ -723,6 +776,7 @@ static int one_run(struct runner *r, int64_t i, int64_t rows, void *const *dst)
         return rc;
     SL_TASK_CUDA_TRY(r->t, cudaEventRecord(s->sorted, r->cs), "cudaEventRecord");
     SL_TASK_CUDA_TRY(r->t, cudaStreamWaitEvent(r->d2h, s->sorted, 0), "ordering the download");
+    clock_mark(&r->clock, i, 2, r->d2h);
     if (p->narrow && !r->cuts) { /* a narrow run: its table, its 6-byte rows */
         SL_TASK_CUDA_TRY(r->t,
                          cudaMemcpyAsync(r->st->ntab + i * SL__OOC_NARROW_TOP, s->out[p->kc],
@@ -755,6 +809,7 @@ static int one_run(struct runner *r, int64_t i, int64_t rows, void *const *dst)
                                          (size_t)(2 * (nc + 2)) * 4, cudaMemcpyDeviceToHost,
                                          r->d2h),
                          "downloading a run's top values");
+    clock_mark(&r->clock, i, 3, r->d2h);
     SL_TASK_CUDA_TRY(r->t, cudaEventRecord(s->down, r->d2h), "cudaEventRecord");
     return SL_OK;
 }
