@@ -330,6 +330,13 @@ const struct sl__option sl__options[] = {
       "stream between one upload's end and the next one's start), ooc_runs_down_busy, "
       "ooc_runs_down_wait and the same for ooc_merge_* (diagnosis).", NULL, 0, 1},
      FIELD(debug_ooc_link_gaps, INT)},
+    {{"debug_ooc_pass1_buffers", SL_ENGINE_OPT_ENUM, DBG, "auto",
+      "Which buffer the out-of-core sort's pass 1 sorts narrow runs over: auto = the run's "
+      "output buffer (free once the set's previous run is down), so the next upload into "
+      "the set waits only for this run's packing; upload = the upload buffer, the next "
+      "upload waiting for the sort, cuts and narrowing, as before 2026-11-27 (A/B runs).",
+      "auto,upload", 0, 1},
+     FIELD(debug_ooc_pass1_buffers, INT)},
 };
 
 const int sl__n_options = (int)(sizeof sl__options / sizeof sl__options[0]);

@@ -257,6 +257,10 @@ struct sl_engine_config {
                                    as before 2026-11-27: A/B runs) */
     int debug_ooc_link_gaps;    /* 1: the out-of-core sort times each run's and bucket's
                                    copies (profile phases ooc_runs_up_busy/_wait, ...) */
+    int debug_ooc_pass1_buffers; /* out-of-core sort, pass 1, narrow runs: 0 auto (sorted
+                                    over the set's output buffer: the upload buffer free
+                                    once packed), 1 upload (sorted over the upload buffer,
+                                    as before 2026-11-27: A/B runs) */
 };
 
 /* Fills *cfg with the defaults and sets cfg->size. Cannot fail. Thread-safe (touches

@@ -45,6 +45,9 @@ struct plan {
     int graded;                       /* runs of R/4, R/4, R/2, R..., R/2, R/4, R/4 (run_start) */
     int packed;                       /* packed runs (ooc_merge.h): set_alloc, sort_run */
     int narrow;                       /* narrow runs (ooc_merge.h): 6-byte rows and a table */
+    int early_free;                   /* pass 1, narrow: the sort's other buffer is the set's
+                                         output, so in[kc] is free once packed (option
+                                         debug_ooc_pass1_buffers: sort_packed, one_run) */
     int width[SL__OOC_MAX_COLS];
     int64_t n, R, n_runs, slot_row;
     size_t temp, temp_sort;           /* temp: CUB's (temp_sort) and, packed, the other
@@ -211,6 +214,8 @@ struct set {
     void *in[SL__OOC_MAX_COLS], *out[SL__OOC_MAX_COLS];
     uint32_t *ids;                   /* 2 x R row ids (two payloads or more) */
     cudaEvent_t up, sorted, down;
+    cudaEvent_t packed;              /* pass 1, narrow, early_free: the run packed out of
+                                        in[kc] (its next upload may start) */
     int64_t *d_split;                /* pass 1's cuts: the run's splits at the splitters */
     int32_t *d_tops;                 /* narrow runs, pass 1: the top values beside them
                                         (sl_k_ooc_split_tops, st->split_tops) */
@@ -596,6 +601,8 @@ static int sort_packed(struct runner *r, struct set *s, int64_t b, int64_t rows,
     if (p->narrow) { /* the rows go to alt first, in[kc] is the sort's other buffer */
         rowsbuf = alt;
         other = s->in[p->kc];
+        if (!r->cuts && p->early_free) /* out[kc], free since its run went down (one_run) */
+            other = s->out[p->kc];
         const int64_t k = r->st->runs.n_runs;
         if (r->cuts)
             SL_TASK_CUDA_TRY(r->t,
@@ -609,10 +616,20 @@ static int sort_packed(struct runner *r, struct set *s, int64_t b, int64_t rows,
         SL_TASK_CUDA_TRY(r->t,
                          sl_k_ooc_pack(s->in[p->kc], s->in[p->pc], p->desc, rows, rowsbuf, r->cs),
                          "packing a run");
+    if (!r->cuts && p->narrow && p->early_free)
+        SL_TASK_CUDA_TRY(r->t, cudaEventRecord(s->packed, r->cs), "cudaEventRecord");
     SL_TASK_CUDA_TRY(r->t,
                      sl_k_ooc_sort_packed(r->temp, &tb, rowsbuf, other, rows, &in_alt, r->cs),
                      "sorting a run");
     const uint64_t *res = in_alt ? other : rowsbuf;
+    if (in_alt && !r->cuts && p->narrow && p->early_free) { /* in out[kc], where narrow_run
+                                                                writes: back to alt */
+        SL_TASK_CUDA_TRY(r->t,
+                         cudaMemcpyAsync(alt, other, (size_t)rows * 8, cudaMemcpyDeviceToDevice,
+                                         r->cs),
+                         "sorting a run");
+        res = alt;
+    }
     *sorted = res;
     if (r->cuts)
         SL_TASK_CUDA_TRY(r->t,
@@ -748,7 +765,12 @@ static int one_run(struct runner *r, int64_t i, int64_t rows, void *const *dst)
     const struct plan *p = &r->p;
     int rc;
     if (i >= 2)
-        SL_TASK_CUDA_TRY(r->t, cudaStreamWaitEvent(r->h2d, s->sorted, 0), "ordering a buffer set");
+        SL_TASK_CUDA_TRY(r->t,
+                         cudaStreamWaitEvent(r->h2d, !r->cuts && p->narrow && p->early_free
+                                                         ? s->packed
+                                                         : s->sorted,
+                                             0),
+                         "ordering a buffer set");
     clock_mark(&r->clock, i, 0, r->h2d);
     if ((rc = r->cuts ? upload_bucket(r, s, i) : upload(r, s, rows)) < 0)
         return rc;
@@ -844,6 +866,8 @@ static int alloc_all(struct runner *r)
                          "cudaEventCreate");
         SL_TASK_CUDA_TRY(t, cudaEventCreateWithFlags(&s->sorted, cudaEventDisableTiming),
                          "cudaEventCreate");
+        SL_TASK_CUDA_TRY(t, cudaEventCreateWithFlags(&s->packed, cudaEventDisableTiming),
+                         "cudaEventCreate");
         SL_TASK_CUDA_TRY(t, cudaEventCreateWithFlags(&s->down, cudaEventDisableTiming),
                          "cudaEventCreate");
     }
@@ -912,6 +936,8 @@ static void free_all(struct runner *r)
             cudaEventDestroy(s->up);
         if (s->sorted)
             cudaEventDestroy(s->sorted);
+        if (s->packed)
+            cudaEventDestroy(s->packed);
         if (s->down)
             cudaEventDestroy(s->down);
     }
@@ -1378,6 +1404,9 @@ int sl__ooc_runs_sort(sl_task_t *t, const struct sl__ooc_input *in, struct sl__o
     /* before presplit_open: pass 2's bucket size counts the narrow runs' tables */
     int64_t narrow = in->pack == 2 ? 0 : narrow_of(t, &r.p, r.st); /* 2: 8-byte rows only */
     r.p.narrow = r.st->runs.narrow = narrow > 0;
+    int64_t bufs = 0; /* option debug_ooc_pass1_buffers: 1 upload (as before) */
+    sl_task_option_int(t, "debug_ooc_pass1_buffers", &bufs);
+    r.p.early_free = bufs == 0;
     int rc = presplit_open(&r, presplit_early(t, &r.p, in));
     if (rc < 0)
         return rc;
