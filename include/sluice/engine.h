@@ -261,6 +261,9 @@ struct sl_engine_config {
                                     over the set's output buffer: the upload buffer free
                                     once packed), 1 upload (sorted over the upload buffer,
                                     as before 2026-11-27: A/B runs) */
+    int debug_sort_sink_host;   /* 1: the sort's GPU sink keeps host batches on the host
+                                   when the pipeline's input could not sort in the budget
+                                   (experiment) */
 };
 
 /* Fills *cfg with the defaults and sets cfg->size. Cannot fail. Thread-safe (touches

@@ -141,8 +141,35 @@ static inline uint64_t code_at(const struct sl__ooc_runs *m, int64_t j, int64_t 
 }
 
 /* First row of run j whose code is >= v (strict = 0) or > v (strict = 1). */
+/* Narrow run j's rows whose code is below v, from its table (the rows below v's top
+ * value) and a binary search of the low 16 bits among the rows of that top value (some
+ * 32 for 2^21 rows of random keys): where a search by code_at searched the table at
+ * every probe (early_cuts in ooc_runs_cuda.c took 12.8 ms for 16 runs of 2^21 rows and
+ * 113 splitters, H100 host, 2026-11-27). */
+static int64_t narrow_below(const struct sl__ooc_runs *m, int64_t j, uint64_t v)
+{
+    const int64_t n = m->rows[j];
+    if (v > 0xffffffffull)
+        return n;
+    const uint32_t *table = narrow_table(m, j);
+    const uint16_t *rows = narrow_rows(m, j);
+    const int64_t t = (int64_t)(v >> 16);
+    const uint16_t low = (uint16_t)v;
+    int64_t lo = table[t], hi = t + 1 < SL__OOC_NARROW_TOP ? table[t + 1] : n;
+    while (lo < hi) {
+        int64_t mid = lo + (hi - lo) / 2;
+        if (rows[3 * mid] < low)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 static int64_t bound(const struct sl__ooc_runs *m, int64_t j, uint64_t v, int strict)
 {
+    if (m->narrow)
+        return narrow_below(m, j, strict ? (v >= 0xffffffffull ? (uint64_t)1 << 32 : v + 1) : v);
     int64_t lo = 0, hi = m->rows[j];
     while (lo < hi) {
         int64_t mid = lo + (hi - lo) / 2;
@@ -181,6 +208,10 @@ uint64_t sl__ooc_code_at_rank(const struct sl__ooc_runs *m, int64_t r)
 static int64_t bound_in(const struct sl__ooc_runs *m, int64_t j, uint64_t v, int64_t lo,
                         int64_t hi)
 {
+    if (m->narrow) { /* the run is sorted: its bound, within [lo, hi] */
+        int64_t b = narrow_below(m, j, v);
+        return b < lo ? lo : b > hi ? hi : b;
+    }
     while (lo < hi) {
         int64_t mid = lo + (hi - lo) / 2;
         if (code_at(m, j, mid) < v)
@@ -203,6 +234,10 @@ void sl__ooc_split_below(const struct sl__ooc_runs *m, uint64_t v, int64_t *spli
  * a 1/16 sort). */
 static int64_t below_from(const struct sl__ooc_runs *m, int64_t j, uint64_t v, int64_t from)
 {
+    if (m->narrow) {
+        int64_t b = narrow_below(m, j, v);
+        return b < from ? from : b;
+    }
     int64_t lo = from, n = m->rows[j], step = 1;
     while (lo + step <= n && code_at(m, j, lo + step - 1) < v) {
         lo += step;

@@ -194,6 +194,33 @@ static void check1(int kw, int desc, int mode, const int64_t *lens, int k, int n
         for (int q = 0; q < 10; q++)
             assert_int_equal(got[q], want[q]);
         free(cuts), free(sp), free(one), free(st);
+        /* Splits of narrow runs (read from the tables, not searched by code) against a
+         * count of the rows below each code: the ends of the code range, codes at ranks
+         * and beside them. */
+        uint64_t probe[9] = {0, 1, 0xffffffffull, (uint64_t)1 << 32, 0x8000ffffull};
+        for (int q = 5; q < 9; q++)
+            probe[q] = n > 0 ? sl__ooc_code_at_rank(&m, n * (q - 4) / 5) + (uint64_t)(q & 1) : (uint64_t)q;
+        int64_t *sb = malloc((size_t)(9 * k + 1) * sizeof *sb), *s1 = malloc((size_t)(k + 1) * 8);
+        uint64_t sorted_probe[9];
+        memcpy(sorted_probe, probe, sizeof probe);
+        for (int a = 1; a < 9; a++) /* ascending, for sl__ooc_split_below_all */
+            for (int b = a; b > 0 && sorted_probe[b - 1] > sorted_probe[b]; b--) {
+                uint64_t x = sorted_probe[b];
+                sorted_probe[b] = sorted_probe[b - 1];
+                sorted_probe[b - 1] = x;
+            }
+        sl__ooc_split_below_all(&m, sorted_probe, 9, sb, 1 + (int)(rnd() % 4));
+        for (int q = 0; q < 9; q++) {
+            sl__ooc_split_below(&m, sorted_probe[q], s1);
+            for (int j = 0; j < k; j++) {
+                int64_t below = 0;
+                for (int64_t i = 0; i < rows[j]; i++)
+                    below += sl__ooc_code(&m, j, i) < sorted_probe[q];
+                assert_int_equal(s1[j], below);
+                assert_int_equal(sb[q * k + j], below);
+            }
+        }
+        free(sb), free(s1);
     }
     void *out[3];
     for (int c = 0; c < nc; c++)
