@@ -87,7 +87,9 @@ int sl__ooc_runs_can(sl_task_t *t, const struct sl__ooc_input *in);
  * runs (at most SL__OOC_SPLIT_RUNS) of keys in host memory, it also finds pass 2's cuts
  * at splitters sampled from the input, each run's on the GPU once it is sorted (the
  * fields after gpu_ms), unless option debug_ooc_sort_merge is cpu or late_cuts (the cuts
- * searched in the pinned runs after pass 1, as before). Returns SL_OK or the failure
+ * searched in the pinned runs after pass 1, as before); with pinned or GPU input the
+ * first runs go up while the splitters are sampled, and their cuts are searched on the
+ * host during the rest of pass 1 (debug_ooc_presplit). Returns SL_OK or the failure
  * recorded on the task. */
 #define SL__OOC_SPLIT_RUNS 1024
 int sl__ooc_runs_sort(sl_task_t *t, const struct sl__ooc_input *in, struct sl__ooc_sorted **out);
