@@ -326,9 +326,9 @@ const struct sl__option sl__options[] = {
      FIELD(debug_ooc_presplit, INT)},
     {{"debug_ooc_link_gaps", SL_ENGINE_OPT_BOOL, DBG, "false",
       "Has the out-of-core sort time each run's and bucket's upload and download with CUDA "
-      "events, reported as profile phases ooc_runs_up_busy, ooc_runs_up_wait (the h2d "
-      "stream between one upload's end and the next one's start), ooc_runs_down_busy, "
-      "ooc_runs_down_wait and the same for ooc_merge_* (diagnosis).", NULL, 0, 1},
+      "events, reported as profile phases ooc_runs_up_wait (the sum of the h2d stream's "
+      "gaps between one upload's end and the next one's start), ooc_runs_down_wait and "
+      "ooc_merge_down_wait (diagnosis).", NULL, 0, 1},
      FIELD(debug_ooc_link_gaps, INT)},
     {{"debug_ooc_pass1_buffers", SL_ENGINE_OPT_ENUM, DBG, "auto",
       "Which buffer the out-of-core sort's pass 1 sorts narrow runs over: auto = the run's "

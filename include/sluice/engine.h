@@ -256,7 +256,7 @@ struct sl_engine_config {
                                    the host later), 1 first (the splitters before any run,
                                    as before 2026-11-27: A/B runs) */
     int debug_ooc_link_gaps;    /* 1: the out-of-core sort times each run's and bucket's
-                                   copies (profile phases ooc_runs_up_busy/_wait, ...) */
+                                   copies (profile phases ooc_runs_up_wait, ...) */
     int debug_ooc_pass1_buffers; /* out-of-core sort, pass 1, narrow runs: 0 auto (sorted
                                     over the set's output buffer: the upload buffer free
                                     once packed), 1 upload (sorted over the upload buffer,
