@@ -263,8 +263,7 @@ const struct sl__option sl__options[] = {
     {{"debug_ooc_graded_buckets", SL_ENGINE_OPT_BOOL, DBG, "false",
       "Has the out-of-core sort's GPU merge cut its first and last bucket into a quarter, a "
       "quarter and a half (four more splitters from pass 1's samples), so that pass 2's "
-      "first upload and last download, which overlap nothing, are shorter; the out-of-core "
-      "sort-merge join's first and last key range likewise (A/B runs).",
+      "first upload and last download, which overlap nothing, are shorter (A/B runs).",
       NULL, 0, 1}, FIELD(debug_ooc_graded_buckets, INT)},
     {{"debug_join_dense", SL_ENGINE_OPT_ENUM, DBG, "values",
       "The GPU no-partitioning join's direct table (dense, unique build keys): values = a "

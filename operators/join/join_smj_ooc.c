@@ -1156,14 +1156,7 @@ static int smj_buckets(sl_task_t *t, struct join_state *st)
         return (int)T;
     int64_t P = (m->n[0] + m->n[1] + T - 1) / T;
     P = P > MAX_RANGES ? MAX_RANGES : P;
-    /* graded (option debug_ooc_graded_buckets, at least 4 ranges): the first and the last
-     * range cut in a quarter, a quarter and a half (four more codes), so that pass 2's
-     * first upload and last download, which overlap nothing, are shorter */
-    int64_t graded = 0;
-    sl_task_option_int(t, "debug_ooc_graded_buckets", &graded);
-    graded = graded && P >= 4;
-    const int64_t n_f = P >= 2 ? P - 1 + (graded ? 4 : 0) : 0; /* splitters */
-    uint64_t *f = malloc((size_t)(n_f + 1) * sizeof *f);
+    uint64_t *f = malloc((size_t)(P + 1) * sizeof *f);
     if (!f)
         return sl_task_fail(t, SL_ENOMEM, "out of memory");
     for (int s = 0; s < 2; s++)
@@ -1184,10 +1177,10 @@ static int smj_buckets(sl_task_t *t, struct join_state *st)
         rc = pass1_first(t, m, ss, before, &h0);
     double s0 = join_now_ms();
     if (rc >= 0)
-        rc = P >= 2 ? sl__ooc_inputs_splitters_on(t, m->in, 2, P, (int)graded, 256, f, ss) : 1;
+        rc = P >= 2 ? sl__ooc_inputs_splitters_on(t, m->in, 2, P, 0, 256, f, ss) : 1;
     /* ascending, equal ones dropped, the code of key 0 among them; range i holds codes
      * [m->codes[i], m->codes[i + 1]), range 0 from the start */
-    if (rc > 0 && !(m->codes = malloc((size_t)(n_f + 3) * sizeof *m->codes)))
+    if (rc > 0 && !(m->codes = malloc((size_t)(P + 2) * sizeof *m->codes)))
         rc = sl_task_fail(t, SL_ENOMEM, "out of memory");
     if (rc <= 0) { /* 0: a key column in memory the host cannot read */
         free(f);
@@ -1204,7 +1197,7 @@ static int smj_buckets(sl_task_t *t, struct join_state *st)
         }
         return rc < 0 ? rc : rc0;
     }
-    const int64_t k = m->n_codes = sl__ooc_range_codes(f, n_f, kw, m->codes + 1);
+    const int64_t k = m->n_codes = sl__ooc_range_codes(f, P >= 2 ? P - 1 : 0, kw, m->codes + 1);
     free(f);
     m->codes[0] = 0;
     m->codes[k + 1] = 0;

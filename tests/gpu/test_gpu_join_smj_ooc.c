@@ -40,7 +40,6 @@ static const char *smj_packed = "false"; /* debug_smj_packed */
 static const char *all_bits = "false";   /* debug_smj_sort_all_bits */
 static const char *pass1 = "auto";        /* debug_smj_pass1: auto, serial */
 static const char *count_copy = "false";  /* debug_smj_count_copy */
-static const char *graded = "false";      /* debug_ooc_graded_buckets */
 static int last_gpu_merged;
 static int last_traced;           /* the last join's profile had pass 2's trace phases */
 static long long last_gpu_ranges; /* key ranges the last join merge-joined on the GPU */
@@ -117,7 +116,6 @@ static void check(const struct spec *ls, const struct spec *rs, const char *opts
     SL_ASSERT_OK(sl_engine_config_set(&cfg, "debug_smj_sort_all_bits", all_bits));
     SL_ASSERT_OK(sl_engine_config_set(&cfg, "debug_smj_pass1", pass1));
     SL_ASSERT_OK(sl_engine_config_set(&cfg, "debug_smj_count_copy", count_copy));
-    SL_ASSERT_OK(sl_engine_config_set(&cfg, "debug_ooc_graded_buckets", graded));
     sl_engine_t *gpu;
     SL_ASSERT_OK(sl_test_engine_open(&gpu, &cfg));
     struct fp got = run_smj(gpu, l, r, opts, &ooc);
@@ -462,8 +460,7 @@ SL_TEST(smj_ooc_pass2_order)
  * serial (splitters first, each side in turn, every run's cuts found on the GPU) and the
  * count's copy give the same rows: several runs a side, Zipf keys, two payloads, one side
  * of a single run, 8-byte keys of both signs, packed runs, a budget whose sink keeps its
- * first batches on the GPU (their samples read by a kernel on a stream of their own).
- * Graded ranges (debug_ooc_graded_buckets): four more, the same rows. */
+ * first batches on the GPU (their samples read by a kernel on a stream of their own). */
 SL_TEST(smj_ooc_pass1_order)
 {
     NEED_GPU();
@@ -504,23 +501,6 @@ SL_TEST(smj_ooc_pass1_order)
     }
     pass1 = "auto";
     count_copy = "false";
-    /* graded ranges (debug_ooc_graded_buckets): the first and last cut in a quarter, a
-     * quarter and a half */
-    graded = "true";
-    check(&fk, &pk, SMJ, 16 * MIB, 1);
-    long long even = last_buckets;
-    assert_true(last_buckets > 0);
-    assert_int_equal(last_cpu_ranges, 0);
-    check(&zf, &pk, SMJ, 16 * MIB, 1);
-    check(&f8, &p8, SMJ, 24 * MIB, 1);
-    assert_true(last_buckets > 0);
-    pass1 = "serial";
-    check(&fk, &pk, SMJ, 16 * MIB, 1);
-    assert_int_equal(last_buckets, even);
-    pass1 = "auto";
-    graded = "false";
-    check(&fk, &pk, SMJ, 16 * MIB, 1);
-    assert_true(last_buckets < even); /* graded: four more codes (unless some are equal) */
 }
 
 /* Packed runs in the key-range path (debug_smj_packed: an int32 key and one 4-byte column
