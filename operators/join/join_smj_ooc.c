@@ -7,7 +7,10 @@
  *   sampled from both sides' input (common/ooc_runs_cuda.c, sl__ooc_inputs_splitters);
  *   each side is sorted in GPU-budget-sized runs into pinned host memory (pass 1: upload,
  *   CUB sort, download, overlapped through two buffer sets and three streams), each run's
- *   cuts at the splitters found on the GPU as it is sorted; then pass 2 merge-joins the
+ *   cuts at the splitters found on the GPU as it is sorted (since session 19, option
+ *   debug_smj_pass1=auto: side 0's runs queued before the splitters are sampled and its
+ *   cuts searched in its runs after, side 1's queued before side 0's end, so the link
+ *   does not idle between them); then pass 2 merge-joins the
  *   ranges on the GPU (below, "the merge-join of the ranges on the GPU"): a range's
  *   slices of every run of both sides go up, each side is sorted there, joined, and its
  *   result goes down into pinned result memory. The input crosses the link up twice and
