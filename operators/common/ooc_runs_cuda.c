@@ -245,6 +245,8 @@ struct runner {
     int64_t *h_ntop;                 /* narrow runs, pass 2: each bucket's lowest top-16
                                         value and their number (2 x nb) */
     struct pass_clock clock;
+    cudaEvent_t after;               /* what the copy streams wait for, else the task's
+                                        stream as it is (sl__ooc_runs_sort_begin) */
 };
 
 /* Work on `to` after what was enqueued on `from` so far. */
@@ -919,9 +921,15 @@ static int runs(struct runner *r)
     int rc = alloc_all(r);
     if (rc < 0 || (rc = stage_open(r)) < 0)
         return rc;
-    /* Device memory is ordered on the task's stream: the copy streams wait for it. */
-    if ((rc = order(r->t, r->cs, r->h2d)) < 0 || (rc = order(r->t, r->cs, r->d2h)) < 0)
+    /* Device memory is ordered on the task's stream: the copy streams wait for it (or for
+     * the caller's event: its state before work it queued there since, which freed no
+     * device memory) */
+    if (r->after) {
+        SL_TASK_CUDA_TRY(r->t, cudaStreamWaitEvent(r->h2d, r->after, 0), "ordering streams");
+        SL_TASK_CUDA_TRY(r->t, cudaStreamWaitEvent(r->d2h, r->after, 0), "ordering streams");
+    } else if ((rc = order(r->t, r->cs, r->h2d)) < 0 || (rc = order(r->t, r->cs, r->d2h)) < 0) {
         return rc;
+    }
     clock_start(r, &r->clock);
     for (int64_t i = 0; i < r->p.n_runs && rc >= 0; i++) {
         if (sl_task_cancelled(r->t))
@@ -935,13 +943,13 @@ static int runs(struct runner *r)
 
 /* The samples of sl__ooc_input_splitters (n rows, kw-byte keys) that fall in parts on
  * this GPU (dev[q] != NULL: key columns the host cannot read; the sink kept the first
- * batches there): one kernel on the task's stream reads them into pinned memory (*pin,
+ * batches there): one kernel on stream cs reads them into pinned memory (*pin,
  * *pin_bytes: the caller's to free), where keys[q] then points, first[q] being part q's
  * first sample (-1 for the others). Some 2,000 samples for 2^28 rows at 1/2: one launch,
  * where a copy each costs microseconds. SL_OK, or < 0 after failing the task. */
 static int device_samples(sl_task_t *t, int64_t n, int kw, int64_t P, int64_t over,
                           const void **keys, const int64_t *rows, const void *const *dev,
-                          int64_t *first, void **pin, int64_t *pin_bytes)
+                          int64_t *first, void **pin, int64_t *pin_bytes, cudaStream_t cs)
 {
     const int64_t s = sl__ooc_input_sample_count(n, P, over);
     const void **addr = NULL;
@@ -977,7 +985,6 @@ static int device_samples(sl_task_t *t, int64_t n, int kw, int64_t P, int64_t ov
         return SL_OK;
     /* the spill pool's blocks are mapped: the kernel reads the addresses and writes the
      * keys in place */
-    cudaStream_t cs = sl_task_stream(t);
     SL_TASK_CUDA_TRY(t, sl_k_gather_addrs((const void *const *)addr, kw, vals, m, cs),
                      "reading samples of GPU batches");
     SL_TASK_CUDA_TRY(t, cudaStreamSynchronize(cs), "reading samples of GPU batches");
@@ -989,6 +996,13 @@ static int64_t merge_rows_under(sl_task_t *t, const struct sl__ooc_sorted *st, i
 
 int sl__ooc_inputs_splitters(sl_task_t *t, const struct sl__ooc_input *in, int n_in, int64_t P,
                              int graded, int64_t over, uint64_t *codes)
+{
+    return sl__ooc_inputs_splitters_on(t, in, n_in, P, graded, over, codes, NULL);
+}
+
+int sl__ooc_inputs_splitters_on(sl_task_t *t, const struct sl__ooc_input *in, int n_in,
+                                int64_t P, int graded, int64_t over, uint64_t *codes,
+                                void *stream)
 {
     int here = -1, kw = 0, desc = in[0].desc;
     SL_TASK_CUDA_TRY(t, cudaGetDevice(&here), "cudaGetDevice");
@@ -1033,7 +1047,8 @@ int sl__ooc_inputs_splitters(sl_task_t *t, const struct sl__ooc_input *in, int n
             first[q] = -1;
         }
     if (rc >= 0 && any_dev)
-        rc = device_samples(t, n, kw, P, over, keys, rows, dev, first, &pin, &pin_bytes);
+        rc = device_samples(t, n, kw, P, over, keys, rows, dev, first, &pin, &pin_bytes,
+                            stream ? (cudaStream_t)stream : sl_task_stream(t));
     if (rc >= 0)
         sl__ooc_input_splitters(keys, rows, nb, first, kw, desc, P, graded, over, codes, scratch,
                                 sl__host_threads(16));
@@ -1057,6 +1072,8 @@ static int presplit_open(struct runner *r)
     const int given = r->in->n_codes > 0;
     int64_t how = AUTO, R2 = 0, P = given ? r->in->n_codes + 1 : 0;
     int graded = 0;
+    if (!given && r->in->no_cuts)
+        return SL_OK; /* the caller finds the cuts it needs */
     if (!given) {
         int64_t nb = r->in->n_batches, dev_bytes = 0, graded_opt = 0;
         sl_task_option_int(r->t, "debug_ooc_sort_merge", &how);
@@ -1133,43 +1150,106 @@ static int64_t narrow_of(sl_task_t *t, const struct plan *p, const struct sl__oo
     return how == ON ? 2 : 1;
 }
 
-int sl__ooc_runs_sort(sl_task_t *t, const struct sl__ooc_input *in, struct sl__ooc_sorted **out)
-{
+/* Pass 1 in flight (sl__ooc_runs_sort_begin): its runner, borrowed streams, and an event
+ * after its last work on the task's stream (so that its end need not wait for what the
+ * caller queued there since). */
+struct sl__ooc_pass1 {
     struct runner r;
-    memset(&r, 0, sizeof r);
-    r.t = t;
-    r.in = in;
+    void *side[2];
+    cudaEvent_t cs_done;
+    double t0;
+    int rc;
+};
+
+int sl__ooc_runs_sort_begin(sl_task_t *t, const struct sl__ooc_input *in,
+                            struct sl__ooc_sorted **out, struct sl__ooc_pass1 **hp, void *after)
+{
     *out = NULL;
-    if (!make_plan(t, in, &r.p))
+    *hp = NULL;
+    struct sl__ooc_pass1 *h = calloc(1, sizeof *h);
+    if (!h)
+        return sl_task_fail(t, SL_ENOMEM, "out of memory");
+    struct runner *r = &h->r;
+    r->t = t;
+    r->in = in;
+    r->after = after;
+    if (!make_plan(t, in, &r->p)) {
+        free(h);
         return sl_task_fail(t, SL_EBUDGET, "out-of-core sort on the GPU: %lld bytes of GPU "
                             "budget left are too few for a run",
                             (long long)sl_task_device_budget(t));
-    double t0 = now_ms();
-    if (!(r.st = *out = sorted_new(t, &r.p)))
+    }
+    h->t0 = now_ms();
+    if (!(r->st = *out = sorted_new(t, &r->p))) {
+        free(h);
         return sl_task_fail(t, SL_ENOMEM, "out of memory");
+    }
     /* before presplit_open: pass 2's bucket size counts the narrow runs' tables */
-    int64_t narrow = in->pack == 2 ? 0 : narrow_of(t, &r.p, r.st); /* 2: 8-byte rows only */
-    r.p.narrow = r.st->runs.narrow = narrow > 0;
-    int rc = presplit_open(&r);
-    if (rc < 0)
+    int64_t narrow = in->pack == 2 ? 0 : narrow_of(t, &r->p, r->st); /* 2: 8-byte rows only */
+    r->p.narrow = r->st->runs.narrow = narrow > 0;
+    int rc = presplit_open(r);
+    if (rc >= 0 && narrow == 1 && r->st->n_codes == 0) /* auto: no cuts in pass 1, no GPU
+                                                          merge planned */
+        r->p.narrow = r->st->runs.narrow = 0;
+    if (rc >= 0 && r->st->n_codes > 0)
+        sl_task_phase_time(t, "ooc_presplit", now_ms() - h->t0);
+    if (rc >= 0)
+        rc = streams_open(r, h->side);
+    if (rc < 0) {
+        free(h);
         return rc;
-    if (narrow == 1 && r.st->n_codes == 0) /* auto: no cuts in pass 1, no GPU merge planned */
-        r.p.narrow = r.st->runs.narrow = 0;
-    if (r.st->n_codes > 0)
-        sl_task_phase_time(t, "ooc_presplit", now_ms() - t0);
-    void *side[2];
-    if ((rc = streams_open(&r, side)) < 0)
-        return rc;
-    rc = runs(&r);
-    cudaError_t e = streams_close(&r, side);
-    clock_report(&r, &r.clock, rc >= 0 && e == cudaSuccess, "ooc_runs_up", "ooc_runs_down",
+    }
+    h->rc = runs(r);
+    /* timing is advice and so is this event: without it the end waits for the stream */
+    if (cudaEventCreateWithFlags(&h->cs_done, cudaEventDisableTiming) != cudaSuccess ||
+        cudaEventRecord(h->cs_done, r->cs) != cudaSuccess) {
+        if (h->cs_done)
+            cudaEventDestroy(h->cs_done);
+        h->cs_done = NULL;
+        cudaGetLastError();
+    }
+    *hp = h;
+    return h->rc;
+}
+
+int sl__ooc_runs_sort_end(sl_task_t *t, struct sl__ooc_pass1 *h)
+{
+    if (!h)
+        return SL_OK;
+    struct runner *r = &h->r;
+    /* the copy streams are this pass's own; the task's stream may hold the caller's
+     * later work (another pass 1): wait for this pass's part of it only */
+    cudaStream_t own[2] = {r->h2d, r->d2h};
+    cudaError_t e = cudaSuccess;
+    for (int i = 0; i < 2; i++) {
+        cudaError_t ei = cudaStreamSynchronize(own[i]);
+        if (e == cudaSuccess)
+            e = ei;
+    }
+    cudaError_t ec = h->cs_done ? cudaEventSynchronize(h->cs_done) : cudaStreamSynchronize(r->cs);
+    if (e == cudaSuccess)
+        e = ec;
+    if (h->cs_done)
+        cudaEventDestroy(h->cs_done);
+    sl__task_streams_put(t, 2, h->side);
+    int rc = h->rc;
+    clock_report(r, &r->clock, rc >= 0 && e == cudaSuccess, "ooc_runs_up", "ooc_runs_down",
                  NULL);
-    sl__upload_stage_close(t, &r.stage);
-    free_all(&r);
+    sl__upload_stage_close(t, &r->stage);
+    free_all(r);
     if (rc >= 0 && e != cudaSuccess)
         rc = SL_TASK_CUDA_FAIL(t, e, "sorting runs");
-    r.st->gpu_ms = now_ms() - t0;
+    r->st->gpu_ms = now_ms() - h->t0;
+    free(h);
     return rc;
+}
+
+int sl__ooc_runs_sort(sl_task_t *t, const struct sl__ooc_input *in, struct sl__ooc_sorted **out)
+{
+    struct sl__ooc_pass1 *h = NULL;
+    int rc = sl__ooc_runs_sort_begin(t, in, out, &h, NULL);
+    int rc2 = sl__ooc_runs_sort_end(t, h);
+    return rc < 0 ? rc : rc2;
 }
 
 /* ---------------- pass 2: buckets of the runs re-sorted on the GPU ---------------- */
