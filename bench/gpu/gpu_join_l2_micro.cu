@@ -16,7 +16,8 @@
  *            L2 join kernel below (join); CONFIG = B:T:LOADPCT:UNITK, e.g. 8:4:67:2
  *            (B bits, T tables, table load factor in percent, units of UNITK x 1,024
  *            build rows / 2 x that many probe rows); --persist 1: the tables are the
- *            stream's persisting L2 access-policy window
+ *            stream's persisting L2 access-policy window; a fifth field :b builds the
+ *            tables and probes nothing (the build's cost; "same" is then false)
  * The output's count and checksum (sums of keys, R values, S values) are compared with
  * the baseline's: "same": true.
  *
@@ -142,7 +143,7 @@ __global__ void __launch_bounds__(kBT)
             int shift, u64 *tabs, uint32_t ts, int T, const int64_t *__restrict__ unit_off,
             const int *__restrict__ nbc, const int *__restrict__ npc,
             const int *__restrict__ prev, unsigned *built, unsigned *probed,
-            unsigned long long *work, int bc, int pc, uint32_t *__restrict__ ok,
+            unsigned long long *work, int bc, int pc, int build_only, uint32_t *__restrict__ ok,
             uint32_t *__restrict__ orv, uint32_t *__restrict__ osv, int64_t cap,
             unsigned long long *count)
 {
@@ -209,7 +210,7 @@ __global__ void __launch_bounds__(kBT)
                 wait_at_least(&built[p], (unsigned)nbc[p]);
             __syncthreads();
             const int64_t s0 = soff[p] + (local - nbc[p]) * pc;
-            const int64_t s1 = min(soff[p + 1], s0 + pc);
+            const int64_t s1 = build_only ? s0 : min(soff[p + 1], s0 + pc);
             for (int64_t base = s0; base < s1; base += kStep) {
                 uint32_t k[kItems], v[kItems], h[kItems], cnt[kItems], first[kItems];
                 u64 cur[kItems];
@@ -453,7 +454,8 @@ int main(int argc, char **argv)
     size_t tabs_bytes = 0;
     for (const std::string &cfg : configs) {
         int B = 9, T = 8, load = 50, uk = 4;
-        if (sscanf(cfg.c_str(), "%d:%d:%d:%d", &B, &T, &load, &uk) != 4 || B < 2 || B > 10 ||
+        char mode = 'f';
+        if (sscanf(cfg.c_str(), "%d:%d:%d:%d:%c", &B, &T, &load, &uk, &mode) < 4 || B < 2 || B > 10 ||
             T < 2 || load < 10 || load > 95 || uk < 1) {
             fprintf(stderr, "bad config %s\n", cfg.c_str());
             continue;
@@ -508,7 +510,8 @@ int main(int argc, char **argv)
             unsigned long long *work = (unsigned long long *)(ctr + 2048);
             l2_join<<<sms * per_sm, kBT, 0, s>>>(rk2, rv2, roff, sk2, sv2, soff, P, 0, B, tabs,
                                                  ts, T, unit_off, nbc, npc, prev, built, probed,
-                                                 work, bc, pc, ok, orv, osv, n, dcount);
+                                                 work, bc, pc, mode == 'b', ok, orv, osv, n,
+                                                 dcount);
             CK(cudaGetLastError());
             CK(cudaEventRecord(tm.e[2], s));
             CK(cudaEventSynchronize(tm.e[2]));
