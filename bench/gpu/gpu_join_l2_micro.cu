@@ -18,6 +18,9 @@
  *            build rows / 2 x that many probe rows); --persist 1: the tables are the
  *            stream's persisting L2 access-policy window; a fifth field :b builds the
  *            tables and probes nothing (the build's cost; "same" is then false)
+ *   l2lib    the library's sl_k_phj_l2_materialize_k32_v32 (kernels/join/join_l2.cu, the
+ *            kernel below made a launcher) as the join runs it: 8 bits, tables in half
+ *            the L2 cache
  * The output's count and checksum (sums of keys, R values, S values) are compared with
  * the baseline's: "same": true.
  *
@@ -547,6 +550,53 @@ int main(int argc, char **argv)
                  cfg.c_str(), ts, need / 1048576.0, sms * per_sm, median(it), persist,
                  prop.l2CacheSize / 1048576.0);
         line("l2", name, median(pt), median(jt), res, ref);
+    }
+    /* the library's launcher (kernels/join/join_l2.cu) as the join runs it: 8 bits, the
+     * tables in half the L2 cache */
+    {
+        cudaDeviceProp prop;
+        CK(cudaGetDeviceProperties(&prop, dev));
+        const int B = 8, P = 1 << B;
+        part(B);
+        std::vector<int64_t> ho(P + 1);
+        CK(cudaMemcpyAsync(ho.data(), roff, (P + 1) * 8, cudaMemcpyDeviceToHost, s));
+        CK(cudaStreamSynchronize(s));
+        int64_t maxr = 0;
+        for (int p = 0; p < P; p++)
+            maxr = std::max(maxr, ho[p + 1] - ho[p]);
+        const size_t l2b = (size_t)prop.l2CacheSize / 2;
+        size_t need = 0;
+        CK(sl_k_phj_l2_materialize_k32_v32(NULL, &need, rk2, rv2, roff, sk2, sv2, soff, B, 0,
+                                           maxr, l2b, ok, orv, osv, n, dcount, s));
+        void *lt;
+        CK(cudaMalloc(&lt, need));
+        std::vector<double> pt, jt;
+        std::vector<u64> res;
+        for (int r = 0; r <= repeat; r++) {
+            CK(cudaEventRecord(tm.e[0], s));
+            part(B);
+            CK(cudaEventRecord(tm.e[1], s));
+            size_t tbl = need;
+            CK(sl_k_phj_l2_materialize_k32_v32(lt, &tbl, rk2, rv2, roff, sk2, sv2, soff, B, 0,
+                                               maxr, l2b, ok, orv, osv, n, dcount, s));
+            CK(cudaEventRecord(tm.e[2], s));
+            CK(cudaEventSynchronize(tm.e[2]));
+            float a, b;
+            CK(cudaEventElapsedTime(&a, tm.e[0], tm.e[1]));
+            CK(cudaEventElapsedTime(&b, tm.e[1], tm.e[2]));
+            if (r) {
+                pt.push_back(a);
+                jt.push_back(b);
+            }
+        }
+        u64 gave_up = 0;
+        CK(cudaMemcpy(&gave_up, dcount + 1, 8, cudaMemcpyDeviceToHost));
+        result(res);
+        char name[120];
+        snprintf(name, sizeof name, "8 lib temp_MiB=%.1f l2_bytes=%zu gave_up=%llu",
+                 need / 1048576.0, l2b, gave_up);
+        line("l2lib", name, median(pt), median(jt), res, ref);
+        CK(cudaFree(lt));
     }
     return 0;
 }
