@@ -17,7 +17,8 @@
  *            (B bits, T tables, table load factor in percent, units of UNITK x 1,024
  *            build rows / 2 x that many probe rows); --persist 1: the tables are the
  *            stream's persisting L2 access-policy window; a fifth field :b builds the
- *            tables and probes nothing (the build's cost; "same" is then false)
+ *            tables and probes nothing (the build's cost; "same" is then false), :o and
+ *            :s bound the kernel's registers to 4 and 6 blocks an SM (64 and 40)
  *   l2lib    the library's sl_k_phj_l2_materialize_k32_v32 (kernels/join/join_l2.cu, the
  *            kernel below made a launcher) as the join runs it: 8 bits, tables in half
  *            the L2 cache
@@ -84,7 +85,7 @@ __global__ void fill(uint32_t *rk, uint32_t *rv, uint32_t *sk, uint32_t *sv, int
 /* Per partition: build units nbc, probe units npc (both 0 if a side is empty), the last
  * earlier partition on the same table with units (prev, -1 none), unit_off (exclusive
  * scan of nbc + npc, [P] the total). One block of 1,024 threads, P <= 1,024. */
-__global__ void plan_kernel(const int64_t *roff, const int64_t *soff, int P, int T, int bc,
+__global__ void __launch_bounds__(1024) plan_kernel(const int64_t *roff, const int64_t *soff, int P, int T, int bc,
                             int pc, int *nbc, int *npc, int *prev, int64_t *unit_off)
 {
     using Scan = cub::BlockScan<int64_t, 1024>;
@@ -139,7 +140,8 @@ __device__ __forceinline__ void wait_at_least(const unsigned *ctr, unsigned need
     __threadfence();
 }
 
-__global__ void __launch_bounds__(kBT)
+template <int MINB>
+__global__ void __launch_bounds__(kBT, MINB)
     l2_join(const uint32_t *__restrict__ rk, const uint32_t *__restrict__ rv,
             const int64_t *__restrict__ roff, const uint32_t *__restrict__ sk,
             const uint32_t *__restrict__ sv, const int64_t *__restrict__ soff, int P, int begin,
@@ -348,7 +350,8 @@ int main(int argc, char **argv)
     }
     if (configs.empty())
         configs = {"8:4:67:1", "8:4:67:2", "8:4:67:4", "8:4:50:2", "8:3:67:2", "8:6:67:2",
-                   "8:8:67:2", "8:4:80:2", "8:6:80:2", "7:3:67:2", "9:8:67:2", "10:16:67:1"};
+                   "8:8:67:2", "8:4:80:2", "8:6:80:2", "8:4:67:2:o", "8:4:67:2:s",
+                   "8:6:80:2:o", "7:3:67:2", "9:8:67:2", "10:16:67:1"};
     const int64_t n = (int64_t)1 << log2n;
     cudaStream_t s;
     CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
@@ -452,7 +455,6 @@ int main(int argc, char **argv)
     }
 
     int per_sm = 0;
-    CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, l2_join, kBT, 0));
     u64 *tabs = NULL;
     size_t tabs_bytes = 0;
     for (const std::string &cfg : configs) {
@@ -465,6 +467,9 @@ int main(int argc, char **argv)
         }
         const int P = 1 << B;
         const int bc = uk * kStep, pc = 2 * bc;
+        /* mode: f as compiled, b build only, o / s: launch bounds of 4 / 6 blocks an SM */
+        auto kern = mode == 'o' ? l2_join<4> : mode == 's' ? l2_join<6> : l2_join<1>;
+        CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kern, kBT, 0));
         part(B);
         std::vector<int64_t> ho(P + 1);
         CK(cudaMemcpyAsync(ho.data(), roff, (P + 1) * 8, cudaMemcpyDeviceToHost, s));
@@ -511,7 +516,7 @@ int main(int argc, char **argv)
             plan_kernel<<<1, 1024, 0, s>>>(roff, soff, P, T, bc, pc, nbc, npc, prev, unit_off);
             unsigned *built = ctr, *probed = ctr + 1024;
             unsigned long long *work = (unsigned long long *)(ctr + 2048);
-            l2_join<<<sms * per_sm, kBT, 0, s>>>(rk2, rv2, roff, sk2, sv2, soff, P, 0, B, tabs,
+            kern<<<sms * per_sm, kBT, 0, s>>>(rk2, rv2, roff, sk2, sv2, soff, P, 0, B, tabs,
                                                  ts, T, unit_off, nbc, npc, prev, built, probed,
                                                  work, bc, pc, mode == 'b', ok, orv, osv, n,
                                                  dcount);
@@ -567,7 +572,7 @@ int main(int argc, char **argv)
         const size_t l2b = (size_t)prop.l2CacheSize / 2;
         size_t need = 0;
         CK(sl_k_phj_l2_materialize_k32_v32(NULL, &need, rk2, rv2, roff, sk2, sv2, soff, B, 0,
-                                           maxr, l2b, ok, orv, osv, n, dcount, s));
+                                           maxr, l2b, ok, orv, osv, n, 0, dcount, s));
         void *lt;
         CK(cudaMalloc(&lt, need));
         std::vector<double> pt, jt;
@@ -578,7 +583,7 @@ int main(int argc, char **argv)
             CK(cudaEventRecord(tm.e[1], s));
             size_t tbl = need;
             CK(sl_k_phj_l2_materialize_k32_v32(lt, &tbl, rk2, rv2, roff, sk2, sv2, soff, B, 0,
-                                               maxr, l2b, ok, orv, osv, n, dcount, s));
+                                               maxr, l2b, ok, orv, osv, n, 0, dcount, s));
             CK(cudaEventRecord(tm.e[2], s));
             CK(cudaEventSynchronize(tm.e[2]));
             float a, b;

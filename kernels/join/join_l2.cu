@@ -101,7 +101,8 @@ __device__ __forceinline__ void wait_at_least(const unsigned *ctr, unsigned need
     __threadfence();
 }
 
-__global__ void __launch_bounds__(kBT)
+template <int MINB>
+__global__ void __launch_bounds__(kBT, MINB)
     l2_join(const uint32_t *__restrict__ rk, const uint32_t *__restrict__ rv,
             const int64_t *__restrict__ roff, const uint32_t *__restrict__ sk,
             const uint32_t *__restrict__ sv, const int64_t *__restrict__ soff, int P, int begin,
@@ -288,7 +289,7 @@ extern "C" cudaError_t sl_k_phj_l2_materialize_k32_v32(
     const int64_t *d_r_offsets, const uint32_t *d_s_keys, const uint32_t *d_s_vals,
     const int64_t *d_s_offsets, int bits, int begin_bit, int64_t max_build,
     size_t l2_bytes, uint32_t *d_out_keys, uint32_t *d_out_r_vals, uint32_t *d_out_s_vals,
-    int64_t out_capacity, unsigned long long *d_count, cudaStream_t stream)
+    int64_t out_capacity, int min_blocks, unsigned long long *d_count, cudaStream_t stream)
 {
     if (temp_bytes == NULL || bits < 1 || (1 << bits) > kMaxParts || begin_bit < 0 ||
         begin_bit + bits > 32 || max_build < 0 || max_build >= ((int64_t)1 << 31) ||
@@ -322,10 +323,12 @@ extern "C" cudaError_t sl_k_phj_l2_materialize_k32_v32(
     if ((e = cudaMemsetAsync(ctr, 0, ctr_b, stream)) != cudaSuccess ||
         (e = cudaMemsetAsync(d_count, 0, 2 * sizeof *d_count, stream)) != cudaSuccess)
         return e;
+    /* 80 registers as compiled (3 blocks of 256 an SM); min_blocks 4: 64 */
+    auto kern = min_blocks >= 4 ? l2_join<4> : l2_join<1>;
     int dev = 0, sms = 0, per_sm = 0;
     if ((e = cudaGetDevice(&dev)) != cudaSuccess ||
         (e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev)) != cudaSuccess ||
-        (e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, l2_join, kBT, 0)) !=
+        (e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kern, kBT, 0)) !=
             cudaSuccess)
         return e;
     if (per_sm < 1)
@@ -334,7 +337,7 @@ extern "C" cudaError_t sl_k_phj_l2_materialize_k32_v32(
     const int bc = SL_K_JOIN_L2_UNIT, pc = 2 * SL_K_JOIN_L2_UNIT;
     plan_kernel<<<1, kMaxParts, 0, stream>>>(d_r_offsets, d_s_offsets, P, T, bc, pc, nbc, npc,
                                              prev, unit_off);
-    l2_join<<<sms * per_sm, kBT, 0, stream>>>(
+    kern<<<sms * per_sm, kBT, 0, stream>>>(
         d_r_keys, d_r_vals, d_r_offsets, d_s_keys, d_s_vals, d_s_offsets, P, begin_bit,
         begin_bit + bits, tabs, ts, T, unit_off, nbc, npc, prev, built, probed, work, bc, pc,
         d_out_keys, d_out_r_vals, d_out_s_vals, out_capacity, d_count);

@@ -453,8 +453,9 @@ static void l2_plan(sl_task_t *t, struct gj *g)
 {
     int64_t on = 0;
     sl_task_option_int(t, "debug_join_l2", &on);
-    g->l2 = on && g->algo == GJ_PHJ && g->narrow && !g->k8 && g->row_bytes == 4 &&
-            g->bits > L2_BITS && g->begin + L2_BITS <= 32;
+    int ok = on && g->algo == GJ_PHJ && g->narrow && !g->k8 && g->row_bytes == 4 &&
+             g->bits > L2_BITS && g->begin + L2_BITS <= 32;
+    g->l2 = ok ? (int)on : 0; /* 1 on, 2 on_64regs */
     if (g->l2)
         g->bits = L2_BITS;
 }
@@ -525,7 +526,8 @@ static cudaError_t narrow_join(const struct gj *g, void *temp, size_t *tb, const
     if (g->l2)
         return sl_k_phj_l2_materialize_k32_v32(temp, tb, R->pk, R->prow, R->off, S->pk, S->prow,
                                                S->off, g->bits, g->begin, g->l2_max,
-                                               l2_table_bytes(), ok, ob, os, cap, d_count, s);
+                                               l2_table_bytes(), ok, ob, os, cap,
+                                               g->l2 == 2 ? 4 : 0, d_count, s);
 #define SL_NJ(SUF) sl_k_phj_materialize_##SUF(temp, tb, R->pk, R->prow, R->off, S->pk, S->prow, \
                                               S->off, g->bits, sh, ok, ob, os, cap, d_count, s)
     if (!g->k8)
@@ -1041,7 +1043,7 @@ static void phases_report(struct phases *p, sl_task_t *t, const struct gj *g, in
         if (g->filter_passes)
             sl_task_profile_value(t, "filter_passes", g->filter_passes);
         if (g->l2) /* one pass, tables in L2 (debug_join_l2) */
-            sl_task_profile_value(t, "l2_join", 1);
+            sl_task_profile_value(t, "l2_join", g->l2);
         if (g->l2_fell) /* ... given up: a build key too often; partitioned again */
             sl_task_profile_value(t, "l2_join_fell", 1);
         if (g->algo == GJ_NPJ) /* 0 hash table, 1 direct table of rows, 2 with values */

@@ -68,7 +68,8 @@ struct gj {
     int row_bytes;                      /* rows of both sides (0: none) */
     int narrow;                         /* PHJ inner, one payload of row_bytes per side */
     int l2;                             /* narrow, 4-byte keys and payloads, partitioned once:
-                                         * tables in the L2 cache (debug_join_l2) */
+                                         * tables in the L2 cache (debug_join_l2: 1 on, 2
+                                         * on_64regs) */
     int64_t l2_max;                     /* ... the largest build partition's rows */
     int l2_fell;                        /* ... given up (a build key too often): the
                                          * shared-memory kernel ran (profile) */

@@ -524,7 +524,7 @@ SL_TEST(keys_sharing_low_bits)
  * probe side's size: written twice), no matches (even build keys, odd probe keys), keys
  * sharing their low 8 bits (begin_bit 8), negative keys from INT32_MIN; a build key repeated 1.9 million times gives up
  * (profile l2_join_fell) and is partitioned again for the shared-memory kernel. The
- * profile says which path ran. */
+ * profile says which path ran; one case runs on_64regs too. */
 SL_TEST(l2_tables_one_pass)
 {
     NEED_GPU();
@@ -549,7 +549,7 @@ SL_TEST(l2_tables_one_pass)
                  {&odd, &pk_even, 0, 0}, {&fk_low, &pk_low, 1, 0}, {&fk_neg, &pk_neg, 0, 0},
                  {&fk, &skew, 0, 1}};
     sl_engine_t *cpu = gpu_test_engine(SL_PLACE_CPU, 0), *gpu = gpu_test_engine(SL_PLACE_GPU, 0);
-    SL_ASSERT_OK(sl_engine_option_set(gpu, "debug_join_l2", "true"));
+    SL_ASSERT_OK(sl_engine_option_set(gpu, "debug_join_l2", "on"));
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         sl_table_t *l = make(cases[c].l, "l"), *r = make(cases[c].r, "r");
         join_check_on(cpu, gpu, l, r, "on=k algo=radix", 1, cases[c].resident);
@@ -560,6 +560,12 @@ SL_TEST(l2_tables_one_pass)
                    last_profile);
         assert_int_equal(l2, !cases[c].fell);
         assert_int_equal(fell, cases[c].fell);
+        if (c == 2) { /* the kernel bounded to 64 registers */
+            SL_ASSERT_OK(sl_engine_option_set(gpu, "debug_join_l2", "on_64regs"));
+            join_check_on(cpu, gpu, l, r, "on=k algo=radix", 1, cases[c].resident);
+            assert_non_null(strstr(last_profile, "\"l2_join\":2"));
+            SL_ASSERT_OK(sl_engine_option_set(gpu, "debug_join_l2", "on"));
+        }
         sl_table_unref(l);
         sl_table_unref(r);
     }

@@ -80,8 +80,9 @@ SL_K_JOIN_DECL(k64_v64, uint64_t, uint64_t)
  * slower). Output and d_count[0] as sl_k_phj_materialize_k32_v32 (the
  * order of the rows differs); d_count has 2 words: d_count[1] != 0 says a build key is
  * repeated too often for linear probing (a row found no slot in 4,096: the output is
- * incomplete; join another way). Temp storage: two-call pattern; it holds the tables,
- * so it depends on bits, max_build and l2_bytes. */
+ * incomplete; join another way). min_blocks: 4 bounds the kernel's registers to 4
+ * blocks of 256 threads an SM (64), else as compiled (80: 3 blocks). Temp storage:
+ * two-call pattern; it holds the tables, so it depends on bits, max_build and l2_bytes. */
 #define SL_K_JOIN_L2_LOAD_PCT 67
 #define SL_K_JOIN_L2_UNIT 2048
 cudaError_t sl_k_phj_l2_materialize_k32_v32(
@@ -89,7 +90,7 @@ cudaError_t sl_k_phj_l2_materialize_k32_v32(
     const int64_t *d_r_offsets, const uint32_t *d_s_keys, const uint32_t *d_s_vals,
     const int64_t *d_s_offsets, int bits, int begin_bit, int64_t max_build, size_t l2_bytes,
     uint32_t *d_out_keys, uint32_t *d_out_r_vals, uint32_t *d_out_s_vals,
-    int64_t out_capacity, unsigned long long *d_count, cudaStream_t stream);
+    int64_t out_capacity, int min_blocks, unsigned long long *d_count, cudaStream_t stream);
 
 #ifdef __cplusplus
 }
