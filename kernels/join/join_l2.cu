@@ -300,7 +300,7 @@ extern "C" cudaError_t sl_k_phj_l2_materialize_k32_v32(
     int T;
     l2_shape(max_build, l2_bytes, &ts, &T);
     const size_t off_b = align_up((size_t)(P + 1) * 8), int_b = align_up((size_t)P * 4);
-    const size_t ctr_b = align_up((size_t)2 * P * 4 + 8);
+    const size_t ctr_b = align_up((size_t)2 * P * 4) + 256; /* built, probed; work */
     const size_t need = off_b + 3 * int_b + ctr_b + (size_t)ts * T * 8;
     if (d_temp == NULL) {
         *temp_bytes = need;
@@ -318,7 +318,6 @@ extern "C" cudaError_t sl_k_phj_l2_materialize_k32_v32(
     unsigned *built = (unsigned *)ctr, *probed = built + P;
     unsigned long long *work = (unsigned long long *)(ctr + align_up((size_t)2 * P * 4));
     u64 *tabs = (u64 *)(ctr + ctr_b);
-    /* ctr_b holds the counters (2P words), then work at the next 256-byte boundary */
     cudaError_t e;
     if ((e = cudaMemsetAsync(ctr, 0, ctr_b, stream)) != cudaSuccess ||
         (e = cudaMemsetAsync(d_count, 0, 2 * sizeof *d_count, stream)) != cudaSuccess)

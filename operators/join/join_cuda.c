@@ -456,8 +456,10 @@ static void l2_plan(sl_task_t *t, struct gj *g)
     int ok = on && g->algo == GJ_PHJ && g->narrow && !g->k8 && g->row_bytes == 4 &&
              g->bits > L2_BITS && g->begin + L2_BITS <= 32;
     g->l2 = ok ? (int)on : 0; /* 1 on, 2 on_64regs */
-    if (g->l2)
+    if (g->l2) {
+        g->l2_full_bits = g->bits; /* the fallback's (begin + them fit the key) */
         g->bits = L2_BITS;
+    }
 }
 
 /* The most build rows of one partition (g->l2_max; synchronizes). */
@@ -787,8 +789,7 @@ static int hash_join(sl_task_t *t, struct gj *g, struct gj_out *o, unsigned long
         if (g->l2 && o->inner) { /* a build key too often for the L2 tables */
             out_free(t, o);
             sl_task_device_free(t, temp);
-            int bits = gj_radix_bits(R->n);
-            if ((rc = l2_fallback(t, g, bits > 16 ? 16 : bits)) < 0)
+            if ((rc = l2_fallback(t, g, g->l2_full_bits)) < 0)
                 return rc;
             SL_TASK_CUDA_TRY(t, cudaMemsetAsync(d_count, 0, 2 * sizeof *d_count, s), "counts");
             return hash_join(t, g, o, d_count, st);

@@ -71,6 +71,7 @@ struct gj {
                                          * tables in the L2 cache (debug_join_l2: 1 on, 2
                                          * on_64regs) */
     int64_t l2_max;                     /* ... the largest build partition's rows */
+    int l2_full_bits;                   /* ... the radix bits it replaced */
     int l2_fell;                        /* ... given up (a build key too often): the
                                          * shared-memory kernel ran (profile) */
     int pre_bits;                       /* PHJ: bits [begin, begin + pre_bits) partitioned
