@@ -310,13 +310,6 @@ const struct sl__option sl__options[] = {
       "as before session 18, not only on the low bits in which the range's key codes "
       "differ (fewer radix passes) (A/B runs).", NULL, 0, 1},
      FIELD(debug_smj_sort_all_bits, INT)},
-    {{"debug_join_l2", SL_ENGINE_OPT_ENUM, DBG, "off",
-      "on has the GPU's partitioned hash join of 4-byte keys with one 4-byte payload a side "
-      "partition once on 8 bits, not twice to shared-memory-sized partitions, and join "
-      "each partition through a hash table in global memory sized to stay in the L2 cache "
-      "(several partitions' tables at once; issue 19, A/B runs); on_64regs the same with "
-      "the kernel's registers bounded for 4 blocks an SM.", "off,on,on_64regs", 0, 2},
-     FIELD(debug_join_l2, INT)},
 };
 
 const int sl__n_options = (int)(sizeof sl__options / sizeof sl__options[0]);

@@ -19,11 +19,28 @@
  *            stream's persisting L2 access-policy window; a fifth field :b builds the
  *            tables and probes nothing (the build's cost; "same" is then false), :o and
  *            :s bound the kernel's registers to 4 and 6 blocks an SM (64 and 40)
- *   l2lib    the library's sl_k_phj_l2_materialize_k32_v32 (kernels/join/join_l2.cu, the
- *            kernel below made a launcher) as the join runs it: 8 bits, tables in half
- *            the L2 cache
+ *   l2lib    gpu_join_l2_launch.cuh's l2_materialize (the kernel below made a launcher,
+ *            with a give-up for keys repeated thousands of times; it ran through the join
+ *            as debug_join_l2 on branch s19-gjoin) as the join ran it: 8 bits, tables in
+ *            half the L2 cache
  * The output's count and checksum (sums of keys, R values, S values) are compared with
  * the baseline's: "same": true.
+ *
+ * Result: a clear negative (H100, 2026-11-27 21:35 UTC, s19-gjoin 73f7ba0, 2^27 rows a
+ * side, every line "same"). base: partition 4.79 ms + join 1.58 = 6.37. One 8-bit pass
+ * takes partition to 2.72 ms (-2.07, as expected), but the L2-table join takes 11-22 ms:
+ * l2lib 11.10 (13.82 in all); 8:4:67:2 13.95, :o (64 registers, 4 blocks an SM) 13.19,
+ * :s (6 blocks) 13.94; units of 1,024 / 4,096 build rows 13.95 / 15.50; load 50% 12.76,
+ * 80% 20.73; 3 / 6 / 8 tables 13.70 / 14.51 / 14.53 (the table count barely matters: not
+ * L2 capacity); 7 bits (3 tables of 12 MB) 14.94; 9 bits 10.23 (but CUB then makes two
+ * passes: partition 4.68); 10 bits 18.21. Zipf probe side: l2lib 12.75, base 1.62.
+ * --persist 1 (the tables as a persisting L2 window) slowed everything, the partition
+ * too (3.45-7.20 ms). Through the join (sluice bench join, one process): 14.60 ms
+ * (on) and 14.13 (on_64regs: join phase 10.81) against 6.92 for today's path; zipf 16.75
+ * against 6.93. About 2^27 build slots (a read and a CAS each) and 2^27 probe reads
+ * through L2 in 11 ms: roughly 35 G random L2 operations a second, a third of what
+ * the 1.1 ms estimate (about 120 G random reads a second, from join.gpu.match10's
+ * bitmap) assumed; the shared-memory join does the same work in 1.6 ms.
  *
  * The L2 join: a persistent grid takes units in order; partition p's units are its build
  * chunks, then its probe chunks. Partition p uses table p % T (u64 slots: key | value <<
@@ -47,6 +64,10 @@
 #include "sluice_k/join.h"
 #include "sluice_k/partition.h"
 #include "sluice_k/persistent.cuh"
+
+namespace lib {
+#include "gpu_join_l2_launch.cuh"
+}
 
 namespace {
 
@@ -556,7 +577,7 @@ int main(int argc, char **argv)
                  prop.l2CacheSize / 1048576.0);
         line("l2", name, median(pt), median(jt), res, ref);
     }
-    /* the library's launcher (kernels/join/join_l2.cu) as the join runs it: 8 bits, the
+    /* gpu_join_l2_launch.cuh's launcher as the join ran it: 8 bits, the
      * tables in half the L2 cache */
     {
         cudaDeviceProp prop;
@@ -571,7 +592,7 @@ int main(int argc, char **argv)
             maxr = std::max(maxr, ho[p + 1] - ho[p]);
         const size_t l2b = (size_t)prop.l2CacheSize / 2;
         size_t need = 0;
-        CK(sl_k_phj_l2_materialize_k32_v32(NULL, &need, rk2, rv2, roff, sk2, sv2, soff, B, 0,
+        CK(lib::l2_materialize(NULL, &need, rk2, rv2, roff, sk2, sv2, soff, B, 0,
                                            maxr, l2b, ok, orv, osv, n, 0, dcount, s));
         void *lt;
         CK(cudaMalloc(&lt, need));
@@ -582,7 +603,7 @@ int main(int argc, char **argv)
             part(B);
             CK(cudaEventRecord(tm.e[1], s));
             size_t tbl = need;
-            CK(sl_k_phj_l2_materialize_k32_v32(lt, &tbl, rk2, rv2, roff, sk2, sv2, soff, B, 0,
+            CK(lib::l2_materialize(lt, &tbl, rk2, rv2, roff, sk2, sv2, soff, B, 0,
                                                maxr, l2b, ok, orv, osv, n, 0, dcount, s));
             CK(cudaEventRecord(tm.e[2], s));
             CK(cudaEventSynchronize(tm.e[2]));

@@ -245,10 +245,6 @@ struct sl_engine_config {
     int debug_smj_sort_all_bits; /* 1: the out-of-core sort-merge join's pass 2 sorts a
                                     range on all key bits, as in session 17 (A/B runs);
                                     0: on the bits its key codes differ in */
-    /* Fields added with the GPU join's one-pass tables in L2 (issue 19). */
-    int debug_join_l2;          /* 1 on, 2 on_64regs: the GPU join's narrow PHJ partitions
-                                   4-byte keys once (8 bits) and joins through hash tables
-                                   in the L2 cache (sl_k_phj_l2_materialize_k32_v32); 0 off */
 };
 
 /* Fills *cfg with the defaults and sets cfg->size. Cannot fail. Thread-safe (touches

@@ -442,80 +442,6 @@ static int out_alloc(sl_task_t *t, const struct gj *g, struct gj_out *o, int64_t
     return SL_OK;
 }
 
-/* debug_join_l2 (issue 19): a narrow join of 4-byte keys and payloads that would take
- * two radix passes (more than 8 bits) is partitioned once on L2_BITS bits and joined
- * through per-partition hash tables in global memory, as many at once as fit
- * L2_TABLE_SHARE of the L2 cache (sl_k_phj_l2_materialize_k32_v32). */
-#define L2_BITS 8
-#define L2_TABLE_SHARE 2 /* tables in 1/2 of the L2 cache */
-
-static void l2_plan(sl_task_t *t, struct gj *g)
-{
-    int64_t on = 0;
-    sl_task_option_int(t, "debug_join_l2", &on);
-    int ok = on && g->algo == GJ_PHJ && g->narrow && !g->k8 && g->row_bytes == 4 &&
-             g->bits > L2_BITS && g->begin + L2_BITS <= 32;
-    g->l2 = ok ? (int)on : 0; /* 1 on, 2 on_64regs */
-    if (g->l2) {
-        g->l2_full_bits = g->bits; /* the fallback's (begin + them fit the key) */
-        g->bits = L2_BITS;
-    }
-}
-
-/* The most build rows of one partition (g->l2_max; synchronizes). */
-static int l2_max_build(sl_task_t *t, struct gj *g)
-{
-    const struct gj_side *R = &g->s[g->build];
-    const int64_t P = (int64_t)1 << g->bits;
-    int64_t *h = sl_task_alloc(t, (size_t)(P + 1) * sizeof *h);
-    if (!h)
-        return SL_ENOMEM;
-    cudaStream_t s = sl_task_stream(t);
-    cudaError_t e = cudaMemcpyAsync(h, R->off, (size_t)(P + 1) * sizeof *h,
-                                    cudaMemcpyDeviceToHost, s);
-    if (e == cudaSuccess)
-        e = cudaStreamSynchronize(s);
-    g->l2_max = 0;
-    for (int64_t p = 0; e == cudaSuccess && p < P; p++)
-        if (h[p + 1] - h[p] > g->l2_max)
-            g->l2_max = h[p + 1] - h[p];
-    sl_task_free(t, h);
-    return e == cudaSuccess ? SL_OK : SL_TASK_CUDA_FAIL(t, e, "partition sizes");
-}
-
-/* The L2 join gave up (a build key repeated thousands of times): the sides' 8-bit
- * partitions are partitioned again on the next bits (LSD: the result is the partitioning
- * on all of them) for the shared-memory kernel; nothing was output. */
-static int l2_fallback(sl_task_t *t, struct gj *g, int bits)
-{
-    for (int i = 0; i < 2; i++) {
-        struct gj_side *sd = &g->s[i];
-        if (!sd->prow_own || sd->prow != sd->prow_own)
-            return sl_task_fail(t, SL_EINTERNAL, "join: L2 fallback without rows");
-        sl_task_device_free(t, sd->off);
-        sd->off = NULL;
-        sd->keys = sd->keys_own = sd->pk;
-        sd->rows = sd->rows_own = sd->prow_own;
-        sd->pk = sd->prow = sd->prow_own = NULL;
-    }
-    g->l2 = 0;
-    g->l2_fell = 1;
-    g->pre_bits = g->bits;
-    g->bits = bits;
-    int rc = gj_transform(t, g);
-    g->pre_bits = 0;
-    return rc;
-}
-
-static size_t l2_table_bytes(void)
-{
-    int dev = 0, l2 = 0;
-    if (cudaGetDevice(&dev) != cudaSuccess ||
-        cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev) != cudaSuccess || l2 <= 0)
-        l2 = 40 << 20;
-    return (size_t)l2 / L2_TABLE_SHARE;
-}
-
 /* The narrow kernel of join.h: (key, build value, probe value) rows. */
 static cudaError_t narrow_join(const struct gj *g, void *temp, size_t *tb, const struct gj_out *o,
                                unsigned long long *d_count, cudaStream_t s)
@@ -525,11 +451,6 @@ static cudaError_t narrow_join(const struct gj *g, void *temp, size_t *tb, const
     void *ok = o ? o->key_dest : NULL;
     int64_t cap = o ? o->cap : 0;
     int sh = g->begin + g->bits;
-    if (g->l2)
-        return sl_k_phj_l2_materialize_k32_v32(temp, tb, R->pk, R->prow, R->off, S->pk, S->prow,
-                                               S->off, g->bits, g->begin, g->l2_max,
-                                               l2_table_bytes(), ok, ob, os, cap,
-                                               g->l2 == 2 ? 4 : 0, d_count, s);
 #define SL_NJ(SUF) sl_k_phj_materialize_##SUF(temp, tb, R->pk, R->prow, R->off, S->pk, S->prow, \
                                               S->off, g->bits, sh, ok, ob, os, cap, d_count, s)
     if (!g->k8)
@@ -738,8 +659,6 @@ static int hash_join(sl_task_t *t, struct gj *g, struct gj_out *o, unsigned long
             }
         }
     } else if (g->narrow) {
-        if (g->l2 && (rc = l2_max_build(t, g)) < 0)
-            return rc;
         cudaError_t e = narrow_join(g, NULL, &need, NULL, NULL, s);
         if (e != cudaSuccess)
             rc = SL_TASK_CUDA_FAIL(t, e, "join size");
@@ -784,17 +703,7 @@ static int hash_join(sl_task_t *t, struct gj *g, struct gj_out *o, unsigned long
             rc = SL_TASK_CUDA_FAIL(t, e, "join");
             break;
         }
-        if ((rc = read_count(t, d_count, o)) < 0)
-            break;
-        if (g->l2 && o->inner) { /* a build key too often for the L2 tables */
-            out_free(t, o);
-            sl_task_device_free(t, temp);
-            if ((rc = l2_fallback(t, g, g->l2_full_bits)) < 0)
-                return rc;
-            SL_TASK_CUDA_TRY(t, cudaMemsetAsync(d_count, 0, 2 * sizeof *d_count, s), "counts");
-            return hash_join(t, g, o, d_count, st);
-        }
-        if (o->count <= cap)
+        if ((rc = read_count(t, d_count, o)) < 0 || o->count <= cap)
             break;
         cap = o->count;
         out_free(t, o);
@@ -1043,10 +952,6 @@ static void phases_report(struct phases *p, sl_task_t *t, const struct gj *g, in
         sl_task_profile_value(t, "build_rows", g->s[g->build].n);
         if (g->filter_passes)
             sl_task_profile_value(t, "filter_passes", g->filter_passes);
-        if (g->l2) /* one pass, tables in L2 (debug_join_l2) */
-            sl_task_profile_value(t, "l2_join", g->l2);
-        if (g->l2_fell) /* ... given up: a build key too often; partitioned again */
-            sl_task_profile_value(t, "l2_join_fell", 1);
         if (g->algo == GJ_NPJ) /* 0 hash table, 1 direct table of rows, 2 with values */
             sl_task_profile_value(t, "npj_kind", g->range ? (g->dval ? 2 : 1) : 0);
         if (g->dense_dup) /* auto's direct table met a key twice: PHJ ran */
@@ -1130,7 +1035,6 @@ again:
     } else {
         if (g->algo == GJ_PHJ && (rc = gj_pick_bits(t, g)) < 0)
             return rc;
-        l2_plan(t, g);
         if (g->algo != GJ_NPJ && (rc = gj_transform(t, g)) < 0)
             return rc;
         phase_mark(ph, t, PH_PARTITIONED);

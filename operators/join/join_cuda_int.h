@@ -67,15 +67,6 @@ struct gj {
     int hash_attempts;                  /* seeds tried (profile value) */
     int row_bytes;                      /* rows of both sides (0: none) */
     int narrow;                         /* PHJ inner, one payload of row_bytes per side */
-    int l2;                             /* narrow, 4-byte keys and payloads, partitioned once:
-                                         * tables in the L2 cache (debug_join_l2: 1 on, 2
-                                         * on_64regs) */
-    int64_t l2_max;                     /* ... the largest build partition's rows */
-    int l2_full_bits;                   /* ... the radix bits it replaced */
-    int l2_fell;                        /* ... given up (a build key too often): the
-                                         * shared-memory kernel ran (profile) */
-    int pre_bits;                       /* PHJ: bits [begin, begin + pre_bits) partitioned
-                                         * already (gj_transform sorts the rest) */
     int bits, begin;                    /* PHJ radix bits [begin, begin + bits) */
     int begin_set;                      /* begin chosen from a sample already */
     int rows_ready;                     /* gj_prepare_rows ran (rows packed) */

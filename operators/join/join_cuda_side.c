@@ -503,7 +503,7 @@ int gj_transform(sl_task_t *t, struct gj *g)
 {
     cudaStream_t s = sl_task_stream(t);
     size_t kw = g->k8 ? 8 : 4, cap = 0;
-    int lo = g->algo == GJ_PHJ ? g->begin + g->pre_bits : 0;
+    int lo = g->algo == GJ_PHJ ? g->begin : 0;
     int hi = g->algo == GJ_PHJ ? g->begin + g->bits : (int)(8 * kw);
     void *temp = NULL;
     int rc = SL_OK;

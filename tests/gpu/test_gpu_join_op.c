@@ -518,61 +518,6 @@ SL_TEST(keys_sharing_low_bits)
     assert_non_null(strstr(last_profile, "\"begin_bit\":10,"));
 }
 
-/* debug_join_l2 (issue 19): 2^21 build rows (9 radix bits) partitioned once on 8 bits
- * and joined through per-partition tables in global memory, against the CPU: PK-FK
- * (also GPU-resident), keys repeated about 4 times on both sides (the output past the
- * probe side's size: written twice), no matches (even build keys, odd probe keys), keys
- * sharing their low 8 bits (begin_bit 8), negative keys from INT32_MIN; a build key repeated 1.9 million times gives up
- * (profile l2_join_fell) and is partitioned again for the shared-memory kernel. The
- * profile says which path ran; one case runs on_64regs too. */
-SL_TEST(l2_tables_one_pass)
-{
-    NEED_GPU();
-    const int64_t n = (int64_t)1 << 21;
-    struct spec pk = {.rows = n, .n_pay = 1, .seed = 120};
-    struct spec fk = {.rows = 2 * n, .n_pay = 1, .key_range = n, .seed = 121};
-    struct spec dup = {.rows = n, .n_pay = 1, .key_range = n / 4, .seed = 122};
-    struct spec fk_dup = {.rows = 2 * n, .n_pay = 1, .key_range = n / 4, .seed = 123};
-    /* even build keys, odd probe keys in their range (not filtered out before the join) */
-    struct spec pk_even = {.rows = n, .n_pay = 1, .key_mul = 2, .seed = 130};
-    struct spec odd = {.rows = 2 * n, .n_pay = 1, .key_range = n, .key_mul = 2, .key_add = 1, .seed = 124};
-    struct spec pk_low = {.rows = n, .n_pay = 1, .key_mul = 256, .seed = 125};
-    struct spec fk_low = {.rows = 2 * n, .n_pay = 1, .key_range = n, .key_mul = 256, .seed = 126};
-    struct spec pk_neg = {.rows = n, .n_pay = 1, .key_add = -2147483647 - 1, .seed = 127};
-    struct spec fk_neg = {.rows = 2 * n, .n_pay = 1, .key_range = n, .key_add = -2147483647 - 1,
-                          .seed = 128};
-    struct spec skew = {.rows = n, .n_pay = 1, .key_range = n, .skew = 1, .seed = 129};
-    struct {
-        const struct spec *l, *r;
-        int resident, fell;
-    } cases[] = {{&fk, &pk, 0, 0},      {&fk, &pk, 1, 0},         {&fk_dup, &dup, 0, 0},
-                 {&odd, &pk_even, 0, 0}, {&fk_low, &pk_low, 1, 0}, {&fk_neg, &pk_neg, 0, 0},
-                 {&fk, &skew, 0, 1}};
-    sl_engine_t *cpu = gpu_test_engine(SL_PLACE_CPU, 0), *gpu = gpu_test_engine(SL_PLACE_GPU, 0);
-    SL_ASSERT_OK(sl_engine_option_set(gpu, "debug_join_l2", "on"));
-    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
-        sl_table_t *l = make(cases[c].l, "l"), *r = make(cases[c].r, "r");
-        join_check_on(cpu, gpu, l, r, "on=k algo=radix", 1, cases[c].resident);
-        int l2 = strstr(last_profile, "\"l2_join\":1") != NULL;
-        int fell = strstr(last_profile, "\"l2_join_fell\":1") != NULL;
-        if (l2 == cases[c].fell || fell != cases[c].fell)
-            printf("case %zu: l2_join %d, l2_join_fell %d; profile %s\n", c, l2, fell,
-                   last_profile);
-        assert_int_equal(l2, !cases[c].fell);
-        assert_int_equal(fell, cases[c].fell);
-        if (c == 2) { /* the kernel bounded to 64 registers */
-            SL_ASSERT_OK(sl_engine_option_set(gpu, "debug_join_l2", "on_64regs"));
-            join_check_on(cpu, gpu, l, r, "on=k algo=radix", 1, cases[c].resident);
-            assert_non_null(strstr(last_profile, "\"l2_join\":2"));
-            SL_ASSERT_OK(sl_engine_option_set(gpu, "debug_join_l2", "on"));
-        }
-        sl_table_unref(l);
-        sl_table_unref(r);
-    }
-    sl_engine_close(cpu);
-    sl_engine_close(gpu);
-}
-
 /* A row count of the last GPU join ("probe_rows", "build_rows": the rows it
  * partitioned), from its profile values. */
 static long long rows_of_last_join(const char *what)

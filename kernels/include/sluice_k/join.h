@@ -70,28 +70,6 @@ SL_K_JOIN_DECL(k32_v64, uint32_t, uint64_t)
 SL_K_JOIN_DECL(k64_v32, uint64_t, uint32_t)
 SL_K_JOIN_DECL(k64_v64, uint64_t, uint64_t)
 
-/* One radix pass, then tables in the L2 cache (issue 19; debug_join_l2): R and S
- * partitioned on bits [begin_bit, begin_bit + bits), bits <= 10, with offsets as above;
- * max_build = the most R rows of one partition. Partition p's rows go into a hash table
- * in global memory (8-byte slots, load <= SL_K_JOIN_L2_LOAD_PCT percent), and as many
- * tables as fit l2_bytes (at least 2) are built and probed at once by a persistent grid
- * (units of SL_K_JOIN_L2_UNIT build rows, twice that many probe rows), sized to stay in
- * the L2 cache; any partition size is correct (a table past the L2 cache is only
- * slower). Output and d_count[0] as sl_k_phj_materialize_k32_v32 (the
- * order of the rows differs); d_count has 2 words: d_count[1] != 0 says a build key is
- * repeated too often for linear probing (a row found no slot in 4,096: the output is
- * incomplete; join another way). min_blocks: 4 bounds the kernel's registers to 4
- * blocks of 256 threads an SM (64), else as compiled (80: 3 blocks). Temp storage:
- * two-call pattern; it holds the tables, so it depends on bits, max_build and l2_bytes. */
-#define SL_K_JOIN_L2_LOAD_PCT 67
-#define SL_K_JOIN_L2_UNIT 2048
-cudaError_t sl_k_phj_l2_materialize_k32_v32(
-    void *d_temp, size_t *temp_bytes, const uint32_t *d_r_keys, const uint32_t *d_r_vals,
-    const int64_t *d_r_offsets, const uint32_t *d_s_keys, const uint32_t *d_s_vals,
-    const int64_t *d_s_offsets, int bits, int begin_bit, int64_t max_build, size_t l2_bytes,
-    uint32_t *d_out_keys, uint32_t *d_out_r_vals, uint32_t *d_out_s_vals,
-    int64_t out_capacity, int min_blocks, unsigned long long *d_count, cudaStream_t stream);
-
 #ifdef __cplusplus
 }
 #endif

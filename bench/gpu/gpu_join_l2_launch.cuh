@@ -1,21 +1,30 @@
-/* The partitioned hash join after one radix pass, with its tables in the L2 cache
- * (sl_k_phj_l2_materialize_k32_v32, sluice_k/join.h; issue 19). Prototyped in
- * bench/gpu/gpu_join_l2_micro.cu.
+/* The L2-table join of gpu_join_l2_micro as a launcher (it was
+ * sl_k_phj_l2_materialize_k32_v32 in kernels/join/join_l2.cu on branch s19-gjoin, behind
+ * the option debug_join_l2, run through the join on an H100 and taken out again: a clear
+ * negative, see gpu_join_l2_micro.cu). Included by gpu_join_l2_micro.cu inside a
+ * namespace of its own, after <cub/block/block_scan.cuh> and sluice_k/persistent.cuh.
+ *
+ * l2_materialize: R and S partitioned on bits [begin_bit, begin_bit + bits), bits <= 10,
+ * with offsets as sl_k_phj_materialize_*; max_build = the most R rows of one partition.
+ * Partition p's rows go into a hash table in global memory (8-byte slots, load <=
+ * kLoadPct percent), and as many tables as fit l2_bytes (at least 2) are built and
+ * probed at once by a persistent grid (units of kUnit build rows, twice that many probe
+ * rows). Output and d_count[0] as sl_k_phj_materialize_k32_v32 (another row order);
+ * d_count has 2 words: d_count[1] != 0 says a build key is repeated too often for linear
+ * probing (a row found no slot in kMaxWalk: the output is incomplete; the join on the
+ * branch then partitioned the next bits and ran the shared-memory kernel). min_blocks 4
+ * bounds the kernel's registers to 4 blocks of 256 threads an SM (64), else as compiled
+ * (80: 3 blocks). Temp storage: two-call pattern (the tables are in it).
  *
  * A persistent grid takes units in order; partition p's units are its build chunks, then
- * its probe chunks. Partition p uses table p % T in global memory (u64 slots: key | value
- * << 32, linear probing from a multiply-shift hash of the key's bits outside the
- * partition digit). A slot whose key's partition digit is not p is empty for p, so no
- * table is cleared between partitions: p's build waits (one thread spinning) only until
- * the last earlier partition on the same table has finished probing it, and p's probes
- * until p's build chunks are done. Units are claimed in order by running blocks, so
- * every wait ends (the lowest unfinished unit waits on nothing). Table reads bypass L1
- * (ld.global.cg): L1 may hold a line of the table's previous partition. */
-#include "sluice_k/join.h"
-
-#include <cub/block/block_scan.cuh>
-
-#include "sluice_k/persistent.cuh"
+ * its probe chunks. Partition p uses table p % T (u64 slots: key | value << 32, linear
+ * probing from a multiply-shift hash of the key's bits outside the partition digit). A
+ * slot whose key's partition digit is not p is empty for p, so no table is cleared
+ * between partitions: p's build waits (one thread spinning) only until the last earlier
+ * partition on the same table has finished probing it, and p's probes until p's build
+ * chunks are done. Units are claimed in order by running blocks, so every wait ends (the
+ * lowest unfinished unit waits on nothing). Table reads bypass L1 (ld.global.cg): L1 may
+ * hold a line of the table's previous partition. */
 
 namespace {
 
@@ -25,6 +34,8 @@ constexpr int kBT = 256;  /* threads a block */
 constexpr int kItems = 4; /* rows a thread a step */
 constexpr int kStep = kBT * kItems;
 constexpr int kMaxParts = 1024; /* plan_kernel: one block */
+constexpr int kLoadPct = 67;     /* table load, percent */
+constexpr int kUnit = 2048;      /* build rows a unit */
 /* Slots a build row may walk: linear probing at load 2/3 walks a few dozen at most for
  * distinct keys; a key repeated thousands of times walks past all its copies (the build
  * would take quadratic time), so the join gives up (count[1]). */
@@ -271,10 +282,10 @@ __global__ void __launch_bounds__(kBT, MINB)
     }
 }
 
-/* Table size and count for the largest build partition (see join.h). */
+/* Table size and count for the largest build partition. */
 void l2_shape(int64_t max_build, size_t l2_bytes, uint32_t *ts, int *T)
 {
-    int64_t s = max_build * 100 / SL_K_JOIN_L2_LOAD_PCT + 1;
+    int64_t s = max_build * 100 / kLoadPct + 1;
     if (s < 1024)
         s = 1024;
     *ts = (uint32_t)s;
@@ -284,7 +295,7 @@ void l2_shape(int64_t max_build, size_t l2_bytes, uint32_t *ts, int *T)
 
 } // namespace
 
-extern "C" cudaError_t sl_k_phj_l2_materialize_k32_v32(
+cudaError_t l2_materialize(
     void *d_temp, size_t *temp_bytes, const uint32_t *d_r_keys, const uint32_t *d_r_vals,
     const int64_t *d_r_offsets, const uint32_t *d_s_keys, const uint32_t *d_s_vals,
     const int64_t *d_s_offsets, int bits, int begin_bit, int64_t max_build,
@@ -333,7 +344,7 @@ extern "C" cudaError_t sl_k_phj_l2_materialize_k32_v32(
     if (per_sm < 1)
         return cudaErrorInvalidConfiguration;
     init_tables<<<sms * 4, 256, 0, stream>>>(tabs, ts, T, P, begin_bit);
-    const int bc = SL_K_JOIN_L2_UNIT, pc = 2 * SL_K_JOIN_L2_UNIT;
+    const int bc = kUnit, pc = 2 * kUnit;
     plan_kernel<<<1, kMaxParts, 0, stream>>>(d_r_offsets, d_s_offsets, P, T, bc, pc, nbc, npc,
                                              prev, unit_off);
     kern<<<sms * per_sm, kBT, 0, stream>>>(
