@@ -12,9 +12,8 @@
  * rows). Output and d_count[0] as sl_k_phj_materialize_k32_v32 (another row order);
  * d_count has 2 words: d_count[1] != 0 says a build key is repeated too often for linear
  * probing (a row found no slot in kMaxWalk: the output is incomplete; the join on the
- * branch then partitioned the next bits and ran the shared-memory kernel). min_blocks 4
- * bounds the kernel's registers to 4 blocks of 256 threads an SM (64), else as compiled
- * (80: 3 blocks). Temp storage: two-call pattern (the tables are in it).
+ * branch then partitioned the next bits and ran the shared-memory kernel).
+ * (Shape: what the micro varies.) Temp storage: two-call pattern (the tables are in it).
  *
  * A persistent grid takes units in order; partition p's units are its build chunks, then
  * its probe chunks. Partition p uses table p % T (u64 slots: key | value << 32, linear
@@ -120,7 +119,7 @@ __global__ void __launch_bounds__(kBT, MINB)
             int shift, u64 *tabs, uint32_t ts, int T, const int64_t *__restrict__ unit_off,
             const int *__restrict__ nbc, const int *__restrict__ npc,
             const int *__restrict__ prev, unsigned *built, unsigned *probed,
-            unsigned long long *work, int bc, int pc, uint32_t *__restrict__ ok,
+            unsigned long long *work, int bc, int pc, int build_only, uint32_t *__restrict__ ok,
             uint32_t *__restrict__ orv, uint32_t *__restrict__ osv, int64_t cap,
             unsigned long long *count)
 {
@@ -197,7 +196,7 @@ __global__ void __launch_bounds__(kBT, MINB)
                 wait_at_least(&built[p], (unsigned)nbc[p]);
             __syncthreads();
             const int64_t s0 = soff[p] + (local - nbc[p]) * pc;
-            const int64_t s1 = min(soff[p + 1], s0 + pc);
+            const int64_t s1 = build_only ? s0 : min(soff[p + 1], s0 + pc);
             const u64 empty = (u64)((uint32_t)((p + 1) & dmask) << begin);
             for (int64_t base = s0; base < s1; base += kStep) {
                 uint32_t k[kItems], v[kItems], h[kItems], cnt[kItems], first[kItems];
@@ -282,25 +281,34 @@ __global__ void __launch_bounds__(kBT, MINB)
     }
 }
 
+} // namespace
+
+/* What the micro varies; 0 = the launcher's choice. tables: tables at once (else as many
+ * as fit l2_bytes, at least 2); load_pct: table load (kLoadPct); unit: build rows a unit
+ * (kUnit; probe units twice that); min_blocks: 4 or 6 bound the kernel's registers to
+ * that many blocks of 256 threads an SM (64, 40), else as compiled (80: 3 blocks);
+ * build_only: the tables are built and nothing is probed (the build's cost). */
+struct Shape {
+    int tables, load_pct, unit, min_blocks, build_only;
+};
+
 /* Table size and count for the largest build partition. */
-void l2_shape(int64_t max_build, size_t l2_bytes, uint32_t *ts, int *T)
+inline void l2_shape(int64_t max_build, size_t l2_bytes, const Shape &sh, uint32_t *ts, int *T)
 {
-    int64_t s = max_build * 100 / kLoadPct + 1;
+    int64_t s = max_build * 100 / (sh.load_pct ? sh.load_pct : kLoadPct) + 1;
     if (s < 1024)
         s = 1024;
     *ts = (uint32_t)s;
-    int64_t t = (int64_t)(l2_bytes / ((size_t)s * 8));
+    int64_t t = sh.tables ? sh.tables : (int64_t)(l2_bytes / ((size_t)s * 8));
     *T = (int)(t < 2 ? 2 : t > kMaxParts ? kMaxParts : t);
 }
-
-} // namespace
 
 cudaError_t l2_materialize(
     void *d_temp, size_t *temp_bytes, const uint32_t *d_r_keys, const uint32_t *d_r_vals,
     const int64_t *d_r_offsets, const uint32_t *d_s_keys, const uint32_t *d_s_vals,
     const int64_t *d_s_offsets, int bits, int begin_bit, int64_t max_build,
     size_t l2_bytes, uint32_t *d_out_keys, uint32_t *d_out_r_vals, uint32_t *d_out_s_vals,
-    int64_t out_capacity, int min_blocks, unsigned long long *d_count, cudaStream_t stream)
+    int64_t out_capacity, Shape shape, unsigned long long *d_count, cudaStream_t stream)
 {
     if (temp_bytes == NULL || bits < 1 || (1 << bits) > kMaxParts || begin_bit < 0 ||
         begin_bit + bits > 32 || max_build < 0 || max_build >= ((int64_t)1 << 31) ||
@@ -309,7 +317,7 @@ cudaError_t l2_materialize(
     const int P = 1 << bits;
     uint32_t ts;
     int T;
-    l2_shape(max_build, l2_bytes, &ts, &T);
+    l2_shape(max_build, l2_bytes, shape, &ts, &T);
     const size_t off_b = align_up((size_t)(P + 1) * 8), int_b = align_up((size_t)P * 4);
     const size_t ctr_b = align_up((size_t)2 * P * 4) + 256; /* built, probed; work */
     const size_t need = off_b + 3 * int_b + ctr_b + (size_t)ts * T * 8;
@@ -333,8 +341,9 @@ cudaError_t l2_materialize(
     if ((e = cudaMemsetAsync(ctr, 0, ctr_b, stream)) != cudaSuccess ||
         (e = cudaMemsetAsync(d_count, 0, 2 * sizeof *d_count, stream)) != cudaSuccess)
         return e;
-    /* 80 registers as compiled (3 blocks of 256 an SM); min_blocks 4: 64 */
-    auto kern = min_blocks >= 4 ? l2_join<4> : l2_join<1>;
+    auto kern = shape.min_blocks == 6   ? l2_join<6>
+                : shape.min_blocks == 4 ? l2_join<4>
+                                        : l2_join<1>;
     int dev = 0, sms = 0, per_sm = 0;
     if ((e = cudaGetDevice(&dev)) != cudaSuccess ||
         (e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev)) != cudaSuccess ||
@@ -344,12 +353,12 @@ cudaError_t l2_materialize(
     if (per_sm < 1)
         return cudaErrorInvalidConfiguration;
     init_tables<<<sms * 4, 256, 0, stream>>>(tabs, ts, T, P, begin_bit);
-    const int bc = kUnit, pc = 2 * kUnit;
+    const int bc = shape.unit > 0 ? shape.unit : kUnit, pc = 2 * bc;
     plan_kernel<<<1, kMaxParts, 0, stream>>>(d_r_offsets, d_s_offsets, P, T, bc, pc, nbc, npc,
                                              prev, unit_off);
     kern<<<sms * per_sm, kBT, 0, stream>>>(
         d_r_keys, d_r_vals, d_r_offsets, d_s_keys, d_s_vals, d_s_offsets, P, begin_bit,
         begin_bit + bits, tabs, ts, T, unit_off, nbc, npc, prev, built, probed, work, bc, pc,
-        d_out_keys, d_out_r_vals, d_out_s_vals, out_capacity, d_count);
+        shape.build_only, d_out_keys, d_out_r_vals, d_out_s_vals, out_capacity, d_count);
     return cudaGetLastError();
 }
