@@ -371,7 +371,8 @@ void bench_join_phases(struct bench_result *r, const char *profile, double total
                                         "ooc_runs_down", "smj_pass2_up", "smj_pass2_down",
                                         "smj_p2_up_busy", "smj_p2_up_gap", "smj_p2_sort",
                                         "smj_p2_write", "smj_p2_down_busy", "smj_p2_wait",
-                                        "smj_p2_host_up", "smj_p2_host_end", "finalize"};
+                                        "smj_p2_host_up", "smj_p2_host_end", "smj_side0_cuts",
+                                        "finalize"};
     enum { NP = sizeof names / sizeof names[0] };
     double v[NP] = {0};
     int seen[NP] = {0};

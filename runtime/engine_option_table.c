@@ -310,6 +310,18 @@ const struct sl__option sl__options[] = {
       "as before session 18, not only on the low bits in which the range's key codes "
       "differ (fewer radix passes) (A/B runs).", NULL, 0, 1},
      FIELD(debug_smj_sort_all_bits, INT)},
+    {{"debug_smj_pass1", SL_ENGINE_OPT_ENUM, DBG, "auto",
+      "How the out-of-core sort-merge join's key-range path sorts its sides' runs: auto = "
+      "side 0's runs queued before the splitters are sampled (the host samples while the "
+      "GPU sorts; side 0's cuts searched in its runs afterwards) and side 1's queued "
+      "before side 0's end, so the link does not idle between them; serial = splitters "
+      "first, then each side's runs in turn, each run's cuts found on the GPU, as in "
+      "session 18 (A/B runs).", "auto,serial", 0, 1}, FIELD(debug_smj_pass1, INT)},
+    {{"debug_smj_count_copy", SL_ENGINE_OPT_BOOL, DBG, "false",
+      "Has the out-of-core sort-merge join's pass 2 read each key range's result count by "
+      "a copy on the task stream, as in session 18 (A/B runs), not by a one-thread kernel "
+      "that writes it into pinned memory (a copy may queue behind the results' downloads "
+      "on a copy engine).", NULL, 0, 1}, FIELD(debug_smj_count_copy, INT)},
     {{"debug_ooc_narrow_tops", SL_ENGINE_OPT_ENUM, DBG, "auto",
       "How the out-of-core sort's GPU merge finds each bucket's window of top-16 key values "
       "in narrow runs: auto = from the values beside pass 1's cuts, found on the GPU as each "

@@ -245,6 +245,14 @@ struct sl_engine_config {
     int debug_smj_sort_all_bits; /* 1: the out-of-core sort-merge join's pass 2 sorts a
                                     range on all key bits, as in session 17 (A/B runs);
                                     0: on the bits its key codes differ in */
+    /* Fields added with the out-of-core sort-merge join's overlapped pass 1 (issue 23). */
+    int debug_smj_pass1;        /* out-of-core sort-merge join's key-range path: 0 auto
+                                   (side 0's runs queued before the splitters are
+                                   sampled, side 1's before side 0's end), 1 serial
+                                   (splitters, then each side in turn: A/B runs) */
+    int debug_smj_count_copy;   /* 1: its pass 2 reads each range's count by a copy on
+                                   the task stream (A/B runs); 0: by a kernel into pinned
+                                   memory */
     /* Fields added with the out-of-core sort's pass 1 host work off the link (issue 23). */
     int debug_ooc_narrow_tops;  /* out-of-core sort, narrow runs: 0 auto (each bucket's
                                    top-16 window from values found on the GPU beside pass

@@ -48,6 +48,8 @@ struct sl__ooc_input {
      * split_rows 0) instead of sampling its own. */
     const uint64_t *codes;
     int64_t n_codes;
+    int no_cuts; /* 1 without given splitters: pass 1 samples none of its own (the
+                    sort-merge join searches its cuts in the runs afterwards) */
 };
 
 /* The sorted runs (runs.rows / runs.cols point into the arrays below). */
@@ -93,6 +95,21 @@ int sl__ooc_runs_can(sl_task_t *t, const struct sl__ooc_input *in);
  * recorded on the task. */
 #define SL__OOC_SPLIT_RUNS 1024
 int sl__ooc_runs_sort(sl_task_t *t, const struct sl__ooc_input *in, struct sl__ooc_sorted **out);
+/* sl__ooc_runs_sort in two halves, so that the caller works while pass 1 runs on the GPU
+ * (the sort-merge join: splitters sampled, the other side's pass 1 queued): begin plans,
+ * allocates and queues every run (the task's stream and two borrowed copy streams) and
+ * sets *out as sl__ooc_runs_sort does; end (whatever begin returned, *h NULL or not; in
+ * `in` must live until then) waits for this pass's copies and kernels only, frees its
+ * device buffers and returns the pass's first failure. The task's stream is in order:
+ * work the caller queues on it between the two runs after this pass's sorts. after (a
+ * cudaEvent_t, or NULL): what the pass's copies wait for instead of the task's stream as
+ * it is (device memory is ordered there): an event the caller recorded on that stream
+ * before the work it queued since (another pass 1), which must free no device memory
+ * there, so that this pass's uploads need not wait for that work. */
+struct sl__ooc_pass1;
+int sl__ooc_runs_sort_begin(sl_task_t *t, const struct sl__ooc_input *in,
+                            struct sl__ooc_sorted **out, struct sl__ooc_pass1 **h, void *after);
+int sl__ooc_runs_sort_end(sl_task_t *t, struct sl__ooc_pass1 *h);
 /* Splitter codes of P buckets of about equal rows over the keys of n_in inputs together
  * (one key width and order; sl__ooc_input_splitters over every batch of them, `over`
  * samples a bucket, samples of keys in this GPU's batches read by a kernel): codes, P - 1
@@ -102,6 +119,11 @@ int sl__ooc_runs_sort(sl_task_t *t, const struct sl__ooc_input *in, struct sl__o
  * after failing the task. */
 int sl__ooc_inputs_splitters(sl_task_t *t, const struct sl__ooc_input *in, int n_in, int64_t P,
                              int graded, int64_t over, uint64_t *codes);
+/* The same, the samples in GPU batches read on `stream` (a cudaStream_t; NULL: the
+ * task's), which the host waits for (the caller orders it after the batches' writers). */
+int sl__ooc_inputs_splitters_on(sl_task_t *t, const struct sl__ooc_input *in, int n_in,
+                                int64_t P, int graded, int64_t over, uint64_t *codes,
+                                void *stream);
 /* The GPU sort of pass 1's runs, for other buckets of rows (the sort-merge join's key
  * ranges): rows of the columns in[c] (the shape's n_cols, key_col, desc, width) sorted
  * stably by the key into out[c] on `stream`: (key, payload) pairs by CUB, or (key, row

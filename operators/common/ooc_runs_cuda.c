@@ -275,6 +275,8 @@ struct runner {
     int64_t *h_ntop;                 /* narrow runs, pass 2: each bucket's lowest top-16
                                         value and their number (2 x nb) */
     struct pass_clock clock;
+    cudaEvent_t after;               /* what the copy streams wait for, else the task's
+                                        stream as it is (sl__ooc_runs_sort_begin) */
 };
 
 /* Work on `to` after what was enqueued on `from` so far. */
@@ -1099,9 +1101,15 @@ static int runs(struct runner *r)
     int rc = alloc_all(r);
     if (rc < 0 || (rc = stage_open(r)) < 0)
         return rc;
-    /* Device memory is ordered on the task's stream: the copy streams wait for it. */
-    if ((rc = order(r->t, r->cs, r->h2d)) < 0 || (rc = order(r->t, r->cs, r->d2h)) < 0)
+    /* Device memory is ordered on the task's stream: the copy streams wait for it (or for
+     * the caller's event: its state before work it queued there since, which freed no
+     * device memory) */
+    if (r->after) {
+        SL_TASK_CUDA_TRY(r->t, cudaStreamWaitEvent(r->h2d, r->after, 0), "ordering streams");
+        SL_TASK_CUDA_TRY(r->t, cudaStreamWaitEvent(r->d2h, r->after, 0), "ordering streams");
+    } else if ((rc = order(r->t, r->cs, r->h2d)) < 0 || (rc = order(r->t, r->cs, r->d2h)) < 0) {
         return rc;
+    }
     if (r->cut_from > 0)
         SL_TASK_CUDA_TRY(r->t, cudaEventCreateWithFlags(&r->early_down, cudaEventDisableTiming),
                          "cudaEventCreate");
@@ -1119,20 +1127,18 @@ static int runs(struct runner *r)
     if (rc >= 0 && r->cut_from >= r->p.n_runs && r->cut_from > 0) /* every run was early */
         rc = presplit_end(r);
     clock_enqueued(r, &r->clock);
-    if (rc >= 0 && r->cut_from > 0)
-        rc = early_cuts(r);
     return rc;
 }
 
 /* The samples of sl__ooc_input_splitters (n rows, kw-byte keys) that fall in parts on
  * this GPU (dev[q] != NULL: key columns the host cannot read; the sink kept the first
- * batches there): one kernel on the task's stream reads them into pinned memory (*pin,
+ * batches there): one kernel on stream cs reads them into pinned memory (*pin,
  * *pin_bytes: the caller's to free), where keys[q] then points, first[q] being part q's
  * first sample (-1 for the others). Some 2,000 samples for 2^28 rows at 1/2: one launch,
  * where a copy each costs microseconds. SL_OK, or < 0 after failing the task. */
 static int device_samples(sl_task_t *t, int64_t n, int kw, int64_t P, int64_t over,
                           const void **keys, const int64_t *rows, const void *const *dev,
-                          int64_t *first, void **pin, int64_t *pin_bytes)
+                          int64_t *first, void **pin, int64_t *pin_bytes, cudaStream_t cs)
 {
     const int64_t s = sl__ooc_input_sample_count(n, P, over);
     const void **addr = NULL;
@@ -1168,7 +1174,6 @@ static int device_samples(sl_task_t *t, int64_t n, int kw, int64_t P, int64_t ov
         return SL_OK;
     /* the spill pool's blocks are mapped: the kernel reads the addresses and writes the
      * keys in place */
-    cudaStream_t cs = sl_task_stream(t);
     SL_TASK_CUDA_TRY(t, sl_k_gather_addrs((const void *const *)addr, kw, vals, m, cs),
                      "reading samples of GPU batches");
     SL_TASK_CUDA_TRY(t, cudaStreamSynchronize(cs), "reading samples of GPU batches");
@@ -1186,9 +1191,9 @@ static void in_split_free(sl_task_t *t, struct in_split *sp)
 }
 
 /* 1, 0 (a key column elsewhere: nothing to sample) or < 0 after failing the task; sp is
- * freed unless 1. */
+ * freed unless 1. The samples in GPU batches are read on `stream` (NULL: the task's). */
 static int in_split_begin(sl_task_t *t, const struct sl__ooc_input *in, int n_in, int64_t P,
-                          int64_t over, struct in_split *sp)
+                          int64_t over, struct in_split *sp, void *stream)
 {
     memset(sp, 0, sizeof *sp);
     int here = -1, kw = 0, desc = in[0].desc;
@@ -1235,7 +1240,7 @@ static int in_split_begin(sl_task_t *t, const struct sl__ooc_input *in, int n_in
         }
     if (rc >= 0 && any_dev)
         rc = device_samples(t, n, kw, P, over, sp->keys, sp->rows, sp->dev, sp->first, &sp->pin,
-                            &sp->pin_bytes);
+                            &sp->pin_bytes, stream ? (cudaStream_t)stream : sl_task_stream(t));
     if (rc < 0) {
         in_split_free(t, sp);
         return rc;
@@ -1251,14 +1256,21 @@ static void in_split_end(sl_task_t *t, struct in_split *sp, int64_t P, int grade
     in_split_free(t, sp);
 }
 
-int sl__ooc_inputs_splitters(sl_task_t *t, const struct sl__ooc_input *in, int n_in, int64_t P,
-                             int graded, int64_t over, uint64_t *codes)
+int sl__ooc_inputs_splitters_on(sl_task_t *t, const struct sl__ooc_input *in, int n_in,
+                                int64_t P, int graded, int64_t over, uint64_t *codes,
+                                void *stream)
 {
     struct in_split sp;
-    int rc = in_split_begin(t, in, n_in, P, over, &sp);
+    int rc = in_split_begin(t, in, n_in, P, over, &sp, stream);
     if (rc > 0)
         in_split_end(t, &sp, P, graded, over, codes);
     return rc;
+}
+
+int sl__ooc_inputs_splitters(sl_task_t *t, const struct sl__ooc_input *in, int n_in, int64_t P,
+                             int graded, int64_t over, uint64_t *codes)
+{
+    return sl__ooc_inputs_splitters_on(t, in, n_in, P, graded, over, codes, NULL);
 }
 
 /* Pass 2's splitters, sampled from the input before pass 1 (sl__ooc_inputs_splitters), so
@@ -1279,6 +1291,8 @@ static int presplit_open(struct runner *r, int64_t early)
     const int given = r->in->n_codes > 0;
     int64_t how = AUTO, R2 = 0, P = given ? r->in->n_codes + 1 : 0;
     int graded = 0;
+    if (!given && r->in->no_cuts)
+        return SL_OK; /* the caller finds the cuts it needs */
     if (!given) {
         int64_t nb = r->in->n_batches, dev_bytes = 0, graded_opt = 0;
         sl_task_option_int(r->t, "debug_ooc_sort_merge", &how);
@@ -1321,7 +1335,7 @@ static int presplit_open(struct runner *r, int64_t early)
     if (given)
         memcpy(codes, r->in->codes, (size_t)n_codes * sizeof *codes);
     else if (early > 0)
-        rc = in_split_begin(r->t, r->in, 1, P, OVERSAMPLE, &r->split);
+        rc = in_split_begin(r->t, r->in, 1, P, OVERSAMPLE, &r->split, NULL);
     else
         rc = sl__ooc_inputs_splitters(r->t, r->in, 1, P, graded, OVERSAMPLE, codes);
     if (rc > 0 && !(st->split = sl__task_pinned_alloc(r->t, split_bytes)))
@@ -1366,9 +1380,10 @@ static int64_t narrow_of(sl_task_t *t, const struct plan *p, const struct sl__oo
 /* Runs to enqueue before pass 2's splitters are sampled (presplit_open): the first some
  * PRESPLIT_EARLY bytes of input go up and are sorted while the host samples (1.3 to 4 ms
  * for 2^28 rows at 1/16 on H100 hosts, the link idle, 2026-11-27), at most a quarter of
- * the runs (at least one), their cuts searched on the host later (early_cuts). Where option debug_ooc_presplit is auto and the input
- * needs no staging (pageable input: the host stages each run as it enqueues it); 0:
- * none, the splitters first. */
+ * the runs (at least one), their cuts searched on the host later (early_cuts, in
+ * sl__ooc_runs_sort_end). Where option debug_ooc_presplit is auto and the input needs no
+ * staging (pageable input: the host stages each run as it enqueues it); 0: none, the
+ * splitters first. */
 #define PRESPLIT_EARLY ((int64_t)256 << 20)
 static int64_t presplit_early(sl_task_t *t, const struct plan *p, const struct sl__ooc_input *in)
 {
@@ -1387,49 +1402,115 @@ static int64_t presplit_early(sl_task_t *t, const struct plan *p, const struct s
     return m < 1 ? 1 : m;
 }
 
-int sl__ooc_runs_sort(sl_task_t *t, const struct sl__ooc_input *in, struct sl__ooc_sorted **out)
-{
+/* Pass 1 in flight (sl__ooc_runs_sort_begin): its runner, borrowed streams, and an event
+ * after its last work on the task's stream (so that its end need not wait for what the
+ * caller queued there since). */
+struct sl__ooc_pass1 {
     struct runner r;
-    memset(&r, 0, sizeof r);
-    r.t = t;
-    r.in = in;
+    void *side[2];
+    cudaEvent_t cs_done;
+    double t0;
+    int rc;
+};
+
+int sl__ooc_runs_sort_begin(sl_task_t *t, const struct sl__ooc_input *in,
+                            struct sl__ooc_sorted **out, struct sl__ooc_pass1 **hp, void *after)
+{
     *out = NULL;
-    if (!make_plan(t, in, &r.p))
+    *hp = NULL;
+    struct sl__ooc_pass1 *h = calloc(1, sizeof *h);
+    if (!h)
+        return sl_task_fail(t, SL_ENOMEM, "out of memory");
+    struct runner *r = &h->r;
+    r->t = t;
+    r->in = in;
+    r->after = after;
+    if (!make_plan(t, in, &r->p)) {
+        free(h);
         return sl_task_fail(t, SL_EBUDGET, "out-of-core sort on the GPU: %lld bytes of GPU "
                             "budget left are too few for a run",
                             (long long)sl_task_device_budget(t));
-    double t0 = now_ms();
-    if (!(r.st = *out = sorted_new(t, &r.p)))
+    }
+    h->t0 = now_ms();
+    if (!(r->st = *out = sorted_new(t, &r->p))) {
+        free(h);
         return sl_task_fail(t, SL_ENOMEM, "out of memory");
+    }
     /* before presplit_open: pass 2's bucket size counts the narrow runs' tables */
-    int64_t narrow = in->pack == 2 ? 0 : narrow_of(t, &r.p, r.st); /* 2: 8-byte rows only */
-    r.p.narrow = r.st->runs.narrow = narrow > 0;
+    int64_t narrow = in->pack == 2 ? 0 : narrow_of(t, &r->p, r->st); /* 2: 8-byte rows only */
+    r->p.narrow = r->st->runs.narrow = narrow > 0;
     int64_t bufs = 0; /* option debug_ooc_pass1_buffers: 1 upload (as before) */
     sl_task_option_int(t, "debug_ooc_pass1_buffers", &bufs);
-    r.p.early_free = bufs == 0;
-    int rc = presplit_open(&r, presplit_early(t, &r.p, in));
-    if (rc < 0)
-        return rc;
-    if (narrow == 1 && r.st->n_codes == 0) /* auto: no cuts in pass 1, no GPU merge planned */
-        r.p.narrow = r.st->runs.narrow = 0;
-    if (r.st->n_codes > 0)
-        sl_task_phase_time(t, "ooc_presplit", now_ms() - t0);
-    void *side[2];
-    if ((rc = streams_open(&r, side)) < 0) {
-        in_split_free(t, &r.split);
+    r->p.early_free = bufs == 0;
+    int rc = presplit_open(r, presplit_early(t, &r->p, in));
+    if (rc >= 0 && narrow == 1 && r->st->n_codes == 0) /* auto: no cuts in pass 1, no GPU
+                                                          merge planned */
+        r->p.narrow = r->st->runs.narrow = 0;
+    if (rc >= 0 && r->st->n_codes > 0)
+        sl_task_phase_time(t, "ooc_presplit", now_ms() - h->t0);
+    if (rc >= 0)
+        rc = streams_open(r, h->side);
+    if (rc < 0) {
+        in_split_free(t, &r->split);
+        free(h);
         return rc;
     }
-    rc = runs(&r);
-    cudaError_t e = streams_close(&r, side);
-    in_split_free(t, &r.split); /* presplit_early's, if runs() failed before its end */
-    clock_report(&r, &r.clock, rc >= 0 && e == cudaSuccess, "ooc_runs_up", "ooc_runs_down",
+    h->rc = runs(r);
+    /* timing is advice and so is this event: without it the end waits for the stream */
+    if (cudaEventCreateWithFlags(&h->cs_done, cudaEventDisableTiming) != cudaSuccess ||
+        cudaEventRecord(h->cs_done, r->cs) != cudaSuccess) {
+        if (h->cs_done)
+            cudaEventDestroy(h->cs_done);
+        h->cs_done = NULL;
+        cudaGetLastError();
+    }
+    *hp = h;
+    return h->rc;
+}
+
+int sl__ooc_runs_sort_end(sl_task_t *t, struct sl__ooc_pass1 *h)
+{
+    if (!h)
+        return SL_OK;
+    struct runner *r = &h->r;
+    int rc = h->rc;
+    /* the first runs' cuts (presplit_early), searched on the host once they are down, while
+     * the GPU sorts the rest */
+    if (rc >= 0 && r->cut_from > 0)
+        rc = early_cuts(r);
+    /* the copy streams are this pass's own; the task's stream may hold the caller's
+     * later work (another pass 1): wait for this pass's part of it only */
+    cudaStream_t own[2] = {r->h2d, r->d2h};
+    cudaError_t e = cudaSuccess;
+    for (int i = 0; i < 2; i++) {
+        cudaError_t ei = cudaStreamSynchronize(own[i]);
+        if (e == cudaSuccess)
+            e = ei;
+    }
+    cudaError_t ec = h->cs_done ? cudaEventSynchronize(h->cs_done) : cudaStreamSynchronize(r->cs);
+    if (e == cudaSuccess)
+        e = ec;
+    if (h->cs_done)
+        cudaEventDestroy(h->cs_done);
+    sl__task_streams_put(t, 2, h->side);
+    in_split_free(t, &r->split); /* presplit_early's, if runs() failed before its end */
+    clock_report(r, &r->clock, rc >= 0 && e == cudaSuccess, "ooc_runs_up", "ooc_runs_down",
                  NULL, "ooc_runs_up_wait", "ooc_runs_down_wait");
-    sl__upload_stage_close(t, &r.stage);
-    free_all(&r);
+    sl__upload_stage_close(t, &r->stage);
+    free_all(r);
     if (rc >= 0 && e != cudaSuccess)
         rc = SL_TASK_CUDA_FAIL(t, e, "sorting runs");
-    r.st->gpu_ms = now_ms() - t0;
+    r->st->gpu_ms = now_ms() - h->t0;
+    free(h);
     return rc;
+}
+
+int sl__ooc_runs_sort(sl_task_t *t, const struct sl__ooc_input *in, struct sl__ooc_sorted **out)
+{
+    struct sl__ooc_pass1 *h = NULL;
+    int rc = sl__ooc_runs_sort_begin(t, in, out, &h, NULL);
+    int rc2 = sl__ooc_runs_sort_end(t, h);
+    return rc < 0 ? rc : rc2;
 }
 
 /* ---------------- pass 2: buckets of the runs re-sorted on the GPU ---------------- */

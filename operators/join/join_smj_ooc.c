@@ -7,7 +7,10 @@
  *   sampled from both sides' input (common/ooc_runs_cuda.c, sl__ooc_inputs_splitters);
  *   each side is sorted in GPU-budget-sized runs into pinned host memory (pass 1: upload,
  *   CUB sort, download, overlapped through two buffer sets and three streams), each run's
- *   cuts at the splitters found on the GPU as it is sorted; then pass 2 merge-joins the
+ *   cuts at the splitters found on the GPU as it is sorted (since session 19, option
+ *   debug_smj_pass1=auto: side 0's runs queued before the splitters are sampled and its
+ *   cuts searched in its runs after, side 1's queued before side 0's end, so the link
+ *   does not idle between them); then pass 2 merge-joins the
  *   ranges on the GPU (below, "the merge-join of the ranges on the GPU"): a range's
  *   slices of every run of both sides go up, each side is sorted there, joined, and its
  *   result goes down into pinned result memory. The input crosses the link up twice and
@@ -195,6 +198,7 @@ struct gr_set {
     void *out[2 * JOIN_MAX_COLS];
     int64_t cap_out;
     unsigned long long *d_count, *h_count;
+    void **h_addr;                      /* pinned: d_count (the count's kernel reads it) */
     cudaEvent_t e_up, e_cnt, e_done, e_d2h, e_grow;
     cudaEvent_t e_sorted;               /* the range's sorts done: with both sides sorted,
                                            the last reads of its input buffers */
@@ -226,10 +230,11 @@ struct gr {
     int serial;                         /* option debug_smj_ooc=serial (gr_run) */
     int ahead;                          /* debug_smj_ooc=auto, not noahead (gr_run) */
     int all_bits;                       /* option debug_smj_sort_all_bits (gr_bits) */
+    int count_copy;                     /* option debug_smj_count_copy (gr_compute) */
     int64_t hint[2], hint_out;          /* capacities planned for a range, when they fit */
     void **cp_dst, **cp_src;
     size_t *cp_size;
-    unsigned long long *h_counts;       /* pinned: each set's count */
+    unsigned long long *h_counts;       /* pinned: each set's count, then its d_count */
     cudaEvent_t clk[3];                 /* timing: the start (task stream), the last
                                            upload's end, the last download's end */
     cudaEvent_t *tr;                    /* debug_smj_ooc_trace: TR_N x n_ranges, else NULL */
@@ -564,9 +569,15 @@ static int gr_compute(struct gr *r, struct gr_set *g)
                                               gr_col(r, g, 0, 0), g->j.n[0], SL_K_JOIN_INNER,
                                               g->d_count, r->cs),
                      "merge-join count");
+    /* the count into pinned memory by a one-thread kernel (its address read from pinned
+     * memory too): no copy to queue behind the results' downloads on a copy engine;
+     * option debug_smj_count_copy: a copy on the task stream, as before */
     SL_TASK_CUDA_TRY(t,
-                     cudaMemcpyAsync(g->h_count, g->d_count, sizeof *g->h_count,
-                                     cudaMemcpyDeviceToHost, r->cs),
+                     r->count_copy
+                         ? cudaMemcpyAsync(g->h_count, g->d_count, sizeof *g->h_count,
+                                           cudaMemcpyDeviceToHost, r->cs)
+                         : sl_k_gather_addrs((const void *const *)g->h_addr, 8, g->h_count, 1,
+                                             r->cs),
                      "reading the count");
     SL_TASK_CUDA_TRY(t, cudaEventRecord(g->e_cnt, r->cs), "cudaEventRecord");
     gr_mark(r, g->j.range, TR_S1, r->cs);
@@ -709,6 +720,9 @@ static int gr_codes(struct gr *r)
     return SL_OK;
 }
 
+/* gr_open's pinned counts (two) and the sets' d_count addresses (two) */
+#define H_COUNTS_BYTES (2 * sizeof(unsigned long long) + 2 * sizeof(void *))
+
 /* The ranges' results, copy lists, counts and events. */
 static int gr_open(struct gr *r)
 {
@@ -725,14 +739,16 @@ static int gr_open(struct gr *r)
     r->cp_dst = malloc(cols * sizeof *r->cp_dst);
     r->cp_src = malloc(cols * sizeof *r->cp_src);
     r->cp_size = malloc(cols * sizeof *r->cp_size);
-    unsigned long long *h = r->h_counts = sl__task_pinned_alloc(t, 2 * sizeof *h);
+    unsigned long long *h = r->h_counts = sl__task_pinned_alloc(t, H_COUNTS_BYTES);
     if (!r->cp_dst || !r->cp_src || !r->cp_size || !h)
         return h ? sl_task_fail(t, SL_ENOMEM, "out of memory") : SL_ENOMEM;
     for (int i = 0; i < 2; i++) {
         struct gr_set *g = &r->g[i];
         g->h_count = h + i;
+        g->h_addr = (void **)(h + 2) + i;
         if (!(g->d_count = sl_task_device_alloc(t, 2 * sizeof *g->d_count)))
             return SL_ENOMEM;
+        *g->h_addr = g->d_count;
         cudaEvent_t *ev[6] = {&g->e_up, &g->e_cnt, &g->e_done, &g->e_d2h, &g->e_grow,
                               &g->e_sorted};
         for (int e = 0; e < 6; e++)
@@ -899,7 +915,7 @@ static int gr_run(struct gr *r)
 static void gr_free(struct gr *r)
 {
     if (r->h_counts)
-        sl__task_pinned_free(r->t, r->h_counts, 2 * sizeof *r->h_counts);
+        sl__task_pinned_free(r->t, r->h_counts, H_COUNTS_BYTES);
     for (int i = 0; i < 2; i++) {
         struct gr_set *g = &r->g[i];
         for (int s = 0; s < 2; s++) {
@@ -967,9 +983,11 @@ static int gpu_join_ranges(sl_task_t *t, struct join_state *st)
         sl_task_option_int(t, "debug_smj_ooc", &mode);
         r.serial = mode == 2;
         r.ahead = mode == 0;
-        int64_t all = 0;
+        int64_t all = 0, copy = 0;
         sl_task_option_int(t, "debug_smj_sort_all_bits", &all);
         r.all_bits = all != 0;
+        sl_task_option_int(t, "debug_smj_count_copy", &copy);
+        r.count_copy = copy != 0;
     }
     void *side[2];
     int rc = sl__task_streams_get(t, 2, side);
@@ -1069,17 +1087,63 @@ static int side_cuts(sl_task_t *t, struct smj *m, int s)
     return SL_OK;
 }
 
+/* Side 0's pass 1 goes first (option debug_smj_pass1=auto): its runs queued before the
+ * splitters are sampled, so the host samples while the GPU sorts, and its cuts are
+ * searched in its pinned runs afterwards. ss: a stream of the caller's for the samples of
+ * keys in GPU batches, ordered here after the task's stream as it is now (the batches'
+ * writers), before side 0's sorts join it. */
+static int pass1_first(sl_task_t *t, struct smj *m, void *ss, cudaEvent_t before,
+                       struct sl__ooc_pass1 **h0)
+{
+    cudaError_t r = cudaEventRecord(before, sl_task_stream(t));
+    if (r == cudaSuccess)
+        r = cudaStreamWaitEvent((cudaStream_t)ss, before, 0);
+    SL_TASK_CUDA_TRY(t, r, "ordering streams");
+    m->in[0].no_cuts = 1;
+    return sl__ooc_runs_sort_begin(t, &m->in[0], &m->side[0], h0, NULL);
+}
+
+/* Side 1's pass 1 queued while side 0's runs (h0) are still on the GPU (where its runs fit
+ * beside side 0's buffers; else after them), its copies after `before` (the task stream
+ * before side 0's pass 1, which frees no device memory there until its end), not after
+ * side 0's sorts; then side 0's cuts searched in its runs while side 1's are sorted,
+ * then side 1's end. */
+static int pass1_rest(sl_task_t *t, struct smj *m, struct sl__ooc_pass1 *h0, cudaEvent_t before)
+{
+    int rc = SL_OK, rc0 = SL_OK;
+    if (!sl__ooc_runs_can(t, &m->in[1])) {
+        rc0 = sl__ooc_runs_sort_end(t, h0);
+        h0 = NULL;
+        if (rc0 < 0)
+            return rc0;
+    }
+    struct sl__ooc_pass1 *h1 = NULL;
+    rc = sl__ooc_runs_sort_begin(t, &m->in[1], &m->side[1], &h1, h0 ? before : NULL);
+    if (h0)
+        rc0 = sl__ooc_runs_sort_end(t, h0);
+    double c0 = join_now_ms();
+    if (rc >= 0 && rc0 >= 0)
+        rc0 = side_cuts(t, m, 0);
+    sl_task_phase_time(t, "smj_side0_cuts", join_now_ms() - c0);
+    int rc1 = sl__ooc_runs_sort_end(t, h1);
+    rc = rc < 0 ? rc : rc0 < 0 ? rc0 : rc1;
+    return rc < 0 ? rc : side_cuts(t, m, 1);
+}
+
 /* Both sides sorted in runs, then their key ranges joined on the GPU: splitter codes
- * sampled from both sides' input before pass 1, each run's cuts at them found on the GPU
- * as it is sorted. Returns 1 when it ran, 0 when it does not take the join (nothing
- * done), or < 0 after failing the task. */
+ * sampled from both sides' input, each run's cuts at them found on the GPU as it is
+ * sorted (side 0's, with debug_smj_pass1=auto, searched in its runs: its pass 1 starts
+ * before the splitters are sampled, side 1's is queued before side 0's ends). Returns 1
+ * when it ran, 0 when it does not take the join (nothing kept), or < 0 after failing the
+ * task. */
 static int smj_buckets(sl_task_t *t, struct join_state *st)
 {
     struct smj *m = st->smj;
     const struct join_data *d = st->d;
-    int64_t cpu = 0, mode = 0;
+    int64_t cpu = 0, mode = 0, p1 = 0;
     sl_task_option_int(t, "debug_smj_cpu_join", &cpu);
     sl_task_option_int(t, "debug_smj_ooc", &mode); /* auto, runs, serial, noahead */
+    sl_task_option_int(t, "debug_smj_pass1", &p1); /* auto, serial */
     if (cpu || mode == 1 || m->n[0] >= ((int64_t)1 << 31) || m->n[1] >= ((int64_t)1 << 31))
         return 0;
     int kw = (int)sl_type_width(m->in[0].batches[0]->cols[m->in[0].col[0]].type);
@@ -1098,25 +1162,64 @@ static int smj_buckets(sl_task_t *t, struct join_state *st)
     uint64_t *f = malloc((size_t)(P + 1) * sizeof *f);
     if (!f)
         return sl_task_fail(t, SL_ENOMEM, "out of memory");
-    int rc = P >= 2 ? sl__ooc_inputs_splitters(t, m->in, 2, P, 0, 256, f) : 1;
+    for (int s = 0; s < 2; s++)
+        m->in[s].pack = pack ? 2 : 0; /* 8-byte rows: pass 2 reads no narrow runs */
+    const int early = p1 == 0 && P >= 2;
+    struct sl__ooc_pass1 *h0 = NULL;
+    void *ss = NULL;
+    double g0 = join_now_ms();
+    cudaEvent_t before = NULL; /* the task's stream before side 0's pass 1 */
+    int rc = early ? sl__task_streams_get(t, 1, &ss) : SL_OK;
+    cudaError_t ce = rc >= 0 && early ? cudaEventCreateWithFlags(&before, cudaEventDisableTiming)
+                                      : cudaSuccess;
+    if (ce != cudaSuccess) {
+        before = NULL;
+        rc = SL_TASK_CUDA_FAIL(t, ce, "cudaEventCreate");
+    }
+    if (rc >= 0 && early)
+        rc = pass1_first(t, m, ss, before, &h0);
+    double s0 = join_now_ms();
+    if (rc >= 0)
+        rc = P >= 2 ? sl__ooc_inputs_splitters_on(t, m->in, 2, P, 0, 256, f, ss) : 1;
     /* ascending, equal ones dropped, the code of key 0 among them; range i holds codes
      * [m->codes[i], m->codes[i + 1]), range 0 from the start */
     if (rc > 0 && !(m->codes = malloc((size_t)(P + 2) * sizeof *m->codes)))
         rc = sl_task_fail(t, SL_ENOMEM, "out of memory");
     if (rc <= 0) { /* 0: a key column in memory the host cannot read */
         free(f);
-        return rc;
+        int rc0 = sl__ooc_runs_sort_end(t, h0);
+        if (ss)
+            sl__task_streams_put(t, 1, &ss);
+        if (before)
+            cudaEventDestroy(before);
+        if (rc == 0 && rc0 >= 0) { /* the other paths sort side 0 again, as they do */
+            sl__ooc_sorted_free(m->side[0]);
+            m->side[0] = NULL;
+            for (int s = 0; s < 2; s++)
+                m->in[s].no_cuts = m->in[s].pack = 0;
+        }
+        return rc < 0 ? rc : rc0;
     }
     const int64_t k = m->n_codes = sl__ooc_range_codes(f, P >= 2 ? P - 1 : 0, kw, m->codes + 1);
     free(f);
     m->codes[0] = 0;
     m->codes[k + 1] = 0;
-    sl_task_phase_time(t, "smj_splitters", join_now_ms() - t0);
-    double ms = 0;
+    sl_task_phase_time(t, "smj_splitters", join_now_ms() - s0 + (g0 - t0));
     for (int s = 0; s < 2; s++) {
         m->in[s].codes = m->codes + 1;
         m->in[s].n_codes = k;
-        m->in[s].pack = pack ? 2 : 0; /* 8-byte rows: pass 2 reads no narrow runs */
+        m->in[s].no_cuts = 1; /* k = 0: no cuts wanted (side_cuts) */
+    }
+    double ms = 0;
+    if (early) {
+        rc = pass1_rest(t, m, h0, before);
+        sl__task_streams_put(t, 1, &ss);
+        cudaEventDestroy(before);
+        if (rc < 0)
+            return rc;
+        ms = join_now_ms() - g0; /* both sides' pass 1, the splitters within it */
+    }
+    for (int s = 0; s < 2 && !early; s++) {
         if ((rc = sl__ooc_runs_sort(t, &m->in[s], &m->side[s])) < 0 ||
             (rc = side_cuts(t, m, s)) < 0)
             return rc;

@@ -38,12 +38,16 @@ static const char *smj_mode = "auto";  /* debug_smj_ooc: auto (buckets), runs, s
 static const char *smj_trace = "false"; /* debug_smj_ooc_trace */
 static const char *smj_packed = "false"; /* debug_smj_packed */
 static const char *all_bits = "false";   /* debug_smj_sort_all_bits */
+static const char *pass1 = "auto";        /* debug_smj_pass1: auto, serial */
+static const char *count_copy = "false";  /* debug_smj_count_copy */
 static int last_gpu_merged;
 static int last_traced;           /* the last join's profile had pass 2's trace phases */
 static long long last_gpu_ranges; /* key ranges the last join merge-joined on the GPU */
 static long long last_buckets;    /* key ranges of the buckets' path (0: not taken) */
 static long long last_cpu_ranges; /* key ranges joined on the host (too large) */
 static long long last_ahead;      /* key ranges uploaded ahead (pass 2's order) */
+static int last_side0_cuts;       /* the last join searched side 0's cuts in its runs
+                                     (debug_smj_pass1=auto's phase smj_side0_cuts) */
 
 static long long profile_value(sl_query_t *q, const char *name)
 {
@@ -75,6 +79,7 @@ static struct fp run_smj(sl_engine_t *e, sl_table_t *l, sl_table_t *r, const cha
     last_buckets = profile_value(q, "smj_bucket_ranges");
     last_cpu_ranges = profile_value(q, "smj_cpu_ranges");
     last_ahead = profile_value(q, "smj_ahead_ranges");
+    last_side0_cuts = strstr(sl_query_profile_json(q), "\"smj_side0_cuts\":") != NULL;
     last_traced = strstr(sl_query_profile_json(q), "\"smj_p2_up_busy\":") != NULL &&
                   strstr(sl_query_profile_json(q), "\"smj_p2_wait\":") != NULL;
     const char *pg = strstr(sl_query_profile_json(q), "\"smj_pageable_ranges\":");
@@ -109,6 +114,8 @@ static void check(const struct spec *ls, const struct spec *rs, const char *opts
     SL_ASSERT_OK(sl_engine_config_set(&cfg, "debug_smj_ooc_trace", smj_trace));
     SL_ASSERT_OK(sl_engine_config_set(&cfg, "debug_smj_packed", smj_packed));
     SL_ASSERT_OK(sl_engine_config_set(&cfg, "debug_smj_sort_all_bits", all_bits));
+    SL_ASSERT_OK(sl_engine_config_set(&cfg, "debug_smj_pass1", pass1));
+    SL_ASSERT_OK(sl_engine_config_set(&cfg, "debug_smj_count_copy", count_copy));
     sl_engine_t *gpu;
     SL_ASSERT_OK(sl_test_engine_open(&gpu, &cfg));
     struct fp got = run_smj(gpu, l, r, opts, &ooc);
@@ -444,6 +451,56 @@ SL_TEST(smj_ooc_pass2_order)
     check(&zf, &pk, SMJ, 16 * MIB, 1);
     assert_true(last_traced);
     smj_trace = "false";
+}
+
+/* Pass 1's order (debug_smj_pass1) and how pass 2 reads counts (debug_smj_count_copy):
+ * by default side 0's runs go to the GPU before the splitters are sampled (its cuts then
+ * searched in its runs: phase smj_side0_cuts) and side 1's before side 0's end, and a
+ * range's count comes by a kernel into pinned memory (every other test runs that);
+ * serial (splitters first, each side in turn, every run's cuts found on the GPU) and the
+ * count's copy give the same rows: several runs a side, Zipf keys, two payloads, one side
+ * of a single run, 8-byte keys of both signs, packed runs, a budget whose sink keeps its
+ * first batches on the GPU (their samples read by a kernel on a stream of their own). */
+SL_TEST(smj_ooc_pass1_order)
+{
+    NEED_GPU();
+    struct spec pk = {.rows = 1 << 20, .n_pay = 1, .seed = 121};
+    struct spec fk = {.rows = 3 << 20, .n_pay = 1, .key_range = 1 << 20, .seed = 122};
+    struct spec zf = {.rows = 3 << 20, .n_pay = 1, .key_range = 1 << 20, .zipf = 1, .seed = 123};
+    struct spec p2 = {.rows = 1 << 20, .n_pay = 2, .seed = 124};
+    struct spec f2 = {.rows = 2 << 20, .n_pay = 2, .key_range = 1 << 20, .seed = 125};
+    struct spec small = {.rows = 1 << 16, .n_pay = 1, .key_range = 1 << 20, .seed = 126};
+    struct spec p8 = {.rows = 1 << 20, .key64 = 1, .n_pay = 1, .key_offset = -(1 << 19),
+                      .seed = 127};
+    struct spec f8 = {.rows = 2 << 20, .key64 = 1, .n_pay = 1, .key_range = 1 << 20,
+                      .key_offset = -(1 << 19), .seed = 128};
+    struct spec bp = {.rows = 2 << 20, .n_pay = 1, .seed = 129};
+    struct spec bf = {.rows = 6 << 20, .n_pay = 1, .key_range = 2 << 20, .seed = 130};
+    for (int v = 0; v < 3; v++) { /* auto; serial; auto with the count's copy */
+        pass1 = v == 1 ? "serial" : "auto";
+        count_copy = v == 2 ? "true" : "false";
+        check(&fk, &pk, SMJ, 16 * MIB, 1);
+        assert_true(last_buckets > 0);
+        assert_int_equal(last_cpu_ranges, 0);
+        assert_int_equal(last_side0_cuts, v != 1);
+        check(&pk, &fk, SMJ, 8 * MIB, 1);
+        assert_true(last_buckets > 0);
+        check(&zf, &pk, SMJ, 16 * MIB, 1);
+        check(&f2, &p2, SMJ, 16 * MIB, 1);
+        assert_true(last_buckets > 0);
+        check(&fk, &small, SMJ, 16 * MIB, 1);
+        assert_true(last_buckets > 0);
+        check(&f8, &p8, SMJ, 24 * MIB, 1);
+        assert_true(last_buckets > 0);
+        check(&bf, &bp, SMJ, 96 * MIB, 1);
+        assert_true(last_buckets > 0);
+        smj_packed = "true";
+        check(&fk, &pk, SMJ, 16 * MIB, 1);
+        assert_true(last_buckets > 0);
+        smj_packed = "false";
+    }
+    pass1 = "auto";
+    count_copy = "false";
 }
 
 /* Packed runs in the key-range path (debug_smj_packed: an int32 key and one 4-byte column

@@ -64,6 +64,7 @@ static void pts_make(struct pts *p, int64_t n, int d, int kt, uint64_t seed, int
         CU(cudaMalloc((void **)&p->dv[j], (size_t)(n ? n : 1) * 4));
         CU(cudaMemcpy(p->dv[j], p->h[j], (size_t)n * 4, cudaMemcpyHostToDevice));
     }
+    CU(cudaDeviceSynchronize()); /* legacy-stream copies land before s's kernels */
     free(ctr);
 }
 
@@ -144,6 +145,7 @@ static int check_step(int64_t n, int d, int k, int kt, int method, uint64_t seed
     acc_init(&a, n, d, k);
     float *cf = pick_centroids(&p, k, seed + 1, dup);
     CU(cudaMemcpy(a.cent, cf, (size_t)k * d * 4, cudaMemcpyHostToDevice));
+    CU(cudaDeviceSynchronize()); /* legacy-stream copies land before s's kernels */
     run_step(&p, &a, k, method, 1, s);
     int32_t *gl = malloc((size_t)(n + 1) * 4), *rl = malloc((size_t)(n + 1) * 4);
     double *gs = malloc((size_t)k * d * 8), *rs = malloc((size_t)k * d * 8), gi = 0, ri = 0;
@@ -330,6 +332,7 @@ SL_TEST(stop_flag_and_check_rule)
     double sh[2] = {1.0, 100.0};
     CU(cudaMemcpy(a.shift, sh, 16, cudaMemcpyHostToDevice));
     CU(cudaMemset(st, 0, 8));
+    CU(cudaDeviceSynchronize()); /* legacy-stream copies land before s's kernels */
     CU(sl_k_kmeans_check(a.shift, 0.09, 100, st, s)); /* 1 > 0.81: go on */
     CU(sl_k_kmeans_check(a.shift, 0.1, 100, st, s));  /* 1 <= 1: stop */
     CU(sl_k_kmeans_check(a.shift, 0.1, 100, st, s));  /* stopped: unchanged */
@@ -338,6 +341,7 @@ SL_TEST(stop_flag_and_check_rule)
     assert_int_equal(h[0], 1);
     assert_int_equal(h[1], 2);
     CU(cudaMemset(st, 0, 8));
+    CU(cudaDeviceSynchronize()); /* legacy-stream copies land before s's kernels */
     for (int i = 0; i < 4; i++)
         CU(sl_k_kmeans_check(a.shift, 0, 3, st, s));
     CU(cudaMemcpyAsync(h, st, 8, cudaMemcpyDeviceToHost, s));
@@ -353,6 +357,7 @@ SL_TEST(stop_flag_and_check_rule)
     CU(cudaMemset(a.counts, 0x42, (size_t)k * 8));
     CU(cudaMemset(a.inertia, 0x43, 8));
     CU(cudaMemset(a.c64, 0x44, (size_t)k * d * 8));
+    CU(cudaDeviceSynchronize()); /* legacy-stream copies land before s's kernels */
     const float *const *cols = (const float *const *)p.dv;
     CU(sl_k_kmeans_clear_if(a.sums, a.counts, a.inertia, k, d, st, s));
     for (unsigned m = 0; m < sizeof methods / sizeof methods[0]; m++) {
@@ -385,6 +390,7 @@ SL_TEST(stop_flag_and_check_rule)
     assert_int_equal(bi[3], 0x43);
     /* running again (flag clear): clear_if zeroes, a step counts every point */
     CU(cudaMemset(st, 0, 8));
+    CU(cudaDeviceSynchronize()); /* legacy-stream copies land before s's kernels */
     CU(sl_k_kmeans_clear_if(a.sums, a.counts, a.inertia, k, d, st, s));
     size_t tb = a.temp_bytes;
     CU(sl_k_kmeans_step_f32_if(a.temp, &tb, cols, d, p.n, a.cent, k, SL_K_KMEANS_AUTO, a.sums,
@@ -488,6 +494,7 @@ static void check_lloyd(int64_t n, int d, int k, int method, int iters, uint64_t
         c64[e] = cf[e];
     CU(cudaMemcpy(a.cent, cf, (size_t)k * d * 4, cudaMemcpyHostToDevice));
     CU(cudaMemcpy(a.c64, c64, (size_t)k * d * 8, cudaMemcpyHostToDevice));
+    CU(cudaDeviceSynchronize()); /* legacy-stream copies land before s's kernels */
     for (int it = 0; it < iters; it++) {
         run_step(&p, &a, k, method, 0, s);
         CU(sl_k_kmeans_update(a.cent, a.c64, a.sums, a.counts, k, d, a.cent, a.shift, s));
