@@ -322,6 +322,39 @@ const struct sl__option sl__options[] = {
       "a copy on the task stream, as in session 18 (A/B runs), not by a one-thread kernel "
       "that writes it into pinned memory (a copy may queue behind the results' downloads "
       "on a copy engine).", NULL, 0, 1}, FIELD(debug_smj_count_copy, INT)},
+    {{"debug_ooc_narrow_tops", SL_ENGINE_OPT_ENUM, DBG, "auto",
+      "How the out-of-core sort's GPU merge finds each bucket's window of top-16 key values "
+      "in narrow runs: auto = from the values beside pass 1's cuts, found on the GPU as each "
+      "run is sorted; host = by binary searches of the runs' pinned tables on the host, "
+      "twice (bucket cuts and pass 2's tables), as before 2026-11-27 (A/B runs); check = "
+      "both, the query failing where they differ (tests).", "auto,host,check", 0, 2},
+     FIELD(debug_ooc_narrow_tops, INT)},
+    {{"debug_ooc_presplit", SL_ENGINE_OPT_ENUM, DBG, "auto",
+      "When the out-of-core sort samples pass 2's splitters from its input: auto = while "
+      "its first runs (some 256 MiB, at most a quarter of them) go up and are sorted, their "
+      "cuts searched in the "
+      "pinned runs on the host during the rest of pass 1; first = before any run, as "
+      "before 2026-11-27 (A/B runs).", "auto,first", 0, 1},
+     FIELD(debug_ooc_presplit, INT)},
+    {{"debug_ooc_link_gaps", SL_ENGINE_OPT_BOOL, DBG, "false",
+      "Has the out-of-core sort time each run's and bucket's upload and download with CUDA "
+      "events, reported as profile phases ooc_runs_up_wait (the sum of the h2d stream's "
+      "gaps between one upload's end and the next one's start), ooc_runs_down_wait and "
+      "ooc_merge_down_wait (diagnosis).", NULL, 0, 1},
+     FIELD(debug_ooc_link_gaps, INT)},
+    {{"debug_ooc_pass1_buffers", SL_ENGINE_OPT_ENUM, DBG, "auto",
+      "Which buffer the out-of-core sort's pass 1 sorts narrow runs over: auto = the run's "
+      "output buffer (free once the set's previous run is down), so the next upload into "
+      "the set waits only for this run's packing; upload = the upload buffer, the next "
+      "upload waiting for the sort, cuts and narrowing, as before 2026-11-27 (A/B runs).",
+      "auto,upload", 0, 1},
+     FIELD(debug_ooc_pass1_buffers, INT)},
+    {{"debug_sort_sink_host", SL_ENGINE_OPT_BOOL, DBG, "false",
+      "Has the sort's GPU sink keep host batches on the host, uploading none, when the "
+      "pipeline's input (a batch's bytes times its morsels) could not be sorted in the GPU "
+      "budget, so the out-of-core sort's pass 1 moves them (experiment, A/B runs).",
+      NULL, 0, 1},
+     FIELD(debug_sort_sink_host, INT)},
 };
 
 const int sl__n_options = (int)(sizeof sl__options / sizeof sl__options[0]);

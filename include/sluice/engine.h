@@ -253,6 +253,25 @@ struct sl_engine_config {
     int debug_smj_count_copy;   /* 1: its pass 2 reads each range's count by a copy on
                                    the task stream (A/B runs); 0: by a kernel into pinned
                                    memory */
+    /* Fields added with the out-of-core sort's pass 1 host work off the link (issue 23). */
+    int debug_ooc_narrow_tops;  /* out-of-core sort, narrow runs: 0 auto (each bucket's
+                                   top-16 window from values found on the GPU beside pass
+                                   1's cuts), 1 host (binary searches of the pinned tables
+                                   on the host, twice, as before 2026-11-27: A/B runs), 2
+                                   check (both, the task fails where they differ: tests) */
+    int debug_ooc_presplit;     /* out-of-core sort: 0 auto (the first runs go up while the
+                                   host samples pass 2's splitters; their cuts searched on
+                                   the host later), 1 first (the splitters before any run,
+                                   as before 2026-11-27: A/B runs) */
+    int debug_ooc_link_gaps;    /* 1: the out-of-core sort times each run's and bucket's
+                                   copies (profile phases ooc_runs_up_wait, ...) */
+    int debug_ooc_pass1_buffers; /* out-of-core sort, pass 1, narrow runs: 0 auto (sorted
+                                    over the set's output buffer: the upload buffer free
+                                    once packed), 1 upload (sorted over the upload buffer,
+                                    as before 2026-11-27: A/B runs) */
+    int debug_sort_sink_host;   /* 1: the sort's GPU sink keeps host batches on the host
+                                   when the pipeline's input could not sort in the budget
+                                   (experiment) */
 };
 
 /* Fills *cfg with the defaults and sets cfg->size. Cannot fail. Thread-safe (touches

@@ -70,6 +70,18 @@ __global__ void narrow_encode_kernel(const uint64_t *rows, int64_t n, uint16_t *
     }
 }
 
+/* sl_k_ooc_split_tops: one thread a boundary. */
+__global__ void split_tops_kernel(const uint64_t *rows, int64_t n, const int64_t *split,
+                                  int64_t nc, int32_t *tops)
+{
+    for (int64_t x = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; x < nc + 2;
+         x += (int64_t)gridDim.x * blockDim.x) {
+        int64_t b = x == 0 ? 0 : x <= nc ? split[x - 1] : n;
+        tops[2 * x] = b > 0 ? (int32_t)(rows[b - 1] >> 48) : -1;
+        tops[2 * x + 1] = b < n ? (int32_t)(rows[b] >> 48) : -1;
+    }
+}
+
 /* The last index in [lo, hi] whose value is <= x (a[lo] <= x). */
 template <typename T>
 __device__ __forceinline__ int64_t last_le(const T *a, int64_t lo, int64_t hi, int64_t x)
@@ -118,6 +130,16 @@ extern "C" cudaError_t sl_k_ooc_narrow_encode(const uint64_t *d_rows, int64_t n,
     if (n == 0)
         return cudaSuccess;
     narrow_encode_kernel<<<grid_for(n), THREADS, 0, stream>>>(d_rows, n, (uint16_t *)d_out);
+    return cudaGetLastError();
+}
+
+extern "C" cudaError_t sl_k_ooc_split_tops(const uint64_t *d_rows, int64_t n,
+                                           const int64_t *d_split, int64_t nc, int32_t *d_tops,
+                                           cudaStream_t stream)
+{
+    if (n < 0 || nc < 0 || !d_tops || (n > 0 && !d_rows) || (nc > 0 && !d_split))
+        return cudaErrorInvalidValue;
+    split_tops_kernel<<<grid_for(nc + 2), THREADS, 0, stream>>>(d_rows, n, d_split, nc, d_tops);
     return cudaGetLastError();
 }
 

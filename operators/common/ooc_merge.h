@@ -48,6 +48,18 @@ struct sl__ooc_runs {
  * `threads` threads. */
 void sl__ooc_narrow_tops(const struct sl__ooc_runs *m, const int64_t *cuts, int64_t nb,
                          int64_t *tops, int threads);
+/* Narrow runs: the top-16 code values beside nc cuts of run j (split[c]: rows of the run
+ * below splitter c), as the GPU's sl_k_ooc_split_tops writes them: for boundary x of
+ * nc + 2 (row 0, the nc splits, the run's end) tops[2 x] = the top value of the row
+ * before it (-1 at row 0), tops[2 x + 1] = that of the row at it (-1 at the end). */
+void sl__ooc_split_tops(const struct sl__ooc_runs *m, int64_t j, const int64_t *split,
+                        int64_t nc, int32_t *tops);
+/* sl__ooc_narrow_tops' answer for buckets cut at such boundaries: cut row b of `cuts`
+ * ((nb + 1) x k) is boundary bx[b] of every run (0 .. nc + 1), or -1 where it is not
+ * one (a cut at exact ranks: those buckets are searched in the tables); split_tops holds
+ * run j's values (sl__ooc_split_tops) from split_tops + j * 2 (nc + 2). */
+void sl__ooc_bucket_tops(const struct sl__ooc_runs *m, const int32_t *split_tops, int64_t nc,
+                         const int64_t *cuts, const int64_t *bx, int64_t nb, int64_t *tops);
 
 /* Rows of all runs. */
 int64_t sl__ooc_total(const struct sl__ooc_runs *m);

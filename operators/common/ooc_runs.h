@@ -70,6 +70,12 @@ struct sl__ooc_sorted {
     int graded;                      /* four more codes: the first and last buckets cut in
                                         a quarter, a quarter and a half */
     int64_t *split;
+    /* Narrow runs with pass 1's cuts (option debug_ooc_narrow_tops not host): beside each
+     * cut the top-16 code values of the rows before and at it, found on the GPU
+     * (sl_k_ooc_split_tops): run j's 2 (n_codes + 2) int32 from split_tops + j * 2 (n_codes
+     * + 2), for boundary x = row 0, the n_codes splits, the run's end (pinned). */
+    int32_t *split_tops;
+    int64_t split_tops_bytes;
     /* Narrow runs (runs.narrow): every run's table, one pinned array (runs.narrow_tables) */
     uint32_t *ntab;
     int64_t ntab_bytes;
@@ -83,7 +89,9 @@ int sl__ooc_runs_can(sl_task_t *t, const struct sl__ooc_input *in);
  * runs (at most SL__OOC_SPLIT_RUNS) of keys in host memory, it also finds pass 2's cuts
  * at splitters sampled from the input, each run's on the GPU once it is sorted (the
  * fields after gpu_ms), unless option debug_ooc_sort_merge is cpu or late_cuts (the cuts
- * searched in the pinned runs after pass 1, as before). Returns SL_OK or the failure
+ * searched in the pinned runs after pass 1, as before); with pinned or GPU input the
+ * first runs go up while the splitters are sampled, and their cuts are searched on the
+ * host during the rest of pass 1 (debug_ooc_presplit). Returns SL_OK or the failure
  * recorded on the task. */
 #define SL__OOC_SPLIT_RUNS 1024
 int sl__ooc_runs_sort(sl_task_t *t, const struct sl__ooc_input *in, struct sl__ooc_sorted **out);
@@ -148,18 +156,21 @@ enum sl__ooc_gather sl__ooc_gather_of(sl_task_t *t, const struct sl__ooc_runs *m
  * downloaded into the pinned host columns dst[b * n_cols + c]. ready(t, arg, b) is
  * called on this thread, in order, once bucket b is down (two buckets behind the
  * uploads); with ready NULL the host never waits for a bucket and enqueues them all.
- * The budget left must hold pass 2's buffers and tables (sl__ooc_merge_rows). */
+ * The budget left must hold pass 2's buffers and tables (sl__ooc_merge_rows). Narrow
+ * runs: tops, sl__ooc_bucket_cuts' (NULL: searched in the tables here). */
 int sl__ooc_runs_merge(sl_task_t *t, struct sl__ooc_sorted *st, const int64_t *cuts, int64_t nb,
-                       int64_t R, enum sl__ooc_gather gather, void *const *dst,
-                       int (*ready)(sl_task_t *, void *, int64_t), void *arg);
+                       const int64_t *tops, int64_t R, enum sl__ooc_gather gather,
+                       void *const *dst, int (*ready)(sl_task_t *, void *, int64_t), void *arg);
 /* Pass 2's buckets: output ranks cut at sampled keys into pieces of about 3/4 R rows, a
  * piece larger than R (few keys, many rows) cut again at exact ranks, empty ones
  * dropped; *nb buckets. The splitters and their splits are pass 1's when it found them
  * for buckets of R rows (st->n_codes, st->split_rows), else sampled from the sorted runs
  * and searched there. Returns cuts, (nb + 1) x k, the caller's to free(); NULL on
- * failure (recorded on the task). */
+ * failure (recorded on the task). Narrow runs: *tops (when tops is not NULL; else
+ * freed) = each bucket's lowest and highest top-16 code value (2 x nb, the caller's to
+ * free()) where pass 1 found them beside its cuts (st->split_tops), else NULL. */
 int64_t *sl__ooc_bucket_cuts(sl_task_t *t, const struct sl__ooc_sorted *st, int64_t R,
-                             int64_t *nb);
+                             int64_t *nb, int64_t **tops);
 /* 1 when pass 1 found the cuts of buckets of R rows (sl__ooc_bucket_cuts takes them). */
 int sl__ooc_pass1_cuts(const struct sl__ooc_sorted *st, int64_t R);
 /* Rows per bucket for pass 2 (R: the runs' size): the size pass 1's cuts were made for

@@ -45,6 +45,9 @@ struct plan {
     int graded;                       /* runs of R/4, R/4, R/2, R..., R/2, R/4, R/4 (run_start) */
     int packed;                       /* packed runs (ooc_merge.h): set_alloc, sort_run */
     int narrow;                       /* narrow runs (ooc_merge.h): 6-byte rows and a table */
+    int early_free;                   /* pass 1, narrow: the sort's other buffer is the set's
+                                         output, so in[kc] is free once packed (option
+                                         debug_ooc_pass1_buffers: sort_packed, one_run) */
     int width[SL__OOC_MAX_COLS];
     int64_t n, R, n_runs, slot_row;
     size_t temp, temp_sort;           /* temp: CUB's (temp_sort) and, packed, the other
@@ -211,15 +214,35 @@ struct set {
     void *in[SL__OOC_MAX_COLS], *out[SL__OOC_MAX_COLS];
     uint32_t *ids;                   /* 2 x R row ids (two payloads or more) */
     cudaEvent_t up, sorted, down;
+    cudaEvent_t packed;              /* pass 1, narrow, early_free: the run packed out of
+                                        in[kc] (its next upload may start) */
     int64_t *d_split;                /* pass 1's cuts: the run's splits at the splitters */
+    int32_t *d_tops;                 /* narrow runs, pass 1: the top values beside them
+                                        (sl_k_ooc_split_tops, st->split_tops) */
     uint32_t *d_win;                 /* narrow runs, pass 2: the bucket's window of every
                                         run's table (k x NARROW_WINDOW) */
+};
+
+/* sl__ooc_inputs_splitters in two steps: in_split_begin reads the samples in GPU batches
+ * (a kernel, then a synchronization of the task's stream: before any run is enqueued
+ * there), in_split_end samples the host's and picks the splitters (presplit_early: while
+ * the first runs go up). */
+struct in_split {
+    const void **keys, **dev;
+    int64_t *rows, *first, nb, n, pin_bytes;
+    void *scratch, *pin;
+    int kw, desc;
 };
 
 /* When a pass's copies end on the link (clock_start, below). */
 struct pass_clock {
     cudaEvent_t e[3];
     double host0, enqueued;
+    /* option debug_ooc_link_gaps: run i's upload's start and end on the h2d stream (after
+     * its wait for the set) and its download's on the d2h stream, g[4 i .. 4 i + 3];
+     * reported: the sums of the gaps between one copy's end and the next one's start */
+    cudaEvent_t *g;
+    int64_t n;
 };
 
 struct runner {
@@ -229,6 +252,13 @@ struct runner {
     struct sl__ooc_sorted *st;
     cudaStream_t cs, h2d, d2h;
     uint64_t *d_codes;               /* pass 1's cuts: the splitters (st->codes), else NULL */
+    int64_t cut_from;                /* pass 1: runs before it are enqueued before the
+                                        splitters are sampled (presplit_early): their cuts
+                                        are searched on the host (early_cuts) */
+    uint64_t *h_codes;               /* then: the splitters, pinned (their upload) */
+    struct in_split split;           /*   the sampling (in_split_begin), */
+    int64_t split_P;                 /*   of P buckets */
+    cudaEvent_t early_down;          /*   recorded once run cut_from - 1 is down */
     struct set s[2];
     void *temp;
     struct sl__upload_stage stage;   /* pass 1, pageable input: per set (gpu_ext.h) */
@@ -284,8 +314,38 @@ static void clock_start(struct runner *r, struct pass_clock *c)
         cudaEventDestroy(c->e[0]);
         c->e[0] = NULL;
     }
+    int64_t gaps = 0;
+    sl_task_option_int(r->t, "debug_ooc_link_gaps", &gaps);
+    if (gaps && r->p.n_runs > 0 && (c->g = calloc((size_t)(4 * r->p.n_runs), sizeof *c->g))) {
+        c->n = r->p.n_runs;
+        for (int64_t i = 0; i < 4 * c->n; i++)
+            if (cudaEventCreate(&c->g[i]) != cudaSuccess)
+                c->g[i] = NULL;
+    }
     cudaGetLastError(); /* timing is advice: a failed call leaves no error behind */
     c->host0 = now_ms();
+}
+
+/* Event q (0..3) of run i on `stream`, with option debug_ooc_link_gaps. */
+static void clock_mark(struct pass_clock *c, int64_t i, int q, cudaStream_t stream)
+{
+    if (i < c->n && c->g[4 * i + q])
+        cudaEventRecord(c->g[4 * i + q], stream);
+}
+
+/* The sum of elapsed times between events a + 4 i and b + 4 i' (i' = i + db) over the
+ * runs; -1 when any is missing. */
+static double clock_sum(const struct pass_clock *c, int a, int b, int db)
+{
+    double sum = 0;
+    float ms;
+    for (int64_t i = 0; i + db < c->n; i++) {
+        if (!c->g[4 * i + a] || !c->g[4 * (i + db) + b] ||
+            cudaEventElapsedTime(&ms, c->g[4 * i + a], c->g[4 * (i + db) + b]) != cudaSuccess)
+            return -1;
+        sum += ms;
+    }
+    return sum;
 }
 
 /* After the pass's last copy is enqueued. */
@@ -305,7 +365,8 @@ static void clock_enqueued(struct runner *r, struct pass_clock *c)
  * and, when named, `enqueue` (host ms). Timing is advice: a failed event call only
  * leaves a phase out. */
 static void clock_report(struct runner *r, struct pass_clock *c, int ok, const char *up,
-                         const char *down, const char *enqueue)
+                         const char *down, const char *enqueue, const char *up_wait,
+                         const char *down_wait)
 {
     float ms;
     for (int i = 1; ok && i < 3; i++)
@@ -313,6 +374,21 @@ static void clock_report(struct runner *r, struct pass_clock *c, int ok, const c
             sl_task_phase_time(r->t, i == 1 ? up : down, ms);
     if (ok && enqueue)
         sl_task_phase_time(r->t, enqueue, c->enqueued);
+    if (ok && c->n > 0) { /* debug_ooc_link_gaps: each direction's waits between copies
+                             (phase names are literals the profile keeps, at most 16 an
+                             operator: the sort has 13 without these) */
+        double v;
+        if (up_wait && (v = clock_sum(c, 1, 0, 1)) >= 0)
+            sl_task_phase_time(r->t, up_wait, v);
+        if (down_wait && (v = clock_sum(c, 3, 2, 1)) >= 0)
+            sl_task_phase_time(r->t, down_wait, v);
+    }
+    for (int64_t i = 0; i < 4 * c->n; i++)
+        if (c->g[i])
+            cudaEventDestroy(c->g[i]);
+    free(c->g);
+    c->g = NULL;
+    c->n = 0;
     for (int i = 0; i < 3; i++)
         if (c->e[i])
             cudaEventDestroy(c->e[i]);
@@ -527,6 +603,8 @@ static int sort_packed(struct runner *r, struct set *s, int64_t b, int64_t rows,
     if (p->narrow) { /* the rows go to alt first, in[kc] is the sort's other buffer */
         rowsbuf = alt;
         other = s->in[p->kc];
+        if (!r->cuts && p->early_free) /* out[kc], free since its run went down (one_run) */
+            other = s->out[p->kc];
         const int64_t k = r->st->runs.n_runs;
         if (r->cuts)
             SL_TASK_CUDA_TRY(r->t,
@@ -540,10 +618,20 @@ static int sort_packed(struct runner *r, struct set *s, int64_t b, int64_t rows,
         SL_TASK_CUDA_TRY(r->t,
                          sl_k_ooc_pack(s->in[p->kc], s->in[p->pc], p->desc, rows, rowsbuf, r->cs),
                          "packing a run");
+    if (!r->cuts && p->narrow && p->early_free)
+        SL_TASK_CUDA_TRY(r->t, cudaEventRecord(s->packed, r->cs), "cudaEventRecord");
     SL_TASK_CUDA_TRY(r->t,
                      sl_k_ooc_sort_packed(r->temp, &tb, rowsbuf, other, rows, &in_alt, r->cs),
                      "sorting a run");
     const uint64_t *res = in_alt ? other : rowsbuf;
+    if (in_alt && !r->cuts && p->narrow && p->early_free) { /* in out[kc], where narrow_run
+                                                                writes: back to alt */
+        SL_TASK_CUDA_TRY(r->t,
+                         cudaMemcpyAsync(alt, other, (size_t)rows * 8, cudaMemcpyDeviceToDevice,
+                                         r->cs),
+                         "sorting a run");
+        res = alt;
+    }
     *sorted = res;
     if (r->cuts)
         SL_TASK_CUDA_TRY(r->t,
@@ -679,9 +767,16 @@ static int one_run(struct runner *r, int64_t i, int64_t rows, void *const *dst)
     const struct plan *p = &r->p;
     int rc;
     if (i >= 2)
-        SL_TASK_CUDA_TRY(r->t, cudaStreamWaitEvent(r->h2d, s->sorted, 0), "ordering a buffer set");
+        SL_TASK_CUDA_TRY(r->t,
+                         cudaStreamWaitEvent(r->h2d, !r->cuts && p->narrow && p->early_free
+                                                         ? s->packed
+                                                         : s->sorted,
+                                             0),
+                         "ordering a buffer set");
+    clock_mark(&r->clock, i, 0, r->h2d);
     if ((rc = r->cuts ? upload_bucket(r, s, i) : upload(r, s, rows)) < 0)
         return rc;
+    clock_mark(&r->clock, i, 1, r->h2d);
     SL_TASK_CUDA_TRY(r->t, cudaEventRecord(s->up, r->h2d), "cudaEventRecord");
     SL_TASK_CUDA_TRY(r->t, cudaStreamWaitEvent(r->cs, s->up, 0), "ordering the upload");
     if (i >= 2)
@@ -690,17 +785,22 @@ static int one_run(struct runner *r, int64_t i, int64_t rows, void *const *dst)
     if ((rc = sort_run(r, s, i, rows, &sorted)) < 0)
         return rc;
     const int64_t nc = r->st->n_codes;
-    if (r->d_codes) /* pass 1's cuts: where the splitters cut this run */
+    const int cut = r->d_codes && i >= r->cut_from; /* else early_cuts, on the host */
+    if (cut) /* pass 1's cuts: where the splitters cut this run */
         SL_TASK_CUDA_TRY(r->t,
                          p->packed ? sl_k_lower_bounds_packed(sorted, rows, r->d_codes, nc,
                                                               s->d_split, r->cs)
                                    : sl_k_lower_bounds_codes(s->out[p->kc], p->kw, p->desc, rows,
                                                              r->d_codes, nc, s->d_split, r->cs),
                          "splitting a run");
+    if (cut && s->d_tops)
+        SL_TASK_CUDA_TRY(r->t, sl_k_ooc_split_tops(sorted, rows, s->d_split, nc, s->d_tops, r->cs),
+                         "the top values beside a run's cuts");
     if (p->narrow && !r->cuts && (rc = narrow_run(r, s, sorted, rows)) < 0)
         return rc;
     SL_TASK_CUDA_TRY(r->t, cudaEventRecord(s->sorted, r->cs), "cudaEventRecord");
     SL_TASK_CUDA_TRY(r->t, cudaStreamWaitEvent(r->d2h, s->sorted, 0), "ordering the download");
+    clock_mark(&r->clock, i, 2, r->d2h);
     if (p->narrow && !r->cuts) { /* a narrow run: its table, its 6-byte rows */
         SL_TASK_CUDA_TRY(r->t,
                          cudaMemcpyAsync(r->st->ntab + i * SL__OOC_NARROW_TOP, s->out[p->kc],
@@ -722,11 +822,18 @@ static int one_run(struct runner *r, int64_t i, int64_t rows, void *const *dst)
                          cudaMemcpyAsync(dst[c], s->out[c], (size_t)(rows * p->width[c]),
                                          cudaMemcpyDeviceToHost, r->d2h),
                          "downloading a run");
-    if (r->d_codes)
+    if (cut)
         SL_TASK_CUDA_TRY(r->t,
                          cudaMemcpyAsync(r->st->split + i * nc, s->d_split, (size_t)nc * 8,
                                          cudaMemcpyDeviceToHost, r->d2h),
                          "downloading a run's splits");
+    if (cut && s->d_tops)
+        SL_TASK_CUDA_TRY(r->t,
+                         cudaMemcpyAsync(r->st->split_tops + i * 2 * (nc + 2), s->d_tops,
+                                         (size_t)(2 * (nc + 2)) * 4, cudaMemcpyDeviceToHost,
+                                         r->d2h),
+                         "downloading a run's top values");
+    clock_mark(&r->clock, i, 3, r->d2h);
     SL_TASK_CUDA_TRY(r->t, cudaEventRecord(s->down, r->d2h), "cudaEventRecord");
     return SL_OK;
 }
@@ -761,6 +868,8 @@ static int alloc_all(struct runner *r)
                          "cudaEventCreate");
         SL_TASK_CUDA_TRY(t, cudaEventCreateWithFlags(&s->sorted, cudaEventDisableTiming),
                          "cudaEventCreate");
+        SL_TASK_CUDA_TRY(t, cudaEventCreateWithFlags(&s->packed, cudaEventDisableTiming),
+                         "cudaEventCreate");
         SL_TASK_CUDA_TRY(t, cudaEventCreateWithFlags(&s->down, cudaEventDisableTiming),
                          "cudaEventCreate");
     }
@@ -772,10 +881,25 @@ static int alloc_all(struct runner *r)
             !(r->s[0].d_split = sl_task_device_alloc(t, bytes)) ||
             (sets > 1 && !(r->s[1].d_split = sl_task_device_alloc(t, bytes))))
             return SL_ENOMEM;
-        /* pageable source: returns once it is staged */
-        SL_TASK_CUDA_TRY(t, cudaMemcpyAsync(r->d_codes, r->st->codes, bytes,
-                                            cudaMemcpyHostToDevice, r->cs),
-                         "uploading the splitters");
+        int64_t how = 0; /* option debug_ooc_narrow_tops: 1 host (sl__ooc_bucket_cuts) */
+        sl_task_option_int(t, "debug_ooc_narrow_tops", &how);
+        if (p->narrow && how != 1) { /* the top values beside the cuts */
+            size_t tb = (size_t)(2 * (r->st->n_codes + 2)) * 4;
+            r->st->split_tops_bytes = p->n_runs * (int64_t)tb;
+            if (!(r->s[0].d_tops = sl_task_device_alloc(t, tb)) ||
+                (sets > 1 && !(r->s[1].d_tops = sl_task_device_alloc(t, tb))))
+                return SL_ENOMEM;
+            if (!(r->st->split_tops = sl__task_pinned_alloc(t, r->st->split_tops_bytes)))
+                return SL_ENOMEM;
+        }
+        /* pageable source: returns once it is staged; deferred (cut_from > 0): once
+         * sampled, from pinned memory (codes_up) */
+        if (r->cut_from == 0)
+            SL_TASK_CUDA_TRY(t, cudaMemcpyAsync(r->d_codes, r->st->codes, bytes,
+                                                cudaMemcpyHostToDevice, r->cs),
+                             "uploading the splitters");
+        else if (!(r->h_codes = sl__task_pinned_alloc(t, (int64_t)bytes)))
+            return SL_ENOMEM;
     }
     if (p->narrow && !r->cuts) { /* the runs' tables, one array (pass 2's 2D copies) */
         r->st->ntab_bytes = p->n_runs * SL__OOC_NARROW_TABLE_BYTES;
@@ -808,17 +932,23 @@ static void free_all(struct runner *r)
         }
         sl_task_device_free(r->t, s->ids);
         sl_task_device_free(r->t, s->d_split);
+        sl_task_device_free(r->t, s->d_tops);
         sl_task_device_free(r->t, s->d_win);
         if (s->up)
             cudaEventDestroy(s->up);
         if (s->sorted)
             cudaEventDestroy(s->sorted);
+        if (s->packed)
+            cudaEventDestroy(s->packed);
         if (s->down)
             cudaEventDestroy(s->down);
     }
     sl_task_device_free(r->t, r->temp);
     sl_task_device_free(r->t, r->d_tables);
     sl_task_device_free(r->t, r->d_codes);
+    sl__task_pinned_free(r->t, r->h_codes, r->st ? r->st->n_codes * 8 : 0);
+    if (r->early_down)
+        cudaEventDestroy(r->early_down);
     free(r->h_dst);
     free(r->h_src);
     free(r->h_size);
@@ -830,8 +960,11 @@ static void free_all(struct runner *r)
 static void presplit_free(struct sl__ooc_sorted *st)
 {
     sl__pinned_owner_free(&st->owner, st->split, st->split_bytes);
+    sl__pinned_owner_free(&st->owner, st->split_tops, st->split_tops_bytes);
     free(st->codes);
     st->split = NULL;
+    st->split_tops = NULL;
+    st->split_tops_bytes = 0;
     st->codes = NULL;
     st->n_codes = st->split_rows = st->split_bytes = 0;
     st->graded = 0;
@@ -916,6 +1049,53 @@ static cudaError_t streams_close(struct runner *r, void *side[2])
     return e;
 }
 
+static void in_split_end(sl_task_t *t, struct in_split *sp, int64_t P, int graded, int64_t over,
+                         uint64_t *codes);
+
+/* presplit_early: the splitters, sampled and picked once the first cut_from runs are
+ * enqueued (the GPU uploads and sorts them meanwhile), go up for the later runs' cuts. */
+static int presplit_end(struct runner *r)
+{
+    struct sl__ooc_sorted *st = r->st;
+    double t0 = now_ms();
+    in_split_end(r->t, &r->split, r->split_P, st->graded, OVERSAMPLE, st->codes);
+    sl_task_phase_time(r->t, "ooc_presplit_sample", now_ms() - t0);
+    memcpy(r->h_codes, st->codes, (size_t)st->n_codes * 8);
+    SL_TASK_CUDA_TRY(r->t,
+                     cudaMemcpyAsync(r->d_codes, r->h_codes, (size_t)st->n_codes * 8,
+                                     cudaMemcpyHostToDevice, r->cs),
+                     "uploading the splitters");
+    return SL_OK;
+}
+
+/* presplit_early: the cuts of runs [0, cut_from) (enqueued before the splitters were
+ * known), searched in their pinned runs once they are down, while the GPU sorts the
+ * rest; and, narrow, the top values beside them (st->split_tops, as sl_k_ooc_split_tops
+ * writes them). */
+static int early_cuts(struct runner *r)
+{
+    struct sl__ooc_sorted *st = r->st;
+    const int64_t m = r->cut_from, nc = st->n_codes;
+    SL_TASK_CUDA_TRY(r->t, cudaEventSynchronize(r->early_down), "waiting for the first runs");
+    double t0 = now_ms();
+    struct sl__ooc_runs view = st->runs; /* the first m runs */
+    view.n_runs = m;
+    int64_t *sp = malloc((size_t)(nc * m + 1) * sizeof *sp);
+    if (!sp)
+        return sl_task_fail(r->t, SL_ENOMEM, "out of memory");
+    sl__ooc_split_below_all(&view, st->codes, nc, sp, sl__host_threads(16));
+    for (int64_t j = 0; j < m; j++) {
+        for (int64_t c = 0; c < nc; c++)
+            st->split[j * nc + c] = sp[c * m + j];
+        if (st->split_tops)
+            sl__ooc_split_tops(&st->runs, j, st->split + j * nc, nc,
+                               st->split_tops + j * 2 * (nc + 2));
+    }
+    free(sp);
+    sl_task_phase_time(r->t, "ooc_early_cuts", now_ms() - t0);
+    return SL_OK;
+}
+
 static int runs(struct runner *r)
 {
     int rc = alloc_all(r);
@@ -930,13 +1110,22 @@ static int runs(struct runner *r)
     } else if ((rc = order(r->t, r->cs, r->h2d)) < 0 || (rc = order(r->t, r->cs, r->d2h)) < 0) {
         return rc;
     }
+    if (r->cut_from > 0)
+        SL_TASK_CUDA_TRY(r->t, cudaEventCreateWithFlags(&r->early_down, cudaEventDisableTiming),
+                         "cudaEventCreate");
     clock_start(r, &r->clock);
     for (int64_t i = 0; i < r->p.n_runs && rc >= 0; i++) {
         if (sl_task_cancelled(r->t))
             return SL_ECANCELED;
+        if (i > 0 && i == r->cut_from && (rc = presplit_end(r)) < 0)
+            return rc;
         r->st->rows[i] = run_rows(&r->p, i);
         rc = one_run(r, i, r->st->rows[i], r->st->cols + i * r->p.n_cols);
+        if (rc >= 0 && i + 1 == r->cut_from)
+            SL_TASK_CUDA_TRY(r->t, cudaEventRecord(r->early_down, r->d2h), "cudaEventRecord");
     }
+    if (rc >= 0 && r->cut_from >= r->p.n_runs && r->cut_from > 0) /* every run was early */
+        rc = presplit_end(r);
     clock_enqueued(r, &r->clock);
     return rc;
 }
@@ -994,16 +1183,19 @@ static int device_samples(sl_task_t *t, int64_t n, int kw, int64_t P, int64_t ov
 static int64_t merge_rows_under(sl_task_t *t, const struct sl__ooc_sorted *st, int64_t R,
                                 enum sl__ooc_gather gather, int64_t budget);
 
-int sl__ooc_inputs_splitters(sl_task_t *t, const struct sl__ooc_input *in, int n_in, int64_t P,
-                             int graded, int64_t over, uint64_t *codes)
+static void in_split_free(sl_task_t *t, struct in_split *sp)
 {
-    return sl__ooc_inputs_splitters_on(t, in, n_in, P, graded, over, codes, NULL);
+    sl__task_pinned_free(t, sp->pin, sp->pin_bytes);
+    free(sp->keys), free(sp->dev), free(sp->rows), free(sp->first), free(sp->scratch);
+    memset(sp, 0, sizeof *sp);
 }
 
-int sl__ooc_inputs_splitters_on(sl_task_t *t, const struct sl__ooc_input *in, int n_in,
-                                int64_t P, int graded, int64_t over, uint64_t *codes,
-                                void *stream)
+/* 1, 0 (a key column elsewhere: nothing to sample) or < 0 after failing the task; sp is
+ * freed unless 1. The samples in GPU batches are read on `stream` (NULL: the task's). */
+static int in_split_begin(sl_task_t *t, const struct sl__ooc_input *in, int n_in, int64_t P,
+                          int64_t over, struct in_split *sp, void *stream)
 {
+    memset(sp, 0, sizeof *sp);
     int here = -1, kw = 0, desc = in[0].desc;
     SL_TASK_CUDA_TRY(t, cudaGetDevice(&here), "cudaGetDevice");
     int64_t nb = 0, n = 0;
@@ -1025,14 +1217,14 @@ int sl__ooc_inputs_splitters_on(sl_task_t *t, const struct sl__ooc_input *in, in
     }
     if (nb == 0 || n == 0 || P < 2)
         return 0;
-    const void **keys = malloc((size_t)nb * sizeof *keys);
-    const void **dev = malloc((size_t)nb * sizeof *dev);
-    int64_t *rows = malloc((size_t)nb * sizeof *rows);
-    int64_t *first = malloc((size_t)nb * sizeof *first);
-    void *scratch = malloc((size_t)sl__ooc_input_scratch_bytes(n, P, over));
-    void *pin = NULL;
-    int64_t pin_bytes = 0, q = 0;
-    int rc = keys && dev && rows && first && scratch
+    sp->nb = nb, sp->n = n, sp->kw = kw, sp->desc = desc;
+    sp->keys = malloc((size_t)nb * sizeof *sp->keys);
+    sp->dev = malloc((size_t)nb * sizeof *sp->dev);
+    sp->rows = malloc((size_t)nb * sizeof *sp->rows);
+    sp->first = malloc((size_t)nb * sizeof *sp->first);
+    sp->scratch = malloc((size_t)sl__ooc_input_scratch_bytes(n, P, over));
+    int64_t q = 0;
+    int rc = sp->keys && sp->dev && sp->rows && sp->first && sp->scratch
                  ? SL_OK
                  : sl_task_fail(t, SL_ENOMEM, "out of memory");
     int any_dev = 0;
@@ -1040,21 +1232,45 @@ int sl__ooc_inputs_splitters_on(sl_task_t *t, const struct sl__ooc_input *in, in
         for (int64_t i = 0; i < in[x].n_batches; i++, q++) {
             const sl_batch_t *b = batch_at(&in[x], i);
             const struct sl__col *c = &b->cols[in[x].col[in[x].key]];
-            keys[q] = (const char *)c->data->ptr + (size_t)c->offset * (size_t)kw;
-            dev[q] = c->data->kind == SL__MEM_DEVICE ? keys[q] : NULL;
-            any_dev |= dev[q] != NULL;
-            rows[q] = b->n_rows;
-            first[q] = -1;
+            sp->keys[q] = (const char *)c->data->ptr + (size_t)c->offset * (size_t)kw;
+            sp->dev[q] = c->data->kind == SL__MEM_DEVICE ? sp->keys[q] : NULL;
+            any_dev |= sp->dev[q] != NULL;
+            sp->rows[q] = b->n_rows;
+            sp->first[q] = -1;
         }
     if (rc >= 0 && any_dev)
-        rc = device_samples(t, n, kw, P, over, keys, rows, dev, first, &pin, &pin_bytes,
-                            stream ? (cudaStream_t)stream : sl_task_stream(t));
-    if (rc >= 0)
-        sl__ooc_input_splitters(keys, rows, nb, first, kw, desc, P, graded, over, codes, scratch,
-                                sl__host_threads(16));
-    sl__task_pinned_free(t, pin, pin_bytes);
-    free(keys), free(dev), free(rows), free(first), free(scratch);
-    return rc < 0 ? rc : 1;
+        rc = device_samples(t, n, kw, P, over, sp->keys, sp->rows, sp->dev, sp->first, &sp->pin,
+                            &sp->pin_bytes, stream ? (cudaStream_t)stream : sl_task_stream(t));
+    if (rc < 0) {
+        in_split_free(t, sp);
+        return rc;
+    }
+    return 1;
+}
+
+static void in_split_end(sl_task_t *t, struct in_split *sp, int64_t P, int graded, int64_t over,
+                         uint64_t *codes)
+{
+    sl__ooc_input_splitters(sp->keys, sp->rows, sp->nb, sp->first, sp->kw, sp->desc, P, graded,
+                            over, codes, sp->scratch, sl__host_threads(16));
+    in_split_free(t, sp);
+}
+
+int sl__ooc_inputs_splitters_on(sl_task_t *t, const struct sl__ooc_input *in, int n_in,
+                                int64_t P, int graded, int64_t over, uint64_t *codes,
+                                void *stream)
+{
+    struct in_split sp;
+    int rc = in_split_begin(t, in, n_in, P, over, &sp, stream);
+    if (rc > 0)
+        in_split_end(t, &sp, P, graded, over, codes);
+    return rc;
+}
+
+int sl__ooc_inputs_splitters(sl_task_t *t, const struct sl__ooc_input *in, int n_in, int64_t P,
+                             int graded, int64_t over, uint64_t *codes)
+{
+    return sl__ooc_inputs_splitters_on(t, in, n_in, P, graded, over, codes, NULL);
 }
 
 /* Pass 2's splitters, sampled from the input before pass 1 (sl__ooc_inputs_splitters), so
@@ -1063,8 +1279,11 @@ int sl__ooc_inputs_splitters_on(sl_task_t *t, const struct sl__ooc_input *in, in
  * are in host memory or on this GPU, when the host budget holds the split table, unless
  * option debug_ooc_sort_merge is cpu or late_cuts (the path before 2026-11-27, for A/B
  * runs). Given splitters (in->n_codes) are taken as they are, for any number of runs,
- * when the host budget holds their split table. Otherwise st->n_codes stays 0. */
-static int presplit_open(struct runner *r)
+ * when the host budget holds their split table. Otherwise st->n_codes stays 0. With
+ * `early` runs (presplit_early) the GPU batches' samples are read here, the host's
+ * sampled and the splitters picked in runs() once those runs are enqueued (st->codes is
+ * filled then; r->cut_from = early). */
+static int presplit_open(struct runner *r, int64_t early)
 {
     enum { AUTO, CPU, GPU, LATE_CUTS };
     const struct plan *p = &r->p;
@@ -1115,13 +1334,21 @@ static int presplit_open(struct runner *r)
     int rc = 1;
     if (given)
         memcpy(codes, r->in->codes, (size_t)n_codes * sizeof *codes);
+    else if (early > 0)
+        rc = in_split_begin(r->t, r->in, 1, P, OVERSAMPLE, &r->split, NULL);
     else
         rc = sl__ooc_inputs_splitters(r->t, r->in, 1, P, graded, OVERSAMPLE, codes);
     if (rc > 0 && !(st->split = sl__task_pinned_alloc(r->t, split_bytes)))
         rc = SL_EBUDGET;
     if (rc <= 0) { /* 0: a key column elsewhere, the cuts are searched after pass 1 */
+        if (!given && early > 0)
+            in_split_free(r->t, &r->split);
         free(codes);
         return rc;
+    }
+    if (!given && early > 0) {
+        r->cut_from = early;
+        r->split_P = P;
     }
     st->codes = codes;
     st->n_codes = n_codes;
@@ -1148,6 +1375,31 @@ static int64_t narrow_of(sl_task_t *t, const struct plan *p, const struct sl__oo
         sl__ooc_gather_of(t, &st->runs) == SL__OOC_GATHER_KERNEL)
         return 0;
     return how == ON ? 2 : 1;
+}
+
+/* Runs to enqueue before pass 2's splitters are sampled (presplit_open): the first some
+ * PRESPLIT_EARLY bytes of input go up and are sorted while the host samples (1.3 to 4 ms
+ * for 2^28 rows at 1/16 on H100 hosts, the link idle, 2026-11-27), at most a quarter of
+ * the runs (at least one), their cuts searched on the host later (early_cuts, in
+ * sl__ooc_runs_sort_end). Where option debug_ooc_presplit is auto and the input needs no
+ * staging (pageable input: the host stages each run as it enqueues it); 0: none, the
+ * splitters first. */
+#define PRESPLIT_EARLY ((int64_t)256 << 20)
+static int64_t presplit_early(sl_task_t *t, const struct plan *p, const struct sl__ooc_input *in)
+{
+    int64_t how = 0, row = 0;
+    sl_task_option_int(t, "debug_ooc_presplit", &how);
+    if (how != 0 || in->n_codes > 0 || p->n_runs < 2)
+        return 0;
+    for (int64_t i = 0; i < in->n_batches; i++)
+        for (int c = 0; c < p->n_cols; c++)
+            if (batch_at(in, i)->cols[in->col[c]].data->kind == SL__MEM_HOST)
+                return 0;
+    for (int c = 0; c < p->n_cols; c++)
+        row += p->width[c];
+    int64_t m = (PRESPLIT_EARLY + p->R * row - 1) / (p->R * row), most = p->n_runs / 4;
+    m = m < most ? m : most;
+    return m < 1 ? 1 : m;
 }
 
 /* Pass 1 in flight (sl__ooc_runs_sort_begin): its runner, borrowed streams, and an event
@@ -1187,7 +1439,10 @@ int sl__ooc_runs_sort_begin(sl_task_t *t, const struct sl__ooc_input *in,
     /* before presplit_open: pass 2's bucket size counts the narrow runs' tables */
     int64_t narrow = in->pack == 2 ? 0 : narrow_of(t, &r->p, r->st); /* 2: 8-byte rows only */
     r->p.narrow = r->st->runs.narrow = narrow > 0;
-    int rc = presplit_open(r);
+    int64_t bufs = 0; /* option debug_ooc_pass1_buffers: 1 upload (as before) */
+    sl_task_option_int(t, "debug_ooc_pass1_buffers", &bufs);
+    r->p.early_free = bufs == 0;
+    int rc = presplit_open(r, presplit_early(t, &r->p, in));
     if (rc >= 0 && narrow == 1 && r->st->n_codes == 0) /* auto: no cuts in pass 1, no GPU
                                                           merge planned */
         r->p.narrow = r->st->runs.narrow = 0;
@@ -1196,6 +1451,7 @@ int sl__ooc_runs_sort_begin(sl_task_t *t, const struct sl__ooc_input *in,
     if (rc >= 0)
         rc = streams_open(r, h->side);
     if (rc < 0) {
+        in_split_free(t, &r->split);
         free(h);
         return rc;
     }
@@ -1217,6 +1473,11 @@ int sl__ooc_runs_sort_end(sl_task_t *t, struct sl__ooc_pass1 *h)
     if (!h)
         return SL_OK;
     struct runner *r = &h->r;
+    int rc = h->rc;
+    /* the first runs' cuts (presplit_early), searched on the host once they are down, while
+     * the GPU sorts the rest */
+    if (rc >= 0 && r->cut_from > 0)
+        rc = early_cuts(r);
     /* the copy streams are this pass's own; the task's stream may hold the caller's
      * later work (another pass 1): wait for this pass's part of it only */
     cudaStream_t own[2] = {r->h2d, r->d2h};
@@ -1232,9 +1493,9 @@ int sl__ooc_runs_sort_end(sl_task_t *t, struct sl__ooc_pass1 *h)
     if (h->cs_done)
         cudaEventDestroy(h->cs_done);
     sl__task_streams_put(t, 2, h->side);
-    int rc = h->rc;
+    in_split_free(t, &r->split); /* presplit_early's, if runs() failed before its end */
     clock_report(r, &r->clock, rc >= 0 && e == cudaSuccess, "ooc_runs_up", "ooc_runs_down",
-                 NULL);
+                 NULL, "ooc_runs_up_wait", "ooc_runs_down_wait");
     sl__upload_stage_close(t, &r->stage);
     free_all(r);
     if (rc >= 0 && e != cudaSuccess)
@@ -1270,8 +1531,9 @@ static int64_t narrow_table_bytes(int64_t k, int64_t nb)
 
 /* Narrow runs, pass 2: the cuts and each bucket's slice starts (pageable, then freed:
  * synchronized) on the task's stream, and each bucket's window of top-16 values
- * (h_ntop: its lowest and how many, at most NARROW_WINDOW: sl__ooc_bucket_cuts). */
-static int narrow_tables_open(struct runner *r, int64_t nb)
+ * (h_ntop: its lowest and how many, at most NARROW_WINDOW: sl__ooc_bucket_cuts), from
+ * `tops` (sl__ooc_bucket_cuts') or, NULL, searched in the runs' tables. */
+static int narrow_tables_open(struct runner *r, int64_t nb, const int64_t *tops)
 {
     const struct sl__ooc_runs *m = &r->st->runs;
     const int64_t k = m->n_runs;
@@ -1284,7 +1546,10 @@ static int narrow_tables_open(struct runner *r, int64_t nb)
     int64_t *cuts = h, *at = cuts + (nb + 1) * k;
     memcpy(cuts, r->cuts, (size_t)((nb + 1) * k) * sizeof *cuts);
     /* each bucket's lowest and highest top value, into h_ntop (then lowest and count) */
-    sl__ooc_narrow_tops(m, cuts, nb, r->h_ntop, sl__host_threads(16));
+    if (tops)
+        memcpy(r->h_ntop, tops, (size_t)(2 * nb) * sizeof *r->h_ntop);
+    else
+        sl__ooc_narrow_tops(m, cuts, nb, r->h_ntop, sl__host_threads(16));
     for (int64_t b = 0; b < nb; b++) {
         int64_t *a = at + b * (k + 1), lo = r->h_ntop[2 * b], hi = r->h_ntop[2 * b + 1];
         a[0] = 0;
@@ -1316,7 +1581,7 @@ static int narrow_tables_open(struct runner *r, int64_t nb)
 
 /* What a bucket's upload needs: the copy lists (GATHER_COPY, GATHER_BATCH), or the
  * kernel's tables, uploaded once on the task's stream before any bucket. */
-static int tables_open(struct runner *r, int64_t nb)
+static int tables_open(struct runner *r, int64_t nb, const int64_t *tops)
 {
     const struct sl__ooc_runs *m = &r->st->runs;
     const int64_t k = m->n_runs, nc = m->n_cols;
@@ -1326,7 +1591,7 @@ static int tables_open(struct runner *r, int64_t nb)
         r->h_size = malloc((size_t)(k * nc) * sizeof *r->h_size);
         if (!r->h_dst || !r->h_src || !r->h_size)
             return sl_task_fail(r->t, SL_ENOMEM, "out of memory");
-        return m->narrow ? narrow_tables_open(r, nb) : SL_OK;
+        return m->narrow ? narrow_tables_open(r, nb, tops) : SL_OK;
     }
     if (m->narrow) /* the kernel reads 8-byte rows: never chosen with narrow runs */
         return sl_task_fail(r->t, SL_EINTERNAL, "narrow runs read by the gather kernel");
@@ -1394,21 +1659,31 @@ int sl__ooc_pass1_cuts(const struct sl__ooc_sorted *st, int64_t R)
 /* Narrow runs: buckets whose rows span more than NARROW_WINDOW top-16 code values (few
  * buckets over a wide key range, or a bucket across a gap in the keys) cut again at the
  * codes (t0 + i NARROW_WINDOW) << 16, empty pieces dropped. *cuts ((nb + 1) x k) is
- * replaced when any is cut. SL_OK or a failure recorded on the task. */
+ * replaced when any is cut. *tops_io: each bucket's lowest and highest top value (2 x
+ * nb), given (pass 1's, sl__ooc_bucket_cuts) or NULL: then searched in the tables; on
+ * return those of the buckets in *cuts, searched again where any was cut, or NULL when
+ * they were neither given nor wanted (keep = 0). SL_OK or a failure recorded on the task
+ * (*tops_io then freed and NULL). */
 static int narrow_windows(sl_task_t *t, const struct sl__ooc_runs *m, int64_t **cuts_io,
-                          int64_t *nb_io)
+                          int64_t *nb_io, int64_t **tops_io, int keep)
 {
     const int64_t k = m->n_runs, nb = *nb_io, *cuts = *cuts_io;
-    int64_t extra = 0, *tops = malloc((size_t)(2 * nb + 1) * sizeof *tops);
-    if (!tops)
-        return sl_task_fail(t, SL_ENOMEM, "out of memory");
-    sl__ooc_narrow_tops(m, cuts, nb, tops, sl__host_threads(16));
+    int64_t extra = 0, *tops = *tops_io;
+    *tops_io = NULL;
+    if (!tops) {
+        if (!(tops = malloc((size_t)(2 * nb + 1) * sizeof *tops)))
+            return sl_task_fail(t, SL_ENOMEM, "out of memory");
+        sl__ooc_narrow_tops(m, cuts, nb, tops, sl__host_threads(16));
+    }
     for (int64_t b = 0; b < nb; b++)
         if (tops[2 * b + 1] - tops[2 * b] + 1 > NARROW_WINDOW)
             extra += (tops[2 * b + 1] - tops[2 * b]) / NARROW_WINDOW;
     int64_t *out = extra ? malloc((size_t)((nb + extra + 1) * k) * sizeof *out) : NULL;
     if (extra == 0 || !out) {
-        free(tops);
+        if (extra == 0 && keep)
+            *tops_io = tops;
+        else
+            free(tops);
         return extra == 0 ? SL_OK : sl_task_fail(t, SL_ENOMEM, "out of memory");
     }
     int64_t n = 0; /* buckets in out */
@@ -1441,11 +1716,31 @@ static int narrow_windows(sl_task_t *t, const struct sl__ooc_runs *m, int64_t **
     free(*cuts_io);
     *cuts_io = out;
     *nb_io = n;
+    if (keep) { /* the pieces' windows: searched in the tables (few buckets are cut) */
+        if (!(tops = malloc((size_t)(2 * n + 1) * sizeof *tops)))
+            return sl_task_fail(t, SL_ENOMEM, "out of memory");
+        sl__ooc_narrow_tops(m, out, n, tops, sl__host_threads(16));
+        *tops_io = tops;
+    }
     return SL_OK;
 }
 
+/* Narrow runs: each bucket's lowest and highest top value (2 x nb) from pass 1's values
+ * beside its cuts (sl__ooc_bucket_tops). NULL after failing the task. */
+static int64_t *pass1_tops(sl_task_t *t, const struct sl__ooc_sorted *so, const int64_t *cuts,
+                           const int64_t *bx, int64_t nb)
+{
+    int64_t *tops = malloc((size_t)(2 * nb + 1) * sizeof *tops);
+    if (!tops) {
+        sl_task_fail(t, SL_ENOMEM, "out of memory");
+        return NULL;
+    }
+    sl__ooc_bucket_tops(&so->runs, so->split_tops, so->n_codes, cuts, bx, nb, tops);
+    return tops;
+}
+
 int64_t *sl__ooc_bucket_cuts(sl_task_t *t, const struct sl__ooc_sorted *so, int64_t R,
-                             int64_t *nb_out)
+                             int64_t *nb_out, int64_t **tops_out)
 {
     const struct sl__ooc_runs *m = &so->runs;
     const int pre = sl__ooc_pass1_cuts(so, R);
@@ -1458,11 +1753,16 @@ int64_t *sl__ooc_bucket_cuts(sl_task_t *t, const struct sl__ooc_sorted *so, int6
         blk = P - 1;
     if (blk < 1)
         blk = 1;
+    if (tops_out)
+        *tops_out = NULL;
+    /* narrow runs: each cut's boundary of pass 1 (pass1_tops), where it found the tops */
+    const int gtops = pre && m->narrow && so->split_tops;
     int64_t *cuts = calloc((size_t)((cap + 1) * k), sizeof *cuts);
     int64_t *splits = malloc((size_t)(blk * k + 1) * sizeof *splits);
+    int64_t *bx = gtops ? malloc((size_t)(cap + 1) * sizeof *bx) : NULL;
     uint64_t *codes = NULL;
-    if (!cuts || !splits) {
-        free(cuts), free(splits);
+    if (!cuts || !splits || (gtops && !bx)) {
+        free(cuts), free(splits), free(bx);
         sl_task_fail(t, SL_ENOMEM, "out of memory");
         return NULL;
     }
@@ -1470,6 +1770,8 @@ int64_t *sl__ooc_bucket_cuts(sl_task_t *t, const struct sl__ooc_sorted *so, int6
         free(cuts), free(splits);
         return NULL;
     }
+    if (bx)
+        bx[0] = 0;
     const int threads = sl__host_threads(16); /* the CPU workers wait meanwhile */
     for (int64_t i = 1; i <= P; i++) { /* cuts[0] = 0 */
         const int64_t *next = m->rows; /* the last cut */
@@ -1491,16 +1793,56 @@ int64_t *sl__ooc_bucket_cuts(sl_task_t *t, const struct sl__ooc_sorted *so, int6
         if (rows == 0)
             continue; /* equal splitters */
         int64_t pieces = (rows + R - 1) / R;
-        for (int64_t q = 1; q < pieces; q++, nb++)
+        for (int64_t q = 1; q < pieces; q++, nb++) {
             sl__ooc_corank(m, off + rows * q / pieces, cuts + (nb + 1) * k);
+            if (bx)
+                bx[nb + 1] = -1; /* at exact ranks */
+        }
         memcpy(cuts + (nb + 1) * k, next, (size_t)k * sizeof *next);
+        if (bx)
+            bx[nb + 1] = i; /* split i - 1, or the end (i = P = n_codes + 1) */
         nb++;
     }
     free(splits), free(codes);
-    if (m->narrow && narrow_windows(t, m, &cuts, &nb) < 0) {
+    int64_t *tops = NULL;
+    if (bx) {
+        tops = pass1_tops(t, so, cuts, bx, nb);
+        free(bx);
+        int64_t how = 0; /* option debug_ooc_narrow_tops: 2 check */
+        sl_task_option_int(t, "debug_ooc_narrow_tops", &how);
+        int64_t *host = tops && how == 2 ? malloc((size_t)(2 * nb + 1) * sizeof *host) : NULL;
+        if (host) {
+            sl__ooc_narrow_tops(m, cuts, nb, host, sl__host_threads(16));
+            for (int64_t b = 0; b < 2 * nb; b++)
+                if (host[b] != tops[b]) {
+                    sl_task_fail(t, SL_EINTERNAL, "narrow runs: bucket %lld's %s top value "
+                                 "%lld from pass 1, %lld in the tables", (long long)(b / 2),
+                                 b % 2 ? "highest" : "lowest", (long long)tops[b],
+                                 (long long)host[b]);
+                    free(host), free(tops), free(cuts);
+                    return NULL;
+                }
+            free(host);
+        } else if (tops && how == 2) {
+            free(tops);
+            tops = NULL;
+            sl_task_fail(t, SL_ENOMEM, "out of memory");
+        }
+        if (!tops) {
+            free(cuts);
+            return NULL;
+        }
+    }
+    /* pass 1's tops are kept for pass 2 (tops_out); searched ones only where they were
+     * (debug_ooc_narrow_tops=host: twice, as before) */
+    if (m->narrow && narrow_windows(t, m, &cuts, &nb, &tops, tops != NULL) < 0) {
         free(cuts);
         return NULL;
     }
+    if (tops_out)
+        *tops_out = tops;
+    else
+        free(tops);
     *nb_out = nb;
     return cuts;
 }
@@ -1598,8 +1940,8 @@ int64_t sl__ooc_merge_rows(sl_task_t *t, const struct sl__ooc_sorted *st, int64_
 }
 
 int sl__ooc_runs_merge(sl_task_t *t, struct sl__ooc_sorted *st, const int64_t *cuts, int64_t nb,
-                       int64_t R, enum sl__ooc_gather gather, void *const *dst,
-                       int (*ready)(sl_task_t *, void *, int64_t), void *arg)
+                       const int64_t *tops, int64_t R, enum sl__ooc_gather gather,
+                       void *const *dst, int (*ready)(sl_task_t *, void *, int64_t), void *arg)
 {
     struct runner r;
     memset(&r, 0, sizeof r);
@@ -1617,7 +1959,7 @@ int sl__ooc_runs_merge(sl_task_t *t, struct sl__ooc_sorted *st, const int64_t *c
         return rc;
     cudaError_t e;
     rc = alloc_all(&r);
-    if (rc >= 0 && (rc = tables_open(&r, nb)) >= 0 && (rc = order(t, r.cs, r.h2d)) >= 0)
+    if (rc >= 0 && (rc = tables_open(&r, nb, tops)) >= 0 && (rc = order(t, r.cs, r.h2d)) >= 0)
         rc = order(t, r.cs, r.d2h);
     int64_t told = 0; /* buckets handed to `ready` so far */
     if (rc >= 0)
@@ -1644,7 +1986,7 @@ int sl__ooc_runs_merge(sl_task_t *t, struct sl__ooc_sorted *st, const int64_t *c
         clock_enqueued(&r, &r.clock);
     e = streams_close(&r, side);
     clock_report(&r, &r.clock, rc >= 0 && e == cudaSuccess, "ooc_merge_up", "ooc_merge_down",
-                 "ooc_merge_enqueue");
+                 "ooc_merge_enqueue", NULL, "ooc_merge_down_wait");
     free_all(&r);
     if (rc >= 0 && e != cudaSuccess)
         rc = SL_TASK_CUDA_FAIL(t, e, "sorting buckets");
@@ -1686,17 +2028,18 @@ int sl__ooc_runs_merge_all(sl_task_t *t, struct sl__ooc_sorted *st)
         !(R = sl__ooc_merge_rows(t, st, R, gather)))
         return 0;
     int64_t nb = 0;
-    int64_t *cuts = sl__ooc_bucket_cuts(t, st, R, &nb);
+    int64_t *tops = NULL;
+    int64_t *cuts = sl__ooc_bucket_cuts(t, st, R, &nb, &tops);
     void **dst = calloc((size_t)(nb * nc + 1), sizeof *dst);
     void *col[SL__OOC_MAX_COLS] = {NULL};
     if (!cuts || !dst) {
-        free(cuts), free(dst);
+        free(cuts), free(dst), free(tops);
         return cuts ? sl_task_fail(t, SL_ENOMEM, "out of memory") : SL_ENOMEM;
     }
     int rc = merged_alloc(t, st, cuts, nb, col, dst);
     if (rc >= 0)
-        rc = sl__ooc_runs_merge(t, st, cuts, nb, R, gather, dst, NULL, NULL);
-    free(cuts), free(dst);
+        rc = sl__ooc_runs_merge(t, st, cuts, nb, tops, R, gather, dst, NULL, NULL);
+    free(cuts), free(dst), free(tops);
     /* On failure the merged columns go back; else the runs do, and the merged run
      * takes their place. */
     for (int64_t i = 0; i < (rc < 0 ? nc : k * nc); i++) {

@@ -294,14 +294,15 @@ static int gpu_merge(sl_task_t *t, struct sort_global *g, struct ooc_state *st, 
     int64_t nb = 0;
     double t_cuts = now_ms();
     g->ooc_pass1_cuts = sl__ooc_pass1_cuts(st->sorted, R);
-    int64_t *cuts = sl__ooc_bucket_cuts(t, st->sorted, R, &nb);
+    int64_t *tops = NULL; /* narrow runs: each bucket's window, from pass 1 */
+    int64_t *cuts = sl__ooc_bucket_cuts(t, st->sorted, R, &nb, &tops);
     if (!cuts)
         return SL_ENOMEM;
     sl_task_phase_time(t, "ooc_bucket_cuts", now_ms() - t_cuts);
     void **dst = calloc((size_t)(nb * m->n_cols + 1), sizeof *dst);
     st->bk = calloc((size_t)nb + 1, sizeof *st->bk);
     if (!dst || !st->bk) {
-        free(cuts), free(dst);
+        free(cuts), free(dst), free(tops);
         return sl_task_fail(t, SL_ENOMEM, "out of memory");
     }
     st->nb = nb;
@@ -322,16 +323,16 @@ static int gpu_merge(sl_task_t *t, struct sort_global *g, struct ooc_state *st, 
             }
             bk->bytes[c] = bk->rows * m->width[c];
             if (!(bk->cols[c] = dst[b * m->n_cols + c] = sl__task_pinned_alloc(t, bk->bytes[c]))) {
-                free(cuts), free(dst);
+                free(cuts), free(dst), free(tops);
                 return SL_EBUDGET;
             }
         }
     }
     double t0 = now_ms();
     /* A pinned result needs no hand-over: the host enqueues every bucket without waiting. */
-    int rc = sl__ooc_runs_merge(t, st->sorted, cuts, nb, R, gather, dst,
+    int rc = sl__ooc_runs_merge(t, st->sorted, cuts, nb, tops, R, gather, dst,
                                 st->direct ? NULL : bucket_ready, st);
-    free(cuts), free(dst);
+    free(cuts), free(dst), free(tops);
     sl_task_phase_time(t, "ooc_gpu_merge", now_ms() - t0);
     sl__ooc_sorted_free(st->sorted); /* the pinned runs go back to the pool now */
     st->sorted = NULL;

@@ -144,6 +144,10 @@ static const char *unpacked = "false"; /* debug_ooc_unpacked_runs */
 static const char *run_buckets = "false"; /* debug_ooc_run_buckets */
 static const char *graded_buckets = "false"; /* debug_ooc_graded_buckets */
 static const char *narrow_runs = "auto"; /* debug_ooc_narrow_runs */
+static const char *narrow_tops = "check"; /* debug_ooc_narrow_tops: pass 1's against the
+                                             tables' in every case */
+static const char *presplit = "auto"; /* debug_ooc_presplit */
+static const char *pass1_buffers = "auto"; /* debug_ooc_pass1_buffers */
 static int64_t result_pinned = 0;
 
 static sl_engine_t *engine(enum sl_placement pl, int64_t gpu_mem)
@@ -160,6 +164,9 @@ static sl_engine_t *engine(enum sl_placement pl, int64_t gpu_mem)
     SL_ASSERT_OK(sl_engine_config_set(&cfg, "debug_ooc_run_buckets", run_buckets));
     SL_ASSERT_OK(sl_engine_config_set(&cfg, "debug_ooc_graded_buckets", graded_buckets));
     SL_ASSERT_OK(sl_engine_config_set(&cfg, "debug_ooc_narrow_runs", narrow_runs));
+    SL_ASSERT_OK(sl_engine_config_set(&cfg, "debug_ooc_narrow_tops", narrow_tops));
+    SL_ASSERT_OK(sl_engine_config_set(&cfg, "debug_ooc_presplit", presplit));
+    SL_ASSERT_OK(sl_engine_config_set(&cfg, "debug_ooc_pass1_buffers", pass1_buffers));
     cfg.gpu_result_pinned = result_pinned;
     sl_engine_t *e;
     SL_ASSERT_OK(sl_test_engine_open(&e, &cfg));
@@ -774,6 +781,48 @@ SL_TEST(ooc_narrow_runs)
     narrow_runs = "auto";
     force_merge = force_gather = "auto";
     result_pinned = 0;
+}
+
+/* Narrow runs' bucket windows from the top values found on the GPU beside pass 1's cuts
+ * (debug_ooc_narrow_tops=auto; the engine of every other case runs `check`: both, the
+ * query failing where they differ) against the tables searched on the host (host), and
+ * pass 2's splitters sampled while the first quarter of the runs go up, their cuts (and
+ * top values) searched on the host (debug_ooc_presplit=auto), against sampled first
+ * (first; with it pass 1 sorting over the upload buffers, debug_ooc_pass1_buffers=upload,
+ * where the others sort over the output buffers): all equal to the CPU sort, with the sink's batches on the host (12 MiB) and on
+ * the GPU (32 MiB: the samples read by a kernel before any run), random, few, one heavy
+ * key (buckets cut at exact ranks: their windows searched), extreme, sorted and reversed
+ * keys, both directions. */
+SL_TEST(ooc_narrow_tops_presplit)
+{
+    REQUIRE_GPU();
+    const struct spec cases[] = {
+        {.rows = (int64_t)1 << 22, .n_pay = 1, .seed = 211},
+        {.rows = 3000001, .n_pay = 1, .keys = K_FEW, .chunk = 77777, .seed = 212},
+        {.rows = 2500000, .n_pay = 1, .keys = K_HEAVY, .chunk = 100003, .seed = 213},
+        {.rows = 2000003, .n_pay = 1, .keys = K_EXTREME, .chunk = 9999, .seed = 214},
+        {.rows = 2000000, .n_pay = 1, .keys = K_SORTED, .seed = 215},
+        {.rows = 1999999, .n_pay = 1, .keys = K_REVERSE, .chunk = 65535, .seed = 216},
+    };
+    const char *by[] = {"by=k", "by=\"k DESC\"", "by=p1", "by=\"p1 DESC\""};
+    /* variant: 0 check + auto, 1 check + first with the upload buffers as before
+     * (debug_ooc_pass1_buffers=upload), 2 host + auto, 3 auto + auto */
+    const char *tops[] = {"check", "check", "host", "auto"};
+    const char *pre[] = {"auto", "first", "auto", "auto"};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        for (int v = 0; v < 4; v++) {
+            narrow_tops = tops[v];
+            presplit = pre[v];
+            pass1_buffers = v == 1 ? "upload" : "auto";
+            check(&cases[i], by[(i + (size_t)v) % 4], (i + (size_t)v) % 2 ? 32 * MIB : 12 * MIB, 1);
+            assert_int_equal(last_narrow, 1);
+            assert_int_equal(last_gpu_merge, 1);
+            assert_int_equal(last_pass1_cuts, 1);
+            assert_true(last_runs >= 4);
+        }
+    narrow_tops = "check";
+    presplit = "auto";
+    pass1_buffers = "auto";
 }
 
 /* Small input for compute-sanitizer: narrow runs through pass 1 (the table and narrowing

@@ -51,6 +51,14 @@ cudaError_t sl_k_ooc_narrow_table(const uint64_t *d_rows, int64_t n, uint32_t *d
 /* d_out (6 n bytes, 2-byte aligned) = the narrow rows of d_rows[0, n). */
 cudaError_t sl_k_ooc_narrow_encode(const uint64_t *d_rows, int64_t n, void *d_out,
                                    cudaStream_t stream);
+/* The top-16 code values beside pass 1's cuts of a sorted run (d_rows[0, n), packed), so
+ * that pass 2's narrow windows need no search of the tables on the host: boundary x of
+ * nc + 2 is row 0 (x = 0), row d_split[x - 1] (x = 1..nc: the run's split at splitter
+ * x - 1, as sl_k_lower_bounds_packed writes them) or row n (x = nc + 1); d_tops[2 x] =
+ * the top value of the row before it (-1 at row 0), d_tops[2 x + 1] = that of the row at
+ * it (-1 at row n). */
+cudaError_t sl_k_ooc_split_tops(const uint64_t *d_rows, int64_t n, const int64_t *d_split,
+                                int64_t nc, int32_t *d_tops, cudaStream_t stream);
 /* The inverse for a bucket of n narrow rows in d_in, the slices of k runs in run order:
  * row i is row d_lo[j] + i - d_at[j] of run j, j the last with d_at[j] <= i (d_at[0] = 0,
  * non-decreasing; empty slices repeat a start). The bucket's rows have top-16 code values

@@ -167,6 +167,60 @@ static void check1(int kw, int desc, int mode, const int64_t *lens, int k, int n
             assert_int_equal(tops[2 * q + 1], hi);
         }
         free(cuts);
+        /* The same windows from the values beside cuts at three splitter codes (as the
+         * GPU writes them in pass 1: sl__ooc_split_tops), five buckets, one boundary cut
+         * at exact ranks between the first two splits (searched in the tables). */
+        uint64_t codes[3];
+        for (int q = 0; q < 3; q++)
+            codes[q] = n > 0 ? sl__ooc_code_at_rank(&m, n * (q + 1) / 4) : 0;
+        int64_t *sp = malloc((size_t)(3 * k + 1) * sizeof *sp), *one = malloc((size_t)(3 + 1) * 8);
+        int32_t *st = malloc((size_t)k * 2 * 5 * sizeof *st);
+        sl__ooc_split_below_all(&m, codes, 3, sp, 1 + (int)(rnd() % 4));
+        for (int j = 0; j < k; j++) {
+            for (int c = 0; c < 3; c++)
+                one[c] = sp[c * k + j];
+            sl__ooc_split_tops(&m, j, one, 3, st + j * 10);
+        }
+        int64_t bx[6] = {0, 1, -1, 2, 3, 4}, rank[2] = {0, 0}, want[10], got[10];
+        cuts = calloc((size_t)(6 * k), sizeof *cuts);
+        for (int q = 0; q < 6; q++)
+            for (int j = 0; j < k && bx[q] > 0; j++)
+                cuts[q * k + j] = bx[q] == 4 ? rows[j] : sp[(bx[q] - 1) * k + j];
+        for (int j = 0; j < k; j++)
+            rank[0] += sp[j], rank[1] += sp[k + j];
+        sl__ooc_corank(&m, (rank[0] + rank[1]) / 2, cuts + 2 * k);
+        sl__ooc_bucket_tops(&m, st, 3, cuts, bx, 5, got);
+        sl__ooc_narrow_tops(&m, cuts, 5, want, 1);
+        for (int q = 0; q < 10; q++)
+            assert_int_equal(got[q], want[q]);
+        free(cuts), free(sp), free(one), free(st);
+        /* Splits of narrow runs (read from the tables, not searched by code) against a
+         * count of the rows below each code: the ends of the code range, codes at ranks
+         * and beside them. */
+        uint64_t probe[9] = {0, 1, 0xffffffffull, (uint64_t)1 << 32, 0x8000ffffull};
+        for (int q = 5; q < 9; q++)
+            probe[q] = n > 0 ? sl__ooc_code_at_rank(&m, n * (q - 4) / 5) + (uint64_t)(q & 1) : (uint64_t)q;
+        int64_t *sb = malloc((size_t)(9 * k + 1) * sizeof *sb), *s1 = malloc((size_t)(k + 1) * 8);
+        uint64_t sorted_probe[9];
+        memcpy(sorted_probe, probe, sizeof probe);
+        for (int a = 1; a < 9; a++) /* ascending, for sl__ooc_split_below_all */
+            for (int b = a; b > 0 && sorted_probe[b - 1] > sorted_probe[b]; b--) {
+                uint64_t x = sorted_probe[b];
+                sorted_probe[b] = sorted_probe[b - 1];
+                sorted_probe[b - 1] = x;
+            }
+        sl__ooc_split_below_all(&m, sorted_probe, 9, sb, 1 + (int)(rnd() % 4));
+        for (int q = 0; q < 9; q++) {
+            sl__ooc_split_below(&m, sorted_probe[q], s1);
+            for (int j = 0; j < k; j++) {
+                int64_t below = 0;
+                for (int64_t i = 0; i < rows[j]; i++)
+                    below += sl__ooc_code(&m, j, i) < sorted_probe[q];
+                assert_int_equal(s1[j], below);
+                assert_int_equal(sb[q * k + j], below);
+            }
+        }
+        free(sb), free(s1);
     }
     void *out[3];
     for (int c = 0; c < nc; c++)
