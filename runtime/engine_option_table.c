@@ -349,11 +349,12 @@ const struct sl__option sl__options[] = {
       "upload waiting for the sort, cuts and narrowing, as before 2026-11-27 (A/B runs).",
       "auto,upload", 0, 1},
      FIELD(debug_ooc_pass1_buffers, INT)},
-    {{"debug_sort_sink_host", SL_ENGINE_OPT_BOOL, DBG, "true",
+    {{"debug_sort_sink_host", SL_ENGINE_OPT_BOOL, DBG, "false",
       "Has the sort's GPU sink keep host batches on the host, uploading none, when the "
       "pipeline's input (a batch's bytes times its morsels) could not be sorted in the GPU "
-      "budget, so the out-of-core sort's pass 1 moves them overlapped with its sorts; "
-      "false: the sink uploads host batches while three times their bytes fit (A/B, tests).",
+      "budget, so the out-of-core sort's pass 1 moves them (A/B: no faster on an H100 in "
+      "sessions 16, 18 and 19; false: the sink uploads host batches while three times "
+      "their bytes fit).",
       NULL, 0, 1},
      FIELD(debug_sort_sink_host, INT)},
 };

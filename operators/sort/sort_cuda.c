@@ -140,11 +140,12 @@ int sl__sort_gpu_sink_can_run(const sl_task_t *t)
     int64_t bytes = 0;
     for (int c = 0; c < sl_batch_num_columns(b); c++)
         bytes += sl_batch_num_rows(b) * (int64_t)sl_type_width(b->cols[c].type);
-    /* Host batches stay on the host when the pipeline's input (this batch's bytes times
-     * its morsels) could not sort in the budget (option debug_sort_sink_host, on): at
-     * 1 GiB the 2^28-pair bench's sink uploaded some 340 MiB alone on the link before the
-     * out-of-core finalize (7.4 ms outside it; 90.7 ms against 93.6 with the option on,
-     * H100 2026-11-27 21:56 UTC), where pass 1 moves them overlapped with its sorts */
+    /* Option debug_sort_sink_host (off): host batches stay on the host when the
+     * pipeline's input (this batch's bytes times its morsels) could not sort in the
+     * budget. At 1 GiB the 2^28-pair bench's sink uploads some 340 MiB alone on the link
+     * before the out-of-core finalize (7 ms outside it against 1.3 with the option), but
+     * pass 1 then moves those bytes and the totals came out even (H100 2026-11-27 22:05
+     * UTC, two rounds of medians of 5: 94.5 / 89.0 ms against 90.8 / 91.9) */
     int64_t host_first = 0, tasks = sl_task_count(t);
     sl_task_option_int(t, "debug_sort_sink_host", &host_first);
     if (host_first && 3 * bytes * (tasks > 1 ? tasks : 1) + ((int64_t)16 << 20) >

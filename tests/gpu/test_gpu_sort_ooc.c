@@ -148,7 +148,7 @@ static const char *narrow_tops = "check"; /* debug_ooc_narrow_tops: pass 1's aga
                                              tables' in every case */
 static const char *presplit = "auto"; /* debug_ooc_presplit */
 static const char *pass1_buffers = "auto"; /* debug_ooc_pass1_buffers */
-static const char *sink_host = "true"; /* debug_sort_sink_host */
+static const char *sink_host = "false"; /* debug_sort_sink_host */
 static int64_t result_pinned = 0;
 
 static sl_engine_t *engine(enum sl_placement pl, int64_t gpu_mem)
@@ -501,7 +501,6 @@ SL_TEST(ooc_pass1_cuts_gpu_batches)
     };
     const char *by[] = {"by=k", "by=\"k DESC\""};
     const char *how[] = {"auto", "late_cuts"};
-    sink_host = "false"; /* the sink uploads while its batches fit */
     for (int h = 0; h < 2; h++) {
         force_merge = how[h];
         for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -513,14 +512,15 @@ SL_TEST(ooc_pass1_cuts_gpu_batches)
         }
     }
     force_merge = "auto";
+    /* debug_sort_sink_host: the whole input cannot sort in the budget, so no batch goes up */
     sink_host = "true";
-    /* The default: the whole input cannot sort in the budget, so no batch goes up */
     for (size_t i = 0; i < 2; i++) {
         check(&cases[i], by[i % 2], i % 2 ? 48 * MIB : 32 * MIB, 1);
         assert_int_equal(last_gpu_merge, 1);
         assert_int_equal(last_gpu_batches, 0);
         assert_int_equal(last_pass1_cuts, 1);
     }
+    sink_host = "false";
 }
 
 /* Runs of one size against graded ones (debug_ooc_graded_runs: quarter and half runs at
@@ -617,9 +617,7 @@ SL_TEST(ooc_sanitize_gpu_batch_samples)
     REQUIRE_GPU();
     struct spec a = {.rows = 600000, .key64 = 1, .n_pay = 1, .keys = K_ZIPF, .chunk = 7777,
                      .seed = 56};
-    sink_host = "false";
     check(&a, "by=k", 24 * MIB, 1);
-    sink_host = "true";
     assert_int_equal(last_gpu_merge, 1);
     assert_true(last_gpu_batches > 0);
     assert_int_equal(last_pass1_cuts, 1);
