@@ -272,6 +272,10 @@ struct sl_engine_config {
     int debug_sort_sink_host;   /* 1: the sort's GPU sink keeps host batches on the host
                                    when the pipeline's input could not sort in the budget
                                    (experiment) */
+    /* Fields added with the out-of-core sort-merge join's narrow runs (issue 23). */
+    int debug_smj_narrow;       /* 1: the out-of-core sort-merge join's key-range path
+                                   keeps packed runs narrow (6-byte rows and a table per
+                                   run, as the out-of-core sort's), decoded in pass 2 */
 };
 
 /* Fills *cfg with the defaults and sets cfg->size. Cannot fail. Thread-safe (touches

@@ -969,3 +969,21 @@ int64_t sl__ooc_range_codes(const uint64_t *codes, int64_t n, int key_bytes, uin
     }
     return k;
 }
+
+int64_t sl__ooc_narrow_codes(const uint64_t *codes, int64_t n, int64_t window, uint64_t *out)
+{
+    const uint64_t W = (uint64_t)window;
+    uint64_t a = 0; /* the range's lowest code */
+    int64_t k = 0;
+    for (int64_t i = 0; i <= n; i++) {
+        const uint64_t b = i < n ? codes[i] : (uint64_t)1 << 32; /* its end */
+        /* tops [a >> 16, (b - 1) >> 16]: the next multiple of W lies inside when wider */
+        while (((b - 1) >> 16) - (a >> 16) + 1 > W) {
+            a = ((a >> 16) / W + 1) * W << 16;
+            out[k++] = a;
+        }
+        if (i < n)
+            out[k++] = a = b;
+    }
+    return k;
+}

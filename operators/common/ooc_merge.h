@@ -151,6 +151,14 @@ int64_t sl__ooc_input_sample_row(int64_t i, int64_t n, int64_t s);
  * i then holds codes [out[i - 1], out[i]) (no bottom for i = 0, no top for the last), and
  * none holds keys of both signs. Returns the number of codes in out (at most n + 1). */
 int64_t sl__ooc_range_codes(const uint64_t *codes, int64_t n, int key_bytes, uint64_t *out);
+/* Narrow runs' key ranges (the sort-merge join's, debug_smj_narrow): codes[0..n) strictly
+ * ascending codes of 4-byte keys (non-zero, below 2^32, as sl__ooc_range_codes gives them)
+ * go to out[] strictly ascending with multiples of window << 16 added where a range
+ * (from 0 below the first, to 2^32 above the last) spans more than `window` top-16 code
+ * values, so that every range spans at most `window` of them (pass 2 decodes a range
+ * with that window of each run's table). Returns the number of codes in out (at most
+ * n + 65536 / window + 1; none added where no range is that wide). */
+int64_t sl__ooc_narrow_codes(const uint64_t *codes, int64_t n, int64_t window, uint64_t *out);
 
 /* Puts ranges [first, last) of P into the output columns out[c] (the whole output, from
  * row 0; a range finds its offset): each by sl__ooc_merge_by_sort, in pieces of at most

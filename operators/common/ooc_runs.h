@@ -26,6 +26,9 @@
 #include "ooc_merge.h"
 
 #define SL__OOC_MIN_RUN ((int64_t)1 << 12)
+/* Narrow runs in pass 2: a bucket (a key range) spans at most this many top-16 code
+ * values, so a buffer set holds that window of every run's table. */
+#define SL__OOC_NARROW_WINDOW 2048
 
 /* What to sort: run column c is column col[c] of every batch; run column `key` is the
  * key (a signed 4- or 8-byte integer: sl__type_signed_word); every column 4 or 8 bytes
@@ -42,7 +45,10 @@ struct sl__ooc_input {
                    shape allows: an int32 key and one 4-byte column (the sort; pass 2
                    and the CPU merge read them, sl__ooc_runs_merge_all does not), narrow
                    ones too (runs.narrow); 2: packed 8-byte rows, never narrow (the
-                   sort-merge join's key ranges with debug_smj_packed) */
+                   sort-merge join's key ranges with debug_smj_packed); 3: packed and
+                   narrow wherever narrow runs may be (several runs, pass 2 by copies,
+                   debug_ooc_narrow_runs not off), with or without pass 1's cuts (the
+                   sort-merge join's key ranges with debug_smj_narrow) */
     /* Given splitters (n_codes > 0, ascending key codes; the sort-merge join's, shared by
      * both sides): pass 1 finds every run's cuts at these (sl__ooc_sorted's split, with
      * split_rows 0) instead of sampling its own. */

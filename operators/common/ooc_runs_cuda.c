@@ -147,7 +147,7 @@ static int64_t narrow_extra(int64_t R)
  * run's table (k x NARROW_WINDOW x 4 bytes: 1 MiB for 128 runs), brought with the
  * bucket. Buckets of 2^28 random keys at 1/4 span some 1,500 (43 buckets), at 1/16 some
  * 600. */
-#define NARROW_WINDOW 2048
+#define NARROW_WINDOW SL__OOC_NARROW_WINDOW
 
 /* The largest run size that fits the budget left (top of ooc_runs.h). */
 static int plan_run(sl_task_t *t, struct plan *p)
@@ -1438,6 +1438,8 @@ int sl__ooc_runs_sort_begin(sl_task_t *t, const struct sl__ooc_input *in,
     }
     /* before presplit_open: pass 2's bucket size counts the narrow runs' tables */
     int64_t narrow = in->pack == 2 ? 0 : narrow_of(t, &r->p, r->st); /* 2: 8-byte rows only */
+    if (in->pack == 3 && narrow == 1) /* the sort-merge join's: narrow without cuts too */
+        narrow = 2;
     r->p.narrow = r->st->runs.narrow = narrow > 0;
     int64_t bufs = 0; /* option debug_ooc_pass1_buffers: 1 upload (as before) */
     sl_task_option_int(t, "debug_ooc_pass1_buffers", &bufs);

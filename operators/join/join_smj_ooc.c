@@ -183,6 +183,8 @@ struct gr_job {
     int64_t range, n[2];
     size_t temp_need;
     int busy;
+    int64_t top0[2], tops[2];           /* narrow side s: the range's window of top-16
+                                           values (its key codes' [top0, top0 + tops)) */
 };
 
 struct gr_set {
@@ -194,6 +196,9 @@ struct gr_set {
     size_t temp_cap;
     void *stemp;                        /* the sort's */
     int64_t stemp_cap;
+    uint32_t *win[2];                   /* narrow side s: the range's window of every
+                                           run's table (runs x tops, pitch tops) */
+    int64_t win_cap[2];                 /* bytes */
     uint32_t *pos[2];                   /* S (left) and R (right) positions */
     void *out[2 * JOIN_MAX_COLS];
     int64_t cap_out;
@@ -231,6 +236,12 @@ struct gr {
     int ahead;                          /* debug_smj_ooc=auto, not noahead (gr_run) */
     int all_bits;                       /* option debug_smj_sort_all_bits (gr_bits) */
     int count_copy;                     /* option debug_smj_count_copy (gr_compute) */
+    /* narrow runs (option debug_smj_narrow): side s's slices go up as 6-byte rows and are
+     * decoded on the GPU (sl_k_ooc_narrow_decode) before its sort; d_cut[s]: its cuts
+     * (m->cut[s]) and d_at[s]: range i's slice starts in the range's rows (n_ranges x
+     * runs), both uploaded once in gr_open */
+    int narrow[2];
+    int64_t *d_cut[2], *d_at[2];
     int64_t hint[2], hint_out;          /* capacities planned for a range, when they fit */
     void **cp_dst, **cp_src;
     size_t *cp_size;
@@ -302,6 +313,18 @@ static int gr_sort(struct gr *r, struct gr_set *g, int s, int64_t n, int bits)
     int in_alt = 0;
     if (ta + n * 8 > g->stemp_cap)
         return sl_task_fail(t, SL_EINTERNAL, "out-of-core sort-merge join: sort temp too small");
+    if (r->narrow[s]) { /* 6-byte rows in in[kc]: decoded into the other buffer, which the
+                           sort then starts from (in[kc] its other half) */
+        const int64_t k = runs->n_runs, i = g->j.range;
+        SL_TASK_CUDA_TRY(t,
+                         sl_k_ooc_narrow_decode(rows, n, g->win[s], g->j.tops[s], g->j.top0[s],
+                                                g->j.tops[s], r->d_cut[s] + i * k,
+                                                r->d_at[s] + i * k, k, alt, r->cs),
+                         "decoding a range");
+        uint64_t *swap = rows;
+        rows = alt;
+        alt = swap;
+    }
     SL_TASK_CUDA_TRY(t,
                      sl_k_ooc_sort_packed_bits(g->stemp, &temp, rows, alt, n,
                                                bits < 32 ? bits : 32, &in_alt, r->cs),
@@ -415,6 +438,23 @@ static int gr_temps(struct gr *r, const int64_t n[2], size_t *need, int64_t *ste
     return SL_OK;
 }
 
+/* Narrow side s: range i's window of top-16 values (from its key codes: ranges span at
+ * most SL__OOC_NARROW_WINDOW, sl__ooc_narrow_codes) into the job, *bytes the window of
+ * every run's table takes. */
+static int gr_window(struct gr *r, int64_t i, int s, struct gr_job *job, int64_t *bytes)
+{
+    const uint64_t lo = r->codes[i],
+                   hi = i + 1 < r->n_ranges ? r->codes[i + 1] : (uint64_t)1 << 32;
+    job->top0[s] = (int64_t)(lo >> 16);
+    job->tops[s] = (int64_t)((hi - 1) >> 16) - job->top0[s] + 1;
+    if (hi <= lo || hi > (uint64_t)1 << 32 || job->tops[s] > SL__OOC_NARROW_WINDOW)
+        return sl_task_fail(r->t, SL_EINTERNAL, "out-of-core sort-merge join: range %lld of "
+                            "narrow runs spans %lld top values", (long long)i,
+                            (long long)job->tops[s]);
+    *bytes = r->m->side[s]->runs.n_runs * job->tops[s] * 4;
+    return SL_OK;
+}
+
 /* Range i into set g: its slices up (h2d stream; they wait for the set's previous range's
  * last reads of the set's input buffers: its sorts where both sides are sorted, else its
  * gathers). A range too large for the budget left is marked for gr_end to join on the
@@ -443,8 +483,12 @@ static int gr_upload(struct gr *r, struct gr_set *g, int64_t i, int ahead)
     int64_t stemp = 0;
     if ((rc = gr_temps(r, n, &need, &stemp)) < 0)
         return rc;
+    int64_t win[2] = {0, 0}; /* narrow: window bytes (job's top0 and tops) */
+    for (int s = 0; s < 2; s++)
+        if (r->narrow[s] && (rc = gr_window(r, i, s, job, &win[s])) < 0)
+            return rc;
     if (ahead && (n[0] > g->cap_in[0] || n[1] > g->cap_in[1] || need > g->temp_cap ||
-                  stemp > g->stemp_cap))
+                  stemp > g->stemp_cap || win[0] > g->win_cap[0] || win[1] > g->win_cap[1]))
         return 1; /* a buffer must grow: after the set's range before is written */
     /* grow to the planned capacity where that fits (rows, and temps for rows, of at
      * least the hint: a later range of a few more rows then need not grow them, nor wait
@@ -460,14 +504,16 @@ static int gr_upload(struct gr *r, struct gr_set *g, int64_t i, int ahead)
         return rc;
     temp_to = temp_to > need ? temp_to : need;
     stemp_to = stemp_to > stemp ? stemp_to : stemp;
+    const int64_t wextra = (win[0] > g->win_cap[0] ? win[0] : 0) +
+                           (win[1] > g->win_cap[1] ? win[1] : 0);
     int64_t extra = (need > g->temp_cap ? (int64_t)temp_to : 0) +
-                    (stemp > g->stemp_cap ? stemp_to : 0) + GR_SLACK;
+                    (stemp > g->stemp_cap ? stemp_to : 0) + wextra + GR_SLACK;
     if (gr_need(r, g, want, 0) + extra > sl_task_device_budget(t)) {
         memcpy(want, n, sizeof want);
         temp_to = need;
         stemp_to = stemp;
         extra = (need > g->temp_cap ? (int64_t)need : 0) + (stemp > g->stemp_cap ? stemp : 0) +
-                GR_SLACK;
+                wextra + GR_SLACK;
     }
     if (gr_need(r, g, want, 0) + extra > sl_task_device_budget(t)) {
         job->range = -1 - i; /* too large for what is left: gr_end joins it on the host */
@@ -496,6 +542,12 @@ static int gr_upload(struct gr *r, struct gr_set *g, int64_t i, int ahead)
         g->temp_cap = temp_to;
     }
     job->temp_need = need;
+    for (int s = 0; s < 2; s++)
+        if (win[s] > g->win_cap[s]) {
+            if ((rc = gr_grow(t, (void **)&g->win[s], win[s], &grew)) < 0)
+                return rc;
+            g->win_cap[s] = win[s];
+        }
     if (stemp > g->stemp_cap) {
         if ((rc = gr_grow(t, &g->stemp, stemp_to, &grew)) < 0)
             return rc;
@@ -516,11 +568,12 @@ static int gr_upload(struct gr *r, struct gr_set *g, int64_t i, int ahead)
         int64_t at = 0, lo;
         for (int64_t j = 0; j < runs->n_runs; j++) {
             int64_t hi = gr_slice(r, s, i, j, &lo);
-            if (runs->packed && hi > lo) { /* one copy of 8-byte rows */
+            if (runs->packed && hi > lo) { /* one copy of 8-byte rows (narrow: 6) */
                 const int kc = runs->key_col;
-                r->cp_dst[k] = (char *)g->in[s][kc] + at * 8;
-                r->cp_src[k] = (char *)runs->cols[j * runs->n_cols + kc] + lo * 8;
-                r->cp_size[k++] = (size_t)((hi - lo) * 8);
+                const int64_t w = r->narrow[s] ? 6 : 8;
+                r->cp_dst[k] = (char *)g->in[s][kc] + at * w;
+                r->cp_src[k] = (char *)runs->cols[j * runs->n_cols + kc] + lo * w;
+                r->cp_size[k++] = (size_t)((hi - lo) * w);
             }
             for (int c = 0; c < runs->n_cols && hi > lo && !runs->packed; c++, k++) {
                 r->cp_dst[k] = (char *)g->in[s][c] + at * runs->width[c];
@@ -534,6 +587,17 @@ static int gr_upload(struct gr *r, struct gr_set *g, int64_t i, int ahead)
     if ((rc = sl__ooc_copy_batch(t, r->cp_dst, r->cp_src, r->cp_size, k, 1, r->h2d,
                                  "uploading a range")) < 0)
         return rc;
+    for (int s = 0; s < 2; s++) { /* narrow: the range's window of every run's table */
+        const struct sl__ooc_runs *runs = &m->side[s]->runs;
+        if (r->narrow[s] && n[s] > 0)
+            SL_TASK_CUDA_TRY(t,
+                             cudaMemcpy2DAsync(g->win[s], (size_t)job->tops[s] * 4,
+                                               runs->narrow_tables + job->top0[s],
+                                               SL__OOC_NARROW_TABLE_BYTES,
+                                               (size_t)job->tops[s] * 4, (size_t)runs->n_runs,
+                                               cudaMemcpyHostToDevice, r->h2d),
+                             "uploading a range's tables");
+    }
     gr_mark(r, i, TR_U1, r->h2d);
     SL_TASK_CUDA_TRY(t, cudaEventRecord(g->e_up, r->h2d), "cudaEventRecord");
     job->n[0] = n[0];
@@ -766,6 +830,36 @@ static int gr_open(struct gr *r)
                 r->tr[e] = NULL;
                 cudaGetLastError();
             }
+    for (int s = 0; s < 2; s++) { /* narrow: the cuts and slice starts, uploaded once */
+        if (!r->narrow[s])
+            continue;
+        const int64_t k = m->side[s]->runs.n_runs, nr = r->n_ranges;
+        const size_t cb = (size_t)((nr + 1) * k) * sizeof(int64_t),
+                     ab = (size_t)(nr * k) * sizeof(int64_t);
+        int64_t *at = malloc(ab);
+        if (!at)
+            return sl_task_fail(t, SL_ENOMEM, "out of memory");
+        for (int64_t i = 0; i < nr; i++) {
+            int64_t sum = 0;
+            for (int64_t j = 0; j < k; j++) {
+                at[i * k + j] = sum;
+                int64_t len = r->cut[s][(i + 1) * k + j] - r->cut[s][i * k + j];
+                sum += len > 0 ? len : 0;
+            }
+        }
+        cudaError_t e = cudaErrorMemoryAllocation;
+        if ((r->d_cut[s] = sl_task_device_alloc(t, cb)) &&
+            (r->d_at[s] = sl_task_device_alloc(t, ab)) &&
+            (e = cudaMemcpyAsync(r->d_cut[s], r->cut[s], cb, cudaMemcpyHostToDevice, r->cs)) ==
+                cudaSuccess &&
+            (e = cudaMemcpyAsync(r->d_at[s], at, ab, cudaMemcpyHostToDevice, r->cs)) ==
+                cudaSuccess)
+            e = cudaStreamSynchronize(r->cs); /* pageable sources: copied before `at` goes */
+        free(at);
+        if (!r->d_cut[s] || !r->d_at[s])
+            return SL_ENOMEM;
+        SL_TASK_CUDA_TRY(t, e, "uploading narrow ranges' cuts");
+    }
     /* the counts' memory comes from the task stream's allocator */
     SL_TASK_CUDA_TRY(t, cudaEventRecord(r->g[0].e_grow, r->cs), "cudaEventRecord");
     SL_TASK_CUDA_TRY(t, cudaStreamWaitEvent(r->h2d, r->g[0].e_grow, 0), "ordering streams");
@@ -930,11 +1024,17 @@ static void gr_free(struct gr *r)
             sl_task_device_free(r->t, g->out[c]);
         sl_task_device_free(r->t, g->temp);
         sl_task_device_free(r->t, g->stemp);
+        sl_task_device_free(r->t, g->win[0]);
+        sl_task_device_free(r->t, g->win[1]);
         sl_task_device_free(r->t, g->d_count);
         cudaEvent_t ev[6] = {g->e_up, g->e_cnt, g->e_done, g->e_d2h, g->e_grow, g->e_sorted};
         for (int e = 0; e < 6; e++)
             if (ev[e])
                 cudaEventDestroy(ev[e]);
+    }
+    for (int s = 0; s < 2; s++) {
+        sl_task_device_free(r->t, r->d_cut[s]);
+        sl_task_device_free(r->t, r->d_at[s]);
     }
     for (int64_t e = 0; r->tr && e < r->n_ranges * TR_N; e++)
         if (r->tr[e])
@@ -977,6 +1077,9 @@ static int gpu_join_ranges(sl_task_t *t, struct join_state *st)
             /* packed runs are unpacked by the sort, also one run */
             r.sort[s] = r.m->side[s]->runs.n_runs > 1 || r.m->side[s]->runs.packed;
             r.hint[s] = r.m->hint[s];
+            /* narrow runs (packed, so sorted here): keys of 4 bytes, ranges of at most
+               SL__OOC_NARROW_WINDOW top values (smj_buckets) */
+            r.narrow[s] = r.m->side[s]->runs.narrow;
         }
         r.hint_out = r.m->hint_out;
         int64_t mode = 0;
@@ -1011,6 +1114,7 @@ static int gpu_join_ranges(sl_task_t *t, struct join_state *st)
     sl_task_profile_value(t, "smj_cpu_ranges", r.cpu_ranges);
     sl_task_profile_value(t, "smj_pageable_ranges", r.pageable);
     sl_task_profile_value(t, "smj_ahead_ranges", r.ahead_ranges);
+    sl_task_profile_value(t, "smj_narrow_sides", r.narrow[0] + r.narrow[1]);
     for (int s = 0; s < 2 && rc >= 0; s++) { /* the pinned runs go back to the pool now */
         sl__ooc_sorted_free(r.m->side[s]);
         r.m->side[s] = NULL;
@@ -1152,18 +1256,24 @@ static int smj_buckets(sl_task_t *t, struct join_state *st)
     double t0 = join_now_ms();
     /* packed runs where the shape allows (an int32 key and one 4-byte column) with option
      * debug_smj_packed (and debug_ooc_unpacked_runs off): the ranges sized for either */
-    int64_t pack = 0;
+    int64_t pack = 0, narrow = 0;
     sl_task_option_int(t, "debug_smj_packed", &pack);
-    int64_t T = bucket_rows(t, m, d, pack != 0);
+    /* narrow runs with option debug_smj_narrow (4-byte keys: packed runs; where a side
+     * does not pack, or has one run, its runs are not narrow, as it would be without) */
+    sl_task_option_int(t, "debug_smj_narrow", &narrow);
+    narrow = narrow && kw == 4;
+    int64_t T = bucket_rows(t, m, d, pack != 0 || narrow);
     if (T <= 0)
         return (int)T;
     int64_t P = (m->n[0] + m->n[1] + T - 1) / T;
     P = P > MAX_RANGES ? MAX_RANGES : P;
+    /* narrow: the codes sl__ooc_narrow_codes adds (at most 65536 / window + 1) */
+    const int64_t extra_codes = narrow ? SL__OOC_NARROW_TOP / SL__OOC_NARROW_WINDOW + 1 : 0;
     uint64_t *f = malloc((size_t)(P + 1) * sizeof *f);
     if (!f)
         return sl_task_fail(t, SL_ENOMEM, "out of memory");
     for (int s = 0; s < 2; s++)
-        m->in[s].pack = pack ? 2 : 0; /* 8-byte rows: pass 2 reads no narrow runs */
+        m->in[s].pack = narrow ? 3 : pack ? 2 : 0; /* 2: 8-byte rows, 3: narrow ones */
     const int early = p1 == 0 && P >= 2;
     struct sl__ooc_pass1 *h0 = NULL;
     void *ss = NULL;
@@ -1183,7 +1293,7 @@ static int smj_buckets(sl_task_t *t, struct join_state *st)
         rc = P >= 2 ? sl__ooc_inputs_splitters_on(t, m->in, 2, P, 0, 256, f, ss) : 1;
     /* ascending, equal ones dropped, the code of key 0 among them; range i holds codes
      * [m->codes[i], m->codes[i + 1]), range 0 from the start */
-    if (rc > 0 && !(m->codes = malloc((size_t)(P + 2) * sizeof *m->codes)))
+    if (rc > 0 && !(m->codes = malloc((size_t)(P + 2 + extra_codes) * sizeof *m->codes)))
         rc = sl_task_fail(t, SL_ENOMEM, "out of memory");
     if (rc <= 0) { /* 0: a key column in memory the host cannot read */
         free(f);
@@ -1200,7 +1310,12 @@ static int smj_buckets(sl_task_t *t, struct join_state *st)
         }
         return rc < 0 ? rc : rc0;
     }
-    const int64_t k = m->n_codes = sl__ooc_range_codes(f, P >= 2 ? P - 1 : 0, kw, m->codes + 1);
+    int64_t k = sl__ooc_range_codes(f, P >= 2 ? P - 1 : 0, kw, m->codes + 1);
+    if (narrow) { /* no range wider than a narrow window (the tables' window in pass 2) */
+        memcpy(f, m->codes + 1, (size_t)k * sizeof *f);
+        k = sl__ooc_narrow_codes(f, k, SL__OOC_NARROW_WINDOW, m->codes + 1);
+    }
+    m->n_codes = k;
     free(f);
     m->codes[0] = 0;
     m->codes[k + 1] = 0;

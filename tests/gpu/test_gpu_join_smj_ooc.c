@@ -37,6 +37,8 @@ static const char *cpu_join = "false"; /* debug_smj_cpu_join */
 static const char *smj_mode = "auto";  /* debug_smj_ooc: auto (buckets), runs, serial, noahead */
 static const char *smj_trace = "false"; /* debug_smj_ooc_trace */
 static const char *smj_packed = "false"; /* debug_smj_packed */
+static const char *smj_narrow = "false"; /* debug_smj_narrow */
+static long long last_narrow;     /* sides the last join's pass 2 decoded narrow */
 static const char *all_bits = "false";   /* debug_smj_sort_all_bits */
 static const char *pass1 = "auto";        /* debug_smj_pass1: auto, serial */
 static const char *count_copy = "false";  /* debug_smj_count_copy */
@@ -79,6 +81,7 @@ static struct fp run_smj(sl_engine_t *e, sl_table_t *l, sl_table_t *r, const cha
     last_buckets = profile_value(q, "smj_bucket_ranges");
     last_cpu_ranges = profile_value(q, "smj_cpu_ranges");
     last_ahead = profile_value(q, "smj_ahead_ranges");
+    last_narrow = profile_value(q, "smj_narrow_sides");
     last_side0_cuts = strstr(sl_query_profile_json(q), "\"smj_side0_cuts\":") != NULL;
     last_traced = strstr(sl_query_profile_json(q), "\"smj_p2_up_busy\":") != NULL &&
                   strstr(sl_query_profile_json(q), "\"smj_p2_wait\":") != NULL;
@@ -113,6 +116,7 @@ static void check(const struct spec *ls, const struct spec *rs, const char *opts
     SL_ASSERT_OK(sl_engine_config_set(&cfg, "debug_smj_ooc", smj_mode));
     SL_ASSERT_OK(sl_engine_config_set(&cfg, "debug_smj_ooc_trace", smj_trace));
     SL_ASSERT_OK(sl_engine_config_set(&cfg, "debug_smj_packed", smj_packed));
+    SL_ASSERT_OK(sl_engine_config_set(&cfg, "debug_smj_narrow", smj_narrow));
     SL_ASSERT_OK(sl_engine_config_set(&cfg, "debug_smj_sort_all_bits", all_bits));
     SL_ASSERT_OK(sl_engine_config_set(&cfg, "debug_smj_pass1", pass1));
     SL_ASSERT_OK(sl_engine_config_set(&cfg, "debug_smj_count_copy", count_copy));
@@ -551,4 +555,73 @@ SL_TEST(smj_ooc_packed)
     check(&zf, &pk, SMJ, 16 * MIB, 1);
     smj_mode = "auto";
     smj_packed = "false";
+}
+
+/* Narrow runs in the key-range path (debug_smj_narrow: packed runs kept as 6-byte rows
+ * and a table per run, decoded on the GPU before a range's sort; ranges cut to at most
+ * 2,048 top-16 code values): the CPU's rows for PK-FK keys (both sides narrow), the
+ * larger side on the right, duplicates, Zipf keys, keys of both signs, keys spread over
+ * all 2^32 values (uniform and Zipf: ranges cut at the window's codes), one heavy key
+ * (ranges joined on the host from narrow runs), a side that does not pack (two payloads:
+ * one side narrow), 8-byte keys (no narrow side: the option falls back), with
+ * debug_smj_packed too, and pass 2 serial. */
+SL_TEST(smj_ooc_narrow)
+{
+    NEED_GPU();
+    struct spec pk = {.rows = 1 << 20, .n_pay = 1, .seed = 201};
+    struct spec fk = {.rows = 3 << 20, .n_pay = 1, .key_range = 1 << 20, .seed = 202};
+    struct spec a = {.rows = 1 << 19, .n_pay = 1, .key_range = 1 << 17, .seed = 203};
+    struct spec d = {.rows = 2 << 20, .n_pay = 1, .key_range = 1 << 17, .seed = 204};
+    struct spec zf = {.rows = 3 << 20, .n_pay = 1, .key_range = 1 << 20, .zipf = 1, .seed = 205};
+    struct spec sp = {.rows = 1 << 20, .n_pay = 1, .key_offset = -(1 << 19), .seed = 206};
+    struct spec sf = {.rows = 2 << 20, .n_pay = 1, .key_range = 1 << 20,
+                      .key_offset = -(1 << 19), .seed = 207};
+    /* all 2^32 int32 keys: few matches, unless equal seeds (wa and wb share most keys) */
+    struct spec wa = {.rows = 2 << 20, .n_pay = 1, .key_range = (int64_t)1 << 32,
+                      .key_offset = -((int64_t)1 << 31), .seed = 208};
+    struct spec wb = {.rows = 1 << 20, .n_pay = 1, .key_range = (int64_t)1 << 32,
+                      .key_offset = -((int64_t)1 << 31), .seed = 208};
+    struct spec wz = {.rows = 2 << 20, .n_pay = 1, .key_range = (int64_t)1 << 31, .zipf = 1,
+                      .key_offset = -((int64_t)1 << 30), .seed = 209};
+    struct spec perm = {.rows = 1 << 16, .n_pay = 1, .seed = 210}; /* holds key 7 */
+    struct spec hot = {.rows = 3 << 20, .n_pay = 1, .key_range = 1 << 20, .skew = 1,
+                       .seed = 211};
+    struct spec p2 = {.rows = 1 << 20, .n_pay = 2, .seed = 212};
+    struct spec k8a = {.rows = 2 << 20, .key64 = 1, .n_pay = 1, .key_range = 1 << 20,
+                       .seed = 213};
+    struct spec k8b = {.rows = 1 << 20, .key64 = 1, .n_pay = 1, .seed = 214};
+    smj_narrow = "true";
+    check(&fk, &pk, SMJ, 16 * MIB, 1);
+    assert_true(last_buckets > 0);
+    assert_int_equal(last_narrow, 2);
+    assert_int_equal(last_cpu_ranges, 0);
+    assert_true(last_ahead > 0);
+    check(&pk, &fk, SMJ, 8 * MIB, 1);
+    assert_int_equal(last_narrow, 2);
+    check(&d, &a, SMJ, 8 * MIB, 1);
+    check(&zf, &pk, SMJ, 16 * MIB, 1);
+    assert_int_equal(last_narrow, 2);
+    check(&sf, &sp, SMJ, 16 * MIB, 1);
+    assert_int_equal(last_cpu_ranges, 0);
+    check(&wa, &wb, SMJ, 16 * MIB, 1);
+    assert_int_equal(last_narrow, 2);
+    assert_true(last_buckets >= 32); /* 65,536 top values in windows of 2,048 */
+    check(&wz, &wa, SMJ, 16 * MIB, 1);
+    assert_int_equal(last_narrow, 2);
+    check(&hot, &perm, SMJ, 8 * MIB, 1);
+    assert_true(last_cpu_ranges > 0);
+    check(&fk, &p2, SMJ, 16 * MIB, 1); /* narrow on the left, two columns on the right */
+    assert_int_equal(last_narrow, 1);
+    check(&k8a, &k8b, SMJ, 16 * MIB, 1); /* 8-byte keys: not packed, not narrow */
+    assert_true(last_buckets > 0);
+    assert_int_equal(last_narrow, 0);
+    smj_packed = "true";
+    check(&zf, &pk, SMJ, 16 * MIB, 1);
+    assert_int_equal(last_narrow, 2);
+    smj_packed = "false";
+    smj_mode = "serial";
+    check(&wa, &wb, SMJ, 16 * MIB, 1);
+    check(&d, &a, SMJ, 8 * MIB, 1);
+    smj_mode = "auto";
+    smj_narrow = "false";
 }

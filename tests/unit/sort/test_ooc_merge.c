@@ -558,3 +558,55 @@ SL_TEST(ooc_range_codes)
         }
     }
 }
+
+/* Narrow runs' key ranges (sl__ooc_narrow_codes): every input code kept, the output
+ * strictly ascending, every range (0 to the first, the last to 2^32) spanning at most
+ * `window` top-16 values, added codes only multiples of window << 16, none added where
+ * no range is too wide, at most 65536 / window + 1 added. Cases: no codes, one range of
+ * all keys, narrow bands, codes at and beside multiples, random codes. */
+SL_TEST(ooc_narrow_codes)
+{
+    const int64_t windows[] = {2048, 1, 7, 65536};
+    for (int wi = 0; wi < 4; wi++) {
+        const int64_t W = windows[wi];
+        for (int c = 0; c < 60; c++) {
+            static uint64_t in[64], out[64 + 65537];
+            int64_t n = c == 0 ? 0 : (int64_t)(rnd() % 64);
+            for (int64_t i = 0; i < n; i++) {
+                uint64_t v = c % 3 == 0 ? (rnd() % 65536) << 16 /* multiples of 2^16 */
+                             : c % 3 == 1 ? ((uint64_t)1 << 31) + rnd() % ((uint64_t)1 << 22)
+                                          : rnd() % ((uint64_t)1 << 32);
+                in[i] = v ? v : 1;
+            }
+            qsort(in, (size_t)n, sizeof *in, cmp_u64);
+            int64_t m = 0; /* strictly ascending */
+            for (int64_t i = 0; i < n; i++)
+                if (m == 0 || in[i] > in[m - 1])
+                    in[m++] = in[i];
+            n = m;
+            int64_t k = sl__ooc_narrow_codes(in, n, W, out);
+            assert_true(k >= n && k <= n + 65536 / W + 1);
+            int64_t j = 0, wide = 0;
+            uint64_t prev = 0;
+            for (int64_t i = 0; i <= n; i++) { /* ranges of the input */
+                uint64_t b = i < n ? in[i] : (uint64_t)1 << 32;
+                wide |= (int64_t)(((b - 1) >> 16) - (prev >> 16) + 1) > W;
+                prev = b;
+            }
+            prev = 0;
+            for (int64_t i = 0; i <= k; i++) {
+                uint64_t b = i < k ? out[i] : (uint64_t)1 << 32;
+                assert_true(i == 0 || b > prev);
+                assert_true((int64_t)(((b - 1) >> 16) - (prev >> 16) + 1) <= W);
+                if (i < k && j < n && out[i] == in[j])
+                    j++;
+                else if (i < k)
+                    assert_true(out[i] % ((uint64_t)W << 16) == 0);
+                prev = b;
+            }
+            assert_int_equal(j, n);
+            if (!wide)
+                assert_int_equal(k, n);
+        }
+    }
+}
