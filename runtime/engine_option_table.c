@@ -357,14 +357,13 @@ const struct sl__option sl__options[] = {
       "their bytes fit).",
       NULL, 0, 1},
      FIELD(debug_sort_sink_host, INT)},
-    {{"debug_smj_narrow", SL_ENGINE_OPT_BOOL, DBG, "true",
+    {{"debug_smj_narrow", SL_ENGINE_OPT_BOOL, DBG, "false",
       "Has the out-of-core sort-merge join's key-range path keep a side of an int32 key and "
       "one 4-byte column in narrow runs, as the out-of-core sort does (6-byte rows and a "
       "table per run: pass 1's download and pass 2's upload a quarter smaller), its key "
       "ranges cut to at most 2,048 top-16 key code values, each range's slices decoded on "
       "the GPU before its sort (unless debug_ooc_unpacked_runs or debug_ooc_narrow_runs=off; "
-      "sides that do not pack, or of one run, as without it); false: runs of two columns, "
-      "or packed ones with debug_smj_packed (A/B, tests).",
+      "sides that do not pack, or of one run, as without it).",
       NULL, 0, 1},
      FIELD(debug_smj_narrow, INT)},
 };
