@@ -218,17 +218,15 @@ int main(int argc, char **argv)
         fflush(stdout);
     };
 
-    /* baseline */
-    std::vector<u64> ref;
-    {
-        std::vector<double> pt, jt;
+    /* repeat + 1 runs (the first a warm-up) of the partition on `bits`, then `join`:
+     * each run's partition and join times into pt and jt */
+    auto timed = [&](int bits, const auto &join, std::vector<double> &pt,
+                     std::vector<double> &jt) {
         for (int r = 0; r <= repeat; r++) {
             CK(cudaEventRecord(tm.e[0], s));
-            part(15);
+            part(bits);
             CK(cudaEventRecord(tm.e[1], s));
-            size_t t = tb;
-            CK(sl_k_phj_materialize_k32_v32(temp, &t, rk2, rv2, roff, sk2, sv2, soff, 15, 15, ok,
-                                            orv, osv, n, dcount, s));
+            join();
             CK(cudaEventRecord(tm.e[2], s));
             CK(cudaEventSynchronize(tm.e[2]));
             float a, b;
@@ -239,6 +237,17 @@ int main(int argc, char **argv)
                 jt.push_back(b);
             }
         }
+    };
+
+    /* baseline */
+    std::vector<u64> ref;
+    {
+        std::vector<double> pt, jt;
+        timed(15, [&] {
+            size_t t = tb;
+            CK(sl_k_phj_materialize_k32_v32(temp, &t, rk2, rv2, roff, sk2, sv2, soff, 15, 15, ok,
+                                            orv, osv, n, dcount, s));
+        }, pt, jt);
         result(ref);
         line("base", "15", median(pt), median(jt), ref, ref);
     }
@@ -292,23 +301,11 @@ int main(int argc, char **argv)
         }
         std::vector<double> pt, jt;
         std::vector<u64> res;
-        for (int r = 0; r <= repeat; r++) {
-            CK(cudaEventRecord(tm.e[0], s));
-            part(B);
-            CK(cudaEventRecord(tm.e[1], s));
+        timed(B, [&] {
             size_t tbl = need;
             CK(lib::l2_materialize(lt, &tbl, rk2, rv2, roff, sk2, sv2, soff, B, 0, maxr, l2b, ok,
                                    orv, osv, n, sh, dcount, s));
-            CK(cudaEventRecord(tm.e[2], s));
-            CK(cudaEventSynchronize(tm.e[2]));
-            float a, b;
-            CK(cudaEventElapsedTime(&a, tm.e[0], tm.e[1]));
-            CK(cudaEventElapsedTime(&b, tm.e[1], tm.e[2]));
-            if (r) {
-                pt.push_back(a);
-                jt.push_back(b);
-            }
-        }
+        }, pt, jt);
         u64 gave_up = 0;
         CK(cudaMemcpy(&gave_up, dcount + 1, 8, cudaMemcpyDeviceToHost));
         result(res);

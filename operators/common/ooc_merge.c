@@ -140,7 +140,6 @@ static inline uint64_t code_at(const struct sl__ooc_runs *m, int64_t j, int64_t 
     return m->desc ? ~c : c;
 }
 
-/* First row of run j whose code is >= v (strict = 0) or > v (strict = 1). */
 /* Narrow run j's rows whose code is below v, from its table (the rows below v's top
  * value) and a binary search of the low 16 bits among the rows of that top value (some
  * 32 for 2^21 rows of random keys): where a search by code_at searched the table at
@@ -166,6 +165,7 @@ static int64_t narrow_below(const struct sl__ooc_runs *m, int64_t j, uint64_t v)
     return lo;
 }
 
+/* First row of run j whose code is >= v (strict = 0) or > v (strict = 1). */
 static int64_t bound(const struct sl__ooc_runs *m, int64_t j, uint64_t v, int strict)
 {
     if (m->narrow)

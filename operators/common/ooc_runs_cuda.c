@@ -375,8 +375,8 @@ static void clock_report(struct runner *r, struct pass_clock *c, int ok, const c
     if (ok && enqueue)
         sl_task_phase_time(r->t, enqueue, c->enqueued);
     if (ok && c->n > 0) { /* debug_ooc_link_gaps: each direction's waits between copies
-                             (phase names are literals the profile keeps, at most 16 an
-                             operator: the sort has 13 without these) */
+                             (phase names are literals the profile keeps, at most
+                             SL__OP_PHASES an operator) */
         double v;
         if (up_wait && (v = clock_sum(c, 1, 0, 1)) >= 0)
             sl_task_phase_time(r->t, up_wait, v);
