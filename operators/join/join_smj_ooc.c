@@ -242,6 +242,9 @@ struct gr {
      * runs), both uploaded once in gr_open */
     int narrow[2];
     int64_t *d_cut[2], *d_at[2];
+    int64_t top_lo[2], top_hi[2];       /* narrow side s: the lowest and highest top-16
+                                           value of its rows (gr_open): a range's window
+                                           spans no more (gr_window) */
     int64_t win_hint[2];                /* narrow side s: the largest window (bytes) of a
                                            range with rows of both sides (gr_open): a set's
                                            window buffer grows to it at once, so that later
@@ -443,14 +446,19 @@ static int gr_temps(struct gr *r, const int64_t n[2], size_t *need, int64_t *ste
 }
 
 /* Narrow side s: range i's window of top-16 values (from its key codes: ranges span at
- * most SL__OOC_NARROW_WINDOW, sl__ooc_narrow_codes) into the job, *bytes the window of
- * every run's table takes. */
+ * most SL__OOC_NARROW_WINDOW, sl__ooc_narrow_codes; within the side's rows' top values,
+ * so that a range at the edge of the keys, cut at a multiple of the window, takes the
+ * values its rows have, not up to 2,048) into the job, *bytes the window of every run's
+ * table takes. */
 static int gr_window(struct gr *r, int64_t i, int s, struct gr_job *job, int64_t *bytes)
 {
     const uint64_t lo = r->codes[i],
                    hi = i + 1 < r->n_ranges ? r->codes[i + 1] : (uint64_t)1 << 32;
-    job->top0[s] = (int64_t)(lo >> 16);
-    job->tops[s] = (int64_t)((hi - 1) >> 16) - job->top0[s] + 1;
+    int64_t t0 = (int64_t)(lo >> 16), t1 = (int64_t)((hi - 1) >> 16);
+    t0 = t0 > r->top_lo[s] ? t0 : r->top_lo[s];
+    t1 = t1 < r->top_hi[s] ? t1 : r->top_hi[s];
+    job->top0[s] = t0;
+    job->tops[s] = t1 >= t0 ? t1 - t0 + 1 : 1; /* no rows of side s: never uploaded */
     if (hi <= lo || hi > (uint64_t)1 << 32 || job->tops[s] > SL__OOC_NARROW_WINDOW)
         return sl_task_fail(r->t, SL_EINTERNAL, "out-of-core sort-merge join: range %lld of "
                             "narrow runs spans %lld top values", (long long)i,
@@ -871,6 +879,16 @@ static int gr_open(struct gr *r)
         if (!r->d_cut[s] || !r->d_at[s])
             return SL_ENOMEM;
         SL_TASK_CUDA_TRY(t, e, "uploading narrow ranges' cuts");
+        r->top_lo[s] = SL__OOC_NARROW_TOP - 1; /* the side's rows' top values: its runs' */
+        r->top_hi[s] = 0;                      /* first and last rows' */
+        for (int64_t j = 0; j < k; j++) {
+            int32_t tops[4];
+            if (m->side[s]->runs.rows[j] == 0)
+                continue;
+            sl__ooc_split_tops(&m->side[s]->runs, j, NULL, 0, tops);
+            r->top_lo[s] = tops[1] < r->top_lo[s] ? tops[1] : r->top_lo[s];
+            r->top_hi[s] = tops[2] > r->top_hi[s] ? tops[2] : r->top_hi[s];
+        }
         for (int64_t i = 0; i < nr; i++) { /* ranges gr_upload takes: rows of both sides */
             struct gr_job job;
             int64_t bytes = 0;
