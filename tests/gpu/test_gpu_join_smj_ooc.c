@@ -571,7 +571,7 @@ SL_TEST(smj_ooc_packed)
  * one side narrow), 8-byte keys (no narrow side: the option falls back), with
  * debug_smj_packed too, pass 2 serial, and a side of one run (packed, not narrow: sorted
  * on the GPU, so uploads go ahead). The default (auto) narrows only sides of several runs
- * of at least 2^17 rows: none at 8 MiB (runs of 2^15 rows), where every range still fits
+ * of at least 2^17 rows: none at 8 MiB (runs of 24,576 rows), where every range still fits
  * the GPU; the 6 Mi-row side at 96 MiB (32 runs of 196,608 rows) and not its 2 Mi-row
  * partner (one run, unpacked, so never uploaded ahead); false: none. */
 SL_TEST(smj_ooc_narrow)
@@ -645,9 +645,10 @@ SL_TEST(smj_ooc_narrow)
     assert_true(last_buckets > 0);
     assert_int_equal(last_narrow, 1);
     assert_true(last_ahead > 0);
-    /* 8 MiB: both sides narrow (runs of 2^15 rows), the ranges sized with their cuts
-     * (not their windows); the ranges joined on the host are printed (session 19's
-     * default-on run: 83 of 196, sized without the cuts) */
+    /* 8 MiB: both sides narrow (runs of 24,576 rows), the ranges sized with their cuts
+     * (not their windows); the ranges joined on the host are printed, not asserted
+     * (true is for A/B runs and tests: H100 2026-11-28 run 2 gave 29 of 247, after 94
+     * in run 1 with the last range's window stretched; docs/OUT_OF_CORE.md) */
     check(&fk, &pk, SMJ, 8 * MIB, 1);
     assert_int_equal(last_narrow, 2);
     printf("  narrow=true at 8 MiB: %lld ranges on the host, %lld uploaded ahead\n",

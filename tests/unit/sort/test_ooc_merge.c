@@ -616,7 +616,7 @@ SL_TEST(ooc_narrow_codes)
  * run's table and every range's cuts and slice starts; several runs of at least 2^17 rows
  * (a 256 KiB table at most half of the 4 bytes a row saved), those bytes at most 1/16 of
  * the budget. The bench's 2^26 rows a side at 256 MiB (32 runs of 2^21) pay; the tests'
- * 8 MiB runs of 2^15 rows do not, nor one run, nor 96 runs at 8 MiB. */
+ * 8 MiB runs (24,576 rows) and 16 MiB ones (98,304) do not, nor one run. */
 SL_TEST(ooc_smj_narrow_rule)
 {
     const int64_t W = 2048, MiB = (int64_t)1 << 20;
@@ -625,8 +625,8 @@ SL_TEST(ooc_smj_narrow_rule)
     assert_int_equal(sl__ooc_smj_narrow_bytes(32, 100, W), 2 * 32 * W * 4 + 201 * 32 * 8);
     assert_int_equal(sl__ooc_smj_narrow_bytes(32, 100, 0), 201 * 32 * 8);
     assert_true(sl__ooc_smj_narrow_pays((int64_t)1 << 21, 32, 100, W, 256 * MiB));
-    assert_false(sl__ooc_smj_narrow_pays((int64_t)1 << 15, 96, 230, W, 8 * MiB));
-    assert_false(sl__ooc_smj_narrow_pays((int64_t)1 << 16, 32, 60, W, 16 * MiB));
+    assert_false(sl__ooc_smj_narrow_pays(24576, 128, 250, W, 8 * MiB));
+    assert_false(sl__ooc_smj_narrow_pays(98304, 32, 60, W, 16 * MiB));
     assert_false(sl__ooc_smj_narrow_pays((int64_t)1 << 22, 1, 10, W, 256 * MiB));
     assert_true(sl__ooc_smj_narrow_pays(196608, 32, 46, W, 96 * MiB));
     assert_true(sl__ooc_smj_narrow_pays((int64_t)1 << 17, 2, 10, W, 16 * MiB));
