@@ -357,14 +357,20 @@ const struct sl__option sl__options[] = {
       "their bytes fit).",
       NULL, 0, 1},
      FIELD(debug_sort_sink_host, INT)},
-    {{"debug_smj_narrow", SL_ENGINE_OPT_BOOL, DBG, "false",
-      "Has the out-of-core sort-merge join's key-range path keep a side of an int32 key and "
-      "one 4-byte column in narrow runs, as the out-of-core sort does (6-byte rows and a "
+    {{"debug_smj_narrow", SL_ENGINE_OPT_ENUM, DBG, "auto",
+      "Whether the out-of-core sort-merge join's key-range path keeps a side of an int32 key "
+      "and one 4-byte column in narrow runs, as the out-of-core sort does (6-byte rows and a "
       "table per run: pass 1's download and pass 2's upload a quarter smaller), its key "
       "ranges cut to at most 2,048 top-16 key code values, each range's slices decoded on "
-      "the GPU before its sort (unless debug_ooc_unpacked_runs or debug_ooc_narrow_runs=off; "
-      "sides that do not pack, or of one run, as without it).",
-      NULL, 0, 1},
+      "the GPU before its sort (unless debug_ooc_unpacked_runs or debug_ooc_narrow_runs=off): "
+      "auto = a side of several runs of at least 2^17 rows (a run's 256 KiB table at most "
+      "half of what its narrow rows save across the link) whose pass-2 windows of the "
+      "tables and ranges' cuts take at most 1/16 of the budget, the key ranges sized with "
+      "them; true = every side that packs and has several runs, whatever their length, as "
+      "in session 19, the key ranges sized with their cuts but not their windows (A/B "
+      "runs, tests); false = runs of two columns, or packed ones with debug_smj_packed, as "
+      "before 2026-11-28 (A/B runs).",
+      "auto,false,true", 0, 2},
      FIELD(debug_smj_narrow, INT)},
 };
 

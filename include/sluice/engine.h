@@ -273,9 +273,11 @@ struct sl_engine_config {
                                    when the pipeline's input could not sort in the budget
                                    (experiment) */
     /* Fields added with the out-of-core sort-merge join's narrow runs (issue 23). */
-    int debug_smj_narrow;       /* 1: the out-of-core sort-merge join's key-range path
+    int debug_smj_narrow;       /* the out-of-core sort-merge join's key-range path
                                    keeps packed runs narrow (6-byte rows and a table per
-                                   run, as the out-of-core sort's), decoded in pass 2 */
+                                   run, as the out-of-core sort's), decoded in pass 2: 0
+                                   auto (sides of several runs of >= 2^17 rows), 1 false
+                                   (none), 2 true (every side of several runs) */
 };
 
 /* Fills *cfg with the defaults and sets cfg->size. Cannot fail. Thread-safe (touches

@@ -987,3 +987,17 @@ int64_t sl__ooc_narrow_codes(const uint64_t *codes, int64_t n, int64_t window, u
     }
     return k;
 }
+
+int64_t sl__ooc_smj_narrow_bytes(int64_t runs, int64_t ranges, int64_t window)
+{
+    if (runs <= 0)
+        return 0;
+    return 2 * runs * window * 4 + (2 * ranges + 1) * runs * (int64_t)sizeof(int64_t);
+}
+
+int sl__ooc_smj_narrow_pays(int64_t run_rows, int64_t runs, int64_t ranges, int64_t window,
+                            int64_t budget)
+{
+    return runs >= 2 && run_rows >= SL__OOC_SMJ_NARROW_RUN &&
+           16 * sl__ooc_smj_narrow_bytes(runs, ranges, window) <= budget;
+}

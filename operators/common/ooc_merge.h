@@ -159,6 +159,22 @@ int64_t sl__ooc_range_codes(const uint64_t *codes, int64_t n, int key_bytes, uin
  * with that window of each run's table). Returns the number of codes in out (at most
  * n + 65536 / window + 1; none added where no range is that wide). */
 int64_t sl__ooc_narrow_codes(const uint64_t *codes, int64_t n, int64_t window, uint64_t *out);
+/* The sort-merge join's narrow runs (debug_smj_narrow=auto, issue 23): a run's table
+ * (SL__OOC_NARROW_TABLE_BYTES, downloaded in pass 1 whatever its rows) pays where it is at
+ * most half of what the run's narrow rows save across the link (2 bytes a row down in
+ * pass 1 and 2 up in pass 2): runs of at least this many rows. */
+#define SL__OOC_SMJ_NARROW_RUN (SL__OOC_NARROW_TABLE_BYTES / 2)
+/* Device bytes pass 2 of the sort-merge join holds for a narrow side of `runs` runs and
+ * `ranges` key ranges, beyond its rows: each of the two buffer sets' window of every
+ * run's table (at most `window` top-16 values a range, 4 bytes each), and every range's
+ * cuts and slice starts of every run (int64, uploaded once). */
+int64_t sl__ooc_smj_narrow_bytes(int64_t runs, int64_t ranges, int64_t window);
+/* debug_smj_narrow=auto: 1 where a side's runs (`runs` of `run_rows` rows, as pass 1
+ * would plan them) are worth keeping narrow: several (one run is joined as it is), of at
+ * least SL__OOC_SMJ_NARROW_RUN rows, and pass 2's bytes for them
+ * (sl__ooc_smj_narrow_bytes) at most 1/16 of the GPU budget `budget`. */
+int sl__ooc_smj_narrow_pays(int64_t run_rows, int64_t runs, int64_t ranges, int64_t window,
+                            int64_t budget);
 
 /* Puts ranges [first, last) of P into the output columns out[c] (the whole output, from
  * row 0; a range finds its offset): each by sl__ooc_merge_by_sort, in pieces of at most

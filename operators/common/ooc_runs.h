@@ -49,6 +49,9 @@ struct sl__ooc_input {
                    narrow wherever narrow runs may be (several runs, pass 2 by copies,
                    debug_ooc_narrow_runs not off), with or without pass 1's cuts (the
                    sort-merge join's key ranges with debug_smj_narrow) */
+    int64_t narrow_runs; /* pack 3: narrow only where pass 1's plan has at most this many
+                            runs (the sort-merge join sized pass 2's windows of the tables
+                            for them; else packed 8-byte rows); 0: any */
     /* Given splitters (n_codes > 0, ascending key codes; the sort-merge join's, shared by
      * both sides): pass 1 finds every run's cuts at these (sl__ooc_sorted's split, with
      * split_rows 0) instead of sampling its own. */
@@ -90,6 +93,10 @@ struct sl__ooc_sorted {
 /* 1 if the input can be sorted in runs under what is left of the GPU budget (shapes
  * above, at least one row; batches in host memory or on a GPU). */
 int sl__ooc_runs_can(sl_task_t *t, const struct sl__ooc_input *in);
+/* The plan pass 1 would make for the input now (as sl__ooc_runs_can): rows a run, 0 when
+ * it cannot; *n_runs its runs and *packed 1 where they would be packed (in->pack). */
+int64_t sl__ooc_runs_plan(sl_task_t *t, const struct sl__ooc_input *in, int64_t *n_runs,
+                          int *packed);
 /* Sorts the input into runs; *out (NULL on failure) is the caller's, also after a
  * failure past its allocation (then freed by the caller like a result). With several
  * runs (at most SL__OOC_SPLIT_RUNS) of keys in host memory, it also finds pass 2's cuts

@@ -208,6 +208,16 @@ int sl__ooc_runs_can(sl_task_t *t, const struct sl__ooc_input *in)
     return make_plan(t, in, &p);
 }
 
+int64_t sl__ooc_runs_plan(sl_task_t *t, const struct sl__ooc_input *in, int64_t *n_runs,
+                          int *packed)
+{
+    struct plan p;
+    int ok = make_plan(t, in, &p);
+    *n_runs = ok ? p.n_runs : 0;
+    *packed = ok && p.packed;
+    return ok ? p.R : 0;
+}
+
 /* ---------------- the runs on the GPU ---------------- */
 
 struct set {
@@ -1440,6 +1450,8 @@ int sl__ooc_runs_sort_begin(sl_task_t *t, const struct sl__ooc_input *in,
     int64_t narrow = in->pack == 2 ? 0 : narrow_of(t, &r->p, r->st); /* 2: 8-byte rows only */
     if (in->pack == 3 && narrow == 1) /* the sort-merge join's: narrow without cuts too */
         narrow = 2;
+    if (in->pack == 3 && in->narrow_runs > 0 && r->p.n_runs > in->narrow_runs)
+        narrow = 0; /* more runs than the join sized pass 2's windows for: 8-byte rows */
     r->p.narrow = r->st->runs.narrow = narrow > 0;
     int64_t bufs = 0; /* option debug_ooc_pass1_buffers: 1 upload (as before) */
     sl_task_option_int(t, "debug_ooc_pass1_buffers", &bufs);

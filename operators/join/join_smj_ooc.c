@@ -242,6 +242,13 @@ struct gr {
      * runs), both uploaded once in gr_open */
     int narrow[2];
     int64_t *d_cut[2], *d_at[2];
+    int64_t top_lo[2], top_hi[2];       /* narrow side s: the lowest and highest top-16
+                                           value of its rows (gr_open): a range's window
+                                           spans no more (gr_window) */
+    int64_t win_hint[2];                /* narrow side s: the largest window (bytes) of a
+                                           range with rows of both sides (gr_open): a set's
+                                           window buffer grows to it at once, so that later
+                                           ranges need not wait to upload ahead */
     int64_t hint[2], hint_out;          /* capacities planned for a range, when they fit */
     void **cp_dst, **cp_src;
     size_t *cp_size;
@@ -439,14 +446,19 @@ static int gr_temps(struct gr *r, const int64_t n[2], size_t *need, int64_t *ste
 }
 
 /* Narrow side s: range i's window of top-16 values (from its key codes: ranges span at
- * most SL__OOC_NARROW_WINDOW, sl__ooc_narrow_codes) into the job, *bytes the window of
- * every run's table takes. */
+ * most SL__OOC_NARROW_WINDOW, sl__ooc_narrow_codes; within the side's rows' top values,
+ * so that a range at the edge of the keys, cut at a multiple of the window, takes the
+ * values its rows have, not up to 2,048) into the job, *bytes the window of every run's
+ * table takes. */
 static int gr_window(struct gr *r, int64_t i, int s, struct gr_job *job, int64_t *bytes)
 {
     const uint64_t lo = r->codes[i],
                    hi = i + 1 < r->n_ranges ? r->codes[i + 1] : (uint64_t)1 << 32;
-    job->top0[s] = (int64_t)(lo >> 16);
-    job->tops[s] = (int64_t)((hi - 1) >> 16) - job->top0[s] + 1;
+    int64_t t0 = (int64_t)(lo >> 16), t1 = (int64_t)((hi - 1) >> 16);
+    t0 = t0 > r->top_lo[s] ? t0 : r->top_lo[s];
+    t1 = t1 < r->top_hi[s] ? t1 : r->top_hi[s];
+    job->top0[s] = t0;
+    job->tops[s] = t1 >= t0 ? t1 - t0 + 1 : 1; /* no rows of side s: never uploaded */
     if (hi <= lo || hi > (uint64_t)1 << 32 || job->tops[s] > SL__OOC_NARROW_WINDOW)
         return sl_task_fail(r->t, SL_EINTERNAL, "out-of-core sort-merge join: range %lld of "
                             "narrow runs spans %lld top values", (long long)i,
@@ -504,14 +516,22 @@ static int gr_upload(struct gr *r, struct gr_set *g, int64_t i, int ahead)
         return rc;
     temp_to = temp_to > need ? temp_to : need;
     stemp_to = stemp_to > stemp ? stemp_to : stemp;
-    const int64_t wextra = (win[0] > g->win_cap[0] ? win[0] : 0) +
-                           (win[1] > g->win_cap[1] ? win[1] : 0);
+    int64_t win_to[2], wextra = 0;
+    for (int s = 0; s < 2; s++) {
+        win_to[s] = win[s] > g->win_cap[s] && r->win_hint[s] > win[s] ? r->win_hint[s] : win[s];
+        wextra += win[s] > g->win_cap[s] ? win_to[s] : 0;
+    }
     int64_t extra = (need > g->temp_cap ? (int64_t)temp_to : 0) +
                     (stemp > g->stemp_cap ? stemp_to : 0) + wextra + GR_SLACK;
     if (gr_need(r, g, want, 0) + extra > sl_task_device_budget(t)) {
         memcpy(want, n, sizeof want);
         temp_to = need;
         stemp_to = stemp;
+        wextra = 0;
+        for (int s = 0; s < 2; s++) {
+            win_to[s] = win[s];
+            wextra += win[s] > g->win_cap[s] ? win[s] : 0;
+        }
         extra = (need > g->temp_cap ? (int64_t)need : 0) + (stemp > g->stemp_cap ? stemp : 0) +
                 wextra + GR_SLACK;
     }
@@ -544,9 +564,9 @@ static int gr_upload(struct gr *r, struct gr_set *g, int64_t i, int ahead)
     job->temp_need = need;
     for (int s = 0; s < 2; s++)
         if (win[s] > g->win_cap[s]) {
-            if ((rc = gr_grow(t, (void **)&g->win[s], win[s], &grew)) < 0)
+            if ((rc = gr_grow(t, (void **)&g->win[s], win_to[s], &grew)) < 0)
                 return rc;
-            g->win_cap[s] = win[s];
+            g->win_cap[s] = win_to[s];
         }
     if (stemp > g->stemp_cap) {
         if ((rc = gr_grow(t, &g->stemp, stemp_to, &grew)) < 0)
@@ -859,6 +879,26 @@ static int gr_open(struct gr *r)
         if (!r->d_cut[s] || !r->d_at[s])
             return SL_ENOMEM;
         SL_TASK_CUDA_TRY(t, e, "uploading narrow ranges' cuts");
+        r->top_lo[s] = SL__OOC_NARROW_TOP - 1; /* the side's rows' top values: its runs' */
+        r->top_hi[s] = 0;                      /* first and last rows' */
+        for (int64_t j = 0; j < k; j++) {
+            int32_t tops[4];
+            if (m->side[s]->runs.rows[j] == 0)
+                continue;
+            sl__ooc_split_tops(&m->side[s]->runs, j, NULL, 0, tops);
+            r->top_lo[s] = tops[1] < r->top_lo[s] ? tops[1] : r->top_lo[s];
+            r->top_hi[s] = tops[2] > r->top_hi[s] ? tops[2] : r->top_hi[s];
+        }
+        for (int64_t i = 0; i < nr; i++) { /* ranges gr_upload takes: rows of both sides */
+            struct gr_job job;
+            int64_t bytes = 0;
+            int rc;
+            if (gr_rows(r, 0, i) == 0 || gr_rows(r, 1, i) == 0)
+                continue;
+            if ((rc = gr_window(r, i, s, &job, &bytes)) < 0)
+                return rc;
+            r->win_hint[s] = bytes > r->win_hint[s] ? bytes : r->win_hint[s];
+        }
     }
     /* the counts' memory comes from the task stream's allocator */
     SL_TASK_CUDA_TRY(t, cudaEventRecord(r->g[0].e_grow, r->cs), "cudaEventRecord");
@@ -1128,9 +1168,13 @@ static int gpu_join_ranges(sl_task_t *t, struct join_state *st)
  * 2^26) for which two buffer sets at 5/4 of it fit the budget left: per row of side s,
  * its columns as uploaded and sorted (and the sort's row ids), the count's 12 bytes per
  * left row, positions and output columns at the PK-FK bound (as many result rows as the
- * larger side's), and the sort's temp. 0 when not even 2^12 rows fit. */
+ * larger side's), and the sort's temp; beside them, for a side of narrow_runs[s] > 0
+ * narrow runs, its windows of the tables (`window` top values a range: 0 counts none) and
+ * its ranges' cuts (sl__ooc_smj_narrow_bytes: the ranges those rows give, plus `extra`
+ * codes sl__ooc_narrow_codes may add). 0 when not even 2^12 rows fit. */
 static int64_t bucket_rows(sl_task_t *t, const struct smj *m, const struct join_data *d,
-                           int pack)
+                           int pack, const int64_t narrow_runs[2], int64_t extra,
+                           int64_t window)
 {
     double n = (double)(m->n[0] + m->n[1]), f[2] = {m->n[0] / n, m->n[1] / n};
     double fmax = f[0] > f[1] ? f[0] : f[1], per = 12 * f[0];
@@ -1152,7 +1196,11 @@ static int64_t bucket_rows(sl_task_t *t, const struct smj *m, const struct join_
     per += fmax * (double)ow;
     int64_t budget = sl_task_device_budget(t) - GR_SLACK - ((int64_t)1 << 20);
     for (int64_t T = (int64_t)1 << 26; T >= 4096; T = T * 7 / 8) {
-        if (2 * (int64_t)(1.25 * (double)T * per) > budget)
+        int64_t P = (m->n[0] + m->n[1] + T - 1) / T, fixed = 0;
+        P = P > MAX_RANGES ? MAX_RANGES : P;
+        for (int s = 0; s < 2; s++) /* smj_buckets' ranges: at most P + 1 (key 0) + extra */
+            fixed += sl__ooc_smj_narrow_bytes(narrow_runs[s], P + 1 + extra, window);
+        if (2 * (int64_t)(1.25 * (double)T * per) + fixed > budget)
             continue; /* not even without the sort's temp (no CUB size queries) */
         int64_t most = (int64_t)(1.25 * (double)T * fmax) + 1, temp = 0;
         for (int s = 0; s < 2; s++)
@@ -1163,7 +1211,7 @@ static int64_t bucket_rows(sl_task_t *t, const struct smj *m, const struct join_
                     return b;
                 temp = b > temp ? b : temp;
             }
-        if (2 * ((int64_t)(1.25 * (double)T * per) + temp) <= budget)
+        if (2 * ((int64_t)(1.25 * (double)T * per) + temp) + fixed <= budget)
             return T;
     }
     return 0;
@@ -1234,6 +1282,58 @@ static int pass1_rest(sl_task_t *t, struct smj *m, struct sl__ooc_pass1 *h0, cud
     return rc < 0 ? rc : side_cuts(t, m, 1);
 }
 
+#define NARROW_EXTRA_CODES (SL__OOC_NARROW_TOP / SL__OOC_NARROW_WINDOW + 1)
+enum { NARROW_AUTO, NARROW_OFF, NARROW_ON }; /* option debug_smj_narrow */
+
+/* Which sides keep narrow runs (option debug_smj_narrow; int32 keys only, packed runs:
+ * an int32 key and one 4-byte column), narrow[s], and nruns[s] the runs bucket_rows sizes
+ * pass 2's bytes of side s for (pass 1's plan now; 0: none), *window the top values a
+ * range's window is counted at. auto: sides whose runs pay for their tables and whose
+ * pass-2 bytes are a small share of the budget (sl__ooc_smj_narrow_pays, with the ranges
+ * of bucket_rows without narrow runs), each held to its planned runs (in[s].narrow_runs:
+ * a side that pass 1 plans with more runs, beside the other side's buffers, keeps 8-byte
+ * packed rows instead), the worst window counted (SL__OOC_NARROW_WINDOW); true: both
+ * sides as in session 19 (pass 1 narrows those that pack and have several runs, whatever
+ * their runs' length), their ranges' cuts counted for the runs planned now but no windows
+ * (*window 0: the worst would shrink small budgets' ranges to little, where keys in a
+ * narrow band need a few bytes); false: none. */
+static int narrow_sides(sl_task_t *t, struct smj *m, const struct join_data *d, int kw,
+                        int narrow[2], int64_t nruns[2], int64_t *window)
+{
+    int64_t mode = NARROW_AUTO, ranges = 0;
+    sl_task_option_int(t, "debug_smj_narrow", &mode);
+    *window = mode == NARROW_AUTO ? SL__OOC_NARROW_WINDOW : 0;
+    for (int s = 0; s < 2; s++)
+        m->in[s].narrow_runs = 0;
+    if (kw != 4 || mode == NARROW_OFF)
+        return SL_OK;
+    const int64_t budget = sl_task_device_budget(t);
+    if (mode == NARROW_AUTO) {
+        const int64_t none[2] = {0, 0};
+        int64_t T0 = bucket_rows(t, m, d, 1, none, 0, 0);
+        if (T0 <= 0)
+            return (int)T0; /* 0: the buckets' path does not run (smj_buckets says so) */
+        int64_t P0 = (m->n[0] + m->n[1] + T0 - 1) / T0;
+        ranges = (P0 > MAX_RANGES ? MAX_RANGES : P0) + 1 + NARROW_EXTRA_CODES;
+    }
+    for (int s = 0; s < 2; s++) {
+        struct sl__ooc_input probe = m->in[s];
+        probe.pack = 3;
+        int packed = 0;
+        int64_t k = 0, R = sl__ooc_runs_plan(t, &probe, &k, &packed);
+        const int several = packed && R > 0 && k >= 2;
+        if (mode == NARROW_ON) {
+            narrow[s] = 1;
+            nruns[s] = several ? k : 0;
+        } else {
+            narrow[s] = several &&
+                        sl__ooc_smj_narrow_pays(R, k, ranges, SL__OOC_NARROW_WINDOW, budget);
+            nruns[s] = m->in[s].narrow_runs = narrow[s] ? k : 0;
+        }
+    }
+    return SL_OK;
+}
+
 /* Both sides sorted in runs, then their key ranges joined on the GPU: splitter codes
  * sampled from both sides' input, each run's cuts at them found on the GPU as it is
  * sorted (side 0's, with debug_smj_pass1=auto, searched in its runs: its pass 1 starts
@@ -1256,30 +1356,31 @@ static int smj_buckets(sl_task_t *t, struct join_state *st)
     double t0 = join_now_ms();
     /* packed runs where the shape allows (an int32 key and one 4-byte column) with option
      * debug_smj_packed (and debug_ooc_unpacked_runs off): the ranges sized for either */
-    int64_t pack = 0, narrow = 0;
+    int64_t pack = 0, nruns[2] = {0, 0}, window = 0;
     sl_task_option_int(t, "debug_smj_packed", &pack);
-    /* narrow runs with option debug_smj_narrow (4-byte keys: packed runs; where a side
-     * does not pack, or has one run, its runs are not narrow, as it would be without) */
-    sl_task_option_int(t, "debug_smj_narrow", &narrow);
-    narrow = narrow && kw == 4;
-    int64_t T = bucket_rows(t, m, d, pack != 0 || narrow);
+    int narrow[2] = {0, 0};
+    int rc = narrow_sides(t, m, d, kw, narrow, nruns, &window);
+    if (rc < 0)
+        return rc;
+    const int any = narrow[0] || narrow[1];
+    /* narrow: the codes sl__ooc_narrow_codes adds (at most 65536 / window + 1) */
+    const int64_t extra_codes = any ? NARROW_EXTRA_CODES : 0;
+    int64_t T = bucket_rows(t, m, d, pack != 0 || any, nruns, extra_codes, window);
     if (T <= 0)
         return (int)T;
     int64_t P = (m->n[0] + m->n[1] + T - 1) / T;
     P = P > MAX_RANGES ? MAX_RANGES : P;
-    /* narrow: the codes sl__ooc_narrow_codes adds (at most 65536 / window + 1) */
-    const int64_t extra_codes = narrow ? SL__OOC_NARROW_TOP / SL__OOC_NARROW_WINDOW + 1 : 0;
     uint64_t *f = malloc((size_t)(P + 1) * sizeof *f);
     if (!f)
         return sl_task_fail(t, SL_ENOMEM, "out of memory");
-    for (int s = 0; s < 2; s++)
-        m->in[s].pack = narrow ? 3 : pack ? 2 : 0; /* 2: 8-byte rows, 3: narrow ones */
+    for (int s = 0; s < 2; s++) /* 2: 8-byte rows, 3: narrow ones */
+        m->in[s].pack = narrow[s] ? 3 : pack ? 2 : 0;
     const int early = p1 == 0 && P >= 2;
     struct sl__ooc_pass1 *h0 = NULL;
     void *ss = NULL;
     double g0 = join_now_ms();
     cudaEvent_t before = NULL; /* the task's stream before side 0's pass 1 */
-    int rc = early ? sl__task_streams_get(t, 1, &ss) : SL_OK;
+    rc = early ? sl__task_streams_get(t, 1, &ss) : SL_OK;
     cudaError_t ce = rc >= 0 && early ? cudaEventCreateWithFlags(&before, cudaEventDisableTiming)
                                       : cudaSuccess;
     if (ce != cudaSuccess) {
@@ -1305,13 +1406,15 @@ static int smj_buckets(sl_task_t *t, struct join_state *st)
         if (rc == 0 && rc0 >= 0) { /* the other paths sort side 0 again, as they do */
             sl__ooc_sorted_free(m->side[0]);
             m->side[0] = NULL;
-            for (int s = 0; s < 2; s++)
+            for (int s = 0; s < 2; s++) {
                 m->in[s].no_cuts = m->in[s].pack = 0;
+                m->in[s].narrow_runs = 0;
+            }
         }
         return rc < 0 ? rc : rc0;
     }
     int64_t k = sl__ooc_range_codes(f, P >= 2 ? P - 1 : 0, kw, m->codes + 1);
-    if (narrow) { /* no range wider than a narrow window (the tables' window in pass 2) */
+    if (any) { /* no range wider than a narrow window (the tables' window in pass 2) */
         memcpy(f, m->codes + 1, (size_t)k * sizeof *f);
         k = sl__ooc_narrow_codes(f, k, SL__OOC_NARROW_WINDOW, m->codes + 1);
     }

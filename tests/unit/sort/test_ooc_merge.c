@@ -610,3 +610,29 @@ SL_TEST(ooc_narrow_codes)
         }
     }
 }
+
+/* The sort-merge join's auto rule for narrow runs (sl__ooc_smj_narrow_pays) and the bytes
+ * pass 2 holds for a narrow side (sl__ooc_smj_narrow_bytes): two sets' windows of every
+ * run's table and every range's cuts and slice starts; several runs of at least 2^17 rows
+ * (a 256 KiB table at most half of the 4 bytes a row saved), those bytes at most 1/16 of
+ * the budget. The bench's 2^26 rows a side at 256 MiB (32 runs of 2^21) pay; the tests'
+ * 8 MiB runs (24,576 rows) and 16 MiB ones (98,304) do not, nor one run. */
+SL_TEST(ooc_smj_narrow_rule)
+{
+    const int64_t W = 2048, MiB = (int64_t)1 << 20;
+    assert_int_equal(SL__OOC_SMJ_NARROW_RUN, (int64_t)1 << 17);
+    assert_int_equal(sl__ooc_smj_narrow_bytes(0, 100, W), 0);
+    assert_int_equal(sl__ooc_smj_narrow_bytes(32, 100, W), 2 * 32 * W * 4 + 201 * 32 * 8);
+    assert_int_equal(sl__ooc_smj_narrow_bytes(32, 100, 0), 201 * 32 * 8);
+    assert_true(sl__ooc_smj_narrow_pays((int64_t)1 << 21, 32, 100, W, 256 * MiB));
+    assert_false(sl__ooc_smj_narrow_pays(24576, 128, 250, W, 8 * MiB));
+    assert_false(sl__ooc_smj_narrow_pays(98304, 32, 60, W, 16 * MiB));
+    assert_false(sl__ooc_smj_narrow_pays((int64_t)1 << 22, 1, 10, W, 256 * MiB));
+    assert_true(sl__ooc_smj_narrow_pays(196608, 32, 46, W, 96 * MiB));
+    assert_true(sl__ooc_smj_narrow_pays((int64_t)1 << 17, 2, 10, W, 16 * MiB));
+    assert_false(sl__ooc_smj_narrow_pays(((int64_t)1 << 17) - 1, 2, 10, W, 16 * MiB));
+    /* the share: 64 runs' bytes at 1/16 of the budget exactly, and one byte less */
+    int64_t b = sl__ooc_smj_narrow_bytes(64, 40, W);
+    assert_true(sl__ooc_smj_narrow_pays((int64_t)1 << 18, 64, 40, W, 16 * b));
+    assert_false(sl__ooc_smj_narrow_pays((int64_t)1 << 18, 64, 40, W, 16 * b - 1));
+}
