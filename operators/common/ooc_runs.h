@@ -67,6 +67,8 @@ struct sl__ooc_sorted {
     int64_t *bytes;
     struct sl__pinned_owner owner;
     double gpu_ms;                   /* wall time of the GPU part */
+    int sets;                        /* pass 1's buffer sets (2, or 3: option
+                                        debug_ooc_sets), 1 for a single run */
     /* Pass 2's cuts, when pass 1 computed them (n_codes > 0; issue 23): splitters codes[i]
      * of buckets of about 3/4 split_rows rows, taken from the input before it was sorted
      * (sl__ooc_input_splitters), and split[j * n_codes + i] = rows of run j whose code is

@@ -16,6 +16,7 @@
 #define SLACK (4 * MIB)              /* the budget kept free: pool rounding, small buffers */
 #define MAX_RUN ((int64_t)1 << 30)   /* CUB takes < 2^31 rows */
 #define PIPE_RUNS 32                 /* runs at least, when there are several (plan_run) */
+#define MAX_SETS 3                   /* pass 1's buffer sets at most (plan_sets) */
 /* Pass 2's buckets: output ranks cut at sampled keys into pieces of about 3/4 R rows, a
  * piece larger than R (few keys, many rows) cut again at exact ranks (ooc_runs.h).
  * Samples per bucket: with 16 (the CPU merge's), bucket sizes vary by about 1/4, so some
@@ -48,6 +49,8 @@ struct plan {
     int early_free;                   /* pass 1, narrow: the sort's other buffer is the set's
                                          output, so in[kc] is free once packed (option
                                          debug_ooc_pass1_buffers: sort_packed, one_run) */
+    int sets;                         /* pass 1's buffer sets beyond one run: 2, or 3
+                                         (plan_sets); pass 2: 0 (two) */
     int width[SL__OOC_MAX_COLS];
     int64_t n, R, n_runs, slot_row;
     size_t temp, temp_sort;           /* temp: CUB's (temp_sort) and, packed, the other
@@ -149,6 +152,15 @@ static int64_t narrow_extra(int64_t R)
  * 600. */
 #define NARROW_WINDOW SL__OOC_NARROW_WINDOW
 
+/* Device bytes of pass 1 with `sets` buffer sets of runs of `rows` rows (p->temp sized for
+ * them: plan_temp), beside the budget's 2 MiB for small buffers (the cuts, the splitters). */
+static int64_t pass1_bytes(const struct plan *p, int64_t sets, int64_t rows)
+{
+    /* packed: each set's output may hold a narrow run's table too (alloc_all) */
+    int64_t extra = p->packed ? sets * narrow_extra(rows) : 0;
+    return sets * rows * p->slot_row + (int64_t)p->temp + extra + 2 * MIB;
+}
+
 /* The largest run size that fits the budget left (top of ooc_runs.h). */
 static int plan_run(sl_task_t *t, struct plan *p)
 {
@@ -175,10 +187,9 @@ static int plan_run(sl_task_t *t, struct plan *p)
         /* past the cap only when halving would go below SL__OOC_MIN_RUN (r need not be a
          * power of two once all rows did not fit one run) */
         int ok_size = sets == 1 || rr <= cap || rr / 2 < SL__OOC_MIN_RUN;
-        /* packed: each set's output may hold a narrow run's table too (alloc_all) */
-        int64_t extra = p->packed ? sets * narrow_extra(rr) : 0;
-        if (ok_size && sets * rr * p->slot_row + (int64_t)p->temp + extra + 2 * MIB <= budget) {
+        if (ok_size && pass1_bytes(p, sets, rr) <= budget) {
             p->R = rr;
+            p->sets = (int)sets;
             p->n_runs = (p->n + rr - 1) / rr;
             int64_t graded = 0;
             sl_task_option_int(t, "debug_ooc_graded_runs", &graded);
@@ -200,6 +211,38 @@ static int make_plan(sl_task_t *t, const struct sl__ooc_input *in, struct plan *
         return 0;
     p->packed = plan_packed(t, p, in->pack);
     return plan_run(t, p);
+}
+
+/* 1 when a column of the input is in pageable host memory (uploads stage it through
+ * pinned buffers, one a set of two: stage_open). */
+static int input_pageable(const struct sl__ooc_input *in, const struct plan *p)
+{
+    for (int64_t i = 0; i < in->n_batches; i++)
+        for (int c = 0; c < p->n_cols; c++)
+            if (batch_at(in, i)->cols[in->col[c]].data->kind == SL__MEM_HOST)
+                return 1;
+    return 0;
+}
+
+/* Pass 1's buffer sets: three where the budget left holds three at the run size two
+ * would take (plan_run), else two. The configurations are ordered by preference,
+ * larger runs first (up to plan_run's cap), then more sets at the same run size, and
+ * the first that fits is taken: whatever fits a budget fits a larger one, so a larger
+ * budget never takes a configuration earlier budgets rank below their own (issue 23:
+ * never slower with more memory, by construction). A third set lets run i's upload wait
+ * for the set's run i - 3 instead of i - 2 (one_run), the sort and the download a run
+ * more of slack. The sort's runs only (in->pack 1: the sort-merge join sizes side 1's
+ * runs beside side 0's buffers), pinned or GPU input (pageable input stages through two
+ * pinned buffers, one a set: stage_open). Option debug_ooc_sets: 2 keeps two (as before
+ * 2026-11-28), 3 asks for three where they fit (what auto does). */
+static void plan_sets(sl_task_t *t, const struct sl__ooc_input *in, struct plan *p)
+{
+    int64_t how = 0; /* 0 auto, 1 two, 2 three */
+    sl_task_option_int(t, "debug_ooc_sets", &how);
+    if (how == 1 || p->sets != 2 || p->n_runs < 3 || in->pack != 1 || input_pageable(in, p))
+        return;
+    if (pass1_bytes(p, 3, p->R) <= sl_task_device_budget(t) - SLACK)
+        p->sets = 3;
 }
 
 int sl__ooc_runs_can(sl_task_t *t, const struct sl__ooc_input *in)
@@ -259,7 +302,8 @@ struct runner {
     struct in_split split;           /*   the sampling (in_split_begin), */
     int64_t split_P;                 /*   of P buckets */
     cudaEvent_t early_down;          /*   recorded once run cut_from - 1 is down */
-    struct set s[2];
+    struct set s[MAX_SETS];
+    int n_sets;                      /* sets in use (alloc_all): run i uses s[i % n_sets] */
     void *temp;
     struct sl__upload_stage stage;   /* pass 1, pageable input: per set (gpu_ext.h) */
     int64_t bi, brow;                /* upload cursor: batch, row within it */
@@ -362,11 +406,13 @@ static void clock_enqueued(struct runner *r, struct pass_clock *c)
 
 /* After the streams were synchronized (ok: the pass succeeded, else the events only go):
  * phases `up` and `down` (ms from the start to the last upload's and download's end)
- * and, when named, `enqueue` (host ms). Timing is advice: a failed event call only
- * leaves a phase out. */
+ * and, when named, `enqueue` (host ms); with debug_ooc_link_gaps, the waits between
+ * copies and, when named, `busy[0]` / `busy[1]`: the sums of the uploads' and downloads'
+ * own durations (each direction's rate while the other runs: issue 23, pass 1 at 1/16).
+ * Timing is advice: a failed event call only leaves a phase out. */
 static void clock_report(struct runner *r, struct pass_clock *c, int ok, const char *up,
                          const char *down, const char *enqueue, const char *up_wait,
-                         const char *down_wait)
+                         const char *down_wait, const char *const busy[2])
 {
     float ms;
     for (int i = 1; ok && i < 3; i++)
@@ -382,6 +428,9 @@ static void clock_report(struct runner *r, struct pass_clock *c, int ok, const c
             sl_task_phase_time(r->t, up_wait, v);
         if (down_wait && (v = clock_sum(c, 3, 2, 1)) >= 0)
             sl_task_phase_time(r->t, down_wait, v);
+        for (int q = 0; busy && q < 2; q++)
+            if (busy[q] && (v = clock_sum(c, 2 * q, 2 * q + 1, 0)) >= 0)
+                sl_task_phase_time(r->t, busy[q], v);
     }
     for (int64_t i = 0; i < 4 * c->n; i++)
         if (c->g[i])
@@ -757,16 +806,19 @@ static int64_t run_rows(const struct plan *p, int64_t i)
     return run_start(p, i + 1) - run_start(p, i);
 }
 
-/* Run (or pass-2 bucket) i of `rows` rows through set i & 1: upload, sort, download into
- * the host columns dst[c]. The set's input buffers are free once the sort of its
- * previous run (i - 2) has read them, its output buffers once that run is down: so run
- * i uploads while run i - 2 downloads (the link busy both ways) and run i - 1 sorts. */
+/* Run (or pass-2 bucket) i of `rows` rows through set i % n_sets (two sets, or three in
+ * pass 1: plan_sets): upload, sort, download into the host columns dst[c]. The set's
+ * input buffers are free once the sort of its previous run (i - n_sets) has read them
+ * (narrow, early_free: packed them), its output buffers once that run is down: so with
+ * two sets run i uploads while run i - 2 downloads (the link busy both ways) and run
+ * i - 1 sorts. */
 static int one_run(struct runner *r, int64_t i, int64_t rows, void *const *dst)
 {
-    struct set *s = &r->s[i & 1];
+    const int64_t ns = r->n_sets;
+    struct set *s = &r->s[i % ns];
     const struct plan *p = &r->p;
     int rc;
-    if (i >= 2)
+    if (i >= ns)
         SL_TASK_CUDA_TRY(r->t,
                          cudaStreamWaitEvent(r->h2d, !r->cuts && p->narrow && p->early_free
                                                          ? s->packed
@@ -779,7 +831,7 @@ static int one_run(struct runner *r, int64_t i, int64_t rows, void *const *dst)
     clock_mark(&r->clock, i, 1, r->h2d);
     SL_TASK_CUDA_TRY(r->t, cudaEventRecord(s->up, r->h2d), "cudaEventRecord");
     SL_TASK_CUDA_TRY(r->t, cudaStreamWaitEvent(r->cs, s->up, 0), "ordering the upload");
-    if (i >= 2)
+    if (i >= ns)
         SL_TASK_CUDA_TRY(r->t, cudaStreamWaitEvent(r->cs, s->down, 0), "ordering a buffer set");
     const uint64_t *sorted;
     if ((rc = sort_run(r, s, i, rows, &sorted)) < 0)
@@ -838,12 +890,14 @@ static int one_run(struct runner *r, int64_t i, int64_t rows, void *const *dst)
     return SL_OK;
 }
 
-/* Device buffers of the sets (one set when all rows are one run) and the pinned runs. */
+/* Device buffers of the sets (one set when all rows are one run; pass 1 may take three:
+ * plan_sets) and the pinned runs. */
 static int alloc_all(struct runner *r)
 {
     sl_task_t *t = r->t;
     const struct plan *p = &r->p;
-    int sets = p->n_runs > 1 ? 2 : 1;
+    int sets = p->n_runs > 1 ? (!r->cuts && p->sets == 3 ? 3 : 2) : 1;
+    r->n_sets = sets;
     for (int k = 0; k < sets; k++) {
         struct set *s = &r->s[k];
         for (int c = 0; c < p->n_cols && !p->packed; c++)
@@ -877,18 +931,19 @@ static int alloc_all(struct runner *r)
         return SL_ENOMEM;
     if (!r->cuts && r->st->n_codes > 0) { /* pass 1's cuts (presplit_open) */
         size_t bytes = (size_t)r->st->n_codes * 8;
-        if (!(r->d_codes = sl_task_device_alloc(t, bytes)) ||
-            !(r->s[0].d_split = sl_task_device_alloc(t, bytes)) ||
-            (sets > 1 && !(r->s[1].d_split = sl_task_device_alloc(t, bytes))))
+        if (!(r->d_codes = sl_task_device_alloc(t, bytes)))
             return SL_ENOMEM;
+        for (int k = 0; k < sets; k++)
+            if (!(r->s[k].d_split = sl_task_device_alloc(t, bytes)))
+                return SL_ENOMEM;
         int64_t how = 0; /* option debug_ooc_narrow_tops: 1 host (sl__ooc_bucket_cuts) */
         sl_task_option_int(t, "debug_ooc_narrow_tops", &how);
         if (p->narrow && how != 1) { /* the top values beside the cuts */
             size_t tb = (size_t)(2 * (r->st->n_codes + 2)) * 4;
             r->st->split_tops_bytes = p->n_runs * (int64_t)tb;
-            if (!(r->s[0].d_tops = sl_task_device_alloc(t, tb)) ||
-                (sets > 1 && !(r->s[1].d_tops = sl_task_device_alloc(t, tb))))
-                return SL_ENOMEM;
+            for (int k = 0; k < sets; k++)
+                if (!(r->s[k].d_tops = sl_task_device_alloc(t, tb)))
+                    return SL_ENOMEM;
             if (!(r->st->split_tops = sl__task_pinned_alloc(t, r->st->split_tops_bytes)))
                 return SL_ENOMEM;
         }
@@ -922,7 +977,7 @@ static int alloc_all(struct runner *r)
 
 static void free_all(struct runner *r)
 {
-    for (int k = 0; k < 2; k++) {
+    for (int k = 0; k < MAX_SETS; k++) {
         struct set *s = &r->s[k];
         for (int c = 0; c < r->p.n_cols; c++) {
             if (r->p.packed && c != r->p.kc)
@@ -1005,6 +1060,7 @@ static struct sl__ooc_sorted *sorted_new(sl_task_t *t, const struct plan *p)
     memcpy(st->runs.width, p->width, sizeof p->width);
     st->runs.n_runs = p->n_runs;
     st->runs.packed = p->packed;
+    st->sets = p->n_runs > 1 ? p->sets : 1;
     st->runs.rows = st->rows;
     st->runs.cols = st->cols;
     return st;
@@ -1014,10 +1070,7 @@ static struct sl__ooc_sorted *sorted_new(sl_task_t *t, const struct plan *p)
  * buffer. */
 static int stage_open(struct runner *r)
 {
-    int pageable = 0;
-    for (int64_t i = 0; i < r->in->n_batches && !pageable; i++)
-        for (int c = 0; c < r->p.n_cols && !pageable; c++)
-            pageable = batch_at(r->in, i)->cols[r->in->col[c]].data->kind == SL__MEM_HOST;
+    int pageable = input_pageable(r->in, &r->p);
     int64_t row = 0;
     for (int c = 0; c < r->p.n_cols; c++)
         row += r->p.width[c];
@@ -1389,12 +1442,8 @@ static int64_t presplit_early(sl_task_t *t, const struct plan *p, const struct s
 {
     int64_t how = 0, row = 0;
     sl_task_option_int(t, "debug_ooc_presplit", &how);
-    if (how != 0 || in->n_codes > 0 || p->n_runs < 2)
+    if (how != 0 || in->n_codes > 0 || p->n_runs < 2 || input_pageable(in, p))
         return 0;
-    for (int64_t i = 0; i < in->n_batches; i++)
-        for (int c = 0; c < p->n_cols; c++)
-            if (batch_at(in, i)->cols[in->col[c]].data->kind == SL__MEM_HOST)
-                return 0;
     for (int c = 0; c < p->n_cols; c++)
         row += p->width[c];
     int64_t m = (PRESPLIT_EARLY + p->R * row - 1) / (p->R * row), most = p->n_runs / 4;
@@ -1431,6 +1480,7 @@ int sl__ooc_runs_sort_begin(sl_task_t *t, const struct sl__ooc_input *in,
                             "budget left are too few for a run",
                             (long long)sl_task_device_budget(t));
     }
+    plan_sets(t, in, &r->p);
     h->t0 = now_ms();
     if (!(r->st = *out = sorted_new(t, &r->p))) {
         free(h);
@@ -1496,8 +1546,9 @@ int sl__ooc_runs_sort_end(sl_task_t *t, struct sl__ooc_pass1 *h)
         cudaEventDestroy(h->cs_done);
     sl__task_streams_put(t, 2, h->side);
     in_split_free(t, &r->split); /* presplit_early's, if runs() failed before its end */
+    static const char *const busy[2] = {"ooc_runs_up_busy", "ooc_runs_down_busy"};
     clock_report(r, &r->clock, rc >= 0 && e == cudaSuccess, "ooc_runs_up", "ooc_runs_down",
-                 NULL, "ooc_runs_up_wait", "ooc_runs_down_wait");
+                 NULL, "ooc_runs_up_wait", "ooc_runs_down_wait", busy);
     sl__upload_stage_close(t, &r->stage);
     free_all(r);
     if (rc >= 0 && e != cudaSuccess)
@@ -1988,7 +2039,7 @@ int sl__ooc_runs_merge(sl_task_t *t, struct sl__ooc_sorted *st, const int64_t *c
         clock_enqueued(&r, &r.clock);
     e = streams_close(&r, side);
     clock_report(&r, &r.clock, rc >= 0 && e == cudaSuccess, "ooc_merge_up", "ooc_merge_down",
-                 "ooc_merge_enqueue", NULL, "ooc_merge_down_wait");
+                 "ooc_merge_enqueue", NULL, "ooc_merge_down_wait", NULL);
     free_all(&r);
     if (rc >= 0 && e != cudaSuccess)
         rc = SL_TASK_CUDA_FAIL(t, e, "sorting buckets");
