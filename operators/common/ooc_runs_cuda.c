@@ -16,7 +16,7 @@
 #define SLACK (4 * MIB)              /* the budget kept free: pool rounding, small buffers */
 #define MAX_RUN ((int64_t)1 << 30)   /* CUB takes < 2^31 rows */
 #define PIPE_RUNS 32                 /* runs at least, when there are several (plan_run) */
-#define MAX_SETS 3                   /* pass 1's buffer sets at most (plan_sets) */
+#define MAX_SETS 3                   /* pass 1's buffer sets at most (plan_max_sets) */
 /* Pass 2's buckets: output ranks cut at sampled keys into pieces of about 3/4 R rows, a
  * piece larger than R (few keys, many rows) cut again at exact ranks (ooc_runs.h).
  * Samples per bucket: with 16 (the CPU merge's), bucket sizes vary by about 1/4, so some
@@ -50,7 +50,7 @@ struct plan {
                                          output, so in[kc] is free once packed (option
                                          debug_ooc_pass1_buffers: sort_packed, one_run) */
     int sets;                         /* pass 1's buffer sets beyond one run: 2, or 3
-                                         (plan_sets); pass 2: 0 (two) */
+                                         (plan_run); pass 2: 0 (two) */
     int width[SL__OOC_MAX_COLS];
     int64_t n, R, n_runs, slot_row;
     size_t temp, temp_sort;           /* temp: CUB's (temp_sort) and, packed, the other
@@ -161,56 +161,12 @@ static int64_t pass1_bytes(const struct plan *p, int64_t sets, int64_t rows)
     return sets * rows * p->slot_row + (int64_t)p->temp + extra + 2 * MIB;
 }
 
-/* The largest run size that fits the budget left (top of ooc_runs.h). */
-static int plan_run(sl_task_t *t, struct plan *p)
+/* sl__ooc_pass1_pick's bytes(): CUB's temp storage for `rows` rows (p->temp, left
+ * sized for them), then pass1_bytes; -1 when CUB refuses the size. */
+static int64_t pick_bytes(void *arg, int64_t sets, int64_t rows)
 {
-    int64_t row_bytes = 0;
-    for (int c = 0; c < p->n_cols; c++)
-        row_bytes += p->width[c];
-    p->slot_row = 2 * row_bytes + (p->np >= 2 ? 8 : 0);
-    int64_t budget = sl_task_device_budget(t) - SLACK;
-    /* Several runs: at least PIPE_RUNS of them (runs of at most `cap` rows). The first
-     * upload and the last download of each pass overlap nothing, so fewer, larger runs
-     * are slower: on an H100 2^28 pairs took 100.9 ms in 16 runs (1 GiB budget) and
-     * 99.5 ms in 32 (512 MiB); a larger budget must never be slower. */
-    int64_t cap = SL__OOC_MIN_RUN;
-    while (cap * PIPE_RUNS < p->n)
-        cap *= 2;
-    int64_t r = MAX_RUN;
-    while (r / 2 >= p->n && r > SL__OOC_MIN_RUN)
-        r /= 2;
-    for (; r >= 1 && (r >= SL__OOC_MIN_RUN || r >= p->n); r /= 2) {
-        int64_t rr = r < p->n ? r : p->n;
-        if (!plan_temp(p, rr))
-            return 0;
-        int64_t sets = rr < p->n ? 2 : 1;
-        /* past the cap only when halving would go below SL__OOC_MIN_RUN (r need not be a
-         * power of two once all rows did not fit one run) */
-        int ok_size = sets == 1 || rr <= cap || rr / 2 < SL__OOC_MIN_RUN;
-        if (ok_size && pass1_bytes(p, sets, rr) <= budget) {
-            p->R = rr;
-            p->sets = (int)sets;
-            p->n_runs = (p->n + rr - 1) / rr;
-            int64_t graded = 0;
-            sl_task_option_int(t, "debug_ooc_graded_runs", &graded);
-            if (graded && p->n >= 4 * rr && rr / 4 >= SL__OOC_MIN_RUN) {
-                p->graded = 1;
-                p->n_runs = 6 + (p->n - 2 * rr + rr - 1) / rr;
-            }
-            return 1;
-        }
-        if (rr < r) /* all rows in one run did not fit: try runs of r / 2 */
-            r = rr;
-    }
-    return 0;
-}
-
-static int make_plan(sl_task_t *t, const struct sl__ooc_input *in, struct plan *p)
-{
-    if (!plan_columns(in, p) || !plan_rows(in, p))
-        return 0;
-    p->packed = plan_packed(t, p, in->pack);
-    return plan_run(t, p);
+    struct plan *p = arg;
+    return plan_temp(p, rows) ? pass1_bytes(p, sets, rows) : -1;
 }
 
 /* 1 when a column of the input is in pageable host memory (uploads stage it through
@@ -224,25 +180,52 @@ static int input_pageable(const struct sl__ooc_input *in, const struct plan *p)
     return 0;
 }
 
-/* Pass 1's buffer sets: three where the budget left holds three at the run size two
- * would take (plan_run), else two. The configurations are ordered by preference,
- * larger runs first (up to plan_run's cap), then more sets at the same run size, and
- * the first that fits is taken: whatever fits a budget fits a larger one, so a larger
- * budget never takes a configuration earlier budgets rank below their own (issue 23:
- * never slower with more memory, by construction). A third set lets run i's upload wait
- * for the set's run i - 3 instead of i - 2 (one_run), the sort and the download a run
- * more of slack. The sort's runs only (in->pack 1: the sort-merge join sizes side 1's
- * runs beside side 0's buffers), pinned or GPU input (pageable input stages through two
- * pinned buffers, one a set: stage_open). Option debug_ooc_sets: 2 keeps two (as before
- * 2026-11-28), 3 asks for three where they fit (what auto does). */
-static void plan_sets(sl_task_t *t, const struct sl__ooc_input *in, struct plan *p)
+/* Pass 1's buffer sets at most: three, unless option debug_ooc_sets is 2 (two, as before
+ * 2026-11-28: A/B runs), for the sort's runs (in->pack 1: the sort-merge join sizes side
+ * 1's runs beside side 0's buffers) of pinned or GPU input (pageable input stages
+ * through two pinned buffers, one a set: stage_open). A third set lets run i's upload
+ * wait for the set's run i - 3 instead of i - 2 (one_run): the sort and the download a
+ * run more of slack. */
+static int plan_max_sets(sl_task_t *t, const struct sl__ooc_input *in, const struct plan *p)
 {
     int64_t how = 0; /* 0 auto, 1 two, 2 three */
     sl_task_option_int(t, "debug_ooc_sets", &how);
-    if (how == 1 || p->sets != 2 || p->n_runs < 3 || in->pack != 1 || input_pageable(in, p))
-        return;
-    if (pass1_bytes(p, 3, p->R) <= sl_task_device_budget(t) - SLACK)
-        p->sets = 3;
+    return how == 1 || in->pack != 1 || input_pageable(in, p) ? 2 : MAX_SETS;
+}
+
+/* The run size and buffer sets that fit the budget left (top of ooc_runs.h): the first
+ * of sl__ooc_pass1_pick's order, larger runs first (up to PIPE_RUNS runs), then three
+ * sets before two at the same size where plan_max_sets allows them. */
+static int plan_run(sl_task_t *t, struct plan *p, int max_sets)
+{
+    int64_t row_bytes = 0;
+    for (int c = 0; c < p->n_cols; c++)
+        row_bytes += p->width[c];
+    p->slot_row = 2 * row_bytes + (p->np >= 2 ? 8 : 0);
+    int64_t R = 0;
+    int sets = 0;
+    if (sl__ooc_pass1_pick(p->n, SL__OOC_MIN_RUN, MAX_RUN, PIPE_RUNS, max_sets,
+                           sl_task_device_budget(t) - SLACK, pick_bytes, p, &R, &sets) <= 0 ||
+        !plan_temp(p, R)) /* p->temp for the runs taken */
+        return 0;
+    p->R = R;
+    p->sets = sets;
+    p->n_runs = (p->n + R - 1) / R;
+    int64_t graded = 0;
+    sl_task_option_int(t, "debug_ooc_graded_runs", &graded);
+    if (graded && p->n >= 4 * R && R / 4 >= SL__OOC_MIN_RUN) {
+        p->graded = 1;
+        p->n_runs = 6 + (p->n - 2 * R + R - 1) / R;
+    }
+    return 1;
+}
+
+static int make_plan(sl_task_t *t, const struct sl__ooc_input *in, struct plan *p)
+{
+    if (!plan_columns(in, p) || !plan_rows(in, p))
+        return 0;
+    p->packed = plan_packed(t, p, in->pack);
+    return plan_run(t, p, plan_max_sets(t, in, p));
 }
 
 int sl__ooc_runs_can(sl_task_t *t, const struct sl__ooc_input *in)
@@ -807,7 +790,7 @@ static int64_t run_rows(const struct plan *p, int64_t i)
 }
 
 /* Run (or pass-2 bucket) i of `rows` rows through set i % n_sets (two sets, or three in
- * pass 1: plan_sets): upload, sort, download into the host columns dst[c]. The set's
+ * pass 1: plan_run): upload, sort, download into the host columns dst[c]. The set's
  * input buffers are free once the sort of its previous run (i - n_sets) has read them
  * (narrow, early_free: packed them), its output buffers once that run is down: so with
  * two sets run i uploads while run i - 2 downloads (the link busy both ways) and run
@@ -891,7 +874,7 @@ static int one_run(struct runner *r, int64_t i, int64_t rows, void *const *dst)
 }
 
 /* Device buffers of the sets (one set when all rows are one run; pass 1 may take three:
- * plan_sets) and the pinned runs. */
+ * plan_run) and the pinned runs. */
 static int alloc_all(struct runner *r)
 {
     sl_task_t *t = r->t;
@@ -1480,7 +1463,6 @@ int sl__ooc_runs_sort_begin(sl_task_t *t, const struct sl__ooc_input *in,
                             "budget left are too few for a run",
                             (long long)sl_task_device_budget(t));
     }
-    plan_sets(t, in, &r->p);
     h->t0 = now_ms();
     if (!(r->st = *out = sorted_new(t, &r->p))) {
         free(h);
