@@ -351,10 +351,10 @@ const struct sl__option sl__options[] = {
      FIELD(debug_ooc_pass1_buffers, INT)},
     {{"debug_ooc_sets", SL_ENGINE_OPT_ENUM, DBG, "auto",
       "How many buffer sets the out-of-core sort's pass 1 cycles its runs through: auto = "
-      "three where the budget holds three at the run size two would take (pinned or GPU "
-      "input: pageable input stages through two buffers), else two; 2 = two, as before "
-      "2026-11-28 (A/B runs); 3 = three where they fit. A third set lets a run's upload "
-      "wait for the sort three runs back instead of two.",
+      "2 = two (as before 2026-11-28); 3 = three where the budget holds three at the run "
+      "size two take (pinned or GPU input: pageable input stages through two buffers), "
+      "so that a run's upload waits for the sort three runs back instead of two. Not the "
+      "default: pass 1 is at the link's two-way speed with two (H100, 2026-11-28).",
       "auto,2,3", 0, 2},
      FIELD(debug_ooc_sets, INT)},
     {{"debug_sort_sink_host", SL_ENGINE_OPT_BOOL, DBG, "false",

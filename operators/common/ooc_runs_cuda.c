@@ -180,22 +180,24 @@ static int input_pageable(const struct sl__ooc_input *in, const struct plan *p)
     return 0;
 }
 
-/* Pass 1's buffer sets at most: three, unless option debug_ooc_sets is 2 (two, as before
- * 2026-11-28: A/B runs), for the sort's runs (in->pack 1: the sort-merge join sizes side
- * 1's runs beside side 0's buffers) of pinned or GPU input (pageable input stages
- * through two pinned buffers, one a set: stage_open). A third set lets run i's upload
- * wait for the set's run i - 3 instead of i - 2 (one_run): the sort and the download a
- * run more of slack. */
+/* Pass 1's buffer sets at most: two, or three with option debug_ooc_sets=3 (session 20,
+ * issue 23), for the sort's runs (in->pack 1: the sort-merge join sizes side 1's runs
+ * beside side 0's buffers) of pinned or GPU input (pageable input stages through two
+ * pinned buffers, one a set: stage_open). A third set lets run i's upload wait for the
+ * set's run i - 3 instead of i - 2 (one_run). Not the default: pass 1 at 1/16 is at the
+ * link's two-way speed with two (H100, 2026-11-28: upload waits 0.46 ms of 44, the
+ * pass 1.5 ms over copies alone in its shape, gpu_link_micro), and three came within the
+ * spread (runs 45.1 against 45.5 ms, one process each). */
 static int plan_max_sets(sl_task_t *t, const struct sl__ooc_input *in, const struct plan *p)
 {
-    int64_t how = 0; /* 0 auto, 1 two, 2 three */
+    int64_t how = 0; /* 0 auto (two), 1 two, 2 three */
     sl_task_option_int(t, "debug_ooc_sets", &how);
-    return how == 1 || in->pack != 1 || input_pageable(in, p) ? 2 : MAX_SETS;
+    return how == 2 && in->pack == 1 && !input_pageable(in, p) ? MAX_SETS : 2;
 }
 
 /* The run size and buffer sets that fit the budget left (top of ooc_runs.h): the first
  * of sl__ooc_pass1_pick's order, larger runs first (up to PIPE_RUNS runs), then three
- * sets before two at the same size where plan_max_sets allows them. */
+ * sets before two at the same size where plan_max_sets allows them (an option). */
 static int plan_run(sl_task_t *t, struct plan *p, int max_sets)
 {
     int64_t row_bytes = 0;

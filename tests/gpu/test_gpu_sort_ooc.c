@@ -856,20 +856,24 @@ SL_TEST(ooc_sanitize_narrow)
     force_merge = "auto";
 }
 
-/* Pass 1's buffer sets (debug_ooc_sets; ooc_runs_cuda.c plan_sets): with pinned input,
- * three where the budget holds three at the run size two take (24 and 32 MiB here), two
- * where it does not (12 MiB: runs of 2^17 pairs, 1 MiB, two sets and CUB's buffers take
- * some 7 of the 8 MiB left), two with the option at 2 and with pageable input (staged
- * through two buffers). Every sort equal to the CPU's and within its budget (check):
- * random, few, sorted and Zipf keys of 4 and 8 bytes, both directions, run counts that
- * are and are not a multiple of three, narrow, packed (narrow off) and unpacked runs
- * (8-byte keys, four payloads: row ids and gathers a set), pass 1 sorting over the
- * upload buffers (debug_ooc_pass1_buffers=upload), merged on the GPU and on the CPU. */
+/* Pass 1's buffer sets (debug_ooc_sets; ooc_runs_cuda.c plan_max_sets and
+ * sl__ooc_pass1_pick): with the option at 3 and pinned input, three where the budget
+ * holds three at the run size two take (24 and 32 MiB here), two where it does not (12
+ * MiB: runs of 2^17 pairs, 1 MiB, two sets and CUB's buffers take some 7 of the 8 MiB
+ * left); two by default, and with pageable input (staged through two buffers). Every
+ * sort equal to the CPU's and within its budget (check): random, few, sorted, Zipf and
+ * reversed keys of 4 and 8 bytes, both directions, run counts that are and are not a
+ * multiple of three, narrow, packed (narrow off) and unpacked runs (8-byte keys, four
+ * payloads: row ids and gathers a set), pass 1 sorting over the upload buffers
+ * (debug_ooc_pass1_buffers=upload), merged on the GPU and on the CPU. */
 SL_TEST(ooc_pass1_sets)
 {
     REQUIRE_GPU();
     const struct spec a = {.rows = (int64_t)1 << 22, .n_pay = 1, .seed = 301};
     pin_input = 1;
+    check(&a, "by=k", 24 * MIB, 1); /* the default: two */
+    assert_int_equal(last_sets, 2);
+    sets = "3";
     check(&a, "by=k", 12 * MIB, 1); /* two fit, three do not */
     assert_int_equal(last_sets, 2);
     assert_true(last_runs >= 3);
@@ -877,10 +881,6 @@ SL_TEST(ooc_pass1_sets)
     assert_int_equal(last_sets, 3);
     assert_int_equal(last_narrow, 1);
     assert_int_equal(last_gpu_merge, 1);
-    sets = "2"; /* the option keeps two */
-    check(&a, "by=k", 24 * MIB, 1);
-    assert_int_equal(last_sets, 2);
-    sets = "3";
     const struct spec cases[] = {
         {.rows = 3000001, .n_pay = 1, .keys = K_FEW, .chunk = 77777, .seed = 302},
         {.rows = 2000003, .n_pay = 1, .keys = K_SORTED, .chunk = 99991, .seed = 303},
@@ -903,8 +903,8 @@ SL_TEST(ooc_pass1_sets)
     narrow_runs = "auto";
     pass1_buffers = "auto";
     force_merge = "auto";
-    sets = "auto";
     pin_input = 0; /* pageable: two sets (two staging buffers) */
     check(&a, "by=k", 24 * MIB, 1);
     assert_int_equal(last_sets, 2);
+    sets = "auto";
 }
