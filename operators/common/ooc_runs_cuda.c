@@ -185,9 +185,10 @@ static int input_pageable(const struct sl__ooc_input *in, const struct plan *p)
  * beside side 0's buffers) of pinned or GPU input (pageable input stages through two
  * pinned buffers, one a set: stage_open). A third set lets run i's upload wait for the
  * set's run i - 3 instead of i - 2 (one_run). Not the default: pass 1 at 1/16 is at the
- * link's two-way speed with two (H100, 2026-11-28: upload waits 0.46 ms of 44, the
- * pass 1.5 ms over copies alone in its shape, gpu_link_micro), and three came within the
- * spread (runs 45.1 against 45.5 ms, one process each). */
+ * link's two-way speed with two (H100, 2026-11-28: upload waits 0.5-0.6 ms of 43-44, the
+ * pass 1.5 ms over copies alone in its shape, gpu_link_micro), and three took it 0.4 ms
+ * shorter in two rounds (45.1 / 44.3 against 45.5 / 44.7 ms, a process each), within the
+ * spread between processes (docs/OUT_OF_CORE.md, "Session 20"). */
 static int plan_max_sets(sl_task_t *t, const struct sl__ooc_input *in, const struct plan *p)
 {
     int64_t how = 0; /* 0 auto (two), 1 two, 2 three */
