@@ -349,6 +349,14 @@ const struct sl__option sl__options[] = {
       "upload waiting for the sort, cuts and narrowing, as before 2026-11-27 (A/B runs).",
       "auto,upload", 0, 1},
      FIELD(debug_ooc_pass1_buffers, INT)},
+    {{"debug_ooc_sets", SL_ENGINE_OPT_ENUM, DBG, "auto",
+      "How many buffer sets the out-of-core sort's pass 1 cycles its runs through: auto = "
+      "2 = two (as before 2026-11-28); 3 = three where the budget holds three at the run "
+      "size two take (pinned or GPU input: pageable input stages through two buffers), "
+      "so that a run's upload waits for the sort three runs back instead of two. Not the "
+      "default: pass 1 is at the link's two-way speed with two (H100, 2026-11-28).",
+      "auto,2,3", 0, 2},
+     FIELD(debug_ooc_sets, INT)},
     {{"debug_sort_sink_host", SL_ENGINE_OPT_BOOL, DBG, "false",
       "Has the sort's GPU sink keep host batches on the host, uploading none, when the "
       "pipeline's input (a batch's bytes times its morsels) could not be sorted in the GPU "

@@ -1,5 +1,5 @@
-/* Shared by the host-memory micro programs (gpu_host_mem_micro.cu, gpu_upload_micro.cu): a
- * CUDA check that exits, and a millisecond clock. */
+/* Shared by the host-memory micro programs (gpu_host_mem_micro.cu, gpu_upload_micro.cu,
+ * gpu_link_micro.cu): a CUDA check that exits, and a millisecond clock. */
 #ifndef SLUICE_BENCH_MICRO_UTIL_H
 #define SLUICE_BENCH_MICRO_UTIL_H
 

@@ -269,6 +269,8 @@ struct sl_engine_config {
                                     over the set's output buffer: the upload buffer free
                                     once packed), 1 upload (sorted over the upload buffer,
                                     as before 2026-11-27: A/B runs) */
+    int debug_ooc_sets;         /* out-of-core sort, pass 1: buffer sets, 0 auto (two), 1
+                                   two, 2 three where they fit at two's run size */
     int debug_sort_sink_host;   /* 1: the sort's GPU sink keeps host batches on the host
                                    when the pipeline's input could not sort in the budget
                                    (experiment) */

@@ -186,4 +186,21 @@ void sl__ooc_merge_ranges(const struct sl__ooc_runs *m, const uint64_t *codes, i
                           int64_t first, int64_t last, int64_t sub_rows, void *const *out,
                           int64_t *split, void *scratch);
 
+/* Pass 1's configuration (ooc_runs_cuda.c plan_run; host logic, unit-tested): the run
+ * size R and the buffer sets. Configurations are ranked in one order that does not
+ * depend on the budget: run sizes from the largest (max_run, or all n rows in one run
+ * with one set), halving, none below min_run unless all n rows fit one, none over `cap`
+ * rows (pipe_runs runs at least) unless halving would go below min_run; at each size
+ * max_sets sets (3 where a third may be taken, when that makes 3 runs or more) before 2.
+ * The first configuration whose bytes(arg, sets, rows) fit `budget` is taken: whatever
+ * fits a budget fits a larger one, so a larger budget takes the same configuration or
+ * one ranked before it (issue 23: never a worse pass 1 with more memory, by
+ * construction, as far as the order ranks them right). bytes() < 0: that size cannot be
+ * sorted (CUB refuses it). Returns 1 with *R and *sets (1 when all rows are one run), 0
+ * when nothing fits, < 0 on bytes()'s refusal. */
+int sl__ooc_pass1_pick(int64_t n, int64_t min_run, int64_t max_run, int64_t pipe_runs,
+                       int max_sets, int64_t budget,
+                       int64_t (*bytes)(void *arg, int64_t sets, int64_t rows), void *arg,
+                       int64_t *R, int *sets);
+
 #endif /* SL_SORT_OOC_MERGE_H */

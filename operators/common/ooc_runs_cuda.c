@@ -16,6 +16,7 @@
 #define SLACK (4 * MIB)              /* the budget kept free: pool rounding, small buffers */
 #define MAX_RUN ((int64_t)1 << 30)   /* CUB takes < 2^31 rows */
 #define PIPE_RUNS 32                 /* runs at least, when there are several (plan_run) */
+#define MAX_SETS 3                   /* pass 1's buffer sets at most (plan_max_sets) */
 /* Pass 2's buckets: output ranks cut at sampled keys into pieces of about 3/4 R rows, a
  * piece larger than R (few keys, many rows) cut again at exact ranks (ooc_runs.h).
  * Samples per bucket: with 16 (the CPU merge's), bucket sizes vary by about 1/4, so some
@@ -48,6 +49,8 @@ struct plan {
     int early_free;                   /* pass 1, narrow: the sort's other buffer is the set's
                                          output, so in[kc] is free once packed (option
                                          debug_ooc_pass1_buffers: sort_packed, one_run) */
+    int sets;                         /* pass 1's buffer sets beyond one run: 2, or 3
+                                         (plan_run); pass 2: 0 (two) */
     int width[SL__OOC_MAX_COLS];
     int64_t n, R, n_runs, slot_row;
     size_t temp, temp_sort;           /* temp: CUB's (temp_sort) and, packed, the other
@@ -149,49 +152,75 @@ static int64_t narrow_extra(int64_t R)
  * 600. */
 #define NARROW_WINDOW SL__OOC_NARROW_WINDOW
 
-/* The largest run size that fits the budget left (top of ooc_runs.h). */
-static int plan_run(sl_task_t *t, struct plan *p)
+/* Device bytes of pass 1 with `sets` buffer sets of runs of `rows` rows (p->temp sized for
+ * them: plan_temp), beside the budget's 2 MiB for small buffers (the cuts, the splitters). */
+static int64_t pass1_bytes(const struct plan *p, int64_t sets, int64_t rows)
+{
+    /* packed: each set's output may hold a narrow run's table too (alloc_all) */
+    int64_t extra = p->packed ? sets * narrow_extra(rows) : 0;
+    return sets * rows * p->slot_row + (int64_t)p->temp + extra + 2 * MIB;
+}
+
+/* sl__ooc_pass1_pick's bytes(): CUB's temp storage for `rows` rows (p->temp, left
+ * sized for them), then pass1_bytes; -1 when CUB refuses the size. */
+static int64_t pick_bytes(void *arg, int64_t sets, int64_t rows)
+{
+    struct plan *p = arg;
+    return plan_temp(p, rows) ? pass1_bytes(p, sets, rows) : -1;
+}
+
+/* 1 when a column of the input is in pageable host memory (uploads stage it through
+ * pinned buffers, one a set of two: stage_open). */
+static int input_pageable(const struct sl__ooc_input *in, const struct plan *p)
+{
+    for (int64_t i = 0; i < in->n_batches; i++)
+        for (int c = 0; c < p->n_cols; c++)
+            if (batch_at(in, i)->cols[in->col[c]].data->kind == SL__MEM_HOST)
+                return 1;
+    return 0;
+}
+
+/* Pass 1's buffer sets at most: two, or three with option debug_ooc_sets=3 (session 20,
+ * issue 23), for the sort's runs (in->pack 1: the sort-merge join sizes side 1's runs
+ * beside side 0's buffers) of pinned or GPU input (pageable input stages through two
+ * pinned buffers, one a set: stage_open). A third set lets run i's upload wait for the
+ * set's run i - 3 instead of i - 2 (one_run). Not the default: pass 1 at 1/16 is at the
+ * link's two-way speed with two (H100, 2026-11-28: upload waits 0.5-0.6 ms of 43-44, the
+ * pass 1.5 ms over copies alone in its shape, gpu_link_micro), and three took it 0.4 ms
+ * shorter in two rounds (45.1 / 44.3 against 45.5 / 44.7 ms, a process each), within the
+ * spread between processes (docs/OUT_OF_CORE.md, "Session 20"). */
+static int plan_max_sets(sl_task_t *t, const struct sl__ooc_input *in, const struct plan *p)
+{
+    int64_t how = 0; /* 0 auto (two), 1 two, 2 three */
+    sl_task_option_int(t, "debug_ooc_sets", &how);
+    return how == 2 && in->pack == 1 && !input_pageable(in, p) ? MAX_SETS : 2;
+}
+
+/* The run size and buffer sets that fit the budget left (top of ooc_runs.h): the first
+ * of sl__ooc_pass1_pick's order, larger runs first (up to PIPE_RUNS runs), then three
+ * sets before two at the same size where plan_max_sets allows them (an option). */
+static int plan_run(sl_task_t *t, struct plan *p, int max_sets)
 {
     int64_t row_bytes = 0;
     for (int c = 0; c < p->n_cols; c++)
         row_bytes += p->width[c];
     p->slot_row = 2 * row_bytes + (p->np >= 2 ? 8 : 0);
-    int64_t budget = sl_task_device_budget(t) - SLACK;
-    /* Several runs: at least PIPE_RUNS of them (runs of at most `cap` rows). The first
-     * upload and the last download of each pass overlap nothing, so fewer, larger runs
-     * are slower: on an H100 2^28 pairs took 100.9 ms in 16 runs (1 GiB budget) and
-     * 99.5 ms in 32 (512 MiB); a larger budget must never be slower. */
-    int64_t cap = SL__OOC_MIN_RUN;
-    while (cap * PIPE_RUNS < p->n)
-        cap *= 2;
-    int64_t r = MAX_RUN;
-    while (r / 2 >= p->n && r > SL__OOC_MIN_RUN)
-        r /= 2;
-    for (; r >= 1 && (r >= SL__OOC_MIN_RUN || r >= p->n); r /= 2) {
-        int64_t rr = r < p->n ? r : p->n;
-        if (!plan_temp(p, rr))
-            return 0;
-        int64_t sets = rr < p->n ? 2 : 1;
-        /* past the cap only when halving would go below SL__OOC_MIN_RUN (r need not be a
-         * power of two once all rows did not fit one run) */
-        int ok_size = sets == 1 || rr <= cap || rr / 2 < SL__OOC_MIN_RUN;
-        /* packed: each set's output may hold a narrow run's table too (alloc_all) */
-        int64_t extra = p->packed ? sets * narrow_extra(rr) : 0;
-        if (ok_size && sets * rr * p->slot_row + (int64_t)p->temp + extra + 2 * MIB <= budget) {
-            p->R = rr;
-            p->n_runs = (p->n + rr - 1) / rr;
-            int64_t graded = 0;
-            sl_task_option_int(t, "debug_ooc_graded_runs", &graded);
-            if (graded && p->n >= 4 * rr && rr / 4 >= SL__OOC_MIN_RUN) {
-                p->graded = 1;
-                p->n_runs = 6 + (p->n - 2 * rr + rr - 1) / rr;
-            }
-            return 1;
-        }
-        if (rr < r) /* all rows in one run did not fit: try runs of r / 2 */
-            r = rr;
+    int64_t R = 0;
+    int sets = 0;
+    if (sl__ooc_pass1_pick(p->n, SL__OOC_MIN_RUN, MAX_RUN, PIPE_RUNS, max_sets,
+                           sl_task_device_budget(t) - SLACK, pick_bytes, p, &R, &sets) <= 0 ||
+        !plan_temp(p, R)) /* p->temp for the runs taken */
+        return 0;
+    p->R = R;
+    p->sets = sets;
+    p->n_runs = (p->n + R - 1) / R;
+    int64_t graded = 0;
+    sl_task_option_int(t, "debug_ooc_graded_runs", &graded);
+    if (graded && p->n >= 4 * R && R / 4 >= SL__OOC_MIN_RUN) {
+        p->graded = 1;
+        p->n_runs = 6 + (p->n - 2 * R + R - 1) / R;
     }
-    return 0;
+    return 1;
 }
 
 static int make_plan(sl_task_t *t, const struct sl__ooc_input *in, struct plan *p)
@@ -199,7 +228,7 @@ static int make_plan(sl_task_t *t, const struct sl__ooc_input *in, struct plan *
     if (!plan_columns(in, p) || !plan_rows(in, p))
         return 0;
     p->packed = plan_packed(t, p, in->pack);
-    return plan_run(t, p);
+    return plan_run(t, p, plan_max_sets(t, in, p));
 }
 
 int sl__ooc_runs_can(sl_task_t *t, const struct sl__ooc_input *in)
@@ -269,7 +298,8 @@ struct runner {
     struct in_split split;           /*   the sampling (in_split_begin), */
     int64_t split_P;                 /*   of P buckets */
     cudaEvent_t early_down;          /*   recorded once run cut_from - 1 is down */
-    struct set s[2];
+    struct set s[MAX_SETS];
+    int n_sets;                      /* sets in use (alloc_all): run i uses s[i % n_sets] */
     void *temp;
     struct sl__upload_stage stage;   /* pass 1, pageable input: per set (gpu_ext.h) */
     int64_t bi, brow;                /* upload cursor: batch, row within it */
@@ -372,11 +402,13 @@ static void clock_enqueued(struct runner *r, struct pass_clock *c)
 
 /* After the streams were synchronized (ok: the pass succeeded, else the events only go):
  * phases `up` and `down` (ms from the start to the last upload's and download's end)
- * and, when named, `enqueue` (host ms). Timing is advice: a failed event call only
- * leaves a phase out. */
+ * and, when named, `enqueue` (host ms); with debug_ooc_link_gaps, the waits between
+ * copies and, when named, `busy[0]` / `busy[1]`: the sums of the uploads' and downloads'
+ * own durations (each direction's rate while the other runs: issue 23, pass 1 at 1/16).
+ * Timing is advice: a failed event call only leaves a phase out. */
 static void clock_report(struct runner *r, struct pass_clock *c, int ok, const char *up,
                          const char *down, const char *enqueue, const char *up_wait,
-                         const char *down_wait)
+                         const char *down_wait, const char *const busy[2])
 {
     float ms;
     for (int i = 1; ok && i < 3; i++)
@@ -392,6 +424,9 @@ static void clock_report(struct runner *r, struct pass_clock *c, int ok, const c
             sl_task_phase_time(r->t, up_wait, v);
         if (down_wait && (v = clock_sum(c, 3, 2, 1)) >= 0)
             sl_task_phase_time(r->t, down_wait, v);
+        for (int q = 0; busy && q < 2; q++)
+            if (busy[q] && (v = clock_sum(c, 2 * q, 2 * q + 1, 0)) >= 0)
+                sl_task_phase_time(r->t, busy[q], v);
     }
     for (int64_t i = 0; i < 4 * c->n; i++)
         if (c->g[i])
@@ -767,16 +802,19 @@ static int64_t run_rows(const struct plan *p, int64_t i)
     return run_start(p, i + 1) - run_start(p, i);
 }
 
-/* Run (or pass-2 bucket) i of `rows` rows through set i & 1: upload, sort, download into
- * the host columns dst[c]. The set's input buffers are free once the sort of its
- * previous run (i - 2) has read them, its output buffers once that run is down: so run
- * i uploads while run i - 2 downloads (the link busy both ways) and run i - 1 sorts. */
+/* Run (or pass-2 bucket) i of `rows` rows through set i % n_sets (two sets, or three in
+ * pass 1: plan_run): upload, sort, download into the host columns dst[c]. The set's
+ * input buffers are free once the sort of its previous run (i - n_sets) has read them
+ * (narrow, early_free: packed them), its output buffers once that run is down: so with
+ * two sets run i uploads while run i - 2 downloads (the link busy both ways) and run
+ * i - 1 sorts. */
 static int one_run(struct runner *r, int64_t i, int64_t rows, void *const *dst)
 {
-    struct set *s = &r->s[i & 1];
+    const int64_t ns = r->n_sets;
+    struct set *s = &r->s[i % ns];
     const struct plan *p = &r->p;
     int rc;
-    if (i >= 2)
+    if (i >= ns)
         SL_TASK_CUDA_TRY(r->t,
                          cudaStreamWaitEvent(r->h2d, !r->cuts && p->narrow && p->early_free
                                                          ? s->packed
@@ -789,7 +827,7 @@ static int one_run(struct runner *r, int64_t i, int64_t rows, void *const *dst)
     clock_mark(&r->clock, i, 1, r->h2d);
     SL_TASK_CUDA_TRY(r->t, cudaEventRecord(s->up, r->h2d), "cudaEventRecord");
     SL_TASK_CUDA_TRY(r->t, cudaStreamWaitEvent(r->cs, s->up, 0), "ordering the upload");
-    if (i >= 2)
+    if (i >= ns)
         SL_TASK_CUDA_TRY(r->t, cudaStreamWaitEvent(r->cs, s->down, 0), "ordering a buffer set");
     const uint64_t *sorted;
     if ((rc = sort_run(r, s, i, rows, &sorted)) < 0)
@@ -848,12 +886,14 @@ static int one_run(struct runner *r, int64_t i, int64_t rows, void *const *dst)
     return SL_OK;
 }
 
-/* Device buffers of the sets (one set when all rows are one run) and the pinned runs. */
+/* Device buffers of the sets (one set when all rows are one run; pass 1 may take three:
+ * plan_run) and the pinned runs. */
 static int alloc_all(struct runner *r)
 {
     sl_task_t *t = r->t;
     const struct plan *p = &r->p;
-    int sets = p->n_runs > 1 ? 2 : 1;
+    int sets = p->n_runs > 1 ? (!r->cuts && p->sets == 3 ? 3 : 2) : 1;
+    r->n_sets = sets;
     for (int k = 0; k < sets; k++) {
         struct set *s = &r->s[k];
         for (int c = 0; c < p->n_cols && !p->packed; c++)
@@ -887,18 +927,19 @@ static int alloc_all(struct runner *r)
         return SL_ENOMEM;
     if (!r->cuts && r->st->n_codes > 0) { /* pass 1's cuts (presplit_open) */
         size_t bytes = (size_t)r->st->n_codes * 8;
-        if (!(r->d_codes = sl_task_device_alloc(t, bytes)) ||
-            !(r->s[0].d_split = sl_task_device_alloc(t, bytes)) ||
-            (sets > 1 && !(r->s[1].d_split = sl_task_device_alloc(t, bytes))))
+        if (!(r->d_codes = sl_task_device_alloc(t, bytes)))
             return SL_ENOMEM;
+        for (int k = 0; k < sets; k++)
+            if (!(r->s[k].d_split = sl_task_device_alloc(t, bytes)))
+                return SL_ENOMEM;
         int64_t how = 0; /* option debug_ooc_narrow_tops: 1 host (sl__ooc_bucket_cuts) */
         sl_task_option_int(t, "debug_ooc_narrow_tops", &how);
         if (p->narrow && how != 1) { /* the top values beside the cuts */
             size_t tb = (size_t)(2 * (r->st->n_codes + 2)) * 4;
             r->st->split_tops_bytes = p->n_runs * (int64_t)tb;
-            if (!(r->s[0].d_tops = sl_task_device_alloc(t, tb)) ||
-                (sets > 1 && !(r->s[1].d_tops = sl_task_device_alloc(t, tb))))
-                return SL_ENOMEM;
+            for (int k = 0; k < sets; k++)
+                if (!(r->s[k].d_tops = sl_task_device_alloc(t, tb)))
+                    return SL_ENOMEM;
             if (!(r->st->split_tops = sl__task_pinned_alloc(t, r->st->split_tops_bytes)))
                 return SL_ENOMEM;
         }
@@ -932,7 +973,7 @@ static int alloc_all(struct runner *r)
 
 static void free_all(struct runner *r)
 {
-    for (int k = 0; k < 2; k++) {
+    for (int k = 0; k < MAX_SETS; k++) {
         struct set *s = &r->s[k];
         for (int c = 0; c < r->p.n_cols; c++) {
             if (r->p.packed && c != r->p.kc)
@@ -1015,6 +1056,7 @@ static struct sl__ooc_sorted *sorted_new(sl_task_t *t, const struct plan *p)
     memcpy(st->runs.width, p->width, sizeof p->width);
     st->runs.n_runs = p->n_runs;
     st->runs.packed = p->packed;
+    st->sets = p->n_runs > 1 ? p->sets : 1;
     st->runs.rows = st->rows;
     st->runs.cols = st->cols;
     return st;
@@ -1024,10 +1066,7 @@ static struct sl__ooc_sorted *sorted_new(sl_task_t *t, const struct plan *p)
  * buffer. */
 static int stage_open(struct runner *r)
 {
-    int pageable = 0;
-    for (int64_t i = 0; i < r->in->n_batches && !pageable; i++)
-        for (int c = 0; c < r->p.n_cols && !pageable; c++)
-            pageable = batch_at(r->in, i)->cols[r->in->col[c]].data->kind == SL__MEM_HOST;
+    int pageable = input_pageable(r->in, &r->p);
     int64_t row = 0;
     for (int c = 0; c < r->p.n_cols; c++)
         row += r->p.width[c];
@@ -1399,12 +1438,8 @@ static int64_t presplit_early(sl_task_t *t, const struct plan *p, const struct s
 {
     int64_t how = 0, row = 0;
     sl_task_option_int(t, "debug_ooc_presplit", &how);
-    if (how != 0 || in->n_codes > 0 || p->n_runs < 2)
+    if (how != 0 || in->n_codes > 0 || p->n_runs < 2 || input_pageable(in, p))
         return 0;
-    for (int64_t i = 0; i < in->n_batches; i++)
-        for (int c = 0; c < p->n_cols; c++)
-            if (batch_at(in, i)->cols[in->col[c]].data->kind == SL__MEM_HOST)
-                return 0;
     for (int c = 0; c < p->n_cols; c++)
         row += p->width[c];
     int64_t m = (PRESPLIT_EARLY + p->R * row - 1) / (p->R * row), most = p->n_runs / 4;
@@ -1508,8 +1543,9 @@ int sl__ooc_runs_sort_end(sl_task_t *t, struct sl__ooc_pass1 *h)
         cudaEventDestroy(h->cs_done);
     sl__task_streams_put(t, 2, h->side);
     in_split_free(t, &r->split); /* presplit_early's, if runs() failed before its end */
+    static const char *const busy[2] = {"ooc_runs_up_busy", "ooc_runs_down_busy"};
     clock_report(r, &r->clock, rc >= 0 && e == cudaSuccess, "ooc_runs_up", "ooc_runs_down",
-                 NULL, "ooc_runs_up_wait", "ooc_runs_down_wait");
+                 NULL, "ooc_runs_up_wait", "ooc_runs_down_wait", busy);
     sl__upload_stage_close(t, &r->stage);
     free_all(r);
     if (rc >= 0 && e != cudaSuccess)
@@ -2000,7 +2036,7 @@ int sl__ooc_runs_merge(sl_task_t *t, struct sl__ooc_sorted *st, const int64_t *c
         clock_enqueued(&r, &r.clock);
     e = streams_close(&r, side);
     clock_report(&r, &r.clock, rc >= 0 && e == cudaSuccess, "ooc_merge_up", "ooc_merge_down",
-                 "ooc_merge_enqueue", NULL, "ooc_merge_down_wait");
+                 "ooc_merge_enqueue", NULL, "ooc_merge_down_wait", NULL);
     free_all(&r);
     if (rc >= 0 && e != cudaSuccess)
         rc = SL_TASK_CUDA_FAIL(t, e, "sorting buckets");

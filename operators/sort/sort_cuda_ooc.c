@@ -392,6 +392,7 @@ static int finalize(sl_task_t *t)
     g->n_ooc_runs = st->sorted->runs.n_runs;
     g->ooc_packed = st->sorted->runs.packed;
     g->ooc_narrow = st->sorted->runs.narrow;
+    g->ooc_sets = st->sorted->sets;
     sl__rows_fini(&g->m.rows); /* the input's device batches go back to the pool now */
     sl_task_phase_time(t, "ooc_gpu_runs", st->sorted->gpu_ms);
     st->owner = st->sorted->owner;

@@ -37,6 +37,7 @@ struct sort_global {
     int ooc_pass1_cuts;             /* the GPU merge's cuts were found in pass 1 (tests) */
     int ooc_packed;                 /* the runs were packed (ooc_merge.h; tests) */
     int ooc_narrow;                 /* the runs were narrow (ooc_merge.h; tests) */
+    int ooc_sets;                   /* pass 1's buffer sets (ooc_runs.h; tests) */
     int64_t n_ooc_runs;
     int64_t ooc_gpu_batches;        /* kept batches that were on a GPU (tests) */
     int64_t n_ooc_buckets;          /* the GPU merge's buckets (tests) */

@@ -149,7 +149,9 @@ static const char *narrow_tops = "check"; /* debug_ooc_narrow_tops: pass 1's aga
 static const char *presplit = "auto"; /* debug_ooc_presplit */
 static const char *pass1_buffers = "auto"; /* debug_ooc_pass1_buffers */
 static const char *sink_host = "false"; /* debug_sort_sink_host */
+static const char *sets = "auto"; /* debug_ooc_sets */
 static int64_t result_pinned = 0;
+static int pin_input = 0; /* check(): the input table pinned (sl_table_pin) */
 
 static sl_engine_t *engine(enum sl_placement pl, int64_t gpu_mem)
 {
@@ -169,6 +171,7 @@ static sl_engine_t *engine(enum sl_placement pl, int64_t gpu_mem)
     SL_ASSERT_OK(sl_engine_config_set(&cfg, "debug_ooc_presplit", presplit));
     SL_ASSERT_OK(sl_engine_config_set(&cfg, "debug_ooc_pass1_buffers", pass1_buffers));
     SL_ASSERT_OK(sl_engine_config_set(&cfg, "debug_sort_sink_host", sink_host));
+    SL_ASSERT_OK(sl_engine_config_set(&cfg, "debug_ooc_sets", sets));
     cfg.gpu_result_pinned = result_pinned;
     sl_engine_t *e;
     SL_ASSERT_OK(sl_test_engine_open(&e, &cfg));
@@ -183,6 +186,7 @@ static int64_t last_gpu_batches; /* batches the sink kept on the GPU */
 static int last_packed;          /* its runs were packed */
 static int last_narrow;          /* and narrow */
 static int64_t last_buckets;     /* the GPU merge's buckets */
+static int last_sets;            /* pass 1's buffer sets */
 
 static struct flat run(sl_engine_t *e, sl_table_t *in, const char *by, int *ooc, int *gpu)
 {
@@ -207,6 +211,7 @@ static struct flat run(sl_engine_t *e, sl_table_t *in, const char *by, int *ooc,
     last_packed = g->ooc_packed;
     last_narrow = g->ooc_narrow;
     last_buckets = g->n_ooc_buckets;
+    last_sets = g->ooc_sets;
     if (gpu)
         *gpu = g->m.gpu;
     sl_table_t *out;
@@ -236,6 +241,8 @@ static void compare(const struct flat *want, const struct flat *got, const char 
 static void check(const struct spec *sp, const char *by, int64_t gpu_mem, int expect_ooc)
 {
     sl_table_t *in = make(sp);
+    if (pin_input)
+        SL_ASSERT_OK(sl_table_pin(in));
     sl_engine_t *cpu = engine(SL_PLACE_CPU, 0);
     struct flat want = run(cpu, in, by, NULL, NULL);
     sl_engine_close(cpu);
@@ -249,9 +256,9 @@ static void check(const struct spec *sp, const char *by, int64_t gpu_mem, int ex
     struct sl_mem_stats ms = SL_MEM_STATS_INIT;
     sl_engine_mem_stats(gpu, &ms);
     printf("sort %s: %lld rows, key %d B, %d payloads, keys %d, budget %lld MiB: out of core "
-           "%d (%lld runs), in GPU %d, GPU merge %d, pool peak %.1f MiB, device free memory %+.1f MiB\n", by,
+           "%d (%lld runs, %d sets), in GPU %d, GPU merge %d, pool peak %.1f MiB, device free memory %+.1f MiB\n", by,
            (long long)sp->rows, sp->key64 ? 8 : 4, sp->n_pay, sp->keys,
-           (long long)(gpu_mem >> 20), ooc, (long long)last_runs, on_gpu, last_gpu_merge, ms.gpu_peak / 1048576.0,
+           (long long)(gpu_mem >> 20), ooc, (long long)last_runs, last_sets, on_gpu, last_gpu_merge, ms.gpu_peak / 1048576.0,
            ((double)free1 - (double)free0) / 1048576.0);
     compare(&want, &got, by);
     if (expect_ooc >= 0)
@@ -847,4 +854,57 @@ SL_TEST(ooc_sanitize_narrow)
     assert_int_equal(last_gpu_merge, 1);
     assert_int_equal(last_narrow, 1);
     force_merge = "auto";
+}
+
+/* Pass 1's buffer sets (debug_ooc_sets; ooc_runs_cuda.c plan_max_sets and
+ * sl__ooc_pass1_pick): with the option at 3 and pinned input, three where the budget
+ * holds three at the run size two take (24 and 32 MiB here), two where it does not (12
+ * MiB: runs of 2^17 pairs, 1 MiB, two sets and CUB's buffers take some 7 of the 8 MiB
+ * left); two by default, and with pageable input (staged through two buffers). Every
+ * sort equal to the CPU's and within its budget (check): random, few, sorted, Zipf and
+ * reversed keys of 4 and 8 bytes, both directions, run counts that are and are not a
+ * multiple of three, narrow, packed (narrow off) and unpacked runs (8-byte keys, four
+ * payloads: row ids and gathers a set), pass 1 sorting over the upload buffers
+ * (debug_ooc_pass1_buffers=upload), merged on the GPU and on the CPU. */
+SL_TEST(ooc_pass1_sets)
+{
+    REQUIRE_GPU();
+    const struct spec a = {.rows = (int64_t)1 << 22, .n_pay = 1, .seed = 301};
+    pin_input = 1;
+    check(&a, "by=k", 24 * MIB, 1); /* the default: two */
+    assert_int_equal(last_sets, 2);
+    sets = "3";
+    check(&a, "by=k", 12 * MIB, 1); /* two fit, three do not */
+    assert_int_equal(last_sets, 2);
+    assert_true(last_runs >= 3);
+    check(&a, "by=\"k DESC\"", 24 * MIB, 1);
+    assert_int_equal(last_sets, 3);
+    assert_int_equal(last_narrow, 1);
+    assert_int_equal(last_gpu_merge, 1);
+    const struct spec cases[] = {
+        {.rows = 3000001, .n_pay = 1, .keys = K_FEW, .chunk = 77777, .seed = 302},
+        {.rows = 2000003, .n_pay = 1, .keys = K_SORTED, .chunk = 99991, .seed = 303},
+        {.rows = (int64_t)1 << 21, .key64 = 1, .n_pay = 4, .keys = K_ZIPF, .chunk = 100003,
+         .seed = 304},
+        {.rows = 2500000, .key64 = 1, .n_pay = 1, .keys = K_REVERSE, .seed = 305},
+    };
+    const char *by[] = {"by=k", "by=\"k DESC\""};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        for (int v = 0; v < 3; v++) { /* 0 default, 1 packed 8-byte runs + the upload
+                                         buffers + CPU merge, 2 the upload buffers */
+            narrow_runs = v == 1 ? "off" : "auto";
+            pass1_buffers = v >= 1 ? "upload" : "auto";
+            force_merge = v == 1 ? "cpu" : "auto";
+            check(&cases[i], by[(i + (size_t)v) % 2], 32 * MIB, 1);
+            assert_int_equal(last_sets, 3);
+            assert_true(last_runs >= 3);
+            assert_int_equal(last_gpu_merge, v != 1);
+        }
+    narrow_runs = "auto";
+    pass1_buffers = "auto";
+    force_merge = "auto";
+    pin_input = 0; /* pageable: two sets (two staging buffers) */
+    check(&a, "by=k", 24 * MIB, 1);
+    assert_int_equal(last_sets, 2);
+    sets = "auto";
 }

@@ -636,3 +636,90 @@ SL_TEST(ooc_smj_narrow_rule)
     assert_true(sl__ooc_smj_narrow_pays((int64_t)1 << 18, 64, 40, W, 16 * b));
     assert_false(sl__ooc_smj_narrow_pays((int64_t)1 << 18, 64, 40, W, 16 * b - 1));
 }
+
+/* A model of pass 1's device bytes for sl__ooc_pass1_pick: sets x rows x slot bytes, a
+ * temp of some 8 bytes a row plus a fixed part (CUB's, the packed sort's other buffer),
+ * 2 MiB of small buffers; sizes past `refuse` rows refused (CUB's limit). */
+struct pick_model {
+    int64_t slot, refuse;
+    int64_t calls;
+};
+
+static int64_t pick_model_bytes(void *arg, int64_t sets, int64_t rows)
+{
+    struct pick_model *m = arg;
+    m->calls++;
+    if (rows > m->refuse)
+        return -1;
+    return sets * rows * m->slot + rows * 8 + rows / 16 + 300000 + ((int64_t)2 << 20);
+}
+
+/* Pass 1's run size and buffer sets (sl__ooc_pass1_pick) over budgets from nothing to
+ * past every size: each budget's pick fits it and is the first of the order that does
+ * (three sets did not fit at the run size where three may be taken; with n a power of
+ * two, the next larger run within the cap did not fit); runs within [min_run, cap]
+ * unless all rows are one run or halving would go below min_run; one set exactly for
+ * one run, three only where allowed and making 3 runs or more; a larger budget never
+ * takes smaller runs, nor fewer sets at the same runs (monotonic by construction);
+ * allowing three sets never changes the run size; a refused size fails the pick. Row
+ * counts of 1 to 2^28 + 12345, slots of 16, 24 and 72 bytes a row. */
+SL_TEST(ooc_pass1_pick)
+{
+    const int64_t MR = (int64_t)1 << 12, MAXR = (int64_t)1 << 30, PIPE = 32;
+    const int64_t ns[] = {1, 1000, 4096, 5000, 100000, (int64_t)1 << 20, 3 << 19,
+                          (int64_t)1 << 22, ((int64_t)1 << 28) + 12345, (int64_t)1 << 28};
+    const int64_t slots[] = {16, 24, 72};
+    for (size_t ni = 0; ni < sizeof ns / sizeof ns[0]; ni++)
+        for (size_t si = 0; si < 3; si++) {
+            const int64_t n = ns[ni];
+            struct pick_model m = {.slot = slots[si], .refuse = MAXR};
+            int64_t cap = MR;
+            while (cap * PIPE < n)
+                cap *= 2;
+            int64_t prevR[4] = {0}, prevS[4] = {0}, top = pick_model_bytes(&m, 1, n) * 2;
+            for (int64_t b = 0; b <= top; b += b < ((int64_t)64 << 20) ? 65536 + b / 8 : b / 16) {
+                int64_t Rk[4] = {0};
+                for (int ms = 2; ms <= 3; ms++) {
+                    int64_t R = 0;
+                    int sets = 0;
+                    int rc = sl__ooc_pass1_pick(n, MR, MAXR, PIPE, ms, b, pick_model_bytes, &m, &R,
+                                                &sets);
+                    assert_true(rc == 0 || rc == 1);
+                    if (rc == 0) {
+                        assert_int_equal(prevR[ms], 0); /* nothing fitted a smaller one either */
+                        /* not even the smallest run with two sets (or all in one) fits */
+                        int64_t rr = n < MR ? n : MR;
+                        assert_true(pick_model_bytes(&m, rr < n ? 2 : 1, rr) > b);
+                        continue;
+                    }
+                    Rk[ms] = R;
+                    const int64_t runs = (n + R - 1) / R;
+                    assert_true(pick_model_bytes(&m, sets, R) <= b);
+                    assert_true(R <= n && (R >= MR || R == n));
+                    assert_true(runs == 1 || R <= cap || R / 2 < MR);
+                    assert_int_equal(sets == 1, runs == 1);
+                    assert_true(sets <= ms && (sets < 3 || runs >= 3));
+                    if (ms == 3 && runs >= 3 && sets == 2) /* three did not fit at R */
+                        assert_true(pick_model_bytes(&m, 3, R) > b);
+                    if (runs > 1 && (n & (n - 1)) == 0) { /* no larger run of the order
+                                                                fitted (sizes n / 2^k) */
+                        int64_t larger = R * 2;
+                        if (larger == n || larger <= cap)
+                            assert_true(pick_model_bytes(&m, larger == n ? 1 : 2, larger) > b);
+                    }
+                    /* monotonic: never smaller runs, nor fewer sets at the same runs */
+                    assert_true(R > prevR[ms] || (R == prevR[ms] && sets >= prevS[ms]));
+                    prevR[ms] = R;
+                    prevS[ms] = sets;
+                }
+                assert_int_equal(Rk[2], Rk[3]); /* a third set never shrinks the runs */
+            }
+            assert_int_equal(prevR[2], n); /* the largest budget: all rows in one run */
+        }
+    /* a size CUB refuses fails the pick (plan_temp) */
+    struct pick_model m = {.slot = 16, .refuse = (int64_t)1 << 20};
+    int64_t R = 0;
+    int sets = 0;
+    assert_true(sl__ooc_pass1_pick((int64_t)1 << 24, MR, MAXR, PIPE, 3, (int64_t)1 << 40,
+                                   pick_model_bytes, &m, &R, &sets) < 0);
+}
