@@ -658,13 +658,16 @@ SL_TEST(ooc_large_buckets)
 }
 
 /* Small input for compute-sanitizer: pass 1's cuts with samples read from batches the
- * sink kept on the GPU (sl_k_gather_addrs). */
+ * sink kept on the GPU (sl_k_gather_addrs; debug_sort_sink=upload: by default the sink
+ * uploads none of an input that cannot sort in the budget). */
 SL_TEST(ooc_sanitize_gpu_batch_samples)
 {
     REQUIRE_GPU();
     struct spec a = {.rows = 600000, .key64 = 1, .n_pay = 1, .keys = K_ZIPF, .chunk = 7777,
                      .seed = 56};
+    sink_mode = "upload";
     check(&a, "by=k", 24 * MIB, 1);
+    sink_mode = "auto";
     assert_int_equal(last_gpu_merge, 1);
     assert_true(last_gpu_batches > 0);
     assert_int_equal(last_pass1_cuts, 1);
