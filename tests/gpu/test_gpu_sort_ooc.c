@@ -536,7 +536,7 @@ SL_TEST(ooc_budget_monotone_plan)
     REQUIRE_GPU();
     const struct spec cases[] = {
         {.rows = (int64_t)1 << 22, .n_pay = 1, .seed = 71},
-        {.rows = 2000000, .key64 = 1, .n_pay = 2, .keys = K_ZIPF, .chunk = 50000, .seed = 72},
+        {.rows = 1000000, .key64 = 1, .n_pay = 2, .keys = K_ZIPF, .chunk = 50000, .seed = 72},
     };
     const int64_t budgets[] = {8 * MIB, 16 * MIB, 32 * MIB, 64 * MIB};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
