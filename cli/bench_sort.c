@@ -202,8 +202,9 @@ static int sort_budgets(struct cli_common *c, const struct budgets_args *ba, sl_
         snprintf(extra + len, sizeof extra - (size_t)len, "]");
         bench_print_run(eng[b], true, "sort", &res[k], extra);
     }
-    /* Per variant: budgets from the largest down; each adjacent pair's ratio of medians
-     * and the rounds in which the larger budget was the faster (paired by round). */
+    /* Per variant: budgets from the largest down; each adjacent pair's ratio of medians,
+     * the median of its per-round ratios (paired_ratio: drift between rounds cancels) and
+     * the rounds in which the larger budget was the faster. */
     for (int v = 0; v < nv && rc == SL_OK; v++) {
         int ord[MAX_BUDGETS];
         for (int b = 0; b < nb; b++)
@@ -235,15 +236,18 @@ static int sort_budgets(struct cli_common *c, const struct budgets_args *ba, sl_
         for (int i = 0; i + 1 < nb; i++) {
             const struct bench_result *hi = &res[v * nb + ord[i]], *lo = &res[v * nb + ord[i + 1]];
             double ratio = bench_median(hi->ms, hi->n) / bench_median(lo->ms, lo->n);
-            int wins = 0;
-            for (int r = 0; r < hi->n && r < lo->n; r++)
+            int wins = 0, nr = 0;
+            double per[BENCH_MAX_REPEAT];
+            for (int r = 0; r < hi->n && r < lo->n; r++, nr++) {
                 wins += hi->ms[r] < lo->ms[r];
+                per[r] = hi->ms[r] / lo->ms[r];
+            }
             worst = ratio > worst ? ratio : worst;
             len += snprintf(line + len, sizeof line - (size_t)len,
                             "%s{\"larger\":%lld,\"smaller\":%lld,\"ratio\":%.4f,"
-                            "\"larger_faster_rounds\":%d}", i ? "," : "",
+                            "\"paired_ratio\":%.4f,\"larger_faster_rounds\":%d}", i ? "," : "",
                             (long long)ba->budget[ord[i]], (long long)ba->budget[ord[i + 1]],
-                            ratio, wins);
+                            ratio, bench_median(per, nr), wins);
         }
         snprintf(line + len, sizeof line - (size_t)len,
                  "],\"monotone_ratio\":%.4f,\"floor_ms\":%.6g,\"max_x_floor\":%.3f}\n",
