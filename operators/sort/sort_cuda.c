@@ -128,7 +128,7 @@ static int dicts_agree(const struct sort_global *g, const struct sort_data *d)
  * none goes up when the pipeline's input, this batch's bytes times its morsels, could
  * not sort in the budget (3 x: input, output, CUB's scratch): the sort goes out of core
  * and its pass 1 reads every row from the host, at any budget, so a larger budget runs
- * the same plan or a larger one (docs/OUT_OF_CORE.md, "never slower with more memory").
+ * the same plan or a larger one (docs/OUT_OF_CORE.md, "A larger budget never runs a worse plan").
  * Otherwise, and always with debug_sort_sink=upload (the rule before session 20), a
  * host batch goes up while three times what went up fits; past that later ones stay on
  * the host. */
