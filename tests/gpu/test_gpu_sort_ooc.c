@@ -527,7 +527,8 @@ SL_TEST(ooc_pass1_cuts_gpu_batches)
  * sorted out of core at budgets from 8 to 64 MiB has no batch on the GPU at any of them
  * (the sink uploads none: its input cannot sort in the budget), and the plan does not
  * shrink as the budget grows: runs never more, buckets never more (both capped at 32
- * runs' worth of rows, so the larger budgets run one plan). Equal to the CPU sort at
+ * runs' worth of rows, so the larger budgets run one plan), down to one run and no
+ * merge where every row fits one (H100 00:37 UTC, session 20: the Zipf case at 64 MiB). Equal to the CPU sort at
  * each, in both sink modes; with debug_sort_sink=upload the sink's batches grow with
  * the budget (what made 1/2 slower than 1/4 on an H100). Random int32 pairs (packed,
  * narrow runs), Zipf int64 keys with two payloads. */
@@ -550,7 +551,9 @@ SL_TEST(ooc_budget_monotone_plan)
                    last_gpu_merge, (long long)last_buckets, (long long)last_gpu_batches);
             assert_int_equal(last_gpu_batches, 0);
             assert_true(last_runs <= runs);
-            assert_true(last_gpu_merge >= gpu_merge); /* once on the GPU, there after */
+            /* once merged on the GPU, there after, unless one run holds every row (no
+             * merge: the Zipf case at 64 MiB) */
+            assert_true(last_gpu_merge >= gpu_merge || last_runs == 1);
             if (last_gpu_merge && gpu_merge)
                 assert_true(last_buckets <= buckets);
             runs = last_runs;
