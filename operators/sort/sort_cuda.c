@@ -31,8 +31,8 @@
  * no; the CPU finalize downloads the kept device batches first): nulls in any column
  * (the CPU places them as NULLS FIRST/LAST says), more than SG_MAX_COLS columns, a DICT
  * column whose batches hold different dictionaries.
- * Host batches among the kept ones (the sink keeps batches on the host once the budget
- * is short), 2^31 rows or more, or device memory needs (output, copies, row ids, codes,
+ * Host batches among the kept ones (the sink keeps them on the host when the input
+ * cannot sort in the budget, or once the budget is short), 2^31 rows or more, or device memory needs (output, copies, row ids, codes,
  * CUB temp) over sl_task_device_budget: the out-of-core sort (sort_cuda_ooc.c) where it
  * can, else the CPU. */
 #include <stdatomic.h>
