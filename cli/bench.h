@@ -98,6 +98,11 @@ typedef int (*bench_check_fn)(void *user, sl_table_t *out, struct bench_result *
  * by `check`. Returns SL_OK or the first error (printed, prefixed with `bench`). */
 int bench_run_plan(sl_engine_t *eng, sl_plan_t *plan, const char *output, int64_t repeat,
                    const char *bench, struct bench_result *res, bench_check_fn check, void *user);
+/* The same from repeat `from` on: -1 = the warm-up (checked) and then repeats 0 to
+ * repeat - 1; from = 0, repeat = 1: one timed query alone (interleaved rounds). */
+int bench_run_plan_from(sl_engine_t *eng, sl_plan_t *plan, const char *output, int64_t from,
+                        int64_t repeat, const char *bench, struct bench_result *res,
+                        bench_check_fn check, void *user);
 
 /* One benchmark: `sluice bench NAME ...` calls run(argc, argv) with argv[0] = NAME. */
 struct bench_entry {

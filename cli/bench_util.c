@@ -272,8 +272,15 @@ static void split_from_profile(struct bench_result *r, const char *profile)
 int bench_run_plan(sl_engine_t *eng, sl_plan_t *plan, const char *output, int64_t repeat,
                    const char *bench, struct bench_result *res, bench_check_fn check, void *user)
 {
+    return bench_run_plan_from(eng, plan, output, -1, repeat, bench, res, check, user);
+}
+
+int bench_run_plan_from(sl_engine_t *eng, sl_plan_t *plan, const char *output, int64_t from,
+                        int64_t repeat, const char *bench, struct bench_result *res,
+                        bench_check_fn check, void *user)
+{
     int rc = SL_OK;
-    for (int64_t r = -1; r < repeat && rc == SL_OK; r++) { /* r = -1: warm-up */
+    for (int64_t r = from; r < repeat && rc == SL_OK; r++) { /* r = -1: warm-up */
         sl_query_t *q = NULL;
         sl_table_t *out = NULL;
         int64_t t0 = cli_now_ns(), c0 = cli_cpu_ns();

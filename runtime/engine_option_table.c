@@ -357,14 +357,15 @@ const struct sl__option sl__options[] = {
       "default: pass 1 is at the link's two-way speed with two (H100, 2026-11-28).",
       "auto,2,3", 0, 2},
      FIELD(debug_ooc_sets, INT)},
-    {{"debug_sort_sink_host", SL_ENGINE_OPT_BOOL, DBG, "false",
-      "Has the sort's GPU sink keep host batches on the host, uploading none, when the "
-      "pipeline's input (a batch's bytes times its morsels) could not be sorted in the GPU "
-      "budget, so the out-of-core sort's pass 1 moves them (A/B: no faster on an H100 in "
-      "sessions 16, 18 and 19; false: the sink uploads host batches while three times "
-      "their bytes fit).",
-      NULL, 0, 1},
-     FIELD(debug_sort_sink_host, INT)},
+    {{"debug_sort_sink", SL_ENGINE_OPT_ENUM, DBG, "auto",
+      "What the sort's GPU sink does with host batches: auto = keeps every one on the host "
+      "when the pipeline's input (a batch's bytes times its morsels) could not be sorted "
+      "in the GPU budget, so the out-of-core sort's pass 1 moves them all and its plan "
+      "does not depend on how much the sink uploaded (issue 23: a larger budget never "
+      "runs a worse plan); upload = uploads them while three times what it uploaded fits "
+      "the budget, as before session 20 (A/B runs: some 340 MiB at 1 GiB for 2^28 pairs, "
+      "alone on the link before the finalize).", "auto,upload", 0, 1},
+     FIELD(debug_sort_sink, INT)},
     {{"debug_smj_narrow", SL_ENGINE_OPT_ENUM, DBG, "auto",
       "Whether the out-of-core sort-merge join's key-range path keeps a side of an int32 key "
       "and one 4-byte column in narrow runs, as the out-of-core sort does (6-byte rows and a "

@@ -271,9 +271,10 @@ struct sl_engine_config {
                                     as before 2026-11-27: A/B runs) */
     int debug_ooc_sets;         /* out-of-core sort, pass 1: buffer sets, 0 auto (two), 1
                                    two, 2 three where they fit at two's run size */
-    int debug_sort_sink_host;   /* 1: the sort's GPU sink keeps host batches on the host
-                                   when the pipeline's input could not sort in the budget
-                                   (experiment) */
+    int debug_sort_sink;        /* the sort's GPU sink: 0 auto (keeps host batches on the
+                                   host when the pipeline's input could not sort in the
+                                   budget), 1 upload (uploads them while three times what
+                                   it uploaded fits, as before session 20: A/B runs) */
     /* Fields added with the out-of-core sort-merge join's narrow runs (issue 23). */
     int debug_smj_narrow;       /* the out-of-core sort-merge join's key-range path
                                    keeps packed runs narrow (6-byte rows and a table per

@@ -31,8 +31,8 @@
  * no; the CPU finalize downloads the kept device batches first): nulls in any column
  * (the CPU places them as NULLS FIRST/LAST says), more than SG_MAX_COLS columns, a DICT
  * column whose batches hold different dictionaries.
- * Host batches among the kept ones (the sink keeps batches on the host once the budget
- * is short), 2^31 rows or more, or device memory needs (output, copies, row ids, codes,
+ * Host batches among the kept ones (the sink keeps them on the host when the input
+ * cannot sort in the budget, or once the budget is short), 2^31 rows or more, or device memory needs (output, copies, row ids, codes,
  * CUB temp) over sl_task_device_budget: the out-of-core sort (sort_cuda_ooc.c) where it
  * can, else the CPU. */
 #include <stdatomic.h>
@@ -124,9 +124,14 @@ static int dicts_agree(const struct sort_global *g, const struct sort_data *d)
 }
 
 /* The sink's CUDA impl: the key type above, and the batch fits what the budget leaves.
- * Host batches are uploaded only while three times what was uploaded (input, output,
- * CUB's scratch) fits the budget: past that the sort goes out of core, and batches kept
- * on the GPU would only shrink its runs, so later ones stay on the host. */
+ * Host batches (sl__sort_sink_upload, sort_sink.c): by default (debug_sort_sink=auto)
+ * none goes up when the pipeline's input, this batch's bytes times its morsels, could
+ * not sort in the budget (3 x: input, output, CUB's scratch): the sort goes out of core
+ * and its pass 1 reads every row from the host, at any budget, so a larger budget runs
+ * the same plan or a larger one (docs/OUT_OF_CORE.md, "A larger budget never runs a worse plan").
+ * Otherwise, and always with debug_sort_sink=upload (the rule before session 20), a
+ * host batch goes up while three times what went up fits; past that later ones stay on
+ * the host. */
 int sl__sort_gpu_sink_can_run(const sl_task_t *t)
 {
     if (!sl__sort_gpu_can_run(t) || !sl__rows_sink_fits(t))
@@ -140,21 +145,11 @@ int sl__sort_gpu_sink_can_run(const sl_task_t *t)
     int64_t bytes = 0;
     for (int c = 0; c < sl_batch_num_columns(b); c++)
         bytes += sl_batch_num_rows(b) * (int64_t)sl_type_width(b->cols[c].type);
-    /* Option debug_sort_sink_host (off): host batches stay on the host when the
-     * pipeline's input (this batch's bytes times its morsels) could not sort in the
-     * budget. At 1 GiB the 2^28-pair bench's sink uploads some 340 MiB alone on the link
-     * before the out-of-core finalize (7 ms outside it against 1.3 with the option), but
-     * pass 1 then moves those bytes and the totals came out even (H100 2026-11-27 22:05
-     * UTC, two rounds of medians of 5: 94.5 / 89.0 ms against 90.8 / 91.9) */
-    int64_t host_first = 0, tasks = sl_task_count(t);
-    sl_task_option_int(t, "debug_sort_sink_host", &host_first);
-    if (host_first && 3 * bytes * (tasks > 1 ? tasks : 1) + ((int64_t)16 << 20) >
-                          sl_task_device_budget(t)) {
-        atomic_store(&g->sink_host, 1);
-        return 0;
-    }
-    int64_t up = atomic_fetch_add(&g->sink_dev_bytes, bytes) + bytes;
-    if (3 * up + ((int64_t)16 << 20) > sl_task_device_budget(t) + up - bytes) {
+    int64_t mode = SL__SORT_SINK_AUTO;
+    sl_task_option_int(t, "debug_sort_sink", &mode);
+    int64_t up = atomic_fetch_add(&g->sink_dev_bytes, bytes);
+    if (!sl__sort_sink_upload(bytes, sl_task_count(t), sl_task_device_budget(t), up,
+                              (int)mode)) {
         atomic_store(&g->sink_host, 1);
         atomic_fetch_sub(&g->sink_dev_bytes, bytes);
         return 0;

@@ -68,6 +68,13 @@ void sl__sort_fini_global(const sl_op_t *op, void *gs);
 
 int sl__sort_finalize_cpu(sl_task_t *t);
 
+/* The GPU sink's rule for a host batch of `bytes` (sort_sink.c, every build): 1 to
+ * upload it, 0 to keep it and every later one on the host. morsels: the pipeline's
+ * (the input is about bytes x morsels); left: the GPU budget left now; up: what the
+ * sink uploaded before it; mode: option debug_sort_sink. */
+enum { SL__SORT_SINK_AUTO = 0, SL__SORT_SINK_UPLOAD = 1 };
+int sl__sort_sink_upload(int64_t bytes, int64_t morsels, int64_t left, int64_t up, int mode);
+
 /* On a GPU (sort_cuda.c, CUDA builds only) the sink and combine keep the device batches
  * (as on the CPU), finalize sorts them with CUB and the source emits slices of the
  * device result. */

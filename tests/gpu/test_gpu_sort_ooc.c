@@ -148,7 +148,7 @@ static const char *narrow_tops = "check"; /* debug_ooc_narrow_tops: pass 1's aga
                                              tables' in every case */
 static const char *presplit = "auto"; /* debug_ooc_presplit */
 static const char *pass1_buffers = "auto"; /* debug_ooc_pass1_buffers */
-static const char *sink_host = "false"; /* debug_sort_sink_host */
+static const char *sink_mode = "auto"; /* debug_sort_sink */
 static const char *sets = "auto"; /* debug_ooc_sets */
 static int64_t result_pinned = 0;
 static int pin_input = 0; /* check(): the input table pinned (sl_table_pin) */
@@ -170,7 +170,7 @@ static sl_engine_t *engine(enum sl_placement pl, int64_t gpu_mem)
     SL_ASSERT_OK(sl_engine_config_set(&cfg, "debug_ooc_narrow_tops", narrow_tops));
     SL_ASSERT_OK(sl_engine_config_set(&cfg, "debug_ooc_presplit", presplit));
     SL_ASSERT_OK(sl_engine_config_set(&cfg, "debug_ooc_pass1_buffers", pass1_buffers));
-    SL_ASSERT_OK(sl_engine_config_set(&cfg, "debug_sort_sink_host", sink_host));
+    SL_ASSERT_OK(sl_engine_config_set(&cfg, "debug_sort_sink", sink_mode));
     SL_ASSERT_OK(sl_engine_config_set(&cfg, "debug_ooc_sets", sets));
     cfg.gpu_result_pinned = result_pinned;
     sl_engine_t *e;
@@ -490,12 +490,13 @@ SL_TEST(ooc_pass1_cuts)
     force_merge = "auto";
 }
 
-/* Pass 1's cuts where the sink kept its first batches on the GPU (budgets over 16 MiB:
- * sort_cuda.c): the samples that fall in those batches are read by a kernel
- * (sl_k_gather_addrs), so pass 1 finds the cuts there too (before, such a sort searched
- * them in the runs after pass 1, as late_cuts still does). Equal to the CPU sort on
- * random, sorted, few, Zipf and heavy keys of 4 and 8 bytes, both directions, batches of
- * odd sizes. */
+/* Pass 1's cuts where the sink kept its first batches on the GPU (debug_sort_sink=upload,
+ * budgets over 16 MiB: sort_cuda.c): the samples that fall in those batches are read by a
+ * kernel (sl_k_gather_addrs), so pass 1 finds the cuts there too (before, such a sort
+ * searched them in the runs after pass 1, as late_cuts still does). Equal to the CPU sort
+ * on random, sorted, few, Zipf and heavy keys of 4 and 8 bytes, both directions, batches
+ * of odd sizes. Then the default (auto): the whole input cannot sort in the budget, so
+ * no batch goes up. */
 SL_TEST(ooc_pass1_cuts_gpu_batches)
 {
     REQUIRE_GPU();
@@ -508,6 +509,7 @@ SL_TEST(ooc_pass1_cuts_gpu_batches)
     };
     const char *by[] = {"by=k", "by=\"k DESC\""};
     const char *how[] = {"auto", "late_cuts"};
+    sink_mode = "upload";
     for (int h = 0; h < 2; h++) {
         force_merge = how[h];
         for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -519,15 +521,63 @@ SL_TEST(ooc_pass1_cuts_gpu_batches)
         }
     }
     force_merge = "auto";
-    /* debug_sort_sink_host: the whole input cannot sort in the budget, so no batch goes up */
-    sink_host = "true";
+    sink_mode = "auto";
     for (size_t i = 0; i < 2; i++) {
         check(&cases[i], by[i % 2], i % 2 ? 48 * MIB : 32 * MIB, 1);
         assert_int_equal(last_gpu_merge, 1);
         assert_int_equal(last_gpu_batches, 0);
         assert_int_equal(last_pass1_cuts, 1);
     }
-    sink_host = "false";
+}
+
+/* Issue 23, "never slower with more memory": by default (debug_sort_sink=auto) one input
+ * sorted out of core at budgets from 8 to 64 MiB has no batch on the GPU at any of them
+ * (the sink uploads none: its input cannot sort in the budget), and the plan does not
+ * shrink as the budget grows: runs never more, buckets never more (both capped at 32
+ * runs' worth of rows, so the larger budgets run one plan), down to one run and no
+ * merge where every row fits one (H100 00:37 UTC, session 20: the Zipf case at 64 MiB). Equal to the CPU sort at
+ * each, in both sink modes; with debug_sort_sink=upload the sink's batches grow with
+ * the budget (what made 1/2 slower than 1/4 on an H100). Random int32 pairs (packed,
+ * narrow runs), Zipf int64 keys with two payloads. */
+SL_TEST(ooc_budget_monotone_plan)
+{
+    REQUIRE_GPU();
+    const struct spec cases[] = {
+        {.rows = (int64_t)1 << 22, .n_pay = 1, .seed = 71},
+        {.rows = 1000000, .key64 = 1, .n_pay = 2, .keys = K_ZIPF, .chunk = 50000, .seed = 72},
+    };
+    const int64_t budgets[] = {8 * MIB, 16 * MIB, 32 * MIB, 64 * MIB};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        int64_t runs = INT64_MAX, buckets = INT64_MAX, gpu_up = -1;
+        int gpu_merge = 0;
+        for (int b = 0; b < 4; b++) {
+            sink_mode = "auto";
+            check(&cases[i], i % 2 ? "by=\"k DESC\"" : "by=k", budgets[b], 1);
+            printf("  auto at %lld MiB: %lld runs, GPU merge %d, %lld buckets, %lld GPU "
+                   "batches\n", (long long)(budgets[b] >> 20), (long long)last_runs,
+                   last_gpu_merge, (long long)last_buckets, (long long)last_gpu_batches);
+            assert_int_equal(last_gpu_batches, 0);
+            assert_true(last_runs <= runs);
+            /* once merged on the GPU, there after, unless one run holds every row (no
+             * merge: the Zipf case at 64 MiB) */
+            assert_true(last_gpu_merge >= gpu_merge || last_runs == 1);
+            if (last_gpu_merge && gpu_merge)
+                assert_true(last_buckets <= buckets);
+            runs = last_runs;
+            gpu_merge = last_gpu_merge;
+            buckets = last_gpu_merge ? last_buckets : INT64_MAX;
+            sink_mode = "upload";
+            check(&cases[i], i % 2 ? "by=\"k DESC\"" : "by=k", budgets[b], 1);
+            printf("  upload at %lld MiB: %lld runs, %lld buckets, %lld GPU batches\n",
+                   (long long)(budgets[b] >> 20), (long long)last_runs,
+                   (long long)last_buckets, (long long)last_gpu_batches);
+            if (b > 0)
+                assert_true(last_gpu_batches >= gpu_up);
+            gpu_up = last_gpu_batches;
+        }
+        assert_true(gpu_up > 0);
+    }
+    sink_mode = "auto";
 }
 
 /* Runs of one size against graded ones (debug_ooc_graded_runs: quarter and half runs at
@@ -618,13 +668,16 @@ SL_TEST(ooc_large_buckets)
 }
 
 /* Small input for compute-sanitizer: pass 1's cuts with samples read from batches the
- * sink kept on the GPU (sl_k_gather_addrs). */
+ * sink kept on the GPU (sl_k_gather_addrs; debug_sort_sink=upload: by default the sink
+ * uploads none of an input that cannot sort in the budget). */
 SL_TEST(ooc_sanitize_gpu_batch_samples)
 {
     REQUIRE_GPU();
     struct spec a = {.rows = 600000, .key64 = 1, .n_pay = 1, .keys = K_ZIPF, .chunk = 7777,
                      .seed = 56};
+    sink_mode = "upload";
     check(&a, "by=k", 24 * MIB, 1);
+    sink_mode = "auto";
     assert_int_equal(last_gpu_merge, 1);
     assert_true(last_gpu_batches > 0);
     assert_int_equal(last_pass1_cuts, 1);
@@ -871,6 +924,10 @@ SL_TEST(ooc_pass1_sets)
     REQUIRE_GPU();
     const struct spec a = {.rows = (int64_t)1 << 22, .n_pay = 1, .seed = 301};
     pin_input = 1;
+    /* The budgets above are what the runs got with the sink's old rule (it uploads some
+     * batches first; H100 2026-11-28 00:59 UTC); with debug_sort_sink=auto the runs would
+     * get the sink's share too, and three sets might fit at 12 MiB. */
+    sink_mode = "upload";
     check(&a, "by=k", 24 * MIB, 1); /* the default: two */
     assert_int_equal(last_sets, 2);
     sets = "3";
@@ -907,4 +964,5 @@ SL_TEST(ooc_pass1_sets)
     check(&a, "by=k", 24 * MIB, 1);
     assert_int_equal(last_sets, 2);
     sets = "auto";
+    sink_mode = "auto";
 }
