@@ -463,6 +463,11 @@ __host__ __device__ constexpr int tile_sum_row(int D)
     return SL_K_KMEANS_TILE_ONE && D == 16 ? D : 32;
 }
 
+#if SL_K_KMEANS_TILE_ONE /* four blocks an SM need at most 128 registers */
+#undef SL_K_TILE_BOUNDS
+#define SL_K_TILE_BOUNDS __launch_bounds__(kTileThreads, 4)
+#endif
+
 /* PM: the argmin by pairs (score_pair, pair_pick; the same labels), SL_K_KMEANS_TILE_PM. */
 template <int D, int P, bool PM>
 __global__ void SL_K_TILE_BOUNDS
@@ -584,52 +589,45 @@ __global__ void SL_K_TILE_BOUNDS
             const bool ok = i < n;
             const int l = bi[p];
             const float4 *cl = (const float4 *)(s_c + l * D);
+            int sl = ok ? l : k; /* the row the steps add this point to */
+            /* ONE (one copy of the sums): the two points of a step (lanes 2m, 2m + 1)
+             * must not add to the same row; where their rows are equal the even lane adds
+             * both residuals and the odd one goes to row k (whose sums are never read) */
+            bool same = false, any_same = false;
+            if (ONE) {
+                same = __shfl_xor_sync(0xffffffffu, sl, 1) == sl;
+                any_same = __any_sync(0xffffffffu, same);
+            }
             float dd = 0.f;
-            float4 r[D / 4];
 #pragma unroll
             for (int j4 = 0; j4 < D / 4; j4++) {
                 const float4 cv = cl[j4];
-                r[j4].x = x[p][4 * j4] - cv.x;
-                r[j4].y = x[p][4 * j4 + 1] - cv.y;
-                r[j4].z = x[p][4 * j4 + 2] - cv.z;
-                r[j4].w = x[p][4 * j4 + 3] - cv.w;
-                dd = fmaf(r[j4].x, r[j4].x, dd);
-                dd = fmaf(r[j4].y, r[j4].y, dd);
-                dd = fmaf(r[j4].z, r[j4].z, dd);
-                dd = fmaf(r[j4].w, r[j4].w, dd);
-                if (!ONE)
-                    *(float4 *)(s_r + (p * 32 + lane) * D + 4 * (j4 ^ sw)) = r[j4]; /* swz */
-            }
-            int sl = ok ? l : k; /* the row the steps add this point to */
-            if (ONE) {
-                /* one copy of the sums: the two points of a step (lanes 2m, 2m + 1) must
-                 * not add to the same row; where their rows are equal the even lane adds
-                 * both residuals and the odd one goes to row k (whose sums are never
-                 * read) */
-                const int so = __shfl_xor_sync(0xffffffffu, sl, 1);
-                const bool same = so == sl;
-                if (__any_sync(0xffffffffu, same)) {
-#pragma unroll
-                    for (int j4 = 0; j4 < D / 4; j4++) {
-                        float4 o;
-                        o.x = __shfl_xor_sync(0xffffffffu, r[j4].x, 1);
-                        o.y = __shfl_xor_sync(0xffffffffu, r[j4].y, 1);
-                        o.z = __shfl_xor_sync(0xffffffffu, r[j4].z, 1);
-                        o.w = __shfl_xor_sync(0xffffffffu, r[j4].w, 1);
-                        if (same && !(lane & 1)) {
-                            r[j4].x += o.x;
-                            r[j4].y += o.y;
-                            r[j4].z += o.z;
-                            r[j4].w += o.w;
-                        }
+                float4 r;
+                r.x = x[p][4 * j4] - cv.x;
+                r.y = x[p][4 * j4 + 1] - cv.y;
+                r.z = x[p][4 * j4 + 2] - cv.z;
+                r.w = x[p][4 * j4 + 3] - cv.w;
+                dd = fmaf(r.x, r.x, dd);
+                dd = fmaf(r.y, r.y, dd);
+                dd = fmaf(r.z, r.z, dd);
+                dd = fmaf(r.w, r.w, dd);
+                if (ONE && any_same) { /* warp-uniform */
+                    float4 o;
+                    o.x = __shfl_xor_sync(0xffffffffu, r.x, 1);
+                    o.y = __shfl_xor_sync(0xffffffffu, r.y, 1);
+                    o.z = __shfl_xor_sync(0xffffffffu, r.z, 1);
+                    o.w = __shfl_xor_sync(0xffffffffu, r.w, 1);
+                    if (same && !(lane & 1)) {
+                        r.x += o.x;
+                        r.y += o.y;
+                        r.z += o.z;
+                        r.w += o.w;
                     }
                 }
-                if (same && (lane & 1))
-                    sl = k;
-#pragma unroll
-                for (int j4 = 0; j4 < D / 4; j4++)
-                    *(float4 *)(s_r + (p * 32 + lane) * D + 4 * (j4 ^ sw)) = r[j4]; /* swz */
+                *(float4 *)(s_r + (p * 32 + lane) * D + 4 * (j4 ^ sw)) = r; /* tile_swz */
             }
+            if (same && (lane & 1))
+                sl = k;
             s_l[p * 32 + lane] = sl;
             if (ok) {
                 my_in += dd;
