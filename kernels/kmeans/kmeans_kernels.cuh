@@ -231,6 +231,9 @@ __device__ __forceinline__ void score_centroid(const float *s_c, float h, int c,
  * index) when that minimum is strictly below best. Two instructions a score for the
  * argmin instead of three (FMNMX of the pair, then FSETP, FMNMX, SEL per pair); the
  * caller finds which of the two won with pair_pick. */
+#ifndef SL_K_KMEANS_PM_SEL
+#define SL_K_KMEANS_PM_SEL 0
+#endif
 template <int D, int P>
 __device__ __forceinline__ void score_pair(const float *s_c, float h0, float h1, int c,
                                            const float (&x)[P][D], float (&best)[P],
@@ -268,10 +271,21 @@ __device__ __forceinline__ void score_pair(const float *s_c, float h0, float h1,
     }
 #pragma unroll
     for (int p = 0; p < P; p++) {
+#if SL_K_KMEANS_PM_SEL
+        /* experiment only (bench variant gpu_kmeans_bench_pmsel): the pair's minimum by
+         * compare and select instead of FMNMX; NOT exact where a score is NaN (b NaN
+         * hides a) */
+        const float m = b[p] < a[p] ? b[p] : a[p];
+        if (m < best[p]) {
+            best[p] = m;
+            bi[p] = c;
+        }
+#else
         const float m = fminf(a[p], b[p]); /* a NaN score loses, as with a strict < */
         if (m < best[p])
             bi[p] = c;
         best[p] = fminf(best[p], m);
+#endif
     }
 }
 
