@@ -234,10 +234,15 @@ __device__ __forceinline__ void score_centroid(const float *s_c, float h, int c,
 #ifndef SL_K_KMEANS_PM_SEL
 #define SL_K_KMEANS_PM_SEL 0
 #endif
+/* 1 (bench variant gpu_kmeans_bench_pmkeep): score_pair also keeps the winning pair's
+ * first score (one FSEL a pair), so the label needs no re-score (pair_pick). Exact. */
+#ifndef SL_K_KMEANS_PM_KEEP
+#define SL_K_KMEANS_PM_KEEP 0
+#endif
 template <int D, int P>
 __device__ __forceinline__ void score_pair(const float *s_c, float h0, float h1, int c,
                                            const float (&x)[P][D], float (&best)[P],
-                                           int (&bi)[P])
+                                           int (&bi)[P], float (&ba)[P])
 {
     const float4 *c0 = (const float4 *)(s_c + c * D);
     const float4 *c1 = c0 + D / 4;
@@ -282,8 +287,11 @@ __device__ __forceinline__ void score_pair(const float *s_c, float h0, float h1,
         }
 #else
         const float m = fminf(a[p], b[p]); /* a NaN score loses, as with a strict < */
-        if (m < best[p])
+        if (m < best[p]) {
             bi[p] = c;
+            if (SL_K_KMEANS_PM_KEEP)
+                ba[p] = a[p]; /* the pair's first score: pair_pick without the re-score */
+        }
         best[p] = fminf(best[p], m);
 #endif
     }
@@ -550,11 +558,11 @@ __global__ void SL_K_TILE_BOUNDS
                 if (lane < P && j < d && i < n)
                     asm volatile("prefetch.global.L2 [%0];" ::"l"(cols.p[j] + i));
         }
-        float best[P];
+        float best[P], ba[P]; /* ba: SL_K_KMEANS_PM_KEEP */
         int bi[P];
 #pragma unroll
         for (int p = 0; p < P; p++) {
-            best[p] = INFINITY;
+            best[p] = ba[p] = INFINITY;
             bi[p] = 0;
         }
         int st = 0;
@@ -567,7 +575,7 @@ __global__ void SL_K_TILE_BOUNDS
 #pragma unroll
                 for (int u = 0; u < 4; u += PM ? 2 : 1) {
                     if (PM)
-                        score_pair<D, P>(s_c, (&h.x)[u], (&h.x)[u + 1], c + u, x, best, bi);
+                        score_pair<D, P>(s_c, (&h.x)[u], (&h.x)[u + 1], c + u, x, best, bi, ba);
                     else
                         score_centroid<D, P>(s_c, (&h.x)[u], c + u, c + u, x, best, bi);
 #pragma unroll
@@ -579,7 +587,7 @@ __global__ void SL_K_TILE_BOUNDS
 #pragma unroll
                 for (int u = 0; u < 4; u += PM ? 2 : 1) {
                     if (PM)
-                        score_pair<D, P>(s_c, (&h.x)[u], (&h.x)[u + 1], c + u, x, best, bi);
+                        score_pair<D, P>(s_c, (&h.x)[u], (&h.x)[u + 1], c + u, x, best, bi, ba);
                     else
                         score_centroid<D, P>(s_c, (&h.x)[u], c + u, c + u, x, best, bi);
                 }
@@ -594,7 +602,9 @@ __global__ void SL_K_TILE_BOUNDS
         if (PM) {
 #pragma unroll
             for (int p = 0; p < P; p++)
-                bi[p] = pair_pick<D>(s_c, s_hn, bi[p], best[p], x[p]);
+                bi[p] = SL_K_KMEANS_PM_KEEP
+                            ? ((best[p] < INFINITY && !(ba[p] == best[p])) ? bi[p] + 1 : bi[p])
+                            : pair_pick<D>(s_c, s_hn, bi[p], best[p], x[p]);
         }
         /* stage this tile: residuals x - c, labels (row k for points past n), counts */
 #pragma unroll
