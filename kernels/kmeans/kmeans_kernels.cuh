@@ -230,12 +230,22 @@ __device__ __forceinline__ void score_centroid(const float *s_c, float h, int c,
  * the pair's minimum: best = min(best, min(s_c, s_c+1)) and bi = c (the pair's first
  * index) when that minimum is strictly below best. Two instructions a score for the
  * argmin instead of three (FMNMX of the pair, then FSETP, FMNMX, SEL per pair); the
- * caller finds which of the two won with pair_pick. */
+ * caller finds which of the two won with pair_pick. Measured slower (H100, 2026-11-28,
+ * 2^26 x 16, k = 64, gpu_kmeans_bench, same processes, medians of 5 in 12 alternating
+ * rounds over two runs): 4.85-4.91 ms an iteration against TILE's 4.49-4.54, although
+ * its SASS has 1.7% fewer instructions (loop 343 against 360 per 4 centroids x 4 points;
+ * about 30 more a point after the scan for pair_pick). Not FMNMX's cost: _pmsel (below)
+ * was slower still (5.04-5.07). Not yet known whether it is pair_pick (its scattered
+ * centroid rows double the staging's shared-memory wavefronts): _pmkeep would tell. */
+/* 1 (bench variant gpu_kmeans_bench_pmsel): the pair's minimum by FSETP + FSEL instead
+ * of FMNMX (351 instructions a loop step). An experiment, NOT exact (a NaN second score
+ * hides the first). */
 #ifndef SL_K_KMEANS_PM_SEL
 #define SL_K_KMEANS_PM_SEL 0
 #endif
 /* 1 (bench variant gpu_kmeans_bench_pmkeep): score_pair also keeps the winning pair's
- * first score (one FSEL a pair), so the label needs no re-score (pair_pick). Exact. */
+ * first score (an FSEL a pair; loop step 357 instructions), so the label needs no
+ * re-score (pair_pick). Exact by the same argument. Not yet run on a GPU. */
 #ifndef SL_K_KMEANS_PM_KEEP
 #define SL_K_KMEANS_PM_KEEP 0
 #endif
@@ -475,7 +485,11 @@ __device__ __forceinline__ void tile_step(const float *s_r, const int *s_l, char
 /* SL_K_KMEANS_TILE_ONE (bench variant gpu_kmeans_bench_one): at d = 16 one copy of a
  * warp's partial sums ([k + 1][16] instead of [k + 1][32]; the two points of a step merged
  * when their labels are equal, see the staging), 55 KB a block at k = 64: four blocks
- * (16 warps) an SM instead of three, at most 128 registers. */
+ * (16 warps) an SM instead of three, at most 128 registers, the same 360-instruction loop
+ * step (SASS). Slower: TILE 4.67-4.69 ms against 4.52-4.54 in the default build, same
+ * minutes (H100, 2026-11-28 01:00 UTC, 2^26 x 16, k = 64; TILE_PM 4.86-4.88 against
+ * 4.88-4.91), labels and counts equal to FUSED's: a fourth warp a scheduler does not
+ * raise the issue rate, so the kernel is not short of warps to hide latency. */
 #ifndef SL_K_KMEANS_TILE_ONE
 #define SL_K_KMEANS_TILE_ONE 0
 #endif
