@@ -115,8 +115,9 @@ const struct sl__option sl__options[] = {
     /* debug switches: tests and experiments */
     {{"debug_kmeans_method", SL_ENGINE_OPT_INT, DBG, "-1",
       "Forces the GPU k-means kernel (an SL_K_KMEANS_* number: 1 float32 fused, 2 "
-      "multi-pass, 5 2xTF32 fused with exact re-check, 6 float32 fused tile kernel) where "
-      "it can run; -1 = chosen by shape.", NULL, -1, 63}, FIELD(debug_kmeans_method, INT)},
+      "multi-pass, 5 2xTF32 fused with exact re-check, 6 float32 fused tile kernel, 7 the "
+      "tile kernel with its argmin by pairs of centroids) where it can run; -1 = chosen "
+      "by shape.", NULL, -1, 63}, FIELD(debug_kmeans_method, INT)},
     {{"debug_ooc_sort_merge", SL_ENGINE_OPT_ENUM, DBG, "auto",
       "Forces the out-of-core sort's merge onto the CPU or the GPU; late_cuts: as auto, but "
       "the GPU merge's bucket cuts are searched in the sorted runs after pass 1, not found "

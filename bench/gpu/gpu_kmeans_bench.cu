@@ -6,7 +6,8 @@
  *                                 median of 5 after a warm-up (CUDA events), with the
  *                                 measured device-copy bandwidth and fp32 FMA peak.
  *   KM_FIRST_SHAPE=1: the first shape only; KM_METHODS=16: methods 1 and 6 only;
- *   KM_CHECK=1: also the labels, counts and sums of the tile kernel against the fused. */
+ *   KM_CHECK=1: also the labels, counts and sums of the tile kernels against the fused;
+ *   KM_ROUNDS=R: the methods R times in turn (A/B alternating in one process). */
 #include <algorithm>
 #include <math.h>
 #include <stdio.h>
@@ -26,7 +27,7 @@
     } while (0)
 
 static const char *mname[] = {"auto", "fused", "multipass", "tc_fused", "tc_multipass",
-                              "mma_fused", "tile"};
+                              "mma_fused", "tile", "tile_pm"};
 
 struct Data {
     int64_t n;
@@ -154,7 +155,9 @@ static void bench_shape(int64_t n, int d, int k, cudaStream_t s, double bw, doub
     CU(cudaEventCreate(&e0));
     CU(cudaEventCreate(&e1));
     const char *only = getenv("KM_METHODS"); /* e.g. "1,5": those methods only */
-    for (int m = 1; m <= SL_K_KMEANS_TILE; m++) {
+    const int rounds = getenv("KM_ROUNDS") ? atoi(getenv("KM_ROUNDS")) : 1;
+    for (int round = 0; round < rounds; round++)
+    for (int m = 1; m <= SL_K_KMEANS_TILE_PM; m++) {
         if (!sl_k_kmeans_supported(m, d, k) || (only && !strchr(only, '0' + m)))
             continue;
         std::vector<float> it_ms, st_ms;
@@ -194,16 +197,18 @@ static void bench_shape(int64_t n, int d, int k, cudaStream_t s, double bw, doub
                med / floor_ms, flops / (med * 1e6), inertia);
         fflush(stdout);
     }
-    if (getenv("KM_CHECK") && sl_k_kmeans_supported(SL_K_KMEANS_FUSED, d, k) &&
-        sl_k_kmeans_supported(SL_K_KMEANS_TILE, d, k)) {
-        /* the tile kernel (this build's variant) against the fused one: the same scores,
+    for (int tm = SL_K_KMEANS_TILE; tm <= SL_K_KMEANS_TILE_PM; tm++) {
+        if (!getenv("KM_CHECK") || !sl_k_kmeans_supported(SL_K_KMEANS_FUSED, d, k) ||
+            !sl_k_kmeans_supported(tm, d, k))
+            continue;
+        /* a tile kernel (this build's variant) against the fused one: the same scores,
          * so the same labels and counts; sums within float32 rounding */
         std::vector<int32_t> l1(n), l6(n);
         std::vector<unsigned long long> c1(k), c6(k);
         std::vector<double> s1((size_t)k * d), s6((size_t)k * d);
         CU(cudaMemcpyAsync(A.c64, c64.data(), c64.size() * 8, cudaMemcpyHostToDevice, s));
         CU(sl_k_kmeans_to_f32(A.c64, (int64_t)k * d, A.cent, s));
-        const int ms[2] = {SL_K_KMEANS_FUSED, SL_K_KMEANS_TILE};
+        const int ms[2] = {SL_K_KMEANS_FUSED, tm};
         for (int q = 0; q < 2; q++) {
             step(D, A, k, ms[q], true, s);
             CU(cudaMemcpyAsync(q ? l6.data() : l1.data(), A.labels, (size_t)n * 4,
@@ -226,8 +231,9 @@ static void bench_shape(int64_t n, int d, int k, cudaStream_t s, double bw, doub
             }
         }
         printf("{\"bench\":\"kmeans_check\",\"points\":%lld,\"dims\":%d,\"k\":%d,"
-               "\"label_mismatch\":%lld,\"count_mismatch\":%lld,\"max_mean_residual_diff\":%.3g}\n",
-               (long long)n, d, k, lm, cm, worst);
+               "\"method\":\"%s\",\"label_mismatch\":%lld,\"count_mismatch\":%lld,"
+               "\"max_mean_residual_diff\":%.3g}\n",
+               (long long)n, d, k, mname[tm], lm, cm, worst);
         fflush(stdout);
     }
     cudaEventDestroy(e0);

@@ -225,6 +225,111 @@ __device__ __forceinline__ void score_centroid(const float *s_c, float h, int c,
         }
 }
 
+/* Scores rows c and c + 1 of the shared centroids (half norms h0, h1) as score_centroid
+ * does (the same FMAs in the same order, so the same float32 scores), but keeps only
+ * the pair's minimum: best = min(best, min(s_c, s_c+1)) and bi = c (the pair's first
+ * index) when that minimum is strictly below best. Two instructions a score for the
+ * argmin instead of three (FMNMX of the pair, then FSETP, FMNMX, SEL per pair); the
+ * caller finds which of the two won with pair_pick. Measured slower (H100, 2026-11-28,
+ * 2^26 x 16, k = 64, gpu_kmeans_bench, same processes, medians of 5 in 12 alternating
+ * rounds over two runs): 4.85-4.91 ms an iteration against TILE's 4.49-4.54, although
+ * its SASS has 1.7% fewer instructions (loop 343 against 360 per 4 centroids x 4 points;
+ * about 30 more a point after the scan for pair_pick). Not FMNMX's cost: _pmsel (below)
+ * was slower still (5.04-5.07). Not yet known whether it is pair_pick (its scattered
+ * centroid rows double the staging's shared-memory wavefronts): _pmkeep would tell. */
+/* 1 (bench variant gpu_kmeans_bench_pmsel): the pair's minimum by FSETP + FSEL instead
+ * of FMNMX (351 instructions a loop step). An experiment, NOT exact (a NaN second score
+ * hides the first). */
+#ifndef SL_K_KMEANS_PM_SEL
+#define SL_K_KMEANS_PM_SEL 0
+#endif
+/* 1 (bench variant gpu_kmeans_bench_pmkeep): score_pair also keeps the winning pair's
+ * first score (an FSEL a pair; loop step 357 instructions), so the label needs no
+ * re-score (pair_pick). Exact by the same argument. Not yet run on a GPU. */
+#ifndef SL_K_KMEANS_PM_KEEP
+#define SL_K_KMEANS_PM_KEEP 0
+#endif
+template <int D, int P>
+__device__ __forceinline__ void score_pair(const float *s_c, float h0, float h1, int c,
+                                           const float (&x)[P][D], float (&best)[P],
+                                           int (&bi)[P], float (&ba)[P])
+{
+    const float4 *c0 = (const float4 *)(s_c + c * D);
+    const float4 *c1 = c0 + D / 4;
+    float a[P], b[P];
+#pragma unroll
+    for (int p = 0; p < P; p++) {
+        a[p] = h0;
+        b[p] = h1;
+    }
+#pragma unroll
+    for (int j4 = 0; j4 < D / 4; j4++) {
+        const float4 v = c0[j4];
+#pragma unroll
+        for (int p = 0; p < P; p++) {
+            a[p] = fmaf(-x[p][4 * j4], v.x, a[p]);
+            a[p] = fmaf(-x[p][4 * j4 + 1], v.y, a[p]);
+            a[p] = fmaf(-x[p][4 * j4 + 2], v.z, a[p]);
+            a[p] = fmaf(-x[p][4 * j4 + 3], v.w, a[p]);
+        }
+    }
+#pragma unroll
+    for (int j4 = 0; j4 < D / 4; j4++) {
+        const float4 v = c1[j4];
+#pragma unroll
+        for (int p = 0; p < P; p++) {
+            b[p] = fmaf(-x[p][4 * j4], v.x, b[p]);
+            b[p] = fmaf(-x[p][4 * j4 + 1], v.y, b[p]);
+            b[p] = fmaf(-x[p][4 * j4 + 2], v.z, b[p]);
+            b[p] = fmaf(-x[p][4 * j4 + 3], v.w, b[p]);
+        }
+    }
+#pragma unroll
+    for (int p = 0; p < P; p++) {
+#if SL_K_KMEANS_PM_SEL
+        /* experiment only (bench variant gpu_kmeans_bench_pmsel): the pair's minimum by
+         * compare and select instead of FMNMX; NOT exact where a score is NaN (b NaN
+         * hides a) */
+        const float m = b[p] < a[p] ? b[p] : a[p];
+        if (m < best[p]) {
+            best[p] = m;
+            bi[p] = c;
+        }
+#else
+        const float m = fminf(a[p], b[p]); /* a NaN score loses, as with a strict < */
+        if (m < best[p]) {
+            bi[p] = c;
+            if (SL_K_KMEANS_PM_KEEP)
+                ba[p] = a[p]; /* the pair's first score: pair_pick without the re-score */
+        }
+        best[p] = fminf(best[p], m);
+#endif
+    }
+}
+
+/* The label of a point after score_pair's scan: bi is the first index of the winning
+ * pair, best its minimum (exactly one of the pair's two scores). Scores row bi again
+ * (the same FMAs, so the same bits) and takes bi when it equals best (== also holds for
+ * -0 against +0, which the strict < of score_centroid would not have told apart either:
+ * ties go to the lower index), else bi + 1. best == +inf: no score was ever below +inf,
+ * and score_centroid's label is 0 (bi was never set). */
+template <int D>
+__device__ __forceinline__ int pair_pick(const float *s_c, const float *s_hn, int bi, float best,
+                                         const float (&x)[D])
+{
+    const float4 *cc = (const float4 *)(s_c + bi * D);
+    float a = s_hn[bi];
+#pragma unroll
+    for (int j4 = 0; j4 < D / 4; j4++) {
+        const float4 v = cc[j4];
+        a = fmaf(-x[4 * j4], v.x, a);
+        a = fmaf(-x[4 * j4 + 1], v.y, a);
+        a = fmaf(-x[4 * j4 + 2], v.z, a);
+        a = fmaf(-x[4 * j4 + 3], v.w, a);
+    }
+    return (best < INFINITY && !(a == best)) ? bi + 1 : bi;
+}
+
 /* Float32 SIMT assignment: each thread keeps P points of D features in registers and
  * scans the centroids (shared memory, broadcast float4 reads); score = hn - x.c with
  * FMAs in feature order (the negation of the CPU's -hn + x.c, so equal bits), strict <
@@ -359,7 +464,7 @@ __device__ __forceinline__ int tile_swz(int p, int j4)
  * (32 s + lane) ^ ((4 s) & (D - 1)). With st a multiple of 4 (GRP), the XOR is st's part
  * ((4 st) & 16, only for D = 32) and u's, whose byte offsets roff[u] = 4 * ((lane ^
  * ((4 u) & (D - 1))) + 32 u) the caller keeps in registers (u constant after unrolling). */
-template <int D, bool GRP, int R>
+template <int D, bool GRP, int R, int SW = 32>
 __device__ __forceinline__ void tile_step(const float *s_r, const int *s_l, char *col, int st,
                                           int u, int lane, const int (&roff)[R])
 {
@@ -369,7 +474,7 @@ __device__ __forceinline__ void tile_step(const float *s_r, const int *s_l, char
     const int l = s_l[G * (st + u) + lane / D];
     const int ro = (GRP && D < 32) ? roff[u] : 4 * (((lane ^ xs) ^ ((4 * u) & (D - 1))) + 32 * u);
     const float r = *(const float *)(rb + ro);
-    *(float *)(col + (l << 7)) += r;
+    *(float *)(col + l * (SW * 4)) += r;
 }
 
 #if SL_K_KMEANS_TILE_MINB > 1
@@ -377,7 +482,30 @@ __device__ __forceinline__ void tile_step(const float *s_r, const int *s_l, char
 #else
 #define SL_K_TILE_BOUNDS __launch_bounds__(kTileThreads) /* 128 registers (a second 1: 139) */
 #endif
-template <int D, int P>
+/* SL_K_KMEANS_TILE_ONE (bench variant gpu_kmeans_bench_one): at d = 16 one copy of a
+ * warp's partial sums ([k + 1][16] instead of [k + 1][32]; the two points of a step merged
+ * when their labels are equal, see the staging), 55 KB a block at k = 64: four blocks
+ * (16 warps) an SM instead of three, at most 128 registers, the same 360-instruction loop
+ * step (SASS). Slower: TILE 4.67-4.69 ms against 4.52-4.54 in the default build, same
+ * minutes (H100, 2026-11-28 01:00 UTC, 2^26 x 16, k = 64; TILE_PM 4.86-4.88 against
+ * 4.88-4.91), labels and counts equal to FUSED's: a fourth warp a scheduler does not
+ * raise the issue rate, so the kernel is not short of warps to hide latency. */
+#ifndef SL_K_KMEANS_TILE_ONE
+#define SL_K_KMEANS_TILE_ONE 0
+#endif
+/* Floats a row of a tile block's partial sums (32 lanes: G copies of D; ONE at D = 16: D). */
+__host__ __device__ constexpr int tile_sum_row(int D)
+{
+    return SL_K_KMEANS_TILE_ONE && D == 16 ? D : 32;
+}
+
+#if SL_K_KMEANS_TILE_ONE /* four blocks an SM need at most 128 registers */
+#undef SL_K_TILE_BOUNDS
+#define SL_K_TILE_BOUNDS __launch_bounds__(kTileThreads, 4)
+#endif
+
+/* PM: the argmin by pairs (score_pair, pair_pick; the same labels), SL_K_KMEANS_TILE_PM. */
+template <int D, int P, bool PM>
 __global__ void SL_K_TILE_BOUNDS
     tile_kernel(Cols<D> cols, int d, int64_t n, const float *__restrict__ cent, int k,
                 double *sums, unsigned long long *counts, double *inertia, int32_t *labels,
@@ -388,21 +516,23 @@ __global__ void SL_K_TILE_BOUNDS
     constexpr int SPI = NST / 16;          /* steps every four centroids: all by c = 64 */
     constexpr bool GRP = SPI % 4 == 0;     /* st stays a multiple of 4 (tile_step) */
     static_assert(P * D == kTilePD, "P * D");
+    constexpr int SW = tile_sum_row(D); /* floats a row of the sums */
+    constexpr bool ONE = SW != 32;      /* one copy: steps' equal labels merged at staging */
     if (stop && *stop)
         return; /* the Lloyd loop has stopped (sl_k_kmeans_check) */
     extern __shared__ __align__(16) float smem[];
     __shared__ double s_red[kTileWarps];
     const int k4 = (k + 3) & ~3;
-    const int64_t wf = 32 * (int64_t)(k + 1) + TP * D + TP; /* floats per warp */
+    const int64_t wf = SW * (int64_t)(k + 1) + TP * D + TP; /* floats per warp */
     float *s_c = smem;                             /* k4 * D */
     float *s_hn = s_c + k4 * D;                    /* k4 */
     unsigned *s_cnt = (unsigned *)(s_hn + k4);     /* k4 */
     float *s_w0 = (float *)(s_cnt + k4);           /* kTileWarps * wf */
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    float *s_sum = s_w0 + warp * wf;               /* [k + 1][32]: row k takes points past n */
-    float *s_r = s_sum + 32 * (k + 1);             /* TP * D, 16-byte aligned */
+    float *s_sum = s_w0 + warp * wf;               /* [k + 1][SW]: row k takes points past n */
+    float *s_r = s_sum + SW * (k + 1);             /* TP * D, 16-byte aligned */
     int *s_l = (int *)(s_r + TP * D);              /* TP */
-    char *col = (char *)(s_sum + lane);            /* this lane's column of the sums */
+    char *col = (char *)(s_sum + lane % SW);       /* this lane's column of the sums */
     int roff[SPI];                                 /* tile_step */
 #pragma unroll
     for (int u = 0; u < SPI; u++)
@@ -442,11 +572,11 @@ __global__ void SL_K_TILE_BOUNDS
                 if (lane < P && j < d && i < n)
                     asm volatile("prefetch.global.L2 [%0];" ::"l"(cols.p[j] + i));
         }
-        float best[P];
+        float best[P], ba[P]; /* ba: SL_K_KMEANS_PM_KEEP */
         int bi[P];
 #pragma unroll
         for (int p = 0; p < P; p++) {
-            best[p] = INFINITY;
+            best[p] = ba[p] = INFINITY;
             bi[p] = 0;
         }
         int st = 0;
@@ -455,26 +585,41 @@ __global__ void SL_K_TILE_BOUNDS
             const float4 h = *(const float4 *)(s_hn + c);
             if (st + SPI <= nst) {
                 /* a step after each centroid: the steps' shared-memory chains spread
-                 * between the FMAs */
+                 * between the FMAs (PM: two after each pair) */
 #pragma unroll
-                for (int u = 0; u < 4; u++) {
-                    score_centroid<D, P>(s_c, (&h.x)[u], c + u, c + u, x, best, bi);
+                for (int u = 0; u < 4; u += PM ? 2 : 1) {
+                    if (PM)
+                        score_pair<D, P>(s_c, (&h.x)[u], (&h.x)[u + 1], c + u, x, best, bi, ba);
+                    else
+                        score_centroid<D, P>(s_c, (&h.x)[u], c + u, c + u, x, best, bi);
 #pragma unroll
-                    for (int v = u * SPI / 4; v < (u + 1) * SPI / 4; v++)
-                        tile_step<D, GRP>(s_r, s_l, col, st, v, lane, roff);
+                    for (int v = u * SPI / 4; v < (u + (PM ? 2 : 1)) * SPI / 4; v++)
+                        tile_step<D, GRP, SPI, SW>(s_r, s_l, col, st, v, lane, roff);
                 }
                 st += SPI;
             } else {
 #pragma unroll
-                for (int u = 0; u < 4; u++)
-                    score_centroid<D, P>(s_c, (&h.x)[u], c + u, c + u, x, best, bi);
+                for (int u = 0; u < 4; u += PM ? 2 : 1) {
+                    if (PM)
+                        score_pair<D, P>(s_c, (&h.x)[u], (&h.x)[u + 1], c + u, x, best, bi, ba);
+                    else
+                        score_centroid<D, P>(s_c, (&h.x)[u], c + u, c + u, x, best, bi);
+                }
             }
         }
         for (; st < nst; st++)
-            tile_step<D, false>(s_r, s_l, col, st, 0, lane, roff);
+            tile_step<D, false, SPI, SW>(s_r, s_l, col, st, 0, lane, roff);
         __syncwarp(); /* every lane has read the staged tile */
         /* tile_swz of row p * 32 + lane: 32 / RPL is a multiple of CPR */
         const int sw = (lane / (32 / D)) % (D / 4);
+        /* PM: which centroid of each winning pair (the P re-scores independent) */
+        if (PM) {
+#pragma unroll
+            for (int p = 0; p < P; p++)
+                bi[p] = SL_K_KMEANS_PM_KEEP
+                            ? ((best[p] < INFINITY && !(ba[p] == best[p])) ? bi[p] + 1 : bi[p])
+                            : pair_pick<D>(s_c, s_hn, bi[p], best[p], x[p]);
+        }
         /* stage this tile: residuals x - c, labels (row k for points past n), counts */
 #pragma unroll
         for (int p = 0; p < P; p++) {
@@ -482,6 +627,15 @@ __global__ void SL_K_TILE_BOUNDS
             const bool ok = i < n;
             const int l = bi[p];
             const float4 *cl = (const float4 *)(s_c + l * D);
+            int sl = ok ? l : k; /* the row the steps add this point to */
+            /* ONE (one copy of the sums): the two points of a step (lanes 2m, 2m + 1)
+             * must not add to the same row; where their rows are equal the even lane adds
+             * both residuals and the odd one goes to row k (whose sums are never read) */
+            bool same = false, any_same = false;
+            if (ONE) {
+                same = __shfl_xor_sync(0xffffffffu, sl, 1) == sl;
+                any_same = __any_sync(0xffffffffu, same);
+            }
             float dd = 0.f;
 #pragma unroll
             for (int j4 = 0; j4 < D / 4; j4++) {
@@ -495,9 +649,24 @@ __global__ void SL_K_TILE_BOUNDS
                 dd = fmaf(r.y, r.y, dd);
                 dd = fmaf(r.z, r.z, dd);
                 dd = fmaf(r.w, r.w, dd);
+                if (ONE && any_same) { /* warp-uniform */
+                    float4 o;
+                    o.x = __shfl_xor_sync(0xffffffffu, r.x, 1);
+                    o.y = __shfl_xor_sync(0xffffffffu, r.y, 1);
+                    o.z = __shfl_xor_sync(0xffffffffu, r.z, 1);
+                    o.w = __shfl_xor_sync(0xffffffffu, r.w, 1);
+                    if (same && !(lane & 1)) {
+                        r.x += o.x;
+                        r.y += o.y;
+                        r.z += o.z;
+                        r.w += o.w;
+                    }
+                }
                 *(float4 *)(s_r + (p * 32 + lane) * D + 4 * (j4 ^ sw)) = r; /* tile_swz */
             }
-            s_l[p * 32 + lane] = ok ? l : k;
+            if (same && (lane & 1))
+                sl = k;
+            s_l[p * 32 + lane] = sl;
             if (ok) {
                 my_in += dd;
                 atomicAdd(&s_cnt[l], 1u);
@@ -509,7 +678,7 @@ __global__ void SL_K_TILE_BOUNDS
         nst = NST;
     }
     for (int st = 0; st < nst; st++)
-        tile_step<D, false>(s_r, s_l, col, st, 0, lane, roff);
+        tile_step<D, false, SPI, SW>(s_r, s_l, col, st, 0, lane, roff);
     __syncthreads();
     /* the block's partials: kTileWarps warps x G copies of [k][D] */
     for (int e = threadIdx.x; e < k * d; e += kTileThreads) {
@@ -517,8 +686,8 @@ __global__ void SL_K_TILE_BOUNDS
         float v = 0.f;
         for (int w = 0; w < kTileWarps; w++)
 #pragma unroll
-            for (int q = 0; q < 32 / D; q++)
-                v += s_w0[w * wf + c * 32 + q * D + j];
+            for (int q = 0; q < SW / D; q++)
+                v += s_w0[w * wf + c * SW + q * D + j];
         if (v != 0.f)
             atomicAdd(&sums[e], (double)v);
     }

@@ -54,7 +54,8 @@ static const size_t kTileSmemCap = 113 * 1024;
 static size_t tile_smem(int D, int k)
 {
     const size_t k4 = (size_t)((k + 3) & ~3), tp = (size_t)32 * (kTilePD / D);
-    return (k4 * (D + 2) + (size_t)kTileWarps * (32 * (size_t)(k + 1) + tp * D + tp)) * 4;
+    const size_t sw = (size_t)tile_sum_row(D); /* 32, or 16 for the ONE variant at d = 16 */
+    return (k4 * (D + 2) + (size_t)kTileWarps * (sw * (size_t)(k + 1) + tp * D + tp)) * 4;
 }
 
 static int dims_mma(int d)
@@ -84,6 +85,7 @@ extern "C" int sl_k_kmeans_supported(int method, int d, int k)
     case SL_K_KMEANS_MMA_FUSED:
         return dims_mma(d) && k <= kMmaMaxK && mma_smem(dims_mma(d), k, 1) <= kFusedSmemCap;
     case SL_K_KMEANS_TILE:
+    case SL_K_KMEANS_TILE_PM:
         return dims_tile(d) && tile_smem(dims_tile(d), k) <= kTileSmemCap;
     default:
         return 0;
@@ -237,7 +239,7 @@ static cudaError_t run_mma(const float *const *h_cols, int d, int64_t n, const f
     return cudaGetLastError();
 }
 
-template <int D>
+template <int D, bool PM>
 static cudaError_t run_tile(const float *const *h_cols, int d, int64_t n, const float *cent,
                            int k, double *sums, unsigned long long *counts, double *inertia,
                            int32_t *labels, const int32_t *stop, cudaStream_t stream)
@@ -248,12 +250,12 @@ static cudaError_t run_tile(const float *const *h_cols, int d, int64_t n, const 
     /* at least two warp tiles of 32 * P points a warp where n allows it, so that a warp
      * adds a staged tile inside the next one's scan (what the kernel is for; small inputs
      * exercise it too) */
-    cudaError_t e = grid_for(tile_kernel<D, P>, smem, n, (int64_t)kTileThreads * P * 2, &grid,
-                             kTileThreads);
+    cudaError_t e = grid_for(tile_kernel<D, P, PM>, smem, n, (int64_t)kTileThreads * P * 2,
+                             &grid, kTileThreads);
     if (e != cudaSuccess)
         return e;
-    tile_kernel<D, P><<<grid, kTileThreads, smem, stream>>>(cols_of<D>(h_cols, d), d, n, cent, k,
-                                                            sums, counts, inertia, labels, stop);
+    tile_kernel<D, P, PM><<<grid, kTileThreads, smem, stream>>>(
+        cols_of<D>(h_cols, d), d, n, cent, k, sums, counts, inertia, labels, stop);
     return cudaGetLastError();
 }
 
@@ -352,15 +354,22 @@ extern "C" cudaError_t sl_k_kmeans_step_f32_if(void *d_temp, size_t *temp_bytes,
                                              d_inertia, lab, d_stop, stream)
                                 : run_mma<16>(h_cols, d, n, d_cent, k, d_sums, d_counts,
                                               d_inertia, lab, d_stop, stream);
-    if (method == SL_K_KMEANS_TILE) {
+    if (method == SL_K_KMEANS_TILE || method == SL_K_KMEANS_TILE_PM) {
         auto run = [&](auto kern) {
             return kern(h_cols, d, n, d_cent, k, d_sums, d_counts, d_inertia, lab, d_stop, stream);
         };
+        if (method == SL_K_KMEANS_TILE_PM)
+            switch (dims_tile(d)) {
+            case 4: return run(run_tile<4, true>);
+            case 8: return run(run_tile<8, true>);
+            case 16: return run(run_tile<16, true>);
+            default: return run(run_tile<32, true>);
+            }
         switch (dims_tile(d)) {
-        case 4: return run(run_tile<4>);
-        case 8: return run(run_tile<8>);
-        case 16: return run(run_tile<16>);
-        default: return run(run_tile<32>);
+        case 4: return run(run_tile<4, false>);
+        case 8: return run(run_tile<8, false>);
+        case 16: return run(run_tile<16, false>);
+        default: return run(run_tile<32, false>);
         }
     }
     const bool fuse = method == SL_K_KMEANS_FUSED;

@@ -22,7 +22,9 @@
 #include "sluice_k/kmeans.h"
 
 static const int methods[] = {SL_K_KMEANS_FUSED, SL_K_KMEANS_MULTIPASS, SL_K_KMEANS_MMA_FUSED,
-                              SL_K_KMEANS_TILE};
+                              SL_K_KMEANS_TILE, SL_K_KMEANS_TILE_PM};
+/* The tile kernel and its variant with the argmin by pairs (the same labels). */
+static const int tile_methods[] = {SL_K_KMEANS_TILE, SL_K_KMEANS_TILE_PM};
 
 static double unit(uint64_t *x)
 {
@@ -76,14 +78,15 @@ static void pts_free(struct pts *p)
     }
 }
 
-/* k rows of the points as centroids; with dup, pairs of equal centroids (ties). */
+/* k rows of the points as centroids; with dup, pairs of equal centroids (ties): 1: rows
+ * 2i and 2i + 1 equal, 2: rows 2i + 1 and 2i + 2 (across TILE_PM's pairs of centroids). */
 static float *pick_centroids(const struct pts *p, int k, uint64_t seed, int dup)
 {
     float *c = calloc((size_t)k * p->d, sizeof *c);
     for (int r = 0; r < k && p->n > 0; r++) {
         int64_t row = (int64_t)(kmr_rng(&seed) % (uint64_t)p->n);
         if (dup)
-            row = (int64_t)((r / 2) * 7919 % p->n);
+            row = (int64_t)(((r + (dup == 2)) / 2) * 7919 % p->n);
         for (int j = 0; j < p->d; j++)
             c[(size_t)r * p->d + j] = p->h[j][row];
     }
@@ -277,10 +280,34 @@ SL_TEST(step_d16_k64)
 SL_TEST(step_tile_small)
 {
     REQUIRE_GPU();
-    assert_true(check_step(20000, 16, 64, 16, SL_K_KMEANS_TILE, 80, 0, 0));
-    assert_true(check_step(7000, 3, 5, 4, SL_K_KMEANS_TILE, 81, 1, 1));
-    assert_true(check_step(9001, 17, 65, 30, SL_K_KMEANS_TILE, 82, 0, 0));
-    assert_true(check_step(3000, 8, 130, 30, SL_K_KMEANS_TILE, 83, 0, 0));
+    for (unsigned t = 0; t < sizeof tile_methods / sizeof tile_methods[0]; t++) {
+        const int m = tile_methods[t];
+        assert_true(check_step(20000, 16, 64, 16, m, 80, 0, 0));
+        assert_true(check_step(7000, 3, 5, 4, m, 81, 1, 1));
+        assert_true(check_step(9001, 17, 65, 30, m, 82, 0, 0));
+        assert_true(check_step(3000, 8, 130, 30, m, 83, 0, 0));
+    }
+}
+
+/* TILE_PM's argmin by pairs at its edges: ties inside a pair (dup 1) and across two pairs
+ * (dup 2), on integer grid data (many equal scores of different centroids too), odd k
+ * (the last pair takes a padding centroid), k = 1 and 2, n not a multiple of the warp
+ * tile; labels must be the lowest index of the exact float32 minimum, as TILE's. */
+SL_TEST(step_tile_pairs)
+{
+    REQUIRE_GPU();
+    const int m = SL_K_KMEANS_TILE_PM;
+    assert_true(check_step(30011, 16, 64, 4, m, 200, 1, 1));
+    assert_true(check_step(30011, 16, 64, 4, m, 201, 1, 2));
+    assert_true(check_step(20001, 16, 63, 8, m, 202, 1, 2));
+    assert_true(check_step(20001, 5, 7, 3, m, 203, 1, 1));
+    assert_true(check_step(20001, 5, 7, 3, m, 204, 1, 2));
+    assert_true(check_step(4097, 16, 1, 1, m, 205, 0, 0));
+    assert_true(check_step(4097, 16, 2, 1, m, 206, 1, 2));
+    assert_true(check_step(4097, 32, 3, 2, m, 207, 1, 2));
+    assert_true(check_step(129, 8, 64, 8, m, 208, 0, 2));
+    assert_true(sl_k_kmeans_supported(m, 16, 137) && !sl_k_kmeans_supported(m, 16, 138));
+    assert_int_equal(sl_k_kmeans_pick(16, 64), SL_K_KMEANS_TILE); /* not AUTO's (yet) */
 }
 
 /* The tile kernel's edges (issue 19): k around a multiple of 4 and its 64 in-loop
@@ -295,19 +322,21 @@ SL_TEST(step_tile_shapes)
     const int ks[] = {1, 2, 63, 64, 65, 256};
     const int ds[] = {1, 3, 16, 17, 64};
     const int64_t ns[] = {0, 1, 31, 33, 129, 5000};
-    for (unsigned a = 0; a < sizeof ks / sizeof ks[0]; a++)
-        for (unsigned b = 0; b < sizeof ds / sizeof ds[0]; b++)
-            for (unsigned c = 0; c < sizeof ns / sizeof ns[0]; c++)
-                check_step(ns[c], ds[b], ks[a], 8, SL_K_KMEANS_TILE, 100 + a * 64 + b * 8 + c, 0,
-                           0);
-    assert_true(check_step((int64_t)1 << 20, 16, 64, 64, SL_K_KMEANS_TILE, 90, 0, 0));
-    assert_true(check_step((int64_t)1 << 20, 3, 63, 16, SL_K_KMEANS_TILE, 91, 0, 0));
-    assert_true(check_step(300000, 17, 65, 200, SL_K_KMEANS_TILE, 92, 0, 0));
-    /* duplicates: integer grid data (many equal points) and equal centroid pairs */
-    assert_true(check_step(70000, 16, 64, 4, SL_K_KMEANS_TILE, 93, 1, 1));
-    assert_true(check_step(70000, 8, 33, 2, SL_K_KMEANS_TILE, 94, 1, 0));
-    /* empty clusters: equal centroid pairs, the second of each never wins (32 of 64) */
-    assert_true(check_step(40000, 16, 64, 2, SL_K_KMEANS_TILE, 95, 0, 1));
+    for (unsigned t = 0; t < sizeof tile_methods / sizeof tile_methods[0]; t++) {
+        const int m = tile_methods[t];
+        for (unsigned a = 0; a < sizeof ks / sizeof ks[0]; a++)
+            for (unsigned b = 0; b < sizeof ds / sizeof ds[0]; b++)
+                for (unsigned c = 0; c < sizeof ns / sizeof ns[0]; c++)
+                    check_step(ns[c], ds[b], ks[a], 8, m, 100 + a * 64 + b * 8 + c, 0, 0);
+        assert_true(check_step((int64_t)1 << 20, 16, 64, 64, m, 90, 0, 0));
+        assert_true(check_step((int64_t)1 << 20, 3, 63, 16, m, 91, 0, 0));
+        assert_true(check_step(300000, 17, 65, 200, m, 92, 0, 0));
+        /* duplicates: integer grid data (many equal points) and equal centroid pairs */
+        assert_true(check_step(70000, 16, 64, 4, m, 93, 1, 1));
+        assert_true(check_step(70000, 8, 33, 2, m, 94, 1, 0));
+        /* empty clusters: equal centroid pairs, the second of each never wins (32 of 64) */
+        assert_true(check_step(40000, 16, 64, 2, m, 95, 0, 1));
+    }
     assert_false(sl_k_kmeans_supported(SL_K_KMEANS_TILE, 64, 4));
     /* every method, the same shapes at the edges */
     check_all(33, 17, 65, 8, 96, 0, 0);

@@ -36,6 +36,14 @@
  *                          FUSED does (same float32 labels) and adding a tile's staged
  *                          residuals to its partial sums during the next tile's scan,
  *                          features across the lanes (kmeans_kernels.cuh, tile_kernel).
+ *   SL_K_KMEANS_TILE_PM    TILE with the argmin taken by pairs of centroids (the pair's
+ *                          minimum against the best, the winner of the pair found by
+ *                          scoring its first centroid again): the same labels, fewer
+ *                          instructions a score (kmeans_kernels.cuh, score_pair). Not
+ *                          chosen by AUTO: slower on an H100 (2^26 x 16, k = 64: 4.85-
+ *                          4.91 ms an iteration against TILE's 4.49-4.54 in the same
+ *                          processes, 2026-11-28) although its SASS has 1.7% fewer
+ *                          instructions.
  *   SL_K_KMEANS_AUTO       sl_k_kmeans_pick(d, k) (from measurements on an H100).
  * d <= 64 for FUSED, d <= 16 for MMA_FUSED; MULTIPASS takes d up to SL_K_KMEANS_MAX_DIMS.
  * (Numbers 3 and 4 were 3xTF32 tensor-core kernels, fused and multi-pass, which AUTO never
@@ -64,7 +72,8 @@ enum {
     SL_K_KMEANS_FUSED = 1,
     SL_K_KMEANS_MULTIPASS = 2,
     SL_K_KMEANS_MMA_FUSED = 5, /* the number the option debug_kmeans_method takes */
-    SL_K_KMEANS_TILE = 6
+    SL_K_KMEANS_TILE = 6,
+    SL_K_KMEANS_TILE_PM = 7
 };
 
 /* The method AUTO runs for d features and k clusters (host only, no CUDA call). */
