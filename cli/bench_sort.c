@@ -96,6 +96,11 @@ static int check_host(const struct sort_check *c, sl_table_t *out, struct bench_
 
 #define MAX_BUDGETS 6
 #define MAX_THEN 3
+/* Longest --budgets list and --then spec: both are copied into 256-byte buffers to be
+ * cut at commas or spaces (a longer one lost its tail silently), and a --then spec is
+ * printed as "variant" into the 2,400-byte JSON lines of sort_budgets, whose appends
+ * assume it short (a spec of some 2,000 characters wrote past them). */
+#define MAX_SPEC 200
 
 /* --then "OPTION=VALUE ...": sets the options on eng, or (restore) sets them back to what
  * they were (old, filled when setting). */
@@ -129,6 +134,8 @@ struct budgets_args {
 static int parse_budgets(const char *list, struct budgets_args *ba)
 {
     char buf[256];
+    if (strlen(list) > MAX_SPEC)
+        return cli_fail("bench sort: --budgets: at most %d characters", MAX_SPEC);
     snprintf(buf, sizeof buf, "%s", list);
     char *save = NULL;
     for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
@@ -301,7 +308,11 @@ int bench_sort(int argc, char **argv)
         if (!strcmp(argv[i], "--then") && i + 1 < argc) {
             if (ba.n_then == MAX_THEN)
                 return cli_fail("bench sort: at most %d --then", MAX_THEN), 2;
-            ba.then[ba.n_then++] = argv[++i];
+            const char *spec = argv[++i];
+            if (strlen(spec) > MAX_SPEC || strpbrk(spec, "\"\\"))
+                return cli_fail("bench sort: --then: at most %d characters, no '\"' or "
+                                "'\\' (printed as the JSON lines' variant)", MAX_SPEC), 2;
+            ba.then[ba.n_then++] = spec;
             continue;
         }
         const struct bench_count_opt counts[] = {{"--rows", &n}, {"--key-bytes", &key_bytes},

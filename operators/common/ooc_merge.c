@@ -1010,7 +1010,10 @@ int sl__ooc_pass1_pick(int64_t n, int64_t min_run, int64_t max_run, int64_t pipe
     /* Several runs: at least pipe_runs of them (runs of at most `cap` rows). The first
      * upload and the last download of each pass overlap nothing, so fewer, larger runs
      * are slower: on an H100 2^28 pairs took 100.9 ms in 16 runs (1 GiB budget) and
-     * 99.5 ms in 32 (512 MiB). */
+     * 99.5 ms in 32 (512 MiB). No rows (runs of 0 rows divide by 0), or a min_run or
+     * pipe_runs below 1 (the cap would never reach n): nothing to pick. */
+    if (n < 1 || min_run < 1 || pipe_runs < 1)
+        return 0;
     int64_t cap = min_run;
     while (cap * pipe_runs < n)
         cap *= 2;

@@ -197,7 +197,7 @@ void sl__ooc_merge_ranges(const struct sl__ooc_runs *m, const uint64_t *codes, i
  * one ranked before it (issue 23: never a worse pass 1 with more memory, by
  * construction, as far as the order ranks them right). bytes() < 0: that size cannot be
  * sorted (CUB refuses it). Returns 1 with *R and *sets (1 when all rows are one run), 0
- * when nothing fits, < 0 on bytes()'s refusal. */
+ * when nothing fits (or n, min_run or pipe_runs is below 1), < 0 on bytes()'s refusal. */
 int sl__ooc_pass1_pick(int64_t n, int64_t min_run, int64_t max_run, int64_t pipe_runs,
                        int max_sets, int64_t budget,
                        int64_t (*bytes)(void *arg, int64_t sets, int64_t rows), void *arg,

@@ -9,16 +9,17 @@
  * host memory (an int32 key and one 4-byte column, where the caller takes them, as packed
  * 8-byte rows: ooc_merge.h, sort_packed in ooc_runs_cuda.c; where pass 2 will run on the
  * GPU, narrow: 6-byte rows and a table per run, narrow_run). Two buffer sets, so
- * run i+1 uploads while run i sorts and run i-1 downloads (the sort's pass 1 takes three
- * where they fit at the same R: sl__ooc_pass1_pick). Then sl__ooc_runs_merge
+ * run i+1 uploads while run i sorts and run i-1 downloads (with option debug_ooc_sets=3
+ * the sort's pass 1 takes three where they fit at the same R: sl__ooc_pass1_pick; two by
+ * default). Then sl__ooc_runs_merge
  * re-sorts buckets of the runs on the GPU (pass 2), or ooc_merge.h merges the runs on
  * CPU threads.
  *
  * R: the largest power of two (>= SL__OOC_MIN_RUN rows unless every row fits one run)
  * with sets * R * (every column's bytes in and out, + 8 for row ids with three columns
  * or more) + CUB's temp for R rows <= GPU budget left - 6 MiB, and, with several runs,
- * at least 32 runs; sets = 3 where three fit at that R (the sort's runs of pinned or GPU
- * input, option debug_ooc_sets not 2), else 2. All device memory comes
+ * at least 32 runs; sets = 2, or 3 where three fit at that R with option
+ * debug_ooc_sets=3 (the sort's runs of pinned or GPU input only). All device memory comes
  * from sl_task_device_alloc: the budget is never passed. Pinned runs count against the
  * host budget and live until sl__ooc_sorted_free. */
 #ifndef SL_SORT_OOC_RUNS_H

@@ -722,4 +722,26 @@ SL_TEST(ooc_pass1_pick)
     int sets = 0;
     assert_true(sl__ooc_pass1_pick((int64_t)1 << 24, MR, MAXR, PIPE, 3, (int64_t)1 << 40,
                                    pick_model_bytes, &m, &R, &sets) < 0);
+    /* no rows, or a min_run / pipe_runs below 1: nothing picked, bytes() never asked (0
+     * rows divided runs by 0; a 0 min_run or pipe_runs never let the cap reach n) */
+    m.refuse = MAXR;
+    m.calls = 0;
+    R = 7;
+    sets = 7;
+    assert_int_equal(sl__ooc_pass1_pick(0, MR, MAXR, PIPE, 3, (int64_t)1 << 40,
+                                        pick_model_bytes, &m, &R, &sets), 0);
+    assert_int_equal(sl__ooc_pass1_pick(-5, MR, MAXR, PIPE, 2, (int64_t)1 << 40,
+                                        pick_model_bytes, &m, &R, &sets), 0);
+    assert_int_equal(sl__ooc_pass1_pick(1000, 0, MAXR, PIPE, 2, (int64_t)1 << 40,
+                                        pick_model_bytes, &m, &R, &sets), 0);
+    assert_int_equal(sl__ooc_pass1_pick(1000, MR, MAXR, 0, 2, (int64_t)1 << 40,
+                                        pick_model_bytes, &m, &R, &sets), 0);
+    assert_int_equal(m.calls, 0);
+    assert_int_equal(R, 7); /* untouched */
+    assert_int_equal(sets, 7);
+    /* one row: one run of one row, one set */
+    assert_int_equal(sl__ooc_pass1_pick(1, MR, MAXR, PIPE, 3, (int64_t)1 << 40,
+                                        pick_model_bytes, &m, &R, &sets), 1);
+    assert_int_equal(R, 1);
+    assert_int_equal(sets, 1);
 }

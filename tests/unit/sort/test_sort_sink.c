@@ -84,17 +84,39 @@ SL_TEST(sink_auto_monotone)
             }
 }
 
-/* A morsel count that underestimates the input (later batches larger than the first):
- * the old rule's bound still holds, 3 x up + 16 MiB within the budget. */
+/* A morsel count that underestimates the input (more batches than morsels, or later
+ * batches larger than the first): auto's estimate lets each batch through, and the old
+ * rule's bound, 3 x up + 16 MiB within the budget, is what stops the uploads. */
 SL_TEST(sink_bound_holds_when_estimate_is_low)
 {
-    int64_t up = 0, budget = 100 * MIB;
-    int64_t sizes[] = {MIB, 4 * MIB, 8 * MIB, 8 * MIB, 8 * MIB, 8 * MIB};
-    for (int i = 0; i < 6; i++) {
-        if (!sl__sort_sink_upload(sizes[i], 6, budget - up, up, SL__SORT_SINK_AUTO))
+    int64_t up = 0, budget = 100 * MIB, stop = -1;
+    /* 2 morsels counted, 8 batches: 3 x 8 x 2 + 16 = 64 MiB fits, so the estimate never
+     * refuses one; 3 x 32 + 16 = 112 MiB does not, so the fourth batch stays */
+    const int64_t sizes[] = {8 * MIB, 8 * MIB, 8 * MIB, 8 * MIB, MIB, MIB, MIB, MIB};
+    for (int i = 0; i < 8; i++) {
+        assert_true(3 * sizes[i] * 2 + 16 * MIB <= budget); /* the estimate passes */
+        if (!sl__sort_sink_upload(sizes[i], 2, budget - up, up, SL__SORT_SINK_AUTO)) {
+            stop = i;
             break;
+        }
         up += sizes[i];
     }
-    assert_true(up > 0);
+    assert_int_equal(stop, 3);
+    assert_int_equal(up, 24 * MIB);
+    assert_true(3 * up + 16 * MIB <= budget);
+    /* batches growing past the first's estimate: 1 MiB x 6 morsels passes, then 4 MiB x 6
+     * (88 MiB) too, then 8 MiB x 6 (160 MiB) refuses: the estimate stops it there */
+    const int64_t grow[] = {MIB, 4 * MIB, 8 * MIB, 8 * MIB, 8 * MIB, 8 * MIB};
+    up = 0;
+    stop = -1;
+    for (int i = 0; i < 6; i++) {
+        if (!sl__sort_sink_upload(grow[i], 6, budget - up, up, SL__SORT_SINK_AUTO)) {
+            stop = i;
+            break;
+        }
+        up += grow[i];
+    }
+    assert_int_equal(stop, 2);
+    assert_int_equal(up, 5 * MIB);
     assert_true(3 * up + 16 * MIB <= budget);
 }
