@@ -16,6 +16,10 @@
  *     SL_EINVAL (it means the caller forgot to set it).
  * Structs sluice hands out (sl_progress in the progress callback) carry the size sluice
  * filled; read a member only when `size` reaches past it (SL_HAS_MEMBER).
+ * Exception: sl_engine_config's debug_* members are switches for A/B runs and tests; one
+ * may be removed, replaced or change its values between versions (2026-11-28:
+ * debug_sort_sink_host became debug_sort_sink, debug_smj_narrow an enum), so set them by
+ * name (sl_engine_config_set, option.h), never through the member.
  */
 #ifndef SLUICE_ENGINE_H
 #define SLUICE_ENGINE_H
