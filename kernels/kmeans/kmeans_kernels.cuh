@@ -193,16 +193,14 @@ __device__ void fused_flush(const float *s_sum, const unsigned *s_cnt, int d, in
     }
 }
 
-/* Scores row c of the shared centroids (row stride D, half norm h; centroid index ci)
- * for a thread's P points in registers: hn - x.c with FMAs in feature order (the
- * negation of the CPU's -hn + x.c, so equal bits), strict < keeps the lowest index. */
+/* a[p] = h - x[p].c for row c of the shared centroids (row stride D), for a thread's P
+ * points in registers: FMAs in feature order (the negation of the CPU's -hn + x.c, so
+ * equal bits), each float4 of the row read once for all P points. */
 template <int D, int P>
-__device__ __forceinline__ void score_centroid(const float *s_c, float h, int c, int ci,
-                                               const float (&x)[P][D], float (&best)[P],
-                                               int (&bi)[P])
+__device__ __forceinline__ void centroid_scores(const float *s_c, float h, int c,
+                                                const float (&x)[P][D], float (&a)[P])
 {
     const float4 *cc = (const float4 *)(s_c + c * D);
-    float a[P];
 #pragma unroll
     for (int p = 0; p < P; p++)
         a[p] = h;
@@ -217,6 +215,17 @@ __device__ __forceinline__ void score_centroid(const float *s_c, float h, int c,
             a[p] = fmaf(-x[p][4 * j4 + 3], v.w, a[p]);
         }
     }
+}
+
+/* Scores row c of the shared centroids (half norm h; centroid index ci) for a thread's
+ * P points (centroid_scores); strict < keeps the lowest index. */
+template <int D, int P>
+__device__ __forceinline__ void score_centroid(const float *s_c, float h, int c, int ci,
+                                               const float (&x)[P][D], float (&best)[P],
+                                               int (&bi)[P])
+{
+    float a[P];
+    centroid_scores<D, P>(s_c, h, c, x, a);
 #pragma unroll
     for (int p = 0; p < P; p++)
         if (a[p] < best[p]) {
@@ -234,76 +243,25 @@ __device__ __forceinline__ void score_centroid(const float *s_c, float h, int c,
  * 2^26 x 16, k = 64, gpu_kmeans_bench, same processes, medians of 5 in 12 alternating
  * rounds over two runs): 4.85-4.91 ms an iteration against TILE's 4.49-4.54, although
  * its SASS has 1.7% fewer instructions (loop 343 against 360 per 4 centroids x 4 points;
- * about 30 more a point after the scan for pair_pick). Not FMNMX's cost: _pmsel (below)
- * was slower still (5.04-5.07). Not yet known whether it is pair_pick (its scattered
- * centroid rows double the staging's shared-memory wavefronts): _pmkeep would tell. */
-/* 1 (bench variant gpu_kmeans_bench_pmsel): the pair's minimum by FSETP + FSEL instead
- * of FMNMX (351 instructions a loop step). An experiment, NOT exact (a NaN second score
- * hides the first). */
-#ifndef SL_K_KMEANS_PM_SEL
-#define SL_K_KMEANS_PM_SEL 0
-#endif
-/* 1 (bench variant gpu_kmeans_bench_pmkeep): score_pair also keeps the winning pair's
- * first score (an FSEL a pair; loop step 357 instructions), so the label needs no
- * re-score (pair_pick). Exact by the same argument. Not yet run on a GPU. */
-#ifndef SL_K_KMEANS_PM_KEEP
-#define SL_K_KMEANS_PM_KEEP 0
-#endif
+ * about 30 more a point after the scan for pair_pick). Not FMNMX's cost: the pair's
+ * minimum by FSETP + FSEL (351 instructions a loop step; a bench variant, since
+ * removed) was slower still (5.04-5.07). Not tried: keeping the winning pair's first
+ * score in the scan instead of pair_pick's re-score (its scattered centroid rows double
+ * the staging's shared-memory wavefronts). */
 template <int D, int P>
 __device__ __forceinline__ void score_pair(const float *s_c, float h0, float h1, int c,
                                            const float (&x)[P][D], float (&best)[P],
-                                           int (&bi)[P], float (&ba)[P])
+                                           int (&bi)[P])
 {
-    const float4 *c0 = (const float4 *)(s_c + c * D);
-    const float4 *c1 = c0 + D / 4;
     float a[P], b[P];
+    centroid_scores<D, P>(s_c, h0, c, x, a);
+    centroid_scores<D, P>(s_c, h1, c + 1, x, b);
 #pragma unroll
     for (int p = 0; p < P; p++) {
-        a[p] = h0;
-        b[p] = h1;
-    }
-#pragma unroll
-    for (int j4 = 0; j4 < D / 4; j4++) {
-        const float4 v = c0[j4];
-#pragma unroll
-        for (int p = 0; p < P; p++) {
-            a[p] = fmaf(-x[p][4 * j4], v.x, a[p]);
-            a[p] = fmaf(-x[p][4 * j4 + 1], v.y, a[p]);
-            a[p] = fmaf(-x[p][4 * j4 + 2], v.z, a[p]);
-            a[p] = fmaf(-x[p][4 * j4 + 3], v.w, a[p]);
-        }
-    }
-#pragma unroll
-    for (int j4 = 0; j4 < D / 4; j4++) {
-        const float4 v = c1[j4];
-#pragma unroll
-        for (int p = 0; p < P; p++) {
-            b[p] = fmaf(-x[p][4 * j4], v.x, b[p]);
-            b[p] = fmaf(-x[p][4 * j4 + 1], v.y, b[p]);
-            b[p] = fmaf(-x[p][4 * j4 + 2], v.z, b[p]);
-            b[p] = fmaf(-x[p][4 * j4 + 3], v.w, b[p]);
-        }
-    }
-#pragma unroll
-    for (int p = 0; p < P; p++) {
-#if SL_K_KMEANS_PM_SEL
-        /* experiment only (bench variant gpu_kmeans_bench_pmsel): the pair's minimum by
-         * compare and select instead of FMNMX; NOT exact where a score is NaN (b NaN
-         * hides a) */
-        const float m = b[p] < a[p] ? b[p] : a[p];
-        if (m < best[p]) {
-            best[p] = m;
-            bi[p] = c;
-        }
-#else
         const float m = fminf(a[p], b[p]); /* a NaN score loses, as with a strict < */
-        if (m < best[p]) {
+        if (m < best[p])
             bi[p] = c;
-            if (SL_K_KMEANS_PM_KEEP)
-                ba[p] = a[p]; /* the pair's first score: pair_pick without the re-score */
-        }
         best[p] = fminf(best[p], m);
-#endif
     }
 }
 
@@ -572,11 +530,11 @@ __global__ void SL_K_TILE_BOUNDS
                 if (lane < P && j < d && i < n)
                     asm volatile("prefetch.global.L2 [%0];" ::"l"(cols.p[j] + i));
         }
-        float best[P], ba[P]; /* ba: SL_K_KMEANS_PM_KEEP */
+        float best[P];
         int bi[P];
 #pragma unroll
         for (int p = 0; p < P; p++) {
-            best[p] = ba[p] = INFINITY;
+            best[p] = INFINITY;
             bi[p] = 0;
         }
         int st = 0;
@@ -589,7 +547,7 @@ __global__ void SL_K_TILE_BOUNDS
 #pragma unroll
                 for (int u = 0; u < 4; u += PM ? 2 : 1) {
                     if (PM)
-                        score_pair<D, P>(s_c, (&h.x)[u], (&h.x)[u + 1], c + u, x, best, bi, ba);
+                        score_pair<D, P>(s_c, (&h.x)[u], (&h.x)[u + 1], c + u, x, best, bi);
                     else
                         score_centroid<D, P>(s_c, (&h.x)[u], c + u, c + u, x, best, bi);
 #pragma unroll
@@ -601,7 +559,7 @@ __global__ void SL_K_TILE_BOUNDS
 #pragma unroll
                 for (int u = 0; u < 4; u += PM ? 2 : 1) {
                     if (PM)
-                        score_pair<D, P>(s_c, (&h.x)[u], (&h.x)[u + 1], c + u, x, best, bi, ba);
+                        score_pair<D, P>(s_c, (&h.x)[u], (&h.x)[u + 1], c + u, x, best, bi);
                     else
                         score_centroid<D, P>(s_c, (&h.x)[u], c + u, c + u, x, best, bi);
                 }
@@ -616,9 +574,7 @@ __global__ void SL_K_TILE_BOUNDS
         if (PM) {
 #pragma unroll
             for (int p = 0; p < P; p++)
-                bi[p] = SL_K_KMEANS_PM_KEEP
-                            ? ((best[p] < INFINITY && !(ba[p] == best[p])) ? bi[p] + 1 : bi[p])
-                            : pair_pick<D>(s_c, s_hn, bi[p], best[p], x[p]);
+                bi[p] = pair_pick<D>(s_c, s_hn, bi[p], best[p], x[p]);
         }
         /* stage this tile: residuals x - c, labels (row k for points past n), counts */
 #pragma unroll
